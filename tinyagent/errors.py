@@ -1,0 +1,62 @@
+"""One family of errors, so a caller can catch `TinyAgentError` broadly or one subclass precisely.
+
+Every message says what to do next. None of them ever contains the API key: errors that quote a
+server's reply pass it through `redact()` first, because some servers echo the request back.
+"""
+
+from __future__ import annotations
+
+
+class TinyAgentError(Exception):
+    """Base class of every error tinyagent raises on purpose."""
+
+
+class ConfigurationError(TinyAgentError):
+    """The settings are incomplete or contradictory (a missing key, URL or model)."""
+
+
+class LlmError(TinyAgentError):
+    """Calling the model failed. `status` is the HTTP status when there was one."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+class AuthenticationError(LlmError):
+    """401/403: the server refused the key."""
+
+
+class NotFoundError(LlmError):
+    """404: the URL or the model name is wrong."""
+
+
+class BadRequestError(LlmError):
+    """400 (or another 4xx): the server rejected the request; its own message is included."""
+
+
+class RateLimitError(LlmError):
+    """429: too many requests, still refused after the client's retries."""
+
+
+class ServerError(LlmError):
+    """5xx: the provider failed, still failing after the client's retries."""
+
+
+class LlmTimeoutError(LlmError):
+    """The server did not connect or answer in time."""
+
+
+class LlmConnectionError(LlmError):
+    """The server could not be reached at all (refused, reset, DNS)."""
+
+
+class BadResponseError(LlmError):
+    """The reply is not the JSON a Chat Completions server sends."""
+
+
+def redact(text: str, secret: str | None) -> str:
+    """Return `text` with every occurrence of `secret` replaced, so a key can never leak through it."""
+    if secret and len(secret) >= 4 and secret in text:
+        return text.replace(secret, "***")
+    return text

@@ -1,0 +1,107 @@
+"""`ToolRegistry`: register tools, list them for the prompt, and run the model's Actions.
+
+The one rule that matters: `execute` never raises. An unknown tool, an empty action, a tool that
+crashes or returns something other than a string all come back as an error Observation (a small JSON
+object) that the model can read and correct itself from. An exception would end the loop instead.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from .tools import Action, Tool
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What running an Action produced: the Observation text, and whether it reports a failure."""
+
+    text: str
+    error: bool = False
+
+
+def error_observation(message: str, **details: object) -> str:
+    """The one shape every error Observation has: {"error": "...", ...details}."""
+    return json.dumps({"error": message, **details}, ensure_ascii=False)
+
+
+class ToolRegistry:
+    def __init__(self, tools: list[Tool] | tuple[Tool, ...] = ()):
+        # A dict keeps insertion order, so the tool list in the prompt is the same on every run:
+        # the same prompt gives the same behaviour (and the same tokens cached by the provider).
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> Tool:
+        """Add a tool. Mistakes here are the programmer's, so they raise at once (not in the loop)."""
+        if not isinstance(tool, Tool):
+            raise TypeError(f"register() needs a Tool, got {type(tool).__name__}")
+        name = (tool.name or "").strip()
+        if not name or any(ch.isspace() for ch in name):
+            raise ValueError(f"a tool needs a one-word name, got {tool.name!r}")
+        if name in self._tools:
+            raise ValueError(f"a tool named {name!r} is already registered")
+        self._tools[name] = tool
+        return tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __iter__(self):
+        return iter(self._tools.values())
+
+    def build_tool_list(self) -> str:
+        """One numbered line per tool, "1. name - description", in registration order."""
+        return "".join(
+            f"{i}. {tool.name} - {tool.description}\n" for i, tool in enumerate(self._tools.values(), start=1)
+        )
+
+    def run(self, action: Action | None) -> ToolResult:
+        """Run an Action and say whether it failed. Never raises."""
+        if action is None or not (action.tool_name or "").strip():
+            return ToolResult(error_observation("no tool name was found in the reply"), error=True)
+        name = action.tool_name.strip()
+        tool = self._tools.get(name)
+        if tool is None:
+            return ToolResult(
+                error_observation(f"unknown tool: {name}", available_tools=self.names), error=True
+            )
+        tool_input = (action.tool_input or "").strip()
+        try:
+            output = tool.invoke(tool_input)
+        except Exception as exc:  # noqa: BLE001 - any crash must become an Observation, not end the loop
+            return ToolResult(
+                error_observation(f"tool {name} failed: {type(exc).__name__}: {exc}"), error=True
+            )
+        if not isinstance(output, str):
+            return ToolResult(
+                error_observation(f"tool {name} returned {type(output).__name__}, not a string"), error=True
+            )
+        return ToolResult(output, error=_reports_error(output))
+
+    def execute(self, action: Action | None) -> str:
+        """The seed's contract: run an Action and return the Observation text. Never raises."""
+        return self.run(action).text
+
+
+def _reports_error(text: str) -> bool:
+    """A tool may report its own failure the same way the registry does: a JSON object with "error"."""
+    if not text.startswith("{"):
+        return False
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and "error" in value
