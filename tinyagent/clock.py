@@ -6,8 +6,8 @@ a notebook passes `fixed_clock(...)` and gets the seed's 2026-06-30 every time i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Callable
 
 Clock = Callable[[], datetime]
 

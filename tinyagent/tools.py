@@ -8,8 +8,8 @@ where parsing and validation happen (lesson 07 adds JSON Schema on top).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,100 @@
+"""The knowledge base: bigram tokenizing, the FTS5 query, and ranking for Chinese and English questions."""
+
+import re
+import sqlite3
+
+import pytest
+
+from tinyagent.shop.knowledge import KNOWLEDGE_BASE, create_index, match_query, search, search_terms
+
+
+@pytest.fixture
+def conn():
+    conn = sqlite3.connect(":memory:")
+    create_index(conn)
+    yield conn
+    conn.close()
+
+
+def titles(conn, question, limit=3):
+    return [hit["title"] for hit in search(conn, question, limit)]
+
+
+def test_han_text_becomes_overlapping_bigrams():
+    assert search_terms("签收次日") == ["签收", "收次", "次日"]
+
+
+def test_latin_words_are_lower_cased_and_a_lone_han_character_is_kept():
+    assert search_terms("7 天 Warranty, SF") == ["天", "7", "warranty", "sf"]
+
+
+def test_query_terms_are_quoted_deduplicated_and_joined_with_or():
+    assert match_query("退货 退货 how long") == '"退货" OR "long"'
+
+
+def test_query_of_only_stop_words_or_punctuation_is_empty():
+    assert match_query("how to ？！") == ""
+
+
+def test_fts_syntax_in_a_question_is_searched_as_plain_words(conn):
+    assert match_query('NOT near "refund" (*') == '"not" OR "near" OR "refund"'
+    assert titles(conn, 'refund" NOT (*')[0] == "退款到账时间"  # no sqlite3.OperationalError
+
+
+def test_two_character_word_finds_the_return_policies(conn):
+    assert titles(conn, "退货") == ["七天无理由退货政策", "质量问题退换货"]
+
+
+def test_seed_question_ranks_quality_then_seven_day_returns_first(conn):
+    assert titles(conn, "扫地机 不回充 退货 政策")[:2] == ["质量问题退换货", "七天无理由退货政策"]
+
+
+def test_quality_problem_question_ranks_quality_entry_first(conn):
+    assert titles(conn, "质量问题 退货")[0] == "质量问题退换货"
+
+
+def test_english_warranty_finds_the_warranty_policy(conn):
+    assert titles(conn, "warranty") == ["保修政策"]
+
+
+def test_english_refund_how_long_finds_refund_timing_first(conn):
+    assert titles(conn, "refund how long")[0] == "退款到账时间"
+
+
+@pytest.mark.parametrize(
+    "question, best",
+    [("包邮", "配送与运费"), ("发票", "发票开具"), ("换货", "换货流程"), ("保修", "保修政策"), ("invoice", "发票开具"),
+     ("How long does shipping take?", "配送与运费"), ("cancel my order", "取消订单")],
+)
+def test_each_topic_is_found_by_its_own_word(conn, question, best):
+    assert titles(conn, question)[0] == best
+
+
+def test_scores_are_rounded_and_best_first(conn):
+    scores = [hit["score"] for hit in search(conn, "扫地机 不回充 退货 政策")]
+    assert scores == sorted(scores, reverse=True)
+    assert all(score == round(score, 3) for score in scores)
+    assert scores[0] > 0
+
+
+def test_unrelated_question_finds_nothing(conn):
+    assert search(conn, "股票 行情") == []
+
+
+def test_limit_caps_the_results(conn):
+    assert len(search(conn, "退货 保修 运费 发票", limit=2)) == 2
+
+
+def test_rebuilding_the_index_does_not_duplicate_entries(conn):
+    create_index(conn)
+    assert conn.execute("SELECT COUNT(*) FROM knowledge_fts").fetchone()[0] == len(KNOWLEDGE_BASE)
+
+
+def test_policies_state_their_day_limits_as_n_days():
+    # The classroom model reads the limits out of these sentences; the phrasing "N 天" is a contract.
+    text = {entry.title: entry.content for entry in KNOWLEDGE_BASE}
+    assert re.search(r"签收次日起 7 天内", text["七天无理由退货政策"])
+    assert re.search(r"签收次日起 15 天内.*超过 15 天", text["质量问题退换货"])
+    assert "365 天" in text["保修政策"]
+    assert "1-3 个工作日" in text["退款到账时间"]
+    assert "满 99 元包邮" in text["配送与运费"]

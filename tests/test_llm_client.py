@@ -1,0 +1,213 @@
+import json
+import time
+
+import pytest
+
+from tinyagent import (
+    AuthenticationError,
+    BadRequestError,
+    BadResponseError,
+    LlmClient,
+    LlmConnectionError,
+    LlmTimeoutError,
+    NotFoundError,
+    RateLimitError,
+    ServerError,
+)
+from tinyagent.llm_client import normalize_chat_url
+
+from .conftest import completion
+
+KEY = "sk-test-SECRET-1234567890"
+MESSAGES = [{"role": "user", "content": "hi"}]
+
+
+def client(server, **options):
+    options.setdefault("sleep", lambda s: None)
+    return LlmClient(server.url, KEY, "test-model", **options)
+
+
+def test_plain_call_returns_text_finish_reason_usage_and_latency(scripted_server):
+    scripted_server.reply((200, completion("Thought: t\nFinal Answer: hello")))
+    result = client(scripted_server).chat(MESSAGES)
+    assert result.text == "Thought: t\nFinal Answer: hello"
+    assert result.finish_reason == "stop"
+    assert result.usage == {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    assert result.latency_s > 0
+
+
+def test_request_carries_model_messages_temperature_stop_and_bearer_key(scripted_server):
+    scripted_server.reply((200, completion()))
+    client(scripted_server, temperature=0.3).chat(MESSAGES, stop=["Observation:"], max_tokens=50)
+    sent = scripted_server.requests[0]
+    assert sent["json"] == {
+        "model": "test-model", "messages": MESSAGES, "temperature": 0.3,
+        "stop": ["Observation:"], "max_tokens": 50,
+    }
+    assert sent["headers"]["Authorization"] == f"Bearer {KEY}"
+
+
+def test_no_key_sends_no_authorization_header(scripted_server):
+    scripted_server.reply((200, completion()))
+    LlmClient(scripted_server.url, None, "m").chat(MESSAGES)
+    assert "Authorization" not in scripted_server.requests[0]["headers"]
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "hint"),
+    [
+        (401, AuthenticationError, "TINYAGENT_API_KEY"),
+        (403, AuthenticationError, "TINYAGENT_API_KEY"),
+        (404, NotFoundError, "TINYAGENT_MODEL"),
+        (400, BadRequestError, "messages must not be empty"),
+        (422, BadRequestError, "messages must not be empty"),
+    ],
+)
+def test_http_errors_map_to_clear_errors(scripted_server, status, error, hint):
+    scripted_server.reply((status, {"error": {"message": "messages must not be empty", "type": "x"}}))
+    with pytest.raises(error) as info:
+        client(scripted_server).chat(MESSAGES)
+    assert hint in str(info.value)
+    assert info.value.status == status
+
+
+def test_server_echoing_the_key_is_redacted(scripted_server):
+    scripted_server.reply((400, {"error": {"message": f"bad key format: {KEY}"}}))
+    with pytest.raises(BadRequestError) as info:
+        client(scripted_server).chat(MESSAGES)
+    assert KEY not in str(info.value)
+    assert "***" in str(info.value)
+
+
+def test_429_and_5xx_are_retried_then_succeed(scripted_server):
+    waits = []
+    scripted_server.reply((429, {"error": {"message": "slow down"}}, {"Retry-After": "3"}),
+                          (503, "upstream down"), (200, completion("Final Answer: ok")))
+    result = client(scripted_server, sleep=waits.append).chat(MESSAGES)
+    assert result.text == "Final Answer: ok"
+    assert len(scripted_server.requests) == 3
+    assert waits[0] == 3.0  # Retry-After honoured
+    assert 2.0 <= waits[1] <= 2.5  # second backoff: 2 s plus jitter
+
+
+def test_retries_are_capped(scripted_server):
+    waits = []
+    scripted_server.reply((500, {"error": {"message": "boom"}}, {"Retry-After": "999"}))
+    with pytest.raises(ServerError, match="after 3 attempts"):
+        client(scripted_server, sleep=waits.append, max_retry_wait=5).chat(MESSAGES)
+    assert waits == [5, 5]
+
+
+def test_rate_limit_error_after_retries(scripted_server):
+    scripted_server.reply((429, {"error": {"message": "quota"}}))
+    with pytest.raises(RateLimitError):
+        client(scripted_server, max_retries=0).chat(MESSAGES)
+
+
+def test_body_that_is_not_json(scripted_server):
+    scripted_server.reply((200, "<html><body>Bad Gateway</body></html>", {"Content-Type": "text/html"}))
+    with pytest.raises(BadResponseError, match="HTML page"):
+        client(scripted_server).chat(MESSAGES)
+
+
+def test_body_without_choices(scripted_server):
+    scripted_server.reply((200, {"object": "chat.completion", "choices": []}))
+    with pytest.raises(BadResponseError, match=r"choices\[0\]\.message"):
+        client(scripted_server).chat(MESSAGES)
+
+
+def test_body_without_content(scripted_server):
+    scripted_server.reply((200, completion(content=None)))
+    with pytest.raises(BadResponseError, match=r"message\.content"):
+        client(scripted_server).chat(MESSAGES)
+
+
+def test_null_content_beside_tool_calls_is_fine(scripted_server):
+    call = {"id": "c1", "type": "function", "function": {"name": "queryOrder", "arguments": "{}"}}
+    scripted_server.reply((200, completion(content=None, finish_reason="tool_calls", tool_calls=[call])))
+    result = client(scripted_server).chat(MESSAGES)
+    assert result.text == ""
+    assert result.tool_calls == (call,)
+
+
+def test_extra_fields_are_ignored(scripted_server):
+    scripted_server.reply((200, completion("Final Answer: x", reasoning_content="thinking...")))
+    assert client(scripted_server).chat(MESSAGES).text == "Final Answer: x"
+
+
+def test_server_ignoring_stop_is_cut_by_the_client(scripted_server):
+    text = "Thought: t\nAction: queryOrder\nAction Input: 88231\nObservation: {\"fake\": true}"
+    scripted_server.reply((200, completion(text)))
+    result = client(scripted_server).chat(MESSAGES, stop=["Observation:"])
+    assert result.text == "Thought: t\nAction: queryOrder\nAction Input: 88231\n"
+    assert result.client_cut
+    assert result.finish_reason == "stop"
+
+
+def test_read_timeout_is_clear(scripted_server):
+    def hang(handler):
+        time.sleep(1.5)
+
+    scripted_server.reply(hang)
+    with pytest.raises(LlmTimeoutError, match="no reply within 0.3 s"):
+        client(scripted_server, read_timeout=0.3).chat(MESSAGES)
+
+
+def test_slow_drip_reply_hits_the_total_timeout(scripted_server):
+    def drip(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", "1000")
+        handler.end_headers()
+        for _ in range(40):
+            handler.wfile.write(b" ")
+            handler.wfile.flush()
+            time.sleep(0.05)
+
+    scripted_server.reply(drip)
+    with pytest.raises(LlmTimeoutError, match="longer than 0.5 s in total"):
+        client(scripted_server, read_timeout=1, total_timeout=0.5).chat(MESSAGES)
+
+
+def test_connection_refused_is_clear():
+    dead = LlmClient("http://127.0.0.1:9/v1/chat/completions", KEY, "m", connect_timeout=1)
+    with pytest.raises(LlmConnectionError, match="could not reach 127.0.0.1:9"):
+        dead.chat(MESSAGES)
+
+
+def test_repr_never_shows_the_key(scripted_server):
+    text = repr(client(scripted_server))
+    assert KEY not in text
+    assert "api_key=set" in text
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("https://api.deepseek.com", "https://api.deepseek.com/v1/chat/completions"),
+        ("https://api.openai.com/v1", "https://api.openai.com/v1/chat/completions"),
+        ("https://api.openai.com/v1/", "https://api.openai.com/v1/chat/completions"),
+        ("https://dashscope.aliyuncs.com/compatible-mode/v1",
+         "https://dashscope.aliyuncs.com/compatible-mode/v1/chat/completions"),
+        ("http://127.0.0.1:8000/v1/chat/completions", "http://127.0.0.1:8000/v1/chat/completions"),
+    ],
+)
+def test_base_urls_are_normalized(given, expected):
+    assert normalize_chat_url(given) == expected
+
+
+@pytest.mark.parametrize("bad", ["", "api.openai.com/v1", "ftp://x/y"])
+def test_bad_urls_are_refused(bad):
+    with pytest.raises(ValueError, match="http:// or https://"):
+        normalize_chat_url(bad)
+
+
+def test_build_request_refuses_empty_messages(scripted_server):
+    with pytest.raises(ValueError):
+        client(scripted_server).build_request([])
+
+
+def test_request_body_is_valid_utf8_json(scripted_server):
+    scripted_server.reply((200, completion()))
+    client(scripted_server).chat([{"role": "user", "content": "订单 88231"}])
+    assert json.dumps(scripted_server.requests[0]["json"], ensure_ascii=False).count("订单") == 1

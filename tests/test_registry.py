@@ -1,0 +1,86 @@
+import json
+
+import pytest
+
+from tinyagent import Action, FunctionTool, Tool, ToolRegistry
+
+
+class Echo(Tool):
+    name = "echo"
+    description = "Repeats its input."
+
+    def invoke(self, input: str) -> str:
+        return f"echo:{input}"
+
+
+def registry_with(*tools):
+    return ToolRegistry(list(tools) or [Echo()])
+
+
+def test_known_tool_runs_with_trimmed_input():
+    assert registry_with().execute(Action("echo", "  hi  ")) == "echo:hi"
+
+
+def test_unknown_tool_becomes_error_observation_listing_the_tools():
+    result = registry_with().run(Action("ech0", "x"))
+    assert result.error
+    data = json.loads(result.text)
+    assert data["error"] == "unknown tool: ech0"
+    assert data["available_tools"] == ["echo"]
+
+
+@pytest.mark.parametrize("action", [None, Action("", "x"), Action("   ", "")])
+def test_empty_action_becomes_error_observation(action):
+    result = registry_with().run(action)
+    assert result.error
+    assert "no tool name" in json.loads(result.text)["error"]
+
+
+def test_raising_tool_becomes_error_observation():
+    def explode(_):
+        raise RuntimeError("database is down")
+
+    result = registry_with(FunctionTool("explode", "Always fails.", explode)).run(Action("explode"))
+    assert result.error
+    assert json.loads(result.text)["error"] == "tool explode failed: RuntimeError: database is down"
+
+
+def test_non_string_result_becomes_error_observation():
+    registry = registry_with(FunctionTool("number", "Returns a number.", lambda _: 42))
+    result = registry.run(Action("number"))
+    assert result.error
+    assert "returned int, not a string" in result.text
+
+
+def test_tool_reporting_its_own_error_is_marked_as_error():
+    registry = registry_with(FunctionTool("lookup", "Finds nothing.", lambda _: '{"error": "not found"}'))
+    assert registry.run(Action("lookup", "1")).error
+    assert not registry.run(Action("lookup", "1")).text == ""
+
+
+def test_execute_returns_plain_text_like_the_seed():
+    assert isinstance(registry_with().execute(Action("nope")), str)
+
+
+def test_tool_list_keeps_registration_order():
+    names = ["zeta", "alpha", "mid"]
+    registry = ToolRegistry([FunctionTool(n, f"The {n} tool.", str) for n in names])
+    assert registry.build_tool_list() == "1. zeta - The zeta tool.\n2. alpha - The alpha tool.\n3. mid - The mid tool.\n"
+    assert registry.names == names
+
+
+def test_duplicate_name_is_refused():
+    registry = registry_with()
+    with pytest.raises(ValueError, match="already registered"):
+        registry.register(Echo())
+
+
+def test_registering_a_non_tool_is_refused():
+    with pytest.raises(TypeError):
+        ToolRegistry().register(lambda x: x)
+
+
+@pytest.mark.parametrize("name", ["", "two words"])
+def test_tool_names_must_be_one_word(name):
+    with pytest.raises(ValueError):
+        ToolRegistry().register(FunctionTool(name, "bad", str))

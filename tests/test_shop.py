@@ -1,0 +1,387 @@
+"""The shop backend and its five tools: seeded data, tolerant inputs, readable errors, real idempotent refunds."""
+
+import json
+import re
+import sqlite3
+import threading
+
+import pytest
+
+from tinyagent import Action, ToolRegistry, fixed_clock
+from tinyagent.shop import (
+    ApplyRefundTool,
+    GetCurrentTimeTool,
+    OrderNotFoundError,
+    QueryLogisticsTool,
+    QueryOrderTool,
+    RefundNotAllowedError,
+    SearchKnowledgeTool,
+    Shop,
+    shop_registry,
+    shop_tools,
+)
+
+NOW = "2026-06-30T19:05:23"
+SEED_ORDER_JSON = (
+    '{"orderId":"88231","product":"比特 S10 Pro 扫地机","price":1999,"orderTime":"2026-06-20",'
+    '"signTime":"2026-06-22","status":"已签收","trackingNo":"SF1234567890"}'
+)
+SEED_LOGISTICS_JSON = (
+    '{"trackingNo":"SF1234567890","carrier":"顺丰速运","status":"已签收","traces":['
+    '{"time":"2026-06-20 18:20:00","desc":"快件已揽收"},'
+    '{"time":"2026-06-21 09:10:00","desc":"快件到达上海转运中心"},'
+    '{"time":"2026-06-22 11:35:00","desc":"快件已由本人签收"}]}'
+)
+REFUND_ID = re.compile(r"^RF\d{8}\d{4}$")
+
+
+@pytest.fixture
+def shop():
+    with Shop(clock=fixed_clock(NOW)) as shop:
+        yield shop
+
+
+@pytest.fixture
+def registry(shop):
+    return shop_registry(shop)
+
+
+def call(registry: ToolRegistry, tool: str, tool_input: str = "") -> dict:
+    """Run one tool through the registry and decode its JSON Observation."""
+    return json.loads(registry.execute(Action(tool, tool_input)))
+
+
+def refund_input(order_id, reason="质量问题：扫地机不回充") -> str:
+    return json.dumps({"orderId": order_id, "reason": reason}, ensure_ascii=False)
+
+
+# --- the seeded shop ---------------------------------------------------------------------------------------
+
+
+def test_seed_order_prints_exactly_as_in_the_seed(registry):
+    assert registry.execute(Action("queryOrder", "88231")) == SEED_ORDER_JSON
+
+
+def test_shop_is_seeded_with_six_orders_on_different_paths(shop):
+    statuses = {order["orderId"]: order["status"] for order in shop.orders()}
+    assert statuses == {
+        "88231": "已签收", "88232": "运输中", "88233": "待发货",
+        "88234": "已签收", "88235": "已取消", "88236": "已签收",
+    }
+
+
+def test_fresh_shop_has_no_refunds(shop):
+    assert shop.refunds() == []
+
+
+def test_unshipped_order_has_no_sign_time_and_no_tracking_number(registry):
+    order = call(registry, "queryOrder", "88233")
+    assert order["signTime"] is None and order["trackingNo"] is None and order["status"] == "待发货"
+
+
+def test_accessory_order_is_cheap_and_signed(shop):
+    order = shop.get_order(88234)
+    assert (order["product"], order["price"], order["signTime"]) == ("比特 扫地机边刷滤网套装", 39, "2026-06-27")
+
+
+# --- queryOrder -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text", ["88231", "  88231\n", '"88231"', "订单 88231", "订单号：88231", '{"orderId": 88231}', "```\n88231\n```"]
+)
+def test_query_order_finds_the_id_in_sloppy_input(registry, text):
+    assert registry.execute(Action("queryOrder", text)) == SEED_ORDER_JSON
+
+
+def test_unknown_order_is_a_readable_error(registry):
+    result = registry.run(Action("queryOrder", "99999"))
+    assert result.error
+    assert json.loads(result.text)["error"] == "订单不存在：99999"
+
+
+@pytest.mark.parametrize("text", ["", "   ", "我的订单", '""'])
+def test_query_order_without_an_id_asks_for_one(shop, text):
+    answer = json.loads(QueryOrderTool(shop).invoke(text))
+    assert "订单号" in answer["error"]
+    assert "88231" in answer["expected"]
+
+
+def test_get_order_returns_none_for_an_unknown_id(shop):
+    assert shop.get_order("99999") is None
+
+
+# --- queryLogistics ---------------------------------------------------------------------------------------
+
+
+def test_seed_logistics_print_exactly_as_in_the_seed(registry):
+    assert registry.execute(Action("queryLogistics", "SF1234567890")) == SEED_LOGISTICS_JSON
+
+
+def test_parcel_in_transit_has_traces_but_no_signing(registry):
+    order = call(registry, "queryOrder", "88232")
+    logistics = call(registry, "queryLogistics", order["trackingNo"])
+    assert logistics["status"] == "运输中"
+    assert logistics["carrier"] == "圆通速递"
+    assert len(logistics["traces"]) == 4
+    assert not any("签收" in trace["desc"] for trace in logistics["traces"])
+
+
+@pytest.mark.parametrize("text", ["sf1234567890", '"SF1234567890"', "运单号 SF1234567890", '{"trackingNo": "SF1234567890"}'])
+def test_query_logistics_finds_the_tracking_number_in_sloppy_input(registry, text):
+    assert registry.execute(Action("queryLogistics", text)) == SEED_LOGISTICS_JSON
+
+
+def test_order_id_given_as_tracking_number_points_to_query_order(registry):
+    result = registry.run(Action("queryLogistics", "88231"))
+    assert result.error
+    answer = json.loads(result.text)
+    assert "订单号" in answer["error"] and "queryOrder" in answer["hint"]
+
+
+def test_unknown_tracking_number_is_a_readable_error(shop):
+    assert json.loads(QueryLogisticsTool(shop).invoke("SF0000000000"))["error"] == "运单不存在：SF0000000000"
+
+
+def test_query_logistics_without_input_asks_for_a_tracking_number(shop):
+    assert "运单号" in json.loads(QueryLogisticsTool(shop).invoke(""))["error"]
+
+
+# --- applyRefund ------------------------------------------------------------------------------------------
+
+
+def test_refund_writes_a_row_and_reports_it(registry, shop):
+    answer = call(registry, "applyRefund", refund_input("88231"))
+    assert answer == {
+        "success": True,
+        "refundId": "RF202606300001",
+        "orderId": "88231",
+        "amount": 1999,
+        "message": "退款申请已提交，预计 1-3 个工作日到账",
+    }
+    assert shop.refunds() == [{
+        "refundId": "RF202606300001",
+        "orderId": "88231",
+        "reason": "质量问题：扫地机不回充",
+        "amount": 1999,
+        "status": "已提交",
+        "createdAt": NOW,
+    }]
+
+
+def test_refund_id_has_the_clock_date_and_a_four_digit_sequence(registry):
+    ids = [call(registry, "applyRefund", refund_input(order_id))["refundId"] for order_id in ("88231", "88234")]
+    assert ids == ["RF202606300001", "RF202606300002"]
+    assert all(REFUND_ID.match(refund_id) for refund_id in ids)
+
+
+def test_real_refund_id_never_equals_a_seed_style_fabricated_one(registry):
+    refund_id = call(registry, "applyRefund", refund_input("88231"))["refundId"]
+    fabricated = "RF20260629001"  # the 3-digit id from the seed's hallucinated Observation
+    assert len(refund_id) == len(fabricated) + 1 and refund_id != fabricated
+
+
+def test_refund_sequence_restarts_on_a_new_day(tmp_path):
+    path = tmp_path / "shop.db"
+    with Shop(path, clock=fixed_clock(NOW)) as shop:
+        assert shop.apply_refund("88231", "质量问题")["refundId"] == "RF202606300001"
+    with Shop(path, clock=fixed_clock("2026-07-01T09:00:00")) as shop:
+        assert shop.apply_refund("88234", "不想要了")["refundId"] == "RF202607010001"
+
+
+def test_refund_is_idempotent(registry, shop):
+    first = call(registry, "applyRefund", refund_input("88231"))
+    again = call(registry, "applyRefund", refund_input(88231, reason="再次申请"))  # a number, another reason
+    assert again["refundId"] == first["refundId"]
+    assert again["duplicate"] is True
+    assert first["refundId"] in again["message"]
+    assert len(shop.refunds()) == 1
+    assert shop.refunds()[0]["reason"] == "质量问题：扫地机不回充"  # the first request's row, untouched
+
+
+def test_database_refuses_a_second_refund_row_for_one_order(shop):
+    shop.apply_refund("88231", "质量问题")
+    with pytest.raises(sqlite3.IntegrityError):
+        shop._conn.execute(
+            "INSERT INTO refunds VALUES ('RF202606309999', '88231', 'again', 1999, '已提交', ?)", (NOW,)
+        )
+
+
+def test_refund_survives_reopening_a_file_database_and_stays_idempotent(tmp_path):
+    path = tmp_path / "data" / "shop.db"  # the folder does not exist yet
+    with Shop(path, clock=fixed_clock(NOW)) as shop:
+        first = shop.apply_refund("88231", "质量问题")
+    assert path.exists()
+    with Shop(path, clock=fixed_clock("2026-07-02T10:00:00")) as shop:
+        assert [refund["refundId"] for refund in shop.refunds()] == [first["refundId"]]
+        again = shop.apply_refund("88231", "质量问题")
+        assert again["refundId"] == first["refundId"] and again["duplicate"] is True
+        assert len(shop.refunds()) == 1
+        assert len(shop.orders()) == 6  # seeded once, not again on reopening
+
+
+def test_reopening_a_file_database_keeps_one_copy_of_the_knowledge_base(tmp_path):
+    path = tmp_path / "shop.db"
+    Shop(path).close()
+    with Shop(path) as shop:
+        assert [hit["title"] for hit in shop.search_knowledge("warranty")] == ["保修政策"]
+        assert shop._conn.execute("SELECT COUNT(*) FROM knowledge").fetchone()[0] == 8
+
+
+@pytest.mark.parametrize(
+    "text, complaint",
+    [
+        ("88231", "JSON 对象"),
+        ("not json", "JSON"),
+        ('{"orderId": "88231", "reason": ', "JSON"),
+        ('["88231", "broken"]', "JSON 对象"),
+        ('{"reason": "坏了"}', "orderId"),
+        ('{"orderId": "", "reason": "坏了"}', "orderId"),
+        ('{"orderId": true, "reason": "坏了"}', "orderId"),
+        ('{"orderId": "88231"}', "reason"),
+        ('{"orderId": "88231", "reason": "  "}', "reason"),
+        ('{"orderId": "88231", "reason": 42}', "reason"),
+    ],
+)
+def test_bad_refund_input_says_what_is_wrong_and_what_is_expected(registry, shop, text, complaint):
+    result = registry.run(Action("applyRefund", text))
+    answer = json.loads(result.text)
+    assert result.error
+    assert complaint in answer["error"]
+    assert json.loads(answer["expected"]) == {"orderId": "88231", "reason": "质量问题：扫地机不回充"}
+    assert shop.refunds() == []
+
+
+def test_refund_input_in_a_code_fence_is_accepted(registry):
+    fenced = "```json\n" + refund_input("88231") + "\n```"
+    assert call(registry, "applyRefund", fenced)["refundId"] == "RF202606300001"
+
+
+def test_refund_for_an_unknown_order_is_refused_without_a_row(registry, shop):
+    answer = call(registry, "applyRefund", refund_input("99999"))
+    assert answer == {"error": "订单不存在：99999", "orderId": "99999"}
+    assert shop.refunds() == []
+
+
+def test_cancelled_order_cannot_be_refunded(registry, shop):
+    answer = call(registry, "applyRefund", refund_input("88235"))
+    assert "已取消" in answer["error"]
+    assert shop.refunds() == []
+
+
+def test_shop_raises_typed_errors_the_tool_turns_into_observations(shop):
+    with pytest.raises(OrderNotFoundError):
+        shop.apply_refund("99999", "坏了")
+    with pytest.raises(RefundNotAllowedError):
+        shop.apply_refund("88235", "坏了")
+    with pytest.raises(ValueError):
+        shop.apply_refund("88231", "")
+
+
+def test_refund_tool_leaves_policy_to_the_agent(registry):
+    # 88236 was signed 22 days before NOW, past both return windows: the tool still accepts it.
+    assert call(registry, "applyRefund", refund_input("88236"))["success"] is True
+
+
+def test_parallel_refunds_for_different_orders_get_distinct_ids(shop):
+    orders = ["88231", "88232", "88233", "88234", "88236"]
+    results: dict[str, str] = {}
+
+    def ask(order_id: str) -> None:
+        for _ in range(3):  # each thread also repeats itself, to race the idempotency check
+            results[order_id] = shop.apply_refund(order_id, "并发测试")["refundId"]
+
+    threads = [threading.Thread(target=ask, args=(order_id,)) for order_id in orders]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results.values()) == [f"RF20260630{n:04d}" for n in range(1, 6)]
+    assert sorted(refund["orderId"] for refund in shop.refunds()) == orders
+
+
+def test_parallel_refunds_for_one_order_write_one_row(shop):
+    ids: list[str] = []
+    threads = [
+        threading.Thread(target=lambda: ids.append(shop.apply_refund("88231", "并发")["refundId"]))
+        for _ in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert set(ids) == {"RF202606300001"}
+    assert len(shop.refunds()) == 1
+
+
+# --- searchKnowledge --------------------------------------------------------------------------------------
+
+
+def test_search_knowledge_returns_ranked_policies_as_json(registry):
+    answer = call(registry, "searchKnowledge", "扫地机 不回充 退货 政策")
+    assert answer["query"] == "扫地机 不回充 退货 政策"
+    assert [hit["title"] for hit in answer["results"]][:2] == ["质量问题退换货", "七天无理由退货政策"]
+    assert "15 天" in answer["results"][0]["content"]
+    assert set(answer["results"][0]) == {"title", "content", "score"}
+
+
+def test_search_knowledge_accepts_a_json_query(registry):
+    answer = call(registry, "searchKnowledge", '{"query": "warranty"}')
+    assert [hit["title"] for hit in answer["results"]] == ["保修政策"]
+
+
+def test_search_with_no_match_returns_an_empty_list_and_a_hint(registry):
+    result = registry.run(Action("searchKnowledge", "股票行情"))
+    answer = json.loads(result.text)
+    assert not result.error
+    assert answer["results"] == [] and "退货" in answer["hint"]
+
+
+def test_empty_search_is_an_error(shop):
+    assert "关键词" in json.loads(SearchKnowledgeTool(shop).invoke("  "))["error"]
+
+
+# --- getCurrentTime ---------------------------------------------------------------------------------------
+
+
+def test_current_time_comes_from_the_injected_clock(registry):
+    assert registry.execute(Action("getCurrentTime", "")) == '{"currentTime":"2026-06-30T19:05:23","weekday":"星期二"}'
+
+
+def test_current_time_ignores_its_input():
+    tool = GetCurrentTimeTool(fixed_clock(NOW))
+    assert tool.invoke("now please") == tool.invoke("")
+
+
+# --- wiring -----------------------------------------------------------------------------------------------
+
+
+def test_shop_tools_come_in_the_seed_order(shop):
+    tools = shop_tools(shop)
+    assert [tool.name for tool in tools] == [
+        "queryOrder", "queryLogistics", "applyRefund", "searchKnowledge", "getCurrentTime"
+    ]
+    assert [type(tool) for tool in tools] == [
+        QueryOrderTool, QueryLogisticsTool, ApplyRefundTool, SearchKnowledgeTool, GetCurrentTimeTool
+    ]
+
+
+def test_tools_use_the_shop_clock_unless_given_another(shop):
+    assert json.loads(shop_tools(shop)[-1].invoke(""))["currentTime"] == NOW
+    other = shop_tools(shop, clock=fixed_clock("2026-07-01T08:00:00"))[-1]
+    assert json.loads(other.invoke(""))["currentTime"] == "2026-07-01T08:00:00"
+
+
+def test_registry_lists_the_five_tools_with_descriptions(registry):
+    lines = registry.build_tool_list().splitlines()
+    assert [line.split(" - ")[0] for line in lines] == [
+        "1. queryOrder", "2. queryLogistics", "3. applyRefund", "4. searchKnowledge", "5. getCurrentTime"
+    ]
+    assert all(" - " in line and len(line) > 30 for line in lines)
+
+
+def test_closed_shop_refuses_to_work():
+    shop = Shop()
+    shop.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        shop.get_order("88231")

@@ -1,0 +1,88 @@
+"""The command line: `python -m tinyagent ask "..."`, `python -m tinyagent classroom`.
+
+    ask        run the shop agent on one request against the configured model, print the rounds
+    classroom  serve the classroom model for a whole room, and print the .env lines to use it
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .errors import TinyAgentError
+
+DEFAULT_DB = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tinyagent", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    ask = commands.add_parser("ask", help="run the shop agent on one request")
+    ask.add_argument("question", help='e.g. "帮我看看订单 88231 的快递到哪了。"')
+    ask.add_argument("--lang", choices=("en", "zh"), help="language of the prompt and the printed trace "
+                     "(default: the question's language)")
+    ask.add_argument("--json", action="store_true", help="print the trace as JSON instead of rounds")
+    ask.add_argument("--max-steps", type=int, default=10, help="rounds before giving up (default 10)")
+    ask.add_argument("--model", help="override TINYAGENT_MODEL (e.g. a classroom variant: classroom-loop)")
+    ask.add_argument("--db", type=Path, default=Path(os.environ.get("TINYAGENT_SHOP_DB", DEFAULT_DB)),
+                     help=f"the shop's SQLite file, created on first use (default {DEFAULT_DB})")
+    ask.add_argument("--now", help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
+    ask.add_argument("--usage", action="store_true", help="show token counts per model call")
+
+    room = commands.add_parser("classroom", help="serve the classroom model for a room")
+    room.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 for the whole LAN)")
+    room.add_argument("--port", type=int, default=8000)
+    room.add_argument("--api-key", help="require this key from clients (default: none)")
+
+    args = parser.parse_args(argv)
+    if args.command == "ask":
+        return _ask(args)
+    return _classroom(args)
+
+
+def _ask(args: argparse.Namespace) -> int:
+    from .agent import ReActAgent
+    from .clock import fixed_clock, system_clock
+    from .llm_client import LlmClient
+    from .settings import load_settings
+    from .shop import Shop, shop_registry
+
+    if args.max_steps < 1:
+        print("error: --max-steps must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        clock = fixed_clock(args.now) if args.now else system_clock
+    except ValueError:
+        print(f"error: --now must be an ISO date-time such as 2026-06-30T19:05:23, got {args.now!r}",
+              file=sys.stderr)
+        return 2
+    try:
+        settings = load_settings(model=args.model, notice=not args.json)
+        args.db.parent.mkdir(parents=True, exist_ok=True)
+        with Shop(str(args.db), clock=clock) as shop:
+            agent = ReActAgent(LlmClient.from_settings(settings), shop_registry(shop, clock),
+                               max_steps=args.max_steps, lang=args.lang)
+            result = agent.run(args.question)
+    except TinyAgentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(result.trace.to_json() if args.json else result.trace.format(args.lang, usage=args.usage))
+    if result.ok:
+        return 0
+    detail = (getattr(result.trace.end, "detail", "") or "").splitlines()
+    print(f"stopped: {result.reason}" + (f": {detail[0]}" if detail else ""), file=sys.stderr)
+    return 1
+
+
+def _classroom(args: argparse.Namespace) -> int:
+    from .classroom.server import serve_room
+
+    serve_room(args.host, args.port, api_key=args.api_key)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""`ReActAgent`: the loop. Call the model, parse, act, observe, repeat.
+
+The conversation is a message list that grows by two messages a round:
+
+    system     the ReAct prompt with the tool list
+    user       the question
+    assistant  Thought / Action / Action Input        <- round 1
+    user       Observation: <what the tool returned>
+    assistant  Thought / Action / Action Input        <- round 2
+    ...
+    assistant  Thought / Final Answer                 <- the end
+
+`steps()` runs the loop one event at a time (a generator); `run()` drains it. The loop never lets
+an exception out for things a model or a tool can get wrong: those end as a `Stopped` event with a
+reason, and the user gets a polite message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .errors import TinyAgentError
+from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
+from .llm_client import LlmClient
+from .parser import parse_step
+from .prompts import build_system_prompt, check_language, detect_language
+from .registry import ToolRegistry
+from .trace import Trace
+
+MAX_STEPS = 10
+STOP_SEQUENCES = ("Observation:",)
+
+GIVE_UP = {
+    "en": "Sorry, I could not finish this within {n} steps. Please rephrase your request or add "
+    "details, and I will try again.",
+    "zh": "抱歉，这个问题我走了 {n} 步仍没有处理完。请换个说法或补充一些信息，我再试一次。",
+}
+MODEL_UNAVAILABLE = {
+    "en": "Sorry, I cannot reach the language model right now. Please try again in a moment.",
+    "zh": "抱歉，现在连不上大模型，请稍后再试。",
+}
+CUT_OFF = {
+    "en": "Sorry, my reply was cut off before it was complete. Please ask again, perhaps more briefly.",
+    "zh": "抱歉，我的回复被截断了，没能说完。请再问一次，或者把问题说得简短一些。",
+}
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """The outcome of `run()`: the answer the user gets, why the run ended, and the whole trace."""
+
+    answer: str
+    reason: str  # "final_answer", "fallback", "max_steps", "llm_error", "length", "empty_reply"
+    trace: Trace
+    messages: list[dict]
+
+    @property
+    def ok(self) -> bool:
+        """True when the model produced an answer (with or without the Final Answer format)."""
+        return self.reason in ("final_answer", "fallback")
+
+
+class ReActAgent:
+    """A text-protocol ReAct agent.
+
+    llm:        an LlmClient (default: the configured model, see `load_settings`)
+    tools:      the ToolRegistry whose tools the model may call
+    max_steps:  how many rounds before giving up politely
+    lang:       "en" or "zh" for the prompt and messages; None picks it from each question
+    stop:       stop sequences sent with every request, so the model cannot write the Observation
+    max_tokens: a cap on each reply, passed to the server
+    """
+
+    def __init__(
+        self,
+        llm: LlmClient | None = None,
+        tools: ToolRegistry | None = None,
+        *,
+        max_steps: int = MAX_STEPS,
+        lang: str | None = None,
+        system_prompt: str | None = None,
+        stop: tuple[str, ...] | list[str] | None = STOP_SEQUENCES,
+        max_tokens: int | None = None,
+    ):
+        if tools is None or not isinstance(tools, ToolRegistry):
+            raise TypeError("ReActAgent needs tools=ToolRegistry(...) with the tools the model may call")
+        if not isinstance(max_steps, int) or max_steps < 1:
+            raise ValueError(f"max_steps must be a positive whole number, got {max_steps!r}")
+        self.llm = llm if llm is not None else LlmClient.from_settings()
+        self.tools = tools
+        self.max_steps = max_steps
+        self.lang = check_language(lang) if lang is not None else None
+        self.system_prompt = system_prompt
+        self.stop = tuple(stop) if stop else ()
+        self.max_tokens = max_tokens
+
+    def language_for(self, question: str) -> str:
+        return self.lang or detect_language(question)
+
+    def start(self, question: str, history: list[dict] | None = None) -> AgentRun:
+        """Begin a run without executing anything yet; iterate it (or call `.advance()`) to step."""
+        return AgentRun(self, question, history)
+
+    def steps(self, question: str, history: list[dict] | None = None) -> Iterator[Event]:
+        """The loop as a generator of events (see events.py)."""
+        return iter(self.start(question, history))
+
+    def run(self, question: str, history: list[dict] | None = None) -> AgentResult:
+        """Run to the end and return the answer with its trace."""
+        return self.start(question, history).finish()
+
+
+class AgentRun:
+    """One run of the loop, paused between events.
+
+    `messages` is the live message list; `trace` grows as events are produced. Iterating yields
+    the events; a step-through debugger calls `advance()` and looks at `messages` in between.
+    """
+
+    def __init__(self, agent: ReActAgent, question: str, history: list[dict] | None = None):
+        if not isinstance(question, str) or not question.strip():
+            raise ValueError("the question must be a non-empty string")
+        self.agent = agent
+        self.question = question
+        self.lang = agent.language_for(question)
+        prompt = agent.system_prompt or build_system_prompt(agent.tools, self.lang)
+        self.messages: list[dict] = [{"role": "system", "content": prompt}]
+        self.messages.extend(dict(m) for m in (history or ()))
+        self.messages.append({"role": "user", "content": question})
+        self.trace = Trace(lang=self.lang)
+        self._events = self._loop()
+
+    def __iter__(self) -> AgentRun:
+        return self
+
+    def __next__(self) -> Event:
+        event = next(self._events)
+        self.trace.append(event)
+        return event
+
+    def advance(self) -> Event | None:
+        """Produce the next event, or None if the run has ended."""
+        return next(self, None)
+
+    @property
+    def done(self) -> bool:
+        return self.trace.end is not None
+
+    def finish(self) -> AgentResult:
+        for _ in self:
+            pass
+        end = self.trace.end
+        return AgentResult(answer=end.answer, reason=end.reason, trace=self.trace, messages=self.messages)
+
+    # -- the loop ------------------------------------------------------------------------------
+    def _loop(self) -> Iterator[Event]:
+        agent, lang = self.agent, self.lang
+        for step in range(1, agent.max_steps + 1):
+            # 1. Think: the model reads the whole conversation and writes its next step.
+            sent = tuple(dict(m) for m in self.messages)
+            try:
+                reply = agent.llm.chat(self.messages, stop=agent.stop, max_tokens=agent.max_tokens)
+            except TinyAgentError as exc:
+                yield Stopped(step, "llm_error", MODEL_UNAVAILABLE[lang], detail=str(exc))
+                return
+            yield LlmCall(
+                step, sent, reply.text, reply.finish_reason, reply.usage, reply.latency_s,
+                reply.model, reply.client_cut,
+            )
+
+            # 2. Read what it wrote.
+            parsed = parse_step(reply.text)
+            action = parsed.action
+            yield Parsed(
+                step, parsed.thought, action.tool_name if action else None,
+                action.tool_input if action else None, parsed.final_answer, parsed.rule,
+            )
+            self.messages.append({"role": "assistant", "content": reply.text})
+
+            if reply.finish_reason == "length":
+                # A reply cut at max_tokens may hold half an Action Input: never run it.
+                yield Stopped(step, "length", CUT_OFF[lang], detail=f"cut off after: {reply.text[-200:]!r}")
+                return
+            if parsed.final_answer is not None:
+                yield Final(step, parsed.final_answer, "final_answer")
+                return
+            if action is None:
+                # The fallback: no Action and no "Final Answer:" means the model answered in prose.
+                if not reply.text.strip():
+                    yield Stopped(step, "empty_reply", CUT_OFF[lang], detail="the model sent an empty reply")
+                else:
+                    yield Final(step, reply.text.strip(), "fallback")
+                return
+
+            # 3. Act: run the tool. 4. Observe: feed its result back as the next user message.
+            yield ToolCall(step, action.tool_name, action.tool_input)
+            result = agent.tools.run(action)
+            self.messages.append({"role": "user", "content": f"Observation: {result.text}"})
+            yield Observation(step, result.text, result.error)
+
+        yield Stopped(agent.max_steps, "max_steps", GIVE_UP[lang].format(n=agent.max_steps))

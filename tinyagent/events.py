@@ -1,0 +1,119 @@
+"""The typed events the agent loop yields. Everything else (trace, widgets, CLI) consumes them.
+
+One round of the loop yields, in order:
+
+    LlmCall -> Parsed -> ToolCall -> Observation      (the model asked for a tool)
+    LlmCall -> Parsed -> Final                        (the model answered)
+    ... or Stopped, when the loop ends without an answer (step cap, a failed model call)
+
+Events are frozen dataclasses: a trace is a record of what happened, never edited afterwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base class: `step` is the round number, starting at 1."""
+
+    kind: ClassVar[str] = "event"
+    step: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.kind, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class LlmCall(Event):
+    """One request to the model and what came back.
+
+    messages:      the message list that was sent (a copy, as it was at that moment)
+    text:          the reply text, after any stop-string cut
+    finish_reason: "stop", "length", ... as the server said
+    usage:         the server's token counts (prompt/completion/total), {} if it sent none
+    latency_s:     seconds the request took (varies run to run; printed traces leave it out)
+    model:         the model that answered
+    client_cut:    True when the server ignored `stop` and the client cut the text itself
+    """
+
+    kind: ClassVar[str] = "llm_call"
+    messages: tuple[dict, ...] = ()
+    text: str = ""
+    finish_reason: str | None = None
+    usage: dict = field(default_factory=dict)
+    latency_s: float = 0.0
+    model: str = ""
+    client_cut: bool = False
+
+
+@dataclass(frozen=True)
+class Parsed(Event):
+    """What the parser read in the reply. `rule` says which case applied (see parser.ParsedStep)."""
+
+    kind: ClassVar[str] = "parsed"
+    thought: str = ""
+    tool_name: str | None = None
+    tool_input: str | None = None
+    final_answer: str | None = None
+    rule: str = ""
+
+
+@dataclass(frozen=True)
+class ToolCall(Event):
+    kind: ClassVar[str] = "tool_call"
+    name: str = ""
+    input: str = ""
+
+
+@dataclass(frozen=True)
+class Observation(Event):
+    """A tool's result as the model will read it. `error` marks a failed call (still fed back)."""
+
+    kind: ClassVar[str] = "observation"
+    text: str = ""
+    error: bool = False
+
+
+@dataclass(frozen=True)
+class Final(Event):
+    """The run ended with an answer. reason: "final_answer", or "fallback" when the model
+    replied with neither an Action nor "Final Answer:" and its text was taken as the answer."""
+
+    kind: ClassVar[str] = "final"
+    answer: str = ""
+    reason: str = "final_answer"
+
+
+@dataclass(frozen=True)
+class Stopped(Event):
+    """The run ended without an answer. reason: "max_steps" or "llm_error"; `answer` is the
+    polite message the user gets instead; `detail` is for the developer."""
+
+    kind: ClassVar[str] = "stopped"
+    reason: str = ""
+    answer: str = ""
+    detail: str = ""
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.kind: cls for cls in (LlmCall, Parsed, ToolCall, Observation, Final, Stopped)
+}
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Rebuild an event from `Event.to_dict()` output (used by Trace.from_json)."""
+    data = dict(data)
+    kind = data.pop("type", None)
+    cls = EVENT_TYPES.get(kind)
+    if cls is None:
+        raise ValueError(f"unknown event type {kind!r}; expected one of {', '.join(EVENT_TYPES)}")
+    known = {f.name for f in fields(cls)}
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"{kind} event has unknown fields: {', '.join(sorted(unknown))}")
+    if "messages" in data:
+        data["messages"] = tuple(data["messages"])
+    return cls(**data)

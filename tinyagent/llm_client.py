@@ -1,0 +1,337 @@
+"""`LlmClient`: one Chat Completions request over raw HTTP with `requests`, and nothing hidden.
+
+    POST {api_url}            Authorization: Bearer <key>
+    {"model": ..., "messages": [...], "temperature": 0.1, "stop": ["Observation:"]}
+    -> {"choices": [{"message": {"content": "..."}, "finish_reason": "stop"}], "usage": {...}}
+
+What a real server can do wrong is turned into one error family (`errors.py`) whose messages say
+what to do. The key goes into the Authorization header and nowhere else: not into a message, a
+repr, a trace or a log.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+
+from .errors import (
+    AuthenticationError,
+    BadRequestError,
+    BadResponseError,
+    LlmConnectionError,
+    LlmError,
+    LlmTimeoutError,
+    NotFoundError,
+    RateLimitError,
+    ServerError,
+    redact,
+)
+
+CHAT_PATH = "/chat/completions"
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """One reply. `text` is "" (never None) when the model answered with tool calls only."""
+
+    text: str
+    finish_reason: str | None
+    usage: dict = field(default_factory=dict)
+    latency_s: float = 0.0
+    model: str = ""
+    tool_calls: tuple[dict, ...] = ()
+    client_cut: bool = False
+    raw: dict = field(default_factory=dict, repr=False)
+
+
+def normalize_chat_url(url: str) -> str:
+    """Accept a base URL with or without /v1 or /chat/completions and return the endpoint.
+
+    https://api.deepseek.com                       -> https://api.deepseek.com/v1/chat/completions
+    https://dashscope.aliyuncs.com/compatible-mode/v1 -> .../compatible-mode/v1/chat/completions
+    http://127.0.0.1:8000/v1/chat/completions      -> unchanged
+    """
+    url = (url or "").strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"an API URL must start with http:// or https://, got {url!r}")
+    path = parts.path.rstrip("/")
+    if path.endswith(CHAT_PATH):
+        return url.rstrip("/")
+    if not path:
+        path = "/v1"  # a bare host: OpenAI-compatible servers live under /v1
+    return f"{parts.scheme}://{parts.netloc}{path}{CHAT_PATH}"
+
+
+def cut_at_stop(text: str, stop: list[str] | tuple[str, ...] | None) -> tuple[str, bool]:
+    """Cut `text` at the earliest stop string (excluded), as the server should have done."""
+    positions = [text.find(s) for s in (stop or ()) if s and s in text]
+    if not positions:
+        return text, False
+    return text[: min(positions)], True
+
+
+class LlmClient:
+    """A client for any OpenAI-compatible `/chat/completions` endpoint.
+
+    api_url:   the endpoint (or a base URL; see `normalize_chat_url`)
+    api_key:   sent as "Authorization: Bearer ..."; None or "" sends no header (local servers)
+    model:     the model name the server knows
+    max_retries: extra attempts for 429 and 5xx, waiting with exponential backoff and jitter
+               (or the server's Retry-After), each wait capped at `max_retry_wait` seconds
+    total_timeout: a cap on the whole reply; `read_timeout` alone never fires if a server
+               drips one byte at a time
+    """
+
+    def __init__(
+        self,
+        api_url: str,
+        api_key: str | None,
+        model: str,
+        *,
+        temperature: float = 0.1,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 120.0,
+        total_timeout: float = 300.0,
+        max_retries: int = 2,
+        max_retry_wait: float = 20.0,
+        session: requests.Session | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        if not model:
+            raise ValueError("LlmClient needs a model name")
+        self.api_url = normalize_chat_url(api_url)
+        self._api_key = api_key or None
+        self.model = model
+        self.temperature = temperature
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self.total_timeout = total_timeout
+        self.max_retries = max_retries
+        self.max_retry_wait = max_retry_wait
+        self._session = session or requests.Session()
+        self._sleep = sleep
+
+    @classmethod
+    def from_settings(cls, settings=None, **options: Any) -> LlmClient:
+        """A client for the configured model (see `tinyagent.settings.load_settings`)."""
+        from .settings import load_settings
+
+        settings = settings or load_settings()
+        return cls(settings.api_url, settings.api_key, settings.model, **options)
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key else "not set"
+        return f"LlmClient(api_url={self.api_url!r}, model={self.model!r}, api_key={key})"
+
+    # -- the request ---------------------------------------------------------------------------
+    def build_request(
+        self, messages: list[dict], *, stop=None, max_tokens: int | None = None, **extra: Any
+    ) -> dict:
+        """The JSON body that `chat` sends (handy to print in a lesson)."""
+        if not isinstance(messages, list) or not messages:
+            raise ValueError("messages must be a non-empty list of {'role': ..., 'content': ...}")
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
+        if stop:
+            body["stop"] = [stop] if isinstance(stop, str) else list(stop)
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        body.update(extra)
+        return body
+
+    def chat(self, messages: list[dict], *, stop=None, max_tokens: int | None = None, **extra: Any) -> ChatResult:
+        """Send the conversation, return the reply. Raises an `LlmError` subclass on failure."""
+        body = self.build_request(messages, stop=stop, max_tokens=max_tokens, **extra)
+        started = time.perf_counter()
+        status, payload = self._post_with_retries(body)
+        latency = time.perf_counter() - started
+        return self._read_reply(status, payload, body.get("stop"), latency)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def _post_with_retries(self, body: dict) -> tuple[int, bytes]:
+        attempt = 0
+        while True:
+            status, payload, retry_after = self._post_once(body)
+            retryable = status == 429 or status >= 500
+            if not retryable or attempt >= self.max_retries:
+                return status, payload
+            self._sleep(self._retry_wait(attempt, retry_after))
+            attempt += 1
+
+    def _retry_wait(self, attempt: int, retry_after: str | None) -> float:
+        """Honour Retry-After (seconds) when the server sends it, else back off: 1, 2, 4 s (+ jitter)."""
+        if retry_after:
+            try:
+                return min(max(float(retry_after), 0.0), self.max_retry_wait)
+            except ValueError:
+                pass  # an HTTP date or garbage: fall back to our own backoff
+        return min(2.0**attempt + random.uniform(0, 0.5), self.max_retry_wait)
+
+    def _post_once(self, body: dict) -> tuple[int, bytes, str | None]:
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        host = urlsplit(self.api_url).netloc
+        try:
+            response = self._session.post(
+                self.api_url,
+                data=data,
+                headers=self._headers(),
+                timeout=(self.connect_timeout, self.read_timeout),
+                stream=True,
+            )
+            payload = self._read_body(response)
+        except requests.exceptions.ConnectTimeout:
+            raise LlmTimeoutError(
+                f"could not connect to {host} within {self.connect_timeout:g} s: "
+                "check TINYAGENT_API_URL and your network"
+            ) from None
+        except requests.exceptions.ReadTimeout:
+            raise LlmTimeoutError(
+                f"{host} accepted the request but sent no reply within {self.read_timeout:g} s: "
+                "the model may be slow or overloaded; try again or raise read_timeout"
+            ) from None
+        except requests.exceptions.ConnectionError as exc:
+            if "timed out" in str(exc):  # a read timeout while streaming the body arrives this way
+                raise LlmTimeoutError(
+                    f"{host} stopped sending before the reply was complete (no data for "
+                    f"{self.read_timeout:g} s): try again or raise read_timeout"
+                ) from None
+            raise LlmConnectionError(
+                f"could not reach {host} ({_short_reason(exc)}): check TINYAGENT_API_URL, "
+                "and that the server is running"
+            ) from None
+        except requests.exceptions.RequestException as exc:
+            raise LlmConnectionError(f"the request to {host} failed: {_short_reason(exc)}") from None
+        return response.status_code, payload, response.headers.get("Retry-After")
+
+    def _read_body(self, response: requests.Response) -> bytes:
+        """Read the body under `total_timeout`, so a server that drips bytes cannot hang the loop."""
+        deadline = time.monotonic() + self.total_timeout
+        chunks = []
+        try:
+            # read1 returns whatever arrived (at most one socket read), so the deadline is checked
+            # between drips; iter_content would wait to fill a whole chunk first.
+            while chunk := response.raw.read1(65536):
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise LlmTimeoutError(
+                        f"the reply took longer than {self.total_timeout:g} s in total "
+                        "(the server kept sending slowly): try again or raise total_timeout"
+                    )
+        finally:
+            response.close()
+        return b"".join(chunks)
+
+    # -- the reply -----------------------------------------------------------------------------
+    def _read_reply(self, status: int, payload: bytes, stop, latency: float) -> ChatResult:
+        text = payload.decode("utf-8", errors="replace")
+        if status >= 400:
+            raise self._http_error(status, text)
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise BadResponseError(
+                f"the server answered HTTP {status} but not with JSON ({_describe_body(text)}): "
+                "check that TINYAGENT_API_URL points at an OpenAI-compatible /chat/completions endpoint",
+                status,
+            ) from None
+        try:
+            choice = data["choices"][0]
+            message = choice["message"]
+        except (KeyError, IndexError, TypeError):
+            raise BadResponseError(
+                f"the reply has no choices[0].message: {redact(_clip(text), self._api_key)}", status
+            ) from None
+        content = message.get("content") if isinstance(message, dict) else None
+        tool_calls = tuple(message.get("tool_calls") or ()) if isinstance(message, dict) else ()
+        if content is None and not tool_calls:
+            raise BadResponseError(
+                f"the reply has no choices[0].message.content: {redact(_clip(text), self._api_key)}", status
+            )
+        content, client_cut = cut_at_stop(content or "", stop)
+        finish_reason = "stop" if client_cut else choice.get("finish_reason")
+        return ChatResult(
+            text=content,
+            finish_reason=finish_reason,
+            usage=dict(data.get("usage") or {}),
+            latency_s=latency,
+            model=str(data.get("model") or self.model),
+            tool_calls=tool_calls,
+            client_cut=client_cut,
+            raw=data,
+        )
+
+    def _http_error(self, status: int, text: str) -> LlmError:
+        server_says = redact(_server_message(text), self._api_key)
+        if status in (401, 403):
+            return AuthenticationError(
+                f"the server refused the API key (HTTP {status}): check TINYAGENT_API_KEY in your .env, "
+                "or remove it to use the offline classroom model. Server said: " + server_says,
+                status,
+            )
+        if status == 404:
+            return NotFoundError(
+                f"HTTP 404 from {self.api_url} for model {self.model!r}: check TINYAGENT_API_URL and "
+                "TINYAGENT_MODEL. Server said: " + server_says,
+                status,
+            )
+        if status == 429:
+            return RateLimitError(
+                f"rate limited (HTTP 429) after {self.max_retries + 1} attempts: wait a minute, or check "
+                "your plan's quota. Server said: " + server_says,
+                status,
+            )
+        if status >= 500:
+            return ServerError(
+                f"the provider failed (HTTP {status}) after {self.max_retries + 1} attempts: try again "
+                "later. Server said: " + server_says,
+                status,
+            )
+        return BadRequestError(f"the server rejected the request (HTTP {status}): {server_says}", status)
+
+
+def _server_message(text: str) -> str:
+    """The human part of an error body: OpenAI's {"error": {"message": ...}} or a clipped raw body."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return _describe_body(text)
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+        if data.get("message"):
+            return str(data["message"])
+    return _clip(text)
+
+
+def _describe_body(text: str) -> str:
+    if "<html" in text[:500].lower() or "<!doctype" in text[:500].lower():
+        return "an HTML page, as a proxy or a web server's error page sends"
+    return f"body starts {_clip(text)!r}" if text.strip() else "an empty body"
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _short_reason(exc: Exception) -> str:
+    reason = str(exc)
+    for marker in ("Connection refused", "Connection reset", "Name or service not known", "Remote end closed"):
+        if marker in reason:
+            return marker.lower()
+    return type(exc).__name__

@@ -1,0 +1,95 @@
+"""Reading the model's text: the line scanner of lesson 05 and `Final Answer` extraction.
+
+The model writes lines that start with a keyword:
+
+    Thought: ...
+    Action: queryOrder
+    Action Input: 88231
+
+`parse_step` scans them line by line. Two traps it handles:
+
+* Prefix ambiguity. "Action Input: 88231" also starts with "Action", so a scanner that tests the
+  shorter key first reads the tool name as "Input: 88231". Longer keys are tested first.
+* Keywords inside prose. Only a keyword at the *start* of a line counts, so "Thought: I will use
+  Action: queryOrder" is a thought, not an action.
+
+This parser is strict on purpose: lesson 11 builds a tolerant one for sloppy models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .tools import Action
+
+FINAL_ANSWER = "Final Answer:"
+
+# Longest first: "Action Input:" must be tried before "Action:" (the prefix trap).
+_KEYS = ("Action Input:", "Final Answer:", "Observation:", "Thought:", "Action:")
+
+
+@dataclass(frozen=True)
+class ParsedStep:
+    """What one reply says. Exactly one of `action` / `final_answer` is set, or neither.
+
+    rule names what the parser decided, so traces can say why:
+      "final_answer"  the reply has a "Final Answer:" line
+      "action"        the reply has an "Action:" line (and maybe "Action Input:")
+      "no_format"     neither: the agent falls back to treating the text as the answer
+    """
+
+    thought: str
+    action: Action | None
+    final_answer: str | None
+    rule: str
+
+
+def split_keyed_lines(text: str) -> list[tuple[str | None, str]]:
+    """Group the text into (key, value) sections; a line with no key continues the section above.
+
+    A value may span lines (a multi-line Thought, JSON input written over several lines).
+    Text before the first key gets the key None.
+    """
+    sections: list[tuple[str | None, list[str]]] = []
+    for line in (text or "").splitlines():
+        stripped = line.strip()
+        key = next((k for k in _KEYS if stripped.startswith(k)), None)
+        if key is not None:
+            sections.append((key, [stripped[len(key):].strip()]))
+        elif sections:
+            sections[-1][1].append(line.rstrip())
+        else:
+            sections.append((None, [line.rstrip()]))
+    return [(key, "\n".join(lines).strip()) for key, lines in sections]
+
+
+def extract_final_answer(text: str) -> str | None:
+    """The text after "Final Answer:" (to the end of the reply), or None if there is none."""
+    index = (text or "").find(FINAL_ANSWER)
+    if index < 0:
+        return None
+    return text[index + len(FINAL_ANSWER):].strip()
+
+
+def parse_step(text: str) -> ParsedStep:
+    """Parse one model reply into a thought and either an Action or a final answer."""
+    sections = split_keyed_lines(text)
+    thought = "\n".join(value for key, value in sections if key == "Thought:" and value)
+
+    # Checked first, like the seed: a reply that reaches "Final Answer:" is an answer.
+    final = extract_final_answer(text)
+    if final is not None:
+        return ParsedStep(thought, None, final, "final_answer")
+
+    # The last "Action:" line wins, and the input is the "Action Input:" that follows it.
+    tool_name, tool_input, seen_action = "", "", False
+    for key, value in sections:
+        if key == "Action:":
+            tool_name, tool_input, seen_action = value, "", True
+        elif key == "Action Input:" and seen_action:
+            tool_input = value
+        elif key == "Observation:":
+            break  # anything after an Observation the model wrote itself is not this step
+    if tool_name:
+        return ParsedStep(thought, Action(tool_name, tool_input), None, "action")
+    return ParsedStep(thought, None, None, "no_format")

@@ -1,0 +1,125 @@
+"""Which model to talk to: `TINYAGENT_API_URL`, `TINYAGENT_API_KEY`, `TINYAGENT_MODEL`.
+
+Each value comes from the first place that has it:
+
+    explicit arguments  >  the environment  >  a .env file (found from the current folder upward)
+
+and when nothing names a provider (no key and no URL), the offline classroom model: a local,
+deterministic server started in this process. `TINYAGENT_OFFLINE=1` forces the classroom model
+whatever the environment and .env say (tests set it, so a learner's key never changes a test);
+only explicit arguments, written in code, still win over it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from dotenv import dotenv_values, find_dotenv
+
+from .errors import ConfigurationError
+
+NAMES = ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL")
+CLASSROOM_MODEL = "classroom"
+_LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
+
+_notice_shown = False
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the model lives. The key is kept out of repr() and str()."""
+
+    api_url: str
+    model: str
+    api_key: str | None = field(default=None, repr=False)
+    source: str = ""  # where the settings came from, e.g. "classroom (no key configured)"
+
+    @property
+    def offline(self) -> bool:
+        """True when this is the in-process classroom model."""
+        return self.source.startswith("classroom")
+
+    def describe(self) -> str:
+        """One line a learner can read: which model, where, and why."""
+        if self.offline:
+            return f"classroom model {self.model!r}, offline, in this process: {self.source}"
+        key = "key set" if self.api_key else "no key"
+        return f"model {self.model!r} at {self.api_url} ({key}; from {self.source})"
+
+
+def load_settings(
+    api_url: str | None = None,
+    api_key: str | None = None,
+    model: str | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    dotenv_path: str | os.PathLike | None = None,
+    notice: bool = True,
+) -> Settings:
+    """Resolve the settings (see the module docstring). Raises ConfigurationError if incomplete.
+
+    environ and dotenv_path are for tests; by default the process environment and the .env file
+    found by python-dotenv from the current folder upward are used.
+    """
+    environ = os.environ if environ is None else environ
+    explicit = {"TINYAGENT_API_URL": api_url, "TINYAGENT_API_KEY": api_key, "TINYAGENT_MODEL": model}
+    forced_offline = environ.get("TINYAGENT_OFFLINE", "").strip().lower() in ("1", "true", "yes")
+
+    layers: list[tuple[str, Mapping[str, str | None]]] = [("arguments", explicit)]
+    if not forced_offline:
+        layers.append(("environment", environ))
+        path = dotenv_path if dotenv_path is not None else find_dotenv(usecwd=True)
+        if path and os.path.isfile(path):
+            layers.append((".env", dotenv_values(path)))
+
+    values: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    for name in NAMES:
+        for layer_name, layer in layers:
+            value = (layer.get(name) or "").strip()
+            if value:
+                values[name], sources[name] = value, layer_name
+                break
+
+    url, key, chosen_model = (values.get(name) for name in NAMES)
+    if not url and not key:
+        why = "TINYAGENT_OFFLINE=1" if forced_offline else "no TINYAGENT_API_KEY or TINYAGENT_API_URL configured"
+        return _classroom_settings(chosen_model, why, notice)
+
+    if not url:
+        raise ConfigurationError(
+            f"TINYAGENT_API_KEY is set (in the {sources['TINYAGENT_API_KEY']}) but TINYAGENT_API_URL is not: "
+            "add your provider's URL to .env (see .env.example), or remove the key to use the classroom model"
+        )
+    if not key and urlsplit(url).hostname not in _LOOPBACK:
+        raise ConfigurationError(
+            "TINYAGENT_API_KEY is not set: copy .env.example to .env and put your key in it, "
+            "or remove TINYAGENT_API_URL to use the offline classroom model"
+        )
+    if not chosen_model:
+        raise ConfigurationError(
+            "TINYAGENT_MODEL is not set: add the model name your provider uses to .env (see .env.example)"
+        )
+    described = ", ".join(sorted(set(sources.values())))
+    return Settings(api_url=url, api_key=key or None, model=chosen_model, source=described)
+
+
+def _classroom_settings(model: str | None, why: str, notice: bool) -> Settings:
+    from .classroom.server import ensure_classroom_server
+
+    server = ensure_classroom_server()
+    if not (model or "").startswith(CLASSROOM_MODEL):
+        model = CLASSROOM_MODEL
+    global _notice_shown
+    if notice and not _notice_shown:
+        _notice_shown = True
+        print(
+            f"[tinyagent] Using the offline classroom model ({why}). It is a teaching instrument, "
+            "not a language model; see .env.example to use a real one.",
+            file=sys.stdout,
+        )
+    return Settings(api_url=server.chat_url, api_key=None, model=model, source=f"classroom ({why})")

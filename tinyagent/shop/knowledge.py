@@ -1,0 +1,172 @@
+"""The shop's after-sales knowledge base, and how `searchKnowledge` ranks it.
+
+Ranking is SQLite's own: an FTS5 table ordered by `bm25()`. The one trick is tokenizing Chinese. FTS5's
+default `unicode61` tokenizer splits on spaces and punctuation, and Chinese has neither between words, so a
+whole sentence would become one token. Instead we feed FTS5 text that is already split:
+
+- every run of Han characters becomes its overlapping two-character pieces ("签收次日" -> "签收 收次 次日"),
+  because most Chinese words are two characters long and a bigram index finds them without a dictionary;
+- every Latin word or number is kept, lower-cased ("Warranty" -> "warranty").
+
+A query goes through the same function, and its pieces are joined with OR: an entry that shares more (and
+rarer) pieces with the question scores better. Each entry also carries English keywords, because an English
+question can only match English words.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KnowledgeEntry:
+    """One policy: a Chinese title and text for the customer, English keywords so English questions find it."""
+
+    title: str
+    content: str
+    keywords: str = ""
+
+
+# The day limits are written "N 天" on purpose: the classroom model reads them out of the Observation.
+KNOWLEDGE_BASE: tuple[KnowledgeEntry, ...] = (
+    KnowledgeEntry(
+        title="七天无理由退货政策",
+        content="签收次日起 7 天内，商品完好、配件齐全、不影响二次销售，可申请无理由退货，寄回运费由买家承担；"
+        "开封试用不影响退货，人为损坏的商品不适用。",
+        keywords="return returns no reason seven 7 days unused complete accessories policy",
+    ),
+    KnowledgeEntry(
+        title="质量问题退换货",
+        content="签收次日起 15 天内出现性能故障（质量问题，例如扫地机不回充、无法开机、异响），经售后检测确认后"
+        "可退货或换货，往返运费由商家承担；超过 15 天、在保修期内可免费维修。",
+        keywords="quality problem defect faulty broken not charging return exchange 15 days inspection policy",
+    ),
+    KnowledgeEntry(
+        title="保修政策",
+        content="整机保修 1 年（365 天），自签收次日起计算，保修期内的非人为故障免费维修；"
+        "边刷、滤网、尘袋等耗材不在保修范围内，进水、摔落等人为损坏需付费维修。",
+        keywords="warranty guarantee one year 365 days free repair consumables",
+    ),
+    KnowledgeEntry(
+        title="配送与运费",
+        content="全场满 99 元包邮，不满 99 元收取运费 8 元；现货商品下单后 48 小时内发货，"
+        "默认使用顺丰速运或圆通速递，发货后可凭运单号查询物流。",
+        keywords="shipping delivery time how long free shipping fee courier dispatch 48 hours tracking",
+    ),
+    KnowledgeEntry(
+        title="退款到账时间",
+        content="退款审核通过后 1-3 个工作日原路退回到付款账户；信用卡退款以发卡银行入账时间为准，"
+        "退款进度可凭退款单号查询。",
+        keywords="refund money back how long time arrive business days payment account",
+    ),
+    KnowledgeEntry(
+        title="换货流程",
+        content="先提交换货申请，售后检测确认后将商品寄回，仓库收到退件后 48 小时内发出同型号新品；"
+        "换货仅限同型号、同规格的商品，想换其他型号需先办理退款再重新下单。",
+        keywords="exchange replacement replace swap process steps same model",
+    ),
+    KnowledgeEntry(
+        title="发票开具",
+        content="订单签收后可在“我的订单”中申请电子增值税普通发票，开具后发送到预留邮箱；"
+        "订单退款后发票同时作废。",
+        keywords="invoice receipt fapiao tax vat email",
+    ),
+    KnowledgeEntry(
+        title="取消订单",
+        content="订单发货前可随时取消，取消后款项全额原路返回；已发货的订单无法取消，可拒收快件，"
+        "或签收后按售后政策申请退换。",
+        keywords="cancel cancellation order not shipped yet before shipping reject parcel",
+    ),
+)
+
+_HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+_LATIN_WORD = re.compile(r"[a-z0-9]+")
+# Words that appear in almost every English question and say nothing about the topic.
+_STOP_WORDS = frozenset({
+    "a", "an", "and", "are", "at", "be", "can", "do", "does", "for", "have", "how", "i", "in", "is", "it",
+    "me", "my", "of", "on", "or", "the", "to", "what", "when", "where", "will", "with", "you",
+})
+
+
+def search_terms(text: str) -> list[str]:
+    """Split text the way the index does: Han bigrams (a lone Han character stays itself) and Latin words.
+
+    >>> search_terms("签收次日起 7 天 Warranty")
+    ['签收', '收次', '次日', '日起', '天', '7', 'warranty']
+    """
+    terms: list[str] = []
+    for run in _HAN_RUN.findall(text):
+        if len(run) == 1:
+            terms.append(run)
+        else:
+            terms.extend(run[i : i + 2] for i in range(len(run) - 1))
+    terms.extend(_LATIN_WORD.findall(text.lower()))
+    return terms
+
+
+def match_query(question: str) -> str:
+    """Turn a question into an FTS5 MATCH expression: its distinct terms, quoted, joined with OR.
+
+    Returns "" when nothing searchable is left (only punctuation or stop words).
+    Quoting keeps FTS5 from reading a term such as "or" or "not" as an operator.
+    """
+    seen: dict[str, None] = {}  # a dict keeps first-seen order, so the expression is stable
+    for term in search_terms(question):
+        if term not in _STOP_WORDS:
+            seen.setdefault(term)
+    return " OR ".join(_fts_term(term) for term in seen)
+
+
+def _fts_term(term: str) -> str:
+    # The index holds bigrams, so a lone Han character ("退") matches as a prefix ("退货", "退款", ...).
+    if len(term) == 1 and _HAN_RUN.fullmatch(term):
+        return f'"{term}"*'
+    return f'"{term}"'
+
+
+def create_index(conn: sqlite3.Connection, entries: tuple[KnowledgeEntry, ...] = KNOWLEDGE_BASE) -> None:
+    """(Re)build the knowledge tables in `conn`: `knowledge` holds the text, `knowledge_fts` the terms.
+
+    The caller owns the transaction. The index is rebuilt from `entries` every time, because the knowledge
+    base lives in this file: a database made by an older version must not keep serving stale policies.
+    """
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS knowledge ("
+        " id INTEGER PRIMARY KEY, title TEXT NOT NULL, content TEXT NOT NULL, keywords TEXT NOT NULL)"
+    )
+    # Two columns so bm25() can weigh a hit in the title above a hit in the body.
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS knowledge_fts USING fts5(title, body)")
+    conn.execute("DELETE FROM knowledge")
+    conn.execute("DELETE FROM knowledge_fts")
+    for rowid, entry in enumerate(entries, start=1):
+        conn.execute(
+            "INSERT INTO knowledge (id, title, content, keywords) VALUES (?, ?, ?, ?)",
+            (rowid, entry.title, entry.content, entry.keywords),
+        )
+        conn.execute(
+            "INSERT INTO knowledge_fts (rowid, title, body) VALUES (?, ?, ?)",
+            (rowid, " ".join(search_terms(entry.title)), " ".join(search_terms(f"{entry.content} {entry.keywords}"))),
+        )
+
+
+TITLE_WEIGHT = 2.0  # a question that names the topic ("保修") should find the entry titled with it first
+
+
+def search(conn: sqlite3.Connection, question: str, limit: int = 3) -> list[dict]:
+    """The best `limit` entries for `question`, best first, as {"title", "content", "score"} dicts.
+
+    `score` is minus SQLite's bm25 (which is lower-is-better), rounded to 3 decimals: higher is better, and
+    the same question always prints the same numbers.
+    """
+    expression = match_query(question)
+    if not expression or limit < 1:
+        return []
+    rows = conn.execute(
+        "SELECT k.title, k.content, bm25(knowledge_fts, ?, 1.0) AS rank"
+        " FROM knowledge_fts JOIN knowledge AS k ON k.id = knowledge_fts.rowid"
+        " WHERE knowledge_fts MATCH ? ORDER BY rank, k.id LIMIT ?",
+        (TITLE_WEIGHT, expression, limit),
+    ).fetchall()
+    return [{"title": title, "content": content, "score": round(-rank, 3)} for title, content, rank in rows]

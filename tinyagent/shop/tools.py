@@ -1,0 +1,219 @@
+"""The five tools of the seed's customer-service agent, backed by a real `Shop`.
+
+Each tool reads the model's raw text, forgives the harmless slips models make (quotes around an id, "订单 88231",
+a JSON object where a bare value was asked for, a code fence), and answers with compact JSON. When the input
+cannot be used, the answer is an error Observation (`error_observation`) that says what was wrong and what
+is expected, so the model can correct itself on the next round instead of the loop ending.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..clock import Clock, system_clock
+from ..registry import ToolRegistry, error_observation
+from ..tools import Tool
+from .database import Shop, ShopError
+
+REFUND_MESSAGE = "退款申请已提交，预计 1-3 个工作日到账"
+REFUND_INPUT_EXAMPLE = '{"orderId": "88231", "reason": "质量问题：扫地机不回充"}'
+WEEKDAYS = ("星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日")
+
+_DIGITS = re.compile(r"\d+")
+_CODE_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def to_json(value: object) -> str:
+    """Compact JSON that keeps Chinese readable: {"orderId":"88231","product":"比特 S10 Pro 扫地机",...}."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _unwrap(text: str) -> str:
+    """Strip whitespace, a Markdown code fence and surrounding quotes: what models wrap values in."""
+    text = text.strip()
+    if text.startswith("```"):
+        text = re.sub(r"^```[A-Za-z]*\s*|\s*```$", "", text)
+    return text.strip().strip("\"'“”‘’`").strip()
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    """Echo at most `limit` characters of a bad input back: enough to see the mistake, not a flood."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _order_id_in(text: str) -> str | None:
+    """The first run of digits: "88231", '"88231"', "订单 88231" and {"orderId": 88231} all give "88231"."""
+    match = _DIGITS.search(text)
+    return match.group() if match else None
+
+
+class QueryOrderTool(Tool):
+    name = "queryOrder"
+    description = (
+        "查询订单详情（look up an order）。输入：订单号，如 88231。"
+        "返回 JSON：商品、价格、下单时间、签收时间、订单状态、运单号。"
+    )
+
+    def __init__(self, shop: Shop):
+        self.shop = shop
+
+    def invoke(self, input: str) -> str:
+        order_id = _order_id_in(_unwrap(input))
+        if order_id is None:
+            return error_observation(
+                "请提供订单号（an order id is needed）", expected="订单号数字，如 88231", received=_shorten(input)
+            )
+        order = self.shop.get_order(order_id)
+        if order is None:
+            return error_observation(f"订单不存在：{order_id}", hint="请核对订单号，或请用户确认（check the id）")
+        return to_json(order)
+
+
+class QueryLogisticsTool(Tool):
+    name = "queryLogistics"
+    description = (
+        "查询物流轨迹（track a parcel）。输入：运单号，如 SF1234567890（可先用 queryOrder 查到）。"
+        "返回 JSON：快递公司、物流状态、轨迹列表。"
+    )
+
+    def __init__(self, shop: Shop):
+        self.shop = shop
+
+    def invoke(self, input: str) -> str:
+        # A tracking number is letters and digits: take the first such word that has a digit in it,
+        # so '{"trackingNo": "SF1234567890"}' and "运单号 sf1234567890" both work.
+        words = [w for w in _CODE_WORD.findall(_unwrap(input)) if any(ch.isdigit() for ch in w)]
+        if not words:
+            return error_observation(
+                "请提供运单号（a tracking number is needed）", expected="运单号，如 SF1234567890", received=_shorten(input)
+            )
+        tracking_no = words[0].upper()
+        logistics = self.shop.get_logistics(tracking_no)
+        if logistics is not None:
+            return to_json(logistics)
+        order = self.shop.get_order(tracking_no)
+        if order is not None:
+            # The commonest slip: passing the order id. Say so, and say how to get the right number.
+            return error_observation(
+                f"{tracking_no} 是订单号，不是运单号",
+                hint="先用 queryOrder 查询该订单的 trackingNo；trackingNo 为 null 表示尚未发货",
+            )
+        return error_observation(f"运单不存在：{tracking_no}", hint="请核对运单号，可用 queryOrder 查询订单的运单号")
+
+
+class ApplyRefundTool(Tool):
+    name = "applyRefund"
+    description = (
+        "发起退款申请（submit a refund），会真实写入退款记录。输入：JSON，包含 orderId（订单号）和 reason（退款原因），"
+        f"如 {REFUND_INPUT_EXAMPLE}。返回：申请结果和退款单号。同一订单重复申请只返回已有的退款单。"
+    )
+
+    def __init__(self, shop: Shop):
+        self.shop = shop
+
+    def invoke(self, input: str) -> str:
+        request = _unwrap_json(input)
+        try:
+            payload = json.loads(request)
+        except ValueError:
+            return self._bad_input("输入不是合法的 JSON（input is not valid JSON）", input)
+        if not isinstance(payload, dict):
+            return self._bad_input("输入应是一个 JSON 对象（expected a JSON object）", input)
+
+        raw_id = payload.get("orderId")
+        order_id = None
+        if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool):  # True is an int in Python
+            order_id = _order_id_in(str(raw_id))
+        if order_id is None:
+            return self._bad_input("缺少 orderId，或 orderId 不是订单号（orderId is missing）", input)
+        reason = payload.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            return self._bad_input("缺少 reason，请写明退款原因（reason is missing）", input)
+
+        try:
+            refund = self.shop.apply_refund(order_id, reason)
+        except ShopError as exc:
+            return error_observation(str(exc), orderId=order_id)
+
+        result = {
+            "success": True,
+            "refundId": refund["refundId"],
+            "orderId": refund["orderId"],
+            "amount": refund["amount"],
+        }
+        if refund["duplicate"]:
+            result["duplicate"] = True
+            result["message"] = f"该订单已有退款申请 {refund['refundId']}，未重复提交；预计 1-3 个工作日到账"
+        else:
+            result["message"] = REFUND_MESSAGE
+        return to_json(result)
+
+    @staticmethod
+    def _bad_input(message: str, received: str) -> str:
+        return error_observation(message, expected=REFUND_INPUT_EXAMPLE, received=_shorten(received))
+
+
+def _unwrap_json(text: str) -> str:
+    # Unlike _unwrap, quotes are kept: they belong to the JSON.
+    text = text.strip()
+    if text.startswith("```"):
+        text = re.sub(r"^```[A-Za-z]*\s*|\s*```$", "", text).strip()
+    return text
+
+
+class SearchKnowledgeTool(Tool):
+    name = "searchKnowledge"
+    description = (
+        "检索售后知识库（search the after-sales policies: returns, quality problems, warranty, shipping, refunds）。"
+        "输入：关键词或问题，中英文均可，如 退货 政策。返回 JSON：最相关的政策条目。"
+    )
+
+    def __init__(self, shop: Shop, limit: int = 3):
+        self.shop = shop
+        self.limit = limit
+
+    def invoke(self, input: str) -> str:
+        query = _unwrap(input)
+        if query.startswith("{"):  # {"query": "..."}: the model sent arguments as JSON
+            try:
+                payload = json.loads(query)
+            except ValueError:
+                payload = None
+            if isinstance(payload, dict) and isinstance(payload.get("query"), str):
+                query = payload["query"].strip()
+        if not query:
+            return error_observation("请提供检索关键词（a search query is needed）", expected="如 退货 政策、warranty")
+        results = self.shop.search_knowledge(query, self.limit)
+        answer: dict = {"query": query, "results": results}
+        if not results:
+            answer["hint"] = "没有匹配的条目，换个说法试试，如 退货、保修、运费、退款（try other words）"
+        return to_json(answer)
+
+
+class GetCurrentTimeTool(Tool):
+    name = "getCurrentTime"
+    description = "获取当前日期时间（current date and time）。无需输入。返回 JSON：currentTime 和星期。"
+
+    def __init__(self, clock: Clock = system_clock):
+        self.clock = clock
+
+    def invoke(self, input: str) -> str:
+        now = self.clock()  # the input is ignored: there is nothing to ask a clock
+        return to_json({"currentTime": now.isoformat(timespec="seconds"), "weekday": WEEKDAYS[now.weekday()]})
+
+
+def shop_tools(shop: Shop, clock: Clock | None = None) -> list[Tool]:
+    """The five tools in the seed's order. `clock` is the shop's own unless given."""
+    return [
+        QueryOrderTool(shop),
+        QueryLogisticsTool(shop),
+        ApplyRefundTool(shop),
+        SearchKnowledgeTool(shop),
+        GetCurrentTimeTool(clock or shop.clock),
+    ]
+
+
+def shop_registry(shop: Shop, clock: Clock | None = None) -> ToolRegistry:
+    """A `ToolRegistry` holding the five shop tools: what the agent of the lessons uses."""
+    return ToolRegistry(shop_tools(shop, clock))

@@ -1,0 +1,159 @@
+"""`Trace`: the record of one run, as a list of events.
+
+Print it to read the run round by round (like the seed's console), in English or Chinese; save it
+with `to_json()` and load it back with `from_json()`. Latency is kept in the events but left out of
+the printed form, so a printed trace is the same on every run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall, event_from_dict
+from .prompts import check_language
+
+LABELS = {
+    "en": {
+        "round": "===== Round {n} =====",
+        "thought": "[Thought]",
+        "tool_call": "[Tool call]",
+        "tool_result": "[Tool result]",
+        "tool_error": "[Tool error]",
+        "final": "[Final answer]",
+        "fallback": "[Final answer - fallback]",
+        "stopped": "[Stopped: {reason}]",
+        "usage": "[Tokens] {prompt} in + {completion} out, finish_reason={finish}",
+    },
+    "zh": {
+        "round": "===== 第 {n} 圈 =====",
+        "thought": "[思考]",
+        "tool_call": "[工具调用]",
+        "tool_result": "[工具结果]",
+        "tool_error": "[工具出错]",
+        "final": "[最终答复]",
+        "fallback": "[最终答复-兜底]",
+        "stopped": "[停止：{reason}]",
+        "usage": "[Token] 输入 {prompt} + 输出 {completion}，finish_reason={finish}",
+    },
+}
+
+
+@dataclass
+class Trace:
+    """Every event of one run. `lang` is the language `str(trace)` prints in."""
+
+    events: list[Event] = field(default_factory=list)
+    lang: str = "en"
+
+    def append(self, event: Event) -> None:
+        self.events.append(event)
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    # -- what happened ---------------------------------------------------------------------
+    @property
+    def end(self) -> Final | Stopped | None:
+        """The Final or Stopped event, if the run has ended."""
+        for event in reversed(self.events):
+            if isinstance(event, (Final, Stopped)):
+                return event
+        return None
+
+    @property
+    def answer(self) -> str | None:
+        end = self.end
+        return end.answer if end else None
+
+    @property
+    def reason(self) -> str | None:
+        end = self.end
+        return end.reason if end else None
+
+    @property
+    def rounds(self) -> int:
+        return max((event.step for event in self.events), default=0)
+
+    def of_type(self, cls: type[Event]) -> list:
+        return [event for event in self.events if isinstance(event, cls)]
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return self.of_type(ToolCall)
+
+    def total_usage(self) -> dict[str, int]:
+        """Token counts summed over every model call (keys the server did not send count as 0)."""
+        total = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        for call in self.of_type(LlmCall):
+            for key in total:
+                total[key] += int(call.usage.get(key) or 0)
+        return total
+
+    # -- printing --------------------------------------------------------------------------
+    def format(self, lang: str | None = None, usage: bool = False) -> str:
+        """The run round by round. `usage=True` adds a token line per model call."""
+        labels = LABELS[check_language(lang or self.lang)]
+        lines: list[str] = []
+        current_step = None
+        for event in self.events:
+            if event.step != current_step:
+                current_step = event.step
+                if lines:
+                    lines.append("")
+                lines.append(labels["round"].format(n=event.step))
+            lines.extend(_format_event(event, labels, usage))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.format()
+
+    def print(self, lang: str | None = None, usage: bool = False) -> None:
+        print(self.format(lang, usage))
+
+    def __repr__(self) -> str:
+        return f"<Trace {self.rounds} rounds, {len(self.events)} events, ended: {self.reason or 'running'}>"
+
+    # -- saving ----------------------------------------------------------------------------
+    def to_json(self, indent: int | None = 2) -> str:
+        data = {"lang": self.lang, "events": [event.to_dict() for event in self.events]}
+        return json.dumps(data, ensure_ascii=False, indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str) -> Trace:
+        data = json.loads(text)
+        if not isinstance(data, dict) or not isinstance(data.get("events"), list):
+            raise TypeError('a trace in JSON is an object with an "events" list')
+        return cls([event_from_dict(item) for item in data["events"]], lang=data.get("lang", "en"))
+
+
+def _format_event(event: Event, labels: dict[str, str], usage: bool) -> list[str]:
+    if isinstance(event, LlmCall):
+        if not usage:
+            return []
+        return [
+            labels["usage"].format(
+                prompt=event.usage.get("prompt_tokens", "?"),
+                completion=event.usage.get("completion_tokens", "?"),
+                finish=event.finish_reason,
+            )
+        ]
+    if isinstance(event, Parsed):
+        # A reply with no format has no thought; its Final (fallback) line shows the text.
+        return [f"{labels['thought']} {event.thought}"] if event.thought else []
+    if isinstance(event, ToolCall):
+        return [f"{labels['tool_call']} {event.name}({event.input})"]
+    if isinstance(event, Observation):
+        label = labels["tool_error"] if event.error else labels["tool_result"]
+        return [f"{label} {event.text}"]
+    if isinstance(event, Final):
+        label = labels["fallback"] if event.reason == "fallback" else labels["final"]
+        return [f"{label} {event.answer}"]
+    if isinstance(event, Stopped):
+        line = f"{labels['stopped'].format(reason=event.reason)} {event.answer}"
+        return [line, event.detail] if event.detail else [line]
+    return [repr(event)]
