@@ -1,0 +1,28 @@
+# The two commands of the README, and what they need.
+#   make course   set up .venv and open JupyterLab at the first lesson
+#   make test     set up .venv and run every test (unit tests, every notebook under nbval)
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: course test setup clean
+
+setup: $(STAMP)
+
+# Re-install only when the project's dependencies change.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+course: setup
+	$(BIN)/jupyter lab notebooks/00_welcome.ipynb
+
+test: setup
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,168 @@
+"""The loop, driven by a scripted model (no HTTP) so each rule is pinned on its own."""
+
+import json
+
+import pytest
+
+from tinyagent import (
+    AuthenticationError,
+    ChatResult,
+    Final,
+    FunctionTool,
+    LlmCall,
+    Observation,
+    Parsed,
+    ReActAgent,
+    Stopped,
+    ToolCall,
+    ToolRegistry,
+)
+
+
+class ScriptedLlm:
+    """Replies with the scripted texts in order (the last one repeats) and records every request."""
+
+    model = "scripted"
+
+    def __init__(self, *replies, finish_reason="stop"):
+        self.replies = list(replies)
+        self.finish_reason = finish_reason
+        self.requests = []
+
+    def chat(self, messages, *, stop=None, max_tokens=None):
+        self.requests.append({"messages": [dict(m) for m in messages], "stop": stop, "max_tokens": max_tokens})
+        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        if isinstance(reply, Exception):
+            raise reply
+        return ChatResult(reply, self.finish_reason, {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10})
+
+
+def tools():
+    return ToolRegistry([
+        FunctionTool("queryOrder", "Look up an order.", lambda i: json.dumps({"orderId": i, "trackingNo": "SF1"})),
+        FunctionTool("queryLogistics", "Track a parcel.", lambda i: json.dumps({"trackingNo": i, "status": "signed"})),
+    ])
+
+
+ACT_ORDER = "Thought: I need the order.\nAction: queryOrder\nAction Input: 88231\n"
+ACT_TRACK = "Thought: Now the parcel.\nAction: queryLogistics\nAction Input: SF1\n"
+FINAL = "Thought: I know enough.\nFinal Answer: Your parcel SF1 was signed for."
+
+
+def test_three_round_run_ends_with_the_final_answer():
+    llm = ScriptedLlm(ACT_ORDER, ACT_TRACK, FINAL)
+    result = ReActAgent(llm, tools()).run("Where is order 88231?")
+    assert result.ok and result.reason == "final_answer"
+    assert result.answer == "Your parcel SF1 was signed for."
+    assert [c.name for c in result.trace.tool_calls] == ["queryOrder", "queryLogistics"]
+    assert result.trace.rounds == 3
+
+
+def test_message_list_grows_by_assistant_and_observation_pairs():
+    llm = ScriptedLlm(ACT_ORDER, ACT_TRACK, FINAL)
+    result = ReActAgent(llm, tools()).run("Where is order 88231?")
+    roles = [m["role"] for m in result.messages]
+    assert roles == ["system", "user", "assistant", "user", "assistant", "user", "assistant"]
+    assert result.messages[3]["content"] == 'Observation: {"orderId": "88231", "trackingNo": "SF1"}'
+    # each request saw the conversation so far: 2, 4, then 6 messages
+    assert [len(r["messages"]) for r in llm.requests] == [2, 4, 6]
+
+
+def test_every_request_sends_the_observation_stop_sequence():
+    llm = ScriptedLlm(ACT_ORDER, FINAL)
+    ReActAgent(llm, tools()).run("order 88231?")
+    assert all(r["stop"] == ("Observation:",) for r in llm.requests)
+
+
+def test_system_prompt_lists_the_tools_in_order():
+    llm = ScriptedLlm(FINAL)
+    ReActAgent(llm, tools()).run("hello")
+    system = llm.requests[0]["messages"][0]["content"]
+    assert "1. queryOrder - Look up an order.\n2. queryLogistics - Track a parcel." in system
+
+
+def test_events_come_in_loop_order():
+    events = list(ReActAgent(ScriptedLlm(ACT_ORDER, FINAL), tools()).steps("order?"))
+    assert [type(e) for e in events] == [LlmCall, Parsed, ToolCall, Observation, LlmCall, Parsed, Final]
+    assert [e.step for e in events] == [1, 1, 1, 1, 2, 2, 2]
+
+
+def test_step_through_pauses_between_action_and_observation():
+    run = ReActAgent(ScriptedLlm(ACT_ORDER, FINAL), tools()).start("order?")
+    while not isinstance(run.advance(), ToolCall):
+        pass
+    assert run.messages[-1]["role"] == "assistant"  # the tool has not run yet
+    assert isinstance(run.advance(), Observation)
+    assert run.messages[-1]["content"].startswith("Observation: ")
+
+
+def test_fallback_when_the_model_skips_final_answer():
+    llm = ScriptedLlm(ACT_ORDER, "Your order 88231 has been delivered.")
+    result = ReActAgent(llm, tools()).run("order?")
+    assert result.reason == "fallback" and result.ok
+    assert result.answer == "Your order 88231 has been delivered."
+
+
+def test_max_steps_gives_up_politely():
+    result = ReActAgent(ScriptedLlm(ACT_ORDER), tools(), max_steps=3).run("order?")
+    assert result.reason == "max_steps" and not result.ok
+    assert "3 steps" in result.answer
+    assert len(result.trace.tool_calls) == 3
+    assert isinstance(result.trace.end, Stopped)
+
+
+def test_give_up_message_speaks_chinese_to_a_chinese_question():
+    result = ReActAgent(ScriptedLlm(ACT_ORDER), tools(), max_steps=2).run("订单 88231 到哪了？")
+    assert result.answer.startswith("抱歉")
+
+
+def test_unknown_tool_is_fed_back_and_the_model_can_correct_itself():
+    wrong = "Thought: check\nAction: checkOrder\nAction Input: 88231\n"
+    llm = ScriptedLlm(wrong, ACT_ORDER, FINAL)
+    result = ReActAgent(llm, tools()).run("order?")
+    first_observation = result.trace.of_type(Observation)[0]
+    assert first_observation.error
+    assert "unknown tool: checkOrder" in first_observation.text
+    assert result.reason == "final_answer"
+
+
+def test_model_error_ends_the_run_with_a_reason_not_an_exception():
+    llm = ScriptedLlm(AuthenticationError("the server refused the API key (HTTP 401)", 401))
+    result = ReActAgent(llm, tools()).run("order?")
+    assert result.reason == "llm_error"
+    assert "HTTP 401" in result.trace.end.detail
+
+
+def test_reply_cut_at_max_tokens_is_never_executed():
+    llm = ScriptedLlm("Thought: a long thought\nAction: queryOrder\nAction Input: 882", finish_reason="length")
+    result = ReActAgent(llm, tools(), max_tokens=20).run("order?")
+    assert result.reason == "length"
+    assert result.trace.tool_calls == []
+    assert llm.requests[0]["max_tokens"] == 20
+
+
+def test_empty_reply_stops_with_a_reason():
+    assert ReActAgent(ScriptedLlm("   "), tools()).run("order?").reason == "empty_reply"
+
+
+def test_history_is_placed_between_system_and_question():
+    llm = ScriptedLlm(FINAL)
+    history = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Final Answer: hello"}]
+    ReActAgent(llm, tools()).run("and my order?", history=history)
+    assert [m["content"] for m in llm.requests[0]["messages"][1:]] == ["hi", "Final Answer: hello", "and my order?"]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5])
+def test_max_steps_must_be_positive(bad):
+    with pytest.raises(ValueError):
+        ReActAgent(ScriptedLlm(FINAL), tools(), max_steps=bad)
+
+
+def test_agent_needs_a_registry():
+    with pytest.raises(TypeError):
+        ReActAgent(ScriptedLlm(FINAL), None)
+
+
+def test_empty_question_is_refused():
+    with pytest.raises(ValueError):
+        ReActAgent(ScriptedLlm(FINAL), tools()).run("  ")

@@ -1,0 +1,87 @@
+import pytest
+
+from tinyagent import ConfigurationError, load_settings
+
+KEY = "sk-live-VERYSECRET-42"
+REAL = {"TINYAGENT_API_URL": "https://api.deepseek.com/v1", "TINYAGENT_API_KEY": KEY,
+        "TINYAGENT_MODEL": "deepseek-chat"}
+
+
+def write_env(tmp_path, **values):
+    path = tmp_path / ".env"
+    path.write_text("".join(f"{k}={v}\n" for k, v in values.items()), encoding="utf-8")
+    return path
+
+
+def test_environment_names_a_real_provider(tmp_path):
+    settings = load_settings(environ=REAL, dotenv_path=tmp_path / "none")
+    assert (settings.api_url, settings.api_key, settings.model) == (REAL["TINYAGENT_API_URL"], KEY, "deepseek-chat")
+    assert not settings.offline
+    assert settings.source == "environment"
+
+
+def test_explicit_arguments_beat_environment_which_beats_dotenv(tmp_path):
+    env_file = write_env(tmp_path, TINYAGENT_API_URL="https://from-dotenv/v1", TINYAGENT_API_KEY="k-dotenv",
+                         TINYAGENT_MODEL="dotenv-model")
+    environ = {"TINYAGENT_MODEL": "env-model"}
+    settings = load_settings(api_key="k-explicit", environ=environ, dotenv_path=env_file)
+    assert settings.api_key == "k-explicit"
+    assert settings.model == "env-model"
+    assert settings.api_url == "https://from-dotenv/v1"
+    assert settings.source == ".env, arguments, environment"
+
+
+def test_nothing_configured_means_the_classroom_model(tmp_path, capsys):
+    settings = load_settings(environ={}, dotenv_path=tmp_path / "none")
+    assert settings.offline
+    assert settings.model == "classroom"
+    assert settings.api_url.startswith("http://127.0.0.1:")
+    assert settings.api_key is None
+
+
+def test_offline_flag_overrides_environment_and_dotenv(tmp_path):
+    env_file = write_env(tmp_path, **REAL)
+    settings = load_settings(environ={**REAL, "TINYAGENT_OFFLINE": "1"}, dotenv_path=env_file)
+    assert settings.offline
+    assert "TINYAGENT_OFFLINE=1" in settings.source
+
+
+def test_classroom_variant_can_be_chosen_by_name(tmp_path):
+    settings = load_settings(model="classroom-loop", environ={}, dotenv_path=tmp_path / "none")
+    assert settings.offline and settings.model == "classroom-loop"
+
+
+def test_key_without_url_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigurationError, match="TINYAGENT_API_URL is not"):
+        load_settings(environ={"TINYAGENT_API_KEY": KEY}, dotenv_path=tmp_path / "none")
+
+
+def test_remote_url_without_key_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigurationError, match="TINYAGENT_API_KEY is not set: copy .env.example"):
+        load_settings(environ={"TINYAGENT_API_URL": "https://api.openai.com/v1", "TINYAGENT_MODEL": "m"},
+                      dotenv_path=tmp_path / "none")
+
+
+def test_local_server_needs_no_key(tmp_path):
+    settings = load_settings(environ={"TINYAGENT_API_URL": "http://localhost:11434/v1", "TINYAGENT_MODEL": "qwen"},
+                             dotenv_path=tmp_path / "none")
+    assert settings.api_key is None and not settings.offline
+
+
+def test_missing_model_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigurationError, match="TINYAGENT_MODEL is not set"):
+        load_settings(environ={"TINYAGENT_API_URL": "https://x/v1", "TINYAGENT_API_KEY": KEY},
+                      dotenv_path=tmp_path / "none")
+
+
+def test_key_never_appears_in_repr_str_or_describe(tmp_path):
+    settings = load_settings(environ=REAL, dotenv_path=tmp_path / "none")
+    for text in (repr(settings), str(settings), settings.describe()):
+        assert KEY not in text
+    assert "key set" in settings.describe()
+
+
+def test_error_messages_never_contain_the_key(tmp_path):
+    with pytest.raises(ConfigurationError) as info:
+        load_settings(environ={"TINYAGENT_API_KEY": KEY}, dotenv_path=tmp_path / "none")
+    assert KEY not in str(info.value)

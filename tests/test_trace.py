@@ -1,0 +1,65 @@
+import json
+
+import pytest
+
+from tinyagent import ReActAgent, Trace
+
+from .test_agent import ACT_ORDER, ACT_TRACK, FINAL, ScriptedLlm, tools
+
+
+def run(question="Where is order 88231?", *replies):
+    return ReActAgent(ScriptedLlm(*(replies or (ACT_ORDER, ACT_TRACK, FINAL))), tools()).run(question)
+
+
+def test_prints_round_by_round_in_english():
+    text = run().trace.format("en")
+    assert text.splitlines()[:4] == [
+        "===== Round 1 =====",
+        "[Thought] I need the order.",
+        "[Tool call] queryOrder(88231)",
+        '[Tool result] {"orderId": "88231", "trackingNo": "SF1"}',
+    ]
+    assert text.endswith("[Final answer] Your parcel SF1 was signed for.")
+
+
+def test_prints_in_chinese():
+    text = run().trace.format("zh")
+    assert "===== 第 2 圈 =====" in text
+    assert "[工具调用] queryLogistics(SF1)" in text
+    assert "[最终答复] Your parcel SF1 was signed for." in text
+
+
+def test_default_language_follows_the_question():
+    assert "第 1 圈" in str(run("订单 88231 到哪了？").trace)
+
+
+def test_usage_lines_are_optional():
+    trace = run().trace
+    assert "[Tokens]" not in trace.format()
+    assert trace.format(usage=True).count("[Tokens] 7 in + 3 out, finish_reason=stop") == 3
+    assert trace.total_usage() == {"prompt_tokens": 21, "completion_tokens": 9, "total_tokens": 30}
+
+
+def test_fallback_and_stop_are_labelled():
+    assert "[Final answer - fallback] plain prose" in run("q", "plain prose").trace.format()
+    stopped = ReActAgent(ScriptedLlm(ACT_ORDER), tools(), max_steps=1).run("q").trace.format()
+    assert "[Stopped: max_steps] Sorry" in stopped
+
+
+def test_json_round_trip_keeps_every_event():
+    trace = run().trace
+    again = Trace.from_json(trace.to_json())
+    assert again.events == trace.events
+    assert again.format() == trace.format()
+    assert json.loads(trace.to_json())["events"][0]["type"] == "llm_call"
+
+
+def test_from_json_rejects_garbage():
+    with pytest.raises(TypeError):
+        Trace.from_json("[1, 2]")
+    with pytest.raises(ValueError, match="unknown event type"):
+        Trace.from_json('{"events": [{"type": "nope", "step": 1}]}')
+
+
+def test_repr_is_short():
+    assert repr(run().trace) == "<Trace 3 rounds, 11 events, ended: final_answer>"
