@@ -7,7 +7,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: course test setup clean
+.PHONY: course test setup clean notebooks
 
 setup: $(STAMP)
 
@@ -26,3 +26,11 @@ test: setup
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# For course authors: re-run every notebook top to bottom in a fresh kernel (offline, as CI does)
+# and keep outputs and execution counts but no volatile metadata.
+notebooks: setup
+	for nb in notebooks/*.ipynb; do \
+	  TINYAGENT_OFFLINE=1 $(BIN)/jupyter nbconvert --to notebook --execute --inplace "$$nb" || exit 1; \
+	  $(BIN)/nbstripout --keep-output --keep-count "$$nb" || exit 1; \
+	done

@@ -1,16 +1,12 @@
-"""Shared test set-up: the offline model is forced, and a scriptable HTTP server for client tests."""
+"""Shared test helpers: a scriptable loopback HTTP server for the client tests."""
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
-# Tests never talk to a learner's real provider, whatever their .env says.
-os.environ["TINYAGENT_OFFLINE"] = "1"
 
 
 class ScriptedServer:

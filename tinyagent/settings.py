@@ -117,9 +117,11 @@ def _classroom_settings(model: str | None, why: str, notice: bool) -> Settings:
     global _notice_shown
     if notice and not _notice_shown:
         _notice_shown = True
+        # The same words whatever the reason, so a notebook's output does not depend on the
+        # machine it ran on; `Settings.describe()` says why.
         print(
-            f"[tinyagent] Using the offline classroom model ({why}). It is a teaching instrument, "
-            "not a language model; see .env.example to use a real one.",
+            "[tinyagent] Using the offline classroom model: a teaching instrument, not a language "
+            "model. See .env.example to use a real one.",
             file=sys.stdout,
         )
     return Settings(api_url=server.chat_url, api_key=None, model=model, source=f"classroom ({why})")

@@ -1,0 +1,747 @@
+"""The classroom server's API contract, checked with plain `requests`, `http.client` and raw sockets.
+
+Most tests inject an echo responder (the model "says" the last user message), so each test states the
+text it needs and checks only the server's rules: stop, max_tokens, streaming, usage, tools, errors.
+The tests at the end use the real classroom model (`behaviour.respond`).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import queue
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import requests
+
+from tinyagent.classroom import behaviour
+from tinyagent.classroom import server as server_module
+from tinyagent.classroom.reply import Reply, ToolCallRequest
+from tinyagent.classroom.server import (
+    CREATED,
+    TOKENS_PER_CHUNK,
+    ClassroomServer,
+    StopScanner,
+    cut_text,
+    ensure_classroom_server,
+    stream_text,
+)
+from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
+
+MODELS = {"classroom": "echo", "classroom-ignores-stop": "echo, ignoring stop"}
+TOOL_CALLS = (
+    ToolCallRequest("queryOrder", {"order_id": "88231"}),
+    ToolCallRequest("searchKnowledge", {"query": "扫地机 退货"}),
+)
+
+
+def echo(request: dict) -> Reply:
+    """A scripted model: it says the last message's content, with a few special contents."""
+    text = request["messages"][-1].get("content")
+    if text == "malformed":
+        raise ValueError("messages[0] has no content")
+    if text == "crash":
+        raise RuntimeError("the model fell over")
+    if text == "not a reply":
+        return "just a string"
+    if request.get("tools"):
+        return Reply(None, TOOL_CALLS)
+    return Reply(text, ignores_stop=request["model"] == "classroom-ignores-stop")
+
+
+@pytest.fixture(scope="module")
+def room():
+    with ClassroomServer(responder=echo, models=MODELS) as server:
+        yield server
+
+
+def user(text: str) -> list[dict]:
+    return [{"role": "user", "content": text}]
+
+
+def chat(room, text: str = "Hello there.", **params) -> requests.Response:
+    return requests.post(
+        room.chat_url, json={"model": "classroom", "messages": user(text), **params}, timeout=10
+    )
+
+
+def stream_events(room, text: str, **params) -> tuple[bytes, list[dict]]:
+    """POST with stream=true; the raw body, and the chunks it carried (all events but [DONE])."""
+    response = chat(room, text, stream=True, **params)
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].startswith("text/event-stream")
+    raw = response.content
+    events = re.findall(rb"data: ([^\n]*)\n\n", raw)
+    assert b"".join(b"data: " + e + b"\n\n" for e in events) == raw, (
+        "every byte belongs to a 'data: ...' event"
+    )
+    assert events[-1] == b"[DONE]"
+    return raw, [json.loads(e) for e in events[:-1]]
+
+
+def streamed_content(chunks: list[dict]) -> str:
+    return "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+
+
+def assert_error(response: requests.Response, status: int) -> dict:
+    assert response.status_code == status, response.text
+    assert response.headers["Content-Type"] == "application/json"
+    error = response.json()["error"]
+    assert isinstance(error["message"], str) and error["message"]
+    assert {"message", "type", "code"} <= set(error)
+    return error
+
+
+def raw_exchange(room, data: bytes) -> bytes:
+    """Send bytes on a fresh socket and read the whole answer until the server closes."""
+    with socket.create_connection(("127.0.0.1", room.port), timeout=5) as sock:
+        sock.sendall(data)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+# --- the token rule ---------------------------------------------------------------------------------
+
+
+def test_token_rule_counts_ascii_runs_cjk_characters_and_punctuation():
+    assert count_tokens("Action Input: 88231") == 4
+    assert count_tokens("订单号 88231。") == 5
+    assert count_tokens("SF1234567890") == 1
+    assert count_tokens('{"order_id": "88231"}') == 11  # { " order _ id " : " 88231 " }
+    assert count_tokens("   \n\t ") == 0
+    assert count_tokens(None) == 0
+
+
+def test_truncate_keeps_exactly_n_tokens_and_leaves_short_text_alone():
+    text = "Thought: 查询订单 88231 的状态。\n"
+    assert truncate_to_tokens(text, 5) == "Thought: 查询订"
+    assert count_tokens(truncate_to_tokens(text, 5)) == 5
+    assert truncate_to_tokens(text, count_tokens(text)) == text
+    assert truncate_to_tokens(text, 100) == text
+    assert truncate_to_tokens(text, 0) == ""
+
+
+def test_split_tokens_pieces_join_back_to_the_text():
+    for text in ["", "  ", "a b  ", "Thought: 查询 88231\n\nAction: queryOrder \n", "😀x y"]:
+        pieces = split_tokens(text)
+        assert "".join(pieces) == text
+        assert all(count_tokens(p) == 1 for p in pieces if p.strip())
+
+
+def test_prompt_tokens_add_three_per_message_and_three_for_the_reply():
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "订单号 88231。"}]
+    assert count_prompt_tokens(messages) == (3 + 3) + (3 + 5) + 3
+
+
+# --- stop and max_tokens, without HTTP -----------------------------------------------------------------
+
+
+def test_stop_scanner_catches_a_stop_string_split_across_pieces():
+    scanner = StopScanner(("Observation:",))
+    assert scanner.feed("Action Input: 88231\nObserv") == "Action Input: 8"
+    assert scanner.feed("ation: fake") == "8231\n"
+    assert scanner.stopped
+
+
+@pytest.mark.parametrize("max_tokens", [None, 1, 2, 3, 5, 8, 13, 100])
+@pytest.mark.parametrize(
+    "stop",
+    [
+        (),
+        ("Observation:",),
+        ("Obs",),
+        ("\n",),
+        ("Z", "Action"),
+        ("88231\nObservation: 88",),
+        ("：",),
+        ("不回充",),
+    ],
+)
+def test_streamed_text_equals_the_cut_text_for_every_stop_and_budget(stop, max_tokens):
+    text = "Thought: 扫地机不回充了。\nAction: queryOrder\nAction Input: 88231\nObservation: 88231 已签收\n"
+    deltas, finish_reason = stream_text(text, stop, max_tokens)
+    assert ("".join(deltas), finish_reason) == cut_text(text, stop, max_tokens)
+    assert all(deltas)
+
+
+# --- a plain completion --------------------------------------------------------------------------------
+
+
+def test_plain_completion_has_the_openai_shape(room):
+    response = chat(room, "Thought: 用户问订单。\nFinal Answer: 已签收。")
+    assert response.status_code == 200
+    assert response.headers["Content-Type"] == "application/json"
+    body = response.json()
+    assert body["id"].startswith("chatcmpl-classroom-")
+    assert body["object"] == "chat.completion"
+    assert body["created"] == CREATED == 1782777600
+    assert body["model"] == "classroom"
+    assert body["system_fingerprint"] == "classroom"
+    assert body["choices"] == [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "Thought: 用户问订单。\nFinal Answer: 已签收。"},
+            "logprobs": None,
+            "finish_reason": "stop",
+        }
+    ]
+    assert set(body["usage"]) == {"prompt_tokens", "completion_tokens", "total_tokens"}
+
+
+def test_the_same_request_gets_the_same_bytes_and_another_request_another_id(room):
+    first, second = chat(room, "same"), chat(room, "same")
+    assert first.content == second.content
+    assert chat(room, "other").json()["id"] != first.json()["id"]
+
+
+def test_model_defaults_to_classroom_and_temperature_seed_are_ignored(room):
+    response = requests.post(
+        room.chat_url, json={"messages": user("hi"), "temperature": 0.7, "seed": 42, "top_p": 0.5}, timeout=10
+    )
+    assert response.status_code == 200
+    assert response.json()["model"] == "classroom"
+    assert response.json()["choices"][0]["message"]["content"] == "hi"
+
+
+def test_path_without_v1_prefix_works_too(room):
+    url = f"http://127.0.0.1:{room.port}/chat/completions"
+    response = requests.post(url, json={"messages": user("hi")}, timeout=10)
+    assert response.json()["choices"][0]["message"]["content"] == "hi"
+
+
+def test_models_are_listed_and_retrievable(room):
+    for path in ("/v1/models", "/models"):
+        body = requests.get(f"http://127.0.0.1:{room.port}{path}", timeout=10).json()
+        assert body["object"] == "list"
+        assert [m["id"] for m in body["data"]] == list(MODELS)
+    assert requests.get(room.base_url + "/models/classroom", timeout=10).json()["id"] == "classroom"
+    assert_error(requests.get(room.base_url + "/models/gpt-4", timeout=10), 404)
+
+
+# --- stop ----------------------------------------------------------------------------------------------
+
+REACT = "Thought: 先查订单。\nAction: queryOrder\nAction Input: 88231\nObservation: 订单已签收\nThought: 好"
+
+
+def test_stop_string_cuts_the_text_before_it(room):
+    choice = chat(room, REACT, stop="Observation:").json()["choices"][0]
+    assert choice["message"]["content"] == "Thought: 先查订单。\nAction: queryOrder\nAction Input: 88231\n"
+    assert choice["finish_reason"] == "stop"
+
+
+def test_the_earliest_stop_string_in_the_list_wins(room):
+    content = chat(room, REACT, stop=["Observation:", "Action Input:", "Thought: 好"]).json()
+    assert content["choices"][0]["message"]["content"] == "Thought: 先查订单。\nAction: queryOrder\n"
+
+
+def test_a_stop_string_that_never_occurs_changes_nothing(room):
+    choice = chat(room, REACT, stop=["Final Answer:"]).json()["choices"][0]
+    assert choice["message"]["content"] == REACT
+    assert choice["finish_reason"] == "stop"
+
+
+def test_ignores_stop_variant_returns_the_text_uncut(room):
+    body = {"model": "classroom-ignores-stop", "messages": user(REACT), "stop": ["Observation:"]}
+    choice = requests.post(room.chat_url, json=body, timeout=10).json()["choices"][0]
+    assert choice["message"]["content"] == REACT
+    _, chunks = stream_events(room, REACT, stop=["Observation:"], model="classroom-ignores-stop")
+    assert streamed_content(chunks) == REACT
+
+
+# --- max_tokens ----------------------------------------------------------------------------------------
+
+
+def test_max_tokens_cuts_to_that_many_tokens_with_finish_reason_length(room):
+    body = chat(room, "Thought: 查询订单 88231 的状态。", max_tokens=5).json()
+    assert body["choices"][0]["message"]["content"] == "Thought: 查询订"
+    assert body["choices"][0]["finish_reason"] == "length"
+    assert body["usage"]["completion_tokens"] == 5
+
+
+def test_max_completion_tokens_is_accepted_as_well(room):
+    body = chat(room, "one two three four", max_completion_tokens=2).json()
+    assert body["choices"][0]["message"]["content"] == "one two"
+    assert body["choices"][0]["finish_reason"] == "length"
+
+
+def test_a_budget_the_text_fits_in_finishes_with_stop(room):
+    choice = chat(room, "one two three", max_tokens=3).json()["choices"][0]
+    assert (choice["message"]["content"], choice["finish_reason"]) == ("one two three", "stop")
+
+
+def test_a_stop_string_beyond_the_budget_does_not_count(room):
+    choice = chat(room, "a b c STOP d", stop="STOP", max_tokens=2).json()["choices"][0]
+    assert (choice["message"]["content"], choice["finish_reason"]) == ("a b", "length")
+    choice = chat(room, "a b c STOP d", stop="STOP", max_tokens=4).json()["choices"][0]
+    assert (choice["message"]["content"], choice["finish_reason"]) == ("a b c ", "stop")
+
+
+# --- usage ---------------------------------------------------------------------------------------------
+
+
+def test_usage_follows_the_token_rule(room):
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "订单号 88231。"}]
+    usage = requests.post(room.chat_url, json={"messages": messages}, timeout=10).json()["usage"]
+    # system: 3 + 3 ("Be" "brief" "."), user: 3 + 5 ("订" "单" "号" "88231" "。"), the reply's start: 3
+    assert usage == {"prompt_tokens": 17, "completion_tokens": 5, "total_tokens": 22}
+
+
+def test_completion_tokens_count_the_cut_text_not_the_whole_text(room):
+    usage = chat(room, "a b c d e f", stop=" d").json()["usage"]
+    assert usage["completion_tokens"] == 3
+
+
+# --- streaming -----------------------------------------------------------------------------------------
+
+
+def test_stream_is_server_sent_events_that_add_up_to_the_plain_answer(room):
+    raw, chunks = stream_events(room, REACT)
+    plain = chat(room, REACT).json()
+    assert raw.endswith(b"data: [DONE]\n\n")
+    assert len({c["id"] for c in chunks}) == 1 and chunks[0]["id"].startswith("chatcmpl-classroom-")
+    assert all(c["object"] == "chat.completion.chunk" and c["created"] == CREATED for c in chunks)
+    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    assert chunks[-1]["choices"][0] == {"index": 0, "delta": {}, "logprobs": None, "finish_reason": "stop"}
+    middle = chunks[1:-1]
+    assert len(middle) > 3, "the content arrives in several deltas"
+    assert all(1 <= count_tokens(c["choices"][0]["delta"]["content"]) <= TOKENS_PER_CHUNK for c in middle)
+    assert all(c["choices"][0]["finish_reason"] is None for c in chunks[:-1])
+    assert streamed_content(chunks) == plain["choices"][0]["message"]["content"]
+    assert "usage" not in chunks[0]
+
+
+def test_stream_applies_stop_and_max_tokens_like_the_plain_answer(room):
+    for params in ({"stop": "Observation:"}, {"stop": ["Action", "Thought: 好"]}, {"max_tokens": 7}):
+        _, chunks = stream_events(room, REACT, **params)
+        plain = chat(room, REACT, **params).json()["choices"][0]
+        assert streamed_content(chunks) == plain["message"]["content"]
+        assert chunks[-1]["choices"][0]["finish_reason"] == plain["finish_reason"]
+
+
+def test_a_stop_string_split_across_two_chunks_still_stops(room):
+    # TOKENS_PER_CHUNK - 1 words, then "Observation": the first chunk ends inside the stop string.
+    text = " ".join(["w"] * (TOKENS_PER_CHUNK - 1)) + " Observation: 订单已签收"
+    _, unstopped = stream_events(room, text)
+    first_delta = unstopped[1]["choices"][0]["delta"]["content"]
+    assert first_delta.endswith("Observation") and not first_delta.endswith("Observation:"), "precondition"
+
+    _, chunks = stream_events(room, text, stop="Observation:")
+    assert streamed_content(chunks) == " ".join(["w"] * (TOKENS_PER_CHUNK - 1)) + " "
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    assert not any("Observation" in (c["choices"][0]["delta"].get("content") or "") for c in chunks)
+
+
+def test_include_usage_adds_a_last_chunk_with_usage_and_no_choices(room):
+    _, chunks = stream_events(room, REACT, stream_options={"include_usage": True})
+    assert chunks[-1]["choices"] == []
+    assert chunks[-1]["usage"] == chat(room, REACT).json()["usage"]
+    assert all(c["usage"] is None for c in chunks[:-1])
+    assert chunks[-2]["choices"][0]["finish_reason"] == "stop"
+
+
+# --- tools ---------------------------------------------------------------------------------------------
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "queryOrder",
+            "description": "Look up an order",
+            "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}},
+        },
+    }
+]
+
+
+def test_tool_calls_come_back_in_the_api_shape(room):
+    body = chat(room, "查订单 88231", tools=TOOLS, tool_choice="auto").json()
+    choice = body["choices"][0]
+    assert choice["finish_reason"] == "tool_calls"
+    assert choice["message"]["content"] is None
+    calls = choice["message"]["tool_calls"]
+    assert [c["type"] for c in calls] == ["function", "function"]
+    assert [c["function"]["name"] for c in calls] == ["queryOrder", "searchKnowledge"]
+    assert [json.loads(c["function"]["arguments"]) for c in calls] == [
+        {"order_id": "88231"},
+        {"query": "扫地机 退货"},
+    ]
+    assert all(re.fullmatch(r"call_[0-9a-f]{24}", c["id"]) for c in calls)
+    assert calls[0]["id"] != calls[1]["id"]
+    assert body["usage"]["completion_tokens"] == sum(
+        count_tokens(c["function"]["name"]) + count_tokens(c["function"]["arguments"]) for c in calls
+    )
+    assert body["usage"]["prompt_tokens"] == count_prompt_tokens(user("查订单 88231"), TOOLS)
+
+
+def test_tool_call_ids_are_stable_for_a_request_and_differ_between_requests(room):
+    ids = [c["id"] for c in chat(room, "查订单", tools=TOOLS).json()["choices"][0]["message"]["tool_calls"]]
+    again = [c["id"] for c in chat(room, "查订单", tools=TOOLS).json()["choices"][0]["message"]["tool_calls"]]
+    other = [c["id"] for c in chat(room, "查物流", tools=TOOLS).json()["choices"][0]["message"]["tool_calls"]]
+    assert ids == again
+    assert not set(ids) & set(other)
+
+
+def test_streamed_tool_calls_come_as_indexed_deltas(room):
+    _, chunks = stream_events(room, "查订单 88231", tools=TOOLS)
+    plain = chat(room, "查订单 88231", tools=TOOLS).json()["choices"][0]["message"]["tool_calls"]
+    assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": None}
+    assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
+    rebuilt: dict[int, dict] = {}
+    for chunk in chunks[1:-1]:
+        (delta,) = chunk["choices"][0]["delta"]["tool_calls"]
+        call = rebuilt.setdefault(
+            delta["index"], {"id": None, "type": None, "function": {"name": "", "arguments": ""}}
+        )
+        call["id"] = delta.get("id", call["id"])
+        call["type"] = delta.get("type", call["type"])
+        call["function"]["name"] += delta["function"].get("name", "")
+        call["function"]["arguments"] += delta["function"].get("arguments", "")
+    assert [rebuilt[i] for i in sorted(rebuilt)] == plain
+    assert len(chunks) > 2 + 2 * 2, "arguments arrive in several pieces"
+
+
+# --- errors --------------------------------------------------------------------------------------------
+
+
+def post_raw(room, data: bytes, **headers) -> requests.Response:
+    return requests.post(
+        room.chat_url, data=data, headers={"Content-Type": "application/json", **headers}, timeout=10
+    )
+
+
+@pytest.mark.parametrize(
+    "data, param",
+    [
+        (b"{not json", None),
+        (b"\xff\xfe\x00garbage", None),
+        (b"", None),
+        (b"[1, 2]", None),
+        (b'"messages"', None),
+        (b'{"model": "classroom"}', "messages"),
+        (b'{"messages": "hi"}', "messages"),
+        (b'{"messages": []}', "messages"),
+        (b'{"messages": ["hi"]}', "messages[0]"),
+        (b'{"messages": [{"content": "hi"}]}', "messages[0]"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "stop": ["a", "b", "c", "d", "e"]}', "stop"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "stop": 7}', "stop"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 0}', "max_tokens"),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "max_tokens": "5"}', "max_tokens"),
+        (
+            b'{"messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": true}',
+            "max_completion_tokens",
+        ),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "n": 2}', "n"),
+        (
+            b'{"messages": [{"role": "user", "content": "hi"}], "stream_options": {"include_usage": true}}',
+            "stream_options",
+        ),
+        (b'{"messages": [{"role": "user", "content": "hi"}], "model": 3}', "model"),
+        (b'{"messages": [{"role": "user", "content": "malformed"}]}', "messages"),
+    ],
+)
+def test_bad_requests_get_400_with_a_json_error(room, data, param):
+    error = assert_error(post_raw(room, data), 400)
+    assert error["type"] == "invalid_request_error"
+    assert error["param"] == param
+
+
+def test_a_value_error_from_the_model_is_a_400_with_its_message(room):
+    error = assert_error(chat(room, "malformed"), 400)
+    assert error["message"] == "messages[0] has no content"
+
+
+def test_unknown_model_is_404_and_lists_the_models(room):
+    response = requests.post(room.chat_url, json={"model": "gpt-4o", "messages": user("hi")}, timeout=10)
+    error = assert_error(response, 404)
+    assert error["code"] == "model_not_found"
+    assert "gpt-4o" in error["message"] and "classroom, classroom-ignores-stop" in error["message"]
+
+
+def test_unknown_path_is_404(room):
+    assert_error(requests.post(f"http://127.0.0.1:{room.port}/v1/completions", json={}, timeout=10), 404)
+    assert_error(requests.get(f"http://127.0.0.1:{room.port}/", timeout=10), 404)
+
+
+def test_wrong_method_is_405_with_an_allow_header(room):
+    response = requests.get(room.chat_url, timeout=10)
+    assert_error(response, 405)
+    assert response.headers["Allow"] == "POST"
+    response = requests.post(room.base_url + "/models", json={}, timeout=10)
+    assert_error(response, 405)
+    assert response.headers["Allow"] == "GET"
+    assert_error(requests.delete(room.chat_url, timeout=10), 405)
+
+
+def test_a_crashing_model_is_a_500_json_error(room):
+    error = assert_error(chat(room, "crash"), 500)
+    assert error["type"] == "server_error"
+    assert "RuntimeError: the model fell over" in error["message"]
+    assert "Reply" in assert_error(chat(room, "not a reply"), 500)["message"]
+
+
+def test_post_without_content_length_is_411(room):
+    raw = raw_exchange(
+        room,
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"2\r\n{}\r\n0\r\n\r\n",
+    )
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 411 ")
+    assert json.loads(body)["error"]["code"] == "length_required"
+
+
+def test_a_body_over_the_size_cap_is_413(room):
+    raw = raw_exchange(
+        room, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n{"
+    )
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413 ")
+    assert json.loads(body)["error"]["code"] == "request_too_large"
+
+
+def test_server_survives_garbage_and_still_answers(room):
+    answer = raw_exchange(room, b"\x00\x01garbage that is not HTTP\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"]["message"]
+    for half_request in (  # each client hangs up before the body it announced has arrived
+        b'POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 50\r\n\r\n{"messages"',
+        b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 10\r\n\r\n",
+        b"POST /v1/chat/comp",
+    ):
+        with socket.create_connection(("127.0.0.1", room.port)) as sock:
+            sock.sendall(half_request)
+    for data in (b"null", b"{}", b'{"messages": null}', b"\xc0\xaf" * 100):
+        post_raw(room, data)
+    assert chat(room, "still here").json()["choices"][0]["message"]["content"] == "still here"
+
+
+def test_keep_alive_serves_several_requests_on_one_connection_even_after_an_error(room):
+    connection = http.client.HTTPConnection("127.0.0.1", room.port, timeout=10)
+    try:
+        bodies = [json.dumps({"messages": user("one")}), "{broken", json.dumps({"messages": user("two")})]
+        statuses, sockets = [], []
+        for body in bodies:
+            connection.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+            response = connection.getresponse()
+            assert response.getheader("Content-Length") is not None
+            response.read()
+            statuses.append(response.status)
+            sockets.append(connection.sock)
+        assert statuses == [200, 400, 200]
+        assert sockets[0] is sockets[1] is sockets[2], "the connection was reused"
+    finally:
+        connection.close()
+
+
+def test_api_key_is_required_when_set_and_never_echoed():
+    with ClassroomServer(api_key="room-key-42", responder=echo, models=MODELS) as keyed:
+        body = {"messages": user("hi")}
+        missing = assert_error(requests.post(keyed.chat_url, json=body, timeout=10), 401)
+        wrong = requests.post(
+            keyed.chat_url, json=body, headers={"Authorization": "Bearer sk-wrong"}, timeout=10
+        )
+        assert "sk-wrong" not in assert_error(wrong, 401)["message"]
+        assert wrong.json()["error"]["code"] == "invalid_api_key"
+        assert missing["code"] == "missing_api_key"
+        assert_error(requests.get(keyed.base_url + "/models", timeout=10), 401)
+        good = requests.post(
+            keyed.chat_url, json=body, headers={"Authorization": "Bearer room-key-42"}, timeout=10
+        )
+        assert good.status_code == 200
+        assert "room-key-42" not in repr(keyed)
+
+
+def test_the_server_writes_nothing_to_stderr(capfd):
+    with ClassroomServer(responder=echo, models=MODELS) as quiet:
+        requests.post(quiet.chat_url, json={"messages": user("hi")}, timeout=10)
+        requests.post(quiet.chat_url, data=b"{", timeout=10)
+        requests.post(quiet.chat_url, json={"messages": user("crash")}, timeout=10)
+        raw_exchange(quiet, b"BREW /pot HTTP/1.1\r\n\r\n")
+    captured = capfd.readouterr()
+    assert captured.err == "" and captured.out == ""
+
+
+def test_stop_frees_the_port_and_a_stopped_server_refuses_connections():
+    server = ClassroomServer(responder=echo, models=MODELS).start()
+    port = server.port
+    assert server.running
+    server.stop()
+    server.stop()  # twice is fine
+    assert not server.running
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"http://127.0.0.1:{port}/v1/models", timeout=2)
+
+
+def test_sixty_concurrent_clients_are_served_quickly(room):
+    def client(i: int) -> list[str]:
+        with requests.Session() as session:
+            return [
+                session.post(
+                    room.chat_url, json={"messages": user(f"client {i} request {j}")}, timeout=10
+                ).json()["choices"][0]["message"]["content"]
+                for j in range(5)
+            ]
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=60) as pool:
+        results = list(pool.map(client, range(60)))
+    elapsed = time.perf_counter() - started
+    assert results == [[f"client {i} request {j}" for j in range(5)] for i in range(60)]
+    assert elapsed < 5, f"300 requests from 60 clients took {elapsed:.1f}s"
+
+
+# --- with the real classroom model ---------------------------------------------------------------------
+
+TOOL_LIST = (
+    "1. queryOrder - 查询订单状态，输入订单号\n"
+    "2. applyRefund - 为订单申请退款，输入订单号\n"
+    "3. searchKnowledge - 搜索售后知识库，输入问题\n"
+    "4. getCurrentTime - 获取当前时间，无需输入\n"
+)
+REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
+
+
+def refund_request(**params) -> dict:
+    from tinyagent.prompts import build_system_prompt
+
+    messages = [
+        {"role": "system", "content": build_system_prompt(TOOL_LIST, "zh")},
+        {"role": "user", "content": REFUND},
+    ]
+    return {"model": "classroom", "messages": messages, **params}
+
+
+@pytest.fixture(scope="module")
+def classroom():
+    return ensure_classroom_server()
+
+
+def test_ensure_classroom_server_is_one_server_however_often_it_is_called(classroom):
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        servers = list(pool.map(lambda _: ensure_classroom_server(), range(16)))
+    assert all(s is classroom for s in servers)
+    assert ensure_classroom_server().port == classroom.port
+    assert classroom.running
+    assert server_module._room is classroom
+
+
+def test_classroom_models_are_the_behaviour_modules(classroom):
+    listed = requests.get(classroom.base_url + "/models", timeout=10).json()["data"]
+    assert [m["id"] for m in listed] == list(behaviour.MODELS)
+    assert {"classroom", "classroom-ignores-stop", "classroom-verbose"} <= set(behaviour.MODELS)
+
+
+def test_without_stop_the_classroom_model_invents_an_observation(classroom):
+    content = requests.post(classroom.chat_url, json=refund_request(), timeout=10).json()
+    assert "Observation:" in content["choices"][0]["message"]["content"]
+
+
+def test_with_stop_the_classroom_model_ends_after_the_action_input(classroom):
+    body = requests.post(classroom.chat_url, json=refund_request(stop=["Observation:"]), timeout=10).json()
+    choice = body["choices"][0]
+    assert choice["finish_reason"] == "stop"
+    assert choice["message"]["content"].rstrip().endswith("Action Input: 88231")
+    assert "Observation" not in choice["message"]["content"]
+
+
+def test_classroom_ignores_stop_variant_keeps_typing(classroom):
+    body = refund_request(stop=["Observation:"], model="classroom-ignores-stop")
+    content = requests.post(classroom.chat_url, json=body, timeout=10).json()["choices"][0]["message"][
+        "content"
+    ]
+    assert "Observation:" in content
+
+
+def test_classroom_verbose_runs_out_of_max_tokens(classroom):
+    body = refund_request(max_tokens=50, model="classroom-verbose")
+    body = requests.post(classroom.chat_url, json=body, timeout=10).json()
+    assert body["choices"][0]["finish_reason"] == "length"
+    assert body["usage"]["completion_tokens"] == 50
+
+
+def test_classroom_stream_matches_the_plain_answer(classroom):
+    plain = requests.post(classroom.chat_url, json=refund_request(stop=["Observation:"]), timeout=10).json()
+    response = requests.post(
+        classroom.chat_url, json=refund_request(stop=["Observation:"], stream=True), timeout=10
+    )
+    chunks = [json.loads(e) for e in re.findall(rb"data: ([^\n]*)\n\n", response.content)[:-1]]
+    assert streamed_content(chunks) == plain["choices"][0]["message"]["content"]
+
+
+def test_serve_room_prints_the_banner_and_serves_until_interrupted():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = f"from tinyagent.classroom.server import serve_room; serve_room('127.0.0.1', {port}, 'room-key')"
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        lines: queue.Queue[str] = queue.Queue()
+
+        def read_stdout():  # in a thread, so that a silent server fails the test instead of hanging it
+            for line in process.stdout:
+                lines.put(line)
+
+        threading.Thread(target=read_stdout, daemon=True).start()
+        banner = ""
+        while "Ctrl-C" not in banner:
+            banner += lines.get(timeout=20)
+        assert "classroom model" in banner and "not a language model" in banner.lower()
+        assert f"TINYAGENT_API_URL=http://127.0.0.1:{port}/v1/chat/completions\n" in banner
+        assert "TINYAGENT_API_KEY=room-key\n" in banner
+        assert "TINYAGENT_MODEL=classroom\n" in banner
+        response = requests.post(
+            f"http://127.0.0.1:{port}/v1/chat/completions",
+            json=refund_request(stop=["Observation:"]),
+            headers={"Authorization": "Bearer room-key"},
+            timeout=10,
+        )
+        assert response.status_code == 200
+    finally:
+        process.send_signal(2)  # SIGINT, as Ctrl-C
+        process.wait(timeout=10)
+    assert process.returncode == 0
+
+
+def test_sixty_clients_of_the_real_model_are_served_quickly(classroom):
+    body = refund_request(stop=["Observation:"])
+
+    def client(_: int) -> set[str]:
+        with requests.Session() as session:
+            return {
+                session.post(classroom.chat_url, json=body, timeout=10).json()["choices"][0]["message"][
+                    "content"
+                ]
+                for _ in range(5)
+            }
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=60) as pool:
+        answers = set().union(*pool.map(client, range(60)))
+    elapsed = time.perf_counter() - started
+    assert len(answers) == 1, "every client got the same, deterministic answer"
+    assert elapsed < 5, f"300 requests from 60 clients took {elapsed:.1f}s"
+
+
+def test_the_in_process_server_stops_quietly_when_the_interpreter_exits():
+    code = (
+        "import requests\n"
+        "from tinyagent.classroom.server import ensure_classroom_server\n"
+        "server = ensure_classroom_server()\n"
+        "body = {'messages': [{'role': 'user', 'content': 'hi'}]}\n"
+        "print(requests.post(server.chat_url, json=body, timeout=10).status_code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=30
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "200\n", "")

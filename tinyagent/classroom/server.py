@@ -1,0 +1,855 @@
+"""The classroom model's HTTP server: the OpenAI Chat Completions API, on 127.0.0.1, in the standard library.
+
+The model itself (`behaviour.respond`) only decides what it would say: a `Reply` with the whole text
+it would type if nothing stopped it, or the tool calls it makes. This module does the rest, the way
+a real inference server does:
+
+    POST /v1/chat/completions
+        read and check the JSON body          -> 400 / 404 / 401 errors in OpenAI's JSON shape
+        ask the model for its Reply
+        cut the text at max_tokens            -> finish_reason "length"
+        cut it at the earliest stop string    -> finish_reason "stop" (the stop string is not returned)
+        count the tokens                      -> usage
+        answer with one JSON object, or stream it as Server-Sent Events (stream=true)
+    GET  /v1/models
+
+(Both also answer without the /v1 prefix.) Run it in-process with `ensure_classroom_server()`, which
+is what the notebooks do when no API key is set, or for a whole room with `serve_room(...)`
+(`python -m tinyagent classroom`).
+
+Every answer is a pure function of the request: the ids are hashes of the request, and `created` is a
+fixed date. Two identical requests get byte-identical answers, which is what lets nbval compare a
+notebook's committed outputs with a fresh run.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import hmac
+import json
+import socket
+import socketserver
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote, urlsplit
+
+from .reply import Reply
+from .tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
+
+Responder = Callable[[dict], Reply]
+
+DEFAULT_MODEL = "classroom"
+
+# Real servers put the current Unix time in `created`. We put a fixed one (2026-06-30 00:00:00 UTC,
+# the course's "today") so that the same request always gets the same bytes back, and notebook
+# outputs that show a response do not change from run to run.
+CREATED = 1782777600
+
+SYSTEM_FINGERPRINT = "classroom"
+MAX_STOP_SEQUENCES = 4  # the OpenAI API's limit
+MAX_BODY_BYTES = 8 * 1024 * 1024  # far above any lesson's conversation, far below trouble
+TOKENS_PER_CHUNK = 3  # how many tokens each streamed content delta carries
+
+CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+MODELS_PATHS = ("/v1/models", "/models")
+
+
+# --- errors -----------------------------------------------------------------------------------------
+
+
+class ApiError(Exception):
+    """A request the API refuses: becomes `{"error": {...}}` with `status`, as OpenAI sends it."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        type: str = "invalid_request_error",
+        code: str | None = None,
+        param: str | None = None,
+        headers: dict | None = None,
+    ):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type
+        self.code = code
+        self.param = param
+        self.headers = headers or {}
+
+    def to_json(self) -> dict:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+
+def _bad_request(message: str, param: str | None = None, code: str | None = "invalid_value") -> ApiError:
+    return ApiError(400, message, param=param, code=code)
+
+
+# --- reading a request ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """A checked chat request: the body as sent, plus the parameters the server itself acts on."""
+
+    body: dict
+    model: str
+    stop: tuple[str, ...]
+    max_tokens: int | None
+    stream: bool
+    include_usage: bool
+    digest: str  # a hash of the request: the seed of every id in the answer
+
+
+def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
+    """Check a /chat/completions body the way the API does; raise ApiError on the first problem."""
+    try:
+        body = json.loads(raw)
+    except ValueError:  # not UTF-8, or not JSON
+        raise _bad_request(
+            "The request body is not valid JSON. Send a JSON object with Content-Type: application/json.",
+            code="invalid_json",
+        ) from None
+    if not isinstance(body, dict):
+        raise _bad_request(
+            f"The request body must be a JSON object, not {_json_type(body)}.", code="invalid_json"
+        )
+
+    messages = body.get("messages")
+    if messages is None:
+        raise _bad_request(
+            "Missing required parameter: 'messages'.", "messages", "missing_required_parameter"
+        )
+    if not isinstance(messages, list):
+        raise _bad_request(
+            f"Invalid type for 'messages': expected an array, but got {_json_type(messages)}.",
+            "messages",
+            "invalid_type",
+        )
+    if not messages:
+        raise _bad_request(
+            "Invalid 'messages': empty array. Expected at least one message.", "messages", "empty_array"
+        )
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise _bad_request(
+                f"Invalid 'messages[{i}]': expected an object with a string 'role'.",
+                f"messages[{i}]",
+                "invalid_type",
+            )
+
+    model = body.get("model", DEFAULT_MODEL)
+    if model is None:
+        model = DEFAULT_MODEL
+    if not isinstance(model, str):
+        raise _bad_request("Invalid type for 'model': expected a string.", "model", "invalid_type")
+    if model not in models:
+        raise ApiError(
+            404,
+            f"The model '{model}' does not exist. Available models: {', '.join(models)}.",
+            code="model_not_found",
+            param="model",
+        )
+
+    stream = _optional(body, "stream", bool) or False
+    stream_options = _optional(body, "stream_options", dict)
+    if stream_options is not None and not stream:
+        raise _bad_request(
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options"
+        )
+    include_usage = bool(_optional(stream_options or {}, "include_usage", bool))
+
+    n = _optional(body, "n", int)
+    if n is not None and n != 1:
+        raise _bad_request(
+            f"Invalid 'n': the classroom model makes one choice per request (n=1), got {n}.", "n"
+        )
+    _optional(body, "tools", list)
+
+    return ChatRequest(
+        body=body,
+        model=model,
+        stop=_parse_stop(body.get("stop")),
+        max_tokens=_parse_max_tokens(body),
+        stream=stream,
+        include_usage=include_usage,
+        digest=_request_digest(body),
+    )
+
+
+def _parse_stop(stop: object) -> tuple[str, ...]:
+    """`stop` as a tuple of non-empty strings: it may be null, a string, or a list of up to 4 strings."""
+    if stop is None:
+        return ()
+    if isinstance(stop, str):
+        stop = [stop]
+    if not isinstance(stop, list) or not all(isinstance(s, str) for s in stop):
+        raise _bad_request(
+            "Invalid 'stop': expected a string or an array of strings.", "stop", "invalid_type"
+        )
+    if len(stop) > MAX_STOP_SEQUENCES:
+        raise _bad_request(
+            f"Invalid 'stop': at most {MAX_STOP_SEQUENCES} stop sequences, got {len(stop)}.", "stop"
+        )
+    return tuple(s for s in stop if s)  # an empty stop string would stop before the first character
+
+
+def _parse_max_tokens(body: dict) -> int | None:
+    """`max_completion_tokens` (the newer name) or `max_tokens`, the smaller if both are sent."""
+    limits = []
+    for name in ("max_tokens", "max_completion_tokens"):
+        value = _optional(body, name, int)
+        if value is not None:
+            if value < 1:
+                raise _bad_request(f"Invalid '{name}': expected an integer of 1 or more, got {value}.", name)
+            limits.append(value)
+    return min(limits) if limits else None
+
+
+def _optional(body: dict, name: str, kind: type):
+    """body[name] if it is missing, null or of `kind`; a 400 otherwise (a bool is not an int here)."""
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise _bad_request(
+            f"Invalid type for '{name}': expected {kind.__name__}, got {_json_type(value)}.",
+            name,
+            "invalid_type",
+        )
+    return value
+
+
+def _json_type(value: object) -> str:
+    names = {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }
+    return names.get(type(value), type(value).__name__)
+
+
+def _request_digest(body: dict) -> str:
+    """A hash of what the model is asked: the same conversation gets the same ids, streamed or not."""
+    asked = {key: value for key, value in body.items() if key not in ("stream", "stream_options")}
+    return _digest(json.dumps(asked, sort_keys=True, ensure_ascii=False))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# --- applying the API's rules to the model's text ---------------------------------------------------
+
+
+def find_stop(text: str, stop: tuple[str, ...]) -> int | None:
+    """Where the earliest of the stop strings starts in `text`, or None if none occurs."""
+    found = [at for at in (text.find(s) for s in stop) if at >= 0]
+    return min(found) if found else None
+
+
+def cut_text(text: str, stop: tuple[str, ...], max_tokens: int | None) -> tuple[str, str]:
+    """The content a client receives, and the finish_reason.
+
+    The model "types" at most `max_tokens` tokens; if a stop string appears in what it typed, the text
+    ends just before the earliest one ("stop"); otherwise it ends where the budget ran out ("length")
+    or where the model finished on its own ("stop").
+    """
+    typed = text if max_tokens is None else truncate_to_tokens(text, max_tokens)
+    at = find_stop(typed, stop)
+    if at is not None:
+        return typed[:at], "stop"
+    return typed, "stop" if typed == text else "length"
+
+
+class StopScanner:
+    """Applies stop strings to text that arrives in pieces, as a streaming server must.
+
+    A stop string can be split across two pieces ("Observ" + "ation:"), so the scanner never sends the
+    last len(longest stop) - 1 characters it has seen: they might be the start of a stop string. They go
+    out with the next piece once it shows they are not, or are dropped when it shows they are.
+    """
+
+    def __init__(self, stop: tuple[str, ...]):
+        self.stop = stop
+        self.hold = max((len(s) for s in stop), default=1) - 1
+        self.pending = ""  # seen, not yet sent
+        self.stopped = False
+
+    def feed(self, piece: str) -> str:
+        """Take the next piece of text; return the text that is now safe to send (maybe "")."""
+        self.pending += piece
+        at = find_stop(self.pending, self.stop)
+        if at is not None:
+            self.stopped = True
+            safe, self.pending = self.pending[:at], ""
+            return safe
+        keep = max(len(self.pending) - self.hold, 0)
+        safe, self.pending = self.pending[:keep], self.pending[keep:]
+        return safe
+
+    def flush(self) -> str:
+        """The text is over: what was held back can go."""
+        rest, self.pending = self.pending, ""
+        return rest
+
+
+def stream_text(text: str, stop: tuple[str, ...], max_tokens: int | None) -> tuple[list[str], str]:
+    """The content deltas of a streamed answer, and its finish_reason.
+
+    The model "generates" its text a few tokens at a time, and each piece goes through a StopScanner,
+    as it would in a real server that cannot see the text ahead. Joined, the deltas equal the content
+    that `cut_text` gives for the same request: the tests hold the two to that.
+    """
+    typed = text if max_tokens is None else truncate_to_tokens(text, max_tokens)
+    tokens = split_tokens(typed)
+    scanner = StopScanner(stop)
+    deltas = []
+    for i in range(0, len(tokens), TOKENS_PER_CHUNK):
+        deltas.append(scanner.feed("".join(tokens[i : i + TOKENS_PER_CHUNK])))
+        if scanner.stopped:
+            break
+    else:
+        deltas.append(scanner.flush())
+    finish_reason = "stop" if scanner.stopped or typed == text else "length"
+    return [d for d in deltas if d], finish_reason
+
+
+# --- building the answer ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the server sends back, before it is shaped into JSON or chunks."""
+
+    content: str | None
+    tool_calls: list[dict]  # in the API's shape: {"id", "type": "function", "function": {name, arguments}}
+    finish_reason: str
+    usage: dict
+    deltas: list[str]  # the content in streamed pieces (empty when not streaming)
+
+
+def make_answer(request: ChatRequest, reply: Reply) -> Answer:
+    """Apply the API's rules to the model's uncut Reply."""
+    if not isinstance(reply, Reply):
+        raise TypeError(f"the responder must return a Reply, not {type(reply).__name__}")
+    stop = () if reply.ignores_stop else request.stop  # the misbehaving variant, like servers that ignore it
+
+    if reply.tool_calls:
+        # A tool-calling turn: the calls are the answer. Any text the model adds goes out as it is.
+        tool_calls = [_tool_call_json(request, i, call) for i, call in enumerate(reply.tool_calls)]
+        content, finish_reason = reply.text or None, "tool_calls"
+        deltas = [reply.text] if reply.text and request.stream else []
+        completion_tokens = count_tokens(content) + sum(
+            count_tokens(c["function"]["name"]) + count_tokens(c["function"]["arguments"]) for c in tool_calls
+        )
+    else:
+        tool_calls = []
+        text = reply.text or ""
+        if request.stream:
+            deltas, finish_reason = stream_text(text, stop, request.max_tokens)
+            content = "".join(deltas)
+        else:
+            deltas = []
+            content, finish_reason = cut_text(text, stop, request.max_tokens)
+        completion_tokens = count_tokens(content)
+
+    prompt_tokens = count_prompt_tokens(request.body["messages"], request.body.get("tools"))
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    return Answer(content, tool_calls, finish_reason, usage, deltas)
+
+
+def _tool_call_json(request: ChatRequest, index: int, call) -> dict:
+    """One tool call in the API's shape. The id is a hash of the request and the call's position:
+    stable across runs (nbval), different for every call a conversation makes."""
+    arguments = (
+        call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments, ensure_ascii=False)
+    )
+    return {
+        "id": "call_" + _digest(f"{request.digest}/{index}")[:24],
+        "type": "function",
+        "function": {"name": call.name, "arguments": arguments},
+    }
+
+
+def _envelope(request: ChatRequest, object_type: str) -> dict:
+    return {
+        "id": "chatcmpl-classroom-" + request.digest[:24],
+        "object": object_type,
+        "created": CREATED,
+        "model": request.model,
+        "system_fingerprint": SYSTEM_FINGERPRINT,
+    }
+
+
+def completion_json(request: ChatRequest, answer: Answer) -> dict:
+    """The non-streaming answer: one `chat.completion` object."""
+    message = {"role": "assistant", "content": answer.content}
+    if answer.tool_calls:
+        message["tool_calls"] = answer.tool_calls
+    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": answer.finish_reason}
+    return {**_envelope(request, "chat.completion"), "choices": [choice], "usage": answer.usage}
+
+
+def completion_chunks(request: ChatRequest, answer: Answer) -> list[dict]:
+    """The streaming answer: the `chat.completion.chunk` objects, in order (`data: [DONE]` not included).
+
+    A role chunk, then the content a few tokens at a time (or each tool call: its id and name, then its
+    arguments in pieces), then an empty delta carrying finish_reason, then (with include_usage) a chunk
+    with no choices and the usage.
+    """
+    base = _envelope(request, "chat.completion.chunk")
+    if request.include_usage:
+        base["usage"] = None  # as OpenAI does: every chunk has the key, only the last one a value
+
+    def chunk(delta: dict, finish_reason: str | None = None) -> dict:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+        return {**base, "choices": [choice]}
+
+    chunks = [chunk({"role": "assistant", "content": None if answer.tool_calls else ""})]
+    chunks += [chunk({"content": delta}) for delta in answer.deltas]
+    for index, call in enumerate(answer.tool_calls):
+        function = call["function"]
+        head = {
+            "index": index,
+            "id": call["id"],
+            "type": "function",
+            "function": {"name": function["name"], "arguments": ""},
+        }
+        chunks.append(chunk({"tool_calls": [head]}))
+        pieces = split_tokens(function["arguments"])
+        for i in range(0, len(pieces), TOKENS_PER_CHUNK):
+            part = "".join(pieces[i : i + TOKENS_PER_CHUNK])
+            chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]}))
+    chunks.append(chunk({}, answer.finish_reason))
+    if request.include_usage:
+        chunks.append({**base, "choices": [], "usage": answer.usage})
+    return chunks
+
+
+def model_json(name: str, description: str) -> dict:
+    return {
+        "id": name,
+        "object": "model",
+        "created": CREATED,
+        "owned_by": "tinyagent",
+        "description": description,
+    }
+
+
+# --- HTTP -------------------------------------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One connection. HTTP/1.1 keep-alive: every non-streamed answer carries Content-Length, so the
+    client can send its next request on the same connection."""
+
+    protocol_version = "HTTP/1.1"
+    server_version = "tinyagent-classroom/1"
+    disable_nagle_algorithm = True  # small answers go out at once, not after a 40 ms delayed-ACK wait
+    timeout = 60  # an idle keep-alive connection is closed after a minute
+
+    @property
+    def room(self) -> ClassroomServer:
+        return self.server.room
+
+    def version_string(self) -> str:
+        return self.server_version  # not the Python version: nobody needs it, and it varies
+
+    def do_GET(self):
+        self._handle()
+
+    def do_POST(self):
+        self._handle()
+
+    def do_PUT(self):
+        self._handle()
+
+    def do_PATCH(self):
+        self._handle()
+
+    def do_DELETE(self):
+        self._handle()
+
+    def _handle(self) -> None:
+        # Until the body is read, it sits on the socket in front of the next request (see _send_json).
+        self._body_read = "Content-Length" not in self.headers and "Transfer-Encoding" not in self.headers
+        try:
+            endpoint = self._route()
+            body = self._read_body()
+            self._check_key()
+            endpoint(body)
+        except ApiError as err:
+            self._send_json(err.status, err.to_json(), err.headers)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client went away; nobody to answer
+        except Exception as exc:  # noqa: BLE001 - a bug must cost one request a 500, never the server
+            error = ApiError(500, f"The classroom model failed: {type(exc).__name__}: {exc}", "server_error")
+            self._send_json(500, error.to_json())
+            if self.room.verbose:
+                import traceback
+
+                traceback.print_exc()
+
+    def _route(self) -> Callable[[bytes], None]:
+        path = unquote(urlsplit(self.path).path)
+        if path in CHAT_PATHS:
+            allowed, endpoint = "POST", self._chat
+        elif path in MODELS_PATHS:
+            allowed, endpoint = "GET", self._list_models
+        elif path.startswith(tuple(p + "/" for p in MODELS_PATHS)):
+            allowed, endpoint = "GET", lambda body: self._get_model(path.rsplit("/", 1)[1])
+        else:
+            raise ApiError(
+                404,
+                f"Unknown path {path}. This server answers POST /v1/chat/completions and GET /v1/models.",
+                code="unknown_url",
+            )
+        if self.command != allowed:
+            raise ApiError(
+                405,
+                f"{self.command} is not allowed on {path}; use {allowed}.",
+                code="method_not_allowed",
+                headers={"Allow": allowed},
+            )
+        return endpoint
+
+    def _read_body(self) -> bytes:
+        length = self.headers.get("Content-Length")
+        if length is None:
+            if self.command == "POST" or self.headers.get("Transfer-Encoding"):
+                raise ApiError(411, "A Content-Length header is required.", code="length_required")
+            self._body_read = True
+            return b""
+        try:
+            size = int(length)
+            if size < 0:
+                raise ValueError
+        except ValueError:
+            raise _bad_request(
+                f"Invalid Content-Length: {length!r}.", code="invalid_content_length"
+            ) from None
+        if size > MAX_BODY_BYTES:
+            raise ApiError(
+                413,
+                f"The request body is {size} bytes; the limit is {MAX_BODY_BYTES}.",
+                code="request_too_large",
+            )
+        body = self.rfile.read(size)
+        self._body_read = True
+        return body
+
+    def _check_key(self) -> None:
+        if self.room.api_key is None:
+            return
+        sent = self.headers.get("Authorization", "")
+        if not sent:
+            raise ApiError(
+                401,
+                "You didn't provide an API key. Send it as 'Authorization: Bearer <key>' "
+                "(set TINYAGENT_API_KEY).",
+                code="missing_api_key",
+            )
+        scheme, _, key = sent.partition(" ")
+        # compare_digest takes the same time however many characters match: no guessing by timing
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            key.strip().encode(), self.room.api_key.encode()
+        ):
+            raise ApiError(
+                401,
+                "Incorrect API key provided. Use the key this classroom server was started "
+                "with as TINYAGENT_API_KEY.",
+                code="invalid_api_key",
+            )
+
+    def _chat(self, body: bytes) -> None:
+        request = parse_chat_request(body, self.room.models)
+        try:
+            reply = self.room.responder(dict(request.body, model=request.model))
+        except ValueError as exc:  # the model's way of saying the conversation is malformed
+            raise _bad_request(str(exc), "messages") from None
+        answer = make_answer(request, reply)
+        if request.stream:
+            self._send_events(completion_chunks(request, answer))
+        else:
+            self._send_json(200, completion_json(request, answer))
+
+    def _list_models(self, body: bytes) -> None:
+        data = [model_json(name, description) for name, description in self.room.models.items()]
+        self._send_json(200, {"object": "list", "data": data})
+
+    def _get_model(self, name: str) -> None:
+        if name not in self.room.models:
+            raise ApiError(
+                404,
+                f"The model '{name}' does not exist. Available models: {', '.join(self.room.models)}.",
+                code="model_not_found",
+                param="model",
+            )
+        self._send_json(200, model_json(name, self.room.models[name]))
+
+    def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        if not self._body_read:
+            # The body we refused unread is still on the socket: the next "request" would be garbage.
+            self.close_connection = True
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def _send_events(self, chunks: list[dict]) -> None:
+        """Server-Sent Events: `data: <json>` and a blank line per event, `data: [DONE]` at the end.
+
+        The length is not known in advance, so the answer ends by closing the connection, which is
+        what tells an HTTP client the body is complete.
+        """
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for chunk in chunks:
+            self.wfile.write(b"data: " + json.dumps(chunk, ensure_ascii=False).encode("utf-8") + b"\n\n")
+            if self.room.chunk_delay:
+                time.sleep(self.room.chunk_delay)
+        self.wfile.write(b"data: [DONE]\n\n")
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The base class calls this for requests it cannot parse at all; answer in JSON there too."""
+        self._body_read = False
+        self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # what the base class assumes of a garbled request line
+            self.request_version = "HTTP/1.0"  # answer with a status line and headers all the same
+        error = ApiError(code, message or HTTPStatus(code).phrase)
+        try:
+            self._send_json(code, error.to_json())
+        except OSError:
+            pass
+
+    def log_message(self, format: str, *args) -> None:
+        # Quiet by default: nbval compares a notebook's stderr too, and a log line is noise there.
+        if self.room.verbose:
+            super().log_message(format, *args)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True  # a connection left open never keeps the interpreter alive
+    request_queue_size = 128  # the default 5 makes a burst of 60 clients wait for TCP retries
+
+    def __init__(self, address: tuple[str, int], room: ClassroomServer):
+        self.room = room
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, _Handler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind looks up the host's full DNS name, which can hang for seconds offline.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+    def handle_error(self, request, client_address) -> None:
+        if self.room.verbose:  # a client that hung up mid-request is not worth a traceback in a notebook
+            super().handle_error(request, client_address)
+
+
+class ClassroomServer:
+    """The classroom model on an OpenAI-compatible HTTP endpoint.
+
+        with ClassroomServer() as server:          # port 0: any free port
+            requests.post(server.chat_url, json={"model": "classroom", "messages": [...]})
+
+    api_key:     when set, requests must send `Authorization: Bearer <api_key>` (else 401)
+    responder:   request dict -> Reply; defaults to the classroom model (`behaviour.respond`)
+    models:      model name -> description, for /v1/models and for checking `model`
+    verbose:     log each request to stderr (off by default: notebooks compare stderr)
+    chunk_delay: seconds to wait between streamed chunks, to watch a stream arrive
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        api_key: str | None = None,
+        responder: Responder | None = None,
+        models: dict[str, str] | None = None,
+        verbose: bool = False,
+        chunk_delay: float = 0.0,
+    ):
+        if responder is None:
+            from . import behaviour  # imported here, so that this module loads without the model
+
+            responder = behaviour.respond
+            models = behaviour.MODELS if models is None else models
+        elif models is None:
+            models = {DEFAULT_MODEL: "a responder given to ClassroomServer"}
+        self.host = host
+        self.api_key = api_key
+        self.responder = responder
+        self.models = dict(models)
+        self.verbose = verbose
+        self.chunk_delay = chunk_delay
+        self._httpd = _HTTPServer((host, port), self)  # bound now, so .port is known before start()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        """What an OpenAI client takes as base_url, e.g. http://127.0.0.1:PORT/v1."""
+        host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}/v1"
+
+    @property
+    def chat_url(self) -> str:
+        """What TINYAGENT_API_URL takes: the full chat completions URL."""
+        return self.base_url + "/chat/completions"
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> ClassroomServer:
+        """Serve in a background daemon thread; returns self."""
+        if self._closed:
+            raise RuntimeError("this ClassroomServer was stopped; create a new one")
+        if not self.running:
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.1},
+                name=f"classroom-server-{self.port}",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Serve in this thread until Ctrl-C (what the standalone room server does)."""
+        try:
+            self._httpd.serve_forever(poll_interval=0.1)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self._close()
+
+    def stop(self) -> None:
+        """Stop serving and free the port. Safe to call twice."""
+        if self.running:
+            self._httpd.shutdown()
+            self._thread.join()
+        self._close()
+
+    def _close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._httpd.server_close()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped" if self._closed else "not started"
+        key = ", api_key=***" if self.api_key else ""  # a key is never printed
+        return f"ClassroomServer({self.base_url}, {state}{key})"
+
+
+# --- the two ways to run it -------------------------------------------------------------------------
+
+_room: ClassroomServer | None = None
+_room_lock = threading.Lock()
+
+
+def ensure_classroom_server() -> ClassroomServer:
+    """The in-process classroom server, started on a free port on first use; the same one after that.
+
+    Safe to call from many threads at once; the server stops when the interpreter exits.
+    """
+    global _room
+    with _room_lock:
+        if _room is None or not _room.running:
+            first = _room is None
+            _room = ClassroomServer().start()
+            if first:
+                atexit.register(_stop_room)
+        return _room
+
+
+def _stop_room() -> None:
+    with _room_lock:
+        if _room is not None:
+            _room.stop()
+
+
+def serve_room(
+    host: str = "127.0.0.1", port: int = 8000, api_key: str | None = None, verbose: bool = True
+) -> None:
+    """Run one classroom model for a whole room, in the foreground, until Ctrl-C.
+
+    Prints what it is and the three `.env` lines each learner needs to use it.
+    """
+    room = ClassroomServer(host, port, api_key=api_key, verbose=verbose)
+    address = host if host not in ("0.0.0.0", "::", "") else _this_machine_address()
+    if ":" in address:
+        address = f"[{address}]"
+    url = f"http://{address}:{room.port}/v1/chat/completions"
+    lines = [
+        "tinyagent classroom model",
+        "",
+        "This is the classroom model: a scripted, deterministic teaching instrument, NOT a language model.",
+        "It speaks the OpenAI Chat Completions API so that the course's code runs unchanged against it.",
+        "",
+        f"Serving {url}  (models: {', '.join(room.models)})",
+        "",
+        "Each learner puts these three lines in their .env file:",
+        "",
+        f"TINYAGENT_API_URL={url}",
+        f"TINYAGENT_API_KEY={api_key if api_key else 'classroom'}",
+        "TINYAGENT_MODEL=classroom",
+        "",
+        "(this server checks the key: it must be exactly the one above)"
+        if api_key
+        else "(this server checks no key: any text works)",
+        "Press Ctrl-C to stop.",
+    ]
+    print("\n".join(lines), flush=True)
+    room.serve_forever()
+    print("classroom model stopped.", file=sys.stderr)
+
+
+def _this_machine_address() -> str:
+    """This machine's address on the local network, for the banner (no packet is sent)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("10.255.255.255", 1))
+            return probe.getsockname()[0]
+    except OSError:
+        return socket.gethostname()
