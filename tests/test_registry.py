@@ -54,8 +54,9 @@ def test_non_string_result_becomes_error_observation():
 
 def test_tool_reporting_its_own_error_is_marked_as_error():
     registry = registry_with(FunctionTool("lookup", "Finds nothing.", lambda _: '{"error": "not found"}'))
-    assert registry.run(Action("lookup", "1")).error
-    assert not registry.run(Action("lookup", "1")).text == ""
+    result = registry.run(Action("lookup", "1"))
+    assert result.error
+    assert result.text == '{"error": "not found"}'  # passed through unchanged
 
 
 def test_execute_returns_plain_text_like_the_seed():

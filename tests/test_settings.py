@@ -85,3 +85,13 @@ def test_error_messages_never_contain_the_key(tmp_path):
     with pytest.raises(ConfigurationError) as info:
         load_settings(environ={"TINYAGENT_API_KEY": KEY}, dotenv_path=tmp_path / "none")
     assert KEY not in str(info.value)
+
+
+def test_explicit_provider_model_without_a_provider_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigurationError, match="needs a provider"):
+        load_settings(model="gpt-4o", environ={}, dotenv_path=tmp_path / "none")
+
+
+def test_provider_model_left_in_the_environment_falls_back_to_the_classroom(tmp_path):
+    settings = load_settings(environ={"TINYAGENT_MODEL": "deepseek-chat"}, dotenv_path=tmp_path / "none")
+    assert settings.offline and settings.model == "classroom"

@@ -88,6 +88,11 @@ def load_settings(
     url, key, chosen_model = (values.get(name) for name in NAMES)
     if not url and not key:
         why = "TINYAGENT_OFFLINE=1" if forced_offline else "no TINYAGENT_API_KEY or TINYAGENT_API_URL configured"
+        if chosen_model and sources["TINYAGENT_MODEL"] == "arguments" and not chosen_model.startswith(CLASSROOM_MODEL):
+            raise ConfigurationError(
+                f"model {chosen_model!r} needs a provider, but none is configured ({why}): set "
+                "TINYAGENT_API_URL and TINYAGENT_API_KEY, or choose a classroom model such as 'classroom'"
+            )
         return _classroom_settings(chosen_model, why, notice)
 
     if not url:
@@ -113,7 +118,7 @@ def _classroom_settings(model: str | None, why: str, notice: bool) -> Settings:
 
     server = ensure_classroom_server()
     if not (model or "").startswith(CLASSROOM_MODEL):
-        model = CLASSROOM_MODEL
+        model = CLASSROOM_MODEL  # a provider's model name left in the environment means nothing here
     global _notice_shown
     if notice and not _notice_shown:
         _notice_shown = True

@@ -1,0 +1,119 @@
+"""A whole room on one classroom server: N learners run the refund scenario at the same time.
+
+    .venv/bin/python benchmarks/classroom_room.py [--learners 60] [--runs 3]
+
+The server runs as its own process, started the way a teacher starts it
+(`python -m tinyagent classroom`). Each simulated learner is a thread with its own in-memory shop and
+its own `ReActAgent`, and runs the seed's refund request end to end `--runs` times (5 model calls each).
+All learners start together. Printed: completions per second, latency per completion (p50/p95/p99,
+measured by the client as the agent saw it), the time for the whole room, and errors (a run that
+did not end with the shop's real refund id counts as one).
+
+Targets on the 2-core course machine: zero errors, the room done in under 10 s, p95 under 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import requests
+
+from tinyagent import LlmCall, LlmClient, ReActAgent, fixed_clock
+from tinyagent.shop import Shop, shop_registry
+
+REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_room_server(port: int) -> subprocess.Popen:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tinyagent", "classroom", "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(f"http://127.0.0.1:{port}/v1/models", timeout=1).ok:
+                return server
+        except requests.ConnectionError:
+            time.sleep(0.05)
+    server.kill()
+    raise SystemExit("the classroom server did not start within 20 s")
+
+
+def learner(url: str, runs: int, start: threading.Barrier, latencies: list, errors: list) -> None:
+    clock = fixed_clock("2026-06-30T19:05:23")
+    start.wait()
+    for _ in range(runs):
+        try:
+            with Shop(":memory:", clock=clock) as shop:
+                agent = ReActAgent(LlmClient(url, "classroom", "classroom"), shop_registry(shop, clock))
+                result = agent.run(REFUND)
+                latencies.extend(e.latency_s for e in result.trace.of_type(LlmCall))
+                refunds = shop.refunds()
+                if result.reason != "final_answer" or len(refunds) != 1 or refunds[0]["refundId"] not in result.answer:
+                    errors.append(f"unexpected end: {result.reason}")
+        except Exception as exc:  # noqa: BLE001 - a benchmark counts every failure, whatever it is
+            errors.append(f"{type(exc).__name__}: {exc}")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--learners", type=int, default=60)
+    parser.add_argument("--runs", type=int, default=3, help="refund scenarios per learner (5 completions each)")
+    args = parser.parse_args()
+
+    port = free_port()
+    server = start_room_server(port)
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    latencies: list[float] = []
+    errors: list[str] = []
+    start = threading.Barrier(args.learners + 1)
+    threads = [threading.Thread(target=learner, args=(url, args.runs, start, latencies, errors))
+               for _ in range(args.learners)]
+    try:
+        for t in threads:
+            t.start()
+        start.wait()
+        began = time.perf_counter()
+        for t in threads:
+            t.join()
+        room_s = time.perf_counter() - began
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+    n = len(latencies)
+    print(f"classroom room benchmark: {args.learners} learners x {args.runs} refund runs, cpus={os.cpu_count()}")
+    print(f"  completions        {n}")
+    print(f"  room finished in   {room_s:.2f} s   (target < 10 s)")
+    print(f"  completions/s      {n / room_s:.0f}")
+    if n:
+        print(f"  latency p50        {statistics.median(latencies) * 1000:.1f} ms")
+        print(f"  latency p95        {percentile(latencies, 95) * 1000:.1f} ms   (target < 100 ms)")
+        print(f"  latency p99        {percentile(latencies, 99) * 1000:.1f} ms")
+    print(f"  errors             {len(errors)}   (target 0)")
+    for line in sorted(set(errors))[:5]:
+        print(f"    {line}")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

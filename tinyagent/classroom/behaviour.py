@@ -1,0 +1,63 @@
+"""The classroom model's behaviour: a pure function from a Chat Completions request to its next message.
+
+It is a teaching instrument, not a language model. There are no weights and no sampling: a handful of
+small planners read the conversation (the tools the system prompt lists, the user's request, every
+Observation so far) and decide the next Thought and Action the way a careful assistant would, in the
+user's language. That makes every lesson repeatable to the byte, offline, while the agent's code path
+stays exactly the one a real provider would exercise.
+
+    request dict ──read_conversation──> Conversation ──variant (by model name)──> Reply
+                                            │                  │
+                                            │           scenarios.plan: the next Act or Answer
+                                            │           render / daydream: the text it would type
+                                            └─ tools offered, language, steps and their Observations
+
+`respond` only decides what the model would say. The server (`server.py`) applies the API's rules to it:
+the stop sequence, `max_tokens`, streaming and token counts.
+
+Modules, in the order a reader might open them:
+
+    conversation.py      reading the request (tools, language, steps so far); malformed input -> ValueError
+    planning.py          Act / Answer / Call, and readers for the shop's Observations
+    intents.py           which scenario a request belongs to
+    scenarios.py         the table of scenarios, and `plan`: the next step
+    shop_scenarios.py    order status, logistics, policy questions, the time
+    refund.py            the refund: dates, policy limits, the decision
+    weather_and_files.py the seeds' weather and file-writing tools
+    small_talk.py        answers that need no tool, and plain chat
+    render.py            the exact ReAct text format
+    daydream.py          lesson 04: the invented Observations of a model that is not stopped
+    variants.py          the careful model and its misbehaving variants (MODELS, VARIANTS_TABLE)
+"""
+
+from __future__ import annotations
+
+from .conversation import MalformedRequestError, read_conversation
+from .reply import Reply
+from .variants import MODELS, VARIANTS, VARIANTS_TABLE, chat
+
+__all__ = ["MODELS", "VARIANTS_TABLE", "MalformedRequestError", "UnknownModelError", "respond"]
+
+
+class UnknownModelError(ValueError):
+    """The request names a model the classroom server does not have."""
+
+
+def respond(request: dict) -> Reply:
+    """The classroom model's next message for a parsed chat completion request.
+
+    Reads `messages`, `model`, and optionally `tools` and `tool_choice`; ignores the rest (the server
+    handles `stop`, `max_tokens` and `stream`). Raises ValueError for a malformed request.
+    """
+    if not isinstance(request, dict):
+        raise MalformedRequestError("the request body must be a JSON object")
+    model = request.get("model")
+    if not isinstance(model, str) or not model:
+        raise MalformedRequestError("'model' must be the name of a model, e.g. 'classroom'")
+    variant = VARIANTS.get(model)
+    if variant is None:
+        raise UnknownModelError(f"unknown model {model!r}; the classroom models are: {', '.join(MODELS)}")
+    conv = read_conversation(request)
+    if not conv.declared:
+        return chat(conv)
+    return variant(conv)

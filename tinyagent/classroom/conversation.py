@@ -1,0 +1,474 @@
+"""Reading a Chat Completions request the way the classroom model needs it.
+
+A real model reads the whole conversation every time it is called; so does this one. From the request's
+messages it works out:
+
+- which tools it was offered: the numbered lines of the system prompt (`1. queryOrder - ...`) for text
+  ReAct, or the `tools` field for native function calling;
+- the latest real request from the user, and its language;
+- every step taken since that request: which tool was called with what input, and what the Observation
+  said (a user message starting with "Observation:" in text ReAct, a `tool` message in function calling).
+
+Everything the model decides next is a function of this `Conversation`, and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+
+from ..prompts import detect_language
+
+ROLES = ("system", "developer", "user", "assistant", "tool")  # "developer": newer OpenAI name for system
+
+
+class MalformedRequestError(ValueError):
+    """The request is not a well-formed chat completion request (the server answers 400)."""
+
+
+# "1. queryOrder - 查询订单详情..." : the tool list that `ToolRegistry.build_tool_list()` writes.
+TOOL_LINE = re.compile(r"^\s*\d+\.\s+(\S+)\s+-\s+(.*)$", re.MULTILINE)
+
+ORDER_ID = re.compile(r"(?<!\d)\d{5}(?!\d)")  # the shop's order ids: five digits (88231)
+TRACKING_NO = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{10}(?!\d)")  # two letters, ten digits (SF1234567890)
+
+# One keyed line of the model's own earlier replies, read tolerantly (bold, lower case, full-width colon),
+# because the sloppy variant wrote some of them.
+_KEY_LINE = re.compile(
+    r"^[\s*_>`#-]*(thought|action input|action|final answer|observation)[\s*_]*[:：][\s*_]*(.*)$",
+    re.IGNORECASE,
+)
+# An error about the form of the input, not about the world ("invalid input", "expected an integer", ...).
+_INPUT_COMPLAINT = re.compile(
+    r"invalid input|invalid argument|expected|schema|validation|参数|格式", re.IGNORECASE
+)
+_OBSERVATION_PREFIX = re.compile(r"^\s*observation\s*[:：]\s*", re.IGNORECASE)
+
+# What each shop tool does, by its name in the prompt. The planners ask for "the order tool", not for a
+# name, so a tool that was not offered is simply never called.
+_KIND_BY_NAME = {
+    "queryorder": "order",
+    "querylogistics": "logistics",
+    "applyrefund": "refund",
+    "searchknowledge": "knowledge",
+    "getcurrenttime": "time",
+}
+
+
+def tool_kind(name: str) -> str | None:
+    """What a tool does, judged by its name: "order", "refund", ..., "weather", "write_file", or None."""
+    low = (name or "").lower()
+    if low in _KIND_BY_NAME:
+        return _KIND_BY_NAME[low]
+    if "weather" in low:
+        return "weather"
+    if "write" in low and "file" in low:
+        return "write_file"
+    return None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One tool call made since the user's request, and the Observation that answered it (if any yet)."""
+
+    tool: str
+    input: str = ""
+    observation: str | None = None
+    kind: str | None = None
+
+    @property
+    def data(self) -> object:
+        """The Observation parsed as JSON, or None when it is not JSON."""
+        if self.observation is None:
+            return None
+        try:
+            return json.loads(self.observation)
+        except ValueError:
+            return None
+
+    @property
+    def error(self) -> str | None:
+        """The error the Observation reports, or None when the call worked."""
+        data = self.data
+        if isinstance(data, dict):
+            if "error" in data:
+                return str(data["error"])
+            if data.get("success") is False:
+                return str(data.get("message") or "failed")
+        text = (self.observation or "").strip()
+        if text.lower().startswith(("error", "错误")):
+            return text
+        return None
+
+    @property
+    def ran(self) -> bool:
+        """True when the tool really did its job (even if its answer was an error such as "no such order").
+
+        Two kinds of error mean it did not, so the step does not count as done and the model tries again:
+        the registry found no such tool (a wrong name, or a parser that mangled it), or the tool refused
+        the input itself (see `input_error`).
+        """
+        if self.observation is None or self.input_error:
+            return False
+        error = (self.error or "").lower()
+        data = self.data
+        dispatch_error = error.startswith(("unknown tool", "no tool name", "未找到工具", "未解析到")) or (
+            isinstance(data, dict) and "available_tools" in data
+        )
+        return not dispatch_error
+
+    @property
+    def input_error(self) -> bool:
+        """True when the Observation complains about the input's form (it says what it expected)."""
+        error = self.error
+        if error is None:
+            return False
+        data = self.data
+        if isinstance(data, dict) and ("expected" in data or "received" in data):
+            return True
+        return bool(_INPUT_COMPLAINT.search(error))
+
+    @property
+    def text(self) -> str:
+        """Every string inside the Observation, joined: what to search for a phrase or a date."""
+        data = self.data
+        if data is None:
+            return self.observation or ""
+        return "\n".join(_strings_in(data))
+
+
+def _strings_in(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _strings_in(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings_in(item)]
+    return [] if value is None else [str(value)]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What the model knows when it is called.
+
+    request:      the user's latest real request (not an Observation)
+    lang:         "zh" if that request contains Chinese characters, else "en"
+    tools:        the tools offered, name -> description, in the prompt's order
+    declared:     True when the request declared tools at all (a ReAct prompt or `tools`); False for
+                  plain chat
+    native:       True for function calling (`tools` in the request): reply with tool_calls
+    steps:        the tool calls made since the request, oldest first
+    rounds:       how many replies the model has given since the request
+    earlier:      the user's earlier requests in this conversation, most recent first
+    schemas:      for function calling, each tool's JSON Schema `parameters`
+    """
+
+    request: str
+    lang: str = "en"
+    tools: dict[str, str] = field(default_factory=dict)
+    declared: bool = True
+    native: bool = False
+    steps: tuple[Step, ...] = ()
+    rounds: int = 0
+    earlier: tuple[str, ...] = ()
+    schemas: dict[str, dict] = field(default_factory=dict)
+
+    @property
+    def zh(self) -> bool:
+        return self.lang == "zh"
+
+    def say(self, zh: str, en: str) -> str:
+        """Pick the sentence in the user's language."""
+        return zh if self.zh else en
+
+    def tool_for(self, kind: str) -> str | None:
+        """The name of the offered tool that does `kind`, or None if none was offered."""
+        return next((name for name in self.tools if tool_kind(name) == kind), None)
+
+    def result(self, kind: str, key: str | None = None) -> Step | None:
+        """The latest step of `kind` that really ran (and whose input mentions `key`, if given)."""
+        for step in reversed(self.steps):
+            if step.kind == kind and step.ran and (key is None or key in step.input):
+                return step
+        return None
+
+    @property
+    def order_ids(self) -> list[str]:
+        """Order ids in the request; if it has none, the ones in the most recent earlier request that had some.
+
+        That second part is what lets "那我想退货" follow "订单 88231 到哪了" in a multi-turn chat.
+        """
+        for text in (self.request, *self.earlier):
+            ids = list(dict.fromkeys(ORDER_ID.findall(text)))
+            if ids:
+                return ids
+        return []
+
+    @property
+    def tracking_numbers(self) -> list[str]:
+        return list(dict.fromkeys(TRACKING_NO.findall(self.request)))
+
+    def with_step(self, step: Step) -> Conversation:
+        """This conversation one round later, after `step` (used to imagine what comes next)."""
+        return replace(self, steps=(*self.steps, step), rounds=self.rounds + 1)
+
+
+# --- reading the request ----------------------------------------------------------------------------
+
+
+def read_conversation(request: dict) -> Conversation:
+    """Turn a parsed chat completion request into a `Conversation`. Raises ValueError if it is malformed."""
+    if not isinstance(request, dict):
+        raise MalformedRequestError("the request body must be a JSON object")
+    messages = request.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise MalformedRequestError("'messages' must be a non-empty list of messages")
+    for index, message in enumerate(messages):
+        _check_message(index, message)
+    _check_tool_replies(messages)
+
+    texts = [message_text(m) for m in messages]
+    start = _latest_request_index(messages, texts)
+    request_text = texts[start]
+    earlier = tuple(
+        texts[i]
+        for i in range(start - 1, -1, -1)
+        if messages[i]["role"] == "user" and not _is_observation(texts[i])
+    )
+
+    native_tools, schemas = _read_native_tools(request)
+    if native_tools is not None:
+        tools, native, declared = native_tools, True, True
+    else:
+        system = "\n".join(t for m, t in zip(messages, texts) if m["role"] in ("system", "developer"))
+        tools = {
+            name: description.strip() for name, description in TOOL_LINE.findall(system) if name[0].isalpha()
+        }
+        native, declared = False, bool(tools)
+
+    steps, rounds = _read_steps(messages[start + 1 :], texts[start + 1 :])
+    return Conversation(
+        request=request_text,
+        lang=detect_language(request_text),
+        tools=tools,
+        declared=declared,
+        native=native,
+        steps=tuple(steps),
+        rounds=rounds,
+        earlier=earlier,
+        schemas=schemas,
+    )
+
+
+def message_text(message: dict) -> str:
+    """A message's text: its content string, or the text parts of a content list joined."""
+    content = message.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content if part.get("type") == "text")
+
+
+def _check_message(index: int, message: object) -> None:
+    where = f"messages[{index}]"
+    if not isinstance(message, dict):
+        raise MalformedRequestError(f"{where} must be an object with a 'role' and a 'content'")
+    role = message.get("role")
+    if role not in ROLES:
+        raise MalformedRequestError(f"{where}.role must be one of {', '.join(ROLES)}, got {role!r}")
+    content = message.get("content")
+    if content is None:
+        if role != "assistant":
+            raise MalformedRequestError(
+                f"{where}.content is missing: only an assistant message with tool_calls may omit it"
+            )
+    elif isinstance(content, list):
+        for part in content:
+            if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                raise MalformedRequestError(
+                    f"{where}.content must be a string or a list of {{'type': 'text', ...}} parts"
+                )
+            if part["type"] == "text" and not isinstance(part.get("text"), str):
+                raise MalformedRequestError(f"{where}.content has a text part without a 'text' string")
+    elif not isinstance(content, str):
+        raise MalformedRequestError(f"{where}.content must be a string, got {type(content).__name__}")
+
+    if role == "assistant":
+        calls = message.get("tool_calls")
+        if calls is None:
+            if content is None:
+                raise MalformedRequestError(f"{where} has neither content nor tool_calls")
+            return
+        if not isinstance(calls, list):
+            raise MalformedRequestError(f"{where}.tool_calls must be a list")
+        for j, call in enumerate(calls):
+            function = call.get("function") if isinstance(call, dict) else None
+            if (
+                not isinstance(call, dict)
+                or not isinstance(call.get("id"), str)
+                or not isinstance(function, dict)
+            ):
+                raise MalformedRequestError(f"{where}.tool_calls[{j}] must have an 'id' and a 'function'")
+            if not isinstance(function.get("name"), str) or not function["name"]:
+                raise MalformedRequestError(
+                    f"{where}.tool_calls[{j}].function.name must be a non-empty string"
+                )
+            if not isinstance(function.get("arguments", ""), (str, dict)):
+                raise MalformedRequestError(
+                    f"{where}.tool_calls[{j}].function.arguments must be a JSON string"
+                )
+    if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+        raise MalformedRequestError(f"{where} is a tool message without a 'tool_call_id'")
+
+
+def _check_tool_replies(messages: list[dict]) -> None:
+    """Every tool message must answer a tool call an earlier assistant message made."""
+    made: set[str] = set()
+    for index, message in enumerate(messages):
+        if message["role"] == "assistant":
+            made.update(call["id"] for call in message.get("tool_calls") or [])
+        elif message["role"] == "tool" and message["tool_call_id"] not in made:
+            raise MalformedRequestError(
+                f"messages[{index}] answers tool_call_id {message['tool_call_id']!r}, "
+                "which no earlier assistant message made"
+            )
+
+
+def _is_observation(text: str) -> bool:
+    return bool(_OBSERVATION_PREFIX.match(text))
+
+
+def _latest_request_index(messages: list[dict], texts: list[str]) -> int:
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index]["role"] == "user" and not _is_observation(texts[index]):
+            return index
+    raise MalformedRequestError("the conversation has no user message with a request in it")
+
+
+def _read_native_tools(request: dict) -> tuple[dict[str, str] | None, dict[str, dict]]:
+    """The `tools` field as name -> description (None when absent), narrowed by `tool_choice`."""
+    tools = request.get("tools")
+    if tools is None or tools == []:
+        return None, {}
+    if not isinstance(tools, list):
+        raise MalformedRequestError("'tools' must be a list of function tools")
+    offered: dict[str, str] = {}
+    schemas: dict[str, dict] = {}
+    for index, tool in enumerate(tools):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if (
+            not isinstance(function, dict)
+            or not isinstance(function.get("name"), str)
+            or not function["name"]
+        ):
+            raise MalformedRequestError(
+                f"tools[{index}] must be {{'type': 'function', 'function': {{'name': ...}}}}"
+            )
+        offered[function["name"]] = str(function.get("description") or "")
+        parameters = function.get("parameters")
+        schemas[function["name"]] = parameters if isinstance(parameters, dict) else {}
+
+    choice = request.get("tool_choice")
+    if choice in (None, "auto", "required"):
+        return offered, schemas
+    if choice == "none":  # the caller forbids calls this turn: answer with what is known
+        return {}, schemas
+    if isinstance(choice, dict) and isinstance(choice.get("function"), dict):
+        name = choice["function"].get("name")
+        if name not in offered:
+            raise MalformedRequestError(f"tool_choice names {name!r}, which is not in 'tools'")
+        return {name: offered[name]}, schemas
+    raise MalformedRequestError(
+        "tool_choice must be 'auto', 'none', 'required' or {'type': 'function', 'function': {...}}"
+    )
+
+
+def _read_steps(messages: list[dict], texts: list[str]) -> tuple[list[Step], int]:
+    """The steps taken after the request, and how many replies the model gave."""
+    steps: list[Step] = []
+    by_call_id: dict[str, int] = {}
+    waiting: int | None = None  # the text step that the next "Observation:" answers
+    rounds = 0
+    for message, text in zip(messages, texts):
+        role = message["role"]
+        if role == "assistant":
+            rounds += 1
+            waiting = None
+            for call in message.get("tool_calls") or []:
+                name = call["function"]["name"]
+                by_call_id[call["id"]] = len(steps)
+                steps.append(
+                    Step(name, _arguments_as_input(call["function"].get("arguments")), kind=tool_kind(name))
+                )
+            if not message.get("tool_calls"):
+                action = parse_action(text)
+                if action is not None:
+                    waiting = len(steps)
+                    steps.append(Step(action[0], action[1], kind=tool_kind(action[0])))
+        elif role == "tool":
+            index = by_call_id.get(message["tool_call_id"])
+            if index is not None:
+                steps[index] = replace(steps[index], observation=text)
+        elif role == "user" and waiting is not None:
+            steps[waiting] = replace(
+                steps[waiting], observation=_OBSERVATION_PREFIX.sub("", text, count=1).strip()
+            )
+            waiting = None
+    return steps, rounds
+
+
+def parse_action(text: str) -> tuple[str, str] | None:
+    """(tool, input) from one of the model's earlier text replies, or None if it gave no Action.
+
+    Tolerant on purpose (it reads the sloppy variant too). Only what comes before an `Observation:` line
+    counts: a reply that ran on past it (no stop sequence) invented the rest.
+    """
+    tool: str | None = None
+    tool_input = ""
+    extra: list[str] = []
+    collecting = False
+    for line in text.splitlines():
+        match = _KEY_LINE.match(line)
+        if match is None:
+            if collecting:
+                extra.append(line)
+            continue
+        key, value = match.group(1).lower(), match.group(2).strip()
+        collecting = False
+        if key in ("observation", "final answer"):
+            break
+        if key == "action":
+            words = value.strip("`*_ ").split()
+            tool, tool_input, extra = (words[0] if words else ""), "", []
+        elif key == "action input":
+            tool_input, collecting, extra = value, True, []
+    if not tool:
+        return None
+    if not tool_input and extra:
+        tool_input = "\n".join(extra)
+    return tool, _strip_fence(tool_input)
+
+
+def _strip_fence(text: str) -> str:
+    text = text.strip()
+    if text.startswith("```"):
+        text = re.sub(r"^```[A-Za-z]*\s*|\s*```$", "", text)
+    return text.strip()
+
+
+def _arguments_as_input(arguments: object) -> str:
+    """Function-call arguments as the text a ReAct step would have written: the value, or compact JSON."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return arguments
+    if isinstance(arguments, dict):
+        if not arguments:
+            return ""
+        if len(arguments) == 1:
+            value = next(iter(arguments.values()))
+            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,567 @@
+"""The refund scenario: the one where the agent has to reason, not just look things up.
+
+The careful plan, one tool per round in text ReAct (the seed's five rounds):
+
+    queryOrder(88231)        what was bought, when it was signed for, its status
+    getCurrentTime()         the model cannot know today's date: it has to ask
+    searchKnowledge(...)     the after-sales policy, whose day limits it reads out of the Observation
+    applyRefund({...})       only if the dates and the policy allow it
+    Final Answer             with the refund id the shop really issued
+
+The decision (`decide`) uses real numbers: days = today - signing date, and the limits parsed from the
+policy text ("签收次日起 7 天内 ... 无理由退货", "15 天内出现性能故障", "保修 1 年"), with 7 / 15 / 365 as
+the fallback when the policy does not say. Within 7 days: a no-reason return. Within 15 days with a fault
+the customer reported: a quality return. Later but under warranty: no refund, a free repair instead.
+
+`plan_hasty_refund` is the other half of lesson 04: what the same model writes when it is *imagining*
+the Observations (no stop sequence). It checks nothing and goes straight to applyRefund.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .conversation import Conversation
+from .planning import Act, Answer, Order, act, call, pick, read_now, read_order, sentence
+
+# --- the policy's day limits ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReturnLimits:
+    """Days after signing: no-reason return, return for a quality fault, warranty (free repair)."""
+
+    no_reason: int = 7
+    quality: int = 15
+    warranty: int = 365
+    from_policy: bool = False  # True when at least one limit was read from a policy text
+
+
+_NUMBER = r"(\d+|[一二两三四五六七八九十百]+)"
+_CLAUSE = r"[^。；;\n]"  # within one clause: limits and what they are for sit in the same clause
+_NO_REASON_ZH = re.compile(_NUMBER + r"\s*天内?" + _CLAUSE + r"*?无理由")
+_QUALITY_ZH = re.compile(_NUMBER + r"\s*天内?((?:(?!无理由)" + _CLAUSE + r")*?)(?:故障|质量)")
+_WARRANTY_YEARS_ZH = re.compile(r"保修" + _CLAUSE + r"*?" + _NUMBER + r"\s*年")
+_WARRANTY_DAYS_ZH = re.compile(r"保修" + _CLAUSE + r"*?(\d+)\s*天")
+_NO_REASON_EN = re.compile(
+    r"(\d+)[\s-]*days?[^.;\n]*?(?:no[- ]reason|without (?:a |any )?reason|any reason)", re.IGNORECASE
+)
+_QUALITY_EN = re.compile(
+    r"(\d+)[\s-]*days?((?:(?!no[- ]reason)[^.;\n])*?)(?:fault|defect|quality)", re.IGNORECASE
+)
+_WARRANTY_EN = re.compile(
+    r"(\d+)[\s-]*(year|day)s?[^.;\n]*?warranty|warranty[^.;\n]*?(\d+)[\s-]*(year|day)", re.IGNORECASE
+)
+
+_CHINESE_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+
+
+def to_number(text: str) -> int:
+    """ "15" -> 15, "七" -> 7, "十五" -> 15, "三十" -> 30: the numbers a policy writes."""
+    if text.isdigit():
+        return int(text)
+    if "百" in text:
+        head, _, rest = text.partition("百")
+        return _CHINESE_DIGITS.get(head, 1) * 100 + (to_number(rest) if rest else 0)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return _CHINESE_DIGITS.get(tens, 1) * 10 + _CHINESE_DIGITS.get(ones, 0)
+    return _CHINESE_DIGITS.get(text, 0)
+
+
+def read_limits(policy: str) -> ReturnLimits:
+    """The day limits a policy text states; the usual 7 / 15 / 365 for any it does not."""
+    found: dict[str, int] = {}
+    if match := _NO_REASON_ZH.search(policy) or _NO_REASON_EN.search(policy):
+        found["no_reason"] = to_number(match.group(1))
+    if match := _QUALITY_ZH.search(policy) or _QUALITY_EN.search(policy):
+        found["quality"] = to_number(match.group(1))
+    if match := _WARRANTY_YEARS_ZH.search(policy):
+        found["warranty"] = to_number(match.group(1)) * 365
+    elif match := _WARRANTY_DAYS_ZH.search(policy):
+        found["warranty"] = int(match.group(1))
+    elif match := _WARRANTY_EN.search(policy):
+        number, unit = (
+            (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
+        )
+        found["warranty"] = int(number) * (365 if unit.lower() == "year" else 1)
+    return ReturnLimits(**found, from_policy=bool(found))
+
+
+# --- what the customer said --------------------------------------------------------------------------
+
+# (what to look for, how to say it after the product): the specific faults first, "修不好" last.
+# fmt: off
+FAULTS_ZH = (
+    ("不回充", "不回充"), ("不充电", "不充电"), ("充不进电", "充不进电"), ("无法充电", "无法充电"),
+    ("开不了机", "开不了机"), ("无法开机", "无法开机"), ("不开机", "不开机"), ("坏了", "坏了"), ("坏掉", "坏了"),
+    ("故障", "出了故障"), ("不能用", "不能用"), ("用不了", "用不了"), ("不工作", "不工作"), ("没反应", "没反应"),
+    ("异响", "有异响"), ("失灵", "失灵"), ("质量问题", "有质量问题"), ("修不好", "坏了，修不好"),
+)
+FAULTS_EN = ("won't", "wont", "will not", "doesn't work", "does not work", "not working", "stopped working",
+             "broken", "broke", "faulty", "defective", "not charging", "doesn't charge", "dead", "fault")
+PRODUCTS_ZH = ("扫地机", "洗地机", "吸尘器", "空气净化器", "耳机", "手表", "手机", "平板", "音箱", "键盘", "鼠标",
+               "显示器")
+PRODUCTS_EN = ("robot vacuum", "vacuum", "air purifier", "headphones", "earbuds", "watch", "phone", "tablet",
+               "speaker")
+# fmt: on
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A fault the customer reported: the keyword that gave it away, and a phrase that describes it."""
+
+    keyword: str
+    description: str
+
+
+def product_word(text: str | None, lang: str) -> str | None:
+    """The kind of product a text mentions ("扫地机", "robot vacuum"), or None."""
+    low = (text or "").lower()
+    return next((word for word in (PRODUCTS_ZH if lang == "zh" else PRODUCTS_EN) if word in low), None)
+
+
+def read_fault(conv: Conversation) -> Fault | None:
+    """The fault the customer describes in the request, or None if they describe none."""
+    if conv.zh:
+        product = product_word(conv.request, "zh") or ""
+        for keyword, phrase in FAULTS_ZH:
+            if keyword in conv.request:
+                return Fault(keyword, product + phrase)
+        return None
+    for clause in re.split(r"\.\.\.|[.!?;]", conv.request):
+        keyword = next((k for k in FAULTS_EN if k in clause.lower()), None)
+        if keyword:
+            return Fault(keyword, clause.strip())
+    return None
+
+
+# --- the decision ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the rules say. `kind` is one of:
+
+    no_reason        within the no-reason window: refund
+    quality          within the quality window, with a reported fault: refund
+    not_delivered    not signed for yet: refund (cancel, or refuse the parcel)
+    needs_fault      within the quality window but no fault reported: no refund yet
+    repair           past the quality window, under warranty: free repair, no refund
+    out_of_warranty  past the warranty: paid repair, no refund
+    """
+
+    kind: str
+    days: int | None = None
+    limits: ReturnLimits = ReturnLimits()
+
+    @property
+    def refund(self) -> bool:
+        return self.kind in ("no_reason", "quality", "not_delivered")
+
+
+def decide(days: int, limits: ReturnLimits, fault: bool) -> Verdict:
+    """The after-sales rules, applied to `days` since signing."""
+    if days <= limits.no_reason:
+        kind = "no_reason"
+    elif days <= limits.quality:
+        kind = "quality" if fault else "needs_fault"
+    elif days <= limits.warranty:
+        kind = "repair"
+    else:
+        kind = "out_of_warranty"
+    return Verdict(kind, days, limits)
+
+
+# --- the planner -------------------------------------------------------------------------------------
+
+
+def plan_refund(conv: Conversation, order_id: str) -> Act | Answer:
+    """The careful refund: look the order up, check the date and the policy, then refund (or not)."""
+    if conv.tool_for("order") is None:
+        return Answer(
+            conv.say(
+                "用户要退款，但我没有查询订单的工具，核实不了订单。",
+                "The customer wants a refund, but I have no tool to look the order up, so I cannot check it.",
+            ),
+            conv.say(
+                f"抱歉，我现在查不到订单信息，无法为订单 {order_id} 办理退款，请联系人工客服。",
+                f"Sorry, I cannot look up orders right now, so I cannot handle a refund for order "
+                f"{order_id}. Please contact a human agent.",
+            ),
+        )
+    step = conv.result("order", order_id)
+    if step is None:
+        fault = read_fault(conv)
+        product = product_word(conv.request, conv.lang)
+        because = conv.say(
+            f"，原因是{fault.description}" if fault else "",
+            (f" because the {product} is faulty" if product else " because of a fault") if fault else "",
+        )
+        return act(
+            conv,
+            conv.say(
+                f"用户想退订单 {order_id}{because}。先查订单详情，确认商品、签收时间和状态。",
+                f"The customer wants a refund for order {order_id}{because}. First I look the order up to see the "
+                "product, when it was signed for and its status.",
+            ),
+            [call(conv, "order", orderId=order_id)],
+        )
+    if step.error:
+        return answer_order_error(conv, order_id, step.error)
+
+    order = read_order(step, order_id)
+    if order.stage == "cancelled":
+        return _answer_cancelled(conv, order)
+    if order.stage == "refunded":
+        return Answer(
+            conv.say(
+                f"订单 {order_id} 的状态是{order.status}，已经在退款了，不必重复申请。",
+                f"Order {order_id} is already being refunded (status: {order.status}); no need to apply again.",
+            ),
+            conv.say(
+                f"订单 {order_id} 已经在退款流程中（状态：{order.status}），无需重复申请。",
+                f"Order {order_id} is already being refunded (status: {order.status}), so there is nothing "
+                "more to submit.",
+            ),
+        )
+    if order.stage in ("unshipped", "in_transit"):
+        return _act_on(conv, order, Verdict("not_delivered"))
+    judged = _judge(conv, order)
+    if isinstance(judged, Verdict):
+        return _act_on(conv, order, judged)
+    return judged
+
+
+def _judge(conv: Conversation, order: Order) -> Verdict | Act | Answer:
+    """Gather today's date and the policy (asking for whatever is missing), then apply the rules."""
+    now_step, policy_step = conv.result("time"), conv.result("knowledge")
+    needed = []
+    if now_step is None and conv.tool_for("time"):
+        needed.append(call(conv, "time"))
+    if policy_step is None and conv.tool_for("knowledge"):
+        needed.append(call(conv, "knowledge", query=policy_query(conv, order)))
+    now = read_now(now_step) if now_step else None
+    product = order.product or conv.say("商品", "item")
+    if needed:
+        if needed[0].kind == "time":
+            thought = conv.say(
+                f"订单 {order.order_id} 是{product}，{order.sign_time or '签收时间未知'} 签收，状态：{order.status}。"
+                "要判断还在不在退货期内，得先知道今天的日期。",
+                f"Order {order.order_id} is the {product}, signed for on {order.sign_time or 'an unknown date'} "
+                f"(status: {order.status}). To tell whether it is still within the return period I need today's date.",
+            )
+        elif now and order.signed_on:
+            days = (now[0] - order.signed_on).days
+            thought = conv.say(
+                f"今天是 {now[0]}，距 {order.signed_on} 签收已经 {days} 天。再查一下售后政策，看这种情况能不能退。",
+                f"Today is {now[0]}, {days} days after it was signed for on {order.signed_on}. Now the after-sales "
+                "policy: does this case qualify for a refund?",
+            )
+        else:
+            thought = conv.say(
+                f"订单 {order.order_id} 是{product}，已签收。查一下售后政策，确认退货的条件。",
+                f"Order {order.order_id} is the {product}, signed for. Let me check the after-sales policy.",
+            )
+        return act(conv, thought, needed)
+
+    if now is None or order.signed_on is None:
+        return Answer(
+            conv.say(
+                "我确认不了今天的日期或签收日期，算不出是否还在退货期内，不能贸然退款。",
+                "I cannot establish today's date or the signing date, so I cannot tell whether the return "
+                "period is still open. I will not guess.",
+            ),
+            conv.say(
+                f"抱歉，我暂时无法确认订单 {order.order_id} 是否还在退货期内，为避免出错，请联系人工客服处理。",
+                f"Sorry, I cannot confirm whether order {order.order_id} is still within the return period. "
+                "To avoid a mistake, please ask a human agent to handle it.",
+            ),
+        )
+    days = max(0, (now[0] - order.signed_on).days)
+    limits = read_limits(policy_step.text if policy_step else "")
+    return decide(days, limits, read_fault(conv) is not None)
+
+
+def policy_query(conv: Conversation, order: Order) -> str:
+    """What to search the knowledge base for: the product, the fault, and the word for returns."""
+    fault = read_fault(conv)
+    if conv.zh:
+        product = product_word(conv.request, "zh") or product_word(order.product, "zh")
+        return " ".join(w for w in (product, fault.keyword if fault else None, "退货", "政策") if w)
+    product = product_word(conv.request, "en")
+    return " ".join(w for w in (product, "quality fault" if fault else None, "return policy") if w)
+
+
+def _act_on(conv: Conversation, order: Order, verdict: Verdict) -> Act | Answer:
+    """Submit the refund when the rules allow it; otherwise explain why not."""
+    if not verdict.refund:
+        return _answer_no_refund(conv, order, verdict)
+    refund = conv.result("refund", order.order_id)
+    if refund is None:
+        if conv.tool_for("refund") is None:
+            return Answer(
+                conv.say(
+                    "按政策可以退款，但我没有提交退款的工具。",
+                    "The policy allows a refund, but I have no tool to submit it.",
+                ),
+                conv.say(
+                    f"订单 {order.order_id} 符合退款条件，但我这里无法直接提交，请在“我的订单”中申请退款。",
+                    f"Order {order.order_id} qualifies for a refund, but I cannot submit it from here. Please "
+                    "apply under 'My orders'.",
+                ),
+            )
+        return act(
+            conv,
+            _verdict_thought(conv, order, verdict),
+            [call(conv, "refund", orderId=order.order_id, reason=refund_reason(conv, order, verdict))],
+        )
+    if refund.error:
+        return Answer(
+            conv.say(
+                f"提交退款时系统返回错误：{refund.error}。退款没有成功，要如实告诉用户。",
+                f"The refund failed: {refund.error}. I must tell the customer so.",
+            ),
+            conv.say(
+                f"抱歉，订单 {order.order_id} 的退款没有提交成功，系统返回：{refund.error}。"
+                "建议稍后再试，或联系人工客服处理。",
+                f"Sorry, the refund for order {order.order_id} could not be submitted. The system said: "
+                f"{refund.error}. Please try again later or contact a human agent.",
+            ),
+        )
+    return _answer_refunded(conv, order, verdict, refund.data)
+
+
+def _verdict_thought(conv: Conversation, order: Order, verdict: Verdict) -> str:
+    limits, days = verdict.limits, verdict.days
+    rules = conv.say(
+        "售后政策：" if limits.from_policy else "按常规售后规则：",
+        "The policy says: " if limits.from_policy else "By the usual rules: ",
+    )
+    if verdict.kind == "not_delivered":
+        return conv.say(
+            f"订单 {order.order_id} 还没有签收（状态：{order.status}），不涉及退货期限，可以直接申请退款。",
+            f"Order {order.order_id} has not been signed for yet (status: {order.status}), so no return window "
+            "applies: I can apply for the refund straight away.",
+        )
+    if verdict.kind == "no_reason":
+        return conv.say(
+            f"{rules}签收次日起 {limits.no_reason} 天内可无理由退货。现在是签收后第 {days} 天，"
+            "还在无理由退货期内，可以提交退款申请。",
+            f"{rules}a no-reason return within {limits.no_reason} days of delivery. Today is day {days}, inside "
+            "that window, so I can submit the refund.",
+        )
+    fault = read_fault(conv)
+    return conv.say(
+        f"{rules}签收次日起 {limits.no_reason} 天内可无理由退货，{limits.quality} 天内出现性能故障可以退货。"
+        f"现在是签收后第 {days} 天，过了 {limits.no_reason} 天，但还在 {limits.quality} 天内；"
+        f"用户反馈{fault.description if fault else '商品有故障'}，属于质量问题，可以提交退款申请。",
+        f"{rules}no-reason returns within {limits.no_reason} days, returns for a fault within {limits.quality} "
+        f"days. Today is day {days}: past {limits.no_reason}, still within {limits.quality}, and the customer "
+        "reports a fault, which is a quality problem. I can submit the refund.",
+    )
+
+
+def refund_reason(conv: Conversation, order: Order, verdict: Verdict) -> str:
+    """The reason written into the refund: the rule that allows it and what the customer said."""
+    limits, days, fault = verdict.limits, verdict.days, read_fault(conv)
+    if verdict.kind == "not_delivered":
+        return conv.say(
+            "订单未签收，用户申请取消并退款",
+            "Order not delivered yet; the customer asks to cancel it for a refund",
+        )
+    if verdict.kind == "no_reason":
+        return conv.say(
+            f"{limits.no_reason} 天无理由退货（签收后第 {days} 天）"
+            + (f"；用户反馈：{fault.description}" if fault else ""),
+            f"{limits.no_reason}-day no-reason return (day {days} after delivery)"
+            + (f"; the customer reports: {fault.description}" if fault else ""),
+        )
+    return conv.say(
+        f"质量问题：{fault.description}（签收后第 {days} 天，在 {limits.quality} 天质量问题退货期内）",
+        f'Quality problem reported by the customer: "{fault.description}" (day {days} after delivery, within '
+        f"the {limits.quality}-day quality return period)",
+    )
+
+
+def _answer_refunded(conv: Conversation, order: Order, verdict: Verdict, data: object) -> Answer:
+    refund_id = pick(data, "refundId", "refund_id", "id")
+    message = pick(data, "message", "msg")
+    product = (
+        f"（{order.product}）"
+        if conv.zh and order.product
+        else (f" ({order.product})" if order.product else "")
+    )
+    limits, days = verdict.limits, verdict.days
+    if verdict.kind == "no_reason":
+        why = conv.say(
+            f"目前是签收后第 {days} 天，在 {limits.no_reason} 天无理由退货期内。",
+            f"Today is day {days} after delivery, within the {limits.no_reason}-day no-reason return period.",
+        )
+    elif verdict.kind == "quality":
+        fault = read_fault(conv)
+        why = conv.say(
+            f"您在签收后第 {days} 天反馈{fault.description if fault else '商品故障'}，"
+            f"属于 {limits.quality} 天内的质量问题，可以退货退款。",
+            f"Day {days} after delivery is past the {limits.no_reason}-day no-reason window but within the "
+            f"{limits.quality}-day window for quality problems, and the fault you describe is one.",
+        )
+    elif order.stage == "unshipped":
+        why = conv.say(
+            "订单还没有发货，已为您申请取消并退款。",
+            "The order has not shipped yet, so it is cancelled and refunded.",
+        )
+    else:
+        why = conv.say(
+            "包裹还在运输途中，快递送到时请直接拒收。",
+            "The parcel is still on its way: please refuse it when the courier arrives.",
+        )
+    return Answer(
+        conv.say(
+            f"退款申请提交成功，系统返回的退款单号是 {refund_id}，可以答复用户了。",
+            f"The refund went through and the shop issued refund id {refund_id}. I can answer now.",
+        ),
+        conv.say(
+            f"您好！订单 {order.order_id}{product}的退款申请已经提交，退款单号：{refund_id}。{why}"
+            + (f"系统提示：{sentence(str(message))}。" if message else "")
+            + "如有其他问题，随时联系我。",
+            f"Done: the refund for order {order.order_id}{product} has been submitted, refund id {refund_id}. {why}"
+            + (f" The system says: {sentence(str(message))}." if message else "")
+            + " Let me know if there is anything else.",
+        ),
+    )
+
+
+def _answer_no_refund(conv: Conversation, order: Order, verdict: Verdict) -> Answer:
+    limits, days = verdict.limits, verdict.days
+    product = order.product or conv.say("商品", "item")
+    years, rest = divmod(limits.warranty, 365)
+    warranty = conv.say(
+        f"{years} 年" if years and not rest else f"{limits.warranty} 天",
+        f"{years} year{'s' if years > 1 else ''}" if years and not rest else f"{limits.warranty} days",
+    )
+    if verdict.kind == "needs_fault":
+        return Answer(
+            conv.say(
+                f"签收后第 {days} 天，过了 {limits.no_reason} 天无理由退货期；用户没有提到质量问题，不能直接退款。",
+                f"Day {days}: past the {limits.no_reason}-day no-reason window, and no fault was reported, so no "
+                "refund for now.",
+            ),
+            conv.say(
+                f"订单 {order.order_id}（{product}）已签收 {days} 天，超过了 {limits.no_reason} 天无理由退货期，"
+                f"暂时不能直接退款。如果商品有质量问题，签收后 {limits.quality} 天内仍可退货或换货，请告诉我具体情况。",
+                f"Order {order.order_id} ({product}) was signed for {days} days ago, past the "
+                f"{limits.no_reason}-day no-reason return period, so I cannot refund it as it is. If the item "
+                f"is faulty, it can still be returned within {limits.quality} days: tell me what is wrong.",
+            ),
+        )
+    fault = read_fault(conv)
+    problem = conv.say(fault.description if fault else "非人为故障", "the fault")
+    if verdict.kind == "repair":
+        return Answer(
+            conv.say(
+                f"签收后第 {days} 天，已超过 {limits.quality} 天的质量问题退货期，不能退款；"
+                f"但还在 {warranty}保修期内，可以免费维修。不调用 applyRefund。",
+                f"Day {days}: past the {limits.quality}-day quality return period, so no refund; but still "
+                f"within the {warranty} warranty, so a free repair. I will not call the refund tool.",
+            ),
+            conv.say(
+                f"抱歉，订单 {order.order_id}（{product}）于 {order.signed_on} 签收，到今天已经 {days} 天，"
+                f"超过了 {limits.quality} 天的质量问题退货期，这次不能直接退款。不过商品整机保修 {warranty}，"
+                f"目前还在保修期内，{problem}可以免费维修。需要的话，请联系售后安排维修。",
+                f"Sorry: order {order.order_id} ({product}) was signed for on {order.signed_on}, {days} days "
+                f"ago, past the {limits.quality}-day period for returning a faulty item, so I cannot refund it. "
+                f"It is still under the {warranty} warranty, though, so {problem} can be repaired for free. "
+                "Contact after-sales service to arrange the repair.",
+            ),
+        )
+    return Answer(
+        conv.say(
+            f"签收后第 {days} 天，已超过 {warranty}保修期，不能退款，只能付费维修。",
+            f"Day {days}: past the {warranty} warranty. No refund; only a paid repair.",
+        ),
+        conv.say(
+            f"抱歉，订单 {order.order_id}（{product}）已签收 {days} 天，超过了 {warranty}保修期，"
+            "不能退款，也不在免费维修范围内；可以联系售后了解付费维修。",
+            f"Sorry: order {order.order_id} ({product}) was signed for {days} days ago, beyond the {warranty} "
+            "warranty. It cannot be refunded or repaired for free; after-sales service can quote a paid repair.",
+        ),
+    )
+
+
+def _answer_cancelled(conv: Conversation, order: Order) -> Answer:
+    return Answer(
+        conv.say(
+            f"订单 {order.order_id} 的状态是{order.status}，已取消的订单不能再申请退款，要如实说明。",
+            f"Order {order.order_id} is {order.status}: a cancelled order cannot be refunded again.",
+        ),
+        conv.say(
+            f"订单 {order.order_id}（{order.product}）已经取消（状态：{order.status}），无法再申请退款。"
+            "如果付过的款项还没有退回，请联系人工客服核实。",
+            f"Order {order.order_id} ({order.product}) has been cancelled (status: {order.status}), so there "
+            "is nothing to refund. If a payment has not come back to you, please contact a human agent.",
+        ),
+    )
+
+
+def answer_order_error(conv: Conversation, order_id: str, error: str) -> Answer:
+    """queryOrder said no (unknown order, usually): apologise, quote it, and never make anything up."""
+    return Answer(
+        conv.say(
+            f"查询订单 {order_id} 返回错误：{error}。查不到订单，不能编造信息，请用户核对订单号。",
+            f"Looking up order {order_id} failed: {error}. Without the order I must not make anything up; "
+            "I will ask the customer to check the number.",
+        ),
+        conv.say(
+            f"抱歉，没有查到订单 {order_id}（系统返回：{error}）。请核对一下订单号是否正确，"
+            "可以在“我的订单”里找到，确认后我再帮您处理。",
+            f"Sorry, I could not find order {order_id} (the system said: {error}). Please check the order "
+            "number, which you can find under 'My orders', and I will look again.",
+        ),
+    )
+
+
+# --- what a model writes when it imagines the results --------------------------------------------------
+
+
+def plan_hasty_refund(conv: Conversation, order_id: str) -> Act | Answer:
+    """Lesson 04: no stop sequence, so the model writes its own Observations and skips every check.
+
+    Once it has (imagined) an order, it goes straight to applyRefund; once it has (imagined) a refund id,
+    it promises that refund to the customer. No date, no policy.
+    """
+    refund = conv.result("refund", order_id)
+    if conv.result("order", order_id) is None or (refund is None and conv.tool_for("refund") is None):
+        return plan_refund(conv, order_id)
+    if refund is None:
+        fault = read_fault(conv)
+        return act(
+            conv,
+            conv.say(
+                f"订单 {order_id} 已经查到，状态正常，可以直接为用户申请退款。",
+                f"Order {order_id} is there and looks fine, so I can submit the refund right away.",
+            ),
+            [
+                call(
+                    conv,
+                    "refund",
+                    orderId=order_id,
+                    reason=conv.say(
+                        f"用户申请退款：{fault.description}" if fault else "用户主动申请退款",
+                        f"Customer asked for a refund: {fault.description}"
+                        if fault
+                        else "Customer asked for a refund",
+                    ),
+                )
+            ],
+        )
+    refund_id = pick(refund.data, "refundId")
+    return Answer(
+        conv.say("退款已经提交成功，可以回复用户了。", "The refund is submitted, so I can answer."),
+        conv.say(
+            f"您好，订单 {order_id} 的退款已提交，退款单号 {refund_id}，预计 1-3 个工作日到账。",
+            f"Good news: the refund for order {order_id} has been submitted, refund id {refund_id}; the money "
+            "should be back within 1-3 working days.",
+        ),
+    )

@@ -1,0 +1,90 @@
+"""What the classroom model does next: read the request's intent, then run that scenario's planner.
+
+Each planner is a small pure function of the `Conversation`. It asks "what do I still need?" and either
+calls the tool that gets it or answers from what the Observations really said. Nothing is remembered
+between calls and nothing is random: the same conversation always gives the same next step.
+
+    intent          example request                       plan
+    refund          我上周买的扫地机不回充了……订单号 88231   see refund.py (5 rounds)
+    logistics       帮我看看订单 88231 的快递到哪了          queryOrder -> queryLogistics -> answer
+    order_status    订单 88232 现在什么状态？               queryOrder -> answer
+    policy          七天无理由退货怎么算？                  searchKnowledge -> answer
+    time            现在几点了？                           getCurrentTime -> answer
+    weather         北京今天天气怎么样，要带伞吗？           <weather tool> -> answer
+    write_file      把 1 到 10 写入 numbers.txt            <write-file tool> -> answer
+    need_order_id   我想退货                               ask for the order number
+    about_react     What is a ReAct agent?                 answer
+    identity        你是谁？                               answer (the classroom model)
+    greeting        你好                                   answer
+    decline         帮我写一首诗 / Book me a flight          decline politely, say what it can do
+
+intents.py reads the intent; the planners live in shop_scenarios.py, refund.py, weather_and_files.py and
+small_talk.py. This module only puts them together, with one rule that applies to every scenario: a tool
+that rejects the input twice in a row gets no third try.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .conversation import Conversation
+from .intents import detect_intent
+from .planning import Act, Answer
+from .refund import plan_hasty_refund
+from .shop_scenarios import (
+    plan_logistics,
+    plan_need_order_id,
+    plan_order_status,
+    plan_policy,
+    plan_refund_request,
+    plan_time,
+)
+from .small_talk import plan_about_react, plan_decline, plan_greeting, plan_identity
+from .weather_and_files import plan_weather, plan_write_file
+
+
+def plan(conv: Conversation) -> Act | Answer:
+    """The careful model's next step."""
+    return _refused_twice(conv) or PLANNERS[detect_intent(conv)](conv)
+
+
+def _refused_twice(conv: Conversation) -> Answer | None:
+    """A tool that rejected our input twice in a row will not take a third try: say so and stop."""
+    answered = [step for step in conv.steps if step.observation is not None][-2:]
+    if len(answered) < 2 or not all(s.input_error for s in answered) or answered[0].tool != answered[1].tool:
+        return None
+    tool, error = answered[1].tool, answered[1].error
+    return Answer(
+        conv.say(
+            f"{tool} 连续两次拒绝了我的输入（{error}），再试也不会有结果，如实告诉用户。",
+            f"{tool} rejected my input twice ({error}); a third try will not help, so I say so.",
+        ),
+        conv.say(
+            f"抱歉，系统没能处理这个请求（{tool} 返回：{error}）。请稍后再试，或联系人工客服。",
+            f"Sorry, the system could not handle this request ({tool} said: {error}). Please try again "
+            "later or contact a human agent.",
+        ),
+    )
+
+
+def plan_hasty(conv: Conversation) -> Act | Answer:
+    """The next step of a model that is imagining its Observations (lesson 04): it skips the checks."""
+    if detect_intent(conv) == "refund":
+        return plan_hasty_refund(conv, conv.order_ids[0])
+    return plan(conv)
+
+
+PLANNERS: dict[str, Callable[[Conversation], Act | Answer]] = {
+    "refund": plan_refund_request,
+    "logistics": plan_logistics,
+    "order_status": plan_order_status,
+    "policy": plan_policy,
+    "time": plan_time,
+    "weather": plan_weather,
+    "write_file": plan_write_file,
+    "need_order_id": plan_need_order_id,
+    "about_react": plan_about_react,
+    "identity": plan_identity,
+    "greeting": plan_greeting,
+    "decline": plan_decline,
+}

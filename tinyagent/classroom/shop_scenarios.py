@@ -1,0 +1,331 @@
+"""The shop's everyday scenarios: order status, where is my parcel, policy questions, the time.
+
+(The refund, which needs real reasoning, has its own module: refund.py.) Each planner checks what it
+still needs, calls the tool that gets it, and answers from what the Observations said: the tracking
+number comes from queryOrder, the latest trace from queryLogistics, the answer to a policy question
+from the top knowledge-base entry. An error Observation is quoted, never papered over.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .conversation import Conversation
+from .intents import REFUND_WORDS, has_any
+from .planning import (
+    WEEKDAYS_EN,
+    WEEKDAYS_ZH,
+    Act,
+    Answer,
+    act,
+    call,
+    read_now,
+    read_order,
+    read_parcel,
+    top_knowledge,
+)
+from .refund import answer_order_error, plan_refund
+from .small_talk import cannot
+
+
+def plan_refund_request(conv: Conversation) -> Act | Answer:
+    return plan_refund(conv, conv.order_ids[0])
+
+
+def plan_order_status(conv: Conversation) -> Act | Answer:
+    """queryOrder for each order asked about, then a summary of each."""
+    ids = conv.order_ids
+    if conv.tool_for("order") is None:
+        return cannot(conv, f"查询订单 {ids[0]}", f"look up order {ids[0]}")
+    missing = [i for i in ids if conv.result("order", i) is None]
+    if missing:
+        done = [i for i in ids if i not in missing]
+        if done:
+            thought = conv.say(
+                f"订单 {done[-1]} 已查到，接着查订单 {missing[0]}。",
+                f"Order {done[-1]} is done; next, order {missing[0]}.",
+            )
+        elif len(ids) > 1:
+            thought = conv.say(
+                f"用户问了订单 {'、'.join(ids)} 的状态，逐个查询，先查订单 {ids[0]}。",
+                f"The customer asks about orders {', '.join(ids)}. One at a time: order {ids[0]} first.",
+            )
+        else:
+            thought = conv.say(
+                f"用户想知道订单 {ids[0]} 的状态，查一下订单详情。",
+                f"The customer asks for the status of order {ids[0]}. I look the order up.",
+            )
+        return act(conv, thought, [call(conv, "order", orderId=i) for i in missing])
+
+    if len(ids) == 1 and conv.result("order", ids[0]).error:
+        return answer_order_error(conv, ids[0], conv.result("order", ids[0]).error)
+    lines = [_order_summary(conv, i) for i in ids]
+    return Answer(
+        conv.say("订单信息已经查到，可以回复用户了。", "I have the order details, so I can answer."),
+        "\n".join(lines),
+    )
+
+
+def _order_summary(conv: Conversation, order_id: str) -> str:
+    step = conv.result("order", order_id)
+    if step.error:
+        return conv.say(
+            f"订单 {order_id}：没有查到（系统返回：{step.error}），请核对订单号。",
+            f"Order {order_id}: not found (the system said: {step.error}). Please check the number.",
+        )
+    order = read_order(step, order_id)
+    if conv.zh:
+        parts = [
+            f"订单 {order_id}（{order.product}）当前状态：{order.status}",
+            f"下单时间 {order.order_time}",
+        ]
+        if order.sign_time:
+            parts.append(f"{order.sign_time} 签收")
+        parts.append(f"运单号 {order.tracking_no}" if order.tracking_no else "还没有运单号")
+        return "，".join(parts) + "。"
+    parts = [f"Order {order_id} ({order.product}) is {order.status}", f"ordered on {order.order_time}"]
+    if order.sign_time:
+        parts.append(f"signed for on {order.sign_time}")
+    parts.append(f"tracking number {order.tracking_no}" if order.tracking_no else "no tracking number yet")
+    return ", ".join(parts) + "."
+
+
+def plan_logistics(conv: Conversation) -> Act | Answer:
+    """queryOrder for the tracking numbers, queryLogistics for the traces, then the latest trace of each."""
+    ids, given = conv.order_ids, conv.tracking_numbers
+    # 1. the orders, for their tracking numbers (the parcel tool needs those, not order ids)
+    if ids and conv.tool_for("order") is None and not given:
+        return cannot(conv, f"查询订单 {ids[0]} 的运单号", f"find the tracking number of order {ids[0]}")
+    missing_orders = [i for i in ids if conv.tool_for("order") and conv.result("order", i) is None]
+    if missing_orders:
+        return act(
+            conv,
+            _order_thought(conv, ids, missing_orders[0]),
+            [call(conv, "order", orderId=i) for i in missing_orders],
+        )
+    if len(ids) == 1 and not given and conv.result("order", ids[0]).error:
+        return answer_order_error(conv, ids[0], conv.result("order", ids[0]).error)
+
+    # 2. the parcels
+    parcels = {}  # tracking number -> the order id it belongs to (None when the user gave the number)
+    for order_id in ids:
+        step = conv.result("order", order_id)
+        if step and not step.error and read_order(step, order_id).tracking_no:
+            parcels[read_order(step, order_id).tracking_no] = order_id
+    for number in given:
+        parcels.setdefault(number, None)
+    if conv.tool_for("logistics"):
+        missing = [n for n in parcels if conv.result("logistics", n) is None]
+        if missing:
+            return act(
+                conv,
+                _parcel_thought(conv, parcels, missing[0]),
+                [call(conv, "logistics", trackingNo=n) for n in missing],
+            )
+
+    # 3. the answer
+    lines = [_parcel_summary(conv, order_id) for order_id in ids]
+    lines += [_trace_summary(conv, n, None) for n, owner in parcels.items() if owner is None]
+    fetched = [conv.result("logistics", n) for n in parcels]
+    single = (
+        read_parcel(fetched[0], "") if len(fetched) == 1 and fetched[0] and not fetched[0].error else None
+    )
+    if single and single.latest:
+        thought = conv.say(
+            f"物流轨迹已经拿到，最新一条是 {single.latest[0]} {single.latest[1]}，可以回复用户了。",
+            f"I have the traces; the latest is {single.latest[0]} {single.latest[1]}. I can answer.",
+        )
+    else:
+        thought = conv.say("需要的信息都齐了，可以回复用户了。", "I have everything I need, so I can answer.")
+    greeting = conv.say("您好！", "") if len(lines) == 1 else ""
+    return Answer(thought, greeting + "\n".join(lines))
+
+
+def _order_thought(conv: Conversation, ids: list[str], next_id: str) -> str:
+    done = [i for i in ids if conv.result("order", i) is not None]
+    if done:
+        return conv.say(
+            f"订单 {done[-1]} 已查到。接着查订单 {next_id}。",
+            f"Order {done[-1]} is done; next, order {next_id}.",
+        )
+    if len(ids) > 1:
+        return conv.say(
+            f"用户同时问了订单 {' 和 '.join(ids)} 的物流。查物流要先拿到运单号，每次只调用一个工具，先查订单 {ids[0]}。",
+            f"The customer asks about the parcels of orders {' and '.join(ids)}. Tracking needs tracking numbers, "
+            f"and I call one tool at a time, so I start with order {ids[0]}.",
+        )
+    return conv.say(
+        f"用户想知道订单 {next_id} 的快递到了哪里。查物流要用运单号，用户只给了订单号，所以先查订单拿到运单号。",
+        f"The customer wants to know where the parcel for order {next_id} is. Tracking needs the tracking number, "
+        "and I only have the order id, so I look the order up first.",
+    )
+
+
+def _parcel_thought(conv: Conversation, parcels: dict[str, str | None], number: str) -> str:
+    order_id = parcels[number]
+    if order_id is None:
+        return conv.say(
+            f"用户给了运单号 {number}，直接查物流轨迹。",
+            f"The customer gave the tracking number {number}, so I track it directly.",
+        )
+    order = read_order(conv.result("order", order_id), order_id)
+    done = [n for n in parcels if conv.result("logistics", n) is not None]
+    if done:
+        return conv.say(
+            f"运单 {done[-1]} 的轨迹已拿到。接着查订单 {order_id} 的运单 {number}。",
+            f"I have the traces of {done[-1]}. Next, tracking number {number} of order {order_id}.",
+        )
+    return conv.say(
+        f"订单 {order_id} 的运单号是 {number}，订单状态：{order.status}。用运单号查物流轨迹。",
+        f"Order {order_id} has tracking number {number} (status: {order.status}). I track the parcel with it.",
+    )
+
+
+def _parcel_summary(conv: Conversation, order_id: str) -> str:
+    step = conv.result("order", order_id)
+    if step is None:  # no order tool, but the user also gave tracking numbers
+        return conv.say(f"订单 {order_id}：我查不到订单信息。", f"Order {order_id}: I cannot look orders up.")
+    if step.error:
+        return conv.say(
+            f"订单 {order_id}：没有查到（系统返回：{step.error}），请核对订单号。",
+            f"Order {order_id}: not found (the system said: {step.error}). Please check the number.",
+        )
+    order = read_order(step, order_id)
+    if not order.tracking_no:
+        if order.stage == "cancelled":
+            return conv.say(
+                f"订单 {order_id}（{order.product}）已取消，没有物流信息。",
+                f"Order {order_id} ({order.product}) was cancelled, so there is no parcel to track.",
+            )
+        return conv.say(
+            f"订单 {order_id}（{order.product}）还没有发货（状态：{order.status}），暂时没有物流信息，"
+            "发货后会生成运单号。",
+            f"Order {order_id} ({order.product}) has not shipped yet (status: {order.status}), so there "
+            "is no tracking information; a tracking number appears once it ships.",
+        )
+    return _trace_summary(conv, order.tracking_no, order_id, order.product)
+
+
+def _trace_summary(conv: Conversation, number: str, order_id: str | None, product: str | None = None) -> str:
+    whose = conv.say(
+        f"订单 {order_id}（{product}）" if order_id else f"运单 {number}",
+        f"Order {order_id} ({product})" if order_id else f"Parcel {number}",
+    )
+    step = conv.result("logistics", number)
+    if step is None:
+        return conv.say(
+            f"{whose}的运单号是 {number}，我这里查不到物流轨迹。",
+            f"{whose} has tracking number {number}, but I cannot fetch its traces here.",
+        )
+    if step.error:
+        return conv.say(
+            f"{whose}的运单 {number} 暂时查不到物流（系统返回：{step.error}）。",
+            f"{whose}: tracking number {number} has no traces yet (the system said: {step.error}).",
+        )
+    parcel = read_parcel(step, number)
+    latest = conv.say(
+        f"最新动态：{parcel.latest[0]} {parcel.latest[1]}。" if parcel.latest else "暂无轨迹。",
+        f"Latest update: {parcel.latest[0]} {parcel.latest[1]}." if parcel.latest else "No traces yet.",
+    )
+    if conv.zh:
+        by = f"由{parcel.carrier}配送，" if parcel.carrier else ""
+        return f"{whose}{by}运单号 {number}，当前状态：{parcel.status}。{latest}"
+    by = f" is with {parcel.carrier}" if parcel.carrier else ""
+    return f"{whose}{by}, tracking number {number}, status: {parcel.status}. {latest}"
+
+
+def plan_need_order_id(conv: Conversation) -> Answer:
+    wants_refund = has_any(conv.request, REFUND_WORDS)
+    task = conv.say(
+        "办理退款" if wants_refund else "查询物流", "handle the refund" if wants_refund else "track it"
+    )
+    return Answer(
+        conv.say(
+            f"用户想{task}，但没有给订单号。没有订单号查不了，先请用户提供。",
+            f"The customer wants me to {task}, but gave no order number. I need it first.",
+        ),
+        conv.say(
+            f"好的，请提供您的订单号（5 位数字），我马上为您{task}。",
+            f"Sure. Please give me your order number (5 digits) and I will {task} right away.",
+        ),
+    )
+
+
+def plan_policy(conv: Conversation) -> Act | Answer:
+    """A question about the rules: searchKnowledge, then answer from the top result."""
+    if conv.tool_for("knowledge") is None:
+        return cannot(conv, "查询售后政策", "look up the after-sales policy")
+    step = conv.result("knowledge")
+    if step is None:
+        query = re.sub(r"[？?！!。.，,]+", " ", conv.request).strip()
+        return act(
+            conv,
+            conv.say(
+                f"这是售后政策问题，到知识库里查：{query}。",
+                f'This is a policy question, so I search the knowledge base for "{query}".',
+            ),
+            [call(conv, "knowledge", query=query)],
+        )
+    top = None if step.error else top_knowledge(step)
+    if top is None:
+        return Answer(
+            conv.say(
+                "知识库里没有找到相关条目，不能凭空回答。",
+                "The knowledge base has nothing on this; I will not guess.",
+            ),
+            conv.say(
+                "抱歉，售后知识库里没有找到相关说明。建议换个说法再问，或联系人工客服。",
+                "Sorry, I found nothing about that in our after-sales policies. Try asking in other words, "
+                "or contact a human agent.",
+            ),
+        )
+    title, content = top
+    return Answer(
+        conv.say(
+            f"知识库里最相关的条目是《{title}》，按它回答。"
+            if title
+            else "知识库里找到了相关说明，按它回答。",
+            f'The best match in the knowledge base is "{title}"; I answer from it.'
+            if title
+            else "The knowledge base has an entry on this; I answer from it.",
+        ),
+        conv.say(
+            f"根据《{title}》：{content}" if title else content,
+            f'According to our policy "{title}": {content}' if title else content,
+        ),
+    )
+
+
+def plan_time(conv: Conversation) -> Act | Answer:
+    if conv.tool_for("time") is None:
+        return cannot(conv, "查询当前时间", "tell the time")
+    step = conv.result("time")
+    if step is None:
+        return act(
+            conv,
+            conv.say(
+                "用户问现在的时间。我自己不知道当前时间，需要调用工具获取。",
+                "The user asks for the time. I cannot know it myself, so I ask the clock tool.",
+            ),
+            [call(conv, "time")],
+        )
+    now = read_now(step)
+    if now is None:
+        return Answer(
+            conv.say("时间工具没有返回有效的时间。", "The clock tool returned no usable time."),
+            conv.say(
+                f"抱歉，暂时获取不到当前时间（工具返回：{step.observation}）。",
+                f"Sorry, I could not get the current time (the tool said: {step.observation}).",
+            ),
+        )
+    day, clock = now
+    return Answer(
+        conv.say(
+            f"工具返回当前时间 {day} {clock}，可以回答了。",
+            f"The tool says it is {day} {clock}. I can answer.",
+        ),
+        conv.say(
+            f"现在是 {day.year} 年 {day.month} 月 {day.day} 日（{WEEKDAYS_ZH[day.weekday()]}）{clock}。",
+            f"It is {clock} on {WEEKDAYS_EN[day.weekday()]}, {day.strftime('%d %B %Y').lstrip('0')}.",
+        ),
+    )

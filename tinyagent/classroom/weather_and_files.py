@@ -1,0 +1,163 @@
+"""The seeds' other tools: an HTTP weather lookup (third seed) and a file writer (second seed).
+
+They are not part of the shop; a lesson registers them to show that the same model and loop work with
+any tool the prompt lists. The planners find them by name: a tool whose name contains "weather", and
+one whose name contains "write" and "file".
+"""
+
+from __future__ import annotations
+
+import re
+
+from .conversation import Conversation, Step
+from .intents import CITIES, FILE_NAME, has_any
+from .planning import Act, Answer, act, call, pick, sentence
+from .small_talk import cannot
+
+RAIN_WORDS = ("雨", "雷", "雪", "rain", "shower", "storm", "drizzle", "snow")
+
+
+def find_city(text: str) -> str | None:
+    known = next((city for city in CITIES if city.lower() in text.lower()), None)
+    if known:
+        return known
+    match = re.search(r"([\u4e00-\u9fff]{2,3}?)(?:今天|明天|现在)?的?天气", text)
+    if match:
+        return match.group(1)
+    match = re.search(r"weather (?:in|for|at) ([A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+)?)", text)
+    return match.group(1) if match else None
+
+
+def plan_weather(conv: Conversation) -> Act | Answer:
+    """The HTTP weather tool of the third seed: look the city up, then say whether to take an umbrella."""
+    city = find_city(conv.request)
+    if city is None:
+        return Answer(
+            conv.say("用户问天气，但没说是哪个城市。", "The user asks about the weather but names no city."),
+            conv.say("请问您想查哪个城市的天气？", "Which city would you like the weather for?"),
+        )
+    if conv.tool_for("weather") is None:
+        return cannot(conv, f"查询{city}的天气", f"check the weather in {city}")
+    step = conv.result("weather", city)
+    if step is None:
+        return act(
+            conv,
+            conv.say(
+                f"用户想知道{city}今天的天气，以及要不要带伞。先查{city}的天气。",
+                f"The user asks about the weather in {city} and whether to take an umbrella. "
+                f"I check the weather for {city}.",
+            ),
+            [call(conv, "weather", city=city)],
+        )
+    if step.error:
+        return Answer(
+            conv.say(
+                f"天气工具返回错误：{step.error}，判断不了要不要带伞。",
+                f"The weather tool failed: {step.error}. I cannot judge the umbrella question.",
+            ),
+            conv.say(
+                f"抱歉，暂时查不到{city}的天气（{step.error}），没法判断要不要带伞，建议出门前再看一眼天气预报。",
+                f"Sorry, I could not get the weather for {city} ({step.error}), so I cannot say whether you "
+                "need an umbrella. Check a forecast before you go out.",
+            ),
+        )
+    report = _weather_report(conv, step)
+    rain = has_any(report, RAIN_WORDS)
+    return Answer(
+        conv.say(
+            f"天气工具返回：{report}。{'有降雨，应该带伞' if rain else '没有降雨，不用带伞'}。",
+            f"The weather tool says: {report}. {'Rain is expected' if rain else 'No rain'}, so "
+            f"{'an umbrella is needed' if rain else 'no umbrella is needed'}.",
+        ),
+        conv.say(
+            f"{city}今天的天气：{report}。"
+            + ("有雨，出门记得带伞。" if rain else "没有下雨的迹象，不用带伞。"),
+            f"Today in {city}: {report}. "
+            + (
+                "Rain is expected: take an umbrella."
+                if rain
+                else "No rain expected: you can leave the umbrella at home."
+            ),
+        ),
+    )
+
+
+def _weather_report(conv: Conversation, step: Step) -> str:
+    """ "小雨，22℃" from a weather Observation: JSON fields, or "天气：小雨，温度：22℃" style text."""
+    data = step.data
+    if isinstance(data, dict):
+        found = [pick(data, "weather", "condition", "text", "description"), pick(data, "temperature", "temp")]
+    else:
+        text = step.observation or ""
+        found = [
+            re.search(pattern, text, re.IGNORECASE)
+            for pattern in (
+                r"(?:天气|weather)\s*[:：]\s*([^，,；;\s]+)",
+                r"(?:温度|temperature)\s*[:：]\s*([^，,；;\s]+)",
+            )
+        ]
+        found = [match.group(1) if match else None for match in found]
+    parts = [str(value) for value in found if value is not None]
+    if parts:
+        return conv.say("，", ", ").join(parts)
+    return sentence(step.observation or "")
+
+
+def _file_content(text: str) -> tuple[str, str, str] | None:
+    """(content, how to describe it in Chinese, in English) for a write request, or None if unclear."""
+    match = re.search(r"(\d+)\s*(?:到|至|-|~|to|through)\s*(\d+)", text)
+    if match and int(match.group(1)) <= int(match.group(2)) <= int(match.group(1)) + 1000:
+        first, last = int(match.group(1)), int(match.group(2))
+        numbers = "\n".join(str(n) for n in range(first, last + 1))
+        return (
+            numbers,
+            f"{first} 到 {last} 的整数（每行一个）",
+            f"the numbers {first} to {last}, one per line",
+        )
+    match = re.search(r"[\"“「']([^\"”」']+)[\"”」']", text)
+    if match:
+        return match.group(1), f"“{match.group(1)}”", f'"{match.group(1)}"'
+    return None
+
+
+def plan_write_file(conv: Conversation) -> Act | Answer:
+    """The second seed's writeFile: JSON input {"file_path": ..., "content": ...}."""
+    path = FILE_NAME.search(conv.request).group()
+    if conv.tool_for("write_file") is None:
+        return cannot(conv, f"写入文件 {path}", f"write to {path}")
+    content = _file_content(conv.request)
+    if content is None:
+        return Answer(
+            conv.say(
+                "用户要写文件，但没说清楚写什么内容。",
+                "The user wants a file written but not what goes in it.",
+            ),
+            conv.say(f"请告诉我要往 {path} 里写入什么内容。", f"What should I write into {path}?"),
+        )
+    text, what_zh, what_en = content
+    step = conv.result("write_file", path)
+    if step is None:
+        tool = conv.tool_for("write_file")
+        return act(
+            conv,
+            conv.say(
+                f"用户要把 {what_zh} 写入 {path}。用 {tool} 写文件，输入是包含 file_path 和 content 的 JSON。",
+                f"The user wants {what_en}, in {path}. I use {tool}, whose input is JSON "
+                "with file_path and content.",
+            ),
+            [call(conv, "write_file", file_path=path, content=text)],
+        )
+    if step.error:
+        return Answer(
+            conv.say(f"写文件失败：{step.error}。", f"Writing the file failed: {step.error}."),
+            conv.say(
+                f"抱歉，写入 {path} 失败了（{step.error}）。", f"Sorry, writing {path} failed ({step.error})."
+            ),
+        )
+    return Answer(
+        conv.say(
+            f"工具返回：{sentence(step.observation or '')}。文件已写好，任务完成。",
+            f"The tool said: {sentence(step.observation or '')}. The file is written.",
+        ),
+        conv.say(f"已把 {what_zh} 写入 {path}。", f"Done: {path} now holds {what_en}."),
+    )
