@@ -1,0 +1,32 @@
+"""Widgets to watch the agent think, for JupyterLab (ipywidgets).
+
+    from tinyagent.widgets import TraceViewer, StepDebugger, ChatPanel, StopComparison
+
+    TraceViewer(result.trace)                      # a finished run, one card per round
+    StepDebugger(agent, question)                  # one model call or tool call per click
+    ChatPanel(agent)                               # a multi-turn chat with its live trace
+    StopComparison.from_agent(agent, question)     # lesson 04: without and with stop, side by side
+
+Each widget keeps its state in plain attributes (`.cards`, `.step_count`, `.turns`, ...) and
+saves into a notebook as readable, deterministic text (`.text()`), so nbval can check it.
+Imported separately from `tinyagent` so the core stays free of ipywidgets.
+"""
+
+from .cards import Card, apply_event, build_cards
+from .chat_panel import ChatPanel, Turn, describe_model
+from .step_debugger import StepDebugger
+from .stop_comparison import Row, StopComparison
+from .trace_viewer import TraceViewer
+
+__all__ = [
+    "Card",
+    "ChatPanel",
+    "Row",
+    "StepDebugger",
+    "StopComparison",
+    "TraceViewer",
+    "Turn",
+    "apply_event",
+    "build_cards",
+    "describe_model",
+]

@@ -1,0 +1,281 @@
+"""Cards: one round of the loop as one thing to look at, in HTML for a widget and in plain text.
+
+A round is the events that share a step number:
+
+    LlmCall -> Parsed -> ToolCall -> Observation      a card that asked for a tool
+    LlmCall -> Parsed -> Final                        a card that answered
+    ... Stopped                                       the run ended without an answer
+
+`apply_event(cards, event)` files each event into the card of its round, so a viewer can grow
+while the agent runs. The plain text is the trace's own `format()`, which leaves latency out: the
+text a notebook saves is the same on every run, while the HTML in the browser shows the timing.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
+from ..trace import Trace
+
+LABELS = {
+    "en": {
+        "round": "Round {n}",
+        "thought": "Thought",
+        "action": "Action",
+        "observation": "Observation",
+        "tool_error": "Tool error",
+        "final": "Final answer",
+        "fallback": "Final answer (fallback: no format)",
+        "stopped": "Stopped: {reason}",
+        "waiting": "waiting: the tool has not run yet",
+        "messages": "Messages sent ({n})",
+        "raw": "Raw reply",
+        "tokens": "{prompt} in + {completion} out tokens",
+        "badges": {
+            "thinking": "model replied",
+            "acting": "tool pending",
+            "observed": "tool ran",
+            "tool_error": "tool error",
+            "final": "final answer",
+            "fallback": "fallback answer",
+            "stopped": "stopped",
+        },
+    },
+    "zh": {
+        "round": "第 {n} 圈",
+        "thought": "思考",
+        "action": "工具调用",
+        "observation": "工具结果",
+        "tool_error": "工具出错",
+        "final": "最终答复",
+        "fallback": "最终答复（兜底：没按格式）",
+        "stopped": "停止：{reason}",
+        "waiting": "等待中：工具还没执行",
+        "messages": "发送的消息（{n} 条）",
+        "raw": "模型原始回复",
+        "tokens": "输入 {prompt} + 输出 {completion} token",
+        "badges": {
+            "thinking": "模型已回复",
+            "acting": "待执行工具",
+            "observed": "工具已执行",
+            "tool_error": "工具出错",
+            "final": "最终答复",
+            "fallback": "兜底答复",
+            "stopped": "已停止",
+        },
+    },
+}
+
+# The colour of each status, strong enough to read on a light or a dark theme.
+STATUS = {
+    "thinking": "#757575",
+    "acting": "#ef6c00",
+    "observed": "#1565c0",
+    "tool_error": "#c62828",
+    "final": "#2e7d32",
+    "fallback": "#9e7700",
+    "stopped": "#ad1457",
+}
+
+
+@dataclass
+class Card:
+    """The events of one round. Every field is None until its event arrives."""
+
+    step: int
+    llm: LlmCall | None = None
+    parsed: Parsed | None = None
+    tool_call: ToolCall | None = None
+    observation: Observation | None = None
+    end: Final | Stopped | None = None
+
+    @property
+    def events(self) -> list[Event]:
+        return [
+            e for e in (self.llm, self.parsed, self.tool_call, self.observation, self.end) if e is not None
+        ]
+
+    @property
+    def status(self) -> str:
+        """thinking, acting, observed, tool_error, final, fallback or stopped."""
+        if isinstance(self.end, Stopped):
+            return "stopped"
+        if isinstance(self.end, Final):
+            return "fallback" if self.end.reason == "fallback" else "final"
+        if self.observation is not None:
+            return "tool_error" if self.observation.error else "observed"
+        if self.tool_call is not None:
+            return "acting"
+        return "thinking"
+
+    def text(self, lang: str = "en") -> str:
+        """The round as the trace prints it (with token counts, without latency)."""
+        return Trace(self.events, lang=lang).format(usage=True)
+
+    def html(self, lang: str = "en") -> str:
+        return card_html(self, lang)
+
+
+def apply_event(cards: list[Card], event: Event) -> Card:
+    """File `event` into its round's card (the last card, or a new one) and return that card."""
+    if cards and cards[-1].step == event.step:
+        card = cards[-1]
+    else:
+        card = Card(event.step)
+        cards.append(card)
+    if isinstance(event, LlmCall):
+        card.llm = event
+    elif isinstance(event, Parsed):
+        card.parsed = event
+    elif isinstance(event, ToolCall):
+        card.tool_call = event
+    elif isinstance(event, Observation):
+        card.observation = event
+    elif isinstance(event, (Final, Stopped)):
+        card.end = event
+    return card
+
+
+def build_cards(events: Iterable[Event]) -> list[Card]:
+    cards: list[Card] = []
+    for event in events:
+        apply_event(cards, event)
+    return cards
+
+
+# -- HTML --------------------------------------------------------------------------------------
+def esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def badge(text: str, colour: str, css_class: str = "") -> str:
+    return (
+        f'<span class="ta-badge {css_class}" style="background:{colour};color:#fff;border-radius:3px;'
+        f'padding:0 6px;font-size:85%;font-weight:600;white-space:nowrap">{esc(text)}</span>'
+    )
+
+
+def row(label: str, body_html: str, colour: str, css_class: str, tint: str = "transparent") -> str:
+    return (
+        f'<div class="ta-row {css_class}" style="margin:3px 0;padding:2px 6px;background:{tint};'
+        f'border-radius:3px"><span style="color:{colour};font-weight:600">{esc(label)}</span> '
+        f'<span class="ta-value" style="white-space:pre-wrap">{body_html}</span></div>'
+    )
+
+
+def tint(colour: str) -> str:
+    """A light wash of `colour` (#rrggbb) that keeps the theme's text readable."""
+    r, g, b = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},0.12)"
+
+
+def usage_line(call: LlmCall, lang: str) -> str:
+    """Tokens, latency, finish_reason and model of one model call (HTML only: latency varies)."""
+    usage = call.usage or {}
+    parts = [
+        LABELS[lang]["tokens"].format(
+            prompt=usage.get("prompt_tokens", "?"), completion=usage.get("completion_tokens", "?")
+        ),
+        f"{call.latency_s:.2f} s",
+        f"finish_reason={call.finish_reason}",
+    ]
+    if call.model:
+        parts.append(call.model)
+    if call.client_cut:
+        parts.append("cut by the client")
+    return " · ".join(parts)
+
+
+def card_html(card: Card, lang: str = "en") -> str:
+    labels = LABELS[lang]
+    status = card.status
+    colour = STATUS[status]
+    head = [f"<b>{esc(labels['round'].format(n=card.step))}</b>", badge(labels["badges"][status], colour)]
+    if card.llm is not None:
+        head.append(
+            f'<span class="ta-usage" style="opacity:0.75;font-size:90%">{esc(usage_line(card.llm, lang))}</span>'
+        )
+    rows = []
+    if card.parsed is not None and card.parsed.thought:
+        rows.append(row(labels["thought"], esc(card.parsed.thought), "#616161", "ta-thought"))
+    if card.tool_call is not None:
+        call = f"<code>{esc(card.tool_call.name)}({esc(card.tool_call.input)})</code>"
+        rows.append(row(labels["action"], call, STATUS["acting"], "ta-action"))
+        if card.observation is None and card.end is None:
+            rows.append(row("…", esc(labels["waiting"]), STATUS["acting"], "ta-waiting"))
+    if card.observation is not None:
+        if card.observation.error:
+            c = STATUS["tool_error"]
+            rows.append(
+                row(labels["tool_error"], esc(card.observation.text), c, "ta-observation ta-error", tint(c))
+            )
+        else:
+            c = STATUS["observed"]
+            rows.append(row(labels["observation"], esc(card.observation.text), c, "ta-observation", tint(c)))
+    if isinstance(card.end, Final):
+        key = "fallback" if card.end.reason == "fallback" else "final"
+        c = STATUS[key]
+        rows.append(row(labels[key], esc(card.end.answer), c, f"ta-final ta-{key}", tint(c)))
+    elif isinstance(card.end, Stopped):
+        c = STATUS["stopped"]
+        body = esc(card.end.answer)
+        if card.end.detail:
+            body += f'<br><span style="opacity:0.75">{esc(card.end.detail)}</span>'
+        rows.append(row(labels["stopped"].format(reason=card.end.reason), body, c, "ta-stopped", tint(c)))
+    return (
+        f'<div class="ta-card ta-status-{status}" style="border-left:4px solid {colour};padding:4px 8px;'
+        f'line-height:1.45">'
+        f'<div class="ta-card-head" style="display:flex;gap:8px;align-items:baseline;flex-wrap:wrap">'
+        f"{''.join(head)}</div>{''.join(rows)}</div>"
+    )
+
+
+ROLE_COLOURS = {"system": "#757575", "user": "#1565c0", "assistant": "#2e7d32", "tool": "#ef6c00"}
+
+
+def messages_html(messages: Iterable[dict], *, new_from: int | None = None) -> str:
+    """A message list as boxes, one per message. The system prompt starts folded; messages from
+    index `new_from` on are marked "new" (what the last step added)."""
+    parts = []
+    for i, message in enumerate(messages):
+        role = str(message.get("role", "?"))
+        colour = ROLE_COLOURS.get(role, "#757575")
+        content = message.get("content")
+        content = "" if content is None else str(content)
+        mark = " " + badge("new", "#ef6c00") if new_from is not None and i >= new_from else ""
+        title = f'<span style="color:{colour};font-weight:600">[{i}] {esc(role)}</span>{mark}'
+        body = f'<pre style="white-space:pre-wrap;margin:2px 0 0 0;font-size:90%">{esc(content)}</pre>'
+        if role == "system":
+            first = content.splitlines()[0] if content else ""
+            body = f"<details><summary>{esc(first)} …</summary>{body}</details>"
+        parts.append(
+            f'<div class="ta-message ta-role-{esc(role)}" style="border-left:3px solid {colour};'
+            f'margin:4px 0;padding:2px 8px;background:{tint(colour)}">{title}{body}</div>'
+        )
+    return "".join(parts)
+
+
+def pre_html(text: str) -> str:
+    return f'<pre style="white-space:pre-wrap;margin:0;font-size:90%">{esc(text)}</pre>'
+
+
+# -- plain text --------------------------------------------------------------------------------
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def messages_text(messages: Iterable[dict], system_lines: int = 1) -> str:
+    """A message list as text; the long system prompt is shortened to its first line."""
+    lines = []
+    for message in messages:
+        role = message.get("role", "?")
+        content = "" if message.get("content") is None else str(message["content"]).rstrip()
+        if role == "system":
+            head = content.splitlines()[:system_lines]
+            more = len(content.splitlines()) - len(head)
+            content = "\n".join(head) + (f" ... (+{more} lines)" if more > 0 else "")
+        lines.append(f"[{role}] {content}")
+    return "\n".join(lines)

@@ -1,0 +1,173 @@
+"""`StepDebugger`: run the loop one call at a time and look at the message list in between.
+
+    StepDebugger(agent, "我上周买的扫地机不回充了，修不好我想退。订单号 88231。")
+
+Each "Next step" does exactly one thing the agent depends on the outside world for:
+
+    a model step   call the model, parse its reply, and stop just before the tool runs
+                   (the Action is in the message list; its Observation is not there yet)
+    a tool step    run the tool and append its Observation to the message list
+
+so a learner can stop between an Action and its Observation and read what the model will see.
+"Run to end" finishes the run; "Reset" starts the same question again.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+
+from ..agent import AgentRun, ReActAgent
+from ..events import Event, Final, LlmCall, Observation, Stopped, ToolCall
+from .cards import esc, messages_html, messages_text, plural
+from .trace_viewer import TraceViewer, with_text
+
+# The events a step ends on: each one follows exactly one model call or tool call.
+STEP_ENDS = (ToolCall, Observation, Final, Stopped)
+
+
+class StepDebugger(widgets.VBox):
+    """Step through `agent` answering `question` (optionally after `history` messages).
+
+    State for tests: `.run` (the AgentRun), `.step_count`, `.model_calls`, `.tool_calls`,
+    `.last_events` (what the last step produced), `.viewer.cards`, `.run.messages`.
+    """
+
+    def __init__(self, agent: ReActAgent, question: str, *, history: list[dict] | None = None):
+        self.agent = agent
+        self.question = question
+        self.history = history
+        self.error: str | None = None
+        self.viewer = TraceViewer(lang=agent.language_for(question))
+        self.next_button = widgets.Button(
+            description="Next step", icon="step-forward", button_style="primary"
+        )
+        self.run_button = widgets.Button(description="Run to end", icon="fast-forward")
+        self.reset_button = widgets.Button(description="Reset", icon="undo")
+        self.next_button.on_click(lambda _: self._safely(self.step))
+        self.run_button.on_click(lambda _: self._safely(self.run_to_end))
+        self.reset_button.on_click(lambda _: self._safely(self.reset))
+        self.header = widgets.HTML(f'<div class="ta-question"><b>Question:</b> {esc(question)}</div>')
+        self.status = widgets.HTML()
+        self.messages_view = widgets.HTML()
+        self.messages_view.add_class("tinyagent-messages")
+        messages_box = widgets.VBox(
+            [
+                widgets.HTML("<b>The message list now</b> (what the model reads on its next call)"),
+                self.messages_view,
+            ],
+            layout=widgets.Layout(
+                max_height="420px", overflow="auto", border="1px solid #ccc", padding="4px"
+            ),
+        )
+        super().__init__(
+            [
+                self.header,
+                widgets.HBox([self.next_button, self.run_button, self.reset_button]),
+                self.status,
+                self.viewer,
+                messages_box,
+            ]
+        )
+        self.add_class("tinyagent-step-debugger")
+        self.reset()
+
+    # -- driving the run -----------------------------------------------------------------------
+    def reset(self) -> None:
+        """Start over: a fresh run of the same question, nothing executed yet."""
+        self.run: AgentRun = self.agent.start(self.question, self.history)
+        self.step_count = 0
+        self.model_calls = 0
+        self.tool_calls = 0
+        self.last_events: list[Event] = []
+        self._new_from = len(self.run.messages)
+        self.viewer.clear()
+        self._refresh()
+
+    def step(self) -> list[Event]:
+        """One model call or one tool call; returns the events it produced ([] when done)."""
+        if self.run.done:
+            return []
+        before = len(self.run.messages)
+        events: list[Event] = []
+        while (event := self.run.advance()) is not None:
+            events.append(event)
+            self.viewer.add(event)
+            if isinstance(event, STEP_ENDS):
+                break
+        self.step_count += 1
+        self.model_calls += sum(isinstance(e, LlmCall) for e in events)
+        if events and isinstance(events[-1], Stopped) and events[-1].reason == "llm_error":
+            self.model_calls += 1  # the call was made; it failed
+        self.tool_calls += sum(isinstance(e, Observation) for e in events)
+        self.last_events = events
+        self._new_from = before
+        self._refresh()
+        return events
+
+    def run_to_end(self) -> None:
+        while not self.run.done:
+            self.step()
+
+    @property
+    def done(self) -> bool:
+        return self.run.done
+
+    def next_action(self) -> str:
+        """What "Next step" will do, in words."""
+        if self.run.done:
+            return f"nothing: the run has ended ({self.run.trace.reason})"
+        events = self.run.trace.events
+        if events and isinstance(events[-1], ToolCall):
+            return f"run the tool {events[-1].name}({events[-1].input})"
+        if events and events[-1].step >= self.agent.max_steps:
+            return f"stop: the step cap ({self.agent.max_steps}) is reached"
+        return "call the model"
+
+    def _safely(self, action) -> None:
+        """Button callbacks run in the kernel, where an exception would vanish: show it instead."""
+        buttons = (self.next_button, self.run_button, self.reset_button)
+        for button in buttons:
+            button.disabled = True
+        try:
+            self.error = None
+            action()
+        except Exception as exc:  # noqa: BLE001 - shown to the learner, not swallowed
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.reset_button.disabled = False
+            self._refresh()
+
+    # -- showing it ----------------------------------------------------------------------------
+    def status_text(self) -> str:
+        return (
+            f"steps: {self.step_count} ({plural(self.model_calls, 'model call')}, "
+            f"{plural(self.tool_calls, 'tool call')}); "
+            f"next: {self.next_action()}"
+        )
+
+    def _refresh(self) -> None:
+        done = self.run.done
+        self.next_button.disabled = done
+        self.run_button.disabled = done
+        error = (
+            f'<div class="ta-debugger-error" style="color:#c62828"><b>Error:</b> {esc(self.error)}</div>'
+            if self.error
+            else ""
+        )
+        self.status.value = f'<div class="ta-status">{esc(self.status_text())}</div>{error}'
+        new_from = self._new_from if self.step_count else None
+        self.messages_view.value = messages_html(self.run.messages, new_from=new_from)
+
+    def text(self) -> str:
+        lines = [f"StepDebugger: {self.question}", self.status_text()]
+        if self.run.trace.events:
+            lines.append(self.run.trace.format(usage=True))
+        lines.append(f"--- message list ({len(self.run.messages)} messages) ---")
+        lines.append(messages_text(self.run.messages))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<StepDebugger {self.status_text()}>"
+
+    def _repr_mimebundle_(self, **kwargs):
+        return with_text(super()._repr_mimebundle_(**kwargs), self.text())
