@@ -44,7 +44,7 @@ class LlmCall(Event):
     text: str = ""
     finish_reason: str | None = None
     usage: dict = field(default_factory=dict)
-    latency_s: float = 0.0
+    latency_s: float = field(default=0.0, repr=False)  # varies run to run: kept out of printed reprs
     model: str = ""
     client_cut: bool = False
 

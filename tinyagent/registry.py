@@ -22,8 +22,8 @@ class ToolResult:
 
 
 def error_observation(message: str, **details: object) -> str:
-    """The one shape every error Observation has: {"error": "...", ...details}."""
-    return json.dumps({"error": message, **details}, ensure_ascii=False)
+    """The one shape every error Observation has: {"error":"...",...details}, compact like the tools' JSON."""
+    return json.dumps({"error": message, **details}, ensure_ascii=False, separators=(",", ":"))
 
 
 class ToolRegistry:

@@ -36,17 +36,13 @@ class Settings:
     api_url: str
     model: str
     api_key: str | None = field(default=None, repr=False)
-    source: str = ""  # where the settings came from, e.g. "classroom (no key configured)"
-
-    @property
-    def offline(self) -> bool:
-        """True when this is the in-process classroom model."""
-        return self.source.startswith("classroom")
+    source: str = ""  # where the settings came from, or why the classroom model is used
+    offline: bool = False  # True for the in-process classroom model
 
     def describe(self) -> str:
         """One line a learner can read: which model, where, and why."""
         if self.offline:
-            return f"classroom model {self.model!r}, offline, in this process: {self.source}"
+            return f"classroom model {self.model!r}, offline, in this process ({self.source})"
         key = "key set" if self.api_key else "no key"
         return f"model {self.model!r} at {self.api_url} ({key}; from {self.source})"
 
@@ -129,4 +125,4 @@ def _classroom_settings(model: str | None, why: str, notice: bool) -> Settings:
             "model. See .env.example to use a real one.",
             file=sys.stdout,
         )
-    return Settings(api_url=server.chat_url, api_key=None, model=model, source=f"classroom ({why})")
+    return Settings(api_url=server.chat_url, api_key=None, model=model, source=why, offline=True)
