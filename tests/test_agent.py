@@ -166,3 +166,10 @@ def test_agent_needs_a_registry():
 def test_empty_question_is_refused():
     with pytest.raises(ValueError):
         ReActAgent(ScriptedLlm(FINAL), tools()).run("  ")
+
+
+def test_reply_is_in_the_message_list_when_parsed_is_yielded():
+    run = ReActAgent(ScriptedLlm(ACT_ORDER, FINAL), tools()).start("order?")
+    while not isinstance(run.advance(), Parsed):
+        pass
+    assert run.messages[-1] == {"role": "assistant", "content": ACT_ORDER}

@@ -45,6 +45,11 @@ CUT_OFF = {
     "zh": "抱歉，我的回复被截断了，没能说完。请再问一次，或者把问题说得简短一些。",
 }
 
+EMPTY_REPLY = {
+    "en": "Sorry, I did not manage to put an answer together. Please ask again.",
+    "zh": "抱歉，我没能组织好答复，请再问一次。",
+}
+
 
 @dataclass(frozen=True)
 class AgentResult:
@@ -170,13 +175,14 @@ class AgentRun:
             )
 
             # 2. Read what it wrote.
+            # The reply joins the conversation first, so a debugger paused here sees it in the list.
+            self.messages.append({"role": "assistant", "content": reply.text})
             parsed = parse_step(reply.text)
             action = parsed.action
             yield Parsed(
                 step, parsed.thought, action.tool_name if action else None,
                 action.tool_input if action else None, parsed.final_answer, parsed.rule,
             )
-            self.messages.append({"role": "assistant", "content": reply.text})
 
             if reply.finish_reason == "length":
                 # A reply cut at max_tokens may hold half an Action Input: never run it.
@@ -188,7 +194,7 @@ class AgentRun:
             if action is None:
                 # The fallback: no Action and no "Final Answer:" means the model answered in prose.
                 if not reply.text.strip():
-                    yield Stopped(step, "empty_reply", CUT_OFF[lang], detail="the model sent an empty reply")
+                    yield Stopped(step, "empty_reply", EMPTY_REPLY[lang], detail="the model sent an empty reply")
                 else:
                     yield Final(step, reply.text.strip(), "fallback")
                 return

@@ -89,8 +89,9 @@ class Final(Event):
 
 @dataclass(frozen=True)
 class Stopped(Event):
-    """The run ended without an answer. reason: "max_steps" or "llm_error"; `answer` is the
-    polite message the user gets instead; `detail` is for the developer."""
+    """The run ended without an answer; `answer` is the polite message the user gets instead and
+    `detail` is for the developer. reason: "max_steps" (the step cap), "llm_error" (the model call
+    failed), "length" (the reply was cut at max_tokens), "empty_reply" (the model said nothing)."""
 
     kind: ClassVar[str] = "stopped"
     reason: str = ""

@@ -13,6 +13,10 @@ The model writes lines that start with a keyword:
 * Keywords inside prose. Only a keyword at the *start* of a line counts, so "Thought: I will use
   Action: queryOrder" is a thought, not an action.
 
+One key is the exception, as in the seed: "Final Answer:" counts wherever it appears, and the answer
+runs to the end of the text. That forgives a model that starts its answer mid-line, at a price that
+lesson 05 shows: a Thought that merely mentions "Final Answer:" ends the run.
+
 This parser is strict on purpose: lesson 11 builds a tolerant one for sloppy models.
 """
 
