@@ -21,10 +21,10 @@ import pytest
 from tests.browser.lab import Browser, JupyterLab, Notebook, browser_missing
 
 ROOT = Path(__file__).resolve().parent.parent
-# The notebook under test. It needs, among its outputs, a TraceViewer of a finished run, a
-# StepDebugger on a shop request for order 88231 and a ChatPanel on the shop (any lesson that has
-# them will do); a StopComparison is checked too when there is one.
-NOTEBOOK = ROOT / "tests" / "browser" / "widgets_demo.ipynb"
+# The notebook under test: lesson 06, which has a TraceViewer filled in by a run (the first viewer
+# shown on its own), a StepDebugger on the refund request for order 88231 and a ChatPanel on the
+# shop. Any lesson that has those three will do; a StopComparison is checked too when there is one.
+NOTEBOOK = ROOT / "notebooks" / "06_react_loop.ipynb"
 ARTIFACTS = ROOT / "test-artifacts"
 LOGISTICS = "帮我看看订单 88231 的快递到哪了。"
 

@@ -1,1 +1,1 @@
-"""Browser-test helpers (lab.py) and the notebook the browser tests open (widgets_demo.ipynb)."""
+"""Browser-test helpers (lab.py); the browser tests open lesson 06 (see tests/test_browser.py)."""
