@@ -462,6 +462,9 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "tinyagent-classroom/1"
     disable_nagle_algorithm = True  # small answers go out at once, not after a 40 ms delayed-ACK wait
     timeout = 60  # an idle keep-alive connection is closed after a minute
+    # Buffer the answer so its status line, headers and body leave in one write (one packet);
+    # handle_one_request flushes after every request, and streaming flushes after every event.
+    wbufsize = 64 * 1024
 
     @property
     def room(self) -> ClassroomServer:
@@ -632,9 +635,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         for chunk in chunks:
             self.wfile.write(b"data: " + json.dumps(chunk, ensure_ascii=False).encode("utf-8") + b"\n\n")
+            self.wfile.flush()
             if self.room.chunk_delay:
                 time.sleep(self.room.chunk_delay)
         self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """The base class calls this for requests it cannot parse at all; answer in JSON there too."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 # One match = one token. The ASCII run comes first so that "88231" is one token, not five.
 TOKEN_PATTERN = re.compile(r"[A-Za-z0-9]+|\S")
@@ -31,6 +32,9 @@ TOKENS_PER_MESSAGE = 3
 TOKENS_PER_REPLY = 3
 
 
+# Every request of a conversation re-sends the same system prompt and earlier messages: remembering
+# their counts makes the server's token counting cost only the new message.
+@lru_cache(maxsize=4096)
 def count_tokens(text: str | None) -> int:
     """The number of tokens in `text` under the rule above (0 for None or "")."""
     if not text:
