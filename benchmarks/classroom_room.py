@@ -5,8 +5,8 @@
 The server runs as its own process, started the way a teacher starts it
 (`python -m tinyagent classroom`). In a real room every learner has a kernel of their own, so the
 simulated learners are spread over `--processes` worker processes (threads inside each); each has
-its own in-memory shop and its own `ReActAgent`, and runs the seed's refund request end to end
-`--runs` times (5 model calls each). All learners start together. Printed: completions per second,
+its own in-memory shop, `ReActAgent` and `LlmClient` (one keep-alive connection, as a notebook keeps
+its `llm`), and runs the seed's refund request end to end `--runs` times (5 model calls each). All learners start together. Printed: completions per second,
 latency per completion (p50/p95/p99, measured by the client as the agent saw it), the time for the
 whole room, the CPU time of server and learners, and errors (a run that did not end with the shop's
 real refund id counts as one).
@@ -59,10 +59,11 @@ def start_room_server(port: int) -> subprocess.Popen:
 
 def learner(url: str, runs: int, latencies: list, errors: list) -> None:
     clock = fixed_clock("2026-06-30T19:05:23")
+    llm = LlmClient(url, "classroom", "classroom")  # one per learner, as a notebook keeps its `llm`
     for _ in range(runs):
         try:
             with Shop(":memory:", clock=clock) as shop:
-                agent = ReActAgent(LlmClient(url, "classroom", "classroom"), shop_registry(shop, clock))
+                agent = ReActAgent(llm, shop_registry(shop, clock))
                 result = agent.run(REFUND)
                 latencies.extend(e.latency_s for e in result.trace.of_type(LlmCall))
                 refunds = shop.refunds()
@@ -95,7 +96,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", type=int, default=60)
     parser.add_argument("--runs", type=int, default=3, help="refund scenarios per learner (5 completions each)")
-    parser.add_argument("--processes", type=int, default=4, help="learner processes (threads share the rest)")
+    parser.add_argument("--processes", type=int, default=2, help="learner processes (threads share the rest)")
     args = parser.parse_args()
 
     port = free_port()
