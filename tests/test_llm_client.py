@@ -211,3 +211,10 @@ def test_request_body_is_valid_utf8_json(scripted_server):
     scripted_server.reply((200, completion()))
     client(scripted_server).chat([{"role": "user", "content": "订单 88231"}])
     assert json.dumps(scripted_server.requests[0]["json"], ensure_ascii=False).count("订单") == 1
+
+
+def test_classroom_client_reaches_the_in_process_model_by_variant_name():
+    llm = LlmClient.classroom("classroom-no-final")
+    assert llm.model == "classroom-no-final"
+    assert llm.api_url.startswith("http://127.0.0.1:")
+    assert llm.chat([{"role": "user", "content": "你好"}]).text

@@ -1,7 +1,9 @@
-"""The command line: `python -m tinyagent ask "..."`, `python -m tinyagent classroom`.
+"""The command line: `python -m tinyagent ask "..."`, `python -m tinyagent classroom`, ...
 
-    ask        run the shop agent on one request against the configured model, print the rounds
-    classroom  serve the classroom model for a whole room, and print the .env lines to use it
+    ask          run the shop agent on one request against the configured model, print the rounds
+    classroom    serve the classroom model for a whole room, and print the .env lines to use it
+    local-model  serve a real small model (SmolLM2 on llama.cpp) on 127.0.0.1, print its .env lines
+    doctor       check the configured endpoint for real and say how to fix what fails
 """
 
 from __future__ import annotations
@@ -37,9 +39,21 @@ def main(argv: list[str] | None = None) -> int:
     room.add_argument("--port", type=int, default=8000)
     room.add_argument("--api-key", help="require this key from clients (default: none)")
 
+    local = commands.add_parser("local-model", help="serve SmolLM2-135M (llama.cpp) on 127.0.0.1")
+    local.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080; 0: any free port)")
+    local.add_argument("--verbose", action="store_true", help="show llama.cpp's log on stderr")
+
+    doctor = commands.add_parser("doctor", help="check the configured model endpoint and suggest fixes")
+    doctor.add_argument("--model", help="override TINYAGENT_MODEL for this check")
+    doctor.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each reply (default 30)")
+
     args = parser.parse_args(argv)
     if args.command == "ask":
         return _ask(args)
+    if args.command == "local-model":
+        return _local_model(args)
+    if args.command == "doctor":
+        return _doctor(args)
     return _classroom(args)
 
 
@@ -82,6 +96,31 @@ def _classroom(args: argparse.Namespace) -> int:
 
     serve_room(args.host, args.port, api_key=args.api_key)
     return 0
+
+
+def _local_model(args: argparse.Namespace) -> int:
+    from .local_model import serve_local_model
+
+    try:
+        serve_local_model(args.port, verbose=args.verbose)
+    except TinyAgentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from .doctor import run_doctor
+    from .settings import load_settings
+
+    settings = None
+    if args.model:
+        try:
+            settings = load_settings(model=args.model, notice=False)
+        except TinyAgentError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+    return run_doctor(settings, timeout=args.timeout)
 
 
 if __name__ == "__main__":

@@ -16,10 +16,12 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 
 from .errors import (
     AuthenticationError,
@@ -44,7 +46,7 @@ class ChatResult:
     text: str
     finish_reason: str | None
     usage: dict = field(default_factory=dict)
-    latency_s: float = 0.0
+    latency_s: float = field(default=0.0, repr=False)  # varies run to run: kept out of printed reprs
     model: str = ""
     tool_calls: tuple[dict, ...] = ()
     client_cut: bool = False
@@ -117,6 +119,10 @@ class LlmClient:
         self.max_retries = max_retries
         self.max_retry_wait = max_retry_wait
         self._session = session or requests.Session()
+        if session is None and urlsplit(self.api_url).hostname in ("127.0.0.1", "localhost", "::1"):
+            # Proxies and .netrc never apply to this machine's own servers, and looking them up reads
+            # the whole environment on every request: a third of the client's time on loopback.
+            self._session.trust_env = False
         self._sleep = sleep
 
     @classmethod
@@ -126,6 +132,14 @@ class LlmClient:
 
         settings = settings or load_settings()
         return cls(settings.api_url, settings.api_key, settings.model, **options)
+
+    @classmethod
+    def classroom(cls, model: str = "classroom", **options: Any) -> LlmClient:
+        """A client for the in-process classroom model (or one of its variants, by name), whatever
+        .env says: for lessons that need a particular misbehaviour even when a real model is set."""
+        from .classroom.server import ensure_classroom_server
+
+        return cls(ensure_classroom_server().chat_url, None, model, **options)
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "not set"
@@ -171,12 +185,18 @@ class LlmClient:
             attempt += 1
 
     def _retry_wait(self, attempt: int, retry_after: str | None) -> float:
-        """Honour Retry-After (seconds) when the server sends it, else back off: 1, 2, 4 s (+ jitter)."""
+        """Honour Retry-After (seconds or an HTTP date) when the server sends it, else back off:
+        1, 2, 4 s (+ jitter). Either way, never longer than `max_retry_wait`."""
         if retry_after:
             try:
                 return min(max(float(retry_after), 0.0), self.max_retry_wait)
             except ValueError:
-                pass  # an HTTP date or garbage: fall back to our own backoff
+                pass
+            try:  # the other form the standard allows: "Wed, 21 Oct 2026 07:28:00 GMT"
+                wait = parsedate_to_datetime(retry_after).timestamp() - time.time()
+                return min(max(wait, 0.0), self.max_retry_wait)
+            except (TypeError, ValueError):
+                pass  # garbage: fall back to our own backoff
         return min(2.0**attempt + random.uniform(0, 0.5), self.max_retry_wait)
 
     def _post_once(self, body: dict) -> tuple[int, bytes, str | None]:
@@ -207,8 +227,14 @@ class LlmClient:
                     f"{host} stopped sending before the reply was complete (no data for "
                     f"{self.read_timeout:g} s): try again or raise read_timeout"
                 ) from None
+            reason = _short_reason(exc)
+            if reason in ("connection reset", "remote end closed"):
+                raise LlmConnectionError(
+                    f"{host} closed the connection without replying ({reason}): the server may have "
+                    "crashed, or a proxy cut the request; try again"
+                ) from None
             raise LlmConnectionError(
-                f"could not reach {host} ({_short_reason(exc)}): check TINYAGENT_API_URL, "
+                f"could not reach {host} ({reason}): check TINYAGENT_API_URL, "
                 "and that the server is running"
             ) from None
         except requests.exceptions.RequestException as exc:
@@ -229,6 +255,18 @@ class LlmClient:
                         f"the reply took longer than {self.total_timeout:g} s in total "
                         "(the server kept sending slowly): try again or raise total_timeout"
                     )
+        # Errors while reading the body come from urllib3 itself, not wrapped by requests.
+        except urllib3.exceptions.ReadTimeoutError:
+            raise LlmTimeoutError(
+                f"{urlsplit(self.api_url).netloc} stopped sending before the reply was complete (no data "
+                f"for {self.read_timeout:g} s): try again or raise read_timeout"
+            ) from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            received = sum(len(chunk) for chunk in chunks)
+            raise LlmConnectionError(
+                f"the connection to {urlsplit(self.api_url).netloc} broke after {received} bytes of the "
+                f"reply ({_short_reason(exc)}): the server or a proxy dropped it; try again"
+            ) from None
         finally:
             response.close()
         return b"".join(chunks)
@@ -241,8 +279,9 @@ class LlmClient:
         try:
             data = json.loads(text)
         except ValueError:
+            body = redact(_describe_body(text), self._api_key)
             raise BadResponseError(
-                f"the server answered HTTP {status} but not with JSON ({_describe_body(text)}): "
+                f"the server answered HTTP {status} but not with JSON ({body}): "
                 "check that TINYAGENT_API_URL points at an OpenAI-compatible /chat/completions endpoint",
                 status,
             ) from None
@@ -329,9 +368,19 @@ def _clip(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+_REASONS = {
+    "Connection refused": "connection refused",
+    "Connection reset": "connection reset",
+    "Name or service not known": "name or service not known",
+    "Remote end closed": "remote end closed",
+    "IncompleteRead": "the body ended early",
+    "InvalidChunkLength": "the body ended early",
+}
+
+
 def _short_reason(exc: Exception) -> str:
     reason = str(exc)
-    for marker in ("Connection refused", "Connection reset", "Name or service not known", "Remote end closed"):
+    for marker, said in _REASONS.items():
         if marker in reason:
-            return marker.lower()
+            return said
     return type(exc).__name__

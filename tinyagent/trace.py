@@ -25,6 +25,7 @@ LABELS = {
         "fallback": "[Final answer - fallback]",
         "stopped": "[Stopped: {reason}]",
         "usage": "[Tokens] {prompt} in + {completion} out, finish_reason={finish}",
+        "client_cut": "[Client cut] the server ignored stop; tinyagent cut the reply at the stop sequence",
     },
     "zh": {
         "round": "===== 第 {n} 圈 =====",
@@ -36,6 +37,7 @@ LABELS = {
         "fallback": "[最终答复-兜底]",
         "stopped": "[停止：{reason}]",
         "usage": "[Token] 输入 {prompt} + 输出 {completion}，finish_reason={finish}",
+        "client_cut": "[客户端截断] 服务器没有遵守 stop，tinyagent 在停止词处自己截断了回复",
     },
 }
 
@@ -133,15 +135,16 @@ class Trace:
 
 def _format_event(event: Event, labels: dict[str, str], usage: bool) -> list[str]:
     if isinstance(event, LlmCall):
-        if not usage:
-            return []
-        return [
-            labels["usage"].format(
+        lines = []
+        if usage:
+            lines.append(labels["usage"].format(
                 prompt=event.usage.get("prompt_tokens", "?"),
                 completion=event.usage.get("completion_tokens", "?"),
                 finish=event.finish_reason,
-            )
-        ]
+            ))
+        if event.client_cut:  # always shown: the model wrote past the stop, and the provider billed it
+            lines.append(labels["client_cut"])
+        return lines
     if isinstance(event, Parsed):
         # A reply with no format has no thought; its Final (fallback) line shows the text.
         return [f"{labels['thought']} {event.thought}"] if event.thought else []

@@ -1,0 +1,71 @@
+"""How often does a model follow the ReAct format? The appendix notebook's table, from the command line.
+
+    .venv/bin/python benchmarks/format_compliance.py [--seeds 5] [--lang en|zh] [--max-tokens 120]
+    .venv/bin/python benchmarks/format_compliance.py --configured      # the model in .env instead
+
+By default it starts the local model (SmolLM2-135M on llama.cpp, see tinyagent/local_model.py) in this
+process; `--configured` measures whatever `load_settings()` picks (a provider in .env, or the
+classroom model). For each prompt (zero-shot, one-shot) and stop setting (without, with
+`stop=["Observation:"]`) it asks the shop's refund question once per seed, and prints how many
+replies `parse_step` could read (an Action or a Final Answer) and how many invented an Observation.
+The measurement itself lives in tinyagent/compliance.py, shared with the notebook.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from tinyagent import LlmClient, fixed_clock, load_settings
+from tinyagent.compliance import format_table, measure_compliance, summarize
+from tinyagent.errors import TinyAgentError
+from tinyagent.shop import Shop, shop_registry
+
+QUESTIONS = {
+    "en": "The robot vacuum I bought last week no longer goes back to its dock. "
+          "If it can't be fixed, I want a refund. Order number 88231.",
+    "zh": "我上周买的扫地机不回充了，修不好我想退。订单号 88231。",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5, help="replies per prompt and stop setting (default 5)")
+    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of prompt and question")
+    parser.add_argument("--max-tokens", type=int, default=120, help="cap on each reply (default 120)")
+    parser.add_argument("--temperature", type=float, default=0.7, help="sampling temperature (default 0.7)")
+    parser.add_argument("--configured", action="store_true", help="measure the configured model, not SmolLM2")
+    args = parser.parse_args(argv)
+
+    try:
+        if args.configured:
+            llm = LlmClient.from_settings(load_settings())
+        else:
+            from tinyagent.local_model import start_local_model
+
+            started = time.perf_counter()
+            local = start_local_model()
+            llm = local.client()
+            print(f"started {local.model} on llama.cpp in {time.perf_counter() - started:.1f} s")
+    except TinyAgentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    clock = fixed_clock("2026-06-30T19:05:23")
+    registry = shop_registry(Shop(":memory:", clock=clock), clock)
+    print(f"model {llm.model}, lang {args.lang}, {args.seeds} seeds, max_tokens {args.max_tokens}, "
+          f"temperature {args.temperature}")
+    started = time.perf_counter()
+    runs = measure_compliance(llm, registry, QUESTIONS[args.lang], lang=args.lang, seeds=range(args.seeds),
+                              max_tokens=args.max_tokens, temperature=args.temperature)
+    elapsed = time.perf_counter() - started
+    print()
+    print(format_table(summarize(runs)))
+    tokens = sum(int(run.usage.get("completion_tokens") or 0) for run in runs)
+    print(f"\n{len(runs)} calls in {elapsed:.1f} s ({tokens} tokens generated, {tokens / elapsed:.0f} tokens/s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

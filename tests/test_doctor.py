@@ -1,0 +1,153 @@
+"""`python -m tinyagent doctor` against real servers (classroom, llama.cpp) and broken ones."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from tinyagent import Settings, load_settings
+from tinyagent.__main__ import main
+from tinyagent.doctor import FAIL, OK, SKIP, WARN, diagnose, run_doctor
+
+from .conftest import completion
+
+KEY = "sk-doctor-SECRET-77aa01bc"
+REQUIRED = ("reachable", "key accepted", "model exists", "reply")
+
+
+def statuses(checks):
+    return {check.name: check.status for check in checks}
+
+
+def report(settings):
+    out = io.StringIO()
+    code = run_doctor(settings, out=out, timeout=10)
+    return code, out.getvalue()
+
+
+def settings_for(url, key=KEY, model="test-model"):
+    return Settings(api_url=url, api_key=key, model=model, source="test")
+
+
+def test_classroom_model_passes_every_check():
+    checks = diagnose(load_settings(notice=False))
+    assert set(statuses(checks).values()) == {OK}, checks
+    assert list(statuses(checks)) == [*REQUIRED, "stop honoured", "usage", "streaming", "tool_calls"]
+
+
+def test_command_line_doctor_on_the_classroom_model_exits_0(capsys):
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "All required checks passed" in out
+    for name in ("reachable", "stop honoured", "usage", "streaming", "tool_calls"):
+        assert f"\n{name}" in out
+
+
+def test_local_llama_cpp_passes_but_warns_about_tool_calls(local_model):
+    settings = Settings(api_url=local_model.chat_url, api_key=None, model=local_model.model, source="test")
+    out = io.StringIO()
+    code, text = run_doctor(settings, out=out, timeout=60), out.getvalue()
+    found = statuses(diagnose(settings, timeout=60))
+    assert code == 0, text
+    assert all(found[name] == OK for name in REQUIRED)
+    assert found["stop honoured"] == OK
+    assert found["usage"] == OK
+    assert found["streaming"] == OK
+    assert found["tool_calls"] == WARN  # llama.cpp takes `tools` but SmolLM2 answers in text
+    assert "How to fix:" in text and "- tool_calls (WARN): native function calling" in text
+
+
+def test_local_llama_cpp_through_the_environment(local_model, monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TINYAGENT_OFFLINE", raising=False)
+    for line in local_model.env_lines().splitlines():  # exactly what `local-model` tells a learner
+        name, _, value = line.partition("=")
+        monkeypatch.setenv(name, value)
+    assert main(["doctor", "--timeout", "60"]) == 0
+    assert "All required checks passed" in capsys.readouterr().out
+
+
+def test_nothing_listening_fails_reachable_and_skips_the_rest():
+    code, text = report(settings_for("http://127.0.0.1:9/v1"))
+    assert code == 1
+    assert "reachable      FAIL" in text
+    assert "check TINYAGENT_API_URL" in text
+    assert "Required checks failed: reachable, key accepted, model exists, reply." not in text  # skipped ≠ failed
+    assert "Required checks failed: reachable." in text
+
+
+def test_refused_key_fails_and_never_shows_the_key(scripted_server, capfd):
+    scripted_server.reply((401, {"error": {"message": f"Incorrect API key provided: {KEY}"}}))
+    code, text = report(settings_for(scripted_server.url))
+    assert code == 1
+    found = statuses(diagnose(settings_for(scripted_server.url)))
+    assert found["reachable"] == OK and found["key accepted"] == FAIL and found["reply"] == SKIP
+    assert "TINYAGENT_API_KEY" in text
+    out, err = capfd.readouterr()
+    for shown in (text, out, err):
+        assert KEY not in shown and KEY[-8:] not in shown
+    assert "set (not shown)" in text
+
+
+def test_wrong_model_or_url_fails_model_exists(scripted_server):
+    scripted_server.reply((404, {"error": {"message": "The model `gpt-5-mini-typo` does not exist"}}))
+    code, text = report(settings_for(scripted_server.url, model="gpt-5-mini-typo"))
+    assert code == 1
+    assert "model exists   FAIL" in text and "TINYAGENT_MODEL" in text
+
+
+def test_html_page_instead_of_the_api_fails_reply(scripted_server):
+    scripted_server.reply((200, "<!DOCTYPE html><html><body>Welcome to nginx!</body></html>", {"Content-Type": "text/html"}))
+    code, text = report(settings_for(scripted_server.url))
+    assert code == 1
+    assert "reply          FAIL" in text and "an HTML page" in text
+    assert "OpenAI-compatible /chat/completions" in text
+
+
+def test_server_ignoring_stop_and_stream_and_tools_only_warns(scripted_server):
+    # Always the same JSON, whatever the request says: no stop, no SSE, no tool_calls, no usage.
+    scripted_server.reply((200, completion("Hello there, dear customer, how can I help?", usage={})))
+    code, text = report(settings_for(scripted_server.url))
+    found = statuses(diagnose(settings_for(scripted_server.url)))
+    assert code == 0, text  # tinyagent works with it, with the client cutting at stop
+    assert found["stop honoured"] == WARN and "tinyagent cut the reply itself" in text
+    assert found["usage"] == WARN
+    assert found["streaming"] == WARN and "not text/event-stream" in text
+    assert found["tool_calls"] == WARN
+    assert "All required checks passed" in text
+
+
+def test_rate_limited_server_fails_reply_with_advice(scripted_server):
+    scripted_server.reply((429, {"error": {"message": "quota exceeded"}}, {"Retry-After": "0"}))
+    code, text = report(settings_for(scripted_server.url))
+    assert code == 1
+    assert "reply          FAIL" in text and "quota" in text
+
+
+def test_incomplete_settings_fail_before_any_request(monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TINYAGENT_OFFLINE", raising=False)
+    monkeypatch.delenv("TINYAGENT_API_URL", raising=False)
+    monkeypatch.setenv("TINYAGENT_API_KEY", KEY)
+    monkeypatch.setenv("TINYAGENT_MODEL", "m")
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "settings  FAIL" in out and "TINYAGENT_API_URL is not" in out
+    assert KEY not in out
+
+
+@pytest.mark.parametrize("listed", [["other-model"], []])
+def test_model_missing_from_the_models_list_warns(scripted_server, monkeypatch, listed):
+    from tinyagent import doctor
+
+    class Listing:
+        ok, status_code = True, 200
+
+        def json(self):
+            return {"object": "list", "data": [{"id": name} for name in listed]}
+
+    monkeypatch.setattr(doctor.requests, "get", lambda *a, **k: Listing())
+    scripted_server.reply((200, completion("Hello there, dear customer.")))
+    found = statuses(diagnose(settings_for(scripted_server.url)))
+    assert found["model exists"] == (WARN if listed else OK)

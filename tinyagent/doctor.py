@@ -1,0 +1,328 @@
+"""`python -m tinyagent doctor`: check the configured model endpoint for real, and say how to fix it.
+
+It makes a handful of small requests to the endpoint that `load_settings()` picks and prints one
+line per check:
+
+    reachable      GET /models gets an HTTP answer, whatever its status   required
+    key accepted   no 401/403                                             required
+    model exists   the chat call is accepted; /models lists the name      required
+    reply          a well-formed Chat Completions reply                   required
+    stop honoured  the server cuts at a stop string itself                tinyagent copes without
+    usage          token counts in the reply                              the token budget needs them
+    streaming      stream=true gives Server-Sent Events                   lesson 14 needs it
+    tool_calls     tools=[...] gives back tool_calls                      lesson 09 needs it
+
+The exit code is 1 when a required check fails. The key is never printed: every detail that quotes
+a server passes through `redact()`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TextIO
+from urllib.parse import urlsplit
+
+import requests
+
+from .errors import (
+    AuthenticationError,
+    BadRequestError,
+    BadResponseError,
+    ConfigurationError,
+    LlmConnectionError,
+    LlmError,
+    LlmTimeoutError,
+    NotFoundError,
+    RateLimitError,
+    ServerError,
+    redact,
+)
+from .llm_client import CHAT_PATH, ChatResult, LlmClient
+from .settings import Settings, load_settings
+
+OK, WARN, FAIL, SKIP = "OK", "WARN", "FAIL", "SKIP"
+
+PING = [{"role": "user", "content": "Say hello to a customer in one short sentence."}]
+TOOL_QUESTION = [{"role": "user", "content": "What time is it now? Use the getCurrentTime tool."}]
+TIME_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "getCurrentTime",
+        "description": "Get the current date and time.",
+        "parameters": {"type": "object", "properties": {}, "required": []},
+    },
+}
+CHECKS = ("reachable", "key accepted", "model exists", "reply", "stop honoured", "usage", "streaming", "tool_calls")
+# Sampling fixed, so that asking twice gives the same text (what the stop check relies on).
+SAME_EVERY_TIME = {"temperature": 0, "seed": 7}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report. `fix` says what to do when the status is not OK."""
+
+    name: str
+    status: str
+    detail: str
+    fix: str = ""
+    required: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return self.required and self.status == FAIL
+
+
+def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
+    """Run every check against `settings`' endpoint and return them in order."""
+    secret = settings.api_key
+    llm = LlmClient(
+        settings.api_url, settings.api_key, settings.model, connect_timeout=min(timeout, 10.0),
+        read_timeout=timeout, total_timeout=2 * timeout, max_retries=1, max_retry_wait=5.0,
+    )
+    checks: list[Check] = []
+
+    def add(name, status, detail, fix="", required=False):
+        checks.append(Check(name, status, redact(detail, secret), redact(fix, secret), required))
+
+    def skip_the_rest(why):
+        done = {check.name for check in checks}
+        for name in CHECKS:
+            if name not in done:
+                add(name, SKIP, f"not tried: {why}", required=name in CHECKS[:4])
+        return sorted(checks, key=lambda check: CHECKS.index(check.name))
+
+    # 1. Reachable: any HTTP answer at all. GET /models is cheap, and its list helps check 3.
+    listing = _get_models(settings, llm, timeout)
+    if isinstance(listing, Exception):
+        add("reachable", FAIL, f"could not reach {urlsplit(llm.api_url).netloc}: {_reason(listing)}",
+            "check TINYAGENT_API_URL; for a local server (classroom, llama.cpp, Ollama) check that it is "
+            "running and listening on that port", required=True)
+        return skip_the_rest("the server cannot be reached")
+    add("reachable", OK, f"HTTP {listing.status_code} from GET {_models_url(llm)}", required=True)
+
+    # 2-4: one small chat request, made the way the agent makes them, answers the other required
+    # questions, in the order they fail.
+    try:
+        ping = llm.chat(PING, max_tokens=24)
+    except LlmError as exc:
+        _explain_failure(exc, add)
+        return skip_the_rest("no usable reply yet")
+    if settings.api_key:
+        add("key accepted", OK, "the server accepted the key", required=True)
+    else:
+        add("key accepted", OK, "no key sent, and the server did not ask for one", required=True)
+    add("model exists", *_model_listed(settings, listing), required=True)
+    add("reply", OK, f"{len(ping.text)} characters, finish_reason={ping.finish_reason}", required=True)
+
+    # 5-8: what the lessons need beyond a plain reply.
+    add("stop honoured", *_check_stop(llm))
+    add("usage", *_check_usage(ping))
+    add("streaming", *_check_streaming(llm, settings, timeout))
+    add("tool_calls", *_check_tools(llm))
+    return checks
+
+
+def _explain_failure(exc: LlmError, add: Callable) -> None:
+    """Turn the chat request's error into the lines of the required checks it decides."""
+    message = str(exc)
+    if isinstance(exc, AuthenticationError):
+        add("key accepted", FAIL, message,
+            "put the key your provider gave you in TINYAGENT_API_KEY (in .env); check that it belongs to "
+            "the provider in TINYAGENT_API_URL and has not expired", required=True)
+        return
+    if isinstance(exc, (LlmConnectionError, LlmTimeoutError)):
+        add("reply", FAIL, message,
+            "the server is up but did not answer a tiny request: it may be overloaded or still loading "
+            "the model; try again, or raise --timeout", required=True)
+        return
+    add("key accepted", OK, "no 401/403", required=True)
+    if isinstance(exc, NotFoundError):
+        add("model exists", FAIL, message,
+            "HTTP 404 means a wrong URL or a wrong model name: compare TINYAGENT_API_URL and "
+            "TINYAGENT_MODEL with the provider table in the README", required=True)
+        return
+    if isinstance(exc, BadRequestError):
+        add("model exists", WARN, "not refused with a 404",
+            "a 400 can also mean an unknown model name: check TINYAGENT_MODEL", required=True)
+    else:
+        add("model exists", OK, "not refused (no 404)", required=True)
+    fix = {
+        RateLimitError: "wait a minute and run the doctor again; check your plan's quota",
+        ServerError: "the provider is failing right now: try again later",
+        BadResponseError: "TINYAGENT_API_URL must point at an OpenAI-compatible /chat/completions "
+                          "endpoint, not a web page or another API",
+        BadRequestError: "the server refused a plain chat request: check TINYAGENT_MODEL and the provider's "
+                         "documentation for OpenAI compatibility",
+    }.get(type(exc), "see the message")
+    add("reply", FAIL, message, fix, required=True)
+
+
+def _models_url(llm: LlmClient) -> str:
+    return llm.api_url[: -len(CHAT_PATH)] + "/models"
+
+
+def _headers(settings: Settings, accept: str = "application/json") -> dict[str, str]:
+    headers = {"Accept": accept}
+    if settings.api_key:
+        headers["Authorization"] = f"Bearer {settings.api_key}"
+    return headers
+
+
+def _get_models(settings: Settings, llm: LlmClient, timeout: float) -> requests.Response | Exception:
+    try:
+        return requests.get(_models_url(llm), headers=_headers(settings), timeout=(min(timeout, 10.0), timeout))
+    except requests.RequestException as exc:
+        return exc
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc)
+    for marker in ("Connection refused", "Name or service not known", "timed out", "Connection reset"):
+        if marker in text:
+            return marker.lower()
+    return type(exc).__name__
+
+
+def _model_listed(settings: Settings, listing: requests.Response) -> tuple[str, str, str]:
+    """The chat call worked, so the model exists for the server; /models may say more."""
+    try:
+        names = [item.get("id") for item in listing.json().get("data", [])] if listing.ok else []
+    except (ValueError, AttributeError, TypeError):
+        names = []
+    if settings.model in names:
+        return OK, f"{settings.model!r} is listed by /models", ""
+    if names:
+        shown = ", ".join(repr(name) for name in names[:5]) + (", ..." if len(names) > 5 else "")
+        fix = ("some servers (llama.cpp, Ollama) answer whatever model name you send: set TINYAGENT_MODEL "
+               "to a listed name so that the name in your traces is the model that answered")
+        return WARN, f"{settings.model!r} answered, but /models lists only {shown}", fix
+    return OK, f"the server answered as {settings.model!r} (it has no /models list to compare with)", ""
+
+
+def _stop_word(text: str) -> str | None:
+    """A word from the middle of a reply: asked again with it as the stop string, the server must cut."""
+    words = [w.strip(".,!?;:\"'()") for w in text.split()]
+    candidates = [w for w in words[2:] if len(w) >= 4]
+    return candidates[0] if candidates else None
+
+
+def _check_stop(llm: LlmClient) -> tuple[str, str, str]:
+    """Ask twice with fixed sampling: the second time with a word of the first reply as the stop."""
+    try:
+        first = llm.chat(PING, max_tokens=24, **SAME_EVERY_TIME)
+    except LlmError as exc:
+        return WARN, f"could not tell: a request with temperature=0 and a seed failed: {exc}", ""
+    word = _stop_word(first.text)
+    if word is None:
+        return WARN, "could not tell: the reply was too short to pick a stop word from", ""
+    try:
+        again = llm.chat(PING, max_tokens=24, stop=[word], **SAME_EVERY_TIME)
+    except LlmError as exc:
+        return (WARN, f"the server refused `stop`: {exc}",
+                "tinyagent sends stop on every call: use a model or server that accepts it")
+    if again.client_cut:
+        fix = ("nothing breaks (the client cuts, and a trace shows [Client cut]), but you pay for the "
+               "tokens the model writes past the stop string; a server that honours stop is cheaper")
+        return WARN, f"the server ignored stop={[word]!r}: tinyagent cut the reply itself", fix
+    if word not in again.text and again.finish_reason == "stop":
+        return OK, f"cut at {word!r}, finish_reason=stop", ""
+    why = "the second reply did not reach the stop word (the server may not support temperature=0 / seed)"
+    return WARN, f"could not tell: {why}", ""
+
+
+def _check_usage(ping: ChatResult) -> tuple[str, str, str]:
+    usage = ping.usage
+    if isinstance(usage.get("prompt_tokens"), int) and isinstance(usage.get("completion_tokens"), int):
+        return OK, f"{usage['prompt_tokens']} in + {usage['completion_tokens']} out", ""
+    return (WARN, "the reply has no usage token counts",
+            "token counts in traces and the token budget (lesson 10) show 0 with this server")
+
+
+def _check_streaming(llm: LlmClient, settings: Settings, timeout: float) -> tuple[str, str, str]:
+    body = llm.build_request(PING, max_tokens=16, stream=True, **SAME_EVERY_TIME)
+    headers = _headers(settings, accept="text/event-stream")
+    fix = "streaming (lesson 14) needs a server that answers stream=true with Server-Sent Events"
+    try:
+        with requests.post(llm.api_url, json=body, headers=headers, stream=True, timeout=(5, timeout)) as response:
+            kind = response.headers.get("Content-Type", "")
+            if response.status_code != 200:
+                return WARN, f"stream=true answered HTTP {response.status_code}", fix
+            if "text/event-stream" not in kind:
+                return WARN, f"stream=true answered {kind or 'no Content-Type'}, not text/event-stream", fix
+            chunks, done, pieces = 0, False, []
+            for line in response.iter_lines(decode_unicode=True):
+                if not line or not line.startswith("data:"):
+                    continue  # blank separators, ": keep-alive" comments, event: lines
+                data = line[len("data:"):].strip()
+                if data == "[DONE]":
+                    done = True
+                    break
+                chunk = json.loads(data)
+                chunks += 1
+                for choice in chunk.get("choices") or ():
+                    pieces.append((choice.get("delta") or {}).get("content") or "")
+    except (requests.RequestException, ValueError) as exc:
+        return WARN, f"the stream broke: {type(exc).__name__}", fix
+    if not chunks:
+        return WARN, "the stream carried no chunks", fix
+    if not done:
+        return WARN, f"{chunks} chunks, but no final `data: [DONE]`", fix
+    return OK, f"{chunks} chunks, {len(''.join(pieces))} characters, ended with [DONE]", ""
+
+
+def _check_tools(llm: LlmClient) -> tuple[str, str, str]:
+    fix = ("native function calling (lesson 09) needs tool_calls; the text ReAct protocol (lessons 01-08) "
+           "works without them")
+    try:
+        reply = llm.chat(TOOL_QUESTION, max_tokens=64, tools=[TIME_TOOL], **SAME_EVERY_TIME)
+    except LlmError as exc:
+        return WARN, f"the server refused `tools`: {exc}", fix
+    if reply.tool_calls:
+        names = [(call.get("function") or {}).get("name", "?") for call in reply.tool_calls]
+        return OK, f"tool_calls: {', '.join(names)} (finish_reason={reply.finish_reason})", ""
+    return WARN, "the server accepted `tools` but answered in text, with no tool_calls", fix
+
+
+# -- the report --------------------------------------------------------------------------------
+def format_report(settings: Settings | None, checks: list[Check]) -> str:
+    lines = ["tinyagent doctor"]
+    if settings is not None:
+        lines.append(f"  endpoint: {settings.api_url}")
+        lines.append(f"  model:    {settings.model}")
+        lines.append(f"  key:      {'set (not shown)' if settings.api_key else 'not set'}")
+        lines.append(f"  settings: {settings.source}")
+    lines.append("")
+    width = max(len(check.name) for check in checks)
+    lines.append(f"{'check':<{width}}  {'result':<6}  detail")
+    lines.append(f"{'-' * width}  ------  {'-' * 40}")
+    for check in checks:
+        detail = check.detail.replace("\n", " ")
+        lines.append(f"{check.name:<{width}}  {check.status:<6}  {detail}")
+    fixes = [check for check in checks if check.status in (FAIL, WARN) and check.fix]
+    if fixes:
+        lines.append("")
+        lines.append("How to fix:")
+        lines.extend(f"- {check.name} ({check.status}): {check.fix}" for check in fixes)
+    failed = [check.name for check in checks if check.failed]
+    lines.append("")
+    lines.append(f"Required checks failed: {', '.join(failed)}." if failed
+                 else "All required checks passed: tinyagent can use this endpoint.")
+    return "\n".join(lines)
+
+
+def run_doctor(settings: Settings | None = None, *, out: TextIO | None = None, timeout: float = 30.0) -> int:
+    """Check the endpoint (the configured one by default), print the report; 1 if a required check failed."""
+    out = out or sys.stdout
+    if settings is None:
+        try:
+            settings = load_settings(notice=False)
+        except ConfigurationError as exc:
+            check = Check("settings", FAIL, str(exc), "fix .env as the message says (see .env.example)", True)
+            print(format_report(None, [check]), file=out)
+            return 1
+    checks = [Check("settings", OK, settings.describe(), required=True), *diagnose(settings, timeout=timeout)]
+    print(redact(format_report(settings, checks), settings.api_key), file=out)
+    return 1 if any(check.failed for check in checks) else 0

