@@ -11,6 +11,10 @@ latency per completion (p50/p95/p99, measured by the client as the agent saw it)
 whole room, the CPU time of server and learners, and errors (a run that did not end with the shop's
 real refund id counts as one).
 
+A room working through the same notebook sends identical requests, which the server answers from
+its answer cache after the first time; `--distinct` gives every learner a slightly different
+request, so every answer is computed.
+
 Targets on the 2-core course machine: zero errors, the room done in under 10 s, p95 under 100 ms.
 """
 
@@ -57,14 +61,14 @@ def start_room_server(port: int) -> subprocess.Popen:
     raise SystemExit("the classroom server did not start within 20 s")
 
 
-def learner(url: str, runs: int, latencies: list, errors: list) -> None:
+def learner(url: str, runs: int, latencies: list, errors: list, question: str) -> None:
     clock = fixed_clock("2026-06-30T19:05:23")
     llm = LlmClient(url, "classroom", "classroom")  # one per learner, as a notebook keeps its `llm`
-    for _ in range(runs):
+    for run in range(runs):
         try:
             with Shop(":memory:", clock=clock) as shop:
                 agent = ReActAgent(llm, shop_registry(shop, clock))
-                result = agent.run(REFUND)
+                result = agent.run(question.format(run=run + 1))
                 latencies.extend(e.latency_s for e in result.trace.of_type(LlmCall))
                 refunds = shop.refunds()
                 if result.reason != "final_answer" or len(refunds) != 1 or refunds[0]["refundId"] not in result.answer:
@@ -73,11 +77,13 @@ def learner(url: str, runs: int, latencies: list, errors: list) -> None:
             errors.append(f"{type(exc).__name__}: {exc}")
 
 
-def worker(url: str, learners: int, runs: int, start, results) -> None:
+def worker(url: str, learners: int, runs: int, start, results, first: int, distinct: bool) -> None:
     """One learner process: `learners` threads that begin when every process is ready."""
     latencies: list[float] = []
     errors: list[str] = []
-    threads = [threading.Thread(target=learner, args=(url, runs, latencies, errors)) for _ in range(learners)]
+    questions = [REFUND + (f"我是第 {first + i} 位同学，第 {{run}} 次提问。" if distinct else "")
+                 for i in range(learners)]
+    threads = [threading.Thread(target=learner, args=(url, runs, latencies, errors, q)) for q in questions]
     start.wait()
     for t in threads:
         t.start()
@@ -97,6 +103,9 @@ def main() -> int:
     parser.add_argument("--learners", type=int, default=60)
     parser.add_argument("--runs", type=int, default=3, help="refund scenarios per learner (5 completions each)")
     parser.add_argument("--processes", type=int, default=2, help="learner processes (threads share the rest)")
+    parser.add_argument("--distinct", action="store_true",
+                        help="give every learner a slightly different request, so no answer comes from the "
+                             "server's answer cache (by default all run the same lesson: identical requests)")
     args = parser.parse_args()
 
     port = free_port()
@@ -105,7 +114,9 @@ def main() -> int:
     shares = [args.learners // args.processes + (i < args.learners % args.processes) for i in range(args.processes)]
     start = mp.Barrier(args.processes + 1)
     results: mp.Queue = mp.Queue()
-    workers = [mp.Process(target=worker, args=(url, n, args.runs, start, results)) for n in shares if n]
+    firsts = [sum(shares[:i]) for i in range(len(shares))]
+    workers = [mp.Process(target=worker, args=(url, n, args.runs, start, results, first, args.distinct))
+               for n, first in zip(shares, firsts) if n]
     try:
         for w in workers:
             w.start()
@@ -125,7 +136,7 @@ def main() -> int:
     learner_cpu = sum(cpu for _, _, cpu in collected)
     n = len(latencies)
     print(f"classroom room benchmark: {args.learners} learners in {len(workers)} processes x {args.runs} "
-          f"refund runs, cpus={os.cpu_count()}")
+          f"refund runs, {'distinct' if args.distinct else 'identical'} requests, cpus={os.cpu_count()}")
     print(f"  completions        {n}")
     print(f"  room finished in   {room_s:.2f} s   (target < 10 s)")
     print(f"  completions/s      {n / room_s:.0f}")

@@ -745,3 +745,35 @@ def test_the_in_process_server_stops_quietly_when_the_interpreter_exits():
         [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=30
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "200\n", "")
+
+
+def test_identical_requests_are_answered_from_the_cache_byte_for_byte():
+    from tinyagent.classroom.server import ClassroomServer
+
+    body = {"model": "classroom", "messages": [{"role": "user", "content": "你好"}]}
+    with ClassroomServer() as room:
+        first = requests.post(room.chat_url, json=body, timeout=10)
+        second = requests.post(room.chat_url, json=body, timeout=10)
+        assert first.content == second.content
+        assert room.answers.hits == 1
+        streamed = requests.post(room.chat_url, json={**body, "stream": True}, timeout=10)
+        assert streamed.text.endswith("data: [DONE]\n\n")
+        assert room.answers.hits == 1  # streams are never served from the cache
+
+
+def test_an_injected_responder_is_always_asked():
+    from tinyagent.classroom.reply import Reply
+    from tinyagent.classroom.server import ClassroomServer
+
+    calls = []
+
+    def counting(request):
+        calls.append(request)
+        return Reply(f"answer {len(calls)}")
+
+    body = {"model": "classroom", "messages": [{"role": "user", "content": "hi"}]}
+    with ClassroomServer(responder=counting) as room:
+        texts = [requests.post(room.chat_url, json=body, timeout=10).json()["choices"][0]["message"]["content"]
+                 for _ in range(2)]
+    assert texts == ["answer 1", "answer 2"]
+    assert room.answers is None

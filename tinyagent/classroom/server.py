@@ -33,6 +33,7 @@ import socketserver
 import sys
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -580,6 +581,11 @@ class _Handler(BaseHTTPRequestHandler):
             )
 
     def _chat(self, body: bytes) -> None:
+        cache = self.room.answers
+        remembered = cache.get(body) if cache is not None else None
+        if remembered is not None:
+            self._send_json(200, remembered)
+            return
         request = parse_chat_request(body, self.room.models)
         try:
             reply = self.room.responder(dict(request.body, model=request.model))
@@ -589,7 +595,10 @@ class _Handler(BaseHTTPRequestHandler):
         if request.stream:
             self._send_events(completion_chunks(request, answer))
         else:
-            self._send_json(200, completion_json(request, answer))
+            data = json.dumps(completion_json(request, answer), ensure_ascii=False).encode("utf-8")
+            if cache is not None:
+                cache.put(body, data)
+            self._send_json(200, data)
 
     def _list_models(self, body: bytes) -> None:
         data = [model_json(name, description) for name, description in self.room.models.items()]
@@ -605,8 +614,9 @@ class _Handler(BaseHTTPRequestHandler):
             )
         self._send_json(200, model_json(name, self.room.models[name]))
 
-    def _send_json(self, status: int, payload: dict, headers: dict | None = None) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    def _send_json(self, status: int, payload: dict | bytes, headers: dict | None = None) -> None:
+        """Send a JSON answer (a dict, or one already encoded)."""
+        data = payload if isinstance(payload, bytes) else json.dumps(payload, ensure_ascii=False).encode("utf-8")
         if not self._body_read:
             # The body we refused unread is still on the socket: the next "request" would be garbage.
             self.close_connection = True
@@ -679,6 +689,31 @@ class _HTTPServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+class AnswerCache:
+    """The last `size` answers, keyed by the exact request body. Thread-safe."""
+
+    def __init__(self, size: int = 512):
+        self.size = size
+        self.hits = 0
+        self._answers: OrderedDict[bytes, bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, body: bytes) -> bytes | None:
+        with self._lock:
+            answer = self._answers.get(body)
+            if answer is not None:
+                self._answers.move_to_end(body)
+                self.hits += 1
+            return answer
+
+    def put(self, body: bytes, answer: bytes) -> None:
+        with self._lock:
+            self._answers[body] = answer
+            self._answers.move_to_end(body)
+            while len(self._answers) > self.size:
+                self._answers.popitem(last=False)
+
+
 class ClassroomServer:
     """The classroom model on an OpenAI-compatible HTTP endpoint.
 
@@ -702,11 +737,16 @@ class ClassroomServer:
         verbose: bool = False,
         chunk_delay: float = 0.0,
     ):
+        # The classroom model is a pure function of the request, so a room that runs the same
+        # notebook cells gets the same answers from memory. An injected responder may keep state:
+        # it is always asked.
+        self.answers: AnswerCache | None = None
         if responder is None:
             from . import behaviour  # imported here, so that this module loads without the model
 
             responder = behaviour.respond
             models = behaviour.MODELS if models is None else models
+            self.answers = AnswerCache()
         elif models is None:
             models = {DEFAULT_MODEL: "a responder given to ClassroomServer"}
         self.host = host
