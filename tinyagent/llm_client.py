@@ -72,6 +72,14 @@ def normalize_chat_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{path}{CHAT_PATH}"
 
 
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
+
+
+def is_loopback(url: str) -> bool:
+    """True for a server on this machine (the classroom model, a local llama.cpp or Ollama)."""
+    return urlsplit(url or "").hostname in LOOPBACK_HOSTS
+
+
 def cut_at_stop(text: str, stop: list[str] | tuple[str, ...] | None) -> tuple[str, bool]:
     """Cut `text` at the earliest stop string (excluded), as the server should have done."""
     positions = [text.find(s) for s in (stop or ()) if s and s in text]
@@ -119,7 +127,7 @@ class LlmClient:
         self.max_retries = max_retries
         self.max_retry_wait = max_retry_wait
         self._session = session or requests.Session()
-        if session is None and urlsplit(self.api_url).hostname in ("127.0.0.1", "localhost", "::1"):
+        if session is None and is_loopback(self.api_url):
             # Proxies and .netrc never apply to this machine's own servers, and looking them up reads
             # the whole environment on every request: a third of the client's time on loopback.
             self._session.trust_env = False

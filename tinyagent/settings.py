@@ -16,15 +16,14 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 from dotenv import dotenv_values, find_dotenv
 
 from .errors import ConfigurationError
+from .llm_client import is_loopback
 
 NAMES = ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL")
 CLASSROOM_MODEL = "classroom"
-_LOOPBACK = {"127.0.0.1", "localhost", "::1", "0.0.0.0"}
 
 _notice_shown = False
 
@@ -96,7 +95,7 @@ def load_settings(
             f"TINYAGENT_API_KEY is set (in the {sources['TINYAGENT_API_KEY']}) but TINYAGENT_API_URL is not: "
             "add your provider's URL to .env (see .env.example), or remove the key to use the classroom model"
         )
-    if not key and urlsplit(url).hostname not in _LOOPBACK:
+    if not key and not is_loopback(url):
         raise ConfigurationError(
             "TINYAGENT_API_KEY is not set: copy .env.example to .env and put your key in it, "
             "or remove TINYAGENT_API_URL to use the offline classroom model"

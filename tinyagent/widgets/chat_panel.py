@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import ipywidgets as widgets
 
 from ..agent import ReActAgent
+from ..llm_client import LOOPBACK_HOSTS
 from ..trace import Trace
 from .cards import STATUS, esc, plural, tint
 from .trace_viewer import TraceViewer, with_text
@@ -39,7 +40,7 @@ def describe_model(llm) -> str:
     model = str(getattr(llm, "model", "") or "unknown")
     host = urlsplit(str(getattr(llm, "api_url", "") or "")).hostname
     if model.startswith("classroom"):
-        if host in (None, "127.0.0.1", "localhost", "::1"):
+        if host is None or host in LOOPBACK_HOSTS:
             return f"the offline classroom model {model!r} (a teaching instrument, not a language model)"
         return f"the classroom model {model!r} at {host} (a teaching instrument, not a language model)"
     if host:
