@@ -1,11 +1,15 @@
-"""Shared test helpers: a scriptable loopback HTTP server for the client tests."""
+"""Shared test helpers: a scriptable loopback HTTP server for the client tests, and server processes."""
 
 from __future__ import annotations
 
 import json
 import os
+import queue
+import signal
 import socket
 import struct
+import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -165,3 +169,110 @@ def local_model():
 
     with start_local_model() as model:
         yield model
+
+
+# -- a server run as a separate process ----------------------------------------------------------------
+IGNORE_SIGINT_THEN_EXEC = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])"
+)
+PATIENCE = 120.0  # seconds: generous, so a loaded machine slows a test down but never fails it
+
+
+class ServerProcess:
+    """A command-line server in a child process: wait for a line it prints, then stop it with a signal.
+
+        with ServerProcess("classroom", "--port", "0", ignore_sigint=True) as server:
+            line = server.wait_for_line("TINYAGENT_API_URL=")
+            ...
+            assert server.stop(signal.SIGTERM) == 0
+
+    Whatever happens in the block, the process is killed on the way out if it is still running, and
+    its pipes are closed: no test leaves a server behind. Both output streams are read by threads,
+    so a chatty server never blocks on a full pipe and a silent one fails the test instead of hanging it.
+    """
+
+    def __init__(self, *args: str, ignore_sigint: bool = False, env: dict | None = None):
+        self.args = [sys.executable, "-m", "tinyagent", *args]
+        self.ignore_sigint = ignore_sigint
+        self.env = env
+        self.stdout_lines: list[str] = []
+        self.stderr_lines: list[str] = []
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self) -> ServerProcess:  # noqa: PYI034 - typing.Self needs Python 3.11
+        args = self.args
+        if self.ignore_sigint:
+            # What a background job of a non-interactive shell, nohup or some CI runners do to a child:
+            # SIGINT ignored, a disposition that exec keeps. (A preexec_fn would do it too, but is
+            # unsafe in a process with threads, as a test run has.)
+            args = [sys.executable, "-c", IGNORE_SIGINT_THEN_EXEC, *self.args]
+        self.process = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env
+        )
+        self._readers = [
+            threading.Thread(target=self._read, args=(self.process.stdout, self.stdout_lines, True), daemon=True),
+            threading.Thread(target=self._read, args=(self.process.stderr, self.stderr_lines, False), daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+        return self
+
+    def _read(self, stream, into: list[str], announce: bool) -> None:
+        for line in stream:
+            into.append(line)
+            if announce:
+                self._lines.put(line)
+        if announce:
+            self._lines.put(None)  # end of output: the process has closed its stdout
+
+    def wait_for_line(self, text: str, timeout: float = PATIENCE) -> str:
+        """The first stdout line (from here on) that contains `text`; fails if the process ends first."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self._lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+            except queue.Empty:
+                raise AssertionError(f"no line with {text!r} within {timeout:g} s: {self.output()}") from None
+            if line is None:
+                self.process.wait(timeout=timeout)
+                raise AssertionError(f"exited ({self.process.returncode}) before printing {text!r}: {self.output()}")
+            if text in line:
+                return line
+
+    def stop(self, signum: int = signal.SIGTERM, timeout: float = PATIENCE) -> int:
+        """Send `signum`, wait for the process to end and its output to be read; its exit code."""
+        self.process.send_signal(signum)
+        code = self.process.wait(timeout=timeout)
+        for reader in self._readers:
+            reader.join(timeout=timeout)
+        return code
+
+    @property
+    def stdout(self) -> str:
+        return "".join(self.stdout_lines)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.stderr_lines)
+
+    def output(self) -> str:
+        return f"stdout={self.stdout!r} stderr={self.stderr!r}"
+
+    def __exit__(self, *exc) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        for reader in self._readers:
+            reader.join(timeout=10)
+        self.process.stdout.close()
+        self.process.stderr.close()
+
+
+def port_refuses_connections(port: int) -> bool:
+    """True when nothing listens on 127.0.0.1:port any more."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=10).close()
+    except ConnectionRefusedError:
+        return True
+    return False

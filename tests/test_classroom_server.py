@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import http.client
 import json
-import queue
 import re
+import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -34,6 +33,8 @@ from tinyagent.classroom.server import (
     stream_text,
 )
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
+
+from .conftest import ServerProcess, port_refuses_connections
 
 MODELS = {"classroom": "echo", "classroom-ignores-stop": "echo, ignoring stop"}
 TOOL_CALLS = (
@@ -677,40 +678,27 @@ def test_classroom_stream_matches_the_plain_answer(classroom):
     assert streamed_content(chunks) == plain["choices"][0]["message"]["content"]
 
 
-def test_serve_room_prints_the_banner_and_serves_until_interrupted():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    code = f"from tinyagent.classroom.server import serve_room; serve_room('127.0.0.1', {port}, 'room-key')"
-    process = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        lines: queue.Queue[str] = queue.Queue()
-
-        def read_stdout():  # in a thread, so that a silent server fails the test instead of hanging it
-            for line in process.stdout:
-                lines.put(line)
-
-        threading.Thread(target=read_stdout, daemon=True).start()
-        banner = ""
-        while "Ctrl-C" not in banner:
-            banner += lines.get(timeout=20)
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_the_room_server_prints_the_banner_serves_and_stops_cleanly_on_a_signal(signum):
+    # Started with SIGINT ignored, as a background job or a CI runner starts it: Python then never
+    # raises KeyboardInterrupt, so only the server's own handlers can stop it.
+    with ServerProcess("classroom", "--port", "0", "--api-key", "room-key", ignore_sigint=True) as room:
+        room.wait_for_line("Press Ctrl-C")
+        banner = room.stdout
         assert "classroom model" in banner and "not a language model" in banner.lower()
-        assert f"TINYAGENT_API_URL=http://127.0.0.1:{port}/v1/chat/completions\n" in banner
+        url = re.search(r"^TINYAGENT_API_URL=(http://127\.0\.0\.1:(\d+)/v1/chat/completions)$", banner, re.MULTILINE)
+        assert url, banner
         assert "TINYAGENT_API_KEY=room-key\n" in banner
         assert "TINYAGENT_MODEL=classroom\n" in banner
         response = requests.post(
-            f"http://127.0.0.1:{port}/v1/chat/completions",
-            json=refund_request(stop=["Observation:"]),
-            headers={"Authorization": "Bearer room-key"},
-            timeout=10,
-        )
+            url[1], json=refund_request(stop=["Observation:"]), headers={"Authorization": "Bearer room-key"},
+            timeout=60,
+        )  # fmt: skip
         assert response.status_code == 200
-    finally:
-        process.send_signal(2)  # SIGINT, as Ctrl-C
-        process.wait(timeout=10)
-    assert process.returncode == 0
+        assert room.stop(signum) == 0, room.output()
+        assert room.stderr_lines[-1] == f"classroom model stopped ({signal.Signals(signum).name}).\n"
+        assert "Traceback" not in room.stderr
+        assert port_refuses_connections(int(url[2]))
 
 
 def test_sixty_clients_of_the_real_model_are_served_quickly(classroom):
@@ -777,3 +765,55 @@ def test_an_injected_responder_is_always_asked():
                  for _ in range(2)]
     assert texts == ["answer 1", "answer 2"]
     assert room.answers is None
+
+
+# --- command-line errors -------------------------------------------------------------------------------
+
+
+def run_command(*args: str) -> subprocess.CompletedProcess:
+    """`python -m tinyagent ...` that must end on its own (subprocess.run kills it on the timeout)."""
+    return subprocess.run(
+        [sys.executable, "-m", "tinyagent", *args], check=False, capture_output=True, text=True, timeout=120
+    )
+
+
+def assert_one_line_error(done: subprocess.CompletedProcess, *words: str) -> str:
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    for word in words:
+        assert word in done.stderr
+    return done.stderr
+
+
+@pytest.fixture
+def busy_port():
+    """A port something else is listening on, for as long as the test runs."""
+    holder = socket.socket()
+    try:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield holder.getsockname()[1]
+    finally:
+        holder.close()
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "65536"])
+def test_classroom_with_a_port_out_of_range_is_a_one_line_error(port):
+    assert_one_line_error(run_command("classroom", "--port", port), "0 to 65535", port, "--port")
+
+
+def test_classroom_on_a_port_in_use_is_a_one_line_error(busy_port):
+    assert_one_line_error(run_command("classroom", "--port", str(busy_port)), "already in use", "--port")
+
+
+@pytest.mark.parametrize("host", ["999.1.1.1", "no-such-host.invalid"])
+def test_classroom_on_a_host_that_is_not_this_machine_is_a_one_line_error(host):
+    assert_one_line_error(run_command("classroom", "--host", host, "--port", "0"), host, "--host 127.0.0.1")
+
+
+def test_a_classroom_server_object_refuses_a_bad_port_with_the_same_error():
+    from tinyagent.server_address import ServerAddressError
+
+    with pytest.raises(ServerAddressError, match="0 to 65535"):
+        ClassroomServer(port=70000, responder=echo, models=MODELS)

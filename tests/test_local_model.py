@@ -10,8 +10,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import signal
+import socket
 import subprocess
 import sys
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -29,7 +31,7 @@ from tinyagent.local_model import (
 )
 from tinyagent.shop import Shop, shop_registry
 
-from .conftest import require_local_model
+from .conftest import ServerProcess, port_refuses_connections, require_local_model
 
 COUNT = [{"role": "user", "content": "Count from 1 to 10, separated by commas."}]
 SAME_EVERY_TIME = {"temperature": 0, "seed": 3}
@@ -110,32 +112,24 @@ def test_a_full_agent_run_ends_with_an_answer_or_a_named_reason(local_model):
     assert len(observations) == len(result.trace.tool_calls) + 1  # +1: the worked example's
 
 
-def test_the_command_line_serves_the_model_and_prints_the_env_lines():
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_the_command_line_serves_the_model_and_stops_cleanly_on_a_signal(signum):
     require_local_model()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tinyagent", "local-model", "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        lines = {}
-        for line in process.stdout:
-            if line.startswith("TINYAGENT_"):
-                name, _, value = line.strip().partition("=")
-                lines[name] = value
-            if "TINYAGENT_MODEL" in lines:
-                break
+    # Started with SIGINT ignored (a background job, nohup, some CI runners): only the server's own
+    # handlers can stop it, on SIGINT as on SIGTERM.
+    with ServerProcess("local-model", "--port", "0", ignore_sigint=True) as server:
+        server.wait_for_line("Stop with Ctrl-C")
+        lines = dict(line.partition("=")[::2] for line in server.stdout.splitlines() if line.startswith("TINYAGENT_"))
         assert lines["TINYAGENT_API_URL"].startswith("http://127.0.0.1:")
         assert lines["TINYAGENT_API_URL"].endswith("/v1/chat/completions")
         assert lines["TINYAGENT_API_KEY"] == ""
         assert lines["TINYAGENT_MODEL"] == MODEL_NAME
         reply = LlmClient(lines["TINYAGENT_API_URL"], None, lines["TINYAGENT_MODEL"]).chat(COUNT, max_tokens=5)
         assert reply.text
-    finally:
-        process.send_signal(signal.SIGINT)  # what Ctrl-C does: the server stops, the command exits 0
-        assert process.wait(timeout=30) == 0
-        assert process.stderr.read() == ""  # llama.cpp's log stays off unless --verbose
-        process.stdout.close()
-        process.stderr.close()
+        assert server.stop(signum) == 0, server.output()
+        # one line, and nothing from llama.cpp: its log stays off unless --verbose
+        assert server.stderr == f"local model stopped ({signal.Signals(signum).name}).\n"
+        assert port_refuses_connections(urlsplit(lines["TINYAGENT_API_URL"]).port)
 
 
 def test_the_model_file_is_found_without_importing_its_package():
@@ -158,3 +152,34 @@ def test_a_busy_port_is_a_clear_error(local_model):
     with pytest.raises(LocalModelUnavailableError, match=f"could not start on 127.0.0.1:{local_model.port}"):
         start_local_model(local_model.port)
 
+
+
+# --- command-line errors (found before llama.cpp is even loaded: no model needed) ---------------------
+
+
+def run_local_model(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tinyagent", "local-model", *args],
+        check=False, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("port", ["70000", "-1"])
+def test_local_model_with_a_port_out_of_range_is_a_one_line_error(port):
+    done = run_local_model("--port", port)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert "0 to 65535" in done.stderr and "--port" in done.stderr
+
+
+def test_local_model_on_a_port_in_use_is_a_one_line_error():
+    holder = socket.socket()
+    try:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        done = run_local_model("--port", str(holder.getsockname()[1]))
+    finally:
+        holder.close()
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert "already in use" in done.stderr and "--port" in done.stderr

@@ -94,7 +94,11 @@ def _ask(args: argparse.Namespace) -> int:
 def _classroom(args: argparse.Namespace) -> int:
     from .classroom.server import serve_room
 
-    serve_room(args.host, args.port, api_key=args.api_key)
+    try:
+        serve_room(args.host, args.port, api_key=args.api_key)
+    except TinyAgentError as exc:  # a host or port it cannot listen on
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

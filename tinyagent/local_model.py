@@ -21,13 +21,15 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import os
+import sys
 import threading
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from .errors import ConfigurationError
 from .llm_client import LlmClient
+from .server_address import check_can_listen
+from .stopping_signals import StopSignals
 
 MODEL_NAME = "SmolLM2-135M-Instruct"  # what TINYAGENT_MODEL says; the server lists it under /v1/models
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -191,16 +193,21 @@ def ensure_local_model() -> LocalModel:
 
 
 def serve_local_model(port: int = DEFAULT_PORT, host: str = "127.0.0.1", verbose: bool = False) -> None:
-    """Serve the local model until Ctrl-C, after printing the .env lines that use it."""
-    model = start_local_model(port, host=host, verbose=verbose)
-    print(f"Serving {model.model} (llama.cpp, {model.model_path.name}) at {model.base_url}")
-    print("Put these lines in .env (no key needed on loopback), or export them:\n")
-    print(model.env_lines())
-    print("\nCheck it with: python -m tinyagent doctor      Stop with Ctrl-C.", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        model.stop()
+    """Serve the local model until Ctrl-C (SIGINT) or SIGTERM, after printing the .env lines that use it.
+
+    Stops cleanly on either signal, even in a process started with SIGINT ignored, and says so in
+    one line on stderr. A host or port it cannot listen on raises ServerAddressError.
+    """
+    check_can_listen(host, port)  # llama.cpp's own error would only say that it did not start
+    # The handlers go in before the model loads (a few seconds): a stop asked for meanwhile is kept.
+    with StopSignals() as stop:
+        model = start_local_model(port, host=host, verbose=verbose)
+        try:
+            print(f"Serving {model.model} (llama.cpp, {model.model_path.name}) at {model.base_url}")
+            print("Put these lines in .env (no key needed on loopback), or export them:\n")
+            print(model.env_lines())
+            print("\nCheck it with: python -m tinyagent doctor      Stop with Ctrl-C.", flush=True)
+            stopped_by = stop.wait()
+        finally:
+            model.stop()
+    print(f"local model stopped ({stopped_by}).", file=sys.stderr)

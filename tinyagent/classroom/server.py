@@ -25,6 +25,7 @@ notebook's committed outputs with a fresh run.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import hmac
 import json
@@ -40,6 +41,8 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlsplit
 
+from ..server_address import check_port, explain_listen_error
+from ..stopping_signals import StopSignals
 from .reply import Reply
 from .tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 
@@ -755,7 +758,11 @@ class ClassroomServer:
         self.models = dict(models)
         self.verbose = verbose
         self.chunk_delay = chunk_delay
-        self._httpd = _HTTPServer((host, port), self)  # bound now, so .port is known before start()
+        check_port(port)
+        try:
+            self._httpd = _HTTPServer((host, port), self)  # bound now, so .port is known before start()
+        except OSError as error:
+            raise explain_listen_error(host, port, error) from None
         self._thread: threading.Thread | None = None
         self._closed = False
 
@@ -794,14 +801,19 @@ class ClassroomServer:
             self._thread.start()
         return self
 
-    def serve_forever(self) -> None:
-        """Serve in this thread until Ctrl-C (what the standalone room server does)."""
-        try:
-            self._httpd.serve_forever(poll_interval=0.1)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            self._close()
+    def serve_forever(self, stop: StopSignals | None = None) -> str:
+        """Serve until SIGINT (Ctrl-C) or SIGTERM, then stop and free the port (the room server's way).
+
+        The signals are caught even when the process started with SIGINT ignored (see
+        `tinyagent.stopping_signals`). Pass `stop` when its handlers must be in place earlier, before
+        a banner says "Press Ctrl-C". Returns the name of the signal that stopped it.
+        """
+        with StopSignals() if stop is None else contextlib.nullcontext(stop) as waiting:
+            self.start()
+            try:
+                return waiting.wait()
+            finally:
+                self.stop()
 
     def stop(self) -> None:
         """Stop serving and free the port. Safe to call twice."""
@@ -857,11 +869,19 @@ def _stop_room() -> None:
 def serve_room(
     host: str = "127.0.0.1", port: int = 8000, api_key: str | None = None, verbose: bool = True
 ) -> None:
-    """Run one classroom model for a whole room, in the foreground, until Ctrl-C.
+    """Run one classroom model for a whole room, in the foreground, until Ctrl-C (SIGINT) or SIGTERM.
 
-    Prints what it is and the three `.env` lines each learner needs to use it.
+    Prints what it is and the three `.env` lines each learner needs to use it, and one line on
+    stderr when it stops. A host or port it cannot listen on raises ServerAddressError.
     """
-    room = ClassroomServer(host, port, api_key=api_key, verbose=verbose)
+    with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost
+        room = ClassroomServer(host, port, api_key=api_key, verbose=verbose)
+        _print_banner(room, host, api_key)
+        stopped_by = room.serve_forever(stop)
+    print(f"classroom model stopped ({stopped_by}).", file=sys.stderr)
+
+
+def _print_banner(room: ClassroomServer, host: str, api_key: str | None) -> None:
     address = host if host not in ("0.0.0.0", "::", "") else _this_machine_address()
     if ":" in address:
         address = f"[{address}]"
@@ -886,8 +906,6 @@ def serve_room(
         "Press Ctrl-C to stop.",
     ]
     print("\n".join(lines), flush=True)
-    room.serve_forever()
-    print("classroom model stopped.", file=sys.stderr)
 
 
 def _this_machine_address() -> str:
