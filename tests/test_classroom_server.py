@@ -509,6 +509,101 @@ def test_a_body_over_the_size_cap_is_413(room):
     assert json.loads(body)["error"]["code"] == "request_too_large"
 
 
+def nested(depth: int) -> bytes:
+    return b'{"messages": [{"role": "user", "content": "hi"}], "metadata": ' + b"[" * depth + b"]" * depth + b"}"
+
+
+@pytest.mark.parametrize("data", [nested(900), nested(5_000), nested(1_000_000)], ids=["900", "5000", "1e6"])
+def test_deeply_nested_json_is_the_clients_fault_400(room, data):
+    error = assert_error(post_raw(room, data), 400)
+    assert error["code"] == "invalid_json"
+    assert "nested" in error["message"]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"messages": [{"role": "user", "content": "\\ud800"}]}',
+        b'{"messages": [{"role": "user", "content": "fine", "\\udfff": 1}]}',
+        b'{"messages": [{"role": "user", "content": "hi"}], "stop": ["\\ud83d"]}',
+    ],
+    ids=["content", "key", "stop"],
+)
+def test_a_lone_surrogate_escape_is_the_clients_fault_400(room, data):
+    error = assert_error(post_raw(room, data), 400)
+    assert error["code"] == "invalid_json"
+    assert "surrogate" in error["message"]
+
+
+def test_a_surrogate_pair_escape_is_an_ordinary_character(room):
+    data = b'{"messages": [{"role": "user", "content": "smile \\ud83d\\ude00"}]}'
+    assert post_raw(room, data).json()["choices"][0]["message"]["content"] == "smile \U0001f600"
+
+
+def test_a_body_shorter_than_its_content_length_gets_408_after_the_read_timeout():
+    # A short read_timeout, so the test does not wait a minute; the client side waits generously.
+    with ClassroomServer(responder=echo, models=MODELS, read_timeout=0.5) as quick:
+        with socket.create_connection(("127.0.0.1", quick.port), timeout=60) as sock:
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"mess")
+            chunks = []
+            while chunk := sock.recv(65536):  # the server answers, then closes the connection
+                chunks.append(chunk)
+        head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408 "), head
+        assert b"Connection: close" in head
+        assert json.loads(body)["error"]["code"] == "request_timeout"
+        assert chat(quick, "still here").json()["choices"][0]["message"]["content"] == "still here"
+
+
+def test_a_client_that_drips_its_body_is_cut_off_at_the_read_timeout():
+    # One byte at a time, each well within the timeout: the thread is still not held past it in total.
+    with ClassroomServer(responder=echo, models=MODELS, read_timeout=1.0) as quick:
+        with socket.create_connection(("127.0.0.1", quick.port), timeout=60) as sock:
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
+            answer = b""
+            for _ in range(1000):
+                try:
+                    sock.sendall(b" ")
+                except OSError:  # the server hung up on us, as it should
+                    break
+                time.sleep(0.1)
+                sock.setblocking(False)
+                try:
+                    answer += sock.recv(65536)
+                except BlockingIOError:
+                    pass
+                finally:
+                    sock.setblocking(True)
+                if answer:
+                    break
+        assert answer.startswith(b"HTTP/1.1 408 "), answer
+
+
+SMUGGLED = b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"
+
+
+@pytest.mark.parametrize(
+    "headers, code",
+    [
+        (b"Content-Length: 51\r\nTransfer-Encoding: chunked\r\n", "ambiguous_body_length"),
+        (b"Transfer-Encoding: chunked\r\nContent-Length: 51\r\n", "ambiguous_body_length"),
+        (b"Content-Length: 51\r\nContent-Length: 0\r\n", "ambiguous_body_length"),
+        (b"Content-Length: 51\r\nContent-Length: 51\r\n", "ambiguous_body_length"),
+        (b"Content-Length: +51\r\n", "invalid_content_length"),
+        (b"Content-Length: 5_1\r\n", "invalid_content_length"),
+    ],
+    ids=["cl-te", "te-cl", "two-lengths", "two-equal-lengths", "signed-length", "underscore-length"],
+)
+def test_a_body_length_that_could_be_read_two_ways_is_refused(room, headers, code):
+    body = b'{"messages": [{"role": "user", "content": "hi"}]}\r\n'
+    raw = raw_exchange(room, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n" + body + SMUGGLED)
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 "), raw
+    assert b"Connection: close" in head
+    assert json.loads(rest)["error"]["code"] == code
+    assert raw.count(b"HTTP/1.1 ") == 1, "nothing after the refused request is read as a request"
+
+
 def test_server_survives_garbage_and_still_answers(room):
     answer = raw_exchange(room, b"\x00\x01garbage that is not HTTP\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 400 ")

@@ -29,6 +29,7 @@ import contextlib
 import hashlib
 import hmac
 import json
+import re
 import socket
 import socketserver
 import sys
@@ -58,6 +59,8 @@ CREATED = 1782777600
 SYSTEM_FINGERPRINT = "classroom"
 MAX_STOP_SEQUENCES = 4  # the OpenAI API's limit
 MAX_BODY_BYTES = 8 * 1024 * 1024  # far above any lesson's conversation, far below trouble
+MAX_JSON_DEPTH = 64  # a tool's JSON Schema nests a handful of levels; nothing real nests 64
+READ_TIMEOUT = 60.0  # seconds a connection may stay silent, and the most a request body may take
 TOKENS_PER_CHUNK = 3  # how many tokens each streamed content delta carries
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -120,6 +123,9 @@ def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
             "The request body is not valid JSON. Send a JSON object with Content-Type: application/json.",
             code="invalid_json",
         ) from None
+    except RecursionError:  # nested deeper than the decoder's stack allows
+        raise _too_deep() from None
+    _check_json_values(body)
     if not isinstance(body, dict):
         raise _bad_request(
             f"The request body must be a JSON object, not {_json_type(body)}.", code="invalid_json"
@@ -185,6 +191,40 @@ def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
         include_usage=include_usage,
         digest=_request_digest(body),
     )
+
+
+def _too_deep() -> ApiError:
+    return _bad_request(
+        f"The request body is nested more than {MAX_JSON_DEPTH} levels deep; send flatter JSON.",
+        code="invalid_json",
+    )
+
+
+def _check_json_values(value: object) -> None:
+    """Refuse, as the client's fault, JSON that decodes but that nothing after it could handle.
+
+    Nesting deeper than MAX_JSON_DEPTH would make every recursive step after this (hashing, token
+    counting, the model) fail; and a lone surrogate escape ("\\ud800") decodes to a string that
+    cannot be encoded back to UTF-8. The walk uses its own stack, so depth cannot crash it.
+    """
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if _LONE_SURROGATE.search(item):
+                raise _bad_request(
+                    "The request body holds a lone surrogate escape such as \\ud800, which is not a "
+                    "character: send valid Unicode text (a pair such as \\ud83d\\ude00 is fine).",
+                    code="invalid_json",
+                )
+        elif isinstance(item, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                raise _too_deep()
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins a valid pair into one character
 
 
 def _parse_stop(stop: object) -> tuple[str, ...]:
@@ -465,7 +505,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "tinyagent-classroom/1"
     disable_nagle_algorithm = True  # small answers go out at once, not after a 40 ms delayed-ACK wait
-    timeout = 60  # an idle keep-alive connection is closed after a minute
+    timeout = READ_TIMEOUT  # replaced by the server's read_timeout in setup()
     # Buffer the answer so its status line, headers and body leave in one write (one packet);
     # handle_one_request flushes after every request, and streaming flushes after every event.
     wbufsize = 64 * 1024
@@ -473,6 +513,12 @@ class _Handler(BaseHTTPRequestHandler):
     @property
     def room(self) -> ClassroomServer:
         return self.server.room
+
+    def setup(self) -> None:
+        # The socket timeout: an idle keep-alive connection, or a client that stops sending in the
+        # middle of its request line or headers, is closed after this many seconds of silence.
+        self.timeout = self.room.read_timeout
+        super().setup()
 
     def version_string(self) -> str:
         return self.server_version  # not the Python version: nobody needs it, and it varies
@@ -536,29 +582,66 @@ class _Handler(BaseHTTPRequestHandler):
         return endpoint
 
     def _read_body(self) -> bytes:
-        length = self.headers.get("Content-Length")
-        if length is None:
+        lengths = self.headers.get_all("Content-Length") or []
+        if len(lengths) > 1 or (lengths and "Transfer-Encoding" in self.headers):
+            # Two ways to tell where the body ends: a proxy in front may pick the other one, and
+            # what it thinks is the body's tail would be read here as the next request (smuggling).
+            raise _bad_request(
+                "The request says how long its body is twice (two Content-Length headers, or "
+                "Content-Length with Transfer-Encoding). Send exactly one Content-Length.",
+                code="ambiguous_body_length",
+            )
+        if not lengths:
             if self.command == "POST" or self.headers.get("Transfer-Encoding"):
                 raise ApiError(411, "A Content-Length header is required.", code="length_required")
             self._body_read = True
             return b""
-        try:
-            size = int(length)
-            if size < 0:
-                raise ValueError
-        except ValueError:
+        length = lengths[0].strip()
+        if not re.fullmatch("[0-9]{1,19}", length, re.ASCII):  # no sign, no spaces, no other digits
             raise _bad_request(
-                f"Invalid Content-Length: {length!r}.", code="invalid_content_length"
-            ) from None
+                f"Invalid Content-Length: {lengths[0]!r}. Send the body's size in bytes, digits only.",
+                code="invalid_content_length",
+            )
+        size = int(length)
         if size > MAX_BODY_BYTES:
             raise ApiError(
                 413,
                 f"The request body is {size} bytes; the limit is {MAX_BODY_BYTES}.",
                 code="request_too_large",
             )
-        body = self.rfile.read(size)
+        body = self._read_exactly(size)
         self._body_read = True
         return body
+
+    def _read_exactly(self, size: int) -> bytes:
+        """The next `size` bytes of the body, arriving within read_timeout in total, or a 408.
+
+        A per-read socket timeout alone would let a client that sends one byte a minute hold this
+        thread for days; the deadline bounds the whole body.
+        """
+        deadline = time.monotonic() + self.room.read_timeout
+        parts, remaining = [], size
+        try:
+            while remaining:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                self.connection.settimeout(left)
+                part = self.rfile.read1(min(remaining, 1 << 16))
+                if not part:
+                    raise ConnectionResetError("the client closed the connection in the middle of its body")
+                parts.append(part)
+                remaining -= len(part)
+        except TimeoutError:
+            raise ApiError(
+                408,
+                f"The request body did not arrive within {self.room.read_timeout:g} s: {size - remaining} "
+                f"of the {size} bytes announced by Content-Length came. Send the whole body at once.",
+                code="request_timeout",
+            ) from None
+        finally:
+            self.connection.settimeout(self.timeout)
+        return b"".join(parts)
 
     def _check_key(self) -> None:
         if self.room.api_key is None:
@@ -728,6 +811,8 @@ class ClassroomServer:
     models:      model name -> description, for /v1/models and for checking `model`
     verbose:     log each request to stderr (off by default: notebooks compare stderr)
     chunk_delay: seconds to wait between streamed chunks, to watch a stream arrive
+    read_timeout: seconds a connection may stay silent (idle keep-alive, or mid-request) before it
+                 is closed, and the most a request body may take to arrive (else 408)
     """
 
     def __init__(
@@ -739,6 +824,7 @@ class ClassroomServer:
         models: dict[str, str] | None = None,
         verbose: bool = False,
         chunk_delay: float = 0.0,
+        read_timeout: float = READ_TIMEOUT,
     ):
         # The classroom model is a pure function of the request, so a room that runs the same
         # notebook cells gets the same answers from memory. An injected responder may keep state:
@@ -758,6 +844,7 @@ class ClassroomServer:
         self.models = dict(models)
         self.verbose = verbose
         self.chunk_delay = chunk_delay
+        self.read_timeout = read_timeout
         check_port(port)
         try:
             self._httpd = _HTTPServer((host, port), self)  # bound now, so .port is known before start()
