@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -842,6 +843,55 @@ def test_identical_requests_are_answered_from_the_cache_byte_for_byte():
         streamed = requests.post(room.chat_url, json={**body, "stream": True}, timeout=10)
         assert streamed.text.endswith("data: [DONE]\n\n")
         assert room.answers.hits == 1  # streams are never served from the cache
+
+
+def test_the_answer_cache_is_bounded_in_bytes_and_keeps_no_request_body():
+    from tinyagent.classroom.server import AnswerCache
+
+    cache = AnswerCache(max_bytes=100_000)
+    tracemalloc.start()
+    try:
+        baseline = tracemalloc.get_traced_memory()[0]
+        for i in range(100):
+            body = b"%d " % i + b"x" * 1_000_000  # 100 distinct 1 MB requests
+            cache.put(body, b"a" * 5_000)
+            assert cache.bytes <= cache.max_bytes
+        del body
+        kept = tracemalloc.get_traced_memory()[0] - baseline
+    finally:
+        tracemalloc.stop()
+    assert kept < 2 * cache.max_bytes, f"the cache holds {kept} bytes: request bodies are kept"
+    assert cache.bytes == len(cache) * (5_000 + AnswerCache.ENTRY_OVERHEAD)
+    assert 0 < len(cache) < 100
+    assert cache.get(b"99 " + b"x" * 1_000_000) == b"a" * 5_000  # the newest is kept...
+    assert cache.get(b"0 " + b"x" * 1_000_000) is None  # ...the oldest went first
+    cache.put(b"99 " + b"x" * 1_000_000, b"b" * 5_000)  # the same request again: counted once
+    assert cache.bytes == len(cache) * (5_000 + AnswerCache.ENTRY_OVERHEAD)
+    cache.put(b"huge", b"z" * (cache.max_answer_bytes + 1))  # one answer may not push out the rest
+    assert cache.get(b"huge") is None and cache.bytes <= cache.max_bytes
+
+
+def test_the_servers_answer_cache_stays_under_its_byte_bound_on_big_distinct_requests():
+    bound = 16 * 1024  # room for about 19 of the classroom model's short answers
+    with ClassroomServer(answer_cache_bytes=bound) as room:
+        filler = "x" * 500_000
+        requests.post(room.chat_url, json={"messages": user("warm up")}, timeout=120)
+        tracemalloc.start()
+        try:
+            baseline = tracemalloc.get_traced_memory()[0]
+            for i in range(30):
+                body = {"model": "classroom", "messages": [{"role": "user", "content": f"{i} {filler}"}]}
+                assert requests.post(room.chat_url, json=body, timeout=120).status_code == 200
+                assert room.answers.bytes <= bound
+            kept = tracemalloc.get_traced_memory()[0] - baseline
+        finally:
+            tracemalloc.stop()
+        # 30 requests of 0.5 MB went through; nothing in the server (answer cache, token-count
+        # memo) may keep them. A few hundred KB is the cache itself and the allocator's bookkeeping.
+        assert kept < 2 * 1024 * 1024, f"{kept} bytes kept after 15 MB of distinct requests"
+        assert 0 < len(room.answers) < 30
+        again = requests.post(room.chat_url, json=body, timeout=120)  # the last one: still remembered
+        assert again.status_code == 200 and room.answers.hits == 1
 
 
 def test_an_injected_responder_is_always_asked():

@@ -776,28 +776,57 @@ class _HTTPServer(ThreadingHTTPServer):
 
 
 class AnswerCache:
-    """The last `size` answers, keyed by the exact request body. Thread-safe."""
+    """Recent answers, keyed by a hash of the request body, bounded in bytes. Thread-safe.
 
-    def __init__(self, size: int = 512):
-        self.size = size
+    The key is the body's SHA-256, not the body: a room's requests are small, but one client's
+    distinct 7 MB requests would otherwise each keep 7 MB alive (40 of them took the server from
+    80 MB to 600 MB). What is kept is counted in bytes (each answer, plus a fixed cost per entry for
+    its key and bookkeeping); the least recently used answers go first, and an answer bigger than
+    `max_answer_bytes` is never kept at all.
+    """
+
+    ENTRY_OVERHEAD = 256  # bytes: the 32-byte key object, the dict slot, the bytes object's header
+
+    def __init__(self, max_bytes: int = 16 * 1024 * 1024, max_answer_bytes: int | None = None):
+        self.max_bytes = max_bytes
+        self.max_answer_bytes = max_bytes // 16 if max_answer_bytes is None else max_answer_bytes
         self.hits = 0
+        self.bytes = 0  # what the kept answers cost, by the count above; never above max_bytes
         self._answers: OrderedDict[bytes, bytes] = OrderedDict()
         self._lock = threading.Lock()
 
+    def __len__(self) -> int:
+        return len(self._answers)
+
+    @staticmethod
+    def _key(body: bytes) -> bytes:
+        return hashlib.sha256(body).digest()
+
+    def _cost(self, answer: bytes) -> int:
+        return len(answer) + self.ENTRY_OVERHEAD
+
     def get(self, body: bytes) -> bytes | None:
+        key = self._key(body)
         with self._lock:
-            answer = self._answers.get(body)
+            answer = self._answers.get(key)
             if answer is not None:
-                self._answers.move_to_end(body)
+                self._answers.move_to_end(key)
                 self.hits += 1
             return answer
 
     def put(self, body: bytes, answer: bytes) -> None:
+        if len(answer) > self.max_answer_bytes or self._cost(answer) > self.max_bytes:
+            return  # one answer must not push out the many small ones a room shares
+        key = self._key(body)
         with self._lock:
-            self._answers[body] = answer
-            self._answers.move_to_end(body)
-            while len(self._answers) > self.size:
-                self._answers.popitem(last=False)
+            old = self._answers.pop(key, None)
+            if old is not None:
+                self.bytes -= self._cost(old)
+            self._answers[key] = answer
+            self.bytes += self._cost(answer)
+            while self.bytes > self.max_bytes:
+                _, evicted = self._answers.popitem(last=False)
+                self.bytes -= self._cost(evicted)
 
 
 class ClassroomServer:
@@ -813,6 +842,7 @@ class ClassroomServer:
     chunk_delay: seconds to wait between streamed chunks, to watch a stream arrive
     read_timeout: seconds a connection may stay silent (idle keep-alive, or mid-request) before it
                  is closed, and the most a request body may take to arrive (else 408)
+    answer_cache_bytes: what the classroom model's answer cache may hold (see AnswerCache)
     """
 
     def __init__(
@@ -825,6 +855,7 @@ class ClassroomServer:
         verbose: bool = False,
         chunk_delay: float = 0.0,
         read_timeout: float = READ_TIMEOUT,
+        answer_cache_bytes: int = 16 * 1024 * 1024,
     ):
         # The classroom model is a pure function of the request, so a room that runs the same
         # notebook cells gets the same answers from memory. An injected responder may keep state:
@@ -835,7 +866,7 @@ class ClassroomServer:
 
             responder = behaviour.respond
             models = behaviour.MODELS if models is None else models
-            self.answers = AnswerCache()
+            self.answers = AnswerCache(answer_cache_bytes)
         elif models is None:
             models = {DEFAULT_MODEL: "a responder given to ClassroomServer"}
         self.host = host

@@ -33,12 +33,27 @@ TOKENS_PER_REPLY = 3
 
 
 # Every request of a conversation re-sends the same system prompt and earlier messages: remembering
-# their counts makes the server's token counting cost only the new message.
-@lru_cache(maxsize=4096)
+# their counts makes the server's token counting cost only the new message. Only texts up to
+# MEMO_MAX_CHARS are remembered (the course's system prompts are 1-1.5k characters): the memo keeps
+# each text as its key, and 4096 distinct multi-megabyte messages would otherwise stay in memory.
+MEMO_MAX_CHARS = 2048
+
+
 def count_tokens(text: str | None) -> int:
     """The number of tokens in `text` under the rule above (0 for None or "")."""
     if not text:
         return 0
+    if len(text) > MEMO_MAX_CHARS:
+        return _count(text)
+    return _remembered_count(text)
+
+
+@lru_cache(maxsize=4096)
+def _remembered_count(text: str) -> int:
+    return _count(text)
+
+
+def _count(text: str) -> int:
     return sum(1 for _ in TOKEN_PATTERN.finditer(text))
 
 
