@@ -12,8 +12,10 @@ import json
 import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
@@ -694,6 +696,77 @@ def test_sixty_concurrent_clients_are_served_quickly(room):
     elapsed = time.perf_counter() - started
     assert results == [[f"client {i} request {j}" for j in range(5)] for i in range(60)]
     assert elapsed < 5, f"300 requests from 60 clients took {elapsed:.1f}s"
+
+
+def open_silent_connections(port: int, count: int) -> list[socket.socket]:
+    """`count` connections that complete the TCP handshake and then never send a byte."""
+    connections = []
+    try:
+        for _ in range(count):
+            connection = socket.create_connection(("127.0.0.1", port), timeout=60)
+            # SO_LINGER 0: close() sends a reset, as a client that dies or a hostile one does
+            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            connections.append(connection)
+    except BaseException:
+        close_all(connections)
+        raise
+    return connections
+
+
+def close_all(connections: list[socket.socket]) -> None:
+    for connection in connections:
+        connection.close()
+
+
+def test_a_burst_of_dead_connections_does_not_stall_the_server():
+    import resource
+
+    count = 1000
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 2 * count + 256:  # both ends of each connection are ours
+        pytest.skip(f"needs {2 * count + 256} file descriptors, the limit is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 2 * count + 256), hard))
+    try:
+        with ClassroomServer(responder=echo, models=MODELS) as server:
+            threads_before = threading.active_count()
+            silent = open_silent_connections(server.port, count)
+            try:
+                # The request after them is accepted after them: all 1,000 are in the server by now.
+                assert chat(server, "after the silent ones").status_code == 200
+                # A connection that has sent nothing holds no thread (the old server held one each).
+                assert threading.active_count() < threads_before + 50
+            finally:
+                started = time.perf_counter()
+                close_all(silent)  # all at once, with resets
+            response = requests.post(server.chat_url, json={"messages": user("still here")}, timeout=120)
+            stall = time.perf_counter() - started
+            assert response.json()["choices"][0]["message"]["content"] == "still here"
+            print(f"\na request right after {count} connections reset at once took {stall * 1000:.0f} ms")
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_silent_connection_is_closed_after_the_read_timeout():
+    with ClassroomServer(responder=echo, models=MODELS, read_timeout=0.5) as quick:
+        with socket.create_connection(("127.0.0.1", quick.port), timeout=60) as silent:
+            assert silent.recv(1) == b""  # the server closed it (well within the 60 s we wait)
+        assert chat(quick, "still here").status_code == 200
+
+
+def test_stop_closes_an_idle_keep_alive_connection():
+    server = ClassroomServer(responder=echo, models=MODELS).start()  # read_timeout: a minute
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as connection:
+            body = json.dumps({"messages": user("hi")}).encode()
+            connection.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+            )
+            assert connection.recv(65536).startswith(b"HTTP/1.1 200 ")
+            server.stop()  # the connection is idle, kept alive for a next request that never comes
+            # Closed by the stop, not a minute later by the idle timeout (we would give up at 30 s).
+            assert connection.recv(65536) == b""
+    finally:
+        server.stop()
 
 
 # --- with the real classroom model ---------------------------------------------------------------------

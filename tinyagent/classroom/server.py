@@ -30,6 +30,7 @@ import hashlib
 import hmac
 import json
 import re
+import selectors
 import socket
 import socketserver
 import sys
@@ -756,19 +757,127 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _HTTPServer(ThreadingHTTPServer):
+    """A thread per connection, started only once the connection has sent something.
+
+    The standard loop accepts one connection per wake-up and starts its thread at once (and
+    Thread.start waits for the new thread to run). A burst of 2,000 connections that never send a
+    byte, then all close at once, then meant 2,000 threads, all waking together to find their
+    connection dead, while the accept loop queued behind them: 10 s before the next learner's
+    request was even accepted. Here the loop accepts everything pending, and a connection waits in
+    the loop's selector, costing no thread, until its first bytes (or its end) arrive. A dead one is
+    then closed on the spot; a silent one is closed after read_timeout, as before.
+    """
+
     daemon_threads = True  # a connection left open never keeps the interpreter alive
-    request_queue_size = 128  # the default 5 makes a burst of 60 clients wait for TCP retries
+    block_on_close = False  # stopping closes the open connections instead of waiting on them
+    request_queue_size = 1024  # a burst of connections waits in the kernel's queue, not in SYN retries
 
     def __init__(self, address: tuple[str, int], room: ClassroomServer):
         self.room = room
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
+        self._stop_asked = False
+        self._loop_done = threading.Event()
+        self._loop_done.set()  # not serving yet: a shutdown() now has nothing to wait for
+        self._open: set[socket.socket] = set()  # connections that have a thread
+        self._open_lock = threading.Lock()
         super().__init__(address, _Handler)
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind looks up the host's full DNS name, which can hang for seconds offline.
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = self.server_address[:2]
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        self._loop_done.clear()
+        waiting: OrderedDict[socket.socket, tuple[object, float]] = OrderedDict()  # oldest first
+        try:
+            with selectors.DefaultSelector() as selector:
+                self.socket.setblocking(False)
+                selector.register(self.socket, selectors.EVENT_READ)
+                while not self._stop_asked:
+                    for key, _ in selector.select(poll_interval):
+                        if key.fileobj is self.socket:
+                            self._accept_all(selector, waiting)
+                        else:
+                            self._first_bytes(selector, waiting, key.fileobj)
+                    self._close_silent(selector, waiting)
+        finally:
+            for connection in waiting:
+                connection.close()
+            self._stop_asked = False
+            self._loop_done.set()
+
+    def _accept_all(self, selector: selectors.BaseSelector, waiting: OrderedDict) -> None:
+        deadline = time.monotonic() + self.room.read_timeout
+        while True:
+            try:
+                connection, address = self.socket.accept()
+            except BlockingIOError:
+                return  # the queue is empty
+            except OSError:  # out of file descriptors, or the client gave up while queued
+                if self.room.verbose:
+                    import traceback
+
+                    traceback.print_exc()
+                time.sleep(0.01)  # EMFILE would wake the loop at once again: give the others a moment
+                return
+            connection.setblocking(False)
+            selector.register(connection, selectors.EVENT_READ)
+            waiting[connection] = (address, deadline)
+
+    def _first_bytes(self, selector: selectors.BaseSelector, waiting: OrderedDict, connection) -> None:
+        """The connection has something to read: a request (give it a thread), or its end (close it)."""
+        try:
+            alive = connection.recv(1, socket.MSG_PEEK) != b""
+        except BlockingIOError:
+            return  # a spurious wake-up: keep waiting
+        except OSError:  # reset by the client
+            alive = False
+        selector.unregister(connection)
+        address, _ = waiting.pop(connection)
+        if alive:
+            connection.setblocking(True)
+            self.process_request(connection, address)
+        else:
+            connection.close()
+
+    def _close_silent(self, selector: selectors.BaseSelector, waiting: OrderedDict) -> None:
+        """Close the connections that sent nothing for read_timeout (the oldest are first in line)."""
+        now = time.monotonic()
+        while waiting:
+            connection, (_, deadline) = next(iter(waiting.items()))
+            if deadline > now:
+                return
+            del waiting[connection]
+            selector.unregister(connection)
+            connection.close()
+
+    def shutdown(self) -> None:
+        """Stop serve_forever (from another thread) and wait until it has returned."""
+        self._stop_asked = True
+        self._loop_done.wait()
+
+    def process_request(self, request, client_address) -> None:
+        with self._open_lock:
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def server_close(self) -> None:
+        super().server_close()
+        # A keep-alive client's thread would wait up to read_timeout for its next request: end it now.
+        with self._open_lock:
+            open_connections = list(self._open)
+        for connection in open_connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def handle_error(self, request, client_address) -> None:
         if self.room.verbose:  # a client that hung up mid-request is not worth a traceback in a notebook
