@@ -194,9 +194,11 @@ class Browser:
         return page
 
     def __exit__(self, *exc) -> None:
-        self.context.close()
-        self._playwright.stop()
-        shutil.rmtree(self.profile, ignore_errors=True)
+        try:
+            self.context.close()
+        finally:  # even when closing the browser failed, stop the Playwright driver process it ran under
+            self._playwright.stop()
+            shutil.rmtree(self.profile, ignore_errors=True)
 
 
 class Notebook:
