@@ -127,8 +127,12 @@ def main() -> int:
         for w in workers:
             w.join()
     finally:
-        server.terminate()
-        server.wait(timeout=10)
+        server.terminate()  # SIGTERM: the server stops cleanly and exits 0
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()  # never leave it behind
+            server.wait()
     server_cpu = sum(resource.getrusage(resource.RUSAGE_CHILDREN)[:2])
 
     latencies = [x for lat, _, _ in collected for x in lat]
