@@ -1,0 +1,48 @@
+"""StopSignals: SIGINT and SIGTERM become a stop request, whatever handler was there before."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import pytest
+
+from tinyagent.stopping_signals import StopSignals
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_signal_ends_the_wait_and_the_old_handlers_come_back(signum):
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    with StopSignals() as stop:
+        assert not stop.stop_requested
+        os.kill(os.getpid(), signum)  # delivered to this (main) thread; the handler only sets a flag
+        assert stop.wait() == signal.Signals(signum).name
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_it_takes_over_from_an_ignored_sigint():
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as nohup or a background job leaves it
+    try:
+        with StopSignals() as stop:
+            os.kill(os.getpid(), signal.SIGINT)
+            assert stop.wait() == "SIGINT"
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_outside_the_main_thread_it_installs_nothing_and_request_stop_works():
+    results = []
+
+    def serve():
+        with StopSignals() as stop:
+            results.append(signal.getsignal(signal.SIGTERM))
+            stop.request_stop()
+            results.append(stop.wait())
+
+    before = signal.getsignal(signal.SIGTERM)
+    thread = threading.Thread(target=serve)
+    thread.start()
+    thread.join(timeout=120)
+    assert results == [before, "request"]
