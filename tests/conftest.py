@@ -191,8 +191,9 @@ class ServerProcess:
     so a chatty server never blocks on a full pipe and a silent one fails the test instead of hanging it.
     """
 
-    def __init__(self, *args: str, ignore_sigint: bool = False, env: dict | None = None):
-        self.args = [sys.executable, "-m", "tinyagent", *args]
+    def __init__(self, *args: str, code: str | None = None, ignore_sigint: bool = False, env: dict | None = None):
+        # `python -m tinyagent ARGS`, or with `code`, `python -c CODE ARGS`
+        self.args = [sys.executable, "-c", code, *args] if code else [sys.executable, "-m", "tinyagent", *args]
         self.ignore_sigint = ignore_sigint
         self.env = env
         self.stdout_lines: list[str] = []

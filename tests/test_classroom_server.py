@@ -751,6 +751,30 @@ def test_a_burst_of_dead_connections_does_not_stall_the_server():
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
+LOW_FD_SERVER = """
+import resource, sys
+from tinyagent.classroom.server import ClassroomServer
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+server = ClassroomServer(read_timeout=3600)  # silent connections would stay for an hour
+print(f"port {server.port}", flush=True)
+server.serve_forever()
+"""
+
+
+def test_silent_connections_that_use_up_the_file_descriptors_make_room_for_a_real_client():
+    with ServerProcess(code=LOW_FD_SERVER) as process:
+        port = int(process.wait_for_line("port ").split()[1])
+        silent = open_silent_connections(port, 100)  # more than the server's 64 descriptors
+        try:
+            response = requests.post(
+                f"http://127.0.0.1:{port}/v1/chat/completions", json={"messages": user("hi")}, timeout=PATIENCE
+            )
+            assert response.status_code == 200
+        finally:
+            close_all(silent)
+        assert process.stop(signal.SIGTERM) == 0, process.output()
+
+
 def test_a_silent_connection_is_closed_after_the_read_timeout():
     with ClassroomServer(responder=echo, models=MODELS, read_timeout=0.5) as quick:
         with socket.create_connection(("127.0.0.1", quick.port), timeout=60) as silent:

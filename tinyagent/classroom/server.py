@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import hashlib
 import hmac
 import json
@@ -815,12 +816,18 @@ class _HTTPServer(ThreadingHTTPServer):
                 connection, address = self.socket.accept()
             except BlockingIOError:
                 return  # the queue is empty
-            except OSError:  # out of file descriptors, or the client gave up while queued
-                if self.room.verbose:
-                    import traceback
-
-                    traceback.print_exc()
-                time.sleep(0.01)  # EMFILE would wake the loop at once again: give the others a moment
+            except ConnectionAbortedError:
+                continue  # the client gave up while it was queued
+            except OSError as error:
+                if error.errno in (errno.EMFILE, errno.ENFILE) and waiting:
+                    # Out of file descriptors: the silent connections are the likely cause, and the
+                    # oldest of them has the least claim to one. It makes room for a real client.
+                    oldest = next(iter(waiting))
+                    del waiting[oldest]
+                    selector.unregister(oldest)
+                    oldest.close()
+                    continue
+                time.sleep(0.01)  # nothing to free: let the threads finish, rather than spin here
                 return
             connection.setblocking(False)
             selector.register(connection, selectors.EVENT_READ)
@@ -888,8 +895,8 @@ class AnswerCache:
     """Recent answers, keyed by a hash of the request body, bounded in bytes. Thread-safe.
 
     The key is the body's SHA-256, not the body: a room's requests are small, but one client's
-    distinct 7 MB requests would otherwise each keep 7 MB alive (40 of them took the server from
-    80 MB to 600 MB). What is kept is counted in bytes (each answer, plus a fixed cost per entry for
+    distinct 7 MB requests would otherwise each keep 7 MB alive (40 of them, with the token-count
+    memo that also kept them, took the server from 30 MB to 600 MB; now to 46 MB). What is kept is counted in bytes (each answer, plus a fixed cost per entry for
     its key and bookkeeping); the least recently used answers go first, and an answer bigger than
     `max_answer_bytes` is never kept at all.
     """
