@@ -40,7 +40,7 @@ from .errors import (
     ServerError,
     redact,
 )
-from .llm_client import CHAT_PATH, ChatResult, LlmClient
+from .llm_client import CHAT_PATH, ChatResult, LlmClient, reply_timeouts
 from .settings import Settings, load_settings
 
 OK, WARN, FAIL, SKIP = "OK", "WARN", "FAIL", "SKIP"
@@ -76,11 +76,12 @@ class Check:
 
 
 def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
-    """Run every check against `settings`' endpoint and return them in order."""
+    """Run every check against `settings`' endpoint and return them in order; each reply may take
+    `timeout` seconds in all."""
     secret = settings.api_key
     llm = LlmClient(
-        settings.api_url, settings.api_key, settings.model, connect_timeout=min(timeout, 10.0),
-        read_timeout=timeout, total_timeout=2 * timeout, max_retries=1, max_retry_wait=5.0,
+        settings.api_url, settings.api_key, settings.model, **reply_timeouts(timeout),
+        max_retries=1, max_retry_wait=5.0,
     )
     checks: list[Check] = []
 
