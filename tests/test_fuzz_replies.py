@@ -14,7 +14,7 @@ import math
 from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tinyagent import FunctionTool, LlmClient, ReActAgent, ToolRegistry
@@ -61,8 +61,15 @@ json_values = st.recursive(
 )
 
 
-def base_reply() -> dict:
-    reply = completion("Thought: I know.\nFinal Answer: Order 88231 was signed for.")
+BASES = {  # valid replies that take the loop down each of its paths, before a field is replaced
+    "answer": "Thought: I know.\nFinal Answer: Order 88231 was signed for.",
+    "action": "Thought: look it up\nAction: echo\nAction Input: 88231",
+    "native call only": None,
+}
+
+
+def base_reply(kind: str) -> dict:
+    reply = completion(BASES[kind])
     reply["choices"][0]["message"]["tool_calls"] = [
         {"id": "c1", "type": "function", "function": {"name": "echo", "arguments": "{}"}}]
     return reply
@@ -87,7 +94,7 @@ def replace(reply, path: tuple, value):
 def replies(draw) -> str:
     """A reply with one to three fields replaced by arbitrary JSON, as the body a server would send."""
     changes = draw(st.dictionaries(st.sampled_from(sorted(PATHS)), json_values, min_size=1, max_size=3))
-    reply = base_reply()
+    reply = base_reply(draw(st.sampled_from(sorted(BASES))))
     for name in sorted(changes, key=lambda name: len(PATHS[name])):  # parents first
         reply = replace(reply, PATHS[name], changes[name])
     # ensure_ascii escapes lone surrogates as \udXXX and floats may come out as NaN or Infinity:
@@ -112,6 +119,7 @@ def test_run_never_raises_whatever_the_reply_holds(fuzz_server, body):
     fuzz_server.reply((200, body))
     llm = LlmClient(fuzz_server.url, None, "fuzz-model", max_retries=0)
     result = ReActAgent(llm, echo_tools(), lang="en", max_steps=3).run(QUESTION)
+    event(f"ended: {result.reason}")  # shown by --hypothesis-show-statistics
     assert result.reason in ENDINGS
     assert isinstance(result.answer, str)
     # Everything a learner can print or save works, in both languages.
