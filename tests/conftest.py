@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import queue
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -135,6 +137,31 @@ def drip(total_bytes: int = 1000, every: float = 0.05, stall_after: int | None =
                 break
             time.sleep(every)
         request.close_connection = True
+
+    return handler
+
+
+def compressed(body: dict | bytes, encoding: str):
+    """Send `body` (a dict goes as JSON) compressed and labelled with `encoding`, whatever the request
+    asked for, as some servers and proxies do. "gzip"; "deflate" (the zlib format the standard means);
+    "raw-deflate" (a bare deflate stream labelled "deflate", as some servers send it); any other name
+    labels the bytes unchanged."""
+    payload = json.dumps(body).encode() if isinstance(body, dict) else body
+    if encoding == "gzip":
+        payload = gzip.compress(payload)
+    elif encoding == "deflate":
+        payload = zlib.compress(payload)
+    elif encoding == "raw-deflate":
+        squeezer = zlib.compressobj(wbits=-15)
+        payload, encoding = squeezer.compress(payload) + squeezer.flush(), "deflate"
+
+    def handler(request):
+        request.send_response(200)
+        request.send_header("Content-Type", "application/json")
+        request.send_header("Content-Encoding", encoding)
+        request.send_header("Content-Length", str(len(payload)))
+        request.end_headers()
+        request.wfile.write(payload)
 
     return handler
 

@@ -16,6 +16,7 @@ from tinyagent import (
     Stopped,
     ToolCall,
     ToolRegistry,
+    Trace,
 )
 
 
@@ -34,6 +35,8 @@ class ScriptedLlm:
         reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
         if isinstance(reply, Exception):
             raise reply
+        if isinstance(reply, ChatResult):
+            return reply
         return ChatResult(reply, self.finish_reason, {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10})
 
 
@@ -173,3 +176,74 @@ def test_reply_is_in_the_message_list_when_parsed_is_yielded():
     while not isinstance(run.advance(), Parsed):
         pass
     assert run.messages[-1] == {"role": "assistant", "content": ACT_ORDER}
+
+
+# -- native tool calls sent to the text agent ---------------------------------------------------------
+NATIVE_CALL = {"id": "c1", "type": "function", "function": {"name": "queryOrder", "arguments": '{"id": "88231"}'}}
+
+
+@pytest.mark.parametrize("text", ["", "Let me look that order up for you."])
+def test_native_tool_calls_stop_the_text_agent_with_what_to_do(text):
+    reply = ChatResult(text, "tool_calls", {}, tool_calls=(NATIVE_CALL,))
+    result = ReActAgent(ScriptedLlm(reply), tools()).run("order 88231?")
+    assert result.reason == "native_tool_calls" and not result.ok
+    assert "native tool calls (queryOrder)" in result.trace.end.detail
+    assert "text protocol does not read" in result.trace.end.detail
+    assert result.trace.tool_calls == []  # the prose beside the call is not taken as the answer either
+
+
+def test_a_final_answer_beside_native_tool_calls_is_still_the_answer():
+    reply = ChatResult("Thought: known.\nFinal Answer: Signed for.", "stop", {}, tool_calls=(NATIVE_CALL,))
+    result = ReActAgent(ScriptedLlm(reply), tools()).run("order 88231?")
+    assert result.reason == "final_answer" and result.answer == "Signed for."
+
+
+# -- a cap on what one Observation may feed the model -------------------------------------------------
+def long_tool(size):
+    return ToolRegistry([FunctionTool("queryOrder", "Look up an order.", lambda i: "x" * size)])
+
+
+def test_a_long_observation_is_cut_and_the_trace_says_so():
+    llm = ScriptedLlm(ACT_ORDER, FINAL)
+    result = ReActAgent(llm, long_tool(10_000), max_observation_chars=1000).run("order 88231?")
+    observation = result.trace.of_type(Observation)[0]
+    assert observation.truncated and observation.original_chars == 10_000
+    sent = llm.requests[1]["messages"][-1]["content"]
+    assert sent.startswith("Observation: " + "x" * 1000 + "\n")
+    assert "x" * 1001 not in sent
+    assert "10000 characters" in sent and "first 1000" in sent  # the model is told it saw only part
+    assert "[Observation cut] the tool returned 10000 characters" in result.trace.format("en")
+    assert "[观察被截断] 工具返回了 10000 个字符" in result.trace.format("zh")
+    again = Trace.from_json(result.trace.to_json())
+    assert again.of_type(Observation)[0].original_chars == 10_000
+
+
+def test_an_observation_within_the_cap_is_passed_whole():
+    llm = ScriptedLlm(ACT_ORDER, FINAL)
+    agent = ReActAgent(llm, long_tool(4000))
+    assert agent.max_observation_chars == 4000  # the default
+    result = agent.run("order 88231?")
+    observation = result.trace.of_type(Observation)[0]
+    assert not observation.truncated and observation.original_chars is None
+    assert llm.requests[1]["messages"][-1]["content"] == "Observation: " + "x" * 4000
+    assert "[Observation cut]" not in result.trace.format("en")
+
+
+def test_no_cap_when_asked_for_none():
+    llm = ScriptedLlm(ACT_ORDER, FINAL)
+    ReActAgent(llm, long_tool(50_000), max_observation_chars=None).run("order 88231?")
+    assert llm.requests[1]["messages"][-1]["content"] == "Observation: " + "x" * 50_000
+
+
+@pytest.mark.parametrize("bad", [0, -5, 2.5, "100"])
+def test_observation_cap_must_be_a_positive_whole_number(bad):
+    with pytest.raises(ValueError, match="max_observation_chars"):
+        ReActAgent(ScriptedLlm(FINAL), tools(), max_observation_chars=bad)
+
+
+def test_a_lone_surrogate_in_the_question_is_replaced():
+    llm = ScriptedLlm(FINAL)
+    result = ReActAgent(llm, tools()).run("order 88231 \udcff?", history=[{"role": "user", "content": "\ud800"}])
+    assert llm.requests[0]["messages"][-1]["content"] == "order 88231 \ufffd?"
+    assert llm.requests[0]["messages"][-2]["content"] == "\ufffd"
+    result.trace.to_json().encode("utf-8")

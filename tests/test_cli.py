@@ -5,6 +5,10 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+from tinyagent.__main__ import main
+
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 
 
@@ -58,3 +62,71 @@ def test_bad_arguments_exit_2(tmp_path):
     assert ask(tmp_path, "hi", "--now", "yesterday").returncode == 2
     assert ask(tmp_path, "hi", "--max-steps", "0").returncode == 2
     assert ask(tmp_path, "hi", "--model", "gpt-unknown").returncode == 2
+
+
+def run_main(argv, capsys):
+    """main() in this process; an exception escaping it (a traceback) fails the test."""
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse's own errors exit
+        code = exit_.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+BAD_INPUTS = {
+    "empty question": (["ask", ""], "the question is empty"),
+    "blank question": (["ask", "  \n\t"], "the question is empty"),
+    "no steps": (["ask", "hi", "--max-steps", "0"], "--max-steps must be a whole number from 1 to 100"),
+    "too many steps": (["ask", "hi", "--max-steps", "100000"], "--max-steps must be a whole number from 1 to 100"),
+    "steps not a number": (["ask", "hi", "--max-steps", "ten"], "--max-steps must be a whole number from 1 to 100"),
+    "ask timeout zero": (["ask", "hi", "--timeout", "0"], "--timeout must be a number of seconds above 0"),
+    "ask timeout text": (["ask", "hi", "--timeout", "soon"], "--timeout must be a number of seconds above 0"),
+    "doctor timeout negative": (["doctor", "--timeout", "-1"], "--timeout must be a number of seconds above 0"),
+    "doctor timeout nan": (["doctor", "--timeout", "nan"], "--timeout must be a number of seconds above 0"),
+    "doctor timeout infinite": (["doctor", "--timeout", "inf"], "--timeout must be a number of seconds above 0"),
+    "unknown option": (["ask", "hi", "--colour"], "unrecognized arguments: --colour"),
+    "no command": ([], "the following arguments are required"),
+}
+
+
+@pytest.mark.parametrize("name", BAD_INPUTS)
+def test_bad_input_is_one_line_on_stderr_and_exit_2(name, tmp_path, capsys):
+    argv, said = BAD_INPUTS[name]
+    if argv[:1] == ["ask"]:
+        argv = [*argv, "--db", str(tmp_path / "shop.db")]
+    code, out, err = run_main(argv, capsys)
+    assert code == 2, (out, err)
+    assert len(err.strip().splitlines()) == 1, err
+    assert said in err
+    assert "Traceback" not in err and out == ""
+
+
+def test_an_api_url_without_a_scheme_is_one_line_naming_the_variable(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TINYAGENT_OFFLINE", raising=False)
+    monkeypatch.setenv("TINYAGENT_API_URL", "api.deepseek.com")
+    monkeypatch.setenv("TINYAGENT_API_KEY", "sk-cli-SECRET-0042")
+    monkeypatch.setenv("TINYAGENT_MODEL", "deepseek-chat")
+    code, out, err = run_main(["ask", "hi", "--db", str(tmp_path / "shop.db")], capsys)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1, err
+    assert "TINYAGENT_API_URL" in err and "https://" in err and "'api.deepseek.com'" in err
+    assert "SECRET" not in out + err
+    # The doctor reports it as a failed settings check, the way it reports every settings problem.
+    code, out, err = run_main(["doctor"], capsys)
+    assert code == 1
+    assert "settings  FAIL" in out and "TINYAGENT_API_URL" in out and "Traceback" not in err
+
+
+def test_ctrl_c_during_ask_is_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
+    from tinyagent import ReActAgent
+
+    def interrupted(self, question, history=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setenv("TINYAGENT_OFFLINE", "1")
+    monkeypatch.setattr(ReActAgent, "run", interrupted)
+    code, _, err = run_main(["ask", "hi", "--db", str(tmp_path / "shop.db")], capsys)
+    assert code == 130
+    assert err.strip() == "interrupted"

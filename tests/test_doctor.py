@@ -151,3 +151,46 @@ def test_model_missing_from_the_models_list_warns(scripted_server, monkeypatch, 
     scripted_server.reply((200, completion("Hello there, dear customer.")))
     found = statuses(diagnose(settings_for(scripted_server.url)))
     assert found["model exists"] == (WARN if listed else OK)
+
+
+def sse(*chunks: str):
+    """A handler that answers with Server-Sent Events carrying these `data:` payloads, then [DONE]."""
+
+    def handler(request):
+        body = "".join(f"data: {chunk}\n\n" for chunk in (*chunks, "[DONE]")).encode()
+        request.send_response(200)
+        request.send_header("Content-Type", "text/event-stream")
+        request.send_header("Content-Length", str(len(body)))
+        request.end_headers()
+        request.wfile.write(body)
+
+    return handler
+
+
+@pytest.mark.parametrize("chunk", ["[1, 2]", '{"choices": 5}', '{"choices": ["x"]}',
+                                   '{"choices": [{"delta": "hi"}]}', '{"choices": [{"delta": {"content": 7}}]}',
+                                   "[" * 100_000 + "]" * 100_000, "not json"])
+def test_a_stream_of_the_wrong_shape_warns_instead_of_crashing(scripted_server, chunk):
+    plain = (200, completion("Hello there, dear customer, how can I help?"))
+    scripted_server.reply(plain, plain, plain, sse('{"choices": [{"delta": {"content": "Hi"}}]}', chunk), plain)
+    code, text = report(settings_for(scripted_server.url))
+    assert code == 0, text
+    assert "streaming      WARN" in text and "the stream broke" in text
+
+
+@pytest.mark.parametrize("listing", [[1, 2], {"data": 5}, {"data": [7, None]}, RecursionError])
+def test_a_models_list_of_the_wrong_shape_is_ignored(scripted_server, monkeypatch, listing):
+    from tinyagent import doctor
+
+    class Listing:
+        ok, status_code = True, 200
+
+        def json(self):
+            if listing is RecursionError:
+                raise RecursionError("maximum recursion depth exceeded")
+            return listing
+
+    monkeypatch.setattr(doctor.requests, "get", lambda *a, **k: Listing())
+    scripted_server.reply((200, completion("Hello there, dear customer.")))
+    found = statuses(diagnose(settings_for(scripted_server.url)))
+    assert found["model exists"] == OK

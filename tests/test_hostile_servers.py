@@ -16,6 +16,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import re
+import subprocess
+import sys
+import threading
 import time
 from email.utils import formatdate
 
@@ -24,12 +29,15 @@ import pytest
 from tinyagent import (
     AuthenticationError,
     BadResponseError,
+    FunctionTool,
     LlmClient,
     LlmConnectionError,
     LlmError,
     LlmTimeoutError,
     ReActAgent,
     ServerError,
+    ToolRegistry,
+    llm_client,
     load_settings,
 )
 from tinyagent.__main__ import main
@@ -37,7 +45,7 @@ from tinyagent.classroom.server import ensure_classroom_server
 from tinyagent.clock import fixed_clock
 from tinyagent.shop import Shop, shop_registry
 
-from .conftest import completion, drip, hang_up_mid_body, hang_up_without_reply
+from .conftest import completion, compressed, drip, hang_up_mid_body, hang_up_without_reply
 
 KEY = "sk-hostile-SECRET-5f0c2e7a91"
 QUESTION = "Where is the parcel for order 88231?"
@@ -117,14 +125,19 @@ def test_server_ignoring_stop_is_cut_and_the_trace_says_so(scripted_server, make
 
 
 # -- odd but valid reply shapes ------------------------------------------------------------------
-def test_null_content_beside_tool_calls_ends_with_a_named_reason(scripted_server, make_agent, no_key_anywhere):
+def test_null_content_beside_tool_calls_says_the_text_protocol_cannot_read_them(scripted_server, make_agent,
+                                                                                no_key_anywhere):
     call = {"id": "call_1", "type": "function", "function": {"name": "queryOrder", "arguments": '{"id": "88231"}'}}
     scripted_server.reply((200, completion(content=None, finish_reason="tool_calls", tool_calls=[call])))
     result = run_agent(make_agent(scripted_server.url))
     no_key_anywhere(result)
-    # A text-protocol agent cannot use native tool calls: it stops politely instead of crashing on None.
-    assert result.reason == "empty_reply"
+    # A text-protocol agent cannot use native tool calls: it stops and says so, instead of "empty reply".
+    assert result.reason == "native_tool_calls"
     assert result.trace.events[0].text == ""
+    detail = result.trace.end.detail
+    assert "native tool calls (queryOrder)" in detail and "text protocol" in detail
+    assert "`tools`" in detail  # and how to fix it
+    assert result.trace.tool_calls == []  # nothing was run
 
 
 def test_extra_fields_such_as_reasoning_content_are_ignored(scripted_server, make_agent, no_key_anywhere):
@@ -141,6 +154,93 @@ def test_extra_fields_such_as_reasoning_content_are_ignored(scripted_server, mak
     assert result.reason == "final_answer"
     assert result.answer == "Order 88231 was signed for on 2026-06-22."
     assert "<think>" not in result.trace.to_json()
+
+
+# Valid JSON of the wrong shape: a clear BadResponseError naming the field, never a TypeError out of run().
+WRONG_SHAPES = {
+    "content is a number": (completion(content=42), "choices[0].message.content is a number"),
+    "content is an object": (completion(content={"text": "hi"}), "choices[0].message.content is an object"),
+    "content is a list of numbers": (completion(content=[1, 2]), "choices[0].message.content[0] is a number"),
+    "usage is a string": (completion(usage="lots"), "usage is a string"),
+    "usage is a list": (completion(usage=[10, 5]), "usage is a list"),
+    "usage is a number": (completion(usage=15), "usage is a number"),
+    "a token count is text": (completion(usage={"prompt_tokens": "ten"}), "usage.prompt_tokens is a string"),
+    "a token count is true": (completion(usage={"total_tokens": True}), "usage.total_tokens is a boolean"),
+    "tool_calls is a number": (completion(content=None, tool_calls=3), "choices[0].message.tool_calls is a number"),
+    "a tool call is a string": (completion(content=None, tool_calls=["queryOrder"]),
+                                "choices[0].message.tool_calls[0] is a string"),
+    "a tool call has no name": (completion(content=None, tool_calls=[{"function": {"arguments": "{}"}}]),
+                                "choices[0].message.tool_calls[0].function.name is missing"),
+    "finish_reason is a list": (completion(finish_reason=["stop"]), "choices[0].finish_reason is a list"),
+    "model is an object": ({**completion(), "model": {"id": "m"}}, "model is an object"),
+    "the reply is a list": (json.dumps([completion()]), "the reply is a list"),
+    "the reply is a string": (json.dumps("Final Answer: hi"), "the reply is a string"),
+    "the reply is null": ("null", "the reply is null"),
+    "choices is an object": ({"choices": {"0": {"message": {"content": "hi"}}}}, "choices is an object"),
+    "a choice is a number": ({"choices": [7]}, "choices[0] is a number"),
+    "message is a string": ({"choices": [{"message": "hi"}]}, "choices[0].message is a string"),
+    "nested 100,000 deep": ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+}
+
+
+@pytest.mark.parametrize("name", WRONG_SHAPES)
+def test_valid_json_of_the_wrong_shape_is_a_bad_response(scripted_server, make_agent, name, no_key_anywhere):
+    body, said = WRONG_SHAPES[name]
+    scripted_server.reply((200, body))
+    with pytest.raises(BadResponseError, match=re.escape(said)) as info:
+        LlmClient(scripted_server.url, KEY, "m").chat([{"role": "user", "content": "hi"}])
+    result = run_agent(make_agent(scripted_server.url))
+    no_key_anywhere(info.value, result)
+    assert result.reason == "llm_error"
+    assert said in result.trace.end.detail
+    assert "OpenAI-compatible" in result.trace.end.detail  # what to do about it
+
+
+def test_content_as_a_list_of_text_parts_is_read_as_their_text(scripted_server, make_agent, no_key_anywhere):
+    # Some providers send content parts, e.g. a reasoning part and a text part: the text parts are the reply.
+    parts = [{"type": "thinking", "thinking": "the user wants the parcel"},
+             {"type": "text", "text": "Thought: I know.\n"}, {"type": "text", "text": "Final Answer: Signed for."}]
+    scripted_server.reply((200, completion(content=parts)))
+    result = run_agent(make_agent(scripted_server.url))
+    no_key_anywhere(result)
+    assert result.reason == "final_answer" and result.answer == "Signed for."
+    assert "the user wants the parcel" not in result.trace.to_json()
+
+
+def test_a_lone_surrogate_in_the_reply_is_replaced(scripted_server, make_agent, no_key_anywhere):
+    # json.dumps escapes the lone surrogate as \ud800, exactly what such a server sends.
+    body = completion("Thought: I know.\nFinal Answer: parcel \ud800 signed for", usage={
+        "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15, "note": "\udfff"})
+    body["model"] = "m\udc80"
+    scripted_server.reply((200, json.dumps(body)))
+    result = run_agent(make_agent(scripted_server.url))
+    no_key_anywhere(result)
+    assert result.reason == "final_answer"
+    assert result.answer == "parcel \ufffd signed for"
+    for shown in (result.trace.format("en", usage=True), result.trace.format("zh"), result.trace.to_json()):
+        shown.encode("utf-8")  # printable and savable: no UnicodeEncodeError
+
+
+def test_a_valid_surrogate_pair_escape_still_reads_as_its_character(scripted_server, no_key_anywhere):
+    scripted_server.reply((200, json.dumps(completion("Final Answer: \U0001f600 and \ud83d"))))
+    reply = LlmClient(scripted_server.url, KEY, "m").chat([{"role": "user", "content": "hi"}])
+    no_key_anywhere(reply)
+    assert reply.text == "Final Answer: \U0001f600 and \ufffd"
+
+
+def test_a_lone_surrogate_in_a_tool_result_reaches_the_model_repaired(scripted_server, no_key_anywhere):
+    scripted_server.reply(
+        (200, completion("Thought: look it up\nAction: lookUp\nAction Input: 88231\n")),
+        (200, completion("Thought: done\nFinal Answer: found it")),
+    )
+    registry = ToolRegistry([FunctionTool("lookUp", "Look something up.", lambda text: f"found \udcff{text}")])
+    agent = ReActAgent(LlmClient(scripted_server.url, KEY, "m"), registry, lang="en")
+    result = agent.run(QUESTION)
+    no_key_anywhere(result)
+    assert result.reason == "final_answer"
+    sent = scripted_server.requests[1]["json"]["messages"][-1]["content"]
+    assert sent == "Observation: found \ufffd88231"
+    result.trace.to_json().encode("utf-8")
 
 
 # -- retries ---------------------------------------------------------------------------------------
@@ -244,6 +344,36 @@ def test_html_error_page_is_named_as_such(scripted_server, make_agent, status, e
     assert "<h1>" not in result.trace.end.detail
 
 
+# -- compressed replies ------------------------------------------------------------------------------
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "raw-deflate"])
+def test_a_compressed_reply_is_decoded(scripted_server, make_agent, encoding, no_key_anywhere):
+    body = completion("Thought: I know.\nFinal Answer: Order 88231 was signed for on 2026-06-22.")
+    scripted_server.reply(compressed(body, encoding))
+    result = run_agent(make_agent(scripted_server.url))
+    no_key_anywhere(result)
+    assert result.reason == "final_answer", result.trace.end
+    assert result.answer == "Order 88231 was signed for on 2026-06-22."
+    # The client says which encodings it reads: the two the standard library decodes.
+    assert scripted_server.requests[0]["headers"]["Accept-Encoding"] == "gzip, deflate"
+
+
+def test_an_encoding_the_client_did_not_ask_for_is_named(scripted_server, make_agent, no_key_anywhere):
+    scripted_server.reply(compressed(b"\x8b\x00\x80not-really-brotli", "br"))
+    with pytest.raises(BadResponseError, match="compressed its reply as 'br'") as info:
+        LlmClient(scripted_server.url, KEY, "m").chat([{"role": "user", "content": "hi"}])
+    result = run_agent(make_agent(scripted_server.url))
+    no_key_anywhere(info.value, result)
+    assert result.reason == "llm_error" and "'br'" in result.trace.end.detail
+
+
+def test_a_reply_that_inflates_past_the_size_cap_is_refused(scripted_server, no_key_anywhere):
+    bomb = b" " * (llm_client.MAX_REPLY_BYTES + 1)  # about 16 kB once gzipped
+    scripted_server.reply(compressed(bomb, "gzip"))
+    with pytest.raises(BadResponseError, match=r"larger than 16 MB") as info:
+        LlmClient(scripted_server.url, KEY, "m").chat([{"role": "user", "content": "hi"}])
+    no_key_anywhere(info.value)
+
+
 # -- URL forms ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/", "/v1/chat/completions", "/v1/chat/completions/"])
 def test_every_url_form_reaches_the_chat_endpoint(scripted_server, suffix, no_key_anywhere):
@@ -309,3 +439,41 @@ def test_authentication_error_from_an_echoing_server_is_redacted(scripted_server
     with pytest.raises(AuthenticationError, match=r"Incorrect API key provided: \*\*\*") as info:
         LlmClient(scripted_server.url, KEY, "m").chat([{"role": "user", "content": "hi"}])
     no_key_anywhere(info.value)
+
+
+def test_command_line_prints_a_final_answer_holding_a_lone_surrogate(scripted_server, tmp_path):
+    scripted_server.reply((200, json.dumps(completion("Thought: ok\nFinal Answer: parcel \ud800 signed for"))))
+    env = {**os.environ, "TINYAGENT_API_URL": scripted_server.url, "TINYAGENT_MODEL": "test-model",
+           "PYTHONIOENCODING": "utf-8"}  # strict, as a real terminal or pipe is
+    for name in ("TINYAGENT_OFFLINE", "TINYAGENT_API_KEY"):
+        env.pop(name, None)
+    for extra in ([], ["--json"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "tinyagent", "ask", QUESTION, "--db", str(tmp_path / "shop.db"), *extra],
+            check=False, capture_output=True, env=env, cwd=tmp_path, timeout=120,
+        )
+        out, err = done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
+        assert "Traceback" not in err, err
+        assert done.returncode == 0, err
+        assert "parcel \ufffd signed for" in (out if not extra else json.loads(out)["events"][-1]["answer"])
+
+
+@pytest.mark.parametrize("command", ["ask", "doctor"])
+def test_timeout_option_bounds_the_wait_for_a_stalled_server(scripted_server, monkeypatch, tmp_path, capsys,
+                                                             command):
+    stalled = threading.Event()
+    scripted_server.reply(lambda request: stalled.wait(60))  # accepts the request, never answers
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TINYAGENT_OFFLINE", raising=False)
+    monkeypatch.setenv("TINYAGENT_API_URL", scripted_server.url)
+    monkeypatch.setenv("TINYAGENT_API_KEY", KEY)
+    monkeypatch.setenv("TINYAGENT_MODEL", "test-model")
+    argv = {"ask": ["ask", QUESTION, "--db", str(tmp_path / "shop.db")], "doctor": ["doctor"]}[command]
+    try:
+        code = main([*argv, "--timeout", "1.5"])
+    finally:
+        stalled.set()
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "no reply within 1.5 s" in out + err
+    assert "Traceback" not in err and KEY not in out + err

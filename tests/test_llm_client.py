@@ -218,3 +218,24 @@ def test_classroom_client_reaches_the_in_process_model_by_variant_name():
     assert llm.model == "classroom-no-final"
     assert llm.api_url.startswith("http://127.0.0.1:")
     assert llm.chat([{"role": "user", "content": "你好"}]).text
+
+
+def test_a_bad_url_is_a_configuration_error_that_is_still_a_value_error():
+    from tinyagent import ConfigurationError, TinyAgentError
+
+    with pytest.raises(ConfigurationError) as info:
+        LlmClient("api.openai.com/v1", KEY, "m")
+    assert isinstance(info.value, ValueError) and isinstance(info.value, TinyAgentError)
+
+
+def test_a_lone_surrogate_in_the_request_is_replaced_not_a_crash(scripted_server):
+    scripted_server.reply((200, completion()))
+    client(scripted_server).chat([{"role": "user", "content": "order \udcff"}])
+    assert scripted_server.requests[0]["json"]["messages"][0]["content"] == "order \ufffd"
+
+
+def test_a_timeout_in_seconds_bounds_each_reply():
+    from tinyagent.llm_client import reply_timeouts
+
+    assert reply_timeouts(1.5) == {"connect_timeout": 1.5, "read_timeout": 1.5, "total_timeout": 1.5}
+    assert reply_timeouts(60) == {"connect_timeout": 10.0, "read_timeout": 60, "total_timeout": 60}

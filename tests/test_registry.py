@@ -85,3 +85,19 @@ def test_registering_a_non_tool_is_refused():
 def test_tool_names_must_be_one_word(name):
     with pytest.raises(ValueError):
         ToolRegistry().register(FunctionTool(name, "bad", str))
+
+
+def test_a_lone_surrogate_in_a_tool_result_or_error_is_replaced():
+    surrogate = FunctionTool("half", "Returns half a character.", lambda text: "a\udcffb")
+    crash = FunctionTool("crash", "Fails.", lambda text: 1 / 0 if text else "\ud800")
+
+    def crash_with_surrogate(text):
+        raise RuntimeError("bad byte \udc80")
+
+    registry = registry_with(surrogate, crash, FunctionTool("crashy", "Fails oddly.", crash_with_surrogate))
+    assert registry.run(Action("half", "")).text == "a\ufffdb"
+    assert registry.run(Action("crash", "")).text == "\ufffd"
+    failed = registry.run(Action("crashy", "x"))
+    assert failed.error and "bad byte \ufffd" in json.loads(failed.text)["error"]
+    for name in ("half", "crash", "crashy"):
+        registry.run(Action(name, "")).text.encode("utf-8")

@@ -95,3 +95,21 @@ def test_explicit_provider_model_without_a_provider_is_a_clear_error(tmp_path):
 def test_provider_model_left_in_the_environment_falls_back_to_the_classroom(tmp_path):
     settings = load_settings(environ={"TINYAGENT_MODEL": "deepseek-chat"}, dotenv_path=tmp_path / "none")
     assert settings.offline and settings.model == "classroom"
+
+
+@pytest.mark.parametrize("url", ["api.deepseek.com", "ftp://api.deepseek.com/v1", "https://"])
+def test_an_api_url_without_http_is_a_configuration_error_naming_where_it_came_from(tmp_path, url):
+    env_file = write_env(tmp_path, TINYAGENT_API_URL=url, TINYAGENT_API_KEY=KEY, TINYAGENT_MODEL="m")
+    with pytest.raises(ConfigurationError) as info:
+        load_settings(environ={}, dotenv_path=env_file)
+    message = str(info.value)
+    assert f"TINYAGENT_API_URL in the .env must start with http:// or https://, got {url!r}" in message
+    assert "\n" not in message and KEY not in message
+
+
+def test_a_key_written_where_the_url_goes_is_never_echoed(tmp_path):
+    env_file = write_env(tmp_path, TINYAGENT_API_URL=KEY, TINYAGENT_API_KEY="https://api.deepseek.com",
+                         TINYAGENT_MODEL="m")
+    with pytest.raises(ConfigurationError, match="not a URL") as info:
+        load_settings(environ={}, dotenv_path=env_file)
+    assert KEY not in str(info.value) and KEY[-8:] not in str(info.value)

@@ -4,35 +4,87 @@
     classroom    serve the classroom model for a whole room, and print the .env lines to use it
     local-model  serve a real small model (SmolLM2 on llama.cpp) on 127.0.0.1, print its .env lines
     doctor       check the configured endpoint for real and say how to fix what fails
+
+A bad argument is one line on stderr that says what is wrong and what to do, and exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
+import re
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from .errors import TinyAgentError
 
 DEFAULT_DB = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"
+# Every round resends the whole conversation, which grows by two messages a round, so the tokens of a
+# run grow with the square of its rounds: 100 rounds cost about 5,000 rounds' worth of Observations.
+# The course's longest run takes 5 rounds; a task that needs more than 100 needs a better prompt.
+MAX_STEPS_LIMIT = 100
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (argparse prints the usage above them) and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        # "argument --timeout: --timeout must be ..." says the name twice: keep our own message whole.
+        own = re.match(r"argument ([^:]+): (.*)", message)
+        if own and own.group(1).split("/")[0].lstrip("-") in own.group(2).split(":")[0]:
+            message = own.group(2)
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
+def _question(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            'the question is empty: write what the agent should do, e.g. ask "Where is order 88231?"')
+    return text
+
+
+def _steps(text: str) -> int:
+    try:
+        steps = int(text)
+    except ValueError:
+        steps = 0
+    if not 1 <= steps <= MAX_STEPS_LIMIT:
+        raise argparse.ArgumentTypeError(
+            f"--max-steps must be a whole number from 1 to {MAX_STEPS_LIMIT}, got {text!r} "
+            "(each round resends the whole conversation, so long runs cost quadratically)")
+    return steps
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise argparse.ArgumentTypeError(f"--timeout must be a number of seconds above 0, got {text!r}")
+    return seconds
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tinyagent", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="python -m tinyagent", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
     ask = commands.add_parser("ask", help="run the shop agent on one request")
-    ask.add_argument("question", help='e.g. "帮我看看订单 88231 的快递到哪了。"')
+    ask.add_argument("question", type=_question, help='e.g. "帮我看看订单 88231 的快递到哪了。"')
     ask.add_argument("--lang", choices=("en", "zh"), help="language of the prompt and the printed trace "
                      "(default: the question's language)")
     ask.add_argument("--json", action="store_true", help="print the trace as JSON instead of rounds")
-    ask.add_argument("--max-steps", type=int, default=10, help="rounds before giving up (default 10)")
+    ask.add_argument("--max-steps", type=_steps, default=10,
+                     help=f"rounds before giving up, 1 to {MAX_STEPS_LIMIT} (default 10)")
     ask.add_argument("--model", help="override TINYAGENT_MODEL (e.g. a classroom variant: classroom-loop)")
     ask.add_argument("--db", type=Path, default=Path(os.environ.get("TINYAGENT_SHOP_DB", DEFAULT_DB)),
                      help=f"the shop's SQLite file, created on first use (default {DEFAULT_DB})")
     ask.add_argument("--now", help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
     ask.add_argument("--usage", action="store_true", help="show token counts per model call")
+    ask.add_argument("--timeout", type=_seconds, help="seconds each model reply may take in all (default: "
+                     "10 to connect, 120 without data, 300 in all)")
 
     room = commands.add_parser("classroom", help="serve the classroom model for a room")
     room.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 for the whole LAN)")
@@ -45,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
 
     doctor = commands.add_parser("doctor", help="check the configured model endpoint and suggest fixes")
     doctor.add_argument("--model", help="override TINYAGENT_MODEL for this check")
-    doctor.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for each reply (default 30)")
+    doctor.add_argument("--timeout", type=_seconds, default=30.0,
+                        help="seconds each reply may take in all (default 30)")
 
     args = parser.parse_args(argv)
     if args.command == "ask":
@@ -57,32 +110,41 @@ def main(argv: list[str] | None = None) -> int:
     return _classroom(args)
 
 
+def _printable_stdout() -> None:
+    """A character the terminal cannot show becomes "?" instead of a UnicodeEncodeError traceback."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        reconfigure(errors="replace")
+
+
 def _ask(args: argparse.Namespace) -> int:
     from .agent import ReActAgent
     from .clock import fixed_clock, system_clock
-    from .llm_client import LlmClient
+    from .llm_client import LlmClient, reply_timeouts
     from .settings import load_settings
     from .shop import Shop, shop_registry
 
-    if args.max_steps < 1:
-        print("error: --max-steps must be at least 1", file=sys.stderr)
-        return 2
+    _printable_stdout()
     try:
         clock = fixed_clock(args.now) if args.now else system_clock
     except ValueError:
         print(f"error: --now must be an ISO date-time such as 2026-06-30T19:05:23, got {args.now!r}",
               file=sys.stderr)
         return 2
+    timeouts = reply_timeouts(args.timeout) if args.timeout else {}
     try:
         settings = load_settings(model=args.model, notice=not args.json)
         args.db.parent.mkdir(parents=True, exist_ok=True)
         with Shop(str(args.db), clock=clock) as shop:
-            agent = ReActAgent(LlmClient.from_settings(settings), shop_registry(shop, clock),
+            agent = ReActAgent(LlmClient.from_settings(settings, **timeouts), shop_registry(shop, clock),
                                max_steps=args.max_steps, lang=args.lang)
             result = agent.run(args.question)
     except TinyAgentError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     print(result.trace.to_json() if args.json else result.trace.format(args.lang, usage=args.usage))
     if result.ok:
         return 0
@@ -117,6 +179,7 @@ def _doctor(args: argparse.Namespace) -> int:
     from .doctor import run_doctor
     from .settings import load_settings
 
+    _printable_stdout()
     settings = None
     if args.model:
         try:
@@ -124,7 +187,11 @@ def _doctor(args: argparse.Namespace) -> int:
         except TinyAgentError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
-    return run_doctor(settings, timeout=args.timeout)
+    try:
+        return run_doctor(settings, timeout=args.timeout)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ The conversation is a message list that grows by two messages a round:
 
 `steps()` runs the loop one event at a time (a generator); `run()` drains it. The loop never lets
 an exception out for things a model or a tool can get wrong: those end as a `Stopped` event with a
-reason, and the user gets a polite message.
+reason, and the user gets a polite message. What a tool returns is cut to `max_observation_chars`
+before the model reads it, so one huge result cannot fill the context (the trace says when).
 """
 
 from __future__ import annotations
@@ -26,10 +27,14 @@ from .llm_client import LlmClient
 from .parser import parse_step
 from .prompts import build_system_prompt, check_language, detect_language
 from .registry import ToolRegistry
+from .safe_text import replace_lone_surrogates
 from .trace import Trace
 
 MAX_STEPS = 10
 STOP_SEQUENCES = ("Observation:",)
+# Ten times the longest Observation of any lesson (about 400 characters), and small enough that ten
+# rounds of it still fit a 32k-token context in Chinese (about one token per character).
+MAX_OBSERVATION_CHARS = 4000
 
 GIVE_UP = {
     "en": "Sorry, I could not finish this within {n} steps. Please rephrase your request or add "
@@ -56,7 +61,8 @@ class AgentResult:
     """The outcome of `run()`: the answer the user gets, why the run ended, and the whole trace."""
 
     answer: str
-    reason: str  # "final_answer", "fallback", "max_steps", "llm_error", "length", "empty_reply"
+    reason: str  # "final_answer", "fallback", "max_steps", "llm_error", "length", "empty_reply",
+    #              "native_tool_calls" (see events.Stopped)
     trace: Trace
     messages: list[dict]
 
@@ -75,6 +81,8 @@ class ReActAgent:
     lang:       "en" or "zh" for the prompt and messages; None picks it from each question
     stop:       stop sequences sent with every request, so the model cannot write the Observation
     max_tokens: a cap on each reply, passed to the server
+    max_observation_chars: a cap on each tool result the model reads (None: no cap); a longer one is
+                cut, the model is told so, and the Observation event records the full length
     """
 
     def __init__(
@@ -87,11 +95,19 @@ class ReActAgent:
         system_prompt: str | None = None,
         stop: tuple[str, ...] | list[str] | None = STOP_SEQUENCES,
         max_tokens: int | None = None,
+        max_observation_chars: int | None = MAX_OBSERVATION_CHARS,
     ):
         if tools is None or not isinstance(tools, ToolRegistry):
             raise TypeError("ReActAgent needs tools=ToolRegistry(...) with the tools the model may call")
         if not isinstance(max_steps, int) or max_steps < 1:
             raise ValueError(f"max_steps must be a positive whole number, got {max_steps!r}")
+        if max_observation_chars is not None and (
+            not isinstance(max_observation_chars, int) or isinstance(max_observation_chars, bool)
+            or max_observation_chars < 1
+        ):
+            raise ValueError(
+                f"max_observation_chars must be a positive whole number or None, got {max_observation_chars!r}"
+            )
         self.llm = llm if llm is not None else LlmClient.from_settings()
         self.tools = tools
         self.max_steps = max_steps
@@ -99,6 +115,7 @@ class ReActAgent:
         self.system_prompt = system_prompt
         self.stop = tuple(stop) if stop else ()
         self.max_tokens = max_tokens
+        self.max_observation_chars = max_observation_chars
 
     def language_for(self, question: str) -> str:
         return self.lang or detect_language(question)
@@ -126,12 +143,15 @@ class AgentRun:
     def __init__(self, agent: ReActAgent, question: str, history: list[dict] | None = None):
         if not isinstance(question, str) or not question.strip():
             raise ValueError("the question must be a non-empty string")
+        # Typed or pasted text can hold a lone surrogate (a file name, a broken clipboard): repaired
+        # here, the whole run can be printed, saved and sent.
+        question, history = replace_lone_surrogates(question), replace_lone_surrogates(list(history or ()))
         self.agent = agent
         self.question = question
         self.lang = agent.language_for(question)
         prompt = agent.system_prompt or build_system_prompt(agent.tools, self.lang)
         self.messages: list[dict] = [{"role": "system", "content": prompt}]
-        self.messages.extend(dict(m) for m in (history or ()))
+        self.messages.extend(dict(m) for m in history)
         self.messages.append({"role": "user", "content": question})
         self.trace = Trace(lang=self.lang)
         self._events = self._loop()
@@ -191,6 +211,11 @@ class AgentRun:
             if parsed.final_answer is not None:
                 yield Final(step, parsed.final_answer, "final_answer")
                 return
+            if action is None and reply.tool_calls:
+                # The API's tool_calls field, not text: this loop reads only "Action:" lines, and any
+                # prose beside the calls is the model's preamble to them, not its answer.
+                yield Stopped(step, "native_tool_calls", EMPTY_REPLY[lang], detail=_native_calls_detail(reply))
+                return
             if action is None:
                 # The fallback: no Action and no "Final Answer:" means the model answered in prose.
                 if not reply.text.strip():
@@ -202,7 +227,32 @@ class AgentRun:
             # 3. Act: run the tool. 4. Observe: feed its result back as the next user message.
             yield ToolCall(step, action.tool_name, action.tool_input)
             result = agent.tools.run(action)
-            self.messages.append({"role": "user", "content": f"Observation: {result.text}"})
-            yield Observation(step, result.text, result.error)
+            text, original_chars = cut_observation(result.text, agent.max_observation_chars)
+            self.messages.append({"role": "user", "content": f"Observation: {text}"})
+            yield Observation(step, text, result.error, original_chars)
 
         yield Stopped(agent.max_steps, "max_steps", GIVE_UP[lang].format(n=agent.max_steps))
+
+
+def cut_observation(text: str, limit: int | None) -> tuple[str, int | None]:
+    """`text` cut to its first `limit` characters, with a line telling the model so, and the original
+    length; `(text, None)` when it fits."""
+    if limit is None or len(text) <= limit:
+        return text, None
+    note = f"[cut: the tool returned {len(text)} characters; this is the first {limit}]"
+    return f"{text[:limit]}\n{note}", len(text)
+
+
+def _native_calls_detail(reply) -> str:
+    names = ", ".join(_call_name(call) for call in reply.tool_calls)
+    return (
+        f"the model answered with native tool calls ({names}), which the text protocol does not read: "
+        "don't send `tools` to this agent (it never does itself; check a server or proxy that adds them, "
+        "or the server's automatic tool-call parsing), or use a model or prompt that writes "
+        "Thought / Action / Action Input lines"
+    )
+
+
+def _call_name(call: object) -> str:
+    function = call.get("function") if isinstance(call, dict) else None
+    return str(function.get("name", "?")) if isinstance(function, dict) else "?"

@@ -40,7 +40,7 @@ from .errors import (
     ServerError,
     redact,
 )
-from .llm_client import CHAT_PATH, ChatResult, LlmClient
+from .llm_client import CHAT_PATH, ChatResult, LlmClient, reply_timeouts
 from .settings import Settings, load_settings
 
 OK, WARN, FAIL, SKIP = "OK", "WARN", "FAIL", "SKIP"
@@ -76,11 +76,12 @@ class Check:
 
 
 def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
-    """Run every check against `settings`' endpoint and return them in order."""
+    """Run every check against `settings`' endpoint and return them in order; each reply may take
+    `timeout` seconds in all."""
     secret = settings.api_key
     llm = LlmClient(
-        settings.api_url, settings.api_key, settings.model, connect_timeout=min(timeout, 10.0),
-        read_timeout=timeout, total_timeout=2 * timeout, max_retries=1, max_retry_wait=5.0,
+        settings.api_url, settings.api_key, settings.model, **reply_timeouts(timeout),
+        max_retries=1, max_retry_wait=5.0,
     )
     checks: list[Check] = []
 
@@ -190,7 +191,7 @@ def _model_listed(settings: Settings, listing: requests.Response) -> tuple[str, 
     """The chat call worked, so the model exists for the server; /models may say more."""
     try:
         names = [item.get("id") for item in listing.json().get("data", [])] if listing.ok else []
-    except (ValueError, AttributeError, TypeError):
+    except (ValueError, AttributeError, TypeError, RecursionError):  # not the list OpenAI's /models sends
         names = []
     if settings.model in names:
         return OK, f"{settings.model!r} is listed by /models", ""
@@ -260,17 +261,39 @@ def _check_streaming(llm: LlmClient, settings: Settings, timeout: float) -> tupl
                 if data == "[DONE]":
                     done = True
                     break
-                chunk = json.loads(data)
+                pieces.append(_chunk_text(data))
                 chunks += 1
-                for choice in chunk.get("choices") or ():
-                    pieces.append((choice.get("delta") or {}).get("content") or "")
-    except (requests.RequestException, ValueError) as exc:
+    except requests.RequestException as exc:
         return WARN, f"the stream broke: {type(exc).__name__}", fix
+    except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python reads
+        return WARN, "the stream broke: a chunk is not a Chat Completions chunk (choices[].delta.content)", fix
     if not chunks:
         return WARN, "the stream carried no chunks", fix
     if not done:
         return WARN, f"{chunks} chunks, but no final `data: [DONE]`", fix
     return OK, f"{chunks} chunks, {len(''.join(pieces))} characters, ended with [DONE]", ""
+
+
+class _NotAChunk(ValueError):
+    """A streamed chunk that is JSON, but not shaped like a Chat Completions chunk."""
+
+
+def _chunk_text(data: str) -> str:
+    """The text one streamed chunk adds: {"choices": [{"delta": {"content": "..."}}, ...]}."""
+    chunk = json.loads(data)
+    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    if not isinstance(chunk, dict) or not isinstance(choices, (list, type(None))):
+        raise _NotAChunk("a chunk is not an object with a list of choices")
+    pieces = []
+    for choice in choices or ():
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        if not isinstance(choice, dict) or not isinstance(delta, (dict, type(None))):
+            raise _NotAChunk("a chunk's choices[] is not an object with a delta object")
+        content = (delta or {}).get("content")
+        if not isinstance(content, (str, type(None))):
+            raise _NotAChunk("a chunk's choices[].delta.content is not a string")
+        pieces.append(content or "")
+    return "".join(pieces)
 
 
 def _check_tools(llm: LlmClient) -> tuple[str, str, str]:

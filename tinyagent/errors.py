@@ -11,8 +11,11 @@ class TinyAgentError(Exception):
     """Base class of every error tinyagent raises on purpose."""
 
 
-class ConfigurationError(TinyAgentError):
-    """The settings are incomplete or contradictory (a missing key, URL or model)."""
+class ConfigurationError(TinyAgentError, ValueError):
+    """The settings are incomplete, contradictory or malformed (a missing key, a URL without http://).
+
+    Also a ValueError, so that code written to catch a bad value (`LlmClient("api.x.com", ...)`) still
+    catches it."""
 
 
 class LlmError(TinyAgentError):

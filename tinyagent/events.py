@@ -70,11 +70,20 @@ class ToolCall(Event):
 
 @dataclass(frozen=True)
 class Observation(Event):
-    """A tool's result as the model will read it. `error` marks a failed call (still fed back)."""
+    """A tool's result as the model will read it. `error` marks a failed call (still fed back).
+
+    original_chars: set only when the result was longer than the agent's `max_observation_chars`
+                    and was cut: how many characters the tool returned (`text` is what the model saw).
+    """
 
     kind: ClassVar[str] = "observation"
     text: str = ""
     error: bool = False
+    original_chars: int | None = None
+
+    @property
+    def truncated(self) -> bool:
+        return self.original_chars is not None
 
 
 @dataclass(frozen=True)
@@ -91,7 +100,9 @@ class Final(Event):
 class Stopped(Event):
     """The run ended without an answer; `answer` is the polite message the user gets instead and
     `detail` is for the developer. reason: "max_steps" (the step cap), "llm_error" (the model call
-    failed), "length" (the reply was cut at max_tokens), "empty_reply" (the model said nothing)."""
+    failed, or its reply was not a Chat Completions reply), "length" (the reply was cut at max_tokens),
+    "empty_reply" (the model said nothing), "native_tool_calls" (the model answered with the API's
+    tool_calls, which the text protocol does not read)."""
 
     kind: ClassVar[str] = "stopped"
     reason: str = ""

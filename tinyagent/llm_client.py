@@ -5,14 +5,16 @@
     -> {"choices": [{"message": {"content": "..."}, "finish_reason": "stop"}], "usage": {...}}
 
 What a real server can do wrong is turned into one error family (`errors.py`) whose messages say
-what to do. The key goes into the Authorization header and nowhere else: not into a message, a
-repr, a trace or a log.
+what to do: a reply whose JSON does not have the shape above is a `BadResponseError` naming the field,
+checked in one place (`_reply_fields`). The key goes into the Authorization header and nowhere else:
+not into a message, a repr, a trace or a log.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +29,7 @@ from .errors import (
     AuthenticationError,
     BadRequestError,
     BadResponseError,
+    ConfigurationError,
     LlmConnectionError,
     LlmError,
     LlmTimeoutError,
@@ -35,8 +38,19 @@ from .errors import (
     ServerError,
     redact,
 )
+from .safe_text import replace_lone_surrogates
 
 CHAT_PATH = "/chat/completions"
+
+# The encodings the client asks for, and reads: the two the standard library's zlib decodes. A reply
+# of a few kB compresses well, and proxies in front of HTTPS providers often compress whatever the
+# client says, so decoding them is the robust choice; asking for `identity` would only move the
+# failure to the first server that compresses anyway.
+ACCEPT_ENCODING = "gzip, deflate"
+READABLE_ENCODINGS = frozenset({"", "identity", "gzip", "x-gzip", "deflate"})
+# No chat reply comes near this; decompressed bodies above it (a gzip bomb inflates 1000-fold) are refused.
+MAX_REPLY_BYTES = 16 * 1024 * 1024
+CHECK_THE_URL = "check that TINYAGENT_API_URL points at an OpenAI-compatible /chat/completions endpoint"
 
 
 @dataclass(frozen=True)
@@ -63,7 +77,7 @@ def normalize_chat_url(url: str) -> str:
     url = (url or "").strip()
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"an API URL must start with http:// or https://, got {url!r}")
+        raise ConfigurationError(f"an API URL must start with http:// or https://, got {url!r}")
     path = parts.path.rstrip("/")
     if path.endswith(CHAT_PATH):
         return url.rstrip("/")
@@ -78,6 +92,12 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
 def is_loopback(url: str) -> bool:
     """True for a server on this machine (the classroom model, a local llama.cpp or Ollama)."""
     return urlsplit(url or "").hostname in LOOPBACK_HOSTS
+
+
+def reply_timeouts(seconds: float) -> dict[str, float]:
+    """LlmClient options that give each reply `seconds` in all: to connect (at most 10 s), between two
+    bytes, and from the request to the last byte. What `ask --timeout` and `doctor --timeout` mean."""
+    return {"connect_timeout": min(seconds, 10.0), "read_timeout": seconds, "total_timeout": seconds}
 
 
 def cut_at_stop(text: str, stop: list[str] | tuple[str, ...] | None) -> tuple[str, bool]:
@@ -177,7 +197,8 @@ class LlmClient:
         return self._read_reply(status, payload, body.get("stop"), latency)
 
     def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        headers = {"Content-Type": "application/json", "Accept": "application/json",
+                   "Accept-Encoding": ACCEPT_ENCODING}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
@@ -208,7 +229,8 @@ class LlmClient:
         return min(2.0**attempt + random.uniform(0, 0.5), self.max_retry_wait)
 
     def _post_once(self, body: dict) -> tuple[int, bytes, str | None]:
-        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        # A lone surrogate (from a tool, a notebook, a file name) cannot be encoded: repair, don't crash.
+        data = json.dumps(replace_lone_surrogates(body), ensure_ascii=False).encode("utf-8")
         host = urlsplit(self.api_url).netloc
         try:
             response = self._session.post(
@@ -250,14 +272,30 @@ class LlmClient:
         return response.status_code, payload, response.headers.get("Retry-After")
 
     def _read_body(self, response: requests.Response) -> bytes:
-        """Read the body under `total_timeout`, so a server that drips bytes cannot hang the loop."""
+        """Read (and decompress) the body under `total_timeout`, so a server that drips bytes cannot
+        hang the loop, and under MAX_REPLY_BYTES, so a huge or inflating body cannot fill the memory."""
+        host = urlsplit(self.api_url).netloc
         deadline = time.monotonic() + self.total_timeout
-        chunks = []
+        chunks, received = [], 0
         try:
-            # read1 returns whatever arrived (at most one socket read), so the deadline is checked
-            # between drips; iter_content would wait to fill a whole chunk first.
-            while chunk := response.raw.read1(65536):
+            encoding = response.headers.get("Content-Encoding", "").strip().lower()
+            if any(part.strip() not in READABLE_ENCODINGS for part in encoding.split(",")):
+                raise BadResponseError(
+                    f"{host} compressed its reply as {encoding!r}, which tinyagent did not ask for (it asks "
+                    f"for {ACCEPT_ENCODING}) and cannot read: a proxy may be rewriting the reply; "
+                    + CHECK_THE_URL, response.status_code,
+                )
+            # read1 returns whatever arrived (at most one socket read, decompressed to at most 64 kB),
+            # so the deadline and the size cap are checked between drips; iter_content would wait to
+            # fill a whole chunk first.
+            while chunk := response.raw.read1(65536, decode_content=True):
                 chunks.append(chunk)
+                received += len(chunk)
+                if received > MAX_REPLY_BYTES:
+                    raise BadResponseError(
+                        f"the reply from {host} is larger than {MAX_REPLY_BYTES // 2**20} MB (decompressed), "
+                        "far more than any chat reply: " + CHECK_THE_URL, response.status_code,
+                    )
                 if time.monotonic() > deadline:
                     raise LlmTimeoutError(
                         f"the reply took longer than {self.total_timeout:g} s in total "
@@ -266,13 +304,17 @@ class LlmClient:
         # Errors while reading the body come from urllib3 itself, not wrapped by requests.
         except urllib3.exceptions.ReadTimeoutError:
             raise LlmTimeoutError(
-                f"{urlsplit(self.api_url).netloc} stopped sending before the reply was complete (no data "
+                f"{host} stopped sending before the reply was complete (no data "
                 f"for {self.read_timeout:g} s): try again or raise read_timeout"
             ) from None
+        except urllib3.exceptions.DecodeError:
+            raise BadResponseError(
+                f"{host} sent a reply marked {encoding!r} that does not decompress: a proxy may have "
+                "damaged it; try again, and " + CHECK_THE_URL, response.status_code,
+            ) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            received = sum(len(chunk) for chunk in chunks)
             raise LlmConnectionError(
-                f"the connection to {urlsplit(self.api_url).netloc} broke after {received} bytes of the "
+                f"the connection to {host} broke after {received} bytes of the "
                 f"reply ({_short_reason(exc)}): the server or a proxy dropped it; try again"
             ) from None
         finally:
@@ -286,34 +328,29 @@ class LlmClient:
             raise self._http_error(status, text)
         try:
             data = json.loads(text)
+            if _MAY_HOLD_A_SURROGATE.search(text):  # only a \ud800-style escape can put one in
+                data = replace_lone_surrogates(data)
+            content, tool_calls, finish_reason, usage, model = _reply_fields(data)
+        except RecursionError:
+            raise BadResponseError(
+                f"the reply is nested too deeply to be a Chat Completions reply: {CHECK_THE_URL}", status
+            ) from None
+        except _WrongShape as exc:
+            raise BadResponseError(
+                f"{exc}: {CHECK_THE_URL}. The reply: {redact(_clip(text), self._api_key)}", status
+            ) from None
         except ValueError:
             body = redact(_describe_body(text), self._api_key)
             raise BadResponseError(
-                f"the server answered HTTP {status} but not with JSON ({body}): "
-                "check that TINYAGENT_API_URL points at an OpenAI-compatible /chat/completions endpoint",
-                status,
+                f"the server answered HTTP {status} but not with JSON ({body}): {CHECK_THE_URL}", status
             ) from None
-        try:
-            choice = data["choices"][0]
-            message = choice["message"]
-        except (KeyError, IndexError, TypeError):
-            raise BadResponseError(
-                f"the reply has no choices[0].message: {redact(_clip(text), self._api_key)}", status
-            ) from None
-        content = message.get("content") if isinstance(message, dict) else None
-        tool_calls = tuple(message.get("tool_calls") or ()) if isinstance(message, dict) else ()
-        if content is None and not tool_calls:
-            raise BadResponseError(
-                f"the reply has no choices[0].message.content: {redact(_clip(text), self._api_key)}", status
-            )
         content, client_cut = cut_at_stop(content or "", stop)
-        finish_reason = "stop" if client_cut else choice.get("finish_reason")
         return ChatResult(
             text=content,
-            finish_reason=finish_reason,
-            usage=dict(data.get("usage") or {}),
+            finish_reason="stop" if client_cut else finish_reason,
+            usage=usage,
             latency_s=latency,
-            model=str(data.get("model") or self.model),
+            model=model or self.model,
             tool_calls=tool_calls,
             client_cut=client_cut,
             raw=data,
@@ -346,6 +383,84 @@ class LlmClient:
                 status,
             )
         return BadRequestError(f"the server rejected the request (HTTP {status}): {server_says}", status)
+
+
+# -- the shape of a reply -------------------------------------------------------------------------
+_MAY_HOLD_A_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+USAGE_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+class _WrongShape(ValueError):
+    """A field the client reads is missing or of the wrong JSON type (reported as a BadResponseError)."""
+
+
+def _reply_fields(data: Any) -> tuple[str | None, tuple[dict, ...], str | None, dict, str | None]:
+    """Content, tool calls, finish_reason, usage and model of a decoded reply, each checked for its type.
+
+    The one place that knows the reply's shape: every field the client (or a lesson) reads is looked at
+    here, and the first that is wrong raises _WrongShape naming it. Fields it does not read (role, id,
+    logprobs, a provider's extras) are never looked at, whatever they hold.
+    """
+    data = _expect(data, "the reply", dict, required=True)
+    choices = _expect(data.get("choices"), "choices", list, required=True)
+    if not choices:
+        raise _WrongShape("the reply has no choices[0].message (choices is empty)")
+    choice = _expect(choices[0], "choices[0]", dict, required=True)
+    message = _expect(choice.get("message"), "choices[0].message", dict, required=True)
+    content = _expect(message.get("content"), "choices[0].message.content", str, list)
+    if isinstance(content, list):
+        content = _text_of_parts(content, "choices[0].message.content")
+    calls = _expect(message.get("tool_calls"), "choices[0].message.tool_calls", list) or []
+    for i, call in enumerate(calls):
+        where = f"choices[0].message.tool_calls[{i}]"
+        function = _expect(_expect(call, where, dict, required=True).get("function"), f"{where}.function", dict,
+                           required=True)
+        _expect(function.get("name"), f"{where}.function.name", str, required=True)
+    if content is None and not calls:
+        raise _WrongShape("the reply has no choices[0].message.content")
+    finish_reason = _expect(choice.get("finish_reason"), "choices[0].finish_reason", str)
+    usage = _expect(data.get("usage"), "usage", dict) or {}
+    for key in USAGE_COUNTS:
+        _expect(usage.get(key), f"usage.{key}", int)
+    model = _expect(data.get("model"), "model", str)
+    return content, tuple(calls), finish_reason, dict(usage), model
+
+
+def _text_of_parts(parts: list, where: str) -> str:
+    """Content sent as parts ([{"type": "text", "text": ...}, {"type": "thinking", ...}]), as some
+    providers do: the text parts, joined, are the reply; the others are not the model's answer."""
+    pieces = []
+    for i, part in enumerate(parts):
+        part = _expect(part, f"{where}[{i}]", dict, required=True)
+        if part.get("type") == "text":
+            pieces.append(_expect(part.get("text"), f"{where}[{i}].text", str, required=True))
+    return "".join(pieces)
+
+
+_EXPECTED = {dict: "an object", list: "a list", str: "a string", int: "a whole number"}
+
+
+def _expect(value: Any, where: str, *kinds: type, required: bool = False) -> Any:
+    """`value` if it is one of `kinds` (null allowed unless `required`); _WrongShape naming `where` if not."""
+    if value is None and not required:
+        return None
+    if isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds):
+        return value
+    expected = " or ".join(_EXPECTED[kind] for kind in kinds) + ("" if required else " or null")
+    if where == "the reply":
+        raise _WrongShape(f"the reply is {_json_type(value)}, where a Chat Completions reply is an object")
+    found = "missing (or null)" if value is None else _json_type(value)
+    raise _WrongShape(f"the reply's {where} is {found}, where a Chat Completions reply has {expected}")
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
 def _server_message(text: str) -> str:

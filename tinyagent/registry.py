@@ -3,6 +3,7 @@
 The one rule that matters: `execute` never raises. An unknown tool, an empty action, a tool that
 crashes or returns something other than a string all come back as an error Observation (a small JSON
 object) that the model can read and correct itself from. An exception would end the loop instead.
+What comes back can always be encoded: a lone surrogate in a tool's text is replaced (safe_text.py).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from .safe_text import replace_lone_surrogates
 from .tools import Action, Tool
 
 
@@ -70,6 +72,12 @@ class ToolRegistry:
 
     def run(self, action: Action | None) -> ToolResult:
         """Run an Action and say whether it failed. Never raises."""
+        result = self._run(action)
+        # A tool may hand back text it read from anywhere (a file, a web page, an exception message):
+        # repaired here, once, it can be printed, saved and sent to the model.
+        return ToolResult(replace_lone_surrogates(result.text), result.error)
+
+    def _run(self, action: Action | None) -> ToolResult:
         if action is None or not (action.tool_name or "").strip():
             return ToolResult(error_observation("no tool name was found in the reply"), error=True)
         name = action.tool_name.strip()
@@ -82,9 +90,7 @@ class ToolRegistry:
         try:
             output = tool.invoke(tool_input)
         except Exception as exc:  # noqa: BLE001 - any crash must become an Observation, not end the loop
-            return ToolResult(
-                error_observation(f"tool {name} failed: {type(exc).__name__}: {exc}"), error=True
-            )
+            return ToolResult(error_observation(f"tool {name} failed: {_describe(exc)}"), error=True)
         if not isinstance(output, str):
             return ToolResult(
                 error_observation(f"tool {name} returned {type(output).__name__}, not a string"), error=True
@@ -94,6 +100,13 @@ class ToolRegistry:
     def execute(self, action: Action | None) -> str:
         """The seed's contract: run an Action and return the Observation text. Never raises."""
         return self.run(action).text
+
+
+def _describe(exc: Exception) -> str:
+    try:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception:  # noqa: BLE001 - an exception whose message itself fails must not escape either
+        return type(exc).__name__
 
 
 def _reports_error(text: str) -> bool:

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 from dotenv import dotenv_values, find_dotenv
 
-from .errors import ConfigurationError
-from .llm_client import is_loopback
+from .errors import ConfigurationError, redact
+from .llm_client import is_loopback, normalize_chat_url
 
 NAMES = ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL")
 CLASSROOM_MODEL = "classroom"
@@ -90,6 +90,17 @@ def load_settings(
             )
         return _classroom_settings(chosen_model, why, notice)
 
+    if url:
+        try:
+            normalize_chat_url(url)
+        except ConfigurationError:
+            where = "the .env" if sources["TINYAGENT_API_URL"] == ".env" else f"the {sources['TINYAGENT_API_URL']}"
+            # Never echo what may be a key (URL and key swapped is an easy slip): a URL has a dot or ://.
+            got = repr(url) if ("." in url or "://" in url) and not url.startswith("sk-") else "something that is not a URL"
+            raise ConfigurationError(
+                f"TINYAGENT_API_URL in {where} must start with http:// or https://, got {redact(got, key)}: "
+                "write the provider's full URL, e.g. https://api.deepseek.com (see .env.example)"
+            ) from None
     if not url:
         raise ConfigurationError(
             f"TINYAGENT_API_KEY is set (in the {sources['TINYAGENT_API_KEY']}) but TINYAGENT_API_URL is not: "

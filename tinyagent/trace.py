@@ -26,6 +26,8 @@ LABELS = {
         "stopped": "[Stopped: {reason}]",
         "usage": "[Tokens] {prompt} in + {completion} out, finish_reason={finish}",
         "client_cut": "[Client cut] the server ignored stop; tinyagent cut the reply at the stop sequence",
+        "observation_cut": "[Observation cut] the tool returned {total} characters, more than max_observation_chars"
+        "; the model saw only the start",
     },
     "zh": {
         "round": "===== 第 {n} 圈 =====",
@@ -38,6 +40,7 @@ LABELS = {
         "stopped": "[停止：{reason}]",
         "usage": "[Token] 输入 {prompt} + 输出 {completion}，finish_reason={finish}",
         "client_cut": "[客户端截断] 服务器没有遵守 stop，tinyagent 在停止词处自己截断了回复",
+        "observation_cut": "[观察被截断] 工具返回了 {total} 个字符，超过了 max_observation_chars，模型只看到了开头",
     },
 }
 
@@ -152,7 +155,10 @@ def _format_event(event: Event, labels: dict[str, str], usage: bool) -> list[str
         return [f"{labels['tool_call']} {event.name}({event.input})"]
     if isinstance(event, Observation):
         label = labels["tool_error"] if event.error else labels["tool_result"]
-        return [f"{label} {event.text}"]
+        lines = [f"{label} {event.text}"]
+        if event.truncated:  # always shown: the model answered from part of what the tool said
+            lines.append(labels["observation_cut"].format(total=event.original_chars))
+        return lines
     if isinstance(event, Final):
         label = labels["fallback"] if event.reason == "fallback" else labels["final"]
         return [f"{label} {event.answer}"]

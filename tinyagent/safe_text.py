@@ -1,0 +1,32 @@
+"""Text that can always be printed, saved and sent: lone UTF-16 surrogates replaced.
+
+JSON may spell half of a UTF-16 pair on its own ("\\ud800"), and Python's json module turns it into a
+str that cannot be encoded as UTF-8: printing it, saving it or sending it raises UnicodeEncodeError,
+far from where it came in. tinyagent repairs text where it enters (a model's reply, a tool's result,
+the question, a request about to be sent) by replacing each lone surrogate with U+FFFD, the
+replacement character. The meaning is already lost at that point; the run goes on.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_lone_surrogates(value: Any) -> Any:
+    """`value` with every str in it (dict keys too, at any depth) made encodable as UTF-8.
+
+    A high and a low surrogate side by side are joined into the one character they spell; any other
+    surrogate becomes U+FFFD. Values that hold no surrogate come back as they are.
+    """
+    if isinstance(value, str):
+        if not _SURROGATE.search(value):
+            return value
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, dict):
+        return {replace_lone_surrogates(key): replace_lone_surrogates(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(replace_lone_surrogates(item) for item in value)
+    return value
