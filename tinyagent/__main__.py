@@ -75,7 +75,6 @@ def _ask(args: argparse.Namespace) -> int:
         return 2
     try:
         settings = load_settings(model=args.model, notice=not args.json)
-        args.db.parent.mkdir(parents=True, exist_ok=True)
         with Shop(str(args.db), clock=clock) as shop:
             agent = ReActAgent(LlmClient.from_settings(settings), shop_registry(shop, clock),
                                max_steps=args.max_steps, lang=args.lang)
