@@ -556,9 +556,15 @@ def test_the_read_only_helper_really_stops_writes(tmp_path):
     assert (tmp_path / "file.txt").read_text() == "before"
 
 
-def test_read_only_database_answers_queries_and_refuses_refunds_with_a_clear_observation(tmp_path):
+@pytest.mark.parametrize("stale_knowledge", [False, True])
+def test_read_only_database_answers_queries_and_refuses_refunds_with_a_clear_observation(tmp_path, stale_knowledge):
     path = tmp_path / "shop.db"
     Shop(path).close()
+    if stale_knowledge:  # as if made by an older version: the index cannot be rebuilt in the file
+        with sqlite3.connect(path) as conn:
+            conn.execute("UPDATE meta SET value = 'older' WHERE key = 'knowledge_hash'")
+            conn.execute("DELETE FROM knowledge_fts")
+        conn.close()
     before = path.read_bytes()
     done = run_in_read_only_folder(tmp_path, sys.executable, "-c", READ_ONLY_CHILD, str(path))
     assert done.returncode == 0, done.stderr

@@ -217,8 +217,8 @@ class Shop:
     def _prepare_read_only(self) -> None:
         if not self._is_seeded():
             raise ShopDatabaseError(
-                f"{self.path} is read-only and holds no shop yet: open it once where it can be written,"
-                " or give a path in a folder you can write to"
+                f"{self.path} cannot be written and holds no shop database: give a path in a folder you can"
+                " write to (a new file is created and seeded there)"
             )
         # The file's knowledge index is missing or stale and cannot be rebuilt in place: build a private
         # one for this connection (the temp schema hides the file's tables of the same names).
@@ -422,7 +422,7 @@ def _why_unusable(path: str, exc: BaseException) -> str:
     elif not os.access(folder, os.W_OK):
         reason = f"the folder {folder} cannot be written"
     elif isinstance(exc, OSError) and exc.strerror:
-        reason = exc.strerror
+        reason = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
     else:
         reason = str(exc)
     return f"cannot create the shop's database {path} ({reason}): give a path in a folder you can write to"
