@@ -5,7 +5,16 @@ import sqlite3
 
 import pytest
 
-from tinyagent.shop.knowledge import KNOWLEDGE_BASE, create_index, match_query, search, search_terms
+from tinyagent.shop.knowledge import (
+    KNOWLEDGE_BASE,
+    KnowledgeEntry,
+    create_index,
+    index_is_current,
+    knowledge_hash,
+    match_query,
+    search,
+    search_terms,
+)
 
 
 @pytest.fixture
@@ -98,3 +107,27 @@ def test_policies_state_their_day_limits_as_n_days():
     assert "365 天" in text["保修政策"]
     assert "1-3 个工作日" in text["退款到账时间"]
     assert "满 99 元包邮" in text["配送与运费"]
+
+
+def test_the_index_knows_whether_it_holds_the_current_knowledge(conn):
+    assert index_is_current(conn)
+    changed = (*KNOWLEDGE_BASE[:-1], KnowledgeEntry("取消订单", "发货前可取消。", "cancel"))
+    assert not index_is_current(conn, changed)
+    create_index(conn, changed)
+    assert index_is_current(conn, changed) and not index_is_current(conn)
+
+
+def test_an_empty_database_has_no_current_index():
+    assert not index_is_current(sqlite3.connect(":memory:"))
+
+
+def test_the_fingerprint_covers_the_text_and_how_it_is_split():
+    first = KNOWLEDGE_BASE[0]
+    retitled = (KnowledgeEntry(first.title + "！", first.content, first.keywords), *KNOWLEDGE_BASE[1:])
+    assert knowledge_hash() == knowledge_hash(KNOWLEDGE_BASE) != knowledge_hash(retitled)
+
+
+def test_a_temp_index_hides_the_stored_one_for_this_connection_only(conn):
+    create_index(conn, (KnowledgeEntry("以旧换新", "旧机折价。", "trade in"),), schema="temp")
+    assert titles(conn, "trade in") == ["以旧换新"]
+    assert conn.execute("SELECT COUNT(*) FROM main.knowledge").fetchone()[0] == len(KNOWLEDGE_BASE)

@@ -1,25 +1,37 @@
 """The shop backend and its five tools: seeded data, tolerant inputs, readable errors, real idempotent refunds."""
 
 import json
+import multiprocessing
+import os
 import re
+import shutil
 import sqlite3
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
 from tinyagent import Action, ToolRegistry, fixed_clock
+from tinyagent.errors import ShopDatabaseError
 from tinyagent.shop import (
+    KNOWLEDGE_BASE,
     ApplyRefundTool,
     GetCurrentTimeTool,
+    KnowledgeEntry,
     OrderNotFoundError,
     QueryLogisticsTool,
     QueryOrderTool,
     RefundNotAllowedError,
     SearchKnowledgeTool,
     Shop,
+    knowledge,
     shop_registry,
     shop_tools,
 )
+from tinyagent.shop.database import MAX_QUERY_CHARS, MAX_REASON_CHARS
+from tinyagent.shop.tools import MAX_ID_INPUT_CHARS
 
 NOW = "2026-06-30T19:05:23"
 SEED_ORDER_JSON = (
@@ -385,3 +397,340 @@ def test_closed_shop_refuses_to_work():
     shop.close()
     with pytest.raises(sqlite3.ProgrammingError):
         shop.get_order("88231")
+
+
+# --- several processes on one database file ---------------------------------------------------------------
+# Threads share one Shop and its lock; processes share only the file, so SQLite's own locking must keep the
+# refunds apart. Each trial starts its processes together at a barrier, to make the race as likely as it gets.
+
+EXTRA_ORDERS = [str(n) for n in range(70001, 70031)]  # more orders than the seed has, to widen the race
+TRIALS = 3
+
+
+def _process_context():
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def _refund_in_a_process(path, order_ids, barrier, results):
+    answers = []
+    try:
+        barrier.wait()
+        with Shop(path, clock=fixed_clock(NOW)) as shop:
+            for order_id in order_ids:
+                try:
+                    answers.append((order_id, shop.apply_refund(order_id, "并发测试")["refundId"]))
+                except Exception as exc:  # noqa: BLE001 - the test reports every failure, not just the first
+                    answers.append((order_id, f"{type(exc).__name__}: {exc}"))
+    finally:
+        results.put(answers)
+
+
+def _run_processes(target, args_per_process) -> list:
+    """Start one process per args tuple, all at once; return the lists they put on the queue, joined."""
+    context = _process_context()
+    barrier = context.Barrier(len(args_per_process))
+    results = context.Queue()
+    processes = [context.Process(target=target, args=(*args, barrier, results)) for args in args_per_process]
+    try:
+        for process in processes:
+            process.start()
+        # Read before joining: a process that has put data on a queue exits only once it is read.
+        collected = [item for _ in processes for item in results.get(timeout=300)]
+        for process in processes:
+            process.join(timeout=60)
+        return collected
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+                process.join()
+
+
+def test_refunds_of_different_orders_from_several_processes_all_land_with_distinct_ids(tmp_path):
+    for trial in range(TRIALS):
+        path = str(tmp_path / f"shop{trial}.db")
+        with Shop(path, clock=fixed_clock(NOW)) as shop:
+            shop._conn.executemany(
+                "INSERT INTO orders VALUES (?, '测试商品', 100, '2026-06-20', NULL, '待发货', NULL)",
+                [(order_id,) for order_id in EXTRA_ORDERS],
+            )
+            shop._conn.commit()
+        # Six processes, five orders each, no order shared: every refund must be written, once.
+        chunks = [(path, EXTRA_ORDERS[i::6]) for i in range(6)]
+        results = dict(_run_processes(_refund_in_a_process, chunks))
+        failures = {order: answer for order, answer in results.items() if not REFUND_ID.match(answer)}
+        assert failures == {}, f"trial {trial}"
+        assert sorted(results) == EXTRA_ORDERS
+        assert sorted(results.values()) == [f"RF20260630{n:04d}" for n in range(1, 31)]
+        with Shop(path) as shop:
+            assert sorted(refund["orderId"] for refund in shop.refunds()) == EXTRA_ORDERS
+
+
+def test_refunds_of_one_order_from_several_processes_write_one_row(tmp_path):
+    for trial in range(TRIALS):
+        path = str(tmp_path / f"shop{trial}.db")
+        Shop(path).close()
+        # Every process asks for 88231 and for an order of its own: one row for 88231, one for each other.
+        orders = ["88232", "88233", "88234", "88236"]
+        results = _run_processes(_refund_in_a_process, [(path, ["88231", order]) for order in orders])
+        ids_for_88231 = {answer for order, answer in results if order == "88231"}
+        assert len(ids_for_88231) == 1 and REFUND_ID.match(ids_for_88231.pop()), (trial, results)
+        with Shop(path) as shop:
+            assert sorted(refund["orderId"] for refund in shop.refunds()) == ["88231", *orders]
+
+
+def _open_in_a_process(path, barrier, results):
+    answer = "did not finish"
+    try:
+        barrier.wait()
+        with Shop(path) as shop:
+            answer = (len(shop.orders()), [hit["title"] for hit in shop.search_knowledge("warranty")])
+    except Exception as exc:  # noqa: BLE001 - reported by the test
+        answer = f"{type(exc).__name__}: {exc}"
+    finally:
+        results.put([answer])
+
+
+def test_many_processes_opening_a_new_file_at_once_all_get_the_same_seeded_shop(tmp_path):
+    for trial in range(TRIALS):
+        path = str(tmp_path / f"new{trial}.db")
+        results = _run_processes(_open_in_a_process, [(path,)] * 12)
+        assert results == [(6, ["保修政策"])] * 12, f"trial {trial}"
+        with Shop(path) as shop:
+            assert len(shop.orders()) == 6
+            assert shop._conn.execute("SELECT COUNT(*) FROM knowledge").fetchone()[0] == len(KNOWLEDGE_BASE)
+
+
+# --- a database that cannot be written -------------------------------------------------------------------
+
+# Run as the child process of the read-only tests: open the shop, query it, ask for a refund.
+READ_ONLY_CHILD = """
+import json, sys
+from tinyagent import Action, fixed_clock
+from tinyagent.shop import Shop, shop_registry
+with Shop(sys.argv[1], clock=fixed_clock("2026-06-30T19:05:23")) as shop:
+    tools = shop_registry(shop)
+    print(json.dumps({
+        "order": json.loads(tools.execute(Action("queryOrder", "88231"))),
+        "search": [hit["title"] for hit in shop.search_knowledge("warranty")],
+        "refunds": shop.refunds(),
+        "refund": json.loads(tools.execute(Action("applyRefund", '{"orderId": "88231", "reason": "坏了"}'))),
+    }, ensure_ascii=False))
+"""
+
+
+def run_in_read_only_folder(folder, *command) -> subprocess.CompletedProcess:
+    """Run `command` while `folder` and everything in it genuinely cannot be written.
+
+    A normal user gets that from chmod. root ignores file modes, so for root the folder is bind-mounted
+    read-only in a private mount namespace of the child alone (`unshare -m`): the kernel then refuses every
+    write with EROFS, as it would on a read-only disk, and the mount vanishes with the child.
+    """
+    folder = str(folder)
+    if os.geteuid() != 0:
+        paths = [folder, *(os.path.join(folder, name) for name in os.listdir(folder))]
+        modes = {path: os.stat(path).st_mode for path in paths}
+        for path in paths:
+            os.chmod(path, 0o555 if os.path.isdir(path) else 0o444)
+        try:
+            return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        finally:
+            for path, mode in modes.items():
+                os.chmod(path, mode)
+    if shutil.which("unshare") is None:
+        pytest.skip("root needs unshare(1) to make a folder read-only")
+    script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"'
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script, folder, *command],
+                          capture_output=True, text=True, timeout=120, check=False)
+    if "mount:" in done.stderr or "unshare:" in done.stderr:
+        pytest.skip(f"cannot make a read-only folder here: {done.stderr.strip()}")
+    return done
+
+
+def test_the_read_only_helper_really_stops_writes(tmp_path):
+    (tmp_path / "file.txt").write_text("before")
+    code = "import sys; open(sys.argv[1], 'w').write('after')"
+    done = run_in_read_only_folder(tmp_path, sys.executable, "-c", code, str(tmp_path / "file.txt"))
+    assert done.returncode != 0 and ("Read-only" in done.stderr or "Permission denied" in done.stderr)
+    assert (tmp_path / "file.txt").read_text() == "before"
+
+
+@pytest.mark.parametrize("stale_knowledge", [False, True])
+def test_read_only_database_answers_queries_and_refuses_refunds_with_a_clear_observation(tmp_path, stale_knowledge):
+    path = tmp_path / "shop.db"
+    Shop(path).close()
+    if stale_knowledge:  # as if made by an older version: the index cannot be rebuilt in the file
+        with sqlite3.connect(path) as conn:
+            conn.execute("UPDATE meta SET value = 'older' WHERE key = 'knowledge_hash'")
+            conn.execute("DELETE FROM knowledge_fts")
+        conn.close()
+    before = path.read_bytes()
+    done = run_in_read_only_folder(tmp_path, sys.executable, "-c", READ_ONLY_CHILD, str(path))
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["order"] == json.loads(SEED_ORDER_JSON)
+    assert answer["search"] == ["保修政策"]
+    assert answer["refunds"] == []
+    assert "只读" in answer["refund"]["error"] and "read-only" in answer["refund"]["error"]
+    assert path.read_bytes() == before
+
+
+def test_reopening_a_database_writes_nothing_to_it(tmp_path):
+    path = tmp_path / "shop.db"
+    Shop(path).close()
+    before = path.read_bytes()  # SQLite's header counts every write transaction: any write changes the bytes
+    with Shop(path) as shop:
+        assert shop.search_knowledge("warranty")[0]["title"] == "保修政策"
+    assert path.read_bytes() == before
+
+
+def test_a_changed_knowledge_base_is_rebuilt_when_the_database_is_opened(tmp_path, monkeypatch):
+    path = tmp_path / "shop.db"
+    Shop(path).close()
+    new_entry = KnowledgeEntry(title="以旧换新", content="旧机折价 100 元。", keywords="trade in old machine")
+    monkeypatch.setattr(knowledge, "KNOWLEDGE_BASE", (*KNOWLEDGE_BASE, new_entry))
+    with Shop(path) as shop:
+        assert [hit["title"] for hit in shop.search_knowledge("trade in")] == ["以旧换新"]
+        assert shop._conn.execute("SELECT COUNT(*) FROM knowledge").fetchone()[0] == len(KNOWLEDGE_BASE) + 1
+
+
+# --- inputs that do not name exactly one order ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["-88236", "88232 88234", "88231, 88232", "88231.5", "+88231", "88231-88234",
+                                  "订单 88231 和 88232", '{"orderId": "88232 88234"}', '{"orderId": -88236}'])
+def test_query_order_refuses_an_input_that_does_not_name_exactly_one_order(shop, text):
+    answer = json.loads(QueryOrderTool(shop).invoke(text))
+    assert "error" in answer and "订单号" in answer["error"] and "88231" in answer["expected"], answer
+    assert "orderId" not in answer  # no order was looked up, let alone shown
+
+
+@pytest.mark.parametrize("order_id", ["-88236", "88232 88234", "88231 88231x", 88231.0, -88236, "88236.0"])
+def test_refund_refuses_an_order_id_that_does_not_name_exactly_one_order(registry, shop, order_id):
+    result = registry.run(Action("applyRefund", refund_input(order_id)))
+    answer = json.loads(result.text)
+    assert result.error and "orderId" in answer["error"], answer
+    assert shop.refunds() == []
+
+
+def test_ambiguous_refund_says_which_ids_it_saw(registry):
+    answer = call(registry, "applyRefund", refund_input("88232 88234"))
+    assert "88232" in answer["error"] and "88234" in answer["error"]
+
+
+@pytest.mark.parametrize("text", ["SF1234567890 YT2468013579", "-SF1234567890", "运单 SF1234567890 或 ZT5566778899"])
+def test_query_logistics_refuses_an_input_that_does_not_name_exactly_one_parcel(shop, text):
+    answer = json.loads(QueryLogisticsTool(shop).invoke(text))
+    assert "运单号" in answer["error"] and "SF1234567890" in answer["expected"], answer
+    assert "traces" not in answer
+
+
+@pytest.mark.parametrize("text", ["88231 88231", "order #88231, please", "订单88231", "８８２３１", '{"order": "88231"}',
+                                  '{"orderId": "88231", "note": "第 2 次"}'])
+def test_one_order_named_in_any_harmless_way_is_still_found(registry, text):
+    assert registry.execute(Action("queryOrder", text)) == SEED_ORDER_JSON
+
+
+# --- size limits ------------------------------------------------------------------------------------------
+
+
+def test_a_huge_search_query_is_refused_at_once_with_the_limit_stated(registry, shop):
+    result = registry.run(Action("searchKnowledge", "扫地机不回充怎么退货" * 100_000))  # 1 MB
+    answer = json.loads(result.text)
+    assert result.error
+    assert str(MAX_QUERY_CHARS) in answer["error"] and "query" in answer["error"]
+    assert len(result.text) < 1000  # the query is not echoed back whole
+
+
+def test_the_shop_itself_refuses_a_huge_search_query(shop):
+    with pytest.raises(ValueError, match=str(MAX_QUERY_CHARS)):
+        shop.search_knowledge("退货" * MAX_QUERY_CHARS)
+
+
+def test_a_query_at_the_limit_is_still_searched(registry):
+    query = ("退货 " * MAX_QUERY_CHARS)[:MAX_QUERY_CHARS]
+    assert call(registry, "searchKnowledge", query)["results"][0]["title"] == "七天无理由退货政策"
+
+
+def test_a_huge_refund_reason_is_refused_and_nothing_is_stored(registry, shop):
+    result = registry.run(Action("applyRefund", refund_input("88231", reason="坏了" * 5_000_000)))  # 10 MB
+    answer = json.loads(result.text)
+    assert result.error and str(MAX_REASON_CHARS) in answer["error"], answer["error"]
+    assert len(result.text) < 1000
+    assert shop.refunds() == []
+    with pytest.raises(ValueError, match=str(MAX_REASON_CHARS)):
+        shop.apply_refund("88231", "x" * (MAX_REASON_CHARS + 1))
+    assert shop.refunds() == []
+
+
+@pytest.mark.parametrize("tool", ["queryOrder", "queryLogistics"])
+def test_a_huge_id_input_is_refused_with_the_limit_stated(registry, tool):
+    result = registry.run(Action(tool, "88231 " + "x" * 1_000_000))
+    assert result.error and str(MAX_ID_INPUT_CHARS) in json.loads(result.text)["error"]
+    assert len(result.text) < 1000
+
+
+# --- database paths that cannot be used -------------------------------------------------------------------
+
+
+def bad_database_paths(tmp_path) -> dict[str, str]:
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "notes.txt").write_text("this is not a database\n" * 50)
+    return {
+        "a folder": str(tmp_path / "folder"),
+        "a text file": str(tmp_path / "notes.txt"),
+        "/dev/null": "/dev/null",
+        "a path under /proc": "/proc/tinyagent/shop.db",
+        "a file in /proc": "/proc/self/status",
+        "a path under a file": str(tmp_path / "notes.txt" / "shop.db"),
+    }
+
+
+@pytest.mark.parametrize("what", ["a folder", "a text file", "/dev/null", "a path under /proc", "a file in /proc",
+                                  "a path under a file"])
+def test_a_path_that_is_not_a_usable_database_raises_one_clear_error(tmp_path, what):
+    path = bad_database_paths(tmp_path)[what]
+    before = Path(path).read_bytes() if Path(path).is_file() and not path.startswith("/proc") else None
+    with pytest.raises(ShopDatabaseError) as caught:
+        Shop(path)
+    message = str(caught.value)
+    assert "\n" not in message and path in message, message
+    if before is not None:
+        assert Path(path).read_bytes() == before  # the text file was not touched
+
+
+def test_a_new_database_in_a_read_only_folder_raises_one_clear_error(tmp_path):
+    code = (
+        "import sys\nfrom tinyagent.errors import ShopDatabaseError\nfrom tinyagent.shop import Shop\n"
+        "try:\n    Shop(sys.argv[1])\nexcept ShopDatabaseError as exc:\n    print(exc)\n"
+    )
+    done = run_in_read_only_folder(tmp_path, sys.executable, "-c", code, str(tmp_path / "shop.db"))
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "shop.db" in done.stdout and len(done.stdout.strip().splitlines()) == 1
+    assert "writ" in done.stdout  # "cannot be written" / "not writable": says what is wrong
+
+
+def ask_with_db(db: str, cwd) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TINYAGENT_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-m", "tinyagent", "ask", "订单 88231 到哪了？", "--db", db],
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=120, check=False)
+
+
+@pytest.mark.parametrize("what", ["a folder", "a text file", "/dev/null", "a path under /proc", "a path under a file"])
+def test_ask_with_an_unusable_db_prints_one_line_and_exits_2(tmp_path, what):
+    path = bad_database_paths(tmp_path)[what]
+    done = ask_with_db(path, tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and path in lines[0], done.stderr
+
+
+def test_ask_with_a_db_in_a_read_only_folder_prints_one_line_and_exits_2(tmp_path):
+    offline_main = ("import os, sys; os.environ['TINYAGENT_OFFLINE'] = '1'; "
+                    "from tinyagent.__main__ import main; sys.exit(main(sys.argv[1:]))")
+    command = [sys.executable, "-c", offline_main, "ask", "订单 88231 到哪了？", "--db", str(tmp_path / "shop.db")]
+    done = run_in_read_only_folder(tmp_path, *command)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "shop.db" in done.stderr

@@ -134,7 +134,6 @@ def _ask(args: argparse.Namespace) -> int:
     timeouts = reply_timeouts(args.timeout) if args.timeout else {}
     try:
         settings = load_settings(model=args.model, notice=not args.json)
-        args.db.parent.mkdir(parents=True, exist_ok=True)
         with Shop(str(args.db), clock=clock) as shop:
             agent = ReActAgent(LlmClient.from_settings(settings, **timeouts), shop_registry(shop, clock),
                                max_steps=args.max_steps, lang=args.lang)

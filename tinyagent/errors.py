@@ -58,6 +58,10 @@ class BadResponseError(LlmError):
     """The reply is not the JSON a Chat Completions server sends."""
 
 
+class ShopDatabaseError(TinyAgentError):
+    """The shop's database file cannot be used: a folder, not a database, or a place that cannot be written."""
+
+
 def redact(text: str, secret: str | None) -> str:
     """Return `text` with every occurrence of `secret` replaced, so a key can never leak through it."""
     if secret and len(secret) >= 4 and secret in text:

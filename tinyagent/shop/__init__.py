@@ -5,7 +5,15 @@
     registry = shop_registry(shop)        # queryOrder, queryLogistics, applyRefund, searchKnowledge, getCurrentTime
 """
 
-from .database import OrderNotFoundError, RefundNotAllowedError, Shop, ShopError
+from ..errors import ShopDatabaseError
+from .database import (
+    InputTooLongError,
+    OrderNotFoundError,
+    RefundNotAllowedError,
+    Shop,
+    ShopError,
+    ShopReadOnlyError,
+)
 from .knowledge import KNOWLEDGE_BASE, KnowledgeEntry
 from .tools import (
     ApplyRefundTool,
@@ -21,6 +29,7 @@ __all__ = [
     "KNOWLEDGE_BASE",
     "ApplyRefundTool",
     "GetCurrentTimeTool",
+    "InputTooLongError",
     "KnowledgeEntry",
     "OrderNotFoundError",
     "QueryLogisticsTool",
@@ -28,7 +37,9 @@ __all__ = [
     "RefundNotAllowedError",
     "SearchKnowledgeTool",
     "Shop",
+    "ShopDatabaseError",
     "ShopError",
+    "ShopReadOnlyError",
     "shop_registry",
     "shop_tools",
 ]

@@ -13,19 +13,28 @@ after-sales conversation:
     88236  signed 22 days ago: past the return windows, still under warranty
 
 Every public method takes the lock, so one `Shop` can serve a threaded server or parallel tool calls.
-Methods return plain dicts shaped like the JSON the tools print; they raise `ShopError`s for requests the
-shop refuses, and the tools turn those into error Observations.
+Several processes may share one file: every write (seeding, the knowledge index, a refund) is one
+`BEGIN IMMEDIATE` transaction that reads what it needs and writes in the same breath, so SQLite's write lock
+lets one process at a time decide (whether to seed, which refund id comes next) and the others wait.
+A database that cannot be written (a read-only folder or disk) is opened for reading: queries work, and a
+refund is refused with `ShopReadOnlyError`. Methods return plain dicts shaped like the JSON the tools print;
+they raise `ShopError`s for requests the shop refuses, and the tools turn those into error Observations.
+A path that cannot hold a database at all (a folder, a text file, /dev/null) raises `ShopDatabaseError`.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 from ..clock import Clock, system_clock
-from ..errors import TinyAgentError
+from ..errors import ShopDatabaseError, TinyAgentError
 from . import knowledge
 
 
@@ -39,6 +48,24 @@ class OrderNotFoundError(ShopError, LookupError):
 
 class RefundNotAllowedError(ShopError):
     """The order exists but its status rules out a refund (it was cancelled)."""
+
+
+class ShopReadOnlyError(ShopError):
+    """The database cannot be written (a read-only file, folder or disk): it can be read, not changed."""
+
+
+class InputTooLongError(ShopError, ValueError):
+    """A query or a field is longer than the shop accepts; the message states the limit."""
+
+
+# Longest search query and refund reason the shop accepts. A customer's question or reason fits easily;
+# a megabyte query would otherwise hold the shop's lock for most of a minute while FTS5 ranks it.
+MAX_QUERY_CHARS = 500
+MAX_REASON_CHARS = 500
+
+# How long a process waits for another one's write transaction before giving up (SQLite's busy timeout).
+# Transactions here take milliseconds; the margin is for a loaded machine with many processes at once.
+BUSY_TIMEOUT_SECONDS = 30.0
 
 
 # Statuses from which no refund can be asked: nothing was paid for or everything was already returned.
@@ -117,24 +144,85 @@ class Shop:
 
     A file is created and seeded the first time; opening it again keeps what happened since (refunds).
     `clock` stamps refunds and picks the date in refund ids, so a fixed clock gives the same ids every run.
-    Use it as a context manager, or call `close()`.
+    `read_only` says whether the file could only be opened for reading. Raises `ShopDatabaseError` when
+    `path` cannot be a database. Use it as a context manager, or call `close()`.
     """
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:", clock: Clock = system_clock):
         self.path = str(path)
         self.clock = clock
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        # One connection shared by all threads; the lock below is what makes that safe.
-        self._conn = sqlite3.connect(self.path, check_same_thread=False)
-        self._conn.execute("PRAGMA foreign_keys = ON")
+        self.read_only = False
         self._lock = threading.RLock()
+        if self.path == ":memory:":
+            self._conn = _connect(self.path)
+            self._prepare()
+            return
+        try:
+            self._conn = self._open_file()
+        except (sqlite3.Error, OSError) as exc:
+            raise ShopDatabaseError(_why_unusable(self.path, exc)) from exc
+        try:
+            self._prepare()
+        except (sqlite3.Error, OSError, ShopReadOnlyError) as exc:
+            self._conn.close()
+            raise ShopDatabaseError(_why_unusable(self.path, exc)) from exc
+
+    def _open_file(self) -> sqlite3.Connection:
+        path = Path(self.path)
+        if path.is_dir():
+            raise IsADirectoryError(self.path)
+        if path.exists():
+            if not stat.S_ISREG(path.stat().st_mode):  # /dev/null, a pipe: SQLite would misread them
+                raise ShopDatabaseError(f"{self.path} is not a regular file: give the shop's database a file path")
+            # Asking the kernel (not the file mode) is right for root too: on a read-only disk it says no.
+            if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+                self.read_only = True
+                return _connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return _connect(self.path)
+
+    def _prepare(self) -> None:
+        """Make sure the file holds the schema, the seed orders and the current knowledge index.
+
+        Checked with reads first: a database that is already complete is not written to at all (so a
+        read-only one opens). Otherwise one immediate transaction checks again and does what is missing,
+        so processes opening a new file at the same moment seed it exactly once.
+        """
         with self._lock:
-            self._conn.executescript(_SCHEMA)  # IF NOT EXISTS: a no-op on a database made before
-            with self._conn:  # one transaction: committed when the block ends, rolled back if it raises
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            if self._is_complete():
+                return
+            if self.read_only:
+                self._prepare_read_only()
+                return
+            with self._write_transaction():
+                # executescript() would commit first, ending the transaction: one statement at a time.
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    self._conn.execute(statement)  # IF NOT EXISTS: a no-op on a database made before
                 if self._conn.execute("SELECT COUNT(*) FROM orders").fetchone()[0] == 0:
                     self._seed()
-                knowledge.create_index(self._conn)
+                if not knowledge.index_is_current(self._conn):
+                    knowledge.create_index(self._conn)
+
+    def _is_complete(self) -> bool:
+        return self._is_seeded() and knowledge.index_is_current(self._conn)
+
+    def _is_seeded(self) -> bool:
+        tables = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
+        if not {"orders", "shipments", "traces", "refunds"} <= tables:
+            return False
+        return self._conn.execute("SELECT COUNT(*) FROM orders").fetchone()[0] > 0
+
+    def _prepare_read_only(self) -> None:
+        if not self._is_seeded():
+            raise ShopDatabaseError(
+                f"{self.path} cannot be written and holds no shop database: give a path in a folder you can"
+                " write to (a new file is created and seeded there)"
+            )
+        # The file's knowledge index is missing or stale and cannot be rebuilt in place: build a private
+        # one for this connection (the temp schema hides the file's tables of the same names).
+        knowledge.create_index(self._conn, schema="temp")
 
     def _seed(self) -> None:
         self._conn.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?, ?, ?)", SEED_ORDERS)
@@ -143,6 +231,36 @@ class Shop:
             self._conn.executemany(
                 "INSERT INTO traces VALUES (?, ?, ?)", [(tracking_no, time, desc) for time, desc in traces]
             )
+
+    @contextmanager
+    def _write_transaction(self) -> Iterator[None]:
+        """One `BEGIN IMMEDIATE` transaction: committed if the block ends, rolled back if it raises.
+
+        IMMEDIATE takes SQLite's write lock before the first read, so what the block reads (is there a
+        refund for this order? which id comes next?) cannot change under it before it writes. Another
+        process that wants to write waits (the busy timeout) until this one commits.
+        """
+        if self.read_only:
+            raise ShopReadOnlyError(self._read_only_message())
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            # Writable by its mode but not in fact (a disk remounted read-only, a folder that forbids
+            # the journal file): SQLite says so only when it tries to write.
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            if _is_read_only_error(exc):
+                raise ShopReadOnlyError(self._read_only_message()) from exc
+            raise
+
+    def _read_only_message(self) -> str:
+        return f"商店数据库是只读的，无法写入（the shop's database is read-only: {self.path}）"
 
     # --- reading ---------------------------------------------------------------------------------------
 
@@ -192,7 +310,15 @@ class Shop:
         return [_refund_dict(row) for row in rows]
 
     def search_knowledge(self, query: str, limit: int = 3) -> list[dict]:
-        """The best after-sales policies for `query` (Chinese or English), best first; see `knowledge.py`."""
+        """The best after-sales policies for `query` (Chinese or English), best first; see `knowledge.py`.
+
+        Raises `InputTooLongError` for a query longer than `MAX_QUERY_CHARS`.
+        """
+        if len(query) > MAX_QUERY_CHARS:
+            raise InputTooLongError(
+                f"检索词过长：{len(query)} 个字符，上限 {MAX_QUERY_CHARS}"
+                f"（the query is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}）"
+            )
         with self._lock:
             return knowledge.search(self._conn, query, limit)
 
@@ -210,7 +336,14 @@ class Shop:
         reason = (reason or "").strip()
         if not reason:
             raise ValueError("a refund needs a reason")
-        with self._lock:
+        if len(reason) > MAX_REASON_CHARS:
+            raise InputTooLongError(
+                f"退款原因过长：{len(reason)} 个字符，上限 {MAX_REASON_CHARS}"
+                f"（the reason is {len(reason)} characters long; the limit is {MAX_REASON_CHARS}）"
+            )
+        # One transaction from the first read to the insert: another thread waits on the lock, another
+        # process on SQLite's write lock, so neither can slip a refund (or the same id) in between.
+        with self._lock, self._write_transaction():
             existing = self._find_refund(order_id)
             if existing:
                 return {**existing, "duplicate": True}
@@ -220,20 +353,11 @@ class Shop:
             if order["status"] in NON_REFUNDABLE_STATUSES:
                 raise RefundNotAllowedError(f"订单 {order_id} 状态为“{order['status']}”，不能申请退款")
             now = self.clock()
-            try:
-                with self._conn:
-                    refund_id = self._next_refund_id(now.strftime("%Y%m%d"))
-                    self._conn.execute(
-                        "INSERT INTO refunds VALUES (?, ?, ?, ?, ?, ?)",
-                        (refund_id, order_id, reason, order["price"], REFUND_SUBMITTED,
-                         now.isoformat(timespec="seconds")),
-                    )
-            except sqlite3.IntegrityError:
-                # Another process sharing the database file got there first: theirs is the refund.
-                existing = self._find_refund(order_id)
-                if existing is None:
-                    raise
-                return {**existing, "duplicate": True}
+            self._conn.execute(
+                "INSERT INTO refunds VALUES (?, ?, ?, ?, ?, ?)",
+                (self._next_refund_id(now.strftime("%Y%m%d")), order_id, reason, order["price"],
+                 REFUND_SUBMITTED, now.isoformat(timespec="seconds")),
+            )
             return {**self._find_refund(order_id), "duplicate": False}
 
     def _find_refund(self, order_id: str) -> dict | None:
@@ -267,6 +391,41 @@ class Shop:
 
     def __repr__(self) -> str:
         return f"<Shop {self.path!r}>"
+
+
+def _connect(target: str, uri: bool = False) -> sqlite3.Connection:
+    # One connection shared by all threads; the Shop's lock is what makes that safe. isolation_level=None
+    # leaves transactions to `_write_transaction` (Python's own would begin them late, after the reads).
+    return sqlite3.connect(target, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, uri=uri,
+                           check_same_thread=False)
+
+
+def _is_read_only_error(exc: sqlite3.Error) -> bool:
+    # SQLITE_READONLY (8, with its extended codes) or SQLITE_CANTOPEN (14): the journal cannot be created.
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (8, 14)
+
+
+def _why_unusable(path: str, exc: BaseException) -> str:
+    """One line saying why `path` cannot be the shop's database, and what to do instead."""
+    if isinstance(exc, ShopDatabaseError):
+        return str(exc)
+    where = Path(path)
+    if where.is_dir():
+        return f"{path} is a folder: give the shop's database a file path, such as {where / 'shop.db'}"
+    if "file is not a database" in str(exc):
+        return f"{path} is not an SQLite database: give the path of a shop database, or a new file to create"
+    folder = where.absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # the nearest folder (or file) that exists: where creating it stopped
+    if not folder.is_dir():
+        reason = f"{folder} is a file, not a folder"
+    elif not os.access(folder, os.W_OK):
+        reason = f"the folder {folder} cannot be written"
+    elif isinstance(exc, OSError) and exc.strerror:
+        reason = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    else:
+        reason = str(exc)
+    return f"cannot create the shop's database {path} ({reason}): give a path in a folder you can write to"
 
 
 def _order_dict(row: tuple) -> dict:

@@ -15,6 +15,7 @@ question can only match English words.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -126,29 +127,63 @@ def _fts_term(term: str) -> str:
     return f'"{term}"'
 
 
-def create_index(conn: sqlite3.Connection, entries: tuple[KnowledgeEntry, ...] = KNOWLEDGE_BASE) -> None:
+def create_index(
+    conn: sqlite3.Connection, entries: tuple[KnowledgeEntry, ...] | None = None, schema: str = "main"
+) -> None:
     """(Re)build the knowledge tables in `conn`: `knowledge` holds the text, `knowledge_fts` the terms.
 
-    The caller owns the transaction. The index is rebuilt from `entries` every time, because the knowledge
-    base lives in this file: a database made by an older version must not keep serving stale policies.
+    `entries` defaults to `KNOWLEDGE_BASE`. The caller owns the transaction. The fingerprint of what was
+    indexed (`knowledge_hash`) is stored beside it, so `index_is_current` can tell whether a database made
+    by another version needs rebuilding: a database must not keep serving stale policies, and one that is
+    current must not be written to at all (it may be read-only). `schema="temp"` builds a private copy for
+    this connection alone, which hides the file's own tables: how a read-only database serves fresh policies.
     """
+    entries = KNOWLEDGE_BASE if entries is None else entries
     conn.execute(
-        "CREATE TABLE IF NOT EXISTS knowledge ("
+        f"CREATE TABLE IF NOT EXISTS {schema}.knowledge ("
         " id INTEGER PRIMARY KEY, title TEXT NOT NULL, content TEXT NOT NULL, keywords TEXT NOT NULL)"
     )
     # Two columns so bm25() can weigh a hit in the title above a hit in the body.
-    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS knowledge_fts USING fts5(title, body)")
-    conn.execute("DELETE FROM knowledge")
-    conn.execute("DELETE FROM knowledge_fts")
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {schema}.knowledge_fts USING fts5(title, body)")
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {schema}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute(f"DELETE FROM {schema}.knowledge")
+    conn.execute(f"DELETE FROM {schema}.knowledge_fts")
     for rowid, entry in enumerate(entries, start=1):
         conn.execute(
-            "INSERT INTO knowledge (id, title, content, keywords) VALUES (?, ?, ?, ?)",
+            f"INSERT INTO {schema}.knowledge (id, title, content, keywords) VALUES (?, ?, ?, ?)",
             (rowid, entry.title, entry.content, entry.keywords),
         )
-        conn.execute(
-            "INSERT INTO knowledge_fts (rowid, title, body) VALUES (?, ?, ?)",
-            (rowid, " ".join(search_terms(entry.title)), " ".join(search_terms(f"{entry.content} {entry.keywords}"))),
-        )
+        conn.execute(f"INSERT INTO {schema}.knowledge_fts (rowid, title, body) VALUES (?, ?, ?)", (rowid, *_indexed(entry)))
+    conn.execute(
+        f"INSERT OR REPLACE INTO {schema}.meta (key, value) VALUES ('knowledge_hash', ?)", (knowledge_hash(entries),)
+    )
+
+
+def _indexed(entry: KnowledgeEntry) -> tuple[str, str]:
+    """The title and body text that go into the FTS5 table: terms separated by spaces."""
+    return " ".join(search_terms(entry.title)), " ".join(search_terms(f"{entry.content} {entry.keywords}"))
+
+
+def knowledge_hash(entries: tuple[KnowledgeEntry, ...] | None = None) -> str:
+    """A fingerprint of the index `entries` make: their text and the terms it is split into.
+
+    Hashing the terms too means a change to `search_terms` (how text is tokenized) also rebuilds the index.
+    """
+    entries = KNOWLEDGE_BASE if entries is None else entries
+    digest = hashlib.sha256()
+    for entry in entries:
+        for text in (entry.title, entry.content, entry.keywords, *_indexed(entry)):
+            digest.update(text.encode() + b"\0")
+    return digest.hexdigest()
+
+
+def index_is_current(conn: sqlite3.Connection, entries: tuple[KnowledgeEntry, ...] | None = None) -> bool:
+    """Whether `conn` already holds the index `entries` make (read only: it never writes)."""
+    try:
+        row = conn.execute("SELECT value FROM main.meta WHERE key = 'knowledge_hash'").fetchone()
+    except sqlite3.OperationalError:  # no meta table: a new database, or one made before the hash was kept
+        return False
+    return row is not None and row[0] == knowledge_hash(entries)
 
 
 TITLE_WEIGHT = 2.0  # a question that names the topic ("保修") should find the entry titled with it first

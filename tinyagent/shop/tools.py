@@ -4,24 +4,30 @@ Each tool reads the model's raw text, forgives the harmless slips models make (q
 a JSON object where a bare value was asked for, a code fence), and answers with compact JSON. When the input
 cannot be used, the answer is an error Observation (`error_observation`) that says what was wrong and what
 is expected, so the model can correct itself on the next round instead of the loop ending.
+
+Forgiving is not guessing: `read_one_id` is the one reader of order ids and tracking numbers, and an input
+that does not name exactly one ("88232 88234", "-88236", "88231.5") is an error, never its first number.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
+from dataclasses import dataclass
 
 from ..clock import Clock, system_clock
 from ..registry import ToolRegistry, error_observation
 from ..tools import Tool
-from .database import Shop, ShopError
+from .database import MAX_QUERY_CHARS, Shop, ShopError
 
 REFUND_MESSAGE = "退款申请已提交，预计 1-3 个工作日到账"
 REFUND_INPUT_EXAMPLE = '{"orderId": "88231", "reason": "质量问题：扫地机不回充"}'
 WEEKDAYS = ("星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日")
 
-_DIGITS = re.compile(r"\d+")
-_CODE_WORD = re.compile(r"[A-Za-z0-9]+")
+# Longest input queryOrder and queryLogistics read: an id with a few words or a small JSON object around it.
+# (A search query and a refund reason have their own limits, in the shop: MAX_QUERY_CHARS, MAX_REASON_CHARS.)
+MAX_ID_INPUT_CHARS = 200
 
 
 def to_json(value: object) -> str:
@@ -42,10 +48,74 @@ def _shorten(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _order_id_in(text: str) -> str | None:
-    """The first run of digits: "88231", '"88231"', "订单 88231" and {"orderId": 88231} all give "88231"."""
-    match = _DIGITS.search(text)
-    return match.group() if match else None
+class BadInput(ValueError):
+    """A tool input that cannot be used; the message says why, in Chinese and English, for the model."""
+
+
+@dataclass(frozen=True)
+class IdKind:
+    """What one kind of id looks like: an order id (88231) or a tracking number (SF1234567890)."""
+
+    field: str  # its JSON key
+    zh: str
+    en: str  # with its article: "an order id"
+    example: str
+    shape: re.Pattern[str]
+    rule_zh: str  # the shape in words, for the error
+    rule_en: str
+
+
+ORDER_ID = IdKind("orderId", "订单号", "an order id", "88231", re.compile(r"[0-9]+"), "只含数字", "digits only")
+TRACKING_NO = IdKind("trackingNo", "运单号", "a tracking number", "SF1234567890", re.compile(r"[A-Za-z0-9]+"),
+                     "由字母和数字组成", "letters and digits")
+
+# A candidate id: a number with its sign and decimal or thousands separators (so "-88236" and "88231.5" are
+# read whole, and refused, rather than as 88236 and 88231), or a run of letters and digits.
+_CANDIDATE = re.compile(r"[-+−]?(?:[0-9]+(?:[.,][0-9]+)*(?![A-Za-z0-9])|[A-Za-z0-9]+)")
+
+
+def read_one_id(text: str, kind: IdKind) -> str:
+    """The one id of `kind` that `text` names, or `BadInput` saying why there is not exactly one.
+
+    Forgiven: whitespace, quotes, a code fence, words around the id ("订单 88231", "order #88231, please"),
+    full-width digits, the same id twice, and JSON: a bare value, or an object holding the id under
+    `kind.field` (or as its only value with digits). Refused: no id, two different ids, or something that
+    only contains one ("-88236", "88231.5", "88231-88234").
+    """
+    if len(text) > MAX_ID_INPUT_CHARS:
+        raise BadInput(f"输入过长：{len(text)} 个字符，上限 {MAX_ID_INPUT_CHARS}"
+                       f"（the input is {len(text)} characters long; the limit is {MAX_ID_INPUT_CHARS}）")
+    text = unicodedata.normalize("NFKC", _unwrap(text))  # "８８２３１" -> "88231"
+    if text[:1] in "{[":
+        text = _id_text_in_json(text, kind.field)
+    candidates = list(dict.fromkeys(word for word in _CANDIDATE.findall(text) if any(c.isdigit() for c in word)))
+    if not candidates:
+        raise BadInput(f"请提供{kind.zh}（{kind.en} is needed）")
+    if len(candidates) > 1:
+        shown = "、".join(_shorten(word, 30) for word in candidates[:5])
+        raise BadInput(f"输入含有 {len(candidates)} 个{kind.zh}：{shown}，一次只能给一个"
+                       f"（found {len(candidates)}: {shown}; give exactly one）")
+    word = _shorten(candidates[0], 30)
+    if not kind.shape.fullmatch(candidates[0]):
+        raise BadInput(f"“{word}”不是{kind.zh}，{kind.zh}{kind.rule_zh}"
+                       f"（{word} is not {kind.en}: {kind.rule_en}, e.g. {kind.example}）")
+    return candidates[0]
+
+
+def _id_text_in_json(text: str, field: str) -> str:
+    """The part of a JSON input that holds the id: the value under `field`, else every scalar value."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text  # not JSON after all: read it as text
+    if isinstance(value, dict):
+        keys = {key.lower().replace("_", ""): key for key in value}
+        if field.lower() in keys:
+            value = value[keys[field.lower()]]
+        else:
+            value = list(value.values())
+    values = value if isinstance(value, list) else [value]
+    return " ".join(str(item) for item in values if isinstance(item, (str, int, float)) and not isinstance(item, bool))
 
 
 class QueryOrderTool(Tool):
@@ -59,11 +129,10 @@ class QueryOrderTool(Tool):
         self.shop = shop
 
     def invoke(self, input: str) -> str:
-        order_id = _order_id_in(_unwrap(input))
-        if order_id is None:
-            return error_observation(
-                "请提供订单号（an order id is needed）", expected="订单号数字，如 88231", received=_shorten(input)
-            )
+        try:
+            order_id = read_one_id(input, ORDER_ID)
+        except BadInput as exc:
+            return error_observation(str(exc), expected="订单号数字，如 88231", received=_shorten(input))
         order = self.shop.get_order(order_id)
         if order is None:
             return error_observation(f"订单不存在：{order_id}", hint="请核对订单号，或请用户确认（check the id）")
@@ -81,14 +150,11 @@ class QueryLogisticsTool(Tool):
         self.shop = shop
 
     def invoke(self, input: str) -> str:
-        # A tracking number is letters and digits: take the first such word that has a digit in it,
-        # so '{"trackingNo": "SF1234567890"}' and "运单号 sf1234567890" both work.
-        words = [w for w in _CODE_WORD.findall(_unwrap(input)) if any(ch.isdigit() for ch in w)]
-        if not words:
-            return error_observation(
-                "请提供运单号（a tracking number is needed）", expected="运单号，如 SF1234567890", received=_shorten(input)
-            )
-        tracking_no = words[0].upper()
+        # '{"trackingNo": "SF1234567890"}' and "运单号 sf1234567890" both name SF1234567890.
+        try:
+            tracking_no = read_one_id(input, TRACKING_NO).upper()
+        except BadInput as exc:
+            return error_observation(str(exc), expected="运单号，如 SF1234567890", received=_shorten(input))
         logistics = self.shop.get_logistics(tracking_no)
         if logistics is not None:
             return to_json(logistics)
@@ -122,11 +188,12 @@ class ApplyRefundTool(Tool):
             return self._bad_input("输入应是一个 JSON 对象（expected a JSON object）", input)
 
         raw_id = payload.get("orderId")
-        order_id = None
-        if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool):  # True is an int in Python
-            order_id = _order_id_in(str(raw_id))
-        if order_id is None:
+        if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):  # True is an int in Python
             return self._bad_input("缺少 orderId，或 orderId 不是订单号（orderId is missing）", input)
+        try:
+            order_id = read_one_id(str(raw_id), ORDER_ID)
+        except BadInput as exc:
+            return self._bad_input(f"orderId：{exc}", input)
         reason = payload.get("reason")
         if not isinstance(reason, str) or not reason.strip():
             return self._bad_input("缺少 reason，请写明退款原因（reason is missing）", input)
@@ -184,7 +251,10 @@ class SearchKnowledgeTool(Tool):
                 query = payload["query"].strip()
         if not query:
             return error_observation("请提供检索关键词（a search query is needed）", expected="如 退货 政策、warranty")
-        results = self.shop.search_knowledge(query, self.limit)
+        try:
+            results = self.shop.search_knowledge(query, self.limit)
+        except ShopError as exc:  # too long: the shop states its limit
+            return error_observation(str(exc), expected=f"检索词，最多 {MAX_QUERY_CHARS} 个字符，如 退货 政策")
         answer: dict = {"query": query, "results": results}
         if not results:
             answer["hint"] = "没有匹配的条目，换个说法试试，如 退货、保修、运费、退款（try other words）"
