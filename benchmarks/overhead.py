@@ -9,12 +9,15 @@ of repeated measurements (the machine may be shared: medians are what survive no
    dependency), each in a fresh subprocess, alternating, `--runs` times; wall time of the whole process.
    Bytecode is cached: the project is compiled first and the children run without
    PYTHONDONTWRITEBYTECODE, after one warm-up run each. `python -c pass` is shown as the floor.
-2. Per step. The agent's own cost per step, model and tools excluded: a `ReActAgent` with a real
-   `LlmClient` whose transport is a scripted in-process fake (it hands back prepared reply bytes, so no
-   socket and no model), and five no-op tools, runs the refund episode (four tool calls, then the
-   Final Answer: five steps). Next to it, a 25-line plain loop runs the same episode through the same
-   fake transport: build the body, send, decode, split out Action / Action Input with a regex, call the
-   tool, append. Both: `--episodes` episodes per sample, 7 samples, the median in microseconds per step.
+   Wall time is the figure; CPU time (user + system of the child, all threads) is printed beside it
+   because it hardly moves when other processes load the machine, so its ratio is the steadier one.
+2. Per step. The agent's own cost per step, model and tools excluded: a `ReActAgent` with five no-op
+   tools runs the refund episode (four tool calls, then the Final Answer: five steps) against a
+   scripted in-process model, next to a 25-line plain loop (`plain_loop`: append, split out Action /
+   Action Input with a regex, call the tool) on the same script. Then both again one layer down: the
+   agent with a real `LlmClient` whose transport is a scripted fake (prepared reply bytes, no socket),
+   and the plain loop JSON-encoding its body and decoding the reply through the same fake. Each:
+   `--episodes` episodes per sample, 7 samples in turns, the median in microseconds per step.
 3. Cold run. `python -m tinyagent ask <refund question> --now 2026-06-30T19:05:23 --db <new temp file>`
    on the classroom model (fresh subprocess, TINYAGENT_* variables removed, run in an empty folder so
    no .env applies) against `python -c "import requests"`, alternating, `--runs` times. The classroom
@@ -36,6 +39,7 @@ import io
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -72,25 +76,29 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def wall_time(argv: list[str], cwd: str, env: dict[str, str]) -> float:
+def timed_run(argv: list[str], cwd: str, env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one child process, CPU being user + system of all its threads."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:4])} ... failed: {done.stderr.decode(errors='replace')[-400:]}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def alternate(commands: dict[str, list[str]], runs: int, cwd: str, env: dict[str, str],
-              fresh: dict[str, object] | None = None) -> dict[str, float]:
-    """Median wall time of each command, run in turns so that load changes hit all of them alike."""
+              fresh: dict[str, object] | None = None) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds of each command, run in turns so that load changes hit all alike."""
     for argv in commands.values():  # warm-up: writes the bytecode caches, fills the OS's file cache
-        wall_time(_fresh(argv, fresh), cwd, env)
-    times: dict[str, list[float]] = {name: [] for name in commands}
+        timed_run(_fresh(argv, fresh), cwd, env)
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, argv in commands.items():
-            times[name].append(wall_time(_fresh(argv, fresh), cwd, env))
-    return {name: statistics.median(values) for name, values in times.items()}
+            times[name].append(timed_run(_fresh(argv, fresh), cwd, env))
+    return {name: (statistics.median(w for w, _ in values), statistics.median(c for _, c in values))
+            for name, values in times.items()}
 
 
 def _fresh(argv: list[str], fresh: dict[str, object] | None) -> list[str]:
@@ -104,7 +112,7 @@ def _fresh(argv: list[str], fresh: dict[str, object] | None) -> list[str]:
 # --- 1 and 3: processes -----------------------------------------------------------------------------
 
 
-def import_times(runs: int, workdir: str) -> dict[str, float]:
+def import_times(runs: int, workdir: str) -> dict[str, tuple[float, float]]:
     py = sys.executable
     return alternate(
         {"pass": [py, "-c", "pass"], "requests": [py, "-c", "import requests"],
@@ -113,7 +121,7 @@ def import_times(runs: int, workdir: str) -> dict[str, float]:
     )
 
 
-def cold_run_times(runs: int, workdir: str) -> dict[str, float]:
+def cold_run_times(runs: int, workdir: str) -> dict[str, tuple[float, float]]:
     py = sys.executable
     ask = [py, "-m", "tinyagent", "ask", REFUND_QUESTIONS["zh"], "--now", NOW, "--db", "{db}"]
     return alternate({"requests": [py, "-c", "import requests"], "cold ask": ask}, runs, workdir,
@@ -202,12 +210,30 @@ def noop_registry():
                          for name in TOOL_NAMES])
 
 
-def agent_episode_seconds(episodes: int) -> float:
+class ScriptedModel:
+    """Stands in for `LlmClient`: `chat` returns the next scripted reply at once (no JSON, no HTTP)."""
+
+    def __init__(self):
+        from tinyagent import ChatResult
+
+        self.replies = [ChatResult(text=text, finish_reason="stop") for text in SCRIPT]
+        self.calls = 0
+
+    def chat(self, messages, **options):
+        reply = self.replies[self.calls % len(self.replies)]
+        self.calls += 1
+        return reply
+
+
+def agent_episode_seconds(episodes: int, through_client: bool) -> float:
+    """Seconds for `episodes` refund episodes of a `ReActAgent`, on the scripted model or on a real
+    `LlmClient` over the scripted transport (then the client's JSON in and out counts too)."""
     from tinyagent import LlmClient, ReActAgent
 
-    transport = ScriptedTransport(scripted_replies())
-    agent = ReActAgent(LlmClient("http://127.0.0.1:9/v1/chat/completions", None, "scripted", session=transport),
-                       noop_registry(), lang="en")
+    llm = (LlmClient("http://127.0.0.1:9/v1/chat/completions", None, "scripted",
+                     session=ScriptedTransport(scripted_replies()))
+           if through_client else ScriptedModel())
+    agent = ReActAgent(llm, noop_registry(), lang="en")
     started = time.perf_counter()
     for _ in range(episodes):
         result = agent.run(REFUND_QUESTIONS["en"])
@@ -216,14 +242,11 @@ def agent_episode_seconds(episodes: int) -> float:
     return elapsed
 
 
-def plain_loop(transport, tools: dict, system: str, question: str, max_steps: int = 10) -> str:
+def plain_loop(complete, tools: dict, system: str, question: str, max_steps: int = 10) -> str:
     """The baseline: a ReAct loop with nothing but the essentials (no trace, no checks, no retries)."""
     messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
     for _ in range(max_steps):
-        body = {"model": "scripted", "messages": messages, "temperature": 0.1, "stop": ["Observation:"]}
-        response = transport.post("http://127.0.0.1:9/v1/chat/completions",
-                                  data=json.dumps(body, ensure_ascii=False).encode("utf-8"))
-        text = json.loads(response.raw.read())["choices"][0]["message"]["content"]
+        text = complete(messages)
         messages.append({"role": "assistant", "content": text})
         if "Final Answer:" in text:
             return text.split("Final Answer:", 1)[1].strip()
@@ -237,28 +260,52 @@ def plain_loop(transport, tools: dict, system: str, question: str, max_steps: in
     return "gave up"
 
 
-def plain_episode_seconds(episodes: int) -> float:
+def plain_episode_seconds(episodes: int, through_client: bool) -> float:
+    """The same episodes with `plain_loop`: on the scripted model, or posting JSON to the scripted transport."""
     from tinyagent import build_system_prompt
 
-    transport = ScriptedTransport(scripted_replies())
+    if through_client:
+        transport = ScriptedTransport(scripted_replies())
+
+        def complete(messages):
+            body = {"model": "scripted", "messages": messages, "temperature": 0.1, "stop": ["Observation:"]}
+            response = transport.post("http://127.0.0.1:9/v1/chat/completions",
+                                      data=json.dumps(body, ensure_ascii=False).encode("utf-8"))
+            return json.loads(response.raw.read())["choices"][0]["message"]["content"]
+    else:
+        model = ScriptedModel()
+
+        def complete(messages):
+            return model.chat(messages, stop=["Observation:"]).text
+
     tools = {name: (lambda _input: '{"ok":true}') for name in TOOL_NAMES}
     system = build_system_prompt(noop_registry(), "en")  # a plain loop's prompt is a constant
     started = time.perf_counter()
     for _ in range(episodes):
-        answer = plain_loop(transport, tools, system, REFUND_QUESTIONS["en"])
+        answer = plain_loop(complete, tools, system, REFUND_QUESTIONS["en"])
     elapsed = time.perf_counter() - started
     assert answer.startswith("Your refund"), answer
     return elapsed
 
 
+PER_STEP_ROWS = {
+    "ReActAgent, scripted model": (agent_episode_seconds, False),
+    "plain loop, scripted model": (plain_episode_seconds, False),
+    "ReActAgent + LlmClient, fake transport": (agent_episode_seconds, True),
+    "plain loop + json, fake transport": (plain_episode_seconds, True),
+}
+
+
 def per_step_micros(episodes: int, samples: int = 7) -> dict[str, float]:
-    agent_episode_seconds(20), plain_episode_seconds(20)  # warm-up
+    """Median microseconds per step of each row of PER_STEP_ROWS, sampled in turns."""
+    for measure, through_client in PER_STEP_ROWS.values():  # warm-up
+        measure(20, through_client)
     steps = episodes * len(SCRIPT)
-    agent, plain = [], []
+    micros: dict[str, list[float]] = {name: [] for name in PER_STEP_ROWS}
     for _ in range(samples):
-        agent.append(agent_episode_seconds(episodes) / steps * 1e6)
-        plain.append(plain_episode_seconds(episodes) / steps * 1e6)
-    return {"agent": statistics.median(agent), "plain loop": statistics.median(plain)}
+        for name, (measure, through_client) in PER_STEP_ROWS.items():
+            micros[name].append(measure(episodes, through_client) / steps * 1e6)
+    return {name: statistics.median(values) for name, values in micros.items()}
 
 
 # --- 4: the first request ---------------------------------------------------------------------------
@@ -331,6 +378,11 @@ def core_install_size(workdir: str) -> dict[str, int]:
 # --- the report -------------------------------------------------------------------------------------
 
 
+def ratio(times: dict[str, tuple[float, float]], name: str, baseline: str) -> str:
+    (wall, cpu), (base_wall, base_cpu) = times[name], times[baseline]
+    return f"{wall / base_wall:7.2f}x  {cpu / base_cpu:7.2f}x"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="subprocess runs per command (default 15)")
@@ -347,23 +399,25 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as workdir:
         imports = import_times(args.runs, workdir)
-        print("\n1. import (fresh process, bytecode cached)")
-        for name, seconds in imports.items():
-            print(f"   {'python -c pass' if name == 'pass' else 'import ' + name:22} {seconds * 1000:7.1f} ms")
-        print(f"   ratio tinyagent / requests  {imports['tinyagent'] / imports['requests']:.2f}x")
+        print("\n1. import (fresh process, bytecode cached)        wall       CPU")
+        for name, (wall, cpu) in imports.items():
+            label = "python -c pass" if name == "pass" else "import " + name
+            print(f"   {label:40} {wall * 1000:7.1f} ms {cpu * 1000:7.1f} ms")
+        print(f"   {'ratio tinyagent / requests':40} {ratio(imports, 'tinyagent', 'requests')}")
 
         steps = per_step_micros(args.episodes)
         print(f"\n2. per step, model and tools excluded (refund episode, {len(SCRIPT)} steps)")
-        print(f"   ReActAgent + LlmClient      {steps['agent']:7.1f} us/step")
-        print(f"   plain 25-line loop          {steps['plain loop']:7.1f} us/step")
+        for name, micros in steps.items():
+            print(f"   {name:40} {micros:7.1f} us/step")
 
         cold = cold_run_times(args.runs, workdir)
         classroom = classroom_import_share(workdir)
-        print("\n3. cold `python -m tinyagent ask` refund on the classroom model (new --db)")
-        print(f"   import requests             {cold['requests'] * 1000:7.1f} ms")
-        print(f"   cold ask                    {cold['cold ask'] * 1000:7.1f} ms")
-        print(f"   ratio cold ask / requests   {cold['cold ask'] / cold['requests']:.2f}x")
-        print(f"   of which importing the classroom model: {classroom * 1000:.0f} ms (-X importtime)")
+        print("\n3. cold refund on the classroom model (new --db)     wall       CPU")
+        for name, (wall, cpu) in cold.items():
+            label = "import requests" if name == "requests" else "python -m tinyagent ask"
+            print(f"   {label:40} {wall * 1000:7.1f} ms {cpu * 1000:7.1f} ms")
+        print(f"   {'ratio cold ask / requests':40} {ratio(cold, 'cold ask', 'requests')}")
+        print(f"   of which importing the classroom model: {classroom * 1000:.0f} ms wall (-X importtime)")
 
         print("\n4. first request of the refund question (cl100k_base, cookbook chat rule)")
         for lang in ("en", "zh"):
