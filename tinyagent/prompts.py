@@ -20,11 +20,12 @@ DEFAULT_ROLE = {
 
 # Short on purpose: every token here is sent again in every round. What stays is what a model needs
 # (the tools, each with an input example, and the exact format), in one language per prompt.
+# Lesson 02 prints the English prompt up to "Work in this format": keep those words.
 _TEMPLATE = {
     "en": """{role}
 Help the customer step by step with these tools:
 {tool_list}
-Reply one step at a time:
+Work in this format, one step per reply:
 Thought: <your reasoning>
 Action: <a tool name from the list>
 Action Input: <the tool's input>
