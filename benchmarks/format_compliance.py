@@ -36,17 +36,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=120, help="cap on each reply (default 120)")
     parser.add_argument("--temperature", type=float, default=0.7, help="sampling temperature (default 0.7)")
     parser.add_argument("--configured", action="store_true", help="measure the configured model, not SmolLM2")
+    parser.add_argument("--threads", type=int, help="llama.cpp threads (default: up to 4; 1 holds up best on "
+                        "a machine other processes keep busy)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for each reply (default 120)")
     args = parser.parse_args(argv)
 
     try:
         if args.configured:
-            llm = LlmClient.from_settings(load_settings())
+            llm = LlmClient.from_settings(load_settings(), read_timeout=args.timeout,
+                                          total_timeout=max(300.0, args.timeout))
         else:
             from tinyagent.local_model import start_local_model
 
             started = time.perf_counter()
-            local = start_local_model()
-            llm = local.client()
+            local = start_local_model(threads=args.threads)
+            llm = local.client(read_timeout=args.timeout, total_timeout=max(300.0, args.timeout))
             print(f"started {local.model} on llama.cpp in {time.perf_counter() - started:.1f} s")
     except TinyAgentError as exc:
         print(f"error: {exc}", file=sys.stderr)

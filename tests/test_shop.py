@@ -240,6 +240,26 @@ def test_reopening_a_file_database_keeps_one_copy_of_the_knowledge_base(tmp_path
         assert shop._conn.execute("SELECT COUNT(*) FROM knowledge").fetchone()[0] == 8
 
 
+def test_a_new_file_database_is_created_in_one_transaction(tmp_path, monkeypatch):
+    # Schema, seed and knowledge index commit together (one sync to disk, not one per table), so a
+    # creation that fails half-way leaves no half-made database behind, and a retry seeds it whole.
+    from tinyagent.shop import knowledge
+
+    def broken_index(conn, *args):
+        raise RuntimeError("disk full")
+
+    path = tmp_path / "shop.db"
+    monkeypatch.setattr(knowledge, "create_index", broken_index)
+    with pytest.raises(RuntimeError, match="disk full"):
+        Shop(path)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT name FROM sqlite_master").fetchall() == []
+    monkeypatch.undo()
+    with Shop(path) as shop:
+        assert len(shop.orders()) == 6
+        assert shop.search_knowledge("warranty")
+
+
 @pytest.mark.parametrize(
     "text, complaint",
     [

@@ -14,56 +14,41 @@ from .registry import ToolRegistry
 LANGUAGES = ("en", "zh")
 
 DEFAULT_ROLE = {
-    "en": "You are the customer-service assistant of Bit Mall (比特严选), an online electronics shop.",
-    "zh": "你是比特严选（一家在线电子产品商店）的智能客服助手。",
+    "en": "You are the customer-service assistant of Bit Mall, an online electronics shop.",
+    "zh": "你是比特严选电子商城的客服助手。",
 }
 
+# Short on purpose: every token here is sent again in every round. What stays is what a model needs
+# (the tools, each with an input example, and the exact format), in one language per prompt.
+# Lesson 02 prints the English prompt up to "Work in this format": keep those words.
 _TEMPLATE = {
     "en": """{role}
-You solve the customer's request step by step, using the tools below.
-
-Tools:
+Help the customer step by step with these tools:
 {tool_list}
 Work in this format, one step per reply:
+Thought: <your reasoning>
+Action: <a tool name from the list>
+Action Input: <the tool's input>
 
-Thought: <what you know so far and what you will do next>
-Action: <the name of one tool from the list>
-Action Input: <the input for that tool>
-
-After each Action, stop. The tool's result comes back to you as "Observation: <result>", and you
-continue with a new Thought. When you have everything you need, reply in this format:
-
+Then stop: the result comes back as "Observation: <result>". When you can answer:
 Thought: <why you can answer now>
 Final Answer: <your reply to the customer>
 
-Rules:
-- Call one tool per reply, and never write the Observation yourself.
-- Always write a Thought before an Action or a Final Answer.
-- Only use tools from the list; never invent a tool or a result.
-- Reply in the customer's language.
+Never write the Observation yourself or invent results. Reply in the customer's language.
 """,
     "zh": """{role}
-请借助下面的工具，一步一步解决用户的问题。
-
-工具列表：
+请用下面的工具一步步解决用户的问题：
 {tool_list}
-每次回复只走一步，格式如下：
+每次回复只走一步：
+Thought: <你的思考>
+Action: <列表中的一个工具名>
+Action Input: <工具的输入>
 
-Thought: <目前掌握了哪些信息，下一步打算做什么>
-Action: <工具名，必须是列表中的一个>
-Action Input: <传给该工具的输入>
-
-写完 Action Input 就停下。工具的结果会以 "Observation: <结果>" 的形式发回给你，你再继续下一个 Thought。
-信息足够回答时，按这个格式回复：
-
-Thought: <为什么现在可以回答了>
+然后停下，结果会以 "Observation: <结果>" 发回给你。可以回答时：
+Thought: <为什么现在可以回答>
 Final Answer: <给用户的回复>
 
-规则：
-- 每次只调用一个工具，不要自己编写 Observation。
-- Action 或 Final Answer 之前一定先写 Thought。
-- 只使用列表里的工具，不要编造工具或结果。
-- 用用户使用的语言回复。
+不要自己写 Observation，不要编造工具或结果。用用户的语言回复。
 """,
 }
 
@@ -84,7 +69,7 @@ def check_language(lang: str) -> str:
 def build_system_prompt(tools: ToolRegistry | str, lang: str = "en", role: str | None = None) -> str:
     """The system prompt for `tools` (a registry, or a tool list it built) in `lang` ("en" or "zh")."""
     check_language(lang)
-    tool_list = tools.build_tool_list() if isinstance(tools, ToolRegistry) else str(tools)
+    tool_list = tools.build_tool_list(lang) if isinstance(tools, ToolRegistry) else str(tools)
     if not tool_list.strip():
         raise ValueError("the system prompt needs at least one tool in the tool list")
     if not tool_list.endswith("\n"):

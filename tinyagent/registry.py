@@ -64,10 +64,13 @@ class ToolRegistry:
     def __iter__(self):
         return iter(self._tools.values())
 
-    def build_tool_list(self) -> str:
-        """One numbered line per tool, "1. name - description", in registration order."""
+    def build_tool_list(self, lang: str | None = None) -> str:
+        """One numbered line per tool, "1. name - description", in registration order.
+
+        With `lang`, each tool's description in that language where it has one (`Tool.describe`).
+        """
         return "".join(
-            f"{i}. {tool.name} - {tool.description}\n" for i, tool in enumerate(self._tools.values(), start=1)
+            f"{i}. {tool.name} - {tool.describe(lang)}\n" for i, tool in enumerate(self._tools.values(), start=1)
         )
 
     def run(self, action: Action | None) -> ToolResult:

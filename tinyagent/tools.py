@@ -1,5 +1,8 @@
 """The tool contract: a name, a description for the prompt, and `invoke(input) -> str`.
 
+A tool may describe itself in several languages (`descriptions = {"zh": "..."}`): the prompt in that
+language lists that description, so the model reads every line of its prompt in one language.
+
 `Action` is what the parser extracts from the model's text; a `Tool` is what the registry runs for it.
 Input and output are plain strings on purpose: the model writes text and reads text, so the tool is
 where parsing and validation happen (lesson 07 adds JSON Schema on top).
@@ -8,8 +11,9 @@ where parsing and validation happen (lesson 07 adds JSON Schema on top).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 
 @dataclass(frozen=True)
@@ -25,10 +29,16 @@ class Tool(ABC):
 
     name: str = ""
     description: str = ""
+    # The description in other languages, by language code ("zh": ...); `description` is the default.
+    descriptions: Mapping[str, str] = MappingProxyType({})
 
     @abstractmethod
     def invoke(self, input: str) -> str:
         """Run the tool on the model's raw input text and return the Observation text."""
+
+    def describe(self, lang: str | None = None) -> str:
+        """The description for a prompt in `lang`: its own one for that language, else `description`."""
+        return self.descriptions.get(lang, self.description) if lang else self.description
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
@@ -37,11 +47,19 @@ class Tool(ABC):
 class FunctionTool(Tool):
     """A tool made from a plain function `fn(input: str) -> str`, for when a class is too much ceremony."""
 
-    def __init__(self, name: str, description: str, fn: Callable[[str], str]):
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        fn: Callable[[str], str],
+        descriptions: Mapping[str, str] | None = None,
+    ):
         if not callable(fn):
             raise TypeError(f"FunctionTool {name!r} needs a callable, got {type(fn).__name__}")
         self.name = name
         self.description = description
+        if descriptions:
+            self.descriptions = MappingProxyType(dict(descriptions))
         self._fn = fn
 
     def invoke(self, input: str) -> str:

@@ -1028,7 +1028,9 @@ class ClassroomServer:
         if not self.running:
             self._thread = threading.Thread(
                 target=self._httpd.serve_forever,
-                kwargs={"poll_interval": 0.1},
+                # stop() waits for the loop's next poll: at 0.1 s that was 50 ms on average at the end
+                # of every `python -m tinyagent ask`; 20 ms polls cost nothing measurable while idle.
+                kwargs={"poll_interval": 0.02},
                 name=f"classroom-server-{self.port}",
                 daemon=True,
             )

@@ -15,6 +15,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from ..clock import Clock, system_clock
 from ..registry import ToolRegistry, error_observation
@@ -120,10 +121,8 @@ def _id_text_in_json(text: str, field: str) -> str:
 
 class QueryOrderTool(Tool):
     name = "queryOrder"
-    description = (
-        "查询订单详情（look up an order）。输入：订单号，如 88231。"
-        "返回 JSON：商品、价格、下单时间、签收时间、订单状态、运单号。"
-    )
+    description = "Look up an order and its trackingNo. Input: the order id, e.g. 88231."
+    descriptions = MappingProxyType({"zh": "查询订单详情和运单号。输入：订单号，如 88231。"})
 
     def __init__(self, shop: Shop):
         self.shop = shop
@@ -141,10 +140,8 @@ class QueryOrderTool(Tool):
 
 class QueryLogisticsTool(Tool):
     name = "queryLogistics"
-    description = (
-        "查询物流轨迹（track a parcel）。输入：运单号，如 SF1234567890（可先用 queryOrder 查到）。"
-        "返回 JSON：快递公司、物流状态、轨迹列表。"
-    )
+    description = "Track a parcel. Input: its trackingNo (from queryOrder), e.g. SF1234567890."
+    descriptions = MappingProxyType({"zh": "查询物流。输入：运单号（用 queryOrder 查到），如 SF1234567890。"})
 
     def __init__(self, shop: Shop):
         self.shop = shop
@@ -171,9 +168,10 @@ class QueryLogisticsTool(Tool):
 class ApplyRefundTool(Tool):
     name = "applyRefund"
     description = (
-        "发起退款申请（submit a refund），会真实写入退款记录。输入：JSON，包含 orderId（订单号）和 reason（退款原因），"
-        f"如 {REFUND_INPUT_EXAMPLE}。返回：申请结果和退款单号。同一订单重复申请只返回已有的退款单。"
+        'Submit a refund (really recorded, once per order). Input: JSON, e.g. {"orderId": "88231", '
+        '"reason": "faulty: does not dock"}.'
     )
+    descriptions = MappingProxyType({"zh": f"提交退款（真实写入，每单一次）。输入：JSON，如 {REFUND_INPUT_EXAMPLE}。"})
 
     def __init__(self, shop: Shop):
         self.shop = shop
@@ -231,10 +229,8 @@ def _unwrap_json(text: str) -> str:
 
 class SearchKnowledgeTool(Tool):
     name = "searchKnowledge"
-    description = (
-        "检索售后知识库（search the after-sales policies: returns, quality problems, warranty, shipping, refunds）。"
-        "输入：关键词或问题，中英文均可，如 退货 政策。返回 JSON：最相关的政策条目。"
-    )
+    description = "Search the after-sales policies. Input: keywords, e.g. return policy."
+    descriptions = MappingProxyType({"zh": "检索售后政策。输入：关键词，如 退货 政策。"})
 
     def __init__(self, shop: Shop, limit: int = 3):
         self.shop = shop
@@ -263,7 +259,8 @@ class SearchKnowledgeTool(Tool):
 
 class GetCurrentTimeTool(Tool):
     name = "getCurrentTime"
-    description = "获取当前日期时间（current date and time）。无需输入。返回 JSON：currentTime 和星期。"
+    description = "The current date and time. Input: none (empty)."
+    descriptions = MappingProxyType({"zh": "获取当前日期时间。输入：无（留空）。"})
 
     def __init__(self, clock: Clock = system_clock):
         self.clock = clock

@@ -9,8 +9,16 @@
 
 Each widget keeps its state in plain attributes (`.cards`, `.step_count`, `.turns`, ...) and
 saves into a notebook as readable, deterministic text (`.text()`), so nbval can check it.
-Imported separately from `tinyagent` so the core stays free of ipywidgets.
+Imported separately from `tinyagent` so the core stays free of ipywidgets: it is the `widgets` extra
+(`pip install "tinyagent[widgets]"`; `make setup` installs it).
 """
+
+try:  # ipywidgets is the `widgets` extra, not a core dependency: say in one line how to get it
+    import ipywidgets  # noqa: F401
+except ImportError:
+    raise ImportError(
+        'tinyagent.widgets needs ipywidgets: pip install "tinyagent[widgets]"', name="ipywidgets"
+    ) from None
 
 from .cards import Card, apply_event, build_cards
 from .chat_panel import ChatPanel, Turn, describe_model

@@ -1,0 +1,79 @@
+"""What installing and importing tinyagent costs: a small core, widgets as an extra, lazy loading.
+
+Each import check runs in a fresh subprocess, so what this test process already imported cannot hide
+an import the package makes.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_python(code: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess:
+    """`python -c code` in an empty folder (no .env), with TINYAGENT_* replaced by `env`."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("TINYAGENT_")}
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env={**clean, **env},
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+
+
+def test_widgets_without_ipywidgets_say_in_one_line_what_to_install(tmp_path):
+    done = run_python("import sys; sys.modules['ipywidgets'] = None; import tinyagent.widgets", tmp_path)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == 'ImportError: tinyagent.widgets needs ipywidgets: pip install "tinyagent[widgets]"'
+    assert "During handling" not in done.stderr  # one error, not a chain of two
+
+
+def test_core_works_without_ipywidgets(tmp_path):
+    done = run_python(
+        "import sys; sys.modules['ipywidgets'] = None\n"
+        "import tinyagent, tinyagent.shop, tinyagent.__main__\n"
+        "print('ok')",
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+def test_a_real_provider_loads_neither_the_classroom_nor_the_shop(tmp_path):
+    code = (
+        "import sys\n"
+        "from tinyagent import FunctionTool, LlmClient, ReActAgent, ToolRegistry, load_settings\n"
+        "settings = load_settings()\n"
+        "agent = ReActAgent(LlmClient.from_settings(settings), ToolRegistry([FunctionTool('t', 'T.', str)]))\n"
+        "assert not settings.offline\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith(('tinyagent.', 'ipywidgets')))))\n"
+    )
+    done = run_python(
+        code, tmp_path, TINYAGENT_API_URL="https://api.example.com/v1/chat/completions",
+        TINYAGENT_API_KEY="sk-test-not-a-real-key", TINYAGENT_MODEL="some-model",
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = done.stdout.split()
+    assert "tinyagent.agent" in loaded  # the check sees the package's modules at all
+    assert not [m for m in loaded if m.startswith(("tinyagent.classroom", "tinyagent.shop", "ipywidgets"))]
+
+
+def test_the_core_depends_on_requests_and_dotenv_only():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    names = [dep.split(">")[0].split("=")[0].split("[")[0].strip() for dep in project["project"]["dependencies"]]
+    assert sorted(names) == ["python-dotenv", "requests"]
+    assert any(dep.startswith("ipywidgets") for dep in project["project"]["optional-dependencies"]["widgets"])
+    # An SPDX license string needs setuptools 77; older ones print a deprecation block on every install.
+    assert project["project"]["license"] == "MIT"
+    assert project["build-system"]["requires"] == ["setuptools>=77"]
+
+
+def test_the_course_installs_the_widgets_extra():
+    assert '".[widgets,dev,local]"' in (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert '".[widgets,dev,local]"' in (ROOT / "environment.yml").read_text(encoding="utf-8")
