@@ -84,7 +84,7 @@ def hear(conv: Conversation) -> Heard:
         order_ids=bool(conv.order_ids),
         order_ids_here=any(i in text for i in conv.order_ids),
         tracking_numbers=bool(conv.tracking_numbers),
-        refund=v.REFUND.found_in(text),
+        refund=v.REFUND.found_in(text) or _return_with_id(text, conv.order_ids),
         asks_whether=v.ASKS_WHETHER.found_in(text) and not v.ASKS_FOR_ACTION.found_in(text),
         refund_timing=v.REFUND_TIMING.found_in(text),
         warranty=v.WARRANTY.found_in(text),
@@ -103,6 +103,12 @@ def hear(conv: Conversation) -> Heard:
         greeting=is_greeting(text),
         shop_topic=v.SHOP_TOPIC.found_in(text),
     )
+
+
+def _return_with_id(text: str, order_ids: list[str]) -> bool:
+    """ "return 88231", "return #88231": the verb right before the order id."""
+    low = text.lower()
+    return any(f"return {i}" in low or f"return #{i}" in low for i in order_ids)
 
 
 def has_fault(text: str) -> bool:

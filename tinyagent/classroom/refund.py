@@ -546,17 +546,25 @@ def _answer_eligible(conv: Conversation, order: Order, verdict: Verdict, mode: s
             f"no-reason period, but within the {limits.quality}-day period for quality problems, and the fault you "
             "describe is one. After the after-sales check it can be returned for a refund, or exchanged.",
         )
-    offer = conv.say(
-        "需要我现在为您提交退款申请吗？回复“帮我退款”即可。",
-        'Shall I submit the refund now? Just reply "please refund it".',
-    )
+    if mode == "question":
+        opening = conv.say("可以。", "Yes. ")
+        offer = conv.say(
+            "需要我现在为您提交退款申请吗？回复“帮我退款”即可。",
+            'Shall I submit the refund now? Just reply "please refund it".',
+        )
+    else:  # a fault reported, with no request: the customer chooses
+        opening = conv.say("抱歉给您添麻烦了。", "Sorry about that. ")
+        offer = conv.say(
+            "您想退款，还是换货或维修？要退款的话回复“帮我退款”，我马上提交。",
+            'Would you like a refund, or an exchange or repair? Reply "please refund it" and I will submit the refund.',
+        )
     return Answer(
         conv.say(
-            "按政策可以退款。用户只是在问（没有要求我提交），所以先回答，再问要不要提交，不调用 applyRefund。",
-            "The policy allows a refund. The customer asked rather than requested it, so I answer and offer to "
-            "submit it; I do not call the refund tool yet.",
+            "按政策可以退款。用户没有要求我提交，所以先说明，再问用户要不要退款，不调用 applyRefund。",
+            "The policy allows a refund. The customer did not ask me to submit one, so I explain and ask; I do "
+            "not call the refund tool yet.",
         ),
-        conv.say(f"可以。{why}{offer}", f"Yes. {why} {offer}"),
+        conv.say(f"{opening}{why}{offer}", f"{opening}{why} {offer}"),
     )
 
 

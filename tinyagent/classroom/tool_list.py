@@ -148,6 +148,7 @@ def tools_in_lines(prompt: str, named: set[str] = frozenset()) -> list[tuple[str
         numbered = patterns["number"].match(line)
         bullet = None if numbered else patterns["bullet"].match(line)
         rest = line[(numbered or bullet).end() :] if (numbered or bullet) else line.strip()
+        rest = rest.replace(":**", "**:").replace("：**", "**：")  # "**name:** text" as "**name**: text"
         match = patterns["entry"].match(rest)
         if match is None or match.group("name").lower() in NOT_TOOLS or _is_keyword_line(rest):
             end_run()
@@ -187,7 +188,11 @@ def _table_row(line: str) -> tuple[str, str] | None:
 
 
 def tools_in_json(prompt: str) -> list[tuple[str, str]]:
-    """(name, description) from JSON blocks: a list of tools, OpenAI `tools`, JSON Schemas, {name: text}."""
+    """(name, description) from JSON blocks: a list of tools, OpenAI `tools`, JSON Schemas, {name: text}.
+
+    Only a block that starts its own line counts: an example inside a description
+    (`如 {"orderId": "88231", "reason": "..."}`) is not a list of tools.
+    """
     if "{" not in prompt and "[" not in prompt:
         return []
     decoder = json.JSONDecoder()
@@ -198,6 +203,10 @@ def tools_in_json(prompt: str) -> list[tuple[str, str]]:
         if not starts:
             return found
         start = min(starts)
+        line_start = prompt.rfind("\n", 0, start) + 1
+        if prompt[line_start:start].strip():
+            position = start + 1
+            continue
         try:
             value, end = decoder.raw_decode(prompt, start)
         except ValueError:

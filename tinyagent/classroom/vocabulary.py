@@ -22,12 +22,12 @@ class Words:
     en: tuple[str, ...] = ()  # lower case
 
     def found_in(self, text: str) -> bool:
-        low = text.lower()
+        low = f" {text.lower()} "  # padded, so " rain" can insist on the start of a word ("drains" is not rain)
         return any(word in text for word in self.zh) or any(word in low for word in self.en)
 
     def first_in(self, text: str) -> str | None:
         """The first phrase of the list (in list order) that the text contains, or None."""
-        low = text.lower()
+        low = f" {text.lower()} "
         return next((w for w in self.zh if w in text), None) or next((w for w in self.en if w in low), None)
 
 
@@ -40,10 +40,11 @@ class Words:
 # RULE_QUESTION; "can I return it?" by ASKS_WHETHER.)
 REFUND = Words(
     zh=("退款", "退货", "退钱", "想退", "要退", "退掉", "退了", "退回", "退换", "能退", "可以退", "退吗", "退不退",
-        "退得了", "把钱", "钱退", "返还"),
+        "退得了", "退一下", "把钱", "钱退", "返还"),
     en=("refund", "money back", "return it", "return this", "return the", "return my", "return order",
         "to return", "a return", "returned", "returning", "return for", "send it back", "send back",
-        "sent back", "take it back", "reimburse", "returnable"),
+        "sent back", "take it back", "reimburse", "returnable", "return request", "request a return",
+        "want to return", "like to return"),
 )
 # The customer asks whether something is possible, rather than asking for it to be done.
 ASKS_WHETHER = Words(
@@ -147,7 +148,7 @@ VAGUE_PROBLEM = Words(
 
 # --- small talk -----------------------------------------------------------------------------------------
 
-WEATHER = Words(zh=("天气", "带伞", "下雨"), en=("weather", "umbrella", "rain"))
+WEATHER = Words(zh=("天气", "带伞", "下雨"), en=("weather", "umbrella", " rain ", " rain?", " rain.", "raining", "rainy"))
 WRITE = Words(zh=("写入", "写到", "写进", "保存", "存到"), en=("write", "save", "put"))
 IDENTITY = Words(
     zh=("你是谁", "你叫什么", "什么模型", "哪个模型"),
