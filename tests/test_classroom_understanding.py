@@ -272,3 +272,8 @@ def test_each_prompt_style_invents_observations_without_stop(llm, style):
         assert text.startswith("Thought: ") and "\nAction: queryOrder\nAction Input: 88231\nObservation: " in text
         assert "Action: applyRefund" in text and "RF20260629001" in text.splitlines()[-1]  # the invented refund
         assert shop.refunds() == []  # nothing ran: every Observation in the text was made up
+
+
+def test_the_teachers_table_lists_every_phrasing():
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "classroom-model.md").read_text(encoding="utf-8")
+    assert not [c.phrasing for c in CASES if f"| {c.phrasing.replace('|', chr(92) + '|')} |" not in doc]
