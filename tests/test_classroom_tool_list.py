@@ -115,9 +115,10 @@ def test_a_react_prompt_without_a_readable_list_is_answered_plainly():
     assert "没有找到工具列表" in zh.text
 
 
-def test_a_prompt_that_asks_for_no_tools_is_plain_chat():
+@pytest.mark.parametrize("prompt", ["You are a friendly assistant.", "你是一个友好的助手，这次不需要使用工具。"])
+def test_a_prompt_that_asks_for_no_tools_is_plain_chat(prompt):
     reply = respond({"model": "classroom", "messages": [
-        {"role": "system", "content": "You are a friendly assistant."}, {"role": "user", "content": "Hello"}]})
+        {"role": "system", "content": prompt}, {"role": "user", "content": "Hello"}]})
     assert "Thought:" not in reply.text and "Hello" in reply.text
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from .conversation import Conversation
 from .intents import fault_clause
@@ -42,19 +43,26 @@ class ReturnLimits:
 
 _NUMBER = r"(\d+|[一二两三四五六七八九十百]+)"
 _CLAUSE = r"[^。；;\n]"  # within one clause: limits and what they are for sit in the same clause
-_NO_REASON_ZH = re.compile(_NUMBER + r"\s*天内?" + _CLAUSE + r"*?无理由")
-_QUALITY_ZH = re.compile(_NUMBER + r"\s*天内?((?:(?!无理由)" + _CLAUSE + r")*?)(?:故障|质量)")
-_WARRANTY_YEARS_ZH = re.compile(r"保修" + _CLAUSE + r"*?" + _NUMBER + r"\s*年")
-_WARRANTY_DAYS_ZH = re.compile(r"保修" + _CLAUSE + r"*?(\d+)\s*天")
-_NO_REASON_EN = re.compile(
-    r"(\d+)[\s-]*days?[^.;\n]*?(?:no[- ]reason|without (?:a |any )?reason|any reason)", re.IGNORECASE
-)
-_QUALITY_EN = re.compile(
-    r"(\d+)[\s-]*days?((?:(?!no[- ]reason)[^.;\n])*?)(?:fault|defect|quality)", re.IGNORECASE
-)
-_WARRANTY_EN = re.compile(
-    r"(\d+)[\s-]*(year|day)s?[^.;\n]*?warranty|warranty[^.;\n]*?(\d+)[\s-]*(year|day)", re.IGNORECASE
-)
+
+
+@cache  # compiled on first use: the classroom is imported on every offline run, a policy read far less often
+def _limit_patterns() -> dict[str, re.Pattern]:
+    return {
+        "no_reason_zh": re.compile(_NUMBER + r"\s*天内?" + _CLAUSE + r"*?无理由"),
+        "quality_zh": re.compile(_NUMBER + r"\s*天内?((?:(?!无理由)" + _CLAUSE + r")*?)(?:故障|质量)"),
+        "warranty_years_zh": re.compile(r"保修" + _CLAUSE + r"*?" + _NUMBER + r"\s*年"),
+        "warranty_days_zh": re.compile(r"保修" + _CLAUSE + r"*?(\d+)\s*天"),
+        "no_reason_en": re.compile(
+            r"(\d+)[\s-]*days?[^.;\n]*?(?:no[- ]reason|without (?:a |any )?reason|any reason)", re.IGNORECASE
+        ),
+        "quality_en": re.compile(
+            r"(\d+)[\s-]*days?((?:(?!no[- ]reason)[^.;\n])*?)(?:fault|defect|quality)", re.IGNORECASE
+        ),
+        "warranty_en": re.compile(
+            r"(\d+)[\s-]*(year|day)s?[^.;\n]*?warranty|warranty[^.;\n]*?(\d+)[\s-]*(year|day)", re.IGNORECASE
+        ),
+    }
+
 
 _CHINESE_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 
@@ -75,15 +83,16 @@ def to_number(text: str) -> int:
 def read_limits(policy: str) -> ReturnLimits:
     """The day limits a policy text states; the usual 7 / 15 / 365 for any it does not."""
     found: dict[str, int] = {}
-    if match := _NO_REASON_ZH.search(policy) or _NO_REASON_EN.search(policy):
+    patterns = _limit_patterns()
+    if match := patterns["no_reason_zh"].search(policy) or patterns["no_reason_en"].search(policy):
         found["no_reason"] = to_number(match.group(1))
-    if match := _QUALITY_ZH.search(policy) or _QUALITY_EN.search(policy):
+    if match := patterns["quality_zh"].search(policy) or patterns["quality_en"].search(policy):
         found["quality"] = to_number(match.group(1))
-    if match := _WARRANTY_YEARS_ZH.search(policy):
+    if match := patterns["warranty_years_zh"].search(policy):
         found["warranty"] = to_number(match.group(1)) * 365
-    elif match := _WARRANTY_DAYS_ZH.search(policy):
+    elif match := patterns["warranty_days_zh"].search(policy):
         found["warranty"] = int(match.group(1))
-    elif match := _WARRANTY_EN.search(policy):
+    elif match := patterns["warranty_en"].search(policy):
         number, unit = (
             (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
         )

@@ -33,7 +33,8 @@ NOT_TOOLS = frozenset({
     "input", "output", "format", "example", "examples", "rules", "rule", "tools", "tool", "user",
     "assistant", "system", "human", "ai", "role", "context", "important", "step", "tip", "warning",
     "instructions", "response", "reply", "result", "goal", "task", "description", "name", "http",
-    "https", "json", "remember", "reminder", "today", "date", "time", "language", "constraints",
+    "https", "json", "remember", "reminder", "today", "date", "time", "language", "constraints", "use",
+    "then", "first", "finally", "always", "never", "only", "tone", "style", "persona",
 })
 # Header cells of a Markdown table of tools.
 TABLE_HEADERS = frozenset({"name", "tool", "tools", "function", "工具", "工具名", "名称", "名字"})
@@ -101,9 +102,9 @@ def read_tool_list(prompt: str) -> ToolList:
 
 
 def asks_for_tools(prompt: str) -> bool:
-    """True for a prompt that expects the model to call tools (it mentions Action, or tools)."""
+    """True for a prompt that expects the model to call tools: it asks for `Action:` lines."""
     low = prompt.lower()
-    return "action:" in low or "action：" in low or ("tool" in low and "observation" in low) or "工具" in prompt
+    return "action:" in low or "action：" in low or ("action" in low and "observation" in low)
 
 
 _NO_TOOL_LIST = {
