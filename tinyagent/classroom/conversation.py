@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
+from functools import cache
 
 from ..prompts import detect_language
 from .tool_list import MalformedToolsError, read_native_tools, read_tool_list
@@ -32,17 +33,23 @@ ORDER_ID = re.compile(r"(?<!\d)\d{5}(?!\d)")  # the shop's order ids: five digit
 # Two letters, ten digits (SF1234567890); typed in lower case too, so the match ignores case.
 TRACKING_NO = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{10}(?!\d)")
 
-# One keyed line of the model's own earlier replies, read tolerantly (bold, lower case, full-width colon),
-# because the sloppy variant wrote some of them.
-_KEY_LINE = re.compile(
-    r"^[\s*_>`#-]*(thought|action input|action|final answer|observation)[\s*_]*[:：][\s*_]*(.*)$",
-    re.IGNORECASE,
-)
-# An error about the form of the input, not about the world ("invalid input", "expected an integer", ...).
-_INPUT_COMPLAINT = re.compile(
-    r"invalid input|invalid argument|expected|schema|validation|参数|格式", re.IGNORECASE
-)
-_OBSERVATION_PREFIX = re.compile(r"^\s*observation\s*[:：]\s*", re.IGNORECASE)
+
+@cache  # compiled on first use: the classroom is imported on every offline run
+def _patterns() -> dict[str, re.Pattern]:
+    return {
+        # One keyed line of the model's own earlier replies, read tolerantly (bold, lower case, full-width
+        # colon), because the sloppy variant wrote some of them.
+        "key_line": re.compile(
+            r"^[\s*_>`#-]*(thought|action input|action|final answer|observation)[\s*_]*[:：][\s*_]*(.*)$",
+            re.IGNORECASE,
+        ),
+        # An error about the form of the input, not about the world ("invalid input", "expected an integer").
+        "input_complaint": re.compile(
+            r"invalid input|invalid argument|expected|schema|validation|参数|格式", re.IGNORECASE
+        ),
+        "observation_prefix": re.compile(r"^\s*observation\s*[:：]\s*", re.IGNORECASE),
+    }
+
 
 # What each shop tool does, by its name in the prompt. The planners ask for "the order tool", not for a
 # name, so a tool that was not offered is simply never called.
@@ -126,7 +133,7 @@ class Step:
         data = self.data
         if isinstance(data, dict) and ("expected" in data or "received" in data):
             return True
-        return bool(_INPUT_COMPLAINT.search(error))
+        return bool(_patterns()["input_complaint"].search(error))
 
     @property
     def text(self) -> str:
@@ -343,7 +350,7 @@ def _check_tool_replies(messages: list[dict]) -> None:
 
 
 def _is_observation(text: str) -> bool:
-    return bool(_OBSERVATION_PREFIX.match(text))
+    return bool(_patterns()["observation_prefix"].match(text))
 
 
 def _latest_request_index(messages: list[dict], texts: list[str]) -> int:
@@ -381,7 +388,7 @@ def _read_steps(messages: list[dict], texts: list[str]) -> tuple[list[Step], int
                 steps[index] = replace(steps[index], observation=text)
         elif role == "user" and waiting is not None:
             steps[waiting] = replace(
-                steps[waiting], observation=_OBSERVATION_PREFIX.sub("", text, count=1).strip()
+                steps[waiting], observation=_patterns()["observation_prefix"].sub("", text, count=1).strip()
             )
             waiting = None
     return steps, rounds
@@ -398,7 +405,7 @@ def parse_action(text: str) -> tuple[str, str] | None:
     extra: list[str] = []
     collecting = False
     for line in text.splitlines():
-        match = _KEY_LINE.match(line)
+        match = _patterns()["key_line"].match(line)
         if match is None:
             if collecting:
                 extra.append(line)
