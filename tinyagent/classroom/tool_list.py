@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from functools import cache
+from typing import NamedTuple
 
 # Words that start a `word: text` line in prompts without being tools: the ReAct keywords and the
 # usual headings. Compared in lower case.
@@ -40,11 +40,10 @@ NOT_TOOLS = frozenset({
 TABLE_HEADERS = frozenset({"name", "tool", "tools", "function", "工具", "工具名", "名称", "名字"})
 
 
-@dataclass(frozen=True)
-class ToolList:
+class ToolList(NamedTuple):
     """The tools found (name -> description, in the prompt's order), and what could not be read."""
 
-    tools: dict[str, str] = field(default_factory=dict)
+    tools: dict[str, str]
     problem: dict[str, str] | None = None  # {"zh": ..., "en": ...} when a prompt asks for tools but lists none
 
 

@@ -11,11 +11,10 @@ Both languages are always searched: customers mix them ("88231 can I 退货吗")
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Words:
+class Words(NamedTuple):
     """A list of phrases, Chinese and English, for one thing a customer can say."""
 
     zh: tuple[str, ...] = ()
