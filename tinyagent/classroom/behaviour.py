@@ -18,8 +18,10 @@ the stop sequence, `max_tokens`, streaming and token counts.
 Modules, in the order a reader might open them:
 
     conversation.py      reading the request (tools, language, steps so far); malformed input -> ValueError
+    tool_list.py         the tools offered, in any common shape of prompt, or `tools` (function calling)
     planning.py          Act / Answer / Call, and readers for the shop's Observations
-    intents.py           which scenario a request belongs to
+    vocabulary.py        the words it listens for, one named list per intent or symptom (new phrases go here)
+    intents.py           what the request says, and the table of rules that picks its scenario
     scenarios.py         the table of scenarios, and `plan`: the next step
     shop_scenarios.py    order status, logistics, policy questions, the time
     refund.py            the refund: dates, policy limits, the decision

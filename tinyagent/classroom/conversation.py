@@ -3,8 +3,8 @@
 A real model reads the whole conversation every time it is called; so does this one. From the request's
 messages it works out:
 
-- which tools it was offered: the numbered lines of the system prompt (`1. queryOrder - ...`) for text
-  ReAct, or the `tools` field for native function calling;
+- which tools it was offered: the tool list of the system prompt, in any common shape, for text ReAct,
+  or the `tools` field for native function calling (both read by tool_list.py);
 - the latest real request from the user, and its language;
 - every step taken since that request: which tool was called with what input, and what the Observation
   said (a user message starting with "Observation:" in text ReAct, a `tool` message in function calling).
@@ -17,8 +17,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
+from functools import cache
 
 from ..prompts import detect_language
+from .tool_list import MalformedToolsError, read_native_tools, read_tool_list
 
 ROLES = ("system", "developer", "user", "assistant", "tool")  # "developer": newer OpenAI name for system
 
@@ -27,23 +29,27 @@ class MalformedRequestError(ValueError):
     """The request is not a well-formed chat completion request (the server answers 400)."""
 
 
-# "1. queryOrder - 查询订单详情..." : the tool list that `ToolRegistry.build_tool_list()` writes.
-TOOL_LINE = re.compile(r"^\s*\d+\.\s+(\S+)\s+-\s+(.*)$", re.MULTILINE)
-
 ORDER_ID = re.compile(r"(?<!\d)\d{5}(?!\d)")  # the shop's order ids: five digits (88231)
-TRACKING_NO = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{10}(?!\d)")  # two letters, ten digits (SF1234567890)
+# Two letters, ten digits (SF1234567890); typed in lower case too, so the match ignores case.
+TRACKING_NO = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{10}(?!\d)")
 
-# One keyed line of the model's own earlier replies, read tolerantly (bold, lower case, full-width colon),
-# because the sloppy variant wrote some of them.
-_KEY_LINE = re.compile(
-    r"^[\s*_>`#-]*(thought|action input|action|final answer|observation)[\s*_]*[:：][\s*_]*(.*)$",
-    re.IGNORECASE,
-)
-# An error about the form of the input, not about the world ("invalid input", "expected an integer", ...).
-_INPUT_COMPLAINT = re.compile(
-    r"invalid input|invalid argument|expected|schema|validation|参数|格式", re.IGNORECASE
-)
-_OBSERVATION_PREFIX = re.compile(r"^\s*observation\s*[:：]\s*", re.IGNORECASE)
+
+@cache  # compiled on first use: the classroom is imported on every offline run
+def _patterns() -> dict[str, re.Pattern]:
+    return {
+        # One keyed line of the model's own earlier replies, read tolerantly (bold, lower case, full-width
+        # colon), because the sloppy variant wrote some of them.
+        "key_line": re.compile(
+            r"^[\s*_>`#-]*(thought|action input|action|final answer|observation)[\s*_]*[:：][\s*_]*(.*)$",
+            re.IGNORECASE,
+        ),
+        # An error about the form of the input, not about the world ("invalid input", "expected an integer").
+        "input_complaint": re.compile(
+            r"invalid input|invalid argument|expected|schema|validation|参数|格式", re.IGNORECASE
+        ),
+        "observation_prefix": re.compile(r"^\s*observation\s*[:：]\s*", re.IGNORECASE),
+    }
+
 
 # What each shop tool does, by its name in the prompt. The planners ask for "the order tool", not for a
 # name, so a tool that was not offered is simply never called.
@@ -127,7 +133,7 @@ class Step:
         data = self.data
         if isinstance(data, dict) and ("expected" in data or "received" in data):
             return True
-        return bool(_INPUT_COMPLAINT.search(error))
+        return bool(_patterns()["input_complaint"].search(error))
 
     @property
     def text(self) -> str:
@@ -162,6 +168,8 @@ class Conversation:
     rounds:       how many replies the model has given since the request
     earlier:      the user's earlier requests in this conversation, most recent first
     schemas:      for function calling, each tool's JSON Schema `parameters`
+    tool_problem: what the model could not read in the prompt's tool list ({"zh": ..., "en": ...}), when
+                  the prompt asks for tool calls but lists no tool it can read
     """
 
     request: str
@@ -173,6 +181,7 @@ class Conversation:
     rounds: int = 0
     earlier: tuple[str, ...] = ()
     schemas: dict[str, dict] = field(default_factory=dict)
+    tool_problem: dict[str, str] | None = None
 
     @property
     def zh(self) -> bool:
@@ -207,7 +216,7 @@ class Conversation:
 
     @property
     def tracking_numbers(self) -> list[str]:
-        return list(dict.fromkeys(TRACKING_NO.findall(self.request)))
+        return list(dict.fromkeys(number.upper() for number in TRACKING_NO.findall(self.request)))
 
     def with_step(self, step: Step) -> Conversation:
         """This conversation one round later, after `step` (used to imagine what comes next)."""
@@ -237,15 +246,18 @@ def read_conversation(request: dict) -> Conversation:
         if messages[i]["role"] == "user" and not _is_observation(texts[i])
     )
 
-    native_tools, schemas = _read_native_tools(request)
+    try:
+        native_tools, schemas = read_native_tools(request)
+    except MalformedToolsError as exc:
+        raise MalformedRequestError(str(exc)) from None
+    tool_problem = None
     if native_tools is not None:
         tools, native, declared = native_tools, True, True
     else:
         system = "\n".join(t for m, t in zip(messages, texts) if m["role"] in ("system", "developer"))
-        tools = {
-            name: description.strip() for name, description in TOOL_LINE.findall(system) if name[0].isalpha()
-        }
-        native, declared = False, bool(tools)
+        offered = read_tool_list(system)
+        tools, native, tool_problem = offered.tools, False, offered.problem
+        declared = bool(tools) or tool_problem is not None
 
     steps, rounds = _read_steps(messages[start + 1 :], texts[start + 1 :])
     return Conversation(
@@ -258,6 +270,7 @@ def read_conversation(request: dict) -> Conversation:
         rounds=rounds,
         earlier=earlier,
         schemas=schemas,
+        tool_problem=tool_problem,
     )
 
 
@@ -337,7 +350,7 @@ def _check_tool_replies(messages: list[dict]) -> None:
 
 
 def _is_observation(text: str) -> bool:
-    return bool(_OBSERVATION_PREFIX.match(text))
+    return bool(_patterns()["observation_prefix"].match(text))
 
 
 def _latest_request_index(messages: list[dict], texts: list[str]) -> int:
@@ -345,44 +358,6 @@ def _latest_request_index(messages: list[dict], texts: list[str]) -> int:
         if messages[index]["role"] == "user" and not _is_observation(texts[index]):
             return index
     raise MalformedRequestError("the conversation has no user message with a request in it")
-
-
-def _read_native_tools(request: dict) -> tuple[dict[str, str] | None, dict[str, dict]]:
-    """The `tools` field as name -> description (None when absent), narrowed by `tool_choice`."""
-    tools = request.get("tools")
-    if tools is None or tools == []:
-        return None, {}
-    if not isinstance(tools, list):
-        raise MalformedRequestError("'tools' must be a list of function tools")
-    offered: dict[str, str] = {}
-    schemas: dict[str, dict] = {}
-    for index, tool in enumerate(tools):
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if (
-            not isinstance(function, dict)
-            or not isinstance(function.get("name"), str)
-            or not function["name"]
-        ):
-            raise MalformedRequestError(
-                f"tools[{index}] must be {{'type': 'function', 'function': {{'name': ...}}}}"
-            )
-        offered[function["name"]] = str(function.get("description") or "")
-        parameters = function.get("parameters")
-        schemas[function["name"]] = parameters if isinstance(parameters, dict) else {}
-
-    choice = request.get("tool_choice")
-    if choice in (None, "auto", "required"):
-        return offered, schemas
-    if choice == "none":  # the caller forbids calls this turn: answer with what is known
-        return {}, schemas
-    if isinstance(choice, dict) and isinstance(choice.get("function"), dict):
-        name = choice["function"].get("name")
-        if name not in offered:
-            raise MalformedRequestError(f"tool_choice names {name!r}, which is not in 'tools'")
-        return {name: offered[name]}, schemas
-    raise MalformedRequestError(
-        "tool_choice must be 'auto', 'none', 'required' or {'type': 'function', 'function': {...}}"
-    )
 
 
 def _read_steps(messages: list[dict], texts: list[str]) -> tuple[list[Step], int]:
@@ -413,7 +388,7 @@ def _read_steps(messages: list[dict], texts: list[str]) -> tuple[list[Step], int
                 steps[index] = replace(steps[index], observation=text)
         elif role == "user" and waiting is not None:
             steps[waiting] = replace(
-                steps[waiting], observation=_OBSERVATION_PREFIX.sub("", text, count=1).strip()
+                steps[waiting], observation=_patterns()["observation_prefix"].sub("", text, count=1).strip()
             )
             waiting = None
     return steps, rounds
@@ -430,7 +405,7 @@ def parse_action(text: str) -> tuple[str, str] | None:
     extra: list[str] = []
     collecting = False
     for line in text.splitlines():
-        match = _KEY_LINE.match(line)
+        match = _patterns()["key_line"].match(line)
         if match is None:
             if collecting:
                 extra.append(line)

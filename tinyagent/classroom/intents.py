@@ -1,39 +1,27 @@
-"""Which scenario a request belongs to: a few keyword lists, read in a fixed order.
+"""Which scenario a request belongs to: what the customer said (`Heard`), then a short table of rules.
 
-A real model understands the request; this one looks for words. The order of the checks is the whole
-trick: a request with an order number and "退" is a refund, the same words without a number are a
-question about the rules, and "帮我写一首诗" matches nothing and is politely declined.
+A real model understands the request; this one looks for the words listed in vocabulary.py and reads
+the first rule of `RULES` that applies. The order of the rules is the whole trick: an order number and
+"退" make a refund, the same words without a number are a question about the rules, "can I return it?"
+is a question and not an order to refund, and "帮我写一首诗" matches nothing and is politely declined.
+
+To teach the model a new phrase, add it to its list in vocabulary.py. To teach it a new kind of request,
+add a field to `Heard`, a row to `RULES` and a planner to scenarios.PLANNERS.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import cache
+from typing import NamedTuple
 
+from . import vocabulary as v
 from .conversation import Conversation
 
-# One line per list reads better than one line per word, so the formatter leaves these alone.
-# fmt: off
-REFUND_WORDS = ("退款", "退货", "退钱", "想退", "要退", "退掉", "refund", "money back", "return it", "send it back")
-LOGISTICS_WORDS = ("快递", "物流", "到哪", "发货", "送到", "运单", "配送", "包裹", "where is", "where's", "track",
-                   "deliver", "shipping", "shipped", "parcel", "package", "arrive")
-STATUS_WORDS = ("状态", "订单", "status", "order")
-TIME_WORDS = ("几点", "时间", "几号", "日期", "星期几", "礼拜几", "what time", "the time", "what day", "the date",
-              "today's date")
-POLICY_WORDS = ("政策", "规则", "无理由", "保修", "质保", "售后", "换货", "到账", "运费", "包邮", "发票", "policy",
-                "warranty", "guarantee", "exchange", "invoice", "return", "cancel", "shipping fee")
-# Words that turn a refund or parcel question without an order number into a question about the rules.
-RULE_QUESTION_WORDS = ("怎么", "如何", "多久", "多长", "多少", "几天", "政策", "规则", "无理由", "运费", "包邮",
-                       "how", "what", "when", "policy", "fee", "cost")
-WEATHER_WORDS = ("天气", "带伞", "下雨", "weather", "umbrella", "rain")
-WRITE_WORDS = ("写入", "写到", "写进", "保存", "存到", "write", "save", "put")
-IDENTITY_WORDS = ("你是谁", "你叫什么", "什么模型", "哪个模型", "who are you", "what are you", "your name",
-                  "which model", "what model")
-GREETINGS_ZH = ("你好", "您好", "嗨", "哈喽", "在吗")
-CITIES = ("北京", "上海", "广州", "深圳", "杭州", "成都", "南京", "武汉", "西安", "重庆", "天津", "苏州",
-          "Beijing", "Shanghai", "Guangzhou", "Shenzhen", "Hangzhou", "London", "Paris", "Tokyo", "New York")
-# fmt: on
-GREETING_EN = re.compile(r"^\s*(hello|hi|hey|good (morning|afternoon|evening))\b", re.IGNORECASE)
-FILE_NAME = re.compile(r"[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.(?:txt|md|csv|json|log)\b")
+# Kept for the modules that read them (weather_and_files, small_talk).
+CITIES = v.CITIES
+GREETINGS_ZH = v.GREETINGS_ZH
 
 
 def has_any(text: str, words: tuple[str, ...]) -> bool:
@@ -41,34 +29,152 @@ def has_any(text: str, words: tuple[str, ...]) -> bool:
     return any(word in low for word in words)
 
 
-def detect_intent(conv: Conversation) -> str:
-    """Which scenario the request belongs to (the table is in scenarios.py)."""
+@cache
+def _file_name_pattern() -> re.Pattern:
+    return re.compile(r"[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.(?:txt|md|csv|json|log)\b")
+
+
+def file_name_in(text: str) -> str | None:
+    """The first file name (notes.txt, data/out.csv) in the text, or None."""
+    if "." not in text:
+        return None
+    match = _file_name_pattern().search(text)
+    return match.group() if match else None
+
+
+def is_greeting(text: str) -> bool:
+    """你好 / Hello / hi there / Good morning: a request that starts with a greeting."""
+    text = text.strip()
+    if text.startswith(v.GREETINGS_ZH):
+        return True
+    low = text.lower()
+    return any(low.startswith(word) and not low[len(word) : len(word) + 1].isalpha() for word in v.GREETINGS_EN)
+
+
+class Heard(NamedTuple):  # a NamedTuple, not a dataclass: cheaper to define at import time
+    """What the request says, as yes/no facts the rules combine."""
+
+    order_ids: bool  # an order id in the request, or in an earlier request of the conversation
+    order_ids_here: bool  # an order id in this request
+    tracking_numbers: bool
+    refund: bool
+    asks_whether: bool  # "can I ...?", "能退吗": a question, not a request to act
+    refund_timing: bool
+    warranty: bool
+    fault: bool  # a fault the vocabulary recognises ("won't charge", "不回充")
+    vague_problem: bool  # something is wrong, but not what ("有问题", "acting up")
+    logistics: bool
+    status: bool
+    time: bool
+    policy: bool
+    rule_question: bool
+    weather: bool
+    writes_file: bool
+    about_react: bool
+    identity: bool
+    thanks: bool
+    greeting: bool
+    shop_topic: bool
+
+
+def hear(conv: Conversation) -> Heard:
     text = conv.request
-    ids_here = [i for i in conv.order_ids if i in text]  # not the ones remembered from earlier turns
-    if FILE_NAME.search(text) and has_any(text, WRITE_WORDS):
-        return "write_file"
-    if has_any(text, WEATHER_WORDS):
-        return "weather"
-    if "react" in text.lower():
-        return "about_react"
-    if has_any(text, REFUND_WORDS):
-        if conv.order_ids:
-            return "refund"
-        return "policy" if has_any(text, RULE_QUESTION_WORDS) else "need_order_id"
-    if has_any(text, LOGISTICS_WORDS):
-        if conv.order_ids or conv.tracking_numbers:
-            return "logistics"
-        return "policy" if has_any(text, RULE_QUESTION_WORDS) else "need_order_id"
-    if conv.tracking_numbers and not ids_here:
-        return "logistics"
-    if ids_here or (conv.order_ids and has_any(text, STATUS_WORDS)):
-        return "order_status"
-    if has_any(text, TIME_WORDS):
-        return "time"
-    if has_any(text, POLICY_WORDS):
-        return "policy"
-    if has_any(text, IDENTITY_WORDS):
-        return "identity"
-    if text.strip().startswith(GREETINGS_ZH) or GREETING_EN.match(text):
-        return "greeting"
-    return "decline"
+    return Heard(
+        order_ids=bool(conv.order_ids),
+        order_ids_here=any(i in text for i in conv.order_ids),
+        tracking_numbers=bool(conv.tracking_numbers),
+        refund=v.REFUND.found_in(text) or _return_with_id(text, conv.order_ids),
+        asks_whether=v.ASKS_WHETHER.found_in(text) and not v.ASKS_FOR_ACTION.found_in(text),
+        refund_timing=v.REFUND_TIMING.found_in(text),
+        warranty=v.WARRANTY.found_in(text),
+        fault=has_fault(text),
+        vague_problem=v.VAGUE_PROBLEM.found_in(text),
+        logistics=v.LOGISTICS.found_in(text),
+        status=v.STATUS.found_in(text),
+        time=v.TIME.found_in(text),
+        policy=v.POLICY.found_in(text),
+        rule_question=v.RULE_QUESTION.found_in(text),
+        weather=v.WEATHER.found_in(text),
+        writes_file=file_name_in(text) is not None and v.WRITE.found_in(text),
+        about_react="react" in text.lower(),
+        identity=v.IDENTITY.found_in(text),
+        thanks=v.THANKS.found_in(text),
+        greeting=is_greeting(text),
+        shop_topic=v.SHOP_TOPIC.found_in(text),
+    )
+
+
+def _return_with_id(text: str, order_ids: list[str]) -> bool:
+    """ "return 88231", "return #88231": the verb right before the order id."""
+    low = text.lower()
+    return any(f"return {i}" in low or f"return #{i}" in low for i in order_ids)
+
+
+def has_fault(text: str) -> bool:
+    """True when the text describes a fault the vocabulary knows (see refund.read_fault for which one)."""
+    return fault_clause(text) is not None
+
+
+def fault_clause(text: str) -> tuple[str, str] | None:
+    """(keyword, clause) of the first fault the text describes, or None. Chinese: (keyword, phrase)."""
+    for keyword, phrase in v.FAULT_SYMPTOMS_ZH:
+        if keyword in text:
+            return keyword, phrase
+    if v.DOCK_WORDS.found_in(text) and any(n in text for n in v.NEGATIONS.zh):
+        for clause in _clauses(text, commas=True):
+            if v.DOCK_WORDS.found_in(clause) and any(n in clause for n in v.NEGATIONS.zh):
+                return v.DOCK_WORDS.first_in(clause), "回不了充电座"
+    for clause in _clauses(text):
+        keyword = v.FAULT_SYMPTOMS_EN.first_in(clause)
+        padded = f" {clause.lower()} "
+        if keyword is None and v.DOCK_WORDS.found_in(clause) and any(n in padded for n in v.NEGATIONS.en):
+            keyword = v.DOCK_WORDS.first_in(clause)
+        if keyword:
+            return keyword, clause.strip()
+    return None
+
+
+def _clauses(text: str, commas: bool = False) -> list[str]:
+    """The text cut at sentence ends ("...", ".", "!", "?", ";" and their Chinese forms), and at commas if asked.
+
+    An English fault is quoted whole in the refund reason, so English keeps its commas.
+    """
+    for mark in ("...", "…", "!", "?", ";", "。", "！", "？", "；", *(("，", ",") if commas else ())):
+        text = text.replace(mark, ".")
+    return [clause for clause in text.split(".") if clause.strip()]
+
+
+# The rules, first match wins: (intent, when it applies). scenarios.PLANNERS has a planner per intent.
+RULES: tuple[tuple[str, Callable[[Heard], bool]], ...] = (
+    ("write_file", lambda h: h.writes_file),
+    ("weather", lambda h: h.weather),
+    ("about_react", lambda h: h.about_react),
+    # when the refund money arrives: the policy answers it, whether or not an order id is given
+    ("refund_timing", lambda h: h.refund_timing),
+    ("warranty", lambda h: h.warranty and h.order_ids_here),
+    # "can I return 88231?" is answered; "I want to return 88231" is acted on
+    ("return_question", lambda h: h.refund and h.order_ids and h.asks_whether),
+    ("refund", lambda h: h.refund and h.order_ids),
+    # a fault (or a vague problem) and an order, but no request: say what the rules allow, then ask
+    ("fault_report", lambda h: (h.fault or h.vague_problem) and h.order_ids_here),
+    ("policy", lambda h: (h.refund or h.fault) and h.rule_question),
+    ("need_order_id", lambda h: h.refund or h.fault),
+    ("logistics", lambda h: h.logistics and (h.order_ids or h.tracking_numbers)),
+    ("policy", lambda h: h.logistics and h.rule_question),
+    ("need_order_id", lambda h: h.logistics),
+    ("logistics", lambda h: h.tracking_numbers and not h.order_ids_here),
+    ("order_status", lambda h: h.order_ids_here or (h.order_ids and h.status)),
+    ("time", lambda h: h.time),
+    ("policy", lambda h: h.policy),
+    ("identity", lambda h: h.identity),
+    ("thanks", lambda h: h.thanks),
+    ("greeting", lambda h: h.greeting),
+    # about the shop, but not something the rules above recognise: ask, do not guess
+    ("clarify", lambda h: h.shop_topic),
+)
+
+
+def detect_intent(conv: Conversation) -> str:
+    """Which scenario the request belongs to (the first rule of RULES that applies; else "decline")."""
+    heard = hear(conv)
+    return next((intent for intent, applies in RULES if applies(heard)), "decline")

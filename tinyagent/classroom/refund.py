@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from .conversation import Conversation
+from .intents import fault_clause
 from .planning import Act, Answer, Order, act, call, pick, read_now, read_order, sentence
+from .vocabulary import NO_FAULT_REASON, PRODUCTS_EN, PRODUCTS_ZH, VAGUE_PROBLEM, WARRANTY
 
 # --- the policy's day limits ------------------------------------------------------------------------
 
@@ -40,19 +43,26 @@ class ReturnLimits:
 
 _NUMBER = r"(\d+|[一二两三四五六七八九十百]+)"
 _CLAUSE = r"[^。；;\n]"  # within one clause: limits and what they are for sit in the same clause
-_NO_REASON_ZH = re.compile(_NUMBER + r"\s*天内?" + _CLAUSE + r"*?无理由")
-_QUALITY_ZH = re.compile(_NUMBER + r"\s*天内?((?:(?!无理由)" + _CLAUSE + r")*?)(?:故障|质量)")
-_WARRANTY_YEARS_ZH = re.compile(r"保修" + _CLAUSE + r"*?" + _NUMBER + r"\s*年")
-_WARRANTY_DAYS_ZH = re.compile(r"保修" + _CLAUSE + r"*?(\d+)\s*天")
-_NO_REASON_EN = re.compile(
-    r"(\d+)[\s-]*days?[^.;\n]*?(?:no[- ]reason|without (?:a |any )?reason|any reason)", re.IGNORECASE
-)
-_QUALITY_EN = re.compile(
-    r"(\d+)[\s-]*days?((?:(?!no[- ]reason)[^.;\n])*?)(?:fault|defect|quality)", re.IGNORECASE
-)
-_WARRANTY_EN = re.compile(
-    r"(\d+)[\s-]*(year|day)s?[^.;\n]*?warranty|warranty[^.;\n]*?(\d+)[\s-]*(year|day)", re.IGNORECASE
-)
+
+
+@cache  # compiled on first use: the classroom is imported on every offline run, a policy read far less often
+def _limit_patterns() -> dict[str, re.Pattern]:
+    return {
+        "no_reason_zh": re.compile(_NUMBER + r"\s*天内?" + _CLAUSE + r"*?无理由"),
+        "quality_zh": re.compile(_NUMBER + r"\s*天内?((?:(?!无理由)" + _CLAUSE + r")*?)(?:故障|质量)"),
+        "warranty_years_zh": re.compile(r"保修" + _CLAUSE + r"*?" + _NUMBER + r"\s*年"),
+        "warranty_days_zh": re.compile(r"保修" + _CLAUSE + r"*?(\d+)\s*天"),
+        "no_reason_en": re.compile(
+            r"(\d+)[\s-]*days?[^.;\n]*?(?:no[- ]reason|without (?:a |any )?reason|any reason)", re.IGNORECASE
+        ),
+        "quality_en": re.compile(
+            r"(\d+)[\s-]*days?((?:(?!no[- ]reason)[^.;\n])*?)(?:fault|defect|quality)", re.IGNORECASE
+        ),
+        "warranty_en": re.compile(
+            r"(\d+)[\s-]*(year|day)s?[^.;\n]*?warranty|warranty[^.;\n]*?(\d+)[\s-]*(year|day)", re.IGNORECASE
+        ),
+    }
+
 
 _CHINESE_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 
@@ -73,15 +83,16 @@ def to_number(text: str) -> int:
 def read_limits(policy: str) -> ReturnLimits:
     """The day limits a policy text states; the usual 7 / 15 / 365 for any it does not."""
     found: dict[str, int] = {}
-    if match := _NO_REASON_ZH.search(policy) or _NO_REASON_EN.search(policy):
+    patterns = _limit_patterns()
+    if match := patterns["no_reason_zh"].search(policy) or patterns["no_reason_en"].search(policy):
         found["no_reason"] = to_number(match.group(1))
-    if match := _QUALITY_ZH.search(policy) or _QUALITY_EN.search(policy):
+    if match := patterns["quality_zh"].search(policy) or patterns["quality_en"].search(policy):
         found["quality"] = to_number(match.group(1))
-    if match := _WARRANTY_YEARS_ZH.search(policy):
+    if match := patterns["warranty_years_zh"].search(policy):
         found["warranty"] = to_number(match.group(1)) * 365
-    elif match := _WARRANTY_DAYS_ZH.search(policy):
+    elif match := patterns["warranty_days_zh"].search(policy):
         found["warranty"] = int(match.group(1))
-    elif match := _WARRANTY_EN.search(policy):
+    elif match := patterns["warranty_en"].search(policy):
         number, unit = (
             (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
         )
@@ -90,23 +101,6 @@ def read_limits(policy: str) -> ReturnLimits:
 
 
 # --- what the customer said --------------------------------------------------------------------------
-
-# (what to look for, how to say it after the product): the specific faults first, "修不好" last.
-# fmt: off
-FAULTS_ZH = (
-    ("不回充", "不回充"), ("不充电", "不充电"), ("充不进电", "充不进电"), ("无法充电", "无法充电"),
-    ("开不了机", "开不了机"), ("无法开机", "无法开机"), ("不开机", "不开机"), ("坏了", "坏了"), ("坏掉", "坏了"),
-    ("故障", "出了故障"), ("不能用", "不能用"), ("用不了", "用不了"), ("不工作", "不工作"), ("没反应", "没反应"),
-    ("异响", "有异响"), ("失灵", "失灵"), ("质量问题", "有质量问题"), ("修不好", "坏了，修不好"),
-)
-FAULTS_EN = ("won't", "wont", "will not", "doesn't work", "does not work", "not working", "stopped working",
-             "broken", "broke", "faulty", "defective", "not charging", "doesn't charge", "dead", "fault")
-PRODUCTS_ZH = ("扫地机", "洗地机", "吸尘器", "空气净化器", "耳机", "手表", "手机", "平板", "音箱", "键盘", "鼠标",
-               "显示器")
-PRODUCTS_EN = ("robot vacuum", "vacuum", "air purifier", "headphones", "earbuds", "watch", "phone", "tablet",
-               "speaker")
-# fmt: on
-
 
 @dataclass(frozen=True)
 class Fault:
@@ -123,18 +117,26 @@ def product_word(text: str | None, lang: str) -> str | None:
 
 
 def read_fault(conv: Conversation) -> Fault | None:
-    """The fault the customer describes in the request, or None if they describe none."""
-    if conv.zh:
-        product = product_word(conv.request, "zh") or ""
-        for keyword, phrase in FAULTS_ZH:
-            if keyword in conv.request:
-                return Fault(keyword, product + phrase)
-        return None
-    for clause in re.split(r"\.\.\.|[.!?;]", conv.request):
-        keyword = next((k for k in FAULTS_EN if k in clause.lower()), None)
-        if keyword:
-            return Fault(keyword, clause.strip())
+    """The fault the customer describes, or None if they describe none (see vocabulary.py for the words).
+
+    The request first; if it says nothing about why (no fault, no other reason, no vague problem), an
+    earlier request of the conversation may have: "扫地机不回充了" ... "那帮我退吧".
+    """
+    for text in (conv.request, *conv.earlier):
+        found = fault_clause(text)
+        if found:
+            keyword, said = found
+            if conv.zh:
+                return Fault(keyword, (product_word(text, "zh") or "") + said)
+            return Fault(keyword, said)
+        if text is conv.request and (NO_FAULT_REASON.found_in(text) or VAGUE_PROBLEM.found_in(text)):
+            return None
     return None
+
+
+def unclear_problem(conv: Conversation) -> bool:
+    """True when the customer says something is wrong but not what: the model asks rather than decides."""
+    return read_fault(conv) is None and VAGUE_PROBLEM.found_in(conv.request)
 
 
 # --- the decision ------------------------------------------------------------------------------------
@@ -152,7 +154,7 @@ class Verdict:
     out_of_warranty  past the warranty: paid repair, no refund
     """
 
-    kind: str
+    kind: str  # also "unclear_fault": within the quality window, a problem reported but not what it is
     days: int | None = None
     limits: ReturnLimits = ReturnLimits()
 
@@ -177,8 +179,19 @@ def decide(days: int, limits: ReturnLimits, fault: bool) -> Verdict:
 # --- the planner -------------------------------------------------------------------------------------
 
 
-def plan_refund(conv: Conversation, order_id: str) -> Act | Answer:
-    """The careful refund: look the order up, check the date and the policy, then refund (or not)."""
+# What the customer asked for, which decides what the planner does once it knows the verdict:
+#   "refund"    "I want to return 88231": submit the refund when the rules allow it
+#   "question"  "Can I return 88231?": answer yes or no, and offer to submit it (no side effect)
+#   "report"    "88231 won't charge": say what the rules allow (return or repair), and ask which they want
+#   "warranty"  "Is 88231 still under warranty?": the days left, or since when it is out of warranty
+MODES = ("refund", "question", "report", "warranty")
+
+
+def plan_refund(conv: Conversation, order_id: str, mode: str = "refund") -> Act | Answer:
+    """The careful refund: look the order up, check the date and the policy, then refund (or not).
+
+    In the other `MODES` the same checks lead to an answer instead of a refund.
+    """
     if conv.tool_for("order") is None:
         return Answer(
             conv.say(
@@ -199,12 +212,24 @@ def plan_refund(conv: Conversation, order_id: str) -> Act | Answer:
             f"，原因是{fault.description}" if fault else "",
             (f" because the {product} is faulty" if product else " because of a fault") if fault else "",
         )
+        wants = {
+            "refund": conv.say(f"用户想退订单 {order_id}{because}", f"The customer wants a refund for order {order_id}{because}"),
+            "question": conv.say(
+                f"用户问订单 {order_id} 能不能退{because}", f"The customer asks whether order {order_id} can be returned{because}"
+            ),
+            "report": conv.say(
+                f"用户反馈订单 {order_id} 有问题{because}，但没说想怎么处理",
+                f"The customer reports a problem with order {order_id}{because}, without saying what they want done",
+            ),
+            "warranty": conv.say(
+                f"用户问订单 {order_id} 还在不在保修期内", f"The customer asks whether order {order_id} is still under warranty"
+            ),
+        }[mode]
         return act(
             conv,
             conv.say(
-                f"用户想退订单 {order_id}{because}。先查订单详情，确认商品、签收时间和状态。",
-                f"The customer wants a refund for order {order_id}{because}. First I look the order up to see the "
-                "product, when it was signed for and its status.",
+                f"{wants}。先查订单详情，确认商品、签收时间和状态。",
+                f"{wants}. First I look the order up to see the product, when it was signed for and its status.",
             ),
             [call(conv, "order", orderId=order_id)],
         )
@@ -227,11 +252,15 @@ def plan_refund(conv: Conversation, order_id: str) -> Act | Answer:
             ),
         )
     if order.stage in ("unshipped", "in_transit"):
-        return _act_on(conv, order, Verdict("not_delivered"))
+        if mode == "warranty":
+            return _answer_warranty(conv, order, None)
+        return _act_on(conv, order, Verdict("not_delivered"), mode)
     judged = _judge(conv, order)
-    if isinstance(judged, Verdict):
-        return _act_on(conv, order, judged)
-    return judged
+    if not isinstance(judged, Verdict):
+        return judged
+    if mode == "warranty":
+        return _answer_warranty(conv, order, judged)
+    return _act_on(conv, order, judged, mode)
 
 
 def _judge(conv: Conversation, order: Order) -> Verdict | Act | Answer:
@@ -281,23 +310,33 @@ def _judge(conv: Conversation, order: Order) -> Verdict | Act | Answer:
         )
     days = max(0, (now[0] - order.signed_on).days)
     limits = read_limits(policy_step.text if policy_step else "")
-    return decide(days, limits, read_fault(conv) is not None)
+    verdict = decide(days, limits, read_fault(conv) is not None)
+    if verdict.kind == "needs_fault" and unclear_problem(conv):
+        return Verdict("unclear_fault", days, limits)  # something is wrong, but what? ask, do not refuse
+    return verdict
 
 
 def policy_query(conv: Conversation, order: Order) -> str:
-    """What to search the knowledge base for: the product, the fault, and the word for returns."""
+    """What to search the knowledge base for: the product, the fault, and the word for returns (or warranty)."""
     fault = read_fault(conv)
+    warranty = WARRANTY.found_in(conv.request)
     if conv.zh:
         product = product_word(conv.request, "zh") or product_word(order.product, "zh")
-        return " ".join(w for w in (product, fault.keyword if fault else None, "退货", "政策") if w)
+        topic = "保修" if warranty else "退货"
+        return " ".join(w for w in (product, fault.keyword if fault else None, topic, "政策") if w)
     product = product_word(conv.request, "en")
-    return " ".join(w for w in (product, "quality fault" if fault else None, "return policy") if w)
+    topic = "warranty policy" if warranty else "return policy"
+    return " ".join(w for w in (product, "quality fault" if fault else None, topic) if w)
 
 
-def _act_on(conv: Conversation, order: Order, verdict: Verdict) -> Act | Answer:
-    """Submit the refund when the rules allow it; otherwise explain why not."""
+def _act_on(conv: Conversation, order: Order, verdict: Verdict, mode: str = "refund") -> Act | Answer:
+    """Submit the refund when the rules allow it and the customer asked for it; otherwise explain."""
+    if verdict.kind == "unclear_fault":
+        return _answer_unclear_fault(conv, order, verdict)
     if not verdict.refund:
         return _answer_no_refund(conv, order, verdict)
+    if mode != "refund":
+        return _answer_eligible(conv, order, verdict, mode)
     refund = conv.result("refund", order.order_id)
     if refund is None:
         if conv.tool_for("refund") is None:
@@ -486,6 +525,119 @@ def _answer_no_refund(conv: Conversation, order: Order, verdict: Verdict) -> Ans
             "不能退款，也不在免费维修范围内；可以联系售后了解付费维修。",
             f"Sorry: order {order.order_id} ({product}) was signed for {days} days ago, beyond the {warranty} "
             "warranty. It cannot be refunded or repaired for free; after-sales service can quote a paid repair.",
+        ),
+    )
+
+
+def _answer_eligible(conv: Conversation, order: Order, verdict: Verdict, mode: str) -> Answer:
+    """The rules allow a refund, but the customer asked a question (or reported a fault): say so, and ask."""
+    limits, days = verdict.limits, verdict.days
+    product = order.product or conv.say("商品", "item")
+    if verdict.kind == "not_delivered":
+        why = conv.say(
+            f"订单 {order.order_id}（{product}）还没有签收（状态：{order.status}），可以取消或拒收，全额退款。",
+            f"Order {order.order_id} ({product}) has not been delivered yet (status: {order.status}), so it "
+            "can be cancelled or refused on delivery for a full refund.",
+        )
+    elif verdict.kind == "no_reason":
+        why = conv.say(
+            f"订单 {order.order_id}（{product}）签收 {days} 天，还在 {limits.no_reason} 天无理由退货期内，可以退货退款。",
+            f"Order {order.order_id} ({product}) was signed for {days} days ago, within the {limits.no_reason}-day "
+            "no-reason return period, so it can be returned for a refund.",
+        )
+    else:
+        fault = read_fault(conv)
+        why = conv.say(
+            f"订单 {order.order_id}（{product}）签收 {days} 天，过了 {limits.no_reason} 天无理由退货期，但还在 "
+            f"{limits.quality} 天质量问题退货期内；{fault.description if fault else '商品故障'}属于质量问题，"
+            "经售后检测确认后可以退货退款，也可以换货。",
+            f"Order {order.order_id} ({product}) was signed for {days} days ago: past the {limits.no_reason}-day "
+            f"no-reason period, but within the {limits.quality}-day period for quality problems, and the fault you "
+            "describe is one. After the after-sales check it can be returned for a refund, or exchanged.",
+        )
+    if mode == "question":
+        opening = conv.say("可以。", "Yes. ")
+        offer = conv.say(
+            "需要我现在为您提交退款申请吗？回复“帮我退款”即可。",
+            'Shall I submit the refund now? Just reply "please refund it".',
+        )
+    else:  # a fault reported, with no request: the customer chooses
+        opening = conv.say("抱歉给您添麻烦了。", "Sorry about that. ")
+        offer = conv.say(
+            "您想退款，还是换货或维修？要退款的话回复“帮我退款”，我马上提交。",
+            'Would you like a refund, or an exchange or repair? Reply "please refund it" and I will submit the refund.',
+        )
+    return Answer(
+        conv.say(
+            "按政策可以退款。用户没有要求我提交，所以先说明，再问用户要不要退款，不调用 applyRefund。",
+            "The policy allows a refund. The customer did not ask me to submit one, so I explain and ask; I do "
+            "not call the refund tool yet.",
+        ),
+        conv.say(f"{opening}{why}{offer}", f"{opening}{why} {offer}"),
+    )
+
+
+def _answer_unclear_fault(conv: Conversation, order: Order, verdict: Verdict) -> Answer:
+    """Past the no-reason window, and "something is wrong" but not what: ask, never refuse on a guess."""
+    limits, days = verdict.limits, verdict.days
+    product = order.product or conv.say("商品", "item")
+    return Answer(
+        conv.say(
+            f"签收后第 {days} 天，过了 {limits.no_reason} 天无理由退货期；用户说有问题，但我判断不了是不是质量故障。"
+            "不能猜：先问清楚，不退款也不拒绝。",
+            f"Day {days}: past the {limits.no_reason}-day no-reason window. The customer says something is wrong, "
+            "but I cannot tell whether it is a fault. I will not guess: I ask, and neither refund nor refuse.",
+        ),
+        conv.say(
+            f"订单 {order.order_id}（{product}）已签收 {days} 天，过了 {limits.no_reason} 天无理由退货期；"
+            f"如果是质量问题，{limits.quality} 天内仍可以退货。我没能判断您说的问题是不是质量故障，"
+            "能具体说说是什么情况吗？比如不回充、充不进电、开不了机、有异响。",
+            f"Order {order.order_id} ({product}) was signed for {days} days ago, past the {limits.no_reason}-day "
+            f"no-reason return period; a faulty item can still be returned within {limits.quality} days. I could "
+            "not tell from your message whether this is a fault: what exactly is wrong? For example, it won't "
+            "charge, won't dock, won't turn on, or makes a noise.",
+        ),
+    )
+
+
+def _answer_warranty(conv: Conversation, order: Order, verdict: Verdict | None) -> Answer:
+    """Is the order under warranty? The days since signing against the warranty the policy states."""
+    product = order.product or conv.say("商品", "item")
+    if verdict is None:  # not delivered yet: the warranty has not started
+        return Answer(
+            conv.say("订单还没签收，保修期还没开始。", "Not delivered yet, so the warranty has not started."),
+            conv.say(
+                f"订单 {order.order_id}（{product}）还没有签收（状态：{order.status}），保修期从签收次日起计算，目前还没开始。",
+                f"Order {order.order_id} ({product}) has not been delivered yet (status: {order.status}); the "
+                "warranty starts the day after delivery, so it has not started yet.",
+            ),
+        )
+    limits, days = verdict.limits, verdict.days
+    left = limits.warranty - days
+    if left >= 0:
+        return Answer(
+            conv.say(
+                f"签收后第 {days} 天，保修 {limits.warranty} 天，还剩 {left} 天。",
+                f"Day {days} of a {limits.warranty}-day warranty: {left} days left.",
+            ),
+            conv.say(
+                f"在保修期内：订单 {order.order_id}（{product}）于 {order.signed_on} 签收，到今天 {days} 天，"
+                f"整机保修 {limits.warranty} 天，还剩 {left} 天。保修期内的非人为故障可以免费维修。",
+                f"Yes, it is under warranty: order {order.order_id} ({product}) was signed for on {order.signed_on}, "
+                f"{days} days ago, and the warranty lasts {limits.warranty} days, so {left} days are left. "
+                "Faults not caused by damage are repaired free of charge.",
+            ),
+        )
+    return Answer(
+        conv.say(
+            f"签收后第 {days} 天，超过了 {limits.warranty} 天保修期。",
+            f"Day {days}: past the {limits.warranty}-day warranty.",
+        ),
+        conv.say(
+            f"订单 {order.order_id}（{product}）于 {order.signed_on} 签收，已经 {days} 天，超过了 {limits.warranty} 天保修期，"
+            "可以联系售后了解付费维修。",
+            f"Order {order.order_id} ({product}) was signed for on {order.signed_on}, {days} days ago, beyond the "
+            f"{limits.warranty}-day warranty. After-sales service can quote a paid repair.",
         ),
     )
 

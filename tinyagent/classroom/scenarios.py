@@ -6,6 +6,10 @@ between calls and nothing is random: the same conversation always gives the same
 
     intent          example request                       plan
     refund          我上周买的扫地机不回充了……订单号 88231   see refund.py (5 rounds)
+    return_question Can I return order 88231?              the refund's checks -> answer and offer, no refund
+    fault_report    订单 88231 的扫地机充不进电了             the refund's checks -> what the rules allow, ask
+    warranty        88231 还在保修期吗？                    queryOrder -> getCurrentTime -> searchKnowledge
+    refund_timing   退款多久到账？                          searchKnowledge -> answer
     logistics       帮我看看订单 88231 的快递到哪了          queryOrder -> queryLogistics -> answer
     order_status    订单 88232 现在什么状态？               queryOrder -> answer
     policy          七天无理由退货怎么算？                  searchKnowledge -> answer
@@ -16,6 +20,8 @@ between calls and nothing is random: the same conversation always gives the same
     about_react     What is a ReAct agent?                 answer
     identity        你是谁？                               answer (the classroom model)
     greeting        你好                                   answer
+    thanks          谢谢                                   answer
+    clarify         我那个订单的东西……                      ask what the customer wants (never guess)
     decline         帮我写一首诗 / Book me a flight          decline politely, say what it can do
 
 intents.py reads the intent; the planners live in shop_scenarios.py, refund.py, weather_and_files.py and
@@ -32,20 +38,40 @@ from .intents import detect_intent
 from .planning import Act, Answer
 from .refund import plan_hasty_refund
 from .shop_scenarios import (
+    plan_fault_report,
     plan_logistics,
     plan_need_order_id,
     plan_order_status,
     plan_policy,
     plan_refund_request,
+    plan_return_question,
     plan_time,
+    plan_warranty,
 )
-from .small_talk import plan_about_react, plan_decline, plan_greeting, plan_identity
+from .small_talk import (
+    plan_about_react,
+    plan_clarify,
+    plan_decline,
+    plan_greeting,
+    plan_identity,
+    plan_thanks,
+)
 from .weather_and_files import plan_weather, plan_write_file
 
 
 def plan(conv: Conversation) -> Act | Answer:
     """The careful model's next step."""
-    return _refused_twice(conv) or PLANNERS[detect_intent(conv)](conv)
+    return _unreadable_tools(conv) or _refused_twice(conv) or PLANNERS[detect_intent(conv)](conv)
+
+
+def _unreadable_tools(conv: Conversation) -> Answer | None:
+    """The prompt asks for tool calls but lists no tool the model can read: say so plainly, call nothing."""
+    if conv.tool_problem is None:
+        return None
+    return Answer(
+        conv.say("系统提示词要求调用工具，但我找不到工具列表。", "The prompt asks for tools, but I find no tool list."),
+        conv.tool_problem[conv.lang],
+    )
 
 
 def _refused_twice(conv: Conversation) -> Answer | None:
@@ -76,6 +102,10 @@ def plan_hasty(conv: Conversation) -> Act | Answer:
 
 PLANNERS: dict[str, Callable[[Conversation], Act | Answer]] = {
     "refund": plan_refund_request,
+    "return_question": plan_return_question,
+    "fault_report": plan_fault_report,
+    "warranty": plan_warranty,
+    "refund_timing": plan_policy,
     "logistics": plan_logistics,
     "order_status": plan_order_status,
     "policy": plan_policy,
@@ -86,5 +116,7 @@ PLANNERS: dict[str, Callable[[Conversation], Act | Answer]] = {
     "about_react": plan_about_react,
     "identity": plan_identity,
     "greeting": plan_greeting,
+    "thanks": plan_thanks,
+    "clarify": plan_clarify,
     "decline": plan_decline,
 }

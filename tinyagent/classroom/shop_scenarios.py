@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from .conversation import Conversation
-from .intents import REFUND_WORDS, has_any
+from .intents import has_fault
 from .planning import (
     WEEKDAYS_EN,
     WEEKDAYS_ZH,
@@ -26,10 +26,26 @@ from .planning import (
 )
 from .refund import answer_order_error, plan_refund
 from .small_talk import cannot
+from .vocabulary import LOGISTICS, REFUND
 
 
 def plan_refund_request(conv: Conversation) -> Act | Answer:
     return plan_refund(conv, conv.order_ids[0])
+
+
+def plan_return_question(conv: Conversation) -> Act | Answer:
+    """ "Can I return 88231?": the refund's checks, then an answer (and an offer), never the refund itself."""
+    return plan_refund(conv, conv.order_ids[0], mode="question")
+
+
+def plan_fault_report(conv: Conversation) -> Act | Answer:
+    """ "88231 won't charge": the refund's checks, then what the rules allow, and a question: which one?"""
+    return plan_refund(conv, conv.order_ids[0], mode="report")
+
+
+def plan_warranty(conv: Conversation) -> Act | Answer:
+    """ "Is 88231 still under warranty?": the order, today's date and the policy, then the days left."""
+    return plan_refund(conv, conv.order_ids[0], mode="warranty")
 
 
 def plan_order_status(conv: Conversation) -> Act | Answer:
@@ -235,10 +251,12 @@ def _trace_summary(conv: Conversation, number: str, order_id: str | None, produc
 
 
 def plan_need_order_id(conv: Conversation) -> Answer:
-    wants_refund = has_any(conv.request, REFUND_WORDS)
-    task = conv.say(
-        "办理退款" if wants_refund else "查询物流", "handle the refund" if wants_refund else "track it"
-    )
+    if REFUND.found_in(conv.request):
+        task = conv.say("办理退款", "handle the refund")
+    elif has_fault(conv.request) or not LOGISTICS.found_in(conv.request):
+        task = conv.say("处理售后问题", "look into it")
+    else:
+        task = conv.say("查询物流", "track it")
     return Answer(
         conv.say(
             f"用户想{task}，但没有给订单号。没有订单号查不了，先请用户提供。",

@@ -8,8 +8,9 @@ the honest answer to most questions is to point at a real one.
 from __future__ import annotations
 
 from .conversation import Conversation, tool_kind
-from .intents import GREETING_EN, GREETINGS_ZH, IDENTITY_WORDS, LOGISTICS_WORDS, REFUND_WORDS, has_any
+from .intents import is_greeting
 from .planning import Answer
+from .vocabulary import IDENTITY, LOGISTICS, REFUND
 
 # --- what the assistant can do --------------------------------------------------------------------------
 
@@ -115,6 +116,30 @@ def plan_decline(conv: Conversation) -> Answer:
     )
 
 
+def plan_thanks(conv: Conversation) -> Answer:
+    return Answer(
+        conv.say("用户在道谢，不需要调用工具。", "The user says thank you: no tool needed."),
+        conv.say("不客气！还有其他需要帮忙的，随时告诉我。", "You're welcome! Let me know if there is anything else."),
+    )
+
+
+def plan_clarify(conv: Conversation) -> Answer:
+    """About the shop, but the model cannot tell what is asked: it says so and asks, it does not guess."""
+    return Answer(
+        conv.say(
+            "用户说的和购物有关，但我没看懂具体想做什么。不能猜，也不能贸然调用工具，先问清楚。",
+            "This is about the shop, but I cannot tell what the customer wants. I will not guess or call a tool; "
+            "I ask.",
+        ),
+        conv.say(
+            f"抱歉，我没太明白您想办什么。我可以帮您：{capabilities(conv)}。"
+            "请告诉我您想做哪一件，需要订单的话请附上订单号（5 位数字）。",
+            f"Sorry, I did not understand what you would like me to do. I can {capabilities(conv)}. Tell me "
+            "which one, with the order number (5 digits) if it is about an order.",
+        ),
+    )
+
+
 # --- plain chat: no tools offered ---------------------------------------------------------------------
 
 
@@ -122,20 +147,20 @@ def chat_reply(conv: Conversation) -> str:
     text = conv.request
     if "react" in text.lower():
         return REACT_DEFINITION[conv.lang]
-    if has_any(text, IDENTITY_WORDS):
+    if IDENTITY.found_in(text):
         return conv.say(
             "我是 tinyagent 的课堂模型（classroom model）：一个按固定规则回答的教学模型，不是真正的大语言模型。"
             "给我一个列出工具的 ReAct 系统提示词，我就扮演比特严选的客服助手。",
             "I am the tinyagent classroom model: a scripted teaching model, not a real language model. Give me a "
             "ReAct system prompt that lists tools, and I play the Bit Mall customer-service assistant.",
         )
-    if text.strip().startswith(GREETINGS_ZH) or GREETING_EN.match(text):
+    if is_greeting(text):
         return conv.say(
             "你好！我是 tinyagent 的课堂模型。可以问我什么是 ReAct 智能体，或者把比特严选的工具交给我，让我处理一个客户请求。",
             "Hello! I am the tinyagent classroom model. Ask me what a ReAct agent is, or give me the Bit Mall "
             "tools and a customer request.",
         )
-    if conv.order_ids or has_any(text, REFUND_WORDS + LOGISTICS_WORDS):
+    if conv.order_ids or REFUND.found_in(text) or LOGISTICS.found_in(text):
         return conv.say(
             "这个我查不了：这次请求里没有提供任何工具，而我不会编造订单数据。请在系统提示词里列出比特严选的工具再问我。",
             "I cannot look that up: this request offers no tools, and I do not make up order data. List the Bit "

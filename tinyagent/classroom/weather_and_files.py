@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from .conversation import Conversation, Step
-from .intents import CITIES, FILE_NAME, has_any
+from .intents import CITIES, file_name_in, has_any
 from .planning import Act, Answer, act, call, pick, sentence
 from .small_talk import cannot
 
@@ -122,7 +122,7 @@ def _file_content(text: str) -> tuple[str, str, str] | None:
 
 def plan_write_file(conv: Conversation) -> Act | Answer:
     """The second seed's writeFile: JSON input {"file_path": ..., "content": ...}."""
-    path = FILE_NAME.search(conv.request).group()
+    path = file_name_in(conv.request)
     if conv.tool_for("write_file") is None:
         return cannot(conv, f"写入文件 {path}", f"write to {path}")
     content = _file_content(conv.request)
