@@ -7,7 +7,7 @@ learner writes), then one visible cell calls a check from this module on it:
 
 A check prints "not attempted yet" while the answer is still None (so a lesson runs top to bottom
 untouched), prints "passed" with the reason when the answer is right, and raises `ExerciseFailed` (an
-`AssertionError`) saying what is wrong when it is not. Checks grade the learner's own answer (their
+`AssertionError`) saying what is wrong when it is not. It returns nothing, so a check cell shows only that line. Checks grade the learner's own answer (their
 prediction, their function, their class) on inputs chosen here, never the path a model happened to
 take, so they hold on any model. The solutions notebooks (`notebooks/solutions/`) pass the same checks.
 
@@ -47,14 +47,12 @@ def classroom_only(settings: Any, why: str) -> bool:
 
 
 # -- how every check reports ---------------------------------------------------------------------
-def _not_attempted(exercise: str, hint: str) -> bool:
+def _not_attempted(exercise: str, hint: str) -> None:
     print(f"{exercise}: not attempted yet. {hint}")
-    return False
 
 
-def _passed(exercise: str, why: str) -> bool:
+def _passed(exercise: str, why: str) -> None:
     print(f"{exercise}: passed. {why}")
-    return True
 
 
 def _fail(exercise: str, what: str) -> None:
@@ -93,7 +91,7 @@ def _json(exercise: str, text: Any, where: str) -> Any:
 
 
 # -- 00 · Welcome ---------------------------------------------------------------------------------
-def check_parcel_prediction(predicted_tools: list[str] | None) -> bool:
+def check_parcel_prediction(predicted_tools: list[str] | None) -> None:
     """00, exercise 1: the tools the parcel question needs, in order."""
     exercise = "Exercise 1"
     if predicted_tools is None:
@@ -123,7 +121,7 @@ def check_parcel_prediction(predicted_tools: list[str] | None) -> bool:
                              "tracks it. Now run the agent and compare with result.trace.tool_calls.")
 
 
-def check_missing_order_prediction(first_tool: str | None, observation_is_error: bool | None) -> bool:
+def check_missing_order_prediction(first_tool: str | None, observation_is_error: bool | None) -> None:
     """00, exercise 2: order 99999 does not exist. Which tool goes first, and is its Observation an error?"""
     exercise = "Exercise 2"
     if first_tool is None and observation_is_error is None:
@@ -144,7 +142,7 @@ def check_missing_order_prediction(first_tool: str | None, observation_is_error:
 
 
 # -- 01 · Tools -----------------------------------------------------------------------------------
-def check_toy_logistics_tool(QueryLogisticsTool: type | None) -> bool:
+def check_toy_logistics_tool(QueryLogisticsTool: type | None) -> None:
     """01, exercise 1: a toy queryLogistics that agrees with the package's on SF1234567890 and unknown ids."""
     exercise = "Exercise 1"
     if QueryLogisticsTool is None:
@@ -175,7 +173,7 @@ def check_toy_logistics_tool(QueryLogisticsTool: type | None) -> bool:
 FORGIVING_INPUTS = ['"88231"', "订单 88231", '{"orderId": 88231}', "order #88231, please", " 88231\n"]
 
 
-def check_forgiving_query_order(ForgivingQueryOrderTool: type | None) -> bool:
+def check_forgiving_query_order(ForgivingQueryOrderTool: type | None) -> None:
     """01, exercise 2: find the order id in what models write; an "expected" hint when there is none."""
     exercise = "Exercise 2"
     if ForgivingQueryOrderTool is None:
@@ -200,7 +198,7 @@ def check_forgiving_query_order(ForgivingQueryOrderTool: type | None) -> bool:
 
 
 # -- 02 · The registry ----------------------------------------------------------------------------
-def check_suggesting_registry(SuggestingRegistry: type | None) -> bool:
+def check_suggesting_registry(SuggestingRegistry: type | None) -> None:
     """02, exercise 1: an unknown-tool error with "did_you_mean" for near-misses only."""
     exercise = "Exercise 1"
     if SuggestingRegistry is None:
@@ -233,7 +231,7 @@ def check_suggesting_registry(SuggestingRegistry: type | None) -> bool:
 CUT_NOTE = re.compile(r"\[cut: (\d+) more characters?\]\s*$")
 
 
-def check_capped_registry(CappedRegistry: type | None) -> bool:
+def check_capped_registry(CappedRegistry: type | None) -> None:
     """02, exercise 2: Observations longer than `limit` are cut, with a note that counts what was cut."""
     exercise = "Exercise 2"
     if CappedRegistry is None:
@@ -269,7 +267,7 @@ def check_capped_registry(CappedRegistry: type | None) -> bool:
 
 
 # -- 03 · One raw HTTP call -----------------------------------------------------------------------
-def check_unknown_model(status: int | None, error: BaseException | None, check_first: str | None) -> bool:
+def check_unknown_model(status: int | None, error: BaseException | None, check_first: str | None) -> None:
     """03, exercise 1: the status by hand, the error LlmClient raises, and which part of the request to check."""
     exercise = "Exercise 1"
     if status is None and error is None and check_first is None:
@@ -289,7 +287,7 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
                              "the body's \"model\" field was not.")
 
 
-def check_prompt_share(share: float | None, llm: Any, messages: list[dict]) -> bool:
+def check_prompt_share(share: float | None, llm: Any, messages: list[dict]) -> None:
     """03, exercise 2: the system prompt's share of the first round's prompt tokens, measured on `llm`."""
     exercise = "Exercise 2"
     if share is None:
@@ -337,7 +335,7 @@ INVENTION_SAMPLES = [
 ]
 
 
-def check_invented_counter(count_invented_observations: Callable[[str], int] | None) -> bool:
+def check_invented_counter(count_invented_observations: Callable[[str], int] | None) -> None:
     """04, exercise 1: count the lines of a reply that start with `Observation:`."""
     exercise = "Exercise 1"
     if count_invented_observations is None:
@@ -357,7 +355,7 @@ PRETENDED_SAMPLES = [
 ]
 
 
-def check_pretended_calls(pretended_tools: Callable[[str], list[str]] | None, skipped: Any = None) -> bool:
+def check_pretended_calls(pretended_tools: Callable[[str], list[str]] | None, skipped: Any = None) -> None:
     """04, exercise 2: the tools a reply asks for (its `Action:` lines), and the tools the invention skipped."""
     exercise = "Exercise 2"
     if pretended_tools is None and skipped is None:
@@ -413,7 +411,7 @@ def _action_of(step: Any) -> tuple[str, str] | None:
     return None if action is None else (action.tool_name, action.tool_input)
 
 
-def check_parser_stops_at_observation(my_parse_v2: Callable[[str], Any] | None) -> bool:
+def check_parser_stops_at_observation(my_parse_v2: Callable[[str], Any] | None) -> None:
     """05, exercise 1: a parser that ignores everything after an invented `Observation:`."""
     exercise = "Exercise 1"
     if my_parse_v2 is None:
@@ -442,7 +440,7 @@ ANCHORED_CASES = [
 ]
 
 
-def check_anchored_final_answer(final_answer_anchored: Callable[[str], str | None] | None) -> bool:
+def check_anchored_final_answer(final_answer_anchored: Callable[[str], str | None] | None) -> None:
     """05, exercise 2: `Final Answer:` found only at the start of a line, and kept to the end of the text."""
     exercise = "Exercise 2"
     if final_answer_anchored is None:
@@ -490,7 +488,7 @@ SCRIPTS = {
 }
 
 
-def check_counting_llm(CountingLlm: type | None) -> bool:
+def check_counting_llm(CountingLlm: type | None) -> None:
     """06, exercise 1: a wrapper that passes every call on and keeps each reply's usage."""
     exercise = "Exercise 1"
     if CountingLlm is None:
@@ -550,7 +548,7 @@ def check_record_replay(
     run_loop: Callable | None = None,
     llm: Any = None,
     questions: tuple[str, ...] = (),
-) -> bool:
+) -> None:
     """06, exercise 2: record the replies your loop got, replay them to ReActAgent, compare.
 
     Checked on scripted replies (a final answer, the fallback, a reply cut by max_tokens, an empty one),
