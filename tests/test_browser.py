@@ -42,34 +42,46 @@ except ImportError:  # in CI: reported by the fixture, as a failure of each brow
 
 
 @pytest.fixture(scope="module")
-def notebook():
-    """The notebook open in JupyterLab, outputs cleared, every cell run in a fresh kernel."""
+def session():
+    """One JupyterLab server (serving both notebooks) and one browser for the module: Playwright's
+    sync API allows one instance per thread."""
     if MISSING:
         pytest.fail(f"browser tests need Chromium in CI: {MISSING}", pytrace=False)
     ARTIFACTS.mkdir(exist_ok=True)
     started = time.monotonic()
-    with JupyterLab([NOTEBOOK]) as lab, Browser() as browser:
-        page = browser.open(lab.url_for(NOTEBOOK.name))
-        nb = Notebook(page)
-        try:
-            nb.wait_until_idle()
-            nb.clear_outputs()
-            nb.run_all()
-            yield nb
-        except Exception:
-            page.screenshot(path=ARTIFACTS / "browser-setup-failed.png")
-            print(lab.log_tail())
-            raise
-        finally:
-            page.screenshot(path=ARTIFACTS / f"{NOTEBOOK.stem}.png")
-            print(f"browser tests: {time.monotonic() - started:.1f} s with JupyterLab and Chromium")
+    with JupyterLab([NOTEBOOK, WELCOME]) as lab, Browser() as browser:
+        yield lab, browser
+    print(f"browser tests: {time.monotonic() - started:.1f} s with JupyterLab and Chromium")
+
+
+@pytest.fixture(scope="module")
+def notebook(session):
+    """The notebook open in JupyterLab, outputs cleared, every cell run in a fresh kernel."""
+    lab, browser = session
+    page = browser.open(lab.url_for(NOTEBOOK.name))
+    nb = Notebook(page)
+    try:
+        nb.wait_until_idle()
+        nb.clear_outputs()
+        nb.run_all()
+        yield nb
+    except Exception:
+        page.screenshot(path=ARTIFACTS / "browser-setup-failed.png")
+        print(lab.log_tail())
+        raise
+    finally:
+        page.screenshot(path=ARTIFACTS / f"{NOTEBOOK.stem}.png")
 
 
 @pytest.fixture(autouse=True)
-def screenshot_after(request, notebook):
+def screenshot_after(request):
     """The page as each test left it, pass or fail: test-artifacts/browser-<test>.png."""
     yield
-    notebook.page.screenshot(path=ARTIFACTS / f"browser-{request.node.name}.png")
+    for name in ("notebook", "welcome"):
+        if name in request.fixturenames:
+            value = request.getfixturevalue(name)
+            nb = value[0] if isinstance(value, tuple) else value
+            nb.page.screenshot(path=ARTIFACTS / f"browser-{request.node.name}.png")
 
 
 def assert_no_errors(nb: Notebook) -> None:
@@ -156,26 +168,24 @@ def test_chat_panel_answers_and_keeps_the_conversation(notebook):
 
 # -- lesson 00, as a learner runs it ----------------------------------------------------------------
 @pytest.fixture(scope="module")
-def welcome():
-    """Lesson 00 open in JupyterLab, outputs cleared, then run with Shift+Enter, one cell at a time.
-    Yields the page and the text of every output right after that run (before any widget is used)."""
-    if MISSING:
-        pytest.fail(f"browser tests need Chromium in CI: {MISSING}", pytrace=False)
-    ARTIFACTS.mkdir(exist_ok=True)
-    with JupyterLab([WELCOME]) as lab, Browser() as browser:
-        page = browser.open(lab.url_for(WELCOME.name))
-        nb = Notebook(page)
-        try:
-            nb.wait_until_idle()
-            nb.clear_outputs()
-            nb.shift_enter_through()
-            yield nb, nb.output_texts()
-        except Exception:
-            page.screenshot(path=ARTIFACTS / "browser-welcome-failed.png")
-            print(lab.log_tail())
-            raise
-        finally:
-            page.screenshot(path=ARTIFACTS / f"{WELCOME.stem}.png")
+def welcome(session):
+    """Lesson 00 open in its own tab, outputs cleared, then run with Shift+Enter, one cell at a time.
+    Yields the notebook and the text of every output right after that run (before any widget is used)."""
+    lab, browser = session
+    page = browser.context.new_page()
+    page.goto(lab.url_for(WELCOME.name))
+    nb = Notebook(page)
+    try:
+        nb.wait_until_idle()
+        nb.clear_outputs()
+        nb.shift_enter_through()
+        yield nb, nb.output_texts()
+    except Exception:
+        page.screenshot(path=ARTIFACTS / "browser-welcome-failed.png")
+        print(lab.log_tail())
+        raise
+    finally:
+        page.screenshot(path=ARTIFACTS / f"{WELCOME.stem}.png")
 
 
 def test_shift_enter_through_lesson_00_never_shows_an_exercise_answer(welcome):
