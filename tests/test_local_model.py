@@ -158,3 +158,16 @@ def test_a_busy_port_is_a_clear_error(local_model):
     with pytest.raises(LocalModelUnavailableError, match=f"could not start on 127.0.0.1:{local_model.port}"):
         start_local_model(local_model.port)
 
+
+
+def test_the_command_line_passes_threads_on(monkeypatch):
+    """`--threads 1`: on a busy machine one generating thread is many times faster than two."""
+    import tinyagent.local_model as local_model_module
+    from tinyagent.__main__ import main
+
+    seen = {}
+    monkeypatch.setattr(local_model_module, "serve_local_model", lambda port, **options: seen.update(options, port=port))
+    assert main(["local-model", "--port", "0", "--threads", "1"]) == 0
+    assert seen == {"port": 0, "verbose": False, "threads": 1}
+    assert main(["local-model", "--port", "0"]) == 0
+    assert seen["threads"] is None  # the default: as many as the machine has, up to 4

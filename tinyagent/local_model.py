@@ -190,9 +190,11 @@ def ensure_local_model() -> LocalModel:
         return _shared
 
 
-def serve_local_model(port: int = DEFAULT_PORT, host: str = "127.0.0.1", verbose: bool = False) -> None:
+def serve_local_model(
+    port: int = DEFAULT_PORT, host: str = "127.0.0.1", verbose: bool = False, threads: int | None = None
+) -> None:
     """Serve the local model until Ctrl-C, after printing the .env lines that use it."""
-    model = start_local_model(port, host=host, verbose=verbose)
+    model = start_local_model(port, host=host, verbose=verbose, threads=threads)
     print(f"Serving {model.model} (llama.cpp, {model.model_path.name}) at {model.base_url}")
     print("Put these lines in .env (no key needed on loopback), or export them:\n")
     print(model.env_lines())
