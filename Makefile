@@ -37,10 +37,11 @@ test: setup
 clean:
 	rm -rf $(VENV) .pytest_cache
 
-# For course authors: re-run every notebook top to bottom in a fresh kernel (offline, as CI does)
+# For course authors: re-run every notebook (lessons and their solutions) top to bottom in a fresh kernel
+# (offline, as CI does)
 # and keep outputs and execution counts but no volatile metadata.
 notebooks: setup
-	for nb in notebooks/*.ipynb; do \
+	for nb in notebooks/*.ipynb notebooks/solutions/*.ipynb; do \
 	  TINYAGENT_OFFLINE=1 $(BIN)/jupyter nbconvert --to notebook --execute --inplace "$$nb" || exit 1; \
 	  $(BIN)/nbstripout --keep-output --keep-count "$$nb" || exit 1; \
 	done

@@ -239,3 +239,24 @@ def test_a_timeout_in_seconds_bounds_each_reply():
 
     assert reply_timeouts(1.5) == {"connect_timeout": 1.5, "read_timeout": 1.5, "total_timeout": 1.5}
     assert reply_timeouts(60) == {"connect_timeout": 10.0, "read_timeout": 60, "total_timeout": 60}
+
+
+def test_every_request_carries_a_default_max_tokens_that_fits_the_course():
+    from tinyagent import build_system_prompt
+    from tinyagent.llm_client import DEFAULT_MAX_TOKENS
+    from tinyagent.shop import Shop, shop_registry
+
+    llm = LlmClient("http://127.0.0.1:9/v1", None, "m")
+    ping = [{"role": "user", "content": "hi"}]
+    assert llm.build_request(ping)["max_tokens"] == DEFAULT_MAX_TOKENS
+    assert llm.build_request(ping, max_tokens=12)["max_tokens"] == 12
+    assert "max_tokens" not in LlmClient("http://127.0.0.1:9/v1", None, "m", max_tokens=None).build_request(ping)
+    # The course's longest reply (lesson 04: the refund request without stop, invented Observations and
+    # all) fits under the cap with room to spare, so the classroom model behaves as before.
+    messages = [
+        {"role": "system", "content": build_system_prompt(shop_registry(Shop(":memory:")), "zh")},
+        {"role": "user", "content": "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"},
+    ]
+    longest = LlmClient.classroom().chat(messages)
+    assert longest.finish_reason == "stop"
+    assert longest.usage["completion_tokens"] * 2 <= DEFAULT_MAX_TOKENS

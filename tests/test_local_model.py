@@ -183,3 +183,16 @@ def test_local_model_on_a_port_in_use_is_a_one_line_error():
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
     assert "already in use" in done.stderr and "--port" in done.stderr
+
+
+def test_the_command_line_passes_threads_on(monkeypatch):
+    """`--threads 1`: on a busy machine one generating thread is many times faster than two."""
+    import tinyagent.local_model as local_model_module
+    from tinyagent.__main__ import main
+
+    seen = {}
+    monkeypatch.setattr(local_model_module, "serve_local_model", lambda port, **options: seen.update(options, port=port))
+    assert main(["local-model", "--port", "0", "--threads", "1"]) == 0
+    assert seen == {"port": 0, "verbose": False, "threads": 1}
+    assert main(["local-model", "--port", "0"]) == 0
+    assert seen["threads"] is None  # the default: as many as the machine has, up to 4

@@ -102,11 +102,21 @@ def test_raw_messages_and_reply_sit_folded_behind_an_accordion(refund_trace):
     viewer = TraceViewer(refund_trace, lang="en")
     view = viewer.card_box.children[1]
     assert isinstance(view, CardView)
-    assert view.raw.selected_index is None  # folded until the learner opens it
-    assert view.raw.titles == ("Messages sent (4)", "Raw reply")
-    messages_html, reply_html = (child.value for child in view.raw.children)
+    messages_fold, reply_fold = view.folds
+    assert messages_fold.selected_index is None and reply_fold.selected_index is None  # folded until opened
+    assert (messages_fold.titles, reply_fold.titles) == (("Messages sent (4)",), ("Raw reply",))
+    messages_html, reply_html = (fold.children[0].value for fold in view.folds)
     assert "比特严选" in messages_html  # the system prompt is in there
     assert "Action: getCurrentTime" in reply_html
+
+
+def test_opening_one_fold_leaves_the_other_as_it_was(refund_trace):
+    view = TraceViewer(refund_trace, lang="en").card_box.children[1]
+    messages_fold, reply_fold = view.folds
+    messages_fold.selected_index = 0
+    reply_fold.selected_index = 0
+    assert messages_fold.selected_index == 0 and reply_fold.selected_index == 0  # both open at once
+    assert view.raw.children == (messages_fold, reply_fold)
 
 
 def test_text_fallback_is_the_formatted_trace_and_has_no_latency(refund_trace):
@@ -184,7 +194,7 @@ def test_a_server_that_ignores_stop_shows_the_client_cut():
     viewer = TraceViewer(shop_agent("classroom-ignores-stop").run(LOGISTICS).trace)
     assert viewer.cards[0].llm.client_cut
     assert "cut by the client" in viewer.cards[0].html()
-    assert "the client cut the text here" in viewer.card_box.children[0].raw.children[1].value
+    assert "the client cut the text here" in viewer.card_box.children[0].folds[1].children[0].value
 
 
 # -- StepDebugger ------------------------------------------------------------------------------
@@ -328,6 +338,17 @@ def test_the_send_button_sends_what_is_typed():
     assert [turn.question for turn in chat.turns] == [LOGISTICS]
     assert chat.input.value == "" and not chat.send_button.disabled
     assert chat.error is None
+
+
+def test_enter_in_the_box_sends_what_is_typed():
+    chat = ChatPanel(shop_agent())
+    chat.input.value = LOGISTICS
+    # What the browser sends when Enter is pressed in a Text box (ipywidgets 8's TextView).
+    chat.input._handle_custom_msg({"event": "submit"}, [])
+    assert [turn.question for turn in chat.turns] == [LOGISTICS]
+    assert chat.input.value == "" and chat.error is None
+    chat.input._handle_custom_msg({"event": "something else"}, [])
+    assert len(chat.turns) == 1
 
 
 def test_an_empty_message_is_not_sent():

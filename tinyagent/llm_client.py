@@ -108,6 +108,12 @@ def cut_at_stop(text: str, stop: list[str] | tuple[str, ...] | None) -> tuple[st
     return text[: min(positions)], True
 
 
+# A reply of the course is one ReAct step or one answer: the classroom model's longest (lesson 04's
+# run-on without `stop`) is 232 tokens. Without a cap a real model that loses the format writes
+# until its context is full (2,048 tokens for the appendix's local model, minutes on a CPU).
+DEFAULT_MAX_TOKENS = 512
+
+
 class LlmClient:
     """A client for any OpenAI-compatible `/chat/completions` endpoint.
 
@@ -118,6 +124,7 @@ class LlmClient:
                (or the server's Retry-After), each wait capped at `max_retry_wait` seconds
     total_timeout: a cap on the whole reply; `read_timeout` alone never fires if a server
                drips one byte at a time
+    max_tokens: the cap on each reply when `chat` is not given one; None sends no cap
     """
 
     def __init__(
@@ -132,6 +139,7 @@ class LlmClient:
         total_timeout: float = 300.0,
         max_retries: int = 2,
         max_retry_wait: float = 20.0,
+        max_tokens: int | None = DEFAULT_MAX_TOKENS,
         session: requests.Session | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ):
@@ -146,6 +154,7 @@ class LlmClient:
         self.total_timeout = total_timeout
         self.max_retries = max_retries
         self.max_retry_wait = max_retry_wait
+        self.max_tokens = max_tokens
         self._session = session or requests.Session()
         if session is None and is_loopback(self.api_url):
             # Proxies and .netrc never apply to this machine's own servers, and looking them up reads
@@ -183,6 +192,7 @@ class LlmClient:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
         if stop:
             body["stop"] = [stop] if isinstance(stop, str) else list(stop)
+        max_tokens = self.max_tokens if max_tokens is None else max_tokens
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
         body.update(extra)

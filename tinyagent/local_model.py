@@ -192,7 +192,9 @@ def ensure_local_model() -> LocalModel:
         return _shared
 
 
-def serve_local_model(port: int = DEFAULT_PORT, host: str = "127.0.0.1", verbose: bool = False) -> None:
+def serve_local_model(
+    port: int = DEFAULT_PORT, host: str = "127.0.0.1", verbose: bool = False, threads: int | None = None
+) -> None:
     """Serve the local model until Ctrl-C (SIGINT) or SIGTERM, after printing the .env lines that use it.
 
     Stops cleanly on either signal, even in a process started with SIGINT ignored, and says so in
@@ -201,7 +203,7 @@ def serve_local_model(port: int = DEFAULT_PORT, host: str = "127.0.0.1", verbose
     check_can_listen(host, port)  # llama.cpp's own error would only say that it did not start
     # The handlers go in before the model loads (a few seconds): a stop asked for meanwhile is kept.
     with StopSignals() as stop:
-        model = start_local_model(port, host=host, verbose=verbose)
+        model = start_local_model(port, host=host, verbose=verbose, threads=threads)
         try:
             print(f"Serving {model.model} (llama.cpp, {model.model_path.name}) at {model.base_url}")
             print("Put these lines in .env (no key needed on loopback), or export them:\n")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -235,6 +236,29 @@ class Notebook:
                 return
             time.sleep(0.1)
         raise TimeoutError(f"cells still running after {timeout:g} s: prompts {texts}")
+
+    def shift_enter_through(self, timeout: float = 120.0) -> None:
+        """Run the notebook the way a learner does: select the first cell, then press Shift+Enter once
+        per cell, waiting for each code cell to finish before the next press."""
+        cells = self.panel.locator(".jp-Notebook .jp-Cell")
+        count = cells.count()
+        cells.first.click(position={"x": 8, "y": 8})
+        self.page.keyboard.press("Escape")  # command mode: Shift+Enter runs the selected cell
+        deadline = time.monotonic() + timeout
+        for i in range(count):
+            cell = cells.nth(i)
+            self.page.keyboard.press("Shift+Enter")
+            if "jp-CodeCell" not in (cell.get_attribute("class") or ""):
+                continue
+            prompt = cell.locator(".jp-InputArea-prompt")
+            while not re.fullmatch(r"\[\d+\]:", prompt.inner_text().strip()):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"cell {i} still running after {timeout:g} s")
+                time.sleep(0.05)
+        self.wait_until_idle(timeout=max(deadline - time.monotonic(), 1))
+
+    def output_texts(self) -> list[str]:
+        return self.panel.locator(".jp-OutputArea-output").all_inner_texts()
 
     def error_outputs(self) -> list[str]:
         """The text of every stderr or error output, and of any output showing a traceback."""

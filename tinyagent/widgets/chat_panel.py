@@ -2,7 +2,7 @@
 
     ChatPanel(agent)
 
-Type a request and press Send. Each earlier turn goes back to the model as a user message and the
+Type a request and press Enter (or Send). Each earlier turn goes back to the model as a user message and the
 agent's final answer (`history`), so "and where is it now?" can follow "refund order 88231".
 The panel says which model is answering: the offline classroom model or a real one.
 """
@@ -68,6 +68,10 @@ class ChatPanel(widgets.VBox):
             description="New conversation", icon="trash", layout=widgets.Layout(width="auto")
         )
         self.send_button.on_click(lambda _: self._safely(self.send))
+        # Enter sends too. The box reports Enter as a "submit" message, heard here with the widget's own
+        # on_msg: Text.on_submit does the same but is deprecated in ipywidgets 8, and its warning would
+        # land in the notebook. (continuous_update=False would also send when the box merely loses focus.)
+        self.input.on_msg(self._on_input_message)
         self.new_button.on_click(lambda _: self._safely(self.reset))
         self.transcript = widgets.HTML()
         self.transcript.add_class("tinyagent-transcript")
@@ -115,6 +119,10 @@ class ChatPanel(widgets.VBox):
             self.send_button.disabled = False
             self._refresh()
         return turn
+
+    def _on_input_message(self, _widget, content: dict, _buffers) -> None:
+        if content.get("event") == "submit":
+            self._safely(self.send)
 
     def reset(self) -> None:
         """Forget the conversation."""

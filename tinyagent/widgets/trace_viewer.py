@@ -22,13 +22,16 @@ from .cards import LABELS, Card, apply_event, messages_html, plural, pre_html
 
 
 class CardView(widgets.VBox):
-    """The widget for one card: the round in HTML, and the raw exchange behind an Accordion."""
+    """The widget for one card: the round in HTML, and the raw exchange behind two folds (the messages
+    sent, the raw reply). Each fold is an Accordion of its own: in one Accordion, opening a fold would
+    close the other, and a learner comparing what went in with what came out needs both open."""
 
     def __init__(self, card: Card, lang: str):
         self.card = card
         self.lang = lang
         self.body = widgets.HTML()
-        self.raw = widgets.Accordion(selected_index=None, layout=widgets.Layout(margin="0 0 0 12px"))
+        self.folds = (widgets.Accordion(selected_index=None), widgets.Accordion(selected_index=None))
+        self.raw = widgets.VBox(list(self.folds), layout=widgets.Layout(margin="0 0 0 12px"))
         super().__init__([self.body], layout=widgets.Layout(margin="4px 0"))
         self.add_class("tinyagent-card")
         self.refresh()
@@ -42,8 +45,11 @@ class CardView(widgets.VBox):
         reply = call.text
         if call.client_cut:
             reply += "\n\n(the server ignored the stop sequence; the client cut the text here)"
-        self.raw.children = [widgets.HTML(messages_html(call.messages)), widgets.HTML(pre_html(reply))]
-        self.raw.titles = (labels["messages"].format(n=len(call.messages)), labels["raw"])
+        contents = (widgets.HTML(messages_html(call.messages)), widgets.HTML(pre_html(reply)))
+        titles = (labels["messages"].format(n=len(call.messages)), labels["raw"])
+        for fold, content, title in zip(self.folds, contents, titles):
+            fold.children = [content]
+            fold.titles = (title,)
         self.raw.add_class("tinyagent-raw")
         self.children = [self.body, self.raw]
 
