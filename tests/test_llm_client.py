@@ -16,7 +16,7 @@ from tinyagent import (
 )
 from tinyagent.llm_client import normalize_chat_url
 
-from .conftest import completion
+from .conftest import completion, drip
 
 KEY = "sk-test-SECRET-1234567890"
 MESSAGES = [{"role": "user", "content": "hi"}]
@@ -154,17 +154,7 @@ def test_read_timeout_is_clear(scripted_server):
 
 
 def test_slow_drip_reply_hits_the_total_timeout(scripted_server):
-    def drip(handler):
-        handler.send_response(200)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", "1000")
-        handler.end_headers()
-        for _ in range(40):
-            handler.wfile.write(b" ")
-            handler.wfile.flush()
-            time.sleep(0.05)
-
-    scripted_server.reply(drip)
+    scripted_server.reply(drip(total_bytes=1000, every=0.05))
     with pytest.raises(LlmTimeoutError, match="longer than 0.5 s in total"):
         client(scripted_server, read_timeout=1, total_timeout=0.5).chat(MESSAGES)
 
