@@ -183,12 +183,19 @@ class ScriptedTransport:
         return _Response(reply)
 
 
+class _RawBody(io.BytesIO):
+    """The body as urllib3 hands it to the client: read1() takes `decode_content` (nothing to decode here)."""
+
+    def read1(self, size: int = -1, decode_content: bool = True) -> bytes:
+        return super().read1(size)
+
+
 class _Response:
     status_code = 200
 
     def __init__(self, body: bytes):
         self.headers: dict[str, str] = {}
-        self.raw = io.BytesIO(body)
+        self.raw = _RawBody(body)
 
     def close(self) -> None:
         pass

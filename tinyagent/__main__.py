@@ -11,6 +11,7 @@ A bad argument is one line on stderr that says what is wrong and what to do, and
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import os
 import re
@@ -197,5 +198,15 @@ def _doctor(args: argparse.Namespace) -> int:
         return 130
 
 
+def run() -> None:
+    """The command's entry point (`python -m tinyagent`, the `tinyagent` script): main(), then exit."""
+    code = main()
+    # The process ends here, and Python's shutdown makes full garbage collections over every object
+    # still alive: about 50 ms of a 450 ms cold `ask` on the course's machine. Nothing collectable is
+    # left that matters (the shop and the server were closed by main), so freeze them out of sight.
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
