@@ -196,3 +196,11 @@ def test_the_command_line_passes_threads_on(monkeypatch):
     assert seen == {"port": 0, "verbose": False, "threads": 1}
     assert main(["local-model", "--port", "0"]) == 0
     assert seen["threads"] is None  # the default: as many as the machine has, up to 4
+
+
+@pytest.mark.parametrize("threads", ["0", "-2", "many", "1000"])
+def test_local_model_with_a_bad_thread_count_is_a_one_line_error(threads):
+    done = run_local_model("--threads", threads)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert "--threads must be a whole number from 1 to 64" in done.stderr

@@ -58,6 +58,20 @@ def _steps(text: str) -> int:
     return steps
 
 
+MAX_THREADS = 64
+
+
+def _threads(text: str) -> int:
+    try:
+        threads = int(text)
+    except ValueError:
+        threads = 0
+    if not 1 <= threads <= MAX_THREADS:
+        raise argparse.ArgumentTypeError(
+            f"--threads must be a whole number from 1 to {MAX_THREADS}, got {text!r} (1 suits a busy machine)")
+    return threads
+
+
 def _seconds(text: str) -> float:
     try:
         seconds = float(text)
@@ -97,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     local.add_argument("--verbose", action="store_true", help="show llama.cpp's log on stderr")
     # On a machine busy with other work, llama.cpp's threads wait for each other at every token:
     # measured here on 2 loaded cores, 1 thread wrote 45 tokens/s where 2 threads wrote 3.6.
-    local.add_argument("--threads", type=int, default=None,
+    local.add_argument("--threads", type=_threads, default=None,
                        help="threads that generate (default: up to 4; use 1 on a busy machine)")
 
     doctor = commands.add_parser("doctor", help="check the configured model endpoint and suggest fixes")
