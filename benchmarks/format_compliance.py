@@ -61,8 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model {llm.model}, lang {args.lang}, {args.seeds} seeds, max_tokens {args.max_tokens}, "
           f"temperature {args.temperature}")
     started = time.perf_counter()
-    runs = measure_compliance(llm, registry, QUESTIONS[args.lang], lang=args.lang, seeds=range(args.seeds),
-                              max_tokens=args.max_tokens, temperature=args.temperature)
+    try:
+        runs = measure_compliance(llm, registry, QUESTIONS[args.lang], lang=args.lang, seeds=range(args.seeds),
+                                  max_tokens=args.max_tokens, temperature=args.temperature)
+    except TinyAgentError as exc:  # a reply too slow on a busy machine: say so, no traceback
+        print(f"error: the measurement stopped: {exc} (on a busy machine try --threads 1 or a longer --timeout)",
+              file=sys.stderr)
+        return 1
     elapsed = time.perf_counter() - started
     print()
     print(format_table(summarize(runs)))
