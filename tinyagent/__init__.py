@@ -29,8 +29,11 @@ from .parser import ParsedStep, extract_final_answer, parse_step
 from .prompts import build_system_prompt, detect_language
 from .registry import ToolRegistry, ToolResult
 from .settings import Settings, load_settings
+from .tool_specs import function_spec, function_specs, input_from_arguments
 from .tools import Action, FunctionTool, Tool
 from .trace import Trace
+from .typed_tool import TypedTool, tool
+from .workspace_files import write_file_tool
 
 __all__ = [
     "Action",
@@ -64,11 +67,17 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "Trace",
+    "TypedTool",
     "build_system_prompt",
     "detect_language",
     "extract_final_answer",
     "fixed_clock",
+    "function_spec",
+    "function_specs",
+    "input_from_arguments",
     "load_settings",
     "parse_step",
     "system_clock",
+    "tool",
+    "write_file_tool",
 ]
