@@ -98,10 +98,12 @@ def _write_with_dir_fd(root: Path, parts: list[str], data: bytes, overwrite: boo
         for depth, part in enumerate(parts[:-1]):
             shown = "/".join(parts[: depth + 1])
             try:
-                next_fd = os.open(part, os.O_RDONLY | directory | nofollow, dir_fd=fd)
-            except FileNotFoundError:
-                os.mkdir(part, dir_fd=fd)
-                next_fd = os.open(part, os.O_RDONLY | directory | nofollow, dir_fd=fd)
+                try:
+                    next_fd = os.open(part, os.O_RDONLY | directory | nofollow, dir_fd=fd)
+                except FileNotFoundError:
+                    os.mkdir(part, dir_fd=fd)
+                    # Opened again with O_NOFOLLOW: a link swapped in since mkdir is refused, not followed.
+                    next_fd = os.open(part, os.O_RDONLY | directory | nofollow, dir_fd=fd)
             except OSError as exc:
                 raise _refusal_for_folder(shown, exc, fd, part) from None
             os.close(fd)
@@ -181,6 +183,8 @@ def _write_portably(root: Path, parts: list[str], data: bytes, overwrite: bool) 
             raise Refused(f"{shown} is a file, not a folder")
         folder.mkdir(exist_ok=True)
     target, shown = folder / parts[-1], "/".join(parts)
+    if target.is_symlink():
+        raise Refused(f"{shown} is a symbolic link; links are not followed")
     if not target.resolve().is_relative_to(root):  # a last line of defence: never outside the root
         raise Refused(f"{shown} leads out of the workspace")
     try:
