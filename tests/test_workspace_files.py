@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tinyagent import Action, LlmClient, ReActAgent, ToolRegistry, write_file_tool
-from tinyagent import workspace_files
+from tinyagent import Action, LlmClient, ReActAgent, ToolRegistry, workspace_files, write_file_tool
 from tinyagent.workspace_files import MAX_CONTENT_CHARS, check_relative_path
 
 
