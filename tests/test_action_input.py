@@ -102,3 +102,13 @@ def test_unwrap(text, inner):
 def test_any_text_is_read_or_refused_never_raised(text, schema):
     result = read_arguments(text, schema)
     assert isinstance(result, (dict, Problem))
+
+
+def test_plain_text_is_the_one_required_parameter_when_the_others_are_optional():
+    track = {"type": "object", "properties": {"tracking_no": {"type": "string"}, "latest_only": {"type": "boolean"}},
+             "required": ["tracking_no"]}
+    assert read_arguments("SF1234567890", track) == {"tracking_no": "SF1234567890"}
+    assert read_arguments('{"tracking_no": "SF1", "latest_only": true}', track) == {
+        "tracking_no": "SF1", "latest_only": True}
+    two_required = {**track, "required": ["tracking_no", "latest_only"]}
+    assert isinstance(read_arguments("SF1234567890", two_required), Problem)

@@ -12,7 +12,9 @@ one parameter is `order_id: str`:
     {"order_id": "88231"}
     ```
 
-A tool with two or more parameters needs the JSON object. Inside a JSON string a raw line break is read as
+Plain text also works for a tool whose other parameters are all optional: it is the one required
+parameter's value (`SF1234567890` for `track(tracking_no: str, latest_only: bool = False)`). Any other tool
+with two or more parameters needs the JSON object. Inside a JSON string a raw line break is read as
 a line break (`json.loads(..., strict=False)`): models writing a file's content often forget to escape it.
 
 `read_arguments` only reads; it does not judge. `{"order_id": 88231}` comes back as it is, and the
@@ -59,6 +61,9 @@ def read_arguments(text: str, parameters: Mapping[str, Any]) -> dict[str, Any] |
     (an object schema); or a `Problem` when the text cannot be read as arguments at all."""
     properties: Mapping[str, Any] = parameters.get("properties") or {}
     names = list(properties)
+    required = [name for name in names if name in (parameters.get("required") or ())]
+    # The parameter plain text stands for: the only one, or the only required one.
+    single = names[0] if len(names) == 1 else required[0] if len(required) == 1 else None
     text = unwrap(text)
     if not text:
         return {}
@@ -66,8 +71,8 @@ def read_arguments(text: str, parameters: Mapping[str, Any]) -> dict[str, Any] |
         try:
             value = json.loads(text, strict=False)
         except ValueError as exc:
-            if len(names) == 1 and accepts_strings(properties[names[0]]):
-                return {names[0]: text}  # one text parameter: a "{" is just its first character
+            if single is not None and accepts_strings(properties[single]):
+                return {single: text}  # a text parameter: a "{" is just its first character
             return Problem("", f"the input is not valid JSON: {_json_error(exc)}", _object_expected(names))
         if isinstance(value, dict):
             if len(names) == 1 and value and not set(value) & set(names) and _is_object(properties[names[0]]):
@@ -75,10 +80,10 @@ def read_arguments(text: str, parameters: Mapping[str, Any]) -> dict[str, Any] |
             return value
     if not names:
         return {}  # a tool that takes nothing: whatever the model wrote asks for nothing
-    if len(names) > 1:
+    if single is None:
         return Problem("", f"the input must be a JSON object, not plain text ({_fields_in_words(parameters)})",
                        _object_expected(names))
-    return {names[0]: _single_value(text, properties[names[0]])}
+    return {single: _single_value(text, properties[single])}
 
 
 def _single_value(text: str, schema: Mapping[str, Any]) -> Any:
