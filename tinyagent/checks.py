@@ -671,7 +671,7 @@ def pickup_tool():
 
     @tool(name="schedulePickup")
     def schedule_pickup(order_id: str, address: Address, window: Literal["morning", "afternoon"] = "morning",
-                        items: list[str] = []) -> dict:  # noqa: B006 - never changed, only read
+                        items: tuple[str, ...] = ()) -> dict:
         """Book a courier to collect a return.
 
         Args:
