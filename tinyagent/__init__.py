@@ -29,11 +29,8 @@ from .parser import ParsedStep, extract_final_answer, parse_step
 from .prompts import build_system_prompt, detect_language
 from .registry import ToolRegistry, ToolResult
 from .settings import Settings, load_settings
-from .tool_specs import function_spec, function_specs, input_from_arguments
 from .tools import Action, FunctionTool, Tool
 from .trace import Trace
-from .typed_tool import TypedTool, tool
-from .workspace_files import write_file_tool
 
 __all__ = [
     "Action",
@@ -81,3 +78,25 @@ __all__ = [
     "tool",
     "write_file_tool",
 ]
+
+# Lesson 07's names load on first use: the agent and the CLI never need them, so `python -m tinyagent ask`
+# starts without compiling them (see benchmarks/overhead.py, cold start).
+_LAZY = {
+    "TypedTool": "typed_tool",
+    "tool": "typed_tool",
+    "function_spec": "tool_specs",
+    "function_specs": "tool_specs",
+    "input_from_arguments": "tool_specs",
+    "write_file_tool": "workspace_files",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tinyagent' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value  # found once, then an ordinary attribute
+    return value
