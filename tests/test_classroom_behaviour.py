@@ -449,7 +449,7 @@ def test_invented_logistics_data_is_false():
 def test_models_and_the_variants_table_agree():
     assert set(MODELS) == {
         "classroom", "classroom-sloppy", "classroom-no-final", "classroom-loop", "classroom-wrong-tool",
-        "classroom-verbose", "classroom-ignores-stop",
+        "classroom-verbose", "classroom-ignores-stop", "classroom-bad-args",
     }
     assert VARIANTS_TABLE.startswith("| model | what it does | lessons |")
     rows = [line for line in VARIANTS_TABLE.splitlines()[2:]]

@@ -198,10 +198,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_fourteen_exercises_have_a_check():
+def test_sixteen_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 14
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 16
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -572,3 +572,99 @@ def test_classroom_only_says_why_on_a_real_model(capsys):
     assert capsys.readouterr().out == ""
     assert classroom_only(real, "a real model chooses its own path") is False
     assert capsys.readouterr().out == "skipped on a real model: a real model chooses its own path\n"
+
+
+# -- 07 ---------------------------------------------------------------------------------------------
+from tinyagent import tool as typed_tool
+from tinyagent.checks import PICKUP_INPUTS, check_error_fields, check_typed_logistics_tool
+from tinyagent.shop import Shop
+
+SHOP_07 = Shop(":memory:")
+
+
+def make_track_parcel(name="queryLogistics", doc=True, newest=True, default=False, typed=True, decorate=True,
+                      unknown_error=True):
+    """The solution of 07's exercise 1, and plausible wrong versions of it."""
+    def track_parcel(tracking_no: str, latest_only: bool = False) -> dict:
+        """Track a parcel.
+
+        Args:
+            tracking_no: the tracking number from queryOrder, e.g. SF1234567890
+            latest_only: only the newest event
+        """
+        parcel = SHOP_07.get_logistics(tracking_no)
+        if parcel is None:
+            return {"error": f"运单不存在：{tracking_no}"} if unknown_error else {}
+        if latest_only:
+            parcel["traces"] = parcel["traces"][-1:] if newest else parcel["traces"][:1]
+        return parcel
+
+    if not doc:
+        track_parcel.__doc__ = "Track a parcel."
+    if not default:
+        def required(tracking_no: str, latest_only: bool) -> dict:
+            """Track a parcel.
+
+            Args:
+                tracking_no: the tracking number, e.g. SF1234567890
+                latest_only: only the newest event
+            """
+            return track_parcel(tracking_no, latest_only)
+        chosen = required
+    elif not typed:
+        def untyped(tracking_no: str, latest_only: str = "no") -> dict:
+            """Track a parcel.
+
+            Args:
+                tracking_no: the tracking number, e.g. SF1234567890
+                latest_only: "yes" for only the newest event
+            """
+            return track_parcel(tracking_no, latest_only == "yes")
+        chosen = untyped
+    else:
+        chosen = track_parcel
+    return typed_tool(name=name)(chosen) if decorate else chosen
+
+
+def test_07_typed_logistics_tool():
+    assert passes(check_typed_logistics_tool, make_track_parcel(default=True))
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, decorate=False), says="put @tool")
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, name="track_parcel"),
+          says="@tool(name=\"queryLogistics\")")
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, doc=False), says="with an example")
+    fails(check_typed_logistics_tool, make_track_parcel(), says="optional with the default False")
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, typed=False), says="should be a boolean")
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, newest=False), says="only the newest event")
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown_error=False), says="error object")
+
+    @typed_tool(name="queryLogistics")
+    def hard_coded(tracking_no: str, latest_only: bool = False) -> dict:
+        """Track a parcel.
+
+        Args:
+            tracking_no: e.g. SF1234567890
+            latest_only: only the newest event
+        """
+        parcel = SHOP_07.get_logistics("SF1234567890")  # the lesson's parcel, whatever was asked
+        return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
+
+    fails(check_typed_logistics_tool, hard_coded, says="invoke('YT2468013579')")
+
+
+def test_07_error_fields():
+    solution = [None, "address.street", "window", "items[1]", "order_id"]
+    assert passes(check_error_fields, solution)
+    fails(check_error_fields, ["address", *solution[1:]], says="input 1 is accepted")
+    fails(check_error_fields, [None, "address", *solution[2:]], says="named by its path")
+    fails(check_error_fields, [None, "address.street", "window", "items", "order_id"], says="named by its path")
+    fails(check_error_fields, [*solution[:4], "order"], says="order_id, which the schema requires, is missing")
+    fails(check_error_fields, [None, None, *solution[2:]], says="it is refused")
+    fails(check_error_fields, solution[:4], says="there are 5 inputs")
+    fails(check_error_fields, "address.street", says="should be a list")
+    assert len(PICKUP_INPUTS) == len(solution)
+
+
+def test_07_not_attempted_yet(capsys):
+    assert check_typed_logistics_tool(None) is None and check_error_fields(None) is None
+    out = capsys.readouterr().out
+    assert out.count("not attempted yet") == 2

@@ -101,3 +101,10 @@ def test_a_lone_surrogate_in_a_tool_result_or_error_is_replaced():
     assert failed.error and "bad byte \ufffd" in json.loads(failed.text)["error"]
     for name in ("half", "crash", "crashy"):
         registry.run(Action(name, "")).text.encode("utf-8")
+
+
+@pytest.mark.parametrize("value, text", [(88231, "echo:88231"), ({"orderId": "88231"}, 'echo:{"orderId": "88231"}'),
+                                         (None, "echo:")])
+def test_an_input_that_is_not_text_is_run_as_its_json_text(value, text):
+    # Native function-call arguments are JSON values; an Action built from one must not crash the registry.
+    assert registry_with().execute(Action("echo", value)) == text

@@ -64,11 +64,39 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "Trace",
+    "TypedTool",
     "build_system_prompt",
     "detect_language",
     "extract_final_answer",
     "fixed_clock",
+    "function_spec",
+    "function_specs",
+    "input_from_arguments",
     "load_settings",
     "parse_step",
     "system_clock",
+    "tool",
+    "write_file_tool",
 ]
+
+# Lesson 07's names load on first use: the agent and the CLI never need them, so `python -m tinyagent ask`
+# starts without compiling them (see benchmarks/overhead.py, cold start).
+_LAZY = {
+    "TypedTool": "typed_tool",
+    "tool": "typed_tool",
+    "function_spec": "tool_specs",
+    "function_specs": "tool_specs",
+    "input_from_arguments": "tool_specs",
+    "write_file_tool": "workspace_files",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tinyagent' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value  # found once, then an ordinary attribute
+    return value

@@ -89,7 +89,10 @@ class ToolRegistry:
             return ToolResult(
                 error_observation(f"unknown tool: {name}", available_tools=self.names), error=True
             )
-        tool_input = (action.tool_input or "").strip()
+        tool_input = action.tool_input
+        if not isinstance(tool_input, str):  # a JSON value (a native call's argument), not text: its JSON text
+            tool_input = "" if tool_input is None else json.dumps(tool_input, ensure_ascii=False, default=str)
+        tool_input = tool_input.strip()
         try:
             output = tool.invoke(tool_input)
         except Exception as exc:  # noqa: BLE001 - any crash must become an Observation, not end the loop

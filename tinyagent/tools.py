@@ -6,6 +6,11 @@ language lists that description, so the model reads every line of its prompt in 
 `Action` is what the parser extracts from the model's text; a `Tool` is what the registry runs for it.
 Input and output are plain strings on purpose: the model writes text and reads text, so the tool is
 where parsing and validation happen (lesson 07 adds JSON Schema on top).
+
+`parameters` is the JSON Schema of the tool's arguments (an object schema), or None for a tool that takes
+one free-text input, as its description says. `@tool` (typed_tool.py) builds it from type hints; a
+hand-written tool may set it by hand. It is what native function calling sends, and how a tool's input
+is shown in the prompt (tool_specs.py).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,8 @@ class Tool(ABC):
     description: str = ""
     # The description in other languages, by language code ("zh": ...); `description` is the default.
     descriptions: Mapping[str, str] = MappingProxyType({})
+    # The JSON Schema of the arguments, or None: one free-text input (see the module docstring).
+    parameters: Mapping[str, Any] | None = None
 
     @abstractmethod
     def invoke(self, input: str) -> str:
@@ -53,6 +61,7 @@ class FunctionTool(Tool):
         description: str,
         fn: Callable[[str], str],
         descriptions: Mapping[str, str] | None = None,
+        parameters: Mapping[str, Any] | None = None,
     ):
         if not callable(fn):
             raise TypeError(f"FunctionTool {name!r} needs a callable, got {type(fn).__name__}")
@@ -60,6 +69,8 @@ class FunctionTool(Tool):
         self.description = description
         if descriptions:
             self.descriptions = MappingProxyType(dict(descriptions))
+        if parameters is not None:
+            self.parameters = dict(parameters)
         self._fn = fn
 
     def invoke(self, input: str) -> str:

@@ -32,17 +32,18 @@ class Call:
     kind: str
     tool: str
     args: dict = field(default_factory=dict)
-    json_keys: tuple[str, ...] | None = None  # after a complaint: a JSON object with these keys, always
+    # A JSON object to write the input like: its key names, and numbers where it has numbers. Set after a
+    # complaint (the error's example), or from the example in the tool's description; {} means "JSON with
+    # the canonical names".
+    json_example: dict | None = None
 
     @property
     def input(self) -> str:
         """The Action Input a ReAct step writes: nothing, the one value, or compact JSON for several."""
         if not self.args:
             return ""
-        if self.json_keys is not None:
-            return json.dumps(
-                rename_arguments(self.args, list(self.json_keys)), ensure_ascii=False, separators=(",", ":")
-            )
+        if self.json_example is not None:
+            return json.dumps(shaped_like(self.args, self.json_example), ensure_ascii=False, separators=(",", ":"))
         if len(self.args) == 1:
             return str(next(iter(self.args.values())))
         return json.dumps(self.args, ensure_ascii=False, separators=(",", ":"))
@@ -67,24 +68,62 @@ class Answer:
 def call(conv: Conversation, kind: str, **args: str) -> Call:
     """A call to the offered tool of `kind` (the planner checks that one was offered first).
 
-    If that tool already refused an input of ours and said what it expected, the call follows the
-    hint: a JSON object, with the key names of the example it gave. That is how the model "fixes" a
-    bad argument from the error Observation (lesson 07).
+    If that tool already refused an input of ours and gave an example of a good one ("example", or an
+    "expected" that is a JSON object), the call follows it: a JSON object with the example's key names,
+    and numbers where it has numbers. That is how the model "fixes" a bad argument from the error
+    Observation (lesson 07). Before any complaint, a call with several arguments follows the JSON example
+    in the tool's description, if it gives one (the field names a typed tool's prompt line shows).
     """
     tool = conv.tool_for(kind)
     if tool is None:
         raise LookupError(f"no {kind} tool was offered")  # a planner bug: it must check tool_for first
-    complaint = next((s for s in reversed(conv.steps) if s.tool == tool and s.input_error), None)
-    if complaint is None or conv.native:
+    if conv.native:
         return Call(kind, tool, dict(args))
-    expected = pick(complaint.data, "expected")
-    if isinstance(expected, str):
+    complaint = next((s for s in reversed(conv.steps) if s.tool == tool and s.input_error), None)
+    if complaint is not None:
+        example = _json_object(pick(complaint.data, "example")) or _json_object(pick(complaint.data, "expected"))
+        return Call(kind, tool, dict(args), json_example=example or {})
+    if len(args) >= 2:
+        return Call(kind, tool, dict(args), json_example=json_example_in(conv.tools.get(tool, "")))
+    return Call(kind, tool, dict(args))
+
+
+def _json_object(value: object) -> dict | None:
+    """`value` as a JSON object: itself if it is a dict, parsed if it is a string holding one, else None."""
+    if isinstance(value, str):
         try:
-            expected = json.loads(expected)
+            value = json.loads(value)
         except ValueError:
-            expected = None
-    keys = tuple(expected) if isinstance(expected, dict) else ()
-    return Call(kind, tool, dict(args), json_keys=keys)
+            return None
+    return value if isinstance(value, dict) else None
+
+
+def json_example_in(description: str) -> dict | None:
+    """The first JSON object written in a tool's description ('e.g. {"order_id": "88231", ...}'), or None."""
+    decoder = json.JSONDecoder()
+    start = description.find("{")
+    while start >= 0:
+        try:
+            value, _ = decoder.raw_decode(description, start)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and value:
+            return value
+        start = description.find("{", start + 1)
+    return None
+
+
+def shaped_like(args: dict, example: dict) -> dict:
+    """`args` (canonical names, string values) under the example's key names, with a digit string as a
+    number where the example has a number there, and a number as a string where it has a string."""
+    shaped = rename_arguments(args, list(example)) if example else dict(args)
+    for key, value in shaped.items():
+        wanted = example.get(key)
+        if isinstance(wanted, (int, float)) and not isinstance(wanted, bool) and isinstance(value, str) and value.isdigit():
+            shaped[key] = int(value)
+        elif isinstance(wanted, str) and isinstance(value, (int, float)) and not isinstance(value, bool):
+            shaped[key] = str(value)
+    return shaped
 
 
 # Which schema property a canonical argument most likely is, when the names differ.

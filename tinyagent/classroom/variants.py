@@ -13,11 +13,13 @@ and then the fix that handles it, with the same output on every run.
 | `classroom-wrong-tool` | First calls a tool that does not exist (`checkOrder`, `getTime`, ...); reads the error Observation and its list of available tools, corrects itself and carries on normally. | 02, 07, 11 |
 | `classroom-verbose` | Writes a Thought of several hundred tokens before every step, so a small `max_tokens` cuts the reply (`finish_reason: "length"`). | 10 (token budget, `length`) |
 | `classroom-ignores-stop` | The text of `classroom`, but the server does not apply `stop` (like some providers), so the invented continuation comes back unless the client cuts it. | 04, 14 |
+| `classroom-bad-args` | The first call to each tool gets its arguments wrong: with several arguments it leaves the last one out (`{"order_id": "88231"}` without `reason`); with one id it writes it as the wrong JSON type (`{"order_id": 88231}` where the tool's example shows a string, a string where it shows a number). It reads the error Observation, says what was wrong, and calls again as the error's example shows. | 07, 09 |
 
 In function-calling mode (`tools` in the request) every variant returns `tool_calls`: the format
 variants (sloppy, no-final, ignores-stop) behave like `classroom` there, `classroom-loop` repeats its
-calls, `classroom-wrong-tool` first calls the non-existent tool, and `classroom-verbose` sends its long
-thought as the message content next to the calls.
+calls, `classroom-wrong-tool` first calls the non-existent tool, `classroom-verbose` sends its long
+thought as the message content next to the calls, and `classroom-bad-args` makes the same mistakes in its
+arguments (the wrong type judged by the tool's `parameters`) and fixes them after the error.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from dataclasses import replace
 
 from .conversation import Conversation
 from .daydream import continue_without_stop, imagine_observation
-from .planning import Act, Answer, Call, rename_arguments, sentence
+from .planning import Act, Answer, Call, json_example_in, rename_arguments, sentence
 from .render import step_text
 from .reply import Reply, ToolCallRequest
 from .scenarios import plan
@@ -42,6 +44,7 @@ MODELS: dict[str, str] = {
     "classroom-wrong-tool": "First calls a tool that does not exist, then corrects itself from the error.",
     "classroom-verbose": "Writes a Thought of several hundred tokens before every step.",
     "classroom-ignores-stop": "The text of 'classroom', but the server ignores the stop sequence for it.",
+    "classroom-bad-args": "First call to each tool: a field left out or an id of the wrong type; then fixed.",
 }
 
 # The table above, as text (the README copies it): everything from its header to its last row.
@@ -279,6 +282,67 @@ def long_thought(conv: Conversation) -> str:
     )
 
 
+def bad_args(conv: Conversation) -> Reply:
+    """`classroom-bad-args`: the first call to each tool has a mistake in its arguments (see `mistaken`);
+    after the tool's error Observation the careful planner writes them as the error's example shows, and
+    the Thought says what the error was."""
+    step = plan(conv)
+    if not isinstance(step, Act):
+        return build_reply(conv, step)
+    first = [not any(s.tool == c.tool for s in conv.steps) for c in step.calls]
+    if conv.native:
+        return Reply(None, tuple(
+            ToolCallRequest(c.tool, _mistaken_native(conv, c) if new else native_arguments(conv, c))
+            for c, new in zip(step.calls, first)
+        ))
+    calls = tuple(mistaken(conv, c) if new else c for c, new in zip(step.calls, first))
+    last = conv.steps[-1] if conv.steps else None
+    thought = step.thought
+    if last is not None and last.input_error and last.tool == calls[0].tool:
+        thought = conv.say(
+            f"{last.tool} 拒绝了刚才的输入：{last.error}。照它给的示例改正后再调用一次。",
+            f"{last.tool} rejected my input: {last.error}. I write it as its example shows and call it again. ",
+        ) + thought
+    return build_reply(conv, Act(thought, calls))
+
+
+def mistaken(conv: Conversation, call: Call) -> Call:
+    """The call with the mistake a model makes in its arguments, for text ReAct:
+
+    several arguments   the last one left out, the rest as a JSON object (a missing field)
+    one id (digits)     a JSON object with the id as a number where the tool's example shows a string,
+                        or as a string where it shows a number (a wrong type)
+    anything else       unchanged
+    """
+    example = json_example_in(conv.tools.get(call.tool, ""))
+    if len(call.args) >= 2:
+        kept = dict(list(call.args.items())[:-1])
+        return replace(call, args=kept, json_example=call.json_example if call.json_example is not None else example or {})
+    value = next(iter(call.args.values()), None)
+    if not isinstance(value, str) or not value.isdigit():
+        return call
+    key = next(iter(rename_arguments(call.args, list(example or {}))))
+    wanted = (example or {}).get(key)
+    flipped = "0" if isinstance(wanted, (int, float)) and not isinstance(wanted, bool) else 0
+    return replace(call, json_example={key: flipped})
+
+
+def _mistaken_native(conv: Conversation, call: Call) -> dict:
+    """The same mistakes in function-calling arguments: the wrong type judged by the tool's schema."""
+    arguments = native_arguments(conv, call)
+    if len(arguments) >= 2:
+        return dict(list(arguments.items())[:-1])
+    if len(arguments) == 1:
+        key, value = next(iter(arguments.items()))
+        spec = ((conv.schemas.get(call.tool) or {}).get("properties") or {}).get(key)
+        wanted = spec.get("type") if isinstance(spec, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return {key: str(value)}
+        if isinstance(value, str) and value.isdigit() and wanted not in ("integer", "number"):
+            return {key: int(value)}
+    return arguments
+
+
 VARIANTS: dict[str, Callable[[Conversation], Reply]] = {
     "classroom": careful,
     "classroom-sloppy": sloppy,
@@ -287,6 +351,7 @@ VARIANTS: dict[str, Callable[[Conversation], Reply]] = {
     "classroom-wrong-tool": wrong_tool,
     "classroom-verbose": verbose,
     "classroom-ignores-stop": ignores_stop,
+    "classroom-bad-args": bad_args,
 }
 
 

@@ -119,10 +119,25 @@ def _id_text_in_json(text: str, field: str) -> str:
     return " ".join(str(item) for item in values if isinstance(item, (str, int, float)) and not isinstance(item, bool))
 
 
+def _schema(properties: dict[str, dict]) -> MappingProxyType:
+    """The JSON Schema of a shop tool's arguments (lesson 07): every property required, no others.
+
+    The tools read their text input themselves (and forgive more than the schema says); the schema is
+    what native function calling offers, and its arguments come back to them as a JSON object, which
+    each of them reads (tool_specs.input_from_arguments)."""
+    schema: dict = {"type": "object", "properties": properties}
+    if properties:
+        schema["required"] = list(properties)
+    schema["additionalProperties"] = False
+    return MappingProxyType(schema)
+
+
 class QueryOrderTool(Tool):
     name = "queryOrder"
     description = "Look up an order and its trackingNo. Input: the order id, e.g. 88231."
     descriptions = MappingProxyType({"zh": "查询订单详情和运单号。输入：订单号，如 88231。"})
+    parameters = _schema({"orderId": {"type": "string", "description": "the order id, e.g. 88231",
+                                      "examples": ["88231"]}})
 
     def __init__(self, shop: Shop):
         self.shop = shop
@@ -142,6 +157,8 @@ class QueryLogisticsTool(Tool):
     name = "queryLogistics"
     description = "Track a parcel. Input: its trackingNo (from queryOrder), e.g. SF1234567890."
     descriptions = MappingProxyType({"zh": "查询物流。输入：运单号（用 queryOrder 查到），如 SF1234567890。"})
+    parameters = _schema({"trackingNo": {"type": "string", "description": "the tracking number from queryOrder, "
+                                         "e.g. SF1234567890", "examples": ["SF1234567890"]}})
 
     def __init__(self, shop: Shop):
         self.shop = shop
@@ -172,6 +189,11 @@ class ApplyRefundTool(Tool):
         '"reason": "faulty: does not dock"}.'
     )
     descriptions = MappingProxyType({"zh": f"提交退款（真实写入，每单一次）。输入：JSON，如 {REFUND_INPUT_EXAMPLE}。"})
+    parameters = _schema({
+        "orderId": {"type": "string", "description": "the order id, e.g. 88231", "examples": ["88231"]},
+        "reason": {"type": "string", "description": "why the customer wants the refund, e.g. faulty: does not dock",
+                   "examples": ["faulty: does not dock"]},
+    })
 
     def __init__(self, shop: Shop):
         self.shop = shop
@@ -231,6 +253,8 @@ class SearchKnowledgeTool(Tool):
     name = "searchKnowledge"
     description = "Search the after-sales policies. Input: keywords, e.g. return policy."
     descriptions = MappingProxyType({"zh": "检索售后政策。输入：关键词，如 退货 政策。"})
+    parameters = _schema({"query": {"type": "string", "description": "keywords, e.g. return policy",
+                                    "examples": ["return policy"]}})
 
     def __init__(self, shop: Shop, limit: int = 3):
         self.shop = shop
@@ -261,6 +285,7 @@ class GetCurrentTimeTool(Tool):
     name = "getCurrentTime"
     description = "The current date and time. Input: none (empty)."
     descriptions = MappingProxyType({"zh": "获取当前日期时间。输入：无（留空）。"})
+    parameters = _schema({})
 
     def __init__(self, clock: Clock = system_clock):
         self.clock = clock

@@ -1,0 +1,258 @@
+"""workspace_files.py: writeFile writes inside its workspace only, and every escape is an error Observation."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tinyagent import Action, LlmClient, ReActAgent, ToolRegistry, workspace_files, write_file_tool
+from tinyagent.workspace_files import MAX_CONTENT_CHARS, check_relative_path
+
+
+@pytest.fixture(params=["dir_fd", "portable"])
+def way(request, monkeypatch):
+    """Every test runs twice: with the POSIX dir_fd walk, and with the portable checks (Windows' path)."""
+    if request.param == "dir_fd" and not workspace_files.USE_DIR_FD:
+        pytest.skip("this system has no dir_fd")
+    monkeypatch.setattr(workspace_files, "USE_DIR_FD", request.param == "dir_fd")
+    return request.param
+
+
+@pytest.fixture
+def place(tmp_path, way):
+    """A workspace, and a folder next to it that must never be written."""
+    workspace, outside = tmp_path / "workspace", tmp_path / "outside"
+    workspace.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("keep me")
+    return workspace, outside
+
+
+def write(tool, **arguments) -> dict:
+    return json.loads(tool.invoke(json.dumps(arguments)))
+
+
+def files_in(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_writes_a_new_file_and_its_folders(place):
+    workspace, _ = place
+    tool = write_file_tool(workspace)
+    result = write(tool, file_path="notes/2026/numbers.txt", content="1\n2\n3")
+    assert result == {"written": "notes/2026/numbers.txt", "characters": 5, "bytes": 5, "created": True}
+    assert files_in(workspace) == {"notes/2026/numbers.txt": "1\n2\n3"}
+
+
+def test_chinese_content_counts_characters_and_bytes(place):
+    workspace, _ = place
+    result = write(write_file_tool(workspace), file_path="备注.txt", content="扫地机不回充")
+    assert (result["characters"], result["bytes"]) == (6, 18)
+    assert (workspace / "备注.txt").read_text(encoding="utf-8") == "扫地机不回充"
+
+
+def test_an_existing_file_is_kept_unless_overwrite_is_true(place):
+    workspace, _ = place
+    tool = write_file_tool(workspace)
+    write(tool, file_path="a.txt", content="first version")
+    refused = write(tool, file_path="a.txt", content="second")
+    assert refused["error"] == "writeFile refused: a.txt already exists (13 bytes); it was not changed"
+    assert '"overwrite": true' in refused["hint"]
+    assert (workspace / "a.txt").read_text() == "first version"
+    replaced = write(tool, file_path="a.txt", content="second", overwrite=True)
+    assert replaced == {"written": "a.txt", "characters": 6, "bytes": 6, "replaced": True, "previous_bytes": 13}
+    assert files_in(workspace) == {"a.txt": "second"}  # no temporary file left behind
+
+
+def test_replacing_a_hard_linked_file_leaves_the_other_name_alone(place):
+    workspace, outside = place
+    os.link(outside / "secret.txt", workspace / "linked.txt")
+    write(write_file_tool(workspace), file_path="linked.txt", content="new", overwrite=True)
+    assert (outside / "secret.txt").read_text() == "keep me"
+    assert (workspace / "linked.txt").read_text() == "new"
+
+
+@pytest.mark.parametrize(
+    "file_path, says",
+    [
+        ("/etc/passwd", "is an absolute path"),
+        ("//server/share/x.txt", "is an absolute path"),
+        ("~/notes.txt", "is an absolute path"),
+        ("C:/Windows/x.txt", "contains ':'"),
+        ("notes.txt:stream", "contains ':'"),
+        ("..\\..\\x.txt", "contains a backslash"),
+        ("../x.txt", "goes up with '..'"),
+        ("notes/../../x.txt", "goes up with '..'"),
+        ("notes/../x.txt", "goes up with '..'"),  # even one that would come back inside
+        ("..", "goes up with '..'"),
+        ("", "file_path is empty"),
+        ("   ", "file_path is empty"),
+        (" a.txt", "starts or ends with spaces"),
+        ("a\nb.txt", "control character"),
+        ("a\x00b.txt", "control character"),
+        ("notes/", "names a folder"),
+        (".", "names a folder"),
+        ("x" * 256, "longer than 255 bytes"),
+        ("a/" * 600 + "b", "the limit is 1024"),
+    ],
+)
+def test_a_path_that_could_escape_is_refused_before_anything_is_written(place, file_path, says):
+    workspace, outside = place
+    result = write(write_file_tool(workspace), file_path=file_path, content="x")
+    assert says in result["error"] and result["error"].startswith("writeFile refused: ")
+    assert files_in(workspace) == {} and files_in(outside) == {"secret.txt": "keep me"}
+
+
+def test_a_symlink_to_a_folder_outside_is_not_followed(place):
+    workspace, outside = place
+    (workspace / "out").symlink_to(outside, target_is_directory=True)
+    result = write(write_file_tool(workspace), file_path="out/new.txt", content="x")
+    assert result["error"] == "writeFile refused: out is a symbolic link; links are not followed"
+    assert files_in(outside) == {"secret.txt": "keep me"}
+
+
+def test_a_symlink_to_a_file_outside_is_not_written_through(place):
+    workspace, outside = place
+    (workspace / "secret.txt").symlink_to(outside / "secret.txt")
+    result = write(write_file_tool(workspace), file_path="secret.txt", content="x", overwrite=True)
+    assert result["error"] == "writeFile refused: secret.txt is a symbolic link; links are not followed"
+    assert (outside / "secret.txt").read_text() == "keep me"
+
+
+def test_a_dangling_symlink_is_not_created_through(place):
+    workspace, outside = place
+    (workspace / "new.txt").symlink_to(outside / "created-by-the-model.txt")
+    result = write(write_file_tool(workspace), file_path="new.txt", content="x")
+    assert "symbolic link" in result["error"]
+    assert not (outside / "created-by-the-model.txt").exists()
+
+
+def test_a_symlink_deeper_down_is_refused_too(place):
+    workspace, outside = place
+    (workspace / "notes").mkdir()
+    (workspace / "notes" / "deep").symlink_to(outside, target_is_directory=True)
+    result = write(write_file_tool(workspace), file_path="notes/deep/x.txt", content="x")
+    assert result["error"] == "writeFile refused: notes/deep is a symbolic link; links are not followed"
+
+
+def test_a_symlink_inside_pointing_inside_is_refused_as_well(place):
+    # Simple and safe: links are never followed, wherever they point.
+    workspace, _ = place
+    (workspace / "real").mkdir()
+    (workspace / "alias").symlink_to(workspace / "real", target_is_directory=True)
+    assert "symbolic link" in write(write_file_tool(workspace), file_path="alias/x.txt", content="x")["error"]
+
+
+def test_a_folder_swapped_for_a_link_while_the_tool_runs_is_not_followed(place, way, monkeypatch):
+    if way != "dir_fd":
+        pytest.skip("the race is closed only where folders are opened with dir_fd and O_NOFOLLOW")
+    workspace, outside = place
+    real_mkdir = os.mkdir
+
+    def mkdir_then_swap(name, mode=0o777, *, dir_fd=None):  # another process wins the race
+        real_mkdir(name, mode, dir_fd=dir_fd)
+        os.rmdir(name, dir_fd=dir_fd)
+        os.symlink(outside, name, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "mkdir", mkdir_then_swap)
+    result = write(write_file_tool(workspace), file_path="notes/x.txt", content="x")
+    assert result["error"] == "writeFile refused: notes is a symbolic link; links are not followed"
+    assert files_in(outside) == {"secret.txt": "keep me"}
+
+
+def test_a_file_in_the_way_of_a_folder_and_a_folder_in_the_way_of_a_file(place):
+    workspace, _ = place
+    tool = write_file_tool(workspace)
+    write(tool, file_path="a.txt", content="x")
+    (workspace / "folder").mkdir()
+    assert write(tool, file_path="a.txt/b.txt", content="y")["error"] == "writeFile refused: a.txt is a file, not a folder"
+    assert write(tool, file_path="folder", content="y", overwrite=True)["error"] == (
+        "writeFile refused: folder is a folder, not a file"
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_special_file_is_not_written(place):
+    workspace, _ = place
+    os.mkfifo(workspace / "pipe")
+    result = write(write_file_tool(workspace), file_path="pipe", content="x", overwrite=True)
+    assert result["error"] == "writeFile refused: pipe is not a regular file"
+
+
+def test_too_much_content_is_refused_with_the_limit(place):
+    workspace, _ = place
+    tool = write_file_tool(workspace, max_chars=10)
+    result = write(tool, file_path="a.txt", content="x" * 11)
+    assert result["error"] == "invalid input for writeFile: content is 11 characters long; at most 10 are allowed"
+    assert result["field"] == "content" and "at most 10 characters" in result["expected"]
+    assert files_in(workspace) == {}
+    # Called as a plain Python function the schema is not in the way: the function checks it too.
+    assert "the limit is 10" in json.loads(tool("a.txt", "x" * 11))["error"]
+    assert write(tool, file_path="a.txt", content="x" * 10)["created"] is True
+
+
+def test_the_limit_is_in_the_schema_and_the_description():
+    tool = write_file_tool(Path.cwd())
+    assert tool.parameters["properties"]["content"]["maxLength"] == MAX_CONTENT_CHARS
+    assert f"at most {MAX_CONTENT_CHARS} characters" in tool.description
+    assert f"最多 {MAX_CONTENT_CHARS} 个字符" in tool.describe("zh")
+
+
+def test_a_lone_surrogate_in_the_content_is_refused_not_crashed(place):
+    workspace, _ = place
+    result = json.loads(write_file_tool(workspace)("a.txt", "bad \udc80"))
+    assert "cannot be written as UTF-8" in result["error"]
+
+
+def test_the_workspace_location_never_appears_in_an_observation(place):
+    workspace, _ = place
+    tool = write_file_tool(workspace)
+    texts = [tool.invoke(json.dumps({"file_path": path, "content": "x"}))
+             for path in ["a.txt", "a.txt", "../x", "/etc/x", "a.txt/b"]]
+    assert all(str(workspace) not in text and str(workspace.parent) not in text for text in texts)
+
+
+def test_a_disk_error_is_an_observation_without_the_path(place, monkeypatch):
+    workspace, _ = place
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(workspace / "a.txt"))
+
+    monkeypatch.setattr(workspace_files, "write_in_workspace", full)
+    result = write(write_file_tool(workspace), file_path="a.txt", content="x")
+    assert result == {"error": "writeFile failed: No space left on device", "file_path": "a.txt"}
+
+
+def test_the_workspace_must_exist_and_be_a_folder(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        write_file_tool(tmp_path / "missing")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(NotADirectoryError):
+        write_file_tool(tmp_path / "file")
+    with pytest.raises(ValueError, match="max_chars"):
+        write_file_tool(tmp_path, max_chars=0)
+
+
+def test_check_relative_path_normalises_dots_and_double_slashes():
+    assert check_relative_path("./notes//todo.txt") == ["notes", "todo.txt"]
+
+
+def test_the_agent_writes_the_seeds_numbers_file_with_the_classroom_model(place):
+    workspace, _ = place
+    registry = ToolRegistry([write_file_tool(workspace)])
+    result = ReActAgent(LlmClient.classroom(), registry).run("把 1 到 10 的整数写入 numbers.txt")
+    assert result.reason == "final_answer"
+    assert [call.name for call in result.trace.tool_calls] == ["writeFile"]
+    assert files_in(workspace) == {"numbers.txt": "\n".join(str(n) for n in range(1, 11))}
+
+
+def test_an_agent_asked_to_write_outside_gets_a_refusal_and_says_so(place):
+    workspace, outside = place
+    registry = ToolRegistry([write_file_tool(workspace)])
+    result = ReActAgent(LlmClient.classroom(), registry).run('Write "hello" to ../outside/secret.txt')
+    assert "goes up with '..'" in result.trace.events[3].text  # the Observation
+    assert (outside / "secret.txt").read_text() == "keep me" and files_in(workspace) == {}
+    assert registry.run(Action("writeFile", '{"file_path": "../x", "content": "x"}')).error
