@@ -7,15 +7,16 @@ and then the fix that handles it, with the same output on every run.
 | model | what it does | lessons |
 | --- | --- | --- |
 | `classroom` | The careful assistant: one `Thought` / `Action` / `Action Input` per reply, only tools the prompt lists, answers from what the Observations really said. Without a stop sequence it runs on with invented Observations to a confident (false) `Final Answer`. | 00, 03, 04, 06–09, 12–19 |
-| `classroom-sloppy` | Same plan, sloppy format a strict line scanner trips on and a tolerant parser reads. By round: 1 Markdown bold keys (`**Action:** queryOrder`), 2 lower-case keys (`action:`), 3 full-width colons (`Action：`), 4 the input in a code fence, 5 `Action:` inside the Thought; then again from 1. | 05, 11 |
+| `classroom-sloppy` | Same plan, sloppy format a strict line scanner trips on and a tolerant parser reads. By round: 1 Markdown bold keys (`**Action:** queryOrder`), 2 lower-case keys (`action:`), 3 full-width colons (`Action：`), 4 `Action:` inside the Thought (before the real `Action:` line), 5 the input, or the answer, in a code fence; then again from 1. | 05, 11 |
 | `classroom-no-final` | Normal tool steps, but the last reply is the answer in plain prose: no `Thought`, no `Final Answer:`, no `Action`. | 06 (the fallback), 11 |
 | `classroom-loop` | Repeats its first action (e.g. `queryOrder` 88231) every round, whatever the Observations say. | 10 (repeat detection, step cap) |
 | `classroom-wrong-tool` | First calls a tool that does not exist (`checkOrder`, `getTime`, ...); reads the error Observation and its list of available tools, corrects itself and carries on normally. | 02, 07, 11 |
 | `classroom-verbose` | Writes a Thought of several hundred tokens before every step, so a small `max_tokens` cuts the reply (`finish_reason: "length"`). | 10 (token budget, `length`) |
 | `classroom-ignores-stop` | The text of `classroom`, but the server does not apply `stop` (like some providers), so the invented continuation comes back unless the client cuts it. | 04, 14 |
+| `classroom-forgets-action` | Its first reply to a request is a `Thought` and nothing else: no `Action`, no `Final Answer` (a botched step). From the next round on, whatever it was told, it writes every step in full. | 11 |
 
 In function-calling mode (`tools` in the request) every variant returns `tool_calls`: the format
-variants (sloppy, no-final, ignores-stop) behave like `classroom` there, `classroom-loop` repeats its
+variants (sloppy, no-final, ignores-stop, forgets-action) behave like `classroom` there, `classroom-loop` repeats its
 calls, `classroom-wrong-tool` first calls the non-existent tool, and `classroom-verbose` sends its long
 thought as the message content next to the calls.
 """
@@ -42,6 +43,7 @@ MODELS: dict[str, str] = {
     "classroom-wrong-tool": "First calls a tool that does not exist, then corrects itself from the error.",
     "classroom-verbose": "Writes a Thought of several hundred tokens before every step.",
     "classroom-ignores-stop": "The text of 'classroom', but the server ignores the stop sequence for it.",
+    "classroom-forgets-action": "Its first reply is a Thought with no Action; then it writes every step in full.",
 }
 
 # The table above, as text (the README copies it): everything from its header to its last row.
@@ -92,12 +94,15 @@ def ignores_stop(conv: Conversation) -> Reply:
     return replace(careful(conv), ignores_stop=True)
 
 
+# In this order so that "Action: inside the Thought" lands on an action step (the refund's round 4,
+# applyRefund), where a parser must still take the real Action line below it, and not the tool named
+# in the Thought.
 SLOPPY_STYLES = (
     "bold keys",
     "lower-case keys",
     "full-width colons",
-    "fenced input",
     "Action: inside the Thought",
+    "fenced input",
 )
 
 
@@ -279,6 +284,14 @@ def long_thought(conv: Conversation) -> str:
     )
 
 
+def forgets_action(conv: Conversation) -> Reply:
+    """`classroom-forgets-action`: the first reply to a request stops after its Thought."""
+    step = plan(conv)
+    if conv.rounds == 0 and isinstance(step, Act) and not conv.native:
+        return Reply(f"Thought: {step.thought}\n")
+    return build_reply(conv, step)
+
+
 VARIANTS: dict[str, Callable[[Conversation], Reply]] = {
     "classroom": careful,
     "classroom-sloppy": sloppy,
@@ -287,6 +300,7 @@ VARIANTS: dict[str, Callable[[Conversation], Reply]] = {
     "classroom-wrong-tool": wrong_tool,
     "classroom-verbose": verbose,
     "classroom-ignores-stop": ignores_stop,
+    "classroom-forgets-action": forgets_action,
 }
 
 
