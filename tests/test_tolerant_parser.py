@@ -8,7 +8,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tinyagent import Action, FunctionTool, ParsedStep, ToolRegistry, format_reminder, parse_step, parse_tolerant
+from tinyagent import (
+    Action,
+    FunctionTool,
+    ParsedStep,
+    ToolRegistry,
+    format_reminder,
+    parse_step,
+    parse_tolerant,
+)
 from tinyagent.reply_shapes import REPLY_SHAPES
 from tinyagent.tolerant_parser import CUT_OFF, EMPTY_REPLY, NO_TOOL
 
@@ -147,11 +155,9 @@ def test_a_cut_reply_is_an_error_unless_its_step_was_complete():
         ("  \n\t", EMPTY_REPLY),
         ("Thought: hmm\nAction: None", NO_TOOL),
         ("Thought: hmm\nAction:\nAction Input: 88231", NO_TOOL),
-        ("Action Input: 88231", "the reply has an Action Input but no Action and no Final Answer"),
-        ("Observation: {}", "the reply has only an Observation (the tools write those, not you) but no Action "
-                            "and no Final Answer"),
-        ("I think the Action: queryOrder is next.", "the reply has no step in the format but no Action and no "
-                                                    "Final Answer"),
+        ("Action Input: 88231", "the reply has an Action Input but no Action line naming the tool"),
+        ("Observation: {}", "the reply has only an Observation, and the tools write those, not you"),
+        ("I think the Action: queryOrder is next.", "the reply has no Action and no Final Answer"),
         ("Thought: x\nFinal Answer:", "the Final Answer is empty"),
     ],
 )

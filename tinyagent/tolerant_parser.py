@@ -198,7 +198,7 @@ def parse_tolerant(
     if any(s.key == ACTION for s in step):
         return _error(found, NO_TOOL)
     if any(s.key is not None for s in sections) or _re("any_inline_key").search(text):
-        return _error(found, f"the reply has {_what_it_has(sections)} but no Action and no Final Answer")
+        return _error(found, _what_is_missing(sections))
     return ParsedStep("", None, None, "no_format")
 
 
@@ -233,15 +233,15 @@ def _error(found: _Found, message: str) -> ParsedStep:
     return ParsedStep(found.thought, None, None, _rule("format_error", found.repairs), message)
 
 
-def _what_it_has(sections: list[_Section]) -> str:
-    keys = [s.key for s in sections if s.key is not None]
-    if keys and set(keys) == {THOUGHT}:
-        return "a Thought"
-    if keys and set(keys) == {OBSERVATION}:
-        return "only an Observation (the tools write those, not you)"
+def _what_is_missing(sections: list[_Section]) -> str:
+    keys = {s.key for s in sections if s.key is not None}
+    if keys == {THOUGHT}:
+        return "the reply has a Thought but no Action and no Final Answer"
+    if keys == {OBSERVATION}:
+        return "the reply has only an Observation, and the tools write those, not you"
     if ACTION_INPUT in keys and ACTION not in keys:
-        return "an Action Input"
-    return "no step in the format"
+        return "the reply has an Action Input but no Action line naming the tool"
+    return "the reply has no Action and no Final Answer"
 
 
 # -- lines and keys --------------------------------------------------------------------------------
