@@ -41,7 +41,7 @@ class ParsedStep:
       "action"        the reply has an "Action:" line (and maybe "Action Input:")
       "no_format"     neither: the agent falls back to treating the text as the answer
     The tolerant parser (tolerant_parser.py) adds "action_over_final" and "format_error", and names what
-    it repaired in brackets: "action (Markdown around keys)".
+    it repaired in parentheses: "action (Markdown around keys)".
 
     error says what is wrong when nothing usable was found (only the tolerant parser sets it).
     """

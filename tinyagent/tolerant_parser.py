@@ -49,7 +49,7 @@ THOUGHT, ACTION, ACTION_INPUT, FINAL_ANSWER, OBSERVATION = (
     "Thought", "Action", "Action Input", "Final Answer", "Observation",
 )
 
-# What `rule` can name, after the outcome ("action", "final_answer", ...), in brackets.
+# What `rule` can name, in parentheses after the outcome ("action", "final_answer", ...).
 CRLF = "CRLF line ends"
 MARKDOWN = "Markdown around keys"
 KEY_CASE = "key case"
