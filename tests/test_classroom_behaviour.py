@@ -449,7 +449,7 @@ def test_invented_logistics_data_is_false():
 def test_models_and_the_variants_table_agree():
     assert set(MODELS) == {
         "classroom", "classroom-sloppy", "classroom-no-final", "classroom-loop", "classroom-wrong-tool",
-        "classroom-verbose", "classroom-ignores-stop", "classroom-bad-args",
+        "classroom-verbose", "classroom-ignores-stop", "classroom-bad-args", "classroom-forgets-action",
     }
     assert VARIANTS_TABLE.startswith("| model | what it does | lessons |")
     rows = [line for line in VARIANTS_TABLE.splitlines()[2:]]
@@ -464,13 +464,38 @@ def test_sloppy_shows_each_sloppiness_in_the_refund_run():
     assert "**Action:** queryOrder" in r1
     assert "\naction: getCurrentTime" in r2 and "\naction input:" in r2
     assert "\nAction：searchKnowledge" in r3
-    assert "Action Input:\n```json\n{" in r4 and r4.endswith("```\n")
-    thought = r5.splitlines()[0]
-    assert thought.startswith("Thought: ") and "Action: applyRefund" in thought
+    # "Action:" inside the Thought lands on an action step: the Thought names the tool before, and the
+    # real Action line below it is applyRefund.
+    thought, action = r4.splitlines()[:2]
+    assert thought.startswith("Thought: ") and "Action: searchKnowledge" in thought
+    assert action == "Action: applyRefund" and "\nAction Input: {" in r4
+    assert "\nFinal Answer:\n```\n" in r5 and r5.endswith("\n```")
     assert shop.refunds[0]["refundId"] in r5
     # A strict line scanner finds no "Action:" line in the first three rounds
     for reply in (r1, r2, r3):
         assert not any(line.startswith("Action:") for line in reply.splitlines())
+
+
+def test_sloppy_style_cycle_puts_action_in_the_thought_on_an_action_step():
+    from tinyagent.classroom.variants import SLOPPY_STYLES
+
+    assert SLOPPY_STYLES.index("Action: inside the Thought") == 3  # round 4 of the refund: applyRefund
+    assert SLOPPY_STYLES[:3] == ("bold keys", "lower-case keys", "full-width colons")
+
+
+def test_forgets_action_writes_a_bare_thought_first_then_full_steps():
+    shop = FakeShop()
+    request = first_request(REFUND_ZH, shop.registry(), model="classroom-forgets-action")
+    first = respond(request).text
+    assert first.startswith("Thought: ") and "Action" not in first and "Final Answer" not in first
+    # Told anything at all (here: the format), it writes the step in full and goes on like `classroom`.
+    request["messages"] += [
+        {"role": "assistant", "content": first},
+        {"role": "user", "content": "Observation: Format error: the reply has a Thought but no Action."},
+    ]
+    second = respond(request).text.split("Observation:")[0]
+    assert second == respond(first_request(REFUND_ZH, shop.registry())).text.split("Observation:")[0]
+    assert parse_action(second) == ("queryOrder", "88231")
 
 
 def test_no_final_ends_in_plain_prose():

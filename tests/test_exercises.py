@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from tinyagent import Action, LlmClient, Tool, build_system_prompt, detect_language, parse_step
+from tinyagent import Action, LlmClient, ParsedStep, Tool, build_system_prompt, detect_language, parse_step
 from tinyagent.checks import (
     ExerciseFailed,
+    check_action_over_final,
     check_anchored_final_answer,
+    check_bracket_actions,
     check_capped_registry,
     check_counting_llm,
     check_forgiving_query_order,
@@ -32,6 +34,7 @@ from tinyagent.checks import (
     check_unknown_model,
     classroom_only,
 )
+from tinyagent.parser import split_keyed_lines
 from tinyagent.settings import Settings
 
 # -- the hand-written pieces of the lessons that the exercises build on ---------------------------
@@ -191,6 +194,8 @@ def fails(check, *answer, says: str = "") -> None:
         (check_anchored_final_answer, (None,)),
         (check_counting_llm, (None,)),
         (check_record_replay, (None, None)),
+        (check_bracket_actions, (None,)),
+        (check_action_over_final, (None,)),
     ],
 )
 def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
@@ -198,10 +203,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_sixteen_exercises_have_a_check():
+def test_eighteen_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 16
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 18
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -668,3 +673,142 @@ def test_07_not_attempted_yet(capsys):
     assert check_typed_logistics_tool(None) is None and check_error_fields(None) is None
     out = capsys.readouterr().out
     assert out.count("not attempted yet") == 2
+# -- 11 ---------------------------------------------------------------------------------------------
+# The lesson's hand-built tolerant parser (notebooks/11_robust_parsing.ipynb, step 2).
+TOLERANT_KEY = re.compile(
+    r"^[\s*_#>`-]*(thought|action input|action|final answer|observation)[\s*_`]*[:：][\s*_]*(.*)$", re.IGNORECASE
+)
+KEY_NAMES = {"thought": "Thought", "action input": "Action Input", "action": "Action",
+             "final answer": "Final Answer", "observation": "Observation"}
+
+
+def tolerant_sections(text):
+    found = []
+    for line in text.replace("\r\n", "\n").split("\n"):
+        match = TOLERANT_KEY.match(line)
+        if match:
+            found.append((KEY_NAMES[match.group(1).lower()], [match.group(2)]))
+        elif found:
+            found[-1][1].append(line.rstrip())
+    return [(key, "\n".join(lines).strip()) for key, lines in found]
+
+
+def unfence(value):
+    lines = value.split("\n")
+    if lines[0].startswith("```"):
+        lines = lines[1:]
+    if lines and lines[-1].strip() == "```":
+        lines = lines[:-1]
+    return "\n".join(lines).strip()
+
+
+def read_action(value):
+    words = value.split()
+    return (words[0].strip("`*'\"") if words else ""), None
+
+
+def my_tolerant(text, read_action=read_action):
+    step = []
+    for key, value in tolerant_sections(text):
+        if key == "Observation":
+            break
+        step.append((key, value))
+    thought = "\n".join(value for key, value in step if key == "Thought" and value)
+    name, tool_input = "", ""
+    for key, value in step:
+        if key == "Action":
+            name, written = read_action(value)
+            tool_input = written or ""
+        elif key == "Action Input" and name:
+            tool_input = unfence(value)
+    final = next((unfence(value) for key, value in step if key == "Final Answer"), None)
+    if final is not None:
+        return Step(thought, None, final)
+    return Step(thought, Action(name, tool_input) if name else None, None)
+
+
+CALL = re.compile(r"(\w+)\[(.*)\]", re.DOTALL)
+
+
+def read_action_v2(value):  # the solution of exercise 1
+    call = CALL.fullmatch(value.strip())
+    if call:
+        return call.group(1), call.group(2).strip()
+    return read_action(value)
+
+
+def test_11_hand_built_parser_reads_the_sloppy_shapes_like_the_package():
+    from tinyagent import parse_tolerant
+    from tinyagent.reply_shapes import REPLY_SHAPES
+
+    for name in ("well-formed", "Markdown bold keys", "lower-case keys", "full-width colons",
+                 "Action: inside the Thought", "input in a code fence", "answer in a code fence",
+                 "tool name in backticks", "tool name + comment", "CRLF line ends"):
+        text = next(shape.text for shape in REPLY_SHAPES if shape.name == name)
+        mine, theirs = my_tolerant(text), parse_tolerant(text)
+        assert (mine.action, mine.final_answer, mine.thought) == (theirs.action, theirs.final_answer, theirs.thought)
+
+
+def test_11_bracket_actions():
+    assert passes(check_bracket_actions, lambda text: my_tolerant(text, read_action_v2))
+    fails(check_bracket_actions, my_tolerant, says="queryOrder[88231]")
+
+    def split_first(value):  # the first word, then the brackets: an input with a space is cut
+        call = CALL.fullmatch(value.split()[0]) if value.split() else None
+        return (call.group(1), call.group(2)) if call else read_action(value)
+
+    def first_bracket(value):  # stops at the first "]": a JSON input with a list is cut
+        call = re.match(r"(\w+)\[(.*?)\]", value.strip())
+        return (call.group(1), call.group(2)) if call else read_action(value)
+
+    def needs_an_input(value):  # getCurrentTime[] is left as a name
+        call = re.fullmatch(r"(\w+)\[(.+)\]", value.strip(), re.DOTALL)
+        return (call.group(1), call.group(2)) if call else read_action(value)
+
+    fails(check_bracket_actions, lambda text: my_tolerant(text, split_first), says="an input with spaces")
+    fails(check_bracket_actions, lambda text: my_tolerant(text, first_bracket), says="the last ]")
+    fails(check_bracket_actions, lambda text: my_tolerant(text, needs_an_input), says="an empty input")
+    fails(check_bracket_actions, lambda text: 1 / 0, says="raised ZeroDivisionError")
+    fails(check_bracket_actions, "not a function", says="should be a function")
+
+
+def action_first(text):  # the solution of exercise 2
+    step = parse_step(text)
+    if step.final_answer is None:
+        return step
+    name, tool_input = "", ""
+    for key, value in split_keyed_lines(text):
+        if key == "Observation:":
+            break
+        if key == "Action:":
+            name, tool_input = value, ""
+        elif key == "Action Input:" and name:
+            tool_input = value
+    if name:
+        return ParsedStep(step.thought, Action(name, tool_input), None, "action_over_final")
+    return step
+
+
+def test_11_action_over_final():
+    assert passes(check_action_over_final, action_first)
+    fails(check_action_over_final, parse_step, says="rests on nothing observed")
+
+    def searches_anywhere(text):  # finds "Action:" anywhere, so a mere mention becomes an action
+        match = re.search(r"Action:\s*(\S+)", text)
+        if match is None:
+            return parse_step(text)
+        given = re.search(r"Action Input:\s*(.*)", text)
+        return Step("", Action(match.group(1), given.group(1).strip() if given else ""), None)
+
+    def reads_past_the_observation(text):  # the last Action of the whole text wins
+        step = parse_step(text)
+        name, tool_input = "", ""
+        for key, value in split_keyed_lines(text):
+            if key == "Action:":
+                name, tool_input = value, ""
+            elif key == "Action Input:" and name:
+                tool_input = value
+        return Step(step.thought, Action(name, tool_input), None) if name else step
+
+    fails(check_action_over_final, searches_anywhere, says="Only an 'Action:' at the start of a line")
+    fails(check_action_over_final, reads_past_the_observation, says="Nothing after an Observation")

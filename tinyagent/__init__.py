@@ -29,6 +29,7 @@ from .parser import ParsedStep, extract_final_answer, parse_step
 from .prompts import build_system_prompt, detect_language
 from .registry import ToolRegistry, ToolResult
 from .settings import Settings, load_settings
+from .tolerant_parser import format_reminder, parse_tolerant
 from .tools import Action, FunctionTool, Tool
 from .trace import Trace
 
@@ -69,11 +70,13 @@ __all__ = [
     "detect_language",
     "extract_final_answer",
     "fixed_clock",
+    "format_reminder",
     "function_spec",
     "function_specs",
     "input_from_arguments",
     "load_settings",
     "parse_step",
+    "parse_tolerant",
     "system_clock",
     "tool",
     "write_file_tool",

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from .errors import TinyAgentError
 from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from .llm_client import LlmClient
-from .parser import parse_step
+from .parser import ParsedStep, parse_step
 from .prompts import build_system_prompt, check_language, detect_language
 from .registry import ToolRegistry
 from .safe_text import replace_lone_surrogates
+from .tolerant_parser import format_reminder, parse_tolerant
 from .trace import Trace
 
 MAX_STEPS = 10
@@ -35,6 +36,8 @@ STOP_SEQUENCES = ("Observation:",)
 # Ten times the longest Observation of any lesson (about 400 characters), and small enough that ten
 # rounds of it still fit a 32k-token context in Chinese (about one token per character).
 MAX_OBSERVATION_CHARS = 4000
+# Lesson 11: how many unreadable replies a tolerant agent answers with the format before it gives up.
+MAX_FORMAT_ERRORS = 2
 
 GIVE_UP = {
     "en": "Sorry, I could not finish this within {n} steps. Please rephrase your request or add "
@@ -62,7 +65,7 @@ class AgentResult:
 
     answer: str
     reason: str  # "final_answer", "fallback", "max_steps", "llm_error", "length", "empty_reply",
-    #              "native_tool_calls" (see events.Stopped)
+    #              "native_tool_calls", "format_errors" (see events.Stopped)
     trace: Trace
     messages: list[dict]
 
@@ -83,6 +86,11 @@ class ReActAgent:
     max_tokens: a cap on each reply, passed to the server
     max_observation_chars: a cap on each tool result the model reads (None: no cap); a longer one is
                 cut, the model is told so, and the Observation event records the full length
+    tolerant:   read replies with `parse_tolerant` (lesson 11) instead of the strict `parse_step`: sloppy
+                keys are forgiven, an Action beside a Final Answer runs, and a reply that looks like a
+                botched step is answered with an Observation giving the exact format
+    max_format_errors: with `tolerant`, how many such replies are answered before the run stops
+                ("format_errors"), so a model that never complies still ends
     """
 
     def __init__(
@@ -96,6 +104,8 @@ class ReActAgent:
         stop: tuple[str, ...] | list[str] | None = STOP_SEQUENCES,
         max_tokens: int | None = None,
         max_observation_chars: int | None = MAX_OBSERVATION_CHARS,
+        tolerant: bool = False,
+        max_format_errors: int = MAX_FORMAT_ERRORS,
     ):
         if tools is None or not isinstance(tools, ToolRegistry):
             raise TypeError("ReActAgent needs tools=ToolRegistry(...) with the tools the model may call")
@@ -116,6 +126,16 @@ class ReActAgent:
         self.stop = tuple(stop) if stop else ()
         self.max_tokens = max_tokens
         self.max_observation_chars = max_observation_chars
+        self.tolerant = bool(tolerant)
+        if not isinstance(max_format_errors, int) or isinstance(max_format_errors, bool) or max_format_errors < 0:
+            raise ValueError(f"max_format_errors must be a whole number >= 0, got {max_format_errors!r}")
+        self.max_format_errors = max_format_errors
+
+    def parse(self, reply) -> ParsedStep:
+        """Read one reply: strictly (lesson 05), or tolerantly with the tool names and finish_reason."""
+        if self.tolerant:
+            return parse_tolerant(reply.text, self.tools.names, reply.finish_reason)
+        return parse_step(reply.text)
 
     def language_for(self, question: str) -> str:
         return self.lang or detect_language(question)
@@ -181,6 +201,7 @@ class AgentRun:
     # -- the loop ------------------------------------------------------------------------------
     def _loop(self) -> Iterator[Event]:
         agent, lang = self.agent, self.lang
+        format_errors = 0
         for step in range(1, agent.max_steps + 1):
             # 1. Think: the model reads the whole conversation and writes its next step.
             sent = tuple(dict(m) for m in self.messages)
@@ -197,7 +218,7 @@ class AgentRun:
             # 2. Read what it wrote.
             # The reply joins the conversation first, so a debugger paused here sees it in the list.
             self.messages.append({"role": "assistant", "content": reply.text})
-            parsed = parse_step(reply.text)
+            parsed = agent.parse(reply)
             action = parsed.action
             yield Parsed(
                 step, parsed.thought, action.tool_name if action else None,
@@ -216,6 +237,18 @@ class AgentRun:
                 # prose beside the calls is the model's preamble to them, not its answer.
                 yield Stopped(step, "native_tool_calls", EMPTY_REPLY[lang], detail=_native_calls_detail(reply))
                 return
+            if action is None and parsed.error is not None:
+                # Lesson 11: a botched step is not an answer. Tell the model the exact format instead,
+                # a few times at most: a model that never complies must still end.
+                format_errors += 1
+                if format_errors > agent.max_format_errors:
+                    yield Stopped(step, "format_errors", EMPTY_REPLY[lang], detail=f"{format_errors} "
+                                  f"replies could not be read; the last: {parsed.error}")
+                    return
+                text = format_reminder(parsed.error, agent.tools.names, lang)
+                self.messages.append({"role": "user", "content": f"Observation: {text}"})
+                yield Observation(step, text, error=True, format_error=True)
+                continue
             if action is None:
                 # The fallback: no Action and no "Final Answer:" means the model answered in prose.
                 if not reply.text.strip():

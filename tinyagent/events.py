@@ -74,12 +74,15 @@ class Observation(Event):
 
     original_chars: set only when the result was longer than the agent's `max_observation_chars`
                     and was cut: how many characters the tool returned (`text` is what the model saw).
+    format_error:   True when no tool ran: the model's reply could not be read, and `text` tells it the
+                    exact format (a tolerant agent, lesson 11).
     """
 
     kind: ClassVar[str] = "observation"
     text: str = ""
     error: bool = False
     original_chars: int | None = None
+    format_error: bool = False
 
     @property
     def truncated(self) -> bool:
@@ -102,7 +105,8 @@ class Stopped(Event):
     `detail` is for the developer. reason: "max_steps" (the step cap), "llm_error" (the model call
     failed, or its reply was not a Chat Completions reply), "length" (the reply was cut at max_tokens),
     "empty_reply" (the model said nothing), "native_tool_calls" (the model answered with the API's
-    tool_calls, which the text protocol does not read)."""
+    tool_calls, which the text protocol does not read), "format_errors" (a tolerant agent got more
+    unreadable replies than its max_format_errors)."""
 
     kind: ClassVar[str] = "stopped"
     reason: str = ""

@@ -32,7 +32,7 @@ FINAL_ANSWER = "Final Answer:"
 _KEYS = ("Action Input:", "Final Answer:", "Observation:", "Thought:", "Action:")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ParsedStep:
     """What one reply says. Exactly one of `action` / `final_answer` is set, or neither.
 
@@ -40,12 +40,25 @@ class ParsedStep:
       "final_answer"  the reply has a "Final Answer:" line
       "action"        the reply has an "Action:" line (and maybe "Action Input:")
       "no_format"     neither: the agent falls back to treating the text as the answer
+    The tolerant parser (tolerant_parser.py) adds "action_over_final" and "format_error", and names what
+    it repaired in parentheses: "action (Markdown around keys)".
+
+    error says what is wrong when nothing usable was found (only the tolerant parser sets it).
     """
 
     thought: str
     action: Action | None
     final_answer: str | None
     rule: str
+    error: str | None = None
+
+    def __repr__(self) -> str:
+        # `error` is shown only when there is one, so a strict parse prints as it did in lesson 05.
+        error = "" if self.error is None else f", error={self.error!r}"
+        return (
+            f"ParsedStep(thought={self.thought!r}, action={self.action!r}, "
+            f"final_answer={self.final_answer!r}, rule={self.rule!r}{error})"
+        )
 
 
 def split_keyed_lines(text: str) -> list[tuple[str | None, str]]:

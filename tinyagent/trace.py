@@ -28,6 +28,8 @@ LABELS = {
         "client_cut": "[Client cut] the server ignored stop; tinyagent cut the reply at the stop sequence",
         "observation_cut": "[Observation cut] the tool returned {total} characters, more than max_observation_chars"
         "; the model saw only the start",
+        "format_error": "[Format reminder]",
+        "parser": "[Parser] {rule}",
     },
     "zh": {
         "round": "===== 第 {n} 圈 =====",
@@ -41,8 +43,14 @@ LABELS = {
         "usage": "[Token] 输入 {prompt} + 输出 {completion}，finish_reason={finish}",
         "client_cut": "[客户端截断] 服务器没有遵守 stop，tinyagent 在停止词处自己截断了回复",
         "observation_cut": "[观察被截断] 工具返回了 {total} 个字符，超过了 max_observation_chars，模型只看到了开头",
+        "format_error": "[格式提醒]",
+        "parser": "[解析] {rule}",
     },
 }
+
+
+# The rules of lesson 05's strict parser: a trace does not repeat them (the line after says it all).
+STRICT_RULES = ("action", "final_answer", "no_format", "")
 
 
 @dataclass
@@ -150,11 +158,16 @@ def _format_event(event: Event, labels: dict[str, str], usage: bool) -> list[str
         return lines
     if isinstance(event, Parsed):
         # A reply with no format has no thought; its Final (fallback) line shows the text.
-        return [f"{labels['thought']} {event.thought}"] if event.thought else []
+        lines = [f"{labels['thought']} {event.thought}"] if event.thought else []
+        if event.rule not in STRICT_RULES:  # the tolerant parser says what it repaired or refused (lesson 11)
+            lines.append(labels["parser"].format(rule=event.rule))
+        return lines
     if isinstance(event, ToolCall):
         return [f"{labels['tool_call']} {event.name}({event.input})"]
     if isinstance(event, Observation):
         label = labels["tool_error"] if event.error else labels["tool_result"]
+        if event.format_error:
+            label = labels["format_error"]
         lines = [f"{label} {event.text}"]
         if event.truncated:  # always shown: the model answered from part of what the tool said
             lines.append(labels["observation_cut"].format(total=event.original_chars))

@@ -7,7 +7,7 @@ and then the fix that handles it, with the same output on every run.
 | model | what it does | lessons |
 | --- | --- | --- |
 | `classroom` | The careful assistant: one `Thought` / `Action` / `Action Input` per reply, only tools the prompt lists, answers from what the Observations really said. Without a stop sequence it runs on with invented Observations to a confident (false) `Final Answer`. | 00, 03, 04, 06–09, 12–19 |
-| `classroom-sloppy` | Same plan, sloppy format a strict line scanner trips on and a tolerant parser reads. By round: 1 Markdown bold keys (`**Action:** queryOrder`), 2 lower-case keys (`action:`), 3 full-width colons (`Action：`), 4 the input in a code fence, 5 `Action:` inside the Thought; then again from 1. | 05, 11 |
+| `classroom-sloppy` | Same plan, sloppy format a strict line scanner trips on and a tolerant parser reads. By round: 1 Markdown bold keys (`**Action:** queryOrder`), 2 lower-case keys (`action:`), 3 full-width colons (`Action：`), 4 `Action:` inside the Thought (before the real `Action:` line), 5 the input, or the answer, in a code fence; then again from 1. | 05, 11 |
 | `classroom-no-final` | Normal tool steps, but the last reply is the answer in plain prose: no `Thought`, no `Final Answer:`, no `Action`. | 06 (the fallback), 11 |
 | `classroom-loop` | Repeats its first action (e.g. `queryOrder` 88231) every round, whatever the Observations say. | 10 (repeat detection, step cap) |
 | `classroom-wrong-tool` | First calls a tool that does not exist (`checkOrder`, `getTime`, ...); reads the error Observation and its list of available tools, corrects itself and carries on normally. | 02, 07, 11 |
@@ -16,10 +16,10 @@ and then the fix that handles it, with the same output on every run.
 | `classroom-bad-args` | The first call to each tool gets its arguments wrong: with several arguments it leaves the last one out (`{"order_id": "88231"}` without `reason`); with one id it writes it as the wrong JSON type (`{"order_id": 88231}` where the tool's example shows a string, a string where it shows a number). It reads the error Observation, says what was wrong, and calls again as the error's example shows. | 07, 09 |
 
 In function-calling mode (`tools` in the request) every variant returns `tool_calls`: the format
-variants (sloppy, no-final, ignores-stop) behave like `classroom` there, `classroom-loop` repeats its
-calls, `classroom-wrong-tool` first calls the non-existent tool, `classroom-verbose` sends its long
-thought as the message content next to the calls, and `classroom-bad-args` makes the same mistakes in its
-arguments (the wrong type judged by the tool's `parameters`) and fixes them after the error.
+variants (sloppy, no-final, ignores-stop, forgets-action) behave like `classroom` there, `classroom-loop`
+repeats its calls, `classroom-wrong-tool` first calls the non-existent tool, `classroom-verbose` sends its
+long thought as the message content next to the calls, and `classroom-bad-args` makes the same mistakes in
+its arguments (the wrong type judged by the tool's `parameters`) and fixes them after the error.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ MODELS: dict[str, str] = {
     "classroom-verbose": "Writes a Thought of several hundred tokens before every step.",
     "classroom-ignores-stop": "The text of 'classroom', but the server ignores the stop sequence for it.",
     "classroom-bad-args": "First call to each tool: a field left out or an id of the wrong type; then fixed.",
+    "classroom-forgets-action": "Its first reply is a Thought with no Action; then it writes every step in full.",
 }
 
 # The table above, as text (the README copies it): everything from its header to its last row.
@@ -95,12 +96,15 @@ def ignores_stop(conv: Conversation) -> Reply:
     return replace(careful(conv), ignores_stop=True)
 
 
+# In this order so that "Action: inside the Thought" lands on an action step (the refund's round 4,
+# applyRefund), where a parser must still take the real Action line below it, and not the tool named
+# in the Thought.
 SLOPPY_STYLES = (
     "bold keys",
     "lower-case keys",
     "full-width colons",
-    "fenced input",
     "Action: inside the Thought",
+    "fenced input",
 )
 
 
@@ -341,6 +345,12 @@ def _mistaken_native(conv: Conversation, call: Call) -> dict:
         if isinstance(value, str) and value.isdigit() and wanted not in ("integer", "number"):
             return {key: int(value)}
     return arguments
+def forgets_action(conv: Conversation) -> Reply:
+    """`classroom-forgets-action`: the first reply to a request stops after its Thought."""
+    step = plan(conv)
+    if conv.rounds == 0 and isinstance(step, Act) and not conv.native:
+        return Reply(f"Thought: {step.thought}\n")
+    return build_reply(conv, step)
 
 
 VARIANTS: dict[str, Callable[[Conversation], Reply]] = {
@@ -352,6 +362,7 @@ VARIANTS: dict[str, Callable[[Conversation], Reply]] = {
     "classroom-verbose": verbose,
     "classroom-ignores-stop": ignores_stop,
     "classroom-bad-args": bad_args,
+    "classroom-forgets-action": forgets_action,
 }
 
 
