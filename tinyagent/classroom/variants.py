@@ -14,6 +14,7 @@ and then the fix that handles it, with the same output on every run.
 | `classroom-verbose` | Writes a Thought of several hundred tokens before every step, so a small `max_tokens` cuts the reply (`finish_reason: "length"`). | 10 (token budget, `length`) |
 | `classroom-ignores-stop` | The text of `classroom`, but the server does not apply `stop` (like some providers), so the invented continuation comes back unless the client cuts it. | 04, 14 |
 | `classroom-bad-args` | The first call to each tool gets its arguments wrong: with several arguments it leaves the last one out (`{"order_id": "88231"}` without `reason`); with one id it writes it as the wrong JSON type (`{"order_id": 88231}` where the tool's example shows a string, a string where it shows a number). It reads the error Observation, says what was wrong, and calls again as the error's example shows. | 07, 09 |
+| `classroom-forgets-action` | Its first reply to a request is a `Thought` and nothing else: no `Action`, no `Final Answer` (a botched step). From the next round on, whatever it was told, it writes every step in full. | 11 |
 
 In function-calling mode (`tools` in the request) every variant returns `tool_calls`: the format
 variants (sloppy, no-final, ignores-stop, forgets-action) behave like `classroom` there, `classroom-loop`
