@@ -19,6 +19,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 
+class _RecordingHTTPServer(ThreadingHTTPServer):
+    """Keeps a handler's exception in `errors` instead of printing its traceback to sys.stderr.
+
+    Many tests hang up on the server on purpose (timeouts, size caps), and a test that captures
+    stderr (the CLI tests redirect it) would otherwise read the server thread's BrokenPipeError as
+    the command's own traceback.
+    """
+
+    def __init__(self, *args, **kwargs):
+        self.errors: list[BaseException] = []
+        super().__init__(*args, **kwargs)
+
+    def handle_error(self, request, client_address) -> None:
+        self.errors.append(sys.exc_info()[1])
+
+
 class ScriptedServer:
     """A loopback HTTP server that answers each POST with the next scripted response.
 
@@ -63,7 +79,7 @@ class ScriptedServer:
                 self.end_headers()
                 self.wfile.write(payload)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _RecordingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1/chat/completions"
         threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
