@@ -586,7 +586,7 @@ def fixed_seed_loop(question, llm, tools, limit=10):
     ]
     i = 0
     while i < limit:
-        try:
+        with contextlib.suppress(Exception):  # the seed prints the stack trace; the round counts either way
             reply = llm.chat(messages, stop=["Observation:"])
             step = parse_step(reply.text)
             if step.final_answer is not None:
@@ -595,8 +595,6 @@ def fixed_seed_loop(question, llm, tools, limit=10):
             observation = tool.invoke(step.action.tool_input)
             messages.append({"role": "assistant", "content": reply.text})
             messages.append({"role": "user", "content": f"Observation: {observation}"})
-        except Exception:  # noqa: BLE001, S110 - the seed prints the stack trace; the round still counts
-            pass
         i += 1
     return "达到了循环最大次数"
 
