@@ -137,7 +137,7 @@ class Trace:
     def format(self, lang: str | None = None, usage: bool = False) -> str:
         """The run round by round. `usage=True` adds a token line per model call."""
         lang = check_language(lang or self.lang)
-        labels = {**LABELS[lang], "reasons": REASON_NAMES[lang]}
+        labels = LABELS[lang]
         lines: list[str] = []
         current_step = None
         for event in self.events:
@@ -146,7 +146,7 @@ class Trace:
                 if lines:
                     lines.append("")
                 lines.append(labels["round"].format(n=event.step))
-            lines.extend(_format_event(event, labels, usage))
+            lines.extend(_format_event(event, labels, usage, REASON_NAMES[lang]))
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -171,7 +171,7 @@ class Trace:
         return cls([event_from_dict(item) for item in data["events"]], lang=data.get("lang", "en"))
 
 
-def _format_event(event: Event, labels: dict[str, str], usage: bool) -> list[str]:
+def _format_event(event: Event, labels: dict[str, str], usage: bool, reasons: dict[str, str]) -> list[str]:
     if isinstance(event, LlmCall):
         lines = []
         if usage:
@@ -198,7 +198,7 @@ def _format_event(event: Event, labels: dict[str, str], usage: bool) -> list[str
         label = {"final_answer": labels["final"], "fallback": labels["fallback"]}.get(event.reason, labels["after_limit"])
         return [f"{label} {event.answer}"]
     if isinstance(event, LimitReached):
-        what = labels["reasons"].get(event.reason, "")
+        what = reasons.get(event.reason, "")
         line = labels["limit"].format(reason=event.reason, what=what).rstrip()
         return [line, event.detail] if event.detail else [line]
     if isinstance(event, Stopped):
