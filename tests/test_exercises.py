@@ -20,7 +20,9 @@ from tinyagent.checks import (
     check_anchored_final_answer,
     check_bracket_actions,
     check_capped_registry,
+    check_cost_budget,
     check_counting_llm,
+    check_fixed_seed_loop,
     check_forgiving_query_order,
     check_invented_counter,
     check_missing_order_prediction,
@@ -196,6 +198,8 @@ def fails(check, *answer, says: str = "") -> None:
         (check_record_replay, (None, None)),
         (check_bracket_actions, (None,)),
         (check_action_over_final, (None,)),
+        (check_fixed_seed_loop, (None,)),
+        (check_cost_budget, (None,)),
     ],
 )
 def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
@@ -203,10 +207,11 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_eighteen_exercises_have_a_check():
+def test_twenty_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 18
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 20
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 16
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -812,3 +817,150 @@ def test_11_action_over_final():
 
     fails(check_action_over_final, searches_anywhere, says="Only an 'Action:' at the start of a line")
     fails(check_action_over_final, reads_past_the_observation, says="Nothing after an Observation")
+# -- 10 ---------------------------------------------------------------------------------------------
+def fixed_seed_loop(question, llm, tools, limit=10):
+    messages = [
+        {"role": "system", "content": build_system_prompt(tools, detect_language(question))},
+        {"role": "user", "content": question},
+    ]
+    i = 0
+    while i < limit:
+        with contextlib.suppress(Exception):  # the seed prints the stack trace; the round counts either way
+            reply = llm.chat(messages, stop=["Observation:"])
+            step = parse_step(reply.text)
+            if step.final_answer is not None:
+                return step.final_answer
+            tool = tools.get(step.action.tool_name)
+            observation = tool.invoke(step.action.tool_input)
+            messages.append({"role": "assistant", "content": reply.text})
+            messages.append({"role": "user", "content": f"Observation: {observation}"})
+        i += 1
+    return "达到了循环最大次数"
+
+
+def seed_loop(question, llm, tools, limit=10):  # the bug: the counter moves only when something throws
+    messages = [
+        {"role": "system", "content": build_system_prompt(tools, detect_language(question))},
+        {"role": "user", "content": question},
+    ]
+    i = 0
+    while i < limit:
+        try:
+            reply = llm.chat(messages, stop=["Observation:"])
+            step = parse_step(reply.text)
+            if step.final_answer is not None:
+                return step.final_answer
+            observation = tools.get(step.action.tool_name).invoke(step.action.tool_input)
+            messages += [{"role": "assistant", "content": reply.text}, {"role": "user", "content": observation}]
+        except Exception:  # noqa: BLE001
+            i += 1
+    return "达到了循环最大次数"
+
+
+def test_10_fixed_seed_loop():
+    assert passes(check_fixed_seed_loop, fixed_seed_loop)
+
+    def counts_twice(question, llm, tools, limit=10):  # the seed's increment kept, and one added after it
+        i = 0
+        messages = [{"role": "user", "content": question}]
+        while i < limit:
+            try:
+                step = parse_step(llm.chat(messages).text)
+                if step.final_answer is not None:
+                    return step.final_answer
+                tools.get(step.action.tool_name).invoke(step.action.tool_input)
+            except Exception:  # noqa: BLE001
+                i += 1
+            i += 1
+        return "give up"
+
+    def counts_successes(question, llm, tools, limit=10):  # the counter moved into the try: errors never count
+        i = 0
+        messages = [{"role": "user", "content": question}]
+        while i < limit:
+            try:
+                step = parse_step(llm.chat(messages).text)
+                if step.final_answer is not None:
+                    return step.final_answer
+                tools.get(step.action.tool_name).invoke(step.action.tool_input)
+                i += 1
+            except Exception:  # noqa: BLE001, S110
+                pass
+        return "give up"
+
+    def one_too_many(question, llm, tools, limit=10):
+        return fixed_seed_loop(question, llm, tools, limit=limit + 1)
+
+    def forgets_the_answer(question, llm, tools, limit=10):
+        fixed_seed_loop(question, llm, tools, limit=limit)
+        return "done"
+
+    fails(check_fixed_seed_loop, seed_loop, says="ended only because the check's model gave up")
+    fails(check_fixed_seed_loop, counts_twice, says="throws move the counter twice")
+    fails(check_fixed_seed_loop, counts_successes, says="only ever calls a missing tool")
+    fails(check_fixed_seed_loop, one_too_many, says="made 5 model calls, expected 4")
+    fails(check_fixed_seed_loop, forgets_the_answer, says="expected the model's answer")
+    fails(check_fixed_seed_loop, lambda question, llm, tools: "x", says="raised TypeError")
+
+
+class CostBudget:
+    def __init__(self, yuan, input_price, output_price):
+        self.yuan, self.input_price, self.output_price = yuan, input_price, output_price
+
+    def check(self, trace):
+        from tinyagent import LlmCall, Stop
+
+        spent = sum(
+            (call.usage.get("prompt_tokens", 0) * self.input_price
+             + call.usage.get("completion_tokens", 0) * self.output_price) / 1_000_000
+            for call in trace.of_type(LlmCall)
+        )
+        if spent >= self.yuan:
+            return Stop("cost_budget", f"¥{spent:.4f} spent, the budget is ¥{self.yuan}")
+        return None
+
+
+def test_10_cost_budget():
+    from tinyagent import LlmCall, Stop
+
+    assert passes(check_cost_budget, CostBudget)
+
+    class OnePrice(CostBudget):  # every token at the prompt price
+        def check(self, trace):
+            tokens = sum(call.usage["total_tokens"] for call in trace.of_type(LlmCall))
+            return Stop("cost_budget") if tokens * self.input_price / 1e6 >= self.yuan else None
+
+    class LastCallOnly(CostBudget):
+        def check(self, trace):
+            calls = trace.of_type(LlmCall)
+            if not calls:
+                return None
+            usage = calls[-1].usage
+            cost = (usage["prompt_tokens"] * self.input_price + usage["completion_tokens"] * self.output_price) / 1e6
+            return Stop("cost_budget") if cost >= self.yuan else None
+
+    class PerThousand(CostBudget):
+        def __init__(self, yuan, input_price, output_price):
+            super().__init__(yuan / 1000, input_price, output_price)  # the same as prices per 1000 tokens
+
+    class SaysTrue(CostBudget):
+        def check(self, trace):
+            return super().check(trace) is not None
+
+    class OtherReason(CostBudget):
+        def check(self, trace):
+            stop = super().check(trace)
+            return Stop("budget", stop.detail) if stop else None
+
+    class NoCheck:
+        def __init__(self, yuan, input_price, output_price):
+            pass
+
+    fails(check_cost_budget, OnePrice, says="should stop the run")
+    fails(check_cost_budget, LastCallOnly, says="over every call so far")
+    fails(check_cost_budget, PerThousand, says="after one call of 3000 prompt + 500 completion tokens (¥0.0100 spent) "
+                                                "should let the run go on")
+    fails(check_cost_budget, SaysTrue, says="should let the run go on (return None), got False")
+    fails(check_cost_budget, OtherReason, says="reason should be 'cost_budget'")
+    fails(check_cost_budget, NoCheck, says="check(self, trace)")
+    fails(check_cost_budget, lambda yuan, a, b: None, says="expected a class")

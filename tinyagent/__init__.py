@@ -23,12 +23,26 @@ from .errors import (
     ServerError,
     TinyAgentError,
 )
-from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
+from .events import Event, Final, LimitReached, LlmCall, Observation, Parsed, Stopped, ToolCall
 from .llm_client import ChatResult, LlmClient
 from .parser import ParsedStep, extract_final_answer, parse_step
 from .prompts import build_system_prompt, detect_language
 from .registry import ToolRegistry, ToolResult
 from .settings import Settings, load_settings
+from .stop_rules import (
+    CutOff,
+    NoProgress,
+    RepeatedAction,
+    StepCap,
+    Stop,
+    StopRule,
+    StopRules,
+    TokenBudget,
+    ToolTimeout,
+    WallClock,
+    Warn,
+    recommended_stop_rules,
+)
 from .tolerant_parser import format_reminder, parse_tolerant
 from .tools import Action, FunctionTool, Tool
 from .trace import Trace
@@ -42,30 +56,42 @@ __all__ = [
     "BadResponseError",
     "ChatResult",
     "ConfigurationError",
+    "CutOff",
     "Event",
     "Final",
     "FunctionTool",
+    "LimitReached",
     "LlmCall",
     "LlmClient",
     "LlmConnectionError",
     "LlmError",
     "LlmTimeoutError",
+    "NoProgress",
     "NotFoundError",
     "Observation",
     "Parsed",
     "ParsedStep",
     "RateLimitError",
     "ReActAgent",
+    "RepeatedAction",
     "ServerError",
     "Settings",
+    "StepCap",
+    "Stop",
+    "StopRule",
+    "StopRules",
     "Stopped",
     "TinyAgentError",
+    "TokenBudget",
     "Tool",
     "ToolCall",
     "ToolRegistry",
     "ToolResult",
+    "ToolTimeout",
     "Trace",
     "TypedTool",
+    "WallClock",
+    "Warn",
     "build_system_prompt",
     "detect_language",
     "extract_final_answer",
@@ -77,6 +103,7 @@ __all__ = [
     "load_settings",
     "parse_step",
     "parse_tolerant",
+    "recommended_stop_rules",
     "system_clock",
     "tool",
     "write_file_tool",

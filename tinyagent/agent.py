@@ -14,20 +14,25 @@ The conversation is a message list that grows by two messages a round:
 an exception out for things a model or a tool can get wrong: those end as a `Stopped` event with a
 reason, and the user gets a polite message. What a tool returns is cut to `max_observation_chars`
 before the model reads it, so one huge result cannot fill the context (the trace says when).
+When the loop ends is up to its stop rules (stop_rules.py, lesson 10): by default lesson 06's step cap
+and `length`; `stop_rules=[...]` adds budgets, timeouts, repeat and no-progress detection, and a last
+call for the best answer from what is known.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import count
 
 from .errors import TinyAgentError
 from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from .llm_client import LlmClient
 from .parser import ParsedStep, parse_step
 from .prompts import build_system_prompt, check_language, detect_language
-from .registry import ToolRegistry
+from .registry import ToolRegistry, ToolResult
 from .safe_text import replace_lone_surrogates
+from .stop_rules import Stop, StopRules, end_on_stop
 from .tolerant_parser import format_reminder, parse_tolerant
 from .trace import Trace
 
@@ -39,20 +44,10 @@ MAX_OBSERVATION_CHARS = 4000
 # Lesson 11: how many unreadable replies a tolerant agent answers with the format before it gives up.
 MAX_FORMAT_ERRORS = 2
 
-GIVE_UP = {
-    "en": "Sorry, I could not finish this within {n} steps. Please rephrase your request or add "
-    "details, and I will try again.",
-    "zh": "抱歉，这个问题我走了 {n} 步仍没有处理完。请换个说法或补充一些信息，我再试一次。",
-}
 MODEL_UNAVAILABLE = {
     "en": "Sorry, I cannot reach the language model right now. Please try again in a moment.",
     "zh": "抱歉，现在连不上大模型，请稍后再试。",
 }
-CUT_OFF = {
-    "en": "Sorry, my reply was cut off before it was complete. Please ask again, perhaps more briefly.",
-    "zh": "抱歉，我的回复被截断了，没能说完。请再问一次，或者把问题说得简短一些。",
-}
-
 EMPTY_REPLY = {
     "en": "Sorry, I did not manage to put an answer together. Please ask again.",
     "zh": "抱歉，我没能组织好答复，请再问一次。",
@@ -65,13 +60,16 @@ class AgentResult:
 
     answer: str
     reason: str  # "final_answer", "fallback", "max_steps", "llm_error", "length", "empty_reply",
-    #              "native_tool_calls", "format_errors" (see events.Stopped)
+    #              "native_tool_calls", "format_errors" (see events.Stopped), or a stop rule's
+    #              ("no_progress", ...)
     trace: Trace
     messages: list[dict]
 
     @property
     def ok(self) -> bool:
-        """True when the model produced an answer (with or without the Final Answer format)."""
+        """True when the model produced an answer (with or without the Final Answer format) on its own.
+        A run a stop rule ended may still hold the model's best answer: its trace then ends with a
+        `Final` whose reason is the rule's, and `ok` is False."""
         return self.reason in ("final_answer", "fallback")
 
 
@@ -91,6 +89,8 @@ class ReActAgent:
                 botched step is answered with an Observation giving the exact format
     max_format_errors: with `tolerant`, how many such replies are answered before the run stops
                 ("format_errors"), so a model that never complies still ends
+    stop_rules: None for lesson 06's loop (the step cap, `length`); or a list of rules from
+                stop_rules.py (lesson 10), which also brings the closing call for the best answer
     """
 
     def __init__(
@@ -106,6 +106,7 @@ class ReActAgent:
         max_observation_chars: int | None = MAX_OBSERVATION_CHARS,
         tolerant: bool = False,
         max_format_errors: int = MAX_FORMAT_ERRORS,
+        stop_rules: StopRules | Iterable | None = None,
     ):
         if tools is None or not isinstance(tools, ToolRegistry):
             raise TypeError("ReActAgent needs tools=ToolRegistry(...) with the tools the model may call")
@@ -126,6 +127,7 @@ class ReActAgent:
         self.stop = tuple(stop) if stop else ()
         self.max_tokens = max_tokens
         self.max_observation_chars = max_observation_chars
+        self.stop_rules = StopRules.for_agent(stop_rules, max_steps)
         self.tolerant = bool(tolerant)
         if not isinstance(max_format_errors, int) or isinstance(max_format_errors, bool) or max_format_errors < 0:
             raise ValueError(f"max_format_errors must be a whole number >= 0, got {max_format_errors!r}")
@@ -133,9 +135,13 @@ class ReActAgent:
 
     def parse(self, reply) -> ParsedStep:
         """Read one reply: strictly (lesson 05), or tolerantly with the tool names and finish_reason."""
+        return self.parse_text(reply.text, reply.finish_reason)
+
+    def parse_text(self, text: str, finish_reason: str | None = None) -> ParsedStep:
+        """`parse` for a text alone (the stop rules' closing call reads its reply this way too)."""
         if self.tolerant:
-            return parse_tolerant(reply.text, self.tools.names, reply.finish_reason)
-        return parse_step(reply.text)
+            return parse_tolerant(text, self.tools.names, finish_reason)
+        return parse_step(text)
 
     def language_for(self, question: str) -> str:
         return self.lang or detect_language(question)
@@ -174,6 +180,7 @@ class AgentRun:
         self.messages.extend(dict(m) for m in history)
         self.messages.append({"role": "user", "content": question})
         self.trace = Trace(lang=self.lang)
+        self.stop_rules = agent.stop_rules.fresh()  # this run's own copies: nothing left from earlier runs
         self._events = self._loop()
 
     def __iter__(self) -> AgentRun:
@@ -200,9 +207,14 @@ class AgentRun:
 
     # -- the loop ------------------------------------------------------------------------------
     def _loop(self) -> Iterator[Event]:
-        agent, lang = self.agent, self.lang
+        agent, lang, rules = self.agent, self.lang, self.stop_rules
         format_errors = 0
-        for step in range(1, agent.max_steps + 1):
+        for step in count(1):
+            # 0. May the run go on? The step cap, and any budget of stop_rules (lesson 10).
+            if stop := rules.before_call(self.trace):
+                yield from end_on_stop(self, stop, step - 1, agent.parse_text)
+                return
+
             # 1. Think: the model reads the whole conversation and writes its next step.
             sent = tuple(dict(m) for m in self.messages)
             try:
@@ -225,9 +237,11 @@ class AgentRun:
                 action.tool_input if action else None, parsed.final_answer, parsed.rule,
             )
 
-            if reply.finish_reason == "length":
-                # A reply cut at max_tokens may hold half an Action Input: never run it.
-                yield Stopped(step, "length", CUT_OFF[lang], detail=f"cut off after: {reply.text[-200:]!r}")
+            # A rule may end the run on the reply itself: `length` (a reply cut at max_tokens may hold
+            # half an Action Input: never run it), or with stop_rules an action asked for again.
+            verdict = rules.after_reply(self.trace)
+            if isinstance(verdict, Stop):
+                yield from end_on_stop(self, verdict, step, agent.parse_text)
                 return
             if parsed.final_answer is not None:
                 yield Final(step, parsed.final_answer, "final_answer")
@@ -259,12 +273,12 @@ class AgentRun:
 
             # 3. Act: run the tool. 4. Observe: feed its result back as the next user message.
             yield ToolCall(step, action.tool_name, action.tool_input)
-            result = agent.tools.run(action)
+            # A repeat the rules warn about does not run: the warning is its Observation. A ToolTimeout
+            # rule, if any, runs the tool in a thread and stops waiting when its time is up.
+            result = ToolResult(verdict.text, error=True) if verdict else rules.run_tool(agent.tools, action)
             text, original_chars = cut_observation(result.text, agent.max_observation_chars)
             self.messages.append({"role": "user", "content": f"Observation: {text}"})
             yield Observation(step, text, result.error, original_chars)
-
-        yield Stopped(agent.max_steps, "max_steps", GIVE_UP[lang].format(n=agent.max_steps))
 
 
 def cut_observation(text: str, limit: int | None) -> tuple[str, int | None]:

@@ -5,6 +5,8 @@ One round of the loop yields, in order:
     LlmCall -> Parsed -> ToolCall -> Observation      (the model asked for a tool)
     LlmCall -> Parsed -> Final                        (the model answered)
     ... or Stopped, when the loop ends without an answer (step cap, a failed model call)
+    ... or LimitReached, when a stop rule ends the loop (lesson 10), then a closing round:
+    LlmCall -> Parsed -> Final (the best answer from what is known) or Stopped
 
 Events are frozen dataclasses: a trace is a record of what happened, never edited afterwards.
 """
@@ -92,7 +94,9 @@ class Observation(Event):
 @dataclass(frozen=True)
 class Final(Event):
     """The run ended with an answer. reason: "final_answer", or "fallback" when the model
-    replied with neither an Action nor "Final Answer:" and its text was taken as the answer."""
+    replied with neither an Action nor "Final Answer:" and its text was taken as the answer, or the
+    reason of the stop rule that ended the loop ("max_steps", "no_progress", ... see stop_rules.py)
+    when the answer came from the closing call that asks for the best answer from what is known."""
 
     kind: ClassVar[str] = "final"
     answer: str = ""
@@ -114,8 +118,20 @@ class Stopped(Event):
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class LimitReached(Event):
+    """A stop rule ended the loop (lesson 10, stop_rules.py). `reason` names the rule ("no_progress",
+    "token_budget", ...) and `detail` says what it saw. Not the end of the run: a closing round follows
+    (one model call for the best answer from what is known), and its Final or Stopped carries the same
+    reason."""
+
+    kind: ClassVar[str] = "limit_reached"
+    reason: str = ""
+    detail: str = ""
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls for cls in (LlmCall, Parsed, ToolCall, Observation, Final, Stopped)
+    cls.kind: cls for cls in (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, LimitReached)
 }
 
 

@@ -11,7 +11,17 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall, event_from_dict
+from .events import (
+    Event,
+    Final,
+    LimitReached,
+    LlmCall,
+    Observation,
+    Parsed,
+    Stopped,
+    ToolCall,
+    event_from_dict,
+)
 from .prompts import check_language
 
 LABELS = {
@@ -30,6 +40,8 @@ LABELS = {
         "; the model saw only the start",
         "format_error": "[Format reminder]",
         "parser": "[Parser] {rule}",
+        "limit": "[Limit reached: {reason}] {what}",
+        "after_limit": "[Final answer - after a limit]",
     },
     "zh": {
         "round": "===== 第 {n} 圈 =====",
@@ -45,6 +57,28 @@ LABELS = {
         "observation_cut": "[观察被截断] 工具返回了 {total} 个字符，超过了 max_observation_chars，模型只看到了开头",
         "format_error": "[格式提醒]",
         "parser": "[解析] {rule}",
+        "limit": "[到达限制：{reason}] {what}",
+        "after_limit": "[最终答复-到达限制后]",
+    },
+}
+
+# What each stop reason means (lesson 10), for the [Limit reached] line.
+REASON_NAMES = {
+    "en": {
+        "max_steps": "the step cap",
+        "length": "a reply cut at max_tokens",
+        "token_budget": "the token budget is spent",
+        "timeout": "the time limit is up",
+        "repeated_action": "the same action again",
+        "no_progress": "no new information",
+    },
+    "zh": {
+        "max_steps": "步数上限",
+        "length": "回复在 max_tokens 处被截断",
+        "token_budget": "token 预算用完了",
+        "timeout": "时间到了",
+        "repeated_action": "重复同一个动作",
+        "no_progress": "没有新的信息",
     },
 }
 
@@ -110,7 +144,8 @@ class Trace:
     # -- printing --------------------------------------------------------------------------
     def format(self, lang: str | None = None, usage: bool = False) -> str:
         """The run round by round. `usage=True` adds a token line per model call."""
-        labels = LABELS[check_language(lang or self.lang)]
+        lang = check_language(lang or self.lang)
+        labels = LABELS[lang]
         lines: list[str] = []
         current_step = None
         for event in self.events:
@@ -119,7 +154,7 @@ class Trace:
                 if lines:
                     lines.append("")
                 lines.append(labels["round"].format(n=event.step))
-            lines.extend(_format_event(event, labels, usage))
+            lines.extend(_format_event(event, labels, usage, REASON_NAMES[lang]))
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -144,7 +179,7 @@ class Trace:
         return cls([event_from_dict(item) for item in data["events"]], lang=data.get("lang", "en"))
 
 
-def _format_event(event: Event, labels: dict[str, str], usage: bool) -> list[str]:
+def _format_event(event: Event, labels: dict[str, str], usage: bool, reasons: dict[str, str]) -> list[str]:
     if isinstance(event, LlmCall):
         lines = []
         if usage:
@@ -173,8 +208,12 @@ def _format_event(event: Event, labels: dict[str, str], usage: bool) -> list[str
             lines.append(labels["observation_cut"].format(total=event.original_chars))
         return lines
     if isinstance(event, Final):
-        label = labels["fallback"] if event.reason == "fallback" else labels["final"]
+        label = {"final_answer": labels["final"], "fallback": labels["fallback"]}.get(event.reason, labels["after_limit"])
         return [f"{label} {event.answer}"]
+    if isinstance(event, LimitReached):
+        what = reasons.get(event.reason, "")
+        line = labels["limit"].format(reason=event.reason, what=what).rstrip()
+        return [line, event.detail] if event.detail else [line]
     if isinstance(event, Stopped):
         line = f"{labels['stopped'].format(reason=event.reason)} {event.answer}"
         return [line, event.detail] if event.detail else [line]

@@ -30,6 +30,7 @@ Modules, in the order a reader might open them:
     render.py            the exact ReAct text format
     daydream.py          lesson 04: the invented Observations of a model that is not stopped
     variants.py          the careful model and its misbehaving variants (MODELS, VARIANTS_TABLE)
+    wrap_up.py           lesson 10: asked to stop and answer from what it knows, every variant does
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from __future__ import annotations
 from .conversation import MalformedRequestError, read_conversation
 from .reply import Reply
 from .variants import MODELS, VARIANTS, VARIANTS_TABLE, chat
+from .wrap_up import closing_request, wrap_up
 
 __all__ = ["MODELS", "VARIANTS_TABLE", "MalformedRequestError", "UnknownModelError", "respond"]
 
@@ -59,6 +61,10 @@ def respond(request: dict) -> Reply:
     variant = VARIANTS.get(model)
     if variant is None:
         raise UnknownModelError(f"unknown model {model!r}; the classroom models are: {', '.join(MODELS)}")
+    # Lesson 10: a stop rule ended the agent's loop, and its last call asks for the best answer, no tools.
+    closing = closing_request(request)
+    if closing is not None and (before := read_conversation(closing)).declared:
+        return wrap_up(before)
     conv = read_conversation(request)
     if not conv.declared:
         return chat(conv)

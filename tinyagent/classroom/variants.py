@@ -10,6 +10,7 @@ and then the fix that handles it, with the same output on every run.
 | `classroom-sloppy` | Same plan, sloppy format a strict line scanner trips on and a tolerant parser reads. By round: 1 Markdown bold keys (`**Action:** queryOrder`), 2 lower-case keys (`action:`), 3 full-width colons (`Action：`), 4 `Action:` inside the Thought (before the real `Action:` line), 5 the input, or the answer, in a code fence; then again from 1. | 05, 11 |
 | `classroom-no-final` | Normal tool steps, but the last reply is the answer in plain prose: no `Thought`, no `Final Answer:`, no `Action`. | 06 (the fallback), 11 |
 | `classroom-loop` | Repeats its first action (e.g. `queryOrder` 88231) every round, whatever the Observations say. | 10 (repeat detection, step cap) |
+| `classroom-rephrase` | Asks for its first action again every round, worded anew each time: `88231`, `"88231"`, `` `88231` ``, `{"orderId":"88231"}`, `'88231'`, then in a code fence, then from the start. Never the same Action twice in six rounds, never a new Observation. | 10 (no progress) |
 | `classroom-wrong-tool` | First calls a tool that does not exist (`checkOrder`, `getTime`, ...); reads the error Observation and its list of available tools, corrects itself and carries on normally. | 02, 07, 11 |
 | `classroom-verbose` | Writes a Thought of several hundred tokens before every step, so a small `max_tokens` cuts the reply (`finish_reason: "length"`). | 10 (token budget, `length`) |
 | `classroom-ignores-stop` | The text of `classroom`, but the server does not apply `stop` (like some providers), so the invented continuation comes back unless the client cuts it. | 04, 14 |
@@ -21,10 +22,15 @@ variants (sloppy, no-final, ignores-stop, forgets-action) behave like `classroom
 repeats its calls, `classroom-wrong-tool` first calls the non-existent tool, `classroom-verbose` sends its
 long thought as the message content next to the calls, and `classroom-bad-args` makes the same mistakes in
 its arguments (the wrong type judged by the tool's `parameters`) and fixes them after the error.
+`classroom-rephrase` repeats its calls there (JSON arguments have one wording).
+
+Asked to stop and give its best answer from what it knows (the closing call of lesson 10's stop rules),
+every variant answers the same careful way: see wrap_up.py.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -32,7 +38,7 @@ from dataclasses import replace
 from .conversation import Conversation
 from .daydream import continue_without_stop, imagine_observation
 from .planning import Act, Answer, Call, json_example_in, rename_arguments, sentence
-from .render import step_text
+from .render import action_text, step_text
 from .reply import Reply, ToolCallRequest
 from .scenarios import plan
 from .small_talk import chat_reply
@@ -42,6 +48,7 @@ MODELS: dict[str, str] = {
     "classroom-sloppy": "Same plan, sloppy format: **bold** or lower-case keys, full-width colons, fences.",
     "classroom-no-final": "Ends with a plain-prose answer instead of 'Final Answer:'.",
     "classroom-loop": "Repeats its first action every round, whatever the Observations say.",
+    "classroom-rephrase": "Asks for its first action again every round, worded anew: nothing new comes back.",
     "classroom-wrong-tool": "First calls a tool that does not exist, then corrects itself from the error.",
     "classroom-verbose": "Writes a Thought of several hundred tokens before every step.",
     "classroom-ignores-stop": "The text of 'classroom', but the server ignores the stop sequence for it.",
@@ -182,6 +189,44 @@ def loop(conv: Conversation) -> Reply:
     step = step_text(first)
     observation = f"Observation: {imagine_observation(conv, first.calls[0])}\n"
     return Reply(step + (observation + step) * (LOOP_REPEATS_WHEN_UNSTOPPED - 1))
+
+
+# How `classroom-rephrase` words the same input, round by round (then from the start again).
+REPHRASINGS = ("plain", "double quotes", "backticks", "JSON", "single quotes", "code fence")
+REPHRASE_THOUGHTS = (
+    ("为了确认无误，换个写法再查一次。", "To be sure, let me ask again, written another way."),
+    ("也许换一种写法能查到更多信息。", "Maybe another wording brings more information."),
+    ("再核对一遍。", "Let me double-check."),
+)
+
+
+def rephrase(conv: Conversation) -> Reply:
+    """`classroom-rephrase`: the first round's action again, its input worded anew every round."""
+    first = plan(replace(conv, steps=(), rounds=0))
+    if isinstance(first, Answer) or conv.native:
+        return build_reply(conv, first)
+    call = first.calls[0]
+    style = REPHRASINGS[conv.rounds % len(REPHRASINGS)]
+    thought = first.thought if conv.rounds == 0 else conv.say(*REPHRASE_THOUGHTS[conv.rounds % len(REPHRASE_THOUGHTS)])
+    # The fenced input starts on the line after "Action Input:", as chat models write fences.
+    text = action_text(thought, call.tool, reworded(call, style)).replace("Action Input: \n", "Action Input:\n")
+    return Reply(text + continue_without_stop(conv, call))
+
+
+def reworded(call: Call, style: str) -> str:
+    """The call's input in one of the REPHRASINGS; the tools read every one of them as the same input."""
+    value = call.input
+    if style == "double quotes":
+        return f'"{value}"'
+    if style == "backticks":
+        return f"`{value}`"
+    if style == "JSON":
+        return json.dumps(call.args, ensure_ascii=False, separators=(",", ":"))
+    if style == "single quotes":
+        return f"'{value}'"
+    if style == "code fence":
+        return f"\n```\n{value}\n```"
+    return value
 
 
 WRONG_NAMES = {
@@ -359,6 +404,7 @@ VARIANTS: dict[str, Callable[[Conversation], Reply]] = {
     "classroom-sloppy": sloppy,
     "classroom-no-final": no_final,
     "classroom-loop": loop,
+    "classroom-rephrase": rephrase,
     "classroom-wrong-tool": wrong_tool,
     "classroom-verbose": verbose,
     "classroom-ignores-stop": ignores_stop,
