@@ -46,30 +46,26 @@ def _question(text: str) -> str:
     return text
 
 
-def _steps(text: str) -> int:
-    try:
-        steps = int(text)
-    except ValueError:
-        steps = 0
-    if not 1 <= steps <= MAX_STEPS_LIMIT:
-        raise argparse.ArgumentTypeError(
-            f"--max-steps must be a whole number from 1 to {MAX_STEPS_LIMIT}, got {text!r} "
-            "(each round resends the whole conversation, so long runs cost quadratically)")
-    return steps
+def _whole_number(option: str, highest: int, why: str):
+    """An argparse type for `option`: a whole number from 1 to `highest`, else one line saying so and why."""
+
+    def parse(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            number = 0
+        if not 1 <= number <= highest:
+            raise argparse.ArgumentTypeError(
+                f"{option} must be a whole number from 1 to {highest}, got {text!r} ({why})")
+        return number
+
+    return parse
 
 
 MAX_THREADS = 64
-
-
-def _threads(text: str) -> int:
-    try:
-        threads = int(text)
-    except ValueError:
-        threads = 0
-    if not 1 <= threads <= MAX_THREADS:
-        raise argparse.ArgumentTypeError(
-            f"--threads must be a whole number from 1 to {MAX_THREADS}, got {text!r} (1 suits a busy machine)")
-    return threads
+_steps = _whole_number("--max-steps", MAX_STEPS_LIMIT,
+                       "each round resends the whole conversation, so long runs cost quadratically")
+_threads = _whole_number("--threads", MAX_THREADS, "1 suits a busy machine")
 
 
 def _seconds(text: str) -> float:

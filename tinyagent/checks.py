@@ -739,25 +739,32 @@ def _read(step: Any) -> tuple[tuple[str, str] | None, str | None]:
     return _action_of(step), getattr(step, "final_answer", None)
 
 
-def check_bracket_actions(my_tolerant_v2: Callable[[str], Any] | None) -> None:
-    """11, exercise 1: the hand-built tolerant parser, extended to read `Action: tool[input]`."""
+def _readings_against_tolerant(exercise: str, name: str, fn: Callable[[str], Any], cases: list):
+    """Each case where `fn` reads a reply differently from `parse_tolerant`: (text, what, mine, theirs)."""
     from .tolerant_parser import parse_tolerant
 
+    for text, what in cases:
+        mine = _read(_run(exercise, f"{name} on {what}", fn, text))
+        theirs = _read(parse_tolerant(text))
+        if mine != theirs:
+            yield text, what, mine, theirs
+
+
+def check_bracket_actions(my_tolerant_v2: Callable[[str], Any] | None) -> None:
+    """11, exercise 1: the hand-built tolerant parser, extended to read `Action: tool[input]`."""
     exercise = "Exercise 1"
     if my_tolerant_v2 is None:
         return _not_attempted(exercise, "Write def my_tolerant_v2(text) in the cell above.")
     if not callable(my_tolerant_v2):
         _fail(exercise, f"my_tolerant_v2 should be a function, got {type(my_tolerant_v2).__name__}")
-    for text, what in BRACKET_CASES:
-        mine = _read(_run(exercise, f"my_tolerant_v2 on {what}", my_tolerant_v2, text))
-        theirs = _read(parse_tolerant(text))
-        if mine != theirs:
-            hint = ""
-            if theirs[0] and mine[0] and mine[0][0] == theirs[0][0] and theirs[1] is None:
-                hint = " (the name is right; the input is everything between the first [ and the last ])"
-            _fail(exercise, f"on {what} it read action={mine[0]}, final_answer={mine[1]!r}; "
-                            f"tinyagent.parse_tolerant reads action={theirs[0]}, final_answer={theirs[1]!r}"
-                            f"{hint}:\n{text}")
+    for text, what, mine, theirs in _readings_against_tolerant(exercise, "my_tolerant_v2", my_tolerant_v2,
+                                                                BRACKET_CASES):
+        hint = ""
+        if theirs[0] and mine[0] and mine[0][0] == theirs[0][0] and theirs[1] is None:
+            hint = " (the name is right; the input is everything between the first [ and the last ])"
+        _fail(exercise, f"on {what} it read action={mine[0]}, final_answer={mine[1]!r}; "
+                        f"tinyagent.parse_tolerant reads action={theirs[0]}, final_answer={theirs[1]!r}"
+                        f"{hint}:\n{text}")
     return _passed(exercise, f"{len(BRACKET_CASES)} replies read as parse_tolerant reads them, brackets "
                              "inside the input included.")
 
@@ -785,28 +792,26 @@ ACTION_FIRST_CASES = [
 
 def check_action_over_final(action_first: Callable[[str], Any] | None) -> None:
     """11, exercise 2: lesson 05's parser with the new rule: an Action beside a Final Answer wins."""
-    from .tolerant_parser import parse_tolerant
-
     exercise = "Exercise 2"
     if action_first is None:
         return _not_attempted(exercise, "Write def action_first(text) in the cell above.")
     if not callable(action_first):
         _fail(exercise, f"action_first should be a function, got {type(action_first).__name__}")
-    for text, what in ACTION_FIRST_CASES:
-        mine = _read(_run(exercise, f"action_first on {what}", action_first, text))
-        theirs = _read(parse_tolerant(text))
-        if mine != theirs:
-            why = ""
-            if theirs[0] is not None and mine[1] is not None:
-                why = " The answer rests on nothing observed yet: the Action must run first."
-            elif theirs[0] is None and mine[0] is not None:
-                why = " Only an 'Action:' at the start of a line is an action."
-            elif theirs[0] is not None and mine[0] is not None:
-                why = " Nothing after an Observation the model wrote itself is part of this step."
-            _fail(exercise, f"on {what} it read action={mine[0]}, final_answer={mine[1]!r}; expected "
-                            f"action={theirs[0]}, final_answer={theirs[1]!r}.{why}\n{text}")
+    for text, what, mine, theirs in _readings_against_tolerant(exercise, "action_first", action_first,
+                                                                ACTION_FIRST_CASES):
+        why = ""
+        if theirs[0] is not None and mine[1] is not None:
+            why = " The answer rests on nothing observed yet: the Action must run first."
+        elif theirs[0] is None and mine[0] is not None:
+            why = " Only an 'Action:' at the start of a line is an action."
+        elif theirs[0] is not None and mine[0] is not None:
+            why = " Nothing after an Observation the model wrote itself is part of this step."
+        _fail(exercise, f"on {what} it read action={mine[0]}, final_answer={mine[1]!r}; expected "
+                        f"action={theirs[0]}, final_answer={theirs[1]!r}.{why}\n{text}")
     return _passed(exercise, f"{len(ACTION_FIRST_CASES)} replies: every Action beside a Final Answer runs, "
                              "and a mere mention of 'Action:' stays a mention.")
+
+
 # -- 10 · Stopping --------------------------------------------------------------------------------
 class GivingUpModel:
     """A scripted model for the loop-counter check: call n gets `script(n)`; after `give_up_after` calls
