@@ -258,6 +258,7 @@ def test_a_repeated_call_is_warned_about_not_run_then_the_run_stops_with_a_closi
     roles = [m["role"] for m in closing["messages"]]
     assert roles[-3:] == ["assistant", "tool", "user"]
     assert "not run" in closing["messages"][-2]["content"] and closing["messages"][-2]["tool_call_id"] == "c1"
+    assert json.loads(closing["messages"][-2]["content"])["stop_rule"] == "repeated_action"  # a note, not a result
 
 
 def test_a_reply_cut_at_max_tokens_runs_none_of_its_calls():

@@ -181,7 +181,8 @@ class FunctionCallingRun(AgentRun):
                 yield Parsed(step, thought, action.tool_name, action.tool_input, None, rule)
                 verdict = rules.after_reply(self.trace)
                 if isinstance(verdict, Stop):
-                    note = error_observation(NOT_RUN.format(reason=verdict.reason))
+                    # Marked like the rules' other notes ("stop_rule"): not a result the shop gave.
+                    note = error_observation(NOT_RUN.format(reason=verdict.reason), stop_rule=verdict.reason)
                     self.messages.extend(tool_message(c, note) for c in calls)
                     yield from end_on_stop(self, verdict, step, agent.parse_text)
                     return
