@@ -42,6 +42,12 @@ def test_the_task_set_covers_every_shop_tool_both_languages_and_two_order_reques
     assert all(task.facts for task in SHOP_TASKS)
 
 
+def test_the_tasks_are_worded_afresh_not_taken_from_the_understanding_tests():
+    from .test_classroom_understanding import CASES
+
+    assert not {task.question for task in SHOP_TASKS} & {case.phrasing for case in CASES}
+
+
 def test_a_task_is_answered_only_when_every_fact_is_there():
     task = ShopTask("x", "?", ("SF1234567890", "2026-06-22"))
     assert task.answered("Parcel SF1234567890 was signed for on 2026-06-22.")
