@@ -408,3 +408,18 @@ def test_import_tinyagent_loads_the_function_calling_modules_only_when_they_are_
               "print(before, FunctionCallingAgent.__module__)")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["[]", "tinyagent.function_agent"]
+
+
+def test_the_step_debugger_shows_a_reply_with_several_calls_as_one_model_step_and_one_tool_step():
+    pytest.importorskip("ipywidgets")
+    from tinyagent.widgets import StepDebugger
+
+    debugger = StepDebugger(FunctionCallingAgent(ScriptedLlm(TWO_ORDERS, DONE), registry()), "88231 and 88232?")
+    assert [type(e).__name__ for e in debugger.step()] == ["LlmCall", "Parsed", "Parsed", "ToolCall", "ToolCall"]
+    assert debugger.next_action() == ('run the tools queryOrder({"orderId":"88231"}), '
+                                      'queryOrder({"orderId":"88232"})')
+    assert [type(e).__name__ for e in debugger.step()] == ["Observation", "Observation"]
+    assert [m["role"] for m in debugger.run.messages][-3:] == ["assistant", "tool", "tool"]
+    assert debugger.next_action() == "call the model"
+    assert [type(e).__name__ for e in debugger.step()] == ["LlmCall", "Parsed", "Final"]
+    assert (debugger.model_calls, debugger.tool_calls, debugger.step_count) == (2, 2, 3)
