@@ -4,6 +4,8 @@ assistant message that keeps them, the tool messages that answer them."""
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tinyagent import FunctionTool, ToolRegistry
 from tinyagent.tool_calls import NativeCall, assistant_message, read_arguments, read_tool_calls, tool_message
@@ -115,3 +117,41 @@ def test_unreadable_arguments_get_an_error_with_an_example_instead_of_running():
     (unknown,) = read_tool_calls([call("checkOrder", "not json")])
     assert unknown.rejection(tools) is None
     assert "available_tools" in tools.run(unknown.action(tools)).text
+
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+                           max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(), JSON_VALUES, JSON_VALUES.map(json.dumps)))
+def test_any_arguments_are_read_or_get_a_problem_never_an_exception(arguments):
+    text, parsed, problem = read_arguments(arguments)
+    assert isinstance(text, str)
+    assert (parsed is None) != (problem is None)
+    if parsed is not None:
+        assert isinstance(parsed, dict)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["queryOrder", "searchKnowledge", "getCurrentTime", "nope"]),
+                          st.one_of(st.text(), JSON_VALUES.map(json.dumps))), min_size=1, max_size=4))
+def test_every_call_of_any_reply_gets_one_tool_message_and_the_tools_never_raise_out(items):
+    from tinyagent import ChatResult
+    from tinyagent.function_agent import FunctionCallingAgent
+
+    calls = tuple({"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
+                  for i, (name, arguments) in enumerate(items))
+
+    class TwoReplies:
+        def __init__(self):
+            self.replies = [ChatResult("", "tool_calls", tool_calls=calls), ChatResult("done", "stop")]
+
+        def chat(self, messages, **options):
+            return self.replies.pop(0)
+
+    result = FunctionCallingAgent(TwoReplies(), registry()).run("?")
+    assert result.reason == "final_answer"
+    answered = [m["tool_call_id"] for m in result.messages if m["role"] == "tool"]
+    assert answered == [f"c{i}" for i in range(len(items))]
