@@ -117,3 +117,15 @@ def test_a_first_message_that_mentions_tools_is_a_request_not_a_closing_call(tex
     system = converse(REFUND_ZH, FakeShop().registry(), max_rounds=1).requests[0]["messages"][0]
     reply = respond({"model": "classroom", "messages": [system, {"role": "user", "content": text}]})
     assert "我停下" not in (reply.text or "") and "I stop here" not in (reply.text or "")
+
+
+def test_a_closing_request_in_function_calling_plans_with_the_declared_tools_whatever_tool_choice_says():
+    # Lesson 09: FunctionCallingAgent's closing call sends its tools with tool_choice "none" (the conversation
+    # holds tool calls, and no new call is allowed). The wrap-up calls no tool either way, but it must still
+    # know the tools, to name the step it did not get to, not answer as if it had none.
+    from tinyagent import FunctionCallingAgent
+
+    result = FunctionCallingAgent(LlmClient.classroom("classroom-loop"), shop_registry(Shop(":memory:", clock=CLOCK)),
+                                  stop_rules=[RepeatedAction()]).run(LOGISTICS_ZH)
+    assert result.reason == "repeated_action"
+    assert "SF1234567890" in result.answer and "还没来得及查询运单 SF1234567890 的物流轨迹" in result.answer

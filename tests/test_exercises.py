@@ -22,6 +22,7 @@ from tinyagent.checks import (
     check_capped_registry,
     check_cost_budget,
     check_counting_llm,
+    check_fewest_model_calls,
     check_fixed_seed_loop,
     check_forgiving_query_order,
     check_invented_counter,
@@ -32,6 +33,7 @@ from tinyagent.checks import (
     check_prompt_share,
     check_record_replay,
     check_suggesting_registry,
+    check_tool_messages,
     check_toy_logistics_tool,
     check_unknown_model,
     classroom_only,
@@ -200,6 +202,8 @@ def fails(check, *answer, says: str = "") -> None:
         (check_action_over_final, (None,)),
         (check_fixed_seed_loop, (None,)),
         (check_cost_budget, (None,)),
+        (check_tool_messages, (None,)),
+        (check_fewest_model_calls, (None,)),
     ],
 )
 def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
@@ -207,10 +211,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_twenty_exercises_have_a_check():
+def test_twenty_two_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 20
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 22
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -963,3 +967,97 @@ def test_10_cost_budget():
     fails(check_cost_budget, OtherReason, says="reason should be 'cost_budget'")
     fails(check_cost_budget, NoCheck, says="check(self, trace)")
     fails(check_cost_budget, lambda yuan, a, b: None, says="expected a class")
+
+
+# -- 09 ---------------------------------------------------------------------------------------------
+def tool_messages(message, run_tool):  # the solution (notebooks/solutions/09_function_calling.ipynb)
+    from concurrent.futures import ThreadPoolExecutor
+
+    def answer(call):
+        try:
+            arguments = json.loads(call["function"]["arguments"] or "{}")
+        except ValueError as error:
+            return json.dumps({"error": f"the arguments are not valid JSON: {error}"})
+        if not isinstance(arguments, dict):
+            return json.dumps({"error": "the arguments are not a JSON object"})
+        try:
+            return run_tool(call["function"]["name"], arguments)
+        except Exception as error:  # noqa: BLE001 - a failing tool is an error the model reads
+            return json.dumps({"error": f"{type(error).__name__}: {error}"}, ensure_ascii=False)
+
+    calls = message["tool_calls"]
+    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        results = list(pool.map(answer, calls))
+    return [{"role": "tool", "tool_call_id": call["id"], "content": text} for call, text in zip(calls, results)]
+
+
+def test_09_tool_messages():
+    import functools
+
+    assert passes(check_tool_messages, tool_messages)
+    quick = functools.partial(check_tool_messages, patience=0.5)
+
+    def one_by_one(message, run_tool):
+        out = []
+        for call in message["tool_calls"]:
+            out.extend(tool_messages({"tool_calls": [call]}, run_tool))
+        return out
+
+    def errors_last(message, run_tool):
+        out = tool_messages(message, run_tool)
+        return [m for m in out if '"error"' not in m["content"]] + [m for m in out if '"error"' in m["content"]]
+
+    def tool_errors_escape(message, run_tool):
+        from concurrent.futures import ThreadPoolExecutor
+
+        calls = message["tool_calls"]
+        with ThreadPoolExecutor(len(calls)) as pool:
+            texts = list(pool.map(lambda c: run_tool(c["function"]["name"], json.loads(c["function"]["arguments"])),
+                                  calls))
+        return [{"role": "tool", "tool_call_id": c["id"], "content": t} for c, t in zip(calls, texts)]
+
+    def empty_on_bad_json(message, run_tool):
+        calls = [dict(c, function=dict(c["function"])) for c in message["tool_calls"]]
+        for call in calls:
+            try:
+                json.loads(call["function"]["arguments"])
+            except ValueError:
+                call["function"]["arguments"] = "{}"  # "repaired", and then run with nothing
+        return tool_messages({"tool_calls": calls}, run_tool)
+
+    def raw_arguments(message, run_tool):
+        return tool_messages(message, lambda name, arguments: run_tool(name, json.dumps(arguments)))
+
+    def wrong_key(message, run_tool):
+        return [{"role": "tool", "id": m["tool_call_id"], "content": m["content"]}
+                for m in tool_messages(message, run_tool)]
+
+    def as_user(message, run_tool):
+        return [dict(m, role="user") for m in tool_messages(message, run_tool)]
+
+    def swallow_the_error_text(message, run_tool):
+        return [dict(m, content="") if '"error"' in m["content"] else m for m in tool_messages(message, run_tool)]
+
+    fails(quick, one_by_one, says="one after the other")
+    fails(check_tool_messages, errors_last, says="order of the calls")
+    fails(check_tool_messages, tool_errors_escape, says="raised")
+    fails(check_tool_messages, empty_on_bad_json, says="do not run the tool")
+    fails(check_tool_messages, raw_arguments, says="as a dict")
+    fails(check_tool_messages, wrong_key, says="tool_call_id")
+    fails(check_tool_messages, as_user, says='role "tool"')
+    fails(check_tool_messages, swallow_the_error_text, says='"error" key')
+    fails(check_tool_messages, lambda message, run_tool: tool_messages(message, run_tool)[:2], says="own tool message")
+    fails(check_tool_messages, "tool_messages", says="should be a function")
+
+
+def test_09_fewest_model_calls():
+    assert passes(check_fewest_model_calls, [(6, 3), (4, 2), (3, 3)])
+    fails(check_fewest_model_calls, [(5, 3), (4, 2), (3, 3)], says="one short")
+    fails(check_fewest_model_calls, [(7, 3), (4, 2), (3, 3)], says="88233 has not shipped")
+    fails(check_fewest_model_calls, [(6, 2), (4, 2), (3, 3)], says="needs the tracking number")
+    fails(check_fewest_model_calls, [(6, 3), (4, 1), (3, 3)], says="one short")
+    fails(check_fewest_model_calls, [(6, 3), (4, 2), (3, 2)], says="needs the tracking number")
+    fails(check_fewest_model_calls, [(6, 3), (2, 2), (3, 3)], says="How many tool calls")
+    fails(check_fewest_model_calls, [(6, 3), (4, 4), (3, 3)], says="waits for the next reply")
+    fails(check_fewest_model_calls, [(6, 3), (4, 2)], says="list of 3 pairs")
+    fails(check_fewest_model_calls, [(6, 3), (4, 2), ("3", 3)], says="list of 3 pairs")

@@ -59,6 +59,7 @@ __all__ = [
     "CutOff",
     "Event",
     "Final",
+    "FunctionCallingAgent",
     "FunctionTool",
     "LimitReached",
     "LlmCall",
@@ -109,8 +110,8 @@ __all__ = [
     "write_file_tool",
 ]
 
-# Lesson 07's names load on first use: the agent and the CLI never need them, so `python -m tinyagent ask`
-# starts without compiling them (see benchmarks/overhead.py, cold start).
+# Lesson 07's and 09's names load on first use: the agent and the CLI never need them, so
+# `python -m tinyagent ask` starts without compiling them (see benchmarks/overhead.py, cold start).
 _LAZY = {
     "TypedTool": "typed_tool",
     "tool": "typed_tool",
@@ -118,6 +119,7 @@ _LAZY = {
     "function_specs": "tool_specs",
     "input_from_arguments": "tool_specs",
     "write_file_tool": "workspace_files",
+    "FunctionCallingAgent": "function_agent",  # lesson 09
 }
 
 

@@ -146,6 +146,10 @@ class ReActAgent:
     def language_for(self, question: str) -> str:
         return self.lang or detect_language(question)
 
+    def prompt_for(self, lang: str) -> str:
+        """The system prompt of a run in `lang`: the one given, else the ReAct prompt with the tool list."""
+        return self.system_prompt or build_system_prompt(self.tools, lang)
+
     def start(self, question: str, history: list[dict] | None = None) -> AgentRun:
         """Begin a run without executing anything yet; iterate it (or call `.advance()`) to step."""
         return AgentRun(self, question, history)
@@ -175,8 +179,7 @@ class AgentRun:
         self.agent = agent
         self.question = question
         self.lang = agent.language_for(question)
-        prompt = agent.system_prompt or build_system_prompt(agent.tools, self.lang)
-        self.messages: list[dict] = [{"role": "system", "content": prompt}]
+        self.messages: list[dict] = [{"role": "system", "content": agent.prompt_for(self.lang)}]
         self.messages.extend(dict(m) for m in history)
         self.messages.append({"role": "user", "content": question})
         self.trace = Trace(lang=self.lang)
@@ -198,6 +201,11 @@ class AgentRun:
     @property
     def done(self) -> bool:
         return self.trace.end is not None
+
+    def closing_call_fields(self) -> dict:
+        """What the stop rules' closing call sends besides the messages, `stop` and `max_tokens`: nothing
+        for text ReAct (function calling, lesson 09, sends its tools again with tool_choice "none")."""
+        return {}
 
     def finish(self) -> AgentResult:
         for _ in self:

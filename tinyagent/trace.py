@@ -83,8 +83,9 @@ REASON_NAMES = {
 }
 
 
-# The rules of lesson 05's strict parser: a trace does not repeat them (the line after says it all).
-STRICT_RULES = ("action", "final_answer", "no_format", "")
+# The rules of lesson 05's strict parser, and a native tool call read as it came (lesson 09): a trace does
+# not repeat them (the line after says it all).
+STRICT_RULES = ("action", "final_answer", "no_format", "", "tool_call")
 
 
 @dataclass

@@ -45,7 +45,10 @@ def closing_request(request: dict) -> dict | None:
         return None
     if not any(isinstance(m, dict) and m.get("role") == "user" for m in messages[:-1]):
         return None
-    return {**request, "messages": messages[:-1]}
+    # Function calling sends its tools with tool_choice "none" here (lesson 09). The wrap-up calls no tool
+    # either way, but plans with every tool declared, to name the step it did not get to.
+    before = {key: value for key, value in request.items() if key != "tool_choice"}
+    return {**before, "messages": messages[:-1]}
 
 
 def wrap_up(conv: Conversation) -> Reply:

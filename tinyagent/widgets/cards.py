@@ -6,6 +6,9 @@ A round is the events that share a step number:
     LlmCall -> Parsed -> Final                        a card that answered
     ... Stopped                                       the run ended without an answer
 
+A round of native function calling (lesson 09) may ask for several tools: its card holds every call and
+every result, in order.
+
 `apply_event(cards, event)` files each event into the card of its round, so a viewer can grow
 while the agent runs. The plain text is the trace's own `format()`, which leaves latency out: the
 text a notebook saves is the same on every run, while the HTML in the browser shows the timing.
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from ..trace import Trace
@@ -83,20 +86,26 @@ STATUS = {
 
 @dataclass
 class Card:
-    """The events of one round. Every field is None until its event arrives."""
+    """The events of one round. Every field is None (or empty) until its event arrives; `parsed` is the
+    round's first Parsed (the one with the thought), `tool_calls` and `observations` all of them, in order."""
 
     step: int
     llm: LlmCall | None = None
     parsed: Parsed | None = None
-    tool_call: ToolCall | None = None
-    observation: Observation | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)
     end: Final | Stopped | None = None
+    events: list[Event] = field(default_factory=list)  # every event of the round, as it came
 
     @property
-    def events(self) -> list[Event]:
-        return [
-            e for e in (self.llm, self.parsed, self.tool_call, self.observation, self.end) if e is not None
-        ]
+    def tool_call(self) -> ToolCall | None:
+        """The round's last tool call (its only one in text ReAct)."""
+        return self.tool_calls[-1] if self.tool_calls else None
+
+    @property
+    def observation(self) -> Observation | None:
+        """The round's last result (its only one in text ReAct)."""
+        return self.observations[-1] if self.observations else None
 
     @property
     def status(self) -> str:
@@ -105,9 +114,9 @@ class Card:
             return "stopped"
         if isinstance(self.end, Final):
             return "fallback" if self.end.reason == "fallback" else "final"
-        if self.observation is not None:
-            return "tool_error" if self.observation.error else "observed"
-        if self.tool_call is not None:
+        if self.observations and len(self.observations) >= len(self.tool_calls):
+            return "tool_error" if any(o.error for o in self.observations) else "observed"
+        if self.tool_calls:
             return "acting"
         return "thinking"
 
@@ -126,14 +135,16 @@ def apply_event(cards: list[Card], event: Event) -> Card:
     else:
         card = Card(event.step)
         cards.append(card)
+    if isinstance(event, (LlmCall, Parsed, ToolCall, Observation, Final, Stopped)):
+        card.events.append(event)
     if isinstance(event, LlmCall):
         card.llm = event
     elif isinstance(event, Parsed):
-        card.parsed = event
+        card.parsed = card.parsed or event
     elif isinstance(event, ToolCall):
-        card.tool_call = event
+        card.tool_calls.append(event)
     elif isinstance(event, Observation):
-        card.observation = event
+        card.observations.append(event)
     elif isinstance(event, (Final, Stopped)):
         card.end = event
     return card
@@ -201,20 +212,18 @@ def card_html(card: Card, lang: str = "en") -> str:
     rows = []
     if card.parsed is not None and card.parsed.thought:
         rows.append(row(labels["thought"], esc(card.parsed.thought), "#616161", "ta-thought"))
-    if card.tool_call is not None:
-        call = f"<code>{esc(card.tool_call.name)}({esc(card.tool_call.input)})</code>"
+    for tool_call in card.tool_calls:
+        call = f"<code>{esc(tool_call.name)}({esc(tool_call.input)})</code>"
         rows.append(row(labels["action"], call, STATUS["acting"], "ta-action"))
-        if card.observation is None and card.end is None:
-            rows.append(row("…", esc(labels["waiting"]), STATUS["acting"], "ta-waiting"))
-    if card.observation is not None:
-        if card.observation.error:
+    if card.tool_calls and len(card.observations) < len(card.tool_calls) and card.end is None:
+        rows.append(row("…", esc(labels["waiting"]), STATUS["acting"], "ta-waiting"))
+    for observation in card.observations:
+        if observation.error:
             c = STATUS["tool_error"]
-            rows.append(
-                row(labels["tool_error"], esc(card.observation.text), c, "ta-observation ta-error", tint(c))
-            )
+            rows.append(row(labels["tool_error"], esc(observation.text), c, "ta-observation ta-error", tint(c)))
         else:
             c = STATUS["observed"]
-            rows.append(row(labels["observation"], esc(card.observation.text), c, "ta-observation", tint(c)))
+            rows.append(row(labels["observation"], esc(observation.text), c, "ta-observation", tint(c)))
     if isinstance(card.end, Final):
         key = "fallback" if card.end.reason == "fallback" else "final"
         c = STATUS[key]
@@ -236,6 +245,24 @@ def card_html(card: Card, lang: str = "en") -> str:
 ROLE_COLOURS = {"system": "#757575", "user": "#1565c0", "assistant": "#2e7d32", "tool": "#ef6c00"}
 
 
+def message_content(message: dict) -> str:
+    """A message's text, with what function calling (lesson 09) adds: an assistant message's tool calls,
+    one line each, and the id of the call a tool message answers."""
+    content = "" if message.get("content") is None else str(message["content"])
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        lines = [content] if content else []
+        for call in calls:
+            function = call.get("function") if isinstance(call, dict) else None
+            function = function if isinstance(function, dict) else {}
+            lines.append(f"-> {call.get('id', '?') if isinstance(call, dict) else '?'}: "
+                         f"{function.get('name', '?')}({function.get('arguments', '')})")
+        content = "\n".join(lines)
+    if message.get("role") == "tool" and message.get("tool_call_id"):
+        content = f"<- {message['tool_call_id']}: {content}"
+    return content
+
+
 def messages_html(messages: Iterable[dict], *, new_from: int | None = None) -> str:
     """A message list as boxes, one per message. The system prompt starts folded; messages from
     index `new_from` on are marked "new" (what the last step added)."""
@@ -243,8 +270,7 @@ def messages_html(messages: Iterable[dict], *, new_from: int | None = None) -> s
     for i, message in enumerate(messages):
         role = str(message.get("role", "?"))
         colour = ROLE_COLOURS.get(role, "#757575")
-        content = message.get("content")
-        content = "" if content is None else str(content)
+        content = message_content(message)
         mark = " " + badge("new", "#ef6c00") if new_from is not None and i >= new_from else ""
         title = f'<span style="color:{colour};font-weight:600">[{i}] {esc(role)}</span>{mark}'
         body = f'<pre style="white-space:pre-wrap;margin:2px 0 0 0;font-size:90%">{esc(content)}</pre>'
@@ -272,7 +298,7 @@ def messages_text(messages: Iterable[dict], system_lines: int = 1) -> str:
     lines = []
     for message in messages:
         role = message.get("role", "?")
-        content = "" if message.get("content") is None else str(message["content"]).rstrip()
+        content = message_content(message).rstrip()
         if role == "system":
             head = content.splitlines()[:system_lines]
             more = len(content.splitlines()) - len(head)

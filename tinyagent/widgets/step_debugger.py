@@ -8,7 +8,9 @@ Each "Next step" does exactly one thing the agent depends on the outside world f
                    (the Action is in the message list; its Observation is not there yet)
     a tool step    run the tool and append its Observation to the message list
 
-so a learner can stop between an Action and its Observation and read what the model will see.
+so a learner can stop between an Action and its Observation and read what the model will see. In function
+calling (lesson 09) one reply may ask for several tools: its model step ends once every call is shown, and its
+tool step runs them all and appends every result.
 "Run to end" finishes the run; "Reset" starts the same question again.
 """
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..agent import AgentRun, ReActAgent
-from ..events import Event, Final, LlmCall, Observation, Stopped, ToolCall
+from ..events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from .cards import esc, messages_html, messages_text, plural
 from .trace_viewer import TraceViewer, with_text
 
@@ -92,7 +94,7 @@ class StepDebugger(widgets.VBox):
         while (event := self.run.advance()) is not None:
             events.append(event)
             self.viewer.add(event)
-            if isinstance(event, STEP_ENDS):
+            if self._ends_step(event):
                 break
         self.step_count += 1
         self.model_calls += sum(isinstance(e, LlmCall) for e in events)
@@ -103,6 +105,20 @@ class StepDebugger(widgets.VBox):
         self._new_from = before
         self._refresh()
         return events
+
+    def _ends_step(self, event: Event) -> bool:
+        """Whether a step stops after `event`: a model step once every call of the reply is shown, a tool step
+        once every call of the round has its result (one each in text ReAct)."""
+        if not isinstance(event, STEP_ENDS):
+            return False
+        if not isinstance(event, (ToolCall, Observation)):
+            return True
+        this_round = [e for e in self.run.trace.events if e.step == event.step]
+        asked = sum(isinstance(e, Parsed) and e.tool_name is not None for e in this_round)
+        calls = sum(isinstance(e, ToolCall) for e in this_round)
+        if isinstance(event, ToolCall):
+            return calls >= asked
+        return sum(isinstance(e, Observation) for e in this_round) >= calls
 
     def run_to_end(self) -> None:
         while not self.run.done:
@@ -118,6 +134,9 @@ class StepDebugger(widgets.VBox):
             return f"nothing: the run has ended ({self.run.trace.reason})"
         events = self.run.trace.events
         if events and isinstance(events[-1], ToolCall):
+            calls = [e for e in events if isinstance(e, ToolCall) and e.step == events[-1].step]
+            if len(calls) > 1:
+                return "run the tools " + ", ".join(f"{call.name}({call.input})" for call in calls)
             return f"run the tool {events[-1].name}({events[-1].input})"
         if events and events[-1].step >= self.agent.max_steps:
             return f"stop: the step cap ({self.agent.max_steps}) is reached"
