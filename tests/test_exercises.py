@@ -198,10 +198,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_fourteen_exercises_have_a_check():
+def test_sixteen_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 14
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 16
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -572,3 +572,54 @@ def test_classroom_only_says_why_on_a_real_model(capsys):
     assert capsys.readouterr().out == ""
     assert classroom_only(real, "a real model chooses its own path") is False
     assert capsys.readouterr().out == "skipped on a real model: a real model chooses its own path\n"
+
+
+# -- 08 ---------------------------------------------------------------------------------------------
+from tinyagent.checks import COURSE_NOW, check_lean_prompt, check_shorter_predictions
+from tinyagent.clock import fixed_clock
+from tinyagent.shop import Shop, shop_registry
+
+
+def lean_prompt(tools):
+    listed = "".join(f"{tool.name}: {tool.describe('en')}\n" for tool in tools)
+    return ("Tools:\n" + listed + "Reply with\nThought: ...\nAction: <a tool>\nAction Input: <its input>\n"
+            "then stop: the Observation comes back. To answer:\nThought: ...\nFinal Answer: ...\n")
+
+
+def test_08_checks_say_not_attempted_yet(capsys):
+    assert check_lean_prompt(None) is None and check_shorter_predictions(None) is None
+    assert capsys.readouterr().out.count("not attempted yet") == 2
+
+
+def test_08_lean_prompt():
+    assert passes(check_lean_prompt, lean_prompt)
+    shop_list = lean_prompt(shop_registry(Shop(":memory:", clock=fixed_clock(COURSE_NOW))))
+
+    fails(check_lean_prompt, lambda tools: build_system_prompt(tools, "en"), says="the budget is")
+    fails(check_lean_prompt, lambda tools: lean_prompt(tools).replace(
+        "".join(f"{t.name}: {t.describe('en')}\n" for t in tools), ", ".join(tools.names) + "\n"),
+        says="descriptions of ['queryOrder'")
+    fails(check_lean_prompt, lambda tools: shop_list, says="with two other tools the descriptions of ['checkStock'")
+    fails(check_lean_prompt, lambda tools: lean_prompt(tools).replace("Final Answer: ...", "Answer: ..."),
+          says="keys ['Final Answer:']")
+    fails(check_lean_prompt, lambda tools: lean_prompt(tools).replace("the Observation comes back", "wait"),
+          says="Observation")
+    fails(check_lean_prompt, lambda tools: lean_prompt(tools).replace("Tools:\n", "You can use ").replace(
+        ".\n", ". ", len(tools) - 1), says="tool-list reader finds []")
+    fails(check_lean_prompt, lambda tools: None, says="returned NoneType")
+    fails(check_lean_prompt, "Tools: ...", says="should be a function")
+
+
+def test_08_shorter_predictions(capsys):
+    right = {"system prompt": "en", "question": "zh", "json or example": "one-shot-prompt"}
+    assert passes(check_shorter_predictions, right)
+    check_shorter_predictions(right)
+    assert "system prompt: en " in capsys.readouterr().out  # the counts are shown once it passes
+
+    by_characters = {**right, "system prompt": "zh"}
+    fails(check_shorter_predictions, by_characters, says="1 of 3 wrong. system prompt: not 'zh'")
+    chinese_costs_more = {**right, "question": "en"}
+    fails(check_shorter_predictions, chinese_costs_more, says="question: not 'en'")
+    fails(check_shorter_predictions, {**right, "json or example": "json"}, says="json or example: not 'json'")
+    fails(check_shorter_predictions, {"system prompt": "en"}, says="with the keys")
+    fails(check_shorter_predictions, {**right, "question": "fr"}, says="one of ['en', 'zh']")
