@@ -12,8 +12,8 @@ replies `parse_step` could read (an Action or a Final Answer), how many invented
 how many asked for a tool the shop really has.
 
 `--prompt NAME` (repeatable) measures other prompts: lesson 08's variants (tinyagent.prompt_builders:
-plain, name-colon, json, one-shot-prompt, one-shot-turns, rules, anchored, rules-anchored, full)
-beside the two names above. `--stop yes` measures only with the stop sequence, as the agent sends it.
+plain, name-colon, json, one-shot-prompt, one-shot-turns, rules, anchored, rules-anchored, full,
+full-turns) beside the two names above. `--stop yes` measures only with the stop sequence, as the agent sends it.
 The measurement itself lives in tinyagent/compliance.py, shared with the notebooks.
 """
 

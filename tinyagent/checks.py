@@ -641,7 +641,7 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
             sizes.append((used, default))
     (used, default), _ = sizes
     return _passed(exercise, f"{used} tokens instead of {default} ({used / default:.0%}), with every tool's "
-                             "description and every key kept. Now run the agent with it (the cell below).")
+                             "description and every key kept. Run the agent with it and watch the refund.")
 
 
 def shorter_pairs() -> dict[str, dict[str, str]]:

@@ -208,6 +208,8 @@ VARIANTS: dict[str, PromptVariant] = {
         PromptVariant("rules-anchored", rules=True, anchor=True, buys="rules and the anchor together"),
         PromptVariant("full", example="prompt", rules=True, anchor=True,
                       buys="example, rules and anchor: everything"),
+        PromptVariant("full-turns", example="turns", rules=True, anchor=True,
+                      buys="everything, with the example as turns"),
     )
 }
 
