@@ -76,7 +76,7 @@ ANCHOR = {
 # --- the tool list in three shapes ------------------------------------------------------------------
 
 
-def tool_parameters(tool: Tool, lang: str | None = None) -> dict:
+def tool_parameters(tool: Tool) -> dict:
     """The JSON Schema of a tool's input: its own `parameters` (lesson 07) when it declares one, else one
     required string field `input`, which the tool's description explains."""
     declared = getattr(tool, "parameters", None)
@@ -87,7 +87,7 @@ def tool_parameters(tool: Tool, lang: str | None = None) -> dict:
 
 def tool_definition(tool: Tool, lang: str | None = None) -> dict:
     """name, description and parameters: one tool as function-calling APIs describe it (lesson 09)."""
-    return {"name": tool.name, "description": tool.describe(lang), "parameters": tool_parameters(tool, lang)}
+    return {"name": tool.name, "description": tool.describe(lang), "parameters": tool_parameters(tool)}
 
 
 def _plain(value: object) -> object:
