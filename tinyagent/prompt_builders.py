@@ -1,7 +1,7 @@
 """Prompt builders: a system prompt composed from parts, so each part can be switched and measured.
 
     build_prompt(registry, "en")                                  # == build_system_prompt(registry, "en")
-    build_prompt(registry, "zh", tool_list="json", rules=True, anchor=True)
+    build_prompt(registry, "zh", tool_list_format="json", rules=True, anchor=True)
     VARIANTS["one-shot-turns"].messages(registry, question, "en")  # a whole first request
 
 The parts, in the order they appear:
