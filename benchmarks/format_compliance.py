@@ -2,13 +2,19 @@
 
     .venv/bin/python benchmarks/format_compliance.py [--seeds 5] [--lang en|zh] [--max-tokens 120]
     .venv/bin/python benchmarks/format_compliance.py --configured      # the model in .env instead
+    .venv/bin/python benchmarks/format_compliance.py --prompt plain --prompt full --stop yes   # lesson 08
 
 By default it starts the local model (SmolLM2-135M on llama.cpp, see tinyagent/local_model.py) in this
 process; `--configured` measures whatever `load_settings()` picks (a provider in .env, or the
 classroom model). For each prompt (zero-shot, one-shot) and stop setting (without, with
 `stop=["Observation:"]`) it asks the shop's refund question once per seed, and prints how many
-replies `parse_step` could read (an Action or a Final Answer) and how many invented an Observation.
-The measurement itself lives in tinyagent/compliance.py, shared with the notebook.
+replies `parse_step` could read (an Action or a Final Answer), how many invented an Observation, and
+how many asked for a tool the shop really has.
+
+`--prompt NAME` (repeatable) measures other prompts: lesson 08's variants (tinyagent.prompt_builders:
+plain, name-colon, json, one-shot-prompt, one-shot-turns, rules, anchored, rules-anchored, full,
+full-turns) beside the two names above. `--stop yes` measures only with the stop sequence, as the agent sends it.
+The measurement itself lives in tinyagent/compliance.py, shared with the notebooks.
 """
 
 from __future__ import annotations
@@ -18,8 +24,9 @@ import sys
 import time
 
 from tinyagent import LlmClient, fixed_clock, load_settings
-from tinyagent.compliance import format_table, measure_compliance, summarize
+from tinyagent.compliance import PROMPTS, format_table, measure_compliance, summarize
 from tinyagent.errors import TinyAgentError
+from tinyagent.prompt_builders import VARIANTS
 from tinyagent.shop import Shop, shop_registry
 
 QUESTIONS = {
@@ -39,7 +46,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, help="llama.cpp threads (default: up to 4; 1 holds up best on "
                         "a machine other processes keep busy)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for each reply (default 120)")
+    parser.add_argument("--prompt", action="append", choices=[*PROMPTS, *VARIANTS], metavar="NAME",
+                        help=f"a prompt to measure, repeatable (default: {' and '.join(PROMPTS)}); one of "
+                        f"{', '.join([*PROMPTS, *VARIANTS])}")
+    parser.add_argument("--stop", choices=("both", "yes", "no"), default="both",
+                        help="measure with the stop sequence, without it, or both (default both)")
     args = parser.parse_args(argv)
+    if args.seeds < 1:
+        parser.error(f"--seeds must be 1 or more, got {args.seeds}")
+    prompts = [name if name in PROMPTS else VARIANTS[name] for name in dict.fromkeys(args.prompt or PROMPTS)]
+    stops = {"both": (False, True), "yes": (True,), "no": (False,)}[args.stop]
 
     try:
         if args.configured:
@@ -51,26 +67,28 @@ def main(argv: list[str] | None = None) -> int:
             started = time.perf_counter()
             local = start_local_model(threads=args.threads)
             llm = local.client(read_timeout=args.timeout, total_timeout=max(300.0, args.timeout))
-            print(f"started {local.model} on llama.cpp in {time.perf_counter() - started:.1f} s")
+            threads = args.threads or "default (up to 4)"
+            print(f"started {local.model} on llama.cpp in {time.perf_counter() - started:.1f} s, threads {threads}")
     except TinyAgentError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
     clock = fixed_clock("2026-06-30T19:05:23")
     registry = shop_registry(Shop(":memory:", clock=clock), clock)
-    print(f"model {llm.model}, lang {args.lang}, {args.seeds} seeds, max_tokens {args.max_tokens}, "
+    print(f"model {llm.model}, lang {args.lang}, seeds 0-{args.seeds - 1}, max_tokens {args.max_tokens}, "
           f"temperature {args.temperature}")
     started = time.perf_counter()
     try:
-        runs = measure_compliance(llm, registry, QUESTIONS[args.lang], lang=args.lang, seeds=range(args.seeds),
-                                  max_tokens=args.max_tokens, temperature=args.temperature)
+        runs = measure_compliance(llm, registry, QUESTIONS[args.lang], lang=args.lang, prompts=prompts,
+                                  stops=stops, seeds=range(args.seeds), max_tokens=args.max_tokens,
+                                  temperature=args.temperature)
     except TinyAgentError as exc:  # a reply too slow on a busy machine: say so, no traceback
         print(f"error: the measurement stopped: {exc} (on a busy machine try --threads 1 or a longer --timeout)",
               file=sys.stderr)
         return 1
     elapsed = time.perf_counter() - started
     print()
-    print(format_table(summarize(runs)))
+    print(format_table(summarize(runs, registry)))
     tokens = sum(int(run.usage.get("completion_tokens") or 0) for run in runs)
     print(f"\n{len(runs)} calls in {elapsed:.1f} s ({tokens} tokens generated, {tokens / elapsed:.0f} tokens/s)")
     return 0

@@ -716,224 +716,127 @@ def check_error_fields(predicted_fields: list | None) -> None:
                         f"The error was: {data['error']}")
     return _passed(exercise, "each error names the exact field (a path such as address.street or items[1]) and "
                              "shows an example, which is what lets a model fix its input in one round.")
-# -- 11 · Robust parsing --------------------------------------------------------------------------
-_REFUND_JSON = '{"orderId":"88231","reason":"质量问题：扫地机不回充"}'
-
-# (reply, what it is): the check compares the learner's parser with `parse_tolerant` on each.
-BRACKET_CASES = [
-    ("Thought: I need the order first.\nAction: queryOrder[88231]", "queryOrder[88231]"),
-    ("Thought: I need the policy.\nAction: searchKnowledge[扫地机 退货 政策]",
-     "an input with spaces: searchKnowledge[扫地机 退货 政策]"),
-    ("thought: I need today's date.\naction: getCurrentTime[]", "an empty input: getCurrentTime[]"),
-    (f"**Thought:** It is faulty.\n**Action:** applyRefund[{_REFUND_JSON[:-1]},\"photos\":[\"dock.jpg\"]}}]",
-     "an input that holds brackets itself (JSON with a list)"),
-    ("Thought: I need the order first.\nAction: `queryOrder` (to see when it was signed for)\nAction Input: 88231",
-     "a name in backticks with a comment in round brackets, and its Action Input"),
-    ("Thought：先查订单。\nAction：queryOrder\nAction Input：88231", "full-width colons, no brackets at all"),
-    ("Thought: Done.\nFinal Answer: Refund RF202606300001 [quality problem] is submitted.",
-     "a Final Answer with brackets in it"),
-]
 
 
-def _read(step: Any) -> tuple[tuple[str, str] | None, str | None]:
-    return _action_of(step), getattr(step, "final_answer", None)
+# -- 08 · Prompt design ---------------------------------------------------------------------------
+LEAN_SHARE = 0.75  # the lean prompt's budget: this share of the default prompt's tokens
+LEAN_KEYS = ("Thought:", "Action:", "Action Input:", "Final Answer:")
 
 
-def _readings_against_tolerant(exercise: str, name: str, fn: Callable[[str], Any], cases: list):
-    """Each case where `fn` reads a reply differently from `parse_tolerant`: (text, what, mine, theirs)."""
-    from .tolerant_parser import parse_tolerant
+def _second_registry():
+    """Tools the lean prompt has never seen: a prompt written for the shop's five alone fails here."""
+    from .registry import ToolRegistry
+    from .tools import FunctionTool
 
-    for text, what in cases:
-        mine = _read(_run(exercise, f"{name} on {what}", fn, text))
-        theirs = _read(parse_tolerant(text))
-        if mine != theirs:
-            yield text, what, mine, theirs
-
-
-def check_bracket_actions(my_tolerant_v2: Callable[[str], Any] | None) -> None:
-    """11, exercise 1: the hand-built tolerant parser, extended to read `Action: tool[input]`."""
-    exercise = "Exercise 1"
-    if my_tolerant_v2 is None:
-        return _not_attempted(exercise, "Write def my_tolerant_v2(text) in the cell above.")
-    if not callable(my_tolerant_v2):
-        _fail(exercise, f"my_tolerant_v2 should be a function, got {type(my_tolerant_v2).__name__}")
-    for text, what, mine, theirs in _readings_against_tolerant(exercise, "my_tolerant_v2", my_tolerant_v2,
-                                                                BRACKET_CASES):
-        hint = ""
-        if theirs[0] and mine[0] and mine[0][0] == theirs[0][0] and theirs[1] is None:
-            hint = " (the name is right; the input is everything between the first [ and the last ])"
-        _fail(exercise, f"on {what} it read action={mine[0]}, final_answer={mine[1]!r}; "
-                        f"tinyagent.parse_tolerant reads action={theirs[0]}, final_answer={theirs[1]!r}"
-                        f"{hint}:\n{text}")
-    return _passed(exercise, f"{len(BRACKET_CASES)} replies read as parse_tolerant reads them, brackets "
-                             "inside the input included.")
-
-
-ACTION_FIRST_CASES = [
-    ((f"Thought: It is faulty, so I refund it.\nAction: applyRefund\nAction Input: {_REFUND_JSON}\n"
-     "Final Answer: Your refund RF20260629001 is on its way."),
-     "a reply that typed past its Action to a Final Answer"),
-    (("Thought: I need the order first.\nAction: queryOrder\nAction Input: 88231\n"
-     'Observation: {"orderId":"88231","status":"已签收"}\nThought: Signed, so I refund it.\n'
-     f"Action: applyRefund\nAction Input: {_REFUND_JSON}\nFinal Answer: Refund RF20260629001 submitted."),
-     "a reply that ran on past an Observation it invented"),
-    ("Thought: The refund went through.\nFinal Answer: Refund RF202606300001 is submitted.", "a plain final answer"),
-    (("Thought: The refund went through. No need for another Action: applyRefund.\n"
-     "Final Answer: Refund RF202606300001 is submitted."), "a final answer whose Thought mentions 'Action:'"),
-    (f"Thought: Done.\nFinal Answer: Refunded.\nAction: applyRefund\nAction Input: {_REFUND_JSON}",
-     "a Final Answer written before the Action"),
-    ("Thought: Too early for a Final Answer: I need the order first.\nAction: queryOrder\nAction Input: 88231",
-     "a Thought that mentions 'Final Answer:' mid-line"),
-    ("Thought: I need the order first.\nAction: queryOrder\nAction Input: 88231\n", "a plain action"),
-    (MULTI_LINE_ANSWER, "a three-line answer"),
-    ("您好，您的包裹已经签收了。", "plain prose"),
-]
-
-
-def check_action_over_final(action_first: Callable[[str], Any] | None) -> None:
-    """11, exercise 2: lesson 05's parser with the new rule: an Action beside a Final Answer wins."""
-    exercise = "Exercise 2"
-    if action_first is None:
-        return _not_attempted(exercise, "Write def action_first(text) in the cell above.")
-    if not callable(action_first):
-        _fail(exercise, f"action_first should be a function, got {type(action_first).__name__}")
-    for text, what, mine, theirs in _readings_against_tolerant(exercise, "action_first", action_first,
-                                                                ACTION_FIRST_CASES):
-        why = ""
-        if theirs[0] is not None and mine[1] is not None:
-            why = " The answer rests on nothing observed yet: the Action must run first."
-        elif theirs[0] is None and mine[0] is not None:
-            why = " Only an 'Action:' at the start of a line is an action."
-        elif theirs[0] is not None and mine[0] is not None:
-            why = " Nothing after an Observation the model wrote itself is part of this step."
-        _fail(exercise, f"on {what} it read action={mine[0]}, final_answer={mine[1]!r}; expected "
-                        f"action={theirs[0]}, final_answer={theirs[1]!r}.{why}\n{text}")
-    return _passed(exercise, f"{len(ACTION_FIRST_CASES)} replies: every Action beside a Final Answer runs, "
-                             "and a mere mention of 'Action:' stays a mention.")
-
-
-# -- 10 · Stopping --------------------------------------------------------------------------------
-class GivingUpModel:
-    """A scripted model for the loop-counter check: call n gets `script(n)`; after `give_up_after` calls
-    it writes a Final Answer itself, so even a loop whose counter never moves ends (and the check says so)."""
-
-    GAVE_UP = "(the check's model gave up)"
-
-    def __init__(self, script: Callable[[int], str], give_up_after: int):
-        self.script, self.give_up_after = script, give_up_after
-        self.calls = 0
-
-    @property
-    def ran_away(self) -> bool:
-        return self.calls > self.give_up_after
-
-    def chat(self, messages: list[dict], **options: Any) -> ChatResult:
-        n, self.calls = self.calls, self.calls + 1
-        text = f"Thought: enough.\nFinal Answer: {self.GAVE_UP}" if n >= self.give_up_after else self.script(n)
-        return ChatResult(text, "stop", {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
-
-
-MISSING_TOOL_STEP = "Thought: 查一下订单。\nAction: checkOrder\nAction Input: 88231\n"
-FINAL_STEP = "Thought: 查到了。\nFinal Answer: 订单 88231 已签收。"
-LOOP_COUNTER_CASES = [
-    # (what the model does, limit, its reply to call n, model calls expected, the answer expected or None)
-    ("a model that keeps calling a tool that works", 4, lambda n: ORDER_STEP, 4, None),
-    ("a model that answers in round 2", 4, lambda n: ORDER_STEP if n < 1 else FINAL_STEP, 2, "订单 88231 已签收。"),
-    ("a model that calls a missing tool twice, then answers", 4,
-     lambda n: MISSING_TOOL_STEP if n < 2 else FINAL_STEP, 3, "订单 88231 已签收。"),
-    ("a model that only ever calls a missing tool", 4, lambda n: MISSING_TOOL_STEP, 4, None),
-    ("a model that keeps calling a tool that works, with limit=1", 1, lambda n: ORDER_STEP, 1, None),
-]
-
-
-def check_fixed_seed_loop(fixed_seed_loop: Callable | None) -> None:
-    """10, exercise 1: the second seed's loop with a counter that moves every round, and only once."""
-    exercise = "Exercise 1"
-    if fixed_seed_loop is None:
-        return _not_attempted(exercise, "Write def fixed_seed_loop(question, llm, tools, limit=10) in the cell above.")
-    from .shop import shop_registry
-
-    for what, limit, script, expected_calls, expected_answer in LOOP_COUNTER_CASES:
-        model = GivingUpModel(script, give_up_after=3 * limit + 2)
-        answer = _run(exercise, f"fixed_seed_loop(..., limit={limit})", fixed_seed_loop,
-                      "帮我看看订单 88231 的快递到哪了。", model, shop_registry(_fresh_shop()), limit=limit)
-        where = f"with limit={limit} and {what}"
-        if model.ran_away:
-            _fail(exercise, f"{where}, your loop made {model.calls} model calls and ended only because the check's "
-                            "model gave up: does the counter move every round, or only when something throws?")
-        if model.calls > expected_calls:
-            _fail(exercise, f"{where}, your loop made {model.calls} model calls, expected {expected_calls}: "
-                            "limit rounds means limit model calls (mind < and <=)")
-        if model.calls < expected_calls:
-            _fail(exercise, f"{where}, your loop stopped after {model.calls} model calls, expected {expected_calls}: "
-                            "does a round that throws move the counter twice?")
-        if expected_answer is not None and answer != expected_answer:
-            _fail(exercise, f"{where}, your loop returned {answer!r}, expected the model's answer {expected_answer!r}")
-    return _passed(exercise, "the counter moves once a round, whether the tool worked or threw, so a model "
-                             "that never answers costs `limit` calls and no more.")
-
-
-def _costly_trace(*usages: tuple[int, int]) -> Any:
-    from .events import LlmCall
-    from .trace import Trace
-
-    return Trace([
-        LlmCall(n, text="...", finish_reason="stop",
-                usage={"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c})
-        for n, (p, c) in enumerate(usages, start=1)
+    return ToolRegistry([
+        FunctionTool("checkStock", "Units in stock for a product. Input: the product name, e.g. S10 Pro.",
+                     lambda text: '{"stock": 3}'),
+        FunctionTool("getCurrentTime", "The current date and time. Input: none (empty).",
+                     lambda text: "2026-06-30 19:05:23"),
     ])
 
 
-def check_cost_budget(CostBudget: type | None) -> None:
-    """10, exercise 2: a stop rule that ends the run once its model calls have cost `yuan`."""
-    exercise = "Exercise 2"
-    if CostBudget is None:
-        return _not_attempted(exercise, "Write class CostBudget in the cell above.")
-    from .stop_rules import Stop
+def check_lean_prompt(lean_prompt: Callable | None) -> None:
+    """08, exercise 1: an English prompt within 75% of the default's tokens that keeps what a model needs."""
+    exercise = "Exercise 1"
+    if lean_prompt is None:
+        return _not_attempted(exercise, "Write def lean_prompt(tools) in the cell above.")
+    if not callable(lean_prompt):
+        _fail(exercise, f"lean_prompt should be a function of the registry, got {type(lean_prompt).__name__}")
+    from .classroom.tool_list import read_tool_list
+    from .prompts import build_system_prompt
+    from .shop import shop_registry
+    from .token_count import token_counter
 
-    prices = (2.0, 8.0)  # yuan per million prompt tokens, per million completion tokens
-    cases = [
-        # (budget, usages so far, should it stop, why)
-        (0.02, (), False, "before any model call (nothing spent)"),
-        (0.02, ((3000, 500),), False, "after one call of 3000 prompt + 500 completion tokens (¥0.0100 spent)"),
-        (0.02, ((3000, 500), (4000, 600)), True,
-         "after a second call of 4000 + 600 tokens (¥0.0228 spent, the budget is ¥0.02)"),
-        (0.05, ((3000, 500), (4000, 600)), False, "with a budget of ¥0.05 after those two calls (¥0.0228 spent)"),
-    ]
-    for budget, usages, should_stop, when in cases:
-        rule = _instance(exercise, CostBudget, budget, *prices)
-        check = getattr(rule, "check", None)
-        if not callable(check):
-            _fail(exercise, "a stop rule needs a method check(self, trace)")
-        verdict = _run(exercise, "check(trace)", check, _costly_trace(*usages))
-        if should_stop and not isinstance(verdict, Stop):
-            _fail(exercise, f"CostBudget({budget}, 2.0, 8.0) {when} should stop the run: return "
-                            f"Stop('cost_budget', ...) (from tinyagent), got {verdict!r}. Prices are per million "
-                            "tokens, prompt and completion priced apart, over every call so far")
-        if not should_stop and verdict is not None:
-            _fail(exercise, f"CostBudget({budget}, 2.0, 8.0) {when} should let the run go on (return None), got "
-                            f"{verdict!r}. Prices are per million tokens")
-        if should_stop and verdict.reason != "cost_budget":
-            _fail(exercise, f"the Stop's reason should be 'cost_budget' (the name the trace shows), got {verdict.reason!r}")
+    counter = token_counter()
+    sizes = []
+    with _fresh_shop() as shop:
+        for label, registry in (("the shop's tools", shop_registry(shop)), ("two other tools", _second_registry())):
+            prompt = _run(exercise, f"lean_prompt(<{label}>)", lean_prompt, registry)
+            if not isinstance(prompt, str):
+                _fail(exercise, f"lean_prompt returned {type(prompt).__name__}, not the prompt's text")
+            lost = [tool.name for tool in registry if tool.describe("en") not in prompt]
+            if lost:
+                _fail(exercise, f"with {label} the descriptions of {lost} are missing (each must appear word for "
+                                "word): they say what input each tool takes. Build the list from `tools`, and "
+                                "cut the words around it instead")
+            keys = [key for key in LEAN_KEYS if key not in prompt]
+            if keys:
+                _fail(exercise, f"the keys {keys} are missing: the parser reads only lines that start with them, "
+                                "so the prompt must show each one")
+            if "Observation" not in prompt:
+                _fail(exercise, "say that the tool's result comes back as an Observation: otherwise the model "
+                                "cannot know that it should stop after Action Input")
+            found = list(read_tool_list(prompt).tools)
+            if found != registry.names:
+                _fail(exercise, f"with {label}, a tool-list reader finds {found} in your prompt, expected "
+                                f"{registry.names}: put one tool on each line (numbered, or `name: description`)")
+            default = counter.text(build_system_prompt(registry, "en"))
+            budget, used = int(default * LEAN_SHARE), counter.text(prompt)
+            if used > budget:
+                _fail(exercise, f"with {label} your prompt has {used} tokens and the default {default}: the "
+                                f"budget is {budget} ({LEAN_SHARE:.0%}). Which words around the tools can go?")
+            sizes.append((used, default))
+    (used, default), _ = sizes
+    return _passed(exercise, f"{used} tokens instead of {default} ({used / default:.0%}), with every tool's "
+                             "description and every key kept. Run the agent with it and watch the refund.")
 
-    from .agent import ReActAgent
-    from .events import LimitReached
+
+def shorter_pairs() -> dict[str, dict[str, str]]:
+    """08, exercise 2's three pairs of texts, by pair and by option."""
+    from .prompt_builders import VARIANTS
+    from .prompts import build_system_prompt
     from .shop import shop_registry
 
-    class Endless:  # asks for the same working tool forever, every call 1000 + 100 tokens
-        def chat(self, messages: list[dict], **options: Any) -> ChatResult:
-            return ChatResult(ORDER_STEP, "stop", {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100})
+    with _fresh_shop() as shop:
+        registry = shop_registry(shop)
+        return {
+            "system prompt": {"en": build_system_prompt(registry, "en"), "zh": build_system_prompt(registry, "zh")},
+            "question": {
+                "en": "The robot vacuum I bought last week no longer goes back to its dock. "
+                      "If it can't be fixed, I want a refund. Order number 88231.",
+                "zh": "我上周买的扫地机不回充了，修不好我想退。订单号 88231。",
+            },
+            "json or example": {name: VARIANTS[name].system_prompt(registry, "en")
+                                for name in ("json", "one-shot-prompt")},
+        }
 
-    rule = _instance(exercise, CostBudget, 0.01, *prices)
-    agent = ReActAgent(Endless(), shop_registry(_fresh_shop()), stop_rules=[rule])
-    result = _run(exercise, "ReActAgent(..., stop_rules=[CostBudget(0.01, 2.0, 8.0)]).run(...)", agent.run, "88231?")
-    limits = result.trace.of_type(LimitReached)
-    if result.reason != "cost_budget" or limits[0].step != 4:
-        stopped = f"{result.reason} after round {limits[0].step}" if limits else result.reason
-        _fail(exercise, f"in an agent whose every call costs ¥0.0028 (1000 + 100 tokens), a budget of ¥0.01 should "
-                        f"stop the run after round 4 (¥0.0112 spent); it ended with {stopped}")
-    return _passed(exercise, "each call is priced by its prompt and its completion tokens, summed over the run; "
-                             "in the agent the budget stopped the run before round 5.")
+
+SHORTER_HINTS = {
+    "system prompt": "the Chinese prompt has half the characters; is a Chinese character cheaper than an "
+                     "English word?",
+    "question": "count words in one and characters in the other: about one token each",
+    "json or example": "five tool definitions with their schemas, or one short conversation: "
+                       "which holds more text?",
+}
+
+
+def check_shorter_predictions(shorter: dict | None) -> None:
+    """08, exercise 2: for each pair, which text has fewer tokens (measured here with the lesson's counter)."""
+    exercise = "Exercise 2"
+    if shorter is None:
+        return _not_attempted(exercise, 'Set shorter to a dict such as {"system prompt": "en", ...}.')
+    from .token_count import token_counter
+
+    pairs = shorter_pairs()
+    if not isinstance(shorter, dict) or set(shorter) != set(pairs):
+        _fail(exercise, f"shorter should be a dict with the keys {list(pairs)}, got {shorter!r}")
+    counter = token_counter()
+    counts = {pair: {option: counter.text(text) for option, text in texts.items()} for pair, texts in pairs.items()}
+    wrong = []
+    for pair, options in counts.items():
+        if shorter[pair] not in options:
+            _fail(exercise, f"shorter[{pair!r}] should be one of {list(options)}, got {shorter[pair]!r}")
+        if options[shorter[pair]] > min(options.values()):
+            wrong.append(f"{pair}: not {shorter[pair]!r} ({SHORTER_HINTS[pair]})")
+    if wrong:
+        _fail(exercise, f"{len(wrong)} of {len(pairs)} wrong. " + "; ".join(wrong))
+    lines = [
+        f"{pair}: " + ", ".join(f"{option} {count} tokens ({len(pairs[pair][option])} characters)"
+                                for option, count in options.items())
+        for pair, options in counts.items()
+    ]
+    return _passed(exercise, f"measured with {counter.name}:\n  " + "\n  ".join(lines))
 
 
 # -- 09 · Function calling ------------------------------------------------------------------------
@@ -1100,3 +1003,225 @@ def check_fewest_model_calls(predicted_calls: list | None) -> None:
     return _passed(exercise, "text ReAct pays one model call per tool call; function calling one per wave of "
                              "calls that wait for nothing, so it saves calls where lookups are independent "
                              "(requests 1 and 2) and none on a chain (request 3).")
+
+
+# -- 10 · Stopping --------------------------------------------------------------------------------
+class GivingUpModel:
+    """A scripted model for the loop-counter check: call n gets `script(n)`; after `give_up_after` calls
+    it writes a Final Answer itself, so even a loop whose counter never moves ends (and the check says so)."""
+
+    GAVE_UP = "(the check's model gave up)"
+
+    def __init__(self, script: Callable[[int], str], give_up_after: int):
+        self.script, self.give_up_after = script, give_up_after
+        self.calls = 0
+
+    @property
+    def ran_away(self) -> bool:
+        return self.calls > self.give_up_after
+
+    def chat(self, messages: list[dict], **options: Any) -> ChatResult:
+        n, self.calls = self.calls, self.calls + 1
+        text = f"Thought: enough.\nFinal Answer: {self.GAVE_UP}" if n >= self.give_up_after else self.script(n)
+        return ChatResult(text, "stop", {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15})
+
+
+MISSING_TOOL_STEP = "Thought: 查一下订单。\nAction: checkOrder\nAction Input: 88231\n"
+FINAL_STEP = "Thought: 查到了。\nFinal Answer: 订单 88231 已签收。"
+LOOP_COUNTER_CASES = [
+    # (what the model does, limit, its reply to call n, model calls expected, the answer expected or None)
+    ("a model that keeps calling a tool that works", 4, lambda n: ORDER_STEP, 4, None),
+    ("a model that answers in round 2", 4, lambda n: ORDER_STEP if n < 1 else FINAL_STEP, 2, "订单 88231 已签收。"),
+    ("a model that calls a missing tool twice, then answers", 4,
+     lambda n: MISSING_TOOL_STEP if n < 2 else FINAL_STEP, 3, "订单 88231 已签收。"),
+    ("a model that only ever calls a missing tool", 4, lambda n: MISSING_TOOL_STEP, 4, None),
+    ("a model that keeps calling a tool that works, with limit=1", 1, lambda n: ORDER_STEP, 1, None),
+]
+
+
+def check_fixed_seed_loop(fixed_seed_loop: Callable | None) -> None:
+    """10, exercise 1: the second seed's loop with a counter that moves every round, and only once."""
+    exercise = "Exercise 1"
+    if fixed_seed_loop is None:
+        return _not_attempted(exercise, "Write def fixed_seed_loop(question, llm, tools, limit=10) in the cell above.")
+    from .shop import shop_registry
+
+    for what, limit, script, expected_calls, expected_answer in LOOP_COUNTER_CASES:
+        model = GivingUpModel(script, give_up_after=3 * limit + 2)
+        answer = _run(exercise, f"fixed_seed_loop(..., limit={limit})", fixed_seed_loop,
+                      "帮我看看订单 88231 的快递到哪了。", model, shop_registry(_fresh_shop()), limit=limit)
+        where = f"with limit={limit} and {what}"
+        if model.ran_away:
+            _fail(exercise, f"{where}, your loop made {model.calls} model calls and ended only because the check's "
+                            "model gave up: does the counter move every round, or only when something throws?")
+        if model.calls > expected_calls:
+            _fail(exercise, f"{where}, your loop made {model.calls} model calls, expected {expected_calls}: "
+                            "limit rounds means limit model calls (mind < and <=)")
+        if model.calls < expected_calls:
+            _fail(exercise, f"{where}, your loop stopped after {model.calls} model calls, expected {expected_calls}: "
+                            "does a round that throws move the counter twice?")
+        if expected_answer is not None and answer != expected_answer:
+            _fail(exercise, f"{where}, your loop returned {answer!r}, expected the model's answer {expected_answer!r}")
+    return _passed(exercise, "the counter moves once a round, whether the tool worked or threw, so a model "
+                             "that never answers costs `limit` calls and no more.")
+
+
+def _costly_trace(*usages: tuple[int, int]) -> Any:
+    from .events import LlmCall
+    from .trace import Trace
+
+    return Trace([
+        LlmCall(n, text="...", finish_reason="stop",
+                usage={"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c})
+        for n, (p, c) in enumerate(usages, start=1)
+    ])
+
+
+def check_cost_budget(CostBudget: type | None) -> None:
+    """10, exercise 2: a stop rule that ends the run once its model calls have cost `yuan`."""
+    exercise = "Exercise 2"
+    if CostBudget is None:
+        return _not_attempted(exercise, "Write class CostBudget in the cell above.")
+    from .stop_rules import Stop
+
+    prices = (2.0, 8.0)  # yuan per million prompt tokens, per million completion tokens
+    cases = [
+        # (budget, usages so far, should it stop, why)
+        (0.02, (), False, "before any model call (nothing spent)"),
+        (0.02, ((3000, 500),), False, "after one call of 3000 prompt + 500 completion tokens (¥0.0100 spent)"),
+        (0.02, ((3000, 500), (4000, 600)), True,
+         "after a second call of 4000 + 600 tokens (¥0.0228 spent, the budget is ¥0.02)"),
+        (0.05, ((3000, 500), (4000, 600)), False, "with a budget of ¥0.05 after those two calls (¥0.0228 spent)"),
+    ]
+    for budget, usages, should_stop, when in cases:
+        rule = _instance(exercise, CostBudget, budget, *prices)
+        check = getattr(rule, "check", None)
+        if not callable(check):
+            _fail(exercise, "a stop rule needs a method check(self, trace)")
+        verdict = _run(exercise, "check(trace)", check, _costly_trace(*usages))
+        if should_stop and not isinstance(verdict, Stop):
+            _fail(exercise, f"CostBudget({budget}, 2.0, 8.0) {when} should stop the run: return "
+                            f"Stop('cost_budget', ...) (from tinyagent), got {verdict!r}. Prices are per million "
+                            "tokens, prompt and completion priced apart, over every call so far")
+        if not should_stop and verdict is not None:
+            _fail(exercise, f"CostBudget({budget}, 2.0, 8.0) {when} should let the run go on (return None), got "
+                            f"{verdict!r}. Prices are per million tokens")
+        if should_stop and verdict.reason != "cost_budget":
+            _fail(exercise, f"the Stop's reason should be 'cost_budget' (the name the trace shows), got {verdict.reason!r}")
+
+    from .agent import ReActAgent
+    from .events import LimitReached
+    from .shop import shop_registry
+
+    class Endless:  # asks for the same working tool forever, every call 1000 + 100 tokens
+        def chat(self, messages: list[dict], **options: Any) -> ChatResult:
+            return ChatResult(ORDER_STEP, "stop", {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100})
+
+    rule = _instance(exercise, CostBudget, 0.01, *prices)
+    agent = ReActAgent(Endless(), shop_registry(_fresh_shop()), stop_rules=[rule])
+    result = _run(exercise, "ReActAgent(..., stop_rules=[CostBudget(0.01, 2.0, 8.0)]).run(...)", agent.run, "88231?")
+    limits = result.trace.of_type(LimitReached)
+    if result.reason != "cost_budget" or limits[0].step != 4:
+        stopped = f"{result.reason} after round {limits[0].step}" if limits else result.reason
+        _fail(exercise, f"in an agent whose every call costs ¥0.0028 (1000 + 100 tokens), a budget of ¥0.01 should "
+                        f"stop the run after round 4 (¥0.0112 spent); it ended with {stopped}")
+    return _passed(exercise, "each call is priced by its prompt and its completion tokens, summed over the run; "
+                             "in the agent the budget stopped the run before round 5.")
+
+
+# -- 11 · Robust parsing --------------------------------------------------------------------------
+_REFUND_JSON = '{"orderId":"88231","reason":"质量问题：扫地机不回充"}'
+
+# (reply, what it is): the check compares the learner's parser with `parse_tolerant` on each.
+BRACKET_CASES = [
+    ("Thought: I need the order first.\nAction: queryOrder[88231]", "queryOrder[88231]"),
+    ("Thought: I need the policy.\nAction: searchKnowledge[扫地机 退货 政策]",
+     "an input with spaces: searchKnowledge[扫地机 退货 政策]"),
+    ("thought: I need today's date.\naction: getCurrentTime[]", "an empty input: getCurrentTime[]"),
+    (f"**Thought:** It is faulty.\n**Action:** applyRefund[{_REFUND_JSON[:-1]},\"photos\":[\"dock.jpg\"]}}]",
+     "an input that holds brackets itself (JSON with a list)"),
+    ("Thought: I need the order first.\nAction: `queryOrder` (to see when it was signed for)\nAction Input: 88231",
+     "a name in backticks with a comment in round brackets, and its Action Input"),
+    ("Thought：先查订单。\nAction：queryOrder\nAction Input：88231", "full-width colons, no brackets at all"),
+    ("Thought: Done.\nFinal Answer: Refund RF202606300001 [quality problem] is submitted.",
+     "a Final Answer with brackets in it"),
+]
+
+
+def _read(step: Any) -> tuple[tuple[str, str] | None, str | None]:
+    return _action_of(step), getattr(step, "final_answer", None)
+
+
+def _readings_against_tolerant(exercise: str, name: str, fn: Callable[[str], Any], cases: list):
+    """Each case where `fn` reads a reply differently from `parse_tolerant`: (text, what, mine, theirs)."""
+    from .tolerant_parser import parse_tolerant
+
+    for text, what in cases:
+        mine = _read(_run(exercise, f"{name} on {what}", fn, text))
+        theirs = _read(parse_tolerant(text))
+        if mine != theirs:
+            yield text, what, mine, theirs
+
+
+def check_bracket_actions(my_tolerant_v2: Callable[[str], Any] | None) -> None:
+    """11, exercise 1: the hand-built tolerant parser, extended to read `Action: tool[input]`."""
+    exercise = "Exercise 1"
+    if my_tolerant_v2 is None:
+        return _not_attempted(exercise, "Write def my_tolerant_v2(text) in the cell above.")
+    if not callable(my_tolerant_v2):
+        _fail(exercise, f"my_tolerant_v2 should be a function, got {type(my_tolerant_v2).__name__}")
+    for text, what, mine, theirs in _readings_against_tolerant(exercise, "my_tolerant_v2", my_tolerant_v2,
+                                                                BRACKET_CASES):
+        hint = ""
+        if theirs[0] and mine[0] and mine[0][0] == theirs[0][0] and theirs[1] is None:
+            hint = " (the name is right; the input is everything between the first [ and the last ])"
+        _fail(exercise, f"on {what} it read action={mine[0]}, final_answer={mine[1]!r}; "
+                        f"tinyagent.parse_tolerant reads action={theirs[0]}, final_answer={theirs[1]!r}"
+                        f"{hint}:\n{text}")
+    return _passed(exercise, f"{len(BRACKET_CASES)} replies read as parse_tolerant reads them, brackets "
+                             "inside the input included.")
+
+
+ACTION_FIRST_CASES = [
+    ((f"Thought: It is faulty, so I refund it.\nAction: applyRefund\nAction Input: {_REFUND_JSON}\n"
+     "Final Answer: Your refund RF20260629001 is on its way."),
+     "a reply that typed past its Action to a Final Answer"),
+    (("Thought: I need the order first.\nAction: queryOrder\nAction Input: 88231\n"
+     'Observation: {"orderId":"88231","status":"已签收"}\nThought: Signed, so I refund it.\n'
+     f"Action: applyRefund\nAction Input: {_REFUND_JSON}\nFinal Answer: Refund RF20260629001 submitted."),
+     "a reply that ran on past an Observation it invented"),
+    ("Thought: The refund went through.\nFinal Answer: Refund RF202606300001 is submitted.", "a plain final answer"),
+    (("Thought: The refund went through. No need for another Action: applyRefund.\n"
+     "Final Answer: Refund RF202606300001 is submitted."), "a final answer whose Thought mentions 'Action:'"),
+    (f"Thought: Done.\nFinal Answer: Refunded.\nAction: applyRefund\nAction Input: {_REFUND_JSON}",
+     "a Final Answer written before the Action"),
+    ("Thought: Too early for a Final Answer: I need the order first.\nAction: queryOrder\nAction Input: 88231",
+     "a Thought that mentions 'Final Answer:' mid-line"),
+    ("Thought: I need the order first.\nAction: queryOrder\nAction Input: 88231\n", "a plain action"),
+    (MULTI_LINE_ANSWER, "a three-line answer"),
+    ("您好，您的包裹已经签收了。", "plain prose"),
+]
+
+
+def check_action_over_final(action_first: Callable[[str], Any] | None) -> None:
+    """11, exercise 2: lesson 05's parser with the new rule: an Action beside a Final Answer wins."""
+    exercise = "Exercise 2"
+    if action_first is None:
+        return _not_attempted(exercise, "Write def action_first(text) in the cell above.")
+    if not callable(action_first):
+        _fail(exercise, f"action_first should be a function, got {type(action_first).__name__}")
+    for text, what, mine, theirs in _readings_against_tolerant(exercise, "action_first", action_first,
+                                                                ACTION_FIRST_CASES):
+        why = ""
+        if theirs[0] is not None and mine[1] is not None:
+            why = " The answer rests on nothing observed yet: the Action must run first."
+        elif theirs[0] is None and mine[0] is not None:
+            why = " Only an 'Action:' at the start of a line is an action."
+        elif theirs[0] is not None and mine[0] is not None:
+            why = " Nothing after an Observation the model wrote itself is part of this step."
+        _fail(exercise, f"on {what} it read action={mine[0]}, final_answer={mine[1]!r}; expected "
+                        f"action={theirs[0]}, final_answer={theirs[1]!r}.{why}\n{text}")
+    return _passed(exercise, f"{len(ACTION_FIRST_CASES)} replies: every Action beside a Final Answer runs, "
+                             "and a mere mention of 'Action:' stays a mention.")
+
+

@@ -9,10 +9,14 @@ two prompts and with or without the stop sequence, under a few sampling seeds:
     zero-shot   the plain system prompt: the format described in words
     one-shot    the same prompt, then one worked example of a whole conversation as earlier turns
 
+Lesson 08's prompt variants (tinyagent.prompt_builders.PromptVariant) can be measured the same way:
+pass them in `prompts`, beside or instead of the two names.
+
 A reply *parses* when `parse_step` finds an Action or a Final Answer in it, which is what the agent
 loop needs to go on. A reply *invents an Observation* when it contains an "Observation:" line: the
-model wrote the tool's result itself instead of stopping. The appendix notebook and
-`benchmarks/format_compliance.py` both print this table.
+model wrote the tool's result itself instead of stopping. Given the registry, `summarize` also counts
+the replies whose Action names a *listed tool*. The appendix notebook, lesson 08 and
+`benchmarks/format_compliance.py` print this table.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from .llm_client import LlmClient
 from .parser import parse_step
@@ -69,8 +74,13 @@ def example_turns(lang: str = "en") -> list[dict]:
     return [{"role": role, "content": content} for role, content in WORKED_EXAMPLE[check_language(lang)]]
 
 
-def messages_for(prompt: str, tools: ToolRegistry, question: str, lang: str = "en") -> list[dict]:
-    """The conversation one run sends: system prompt, the example if one-shot, the question."""
+def messages_for(prompt: str | PromptDesign, tools: ToolRegistry, question: str, lang: str = "en") -> list[dict]:
+    """The conversation one run sends: system prompt, the example if one-shot, the question.
+
+    `prompt` is "zero-shot", "one-shot", or a prompt variant of lesson 08 (prompt_builders.PromptVariant),
+    which builds its own messages."""
+    if not isinstance(prompt, str):
+        return prompt.messages(tools, question, lang)
     if prompt not in PROMPTS:
         raise ValueError(f"prompt must be one of {', '.join(PROMPTS)}, got {prompt!r}")
     history = example_turns(lang) if prompt == "one-shot" else []
@@ -79,6 +89,18 @@ def messages_for(prompt: str, tools: ToolRegistry, question: str, lang: str = "e
         *history,
         {"role": "user", "content": question},
     ]
+
+
+class PromptDesign(Protocol):
+    """What measure_compliance needs of a prompt other than its two named ones (lesson 08's variants)."""
+
+    name: str
+
+    def messages(self, tools: ToolRegistry, question: str, lang: str = "en") -> list[dict]: ...
+
+
+def prompt_name(prompt: str | PromptDesign) -> str:
+    return prompt if isinstance(prompt, str) else prompt.name
 
 
 def invents_observation(text: str) -> bool:
@@ -98,6 +120,7 @@ class ComplianceRun:
     rule: str  # what parse_step decided: "action", "final_answer" or "no_format"
     usage: dict
     client_cut: bool = False
+    tool: str | None = None  # the tool its Action names, if it has one (listed or not)
 
     @property
     def parsed(self) -> bool:
@@ -117,10 +140,15 @@ class ComplianceRow:
     runs: int
     parsed: int
     invented: int
+    listed: int | None = None  # replies whose Action names a tool of the registry (when counted)
 
     @property
     def parsed_share(self) -> float:
         return self.parsed / self.runs if self.runs else 0.0
+
+    @property
+    def listed_share(self) -> float:
+        return (self.listed or 0) / self.runs if self.runs else 0.0
 
     @property
     def invented_share(self) -> float:
@@ -133,7 +161,7 @@ def measure_compliance(
     question: str,
     *,
     lang: str | None = None,
-    prompts: Iterable[str] = PROMPTS,
+    prompts: Iterable[str | PromptDesign] = PROMPTS,
     stops: Iterable[bool] = (False, True),
     seeds: Iterable[int] = range(5),
     max_tokens: int = 120,
@@ -156,33 +184,44 @@ def measure_compliance(
                     messages, stop=STOP if with_stop else None, max_tokens=max_tokens,
                     temperature=temperature, seed=seed,
                 )
+                step = parse_step(reply.text)
                 runs.append(ComplianceRun(
-                    prompt, with_stop, seed, reply.text, reply.finish_reason,
-                    parse_step(reply.text).rule, reply.usage, reply.client_cut,
+                    prompt_name(prompt), with_stop, seed, reply.text, reply.finish_reason,
+                    step.rule, reply.usage, reply.client_cut, step.action.tool_name if step.action else None,
                 ))
     return runs
 
 
-def summarize(runs: Iterable[ComplianceRun]) -> list[ComplianceRow]:
-    """Count the runs per (prompt, stop), in the order they were made."""
+def summarize(runs: Iterable[ComplianceRun], tools: ToolRegistry | None = None) -> list[ComplianceRow]:
+    """Count the runs per (prompt, stop), in the order they were made.
+
+    With `tools`, also count the replies whose Action names one of them: a reply can parse and
+    still ask for a tool that does not exist (`Action: 88231`), which the loop can only answer with
+    an error Observation."""
     groups: dict[tuple[str, bool], list[ComplianceRun]] = {}
     for run in runs:
         groups.setdefault((run.prompt, run.stop), []).append(run)
     return [
         ComplianceRow(prompt, stop, len(group), sum(r.parsed for r in group),
-                      sum(r.invented_observation for r in group))
+                      sum(r.invented_observation for r in group),
+                      None if tools is None else sum(r.tool is not None and r.tool in tools for r in group))
         for (prompt, stop), group in groups.items()
     ]
 
 
 def format_table(rows: Iterable[ComplianceRow]) -> str:
-    """The rows as a fixed-width text table."""
-    header = f"{'prompt':<10}  {'stop':<5}  {'runs':>4}  {'parsed':>11}  {'invented Observation':>20}"
+    """The rows as a fixed-width text table (the prompt column as wide as its longest name)."""
+    rows = list(rows)
+    width = max([10, *(len(row.prompt) for row in rows)])
+    listed = any(row.listed is not None for row in rows)  # a column only when summarize counted it
+    header = f"{'prompt':<{width}}  {'stop':<5}  {'runs':>4}  {'parsed':>11}  {'invented Observation':>20}"
+    header += f"  {'listed tool':>11}" if listed else ""
     lines = [header, "-" * len(header)]
     for row in rows:
         parsed = f"{row.parsed} ({row.parsed_share:.0%})"
         invented = f"{row.invented} ({row.invented_share:.0%})"
-        lines.append(
-            f"{row.prompt:<10}  {'yes' if row.stop else 'no':<5}  {row.runs:>4}  {parsed:>11}  {invented:>20}"
-        )
+        line = f"{row.prompt:<{width}}  {'yes' if row.stop else 'no':<5}  {row.runs:>4}  {parsed:>11}  {invented:>20}"
+        if listed:
+            line += f"  {f'{row.listed or 0} ({row.listed_share:.0%})':>11}"
+        lines.append(line)
     return "\n".join(lines)
