@@ -6,8 +6,9 @@ wrong one. `ToolFilter` ranks the tools against the request's words and offers t
 1. score: each word of the request found in a tool's name or descriptions (every language it has) counts,
    weighted so a word every tool shares ("input") counts little; each of the tool's hint words (`ToolHint`)
    found in the request counts `HINT_WEIGHT`;
-2. the `max_tools` best-scoring tools are offered, and with them every tool they need (a hint's `needs`:
-   nobody says "what is today's date?" when asking for a refund, yet the refund is decided on it);
+2. the `max_tools` best-scoring tools are offered, leaving out any that scores less than `RELATIVE` (half) of
+   the best (one shared everyday word is weak evidence), and with them every tool they need (a hint's
+   `needs`: nobody says "what is today's date?" when asking for a refund, yet the refund is decided on it);
 3. tools the conversation has already called are always offered: a model that reads its own earlier
    Action for a tool that is no longer listed is confused, and a follow-up ("then refund it") needs it;
 4. when no word points anywhere and nothing was called yet, every tool is offered: the filter does not guess.
@@ -32,6 +33,7 @@ from .shop.knowledge import search_terms
 
 HINT_WEIGHT = 2.0
 MAX_TOOLS = 3
+RELATIVE = 0.5
 # Words of almost any request or description, which say nothing about which tool fits.
 STOP_WORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "could", "do", "does", "e", "g", "for", "from",
@@ -103,7 +105,9 @@ class ToolFilter:
         """The tools to offer for `request`, given the tools the conversation has `called` already."""
         scores = self.scores(request, tools)
         order = {name: i for i, name in enumerate(tools.names)}
-        best = sorted((name for name, score in scores.items() if score > 0), key=lambda n: (-scores[n], order[n]))
+        top = max(scores.values(), default=0)
+        best = sorted((name for name, score in scores.items() if score > 0 and score >= RELATIVE * top),
+                      key=lambda n: (-scores[n], order[n]))
         why: dict[str, str] = {name: "words" for name in best[: self.max_tools]}
         for name in list(why):
             self._add_needs(name, tools, why)

@@ -49,7 +49,7 @@ SHOP_TOOL_HINTS = MappingProxyType({
         "政策", "规则", "换货", "发票", "包邮", "运费", "到账", "多久", "几天",
     )),
     "getCurrentTime": ToolHint(words=(
-        "time", "date", "today", "day is it", "weekday", *_WARRANTY_WORDS,
+        "time", "date", "today", "what day", "weekday", "day of the week", *_WARRANTY_WORDS,
         "几点", "几号", "星期", "今天", "时间", "日期",
     )),
 })
