@@ -122,3 +122,22 @@ def test_filtered_tools_give_the_same_answers_over_the_long_session(llm):
     # conversation sent, every tool called once stays, so later turns get all five.
     assert offered[:6] == [5, 2, 2, 2, 3, 3]  # one request in turn 1, three in turn 2, two in turn 3
     assert max(offered) == len(names) and min(offered) == 2
+
+
+def test_words_alone_miss_what_a_refund_needs_and_the_model_refuses_to_guess(llm):
+    question = LONG_SESSION[3].question  # the refund: "... will not go back to its dock any more, please refund it."
+    words_only = ToolFilter()
+    assert words_only.select(question, registry()).offered == ("applyRefund",)
+    shop = Shop(":memory:", clock=CLOCK)
+    result = ReActAgent(llm, shop_registry(shop), context_budget=ContextBudget(100_000, tool_filter=words_only)
+                        ).run(question)
+    assert result.trace.tool_calls == [] and shop.refunds() == []
+    assert result.answer.startswith("Sorry, I cannot look up orders right now, so I cannot handle a refund")
+    with_hints = ReActAgent(llm, registry(), context_budget=ContextBudget(100_000, tool_filter=SHOP_FILTER))
+    assert "RF202606300001" in with_hints.run(question).answer
+    # With the order tool but no clock, it looks the order up, then says it cannot tell the date, and stops there.
+    order_too = ToolFilter({"applyRefund": ToolHint(needs=("queryOrder",))})
+    result = ReActAgent(llm, shop_registry(shop), context_budget=ContextBudget(100_000, tool_filter=order_too)
+                        ).run(question)
+    assert [call.name for call in result.trace.tool_calls] == ["queryOrder"] and shop.refunds() == []
+    assert "cannot establish today's date" in result.trace.of_type(LlmCall)[-1].text
