@@ -64,7 +64,7 @@ class FittedRequest:
     tokens:       `messages` and `tool_specs` counted by `request_tokens`
     whole_tokens: the same request without the budget: the whole conversation, every tool
     budget:       the budget's `max_tokens`
-    folded:       Observations folded (earlier turns and this one)
+    folded:       folded Observations in `messages` (earlier turns and this one)
     shortened:    earlier turns cut to their request and answer
     dropped:      earlier turns left out
     selection:    the tool filter's verdict (scores, and why each tool is offered), or None
@@ -83,12 +83,13 @@ class FittedRequest:
 
     def summary(self) -> str:
         """One line: the size against the budget, and what was done to get there."""
-        done = [f"{len(self.offered)} tools offered"]
+        done = [f"{len(self.offered)} tools offered"] if self.offered else []
         for count, what in ((self.folded, "Observations folded"), (self.shortened, "turns shortened"),
                             (self.dropped, "turns dropped")):
             if count:
                 done.append(f"{count} {what}")
-        return f"{self.tokens} of {self.budget} tokens (whole: {self.whole_tokens}); " + ", ".join(done)
+        return f"{self.tokens} of {self.budget} tokens (whole: {self.whole_tokens})" + (
+            "; " + ", ".join(done) if done else "")
 
 
 class ContextBudget:
@@ -321,7 +322,17 @@ class _Fitting:
 
     def __init__(self, head: list[dict], earlier: list[_Part], current: list[dict], specs, cost: _MessageCost):
         self.head, self.earlier, self.current, self.specs, self.cost = head, earlier, current, specs, cost
-        self.folded = self.shortened = self.dropped = 0
+        self.shortened = self.dropped = 0
+        self._folded: set[int] = set()  # ids of the folded messages this fitting made
+
+    @property
+    def folded(self) -> int:
+        """Folded Observations in the request as it stands (a fold in a turn shortened later is gone with it)."""
+        return sum(1 for m in self.messages() if id(m) in self._folded)
+
+    def _keep_fold(self, message: dict) -> dict:
+        self._folded.add(id(message))
+        return message
 
     def messages(self) -> list[dict]:
         return [*self.head, *(m for part in self.earlier for m in part.messages), *self.current]
@@ -338,8 +349,7 @@ class _Fitting:
                     return
                 if not part.pinned and _is_observation(message) and (folded := _fold(message)) is not None:
                     total += self.cost(folded) - self.cost(message)
-                    part.messages[i] = folded
-                    self.folded += 1
+                    part.messages[i] = self._keep_fold(folded)
         # 2. Shorten earlier turns to their request and answer, oldest first.
         for index, part in enumerate(self.earlier):
             if total <= budget:
@@ -365,8 +375,7 @@ class _Fitting:
                 return
             if (folded := _fold(self.current[i])) is not None:
                 total += self.cost(folded) - self.cost(self.current[i])
-                self.current[i] = folded
-                self.folded += 1
+                self.current[i] = self._keep_fold(folded)
 
     def too_big(self, budget: int, counter_name: str) -> str:
         prompt = sum(self.cost(m) for m in self.head)
