@@ -24,6 +24,7 @@ from tinyagent.checks import (
     check_counting_llm,
     check_fewest_model_calls,
     check_fixed_seed_loop,
+    check_fold_logistics,
     check_forgiving_query_order,
     check_invented_counter,
     check_missing_order_prediction,
@@ -35,6 +36,7 @@ from tinyagent.checks import (
     check_suggesting_registry,
     check_tool_messages,
     check_toy_logistics_tool,
+    check_trim_to_budget,
     check_unknown_model,
     classroom_only,
 )
@@ -204,6 +206,8 @@ def fails(check, *answer, says: str = "") -> None:
         (check_cost_budget, (None,)),
         (check_tool_messages, (None,)),
         (check_fewest_model_calls, (None,)),
+        (check_fold_logistics, (None,)),
+        (check_trim_to_budget, (None,)),
     ],
 )
 def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
@@ -211,10 +215,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_twenty_four_exercises_have_a_check():
+def test_twenty_six_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 24
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 26
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -1118,3 +1122,135 @@ def test_11_action_over_final():
     fails(check_action_over_final, reads_past_the_observation, says="Nothing after an Observation")
 
 
+
+
+# -- 13 · Context engineering -----------------------------------------------------------------------
+def fold_logistics(text):  # the solution of exercise 1
+    data = json.loads(text)
+    if "error" in data:
+        return text
+    traces = data["traces"]
+    latest = max(traces, key=lambda trace: trace["time"]) if traces else None
+    return to_json({"trackingNo": data["trackingNo"], "carrier": data["carrier"], "status": data["status"],
+                    "latest": latest, "traces": len(traces)})
+
+
+def test_13_fold_logistics():
+    assert passes(check_fold_logistics, fold_logistics)
+
+    def last_in_the_list(text):  # the list's last trace, which is the newest only when the carrier sorts them so
+        data = json.loads(text)
+        if "error" in data:
+            return text
+        return to_json({**{k: data[k] for k in ("trackingNo", "carrier", "status")},
+                        "latest": data["traces"][-1] if data["traces"] else None, "traces": len(data["traces"])})
+
+    def reshaped_error(text):  # the error read and written again: its spacing changes
+        data = json.loads(text)
+        return json.dumps(data, ensure_ascii=False) if "error" in data else fold_logistics(text)
+
+    def no_count(text):
+        data = json.loads(fold_logistics(text))
+        return text if "error" in data else to_json({k: v for k, v in data.items() if k != "traces"})
+
+    def pretty(text):  # readable, and longer than what it folds
+        folded = fold_logistics(text)
+        return folded if folded == text else json.dumps(json.loads(folded), ensure_ascii=False, indent=8)
+
+    fails(check_fold_logistics, last_in_the_list, says="the latest time, wherever it is in the list")
+    fails(check_fold_logistics, reshaped_error, says="an error comes back unchanged")
+    fails(check_fold_logistics, no_count, says="the fold has the keys")
+    fails(check_fold_logistics, pretty, says="write compact JSON")
+    fails(check_fold_logistics, lambda text: json.loads(text), says="not a string")
+
+    def forgets_errors(text):  # reads every Observation as a parcel
+        data = json.loads(text)
+        traces = data["traces"]
+        latest = max(traces, key=lambda trace: trace["time"]) if traces else None
+        return to_json({**{k: data[k] for k in ("trackingNo", "carrier", "status")}, "latest": latest,
+                        "traces": len(traces)})
+
+    fails(check_fold_logistics, forgets_errors, says="on an error Observation (no such parcel) raised KeyError")
+
+
+def split_turns(messages):
+    turns = []
+    for message in messages:
+        if message["role"] == "user" and not message["content"].startswith("Observation:"):
+            turns.append([message])
+        else:
+            turns[-1].append(message)
+    return turns
+
+
+def trim_to_budget(messages, budget):  # the solution of exercise 2
+    from tinyagent.context_budget import request_tokens
+    from tinyagent.errors import ContextBudgetError
+
+    system, *earlier, request = messages
+    turns = split_turns(earlier)
+    while True:
+        trimmed = [system, *(m for turn in turns for m in turn), request]
+        if request_tokens(trimmed) <= budget:
+            return trimmed
+        if not turns:
+            raise ContextBudgetError(f"the system prompt and the request alone are over {budget}")
+        turns.pop(0)
+
+
+def test_13_trim_to_budget():
+    from tinyagent.context_budget import request_tokens
+    from tinyagent.errors import ContextBudgetError
+
+    assert passes(check_trim_to_budget, trim_to_budget)
+
+    def message_by_message(messages, budget):  # drops single messages: an Observation loses its Action
+        system, *earlier, request = messages
+        while earlier and request_tokens([system, *earlier, request]) > budget:
+            earlier.pop(0)
+        if request_tokens([system, *earlier, request]) > budget:
+            raise ContextBudgetError("too big")
+        return [system, *earlier, request]
+
+    def newest_first(messages, budget):
+        system, *earlier, request = messages
+        turns = split_turns(earlier)
+        while turns and request_tokens([system, *(m for t in turns for m in t), request]) > budget:
+            turns.pop()
+        if request_tokens([system, *(m for t in turns for m in t), request]) > budget:
+            raise ContextBudgetError("too big")
+        return [system, *(m for t in turns for m in t), request]
+
+    def all_or_nothing(messages, budget):  # over the budget: every earlier turn goes
+        if request_tokens(messages) <= budget:
+            return list(messages)
+        if request_tokens([messages[0], messages[-1]]) > budget:
+            raise ContextBudgetError("too big")
+        return [messages[0], messages[-1]]
+
+    def never_refuses(messages, budget):
+        try:
+            return trim_to_budget(messages, budget)
+        except ContextBudgetError:
+            return [messages[0], messages[-1]]
+
+    def in_place(messages, budget):  # trims the agent's own conversation
+        trimmed = trim_to_budget(messages, budget)
+        messages[:] = trimmed
+        return messages
+
+    def without_the_prompt(messages, budget):
+        return trim_to_budget(messages, budget)[1:]
+
+    def any_error(messages, budget):
+        if request_tokens([messages[0], messages[-1]]) > budget:
+            raise ValueError("too big")
+        return trim_to_budget(messages, budget)
+
+    fails(check_trim_to_budget, message_by_message, says="it split a turn")
+    fails(check_trim_to_budget, newest_first, says="oldest dropped first")
+    fails(check_trim_to_budget, all_or_nothing, says="no more dropped than needed")
+    fails(check_trim_to_budget, never_refuses, says="raise ContextBudgetError, never send a request over the budget")
+    fails(check_trim_to_budget, in_place, says="changed the list it was given")
+    fails(check_trim_to_budget, without_the_prompt, says="the system prompt must stay first")
+    fails(check_trim_to_budget, any_error, says="raised ValueError")

@@ -56,9 +56,12 @@ __all__ = [
     "BadResponseError",
     "ChatResult",
     "ConfigurationError",
+    "ContextBudget",
+    "ContextBudgetError",
     "CutOff",
     "Event",
     "Final",
+    "FittedRequest",
     "FunctionCallingAgent",
     "FunctionTool",
     "LimitReached",
@@ -86,6 +89,8 @@ __all__ = [
     "TokenBudget",
     "Tool",
     "ToolCall",
+    "ToolFilter",
+    "ToolHint",
     "ToolRegistry",
     "ToolResult",
     "ToolTimeout",
@@ -97,6 +102,7 @@ __all__ = [
     "detect_language",
     "extract_final_answer",
     "fixed_clock",
+    "fold_observation",
     "format_reminder",
     "function_spec",
     "function_specs",
@@ -105,6 +111,8 @@ __all__ = [
     "parse_step",
     "parse_tolerant",
     "recommended_stop_rules",
+    "request_tokens",
+    "run_turns",
     "system_clock",
     "tool",
     "write_file_tool",
@@ -120,6 +128,14 @@ _LAZY = {
     "input_from_arguments": "tool_specs",
     "write_file_tool": "workspace_files",
     "FunctionCallingAgent": "function_agent",  # lesson 09
+    "ContextBudget": "context_budget",  # lesson 13
+    "ContextBudgetError": "errors",
+    "FittedRequest": "context_budget",
+    "request_tokens": "context_budget",
+    "ToolFilter": "tool_filter",
+    "ToolHint": "tool_filter",
+    "fold_observation": "observation_folding",
+    "run_turns": "turns",
 }
 
 

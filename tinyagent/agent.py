@@ -24,8 +24,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import count
+from typing import TYPE_CHECKING
 
-from .errors import TinyAgentError
+from .errors import ContextBudgetError, TinyAgentError
 from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from .llm_client import LlmClient
 from .parser import ParsedStep, parse_step
@@ -35,6 +36,9 @@ from .safe_text import replace_lone_surrogates
 from .stop_rules import Stop, StopRules, end_on_stop
 from .tolerant_parser import format_reminder, parse_tolerant
 from .trace import Trace
+
+if TYPE_CHECKING:  # lesson 13's module loads only when a budget is given
+    from .context_budget import ContextBudget, FittedRequest
 
 MAX_STEPS = 10
 STOP_SEQUENCES = ("Observation:",)
@@ -47,6 +51,10 @@ MAX_FORMAT_ERRORS = 2
 MODEL_UNAVAILABLE = {
     "en": "Sorry, I cannot reach the language model right now. Please try again in a moment.",
     "zh": "抱歉，现在连不上大模型，请稍后再试。",
+}
+CONTEXT_FULL = {  # lesson 13: the conversation no longer fits the context budget
+    "en": "Sorry, this conversation has grown too long for me to follow. Please start a new one.",
+    "zh": "抱歉，这段对话太长了，我已经跟不上了。请开始一段新的对话。",
 }
 EMPTY_REPLY = {
     "en": "Sorry, I did not manage to put an answer together. Please ask again.",
@@ -91,6 +99,9 @@ class ReActAgent:
                 ("format_errors"), so a model that never complies still ends
     stop_rules: None for lesson 06's loop (the step cap, `length`); or a list of rules from
                 stop_rules.py (lesson 10), which also brings the closing call for the best answer
+    context_budget: None sends the whole conversation; a `ContextBudget` (lesson 13) fits every request
+                to its tokens: only the relevant tools, old Observations folded, old turns shortened. The
+                live message list stays whole; a request that cannot fit ends the run ("context_budget")
     """
 
     def __init__(
@@ -107,6 +118,7 @@ class ReActAgent:
         tolerant: bool = False,
         max_format_errors: int = MAX_FORMAT_ERRORS,
         stop_rules: StopRules | Iterable | None = None,
+        context_budget: ContextBudget | None = None,
     ):
         if tools is None or not isinstance(tools, ToolRegistry):
             raise TypeError("ReActAgent needs tools=ToolRegistry(...) with the tools the model may call")
@@ -132,6 +144,7 @@ class ReActAgent:
         if not isinstance(max_format_errors, int) or isinstance(max_format_errors, bool) or max_format_errors < 0:
             raise ValueError(f"max_format_errors must be a whole number >= 0, got {max_format_errors!r}")
         self.max_format_errors = max_format_errors
+        self.context_budget = context_budget
 
     def parse(self, reply) -> ParsedStep:
         """Read one reply: strictly (lesson 05), or tolerantly with the tool names and finish_reason."""
@@ -146,9 +159,10 @@ class ReActAgent:
     def language_for(self, question: str) -> str:
         return self.lang or detect_language(question)
 
-    def prompt_for(self, lang: str) -> str:
-        """The system prompt of a run in `lang`: the one given, else the ReAct prompt with the tool list."""
-        return self.system_prompt or build_system_prompt(self.tools, lang)
+    def prompt_for(self, lang: str, tools: ToolRegistry | None = None) -> str:
+        """The system prompt of a run in `lang`: the one given, else the ReAct prompt with the tool list
+        (of `tools`, when a context budget offers only some of them; lesson 13)."""
+        return self.system_prompt or build_system_prompt(tools if tools is not None else self.tools, lang)
 
     def start(self, question: str, history: list[dict] | None = None) -> AgentRun:
         """Begin a run without executing anything yet; iterate it (or call `.advance()`) to step."""
@@ -182,6 +196,8 @@ class AgentRun:
         self.messages: list[dict] = [{"role": "system", "content": agent.prompt_for(self.lang)}]
         self.messages.extend(dict(m) for m in history)
         self.messages.append({"role": "user", "content": question})
+        self.request_index = len(self.messages) - 1  # where this turn starts (lesson 13's budget)
+        self.fits: list[FittedRequest] = []  # what the context budget sent, request by request
         self.trace = Trace(lang=self.lang)
         self.stop_rules = agent.stop_rules.fresh()  # this run's own copies: nothing left from earlier runs
         self._events = self._loop()
@@ -207,6 +223,21 @@ class AgentRun:
         for text ReAct (function calling, lesson 09, sends its tools again with tool_choice "none")."""
         return {}
 
+    def request(self, closing: bool = False) -> tuple[list[dict], dict]:
+        """What the next model call sends: the messages, and the fields besides `stop` and `max_tokens`.
+        Without a context budget, the whole conversation. With one (lesson 13), the conversation fitted to
+        it; raises ContextBudgetError when it cannot fit."""
+        fields = self.closing_call_fields() if closing else {}
+        budget = self.agent.context_budget
+        if budget is None:
+            return self.messages, fields
+        # The prompt is rebuilt with the tools the budget offers, unless it is the caller's own.
+        own = self.agent.system_prompt is not None
+        fitted = budget.fit(self.messages, self.agent.tools, request_index=self.request_index,
+                            system_prompt=None if own else lambda tools: self.agent.prompt_for(self.lang, tools))
+        self.fits.append(fitted)
+        return fitted.messages, fields
+
     def finish(self) -> AgentResult:
         for _ in self:
             pass
@@ -223,10 +254,15 @@ class AgentRun:
                 yield from end_on_stop(self, stop, step - 1, agent.parse_text)
                 return
 
-            # 1. Think: the model reads the whole conversation and writes its next step.
-            sent = tuple(dict(m) for m in self.messages)
+            # 1. Think: the model reads the whole conversation and writes its next step. (With a context
+            # budget, lesson 13, it reads the conversation fitted to the budget.)
             try:
-                reply = agent.llm.chat(self.messages, stop=agent.stop, max_tokens=agent.max_tokens)
+                messages, fields = self.request()
+                sent = tuple(dict(m) for m in messages)
+                reply = agent.llm.chat(messages, stop=agent.stop, max_tokens=agent.max_tokens, **fields)
+            except ContextBudgetError as exc:
+                yield Stopped(step, "context_budget", CONTEXT_FULL[lang], detail=str(exc))
+                return
             except TinyAgentError as exc:
                 yield Stopped(step, "llm_error", MODEL_UNAVAILABLE[lang], detail=str(exc))
                 return

@@ -67,3 +67,8 @@ def redact(text: str, secret: str | None) -> str:
     if secret and len(secret) >= 4 and secret in text:
         return text.replace(secret, "***")
     return text
+
+
+class ContextBudgetError(TinyAgentError):
+    """Lesson 13: even the smallest request the conversation allows is over the context budget (the
+    message says how big it is, and of what). The agent ends the run with Stopped("context_budget")."""

@@ -36,6 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import count
 
 from .agent import (
+    CONTEXT_FULL,
     EMPTY_REPLY,
     MAX_OBSERVATION_CHARS,
     MAX_STEPS,
@@ -44,7 +45,7 @@ from .agent import (
     ReActAgent,
     cut_observation,
 )
-from .errors import TinyAgentError
+from .errors import ContextBudgetError, TinyAgentError
 from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from .llm_client import LlmClient
 from .parser import ParsedStep
@@ -80,8 +81,9 @@ def build_function_prompt(lang: str = "en", role: str | None = None) -> str:
 class FunctionCallingAgent(ReActAgent):
     """A ReAct loop on native function calling.
 
-    llm, tools, max_steps, lang, system_prompt, max_tokens, max_observation_chars, stop_rules: as for
-                `ReActAgent` (there is no `stop`: no text format to cut, and no `tolerant`: nothing to parse)
+    llm, tools, max_steps, lang, system_prompt, max_tokens, max_observation_chars, stop_rules,
+    context_budget: as for `ReActAgent` (with a budget, lesson 13, the request's `tools` hold only the tools
+                it offers; there is no `stop`: no text format to cut, and no `tolerant`: nothing to parse)
     parallel:   run the calls of one reply at once, in threads (True), or one after the other (False).
                 Tools run at once must be safe to share: the shop's are (one lock around its database)
     max_parallel: at most this many tool threads at a time
@@ -103,12 +105,14 @@ class FunctionCallingAgent(ReActAgent):
         parallel: bool = True,
         max_parallel: int = MAX_PARALLEL,
         tool_choice: str | dict = "auto",
+        context_budget=None,
     ):
         if tools is None or not isinstance(tools, ToolRegistry):
             raise TypeError("FunctionCallingAgent needs tools=ToolRegistry(...) with the tools the model may call")
         super().__init__(
             llm, tools, max_steps=max_steps, lang=lang, system_prompt=system_prompt, stop=None,
             max_tokens=max_tokens, max_observation_chars=max_observation_chars, stop_rules=stop_rules,
+            context_budget=context_budget,
         )
         if not isinstance(max_parallel, int) or isinstance(max_parallel, bool) or max_parallel < 1:
             raise ValueError(f"max_parallel must be a positive whole number, got {max_parallel!r}")
@@ -116,8 +120,8 @@ class FunctionCallingAgent(ReActAgent):
         self.max_parallel = max_parallel
         self.tool_choice = tool_choice
 
-    def prompt_for(self, lang: str) -> str:
-        return self.system_prompt or build_function_prompt(lang)
+    def prompt_for(self, lang: str, tools: ToolRegistry | None = None) -> str:
+        return self.system_prompt or build_function_prompt(lang)  # no tool list: the tools go in `tools`
 
     def tool_specs(self, lang: str) -> list[dict]:
         """The request's `tools`: every tool of the registry, in its order, described in `lang`."""
@@ -145,6 +149,18 @@ class FunctionCallingRun(AgentRun):
         # The conversation holds tool calls: send the tools they name, and forbid new calls.
         return {"tools": self.tools, "tool_choice": "none"}
 
+    def request(self, closing: bool = False) -> tuple[list[dict], dict]:
+        """As `AgentRun.request`, with the request's `tools`: every tool, or those a context budget offers
+        (the tools the conversation already called are among them)."""
+        fields = self.closing_call_fields() if closing else {"tools": self.tools, "tool_choice": self.agent.tool_choice}
+        budget = self.agent.context_budget
+        if budget is None:
+            return self.messages, fields
+        fitted = budget.fit(self.messages, self.agent.tools, request_index=self.request_index,
+                            tool_specs=lambda tools: function_specs(tools, self.lang))
+        self.fits.append(fitted)
+        return fitted.messages, {**fields, "tools": fitted.tool_specs}
+
     def _loop(self) -> Iterator[Event]:
         agent, lang, rules = self.agent, self.lang, self.stop_rules
         for step in count(1):
@@ -153,11 +169,15 @@ class FunctionCallingRun(AgentRun):
                 yield from end_on_stop(self, stop, step - 1, agent.parse_text)
                 return
 
-            # 1. Think: the model reads the conversation and answers, or asks for tools.
-            sent = tuple(dict(m) for m in self.messages)
+            # 1. Think: the model reads the conversation and answers, or asks for tools. (With a context
+            # budget, lesson 13, it reads the conversation fitted to the budget.)
             try:
-                reply = agent.llm.chat(self.messages, max_tokens=agent.max_tokens, tools=self.tools,
-                                       tool_choice=agent.tool_choice)
+                messages, fields = self.request()
+                sent = tuple(dict(m) for m in messages)
+                reply = agent.llm.chat(messages, max_tokens=agent.max_tokens, **fields)
+            except ContextBudgetError as exc:
+                yield Stopped(step, "context_budget", CONTEXT_FULL[lang], detail=str(exc))
+                return
             except TinyAgentError as exc:
                 yield Stopped(step, "llm_error", MODEL_UNAVAILABLE[lang], detail=str(exc))
                 return

@@ -506,9 +506,10 @@ def end_on_stop(run: Any, stop: Stop, step: int, parse: Callable[[str], Any]) ->
     yield LimitReached(step, stop.reason, stop.detail)
     closing = step + 1
     run.messages.append({"role": "user", "content": stop.closing_request(lang)})
-    sent = tuple(dict(m) for m in run.messages)
     try:
-        reply = agent.llm.chat(run.messages, stop=agent.stop, max_tokens=agent.max_tokens, **run.closing_call_fields())
+        messages, fields = run.request(closing=True)  # with a context budget (lesson 13): fitted to it
+        sent = tuple(dict(m) for m in messages)
+        reply = agent.llm.chat(messages, stop=agent.stop, max_tokens=agent.max_tokens, **fields)
     except TinyAgentError as exc:
         yield Stopped(closing, stop.reason, stop.message(lang), detail=f"the closing call failed: {exc}")
         return

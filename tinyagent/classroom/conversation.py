@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import cache
 
+from ..observation_folding import strip_fold_mark
 from ..prompts import detect_language
 from .tool_list import MalformedToolsError, read_native_tools, read_tool_list
 
@@ -385,11 +386,12 @@ def _read_steps(messages: list[dict], texts: list[str]) -> tuple[list[Step], int
         elif role == "tool":
             index = by_call_id.get(message["tool_call_id"])
             if index is not None:
-                steps[index] = replace(steps[index], observation=text)
+                steps[index] = replace(steps[index], observation=strip_fold_mark(text))
         elif role == "user" and waiting is not None:
-            steps[waiting] = replace(
-                steps[waiting], observation=_patterns()["observation_prefix"].sub("", text, count=1).strip()
-            )
+            # A folded Observation (lesson 13's context budget) is read like a whole one: its mark goes, its
+            # JSON stays JSON, with the facts the fold kept.
+            observation = _patterns()["observation_prefix"].sub("", text, count=1).strip()
+            steps[waiting] = replace(steps[waiting], observation=strip_fold_mark(observation))
             waiting = None
     return steps, rounds
 

@@ -1,0 +1,134 @@
+"""Folding an Observation (lesson 13): shorter, the same facts (every id, number and error), JSON stays JSON."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tinyagent import fixed_clock
+from tinyagent.observation_folding import (
+    ERROR_TEXT,
+    SHORT_TEXT,
+    fold_observation,
+    ids_and_numbers,
+    is_folded,
+    strip_fold_mark,
+)
+from tinyagent.shop import Shop, shop_registry
+from tinyagent.tools import Action
+
+KNOWLEDGE = json.dumps({
+    "query": "扫地机 不回充 退货 政策",
+    "results": [
+        {"title": "质量问题退换货", "content": "签收次日起 15 天内出现性能故障（质量问题，例如扫地机不回充、无法开机、异响），"
+         "经售后检测确认后可退货或换货，往返运费由商家承担；超过 15 天、在保修期内可免费维修。", "score": 6.792},
+        {"title": "保修政策", "content": "整机保修 1 年（365 天），自签收次日起计算，保修期内的非人为故障免费维修；边刷、滤网、"
+         "尘袋等耗材不在保修范围内，进水、摔落等人为损坏需付费维修，工单号 WX20260630001 可查。", "score": 0.622},
+    ],
+}, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_a_long_knowledge_result_folds_to_less_than_three_quarters_and_keeps_its_shape():
+    folded = fold_observation(KNOWLEDGE)
+    assert is_folded(folded) and folded.startswith(f"(folded from {len(KNOWLEDGE)} characters) ")
+    assert len(folded) < 0.75 * len(KNOWLEDGE)
+    data = json.loads(strip_fold_mark(folded))  # JSON stays JSON
+    assert [r["title"] for r in data["results"]] == ["质量问题退换货", "保修政策"]
+    assert [r["score"] for r in data["results"]] == [6.792, 0.622]
+    assert data["results"][0]["content"].startswith("签收次日起 15 天内出现性能故障")
+
+
+def test_folding_keeps_every_id_and_number_even_from_the_prose_it_cuts():
+    folded = fold_observation(KNOWLEDGE)
+    assert "WX20260630001" in folded and "365" in folded  # late in a long text: listed after the cut
+    assert set(ids_and_numbers(KNOWLEDGE)) <= set(ids_and_numbers(folded))
+
+
+def test_an_id_that_straddles_the_cut_is_kept_whole():
+    text = json.dumps({"note": "x" * (SHORT_TEXT - 4) + " RF202606300001 was issued for the order, as asked" * 2})
+    folded = strip_fold_mark(fold_observation(text))
+    assert "RF202606300001" in json.loads(folded)["note"].split("…")[1]
+
+
+def test_an_error_is_kept_whole_up_to_its_limit():
+    error = "订单不存在：99999，请核对订单号后再试；如果订单号确认无误，可能是订单还在同步中，请稍后再查（the order was not found）"
+    text = json.dumps({"error": error, "hint": "请核对订单号，或请用户确认（check the id with the customer, please）"},
+                      ensure_ascii=False)
+    data = json.loads(strip_fold_mark(fold_observation(text)))
+    assert data["error"] == error  # shorter than ERROR_TEXT: whole
+    assert data["hint"].endswith("…")  # other prose is cut
+    long_error = "E" * (ERROR_TEXT + 50)
+    assert json.loads(strip_fold_mark(fold_observation(json.dumps({"error": long_error}))))["error"] == (
+        "E" * ERROR_TEXT + "…")
+
+
+def test_plain_text_keeps_its_start_and_its_numbers():
+    text = "The weather in Hangzhou today is sunny, 31 degrees, humidity 60 percent; tomorrow rain, 26 degrees."
+    folded = fold_observation(text)
+    assert strip_fold_mark(folded).startswith(text[:50])
+    assert folded.endswith("(60, 26)")
+
+
+def test_a_text_error_keeps_more_than_plain_text():
+    text = "Error: the refund service did not answer within 30 s; the request for order 88231 may still land, " * 2
+    body = strip_fold_mark(fold_observation(text))
+    assert body.startswith(text[:ERROR_TEXT].rstrip())
+
+
+def test_the_shops_short_results_stay_as_they_are():
+    shop = Shop(":memory:", clock=fixed_clock("2026-06-30T19:05:23"))
+    tools = shop_registry(shop)
+    for name, tool_input in [("queryOrder", "88231"), ("getCurrentTime", ""), ("queryLogistics", "SF1234567890"),
+                             ("applyRefund", '{"orderId": "88231", "reason": "不回充"}')]:
+        text = tools.execute(Action(name, tool_input))
+        assert fold_observation(text) == text, name  # nothing to fold: every value is short
+    search = tools.execute(Action("searchKnowledge", "退货 政策"))
+    assert is_folded(fold_observation(search))
+    assert set(ids_and_numbers(search)) <= set(ids_and_numbers(fold_observation(search)))
+
+
+def test_folding_twice_changes_nothing_and_only_a_real_mark_counts():
+    once = fold_observation(KNOWLEDGE)
+    assert fold_observation(once) == once
+    assert not is_folded("(folded from many characters) {}")
+    assert not is_folded("(folded from 12 characters)")
+    assert strip_fold_mark("(folded from x characters) {}") == "(folded from x characters) {}"
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**9) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=80),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+
+
+def facts(value: object) -> set[str]:
+    """The ids and numbers in a JSON value's keys and leaves (as decoded: an escape such as \\u0007 is no id)."""
+    if isinstance(value, dict):
+        return set().union(*(set(ids_and_numbers(k)) | facts(v) for k, v in value.items())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(facts(item) for item in value)) if value else set()
+    return set(ids_and_numbers(value if isinstance(value, str) else json.dumps(value)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=10), json_values, max_size=6))
+def test_any_json_observation_folds_no_longer_with_every_id_and_number(value):
+    text = json.dumps(value, ensure_ascii=False)
+    folded = fold_observation(text)
+    assert len(folded) <= len(text)
+    kept = json.loads(strip_fold_mark(folded))
+    assert kept.keys() == value.keys()  # the shape stays
+    assert facts(value) <= facts(kept)
+    assert fold_observation(folded) == folded
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=400))
+def test_any_text_observation_folds_no_longer_with_every_id_and_number(text):
+    folded = fold_observation(text)
+    assert len(folded) <= len(text)
+    assert set(ids_and_numbers(text)) <= set(ids_and_numbers(folded))

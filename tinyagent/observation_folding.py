@@ -1,0 +1,105 @@
+"""Folding an Observation into a short summary that keeps its facts (lesson 13).
+
+An old Observation has done its job: the model read it and answered. Sent again in full with every later
+request, it costs tokens; thrown away, a later "refund that order" or "what was the tracking number?" loses
+what it said. Folding keeps the facts and drops the prose, by a fixed rule (no model call, so the same
+Observation always folds the same way):
+
+- JSON, what the shop's tools return, keeps its shape:
+  - numbers, true, false and null stay;
+  - a text of up to `SHORT_TEXT` (24) characters stays whole: ids, dates, statuses, names, titles;
+  - a longer text keeps its first `SHORT_TEXT` characters and "…", then, in brackets, every id and number
+    of the part left out (`(15, 48)`), so no id or number is lost;
+  - an error (the value of "error") stays whole up to `ERROR_TEXT` (200) characters.
+- Plain text keeps its first `PLAIN_TEXT` (60) characters, then the ids and numbers of the rest; a text that
+  reports an error ("Error: ...", "错误：...") stays whole up to `ERROR_TEXT` characters.
+
+An id or a number is a run that holds a digit, with the letters and separators around it: 88231,
+SF1234567890, RF202606300001, 2026-06-22, 19:05:23, 1-3, 6.792 (`IDS_AND_NUMBERS`).
+
+The folded text starts with `(folded from N characters)`, so a model, and a reader of the trace, can see
+that something was left out and how much. A fold that would not be shorter leaves the Observation as it
+was, and folding a folded Observation changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+
+SHORT_TEXT = 24
+PLAIN_TEXT = 60
+ERROR_TEXT = 200
+FOLD_MARK = "(folded from {chars} characters) "
+_MARK_START, _MARK_END = "(folded from ", " characters) "
+# A digit with the letters, digits and inner separators around it.
+IDS_AND_NUMBERS = r"[A-Za-z0-9]*[0-9][A-Za-z0-9]*(?:[-:./][A-Za-z0-9]+)*"
+
+
+@cache  # compiled on first use: the classroom model imports this module on every offline run
+def _ids_and_numbers() -> re.Pattern:
+    return re.compile(IDS_AND_NUMBERS)
+
+
+def fold_observation(text: str) -> str:
+    """`text` folded to its facts (see the module's docstring); `text` itself when folding would not
+    make it shorter, or when it is folded already."""
+    if is_folded(text):
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if isinstance(value, (dict, list)):
+        body = json.dumps(_fold_value(value), ensure_ascii=False, separators=(",", ":"))
+    else:
+        reports_error = text.lstrip().lower().startswith(("error", "错误"))
+        body = _fold_text(text, ERROR_TEXT if reports_error else PLAIN_TEXT)
+    folded = FOLD_MARK.format(chars=len(text)) + body
+    return folded if len(folded) < len(text) else text
+
+
+def is_folded(text: str) -> bool:
+    """True for a text that `fold_observation` wrote."""
+    return _mark_length(text) > 0
+
+
+def strip_fold_mark(text: str) -> str:
+    """The folded body without its `(folded from N characters)` mark: JSON stays JSON. The classroom model
+    reads a folded Observation this way (classroom/conversation.py)."""
+    return (text or "")[_mark_length(text):]
+
+
+def _mark_length(text: str) -> int:
+    """How long the fold mark at the start of `text` is (0: there is none). No regex: this runs for every
+    Observation the classroom model reads."""
+    if not (text or "").startswith(_MARK_START):
+        return 0
+    end = text.find(_MARK_END, len(_MARK_START))
+    return end + len(_MARK_END) if end > 0 and text[len(_MARK_START) : end].isdigit() else 0
+
+
+def ids_and_numbers(text: str) -> list[str]:
+    """Every id and number in `text`, in order, each once."""
+    return list(dict.fromkeys(_ids_and_numbers().findall(text or "")))
+
+
+def _fold_value(value: object, key: str | None = None) -> object:
+    if isinstance(value, dict):
+        return {k: _fold_value(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fold_value(item) for item in value]
+    if isinstance(value, str):
+        return _fold_text(value, ERROR_TEXT if key == "error" else SHORT_TEXT)
+    return value  # numbers, true, false, null
+
+
+def _fold_text(text: str, keep: int) -> str:
+    """The first `keep` characters, "…", and in brackets the ids and numbers that were cut off."""
+    if len(text) <= keep:
+        return text
+    # An id that starts in the kept part and runs past it is listed whole, so no id is ever half kept.
+    left_out = [m.group() for m in _ids_and_numbers().finditer(text) if m.end() > keep]
+    tail = f"({', '.join(dict.fromkeys(left_out))})" if left_out else ""
+    return text[:keep].rstrip() + "…" + tail
