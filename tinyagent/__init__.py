@@ -23,7 +23,7 @@ from .errors import (
     ServerError,
     TinyAgentError,
 )
-from .events import Event, Final, LimitReached, LlmCall, Observation, Parsed, Stopped, ToolCall
+from .events import Event, Final, LimitReached, LlmCall, Observation, Parsed, ReplyDelta, Stopped, ToolCall
 from .llm_client import ChatResult, LlmClient
 from .parser import ParsedStep, extract_final_answer, parse_step
 from .prompts import build_system_prompt, detect_language
@@ -75,10 +75,13 @@ __all__ = [
     "RateLimitError",
     "ReActAgent",
     "RepeatedAction",
+    "ReplyDelta",
+    "ReplyStream",
     "ServerError",
     "Settings",
     "StepCap",
     "Stop",
+    "StopCutter",
     "StopRule",
     "StopRules",
     "Stopped",
@@ -120,6 +123,8 @@ _LAZY = {
     "input_from_arguments": "tool_specs",
     "write_file_tool": "workspace_files",
     "FunctionCallingAgent": "function_agent",  # lesson 09
+    "ReplyStream": "streaming",  # lesson 14
+    "StopCutter": "stop_cutter",  # lesson 14
 }
 
 

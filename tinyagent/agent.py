@@ -21,13 +21,13 @@ call for the best answer from what is known.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import count
 
 from .errors import TinyAgentError
-from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
-from .llm_client import LlmClient
+from .events import Event, Final, LlmCall, Observation, Parsed, ReplyDelta, Stopped, ToolCall
+from .llm_client import ChatResult, LlmClient
 from .parser import ParsedStep, parse_step
 from .prompts import build_system_prompt, check_language, detect_language
 from .registry import ToolRegistry, ToolResult
@@ -91,6 +91,8 @@ class ReActAgent:
                 ("format_errors"), so a model that never complies still ends
     stop_rules: None for lesson 06's loop (the step cap, `length`); or a list of rules from
                 stop_rules.py (lesson 10), which also brings the closing call for the best answer
+    stream:     read each reply as it is typed (lesson 14): every round starts with ReplyDelta events, one
+                per piece of text, and then yields the same events as without streaming
     """
 
     def __init__(
@@ -107,6 +109,7 @@ class ReActAgent:
         tolerant: bool = False,
         max_format_errors: int = MAX_FORMAT_ERRORS,
         stop_rules: StopRules | Iterable | None = None,
+        stream: bool = False,
     ):
         if tools is None or not isinstance(tools, ToolRegistry):
             raise TypeError("ReActAgent needs tools=ToolRegistry(...) with the tools the model may call")
@@ -132,6 +135,10 @@ class ReActAgent:
         if not isinstance(max_format_errors, int) or isinstance(max_format_errors, bool) or max_format_errors < 0:
             raise ValueError(f"max_format_errors must be a whole number >= 0, got {max_format_errors!r}")
         self.max_format_errors = max_format_errors
+        # Lesson 14: the client must be able to stream (LlmClient.stream); a stand-in with only chat() cannot.
+        if stream and not callable(getattr(self.llm, "stream", None)):
+            raise TypeError(f"stream=True needs a client with a stream() method, such as LlmClient; got {self.llm!r}")
+        self.stream = bool(stream)
 
     def parse(self, reply) -> ParsedStep:
         """Read one reply: strictly (lesson 05), or tolerantly with the tool names and finish_reason."""
@@ -207,6 +214,21 @@ class AgentRun:
         for text ReAct (function calling, lesson 09, sends its tools again with tool_choice "none")."""
         return {}
 
+    def call_model(self, step: int, **options) -> Generator[Event, None, ChatResult]:
+        """The model's reply to the conversation so far (`reply = yield from self.call_model(...)`).
+
+        Without streaming it yields nothing and returns `llm.chat(...)`. With the agent's `stream`
+        (lesson 14) the reply is read as it is typed: each piece of text is yielded first, as a
+        ReplyDelta of round `step`, and the same ChatResult is returned at the end.
+        """
+        llm = self.agent.llm
+        if not self.agent.stream:
+            return llm.chat(self.messages, **options)
+        with llm.stream(self.messages, **options) as stream:
+            for piece in stream:
+                yield ReplyDelta(step, piece, stream.elapsed())
+            return stream.finish()
+
     def finish(self) -> AgentResult:
         for _ in self:
             pass
@@ -226,7 +248,7 @@ class AgentRun:
             # 1. Think: the model reads the whole conversation and writes its next step.
             sent = tuple(dict(m) for m in self.messages)
             try:
-                reply = agent.llm.chat(self.messages, stop=agent.stop, max_tokens=agent.max_tokens)
+                reply = yield from self.call_model(step, stop=agent.stop, max_tokens=agent.max_tokens)
             except TinyAgentError as exc:
                 yield Stopped(step, "llm_error", MODEL_UNAVAILABLE[lang], detail=str(exc))
                 return

@@ -508,7 +508,9 @@ def end_on_stop(run: Any, stop: Stop, step: int, parse: Callable[[str], Any]) ->
     run.messages.append({"role": "user", "content": stop.closing_request(lang)})
     sent = tuple(dict(m) for m in run.messages)
     try:
-        reply = agent.llm.chat(run.messages, stop=agent.stop, max_tokens=agent.max_tokens, **run.closing_call_fields())
+        # Streamed like every other call when the agent streams (lesson 14): its pieces come first.
+        reply = yield from run.call_model(closing, stop=agent.stop, max_tokens=agent.max_tokens,
+                                          **run.closing_call_fields())
     except TinyAgentError as exc:
         yield Stopped(closing, stop.reason, stop.message(lang), detail=f"the closing call failed: {exc}")
         return

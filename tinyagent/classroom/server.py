@@ -45,6 +45,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlsplit
 
 from ..server_address import check_port, explain_listen_error
+from ..stop_cutter import StopCutter
 from ..stopping_signals import StopSignals
 from .reply import Reply
 from .tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
@@ -318,36 +319,20 @@ def cut_text(text: str, stop: tuple[str, ...], max_tokens: int | None) -> tuple[
     return typed, "stop" if typed == text else "length"
 
 
-class StopScanner:
+class StopScanner(StopCutter):
     """Applies stop strings to text that arrives in pieces, as a streaming server must.
 
-    A stop string can be split across two pieces ("Observ" + "ation:"), so the scanner never sends the
-    last len(longest stop) - 1 characters it has seen: they might be the start of a stop string. They go
-    out with the next piece once it shows they are not, or are dropped when it shows they are.
+    A stop string can be split across two pieces ("Observ" + "ation:"), so the scanner holds back the end
+    of a piece when it could be the start of a stop string, until the next piece shows what it is. The
+    client reading a stream from a server that ignores `stop` needs exactly this, so both use one cutter
+    (tinyagent/stop_cutter.py). It used to hold back the last len(longest stop) - 1 characters of every
+    piece, which delayed text that could never be a stop string, and released "ab" for the stops
+    ("abcd", "c") on "abc" + "d", where the whole text is cut to "".
     """
 
-    def __init__(self, stop: tuple[str, ...]):
-        self.stop = stop
-        self.hold = max((len(s) for s in stop), default=1) - 1
-        self.pending = ""  # seen, not yet sent
-        self.stopped = False
-
-    def feed(self, piece: str) -> str:
-        """Take the next piece of text; return the text that is now safe to send (maybe "")."""
-        self.pending += piece
-        at = find_stop(self.pending, self.stop)
-        if at is not None:
-            self.stopped = True
-            safe, self.pending = self.pending[:at], ""
-            return safe
-        keep = max(len(self.pending) - self.hold, 0)
-        safe, self.pending = self.pending[:keep], self.pending[keep:]
-        return safe
-
     def flush(self) -> str:
-        """The text is over: what was held back can go."""
-        rest, self.pending = self.pending, ""
-        return rest
+        """The text is over: what was held back can go (unless it holds a stop string)."""
+        return self.finish()
 
 
 def stream_text(text: str, stop: tuple[str, ...], max_tokens: int | None) -> tuple[list[str], str]:

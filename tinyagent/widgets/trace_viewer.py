@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 import ipywidgets as widgets
 
-from ..events import Event
+from ..events import Event, ReplyDelta
 from ..trace import Trace
 from .cards import LABELS, Card, apply_event, messages_html, plural, pre_html
 
@@ -106,8 +106,11 @@ class TraceViewer(widgets.VBox):
             return "no events yet"
         usage = self.trace.total_usage()
         ended = f"ended: {self.trace.reason}" if self.trace.end else "still running"
+        # A streamed run (lesson 14) has many more events, one per piece of text: counted apart.
+        pieces = len(self.trace.of_type(ReplyDelta))
+        streamed = f" (+ {plural(pieces, 'streamed piece')})" if pieces else ""
         return (
-            f"{plural(self.trace.rounds, 'round')}, {plural(len(self.trace), 'event')}, "
+            f"{plural(self.trace.rounds, 'round')}, {plural(len(self.trace) - pieces, 'event')}{streamed}, "
             f"{usage['prompt_tokens']} in + {usage['completion_tokens']} out tokens, {ended}"
         )
 
