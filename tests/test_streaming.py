@@ -357,6 +357,13 @@ def test_a_stall_between_chunks_is_a_timeout_naming_read_timeout(scripted_server
     assert isinstance(error, LlmTimeoutError) and "no data for 0.5 s" in str(error)
 
 
+def test_a_stall_before_the_first_text_says_the_model_may_be_slow(scripted_server):
+    scripted_server.reply(sse(b'data: {"choices": [{"delta": {"role": "assistant"}}]}\n\n', 3.0, chunk("late")))
+    pieces, error = read_all(client(scripted_server, read_timeout=0.5))
+    assert pieces == [] and isinstance(error, LlmTimeoutError)
+    assert "sent no text within 0.5 s" in str(error) and "raise read_timeout" in str(error)
+
+
 def test_a_stream_that_never_ends_hits_the_total_timeout(scripted_server):
     # Keep-alive comments every 10 ms: never silent for read_timeout, never done.
     scripted_server.reply(sse(chunk("Thought: hi"), end="hold"))

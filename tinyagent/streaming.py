@@ -266,6 +266,11 @@ class ReplyStream:
                     )
                 yield chunk
         except urllib3.exceptions.ReadTimeoutError:
+            if not self._chars:  # still reading the prompt, perhaps: a long one takes a small model a while
+                raise LlmTimeoutError(
+                    f"{self._host} started the stream but sent no text within {client.read_timeout:g} s: the model "
+                    "may be slow (a long prompt takes a while to read); try again or raise read_timeout"
+                ) from None
             raise LlmTimeoutError(
                 f"{self._host} stopped sending in the middle of the stream: no data for {client.read_timeout:g} s "
                 f"after {self._chars} characters of the reply; try again or raise read_timeout"
