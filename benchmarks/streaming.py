@@ -16,7 +16,10 @@ reads the prompt at the second pace, then sends each chunk of 3 tokens as it is 
 40 and 500 tokens/s, are about what SmolLM2-135M does on one core of the course's machine (`--local` measures
 it). So the classroom figures are set by the pace, by design: what they show is the shape (the first piece comes
 after the prompt is read and one chunk is typed, the whole reply after every token), not a property of tinyagent.
-`--local` gives the same measurements on a real model; its timings swing with the machine's load.
+`--local` gives the same measurements on a real model; its timings swing with the machine's load. llama.cpp keeps
+the prompt it has just read and reuses it when the next request starts the same way (an agent's rounds do: each
+prompt extends the last); a benchmark that sends one request five times would then time the reading once, so the
+local model is asked not to (`cache_prompt: false`, a llama.cpp field), and every first piece includes the reading.
 """
 
 from __future__ import annotations
@@ -35,6 +38,13 @@ from tinyagent.shop import Shop, shop_registry
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 STOP = ["Observation:"]
 CALLS = (1, 4)  # the model calls measured: the first, and the longest reply of the refund run
+
+
+class ColdPromptClient(LlmClient):
+    """A client for llama.cpp that asks it to read every prompt afresh (`cache_prompt: false`)."""
+
+    def build_request(self, messages: list[dict], **options) -> dict:
+        return {**super().build_request(messages, **options), "cache_prompt": False}
 
 
 def refund_agent(llm: LlmClient, **options) -> ReActAgent:
@@ -68,13 +78,13 @@ def time_request(llm: LlmClient, messages: list[dict], runs: int, max_tokens: in
     }
 
 
-def time_whole_run(llm: LlmClient, runs: int) -> dict:
+def time_whole_run(llm: LlmClient, runs: int, max_tokens: int | None) -> dict:
     """Medians over `runs` of the streamed refund run: the first piece of round 1, and the final answer."""
     first, whole, rounds = [], [], set()
     for _ in range(runs):
         started = time.perf_counter()
         seen = None
-        run = refund_agent(llm, stream=True).start(REFUND)
+        run = refund_agent(llm, stream=True, max_tokens=max_tokens).start(REFUND)
         for event in run:
             if seen is None and isinstance(event, ReplyDelta):
                 seen = time.perf_counter() - started
@@ -98,7 +108,7 @@ def measure(label: str, llm: LlmClient, requests: list[list[dict]], runs: int, m
     rows = [(f"refund, model call {n}", time_request(llm, messages, runs, max_tokens))
             for n, messages in zip(CALLS, requests)]
     print_table(f"{label} (medians of {runs} runs)", rows)
-    run = time_whole_run(llm, runs)
+    run = time_whole_run(llm, runs, max_tokens)
     print(f"  the whole refund run, streamed ({run['rounds']} rounds): first words of round 1 after "
           f"{run['first']:.2f} s, the final answer after {run['whole']:.2f} s ({run['first'] / run['whole']:.0%})")
     print()
@@ -133,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             from tinyagent.local_model import start_local_model
 
             with start_local_model(threads=args.threads) as model:
-                llm = model.client(read_timeout=600, total_timeout=900)
+                llm = ColdPromptClient(model.chat_url, None, model.model, read_timeout=600, total_timeout=900)
                 measure(f"local model {llm.model!r} (llama.cpp)", llm, requests, args.runs, args.max_tokens)
     except (TinyAgentError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -84,6 +84,10 @@ def test_a_last_event_without_its_blank_line_is_still_read():
     assert list(read_events([b"data: {}\n", b"data: [DONE]\n"])) == [SseEvent("message", "{}\n[DONE]")]
 
 
+def test_a_lone_cr_at_the_very_end_still_ends_its_line():
+    assert list(read_events([b"data: [DONE]\r"])) == [SseEvent("message", "[DONE]")]
+
+
 def test_bytes_that_end_in_the_middle_of_a_line_are_a_cut_connection():
     with pytest.raises(StreamCutMidLine):
         list(read_events([b"data: {\"choices\": [{\"del"]))

@@ -96,9 +96,27 @@ def read_events(chunks: Iterable[bytes]) -> Iterator[SseEvent]:
     `id:` and `retry:` are not needed by a chat client and are skipped too. An event whose blank line
     never comes is still delivered when the bytes end after a whole line (some servers end that way);
     bytes that end mid-line raise StreamCutMidLine."""
-    buffer = bytearray()
     data: list[str] = []
     kind = ""
+    for line in _lines(chunks):
+        if not line:  # the blank line: the event is complete
+            if data:
+                yield SseEvent(kind or "message", "\n".join(data))
+            data, kind = [], ""
+            continue
+        field, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "data":
+            data.append(value)
+        elif field == "event":
+            kind = value
+    if data:
+        yield SseEvent(kind or "message", "\n".join(data))
+
+
+def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    """The lines of a byte stream, decoded, without their line ends."""
+    buffer = bytearray()
     first = True
     for chunk in chunks:
         buffer += chunk
@@ -110,22 +128,12 @@ def read_events(chunks: Iterable[bytes]) -> Iterator[SseEvent]:
             start = match.end()
             if first:
                 line, first = line.removeprefix("\ufeff"), False  # a byte order mark may open the stream
-            if not line:  # the blank line: the event is complete
-                if data:
-                    yield SseEvent(kind or "message", "\n".join(data))
-                data, kind = [], ""
-                continue
-            field, _, value = line.partition(":")
-            value = value.removeprefix(" ")
-            if field == "data":
-                data.append(value)
-            elif field == "event":
-                kind = value
+            yield line
         del buffer[:start]
-    if buffer.strip(b"\r\n"):
+    if buffer.endswith(b"\r"):  # a line ended by a lone CR just before the end
+        yield buffer[:-1].decode("utf-8", errors="replace")
+    elif buffer:
         raise StreamCutMidLine(bytes(buffer[:80]).decode("utf-8", errors="replace"))
-    if data:
-        yield SseEvent(kind or "message", "\n".join(data))
 
 
 # -- 2. One streamed reply ---------------------------------------------------------------------------------
