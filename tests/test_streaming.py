@@ -419,3 +419,60 @@ def test_usage_in_a_chunk_is_checked_like_a_reply_usage(scripted_server):
     scripted_server.reply(sse(chunk("hi", "stop"), b'data: {"choices": [], "usage": {"prompt_tokens": "ten"}}\n\n'))
     _, error = read_all(client(scripted_server))
     assert isinstance(error, BadResponseError) and "usage.prompt_tokens" in str(error)
+
+
+# -- any bytes at all: an answer or an LlmError, never anything else ----------------------------------------------
+class FakeRaw:
+    def __init__(self, parts: list[bytes]):
+        self.parts = list(parts)
+
+    def read1(self, size: int, decode_content: bool = True) -> bytes:
+        return self.parts.pop(0) if self.parts else b""
+
+
+class FakeResponse:
+    """Enough of a requests.Response for ReplyStream: the status, the headers, the body in given parts."""
+
+    status_code = 200
+
+    def __init__(self, parts: list[bytes]):
+        self.headers = {"Content-Type": "text/event-stream"}
+        self.raw = FakeRaw(parts)
+
+    def close(self) -> None:
+        pass
+
+
+json_leaf = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8)
+json_value = st.recursive(json_leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+    st.sampled_from(["choices", "delta", "content", "finish_reason", "usage", "tool_calls", "index", "function",
+                     "arguments", "name", "id", "error", "model", "prompt_tokens"]), inner, max_size=4), max_leaves=12)
+chunk_line = json_value.map(lambda value: b"data: " + json.dumps(value).encode() + b"\n\n")
+any_line = chunk_line | st.sampled_from([b"data: [DONE]\n\n", b": ping\n\n", b"event: error\ndata: x\n\n",
+                                         b"data: {\"choices\": [{\"delta\": {\"content\": \"Obs\"}}]}\n\n"]) | st.binary(
+    max_size=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(any_line, max_size=6))
+def test_whatever_a_stream_holds_the_reader_answers_or_raises_an_llm_error(parts):
+    from tinyagent.streaming import ReplyStream
+
+    llm = LlmClient("http://127.0.0.1:9/v1", KEY, "test-model")
+    stream = ReplyStream(llm, FakeResponse(parts), STOP, time.perf_counter())
+    try:
+        text = "".join(stream)
+    except LlmError as exc:
+        assert KEY not in str(exc)
+        return
+    assert stream.result is not None and stream.result.text == text
+    assert "Observation:" not in text
+
+
+def test_a_chunk_nested_too_deeply_is_a_bad_response():
+    from tinyagent.streaming import ReplyStream
+
+    deep = b"data: " + b"[" * 100_000 + b"]" * 100_000 + b"\n\n"
+    stream = ReplyStream(LlmClient("http://127.0.0.1:9/v1", None, "m"), FakeResponse([deep]), STOP, time.perf_counter())
+    with pytest.raises(BadResponseError, match="nested too deeply"):
+        list(stream)

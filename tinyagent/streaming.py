@@ -301,6 +301,11 @@ class ReplyStream:
             raise self._server_error(event.data)
         try:
             chunk = json.loads(event.data)
+        except RecursionError:
+            raise BadResponseError(
+                f"a line of the stream from {self._host} is nested too deeply to be a Chat Completions chunk",
+                self._response.status_code,
+            ) from None
         except ValueError:
             raise BadResponseError(
                 f"a line of the stream from {self._host} is not JSON, so not a Chat Completions chunk: "

@@ -2,7 +2,8 @@
 
 Print it to read the run round by round (like the seed's console), in English or Chinese; save it
 with `to_json()` and load it back with `from_json()`. Latency is kept in the events but left out of
-the printed form, so a printed trace is the same on every run.
+the printed form, so a printed trace is the same on every run. So are the pieces of a streamed reply
+(lesson 14): kept as events, never printed one by one (the LlmCall holds the whole text).
 """
 
 from __future__ import annotations
