@@ -13,8 +13,8 @@ until the first words of round 1's Thought appear, against the time to the final
 The classroom model "types" instantly unless told a pace, which would make every figure here about zero. It is
 started with `tokens_per_second` and `prefill_tokens_per_second` (ClassroomServer; docs/classroom-model.md): it
 reads the prompt at the second pace, then sends each chunk of 3 tokens as it is typed at the first. The defaults,
-40 and 500 tokens/s, are about what SmolLM2-135M does on one core of the course's machine (`--local` measures
-it). So the classroom figures are set by the pace, by design: what they show is the shape (the first piece comes
+40 and 500 tokens/s, are round figures for a small model on a laptop's CPU (`--local` measures the appendix's
+SmolLM2; on the course's shared machine under load it read far slower than 500). So the classroom figures are set by the pace, by design: what they show is the shape (the first piece comes
 after the prompt is read and one chunk is typed, the whole reply after every token), not a property of tinyagent.
 `--local` gives the same measurements on a real model; its timings swing with the machine's load. llama.cpp keeps
 the prompt it has just read and reuses it when the next request starts the same way (an agent's rounds do: each
