@@ -151,9 +151,18 @@ def test_prompt_tokens_add_three_per_message_and_three_for_the_reply():
 
 def test_stop_scanner_catches_a_stop_string_split_across_pieces():
     scanner = StopScanner(("Observation:",))
-    assert scanner.feed("Action Input: 88231\nObserv") == "Action Input: 8"
-    assert scanner.feed("ation: fake") == "8231\n"
+    # Only what could be the start of the stop string is held back ("Observ"), not a fixed tail.
+    assert scanner.feed("Action Input: 88231\nObserv") == "Action Input: 88231\n"
+    assert scanner.feed("ation: fake") == ""
     assert scanner.stopped
+
+
+def test_stop_scanner_waits_for_a_longer_stop_string_that_starts_earlier():
+    # "c" is complete in "abc", but "abcd" may be starting at 0: the whole text "abcd" is cut at 0.
+    scanner = StopScanner(("abcd", "c"))
+    assert scanner.feed("abc") == ""
+    assert scanner.feed("d") == "" and scanner.stopped
+    assert cut_text("abcd", ("abcd", "c"), None) == ("", "stop")
 
 
 @pytest.mark.parametrize("max_tokens", [None, 1, 2, 3, 5, 8, 13, 100])

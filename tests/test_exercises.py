@@ -22,6 +22,7 @@ from tinyagent.checks import (
     check_capped_registry,
     check_cost_budget,
     check_counting_llm,
+    check_cut_stream,
     check_fewest_model_calls,
     check_fixed_seed_loop,
     check_fold_logistics,
@@ -32,6 +33,7 @@ from tinyagent.checks import (
     check_parser_stops_at_observation,
     check_pretended_calls,
     check_prompt_share,
+    check_read_chunks,
     check_record_replay,
     check_suggesting_registry,
     check_tool_messages,
@@ -208,6 +210,8 @@ def fails(check, *answer, says: str = "") -> None:
         (check_fewest_model_calls, (None,)),
         (check_fold_logistics, (None,)),
         (check_trim_to_budget, (None,)),
+        (check_cut_stream, (None,)),
+        (check_read_chunks, (None,)),
     ],
 )
 def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
@@ -215,10 +219,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_twenty_six_exercises_have_a_check():
+def test_twenty_eight_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 26
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 28
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -1254,3 +1258,149 @@ def test_13_trim_to_budget():
     fails(check_trim_to_budget, in_place, says="changed the list it was given")
     fails(check_trim_to_budget, without_the_prompt, says="the system prompt must stay first")
     fails(check_trim_to_budget, any_error, says="raised ValueError")
+
+
+# -- 14 · Streaming ---------------------------------------------------------------------------------
+def cut_stream(pieces, stop):  # the solution of exercise 1
+    held = ""
+    for piece in pieces:
+        text = held + piece
+        found = [text.find(s) for s in stop if s in text]
+        if found:
+            yield text[: min(found)]
+            return
+        keep = len(text)  # hold back the end of the text that could be the start of a stop string
+        for i in range(max(len(text) - max(len(s) for s in stop) + 1, 0), len(text)):
+            if any(s.startswith(text[i:]) for s in stop):
+                keep = i
+                break
+        held = text[keep:]
+        if keep:
+            yield text[:keep]
+    if held:
+        yield held
+
+
+def test_14_cut_stream():
+    assert passes(check_cut_stream, cut_stream)
+
+    def piece_by_piece(pieces, stop):  # looks for the stop string in each piece alone
+        for piece in pieces:
+            found = [piece.find(s) for s in stop if s in piece]
+            if found:
+                yield piece[: min(found)]
+                return
+            yield piece
+
+    def all_then_cut(pieces, stop):  # right text, but nothing until the reply is over
+        text = "".join(pieces)
+        found = [text.find(s) for s in stop if s in text]
+        yield text[: min(found)] if found else text
+
+    def fixed_hold(pieces, stop):  # holds back the last len(stop) - 1 characters of everything
+        cutter, hold, held = None, max(len(s) for s in stop) - 1, ""
+        for piece in pieces:
+            text = held + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                yield text[: min(found)]
+                return
+            held, cutter = text[len(text) - hold :], text[: len(text) - hold]
+            yield cutter
+        yield held
+
+    def looks_in_the_new_piece(pieces, stop):  # holds back right, but looks for the stop in the new piece only
+        held = ""
+        for piece in pieces:
+            found = [piece.find(s) for s in stop if s in piece]
+            if found:
+                yield held + piece[: min(found)]
+                return
+            text, keep = held + piece, len(held + piece)
+            for i in range(len(text)):
+                if any(s.startswith(text[i:]) for s in stop):
+                    keep = i
+                    break
+            held = text[keep:]
+            yield text[:keep]
+        yield held
+
+    fails(check_cut_stream, piece_by_piece, says="split across two pieces must still be found")
+    fails(check_cut_stream, all_then_cut, says="at once")
+    fails(check_cut_stream, fixed_hold, says="hold back only what could be")
+    fails(check_cut_stream, looks_in_the_new_piece, says="split across two pieces must still be found")
+    fails(check_cut_stream, lambda pieces, stop: 1 / 0, says="raised ZeroDivisionError")
+    fails(check_cut_stream, "a string", says="should be a function")
+
+    def reads_on(pieces, stop):  # cuts right and at once, but then reads the rest of the stream
+        pieces = iter(pieces)
+        yield from cut_stream(pieces, stop)
+        for _ in pieces:  # what a client that never hangs up does
+            pass
+
+    fails(check_cut_stream, reads_on, says="read a third piece")
+
+
+def read_chunks(chunks):  # the solution of exercise 2
+    text, finish_reason, usage = "", None, None
+    for chunk in chunks:
+        if chunk.get("usage"):
+            usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            text += choice["delta"].get("content") or ""
+            finish_reason = choice.get("finish_reason") or finish_reason
+    return text, finish_reason, usage
+
+
+def test_14_read_chunks():
+    assert passes(check_read_chunks, read_chunks)
+
+    def last_chunk(chunks):  # finish_reason and usage from the very last chunk
+        text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
+        last = chunks[-1]
+        reason = last["choices"][0]["finish_reason"] if last["choices"] else None
+        return text, reason, last.get("usage")
+
+    def invents_usage(chunks):  # no usage sent: counts the tokens itself
+        text, reason, usage = read_chunks(chunks)
+        return text, reason, usage or {"prompt_tokens": 0, "completion_tokens": len(text.split()),
+                                       "total_tokens": len(text.split())}
+
+    def empty_usage(chunks):  # no usage sent: {} (which a budget would read as zero tokens)
+        text, reason, usage = read_chunks(chunks)
+        return text, reason, usage or {}
+
+    def last_usage_wins(chunks):  # a later "usage": null overwrites the real one
+        text, reason, _ = read_chunks(chunks)
+        usage = None
+        for chunk in chunks:
+            if "usage" in chunk:
+                usage = chunk["usage"]
+        return text, reason, usage
+
+    def first_choice(chunks):  # chunks[i]["choices"][0] everywhere: the usage chunk has no choices
+        text, reason = "", None
+        for chunk in chunks:
+            choice = chunk["choices"][0]
+            text += choice["delta"].get("content") or ""
+            reason = choice["finish_reason"] or reason
+        return text, reason, chunks[-1].get("usage")
+
+    def adds_none(chunks):  # content: null in the role chunk
+        text, reason, usage = "", None, None
+        for chunk in chunks:
+            usage = chunk.get("usage") or usage
+            for choice in chunk["choices"]:
+                text += choice["delta"].get("content", "")
+                reason = choice["finish_reason"] or reason
+        return text, reason, usage
+
+    fails(check_read_chunks, last_chunk, says="finish_reason")
+    fails(check_read_chunks, invents_usage, says="never make counts up")
+    fails(check_read_chunks, empty_usage, says="say so (None)")
+    fails(check_read_chunks, first_choice, says="raised IndexError")
+    fails(check_read_chunks, adds_none, says="raised TypeError")
+    fails(check_read_chunks, lambda chunks: ("x", "stop"), says="return (text, finish_reason, usage)")
+    assert last_usage_wins  # the classroom sends usage: null in every chunk but the last, so this one passes
+
+

@@ -23,7 +23,7 @@ from .errors import (
     ServerError,
     TinyAgentError,
 )
-from .events import Event, Final, LimitReached, LlmCall, Observation, Parsed, Stopped, ToolCall
+from .events import Event, Final, LimitReached, LlmCall, Observation, Parsed, ReplyDelta, Stopped, ToolCall
 from .llm_client import ChatResult, LlmClient
 from .parser import ParsedStep, extract_final_answer, parse_step
 from .prompts import build_system_prompt, detect_language
@@ -78,10 +78,13 @@ __all__ = [
     "RateLimitError",
     "ReActAgent",
     "RepeatedAction",
+    "ReplyDelta",
+    "ReplyStream",
     "ServerError",
     "Settings",
     "StepCap",
     "Stop",
+    "StopCutter",
     "StopRule",
     "StopRules",
     "Stopped",
@@ -136,6 +139,8 @@ _LAZY = {
     "ToolHint": "tool_filter",
     "fold_observation": "observation_folding",
     "run_turns": "turns",
+    "ReplyStream": "streaming",  # lesson 14
+    "StopCutter": "stop_cutter",  # lesson 14
 }
 
 

@@ -21,14 +21,14 @@ call for the best answer from what is known.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import count
 from typing import TYPE_CHECKING
 
 from .errors import ContextBudgetError, TinyAgentError
-from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
-from .llm_client import LlmClient
+from .events import Event, Final, LlmCall, Observation, Parsed, ReplyDelta, Stopped, ToolCall
+from .llm_client import ChatResult, LlmClient
 from .parser import ParsedStep, parse_step
 from .prompts import build_system_prompt, check_language, detect_language
 from .registry import ToolRegistry, ToolResult
@@ -102,6 +102,8 @@ class ReActAgent:
     context_budget: None sends the whole conversation; a `ContextBudget` (lesson 13) fits every request
                 to its tokens: only the relevant tools, old Observations folded, old turns shortened. The
                 live message list stays whole; a request that cannot fit ends the run ("context_budget")
+    stream:     read each reply as it is typed (lesson 14): every round starts with ReplyDelta events, one
+                per piece of text, and then yields the same events as without streaming
     """
 
     def __init__(
@@ -119,6 +121,7 @@ class ReActAgent:
         max_format_errors: int = MAX_FORMAT_ERRORS,
         stop_rules: StopRules | Iterable | None = None,
         context_budget: ContextBudget | None = None,
+        stream: bool = False,
     ):
         if tools is None or not isinstance(tools, ToolRegistry):
             raise TypeError("ReActAgent needs tools=ToolRegistry(...) with the tools the model may call")
@@ -145,6 +148,10 @@ class ReActAgent:
             raise ValueError(f"max_format_errors must be a whole number >= 0, got {max_format_errors!r}")
         self.max_format_errors = max_format_errors
         self.context_budget = context_budget
+        # Lesson 14: the client must be able to stream (LlmClient.stream); a stand-in with only chat() cannot.
+        if stream and not callable(getattr(self.llm, "stream", None)):
+            raise TypeError(f"stream=True needs a client with a stream() method, such as LlmClient; got {self.llm!r}")
+        self.stream = bool(stream)
 
     def parse(self, reply) -> ParsedStep:
         """Read one reply: strictly (lesson 05), or tolerantly with the tool names and finish_reason."""
@@ -238,6 +245,21 @@ class AgentRun:
         self.fits.append(fitted)
         return fitted.messages, fields
 
+    def call_model(self, step: int, messages: list[dict], **options) -> Generator[Event, None, ChatResult]:
+        """The model's reply to `messages`, what `request()` sends (`reply = yield from self.call_model(...)`).
+
+        Without streaming it yields nothing and returns `llm.chat(...)`. With the agent's `stream`
+        (lesson 14) the reply is read as it is typed: each piece of text is yielded first, as a
+        ReplyDelta of round `step`, and the same ChatResult is returned at the end.
+        """
+        llm = self.agent.llm
+        if not self.agent.stream:
+            return llm.chat(messages, **options)
+        with llm.stream(messages, **options) as stream:
+            for piece in stream:
+                yield ReplyDelta(step, piece, stream.elapsed())
+            return stream.finish()
+
     def finish(self) -> AgentResult:
         for _ in self:
             pass
@@ -259,7 +281,8 @@ class AgentRun:
             try:
                 messages, fields = self.request()
                 sent = tuple(dict(m) for m in messages)
-                reply = agent.llm.chat(messages, stop=agent.stop, max_tokens=agent.max_tokens, **fields)
+                reply = yield from self.call_model(step, messages, stop=agent.stop, max_tokens=agent.max_tokens,
+                                                   **fields)
             except ContextBudgetError as exc:
                 yield Stopped(step, "context_budget", CONTEXT_FULL[lang], detail=str(exc))
                 return

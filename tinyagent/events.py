@@ -8,6 +8,9 @@ One round of the loop yields, in order:
     ... or LimitReached, when a stop rule ends the loop (lesson 10), then a closing round:
     LlmCall -> Parsed -> Final (the best answer from what is known) or Stopped
 
+With `ReActAgent(stream=True)` (lesson 14) each model call is read as it is typed: its round starts with
+the reply's pieces, ReplyDelta ... ReplyDelta, and then the same events as without streaming.
+
 Events are frozen dataclasses: a trace is a record of what happened, never edited afterwards.
 """
 
@@ -130,8 +133,22 @@ class LimitReached(Event):
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class ReplyDelta(Event):
+    """A piece of the model's reply as it arrives (lesson 14: `ReActAgent(stream=True)`), before the round's
+    LlmCall. Joined, the pieces of a round are that LlmCall's text (already cut at the stop strings).
+
+    text:      the new piece, never empty
+    elapsed_s: seconds from the request to this piece (varies run to run; printed traces leave it out)
+    """
+
+    kind: ClassVar[str] = "reply_delta"
+    text: str = ""
+    elapsed_s: float = field(default=0.0, repr=False)
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls for cls in (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, LimitReached)
+    cls.kind: cls for cls in (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, LimitReached, ReplyDelta)
 }
 
 

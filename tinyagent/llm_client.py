@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import requests
@@ -39,6 +39,9 @@ from .errors import (
     redact,
 )
 from .safe_text import replace_lone_surrogates
+
+if TYPE_CHECKING:
+    from .streaming import ReplyStream
 
 CHAT_PATH = "/chat/completions"
 
@@ -65,6 +68,9 @@ class ChatResult:
     tool_calls: tuple[dict, ...] = ()
     client_cut: bool = False
     raw: dict = field(default_factory=dict, repr=False)
+    # Lesson 14: a reply read as a stream (`LlmClient.stream`), and when its first piece of text came.
+    streamed: bool = field(default=False, repr=False)
+    first_piece_s: float | None = field(default=None, repr=False)  # varies run to run, like latency_s
 
 
 def normalize_chat_url(url: str) -> str:
@@ -198,17 +204,61 @@ class LlmClient:
         body.update(extra)
         return body
 
-    def chat(self, messages: list[dict], *, stop=None, max_tokens: int | None = None, **extra: Any) -> ChatResult:
-        """Send the conversation, return the reply. Raises an `LlmError` subclass on failure."""
+    def chat(
+        self, messages: list[dict], *, stop=None, max_tokens: int | None = None, stream: bool = False, **extra: Any
+    ) -> ChatResult:
+        """Send the conversation, return the reply. Raises an `LlmError` subclass on failure.
+        `stream=True` reads the reply as Server-Sent Events (see `stream`) and returns the same ChatResult."""
+        if stream:
+            with self.stream(messages, stop=stop, max_tokens=max_tokens, **extra) as streaming:
+                return streaming.finish()
         body = self.build_request(messages, stop=stop, max_tokens=max_tokens, **extra)
         started = time.perf_counter()
         status, payload = self._post_with_retries(body)
         latency = time.perf_counter() - started
         return self._read_reply(status, payload, body.get("stop"), latency)
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json",
-                   "Accept-Encoding": ACCEPT_ENCODING}
+    # -- streaming (lesson 14) --------------------------------------------------------------------
+    def stream(
+        self, messages: list[dict], *, stop=None, max_tokens: int | None = None, include_usage: bool = True,
+        **extra: Any,
+    ) -> ReplyStream:
+        """Send the conversation with `stream: true`; return a `ReplyStream` to read the reply as it is
+        typed (see streaming.py). The HTTP status is checked here: errors before the first byte of the
+        reply raise now, as in `chat`, after the same retries. `include_usage` asks for the usage in a
+        final chunk (`stream_options`); a server that does not send it is not given invented counts."""
+        from .streaming import ReplyStream  # streaming.py builds on this module
+
+        body = self.build_request(messages, stop=stop, max_tokens=max_tokens, stream=True, **extra)
+        if include_usage:
+            body["stream_options"] = {"include_usage": True}
+        started = time.perf_counter()
+        return ReplyStream(self, self._open_stream(body), body.get("stop"), started)
+
+    def _open_stream(self, body: dict) -> requests.Response:
+        """POST a streaming request; the response once its status is 2xx, its body still unread.
+        429 and 5xx are retried as `chat` retries them; other errors raise the same LlmErrors."""
+        attempt = 0
+        while True:
+            response = self._send(body, accept="text/event-stream")
+            status = response.status_code
+            if status < 400:
+                return response
+            retry_after = response.headers.get("Retry-After")
+            text = self._read_body(response).decode("utf-8", errors="replace")
+            if (status == 429 or status >= 500) and attempt < self.max_retries:
+                self._sleep(self._retry_wait(attempt, retry_after))
+                attempt += 1
+                continue
+            raise self._http_error(status, text)
+
+    @property
+    def host(self) -> str:
+        """The server's host and port, as the error messages name it."""
+        return urlsplit(self.api_url).netloc
+
+    def _headers(self, accept: str = "application/json") -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": accept, "Accept-Encoding": ACCEPT_ENCODING}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
@@ -239,18 +289,23 @@ class LlmClient:
         return min(2.0**attempt + random.uniform(0, 0.5), self.max_retry_wait)
 
     def _post_once(self, body: dict) -> tuple[int, bytes, str | None]:
+        response = self._send(body)
+        payload = self._read_body(response)
+        return response.status_code, payload, response.headers.get("Retry-After")
+
+    def _send(self, body: dict, accept: str = "application/json") -> requests.Response:
+        """POST `body`; the response with its body unread. Failures before the status line are LlmErrors."""
         # A lone surrogate (from a tool, a notebook, a file name) cannot be encoded: repair, don't crash.
         data = json.dumps(replace_lone_surrogates(body), ensure_ascii=False).encode("utf-8")
-        host = urlsplit(self.api_url).netloc
+        host = self.host
         try:
-            response = self._session.post(
+            return self._session.post(
                 self.api_url,
                 data=data,
-                headers=self._headers(),
+                headers=self._headers(accept),
                 timeout=(self.connect_timeout, self.read_timeout),
                 stream=True,
             )
-            payload = self._read_body(response)
         except requests.exceptions.ConnectTimeout:
             raise LlmTimeoutError(
                 f"could not connect to {host} within {self.connect_timeout:g} s: "
@@ -279,7 +334,6 @@ class LlmClient:
             ) from None
         except requests.exceptions.RequestException as exc:
             raise LlmConnectionError(f"the request to {host} failed: {_short_reason(exc)}") from None
-        return response.status_code, payload, response.headers.get("Retry-After")
 
     def _read_body(self, response: requests.Response) -> bytes:
         """Read (and decompress) the body under `total_timeout`, so a server that drips bytes cannot

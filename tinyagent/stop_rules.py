@@ -507,9 +507,11 @@ def end_on_stop(run: Any, stop: Stop, step: int, parse: Callable[[str], Any]) ->
     closing = step + 1
     run.messages.append({"role": "user", "content": stop.closing_request(lang)})
     try:
-        messages, fields = run.request(closing=True)  # with a context budget (lesson 13): fitted to it
+        # With a context budget (lesson 13) the request is fitted to it; streamed like every other call when
+        # the agent streams (lesson 14): its pieces come first.
+        messages, fields = run.request(closing=True)
         sent = tuple(dict(m) for m in messages)
-        reply = agent.llm.chat(messages, stop=agent.stop, max_tokens=agent.max_tokens, **fields)
+        reply = yield from run.call_model(closing, messages, stop=agent.stop, max_tokens=agent.max_tokens, **fields)
     except TinyAgentError as exc:
         yield Stopped(closing, stop.reason, stop.message(lang), detail=f"the closing call failed: {exc}")
         return

@@ -2,7 +2,8 @@
 
 Print it to read the run round by round (like the seed's console), in English or Chinese; save it
 with `to_json()` and load it back with `from_json()`. Latency is kept in the events but left out of
-the printed form, so a printed trace is the same on every run.
+the printed form, so a printed trace is the same on every run. So are the pieces of a streamed reply
+(lesson 14): kept as events, never printed one by one (the LlmCall holds the whole text).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .events import (
     LlmCall,
     Observation,
     Parsed,
+    ReplyDelta,
     Stopped,
     ToolCall,
     event_from_dict,
@@ -42,6 +44,8 @@ LABELS = {
         "parser": "[Parser] {rule}",
         "limit": "[Limit reached: {reason}] {what}",
         "after_limit": "[Final answer - after a limit]",
+        "streamed": "[Streamed] the reply came in {n} pieces",
+        "typed": "[Typed so far] {text}",
     },
     "zh": {
         "round": "===== 第 {n} 圈 =====",
@@ -59,6 +63,8 @@ LABELS = {
         "parser": "[解析] {rule}",
         "limit": "[到达限制：{reason}] {what}",
         "after_limit": "[最终答复-到达限制后]",
+        "streamed": "[流式] 回复分 {n} 段到达",
+        "typed": "[已输入] {text}",
     },
 }
 
@@ -149,13 +155,27 @@ class Trace:
         labels = LABELS[lang]
         lines: list[str] = []
         current_step = None
+        typed: list[str] = []  # the pieces of a streamed reply (lesson 14) whose LlmCall has not come yet
         for event in self.events:
             if event.step != current_step:
+                if typed:  # the stream of the last round never became a reply (it broke, or is still going)
+                    lines.append(labels["typed"].format(text="".join(typed)))
+                    typed = []
                 current_step = event.step
                 if lines:
                     lines.append("")
                 lines.append(labels["round"].format(n=event.step))
+            if isinstance(event, ReplyDelta):
+                typed.append(event.text)  # never one line per piece: the LlmCall holds the whole text
+                continue
+            if typed and not isinstance(event, LlmCall):
+                lines.append(labels["typed"].format(text="".join(typed)))
             lines.extend(_format_event(event, labels, usage, REASON_NAMES[lang]))
+            if typed and isinstance(event, LlmCall) and usage:
+                lines.append(labels["streamed"].format(n=len(typed)))
+            typed = []
+        if typed:
+            lines.append(labels["typed"].format(text="".join(typed)))
         return "\n".join(lines)
 
     def __str__(self) -> str:

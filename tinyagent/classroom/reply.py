@@ -27,8 +27,11 @@ class Reply:
                    sequence (for text ReAct this may run on through invented Observations)
     tool_calls:    native function calls (only when the request offered `tools`)
     ignores_stop:  True for the variant that behaves like providers that ignore `stop`
+    splits_stop:   True for the variant that ignores `stop` and, streaming, splits every stop string
+                   across two chunks (lesson 14), so a client must find it in pieces
     """
 
     text: str | None
     tool_calls: tuple[ToolCallRequest, ...] = field(default_factory=tuple)
     ignores_stop: bool = False
+    splits_stop: bool = False

@@ -42,9 +42,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import pairwise
 from urllib.parse import unquote, urlsplit
 
 from ..server_address import check_port, explain_listen_error
+from ..stop_cutter import StopCutter
 from ..stopping_signals import StopSignals
 from .reply import Reply
 from .tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
@@ -318,36 +320,20 @@ def cut_text(text: str, stop: tuple[str, ...], max_tokens: int | None) -> tuple[
     return typed, "stop" if typed == text else "length"
 
 
-class StopScanner:
+class StopScanner(StopCutter):
     """Applies stop strings to text that arrives in pieces, as a streaming server must.
 
-    A stop string can be split across two pieces ("Observ" + "ation:"), so the scanner never sends the
-    last len(longest stop) - 1 characters it has seen: they might be the start of a stop string. They go
-    out with the next piece once it shows they are not, or are dropped when it shows they are.
+    A stop string can be split across two pieces ("Observ" + "ation:"), so the scanner holds back the end
+    of a piece when it could be the start of a stop string, until the next piece shows what it is. The
+    client reading a stream from a server that ignores `stop` needs exactly this, so both use one cutter
+    (tinyagent/stop_cutter.py). It used to hold back the last len(longest stop) - 1 characters of every
+    piece, which delayed text that could never be a stop string, and released "ab" for the stops
+    ("abcd", "c") on "abc" + "d", where the whole text is cut to "".
     """
 
-    def __init__(self, stop: tuple[str, ...]):
-        self.stop = stop
-        self.hold = max((len(s) for s in stop), default=1) - 1
-        self.pending = ""  # seen, not yet sent
-        self.stopped = False
-
-    def feed(self, piece: str) -> str:
-        """Take the next piece of text; return the text that is now safe to send (maybe "")."""
-        self.pending += piece
-        at = find_stop(self.pending, self.stop)
-        if at is not None:
-            self.stopped = True
-            safe, self.pending = self.pending[:at], ""
-            return safe
-        keep = max(len(self.pending) - self.hold, 0)
-        safe, self.pending = self.pending[:keep], self.pending[keep:]
-        return safe
-
     def flush(self) -> str:
-        """The text is over: what was held back can go."""
-        rest, self.pending = self.pending, ""
-        return rest
+        """The text is over: what was held back can go (unless it holds a stop string)."""
+        return self.finish()
 
 
 def stream_text(text: str, stop: tuple[str, ...], max_tokens: int | None) -> tuple[list[str], str]:
@@ -371,6 +357,29 @@ def stream_text(text: str, stop: tuple[str, ...], max_tokens: int | None) -> tup
     return [d for d in deltas if d], finish_reason
 
 
+def split_stop_text(text: str, stop: tuple[str, ...], max_tokens: int | None) -> tuple[list[str], str]:
+    """`classroom-split-stop`: the whole text, uncut (the server ignores `stop`), in the usual pieces of
+    TOKENS_PER_CHUNK tokens, except that every stop string in it is split across two pieces at its middle
+    ("...\\nObserv" | "ation: ..."): the case a client reading the stream must not miss (lesson 14)."""
+    typed = text if max_tokens is None else truncate_to_tokens(text, max_tokens)
+    tokens = split_tokens(typed)
+    ends = {len("".join(tokens[: i + TOKENS_PER_CHUNK])) for i in range(0, len(tokens), TOKENS_PER_CHUNK)}
+    found = [(at, len(s)) for s in stop if len(s) > 1 for at in _occurrences(typed, s)]
+    ends = {end for end in ends if not any(at < end < at + size for at, size in found)}
+    ends |= {at + size // 2 for at, size in found}
+    cuts = [0, *sorted(ends | {len(typed)})]
+    deltas = [typed[a:b] for a, b in pairwise(cuts) if b > a]
+    return deltas, "stop" if typed == text else "length"
+
+
+def _occurrences(text: str, part: str) -> list[int]:
+    found, at = [], text.find(part)
+    while at >= 0:
+        found.append(at)
+        at = text.find(part, at + 1)
+    return found
+
+
 # --- building the answer ----------------------------------------------------------------------------
 
 
@@ -389,7 +398,8 @@ def make_answer(request: ChatRequest, reply: Reply) -> Answer:
     """Apply the API's rules to the model's uncut Reply."""
     if not isinstance(reply, Reply):
         raise TypeError(f"the responder must return a Reply, not {type(reply).__name__}")
-    stop = () if reply.ignores_stop else request.stop  # the misbehaving variant, like servers that ignore it
+    # The misbehaving variants, like servers that ignore `stop` (split_stop_text says how the second streams).
+    stop = () if reply.ignores_stop or reply.splits_stop else request.stop
 
     if reply.tool_calls:
         # A tool-calling turn: the calls are the answer. Any text the model adds goes out as it is.
@@ -402,7 +412,10 @@ def make_answer(request: ChatRequest, reply: Reply) -> Answer:
     else:
         tool_calls = []
         text = reply.text or ""
-        if request.stream:
+        if request.stream and reply.splits_stop:
+            deltas, finish_reason = split_stop_text(text, request.stop, request.max_tokens)
+            content = "".join(deltas)
+        elif request.stream:
             deltas, finish_reason = stream_text(text, stop, request.max_tokens)
             content = "".join(deltas)
         else:
@@ -485,6 +498,18 @@ def completion_chunks(request: ChatRequest, answer: Answer) -> list[dict]:
     if request.include_usage:
         chunks.append({**base, "choices": [], "usage": answer.usage})
     return chunks
+
+
+def chunk_tokens(chunk: dict) -> int:
+    """The tokens a streamed chunk carries: its content, or its piece of a tool call (name, arguments)."""
+    total = 0
+    for choice in chunk.get("choices") or ():
+        delta = choice.get("delta") or {}
+        total += count_tokens(delta.get("content"))
+        for call in delta.get("tool_calls") or ():
+            function = call.get("function") or {}
+            total += count_tokens(function.get("name")) + count_tokens(function.get("arguments"))
+    return total
 
 
 def model_json(name: str, description: str) -> dict:
@@ -669,7 +694,8 @@ class _Handler(BaseHTTPRequestHandler):
             )
 
     def _chat(self, body: bytes) -> None:
-        cache = self.room.answers
+        # A paced room (lesson 14) must take its time on every answer, remembered or not.
+        cache = None if self.room.paced else self.room.answers
         remembered = cache.get(body) if cache is not None else None
         if remembered is not None:
             self._send_json(200, remembered)
@@ -680,9 +706,12 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as exc:  # the model's way of saying the conversation is malformed
             raise _bad_request(str(exc), "messages") from None
         answer = make_answer(request, reply)
+        prefill = self.room.prefill_seconds(answer.usage["prompt_tokens"])
         if request.stream:
-            self._send_events(completion_chunks(request, answer))
+            self._send_events(completion_chunks(request, answer), prefill)
         else:
+            if self.room.paced:  # the whole answer goes out once every token of it is "typed"
+                time.sleep(prefill + self.room.typing_seconds(answer.usage["completion_tokens"]))
             data = json.dumps(completion_json(request, answer), ensure_ascii=False).encode("utf-8")
             if cache is not None:
                 cache.put(body, data)
@@ -719,11 +748,12 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def _send_events(self, chunks: list[dict]) -> None:
+    def _send_events(self, chunks: list[dict], prefill: float = 0.0) -> None:
         """Server-Sent Events: `data: <json>` and a blank line per event, `data: [DONE]` at the end.
 
         The length is not known in advance, so the answer ends by closing the connection, which is
-        what tells an HTTP client the body is complete.
+        what tells an HTTP client the body is complete. A paced room (tokens_per_second) reads the
+        prompt first (`prefill` seconds), then sends each chunk once its tokens are "typed".
         """
         self.close_connection = True
         self.send_response(200)
@@ -732,6 +762,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         for chunk in chunks:
+            tokens = chunk_tokens(chunk)
+            if tokens and self.room.paced:
+                time.sleep(prefill + self.room.typing_seconds(tokens))
+                prefill = 0.0  # once, before the first token
             self.wfile.write(b"data: " + json.dumps(chunk, ensure_ascii=False).encode("utf-8") + b"\n\n")
             self.wfile.flush()
             if self.room.chunk_delay:
@@ -969,6 +1003,12 @@ class ClassroomServer:
     models:      model name -> description, for /v1/models and for checking `model`
     verbose:     log each request to stderr (off by default: notebooks compare stderr)
     chunk_delay: seconds to wait between streamed chunks, to watch a stream arrive
+    tokens_per_second: the pace at which the model "types" (None: at once). A streamed answer sends each
+                 chunk when its tokens are typed; a plain one is sent when all of them are. With it,
+                 time to first token and time to the whole reply mean what they mean on a real server
+                 (lesson 14); answers are then never served from the cache
+    prefill_tokens_per_second: with tokens_per_second, the pace at which the prompt is read before the
+                 first token (None: at once), as a real server processes the whole prompt first
     read_timeout: seconds a connection may stay silent (idle keep-alive, or mid-request) before it
                  is closed, and the most a request body may take to arrive (else 408)
     answer_cache_bytes: what the classroom model's answer cache may hold (see AnswerCache)
@@ -984,6 +1024,8 @@ class ClassroomServer:
         verbose: bool = False,
         chunk_delay: float = 0.0,
         read_timeout: float = READ_TIMEOUT,
+        tokens_per_second: float | None = None,
+        prefill_tokens_per_second: float | None = None,
         answer_cache_bytes: int = 16 * 1024 * 1024,
     ):
         # The classroom model is a pure function of the request, so a room that runs the same
@@ -1004,6 +1046,12 @@ class ClassroomServer:
         self.models = dict(models)
         self.verbose = verbose
         self.chunk_delay = chunk_delay
+        for name, pace in (("tokens_per_second", tokens_per_second),
+                           ("prefill_tokens_per_second", prefill_tokens_per_second)):
+            if pace is not None and not (isinstance(pace, (int, float)) and 0 < pace < float("inf")):
+                raise ValueError(f"{name} must be a positive number of tokens per second or None, got {pace!r}")
+        self.tokens_per_second = tokens_per_second
+        self.prefill_tokens_per_second = prefill_tokens_per_second
         self.read_timeout = read_timeout
         check_port(port)
         try:
@@ -1016,6 +1064,21 @@ class ClassroomServer:
     @property
     def port(self) -> int:
         return self._httpd.server_address[1]
+
+    # -- pace (lesson 14) ------------------------------------------------------------------------
+    @property
+    def paced(self) -> bool:
+        return self.tokens_per_second is not None
+
+    def typing_seconds(self, tokens: int) -> float:
+        """How long the model takes to type `tokens` tokens at this room's pace."""
+        return tokens / self.tokens_per_second if self.paced else 0.0
+
+    def prefill_seconds(self, prompt_tokens: int) -> float:
+        """How long the model reads a prompt of `prompt_tokens` tokens before its first token."""
+        if not self.paced or self.prefill_tokens_per_second is None:
+            return 0.0
+        return prompt_tokens / self.prefill_tokens_per_second
 
     @property
     def base_url(self) -> str:

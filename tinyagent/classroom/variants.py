@@ -14,11 +14,12 @@ and then the fix that handles it, with the same output on every run.
 | `classroom-wrong-tool` | First calls a tool that does not exist (`checkOrder`, `getTime`, ...); reads the error Observation and its list of available tools, corrects itself and carries on normally. | 02, 07, 11 |
 | `classroom-verbose` | Writes a Thought of several hundred tokens before every step, so a small `max_tokens` cuts the reply (`finish_reason: "length"`). | 10 (token budget, `length`) |
 | `classroom-ignores-stop` | The text of `classroom`, but the server does not apply `stop` (like some providers), so the invented continuation comes back unless the client cuts it. | 04, 14 |
+| `classroom-split-stop` | The text of `classroom-ignores-stop` (`stop` not applied), and when it streams, every stop string it types is split across two chunks at its middle (`... Observ` then `ation: ...`): a client that looks for the stop string in each chunk alone misses it. | 14 |
 | `classroom-bad-args` | The first call to each tool gets its arguments wrong: with several arguments it leaves the last one out (`{"order_id": "88231"}` without `reason`); with one id it writes it as the wrong JSON type (`{"order_id": 88231}` where the tool's example shows a string, a string where it shows a number). It reads the error Observation, says what was wrong, and calls again as the error's example shows. | 07, 09 |
 | `classroom-forgets-action` | Its first reply to a request is a `Thought` and nothing else: no `Action`, no `Final Answer` (a botched step). From the next round on, whatever it was told, it writes every step in full. | 11 |
 
 In function-calling mode (`tools` in the request) every variant returns `tool_calls`: the format
-variants (sloppy, no-final, ignores-stop, forgets-action) behave like `classroom` there, `classroom-loop`
+variants (sloppy, no-final, ignores-stop, split-stop, forgets-action) behave like `classroom` there, `classroom-loop`
 repeats its calls, `classroom-wrong-tool` first calls the non-existent tool, `classroom-verbose` sends its
 long thought as the message content next to the calls, and `classroom-bad-args` makes the same mistakes in
 its arguments (the wrong type judged by the tool's `parameters`) and fixes them after the error.
@@ -52,6 +53,7 @@ MODELS: dict[str, str] = {
     "classroom-wrong-tool": "First calls a tool that does not exist, then corrects itself from the error.",
     "classroom-verbose": "Writes a Thought of several hundred tokens before every step.",
     "classroom-ignores-stop": "The text of 'classroom', but the server ignores the stop sequence for it.",
+    "classroom-split-stop": "Ignores the stop sequence too, and streams every stop string split across two chunks.",
     "classroom-bad-args": "First call to each tool: a field left out or an id of the wrong type; then fixed.",
     "classroom-forgets-action": "Its first reply is a Thought with no Action; then it writes every step in full.",
 }
@@ -102,6 +104,12 @@ def careful(conv: Conversation) -> Reply:
 def ignores_stop(conv: Conversation) -> Reply:
     """`classroom-ignores-stop`: the same Reply, flagged so the server does not cut it at `stop`."""
     return replace(careful(conv), ignores_stop=True)
+
+
+def split_stop(conv: Conversation) -> Reply:
+    """`classroom-split-stop`: the same Reply, flagged so the server does not cut it at `stop` and splits
+    each stop string across two chunks when it streams (server.split_stop_text)."""
+    return replace(careful(conv), splits_stop=True)
 
 
 # In this order so that "Action: inside the Thought" lands on an action step (the refund's round 4,
@@ -408,6 +416,7 @@ VARIANTS: dict[str, Callable[[Conversation], Reply]] = {
     "classroom-wrong-tool": wrong_tool,
     "classroom-verbose": verbose,
     "classroom-ignores-stop": ignores_stop,
+    "classroom-split-stop": split_stop,
     "classroom-bad-args": bad_args,
     "classroom-forgets-action": forgets_action,
 }

@@ -6,6 +6,9 @@ A round is the events that share a step number:
     LlmCall -> Parsed -> Final                        a card that answered
     ... Stopped                                       the run ended without an answer
 
+With a streaming agent (lesson 14) a round starts with ReplyDelta events: the card shows the Thought
+growing as the pieces arrive (status "typing"), then the round as usual once its LlmCall and Parsed come.
+
 A round of native function calling (lesson 09) may ask for several tools: its card holds every call and
 every result, in order.
 
@@ -17,10 +20,11 @@ text a notebook saves is the same on every run, while the HTML in the browser sh
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
+from ..events import Event, Final, LlmCall, Observation, Parsed, ReplyDelta, Stopped, ToolCall
 from ..trace import Trace
 
 LABELS = {
@@ -37,7 +41,10 @@ LABELS = {
         "messages": "Messages sent ({n})",
         "raw": "Raw reply",
         "tokens": "{prompt} in + {completion} out tokens",
+        "streamed": "streamed in {n} pieces, the first after {first:.2f} s",
+        "typing_rest": "typing",
         "badges": {
+            "typing": "typing…",
             "thinking": "model replied",
             "acting": "tool pending",
             "observed": "tool ran",
@@ -60,7 +67,10 @@ LABELS = {
         "messages": "发送的消息（{n} 条）",
         "raw": "模型原始回复",
         "tokens": "输入 {prompt} + 输出 {completion} token",
+        "streamed": "分 {n} 段流式到达，第一段用了 {first:.2f} 秒",
+        "typing_rest": "正在输入",
         "badges": {
+            "typing": "正在输入…",
             "thinking": "模型已回复",
             "acting": "待执行工具",
             "observed": "工具已执行",
@@ -74,6 +84,7 @@ LABELS = {
 
 # The colour of each status, strong enough to read on a light or a dark theme.
 STATUS = {
+    "typing": "#5e35b1",
     "thinking": "#757575",
     "acting": "#ef6c00",
     "observed": "#1565c0",
@@ -96,6 +107,8 @@ class Card:
     observations: list[Observation] = field(default_factory=list)
     end: Final | Stopped | None = None
     events: list[Event] = field(default_factory=list)  # every event of the round, as it came
+    typed: str = ""  # a streamed reply so far: its ReplyDelta pieces, joined (lesson 14)
+    pieces: list[ReplyDelta] = field(default_factory=list)
 
     @property
     def tool_call(self) -> ToolCall | None:
@@ -109,7 +122,7 @@ class Card:
 
     @property
     def status(self) -> str:
-        """thinking, acting, observed, tool_error, final, fallback or stopped."""
+        """typing, thinking, acting, observed, tool_error, final, fallback or stopped."""
         if isinstance(self.end, Stopped):
             return "stopped"
         if isinstance(self.end, Final):
@@ -118,6 +131,8 @@ class Card:
             return "tool_error" if any(o.error for o in self.observations) else "observed"
         if self.tool_calls:
             return "acting"
+        if self.typed and self.llm is None:
+            return "typing"
         return "thinking"
 
     def text(self, lang: str = "en") -> str:
@@ -135,9 +150,12 @@ def apply_event(cards: list[Card], event: Event) -> Card:
     else:
         card = Card(event.step)
         cards.append(card)
-    if isinstance(event, (LlmCall, Parsed, ToolCall, Observation, Final, Stopped)):
+    if isinstance(event, (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, ReplyDelta)):
         card.events.append(event)
-    if isinstance(event, LlmCall):
+    if isinstance(event, ReplyDelta):
+        card.pieces.append(event)
+        card.typed += event.text
+    elif isinstance(event, LlmCall):
         card.llm = event
     elif isinstance(event, Parsed):
         card.parsed = card.parsed or event
@@ -200,18 +218,51 @@ def usage_line(call: LlmCall, lang: str) -> str:
     return " · ".join(parts)
 
 
+def streamed_line(card: Card, lang: str) -> str:
+    """How the round's reply arrived, when it was streamed (HTML only: the times vary)."""
+    return LABELS[lang]["streamed"].format(n=len(card.pieces), first=card.pieces[0].elapsed_s)
+
+
+# A line that starts the next part of a ReAct step: where a Thought being typed ends.
+_AFTER_THOUGHT = re.compile(r"^[ \t]*(?:\*\*)?(?:Action|Final Answer)\b", re.MULTILINE | re.IGNORECASE)
+_THOUGHT_KEY = re.compile(r"\s*(?:\*\*)?Thought(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*", re.IGNORECASE)
+NEXT_KEYS = ("action", "final answer")
+
+
+def typed_thought(text: str) -> tuple[str, str]:
+    """A reply still being typed, split into its Thought so far and what follows it (the Action lines as
+    typed). Text with no "Thought:" key is all thought: a model that writes prose is thinking aloud."""
+    key = _THOUGHT_KEY.match(text)
+    body = text[key.end() :] if key else text.lstrip()
+    after = _AFTER_THOUGHT.search(body)
+    if after is None:
+        # A last line that may be the start of "Action" or "Final Answer" ("\nAct") is not thought yet.
+        head, newline, last = body.rpartition("\n")
+        word = last.strip().lstrip("*").lower()
+        if newline and word and any(k.startswith(word) for k in NEXT_KEYS):
+            return head.rstrip(), last
+        return body, ""
+    return body[: after.start()].rstrip(), body[after.start() :]
+
+
 def card_html(card: Card, lang: str = "en") -> str:
     labels = LABELS[lang]
     status = card.status
     colour = STATUS[status]
     head = [f"<b>{esc(labels['round'].format(n=card.step))}</b>", badge(labels["badges"][status], colour)]
     if card.llm is not None:
-        head.append(
-            f'<span class="ta-usage" style="opacity:0.75;font-size:90%">{esc(usage_line(card.llm, lang))}</span>'
-        )
+        line = usage_line(card.llm, lang) + (f" · {streamed_line(card, lang)}" if card.pieces else "")
+        head.append(f'<span class="ta-usage" style="opacity:0.75;font-size:90%">{esc(line)}</span>')
     rows = []
     if card.parsed is not None and card.parsed.thought:
         rows.append(row(labels["thought"], esc(card.parsed.thought), "#616161", "ta-thought"))
+    elif card.parsed is None and card.typed:
+        # Lesson 14: the Thought as it is typed, in the same row the parsed Thought will fill.
+        thought, rest = typed_thought(card.typed)
+        caret = '<span class="ta-caret">▌</span>' if card.llm is None and card.end is None else ""
+        rows.append(row(labels["thought"], esc(thought) + caret, "#616161", "ta-thought ta-live"))
+        if rest:
+            rows.append(row(labels["typing_rest"], f"<code>{esc(rest)}</code>", STATUS["typing"], "ta-typing"))
     for tool_call in card.tool_calls:
         call = f"<code>{esc(tool_call.name)}({esc(tool_call.input)})</code>"
         rows.append(row(labels["action"], call, STATUS["acting"], "ta-action"))

@@ -5,7 +5,9 @@
     viewer.watch(agent.start(question))         # live: each event appears as it happens
 
 Each card shows the thought, the tool call, the observation and the answer, with the tokens and
-latency of its model call; the exact messages sent and the raw reply sit behind a fold.
+latency of its model call; the exact messages sent and the raw reply sit behind a fold. Watching a
+streaming agent (`ReActAgent(stream=True)`, lesson 14), a card shows its Thought growing while the
+model types it.
 In a notebook file (and under nbval) the viewer saves as its text: the trace's `format()`.
 """
 
@@ -16,7 +18,7 @@ from collections.abc import Iterable
 
 import ipywidgets as widgets
 
-from ..events import Event
+from ..events import Event, ReplyDelta
 from ..trace import Trace
 from .cards import LABELS, Card, apply_event, messages_html, plural, pre_html
 
@@ -106,8 +108,11 @@ class TraceViewer(widgets.VBox):
             return "no events yet"
         usage = self.trace.total_usage()
         ended = f"ended: {self.trace.reason}" if self.trace.end else "still running"
+        # A streamed run (lesson 14) has many more events, one per piece of text: counted apart.
+        pieces = len(self.trace.of_type(ReplyDelta))
+        streamed = f" (+ {plural(pieces, 'streamed piece')})" if pieces else ""
         return (
-            f"{plural(self.trace.rounds, 'round')}, {plural(len(self.trace), 'event')}, "
+            f"{plural(self.trace.rounds, 'round')}, {plural(len(self.trace) - pieces, 'event')}{streamed}, "
             f"{usage['prompt_tokens']} in + {usage['completion_tokens']} out tokens, {ended}"
         )
 

@@ -1,0 +1,386 @@
+"""Streaming (lesson 14): a reply read while the model is still typing it.
+
+    stream = llm.stream(messages, stop=["Observation:"])
+    for piece in stream:                     # text as it arrives, already cut at the stop string
+        print(piece, end="", flush=True)
+    reply = stream.finish()                  # the ChatResult that chat() gives for the same request
+
+Asked with `"stream": true`, a Chat Completions server answers with Server-Sent Events: a `data:` line
+per chunk, a blank line after each, and `data: [DONE]` at the end. The chunks carry the reply in
+pieces; the last ones carry finish_reason and, when asked for with `stream_options: {"include_usage":
+true}`, the usage:
+
+    data: {"choices": [{"delta": {"role": "assistant", "content": ""}, "finish_reason": null}]}
+    data: {"choices": [{"delta": {"content": "Thought: The"}, "finish_reason": null}]}
+    ...
+    data: {"choices": [{"delta": {}, "finish_reason": "stop"}]}
+    data: {"choices": [], "usage": {"prompt_tokens": 336, "completion_tokens": 52, "total_tokens": 388}}
+    data: [DONE]
+
+Three parts, each usable on its own:
+
+    read_events(byte_chunks)  the SSE line protocol: bytes cut anywhere -> events (type, data)
+    StopCutter                (stop_cutter.py) stop strings on text that arrives in pieces: a stop
+                              string split across two pieces is still found, and none of it released
+    ReplyStream               the chunks of one reply -> text pieces, then the ChatResult (finish_reason,
+                              usage from the final chunk, tool calls); every failure an LlmError
+
+What can go wrong mid-stream becomes the client's usual errors, never a traceback from `requests`: a
+connection that breaks (LlmConnectionError), a stall longer than `read_timeout` between two chunks or a
+reply longer than `total_timeout` in all (LlmTimeoutError), a line that is not a chunk (BadResponseError),
+an error the server sends in the stream itself (ServerError).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import requests
+import urllib3
+
+from .errors import BadResponseError, LlmConnectionError, LlmTimeoutError, ServerError, redact
+from .llm_client import (
+    MAX_REPLY_BYTES,
+    USAGE_COUNTS,
+    ChatResult,
+    _clip,
+    _expect,
+    _server_message,
+    _short_reason,
+    _WrongShape,
+    cut_at_stop,
+)
+from .safe_text import replace_lone_surrogates
+from .stop_cutter import StopCutter
+
+if TYPE_CHECKING:
+    from .llm_client import LlmClient
+
+DONE = "[DONE]"
+NO_USAGE = (
+    "the server sent no usage: it may not support stream_options include_usage; count the tokens "
+    "yourself if you need them (tinyagent.token_count)"
+)
+CUT_BEFORE_USAGE = (
+    "the client closed the stream at the stop string, before the server's usage chunk: the server "
+    "typed (and may bill) more tokens than the reply holds"
+)
+
+
+# -- 1. Server-Sent Events ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SseEvent:
+    """One event: `event` is its type ("message" unless an `event:` line says otherwise), `data` its
+    `data:` lines joined with newlines."""
+
+    event: str
+    data: str
+
+
+# A line ends with CRLF, LF or CR (the SSE standard allows all three).
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+class StreamCutMidLine(Exception):
+    """The bytes ended in the middle of a line: the connection was cut, not the stream finished."""
+
+
+def read_events(chunks: Iterable[bytes]) -> Iterator[SseEvent]:
+    """The events in a byte stream, however it was cut into chunks (a line, even a character, may be
+    split across two). A blank line ends an event; `:` starts a comment (a keep-alive), skipped;
+    `id:` and `retry:` are not needed by a chat client and are skipped too. An event whose blank line
+    never comes is still delivered when the bytes end after a whole line (some servers end that way);
+    bytes that end mid-line raise StreamCutMidLine."""
+    data: list[str] = []
+    kind = ""
+    for line in _lines(chunks):
+        if not line:  # the blank line: the event is complete
+            if data:
+                yield SseEvent(kind or "message", "\n".join(data))
+            data, kind = [], ""
+            continue
+        field, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "data":
+            data.append(value)
+        elif field == "event":
+            kind = value
+    if data:
+        yield SseEvent(kind or "message", "\n".join(data))
+
+
+def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    """The lines of a byte stream, decoded, without their line ends."""
+    buffer = bytearray()
+    first = True
+    for chunk in chunks:
+        buffer += chunk
+        start = 0
+        while match := _LINE_END.search(buffer, start):
+            if match.group() == b"\r" and match.end() == len(buffer):
+                break  # maybe the first half of a CRLF: wait for the next chunk
+            line = buffer[start : match.start()].decode("utf-8", errors="replace")
+            start = match.end()
+            if first:
+                line, first = line.removeprefix("\ufeff"), False  # a byte order mark may open the stream
+            yield line
+        del buffer[:start]
+    if buffer.endswith(b"\r"):  # a line ended by a lone CR just before the end
+        yield buffer[:-1].decode("utf-8", errors="replace")
+    elif buffer:
+        raise StreamCutMidLine(bytes(buffer[:80]).decode("utf-8", errors="replace"))
+
+
+# -- 2. One streamed reply ---------------------------------------------------------------------------------
+class ReplyStream:
+    """A reply being streamed: iterate it for the text as it arrives, then `finish()` for the ChatResult.
+
+    Made by `LlmClient.stream(...)`, which has already sent the request and checked the HTTP status (a 401,
+    a 404, a 429 or 5xx after the retries raise there, as in `chat`). The text comes out cut at the stop
+    strings (`StopCutter`): when the server ignores `stop`, the client cuts, stops reading and closes the
+    connection at once (many servers then stop generating), and the result says `client_cut`.
+
+    After the end: `result` (the ChatResult), `first_piece_s` (seconds from the request to the first piece
+    of text), `pieces` (how many pieces of text were released), `notes` (what the reader should know, such
+    as "the server sent no usage"). Use it in a `with` block, or `close()` it, when you stop early.
+    """
+
+    def __init__(self, client: LlmClient, response: requests.Response, stop, started: float):
+        self._client = client
+        self._response = response
+        self._host = client.host
+        self._started = started  # time.perf_counter() when the request was sent
+        self._deadline = time.monotonic() - (time.perf_counter() - started) + client.total_timeout
+        self._cutter = StopCutter(stop)
+        self._chars = 0  # characters of content received so far, for the error messages
+        self._chunks: list[dict] = []
+        self._content: list[str] = []
+        self._calls: dict[int, dict] = {}
+        self._finish_reason: str | None = None
+        self._usage: dict | None = None
+        self._model: str | None = None
+        self.result: ChatResult | None = None
+        self.first_piece_s: float | None = None
+        self.pieces = 0
+        self.notes: list[str] = []
+        self._reading = self._read()
+
+    # -- the reader's side ---------------------------------------------------------------------------
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        piece = next(self._reading)
+        self.pieces += 1
+        if self.first_piece_s is None:
+            self.first_piece_s = self.elapsed()
+        return piece
+
+    def elapsed(self) -> float:
+        """Seconds since the request was sent."""
+        return time.perf_counter() - self._started
+
+    def finish(self) -> ChatResult:
+        """Read whatever is left, and return the whole reply."""
+        for _ in self:
+            pass
+        return self.result
+
+    def close(self) -> None:
+        """Stop reading and hang up (safe to call at any time, and twice)."""
+        self._reading.close()
+        self._response.close()
+
+    def __enter__(self) -> ReplyStream:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "finished" if self.result is not None else "open"
+        return f"<ReplyStream from {self._host}, {self.pieces} pieces so far, {state}>"
+
+    # -- reading ---------------------------------------------------------------------------------------
+    def _read(self) -> Iterator[str]:
+        try:
+            kind = self._response.headers.get("Content-Type", "")
+            if "text/event-stream" not in kind:
+                yield from self._read_whole_reply()
+                return
+            done = False
+            try:
+                for event in read_events(self._bytes()):
+                    if event.data.strip() == DONE:
+                        done = True
+                        break
+                    piece = self._take(event)
+                    if piece:
+                        safe = self._cutter.feed(piece)
+                        if safe:
+                            yield safe
+                    if self._cutter.stopped:
+                        break  # the server ignored stop: cut here, read no further
+            except StreamCutMidLine as exc:
+                raise LlmConnectionError(
+                    f"the stream from {self._host} broke in the middle of a line ({exc.args[0]!r}) after "
+                    f"{self._chars} characters of the reply: the server or a proxy dropped it; try again"
+                ) from None
+            if not (done or self._finish_reason or self._cutter.stopped):
+                raise LlmConnectionError(
+                    f"the stream from {self._host} ended after {self._chars} characters without a finish_reason "
+                    "or [DONE]: the reply is incomplete (the server or a proxy cut it); try again"
+                )
+            rest = self._cutter.finish()
+            if rest:
+                yield rest
+        finally:
+            self._response.close()
+        self.result = self._result()
+
+    def _read_whole_reply(self) -> Iterator[str]:
+        """A server that ignores `stream` answers with one JSON reply: read it as `chat` does, one piece."""
+        payload = self._client._read_body(self._response)
+        reply = self._client._read_reply(self._response.status_code, payload, self._cutter.stop, self.elapsed())
+        self.notes.append("the server answered in one piece: it does not stream")
+        if not reply.usage:
+            self.notes.append(NO_USAGE)
+        self.result = reply
+        if reply.text:
+            yield reply.text
+
+    def _bytes(self) -> Iterator[bytes]:
+        """The body as it arrives, each read bounded by `read_timeout` (silence between chunks) and the
+        whole by `total_timeout` (checked whenever bytes arrive) and MAX_REPLY_BYTES."""
+        client, received = self._client, 0
+        try:
+            # read1: whatever has arrived (one socket read); iter_content would wait to fill a buffer.
+            while chunk := self._response.raw.read1(65536, decode_content=True):
+                received += len(chunk)
+                if received > MAX_REPLY_BYTES:
+                    raise BadResponseError(
+                        f"the stream from {self._host} is larger than {MAX_REPLY_BYTES // 2**20} MB, far more "
+                        "than any chat reply", self._response.status_code,
+                    )
+                if time.monotonic() > self._deadline:
+                    raise LlmTimeoutError(
+                        f"the stream took longer than {client.total_timeout:g} s in total ({self._chars} characters "
+                        "had arrived): try again or raise total_timeout"
+                    )
+                yield chunk
+        except urllib3.exceptions.ReadTimeoutError:
+            if not self._chars:  # still reading the prompt, perhaps: a long one takes a small model a while
+                raise LlmTimeoutError(
+                    f"{self._host} started the stream but sent no text within {client.read_timeout:g} s: the model "
+                    "may be slow (a long prompt takes a while to read); try again or raise read_timeout"
+                ) from None
+            raise LlmTimeoutError(
+                f"{self._host} stopped sending in the middle of the stream: no data for {client.read_timeout:g} s "
+                f"after {self._chars} characters of the reply; try again or raise read_timeout"
+            ) from None
+        except urllib3.exceptions.DecodeError:
+            raise BadResponseError(
+                f"the stream from {self._host} does not decompress: a proxy may have damaged it; try again",
+                self._response.status_code,
+            ) from None
+        except (urllib3.exceptions.HTTPError, requests.exceptions.RequestException, OSError) as exc:
+            raise LlmConnectionError(
+                f"the stream from {self._host} broke after {self._chars} characters of the reply "
+                f"({_short_reason(exc)}): the server or a proxy dropped it; try again"
+            ) from None
+
+    def _take(self, event: SseEvent) -> str:
+        """Read one chunk: remember finish_reason, usage, model and tool calls; return its new text."""
+        key = self._client._api_key
+        if event.event == "error":
+            raise self._server_error(event.data)
+        try:
+            chunk = json.loads(event.data)
+        except RecursionError:
+            raise BadResponseError(
+                f"a line of the stream from {self._host} is nested too deeply to be a Chat Completions chunk",
+                self._response.status_code,
+            ) from None
+        except ValueError:
+            raise BadResponseError(
+                f"a line of the stream from {self._host} is not JSON, so not a Chat Completions chunk: "
+                f"data: {redact(_clip(event.data, 120), key)!r}", self._response.status_code,
+            ) from None
+        if isinstance(chunk, dict) and "error" in chunk:
+            raise self._server_error(event.data)
+        try:
+            return self._read_chunk(replace_lone_surrogates(chunk))
+        except _WrongShape as exc:
+            raise BadResponseError(
+                f"a chunk of the stream from {self._host} is not a Chat Completions chunk: {exc}. The chunk: "
+                f"{redact(_clip(event.data, 200), key)}", self._response.status_code,
+            ) from None
+
+    def _read_chunk(self, chunk: Any) -> str:
+        chunk = _expect(chunk, "chunk", dict, required=True)
+        self._chunks.append(chunk)
+        self._model = self._model or _expect(chunk.get("model"), "model", str)
+        usage = _expect(chunk.get("usage"), "usage", dict)
+        if usage:
+            for name in USAGE_COUNTS:
+                _expect(usage.get(name), f"usage.{name}", int)
+            self._usage = dict(usage)  # the last chunk that carries it (the final one, as asked)
+        choices = _expect(chunk.get("choices"), "choices", list) or []  # [] in the usage chunk
+        if not choices:
+            return ""
+        choice = _expect(choices[0], "choices[0]", dict, required=True)
+        self._finish_reason = _expect(choice.get("finish_reason"), "choices[0].finish_reason", str) or (
+            self._finish_reason
+        )
+        delta = _expect(choice.get("delta"), "choices[0].delta", dict) or {}
+        for i, call in enumerate(_expect(delta.get("tool_calls"), "choices[0].delta.tool_calls", list) or []):
+            self._add_tool_call_piece(_expect(call, f"choices[0].delta.tool_calls[{i}]", dict, required=True))
+        text = _expect(delta.get("content"), "choices[0].delta.content", str) or ""
+        self._content.append(text)
+        self._chars += len(text)
+        return text
+
+    def _add_tool_call_piece(self, piece: dict) -> None:
+        """Tool calls arrive in pieces too: the id and name first, then the arguments a few tokens at a
+        time, each piece naming its call by `index`."""
+        index = _expect(piece.get("index"), "tool_calls[].index", int)
+        index = len(self._calls) if index is None else index
+        call = self._calls.setdefault(index, {"id": "", "type": "function", "function": {"name": "", "arguments": ""}})
+        call["id"] = _expect(piece.get("id"), "tool_calls[].id", str) or call["id"]
+        function = _expect(piece.get("function"), "tool_calls[].function", dict) or {}
+        call["function"]["name"] += _expect(function.get("name"), "tool_calls[].function.name", str) or ""
+        call["function"]["arguments"] += _expect(function.get("arguments"), "tool_calls[].function.arguments",
+                                                 str) or ""
+
+    def _server_error(self, data: str) -> ServerError:
+        message = redact(_server_message(data), self._client._api_key)
+        return ServerError(
+            f"{self._host} reported an error in the middle of the stream, after {self._chars} characters of "
+            f"the reply: {message}; try again"
+        )
+
+    def _result(self) -> ChatResult:
+        if self.result is not None:  # a reply that came in one piece
+            return self.result
+        stopped = self._cutter.stopped
+        text, _ = cut_at_stop("".join(self._content), self._cutter.stop)
+        if self._usage is None:
+            self.notes.append(CUT_BEFORE_USAGE if stopped else NO_USAGE)
+        calls = tuple(self._calls[i] for i in sorted(self._calls))
+        return ChatResult(
+            text=text,
+            finish_reason="stop" if stopped else self._finish_reason,
+            usage=self._usage or {},
+            latency_s=self.elapsed(),
+            model=self._model or self._client.model,
+            tool_calls=calls,
+            client_cut=stopped,
+            raw={"chunks": self._chunks},
+            streamed=True,
+            first_piece_s=self.first_piece_s,
+        )
