@@ -23,8 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from itertools import count
 
+from .confirmation import ConfirmationGate
 from .errors import TinyAgentError
 from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from .llm_client import LlmClient
@@ -91,6 +93,8 @@ class ReActAgent:
                 ("format_errors"), so a model that never complies still ends
     stop_rules: None for lesson 06's loop (the step cap, `length`); or a list of rules from
                 stop_rules.py (lesson 10), which also brings the closing call for the best answer
+    confirm:    a ConfirmationGate (lesson 15, confirmation.py): the tools it guards run only after a
+                person says yes; the run pauses at an ApprovalRequested event until then
     """
 
     def __init__(
@@ -107,6 +111,7 @@ class ReActAgent:
         tolerant: bool = False,
         max_format_errors: int = MAX_FORMAT_ERRORS,
         stop_rules: StopRules | Iterable | None = None,
+        confirm: ConfirmationGate | None = None,
     ):
         if tools is None or not isinstance(tools, ToolRegistry):
             raise TypeError("ReActAgent needs tools=ToolRegistry(...) with the tools the model may call")
@@ -132,6 +137,9 @@ class ReActAgent:
         if not isinstance(max_format_errors, int) or isinstance(max_format_errors, bool) or max_format_errors < 0:
             raise ValueError(f"max_format_errors must be a whole number >= 0, got {max_format_errors!r}")
         self.max_format_errors = max_format_errors
+        if confirm is not None and not isinstance(confirm, ConfirmationGate):
+            raise TypeError(f"confirm must be a ConfirmationGate, got {type(confirm).__name__}")
+        self.confirm = confirm
 
     def parse(self, reply) -> ParsedStep:
         """Read one reply: strictly (lesson 05), or tolerantly with the tool names and finish_reason."""
@@ -283,7 +291,14 @@ class AgentRun:
             yield ToolCall(step, action.tool_name, action.tool_input)
             # A repeat the rules warn about does not run: the warning is its Observation. A ToolTimeout
             # rule, if any, runs the tool in a thread and stops waiting when its time is up.
-            result = ToolResult(verdict.text, error=True) if verdict else rules.run_tool(agent.tools, action)
+            if verdict:
+                result = ToolResult(verdict.text, error=True)
+            elif agent.confirm is not None and agent.confirm.guards(action.tool_name):
+                # Lesson 15: a side effect waits for a person's yes; the run pauses at the request.
+                result = yield from agent.confirm.gate(agent.tools, action, step,
+                                                       partial(rules.run_tool, agent.tools, action))
+            else:
+                result = rules.run_tool(agent.tools, action)
             text, original_chars = cut_observation(result.text, agent.max_observation_chars)
             self.messages.append({"role": "user", "content": f"Observation: {text}"})
             yield Observation(step, text, result.error, original_chars)

@@ -20,7 +20,17 @@ import html
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
+from ..events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    Event,
+    Final,
+    LlmCall,
+    Observation,
+    Parsed,
+    Stopped,
+    ToolCall,
+)
 from ..trace import Trace
 
 LABELS = {
@@ -37,7 +47,10 @@ LABELS = {
         "messages": "Messages sent ({n})",
         "raw": "Raw reply",
         "tokens": "{prompt} in + {completion} out tokens",
+        "approval_asked": "Waiting for approval",
+        "approval": "Approval",
         "badges": {
+            "waiting_approval": "waiting for approval",
             "thinking": "model replied",
             "acting": "tool pending",
             "observed": "tool ran",
@@ -60,7 +73,10 @@ LABELS = {
         "messages": "发送的消息（{n} 条）",
         "raw": "模型原始回复",
         "tokens": "输入 {prompt} + 输出 {completion} token",
+        "approval_asked": "等待批准",
+        "approval": "批准结果",
         "badges": {
+            "waiting_approval": "等待批准",
             "thinking": "模型已回复",
             "acting": "待执行工具",
             "observed": "工具已执行",
@@ -81,6 +97,7 @@ STATUS = {
     "final": "#2e7d32",
     "fallback": "#9e7700",
     "stopped": "#ad1457",
+    "waiting_approval": "#6a1b9a",
 }
 
 
@@ -96,6 +113,7 @@ class Card:
     observations: list[Observation] = field(default_factory=list)
     end: Final | Stopped | None = None
     events: list[Event] = field(default_factory=list)  # every event of the round, as it came
+    approvals: list[ApprovalRequested | ApprovalDecided] = field(default_factory=list)  # lesson 15
 
     @property
     def tool_call(self) -> ToolCall | None:
@@ -109,13 +127,15 @@ class Card:
 
     @property
     def status(self) -> str:
-        """thinking, acting, observed, tool_error, final, fallback or stopped."""
+        """thinking, acting, waiting_approval, observed, tool_error, final, fallback or stopped."""
         if isinstance(self.end, Stopped):
             return "stopped"
         if isinstance(self.end, Final):
             return "fallback" if self.end.reason == "fallback" else "final"
         if self.observations and len(self.observations) >= len(self.tool_calls):
             return "tool_error" if any(o.error for o in self.observations) else "observed"
+        if self.approvals and isinstance(self.approvals[-1], ApprovalRequested):
+            return "waiting_approval"
         if self.tool_calls:
             return "acting"
         return "thinking"
@@ -135,7 +155,8 @@ def apply_event(cards: list[Card], event: Event) -> Card:
     else:
         card = Card(event.step)
         cards.append(card)
-    if isinstance(event, (LlmCall, Parsed, ToolCall, Observation, Final, Stopped)):
+    if isinstance(event, (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, ApprovalRequested,
+                          ApprovalDecided)):
         card.events.append(event)
     if isinstance(event, LlmCall):
         card.llm = event
@@ -147,6 +168,8 @@ def apply_event(cards: list[Card], event: Event) -> Card:
         card.observations.append(event)
     elif isinstance(event, (Final, Stopped)):
         card.end = event
+    elif isinstance(event, (ApprovalRequested, ApprovalDecided)):
+        card.approvals.append(event)
     return card
 
 
@@ -215,6 +238,14 @@ def card_html(card: Card, lang: str = "en") -> str:
     for tool_call in card.tool_calls:
         call = f"<code>{esc(tool_call.name)}({esc(tool_call.input)})</code>"
         rows.append(row(labels["action"], call, STATUS["acting"], "ta-action"))
+    c = STATUS["waiting_approval"]
+    for approval in card.approvals:  # lesson 15: the person's yes or no, between the call and its result
+        if isinstance(approval, ApprovalRequested):
+            rows.append(row(labels["approval_asked"], esc(approval.summary), c, "ta-approval-asked", tint(c)))
+        else:
+            detail = f" ({approval.detail})" if approval.detail else ""
+            rows.append(row(labels["approval"], esc(f"{approval.outcome}, by {approval.by}{detail}"), c,
+                            f"ta-approval ta-approval-{approval.outcome}"))
     if card.tool_calls and len(card.observations) < len(card.tool_calls) and card.end is None:
         rows.append(row("…", esc(labels["waiting"]), STATUS["acting"], "ta-waiting"))
     for observation in card.observations:
