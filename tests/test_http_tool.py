@@ -168,6 +168,12 @@ def stall_mid_body(request):
     time.sleep(5)
 
 
+def test_the_services_trickle_is_cut_by_the_total_timeout_and_passes_without_it(service):
+    service.inject(body="trickle", times=2)
+    assert observe(weather_tool(service.base_url, read_timeout=5, total_timeout=0.5))["kind"] == "timeout"
+    assert observe(weather_tool(service.base_url, read_timeout=5, total_timeout=60))["condition_zh"] == "小雨"
+
+
 def test_a_reply_that_stalls_mid_body_is_a_read_timeout():
     with Scripted(stall_mid_body) as server:
         data = observe(weather_tool(server.base_url, read_timeout=0.3))

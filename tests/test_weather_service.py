@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import threading
@@ -84,6 +85,14 @@ def test_a_huge_reply_is_huge_and_a_dropped_one_has_no_reply(service):
     with pytest.raises(requests.ConnectionError):
         get(service, city="北京")
     assert get(service, city="北京").status_code == 200
+
+
+def test_a_trickling_reply_arrives_whole_but_in_small_pieces(service):
+    service.inject(body="trickle", times=1)
+    with requests.get(service.url("/weather"), params={"city": "杭州"}, timeout=PATIENCE, stream=True) as response:
+        pieces = list(iter(lambda: response.raw.read1(1024), b""))  # each read returns what has arrived
+    assert len(pieces) > 5 and max(len(piece) for piece in pieces) <= 16
+    assert json.loads(b"".join(pieces))["condition_zh"] == "小雨"
 
 
 def test_a_slow_reply_is_late_and_a_client_timeout_sees_it(service):

@@ -22,7 +22,9 @@ The faults (`inject`), each for the next `times` requests or until `clear_faults
     delay_s       wait this long before answering (a slow upstream); stop() cuts the wait short
     status        answer with this HTTP status and a JSON error body (503, 429, 500, ...)
     body          "not_json" (an HTML page, with 200), "wrong_shape" (JSON without the weather fields),
-                  "huge" (a valid reply padded to several megabytes), "drop" (close without answering)
+                  "huge" (a valid reply padded to several megabytes), "trickle" (a valid reply sent 16 bytes
+                  at a time, 0.1 s apart: no wait is long, the whole reply is), "drop" (close without
+                  answering)
 
 `python -m tinyagent weather-service` serves it in the foreground until Ctrl-C or SIGTERM (even when
 started with SIGINT ignored: stopping_signals.py); `--delay` and `--status` set a fault for every request.
@@ -46,7 +48,8 @@ from .stopping_signals import StopSignals
 # notebook prints the same reports. Pass `clock=system_clock` for the real time.
 COURSE_CLOCK = fixed_clock("2026-06-30T19:00:00")
 HUGE_BYTES = 5 * 1024 * 1024  # a "huge" reply: far beyond any sane weather report
-BODIES = ("json", "not_json", "wrong_shape", "huge", "drop")
+BODIES = ("json", "not_json", "wrong_shape", "huge", "trickle", "drop")
+TRICKLE_PIECE, TRICKLE_PAUSE_S = 16, 0.1  # "trickle": 16 bytes every 0.1 s, so a report takes about 2 s
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,20 @@ class _Handler(BaseHTTPRequestHandler):
         report = city.report(service.clock().isoformat(timespec="seconds"))
         if fault.body == "huge":
             report["padding"] = "x" * HUGE_BYTES
+        if fault.body == "trickle":
+            return self._trickle(json.dumps(report, ensure_ascii=False).encode("utf-8"))
         return self._send(200, report)
+
+    def _trickle(self, body: bytes) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        for start in range(0, len(body), TRICKLE_PIECE):
+            if self.server.service._stopping.wait(TRICKLE_PAUSE_S):
+                return
+            self.wfile.write(body[start : start + TRICKLE_PIECE])
+            self.wfile.flush()
 
     def do_POST(self) -> None:
         self._send(405, {"error": "only GET is served here"})
