@@ -15,10 +15,13 @@ from tinyagent import (
     Action,
     ApprovalDecided,
     ApprovalRequested,
+    ChatResult,
     ConfirmationGate,
+    FunctionCallingAgent,
     LlmClient,
     Observation,
     ReActAgent,
+    RepeatedAction,
     ToolRegistry,
     Trace,
     ask_on_console,
@@ -204,11 +207,21 @@ def test_a_run_abandoned_while_waiting_never_runs_the_tool(shop_file):
         run = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).start(REFUND)
         while not isinstance(event := run.advance(), ApprovalRequested):
             pass
-        run._events.close()  # the notebook moved on: the generator is closed at its pause
+        run._watched.close()  # the notebook moved on: the run's events are closed at the pause
         assert gate.answer(event.request_id, True).outcome == ERROR
         assert gate.log[-1][1].detail == "the run ended before an answer"
         assert run.advance() is None
     assert refunds_on_disk(shop_file) == []
+
+
+class Scripted:
+    """A model that says the given replies in turn."""
+
+    def __init__(self, *replies: str):
+        self.replies = list(replies)
+
+    def chat(self, messages, **options):
+        return ChatResult(self.replies.pop(0), "stop")
 
 
 def test_only_guarded_tools_wait_and_a_rejected_input_is_not_put_to_a_person():
@@ -227,11 +240,47 @@ def test_only_guarded_tools_wait_and_a_rejected_input_is_not_put_to_a_person():
 
     asked: list = []
     gate = ConfirmationGate(("sendEmail",), ask=lambda request: asked.append(request) or True)
-    registry = ToolRegistry([send_email])
-    events = list(gate.gate(registry, Action("sendEmail", '{"to": "a@b.c"}'), 1,
-                            lambda: registry.run(Action("sendEmail", '{"to": "a@b.c"}'))))
-    assert events == [] and asked == [] and sent == []  # body is missing: the schema refuses, nobody is asked
+    model = Scripted('Thought: mail it.\nAction: sendEmail\nAction Input: {"to": "a@b.c"}',
+                     'Thought: now with a body.\nAction: sendEmail\nAction Input: {"to": "a@b.c", "body": "hi"}',
+                     "Thought: done.\nFinal Answer: sent")
+    result = ReActAgent(model, ToolRegistry([send_email]), confirm=gate).run("mail a@b.c")
+    assert [type(e).__name__ for e in result.trace.events if e.step == 1] == [
+        "LlmCall", "Parsed", "ToolCall", "Observation"]  # body is missing: the schema refuses, nobody is asked
+    assert "body is missing" in result.trace.of_type(Observation)[0].text
+    assert len(asked) == 1 and asked[0].step == 2 and sent == ["a@b.c"]
     assert not gate.guards("queryOrder") and gate.guards(" sendEmail ")
+
+
+def test_a_warned_repeat_is_not_put_to_a_person_and_does_not_run(shop_file):
+    asked: list = []
+    refund = 'Action: applyRefund\nAction Input: {"orderId": "88231", "reason": "不回充"}'
+    model = Scripted(f"Thought: refund it.\n{refund}", f"Thought: again.\n{refund}", "Thought: ok.\nFinal Answer: ok")
+    with Shop(str(shop_file), clock=CLOCK) as shop:
+        gate = refund_gate(shop, ask=lambda request: asked.append(request) or True)
+        result = ReActAgent(model, shop_registry(shop), confirm=gate, stop_rules=[RepeatedAction()]).run(REFUND)
+    assert len(asked) == 1 and len(refunds_on_disk(shop_file)) == 1
+    assert "stop_rule" in result.trace.of_type(Observation)[1].text  # the repeat got the rule's warning
+
+
+def test_a_guarded_call_that_skipped_the_gate_is_refused():
+    from tinyagent.confirmation import _RunGuard
+
+    guard = _RunGuard(ConfirmationGate())
+    refusal = guard.refusal_for(Action("applyRefund", '{"orderId": "88231"}'))
+    assert refusal.error and "no approval was asked for this call" in refusal.text
+    assert guard.refusal_for(Action("queryOrder", "88231")) is None
+
+
+def test_function_calling_waits_for_the_same_yes(shop_file):
+    with Shop(str(shop_file), clock=CLOCK) as shop:
+        gate = refund_gate(shop)
+        run = FunctionCallingAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).start(REFUND_EN)
+        while not isinstance(event := run.advance(), ApprovalRequested):
+            assert event is not None
+        assert shop.refunds() == [] and "refund ¥1999 for order 88231" in event.summary
+        gate.answer(event.request_id, False)
+        result = run.finish()
+    assert refunds_on_disk(shop_file) == [] and "not approved" in result.answer
 
 
 def test_a_refund_summary_says_what_would_happen():

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import partial
 from itertools import count
 
 from .confirmation import ConfirmationGate
@@ -94,7 +93,8 @@ class ReActAgent:
     stop_rules: None for lesson 06's loop (the step cap, `length`); or a list of rules from
                 stop_rules.py (lesson 10), which also brings the closing call for the best answer
     confirm:    a ConfirmationGate (lesson 15, confirmation.py): the tools it guards run only after a
-                person says yes; the run pauses at an ApprovalRequested event until then
+                person says yes; the run pauses at an ApprovalRequested event until then (the loop below is
+                unchanged: the gate watches its events and its stop rules run the tool)
     """
 
     def __init__(
@@ -193,12 +193,15 @@ class AgentRun:
         self.trace = Trace(lang=self.lang)
         self.stop_rules = agent.stop_rules.fresh()  # this run's own copies: nothing left from earlier runs
         self._events = self._loop()
+        # Lesson 15: with a confirmation gate, the events come through it (a guarded tool waits for a yes).
+        confirm = getattr(agent, "confirm", None)
+        self._watched = confirm.watch(self) if confirm is not None else self._events
 
     def __iter__(self) -> AgentRun:
         return self
 
     def __next__(self) -> Event:
-        event = next(self._events)
+        event = next(self._watched)
         self.trace.append(event)
         return event
 
@@ -291,14 +294,7 @@ class AgentRun:
             yield ToolCall(step, action.tool_name, action.tool_input)
             # A repeat the rules warn about does not run: the warning is its Observation. A ToolTimeout
             # rule, if any, runs the tool in a thread and stops waiting when its time is up.
-            if verdict:
-                result = ToolResult(verdict.text, error=True)
-            elif agent.confirm is not None and agent.confirm.guards(action.tool_name):
-                # Lesson 15: a side effect waits for a person's yes; the run pauses at the request.
-                result = yield from agent.confirm.gate(agent.tools, action, step,
-                                                       partial(rules.run_tool, agent.tools, action))
-            else:
-                result = rules.run_tool(agent.tools, action)
+            result = ToolResult(verdict.text, error=True) if verdict else rules.run_tool(agent.tools, action)
             text, original_chars = cut_observation(result.text, agent.max_observation_chars)
             self.messages.append({"role": "user", "content": f"Observation: {text}"})
             yield Observation(step, text, result.error, original_chars)

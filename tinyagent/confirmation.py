@@ -20,7 +20,7 @@ How a person answers, two ways:
                  its own, so one that never returns (an `input()` nobody answers) still times out. Right for a
                  script, a terminal (`ask_on_console`), or a server whose request handler waits.
     step by step without `ask`: the run pauses. `ReActAgent(..., confirm=gate)` yields an `ApprovalRequested`
-                 event before the tool would run; whoever drives the run (`run.advance()`, a widget) shows it,
+                 event after the ToolCall, before the tool would run; whoever drives the run (`run.advance()`, a widget) shows it,
                  calls `gate.answer(request.id, True/False)` when the person decides, and advances again. This
                  is the way inside a notebook: a cell that blocks waiting for a click can never get the click,
                  because the kernel handles the click only after the cell ends (widgets/approval_panel.py).
@@ -35,11 +35,13 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from .events import ApprovalDecided, ApprovalRequested, Event
+from .events import ApprovalDecided, ApprovalRequested, Event, ToolCall
 from .registry import ToolRegistry, ToolResult, error_observation
+from .stop_rules import Stop
 from .tools import Action
 
 APPROVED, DECLINED, TIMEOUT, ERROR = "approved", "declined", "timeout", "error"
@@ -221,33 +223,50 @@ class ConfirmationGate:
             return pending.decision
 
     # -- in the agent's loop ---------------------------------------------------------------------------
-    def gate(self, tools: ToolRegistry, action: Action, step: int,
-             run_tool: Callable[[], ToolResult]) -> Generator[Event, None, ToolResult]:
-        """Ask, then run the tool only on a yes: the events to yield, and the tool's result (or the refusal).
+    def watch(self, run: Any) -> Iterator[Event]:
+        """A run's events, with the gate's own between each guarded ToolCall and the tool's result.
 
-        `ReActAgent` calls it with `result = yield from gate.gate(...)`, so the run pauses at the request.
-        An input the tool's own schema rejects is not put to a person: the tool refuses it without running.
+        `AgentRun` reads its events through this when its agent has `confirm=`: after a ToolCall for a guarded
+        tool it yields `ApprovalRequested` (the run pauses there, the tool not run yet), then waits for the
+        decision (`decide`) and yields `ApprovalDecided`. The tool runs through the run's stop rules, which
+        this wraps so that they run a guarded call only after a yes (`_GatedRules`); anything else gets the
+        decision's error Observation. The loop itself is unchanged. An input the tool's own schema rejects
+        is not put to a person: the tool refuses it without running its function.
         """
-        tool = tools.get(action.tool_name.strip())
-        check = getattr(tool, "check", None)
-        if callable(check) and isinstance(check(action.tool_input), list):
-            return run_tool()  # the typed tool answers with its rejection; its function never runs
-        try:
-            request = self.open(action, step)
-        except Exception as exc:  # noqa: BLE001 - a summary that fails is a failure to ask: nothing runs
-            return ToolResult(Decision(0, ERROR, "the summary", f"{type(exc).__name__}: {exc}").observation(
-                action.tool_name.strip(), self.timeout_s), error=True)
-        decision = None
-        try:
-            yield ApprovalRequested(step, request.id, request.tool, request.summary, request.timeout_s)
-            decision = self.decide(request)
-        finally:
-            if decision is None:  # the run was closed while it waited: the request can never run
-                self.cancel(request.id, "the run ended before an answer")
-        yield ApprovalDecided(step, request.id, request.tool, decision.outcome, decision.by, decision.detail)
-        if decision.approved:
-            return run_tool()
-        return ToolResult(decision.observation(request.tool, self.timeout_s), error=True)
+        guard = _RunGuard(self)
+        run.stop_rules = _GatedRules(run.stop_rules, guard)
+        calls_in_step: dict[int, int] = {}
+        for event in run._events:
+            yield event
+            if not isinstance(event, ToolCall) or not self.guards(event.name):
+                continue
+            nth = calls_in_step[event.step] = calls_in_step.get(event.step, -1) + 1
+            action = Action(event.name, event.input)
+            if guard.warned(event.step, nth):
+                guard.settle(action, None)  # the rules answer with a warning instead: the tool does not run
+                continue
+            tool = run.agent.tools.get(event.name.strip())
+            check = getattr(tool, "check", None)
+            if callable(check) and isinstance(check(event.input), list):
+                guard.settle(action, None)  # the typed tool answers with its rejection; its function never runs
+                continue
+            try:
+                request = self.open(action, event.step)
+            except Exception as exc:  # noqa: BLE001 - a summary that fails is a failure to ask: nothing runs
+                decision = Decision(0, ERROR, "the summary", f"{type(exc).__name__}: {exc}")
+                guard.settle(action, decision)
+                yield ApprovalDecided(event.step, 0, action.tool_name.strip(), ERROR, decision.by, decision.detail)
+                continue
+            decision = None
+            try:
+                yield ApprovalRequested(event.step, request.id, request.tool, request.summary, request.timeout_s)
+                decision = self.decide(request)
+            finally:
+                if decision is None:  # the run was closed while it waited: the request can never run
+                    self.cancel(request.id, "the run ended before an answer")
+            guard.settle(action, decision)
+            yield ApprovalDecided(event.step, request.id, request.tool, decision.outcome, decision.by,
+                                  decision.detail)
 
     def __repr__(self) -> str:
         how = "asks a callback" if self.ask is not None else "pauses the run"
@@ -259,3 +278,66 @@ def ask_on_console(request: ApprovalRequest) -> bool:
     Anything but a yes is a no."""
     reply = input(f"Approve {request.tool}? {request.summary}\n[y/N] ")
     return read_answer(reply) is True
+
+
+class _RunGuard:
+    """One run's decisions, in the order the calls were made, for `_GatedRules.run_tool` to consult."""
+
+    def __init__(self, gate: ConfirmationGate):
+        self.gate = gate
+        self._lock = threading.Lock()  # function calling runs a reply's calls in threads
+        self._decided: dict[tuple[str, str], list[Decision | None]] = {}
+        self._verdicts: dict[int, list[object]] = {}
+
+    def note_verdict(self, step: int, verdict: object) -> None:
+        self._verdicts.setdefault(step, []).append(verdict)
+
+    def warned(self, step: int, nth: int) -> bool:
+        """Whether the rules answered the step's `nth` call with a warning (so the tool will not run)."""
+        verdicts = self._verdicts.get(step, [])
+        return nth < len(verdicts) and verdicts[nth] is not None and not isinstance(verdicts[nth], Stop)
+
+    def settle(self, action: Action, decision: Decision | None) -> None:
+        """Record how a guarded call was settled: a decision, or None when it needs none (see `watch`)."""
+        with self._lock:
+            self._decided.setdefault(self._key(action), []).append(decision)
+
+    def refusal_for(self, action: Action) -> ToolResult | None:
+        """None if the call may run; else the error result that stands in for it. A guarded call nobody
+        settled is refused too: nothing with a side effect runs without going through the gate."""
+        if not self.gate.guards(action.tool_name):
+            return None
+        with self._lock:
+            queue = self._decided.get(self._key(action))
+            if not queue:
+                decision: Decision | None = Decision(0, ERROR, "the gate", "no approval was asked for this call")
+            else:
+                decision = queue.pop(0)
+        if decision is None or decision.approved:
+            return None
+        return ToolResult(decision.observation(action.tool_name.strip(), self.gate.timeout_s), error=True)
+
+    @staticmethod
+    def _key(action: Action) -> tuple[str, str]:
+        text = action.tool_input if isinstance(action.tool_input, str) else str(action.tool_input)
+        return action.tool_name.strip(), text
+
+
+class _GatedRules:
+    """A run's stop rules, as they were, except that a guarded tool runs only as the gate decided."""
+
+    def __init__(self, rules: Any, guard: _RunGuard):
+        self._rules = rules
+        self._guard = guard
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._rules, name)
+
+    def after_reply(self, trace: Any) -> object:
+        verdict = self._rules.after_reply(trace)
+        self._guard.note_verdict(trace.events[-1].step if trace.events else 0, verdict)
+        return verdict
+
+    def run_tool(self, tools: ToolRegistry, action: Action) -> ToolResult:
+        refusal = self._guard.refusal_for(action)
+        return refusal if refusal is not None else self._rules.run_tool(tools, action)
