@@ -31,6 +31,7 @@ from ..events import (
     Stopped,
     ToolCall,
 )
+from ..trace import LABELS as TRACE_LABELS
 from ..trace import Trace
 
 LABELS = {
@@ -243,8 +244,9 @@ def card_html(card: Card, lang: str = "en") -> str:
         if isinstance(approval, ApprovalRequested):
             rows.append(row(labels["approval_asked"], esc(approval.summary), c, "ta-approval-asked", tint(c)))
         else:
+            outcome = TRACE_LABELS[lang]["outcomes"].get(approval.outcome, approval.outcome)
             detail = f" ({approval.detail})" if approval.detail else ""
-            rows.append(row(labels["approval"], esc(f"{approval.outcome}, by {approval.by}{detail}"), c,
+            rows.append(row(labels["approval"], esc(f"{outcome} · {approval.by}{detail}"), c,
                             f"ta-approval ta-approval-{approval.outcome}"))
     if card.tool_calls and len(card.observations) < len(card.tool_calls) and card.end is None:
         rows.append(row("…", esc(labels["waiting"]), STATUS["acting"], "ta-waiting"))
