@@ -1,4 +1,4 @@
-"""The second seed's `writeFile` tool, kept inside one workspace folder.
+"""The second seed's `writeFile` tool, and lesson 15's `readFile` and `listFiles`, kept inside one workspace folder.
 
 The seed's version opens whatever `file_path` the model writes: `/etc/passwd`, `../../.bashrc`, a file that
 already holds a week of work. A model's text is not a trusted user, so this one writes only inside the folder
@@ -21,7 +21,15 @@ How it writes, on POSIX systems: every folder on the way is opened relative to t
 file is created with `O_EXCL` (it must not exist yet); a replaced file is written to a temporary name in
 the same folder first and then renamed over the old one (`os.replace`): a reader never sees half a file,
 and a hard link to a file elsewhere keeps that file's content. Where `dir_fd` is not supported (Windows),
-each folder on the way is checked for links before the write instead.
+each folder on the way is checked for links before the write instead; a link put there between that check
+and the write is not caught.
+
+Lesson 15 adds `readFile` and `listFiles`, on the same path rules (`check_relative_path`) and the same walk
+(`open_folder`): the file is opened with `O_NOFOLLOW` (and `O_NONBLOCK`, so a pipe swapped in cannot hang the
+read) relative to its folder, and what was opened is checked to be a regular file. There is no moment between
+a check and the open for a link to slip into: the check is the open. A file over `max_bytes`, or not UTF-8
+text, is refused. `listFiles` lists links as links and never looks behind them. `workspace_tools(folder)`
+gives all three tools.
 
 Paths in Observations are always the model's own, relative to the workspace: the workspace's location on
 the disk is never shown to it.
