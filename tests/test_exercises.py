@@ -4,12 +4,15 @@ yet" while the answer is still None."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import difflib
 import io
 import json
+import operator
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +30,7 @@ from tinyagent.checks import (
     check_fixed_seed_loop,
     check_fold_logistics,
     check_forgiving_query_order,
+    check_inside_workspace,
     check_invented_counter,
     check_missing_order_prediction,
     check_parcel_prediction,
@@ -35,6 +39,7 @@ from tinyagent.checks import (
     check_prompt_share,
     check_read_chunks,
     check_record_replay,
+    check_safe_eval,
     check_suggesting_registry,
     check_tool_messages,
     check_toy_logistics_tool,
@@ -212,6 +217,8 @@ def fails(check, *answer, says: str = "") -> None:
         (check_trim_to_budget, (None,)),
         (check_cut_stream, (None,)),
         (check_read_chunks, (None,)),
+        (check_safe_eval, (None,)),
+        (check_inside_workspace, (None,)),
     ],
 )
 def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
@@ -219,10 +226,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_twenty_eight_exercises_have_a_check():
+def test_thirty_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 28
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 30
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -1402,5 +1409,147 @@ def test_14_read_chunks():
     fails(check_read_chunks, adds_none, says="raised TypeError")
     fails(check_read_chunks, lambda chunks: ("x", "stop"), says="return (text, finish_reason, usage)")
     assert last_usage_wins  # the classroom sends usage: null in every chunk but the last, so this one passes
+
+
+# -- 15 ---------------------------------------------------------------------------------------------
+ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.Pow: operator.pow}
+
+
+def safe_eval(text):  # the solution of exercise 1
+    def value(node):
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = value(node.operand)
+            return -operand if isinstance(node.op, ast.USub) else operand
+        if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+            left, right = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Div) and right == 0:
+                raise ValueError("division by zero")
+            if isinstance(node.op, ast.Pow) and abs(right) > 100:
+                raise ValueError(f"the exponent {right} is over 100")
+            return ARITHMETIC[type(node.op)](left, right)
+        raise ValueError(f"{type(node).__name__} is not allowed: only numbers and + - * / **")
+
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        raise ValueError(f"not an arithmetic expression: {text}") from None
+    return value(tree.body)
+
+
+def test_15_safe_eval():
+    assert passes(check_safe_eval, safe_eval)
+
+    def with_eval(text):  # the one-line calculator: runs whatever it is given
+        return eval(text)  # the wrong answer the check must catch
+
+    def constants_of_any_kind(text):  # forgets to check what kind of constant it met: 'ab' * 3 is 'ababab'
+        def value(node):
+            if isinstance(node, ast.Constant):
+                return node.value
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                return -value(node.operand)
+            if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+                left, right = value(node.left), value(node.right)
+                if isinstance(node.op, ast.Div) and right == 0:
+                    raise ValueError("division by zero")
+                if isinstance(node.op, ast.Pow) and abs(right) > 100:
+                    raise ValueError("exponent")
+                return ARITHMETIC[type(node.op)](left, right)
+            raise ValueError("not allowed")
+
+        return value(ast.parse(text, mode="eval").body)
+
+    def no_unary_minus(text):
+        def value(node):
+            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+                return node.value
+            if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+                return ARITHMETIC[type(node.op)](value(node.left), value(node.right))
+            raise ValueError("not allowed")
+
+        return value(ast.parse(text, mode="eval").body)
+
+    def no_limits(text):  # the whitelist, but 1 / 0 escapes as ZeroDivisionError and 10 ** 1000 is computed
+        def value(node):
+            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+                return node.value
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                return -value(node.operand)
+            if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+                return ARITHMETIC[type(node.op)](value(node.left), value(node.right))
+            raise ValueError("not allowed")
+
+        return value(ast.parse(text, mode="eval").body)
+
+    def zero_checked(text):  # division by zero handled, powers left unlimited
+        if re.search(r"/\s*0(?![.\d])", text):
+            raise ValueError("division by zero")
+        return no_limits(text)
+
+    fails(check_safe_eval, with_eval, says="""safe_eval("len('abc')") returned 3: a function call must be refused""")
+    fails(check_safe_eval, constants_of_any_kind, says="returned 'ababab': text must be refused")
+    fails(check_safe_eval, no_unary_minus, says="safe_eval('-(2 - 5)') raised ValueError")
+    fails(check_safe_eval, no_limits, says="raised ZeroDivisionError")
+    fails(check_safe_eval, zero_checked, says="an exponent over 100")
+    fails(check_safe_eval, "not a function", says="should be a function")
+
+
+def inside_workspace(workspace, path):  # the solution of exercise 2
+    if not path or path.startswith(("/", "~", "\\")) or ":" in path:
+        return False
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        return False
+    current = Path(workspace)
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            return False
+    return True
+
+
+def test_15_inside_workspace():
+    assert passes(check_inside_workspace, inside_workspace)
+
+    def resolved(workspace, path):  # resolve, then compare: follows links, and allows .. that comes back
+        return Path(workspace, path).resolve().is_relative_to(Path(workspace).resolve())
+
+    def prefix(workspace, path):  # resolve, then compare the text: "workspace-evil" starts with "workspace"
+        return str(Path(workspace, path).resolve()).startswith(str(Path(workspace).resolve()))
+
+    def no_links_checked(workspace, path):  # the path rules, but links are followed
+        return not path.startswith(("/", "~")) and ".." not in path.split("/")
+
+    def last_part_only(workspace, path):  # a link in the middle of the path is missed
+        return no_links_checked(workspace, path) and not Path(workspace, path).is_symlink()
+
+    def dots_only(workspace, path):  # absolute paths get through
+        return ".." not in path.split("/") and inside_workspace(workspace, path.lstrip("/")) if path.startswith(
+            "/") else inside_workspace(workspace, path)
+
+    fails(check_inside_workspace, resolved, says="even one that comes back inside) is allowed")
+    fails(check_inside_workspace, prefix, says="(a folder outside whose name starts with the workspace's name) is "
+                                               "allowed")
+    fails(check_inside_workspace, no_links_checked, says="'shared/secret.txt' (a path through a link to a folder")
+    fails(check_inside_workspace, last_part_only, says="'shared/secret.txt'")
+    fails(check_inside_workspace, dots_only, says="'/etc/passwd' (an absolute path) is allowed")
+    fails(check_inside_workspace, lambda workspace, path: "yes", says="return True or False")
+
+
+def test_15_the_exercise_judges_paths_as_the_package_does(tmp_path):
+    """Every path exercise 2 wants refused, the package's readFile refuses; every one it allows passes the
+    package's path rules and meets no link."""
+    from tinyagent.checks import _workspace_traps
+    from tinyagent.workspace_files import read_file_tool
+
+    workspace, cases = _workspace_traps(tmp_path)
+    read = read_file_tool(workspace)
+    for path, inside, _ in cases:
+        refusal = json.loads(read.invoke(json.dumps({"file_path": path}))).get("error", "")
+        refused_for_the_path = any(word in refusal for word in ("goes up", "absolute", "symbolic link"))
+        assert refused_for_the_path is not inside, (path, refusal)
 
 

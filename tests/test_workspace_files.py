@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
 from tinyagent import Action, LlmClient, ReActAgent, ToolRegistry, workspace_files, write_file_tool
 from tinyagent.workspace_files import MAX_CONTENT_CHARS, check_relative_path
+
+from .conftest import PATIENCE
 
 
 @pytest.fixture(params=["dir_fd", "portable"])
@@ -256,3 +259,184 @@ def test_an_agent_asked_to_write_outside_gets_a_refusal_and_says_so(place):
     assert "goes up with '..'" in result.trace.events[3].text  # the Observation
     assert (outside / "secret.txt").read_text() == "keep me" and files_in(workspace) == {}
     assert registry.run(Action("writeFile", '{"file_path": "../x", "content": "x"}')).error
+
+
+# -- readFile and listFiles (lesson 15): the same rules for reading ------------------------------------
+def read(workspace, file_path: str, **options) -> dict:
+    return json.loads(workspace_files.read_file_tool(workspace, **options).invoke(json.dumps({"file_path": file_path})))
+
+
+def listing(workspace, folder: str = ".") -> dict:
+    return json.loads(workspace_files.list_files_tool(workspace).invoke(json.dumps({"folder": folder})))
+
+
+def test_read_gives_back_what_write_wrote(place):
+    workspace, _ = place
+    write(write_file_tool(workspace), file_path="notes/备注.txt", content="扫地机不回充\n第二行")
+    assert read(workspace, "notes/备注.txt") == {"file": "notes/备注.txt", "characters": 10,
+                                                 "content": "扫地机不回充\n第二行"}
+    assert read(workspace, "./notes//备注.txt")["file"] == "notes/备注.txt"
+
+
+@pytest.mark.parametrize(
+    ("file_path", "says"),
+    [
+        ("../../etc/passwd", "readFile refused: ../../etc/passwd goes up with '..'; only the workspace can be read"),
+        ("../outside/secret.txt", "goes up with '..'"),
+        ("notes/../../outside/secret.txt", "goes up with '..'"),
+        ("/etc/passwd", "readFile refused: /etc/passwd is an absolute path; paths are relative to the workspace"),
+        ("~/.ssh/id_rsa", "is an absolute path"),
+        ("\\\\server\\share\\x", "is an absolute path"),
+        ("C:/Windows/win.ini", "contains ':'"),
+        ("notes\\..\\..\\x", "contains a backslash"),
+        ("a\x00b", "control character"),
+        ("", "file_path is empty"),
+        ("notes/", "names a folder"),
+    ],
+)
+def test_reading_outside_is_refused_before_the_disk_is_touched(place, file_path, says):
+    workspace, _ = place
+    data = read(workspace, file_path)
+    assert says in data["error"] and "keep me" not in json.dumps(data)
+
+
+def test_a_symlink_to_a_file_outside_is_not_read_through(place):
+    workspace, outside = place
+    (workspace / "secret.txt").symlink_to(outside / "secret.txt")
+    assert read(workspace, "secret.txt") == {"error": "readFile refused: secret.txt is a symbolic link; links are "
+                                                      "not followed"}
+
+
+def test_a_symlink_to_a_folder_outside_is_not_read_through(place):
+    workspace, outside = place
+    (workspace / "out").symlink_to(outside, target_is_directory=True)
+    (workspace / "notes").mkdir()
+    (workspace / "notes" / "deep").symlink_to(outside, target_is_directory=True)
+    assert read(workspace, "out/secret.txt")["error"] == "readFile refused: out is a symbolic link; links are not " \
+                                                          "followed"
+    assert read(workspace, "notes/deep/secret.txt")["error"].startswith("readFile refused: notes/deep is a symbolic")
+    assert listing(workspace, "out")["error"] == "listFiles refused: out is a symbolic link; links are not followed"
+
+
+def test_a_hard_to_read_file_is_refused_with_its_reason(place):
+    workspace, _ = place
+    (workspace / "notes").mkdir()
+    (workspace / "big.txt").write_text("x" * 101)
+    (workspace / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    os.mkfifo(workspace / "pipe")
+    assert read(workspace, "missing.txt")["error"] == "readFile refused: there is no file missing.txt in the workspace"
+    assert read(workspace, "nope/missing.txt")["error"] == "readFile refused: there is no folder nope in the workspace"
+    assert read(workspace, "notes")["error"] == "readFile refused: notes is a folder, not a file"
+    assert read(workspace, "pipe")["error"] == "readFile refused: pipe is not a regular file"  # and no hang
+    assert read(workspace, "image.png")["error"] == "readFile refused: image.png is not UTF-8 text (a binary file?)"
+    assert read(workspace, "big.txt", max_bytes=100)["error"] == "readFile refused: big.txt is 101 bytes; readFile " \
+                                                                  "reads at most 100"
+    assert read(workspace, "big.txt", max_bytes=101)["characters"] == 101
+
+
+def test_a_file_swapped_for_a_link_after_the_check_is_not_followed(place, way, monkeypatch):
+    if way != "dir_fd":
+        pytest.skip("the race is closed only where files are opened with dir_fd and O_NOFOLLOW")
+    workspace, outside = place
+    (workspace / "notes.txt").write_text("mine")
+    real_lstat = os.lstat
+
+    def lstat_then_swap(name, *, dir_fd=None):  # another process wins the race right after the check
+        info = real_lstat(name, dir_fd=dir_fd)
+        if name == "notes.txt":
+            os.unlink(name, dir_fd=dir_fd)
+            os.symlink(outside / "secret.txt", name, dir_fd=dir_fd)
+        return info
+
+    monkeypatch.setattr(os, "lstat", lstat_then_swap)
+    data = read(workspace, "notes.txt")
+    assert data == {"error": "readFile refused: notes.txt is a symbolic link; links are not followed"}
+
+
+def test_a_file_swapped_for_a_pipe_after_the_check_is_refused_without_hanging(place, way, monkeypatch):
+    if way != "dir_fd":
+        pytest.skip("the race is closed only where files are opened with dir_fd")
+    workspace, _ = place
+    (workspace / "notes.txt").write_text("mine")
+    real_lstat, real_open = os.lstat, os.open
+
+    def lstat_then_swap(name, *, dir_fd=None):
+        info = real_lstat(name, dir_fd=dir_fd)
+        if name == "notes.txt":
+            os.unlink(name, dir_fd=dir_fd)
+            os.mkfifo(name, dir_fd=dir_fd)
+        return info
+
+    monkeypatch.setattr(os, "lstat", lstat_then_swap)
+    outcome: list[dict] = []
+    reader = threading.Thread(target=lambda: outcome.append(read(workspace, "notes.txt")), daemon=True)
+    reader.start()
+    reader.join(PATIENCE)
+    if reader.is_alive():  # it blocked opening the pipe: let it go (a writer appears), then fail
+        os.close(real_open(workspace / "notes.txt", os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("readFile blocked on a pipe swapped in for the file")
+    assert outcome == [{"error": "readFile refused: notes.txt is not a regular file"}]
+
+
+def test_a_folder_swapped_for_a_link_while_reading_is_not_followed(place, way, monkeypatch):
+    if way != "dir_fd":
+        pytest.skip("the race is closed only where folders are opened with dir_fd and O_NOFOLLOW")
+    workspace, outside = place
+    (workspace / "notes").mkdir()
+    (workspace / "notes" / "secret.txt").write_text("mine")
+    real_open = os.open
+
+    def swap_then_open(name, flags, mode=0o777, *, dir_fd=None):
+        if name == "notes" and dir_fd is not None and not os.path.islink(workspace / "notes"):
+            os.rename(workspace / "notes", workspace / "was-notes")
+            os.symlink(outside, workspace / "notes", target_is_directory=True)
+        return real_open(name, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", swap_then_open)
+    assert read(workspace, "notes/secret.txt") == {"error": "readFile refused: notes is a symbolic link; links are "
+                                                            "not followed"}
+    assert listing(workspace, "notes")["error"] == "listFiles refused: notes is a symbolic link; links are not " \
+                                                   "followed"
+
+
+def test_list_files_shows_files_folders_and_links_without_following_them(place):
+    workspace, outside = place
+    write(write_file_tool(workspace), file_path="notes/todo.txt", content="buy milk")
+    (workspace / "out").symlink_to(outside, target_is_directory=True)
+    (workspace / "b.txt").write_text("bb")
+    assert listing(workspace) == {"folder": ".", "entries": [
+        {"name": "b.txt", "type": "file", "bytes": 2},
+        {"name": "notes", "type": "folder"},
+        {"name": "out", "type": "link"},
+    ]}
+    assert listing(workspace, "") == listing(workspace, "./") == listing(workspace)
+    assert listing(workspace, "notes/") == {"folder": "notes", "entries": [{"name": "todo.txt", "type": "file",
+                                                                             "bytes": 8}]}
+
+
+@pytest.mark.parametrize(
+    ("folder", "says"),
+    [
+        ("..", "listFiles refused: .. goes up with '..'; only the workspace can be listed"),
+        ("/etc", "listFiles refused: /etc is an absolute path"),
+        ("/", "is an absolute path"),
+        ("missing", "listFiles refused: there is no folder missing in the workspace"),
+    ],
+)
+def test_list_files_refuses_what_read_refuses(place, folder, says):
+    workspace, _ = place
+    assert says in listing(workspace, folder)["error"]
+
+
+def test_a_long_listing_is_cut_and_says_how_many_more(place):
+    workspace, _ = place
+    for n in range(5):
+        (workspace / f"{n}.txt").write_text("x")
+    tool = workspace_files.list_files_tool(workspace, max_entries=3)
+    data = json.loads(tool.invoke("."))
+    assert [entry["name"] for entry in data["entries"]] == ["0.txt", "1.txt", "2.txt"] and data["more"] == 2
+
+
+def test_workspace_tools_are_the_three_file_tools(place):
+    workspace, _ = place
+    assert [tool.name for tool in workspace_files.workspace_tools(workspace)] == ["writeFile", "readFile", "listFiles"]

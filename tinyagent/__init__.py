@@ -153,3 +153,24 @@ def __getattr__(name: str):
     value = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value  # found once, then an ordinary attribute
     return value
+
+
+# -- 15 · Real tools: loaded on first use, like lesson 07's names ----------------------------------------
+_LAZY.update({
+    "ApprovalDecided": "events",
+    "ApprovalRequested": "events",
+    "ApiCallFailed": "http_tool",
+    "JsonApi": "http_tool",
+    "WeatherService": "weather_service",
+    "weather_tool": "weather_tool",
+    "calculator_tool": "calculator",
+    "ConfirmationGate": "confirmation",
+    "ask_on_console": "confirmation",
+    "read_file_tool": "workspace_files",
+    "list_files_tool": "workspace_files",
+    "workspace_tools": "workspace_files",
+})
+__all__ += [
+    "ApiCallFailed", "ApprovalDecided", "ApprovalRequested", "ConfirmationGate", "JsonApi", "WeatherService",
+    "ask_on_console", "calculator_tool", "list_files_tool", "read_file_tool", "weather_tool", "workspace_tools",
+]

@@ -4,6 +4,7 @@
     classroom    serve the classroom model for a whole room, and print the .env lines to use it
     local-model  serve a real small model (SmolLM2 on llama.cpp) on 127.0.0.1, print its .env lines
     doctor       check the configured endpoint for real and say how to fix what fails
+    weather-service  serve lesson 15's weather API on 127.0.0.1 (optionally slow or failing on purpose)
 
 A bad argument is one line on stderr that says what is wrong and what to do, and exit code 2.
 """
@@ -115,7 +116,15 @@ def main(argv: list[str] | None = None) -> int:
     doctor.add_argument("--timeout", type=_seconds, default=30.0,
                         help="seconds each reply may take in all (default 30)")
 
+    # Lesson 15: the weather API its HTTP tool calls, with a fault for every request if asked.
+    weather = commands.add_parser("weather-service", help="serve lesson 15's weather API on 127.0.0.1")
+    weather.add_argument("--port", type=int, default=8081, help="port to listen on (default 8081; 0: any free port)")
+    weather.add_argument("--delay", type=_delay, default=0.0, help="seconds to wait before every reply (default 0)")
+    weather.add_argument("--status", type=_http_status, help="answer every request with this HTTP error status")
+
     args = parser.parse_args(argv)
+    if args.command == "weather-service":
+        return _weather_service(args)
     if args.command == "ask":
         return _ask(args)
     if args.command == "local-model":
@@ -123,6 +132,33 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "doctor":
         return _doctor(args)
     return _classroom(args)
+
+
+def _delay(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and 0 <= seconds <= 3600):
+        raise argparse.ArgumentTypeError(f"--delay must be a number of seconds from 0 to 3600, got {text!r}")
+    return seconds
+
+
+def _http_status(text: str) -> int:
+    if not (text.isdigit() and 400 <= int(text) <= 599):
+        raise argparse.ArgumentTypeError(f"--status must be an HTTP error status from 400 to 599, got {text!r}")
+    return int(text)
+
+
+def _weather_service(args: argparse.Namespace) -> int:
+    from .weather_service import serve_weather
+
+    try:
+        serve_weather(port=args.port, delay_s=args.delay, status=args.status)
+    except TinyAgentError as exc:  # a port it cannot listen on
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _printable_stdout() -> None:

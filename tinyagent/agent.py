@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from itertools import count
 from typing import TYPE_CHECKING
 
+from .confirmation import ConfirmationGate
 from .errors import ContextBudgetError, TinyAgentError
 from .events import Event, Final, LlmCall, Observation, Parsed, ReplyDelta, Stopped, ToolCall
 from .llm_client import ChatResult, LlmClient
@@ -104,6 +105,9 @@ class ReActAgent:
                 live message list stays whole; a request that cannot fit ends the run ("context_budget")
     stream:     read each reply as it is typed (lesson 14): every round starts with ReplyDelta events, one
                 per piece of text, and then yields the same events as without streaming
+    confirm:    a ConfirmationGate (lesson 15, confirmation.py): the tools it guards run only after a
+                person says yes; the run pauses at an ApprovalRequested event until then (the loop below is
+                unchanged: the gate watches its events and its stop rules run the tool)
     """
 
     def __init__(
@@ -122,6 +126,7 @@ class ReActAgent:
         stop_rules: StopRules | Iterable | None = None,
         context_budget: ContextBudget | None = None,
         stream: bool = False,
+        confirm: ConfirmationGate | None = None,
     ):
         if tools is None or not isinstance(tools, ToolRegistry):
             raise TypeError("ReActAgent needs tools=ToolRegistry(...) with the tools the model may call")
@@ -152,6 +157,9 @@ class ReActAgent:
         if stream and not callable(getattr(self.llm, "stream", None)):
             raise TypeError(f"stream=True needs a client with a stream() method, such as LlmClient; got {self.llm!r}")
         self.stream = bool(stream)
+        if confirm is not None and not isinstance(confirm, ConfirmationGate):
+            raise TypeError(f"confirm must be a ConfirmationGate, got {type(confirm).__name__}")
+        self.confirm = confirm
 
     def parse(self, reply) -> ParsedStep:
         """Read one reply: strictly (lesson 05), or tolerantly with the tool names and finish_reason."""
@@ -208,12 +216,15 @@ class AgentRun:
         self.trace = Trace(lang=self.lang)
         self.stop_rules = agent.stop_rules.fresh()  # this run's own copies: nothing left from earlier runs
         self._events = self._loop()
+        # Lesson 15: with a confirmation gate, the events come through it (a guarded tool waits for a yes).
+        confirm = getattr(agent, "confirm", None)
+        self._watched = confirm.watch(self) if confirm is not None else self._events
 
     def __iter__(self) -> AgentRun:
         return self
 
     def __next__(self) -> Event:
-        event = next(self._events)
+        event = next(self._watched)
         self.trace.append(event)
         return event
 

@@ -7,6 +7,8 @@ One round of the loop yields, in order:
     ... or Stopped, when the loop ends without an answer (step cap, a failed model call)
     ... or LimitReached, when a stop rule ends the loop (lesson 10), then a closing round:
     LlmCall -> Parsed -> Final (the best answer from what is known) or Stopped
+    ... and for a tool behind a confirmation gate (lesson 15), between ToolCall and Observation:
+    ToolCall -> ApprovalRequested -> ApprovalDecided -> Observation
 
 With `ReActAgent(stream=True)` (lesson 14) each model call is read as it is typed: its round starts with
 the reply's pieces, ReplyDelta ... ReplyDelta, and then the same events as without streaming.
@@ -147,8 +149,35 @@ class ReplyDelta(Event):
     elapsed_s: float = field(default=0.0, repr=False)
 
 
+@dataclass(frozen=True)
+class ApprovalRequested(Event):
+    """Lesson 15: a tool with side effects waits for a person's yes (confirmation.py). Between this event and
+    its `ApprovalDecided` the run is paused: the tool has not run. `summary` is what the person is shown."""
+
+    kind: ClassVar[str] = "approval_requested"
+    request_id: int = 0
+    tool: str = ""
+    summary: str = ""
+    timeout_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class ApprovalDecided(Event):
+    """How the request ended: outcome "approved" (the tool runs next), "declined", "timeout" or "error" (the
+    tool does not run; the Observation says why). `by` says who or what decided."""
+
+    kind: ClassVar[str] = "approval_decided"
+    request_id: int = 0
+    tool: str = ""
+    outcome: str = ""
+    by: str = ""
+    detail: str = ""
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls for cls in (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, LimitReached, ReplyDelta)
+    cls.kind: cls
+    for cls in (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, LimitReached, ReplyDelta, ApprovalRequested,
+                ApprovalDecided)
 }
 
 

@@ -45,6 +45,7 @@ from .agent import (
     ReActAgent,
     cut_observation,
 )
+from .confirmation import ConfirmationGate
 from .errors import ContextBudgetError, TinyAgentError
 from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from .llm_client import LlmClient
@@ -89,6 +90,8 @@ class FunctionCallingAgent(ReActAgent):
     max_parallel: at most this many tool threads at a time
     tool_choice: sent with every request: "auto" (the model decides), "required", "none", or
                 {"type": "function", "function": {"name": ...}}
+    confirm:    a ConfirmationGate (lesson 15), as for `ReActAgent`: each guarded call of a reply waits for
+                its own yes before the reply's calls run
     """
 
     def __init__(
@@ -106,6 +109,7 @@ class FunctionCallingAgent(ReActAgent):
         max_parallel: int = MAX_PARALLEL,
         tool_choice: str | dict = "auto",
         context_budget=None,
+        confirm: ConfirmationGate | None = None,
     ):
         if tools is None or not isinstance(tools, ToolRegistry):
             raise TypeError("FunctionCallingAgent needs tools=ToolRegistry(...) with the tools the model may call")
@@ -113,6 +117,7 @@ class FunctionCallingAgent(ReActAgent):
             llm, tools, max_steps=max_steps, lang=lang, system_prompt=system_prompt, stop=None,
             max_tokens=max_tokens, max_observation_chars=max_observation_chars, stop_rules=stop_rules,
             context_budget=context_budget,
+            confirm=confirm,
         )
         if not isinstance(max_parallel, int) or isinstance(max_parallel, bool) or max_parallel < 1:
             raise ValueError(f"max_parallel must be a positive whole number, got {max_parallel!r}")

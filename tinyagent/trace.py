@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .events import (
+    ApprovalDecided,
+    ApprovalRequested,
     Event,
     Final,
     LimitReached,
@@ -46,6 +48,10 @@ LABELS = {
         "after_limit": "[Final answer - after a limit]",
         "streamed": "[Streamed] the reply came in {n} pieces",
         "typed": "[Typed so far] {text}",
+        "approval_asked": "[Approval asked] {tool}: {summary} (waits up to {timeout:g} s)",
+        "approval": "[Approval: {outcome}] by {by}",
+        "outcomes": {"approved": "approved", "declined": "declined", "timeout": "no answer in time",
+                     "error": "error"},
     },
     "zh": {
         "round": "===== 第 {n} 圈 =====",
@@ -65,6 +71,9 @@ LABELS = {
         "after_limit": "[最终答复-到达限制后]",
         "streamed": "[流式] 回复分 {n} 段到达",
         "typed": "[已输入] {text}",
+        "approval_asked": "[等待批准] {tool}：{summary}（最多等 {timeout:g} 秒）",
+        "approval": "[批准结果：{outcome}] 决定方：{by}",
+        "outcomes": {"approved": "已批准", "declined": "被拒绝", "timeout": "超时无人答复", "error": "出错"},
     },
 }
 
@@ -237,5 +246,11 @@ def _format_event(event: Event, labels: dict[str, str], usage: bool, reasons: di
         return [line, event.detail] if event.detail else [line]
     if isinstance(event, Stopped):
         line = f"{labels['stopped'].format(reason=event.reason)} {event.answer}"
+        return [line, event.detail] if event.detail else [line]
+    if isinstance(event, ApprovalRequested):  # lesson 15: a side effect waiting for a person's yes
+        return [labels["approval_asked"].format(tool=event.tool, summary=event.summary, timeout=event.timeout_s)]
+    if isinstance(event, ApprovalDecided):
+        outcome = labels["outcomes"].get(event.outcome, event.outcome)
+        line = labels["approval"].format(outcome=outcome, by=event.by)
         return [line, event.detail] if event.detail else [line]
     return [repr(event)]

@@ -64,7 +64,8 @@ _KIND_BY_NAME = {
 
 
 def tool_kind(name: str) -> str | None:
-    """What a tool does, judged by its name: "order", "refund", ..., "weather", "write_file", or None."""
+    """What a tool does, judged by its name: "order", "refund", ..., "weather", "write_file", "read_file",
+    "list_files", "calculator", or None."""
     low = (name or "").lower()
     if low in _KIND_BY_NAME:
         return _KIND_BY_NAME[low]
@@ -72,6 +73,12 @@ def tool_kind(name: str) -> str | None:
         return "weather"
     if "write" in low and "file" in low:
         return "write_file"
+    if "read" in low and "file" in low:  # lesson 15: readFile, listFiles, calculator
+        return "read_file"
+    if "list" in low and "file" in low:
+        return "list_files"
+    if "calc" in low:
+        return "calculator"
     return None
 
 

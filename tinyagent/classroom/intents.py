@@ -12,6 +12,7 @@ add a field to `Heard`, a row to `RULES` and a planner to scenarios.PLANNERS.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from functools import cache
 from typing import NamedTuple
@@ -42,6 +43,55 @@ def file_name_in(text: str) -> str | None:
     return match.group() if match else None
 
 
+@cache
+def _path_pattern() -> re.Pattern:
+    # ASCII only: Chinese characters are word characters too, and "读一下notes/a.txt" must give notes/a.txt.
+    return re.compile(r"(?<![A-Za-z0-9_./~-])(?:\.{1,2}/|~/|/)?(?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_.-]+/?")
+
+
+def path_in(text: str) -> str | None:
+    """The first path in the text: one with a "/" (../../etc/passwd, notes/todo.txt) or a file name with
+    an extension (notes.txt); None when there is none. Order ids and prices are not paths."""
+    for match in _path_pattern().finditer(text):
+        candidate = match.group().rstrip(".")
+        if "/" in candidate and any(c.isalpha() for c in candidate):
+            return candidate
+        if file_name_in(candidate) == candidate:
+            return candidate
+    return None
+
+
+@cache
+def _expression_pattern() -> re.Pattern:
+    # A run of digits, operators and brackets with an operator between two numbers somewhere in it.
+    return re.compile(r"(?<![A-Za-z0-9.,])[-+(\d][\d\s.+\-*/×÷^%()]*")
+
+
+_OPERATOR_WORDS = (("乘以", "*"), ("除以", "/"), ("加上", "+"), ("减去", "-"), ("的平方", "**2"))
+
+
+def expression_in(text: str) -> str | None:
+    """The arithmetic in a request ("(1999 - 200) * 0.85", "1999 乘以 0.85" -> "1999 * 0.85"), or None."""
+    text = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", unicodedata.normalize("NFKC", text))  # 1,999 is 1999
+    for word, symbol in _OPERATOR_WORDS:
+        text = text.replace(word, f" {symbol} ")
+    best = None
+    for match in _expression_pattern().finditer(text):
+        candidate = " ".join(match.group().split()).rstrip("+-*/×÷^%( ")
+        candidate = candidate.lstrip(")")
+        if re.search(r"\d\s*(?:\*\*|[-+*/×÷^%])\s*[-+(]*\s*\d", candidate) and (
+            best is None or len(candidate) > len(best)
+        ):
+            best = candidate
+    if best is None:
+        return None
+    while best.count("(") > best.count(")") and best.startswith("("):  # "(1+2" from "what is (1+2)?" cut short
+        best = best[1:].lstrip()
+    while best.count(")") > best.count("(") and best.endswith(")"):
+        best = best[:-1].rstrip()
+    return best
+
+
 def is_greeting(text: str) -> bool:
     """你好 / Hello / hi there / Good morning: a request that starts with a greeting."""
     text = text.strip()
@@ -70,6 +120,9 @@ class Heard(NamedTuple):  # a NamedTuple, not a dataclass: cheaper to define at 
     rule_question: bool
     weather: bool
     writes_file: bool
+    reads_file: bool  # lesson 15: a path and a word for reading it
+    lists_files: bool
+    calculation: bool  # an arithmetic expression, and a word that asks for its value
     about_react: bool
     identity: bool
     thanks: bool
@@ -96,6 +149,10 @@ def hear(conv: Conversation) -> Heard:
         rule_question=v.RULE_QUESTION.found_in(text),
         weather=v.WEATHER.found_in(text),
         writes_file=file_name_in(text) is not None and v.WRITE.found_in(text),
+        reads_file=path_in(text) is not None and v.READ.found_in(text),
+        lists_files=v.LIST_FILES.found_in(text),
+        calculation=expression_in(text) is not None and (
+            v.CALCULATE.found_in(text) or "".join(text.split()).endswith(("=", "=?", "=？"))),
         about_react="react" in text.lower(),
         identity=v.IDENTITY.found_in(text),
         thanks=v.THANKS.found_in(text),
@@ -147,6 +204,8 @@ def _clauses(text: str, commas: bool = False) -> list[str]:
 # The rules, first match wins: (intent, when it applies). scenarios.PLANNERS has a planner per intent.
 RULES: tuple[tuple[str, Callable[[Heard], bool]], ...] = (
     ("write_file", lambda h: h.writes_file),
+    ("read_file", lambda h: h.reads_file),
+    ("list_files", lambda h: h.lists_files),
     ("weather", lambda h: h.weather),
     ("about_react", lambda h: h.about_react),
     # when the refund money arrives: the policy answers it, whether or not an order id is given
@@ -163,6 +222,8 @@ RULES: tuple[tuple[str, Callable[[Heard], bool]], ...] = (
     ("policy", lambda h: h.logistics and h.rule_question),
     ("need_order_id", lambda h: h.logistics),
     ("logistics", lambda h: h.tracking_numbers and not h.order_ids_here),
+    # arithmetic after every shop rule: "退款 1-3 个工作日到账吗" is about the refund, not a sum
+    ("calculate", lambda h: h.calculation and not h.order_ids_here),
     ("order_status", lambda h: h.order_ids_here or (h.order_ids and h.status)),
     ("time", lambda h: h.time),
     ("policy", lambda h: h.policy),

@@ -356,6 +356,9 @@ def _act_on(conv: Conversation, order: Order, verdict: Verdict, mode: str = "ref
             _verdict_thought(conv, order, verdict),
             [call(conv, "refund", orderId=order.order_id, reason=refund_reason(conv, order, verdict))],
         )
+    approval = pick(refund.data, "approval") if refund.error else None
+    if approval in ("declined", "timeout", "error"):
+        return _answer_not_approved(conv, order, str(approval))
     if refund.error:
         return Answer(
             conv.say(
@@ -370,6 +373,43 @@ def _act_on(conv: Conversation, order: Order, verdict: Verdict, mode: str = "ref
             ),
         )
     return _answer_refunded(conv, order, verdict, refund.data)
+
+
+def _answer_not_approved(conv: Conversation, order: Order, approval: str) -> Answer:
+    """Lesson 15: the refund waited for a person's approval (a confirmation gate) and did not get it.
+    Nothing was written, so the answer says so, and never offers a refund id."""
+    oid = order.order_id
+    if approval == "declined":
+        return Answer(
+            conv.say("退款需要工作人员批准，这次被拒绝了，系统没有做任何改动。不能再提交，要如实告诉用户。",
+                     "The refund needs a staff member's approval, and it was declined: nothing was changed. I "
+                     "must not submit it again; I tell the customer."),
+            conv.say(f"抱歉，订单 {oid} 的退款申请需要工作人员审核，这次没有获得批准，所以没有提交，"
+                     "您的订单也没有任何变动。如有疑问，可以联系人工客服进一步处理。",
+                     f"Sorry, the refund for order {oid} needs a staff member's approval, and it was not "
+                     "approved, so it has not been submitted and nothing about your order has changed. A human "
+                     "agent can look into it with you."),
+        )
+    if approval == "timeout":
+        return Answer(
+            conv.say("退款在等待工作人员批准，但在时限内没有人答复，所以没有提交，系统没有改动。要告诉用户。",
+                     "The refund waited for a staff member's approval and nobody answered in time, so it was "
+                     "not submitted and nothing changed. I tell the customer."),
+            conv.say(f"订单 {oid} 的退款需要工作人员批准，目前还没有人处理，所以暂时没有提交，订单没有变动。"
+                     "请稍后再联系我们，我们会尽快为您办理。",
+                     f"The refund for order {oid} needs a staff member's approval, and nobody has approved it "
+                     "yet, so it has not been submitted and nothing has changed. Please check back a little "
+                     "later and we will get it done."),
+        )
+    return Answer(
+        conv.say("请求批准时出了错，退款没有提交，系统没有改动。要如实告诉用户。",
+                 "Asking for approval failed, so the refund was not submitted and nothing changed. I tell the "
+                 "customer."),
+        conv.say(f"抱歉，订单 {oid} 的退款暂时无法提交（审批环节出了问题），订单没有任何变动。请稍后再试，"
+                 "或联系人工客服。",
+                 f"Sorry, the refund for order {oid} cannot be submitted right now (the approval step failed), "
+                 "and nothing about your order has changed. Please try again later or contact a human agent."),
+    )
 
 
 def _verdict_thought(conv: Conversation, order: Order, verdict: Verdict) -> str:

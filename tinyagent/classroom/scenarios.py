@@ -16,6 +16,9 @@ between calls and nothing is random: the same conversation always gives the same
     time            现在几点了？                           getCurrentTime -> answer
     weather         北京今天天气怎么样，要带伞吗？           <weather tool> -> answer
     write_file      把 1 到 10 写入 numbers.txt            <write-file tool> -> answer
+    read_file       Read ../../etc/passwd                  <read-file tool> -> answer (or its refusal)
+    list_files      工作区里有哪些文件？                     <list-files tool> -> answer
+    calculate       What is (1999 - 200) * 0.85?           <calculator tool> -> answer
     need_order_id   我想退货                               ask for the order number
     about_react     What is a ReAct agent?                 answer
     identity        你是谁？                               answer (the classroom model)
@@ -24,15 +27,16 @@ between calls and nothing is random: the same conversation always gives the same
     clarify         我那个订单的东西……                      ask what the customer wants (never guess)
     decline         帮我写一首诗 / Book me a flight          decline politely, say what it can do
 
-intents.py reads the intent; the planners live in shop_scenarios.py, refund.py, weather_and_files.py and
-small_talk.py. This module only puts them together, with one rule that applies to every scenario: a tool
-that rejects the input twice in a row gets no third try.
+intents.py reads the intent; the planners live in shop_scenarios.py, refund.py, weather_and_files.py,
+arithmetic.py and small_talk.py. This module only puts them together, with one rule that applies to every
+scenario: a tool that rejects the input twice in a row gets no third try.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from .arithmetic import plan_calculate
 from .conversation import Conversation
 from .intents import detect_intent
 from .planning import Act, Answer
@@ -56,7 +60,7 @@ from .small_talk import (
     plan_identity,
     plan_thanks,
 )
-from .weather_and_files import plan_weather, plan_write_file
+from .weather_and_files import plan_list_files, plan_read_file, plan_weather, plan_write_file
 
 
 def plan(conv: Conversation) -> Act | Answer:
@@ -112,6 +116,9 @@ PLANNERS: dict[str, Callable[[Conversation], Act | Answer]] = {
     "time": plan_time,
     "weather": plan_weather,
     "write_file": plan_write_file,
+    "read_file": plan_read_file,
+    "list_files": plan_list_files,
+    "calculate": plan_calculate,
     "need_order_id": plan_need_order_id,
     "about_react": plan_about_react,
     "identity": plan_identity,

@@ -22,6 +22,9 @@ CAPABILITIES = {
     "time": ("查询当前时间", "tell the current time"),
     "weather": ("查询天气", "check the weather"),
     "write_file": ("把内容写入文件", "write text to a file"),
+    "read_file": ("读取工作区里的文件", "read files in the workspace"),
+    "list_files": ("列出工作区里的文件", "list the files in the workspace"),
+    "calculator": ("做算术", "do arithmetic"),
 }
 SHOP_KINDS = ("order", "logistics", "refund", "knowledge")
 

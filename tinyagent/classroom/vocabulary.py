@@ -149,6 +149,13 @@ VAGUE_PROBLEM = Words(
 
 WEATHER = Words(zh=("天气", "带伞", "下雨"), en=("weather", "umbrella", " rain ", " rain?", " rain.", "raining", "rainy"))
 WRITE = Words(zh=("写入", "写到", "写进", "保存", "存到"), en=("write", "save", "put"))
+# Lesson 15's tools: reading a file, listing the workspace, arithmetic.
+READ = Words(zh=("读", "打开", "看看", "看一下", "内容", "显示"),
+             en=("read", "show me", "open", "what's in", "what is in", "contents of", "content of", "cat "))
+LIST_FILES = Words(zh=("有哪些文件", "有什么文件", "列出", "文件列表", "哪些文件"),
+                   en=("list the files", "list files", "what files", "which files", "files are in", "files in the"))
+CALCULATE = Words(zh=("计算", "算一下", "算算", "算出", "等于多少", "是多少", "多少钱", "等于几"),
+                  en=("calculate", "compute", "what is", "what's", "how much is", "work out", "equals"))
 IDENTITY = Words(
     zh=("你是谁", "你叫什么", "什么模型", "哪个模型"),
     en=("who are you", "what are you", "your name", "which model", "what model"),

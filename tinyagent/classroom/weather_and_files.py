@@ -1,8 +1,13 @@
-"""The seeds' other tools: an HTTP weather lookup (third seed) and a file writer (second seed).
+"""The seeds' other tools: an HTTP weather lookup (third seed) and file tools (second seed, lesson 15).
 
 They are not part of the shop; a lesson registers them to show that the same model and loop work with
 any tool the prompt lists. The planners find them by name: a tool whose name contains "weather", and
-one whose name contains "write" and "file".
+ones whose names contain "write", "read" or "list" with "file".
+
+A weather call that fails with `"retryable": true` (a timeout, a 503: lesson 15's http_tool.py) is tried
+once more, since such a failure may pass; a second failure, or one that is not retryable (an unknown
+city), is reported to the user as it is. A file tool's refusal (`..`, an absolute path, a link) is
+reported too, never worked around.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 import re
 
 from .conversation import Conversation, Step
-from .intents import CITIES, file_name_in, has_any
+from .intents import CITIES, file_name_in, has_any, path_in
 from .planning import Act, Answer, act, call, pick, sentence
 from .small_talk import cannot
 
@@ -39,6 +44,17 @@ def plan_weather(conv: Conversation) -> Act | Answer:
     if conv.tool_for("weather") is None:
         return cannot(conv, f"查询{city}的天气", f"check the weather in {city}")
     step = conv.result("weather", city)
+    attempts = sum(1 for s in conv.steps if s.kind == "weather" and s.ran and city in s.input)
+    if step is not None and step.error and _retryable(step) and attempts < 2:
+        return act(
+            conv,
+            conv.say(
+                f"天气工具失败了：{step.error}。这种错误可能是暂时的（retryable），再查一次{city}的天气。",
+                f"The weather tool failed: {step.error}. That may be temporary (it says retryable), so I try "
+                f"once more for {city}.",
+            ),
+            [call(conv, "weather", city=city)],
+        )
     if step is None:
         return act(
             conv,
@@ -82,11 +98,20 @@ def plan_weather(conv: Conversation) -> Act | Answer:
     )
 
 
+def _retryable(step: Step) -> bool:
+    """The failed call says another try may work ("retryable": true, as http_tool.py's errors do)."""
+    return isinstance(step.data, dict) and step.data.get("retryable") is True
+
+
 def _weather_report(conv: Conversation, step: Step) -> str:
     """ "小雨，22℃" from a weather Observation: JSON fields, or "天气：小雨，温度：22℃" style text."""
     data = step.data
     if isinstance(data, dict):
-        found = [pick(data, "weather", "condition", "text", "description"), pick(data, "temperature", "temp")]
+        condition = pick(data, "condition_zh") if conv.zh else None
+        temperature = pick(data, "temperature", "temp", "temperature_c")
+        if isinstance(temperature, (int, float)) and not isinstance(temperature, bool):
+            temperature = conv.say(f"{temperature:g}℃", f"{temperature:g} °C")
+        found = [condition or pick(data, "weather", "condition", "text", "description"), temperature]
     else:
         text = step.observation or ""
         found = [
@@ -160,4 +185,58 @@ def plan_write_file(conv: Conversation) -> Act | Answer:
             f"The tool said: {sentence(step.observation or '')}. The file is written.",
         ),
         conv.say(f"已把 {what_zh} 写入 {path}。", f"Done: {path} now holds {what_en}."),
+    )
+
+
+def plan_read_file(conv: Conversation) -> Act | Answer:
+    """readFile (lesson 15): read the file the user names; a refusal is reported, not worked around."""
+    path = path_in(conv.request) or ""
+    if conv.tool_for("read_file") is None:
+        return cannot(conv, f"读取文件 {path}", f"read {path}")
+    step = conv.result("read_file")
+    if step is None:
+        return act(
+            conv,
+            conv.say(f"用户想看 {path} 的内容。用 {conv.tool_for('read_file')} 读取它。",
+                     f"The user wants to see {path}. I read it with {conv.tool_for('read_file')}."),
+            [call(conv, "read_file", file_path=path)],
+        )
+    if step.error:
+        return Answer(
+            conv.say(f"读文件被拒绝了：{step.error}。文件工具只能读工作区里的文件，不能绕过，如实告诉用户。",
+                     f"Reading was refused: {step.error}. The file tool only reads inside the workspace; I "
+                     "do not try to get around that, I say so."),
+            conv.say(f"抱歉，我不能读取 {path}：{step.error}。我只能读取工作区里的文件。",
+                     f"Sorry, I cannot read {path}: {step.error}. I can only read files inside the workspace."),
+        )
+    content = pick(step.data, "content", "text")
+    content = str(content if content is not None else step.observation or "")
+    shown = content if len(content) <= 300 else content[:300] + "…"
+    return Answer(
+        conv.say(f"读到了 {path}，共 {len(content)} 个字符。", f"I read {path}: {len(content)} characters."),
+        conv.say(f"{path} 的内容：\n{shown}", f"Here is {path}:\n{shown}"),
+    )
+
+
+def plan_list_files(conv: Conversation) -> Act | Answer:
+    """listFiles (lesson 15): what the workspace holds, by name and kind."""
+    if conv.tool_for("list_files") is None:
+        return cannot(conv, "列出工作区里的文件", "list the files in the workspace")
+    step = conv.result("list_files")
+    if step is None:
+        return act(
+            conv,
+            conv.say("用户想知道工作区里有哪些文件。列出工作区的根目录。",
+                     "The user wants to know what is in the workspace. I list its top folder."),
+            [call(conv, "list_files", folder=".")],
+        )
+    if step.error:
+        return Answer(conv.say(f"列文件失败：{step.error}。", f"Listing failed: {step.error}."),
+                      conv.say(f"抱歉，列不出文件：{step.error}。", f"Sorry, I could not list the files: {step.error}."))
+    entries = pick(step.data, "entries") or []
+    names = [f"{e.get('name')}{'/' if e.get('type') == 'folder' else ''}" for e in entries if isinstance(e, dict)]
+    listed = conv.say("、", ", ").join(names) or conv.say("（空的）", "(nothing)")
+    return Answer(
+        conv.say(f"工作区里有 {len(names)} 项。", f"The workspace holds {len(names)} entries."),
+        conv.say(f"工作区里有：{listed}", f"The workspace holds: {listed}"),
     )

@@ -15,6 +15,9 @@ from .database import (
     ShopReadOnlyError,
 )
 from .knowledge import KNOWLEDGE_BASE, KnowledgeEntry
+
+# Lesson 15: what a person sees before approving a refund, and a confirmation gate that shows it.
+from .refund_review import describe_refund, refund_gate
 from .tools import (
     ApplyRefundTool,
     GetCurrentTimeTool,
@@ -40,6 +43,8 @@ __all__ = [
     "ShopDatabaseError",
     "ShopError",
     "ShopReadOnlyError",
+    "describe_refund",
+    "refund_gate",
     "shop_registry",
     "shop_tools",
 ]

@@ -6,6 +6,7 @@
     StepDebugger(agent, question)                  # one model call or tool call per click
     ChatPanel(agent)                               # a multi-turn chat with its live trace
     StopComparison.from_agent(agent, question)     # lesson 04: without and with stop, side by side
+    ApprovalPanel(agent.start(question))            # lesson 15: Approve / Decline before a side effect
 
 Each widget keeps its state in plain attributes (`.cards`, `.step_count`, `.turns`, ...) and
 saves into a notebook as readable, deterministic text (`.text()`), so nbval can check it.
@@ -20,6 +21,7 @@ except ImportError:
         'tinyagent.widgets needs ipywidgets: pip install "tinyagent[widgets]"', name="ipywidgets"
     ) from None
 
+from .approval_panel import ApprovalPanel
 from .cards import Card, apply_event, build_cards
 from .chat_panel import ChatPanel, Turn, describe_model
 from .step_debugger import StepDebugger
@@ -27,6 +29,7 @@ from .stop_comparison import Row, StopComparison
 from .trace_viewer import TraceViewer
 
 __all__ = [
+    "ApprovalPanel",
     "Card",
     "ChatPanel",
     "Row",

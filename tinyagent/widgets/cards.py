@@ -24,7 +24,19 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..events import Event, Final, LlmCall, Observation, Parsed, ReplyDelta, Stopped, ToolCall
+from ..events import (
+    ApprovalDecided,
+    ApprovalRequested,
+    Event,
+    Final,
+    LlmCall,
+    Observation,
+    Parsed,
+    ReplyDelta,
+    Stopped,
+    ToolCall,
+)
+from ..trace import LABELS as TRACE_LABELS
 from ..trace import Trace
 
 LABELS = {
@@ -43,8 +55,11 @@ LABELS = {
         "tokens": "{prompt} in + {completion} out tokens",
         "streamed": "streamed in {n} pieces, the first after {first:.2f} s",
         "typing_rest": "typing",
+        "approval_asked": "Waiting for approval",
+        "approval": "Approval",
         "badges": {
             "typing": "typing…",
+            "waiting_approval": "waiting for approval",
             "thinking": "model replied",
             "acting": "tool pending",
             "observed": "tool ran",
@@ -69,8 +84,11 @@ LABELS = {
         "tokens": "输入 {prompt} + 输出 {completion} token",
         "streamed": "分 {n} 段流式到达，第一段用了 {first:.2f} 秒",
         "typing_rest": "正在输入",
+        "approval_asked": "等待批准",
+        "approval": "批准结果",
         "badges": {
             "typing": "正在输入…",
+            "waiting_approval": "等待批准",
             "thinking": "模型已回复",
             "acting": "待执行工具",
             "observed": "工具已执行",
@@ -92,6 +110,7 @@ STATUS = {
     "final": "#2e7d32",
     "fallback": "#9e7700",
     "stopped": "#ad1457",
+    "waiting_approval": "#6a1b9a",
 }
 
 
@@ -109,6 +128,7 @@ class Card:
     events: list[Event] = field(default_factory=list)  # every event of the round, as it came
     typed: str = ""  # a streamed reply so far: its ReplyDelta pieces, joined (lesson 14)
     pieces: list[ReplyDelta] = field(default_factory=list)
+    approvals: list[ApprovalRequested | ApprovalDecided] = field(default_factory=list)  # lesson 15
 
     @property
     def tool_call(self) -> ToolCall | None:
@@ -122,13 +142,15 @@ class Card:
 
     @property
     def status(self) -> str:
-        """typing, thinking, acting, observed, tool_error, final, fallback or stopped."""
+        """typing, thinking, acting, waiting_approval, observed, tool_error, final, fallback or stopped."""
         if isinstance(self.end, Stopped):
             return "stopped"
         if isinstance(self.end, Final):
             return "fallback" if self.end.reason == "fallback" else "final"
         if self.observations and len(self.observations) >= len(self.tool_calls):
             return "tool_error" if any(o.error for o in self.observations) else "observed"
+        if self.approvals and isinstance(self.approvals[-1], ApprovalRequested):
+            return "waiting_approval"
         if self.tool_calls:
             return "acting"
         if self.typed and self.llm is None:
@@ -150,7 +172,8 @@ def apply_event(cards: list[Card], event: Event) -> Card:
     else:
         card = Card(event.step)
         cards.append(card)
-    if isinstance(event, (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, ReplyDelta)):
+    if isinstance(event, (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, ReplyDelta, ApprovalRequested,
+                          ApprovalDecided)):
         card.events.append(event)
     if isinstance(event, ReplyDelta):
         card.pieces.append(event)
@@ -165,6 +188,8 @@ def apply_event(cards: list[Card], event: Event) -> Card:
         card.observations.append(event)
     elif isinstance(event, (Final, Stopped)):
         card.end = event
+    elif isinstance(event, (ApprovalRequested, ApprovalDecided)):
+        card.approvals.append(event)
     return card
 
 
@@ -266,6 +291,15 @@ def card_html(card: Card, lang: str = "en") -> str:
     for tool_call in card.tool_calls:
         call = f"<code>{esc(tool_call.name)}({esc(tool_call.input)})</code>"
         rows.append(row(labels["action"], call, STATUS["acting"], "ta-action"))
+    c = STATUS["waiting_approval"]
+    for approval in card.approvals:  # lesson 15: the person's yes or no, between the call and its result
+        if isinstance(approval, ApprovalRequested):
+            rows.append(row(labels["approval_asked"], esc(approval.summary), c, "ta-approval-asked", tint(c)))
+        else:
+            outcome = TRACE_LABELS[lang]["outcomes"].get(approval.outcome, approval.outcome)
+            detail = f" ({approval.detail})" if approval.detail else ""
+            rows.append(row(labels["approval"], esc(f"{outcome} · {approval.by}{detail}"), c,
+                            f"ta-approval ta-approval-{approval.outcome}"))
     if card.tool_calls and len(card.observations) < len(card.tool_calls) and card.end is None:
         rows.append(row("…", esc(labels["waiting"]), STATUS["acting"], "ta-waiting"))
     for observation in card.observations:

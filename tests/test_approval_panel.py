@@ -1,0 +1,83 @@
+"""ApprovalPanel: the run pauses before applyRefund, and the buttons decide; no click, no refund."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tinyagent import ConfirmationGate, LlmClient, ReActAgent, fixed_clock
+from tinyagent.shop import Shop, refund_gate, shop_registry
+from tinyagent.widgets import ApprovalPanel, build_cards
+
+REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
+
+
+@pytest.fixture
+def shop():
+    with Shop(":memory:", clock=fixed_clock("2026-06-30T19:05:23")) as opened:
+        yield opened
+
+
+def panel_for(shop, **gate_options) -> ApprovalPanel:
+    agent = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=refund_gate(shop, **gate_options))
+    return ApprovalPanel(agent.start(REFUND))
+
+
+def test_it_stops_at_the_request_with_the_buttons_on_and_nothing_written(shop):
+    panel = panel_for(shop)
+    assert panel.waiting is not None and panel.waiting.tool == "applyRefund"
+    assert not panel.approve_button.disabled and not panel.decline_button.disabled
+    assert shop.refunds() == [] and not panel.run.done
+    assert "refund ¥1999 for order 88231" in panel.request_box.value
+    assert panel.text().startswith("ApprovalPanel: waiting for approval: applyRefund: refund ¥1999 for order 88231")
+    assert panel._repr_mimebundle_()["text/plain"] == panel.text()
+    card = build_cards(panel.viewer.trace.events)[-1]
+    assert card.status == "waiting_approval" and "Waiting for approval" in card.html()
+
+
+def test_a_click_on_approve_writes_the_refund_and_finishes_the_run(shop):
+    panel = panel_for(shop)
+    panel.approve_button.click()
+    assert panel.waiting is None and panel.run.done and panel.error is None
+    assert [(d.outcome, d.by) for d in panel.decisions] == [("approved", "a click on Approve")]
+    assert [r["orderId"] for r in shop.refunds()] == ["88231"]
+    assert panel.approve_button.disabled and panel.decline_button.disabled
+    assert "RF202606300001" in panel.viewer.trace.answer
+
+
+def test_a_click_on_decline_writes_nothing(shop):
+    panel = panel_for(shop)
+    panel.decline_button.click()
+    assert panel.run.done and shop.refunds() == []
+    assert panel.text().splitlines()[:2] == ["ApprovalPanel: the run has ended (final_answer)",
+                                             "decision: declined, by a click on Decline"]
+    assert "[批准结果：被拒绝] 决定方：a click on Decline" in panel.text()  # the trace in the run's language
+
+
+def test_a_click_after_the_limit_writes_nothing(shop):
+    panel = panel_for(shop, timeout_s=0.2)
+    time.sleep(0.4)
+    panel.approve_button.click()
+    assert [d.outcome for d in panel.decisions] == ["timeout"] and shop.refunds() == []
+
+
+def test_a_second_click_is_shown_as_an_error_not_raised(shop):
+    panel = panel_for(shop)
+    panel.decline()
+    panel._safely(panel.approve)  # as a stray click would, on a button that is already off
+    assert panel.error == "RuntimeError: nothing is waiting for approval" and shop.refunds() == []
+
+
+def test_it_needs_a_gate_that_pauses(shop):
+    with pytest.raises(ValueError, match="confirm=ConfirmationGate"):
+        ApprovalPanel(ReActAgent(LlmClient.classroom(), shop_registry(shop)).start(REFUND))
+    agent = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=ConfirmationGate(ask=lambda r: True))
+    with pytest.raises(ValueError, match="without ask="):
+        ApprovalPanel(agent.start(REFUND))
+
+
+def test_a_run_with_nothing_to_approve_just_ends(shop):
+    agent = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=refund_gate(shop))
+    panel = ApprovalPanel(agent.start("帮我看看订单 88231 的快递到哪了。"))
+    assert panel.waiting is None and panel.run.done and panel.approve_button.disabled

@@ -1,0 +1,167 @@
+"""calculator.py: arithmetic by walking the ast with a whitelist; anything else is a clear refusal, fast."""
+
+from __future__ import annotations
+
+import json
+import time
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tinyagent import Action, ToolRegistry
+from tinyagent.calculator import (
+    MAX_EXPONENT,
+    MAX_EXPRESSION_CHARS,
+    CalculatorError,
+    Value,
+    calculate,
+    calculator_tool,
+    format_number,
+)
+
+
+def result(expression: str) -> dict:
+    return json.loads(calculator_tool().invoke(expression))
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        ("1999 * 0.85", 1699.15),  # floats would say 1699.1499999999999
+        ("(1999 - 200) * 0.85", 1529.15),
+        ("0.1 + 0.2", 0.3),  # floats would say 0.30000000000000004
+        ("2 ** 10", 1024),
+        ("2^10", 1024),  # a calculator's power, not Python's exclusive-or
+        ("-(-(-5))", -5),
+        ("+3 - -2", 5),
+        ("7 // 2", 3),
+        ("-7 // 2", -4),
+        ("7.5 % 2", 1.5),
+        ("2 ** -3", 0.125),
+        ("１２３×２", 246),  # full-width digits and ×
+        ("10 ÷ 4", 2.5),
+        ("1e3 + 1", 1001),
+        ("((((1))))", 1),
+    ],
+)
+def test_arithmetic_is_exact(expression, expected):
+    answer = result(expression)
+    assert answer["result"] == expected and type(answer["result"]) is type(expected)
+    assert "exact" not in answer
+
+
+def test_an_inexact_result_says_so():
+    assert result("1/3") == {"expression": "1/3", "result": 0.3333333333333333, "exact": False}
+    assert result("2 ** 0.5") == {"expression": "2 ** 0.5", "result": 1.4142135623730951, "exact": False}
+    assert result("10**400 / 3")["result"] == "3.3333333333333333E+399"
+
+
+def test_big_whole_numbers_stay_exact():
+    assert result("2 ** 100")["result"] == 2**100
+    assert result("99999999999 ** 30")["result"] == 99999999999**30
+
+
+@pytest.mark.parametrize(
+    ("expression", "says"),
+    [
+        ("1/0", "division by zero"),
+        ("5 % 0", "division by zero"),
+        ("5 // (2 - 2)", "division by zero"),
+        ("0 ** -1", "division by zero (0 to a negative power)"),
+        ("(-8) ** 0.5", "(-8) ** 0.5 is not a real number"),
+        ("1 +", "this is not an arithmetic expression: 1 +"),
+        ("", "the expression is empty"),
+        ("   ", "the expression is empty"),
+    ],
+)
+def test_a_bad_expression_is_a_clear_error(expression, says):
+    with pytest.raises(CalculatorError) as caught:
+        calculate(expression)
+    assert says in str(caught.value) and "\n" not in str(caught.value)
+
+
+# Each of these would run code, read something, or hang an `eval` calculator.
+HOSTILE = [
+    ("__import__('os').system('echo pwned')", "a function call is not allowed"),
+    ("open('/etc/passwd').read()", "a function call is not allowed"),
+    ("().__class__.__bases__[0].__subclasses__()", "is not allowed"),
+    ("__builtins__", "a name (__builtins__) is not allowed"),
+    ("x", "a name (x) is not allowed"),
+    ("(lambda: 1)()", "is not allowed"),
+    ("[x for x in range(10**9)]", "a comprehension is not allowed"),
+    ("'a' * 10**9", "text is not allowed"),
+    ("b'abc'", "bytes is not allowed"),
+    ("f'{1}'", "an f-string is not allowed"),
+    ("True + 1", "True is not allowed"),
+    ("2j", "an imaginary number is not allowed"),
+    ("1 < 2", "a comparison is not allowed"),
+    ("1 if 1 else 2", "an if-expression is not allowed"),
+    ("(y := 5)", "an assignment is not allowed"),
+    ("1 << 100000", "the operator << is not allowed"),
+    ("~1", "the operator ~ is not allowed"),
+    ("not 1", "the operator not is not allowed"),
+    ("9 ** 9 ** 9", "the exponent 387420489 is too large"),
+    ("2 ** 100000", f"the exponent 100000 is too large; the limit is {MAX_EXPONENT}"),
+    ("(10 ** 1000) ** 1000", "the result would be too large"),
+    ("(2 ** 1000) ** 4", "the result would be too large"),
+    ("9" * 150 + " ** 999", "the result would be too large"),
+    ("(10 ** 999) * (10 ** 999) * (10 ** 999)", "the result would be too large"),
+    ("1e400", "a number in the expression is too large"),
+    ("2.0 ** 5000.5", "the exponent 5000.5 is too large"),
+    ("10 ** 999.5", "the result would be too large"),
+    ("-" * 150 + "1", "nested more than"),
+    ("(" * 120 + "1", "not an arithmetic expression"),
+    ("-(" * 66 + "1" + ")" * 66, "nested more than"),
+    ("1" * (MAX_EXPRESSION_CHARS + 1), f"the limit is {MAX_EXPRESSION_CHARS}"),
+    ("1 + 1\x00", "not an arithmetic expression"),
+    ("import os", "this is not an arithmetic expression"),
+    ("1; 2", "this is not an arithmetic expression"),
+]
+
+
+@pytest.mark.parametrize(("expression", "says"), HOSTILE)
+def test_hostile_input_is_refused_quickly_without_running_anything(expression, says):
+    started = time.perf_counter()
+    with pytest.raises(CalculatorError) as caught:
+        calculate(expression)
+    assert says in str(caught.value), str(caught.value)
+    assert time.perf_counter() - started < 5  # refused, not computed: well under a second even on a busy machine
+
+
+@pytest.mark.parametrize(("expression", "says"), HOSTILE[:8])
+def test_the_tool_turns_a_refusal_into_an_error_observation(expression, says):
+    outcome = ToolRegistry([calculator_tool()]).run(Action("calculator", json.dumps({"expression": expression})))
+    data = json.loads(outcome.text)
+    assert outcome.error and data["error"].startswith("calculator: ") and says in data["error"]
+    assert data["expression"] == expression
+
+
+def test_too_long_an_expression_is_refused_by_the_schema_before_the_function():
+    data = result("1+" * 150 + "1")
+    assert data["error"].startswith("invalid input for calculator: expression is 301 characters long")
+
+
+def test_the_description_names_what_is_allowed():
+    tool = calculator_tool()
+    assert "+ - * / // % **" in tool.describe("en") and tool.parameters["required"] == ["expression"]
+    assert "算术表达式" in tool.describe("zh")
+
+
+def test_format_number_is_exact_or_says_it_is_not():
+    assert format_number(Value(Fraction(5))) == (5, True)
+    assert format_number(Value(Fraction(169915, 100))) == (1699.15, True)
+    assert format_number(Value(Fraction(1, 3))) == (0.3333333333333333, False)
+    assert format_number(Value(Fraction(4), exact=False)) == (4.0, False)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="0123456789.+-*/%()^× eE_jx'", max_size=60))
+def test_any_text_is_a_number_or_a_calculator_error_and_never_anything_else(text):
+    try:
+        value = calculate(text)
+    except CalculatorError:
+        return
+    assert isinstance(value.number, Fraction)
+    json.dumps(format_number(value)[0])

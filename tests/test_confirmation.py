@@ -1,0 +1,326 @@
+"""confirmation.py: a side effect happens only on a clear yes; no, no answer and any error write nothing.
+
+Every outcome is run through the real agent, the classroom model and the real SQLite shop in a file, and the
+file is opened again afterwards, so "nothing written" means nothing reached the disk either."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from tinyagent import (
+    Action,
+    ApprovalDecided,
+    ApprovalRequested,
+    ChatResult,
+    ConfirmationGate,
+    FunctionCallingAgent,
+    LlmClient,
+    Observation,
+    ReActAgent,
+    RepeatedAction,
+    ToolRegistry,
+    Trace,
+    ask_on_console,
+    fixed_clock,
+    tool,
+)
+from tinyagent.confirmation import APPROVED, DECLINED, ERROR, TIMEOUT, read_answer
+from tinyagent.shop import Shop, describe_refund, refund_gate, shop_registry
+
+from .conftest import PATIENCE
+
+CLOCK = fixed_clock("2026-06-30T19:05:23")
+REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
+REFUND_EN = "Order 88231: the vacuum stopped working yesterday. Refund please."
+
+
+@pytest.fixture
+def shop_file(tmp_path):
+    return tmp_path / "shop.sqlite3"
+
+
+def refunds_on_disk(path) -> list[dict]:
+    with Shop(str(path), clock=CLOCK) as fresh:
+        return fresh.refunds()
+
+
+def run_refund(shop_file, gate: ConfirmationGate, question: str = REFUND):
+    with Shop(str(shop_file), clock=CLOCK) as shop:
+        gate.describe.setdefault("applyRefund", describe_refund(shop))
+        result = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).run(question)
+    return result
+
+
+def approvals(result) -> list:
+    return [e for e in result.trace.events if isinstance(e, (ApprovalRequested, ApprovalDecided))]
+
+
+def test_a_yes_lets_the_refund_through(shop_file):
+    result = run_refund(shop_file, ConfirmationGate(ask=lambda request: True))
+    asked, decided = approvals(result)
+    assert asked.tool == "applyRefund" and asked.summary.startswith("refund ¥1999 for order 88231 (比特 S10 Pro 扫地机")
+    assert (decided.outcome, decided.by) == (APPROVED, "the ask callback")
+    assert [r["orderId"] for r in refunds_on_disk(shop_file)] == ["88231"]
+    assert "RF202606300001" in result.answer and result.reason == "final_answer"
+
+
+def test_a_no_writes_nothing_and_the_model_says_it_was_not_approved(shop_file):
+    result = run_refund(shop_file, ConfirmationGate(ask=lambda request: False), REFUND_EN)
+    assert [e.outcome for e in approvals(result) if isinstance(e, ApprovalDecided)] == [DECLINED]
+    observation = json.loads(result.trace.of_type(Observation)[-1].text)
+    assert observation == {"error": "applyRefund was not run: a person declined it", "approval": "declined",
+                           "changed": "nothing", "hint": "nothing was changed; tell the customer it was not "
+                           "approved, and do not call it again for this request"}
+    assert refunds_on_disk(shop_file) == []
+    assert "not approved" in result.answer and "RF2026" not in result.answer
+    assert [call.name for call in result.trace.tool_calls].count("applyRefund") == 1  # not asked again
+
+
+def test_no_answer_in_time_writes_nothing_and_a_late_yes_does_not_count(shop_file):
+    release = threading.Event()
+    answered: list[bool] = []
+
+    def slow_person(request):  # answers yes, but only after the gate has given up
+        release.wait(PATIENCE)
+        answered.append(True)
+        return True
+
+    gate = ConfirmationGate(ask=slow_person, timeout_s=0.3)
+    result = run_refund(shop_file, gate)
+    decided = [e for e in approvals(result) if isinstance(e, ApprovalDecided)]
+    assert [(e.outcome, e.by) for e in decided] == [(TIMEOUT, "the time limit")]
+    assert "nobody approved it within 0.3 s" in result.trace.of_type(Observation)[-1].text
+    assert refunds_on_disk(shop_file) == []
+    assert "has not been submitted" in result.answer or "没有提交" in result.answer
+    release.set()  # now the yes arrives ...
+    deadline = time.monotonic() + PATIENCE
+    while not answered and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert answered == [True]
+    request = gate.log[0][0]
+    assert gate.answer(request.id, True).outcome == TIMEOUT  # ... and counts for nothing
+    assert refunds_on_disk(shop_file) == []
+
+
+@pytest.mark.parametrize(
+    ("ask", "detail"),
+    [
+        (lambda request: 1 / 0, "ZeroDivisionError: division by zero"),
+        (lambda request: "maybe", "the answer 'maybe' is neither yes nor no"),
+        (lambda request: None, "the answer None is neither yes nor no"),
+        (lambda request: 1, "the answer 1 is neither yes nor no"),  # truthy is not a yes
+    ],
+)
+def test_an_error_while_asking_writes_nothing(shop_file, ask, detail):
+    result = run_refund(shop_file, ConfirmationGate(ask=ask))
+    decided = [e for e in approvals(result) if isinstance(e, ApprovalDecided)]
+    assert [(e.outcome, e.detail) for e in decided] == [(ERROR, detail)]
+    assert json.loads(result.trace.of_type(Observation)[-1].text)["approval"] == "error"
+    assert refunds_on_disk(shop_file) == []
+    assert "RF2026" not in result.answer
+
+
+def test_a_summary_that_fails_is_an_error_and_writes_nothing(shop_file):
+    def broken(text):
+        raise LookupError("the order service is down")
+
+    asked = []
+    gate = ConfirmationGate(ask=lambda request: asked.append(request) or True, describe={"applyRefund": broken})
+    result = run_refund(shop_file, gate)
+    assert asked == [] and refunds_on_disk(shop_file) == []
+    assert "asking for approval failed (LookupError: the order service is down)" in \
+        result.trace.of_type(Observation)[-1].text
+
+
+def test_step_by_step_the_run_pauses_before_the_tool_and_a_yes_resumes_it(shop_file):
+    with Shop(str(shop_file), clock=CLOCK) as shop:
+        gate = refund_gate(shop)
+        run = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).start(REFUND)
+        while not isinstance(event := run.advance(), ApprovalRequested):
+            assert event is not None
+        assert gate.pending == [gate.pending[0]] and gate.pending[0].id == event.request_id
+        assert shop.refunds() == []  # paused: the tool has not run
+        assert gate.answer(event.request_id, "是", by="a click").outcome == APPROVED
+        assert gate.answer(event.request_id, False).outcome == APPROVED  # the first answer stands
+        result = run.finish()
+        assert [r["orderId"] for r in shop.refunds()] == ["88231"] and gate.pending == []
+    assert "RF202606300001" in result.answer
+
+
+def test_step_by_step_a_no_resumes_it_without_writing(shop_file):
+    with Shop(str(shop_file), clock=CLOCK) as shop:
+        gate = refund_gate(shop)
+        run = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).start(REFUND)
+        while not isinstance(event := run.advance(), ApprovalRequested):
+            pass
+        gate.answer(event.request_id, False, by="a click on Decline")
+        result = run.finish()
+    assert refunds_on_disk(shop_file) == [] and "没有获得批准" in result.answer
+
+
+def test_a_click_after_the_limit_is_no_answer(shop_file):
+    with Shop(str(shop_file), clock=CLOCK) as shop:
+        gate = refund_gate(shop, timeout_s=0.2)
+        run = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).start(REFUND)
+        while not isinstance(event := run.advance(), ApprovalRequested):
+            pass
+        time.sleep(0.4)  # the person is away past the limit (a busy machine only makes it later)
+        decision = gate.answer(event.request_id, True, by="a late click")
+        assert (decision.outcome, decision.by) == (TIMEOUT, "the time limit")
+        assert "a late click" in decision.detail
+        run.finish()
+    assert refunds_on_disk(shop_file) == []
+
+
+def test_resumed_with_no_answer_and_no_callback_it_waits_out_the_limit(shop_file):
+    result = run_refund(shop_file, ConfirmationGate(timeout_s=0.2))  # run() drives past the pause
+    assert [e.outcome for e in approvals(result) if isinstance(e, ApprovalDecided)] == [TIMEOUT]
+    assert refunds_on_disk(shop_file) == []
+
+
+def test_an_answer_from_another_thread_ends_the_wait(shop_file):
+    # A server's way: the loop waits in decide(), a person answers through another request (another thread).
+    with Shop(str(shop_file), clock=CLOCK) as shop:
+        gate = refund_gate(shop, timeout_s=PATIENCE)
+
+        def person():
+            while not gate.pending:
+                time.sleep(0.01)
+            gate.answer(gate.pending[0].id, True, by="the web page")
+
+        helper = threading.Thread(target=person, daemon=True)
+        helper.start()
+        result = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).run(REFUND)
+        helper.join(PATIENCE)
+    assert [(e.outcome, e.by) for e in approvals(result) if isinstance(e, ApprovalDecided)] == [
+        (APPROVED, "the web page")]
+    assert len(refunds_on_disk(shop_file)) == 1
+
+
+def test_a_run_abandoned_while_waiting_never_runs_the_tool(shop_file):
+    with Shop(str(shop_file), clock=CLOCK) as shop:
+        gate = refund_gate(shop)
+        run = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).start(REFUND)
+        while not isinstance(event := run.advance(), ApprovalRequested):
+            pass
+        run._watched.close()  # the notebook moved on: the run's events are closed at the pause
+        assert gate.answer(event.request_id, True).outcome == ERROR
+        assert gate.log[-1][1].detail == "the run ended before an answer"
+        assert run.advance() is None
+    assert refunds_on_disk(shop_file) == []
+
+
+class Scripted:
+    """A model that says the given replies in turn."""
+
+    def __init__(self, *replies: str):
+        self.replies = list(replies)
+
+    def chat(self, messages, **options):
+        return ChatResult(self.replies.pop(0), "stop")
+
+
+def test_only_guarded_tools_wait_and_a_rejected_input_is_not_put_to_a_person():
+    sent: list[str] = []
+
+    @tool(name="sendEmail")
+    def send_email(to: str, body: str) -> str:
+        """Send an email.
+
+        Args:
+            to: the address, e.g. a@b.c
+            body: the text
+        """
+        sent.append(to)
+        return "sent"
+
+    asked: list = []
+    gate = ConfirmationGate(("sendEmail",), ask=lambda request: asked.append(request) or True)
+    model = Scripted('Thought: mail it.\nAction: sendEmail\nAction Input: {"to": "a@b.c"}',
+                     'Thought: now with a body.\nAction: sendEmail\nAction Input: {"to": "a@b.c", "body": "hi"}',
+                     "Thought: done.\nFinal Answer: sent")
+    result = ReActAgent(model, ToolRegistry([send_email]), confirm=gate).run("mail a@b.c")
+    assert [type(e).__name__ for e in result.trace.events if e.step == 1] == [
+        "LlmCall", "Parsed", "ToolCall", "Observation"]  # body is missing: the schema refuses, nobody is asked
+    assert "body is missing" in result.trace.of_type(Observation)[0].text
+    assert len(asked) == 1 and asked[0].step == 2 and sent == ["a@b.c"]
+    assert not gate.guards("queryOrder") and gate.guards(" sendEmail ")
+
+
+def test_a_warned_repeat_is_not_put_to_a_person_and_does_not_run(shop_file):
+    asked: list = []
+    refund = 'Action: applyRefund\nAction Input: {"orderId": "88231", "reason": "不回充"}'
+    model = Scripted(f"Thought: refund it.\n{refund}", f"Thought: again.\n{refund}", "Thought: ok.\nFinal Answer: ok")
+    with Shop(str(shop_file), clock=CLOCK) as shop:
+        gate = refund_gate(shop, ask=lambda request: asked.append(request) or True)
+        result = ReActAgent(model, shop_registry(shop), confirm=gate, stop_rules=[RepeatedAction()]).run(REFUND)
+    assert len(asked) == 1 and len(refunds_on_disk(shop_file)) == 1
+    assert "stop_rule" in result.trace.of_type(Observation)[1].text  # the repeat got the rule's warning
+
+
+def test_a_guarded_call_that_skipped_the_gate_is_refused():
+    from tinyagent.confirmation import _RunGuard
+
+    guard = _RunGuard(ConfirmationGate())
+    refusal = guard.refusal_for(Action("applyRefund", '{"orderId": "88231"}'))
+    assert refusal.error and "no approval was asked for this call" in refusal.text
+    assert guard.refusal_for(Action("queryOrder", "88231")) is None
+
+
+def test_function_calling_waits_for_the_same_yes(shop_file):
+    with Shop(str(shop_file), clock=CLOCK) as shop:
+        gate = refund_gate(shop)
+        run = FunctionCallingAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).start(REFUND_EN)
+        while not isinstance(event := run.advance(), ApprovalRequested):
+            assert event is not None
+        assert shop.refunds() == [] and "refund ¥1999 for order 88231" in event.summary
+        gate.answer(event.request_id, False)
+        result = run.finish()
+    assert refunds_on_disk(shop_file) == [] and "not approved" in result.answer
+
+
+def test_a_refund_summary_says_what_would_happen():
+    with Shop(":memory:", clock=CLOCK) as shop:
+        summary = describe_refund(shop)
+        assert summary('{"orderId": "88231", "reason": "不回充"}') == \
+            "refund ¥1999 for order 88231 (比特 S10 Pro 扫地机, ordered 2026-06-20, 已签收); reason: 不回充"
+        assert summary('{"orderId": "99999", "reason": "x"}') == \
+            "refund order 99999, which the shop does not have; reason: x"
+        assert summary("not json").startswith("applyRefund with an input it cannot read")
+        assert summary('{"orderId": "-1"}').startswith("applyRefund without a readable order id")
+
+
+def test_the_trace_prints_and_saves_the_approval_events():
+    trace = Trace([ApprovalRequested(4, 1, "applyRefund", "refund ¥1999 for order 88231", 120.0),
+                   ApprovalDecided(4, 1, "applyRefund", "declined", "a click on Decline")], lang="en")
+    assert trace.format() == ("===== Round 4 =====\n[Approval asked] applyRefund: refund ¥1999 for order 88231 "
+                              "(waits up to 120 s)\n[Approval: declined] by a click on Decline")
+    assert "[批准结果：被拒绝] 决定方：a click on Decline" in trace.format("zh")
+    assert Trace.from_json(trace.to_json()).events == trace.events
+
+
+def test_read_answer_and_the_console_callback(monkeypatch):
+    assert [read_answer(a) for a in (True, "YES", "y.", "同意", False, "no", "拒绝", "maybe", 1, None)] == [
+        True, True, True, True, False, False, False, None, None, None]
+    gate = ConfirmationGate()
+    request = gate.open(Action("applyRefund", '{"orderId":"88231"}'), 1)
+    prompts: list[str] = []
+    for typed, expected in (("y", True), ("", False), ("whatever", False)):
+        monkeypatch.setattr("builtins.input", lambda prompt, typed=typed: prompts.append(prompt) or typed)
+        assert ask_on_console(request) is expected
+    assert prompts[0] == 'Approve applyRefund? applyRefund({"orderId":"88231"})\n[y/N] '
+
+
+def test_bad_settings_are_refused_at_once():
+    with pytest.raises(ValueError, match="timeout_s"):
+        ConfirmationGate(timeout_s=0)
+    with pytest.raises(TypeError, match="ask must be a function"):
+        ConfirmationGate(ask="yes")
+    with pytest.raises(TypeError, match="confirm must be a ConfirmationGate"):
+        ReActAgent(LlmClient.classroom(), ToolRegistry(), confirm=lambda request: True)
+    with pytest.raises(KeyError):
+        ConfirmationGate().answer(42, True)

@@ -1,0 +1,201 @@
+"""weather_service.py: a real HTTP weather API on loopback, that misbehaves when told to and stops cleanly."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import threading
+import time
+
+import pytest
+import requests
+
+from tinyagent.weather_service import CITIES, WeatherService, find_city
+
+from .conftest import PATIENCE, ServerProcess, port_refuses_connections
+
+
+@pytest.fixture
+def service():
+    with WeatherService() as running:
+        yield running
+
+
+def get(service: WeatherService, path: str = "/weather", **params) -> requests.Response:
+    return requests.get(service.url(path), params=params, timeout=PATIENCE)
+
+
+def test_a_city_is_found_in_chinese_or_english_with_or_without_its_suffix():
+    assert find_city("杭州").en == "Hangzhou"
+    assert find_city("hangzhou ").zh == "杭州"
+    assert find_city("杭州市").en == find_city("Hangzhou City").en == "Hangzhou"
+    assert find_city("火星") is None
+
+
+def test_a_report_holds_the_city_the_condition_and_the_course_day(service):
+    response = get(service, city="杭州")
+    assert response.status_code == 200 and response.headers["Content-Type"].startswith("application/json")
+    assert response.json() == {
+        "city": "杭州", "city_en": "Hangzhou", "condition": "light rain", "condition_zh": "小雨",
+        "temperature_c": 22, "humidity_pct": 85, "wind": "east wind, force 2", "observed_at": "2026-06-30T19:00:00",
+    }
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "status", "says"),
+    [
+        ("/weather", {"city": "火星"}, 404, "unknown city: 火星"),
+        ("/weather", {}, 400, "needs a city"),
+        ("/weather", {"city": "  "}, 400, "needs a city"),
+        ("/forecast", {"city": "杭州"}, 404, "no such endpoint"),
+    ],
+)
+def test_a_bad_request_gets_a_json_error_with_the_right_status(service, path, params, status, says):
+    response = get(service, path, **params)
+    assert response.status_code == status and says in response.json()["error"]
+
+
+def test_health_and_methods(service):
+    assert get(service, "/health").json() == {"ok": True}
+    response = requests.post(service.url("/weather"), json={"city": "杭州"}, timeout=PATIENCE)
+    assert response.status_code == 405 and "only GET" in response.json()["error"]
+
+
+def test_a_fault_applies_to_the_next_requests_then_the_service_recovers(service):
+    service.inject(status=503, times=2)
+    assert [get(service, city="北京").status_code for _ in range(3)] == [503, 503, 200]
+    assert service.requests == 3
+
+
+def test_faults_queue_up_in_order_and_clear_faults_ends_a_lasting_one(service):
+    service.inject(body="not_json", times=1)
+    service.inject(body="wrong_shape")  # until cleared
+    first, second, third = (get(service, city="北京") for _ in range(3))
+    assert first.status_code == 200 and first.headers["Content-Type"].startswith("text/html")
+    assert second.json() == third.json() == {"status": "1", "info": "OK", "lives": []}
+    service.clear_faults()
+    assert get(service, city="北京").json()["condition"] == "sunny"
+
+
+def test_a_huge_reply_is_huge_and_a_dropped_one_has_no_reply(service):
+    service.inject(body="huge", times=1)
+    assert int(get(service, city="北京").headers["Content-Length"]) > 5_000_000
+    service.inject(body="drop", times=1)
+    with pytest.raises(requests.ConnectionError):
+        get(service, city="北京")
+    assert get(service, city="北京").status_code == 200
+
+
+def test_a_trickling_reply_arrives_whole_but_in_small_pieces(service):
+    service.inject(body="trickle", times=1)
+    with requests.get(service.url("/weather"), params={"city": "杭州"}, timeout=PATIENCE, stream=True) as response:
+        pieces = list(iter(lambda: response.raw.read1(1024), b""))  # each read returns what has arrived
+    assert len(pieces) > 5 and max(len(piece) for piece in pieces) <= 16
+    assert json.loads(b"".join(pieces))["condition_zh"] == "小雨"
+
+
+def test_a_slow_reply_is_late_and_a_client_timeout_sees_it(service):
+    service.inject(delay_s=30, times=1)
+    with pytest.raises(requests.ReadTimeout):
+        requests.get(service.url("/weather"), params={"city": "北京"}, timeout=(PATIENCE, 0.3))
+    assert get(service, city="北京").status_code == 200  # the slow one was the only one
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"body": "teapot"}, "body must be one of"),
+        ({"status": 99}, "status must be an HTTP status"),
+        ({"delay_s": -1}, "delay_s must be"),
+        ({"times": 0}, "times must be"),
+    ],
+)
+def test_a_bad_fault_is_refused_at_once(options, says):
+    service = WeatherService()
+    try:
+        with pytest.raises(ValueError, match=says):
+            service.inject(**options)
+    finally:
+        service.stop()
+
+
+def test_stop_cuts_a_slow_request_short_and_frees_the_port():
+    service = WeatherService().start()
+    port = service.port
+    service.inject(delay_s=600)
+    errors: list[BaseException] = []
+
+    def slow_client():
+        try:
+            requests.get(service.url("/weather"), params={"city": "北京"}, timeout=PATIENCE)
+        except requests.RequestException as exc:
+            errors.append(exc)
+
+    client = threading.Thread(target=slow_client)
+    try:
+        client.start()
+        while service.requests == 0:  # wait until the request is being served (no sleep guessing)
+            time.sleep(0.01)
+        started = time.monotonic()
+        service.stop()
+        assert time.monotonic() - started < 60  # far less than the 600 s the request would have waited
+    finally:
+        service.stop()
+        client.join(PATIENCE)
+    assert errors, "the client got no reply, and it was told so"
+    assert port_refuses_connections(port)
+    assert not service.running and "stopped" in repr(service) and str(port) not in repr(service)
+
+
+def test_a_stopped_service_cannot_start_again():
+    service = WeatherService()
+    service.stop()
+    with pytest.raises(RuntimeError, match="create a new one"):
+        service.start()
+
+
+def test_the_table_has_a_rainy_and_a_dry_city():
+    conditions = {city.en: city.condition_zh for city in CITIES}
+    assert "雨" in conditions["Hangzhou"] and "雨" not in conditions["Beijing"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_the_command_serves_until_a_signal_even_with_sigint_ignored(signum):
+    with ServerProcess("weather-service", "--port", "0", ignore_sigint=True) as process:
+        line = process.wait_for_line("weather service on")
+        url = re.search(r"(http://127\.0\.0\.1:(\d+)/weather)", line)
+        assert url, process.output()
+        process.wait_for_line("Press Ctrl-C")
+        report = requests.get(url.group(1), params={"city": "Hangzhou"}, timeout=PATIENCE).json()
+        assert report["condition_zh"] == "小雨"
+        assert process.stop(signum) == 0, process.output()
+        assert f"stopped ({signal.Signals(signum).name})" in process.stderr
+        assert port_refuses_connections(int(url.group(2)))
+
+
+def test_the_command_can_be_slow_or_failing_for_every_request():
+    with ServerProcess("weather-service", "--port", "0", "--status", "503") as process:
+        url = re.search(r"(http://127\.0\.0\.1:\d+/weather)", process.wait_for_line("weather service on")).group(1)
+        for _ in range(2):
+            assert requests.get(url, params={"city": "北京"}, timeout=PATIENCE).status_code == 503
+        assert process.stop(signal.SIGTERM) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--delay", "-1"], "--delay must be a number of seconds from 0 to 3600"),
+        (["--status", "200"], "--status must be an HTTP error status from 400 to 599"),
+        (["--port", "70000"], "the port must be a whole number from 0 to 65535"),
+    ],
+)
+def test_bad_arguments_are_one_line_and_exit_code_2(args, says, capsys):
+    from tinyagent.__main__ import main
+
+    try:
+        code = main(["weather-service", *args])
+    except SystemExit as exit_:
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code == 2 and says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
