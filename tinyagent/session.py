@@ -42,7 +42,14 @@ from .session_store import SessionStore, SqliteSessionStore, Turn
 from .token_count import TokenCounter, token_counter
 from .user_facts import UserFacts, facts_message
 
-__all__ = ["Session", "Turn"]
+__all__ = ["Session", "Turn", "message_tokens"]
+
+
+def message_tokens(messages: list[dict], counter: TokenCounter | None = None) -> int:
+    """What `messages` add to a request, in tokens: the counter's chat rule without the reply's priming
+    (3 per message plus its role and content, with cl100k_base). `Turn.history_tokens` is this."""
+    counter = counter or token_counter()
+    return counter.chat(list(messages)) - counter.chat([])
 
 
 class Session:
@@ -115,7 +122,7 @@ class Session:
             reason=result.reason,
             rounds=len(calls),
             tools=tuple(call.name for call in result.trace.tool_calls),
-            history_tokens=self.counter.chat(history) - self.counter.chat([]),
+            history_tokens=message_tokens(history, self.counter),
             prompt_tokens=self.counter.chat(first_request),
             tokens_sent=sum(self.counter.chat(list(call.messages)) for call in calls),
         )
