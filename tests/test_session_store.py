@@ -346,3 +346,19 @@ def test_a_server_left_by_a_killed_test_is_stopped_by_its_data_folder(tmp_path):
     assert not Path(folder).exists()
     with pytest.raises(SessionStoreError, match="Connection refused"):
         PostgresSessionStore(f"postgresql://postgres:x@127.0.0.1:{port}/postgres")
+
+
+def test_a_user_who_may_not_create_the_tables_gets_one_line_without_the_password(postgres):
+    import secrets
+
+    import psycopg
+
+    url, role = postgres.new_database(), f"reader_{secrets.token_hex(4)}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'reader-pw-123'")
+    reader = url.replace(f"postgres:{postgres.password}@", f"{role}:reader-pw-123@")
+    with pytest.raises(SessionStoreError) as caught:
+        PostgresSessionStore(reader)
+    message = str(caught.value)
+    assert message.startswith(f"PostgreSQL at postgresql://{role}@127.0.0.1:") and "permission denied" in message
+    assert "reader-pw-123" not in message and "\n" not in message

@@ -34,6 +34,7 @@ compared across models.
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from .events import LlmCall
 from .prompts import detect_language
@@ -41,6 +42,9 @@ from .session_memory import FullHistory, Memory
 from .session_store import SessionStore, SqliteSessionStore, Turn
 from .token_count import TokenCounter, token_counter
 from .user_facts import UserFacts, facts_message
+
+if TYPE_CHECKING:
+    from .agent import AgentResult
 
 __all__ = ["Session", "Turn", "message_tokens"]
 
@@ -108,7 +112,7 @@ class Session:
             recalled = [facts_message(found, self.lang)] if found else []
         return recalled + list(self.memory.history(self))
 
-    def ask(self, question: str) -> object:
+    def ask(self, question: str) -> AgentResult:
         """Run the agent on `question` with this session's memory, store the turn, return the AgentResult."""
         if not isinstance(question, str) or not question.strip():
             raise ValueError("the question must be a non-empty string")

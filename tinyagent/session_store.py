@@ -295,10 +295,14 @@ class PostgresSessionStore(SessionStore):
             raise SessionStoreError(
                 f"cannot connect to PostgreSQL at {self.url}: {_connect_reason(exc, url)}"
             ) from None
-        with self._transaction() as run:
-            run("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
-            for statement in _SCHEMA:
-                run(statement, ())
+        try:
+            with self._transaction() as run:
+                run("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
+                for statement in _SCHEMA:
+                    run(statement, ())
+        except SessionStoreError:  # e.g. a user who may not create tables: no connection left open
+            self._conn.close()
+            raise
 
     @contextmanager
     def _transaction(self) -> Iterator:
