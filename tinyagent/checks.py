@@ -1294,7 +1294,8 @@ def check_first_and_last(FirstAndLast: type | None) -> None:
                 why = " Oldest first: the model reads the conversation in the order it happened."
             elif isinstance(got, list) and count and 1 not in got:
                 why = " Turn 1 is missing: it is where a customer says who they are and which order it is."
-            _fail(exercise, f"with {count} turns and last={last} it gave turns {got}; expected {expected}.{why}")
+            _fail(exercise, f"with {count} turn{'' if count == 1 else 's'} and last={last} it gave turns {got}; "
+                            f"expected {expected}.{why}")
     # In a real session on the classroom model: turn 5 needs the order and the fault from turn 1.
     from .agent import ReActAgent
     from .llm_client import LlmClient
