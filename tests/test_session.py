@@ -21,7 +21,7 @@ CLOCK = fixed_clock("2026-06-30T19:05:23")
 THREE_TURNS = ("Hi, my order is 88231.", "Where is it?", "Then refund it.")
 # The order and its fault in turn 1, two turns about other things, then the request that needs turn 1.
 FIVE_TURNS = ("Hi, my order is 88231. The vacuum won't charge any more.", "Where is it?",
-              "What is your exchange policy?", "What's today's date?", "Then refund it.")
+              "How does an exchange work?", "Which day is it today?", "Then refund it.")
 
 
 def new_agent(shop: Shop | None = None, model: str = "classroom", cls=ReActAgent):
