@@ -226,10 +226,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_thirty_exercises_have_a_check():
+def test_thirty_two_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 30
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 32
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -1133,6 +1133,130 @@ def test_11_action_over_final():
     fails(check_action_over_final, reads_past_the_observation, says="Nothing after an Observation")
 
 
+
+
+# -- 12 · Memory ------------------------------------------------------------------------------------
+from tinyagent.checks import check_first_and_last, check_token_window
+from tinyagent.session import message_tokens
+
+
+@pytest.mark.parametrize("check", [check_first_and_last, check_token_window])
+def test_12_an_empty_answer_is_not_attempted_yet(check, capsys):
+    assert check(None) is None
+    assert "not attempted yet" in capsys.readouterr().out
+
+
+def turn_pairs(turns):
+    return [m for turn in turns for m in ({"role": "user", "content": turn.question},
+                                          {"role": "assistant", "content": turn.answer})]
+
+
+class FirstAndLast:  # the solution of exercise 1
+    def __init__(self, last):
+        self.last = last
+
+    def history(self, session):
+        turns = session.turns()
+        recent = turns[max(1, len(turns) - self.last):]
+        return turn_pairs(turns[:1] + recent)
+
+
+def test_12_first_and_last():
+    assert passes(check_first_and_last, FirstAndLast)
+
+    class Twice(FirstAndLast):  # the first turn again when it is also one of the last
+        def history(self, session):
+            turns = session.turns()
+            return turn_pairs(turns[:1] + turns[max(0, len(turns) - self.last):])
+
+    class MinusZero(FirstAndLast):  # turns[-0:] is every turn
+        def history(self, session):
+            turns = session.turns()
+            return turn_pairs(turns[:1] + [t for t in turns[-self.last:] if t is not turns[0]])
+
+    class LastFirst(FirstAndLast):  # the window before the first turn
+        def history(self, session):
+            turns = session.turns()
+            return turn_pairs(turns[max(1, len(turns) - self.last):] + turns[:1])
+
+    class QuestionsOnly(FirstAndLast):  # the answers left out
+        def history(self, session):
+            turns = session.turns()
+            kept = turns[:1] + turns[max(1, len(turns) - self.last):]
+            return [{"role": "user", "content": t.question} for t in kept]
+
+    class JustTheWindow(FirstAndLast):  # a plain sliding window: turn 1 is lost
+        def history(self, session):
+            turns = session.turns()
+            return turn_pairs(turns[max(0, len(turns) - self.last):])
+
+    fails(check_first_and_last, Twice, says="given once")
+    fails(check_first_and_last, MinusZero, says="turns[-0:]")
+    fails(check_first_and_last, LastFirst, says="Oldest first")
+    fails(check_first_and_last, QuestionsOnly, says="user message, then an assistant one")
+    fails(check_first_and_last, JustTheWindow, says="Turn 1 is missing")
+    fails(check_first_and_last, lambda last: None, says="expected a class")
+
+
+class TokenWindow:  # the solution of exercise 2
+    def __init__(self, max_tokens):
+        self.max_tokens = max_tokens
+
+    def history(self, session):
+        kept = []
+        for turn in reversed(session.turns()):
+            candidate = turn_pairs([turn]) + kept
+            if message_tokens(candidate) > self.max_tokens:
+                break
+            kept = candidate
+        return kept
+
+
+def test_12_token_window():
+    assert passes(check_token_window, TokenWindow)
+
+    class Characters(TokenWindow):  # counts characters, not tokens
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                candidate = turn_pairs([turn]) + kept
+                if sum(len(m["content"]) for m in candidate) > self.max_tokens:
+                    break
+                kept = candidate
+            return kept
+
+    class SkipsBigTurns(TokenWindow):  # leaves a hole: a turn that does not fit is skipped, older ones kept
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                candidate = turn_pairs([turn]) + kept
+                if message_tokens(candidate) <= self.max_tokens:
+                    kept = candidate
+            return kept
+
+    class NewestFirst(TokenWindow):
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                candidate = kept + turn_pairs([turn])
+                if message_tokens(candidate) > self.max_tokens:
+                    break
+                kept = candidate
+            return kept
+
+    class OneOver(TokenWindow):  # stops only after passing the budget
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                kept = turn_pairs([turn]) + kept
+                if message_tokens(kept) > self.max_tokens:
+                    break
+            return kept
+
+    fails(check_token_window, Characters, says="expected")
+    fails(check_token_window, SkipsBigTurns, says="without gaps")
+    fails(check_token_window, NewestFirst, says="Oldest first")
+    fails(check_token_window, OneOver, says="over the budget")
 
 
 # -- 13 · Context engineering -----------------------------------------------------------------------

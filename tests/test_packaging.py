@@ -69,11 +69,13 @@ def test_the_core_depends_on_requests_and_dotenv_only():
     names = [dep.split(">")[0].split("=")[0].split("[")[0].strip() for dep in project["project"]["dependencies"]]
     assert sorted(names) == ["python-dotenv", "requests"]
     assert any(dep.startswith("ipywidgets") for dep in project["project"]["optional-dependencies"]["widgets"])
+    assert any(dep.startswith("psycopg[binary]") for dep in project["project"]["optional-dependencies"]["postgres"])
     # An SPDX license string needs setuptools 77; older ones print a deprecation block on every install.
     assert project["project"]["license"] == "MIT"
     assert project["build-system"]["requires"] == ["setuptools>=77"]
 
 
 def test_the_course_installs_the_widgets_extra():
-    assert '".[widgets,dev,local]"' in (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert '".[widgets,dev,local]"' in (ROOT / "environment.yml").read_text(encoding="utf-8")
+    # ... and lesson 12's `postgres` extra (psycopg), which the core never needs
+    assert '".[widgets,dev,local,postgres]"' in (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert '".[widgets,dev,local,postgres]"' in (ROOT / "environment.yml").read_text(encoding="utf-8")

@@ -62,6 +62,7 @@ __all__ = [
     "Event",
     "Final",
     "FittedRequest",
+    "FullHistory",
     "FunctionCallingAgent",
     "FunctionTool",
     "LimitReached",
@@ -75,19 +76,25 @@ __all__ = [
     "Observation",
     "Parsed",
     "ParsedStep",
+    "PostgresSessionStore",
     "RateLimitError",
     "ReActAgent",
     "RepeatedAction",
     "ReplyDelta",
     "ReplyStream",
     "ServerError",
+    "Session",
+    "SessionStoreError",
     "Settings",
+    "SlidingWindow",
+    "SqliteSessionStore",
     "StepCap",
     "Stop",
     "StopCutter",
     "StopRule",
     "StopRules",
     "Stopped",
+    "SummaryMemory",
     "TinyAgentError",
     "TokenBudget",
     "Tool",
@@ -98,7 +105,9 @@ __all__ = [
     "ToolResult",
     "ToolTimeout",
     "Trace",
+    "Turn",
     "TypedTool",
+    "UserFacts",
     "WallClock",
     "Warn",
     "build_system_prompt",
@@ -111,6 +120,7 @@ __all__ = [
     "function_specs",
     "input_from_arguments",
     "load_settings",
+    "open_session_store",
     "parse_step",
     "parse_tolerant",
     "recommended_stop_rules",
@@ -121,7 +131,7 @@ __all__ = [
     "write_file_tool",
 ]
 
-# Lesson 07's and 09's names load on first use: the agent and the CLI never need them, so
+# Lesson 07's, 09's and 12's names load on first use: the agent and the CLI never need them, so
 # `python -m tinyagent ask` starts without compiling them (see benchmarks/overhead.py, cold start).
 _LAZY = {
     "TypedTool": "typed_tool",
@@ -141,6 +151,17 @@ _LAZY = {
     "run_turns": "turns",
     "ReplyStream": "streaming",  # lesson 14
     "StopCutter": "stop_cutter",  # lesson 14
+    # lesson 12: sessions across runs, their memories and stores, long-term facts about the user
+    "Session": "session",
+    "Turn": "session_store",
+    "FullHistory": "session_memory",
+    "SlidingWindow": "session_memory",
+    "SummaryMemory": "session_memory",
+    "SqliteSessionStore": "session_store",
+    "PostgresSessionStore": "session_store",
+    "SessionStoreError": "session_store",
+    "open_session_store": "session_store",
+    "UserFacts": "user_facts",
 }
 
 

@@ -31,12 +31,14 @@ Modules, in the order a reader might open them:
     daydream.py          lesson 04: the invented Observations of a model that is not stopped
     variants.py          the careful model and its misbehaving variants (MODELS, VARIANTS_TABLE)
     wrap_up.py           lesson 10: asked to stop and answer from what it knows, every variant does
+    summaries.py         lesson 12: asked to summarize a conversation (a session's memory), every variant does
 """
 
 from __future__ import annotations
 
 from .conversation import MalformedRequestError, read_conversation
 from .reply import Reply
+from .summaries import summary_request, write_summary
 from .variants import MODELS, VARIANTS, VARIANTS_TABLE, chat
 from .wrap_up import closing_request, wrap_up
 
@@ -66,6 +68,9 @@ def respond(request: dict) -> Reply:
     if closing is not None and (before := read_conversation(closing)).declared:
         return wrap_up(before)
     conv = read_conversation(request)
+    # Lesson 12: a session's memory asks for a summary of the turns that fall out of its window.
+    if (asked := summary_request(request)) is not None:
+        return Reply(write_summary(*asked))
     if not conv.declared:
         return chat(conv)
     return variant(conv)

@@ -6,6 +6,8 @@ messages it works out:
 - which tools it was offered: the tool list of the system prompt, in any common shape, for text ReAct,
   or the `tools` field for native function calling (both read by tool_list.py);
 - the latest real request from the user, and its language;
+- what the application told it about earlier conversations (lesson 12): any system message after the first,
+  such as a session's summary or the facts recalled about the customer;
 - every step taken since that request: which tool was called with what input, and what the Observation
   said (a user message starting with "Observation:" in text ReAct, a `tool` message in function calling).
 
@@ -49,6 +51,8 @@ def _patterns() -> dict[str, re.Pattern]:
             r"invalid input|invalid argument|expected|schema|validation|参数|格式", re.IGNORECASE
         ),
         "observation_prefix": re.compile(r"^\s*observation\s*[:：]\s*", re.IGNORECASE),
+        # A note's bullet and short label (lesson 12's summaries and facts): "- ", "Faults reported: ".
+        "note_label": re.compile(r"^(?:[-*•]\s+)?(?:[^:：]{1,40}[:：]\s*)?"),
     }
 
 
@@ -175,6 +179,8 @@ class Conversation:
     steps:        the tool calls made since the request, oldest first
     rounds:       how many replies the model has given since the request
     earlier:      the user's earlier requests in this conversation, most recent first
+    notes:        system messages after the first (a session's summary, facts about the customer: lesson 12);
+                  read after `earlier`, as what was said before the turns the conversation still holds
     schemas:      for function calling, each tool's JSON Schema `parameters`
     tool_problem: what the model could not read in the prompt's tool list ({"zh": ..., "en": ...}), when
                   the prompt asks for tool calls but lists no tool it can read
@@ -188,6 +194,7 @@ class Conversation:
     steps: tuple[Step, ...] = ()
     rounds: int = 0
     earlier: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
     schemas: dict[str, dict] = field(default_factory=dict)
     tool_problem: dict[str, str] | None = None
 
@@ -212,15 +219,22 @@ class Conversation:
 
     @property
     def order_ids(self) -> list[str]:
-        """Order ids in the request; if it has none, the ones in the most recent earlier request that had some.
+        """Order ids in the request; if it has none, the ones in the most recent earlier request that had some,
+        then in the notes (a summary or the customer's facts).
 
         That second part is what lets "那我想退货" follow "订单 88231 到哪了" in a multi-turn chat.
         """
-        for text in (self.request, *self.earlier):
+        for text in self.said_before:
             ids = list(dict.fromkeys(ORDER_ID.findall(text)))
             if ids:
                 return ids
         return []
+
+    @property
+    def said_before(self) -> tuple[str, ...]:
+        """The request, then the earlier requests (most recent first), then the notes: where to look for an
+        order id or a fault the request itself does not give."""
+        return (self.request, *self.earlier, *self.notes)
 
     @property
     def tracking_numbers(self) -> list[str]:
@@ -267,6 +281,10 @@ def read_conversation(request: dict) -> Conversation:
         tools, native, tool_problem = offered.tools, False, offered.problem
         declared = bool(tools) or tool_problem is not None
 
+    # Lesson 12: a session's summary or recalled facts come as system messages after the agent's own prompt.
+    systems = [t for m, t in zip(messages, texts) if m["role"] in ("system", "developer")]
+    notes = tuple(line for note in systems[1:] for line in note_lines(note))
+
     steps, rounds = _read_steps(messages[start + 1 :], texts[start + 1 :])
     return Conversation(
         request=request_text,
@@ -277,9 +295,24 @@ def read_conversation(request: dict) -> Conversation:
         steps=tuple(steps),
         rounds=rounds,
         earlier=earlier,
+        notes=notes,
         schemas=schemas,
         tool_problem=tool_problem,
     )
+
+
+def note_lines(note: str) -> list[str]:
+    """The lines of a note that say something, each without its bullet or label: "Orders: 88231" -> "88231",
+    "- My usual order is 88231." -> "My usual order is 88231."; a heading ("Summary ...:") says nothing."""
+    lines = []
+    for line in note.splitlines():
+        line = line.strip()
+        if not line or line.endswith((":", "：")):
+            continue
+        line = _patterns()["note_label"].sub("", line).strip()
+        if line:
+            lines.append(line)
+    return lines
 
 
 def message_text(message: dict) -> str:

@@ -120,9 +120,9 @@ def read_fault(conv: Conversation) -> Fault | None:
     """The fault the customer describes, or None if they describe none (see vocabulary.py for the words).
 
     The request first; if it says nothing about why (no fault, no other reason, no vague problem), an
-    earlier request of the conversation may have: "扫地机不回充了" ... "那帮我退吧".
+    earlier request of the conversation may have: "扫地机不回充了" ... "那帮我退吧", or a summary of it (notes).
     """
-    for text in (conv.request, *conv.earlier):
+    for text in conv.said_before:
         found = fault_clause(text)
         if found:
             keyword, said = found
