@@ -1363,5 +1363,5 @@ def check_coverage_rerank(my_rerank: Callable[[str, list], list] | None) -> None
         elif "same count" in what:
             why = " Passages with the same count keep the order they came in (bm25's), whatever their scores."
         _fail(exercise, f"on {what} ({question!r}), expected {shown(expected)}, got {shown(mine)}.{why}")
-    return _passed(exercise, "each list is in order of how many of the question's terms a passage holds; the "
+    return _passed(exercise, "Each list is in order of how many of the question's terms a passage holds; the "
                              "opened-item question now starts with the Conditions section.")

@@ -164,7 +164,7 @@ def _overlap_start(text: str, earliest: int, end: int) -> int:
     """Where the next piece starts: the first sentence, clause or word start at or after `earliest`."""
     if earliest >= end:
         return end
-    for boundary in (_PARAGRAPH, _LINE, _SENTENCE, _CLAUSE, _SPACE):
+    for boundary in _BOUNDARIES:
         starts = [match.end() for match in boundary.finditer(text, earliest - 1, end) if earliest <= match.end() < end]
         if starts:
             return starts[0]
