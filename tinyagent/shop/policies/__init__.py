@@ -32,7 +32,7 @@ POLICY_QUESTIONS: tuple[PolicyQuestion, ...] = (
     PolicyQuestion("无理由退货的运费谁出？", "zh/returns.md", "七天无理由退货 › 运费"),
     PolicyQuestion("保修多久？", "zh/warranty.md", "保修期限"),
     PolicyQuestion("滤网坏了保修吗？", "zh/warranty.md", "保修范围 › 不在保修范围内"),
-    PolicyQuestion("满多少包邮？", "zh/shipping.md", "运费"),
+    PolicyQuestion("订单满多少钱包邮？", "zh/shipping.md", "运费"),
     PolicyQuestion("已经发货了还能取消吗？", "zh/shipping.md", "取消订单"),
     PolicyQuestion("退款几天到账？", "zh/returns.md", "退款到账"),
     PolicyQuestion("客服几点下班？", "zh/service-hours.txt", ""),
