@@ -325,3 +325,17 @@ def test_the_chunks_of_the_import_are_the_chunker_s(shop, folder):
     stored = [p.content for p in sorted(shop.search_passages("退货 以旧换新 折价 无理由", 20, scope="documents"),
                                         key=lambda p: p.position)]
     assert stored == [chunk.text for chunk in chunk_document("returns.md", RETURNS_V1, size=20, overlap=5)]
+
+
+def test_the_policy_documents_ship_with_the_package():
+    # They are data files, which setuptools leaves out of a wheel unless pyproject.toml's package-data names them.
+    from fnmatch import fnmatch
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = project["tool"]["setuptools"]["package-data"]["tinyagent.shop.policies"]
+    files = [path.relative_to(POLICY_FOLDER).as_posix() for path in POLICY_FOLDER.rglob("*")
+             if path.suffix in (".md", ".txt")]
+    assert len(files) == 8
+    assert [name for name in files if not any(fnmatch(name, pattern) for pattern in patterns)] == []

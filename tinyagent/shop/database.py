@@ -20,6 +20,9 @@ A database that cannot be written (a read-only folder or disk) is opened for rea
 refund is refused with `ShopReadOnlyError`. Methods return plain dicts shaped like the JSON the tools print;
 they raise `ShopError`s for requests the shop refuses, and the tools turn those into error Observations.
 A path that cannot hold a database at all (a folder, a text file, /dev/null) raises `ShopDatabaseError`.
+
+Since lesson 16 the knowledge base also takes documents: `import_documents` (documents.py, one transaction per
+call), `search_passages` (results that name their document and section, optionally re-ranked: rerank.py).
 """
 
 from __future__ import annotations
