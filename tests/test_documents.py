@@ -72,6 +72,17 @@ def test_a_folder_is_imported_with_names_below_it_and_only_its_documents(shop, f
     assert rows(shop)["knowledge"] == len(KNOWLEDGE_BASE) + 3
 
 
+def test_hidden_folders_such_as_notebook_checkpoints_are_not_documents(shop, folder):
+    (folder / "zh" / ".ipynb_checkpoints").mkdir()
+    (folder / "zh" / ".ipynb_checkpoints" / "returns-checkpoint.md").write_text(RETURNS_V2, encoding="utf-8")
+    (folder / ".draft.md").write_text("# 草稿\n\n未发布。", encoding="utf-8")
+    assert [r.document for r in shop.import_documents(folder)] == ["hours.txt", "zh/returns.md"]
+
+
+def test_the_same_folder_named_twice_is_imported_once(shop, folder):
+    assert [r.document for r in shop.import_documents(folder, folder)] == ["hours.txt", "zh/returns.md"]
+
+
 def test_a_single_file_is_named_by_its_file_name(shop, folder):
     assert shop.import_documents(folder / "zh" / "returns.md")[0].document == "returns.md"
 

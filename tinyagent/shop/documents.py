@@ -56,7 +56,11 @@ class ImportResult:
 
 
 def document_files(path: str | os.PathLike[str]) -> list[tuple[Path, str]]:
-    """(file, name) for `path`: the file itself, or every document below a folder, sorted by name."""
+    """(file, name) for `path`: the file itself, or every document below a folder, sorted by name.
+
+    Hidden files and folders (a name starting with "."), such as JupyterLab's `.ipynb_checkpoints` copies,
+    are not documents of the folder.
+    """
     path = Path(path)
     if not path.exists():
         raise DocumentError(f"{path}: no such file or folder")
@@ -65,6 +69,7 @@ def document_files(path: str | os.PathLike[str]) -> list[tuple[Path, str]]:
             (file, file.relative_to(path).as_posix())
             for file in path.rglob("*")
             if file.suffix.lower() in KINDS and file.is_file()
+            and not any(part.startswith(".") for part in file.relative_to(path).parts)
         )
         if not found:
             raise DocumentError(f"{path}: the folder holds no .md or .txt documents")
@@ -117,7 +122,9 @@ def load_documents(
     seen: dict[str, Path] = {}
     for path in paths:
         for file, name in document_files(path):
-            if name in seen and seen[name] != file:
+            if name in seen:
+                if seen[name].resolve() == file.resolve():
+                    continue  # the same file named twice (a folder and a file in it): imported once
                 raise DocumentError(f"{file}: two documents would be named {name!r} ({seen[name]} and {file});"
                                     " import them in separate calls, or rename one")
             seen[name] = file
