@@ -25,6 +25,7 @@ from tinyagent.checks import (
     check_capped_registry,
     check_cost_budget,
     check_counting_llm,
+    check_coverage_rerank,
     check_cut_stream,
     check_fewest_model_calls,
     check_fixed_seed_loop,
@@ -33,6 +34,7 @@ from tinyagent.checks import (
     check_inside_workspace,
     check_invented_counter,
     check_missing_order_prediction,
+    check_overlapping_windows,
     check_parcel_prediction,
     check_parser_stops_at_observation,
     check_pretended_calls,
@@ -219,6 +221,8 @@ def fails(check, *answer, says: str = "") -> None:
         (check_read_chunks, (None,)),
         (check_safe_eval, (None,)),
         (check_inside_workspace, (None,)),
+        (check_overlapping_windows, (None,)),
+        (check_coverage_rerank, (None,)),
     ],
 )
 def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
@@ -226,10 +230,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_thirty_two_exercises_have_a_check():
+def test_thirty_four_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 32
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 34
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -1675,5 +1679,84 @@ def test_15_the_exercise_judges_paths_as_the_package_does(tmp_path):
         refusal = json.loads(read.invoke(json.dumps({"file_path": path}))).get("error", "")
         refused_for_the_path = any(word in refusal for word in ("goes up", "absolute", "symbolic link"))
         assert refused_for_the_path is not inside, (path, refusal)
+
+
+# -- 16 · Knowledge -----------------------------------------------------------------------------------
+def windows(text, size, overlap):  # the solution of exercise 1
+    pieces, start = [], 0
+    while start < len(text):
+        pieces.append(text[start:start + size])
+        if start + size >= len(text):
+            break
+        start += size - overlap
+    return pieces
+
+
+def test_16_overlapping_windows():
+    assert passes(check_overlapping_windows, windows)
+
+    def one_too_many(text, size, overlap):  # goes on while there is text after the window's start
+        step = size - overlap
+        return [text[i:i + size] for i in range(0, len(text), step)]
+
+    def steps_by_size(text, size, overlap):  # the overlap added to the end instead of taken from the stride
+        return [text[i:i + size + overlap] for i in range(0, len(text), size)]
+
+    def no_overlap(text, size, overlap):  # lesson 16's fixed chunks, overlap ignored
+        return [text[i:i + size] for i in range(0, len(text), size)]
+
+    def stops_early(text, size, overlap):  # drops a last window shorter than size
+        return [piece for piece in windows(text, size, overlap) if len(piece) == size]
+
+    fails(check_overlapping_windows, one_too_many, says="lies inside the one before")
+    fails(check_overlapping_windows, steps_by_size, says="longer than size")
+    fails(check_overlapping_windows, no_overlap, says="starts size - overlap = 15 characters after")
+    fails(check_overlapping_windows, stops_early, says="stop before the end")
+    fails(check_overlapping_windows, lambda text, size, overlap: text.split(), says="expected")
+    fails(check_overlapping_windows, "windows", says="should be a function")
+
+
+def my_rerank(question, passages):  # the solution of exercise 2
+    from tinyagent.shop.knowledge import query_terms, search_terms
+
+    terms = query_terms(question)
+
+    def held(passage):
+        words = set(search_terms(f"{passage.section} {passage.content}"))
+        return sum(term in words for term in terms)
+
+    return sorted(passages, key=held, reverse=True)  # sorted() is stable: equal counts keep their order
+
+
+def test_16_coverage_rerank():
+    from tinyagent.shop.knowledge import query_terms, search_terms
+
+    assert passes(check_coverage_rerank, my_rerank)
+
+    def substrings(question, passages):  # "item" found inside "items", "return" inside "returned"
+        terms = query_terms(question)
+        return sorted(passages, key=lambda p: sum(t in f"{p.section} {p.content}".lower() for t in terms),
+                      reverse=True)
+
+    def counts_repeats(question, passages):  # every occurrence counts, so repeating one word wins
+        terms = query_terms(question)
+        return sorted(passages, key=lambda p: sum(w in terms for w in search_terms(f"{p.section} {p.content}")),
+                      reverse=True)
+
+    def content_only(question, passages):  # the section heading is left out
+        terms = query_terms(question)
+        return sorted(passages, key=lambda p: len(set(terms) & set(search_terms(p.content))), reverse=True)
+
+    def ties_by_score(question, passages):  # equal counts ordered by bm25 score, not by the order given
+        terms = query_terms(question)
+        held = lambda p: len(set(terms) & set(search_terms(f"{p.section} {p.content}")))
+        return sorted(passages, key=lambda p: (held(p), p.score), reverse=True)
+
+    fails(check_coverage_rerank, substrings, says="'items' is not 'item'")
+    fails(check_coverage_rerank, counts_repeats, says="however often the passage repeats it")
+    fails(check_coverage_rerank, content_only, says="section heading counts too")
+    fails(check_coverage_rerank, ties_by_score, says="keep the order they came in")
+    fails(check_coverage_rerank, lambda question, passages: passages[:3], says="every passage")
+    fails(check_coverage_rerank, lambda question, passages: 1 / 0, says="raised ZeroDivisionError")
 
 

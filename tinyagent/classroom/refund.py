@@ -11,7 +11,8 @@ The careful plan, one tool per round in text ReAct (the seed's five rounds):
 The decision (`decide`) uses real numbers: days = today - signing date, and the limits parsed from the
 policy text ("签收次日起 7 天内 ... 无理由退货", "15 天内出现性能故障", "保修 1 年"), with 7 / 15 / 365 as
 the fallback when the policy does not say. Within 7 days: a no-reason return. Within 15 days with a fault
-the customer reported: a quality return. Later but under warranty: no refund, a free repair instead.
+the customer reported: a quality return. Later but under warranty: no refund, a free repair instead. When the
+policy search cited its sources (lesson 16), the answer ends by naming the passage that states the rule applied.
 
 `plan_hasty_refund` is the other half of lesson 04: what the same model writes when it is *imagining*
 the Observations (no stop sequence). It checks nothing and goes straight to applyRefund.
@@ -23,6 +24,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from .citations import cited_passages, source_note
 from .conversation import Conversation
 from .intents import fault_clause
 from .planning import Act, Answer, Order, act, call, pick, read_now, read_order, sentence
@@ -259,8 +261,8 @@ def plan_refund(conv: Conversation, order_id: str, mode: str = "refund") -> Act 
     if not isinstance(judged, Verdict):
         return judged
     if mode == "warranty":
-        return _answer_warranty(conv, order, judged)
-    return _act_on(conv, order, judged, mode)
+        return _with_source(conv, _answer_warranty(conv, order, judged), ("warranty",))
+    return _with_source(conv, _act_on(conv, order, judged, mode), RULES_OF_VERDICT.get(judged.kind, ()))
 
 
 def _judge(conv: Conversation, order: Order) -> Verdict | Act | Answer:
@@ -314,6 +316,45 @@ def _judge(conv: Conversation, order: Order) -> Verdict | Act | Answer:
     if verdict.kind == "needs_fault" and unclear_problem(conv):
         return Verdict("unclear_fault", days, limits)  # something is wrong, but what? ask, do not refuse
     return verdict
+
+
+# The rules a decision applied, so its answer can cite the passages that state them (lesson 16). "Past the
+# no-reason window; a fault can still be returned within 15 days" rests on two rules, and names both.
+RULES_OF_VERDICT = {
+    "no_reason": ("no_reason",),
+    "quality": ("quality",),
+    "needs_fault": ("no_reason", "quality"),
+    "unclear_fault": ("no_reason", "quality"),
+    "repair": ("quality", "warranty"),
+    "out_of_warranty": ("warranty",),
+}
+_RULE_PATTERNS = {"no_reason": ("no_reason_zh", "no_reason_en"), "quality": ("quality_zh", "quality_en"),
+                  "warranty": ("warranty_years_zh", "warranty_days_zh", "warranty_en")}
+
+
+def states_rule(text: str, rule: str) -> bool:
+    """Whether `text` states the day limit of `rule` ("no_reason", "quality" or "warranty")."""
+    patterns = _limit_patterns()
+    return any(patterns[key].search(text) for key in _RULE_PATTERNS[rule])
+
+
+def _with_source(conv: Conversation, outcome: Act | Answer, rules: tuple[str, ...]) -> Act | Answer:
+    """An answer that applied `rules`, ending with the cited passages that state them, when the search cited any.
+
+    Nothing changes when the Observation carried no sources (the default searchKnowledge), when no passage
+    states a rule applied, or when the refund itself failed (the answer is then about the failure).
+    """
+    if not isinstance(outcome, Answer) or not rules:
+        return outcome
+    refund = conv.result("refund")
+    if refund is not None and refund.error:
+        return outcome
+    passages = cited_passages(conv.result("knowledge"))
+    stating = [next((p for p in passages if states_rule(p.content, rule)), None) for rule in rules]
+    named = list(dict.fromkeys(p for p in stating if p is not None))  # one passage may state two rules
+    if not named:
+        return outcome
+    return Answer(outcome.thought, outcome.answer + source_note(conv, *named))
 
 
 def policy_query(conv: Conversation, order: Order) -> str:

@@ -3,13 +3,15 @@
 (The refund, which needs real reasoning, has its own module: refund.py.) Each planner checks what it
 still needs, calls the tool that gets it, and answers from what the Observations said: the tracking
 number comes from queryOrder, the latest trace from queryLogistics, the answer to a policy question
-from the top knowledge-base entry. An error Observation is quoted, never papered over.
+from the top knowledge-base entry (naming its document and section when the result gives them:
+citations.py). An error Observation is quoted, never papered over.
 """
 
 from __future__ import annotations
 
 import re
 
+from .citations import name_of, top_cited
 from .conversation import Conversation
 from .intents import has_fault
 from .planning import (
@@ -285,6 +287,16 @@ def plan_policy(conv: Conversation) -> Act | Answer:
             [call(conv, "knowledge", query=query)],
         )
     top = None if step.error else top_knowledge(step)
+    cited = None if step.error else top_cited(step)
+    if cited is not None:  # the result names its document and section: so does the answer (lesson 16)
+        return Answer(
+            conv.say(
+                f"知识库里最相关的段落出自{name_of(conv, cited)}（{cited.source}），按它回答，并注明出处。",
+                f"The best match comes from {name_of(conv, cited)} ({cited.source}); I answer from it and name "
+                "the source.",
+            ),
+            conv.say(f"根据{name_of(conv, cited)}：{cited.content}", f"According to {name_of(conv, cited)}: {cited.content}"),
+        )
     if top is None:
         return Answer(
             conv.say(

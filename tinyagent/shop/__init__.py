@@ -3,6 +3,9 @@
     from tinyagent.shop import Shop, shop_registry
     shop = Shop()                         # in memory, seeded; Shop("shop.db") keeps state in a file
     registry = shop_registry(shop)        # queryOrder, queryLogistics, applyRefund, searchKnowledge, getCurrentTime
+
+Lesson 16: `shop.import_documents(POLICY_FOLDER)` adds policy documents to the knowledge base, and
+`shop_registry(shop, citations=True)` searches them with a searchKnowledge whose results name their sources.
 """
 
 from ..errors import ShopDatabaseError
@@ -14,7 +17,8 @@ from .database import (
     ShopError,
     ShopReadOnlyError,
 )
-from .knowledge import KNOWLEDGE_BASE, KnowledgeEntry
+from .documents import DocumentError, ImportResult
+from .knowledge import KNOWLEDGE_BASE, KnowledgeEntry, Passage
 
 # Lesson 15: what a person sees before approving a refund, and a confirmation gate that shows it.
 from .refund_review import describe_refund, refund_gate
@@ -31,10 +35,13 @@ from .tools import (
 __all__ = [
     "KNOWLEDGE_BASE",
     "ApplyRefundTool",
+    "DocumentError",
     "GetCurrentTimeTool",
+    "ImportResult",
     "InputTooLongError",
     "KnowledgeEntry",
     "OrderNotFoundError",
+    "Passage",
     "QueryLogisticsTool",
     "QueryOrderTool",
     "RefundNotAllowedError",

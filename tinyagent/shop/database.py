@@ -20,6 +20,9 @@ A database that cannot be written (a read-only folder or disk) is opened for rea
 refund is refused with `ShopReadOnlyError`. Methods return plain dicts shaped like the JSON the tools print;
 they raise `ShopError`s for requests the shop refuses, and the tools turn those into error Observations.
 A path that cannot hold a database at all (a folder, a text file, /dev/null) raises `ShopDatabaseError`.
+
+Since lesson 16 the knowledge base also takes documents: `import_documents` (documents.py, one transaction per
+call), `search_passages` (results that name their document and section, optionally re-ranked: rerank.py).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
@@ -314,13 +317,72 @@ class Shop:
 
         Raises `InputTooLongError` for a query longer than `MAX_QUERY_CHARS`.
         """
-        if len(query) > MAX_QUERY_CHARS:
-            raise InputTooLongError(
-                f"检索词过长：{len(query)} 个字符，上限 {MAX_QUERY_CHARS}"
-                f"（the query is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}）"
-            )
+        _check_query(query)
         with self._lock:
             return knowledge.search(self._conn, query, limit)
+
+    # --- documents (lesson 16: documents.py, chunking.py, rerank.py) ---------------------------------------
+
+    def search_passages(
+        self, query: str, limit: int = 3, *, scope: str = "all", rerank: bool = False
+    ) -> list[knowledge.Passage]:
+        """`search_knowledge` as `Passage`s, which name the document and section of an imported chunk.
+
+        scope:  "all", "documents" (imported chunks only) or "entries" (the built-in entries only)
+        rerank: re-order bm25's best `RERANK_CANDIDATES` by how many of the query's terms each passage
+                holds, and how close together (rerank.py), then keep `limit`
+        """
+        from . import rerank as reranking  # imported when used: lessons 00-11 never need it
+
+        _check_query(query)
+        with self._lock:
+            found = knowledge.search_passages(
+                self._conn, query, max(limit, reranking.RERANK_CANDIDATES) if rerank else limit, scope
+            )
+        return reranking.rerank(query, found)[:limit] if rerank else found
+
+    def import_documents(self, *paths: str | os.PathLike[str], size: int | None = None,
+                         overlap: int | None = None) -> list:
+        """Import Markdown and plain-text documents, files or folders of them; one `ImportResult` each.
+
+        Every document is read, checked and chunked (`size` and `overlap` in characters; chunking.py's
+        defaults if not given) before anything is written, then all are written in one transaction: a
+        `DocumentError` (missing, not UTF-8, empty, too large, ...) leaves the knowledge base as it was.
+        Importing a document again replaces its chunks. See documents.py.
+        """
+        from . import chunking, documents
+
+        if not paths:
+            raise documents.DocumentError("name at least one document or folder to import")
+        size = chunking.CHUNK_CHARS if size is None else size
+        overlap = chunking.OVERLAP_CHARS if overlap is None else overlap
+        chunking.check_sizes(size, overlap)
+        return self.import_chunks(documents.load_documents(paths, size, overlap))
+
+    def import_chunks(self, chunks: Iterable) -> list:
+        """Store chunks cut by any chunker (chunking.Chunk), as `import_documents` stores its own: one
+        transaction, each document's old chunks replaced."""
+        from . import documents
+
+        chunks = list(chunks)
+        if not chunks:
+            raise documents.DocumentError("there are no chunks to import")
+        with self._lock, self._write_transaction():
+            return documents.store_documents(self._conn, chunks, self.clock().isoformat(timespec="seconds"))
+
+    def documents(self) -> list[dict]:
+        """Every imported document: name, title, number of chunks, when it was imported."""
+        from . import documents
+
+        with self._lock:
+            return documents.list_documents(self._conn)
+
+    def remove_document(self, name: str) -> bool:
+        """Take a document and all its chunks out of the knowledge base. False if there was no such document."""
+        from . import documents
+
+        with self._lock, self._write_transaction():
+            return documents.delete_document(self._conn, name)
 
     # --- writing ---------------------------------------------------------------------------------------
 
@@ -391,6 +453,14 @@ class Shop:
 
     def __repr__(self) -> str:
         return f"<Shop {self.path!r}>"
+
+
+def _check_query(query: str) -> None:
+    if len(query) > MAX_QUERY_CHARS:
+        raise InputTooLongError(
+            f"检索词过长：{len(query)} 个字符，上限 {MAX_QUERY_CHARS}"
+            f"（the query is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}）"
+        )
 
 
 def _connect(target: str, uri: bool = False) -> sqlite3.Connection:

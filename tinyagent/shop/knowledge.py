@@ -11,6 +11,10 @@ whole sentence would become one token. Instead we feed FTS5 text that is already
 A query goes through the same function, and its pieces are joined with OR: an entry that shares more (and
 rarer) pieces with the question scores better. Each entry also carries English keywords, because an English
 question can only match English words.
+
+Since lesson 16 the same index also holds imported documents, cut into chunks (chunking.py, documents.py):
+`search_passages` returns both kinds as `Passage`s, a chunk with its document, section and position, so an
+answer can cite it. `search` is the shape the default searchKnowledge has always shown.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import hashlib
 import re
 import sqlite3
 from dataclasses import dataclass
+
+from .chunking import SECTION_SEPARATOR
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,9 @@ KNOWLEDGE_BASE: tuple[KnowledgeEntry, ...] = (
     ),
 )
 
+# The shape of the tables. 2: imported documents share the index (lesson 16). A new value rebuilds old files.
+INDEX_LAYOUT = 2
+
 _HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 _LATIN_WORD = re.compile(r"[a-z0-9]+")
 # Words that appear in almost every English question and say nothing about the topic.
@@ -113,11 +122,16 @@ def match_query(question: str) -> str:
     Returns "" when nothing searchable is left (only punctuation or stop words).
     Quoting keeps FTS5 from reading a term such as "or" or "not" as an operator.
     """
+    return " OR ".join(_fts_term(term) for term in query_terms(question))
+
+
+def query_terms(question: str) -> list[str]:
+    """The distinct terms of a question, stop words left out, in the order they first appear."""
     seen: dict[str, None] = {}  # a dict keeps first-seen order, so the expression is stable
     for term in search_terms(question):
         if term not in _STOP_WORDS:
             seen.setdefault(term)
-    return " OR ".join(_fts_term(term) for term in seen)
+    return list(seen)
 
 
 def _fts_term(term: str) -> str:
@@ -137,6 +151,10 @@ def create_index(
     by another version needs rebuilding: a database must not keep serving stale policies, and one that is
     current must not be written to at all (it may be read-only). `schema="temp"` builds a private copy for
     this connection alone, which hides the file's own tables: how a read-only database serves fresh policies.
+
+    Imported documents (lesson 16, documents.py) share the tables: each of their chunks is a `knowledge` row
+    with a `knowledge_sources` row naming its document, section and position. A rebuild replaces the
+    built-in entries, keeps the chunks, and splits every row into terms again.
     """
     entries = KNOWLEDGE_BASE if entries is None else entries
     conn.execute(
@@ -146,31 +164,80 @@ def create_index(
     # Two columns so bm25() can weigh a hit in the title above a hit in the body.
     conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {schema}.knowledge_fts USING fts5(title, body)")
     conn.execute(f"CREATE TABLE IF NOT EXISTS {schema}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-    conn.execute(f"DELETE FROM {schema}.knowledge")
+    _create_document_tables(conn, schema)
+    if schema == "temp":
+        _copy_documents_from_main(conn)
+    # The built-in entries are the rows that no document owns.
+    conn.execute(
+        f"DELETE FROM {schema}.knowledge WHERE id NOT IN (SELECT knowledge_id FROM {schema}.knowledge_sources)"
+    )
     conn.execute(f"DELETE FROM {schema}.knowledge_fts")
-    for rowid, entry in enumerate(entries, start=1):
+    for entry in entries:  # ids 1, 2, ... in a new database: the order ties are broken in
         conn.execute(
-            f"INSERT INTO {schema}.knowledge (id, title, content, keywords) VALUES (?, ?, ?, ?)",
-            (rowid, entry.title, entry.content, entry.keywords),
+            f"INSERT INTO {schema}.knowledge (title, content, keywords) VALUES (?, ?, ?)",
+            (entry.title, entry.content, entry.keywords),
         )
-        conn.execute(f"INSERT INTO {schema}.knowledge_fts (rowid, title, body) VALUES (?, ?, ?)", (rowid, *_indexed(entry)))
+    rows = conn.execute(
+        f"SELECT k.id, k.title, k.content, k.keywords, s.section FROM {schema}.knowledge AS k"
+        f" LEFT JOIN {schema}.knowledge_sources AS s ON s.knowledge_id = k.id ORDER BY k.id"
+    ).fetchall()
+    for rowid, title, content, keywords, section in rows:
+        heading = title if section is None else f"{title} {section}"
+        conn.execute(
+            f"INSERT INTO {schema}.knowledge_fts (rowid, title, body) VALUES (?, ?, ?)",
+            (rowid, *indexed_terms(heading, f"{content} {keywords}")),
+        )
     conn.execute(
         f"INSERT OR REPLACE INTO {schema}.meta (key, value) VALUES ('knowledge_hash', ?)", (knowledge_hash(entries),)
     )
 
 
-def _indexed(entry: KnowledgeEntry) -> tuple[str, str]:
+def _create_document_tables(conn: sqlite3.Connection, schema: str) -> None:
+    """`documents`: one row per imported document; `knowledge_sources`: where each chunk comes from."""
+    conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {schema}.documents ("
+        " name TEXT PRIMARY KEY, title TEXT NOT NULL, fingerprint TEXT NOT NULL,"
+        " chunks INTEGER NOT NULL, imported_at TEXT NOT NULL)"
+    )
+    conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {schema}.knowledge_sources ("
+        " knowledge_id INTEGER PRIMARY KEY, document TEXT NOT NULL, section TEXT NOT NULL, position INTEGER NOT NULL)"
+    )
+
+
+def _copy_documents_from_main(conn: sqlite3.Connection) -> None:
+    """A private (temp) index must hold the file's imported documents too, or they would vanish from search."""
+    tables = {row[0] for row in conn.execute("SELECT name FROM main.sqlite_schema WHERE type = 'table'")}
+    if not {"knowledge", "documents", "knowledge_sources"} <= tables:
+        return
+    conn.execute("DELETE FROM temp.knowledge")
+    conn.execute("DELETE FROM temp.knowledge_sources")
+    conn.execute("DELETE FROM temp.documents")
+    conn.execute("INSERT INTO temp.documents SELECT * FROM main.documents")
+    conn.execute("INSERT INTO temp.knowledge_sources SELECT * FROM main.knowledge_sources")
+    conn.execute(
+        "INSERT INTO temp.knowledge SELECT * FROM main.knowledge"
+        " WHERE id IN (SELECT knowledge_id FROM main.knowledge_sources)"
+    )
+
+
+def indexed_terms(title: str, body: str) -> tuple[str, str]:
     """The title and body text that go into the FTS5 table: terms separated by spaces."""
-    return " ".join(search_terms(entry.title)), " ".join(search_terms(f"{entry.content} {entry.keywords}"))
+    return " ".join(search_terms(title)), " ".join(search_terms(body))
+
+
+def _indexed(entry: KnowledgeEntry) -> tuple[str, str]:
+    return indexed_terms(entry.title, f"{entry.content} {entry.keywords}")
 
 
 def knowledge_hash(entries: tuple[KnowledgeEntry, ...] | None = None) -> str:
     """A fingerprint of the index `entries` make: their text and the terms it is split into.
 
-    Hashing the terms too means a change to `search_terms` (how text is tokenized) also rebuilds the index.
+    Hashing the terms too means a change to `search_terms` (how text is tokenized) also rebuilds the index;
+    hashing `INDEX_LAYOUT` means a database made before the tables changed is rebuilt into the new ones.
     """
     entries = KNOWLEDGE_BASE if entries is None else entries
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(f"tables {INDEX_LAYOUT}\0".encode())
     for entry in entries:
         for text in (entry.title, entry.content, entry.keywords, *_indexed(entry)):
             digest.update(text.encode() + b"\0")
@@ -189,19 +256,78 @@ def index_is_current(conn: sqlite3.Connection, entries: tuple[KnowledgeEntry, ..
 TITLE_WEIGHT = 2.0  # a question that names the topic ("保修") should find the entry titled with it first
 
 
+@dataclass(frozen=True)
+class Passage:
+    """One search result: a built-in entry, or a chunk of an imported document with where it comes from.
+
+    title:    the entry's title, or the document's title
+    content:  the text
+    score:    higher is better, 3 decimals: minus SQLite's bm25, or the re-rank score after `rerank.py`
+    bm25:     minus SQLite's bm25, whatever ordered the results
+    document: the document's name ("zh/returns.md"); None for a built-in entry
+    section:  the heading path ("质量问题退换货 › 期限与检测"); "" for an entry or text before any heading
+    position: the chunk's place in its document, from 1; None for an entry
+    """
+
+    title: str
+    content: str
+    score: float
+    bm25: float
+    document: str | None = None
+    section: str = ""
+    position: int | None = None
+
+    @property
+    def source(self) -> str | None:
+        """Where the passage comes from, as one short key: "zh/returns.md#5" (None for a built-in entry)."""
+        return None if self.document is None else f"{self.document}#{self.position}"
+
+    def as_result(self) -> dict:
+        """The dict the default searchKnowledge shows: {"title", "content", "score"}, as before lesson 16.
+
+        A chunk's title names its section too ("退换货政策 › 质量问题退换货"), the only place that shape has for it.
+        """
+        title = f"{self.title}{SECTION_SEPARATOR}{self.section}" if self.section else self.title
+        return {"title": title, "content": self.content, "score": self.score}
+
+    def as_cited(self) -> dict:
+        """The dict the citing searchKnowledge shows: the title, section and source to name, then the text."""
+        return {"title": self.title, "section": self.section, "source": self.source, "content": self.content,
+                "score": self.score}
+
+
+# Which rows a search may return: everything, only chunks of imported documents, or only built-in entries.
+SCOPES = {
+    "all": "",
+    "documents": " AND s.document IS NOT NULL",
+    "entries": " AND s.document IS NULL",
+}
+
+
+def search_passages(conn: sqlite3.Connection, question: str, limit: int = 3, scope: str = "all") -> list[Passage]:
+    """The best `limit` passages for `question`, best first, ranked by bm25 (title hits weigh double)."""
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
+    expression = match_query(question)
+    if not expression or limit < 1:
+        return []
+    rows = conn.execute(
+        "SELECT k.title, k.content, bm25(knowledge_fts, ?, 1.0) AS rank, s.document, s.section, s.position"
+        " FROM knowledge_fts JOIN knowledge AS k ON k.id = knowledge_fts.rowid"
+        " LEFT JOIN knowledge_sources AS s ON s.knowledge_id = k.id"
+        f" WHERE knowledge_fts MATCH ?{SCOPES[scope]} ORDER BY rank, k.id LIMIT ?",
+        (TITLE_WEIGHT, expression, limit),
+    ).fetchall()
+    return [
+        Passage(title, content, round(-rank, 3), round(-rank, 3), document, section or "", position)
+        for title, content, rank, document, section, position in rows
+    ]
+
+
 def search(conn: sqlite3.Connection, question: str, limit: int = 3) -> list[dict]:
     """The best `limit` entries for `question`, best first, as {"title", "content", "score"} dicts.
 
     `score` is minus SQLite's bm25 (which is lower-is-better), rounded to 3 decimals: higher is better, and
     the same question always prints the same numbers.
     """
-    expression = match_query(question)
-    if not expression or limit < 1:
-        return []
-    rows = conn.execute(
-        "SELECT k.title, k.content, bm25(knowledge_fts, ?, 1.0) AS rank"
-        " FROM knowledge_fts JOIN knowledge AS k ON k.id = knowledge_fts.rowid"
-        " WHERE knowledge_fts MATCH ? ORDER BY rank, k.id LIMIT ?",
-        (TITLE_WEIGHT, expression, limit),
-    ).fetchall()
-    return [{"title": title, "content": content, "score": round(-rank, 3)} for title, content, rank in rows]
+    return [passage.as_result() for passage in search_passages(conn, question, limit)]

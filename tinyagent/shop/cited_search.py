@@ -1,0 +1,55 @@
+"""searchKnowledge that cites its sources: the passages of the imported documents, each with where it is from.
+
+    registry = shop_registry(shop, citations=True)     # this tool in place of the default searchKnowledge
+
+Built with lesson 07's `@tool`, so its input is checked against a schema like every typed tool's. It
+searches the imported documents only (documents.py), because only a document has a section to cite, and
+re-ranks bm25's best by default (rerank.py). Its Observation:
+
+    {"query": "质量问题 退货",
+     "results": [{"title": "退换货政策", "section": "质量问题退换货 › 期限与检测", "source": "zh/returns.md#5",
+                  "content": "签收次日起 15 天内出现性能故障的，……", "score": 1.189}, ...]}
+
+`title` and `section` are what an answer names ("根据《退换货政策》「质量问题退换货 › 期限与检测」"); `source`
+is the exact passage (document and chunk position), for a person who wants to check it. The default
+searchKnowledge (tools.py) keeps the shape lessons 00-11 show.
+"""
+
+from __future__ import annotations
+
+from ..registry import error_observation
+from ..typed_tool import TypedTool, tool
+from .database import MAX_QUERY_CHARS, Shop, ShopError
+
+
+def cited_search_tool(shop: Shop, limit: int = 3, rerank: bool = True) -> TypedTool:
+    """A `searchKnowledge` tool over `shop`'s imported documents whose results carry their sources."""
+
+    @tool(
+        name="searchKnowledge",
+        descriptions={"zh": "检索售后政策文档。每条结果都带出处（文档标题 title 和章节 section），回答时请注明出处。"},
+        param_descriptions={"zh": {"query": "检索关键词，如 质量问题 退货"}},
+    )
+    def search_knowledge(query: str) -> dict | str:
+        """Search the after-sales policy documents. Every result carries its source (document title and
+        section): name it in your answer.
+
+        Args:
+            query: keywords, e.g. quality problem return
+        """
+        query = query.strip()
+        if not query:
+            return error_observation("请提供检索关键词（a search query is needed）", expected="如 质量问题 退货、warranty")
+        try:
+            passages = shop.search_passages(query, limit, scope="documents", rerank=rerank)
+        except ShopError as exc:  # too long: the shop states its limit
+            return error_observation(str(exc), expected=f"检索词，最多 {MAX_QUERY_CHARS} 个字符，如 质量问题 退货")
+        answer: dict = {"query": query, "results": [passage.as_cited() for passage in passages]}
+        if not passages:
+            answer["hint"] = (
+                "没有匹配的段落，换个说法试试（nothing matched: try other words）" if shop.documents()
+                else "知识库里还没有导入任何文档（no documents have been imported yet）"
+            )
+        return answer
+
+    return search_knowledge
