@@ -57,6 +57,7 @@ __all__ = [
     "ChatResult",
     "ConfigurationError",
     "CutOff",
+    "EvalReport",
     "Event",
     "Final",
     "FunctionCallingAgent",
@@ -95,6 +96,7 @@ __all__ = [
     "Warn",
     "build_system_prompt",
     "detect_language",
+    "evaluate",
     "extract_final_answer",
     "fixed_clock",
     "format_reminder",
@@ -120,6 +122,8 @@ _LAZY = {
     "input_from_arguments": "tool_specs",
     "write_file_tool": "workspace_files",
     "FunctionCallingAgent": "function_agent",  # lesson 09
+    "evaluate": "evaluation",  # lesson 18
+    "EvalReport": "evaluation",  # lesson 18
 }
 
 
