@@ -174,7 +174,7 @@ def test_the_answer_check_fails_a_wrong_answer_a_stopped_run_and_the_wrong_langu
     invented = swap(REFUND_RUN, answer="退款申请已提交，退款单号 RF20260630001。")  # the seed's style: never issued
     assert failing("refund (zh)", invented) == {"answer": "it does not say RF202606300001"}
     stopped = swap(REFUND_RUN, answer="抱歉，我没能完成。", reason="max_steps")
-    assert failing("refund (zh)", stopped) == {"answer": "the run ended without an answer (max_steps)"}
+    assert failing("refund (zh)", stopped) == {"answer": "the run ended with max_steps, not with an answer of the model's own"}
     english = swap(REFUND_RUN, answer="Your refund RF202606300001 has been submitted.")
     assert failing("refund (zh)", english) == {
         "answer": "it is written in English; the customer wrote in Chinese"}

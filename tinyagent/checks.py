@@ -1328,5 +1328,5 @@ def check_variant_failures(predicted_failures: dict | None) -> None:
                 f"it passes {', '.join(extra)}" if extra else "") if part)
             _fail(exercise, f"{model}: {says}. What it does: {behaviour}. Which checks read what went wrong?")
     return _passed(exercise, "each check reads one thing: a misstep in the calls fails tools alone, a reply in "
-                             "the wrong shape fails format alone, and a run that never gets there fails the "
+                             "the wrong shape fails format alone, and a run that never does the work fails the "
                              "tools, the database and the answer together.")

@@ -148,7 +148,7 @@ def check_database(task: EvalTask, outcome: RunOutcome) -> Check:
 def check_answer(task: EvalTask, outcome: RunOutcome) -> Check:
     """An answer (not a stop), holding every fact, in the language the customer wrote in."""
     if outcome.reason not in ANSWERED or not outcome.answer:
-        return Check(False, f"the run ended without an answer ({outcome.reason})")
+        return Check(False, f"the run ended with {outcome.reason}, not with an answer of the model's own")
     problems = [f"it does not say {fact}" for fact in task.facts if fact not in outcome.answer]
     language = written_in(outcome.answer, quoted=[use.result for use in outcome.tool_calls])
     if language not in (task.lang, None):
