@@ -27,6 +27,7 @@ from tinyagent.checks import (
     check_counting_llm,
     check_coverage_rerank,
     check_cut_stream,
+    check_eval_task,
     check_fewest_model_calls,
     check_fixed_seed_loop,
     check_fold_logistics,
@@ -47,6 +48,7 @@ from tinyagent.checks import (
     check_toy_logistics_tool,
     check_trim_to_budget,
     check_unknown_model,
+    check_variant_failures,
     classroom_only,
 )
 from tinyagent.parser import split_keyed_lines
@@ -223,6 +225,8 @@ def fails(check, *answer, says: str = "") -> None:
         (check_inside_workspace, (None,)),
         (check_overlapping_windows, (None,)),
         (check_coverage_rerank, (None,)),
+        (check_eval_task, (None,)),  # 18
+        (check_variant_failures, (None,)),  # 18
     ],
 )
 def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
@@ -230,10 +234,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_thirty_four_exercises_have_a_check():
+def test_thirty_six_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 34
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 36
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -1758,5 +1762,53 @@ def test_16_coverage_rerank():
     fails(check_coverage_rerank, ties_by_score, says="keep the order they came in")
     fails(check_coverage_rerank, lambda question, passages: passages[:3], says="every passage")
     fails(check_coverage_rerank, lambda question, passages: 1 / 0, says="raised ZeroDivisionError")
+
+
+# -- 18 · Evaluation ------------------------------------------------------------------------------
+def test_18_eval_task():
+    from dataclasses import replace
+
+    from tinyagent.checks import EVAL_EXERCISE_REQUEST
+    from tinyagent.evaluation import EvalTask
+
+    refund = ("queryOrder", "getCurrentTime", "searchKnowledge", "applyRefund")
+    solution = EvalTask("unused refund", EVAL_EXERCISE_REQUEST, ("RF202606300001",), lang="en", tools=refund,
+                        refunds=("88234",))  # notebooks/solutions/18_evaluation.ipynb
+    assert passes(check_eval_task, solution)
+    assert passes(check_eval_task, replace(solution, facts=("RF202606300001", "88234")))  # stricter is fine
+    fails(check_eval_task, replace(solution, refunds=()), says="a refund was written for 88234, which the task does not ask for")
+    fails(check_eval_task, replace(solution, refunds=("88231",)), says="no refund was written for 88231")
+    fails(check_eval_task, replace(solution, tools=refund[:3]), says="applyRefund was called, which this task must not call")
+    fails(check_eval_task, replace(solution, tools=("applyRefund",), may_also_call=refund[:3]),
+          says="refunded without looking up the order, the date and the policy")
+    fails(check_eval_task, replace(solution, facts=("88234",)), says="a refund id the shop never issued")
+    fails(check_eval_task, replace(solution, facts=()), says="a refund id the shop never issued")
+    fails(check_eval_task, replace(solution, facts=("RF20260630001",)), says="fails your task's answer check")
+    fails(check_eval_task, replace(solution, lang="zh"), says="'en' here")
+    fails(check_eval_task, replace(solution, question="Please refund order 88234."), says="the request above, exactly")
+    fails(check_eval_task, {"question": EVAL_EXERCISE_REQUEST}, says="should be an EvalTask")
+
+
+def test_18_variant_failures():
+    solution = {  # notebooks/solutions/18_evaluation.ipynb
+        "classroom-no-final": {"format"},
+        "classroom-wrong-tool": {"tools"},
+        "classroom-loop": {"tools", "database", "answer"},
+        "classroom-forgets-action": {"tools", "database", "answer", "format"},
+    }
+    assert passes(check_variant_failures, solution)
+    assert passes(check_variant_failures, {k: sorted(v) for k, v in solution.items()})  # lists do too
+    fails(check_variant_failures, {**solution, "classroom-no-final": {"answer", "format"}},
+          says="classroom-no-final: it passes answer")
+    fails(check_variant_failures, {**solution, "classroom-wrong-tool": {"tools", "answer"}},
+          says="classroom-wrong-tool: it passes answer")
+    fails(check_variant_failures, {**solution, "classroom-wrong-tool": set()},
+          says="classroom-wrong-tool: it also fails tools")
+    fails(check_variant_failures, {**solution, "classroom-loop": {"tools", "database", "answer", "format"}},
+          says="classroom-loop: it passes format")
+    fails(check_variant_failures, {**solution, "classroom-forgets-action": {"format"}},
+          says="classroom-forgets-action: it also fails tools, database, answer")
+    fails(check_variant_failures, {**solution, "classroom-loop": {"steps"}}, says="give a set of check names")
+    fails(check_variant_failures, {"classroom-loop": {"tools"}}, says="should be a dict with the keys")
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "ContextBudget",
     "ContextBudgetError",
     "CutOff",
+    "EvalReport",
     "Event",
     "Final",
     "FittedRequest",
@@ -112,6 +113,7 @@ __all__ = [
     "Warn",
     "build_system_prompt",
     "detect_language",
+    "evaluate",
     "extract_final_answer",
     "fixed_clock",
     "fold_observation",
@@ -162,6 +164,8 @@ _LAZY = {
     "SessionStoreError": "session_store",
     "open_session_store": "session_store",
     "UserFacts": "user_facts",
+    "evaluate": "evaluation",  # lesson 18
+    "EvalReport": "evaluation",  # lesson 18
 }
 
 

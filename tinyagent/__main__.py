@@ -5,6 +5,7 @@
     local-model  serve a real small model (SmolLM2 on llama.cpp) on 127.0.0.1, print its .env lines
     doctor       check the configured endpoint for real and say how to fix what fails
     weather-service  serve lesson 15's weather API on 127.0.0.1 (optionally slow or failing on purpose)
+    eval         run the evaluation suite (lesson 18) against the configured model, print the scores
 
 A bad argument is one line on stderr that says what is wrong and what to do, and exit code 2.
 """
@@ -79,6 +80,21 @@ def _seconds(text: str) -> float:
     return seconds
 
 
+def _output_file(text: str) -> Path | str:
+    """A file the results can be written to (checked before the suite runs for minutes), or "-"."""
+    if text == "-":
+        return text
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"--json {text!r} is a folder: give a file name, e.g. results.json")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"--json {text!r}: the folder {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise argparse.ArgumentTypeError(f"--json {text!r}: cannot write there (permission denied)")
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _Parser(prog="python -m tinyagent", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -122,9 +138,31 @@ def main(argv: list[str] | None = None) -> int:
     weather.add_argument("--delay", type=_delay, default=0.0, help="seconds to wait before every reply (default 0)")
     weather.add_argument("--status", type=_http_status, help="answer every request with this HTTP error status")
 
+    # Lesson 18: the evaluation suite from the terminal. The exit code says whether every task passed.
+    evaluation = commands.add_parser("eval", help="run the evaluation suite and print the scores",
+                                     description="Run the evaluation suite (lesson 18) against the configured "
+                                     "model. Exit code 0 when every task passed, 1 when one failed, 2 for a "
+                                     "bad option or a model that cannot be used.")
+    evaluation.add_argument("--model", help="override TINYAGENT_MODEL (e.g. a classroom variant: classroom-loop)")
+    evaluation.add_argument("--protocol", choices=("text", "function"), default="text",
+                            help="text ReAct (default) or native function calling")
+    evaluation.add_argument("--lang", choices=("zh", "en", "both"), default="both",
+                            help="the tasks' language (default both)")
+    evaluation.add_argument("--task", action="append", metavar="NAME",
+                            help="run only this task, in each language; repeat for several (default: all)")
+    evaluation.add_argument("--json", type=_output_file, metavar="FILE",
+                            help="also write the results as JSON to FILE (- for stdout, instead of the table)")
+    evaluation.add_argument("--max-steps", type=_steps, default=10,
+                            help=f"rounds per task before giving up, 1 to {MAX_STEPS_LIMIT} (default 10)")
+    evaluation.add_argument("--timeout", type=_seconds, help="seconds each model reply may take in all "
+                            "(default: 10 to connect, 120 without data, 300 in all)")
+    evaluation.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
     args = parser.parse_args(argv)
     if args.command == "weather-service":
         return _weather_service(args)
+    if args.command == "eval":
+        return _eval(args, parser)
     if args.command == "ask":
         return _ask(args)
     if args.command == "local-model":
@@ -201,6 +239,47 @@ def _ask(args: argparse.Namespace) -> int:
     detail = (getattr(result.trace.end, "detail", "") or "").splitlines()
     print(f"stopped: {result.reason}" + (f": {detail[0]}" if detail else ""), file=sys.stderr)
     return 1
+
+
+def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .evaluation import TASK_NAMES, evaluate
+    from .llm_client import LlmClient, reply_timeouts
+    from .settings import load_settings
+
+    _printable_stdout()
+    unknown = [name for name in args.task or () if name not in TASK_NAMES]
+    if unknown:
+        parser.exit(2, f"error: no task called {unknown[0]!r}: choose from {', '.join(TASK_NAMES)} "
+                       f"(see {parser.prog} eval --help)\n")
+    timeouts = reply_timeouts(args.timeout) if args.timeout else {}
+    langs = None if args.lang == "both" else [args.lang]
+    try:
+        settings = load_settings(model=args.model, notice=False)
+        llm = LlmClient.from_settings(settings, **timeouts)
+        # One tiny request first: a wrong model name, URL or key fails here, once, as a bad option, and
+        # not as every task of the suite failing the same way.
+        llm.chat([{"role": "user", "content": "Hello"}], max_tokens=5)
+        print(f"evaluating {settings.describe()}", file=sys.stderr)
+        report = evaluate(llm, args.protocol, names=args.task, langs=langs, max_steps=args.max_steps,
+                          progress=not args.no_progress)
+    except TinyAgentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    if args.json == "-":
+        print(report.to_json())
+    else:
+        print(report.table(latency=True))
+        if args.json is not None:
+            try:
+                report.save(args.json)
+            except OSError as exc:
+                print(f"error: could not write {args.json}: {exc.strerror or exc}", file=sys.stderr)
+                return 2
+            print(f"results written to {args.json}", file=sys.stderr)
+    return 0 if report.passed else 1
 
 
 def _classroom(args: argparse.Namespace) -> int:

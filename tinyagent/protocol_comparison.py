@@ -64,12 +64,20 @@ def parse_failures(trace: Trace) -> int:
 
 def run_task(task: ShopTask, protocol: str, llm: Any, *, now: str = COURSE_NOW, **options: Any) -> TaskRun:
     """Run one task with one protocol ("text" or "function") on a fresh shop; `options` go to the agent."""
+    result, _ = run_on_fresh_shop(task.question, protocol, llm, now=now, **options)
+    return summarize(task, protocol, result)
+
+
+def run_on_fresh_shop(question: str, protocol: str, llm: Any, *, now: str = COURSE_NOW, **options: Any
+                      ) -> tuple[AgentResult, list[dict]]:
+    """One question, one protocol, a fresh shop: the agent's result and the shop's refunds afterwards
+    (lesson 18's evaluation grades the database's end state with them)."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     clock = fixed_clock(now)
     with Shop(":memory:", clock=clock) as shop:
-        result = PROTOCOLS[protocol](llm, shop_registry(shop, clock), **options).run(task.question)
-    return summarize(task, protocol, result)
+        result = PROTOCOLS[protocol](llm, shop_registry(shop, clock), **options).run(question)
+        return result, shop.refunds()
 
 
 def summarize(task: ShopTask, protocol: str, result: AgentResult) -> TaskRun:

@@ -1,0 +1,418 @@
+"""Lesson 18's evaluation harness (tinyagent/evaluation/): the suite, the four checks (each shown failing),
+the report's JSON schema, the progress bar, the plots, and the classroom model and its variants scored."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tinyagent import ChatResult, LlmClient
+from tinyagent.classroom.variants import MODELS
+from tinyagent.evaluation import (
+    CHECKS,
+    EVAL_TASKS,
+    REPORT_SCHEMA,
+    TASK_NAMES,
+    EvalReport,
+    RunOutcome,
+    ToolUse,
+    evaluate,
+    grade,
+    report_problems,
+    run_eval_task,
+    scoreboard,
+    select_tasks,
+    written_in,
+)
+from tinyagent.evaluation.progress import PlainProgress, progress_bar
+from tinyagent.prompts import detect_language
+from tinyagent.shop.tasks import SHOP_TASKS
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOP_TOOLS = {"queryOrder", "queryLogistics", "applyRefund", "searchKnowledge", "getCurrentTime"}
+VARIANTS = [model for model in MODELS if model != "classroom"]
+# In function calling there is no text format to get wrong: these variants behave like `classroom` there
+# (tinyagent/classroom/variants.py), and the verbose one's long thought goes out beside its calls.
+SAME_AS_CAREFUL_IN_FUNCTION_CALLING = {
+    "classroom-sloppy", "classroom-no-final", "classroom-ignores-stop", "classroom-forgets-action", "classroom-verbose",
+}
+
+
+def task(task_id: str):
+    return next(t for t in EVAL_TASKS if t.id == task_id)
+
+
+@pytest.fixture(scope="module")
+def careful():
+    return {protocol: evaluate(LlmClient.classroom(), protocol, progress=False) for protocol in ("text", "function")}
+
+
+# -- the suite -----------------------------------------------------------------------------------------------
+def test_the_suite_asks_every_request_in_chinese_and_in_english():
+    assert len(EVAL_TASKS) == 2 * len(TASK_NAMES) == 22
+    assert len({t.id for t in EVAL_TASKS}) == len(EVAL_TASKS)
+    for name in TASK_NAMES:
+        assert sorted(t.lang for t in EVAL_TASKS if t.name == name) == ["en", "zh"], name
+    assert all(detect_language(t.question) == t.lang for t in EVAL_TASKS)
+
+
+def test_the_suite_starts_from_lesson_09s_task_set_with_the_same_facts():
+    for shop_task in SHOP_TASKS:
+        [same] = [t for t in EVAL_TASKS if t.question == shop_task.question]
+        assert same.facts == shop_task.facts
+        assert [t.facts for t in EVAL_TASKS if t.name == same.name] == [shop_task.facts] * 2
+
+
+def test_every_task_names_real_tools_facts_and_refunds_only_where_one_is_asked_for():
+    for t in EVAL_TASKS:
+        assert t.tools and t.facts, t.id
+        assert set(t.tools) | set(t.may_also_call) <= SHOP_TOOLS, t.id
+        assert ("applyRefund" in t.tools) == bool(t.refunds), t.id
+        assert "applyRefund" not in t.may_also_call
+    assert {t.id for t in EVAL_TASKS if t.refunds} == {"refund (zh)", "refund (en)"}
+
+
+def test_the_new_questions_are_worded_afresh_not_taken_from_the_understanding_tests():
+    from .test_classroom_understanding import CASES
+
+    assert not {t.question for t in EVAL_TASKS} & {case.phrasing for case in CASES}
+
+
+def test_select_tasks_by_name_and_language_in_suite_order():
+    picked = select_tasks(["time", "refund"], ["en"])
+    assert [t.id for t in picked] == ["refund (en)", "time (en)"]
+    assert len(select_tasks(langs=["zh"])) == 11
+    with pytest.raises(ValueError, match="no task called 'refunds'"):
+        select_tasks(["refunds"])
+    with pytest.raises(ValueError, match="lang must be one of zh, en"):
+        select_tasks(langs=["fr"])
+
+
+# -- the four checks, each shown passing and failing ---------------------------------------------------------
+REFUND_RUN = RunOutcome(
+    tool_calls=(ToolUse("queryOrder", "88231", result='{"orderId":"88231"}'), ToolUse("getCurrentTime", ""),
+                ToolUse("searchKnowledge", "质量问题 退货"), ToolUse("applyRefund", '{"orderId":"88231"}')),
+    refunds=("88231",),
+    answer="退款申请已提交，退款单号 RF202606300001，预计 1-3 个工作日到账。",
+)
+QUESTION_RUN = RunOutcome(
+    tool_calls=(ToolUse("queryOrder", "88231"), ToolUse("getCurrentTime", ""), ToolUse("searchKnowledge", "退货")),
+    answer="可以。签收 8 天，还在 15 天质量问题退货期内。需要我为您提交退款申请吗？",
+)
+
+
+def verdicts(task_id: str, outcome: RunOutcome) -> dict[str, bool]:
+    return {name: check.passed for name, check in grade(task(task_id), outcome).items()}
+
+
+def failing(task_id: str, outcome: RunOutcome) -> dict[str, str]:
+    return {name: check.detail for name, check in grade(task(task_id), outcome).items() if not check.passed}
+
+
+def test_a_right_run_passes_every_check():
+    assert verdicts("refund (zh)", REFUND_RUN) == dict.fromkeys(CHECKS, True)
+    assert verdicts("return question (zh)", QUESTION_RUN) == dict.fromkeys(CHECKS, True)
+    checks = grade(task("refund (zh)"), REFUND_RUN)
+    assert checks["tools"].detail == "queryOrder → getCurrentTime → searchKnowledge → applyRefund"
+    assert checks["database"].detail == "one refund row, for 88231"
+
+
+def swap(outcome: RunOutcome, **changes) -> RunOutcome:
+    from dataclasses import replace
+
+    return replace(outcome, **changes)
+
+
+def test_the_tools_check_fails_a_wrong_tool():
+    wrong = swap(REFUND_RUN, tool_calls=(ToolUse("queryLogistics", "88231"), *REFUND_RUN.tool_calls[1:]))
+    assert failing("refund (zh)", wrong) == {
+        "tools": "queryOrder was not called; queryLogistics was called, which this task does not need"}
+
+
+def test_the_tools_check_fails_an_unknown_tool_a_failed_call_a_repeat_and_a_missing_second_call():
+    unknown = swap(QUESTION_RUN, tool_calls=(ToolUse("checkOrder", "88231", error=True), *QUESTION_RUN.tool_calls))
+    assert failing("return question (zh)", unknown)["tools"] == (
+        "checkOrder was called, which this task does not need; checkOrder(88231) came back with an error")
+    failed = swap(QUESTION_RUN, tool_calls=(ToolUse("queryOrder", '{"orderId": 88231}', error=True),
+                                            *QUESTION_RUN.tool_calls))
+    assert failing("return question (zh)", failed) == {
+        "tools": 'queryOrder({"orderId": 88231}) came back with an error'}
+    repeated = swap(QUESTION_RUN, tool_calls=(*QUESTION_RUN.tool_calls, ToolUse("queryOrder", "88231")))
+    assert failing("return question (zh)", repeated) == {"tools": "queryOrder(88231) was called twice"}
+    one_parcel = RunOutcome(tool_calls=(ToolUse("queryOrder", "88231"), ToolUse("queryLogistics", "SF1234567890")),
+                            answer="SF1234567890 已签收；YT2468013579 运输中。")
+    assert failing("two parcels (zh)", one_parcel) == {
+        "tools": "queryOrder was called once, the task needs it twice; queryLogistics was called once, "
+                 "the task needs it twice"}
+
+
+def test_the_tools_check_allows_the_tasks_harmless_extra_lookups_and_never_an_unasked_refund():
+    checked_parcel = RunOutcome(tool_calls=(ToolUse("queryOrder", "88234"), ToolUse("queryLogistics", "ZT5566778899")),
+                                answer="订单 88234 已签收，运单号 ZT5566778899。")
+    assert verdicts("order status (zh)", checked_parcel)["tools"]
+    refunded = swap(QUESTION_RUN, tool_calls=(*QUESTION_RUN.tool_calls, ToolUse("applyRefund", "88231")),
+                    refunds=("88231",))
+    assert failing("return question (zh)", refunded) == {
+        "tools": "applyRefund was called, which this task must not call",
+        "database": "a refund was written for 88231, which the task does not ask for"}
+
+
+def test_the_database_check_fails_a_missing_refund_and_a_refund_for_another_order():
+    assert failing("refund (zh)", swap(REFUND_RUN, refunds=())) == {"database": "no refund was written for 88231"}
+    assert failing("refund (zh)", swap(REFUND_RUN, refunds=("88231", "88234"))) == {
+        "database": "a refund was written for 88234, which the task does not ask for"}
+    assert failing("return question (zh)", swap(QUESTION_RUN, refunds=("88231",)))["database"] == (
+        "a refund was written for 88231, which the task does not ask for")
+
+
+def test_the_answer_check_fails_a_wrong_answer_a_stopped_run_and_the_wrong_language():
+    invented = swap(REFUND_RUN, answer="退款申请已提交，退款单号 RF20260630001。")  # the seed's style: never issued
+    assert failing("refund (zh)", invented) == {"answer": "it does not say RF202606300001"}
+    stopped = swap(REFUND_RUN, answer="抱歉，我没能完成。", reason="max_steps")
+    assert failing("refund (zh)", stopped) == {"answer": "the run ended with max_steps, not with an answer of the model's own"}
+    english = swap(REFUND_RUN, answer="Your refund RF202606300001 has been submitted.")
+    assert failing("refund (zh)", english) == {
+        "answer": "it is written in English; the customer wrote in Chinese"}
+
+
+def test_the_format_check_fails_the_fallback_an_unreadable_reply_and_a_cut_reply():
+    assert failing("refund (zh)", swap(REFUND_RUN, reason="fallback")) == {
+        "format": "the answer came as prose the fallback took, not as a Final Answer"}
+    assert failing("refund (zh)", swap(REFUND_RUN, unreadable_replies=2)) == {
+        "format": "2 replies could not be read as a step"}
+    assert failing("refund (zh)", swap(REFUND_RUN, client_cuts=1)) == {
+        "format": "1 reply ran past the stop sequence and had to be cut"}
+
+
+def test_the_language_of_an_answer_is_its_own_words_not_what_it_quotes():
+    policy = '{"title":"退款到账时间","content":"退款审核通过后 1-3 个工作日原路退回到付款账户"}'
+    quoting = 'According to our policy "退款到账时间": 退款审核通过后 1-3 个工作日原路退回到付款账户.'
+    assert written_in(quoting) == "zh"  # by the characters alone it looks Chinese...
+    assert written_in(quoting, quoted=[policy]) == "en"  # ...but its own words are English
+    assert written_in("订单 88231（比特 S10 Pro 扫地机）由顺丰速运配送，运单号 SF1234567890。") == "zh"
+    assert written_in("Order 88231 (比特 S10 Pro 扫地机) is with 顺丰速运, tracking number SF1234567890.") == "en"
+    assert written_in("SF1234567890 2026-06-22") is None
+    assert written_in("退款审核通过后", quoted=[policy]) is None
+
+
+# -- real wrong runs, through the harness: a scripted model takes each wrong path -------------------------
+class ScriptedModel:
+    """A stand-in model: gives its replies in order, whatever it is asked."""
+
+    model = "scripted"
+
+    def __init__(self, *replies: str):
+        self.replies = [ChatResult(text, "stop") for text in replies]
+
+    def chat(self, messages, **options):
+        return self.replies.pop(0)
+
+
+def step(tool: str, tool_input: str) -> str:
+    return f"Thought: I look it up.\nAction: {tool}\nAction Input: {tool_input}\n"
+
+
+def test_a_scripted_right_run_passes_and_each_kind_of_wrong_run_fails_its_check():
+    right = ScriptedModel(step("queryOrder", "88234"), "Thought: done.\nFinal Answer: 订单 88234 已签收，运单号 ZT5566778899。")
+    assert run_eval_task(task("order status (zh)"), right).passed
+
+    wrong_tool = ScriptedModel(step("searchKnowledge", "88234"), "Thought: done.\nFinal Answer: 订单 88234 运单号 ZT5566778899。")
+    result = run_eval_task(task("order status (zh)"), wrong_tool)
+    assert result.failed_checks == ["tools"]
+    assert result.tool_calls == ("searchKnowledge",)
+
+    eager = ScriptedModel(step("queryOrder", "88231"), step("getCurrentTime", ""), step("searchKnowledge", "质量问题"),
+                          step("applyRefund", '{"orderId": "88231", "reason": "质量问题"}'),
+                          "Thought: done.\nFinal Answer: 可以，还在 15 天内，已为您提交退款 RF202606300001。")
+    result = run_eval_task(task("return question (zh)"), eager)
+    assert result.failed_checks == ["tools", "database"]
+    assert result.refunds == ("88231",)  # the refund row is really there: the shop was written to
+
+    wrong_answer = ScriptedModel(step("queryOrder", "88234"), "Thought: done.\nFinal Answer: 订单 88234 的运单号是 SF1234567890。")
+    assert run_eval_task(task("order status (zh)"), wrong_answer).failed_checks == ["answer"]
+
+
+def test_a_model_that_cannot_be_reached_fails_its_tasks_and_raises_nothing():
+    unreachable = LlmClient("http://127.0.0.1:9/v1/chat/completions", None, "nobody", connect_timeout=2,
+                            total_timeout=5, max_retries=0)
+    report = evaluate(unreachable, names=["time"], progress=False)
+    assert [r.reason for r in report.results] == ["llm_error", "llm_error"]
+    assert not report.passed and report.summary["passed"] == 0
+
+
+# -- the classroom model and its variants, scored ------------------------------------------------------------
+def test_the_classroom_model_passes_every_task_with_both_protocols(careful):
+    for report in careful.values():
+        assert report.passed, report.table()
+        assert report.summary["checks"] == dict.fromkeys(CHECKS, 22)
+    text, function = careful["text"].summary, careful["function"].summary
+    assert function["model_calls"] < text["model_calls"]  # lesson 09: independent lookups in one reply
+
+
+@pytest.mark.parametrize("model", VARIANTS)
+def test_every_misbehaving_variant_scores_below_the_careful_model_in_text_react(model):
+    report = evaluate(LlmClient.classroom(model), "text", progress=False)
+    assert report.success_rate < 1, report.table()
+    assert report.failures()[0].failed_checks  # and the table says which check failed
+
+
+@pytest.mark.parametrize("model", VARIANTS)
+def test_in_function_calling_only_the_format_variants_score_like_the_careful_model(model):
+    report = evaluate(LlmClient.classroom(model), "function", progress=False)
+    assert (report.success_rate == 1) == (model in SAME_AS_CAREFUL_IN_FUNCTION_CALLING), report.table()
+
+
+def test_the_table_says_which_check_failed_and_why():
+    report = evaluate(LlmClient.classroom("classroom-wrong-tool"), names=["time"], langs=["en"], progress=False)
+    lines = report.table().splitlines()
+    assert lines[0] == "classroom-wrong-tool · text ReAct"
+    assert lines[2].split() == ["time", "(en)", "FAIL", "ok", "ok", "ok", "3", str(report.results[0].tokens)]
+    assert lines[-2] == "0 of 1 tasks passed (0%)"
+    assert lines[-1] == ("  time (en), tools: getTime was called, which this task does not need; getTime() came "
+                         "back with an error")
+    board = scoreboard([report]).splitlines()
+    assert board[1].split()[:7] == ["classroom-wrong-tool", "·", "text", "ReAct", "0/1", "0%", "0/1"]
+
+
+# -- the JSON -------------------------------------------------------------------------------------------------
+def test_the_json_follows_the_schema_and_loads_back(careful):
+    report = careful["function"]
+    data = json.loads(report.to_json())
+    assert report_problems(data) == []
+    assert data["schema"] == "tinyagent.evaluation/1" and data["protocol"] == "function"
+    assert list(data["tasks"][0]) == list(REPORT_SCHEMA["properties"]["tasks"]["items"]["properties"])
+    again = EvalReport.from_json(report.to_json())
+    assert again.results == report.results and again.summary == report.summary and again.label == report.label
+
+
+def test_the_schema_is_a_valid_json_schema_that_the_reports_meet(careful):
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.Draft202012Validator.check_schema(REPORT_SCHEMA)
+    jsonschema.validate(json.loads(careful["text"].to_json()), REPORT_SCHEMA)
+
+
+@pytest.mark.parametrize("damage, said", [
+    (lambda d: d.pop("summary"), "summary is missing"),
+    (lambda d: d.update(schema="tinyagent.evaluation/2"), "schema"),
+    (lambda d: d.update(protocol="xml"), "protocol"),
+    (lambda d: d["tasks"][0].update(passed="yes"), "passed"),
+    (lambda d: d["tasks"][0]["checks"].pop("database"), "database is missing"),
+    (lambda d: d["tasks"][0].update(steps=-1), "steps"),
+    (lambda d: d.update(extra=1), "extra"),
+])
+def test_a_report_that_breaks_the_schema_is_refused_with_what_is_wrong(careful, damage, said):
+    data = json.loads(careful["text"].to_json())
+    damage(data)
+    assert any(said in problem for problem in report_problems(data)), report_problems(data)
+    with pytest.raises(ValueError, match="not an evaluation report"):
+        EvalReport.from_dict(data)
+
+
+def test_the_json_is_the_same_on_every_run_but_for_the_seconds():
+    def stable(report):
+        data = report.to_dict()
+        data["summary"].pop("seconds")
+        for item in data["tasks"]:
+            item.pop("seconds")
+        return data
+
+    first = evaluate(LlmClient.classroom(), names=["refund", "two parcels"], progress=False)
+    second = evaluate(LlmClient.classroom(), names=["refund", "two parcels"], progress=False)
+    assert stable(first) == stable(second)
+
+
+# -- progress --------------------------------------------------------------------------------------------------
+def test_progress_is_a_tqdm_bar_without_a_clock(careful):
+    out = io.StringIO()
+    bar = progress_bar(2, "classroom · text ReAct", True, out)
+    for result in careful["text"].results[:2]:
+        bar.advance(result)
+    bar.close()
+    frames = [frame.strip() for frame in out.getvalue().split("\r") if frame.strip()]
+    assert frames[0] == "classroom · text ReAct:                      0/2"
+    # A StringIO has no encoding, so tqdm draws the bar in ASCII ("#"); a terminal gets blocks ("█").
+    assert frames[-1] == "classroom · text ReAct: #################### 2/2, 2 passed, last: refund (en)"
+    assert "it/s" not in out.getvalue() and "<" not in out.getvalue()  # no rate, no time left
+
+
+def test_without_tqdm_progress_is_one_plain_line_per_task(careful, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # as if tqdm were not installed
+    out = io.StringIO()
+    bar = progress_bar(22, "classroom-loop · text ReAct", True, out)
+    assert isinstance(bar, PlainProgress)
+    bar.advance(careful["text"].results[0])
+    failed = evaluate(LlmClient.classroom("classroom-loop"), names=["time"], langs=["en"], progress=False)
+    bar.advance(failed.results[0])
+    assert out.getvalue().splitlines() == [
+        "classroom-loop · text ReAct: 22 tasks",
+        "[ 1/22] refund (zh)              passed",
+        "[ 2/22] time (en)                failed: tools, answer",
+    ]
+
+
+def test_evaluate_reports_each_result_as_it_ends_and_refuses_a_bad_progress_option():
+    seen = []
+    report = evaluate(LlmClient.classroom(), names=["time"], progress=False, on_result=seen.append)
+    assert seen == report.results
+    with pytest.raises(ValueError, match="progress must be True, 'plain' or False"):
+        evaluate(LlmClient.classroom(), names=["time"], progress="fancy")
+    with pytest.raises(ValueError, match="protocol must be one of text, function"):
+        evaluate(LlmClient.classroom(), "xml")
+
+
+# -- plots -------------------------------------------------------------------------------------------------------
+def test_the_plots_have_a_fixed_size_and_a_stable_text_form(careful):
+    pytest.importorskip("matplotlib")
+    from tinyagent.evaluation import plot_reports, plot_tasks
+
+    figure = plot_tasks([careful["text"], careful["function"]])
+    assert repr(figure) == "<Figure size 1200x800 with 3 Axes>"
+    assert [ax.get_title() for ax in figure.axes] == ["success", "steps", "tokens"]
+    assert len(figure.axes[0].get_yticklabels()) == 22
+    small = plot_tasks(evaluate(LlmClient.classroom(), names=["time"], progress=False))
+    assert repr(small) == "<Figure size 1200x800 with 3 Axes>"  # the same size whatever the number of tasks
+    board = plot_reports(list(careful.values()))
+    assert repr(board) == "<Figure size 1200x450 with 3 Axes>"
+    assert [text.get_text() for text in board.axes[0].texts] == ["100%", "100%"]
+
+
+def test_plots_without_matplotlib_say_in_one_line_what_to_install(tmp_path):
+    code = ("import sys; sys.modules['matplotlib'] = None; sys.modules['matplotlib.pyplot'] = None\n"
+            "from tinyagent.evaluation import plot_tasks, EvalReport\nplot_tasks(EvalReport('m', 'text', [], 'now', 1))")
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == 'ImportError: tinyagent.evaluation plots need matplotlib: pip install "tinyagent[eval]"'
+    assert "During handling" not in done.stderr
+
+
+def test_the_harness_works_without_tqdm_and_matplotlib(tmp_path):
+    code = ("import sys; sys.modules['tqdm'] = None; sys.modules['matplotlib'] = None\n"
+            "from tinyagent import LlmClient\nfrom tinyagent.evaluation import evaluate\n"
+            "report = evaluate(LlmClient.classroom(), names=['time'], langs=['zh'])\n"
+            "print(report)\nassert 'matplotlib' not in sys.modules or sys.modules['matplotlib'] is None")
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          check=False, env={"PATH": "/usr/bin:/bin", "TINYAGENT_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "<EvalReport classroom · text ReAct: 1/1 passed>"
+    assert done.stderr.splitlines()[-2:] == ["classroom · text ReAct: 1 tasks", "[1/1] time (zh)                passed"]
+
+
+def test_the_benchmark_meets_its_targets_on_the_classroom_model(capsys):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("evaluation_benchmark", ROOT / "benchmarks" / "evaluation.py")
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    assert benchmark.main(["--runs", "1", "--protocol", "text"]) == 0
+    out = capsys.readouterr().out
+    assert "classroom · text ReAct           22/22 passed (100%)" in out
+    assert "in text ReAct 9 of 9 variants score below 100%" in out
+    assert out.rstrip().splitlines()[-1].startswith("targets: met")

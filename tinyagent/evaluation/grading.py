@@ -1,0 +1,195 @@
+"""Grading one run: four checks, each of which a wrong run can fail.
+
+    outcome = RunOutcome.from_run(result, shop.refunds())     # what happened, read from the trace and the shop
+    checks = grade(task, outcome)                            # {"tools": Check, "database": ..., ...}
+
+tools     the calls the task needs were made (each as often as listed), no other tool was called (except
+          the task's `may_also_call`), none came back with an error, and no call was repeated as it was
+database  the refunds table holds a row for exactly the task's `refunds`: none for a question
+answer    the run ended with an answer (not a stop), holding every fact, in the customer's language
+format    every reply followed the protocol: each one could be read, none had to be cut at the stop
+          sequence (the model wrote past its turn, into an Observation), and the answer came as a Final
+          Answer rather than as prose the loop's fallback took
+
+A task passes when all four pass. The checks read what happened, not how the model worded it, so they
+hold on any model; the outcome is plain data, so a test can build a wrong run by hand and see each fail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..agent import AgentResult
+from ..events import LlmCall, Observation, ToolCall
+from ..protocol_comparison import parse_failures
+from .tasks import EvalTask
+
+CHECKS = ("tools", "database", "answer", "format")
+ANSWERED = ("final_answer", "fallback")  # the reasons a run ends with the model's own answer
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """One tool call: its input, whether its result was an error, and the result the model read."""
+
+    name: str
+    input: str
+    error: bool = False
+    result: str = ""
+
+    def __str__(self) -> str:
+        text = " ".join(self.input.split())
+        return f"{self.name}({text if len(text) <= 60 else text[:59] + '…'})"
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What a run did, as the checks read it.
+
+    tool_calls:         every call, in order, with whether it failed
+    refunds:            the order ids of the refunds table's rows after the run
+    answer, reason:     what the customer got, and why the run ended ("final_answer", "fallback", "max_steps", ...)
+    unreadable_replies: replies the agent could not read as a step (protocol_comparison.parse_failures)
+    client_cuts:        replies the client cut at the stop sequence because the server sent text past it
+    """
+
+    tool_calls: tuple[ToolUse, ...] = ()
+    refunds: tuple[str, ...] = ()
+    answer: str | None = None
+    reason: str = "final_answer"
+    unreadable_replies: int = 0
+    client_cuts: int = 0
+
+    @classmethod
+    def from_run(cls, result: AgentResult, refunds: list[dict]) -> RunOutcome:
+        """Read an agent's result and the shop's refunds (`Shop.refunds()`) after it."""
+        trace = result.trace
+        uses = []
+        for step in sorted({call.step for call in trace.tool_calls}):
+            # A round's calls, then their results in the same order (one each, in either protocol). An
+            # Observation that answers a botched reply (format_error) belongs to no call.
+            calls = [e for e in trace.of_type(ToolCall) if e.step == step]
+            results = [e for e in trace.of_type(Observation) if e.step == step and not e.format_error]
+            uses += [ToolUse(call.name, call.input, bool(obs.error), obs.text) for call, obs in zip(calls, results)]
+        return cls(
+            tool_calls=tuple(uses),
+            refunds=tuple(sorted(str(row["orderId"]) for row in refunds)),
+            answer=result.answer,
+            reason=result.reason,
+            unreadable_replies=parse_failures(trace),
+            client_cuts=sum(call.client_cut for call in trace.of_type(LlmCall)),
+        )
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check's verdict, and in a few words why."""
+
+    passed: bool
+    detail: str
+
+
+def grade(task: EvalTask, outcome: RunOutcome) -> dict[str, Check]:
+    """Every check of CHECKS on one run, in that order."""
+    return {
+        "tools": check_tools(task, outcome),
+        "database": check_database(task, outcome),
+        "answer": check_answer(task, outcome),
+        "format": check_format(outcome),
+    }
+
+
+def _verdict(problems: list[str], fine: str) -> Check:
+    return Check(False, "; ".join(problems)) if problems else Check(True, fine)
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
+
+
+def check_tools(task: EvalTask, outcome: RunOutcome) -> Check:
+    """The calls the task needs, nothing it does not allow, no failed call, no call made twice alike."""
+    called = Counter(use.name for use in outcome.tool_calls)
+    problems = []
+    for name, needed in Counter(task.tools).items():
+        if called[name] == 0:
+            problems.append(f"{name} was not called")
+        elif called[name] < needed:
+            problems.append(f"{name} was called {_times(called[name])}, the task needs it {_times(needed)}")
+    allowed = set(task.tools) | set(task.may_also_call)
+    for name in called:
+        if name not in allowed:
+            problems.append(f"{name} was called, which this task must not call" if name == "applyRefund"
+                            else f"{name} was called, which this task does not need")
+    problems += [f"{use} came back with an error" for use in outcome.tool_calls if use.error]
+    repeats = Counter((use.name, use.input) for use in outcome.tool_calls)
+    problems += [f"{ToolUse(name, text)} was called {_times(n)}" for (name, text), n in repeats.items() if n > 1]
+    fine = " → ".join(use.name for use in outcome.tool_calls) or "no tool, as the task needs"
+    return _verdict(problems, fine)
+
+
+def check_database(task: EvalTask, outcome: RunOutcome) -> Check:
+    """The refunds table holds a row for exactly the task's orders."""
+    expected, found = sorted(task.refunds), sorted(outcome.refunds)
+    problems = [f"no refund was written for {order}" for order in expected if order not in found]
+    problems += [f"a refund was written for {order}, which the task does not ask for"
+                 for order in found if order not in expected]
+    if not problems and len(found) != len(expected):
+        problems.append(f"{len(found)} refund rows, the task needs {len(expected)}")
+    fine = f"one refund row, for {', '.join(expected)}" if expected else "no refund written"
+    if len(expected) > 1:
+        fine = f"{len(expected)} refund rows, for {', '.join(expected)}"
+    return _verdict(problems, fine)
+
+
+def check_answer(task: EvalTask, outcome: RunOutcome) -> Check:
+    """An answer (not a stop), holding every fact, in the language the customer wrote in."""
+    if outcome.reason not in ANSWERED or not outcome.answer:
+        return Check(False, f"the run ended with {outcome.reason}, not with an answer of the model's own")
+    problems = [f"it does not say {fact}" for fact in task.facts if fact not in outcome.answer]
+    language = written_in(outcome.answer, quoted=[use.result for use in outcome.tool_calls])
+    if language not in (task.lang, None):
+        problems.append(f"it is written in {LANGUAGE_NAMES[language]}; the customer wrote in "
+                        f"{LANGUAGE_NAMES[task.lang]}")
+    return _verdict(problems, f"holds {', '.join(task.facts)}")
+
+
+def check_format(outcome: RunOutcome) -> Check:
+    """Every reply readable, none cut at the stop sequence, and a Final Answer rather than the fallback."""
+    problems = []
+    # The reply the fallback took is one of the unreadable ones (no Action, no Final Answer): said once, below.
+    n = outcome.unreadable_replies - (outcome.reason == "fallback")
+    if n > 0:
+        problems.append(f"{n} {'reply' if n == 1 else 'replies'} could not be read as a step")
+    if outcome.client_cuts:
+        n = outcome.client_cuts
+        problems.append(f"{n} {'reply' if n == 1 else 'replies'} ran past the stop sequence and had to be cut")
+    if outcome.reason == "fallback":
+        problems.append("the answer came as prose the fallback took, not as a Final Answer")
+    return _verdict(problems, "every reply followed the protocol")
+
+
+LANGUAGE_NAMES = {"zh": "Chinese", "en": "English"}
+
+
+def written_in(text: str, quoted: Iterable[str] = ()) -> str | None:
+    """"zh" or "en": the language the writer of `text` used; None when it wrote no word of its own.
+
+    An answer quotes the shop: an English one the product, the carrier or a policy in Chinese ("比特 S10
+    Pro 扫地机"), a Chinese one the ids (SF1234567890). So the Han characters copied from `quoted` (the
+    tools' results) do not count, nor do ids (words with a digit); what is left, the writer's own Han
+    characters against the letters of its own Latin words, says which language it wrote in.
+    """
+    own_han = sum(len(run) for run in _HAN_RUN.findall(text) if not any(run in source for source in quoted))
+    latin = sum(len(word) for word in _LATIN_WORD.findall(text))
+    if own_han == latin == 0:
+        return None
+    return "zh" if own_han >= latin else "en"
+
+
+_HAN_RUN = re.compile(r"[\u4e00-\u9fff]+")
+# A word of Latin letters only: "SF1234567890", "S10" and "2026-06-22" are ids and dates, in no language.
+_LATIN_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]+(?![A-Za-z0-9])")

@@ -1,0 +1,83 @@
+"""Running the suite: every task on a fresh shop, graded, with a progress bar.
+
+    report = evaluate(LlmClient.from_settings())                      # text ReAct, every task, both languages
+    report = evaluate(llm, protocol="function", langs=["en"], max_steps=6)
+    report = evaluate(LlmClient.classroom("classroom-sloppy"), tolerant=True, label="sloppy, tolerant")
+
+Each task gets a new in-memory shop with the course's clock (2026-06-30 19:05:23), so one task's refund
+cannot change the next task's answer, and the facts of the suite hold. Options other than the ones named
+go to the agent (`ReActAgent` or `FunctionCallingAgent`): max_tokens, tolerant, stop_rules, ...
+Nothing here raises for what a model gets wrong: a failed model call ends its run ("llm_error"), and the
+task fails its checks like any other wrong run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO
+
+from ..agent import MAX_STEPS
+from ..events import LlmCall
+from ..protocol_comparison import COURSE_NOW, PROTOCOLS, run_on_fresh_shop
+from .grading import RunOutcome, grade
+from .progress import progress_bar
+from .report import EvalReport, TaskResult
+from .tasks import EVAL_TASKS, EvalTask, select_tasks
+
+
+def run_eval_task(task: EvalTask, llm: Any, protocol: str = "text", *, now: str = COURSE_NOW,
+                  max_steps: int = MAX_STEPS, **options: Any) -> TaskResult:
+    """Run one task on a fresh shop and grade it."""
+    started = time.perf_counter()
+    result, refunds = run_on_fresh_shop(task.question, protocol, llm, now=now, max_steps=max_steps, **options)
+    seconds = round(time.perf_counter() - started, 3)  # milliseconds: as the JSON keeps them
+    trace = result.trace
+    usage = trace.total_usage()
+    outcome = RunOutcome.from_run(result, refunds)
+    return TaskResult(
+        name=task.name, lang=task.lang, question=task.question, checks=grade(task, outcome),
+        reason=result.reason, answer=result.answer, steps=trace.rounds, model_calls=len(trace.of_type(LlmCall)),
+        tool_calls=tuple(use.name for use in outcome.tool_calls), refunds=outcome.refunds,
+        prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
+        seconds=seconds, trace=trace,
+    )
+
+
+def evaluate(
+    llm: Any,
+    protocol: str = "text",
+    *,
+    tasks: Iterable[EvalTask] = EVAL_TASKS,
+    names: Iterable[str] | None = None,
+    langs: Iterable[str] | None = None,
+    max_steps: int = MAX_STEPS,
+    now: str = COURSE_NOW,
+    progress: bool | str = True,
+    progress_file: TextIO | None = None,
+    label: str = "",
+    on_result: Callable[[TaskResult], None] | None = None,
+    **options: Any,
+) -> EvalReport:
+    """Run the suite (or the tasks picked by `names` and `langs`) against `llm` with one protocol.
+
+    protocol: "text" (ReActAgent) or "function" (FunctionCallingAgent)
+    progress: True for a tqdm bar (plain lines without tqdm), "plain" for lines, False for nothing
+    label:    the report's name in tables and plots (default: "<model> · <protocol>")
+    on_result: told of each task's result as it ends
+    """
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
+    chosen = select_tasks(names, langs, tasks)
+    report = EvalReport(getattr(llm, "model", "?"), protocol, [], now, max_steps, label)
+    bar = progress_bar(len(chosen), report.label, progress, progress_file)
+    try:
+        for task in chosen:
+            result = run_eval_task(task, llm, protocol, now=now, max_steps=max_steps, **options)
+            report.results.append(result)
+            bar.advance(result)
+            if on_result is not None:
+                on_result(result)
+    finally:
+        bar.close()
+    return report

@@ -1,0 +1,97 @@
+"""Pictures of evaluation reports, with matplotlib (the `eval` extra; not needed for anything else).
+
+    plot_tasks([text, function])      per task: checks passed, steps, tokens; one bar per report
+    plot_reports(reports)             per report: success rate, steps per task, tokens per task
+
+Each returns a matplotlib Figure of a fixed size, closed to pyplot, so a notebook shows it once (as the
+cell's value) and its text form, "<Figure size 1200x800 with 3 Axes>", is the same on every run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from .grading import CHECKS
+from .report import EvalReport
+
+TASKS_FIGSIZE = (12, 8)  # inches: room for the suite's 22 rows
+REPORTS_FIGSIZE = (12, 4.5)  # room for a dozen reports
+COLOURS = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C",
+           "#CCB974", "#64B5CD", "#2F4B7C")
+
+
+def _pyplot():
+    # The first import of matplotlib on a machine builds a font cache and logs a warning about it, which
+    # would land in the notebook's output once and never again: a difference nbval would report.
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError('tinyagent.evaluation plots need matplotlib: pip install "tinyagent[eval]"') from None
+    return plt
+
+
+def _bars(ax, labels: list[str], series: list[tuple[str, list[float]]], title: str, xlabel: str) -> None:
+    """Horizontal grouped bars: one group per label (top to bottom), one bar per series."""
+    n = max(len(series), 1)
+    height = 0.8 / n
+    for i, (name, values) in enumerate(series):
+        positions = [row + (i - (n - 1) / 2) * height for row in range(len(labels))]
+        ax.barh(positions, values, height=height, label=name, color=COLOURS[i % len(COLOURS)])
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels(labels)
+    ax.invert_yaxis()
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.grid(axis="x", alpha=0.3)
+
+
+def plot_tasks(reports: EvalReport | Sequence[EvalReport], title: str = ""):
+    """Three panels, one row per task: checks passed (of 4; 4 is a passed task), steps, tokens."""
+    plt = _pyplot()
+    reports = [reports] if isinstance(reports, EvalReport) else list(reports)
+    ids = list(dict.fromkeys(r.id for report in reports for r in report.results))
+    by = [{r.id: r for r in report.results} for report in reports]
+
+    def column(get) -> list[tuple[str, list[float]]]:
+        return [(report.label, [get(results[i]) if i in results else 0 for i in ids])
+                for report, results in zip(reports, by)]
+
+    fig, axes = plt.subplots(1, 3, figsize=TASKS_FIGSIZE, sharey=True)
+    _bars(axes[0], ids, column(lambda r: len(CHECKS) - len(r.failed_checks)), "success",
+          f"checks passed (of {len(CHECKS)})")
+    axes[0].set_xlim(0, len(CHECKS))
+    axes[0].set_xticks(range(len(CHECKS) + 1))
+    _bars(axes[1], ids, column(lambda r: r.steps), "steps", "rounds of the loop")
+    _bars(axes[2], ids, column(lambda r: r.tokens), "tokens", "prompt + completion")
+    if len(reports) > 1:
+        axes[2].legend(loc="lower right", fontsize="small")
+    fig.suptitle(title or " vs ".join(report.label for report in reports))
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def plot_reports(reports: Sequence[EvalReport], title: str = "the suite, model by model"):
+    """Three panels, one row per report: success rate, steps per task, tokens per task."""
+    plt = _pyplot()
+    reports = list(reports)
+    labels = [report.label for report in reports]
+    summaries = [report.summary for report in reports]
+
+    def per_task(key: str) -> list[float]:
+        return [sum(s[k] for k in key.split("+")) / max(s["tasks"], 1) for s in summaries]
+
+    fig, axes = plt.subplots(1, 3, figsize=REPORTS_FIGSIZE, sharey=True)
+    rates = [s["success_rate"] * 100 for s in summaries]
+    _bars(axes[0], labels, [("", rates)], "success", "% of tasks passed")
+    axes[0].set_xlim(0, 118)  # room for the label beside a full bar
+    axes[0].set_xticks(range(0, 101, 20))
+    axes[0].bar_label(axes[0].containers[0], labels=[f"{rate:.0f}%" for rate in rates], padding=2, fontsize="small")
+    _bars(axes[1], labels, [("", per_task("steps"))], "steps", "rounds per task")
+    _bars(axes[2], labels, [("", per_task("prompt_tokens+completion_tokens"))], "tokens", "tokens per task")
+    fig.suptitle(title)
+    fig.tight_layout()
+    plt.close(fig)
+    return fig

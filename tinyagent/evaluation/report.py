@@ -1,0 +1,274 @@
+"""An evaluation's results: one `TaskResult` per task, an `EvalReport` per model and protocol.
+
+    report.table()            one line per task: each check, steps, tokens, and why a task failed
+    scoreboard([a, b, c])     one line per report: success rate, each check's passes, steps and tokens per task
+    report.to_json()          the JSON below; EvalReport.from_json(text) reads it back, checked against it
+
+The JSON is stable (`REPORT_SCHEMA`, version "tinyagent.evaluation/1"): a later version adds keys under a new
+version string, so a script that reads version 1 keeps working on the files it wrote. Seconds vary from
+run to run; everything else is the same on every run of the classroom model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..protocol_comparison import PROTOCOL_NAMES
+from ..trace import Trace
+from ..validation import problems_in
+from .grading import CHECKS, Check
+
+SCHEMA_VERSION = "tinyagent.evaluation/1"
+
+_COUNT = {"type": "integer", "minimum": 0}
+_SECONDS = {"type": "number", "minimum": 0}
+_CHECK = {
+    "type": "object",
+    "properties": {"passed": {"type": "boolean"}, "detail": {"type": "string"}},
+    "required": ["passed", "detail"],
+    "additionalProperties": False,
+}
+_TASK = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "lang": {"enum": ["zh", "en"]},
+        "question": {"type": "string"},
+        "passed": {"type": "boolean"},
+        "checks": {"type": "object", "properties": {name: _CHECK for name in CHECKS},
+                   "required": list(CHECKS), "additionalProperties": False},
+        "reason": {"type": "string"},
+        "answer": {"type": ["string", "null"]},
+        "steps": _COUNT,
+        "model_calls": _COUNT,
+        "tool_calls": {"type": "array", "items": {"type": "string"}},
+        "refunds": {"type": "array", "items": {"type": "string"}},
+        "prompt_tokens": _COUNT,
+        "completion_tokens": _COUNT,
+        "seconds": _SECONDS,
+    },
+    "additionalProperties": False,
+}
+_TASK["required"] = list(_TASK["properties"])
+_SUMMARY = {
+    "type": "object",
+    "properties": {
+        "tasks": _COUNT,
+        "passed": _COUNT,
+        "success_rate": {"type": "number", "minimum": 0, "maximum": 1},
+        "checks": {"type": "object", "properties": {name: _COUNT for name in CHECKS},
+                   "required": list(CHECKS), "additionalProperties": False},
+        "steps": _COUNT,
+        "model_calls": _COUNT,
+        "prompt_tokens": _COUNT,
+        "completion_tokens": _COUNT,
+        "seconds": _SECONDS,
+    },
+    "additionalProperties": False,
+}
+_SUMMARY["required"] = list(_SUMMARY["properties"])
+REPORT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "schema": {"const": SCHEMA_VERSION},
+        "model": {"type": "string"},
+        "protocol": {"enum": list(PROTOCOL_NAMES)},
+        "label": {"type": "string"},
+        "now": {"type": "string"},
+        "max_steps": {"type": "integer", "minimum": 1},
+        "summary": _SUMMARY,
+        "tasks": {"type": "array", "items": _TASK},
+    },
+    "additionalProperties": False,
+}
+REPORT_SCHEMA["required"] = list(REPORT_SCHEMA["properties"])
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """One task, run once: the checks' verdicts and what the run cost.
+
+    steps are the loop's rounds; model_calls can be one more (a stop rule's closing call); tokens are the
+    server's `usage`. `trace` is the whole run, kept in memory to look at a failure (not saved in the JSON).
+    """
+
+    name: str
+    lang: str
+    question: str
+    checks: dict[str, Check]
+    reason: str
+    answer: str | None
+    steps: int
+    model_calls: int
+    tool_calls: tuple[str, ...]
+    refunds: tuple[str, ...]
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float = field(default=0.0, compare=False)
+    trace: Trace | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def id(self) -> str:
+        return f"{self.name} ({self.lang})"
+
+    @property
+    def passed(self) -> bool:
+        return all(check.passed for check in self.checks.values())
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def failed_checks(self) -> list[str]:
+        return [name for name, check in self.checks.items() if not check.passed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "lang": self.lang, "question": self.question, "passed": self.passed,
+            "checks": {name: {"passed": c.passed, "detail": c.detail} for name, c in self.checks.items()},
+            "reason": self.reason, "answer": self.answer, "steps": self.steps, "model_calls": self.model_calls,
+            "tool_calls": list(self.tool_calls), "refunds": list(self.refunds),
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "seconds": round(self.seconds, 3),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TaskResult:
+        checks = {name: Check(c["passed"], c["detail"]) for name, c in data["checks"].items()}
+        return cls(data["name"], data["lang"], data["question"], checks, data["reason"], data["answer"],
+                   data["steps"], data["model_calls"], tuple(data["tool_calls"]), tuple(data["refunds"]),
+                   data["prompt_tokens"], data["completion_tokens"], data["seconds"])
+
+
+@dataclass
+class EvalReport:
+    """Every task of one evaluation: one model, one protocol ("text" or "function")."""
+
+    model: str
+    protocol: str
+    results: list[TaskResult]
+    now: str
+    max_steps: int
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        self.label = self.label or f"{self.model} · {PROTOCOL_NAMES.get(self.protocol, self.protocol)}"
+
+    # -- the figures -----------------------------------------------------------------------------
+    @property
+    def passed(self) -> bool:
+        """True when every task passed (and there was at least one)."""
+        return bool(self.results) and all(result.passed for result in self.results)
+
+    @property
+    def success_rate(self) -> float:
+        return sum(r.passed for r in self.results) / len(self.results) if self.results else 0.0
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        results = self.results
+        return {
+            "tasks": len(results),
+            "passed": sum(r.passed for r in results),
+            "success_rate": round(self.success_rate, 4),
+            "checks": {name: sum(r.checks[name].passed for r in results) for name in CHECKS},
+            "steps": sum(r.steps for r in results),
+            "model_calls": sum(r.model_calls for r in results),
+            "prompt_tokens": sum(r.prompt_tokens for r in results),
+            "completion_tokens": sum(r.completion_tokens for r in results),
+            "seconds": round(sum(r.seconds for r in results), 3),
+        }
+
+    def failures(self) -> list[TaskResult]:
+        return [result for result in self.results if not result.passed]
+
+    def result(self, task_id: str) -> TaskResult:
+        """The result of one task, by its id: "refund (zh)"."""
+        for result in self.results:
+            if result.id == task_id:
+                return result
+        raise KeyError(f"no task {task_id!r} in this report: {', '.join(r.id for r in self.results)}")
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return f"<EvalReport {self.label}: {s['passed']}/{s['tasks']} passed>"
+
+    # -- as text ------------------------------------------------------------------------------
+    def table(self, latency: bool = False, why: bool = True) -> str:
+        """One line per task (ok or FAIL per check, steps, tokens; seconds with `latency`), the total, and,
+        with `why`, one line per failed check saying what was wrong."""
+        width = max([len(r.id) for r in self.results] + [5])
+        head = f"{'task':<{width}}  " + " ".join(f"{name:<8}" for name in CHECKS) + "  steps  tokens"
+        head += "  seconds" if latency else ""
+        lines = [self.label, head]
+        for r in self.results:
+            marks = " ".join(f"{'ok' if r.checks[name].passed else 'FAIL':<8}" for name in CHECKS)
+            line = f"{r.id:<{width}}  {marks}  {r.steps:>5}  {r.tokens:>6}"
+            lines.append(line + (f"  {r.seconds:>7.2f}" if latency else ""))
+        s = self.summary
+        checks = " ".join(f"{_of(n, s['tasks']):<8}" for n in s["checks"].values())
+        total = f"{'passed':<{width}}  {checks}  {s['steps']:>5}  {s['prompt_tokens'] + s['completion_tokens']:>6}"
+        lines.append(total + (f"  {s['seconds']:>7.2f}" if latency else ""))
+        lines.append(f"{s['passed']} of {s['tasks']} tasks passed ({s['success_rate']:.0%})")
+        if why:
+            for r in self.failures():
+                lines += [f"  {r.id}, {name}: {r.checks[name].detail}" for name in r.failed_checks]
+        return "\n".join(lines)
+
+    # -- as JSON ------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA_VERSION, "model": self.model, "protocol": self.protocol, "label": self.label,
+            "now": self.now, "max_steps": self.max_steps, "summary": self.summary,
+            "tasks": [result.to_dict() for result in self.results],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+
+    def save(self, path: str | Path) -> None:
+        """Write the JSON to `path` (UTF-8)."""
+        Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
+
+    @classmethod
+    def from_dict(cls, data: Any) -> EvalReport:
+        problems = report_problems(data)
+        if problems:
+            raise ValueError(f"not an evaluation report ({SCHEMA_VERSION}): {'; '.join(problems[:3])}")
+        return cls(data["model"], data["protocol"], [TaskResult.from_dict(t) for t in data["tasks"]],
+                   data["now"], data["max_steps"], data["label"])
+
+    @classmethod
+    def from_json(cls, text: str) -> EvalReport:
+        return cls.from_dict(json.loads(text))
+
+
+def report_problems(data: Any) -> list[str]:
+    """What keeps `data` from being a report of REPORT_SCHEMA, in words; [] when it is one (lesson 07's
+    validator does the checking)."""
+    return [problem.message for problem in problems_in(data, REPORT_SCHEMA)]
+
+
+def _of(part: int, whole: int) -> str:
+    return f"{part}/{whole}"
+
+
+def scoreboard(reports: Iterable[EvalReport]) -> str:
+    """One line per report: tasks passed, each check's passes, and steps and tokens per task (means)."""
+    reports = list(reports)
+    width = max([len(r.label) for r in reports] + [5])
+    lines = [f"{'model':<{width}}  passed      " + " ".join(f"{name:<8}" for name in CHECKS)
+             + "  steps/task  tokens/task"]
+    for report in reports:
+        s = report.summary
+        n = max(s["tasks"], 1)
+        checks = " ".join(f"{_of(v, s['tasks']):<8}" for v in s["checks"].values())
+        passed = f"{s['passed']}/{s['tasks']} {s['success_rate']:>4.0%}"
+        tokens = (s["prompt_tokens"] + s["completion_tokens"]) / n
+        lines.append(f"{report.label:<{width}}  {passed:<10}  {checks}  {s['steps'] / n:>10.1f}  {tokens:>11.0f}")
+    return "\n".join(lines)
