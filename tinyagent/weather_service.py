@@ -32,7 +32,6 @@ started with SIGINT ignored: stopping_signals.py); `--delay` and `--status` set 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 import threading
@@ -40,8 +39,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from .background_server import BackgroundServer
 from .clock import Clock, fixed_clock
-from .server_address import check_port, explain_listen_error
 from .stopping_signals import StopSignals
 
 # The course's day (lesson 00); a service started without a clock reports this moment, so every run of a
@@ -192,7 +191,7 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-class WeatherService:
+class WeatherService(BackgroundServer):
     """The weather API on an HTTP server; see the module docstring.
 
     host, port: where to listen (port 0: any free port; the port is known once the object exists)
@@ -200,9 +199,11 @@ class WeatherService:
     verbose:    log each request to stderr
     """
 
+    thread_name = "weather-service"
+    poll_interval = 0.2
+
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, clock: Clock = COURSE_CLOCK,
                  verbose: bool = False):
-        check_port(port)
         self.host = host
         self.clock = clock
         self.verbose = verbose
@@ -210,18 +211,9 @@ class WeatherService:
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
         self._stopping = threading.Event()
-        try:
-            self._httpd = _Server((host, port), self)
-        except OSError as error:
-            raise explain_listen_error(host, port, error) from None
-        self._thread: threading.Thread | None = None
-        self._closed = False
+        self._listen(host, port, lambda address: _Server(address, self))
 
     # -- where it is -----------------------------------------------------------------------------
-    @property
-    def port(self) -> int:
-        return self._httpd.server_address[1]
-
     @property
     def base_url(self) -> str:
         host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1"}.get(self.host, self.host)
@@ -265,45 +257,11 @@ class WeatherService:
         with self._lock:
             self.requests += 1
 
-    # -- running ---------------------------------------------------------------------------------
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def start(self) -> WeatherService:
-        """Serve from a background daemon thread; returns self."""
-        if self._closed:
-            raise RuntimeError("this WeatherService was stopped; create a new one")
-        if not self.running:
-            self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.2},
-                                            name=f"weather-service-{self.port}", daemon=True)
-            self._thread.start()
-        return self
-
+    # -- running (start, serve_forever, with: background_server.py) --------------------------------
     def stop(self) -> None:
         """Stop serving and free the port; a slow request in progress is cut short. Safe to call twice."""
         self._stopping.set()
-        if self.running:
-            self._httpd.shutdown()
-            self._thread.join()
-        if not self._closed:
-            self._closed = True
-            self._httpd.server_close()
-
-    def serve_forever(self, stop: StopSignals | None = None) -> str:
-        """Serve until SIGINT or SIGTERM, then stop; returns the name of the signal."""
-        with StopSignals() if stop is None else contextlib.nullcontext(stop) as waiting:
-            self.start()
-            try:
-                return waiting.wait()
-            finally:
-                self.stop()
-
-    def __enter__(self) -> WeatherService:  # noqa: PYI034 - typing.Self needs Python 3.11
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        super().stop()
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped" if self._closed else "not started"

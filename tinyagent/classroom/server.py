@@ -25,7 +25,6 @@ notebook's committed outputs with a fresh run.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import errno
 import hashlib
 import hmac
@@ -45,7 +44,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import pairwise
 from urllib.parse import unquote, urlsplit
 
-from ..server_address import check_port, explain_listen_error
+from ..background_server import BackgroundServer
 from ..stop_cutter import StopCutter
 from ..stopping_signals import StopSignals
 from .reply import Reply
@@ -992,7 +991,7 @@ class AnswerCache:
                 self.bytes -= self._cost(evicted)
 
 
-class ClassroomServer:
+class ClassroomServer(BackgroundServer):
     """The classroom model on an OpenAI-compatible HTTP endpoint.
 
         with ClassroomServer() as server:          # port 0: any free port
@@ -1013,6 +1012,10 @@ class ClassroomServer:
                  is closed, and the most a request body may take to arrive (else 408)
     answer_cache_bytes: what the classroom model's answer cache may hold (see AnswerCache)
     """
+
+    thread_name = "classroom-server"
+    # stop() wakes the serving loop at once; the poll (0.5 s, the default) only paces closing silent
+    # connections.
 
     def __init__(
         self,
@@ -1053,17 +1056,7 @@ class ClassroomServer:
         self.tokens_per_second = tokens_per_second
         self.prefill_tokens_per_second = prefill_tokens_per_second
         self.read_timeout = read_timeout
-        check_port(port)
-        try:
-            self._httpd = _HTTPServer((host, port), self)  # bound now, so .port is known before start()
-        except OSError as error:
-            raise explain_listen_error(host, port, error) from None
-        self._thread: threading.Thread | None = None
-        self._closed = False
-
-    @property
-    def port(self) -> int:
-        return self._httpd.server_address[1]
+        self._listen(host, port, lambda address: _HTTPServer(address, self))
 
     # -- pace (lesson 14) ------------------------------------------------------------------------
     @property
@@ -1093,56 +1086,7 @@ class ClassroomServer:
         """What TINYAGENT_API_URL takes: the full chat completions URL."""
         return self.base_url + "/chat/completions"
 
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def start(self) -> ClassroomServer:
-        """Serve in a background daemon thread; returns self."""
-        if self._closed:
-            raise RuntimeError("this ClassroomServer was stopped; create a new one")
-        if not self.running:
-            self._thread = threading.Thread(
-                target=self._httpd.serve_forever,
-                # stop() wakes the loop itself; the poll only paces closing silent connections.
-                kwargs={"poll_interval": 0.5},
-                name=f"classroom-server-{self.port}",
-                daemon=True,
-            )
-            self._thread.start()
-        return self
-
-    def serve_forever(self, stop: StopSignals | None = None) -> str:
-        """Serve until SIGINT (Ctrl-C) or SIGTERM, then stop and free the port (the room server's way).
-
-        The signals are caught even when the process started with SIGINT ignored (see
-        `tinyagent.stopping_signals`). Pass `stop` when its handlers must be in place earlier, before
-        a banner says "Press Ctrl-C". Returns the name of the signal that stopped it.
-        """
-        with StopSignals() if stop is None else contextlib.nullcontext(stop) as waiting:
-            self.start()
-            try:
-                return waiting.wait()
-            finally:
-                self.stop()
-
-    def stop(self) -> None:
-        """Stop serving and free the port. Safe to call twice."""
-        if self.running:
-            self._httpd.shutdown()
-            self._thread.join()
-        self._close()
-
-    def _close(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self._httpd.server_close()
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    # -- running: start(), stop(), a with block, serve_forever() until a signal (background_server.py) --
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped" if self._closed else "not started"
