@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/real_tools.py [--runs 7]
 
-1. Timeouts. getWeather (weather_tool.py) against the loopback WeatherService made slow (it waits 30 s
+1. Timeouts. getWeather (get_weather.py) against the loopback WeatherService made slow (it waits 30 s
    before answering) with read timeouts of 0.25, 0.5 and 1 s; then against the service's trickle fault (a
    valid reply 16 bytes every 0.1 s) with a total timeout of 0.5 s and a read timeout of 5 s. The wall time of
    each call, median of `--runs`, in seconds and as a multiple of the timeout set. Target: within 1.5x (a

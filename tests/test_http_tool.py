@@ -14,7 +14,7 @@ import requests
 from tinyagent import Action, ToolRegistry
 from tinyagent.http_tool import KINDS, ApiCallFailed, JsonApi
 from tinyagent.weather_service import WeatherService
-from tinyagent.weather_tool import WEATHER_SHAPE, weather_tool
+from tinyagent.get_weather import WEATHER_SHAPE, weather_tool
 
 
 @pytest.fixture(scope="module")

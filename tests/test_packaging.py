@@ -79,3 +79,15 @@ def test_the_course_installs_the_widgets_extra():
     # ... and lesson 12's `postgres` extra (psycopg), which the core never needs
     assert '".[widgets,dev,local,postgres]"' in (ROOT / "Makefile").read_text(encoding="utf-8")
     assert '".[widgets,dev,local,postgres]"' in (ROOT / "environment.yml").read_text(encoding="utf-8")
+
+
+def test_no_lazy_public_name_is_also_a_module_name():
+    """Importing `tinyagent.x` sets the package's attribute `x` to that module, so a lazy public name equal
+    to a module's name (`weather_tool` in weather_tool.py) became the module once any code imported it."""
+    import tinyagent
+
+    package = Path(tinyagent.__file__).parent
+    modules = {path.stem for path in package.glob("*.py")} | {path.name for path in package.iterdir() if path.is_dir()}
+    assert not sorted(name for name in tinyagent._LAZY if name in modules)
+    subprocess.run([sys.executable, "-c", "import tinyagent.get_weather, tinyagent; assert callable(tinyagent.weather_tool)"],
+                   check=True, timeout=120)

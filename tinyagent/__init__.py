@@ -187,7 +187,7 @@ _LAZY.update({
     "ApiCallFailed": "http_tool",
     "JsonApi": "http_tool",
     "WeatherService": "weather_service",
-    "weather_tool": "weather_tool",
+    "weather_tool": "get_weather",
     "calculator_tool": "calculator",
     "ConfirmationGate": "confirmation",
     "ask_on_console": "confirmation",
