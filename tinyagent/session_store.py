@@ -42,6 +42,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from .errors import TinyAgentError
+from .sqlite_writes import immediate_transaction
 
 # How long a writer waits for another one's transaction (SQLite's busy timeout; PostgreSQL waits for a row
 # lock without limit). Transactions here take milliseconds; the margin is for a loaded machine.
@@ -234,17 +235,9 @@ class SqliteSessionStore(SessionStore):
 
     @contextmanager
     def _transaction(self) -> Iterator:
-        with self._lock:
-            conn = self._conn
-            # IMMEDIATE: the write lock is taken before the first read, so the turn count read below cannot
-            # change before this transaction writes.
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield lambda statement, params: conn.execute(statement, params).fetchall()
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        # IMMEDIATE (sqlite_writes.py): the turn count read in it cannot change before it writes.
+        with self._lock, immediate_transaction(self._conn) as conn:
+            yield lambda statement, params: conn.execute(statement, params).fetchall()
 
     def _read(self, statement: str, params: tuple) -> list[tuple]:
         with self._lock:

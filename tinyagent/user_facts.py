@@ -33,6 +33,7 @@ from pathlib import Path
 
 from .session_store import BUSY_TIMEOUT_SECONDS, SessionStoreError
 from .shop.knowledge import match_query, search_terms
+from .sqlite_writes import immediate_transaction
 
 MAX_FACT_CHARS = 500
 RECALL_LIMIT = 3
@@ -148,14 +149,8 @@ class UserFacts:
     def _write(self) -> Iterator[None]:
         """One write transaction. IMMEDIATE takes SQLite's write lock before the first read, so two processes
         remembering the same fact at once cannot both find it missing and insert it twice."""
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+        with self._lock, immediate_transaction(self._conn):
+            yield
 
 
 def _check(name: str, value: object, limit: int) -> str:

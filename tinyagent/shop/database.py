@@ -38,6 +38,7 @@ from urllib.parse import quote
 
 from ..clock import Clock, system_clock
 from ..errors import ShopDatabaseError, TinyAgentError
+from ..sqlite_writes import immediate_transaction
 from . import knowledge
 
 
@@ -246,13 +247,8 @@ class Shop:
         if self.read_only:
             raise ShopReadOnlyError(self._read_only_message())
         try:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate_transaction(self._conn):
                 yield
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:
             # Writable by its mode but not in fact (a disk remounted read-only, a folder that forbids
             # the journal file): SQLite says so only when it tries to write.
