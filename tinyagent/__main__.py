@@ -70,14 +70,25 @@ _steps = _whole_number("--max-steps", MAX_STEPS_LIMIT,
 _threads = _whole_number("--threads", MAX_THREADS, "1 suits a busy machine")
 
 
-def _seconds(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise argparse.ArgumentTypeError(f"--timeout must be a number of seconds above 0, got {text!r}")
-    return seconds
+def _number_of_seconds(option: str, highest: float | None = None):
+    """An argparse type for `option`: seconds above 0 (with `highest`: from 0 to `highest`), else one line."""
+    allowed = "above 0" if highest is None else f"from 0 to {highest:g}"
+
+    def parse(text: str) -> float:
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = math.nan
+        fits = seconds > 0 if highest is None else 0 <= seconds <= highest
+        if not (math.isfinite(seconds) and fits):
+            raise argparse.ArgumentTypeError(f"{option} must be a number of seconds {allowed}, got {text!r}")
+        return seconds
+
+    return parse
+
+
+_seconds = _number_of_seconds("--timeout")
+_delay = _number_of_seconds("--delay", 3600)
 
 
 def _output_file(text: str) -> Path | str:
@@ -170,16 +181,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "doctor":
         return _doctor(args)
     return _classroom(args)
-
-
-def _delay(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and 0 <= seconds <= 3600):
-        raise argparse.ArgumentTypeError(f"--delay must be a number of seconds from 0 to 3600, got {text!r}")
-    return seconds
 
 
 def _http_status(text: str) -> int:
