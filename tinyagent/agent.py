@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from itertools import count
 from typing import TYPE_CHECKING
 
-from .confirmation import ConfirmationGate
 from .errors import ContextBudgetError, TinyAgentError
 from .events import Event, Final, LlmCall, Observation, Parsed, ReplyDelta, Stopped, ToolCall
 from .llm_client import ChatResult, LlmClient
@@ -38,7 +37,8 @@ from .stop_rules import Stop, StopRules, end_on_stop
 from .tolerant_parser import format_reminder, parse_tolerant
 from .trace import Trace
 
-if TYPE_CHECKING:  # lesson 13's module loads only when a budget is given
+if TYPE_CHECKING:  # lessons 13's and 15's modules load only when a budget or a gate is given
+    from .confirmation import ConfirmationGate
     from .context_budget import ContextBudget, FittedRequest
 
 MAX_STEPS = 10
@@ -157,8 +157,11 @@ class ReActAgent:
         if stream and not callable(getattr(self.llm, "stream", None)):
             raise TypeError(f"stream=True needs a client with a stream() method, such as LlmClient; got {self.llm!r}")
         self.stream = bool(stream)
-        if confirm is not None and not isinstance(confirm, ConfirmationGate):
-            raise TypeError(f"confirm must be a ConfirmationGate, got {type(confirm).__name__}")
+        if confirm is not None:
+            from .confirmation import ConfirmationGate
+
+            if not isinstance(confirm, ConfirmationGate):
+                raise TypeError(f"confirm must be a ConfirmationGate, got {type(confirm).__name__}")
         self.confirm = confirm
 
     def parse(self, reply) -> ParsedStep:
