@@ -85,9 +85,26 @@ def test_no_lazy_public_name_is_also_a_module_name():
     """Importing `tinyagent.x` sets the package's attribute `x` to that module, so a lazy public name equal
     to a module's name (`weather_tool` in weather_tool.py) became the module once any code imported it."""
     import tinyagent
+    import tinyagent.shop
 
-    package = Path(tinyagent.__file__).parent
-    modules = {path.stem for path in package.glob("*.py")} | {path.name for path in package.iterdir() if path.is_dir()}
-    assert not sorted(name for name in tinyagent._LAZY if name in modules)
+    for package in (tinyagent, tinyagent.shop):
+        folder = Path(package.__file__).parent
+        modules = {path.stem for path in folder.glob("*.py")} | {path.name for path in folder.iterdir() if path.is_dir()}
+        assert not sorted(name for name in package._LAZY if name in modules), package.__name__
     subprocess.run([sys.executable, "-c", "import tinyagent.get_weather, tinyagent; assert callable(tinyagent.weather_tool)"],
                    check=True, timeout=120)
+
+
+SHOP_QUESTION_ONLY = """
+import sys
+from tinyagent.shop import Shop
+assert Shop(":memory:").search_knowledge("退货")
+late = ["tinyagent.shop.documents", "tinyagent.shop.chunking", "tinyagent.shop.refund_review", "tinyagent.confirmation"]
+assert not [name for name in late if name in sys.modules], [name for name in late if name in sys.modules]
+from tinyagent.shop import DocumentError, refund_gate
+assert DocumentError.__module__ == "tinyagent.shop.documents" and callable(refund_gate)
+"""
+
+
+def test_asking_the_shop_a_question_loads_neither_document_import_nor_refund_review():
+    subprocess.run([sys.executable, "-c", SHOP_QUESTION_ONLY], check=True, timeout=120)

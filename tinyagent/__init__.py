@@ -24,6 +24,7 @@ from .errors import (
     TinyAgentError,
 )
 from .events import Event, Final, LimitReached, LlmCall, Observation, Parsed, ReplyDelta, Stopped, ToolCall
+from .lazy_names import lazy_getattr
 from .llm_client import ChatResult, LlmClient
 from .parser import ParsedStep, extract_final_answer, parse_step
 from .prompts import build_system_prompt, detect_language
@@ -169,15 +170,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tinyagent' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value  # found once, then an ordinary attribute
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 # -- 15 · Real tools: loaded on first use, like lesson 07's names ----------------------------------------

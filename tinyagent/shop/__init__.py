@@ -9,6 +9,7 @@ Lesson 16: `shop.import_documents(POLICY_FOLDER)` adds policy documents to the k
 """
 
 from ..errors import ShopDatabaseError
+from ..lazy_names import lazy_getattr
 from .database import (
     InputTooLongError,
     OrderNotFoundError,
@@ -17,11 +18,7 @@ from .database import (
     ShopError,
     ShopReadOnlyError,
 )
-from .documents import DocumentError, ImportResult
 from .knowledge import KNOWLEDGE_BASE, KnowledgeEntry, Passage
-
-# Lesson 15: what a person sees before approving a refund, and a confirmation gate that shows it.
-from .refund_review import describe_refund, refund_gate
 from .tools import (
     ApplyRefundTool,
     GetCurrentTimeTool,
@@ -55,3 +52,15 @@ __all__ = [
     "shop_registry",
     "shop_tools",
 ]
+
+# Lesson 16's import errors and lesson 15's refund review load on first use: a shop that only answers
+# questions (every lesson before them, and `python -m tinyagent ask`) never compiles them.
+_LAZY = {
+    "DocumentError": "documents",
+    "ImportResult": "documents",
+    "describe_refund": "refund_review",  # what a person sees before approving a refund
+    "refund_gate": "refund_review",  # and a confirmation gate that shows it
+}
+
+
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -25,11 +25,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .knowledge import SECTION_SEPARATOR
+
 # The defaults for the shop's policy documents: most sections fit in one chunk, a long one is cut.
 CHUNK_CHARS = 400
 OVERLAP_CHARS = 80
-
-SECTION_SEPARATOR = " › "
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")

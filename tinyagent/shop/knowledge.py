@@ -24,7 +24,8 @@ import re
 import sqlite3
 from dataclasses import dataclass
 
-from .chunking import SECTION_SEPARATOR
+# How a chunk's section path is written, "退换货政策 › 质量问题退换货" (chunking.py cuts the documents).
+SECTION_SEPARATOR = " › "
 
 
 @dataclass(frozen=True)
