@@ -125,15 +125,19 @@ def read_front_matter(text: str, source: str = "<skill>") -> tuple[dict[str, str
 def _scalar(value: str, source: str, number: int) -> str:
     value = value.strip()
     if value[:1] in ("'", '"'):
-        quote = value[0]
-        end = value.find(quote, 1)
-        if end < 0:
-            raise SkillError(f"{source}:{number}: a quote {quote} is not closed")
-        rest = value[end + 1:].strip()
+        # "..." may hold \" and the other escapes of JSON strings; '...' holds text as it is (YAML's '' aside).
+        quoted = re.match(r'"((?:[^"\\]|\\.)*)"' if value[0] == '"' else r"'([^']*)'", value)
+        if quoted is None:
+            raise SkillError(f"{source}:{number}: a quote {value[0]} is not closed")
+        rest = value[quoted.end():].strip()
         if rest and not rest.startswith("#"):
             raise SkillError(f"{source}:{number}: text after the closing quote: {_shorten(rest)!r}")
-        inner = value[1:end]
-        return json.loads(f'"{inner}"') if quote == '"' and "\\" in inner else inner
+        if value[0] == "'":
+            return quoted.group(1)
+        try:
+            return json.loads(quoted.group(0))
+        except ValueError:
+            raise SkillError(f"{source}:{number}: a backslash escape that is not valid in a quoted value") from None
     if value[:1] in ("{", "&", "*", "!", "|", ">", "%", "@", "`"):
         raise SkillError(f"{source}:{number}: {value[0]!r} starts YAML this reader does not support; quote the value")
     return re.split(r"\s+#", value, maxsplit=1)[0].strip()
