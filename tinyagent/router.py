@@ -104,6 +104,24 @@ class Router:
         self.reflect = reflect
         self.lang = check_language(lang) if lang is not None else None
 
+    def choose_skill(self, question: str, lang: str | None = None) -> tuple[Skill | None, str, LlmCall | None]:
+        """(the skill the model picks for a one-part request or None, why, the LlmCall event of the asking)."""
+        why = "one part: one ReAct loop"
+        if not self.skills:
+            return None, why, None
+        lang = lang or self.lang or detect_language(question)
+        messages = skill_choice_messages(question, self.skills, lang)
+        try:
+            reply = self.llm.chat(messages, max_tokens=32)
+        except LlmError as error:
+            return None, f"{why}; no skill (the model could not be asked: {error})", None
+        call = LlmCall(1, tuple(messages), reply.text, reply.finish_reason, reply.usage, reply.latency_s, reply.model,
+                       reply.client_cut)
+        skill = read_skill_choice(reply.text, self.skills)
+        if skill is None:
+            return None, f"{why}; no skill (the model's reply names none: {reply.text.strip()[:60]!r})", call
+        return skill, f"{why}; the model chose the skill {skill.name!r}", call
+
     def steps(self, question: str) -> Iterator[Event]:
         lang = self.lang or detect_language(question)
         why_plan = needs_plan(question)
@@ -112,23 +130,13 @@ class Router:
             run = PlanAndExecuteAgent(self.llm, self.tools, lang=self.lang).start(question)
             yield from run
             return
-        skill, why = None, "one part: one ReAct loop"
-        if self.skills:
-            messages = skill_choice_messages(question, self.skills, lang)
-            try:
-                reply = self.llm.chat(messages, max_tokens=32)
-            except LlmError as error:
-                reply, why = None, f"{why}; no skill (the model could not be asked: {error})"
-            if reply is not None:
-                yield LlmCall(1, tuple(messages), reply.text, reply.finish_reason, reply.usage, reply.latency_s,
-                              reply.model, reply.client_cut)
-                skill = read_skill_choice(reply.text, self.skills)
-                why = (f"{why}; the model chose the skill {skill.name!r}" if skill else
-                       f"{why}; no skill (the model's reply names none: {reply.text.strip()[:60]!r})")
+        skill, why, call = self.choose_skill(question, lang)
+        if call is not None:
+            yield call
         yield Routed(1, "react", skill.name if skill else "", why)
         if skill is not None:
             scoped = skill.scope(self.tools)
-            yield SkillActivated(1, skill.name, scoped.names, skill.description)
+            yield SkillActivated(1, skill.name, tuple(scoped.names), skill.description)
             agent = ReActAgent(self.llm, scoped, lang=lang, system_prompt=skill.system_prompt(self.tools, lang))
         else:
             agent = ReActAgent(self.llm, self.tools, lang=lang)
