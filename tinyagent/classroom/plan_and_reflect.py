@@ -117,6 +117,7 @@ def compose(user: str, lang: str) -> str:
             if failed:
                 what = current[: failed.start()].strip()
                 if RETRY[lang] + what not in body:  # a retry later in the plan speaks for it
+                    what = what.removeprefix(RETRY[lang])
                     lines.append(f"{what}：没有完成。" if lang == "zh" else f"{what}: this could not be done.")
             elif result and result != "-":
                 lines.append(re.sub(r"^(您好！|Hello! )", "", result))
