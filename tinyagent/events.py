@@ -57,6 +57,13 @@ class LlmCall(Event):
     model: str = ""
     client_cut: bool = False
 
+    @classmethod
+    def of_reply(cls, step: int, messages: list[dict], reply: Any) -> LlmCall:
+        """The event of a call made outside the loop (lesson 17's planner, checker, skill chooser): the
+        messages sent, and the ChatResult that came back."""
+        return cls(step, tuple(dict(m) for m in messages), reply.text, reply.finish_reason, reply.usage,
+                   reply.latency_s, reply.model, reply.client_cut)
+
 
 @dataclass(frozen=True)
 class Parsed(Event):

@@ -186,8 +186,7 @@ class PlanRun:
         """One model call of the planner or the composer, in a round of its own."""
         self.round += 1
         reply: ChatResult = self.agent.llm.chat(messages)
-        yield LlmCall(self.round, tuple(dict(m) for m in messages), reply.text, reply.finish_reason, reply.usage,
-                      reply.latency_s, reply.model, reply.client_cut)
+        yield LlmCall.of_reply(self.round, messages, reply)
         return reply.text
 
     def _plan(self, messages: list[dict], revision: int, reason: str, allow_empty: bool = False,

@@ -148,9 +148,8 @@ class ReflectingAgent:
             except LlmError as error:  # no check is no reason to lose the answer
                 verdict, reply = Verdict("unchecked", (f"the check failed: {error}",), event.answer), None
             if reply is not None:
-                messages = tuple(reflection_messages(question, event.answer, observations_of(run.trace), run.lang))
-                yield LlmCall(step, messages, reply.text, reply.finish_reason, reply.usage, reply.latency_s,
-                              reply.model, reply.client_cut)
+                messages = reflection_messages(question, event.answer, observations_of(run.trace), run.lang)
+                yield LlmCall.of_reply(step, messages, reply)
             yield Reflected(step, verdict.verdict, event.answer, verdict.problems, verdict.answer)
             yield Final(step, verdict.answer, event.reason)
 

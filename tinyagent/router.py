@@ -115,8 +115,7 @@ class Router:
             reply = self.llm.chat(messages, max_tokens=32)
         except LlmError as error:
             return None, f"{why}; no skill (the model could not be asked: {error})", None
-        call = LlmCall(1, tuple(messages), reply.text, reply.finish_reason, reply.usage, reply.latency_s, reply.model,
-                       reply.client_cut)
+        call = LlmCall.of_reply(1, messages, reply)
         skill = read_skill_choice(reply.text, self.skills)
         if skill is None:
             return None, f"{why}; no skill (the model's reply names none: {reply.text.strip()[:60]!r})", call
