@@ -141,3 +141,18 @@ def test_every_step_start_has_its_end(llm):
     started = [e.number for e in trace.of_type(PlanStepStarted)]
     assert started == [e.number for e in trace.of_type(PlanStepDone)] == list(range(1, len(started) + 1))
     assert all(isinstance(e, ToolCall) for e in trace.tool_calls)
+
+
+def test_the_widgets_show_the_plan_the_steps_and_the_reflection(llm):
+    from tinyagent.reflection import ReflectingAgent
+    from tinyagent.widgets.cards import build_cards, card_html
+
+    from .lesson17_helpers import SlippingLlm
+
+    cards = build_cards(PlanAndExecuteAgent(llm, shop_tools()).run(TWO_ORDERS_AND_A_POLICY).trace)
+    first = card_html(cards[0], "zh")
+    assert "ta-plan_made" in first and "1. 查询订单 88231 的物流" in first
+    assert "ta-plan_step_started" in card_html(cards[1], "zh") and "[第 1 步完成]" in cards[3].text("zh")
+    checked = ReflectingAgent(ReActAgent(SlippingLlm(llm), shop_tools()), llm).run("查一下订单 88231 的物流")
+    last = card_html(build_cards(checked.trace)[-1], "zh")
+    assert last.index("ta-reflected") < last.index("ta-final") and "[反思：revise]" in last
