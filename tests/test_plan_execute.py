@@ -78,6 +78,8 @@ def test_an_unreadable_plan_is_shown_to_the_planner_with_the_reason(llm):
     assert second.steps == ("查询订单 88231 的物流",)
     told = scripted.calls[1][-1]["content"]
     assert told.startswith("无法读取你的计划：no numbered steps") and result.answer == "您好！已查到。"
+    assert "[计划无法解析] no numbered steps found" in str(result.trace)
+    assert "[Plan unreadable] no numbered steps found" in result.trace.format("en")
 
 
 def test_a_plan_unreadable_twice_becomes_the_request_as_one_step(llm):

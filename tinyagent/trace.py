@@ -291,9 +291,9 @@ def _format_lesson_17(event: Event, labels: dict) -> list[str] | None:
         lines = [labels["skill"].format(name=event.name, tools=", ".join(event.tools) or "-")]
         return lines + ([event.reason] if event.reason else [])
     if isinstance(event, PlanMade):
+        if event.error:  # the planner is asked again: its next PlanMade has the heading
+            return [labels["plan_error"].format(error=event.error)]
         head = labels["replan"].format(n=event.revision, reason=event.reason) if event.revision else labels["plan"]
-        if event.error:
-            return [head.rstrip(), labels["plan_error"].format(error=event.error)]
         return [head.rstrip()] + [f"  {n}. {text}" for n, text in enumerate(event.steps, start=1)]
     if isinstance(event, PlanStepStarted):
         return [labels["plan_step"].format(n=event.number, text=event.text)]
