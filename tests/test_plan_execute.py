@@ -158,3 +158,12 @@ def test_the_widgets_show_the_plan_the_steps_and_the_reflection(llm):
     checked = ReflectingAgent(ReActAgent(SlippingLlm(llm), shop_tools()), llm).run("查一下订单 88231 的物流")
     last = card_html(build_cards(checked.trace)[-1], "zh")
     assert last.index("ta-reflected") < last.index("ta-final") and "[反思：revise]" in last
+
+
+def test_an_english_plan_is_re_planned_in_english(llm):
+    question = "Where are the parcels of orders 88231 and 88232?"
+    result = PlanAndExecuteAgent(llm, with_failing_logistics(shop_tools(), 1)).run(question)
+    plans = result.trace.of_type(PlanMade)
+    assert plans[1].steps == ("Try again: Track the parcel of order 88231", "Track the parcel of order 88232")
+    assert result.answer.startswith("Hello! Here is what you asked about:")
+    assert "SF1234567890" in result.answer and "could not be done" not in result.answer
