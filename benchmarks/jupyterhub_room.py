@@ -90,7 +90,8 @@ def room(learners: int, limit_s: float = LIMIT_S) -> dict:
         late = [n for n in names if n not in finished]
         if late:
             errors.append(f"{len(late)} notebooks not finished within {limit_s:.0f} s")
-        service_memory = {label: _safe(lambda p: p.memory_info().rss, p) / MiB for label, p in services.items()}
+        service_memory = {label: (_safe(lambda p: p.memory_info().rss, p) / MiB, _safe(lambda p: sum(p.cpu_times()[:2]), p))
+                          for label, p in services.items()}
     return {"learners": learners, "load_before": load_before, "servers_up_s": servers_up,
             "finished_s": None if late else max(finished.values()),
             "errors": errors, "memory": memory, "cpu": cpu, "services": service_memory}
@@ -140,7 +141,8 @@ def report(figures: dict) -> None:
         print(f"  CPU a learner      {statistics.median(figures['cpu'].values()):.1f} s median "
               f"(server start + kernel + lesson 06)")
     if figures["services"]:
-        print("  shared             " + ", ".join(f"{k} {v:.0f} MiB" for k, v in figures["services"].items()))
+        print("  shared             " + ", ".join(f"{k} {rss:.0f} MiB {cpu:.0f} s CPU"
+                                                  for k, (rss, cpu) in figures["services"].items()))
 
 
 def _load() -> str:
