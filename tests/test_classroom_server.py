@@ -1089,3 +1089,13 @@ def test_behind_a_proxy_it_answers_under_its_base_path_too():
         assert requests.get(f"{root}/services/classroom/v1/models/classroom", timeout=PATIENCE).status_code == 200
         assert_error(requests.get(f"{root}/services/other/v1/models", timeout=PATIENCE), 404)
         assert_error(requests.get(f"{root}/services/classroomx/v1/models", timeout=PATIENCE), 404)
+
+
+def test_the_room_server_behind_jupyterhub_takes_its_base_path_from_the_command_line():
+    with ServerProcess("classroom", "--port", "0", "--base-path", "/services/classroom") as room:
+        room.wait_for_line("Press Ctrl-C")
+        url = re.search(r"^TINYAGENT_API_URL=(http://127\.0\.0\.1:\d+/services/classroom/v1/chat/completions)$",
+                        room.stdout, re.MULTILINE)
+        assert url, room.stdout
+        assert requests.post(url[1], json=refund_request(stop=["Observation:"]), timeout=60).status_code == 200
+        assert room.stop(signal.SIGTERM) == 0, room.output()

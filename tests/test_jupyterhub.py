@@ -137,3 +137,28 @@ def test_a_learner_signs_in_opens_lesson_00_runs_it_and_sees_the_trace(hub):
         finally:
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=ARTIFACTS / "jupyterhub-lesson-00.png")
+
+
+# -- last: it takes the classroom model away for a while ---------------------------------------------------
+def classroom_model_process(hub):
+    import psutil
+
+    for child in psutil.Process(hub.process.pid).children(recursive=True):
+        if child.cmdline()[1:4] == ["-m", "tinyagent", "classroom"]:
+            return child
+    return None
+
+
+def test_the_hub_restarts_the_classroom_model_when_it_dies(hub):
+    first = classroom_model_process(hub)
+    assert first is not None and hub.model_answers()
+    first.kill()
+    first.wait(timeout=30)
+    # The hub looks at its services every 30 s (JupyterHub's poll interval), then starts it again.
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        again = classroom_model_process(hub)
+        if again is not None and again.pid != first.pid and hub.model_answers():
+            return
+        time.sleep(1)
+    pytest.fail(f"the classroom model was not restarted within 180 s:\n{hub.log_tail()}")
