@@ -88,6 +88,7 @@ def room(learners: int, limit_s: float = LIMIT_S) -> dict:
         for t in threads:
             t.join(timeout=max(deadline - time.monotonic(), 0.1))
         late = [n for n in names if n not in finished]
+        errors = list(errors)  # as at the limit: a late learner's kernel dies with the hub, which is no news
         if late:
             errors.append(f"{len(late)} notebooks not finished within {limit_s:.0f} s")
         service_memory = {label: (_safe(lambda p: p.memory_info().rss, p) / MiB, _safe(lambda p: sum(p.cpu_times()[:2]), p))
