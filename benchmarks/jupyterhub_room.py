@@ -88,14 +88,15 @@ def room(learners: int, limit_s: float = LIMIT_S) -> dict:
         for t in threads:
             t.join(timeout=max(deadline - time.monotonic(), 0.1))
         late = [n for n in names if n not in finished]
-        errors = list(errors)  # as at the limit: a late learner's kernel dies with the hub, which is no news
+        # As at the limit: a late learner's kernel then dies with the hub, which is no news.
+        at_limit = list(errors)
         if late:
-            errors.append(f"{len(late)} notebooks not finished within {limit_s:.0f} s")
+            at_limit.append(f"{len(late)} notebooks not finished within {limit_s:.0f} s")
         service_memory = {label: (_safe(lambda p: p.memory_info().rss, p) / MiB, _safe(lambda p: sum(p.cpu_times()[:2]), p))
                           for label, p in services.items()}
     return {"learners": learners, "load_before": load_before, "servers_up_s": servers_up,
             "finished_s": None if late else max(finished.values()),
-            "errors": errors, "memory": memory, "cpu": cpu, "services": service_memory}
+            "errors": at_limit, "memory": memory, "cpu": cpu, "services": service_memory}
 
 
 def _hub_processes(hub: ClassroomHub) -> dict:
