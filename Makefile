@@ -35,7 +35,8 @@ course: setup
 
 # Where Node.js is installed, the JupyterHub tests' proxy comes with it; without Node they are skipped.
 test: setup
-	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory $(BIN)/configurable-http-proxy; fi
+	@if command -v npm >/dev/null && [ ! -x $(BIN)/configurable-http-proxy ]; then \
+	  $(MAKE) --no-print-directory $(BIN)/configurable-http-proxy; fi
 	$(BIN)/python -m pytest
 
 clean:
