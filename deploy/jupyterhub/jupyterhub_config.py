@@ -36,7 +36,7 @@ c = get_config()  # noqa: F821 - JupyterHub defines get_config() when it loads t
 STATE.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 # -- 1. where it listens, where it keeps its state -------------------------------------------------
-c.JupyterHub.bind_url = f"http://{IP}:{PORT}"
+c.JupyterHub.bind_url = f"http://[{IP}]:{PORT}" if ":" in IP else f"http://{IP}:{PORT}"
 c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{HUB_API_PORT}"
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{PROXY_API_PORT}"
 c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
