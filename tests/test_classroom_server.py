@@ -1076,3 +1076,26 @@ def test_a_classroom_server_object_refuses_a_bad_port_with_the_same_error():
 
     with pytest.raises(ServerAddressError, match="0 to 65535"):
         ClassroomServer(port=70000, responder=echo, models=MODELS)
+
+
+def test_behind_a_proxy_it_answers_under_its_base_path_too():
+    # JupyterHub's proxy forwards /services/classroom/v1/... unchanged (deploy/jupyterhub/)
+    with ClassroomServer(responder=echo, models=MODELS, base_path="/services/classroom/") as routed:
+        root = f"http://127.0.0.1:{routed.port}"
+        assert routed.chat_url == f"{root}/services/classroom/v1/chat/completions"
+        body = {"messages": user("hi")}
+        assert requests.post(routed.chat_url, json=body, timeout=PATIENCE).status_code == 200
+        assert requests.post(f"{root}/v1/chat/completions", json=body, timeout=PATIENCE).status_code == 200
+        assert requests.get(f"{root}/services/classroom/v1/models/classroom", timeout=PATIENCE).status_code == 200
+        assert_error(requests.get(f"{root}/services/other/v1/models", timeout=PATIENCE), 404)
+        assert_error(requests.get(f"{root}/services/classroomx/v1/models", timeout=PATIENCE), 404)
+
+
+def test_the_room_server_behind_jupyterhub_takes_its_base_path_from_the_command_line():
+    with ServerProcess("classroom", "--port", "0", "--base-path", "/services/classroom") as room:
+        room.wait_for_line("Press Ctrl-C")
+        url = re.search(r"^TINYAGENT_API_URL=(http://127\.0\.0\.1:\d+/services/classroom/v1/chat/completions)$",
+                        room.stdout, re.MULTILINE)
+        assert url, room.stdout
+        assert requests.post(url[1], json=refund_request(stop=["Observation:"]), timeout=60).status_code == 200
+        assert room.stop(signal.SIGTERM) == 0, room.output()

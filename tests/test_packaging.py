@@ -76,8 +76,9 @@ def test_the_core_depends_on_requests_and_dotenv_only():
 
 
 def test_the_course_installs_the_widgets_extra():
-    # ... and lesson 12's `postgres` extra (psycopg), which the core never needs
-    assert '".[widgets,dev,local,postgres]"' in (ROOT / "Makefile").read_text(encoding="utf-8")
+    # ... and lesson 12's `postgres` extra (psycopg), which the core never needs; `make setup` adds the
+    # `hub` extra (JupyterHub, for deploy/jupyterhub/ and its tests), which conda and Binder do not need
+    assert '".[widgets,dev,local,postgres,hub]"' in (ROOT / "Makefile").read_text(encoding="utf-8")
     assert '".[widgets,dev,local,postgres]"' in (ROOT / "environment.yml").read_text(encoding="utf-8")
 
 

@@ -134,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     room.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 for the whole LAN)")
     room.add_argument("--port", type=int, default=8000)
     room.add_argument("--api-key", help="require this key from clients (default: none)")
+    room.add_argument("--base-path", default="", help="a prefix a proxy adds to every path, e.g. "
+                      "/services/classroom behind JupyterHub (default: none)")
 
     local = commands.add_parser("local-model", help="serve SmolLM2-135M (llama.cpp) on 127.0.0.1")
     local.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080; 0: any free port)")
@@ -320,7 +322,7 @@ def _classroom(args: argparse.Namespace) -> int:
     from .classroom.server import serve_room
 
     try:
-        serve_room(args.host, args.port, api_key=args.api_key)
+        serve_room(args.host, args.port, api_key=args.api_key, base_path=args.base_path)
     except TinyAgentError as exc:  # a host or port it cannot listen on
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -586,6 +586,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _route(self) -> Callable[[bytes], None]:
         path = unquote(urlsplit(self.path).path)
+        prefix = self.room.base_path
+        if prefix and path.startswith(prefix + "/"):
+            path = path[len(prefix):]  # a proxy (JupyterHub's) forwards the whole path
         if path in CHAT_PATHS:
             allowed, endpoint = "POST", self._chat
         elif path in MODELS_PATHS:
@@ -1011,6 +1014,8 @@ class ClassroomServer(BackgroundServer):
     read_timeout: seconds a connection may stay silent (idle keep-alive, or mid-request) before it
                  is closed, and the most a request body may take to arrive (else 408)
     answer_cache_bytes: what the classroom model's answer cache may hold (see AnswerCache)
+    base_path:   a prefix a proxy in front adds to every path, e.g. "/services/classroom" when JupyterHub
+                 routes to it (deploy/jupyterhub/); the plain paths are answered too
     """
 
     thread_name = "classroom-server"
@@ -1030,6 +1035,7 @@ class ClassroomServer(BackgroundServer):
         tokens_per_second: float | None = None,
         prefill_tokens_per_second: float | None = None,
         answer_cache_bytes: int = 16 * 1024 * 1024,
+        base_path: str = "",
     ):
         # The classroom model is a pure function of the request, so a room that runs the same
         # notebook cells gets the same answers from memory. An injected responder may keep state:
@@ -1056,6 +1062,7 @@ class ClassroomServer(BackgroundServer):
         self.tokens_per_second = tokens_per_second
         self.prefill_tokens_per_second = prefill_tokens_per_second
         self.read_timeout = read_timeout
+        self.base_path = "/" + base_path.strip("/") if base_path.strip("/") else ""
         self._listen(host, port, lambda address: _HTTPServer(address, self))
 
     # -- pace (lesson 14) ------------------------------------------------------------------------
@@ -1079,7 +1086,7 @@ class ClassroomServer(BackgroundServer):
         host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
         if ":" in host:
             host = f"[{host}]"
-        return f"http://{host}:{self.port}/v1"
+        return f"http://{host}:{self.port}{self.base_path}/v1"
 
     @property
     def chat_url(self) -> str:
@@ -1122,7 +1129,8 @@ def _stop_room() -> None:
 
 
 def serve_room(
-    host: str = "127.0.0.1", port: int = 8000, api_key: str | None = None, verbose: bool = True
+    host: str = "127.0.0.1", port: int = 8000, api_key: str | None = None, verbose: bool = True,
+    base_path: str = "",
 ) -> None:
     """Run one classroom model for a whole room, in the foreground, until Ctrl-C (SIGINT) or SIGTERM.
 
@@ -1130,7 +1138,7 @@ def serve_room(
     stderr when it stops. A host or port it cannot listen on raises ServerAddressError.
     """
     with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost
-        room = ClassroomServer(host, port, api_key=api_key, verbose=verbose)
+        room = ClassroomServer(host, port, api_key=api_key, verbose=verbose, base_path=base_path)
         _print_banner(room, host, api_key)
         stopped_by = room.serve_forever(stop)
     print(f"classroom model stopped ({stopped_by}).", file=sys.stderr)
@@ -1140,7 +1148,7 @@ def _print_banner(room: ClassroomServer, host: str, api_key: str | None) -> None
     address = host if host not in ("0.0.0.0", "::", "") else _this_machine_address()
     if ":" in address:
         address = f"[{address}]"
-    url = f"http://{address}:{room.port}/v1/chat/completions"
+    url = f"http://{address}:{room.port}{room.base_path}/v1/chat/completions"
     lines = [
         "tinyagent classroom model",
         "",

@@ -1,0 +1,132 @@
+# JupyterHub for a tinyagent classroom, on one machine.
+#
+#     make classroom-hub          (or: .venv/bin/jupyterhub -f deploy/jupyterhub/jupyterhub_config.py)
+#
+# What it sets up, in the order of this file:
+#   1. the hub listens on 127.0.0.1 only, unless the teacher sets TINYAGENT_HUB_IP (0.0.0.0: the whole LAN);
+#   2. sign-in: a class password and a teacher (admin) password, generated on first start (replace them
+#      with your school's sign-in: see "Sign-in" below);
+#   3. the classroom model runs as a service of the hub: the hub starts it, restarts it if it dies, and its
+#      proxy routes /services/classroom/ to it;
+#   4. every learner gets a JupyterLab server running this course's Python (the .venv the hub runs in),
+#      with TINYAGENT_API_URL and TINYAGENT_MODEL set to that service, and their own copy of notebooks/.
+#
+# Settings come from the environment, so the same file serves the make target, the tests and a teacher:
+#   TINYAGENT_HUB_IP      address to listen on (default 127.0.0.1)
+#   TINYAGENT_HUB_PORT    the page learners open (default 8000); the next three ports are the proxy's
+#                         API, the hub's API and the classroom model
+#   TINYAGENT_HUB_STATE   folder for the hub's database, secrets and the learners' homes (default: .hub/)
+
+import os
+import secrets
+import sys
+from pathlib import Path
+
+COURSE = Path(__file__).resolve().parents[2]  # this repository: its notebooks/ are the lessons
+VENV_BIN = Path(sys.executable).parent  # the hub runs in the course's .venv, and so do the learners
+STATE = Path(os.environ.get("TINYAGENT_HUB_STATE") or COURSE / ".hub").resolve()
+IP = os.environ.get("TINYAGENT_HUB_IP", "127.0.0.1")
+PORT = int(os.environ.get("TINYAGENT_HUB_PORT", "8000"))
+PROXY_API_PORT, HUB_API_PORT, MODEL_PORT = PORT + 1, PORT + 2, PORT + 3
+# How the learners' kernels, on this machine, reach the hub's public port.
+HERE_ADDRESS = "127.0.0.1" if IP in ("", "0.0.0.0", "::") else IP
+
+c = get_config()  # noqa: F821 - JupyterHub defines get_config() when it loads this file
+
+STATE.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+# -- 1. where it listens, where it keeps its state -------------------------------------------------
+c.JupyterHub.bind_url = f"http://[{IP}]:{PORT}" if ":" in IP else f"http://{IP}:{PORT}"
+c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{HUB_API_PORT}"
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{PROXY_API_PORT}"
+c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(STATE / "cookie_secret")
+c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
+c.ConfigurableHTTPProxy.pid_file = str(STATE / "proxy.pid")
+if (VENV_BIN / "configurable-http-proxy").exists():  # installed into the venv by `make hub-setup`
+    c.ConfigurableHTTPProxy.command = [str(VENV_BIN / "configurable-http-proxy")]
+
+
+# -- 2. sign-in --------------------------------------------------------------------------------------
+def _password(name: str, length: int) -> str:
+    """A password kept in STATE (readable by this account only), made on first start."""
+    path = STATE / name
+    if not path.exists():
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_urlsafe(length) + "\n")
+    return path.read_text().strip()
+
+
+# The default is for a trial run: learners sign in with any name they choose and the class password;
+# `teacher` signs in with the teacher password and gets the admin page (/hub/admin: add or remove
+# learners, start and stop their servers). Anyone who has the class password can sign in as any
+# learner, and every learner's server runs as this machine's account (next section), so use it only
+# with people you trust, on loopback or a classroom network.
+#
+# Sign-in, the teacher's choice: set c.JupyterHub.authenticator_class to
+#   "native"    learners sign up with their own password, the teacher approves them
+#               (pip install jupyterhub-nativeauthenticator)
+#   "github", "google", "generic-oauth", ...   the school's accounts (pip install oauthenticator)
+#   "ltiauthenticator.lti13.authenticator.LTI13Authenticator"   sign-in from Moodle or Canvas
+#   "pam"       this machine's Unix accounts; then use c.JupyterHub.spawner_class = "localprocess" too,
+#               so each learner's server runs as their own Unix user
+c.JupyterHub.authenticator_class = "shared-password"
+c.SharedPasswordAuthenticator.user_password = _password("class-password", 9)
+c.SharedPasswordAuthenticator.admin_password = _password("teacher-password", 32)
+c.Authenticator.admin_users = {"teacher"}
+# Only these names may sign in, when the teacher lists them (one a line); otherwise any name.
+LEARNERS = STATE / "learners.txt"
+if LEARNERS.exists():
+    c.Authenticator.allowed_users = {n.strip() for n in LEARNERS.read_text().splitlines() if n.strip()}
+else:
+    c.Authenticator.allow_all = True
+
+# -- 3. the classroom model, a service the hub manages and routes to ---------------------------------
+# Learners reach it through the hub's own address, http://HOST:PORT/services/classroom/v1/...; the
+# hub starts it with the hub, restarts it when it exits, and stops it with the hub.
+c.JupyterHub.services = [
+    {
+        "name": "classroom",
+        "command": [
+            sys.executable, "-m", "tinyagent", "classroom",
+            "--host", "127.0.0.1", "--port", str(MODEL_PORT), "--base-path", "/services/classroom",
+        ],
+        "url": f"http://127.0.0.1:{MODEL_PORT}",
+        "cwd": str(STATE),
+        "display": False,  # an API for the notebooks, not a page for the hub's home menu
+    }
+]
+CLASSROOM_URL = f"http://{HERE_ADDRESS}:{PORT}/services/classroom/v1/chat/completions"
+
+# -- 4. the learners' servers --------------------------------------------------------------------------
+# SimpleLocalProcessSpawner: each learner a home folder under STATE/homes, all run as this machine's
+# account (no isolation between learners' files: see the warning in section 2; for that, use "pam" with
+# "localprocess", or containers: DockerSpawner, or Zero to JupyterHub in z2jh-values.yaml).
+c.JupyterHub.spawner_class = "simple"
+c.SimpleLocalProcessSpawner.home_dir_template = str(STATE / "homes" / "{username}")
+c.Spawner.cmd = [sys.executable, "-m", "jupyterhub.singleuser"]  # the course's Python, whatever PATH says
+c.Spawner.args = [
+    "--allow-root",  # a hub run as root (containers, classroom machines) spawns as root
+    # JupyterLab's defaults for the room (lab-settings/overrides.json): no news or update checks online
+    f"--LabApp.app_settings_dir={Path(__file__).resolve().parent / 'lab-settings'}",
+]
+c.Spawner.default_url = "/lab/tree/notebooks/00_welcome.ipynb"
+c.Spawner.environment = {
+    "TINYAGENT_API_URL": CLASSROOM_URL,
+    "TINYAGENT_MODEL": "classroom",
+    "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",  # the terminal's python
+}
+# On 2 busy cores a room's servers start slowly: wait for them rather than fail them.
+c.Spawner.start_timeout = 300
+c.Spawner.http_timeout = 300
+
+
+def copy_lessons(spawner) -> None:
+    """Before each start: the course's notebooks the learner does not have yet (tinyagent/lesson_copies.py)."""
+    from tinyagent.lesson_copies import copy_new_lessons
+
+    copied = copy_new_lessons(COURSE / "notebooks", Path(spawner.home_dir) / "notebooks")
+    spawner.log.info("%s: %d new course files copied", spawner.user.name, len(copied))
+
+
+c.Spawner.pre_spawn_hook = copy_lessons

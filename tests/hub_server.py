@@ -1,0 +1,325 @@
+"""A throwaway JupyterHub on loopback, running the course's own deploy/jupyterhub/jupyterhub_config.py,
+for tests/test_jupyterhub.py and benchmarks/jupyterhub_room.py.
+
+    with ClassroomHub() as hub:
+        hub.add_learners(["ada", "bob"])
+        hub.start_servers(["ada", "bob"]); hub.wait_until_ready(["ada", "bob"])
+        run = run_notebook(hub, "ada", "notebooks/06_react_loop.ipynb")
+
+Everything lives in a temporary folder (the hub's state, the learners' homes); the hub gets four free
+ports in a row (see the config). A second config file loads the course's and adds one thing only: an
+API-only admin service whose token the tests use, as a teacher's script would. On exit the hub is sent
+SIGTERM (it stops the learners' servers, the classroom model and its proxy), and anything left whose
+working folder is inside the temporary folder is killed: every process the hub started works there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tests.browser.lab import LAB_SETTINGS
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "deploy" / "jupyterhub" / "jupyterhub_config.py"
+VENV_BIN = Path(sys.executable).parent
+PROXY = VENV_BIN / "configurable-http-proxy"
+
+ADMIN_CONFIG = """\
+import os
+c = get_config()
+load_subconfig({config!r})
+# JupyterLab as the browser tests set it up: every cell in the page (no windowing), nothing saved behind
+# the test's back (tests/browser/lab.py)
+c.Spawner.environment["JUPYTERLAB_SETTINGS_DIR"] = {settings!r}
+c.JupyterHub.services.append({{"name": "room-admin", "api_token": os.environ["ROOM_ADMIN_TOKEN"]}})
+c.JupyterHub.load_roles = [{{
+    "name": "room-admin",
+    "scopes": ["admin:users", "admin:servers", "tokens", "access:servers", "list:users", "read:users", "read:services"],
+    "services": ["room-admin"],
+}}]
+"""
+
+
+def hub_missing() -> str | None:
+    """Why a JupyterHub cannot run here, or None if it can."""
+    if shutil.which("node") is None and shutil.which("nodejs") is None:
+        return "Node.js is not installed (apt-get install nodejs npm), and the hub's proxy needs it"
+    if not PROXY.exists():
+        return f"no configurable-http-proxy in {VENV_BIN} (make hub-setup installs it from npm)"
+    try:
+        import jupyterhub  # noqa: F401
+        import websocket  # noqa: F401
+    except ImportError as exc:
+        return f"{exc.name} is not installed (pip install -e '.[hub]')"
+    return None
+
+
+def free_port_run(count: int = 4) -> int:
+    """The first of `count` consecutive free loopback ports."""
+    for _ in range(200):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            first = probe.getsockname()[1]
+        if first + count > 65535:
+            continue
+        try:
+            held = []
+            for port in range(first, first + count):
+                s = socket.socket()
+                held.append(s)
+                s.bind(("127.0.0.1", port))
+            return first
+        except OSError:
+            continue
+        finally:
+            for s in held:
+                s.close()
+    raise RuntimeError(f"no {count} consecutive free ports found")
+
+
+class ClassroomHub:
+    """The course's JupyterHub config, started in a temporary folder. Use as a context manager."""
+
+    def __init__(self, *, ready_timeout: float = 120.0):
+        self.ready_timeout = ready_timeout
+        self.port = free_port_run()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.token = secrets.token_hex(16)
+        self.process: subprocess.Popen | None = None
+        self.tokens: dict[str, str] = {}
+
+    def __enter__(self):
+        import requests
+
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"token {self.token}"
+        self.state = Path(tempfile.mkdtemp(prefix="tinyagent-hub-"))
+        config = self.state / "test_config.py"
+        settings = self.state / "lab-user-settings"
+        for plugin, values in LAB_SETTINGS.items():
+            path = settings / f"{plugin}.jupyterlab-settings"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(values))
+        config.write_text(ADMIN_CONFIG.format(config=str(CONFIG), settings=str(settings)))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("TINYAGENT_", "JUPYTER"))}
+        env.update(TINYAGENT_HUB_STATE=str(self.state), TINYAGENT_HUB_PORT=str(self.port),
+                   ROOM_ADMIN_TOKEN=self.token)
+        self.log_path = self.state / "hub.log"
+        self._log = open(self.log_path, "wb")  # closed in __exit__
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "jupyterhub", "-f", str(config)],
+            env=env, cwd=self.state, stdout=self._log, stderr=subprocess.STDOUT,
+            start_new_session=True,  # a Ctrl-C in the test run reaches it only through __exit__
+        )
+        try:
+            self._wait_until_up()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _wait_until_up(self) -> None:
+        import requests
+
+        deadline = time.monotonic() + self.ready_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"JupyterHub exited with {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                if self.session.get(f"{self.url}/hub/api/", timeout=5).ok and self.model_answers():
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.3)
+        raise TimeoutError(f"JupyterHub did not answer within {self.ready_timeout:g} s:\n{self.log_tail()}")
+
+    def model_answers(self) -> bool:
+        """True once the classroom model answers through the hub's proxy."""
+        import requests
+
+        try:
+            return requests.get(f"{self.url}/services/classroom/v1/models", timeout=5).ok
+        except requests.RequestException:
+            return False
+
+    # -- the hub's REST API, as the room-admin service ----------------------------------------------------
+    def api(self, method: str, path: str, **kwargs):
+        response = self.session.request(method, f"{self.url}/hub/api{path}", timeout=60, **kwargs)
+        response.raise_for_status()
+        return response.json() if response.content else None
+
+    def add_learners(self, names: list[str]) -> None:
+        self.api("POST", "/users", json={"usernames": names})
+        for name in names:
+            self.tokens[name] = self.api("POST", f"/users/{name}/tokens", json={"note": "test"})["token"]
+
+    def start_servers(self, names: list[str]) -> None:
+        for name in names:
+            self.api("POST", f"/users/{name}/server")
+
+    def wait_until_ready(self, names: list[str], timeout: float = 300.0) -> None:
+        deadline = time.monotonic() + timeout
+        waiting = set(names)
+        while waiting and time.monotonic() < deadline:
+            for user in self.api("GET", "/users", params={"state": "ready"}):
+                waiting.discard(user["name"])
+            if waiting:
+                time.sleep(0.5)
+        if waiting:
+            raise TimeoutError(f"servers not ready after {timeout:g} s: {sorted(waiting)}\n{self.log_tail()}")
+
+    def secret(self, name: str) -> str:
+        """A password the config made on first start: class-password or teacher-password."""
+        return (self.state / name).read_text().strip()
+
+    def processes_of(self, name: str) -> list:
+        """The learner's processes (server and kernels): those working inside their home folder."""
+        import psutil
+
+        home = str(self.state / "homes" / name)
+        found = []
+        for process in psutil.process_iter():
+            try:
+                if process.cwd() == home or process.cwd().startswith(home + os.sep):
+                    found.append(process)
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                continue
+        return found
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def __exit__(self, *exc) -> None:
+        import psutil
+
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)  # the hub stops servers, service and proxy itself
+            try:
+                self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        for process in psutil.process_iter():  # whatever the hub left: every one worked in our folder
+            try:
+                cwd = process.cwd()
+                if cwd == str(self.state) or cwd.startswith(str(self.state) + os.sep):
+                    process.kill()
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                continue
+        self._log.close()
+        self.session.close()
+        shutil.rmtree(self.state, ignore_errors=True)
+
+
+# -- running a notebook in a learner's kernel, through the Jupyter server API ------------------------------
+@dataclass
+class NotebookRun:
+    """What each cell printed (stdout and results, one string a cell), what went to stderr, and errors."""
+
+    outputs: list[str] = field(default_factory=list)
+    stderr: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.outputs)
+
+
+class Kernel:
+    """A kernel in a learner's server, driven over its websocket with the learner's token."""
+
+    def __init__(self, hub: ClassroomHub, name: str, token: str | None = None, *, path: str = "notebooks"):
+        import requests
+        import websocket
+
+        self.base = f"{hub.url}/user/{name}/api"
+        self.headers = {"Authorization": f"token {token or hub.tokens[name]}"}
+        response = requests.post(f"{self.base}/kernels", json={"name": "python3", "path": path},
+                                 headers=self.headers, timeout=120)
+        response.raise_for_status()
+        self.id = response.json()["id"]
+        self.session = uuid.uuid4().hex
+        ws_url = self.base.replace("http://", "ws://") + f"/kernels/{self.id}/channels?session_id={self.session}"
+        self.ws = websocket.create_connection(ws_url, header=self.headers, timeout=300)
+
+    def execute(self, code: str, run: NotebookRun) -> None:
+        """Run one cell; its outputs go to `run`. Waits for the kernel's reply and its idle status."""
+        msg_id = uuid.uuid4().hex
+        self.ws.send(json.dumps({
+            "header": {"msg_id": msg_id, "msg_type": "execute_request", "session": self.session,
+                       "username": "", "version": "5.3"},
+            "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+            "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
+                        "allow_stdin": False, "stop_on_error": True},
+        }))
+        replied = idle = False
+        printed = []
+        while not (replied and idle):
+            message = json.loads(self.ws.recv())
+            if message.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, content = message["msg_type"], message["content"]
+            if kind == "stream":
+                (run.stderr if content["name"] == "stderr" else printed).append(content["text"])
+            elif kind in ("execute_result", "display_data"):
+                printed.append(content["data"].get("text/plain", "") + "\n")
+            elif kind == "error":
+                run.errors.append(f"{content['ename']}: {content['evalue']}")
+            elif kind == "status" and content["execution_state"] == "idle":
+                idle = True
+            elif kind == "execute_reply":
+                replied = True
+        run.outputs.append("".join(printed))  # a print may arrive in several pieces
+
+    def close(self) -> None:
+        import requests
+
+        self.ws.close()
+        requests.delete(f"{self.base}/kernels/{self.id}", headers=self.headers, timeout=60)
+
+
+def notebook_cells(hub: ClassroomHub, name: str, path: str) -> list[str]:
+    """The code cells of the learner's own copy of a notebook, read through the contents API."""
+    import requests
+
+    response = requests.get(f"{hub.url}/user/{name}/api/contents/{path}", params={"content": 1},
+                            headers={"Authorization": f"token {hub.tokens[name]}"}, timeout=60)
+    response.raise_for_status()
+    return ["".join(cell["source"]) for cell in response.json()["content"]["cells"]
+            if cell["cell_type"] == "code"]
+
+
+def run_notebook(hub: ClassroomHub, name: str, path: str, *, prologue: str = "",
+                 before_close: Callable[[], None] | None = None) -> NotebookRun:
+    """Run every code cell of the learner's copy of `path` in a new kernel of theirs, as Run All does
+    (stopping at the first error). `prologue`, if given, runs first; `before_close`, if given, is called
+    after the last cell, while the kernel still runs (the benchmark measures memory then)."""
+    run = NotebookRun()
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    kernel = Kernel(hub, name, path=folder)
+    try:
+        for code in ([prologue] if prologue else []) + notebook_cells(hub, name, path):
+            kernel.execute(code, run)
+            if run.errors:
+                break
+        if before_close is not None:
+            before_close()
+    finally:
+        kernel.close()
+    return run

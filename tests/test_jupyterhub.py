@@ -1,0 +1,164 @@
+"""A classroom on JupyterHub: the course's deploy/jupyterhub/jupyterhub_config.py, started for real on loopback.
+
+One hub for the module (tests/hub_server.py): two learners are added and their servers started through the
+hub's REST API; lesson 06 runs in a kernel of each, over the Jupyter server API (a websocket, as JupyterLab
+does), against the classroom model the hub manages and routes to. Then learner A tries learner B's server,
+and a third learner signs in through the hub's login page in Chromium and runs lesson 00.
+
+Node.js runs the hub's proxy: where it is missing these tests are skipped, except in CI (the CI environment
+variable set), where they fail. The browser test follows the browser tests' rule for Chromium.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from tests.browser.lab import Browser, Notebook, browser_missing
+from tests.hub_server import ROOT, ClassroomHub, Kernel, hub_missing, run_notebook
+
+MISSING = hub_missing()
+if MISSING and not os.environ.get("CI"):
+    pytest.skip(f"JupyterHub tests skipped: {MISSING}", allow_module_level=True)
+
+LEARNERS = ["ada", "bob"]
+COURSE = ROOT / "notebooks"
+ARTIFACTS = ROOT / "test-artifacts"
+LESSON_06 = "notebooks/06_react_loop.ipynb"
+# Printed by the first cell: where the kernel's settings point. Not offline: the hub's service.
+SETTINGS = "from tinyagent import load_settings; print(load_settings().describe())"
+
+
+@pytest.fixture(scope="module")
+def hub():
+    if MISSING:
+        pytest.fail(f"the JupyterHub tests need this in CI: {MISSING}", pytrace=False)
+    started = time.monotonic()
+    with ClassroomHub() as running:
+        running.add_learners(LEARNERS)
+        running.start_servers(LEARNERS)
+        running.wait_until_ready(LEARNERS)
+        yield running
+    print(f"JupyterHub tests: {time.monotonic() - started:.1f} s with the hub")
+
+
+@pytest.fixture(scope="module")
+def lesson_06_runs(hub):
+    """Lesson 06 run top to bottom in each learner's kernel, one learner after the other."""
+    return {name: run_notebook(hub, name, LESSON_06, prologue=SETTINGS) for name in LEARNERS}
+
+
+def test_the_classroom_model_is_a_service_the_hub_routes_to(hub):
+    import requests
+
+    models = requests.get(f"{hub.url}/services/classroom/v1/models", timeout=30).json()
+    assert "classroom" in [m["id"] for m in models["data"]]
+    service = hub.api("GET", "/services/classroom")
+    assert service["command"][-4:] == ["--port", str(hub.port + 3), "--base-path", "/services/classroom"]
+
+
+def test_each_learner_gets_their_own_copy_of_the_course(hub):
+    assert sorted(p.name for p in (hub.state / "homes").iterdir()) == LEARNERS
+    for name in LEARNERS:
+        copied = hub.state / "homes" / name / "notebooks"
+        assert (copied / "00_welcome.ipynb").read_bytes() == (COURSE / "00_welcome.ipynb").read_bytes()
+        assert (copied / "solutions" / "06_react_loop.ipynb").exists()
+
+
+def test_lesson_06_runs_in_each_learners_kernel_against_the_hub_service(hub, lesson_06_runs):
+    for name, run in lesson_06_runs.items():
+        assert run.errors == [], f"{name}: {run.errors}"
+        assert run.stderr == [], f"{name}: {run.stderr}"
+        # The kernel used the hub's classroom service, not a model of its own in the kernel.
+        assert run.outputs[0].startswith(
+            f"model 'classroom' at http://127.0.0.1:{hub.port}/services/classroom/v1/chat/completions"
+        ), run.outputs[0]
+        assert "offline" not in run.outputs[0]
+        # The refund trace: five rounds, then the refund the shop really wrote.
+        assert "final_answer 5 rounds" in run.text
+        assert "'refundId': 'RF202606300001'" in run.text
+        assert "[Tool call] applyRefund" in run.text
+        # ... and the lesson ran to its last cell.
+        assert "def _loop(self)" in run.outputs[-1]
+
+
+def test_a_learner_cannot_reach_another_learners_server(hub):
+    import requests
+    import websocket
+
+    ada = {"Authorization": f"token {hub.tokens['ada']}"}
+    own = requests.get(f"{hub.url}/user/ada/api/contents/notebooks", headers=ada, timeout=60)
+    assert own.status_code == 200  # the token works, on ada's own server
+    for path in ("/user/bob/api/contents/notebooks", "/user/bob/api/kernels"):
+        assert requests.get(hub.url + path, headers=ada, timeout=60).status_code == 403, path
+    started = requests.post(f"{hub.url}/user/bob/api/kernels", headers=ada, json={"name": "python3"}, timeout=60)
+    assert started.status_code == 403
+    assert requests.get(f"{hub.url}/hub/api/users/bob", headers=ada, timeout=60).status_code == 404
+
+    bobs = Kernel(hub, "bob")  # a kernel bob really has: ada may not open its websocket
+    try:
+        url = f"ws://127.0.0.1:{hub.port}/user/bob/api/kernels/{bobs.id}/channels?session_id=x"
+        with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+            websocket.create_connection(url, header=ada, timeout=60)
+        assert refused.value.status_code == 403
+    finally:
+        bobs.close()
+
+
+# -- a learner in the browser ------------------------------------------------------------------------------
+def test_a_learner_signs_in_opens_lesson_00_runs_it_and_sees_the_trace(hub):
+    missing = browser_missing()
+    if missing and not os.environ.get("CI"):
+        pytest.skip(f"browser test skipped: {missing}")
+    if missing:
+        pytest.fail(f"the browser test needs Chromium in CI: {missing}", pytrace=False)
+    from playwright.sync_api import expect
+
+    with Browser() as browser:
+        page = browser.open(f"{hub.url}/hub/login")
+        try:
+            page.fill("#username_input", "cleo")
+            page.fill("#password_input", hub.secret("class-password"))
+            page.click("#login_submit")
+            # The hub starts cleo's server, then JupyterLab opens lesson 00 (the config's default_url).
+            page.wait_for_url("**/user/cleo/lab/tree/notebooks/00_welcome.ipynb**", timeout=300_000)
+            nb = Notebook(page)
+            nb.wait_until_idle(timeout=180)
+            nb.clear_outputs()
+            nb.run_all(timeout=180)
+            viewer = nb.panel.locator(".tinyagent-trace-viewer").first
+            expect(viewer).to_be_visible(timeout=60_000)
+            viewer.scroll_into_view_if_needed()
+            expect(viewer.locator(".tinyagent-card").first).to_be_visible()
+            assert nb.panel.locator(".jupyter-widgets-disconnected").count() == 0  # drawn by the live kernel
+            assert nb.error_outputs() == []
+        finally:
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=ARTIFACTS / "jupyterhub-lesson-00.png")
+
+
+# -- last: it takes the classroom model away for a while ---------------------------------------------------
+def classroom_model_process(hub):
+    import psutil
+
+    for child in psutil.Process(hub.process.pid).children(recursive=True):
+        if child.cmdline()[1:4] == ["-m", "tinyagent", "classroom"]:
+            return child
+    return None
+
+
+def test_the_hub_restarts_the_classroom_model_when_it_dies(hub):
+    first = classroom_model_process(hub)
+    assert first is not None and hub.model_answers()
+    first.kill()
+    first.wait(timeout=30)
+    # The hub looks at its services every 30 s (JupyterHub's poll interval), then starts it again.
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        again = classroom_model_process(hub)
+        if again is not None and again.pid != first.pid and hub.model_answers():
+            return
+        time.sleep(1)
+    pytest.fail(f"the classroom model was not restarted within 180 s:\n{hub.log_tail()}")
