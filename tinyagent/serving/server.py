@@ -21,6 +21,7 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 
 import uvicorn
@@ -145,9 +146,11 @@ def app_from_environment():
     return create_app(AgentService(config), owns_service=True)
 
 
-def serve_workers(config: ServiceConfig, host: str, port: int, workers: int) -> None:
-    """Serve with `workers` processes until SIGINT or SIGTERM (uvicorn's supervisor handles both, and stops
-    its workers). The configuration must already be known to work: a worker that fails to start only logs."""
+def serve_workers(config: ServiceConfig, host: str, port: int, workers: int,
+                  listening: Callable[[int], None] | None = None) -> None:
+    """Serve with `workers` processes until SIGINT or SIGTERM (uvicorn's supervisor handles both, whatever
+    the process started with, and stops its workers). `listening(port)` is called once the port is bound.
+    The configuration must already be known to work: a worker that fails to start only logs."""
     check_port(port)
     os.environ[CONFIG_VARIABLE] = json.dumps(asdict(config))
     settings = uvicorn.Config("tinyagent.serving.server:app_from_environment", factory=True, host=host, port=port,
@@ -157,6 +160,8 @@ def serve_workers(config: ServiceConfig, host: str, port: int, workers: int) -> 
         sock = _bind(host, port)
     except OSError as error:
         raise explain_listen_error(host, port, error) from None
+    if listening is not None:
+        listening(sock.getsockname()[1])
     from uvicorn.supervisors import Multiprocess
 
     try:
