@@ -27,7 +27,7 @@ from ..events import Event
 from ..llm_client import LlmClient, reply_timeouts
 from ..registry import ToolRegistry
 from ..session import Session
-from ..session_store import SessionStore, open_session_store
+from ..session_store import SessionStore, Turn, open_session_store
 from ..settings import load_settings
 from ..stop_rules import WallClock
 
@@ -118,10 +118,11 @@ class AgentService:
         ended = "failed"
         try:
             relay = _RelayingAgent(self.agent(stream), on_event, cancelled)
-            session = Session(relay, store=self.store, session_id=session_id)
+            store = _TurnRecordingStore(self.store)
+            session = Session(relay, store=store, session_id=session_id)
             result = session.ask(question)
             ended = "finished"
-            return RunOutcome(result, session.id, len(session.turns()))
+            return RunOutcome(result, session.id, store.appended.number)
         except RunCancelled:
             ended = "cancelled"
             raise
@@ -138,6 +139,23 @@ class AgentService:
         self._pool.shutdown(wait=True, cancel_futures=True)
         self.store.close()
         self.shop.close()
+
+
+class _TurnRecordingStore:
+    """The service's store as one run's Session sees it, keeping the turn it appended: its number is the one
+    the store gave it, even when other workers append turns to the same session at the same moment (counting
+    the session's turns afterwards would count theirs too)."""
+
+    def __init__(self, store: SessionStore):
+        self._store = store
+        self.appended: Turn | None = None
+
+    def __getattr__(self, name: str):
+        return getattr(self._store, name)
+
+    def append_turn(self, session_id: str, turn: Turn) -> Turn:
+        self.appended = self._store.append_turn(session_id, turn)
+        return self.appended
 
 
 class _RelayingAgent:
