@@ -9,24 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tinyagent.checks import registry_with_a_broken_courier
 from tinyagent.serving import ServiceConfig, ServiceServer
-from tinyagent.shop.tools import shop_tools
-from tinyagent.tools import FunctionTool
-
-
-def courier_down(text: str) -> str:
-    raise ConnectionError("the courier's tracking API did not answer")
-
-
-def tools_with_a_broken_courier(shop, clock):
-    from tinyagent.registry import ToolRegistry
-
-    tools = []
-    for tool in shop_tools(shop, clock):
-        if tool.name == "queryLogistics":
-            tool = FunctionTool(tool.name, tool.description, courier_down, parameters=tool.parameters)
-        tools.append(tool)
-    return ToolRegistry(tools)
 
 
 def main() -> int:
@@ -35,7 +19,7 @@ def main() -> int:
         parser.add_argument(option)
     args = parser.parse_args()
     config = ServiceConfig(now=args.now, shop_db=args.db, session_store=args.session_store)
-    server = ServiceServer(config, port=int(args.port), tools=tools_with_a_broken_courier)
+    server = ServiceServer(config, port=int(args.port), tools=registry_with_a_broken_courier)
     print(f"tinyagent service on {server.url}/ (queryLogistics broken on purpose)", flush=True)
     server.serve_forever()
     print("service stopped.", file=sys.stderr)
