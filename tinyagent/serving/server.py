@@ -49,6 +49,7 @@ class ServiceServer:
         except OSError as error:
             self.service.close()
             raise explain_listen_error(host, port, error) from None
+        self._port = self._socket.getsockname()[1]  # kept: the socket cannot say it once closed
         self.app = create_app(self.service)
         self._server = uvicorn.Server(uvicorn.Config(
             self.app, log_level="warning", access_log=False, timeout_graceful_shutdown=GRACEFUL_SECONDS))
@@ -57,7 +58,7 @@ class ServiceServer:
 
     @property
     def port(self) -> int:
-        return self._socket.getsockname()[1]
+        return self._port
 
     @property
     def url(self) -> str:
