@@ -238,10 +238,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_thirty_eight_exercises_have_a_check():
+def test_forty_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 38
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 40
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -1816,6 +1816,95 @@ def test_18_variant_failures():
     fails(check_variant_failures, {"classroom-loop": {"tools"}}, says="should be a dict with the keys")
 
 
+
+
+# -- 17 ---------------------------------------------------------------------------------------------
+def _solution_17_parse_plan():  # notebooks/solutions/17_plan_and_skills.ipynb
+    line = re.compile(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$")
+
+    def my_parse_plan(text):
+        steps, last = [], 0
+        for text_line in text.splitlines():
+            match = line.match(text_line)
+            if match is None:
+                continue
+            number = int(match.group(1))
+            if steps and number <= last:
+                break
+            steps.append(match.group(2).replace("**", "").strip())
+            last = number
+        if not steps:
+            raise ValueError("no numbered steps: write one step per line, '1. ...'")
+        return steps
+
+    return my_parse_plan
+
+
+def test_17_plan_parser():
+    from tinyagent.checks import check_plan_parser
+
+    assert check_plan_parser(None) is None
+    assert passes(check_plan_parser, _solution_17_parse_plan())
+    numbered = re.compile(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$")
+
+    def every_numbered_line(text):
+        steps = [m.group(2).replace("**", "").strip() for m in map(numbered.match, text.splitlines()) if m]
+        if not steps:
+            raise ValueError("none")
+        return steps
+
+    fails(check_plan_parser, every_numbered_line, says="a second list after it is not part of the plan")
+
+    def empty_list_instead_of_error(text):
+        try:
+            return _solution_17_parse_plan()(text)
+        except ValueError:
+            return []
+
+    fails(check_plan_parser, empty_list_instead_of_error, says="with no numbered steps, raise ValueError")
+
+    def keeps_bold(text):
+        return [m.group(2).strip() for m in (re.match(r"^\s*\**(\d+)[.)]\s*(.*)$", t) for t in text.splitlines()) if m]\
+            or _solution_17_parse_plan()(text)
+
+    fails(check_plan_parser, keeps_bold, says="Take the Markdown '**' out")
+
+    def only_at_the_left_margin(text):
+        return _solution_17_parse_plan()("\n".join(t for t in text.splitlines() if not t.startswith(" ")))
+
+    fails(check_plan_parser, only_at_the_left_margin, says="on an indented list it raised ValueError")
+
+    def raises_something_else(text):
+        raise KeyError("oops")
+
+    fails(check_plan_parser, raises_something_else, says="raised KeyError")
+    fails(check_plan_parser, "1. a", says="should be a function")
+
+
+def _solution_17_needs_plan():  # notebooks/solutions/17_plan_and_skills.ipynb
+    order_id = re.compile(r"(?<!\d)\d{5}(?!\d)")
+    joiner = re.compile(r"另外|还有|\balso\b", re.IGNORECASE)
+
+    def my_needs_plan(question):
+        return len(set(order_id.findall(question))) >= 2 or joiner.search(question) is not None
+
+    return my_needs_plan
+
+
+def test_17_plan_rule():
+    from tinyagent.checks import check_plan_rule
+
+    assert check_plan_rule(None) is None
+    assert passes(check_plan_rule, _solution_17_needs_plan())
+    fails(check_plan_rule, lambda q: len(re.findall(r"(?<!\d)\d{5}(?!\d)", q)) >= 2 or "另外" in q or "also" in q.lower(),
+          says="Count different order ids")
+    fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q
+          or "also" in q.lower(), says="as a whole word")
+    fails(check_plan_rule, lambda q: len(set(re.findall(r"\d{5}", q))) >= 2 or "另外" in q
+          or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="not five digits inside a longer number")
+    fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q
+          or re.search(r"\balso\b", q) is not None, says="in any case")
+    fails(check_plan_rule, lambda q: "yes" if "另外" in q else "", says="should return True or False")
 
 
 # -- 19 ---------------------------------------------------------------------------------------------

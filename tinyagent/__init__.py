@@ -192,3 +192,20 @@ __all__ += [
     "ApiCallFailed", "ApprovalDecided", "ApprovalRequested", "ConfirmationGate", "JsonApi", "WeatherService",
     "ask_on_console", "calculator_tool", "list_files_tool", "read_file_tool", "weather_tool", "workspace_tools",
 ]
+
+# -- 17 · Plan, reflect, skills: loaded on first use -------------------------------------------------------
+_LAZY.update({
+    "PlanAndExecuteAgent": "plan_execute",
+    "PlanError": "plans",
+    "parse_plan": "plans",
+    "ReflectingAgent": "reflection",
+    "Router": "router",
+    "Skill": "skills",
+    "SkillError": "skills",
+    "load_skills": "skills",
+    "shop_skills": "skills",
+})
+__all__ += [
+    "PlanAndExecuteAgent", "PlanError", "ReflectingAgent", "Router", "Skill", "SkillError", "load_skills",
+    "parse_plan", "shop_skills",
+]

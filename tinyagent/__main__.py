@@ -133,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     ask.add_argument("--usage", action="store_true", help="show token counts per model call")
     ask.add_argument("--timeout", type=_seconds, help="seconds each model reply may take in all (default: "
                      "10 to connect, 120 without data, 300 in all)")
+    planned_or_scoped = ask.add_mutually_exclusive_group()  # lesson 17
+    planned_or_scoped.add_argument("--plan", action="store_true",
+                                   help="plan the request first, then run each step (--max-steps rounds a step)")
+    planned_or_scoped.add_argument("--skill", help="run inside one of the shop's skills (logistics, policies, "
+                                   "refunds): only its tools, and its instructions")
 
     room = commands.add_parser("classroom", help="serve the classroom model for a room")
     room.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 for the whole LAN)")
@@ -263,9 +268,11 @@ def _ask(args: argparse.Namespace) -> int:
     try:
         settings = load_settings(model=args.model, notice=not args.json)
         with Shop(str(args.db), clock=clock) as shop:
-            agent = ReActAgent(LlmClient.from_settings(settings, **timeouts), shop_registry(shop, clock),
-                               max_steps=args.max_steps, lang=args.lang)
-            result = agent.run(args.question)
+            llm, tools = LlmClient.from_settings(settings, **timeouts), shop_registry(shop, clock)
+            if args.plan or args.skill:
+                result = _ask_planned_or_scoped(args, llm, tools)
+            else:
+                result = ReActAgent(llm, tools, max_steps=args.max_steps, lang=args.lang).run(args.question)
     except TinyAgentError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -278,6 +285,32 @@ def _ask(args: argparse.Namespace) -> int:
     detail = (getattr(result.trace.end, "detail", "") or "").splitlines()
     print(f"stopped: {result.reason}" + (f": {detail[0]}" if detail else ""), file=sys.stderr)
     return 1
+
+
+def _ask_planned_or_scoped(args: argparse.Namespace, llm, tools):
+    """Lesson 17: `ask --plan` runs plan-and-execute; `ask --skill NAME` one loop inside that skill. An unknown
+    skill name raises SkillError (one line, exit 2)."""
+    from .agent import ReActAgent
+    from .events import SkillActivated
+    from .prompts import detect_language
+
+    if args.plan:
+        from .plan_execute import PlanAndExecuteAgent
+
+        executor = ReActAgent(llm, tools, max_steps=args.max_steps, lang=args.lang)
+        return PlanAndExecuteAgent(llm, executor=executor, lang=args.lang).run(args.question)
+    from .skills import SkillError, shop_skills
+
+    skills = shop_skills()
+    skill = skills.get(args.skill)
+    if skill is None:
+        raise SkillError(f"--skill {args.skill!r}: the shop's skills are {', '.join(skills)}")
+    lang = args.lang or detect_language(args.question)
+    agent = ReActAgent(llm, skill.scope(tools), max_steps=args.max_steps, lang=args.lang,
+                       system_prompt=skill.system_prompt(tools, lang))
+    result = agent.run(args.question)
+    result.trace.events.insert(0, SkillActivated(1, skill.name, skill.tools, "--skill"))
+    return result
 
 
 def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -9,6 +9,8 @@ One round of the loop yields, in order:
     LlmCall -> Parsed -> Final (the best answer from what is known) or Stopped
     ... and for a tool behind a confirmation gate (lesson 15), between ToolCall and Observation:
     ToolCall -> ApprovalRequested -> ApprovalDecided -> Observation
+    ... and lesson 17's parts around the loop: Routed (ReAct or a plan, and why), SkillActivated (the tools a
+    skill allows), PlanMade / PlanStepStarted / PlanStepDone (plan-and-execute), Reflected (a draft checked)
 
 With `ReActAgent(stream=True)` (lesson 14) each model call is read as it is typed: its round starts with
 the reply's pieces, ReplyDelta ... ReplyDelta, and then the same events as without streaming.
@@ -54,6 +56,13 @@ class LlmCall(Event):
     latency_s: float = field(default=0.0, repr=False)  # varies run to run: kept out of printed reprs
     model: str = ""
     client_cut: bool = False
+
+    @classmethod
+    def of_reply(cls, step: int, messages: list[dict], reply: Any) -> LlmCall:
+        """The event of a call made outside the loop (lesson 17's planner, checker, skill chooser): the
+        messages sent, and the ChatResult that came back."""
+        return cls(step, tuple(dict(m) for m in messages), reply.text, reply.finish_reason, reply.usage,
+                   reply.latency_s, reply.model, reply.client_cut)
 
 
 @dataclass(frozen=True)
@@ -174,10 +183,79 @@ class ApprovalDecided(Event):
     detail: str = ""
 
 
+@dataclass(frozen=True)
+class Routed(Event):
+    """Lesson 17 (router.py): how a request will be handled. mode "react" (one loop) or "plan" (plan-and-execute);
+    `skill` the skill asked for (or ""); `reason` says why, in words a person can check."""
+
+    kind: ClassVar[str] = "routed"
+    mode: str = "react"
+    skill: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class SkillActivated(Event):
+    """Lesson 17 (skills.py): a skill is active; the model is offered only `tools`, and the registry refuses the
+    others. `reason` says how it was chosen."""
+
+    kind: ClassVar[str] = "skill_activated"
+    name: str = ""
+    tools: tuple[str, ...] = ()
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class PlanMade(Event):
+    """Lesson 17 (plan_execute.py): the planner's numbered steps. `revision` 0 is the first plan; 1, 2, ... are
+    re-plans of the steps left after a failed one, and `reason` says which failed and why. `error` is set when
+    the planner's reply could not be read as a plan (then `steps` is empty)."""
+
+    kind: ClassVar[str] = "plan_made"
+    steps: tuple[str, ...] = ()
+    revision: int = 0
+    reason: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class PlanStepStarted(Event):
+    """One step of the plan begins: `number` in the plan as it stands, `text` the step given to the loop."""
+
+    kind: ClassVar[str] = "plan_step_started"
+    number: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class PlanStepDone(Event):
+    """One step of the plan ended: `ok` False when it failed (see plan_execute.step_failure), `result` its
+    answer, `reason` why the loop ended or why the step counts as failed."""
+
+    kind: ClassVar[str] = "plan_step_done"
+    number: int = 0
+    ok: bool = True
+    result: str = ""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Reflected(Event):
+    """Lesson 17 (reflection.py): the draft answer checked against the run's Observations. verdict "ok",
+    "revise" (then `answer` is the revised one) or "unchecked" (the check could not be read or made; the draft
+    stands); `problems` what the check found wrong."""
+
+    kind: ClassVar[str] = "reflected"
+    verdict: str = "ok"
+    draft: str = ""
+    problems: tuple[str, ...] = ()
+    answer: str = ""
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, LimitReached, ReplyDelta, ApprovalRequested,
-                ApprovalDecided)
+                ApprovalDecided, Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected)
 }
 
 
@@ -192,6 +270,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     unknown = set(data) - known
     if unknown:
         raise ValueError(f"{kind} event has unknown fields: {', '.join(sorted(unknown))}")
-    if "messages" in data:
-        data["messages"] = tuple(data["messages"])
+    for name in ("messages", "tools", "steps", "problems"):  # tuples in the event, lists in JSON
+        if isinstance(data.get(name), list):
+            data[name] = tuple(data[name])
     return cls(**data)

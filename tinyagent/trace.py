@@ -21,7 +21,13 @@ from .events import (
     LlmCall,
     Observation,
     Parsed,
+    PlanMade,
+    PlanStepDone,
+    PlanStepStarted,
+    Reflected,
     ReplyDelta,
+    Routed,
+    SkillActivated,
     Stopped,
     ToolCall,
     event_from_dict,
@@ -52,6 +58,16 @@ LABELS = {
         "approval": "[Approval: {outcome}] by {by}",
         "outcomes": {"approved": "approved", "declined": "declined", "timeout": "no answer in time",
                      "error": "error"},
+        "routed": "[Route: {mode}{skill}] {reason}",
+        "skill": "[Skill: {name}] tools: {tools}",
+        "plan": "[Plan]",
+        "replan": "[Re-plan {n}] {reason}",
+        "plan_error": "[Plan unreadable] {error}",
+        "plan_step": "[Step {n}] {text}",
+        "step_done": "[Step {n} done]",
+        "step_failed": "[Step {n} failed: {reason}]",
+        "reflected": "[Reflection: {verdict}]",
+        "draft": "[Draft]",
     },
     "zh": {
         "round": "===== 第 {n} 圈 =====",
@@ -74,6 +90,16 @@ LABELS = {
         "approval_asked": "[等待批准] {tool}：{summary}（最多等 {timeout:g} 秒）",
         "approval": "[批准结果：{outcome}] 决定方：{by}",
         "outcomes": {"approved": "已批准", "declined": "被拒绝", "timeout": "超时无人答复", "error": "出错"},
+        "routed": "[路由：{mode}{skill}] {reason}",
+        "skill": "[技能：{name}] 可用工具：{tools}",
+        "plan": "[计划]",
+        "replan": "[重新计划 {n}] {reason}",
+        "plan_error": "[计划无法解析] {error}",
+        "plan_step": "[第 {n} 步] {text}",
+        "step_done": "[第 {n} 步完成]",
+        "step_failed": "[第 {n} 步失败：{reason}]",
+        "reflected": "[反思：{verdict}]",
+        "draft": "[草稿]",
     },
 }
 
@@ -253,4 +279,29 @@ def _format_event(event: Event, labels: dict[str, str], usage: bool, reasons: di
         outcome = labels["outcomes"].get(event.outcome, event.outcome)
         line = labels["approval"].format(outcome=outcome, by=event.by)
         return [line, event.detail] if event.detail else [line]
-    return [repr(event)]
+    return _format_lesson_17(event, labels) or [repr(event)]
+
+
+def _format_lesson_17(event: Event, labels: dict) -> list[str] | None:
+    """Lines for lesson 17's events: the route, the skill, the plan and its steps, the reflection."""
+    if isinstance(event, Routed):
+        skill = f", {event.skill}" if event.skill else ""
+        return [labels["routed"].format(mode=event.mode, skill=skill, reason=event.reason)]
+    if isinstance(event, SkillActivated):
+        lines = [labels["skill"].format(name=event.name, tools=", ".join(event.tools) or "-")]
+        return lines + ([event.reason] if event.reason else [])
+    if isinstance(event, PlanMade):
+        if event.error:  # the planner is asked again: its next PlanMade has the heading
+            return [labels["plan_error"].format(error=event.error)]
+        head = labels["replan"].format(n=event.revision, reason=event.reason) if event.revision else labels["plan"]
+        return [head.rstrip()] + [f"  {n}. {text}" for n, text in enumerate(event.steps, start=1)]
+    if isinstance(event, PlanStepStarted):
+        return [labels["plan_step"].format(n=event.number, text=event.text)]
+    if isinstance(event, PlanStepDone):
+        if event.ok:
+            return [f"{labels['step_done'].format(n=event.number)} {event.result}"]
+        return [f"{labels['step_failed'].format(n=event.number, reason=event.reason)} {event.result}".rstrip()]
+    if isinstance(event, Reflected):
+        lines = [f"{labels['draft']} {event.draft}", labels["reflected"].format(verdict=event.verdict)]
+        return lines + [f"  - {problem}" for problem in event.problems]
+    return None

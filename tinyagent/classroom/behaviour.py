@@ -32,6 +32,7 @@ Modules, in the order a reader might open them:
     variants.py          the careful model and its misbehaving variants (MODELS, VARIANTS_TABLE)
     wrap_up.py           lesson 10: asked to stop and answer from what it knows, every variant does
     summaries.py         lesson 12: asked to summarize a conversation (a session's memory), every variant does
+    plan_and_reflect.py  lesson 17: asked to plan, re-plan, compose, check a draft or choose a skill, every variant does
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ def respond(request: dict) -> Reply:
     variant = VARIANTS.get(model)
     if variant is None:
         raise UnknownModelError(f"unknown model {model!r}; the classroom models are: {', '.join(MODELS)}")
+    # Lesson 17: a planner, composer, draft-checking or skill-choosing call (plan_and_reflect.py).
+    from .plan_and_reflect import lesson_17_reply
+
+    if (planned := lesson_17_reply(request)) is not None:
+        return planned
     # Lesson 10: a stop rule ended the agent's loop, and its last call asks for the best answer, no tools.
     closing = closing_request(request)
     if closing is not None and (before := read_conversation(closing)).declared:

@@ -25,6 +25,8 @@ from ..observation_folding import strip_fold_mark
 from ..prompts import detect_language
 from .tool_list import MalformedToolsError, read_native_tools, read_tool_list
 
+# The heading of the note a plan's step is given (tinyagent/plans.py, CONTEXT_HEADING).
+PLAN_CONTEXT = ("Plan context:", "计划上下文：")
 ROLES = ("system", "developer", "user", "assistant", "tool")  # "developer": newer OpenAI name for system
 
 
@@ -283,7 +285,8 @@ def read_conversation(request: dict) -> Conversation:
 
     # Lesson 12: a session's summary or recalled facts come as system messages after the agent's own prompt.
     systems = [t for m, t in zip(messages, texts) if m["role"] in ("system", "developer")]
-    notes = tuple(line for note in systems[1:] for line in note_lines(note))
+    # Lesson 17: a plan's step comes with what earlier steps found; the step names everything this model needs.
+    notes = tuple(line for note in systems[1:] if not note.startswith(PLAN_CONTEXT) for line in note_lines(note))
 
     steps, rounds = _read_steps(messages[start + 1 :], texts[start + 1 :])
     return Conversation(

@@ -32,7 +32,13 @@ from ..events import (
     LlmCall,
     Observation,
     Parsed,
+    PlanMade,
+    PlanStepDone,
+    PlanStepStarted,
+    Reflected,
     ReplyDelta,
+    Routed,
+    SkillActivated,
     Stopped,
     ToolCall,
 )
@@ -129,6 +135,7 @@ class Card:
     typed: str = ""  # a streamed reply so far: its ReplyDelta pieces, joined (lesson 14)
     pieces: list[ReplyDelta] = field(default_factory=list)
     approvals: list[ApprovalRequested | ApprovalDecided] = field(default_factory=list)  # lesson 15
+    notes: list[Event] = field(default_factory=list)  # lesson 17: the route, the skill, the plan, the reflection
 
     @property
     def tool_call(self) -> ToolCall | None:
@@ -173,7 +180,7 @@ def apply_event(cards: list[Card], event: Event) -> Card:
         card = Card(event.step)
         cards.append(card)
     if isinstance(event, (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, ReplyDelta, ApprovalRequested,
-                          ApprovalDecided)):
+                          ApprovalDecided, *NOTE_EVENTS)):
         card.events.append(event)
     if isinstance(event, ReplyDelta):
         card.pieces.append(event)
@@ -190,7 +197,24 @@ def apply_event(cards: list[Card], event: Event) -> Card:
         card.end = event
     elif isinstance(event, (ApprovalRequested, ApprovalDecided)):
         card.approvals.append(event)
+    elif isinstance(event, NOTE_EVENTS):
+        card.notes.append(event)
     return card
+
+
+# Lesson 17's events around the loop: shown as the trace prints them, those that open a step above the round's
+# thought, those that close one (a step's result, a reflection) below its last Observation.
+NOTE_EVENTS = (Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected)
+_CLOSING_NOTES = (PlanStepDone, Reflected)
+
+
+def note_rows(card: Card, lang: str, closing: bool) -> list[str]:
+    rows = []
+    for note in card.notes:
+        if isinstance(note, _CLOSING_NOTES) == closing:
+            text = "\n".join(Trace([note], lang=lang).format().splitlines()[1:])  # without the round's heading
+            rows.append(row("", esc(text), "#00695c", f"ta-note ta-{note.kind}", tint("#00695c")))
+    return rows
 
 
 def build_cards(events: Iterable[Event]) -> list[Card]:
@@ -278,7 +302,7 @@ def card_html(card: Card, lang: str = "en") -> str:
     if card.llm is not None:
         line = usage_line(card.llm, lang) + (f" · {streamed_line(card, lang)}" if card.pieces else "")
         head.append(f'<span class="ta-usage" style="opacity:0.75;font-size:90%">{esc(line)}</span>')
-    rows = []
+    rows = note_rows(card, lang, closing=False)
     if card.parsed is not None and card.parsed.thought:
         rows.append(row(labels["thought"], esc(card.parsed.thought), "#616161", "ta-thought"))
     elif card.parsed is None and card.typed:
@@ -309,6 +333,7 @@ def card_html(card: Card, lang: str = "en") -> str:
         else:
             c = STATUS["observed"]
             rows.append(row(labels["observation"], esc(observation.text), c, "ta-observation", tint(c)))
+    rows += note_rows(card, lang, closing=True)
     if isinstance(card.end, Final):
         key = "fallback" if card.end.reason == "fallback" else "final"
         c = STATUS[key]

@@ -1,0 +1,148 @@
+"""Lesson 17: a router. One ReAct loop for a request with one part; plan-and-execute for a request with several.
+With skills, the model picks the one that fits a one-part request, and the loop runs inside it.
+
+    "订单 88231 的快递到哪了"                      -> react, skill logistics (chosen by the model)
+    "订单 88231 和 88232 的物流都查一下，另外……"    -> plan: the request names 2 orders
+
+Whether a request has several parts is decided by rules, not by the model: they cost nothing, a person can
+read why (`Route.reason`, and the trace's `Routed` event), and a test can pin them. `needs_plan` returns that
+reason, or None. Which skill fits is a question of meaning, so it is the model's: one call that lists the
+skills (name and description) and asks for one name; a reply that names none of them leaves every tool on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .agent import AgentResult, ReActAgent
+from .errors import LlmError
+from .events import Event, LlmCall, Routed, SkillActivated
+from .llm_client import LlmClient
+from .plan_execute import PlanAndExecuteAgent
+from .prompts import check_language, detect_language
+from .reflection import ReflectingAgent
+from .registry import ToolRegistry
+from .skills import Skill
+from .trace import Trace
+
+ORDER_ID = re.compile(r"(?<!\d)\d{5}(?!\d)")
+# Words that join a second, separate request to the first ("..., and also ...").
+PART_JOINERS = ("另外", "还有", "以及", "顺便", "同时", "此外", "再帮我", "also", "as well as", "besides",
+                "and then", "in addition", "on top of that")
+QUESTION_MARKS = re.compile(r"[?？]")
+
+# The classroom model recognises the call by "Choose one skill" / 选择一个技能 (classroom/plan_and_reflect.py).
+SKILL_CHOICE_PROMPT = {
+    "en": ("Choose one skill for the customer's request from this list (name: what it is for (its tools)):\n{skills}\n"
+           "Reply with one line, 'Skill: <name>', or 'Skill: none' if no skill fits."),
+    "zh": ("从下面的技能列表（名称：用途（可用工具））中为顾客的请求选择一个技能：\n{skills}\n"
+           "只回复一行“Skill: <名称>”；没有合适的就回复“Skill: none”。"),
+}
+_SKILL_LINE = re.compile(r"(?:skill|技能)\s*[:：]\s*[`*\"']*([A-Za-z0-9_-]+)", re.IGNORECASE)
+
+
+def needs_plan(question: str) -> str | None:
+    """Why `question` needs a plan (it has several parts), or None when one loop will do."""
+    ids = list(dict.fromkeys(ORDER_ID.findall(question)))
+    if len(ids) >= 2:
+        return f"the request names {len(ids)} orders ({', '.join(ids)})"
+    low = question.lower()
+    joiner = next((word for word in PART_JOINERS if (word in low if not word.isascii() else
+                   re.search(rf"\b{word}\b", low))), None)
+    if joiner is not None:
+        return f"the request joins another part with {joiner!r}"
+    questions = len(QUESTION_MARKS.findall(question))
+    if questions >= 2:
+        return f"the request asks {questions} questions"
+    return None
+
+
+@dataclass(frozen=True)
+class Route:
+    """How a request is handled: mode "react" or "plan", the skill (or None), and why."""
+
+    mode: str
+    skill: Skill | None
+    reason: str
+
+
+def read_skill_choice(text: str, skills: dict[str, Skill]) -> Skill | None:
+    """The skill a reply names ("Skill: logistics"; or a reply that is just a skill's name), or None."""
+    text = text or ""
+    found = _SKILL_LINE.search(text)
+    name = found.group(1) if found else text.strip().strip("`*\"'.。").strip()
+    by_lower = {key.lower(): skill for key, skill in skills.items()}
+    return by_lower.get(name.lower())
+
+
+def skill_choice_messages(question: str, skills: dict[str, Skill], lang: str) -> list[dict]:
+    listing = "\n".join(f"{skill.name}: {skill.description} (tools: {', '.join(skill.tools)})"
+                        for skill in skills.values())
+    return [{"role": "system", "content": SKILL_CHOICE_PROMPT[lang].format(skills=listing)},
+            {"role": "user", "content": question}]
+
+
+class Router:
+    """Routes each request to one ReAct loop (inside a skill, if one fits) or to plan-and-execute.
+
+    llm, tools: the model and the full registry
+    skills:     {name: Skill} (e.g. `shop_skills()`), or None for no skills
+    reflect:    check one-loop answers against their Observations (reflection.py) before giving them
+    """
+
+    def __init__(self, llm: LlmClient | None = None, tools: ToolRegistry | None = None, *,
+                 skills: dict[str, Skill] | None = None, reflect: bool = False, lang: str | None = None):
+        if not isinstance(tools, ToolRegistry):
+            raise TypeError("Router needs tools=ToolRegistry(...) with every tool the agent may use")
+        self.llm = llm if llm is not None else LlmClient.from_settings()
+        self.tools = tools
+        self.skills = dict(skills or {})
+        for skill in self.skills.values():
+            skill.scope(tools)  # a skill naming a tool the registry lacks is an error now, not mid-run
+        self.reflect = reflect
+        self.lang = check_language(lang) if lang is not None else None
+
+    def choose_skill(self, question: str, lang: str | None = None) -> tuple[Skill | None, str, LlmCall | None]:
+        """(the skill the model picks for a one-part request or None, why, the LlmCall event of the asking)."""
+        why = "one part: one ReAct loop"
+        if not self.skills:
+            return None, why, None
+        lang = lang or self.lang or detect_language(question)
+        messages = skill_choice_messages(question, self.skills, lang)
+        try:
+            reply = self.llm.chat(messages, max_tokens=32)
+        except LlmError as error:
+            return None, f"{why}; no skill (the model could not be asked: {error})", None
+        call = LlmCall.of_reply(1, messages, reply)
+        skill = read_skill_choice(reply.text, self.skills)
+        if skill is None:
+            return None, f"{why}; no skill (the model's reply names none: {reply.text.strip()[:60]!r})", call
+        return skill, f"{why}; the model chose the skill {skill.name!r}", call
+
+    def steps(self, question: str) -> Iterator[Event]:
+        lang = self.lang or detect_language(question)
+        why_plan = needs_plan(question)
+        if why_plan is not None:
+            yield Routed(1, "plan", "", why_plan)
+            run = PlanAndExecuteAgent(self.llm, self.tools, lang=self.lang).start(question)
+            yield from run
+            return
+        skill, why, call = self.choose_skill(question, lang)
+        if call is not None:
+            yield call
+        yield Routed(1, "react", skill.name if skill else "", why)
+        if skill is not None:
+            scoped = skill.scope(self.tools)
+            yield SkillActivated(1, skill.name, tuple(scoped.names), skill.description)
+            agent = ReActAgent(self.llm, scoped, lang=lang, system_prompt=skill.system_prompt(self.tools, lang))
+        else:
+            agent = ReActAgent(self.llm, self.tools, lang=lang)
+        yield from (ReflectingAgent(agent).steps(question) if self.reflect else agent.steps(question))
+
+    def run(self, question: str) -> AgentResult:
+        trace = Trace(lang=self.lang or detect_language(question))
+        for event in self.steps(question):
+            trace.append(event)
+        return AgentResult(trace.answer, trace.reason, trace, [])
