@@ -188,6 +188,16 @@ def test_a_client_that_disconnects_mid_stream_stops_the_run(tmp_path, paced_room
         assert invoke(service, {"query": LOGISTICS}).status_code == 200
 
 
+def test_the_time_limit_ends_a_long_run_politely(tmp_path, paced_room):
+    # The refund run takes about 10 s on the paced model; --timeout 2 ends it early, with an answer, not an error.
+    with serve_process(tmp_path, "--timeout", "2", model_url=paced_room.chat_url) as service:
+        response = invoke(service, {"query": REFUND})
+        assert response.status_code == 200
+        data = response.json()
+        assert data["reason"] in ("timeout", "llm_error") and data["rounds"] < 5, data["reason"]
+        assert data["answer"] and not data["ok"]
+
+
 def test_a_tool_failure_mid_run_comes_back_as_an_observation_with_status_200(tmp_path):
     with serve_process(tmp_path, script=HERE / "serving_with_a_broken_tool.py") as service:
         response = invoke(service, {"query": LOGISTICS})
