@@ -43,6 +43,8 @@ from tinyagent.checks import (
     check_read_chunks,
     check_record_replay,
     check_safe_eval,
+    check_sse_reader,
+    check_status_predictions,
     check_suggesting_registry,
     check_tool_messages,
     check_toy_logistics_tool,
@@ -227,6 +229,8 @@ def fails(check, *answer, says: str = "") -> None:
         (check_coverage_rerank, (None,)),
         (check_eval_task, (None,)),  # 18
         (check_variant_failures, (None,)),  # 18
+        (check_sse_reader, (None,)),  # 19
+        (check_status_predictions, (None,)),
     ],
 )
 def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
@@ -234,10 +238,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_thirty_eight_exercises_have_a_check():
+def test_forty_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 38
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 40
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -1901,3 +1905,91 @@ def test_17_plan_rule():
     fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q
           or re.search(r"\balso\b", q) is not None, says="in any case")
     fails(check_plan_rule, lambda q: "yes" if "另外" in q else "", says="should return True or False")
+
+
+# -- 19 ---------------------------------------------------------------------------------------------
+def read_events_solution(text):  # notebooks/solutions/19_serving.ipynb
+    events = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        name, data = "message", []
+        for line in block.split("\n"):
+            if line.startswith(":"):
+                continue
+            if line.startswith("event:"):
+                name = line[len("event:"):].strip()
+            elif line.startswith("data:"):
+                data.append(line[len("data:"):].removeprefix(" "))
+        if data:
+            events.append((name, json.loads("\n".join(data))))
+    return events
+
+
+def test_19_sse_reader():
+    assert passes(check_sse_reader, read_events_solution)
+
+    def one_pair_per_block(text):  # every block is taken to be "event:" then one "data:" line
+        return [(block.split("\n")[0][7:], json.loads(block.split("\n")[1][6:])) for block in text.strip().split("\n\n")]
+
+    fails(check_sse_reader, one_pair_per_block, says="raised IndexError")
+
+    def last_data_line_only(text):
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name, data = "message", None
+            for line in block.split("\n"):
+                if line.startswith("event:"):
+                    name = line[6:].strip()
+                elif line.startswith("data:"):
+                    data = line[5:]
+            if data is not None:
+                events.append((name, json.loads(data)))
+        return events
+
+    fails(check_sse_reader, last_data_line_only, says="raised JSONDecodeError")
+
+    def no_default_name(text):  # an event without "event:" keeps no name at all
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name, data = None, []
+            for line in block.split("\n"):
+                if line.startswith("event:"):
+                    name = line[6:].strip()
+                elif line.startswith("data:"):
+                    data.append(line[5:])
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+        return events
+
+    fails(check_sse_reader, no_default_name, says='its name is then "message"')
+
+    def unix_only(text):  # blocks split at "\n\n" only: Windows line ends leave one block with "\r" in its name
+        events = []
+        for block in text.split("\n\n"):
+            lines = [line for line in block.split("\n") if line and not line.startswith(":")]
+            if lines:
+                name = next((line[6:].strip() for line in lines if line.startswith("event:")), "message")
+                data = "\n".join(line[5:].removeprefix(" ") for line in lines if line.startswith("data:"))
+                events.append((name, json.loads(data)))
+        return events
+
+    fails(check_sse_reader, unix_only, says="Windows line ends")
+    fails(check_sse_reader, "event: start", says="should be a function")
+
+
+STATUS_SOLUTION = {  # notebooks/solutions/19_serving.ipynb
+    "malformed JSON": 400, "no query field": 400, "body over the limit": 413, "GET on /agent/invoke": 405,
+    "unknown session_id": 404, "no API key": 401, "a tool raises mid-run": 200,
+}
+
+
+def test_19_status_predictions():
+    assert passes(check_status_predictions, STATUS_SOLUTION)
+    fails(check_status_predictions, {**STATUS_SOLUTION, "a tool raises mid-run": 500},
+          says="a tool raises mid-run: you predicted 500, the service answered 200")
+    fails(check_status_predictions, {**STATUS_SOLUTION, "unknown session_id": 400},
+          says='the service answered 404: "no session')
+    fails(check_status_predictions, {**STATUS_SOLUTION, "body over the limit": 400}, says="answered 413")
+    fails(check_status_predictions, {**STATUS_SOLUTION, "no API key": 403}, says="answered 401")
+    fails(check_status_predictions, {**STATUS_SOLUTION, "GET on /agent/invoke": 404}, says="answered 405")
+    fails(check_status_predictions, {**STATUS_SOLUTION, "no query field": "400"}, says="predict a status code")
+    fails(check_status_predictions, {"malformed JSON": 400}, says="should be a dict with the keys")

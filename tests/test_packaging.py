@@ -76,10 +76,36 @@ def test_the_core_depends_on_requests_and_dotenv_only():
 
 
 def test_the_course_installs_the_widgets_extra():
-    # ... and lesson 12's `postgres` extra (psycopg), which the core never needs; `make setup` adds the
-    # `hub` extra (JupyterHub, for deploy/jupyterhub/ and its tests), which conda and Binder do not need
-    assert '".[widgets,dev,local,postgres,hub]"' in (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert '".[widgets,dev,local,postgres]"' in (ROOT / "environment.yml").read_text(encoding="utf-8")
+    # ... and lesson 12's `postgres` extra (psycopg) and lesson 19's `serve` (Starlette, uvicorn), which the core
+    # never needs; `make setup` adds the `hub` extra (JupyterHub, for deploy/jupyterhub/ and its tests), which
+    # conda and Binder do not need
+    assert '".[widgets,dev,local,postgres,serve,hub]"' in (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert '".[widgets,dev,local,postgres,serve]"' in (ROOT / "environment.yml").read_text(encoding="utf-8")
+
+
+def test_the_service_is_an_extra_that_import_tinyagent_never_loads(tmp_path):
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    serve = project["project"]["optional-dependencies"]["serve"]
+    assert sorted(dep.split(">")[0] for dep in serve) == ["starlette", "uvicorn"]
+    done = run_python(
+        "import sys, tinyagent, tinyagent.shop, tinyagent.__main__\n"
+        "print(' '.join(m for m in ('starlette', 'uvicorn', 'tinyagent.serving') if m in sys.modules))",
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
+
+
+def test_the_service_without_its_extra_says_in_one_line_what_to_install(tmp_path):
+    done = run_python("import sys; sys.modules['starlette'] = None; import tinyagent.serving", tmp_path)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines()[-1] == (
+        'ImportError: tinyagent.serving needs Starlette and uvicorn: pip install "tinyagent[serve]"')
+    served = run_python("import sys; sys.modules['uvicorn'] = None\n"
+                        "from tinyagent.__main__ import main; sys.exit(main(['serve']))", tmp_path, TINYAGENT_OFFLINE="1")
+    assert served.returncode == 2
+    assert served.stderr == 'error: tinyagent.serving needs Starlette and uvicorn: pip install "tinyagent[serve]"\n'
 
 
 def test_no_lazy_public_name_is_also_a_module_name():

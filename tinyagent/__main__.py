@@ -6,6 +6,7 @@
     doctor       check the configured endpoint for real and say how to fix what fails
     weather-service  serve lesson 15's weather API on 127.0.0.1 (optionally slow or failing on purpose)
     eval         run the evaluation suite (lesson 18) against the configured model, print the scores
+    serve        serve the shop agent over HTTP with its live trace page (lesson 19; the `serve` extra)
 
 A bad argument is one line on stderr that says what is wrong and what to do, and exit code 2.
 """
@@ -88,6 +89,14 @@ def _number_of_seconds(option: str, highest: float | None = None):
 
 
 _seconds = _number_of_seconds("--timeout")
+_workers = _whole_number("--workers", 64, "each worker is a process with its own threads; 2 cores need few")
+_body_bytes = _whole_number("--max-body", 10 * 1024 * 1024, "a question is a few hundred bytes")
+
+
+def _port(text: str) -> int:
+    if not (text.isdigit() and int(text) <= 65535):
+        raise argparse.ArgumentTypeError(f"--port must be a whole number from 0 to 65535 (0: any free port), got {text!r}")
+    return int(text)
 _delay = _number_of_seconds("--delay", 3600)
 
 
@@ -176,7 +185,36 @@ def main(argv: list[str] | None = None) -> int:
                             "(default: 10 to connect, 120 without data, 300 in all)")
     evaluation.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
+    # Lesson 19: the agent as a web service, with the trace page at /.
+    serve = commands.add_parser("serve", help="serve the shop agent over HTTP, with a live trace page at /",
+                                description="Serve the shop agent: POST /agent/invoke, GET /agent/stream "
+                                "(Server-Sent Events), and the trace page at /. Needs the serve extra.")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this "
+                       "machine only; 0.0.0.0 for every network it is on)")
+    serve.add_argument("--port", type=_port, default=8000, help="port to listen on (default 8000; 0: any free port)")
+    serve.add_argument("--workers", type=_workers, default=1,
+                       help="worker processes (default 1); give them a PostgreSQL --session-store to share sessions "
+                       "across machines")
+    serve.add_argument("--api-key", default=os.environ.get("TINYAGENT_SERVE_API_KEY"),
+                       help="require Authorization: Bearer <key> on /agent/... (default: $TINYAGENT_SERVE_API_KEY, "
+                       "else none)")
+    serve.add_argument("--session-store", default=None, metavar="FILE_OR_URL",
+                       help="an SQLite file or a postgresql:// URL for the sessions (default "
+                       "~/.cache/tinyagent/sessions.sqlite3)")
+    serve.add_argument("--db", type=Path, default=Path(os.environ.get("TINYAGENT_SHOP_DB", DEFAULT_DB)),
+                       help=f"the shop's SQLite file, created on first use (default {DEFAULT_DB})")
+    serve.add_argument("--max-steps", type=_steps, default=10,
+                       help=f"rounds per run before giving up, 1 to {MAX_STEPS_LIMIT} (default 10)")
+    serve.add_argument("--timeout", type=_seconds, default=120.0,
+                       help="seconds a run may take in all (default 120)")
+    serve.add_argument("--max-body", type=_body_bytes, default=16 * 1024, metavar="BYTES",
+                       help="the largest request body accepted (default 16384)")
+    serve.add_argument("--now", help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
+    serve.add_argument("--model", help="override TINYAGENT_MODEL (e.g. a classroom variant: classroom-loop)")
+
     args = parser.parse_args(argv)
+    if args.command == "serve":
+        return _serve(args)
     if args.command == "weather-service":
         return _weather_service(args)
     if args.command == "eval":
@@ -316,6 +354,58 @@ def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 return 2
             print(f"results written to {args.json}", file=sys.stderr)
     return 0 if report.passed else 1
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        from .serving import AgentService, ServiceConfig, ServiceServer, serve_workers
+        from .serving.service import DEFAULT_SESSIONS
+    except ImportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from .clock import fixed_clock
+    from .session_store import safe_url
+    from .stopping_signals import StopSignals
+
+    if args.now:
+        try:
+            fixed_clock(args.now)
+        except ValueError:
+            print(f"error: --now must be an ISO date-time such as 2026-06-30T19:05:23, got {args.now!r}",
+                  file=sys.stderr)
+            return 2
+    store = args.session_store or str(DEFAULT_SESSIONS)
+    config = ServiceConfig(max_steps=args.max_steps, timeout_s=args.timeout, max_body_bytes=args.max_body,
+                           api_key=args.api_key or None, session_store=store, shop_db=str(args.db), now=args.now,
+                           model=args.model)
+
+    def banner(port: int) -> None:
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        print(f"tinyagent service on http://{host}:{port}/  (the trace page; POST /agent/invoke, "
+              f"GET /agent/stream)\nworkers: {args.workers}; sessions: {safe_url(store)}; "
+              f"API key: {'required' if config.api_key else 'none'}\nPress Ctrl-C to stop.", flush=True)
+
+    with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost
+        try:
+            if args.workers == 1:
+                server = ServiceServer(config, args.host, args.port)
+            else:
+                AgentService(config).close()  # the settings, the store and the shop, checked once, here
+        except (TinyAgentError, ValueError) as exc:
+            print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
+            return 2
+        if args.workers == 1:
+            banner(server.port)
+            stopped_by = server.serve_forever(stop)
+        else:
+            try:
+                serve_workers(config, args.host, args.port, args.workers, listening=banner)
+            except TinyAgentError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
+            stopped_by = "SIGINT or SIGTERM"
+    print(f"service stopped ({stopped_by}).", file=sys.stderr)
+    return 0
 
 
 def _classroom(args: argparse.Namespace) -> int:

@@ -1,0 +1,136 @@
+"""The service under load: 50 clients at once for 20 s against `python -m tinyagent serve` (lesson 19).
+
+    .venv/bin/python benchmarks/serving.py [--clients 50] [--seconds 20] [--workers 1] [--stream]
+
+Starts `python -m tinyagent serve` on a free loopback port with its own offline classroom model and a throwaway
+shop and session store, then runs `--clients` threads that each, until `--seconds` have passed, send the seed's
+two questions in turn (the refund, 5 rounds; the parcel, 3 rounds) to POST /agent/invoke, or with `--stream` read
+the same runs from GET /agent/stream to their `end` event. Each request is a whole agent run: every round a model
+call from the service to the classroom model over HTTP, the tools on the shop's SQLite file, a turn appended to the
+session store. Prints the requests that finished, the errors (any status but 200, a broken connection, a stream
+without its `end`), the throughput and the latency percentiles (p50/p95/p99, nearest rank).
+
+The classroom model answers at once (no pace), so the figures measure the service itself and the agent's own work
+around the model, on this machine: they swing with its load (2 cores shared with other work when they were taken).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import requests
+
+QUESTIONS = ("我上周买的扫地机不回充了，修不好我想退。订单号 88231。", "帮我看看订单 88231 的快递到哪了。")
+NOW = "2026-06-30T19:05:23"
+
+
+def start_service(folder: Path, workers: int) -> tuple[subprocess.Popen, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TINYAGENT_")}
+    env["TINYAGENT_OFFLINE"] = "1"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tinyagent", "serve", "--port", "0", "--workers", str(workers), "--now", NOW,
+         "--db", str(folder / "shop.sqlite3"), "--session-store", str(folder / "sessions.sqlite3")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    banner = process.stdout.readline()
+    found = re.search(r"http://[^/\s]+", banner)
+    if not found:
+        process.kill()
+        raise SystemExit(f"error: the service did not start: {banner!r}")
+    url = found.group(0)
+    for _ in range(600):  # workers start after the banner: wait until one answers
+        try:
+            requests.get(url + "/health", timeout=5)
+            return process, url
+        except requests.ConnectionError:
+            time.sleep(0.1)
+    process.kill()
+    raise SystemExit("error: the service never answered /health")
+
+
+def one_request(session: requests.Session, url: str, question: str, stream: bool) -> bool:
+    """One whole run; True when it ended well (status 200, and for a stream its `end` event)."""
+    if not stream:
+        response = session.post(url + "/agent/invoke", json={"query": question}, timeout=120)
+        return response.status_code == 200 and bool(response.json().get("answer"))
+    with session.get(url + "/agent/stream", params={"query": question}, stream=True, timeout=120) as response:
+        if response.status_code != 200:
+            return False
+        return any(line == "event: end" for line in response.iter_lines(decode_unicode=True))
+
+
+def client(url: str, until: float, stream: bool, latencies: list[float], errors: list[str]) -> None:
+    with requests.Session() as session:
+        turn = 0
+        while time.monotonic() < until:
+            question = QUESTIONS[turn % 2]
+            turn += 1
+            started = time.perf_counter()
+            try:
+                ok = one_request(session, url, question, stream)
+            except requests.RequestException as exc:
+                ok, why = False, type(exc).__name__
+            else:
+                why = "bad answer"
+            if ok:
+                latencies.append(time.perf_counter() - started)
+            else:
+                errors.append(why)
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=50, help="clients at once (default 50)")
+    parser.add_argument("--seconds", type=float, default=20.0, help="how long they keep asking (default 20)")
+    parser.add_argument("--workers", type=int, default=1, help="the service's worker processes (default 1)")
+    parser.add_argument("--stream", action="store_true", help="read each run from /agent/stream instead of invoke")
+    args = parser.parse_args(argv)
+    if args.clients < 1 or args.seconds <= 0 or args.workers < 1:
+        print("error: --clients and --workers must be 1 or more, --seconds above 0", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as folder:
+        process, url = start_service(Path(folder), args.workers)
+        try:
+            latencies: list[float] = []
+            errors: list[str] = []
+            started = time.monotonic()
+            until = started + args.seconds
+            threads = [threading.Thread(target=client, args=(url, until, args.stream, latencies, errors))
+                       for _ in range(args.clients)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            elapsed = time.monotonic() - started
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(60)
+    done = len(latencies)
+    endpoint = "GET /agent/stream" if args.stream else "POST /agent/invoke"
+    print(f"{args.clients} clients for {args.seconds:g} s against {endpoint}, {args.workers} worker(s), "
+          "classroom model (each request a whole agent run: 3 or 5 rounds)")
+    print(f"  requests finished: {done}   errors: {len(errors)}"
+          + (f" ({', '.join(sorted(set(errors)))})" if errors else ""))
+    print(f"  throughput: {done / elapsed:.1f} runs/s over {elapsed:.1f} s")
+    if latencies:
+        print(f"  latency: p50 {percentile(latencies, 50):.2f} s   p95 {percentile(latencies, 95):.2f} s   "
+              f"p99 {percentile(latencies, 99):.2f} s   max {max(latencies):.2f} s")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""`python -m tinyagent serve` as a subprocess for the tests: any free port, readiness, and a kill on the way out.
+
+    with serve_process(tmp_path, "--workers", "2", model_url=room.chat_url) as service:
+        requests.post(service.url + "/agent/invoke", json={"query": "..."})
+
+With `model_url` the service talks to that classroom server (one the test started, usually paced, so runs take
+seconds and can be watched); without it, to its own offline classroom model. `script` runs another program in
+place of `python -m tinyagent serve` (tests/serving_with_a_broken_tool.py), with the same options.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+
+from tests.conftest import ServerProcess
+
+NOW = "2026-06-30T19:05:23"
+PATIENCE = 120  # seconds to become ready on a loaded machine (about half a second when quiet)
+
+
+@dataclass
+class ServiceProcess:
+    url: str
+    server: ServerProcess
+
+    @property
+    def process(self):
+        return self.server.process
+
+    def health(self) -> dict:
+        return requests.get(self.url + "/health", timeout=30).json()
+
+    def output(self) -> str:
+        return self.server.output()
+
+
+def service_environment(model_url: str | None) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TINYAGENT_")}
+    if model_url is None:
+        env["TINYAGENT_OFFLINE"] = "1"
+    else:
+        env.update(TINYAGENT_API_URL=model_url, TINYAGENT_API_KEY="classroom", TINYAGENT_MODEL="classroom")
+    return env
+
+
+@contextlib.contextmanager
+def serve_process(folder: Path, *options: str, model_url: str | None = None, script: Path | None = None,
+                  ignore_sigint: bool = False) -> Iterator[ServiceProcess]:
+    """The service on a free port (--port 0: it prints the one it got), ready; killed on the way out."""
+    defaults = ["--port", "0", "--now", NOW, "--db", str(folder / "shop.sqlite3")]
+    if "--session-store" not in options:
+        defaults += ["--session-store", str(folder / "sessions.sqlite3")]
+    code = script.read_text(encoding="utf-8") if script else None
+    args = [*defaults, *options] if script else ["serve", *defaults, *options]
+    with ServerProcess(*args, code=code, ignore_sigint=ignore_sigint, env=service_environment(model_url)) as server:
+        banner = server.wait_for_line("tinyagent service on ", PATIENCE)
+        url = re.search(r"http://[^/\s]+", banner).group(0)
+        try:
+            yield ServiceProcess(url, server)
+        finally:
+            # SIGTERM first: with --workers, the supervisor stops its workers (a SIGKILL would orphan them,
+            # and they would hold its output pipes open).
+            if server.process.poll() is None:
+                server.stop(signal.SIGTERM)
+
+
+def wait_for(condition, what: str, patience: float = PATIENCE, every: float = 0.05):
+    """Poll `condition()` until it returns something true; fail with `what` after `patience` seconds."""
+    deadline = time.monotonic() + patience
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {patience} s for {what}")
+        time.sleep(every)

@@ -1,0 +1,98 @@
+"""Lesson 19's trace page in a real browser: `python -m tinyagent serve`, Debian's Chromium, Playwright.
+
+The service talks to a paced classroom model (ClassroomServer(tokens_per_second=...), as lesson 14 paces it), so
+the refund run takes seconds, and the test watches the page while it goes: round 1 must be on the page before
+the final answer is, and the rounds must arrive one at a time (the page is drawn from the stream, not at the end).
+No console error, no request leaving the machine.
+
+    .venv/bin/python -m tests.test_browser_serving    # also saves the README's picture, docs/serving-trace-page.png
+
+In CI (the CI environment variable is set) a missing Chromium fails the run; elsewhere these tests are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.browser.lab import Browser, browser_missing
+from tests.serving_process import PATIENCE, serve_process
+from tinyagent.classroom.server import ClassroomServer
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts"
+PICTURE = ROOT / "docs" / "serving-trace-page.png"
+REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
+
+MISSING = browser_missing()
+if MISSING and not os.environ.get("CI") and __name__ != "__main__":
+    pytest.skip(f"browser tests skipped: {MISSING}", allow_module_level=True)
+
+
+def watch_the_refund(folder: Path, picture: Path) -> dict:
+    """Ask the refund question on the page and watch it; returns what was seen."""
+    with ClassroomServer(tokens_per_second=40) as room, \
+            serve_process(folder, model_url=room.chat_url) as service, Browser() as browser:
+        page = browser.context.new_page()
+        problems: list[str] = []
+        page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        outside: list[str] = []
+        page.on("request", lambda request: None if request.url.startswith((service.url, "data:"))
+                else outside.append(request.url))
+        page.goto(service.url + "/")
+        page.fill("#query", REFUND)
+        page.click("#send")
+
+        rounds, answer = page.locator(".round"), page.locator("#answer")
+        page.locator('.round[data-step="1"] .thought').wait_for(timeout=PATIENCE * 1000)
+        seen = {"answer_hidden_at_round_1": answer.is_hidden(), "counts": [rounds.count()]}
+        deadline = time.monotonic() + PATIENCE
+        while answer.is_hidden() and time.monotonic() < deadline:
+            if rounds.count() != seen["counts"][-1]:
+                seen["counts"].append(rounds.count())
+            time.sleep(0.05)
+        page.locator("#status", has_text="done").wait_for(timeout=PATIENCE * 1000)
+        seen.update(
+            answer=answer.locator("p").inner_text(),
+            rounds=rounds.count(),
+            thoughts=page.locator(".round .thought").count(),
+            tools=page.locator(".round .tool-call .value").all_inner_texts(),
+            observations=page.locator(".round .observation").count(),
+            status=page.locator("#status").inner_text(),
+            problems=problems,
+            outside=outside,
+        )
+        picture.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(picture), full_page=True)
+        return seen
+
+
+def test_the_page_draws_the_rounds_one_by_one_while_the_run_goes(tmp_path):
+    if MISSING:
+        pytest.fail(f"browser tests need Chromium in CI: {MISSING}", pytrace=False)
+    seen = watch_the_refund(tmp_path, ARTIFACTS / "serving-trace-page.png")
+    # Round 1 was on the page while the answer was not: the page draws the stream as it comes.
+    assert seen["answer_hidden_at_round_1"]
+    assert seen["counts"][0] < 5
+    # ... and the rounds came one at a time (2, 3, 4, 5 each seen on its own before the answer).
+    assert seen["counts"] == sorted(seen["counts"]) and {2, 3, 4, 5} <= set(seen["counts"])
+    assert "RF202606300001" in seen["answer"]
+    assert seen["rounds"] == seen["thoughts"] == 5 and seen["observations"] == 4
+    assert [t.split("(")[0] for t in seen["tools"]] == ["queryOrder", "getCurrentTime", "searchKnowledge",
+                                                         "applyRefund"]
+    assert seen["status"].startswith("done: 5 rounds, final_answer")
+    assert seen["problems"] == [] and seen["outside"] == []
+
+
+if __name__ == "__main__":
+    if MISSING:
+        sys.exit(f"cannot take the picture: {MISSING}")
+    with tempfile.TemporaryDirectory() as folder:
+        print(watch_the_refund(Path(folder), PICTURE))
+    print(f"saved {PICTURE.relative_to(ROOT)}")

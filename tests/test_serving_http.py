@@ -1,0 +1,270 @@
+"""Lesson 19's service over real HTTP on loopback: `python -m tinyagent serve` as a subprocess, on a free port.
+
+The runs that must take time (two at once, a client that hangs up mid-stream, several workers) talk to a paced
+classroom model started here (ClassroomServer(tokens_per_second=...), as lesson 14's benchmark paces it): a run
+of the refund question then takes seconds, long enough to be watched while it goes. The other tests use the
+service's own offline classroom model. Nothing is timed: the tests wait for states (/health's counters), with a
+generous patience.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.serving_process import PATIENCE, serve_process, wait_for
+from tinyagent import Observation, Trace
+from tinyagent.classroom.server import ClassroomServer
+
+pytest.importorskip("starlette")
+
+HERE = Path(__file__).resolve().parent
+REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
+LOGISTICS = "帮我看看订单 88231 的快递到哪了。"
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    with serve_process(tmp_path_factory.mktemp("serve"), "--max-body", "2048") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def paced_room():
+    with ClassroomServer(tokens_per_second=60) as room:  # the refund run: about 10 s
+        yield room
+
+
+def invoke(service, body, **options) -> requests.Response:
+    return requests.post(service.url + "/agent/invoke", json=body, timeout=PATIENCE, **options)
+
+
+def error_of(response: requests.Response) -> dict:
+    assert response.headers["content-type"].startswith("application/json"), response.text
+    error = response.json()["error"]
+    assert error["message"] and "Traceback" not in response.text
+    return error
+
+
+# -- answers -----------------------------------------------------------------------------------------------
+def test_invoke_returns_the_answer_and_the_whole_trace(service):
+    response = invoke(service, {"query": REFUND})
+    assert response.status_code == 200
+    data = response.json()
+    trace = Trace.from_json(json.dumps(data["trace"]))  # the trace's own JSON form, as `ask --json` prints it
+    assert [call.name for call in trace.tool_calls] == ["queryOrder", "getCurrentTime", "searchKnowledge",
+                                                        "applyRefund"]
+    assert data["answer"] == trace.answer and "RF2026" in data["answer"]
+    assert data["reason"] == "final_answer" and data["ok"] is True and data["turn"] == 1
+    assert data["rounds"] == trace.rounds == 5
+
+
+def test_a_session_continues_by_its_id_and_an_unknown_one_is_404(service):
+    first = invoke(service, {"query": LOGISTICS}).json()
+    second = invoke(service, {"query": "谢谢，那它什么时候能到？", "session_id": first["session_id"]})
+    assert second.status_code == 200 and second.json()["turn"] == 2
+    assert second.json()["session_id"] == first["session_id"]
+    turns = requests.get(f"{service.url}/agent/sessions/{first['session_id']}", timeout=PATIENCE).json()["turns"]
+    assert [t["number"] for t in turns] == [1, 2] and turns[0]["question"] == LOGISTICS
+
+    unknown = invoke(service, {"query": LOGISTICS, "session_id": "no-such-session"})
+    assert unknown.status_code == 404 and error_of(unknown)["code"] == "unknown_session"
+    stream = requests.get(service.url + "/agent/stream", params={"query": "hi", "session_id": "nope"}, timeout=PATIENCE)
+    assert stream.status_code == 404 and error_of(stream)["code"] == "unknown_session"
+
+
+def test_the_stream_sends_the_same_events_as_the_trace_then_an_end_event(service):
+    response = requests.get(service.url + "/agent/stream", params={"query": REFUND}, stream=True, timeout=PATIENCE)
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+    events = []
+    for block in response.iter_lines(decode_unicode=True, delimiter="\n\n"):
+        if block.strip() and not block.startswith(":"):
+            kind, data = block.split("\n", 1)
+            events.append((kind.removeprefix("event: "), json.loads(data.removeprefix("data: "))))
+    kinds = [kind for kind, _ in events]
+    assert kinds[0] == "start" and kinds[-1] == "end"
+    trace = Trace.from_json(json.dumps({"events": [data for kind, data in events[1:-1]]}))
+    # The stream adds the reply's pieces as they are typed; without them it is the trace invoke returns.
+    plain = [e.kind for e in trace if e.kind != "reply_delta"]
+    assert plain == [e["type"] for e in invoke(service, {"query": REFUND}).json()["trace"]["events"]]
+    assert events[-1][1]["answer"] == trace.answer and events[-1][1]["session_id"] == events[0][1]["session_id"]
+
+
+# -- bad requests ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("body", "code"), [
+    (b"{bad json", "malformed_json"),
+    (b"", "empty_body"),
+    (b"\xff\xfe not text", "malformed_json"),
+    (b"[1, 2]", "not_an_object"),
+    (b'{"question": "Where is order 88231?"}', "unknown_field"),
+    (b"{}", "missing_query"),
+    (b'{"query": "   "}', "empty_query"),
+    (b'{"query": 42}', "empty_query"),
+    (b'{"query": "hi", "session_id": "../../etc"}', "bad_session_id"),
+])
+def test_a_malformed_request_is_a_json_400(service, body, code):
+    response = requests.post(service.url + "/agent/invoke", data=body, timeout=PATIENCE,
+                             headers={"Content-Type": "application/json"})
+    assert response.status_code == 400
+    assert error_of(response)["code"] == code
+
+
+def test_an_oversized_body_is_a_json_413_declared_or_chunked(service):
+    big = json.dumps({"query": "退" * 4000}).encode()
+    declared = requests.post(service.url + "/agent/invoke", data=big, timeout=PATIENCE)
+    assert declared.status_code == 413 and error_of(declared)["code"] == "body_too_large"
+    chunked = requests.post(service.url + "/agent/invoke", data=(big[i:i + 500] for i in range(0, len(big), 500)),
+                            timeout=PATIENCE)  # a generator: sent without Content-Length, in chunks
+    assert chunked.status_code == 413 and error_of(chunked)["code"] == "body_too_large"
+    assert service.health()["status"] == "ok"
+
+
+def test_a_wrong_method_or_path_is_json_too(service):
+    wrong = requests.get(service.url + "/agent/invoke", timeout=PATIENCE)
+    assert wrong.status_code == 405 and error_of(wrong)["code"] == "method_not_allowed"
+    assert "POST" in wrong.headers["allow"]
+    assert requests.post(service.url + "/agent/stream", timeout=PATIENCE).status_code == 405
+    missing = requests.get(service.url + "/agent/nothing", timeout=PATIENCE)
+    assert missing.status_code == 404 and error_of(missing)["code"] == "not_found"
+    no_query = requests.get(service.url + "/agent/stream", timeout=PATIENCE)
+    assert no_query.status_code == 400 and error_of(no_query)["code"] == "missing_query"
+
+
+def test_the_api_key_is_required_when_set(tmp_path):
+    with serve_process(tmp_path, "--api-key", "s3cret-key") as service:
+        missing = invoke(service, {"query": LOGISTICS})
+        assert missing.status_code == 401 and error_of(missing)["code"] == "unauthorized"
+        assert missing.headers["www-authenticate"] == "Bearer"
+        wrong = invoke(service, {"query": LOGISTICS}, headers={"Authorization": "Bearer guess"})
+        assert wrong.status_code == 401 and "s3cret" not in wrong.text
+        stream = requests.get(service.url + "/agent/stream", params={"query": LOGISTICS}, timeout=PATIENCE)
+        assert stream.status_code == 401
+        right = invoke(service, {"query": LOGISTICS}, headers={"Authorization": "Bearer s3cret-key"})
+        assert right.status_code == 200 and right.json()["ok"]
+        assert requests.get(service.url + "/", timeout=PATIENCE).status_code == 200  # the page holds no data
+    assert "s3cret" not in service.output()
+
+
+# -- runs that take time -----------------------------------------------------------------------------------
+def test_two_requests_at_once_run_at_once(tmp_path, paced_room):
+    with serve_process(tmp_path, model_url=paced_room.chat_url) as service:
+        answers: list[requests.Response] = []
+        clients = [threading.Thread(target=lambda: answers.append(invoke(service, {"query": REFUND})))
+                   for _ in range(2)]
+        for client in clients:
+            client.start()
+        # Both runs under way at the same moment: the model calls of one do not wait for the other's.
+        wait_for(lambda: service.health()["running"] == 2, "two runs under way at once")
+        for client in clients:
+            client.join(PATIENCE)
+        assert [r.status_code for r in answers] == [200, 200]
+        # One refund, not two: the second run finds the first's (the shop's refunds are idempotent).
+        assert all("RF202606300001" in r.json()["answer"] for r in answers)
+        assert service.health()["finished"] == 2
+
+
+def test_a_client_that_disconnects_mid_stream_stops_the_run(tmp_path, paced_room):
+    with serve_process(tmp_path, model_url=paced_room.chat_url) as service:
+        response = requests.get(service.url + "/agent/stream", params={"query": REFUND}, stream=True,
+                                timeout=PATIENCE)
+        lines = response.iter_lines(decode_unicode=True)
+        start = json.loads(next(line for line in lines if line.startswith("data:"))[5:])
+        assert next(line for line in lines if line.startswith("event: reply_delta"))  # round 1 is being typed
+        response.close()  # the client goes away while the model types
+
+        health = wait_for(lambda: (h := service.health())["cancelled"] == 1 and h["running"] == 0 and h,
+                          "the run to be stopped")
+        assert health["finished"] == 0
+        # Nothing was stored for the abandoned run, and the service goes on answering.
+        gone = requests.get(f"{service.url}/agent/sessions/{start['session_id']}", timeout=PATIENCE)
+        assert gone.status_code == 404
+        assert invoke(service, {"query": LOGISTICS}).status_code == 200
+
+
+def test_the_time_limit_ends_a_long_run_politely(tmp_path, paced_room):
+    # The refund run takes about 10 s on the paced model; --timeout 2 ends it early, with an answer, not an error.
+    with serve_process(tmp_path, "--timeout", "2", model_url=paced_room.chat_url) as service:
+        response = invoke(service, {"query": REFUND})
+        assert response.status_code == 200
+        data = response.json()
+        assert data["reason"] in ("timeout", "llm_error") and data["rounds"] < 5, data["reason"]
+        assert data["answer"] and not data["ok"]
+
+
+def test_a_tool_failure_mid_run_comes_back_as_an_observation_with_status_200(tmp_path):
+    with serve_process(tmp_path, script=HERE / "serving_with_a_broken_tool.py") as service:
+        response = invoke(service, {"query": LOGISTICS})
+        assert response.status_code == 200
+        trace = Trace.from_json(json.dumps(response.json()["trace"]))
+        failed = [o for o in trace.of_type(Observation) if o.error]
+        assert failed and "courier" in failed[0].text and "ConnectionError" in failed[0].text
+        assert trace.tool_calls[-1].name == "queryLogistics"
+        assert response.json()["answer"] == trace.answer and trace.end.kind == "final"
+    assert "Traceback" not in service.output()
+
+
+def test_several_workers_share_sessions_through_postgresql(tmp_path, paced_room):
+    from tests.postgres_server import throwaway_postgres
+
+    with throwaway_postgres() as postgres:
+        url = postgres.new_database()
+        with serve_process(tmp_path, "--workers", "2", "--session-store", url, model_url=paced_room.chat_url) as service:
+            first = invoke(service, {"query": LOGISTICS})
+            session_id = first.json()["session_id"]
+            workers, turns = {first.headers["x-served-by"]}, [first.json()["turn"]]
+            answers: list[requests.Response] = []
+
+            def follow_up() -> None:
+                answers.append(invoke(service, {"query": "那它什么时候能到？", "session_id": session_id}))
+
+            for _ in range(5):  # the kernel hands each new connection to either worker; a few rounds see both
+                answers.clear()
+                clients = [threading.Thread(target=follow_up) for _ in range(4)]
+                for client in clients:
+                    client.start()
+                for client in clients:
+                    client.join(PATIENCE)
+                assert [r.status_code for r in answers] == [200] * 4
+                workers |= {r.headers["x-served-by"] for r in answers}
+                turns += [r.json()["turn"] for r in answers]
+                if len(workers) >= 2:
+                    break
+            assert len(workers) == 2, "every request went to one worker"
+            stored = requests.get(f"{service.url}/agent/sessions/{session_id}", timeout=PATIENCE).json()["turns"]
+            assert sorted(turns) == [t["number"] for t in stored] == list(range(1, len(turns) + 1))
+        assert "postgres:" + postgres.password not in service.output()
+
+
+# -- the command -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_serve_stops_cleanly_on_sigint_and_sigterm_even_with_sigint_ignored(tmp_path, workers, signum):
+    with serve_process(tmp_path, "--workers", workers, ignore_sigint=True) as service:
+        assert invoke(service, {"query": LOGISTICS}).status_code == 200
+        assert service.server.stop(signum) == 0
+    assert "service stopped" in service.output() and "Traceback" not in service.output()
+
+
+@pytest.mark.parametrize(("options", "says"), [
+    (["--port", "70000"], "--port must be a whole number from 0 to 65535"),
+    (["--workers", "0"], "--workers must be a whole number from 1 to 64"),
+    (["--max-steps", "many"], "--max-steps must be a whole number"),
+    (["--timeout", "-1"], "--timeout must be a number of seconds above 0"),
+    (["--now", "yesterday"], "--now must be an ISO date-time"),
+    (["--session-store", "postgresql://tiny:pw@127.0.0.1:1/db"], "cannot connect to PostgreSQL at postgresql://tiny@"),
+    (["--host", "999.1.1.1"], "cannot listen on '999.1.1.1'"),
+])
+def test_bad_options_are_one_line_and_exit_code_2(tmp_path, options, says):
+    done = subprocess.run([sys.executable, "-m", "tinyagent", "serve", "--db", str(tmp_path / "shop.sqlite3"),
+                           "--session-store", str(tmp_path / "s.sqlite3"), *options], cwd=tmp_path,
+                          env={"TINYAGENT_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=PATIENCE, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ") and says in done.stderr

@@ -1,0 +1,292 @@
+"""The web app: the shop agent behind HTTP, its trace as JSON or as Server-Sent Events, and the trace page.
+
+    POST /agent/invoke   {"query": "...", "session_id": "..."?}  -> the answer and the whole trace, as JSON
+    GET  /agent/stream?query=...&session_id=...                   -> the same run's events as Server-Sent Events
+    GET  /agent/sessions/{session_id}                             -> the session's turns so far
+    GET  /                                                        -> the trace page (page/index.html)
+    GET  /health                                                  -> {"status": "ok", runs under way, ...}
+
+Why Starlette (and not FastAPI): the service has four routes, one of them a stream, and its errors must be
+the course's own one-line JSON. FastAPI would add pydantic and its own error bodies for validation, which
+would have to be replaced anyway; Starlette is the routing and the streaming response FastAPI is built on,
+and nothing more. uvicorn runs it (server.py).
+
+Every failure a client can cause is a JSON body `{"error": {"code": "...", "message": "..."}}` with the
+fitting status (400, 401, 404, 405, 413, 504), never a traceback. A tool that fails in the middle of a run
+is not one of them: the loop turns it into an error Observation (lesson 02), the model reads it, and the
+answer comes back with status 200 and the trace that shows it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import os
+import re
+import threading
+import uuid
+from importlib import resources
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from ..errors import TinyAgentError
+from .service import AgentService, RunCancelled, RunOutcome
+
+log = logging.getLogger("tinyagent.serving")
+
+SESSION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+MAX_QUERY_CHARS = 4000
+# A run still going this long after its own time limit (WallClock, the model's reply timeout) is stuck:
+# the client gets a 504 and the run is asked to stop.
+GRACE_SECONDS = 30.0
+# A silent stream (a slow model between two pieces) sends a comment line this often: a proxy keeps the
+# connection open, and a client that went away is noticed at the next write.
+KEEP_ALIVE_SECONDS = 5.0
+FIELDS = ("query", "session_id")
+
+
+class ApiError(Exception):
+    """A request the service refuses, with its status, a code a program can test and a sentence for a person."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict | None = None):
+        super().__init__(message)
+        self.status, self.code, self.message, self.headers = status, code, message, headers
+
+
+def error_response(status: int, code: str, message: str, headers: dict | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
+
+
+def create_app(service: AgentService, *, owns_service: bool = False) -> Starlette:
+    """The Starlette app around `service`. With `owns_service`, the app closes it when the server stops."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        yield
+        if owns_service:
+            await asyncio.get_running_loop().run_in_executor(None, service.close)
+
+    async def invoke(request: Request) -> Response:
+        check_key(request, service)
+        query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes))
+        check_session(service, session_id)
+        cancelled = threading.Event()
+        future = service.submit(query, session_id, cancelled=cancelled)
+        try:
+            outcome = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)),
+                                             service.config.timeout_s + GRACE_SECONDS)
+        except asyncio.TimeoutError:
+            cancelled.set()
+            raise ApiError(504, "timeout", f"the run took longer than {service.config.timeout_s:g} s and was "
+                           "stopped; ask a simpler question, or start the service with a larger --timeout") from None
+        except TinyAgentError as exc:  # the session store or the shop failed (a database that went away)
+            raise ApiError(503, "unavailable", str(exc).splitlines()[0]) from None
+        return JSONResponse(outcome_json(outcome, trace=True), headers=served_by())
+
+    async def stream(request: Request) -> Response:
+        check_key(request, service)
+        unknown = sorted(set(request.query_params) - set(FIELDS))
+        if unknown:
+            raise ApiError(400, "unknown_field", f"unknown parameter {unknown[0]!r}: /agent/stream takes "
+                           "?query=...&session_id=...")
+        query, session_id = read_question(dict(request.query_params))
+        check_session(service, session_id)
+        session_id = session_id or uuid.uuid4().hex  # known now, so the first event can name it
+        return StreamingResponse(run_events(service, query, session_id), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **served_by()})
+
+    async def session_turns(request: Request) -> Response:
+        check_key(request, service)
+        session_id = request.path_params["session_id"]
+        check_session(service, session_id)
+        turns = await asyncio.get_running_loop().run_in_executor(None, service.store.turns, session_id)
+        return JSONResponse({"session_id": session_id, "turns": [
+            {"number": t.number, "question": t.question, "answer": t.answer, "reason": t.reason,
+             "rounds": t.rounds, "tools": list(t.tools)} for t in turns]})
+
+    async def page(request: Request) -> Response:
+        return HTMLResponse(PAGE)
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", **service.counts}, headers=served_by())
+
+    async def refused(request: Request, exc: ApiError) -> Response:
+        return error_response(exc.status, exc.code, exc.message, exc.headers)
+
+    async def http_error(request: Request, exc: HTTPException) -> Response:
+        # Starlette's own refusals (no such route, a method the route does not take), in the same JSON.
+        if exc.status_code == 405:
+            allowed = exc.headers.get("Allow", "") if exc.headers else ""
+            return error_response(405, "method_not_allowed", f"{request.method} is not allowed on "
+                                  f"{request.url.path}; use {allowed or 'another method'}", exc.headers)
+        if exc.status_code == 404:
+            return error_response(404, "not_found", f"no such endpoint: {request.url.path} (see GET / for the page, "
+                                  "POST /agent/invoke, GET /agent/stream)")
+        return error_response(exc.status_code, "http_error", str(exc.detail))
+
+    async def crashed(request: Request, exc: Exception) -> Response:
+        log.error("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+        return error_response(500, "internal_error", "the service failed on this request; its log says why")
+
+    routes = [
+        Route("/", page, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/agent/invoke", invoke, methods=["POST"]),
+        Route("/agent/stream", stream, methods=["GET"]),
+        Route("/agent/sessions/{session_id}", session_turns, methods=["GET"]),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={
+        ApiError: refused, HTTPException: http_error, Exception: crashed})
+
+
+# -- reading a request -------------------------------------------------------------------------------------
+def check_key(request: Request, service: AgentService) -> None:
+    key = service.config.api_key
+    if not key:
+        return
+    sent = request.headers.get("authorization", "")
+    scheme, _, token = sent.partition(" ")
+    # compare_digest: the time taken does not tell an attacker how much of a guess was right.
+    if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), key.encode()):
+        what = "no API key was sent" if not sent else "the API key is wrong"
+        raise ApiError(401, "unauthorized", f"{what}: send the header Authorization: Bearer <key>",
+                       {"WWW-Authenticate": "Bearer"})
+
+
+async def read_json_body(request: Request, limit: int) -> dict:
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise too_large(limit)
+    body = bytearray()
+    async for chunk in request.stream():  # a body sent in chunks has no length to check first
+        body += chunk
+        if len(body) > limit:
+            raise too_large(limit)
+    if not body.strip():
+        raise ApiError(400, "empty_body", 'the body is empty: send JSON such as {"query": "Where is order 88231?"}')
+    try:
+        data = json.loads(body)
+    except UnicodeDecodeError:
+        raise ApiError(400, "malformed_json", "the body is not UTF-8 text: send JSON in UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise ApiError(400, "malformed_json", f"the body is not valid JSON ({exc.msg} at line {exc.lineno} "
+                       f"column {exc.colno}): send an object such as {{\"query\": \"...\"}}") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "not_an_object", f"the body is JSON {type(data).__name__}, not an object: "
+                       'send {"query": "..."}')
+    unknown = sorted(set(data) - set(FIELDS))
+    if unknown:
+        raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}: the body takes \"query\" and, "
+                       'to continue a conversation, "session_id"')
+    return data
+
+
+def too_large(limit: int) -> ApiError:
+    return ApiError(413, "body_too_large", f"the body is larger than {limit} bytes: send a shorter question")
+
+
+def read_question(data: dict) -> tuple[str, str | None]:
+    query, session_id = data.get("query"), data.get("session_id")
+    if query is None:
+        raise ApiError(400, "missing_query", 'no "query": send the question, e.g. {"query": "Where is order 88231?"}')
+    if not isinstance(query, str) or not query.strip():
+        raise ApiError(400, "empty_query", '"query" must be a non-empty string: the question for the agent')
+    if len(query) > MAX_QUERY_CHARS:
+        raise ApiError(400, "query_too_long", f'"query" is longer than {MAX_QUERY_CHARS} characters')
+    if session_id is not None and (not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id)):
+        raise ApiError(400, "bad_session_id", '"session_id" must be up to 128 letters, digits and _ . : - '
+                       "(the id an earlier answer returned)")
+    return query, session_id
+
+
+def check_session(service: AgentService, session_id: str | None) -> None:
+    if session_id is None:
+        return
+    if not SESSION_ID.fullmatch(session_id):
+        raise ApiError(400, "bad_session_id", "a session id is up to 128 letters, digits and _ . : -")
+    try:
+        known = service.session_exists(session_id)
+    except TinyAgentError as exc:
+        raise ApiError(503, "unavailable", str(exc).splitlines()[0]) from None
+    if not known:
+        raise ApiError(404, "unknown_session", f"no session {session_id!r}: leave session_id out to start "
+                       "a new one, and use the id its answer returns")
+
+
+# -- answering -------------------------------------------------------------------------------------------
+def outcome_json(outcome: RunOutcome, trace: bool) -> dict:
+    result = outcome.result
+    data = {"answer": result.answer, "reason": result.reason, "ok": result.ok, "session_id": outcome.session_id,
+            "turn": outcome.turn, "rounds": result.trace.rounds}
+    if trace:
+        data["trace"] = json.loads(result.trace.to_json(indent=None))  # the form `ask --json` prints
+    return data
+
+
+def served_by() -> dict:
+    """Which worker process answered: with several workers, a client (or a test) can see them share the work."""
+    return {"X-Served-By": str(os.getpid())}
+
+
+def sse(event: str, data: dict) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+async def run_events(service: AgentService, query: str, session_id: str):
+    """The run's events as Server-Sent Events: `start`, then one per event of the loop (the trace's events,
+    with the pieces of each reply, `reply_delta`, as the model types them), then `end` (or `error`).
+
+    If the client goes away, Starlette cancels this generator; `finally` then asks the run to stop."""
+    loop = asyncio.get_running_loop()
+    events: asyncio.Queue = asyncio.Queue()
+    cancelled = threading.Event()
+    done = object()
+
+    def hand_over(item) -> None:  # called from the run's thread
+        with contextlib.suppress(RuntimeError):  # the loop is closing (the server stops): nobody is listening
+            loop.call_soon_threadsafe(events.put_nowait, item)
+
+    future = service.submit(query, session_id, stream=True, on_event=hand_over, cancelled=cancelled)
+    future.add_done_callback(lambda _: hand_over(done))
+    deadline = loop.time() + service.config.timeout_s + GRACE_SECONDS
+    try:
+        yield sse("start", {"session_id": session_id, "query": query})
+        while True:
+            try:
+                item = await asyncio.wait_for(events.get(), KEEP_ALIVE_SECONDS)
+            except asyncio.TimeoutError:
+                if loop.time() > deadline:
+                    cancelled.set()
+                    yield sse("error", {"error": {"code": "timeout", "message": f"the run took longer than "
+                                                  f"{service.config.timeout_s:g} s and was stopped"}})
+                    return
+                yield ": keep-alive\n\n"
+                continue
+            if item is done:
+                break
+            yield sse(item.kind, item.to_dict())
+        try:
+            outcome = future.result()
+        except RunCancelled:
+            return
+        except TinyAgentError as exc:
+            yield sse("error", {"error": {"code": "unavailable", "message": str(exc).splitlines()[0]}})
+            return
+        except Exception as exc:
+            log.error("unexpected error in a streamed run", exc_info=exc)
+            yield sse("error", {"error": {"code": "internal_error", "message": "the run failed; the log says why"}})
+            return
+        yield sse("end", outcome_json(outcome, trace=False))
+    finally:
+        if not future.done():
+            cancelled.set()
+
+
+PAGE = resources.files(__package__).joinpath("page/index.html").read_text(encoding="utf-8")

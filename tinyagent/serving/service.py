@@ -1,0 +1,180 @@
+"""`AgentService`: what the web app runs for each request, away from the app's event loop.
+
+The agent's model calls are blocking (`requests`), so a run must not happen on the event loop that serves
+every other client: each run is given a thread of the service's own pool, and the loop only waits for it.
+Two requests at once are then two runs at once (up to `max_runs`; more wait in line for a thread).
+
+A run reports its events as they happen through `on_event`, called from the run's thread: the app turns
+them into Server-Sent Events. The app may ask a run to stop (the client went away): the run checks between
+events, so it stops at the next piece of the model's reply, and no turn is stored for it.
+
+Sessions are lesson 12's (session.py): a run with a session id reads the session's earlier turns from the
+store and adds its own; without one, a new session is made. The store is SQLite by default (one machine)
+or PostgreSQL by URL (several workers, several machines), so any worker can continue any session.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..agent import AgentResult, ReActAgent
+from ..clock import Clock, fixed_clock, system_clock
+from ..events import Event
+from ..llm_client import LlmClient, reply_timeouts
+from ..registry import ToolRegistry
+from ..session import Session
+from ..session_store import SessionStore, Turn, open_session_store
+from ..settings import load_settings
+from ..stop_rules import WallClock
+
+DEFAULT_SESSIONS = Path.home() / ".cache" / "tinyagent" / "sessions.sqlite3"
+DEFAULT_SHOP = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"  # the one `ask` uses
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    """What one service process needs to know; the command line builds it, every worker reads the same.
+
+    max_steps:      rounds a run may take (lesson 06's cap)
+    timeout_s:      wall time of a run: the stop rule WallClock ends it politely after this, and no single
+                    model reply may take longer; the app answers 504 if a run is still going well past it
+    max_body_bytes: the largest request body the app reads (a question is a few hundred bytes)
+    max_runs:       runs at once in this process (threads); requests beyond wait for a free one
+    api_key:        when set, every /agent request must send `Authorization: Bearer <api_key>`
+    session_store:  an SQLite file, or a postgresql:// URL (open_session_store)
+    shop_db:        the shop's SQLite file (":memory:": a fresh shop per process)
+    now:            pretend it is this time (ISO), as `ask --now`; None: the real time
+    model:          override TINYAGENT_MODEL (a classroom variant, say)
+    """
+
+    max_steps: int = 10
+    timeout_s: float = 120.0
+    max_body_bytes: int = 16 * 1024
+    max_runs: int = 64
+    api_key: str | None = field(default=None, repr=False)  # a key is never printed
+    session_store: str = str(DEFAULT_SESSIONS)
+    shop_db: str = str(DEFAULT_SHOP)
+    now: str | None = None
+    model: str | None = None
+
+
+class RunCancelled(Exception):  # a signal between threads, not an error the user sees
+    """The client went away: the run stopped between two events and stored nothing."""
+
+
+@dataclass
+class RunOutcome:
+    result: AgentResult
+    session_id: str
+    turn: int
+
+
+class AgentService:
+    """The shop agent behind the web app: builds an agent per run and runs it in a thread of its pool.
+
+    llm:   a function returning the LlmClient for a run (default: the configured model, as `ask` uses)
+    tools: a function (shop, clock) -> ToolRegistry (default: the shop's tools, shop_registry)
+    """
+
+    def __init__(self, config: ServiceConfig, *, llm: Callable[[], LlmClient] | None = None,
+                 tools: Callable[..., ToolRegistry] | None = None):
+        from ..shop import Shop, shop_registry  # the shop loads with the service, not with `import tinyagent`
+
+        self.config = config
+        self.clock: Clock = fixed_clock(config.now) if config.now else system_clock
+        if llm is None:
+            settings = load_settings(model=config.model, notice=False)  # a bad setting fails here, at start
+            timeouts = reply_timeouts(config.timeout_s)
+            llm = lambda: LlmClient.from_settings(settings, **timeouts)  # one client per run
+        self._llm = llm
+        self._tools = tools or shop_registry
+        self.shop = Shop(config.shop_db, clock=self.clock)
+        self.store: SessionStore = open_session_store(config.session_store)
+        self._pool = ThreadPoolExecutor(max_workers=config.max_runs, thread_name_prefix="agent-run")
+        self._lock = threading.Lock()
+        self.counts = {"running": 0, "finished": 0, "cancelled": 0, "failed": 0}
+
+    def agent(self, stream: bool) -> ReActAgent:
+        # A fresh agent and client per run: nothing of one run (a connection, a parser state) leaks into another.
+        return ReActAgent(self._llm(), self._tools(self.shop, self.clock), max_steps=self.config.max_steps,
+                          stream=stream, stop_rules=[WallClock(self.config.timeout_s)])
+
+    def session_exists(self, session_id: str) -> bool:
+        return bool(self.store.turns(session_id))
+
+    def submit(self, question: str, session_id: str | None, *, stream: bool = False,
+               on_event: Callable[[Event], None] | None = None,
+               cancelled: threading.Event | None = None) -> Future:
+        """Start a run in the pool; the Future holds its RunOutcome (or RunCancelled)."""
+        return self._pool.submit(self._run, question, session_id, stream, on_event, cancelled or threading.Event())
+
+    def _run(self, question: str, session_id: str | None, stream: bool,
+             on_event: Callable[[Event], None] | None, cancelled: threading.Event) -> RunOutcome:
+        self._count("running", +1)
+        ended = "failed"
+        try:
+            relay = _RelayingAgent(self.agent(stream), on_event, cancelled)
+            store = _TurnRecordingStore(self.store)
+            session = Session(relay, store=store, session_id=session_id)
+            result = session.ask(question)
+            ended = "finished"
+            return RunOutcome(result, session.id, store.appended.number)
+        except RunCancelled:
+            ended = "cancelled"
+            raise
+        finally:
+            self._count("running", -1)
+            self._count(ended, +1)
+
+    def _count(self, name: str, change: int) -> None:
+        with self._lock:
+            self.counts[name] += change
+
+    def close(self) -> None:
+        """Wait for the runs under way, then close the store and the shop."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        self.store.close()
+        self.shop.close()
+
+
+class _TurnRecordingStore:
+    """The service's store as one run's Session sees it, keeping the turn it appended: its number is the one
+    the store gave it, even when other workers append turns to the same session at the same moment (counting
+    the session's turns afterwards would count theirs too)."""
+
+    def __init__(self, store: SessionStore):
+        self._store = store
+        self.appended: Turn | None = None
+
+    def __getattr__(self, name: str):
+        return getattr(self._store, name)
+
+    def append_turn(self, session_id: str, turn: Turn) -> Turn:
+        self.appended = self._store.append_turn(session_id, turn)
+        return self.appended
+
+
+class _RelayingAgent:
+    """The agent as a Session sees it (`run(question, history)`), reporting each event as it happens and
+    stopping between two events when asked to."""
+
+    def __init__(self, agent: ReActAgent, on_event: Callable[[Event], None] | None, cancelled: threading.Event):
+        self._agent, self._on_event, self._cancelled = agent, on_event, cancelled
+
+    def __getattr__(self, name: str):  # lang, language_for: what a Session asks of its agent
+        return getattr(self._agent, name)
+
+    def run(self, question: str, history: list[dict] | None = None) -> AgentResult:
+        run = self._agent.start(question, history)
+        for event in run:
+            if self._on_event is not None:
+                self._on_event(event)
+            if self._cancelled.is_set():
+                # Leaving the loop drops the run's generator, which closes a streamed reply's connection:
+                # the model stops being read now, not at the end of its reply.
+                raise RunCancelled
+        return run.finish()
