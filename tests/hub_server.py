@@ -2,7 +2,7 @@
 for tests/test_jupyterhub.py and benchmarks/jupyterhub_room.py.
 
     with ClassroomHub() as hub:
-        hub.add_learners(["ada", "bob"])
+        hub.add_learners(["ada", "bob"])     # as the teacher would; or hub.sign_in("ada") as a learner does
         hub.start_servers(["ada", "bob"]); hub.wait_until_ready(["ada", "bob"])
         run = run_notebook(hub, "ada", "notebooks/06_react_loop.ipynb")
 
@@ -166,9 +166,40 @@ class ClassroomHub:
         for name in names:
             self.tokens[name] = self.api("POST", f"/users/{name}/tokens", json={"note": "test"})["token"]
 
+    def sign_in(self, name: str, password: str | None = None) -> int:
+        """`name` signs in through the hub's login form, as a learner's browser does (the class password
+        unless another is given), and, once in, asks the hub for a token of their own, which their servers
+        and kernels are then reached with. Returns the login's status: 302 (in, on to their server) or 403."""
+        import re
+
+        import requests
+
+        learner = requests.Session()
+        form = learner.get(f"{self.url}/hub/login", timeout=60)
+        xsrf = re.search(r'name="_xsrf" value="([^"]+)"', form.text).group(1)  # the form's anti-forgery field
+        signed = learner.post(f"{self.url}/hub/login", timeout=60, allow_redirects=False,
+                              data={"username": name, "password": password or self.secret("class-password"),
+                                    "_xsrf": xsrf})
+        if signed.status_code == 302:
+            # The hub's API takes a signed-in browser's cookie only with the same anti-forgery token.
+            own = learner.post(f"{self.url}/hub/api/users/{name}/tokens", json={"note": "signed in"},
+                               headers={"X-XSRFToken": learner.cookies["_xsrf"]}, timeout=60)
+            own.raise_for_status()
+            self.tokens[name] = own.json()["token"]
+        learner.close()
+        return signed.status_code
+
     def start_servers(self, names: list[str]) -> None:
+        """Each learner's server, started with their own token where they signed in (else as the admin)."""
+        import requests
+
         for name in names:
-            self.api("POST", f"/users/{name}/server")
+            if name in self.tokens:
+                started = requests.post(f"{self.url}/hub/api/users/{name}/server", timeout=60,
+                                        headers={"Authorization": f"token {self.tokens[name]}"})
+                started.raise_for_status()
+            else:
+                self.api("POST", f"/users/{name}/server")
 
     def wait_until_ready(self, names: list[str], timeout: float = 300.0) -> None:
         deadline = time.monotonic() + timeout

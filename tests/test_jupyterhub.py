@@ -1,7 +1,7 @@
 """A classroom on JupyterHub: the course's deploy/jupyterhub/jupyterhub_config.py, started for real on loopback.
 
-One hub for the module (tests/hub_server.py): two learners are added and their servers started through the
-hub's REST API; lesson 06 runs in a kernel of each, over the Jupyter server API (a websocket, as JupyterLab
+One hub for the module (tests/hub_server.py): two learners sign in through the hub's login form with the
+class password, each asks for a token of their own and starts their server with it; lesson 06 runs in a kernel of each, over the Jupyter server API (a websocket, as JupyterLab
 does), against the classroom model the hub manages and routes to. Then learner A tries learner B's server,
 and a third learner signs in through the hub's login page in Chromium and runs lesson 00.
 
@@ -37,7 +37,8 @@ def hub():
         pytest.fail(f"the JupyterHub tests need this in CI: {MISSING}", pytrace=False)
     started = time.monotonic()
     with ClassroomHub() as running:
-        running.add_learners(LEARNERS)
+        for name in LEARNERS:
+            assert running.sign_in(name) == 302, f"{name} could not sign in with the class password"
         running.start_servers(LEARNERS)
         running.wait_until_ready(LEARNERS)
         yield running
@@ -82,6 +83,11 @@ def test_lesson_06_runs_in_each_learners_kernel_against_the_hub_service(hub, les
         assert "[Tool call] applyRefund" in run.text
         # ... and the lesson ran to its last cell.
         assert "def _loop(self)" in run.outputs[-1]
+
+
+def test_a_wrong_password_does_not_sign_in(hub):
+    assert hub.sign_in("eve", password="not-the-class-password") == 403
+    assert "eve" not in hub.tokens
 
 
 def test_a_learner_cannot_reach_another_learners_server(hub):
