@@ -213,6 +213,14 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--model", help="override TINYAGENT_MODEL (e.g. a classroom variant: classroom-loop)")
 
     args = parser.parse_args(argv)
+    try:
+        return _dispatch(args, parser)
+    except KeyboardInterrupt:  # Ctrl-C in a command that ends on its own (the servers stop on it themselves)
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.command == "serve":
         return _serve(args)
     if args.command == "weather-service":
@@ -278,9 +286,6 @@ def _ask(args: argparse.Namespace) -> int:
     except TinyAgentError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
     print(result.trace.to_json() if args.json else result.trace.format(args.lang, usage=args.usage))
     if result.ok:
         return 0
@@ -339,9 +344,6 @@ def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except TinyAgentError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
     if args.json == "-":
         print(report.to_json())
     else:
@@ -442,11 +444,7 @@ def _doctor(args: argparse.Namespace) -> int:
         except TinyAgentError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
-    try:
-        return run_doctor(settings, timeout=args.timeout)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    return run_doctor(settings, timeout=args.timeout)
 
 
 def run() -> None:
