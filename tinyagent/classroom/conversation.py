@@ -22,11 +22,12 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 
 from ..observation_folding import strip_fold_mark
+from ..plans import CONTEXT_HEADING
 from ..prompts import detect_language
 from .tool_list import MalformedToolsError, read_native_tools, read_tool_list
 
-# The heading of the note a plan's step is given (tinyagent/plans.py, CONTEXT_HEADING).
-PLAN_CONTEXT = ("Plan context:", "计划上下文：")
+# The heading of the note a plan's step is given (lesson 17), in either language.
+PLAN_CONTEXT = tuple(CONTEXT_HEADING.values())
 ROLES = ("system", "developer", "user", "assistant", "tool")  # "developer": newer OpenAI name for system
 
 
