@@ -207,7 +207,7 @@ def test_a_run_abandoned_while_waiting_never_runs_the_tool(shop_file):
         run = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).start(REFUND)
         while not isinstance(event := run.advance(), ApprovalRequested):
             pass
-        run._watched.close()  # the notebook moved on: the run's events are closed at the pause
+        run.close()  # the notebook moved on: the run is closed at the pause
         assert gate.answer(event.request_id, True).outcome == ERROR
         assert gate.log[-1][1].detail == "the run ended before an answer"
         assert run.advance() is None
@@ -263,12 +263,17 @@ def test_a_warned_repeat_is_not_put_to_a_person_and_does_not_run(shop_file):
 
 
 def test_a_guarded_call_that_skipped_the_gate_is_refused():
-    from tinyagent.confirmation import _RunGuard
+    """A part that goes around the gate (calling its perform() without its act) cannot run a guarded tool."""
+    from tinyagent.confirmation import GatedAct
+    from tinyagent.loop_parts import RunInTurn
 
-    guard = _RunGuard(ConfirmationGate())
-    refusal = guard.refusal_for(Action("applyRefund", '{"orderId": "88231"}'))
-    assert refusal.error and "no approval was asked for this call" in refusal.text
-    assert guard.refusal_for(Action("queryOrder", "88231")) is None
+    with Shop(":memory:", clock=CLOCK) as shop:
+        run = ReActAgent(LlmClient.classroom(), shop_registry(shop)).start(REFUND)
+        act = GatedAct(ConfirmationGate(), RunInTurn())
+        refund, order = Action("applyRefund", '{"orderId": "88231", "reason": "x"}'), Action("queryOrder", "88231")
+        refusal, looked_up = list(act.perform(run, [refund, order], [None, None]))
+        assert refusal.error and "no approval was asked for this call" in refusal.text
+        assert not looked_up.error and "88231" in looked_up.text and shop.refunds() == []
 
 
 def test_function_calling_waits_for_the_same_yes(shop_file):

@@ -128,17 +128,28 @@ def test_stream_needs_a_client_that_can_stream():
         ReActAgent(ChatOnly(), shop_registry(Shop(":memory:", clock=CLOCK), CLOCK), stream=True)
 
 
-def test_function_calling_does_not_stream_and_is_unchanged():
-    """Lesson 09's agent reads tool_calls, not text: it keeps calling chat(), and its closing call (through
-    the stop rules' shared end_on_stop) goes through AgentRun.call_model without streaming."""
-    tools = shop_registry(Shop(":memory:", clock=CLOCK), CLOCK)
-    fc = FunctionCallingAgent(LlmClient.classroom("classroom-loop"), tools, stop_rules=[StepCap(2)])
-    assert fc.stream is False
-    result = fc.run(LOGISTICS)
-    assert result.reason == "max_steps" and result.trace.of_type(LlmCall)[-1].step == 3
-    assert not result.trace.of_type(ReplyDelta)
-    with pytest.raises(TypeError):
-        FunctionCallingAgent(LlmClient.classroom(), tools, stream=True)
+def fc_agent(model: str = "classroom", **options) -> FunctionCallingAgent:
+    return FunctionCallingAgent(LlmClient.classroom(model), shop_registry(Shop(":memory:", clock=CLOCK), CLOCK),
+                                **options)
+
+
+@pytest.mark.parametrize("model, question, options", [
+    ("classroom", REFUND, {}),
+    ("classroom", "帮我看看订单 88231 和 88232 的快递到哪了。", {}),  # two calls at once in a round
+    ("classroom-loop", LOGISTICS, {"stop_rules": [StepCap(2)]}),  # the closing call streams too
+])
+def test_function_calling_streams_the_same_run(model, question, options):
+    """FunctionCallingAgent shares the loop, so stream=True picks the same streamed send: the answer arrives in
+    pieces, and apart from them the run is the one chat() gives (tool calls, observations, the closing call)."""
+    plain = fc_agent(model, **options).run(question)
+    streamed = fc_agent(model, stream=True, **options).run(question)
+    assert without_deltas(streamed.trace) == without_deltas(plain.trace)
+    assert streamed.answer == plain.answer and streamed.reason == plain.reason
+    deltas = streamed.trace.of_type(ReplyDelta)
+    last = streamed.trace.of_type(LlmCall)[-1]
+    assert len([d for d in deltas if d.step == last.step]) > 1  # the last reply came in several pieces
+    assert "".join(d.text for d in deltas if d.step == last.step) == last.text
+    assert not plain.trace.of_type(ReplyDelta)
 
 
 def test_the_step_debugger_steps_a_streamed_run_as_a_plain_one():

@@ -35,13 +35,12 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .events import ApprovalDecided, ApprovalRequested, Event, ToolCall
-from .registry import ToolRegistry, ToolResult, error_observation
-from .stop_rules import Stop
+from .registry import ToolResult, error_observation
 from .tools import Action
 
 APPROVED, DECLINED, TIMEOUT, ERROR = "approved", "declined", "timeout", "error"
@@ -223,50 +222,33 @@ class ConfirmationGate:
             return pending.decision
 
     # -- in the agent's loop ---------------------------------------------------------------------------
-    def watch(self, run: Any) -> Iterator[Event]:
-        """A run's events, with the gate's own between each guarded ToolCall and the tool's result.
+    def settle(self, run: Any, step: int, action: Action) -> Generator[Event, None, ToolResult | None]:
+        """Put one guarded call to a person (`GatedAct` calls this right after the call's ToolCall).
 
-        `AgentRun` reads its events through this when its agent has `confirm=`: after a ToolCall for a guarded
-        tool it yields `ApprovalRequested` (the run pauses there, the tool not run yet), then waits for the
-        decision (`decide`) and yields `ApprovalDecided`. The tool runs through the run's stop rules, which
-        this wraps so that they run a guarded call only after a yes (`_GatedRules`); anything else gets the
-        decision's error Observation. The loop itself is unchanged. An input the tool's own schema rejects
-        is not put to a person: the tool refuses it without running its function.
+        Yields ApprovalRequested (the run pauses there, the tool not run yet), waits for the decision
+        (`decide`) and yields ApprovalDecided. Returns None when the tool may run, else the error result that
+        stands in for it. An input the tool's own schema rejects is not put to a person: the tool refuses it
+        without running its function. A run closed while it waits cancels its request: nothing runs later.
         """
-        guard = _RunGuard(self)
-        run.stop_rules = _GatedRules(run.stop_rules, guard)
-        calls_in_step: dict[int, int] = {}
-        for event in run._events:
-            yield event
-            if not isinstance(event, ToolCall) or not self.guards(event.name):
-                continue
-            nth = calls_in_step[event.step] = calls_in_step.get(event.step, -1) + 1
-            action = Action(event.name, event.input)
-            if guard.warned(event.step, nth):
-                guard.settle(action, None)  # the rules answer with a warning instead: the tool does not run
-                continue
-            tool = run.agent.tools.get(event.name.strip())
-            check = getattr(tool, "check", None)
-            if callable(check) and isinstance(check(event.input), list):
-                guard.settle(action, None)  # the typed tool answers with its rejection; its function never runs
-                continue
-            try:
-                request = self.open(action, event.step)
-            except Exception as exc:  # noqa: BLE001 - a summary that fails is a failure to ask: nothing runs
-                decision = Decision(0, ERROR, "the summary", f"{type(exc).__name__}: {exc}")
-                guard.settle(action, decision)
-                yield ApprovalDecided(event.step, 0, action.tool_name.strip(), ERROR, decision.by, decision.detail)
-                continue
-            decision = None
-            try:
-                yield ApprovalRequested(event.step, request.id, request.tool, request.summary, request.timeout_s)
-                decision = self.decide(request)
-            finally:
-                if decision is None:  # the run was closed while it waited: the request can never run
-                    self.cancel(request.id, "the run ended before an answer")
-            guard.settle(action, decision)
-            yield ApprovalDecided(event.step, request.id, request.tool, decision.outcome, decision.by,
-                                  decision.detail)
+        name = action.tool_name.strip()
+        check = getattr(run.agent.tools.get(name), "check", None)
+        if callable(check) and isinstance(check(action.tool_input), list):
+            return None  # the typed tool answers with its rejection; its function never runs
+        try:
+            request = self.open(action, step)
+        except Exception as exc:  # noqa: BLE001 - a summary that fails is a failure to ask: nothing runs
+            decision = Decision(0, ERROR, "the summary", f"{type(exc).__name__}: {exc}")
+            yield ApprovalDecided(step, 0, name, ERROR, decision.by, decision.detail)
+            return ToolResult(decision.observation(name, self.timeout_s), error=True)
+        decision = None
+        try:
+            yield ApprovalRequested(step, request.id, request.tool, request.summary, request.timeout_s)
+            decision = self.decide(request)
+        finally:
+            if decision is None:  # the run was closed while it waited: the request can never run
+                self.cancel(request.id, "the run ended before an answer")
+        yield ApprovalDecided(step, request.id, request.tool, decision.outcome, decision.by, decision.detail)
+        return None if decision.approved else ToolResult(decision.observation(name, self.timeout_s), error=True)
 
     def __repr__(self) -> str:
         how = "asks a callback" if self.ask is not None else "pauses the run"
@@ -280,64 +262,33 @@ def ask_on_console(request: ApprovalRequest) -> bool:
     return read_answer(reply) is True
 
 
-class _RunGuard:
-    """One run's decisions, in the order the calls were made, for `_GatedRules.run_tool` to consult."""
+class GatedAct:
+    """How the actions are run in lesson 15 (`ReActAgent(confirm=gate)` picks it): as another act part runs
+    them (one after the other, or at once in function calling), except that each call of a guarded tool is put
+    to a person first, right after its ToolCall and before any tool of the reply runs. A call another part has
+    answered already (a stop rule's warning, arguments that could not be read) is not asked about: it does not
+    run anyway."""
 
-    def __init__(self, gate: ConfirmationGate):
+    def __init__(self, gate: ConfirmationGate, inner: Any):
         self.gate = gate
-        self._lock = threading.Lock()  # function calling runs a reply's calls in threads
-        self._decided: dict[tuple[str, str], list[Decision | None]] = {}
-        self._verdicts: dict[int, list[object]] = {}
+        self.inner = inner
 
-    def note_verdict(self, step: int, verdict: object) -> None:
-        self._verdicts.setdefault(step, []).append(verdict)
+    def __call__(self, run: Any, step: int, actions: list[Action], ready: list[ToolResult | None]
+                 ) -> Generator[Event, None, Iterable[ToolResult]]:
+        ready = list(ready)
+        for i, action in enumerate(actions):
+            yield ToolCall(step, action.tool_name, action.tool_input)
+            if ready[i] is None and self.gate.guards(action.tool_name):
+                ready[i] = yield from self.gate.settle(run, step, action)
+        return self.inner.perform(run, actions, ready)
 
-    def warned(self, step: int, nth: int) -> bool:
-        """Whether the rules answered the step's `nth` call with a warning (so the tool will not run)."""
-        verdicts = self._verdicts.get(step, [])
-        return nth < len(verdicts) and verdicts[nth] is not None and not isinstance(verdicts[nth], Stop)
+    def perform(self, run: Any, actions: list[Action], ready: list[ToolResult | None]) -> Iterable[ToolResult]:
+        """Run the calls without asking anyone: only a part that went around this one calls it, so a guarded
+        call nobody settled is refused (nothing with a side effect runs without going through the gate)."""
+        unasked = ToolResult(Decision(0, ERROR, "the gate", "no approval was asked for this call")
+                             .observation("the tool", self.gate.timeout_s), error=True)
+        ready = [done or (unasked if self.gate.guards(a.tool_name) else None) for a, done in zip(actions, ready)]
+        return self.inner.perform(run, actions, ready)
 
-    def settle(self, action: Action, decision: Decision | None) -> None:
-        """Record how a guarded call was settled: a decision, or None when it needs none (see `watch`)."""
-        with self._lock:
-            self._decided.setdefault(self._key(action), []).append(decision)
-
-    def refusal_for(self, action: Action) -> ToolResult | None:
-        """None if the call may run; else the error result that stands in for it. A guarded call nobody
-        settled is refused too: nothing with a side effect runs without going through the gate."""
-        if not self.gate.guards(action.tool_name):
-            return None
-        with self._lock:
-            queue = self._decided.get(self._key(action))
-            if not queue:
-                decision: Decision | None = Decision(0, ERROR, "the gate", "no approval was asked for this call")
-            else:
-                decision = queue.pop(0)
-        if decision is None or decision.approved:
-            return None
-        return ToolResult(decision.observation(action.tool_name.strip(), self.gate.timeout_s), error=True)
-
-    @staticmethod
-    def _key(action: Action) -> tuple[str, str]:
-        text = action.tool_input if isinstance(action.tool_input, str) else str(action.tool_input)
-        return action.tool_name.strip(), text
-
-
-class _GatedRules:
-    """A run's stop rules, as they were, except that a guarded tool runs only as the gate decided."""
-
-    def __init__(self, rules: Any, guard: _RunGuard):
-        self._rules = rules
-        self._guard = guard
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._rules, name)
-
-    def after_reply(self, trace: Any) -> object:
-        verdict = self._rules.after_reply(trace)
-        self._guard.note_verdict(trace.events[-1].step if trace.events else 0, verdict)
-        return verdict
-
-    def run_tool(self, tools: ToolRegistry, action: Action) -> ToolResult:
-        refusal = self._guard.refusal_for(action)
-        return refusal if refusal is not None else self._rules.run_tool(tools, action)
+    def __repr__(self) -> str:
+        return f"GatedAct({self.gate!r}, {self.inner!r})"

@@ -51,7 +51,7 @@ from .tool_filter import ToolFilter, ToolSelection
 
 OBSERVATION_PREFIX = "Observation:"
 
-__all__ = ["ContextBudget", "ContextBudgetError", "FittedRequest", "called_tools", "request_tokens"]
+__all__ = ["BudgetedRequest", "ContextBudget", "ContextBudgetError", "FittedRequest", "called_tools", "request_tokens"]
 
 
 @dataclass(frozen=True)
@@ -185,6 +185,28 @@ class ContextBudget:
             dropped=state.dropped, selection=selection,
         )
 
+
+
+class BudgetedRequest:
+    """What is sent in lesson 13 (`ReActAgent(context_budget=budget)` picks it): the request another part
+    would send (the whole conversation, or function calling's with `tools`), fitted to the budget. The run's
+    message list stays whole; each fitted request is kept in `run.fits`. A request that cannot fit raises
+    ContextBudgetError, which ends the run with Stopped("context_budget")."""
+
+    def __init__(self, budget: ContextBudget, inner):
+        self.budget = budget
+        self.inner = inner
+
+    def build(self, run, closing: bool = False) -> tuple[list[dict], dict]:
+        messages, options = self.inner.build(run, closing)
+        # The inner part says how to offer fewer tools: a prompt rebuilt for them, or fewer `tools`.
+        fitted = self.budget.fit(messages, run.agent.tools, request_index=run.request_index,
+                                 **self.inner.fit_args(run))
+        run.fits.append(fitted)
+        return fitted.messages, self.inner.with_fit(options, fitted)
+
+    def __repr__(self) -> str:
+        return f"BudgetedRequest({self.budget!r}, {self.inner!r})"
 
 def request_tokens(messages: list[dict], tool_specs: list[dict] | None = None,
                    counter: TokenCounter | None = None) -> int:

@@ -21,6 +21,9 @@ The events are `ReActAgent`'s, so a Trace prints, saves and shows the same way. 
 
     LlmCall -> Parsed (one per call) -> ToolCall (one per call) -> Observation (one per call, in order)
 
+It is `ReActAgent`'s loop, with three parts of this lesson's in place of lesson 06's: `NativeRequest` (the
+tools in `tools`), `NativeRead` (a reply's `tool_calls`, or its text as the answer) and `ParallelAct` (a
+reply's calls at once). So `stream=True` (lesson 14), `context_budget=` (13) and `confirm=` (15) work here too.
 `Parsed` says what was read from each call (`rule` "tool_call", or "tool_call (arguments are not a JSON
 object)"), which is what lets lesson 10's stop rules watch this loop unchanged: `stop_rules=` works as in
 `ReActAgent`. The rules that look at a reply (`length`, a repeated action) are asked once per call, before
@@ -33,26 +36,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from itertools import count
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .agent import (
-    CONTEXT_FULL,
-    EMPTY_REPLY,
-    MAX_OBSERVATION_CHARS,
-    MAX_STEPS,
-    MODEL_UNAVAILABLE,
-    AgentRun,
-    ReActAgent,
-    cut_observation,
-)
-from .errors import ContextBudgetError, TinyAgentError
-from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
-from .llm_client import LlmClient
+from .agent import MAX_OBSERVATION_CHARS, MAX_STEPS, ReActAgent
+from .arguments import check_whole
+from .events import Final, Observation, Parsed, Stopped
+from .llm_client import ChatResult, LlmClient
+from .loop_parts import EMPTY_REPLY, Reading, RunInTurn, cut_observation, run_tool
 from .parser import ParsedStep
 from .prompts import DEFAULT_ROLE, check_language
 from .registry import ToolRegistry, ToolResult, error_observation
-from .stop_rules import Stop, StopRules, end_on_stop
+from .stop_rules import StopRules
 from .tool_calls import NativeCall, assistant_message, read_tool_calls, tool_message
 from .tool_specs import function_specs
 from .tools import Action
@@ -86,8 +80,9 @@ class FunctionCallingAgent(ReActAgent):
     """A ReAct loop on native function calling.
 
     llm, tools, max_steps, lang, system_prompt, max_tokens, max_observation_chars, stop_rules,
-    context_budget: as for `ReActAgent` (with a budget, lesson 13, the request's `tools` hold only the tools
-                it offers; there is no `stop`: no text format to cut, and no `tolerant`: nothing to parse)
+    context_budget, stream, parts: as for `ReActAgent` (with a budget, lesson 13, the request's `tools` hold
+                only the tools it offers; there is no `stop`: no text format to cut, and no `tolerant`:
+                nothing to parse)
     parallel:   run the calls of one reply at once, in threads (True), or one after the other (False).
                 Tools run at once must be safe to share: the shop's are (one lock around its database)
     max_parallel: at most this many tool threads at a time
@@ -112,21 +107,23 @@ class FunctionCallingAgent(ReActAgent):
         max_parallel: int = MAX_PARALLEL,
         tool_choice: str | dict = "auto",
         context_budget=None,
+        stream: bool = False,
         confirm: ConfirmationGate | None = None,
+        parts: dict | None = None,
     ):
-        if tools is None or not isinstance(tools, ToolRegistry):
-            raise TypeError("FunctionCallingAgent needs tools=ToolRegistry(...) with the tools the model may call")
-        super().__init__(
-            llm, tools, max_steps=max_steps, lang=lang, system_prompt=system_prompt, stop=None,
-            max_tokens=max_tokens, max_observation_chars=max_observation_chars, stop_rules=stop_rules,
-            context_budget=context_budget,
-            confirm=confirm,
-        )
-        if not isinstance(max_parallel, int) or isinstance(max_parallel, bool) or max_parallel < 1:
-            raise ValueError(f"max_parallel must be a positive whole number, got {max_parallel!r}")
+        check_whole("max_parallel", max_parallel)
         self.parallel = bool(parallel)
         self.max_parallel = max_parallel
         self.tool_choice = tool_choice
+        super().__init__(
+            llm, tools, max_steps=max_steps, lang=lang, system_prompt=system_prompt, stop=None,
+            max_tokens=max_tokens, max_observation_chars=max_observation_chars, stop_rules=stop_rules,
+            context_budget=context_budget, stream=stream, confirm=confirm, parts=parts,
+        )
+
+    def protocol_parts(self) -> tuple[Any, Any, Any]:
+        act = ParallelAct(self.max_parallel) if self.parallel else RunInTurn()
+        return NativeRequest(self.tool_choice), NativeRead(), act
 
     def prompt_for(self, lang: str, tools: ToolRegistry | None = None) -> str:
         return self.system_prompt or build_function_prompt(lang)  # no tool list: the tools go in `tools`
@@ -135,127 +132,106 @@ class FunctionCallingAgent(ReActAgent):
         """The request's `tools`: every tool of the registry, in its order, described in `lang`."""
         return function_specs(self.tools, lang)
 
-    def parse_text(self, text: str, finish_reason: str | None = None) -> ParsedStep:
+
+# -- this lesson's parts ---------------------------------------------------------------------------------------
+class NativeRequest:
+    """What is sent in function calling: the conversation, and every tool as a JSON Schema in `tools` (built
+    once a run), with `tool_choice`. The stop rules' closing call sends the same tools with tool_choice "none"."""
+
+    def __init__(self, tool_choice: str | dict = "auto"):
+        self.tool_choice = tool_choice
+        self._specs: list[dict] | None = None  # this run's `tools` (a fresh part for every run)
+
+    def fresh(self) -> NativeRequest:
+        return NativeRequest(self.tool_choice)
+
+    def build(self, run: Any, closing: bool = False) -> tuple[list[dict], dict]:
+        if self._specs is None:
+            self._specs = run.agent.tool_specs(run.lang)
+        # The conversation may hold tool calls: a closing call sends the tools they name, and forbids new calls.
+        choice = "none" if closing else self.tool_choice
+        return run.messages, {"max_tokens": run.agent.max_tokens, "tools": self._specs, "tool_choice": choice}
+
+    def fit_args(self, run: Any) -> dict:
+        """For a context budget (lesson 13): fewer tools are fewer `tools`; the prompt names none."""
+        return {"tool_specs": lambda tools: function_specs(tools, run.lang)}
+
+    def with_fit(self, options: dict, fitted: Any) -> dict:
+        return {**options, "tools": fitted.tool_specs}
+
+    def __repr__(self) -> str:
+        return f"NativeRequest(tool_choice={self.tool_choice!r})"
+
+
+class NativeRead:
+    """How a reply is read in function calling: its `tool_calls`, one Parsed event each; with none, its text
+    is the answer."""
+
+    def __call__(self, run: Any, step: int, reply: ChatResult) -> Reading:
+        calls = read_tool_calls(reply.tool_calls, prefix=f"call_{step}")
+        # The reply joins the conversation with its calls: each tool message must answer one of them.
+        reading = NativeReading(assistant_message(reply.text, calls), [], calls=calls)
+        if not calls:
+            answer = reply.text.strip()
+            reading.parsed = [Parsed(step, "", None, None, answer or None, "final_answer" if answer else "no_format")]
+            reading.ending = (Final(step, answer, "final_answer") if answer else
+                              Stopped(step, "empty_reply", EMPTY_REPLY[run.lang],
+                                      detail="the model sent no text and no tool call"))
+            return reading
+        tools = run.agent.tools
+        for i, call in enumerate(calls):
+            action = call.action(tools)
+            rule = UNREADABLE_ARGUMENTS if call.problem and call.name in tools else TOOL_CALL
+            thought = reply.text.strip() if i == 0 else ""  # text beside the calls: the model's preamble
+            reading.parsed.append(Parsed(step, thought, action.tool_name, action.tool_input, None, rule))
+            reading.actions.append(action)
+            reading.ready.append(call.rejection(tools))  # arguments that could not be read do not run
+        return reading
+
+    def parse(self, text: str, finish_reason: str | None = None, tools: Any = None) -> ParsedStep:
         """A reply's text read as the answer (the closing call of the stop rules reads it this way)."""
         answer = (text or "").strip()
         return ParsedStep("", None, answer or None, "final_answer" if answer else "no_format")
 
-    def start(self, question: str, history: list[dict] | None = None) -> FunctionCallingRun:
-        return FunctionCallingRun(self, question, history)
+    def __repr__(self) -> str:
+        return "NativeRead()"
 
 
-class FunctionCallingRun(AgentRun):
-    """One run of `FunctionCallingAgent`: an `AgentRun` (messages, trace, stepping) with its own loop."""
+class NativeReading(Reading):
+    """A native reply: each result goes back as a `tool` message quoting its call's id."""
 
-    agent: FunctionCallingAgent
+    def __init__(self, message: dict, parsed: list, calls: list[NativeCall]):
+        super().__init__(message, parsed)
+        self.calls = calls
 
-    def __init__(self, agent: FunctionCallingAgent, question: str, history: list[dict] | None = None):
-        super().__init__(agent, question, history)
-        self.tools = agent.tool_specs(self.lang)  # the same list in every request of the run
+    def observe(self, step: int, results: Iterable[ToolResult], limit: int | None
+                ) -> Iterator[tuple[dict, Observation]]:
+        for call, result in zip(self.calls, results):
+            text, original_chars = cut_observation(result.text, limit)
+            yield tool_message(call, text), Observation(step, text, result.error, original_chars)
 
-    def closing_call_fields(self) -> dict:
-        # The conversation holds tool calls: send the tools they name, and forbid new calls.
-        return {"tools": self.tools, "tool_choice": "none"}
+    def not_run(self, reason: str) -> list[dict]:
+        # The API wants every call answered; marked like the rules' other notes ("stop_rule"), not a shop result.
+        note = error_observation(NOT_RUN.format(reason=reason), stop_rule=reason)
+        return [tool_message(call, note) for call in self.calls]
 
-    def request(self, closing: bool = False) -> tuple[list[dict], dict]:
-        """As `AgentRun.request`, with the request's `tools`: every tool, or those a context budget offers
-        (the tools the conversation already called are among them)."""
-        fields = self.closing_call_fields() if closing else {"tools": self.tools, "tool_choice": self.agent.tool_choice}
-        budget = self.agent.context_budget
-        if budget is None:
-            return self.messages, fields
-        fitted = budget.fit(self.messages, self.agent.tools, request_index=self.request_index,
-                            tool_specs=lambda tools: function_specs(tools, self.lang))
-        self.fits.append(fitted)
-        return fitted.messages, {**fields, "tools": fitted.tool_specs}
 
-    def _loop(self) -> Iterator[Event]:
-        agent, lang, rules = self.agent, self.lang, self.stop_rules
-        for step in count(1):
-            # 0. May the run go on? (stop_rules, as in ReActAgent)
-            if stop := rules.before_call(self.trace):
-                yield from end_on_stop(self, stop, step - 1, agent.parse_text)
-                return
+class ParallelAct(RunInTurn):
+    """How the actions are run in function calling: the calls of one reply at once, each in a thread of its
+    own (at most `max_parallel`); their results come back in the order of the calls, whatever finished first."""
 
-            # 1. Think: the model reads the conversation and answers, or asks for tools. (With a context
-            # budget, lesson 13, it reads the conversation fitted to the budget.)
-            try:
-                messages, fields = self.request()
-                sent = tuple(dict(m) for m in messages)
-                reply = agent.llm.chat(messages, max_tokens=agent.max_tokens, **fields)
-            except ContextBudgetError as exc:
-                yield Stopped(step, "context_budget", CONTEXT_FULL[lang], detail=str(exc))
-                return
-            except TinyAgentError as exc:
-                yield Stopped(step, "llm_error", MODEL_UNAVAILABLE[lang], detail=str(exc))
-                return
-            yield LlmCall(step, sent, reply.text, reply.finish_reason, reply.usage, reply.latency_s,
-                          reply.model, reply.client_cut)
-            calls = read_tool_calls(reply.tool_calls, prefix=f"call_{step}")
-            # The reply joins the conversation with its calls: each tool message must answer one of them.
-            self.messages.append(assistant_message(reply.text, calls))
+    def __init__(self, max_parallel: int = MAX_PARALLEL):
+        self.max_parallel = max_parallel
 
-            # 2. No calls: the text is the answer (unless a rule says the reply was cut).
-            if not calls:
-                yield from self._answer(step, reply.text)
-                return
-
-            # 3. Read each call, and let the rules judge it before anything runs.
-            actions, warnings = [], []
-            for i, call in enumerate(calls):
-                action = call.action(agent.tools)
-                rule = UNREADABLE_ARGUMENTS if call.problem and call.name in agent.tools else TOOL_CALL
-                thought = reply.text.strip() if i == 0 else ""  # text beside the calls: the model's preamble
-                yield Parsed(step, thought, action.tool_name, action.tool_input, None, rule)
-                verdict = rules.after_reply(self.trace)
-                if isinstance(verdict, Stop):
-                    # Marked like the rules' other notes ("stop_rule"): not a result the shop gave.
-                    note = error_observation(NOT_RUN.format(reason=verdict.reason), stop_rule=verdict.reason)
-                    self.messages.extend(tool_message(c, note) for c in calls)
-                    yield from end_on_stop(self, verdict, step, agent.parse_text)
-                    return
-                actions.append(action)
-                warnings.append(ToolResult(verdict.text, error=True) if verdict else None)
-
-            # 4. Act: every call at once. 5. Observe: each result back, in the order of the calls.
-            for action in actions:
-                yield ToolCall(step, action.tool_name, action.tool_input)
-            for call, result in zip(calls, self._results(calls, actions, warnings)):
-                text, original_chars = cut_observation(result.text, agent.max_observation_chars)
-                self.messages.append(tool_message(call, text))
-                yield Observation(step, text, result.error, original_chars)
-
-    def _answer(self, step: int, text: str) -> Iterator[Event]:
-        answer = text.strip()
-        yield Parsed(step, "", None, None, answer or None, "final_answer" if answer else "no_format")
-        verdict = self.stop_rules.after_reply(self.trace)
-        if isinstance(verdict, Stop):
-            yield from end_on_stop(self, verdict, step, self.agent.parse_text)
-        elif answer:
-            yield Final(step, answer, "final_answer")
-        else:
-            yield Stopped(step, "empty_reply", EMPTY_REPLY[self.lang], detail="the model sent no text and no tool call")
-
-    def _results(self, calls: list[NativeCall], actions: list[Action], ready: list[ToolResult | None]
-                 ) -> Iterator[ToolResult]:
-        """Each call's result, in order. A call already answered (a warning, unreadable arguments) does
-        not run; the others run in threads at once (or one by one without `parallel`)."""
-        agent = self.agent
-        ready = [done or call.rejection(agent.tools) for call, done in zip(calls, ready)]
+    def perform(self, run: Any, actions: list[Action], ready: list[ToolResult | None]) -> Iterator[ToolResult]:
         todo = [i for i, done in enumerate(ready) if done is None]
-        if not agent.parallel or len(todo) < 2:
-            for i, action in enumerate(actions):
-                yield ready[i] or self._run_tool(action)
+        if len(todo) < 2:
+            yield from super().perform(run, actions, ready)
             return
-        with ThreadPoolExecutor(min(len(todo), agent.max_parallel), thread_name_prefix="tool") as pool:
-            futures = {i: pool.submit(self._run_tool, actions[i]) for i in todo}
+        with ThreadPoolExecutor(min(len(todo), self.max_parallel), thread_name_prefix="tool") as pool:
+            futures = {i: pool.submit(run_tool, run, actions[i]) for i in todo}
             for i in range(len(actions)):
                 yield ready[i] or futures[i].result()
 
-    def _run_tool(self, action: Action) -> ToolResult:
-        """The registry never raises; a rule that runs tools (ToolTimeout) might, and must not end the run."""
-        try:
-            return self.stop_rules.run_tool(self.agent.tools, action)
-        except Exception as exc:  # noqa: BLE001 - a failure becomes the call's error result
-            return ToolResult(error_observation(f"tool {action.tool_name} failed: {type(exc).__name__}: {exc}"),
-                              error=True)
+    def __repr__(self) -> str:
+        return f"ParallelAct(max_parallel={self.max_parallel})"

@@ -492,14 +492,15 @@ def recommended_stop_rules(
 
 
 # -- the end of a stopped run ----------------------------------------------------------------------------
-def end_on_stop(run: Any, stop: Stop, step: int, parse: Callable[[str], Any]) -> Iterator[Event]:
+def end_on_stop(run: Any, stop: Stop, step: int) -> Iterator[Event]:
     """The events that end `run` (an AgentRun) on `stop`, the rule having fired in round `step`.
 
     Without the closing call: Stopped(step, reason, polite message). With it: LimitReached(step), then a
-    round of its own (step + 1): the closing request joins the message list, one model call, and
-    Final(answer, reason) if the reply holds an answer, else Stopped(reason) with the polite message.
+    round of its own (step + 1): the closing request joins the message list, one model call made by the run's
+    own parts (fitted to a context budget, streamed, ... as every other call), its reply read as the read part
+    reads a text, and Final(answer, reason) if it holds an answer, else Stopped(reason) with the polite message.
     """
-    agent, lang = run.agent, run.lang
+    parts, lang = run.parts, run.lang
     if not run.stop_rules.closing_call:
         yield Stopped(step, stop.reason, stop.message(lang), detail=stop.detail)
         return
@@ -507,18 +508,16 @@ def end_on_stop(run: Any, stop: Stop, step: int, parse: Callable[[str], Any]) ->
     closing = step + 1
     run.messages.append({"role": "user", "content": stop.closing_request(lang)})
     try:
-        # With a context budget (lesson 13) the request is fitted to it; streamed like every other call when
-        # the agent streams (lesson 14): its pieces come first.
-        messages, fields = run.request(closing=True)
+        messages, options = parts.request.build(run, closing=True)
         sent = tuple(dict(m) for m in messages)
-        reply = yield from run.call_model(closing, messages, stop=agent.stop, max_tokens=agent.max_tokens, **fields)
+        reply = yield from parts.send(run, closing, messages, **options)
     except TinyAgentError as exc:
         yield Stopped(closing, stop.reason, stop.message(lang), detail=f"the closing call failed: {exc}")
         return
     yield LlmCall(closing, sent, reply.text, reply.finish_reason, reply.usage, reply.latency_s,
                   reply.model, reply.client_cut)
     run.messages.append({"role": "assistant", "content": reply.text})
-    parsed = parse(reply.text)
+    parsed = parts.read.parse(reply.text, None, run.agent.tools)
     action = parsed.action
     yield Parsed(closing, parsed.thought, action.tool_name if action else None,
                  action.tool_input if action else None, parsed.final_answer, parsed.rule)

@@ -29,6 +29,9 @@ What can go wrong mid-stream becomes the client's usual errors, never a tracebac
 connection that breaks (LlmConnectionError), a stall longer than `read_timeout` between two chunks or a
 reply longer than `total_timeout` in all (LlmTimeoutError), a line that is not a chunk (BadResponseError),
 an error the server sends in the stream itself (ServerError).
+
+And the agent's part: `StreamedSend`, how a request is sent when `ReActAgent(stream=True)` (or
+`FunctionCallingAgent(stream=True)`): each piece of the reply becomes a ReplyDelta event as it arrives.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import requests
 import urllib3
 
 from .errors import BadResponseError, LlmConnectionError, LlmTimeoutError, ServerError, redact
+from .events import ReplyDelta
 from .llm_client import (
     MAX_REPLY_BYTES,
     USAGE_COUNTS,
@@ -384,3 +388,17 @@ class ReplyStream:
             streamed=True,
             first_piece_s=self.first_piece_s,
         )
+
+
+class StreamedSend:
+    """How a request is sent in lesson 14: as a stream. Each piece of text is yielded as a ReplyDelta of round
+    `step` the moment it arrives; the ChatResult at the end is the one `chat()` would have returned."""
+
+    def __call__(self, run: Any, step: int, messages: list[dict], **options: Any):
+        with run.agent.llm.stream(messages, **options) as stream:
+            for piece in stream:
+                yield ReplyDelta(step, piece, stream.elapsed())
+            return stream.finish()
+
+    def __repr__(self) -> str:
+        return "StreamedSend()"

@@ -42,6 +42,9 @@ import re
 from collections.abc import Iterable
 from functools import cache
 
+from .events import Observation, Stopped
+from .loop_parts import EMPTY_REPLY as NO_ANSWER
+from .loop_parts import Reading, text_reading
 from .parser import ParsedStep
 from .tools import Action
 
@@ -626,3 +629,48 @@ def _strip_quotes(text: str) -> str:
     if len(text) > 1 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
     return text
+
+
+# -- the loop's part -------------------------------------------------------------------------------------------
+class TolerantRead:
+    """How a reply is read in lesson 11 (`ReActAgent(tolerant=True)` picks it): with `parse_tolerant`, and a
+    reply that is a botched step is answered with the exact format instead of being taken as an answer, at most
+    `max_format_errors` times in a run (a model that never complies must still end: "format_errors")."""
+
+    def __init__(self, max_format_errors: int = 2):
+        self.max_format_errors = max_format_errors
+        self.errors = 0  # botched replies in this run (a fresh part for every run)
+
+    def fresh(self) -> TolerantRead:
+        return TolerantRead(self.max_format_errors)
+
+    def parse(self, text: str, finish_reason: str | None = None, tools=None) -> ParsedStep:
+        return parse_tolerant(text, tools.names if tools is not None else None, finish_reason)
+
+    def __call__(self, run, step: int, reply) -> Reading:
+        tools, lang = run.agent.tools, run.lang
+        parsed = self.parse(reply.text, reply.finish_reason, tools)
+        reading = text_reading(step, reply, parsed, lang)
+        if parsed.error is None or parsed.action is not None or parsed.final_answer is not None or reply.tool_calls:
+            return reading  # something to run, an answer, native calls (their own ending), or plain prose
+        self.errors += 1
+        if self.errors > self.max_format_errors:
+            reading.ending = Stopped(step, "format_errors", NO_ANSWER[lang],
+                                     detail=f"{self.errors} replies could not be read; the last: {parsed.error}")
+            return reading
+        return FormatReminder(reading.message, reading.parsed, reminder=format_reminder(parsed.error, tools.names, lang))
+
+    def __repr__(self) -> str:
+        return f"TolerantRead(max_format_errors={self.max_format_errors})"
+
+
+class FormatReminder(Reading):
+    """A botched step: nothing to run, and the format goes back to the model as an error Observation."""
+
+    def __init__(self, message: dict, parsed: list, reminder: str):
+        super().__init__(message, parsed)
+        self.reminder = reminder
+
+    def observe(self, step: int, results, limit):
+        yield ({"role": "user", "content": f"Observation: {self.reminder}"},
+               Observation(step, self.reminder, error=True, format_error=True))
