@@ -302,7 +302,7 @@ class AgentRun:
             # 1. Think: the model reads the conversation and writes its next step.
             try:
                 messages, options = parts.request.build(self)
-                sent = tuple(dict(m) for m in messages)
+                sent = tuple(map(dict, messages))  # a copy: the list grows after this call
                 reply = yield from parts.send(self, step, messages, **options)
             except TinyAgentError as exc:
                 yield stopped_on_error(step, exc, self.lang)

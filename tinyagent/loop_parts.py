@@ -33,7 +33,7 @@ as the stop rules do: two runs of one agent never share what a part remembers.
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .errors import TinyAgentError
@@ -219,7 +219,10 @@ class LoopParts:
 
     def fresh(self) -> LoopParts:
         """The same parts for a new run: each that remembers something, with nothing remembered."""
-        return replace(self, **{f.name: _fresh(getattr(self, f.name)) for f in fields(self)})
+        # Once a run, so kept cheap: the parts were checked when these were made, and are not checked again.
+        new = object.__new__(LoopParts)
+        new.__dict__.update({name: _fresh(part) for name, part in self.__dict__.items()})
+        return new
 
     def with_parts(self, parts: Mapping[str, Any] | None) -> LoopParts:
         """These parts with some replaced: `{"send": MySend()}`. An unknown name is an error."""

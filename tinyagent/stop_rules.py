@@ -416,6 +416,9 @@ class StopRules:
             if when not in (BEFORE_CALL, AFTER_REPLY, AROUND_TOOL):
                 raise ValueError(f"{rule!r}: when must be {BEFORE_CALL!r} or {AFTER_REPLY!r}, got {when!r}")
         self.closing_call = closing_call
+        # Asked at every step: each moment's rules sorted out once, in their order.
+        self._at = {when: [r for r in self.rules if getattr(r, "when", BEFORE_CALL) == when]
+                    for when in (BEFORE_CALL, AFTER_REPLY)}
 
     @classmethod
     def for_agent(cls, stop_rules: StopRules | Iterable[Any] | None, max_steps: int) -> StopRules:
@@ -454,9 +457,7 @@ class StopRules:
 
     def _ask(self, when: str, trace: Trace) -> Stop | Warn | None:
         warning = None
-        for rule in self.rules:
-            if getattr(rule, "when", BEFORE_CALL) != when:
-                continue
+        for rule in self._at[when]:
             verdict = rule.check(trace)
             if isinstance(verdict, Stop):
                 return verdict  # the first Stop wins, and beats any Warn
