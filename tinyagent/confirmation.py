@@ -39,6 +39,7 @@ from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .arguments import check_seconds
 from .events import ApprovalDecided, ApprovalRequested, Event, ToolCall
 from .registry import ToolResult, error_observation
 from .tools import Action
@@ -140,8 +141,7 @@ class ConfirmationGate:
         self.tools = frozenset(tools)
         if ask is not None and not callable(ask):
             raise TypeError(f"ask must be a function of the request, got {type(ask).__name__}")
-        if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not timeout_s > 0:
-            raise ValueError(f"timeout_s must be a number of seconds above 0, got {timeout_s!r}")
+        check_seconds("timeout_s", timeout_s)
         self.ask = ask
         self.timeout_s = float(timeout_s)
         self.describe = dict(describe or {})

@@ -42,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from .arguments import check_whole
 from .errors import ContextBudgetError
 from .observation_folding import fold_observation, is_folded
 from .parser import parse_step
@@ -101,8 +102,7 @@ class ContextBudget:
     """
 
     def __init__(self, max_tokens: int, *, tool_filter: ToolFilter | None = None, counter: TokenCounter | None = None):
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-            raise ValueError(f"max_tokens must be a positive whole number, got {max_tokens!r}")
+        check_whole("max_tokens", max_tokens)
         self.max_tokens = max_tokens
         self.tool_filter = tool_filter
         self.counter = counter or token_counter()

@@ -41,6 +41,7 @@ from typing import Any
 import requests
 import urllib3
 
+from .arguments import check_seconds, check_whole
 from .errors import TinyAgentError
 from .llm_client import is_loopback
 from .registry import error_observation
@@ -89,10 +90,8 @@ class JsonApi:
                  session: requests.Session | None = None):
         for label, seconds in (("connect_timeout", connect_timeout), ("read_timeout", read_timeout),
                                ("total_timeout", total_timeout)):
-            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
-                raise ValueError(f"{label} must be a number of seconds above 0, got {seconds!r}")
-        if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
-            raise ValueError(f"max_bytes must be a positive whole number, got {max_bytes!r}")
+            check_seconds(label, seconds)
+        check_whole("max_bytes", max_bytes)
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, got {base_url[:40]!r}")
         self.base_url = base_url.rstrip("/")

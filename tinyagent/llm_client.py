@@ -214,9 +214,10 @@ class LlmClient:
                 return streaming.finish()
         body = self.build_request(messages, stop=stop, max_tokens=max_tokens, **extra)
         started = time.perf_counter()
-        status, payload = self._post_with_retries(body)
+        response = self._post(body)
+        payload = self._read_body(response)
         latency = time.perf_counter() - started
-        return self._read_reply(status, payload, body.get("stop"), latency)
+        return self._read_reply(response.status_code, payload, body.get("stop"), latency)
 
     # -- streaming (lesson 14) --------------------------------------------------------------------
     def stream(
@@ -233,24 +234,10 @@ class LlmClient:
         if include_usage:
             body["stream_options"] = {"include_usage": True}
         started = time.perf_counter()
-        return ReplyStream(self, self._open_stream(body), body.get("stop"), started)
-
-    def _open_stream(self, body: dict) -> requests.Response:
-        """POST a streaming request; the response once its status is 2xx, its body still unread.
-        429 and 5xx are retried as `chat` retries them; other errors raise the same LlmErrors."""
-        attempt = 0
-        while True:
-            response = self._send(body, accept="text/event-stream")
-            status = response.status_code
-            if status < 400:
-                return response
-            retry_after = response.headers.get("Retry-After")
-            text = self._read_body(response).decode("utf-8", errors="replace")
-            if (status == 429 or status >= 500) and attempt < self.max_retries:
-                self._sleep(self._retry_wait(attempt, retry_after))
-                attempt += 1
-                continue
-            raise self._http_error(status, text)
+        response = self._post(body, accept="text/event-stream")
+        if response.status_code >= 400:  # the body of an error is a whole JSON error, not a stream
+            raise self._http_error(response.status_code, self._read_body(response).decode("utf-8", errors="replace"))
+        return ReplyStream(self, response, body.get("stop"), started)
 
     @property
     def host(self) -> str:
@@ -263,13 +250,17 @@ class LlmClient:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def _post_with_retries(self, body: dict) -> tuple[int, bytes]:
+    def _post(self, body: dict, accept: str = "application/json") -> requests.Response:
+        """POST `body`; the last response, its body unread. `chat` and `stream` both send through here, so
+        both retry the same way: 429 and 5xx up to `max_retries` times, waiting as `_retry_wait` says."""
         attempt = 0
         while True:
-            status, payload, retry_after = self._post_once(body)
-            retryable = status == 429 or status >= 500
-            if not retryable or attempt >= self.max_retries:
-                return status, payload
+            response = self._send(body, accept)
+            status = response.status_code
+            if not (status == 429 or status >= 500) or attempt >= self.max_retries:
+                return response
+            retry_after = response.headers.get("Retry-After")
+            self._read_body(response)  # read to the end, so the connection can carry the next attempt
             self._sleep(self._retry_wait(attempt, retry_after))
             attempt += 1
 
@@ -287,11 +278,6 @@ class LlmClient:
             except (TypeError, ValueError):
                 pass  # garbage: fall back to our own backoff
         return min(2.0**attempt + random.uniform(0, 0.5), self.max_retry_wait)
-
-    def _post_once(self, body: dict) -> tuple[int, bytes, str | None]:
-        response = self._send(body)
-        payload = self._read_body(response)
-        return response.status_code, payload, response.headers.get("Retry-After")
 
     def _send(self, body: dict, accept: str = "application/json") -> requests.Response:
         """POST `body`; the response with its body unread. Failures before the status line are LlmErrors."""

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from .agent import MODEL_UNAVAILABLE, ReActAgent
+from .arguments import check_whole
 from .errors import LlmError
 from .events import Event, Final, LlmCall, Observation, PlanMade, PlanStepDone, PlanStepStarted, Stopped
 from .llm_client import ChatResult, LlmClient
@@ -112,8 +113,7 @@ class PlanAndExecuteAgent:
     ):
         for name, value, least in (("max_replans", max_replans, 0), ("max_plan_attempts", max_plan_attempts, 1),
                                    ("max_plan_steps", max_plan_steps, 1)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < least:
-                raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}")
+            check_whole(name, value, least=least)
         if executor is None:
             if not isinstance(tools, ToolRegistry):
                 raise TypeError("PlanAndExecuteAgent needs tools=ToolRegistry(...) or executor=ReActAgent(...)")

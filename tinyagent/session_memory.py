@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from .arguments import check_whole
 from .errors import TinyAgentError
 from .llm_client import ChatResult
 from .session_store import Turn
@@ -57,8 +58,7 @@ class SlidingWindow:
     """The last `turns` turns; older ones are dropped. `SlidingWindow(0)` remembers nothing."""
 
     def __init__(self, turns: int = 3):
-        if not isinstance(turns, int) or isinstance(turns, bool) or turns < 0:
-            raise ValueError(f"turns must be a whole number >= 0, got {turns!r}")
+        check_whole("turns", turns, least=0)
         self.turns = turns
 
     def history(self, session: Session) -> list[dict]:
@@ -118,8 +118,7 @@ class SummaryMemory:
     """
 
     def __init__(self, llm=None, window: int = 2):
-        if not isinstance(window, int) or isinstance(window, bool) or window < 0:
-            raise ValueError(f"window must be a whole number >= 0, got {window!r}")
+        check_whole("window", window, least=0)
         self.llm = llm
         self.window = window
         self.calls: list[ChatResult] = []

@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, is_dataclass, replace
 from typing import Any, ClassVar
 
+from .arguments import check_seconds, check_whole
 from .errors import TinyAgentError
 from .events import Event, Final, LimitReached, LlmCall, Observation, Parsed, Stopped
 from .registry import ToolRegistry, ToolResult, error_observation
@@ -567,7 +568,7 @@ def _fresh(rule: Any) -> Any:
 
 
 def _check_positive(what: str, value: Any, *, whole: bool = False, zero_ok: bool = False) -> None:
-    kinds = (int,) if whole else (int, float)
-    if not isinstance(value, kinds) or isinstance(value, bool) or value < 0 or (value == 0 and not zero_ok):
-        wanted = "a whole number" if whole else "a number of seconds"
-        raise ValueError(f"{what} must be {wanted} {'of 0 or more' if zero_ok else 'above 0'}, got {value!r}")
+    if whole:
+        check_whole(what, value, least=0 if zero_ok else 1)
+    else:
+        check_seconds(what, value)

@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from .arguments import check_whole
 from .registry import ToolRegistry
 from .shop.knowledge import search_terms
 
@@ -77,8 +78,7 @@ class ToolFilter:
 
     def __init__(self, hints: Mapping[str, ToolHint] | None = None, *, max_tools: int = MAX_TOOLS,
                  always: Iterable[str] = ()):
-        if not isinstance(max_tools, int) or isinstance(max_tools, bool) or max_tools < 1:
-            raise ValueError(f"max_tools must be a positive whole number, got {max_tools!r}")
+        check_whole("max_tools", max_tools)
         self.hints = dict(hints or {})
         self.max_tools = max_tools
         self.always = tuple(always)

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from .arguments import check_whole
 from .background_server import BackgroundServer
 from .clock import Clock, fixed_clock
 from .stopping_signals import StopSignals
@@ -232,8 +233,8 @@ class WeatherService(BackgroundServer):
             raise ValueError(f"status must be an HTTP status from 100 to 599, got {status!r}")
         if not isinstance(delay_s, (int, float)) or delay_s < 0:
             raise ValueError(f"delay_s must be a number of seconds >= 0, got {delay_s!r}")
-        if times is not None and (not isinstance(times, int) or times < 1):
-            raise ValueError(f"times must be a positive whole number or None, got {times!r}")
+        if times is not None:
+            check_whole("times", times, also="or None")
         with self._lock:
             self._faults.append(Fault(float(delay_s), status, body, times))
 

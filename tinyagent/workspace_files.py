@@ -43,6 +43,7 @@ import stat
 from pathlib import Path
 from typing import Annotated
 
+from .arguments import check_whole
 from .registry import error_observation
 from .typed_tool import TypedTool, as_observation, tool
 
@@ -346,8 +347,7 @@ def _workspace_root(workspace: str | os.PathLike) -> Path:
 def write_file_tool(workspace: str | os.PathLike, *, max_chars: int = MAX_CONTENT_CHARS) -> TypedTool:
     """The `writeFile` tool, writing only inside the folder `workspace` (which must exist)."""
     root = _workspace_root(workspace)
-    if not isinstance(max_chars, int) or max_chars < 1:
-        raise ValueError(f"max_chars must be a positive whole number, got {max_chars!r}")
+    check_whole("max_chars", max_chars)
 
     @tool(
         name="writeFile",
@@ -398,8 +398,7 @@ def read_file_tool(workspace: str | os.PathLike, *, max_bytes: int = MAX_READ_BY
     """The `readFile` tool (lesson 15): a UTF-8 text file from inside `workspace`, by the same path rules
     and the same link-free walk as `writeFile`."""
     root = _workspace_root(workspace)
-    if not isinstance(max_bytes, int) or isinstance(max_bytes, bool) or max_bytes < 1:
-        raise ValueError(f"max_bytes must be a positive whole number, got {max_bytes!r}")
+    check_whole("max_bytes", max_bytes)
 
     @tool(
         name="readFile",
