@@ -135,3 +135,14 @@ assert DocumentError.__module__ == "tinyagent.shop.documents" and callable(refun
 
 def test_asking_the_shop_a_question_loads_neither_document_import_nor_refund_review():
     subprocess.run([sys.executable, "-c", SHOP_QUESTION_ONLY], check=True, timeout=120)
+
+
+def test_every_public_name_is_in_one_list_and_resolves():
+    """One `__all__` and one `_LAZY` table: every lazy name is public, and every public name can be imported."""
+    code = ("import sys, tinyagent; lazy = set(tinyagent._LAZY); "
+            "assert lazy <= set(tinyagent.__all__), lazy - set(tinyagent.__all__); "
+            "assert len(tinyagent.__all__) == len(set(tinyagent.__all__)); "
+            "modules = {f'tinyagent.{m}' for m in tinyagent._LAZY.values()} - {'tinyagent.errors', 'tinyagent.events'}; "
+            "early = sorted(m for m in modules if m in sys.modules); assert not early, early; "
+            "missing = [n for n in tinyagent.__all__ if getattr(tinyagent, n, None) is None]; assert not missing, missing")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -52,11 +52,15 @@ __all__ = [
     "Action",
     "AgentResult",
     "AgentRun",
+    "ApiCallFailed",
+    "ApprovalDecided",
+    "ApprovalRequested",
     "AuthenticationError",
     "BadRequestError",
     "BadResponseError",
     "ChatResult",
     "ConfigurationError",
+    "ConfirmationGate",
     "ContextBudget",
     "ContextBudgetError",
     "CutOff",
@@ -67,6 +71,7 @@ __all__ = [
     "FullHistory",
     "FunctionCallingAgent",
     "FunctionTool",
+    "JsonApi",
     "LimitReached",
     "LlmCall",
     "LlmClient",
@@ -78,16 +83,22 @@ __all__ = [
     "Observation",
     "Parsed",
     "ParsedStep",
+    "PlanAndExecuteAgent",
+    "PlanError",
     "PostgresSessionStore",
     "RateLimitError",
     "ReActAgent",
+    "ReflectingAgent",
     "RepeatedAction",
     "ReplyDelta",
     "ReplyStream",
+    "Router",
     "ServerError",
     "Session",
     "SessionStoreError",
     "Settings",
+    "Skill",
+    "SkillError",
     "SlidingWindow",
     "SqliteSessionStore",
     "StepCap",
@@ -112,7 +123,10 @@ __all__ = [
     "UserFacts",
     "WallClock",
     "Warn",
+    "WeatherService",
+    "ask_on_console",
     "build_system_prompt",
+    "calculator_tool",
     "detect_language",
     "evaluate",
     "extract_final_answer",
@@ -122,39 +136,38 @@ __all__ = [
     "function_spec",
     "function_specs",
     "input_from_arguments",
+    "list_files_tool",
     "load_settings",
+    "load_skills",
     "open_session_store",
+    "parse_plan",
     "parse_step",
     "parse_tolerant",
+    "read_file_tool",
     "recommended_stop_rules",
     "request_tokens",
     "run_turns",
+    "shop_skills",
     "system_clock",
     "tool",
+    "weather_tool",
+    "workspace_tools",
     "write_file_tool",
 ]
 
-# Lesson 07's, 09's and 12's names load on first use: the agent and the CLI never need them, so
-# `python -m tinyagent ask` starts without compiling them (see benchmarks/overhead.py, cold start).
+# Names of the later lessons load on first use: the agent and the CLI never need them, so `python -m tinyagent
+# ask` starts without compiling them (see benchmarks/overhead.py, cold start). Each is in `__all__` above too.
 _LAZY = {
+    # 07 · Tool schemas
     "TypedTool": "typed_tool",
     "tool": "typed_tool",
+    "write_file_tool": "workspace_files",
+    # 09 · Function calling
+    "FunctionCallingAgent": "function_agent",
     "function_spec": "tool_specs",
     "function_specs": "tool_specs",
     "input_from_arguments": "tool_specs",
-    "write_file_tool": "workspace_files",
-    "FunctionCallingAgent": "function_agent",  # lesson 09
-    "ContextBudget": "context_budget",  # lesson 13
-    "ContextBudgetError": "errors",
-    "FittedRequest": "context_budget",
-    "request_tokens": "context_budget",
-    "ToolFilter": "tool_filter",
-    "ToolHint": "tool_filter",
-    "fold_observation": "observation_folding",
-    "run_turns": "turns",
-    "ReplyStream": "streaming",  # lesson 14
-    "StopCutter": "stop_cutter",  # lesson 14
-    # lesson 12: sessions across runs, their memories and stores, long-term facts about the user
+    # 12 · Memory: sessions across runs, their memories and stores, long-term facts about the user
     "Session": "session",
     "Turn": "session_store",
     "FullHistory": "session_memory",
@@ -165,16 +178,19 @@ _LAZY = {
     "SessionStoreError": "session_store",
     "open_session_store": "session_store",
     "UserFacts": "user_facts",
-    "evaluate": "evaluation",  # lesson 18
-    "EvalReport": "evaluation",  # lesson 18
-}
-
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
-
-
-# -- 15 · Real tools: loaded on first use, like lesson 07's names ----------------------------------------
-_LAZY.update({
+    # 13 · Context
+    "ContextBudget": "context_budget",
+    "ContextBudgetError": "errors",
+    "FittedRequest": "context_budget",
+    "request_tokens": "context_budget",
+    "ToolFilter": "tool_filter",
+    "ToolHint": "tool_filter",
+    "fold_observation": "observation_folding",
+    "run_turns": "turns",
+    # 14 · Streaming
+    "ReplyStream": "streaming",
+    "StopCutter": "stop_cutter",
+    # 15 · Real tools
     "ApprovalDecided": "events",
     "ApprovalRequested": "events",
     "ApiCallFailed": "http_tool",
@@ -187,14 +203,7 @@ _LAZY.update({
     "read_file_tool": "workspace_files",
     "list_files_tool": "workspace_files",
     "workspace_tools": "workspace_files",
-})
-__all__ += [
-    "ApiCallFailed", "ApprovalDecided", "ApprovalRequested", "ConfirmationGate", "JsonApi", "WeatherService",
-    "ask_on_console", "calculator_tool", "list_files_tool", "read_file_tool", "weather_tool", "workspace_tools",
-]
-
-# -- 17 · Plan, reflect, skills: loaded on first use -------------------------------------------------------
-_LAZY.update({
+    # 17 · Plan, reflect, skills
     "PlanAndExecuteAgent": "plan_execute",
     "PlanError": "plans",
     "parse_plan": "plans",
@@ -204,8 +213,9 @@ _LAZY.update({
     "SkillError": "skills",
     "load_skills": "skills",
     "shop_skills": "skills",
-})
-__all__ += [
-    "PlanAndExecuteAgent", "PlanError", "ReflectingAgent", "Router", "Skill", "SkillError", "load_skills",
-    "parse_plan", "shop_skills",
-]
+    # 18 · Evaluation
+    "evaluate": "evaluation",
+    "EvalReport": "evaluation",
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY)
