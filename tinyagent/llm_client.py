@@ -17,7 +17,6 @@ import random
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -25,11 +24,23 @@ from urllib.parse import urlsplit
 import requests
 import urllib3
 
+from .api_url import CHAT_PATH, LOOPBACK_HOSTS, is_loopback, normalize_chat_url
+from .chat_reply import (
+    CHECK_THE_URL,
+    MAX_REPLY_BYTES,
+    ChatResult,
+    _clip,
+    _describe_body,
+    _reply_fields,
+    _server_message,
+    _short_reason,
+    _WrongShape,
+    cut_at_stop,
+)
 from .errors import (
     AuthenticationError,
     BadRequestError,
     BadResponseError,
-    ConfigurationError,
     LlmConnectionError,
     LlmError,
     LlmTimeoutError,
@@ -39,11 +50,16 @@ from .errors import (
     redact,
 )
 from .safe_text import replace_lone_surrogates
+from .settings import load_settings
 
 if TYPE_CHECKING:
     from .streaming import ReplyStream
 
-CHAT_PATH = "/chat/completions"
+_MAY_HOLD_A_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # a JSON escape that can hold a lone surrogate
+
+# Kept here too, where learners met them (lesson 03): the reply and the URL helpers live in their own modules.
+__all__ = ["CHAT_PATH", "DEFAULT_MAX_TOKENS", "LOOPBACK_HOSTS", "MAX_REPLY_BYTES", "ChatResult", "LlmClient",
+           "cut_at_stop", "is_loopback", "normalize_chat_url", "reply_timeouts"]
 
 # The encodings the client asks for, and reads: the two the standard library's zlib decodes. A reply
 # of a few kB compresses well, and proxies in front of HTTPS providers often compress whatever the
@@ -51,67 +67,12 @@ CHAT_PATH = "/chat/completions"
 # failure to the first server that compresses anyway.
 ACCEPT_ENCODING = "gzip, deflate"
 READABLE_ENCODINGS = frozenset({"", "identity", "gzip", "x-gzip", "deflate"})
-# No chat reply comes near this; decompressed bodies above it (a gzip bomb inflates 1000-fold) are refused.
-MAX_REPLY_BYTES = 16 * 1024 * 1024
-CHECK_THE_URL = "check that TINYAGENT_API_URL points at an OpenAI-compatible /chat/completions endpoint"
-
-
-@dataclass(frozen=True)
-class ChatResult:
-    """One reply. `text` is "" (never None) when the model answered with tool calls only."""
-
-    text: str
-    finish_reason: str | None
-    usage: dict = field(default_factory=dict)
-    latency_s: float = field(default=0.0, repr=False)  # varies run to run: kept out of printed reprs
-    model: str = ""
-    tool_calls: tuple[dict, ...] = ()
-    client_cut: bool = False
-    raw: dict = field(default_factory=dict, repr=False)
-    # Lesson 14: a reply read as a stream (`LlmClient.stream`), and when its first piece of text came.
-    streamed: bool = field(default=False, repr=False)
-    first_piece_s: float | None = field(default=None, repr=False)  # varies run to run, like latency_s
-
-
-def normalize_chat_url(url: str) -> str:
-    """Accept a base URL with or without /v1 or /chat/completions and return the endpoint.
-
-    https://api.deepseek.com                       -> https://api.deepseek.com/v1/chat/completions
-    https://dashscope.aliyuncs.com/compatible-mode/v1 -> .../compatible-mode/v1/chat/completions
-    http://127.0.0.1:8000/v1/chat/completions      -> unchanged
-    """
-    url = (url or "").strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigurationError(f"an API URL must start with http:// or https://, got {url!r}")
-    path = parts.path.rstrip("/")
-    if path.endswith(CHAT_PATH):
-        return url.rstrip("/")
-    if not path:
-        path = "/v1"  # a bare host: OpenAI-compatible servers live under /v1
-    return f"{parts.scheme}://{parts.netloc}{path}{CHAT_PATH}"
-
-
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})
-
-
-def is_loopback(url: str) -> bool:
-    """True for a server on this machine (the classroom model, a local llama.cpp or Ollama)."""
-    return urlsplit(url or "").hostname in LOOPBACK_HOSTS
 
 
 def reply_timeouts(seconds: float) -> dict[str, float]:
     """LlmClient options that give each reply `seconds` in all: to connect (at most 10 s), between two
     bytes, and from the request to the last byte. What `ask --timeout` and `doctor --timeout` mean."""
     return {"connect_timeout": min(seconds, 10.0), "read_timeout": seconds, "total_timeout": seconds}
-
-
-def cut_at_stop(text: str, stop: list[str] | tuple[str, ...] | None) -> tuple[str, bool]:
-    """Cut `text` at the earliest stop string (excluded), as the server should have done."""
-    positions = [text.find(s) for s in (stop or ()) if s and s in text]
-    if not positions:
-        return text, False
-    return text[: min(positions)], True
 
 
 # A reply of the course is one ReAct step or one answer: the classroom model's longest (lesson 04's
@@ -171,8 +132,6 @@ class LlmClient:
     @classmethod
     def from_settings(cls, settings=None, **options: Any) -> LlmClient:
         """A client for the configured model (see `tinyagent.settings.load_settings`)."""
-        from .settings import load_settings
-
         settings = settings or load_settings()
         return cls(settings.api_url, settings.api_key, settings.model, **options)
 
@@ -228,7 +187,7 @@ class LlmClient:
         typed (see streaming.py). The HTTP status is checked here: errors before the first byte of the
         reply raise now, as in `chat`, after the same retries. `include_usage` asks for the usage in a
         final chunk (`stream_options`); a server that does not send it is not given invented counts."""
-        from .streaming import ReplyStream  # streaming.py builds on this module
+        from .streaming import ReplyStream  # loaded on first use: most runs never stream (the cold start)
 
         body = self.build_request(messages, stop=stop, max_tokens=max_tokens, stream=True, **extra)
         if include_usage:
@@ -435,125 +394,3 @@ class LlmClient:
         return BadRequestError(f"the server rejected the request (HTTP {status}): {server_says}", status)
 
 
-# -- the shape of a reply -------------------------------------------------------------------------
-_MAY_HOLD_A_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
-USAGE_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
-
-
-class _WrongShape(ValueError):
-    """A field the client reads is missing or of the wrong JSON type (reported as a BadResponseError)."""
-
-
-def _reply_fields(data: Any) -> tuple[str | None, tuple[dict, ...], str | None, dict, str | None]:
-    """Content, tool calls, finish_reason, usage and model of a decoded reply, each checked for its type.
-
-    The one place that knows the reply's shape: every field the client (or a lesson) reads is looked at
-    here, and the first that is wrong raises _WrongShape naming it. Fields it does not read (role, id,
-    logprobs, a provider's extras) are never looked at, whatever they hold.
-    """
-    data = _expect(data, "the reply", dict, required=True)
-    choices = _expect(data.get("choices"), "choices", list, required=True)
-    if not choices:
-        raise _WrongShape("the reply has no choices[0].message (choices is empty)")
-    choice = _expect(choices[0], "choices[0]", dict, required=True)
-    message = _expect(choice.get("message"), "choices[0].message", dict, required=True)
-    content = _expect(message.get("content"), "choices[0].message.content", str, list)
-    if isinstance(content, list):
-        content = _text_of_parts(content, "choices[0].message.content")
-    calls = _expect(message.get("tool_calls"), "choices[0].message.tool_calls", list) or []
-    for i, call in enumerate(calls):
-        where = f"choices[0].message.tool_calls[{i}]"
-        function = _expect(_expect(call, where, dict, required=True).get("function"), f"{where}.function", dict,
-                           required=True)
-        _expect(function.get("name"), f"{where}.function.name", str, required=True)
-    if content is None and not calls:
-        raise _WrongShape("the reply has no choices[0].message.content")
-    finish_reason = _expect(choice.get("finish_reason"), "choices[0].finish_reason", str)
-    usage = _expect(data.get("usage"), "usage", dict) or {}
-    for key in USAGE_COUNTS:
-        _expect(usage.get(key), f"usage.{key}", int)
-    model = _expect(data.get("model"), "model", str)
-    return content, tuple(calls), finish_reason, dict(usage), model
-
-
-def _text_of_parts(parts: list, where: str) -> str:
-    """Content sent as parts ([{"type": "text", "text": ...}, {"type": "thinking", ...}]), as some
-    providers do: the text parts, joined, are the reply; the others are not the model's answer."""
-    pieces = []
-    for i, part in enumerate(parts):
-        part = _expect(part, f"{where}[{i}]", dict, required=True)
-        if part.get("type") == "text":
-            pieces.append(_expect(part.get("text"), f"{where}[{i}].text", str, required=True))
-    return "".join(pieces)
-
-
-_EXPECTED = {dict: "an object", list: "a list", str: "a string", int: "a whole number"}
-
-
-def _expect(value: Any, where: str, *kinds: type, required: bool = False) -> Any:
-    """`value` if it is one of `kinds` (null allowed unless `required`); _WrongShape naming `where` if not."""
-    if value is None and not required:
-        return None
-    if isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds):
-        return value
-    expected = " or ".join(_EXPECTED[kind] for kind in kinds) + ("" if required else " or null")
-    if where == "the reply":
-        raise _WrongShape(f"the reply is {_json_type(value)}, where a Chat Completions reply is an object")
-    found = "missing (or null)" if value is None else _json_type(value)
-    raise _WrongShape(f"the reply's {where} is {found}, where a Chat Completions reply has {expected}")
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return {str: "a string", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
-
-
-def _server_message(text: str) -> str:
-    """The human part of an error body: OpenAI's {"error": {"message": ...}} or a clipped raw body."""
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return _describe_body(text)
-    if isinstance(data, dict):
-        error = data.get("error", data)
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])
-        if isinstance(error, str):
-            return error
-        if data.get("message"):
-            return str(data["message"])
-    return _clip(text)
-
-
-def _describe_body(text: str) -> str:
-    if "<html" in text[:500].lower() or "<!doctype" in text[:500].lower():
-        return "an HTML page, as a proxy or a web server's error page sends"
-    return f"body starts {_clip(text)!r}" if text.strip() else "an empty body"
-
-
-def _clip(text: str, limit: int = 300) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-_REASONS = {
-    "Connection refused": "connection refused",
-    "Connection reset": "connection reset",
-    "Name or service not known": "name or service not known",
-    "Remote end closed": "remote end closed",
-    "IncompleteRead": "the body ended early",
-    "InvalidChunkLength": "the body ended early",
-}
-
-
-def _short_reason(exc: Exception) -> str:
-    reason = str(exc)
-    for marker, said in _REASONS.items():
-        if marker in reason:
-            return said
-    return type(exc).__name__

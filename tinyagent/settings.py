@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 from dotenv import dotenv_values, find_dotenv
 
+from .api_url import is_loopback, normalize_chat_url
 from .errors import ConfigurationError, redact
-from .llm_client import is_loopback, normalize_chat_url
 
 NAMES = ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL")
 CLASSROOM_MODEL = "classroom"

@@ -46,9 +46,7 @@ from typing import TYPE_CHECKING, Any
 import requests
 import urllib3
 
-from .errors import BadResponseError, LlmConnectionError, LlmTimeoutError, ServerError, redact
-from .events import ReplyDelta
-from .llm_client import (
+from .chat_reply import (
     MAX_REPLY_BYTES,
     USAGE_COUNTS,
     ChatResult,
@@ -59,6 +57,8 @@ from .llm_client import (
     _WrongShape,
     cut_at_stop,
 )
+from .errors import BadResponseError, LlmConnectionError, LlmTimeoutError, ServerError, redact
+from .events import ReplyDelta
 from .safe_text import replace_lone_surrogates
 from .stop_cutter import StopCutter
 

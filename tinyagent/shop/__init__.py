@@ -10,15 +10,15 @@ Lesson 16: `shop.import_documents(POLICY_FOLDER)` adds policy documents to the k
 
 from ..errors import ShopDatabaseError
 from ..lazy_names import lazy_getattr
-from .database import (
+from .database import Shop
+from .knowledge import KNOWLEDGE_BASE, KnowledgeEntry, Passage
+from .shop_errors import (
     InputTooLongError,
     OrderNotFoundError,
     RefundNotAllowedError,
-    Shop,
     ShopError,
     ShopReadOnlyError,
 )
-from .knowledge import KNOWLEDGE_BASE, KnowledgeEntry, Passage
 from .tools import (
     ApplyRefundTool,
     GetCurrentTimeTool,

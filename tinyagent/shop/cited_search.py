@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from ..registry import error_observation
 from ..typed_tool import TypedTool, tool
-from .database import MAX_QUERY_CHARS, Shop, ShopError
+from .database import MAX_QUERY_CHARS, Shop
+from .shop_errors import ShopError
 
 
 def cited_search_tool(shop: Shop, limit: int = 3, rerank: bool = True) -> TypedTool:

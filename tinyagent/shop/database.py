@@ -37,30 +37,15 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..clock import Clock, system_clock
-from ..errors import ShopDatabaseError, TinyAgentError
+from ..errors import ShopDatabaseError
 from ..sqlite_writes import immediate_transaction
 from . import knowledge
-
-
-class ShopError(TinyAgentError):
-    """The shop refused a request: the message says why, in words a customer-service agent can pass on."""
-
-
-class OrderNotFoundError(ShopError, LookupError):
-    """No order has this id."""
-
-
-class RefundNotAllowedError(ShopError):
-    """The order exists but its status rules out a refund (it was cancelled)."""
-
-
-class ShopReadOnlyError(ShopError):
-    """The database cannot be written (a read-only file, folder or disk): it can be read, not changed."""
-
-
-class InputTooLongError(ShopError, ValueError):
-    """A query or a field is longer than the shop accepts; the message states the limit."""
-
+from .shop_errors import (
+    InputTooLongError,
+    OrderNotFoundError,
+    RefundNotAllowedError,
+    ShopReadOnlyError,
+)
 
 # Longest search query and refund reason the shop accepts. A customer's question or reason fits easily;
 # a megabyte query would otherwise hold the shop's lock for most of a minute while FTS5 ranks it.

@@ -20,7 +20,8 @@ from types import MappingProxyType
 from ..clock import Clock, system_clock
 from ..registry import ToolRegistry, error_observation
 from ..tools import Tool
-from .database import MAX_QUERY_CHARS, Shop, ShopError
+from .database import MAX_QUERY_CHARS, Shop
+from .shop_errors import ShopError
 
 REFUND_MESSAGE = "退款申请已提交，预计 1-3 个工作日到账"
 REFUND_INPUT_EXAMPLE = '{"orderId": "88231", "reason": "质量问题：扫地机不回充"}'

@@ -1,0 +1,166 @@
+"""A Chat Completions reply, and how its JSON is read: `ChatResult`, and the checks that turn a reply of the
+wrong shape into a `BadResponseError` naming the field. Shared by the client (llm_client.py, a whole reply) and
+streaming.py (a reply in chunks), so neither needs the other to read a reply.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+# No chat reply comes near this; decompressed bodies above it (a gzip bomb inflates 1000-fold) are refused.
+MAX_REPLY_BYTES = 16 * 1024 * 1024
+
+
+CHECK_THE_URL = "check that TINYAGENT_API_URL points at an OpenAI-compatible /chat/completions endpoint"
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """One reply. `text` is "" (never None) when the model answered with tool calls only."""
+
+    text: str
+    finish_reason: str | None
+    usage: dict = field(default_factory=dict)
+    latency_s: float = field(default=0.0, repr=False)  # varies run to run: kept out of printed reprs
+    model: str = ""
+    tool_calls: tuple[dict, ...] = ()
+    client_cut: bool = False
+    raw: dict = field(default_factory=dict, repr=False)
+    # Lesson 14: a reply read as a stream (`LlmClient.stream`), and when its first piece of text came.
+    streamed: bool = field(default=False, repr=False)
+    first_piece_s: float | None = field(default=None, repr=False)  # varies run to run, like latency_s
+
+
+def cut_at_stop(text: str, stop: list[str] | tuple[str, ...] | None) -> tuple[str, bool]:
+    """Cut `text` at the earliest stop string (excluded), as the server should have done."""
+    positions = [text.find(s) for s in (stop or ()) if s and s in text]
+    if not positions:
+        return text, False
+    return text[: min(positions)], True
+
+
+# -- the shape of a reply -------------------------------------------------------------------------
+
+
+USAGE_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+class _WrongShape(ValueError):
+    """A field the client reads is missing or of the wrong JSON type (reported as a BadResponseError)."""
+
+
+def _reply_fields(data: Any) -> tuple[str | None, tuple[dict, ...], str | None, dict, str | None]:
+    """Content, tool calls, finish_reason, usage and model of a decoded reply, each checked for its type.
+
+    The one place that knows the reply's shape: every field the client (or a lesson) reads is looked at
+    here, and the first that is wrong raises _WrongShape naming it. Fields it does not read (role, id,
+    logprobs, a provider's extras) are never looked at, whatever they hold.
+    """
+    data = _expect(data, "the reply", dict, required=True)
+    choices = _expect(data.get("choices"), "choices", list, required=True)
+    if not choices:
+        raise _WrongShape("the reply has no choices[0].message (choices is empty)")
+    choice = _expect(choices[0], "choices[0]", dict, required=True)
+    message = _expect(choice.get("message"), "choices[0].message", dict, required=True)
+    content = _expect(message.get("content"), "choices[0].message.content", str, list)
+    if isinstance(content, list):
+        content = _text_of_parts(content, "choices[0].message.content")
+    calls = _expect(message.get("tool_calls"), "choices[0].message.tool_calls", list) or []
+    for i, call in enumerate(calls):
+        where = f"choices[0].message.tool_calls[{i}]"
+        function = _expect(_expect(call, where, dict, required=True).get("function"), f"{where}.function", dict,
+                           required=True)
+        _expect(function.get("name"), f"{where}.function.name", str, required=True)
+    if content is None and not calls:
+        raise _WrongShape("the reply has no choices[0].message.content")
+    finish_reason = _expect(choice.get("finish_reason"), "choices[0].finish_reason", str)
+    usage = _expect(data.get("usage"), "usage", dict) or {}
+    for key in USAGE_COUNTS:
+        _expect(usage.get(key), f"usage.{key}", int)
+    model = _expect(data.get("model"), "model", str)
+    return content, tuple(calls), finish_reason, dict(usage), model
+
+
+def _text_of_parts(parts: list, where: str) -> str:
+    """Content sent as parts ([{"type": "text", "text": ...}, {"type": "thinking", ...}]), as some
+    providers do: the text parts, joined, are the reply; the others are not the model's answer."""
+    pieces = []
+    for i, part in enumerate(parts):
+        part = _expect(part, f"{where}[{i}]", dict, required=True)
+        if part.get("type") == "text":
+            pieces.append(_expect(part.get("text"), f"{where}[{i}].text", str, required=True))
+    return "".join(pieces)
+
+
+_EXPECTED = {dict: "an object", list: "a list", str: "a string", int: "a whole number"}
+
+
+def _expect(value: Any, where: str, *kinds: type, required: bool = False) -> Any:
+    """`value` if it is one of `kinds` (null allowed unless `required`); _WrongShape naming `where` if not."""
+    if value is None and not required:
+        return None
+    if isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds):
+        return value
+    expected = " or ".join(_EXPECTED[kind] for kind in kinds) + ("" if required else " or null")
+    if where == "the reply":
+        raise _WrongShape(f"the reply is {_json_type(value)}, where a Chat Completions reply is an object")
+    found = "missing (or null)" if value is None else _json_type(value)
+    raise _WrongShape(f"the reply's {where} is {found}, where a Chat Completions reply has {expected}")
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _server_message(text: str) -> str:
+    """The human part of an error body: OpenAI's {"error": {"message": ...}} or a clipped raw body."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return _describe_body(text)
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+        if isinstance(error, str):
+            return error
+        if data.get("message"):
+            return str(data["message"])
+    return _clip(text)
+
+
+def _describe_body(text: str) -> str:
+    if "<html" in text[:500].lower() or "<!doctype" in text[:500].lower():
+        return "an HTML page, as a proxy or a web server's error page sends"
+    return f"body starts {_clip(text)!r}" if text.strip() else "an empty body"
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+_REASONS = {
+    "Connection refused": "connection refused",
+    "Connection reset": "connection reset",
+    "Name or service not known": "name or service not known",
+    "Remote end closed": "remote end closed",
+    "IncompleteRead": "the body ended early",
+    "InvalidChunkLength": "the body ended early",
+}
+
+
+def _short_reason(exc: Exception) -> str:
+    reason = str(exc)
+    for marker, said in _REASONS.items():
+        if marker in reason:
+            return said
+    return type(exc).__name__

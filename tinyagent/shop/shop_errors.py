@@ -1,0 +1,27 @@
+"""What the shop refuses, as exceptions: raised by the database (database.py) and the document import
+(documents.py), turned into error Observations by the tools. A module of their own, so that the two can share
+them without importing each other."""
+
+from __future__ import annotations
+
+from ..errors import TinyAgentError
+
+
+class ShopError(TinyAgentError):
+    """The shop refused a request: the message says why, in words a customer-service agent can pass on."""
+
+
+class OrderNotFoundError(ShopError, LookupError):
+    """No order has this id."""
+
+
+class RefundNotAllowedError(ShopError):
+    """The order exists but its status rules out a refund (it was cancelled)."""
+
+
+class ShopReadOnlyError(ShopError):
+    """The database cannot be written (a read-only file, folder or disk): it can be read, not changed."""
+
+
+class InputTooLongError(ShopError, ValueError):
+    """A query or a field is longer than the shop accepts; the message states the limit."""
