@@ -41,7 +41,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
-from .conversation import Conversation, MalformedRequestError, read_conversation
+from .answer_shapes import shape_answer
+from .conversation import Conversation, MalformedRequestError, parse_action, read_conversation
 from .plan_and_reflect import lesson_17_reply
 from .reply import Reply
 from .summaries import summary_request, write_summary
@@ -118,4 +119,19 @@ def respond(request: dict) -> Reply:
     if variant is None:
         raise UnknownModelError(f"unknown model {model!r}; the classroom models are: {', '.join(MODELS)}")
     asked = Asked(request, variant)
-    return next(reply for _, reply_to in KINDS if (reply := reply_to(asked)) is not None)
+    reply = next(reply for _, reply_to in KINDS if (reply := reply_to(asked)) is not None)
+    return in_answer_shape(asked, reply)
+
+
+def in_answer_shape(asked: Asked, reply: Reply) -> Reply:
+    """A final answer in the shape the request asks for (answer_shapes.py); any other reply as it is."""
+    if "response_format" not in asked.body and not asked.body.get("tools"):
+        return reply  # prose: what every lesson's request gets, decided without reading anything more
+    conv = asked.conversation
+    if conv.answer_shape.schema is None or reply.tool_calls or reply.refusal:
+        return reply
+    text = reply.text or ""
+    if not conv.native and parse_action(text) is not None:
+        return reply  # a text ReAct step, not yet the answer
+    prose = text.split("Final Answer:", 1)[1].strip() if "Final Answer:" in text else text.strip()
+    return shape_answer(conv.answer_shape, conv.facts, prose, conv.zh)

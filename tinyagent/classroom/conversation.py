@@ -24,6 +24,7 @@ from functools import cache
 from ..observation_folding import strip_fold_mark
 from ..plans import CONTEXT_HEADING
 from ..prompts import detect_language
+from .answer_shapes import AnswerShape, facts_in, read_answer_shape
 from .tool_list import MalformedToolsError, read_native_tools, read_tool_list
 
 # The heading of the note a plan's step is given (lesson 17), in either language.
@@ -187,6 +188,9 @@ class Conversation:
     schemas:      for function calling, each tool's JSON Schema `parameters`
     tool_problem: what the model could not read in the prompt's tool list ({"zh": ..., "en": ...}), when
                   the prompt asks for tool calls but lists no tool it can read
+    answer_shape: the shape the final answer must take: prose, JSON for a schema, or an answer tool's
+                  arguments (answer_shapes.py); an answer tool is not one of `tools`
+    pasted:       JSON objects the user's messages hold (facts a structured answer may use)
     """
 
     request: str
@@ -200,6 +204,8 @@ class Conversation:
     notes: tuple[str, ...] = ()
     schemas: dict[str, dict] = field(default_factory=dict)
     tool_problem: dict[str, str] | None = None
+    answer_shape: AnswerShape = field(default_factory=AnswerShape)
+    pasted: tuple[dict, ...] = ()
 
     @property
     def zh(self) -> bool:
@@ -243,6 +249,13 @@ class Conversation:
     def tracking_numbers(self) -> list[str]:
         return list(dict.fromkeys(number.upper() for number in TRACKING_NO.findall(self.request)))
 
+    @property
+    def facts(self) -> dict[str, object]:
+        """What the conversation knows, field by field: the order id asked about, JSON the user pasted, then
+        every Observation's JSON (a later one wins). What a structured answer is filled from."""
+        asked = {"orderId": self.order_ids[0]} if self.order_ids else {}
+        return facts_in([asked, *self.pasted, *(step.data for step in self.steps if step.ran)])
+
     def with_step(self, step: Step) -> Conversation:
         """This conversation one round later, after `step` (used to imagine what comes next)."""
         return replace(self, steps=(*self.steps, step), rounds=self.rounds + 1)
@@ -276,6 +289,12 @@ def read_conversation(request: dict) -> Conversation:
     except MalformedToolsError as exc:
         raise MalformedRequestError(str(exc)) from None
     tool_problem = None
+    try:
+        shape = read_answer_shape(request, native_tools or {}, schemas)
+    except ValueError as exc:
+        raise MalformedRequestError(str(exc)) from None
+    if shape.tool is not None:  # the answer goes through it: it is not a tool to plan with
+        native_tools = {name: text for name, text in native_tools.items() if name != shape.tool}
     if native_tools is not None:
         tools, native, declared = native_tools, True, True
     else:
@@ -302,7 +321,29 @@ def read_conversation(request: dict) -> Conversation:
         notes=notes,
         schemas=schemas,
         tool_problem=tool_problem,
+        answer_shape=shape,
+        # read only for a structured answer: a tool's description may hold an example object, which is no fact
+        pasted=tuple(json_objects_in(texts[i] for i, m in enumerate(messages) if m["role"] == "user"))
+        if shape.schema is not None and not shape.tool else (),
     )
+
+
+def json_objects_in(texts) -> list[dict]:
+    """The JSON objects written in `texts` (a pasted order, an Observation quoted in a message)."""
+    decoder = json.JSONDecoder()
+    found = []
+    for text in texts:
+        start = text.find("{")
+        while start >= 0:
+            try:
+                value, end = decoder.raw_decode(text, start)
+            except ValueError:
+                start = text.find("{", start + 1)
+                continue
+            if isinstance(value, dict):
+                found.append(value)
+            start = text.find("{", end)
+    return found
 
 
 def note_lines(note: str) -> list[str]:

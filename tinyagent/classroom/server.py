@@ -184,6 +184,7 @@ def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
             f"Invalid 'n': the classroom model makes one choice per request (n=1), got {n}.", "n"
         )
     _optional(body, "tools", list)
+    _optional(body, "response_format", dict)
 
     return ChatRequest(
         body=body,
@@ -391,6 +392,7 @@ class Answer:
     finish_reason: str
     usage: dict
     deltas: list[str]  # the content in streamed pieces (empty when not streaming)
+    refusal: str | None = None  # structured outputs: why the answer cannot take the schema's shape
 
 
 def make_answer(request: ChatRequest, reply: Reply) -> Answer:
@@ -400,7 +402,11 @@ def make_answer(request: ChatRequest, reply: Reply) -> Answer:
     # The misbehaving variants, like servers that ignore `stop` (split_stop_text says how the second streams).
     stop = () if reply.ignores_stop or reply.splits_stop else request.stop
 
-    if reply.tool_calls:
+    if reply.refusal:
+        # Structured outputs: the model says why it cannot fill the schema; the content stays empty.
+        tool_calls, content, finish_reason, deltas = [], None, "stop", []
+        completion_tokens = count_tokens(reply.refusal)
+    elif reply.tool_calls:
         # A tool-calling turn: the calls are the answer. Any text the model adds goes out as it is.
         tool_calls = [_tool_call_json(request, i, call) for i, call in enumerate(reply.tool_calls)]
         content, finish_reason = reply.text or None, "tool_calls"
@@ -428,7 +434,7 @@ def make_answer(request: ChatRequest, reply: Reply) -> Answer:
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     }
-    return Answer(content, tool_calls, finish_reason, usage, deltas)
+    return Answer(content, tool_calls, finish_reason, usage, deltas, reply.refusal)
 
 
 def _tool_call_json(request: ChatRequest, index: int, call) -> dict:
@@ -457,6 +463,8 @@ def _envelope(request: ChatRequest, object_type: str) -> dict:
 def completion_json(request: ChatRequest, answer: Answer) -> dict:
     """The non-streaming answer: one `chat.completion` object."""
     message = {"role": "assistant", "content": answer.content}
+    if answer.refusal:  # only then: the lessons print this message, and it has never had the key
+        message["refusal"] = answer.refusal
     if answer.tool_calls:
         message["tool_calls"] = answer.tool_calls
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": answer.finish_reason}
@@ -480,6 +488,8 @@ def completion_chunks(request: ChatRequest, answer: Answer) -> list[dict]:
 
     chunks = [chunk({"role": "assistant", "content": None if answer.tool_calls else ""})]
     chunks += [chunk({"content": delta}) for delta in answer.deltas]
+    if answer.refusal:
+        chunks.append(chunk({"refusal": answer.refusal}))
     for index, call in enumerate(answer.tool_calls):
         function = call["function"]
         head = {

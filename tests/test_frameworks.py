@@ -1,0 +1,222 @@
+"""Other frameworks' agents, unchanged, against the classroom model on loopback (the `frameworks` extra).
+
+Each test gives a framework the shop's real tools in its own tool type and the refund request, lets the
+framework's own loop run, and reads the refunds table afterwards: one refund, for order 88231, whose id the
+answer names. Structured outputs are checked against order 88231's real values. A missing framework skips
+the test with the reason, except in CI (the CI variable set), where it fails. docs/classroom-model.md lists
+the dialects the model reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from pydantic import BaseModel
+
+from tests.framework_shop import REFUND_REQUEST, assert_refunded, need, new_shop, shop_functions
+from tinyagent.classroom.server import ClassroomServer
+from tinyagent.tool_specs import function_specs, input_from_arguments
+
+MODEL = "classroom"
+
+
+class OrderFacts(BaseModel):
+    """What the shop knows about an order."""
+
+    order_id: str
+    product: str
+    price: float
+    status: str
+    tracking_number: str | None
+    customer_email: str | None  # nothing in the shop says it: must come back null, never invented
+
+
+def assert_order_88231(facts: OrderFacts) -> None:
+    assert facts == OrderFacts(order_id="88231", product="比特 S10 Pro 扫地机", price=1999, status="已签收",
+                               tracking_number="SF1234567890", customer_email=None)
+
+
+@pytest.fixture(scope="module")
+def classroom():
+    with ClassroomServer() as server:
+        yield server
+
+
+@pytest.fixture
+def shop():
+    return new_shop()
+
+
+# -- the official openai client ---------------------------------------------------------------------------
+
+
+def openai_client(classroom):
+    openai = need("openai")
+    return openai.OpenAI(base_url=classroom.base_url, api_key="classroom", max_retries=0, timeout=30)
+
+
+def run_openai_loop(classroom, shop, create, tools_spec) -> object:
+    """The hand-written function-calling loop of the openai docs: call, run each tool, send its result."""
+    from tinyagent.shop import shop_tools
+
+    tools = {tool.name: tool for tool in shop_tools(shop)}
+    messages = [{"role": "user", "content": REFUND_REQUEST}]
+    for _ in range(8):
+        message = create(messages=messages, tools=tools_spec)
+        if not message.tool_calls:
+            return message
+        messages.append(message.model_dump(exclude_none=True, exclude={"parsed"}))
+        for call in message.tool_calls:
+            tool = tools[call.function.name]
+            messages.append({"role": "tool", "tool_call_id": call.id,
+                             "content": tool.invoke(input_from_arguments(tool, call.function.arguments))})
+    raise AssertionError("no answer in 8 rounds")
+
+
+def shop_specs(shop, strict: bool = False) -> list[dict]:
+    from tinyagent.shop import shop_tools
+
+    specs = function_specs(shop_tools(shop))
+    return [{**s, "function": {**s["function"], "strict": True}} for s in specs] if strict else specs
+
+
+def test_openai_client_tool_loop_refunds(classroom, shop):
+    client = openai_client(classroom)
+
+    def create(**kwargs):
+        return client.chat.completions.create(model=MODEL, **kwargs).choices[0].message
+
+    answer = run_openai_loop(classroom, shop, create, shop_specs(shop))
+    assert_refunded(shop, answer.content)
+
+
+def test_openai_client_streaming_tool_loop_refunds(classroom, shop):
+    client = openai_client(classroom)
+
+    def create(**kwargs):
+        with client.chat.completions.stream(model=MODEL, **kwargs) as stream:
+            for _ in stream:
+                pass
+            return stream.get_final_completion().choices[0].message
+
+    answer = run_openai_loop(classroom, shop, create, shop_specs(shop, strict=True))
+    assert_refunded(shop, answer.content)
+
+
+def test_async_openai_client_refunds(classroom, shop):
+    openai = need("openai")
+
+    def create(**kwargs):
+        async def once():  # a client per event loop: its connection pool belongs to the loop that made it
+            async with openai.AsyncOpenAI(base_url=classroom.base_url, api_key="classroom", max_retries=0,
+                                          timeout=30) as client:
+                return (await client.chat.completions.create(model=MODEL, **kwargs)).choices[0].message
+
+        return asyncio.run(once())
+
+    answer = run_openai_loop(classroom, shop, create, shop_specs(shop))
+    assert_refunded(shop, answer.content)
+
+
+def test_openai_parse_fills_the_schema_with_order_88231s_real_values(classroom, shop):
+    client = openai_client(classroom)
+    asked = []
+
+    def create(messages, tools):
+        asked.append(messages[-1])
+        messages = [{"role": "user", "content": "What do you have on order 88231?"}, *messages[1:]]
+        return client.chat.completions.parse(model=MODEL, messages=messages, tools=tools,
+                                             response_format=OrderFacts).choices[0].message
+
+    answer = run_openai_loop(classroom, shop, create, shop_specs(shop, strict=True))
+    assert_order_88231(answer.parsed)
+    assert shop.refunds() == []  # asked for facts, not a refund
+
+
+def test_openai_parse_refuses_a_required_field_nothing_says(classroom):
+    client = openai_client(classroom)
+    message = client.chat.completions.parse(
+        model=MODEL, messages=[{"role": "user", "content": "Who bought order 88231?"}], response_format=OrderFacts,
+    ).choices[0].message
+    assert message.parsed is None and message.content is None
+    assert "product, price, status" in message.refusal  # said, not invented
+
+
+def test_json_object_answers_with_what_the_conversation_holds(classroom):
+    client = openai_client(classroom)
+    pasted = '{"orderId": "88231", "status": "已签收", "price": 1999}'
+    content = client.chat.completions.create(
+        model=MODEL, response_format={"type": "json_object"},
+        messages=[{"role": "user", "content": f"Give me this order as JSON: {pasted}"}],
+    ).choices[0].message.content
+    data = json.loads(content)
+    assert {k: data[k] for k in ("orderId", "status", "price")} == json.loads(pasted)
+
+
+# -- LangChain and LangGraph ------------------------------------------------------------------------------
+
+
+def chat_openai(classroom, **options):
+    need("langchain_openai")
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model=MODEL, base_url=classroom.base_url, api_key="classroom", max_retries=0, timeout=30,
+                      **options)
+
+
+def langchain_tools(shop):
+    need("langchain_core")
+    from langchain_core.tools import StructuredTool
+
+    return [StructuredTool.from_function(fn, parse_docstring=True) for fn in shop_functions(shop)]
+
+
+def test_langchain_bind_tools_loop_refunds(classroom, shop):
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    tools = {tool.name: tool for tool in langchain_tools(shop)}
+    model = chat_openai(classroom).bind_tools(list(tools.values()))
+    messages = [HumanMessage(REFUND_REQUEST)]
+    for _ in range(8):
+        reply = model.invoke(messages)
+        messages.append(reply)
+        if not reply.tool_calls:
+            break
+        messages += [ToolMessage(tools[c["name"]].invoke(c["args"]), tool_call_id=c["id"]) for c in reply.tool_calls]
+    assert_refunded(shop, reply.content)
+
+
+def test_langchain_create_agent_refunds(classroom, shop):
+    need("langchain.agents")
+    from langchain.agents import create_agent
+
+    agent = create_agent(chat_openai(classroom), langchain_tools(shop))
+    state = agent.invoke({"messages": [{"role": "user", "content": REFUND_REQUEST}]})
+    assert_refunded(shop, state["messages"][-1].content)
+
+
+def test_langgraph_react_agent_refunds(classroom, shop):
+    need("langgraph.prebuilt")
+    import warnings
+
+    from langgraph.prebuilt import create_react_agent
+
+    with warnings.catch_warnings():  # deprecated in favour of create_agent above, and still widely used
+        warnings.simplefilter("ignore")
+        agent = create_react_agent(chat_openai(classroom), langchain_tools(shop))
+    state = agent.invoke({"messages": [{"role": "user", "content": REFUND_REQUEST}]})
+    assert_refunded(shop, state["messages"][-1].content)
+
+
+def test_langchain_with_structured_output_fills_order_88231(classroom, shop):
+    from langchain_core.messages import HumanMessage, ToolMessage
+
+    tools = {tool.name: tool for tool in langchain_tools(shop)}
+    asked = HumanMessage("What do you have on order 88231?")
+    call = chat_openai(classroom).bind_tools(list(tools.values())).invoke([asked])
+    (first,) = call.tool_calls
+    looked_up = ToolMessage(tools[first["name"]].invoke(first["args"]), tool_call_id=first["id"])
+    facts = chat_openai(classroom).with_structured_output(OrderFacts).invoke([asked, call, looked_up])
+    assert_order_88231(facts)
