@@ -220,3 +220,176 @@ def test_langchain_with_structured_output_fills_order_88231(classroom, shop):
     looked_up = ToolMessage(tools[first["name"]].invoke(first["args"]), tool_call_id=first["id"])
     facts = chat_openai(classroom).with_structured_output(OrderFacts).invoke([asked, call, looked_up])
     assert_order_88231(facts)
+
+
+# -- LlamaIndex -------------------------------------------------------------------------------------------
+
+
+def llama_llm(classroom):
+    need("llama_index.llms.openai_like")
+    from llama_index.llms.openai_like import OpenAILike
+
+    # LlamaIndex's way to any OpenAI-compatible server: what the model can do is said, not looked up by name.
+    return OpenAILike(model=MODEL, api_base=classroom.base_url, api_key="classroom", max_retries=0, timeout=30,
+                      is_chat_model=True, is_function_calling_model=True, context_window=32000)
+
+
+def llama_tools(shop):
+    from llama_index.core.tools import FunctionTool
+
+    return [FunctionTool.from_defaults(fn) for fn in shop_functions(shop)]
+
+
+def run_llama_agent(agent) -> str:
+    async def run():
+        return await agent.run(REFUND_REQUEST)
+
+    return str(asyncio.run(run()))
+
+
+def test_llama_index_function_agent_refunds(classroom, shop):
+    need("llama_index.core.agent.workflow")
+    from llama_index.core.agent.workflow import FunctionAgent
+
+    answer = run_llama_agent(FunctionAgent(tools=llama_tools(shop), llm=llama_llm(classroom)))
+    assert_refunded(shop, answer)
+
+
+# -- pydantic-ai ------------------------------------------------------------------------------------------
+
+
+def pydantic_ai_agent(classroom, shop, **options):
+    need("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    model = OpenAIChatModel(MODEL, provider=OpenAIProvider(base_url=classroom.base_url, api_key="classroom"))
+    return Agent(model, tools=shop_functions(shop), **options)
+
+
+def test_pydantic_ai_with_tools_refunds(classroom, shop):
+    result = pydantic_ai_agent(classroom, shop).run_sync(REFUND_REQUEST)
+    assert_refunded(shop, result.output)
+
+
+def test_pydantic_ai_output_type_fills_order_88231(classroom, shop):
+    result = pydantic_ai_agent(classroom, shop, output_type=OrderFacts).run_sync("What do you have on order 88231?")
+    assert_order_88231(result.output)
+    assert shop.refunds() == []
+
+
+# -- the OpenAI Agents SDK --------------------------------------------------------------------------------
+
+
+def agents_sdk_agent(shop):
+    need("agents")
+    from agents import Agent, function_tool
+
+    return Agent(name="Bit Mall", instructions="You are the Bit Mall customer-service assistant.",
+                 tools=[function_tool(fn) for fn in shop_functions(shop)])
+
+
+def run_agents_sdk(classroom, shop, model_kind: str):
+    from agents import OpenAIChatCompletionsModel, OpenAIResponsesModel, RunConfig, Runner
+    from openai import AsyncOpenAI
+
+    async def run():
+        client = AsyncOpenAI(base_url=classroom.base_url, api_key="classroom", max_retries=0, timeout=30)
+        kinds = {"chat": OpenAIChatCompletionsModel, "responses": OpenAIResponsesModel}
+        model = kinds[model_kind](model=MODEL, openai_client=client)
+        config = RunConfig(model=model, tracing_disabled=True)
+        return await Runner.run(agents_sdk_agent(shop), REFUND_REQUEST, run_config=config)
+
+    return asyncio.run(run()).final_output
+
+
+def test_agents_sdk_on_chat_completions_refunds(classroom, shop):
+    assert_refunded(shop, run_agents_sdk(classroom, shop, "chat"))
+
+
+def test_agents_sdk_default_responses_model_refunds(classroom, shop):
+    assert_refunded(shop, run_agents_sdk(classroom, shop, "responses"))
+
+
+def test_agents_sdk_streamed_run_on_the_responses_api_refunds(classroom, shop):
+    from agents import OpenAIResponsesModel, RunConfig, Runner
+    from openai import AsyncOpenAI
+
+    async def run():
+        client = AsyncOpenAI(base_url=classroom.base_url, api_key="classroom", max_retries=0, timeout=30)
+        config = RunConfig(model=OpenAIResponsesModel(model=MODEL, openai_client=client), tracing_disabled=True)
+        streamed = Runner.run_streamed(agents_sdk_agent(shop), REFUND_REQUEST, run_config=config)
+        kinds = [event.type async for event in streamed.stream_events()]
+        return streamed.final_output, kinds
+
+    answer, kinds = asyncio.run(run())
+    assert "raw_response_event" in kinds and "run_item_stream_event" in kinds
+    assert_refunded(shop, answer)
+
+
+# -- the Responses API with the openai client -------------------------------------------------------------
+
+
+def responses_tools(shop) -> list[dict]:
+    return [{"type": "function", "name": s["function"]["name"], "description": s["function"]["description"],
+             "parameters": s["function"]["parameters"]} for s in shop_specs(shop)]
+
+
+def run_responses_loop(classroom, shop, create, request: str = REFUND_REQUEST):
+    """The Responses API's tool loop: the whole input each time, function_call items answered by outputs."""
+    from tinyagent.shop import shop_tools
+
+    tools = {tool.name: tool for tool in shop_tools(shop)}
+    items: list = [{"role": "user", "content": request}]
+    for _ in range(8):
+        response = create(input=items, tools=responses_tools(shop))
+        calls = [item for item in response.output if item.type == "function_call"]
+        if not calls:
+            return response
+        for call in calls:
+            tool = tools[call.name]
+            items += [{"type": "function_call", "call_id": call.call_id, "name": call.name, "arguments": call.arguments},
+                      {"type": "function_call_output", "call_id": call.call_id,
+                       "output": tool.invoke(input_from_arguments(tool, call.arguments))}]
+    raise AssertionError("no answer in 8 rounds")
+
+
+def test_responses_api_plain_answer(classroom):
+    response = openai_client(classroom).responses.create(model=MODEL, input="What is a ReAct agent?",
+                                                         instructions="Answer briefly.")
+    assert response.status == "completed" and response.object == "response"
+    assert "ReAct" in response.output_text
+    assert response.usage.output_tokens > 0 and response.usage.total_tokens > response.usage.output_tokens
+
+
+def test_responses_api_tool_loop_refunds(classroom, shop):
+    client = openai_client(classroom)
+    response = run_responses_loop(classroom, shop, lambda **kw: client.responses.create(model=MODEL, **kw))
+    assert_refunded(shop, response.output_text)
+
+
+def test_responses_api_streaming_tool_loop_refunds(classroom, shop):
+    client = openai_client(classroom)
+    seen: set[str] = set()
+
+    def create(**kwargs):
+        with client.responses.stream(model=MODEL, **kwargs) as stream:
+            seen.update(event.type for event in stream)
+            return stream.get_final_response()
+
+    answer = run_responses_loop(classroom, shop, create).output_text
+    assert {"response.created", "response.output_text.delta", "response.function_call_arguments.delta",
+            "response.completed"} <= seen
+    assert_refunded(shop, answer)
+
+
+def test_responses_api_structured_output_fills_order_88231(classroom, shop):
+    client = openai_client(classroom)
+
+    def create(**kwargs):
+        return client.responses.parse(model=MODEL, text_format=OrderFacts, **kwargs)
+
+    response = run_responses_loop(classroom, shop, create, "What do you have on order 88231?")
+    assert_order_88231(response.output_parsed)
+

@@ -11,9 +11,11 @@ a real inference server does:
         cut it at the earliest stop string    -> finish_reason "stop" (the stop string is not returned)
         count the tokens                      -> usage
         answer with one JSON object, or stream it as Server-Sent Events (stream=true)
+    POST /v1/responses                        the Responses API: the same path, another envelope
+                                              (responses_api.py)
     GET  /v1/models
 
-(Both also answer without the /v1 prefix.) Run it in-process with `ensure_classroom_server()`, which
+(All also answer without the /v1 prefix.) Run it in-process with `ensure_classroom_server()`, which
 is what the notebooks do when no API key is set, or for a whole room with `serve_room(...)`
 (`python -m tinyagent classroom`).
 
@@ -67,6 +69,7 @@ READ_TIMEOUT = 60.0  # seconds a connection may stay silent, and the most a requ
 TOKENS_PER_CHUNK = 3  # how many tokens each streamed content delta carries
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+RESPONSES_PATHS = ("/v1/responses", "/responses")
 MODELS_PATHS = ("/v1/models", "/models")
 
 
@@ -119,16 +122,7 @@ class ChatRequest:
 
 def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
     """Check a /chat/completions body the way the API does; raise ApiError on the first problem."""
-    try:
-        body = json.loads(raw)
-    except ValueError:  # not UTF-8, or not JSON
-        raise _bad_request(
-            "The request body is not valid JSON. Send a JSON object with Content-Type: application/json.",
-            code="invalid_json",
-        ) from None
-    except RecursionError:  # nested deeper than the decoder's stack allows
-        raise _too_deep() from None
-    _check_json_values(body)
+    body = _decode_json(raw)
     if not isinstance(body, dict):
         raise _bad_request(
             f"The request body must be a JSON object, not {_json_type(body)}.", code="invalid_json"
@@ -195,6 +189,21 @@ def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
         include_usage=include_usage,
         digest=_request_digest(body),
     )
+
+
+def _decode_json(raw: bytes) -> object:
+    """The request body as JSON that everything after this can handle, or the ApiError that says why not."""
+    try:
+        body = json.loads(raw)
+    except ValueError:  # not UTF-8, or not JSON
+        raise _bad_request(
+            "The request body is not valid JSON. Send a JSON object with Content-Type: application/json.",
+            code="invalid_json",
+        ) from None
+    except RecursionError:  # nested deeper than the decoder's stack allows
+        raise _too_deep() from None
+    _check_json_values(body)
+    return body
 
 
 def _too_deep() -> ApiError:
@@ -601,6 +610,8 @@ class _Handler(BaseHTTPRequestHandler):
             path = path[len(prefix):]  # a proxy (JupyterHub's) forwards the whole path
         if path in CHAT_PATHS:
             allowed, endpoint = "POST", self._chat
+        elif path in RESPONSES_PATHS:
+            allowed, endpoint = "POST", self._responses
         elif path in MODELS_PATHS:
             allowed, endpoint = "GET", self._list_models
         elif path.startswith(tuple(p + "/" for p in MODELS_PATHS)):
@@ -608,7 +619,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             raise ApiError(
                 404,
-                f"Unknown path {path}. This server answers POST /v1/chat/completions and GET /v1/models.",
+                f"Unknown path {path}. This server answers POST /v1/chat/completions, POST /v1/responses "
+                "and GET /v1/models.",
                 code="unknown_url",
             )
         if self.command != allowed:
@@ -729,6 +741,27 @@ class _Handler(BaseHTTPRequestHandler):
                 cache.put(body, data)
             self._send_json(200, data)
 
+    def _responses(self, body: bytes) -> None:
+        """The Responses API: translated to a chat request, answered as one, sent back in its own shape."""
+        from . import responses_api  # imported on first use: the lessons never call it
+
+        asked = _decode_json(body)
+        try:
+            chat = responses_api.to_chat_body(asked)
+        except responses_api.ResponsesRequestError as exc:
+            raise _bad_request(str(exc), exc.param) from None
+        request = parse_chat_request(responses_api.encode_body(chat), self.room.models)
+        try:
+            reply = self.room.responder(dict(request.body, model=request.model))
+        except ValueError as exc:
+            raise _bad_request(str(exc), "input") from None
+        answer = make_answer(request, reply)
+        if _optional(asked, "stream", bool):
+            events = responses_api.response_events(asked, request.digest, request.model, CREATED, answer)
+            self._send_events(events, named=True)
+        else:
+            self._send_json(200, responses_api.response_json(asked, request.digest, request.model, CREATED, answer))
+
     def _list_models(self, body: bytes) -> None:
         data = [model_json(name, description) for name, description in self.room.models.items()]
         self._send_json(200, {"object": "list", "data": data})
@@ -760,8 +793,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def _send_events(self, chunks: list[dict], prefill: float = 0.0) -> None:
-        """Server-Sent Events: `data: <json>` and a blank line per event, `data: [DONE]` at the end.
+    def _send_events(self, chunks: list[dict], prefill: float = 0.0, named: bool = False) -> None:
+        """Server-Sent Events: `data: <json>` and a blank line per event, `data: [DONE]` at the end; or, for the
+        Responses API (`named`), `event: <type>` before each and no [DONE], as that API sends them.
 
         The length is not known in advance, so the answer ends by closing the connection, which is
         what tells an HTTP client the body is complete. A paced room (tokens_per_second) reads the
@@ -778,11 +812,13 @@ class _Handler(BaseHTTPRequestHandler):
             if tokens and self.room.paced:
                 time.sleep(prefill + self.room.typing_seconds(tokens))
                 prefill = 0.0  # once, before the first token
-            self.wfile.write(b"data: " + json.dumps(chunk, ensure_ascii=False).encode("utf-8") + b"\n\n")
+            name = f"event: {chunk['type']}\n".encode() if named else b""
+            self.wfile.write(name + b"data: " + json.dumps(chunk, ensure_ascii=False).encode("utf-8") + b"\n\n")
             self.wfile.flush()
             if self.room.chunk_delay:
                 time.sleep(self.room.chunk_delay)
-        self.wfile.write(b"data: [DONE]\n\n")
+        if not named:
+            self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
