@@ -21,6 +21,28 @@ NOW = "2026-06-30T19:05:23"  # the course's "today": order 88231 was signed eigh
 REFUND_REQUEST = "Order 88231: my robot vacuum won't charge any more. Please refund it."
 REFUND_ID = "RF202606300001"
 
+# The standard ReAct prompt of LangChain's hub ("hwchase17/react"), which create_react_agent is used with:
+# the tools and the scratchpad (earlier Thoughts, Actions and Observations) all inside one human message.
+CLASSIC_REACT_PROMPT = """Answer the following questions as best you can. You have access to the following tools:
+
+{tools}
+
+Use the following format:
+
+Question: the input question you must answer
+Thought: you should always think about what to do
+Action: the action to take, should be one of [{tool_names}]
+Action Input: the input to the action
+Observation: the result of the action
+... (this Thought/Action/Action Input/Observation can repeat N times)
+Thought: I now know the final answer
+Final Answer: the final answer to the original input question
+
+Begin!
+
+Question: {input}
+Thought:{agent_scratchpad}"""
+
 
 def need(module: str) -> Any:
     """Import a framework of the `frameworks` extra: skipped where it is not installed, a failure in CI."""

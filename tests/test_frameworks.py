@@ -15,7 +15,14 @@ import json
 import pytest
 from pydantic import BaseModel
 
-from tests.framework_shop import REFUND_REQUEST, assert_refunded, need, new_shop, shop_functions
+from tests.framework_shop import (
+    CLASSIC_REACT_PROMPT,
+    REFUND_REQUEST,
+    assert_refunded,
+    need,
+    new_shop,
+    shop_functions,
+)
 from tinyagent.classroom.server import ClassroomServer
 from tinyagent.tool_specs import function_specs, input_from_arguments
 
@@ -393,3 +400,21 @@ def test_responses_api_structured_output_fills_order_88231(classroom, shop):
     response = run_responses_loop(classroom, shop, create, "What do you have on order 88231?")
     assert_order_88231(response.output_parsed)
 
+
+
+# -- LangChain classic: the text ReAct agent --------------------------------------------------------------
+
+def test_langchain_classic_react_agent_executor_refunds(classroom, shop):
+    need("langchain_classic.agents")
+    from langchain_classic.agents import AgentExecutor, create_react_agent
+    from langchain_core.prompts import PromptTemplate
+    from langchain_core.tools import Tool
+
+    from tinyagent.shop import shop_tools
+
+    # The classic agent passes the Action Input on as one string: tools of one text input, the shop's own.
+    tools = [Tool(name=t.name, description=t.description, func=t.invoke) for t in shop_tools(shop)]
+    agent = create_react_agent(chat_openai(classroom), tools, PromptTemplate.from_template(CLASSIC_REACT_PROMPT))
+    executor = AgentExecutor(agent=agent, tools=tools, max_iterations=8)
+    result = executor.invoke({"input": REFUND_REQUEST})
+    assert_refunded(shop, result["output"])

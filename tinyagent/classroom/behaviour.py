@@ -38,7 +38,7 @@ Modules, in the order a reader might open them:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from .answer_shapes import shape_answer
@@ -120,7 +120,18 @@ def respond(request: dict) -> Reply:
         raise UnknownModelError(f"unknown model {model!r}; the classroom models are: {', '.join(MODELS)}")
     asked = Asked(request, variant)
     reply = next(reply for _, reply_to in KINDS if (reply := reply_to(asked)) is not None)
-    return in_answer_shape(asked, reply)
+    return continued(asked, in_answer_shape(asked, reply))
+
+
+def continued(asked: Asked, reply: Reply) -> Reply:
+    """A prompt that ends with "Thought:" has typed the key already: the reply goes on after it."""
+    if "messages" not in asked.body or not reply.text or reply.tool_calls:
+        return reply
+    key = asked.conversation.prefilled
+    if key and reply.text.startswith("Thought:"):
+        rest = reply.text[len("Thought:"):]
+        return replace(reply, text=rest.lstrip(" ") if key.endswith(" ") else rest)
+    return reply
 
 
 def in_answer_shape(asked: Asked, reply: Reply) -> Reply:

@@ -20,12 +20,13 @@ import json
 import re
 from dataclasses import dataclass, field, replace
 from functools import cache
+from typing import NamedTuple
 
 from ..observation_folding import strip_fold_mark
 from ..plans import CONTEXT_HEADING
 from ..prompts import detect_language
 from .answer_shapes import AnswerShape, facts_in, read_answer_shape
-from .tool_list import MalformedToolsError, read_native_tools, read_tool_list
+from .tool_list import MalformedToolsError, asks_for_tools, read_native_tools, read_tool_list
 
 # The heading of the note a plan's step is given (lesson 17), in either language.
 PLAN_CONTEXT = tuple(CONTEXT_HEADING.values())
@@ -55,6 +56,7 @@ def _patterns() -> dict[str, re.Pattern]:
             r"invalid input|invalid argument|expected|schema|validation|参数|格式", re.IGNORECASE
         ),
         "observation_prefix": re.compile(r"^\s*observation\s*[:：]\s*", re.IGNORECASE),
+        "question": re.compile(r"^\s*(?:question|问题)\s*[:：]\s*", re.IGNORECASE),
         # A note's bullet and short label (lesson 12's summaries and facts): "- ", "Faults reported: ".
         "note_label": re.compile(r"^(?:[-*•]\s+)?(?:[^:：]{1,40}[:：]\s*)?"),
     }
@@ -191,6 +193,7 @@ class Conversation:
     answer_shape: the shape the final answer must take: prose, JSON for a schema, or an answer tool's
                   arguments (answer_shapes.py); an answer tool is not one of `tools`
     pasted:       JSON objects the user's messages hold (facts a structured answer may use)
+    prefilled:    the key the prompt itself ends with ("Thought:"), which the reply continues rather than repeats
     """
 
     request: str
@@ -206,6 +209,7 @@ class Conversation:
     tool_problem: dict[str, str] | None = None
     answer_shape: AnswerShape = field(default_factory=AnswerShape)
     pasted: tuple[dict, ...] = ()
+    prefilled: str = ""
 
     @property
     def zh(self) -> bool:
@@ -295,11 +299,17 @@ def read_conversation(request: dict) -> Conversation:
         raise MalformedRequestError(str(exc)) from None
     if shape.tool is not None:  # the answer goes through it: it is not a tool to plan with
         native_tools = {name: text for name, text in native_tools.items() if name != shape.tool}
+    scratchpad: Scratchpad | None = None
     if native_tools is not None:
         tools, native, declared = native_tools, True, True
     else:
         system = "\n".join(t for m, t in zip(messages, texts) if m["role"] in ("system", "developer"))
         offered = read_tool_list(system)
+        if not offered.tools and asks_for_tools(request_text) and (in_request := read_tool_list(request_text)).tools:
+            # The whole ReAct prompt in one user message (LangChain classic's PromptTemplate): its tool list,
+            # the question it ends with, and the scratchpad of the steps taken so far.
+            offered, scratchpad = in_request, read_scratchpad(request_text)
+            request_text = scratchpad.question
         tools, native, tool_problem = offered.tools, False, offered.problem
         declared = bool(tools) or tool_problem is not None
 
@@ -309,6 +319,8 @@ def read_conversation(request: dict) -> Conversation:
     notes = tuple(line for note in systems[1:] if not note.startswith(PLAN_CONTEXT) for line in note_lines(note))
 
     steps, rounds = _read_steps(messages[start + 1 :], texts[start + 1 :])
+    if scratchpad is not None:
+        steps, rounds = [*scratchpad.steps, *steps], scratchpad.rounds + rounds
     return Conversation(
         request=request_text,
         lang=detect_language(request_text),
@@ -322,6 +334,7 @@ def read_conversation(request: dict) -> Conversation:
         schemas=schemas,
         tool_problem=tool_problem,
         answer_shape=shape,
+        prefilled=scratchpad.prefilled if scratchpad else "",
         # read only for a structured answer: a tool's description may hold an example object, which is no fact
         pasted=tuple(json_objects_in(texts[i] for i, m in enumerate(messages) if m["role"] == "user"))
         if shape.schema is not None and not shape.tool else (),
@@ -479,6 +492,54 @@ def _read_steps(messages: list[dict], texts: list[str]) -> tuple[list[Step], int
             steps[waiting] = replace(steps[waiting], observation=strip_fold_mark(observation))
             waiting = None
     return steps, rounds
+
+
+class Scratchpad(NamedTuple):
+    """A ReAct prompt that is one message: the question it ends with, the steps written after it."""
+
+    question: str
+    steps: list[Step]
+    rounds: int
+    prefilled: str  # "Thought:" when the message ends with the key the model is to go on from
+
+
+def read_scratchpad(text: str) -> Scratchpad:
+    """The last `Question:` of a one-message ReAct prompt (the ones above it are the format's example), and the
+    Thought / Action / Action Input / Observation lines after it, read as steps."""
+    lines = text.splitlines()
+    at = max((i for i, line in enumerate(lines) if _patterns()["question"].match(line)), default=None)
+    if at is None:
+        return Scratchpad(text, [], 0, "")
+    question = [_patterns()["question"].sub("", lines[at], count=1)]
+    rest = lines[at + 1 :]
+    while rest and _patterns()["key_line"].match(rest[0]) is None:
+        question.append(rest.pop(0))
+    steps: list[Step] = []
+    observation: list[str] | None = None
+    pending = ""
+    for line in rest:
+        match = _patterns()["key_line"].match(line)
+        key = match.group(1).lower() if match else None
+        if key == "observation":
+            observation = [match.group(2)]
+            continue
+        if key is not None and observation is not None and steps:
+            steps[-1] = replace(steps[-1], observation=strip_fold_mark("\n".join(observation).strip()))
+            observation = None
+        if observation is not None:
+            observation.append(line)
+        elif key in ("action", "action input"):
+            pending += line + "\n"
+            if key == "action input":
+                action = parse_action(pending)
+                if action is not None:
+                    steps.append(Step(action[0], action[1], kind=tool_kind(action[0])))
+                pending = ""
+    if observation is not None and steps:
+        steps[-1] = replace(steps[-1], observation=strip_fold_mark("\n".join(observation).strip()))
+    ends_with = text.rsplit("\n", 1)[-1].lstrip()  # "Thought:" or "Thought: ", as the prompt wrote it
+    prefilled = ends_with if re.fullmatch(r"(?i)thought\s*[:：]\s*", ends_with) else ""
+    return Scratchpad("\n".join(question).strip(), steps, len(steps), prefilled)
 
 
 def parse_action(text: str) -> tuple[str, str] | None:

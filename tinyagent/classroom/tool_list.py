@@ -5,6 +5,7 @@ many shapes. This module reads all of these (tests/test_classroom_tool_list.py h
 
     1. queryOrder - look an order up        numbered lines, with -, :, —, –, or full-width ：－, and 1) 1、 １．
     queryOrder: look an order up            `name: description` lines (LangChain's classic ReAct prompt)
+    queryOrder(orderId: str) -> str - ...   a signature and its return type (LangChain's StructuredTool)
     - **queryOrder**: look an order up      Markdown bullets, with bold or `code` names
     | queryOrder | look an order up |      Markdown tables (a header row such as | name | ... | is skipped)
     [{"name": "queryOrder", ...}]           a JSON (or JSON Schema, or OpenAI `tools`) block, fenced or not
@@ -59,7 +60,7 @@ def _patterns() -> dict[str, re.Pattern]:
         "bullet": re.compile(r"^\s*[-*+•·]\s+"),
         # the name (maybe **bold** or `code`, maybe with a signature), then a separator, then the text
         "entry": re.compile(
-            r"^(?P<mark>\*\*|__|`)?" + name + r"(?P=mark)?(?:\s*\([^)]*\))?(?P<close>\*\*|`)?"
+            r"^(?P<mark>\*\*|__|`)?" + name + r"(?P=mark)?(?:\s*\([^)]*\)(?:\s*->\s*\S+)?)?(?P<close>\*\*|`)?"
             r"\s*(?:-{1,2}|—{1,2}|–|:|：|－|=>|->)\s*(?P<desc>\S.*)$"
         ),
         "one_of": re.compile(

@@ -1,0 +1,40 @@
+"""The conversation shapes other frameworks send, read by the classroom model without the frameworks installed
+(tests/test_frameworks.py runs the frameworks themselves). One test per shape; docs/classroom-model.md lists them."""
+
+from __future__ import annotations
+
+import json
+
+from tests.framework_shop import CLASSIC_REACT_PROMPT
+from tinyagent.classroom.behaviour import respond
+from tinyagent.classroom.conversation import read_conversation
+
+ORDER = {"orderId": "88231", "product": "比特 S10 Pro 扫地机", "price": 1999, "orderTime": "2026-06-20",
+         "signTime": "2026-06-22", "status": "已签收", "trackingNo": "SF1234567890"}
+TOOLS_AS_TEXT = ("queryOrder(orderId: 'str') -> 'str' - Look up an order and its trackingNo.\n"
+                 "getCurrentTime() -> 'str' - The current date and time.\n"
+                 "searchKnowledge(query: 'str') -> 'str' - Search the after-sales policies.")
+
+
+def classic(scratchpad: str) -> dict:
+    prompt = CLASSIC_REACT_PROMPT.format(tools=TOOLS_AS_TEXT, tool_names="queryOrder, getCurrentTime, searchKnowledge",
+                                         input="Where is the parcel of order 88231?", agent_scratchpad=scratchpad)
+    return {"model": "classroom", "messages": [{"role": "user", "content": prompt}], "stop": ["\nObservation"]}
+
+
+def test_a_one_message_react_prompt_lists_its_tools_and_ends_with_the_question():
+    conv = read_conversation(classic(""))
+    assert list(conv.tools) == ["queryOrder", "getCurrentTime", "searchKnowledge"]
+    assert conv.tools["queryOrder"] == "Look up an order and its trackingNo."  # the signature is not the text
+    assert conv.request == "Where is the parcel of order 88231?" and conv.steps == ()
+
+
+def test_the_scratchpad_holds_the_steps_and_the_reply_goes_on_after_thought():
+    pad = (" I look the order up.\nAction: queryOrder\nAction Input: 88231\n"
+           f"Observation: {json.dumps(ORDER, ensure_ascii=False)}\nThought: ")
+    conv = read_conversation(classic(pad))
+    assert [(s.tool, s.input, s.data) for s in conv.steps] == [("queryOrder", "88231", ORDER)]
+    assert conv.rounds == 1
+    reply = respond(classic(pad)).text
+    assert not reply.startswith(("Thought:", " "))  # the prompt typed "Thought: " already
+    assert "Action: queryOrder" not in reply  # it does not ask again for what the scratchpad holds
