@@ -38,3 +38,30 @@ def test_the_scratchpad_holds_the_steps_and_the_reply_goes_on_after_thought():
     reply = respond(classic(pad)).text
     assert not reply.startswith(("Thought:", " "))  # the prompt typed "Thought: " already
     assert "Action: queryOrder" not in reply  # it does not ask again for what the scratchpad holds
+
+
+def test_native_calls_kept_as_text_and_their_observations_are_steps():
+    calls = ("Calling tools:\n[{'id': 'call_1', 'type': 'function', 'function': {'name': 'getCurrentTime', "
+             "'arguments': {}}}, {'id': 'call_2', 'type': 'function', 'function': {'name': 'queryOrder', "
+             "'arguments': {'orderId': '88231'}}}]")
+    now = '{"currentTime": "2026-06-30T19:05:23"}'
+    request = {"model": "classroom", "tool_choice": "required", "tools": [
+        {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
+        for name in ("queryOrder", "getCurrentTime", "final_answer")], "messages": [
+        {"role": "system", "content": "You are an expert assistant who can solve any task using tool calls."},
+        {"role": "user", "content": "New task:\nWhat is the status of order 88231?"},
+        {"role": "assistant", "content": calls},
+        {"role": "user", "content": f"Observation:\n{now}\n{json.dumps(ORDER, ensure_ascii=False)}"}]}
+    conv = read_conversation(request)
+    assert conv.request == "What is the status of order 88231?"  # the framework's label is not the customer's
+    assert [(s.tool, s.data) for s in conv.steps] == [("getCurrentTime", json.loads(now)), ("queryOrder", ORDER)]
+    assert list(conv.tools) == ["queryOrder", "getCurrentTime"]  # final_answer is how the answer is given
+    (call,) = respond(request).tool_calls
+    assert call.name == "final_answer" and "已签收" in call.arguments["answer"]
+
+
+def test_a_prompt_that_asks_for_code_is_told_the_classroom_model_writes_none():
+    request = {"model": "classroom", "messages": [
+        {"role": "system", "content": "You are an expert assistant who can solve any task using code blobs."},
+        {"role": "user", "content": "订单 88231 到哪了？"}]}
+    assert "课堂模型不会写代码" in respond(request).text

@@ -418,3 +418,36 @@ def test_langchain_classic_react_agent_executor_refunds(classroom, shop):
     executor = AgentExecutor(agent=agent, tools=tools, max_iterations=8)
     result = executor.invoke({"input": REFUND_REQUEST})
     assert_refunded(shop, result["output"])
+
+
+# -- smolagents ---------------------------------------------------------------------------------------------
+
+
+def smol_model(classroom):
+    need("smolagents")
+    from smolagents import OpenAIServerModel
+
+    return OpenAIServerModel(model_id=MODEL, api_base=classroom.base_url, api_key="classroom")
+
+
+def smol_tools(shop):
+    from smolagents import tool
+
+    return [tool(fn) for fn in shop_functions(shop)]
+
+
+def test_smolagents_tool_calling_agent_refunds(classroom, shop):
+    from smolagents import ToolCallingAgent
+
+    agent = ToolCallingAgent(tools=smol_tools(shop), model=smol_model(classroom), max_steps=8, verbosity_level=0)
+    assert_refunded(shop, agent.run(REFUND_REQUEST))
+
+
+def test_smolagents_code_agent_is_told_plainly_that_the_classroom_model_writes_no_code(classroom, shop):
+    from smolagents import CodeAgent
+
+    agent = CodeAgent(tools=smol_tools(shop), model=smol_model(classroom), max_steps=1, verbosity_level=0)
+    agent.run(REFUND_REQUEST)
+    said = [step.model_output for step in agent.memory.steps if getattr(step, "model_output", None)]
+    assert said and "The classroom model writes no code" in said[0]
+    assert shop.refunds() == []

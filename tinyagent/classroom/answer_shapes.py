@@ -184,7 +184,7 @@ def fill(schema: dict, facts: dict[str, object], prose: str, defs: dict | None =
         if "object" in _types(spec) and isinstance(spec.get("properties"), dict):
             inner = fill(spec, facts, prose, defs, where + ".")
             found, missing = (inner.value, [*missing, *inner.missing]) if inner.value else (None, missing)
-        elif _norm(name) in PROSE_FIELDS and "string" in _types(spec) | ({"string"} if not _types(spec) else set()):
+        elif _norm(name) in PROSE_FIELDS and not _types(spec) - {"string", "null", "any"}:
             found = prose or None
         else:
             fact = _fact_for(name, facts)

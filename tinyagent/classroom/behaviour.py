@@ -43,6 +43,7 @@ from functools import cached_property
 
 from .answer_shapes import shape_answer
 from .conversation import Conversation, MalformedRequestError, parse_action, read_conversation
+from .no_code import no_code_reply
 from .plan_and_reflect import lesson_17_reply
 from .reply import Reply
 from .summaries import summary_request, write_summary
@@ -95,6 +96,8 @@ def _agent_step(asked: Asked) -> Reply:
 KINDS: tuple[tuple[str, Callable[[Asked], Reply | None]], ...] = (
     # lesson 17: a planner, composer, draft-checking or skill-choosing call (plan_and_reflect.py)
     ("plan, compose, check or choose a skill", lambda asked: lesson_17_reply(asked.body)),
+    # another framework's agent that wants code written (smolagents' CodeAgent): it writes none, and says so
+    ("asked for code", lambda asked: no_code_reply(asked.body)),
     # lesson 10: a stop rule ended the loop, and its last call asks for the best answer, no tools (wrap_up.py)
     ("closing call", _closing_call),
     # lesson 12: a session's memory asks for a summary of the turns that fall out of its window (summaries.py)

@@ -16,6 +16,7 @@ Everything the model decides next is a function of this `Conversation`, and noth
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass, field, replace
@@ -56,6 +57,7 @@ def _patterns() -> dict[str, re.Pattern]:
             r"invalid input|invalid argument|expected|schema|validation|参数|格式", re.IGNORECASE
         ),
         "observation_prefix": re.compile(r"^\s*observation\s*[:：]\s*", re.IGNORECASE),
+        "task_label": re.compile(r"^\s*(?:new task|task)\s*[:：]\s*\n", re.IGNORECASE),
         "question": re.compile(r"^\s*(?:question|问题)\s*[:：]\s*", re.IGNORECASE),
         # A note's bullet and short label (lesson 12's summaries and facts): "- ", "Faults reported: ".
         "note_label": re.compile(r"^(?:[-*•]\s+)?(?:[^:：]{1,40}[:：]\s*)?"),
@@ -281,7 +283,8 @@ def read_conversation(request: dict) -> Conversation:
 
     texts = [message_text(m) for m in messages]
     start = _latest_request_index(messages, texts)
-    request_text = texts[start]
+    # A framework's label before the customer's words ("New task:\n..." from smolagents) is not what they said.
+    request_text = _patterns()["task_label"].sub("", texts[start], count=1)
     earlier = tuple(
         texts[i]
         for i in range(start - 1, -1, -1)
@@ -460,16 +463,21 @@ def _latest_request_index(messages: list[dict], texts: list[str]) -> int:
 
 
 def _read_steps(messages: list[dict], texts: list[str]) -> tuple[list[Step], int]:
-    """The steps taken after the request, and how many replies the model gave."""
+    """The steps taken after the request, and how many replies the model gave.
+
+    A call is a `tool_calls` entry answered by a `tool` message, or written as text and answered by the next
+    user messages that start with "Observation:": an `Action:` step (text ReAct), or a framework's record of
+    native calls it keeps as text (smolagents: "Calling tools:" and a list of calls).
+    """
     steps: list[Step] = []
     by_call_id: dict[str, int] = {}
-    waiting: int | None = None  # the text step that the next "Observation:" answers
+    waiting: list[int] = []  # the text steps that the next "Observation:" messages answer, in order
     rounds = 0
     for message, text in zip(messages, texts):
         role = message["role"]
         if role == "assistant":
             rounds += 1
-            waiting = None
+            waiting = []
             for call in message.get("tool_calls") or []:
                 name = call["function"]["name"]
                 by_call_id[call["id"]] = len(steps)
@@ -478,19 +486,24 @@ def _read_steps(messages: list[dict], texts: list[str]) -> tuple[list[Step], int
                 )
             if not message.get("tool_calls"):
                 action = parse_action(text)
-                if action is not None:
-                    waiting = len(steps)
-                    steps.append(Step(action[0], action[1], kind=tool_kind(action[0])))
+                written = [action] if action is not None else calls_in_text(text)
+                waiting = list(range(len(steps), len(steps) + len(written)))
+                steps += [Step(tool, tool_input, kind=tool_kind(tool)) for tool, tool_input in written]
         elif role == "tool":
             index = by_call_id.get(message["tool_call_id"])
             if index is not None:
                 steps[index] = replace(steps[index], observation=strip_fold_mark(text))
-        elif role == "user" and waiting is not None:
+        elif role == "user" and waiting:
             # A folded Observation (lesson 13's context budget) is read like a whole one: its mark goes, its
             # JSON stays JSON, with the facts the fold kept.
             observation = _patterns()["observation_prefix"].sub("", text, count=1).strip()
-            steps[waiting] = replace(steps[waiting], observation=strip_fold_mark(observation))
-            waiting = None
+            # Several calls answered in one message (smolagents joins their results with newlines): one JSON
+            # value each, when it splits that way; otherwise the whole text answers the first call.
+            parts = _json_values(observation) if len(waiting) > 1 else None
+            answers = parts if parts and len(parts) == len(waiting) else [observation]
+            for answer in answers:
+                index = waiting.pop(0)
+                steps[index] = replace(steps[index], observation=strip_fold_mark(answer))
     return steps, rounds
 
 
@@ -540,6 +553,44 @@ def read_scratchpad(text: str) -> Scratchpad:
     ends_with = text.rsplit("\n", 1)[-1].lstrip()  # "Thought:" or "Thought: ", as the prompt wrote it
     prefilled = ends_with if re.fullmatch(r"(?i)thought\s*[:：]\s*", ends_with) else ""
     return Scratchpad("\n".join(question).strip(), steps, len(steps), prefilled)
+
+
+def _json_values(text: str) -> list[str] | None:
+    """The JSON values `text` is made of, one after another, each as its own text; None if it is not that."""
+    decoder, values, at = json.JSONDecoder(), [], 0
+    while at < len(text):
+        try:
+            _, end = decoder.raw_decode(text, at)
+        except ValueError:
+            return None
+        values.append(text[at:end])
+        at = end
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return values
+
+
+def calls_in_text(text: str) -> list[tuple[str, str]]:
+    """(tool, input) of each call in a record of native calls kept as text: "Calling tools:" and then the
+    calls as a JSON or Python list ([{'id': ..., 'function': {'name': ..., 'arguments': {...}}}]); [] if none."""
+    head, found, listed = text.partition("Calling tools:")
+    if not found or head.strip():
+        return []
+    try:
+        calls = json.loads(listed)
+    except ValueError:
+        try:
+            calls = ast.literal_eval(listed.strip())
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return []
+    if not isinstance(calls, list):
+        return []
+    written = []
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            written.append((function["name"], _arguments_as_input(function.get("arguments"))))
+    return written
 
 
 def parse_action(text: str) -> tuple[str, str] | None:
