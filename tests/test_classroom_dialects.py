@@ -65,3 +65,43 @@ def test_a_prompt_that_asks_for_code_is_told_the_classroom_model_writes_none():
         {"role": "system", "content": "You are an expert assistant who can solve any task using code blobs."},
         {"role": "user", "content": "订单 88231 到哪了？"}]}
     assert "课堂模型不会写代码" in respond(request).text
+
+
+LLAMA_PROMPT = """You have access to the following tools:
+> Tool Name: queryOrder
+Tool Description: queryOrder(orderId: 'str') -> 'str'
+Look up an order and its trackingNo.
+
+        Args:
+            orderId: the order id, e.g. 88231
+Tool Args: {"properties": {"orderId": {"title": "Orderid", "type": "string"}}, "required": ["orderId"], "type": "object"}
+
+> Tool Name: getCurrentTime
+Tool Description: getCurrentTime() -> 'str'
+The current date and time.
+Tool Args: {"properties": {}, "type": "object"}
+
+## Output Format
+
+Thought: The current language of the user is: (user's language). I need to use a tool to help me answer the question.
+Action: tool name (one of queryOrder, getCurrentTime) if using a tool.
+Action Input: the input to the tool, in a JSON format representing the kwargs (e.g. {"input": "hello world", "num_beams": 5})
+
+Thought: I can answer without using any more tools. I'll use the user's language to answer
+Answer: [your answer here (In the same language as the user's question)]
+"""
+
+
+def test_tool_name_blocks_give_names_descriptions_and_schemas_and_json_inputs_follow_them():
+    request = {"model": "classroom", "messages": [{"role": "system", "content": LLAMA_PROMPT},
+                                                  {"role": "user", "content": "What is the status of order 88231?"}]}
+    conv = read_conversation(request)
+    assert conv.tools == {"queryOrder": "Look up an order and its trackingNo.",
+                          "getCurrentTime": "The current date and time."}
+    assert conv.schemas["queryOrder"]["required"] == ["orderId"] and conv.json_input
+    assert "Action: queryOrder\nAction Input: {\"orderId\":\"88231\"}\n" in respond(request).text
+    request["messages"] += [{"role": "assistant", "content": "Thought: I look it up.\nAction: queryOrder\n"
+                             "Action Input: {'orderId': '88231'}"},
+                            {"role": "user", "content": f"Observation: {json.dumps(ORDER, ensure_ascii=False)}"}]
+    answer = respond(request).text
+    assert "\nAnswer: " in answer and "Final Answer" not in answer  # the key the prompt's format names

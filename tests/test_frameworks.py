@@ -451,3 +451,11 @@ def test_smolagents_code_agent_is_told_plainly_that_the_classroom_model_writes_n
     said = [step.model_output for step in agent.memory.steps if getattr(step, "model_output", None)]
     assert said and "The classroom model writes no code" in said[0]
     assert shop.refunds() == []
+
+
+def test_llama_index_react_agent_refunds(classroom, shop):
+    need("llama_index.core.agent.workflow")
+    from llama_index.core.agent.workflow import ReActAgent
+
+    answer = run_llama_agent(ReActAgent(tools=llama_tools(shop), llm=llama_llm(classroom)))
+    assert_refunded(shop, answer)

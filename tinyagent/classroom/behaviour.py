@@ -127,14 +127,18 @@ def respond(request: dict) -> Reply:
 
 
 def continued(asked: Asked, reply: Reply) -> Reply:
-    """A prompt that ends with "Thought:" has typed the key already: the reply goes on after it."""
+    """A text reply in the prompt's own format: after a "Thought:" the prompt ends with (the key is typed
+    already), and with the answer's key the prompt names."""
     if "messages" not in asked.body or not reply.text or reply.tool_calls:
         return reply
-    key = asked.conversation.prefilled
-    if key and reply.text.startswith("Thought:"):
-        rest = reply.text[len("Thought:"):]
-        return replace(reply, text=rest.lstrip(" ") if key.endswith(" ") else rest)
-    return reply
+    conv = asked.conversation
+    text = reply.text
+    if conv.answer_key != "Final Answer":  # the prompt's format names the answer's key otherwise (LlamaIndex)
+        text = text.replace("Final Answer:", f"{conv.answer_key}:")
+    if conv.prefilled and text.startswith("Thought:"):
+        text = text[len("Thought:"):]
+        text = text.lstrip(" ") if conv.prefilled.endswith(" ") else text
+    return reply if text == reply.text else replace(reply, text=text)
 
 
 def in_answer_shape(asked: Asked, reply: Reply) -> Reply:

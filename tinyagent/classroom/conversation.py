@@ -189,13 +189,15 @@ class Conversation:
     earlier:      the user's earlier requests in this conversation, most recent first
     notes:        system messages after the first (a session's summary, facts about the customer: lesson 12);
                   read after `earlier`, as what was said before the turns the conversation still holds
-    schemas:      for function calling, each tool's JSON Schema `parameters`
+    schemas:      each tool's JSON Schema `parameters`: from `tools`, or from a prompt that gives them (LlamaIndex)
     tool_problem: what the model could not read in the prompt's tool list ({"zh": ..., "en": ...}), when
                   the prompt asks for tool calls but lists no tool it can read
     answer_shape: the shape the final answer must take: prose, JSON for a schema, or an answer tool's
                   arguments (answer_shapes.py); an answer tool is not one of `tools`
     pasted:       JSON objects the user's messages hold (facts a structured answer may use)
     prefilled:    the key the prompt itself ends with ("Thought:"), which the reply continues rather than repeats
+    json_input:   the prompt asks for every Action Input as a JSON object of the tool's arguments (LlamaIndex)
+    answer_key:   the key the prompt's format ends with: "Final Answer", or "Answer" (LlamaIndex)
     """
 
     request: str
@@ -212,6 +214,8 @@ class Conversation:
     answer_shape: AnswerShape = field(default_factory=AnswerShape)
     pasted: tuple[dict, ...] = ()
     prefilled: str = ""
+    json_input: bool = False
+    answer_key: str = "Final Answer"
 
     @property
     def zh(self) -> bool:
@@ -303,6 +307,7 @@ def read_conversation(request: dict) -> Conversation:
     if shape.tool is not None:  # the answer goes through it: it is not a tool to plan with
         native_tools = {name: text for name, text in native_tools.items() if name != shape.tool}
     scratchpad: Scratchpad | None = None
+    json_input = False
     if native_tools is not None:
         tools, native, declared = native_tools, True, True
     else:
@@ -315,6 +320,7 @@ def read_conversation(request: dict) -> Conversation:
             request_text = scratchpad.question
         tools, native, tool_problem = offered.tools, False, offered.problem
         declared = bool(tools) or tool_problem is not None
+        schemas, json_input = offered.schemas, offered.json_input
 
     # Lesson 12: a session's summary or recalled facts come as system messages after the agent's own prompt.
     systems = [t for m, t in zip(messages, texts) if m["role"] in ("system", "developer")]
@@ -338,6 +344,8 @@ def read_conversation(request: dict) -> Conversation:
         tool_problem=tool_problem,
         answer_shape=shape,
         prefilled=scratchpad.prefilled if scratchpad else "",
+        json_input=json_input,
+        answer_key=_answer_key("\n".join(texts[i] for i, m in enumerate(messages) if m["role"] in ("system", "developer"))),
         # read only for a structured answer: a tool's description may hold an example object, which is no fact
         pasted=tuple(json_objects_in(texts[i] for i, m in enumerate(messages) if m["role"] == "user"))
         if shape.schema is not None and not shape.tool else (),
@@ -360,6 +368,13 @@ def json_objects_in(texts) -> list[dict]:
                 found.append(value)
             start = text.find("{", end)
     return found
+
+
+def _answer_key(system: str) -> str:
+    """ "Answer" when the prompt's format ends with an `Answer:` line and never says `Final Answer:`."""
+    if "final answer" in system.lower() or not re.search(r"^\s*Answer\s*:", system, re.MULTILINE):
+        return "Final Answer"
+    return "Answer"
 
 
 def note_lines(note: str) -> list[str]:
