@@ -40,6 +40,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -590,6 +591,8 @@ class _Handler(BaseHTTPRequestHandler):
             endpoint = self._route()
             body = self._read_body()
             self._check_key()
+            # lesson 20: the request goes to any running recording(); after the key check, so no stranger's body
+            self.room.record(self.command, unquote(urlsplit(self.path).path), body)
             endpoint(body)
         except ApiError as err:
             self._send_json(err.status, err.to_json(), err.headers)
@@ -1109,7 +1112,33 @@ class ClassroomServer(BackgroundServer):
         self.prefill_tokens_per_second = prefill_tokens_per_second
         self.read_timeout = read_timeout
         self.base_path = "/" + base_path.strip("/") if base_path.strip("/") else ""
+        self._logs: list = []  # the RequestLogs of the recording() blocks running now
+        self._logs_lock = threading.Lock()
         self._listen(host, port, lambda address: _HTTPServer(address, self))
+
+    # -- what it was sent (lesson 20) -------------------------------------------------------------
+    @contextmanager
+    def recording(self):
+        """A RequestLog (request_log.py) of every request this server receives while the block runs."""
+        from .request_log import RequestLog
+
+        log = RequestLog()
+        with self._logs_lock:
+            self._logs.append(log)
+        try:
+            yield log
+        finally:
+            with self._logs_lock:
+                self._logs.remove(log)
+
+    def record(self, method: str, path: str, body: bytes) -> None:
+        """Add a request to every recording running now (none, nearly always: then this costs nothing)."""
+        if not self._logs:
+            return
+        with self._logs_lock:
+            logs = list(self._logs)
+        for log in logs:
+            log.add(method, path, body)
 
     # -- pace (lesson 14) ------------------------------------------------------------------------
     @property
