@@ -28,6 +28,10 @@ from tinyagent.tool_specs import function_specs, input_from_arguments
 
 MODEL = "classroom"
 
+# The frameworks' own deprecation notices (pydantic's `__fields__` inside LlamaIndex, LangGraph's moved names):
+# nothing this project calls, and dozens of lines in every run's summary.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
 
 class OrderFacts(BaseModel):
     """What the shop knows about an order."""
@@ -54,6 +58,15 @@ def classroom():
 @pytest.fixture
 def shop():
     return new_shop()
+
+
+def test_a_missing_framework_skips_with_the_extra_to_install_but_fails_in_ci(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match=r'pip install -e "\.\[frameworks\]"'):
+        need("no_such_framework_here")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="missing in CI"):
+        need("no_such_framework_here")
 
 
 # -- the official openai client ---------------------------------------------------------------------------
