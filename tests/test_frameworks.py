@@ -217,6 +217,17 @@ def test_langchain_create_agent_refunds(classroom, shop):
     assert_refunded(shop, state["messages"][-1].content)
 
 
+def test_langchain_create_agent_structured_response_fills_order_88231(classroom, shop):
+    need("langchain.agents")
+    from langchain.agents import create_agent
+
+    # A model LangChain has no profile for gets its schema as a tool (ToolStrategy) and tool_choice "required".
+    agent = create_agent(chat_openai(classroom), langchain_tools(shop), response_format=OrderFacts)
+    state = agent.invoke({"messages": [{"role": "user", "content": "What do you have on order 88231?"}]})
+    assert_order_88231(state["structured_response"])
+    assert shop.refunds() == []
+
+
 def test_langgraph_react_agent_refunds(classroom, shop):
     need("langgraph.prebuilt")
     import warnings

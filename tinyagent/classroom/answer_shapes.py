@@ -6,8 +6,10 @@ function (`shape_answer`), after it has decided what to say:
     response_format {"type": "json_schema", ...}   the openai client's `chat.completions.parse`, LangChain's
                                                    `with_structured_output`, the Responses API's `text.format`
     response_format {"type": "json_object"}        "answer in JSON", no schema given
-    an answer tool in `tools`                      pydantic-ai's `final_result`, smolagents' `final_answer`:
-                                                   the answer is the arguments of a call to that tool
+    an answer tool in `tools`                      pydantic-ai's `final_result`, smolagents' `final_answer`,
+                                                   the one tool no planner calls when `tool_choice` is
+                                                   "required" (LangChain's ToolStrategy): the answer is the
+                                                   arguments of a call to that tool
 
 A field is filled only from what the conversation knows: the Observations' JSON (an order's product, price,
 dates, status, tracking number; a refund's id), a JSON object the user pasted, the order id the customer gave,
@@ -61,10 +63,18 @@ class AnswerShape(NamedTuple):
     tool: str | None = None
 
 
-def read_answer_shape(request: dict, tools: dict[str, str], schemas: dict[str, dict]) -> AnswerShape:
-    """The answer's shape from `response_format`, else from an answer tool among `tools`. A malformed
-    `response_format` is a ValueError (the server answers 400)."""
+def read_answer_shape(request: dict, tools: dict[str, str], schemas: dict[str, dict],
+                      unplanned: tuple[str, ...] = ()) -> AnswerShape:
+    """The answer's shape: an answer tool among `tools`, else `response_format`. A malformed `response_format`
+    is a ValueError (the server answers 400).
+
+    An answer tool is one named as frameworks name them (ANSWER_TOOLS), or, when `tool_choice` is "required"
+    (every reply must be a call, so the answer must be one too), the only tool of `unplanned`, the tools no
+    planner would call (LangChain's structured output as a tool named after its schema, `OrderFacts`).
+    """
     tool = next((name for name in tools if name.lower() in ANSWER_TOOLS or name.startswith("final_result_")), None)
+    if tool is None and request.get("tool_choice") == "required" and len(unplanned) == 1:
+        tool = unplanned[0]
     if tool is not None:
         return AnswerShape(schemas.get(tool) or {}, tool, tool)
     wanted = request.get("response_format")

@@ -301,7 +301,8 @@ def read_conversation(request: dict) -> Conversation:
         raise MalformedRequestError(str(exc)) from None
     tool_problem = None
     try:
-        shape = read_answer_shape(request, native_tools or {}, schemas)
+        unplanned = tuple(name for name in native_tools or {} if tool_kind(name) is None)
+        shape = read_answer_shape(request, native_tools or {}, schemas, unplanned)
     except ValueError as exc:
         raise MalformedRequestError(str(exc)) from None
     if shape.tool is not None:  # the answer goes through it: it is not a tool to plan with
