@@ -73,7 +73,7 @@ class Asked:
 def _closing_call(asked: Asked) -> Reply | None:
     closing = closing_request(asked.body)
     if closing is not None and (before := read_conversation(closing)).declared:
-        return wrap_up(before)
+        return written(before, wrap_up(before))
     return None
 
 
@@ -84,11 +84,12 @@ def _summary(asked: Asked) -> Reply | None:
 
 
 def _plain_chat(asked: Asked) -> Reply | None:
-    return chat(asked.conversation) if not asked.conversation.declared else None
+    conv = asked.conversation
+    return written(conv, chat(conv)) if not conv.declared else None
 
 
 def _agent_step(asked: Asked) -> Reply:
-    return asked.variant(asked.conversation)
+    return written(asked.conversation, asked.variant(asked.conversation))
 
 
 # The kinds of request, first match wins: (kind, its reply, or None when the request is not of that kind).
@@ -122,34 +123,24 @@ def respond(request: dict) -> Reply:
     if variant is None:
         raise UnknownModelError(f"unknown model {model!r}; the classroom models are: {', '.join(MODELS)}")
     asked = Asked(request, variant)
-    reply = next(reply for _, reply_to in KINDS if (reply := reply_to(asked)) is not None)
-    return continued(asked, in_answer_shape(asked, reply))
+    return next(reply for _, reply_to in KINDS if (reply := reply_to(asked)) is not None)
 
 
-def continued(asked: Asked, reply: Reply) -> Reply:
-    """A text reply in the prompt's own format: after a "Thought:" the prompt ends with (the key is typed
-    already), and with the answer's key the prompt names."""
-    if "messages" not in asked.body or not reply.text or reply.tool_calls:
+def written(conv: Conversation, reply: Reply) -> Reply:
+    """The reply in the shape the request asks for: a final answer as JSON or an answer tool's call
+    (answer_shapes.py), and text in the prompt's own format (after the "Thought:" the prompt ends with, under
+    the answer's key the prompt names). What every lesson's request gets is the reply as it is."""
+    if conv.answer_shape.schema is not None and not reply.tool_calls and not reply.refusal:
+        text = reply.text or ""
+        if conv.native or parse_action(text) is None:  # an answer, not a text ReAct step
+            prose = text.split("Final Answer:", 1)[1].strip() if "Final Answer:" in text else text.strip()
+            reply = shape_answer(conv.answer_shape, conv.facts, prose, conv.zh)
+    if not reply.text or reply.tool_calls:
         return reply
-    conv = asked.conversation
     text = reply.text
-    if conv.answer_key != "Final Answer":  # the prompt's format names the answer's key otherwise (LlamaIndex)
+    if conv.answer_key != "Final Answer":  # LlamaIndex's format ends with "Answer:"
         text = text.replace("Final Answer:", f"{conv.answer_key}:")
-    if conv.prefilled and text.startswith("Thought:"):
+    if conv.prefilled and text.startswith("Thought:"):  # the prompt typed the key already
         text = text[len("Thought:"):]
         text = text.lstrip(" ") if conv.prefilled.endswith(" ") else text
     return reply if text == reply.text else replace(reply, text=text)
-
-
-def in_answer_shape(asked: Asked, reply: Reply) -> Reply:
-    """A final answer in the shape the request asks for (answer_shapes.py); any other reply as it is."""
-    if "response_format" not in asked.body and not asked.body.get("tools"):
-        return reply  # prose: what every lesson's request gets, decided without reading anything more
-    conv = asked.conversation
-    if conv.answer_shape.schema is None or reply.tool_calls or reply.refusal:
-        return reply
-    text = reply.text or ""
-    if not conv.native and parse_action(text) is not None:
-        return reply  # a text ReAct step, not yet the answer
-    prose = text.split("Final Answer:", 1)[1].strip() if "Final Answer:" in text else text.strip()
-    return shape_answer(conv.answer_shape, conv.facts, prose, conv.zh)
