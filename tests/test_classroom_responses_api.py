@@ -70,3 +70,13 @@ def test_bad_input_is_a_json_4xx(classroom, body, says):
 
 def test_get_is_not_allowed(classroom):
     assert requests.get(classroom.base_url + "/responses", timeout=30).status_code == 405
+
+
+def test_max_output_tokens_makes_an_incomplete_response(classroom):
+    body = {"model": "classroom", "input": "What is a ReAct agent?", "max_output_tokens": 5}
+    answer = post(classroom, body).json()
+    assert answer["status"] == "incomplete" and answer["incomplete_details"] == {"reason": "max_output_tokens"}
+    assert answer["usage"]["output_tokens"] == 5
+    streamed = post(classroom, {**body, "stream": True}, stream=True)
+    last = [line for line in streamed.iter_lines(decode_unicode=True) if line.startswith("event: ")][-1]
+    assert last == "event: response.incomplete"
