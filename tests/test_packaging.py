@@ -77,9 +77,9 @@ def test_the_core_depends_on_requests_and_dotenv_only():
 
 def test_the_course_installs_the_widgets_extra():
     # ... and lesson 12's `postgres` extra (psycopg) and lesson 19's `serve` (Starlette, uvicorn), which the core
-    # never needs; `make setup` adds the `hub` extra (JupyterHub, for deploy/jupyterhub/ and its tests), which
-    # conda and Binder do not need
-    assert '".[widgets,dev,local,postgres,serve,hub]"' in (ROOT / "Makefile").read_text(encoding="utf-8")
+    # never needs; `make setup` adds the `hub` extra (JupyterHub, for deploy/jupyterhub/ and its tests) and
+    # `frameworks` (tests/test_frameworks.py), which conda and Binder do not need
+    assert '".[widgets,dev,local,postgres,serve,hub,frameworks]"' in (ROOT / "Makefile").read_text(encoding="utf-8")
     assert '".[widgets,dev,local,postgres,serve]"' in (ROOT / "environment.yml").read_text(encoding="utf-8")
 
 
@@ -91,6 +91,22 @@ def test_the_service_is_an_extra_that_import_tinyagent_never_loads(tmp_path):
     done = run_python(
         "import sys, tinyagent, tinyagent.shop, tinyagent.__main__\n"
         "print(' '.join(m for m in ('starlette', 'uvicorn', 'tinyagent.serving') if m in sys.modules))",
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
+
+
+FRAMEWORKS = ("langchain", "langchain_core", "langchain_openai", "langchain_classic", "langgraph", "smolagents",
+              "llama_index", "pydantic_ai", "agents", "openai")
+
+
+def test_import_tinyagent_and_the_classroom_model_load_no_framework(tmp_path):
+    done = run_python(
+        "import sys, tinyagent, tinyagent.shop, tinyagent.__main__\n"
+        "from tinyagent.classroom.server import ClassroomServer\n"
+        "from tinyagent.classroom import behaviour\n"
+        f"print(' '.join(m for m in {FRAMEWORKS!r} if m in sys.modules))",
         tmp_path,
     )
     assert done.returncode == 0, done.stderr

@@ -37,17 +37,75 @@ Modules, in the order a reader might open them:
 
 from __future__ import annotations
 
-from .conversation import MalformedRequestError, read_conversation
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+from .answer_shapes import shape_answer
+from .conversation import Conversation, MalformedRequestError, parse_action, read_conversation
+from .no_code import no_code_reply
+from .plan_and_reflect import lesson_17_reply
 from .reply import Reply
 from .summaries import summary_request, write_summary
 from .variants import MODELS, VARIANTS, VARIANTS_TABLE, chat
 from .wrap_up import closing_request, wrap_up
 
-__all__ = ["MODELS", "VARIANTS_TABLE", "MalformedRequestError", "UnknownModelError", "respond"]
+__all__ = ["KINDS", "MODELS", "VARIANTS_TABLE", "MalformedRequestError", "UnknownModelError", "respond"]
 
 
 class UnknownModelError(ValueError):
     """The request names a model the classroom server does not have."""
+
+
+@dataclass
+class Asked:
+    """One request, as the rows of KINDS look at it: the body, the variant its model names, and the
+    conversation, read once on first use (a malformed one raises ValueError there)."""
+
+    body: dict
+    variant: Callable[[Conversation], Reply]
+
+    @cached_property
+    def conversation(self) -> Conversation:
+        return read_conversation(self.body)
+
+
+def _closing_call(asked: Asked) -> Reply | None:
+    closing = closing_request(asked.body)
+    if closing is not None and (before := read_conversation(closing)).declared:
+        return written(before, wrap_up(before))
+    return None
+
+
+def _summary(asked: Asked) -> Reply | None:
+    asked.conversation  # noqa: B018 - a malformed request is refused before anything is summarized
+    found = summary_request(asked.body)
+    return Reply(write_summary(*found)) if found is not None else None
+
+
+def _plain_chat(asked: Asked) -> Reply | None:
+    conv = asked.conversation
+    return written(conv, chat(conv)) if not conv.declared else None
+
+
+def _agent_step(asked: Asked) -> Reply:
+    return written(asked.conversation, asked.variant(asked.conversation))
+
+
+# The kinds of request, first match wins: (kind, its reply, or None when the request is not of that kind).
+# The calls a lesson's part makes with a prompt of its own come first; the agent's step is what is left.
+KINDS: tuple[tuple[str, Callable[[Asked], Reply | None]], ...] = (
+    # lesson 17: a planner, composer, draft-checking or skill-choosing call (plan_and_reflect.py)
+    ("plan, compose, check or choose a skill", lambda asked: lesson_17_reply(asked.body)),
+    # another framework's agent that wants code written (smolagents' CodeAgent): it writes none, and says so
+    ("asked for code", lambda asked: no_code_reply(asked.body)),
+    # lesson 10: a stop rule ended the loop, and its last call asks for the best answer, no tools (wrap_up.py)
+    ("closing call", _closing_call),
+    # lesson 12: a session's memory asks for a summary of the turns that fall out of its window (summaries.py)
+    ("summary", _summary),
+    ("plain chat", _plain_chat),  # no tools declared: every variant answers the same short text
+    ("agent step", _agent_step),  # the variant the model name picks (variants.py)
+)
 
 
 def respond(request: dict) -> Reply:
@@ -64,19 +122,25 @@ def respond(request: dict) -> Reply:
     variant = VARIANTS.get(model)
     if variant is None:
         raise UnknownModelError(f"unknown model {model!r}; the classroom models are: {', '.join(MODELS)}")
-    # Lesson 17: a planner, composer, draft-checking or skill-choosing call (plan_and_reflect.py).
-    from .plan_and_reflect import lesson_17_reply
+    asked = Asked(request, variant)
+    return next(reply for _, reply_to in KINDS if (reply := reply_to(asked)) is not None)
 
-    if (planned := lesson_17_reply(request)) is not None:
-        return planned
-    # Lesson 10: a stop rule ended the agent's loop, and its last call asks for the best answer, no tools.
-    closing = closing_request(request)
-    if closing is not None and (before := read_conversation(closing)).declared:
-        return wrap_up(before)
-    conv = read_conversation(request)
-    # Lesson 12: a session's memory asks for a summary of the turns that fall out of its window.
-    if (asked := summary_request(request)) is not None:
-        return Reply(write_summary(*asked))
-    if not conv.declared:
-        return chat(conv)
-    return variant(conv)
+
+def written(conv: Conversation, reply: Reply) -> Reply:
+    """The reply in the shape the request asks for: a final answer as JSON or an answer tool's call
+    (answer_shapes.py), and text in the prompt's own format (after the "Thought:" the prompt ends with, under
+    the answer's key the prompt names). What every lesson's request gets is the reply as it is."""
+    if conv.answer_shape.schema is not None and not reply.tool_calls and not reply.refusal:
+        text = reply.text or ""
+        if conv.native or parse_action(text) is None:  # an answer, not a text ReAct step
+            prose = text.split("Final Answer:", 1)[1].strip() if "Final Answer:" in text else text.strip()
+            reply = shape_answer(conv.answer_shape, conv.facts, prose, conv.zh)
+    if not reply.text or reply.tool_calls:
+        return reply
+    text = reply.text
+    if conv.answer_key != "Final Answer":  # LlamaIndex's format ends with "Answer:"
+        text = text.replace("Final Answer:", f"{conv.answer_key}:")
+    if conv.prefilled and text.startswith("Thought:"):  # the prompt typed the key already
+        text = text[len("Thought:"):]
+        text = text.lstrip(" ") if conv.prefilled.endswith(" ") else text
+    return reply if text == reply.text else replace(reply, text=text)

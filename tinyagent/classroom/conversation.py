@@ -16,15 +16,18 @@ Everything the model decides next is a function of this `Conversation`, and noth
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass, field, replace
 from functools import cache
+from typing import NamedTuple
 
 from ..observation_folding import strip_fold_mark
 from ..plans import CONTEXT_HEADING
 from ..prompts import detect_language
-from .tool_list import MalformedToolsError, read_native_tools, read_tool_list
+from .answer_shapes import AnswerShape, facts_in, read_answer_shape
+from .tool_list import MalformedToolsError, asks_for_tools, read_native_tools, read_tool_list
 
 # The heading of the note a plan's step is given (lesson 17), in either language.
 PLAN_CONTEXT = tuple(CONTEXT_HEADING.values())
@@ -54,6 +57,8 @@ def _patterns() -> dict[str, re.Pattern]:
             r"invalid input|invalid argument|expected|schema|validation|参数|格式", re.IGNORECASE
         ),
         "observation_prefix": re.compile(r"^\s*observation\s*[:：]\s*", re.IGNORECASE),
+        "task_label": re.compile(r"^\s*(?:new task|task)\s*[:：]\s*\n", re.IGNORECASE),
+        "question": re.compile(r"^\s*(?:question|问题)\s*[:：]\s*", re.IGNORECASE),
         # A note's bullet and short label (lesson 12's summaries and facts): "- ", "Faults reported: ".
         "note_label": re.compile(r"^(?:[-*•]\s+)?(?:[^:：]{1,40}[:：]\s*)?"),
     }
@@ -184,9 +189,15 @@ class Conversation:
     earlier:      the user's earlier requests in this conversation, most recent first
     notes:        system messages after the first (a session's summary, facts about the customer: lesson 12);
                   read after `earlier`, as what was said before the turns the conversation still holds
-    schemas:      for function calling, each tool's JSON Schema `parameters`
+    schemas:      each tool's JSON Schema `parameters`: from `tools`, or from a prompt that gives them (LlamaIndex)
     tool_problem: what the model could not read in the prompt's tool list ({"zh": ..., "en": ...}), when
                   the prompt asks for tool calls but lists no tool it can read
+    answer_shape: the shape the final answer must take: prose, JSON for a schema, or an answer tool's
+                  arguments (answer_shapes.py); an answer tool is not one of `tools`
+    pasted:       JSON objects the user's messages hold (facts a structured answer may use)
+    prefilled:    the key the prompt itself ends with ("Thought:"), which the reply continues rather than repeats
+    json_input:   the prompt asks for every Action Input as a JSON object of the tool's arguments (LlamaIndex)
+    answer_key:   the key the prompt's format ends with: "Final Answer", or "Answer" (LlamaIndex)
     """
 
     request: str
@@ -200,6 +211,11 @@ class Conversation:
     notes: tuple[str, ...] = ()
     schemas: dict[str, dict] = field(default_factory=dict)
     tool_problem: dict[str, str] | None = None
+    answer_shape: AnswerShape = field(default_factory=AnswerShape)
+    pasted: tuple[dict, ...] = ()
+    prefilled: str = ""
+    json_input: bool = False
+    answer_key: str = "Final Answer"
 
     @property
     def zh(self) -> bool:
@@ -243,6 +259,13 @@ class Conversation:
     def tracking_numbers(self) -> list[str]:
         return list(dict.fromkeys(number.upper() for number in TRACKING_NO.findall(self.request)))
 
+    @property
+    def facts(self) -> dict[str, object]:
+        """What the conversation knows, field by field: the order id asked about, JSON the user pasted, then
+        every Observation's JSON (a later one wins). What a structured answer is filled from."""
+        asked = {"orderId": self.order_ids[0]} if self.order_ids else {}
+        return facts_in([asked, *self.pasted, *(step.data for step in self.steps if step.ran)])
+
     def with_step(self, step: Step) -> Conversation:
         """This conversation one round later, after `step` (used to imagine what comes next)."""
         return replace(self, steps=(*self.steps, step), rounds=self.rounds + 1)
@@ -264,7 +287,8 @@ def read_conversation(request: dict) -> Conversation:
 
     texts = [message_text(m) for m in messages]
     start = _latest_request_index(messages, texts)
-    request_text = texts[start]
+    # A framework's label before the customer's words ("New task:\n..." from smolagents) is not what they said.
+    request_text = _patterns()["task_label"].sub("", texts[start], count=1)
     earlier = tuple(
         texts[i]
         for i in range(start - 1, -1, -1)
@@ -276,13 +300,28 @@ def read_conversation(request: dict) -> Conversation:
     except MalformedToolsError as exc:
         raise MalformedRequestError(str(exc)) from None
     tool_problem = None
+    try:
+        unplanned = tuple(name for name in native_tools or {} if tool_kind(name) is None)
+        shape = read_answer_shape(request, native_tools or {}, schemas, unplanned)
+    except ValueError as exc:
+        raise MalformedRequestError(str(exc)) from None
+    if shape.tool is not None:  # the answer goes through it: it is not a tool to plan with
+        native_tools = {name: text for name, text in native_tools.items() if name != shape.tool}
+    scratchpad: Scratchpad | None = None
+    json_input = False
     if native_tools is not None:
         tools, native, declared = native_tools, True, True
     else:
         system = "\n".join(t for m, t in zip(messages, texts) if m["role"] in ("system", "developer"))
         offered = read_tool_list(system)
+        if not offered.tools and asks_for_tools(request_text) and (in_request := read_tool_list(request_text)).tools:
+            # The whole ReAct prompt in one user message (LangChain classic's PromptTemplate): its tool list,
+            # the question it ends with, and the scratchpad of the steps taken so far.
+            offered, scratchpad = in_request, read_scratchpad(request_text)
+            request_text = scratchpad.question
         tools, native, tool_problem = offered.tools, False, offered.problem
         declared = bool(tools) or tool_problem is not None
+        schemas, json_input = offered.schemas, offered.json_input
 
     # Lesson 12: a session's summary or recalled facts come as system messages after the agent's own prompt.
     systems = [t for m, t in zip(messages, texts) if m["role"] in ("system", "developer")]
@@ -290,6 +329,8 @@ def read_conversation(request: dict) -> Conversation:
     notes = tuple(line for note in systems[1:] if not note.startswith(PLAN_CONTEXT) for line in note_lines(note))
 
     steps, rounds = _read_steps(messages[start + 1 :], texts[start + 1 :])
+    if scratchpad is not None:
+        steps, rounds = [*scratchpad.steps, *steps], scratchpad.rounds + rounds
     return Conversation(
         request=request_text,
         lang=detect_language(request_text),
@@ -302,7 +343,39 @@ def read_conversation(request: dict) -> Conversation:
         notes=notes,
         schemas=schemas,
         tool_problem=tool_problem,
+        answer_shape=shape,
+        prefilled=scratchpad.prefilled if scratchpad else "",
+        json_input=json_input,
+        answer_key=_answer_key("\n".join(texts[i] for i, m in enumerate(messages) if m["role"] in ("system", "developer"))),
+        # read only for a structured answer: a tool's description may hold an example object, which is no fact
+        pasted=tuple(json_objects_in(texts[i] for i, m in enumerate(messages) if m["role"] == "user"))
+        if shape.schema is not None and not shape.tool else (),
     )
+
+
+def json_objects_in(texts) -> list[dict]:
+    """The JSON objects written in `texts` (a pasted order, an Observation quoted in a message)."""
+    decoder = json.JSONDecoder()
+    found = []
+    for text in texts:
+        start = text.find("{")
+        while start >= 0:
+            try:
+                value, end = decoder.raw_decode(text, start)
+            except ValueError:
+                start = text.find("{", start + 1)
+                continue
+            if isinstance(value, dict):
+                found.append(value)
+            start = text.find("{", end)
+    return found
+
+
+def _answer_key(system: str) -> str:
+    """ "Answer" when the prompt's format ends with an `Answer:` line and never says `Final Answer:`."""
+    if "final answer" in system.lower() or not re.search(r"^\s*Answer\s*:", system, re.MULTILINE):
+        return "Final Answer"
+    return "Answer"
 
 
 def note_lines(note: str) -> list[str]:
@@ -406,16 +479,21 @@ def _latest_request_index(messages: list[dict], texts: list[str]) -> int:
 
 
 def _read_steps(messages: list[dict], texts: list[str]) -> tuple[list[Step], int]:
-    """The steps taken after the request, and how many replies the model gave."""
+    """The steps taken after the request, and how many replies the model gave.
+
+    A call is a `tool_calls` entry answered by a `tool` message, or written as text and answered by the next
+    user messages that start with "Observation:": an `Action:` step (text ReAct), or a framework's record of
+    native calls it keeps as text (smolagents: "Calling tools:" and a list of calls).
+    """
     steps: list[Step] = []
     by_call_id: dict[str, int] = {}
-    waiting: int | None = None  # the text step that the next "Observation:" answers
+    waiting: list[int] = []  # the text steps that the next "Observation:" messages answer, in order
     rounds = 0
     for message, text in zip(messages, texts):
         role = message["role"]
         if role == "assistant":
             rounds += 1
-            waiting = None
+            waiting = []
             for call in message.get("tool_calls") or []:
                 name = call["function"]["name"]
                 by_call_id[call["id"]] = len(steps)
@@ -424,20 +502,111 @@ def _read_steps(messages: list[dict], texts: list[str]) -> tuple[list[Step], int
                 )
             if not message.get("tool_calls"):
                 action = parse_action(text)
-                if action is not None:
-                    waiting = len(steps)
-                    steps.append(Step(action[0], action[1], kind=tool_kind(action[0])))
+                written = [action] if action is not None else calls_in_text(text)
+                waiting = list(range(len(steps), len(steps) + len(written)))
+                steps += [Step(tool, tool_input, kind=tool_kind(tool)) for tool, tool_input in written]
         elif role == "tool":
             index = by_call_id.get(message["tool_call_id"])
             if index is not None:
                 steps[index] = replace(steps[index], observation=strip_fold_mark(text))
-        elif role == "user" and waiting is not None:
+        elif role == "user" and waiting:
             # A folded Observation (lesson 13's context budget) is read like a whole one: its mark goes, its
             # JSON stays JSON, with the facts the fold kept.
             observation = _patterns()["observation_prefix"].sub("", text, count=1).strip()
-            steps[waiting] = replace(steps[waiting], observation=strip_fold_mark(observation))
-            waiting = None
+            # Several calls answered in one message (smolagents joins their results with newlines): one JSON
+            # value each, when it splits that way; otherwise the whole text answers the first call.
+            parts = _json_values(observation) if len(waiting) > 1 else None
+            answers = parts if parts and len(parts) == len(waiting) else [observation]
+            for answer in answers:
+                index = waiting.pop(0)
+                steps[index] = replace(steps[index], observation=strip_fold_mark(answer))
     return steps, rounds
+
+
+class Scratchpad(NamedTuple):
+    """A ReAct prompt that is one message: the question it ends with, the steps written after it."""
+
+    question: str
+    steps: list[Step]
+    rounds: int
+    prefilled: str  # "Thought:" when the message ends with the key the model is to go on from
+
+
+def read_scratchpad(text: str) -> Scratchpad:
+    """The last `Question:` of a one-message ReAct prompt (the ones above it are the format's example), and the
+    Thought / Action / Action Input / Observation lines after it, read as steps."""
+    lines = text.splitlines()
+    at = max((i for i, line in enumerate(lines) if _patterns()["question"].match(line)), default=None)
+    if at is None:
+        return Scratchpad(text, [], 0, "")
+    question = [_patterns()["question"].sub("", lines[at], count=1)]
+    rest = lines[at + 1 :]
+    while rest and _patterns()["key_line"].match(rest[0]) is None:
+        question.append(rest.pop(0))
+    steps: list[Step] = []
+    observation: list[str] | None = None
+    pending = ""
+    for line in rest:
+        match = _patterns()["key_line"].match(line)
+        key = match.group(1).lower() if match else None
+        if key == "observation":
+            observation = [match.group(2)]
+            continue
+        if key is not None and observation is not None and steps:
+            steps[-1] = replace(steps[-1], observation=strip_fold_mark("\n".join(observation).strip()))
+            observation = None
+        if observation is not None:
+            observation.append(line)
+        elif key in ("action", "action input"):
+            pending += line + "\n"
+            if key == "action input":
+                action = parse_action(pending)
+                if action is not None:
+                    steps.append(Step(action[0], action[1], kind=tool_kind(action[0])))
+                pending = ""
+    if observation is not None and steps:
+        steps[-1] = replace(steps[-1], observation=strip_fold_mark("\n".join(observation).strip()))
+    ends_with = text.rsplit("\n", 1)[-1].lstrip()  # "Thought:" or "Thought: ", as the prompt wrote it
+    prefilled = ends_with if re.fullmatch(r"(?i)thought\s*[:：]\s*", ends_with) else ""
+    return Scratchpad("\n".join(question).strip(), steps, len(steps), prefilled)
+
+
+def _json_values(text: str) -> list[str] | None:
+    """The JSON values `text` is made of, one after another, each as its own text; None if it is not that."""
+    decoder, values, at = json.JSONDecoder(), [], 0
+    while at < len(text):
+        try:
+            _, end = decoder.raw_decode(text, at)
+        except ValueError:
+            return None
+        values.append(text[at:end])
+        at = end
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return values
+
+
+def calls_in_text(text: str) -> list[tuple[str, str]]:
+    """(tool, input) of each call in a record of native calls kept as text: "Calling tools:" and then the
+    calls as a JSON or Python list ([{'id': ..., 'function': {'name': ..., 'arguments': {...}}}]); [] if none."""
+    head, found, listed = text.partition("Calling tools:")
+    if not found or head.strip():
+        return []
+    try:
+        calls = json.loads(listed)
+    except ValueError:
+        try:
+            calls = ast.literal_eval(listed.strip())
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return []
+    if not isinstance(calls, list):
+        return []
+    written = []
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            written.append((function["name"], _arguments_as_input(function.get("arguments"))))
+    return written
 
 
 def parse_action(text: str) -> tuple[str, str] | None:

@@ -36,12 +36,13 @@ class Call:
     # complaint (the error's example), or from the example in the tool's description; {} means "JSON with
     # the canonical names".
     json_example: dict | None = None
+    as_object: bool = False  # the prompt wants a JSON object even for no arguments ("{}")
 
     @property
     def input(self) -> str:
         """The Action Input a ReAct step writes: nothing, the one value, or compact JSON for several."""
         if not self.args:
-            return ""
+            return "{}" if self.as_object else ""
         if self.json_example is not None:
             return json.dumps(shaped_like(self.args, self.json_example), ensure_ascii=False, separators=(",", ":"))
         if len(self.args) == 1:
@@ -79,6 +80,11 @@ def call(conv: Conversation, kind: str, **args: str) -> Call:
         raise LookupError(f"no {kind} tool was offered")  # a planner bug: it must check tool_for first
     if conv.native:
         return Call(kind, tool, dict(args))
+    if conv.json_input:  # the arguments as a JSON object, under the names and types of the tool's schema
+        properties = (conv.schemas.get(tool) or {}).get("properties") or {}
+        example = {name: 0 if isinstance(spec, dict) and spec.get("type") in ("integer", "number") else ""
+                   for name, spec in properties.items()}
+        return Call(kind, tool, dict(args), json_example=example or {}, as_object=True)
     complaint = next((s for s in reversed(conv.steps) if s.tool == tool and s.input_error), None)
     if complaint is not None:
         example = _json_object(pick(complaint.data, "example")) or _json_object(pick(complaint.data, "expected"))

@@ -29,9 +29,12 @@ class Reply:
     ignores_stop:  True for the variant that behaves like providers that ignore `stop`
     splits_stop:   True for the variant that ignores `stop` and, streaming, splits every stop string
                    across two chunks (lesson 14), so a client must find it in pieces
+    refusal:       why the model cannot answer in the shape asked for (structured outputs: a required
+                   field nothing in the conversation says); `text` is None then
     """
 
     text: str | None
     tool_calls: tuple[ToolCallRequest, ...] = field(default_factory=tuple)
     ignores_stop: bool = False
     splits_stop: bool = False
+    refusal: str | None = None

@@ -11,9 +11,11 @@ a real inference server does:
         cut it at the earliest stop string    -> finish_reason "stop" (the stop string is not returned)
         count the tokens                      -> usage
         answer with one JSON object, or stream it as Server-Sent Events (stream=true)
+    POST /v1/responses                        the Responses API: the same path, another envelope
+                                              (responses_api.py)
     GET  /v1/models
 
-(Both also answer without the /v1 prefix.) Run it in-process with `ensure_classroom_server()`, which
+(All also answer without the /v1 prefix.) Run it in-process with `ensure_classroom_server()`, which
 is what the notebooks do when no API key is set, or for a whole room with `serve_room(...)`
 (`python -m tinyagent classroom`).
 
@@ -38,6 +40,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -67,6 +70,7 @@ READ_TIMEOUT = 60.0  # seconds a connection may stay silent, and the most a requ
 TOKENS_PER_CHUNK = 3  # how many tokens each streamed content delta carries
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+RESPONSES_PATHS = ("/v1/responses", "/responses")
 MODELS_PATHS = ("/v1/models", "/models")
 
 
@@ -119,16 +123,7 @@ class ChatRequest:
 
 def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
     """Check a /chat/completions body the way the API does; raise ApiError on the first problem."""
-    try:
-        body = json.loads(raw)
-    except ValueError:  # not UTF-8, or not JSON
-        raise _bad_request(
-            "The request body is not valid JSON. Send a JSON object with Content-Type: application/json.",
-            code="invalid_json",
-        ) from None
-    except RecursionError:  # nested deeper than the decoder's stack allows
-        raise _too_deep() from None
-    _check_json_values(body)
+    body = _decode_json(raw)
     if not isinstance(body, dict):
         raise _bad_request(
             f"The request body must be a JSON object, not {_json_type(body)}.", code="invalid_json"
@@ -184,6 +179,7 @@ def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
             f"Invalid 'n': the classroom model makes one choice per request (n=1), got {n}.", "n"
         )
     _optional(body, "tools", list)
+    _optional(body, "response_format", dict)
 
     return ChatRequest(
         body=body,
@@ -194,6 +190,21 @@ def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
         include_usage=include_usage,
         digest=_request_digest(body),
     )
+
+
+def _decode_json(raw: bytes) -> object:
+    """The request body as JSON that everything after this can handle, or the ApiError that says why not."""
+    try:
+        body = json.loads(raw)
+    except ValueError:  # not UTF-8, or not JSON
+        raise _bad_request(
+            "The request body is not valid JSON. Send a JSON object with Content-Type: application/json.",
+            code="invalid_json",
+        ) from None
+    except RecursionError:  # nested deeper than the decoder's stack allows
+        raise _too_deep() from None
+    _check_json_values(body)
+    return body
 
 
 def _too_deep() -> ApiError:
@@ -391,6 +402,7 @@ class Answer:
     finish_reason: str
     usage: dict
     deltas: list[str]  # the content in streamed pieces (empty when not streaming)
+    refusal: str | None = None  # structured outputs: why the answer cannot take the schema's shape
 
 
 def make_answer(request: ChatRequest, reply: Reply) -> Answer:
@@ -400,7 +412,11 @@ def make_answer(request: ChatRequest, reply: Reply) -> Answer:
     # The misbehaving variants, like servers that ignore `stop` (split_stop_text says how the second streams).
     stop = () if reply.ignores_stop or reply.splits_stop else request.stop
 
-    if reply.tool_calls:
+    if reply.refusal:
+        # Structured outputs: the model says why it cannot fill the schema; the content stays empty.
+        tool_calls, content, finish_reason, deltas = [], None, "stop", []
+        completion_tokens = count_tokens(reply.refusal)
+    elif reply.tool_calls:
         # A tool-calling turn: the calls are the answer. Any text the model adds goes out as it is.
         tool_calls = [_tool_call_json(request, i, call) for i, call in enumerate(reply.tool_calls)]
         content, finish_reason = reply.text or None, "tool_calls"
@@ -428,7 +444,7 @@ def make_answer(request: ChatRequest, reply: Reply) -> Answer:
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     }
-    return Answer(content, tool_calls, finish_reason, usage, deltas)
+    return Answer(content, tool_calls, finish_reason, usage, deltas, reply.refusal)
 
 
 def _tool_call_json(request: ChatRequest, index: int, call) -> dict:
@@ -457,6 +473,8 @@ def _envelope(request: ChatRequest, object_type: str) -> dict:
 def completion_json(request: ChatRequest, answer: Answer) -> dict:
     """The non-streaming answer: one `chat.completion` object."""
     message = {"role": "assistant", "content": answer.content}
+    if answer.refusal:  # only then: the lessons print this message, and it has never had the key
+        message["refusal"] = answer.refusal
     if answer.tool_calls:
         message["tool_calls"] = answer.tool_calls
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": answer.finish_reason}
@@ -480,6 +498,8 @@ def completion_chunks(request: ChatRequest, answer: Answer) -> list[dict]:
 
     chunks = [chunk({"role": "assistant", "content": None if answer.tool_calls else ""})]
     chunks += [chunk({"content": delta}) for delta in answer.deltas]
+    if answer.refusal:
+        chunks.append(chunk({"refusal": answer.refusal}))
     for index, call in enumerate(answer.tool_calls):
         function = call["function"]
         head = {
@@ -571,6 +591,8 @@ class _Handler(BaseHTTPRequestHandler):
             endpoint = self._route()
             body = self._read_body()
             self._check_key()
+            # lesson 20: the request goes to any running recording(); after the key check, so no stranger's body
+            self.room.record(self.command, unquote(urlsplit(self.path).path), body)
             endpoint(body)
         except ApiError as err:
             self._send_json(err.status, err.to_json(), err.headers)
@@ -591,6 +613,8 @@ class _Handler(BaseHTTPRequestHandler):
             path = path[len(prefix):]  # a proxy (JupyterHub's) forwards the whole path
         if path in CHAT_PATHS:
             allowed, endpoint = "POST", self._chat
+        elif path in RESPONSES_PATHS:
+            allowed, endpoint = "POST", self._responses
         elif path in MODELS_PATHS:
             allowed, endpoint = "GET", self._list_models
         elif path.startswith(tuple(p + "/" for p in MODELS_PATHS)):
@@ -598,7 +622,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             raise ApiError(
                 404,
-                f"Unknown path {path}. This server answers POST /v1/chat/completions and GET /v1/models.",
+                f"Unknown path {path}. This server answers POST /v1/chat/completions, POST /v1/responses "
+                "and GET /v1/models.",
                 code="unknown_url",
             )
         if self.command != allowed:
@@ -719,6 +744,27 @@ class _Handler(BaseHTTPRequestHandler):
                 cache.put(body, data)
             self._send_json(200, data)
 
+    def _responses(self, body: bytes) -> None:
+        """The Responses API: translated to a chat request, answered as one, sent back in its own shape."""
+        from . import responses_api  # imported on first use: the lessons never call it
+
+        asked = _decode_json(body)
+        try:
+            chat = responses_api.to_chat_body(asked)
+        except responses_api.ResponsesRequestError as exc:
+            raise _bad_request(str(exc), exc.param) from None
+        request = parse_chat_request(responses_api.encode_body(chat), self.room.models)
+        try:
+            reply = self.room.responder(dict(request.body, model=request.model))
+        except ValueError as exc:
+            raise _bad_request(str(exc), "input") from None
+        answer = make_answer(request, reply)
+        if _optional(asked, "stream", bool):
+            events = responses_api.response_events(asked, request.digest, request.model, CREATED, answer)
+            self._send_events(events, named=True)
+        else:
+            self._send_json(200, responses_api.response_json(asked, request.digest, request.model, CREATED, answer))
+
     def _list_models(self, body: bytes) -> None:
         data = [model_json(name, description) for name, description in self.room.models.items()]
         self._send_json(200, {"object": "list", "data": data})
@@ -750,8 +796,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def _send_events(self, chunks: list[dict], prefill: float = 0.0) -> None:
-        """Server-Sent Events: `data: <json>` and a blank line per event, `data: [DONE]` at the end.
+    def _send_events(self, chunks: list[dict], prefill: float = 0.0, named: bool = False) -> None:
+        """Server-Sent Events: `data: <json>` and a blank line per event, `data: [DONE]` at the end; or, for the
+        Responses API (`named`), `event: <type>` before each and no [DONE], as that API sends them.
 
         The length is not known in advance, so the answer ends by closing the connection, which is
         what tells an HTTP client the body is complete. A paced room (tokens_per_second) reads the
@@ -768,11 +815,13 @@ class _Handler(BaseHTTPRequestHandler):
             if tokens and self.room.paced:
                 time.sleep(prefill + self.room.typing_seconds(tokens))
                 prefill = 0.0  # once, before the first token
-            self.wfile.write(b"data: " + json.dumps(chunk, ensure_ascii=False).encode("utf-8") + b"\n\n")
+            name = f"event: {chunk['type']}\n".encode() if named else b""
+            self.wfile.write(name + b"data: " + json.dumps(chunk, ensure_ascii=False).encode("utf-8") + b"\n\n")
             self.wfile.flush()
             if self.room.chunk_delay:
                 time.sleep(self.room.chunk_delay)
-        self.wfile.write(b"data: [DONE]\n\n")
+        if not named:
+            self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
@@ -1063,7 +1112,33 @@ class ClassroomServer(BackgroundServer):
         self.prefill_tokens_per_second = prefill_tokens_per_second
         self.read_timeout = read_timeout
         self.base_path = "/" + base_path.strip("/") if base_path.strip("/") else ""
+        self._logs: list = []  # the RequestLogs of the recording() blocks running now
+        self._logs_lock = threading.Lock()
         self._listen(host, port, lambda address: _HTTPServer(address, self))
+
+    # -- what it was sent (lesson 20) -------------------------------------------------------------
+    @contextmanager
+    def recording(self):
+        """A RequestLog (request_log.py) of every request this server receives while the block runs."""
+        from .request_log import RequestLog
+
+        log = RequestLog()
+        with self._logs_lock:
+            self._logs.append(log)
+        try:
+            yield log
+        finally:
+            with self._logs_lock:
+                self._logs.remove(log)
+
+    def record(self, method: str, path: str, body: bytes) -> None:
+        """Add a request to every recording running now (none, nearly always: then this costs nothing)."""
+        if not self._logs:
+            return
+        with self._logs_lock:
+            logs = list(self._logs)
+        for log in logs:
+            log.add(method, path, body)
 
     # -- pace (lesson 14) ------------------------------------------------------------------------
     @property

@@ -5,9 +5,13 @@ many shapes. This module reads all of these (tests/test_classroom_tool_list.py h
 
     1. queryOrder - look an order up        numbered lines, with -, :, —, –, or full-width ：－, and 1) 1、 １．
     queryOrder: look an order up            `name: description` lines (LangChain's classic ReAct prompt)
+    queryOrder(orderId: str) -> str - ...   a signature and its return type (LangChain's StructuredTool)
     - **queryOrder**: look an order up      Markdown bullets, with bold or `code` names
     | queryOrder | look an order up |      Markdown tables (a header row such as | name | ... | is skipped)
     [{"name": "queryOrder", ...}]           a JSON (or JSON Schema, or OpenAI `tools`) block, fenced or not
+    > Tool Name: queryOrder                 LlamaIndex's blocks: the name, a description (maybe over several
+    Tool Description: look an order up      lines, maybe opening with the function's signature) and the
+    Tool Args: {"properties": {...}}        arguments' JSON Schema, which a JSON Action Input then follows
     ... should be one of [queryOrder, ...]  the "one of [a, b, c]" line; when present it says which names
                                             are tools, and the lines above only supply descriptions
     "tools": [...] in the request           function calling (`read_native_tools`)
@@ -45,6 +49,8 @@ class ToolList(NamedTuple):
 
     tools: dict[str, str]
     problem: dict[str, str] | None = None  # {"zh": ..., "en": ...} when a prompt asks for tools but lists none
+    schemas: dict[str, dict] = {}  # noqa: RUF012 - a NamedTuple's default, never changed: the arguments' schemas
+    json_input: bool = False  # the prompt asks for the Action Input as a JSON object of the arguments
 
 
 # --- the patterns, compiled on first use (the classroom is imported on every offline run) -----------
@@ -59,7 +65,7 @@ def _patterns() -> dict[str, re.Pattern]:
         "bullet": re.compile(r"^\s*[-*+•·]\s+"),
         # the name (maybe **bold** or `code`, maybe with a signature), then a separator, then the text
         "entry": re.compile(
-            r"^(?P<mark>\*\*|__|`)?" + name + r"(?P=mark)?(?:\s*\([^)]*\))?(?P<close>\*\*|`)?"
+            r"^(?P<mark>\*\*|__|`)?" + name + r"(?P=mark)?(?:\s*\([^)]*\)(?:\s*->\s*\S+)?)?(?P<close>\*\*|`)?"
             r"\s*(?:-{1,2}|—{1,2}|–|:|：|－|=>|->)\s*(?P<desc>\S.*)$"
         ),
         "one_of": re.compile(
@@ -69,6 +75,11 @@ def _patterns() -> dict[str, re.Pattern]:
         ),
         "one_of_before": re.compile(r"[\[【]\s*([^\]】\n]+?)\s*[\]】][^\n]{0,6}(?:之一|其中之一|中的一个)"),
         "identifier": re.compile(r"^[A-Za-z_][\w.-]*$"),
+        "block": re.compile(r"^>?[ \t]*Tool Name:[ \t]*(?P<name>[A-Za-z_][\w.-]*)[ \t]*$", re.MULTILINE),
+        "block_end": re.compile(r"^\s*(?:>?[ \t]*Tool Name:|#)", re.MULTILINE),
+        "block_desc": re.compile(r"^[ \t]*Tool Description:[ \t]*", re.MULTILINE),
+        "block_args": re.compile(r"^[ \t]*Tool Args:[ \t]*(\{.*\})[ \t]*$", re.MULTILINE),
+        "json_input": re.compile(r"action input\s*[:：][^\n]*\bin (?:a )?json\b", re.IGNORECASE),
         "name_list_sep": re.compile(r"[,，、|/]|\s+or\s+|\s+"),
     }
 
@@ -88,7 +99,9 @@ def read_tool_list(prompt: str) -> ToolList:
     """The tools a prompt lists, in any of the shapes above. `problem` says so when it lists none."""
     named = names_in_one_of(prompt)
     found: dict[str, str] = {}
-    for name, description in (*tools_in_json(prompt), *tools_in_lines(prompt, set(named))):
+    blocks = tools_in_blocks(prompt)
+    listed = [(name, text) for name, text, _ in blocks] or [*tools_in_json(prompt), *tools_in_lines(prompt, set(named))]
+    for name, description in listed:
         if name not in found or (description and not found[name]):  # the first description wins
             found[name] = description
     if named:
@@ -96,8 +109,32 @@ def read_tool_list(prompt: str) -> ToolList:
     else:
         tools = found
     if tools or not asks_for_tools(prompt):
-        return ToolList(tools)
+        schemas = {name: schema for name, _, schema in blocks if schema is not None and name in tools}
+        return ToolList(tools, schemas=schemas, json_input=bool(_patterns()["json_input"].search(prompt)))
     return ToolList({}, problem=_NO_TOOL_LIST)
+
+
+def tools_in_blocks(prompt: str) -> list[tuple[str, str, dict | None]]:
+    """(name, description, arguments' JSON Schema or None) of each `> Tool Name:` block (LlamaIndex)."""
+    patterns = _patterns()
+    found = []
+    for match in patterns["block"].finditer(prompt):
+        name = match.group("name")
+        end = patterns["block_end"].search(prompt, match.end())
+        block = prompt[match.end() : end.start() if end else len(prompt)]
+        args = patterns["block_args"].search(block)
+        described = patterns["block_desc"].search(block)
+        text = block[described.end() : args.start() if args else len(block)] if described else ""
+        first, _, rest = text.strip().partition("\n")
+        if first.startswith(name + "(") and rest.strip():  # the signature LlamaIndex puts first is not the text
+            text = rest
+        text = text.strip().split("\n\n", 1)[0]  # a docstring's Args: section repeats the schema
+        try:
+            schema = json.loads(args.group(1)) if args else None
+        except ValueError:
+            schema = None
+        found.append((name, " ".join(text.split()), schema if isinstance(schema, dict) else None))
+    return found
 
 
 def asks_for_tools(prompt: str) -> bool:

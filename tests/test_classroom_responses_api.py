@@ -1,0 +1,82 @@
+"""`POST /v1/responses` on the classroom server, with plain HTTP (tests/test_frameworks.py drives it with the
+openai client and the Agents SDK)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+
+from tinyagent.classroom.server import ClassroomServer
+
+ORDER_TOOL = {"type": "function", "name": "queryOrder", "description": "Look up an order.",
+              "parameters": {"type": "object", "properties": {"orderId": {"type": "string"}}, "required": ["orderId"]}}
+
+
+@pytest.fixture(scope="module")
+def classroom():
+    with ClassroomServer() as server:
+        yield server
+
+
+def post(classroom, body, **options):
+    return requests.post(classroom.base_url + "/responses", json=body, timeout=30, **options)
+
+
+def test_a_function_call_comes_back_as_an_output_item(classroom):
+    answer = post(classroom, {"model": "classroom", "input": "Where is order 88231?", "tools": [ORDER_TOOL]})
+    assert answer.status_code == 200
+    (item,) = answer.json()["output"]
+    assert (item["type"], item["name"], json.loads(item["arguments"])) == ("function_call", "queryOrder",
+                                                                          {"orderId": "88231"})
+    assert item["call_id"].startswith("call_") and answer.json()["status"] == "completed"
+
+
+def test_the_function_call_output_is_read_as_the_observation(classroom):
+    first = post(classroom, {"model": "classroom", "input": "Where is order 99999?", "tools": [ORDER_TOOL]}).json()
+    call = first["output"][0]
+    items = ["Where is order 99999?", call, {"type": "function_call_output", "call_id": call["call_id"],
+                                             "output": '{"error": "order 99999 not found"}'}]
+    items[0] = {"role": "user", "content": [{"type": "input_text", "text": items[0]}]}
+    answer = post(classroom, {"model": "classroom", "input": items, "tools": [ORDER_TOOL]}).json()
+    (message,) = answer["output"]
+    assert message["type"] == "message" and "99999" in message["content"][0]["text"]
+
+
+def test_a_stream_is_named_events_in_sequence_ending_with_completed(classroom):
+    answer = post(classroom, {"model": "classroom", "input": "Hello", "stream": True}, stream=True)
+    lines = [line for line in answer.iter_lines(decode_unicode=True) if line]
+    names = [line.removeprefix("event: ") for line in lines if line.startswith("event: ")]
+    data = [json.loads(line.removeprefix("data: ")) for line in lines if line.startswith("data: ")]
+    assert names == [event["type"] for event in data]
+    assert [event["sequence_number"] for event in data] == list(range(len(data)))
+    assert names[:2] == ["response.created", "response.in_progress"] and names[-1] == "response.completed"
+    text = "".join(event["delta"] for event in data if event["type"] == "response.output_text.delta")
+    assert text == data[-1]["response"]["output"][0]["content"][0]["text"] and text
+
+
+@pytest.mark.parametrize(("body", "says"), [
+    ({"model": "classroom"}, "'input' must be"),
+    ({"model": "classroom", "input": "hi", "tools": [{"type": "web_search"}]}, "only function tools"),
+    ({"model": "classroom", "input": "hi", "previous_response_id": "resp_1"}, "stores no responses"),
+    ({"model": "classroom", "input": [{"type": "image_generation_call"}]}, "reads messages"),
+    ({"model": "nope", "input": "hi"}, "does not exist"),
+])
+def test_bad_input_is_a_json_4xx(classroom, body, says):
+    answer = post(classroom, body)
+    assert answer.status_code in (400, 404) and says in answer.json()["error"]["message"]
+
+
+def test_get_is_not_allowed(classroom):
+    assert requests.get(classroom.base_url + "/responses", timeout=30).status_code == 405
+
+
+def test_max_output_tokens_makes_an_incomplete_response(classroom):
+    body = {"model": "classroom", "input": "What is a ReAct agent?", "max_output_tokens": 5}
+    answer = post(classroom, body).json()
+    assert answer["status"] == "incomplete" and answer["incomplete_details"] == {"reason": "max_output_tokens"}
+    assert answer["usage"]["output_tokens"] == 5
+    streamed = post(classroom, {**body, "stream": True}, stream=True)
+    last = [line for line in streamed.iter_lines(decode_unicode=True) if line.startswith("event: ")][-1]
+    assert last == "event: response.incomplete"

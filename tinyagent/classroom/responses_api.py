@@ -1,0 +1,241 @@
+"""`POST /v1/responses`: OpenAI's Responses API, as a translation to and from a chat completion.
+
+The openai client's `client.responses.create` and the OpenAI Agents SDK's default model speak it. The
+classroom model has one way of deciding what to say, so this module only changes the envelope:
+
+    Responses request  ──to_chat_body──>  chat completion body  ──the server's usual path──>  Answer
+    Answer  ──response_json / response_events──>  a `response` object, or its stream of named events
+
+What maps to what:
+
+    instructions                          a system message first
+    input: "text"                         one user message
+    input: [{"role", "content"}, ...]     messages (content parts input_text / output_text become text)
+    {"type": "function_call", ...}        an assistant message's tool_calls (consecutive calls: one message)
+    {"type": "function_call_output", ...} a tool message
+    tools: [{"type": "function", ...}]    tools (the classroom model has only function tools)
+    tool_choice, max_output_tokens        tool_choice, max_tokens
+    text.format                           response_format (json_schema, json_object, text)
+
+Nothing is stored: `previous_response_id` is refused with a 400 that says to send the whole input.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .tokens import split_tokens
+
+TOKENS_PER_CHUNK = 3
+PART_TYPES = ("input_text", "output_text", "text")
+SKIPPED_ITEMS = ("reasoning",)  # what a reasoning model wrote to itself: nothing the classroom model reads
+
+
+class ResponsesRequestError(ValueError):
+    """A Responses request the API refuses (the server answers 400). `param` names the field."""
+
+    def __init__(self, message: str, param: str | None = None):
+        super().__init__(message)
+        self.param = param
+
+
+def to_chat_body(body: dict) -> dict:
+    """The chat completion body that asks the classroom model what `body` (a Responses request) asks."""
+    if not isinstance(body, dict):
+        raise ResponsesRequestError("The request body must be a JSON object.")
+    if body.get("previous_response_id") is not None:
+        raise ResponsesRequestError(
+            "The classroom model stores no responses: send the whole conversation in 'input' instead of "
+            "'previous_response_id'.", "previous_response_id")
+    messages: list[dict] = []
+    instructions = body.get("instructions")
+    if instructions is not None:
+        if not isinstance(instructions, str):
+            raise ResponsesRequestError("'instructions' must be a string.", "instructions")
+        messages.append({"role": "system", "content": instructions})
+    messages += _messages(body.get("input"))
+    chat: dict = {"model": body.get("model"), "messages": messages}
+    tools = _tools(body.get("tools"))
+    if tools:
+        chat["tools"] = tools
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        chat["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}
+    elif choice is not None:
+        chat["tool_choice"] = choice
+    if body.get("max_output_tokens") is not None:
+        chat["max_tokens"] = body["max_output_tokens"]
+    text = body.get("text")
+    if isinstance(text, dict) and isinstance(text.get("format"), dict):
+        chat["response_format"] = _response_format(text["format"])
+    return chat
+
+
+def _messages(items: object) -> list[dict]:
+    if isinstance(items, str):
+        return [{"role": "user", "content": items}]
+    if not isinstance(items, list) or not items:
+        raise ResponsesRequestError("'input' must be a string or a non-empty array of input items.", "input")
+    messages: list[dict] = []
+    for index, item in enumerate(items):
+        where = f"input[{index}]"
+        if not isinstance(item, dict):
+            raise ResponsesRequestError(f"'{where}' must be an object.", where)
+        kind = item.get("type", "message")
+        if kind == "message":
+            messages.append({"role": item.get("role"), "content": _text(item.get("content"), where)})
+        elif kind == "function_call":
+            call = {"id": item.get("call_id"), "type": "function",
+                    "function": {"name": item.get("name"), "arguments": item.get("arguments") or ""}}
+            last = messages[-1] if messages else None
+            if last and last["role"] == "assistant" and last.get("tool_calls") and last["content"] is None:
+                last["tool_calls"].append(call)  # parallel calls: one assistant turn
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        elif kind == "function_call_output":
+            messages.append({"role": "tool", "tool_call_id": item.get("call_id"),
+                             "content": _text(item.get("output"), where)})
+        elif kind not in SKIPPED_ITEMS:
+            raise ResponsesRequestError(
+                f"'{where}.type' is {kind!r}: the classroom model reads messages, function_call and "
+                "function_call_output items.", where)
+    return messages
+
+
+def _text(content: object, where: str) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [part.get("text") for part in content if isinstance(part, dict) and part.get("type") in PART_TYPES]
+        if all(isinstance(text, str) for text in texts):
+            return "".join(texts)
+    raise ResponsesRequestError(f"'{where}' must hold a string or a list of text parts.", where)
+
+
+def _tools(tools: object) -> list[dict]:
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise ResponsesRequestError("'tools' must be an array of tools.", "tools")
+    found = []
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, dict) or tool.get("type") != "function":
+            kind = tool.get("type") if isinstance(tool, dict) else None
+            raise ResponsesRequestError(
+                f"'tools[{index}]' is a {kind!r} tool: the classroom model has only function tools.", f"tools[{index}]")
+        function = {"name": tool.get("name"), "description": tool.get("description") or "",
+                    "parameters": tool.get("parameters") or {"type": "object", "properties": {}}}
+        found.append({"type": "function", "function": function})
+    return found
+
+
+def _response_format(form: dict) -> dict:
+    kind = form.get("type")
+    if kind == "json_schema":
+        return {"type": "json_schema",
+                "json_schema": {key: form[key] for key in ("name", "schema", "strict", "description") if key in form}}
+    return {"type": kind}
+
+
+# --- writing the response ------------------------------------------------------------------------------
+
+
+def output_items(digest: str, content: str | None, refusal: str | None, tool_calls: list[dict]) -> list[dict]:
+    """The response's `output`: a message (its text, or its refusal), then each function call."""
+    items = []
+    if content or refusal or not tool_calls:
+        part = ({"type": "refusal", "refusal": refusal} if refusal
+                else {"type": "output_text", "text": content or "", "annotations": [], "logprobs": []})
+        items.append({"type": "message", "id": f"msg_{digest[:24]}", "status": "completed", "role": "assistant",
+                      "content": [part]})
+    for call in tool_calls:
+        items.append({"type": "function_call", "id": "fc_" + call["id"].removeprefix("call_"), "status": "completed",
+                      "call_id": call["id"], "name": call["function"]["name"],
+                      "arguments": call["function"]["arguments"]})
+    return items
+
+
+def response_json(body: dict, digest: str, model: str, created: int, answer, status: str | None = None) -> dict:
+    """The `response` object for `answer` (the server's Answer for the translated request)."""
+    cut = answer.finish_reason == "length"
+    usage = answer.usage
+    tools = body.get("tools") or []
+    return {
+        "id": f"resp_{digest[:24]}",
+        "object": "response",
+        "created_at": created,
+        "status": status or ("incomplete" if cut else "completed"),
+        "error": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if cut and status is None else None,
+        "instructions": body.get("instructions"),
+        "max_output_tokens": body.get("max_output_tokens"),
+        "model": model,
+        "output": [] if status == "in_progress" else output_items(digest, answer.content, answer.refusal,
+                                                                   answer.tool_calls),
+        "parallel_tool_calls": body.get("parallel_tool_calls", True),
+        "previous_response_id": None,
+        "reasoning": {"effort": None, "summary": None},
+        "store": False,
+        "temperature": body.get("temperature", 1.0),
+        "text": body.get("text") or {"format": {"type": "text"}},
+        "tool_choice": body.get("tool_choice", "auto"),
+        "tools": tools,
+        "top_p": body.get("top_p", 1.0),
+        "truncation": "disabled",
+        "metadata": body.get("metadata") or {},
+        "usage": None if status == "in_progress" else {
+            "input_tokens": usage["prompt_tokens"],
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": usage["completion_tokens"],
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": usage["total_tokens"],
+        },
+    }
+
+
+def response_events(body: dict, digest: str, model: str, created: int, answer) -> list[dict]:
+    """The stream of a response, as the API sends it: created, in_progress, each output item added, its text
+    or arguments in deltas, done, and response.completed with the whole response. Each event is named by
+    its `type` and numbered by `sequence_number`."""
+    events: list[dict] = []
+
+    def emit(kind: str, **fields) -> None:
+        events.append({"type": kind, "sequence_number": len(events), **fields})
+
+    emit("response.created", response=response_json(body, digest, model, created, answer, "in_progress"))
+    emit("response.in_progress", response=response_json(body, digest, model, created, answer, "in_progress"))
+    for index, item in enumerate(output_items(digest, answer.content, answer.refusal, answer.tool_calls)):
+        where = {"output_index": index, "item_id": item["id"]}
+        if item["type"] == "message":
+            part = item["content"][0]
+            emit("response.output_item.added", output_index=index,
+                 item={**item, "status": "in_progress", "content": []})
+            empty = {**part, "text": ""} if part["type"] == "output_text" else {**part, "refusal": ""}
+            emit("response.content_part.added", **where, content_index=0, part=empty)
+            if part["type"] == "output_text":
+                for piece in _pieces(part["text"]):
+                    emit("response.output_text.delta", **where, content_index=0, delta=piece, logprobs=[])
+                emit("response.output_text.done", **where, content_index=0, text=part["text"], logprobs=[])
+            else:
+                emit("response.refusal.delta", **where, content_index=0, delta=part["refusal"])
+                emit("response.refusal.done", **where, content_index=0, refusal=part["refusal"])
+            emit("response.content_part.done", **where, content_index=0, part=part)
+        else:
+            emit("response.output_item.added", output_index=index,
+                 item={**item, "status": "in_progress", "arguments": ""})
+            for piece in _pieces(item["arguments"]):
+                emit("response.function_call_arguments.delta", **where, delta=piece)
+            emit("response.function_call_arguments.done", **where, name=item["name"], arguments=item["arguments"])
+        emit("response.output_item.done", output_index=index, item=item)
+    final = response_json(body, digest, model, created, answer)
+    emit("response.incomplete" if final["status"] == "incomplete" else "response.completed", response=final)
+    return events
+
+
+def _pieces(text: str) -> list[str]:
+    tokens = split_tokens(text)
+    return ["".join(tokens[i : i + TOKENS_PER_CHUNK]) for i in range(0, len(tokens), TOKENS_PER_CHUNK)]
+
+
+def encode_body(chat: dict) -> bytes:
+    return json.dumps(chat, ensure_ascii=False).encode("utf-8")
