@@ -13,7 +13,7 @@ import pytest
 
 from tinyagent import ChatResult, fixed_clock
 from tinyagent.compliance import format_table, measure_compliance, summarize
-from tinyagent.prompt_builders import VARIANTS
+from tinyagent.prompt_variants import VARIANTS
 from tinyagent.shop import Shop, shop_registry
 
 QUESTION = "My vacuum from order 88231 has stopped charging, so I would like a refund."

@@ -11,7 +11,7 @@ import pytest
 
 from tinyagent import LlmClient, fixed_clock
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens
-from tinyagent.prompt_builders import VARIANTS
+from tinyagent.prompt_variants import VARIANTS
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.token_count import classroom_counter, token_counter
 

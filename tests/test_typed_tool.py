@@ -235,7 +235,7 @@ def test_import_tinyagent_does_not_load_the_schema_modules_until_they_are_used()
     import sys
 
     script = ("import sys, tinyagent; before = sorted(m for m in sys.modules if m.split('.')[-1] in "
-              "('schema', 'validation', 'typed_tool', 'tool_specs', 'workspace_files', 'action_input')); "
+              "('schema', 'validation', 'typed_tool', 'tool_rendering', 'workspace_files', 'action_input')); "
               "from tinyagent import tool, write_file_tool; print(before, tool.__module__, write_file_tool.__module__)")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["[]", "tinyagent.typed_tool", "tinyagent.workspace_files"]

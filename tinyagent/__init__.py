@@ -164,9 +164,9 @@ _LAZY = {
     "write_file_tool": "workspace_files",
     # 09 · Function calling
     "FunctionCallingAgent": "function_agent",
-    "function_spec": "tool_specs",
-    "function_specs": "tool_specs",
-    "input_from_arguments": "tool_specs",
+    "function_spec": "tool_rendering",
+    "function_specs": "tool_rendering",
+    "input_from_arguments": "tool_rendering",
     # 12 · Memory: sessions across runs, their memories and stores, long-term facts about the user
     "Session": "session",
     "Turn": "session_store",
@@ -189,7 +189,7 @@ _LAZY = {
     "run_turns": "turns",
     # 14 · Streaming
     "ReplyStream": "streaming",
-    "StopCutter": "stop_cutter",
+    "StopCutter": "streamed_stops",
     # 15 · Real tools
     "ApprovalDecided": "events",
     "ApprovalRequested": "events",
@@ -205,8 +205,8 @@ _LAZY = {
     "workspace_tools": "workspace_files",
     # 17 · Plan, reflect, skills
     "PlanAndExecuteAgent": "plan_execute",
-    "PlanError": "plans",
-    "parse_plan": "plans",
+    "PlanError": "plan_text",
+    "parse_plan": "plan_text",
     "ReflectingAgent": "reflection",
     "Router": "router",
     "Skill": "skills",

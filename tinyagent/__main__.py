@@ -366,8 +366,8 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     from .clock import fixed_clock
+    from .server_signals import StopSignals
     from .session_store import safe_url
-    from .stopping_signals import StopSignals
 
     if args.now:
         try:

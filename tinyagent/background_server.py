@@ -5,7 +5,7 @@ It binds in the constructor, so `.port` is known before `start()` (port 0: any f
 it cannot have is one sentence (server_address.py). `start()` serves from a daemon thread; `stop()`
 frees the port and may be called twice; a `with` block does both. `serve_forever()` is the command
 line's way: serve until SIGINT or SIGTERM, even in a process started with SIGINT ignored
-(stopping_signals.py), then stop.
+(server_signals.py), then stop.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 
 from .server_address import check_port, explain_listen_error
-from .stopping_signals import StopSignals
+from .server_signals import StopSignals
 
 
 class BackgroundServer:

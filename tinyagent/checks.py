@@ -784,7 +784,7 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
 
 def shorter_pairs() -> dict[str, dict[str, str]]:
     """08, exercise 2's three pairs of texts, by pair and by option."""
-    from .prompt_builders import VARIANTS
+    from .prompt_variants import VARIANTS
     from .prompts import build_system_prompt
     from .shop import shop_registry
 

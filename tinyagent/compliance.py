@@ -9,7 +9,7 @@ two prompts and with or without the stop sequence, under a few sampling seeds:
     zero-shot   the plain system prompt: the format described in words
     one-shot    the same prompt, then one worked example of a whole conversation as earlier turns
 
-Lesson 08's prompt variants (tinyagent.prompt_builders.PromptVariant) can be measured the same way:
+Lesson 08's prompt variants (tinyagent.prompt_variants.PromptVariant) can be measured the same way:
 pass them in `prompts`, beside or instead of the two names.
 
 A reply *parses* when `parse_step` finds an Action or a Final Answer in it, which is what the agent
@@ -77,7 +77,7 @@ def example_turns(lang: str = "en") -> list[dict]:
 def messages_for(prompt: str | PromptDesign, tools: ToolRegistry, question: str, lang: str = "en") -> list[dict]:
     """The conversation one run sends: system prompt, the example if one-shot, the question.
 
-    `prompt` is "zero-shot", "one-shot", or a prompt variant of lesson 08 (prompt_builders.PromptVariant),
+    `prompt` is "zero-shot", "one-shot", or a prompt variant of lesson 08 (prompt_variants.PromptVariant),
     which builds its own messages."""
     if not isinstance(prompt, str):
         return prompt.messages(tools, question, lang)

@@ -1,6 +1,6 @@
 """`FunctionCallingAgent`: the same loop on the API's native protocol (lesson 09).
 
-The tools go in the request's `tools` field (tool_specs.function_spec), not in the prompt; the model
+The tools go in the request's `tools` field (tool_rendering.function_spec), not in the prompt; the model
 answers with `tool_calls` instead of "Action:" lines; each result goes back as a `tool` message that
 quotes its call's id. The conversation:
 
@@ -15,7 +15,7 @@ A reply may hold several calls: they run at once, each in a thread of its own (`
 them one after the other), and their results go back in the order of the calls, whatever finished
 first. A reply with text and no calls is the answer. Nothing here raises for what a model or a tool gets
 wrong: an unknown tool, arguments that are not a JSON object, a tool that fails, each becomes an error
-tool message the model reads next round (tool_calls.py).
+tool message the model reads next round (native_calls.py).
 
 The events are `ReActAgent`'s, so a Trace prints, saves and shows the same way. A round that calls tools:
 
@@ -43,12 +43,12 @@ from .arguments import check_whole
 from .events import Final, Observation, Parsed, Stopped
 from .llm_client import ChatResult, LlmClient
 from .loop_parts import EMPTY_REPLY, Reading, RunInTurn, cut_observation, run_tool
+from .native_calls import NativeCall, assistant_message, read_tool_calls, tool_message
 from .parser import ParsedStep
 from .prompts import DEFAULT_ROLE, check_language
 from .registry import ToolRegistry, ToolResult, error_observation
 from .stop_rules import StopRules
-from .tool_calls import NativeCall, assistant_message, read_tool_calls, tool_message
-from .tool_specs import function_specs
+from .tool_rendering import function_specs
 from .tools import Action
 
 if TYPE_CHECKING:  # lesson 15's module loads only when a gate is given (ReActAgent checks it)

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from .errors import ConfigurationError
 from .llm_client import LlmClient
 from .server_address import check_can_listen
-from .stopping_signals import StopSignals
+from .server_signals import StopSignals
 
 MODEL_NAME = "SmolLM2-135M-Instruct"  # what TINYAGENT_MODEL says; the server lists it under /v1/models
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -26,7 +26,7 @@ from .arguments import check_whole
 from .errors import LlmError
 from .events import Event, Final, LlmCall, Observation, PlanMade, PlanStepDone, PlanStepStarted, Stopped
 from .llm_client import ChatResult, LlmClient
-from .plans import (
+from .plan_text import (
     COMPOSER_PROMPT,
     CONTEXT_HEADING,
     LABELS,

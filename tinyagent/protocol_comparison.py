@@ -31,7 +31,7 @@ from .function_agent import UNREADABLE_ARGUMENTS, FunctionCallingAgent
 from .registry import ToolRegistry
 from .shop import Shop, shop_registry
 from .shop.tasks import SHOP_TASKS, ShopTask
-from .tool_specs import parameters_of
+from .tool_rendering import parameters_of
 from .tools import Tool
 from .trace import Trace
 

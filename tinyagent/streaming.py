@@ -20,7 +20,7 @@ true}`, the usage:
 Three parts, each usable on its own:
 
     read_events(byte_chunks)  the SSE line protocol: bytes cut anywhere -> events (type, data)
-    StopCutter                (stop_cutter.py) stop strings on text that arrives in pieces: a stop
+    StopCutter                (streamed_stops.py) stop strings on text that arrives in pieces: a stop
                               string split across two pieces is still found, and none of it released
     ReplyStream               the chunks of one reply -> text pieces, then the ChatResult (finish_reason,
                               usage from the final chunk, tool calls); every failure an LlmError
@@ -60,7 +60,7 @@ from .chat_reply import (
 from .errors import BadResponseError, LlmConnectionError, LlmTimeoutError, ServerError, redact
 from .events import ReplyDelta
 from .safe_text import replace_lone_surrogates
-from .stop_cutter import StopCutter
+from .streamed_stops import StopCutter
 
 if TYPE_CHECKING:
     from .llm_client import LlmClient

@@ -10,7 +10,7 @@ where parsing and validation happen (lesson 07 adds JSON Schema on top).
 `parameters` is the JSON Schema of the tool's arguments (an object schema), or None for a tool that takes
 one free-text input, as its description says. `@tool` (typed_tool.py) builds it from type hints; a
 hand-written tool may set it by hand. It is what native function calling sends, and how a tool's input
-is shown in the prompt (tool_specs.py).
+is shown in the prompt (tool_rendering.py).
 """
 
 from __future__ import annotations

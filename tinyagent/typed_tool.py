@@ -12,7 +12,7 @@
 `query_order` is now a `TypedTool`: `name` "queryOrder" (the function's own name without `name=`),
 `description` the docstring's summary, `parameters` the JSON Schema built from the type hints and the
 docstring (schema.py), and `describe(lang)` the description with the line that says how to write the input
-(tool_specs.input_hint), which is what the prompt's tool list shows. It can still be called as the function:
+(tool_rendering.input_hint), which is what the prompt's tool list shows. It can still be called as the function:
 `query_order("88231")`.
 
 `invoke(text)` is what the registry calls with the model's Action Input. Three steps, and the function runs
@@ -46,7 +46,7 @@ from typing import Any, overload
 from .action_input import read_arguments
 from .registry import error_observation
 from .schema import example_arguments, function_schema, to_python
-from .tool_specs import input_hint
+from .tool_rendering import input_hint
 from .tools import Tool
 from .validation import Problem, problems_in
 

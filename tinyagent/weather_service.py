@@ -27,7 +27,7 @@ The faults (`inject`), each for the next `times` requests or until `clear_faults
                   answering)
 
 `python -m tinyagent weather-service` serves it in the foreground until Ctrl-C or SIGTERM (even when
-started with SIGINT ignored: stopping_signals.py); `--delay` and `--status` set a fault for every request.
+started with SIGINT ignored: server_signals.py); `--delay` and `--status` set a fault for every request.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from urllib.parse import parse_qs, urlsplit
 from .arguments import check_whole
 from .background_server import BackgroundServer
 from .clock import Clock, fixed_clock
-from .stopping_signals import StopSignals
+from .server_signals import StopSignals
 
 # The course's day (lesson 00); a service started without a clock reports this moment, so every run of a
 # notebook prints the same reports. Pass `clock=system_clock` for the real time.

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import requests
 
-from tinyagent.stopping_signals import StopSignals
+from tinyagent.server_signals import StopSignals
 
 HERE = Path(__file__).resolve().parent
 COURSE = HERE.parents[1]

@@ -24,7 +24,7 @@ from functools import cache
 from typing import NamedTuple
 
 from ..observation_folding import strip_fold_mark
-from ..plans import CONTEXT_HEADING
+from ..plan_text import CONTEXT_HEADING
 from ..prompts import detect_language
 from .answer_shapes import AnswerShape, facts_in, read_answer_shape
 from .tool_list import MalformedToolsError, asks_for_tools, read_native_tools, read_tool_list

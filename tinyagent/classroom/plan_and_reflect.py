@@ -1,6 +1,6 @@
 """Lesson 17: the classroom model as planner, re-planner, composer, checker of drafts, and chooser of skills.
 
-Each of these calls comes with a system prompt of its own (tinyagent/plans.py, reflection.py, router.py), which
+Each of these calls comes with a system prompt of its own (tinyagent/plan_text.py, reflection.py, router.py), which
 this module recognises by a phrase, in English or Chinese, the way summaries.py recognises lesson 12's:
 
     Write a numbered plan / 编号计划          plan      one step per part of the request
@@ -23,7 +23,7 @@ import json
 import re
 from functools import cache
 
-from ..plans import NO_FURTHER_STEPS, format_plan
+from ..plan_text import NO_FURTHER_STEPS, format_plan
 from ..prompts import detect_language
 from .conversation import ORDER_ID, TRACKING_NO, message_text, tool_kind
 from .intents import detect_intent

@@ -48,8 +48,8 @@ from itertools import pairwise
 from urllib.parse import unquote, urlsplit
 
 from ..background_server import BackgroundServer
-from ..stop_cutter import StopCutter
-from ..stopping_signals import StopSignals
+from ..server_signals import StopSignals
+from ..streamed_stops import StopCutter
 from .reply import Reply
 from .tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 
@@ -336,7 +336,7 @@ class StopScanner(StopCutter):
     A stop string can be split across two pieces ("Observ" + "ation:"), so the scanner holds back the end
     of a piece when it could be the start of a stop string, until the next piece shows what it is. The
     client reading a stream from a server that ignores `stop` needs exactly this, so both use one cutter
-    (tinyagent/stop_cutter.py). It used to hold back the last len(longest stop) - 1 characters of every
+    (tinyagent/streamed_stops.py). It used to hold back the last len(longest stop) - 1 characters of every
     piece, which delayed text that could never be a stop string, and released "ab" for the stops
     ("abcd", "c") on "abc" + "d", where the whole text is cut to "".
     """

@@ -6,7 +6,7 @@
 `ServiceServer` behaves like the project's other background servers (background_server.py): it binds in the
 constructor, so `.port` is known before `start()`; `start()` returns once uvicorn accepts connections;
 `stop()` may be called twice; `serve_forever()` serves until SIGINT or SIGTERM, even in a process started with
-SIGINT ignored (stopping_signals.py). It is not a BackgroundServer subclass because uvicorn is not a
+SIGINT ignored (server_signals.py). It is not a BackgroundServer subclass because uvicorn is not a
 socketserver: it runs its own asyncio loop, here on a thread of its own.
 
 Several workers (`serve_workers`) are separate processes that share the listening socket. Each builds its own
@@ -27,7 +27,7 @@ from dataclasses import asdict
 import uvicorn
 
 from ..server_address import check_port, explain_listen_error
-from ..stopping_signals import StopSignals
+from ..server_signals import StopSignals
 from .app import create_app
 from .service import AgentService, ServiceConfig
 

@@ -125,7 +125,7 @@ def _schema(properties: dict[str, dict]) -> MappingProxyType:
 
     The tools read their text input themselves (and forgive more than the schema says); the schema is
     what native function calling offers, and its arguments come back to them as a JSON object, which
-    each of them reads (tool_specs.input_from_arguments)."""
+    each of them reads (tool_rendering.input_from_arguments)."""
     schema: dict = {"type": "object", "properties": properties}
     if properties:
         schema["required"] = list(properties)

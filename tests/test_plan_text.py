@@ -1,4 +1,4 @@
-"""plans.py: a planner's reply read as numbered steps, robustly; anything else is a PlanError, never a crash."""
+"""plan_text.py: a planner's reply read as numbered steps, robustly; anything else is a PlanError, never a crash."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinyagent.plans import MAX_PLAN_STEPS, PlanError, format_plan, parse_plan
+from tinyagent.plan_text import MAX_PLAN_STEPS, PlanError, format_plan, parse_plan
 
 
 @pytest.mark.parametrize("text, steps", [

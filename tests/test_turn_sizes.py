@@ -1,4 +1,4 @@
-"""Lesson 13's measurement (tinyagent/prompt_sizes.py) and the script that prints it
+"""Lesson 13's measurement (tinyagent/turn_sizes.py) and the script that prints it
 (benchmarks/context_budget.py): every request counted as it goes out, per turn, both ways."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import pytest
 
 from tinyagent import LlmCall, LlmClient, ReActAgent, fixed_clock
 from tinyagent.context_budget import ContextBudget, request_tokens
-from tinyagent.prompt_sizes import RequestLog, measure_session, size_table
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.shop.long_session import LONG_SESSION
 from tinyagent.shop.tasks import ShopTask
 from tinyagent.token_count import classroom_counter
+from tinyagent.turn_sizes import RequestLog, measure_session, size_table
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
 

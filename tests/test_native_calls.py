@@ -1,4 +1,4 @@
-"""The reply side of native function calling (tinyagent/tool_calls.py): reading a reply's tool_calls, the
+"""The reply side of native function calling (tinyagent/native_calls.py): reading a reply's tool_calls, the
 assistant message that keeps them, the tool messages that answer them."""
 
 import json
@@ -8,7 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinyagent import FunctionTool, ToolRegistry
-from tinyagent.tool_calls import NativeCall, assistant_message, read_arguments, read_tool_calls, tool_message
+from tinyagent.native_calls import (
+    NativeCall,
+    assistant_message,
+    read_arguments,
+    read_tool_calls,
+    tool_message,
+)
 
 
 def call(name="queryOrder", arguments='{"orderId": "88231"}', call_id="call_a", **extra):

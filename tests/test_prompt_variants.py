@@ -16,7 +16,7 @@ from tinyagent import FunctionTool, LlmClient, ReActAgent, ToolRegistry, build_s
 from tinyagent.classroom.tool_list import read_tool_list
 from tinyagent.compliance import WORKED_EXAMPLE, example_turns, messages_for
 from tinyagent.parser import parse_step
-from tinyagent.prompt_builders import (
+from tinyagent.prompt_variants import (
     ANCHOR,
     NEGATIVE_RULES,
     TOOL_LIST_FORMATS,

@@ -1,6 +1,6 @@
 """Native function calling, the reply side (lesson 09): tool calls come back, tool messages go in.
 
-tool_specs.py renders the tools for the request's `tools`. This module reads what comes back and writes
+tool_rendering.py renders the tools for the request's `tools`. This module reads what comes back and writes
 what goes back:
 
     the reply     choices[0].message = {"role": "assistant", "content": null, "tool_calls": [
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .registry import ToolRegistry, ToolResult, error_observation
-from .tool_specs import FREE_TEXT_PARAMETERS, input_from_arguments
+from .tool_rendering import FREE_TEXT_PARAMETERS, input_from_arguments
 from .tools import Action
 
 NOT_AN_OBJECT = "arguments are not a JSON object"
@@ -54,7 +54,7 @@ class NativeCall:
 
     def action(self, tools: ToolRegistry) -> Action:
         """The Action this call stands for: the tool's name and the Action Input text its arguments make
-        (tool_specs.input_from_arguments), so the registry runs it exactly like a ReAct step."""
+        (tool_rendering.input_from_arguments), so the registry runs it exactly like a ReAct step."""
         tool = tools.get(self.name)
         if tool is None or self.parsed is None:
             return Action(self.name, self.arguments)

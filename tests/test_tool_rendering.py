@@ -1,4 +1,4 @@
-"""tool_specs.py: a tool rendered for native function calling and for the text prompt, and a native call's
+"""tool_rendering.py: a tool rendered for native function calling and for the text prompt, and a native call's
 arguments turned back into the Action Input the same registry runs."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from tinyagent import Action, FunctionTool, LlmClient, ToolRegistry, fixed_clock, tool
 from tinyagent.shop import Shop, shop_registry, shop_tools
-from tinyagent.tool_specs import (
+from tinyagent.tool_rendering import (
     FREE_TEXT_PARAMETERS,
     function_spec,
     function_specs,
