@@ -537,6 +537,24 @@ def _answer_refunded(conv: Conversation, order: Order, verdict: Verdict, data: o
             "包裹还在运输途中，快递送到时请直接拒收。",
             "The parcel is still on its way: please refuse it when the courier arrives.",
         )
+    if pick(data, "duplicate") is True:
+        # applyRefund is idempotent: asked again, it returns the refund the order already has and writes
+        # nothing. The Thought and the answer must say so, not that a refund was just submitted.
+        return Answer(
+            conv.say(
+                f"这个订单已经有退款申请 {refund_id}，系统没有重复提交，如实告诉用户。",
+                f"The order already had refund {refund_id}; the shop did not submit a second one. I tell the "
+                "customer so.",
+            ),
+            conv.say(
+                f"您好！订单 {order.order_id}{product}之前已经申请过退款，退款单号：{refund_id}，这次没有重复提交。{why}"
+                + (f"系统提示：{sentence(str(message))}。" if message else "")
+                + "如有其他问题，随时联系我。",
+                f"Order {order.order_id}{product} already has a refund, refund id {refund_id}; nothing was submitted "
+                f"twice. {why}" + (f" The system says: {sentence(str(message))}." if message else "")
+                + " Let me know if there is anything else.",
+            ),
+        )
     return Answer(
         conv.say(
             f"退款申请提交成功，系统返回的退款单号是 {refund_id}，可以答复用户了。",
