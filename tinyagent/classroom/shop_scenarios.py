@@ -310,6 +310,13 @@ def plan_policy(conv: Conversation) -> Act | Answer:
             ),
         )
     title, content = top
+    english = None if conv.zh else _in_english(title, content)
+    if english is not None:  # the shop's policy is Chinese; an English answer says it in English, as a model would
+        return Answer(
+            f'The best match in the knowledge base is "{title}" ({english[0]}); it is in Chinese, so I answer from '
+            "it in English.",
+            f'According to our policy "{english[0]}": {english[1]}',
+        )
     return Answer(
         conv.say(
             f"知识库里最相关的条目是《{title}》，按它回答。"
@@ -324,6 +331,17 @@ def plan_policy(conv: Conversation) -> Act | Answer:
             f'According to our policy "{title}": {content}' if title else content,
         ),
     )
+
+
+def _in_english(title: str | None, content: str) -> tuple[str, str] | None:
+    """(title, text) in English of the shop's built-in policy the Observation showed word for word, else None:
+    only a text it really read is put into English, never one it would have to make up."""
+    if not title:
+        return None
+    from ..shop.knowledge import english_version  # read only for an English policy answer
+
+    entry = english_version(title)
+    return (entry.title_en, entry.content_en) if entry is not None and entry.content == content else None
 
 
 def plan_time(conv: Conversation) -> Act | Answer:
