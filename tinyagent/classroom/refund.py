@@ -257,7 +257,7 @@ def plan_refund(conv: Conversation, order_id: str, mode: str = "refund") -> Act 
         if mode == "warranty":
             return _answer_warranty(conv, order, None)
         return _act_on(conv, order, Verdict("not_delivered"), mode)
-    judged = _judge(conv, order)
+    judged = _judge(conv, order, mode)
     if not isinstance(judged, Verdict):
         return judged
     if mode == "warranty":
@@ -265,7 +265,7 @@ def plan_refund(conv: Conversation, order_id: str, mode: str = "refund") -> Act 
     return _with_source(conv, _act_on(conv, order, judged, mode), RULES_OF_VERDICT.get(judged.kind, ()))
 
 
-def _judge(conv: Conversation, order: Order) -> Verdict | Act | Answer:
+def _judge(conv: Conversation, order: Order, mode: str = "refund") -> Verdict | Act | Answer:
     """Gather today's date and the policy (asking for whatever is missing), then apply the rules."""
     now_step, policy_step = conv.result("time"), conv.result("knowledge")
     needed = []
@@ -297,6 +297,23 @@ def _judge(conv: Conversation, order: Order) -> Verdict | Act | Answer:
             )
         return act(conv, thought, needed)
 
+    if now is None and mode == "refund" and conv.tool_for("refund") is None:
+        # Scoped to tools without the refund (a skill, lesson 17): the first thing it cannot do is the refund
+        # itself, so that is what it says, not that a date it was never asked for is unknown.
+        signed = conv.say(f"，{order.sign_time} 签收", f", signed for on {order.sign_time}") if order.sign_time else ""
+        return Answer(
+            conv.say(
+                "这里没有提交退款的工具，我办不了退款，如实告诉用户该去哪里办。",
+                "I have no tool here to submit a refund, so I cannot do it; I tell the customer where they can.",
+            ),
+            conv.say(
+                f"抱歉，我在这里办理不了退款：没有提交退款的工具。订单 {order.order_id}（{order.product or '商品'}）"
+                f"{signed}；退款请联系人工客服，或在“我的订单”中申请。",
+                f"Sorry, I cannot handle refunds here: I have no tool to submit one. Order "
+                f"{order.order_id} ({order.product or 'the item'}){signed}: for a refund, please contact a human "
+                "agent or apply under \"My orders\".",
+            ),
+        )
     if now is None or order.signed_on is None:
         return Answer(
             conv.say(

@@ -148,7 +148,16 @@ def plan_logistics(conv: Conversation) -> Act | Answer:
     single = (
         read_parcel(fetched[0], "") if len(fetched) == 1 and fetched[0] and not fetched[0].error else None
     )
-    if single and single.latest:
+    failed = [step for step in fetched if step and step.error]
+    if failed:  # the answer reports the error: so must the Thought, which never claims the traces are in
+        thought = conv.say(
+            "查物流时系统返回了错误，这次没拿到轨迹，如实告诉用户。" if len(failed) == len(fetched)
+            else "有的物流查询返回了错误，能查到的照实说，查不到的也如实告诉用户。",
+            "The tracking system returned an error, so I have no traces this time; I tell the customer so."
+            if len(failed) == len(fetched)
+            else "Some tracking lookups returned an error: I give what I found and say what I could not find.",
+        )
+    elif single and single.latest:
         thought = conv.say(
             f"物流轨迹已经拿到，最新一条是 {single.latest[0]} {single.latest[1]}，可以回复用户了。",
             f"I have the traces; the latest is {single.latest[0]} {single.latest[1]}. I can answer.",
