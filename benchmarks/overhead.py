@@ -378,7 +378,7 @@ def core_install_size(workdir: str) -> dict[str, int]:
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env())
     sizes = json.loads(subprocess.run([py, "-c", _SIZE_OF_DISTRIBUTIONS], check=True, capture_output=True,
                                       text=True).stdout)
-    excluded = {"pip", "setuptools", "tinyagent"}
+    excluded = {"pip", "setuptools", "tinyagent-course"}  # the distribution, not the import name
     return {name: size for name, size in sizes.items() if name.lower() not in excluded}
 
 

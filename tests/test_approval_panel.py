@@ -29,8 +29,8 @@ def test_it_stops_at_the_request_with_the_buttons_on_and_nothing_written(shop):
     assert panel.waiting is not None and panel.waiting.tool == "applyRefund"
     assert not panel.approve_button.disabled and not panel.decline_button.disabled
     assert shop.refunds() == [] and not panel.run.done
-    assert "refund ¥1999 for order 88231" in panel.request_box.value
-    assert panel.text().startswith("ApprovalPanel: waiting for approval: applyRefund: refund ¥1999 for order 88231")
+    assert "退款 ¥1999，订单 88231" in panel.request_box.value
+    assert panel.text().startswith("ApprovalPanel: waiting for approval: applyRefund: 退款 ¥1999，订单 88231")
     assert panel._repr_mimebundle_()["text/plain"] == panel.text()
     card = build_cards(panel.viewer.trace.events)[-1]
     assert card.status == "waiting_approval" and "Waiting for approval" in card.html()

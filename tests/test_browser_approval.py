@@ -68,7 +68,7 @@ def test_a_click_approves_one_refund_and_declines_the_other(tmp_path):
             expect(panels).to_have_count(2)
             for i in range(2):  # every cell has ended; each run waits at applyRefund, nothing written
                 expect(panels.nth(i).locator(".tinyagent-approval-request")).to_contain_text(
-                    "refund ¥1999 for order 88231")
+                    "退款 ¥1999，订单 88231")
                 expect(panels.nth(i).locator(".ta-approval-asked")).to_be_visible()
                 expect(panels.nth(i).locator(".ta-final")).to_have_count(0)
             panels.nth(0).screenshot(path=ARTIFACTS / "approval-panel-waiting.png")

@@ -5,7 +5,7 @@ the refund run takes seconds, and the test watches the page while it goes: round
 the final answer is, and the rounds must arrive one at a time (the page is drawn from the stream, not at the end).
 No console error, no request leaving the machine.
 
-    .venv/bin/python -m tests.test_browser_serving    # also saves the README's picture, docs/serving-trace-page.png
+    .venv/bin/python -m tests.test_browser_serving    # also saves the picture of README and lesson 19, notebooks/images/serving-trace-page.png
 
 In CI (the CI environment variable is set) a missing Chromium fails the run; elsewhere these tests are skipped.
 """
@@ -26,7 +26,7 @@ from tinyagent.classroom.server import ClassroomServer
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
-PICTURE = ROOT / "docs" / "serving-trace-page.png"
+PICTURE = ROOT / "notebooks" / "images" / "serving-trace-page.png"  # beside the lessons: a hub copies only notebooks/
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 
 MISSING = browser_missing()

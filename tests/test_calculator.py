@@ -52,6 +52,14 @@ def test_arithmetic_is_exact(expression, expected):
     assert "exact" not in answer
 
 
+def test_a_caret_is_a_power_and_the_answer_says_so_not_pythons_exclusive_or():
+    for written in ("2 ^ 10", "2＾10"):
+        answer = result(written)
+        assert answer["result"] == 1024 and answer["expression"].replace(" ", "") == "2**10"
+        assert "exclusive-or" in answer["note"] and "power" in answer["note"]
+    assert "note" not in result("2 ** 10") and "note" not in result("1999 * 0.85")
+
+
 def test_an_inexact_result_says_so():
     assert result("1/3") == {"expression": "1/3", "result": 0.3333333333333333, "exact": False}
     assert result("2 ** 0.5") == {"expression": "2 ** 0.5", "result": 1.4142135623730951, "exact": False}

@@ -58,6 +58,29 @@ def test_refund_is_idempotent_across_runs_of_the_same_database(tmp_path):
     assert "RF202606300001" in second.stdout and "RF202606300002" not in second.stdout
 
 
+def test_a_second_refund_in_the_same_file_says_the_order_already_had_one(tmp_path):
+    ask(tmp_path, REFUND, "--now", "2026-06-30T19:05:23")
+    second = ask(tmp_path, REFUND, "--now", "2026-06-30T19:05:23").stdout
+    last_round = second.split("===== 第 5 圈 =====")[1]
+    assert '"duplicate":true' in second.split("===== 第 4 圈 =====")[1]
+    assert "提交成功" not in last_round and "已经提交" not in last_round  # the Thought matches its Observation
+    assert "已经有退款申请 RF202606300001" in last_round and "没有重复提交" in last_round
+
+
+def test_ask_without_db_starts_every_run_from_the_seeded_shop_and_writes_no_file(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "TINYAGENT_SHOP_DB"}
+    env.update(TINYAGENT_OFFLINE="1", HOME=str(home))
+    runs = [subprocess.run([sys.executable, "-m", "tinyagent", "ask", REFUND, "--now", "2026-06-30T19:05:23"],
+                           check=False, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+            for _ in range(2)]
+    for done in runs:
+        assert done.returncode == 0, done.stderr
+        assert "RF202606300001" in done.stdout and '"duplicate"' not in done.stdout
+    assert not list(home.rglob("*")) and sorted(p.name for p in tmp_path.iterdir()) == ["home"]
+
+
 def test_bad_arguments_exit_2(tmp_path):
     assert ask(tmp_path, "hi", "--now", "yesterday").returncode == 2
     assert ask(tmp_path, "hi", "--max-steps", "0").returncode == 2

@@ -62,7 +62,7 @@ def approvals(result) -> list:
 def test_a_yes_lets_the_refund_through(shop_file):
     result = run_refund(shop_file, ConfirmationGate(ask=lambda request: True))
     asked, decided = approvals(result)
-    assert asked.tool == "applyRefund" and asked.summary.startswith("refund ¥1999 for order 88231 (比特 S10 Pro 扫地机")
+    assert asked.tool == "applyRefund" and asked.summary.startswith("退款 ¥1999，订单 88231（比特 S10 Pro 扫地机")
     assert (decided.outcome, decided.by) == (APPROVED, "the ask callback")
     assert [r["orderId"] for r in refunds_on_disk(shop_file)] == ["88231"]
     assert "RF202606300001" in result.answer and result.reason == "final_answer"
@@ -291,10 +291,15 @@ def test_function_calling_waits_for_the_same_yes(shop_file):
 def test_a_refund_summary_says_what_would_happen():
     with Shop(":memory:", clock=CLOCK) as shop:
         summary = describe_refund(shop)
+        # In the language the model wrote the reason in, which is the customer's: one language per trace.
         assert summary('{"orderId": "88231", "reason": "不回充"}') == \
-            "refund ¥1999 for order 88231 (比特 S10 Pro 扫地机, ordered 2026-06-20, 已签收); reason: 不回充"
+            "退款 ¥1999，订单 88231（比特 S10 Pro 扫地机，2026-06-20 下单，已签收）；原因：不回充"
+        assert summary('{"orderId": "88231", "reason": "no charge"}') == \
+            "refund ¥1999 for order 88231 (比特 S10 Pro 扫地机, ordered 2026-06-20, 已签收); reason: no charge"
+        assert describe_refund(shop, "en")('{"orderId": "88231", "reason": "不回充"}').startswith("refund ¥1999 for")
         assert summary('{"orderId": "99999", "reason": "x"}') == \
             "refund order 99999, which the shop does not have; reason: x"
+        assert summary('{"orderId": "99999", "reason": "坏了"}') == "为订单 99999 退款，但店里没有这个订单；原因：坏了"
         assert summary("not json").startswith("applyRefund with an input it cannot read")
         assert summary('{"orderId": "-1"}').startswith("applyRefund without a readable order id")
 

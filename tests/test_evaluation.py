@@ -390,7 +390,8 @@ def test_plots_without_matplotlib_say_in_one_line_what_to_install(tmp_path):
     )
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
-    assert last == 'ImportError: tinyagent.evaluation plots need matplotlib: pip install "tinyagent[eval]"'
+    assert last == (
+        'ImportError: tinyagent.evaluation plots need matplotlib: pip install -e ".[eval]" in the course folder')
     assert "During handling" not in done.stderr
 
 

@@ -87,3 +87,22 @@ def test_the_command_explains_a_missing_course_in_one_line(tmp_path, capsys):
     assert err.startswith("error: the course's notebooks are not at ") and err.count("\n") == 1
     assert main(["only-one"]) == 2
     assert "usage:" in capsys.readouterr().err
+
+
+def test_every_picture_a_lesson_shows_comes_with_the_learners_copy():
+    # A hub gives each learner a copy of notebooks/ alone (copy_new_lessons): a picture outside it is broken there.
+    import json
+    import re
+    from pathlib import Path
+
+    course = Path(__file__).resolve().parent.parent / "notebooks"
+    copied = {str(path) for path in course_files(course)}
+    shown = []
+    for notebook in sorted(course.rglob("*.ipynb")):
+        for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] == "markdown":
+                for target in re.findall(r"!\[[^\]]*\]\(([^)\s]+)", "".join(cell["source"])):
+                    if not target.startswith(("http:", "https:", "attachment:")):
+                        shown.append(os.path.relpath((notebook.parent / target).resolve(), course.resolve()))
+    assert shown, "no lesson shows a picture: the check would pass for nothing"
+    assert [target for target in shown if target not in copied] == []

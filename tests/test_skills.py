@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinyagent import Action, LlmClient, ReActAgent
+from tinyagent import Action, FunctionTool, LlmClient, ReActAgent, ToolRegistry
 from tinyagent.classroom.tool_list import read_tool_list
-from tinyagent.events import Observation
+from tinyagent.events import Observation, Parsed
 from tinyagent.shop.skills import SKILL_FOLDER
 from tinyagent.skills import SkillError, load_skill, load_skills, parse_skill, read_front_matter, shop_skills
 
@@ -148,3 +148,26 @@ def test_a_skill_naming_a_tool_the_registry_lacks_is_refused_at_activation():
     skill = parse_skill(GOOD.replace("queryLogistics", "trackParcel"), "logistics.md")
     with pytest.raises(SkillError, match="^logistics.md: skill 'logistics' names tools the registry does not have: trackParcel"):
         skill.scope(shop_tools())
+
+
+@pytest.mark.parametrize("question, lang, says", [
+    ("我的扫地机（订单 88231）充不进电，想申请退款", "zh", "办理不了退款"),
+    ("My vacuum (order 88231) will not charge, I want a refund", "en", "cannot handle refunds here"),
+])
+def test_a_refund_asked_inside_the_logistics_skill_is_declined_for_what_it_is(question, lang, says):
+    tools, logistics = shop_tools(), shop_skills()["logistics"]
+    agent = ReActAgent(LlmClient.classroom(), logistics.scope(tools), system_prompt=logistics.system_prompt(tools, lang))
+    result = agent.run(question)
+    assert [call.name for call in result.trace.tool_calls] == ["queryOrder"]
+    assert says in result.answer and "2026-06-22" in result.answer  # the date it read is not called unknown
+    assert "日期" not in result.answer and "date" not in result.answer.lower()
+
+
+def test_a_tracking_error_is_not_called_everything_in_place():
+    tools = shop_tools()
+    broken = FunctionTool("queryLogistics", tools.get("queryLogistics").description,
+                          lambda text: '{"error": "快递公司接口超时，请稍后再试"}')
+    registry = ToolRegistry([broken if tool.name == "queryLogistics" else tool for tool in tools])
+    result = ReActAgent(LlmClient.classroom(), registry).run("帮我看看订单 88231 的快递到哪了。")
+    last = result.trace.of_type(Parsed)[-1].thought
+    assert "错误" in last and "都齐了" not in last and "超时" in result.answer

@@ -124,7 +124,7 @@ def test_text_fallback_is_the_formatted_trace_and_has_no_latency(refund_trace):
     bundle = viewer._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle  # still a live widget in Lab
     assert bundle["text/plain"] == viewer.text()
-    assert viewer.text().startswith("TraceViewer: 5 rounds, 19 events, ")
+    assert viewer.text().startswith("TraceViewer: 5 圈，19 个事件，")
     assert viewer.text().endswith(refund_trace.format(usage=True))
     slower = Trace(
         [dataclasses.replace(e, latency_s=9.99) if isinstance(e, LlmCall) else e for e in refund_trace],
@@ -137,6 +137,17 @@ def test_text_fallback_is_the_same_on_every_run():
     assert TraceViewer(shop_agent().run(LOGISTICS).trace).text() == (
         TraceViewer(shop_agent().run(LOGISTICS).trace).text()
     )
+
+
+def test_a_chinese_run_has_a_chinese_header_above_its_cards():
+    zh = TraceViewer(shop_agent().run(LOGISTICS).trace)
+    usage = zh.trace.total_usage()
+    assert zh.summary_text() == (f"3 圈，11 个事件，输入 {usage['prompt_tokens']} + 输出 {usage['completion_tokens']} "
+                                 "个 token，结束：final_answer")
+    assert "运行记录：3 圈" in zh.summary.value and "模型用时" in zh.summary.value and "round" not in zh.summary.value
+    assert zh.text().startswith("TraceViewer: 3 圈") and "===== 第 1 圈 =====" in zh.text()
+    en = TraceViewer(shop_agent().run("Where is the parcel of order 88231?").trace)
+    assert en.summary_text().startswith("3 rounds, ") and "Trace: 3 rounds" in en.summary.value
 
 
 def test_watch_fills_the_viewer_event_by_event():

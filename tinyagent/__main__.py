@@ -127,8 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     ask.add_argument("--max-steps", type=_steps, default=10,
                      help=f"rounds before giving up, 1 to {MAX_STEPS_LIMIT} (default 10)")
     ask.add_argument("--model", help="override TINYAGENT_MODEL (e.g. a classroom variant: classroom-loop)")
-    ask.add_argument("--db", type=Path, default=Path(os.environ.get("TINYAGENT_SHOP_DB", DEFAULT_DB)),
-                     help=f"the shop's SQLite file, created on first use (default {DEFAULT_DB})")
+    # A run starts from the seeded shop unless told to keep one: with a file shared by every run (and by
+    # `serve`), a learner's very first refund could meet an earlier run's refund for the same order.
+    ask.add_argument("--db", default=os.environ.get("TINYAGENT_SHOP_DB") or ":memory:", metavar="FILE",
+                     help="keep the shop in this SQLite file across runs, created from the seed on first use; "
+                     "delete it to start afresh (default: $TINYAGENT_SHOP_DB, else a freshly seeded shop in "
+                     "memory for every run)")
     ask.add_argument("--now", help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
     ask.add_argument("--usage", action="store_true", help="show token counts per model call")
     ask.add_argument("--timeout", type=_seconds, help="seconds each model reply may take in all (default: "

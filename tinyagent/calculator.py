@@ -15,7 +15,9 @@ does not know is refused, so anything that is not arithmetic is refused:
 It computes with fractions (`fractions.Fraction`), so a price stays a price: 1999 * 0.85 is 1699.15 and
 0.1 + 0.2 is 0.3, where floats give 1699.1499999999999 and 0.30000000000000004. Only a fractional power
 (2 ** 0.5) is computed in floating point, and the result says it is not exact. For convenience, `×` and
-`÷` are read as `*` and `/`, and `^` as `**` (a calculator's power, not Python's exclusive-or).
+`÷` are read as `*` and `/`, and `^` as `**`: a calculator's power, where Python would read `2 ^ 10` as
+exclusive-or (8). The tool's answer then says so in a "note", so neither the model nor the reader of the trace
+is left to guess which one was computed.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ BINARY = {
 }
 UNARY = {ast.UAdd: "+", ast.USub: "-"}
 ALLOWED = "numbers and + - * / // % ** ( )"
+CARET_NOTE = "^ was read as ** (a power), as on a calculator; in Python ^ is exclusive-or (2 ^ 10 is 8 there)"
 # What each refused kind of node is, in words, for the error.
 _REFUSED_NODES = {
     ast.Name: "a name", ast.Call: "a function call", ast.Attribute: "an attribute", ast.Subscript: "an index",
@@ -226,6 +229,8 @@ def calculator_tool(name: str = "calculator") -> TypedTool:
         answer: dict = {"expression": normalize(expression), "result": result}
         if not exact:
             answer["exact"] = False
+        if "^" in unicodedata.normalize("NFKC", expression):  # also the full-width ＾
+            answer["note"] = CARET_NOTE
         return answer
 
     return calculate_expression

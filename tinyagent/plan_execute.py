@@ -75,17 +75,28 @@ class PlanResult:
         return self.reason == "final_answer"
 
 
-def step_failure(trace: Trace) -> str | None:
+# Why a step failed, in the run's language: the reason appears in a trace printed in that language.
+STEP_FAILURES = {
+    "en": {"unended": "the run did not end", "no_answer": "the loop ended without an answer ({reason})",
+           "error": "the last Observation was an error: {text}"},
+    "zh": {"unended": "这一步没有结束", "no_answer": "循环没有给出答复就结束了（{reason}）",
+           "error": "最后一条观察是错误：{text}"},
+}
+
+
+def step_failure(trace: Trace, lang: str | None = None) -> str | None:
     """Why a step's run counts as failed, or None when it did not fail: it ended without an answer of its own
-    (a stop rule, the step cap, a model error), or its last Observation was an error it did not get past."""
+    (a stop rule, the step cap, a model error), or its last Observation was an error it did not get past.
+    The reason is in `lang` (default: the trace's language)."""
+    said = STEP_FAILURES[check_language(lang or trace.lang)]
     end = trace.end
     if end is None:
-        return "the run did not end"
+        return said["unended"]
     if isinstance(end, Stopped) or end.reason not in ("final_answer", "fallback"):
-        return f"the loop ended without an answer ({end.reason})"
+        return said["no_answer"].format(reason=end.reason)
     observations = trace.of_type(Observation)
     if observations and observations[-1].error:
-        return f"the last Observation was an error: {observations[-1].text[:160]}"
+        return said["error"].format(text=observations[-1].text[:160])
     return None
 
 
@@ -219,7 +230,7 @@ class PlanRun:
                 continue  # a step's answer is not the run's: PlanStepDone carries it
             yield replace(event, step=self.round)
         self.round = max(self.round, offset + 1)
-        failure = step_failure(run.trace)
+        failure = step_failure(run.trace, self.lang)
         result = run.trace.answer or ""
         yield PlanStepDone(self.round, number, failure is None, result, failure or run.trace.reason or "")
         return StepOutcome(text, result, failure)

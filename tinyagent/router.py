@@ -43,19 +43,36 @@ SKILL_CHOICE_PROMPT = {
 _SKILL_LINE = re.compile(r"(?:skill|技能)\s*[:：]\s*[`*\"']*([A-Za-z0-9_-]+)", re.IGNORECASE)
 
 
-def needs_plan(question: str) -> str | None:
-    """Why `question` needs a plan (it has several parts), or None when one loop will do."""
+# Each reason in the trace's language, so that a Chinese trace reads in one language (lesson 17).
+ROUTE_REASONS = {
+    "en": {"orders": "the request names {n} orders ({ids})", "joiner": "the request joins another part with {word!r}",
+           "questions": "the request asks {n} questions", "one_part": "one part: one ReAct loop",
+           "not_asked": "; no skill (the model could not be asked: {error})",
+           "none_named": "; no skill (the model's reply names none: {reply!r})",
+           "chosen": "; the model chose the skill {name!r}"},
+    "zh": {"orders": "请求提到 {n} 个订单（{ids}）", "joiner": "请求用“{word}”连接了另一部分",
+           "questions": "请求问了 {n} 个问题", "one_part": "只有一部分：一个 ReAct 循环",
+           "not_asked": "；不用技能（无法询问模型：{error}）",
+           "none_named": "；不用技能（模型的回复没有说出技能名：{reply!r}）",
+           "chosen": "；模型选择了技能“{name}”"},
+}
+
+
+def needs_plan(question: str, lang: str | None = None) -> str | None:
+    """Why `question` needs a plan (it has several parts), or None when one loop will do. The reason is in
+    `lang` (default: the question's language)."""
+    reasons = ROUTE_REASONS[check_language(lang) if lang else detect_language(question)]
     ids = list(dict.fromkeys(ORDER_ID.findall(question)))
     if len(ids) >= 2:
-        return f"the request names {len(ids)} orders ({', '.join(ids)})"
+        return reasons["orders"].format(n=len(ids), ids=", ".join(ids))
     low = question.lower()
     joiner = next((word for word in PART_JOINERS if (word in low if not word.isascii() else
                    re.search(rf"\b{word}\b", low))), None)
     if joiner is not None:
-        return f"the request joins another part with {joiner!r}"
+        return reasons["joiner"].format(word=joiner)
     questions = len(QUESTION_MARKS.findall(question))
     if questions >= 2:
-        return f"the request asks {questions} questions"
+        return reasons["questions"].format(n=questions)
     return None
 
 
@@ -106,24 +123,25 @@ class Router:
 
     def choose_skill(self, question: str, lang: str | None = None) -> tuple[Skill | None, str, LlmCall | None]:
         """(the skill the model picks for a one-part request or None, why, the LlmCall event of the asking)."""
-        why = "one part: one ReAct loop"
+        lang = lang or self.lang or detect_language(question)
+        reasons = ROUTE_REASONS[lang]
+        why = reasons["one_part"]
         if not self.skills:
             return None, why, None
-        lang = lang or self.lang or detect_language(question)
         messages = skill_choice_messages(question, self.skills, lang)
         try:
             reply = self.llm.chat(messages, max_tokens=32)
         except LlmError as error:
-            return None, f"{why}; no skill (the model could not be asked: {error})", None
+            return None, why + reasons["not_asked"].format(error=error), None
         call = LlmCall.of_reply(1, messages, reply)
         skill = read_skill_choice(reply.text, self.skills)
         if skill is None:
-            return None, f"{why}; no skill (the model's reply names none: {reply.text.strip()[:60]!r})", call
-        return skill, f"{why}; the model chose the skill {skill.name!r}", call
+            return None, why + reasons["none_named"].format(reply=reply.text.strip()[:60]), call
+        return skill, why + reasons["chosen"].format(name=skill.name), call
 
     def steps(self, question: str) -> Iterator[Event]:
         lang = self.lang or detect_language(question)
-        why_plan = needs_plan(question)
+        why_plan = needs_plan(question, lang)
         if why_plan is not None:
             yield Routed(1, "plan", "", why_plan)
             run = PlanAndExecuteAgent(self.llm, self.tools, lang=self.lang).start(question)

@@ -262,7 +262,7 @@ class PostgresSessionStore(SessionStore):
     """Sessions in PostgreSQL, for a service whose workers share one database (psycopg 3).
 
     `url` is a libpq URL (`postgresql://user:password@host:port/dbname`) or key=value string. Install the
-    driver with the `postgres` extra (`pip install 'tinyagent[postgres]'`). Raises `SessionStoreError` with
+    driver with the `postgres` extra (`pip install -e '.[postgres]'` in the course folder). Raises `SessionStoreError` with
     one line naming the URL without its password when the server cannot be reached.
     """
 
@@ -277,7 +277,7 @@ class PostgresSessionStore(SessionStore):
             import psycopg
         except ImportError:
             raise SessionStoreError(
-                "PostgresSessionStore needs psycopg 3: pip install 'tinyagent[postgres]' (or 'psycopg[binary]')"
+                "PostgresSessionStore needs psycopg 3: pip install -e '.[postgres]' in the course folder (or 'psycopg[binary]')"
             ) from None
         self._errors = (psycopg.Error,)
         try:

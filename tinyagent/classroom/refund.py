@@ -257,7 +257,7 @@ def plan_refund(conv: Conversation, order_id: str, mode: str = "refund") -> Act 
         if mode == "warranty":
             return _answer_warranty(conv, order, None)
         return _act_on(conv, order, Verdict("not_delivered"), mode)
-    judged = _judge(conv, order)
+    judged = _judge(conv, order, mode)
     if not isinstance(judged, Verdict):
         return judged
     if mode == "warranty":
@@ -265,7 +265,7 @@ def plan_refund(conv: Conversation, order_id: str, mode: str = "refund") -> Act 
     return _with_source(conv, _act_on(conv, order, judged, mode), RULES_OF_VERDICT.get(judged.kind, ()))
 
 
-def _judge(conv: Conversation, order: Order) -> Verdict | Act | Answer:
+def _judge(conv: Conversation, order: Order, mode: str = "refund") -> Verdict | Act | Answer:
     """Gather today's date and the policy (asking for whatever is missing), then apply the rules."""
     now_step, policy_step = conv.result("time"), conv.result("knowledge")
     needed = []
@@ -297,6 +297,23 @@ def _judge(conv: Conversation, order: Order) -> Verdict | Act | Answer:
             )
         return act(conv, thought, needed)
 
+    if now is None and mode == "refund" and conv.tool_for("refund") is None:
+        # Scoped to tools without the refund (a skill, lesson 17): the first thing it cannot do is the refund
+        # itself, so that is what it says, not that a date it was never asked for is unknown.
+        signed = conv.say(f"，{order.sign_time} 签收", f", signed for on {order.sign_time}") if order.sign_time else ""
+        return Answer(
+            conv.say(
+                "这里没有提交退款的工具，我办不了退款，如实告诉用户该去哪里办。",
+                "I have no tool here to submit a refund, so I cannot do it; I tell the customer where they can.",
+            ),
+            conv.say(
+                f"抱歉，我在这里办理不了退款：没有提交退款的工具。订单 {order.order_id}（{order.product or '商品'}）"
+                f"{signed}；退款请联系人工客服，或在“我的订单”中申请。",
+                f"Sorry, I cannot handle refunds here: I have no tool to submit one. Order "
+                f"{order.order_id} ({order.product or 'the item'}){signed}: for a refund, please contact a human "
+                "agent or apply under \"My orders\".",
+            ),
+        )
     if now is None or order.signed_on is None:
         return Answer(
             conv.say(
@@ -536,6 +553,24 @@ def _answer_refunded(conv: Conversation, order: Order, verdict: Verdict, data: o
         why = conv.say(
             "包裹还在运输途中，快递送到时请直接拒收。",
             "The parcel is still on its way: please refuse it when the courier arrives.",
+        )
+    if pick(data, "duplicate") is True:
+        # applyRefund is idempotent: asked again, it returns the refund the order already has and writes
+        # nothing. The Thought and the answer must say so, not that a refund was just submitted.
+        return Answer(
+            conv.say(
+                f"这个订单已经有退款申请 {refund_id}，系统没有重复提交，如实告诉用户。",
+                f"The order already had refund {refund_id}; the shop did not submit a second one. I tell the "
+                "customer so.",
+            ),
+            conv.say(
+                f"您好！订单 {order.order_id}{product}之前已经申请过退款，退款单号：{refund_id}，这次没有重复提交。{why}"
+                + (f"系统提示：{sentence(str(message))}。" if message else "")
+                + "如有其他问题，随时联系我。",
+                f"Order {order.order_id}{product} already has a refund, refund id {refund_id}; nothing was submitted "
+                f"twice. {why}" + (f" The system says: {sentence(str(message))}." if message else "")
+                + " Let me know if there is anything else.",
+            ),
         )
     return Answer(
         conv.say(

@@ -148,7 +148,16 @@ def plan_logistics(conv: Conversation) -> Act | Answer:
     single = (
         read_parcel(fetched[0], "") if len(fetched) == 1 and fetched[0] and not fetched[0].error else None
     )
-    if single and single.latest:
+    failed = [step for step in fetched if step and step.error]
+    if failed:  # the answer reports the error: so must the Thought, which never claims the traces are in
+        thought = conv.say(
+            "查物流时系统返回了错误，这次没拿到轨迹，如实告诉用户。" if len(failed) == len(fetched)
+            else "有的物流查询返回了错误，能查到的照实说，查不到的也如实告诉用户。",
+            "The tracking system returned an error, so I have no traces this time; I tell the customer so."
+            if len(failed) == len(fetched)
+            else "Some tracking lookups returned an error: I give what I found and say what I could not find.",
+        )
+    elif single and single.latest:
         thought = conv.say(
             f"物流轨迹已经拿到，最新一条是 {single.latest[0]} {single.latest[1]}，可以回复用户了。",
             f"I have the traces; the latest is {single.latest[0]} {single.latest[1]}. I can answer.",
@@ -310,6 +319,13 @@ def plan_policy(conv: Conversation) -> Act | Answer:
             ),
         )
     title, content = top
+    english = None if conv.zh else _in_english(title, content)
+    if english is not None:  # the shop's policy is Chinese; an English answer says it in English, as a model would
+        return Answer(
+            f'The best match in the knowledge base is "{title}" ({english[0]}); it is in Chinese, so I answer from '
+            "it in English.",
+            f'According to our policy "{english[0]}": {english[1]}',
+        )
     return Answer(
         conv.say(
             f"知识库里最相关的条目是《{title}》，按它回答。"
@@ -324,6 +340,17 @@ def plan_policy(conv: Conversation) -> Act | Answer:
             f'According to our policy "{title}": {content}' if title else content,
         ),
     )
+
+
+def _in_english(title: str | None, content: str) -> tuple[str, str] | None:
+    """(title, text) in English of the shop's built-in policy the Observation showed word for word, else None:
+    only a text it really read is put into English, never one it would have to make up."""
+    if not title:
+        return None
+    from ..shop.knowledge import english_version  # read only for an English policy answer
+
+    entry = english_version(title)
+    return (entry.title_en, entry.content_en) if entry is not None and entry.content == content else None
 
 
 def plan_time(conv: Conversation) -> Act | Answer:

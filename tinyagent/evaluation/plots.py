@@ -28,7 +28,7 @@ def _pyplot():
     try:
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ImportError('tinyagent.evaluation plots need matplotlib: pip install "tinyagent[eval]"') from None
+        raise ImportError('tinyagent.evaluation plots need matplotlib: pip install -e ".[eval]" in the course folder') from None
     return plt
 
 

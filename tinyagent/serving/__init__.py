@@ -15,7 +15,7 @@ try:
     import starlette  # noqa: F401
     import uvicorn  # noqa: F401
 except ImportError:
-    raise ImportError('tinyagent.serving needs Starlette and uvicorn: pip install "tinyagent[serve]"') from None
+    raise ImportError('tinyagent.serving needs Starlette and uvicorn: pip install -e ".[serve]" in the course folder') from None
 
 from .app import create_app
 from .server import ServiceServer, serve_workers

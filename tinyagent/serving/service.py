@@ -32,7 +32,7 @@ from ..settings import load_settings
 from ..stop_rules import WallClock
 
 DEFAULT_SESSIONS = Path.home() / ".cache" / "tinyagent" / "sessions.sqlite3"
-DEFAULT_SHOP = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"  # the one `ask` uses
+DEFAULT_SHOP = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"  # `ask --db` keeps a shop like this one
 
 
 @dataclass(frozen=True)

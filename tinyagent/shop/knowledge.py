@@ -30,62 +30,101 @@ SECTION_SEPARATOR = " › "
 
 @dataclass(frozen=True)
 class KnowledgeEntry:
-    """One policy: a Chinese title and text for the customer, English keywords so English questions find it."""
+    """One policy: a Chinese title and text for the customer, English keywords so English questions find it,
+    and the same policy in English (`title_en`, `content_en`). searchKnowledge returns the Chinese text, as the
+    shop stores it; a model answering in English says it in English, as the classroom model does from these."""
 
     title: str
     content: str
     keywords: str = ""
+    title_en: str = ""
+    content_en: str = ""
 
 
-# The day limits are written "N 天" on purpose: the classroom model reads them out of the Observation.
+# The day limits are written "N 天" (in English "N days") on purpose: the classroom model reads them out of the
+# Observation.
 KNOWLEDGE_BASE: tuple[KnowledgeEntry, ...] = (
     KnowledgeEntry(
         title="七天无理由退货政策",
         content="签收次日起 7 天内，商品完好、配件齐全、不影响二次销售，可申请无理由退货，寄回运费由买家承担；"
         "开封试用不影响退货，人为损坏的商品不适用。",
         keywords="return returns no reason seven 7 days unused complete accessories policy",
+        title_en="Seven-day no-reason returns",
+        content_en="Within 7 days from the day after delivery, an item that is undamaged, complete with its "
+        "accessories and fit to be sold again can be returned without a reason; the buyer pays the "
+        "shipping back. Opening it to try it out is fine; an item the buyer damaged cannot be returned "
+        "this way.",
     ),
     KnowledgeEntry(
         title="质量问题退换货",
         content="签收次日起 15 天内出现性能故障（质量问题，例如扫地机不回充、无法开机、异响），经售后检测确认后"
         "可退货或换货，往返运费由商家承担；超过 15 天、在保修期内可免费维修。",
         keywords="quality problem defect faulty broken not charging return exchange 15 days inspection policy",
+        title_en="Quality problems: returns and exchanges",
+        content_en="Within 15 days from the day after delivery, a performance fault (a quality problem, such as a "
+        "robot vacuum that does not go back to its dock, will not turn on or makes a grinding noise) can "
+        "be returned or exchanged once the after-sales team confirms it; the shop pays the shipping both "
+        "ways. After those 15 days, it is repaired free of charge within the warranty.",
     ),
     KnowledgeEntry(
         title="保修政策",
         content="整机保修 1 年（365 天），自签收次日起计算，保修期内的非人为故障免费维修；"
         "边刷、滤网、尘袋等耗材不在保修范围内，进水、摔落等人为损坏需付费维修。",
         keywords="warranty guarantee one year 365 days free repair consumables",
+        title_en="Warranty",
+        content_en="The whole machine has a 1-year (365-day) warranty, counted from the day after delivery; faults "
+        "the customer did not cause are repaired free of charge within it. Consumables such as side "
+        "brushes, filters and dust bags are not covered; damage from water or a fall is repaired for a "
+        "fee.",
     ),
     KnowledgeEntry(
         title="配送与运费",
         content="全场满 99 元包邮，不满 99 元收取运费 8 元；现货商品下单后 48 小时内发货，"
         "默认使用顺丰速运或圆通速递，发货后可凭运单号查询物流。",
         keywords="shipping delivery time how long free shipping fee courier dispatch 48 hours tracking",
+        title_en="Shipping and fees",
+        content_en="Shipping is free on orders of 99 yuan or more; orders under 99 yuan pay 8 yuan. Items in stock "
+        "ship within 48 hours of the order, by SF Express or YTO Express, and can be tracked with the "
+        "tracking number once shipped.",
     ),
     KnowledgeEntry(
         title="退款到账时间",
         content="退款审核通过后 1-3 个工作日原路退回到付款账户；信用卡退款以发卡银行入账时间为准，"
         "退款进度可凭退款单号查询。",
         keywords="refund money back how long time arrive business days payment account",
+        title_en="When a refund arrives",
+        content_en="Once a refund is approved, the money goes back to the account it was paid from within 1-3 "
+        "business days; for a credit card, the issuing bank's posting date applies. Follow a refund with "
+        "its refund id.",
     ),
     KnowledgeEntry(
         title="换货流程",
         content="先提交换货申请，售后检测确认后将商品寄回，仓库收到退件后 48 小时内发出同型号新品；"
         "换货仅限同型号、同规格的商品，想换其他型号需先办理退款再重新下单。",
         keywords="exchange replacement replace swap process steps same model",
+        title_en="How an exchange works",
+        content_en="Apply for an exchange first; once the after-sales check confirms it, send the item back, and the "
+        "warehouse ships a new one of the same model within 48 hours of receiving it. Exchanges are for "
+        "the same model and specification only: for another model, get a refund and place a new order.",
     ),
     KnowledgeEntry(
         title="发票开具",
         content="订单签收后可在“我的订单”中申请电子增值税普通发票，开具后发送到预留邮箱；"
         "订单退款后发票同时作废。",
         keywords="invoice receipt fapiao tax vat email",
+        title_en="Invoices",
+        content_en="Once an order is delivered, apply for an electronic VAT invoice under \"My orders\"; it is sent to "
+        "the email address on the account. When an order is refunded, its invoice is cancelled too.",
     ),
     KnowledgeEntry(
         title="取消订单",
         content="订单发货前可随时取消，取消后款项全额原路返回；已发货的订单无法取消，可拒收快件，"
         "或签收后按售后政策申请退换。",
         keywords="cancel cancellation order not shipped yet before shipping reject parcel",
+        title_en="Cancelling an order",
+        content_en="An order can be cancelled at any time before it ships, and the full amount goes back the way it "
+        "was paid; a shipped order cannot be cancelled: refuse the parcel, or return it after delivery "
+        "under the after-sales policy.",
     ),
 )
 
@@ -323,6 +362,11 @@ def search_passages(conn: sqlite3.Connection, question: str, limit: int = 3, sco
         Passage(title, content, round(-rank, 3), round(-rank, 3), document, section or "", position)
         for title, content, rank, document, section, position in rows
     ]
+
+
+def english_version(title: str) -> KnowledgeEntry | None:
+    """The built-in entry titled `title` (its Chinese title), when it has an English version; else None."""
+    return next((entry for entry in KNOWLEDGE_BASE if entry.title == title and entry.title_en), None)
 
 
 def search(conn: sqlite3.Connection, question: str, limit: int = 3) -> list[dict]:

@@ -17,35 +17,52 @@ from collections.abc import Callable
 from typing import Any
 
 from ..confirmation import ConfirmationGate
+from ..prompts import check_language, detect_language
 from .database import Shop
 from .tools import ORDER_ID, BadInput, _unwrap_json, read_one_id
 
+# The summary in the run's language, so a Chinese trace (and the approval panel) reads in one language.
+SUMMARIES = {
+    "en": {"unreadable": "applyRefund with an input it cannot read: {text}",
+           "no_id": "applyRefund without a readable order id: {text}",
+           "no_reason": "(no reason given)",
+           "unknown": "refund order {order_id}, which the shop does not have; reason: {reason}",
+           "refund": "refund ¥{price} for order {order_id} ({product}, ordered {ordered}, {status}); reason: {reason}"},
+    "zh": {"unreadable": "applyRefund 的输入无法读取：{text}",
+           "no_id": "applyRefund 的输入里没有可读的订单号：{text}",
+           "no_reason": "（没有写原因）",
+           "unknown": "为订单 {order_id} 退款，但店里没有这个订单；原因：{reason}",
+           "refund": "退款 ¥{price}，订单 {order_id}（{product}，{ordered} 下单，{status}）；原因：{reason}"},
+}
 
-def describe_refund(shop: Shop) -> Callable[[str], str]:
-    """A `describe` function for applyRefund: its input text -> one line a person can judge."""
+
+def describe_refund(shop: Shop, lang: str | None = None) -> Callable[[str], str]:
+    """A `describe` function for applyRefund: its input text -> one line a person can judge, in `lang`
+    (default: the language of the input, which the model writes in the customer's language)."""
 
     def summary(text: str) -> str:
+        said = SUMMARIES[check_language(lang) if lang else detect_language(text)]
         try:
             payload = json.loads(_unwrap_json(text))
         except ValueError:
             payload = None
         if not isinstance(payload, dict):
-            return f"applyRefund with an input it cannot read: {text[:200]}"
-        reason = str(payload.get("reason") or "(no reason given)")[:200]
+            return said["unreadable"].format(text=text[:200])
+        reason = str(payload.get("reason") or said["no_reason"])[:200]
         try:
             order_id = read_one_id(str(payload.get("orderId", "")), ORDER_ID)
         except BadInput:
-            return f"applyRefund without a readable order id: {text[:200]}"
+            return said["no_id"].format(text=text[:200])
         order = shop.get_order(order_id)
         if order is None:
-            return f"refund order {order_id}, which the shop does not have; reason: {reason}"
-        return (f"refund ¥{order['price']} for order {order_id} ({order['product']}, ordered {order['orderTime']}, "
-                f"{order['status']}); reason: {reason}")
+            return said["unknown"].format(order_id=order_id, reason=reason)
+        return said["refund"].format(price=order["price"], order_id=order_id, product=order["product"],
+                                     ordered=order["orderTime"], status=order["status"], reason=reason)
 
     return summary
 
 
-def refund_gate(shop: Shop, **options: Any) -> ConfirmationGate:
-    """A gate on applyRefund that shows `describe_refund`'s summary; `options` go to ConfirmationGate
-    (`ask=...`, `timeout_s=...`)."""
-    return ConfirmationGate(("applyRefund",), describe={"applyRefund": describe_refund(shop)}, **options)
+def refund_gate(shop: Shop, lang: str | None = None, **options: Any) -> ConfirmationGate:
+    """A gate on applyRefund that shows `describe_refund`'s summary (in `lang`, default the input's language);
+    `options` go to ConfirmationGate (`ask=...`, `timeout_s=...`)."""
+    return ConfirmationGate(("applyRefund",), describe={"applyRefund": describe_refund(shop, lang)}, **options)

@@ -11,14 +11,14 @@
 Each widget keeps its state in plain attributes (`.cards`, `.step_count`, `.turns`, ...) and
 saves into a notebook as readable, deterministic text (`.text()`), so nbval can check it.
 Imported separately from `tinyagent` so the core stays free of ipywidgets: it is the `widgets` extra
-(`pip install "tinyagent[widgets]"`; `make setup` installs it).
+(`pip install -e ".[widgets]"` in the course folder; `make setup` installs it).
 """
 
 try:  # ipywidgets is the `widgets` extra, not a core dependency: say in one line how to get it
     import ipywidgets  # noqa: F401
 except ImportError:
     raise ImportError(
-        'tinyagent.widgets needs ipywidgets: pip install "tinyagent[widgets]"', name="ipywidgets"
+        'tinyagent.widgets needs ipywidgets: pip install -e ".[widgets]" in the course folder', name="ipywidgets"
     ) from None
 
 from .approval_panel import ApprovalPanel

@@ -56,6 +56,15 @@ class CardView(widgets.VBox):
         self.children = [self.body, self.raw]
 
 
+# The line above the cards, in the cards' language: a Chinese run reads in Chinese from its first line.
+SUMMARY = {
+    "en": {"empty": "no events yet", "ended": "ended: {reason}", "running": "still running",
+           "heading": "Trace: ", "timing": ", {seconds:.2f} s in the model"},
+    "zh": {"empty": "还没有事件", "ended": "结束：{reason}", "running": "还在运行",
+           "heading": "运行记录：", "timing": "，模型用时 {seconds:.2f} 秒"},
+}
+
+
 class TraceViewer(widgets.VBox):
     """Cards for a trace. `trace`: a finished Trace to show; `lang`: "en" or "zh" labels
     (default: the trace's language). State for tests: `.trace`, `.cards`, `.text()`."""
@@ -104,12 +113,18 @@ class TraceViewer(widgets.VBox):
 
     # -- text ----------------------------------------------------------------------------------
     def summary_text(self) -> str:
+        """One line about the run so far, in the viewer's language (the cards' language)."""
+        said = SUMMARY[self.lang]
         if not self.trace.events:
-            return "no events yet"
+            return said["empty"]
         usage = self.trace.total_usage()
-        ended = f"ended: {self.trace.reason}" if self.trace.end else "still running"
+        ended = said["ended"].format(reason=self.trace.reason) if self.trace.end else said["running"]
         # A streamed run (lesson 14) has many more events, one per piece of text: counted apart.
         pieces = len(self.trace.of_type(ReplyDelta))
+        if self.lang == "zh":
+            streamed = f"（另有 {pieces} 段流式文本）" if pieces else ""
+            return (f"{self.trace.rounds} 圈，{len(self.trace) - pieces} 个事件{streamed}，输入 "
+                    f"{usage['prompt_tokens']} + 输出 {usage['completion_tokens']} 个 token，{ended}")
         streamed = f" (+ {plural(pieces, 'streamed piece')})" if pieces else ""
         return (
             f"{plural(self.trace.rounds, 'round')}, {plural(len(self.trace) - pieces, 'event')}{streamed}, "
@@ -125,9 +140,10 @@ class TraceViewer(widgets.VBox):
 
     def _refresh_summary(self) -> None:
         latency = sum(card.llm.latency_s for card in self.cards if card.llm is not None)
-        timing = f", {latency:.2f} s in the model" if self.cards else ""
+        said = SUMMARY[self.lang]
+        timing = said["timing"].format(seconds=latency) if self.cards else ""
         self.summary.value = (
-            f'<div class="ta-summary" style="opacity:0.8">Trace: {self.summary_text()}{timing}</div>'
+            f'<div class="ta-summary" style="opacity:0.8">{said["heading"]}{self.summary_text()}{timing}</div>'
         )
 
     def __repr__(self) -> str:
