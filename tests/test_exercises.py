@@ -53,6 +53,7 @@ from tinyagent.checks import (
     check_variant_failures,
     classroom_only,
 )
+from tinyagent.checks.reporting import FAILURE_LINES
 from tinyagent.parser import split_keyed_lines
 from tinyagent.settings import Settings
 
@@ -190,9 +191,14 @@ def passes(check, *answer) -> bool:
 
 
 def fails(check, *answer, says: str = "") -> None:
+    """The check raises ExerciseFailed saying `says`, in a message a notebook shows whole in a few lines."""
     with pytest.raises(ExerciseFailed) as failure:
         check(*answer)
-    assert says in str(failure.value), str(failure.value)
+    message = str(failure.value)
+    assert says in message, message
+    shown = failure.value._render_traceback_()
+    assert len(shown) <= FAILURE_LINES and "is cut" not in shown[-1], "\n".join(shown)
+    assert "tinyagent/" not in message, message
 
 
 # -- every check: "not attempted yet" on None -----------------------------------------------------
@@ -623,7 +629,7 @@ SHOP_07 = Shop(":memory:")
 
 
 def make_track_parcel(name="queryLogistics", doc=True, newest=True, default=False, typed=True, decorate=True,
-                      unknown_error=True):
+                      unknown="as asked"):
     """The solution of 07's exercise 1, and plausible wrong versions of it."""
     def track_parcel(tracking_no: str, latest_only: bool = False) -> dict:
         """Track a parcel.
@@ -634,7 +640,9 @@ def make_track_parcel(name="queryLogistics", doc=True, newest=True, default=Fals
         """
         parcel = SHOP_07.get_logistics(tracking_no)
         if parcel is None:
-            return {"error": f"运单不存在：{tracking_no}"} if unknown_error else {}
+            return {"as asked": {"error": f"运单不存在：{tracking_no}"}, "empty": {}, "none": None,
+                    "other words": {"error": f"no such parcel: {tracking_no}"},
+                    "one number": {"error": "运单不存在：SF0000000000"}}[unknown]
         if latest_only:
             parcel["traces"] = parcel["traces"][-1:] if newest else parcel["traces"][:1]
         return parcel
@@ -675,7 +683,12 @@ def test_07_typed_logistics_tool():
     fails(check_typed_logistics_tool, make_track_parcel(), says="optional with the default False")
     fails(check_typed_logistics_tool, make_track_parcel(default=True, typed=False), says="should be a boolean")
     fails(check_typed_logistics_tool, make_track_parcel(default=True, newest=False), says="only the newest event")
-    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown_error=False), says="error object")
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="empty"), says="return exactly")
+    # the spec gives the error's exact text; the learner's None shows as what it is, not as {"ok": true}
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="none"), says="returned None")
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="other words"),
+          says='return exactly {"error": "运单不存在：SF0000000000"}')
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="one number"), says="YT1357924680")
 
     @typed_tool(name="queryLogistics")
     def hard_coded(tracking_no: str, latest_only: bool = False) -> dict:

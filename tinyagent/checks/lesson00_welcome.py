@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from ..shop import shop_registry, shop_tools
 from ..tools import Action
-from .reporting import _fail, _fresh_shop, _not_attempted, _passed
+from .reporting import _fail, _fresh_shop, _not_attempted, _passed, grades
 
 
+@grades("Exercise 1")
 def check_parcel_prediction(predicted_tools: list[str] | None) -> None:
     """00, exercise 1: the tools the parcel question needs, in order."""
     exercise = "Exercise 1"
@@ -35,6 +36,7 @@ def check_parcel_prediction(predicted_tools: list[str] | None) -> None:
                              "tracks it. Now run the agent and compare with result.trace.tool_calls.")
 
 
+@grades("Exercise 2")
 def check_missing_order_prediction(first_tool: str | None, observation_is_error: bool | None) -> None:
     """00, exercise 2: order 99999 does not exist. Which tool goes first, and is its Observation an error?"""
     exercise = "Exercise 2"

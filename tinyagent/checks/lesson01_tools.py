@@ -6,9 +6,10 @@ import json
 
 from ..shop import shop_tools
 from ..tools import Tool
-from .reporting import _fail, _fresh_shop, _instance, _json, _not_attempted, _passed, _run
+from .reporting import _fail, _fresh_shop, _instance, _json, _not_attempted, _passed, _run, grades
 
 
+@grades("Exercise 1")
 def check_toy_logistics_tool(QueryLogisticsTool: type | None) -> None:
     """01, exercise 1: a toy queryLogistics that agrees with the package's on SF1234567890 and unknown ids."""
     exercise = "Exercise 1"
@@ -38,6 +39,7 @@ def check_toy_logistics_tool(QueryLogisticsTool: type | None) -> None:
 FORGIVING_INPUTS = ['"88231"', "订单 88231", '{"orderId": 88231}', "order #88231, please", " 88231\n"]
 
 
+@grades("Exercise 2")
 def check_forgiving_query_order(ForgivingQueryOrderTool: type | None) -> None:
     """01, exercise 2: find the order id in what models write; an "expected" hint when there is none."""
     exercise = "Exercise 2"

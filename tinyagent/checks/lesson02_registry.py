@@ -7,9 +7,10 @@ import re
 from ..registry import ToolRegistry
 from ..shop import shop_tools
 from ..tools import Action
-from .reporting import _fail, _fresh_shop, _instance, _json, _not_attempted, _passed, _run
+from .reporting import _fail, _fresh_shop, _instance, _json, _not_attempted, _passed, _run, grades
 
 
+@grades("Exercise 1")
 def check_suggesting_registry(SuggestingRegistry: type | None) -> None:
     """02, exercise 1: an unknown-tool error with "did_you_mean" for near-misses only."""
     exercise = "Exercise 1"
@@ -41,6 +42,7 @@ def check_suggesting_registry(SuggestingRegistry: type | None) -> None:
 CUT_NOTE = re.compile(r"\[cut: (\d+) more characters?\]\s*$")
 
 
+@grades("Exercise 2")
 def check_capped_registry(CappedRegistry: type | None) -> None:
     """02, exercise 2: Observations longer than `limit` are cut, with a note that counts what was cut."""
     exercise = "Exercise 2"

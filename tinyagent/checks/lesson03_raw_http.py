@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import LlmError
-from .reporting import _fail, _not_attempted, _passed
+from .reporting import _fail, _not_attempted, _passed, grades
 
 
+@grades("Exercise 1")
 def check_unknown_model(status: int | None, error: BaseException | None, check_first: str | None) -> None:
     """03, exercise 1: the status by hand, the error LlmClient raises, and which part of the request to check."""
     exercise = "Exercise 1"
@@ -28,6 +29,7 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
                              "the body's \"model\" field was not.")
 
 
+@grades("Exercise 2")
 def check_prompt_share(share: float | None, llm: Any, messages: list[dict]) -> None:
     """03, exercise 2: the system prompt's share of the first round's prompt tokens, measured on `llm`."""
     exercise = "Exercise 2"

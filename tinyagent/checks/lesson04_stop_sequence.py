@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .reporting import _fail, _not_attempted, _passed, _run
+from .reporting import _brief, _fail, _not_attempted, _passed, _run, grades
 
 RUN_ON = """Thought: 用户想退订单 88231。先查订单。
 Action: queryOrder
@@ -31,6 +31,7 @@ INVENTION_SAMPLES = [
 ]
 
 
+@grades("Exercise 1")
 def check_invented_counter(count_invented_observations: Callable[[str], int] | None) -> None:
     """04, exercise 1: count the lines of a reply that start with `Observation:`."""
     exercise = "Exercise 1"
@@ -39,7 +40,7 @@ def check_invented_counter(count_invented_observations: Callable[[str], int] | N
     for text, expected, what in INVENTION_SAMPLES:
         got = _run(exercise, "count_invented_observations(...)", count_invented_observations, text)
         if got != expected:
-            _fail(exercise, f"on {what} it returned {got!r}, expected {expected}:\n{text}")
+            _fail(exercise, f"on {what} ({_brief(text)}) it returned {got!r}, expected {expected}")
     return _passed(exercise, "only lines that start with 'Observation:' are counted.")
 
 
@@ -51,6 +52,7 @@ PRETENDED_SAMPLES = [
 ]
 
 
+@grades("Exercise 2")
 def check_pretended_calls(pretended_tools: Callable[[str], list[str]] | None, skipped: Any = None) -> None:
     """04, exercise 2: the tools a reply asks for (its `Action:` lines), and the tools the invention skipped."""
     exercise = "Exercise 2"

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..parser import parse_step
 from .lesson04_stop_sequence import STOPPED
-from .reporting import _fail, _not_attempted, _passed, _run
+from .reporting import _brief, _fail, _not_attempted, _passed, _run, grades
 
 INVENTED_STEP = """Thought: 先查订单。
 Action: queryOrder
@@ -41,6 +41,16 @@ def _action_of(step: Any) -> tuple[str, str] | None:
     return None if action is None else (action.tool_name, action.tool_input)
 
 
+def _reading(action: tuple[str, str] | None, final_answer: Any) -> str:
+    """A reading of a reply in a few words: the action and its input, the final answer, or neither."""
+    if action is not None:
+        name, tool_input = action
+        said = f"Action {name!r} with input {_brief(tool_input, 40)}"
+        return said if final_answer is None else f"{said} and Final Answer {_brief(final_answer, 30)}"
+    return "no action and no answer" if final_answer is None else f"Final Answer {_brief(final_answer, 50)}"
+
+
+@grades("Exercise 1")
 def check_parser_stops_at_observation(my_parse_v2: Callable[[str], Any] | None) -> None:
     """05, exercise 1: a parser that ignores everything after an invented `Observation:`."""
     exercise = "Exercise 1"
@@ -51,9 +61,9 @@ def check_parser_stops_at_observation(my_parse_v2: Callable[[str], Any] | None) 
         theirs = parse_step(text)
         if _action_of(mine) != _action_of(theirs) or getattr(mine, "final_answer", None) != theirs.final_answer:
             what = "the step the model invented after its Observation" if text == INVENTED_STEP else "this reply"
-            _fail(exercise, f"on {what} it read action={_action_of(mine)}, final_answer="
-                            f"{getattr(mine, 'final_answer', None)!r}; tinyagent.parse_step reads action="
-                            f"{_action_of(theirs)}, final_answer={theirs.final_answer!r}:\n{text}")
+            _fail(exercise, f"on {what} ({_brief(text)}) it read "
+                            f"{_reading(_action_of(mine), getattr(mine, 'final_answer', None))}; "
+                            f"tinyagent.parse_step reads {_reading(_action_of(theirs), theirs.final_answer)}")
     return _passed(exercise, f"{len(PARSER_CASES)} replies read as parse_step reads them; the invented "
                              "step after the Observation is ignored.")
 
@@ -70,6 +80,7 @@ ANCHORED_CASES = [
 ]
 
 
+@grades("Exercise 2")
 def check_anchored_final_answer(final_answer_anchored: Callable[[str], str | None] | None) -> None:
     """05, exercise 2: `Final Answer:` found only at the start of a line, and kept to the end of the text."""
     exercise = "Exercise 2"

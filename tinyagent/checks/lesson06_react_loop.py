@@ -8,7 +8,7 @@ from typing import Any
 from ..agent import ReActAgent
 from ..llm_client import ChatResult
 from ..shop import shop_registry
-from .reporting import _fail, _fresh_shop, _instance, _not_attempted, _passed, _run
+from .reporting import _brief, _fail, _fresh_shop, _instance, _not_attempted, _passed, _run, grades
 
 
 class ScriptedModel:
@@ -42,6 +42,7 @@ SCRIPTS = {
 }
 
 
+@grades("Exercise 1")
 def check_counting_llm(CountingLlm: type | None) -> None:
     """06, exercise 1: a wrapper that passes every call on and keeps each reply's usage."""
     exercise = "Exercise 1"
@@ -76,15 +77,15 @@ def _compare_replay(label: str, mine: Any, theirs: Any, exercise: str) -> str:
         rounds = theirs.trace.rounds
         if list(mine.calls[: len(their_calls)]) != their_calls or mine.messages[: len(theirs.messages)] != theirs.messages:
             _fail(exercise, f"{label}: up to round {rounds} both loops had the same replies, yet they differ: "
-                            f"your calls {mine.calls}, ReActAgent's {their_calls}")
+                            f"your calls {_brief(mine.calls)}, ReActAgent's {_brief(their_calls)}")
         return f"{label}: the same up to round {rounds}, where ReActAgent stops ({theirs.reason})"
     problems = []
     if mine.reason != theirs.reason:
         problems.append(f"reason {mine.reason!r} vs {theirs.reason!r}")
     if theirs.ok and mine.answer != theirs.answer:
-        problems.append(f"answer {mine.answer!r} vs {theirs.answer!r}")
+        problems.append(f"answer {_brief(mine.answer, 40)} vs {_brief(theirs.answer, 40)}")
     if list(mine.calls) != their_calls:
-        problems.append(f"calls {mine.calls} vs {their_calls}")
+        problems.append(f"calls {_brief(list(mine.calls))} vs {_brief(their_calls)}")
     if mine.rounds != theirs.trace.rounds:
         problems.append(f"rounds {mine.rounds} vs {theirs.trace.rounds}")
     if mine.messages != theirs.messages:
@@ -96,6 +97,7 @@ def _compare_replay(label: str, mine: Any, theirs: Any, exercise: str) -> str:
     return f"{label}: same answer, calls, rounds and messages ({theirs.reason})"
 
 
+@grades("Exercise 2")
 def check_record_replay(
     Recorder: type | None,
     Replayer: type | None,

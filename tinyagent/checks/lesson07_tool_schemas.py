@@ -8,9 +8,10 @@ from typing import Any, Literal
 
 from ..shop import shop_tools
 from ..typed_tool import TypedTool, tool
-from .reporting import _fail, _fresh_shop, _json, _not_attempted, _passed, _run
+from .reporting import _brief, _fail, _fresh_shop, _json, _not_attempted, _passed, _run, grades
 
 
+@grades("Exercise 1")
 def check_typed_logistics_tool(track_parcel: Any) -> None:
     """07, exercise 1: queryLogistics as a typed tool: its schema, and what it returns for good and bad input."""
     exercise = "Exercise 1"
@@ -45,7 +46,7 @@ def check_typed_logistics_tool(track_parcel: Any) -> None:
                      f"invoke({number_text!r})")
         if mine != whole:
             _fail(exercise, f"invoke({number_text!r}) should return the shop's logistics for that parcel "
-                            f"(shop.get_logistics), all {len(whole['traces'])} traces; got {mine!r}")
+                            f"(shop.get_logistics), all {len(whole['traces'])} traces; got {_brief(mine)}")
         text = json.dumps({"tracking_no": number_text, "latest_only": True})
         mine = _json(exercise, _run(exercise, f"invoke({text!r})", track_parcel.invoke, text), f"invoke({text!r})")
         newest = whole["traces"][-1]
@@ -56,11 +57,14 @@ def check_typed_logistics_tool(track_parcel: Any) -> None:
         if {key: value for key, value in mine.items() if key != "traces"} != {
                 key: value for key, value in whole.items() if key != "traces"}:
             _fail(exercise, "with latest_only true, keep the other fields (trackingNo, carrier, status) as they are")
-    unknown = _json(exercise, _run(exercise, "invoke('SF0000000000')", track_parcel.invoke, "SF0000000000"),
-                    "invoke('SF0000000000')")
-    if not isinstance(unknown, dict) or "error" not in unknown:
-        _fail(exercise, f"for a tracking number the shop does not have (shop.get_logistics returns None), return an "
-                        f"error object such as {{\"error\": \"运单不存在：SF0000000000\"}}; got {unknown!r}")
+    for number_text in ("SF0000000000", "YT1357924680"):
+        unknown = _json(exercise, _run(exercise, f"invoke({number_text!r})", track_parcel.invoke, number_text),
+                        f"invoke({number_text!r})")
+        asked = {"error": f"运单不存在：{number_text}"}
+        if unknown != asked:
+            got = "None (which @tool sends as {\"ok\": true})" if unknown == {"ok": True} else _brief(unknown)
+            _fail(exercise, f"for {number_text}, which the shop does not have (shop.get_logistics returns None), "
+                            f"return exactly {json.dumps(asked, ensure_ascii=False)}; your function returned {got}")
     wrong = json.loads(track_parcel.invoke('{"tracking_no": 1234567890}'))
     if wrong.get("field") != "tracking_no":
         _fail(exercise, f"a number for tracking_no should be refused by the schema, naming tracking_no; got {wrong}")
@@ -109,6 +113,7 @@ def pickup_tool():
     return schedule_pickup
 
 
+@grades("Exercise 2")
 def check_error_fields(predicted_fields: list | None) -> None:
     """07, exercise 2: for each of PICKUP_INPUTS, the field the error Observation names (None: accepted)."""
     exercise = "Exercise 2"

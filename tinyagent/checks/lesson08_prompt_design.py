@@ -11,7 +11,7 @@ from ..registry import ToolRegistry
 from ..shop import shop_registry
 from ..token_count import token_counter
 from ..tools import FunctionTool
-from .reporting import _fail, _fresh_shop, _not_attempted, _passed, _run
+from .reporting import _fail, _fresh_shop, _not_attempted, _passed, _run, grades
 
 LEAN_SHARE = 0.75  # the lean prompt's budget: this share of the default prompt's tokens
 LEAN_KEYS = ("Thought:", "Action:", "Action Input:", "Final Answer:")
@@ -27,6 +27,7 @@ def _second_registry():
     ])
 
 
+@grades("Exercise 1")
 def check_lean_prompt(lean_prompt: Callable | None) -> None:
     """08, exercise 1: an English prompt within 75% of the default's tokens that keeps what a model needs."""
     exercise = "Exercise 1"
@@ -93,6 +94,7 @@ SHORTER_HINTS = {
 }
 
 
+@grades("Exercise 2")
 def check_shorter_predictions(shorter: dict | None) -> None:
     """08, exercise 2: for each pair, which text has fewer tokens (measured here with the lesson's counter)."""
     exercise = "Exercise 2"

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .reporting import _fail, _json, _not_attempted, _passed, _run
+from .reporting import _fail, _json, _not_attempted, _passed, _run, grades
 
 
 def _native_call(call_id: str, name: str, arguments: str) -> dict:
@@ -50,6 +50,7 @@ class _CheckTools:
         raise RuntimeError(KNOWLEDGE_OFFLINE)
 
 
+@grades("Exercise 1")
 def check_tool_messages(tool_messages: Callable[[dict, Callable], list] | None, patience: float = 10.0) -> None:
     """09, exercise 1: the tool messages that answer a reply's calls: one per call, in the order of the calls,
     each quoting its call's id; unreadable arguments and a failing tool answered with an error; run at once.
@@ -131,6 +132,7 @@ _WAVES = (
 )
 
 
+@grades("Exercise 2")
 def check_fewest_model_calls(predicted_calls: list | None) -> None:
     """09, exercise 2: the fewest model calls each protocol needs for three requests, for a model that makes no
     mistake: text ReAct one tool call per reply, function calling every call whose inputs are known."""

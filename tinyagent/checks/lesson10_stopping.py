@@ -12,7 +12,7 @@ from ..shop import shop_registry
 from ..stop_rules import Stop
 from ..trace import Trace
 from .lesson06_react_loop import ORDER_STEP
-from .reporting import _fail, _fresh_shop, _instance, _not_attempted, _passed, _run
+from .reporting import _fail, _fresh_shop, _instance, _not_attempted, _passed, _run, grades
 
 
 class GivingUpModel:
@@ -48,6 +48,7 @@ LOOP_COUNTER_CASES = [
 ]
 
 
+@grades("Exercise 1")
 def check_fixed_seed_loop(fixed_seed_loop: Callable | None) -> None:
     """10, exercise 1: the second seed's loop with a counter that moves every round, and only once."""
     exercise = "Exercise 1"
@@ -81,6 +82,7 @@ def _costly_trace(*usages: tuple[int, int]) -> Any:
     ])
 
 
+@grades("Exercise 2")
 def check_cost_budget(CostBudget: type | None) -> None:
     """10, exercise 2: a stop rule that ends the run once its model calls have cost `yuan`."""
     exercise = "Exercise 2"

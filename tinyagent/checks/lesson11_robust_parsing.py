@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..tolerant_parser import parse_tolerant
-from .lesson05_parser import MULTI_LINE_ANSWER, _action_of
-from .reporting import _fail, _not_attempted, _passed, _run
+from .lesson05_parser import MULTI_LINE_ANSWER, _action_of, _reading
+from .reporting import _brief, _fail, _not_attempted, _passed, _run, grades
 
 _REFUND_JSON = '{"orderId":"88231","reason":"质量问题：扫地机不回充"}'
 
@@ -40,6 +40,7 @@ def _readings_against_tolerant(exercise: str, name: str, fn: Callable[[str], Any
             yield text, what, mine, theirs
 
 
+@grades("Exercise 1")
 def check_bracket_actions(my_tolerant_v2: Callable[[str], Any] | None) -> None:
     """11, exercise 1: the hand-built tolerant parser, extended to read `Action: tool[input]`."""
     exercise = "Exercise 1"
@@ -52,9 +53,8 @@ def check_bracket_actions(my_tolerant_v2: Callable[[str], Any] | None) -> None:
         hint = ""
         if theirs[0] and mine[0] and mine[0][0] == theirs[0][0] and theirs[1] is None:
             hint = " (the name is right; the input is everything between the first [ and the last ])"
-        _fail(exercise, f"on {what} it read action={mine[0]}, final_answer={mine[1]!r}; "
-                        f"tinyagent.parse_tolerant reads action={theirs[0]}, final_answer={theirs[1]!r}"
-                        f"{hint}:\n{text}")
+        _fail(exercise, f"on {what} ({_brief(text)}) it read {_reading(*mine)}; tinyagent.parse_tolerant "
+                        f"reads {_reading(*theirs)}{hint}")
     return _passed(exercise, f"{len(BRACKET_CASES)} replies read as parse_tolerant reads them, brackets "
                              "inside the input included.")
 
@@ -80,6 +80,7 @@ ACTION_FIRST_CASES = [
 ]
 
 
+@grades("Exercise 2")
 def check_action_over_final(action_first: Callable[[str], Any] | None) -> None:
     """11, exercise 2: lesson 05's parser with the new rule: an Action beside a Final Answer wins."""
     exercise = "Exercise 2"
@@ -94,9 +95,10 @@ def check_action_over_final(action_first: Callable[[str], Any] | None) -> None:
             why = " The answer rests on nothing observed yet: the Action must run first."
         elif theirs[0] is None and mine[0] is not None:
             why = " Only an 'Action:' at the start of a line is an action."
-        elif theirs[0] is not None and mine[0] is not None:
+        elif theirs[0] is not None and mine[0] is not None and mine[0][0] == theirs[0][0]:
+            why = " The tool is right and its input is not: the input is what follows 'Action Input:'."
+        elif theirs[0] is not None and mine[0] is not None and "Observation:" in text:
             why = " Nothing after an Observation the model wrote itself is part of this step."
-        _fail(exercise, f"on {what} it read action={mine[0]}, final_answer={mine[1]!r}; expected "
-                        f"action={theirs[0]}, final_answer={theirs[1]!r}.{why}\n{text}")
+        _fail(exercise, f"on {what} ({_brief(text)}) it read {_reading(*mine)}; expected {_reading(*theirs)}.{why}")
     return _passed(exercise, f"{len(ACTION_FIRST_CASES)} replies: every Action beside a Final Answer runs, "
                              "and a mere mention of 'Action:' stays a mention.")

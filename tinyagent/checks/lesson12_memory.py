@@ -9,7 +9,7 @@ from ..llm_client import LlmClient
 from ..session import Session, message_tokens
 from ..session_store import SqliteSessionStore, Turn
 from ..shop import shop_registry
-from .reporting import _fail, _fresh_shop, _instance, _not_attempted, _passed, _run
+from .reporting import _brief, _fail, _fresh_shop, _instance, _not_attempted, _passed, _run, grades
 
 
 class _TurnsOnly:
@@ -36,10 +36,11 @@ def _which_turns(messages: Any, turns: list) -> list | str:
         pair = messages[i : i + 2]
         roles = [m.get("role") for m in pair]
         if roles != ["user", "assistant"]:
-            return f"messages {i + 1}-{i + len(pair)} have roles {roles}; each turn is a user message, then an assistant one"
+            at = f"message {i + 1} has" if len(pair) == 1 else f"messages {i + 1} and {i + 2} have"
+            return f"{at} the roles {roles}; each turn is a user message, then an assistant one"
         key = (pair[0].get("content"), pair[1].get("content"))
         if key not in by_pair:
-            return f"messages {i + 1}-{i + 2} are not a question and its answer from the session: {key}"
+            return f"messages {i + 1} and {i + 2} are not a question and its answer from the session: {_brief(key)}"
         numbers.append(by_pair[key])
     return numbers
 
@@ -53,6 +54,7 @@ FIVE_TURN_CONVERSATION = (
 )
 
 
+@grades("Exercise 1")
 def check_first_and_last(FirstAndLast: type | None) -> None:
     """12, exercise 1: a memory that keeps the first turn and the last `last` turns."""
     exercise = "Exercise 1"
@@ -74,8 +76,9 @@ def check_first_and_last(FirstAndLast: type | None) -> None:
                 why = " Oldest first: the model reads the conversation in the order it happened."
             elif isinstance(got, list) and count and 1 not in got:
                 why = " Turn 1 is missing: it is where a customer says who they are and which order it is."
-            _fail(exercise, f"with {count} turn{'' if count == 1 else 's'} and last={last} it gave turns {got}; "
-                            f"expected {expected}.{why}")
+            gave = f"it gave turns {got}" if isinstance(got, list) else f"what it gave is wrong: {got}"
+            _fail(exercise, f"with {count} turn{'' if count == 1 else 's'} and last={last}, {gave}; "
+                            f"expected turns {expected}.{why}")
     # In a real session on the classroom model: turn 5 needs the order and the fault from turn 1.
     shop = _fresh_shop()
     session = Session(ReActAgent(LlmClient.classroom(), shop_registry(shop)), memory=_instance(exercise, FirstAndLast, 1))
@@ -109,6 +112,7 @@ def _expected_token_window(turns: list, budget: int) -> list:
     return [turn.number for turn in kept]
 
 
+@grades("Exercise 2")
 def check_token_window(TokenWindow: type | None) -> None:
     """12, exercise 2: a memory that keeps as many of the latest whole turns as fit a token budget."""
     exercise = "Exercise 2"
@@ -140,7 +144,8 @@ def check_token_window(TokenWindow: type | None) -> None:
                        " too (a conversation with a hole in it reads wrong).")
             else:
                 why = " Count tokens with message_tokens(messages), not characters: Chinese and English differ."
-        _fail(exercise, f"with a budget of {budget} tokens it kept turns {got}; expected {expected} "
+        kept = f"it kept turns {got}" if isinstance(got, list) else f"what it gave is wrong: {got}"
+        _fail(exercise, f"with a budget of {budget} tokens, {kept}; expected turns {expected} "
                         f"(the six turns cost {sizes} tokens each).{why}")
     return _passed(exercise, f"{len(edges)} budgets, each right at a turn's edge or next to it: the latest whole turns "
                              "that fit, oldest first, never over the budget.")

@@ -9,7 +9,7 @@ from ..context_budget import request_tokens
 from ..errors import ContextBudgetError
 from ..shop import shop_registry
 from ..tools import Action
-from .reporting import _fail, _fresh_shop, _json, _not_attempted, _passed, _run
+from .reporting import _fail, _fresh_shop, _json, _not_attempted, _passed, _run, grades
 
 
 def _parcel(tracking_no: str, traces: list[tuple[str, str]], carrier: str = "顺丰速运", status: str = "运输中") -> str:
@@ -45,6 +45,7 @@ def _expected_parcel_fold(text: str) -> dict | None:
             "latest": latest, "traces": len(traces)}
 
 
+@grades("Exercise 1")
 def check_fold_logistics(fold_logistics: Callable[[str], str] | None) -> None:
     """13, exercise 1: a fold that knows its tool: a parcel's facts and its newest trace, and how many traces."""
     exercise = "Exercise 1"
@@ -119,6 +120,7 @@ def _trimmed(system: dict, turns: list[list[dict]], request: dict, budget: int) 
     return None
 
 
+@grades("Exercise 2")
 def check_trim_to_budget(trim_to_budget: Callable[[list[dict], int], list[dict]] | None) -> None:
     """13, exercise 2: drop whole turns, oldest first, until the request fits; raise when nothing fits."""
     exercise = "Exercise 2"

@@ -7,7 +7,7 @@ from itertools import pairwise
 from typing import Any
 
 from ..llm_client import LlmClient, cut_at_stop
-from .reporting import ExerciseFailed, _fail, _not_attempted, _passed, _run
+from .reporting import ExerciseFailed, _brief, _fail, _not_attempted, _passed, _run, grades
 
 STREAMED_STEP = ("Thought: The customer wants the parcel; I need the tracking number first.\n"
                  "Action: queryOrder\nAction Input: 88231\n")
@@ -20,6 +20,7 @@ CUT_STREAM_TEXTS = [
     ("Thought: 先查订单。\nAction: queryOrder\nAction Input: 88231\nObservation: 已签收", ["Observation:"],
      "a Chinese step"),
     (STREAMED_STEP, ["Observation:"], "a step with no stop string in it"),
+    (STREAMED_STEP + "Observ", ["Observation:"], "a reply that ends in the start of a stop string, never finished"),
     ("Thought: I know it.\nFinal Answer: signed\nObservation: x", ["Observation:", "\nFinal"],
      "two stop strings, the second one first in the text"),
 ]
@@ -28,6 +29,19 @@ CUT_STREAM_TEXTS = [
 def _pieces_of(text: str, cuts: tuple[int, ...]) -> list[str]:
     points = [0, *cuts, len(text)]
     return [text[a:b] for a, b in pairwise(points)]
+
+
+def _cut_mistake(got: str, expected: str, pieces: list[str], stop: list[str]) -> str:
+    """What a wrong cut most likely did, judged from what came out."""
+    if expected.startswith(got):
+        return "Text is missing at the end: what was held back must come out when the stream ends."
+    whole = [s for s in stop if s in got and any(s in piece for piece in pieces)]
+    if whole:
+        return (f"{whole[0]!r} came through in one piece: every stop string counts, and the text ends at the "
+                "first one in it.")
+    if len(got) > len(expected):
+        return "A stop string split across two pieces must still be found."
+    return "Only a stop string ends the text."
 
 
 class _Arriving:
@@ -45,6 +59,7 @@ class _Arriving:
             yield piece
 
 
+@grades("Exercise 1")
 def check_cut_stream(cut_stream: Callable | None) -> None:
     """14, exercise 1: stop strings applied to text that arrives in pieces."""
     exercise = "Exercise 1"
@@ -70,11 +85,10 @@ def check_cut_stream(cut_stream: Callable | None) -> None:
             got = "".join(run(pieces, stop, what))
             checked += 1
             if got != expected:
-                where = " | ".join(repr(p) for p in pieces)
-                _fail(exercise, f"on {what}, cut into the pieces {where}, it gave {got!r}; the whole reply cut "
-                                f"at {stop} is {expected!r}" + (
-                                    " (a stop string split across two pieces must still be found)"
-                                    if any(s in got for s in stop) or len(got) > len(expected) else ""))
+                _fail(exercise, f"on {what}, in pieces cut at character {' and '.join(map(str, cuts))}, it gave "
+                                f"{len(got)} characters ending {_brief(got[-30:], 40)}; the whole reply cut at "
+                                f"{stop} is {len(expected)} ending {_brief(expected[-30:], 40)}. "
+                                + _cut_mistake(got, expected, pieces, stop))
     # 2. At once: a piece that cannot be the start of a stop string comes out before the next is read.
     first = "Thought: The customer wants the parcel."
     arriving = _Arriving([first, "\nAction: queryOrder", "\nAction Input: 88231\n"])
@@ -136,6 +150,7 @@ def _stream_cases() -> list[tuple[str, list[dict], tuple[str, str | None, dict |
     return cases
 
 
+@grades("Exercise 2")
 def check_read_chunks(read_chunks: Callable | None) -> None:
     """14, exercise 2: text, finish_reason and usage from the chunks of one streamed reply."""
     exercise = "Exercise 2"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .reporting import _fail, _not_attempted, _passed, _run
+from .reporting import _fail, _not_attempted, _passed, _run, grades
 
 # (expression, value): what a safe evaluator must compute.
 SAFE_EVAL_VALUES = [
@@ -33,6 +33,7 @@ SAFE_EVAL_REFUSALS = [
 ]
 
 
+@grades("Exercise 1")
 def check_safe_eval(safe_eval: Callable[[str], float] | None) -> None:
     """15, exercise 1: an arithmetic evaluator that walks the ast with a whitelist, never `eval`."""
     exercise = "Exercise 1"
@@ -92,6 +93,7 @@ def _workspace_traps(root: Any) -> tuple[Any, list[tuple[str, bool, str]]]:
     return workspace, cases
 
 
+@grades("Exercise 2")
 def check_inside_workspace(inside_workspace: Callable[[Any, str], bool] | None) -> None:
     """15, exercise 2: the sandbox's path check, on a workspace with traps (links, .., a look-alike folder)."""
     exercise = "Exercise 2"

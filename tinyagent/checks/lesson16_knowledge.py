@@ -9,7 +9,7 @@ from ..clock import fixed_clock
 from ..shop import Shop
 from ..shop.knowledge import Passage, query_terms, search_terms
 from ..shop.policies import POLICY_FOLDER
-from .reporting import COURSE_NOW, _fail, _not_attempted, _passed, _run
+from .reporting import COURSE_NOW, _brief, _fail, _not_attempted, _passed, _run, grades
 
 _NO_PUNCTUATION = "签收次日起十五天内出现性能故障的属于质量问题经售后检测确认后可以退货也可以换货往返运费由商家承担"
 
@@ -38,6 +38,7 @@ def _windows(text: str, size: int, overlap: int) -> list[str]:
     return pieces
 
 
+@grades("Exercise 1")
 def check_overlapping_windows(windows: Callable[[str, int, int], list[str]] | None) -> None:
     """16, exercise 1: lesson 16's fixed-size chunks, with an overlap."""
     exercise = "Exercise 1"
@@ -53,7 +54,9 @@ def check_overlapping_windows(windows: Callable[[str, int, int], list[str]] | No
         if mine == expected:
             continue
         why = ""
-        if any(len(piece) > size for piece in mine):
+        if not text:
+            why = " An empty text has no windows: return []."
+        elif any(len(piece) > size for piece in mine):
             why = f" A window is longer than size ({size})."
         elif len(mine) > len(expected) and mine[: len(expected)] == expected:
             why = " The last window lies inside the one before: stop once a window reaches the end of the text."
@@ -108,6 +111,7 @@ def rerank_cases() -> list[tuple[str, list, str]]:
     ]
 
 
+@grades("Exercise 2")
 def check_coverage_rerank(my_rerank: Callable[[str, list], list] | None) -> None:
     """16, exercise 2: re-rank search results by how many of the question's terms each passage holds."""
     exercise = "Exercise 2"
@@ -122,7 +126,7 @@ def check_coverage_rerank(my_rerank: Callable[[str, list], list] | None) -> None
         mine = list(mine) if isinstance(mine, (list, tuple)) else mine
         if not isinstance(mine, list) or sorted(map(id, mine)) != sorted(map(id, passages)):
             _fail(exercise, f"on {what}, my_rerank should return every passage it was given, once each, in a new "
-                            f"order; got {mine!r}")
+                            f"order; got {_brief(mine)}")
         if mine == expected:
             continue
 
@@ -139,6 +143,8 @@ def check_coverage_rerank(my_rerank: Callable[[str, list], list] | None) -> None
             why = " A term in the passage's section heading counts too."
         elif "same count" in what:
             why = " Passages with the same count keep the order they came in (bm25's), whatever their scores."
-        _fail(exercise, f"on {what} ({question!r}), expected {shown(expected)}, got {shown(mine)}.{why}")
+        place = next(i for i, (a, b) in enumerate(zip(mine, expected)) if a is not b)
+        _fail(exercise, f"on {what} ({question!r}), place {place + 1} should be {shown(expected)[place]!r}, "
+                        f"got {shown(mine)[place]!r}.{why}")
     return _passed(exercise, "Each list is in order of how many of the question's terms a passage holds; the "
                              "opened-item question now starts with the Conditions section.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .reporting import _fail, _not_attempted, _passed, _run
+from .reporting import _fail, _not_attempted, _passed, _run, grades
 
 _PLAN_LINE = re.compile(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$")
 
@@ -39,6 +39,7 @@ PLAN_CASES = (
 )
 
 
+@grades("Exercise 1")
 def check_plan_parser(my_parse_plan: Callable[[str], list[str]] | None) -> None:
     """17, exercise 1: read a planner's numbered steps; no steps is a ValueError."""
     exercise = "Exercise 1"
@@ -92,6 +93,7 @@ def _several_parts(question: str) -> bool:
     return len(set(_ORDER_ID.findall(question))) >= 2 or _JOINER.search(question) is not None
 
 
+@grades("Exercise 2")
 def check_plan_rule(my_needs_plan: Callable[[str], bool] | None) -> None:
     """17, exercise 2: the router's rule for a request in several parts."""
     exercise = "Exercise 2"

@@ -8,13 +8,14 @@ from typing import Any
 from ..evaluation import CHECKS, EvalTask, RunOutcome, ToolUse, evaluate, grade
 from ..llm_client import LlmClient
 from ..protocol_comparison import run_on_fresh_shop
-from .reporting import _fail, _not_attempted, _passed
+from .reporting import _brief, _fail, _not_attempted, _passed, grades
 
 # Exercise 1's request: order 88234 was signed for 3 days before the course's day, within the 7-day
 # no-reason window, so a right run checks the order, the date and the policy, then writes the refund.
 EVAL_EXERCISE_REQUEST = "Order 88234 arrived three days ago and I have not used it. Please refund it."
 
 
+@grades("Exercise 1")
 def check_eval_task(my_task: Any) -> None:
     """18, exercise 1: an EvalTask for EVAL_EXERCISE_REQUEST that the careful model's run passes and that
     fails each wrong run: no refund written, a refund without the checks, the wrong order, an invented id."""
@@ -36,8 +37,8 @@ def check_eval_task(my_task: Any) -> None:
     for name, check in grade(my_task, right).items():
         if not check.passed:
             _fail(exercise, f"the careful model's run is right (it called {' → '.join(u.name for u in right.tool_calls)}, "
-                            f"wrote refund {', '.join(right.refunds)} and answered {right.answer!r}), but it fails "
-                            f"your task's {name} check: {check.detail}. Fix what your task expects there.")
+                            f"wrote refund {', '.join(right.refunds)} and answered {_brief(right.answer)}), but it fails "
+                            f"your task's {name} check: {_brief(check.detail, 120)[1:-1]}. Fix what your task expects there.")
 
     refund_call = next(use for use in right.tool_calls if use.name == "applyRefund")
     lookups = tuple(use for use in right.tool_calls if use.name != "applyRefund")
@@ -77,6 +78,7 @@ VARIANT_BEHAVIOUR = {
 }
 
 
+@grades("Exercise 2")
 def check_variant_failures(predicted_failures: dict | None) -> None:
     """18, exercise 2: which of the four checks each variant fails on the English refund (text ReAct),
     measured on the spot."""

@@ -13,7 +13,7 @@ from ..registry import ToolRegistry
 from ..serving import ServiceConfig, ServiceServer
 from ..shop.tools import shop_tools
 from ..tools import FunctionTool
-from .reporting import _fail, _not_attempted, _passed, _run
+from .reporting import _brief, _fail, _not_attempted, _passed, _run, grades
 
 # Exercise 1's streams: what the service sends, and what any Server-Sent Events reader must also handle (a
 # keep-alive comment, data over two lines, an event with no name, Windows line ends).
@@ -29,9 +29,15 @@ SSE_EXERCISE_STREAMS = (
      'event: observation\ndata: {"text":\ndata:  "two lines"}\n\n'),
     ("an event with no event: line (its name is then \"message\")",
      'data: {"note": "no name"}\n\n'),
+    ("an event with no event: line after a named one (its name is \"message\", not the one before's)",
+     'event: tool_call\ndata: {"name": "queryOrder"}\n\ndata: {"note": "unnamed"}\n\n'),
     ("a stream with Windows line ends (\\r\\n)",
      'event: tool_call\r\ndata: {"name": "getCurrentTime"}\r\n\r\nevent: final\r\ndata: {"answer": "done"}\r\n\r\n'),
 )
+
+
+SSE_RULES = ("Blocks end at a blank line; in a block, ':' starts a comment, 'event:' names the event "
+             "(\"message\" if none), and the 'data:' lines, joined with newlines, are the JSON.")
 
 
 def read_sse_reference(text: str) -> list[tuple[str, dict]]:
@@ -49,6 +55,7 @@ def read_sse_reference(text: str) -> list[tuple[str, dict]]:
     return events
 
 
+@grades("Exercise 1")
 def check_sse_reader(read_events: Callable[[str], list] | None) -> None:
     """19, exercise 1: read_events(text) -> [(event name, data dict), ...], for the streams above."""
     exercise = "Exercise 1"
@@ -64,10 +71,10 @@ def check_sse_reader(read_events: Callable[[str], list] | None) -> None:
         except TypeError:
             _fail(exercise, f"read_events should return a list of (event, data) pairs, got {got!r}")
         if got != expected:
-            _fail(exercise, f"on {what}:\n{text!r}\nread_events gave {got!r}, expected {expected!r}. Split the text "
-                            "into blocks at blank lines; in a block, a line starting with ':' is a comment, "
-                            "'event:' names the event (\"message\" if none), and the 'data:' lines, joined with "
-                            "newlines, are the JSON.")
+            place = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
+            mine = _brief(got[place], 50) if place < len(got) else "nothing"
+            right = _brief(expected[place], 50) if place < len(expected) else "nothing"
+            _fail(exercise, f"on {what}, event {place + 1} read as {mine}, expected {right}. {SSE_RULES}")
     return _passed(exercise, f"read_events reads all {len(SSE_EXERCISE_STREAMS)} streams: comments skipped, data "
                              "lines joined, unnamed events called \"message\", \\r\\n line ends too.")
 
@@ -91,6 +98,7 @@ SERVING_EXERCISE_REQUESTS = (
 )
 
 
+@grades("Exercise 2")
 def check_status_predictions(predicted_status: dict | None) -> None:
     """19, exercise 2: the status code the service answers each request of SERVING_EXERCISE_REQUESTS with.
     The check starts a service (an API key, a 2 KB body limit, queryLogistics broken) and sends them."""
