@@ -854,6 +854,30 @@ def test_09_tool_messages():
     fails(check_tool_messages, lambda message, run_tool: tool_messages(message, run_tool)[:2], says="own tool message")
     fails(check_tool_messages, "tool_messages", says="should be a function")
 
+    def any_json_runs(message, run_tool):  # valid JSON is run, whatever it is: an array, a string
+        def answer(call):
+            try:
+                arguments = json.loads(call["function"]["arguments"])
+            except ValueError:
+                return json.dumps({"error": "not JSON"})
+            try:
+                return run_tool(call["function"]["name"], arguments)
+            except Exception as error:  # noqa: BLE001 - as the solution does
+                return json.dumps({"error": str(error)})
+
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(8) as pool:
+            texts = list(pool.map(answer, message["tool_calls"]))
+        return [{"role": "tool", "tool_call_id": c["id"], "content": t} for c, t in zip(message["tool_calls"], texts)]
+
+    def silent_on_non_objects(message, run_tool):  # not run, but answered with an empty text
+        out = tool_messages(message, run_tool)
+        return [dict(m, content="") if m["tool_call_id"] in ("call_list", "call_text") else m for m in out]
+
+    fails(check_tool_messages, any_json_runs, says="JSON but not an object")
+    fails(check_tool_messages, silent_on_non_objects, says="call_list's arguments are not a JSON object")
+
 
 def test_09_fewest_model_calls():
     assert passes(check_fewest_model_calls, [(6, 3), (4, 2), (3, 3)])
@@ -1007,6 +1031,13 @@ def test_10_cost_budget():
         def __init__(self, yuan, input_price, output_price):
             pass
 
+    class StrictlyOver(CostBudget):  # "cost yuan or more" read as "more than yuan"
+        def check(self, trace):
+            calls = trace.of_type(LlmCall)
+            cost = sum(c.usage["prompt_tokens"] * self.input_price + c.usage["completion_tokens"] * self.output_price
+                       for c in calls) / 1e6
+            return Stop("cost_budget") if cost > self.yuan else None
+
     fails(check_cost_budget, OnePrice, says="should stop the run")
     fails(check_cost_budget, LastCallOnly, says="over every call so far")
     fails(check_cost_budget, PerThousand, says="after one call of 3000 prompt + 500 completion tokens (¥0.0100 spent) "
@@ -1014,6 +1045,7 @@ def test_10_cost_budget():
     fails(check_cost_budget, SaysTrue, says="should let the run go on (return None), got False")
     fails(check_cost_budget, OtherReason, says="reason should be 'cost_budget'")
     fails(check_cost_budget, NoCheck, says="check(self, trace)")
+    fails(check_cost_budget, StrictlyOver, says="cost the budget exactly")
     fails(check_cost_budget, lambda yuan, a, b: None, says="expected a class")
 
 
@@ -1320,8 +1352,24 @@ def test_13_fold_logistics():
     fails(check_fold_logistics, last_in_the_list, says="the latest time, wherever it is in the list")
     fails(check_fold_logistics, reshaped_error, says="an error comes back unchanged")
     fails(check_fold_logistics, no_count, says="the fold has the keys")
-    fails(check_fold_logistics, pretty, says="write compact JSON")
+    fails(check_fold_logistics, pretty, says="compact JSON")
     fails(check_fold_logistics, lambda text: json.loads(text), says="not a string")
+
+    def plain_dumps(text):  # json.dumps with its defaults: \\u escapes and spaces, not what the spec asks
+        folded = fold_logistics(text)
+        return folded if folded == text else json.dumps(json.loads(folded))
+
+    def spaced(text):  # Chinese kept, the spaces not taken out
+        folded = fold_logistics(text)
+        return folded if folded == text else json.dumps(json.loads(folded), ensure_ascii=False)
+
+    def escaped(text):  # compact, the Chinese escaped
+        folded = fold_logistics(text)
+        return folded if folded == text else json.dumps(json.loads(folded), separators=(",", ":"))
+
+    fails(check_fold_logistics, plain_dumps, says="ensure_ascii=False")
+    fails(check_fold_logistics, spaced, says="separators=")
+    fails(check_fold_logistics, escaped, says="ensure_ascii=False")
 
     def forgets_errors(text):  # reads every Observation as a parcel
         data = json.loads(text)
@@ -1411,9 +1459,42 @@ def test_13_trim_to_budget():
     fails(check_trim_to_budget, newest_first, says="oldest dropped first")
     fails(check_trim_to_budget, all_or_nothing, says="no more dropped than needed")
     fails(check_trim_to_budget, never_refuses, says="raise ContextBudgetError, never send a request over the budget")
-    fails(check_trim_to_budget, in_place, says="changed the list it was given")
+    fails(check_trim_to_budget, in_place, says="list it was given")
     fails(check_trim_to_budget, without_the_prompt, says="the system prompt must stay first")
     fails(check_trim_to_budget, any_error, says="raised ValueError")
+
+    def drops_at_the_budget(messages, budget):  # ">= budget" where the spec says "fit": a request of exactly
+        system, *earlier, request = messages    # the budget fits, and nothing more may go
+        turns = split_turns(earlier)
+        while request_tokens([system, *(m for t in turns for m in t), request]) >= budget:
+            if not turns:
+                raise ContextBudgetError("too big")
+            turns.pop(0)
+        return [system, *(m for t in turns for m in t), request]
+
+    def every_user_message_a_turn(messages, budget):  # an Observation taken for the start of a turn
+        system, *earlier, request = messages
+        turns = []
+        for message in earlier:
+            (turns.append([message]) if message["role"] == "user" else turns[-1].append(message))
+        while request_tokens([system, *(m for t in turns for m in t), request]) > budget:
+            if not turns:
+                raise ContextBudgetError("too big")
+            turns.pop(0)
+        return [system, *(m for t in turns for m in t), request]
+
+    def same_list_when_it_fits(messages, budget):
+        return messages if request_tokens(messages) <= budget else trim_to_budget(messages, budget)
+
+    def refuses_at_the_smallest(messages, budget):  # the prompt and the request alone fit exactly: no refusal
+        if request_tokens([messages[0], messages[-1]]) >= budget:
+            raise ContextBudgetError("too big")
+        return trim_to_budget(messages, budget)
+
+    fails(check_trim_to_budget, drops_at_the_budget, says="no more dropped than needed")
+    fails(check_trim_to_budget, every_user_message_a_turn, says="it split a turn")
+    fails(check_trim_to_budget, same_list_when_it_fits, says="return a new list")
+    fails(check_trim_to_budget, refuses_at_the_smallest, says="raised ContextBudgetError")
 
 
 # -- 14 · Streaming ---------------------------------------------------------------------------------
@@ -1496,6 +1577,24 @@ def test_14_cut_stream():
 
     fails(check_cut_stream, reads_on, says="read a third piece")
 
+    def never_releases(pieces, stop):  # holds back a possible start of a stop string, and forgets it at the end
+        held = ""
+        for piece in pieces:
+            text = held + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                yield text[: min(found)]
+                return
+            keep = next((i for i in range(len(text)) if any(s.startswith(text[i:]) for s in stop)), len(text))
+            held = text[keep:]
+            yield text[:keep]
+
+    def first_stop_only(pieces, stop):  # the first stop string of the list, never the others
+        yield from cut_stream(pieces, stop[:1])
+
+    fails(check_cut_stream, never_releases, says="what was held back must come out when the stream ends")
+    fails(check_cut_stream, first_stop_only, says="every stop string counts")
+
 
 def read_chunks(chunks):  # the solution of exercise 2
     text, finish_reason, usage = "", None, None
@@ -1557,7 +1656,20 @@ def test_14_read_chunks():
     fails(check_read_chunks, first_choice, says="raised IndexError")
     fails(check_read_chunks, adds_none, says="raised TypeError")
     fails(check_read_chunks, lambda chunks: ("x", "stop"), says="return (text, finish_reason, usage)")
-    assert last_usage_wins  # the classroom sends usage: null in every chunk but the last, so this one passes
+    fails(check_read_chunks, last_usage_wins, says="usage=None, expected {'prompt_tokens': 12")
+
+    def first_usage(chunks):  # the first usage seen is kept: a running count stops at its first value
+        text, reason, _ = read_chunks(chunks)
+        return text, reason, next((c["usage"] for c in chunks if c.get("usage")), None)
+
+    fails(check_read_chunks, first_usage, says="last chunk that carries a usage")
+
+    def text_of_the_first_choice_only(chunks):  # drops the content that comes in the role chunk
+        text, reason, usage = read_chunks(chunks)
+        first = next((c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"]), "")
+        return text[len(first):] if first else text, reason, usage
+
+    fails(check_read_chunks, text_of_the_first_choice_only, says="read text=")
 
 
 # -- 15 ---------------------------------------------------------------------------------------------
@@ -1644,6 +1756,36 @@ def test_15_safe_eval():
     fails(check_safe_eval, no_limits, says="raised ZeroDivisionError")
     fails(check_safe_eval, zero_checked, says="an exponent over 100")
     fails(check_safe_eval, "not a function", says="should be a function")
+
+    def variant(kinds=(int, float), ops=ARITHMETIC, guard="computed"):
+        """The solution with one rule of the spec loosened."""
+        def value(node):
+            if isinstance(node, ast.Constant) and type(node.value) in kinds:
+                return node.value
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                return -value(node.operand)
+            if isinstance(node, ast.BinOp) and type(node.op) in ops:
+                if guard == "literal" and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) \
+                        and abs(node.right.value) > 100:
+                    raise ValueError("exponent")
+                left, right = value(node.left), value(node.right)
+                if isinstance(node.op, ast.Div) and right == 0:
+                    raise ValueError("division by zero")
+                if isinstance(node.op, ast.Pow) and (right > 100 if guard == "signed" else
+                                                     guard == "computed" and abs(right) > 100):
+                    raise ValueError("exponent")
+                return ops[type(node.op)](left, right)
+            raise ValueError("not allowed")
+
+        return lambda text: value(ast.parse(text, mode="eval").body)
+
+    assert passes(check_safe_eval, variant())
+    # the guard reads only an exponent written as a number: 10 ** (10 ** 99) would hang
+    fails(check_safe_eval, variant(guard="literal"), says="an exponent of 110 that is not written as one number")
+    fails(check_safe_eval, variant(guard="signed"), says="an exponent of -101 (over 100 in size)")
+    fails(check_safe_eval, variant(ops={**ARITHMETIC, ast.FloorDiv: operator.floordiv}), says="the operator //")
+    fails(check_safe_eval, variant(kinds=(int, float, complex)), says="a complex number")
+    fails(check_safe_eval, variant(kinds=(int, float, bool)), says="True (a bool is not a number here)")
 
 
 def inside_workspace(workspace, path):  # the solution of exercise 2
@@ -1798,6 +1940,9 @@ def test_18_eval_task():
     fails(check_eval_task, replace(solution, tools=refund[:3]), says="applyRefund was called, which this task must not call")
     fails(check_eval_task, replace(solution, tools=("applyRefund",), may_also_call=refund[:3]),
           says="refunded without looking up the order, the date and the policy")
+    for optional in refund[:3]:  # one of the three lookups made optional: a run that skips it still passes
+        fails(check_eval_task, replace(solution, tools=tuple(t for t in refund if t != optional),
+                                       may_also_call=(optional,)), says=f"refunded without calling {optional}")
     fails(check_eval_task, replace(solution, facts=("88234",)), says="a refund id the shop never issued")
     fails(check_eval_task, replace(solution, facts=()), says="a refund id the shop never issued")
     fails(check_eval_task, replace(solution, facts=("RF20260630001",)), says="fails your task's answer check")
@@ -1987,6 +2132,31 @@ def test_19_sse_reader():
 
     fails(check_sse_reader, unix_only, says="Windows line ends")
     fails(check_sse_reader, "event: start", says="should be a function")
+
+    def keeps_the_name(text):  # the name is set once, outside the loop over blocks: the next event inherits it
+        events, name = [], "message"
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            data = []
+            for line in block.split("\n"):
+                if line.startswith("event:"):
+                    name = line[6:].strip()
+                elif line.startswith("data:"):
+                    data.append(line[5:])
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+        return events
+
+    fails(check_sse_reader, keeps_the_name, says="an event with no event: line after a named one")
+
+    def every_block_an_event(text):  # a block of only comments becomes an event with no data
+        events = []
+        for block in text.replace("\r\n", "\n").strip().split("\n\n"):
+            data = [line[5:] for line in block.split("\n") if line.startswith("data:")]
+            name = next((line[6:].strip() for line in block.split("\n") if line.startswith("event:")), "message")
+            events.append((name, json.loads("\n".join(data)) if data else None))
+        return events
+
+    fails(check_sse_reader, every_block_an_event, says="event 2 read as ('message', None)")
 
 
 STATUS_SOLUTION = {  # notebooks/solutions/19_serving.ipynb

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .reporting import _fail, _json, _not_attempted, _passed, _run, grades
+from .reporting import _brief, _fail, _json, _not_attempted, _passed, _run, grades
 
 
 def _native_call(call_id: str, name: str, arguments: str) -> dict:
@@ -21,7 +21,11 @@ TOOL_CALLS_REPLY = {"role": "assistant", "content": None, "tool_calls": [
     _native_call("call_broken", "queryOrder", '{"orderId": 88232'),
     _native_call("call_parcel", "queryLogistics", '{"trackingNo": "SF1234567890"}'),
     _native_call("call_policy", "searchKnowledge", '{"query": "退货 政策"}'),
+    # JSON, but not an object: a tool's arguments are named, so these are refused like broken JSON
+    _native_call("call_list", "queryOrder", '["88231"]'),
+    _native_call("call_text", "queryLogistics", '"SF1234567890"'),
 ]}
+NOT_OBJECTS = {"call_list": ["88231"], "call_text": "SF1234567890"}
 KNOWLEDGE_OFFLINE = "searchKnowledge failed: the knowledge base is offline"
 
 
@@ -80,6 +84,9 @@ def check_tool_messages(tool_messages: Callable[[dict, Callable], list] | None, 
     if not all(isinstance(m.get("content"), str) for m in messages):
         _fail(exercise, "each message's content is the tool's result as a string")
     by_id = {m["tool_call_id"]: m["content"] for m in messages}
+    if any(arguments in NOT_OBJECTS.values() for _, arguments in tools.calls):
+        _fail(exercise, "call_list's and call_text's arguments are JSON but not an object (an array, a string): "
+                        "do not run the tool with them; answer each with an error")
     if any(not isinstance(arguments, dict) for _, arguments in tools.calls):
         kinds = sorted({type(arguments).__name__ for _, arguments in tools.calls})
         _fail(exercise, f"run_tool takes the arguments as a dict (json.loads of the call's arguments string), got "
@@ -91,6 +98,10 @@ def check_tool_messages(tool_messages: Callable[[dict, Callable], list] | None, 
     if broken is None:
         _fail(exercise, f"call_broken's arguments are not valid JSON, so its content should be an error the model "
                         f'can read: a JSON object with an "error" key, got {by_id["call_broken"]!r}')
+    for call_id in NOT_OBJECTS:
+        if _json_error(by_id[call_id]) is None:
+            _fail(exercise, f"{call_id}'s arguments are not a JSON object, so its content should be an error: a JSON "
+                            f'object with an "error" key, got {_brief(by_id[call_id])}')
     failed = _json_error(by_id["call_policy"])
     if failed is None or "offline" not in failed:
         _fail(exercise, f"searchKnowledge raised {KNOWLEDGE_OFFLINE!r}: its content should be a JSON object with an "

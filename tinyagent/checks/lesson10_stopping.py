@@ -93,6 +93,8 @@ def check_cost_budget(CostBudget: type | None) -> None:
         # (budget, usages so far, should it stop, why)
         (0.02, (), False, "before any model call (nothing spent)"),
         (0.02, ((3000, 500),), False, "after one call of 3000 prompt + 500 completion tokens (¥0.0100 spent)"),
+        (0.01, ((3000, 500),), True, ("after one call that cost the budget exactly (¥0.0100 spent, the budget "
+                                      "is ¥0.01: 'yuan or more' stops)")),
         (0.02, ((3000, 500), (4000, 600)), True,
          "after a second call of 4000 + 600 tokens (¥0.0228 spent, the budget is ¥0.02)"),
         (0.05, ((3000, 500), (4000, 600)), False, "with a budget of ¥0.05 after those two calls (¥0.0228 spent)"),

@@ -9,7 +9,7 @@ from ..context_budget import request_tokens
 from ..errors import ContextBudgetError
 from ..shop import shop_registry
 from ..tools import Action
-from .reporting import _fail, _fresh_shop, _json, _not_attempted, _passed, _run, grades
+from .reporting import _brief, _fail, _fresh_shop, _json, _not_attempted, _passed, _run, grades
 
 
 def _parcel(tracking_no: str, traces: list[tuple[str, str]], carrier: str = "顺丰速运", status: str = "运输中") -> str:
@@ -77,6 +77,12 @@ def check_fold_logistics(fold_logistics: Callable[[str], str] | None) -> None:
         if expected["traces"] >= 3 and len(folded) >= len(text):
             _fail(exercise, f"on {what} the fold ({len(folded)} characters) is not shorter than the Observation "
                             f"({len(text)}): write compact JSON")
+        compact = json.dumps(got, ensure_ascii=False, separators=(",", ":"))
+        if folded != compact:
+            slip = ("Chinese is written as \\u escapes: ensure_ascii=False keeps it readable (and shorter)"
+                    if "\\u" in folded else "it has spaces after , or : — separators=(\",\", \":\") leaves them out")
+            _fail(exercise, f"on {what} the fold is not the compact JSON asked for: {slip}. It begins "
+                            f"{_brief(folded[:40])}")
     return _passed(exercise, f"{len(cases)} Observations: the parcel's ids, its newest trace by time and the count "
                              "kept, the rest dropped; an error passed on word for word.")
 
@@ -132,7 +138,8 @@ def check_trim_to_budget(trim_to_budget: Callable[[list[dict], int], list[dict]]
     whole = [system, *(m for turn in turns for m in turn), request]
     smallest = request_tokens([system, request])
     sizes = [request_tokens([system, *(m for turn in turns[k:] for m in turn), request]) for k in range(len(turns))]
-    budgets = [sizes[0] + 50, sizes[0] - 1, sizes[1] - 1, sizes[2] - 1, sizes[3] - 1, smallest]
+    # Each size itself (it fits: nothing more may go) and one token under it (one more turn must go).
+    budgets = [sizes[0] + 50, *(b for size in sizes for b in (size, size - 1)), smallest]
     for budget in budgets:
         given = json.loads(json.dumps(whole))
         got = _run(exercise, f"trim_to_budget(messages, {budget})", trim_to_budget, given, budget)
@@ -141,6 +148,9 @@ def check_trim_to_budget(trim_to_budget: Callable[[list[dict], int], list[dict]]
                             "conversation must stay whole; only what is sent is trimmed)")
         if not isinstance(got, list):
             _fail(exercise, f"trim_to_budget returned {type(got).__name__}, expected a list of messages")
+        if got is given:
+            _fail(exercise, "trim_to_budget returned the very list it was given: return a new list, so that what is "
+                            "sent can change without changing the agent's own conversation")
         expected = _trimmed(system, turns, request, budget)
         where = f"with a budget of {budget} tokens (the whole conversation is {sizes[0]})"
         if not got or got[0] != system:

@@ -144,6 +144,15 @@ def _stream_cases() -> list[tuple[str, list[dict], tuple[str, str | None, dict |
                    _chunk({"content": " need"}, usage=None), _chunk({}, "length", usage=None),
                    _chunk(None, usage=usage)],
                   ("Thought: I need", "length", usage)))
+    running = [{"prompt_tokens": 12, "completion_tokens": n, "total_tokens": 12 + n} for n in (1, 2, 3)]
+    cases.append(("a stream with a running usage in every chunk (as vLLM's continuous usage stats send it)",
+                  [_chunk({"role": "assistant", "content": "Final"}, usage=running[0]),
+                   _chunk({"content": " Answer:"}, usage=running[1]), _chunk({"content": " ok"}, "stop", running[2])],
+                  ("Final Answer: ok", "stop", running[2])))
+    cases.append(("a stream whose usage chunk is followed by one more chunk with usage: null",
+                  [_chunk({"role": "assistant", "content": "好的"}), _chunk({}, "stop"), _chunk(None, usage=usage),
+                   _chunk(None, usage=None)],
+                  ("好的", "stop", usage)))
     cases.append(("a stream with no usage and content: null in its role chunk",
                   [_chunk({"role": "assistant", "content": None}), _chunk({"content": "好的"}), _chunk({}, "stop")],
                   ("好的", "stop", None)))

@@ -30,6 +30,12 @@ SAFE_EVAL_REFUSALS = [
     ("1 / 0", "a division by zero"),
     ("2 ** 101", "an exponent over 100"),
     ("10 ** 1000", "an exponent over 100 (a 1001-digit number)"),
+    # The exponent as it is computed, not as it is written: a guard that reads only a literal lets
+    # 10 ** (10 ** 99) through, and hangs. This one is small enough to come back if it gets through.
+    ("2 ** (10 * 11)", "an exponent of 110 that is not written as one number"),
+    ("2 ** -101", "an exponent of -101 (over 100 in size)"),
+    ("7 // 2", "the operator //, which is not in the list"),
+    ("2j", "a complex number (only int and float)"),
 ]
 
 

@@ -50,6 +50,11 @@ def check_eval_task(my_task: Any) -> None:
         (replace(right, tool_calls=(refund_call,)),
          "a run that refunded without looking up the order, the date and the policy",
          "List in tools every call a right run makes, not only the one that writes"),
+        # "checks the order, the date and the policy": each lookup is required, not a harmless extra
+        *((replace(right, tool_calls=(*(use for use in lookups if use.name != skipped), refund_call)),
+           f"a run that refunded without calling {skipped}",
+           "List in tools every lookup a right run makes: may_also_call is for harmless extras, not for the checks")
+          for skipped in ("queryOrder", "getCurrentTime", "searchKnowledge")),
         (replace(right, tool_calls=(*lookups, ToolUse("applyRefund", '{"orderId": "88231", "reason": "unused"}')),
                  refunds=("88231",)),
          "a run that refunded order 88231 instead of 88234",
