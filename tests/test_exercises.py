@@ -1840,7 +1840,7 @@ def test_15_the_exercise_judges_paths_as_the_package_does(tmp_path):
     read = read_file_tool(workspace)
     for path, inside, _ in cases:
         refusal = json.loads(read.invoke(json.dumps({"file_path": path}))).get("error", "")
-        refused_for_the_path = any(word in refusal for word in ("goes up", "absolute", "symbolic link"))
+        refused_for_the_path = any(word in refusal for word in ("goes up", "absolute", "symbolic link", "':'"))
         assert refused_for_the_path is not inside, (path, refusal)
 
 
@@ -2054,15 +2054,17 @@ def test_17_plan_rule():
 
     assert check_plan_rule(None) is None
     assert passes(check_plan_rule, _solution_17_needs_plan())
-    fails(check_plan_rule, lambda q: len(re.findall(r"(?<!\d)\d{5}(?!\d)", q)) >= 2 or "另外" in q or "also" in q.lower(),
+    fails(check_plan_rule, lambda q: len(re.findall(r"(?<!\d)\d{5}(?!\d)", q)) >= 2 or "另外" in q or "还有" in q or "also" in q.lower(),
           says="Count different order ids")
-    fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q
+    fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q or "还有" in q
           or "also" in q.lower(), says="as a whole word")
-    fails(check_plan_rule, lambda q: len(set(re.findall(r"\d{5}", q))) >= 2 or "另外" in q
+    fails(check_plan_rule, lambda q: len(set(re.findall(r"\d{5}", q))) >= 2 or "另外" in q or "还有" in q
           or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="not five digits inside a longer number")
-    fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q
+    fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q or "还有" in q
           or re.search(r"\balso\b", q) is not None, says="in any case")
     fails(check_plan_rule, lambda q: "yes" if "另外" in q else "", says="should return True or False")
+    fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q
+          or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="'还有' and another question")
 
 
 # -- 19 ---------------------------------------------------------------------------------------------
@@ -2176,3 +2178,190 @@ def test_19_status_predictions():
     fails(check_status_predictions, {**STATUS_SOLUTION, "GET on /agent/invoke": 404}, says="answered 405")
     fails(check_status_predictions, {**STATUS_SOLUTION, "no query field": "400"}, says="predict a status code")
     fails(check_status_predictions, {"malformed JSON": 400}, says="should be a dict with the keys")
+
+
+# -- every sentence of a spec: one wrong answer that breaks only it ---------------------------------
+# Each answer below is the solution with one sentence of its exercise's Markdown cell broken; the check must
+# fail it, with a message about that sentence.
+def test_00_each_sentence_of_the_specs():
+    fails(check_parcel_prediction, ["queryOrder"], says="which tool tracks a parcel")  # "which tools ... needs"
+    fails(check_parcel_prediction, [1, 2], says="list of tool names")  # "a list of tool names"
+    fails(check_missing_order_prediction, "queryOrder", "True", says="True or False")  # "True or False"
+
+
+def test_01_each_sentence_of_the_specs():
+    class WrongCarrier(QueryLogisticsTool):  # "carrier 顺丰速运"
+        def invoke(self, input):
+            return to_json({**LOGISTICS, "carrier": "中通快递"}) if input.strip() == "SF1234567890" else super().invoke(input)
+
+    class TwoEvents(QueryLogisticsTool):  # "three events"
+        def invoke(self, input):
+            data = {**LOGISTICS, "traces": LOGISTICS["traces"][:2]}
+            return to_json(data) if input.strip() == "SF1234567890" else super().invoke(input)
+
+    class OtherErrorWords(QueryLogisticsTool):  # "the error 运单不存在：<number>"
+        def invoke(self, input):
+            return super().invoke(input) if input.strip() == "SF1234567890" else to_json({"error": "no such parcel"})
+
+    class OneNumberInTheError(QueryLogisticsTool):  # "<number>": the number asked about, not one learnt by heart
+        def invoke(self, input):
+            return super().invoke(input) if input.strip() == "SF1234567890" else to_json(
+                {"error": "运单不存在：SF0000000000"})
+
+    class NotATool:  # "in the style of our queryOrder": a Tool
+        name = "queryLogistics"
+
+        def invoke(self, input):
+            return QueryLogisticsTool().invoke(input)
+
+    class OtherName(QueryLogisticsTool):
+        name = "QueryLogistics"
+
+    fails(check_toy_logistics_tool, WrongCarrier, says="differs from the package's in ['carrier']")
+    fails(check_toy_logistics_tool, TwoEvents, says="['traces']")
+    fails(check_toy_logistics_tool, OtherErrorWords, says="运单不存在：SF0000000000")
+    fails(check_toy_logistics_tool, OneNumberInTheError, says="运单不存在：YT0000000000")
+    fails(check_toy_logistics_tool, NotATool, says="should subclass Tool")
+    fails(check_toy_logistics_tool, OtherName, says="Action: queryLogistics")
+
+    class HintWithoutError(ForgivingQueryOrderTool):  # "an error that contains an "expected" hint"
+        def invoke(self, input):
+            data = json.loads(super().invoke(input))
+            return to_json({"expected": data["expected"]}) if "expected" in data else to_json(data)
+
+    class EveryNumberIsTheOrder(ForgivingQueryOrderTool):  # "the check compares it with the package's queryOrder"
+        def invoke(self, input):
+            return super().invoke("88231" if re.search(r"\d+", input) else input)
+
+    class NoJson(ForgivingQueryOrderTool):  # '{"orderId": 88231}' read as text: the first digits do find it,
+        def invoke(self, input):             # so break it another way: JSON refused outright
+            if input.lstrip().startswith("{"):
+                return to_json({"error": "not an order id", "expected": "88231"})
+            return super().invoke(input)
+
+    fails(check_forgiving_query_order, HintWithoutError, says='"error" and an "expected" hint')
+    fails(check_forgiving_query_order, EveryNumberIsTheOrder, says="invoke('99999') should still say")
+    fails(check_forgiving_query_order, NoJson, says="""invoke('{"orderId": 88231}') should find order 88231""")
+
+
+def test_02_each_sentence_of_the_specs():
+    class NullWhenNothingIsClose(SuggestingRegistry):  # "should get no did_you_mean"
+        def execute(self, action):
+            data = json.loads(super().execute(action))
+            if "available_tools" in data:
+                data.setdefault("did_you_mean", None)
+            return json.dumps(data, ensure_ascii=False)
+
+    class SuggestsAList(CarefulRegistry):  # "the closest registered name": one name, not a list of them
+        def execute(self, action):
+            data = json.loads(super().execute(action))
+            if "available_tools" in data:
+                close = difflib.get_close_matches(action.tool_name.strip(), list(self.tools), n=1)
+                if close:
+                    data["did_you_mean"] = close
+            return json.dumps(data, ensure_ascii=False)
+
+    class BreaksRealTools(SuggestingRegistry):  # a registry still runs its tools
+        def execute(self, action):
+            if action.tool_name in self.tools:
+                return json.dumps({"error": "busy"})
+            return super().execute(action)
+
+    fails(check_suggesting_registry, NullWhenNothingIsClose, says="leave the key out otherwise")
+    fails(check_suggesting_registry, SuggestsAList, says="should suggest 'queryOrder'")
+    fails(check_suggesting_registry, BreaksRealTools, says="a real tool must still run")
+
+    class CutsAtTheLimit(CappedRegistry):  # "a longer Observation": one of exactly `limit` is cut (by 0)
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            if len(observation) < self.limit:
+                return observation
+            return observation[: self.limit] + f"… [cut: {len(observation) - self.limit} more characters]"
+
+    class NoteWithinTheLimit(CappedRegistry):  # "keeps the first limit characters": the note eats into them
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            if len(observation) <= self.limit:
+                return observation
+            note = f"… [cut: {len(observation) - self.limit} more characters]"
+            return observation[: self.limit - len(note)] + note
+
+    fails(check_capped_registry, CutsAtTheLimit, says="exactly")
+    fails(check_capped_registry, NoteWithinTheLimit, says="the kept part should be the first")
+
+
+def test_03_each_sentence_of_the_specs():
+    from tinyagent import NotFoundError
+
+    try:
+        LlmClient.classroom("classroom-xl").chat([{"role": "user", "content": "hi"}])
+    except NotFoundError as exc:
+        error = exc
+    fails(check_unknown_model, "404", error, "body", says="an int")  # "the status you got": response.status_code
+    fails(check_unknown_model, 404, ValueError("model not found"), "body", says="LlmError")  # "LlmClient raised"
+    fails(check_unknown_model, 404, error, "model", says="check_first='model'")  # '"url", "headers" or "body"'
+
+    llm = LlmClient.classroom()
+    messages = [{"role": "system", "content": "You are a shop assistant. Answer briefly."},
+                {"role": "user", "content": "Where is order 88231?"}]
+    fails(check_prompt_share, True, llm, messages, says="a number between 0 and 1")  # "a number"
+
+
+def test_04_each_sentence_of_the_specs():
+    fails(check_invented_counter, lambda text: text.count("\nObservation:"), says="indented")  # "after any leading spaces"
+    fails(check_invented_counter, lambda text: text.count("Observation:") > 0, says="returned True")  # "counts"
+
+    def sorted_tools(text):  # "in order"
+        return sorted(pretended_tools(text))
+
+    def unstripped(text):  # an indented "Action:" line is an Action line too
+        return [line[len("Action:"):].strip() for line in text.splitlines() if line.startswith("Action:")]
+
+    skipped = ["getCurrentTime", "searchKnowledge"]
+    fails(check_pretended_calls, sorted_tools, skipped, says="on the run-on reply it returned ['applyRefund'")
+    fails(check_pretended_calls, unstripped, skipped, says="an indented Action")
+    fails(check_pretended_calls, pretended_tools, "getCurrentTime searchKnowledge", says="skipped=")
+
+
+def test_05_each_sentence_of_the_specs():
+    def cut_at_the_word(text):  # "at the first Observation: section": a mention inside a Thought is no section
+        return my_parse(text.split("Observation:")[0], stop_at_observation=True)
+
+    fails(check_parser_stops_at_observation, cut_at_the_word, says="parse_step reads Action 'getCurrentTime'")
+
+    def empty_when_missing(text):  # "or None when there is no such line"
+        found = final_answer_anchored(text)
+        return "" if found is None else found
+
+    fails(check_anchored_final_answer, empty_when_missing, says="returned '', expected None")
+
+
+def test_06_each_sentence_of_the_specs():
+    class ReturnsTheText(CountingLlm):  # "passes the call on": the reply as it is, not its text
+        def chat(self, messages, **options):
+            return super().chat(messages, **options).text
+
+    class KeepsReplies(CountingLlm):  # "keeps each reply.usage": the usage, not the reply
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            self.usages.append(reply)
+            return reply
+
+    fails(check_counting_llm, ReturnsTheText, says="as it is (a ChatResult)")
+    fails(check_counting_llm, KeepsReplies, says=".usages should hold the 3 usages")
+
+    class DropsOptions(Recorder):  # "passes every call on": the stop sequence lost on the way
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages)
+            self.replies.append(reply)
+            return reply
+
+    fails(check_record_replay, DropsOptions, Replayer, run_loop, says="should pass every call on with its options")
+
+
+def test_10_each_sentence_of_the_specs():
+    def gives_up_with_none(question, llm, tools, limit=10):  # "or a give-up text"
+        answer = fixed_seed_loop(question, llm, tools, limit)
+        return None if answer == "达到了循环最大次数" else answer
+
+    fails(check_fixed_seed_loop, gives_up_with_none, says="return a give-up text")

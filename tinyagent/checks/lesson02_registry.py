@@ -7,7 +7,7 @@ import re
 from ..registry import ToolRegistry
 from ..shop import shop_tools
 from ..tools import Action
-from .reporting import _fail, _fresh_shop, _instance, _json, _not_attempted, _passed, _run, grades
+from .reporting import _brief, _fail, _fresh_shop, _instance, _json, _not_attempted, _passed, _run, grades
 
 
 @grades("Exercise 1")
@@ -28,6 +28,9 @@ def check_suggesting_registry(SuggestingRegistry: type | None) -> None:
             _fail(exercise, f"{wrong!r} is not a tool: the Observation should be an error object, got {data!r}")
         if data.get("available_tools") != names:
             _fail(exercise, f"for {wrong!r} the error should still list available_tools {names}")
+        if expected is None and "did_you_mean" in data:
+            _fail(exercise, f"{wrong!r} is not close to any tool name, yet the error has did_you_mean="
+                            f"{data['did_you_mean']!r}: suggest only a near-miss, and leave the key out otherwise")
         if data.get("did_you_mean") != expected:
             if expected is None:
                 _fail(exercise, f"{wrong!r} is not close to any tool name, yet did_you_mean is "
@@ -72,4 +75,17 @@ def check_capped_registry(CappedRegistry: type | None) -> None:
     short_text = full_registry.execute(Action("getCurrentTime"))
     if _run(exercise, "execute(getCurrentTime)", capped.execute, Action("getCurrentTime")) != short_text:
         _fail(exercise, "an Observation within the limit must pass untouched (getCurrentTime's did not)")
+    # The edge: an Observation exactly `limit` long is within it; one character longer loses one.
+    order = Action("queryOrder", "88231")
+    exact = full_registry.execute(order)
+    for limit in (len(exact), len(exact) - 1):
+        capped = _instance(exercise, CappedRegistry, shop_tools(_fresh_shop()), limit=limit)
+        got = _run(exercise, f"execute({order}) with limit={limit}", capped.execute, order)
+        if limit == len(exact) and got != exact:
+            _fail(exercise, f"an Observation of exactly {limit} characters with limit={limit} is within the limit and "
+                            f"must pass untouched; it came back as {_brief(got[-40:])}")
+        if limit < len(exact) and not (isinstance(got, str) and got.startswith(exact[:limit])
+                                       and (note := CUT_NOTE.search(got[limit:])) and note.group(1) == "1"):
+            _fail(exercise, f"with limit={limit}, one character under the Observation's {len(exact)}, keep {limit} "
+                            f"characters and say 1 more was cut; it ends {_brief(str(got)[-40:])}")
     return _passed(exercise, "long Observations are cut at the limit, and the note counts what was cut.")

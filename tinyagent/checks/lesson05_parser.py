@@ -27,6 +27,8 @@ PARSER_CASES = [
     STOPPED,
     MULTI_LINE_ANSWER,
     "Thought: I will use Action: getCurrentTime later.\nAction: queryOrder\nAction Input: 88231",
+    # "Observation:" inside a Thought is a mention, not the start of an Observation section
+    "Thought: The Observation: part comes from the tool.\nAction: getCurrentTime\nAction Input:",
     ("Thought: The customer wants the parcel.\nAction: queryLogistics needs a number.\nAction: queryOrder\n"
     "Action Input: 88231"),
     'Thought: 可以退款。\nAction: applyRefund\nAction Input: {\n  "orderId": "88231",\n  "reason": "不回充"\n}',

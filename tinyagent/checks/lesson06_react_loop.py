@@ -60,11 +60,12 @@ def check_counting_llm(CountingLlm: type | None) -> None:
         _fail(exercise, "chat() should return the wrapped model's reply as it is (a ChatResult)")
     if any(call.get("stop") != ["Observation:"] or call.get("max_tokens") != 64 for call in model.calls):
         _fail(exercise, f"chat() should pass every option on to the model (stop, max_tokens); the model got "
-                        f"{model.calls}")
+                        f"{_brief(model.calls, 80)}")
     expected = [reply.usage for reply in replies]
     usages = getattr(counting, "usages", None)
     if usages != expected:
-        _fail(exercise, f"after 3 calls, .usages should hold the 3 usages in order {expected}, got {usages!r}")
+        _fail(exercise, f"after 3 calls, .usages should hold the 3 usages (reply.usage) in order, "
+                        f"{_brief(expected, 80)}; got {_brief(usages, 80)}")
     return _passed(exercise, "every call passes through, and every round's usage is kept.")
 
 
@@ -118,6 +119,14 @@ def check_record_replay(
     sources = [(label, ScriptedModel(script), parcel) for label, script in SCRIPTS.items()]
     if llm is not None:
         sources += [(f"{getattr(llm, 'model', 'your model')}: {question}", llm, question) for question in questions]
+    # "passes every call on": the options too, or a stop sequence is lost between the loop and the model
+    model = ScriptedModel([ORDER_STEP])
+    recorder = _instance(exercise, Recorder, model)
+    _run(exercise, "Recorder(llm).chat(messages, stop=[...], max_tokens=64)", recorder.chat,
+         [{"role": "user", "content": "88231?"}], stop=["Observation:"], max_tokens=64)
+    if model.calls != [{"stop": ["Observation:"], "max_tokens": 64}]:
+        _fail(exercise, f"Recorder.chat(messages, stop=['Observation:'], max_tokens=64) should pass every call on with "
+                        f"its options; the model got {model.calls}")
     lines = []
     for label, source, question in sources:
         recorder = _instance(exercise, Recorder, source)

@@ -68,6 +68,9 @@ def check_fixed_seed_loop(fixed_seed_loop: Callable | None) -> None:
         if model.calls < expected_calls:
             _fail(exercise, f"{where}, your loop stopped after {model.calls} model calls, expected {expected_calls}: "
                             "does a round that throws move the counter twice?")
+        if expected_answer is None and not (isinstance(answer, str) and answer.strip()):
+            _fail(exercise, f"{where}, your loop returned {answer!r} when it gave up; return a give-up text (a "
+                            "string the caller can show), as the seed's loop does")
         if expected_answer is not None and answer != expected_answer:
             _fail(exercise, f"{where}, your loop returned {answer!r}, expected the model's answer {expected_answer!r}")
     return _passed(exercise, "the counter moves once a round, whether the tool worked or threw, so a model "

@@ -95,6 +95,9 @@ def _workspace_traps(root: Any) -> tuple[Any, list[tuple[str, bool, str]]]:
         ("dangling.txt", False, "a link to a file outside that does not exist yet"),
         ("notes/../notes/todo.txt", False, "a path with .. in it, even one that comes back inside"),
         ("alias/todo.txt", False, "a path through a link, even one that points inside"),
+        ("~/notes/todo.txt", False, "a path that starts with ~ (the home folder)"),
+        ("\\notes\\todo.txt", False, "a path that starts with \\ (absolute on Windows)"),
+        ("C:notes/todo.txt", False, "a path with a drive letter (it holds a ':')"),
     ]
     return workspace, cases
 

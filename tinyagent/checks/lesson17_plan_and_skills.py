@@ -82,6 +82,7 @@ ROUTER_CASES = (
     ("订单 88231 的物流查一下，另外发票怎么开？", "one order, then '另外' and another question"),
     ("Where is order 88232? Also, how do I get an invoice?", "'Also' with a capital A"),
     ("Refund 88231 and 88234 please", "two order ids in English"),
+    ("订单 88231 到哪了？还有，发票怎么开？", "one order, then '还有' and another question"),
     ("订单 88231 的快递到哪了？", "one order, one question"),
     ("订单 88231 还没到，88231 是上周买的", "the same order id twice"),
     ("Please look at the alsoran order 88231", "a word that only contains 'also'"),
