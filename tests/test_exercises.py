@@ -1977,8 +1977,8 @@ def test_18_variant_failures():
 
 
 # -- 17 ---------------------------------------------------------------------------------------------
-def _solution_17_parse_plan():  # notebooks/solutions/17_plan_and_skills.ipynb
-    line = re.compile(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$")
+def _solution_17_parse_plan(after_number=".)"):  # notebooks/solutions/17_plan_and_skills.ipynb
+    line = re.compile(rf"^\s*(?:\*\*)?(\d+)[{re.escape(after_number)}](?:\*\*)?\s*(.*)$")
 
     def my_parse_plan(text):
         steps, last = [], 0
@@ -2365,3 +2365,118 @@ def test_10_each_sentence_of_the_specs():
         return None if answer == "达到了循环最大次数" else answer
 
     fails(check_fixed_seed_loop, gives_up_with_none, says="return a give-up text")
+
+
+def test_11_each_sentence_of_the_specs():
+    def brackets_only(value):  # "otherwise does what read_action does": the other shapes left raw
+        call = CALL.fullmatch(value.strip())
+        return (call.group(1), call.group(2)) if call else (value.strip(), "")
+
+    fails(check_bracket_actions, lambda text: my_tolerant(text, brackets_only), says="a name in backticks")
+
+    def input_dropped(text):  # "that Action (with the Action Input: that follows it)"
+        step = action_first(text)
+        if step.final_answer is None and parse_step(text).final_answer is not None and step.action:
+            return Step(step.thought, Action(step.action.tool_name, ""), None)
+        return step
+
+    def answer_kept_too(text):  # "and no final answer"
+        step = action_first(text)
+        answer = parse_step(text).final_answer
+        return Step(step.thought, step.action, answer) if step.action else step
+
+    fails(check_action_over_final, input_dropped, says="The tool is right and its input is not")
+    fails(check_action_over_final, answer_kept_too, says="rests on nothing observed")
+
+
+def test_12_each_sentence_of_the_specs():
+    class AnswerFirst(FirstAndLast):  # "its question (role user) and then its answer (role assistant)"
+        def history(self, session):
+            messages = super().history(session)
+            return [m for pair in zip(messages[1::2], messages[::2]) for m in pair]
+
+    fails(check_first_and_last, AnswerFirst, says="each turn is a user message, then an assistant one")
+
+    class HalfATurn(TokenWindow):  # "Never cut a turn in half": the question of a turn whose answer does not fit
+        def history(self, session):
+            kept = super().history(session)
+            older = session.turns()[: len(session.turns()) - len(kept) // 2]
+            if older and message_tokens([older[-1].messages()[0], *kept]) <= self.max_tokens:
+                return [older[-1].messages()[0], *kept]
+            return kept
+
+    class StrictlyUnder(TokenWindow):  # "fit in max_tokens": a history of exactly max_tokens fits
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                candidate = turn_pairs([turn]) + kept
+                if message_tokens(candidate) >= self.max_tokens:
+                    break
+                kept = candidate
+            return kept
+
+    fails(check_token_window, HalfATurn, says="each turn is a user message, then an assistant one")
+    fails(check_token_window, StrictlyUnder, says="expected turns")
+
+
+def test_16_each_sentence_of_the_specs():
+    def one_empty_window(text, size, overlap):  # "An empty text has no windows"
+        return windows(text, size, overlap) or [""]
+
+    fails(check_overlapping_windows, one_empty_window, says="An empty text has no windows: return []")
+
+    def fewest_first(question, passages):  # "most first"
+        return list(reversed(my_rerank(question, list(reversed(passages)))))
+
+    fails(check_coverage_rerank, fewest_first, says="place 1 should be")
+
+
+def test_17_each_sentence_of_the_specs():
+    from tinyagent.checks import check_plan_parser
+
+    solution = _solution_17_parse_plan()
+
+    def keeps_numbers(text):  # "without their numbers"
+        steps = solution(text)
+        return [f"{n}. {step}" for n, step in enumerate(steps, start=1)]
+
+    def ends_at_a_note(text):  # "lines that are not numbered are ignored": not the end of the list
+        steps, started = [], False
+        for line in text.splitlines():
+            match = re.match(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$", line)
+            if match:
+                started = True
+                steps.append(match.group(2).replace("**", "").strip())
+            elif started:
+                break
+        if not steps:
+            raise ValueError("no numbered steps")
+        return steps
+
+    dot_only = _solution_17_parse_plan(after_number=".")  # "followed by . or )"
+
+    fails(check_plan_parser, dot_only, says="on a sentence before the steps, and '1)' it raised ValueError")
+    fails(check_plan_parser, keeps_numbers, says="expected ['查询订单 88231 的物流'")
+    fails(check_plan_parser, ends_at_a_note, says="a note that is not numbered between two steps")
+
+
+def test_15_each_sentence_of_the_specs():
+    def must_exist(workspace, path):  # "A path to something that does not exist yet is fine"
+        return inside_workspace(workspace, path) and Path(workspace, path).exists()
+
+    def tilde_allowed(workspace, path):  # "no absolute path (one that starts with /, ~ or \, or holds a :)"
+        return inside_workspace(workspace, path.removeprefix("~/")) if path.startswith("~/") else \
+            inside_workspace(workspace, path)
+
+    def backslash_allowed(workspace, path):
+        return inside_workspace(workspace, path.replace("\\", "/").lstrip("/")) if path.startswith("\\") else \
+            inside_workspace(workspace, path)
+
+    def colon_allowed(workspace, path):
+        return inside_workspace(workspace, path.replace(":", "")) if ":" in path and not path.startswith("/") else \
+            inside_workspace(workspace, path)
+
+    fails(check_inside_workspace, must_exist, says="a new file inside (it does not exist yet)")
+    fails(check_inside_workspace, tilde_allowed, says="starts with ~")
+    fails(check_inside_workspace, backslash_allowed, says="absolute on Windows")
+    fails(check_inside_workspace, colon_allowed, says="a drive letter")

@@ -35,6 +35,8 @@ PLAN_CASES = (
     ("**1.** Look up order 88231\n**2.** Search the policy", "numbers in Markdown bold"),
     ("计划如下：\n   1. 查询订单 88231\n   2. 查询售后政策", "an indented list"),
     ("1. Look up order 88231\n2. Track its parcel\n\nIn short:\n1. Track 88231", "a second list after the plan"),
+    ("1. Look up order 88231\n   (it was signed for on 22 June)\n2. Check the return policy",
+     "a note that is not numbered between two steps"),
     ("I will look both orders up and then answer.", "a reply with no plan"),
 )
 
