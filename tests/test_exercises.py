@@ -2480,3 +2480,78 @@ def test_15_each_sentence_of_the_specs():
     fails(check_inside_workspace, tilde_allowed, says="starts with ~")
     fails(check_inside_workspace, backslash_allowed, says="absolute on Windows")
     fails(check_inside_workspace, colon_allowed, says="a drive letter")
+
+
+# -- a learner's code that lacks a method, or raises: a failure that says so ------------------------
+class Empty:  # a class with none of the methods an exercise asks for; it takes any arguments
+    def __init__(self, *args, **kwargs):
+        pass
+
+
+def boom(*args, **kwargs):
+    raise RuntimeError("boom from the learner's code")
+
+
+@pytest.mark.parametrize("check, answer", [
+    (check_forgiving_query_order, (Empty,)),
+    (check_suggesting_registry, (Empty,)),
+    (check_capped_registry, (Empty,)),
+    (check_counting_llm, (Empty,)),
+    (check_record_replay, (Empty, Empty, run_loop)),
+    (check_cost_budget, (Empty,)),
+    (check_first_and_last, (Empty,)),
+    (check_token_window, (Empty,)),
+])
+def test_a_class_without_its_methods_gets_a_message_not_an_exception(check, answer):
+    with pytest.raises(ExerciseFailed) as failure:
+        check(*answer)
+    assert "Empty" in str(failure.value) or "method" in str(failure.value), str(failure.value)
+    assert len(failure.value._render_traceback_()) <= FAILURE_LINES
+
+
+@pytest.mark.parametrize("check, answer", [
+    (check_invented_counter, (boom,)),
+    (check_pretended_calls, (boom, ["getCurrentTime", "searchKnowledge"])),
+    (check_parser_stops_at_observation, (boom,)),
+    (check_anchored_final_answer, (boom,)),
+    (check_record_replay, (Recorder, Replayer, boom)),
+    (check_lean_prompt, (boom,)),
+    (check_tool_messages, (boom,)),
+    (check_fixed_seed_loop, (boom,)),
+    (check_bracket_actions, (boom,)),
+    (check_action_over_final, (boom,)),
+    (check_fold_logistics, (boom,)),
+    (check_trim_to_budget, (boom,)),
+    (check_cut_stream, (boom,)),
+    (check_read_chunks, (boom,)),
+    (check_safe_eval, (boom,)),
+    (check_inside_workspace, (boom,)),
+    (check_overlapping_windows, (boom,)),
+    (check_coverage_rerank, (boom,)),
+    (check_sse_reader, (boom,)),
+])
+def test_a_function_that_raises_gets_a_message_that_names_it(check, answer):
+    with pytest.raises(ExerciseFailed) as failure:
+        check(*answer)
+    assert "raised RuntimeError: boom from the learner's code" in str(failure.value), str(failure.value)
+
+
+def test_the_plan_checks_and_a_typed_tool_name_the_learners_exception_too():
+    from tinyagent.checks import check_plan_parser, check_plan_rule
+
+    for check in (check_plan_parser, check_plan_rule):
+        with pytest.raises(ExerciseFailed, match="RuntimeError: boom from the learner's code"):
+            check(boom)
+
+    @typed_tool(name="queryLogistics")
+    def track_parcel(tracking_no: str, latest_only: bool = False) -> dict:
+        """Track a parcel.
+
+        Args:
+            tracking_no: the tracking number from queryOrder, e.g. SF1234567890
+            latest_only: only the newest event
+        """
+        raise RuntimeError("boom from the learner's code")
+
+    with pytest.raises(ExerciseFailed, match="RuntimeError: boom from the learner's code"):
+        check_typed_logistics_tool(track_parcel)
