@@ -1787,6 +1787,14 @@ def test_15_safe_eval():
     fails(check_safe_eval, variant(kinds=(int, float, complex)), says="a complex number")
     fails(check_safe_eval, variant(kinds=(int, float, bool)), says="True (a bool is not a number here)")
 
+    def silent_refusal(text):  # "raises ValueError with a message"
+        try:
+            return safe_eval(text)
+        except ValueError:
+            raise ValueError() from None
+
+    fails(check_safe_eval, silent_refusal, says="raised ValueError with no message")
+
 
 def inside_workspace(workspace, path):  # the solution of exercise 2
     if not path or path.startswith(("/", "~", "\\")) or ":" in path:

@@ -55,7 +55,10 @@ def check_safe_eval(safe_eval: Callable[[str], float] | None) -> None:
     for text, what in SAFE_EVAL_REFUSALS:
         try:
             got = safe_eval(text)
-        except ValueError:
+        except ValueError as refusal:
+            if not str(refusal).strip():
+                _fail(exercise, f"safe_eval({text!r}) raised ValueError with no message: say what is refused "
+                                f"({what}), since the tool turns the message into the Observation the model reads")
             continue
         except Exception as exc:  # noqa: BLE001 - the learner's bug, reported as the check's failure
             _fail(exercise, f"safe_eval({text!r}) raised {type(exc).__name__}: {exc}; for {what} it should "
