@@ -2563,3 +2563,19 @@ def test_the_plan_checks_and_a_typed_tool_name_the_learners_exception_too():
 
     with pytest.raises(ExerciseFailed, match="RuntimeError: boom from the learner's code"):
         check_typed_logistics_tool(track_parcel)
+
+
+def test_15_and_17_boundaries_the_specs_name():
+    from tinyagent.checks import check_plan_rule
+
+    def signed_cap(text):  # "an exponent over 100 in size": -100 is not over it, yet this refuses it
+        tree = ast.parse(text, mode="eval")
+        if any(isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.UnaryOp)
+               and isinstance(node.right.operand, ast.Constant) and node.right.operand.value >= 100
+               for node in ast.walk(tree)):
+            raise ValueError("the exponent is too small")
+        return safe_eval(text)
+
+    fails(check_safe_eval, signed_cap, says="safe_eval('2 ** -100') raised ValueError")
+    fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{4,5}(?!\d)", q))) >= 2 or "另外" in q
+          or "还有" in q or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="four are not one")

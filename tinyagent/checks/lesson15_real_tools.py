@@ -13,7 +13,7 @@ from .reporting import _fail, _not_attempted, _passed, _run, grades
 # (expression, value): what a safe evaluator must compute.
 SAFE_EVAL_VALUES = [
     ("2 + 3 * 4", 14), ("(2 + 3) * 4", 20), ("-(2 - 5)", 3), ("- -4", 4), ("7 / 2", 3.5), ("(1 + 2) ** 3", 27),
-    ("2 ** -1", 0.5), ("2 ** 100", 2**100), ("1999 * 0.85", 1699.15), ("10 - 2 - 3", 5),
+    ("2 ** -1", 0.5), ("2 ** 100", 2**100), ("2 ** -100", 2**-100), ("1999 * 0.85", 1699.15), ("10 - 2 - 3", 5),
 ]
 # (expression, what it is): what a safe evaluator must refuse with ValueError, quickly, running nothing.
 SAFE_EVAL_REFUSALS = [

@@ -89,6 +89,7 @@ ROUTER_CASES = (
     ("订单 88231 还没到，88231 是上周买的", "the same order id twice"),
     ("Please look at the alsoran order 88231", "a word that only contains 'also'"),
     ("My phone is 13812345678. Where is 88231?", "a phone number and one order"),
+    ("Order 88231 was paid with invoice 2026", "a four-digit number and one order"),
 )
 
 
@@ -114,6 +115,7 @@ def check_plan_rule(my_needs_plan: Callable[[str], bool] | None) -> None:
                 "the same order id twice": " Count different order ids: the same one twice is one order.",
                 "a word that only contains 'also'": " Match 'also' as a whole word (\\b in a regex).",
                 "a phone number and one order": " An order id is exactly five digits, not five digits inside a longer number.",
+                "a four-digit number and one order": " An order id is exactly five digits: four are not one.",
                 "'Also' with a capital A": " Match the joining words in any case.",
             }
             _fail(exercise, f"on {what} ({question!r}) it said {mine}, expected {expected}.{hints.get(what, '')}")
