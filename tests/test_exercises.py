@@ -2297,6 +2297,12 @@ def test_02_each_sentence_of_the_specs():
     fails(check_capped_registry, CutsAtTheLimit, says="exactly")
     fails(check_capped_registry, NoteWithinTheLimit, says="the kept part should be the first")
 
+    class NoEllipsis(CappedRegistry):  # 'in the form … [cut: 812 more characters]'
+        def execute(self, action):
+            return super().execute(action).replace("… [cut:", " [cut:")
+
+    fails(check_capped_registry, NoEllipsis, says="in the form '… [cut: N more characters]'")
+
 
 def test_03_each_sentence_of_the_specs():
     from tinyagent import NotFoundError

@@ -43,6 +43,8 @@ def check_suggesting_registry(SuggestingRegistry: type | None) -> None:
 
 
 CUT_NOTE = re.compile(r"\[cut: (\d+) more characters?\]\s*$")
+# The whole of what follows the kept part, in the form the exercise gives: "… [cut: 812 more characters]".
+CUT_FORM = re.compile(r"\s*… ?\[cut: \d+ more characters?\]\s*")
 
 
 @grades("Exercise 2")
@@ -67,6 +69,9 @@ def check_capped_registry(CappedRegistry: type | None) -> None:
         if note is None:
             _fail(exercise, f"the cut Observation ends without a note such as '… [cut: N more characters]', "
                             f"so the model cannot tell it is incomplete: it ends {short[-40:]!r}")
+        if not CUT_FORM.fullmatch(short[limit:]):
+            _fail(exercise, f"after the first {limit} characters comes only the note, in the form '… [cut: N more "
+                            f"characters]' (the … says the text stops mid-way); it is {_brief(short[limit:])}")
         cut = len(full) - limit
         if int(note.group(1)) != cut:
             _fail(exercise, f"the note says {note.group(1)} more characters, but {cut} were cut "
