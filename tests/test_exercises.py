@@ -1671,6 +1671,19 @@ def test_14_read_chunks():
 
     fails(check_read_chunks, text_of_the_first_choice_only, says="read text=")
 
+    def text_until_the_finish(chunks):  # "the text joined": the piece that comes with finish_reason is text too
+        text, reason, usage = "", None, None
+        for chunk in chunks:
+            usage = chunk.get("usage") or usage
+            for choice in chunk.get("choices") or []:
+                if choice.get("finish_reason"):
+                    reason = choice["finish_reason"]
+                else:
+                    text += choice["delta"].get("content") or ""
+        return text, reason, usage
+
+    fails(check_read_chunks, text_until_the_finish, says="read text='Final Answer:'")
+
 
 # -- 15 ---------------------------------------------------------------------------------------------
 ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,

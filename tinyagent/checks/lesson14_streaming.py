@@ -135,9 +135,9 @@ def _stream_cases() -> list[tuple[str, list[dict], tuple[str, str | None, dict |
         what = "the classroom model's stream " + ("with usage asked for" if include_usage else "without usage")
         cases.append((what, reply.raw["chunks"], (reply.text, reply.finish_reason, reply.usage or None)))
     usage = {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}
-    cases.append(("a stream whose usage comes with its finish_reason, in the same chunk (as some servers send it)",
+    cases.append(("a stream whose last text, finish_reason and usage come in one chunk (as some servers send it)",
                   [_chunk({"role": "assistant", "content": None}), _chunk({"content": "Final Answer:"}),
-                   _chunk({"content": " signed"}), _chunk({}, "stop", usage)],
+                   _chunk({"content": " signed"}, "stop", usage)],
                   ("Final Answer: signed", "stop", usage)))
     cases.append(("a stream cut at max_tokens, usage: null in every chunk but the last",
                   [_chunk({"role": "assistant", "content": ""}, usage=None), _chunk({"content": "Thought: I"}, usage=None),
