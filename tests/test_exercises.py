@@ -2207,6 +2207,7 @@ def test_19_status_predictions():
 def test_00_each_sentence_of_the_specs():
     fails(check_parcel_prediction, ["queryOrder"], says="which tool tracks a parcel")  # "which tools ... needs"
     fails(check_parcel_prediction, [1, 2], says="list of tool names")  # "a list of tool names"
+    fails(check_parcel_prediction, 2, says="list of tool names")
     fails(check_missing_order_prediction, "queryOrder", "True", says="True or False")  # "True or False"
 
 
@@ -2348,6 +2349,7 @@ def test_04_each_sentence_of_the_specs():
     fails(check_pretended_calls, sorted_tools, skipped, says="on the run-on reply it returned ['applyRefund'")
     fails(check_pretended_calls, unstripped, skipped, says="an indented Action")
     fails(check_pretended_calls, pretended_tools, "getCurrentTime searchKnowledge", says="skipped=")
+    fails(check_pretended_calls, lambda text: len(pretended_tools(text)), skipped, says="return a list of tool names")
 
 
 def test_05_each_sentence_of_the_specs():

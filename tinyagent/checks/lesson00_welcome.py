@@ -13,7 +13,7 @@ def check_parcel_prediction(predicted_tools: list[str] | None) -> None:
     exercise = "Exercise 1"
     if predicted_tools is None:
         return _not_attempted(exercise, 'Set predicted_tools to a list of tool names, e.g. ["getCurrentTime"].')
-    if isinstance(predicted_tools, str) or not all(isinstance(name, str) for name in predicted_tools):
+    if not isinstance(predicted_tools, (list, tuple)) or not all(isinstance(name, str) for name in predicted_tools):
         _fail(exercise, f"predicted_tools should be a list of tool names (strings), got {predicted_tools!r}")
     names = [name.strip() for name in predicted_tools]
     known = [tool.name for tool in shop_tools(_fresh_shop())]

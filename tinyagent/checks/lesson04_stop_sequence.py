@@ -62,6 +62,8 @@ def check_pretended_calls(pretended_tools: Callable[[str], list[str]] | None, sk
         _fail(exercise, "write pretended_tools(text) too")
     for text, expected, what in PRETENDED_SAMPLES:
         got = _run(exercise, "pretended_tools(...)", pretended_tools, text)
+        if got is not None and not isinstance(got, (list, tuple)):
+            _fail(exercise, f"on {what} it returned {_brief(got)}: return a list of tool names")
         if list(got or []) != expected:
             hint = ""
             if any("Input" in str(name) or ":" in str(name) for name in got or []):

@@ -77,7 +77,7 @@ def _wrap(paragraph: str, width: int, first: int = 0) -> list[str]:
     `first`: columns the first line already holds."""
     lines, line, used = [], "", first
     for word in re.split(r"(?<= )", paragraph):  # keep each space with the word before it
-        while _columns(word) > width - used and (line or _columns(word) > width - used):
+        while _columns(word) > width - used:
             if line:
                 lines.append(line.rstrip())
                 line, used = "", 0
@@ -125,8 +125,9 @@ def _run(exercise: str, what: str, function: Callable, *args: Any, **kwargs: Any
         _fail(exercise, f"{what} raised {type(exc).__name__}: {exc}")
 
 
-# Where the package and Python's own modules live: a frame anywhere else is the learner's code.
-_NOT_THE_LEARNERS = tuple({str(Path(__file__).resolve().parents[1]), *(
+# Where the package and Python's own modules live (and "<frozen importlib...>"): a frame anywhere else is the
+# learner's code, a notebook cell's included.
+_NOT_THE_LEARNERS = tuple({"<frozen", str(Path(__file__).resolve().parents[1]), *(
     str(Path(sysconfig.get_paths()[key]).resolve()) for key in ("stdlib", "platstdlib", "purelib", "platlib"))})
 _SIGNATURE = re.compile(r"^([\w.]+)\(\) (?:takes|missing|got an unexpected)")
 
@@ -163,10 +164,9 @@ def learners_mistake(exc: BaseException) -> str | None:
         where = f" (in {frame.tb_frame.f_code.co_name}, line {frame.tb_lineno})"
         return f"your code raised {type(exc).__name__}: {exc}{where}"
     if isinstance(exc, AttributeError) and exc.obj is not None and not _ours(type(exc.obj)):
-        kind = "class" if isinstance(exc.obj, type) else f"{type(exc.obj).__name__} object"
-        name = exc.obj.__name__ if isinstance(exc.obj, type) else type(exc.obj).__name__
-        return (f"your {kind if kind == 'class' else name} has no {exc.name!r}, which the exercise asks for: "
-                f"give {name} a method or attribute {exc.name}")
+        owner = (exc.obj if isinstance(exc.obj, type) else type(exc.obj)).__name__
+        return (f"your {owner} has no {exc.name!r}, which the exercise asks for: give {owner} a method or "
+                f"attribute {exc.name}")
     if isinstance(exc, TypeError) and (match := _SIGNATURE.match(str(exc))):
         return f"{match.group(1)}() is called as the exercise says, and it does not take that: {exc}"
     return None
