@@ -1,6 +1,8 @@
-"""The exercise checks of lessons 00-06 (tinyagent/checks/, one module per lesson): every check passes on its solution
-(the same code as notebooks/solutions/) and fails on plausible wrong answers, and says "not attempted
-yet" while the answer is still None."""
+"""The 40 exercise checks of lessons 00-19 (tinyagent/checks/, one module per lesson): every check passes on its
+solution (the same code as notebooks/solutions/), says "not attempted yet" while the answer is still None, and
+fails on plausible wrong answers: for every sentence of an exercise's Markdown cell, at least one answer that
+breaks only that sentence (the `*_each_sentence_of_the_specs` tests hold those the older tests lacked), each
+failure a message a notebook shows whole in a few lines."""
 
 from __future__ import annotations
 
