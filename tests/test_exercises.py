@@ -1,6 +1,8 @@
-"""The exercise checks of lessons 00-06 (tinyagent/checks.py): every check passes on its solution
-(the same code as notebooks/solutions/) and fails on plausible wrong answers, and says "not attempted
-yet" while the answer is still None."""
+"""The 40 exercise checks of lessons 00-19 (tinyagent/checks/, one module per lesson): every check passes on its
+solution (the same code as notebooks/solutions/), says "not attempted yet" while the answer is still None, and
+fails on plausible wrong answers: for every sentence of an exercise's Markdown cell, at least one answer that
+breaks only that sentence (the `*_each_sentence_of_the_specs` tests hold those the older tests lacked), each
+failure a message a notebook shows whole in a few lines."""
 
 from __future__ import annotations
 
@@ -53,6 +55,7 @@ from tinyagent.checks import (
     check_variant_failures,
     classroom_only,
 )
+from tinyagent.checks.reporting import FAILURE_LINES
 from tinyagent.parser import split_keyed_lines
 from tinyagent.settings import Settings
 
@@ -190,9 +193,14 @@ def passes(check, *answer) -> bool:
 
 
 def fails(check, *answer, says: str = "") -> None:
+    """The check raises ExerciseFailed saying `says`, in a message a notebook shows whole in a few lines."""
     with pytest.raises(ExerciseFailed) as failure:
         check(*answer)
-    assert says in str(failure.value), str(failure.value)
+    message = str(failure.value)
+    assert says in message, message
+    shown = failure.value._render_traceback_()
+    assert len(shown) <= FAILURE_LINES and "is cut" not in shown[-1], "\n".join(shown)
+    assert "tinyagent/" not in message, message
 
 
 # -- every check: "not attempted yet" on None -----------------------------------------------------
@@ -623,7 +631,7 @@ SHOP_07 = Shop(":memory:")
 
 
 def make_track_parcel(name="queryLogistics", doc=True, newest=True, default=False, typed=True, decorate=True,
-                      unknown_error=True):
+                      unknown="as asked"):
     """The solution of 07's exercise 1, and plausible wrong versions of it."""
     def track_parcel(tracking_no: str, latest_only: bool = False) -> dict:
         """Track a parcel.
@@ -634,7 +642,9 @@ def make_track_parcel(name="queryLogistics", doc=True, newest=True, default=Fals
         """
         parcel = SHOP_07.get_logistics(tracking_no)
         if parcel is None:
-            return {"error": f"运单不存在：{tracking_no}"} if unknown_error else {}
+            return {"as asked": {"error": f"运单不存在：{tracking_no}"}, "empty": {}, "none": None,
+                    "other words": {"error": f"no such parcel: {tracking_no}"},
+                    "one number": {"error": "运单不存在：SF0000000000"}}[unknown]
         if latest_only:
             parcel["traces"] = parcel["traces"][-1:] if newest else parcel["traces"][:1]
         return parcel
@@ -675,7 +685,12 @@ def test_07_typed_logistics_tool():
     fails(check_typed_logistics_tool, make_track_parcel(), says="optional with the default False")
     fails(check_typed_logistics_tool, make_track_parcel(default=True, typed=False), says="should be a boolean")
     fails(check_typed_logistics_tool, make_track_parcel(default=True, newest=False), says="only the newest event")
-    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown_error=False), says="error object")
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="empty"), says="return exactly")
+    # the spec gives the error's exact text; the learner's None shows as what it is, not as {"ok": true}
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="none"), says="returned None")
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="other words"),
+          says='return exactly {"error": "运单不存在：SF0000000000"}')
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="one number"), says="YT1357924680")
 
     @typed_tool(name="queryLogistics")
     def hard_coded(tracking_no: str, latest_only: bool = False) -> dict:
@@ -841,6 +856,30 @@ def test_09_tool_messages():
     fails(check_tool_messages, lambda message, run_tool: tool_messages(message, run_tool)[:2], says="own tool message")
     fails(check_tool_messages, "tool_messages", says="should be a function")
 
+    def any_json_runs(message, run_tool):  # valid JSON is run, whatever it is: an array, a string
+        def answer(call):
+            try:
+                arguments = json.loads(call["function"]["arguments"])
+            except ValueError:
+                return json.dumps({"error": "not JSON"})
+            try:
+                return run_tool(call["function"]["name"], arguments)
+            except Exception as error:  # noqa: BLE001 - as the solution does
+                return json.dumps({"error": str(error)})
+
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(8) as pool:
+            texts = list(pool.map(answer, message["tool_calls"]))
+        return [{"role": "tool", "tool_call_id": c["id"], "content": t} for c, t in zip(message["tool_calls"], texts)]
+
+    def silent_on_non_objects(message, run_tool):  # not run, but answered with an empty text
+        out = tool_messages(message, run_tool)
+        return [dict(m, content="") if m["tool_call_id"] in ("call_list", "call_text") else m for m in out]
+
+    fails(check_tool_messages, any_json_runs, says="JSON but not an object")
+    fails(check_tool_messages, silent_on_non_objects, says="call_list's arguments are not a JSON object")
+
 
 def test_09_fewest_model_calls():
     assert passes(check_fewest_model_calls, [(6, 3), (4, 2), (3, 3)])
@@ -994,6 +1033,13 @@ def test_10_cost_budget():
         def __init__(self, yuan, input_price, output_price):
             pass
 
+    class StrictlyOver(CostBudget):  # "cost yuan or more" read as "more than yuan"
+        def check(self, trace):
+            calls = trace.of_type(LlmCall)
+            cost = sum(c.usage["prompt_tokens"] * self.input_price + c.usage["completion_tokens"] * self.output_price
+                       for c in calls) / 1e6
+            return Stop("cost_budget") if cost > self.yuan else None
+
     fails(check_cost_budget, OnePrice, says="should stop the run")
     fails(check_cost_budget, LastCallOnly, says="over every call so far")
     fails(check_cost_budget, PerThousand, says="after one call of 3000 prompt + 500 completion tokens (¥0.0100 spent) "
@@ -1001,6 +1047,7 @@ def test_10_cost_budget():
     fails(check_cost_budget, SaysTrue, says="should let the run go on (return None), got False")
     fails(check_cost_budget, OtherReason, says="reason should be 'cost_budget'")
     fails(check_cost_budget, NoCheck, says="check(self, trace)")
+    fails(check_cost_budget, StrictlyOver, says="cost the budget exactly")
     fails(check_cost_budget, lambda yuan, a, b: None, says="expected a class")
 
 
@@ -1307,8 +1354,24 @@ def test_13_fold_logistics():
     fails(check_fold_logistics, last_in_the_list, says="the latest time, wherever it is in the list")
     fails(check_fold_logistics, reshaped_error, says="an error comes back unchanged")
     fails(check_fold_logistics, no_count, says="the fold has the keys")
-    fails(check_fold_logistics, pretty, says="write compact JSON")
+    fails(check_fold_logistics, pretty, says="compact JSON")
     fails(check_fold_logistics, lambda text: json.loads(text), says="not a string")
+
+    def plain_dumps(text):  # json.dumps with its defaults: \\u escapes and spaces, not what the spec asks
+        folded = fold_logistics(text)
+        return folded if folded == text else json.dumps(json.loads(folded))
+
+    def spaced(text):  # Chinese kept, the spaces not taken out
+        folded = fold_logistics(text)
+        return folded if folded == text else json.dumps(json.loads(folded), ensure_ascii=False)
+
+    def escaped(text):  # compact, the Chinese escaped
+        folded = fold_logistics(text)
+        return folded if folded == text else json.dumps(json.loads(folded), separators=(",", ":"))
+
+    fails(check_fold_logistics, plain_dumps, says="ensure_ascii=False")
+    fails(check_fold_logistics, spaced, says="separators=")
+    fails(check_fold_logistics, escaped, says="ensure_ascii=False")
 
     def forgets_errors(text):  # reads every Observation as a parcel
         data = json.loads(text)
@@ -1398,9 +1461,42 @@ def test_13_trim_to_budget():
     fails(check_trim_to_budget, newest_first, says="oldest dropped first")
     fails(check_trim_to_budget, all_or_nothing, says="no more dropped than needed")
     fails(check_trim_to_budget, never_refuses, says="raise ContextBudgetError, never send a request over the budget")
-    fails(check_trim_to_budget, in_place, says="changed the list it was given")
+    fails(check_trim_to_budget, in_place, says="list it was given")
     fails(check_trim_to_budget, without_the_prompt, says="the system prompt must stay first")
     fails(check_trim_to_budget, any_error, says="raised ValueError")
+
+    def drops_at_the_budget(messages, budget):  # ">= budget" where the spec says "fit": a request of exactly
+        system, *earlier, request = messages    # the budget fits, and nothing more may go
+        turns = split_turns(earlier)
+        while request_tokens([system, *(m for t in turns for m in t), request]) >= budget:
+            if not turns:
+                raise ContextBudgetError("too big")
+            turns.pop(0)
+        return [system, *(m for t in turns for m in t), request]
+
+    def every_user_message_a_turn(messages, budget):  # an Observation taken for the start of a turn
+        system, *earlier, request = messages
+        turns = []
+        for message in earlier:
+            (turns.append([message]) if message["role"] == "user" else turns[-1].append(message))
+        while request_tokens([system, *(m for t in turns for m in t), request]) > budget:
+            if not turns:
+                raise ContextBudgetError("too big")
+            turns.pop(0)
+        return [system, *(m for t in turns for m in t), request]
+
+    def same_list_when_it_fits(messages, budget):
+        return messages if request_tokens(messages) <= budget else trim_to_budget(messages, budget)
+
+    def refuses_at_the_smallest(messages, budget):  # the prompt and the request alone fit exactly: no refusal
+        if request_tokens([messages[0], messages[-1]]) >= budget:
+            raise ContextBudgetError("too big")
+        return trim_to_budget(messages, budget)
+
+    fails(check_trim_to_budget, drops_at_the_budget, says="no more dropped than needed")
+    fails(check_trim_to_budget, every_user_message_a_turn, says="it split a turn")
+    fails(check_trim_to_budget, same_list_when_it_fits, says="return a new list")
+    fails(check_trim_to_budget, refuses_at_the_smallest, says="raised ContextBudgetError")
 
 
 # -- 14 · Streaming ---------------------------------------------------------------------------------
@@ -1483,6 +1579,24 @@ def test_14_cut_stream():
 
     fails(check_cut_stream, reads_on, says="read a third piece")
 
+    def never_releases(pieces, stop):  # holds back a possible start of a stop string, and forgets it at the end
+        held = ""
+        for piece in pieces:
+            text = held + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                yield text[: min(found)]
+                return
+            keep = next((i for i in range(len(text)) if any(s.startswith(text[i:]) for s in stop)), len(text))
+            held = text[keep:]
+            yield text[:keep]
+
+    def first_stop_only(pieces, stop):  # the first stop string of the list, never the others
+        yield from cut_stream(pieces, stop[:1])
+
+    fails(check_cut_stream, never_releases, says="what was held back must come out when the stream ends")
+    fails(check_cut_stream, first_stop_only, says="every stop string counts")
+
 
 def read_chunks(chunks):  # the solution of exercise 2
     text, finish_reason, usage = "", None, None
@@ -1544,7 +1658,33 @@ def test_14_read_chunks():
     fails(check_read_chunks, first_choice, says="raised IndexError")
     fails(check_read_chunks, adds_none, says="raised TypeError")
     fails(check_read_chunks, lambda chunks: ("x", "stop"), says="return (text, finish_reason, usage)")
-    assert last_usage_wins  # the classroom sends usage: null in every chunk but the last, so this one passes
+    fails(check_read_chunks, last_usage_wins, says="usage=None, expected {'prompt_tokens': 12")
+
+    def first_usage(chunks):  # the first usage seen is kept: a running count stops at its first value
+        text, reason, _ = read_chunks(chunks)
+        return text, reason, next((c["usage"] for c in chunks if c.get("usage")), None)
+
+    fails(check_read_chunks, first_usage, says="last chunk that carries a usage")
+
+    def text_of_the_first_choice_only(chunks):  # drops the content that comes in the role chunk
+        text, reason, usage = read_chunks(chunks)
+        first = next((c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"]), "")
+        return text[len(first):] if first else text, reason, usage
+
+    fails(check_read_chunks, text_of_the_first_choice_only, says="read text=")
+
+    def text_until_the_finish(chunks):  # "the text joined": the piece that comes with finish_reason is text too
+        text, reason, usage = "", None, None
+        for chunk in chunks:
+            usage = chunk.get("usage") or usage
+            for choice in chunk.get("choices") or []:
+                if choice.get("finish_reason"):
+                    reason = choice["finish_reason"]
+                else:
+                    text += choice["delta"].get("content") or ""
+        return text, reason, usage
+
+    fails(check_read_chunks, text_until_the_finish, says="read text='Final Answer:'")
 
 
 # -- 15 ---------------------------------------------------------------------------------------------
@@ -1632,6 +1772,44 @@ def test_15_safe_eval():
     fails(check_safe_eval, zero_checked, says="an exponent over 100")
     fails(check_safe_eval, "not a function", says="should be a function")
 
+    def variant(kinds=(int, float), ops=ARITHMETIC, guard="computed"):
+        """The solution with one rule of the spec loosened."""
+        def value(node):
+            if isinstance(node, ast.Constant) and type(node.value) in kinds:
+                return node.value
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                return -value(node.operand)
+            if isinstance(node, ast.BinOp) and type(node.op) in ops:
+                if guard == "literal" and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) \
+                        and abs(node.right.value) > 100:
+                    raise ValueError("exponent")
+                left, right = value(node.left), value(node.right)
+                if isinstance(node.op, ast.Div) and right == 0:
+                    raise ValueError("division by zero")
+                if isinstance(node.op, ast.Pow) and (right > 100 if guard == "signed" else
+                                                     guard == "computed" and abs(right) > 100):
+                    raise ValueError("exponent")
+                return ops[type(node.op)](left, right)
+            raise ValueError("not allowed")
+
+        return lambda text: value(ast.parse(text, mode="eval").body)
+
+    assert passes(check_safe_eval, variant())
+    # the guard reads only an exponent written as a number: 10 ** (10 ** 99) would hang
+    fails(check_safe_eval, variant(guard="literal"), says="an exponent of 110 that is not written as one number")
+    fails(check_safe_eval, variant(guard="signed"), says="an exponent of -101 (over 100 in size)")
+    fails(check_safe_eval, variant(ops={**ARITHMETIC, ast.FloorDiv: operator.floordiv}), says="the operator //")
+    fails(check_safe_eval, variant(kinds=(int, float, complex)), says="a complex number")
+    fails(check_safe_eval, variant(kinds=(int, float, bool)), says="True (a bool is not a number here)")
+
+    def silent_refusal(text):  # "raises ValueError with a message"
+        try:
+            return safe_eval(text)
+        except ValueError:
+            raise ValueError() from None
+
+    fails(check_safe_eval, silent_refusal, says="raised ValueError with no message")
+
 
 def inside_workspace(workspace, path):  # the solution of exercise 2
     if not path or path.startswith(("/", "~", "\\")) or ":" in path:
@@ -1685,7 +1863,7 @@ def test_15_the_exercise_judges_paths_as_the_package_does(tmp_path):
     read = read_file_tool(workspace)
     for path, inside, _ in cases:
         refusal = json.loads(read.invoke(json.dumps({"file_path": path}))).get("error", "")
-        refused_for_the_path = any(word in refusal for word in ("goes up", "absolute", "symbolic link"))
+        refused_for_the_path = any(word in refusal for word in ("goes up", "absolute", "symbolic link", "':'"))
         assert refused_for_the_path is not inside, (path, refusal)
 
 
@@ -1785,6 +1963,9 @@ def test_18_eval_task():
     fails(check_eval_task, replace(solution, tools=refund[:3]), says="applyRefund was called, which this task must not call")
     fails(check_eval_task, replace(solution, tools=("applyRefund",), may_also_call=refund[:3]),
           says="refunded without looking up the order, the date and the policy")
+    for optional in refund[:3]:  # one of the three lookups made optional: a run that skips it still passes
+        fails(check_eval_task, replace(solution, tools=tuple(t for t in refund if t != optional),
+                                       may_also_call=(optional,)), says=f"refunded without calling {optional}")
     fails(check_eval_task, replace(solution, facts=("88234",)), says="a refund id the shop never issued")
     fails(check_eval_task, replace(solution, facts=()), says="a refund id the shop never issued")
     fails(check_eval_task, replace(solution, facts=("RF20260630001",)), says="fails your task's answer check")
@@ -1819,8 +2000,8 @@ def test_18_variant_failures():
 
 
 # -- 17 ---------------------------------------------------------------------------------------------
-def _solution_17_parse_plan():  # notebooks/solutions/17_plan_and_skills.ipynb
-    line = re.compile(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$")
+def _solution_17_parse_plan(after_number=".)"):  # notebooks/solutions/17_plan_and_skills.ipynb
+    line = re.compile(rf"^\s*(?:\*\*)?(\d+)[{re.escape(after_number)}](?:\*\*)?\s*(.*)$")
 
     def my_parse_plan(text):
         steps, last = [], 0
@@ -1896,15 +2077,17 @@ def test_17_plan_rule():
 
     assert check_plan_rule(None) is None
     assert passes(check_plan_rule, _solution_17_needs_plan())
-    fails(check_plan_rule, lambda q: len(re.findall(r"(?<!\d)\d{5}(?!\d)", q)) >= 2 or "另外" in q or "also" in q.lower(),
+    fails(check_plan_rule, lambda q: len(re.findall(r"(?<!\d)\d{5}(?!\d)", q)) >= 2 or "另外" in q or "还有" in q or "also" in q.lower(),
           says="Count different order ids")
-    fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q
+    fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q or "还有" in q
           or "also" in q.lower(), says="as a whole word")
-    fails(check_plan_rule, lambda q: len(set(re.findall(r"\d{5}", q))) >= 2 or "另外" in q
+    fails(check_plan_rule, lambda q: len(set(re.findall(r"\d{5}", q))) >= 2 or "另外" in q or "还有" in q
           or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="not five digits inside a longer number")
-    fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q
+    fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q or "还有" in q
           or re.search(r"\balso\b", q) is not None, says="in any case")
     fails(check_plan_rule, lambda q: "yes" if "另外" in q else "", says="should return True or False")
+    fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q
+          or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="'还有' and another question")
 
 
 # -- 19 ---------------------------------------------------------------------------------------------
@@ -1975,6 +2158,31 @@ def test_19_sse_reader():
     fails(check_sse_reader, unix_only, says="Windows line ends")
     fails(check_sse_reader, "event: start", says="should be a function")
 
+    def keeps_the_name(text):  # the name is set once, outside the loop over blocks: the next event inherits it
+        events, name = [], "message"
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            data = []
+            for line in block.split("\n"):
+                if line.startswith("event:"):
+                    name = line[6:].strip()
+                elif line.startswith("data:"):
+                    data.append(line[5:])
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+        return events
+
+    fails(check_sse_reader, keeps_the_name, says="an event with no event: line after a named one")
+
+    def every_block_an_event(text):  # a block of only comments becomes an event with no data
+        events = []
+        for block in text.replace("\r\n", "\n").strip().split("\n\n"):
+            data = [line[5:] for line in block.split("\n") if line.startswith("data:")]
+            name = next((line[6:].strip() for line in block.split("\n") if line.startswith("event:")), "message")
+            events.append((name, json.loads("\n".join(data)) if data else None))
+        return events
+
+    fails(check_sse_reader, every_block_an_event, says="event 2 read as ('message', None)")
+
 
 STATUS_SOLUTION = {  # notebooks/solutions/19_serving.ipynb
     "malformed JSON": 400, "no query field": 400, "body over the limit": 413, "GET on /agent/invoke": 405,
@@ -1993,3 +2201,404 @@ def test_19_status_predictions():
     fails(check_status_predictions, {**STATUS_SOLUTION, "GET on /agent/invoke": 404}, says="answered 405")
     fails(check_status_predictions, {**STATUS_SOLUTION, "no query field": "400"}, says="predict a status code")
     fails(check_status_predictions, {"malformed JSON": 400}, says="should be a dict with the keys")
+
+
+# -- every sentence of a spec: one wrong answer that breaks only it ---------------------------------
+# Each answer below is the solution with one sentence of its exercise's Markdown cell broken; the check must
+# fail it, with a message about that sentence.
+def test_00_each_sentence_of_the_specs():
+    fails(check_parcel_prediction, ["queryOrder"], says="which tool tracks a parcel")  # "which tools ... needs"
+    fails(check_parcel_prediction, [1, 2], says="list of tool names")  # "a list of tool names"
+    fails(check_parcel_prediction, 2, says="list of tool names")
+    fails(check_missing_order_prediction, "queryOrder", "True", says="True or False")  # "True or False"
+
+
+def test_01_each_sentence_of_the_specs():
+    class WrongCarrier(QueryLogisticsTool):  # "carrier 顺丰速运"
+        def invoke(self, input):
+            return to_json({**LOGISTICS, "carrier": "中通快递"}) if input.strip() == "SF1234567890" else super().invoke(input)
+
+    class TwoEvents(QueryLogisticsTool):  # "three events"
+        def invoke(self, input):
+            data = {**LOGISTICS, "traces": LOGISTICS["traces"][:2]}
+            return to_json(data) if input.strip() == "SF1234567890" else super().invoke(input)
+
+    class OtherErrorWords(QueryLogisticsTool):  # "the error 运单不存在：<number>"
+        def invoke(self, input):
+            return super().invoke(input) if input.strip() == "SF1234567890" else to_json({"error": "no such parcel"})
+
+    class OneNumberInTheError(QueryLogisticsTool):  # "<number>": the number asked about, not one learnt by heart
+        def invoke(self, input):
+            return super().invoke(input) if input.strip() == "SF1234567890" else to_json(
+                {"error": "运单不存在：SF0000000000"})
+
+    class NotATool:  # "in the style of our queryOrder": a Tool
+        name = "queryLogistics"
+
+        def invoke(self, input):
+            return QueryLogisticsTool().invoke(input)
+
+    class OtherName(QueryLogisticsTool):
+        name = "QueryLogistics"
+
+    fails(check_toy_logistics_tool, WrongCarrier, says="differs from the package's in ['carrier']")
+    fails(check_toy_logistics_tool, TwoEvents, says="['traces']")
+    fails(check_toy_logistics_tool, OtherErrorWords, says="运单不存在：SF0000000000")
+    fails(check_toy_logistics_tool, OneNumberInTheError, says="运单不存在：YT0000000000")
+    fails(check_toy_logistics_tool, NotATool, says="should subclass Tool")
+    fails(check_toy_logistics_tool, OtherName, says="Action: queryLogistics")
+
+    class HintWithoutError(ForgivingQueryOrderTool):  # "an error that contains an "expected" hint"
+        def invoke(self, input):
+            data = json.loads(super().invoke(input))
+            return to_json({"expected": data["expected"]}) if "expected" in data else to_json(data)
+
+    class EveryNumberIsTheOrder(ForgivingQueryOrderTool):  # "the check compares it with the package's queryOrder"
+        def invoke(self, input):
+            return super().invoke("88231" if re.search(r"\d+", input) else input)
+
+    class NoJson(ForgivingQueryOrderTool):  # '{"orderId": 88231}' read as text: the first digits do find it,
+        def invoke(self, input):             # so break it another way: JSON refused outright
+            if input.lstrip().startswith("{"):
+                return to_json({"error": "not an order id", "expected": "88231"})
+            return super().invoke(input)
+
+    fails(check_forgiving_query_order, HintWithoutError, says='"error" and an "expected" hint')
+    fails(check_forgiving_query_order, EveryNumberIsTheOrder, says="invoke('99999') should still say")
+    fails(check_forgiving_query_order, NoJson, says="""invoke('{"orderId": 88231}') should find order 88231""")
+
+
+def test_02_each_sentence_of_the_specs():
+    class NullWhenNothingIsClose(SuggestingRegistry):  # "should get no did_you_mean"
+        def execute(self, action):
+            data = json.loads(super().execute(action))
+            if "available_tools" in data:
+                data.setdefault("did_you_mean", None)
+            return json.dumps(data, ensure_ascii=False)
+
+    class SuggestsAList(CarefulRegistry):  # "the closest registered name": one name, not a list of them
+        def execute(self, action):
+            data = json.loads(super().execute(action))
+            if "available_tools" in data:
+                close = difflib.get_close_matches(action.tool_name.strip(), list(self.tools), n=1)
+                if close:
+                    data["did_you_mean"] = close
+            return json.dumps(data, ensure_ascii=False)
+
+    class BreaksRealTools(SuggestingRegistry):  # a registry still runs its tools
+        def execute(self, action):
+            if action.tool_name in self.tools:
+                return json.dumps({"error": "busy"})
+            return super().execute(action)
+
+    fails(check_suggesting_registry, NullWhenNothingIsClose, says="leave the key out otherwise")
+    fails(check_suggesting_registry, SuggestsAList, says="should suggest 'queryOrder'")
+    fails(check_suggesting_registry, BreaksRealTools, says="a real tool must still run")
+
+    class CutsAtTheLimit(CappedRegistry):  # "a longer Observation": one of exactly `limit` is cut (by 0)
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            if len(observation) < self.limit:
+                return observation
+            return observation[: self.limit] + f"… [cut: {len(observation) - self.limit} more characters]"
+
+    class NoteWithinTheLimit(CappedRegistry):  # "keeps the first limit characters": the note eats into them
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            if len(observation) <= self.limit:
+                return observation
+            note = f"… [cut: {len(observation) - self.limit} more characters]"
+            return observation[: self.limit - len(note)] + note
+
+    fails(check_capped_registry, CutsAtTheLimit, says="exactly")
+    fails(check_capped_registry, NoteWithinTheLimit, says="the kept part should be the first")
+
+    class NoEllipsis(CappedRegistry):  # 'in the form … [cut: 812 more characters]'
+        def execute(self, action):
+            return super().execute(action).replace("… [cut:", " [cut:")
+
+    fails(check_capped_registry, NoEllipsis, says="in the form '… [cut: N more characters]'")
+
+
+def test_03_each_sentence_of_the_specs():
+    from tinyagent import NotFoundError
+
+    try:
+        LlmClient.classroom("classroom-xl").chat([{"role": "user", "content": "hi"}])
+    except NotFoundError as exc:
+        error = exc
+    fails(check_unknown_model, "404", error, "body", says="an int")  # "the status you got": response.status_code
+    fails(check_unknown_model, 404, ValueError("model not found"), "body", says="LlmError")  # "LlmClient raised"
+    fails(check_unknown_model, 404, error, "model", says="check_first='model'")  # '"url", "headers" or "body"'
+
+    llm = LlmClient.classroom()
+    messages = [{"role": "system", "content": "You are a shop assistant. Answer briefly."},
+                {"role": "user", "content": "Where is order 88231?"}]
+    fails(check_prompt_share, True, llm, messages, says="a number between 0 and 1")  # "a number"
+
+
+def test_04_each_sentence_of_the_specs():
+    fails(check_invented_counter, lambda text: text.count("\nObservation:"), says="indented")  # "after any leading spaces"
+    fails(check_invented_counter, lambda text: text.count("Observation:") > 0, says="returned True")  # "counts"
+
+    def sorted_tools(text):  # "in order"
+        return sorted(pretended_tools(text))
+
+    def unstripped(text):  # an indented "Action:" line is an Action line too
+        return [line[len("Action:"):].strip() for line in text.splitlines() if line.startswith("Action:")]
+
+    skipped = ["getCurrentTime", "searchKnowledge"]
+    fails(check_pretended_calls, sorted_tools, skipped, says="on the run-on reply it returned ['applyRefund'")
+    fails(check_pretended_calls, unstripped, skipped, says="an indented Action")
+    fails(check_pretended_calls, pretended_tools, "getCurrentTime searchKnowledge", says="skipped=")
+    fails(check_pretended_calls, lambda text: len(pretended_tools(text)), skipped, says="return a list of tool names")
+
+
+def test_05_each_sentence_of_the_specs():
+    def cut_at_the_word(text):  # "at the first Observation: section": a mention inside a Thought is no section
+        return my_parse(text.split("Observation:")[0], stop_at_observation=True)
+
+    fails(check_parser_stops_at_observation, cut_at_the_word, says="parse_step reads Action 'getCurrentTime'")
+
+    def empty_when_missing(text):  # "or None when there is no such line"
+        found = final_answer_anchored(text)
+        return "" if found is None else found
+
+    fails(check_anchored_final_answer, empty_when_missing, says="returned '', expected None")
+
+
+def test_06_each_sentence_of_the_specs():
+    class ReturnsTheText(CountingLlm):  # "passes the call on": the reply as it is, not its text
+        def chat(self, messages, **options):
+            return super().chat(messages, **options).text
+
+    class KeepsReplies(CountingLlm):  # "keeps each reply.usage": the usage, not the reply
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            self.usages.append(reply)
+            return reply
+
+    fails(check_counting_llm, ReturnsTheText, says="as it is (a ChatResult)")
+    fails(check_counting_llm, KeepsReplies, says=".usages should hold the 3 usages")
+
+    class DropsOptions(Recorder):  # "passes every call on": the stop sequence lost on the way
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages)
+            self.replies.append(reply)
+            return reply
+
+    fails(check_record_replay, DropsOptions, Replayer, run_loop, says="should pass every call on with its options")
+
+
+def test_10_each_sentence_of_the_specs():
+    def gives_up_with_none(question, llm, tools, limit=10):  # "or a give-up text"
+        answer = fixed_seed_loop(question, llm, tools, limit)
+        return None if answer == "达到了循环最大次数" else answer
+
+    fails(check_fixed_seed_loop, gives_up_with_none, says="return a give-up text")
+
+
+def test_11_each_sentence_of_the_specs():
+    def brackets_only(value):  # "otherwise does what read_action does": the other shapes left raw
+        call = CALL.fullmatch(value.strip())
+        return (call.group(1), call.group(2)) if call else (value.strip(), "")
+
+    fails(check_bracket_actions, lambda text: my_tolerant(text, brackets_only), says="a name in backticks")
+
+    def input_dropped(text):  # "that Action (with the Action Input: that follows it)"
+        step = action_first(text)
+        if step.final_answer is None and parse_step(text).final_answer is not None and step.action:
+            return Step(step.thought, Action(step.action.tool_name, ""), None)
+        return step
+
+    def answer_kept_too(text):  # "and no final answer"
+        step = action_first(text)
+        answer = parse_step(text).final_answer
+        return Step(step.thought, step.action, answer) if step.action else step
+
+    fails(check_action_over_final, input_dropped, says="The tool is right and its input is not")
+    fails(check_action_over_final, answer_kept_too, says="rests on nothing observed")
+
+
+def test_12_each_sentence_of_the_specs():
+    class AnswerFirst(FirstAndLast):  # "its question (role user) and then its answer (role assistant)"
+        def history(self, session):
+            messages = super().history(session)
+            return [m for pair in zip(messages[1::2], messages[::2]) for m in pair]
+
+    fails(check_first_and_last, AnswerFirst, says="each turn is a user message, then an assistant one")
+
+    class HalfATurn(TokenWindow):  # "Never cut a turn in half": the question of a turn whose answer does not fit
+        def history(self, session):
+            kept = super().history(session)
+            older = session.turns()[: len(session.turns()) - len(kept) // 2]
+            if older and message_tokens([older[-1].messages()[0], *kept]) <= self.max_tokens:
+                return [older[-1].messages()[0], *kept]
+            return kept
+
+    class StrictlyUnder(TokenWindow):  # "fit in max_tokens": a history of exactly max_tokens fits
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                candidate = turn_pairs([turn]) + kept
+                if message_tokens(candidate) >= self.max_tokens:
+                    break
+                kept = candidate
+            return kept
+
+    fails(check_token_window, HalfATurn, says="each turn is a user message, then an assistant one")
+    fails(check_token_window, StrictlyUnder, says="expected turns")
+
+
+def test_16_each_sentence_of_the_specs():
+    def one_empty_window(text, size, overlap):  # "An empty text has no windows"
+        return windows(text, size, overlap) or [""]
+
+    fails(check_overlapping_windows, one_empty_window, says="An empty text has no windows: return []")
+
+    def fewest_first(question, passages):  # "most first"
+        return list(reversed(my_rerank(question, list(reversed(passages)))))
+
+    fails(check_coverage_rerank, fewest_first, says="place 1 should be")
+
+
+def test_17_each_sentence_of_the_specs():
+    from tinyagent.checks import check_plan_parser
+
+    solution = _solution_17_parse_plan()
+
+    def keeps_numbers(text):  # "without their numbers"
+        steps = solution(text)
+        return [f"{n}. {step}" for n, step in enumerate(steps, start=1)]
+
+    def ends_at_a_note(text):  # "lines that are not numbered are ignored": not the end of the list
+        steps, started = [], False
+        for line in text.splitlines():
+            match = re.match(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$", line)
+            if match:
+                started = True
+                steps.append(match.group(2).replace("**", "").strip())
+            elif started:
+                break
+        if not steps:
+            raise ValueError("no numbered steps")
+        return steps
+
+    dot_only = _solution_17_parse_plan(after_number=".")  # "followed by . or )"
+
+    fails(check_plan_parser, dot_only, says="on a sentence before the steps, and '1)' it raised ValueError")
+    fails(check_plan_parser, keeps_numbers, says="expected ['查询订单 88231 的物流'")
+    fails(check_plan_parser, ends_at_a_note, says="a note that is not numbered between two steps")
+
+
+def test_15_each_sentence_of_the_specs():
+    def must_exist(workspace, path):  # "A path to something that does not exist yet is fine"
+        return inside_workspace(workspace, path) and Path(workspace, path).exists()
+
+    def tilde_allowed(workspace, path):  # "no absolute path (one that starts with /, ~ or \, or holds a :)"
+        return inside_workspace(workspace, path.removeprefix("~/")) if path.startswith("~/") else \
+            inside_workspace(workspace, path)
+
+    def backslash_allowed(workspace, path):
+        return inside_workspace(workspace, path.replace("\\", "/").lstrip("/")) if path.startswith("\\") else \
+            inside_workspace(workspace, path)
+
+    def colon_allowed(workspace, path):
+        return inside_workspace(workspace, path.replace(":", "")) if ":" in path and not path.startswith("/") else \
+            inside_workspace(workspace, path)
+
+    fails(check_inside_workspace, must_exist, says="a new file inside (it does not exist yet)")
+    fails(check_inside_workspace, tilde_allowed, says="starts with ~")
+    fails(check_inside_workspace, backslash_allowed, says="absolute on Windows")
+    fails(check_inside_workspace, colon_allowed, says="a drive letter")
+
+
+# -- a learner's code that lacks a method, or raises: a failure that says so ------------------------
+class Empty:  # a class with none of the methods an exercise asks for; it takes any arguments
+    def __init__(self, *args, **kwargs):
+        pass
+
+
+def boom(*args, **kwargs):
+    raise RuntimeError("boom from the learner's code")
+
+
+@pytest.mark.parametrize("check, answer", [
+    (check_forgiving_query_order, (Empty,)),
+    (check_suggesting_registry, (Empty,)),
+    (check_capped_registry, (Empty,)),
+    (check_counting_llm, (Empty,)),
+    (check_record_replay, (Empty, Empty, run_loop)),
+    (check_cost_budget, (Empty,)),
+    (check_first_and_last, (Empty,)),
+    (check_token_window, (Empty,)),
+])
+def test_a_class_without_its_methods_gets_a_message_not_an_exception(check, answer):
+    with pytest.raises(ExerciseFailed) as failure:
+        check(*answer)
+    assert "Empty" in str(failure.value) or "method" in str(failure.value), str(failure.value)
+    assert len(failure.value._render_traceback_()) <= FAILURE_LINES
+
+
+@pytest.mark.parametrize("check, answer", [
+    (check_invented_counter, (boom,)),
+    (check_pretended_calls, (boom, ["getCurrentTime", "searchKnowledge"])),
+    (check_parser_stops_at_observation, (boom,)),
+    (check_anchored_final_answer, (boom,)),
+    (check_record_replay, (Recorder, Replayer, boom)),
+    (check_lean_prompt, (boom,)),
+    (check_tool_messages, (boom,)),
+    (check_fixed_seed_loop, (boom,)),
+    (check_bracket_actions, (boom,)),
+    (check_action_over_final, (boom,)),
+    (check_fold_logistics, (boom,)),
+    (check_trim_to_budget, (boom,)),
+    (check_cut_stream, (boom,)),
+    (check_read_chunks, (boom,)),
+    (check_safe_eval, (boom,)),
+    (check_inside_workspace, (boom,)),
+    (check_overlapping_windows, (boom,)),
+    (check_coverage_rerank, (boom,)),
+    (check_sse_reader, (boom,)),
+])
+def test_a_function_that_raises_gets_a_message_that_names_it(check, answer):
+    with pytest.raises(ExerciseFailed) as failure:
+        check(*answer)
+    assert "raised RuntimeError: boom from the learner's code" in str(failure.value), str(failure.value)
+
+
+def test_the_plan_checks_and_a_typed_tool_name_the_learners_exception_too():
+    from tinyagent.checks import check_plan_parser, check_plan_rule
+
+    for check in (check_plan_parser, check_plan_rule):
+        with pytest.raises(ExerciseFailed, match="RuntimeError: boom from the learner's code"):
+            check(boom)
+
+    @typed_tool(name="queryLogistics")
+    def track_parcel(tracking_no: str, latest_only: bool = False) -> dict:
+        """Track a parcel.
+
+        Args:
+            tracking_no: the tracking number from queryOrder, e.g. SF1234567890
+            latest_only: only the newest event
+        """
+        raise RuntimeError("boom from the learner's code")
+
+    with pytest.raises(ExerciseFailed, match="RuntimeError: boom from the learner's code"):
+        check_typed_logistics_tool(track_parcel)
+
+
+def test_15_and_17_boundaries_the_specs_name():
+    from tinyagent.checks import check_plan_rule
+
+    def signed_cap(text):  # "an exponent over 100 in size": -100 is not over it, yet this refuses it
+        tree = ast.parse(text, mode="eval")
+        if any(isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.UnaryOp)
+               and isinstance(node.right.operand, ast.Constant) and node.right.operand.value >= 100
+               for node in ast.walk(tree)):
+            raise ValueError("the exponent is too small")
+        return safe_eval(text)
+
+    fails(check_safe_eval, signed_cap, says="safe_eval('2 ** -100') raised ValueError")
+    fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{4,5}(?!\d)", q))) >= 2 or "另外" in q
+          or "还有" in q or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="four are not one")

@@ -1,0 +1,124 @@
+"""How a failing exercise check shows in a notebook (tinyagent/checks/reporting.py): one short message, no
+traceback into the package, and the cell still fails. A learner's code that raises, or lacks a method, is
+reported as such; the check's own bug is not disguised as the learner's."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from tinyagent.checks import ExerciseFailed, check_cost_budget, check_first_and_last, check_invented_counter
+from tinyagent.checks.lesson14_streaming import _pieces_of
+from tinyagent.checks.reporting import FAILURE_COLUMNS, FAILURE_LINES, _brief, _columns, failure_lines, grades
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def plain(lines: list[str]) -> list[str]:
+    return [ANSI.sub("", line) for line in lines]
+
+
+def test_a_short_failure_is_one_line_with_the_name_in_red():
+    lines = failure_lines("Exercise 1: the order matters")
+    assert lines == ["\x1b[1;31mExerciseFailed:\x1b[0m Exercise 1: the order matters"]
+
+
+def test_a_long_failure_wraps_at_the_column_limit_counting_chinese_as_two():
+    message = "Exercise 2: " + "退货政策的原文很长 " * 20
+    lines = plain(failure_lines(message))
+    assert 1 < len(lines) <= FAILURE_LINES
+    assert all(_columns(line) <= FAILURE_COLUMNS for line in lines)
+    # nothing lost in the wrapping: the words come back when the lines are joined
+    assert " ".join(lines).split() == f"ExerciseFailed: {message}".split()
+
+
+def test_a_word_wider_than_a_line_is_broken_not_left_over_long():
+    lines = plain(failure_lines("Exercise 1: " + "z" * 250))
+    assert all(_columns(line) <= FAILURE_COLUMNS for line in lines)
+    assert "".join(lines).count("z") == 250
+
+
+def test_a_failure_too_long_for_six_lines_is_cut_with_a_note():
+    lines = plain(failure_lines("Exercise 1: start\n" + "\n".join(f"line {n}" for n in range(20))))
+    assert len(lines) == FAILURE_LINES
+    assert lines[-1].startswith("… (the rest is cut")
+    assert lines[:2] == ["ExerciseFailed: Exercise 1: start", "line 0"]
+
+
+def test_brief_cuts_long_values_in_the_middle_and_leaves_short_ones():
+    assert _brief("Observation: x") == "'Observation: x'"
+    long = _brief("a" * 50 + "\n" + "b" * 50, 40)
+    assert _columns(long) <= 42 and long.startswith("'aaa") and long.endswith("bbb'") and " … " in long
+
+
+def test_ipython_shows_the_message_instead_of_a_traceback_and_the_cell_fails(capsys):
+    shell = InteractiveShell.instance()
+    try:
+        result = shell.run_cell("from tinyagent.checks import check_parcel_prediction\n"
+                                "check_parcel_prediction(['queryLogistics'])")
+    finally:
+        InteractiveShell.clear_instance()
+    shown = capsys.readouterr().out
+    assert not result.success and isinstance(result.error_in_exec, ExerciseFailed)
+    lines = [line for line in plain(shown.splitlines()) if line.strip()]
+    assert 1 <= len(lines) <= FAILURE_LINES, shown
+    assert lines[0].startswith("ExerciseFailed: Exercise 1: queryLogistics needs a tracking number")
+    assert "Traceback" not in shown and "tinyagent/" not in shown and "checks" not in shown
+
+
+def test_a_learners_function_that_raises_is_named_with_its_line():
+    def count_invented_observations(text):
+        return text.count("\nObservation:") + undefined_name  # noqa: F821 - the learner's slip
+
+    with pytest.raises(ExerciseFailed) as failure:
+        check_invented_counter(count_invented_observations)
+    assert "raised NameError: name 'undefined_name' is not defined" in str(failure.value)
+
+
+def test_a_learners_class_without_the_method_the_check_calls_gets_a_message_that_says_so():
+    class FirstAndLast:  # the learner named the method messages() instead of history()
+        def __init__(self, last):
+            self.last = last
+
+        def messages(self, session):
+            return []
+
+    with pytest.raises(ExerciseFailed) as failure:
+        check_first_and_last(FirstAndLast)
+    assert str(failure.value) == ("Exercise 1: your FirstAndLast has no 'history', which the exercise asks for: "
+                                  "give FirstAndLast a method or attribute history")
+
+
+def test_a_learners_method_with_the_wrong_parameters_gets_a_message_that_says_so():
+    class CostBudget:  # check(trace) forgotten: check(self) alone
+        def __init__(self, yuan, input_price, output_price):
+            pass
+
+        def check(self):
+            return None
+
+    with pytest.raises(ExerciseFailed) as failure:
+        check_cost_budget(CostBudget)
+    assert "check(trace) raised TypeError" in str(failure.value) and "positional argument" in str(failure.value)
+
+
+def test_an_exception_deep_in_the_learners_code_is_theirs_even_through_the_package():
+    def answer(text):
+        raise KeyError("orderId")
+
+    with pytest.raises(ExerciseFailed) as failure:
+        grades("Exercise 9")(_pieces_of_json)(answer)
+    assert str(failure.value).startswith("Exercise 9: your code raised KeyError: 'orderId' (in answer, line")
+
+
+def _pieces_of_json(fn):
+    return json.loads(fn("x"))
+
+
+def test_a_bug_in_the_check_itself_is_not_blamed_on_the_learner():
+    # _pieces_of is the package's: with no learner code on the stack, its TypeError goes on as it is
+    with pytest.raises(TypeError, match="NoneType"):
+        grades("Exercise 9")(_pieces_of)(None, ())

@@ -1,0 +1,206 @@
+"""How every check reports: not attempted yet, passed, or `ExerciseFailed` with what is wrong; and the helper
+that calls the learner's code, so that an exception in it becomes a failure that names the call."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import sysconfig
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+from ..clock import fixed_clock
+from ..shop import Shop
+
+# The course's "today" (lesson 00): every check builds its shop with this clock.
+COURSE_NOW = "2026-06-30T19:05:23"
+
+
+# A failure as the learner sees it in a notebook: at most this many lines of at most this many columns, so
+# that no line wraps again in a notebook's output area and the message stays one glance long.
+FAILURE_LINES = 6
+FAILURE_COLUMNS = 100
+_HEAD = "ExerciseFailed: "
+
+
+class ExerciseFailed(AssertionError):
+    """The learner's answer is wrong; the message says what was expected and what came back.
+
+    In IPython (a notebook, JupyterLab) it shows as that message alone, in a few short lines, instead of a
+    traceback into the checks: IPython prints what `_render_traceback_()` returns when an exception has it.
+    The cell still fails, so Run All stops there."""
+
+    def _render_traceback_(self) -> list[str]:
+        return failure_lines(str(self))
+
+
+def failure_lines(message: str) -> list[str]:
+    """`message` as the lines a notebook shows: "ExerciseFailed: " in red, then the message wrapped at
+    FAILURE_COLUMNS (a Chinese character takes two columns), cut to FAILURE_LINES with a note if longer."""
+    lines: list[str] = []
+    for n, paragraph in enumerate(message.splitlines() or [""]):
+        lines += _wrap(paragraph, FAILURE_COLUMNS, first=len(_HEAD) if n == 0 else 0)
+    if len(lines) > FAILURE_LINES:
+        lines = [*lines[: FAILURE_LINES - 1], "… (the rest is cut: print(sys.last_value) shows the whole message)"]
+    lines[0] = f"\x1b[1;31m{_HEAD.rstrip()}\x1b[0m {lines[0]}"
+    return lines
+
+
+def _brief(value: Any, columns: int = 60) -> str:
+    """`value` as a failure quotes it: a string as its repr (so line ends show as \\n), cut in the middle to
+    about `columns` columns when longer, so one sample never fills the learner's screen."""
+    text = repr(value)
+    if _columns(text) <= columns:
+        return text
+    head, tail = "", ""
+    for ch in text:
+        if _columns(head + ch) > columns * 2 // 3:
+            break
+        head += ch
+    for ch in reversed(text):
+        if _columns(tail + ch) > columns // 3 - 2:
+            break
+        tail = ch + tail
+    return f"{head} … {tail}"
+
+
+def _columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _wrap(paragraph: str, width: int, first: int = 0) -> list[str]:
+    """Greedy wrap at spaces, counting display columns; a word wider than a line is broken where it must be.
+    `first`: columns the first line already holds."""
+    lines, line, used = [], "", first
+    for word in re.split(r"(?<= )", paragraph):  # keep each space with the word before it
+        while _columns(word) > width - used:
+            if line:
+                lines.append(line.rstrip())
+                line, used = "", 0
+                continue
+            cut = 0  # the word alone is too wide: take as many characters as fit
+            while cut < len(word) and _columns(word[: cut + 1]) <= width - used:
+                cut += 1
+            lines.append(word[:cut])
+            word, used = word[cut:], 0
+        line += word
+        used += _columns(word)
+    return [*lines, line.rstrip()]
+
+
+def classroom_only(settings: Any, why: str) -> bool:
+    """True on the classroom model. On a real model, say which check is skipped and why, and return False.
+
+    Use it as `if classroom_only(settings, "a real model words its replies its own way"):`."""
+    if settings.offline:
+        return True
+    print(f"skipped on a real model: {why}")
+    return False
+
+
+# -- how every check reports ---------------------------------------------------------------------
+def _not_attempted(exercise: str, hint: str) -> None:
+    print(f"{exercise}: not attempted yet. {hint}")
+
+
+def _passed(exercise: str, why: str) -> None:
+    print(f"{exercise}: passed. {why}")
+
+
+def _fail(exercise: str, what: str) -> None:
+    raise ExerciseFailed(f"{exercise}: {what}")
+
+
+def _run(exercise: str, what: str, function: Callable, *args: Any, **kwargs: Any) -> Any:
+    """Call the learner's code; an exception in it becomes a failure that names the call."""
+    try:
+        return function(*args, **kwargs)
+    except ExerciseFailed:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the learner's bug, reported as the check's failure
+        _fail(exercise, f"{what} raised {type(exc).__name__}: {exc}")
+
+
+# Where the package and Python's own modules live (and "<frozen importlib...>"): a frame anywhere else is the
+# learner's code, a notebook cell's included.
+_NOT_THE_LEARNERS = tuple({"<frozen", str(Path(__file__).resolve().parents[1]), *(
+    str(Path(sysconfig.get_paths()[key]).resolve()) for key in ("stdlib", "platstdlib", "purelib", "platlib"))})
+_SIGNATURE = re.compile(r"^([\w.]+)\(\) (?:takes|missing|got an unexpected)")
+
+Check = TypeVar("Check", bound=Callable[..., None])
+
+
+def grades(exercise: str) -> Callable[[Check], Check]:
+    """Mark a check as grading `exercise`: an exception that the learner's code raised, or a method their class
+    lacks, becomes a failure that says so, never an exception from inside the check. Any other exception
+    (the check's own bug) goes on as it is."""
+
+    def decorate(check: Check) -> Check:
+        @functools.wraps(check)
+        def graded(*args: Any, **kwargs: Any) -> None:
+            try:
+                return check(*args, **kwargs)
+            except ExerciseFailed:
+                raise
+            except Exception as exc:  # sorted below: the learner's mistake, or re-raised
+                what = learners_mistake(exc)
+                if what is None:
+                    raise
+                _fail(exercise, what)
+
+        return graded  # type: ignore[return-value]
+
+    return decorate
+
+
+def learners_mistake(exc: BaseException) -> str | None:
+    """What the learner's code did wrong to raise `exc`, in a sentence; None when the check itself failed."""
+    frame = _learners_frame(exc.__traceback__)
+    if frame is not None:
+        where = f" (in {frame.tb_frame.f_code.co_name}, line {frame.tb_lineno})"
+        return f"your code raised {type(exc).__name__}: {exc}{where}"
+    if isinstance(exc, AttributeError) and exc.obj is not None and not _ours(type(exc.obj)):
+        owner = (exc.obj if isinstance(exc.obj, type) else type(exc.obj)).__name__
+        return (f"your {owner} has no {exc.name!r}, which the exercise asks for: give {owner} a method or "
+                f"attribute {exc.name}")
+    if isinstance(exc, TypeError) and (match := _SIGNATURE.match(str(exc))):
+        return f"{match.group(1)}() is called as the exercise says, and it does not take that: {exc}"
+    return None
+
+
+def _learners_frame(tb: TracebackType | None) -> TracebackType | None:
+    """The innermost frame of `tb` that is the learner's code (neither this package nor Python's own)."""
+    found = None
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_NOT_THE_LEARNERS):
+            found = tb
+        tb = tb.tb_next
+    return found
+
+
+def _ours(cls: type) -> bool:
+    return all(klass.__module__.split(".")[0] in ("tinyagent", "builtins") for klass in cls.__mro__)
+
+
+def _fresh_shop() -> Shop:
+    return Shop(":memory:", clock=fixed_clock(COURSE_NOW))
+
+
+def _instance(exercise: str, cls: Any, *args: Any, **kwargs: Any) -> Any:
+    if not isinstance(cls, type):
+        _fail(exercise, f"expected a class, got {type(cls).__name__}: write `class ...:` in the answer cell")
+    return _run(exercise, f"{cls.__name__}({', '.join(map(repr, args))})", cls, *args, **kwargs)
+
+
+def _json(exercise: str, text: Any, where: str) -> Any:
+    if not isinstance(text, str):
+        _fail(exercise, f"{where} returned {type(text).__name__}, not a string: a tool returns text")
+    try:
+        return json.loads(text)
+    except ValueError:
+        _fail(exercise, f"{where} returned text that is not JSON: {text[:120]!r}")
+
