@@ -225,3 +225,25 @@ def test_lesson_00s_fix_hint_installs_every_package_its_setup_check_needs():
     needed = set(re.findall(r'^    "(\w+)":', check, re.MULTILINE)) - {"tinyagent"}
     assert {"ipywidgets", "jupyterlab"} <= needed
     assert not {name for name in needed if name not in brought and f"python-{name}" not in brought}
+
+
+def test_the_lesson_map_names_every_module_and_only_modules_that_exist():
+    """The lesson -> modules map (the package's docstring and the README) stays current as modules come and go."""
+    import re
+
+    import tinyagent
+
+    package = Path(tinyagent.__file__).parent
+    here = {p.stem for p in package.glob("*.py")} - {"__init__", "__main__"}
+    here |= {f"{p.name}/" for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    mapped = set()
+    for line in tinyagent.__doc__.split("Where each lesson's code lives", 1)[1].splitlines():
+        if line.startswith("    "):
+            mapped |= {name.strip() for name in re.split(r",\s*", line[26:].strip()) if name.strip()}
+    named = {name.split("/")[0] + "/" if "/" in name else name for name in mapped}
+    assert not sorted(here - named), "modules missing from the lesson map"
+    assert not sorted(named - here), "the lesson map names modules that do not exist"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("### Lesson → modules", 1)[1]
+    in_readme = {m.split("/")[0] + "/" if "/" in m else m.removesuffix(".py")
+                 for m in re.findall(r"`([\w/]+(?:\.py)?)`", readme.split("\n## ", 1)[0])}
+    assert not sorted(here - in_readme), "modules missing from the README's lesson map"
