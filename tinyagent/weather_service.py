@@ -141,7 +141,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, {"status": "1", "info": "OK", "lives": []})  # another API's shape
         report = city.report(service.clock().isoformat(timespec="seconds"))
         if fault.body == "huge":
-            report["padding"] = "x" * HUGE_BYTES
+            return self._send_huge(json.dumps(report, ensure_ascii=False).encode("utf-8"))
         if fault.body == "trickle":
             return self._trickle(json.dumps(report, ensure_ascii=False).encode("utf-8"))
         return self._send(200, report)
@@ -156,6 +156,22 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self.wfile.write(body[start : start + TRICKLE_PIECE])
             self.wfile.flush()
+
+    def _send_huge(self, body: bytes) -> None:
+        """The report padded to HUGE_BYTES, its headers first and the body in pieces: built whole before the
+        headers, 5 MB of JSON took long enough on a loaded machine to look like a server that does not answer."""
+        head, tail, piece = body[:-1] + b', "padding": "', b'"}', b"x" * 65536
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(head) + HUGE_BYTES + len(tail)))
+        self.end_headers()
+        try:
+            self.wfile.write(head)
+            for _ in range(HUGE_BYTES // len(piece)):
+                self.wfile.write(piece)
+            self.wfile.write(tail)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client stopped reading at its limit, as a careful one does
 
     def do_POST(self) -> None:
         self._send(405, {"error": "only GET is served here"})
