@@ -94,3 +94,23 @@ def test_a_port_in_use_is_one_sentence():
             ServiceServer(config(), port=taken.getsockname()[1], llm=LlmClient.classroom)
     with pytest.raises(ServerAddressError, match="from 0 to 65535"):
         ServiceServer(config(), port=70000, llm=LlmClient.classroom)
+
+
+def test_a_store_that_fails_after_the_run_still_gives_the_answer(service):
+    from tinyagent.session_store import SessionStoreError
+
+    class Failing:
+        def __init__(self, store):
+            self.store = store
+
+        def __getattr__(self, name):
+            return getattr(self.store, name)
+
+        def append_turn(self, session_id, turn):
+            raise SessionStoreError("PostgreSQL at postgresql://tiny@db/x failed: the connection is lost")
+
+    service.store = Failing(service.store)
+    outcome = service.submit(LOGISTICS, None).result(60)
+    # The tools have run: the answer comes back, with why it was not kept, rather than an error.
+    assert outcome.result.reason == "final_answer" and outcome.turn is None
+    assert outcome.store_error.startswith("PostgreSQL at postgresql://tiny@db/x failed")

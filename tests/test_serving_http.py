@@ -46,6 +46,10 @@ def invoke(service, body, **options) -> requests.Response:
     return requests.post(service.url + "/agent/invoke", json=body, timeout=PATIENCE, **options)
 
 
+def stream(service, body, **options) -> requests.Response:
+    return requests.get(service.url + "/agent/stream", params=body, stream=True, timeout=PATIENCE, **options)
+
+
 def error_of(response: requests.Response) -> dict:
     assert response.headers["content-type"].startswith("application/json"), response.text
     error = response.json()["error"]
@@ -114,6 +118,38 @@ def test_a_malformed_request_is_a_json_400(service, body, code):
                              headers={"Content-Type": "application/json"})
     assert response.status_code == 400
     assert error_of(response)["code"] == code
+
+
+@pytest.mark.parametrize(("body", "code"), [
+    (b"[" * 6000 + b"]" * 6000, "too_deep"),
+    (b'{"a":' * 2500 + b"1" + b"}" * 2500, "too_deep"),
+    (b'{"query": "hi", "n": ' + b"7" * 5000 + b"}", "number_too_long"),
+])
+def test_json_too_deep_or_a_number_too_long_is_a_400_not_a_500(tmp_path, body, code):
+    with serve_process(tmp_path, "--max-body", str(64 * 1024)) as service:
+        response = requests.post(service.url + "/agent/invoke", data=body, timeout=PATIENCE,
+                                 headers={"Content-Type": "application/json"})
+        assert response.status_code == 400
+        assert error_of(response)["code"] == code
+    assert "Traceback" not in service.output()
+
+
+def test_a_lone_surrogate_is_repaired_before_the_run_so_the_refund_and_the_answer_agree(tmp_path):
+    body = ('{"query": "' + REFUND + ' \\ud800"}').encode()  # valid JSON for a string no UTF-8 can hold
+    with serve_process(tmp_path) as service:
+        response = requests.post(service.url + "/agent/invoke", data=body, timeout=PATIENCE,
+                                 headers={"Content-Type": "application/json"})
+        assert response.status_code == 200, response.text
+        data = response.json()
+        refunds = service.refunds()
+        assert len(refunds) == 1 and refunds[0][0] in data["answer"]  # the refund written is the one told
+        turns = requests.get(f"{service.url}/agent/sessions/{data['session_id']}", timeout=PATIENCE).json()["turns"]
+        assert turns[0]["question"].endswith("\ufffd") and data["turn"] == 1
+        nul = requests.post(service.url + "/agent/invoke", data=b'{"query": "' + REFUND.encode() + b'\\u0000"}',
+                            headers={"Content-Type": "application/json"}, timeout=PATIENCE)
+        assert nul.status_code == 400 and error_of(nul)["code"] == "control_character"
+        assert len(service.refunds()) == 1
+    assert "Traceback" not in service.output()
 
 
 def test_an_oversized_body_is_a_json_413_declared_or_chunked(service):
@@ -186,6 +222,23 @@ def test_a_client_that_disconnects_mid_stream_stops_the_run(tmp_path, paced_room
         gone = requests.get(f"{service.url}/agent/sessions/{start['session_id']}", timeout=PATIENCE)
         assert gone.status_code == 404
         assert invoke(service, {"query": LOGISTICS}).status_code == 200
+
+
+def test_dropped_streams_leave_no_descriptor_open(tmp_path):
+    with serve_process(tmp_path) as service:
+        service.health()
+        before = service.open_descriptors()
+        for _ in range(2):
+            for _ in range(40):
+                response = stream(service, {"query": REFUND})
+                assert response.status_code == 200
+                next(response.iter_content(64))  # the first bytes of the stream, then the client hangs up
+                response.close()
+            wait_for(lambda: (h := service.health())["running"] == 0 and h["cancelled"] + h["finished"] > 0,
+                     "the dropped runs to end")
+        # The runs end a moment after their clients go; their connections to the model close with them.
+        wait_for(lambda: service.open_descriptors() <= before + 2,
+                 f"descriptors back to {before} (now {service.open_descriptors()})", patience=30)
 
 
 def test_the_time_limit_ends_a_long_run_politely(tmp_path, paced_room):

@@ -37,6 +37,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from ..errors import TinyAgentError
+from ..safe_text import replace_lone_surrogates
 from .service import AgentService, RunCancelled, RunOutcome
 
 log = logging.getLogger("tinyagent.serving")
@@ -178,6 +179,15 @@ async def read_json_body(request: Request, limit: int) -> dict:
     except json.JSONDecodeError as exc:
         raise ApiError(400, "malformed_json", f"the body is not valid JSON ({exc.msg} at line {exc.lineno} "
                        f"column {exc.colno}): send an object such as {{\"query\": \"...\"}}") from None
+    except RecursionError:  # valid JSON nested deeper than Python's parser goes: still the client's doing
+        raise ApiError(400, "too_deep", 'the body is JSON nested too deeply to read: send a flat object such as '
+                       '{"query": "..."}') from None
+    except ValueError:  # an integer of more digits than int() converts (sys.get_int_max_str_digits)
+        raise ApiError(400, "number_too_long", "the body holds a number with too many digits to read: send "
+                       '{"query": "..."} with the question as text') from None
+    # A lone surrogate ("\ud800" is valid JSON) cannot be stored or sent back as UTF-8: repaired now,
+    # before the run, so that nothing after the tools have run can fail on it.
+    data = replace_lone_surrogates(data)
     if not isinstance(data, dict):
         raise ApiError(400, "not_an_object", f"the body is JSON {type(data).__name__}, not an object: "
                        'send {"query": "..."}')
@@ -198,6 +208,8 @@ def read_question(data: dict) -> tuple[str, str | None]:
         raise ApiError(400, "missing_query", 'no "query": send the question, e.g. {"query": "Where is order 88231?"}')
     if not isinstance(query, str) or not query.strip():
         raise ApiError(400, "empty_query", '"query" must be a non-empty string: the question for the agent')
+    if "\x00" in query:  # PostgreSQL cannot store it: refused before the run, not after the refund
+        raise ApiError(400, "control_character", '"query" holds a NUL character (\\u0000): send plain text')
     if len(query) > MAX_QUERY_CHARS:
         raise ApiError(400, "query_too_long", f'"query" is longer than {MAX_QUERY_CHARS} characters')
     if session_id is not None and (not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id)):
@@ -227,7 +239,10 @@ def outcome_json(outcome: RunOutcome, trace: bool) -> dict:
             "turn": outcome.turn, "rounds": result.trace.rounds}
     if trace:
         data["trace"] = json.loads(result.trace.to_json(indent=None))  # the form `ask --json` prints
-    return data
+    if outcome.store_error:
+        data["warning"] = f"the answer was not stored in the session: {outcome.store_error}"
+    # The model's own text may hold a lone surrogate; the JSON (UTF-8) must still be writable.
+    return replace_lone_surrogates(data)
 
 
 def served_by() -> dict:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..agent import AgentResult, ReActAgent
@@ -26,8 +26,9 @@ from ..clock import Clock, fixed_clock, system_clock
 from ..events import Event
 from ..llm_client import LlmClient, reply_timeouts
 from ..registry import ToolRegistry
+from ..safe_text import replace_lone_surrogates
 from ..session import Session
-from ..session_store import SessionStore, Turn, open_session_store
+from ..session_store import SessionStore, SessionStoreError, Turn, open_session_store
 from ..settings import load_settings
 from ..stop_rules import WallClock
 
@@ -68,9 +69,13 @@ class RunCancelled(Exception):  # a signal between threads, not an error the use
 
 @dataclass
 class RunOutcome:
+    """A finished run. `turn` is its number in the session; None, with `store_error` saying why, when the
+    answer could not be stored (the run's effects stand all the same, so the client still gets its answer)."""
+
     result: AgentResult
     session_id: str
-    turn: int
+    turn: int | None
+    store_error: str = ""
 
 
 class AgentService:
@@ -122,7 +127,8 @@ class AgentService:
             session = Session(relay, store=store, session_id=session_id)
             result = session.ask(question)
             ended = "finished"
-            return RunOutcome(result, session.id, store.appended.number)
+            number = store.appended.number if store.appended is not None else None
+            return RunOutcome(result, session.id, number, store.error)
         except RunCancelled:
             ended = "cancelled"
             raise
@@ -149,12 +155,22 @@ class _TurnRecordingStore:
     def __init__(self, store: SessionStore):
         self._store = store
         self.appended: Turn | None = None
+        self.error = ""
 
     def __getattr__(self, name: str):
         return getattr(self._store, name)
 
     def append_turn(self, session_id: str, turn: Turn) -> Turn:
-        self.appended = self._store.append_turn(session_id, turn)
+        # The run is over and its tools have run (a refund may be written): from here on nothing may fail
+        # the request, or the client would never learn what was done. Text the store cannot hold is
+        # repaired; a store that fails is reported beside the answer (RunOutcome.store_error).
+        turn = replace(turn, question=replace_lone_surrogates(turn.question),
+                       answer=replace_lone_surrogates(turn.answer), tools=replace_lone_surrogates(turn.tools))
+        try:
+            self.appended = self._store.append_turn(session_id, turn)
+        except SessionStoreError as exc:
+            self.error = str(exc).splitlines()[0]
+            return turn
         return self.appended
 
 
@@ -174,7 +190,18 @@ class _RelayingAgent:
             if self._on_event is not None:
                 self._on_event(event)
             if self._cancelled.is_set():
-                # Leaving the loop drops the run's generator, which closes a streamed reply's connection:
-                # the model stops being read now, not at the end of its reply.
+                _close_run(run)
                 raise RunCancelled
         return run.finish()
+
+
+def _close_run(run) -> None:
+    """Close an abandoned run's generators now. Closing them runs their `finally` and `with` blocks, which
+    close a streamed reply's connection: the model stops being read at once. Merely dropping them leaves
+    that to the garbage collector, and the exception that carries RunCancelled keeps the frames alive, so
+    every dropped stream held a socket open (CLOSE-WAIT) for as long as the process ran."""
+    # AgentRun has no close() of its own; its two generators are the gate's view and the loop itself.
+    for name in ("_watched", "_events"):
+        generator = getattr(run, name, None)
+        if generator is not None and hasattr(generator, "close"):
+            generator.close()
