@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -321,3 +323,55 @@ def test_bad_options_are_one_line_and_exit_code_2(tmp_path, options, says):
                           capture_output=True, text=True, timeout=PATIENCE, check=False)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ") and says in done.stderr
+
+
+# -- connections that never finish a request ---------------------------------------------------------------
+def _connected(service) -> socket.socket:
+    host, port = service.url.removeprefix("http://").rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=PATIENCE)
+
+
+def _closed_by_the_service(sock: socket.socket, drip: bytes = b"") -> bool:
+    """Whether the service hung up on `sock` (reading returns nothing or the connection is reset),
+    sending `drip` a byte at a time meanwhile; False if it is still open after PATIENCE seconds."""
+    sock.settimeout(0.5)
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        try:
+            if drip:
+                sock.send(drip[:1])
+                drip = drip[1:] or b"X"
+            if sock.recv(4096) == b"":
+                return True
+        except TimeoutError:
+            continue
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+    return False
+
+
+def test_headers_that_never_end_are_cut_off(tmp_path):
+    with serve_process(tmp_path, "--header-timeout", "1") as service:
+        dripping = _connected(service)
+        try:
+            # A byte every half second, for ever: the headers never end, and the service hangs up.
+            assert _closed_by_the_service(dripping, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        finally:
+            dripping.close()
+        assert service.health()["status"] == "ok"  # a request that sends its headers at once is answered
+
+
+def test_connections_beyond_the_limit_are_closed_as_they_open(tmp_path):
+    with serve_process(tmp_path, "--max-connections", "5", "--header-timeout", "600") as service:
+        held = [_connected(service) for _ in range(12)]
+        try:
+            for sock in held:
+                sock.send(b"GET /health HTTP/1.1\r\n")  # and never the rest
+            # Five stay open (their 600 s are not up); the seven beyond the limit are closed at once.
+            closed = sum(_closed_by_the_service(sock) for sock in held[5:])
+            assert closed >= 7
+        finally:
+            for sock in held:
+                sock.close()
+        wait_for(lambda: requests.get(service.url + "/health", timeout=PATIENCE).status_code == 200,
+                 "the service to answer again once the held connections are gone")

@@ -90,6 +90,8 @@ def _number_of_seconds(option: str, highest: float | None = None):
 
 _seconds = _number_of_seconds("--timeout")
 _workers = _whole_number("--workers", 64, "each worker is a process with its own threads; 2 cores need few")
+_header_seconds = _number_of_seconds("--header-timeout")
+_connections = _whole_number("--max-connections", 100_000, "each one holds a file descriptor")
 _body_bytes = _whole_number("--max-body", 10 * 1024 * 1024, "a question is a few hundred bytes")
 
 
@@ -211,6 +213,10 @@ def main(argv: list[str] | None = None) -> int:
                        help="the largest request body accepted (default 16384)")
     serve.add_argument("--now", help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
     serve.add_argument("--model", help="override TINYAGENT_MODEL (e.g. a classroom variant: classroom-loop)")
+    serve.add_argument("--header-timeout", type=_header_seconds, default=10.0, metavar="SECONDS",
+                       help="seconds a client may take to send a request's headers before it is cut off (default 10)")
+    serve.add_argument("--max-connections", type=_connections, default=512,
+                       help="connections held at once; more are closed as they open (default 512)")
 
     args = parser.parse_args(argv)
     try:
@@ -379,7 +385,8 @@ def _serve(args: argparse.Namespace) -> int:
     store = args.session_store or str(DEFAULT_SESSIONS)
     config = ServiceConfig(max_steps=args.max_steps, timeout_s=args.timeout, max_body_bytes=args.max_body,
                            api_key=args.api_key or None, session_store=store, shop_db=str(args.db), now=args.now,
-                           model=args.model)
+                           model=args.model, header_timeout_s=args.header_timeout,
+                           max_connections=args.max_connections)
 
     def banner(port: int) -> None:
         host = f"[{args.host}]" if ":" in args.host else args.host

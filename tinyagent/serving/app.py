@@ -51,6 +51,7 @@ GRACE_SECONDS = 30.0
 # connection open, and a client that went away is noticed at the next write.
 KEEP_ALIVE_SECONDS = 5.0
 FIELDS = ("query", "session_id")
+BODY_TIMEOUT_S = 10.0  # a question's body is a few hundred bytes: this is for clients that never finish
 
 
 class ApiError(Exception):
@@ -166,10 +167,15 @@ async def read_json_body(request: Request, limit: int) -> dict:
     if declared is not None and (not declared.isdigit() or int(declared) > limit):
         raise too_large(limit)
     body = bytearray()
-    async for chunk in request.stream():  # a body sent in chunks has no length to check first
-        body += chunk
-        if len(body) > limit:
-            raise too_large(limit)
+    try:
+        async with asyncio.timeout(BODY_TIMEOUT_S):  # a body that drips holds a connection: bounded too
+            async for chunk in request.stream():  # a body sent in chunks has no length to check first
+                body += chunk
+                if len(body) > limit:
+                    raise too_large(limit)
+    except TimeoutError:
+        raise ApiError(408, "body_timeout", f"the body did not arrive within {BODY_TIMEOUT_S:g} s: send it "
+                       "all at once") from None
     if not body.strip():
         raise ApiError(400, "empty_body", 'the body is empty: send JSON such as {"query": "Where is order 88231?"}')
     try:

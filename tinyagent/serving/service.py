@@ -50,6 +50,8 @@ class ServiceConfig:
     shop_db:        the shop's SQLite file (":memory:": a fresh shop per process)
     now:            pretend it is this time (ISO), as `ask --now`; None: the real time
     model:          override TINYAGENT_MODEL (a classroom variant, say)
+    header_timeout_s: seconds a connection may take to send a request's headers (connections.py)
+    max_connections:  connections held at once; more are closed as they open
     """
 
     max_steps: int = 10
@@ -61,6 +63,8 @@ class ServiceConfig:
     shop_db: str = str(DEFAULT_SHOP)
     now: str | None = None
     model: str | None = None
+    header_timeout_s: float = 10.0
+    max_connections: int = 512
 
 
 class RunCancelled(Exception):  # a signal between threads, not an error the user sees
