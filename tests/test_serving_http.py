@@ -190,6 +190,29 @@ def test_the_api_key_is_required_when_set(tmp_path):
     assert "s3cret" not in service.output()
 
 
+def test_without_a_key_only_loopback_and_allowed_host_names_are_answered(tmp_path):
+    with serve_process(tmp_path, "--allowed-host", "shop.lan") as service:
+        first = invoke(service, {"query": LOGISTICS}).json()
+        port = service.url.rsplit(":", 1)[1]
+        sessions = f"{service.url}/agent/sessions/{first['session_id']}"
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", ""):
+            # DNS rebinding: the attacker's name, pointed at 127.0.0.1, arrives in the Host header.
+            for response in (requests.get(sessions, headers={"Host": host}, timeout=PATIENCE),
+                             requests.get(service.url + "/", headers={"Host": host}, timeout=PATIENCE),
+                             invoke(service, {"query": LOGISTICS}, headers={"Host": host})):
+                assert response.status_code == 403 and error_of(response)["code"] == "host_not_allowed", host
+                assert LOGISTICS not in response.text
+        for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "shop.lan", f"SHOP.LAN:{port}"):
+            assert requests.get(sessions, headers={"Host": host}, timeout=PATIENCE).status_code == 200, host
+    assert "answers only for the hosts localhost, 127.0.0.1, [::1], shop.lan" in service.output()
+
+
+def test_with_a_key_any_host_name_is_answered_with_the_key(tmp_path):
+    with serve_process(tmp_path, "--api-key", "k3y") as service:
+        response = requests.get(service.url + "/health", headers={"Host": "shop.example.com"}, timeout=PATIENCE)
+        assert response.status_code == 200
+
+
 # -- runs that take time -----------------------------------------------------------------------------------
 def test_two_requests_at_once_run_at_once(tmp_path, paced_room):
     with serve_process(tmp_path, model_url=paced_room.chat_url) as service:
@@ -315,6 +338,7 @@ def test_serve_stops_cleanly_on_sigint_and_sigterm_even_with_sigint_ignored(tmp_
     (["--now", "yesterday"], "--now must be an ISO date-time"),
     (["--session-store", "postgresql://tiny:pw@127.0.0.1:1/db"], "cannot connect to PostgreSQL at postgresql://tiny@"),
     (["--host", "999.1.1.1"], "cannot listen on '999.1.1.1'"),
+    (["--allowed-host", "http://shop.lan/"], "--allowed-host must be a host name"),
 ])
 def test_bad_options_are_one_line_and_exit_code_2(tmp_path, options, says):
     done = subprocess.run([sys.executable, "-m", "tinyagent", "serve", "--db", str(tmp_path / "shop.sqlite3"),

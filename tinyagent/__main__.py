@@ -95,6 +95,15 @@ _connections = _whole_number("--max-connections", 100_000, "each one holds a fil
 _body_bytes = _whole_number("--max-body", 10 * 1024 * 1024, "a question is a few hundred bytes")
 
 
+def _host_name(text: str) -> str:
+    """--allowed-host: a name as it appears in a URL (shop.lan, 192.168.1.20, [fe80::1]), without port or scheme."""
+    name = text.strip().lower()
+    if not re.fullmatch(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?|\[[0-9a-f:.]+\]", name):
+        raise argparse.ArgumentTypeError(f"--allowed-host must be a host name such as shop.lan or 192.168.1.20 "
+                                         f"(no scheme, no port), got {text!r}")
+    return name.strip("[]")
+
+
 def _port(text: str) -> int:
     if not (text.isdigit() and int(text) <= 65535):
         raise argparse.ArgumentTypeError(f"--port must be a whole number from 0 to 65535 (0: any free port), got {text!r}")
@@ -213,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
                        help="the largest request body accepted (default 16384)")
     serve.add_argument("--now", help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
     serve.add_argument("--model", help="override TINYAGENT_MODEL (e.g. a classroom variant: classroom-loop)")
+    serve.add_argument("--allowed-host", action="append", type=_host_name, default=[], metavar="NAME",
+                       help="without --api-key, a host name to answer besides localhost, 127.0.0.1 and [::1] (the "
+                       "name clients use in the URL); repeat for several")
     serve.add_argument("--header-timeout", type=_header_seconds, default=10.0, metavar="SECONDS",
                        help="seconds a client may take to send a request's headers before it is cut off (default 10)")
     serve.add_argument("--max-connections", type=_connections, default=512,
@@ -386,13 +398,20 @@ def _serve(args: argparse.Namespace) -> int:
     config = ServiceConfig(max_steps=args.max_steps, timeout_s=args.timeout, max_body_bytes=args.max_body,
                            api_key=args.api_key or None, session_store=store, shop_db=str(args.db), now=args.now,
                            model=args.model, header_timeout_s=args.header_timeout,
-                           max_connections=args.max_connections)
+                           max_connections=args.max_connections,
+                           allowed_hosts=tuple(dict.fromkeys([*args.allowed_host, args.host])))
 
     def banner(port: int) -> None:
         host = f"[{args.host}]" if ":" in args.host else args.host
         print(f"tinyagent service on http://{host}:{port}/  (the trace page; POST /agent/invoke, "
               f"GET /agent/stream)\nworkers: {args.workers}; sessions: {safe_url(store)}; "
-              f"API key: {'required' if config.api_key else 'none'}\nPress Ctrl-C to stop.", flush=True)
+              f"API key: {'required' if config.api_key else 'none'}", flush=True)
+        if not config.api_key:
+            names = ", ".join(dict.fromkeys(["localhost", "127.0.0.1", "[::1]", *(
+                f"[{h}]" if ":" in h else h for h in config.allowed_hosts if h not in ("0.0.0.0", "::", ""))]))
+            print(f"answers only for the hosts {names} (--allowed-host adds one; --api-key lifts the check)",
+                  flush=True)
+        print("Press Ctrl-C to stop.", flush=True)
 
     with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost
         try:

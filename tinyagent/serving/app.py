@@ -66,8 +66,9 @@ def error_response(status: int, code: str, message: str, headers: dict | None = 
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
 
 
-def create_app(service: AgentService, *, owns_service: bool = False) -> Starlette:
-    """The Starlette app around `service`. With `owns_service`, the app closes it when the server stops."""
+def create_app(service: AgentService, *, owns_service: bool = False, listen_host: str | None = None):
+    """The Starlette app around `service`. With `owns_service`, the app closes it when the server stops.
+    Without an API key it answers only loopback names, `config.allowed_hosts` and `listen_host` (HostCheck)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
@@ -144,8 +145,52 @@ def create_app(service: AgentService, *, owns_service: bool = False) -> Starlett
         Route("/agent/stream", stream, methods=["GET"]),
         Route("/agent/sessions/{session_id}", session_turns, methods=["GET"]),
     ]
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
         ApiError: refused, HTTPException: http_error, Exception: crashed})
+    if service.config.api_key:
+        return app
+    return HostCheck(app, {*LOOPBACK_NAMES, *service.config.allowed_hosts, *([listen_host] if listen_host else [])})
+
+
+# -- which host names are answered -------------------------------------------------------------------------
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+_ANY_ADDRESS = ("", "0.0.0.0", "::")
+
+
+def host_name(host_header: str) -> str:
+    """The name in a Host header, without its port: "[::1]:8000" -> "::1", "Shop.LAN.:80" -> "shop.lan"."""
+    text = host_header.strip().lower()
+    if text.startswith("["):
+        return text[1:].split("]", 1)[0]
+    if text.count(":") == 1:
+        text = text.split(":", 1)[0]
+    return text.rstrip(".")
+
+
+class HostCheck:
+    """Without an API key, only requests that name an allowed host are answered (every route).
+
+    Why: a page on any web site can make a browser send requests to 127.0.0.1, and with DNS rebinding
+    (a name of the attacker's that first points at their server, then at 127.0.0.1) it can also read the
+    answers, as if it were the page here. Such requests still carry the attacker's name in their Host
+    header; checking it closes that door. A service with a key needs no such check: the attacker's page
+    does not know the key."""
+
+    def __init__(self, app, allowed: set[str]):
+        self.app = app
+        self.allowed = {host_name(name) for name in allowed if name not in _ANY_ADDRESS}
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            sent = next((value.decode("latin-1") for name, value in scope["headers"] if name == b"host"), "")
+            if host_name(sent) not in self.allowed:
+                shown = sent[:80] or "(none)"
+                response = error_response(403, "host_not_allowed", f"this service does not answer for the host "
+                                          f"{shown!r} without an API key: open it as http://127.0.0.1:<port>/, or "
+                                          "start it with --allowed-host NAME (or --api-key)")
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 # -- reading a request -------------------------------------------------------------------------------------

@@ -52,7 +52,7 @@ class ServiceServer:
             self.service.close()
             raise explain_listen_error(host, port, error) from None
         self._port = self._socket.getsockname()[1]  # kept: the socket cannot say it once closed
-        self.app = create_app(self.service)
+        self.app = create_app(self.service, listen_host=host)
         self._server = uvicorn.Server(uvicorn.Config(self.app, **_limits(self.service.config)))
         self._thread: threading.Thread | None = None
         self._closed = False

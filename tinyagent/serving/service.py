@@ -52,6 +52,7 @@ class ServiceConfig:
     model:          override TINYAGENT_MODEL (a classroom variant, say)
     header_timeout_s: seconds a connection may take to send a request's headers (connections.py)
     max_connections:  connections held at once; more are closed as they open
+    allowed_hosts:  without api_key, the host names answered besides localhost, 127.0.0.1 and ::1
     """
 
     max_steps: int = 10
@@ -65,6 +66,7 @@ class ServiceConfig:
     model: str | None = None
     header_timeout_s: float = 10.0
     max_connections: int = 512
+    allowed_hosts: tuple[str, ...] = ()
 
 
 class RunCancelled(Exception):  # a signal between threads, not an error the user sees
