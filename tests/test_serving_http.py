@@ -49,7 +49,7 @@ def invoke(service, body, **options) -> requests.Response:
 
 
 def stream(service, body, **options) -> requests.Response:
-    return requests.get(service.url + "/agent/stream", params=body, stream=True, timeout=PATIENCE, **options)
+    return requests.post(service.url + "/agent/stream", json=body, stream=True, timeout=PATIENCE, **options)
 
 
 def error_of(response: requests.Response) -> dict:
@@ -82,12 +82,12 @@ def test_a_session_continues_by_its_id_and_an_unknown_one_is_404(service):
 
     unknown = invoke(service, {"query": LOGISTICS, "session_id": "no-such-session"})
     assert unknown.status_code == 404 and error_of(unknown)["code"] == "unknown_session"
-    stream = requests.get(service.url + "/agent/stream", params={"query": "hi", "session_id": "nope"}, timeout=PATIENCE)
-    assert stream.status_code == 404 and error_of(stream)["code"] == "unknown_session"
+    streamed = stream(service, {"query": "hi", "session_id": "nope"})
+    assert streamed.status_code == 404 and error_of(streamed)["code"] == "unknown_session"
 
 
 def test_the_stream_sends_the_same_events_as_the_trace_then_an_end_event(service):
-    response = requests.get(service.url + "/agent/stream", params={"query": REFUND}, stream=True, timeout=PATIENCE)
+    response = stream(service, {"query": REFUND})
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
     events = []
     for block in response.iter_lines(decode_unicode=True, delimiter="\n\n"):
@@ -156,10 +156,11 @@ def test_a_lone_surrogate_is_repaired_before_the_run_so_the_refund_and_the_answe
 
 def test_an_oversized_body_is_a_json_413_declared_or_chunked(service):
     big = json.dumps({"query": "退" * 4000}).encode()
-    declared = requests.post(service.url + "/agent/invoke", data=big, timeout=PATIENCE)
+    json_body = {"Content-Type": "application/json"}
+    declared = requests.post(service.url + "/agent/invoke", data=big, headers=json_body, timeout=PATIENCE)
     assert declared.status_code == 413 and error_of(declared)["code"] == "body_too_large"
     chunked = requests.post(service.url + "/agent/invoke", data=(big[i:i + 500] for i in range(0, len(big), 500)),
-                            timeout=PATIENCE)  # a generator: sent without Content-Length, in chunks
+                            headers=json_body, timeout=PATIENCE)  # a generator: sent without Content-Length, in chunks
     assert chunked.status_code == 413 and error_of(chunked)["code"] == "body_too_large"
     assert service.health()["status"] == "ok"
 
@@ -168,10 +169,10 @@ def test_a_wrong_method_or_path_is_json_too(service):
     wrong = requests.get(service.url + "/agent/invoke", timeout=PATIENCE)
     assert wrong.status_code == 405 and error_of(wrong)["code"] == "method_not_allowed"
     assert "POST" in wrong.headers["allow"]
-    assert requests.post(service.url + "/agent/stream", timeout=PATIENCE).status_code == 405
+    assert requests.get(service.url + "/agent/stream", timeout=PATIENCE).status_code == 405
     missing = requests.get(service.url + "/agent/nothing", timeout=PATIENCE)
     assert missing.status_code == 404 and error_of(missing)["code"] == "not_found"
-    no_query = requests.get(service.url + "/agent/stream", timeout=PATIENCE)
+    no_query = stream(service, {})
     assert no_query.status_code == 400 and error_of(no_query)["code"] == "missing_query"
 
 
@@ -182,8 +183,7 @@ def test_the_api_key_is_required_when_set(tmp_path):
         assert missing.headers["www-authenticate"] == "Bearer"
         wrong = invoke(service, {"query": LOGISTICS}, headers={"Authorization": "Bearer guess"})
         assert wrong.status_code == 401 and "s3cret" not in wrong.text
-        stream = requests.get(service.url + "/agent/stream", params={"query": LOGISTICS}, timeout=PATIENCE)
-        assert stream.status_code == 401
+        assert stream(service, {"query": LOGISTICS}).status_code == 401
         right = invoke(service, {"query": LOGISTICS}, headers={"Authorization": "Bearer s3cret-key"})
         assert right.status_code == 200 and right.json()["ok"]
         assert requests.get(service.url + "/", timeout=PATIENCE).status_code == 200  # the page holds no data
@@ -213,6 +213,30 @@ def test_with_a_key_any_host_name_is_answered_with_the_key(tmp_path):
         assert response.status_code == 200
 
 
+def test_no_simple_cross_site_request_runs_the_agent(tmp_path):
+    with serve_process(tmp_path) as service:
+        port = service.url.rsplit(":", 1)[1]
+        # What any web page can make a browser send without asking: a GET (an <img>), a form, text/plain.
+        tried = [
+            requests.get(service.url + "/agent/stream", params={"query": REFUND}, timeout=PATIENCE),
+            requests.post(service.url + "/agent/stream", data={"query": REFUND}, timeout=PATIENCE),
+            requests.post(service.url + "/agent/invoke", data=json.dumps({"query": REFUND}),
+                          headers={"Content-Type": "text/plain"}, timeout=PATIENCE),
+            # JSON, but the browser says where the page came from.
+            invoke(service, {"query": REFUND}, headers={"Origin": "http://evil.example"}),
+            invoke(service, {"query": REFUND}, headers={"Origin": "null"}),
+            stream(service, {"query": REFUND}, headers={"Sec-Fetch-Site": "cross-site"}),
+            invoke(service, {"query": REFUND}, headers={"Sec-Fetch-Site": "same-site"}),
+        ]
+        assert [r.status_code for r in tried] == [405, 415, 415, 403, 403, 403, 403]
+        assert [error_of(r)["code"] for r in tried[3:]] == ["cross_site"] * 4
+        assert service.refunds() == [] and service.health()["finished"] == 0
+        # The service's own page: same origin, as a browser says it.
+        own = invoke(service, {"query": LOGISTICS}, headers={"Origin": f"http://127.0.0.1:{port}",
+                                                              "Sec-Fetch-Site": "same-origin"})
+        assert own.status_code == 200
+
+
 # -- runs that take time -----------------------------------------------------------------------------------
 def test_two_requests_at_once_run_at_once(tmp_path, paced_room):
     with serve_process(tmp_path, model_url=paced_room.chat_url) as service:
@@ -233,8 +257,7 @@ def test_two_requests_at_once_run_at_once(tmp_path, paced_room):
 
 def test_a_client_that_disconnects_mid_stream_stops_the_run(tmp_path, paced_room):
     with serve_process(tmp_path, model_url=paced_room.chat_url) as service:
-        response = requests.get(service.url + "/agent/stream", params={"query": REFUND}, stream=True,
-                                timeout=PATIENCE)
+        response = stream(service, {"query": REFUND})
         lines = response.iter_lines(decode_unicode=True)
         start = json.loads(next(line for line in lines if line.startswith("data:"))[5:])
         assert next(line for line in lines if line.startswith("event: reply_delta"))  # round 1 is being typed

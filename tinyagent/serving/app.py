@@ -1,7 +1,7 @@
 """The web app: the shop agent behind HTTP, its trace as JSON or as Server-Sent Events, and the trace page.
 
     POST /agent/invoke   {"query": "...", "session_id": "..."?}  -> the answer and the whole trace, as JSON
-    GET  /agent/stream?query=...&session_id=...                   -> the same run's events as Server-Sent Events
+    POST /agent/stream   {"query": "...", "session_id": "..."?}  -> the same run's events as Server-Sent Events
     GET  /agent/sessions/{session_id}                             -> the session's turns so far
     GET  /                                                        -> the trace page (page/index.html)
     GET  /health                                                  -> {"status": "ok", runs under way, ...}
@@ -29,6 +29,7 @@ import re
 import threading
 import uuid
 from importlib import resources
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -78,6 +79,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
 
     async def invoke(request: Request) -> Response:
         check_key(request, service)
+        check_not_cross_site(request)
         query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes))
         check_session(service, session_id)
         cancelled = threading.Event()
@@ -95,11 +97,8 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
 
     async def stream(request: Request) -> Response:
         check_key(request, service)
-        unknown = sorted(set(request.query_params) - set(FIELDS))
-        if unknown:
-            raise ApiError(400, "unknown_field", f"unknown parameter {unknown[0]!r}: /agent/stream takes "
-                           "?query=...&session_id=...")
-        query, session_id = read_question(dict(request.query_params))
+        check_not_cross_site(request)
+        query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes))
         check_session(service, session_id)
         session_id = session_id or uuid.uuid4().hex  # known now, so the first event can name it
         return StreamingResponse(run_events(service, query, session_id), media_type="text/event-stream",
@@ -131,7 +130,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
                                   f"{request.url.path}; use {allowed or 'another method'}", exc.headers)
         if exc.status_code == 404:
             return error_response(404, "not_found", f"no such endpoint: {request.url.path} (see GET / for the page, "
-                                  "POST /agent/invoke, GET /agent/stream)")
+                                  "POST /agent/invoke, POST /agent/stream)")
         return error_response(exc.status_code, "http_error", str(exc.detail))
 
     async def crashed(request: Request, exc: Exception) -> Response:
@@ -142,7 +141,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         Route("/", page, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
         Route("/agent/invoke", invoke, methods=["POST"]),
-        Route("/agent/stream", stream, methods=["GET"]),
+        Route("/agent/stream", stream, methods=["POST"]),
         Route("/agent/sessions/{session_id}", session_turns, methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
@@ -205,6 +204,29 @@ def check_key(request: Request, service: AgentService) -> None:
         what = "no API key was sent" if not sent else "the API key is wrong"
         raise ApiError(401, "unauthorized", f"{what}: send the header Authorization: Bearer <key>",
                        {"WWW-Authenticate": "Bearer"})
+
+
+def check_not_cross_site(request: Request) -> None:
+    """A request that can change the shop (run the agent, answer an approval) must come from this service's own
+    page or from a program, never from another site's page.
+
+    A browser lets any page send a "simple" request to any address: a GET (an <img>), or a POST of a form
+    or of text/plain. So these routes take only POST with a JSON body (a cross-site page cannot send that
+    without the browser asking this service first, and this service never says yes), and refuse a request
+    whose `Sec-Fetch-Site` or `Origin` header says it comes from another site. Programs (requests, curl) send
+    neither header and are not affected."""
+    fetched_from = request.headers.get("sec-fetch-site")
+    if fetched_from is not None and fetched_from not in ("same-origin", "none"):
+        raise ApiError(403, "cross_site", f"a request from another site ({fetched_from}) may not run the agent: "
+                       "use this service's own page, or call it from a program")
+    origin = request.headers.get("origin")
+    if origin is not None and urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower():
+        raise ApiError(403, "cross_site", f"a request from the page of {origin[:80]!r} may not run the agent: "
+                       "use this service's own page, or call it from a program")
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        raise ApiError(415, "not_json", f"the body must be sent as Content-Type: application/json, not "
+                       f"{media_type or 'none'!r}")
 
 
 async def read_json_body(request: Request, limit: int) -> dict:
