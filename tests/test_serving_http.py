@@ -34,7 +34,7 @@ LOGISTICS = "帮我看看订单 88231 的快递到哪了。"
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
-    with serve_process(tmp_path_factory.mktemp("serve"), "--max-body", "2048") as running:
+    with serve_process(tmp_path_factory.mktemp("serve"), "--max-body", "2048", "--auto-approve") as running:
         yield running
 
 
@@ -96,7 +96,10 @@ def test_the_stream_sends_the_same_events_as_the_trace_then_an_end_event(service
             events.append((kind.removeprefix("event: "), json.loads(data.removeprefix("data: "))))
     kinds = [kind for kind, _ in events]
     assert kinds[0] == "start" and kinds[-1] == "end"
-    trace = Trace.from_json(json.dumps({"events": [data for kind, data in events[1:-1]]}))
+    # The stream adds where to answer an approval (its id) to the trace's own event.
+    plain_data = [{k: v for k, v in data.items() if k != "approval_id"} for kind, data in events[1:-1]]
+    assert all("approval_id" in data for kind, data in events if kind.startswith("approval_"))
+    trace = Trace.from_json(json.dumps({"events": plain_data}))
     # The stream adds the reply's pieces as they are typed; without them it is the trace invoke returns.
     plain = [e.kind for e in trace if e.kind != "reply_delta"]
     assert plain == [e["type"] for e in invoke(service, {"query": REFUND}).json()["trace"]["events"]]
@@ -138,7 +141,7 @@ def test_json_too_deep_or_a_number_too_long_is_a_400_not_a_500(tmp_path, body, c
 
 def test_a_lone_surrogate_is_repaired_before_the_run_so_the_refund_and_the_answer_agree(tmp_path):
     body = ('{"query": "' + REFUND + ' \\ud800"}').encode()  # valid JSON for a string no UTF-8 can hold
-    with serve_process(tmp_path) as service:
+    with serve_process(tmp_path, "--auto-approve") as service:
         response = requests.post(service.url + "/agent/invoke", data=body, timeout=PATIENCE,
                                  headers={"Content-Type": "application/json"})
         assert response.status_code == 200, response.text
@@ -237,9 +240,116 @@ def test_no_simple_cross_site_request_runs_the_agent(tmp_path):
         assert own.status_code == 200
 
 
+# -- a refund waits for a person's yes ---------------------------------------------------------------------
+def sse_events(response: requests.Response):
+    """(name, data) of each event of a stream, as they arrive."""
+    for block in response.iter_lines(decode_unicode=True, delimiter="\n\n"):
+        if block.strip() and not block.startswith(":"):
+            kind, data = block.split("\n", 1)
+            yield kind.removeprefix("event: "), json.loads(data.removeprefix("data: "))
+
+
+def until_approval_requested(events) -> dict:
+    for kind, data in events:
+        assert kind not in ("end", "error"), data
+        if kind == "approval_requested":
+            return data
+    raise AssertionError("the stream ended without an approval request")
+
+
+def answer_approval(service, approval: str, approve: bool, **options) -> requests.Response:
+    return requests.post(f"{service.url}/agent/approvals/{approval}", json={"approve": approve}, timeout=PATIENCE,
+                         **options)
+
+
+def rest_of(events) -> dict[str, list[dict]]:
+    seen: dict[str, list[dict]] = {}
+    for kind, data in events:
+        seen.setdefault(kind, []).append(data)
+    return seen
+
+
+@pytest.mark.parametrize("approve", [True, False])
+def test_a_refund_waits_for_a_yes_over_http(tmp_path, approve):
+    with serve_process(tmp_path) as service:
+        events = sse_events(stream(service, {"query": REFUND}))
+        asked = until_approval_requested(events)
+        assert asked["tool"] == "applyRefund" and "88231" in asked["summary"]
+        # The run is paused before the tool: nothing written yet, and the request is listed for whoever approves.
+        assert service.refunds() == []
+        pending = requests.get(service.url + "/agent/approvals", timeout=PATIENCE).json()["pending"]
+        assert [p["approval_id"] for p in pending] == [asked["approval_id"]] and pending[0]["question"] == REFUND
+        answered = answer_approval(service, asked["approval_id"], approve)
+        assert answered.status_code == 200
+        assert answered.json()["outcome"] == ("approved" if approve else "declined")
+        seen = rest_of(events)
+        decided = seen["approval_decided"][0]
+        assert decided["outcome"] == answered.json()["outcome"] and decided["by"] == "a person over HTTP"
+        answer = seen["end"][0]["answer"]
+        refunds = service.refunds()
+        if approve:
+            assert len(refunds) == 1 and refunds[0][1] == "88231" and refunds[0][0] in answer
+        else:
+            assert refunds == [] and "RF2026" not in answer
+            assert any('"approval":"declined"' in o["text"].replace(" ", "") for o in seen["observation"])
+        # The run is over: its request is gone, and a second answer finds nothing to answer.
+        assert answer_approval(service, asked["approval_id"], not approve).status_code == 404
+        assert requests.get(service.url + "/agent/approvals", timeout=PATIENCE).json()["pending"] == []
+
+
+def test_no_answer_in_time_declines_the_refund(tmp_path):
+    with serve_process(tmp_path, "--approval-timeout", "1") as service:
+        response = invoke(service, {"query": REFUND})  # nobody answers
+        assert response.status_code == 200
+        trace = response.json()["trace"]["events"]
+        decided = [e for e in trace if e["type"] == "approval_decided"]
+        assert [d["outcome"] for d in decided] == ["timeout"] and decided[0]["by"] == "the time limit"
+        assert [e["type"] for e in trace].index("approval_requested") < [e["type"] for e in trace].index(
+            "approval_decided")
+        assert service.refunds() == [] and "RF2026" not in response.json()["answer"]
+    assert "no answer in 1 s declines it" in service.output()
+
+
+def test_approvals_are_refused_like_any_other_bad_request(tmp_path):
+    with serve_process(tmp_path, "--api-key", "k3y") as service:
+        key = {"Authorization": "Bearer k3y"}
+        events = sse_events(stream(service, {"query": REFUND}, headers=key))
+        approval = until_approval_requested(events)["approval_id"]
+        assert answer_approval(service, approval, True).status_code == 401  # no key
+        assert requests.get(service.url + "/agent/approvals", timeout=PATIENCE).status_code == 401
+        guessed = approval.rsplit(".", 1)[0][:-2] + "xx." + approval.rsplit(".", 1)[1]
+        assert answer_approval(service, guessed, True, headers=key).status_code == 404
+        cross = answer_approval(service, approval, True, headers={**key, "Sec-Fetch-Site": "cross-site"})
+        assert cross.status_code == 403
+        bad = requests.post(f"{service.url}/agent/approvals/{approval}", json={"approve": "yes"}, headers=key,
+                            timeout=PATIENCE)
+        assert bad.status_code == 400 and error_of(bad)["code"] == "bad_answer"
+        assert service.refunds() == []
+        assert answer_approval(service, approval, False, headers=key).status_code == 200
+        assert rest_of(events)["approval_decided"][0]["outcome"] == "declined" and service.refunds() == []
+
+
+def test_a_client_that_leaves_while_a_refund_waits_ends_the_run_at_once(tmp_path):
+    with serve_process(tmp_path, "--approval-timeout", "600") as service:
+        response = stream(service, {"query": REFUND})
+        until_approval_requested(sse_events(response))
+        response.close()
+        # Not 600 s: the request is closed as an error when the client goes, and the run stops.
+        health = wait_for(lambda: (h := service.health())["running"] == 0 and h, "the run to end")
+        assert health["cancelled"] == 1 and service.refunds() == []
+
+
+def test_auto_approve_is_said_at_start_and_in_the_trace(tmp_path):
+    with serve_process(tmp_path, "--auto-approve") as service:
+        trace = invoke(service, {"query": REFUND}).json()["trace"]["events"]
+        assert [e["outcome"] for e in trace if e["type"] == "approval_decided"] == ["approved"]
+        assert len(service.refunds()) == 1
+    assert "approvals: AUTOMATIC (--auto-approve)" in service.output()
+
+
 # -- runs that take time -----------------------------------------------------------------------------------
 def test_two_requests_at_once_run_at_once(tmp_path, paced_room):
-    with serve_process(tmp_path, model_url=paced_room.chat_url) as service:
+    with serve_process(tmp_path, "--auto-approve", model_url=paced_room.chat_url) as service:
         answers: list[requests.Response] = []
         clients = [threading.Thread(target=lambda: answers.append(invoke(service, {"query": REFUND})))
                    for _ in range(2)]

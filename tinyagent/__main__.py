@@ -91,6 +91,7 @@ def _number_of_seconds(option: str, highest: float | None = None):
 _seconds = _number_of_seconds("--timeout")
 _workers = _whole_number("--workers", 64, "each worker is a process with its own threads; 2 cores need few")
 _header_seconds = _number_of_seconds("--header-timeout")
+_seconds_to_approve = _number_of_seconds("--approval-timeout")
 _connections = _whole_number("--max-connections", 100_000, "each one holds a file descriptor")
 _body_bytes = _whole_number("--max-body", 10 * 1024 * 1024, "a question is a few hundred bytes")
 
@@ -198,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # Lesson 19: the agent as a web service, with the trace page at /.
     serve = commands.add_parser("serve", help="serve the shop agent over HTTP, with a live trace page at /",
-                                description="Serve the shop agent: POST /agent/invoke, GET /agent/stream "
+                                description="Serve the shop agent: POST /agent/invoke, POST /agent/stream "
                                 "(Server-Sent Events), and the trace page at /. Needs the serve extra.")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this "
                        "machine only; 0.0.0.0 for every network it is on)")
@@ -225,6 +226,11 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--allowed-host", action="append", type=_host_name, default=[], metavar="NAME",
                        help="without --api-key, a host name to answer besides localhost, 127.0.0.1 and [::1] (the "
                        "name clients use in the URL); repeat for several")
+    serve.add_argument("--approval-timeout", type=_seconds_to_approve, default=60.0, metavar="SECONDS",
+                       help="how long a refund waits for a person's yes (on the page, or POST /agent/approvals/<id>) "
+                       "before it is declined (default 60)")
+    serve.add_argument("--auto-approve", action="store_true",
+                       help="approve every refund without asking anyone: for a demonstration only")
     serve.add_argument("--header-timeout", type=_header_seconds, default=10.0, metavar="SECONDS",
                        help="seconds a client may take to send a request's headers before it is cut off (default 10)")
     serve.add_argument("--max-connections", type=_connections, default=512,
@@ -399,18 +405,25 @@ def _serve(args: argparse.Namespace) -> int:
                            api_key=args.api_key or None, session_store=store, shop_db=str(args.db), now=args.now,
                            model=args.model, header_timeout_s=args.header_timeout,
                            max_connections=args.max_connections,
-                           allowed_hosts=tuple(dict.fromkeys([*args.allowed_host, args.host])))
+                           allowed_hosts=tuple(dict.fromkeys([*args.allowed_host, args.host])),
+                           approval_timeout_s=args.approval_timeout, auto_approve=args.auto_approve)
 
     def banner(port: int) -> None:
         host = f"[{args.host}]" if ":" in args.host else args.host
         print(f"tinyagent service on http://{host}:{port}/  (the trace page; POST /agent/invoke, "
-              f"GET /agent/stream)\nworkers: {args.workers}; sessions: {safe_url(store)}; "
+              f"POST /agent/stream)\nworkers: {args.workers}; sessions: {safe_url(store)}; "
               f"API key: {'required' if config.api_key else 'none'}", flush=True)
         if not config.api_key:
             names = ", ".join(dict.fromkeys(["localhost", "127.0.0.1", "[::1]", *(
                 f"[{h}]" if ":" in h else h for h in config.allowed_hosts if h not in ("0.0.0.0", "::", ""))]))
             print(f"answers only for the hosts {names} (--allowed-host adds one; --api-key lifts the check)",
                   flush=True)
+        if config.auto_approve:
+            print("approvals: AUTOMATIC (--auto-approve): every refund is approved without asking anyone; "
+                  "for a demonstration only", flush=True)
+        else:
+            print(f"approvals: each refund waits for a person's yes (the page's buttons, or POST "
+                  f"/agent/approvals/<id>); no answer in {config.approval_timeout_s:g} s declines it", flush=True)
         print("Press Ctrl-C to stop.", flush=True)
 
     with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost

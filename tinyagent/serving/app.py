@@ -3,6 +3,8 @@
     POST /agent/invoke   {"query": "...", "session_id": "..."?}  -> the answer and the whole trace, as JSON
     POST /agent/stream   {"query": "...", "session_id": "..."?}  -> the same run's events as Server-Sent Events
     GET  /agent/sessions/{session_id}                             -> the session's turns so far
+    GET  /agent/approvals                                         -> the refunds waiting for a person's yes
+    POST /agent/approvals/{approval_id}  {"approve": true|false}  -> the answer to one (approvals.py)
     GET  /                                                        -> the trace page (page/index.html)
     GET  /health                                                  -> {"status": "ok", runs under way, ...}
 
@@ -38,7 +40,9 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from ..errors import TinyAgentError
+from ..events import ApprovalDecided, ApprovalRequested
 from ..safe_text import replace_lone_surrogates
+from .approvals import approval_id, new_run_id
 from .service import AgentService, RunCancelled, RunOutcome
 
 log = logging.getLogger("tinyagent.serving")
@@ -82,18 +86,47 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         check_not_cross_site(request)
         query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes))
         check_session(service, session_id)
-        cancelled = threading.Event()
-        future = service.submit(query, session_id, cancelled=cancelled)
+        cancelled, run_id = threading.Event(), new_run_id()
+        future = service.submit(query, session_id, cancelled=cancelled, run_id=run_id)
         try:
             outcome = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)),
-                                             service.config.timeout_s + GRACE_SECONDS)
+                                             service.config.longest_run_s + GRACE_SECONDS)
         except asyncio.TimeoutError:
             cancelled.set()
+            service.approvals.abandon(run_id, "the run took too long")
             raise ApiError(504, "timeout", f"the run took longer than {service.config.timeout_s:g} s and was "
                            "stopped; ask a simpler question, or start the service with a larger --timeout") from None
         except TinyAgentError as exc:  # the session store or the shop failed (a database that went away)
             raise ApiError(503, "unavailable", str(exc).splitlines()[0]) from None
+        except asyncio.CancelledError:  # the server stops, or the client went away, while a person is asked
+            cancelled.set()
+            service.approvals.abandon(run_id, "the request was cancelled")
+            raise
         return JSONResponse(outcome_json(outcome, trace=True), headers=served_by())
+
+    async def approvals(request: Request) -> Response:
+        check_key(request, service)
+        return JSONResponse({"pending": service.approvals.pending()})
+
+    async def approve(request: Request) -> Response:
+        check_key(request, service)
+        check_not_cross_site(request)
+        data = await read_json_body(request, service.config.max_body_bytes, fields=("approve",),
+                                    example='{"approve": true}')
+        approve = data.get("approve")
+        if not isinstance(approve, bool):
+            raise ApiError(400, "bad_answer", '"approve" must be true (run the tool) or false (decline it)')
+        approval = request.path_params["approval_id"]
+        decision = service.approvals.answer(approval, approve)
+        if decision is None:
+            raise ApiError(404, "unknown_approval", f"no request {approval[:80]!r} is waiting for an answer: its "
+                           "run may be over (GET /agent/approvals lists those that wait)")
+        answer = {"approval_id": approval, "outcome": decision.outcome, "by": decision.by}
+        wanted = "approved" if approve else "declined"
+        if decision.outcome != wanted:  # an earlier answer, or the time limit, decided it first
+            raise ApiError(409, "already_decided", f"this request was already decided: {decision.outcome} "
+                           f"({decision.by}); a later answer does not change it")
+        return JSONResponse(answer)
 
     async def stream(request: Request) -> Response:
         check_key(request, service)
@@ -143,6 +176,8 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         Route("/agent/invoke", invoke, methods=["POST"]),
         Route("/agent/stream", stream, methods=["POST"]),
         Route("/agent/sessions/{session_id}", session_turns, methods=["GET"]),
+        Route("/agent/approvals", approvals, methods=["GET"]),
+        Route("/agent/approvals/{approval_id}", approve, methods=["POST"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
         ApiError: refused, HTTPException: http_error, Exception: crashed})
@@ -229,7 +264,8 @@ def check_not_cross_site(request: Request) -> None:
                        f"{media_type or 'none'!r}")
 
 
-async def read_json_body(request: Request, limit: int) -> dict:
+async def read_json_body(request: Request, limit: int, fields: tuple[str, ...] = FIELDS,
+                         example: str = '{"query": "..."}') -> dict:
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > limit):
         raise too_large(limit)
@@ -263,11 +299,13 @@ async def read_json_body(request: Request, limit: int) -> dict:
     data = replace_lone_surrogates(data)
     if not isinstance(data, dict):
         raise ApiError(400, "not_an_object", f"the body is JSON {type(data).__name__}, not an object: "
-                       'send {"query": "..."}')
-    unknown = sorted(set(data) - set(FIELDS))
-    if unknown:
+                       f"send {example}")
+    unknown = sorted(set(data) - set(fields))
+    if unknown and fields == FIELDS:
         raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}: the body takes \"query\" and, "
                        'to continue a conversation, "session_id"')
+    if unknown:
+        raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}: send {example}")
     return data
 
 
@@ -341,9 +379,10 @@ async def run_events(service: AgentService, query: str, session_id: str):
         with contextlib.suppress(RuntimeError):  # the loop is closing (the server stops): nobody is listening
             loop.call_soon_threadsafe(events.put_nowait, item)
 
-    future = service.submit(query, session_id, stream=True, on_event=hand_over, cancelled=cancelled)
+    run_id = new_run_id()
+    future = service.submit(query, session_id, stream=True, on_event=hand_over, cancelled=cancelled, run_id=run_id)
     future.add_done_callback(lambda _: hand_over(done))
-    deadline = loop.time() + service.config.timeout_s + GRACE_SECONDS
+    deadline = loop.time() + service.config.longest_run_s + GRACE_SECONDS
     try:
         yield sse("start", {"session_id": session_id, "query": query})
         while True:
@@ -359,7 +398,10 @@ async def run_events(service: AgentService, query: str, session_id: str):
                 continue
             if item is done:
                 break
-            yield sse(item.kind, item.to_dict())
+            data = item.to_dict()
+            if isinstance(item, (ApprovalRequested, ApprovalDecided)):  # where to answer it (approvals.py)
+                data["approval_id"] = approval_id(run_id, item.request_id)
+            yield sse(item.kind, data)
         try:
             outcome = future.result()
         except RunCancelled:
@@ -375,6 +417,7 @@ async def run_events(service: AgentService, query: str, session_id: str):
     finally:
         if not future.done():
             cancelled.set()
+            service.approvals.abandon(run_id, "the client went away")
 
 
 PAGE = resources.files(__package__).joinpath("page/index.html").read_text(encoding="utf-8")

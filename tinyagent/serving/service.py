@@ -8,6 +8,10 @@ A run reports its events as they happen through `on_event`, called from the run'
 them into Server-Sent Events. The app may ask a run to stop (the client went away): the run checks between
 events, so it stops at the next piece of the model's reply, and no turn is stored for it.
 
+A refund needs a person's yes (lesson 15's gate, one per run; approvals.py): the run pauses at the
+`ApprovalRequested` event until an answer arrives over HTTP or the time runs out, and its own time limit
+stands still meanwhile. `auto_approve` says yes by itself, for a demonstration.
+
 Sessions are lesson 12's (session.py): a run with a session id reads the session's earlier turns from the
 store and adds its own; without one, a new session is made. The store is SQLite by default (one machine)
 or PostgreSQL by URL (several workers, several machines), so any worker can continue any session.
@@ -16,6 +20,7 @@ or PostgreSQL by URL (several workers, several machines), so any worker can cont
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -23,7 +28,8 @@ from pathlib import Path
 
 from ..agent import AgentResult, ReActAgent
 from ..clock import Clock, fixed_clock, system_clock
-from ..events import Event
+from ..confirmation import ConfirmationGate
+from ..events import ApprovalDecided, ApprovalRequested, Event
 from ..llm_client import LlmClient, reply_timeouts
 from ..registry import ToolRegistry
 from ..safe_text import replace_lone_surrogates
@@ -31,6 +37,7 @@ from ..session import Session
 from ..session_store import SessionStore, SessionStoreError, Turn, open_session_store
 from ..settings import load_settings
 from ..stop_rules import WallClock
+from .approvals import Approvals, PausableClock, new_gate, new_run_id
 
 DEFAULT_SESSIONS = Path.home() / ".cache" / "tinyagent" / "sessions.sqlite3"
 DEFAULT_SHOP = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"  # the one `ask` uses
@@ -53,6 +60,8 @@ class ServiceConfig:
     header_timeout_s: seconds a connection may take to send a request's headers (connections.py)
     max_connections:  connections held at once; more are closed as they open
     allowed_hosts:  without api_key, the host names answered besides localhost, 127.0.0.1 and ::1
+    approval_timeout_s: how long a refund waits for a person's yes before it is declined (approvals.py)
+    auto_approve:   say yes to every refund without asking anyone (a demonstration; printed at start)
     """
 
     max_steps: int = 10
@@ -67,6 +76,13 @@ class ServiceConfig:
     header_timeout_s: float = 10.0
     max_connections: int = 512
     allowed_hosts: tuple[str, ...] = ()
+    approval_timeout_s: float = 60.0
+    auto_approve: bool = False
+
+    @property
+    def longest_run_s(self) -> float:
+        """How long a run may take in all: its own time, and the time a person may take to approve."""
+        return self.timeout_s + (0.0 if self.auto_approve else self.approval_timeout_s)
 
 
 class RunCancelled(Exception):  # a signal between threads, not an error the user sees
@@ -108,29 +124,38 @@ class AgentService:
         self._pool = ThreadPoolExecutor(max_workers=config.max_runs, thread_name_prefix="agent-run")
         self._lock = threading.Lock()
         self.counts = {"running": 0, "finished": 0, "cancelled": 0, "failed": 0}
+        self.approvals = Approvals()
 
-    def agent(self, stream: bool) -> ReActAgent:
+    def agent(self, stream: bool, gate: ConfirmationGate | None = None,
+              clock: Callable[[], float] = time.monotonic) -> ReActAgent:
         # A fresh agent and client per run: nothing of one run (a connection, a parser state) leaks into another.
         return ReActAgent(self._llm(), self._tools(self.shop, self.clock), max_steps=self.config.max_steps,
-                          stream=stream, stop_rules=[WallClock(self.config.timeout_s)])
+                          stream=stream, stop_rules=[WallClock(self.config.timeout_s, clock=clock)], confirm=gate)
 
     def session_exists(self, session_id: str) -> bool:
         return bool(self.store.turns(session_id))
 
     def submit(self, question: str, session_id: str | None, *, stream: bool = False,
                on_event: Callable[[Event], None] | None = None,
-               cancelled: threading.Event | None = None) -> Future:
-        """Start a run in the pool; the Future holds its RunOutcome (or RunCancelled)."""
-        return self._pool.submit(self._run, question, session_id, stream, on_event, cancelled or threading.Event())
+               cancelled: threading.Event | None = None, run_id: str | None = None) -> Future:
+        """Start a run in the pool; the Future holds its RunOutcome (or RunCancelled). `run_id` names the run
+        in its approval ids (approvals.py): give a random one (new_run_id) to know them as they come."""
+        return self._pool.submit(self._run, question, session_id, stream, on_event, cancelled or threading.Event(),
+                                 run_id or new_run_id())
 
     def _run(self, question: str, session_id: str | None, stream: bool,
-             on_event: Callable[[Event], None] | None, cancelled: threading.Event) -> RunOutcome:
+             on_event: Callable[[Event], None] | None, cancelled: threading.Event, run_id: str) -> RunOutcome:
         self._count("running", +1)
         ended = "failed"
+        gate = new_gate(self.config.approval_timeout_s, self.config.auto_approve)
+        self.approvals.add(run_id, gate, question)
         try:
-            relay = _RelayingAgent(self.agent(stream), on_event, cancelled)
+            clock = PausableClock()
+            relay = _RelayingAgent(self.agent(stream, gate, clock), on_event, cancelled, clock,
+                                   lambda request_id: self.approvals.asked(run_id, request_id))
             store = _TurnRecordingStore(self.store)
             session = Session(relay, store=store, session_id=session_id)
+            self.approvals.name_session(run_id, session.id)
             result = session.ask(question)
             ended = "finished"
             number = store.appended.number if store.appended is not None else None
@@ -139,6 +164,7 @@ class AgentService:
             ended = "cancelled"
             raise
         finally:
+            self.approvals.remove(run_id)
             self._count("running", -1)
             self._count(ended, +1)
 
@@ -147,7 +173,9 @@ class AgentService:
             self.counts[name] += change
 
     def close(self) -> None:
-        """Wait for the runs under way, then close the store and the shop."""
+        """Wait for the runs under way, then close the store and the shop. Runs waiting for a person's yes
+        are not waited for: their requests end as errors (nothing is done) and the runs finish."""
+        self.approvals.abandon_all("the service stopped")
         self._pool.shutdown(wait=True, cancel_futures=True)
         self.store.close()
         self.shop.close()
@@ -184,8 +212,10 @@ class _RelayingAgent:
     """The agent as a Session sees it (`run(question, history)`), reporting each event as it happens and
     stopping between two events when asked to."""
 
-    def __init__(self, agent: ReActAgent, on_event: Callable[[Event], None] | None, cancelled: threading.Event):
+    def __init__(self, agent: ReActAgent, on_event: Callable[[Event], None] | None, cancelled: threading.Event,
+                 clock: PausableClock | None = None, asked: Callable[[int], None] | None = None):
         self._agent, self._on_event, self._cancelled = agent, on_event, cancelled
+        self._clock, self._asked = clock, asked
 
     def __getattr__(self, name: str):  # lang, language_for: what a Session asks of its agent
         return getattr(self._agent, name)
@@ -193,6 +223,13 @@ class _RelayingAgent:
     def run(self, question: str, history: list[dict] | None = None) -> AgentResult:
         run = self._agent.start(question, history)
         for event in run:
+            if isinstance(event, ApprovalRequested):
+                if self._asked is not None:
+                    self._asked(event.request_id)
+                if self._clock is not None:
+                    self._clock.pause()  # the run waits for a person from here: its own time stands still
+            elif isinstance(event, ApprovalDecided) and self._clock is not None:
+                self._clock.resume()
             if self._on_event is not None:
                 self._on_event(event)
             if self._cancelled.is_set():
