@@ -453,6 +453,28 @@ def test_several_workers_share_sessions_through_postgresql(tmp_path, paced_room)
         assert "postgres:" + postgres.password not in service.output()
 
 
+def test_the_service_answers_again_once_postgresql_is_back(tmp_path):
+    from tests.postgres_server import throwaway_postgres
+
+    with throwaway_postgres() as postgres:
+        with serve_process(tmp_path, "--session-store", postgres.new_database()) as service:
+            first = invoke(service, {"query": LOGISTICS})
+            assert first.status_code == 200
+            session_id = first.json()["session_id"]
+            postgres.stop(keep_data=True)
+            down = invoke(service, {"query": LOGISTICS, "session_id": session_id})
+            assert down.status_code == 503 and error_of(down)["code"] == "unavailable"
+            assert postgres.password not in down.text
+            postgres.start()
+            # No restart of the service: its pool replaces the connections the server dropped.
+            again = wait_for(lambda: (r := invoke(service, {"query": "那它什么时候能到？", "session_id": session_id}))
+                             .status_code == 200 and r.json()["turn"] is not None and r,
+                             "the service to answer again with PostgreSQL back")
+            turns = requests.get(f"{service.url}/agent/sessions/{session_id}", timeout=PATIENCE).json()["turns"]
+            assert [t["number"] for t in turns] == [1, 2] and again.json()["turn"] == 2
+        assert postgres.password not in service.output() and "Traceback" not in service.output()
+
+
 # -- the command -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("workers", ["1", "2"])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])

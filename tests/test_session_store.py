@@ -293,6 +293,30 @@ def test_a_postgres_server_that_goes_away_mid_session_is_one_line_without_the_pa
     assert server.password not in message and "\n" not in message
 
 
+def test_a_store_outlives_its_server_going_away_and_coming_back():
+    with throwaway_postgres() as server:
+        store = PostgresSessionStore(server.new_database())
+        try:
+            store.append_turn("s1", a_turn(1))
+            server.stop(keep_data=True)
+            with pytest.raises(SessionStoreError):
+                store.turns("s1")
+            server.start()
+            # The dropped connection is noticed when next handed out, and replaced: no new store needed.
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    number = store.append_turn("s1", a_turn(2)).number
+                    break
+                except SessionStoreError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+            assert number == 2 and [t.number for t in store.turns("s1")] == [1, 2]
+        finally:
+            store.close()
+
+
 def test_a_wrong_password_is_reported_without_the_password():
     with throwaway_postgres() as server:
         url = f"postgresql://postgres:wrong-{server.password[:4]}@127.0.0.1:{server.port}/postgres"
