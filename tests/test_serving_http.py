@@ -494,6 +494,8 @@ def test_serve_stops_cleanly_on_sigint_and_sigterm_even_with_sigint_ignored(tmp_
     (["--session-store", "postgresql://tiny:pw@127.0.0.1:1/db"], "cannot connect to PostgreSQL at postgresql://tiny@"),
     (["--host", "999.1.1.1"], "cannot listen on '999.1.1.1'"),
     (["--allowed-host", "http://shop.lan/"], "--allowed-host must be a host name"),
+    (["--model", "classroom\nevil"], "holds a control character: 'classroom\\nevil'"),
+    (["--session-store", "mysql://u:pw@host/x"], "a mysql:// URL is not a session store"),
 ])
 def test_bad_options_are_one_line_and_exit_code_2(tmp_path, options, says):
     done = subprocess.run([sys.executable, "-m", "tinyagent", "serve", "--db", str(tmp_path / "shop.sqlite3"),
@@ -502,6 +504,9 @@ def test_bad_options_are_one_line_and_exit_code_2(tmp_path, options, says):
                           capture_output=True, text=True, timeout=PATIENCE, check=False)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ") and says in done.stderr
+    # Nothing is made from a URL, and its password is not shown.
+    assert not [p for p in tmp_path.rglob("*") if "mysql" in str(p) or "pw@" in str(p)]
+    assert ":pw@" not in done.stderr
 
 
 # -- connections that never finish a request ---------------------------------------------------------------

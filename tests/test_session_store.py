@@ -386,3 +386,15 @@ def test_a_user_who_may_not_create_the_tables_gets_one_line_without_the_password
     message = str(caught.value)
     assert message.startswith(f"PostgreSQL at postgresql://{role}@127.0.0.1:") and "permission denied" in message
     assert "reader-pw-123" not in message and "\n" not in message
+
+
+@pytest.mark.parametrize("url", ["mysql://u:pw@db/x", "sqlite:///tmp/s.db", "redis://:pw@cache:6379/0"])
+def test_a_url_of_another_kind_is_refused_and_never_becomes_a_path(url, tmp_path, monkeypatch):
+    from tinyagent.session_store import open_session_store
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SessionStoreError) as caught:
+        open_session_store(url)
+    message = str(caught.value)
+    assert message.startswith(f"a {url.split(':')[0]}:// URL is not a session store") and "pw" not in message
+    assert list(tmp_path.iterdir()) == []

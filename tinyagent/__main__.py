@@ -49,6 +49,15 @@ def _question(text: str) -> str:
     return text
 
 
+def _skill_name(text: str) -> str:
+    if not text.strip():  # an empty name would quietly run without any skill
+        from .skills import shop_skills
+
+        raise argparse.ArgumentTypeError(f"--skill needs the name of one of the shop's skills: "
+                                         f"{', '.join(shop_skills())}")
+    return text
+
+
 def _whole_number(option: str, highest: int, why: str):
     """An argparse type for `option`: a whole number from 1 to `highest`, else one line saying so and why."""
 
@@ -148,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     planned_or_scoped = ask.add_mutually_exclusive_group()  # lesson 17
     planned_or_scoped.add_argument("--plan", action="store_true",
                                    help="plan the request first, then run each step (--max-steps rounds a step)")
-    planned_or_scoped.add_argument("--skill", help="run inside one of the shop's skills (logistics, policies, "
+    planned_or_scoped.add_argument("--skill", type=_skill_name, help="run inside one of the shop's skills (logistics, policies, "
                                    "refunds): only its tools, and its instructions")
 
     room = commands.add_parser("classroom", help="serve the classroom model for a room")

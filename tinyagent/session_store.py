@@ -54,6 +54,9 @@ POOL_SIZE = 8
 POOL_WAIT_SECONDS = 5.0
 
 
+_URL_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
 class SessionStoreError(TinyAgentError):
     """A session store cannot be opened or used: the message says which one (never its password) and why."""
 
@@ -221,6 +224,12 @@ class SqliteSessionStore(SessionStore):
     def __init__(self, path: str | os.PathLike[str] = ":memory:"):
         super().__init__()
         self.path = str(path)
+        scheme = _URL_SCHEME.match(self.path)
+        if scheme:  # a URL of a database this store does not speak: never a file name (it may hold a password)
+            raise SessionStoreError(
+                f"a {scheme.group(1)}:// URL is not a session store: give an SQLite file path, or a "
+                "postgresql://user:password@host:5432/db URL"
+            )
         try:
             if self.path != ":memory:":
                 where = Path(self.path)
@@ -382,7 +391,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 def open_session_store(target: str | os.PathLike[str]) -> SessionStore:
-    """A PostgreSQL store for a `postgresql://` (or `postgres://`) URL, an SQLite store for anything else."""
+    """A PostgreSQL store for a `postgresql://` (or `postgres://`) URL, an SQLite store for a file path (or
+    ":memory:"). Any other URL (mysql://, sqlite://, ...) raises SessionStoreError: it is never taken for a path."""
     text = str(target)
     if text.startswith(("postgresql://", "postgres://")):
         return PostgresSessionStore(text)
