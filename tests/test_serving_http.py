@@ -89,11 +89,12 @@ def test_a_session_continues_by_its_id_and_an_unknown_one_is_404(service):
 def test_the_stream_sends_the_same_events_as_the_trace_then_an_end_event(service):
     response = stream(service, {"query": REFUND})
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
-    events = []
-    for block in response.iter_lines(decode_unicode=True, delimiter="\n\n"):
-        if block.strip() and not block.startswith(":"):
-            kind, data = block.split("\n", 1)
-            events.append((kind.removeprefix("event: "), json.loads(data.removeprefix("data: "))))
+    blocks = [read_block(block) for block in response.iter_lines(decode_unicode=True, delimiter="\n\n")
+              if block.strip() and not block.startswith(":")]
+    events = [(kind, data) for _, kind, data in blocks]
+    # Every event has an id: the stream's, then its number, 0 for `start`, one more each time (Last-Event-ID).
+    stream_id = blocks[0][0].rsplit(".", 1)[0]
+    assert [event_id for event_id, _, _ in blocks] == [f"{stream_id}.{n}" for n in range(len(blocks))]
     kinds = [kind for kind, _ in events]
     assert kinds[0] == "start" and kinds[-1] == "end"
     # The stream adds where to answer an approval (its id) to the trace's own event.
@@ -241,12 +242,17 @@ def test_no_simple_cross_site_request_runs_the_agent(tmp_path):
 
 
 # -- a refund waits for a person's yes ---------------------------------------------------------------------
+def read_block(block: str) -> tuple[str | None, str, dict]:
+    """(id, event name, data) of one Server-Sent Events block as the service writes it."""
+    fields = dict(line.split(": ", 1) for line in block.strip("\n").split("\n"))
+    return fields.get("id"), fields["event"], json.loads(fields["data"])
+
+
 def sse_events(response: requests.Response):
     """(name, data) of each event of a stream, as they arrive."""
     for block in response.iter_lines(decode_unicode=True, delimiter="\n\n"):
         if block.strip() and not block.startswith(":"):
-            kind, data = block.split("\n", 1)
-            yield kind.removeprefix("event: "), json.loads(data.removeprefix("data: "))
+            yield read_block(block)[1:]
 
 
 def until_approval_requested(events) -> dict:
@@ -334,7 +340,7 @@ def test_a_client_that_leaves_while_a_refund_waits_ends_the_run_at_once(tmp_path
         response = stream(service, {"query": REFUND})
         until_approval_requested(sse_events(response))
         response.close()
-        # Not 600 s: the request is closed as an error when the client goes, and the run stops.
+        # Not 600 s: once the resume grace is over, the request is closed as an error, and the run stops.
         health = wait_for(lambda: (h := service.health())["running"] == 0 and h, "the run to end")
         assert health["cancelled"] == 1 and service.refunds() == []
 
@@ -371,8 +377,9 @@ def test_a_client_that_disconnects_mid_stream_stops_the_run(tmp_path, paced_room
         lines = response.iter_lines(decode_unicode=True)
         start = json.loads(next(line for line in lines if line.startswith("data:"))[5:])
         assert next(line for line in lines if line.startswith("event: reply_delta"))  # round 1 is being typed
-        response.close()  # the client goes away while the model types
+        response.close()  # the client goes away while the model types, and does not come back
 
+        # After the resume grace (5 s by default), the run is asked to stop at the next piece of the reply.
         health = wait_for(lambda: (h := service.health())["cancelled"] == 1 and h["running"] == 0 and h,
                           "the run to be stopped")
         assert health["finished"] == 0
@@ -397,6 +404,38 @@ def test_dropped_streams_leave_no_descriptor_open(tmp_path):
         # The runs end a moment after their clients go; their connections to the model close with them.
         wait_for(lambda: service.open_descriptors() <= before + 2,
                  f"descriptors back to {before} (now {service.open_descriptors()})", patience=30)
+
+
+def blocks_of(response: requests.Response):
+    for block in response.iter_lines(decode_unicode=True, delimiter="\n\n"):
+        if block.strip() and not block.startswith(":"):
+            yield read_block(block)
+
+
+def test_a_dropped_stream_resumes_from_last_event_id_and_the_run_goes_on(tmp_path, paced_room):
+    with serve_process(tmp_path, "--auto-approve", "--resume-grace", "60", model_url=paced_room.chat_url) as service:
+        first = stream(service, {"query": REFUND})
+        read = []
+        for block in blocks_of(first):
+            read.append(block)
+            if block[1] == "tool_call":  # round 1 has called its tool: the client's connection drops here
+                break
+        first.close()
+        assert service.health()["running"] == 1  # nobody reads it, but the run goes on for its client
+        again = stream(service, {"query": REFUND}, headers={"Last-Event-ID": read[-1][0]})
+        assert again.status_code == 200
+        rest = list(blocks_of(again))
+        stream_id = read[0][0].rsplit(".", 1)[0]
+        # Every event exactly once, in order: the ids go on from the last one read.
+        assert [b[0] for b in read + rest] == [f"{stream_id}.{n}" for n in range(len(read) + len(rest))]
+        assert rest[-1][1] == "end" and rest[-1][2]["session_id"] == read[0][2]["session_id"]
+        assert service.health()["finished"] == 1 and service.health()["cancelled"] == 0
+        assert len(service.refunds()) == 1 and service.refunds()[0][0] in rest[-1][2]["answer"]
+        # A finished stream can still be read again from any of its ids, for a while; an unknown one is a 404.
+        tail = list(blocks_of(stream(service, {"query": REFUND}, headers={"Last-Event-ID": rest[-3][0]})))
+        assert [b[0] for b in tail] == [b[0] for b in rest[-2:]]
+        unknown = stream(service, {"query": REFUND}, headers={"Last-Event-ID": "nope.3"})
+        assert unknown.status_code == 404 and error_of(unknown)["code"] == "unknown_stream"
 
 
 def test_the_time_limit_ends_a_long_run_politely(tmp_path, paced_room):

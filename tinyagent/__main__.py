@@ -101,6 +101,7 @@ _seconds = _number_of_seconds("--timeout")
 _workers = _whole_number("--workers", 64, "each worker is a process with its own threads; 2 cores need few")
 _header_seconds = _number_of_seconds("--header-timeout")
 _seconds_to_approve = _number_of_seconds("--approval-timeout")
+_resume_seconds = _number_of_seconds("--resume-grace", 3600)
 _connections = _whole_number("--max-connections", 100_000, "each one holds a file descriptor")
 _body_bytes = _whole_number("--max-body", 10 * 1024 * 1024, "a question is a few hundred bytes")
 
@@ -240,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
                        "before it is declined (default 60)")
     serve.add_argument("--auto-approve", action="store_true",
                        help="approve every refund without asking anyone: for a demonstration only")
+    serve.add_argument("--resume-grace", type=_resume_seconds, default=5.0, metavar="SECONDS",
+                       help="how long a streamed run goes on after its reader is gone, for the client to come back "
+                       "with Last-Event-ID, before it is stopped (default 5; 0: stop at once)")
     serve.add_argument("--header-timeout", type=_header_seconds, default=10.0, metavar="SECONDS",
                        help="seconds a client may take to send a request's headers before it is cut off (default 10)")
     serve.add_argument("--max-connections", type=_connections, default=512,
@@ -415,7 +419,8 @@ def _serve(args: argparse.Namespace) -> int:
                            model=args.model, header_timeout_s=args.header_timeout,
                            max_connections=args.max_connections,
                            allowed_hosts=tuple(dict.fromkeys([*args.allowed_host, args.host])),
-                           approval_timeout_s=args.approval_timeout, auto_approve=args.auto_approve)
+                           approval_timeout_s=args.approval_timeout, auto_approve=args.auto_approve,
+                           resume_grace_s=args.resume_grace)
 
     def banner(port: int) -> None:
         host = f"[{args.host}]" if ":" in args.host else args.host

@@ -2,6 +2,7 @@
 
     POST /agent/invoke   {"query": "...", "session_id": "..."?}  -> the answer and the whole trace, as JSON
     POST /agent/stream   {"query": "...", "session_id": "..."?}  -> the same run's events as Server-Sent Events
+                         (with Last-Event-ID: the rest of a stream whose connection dropped; streams.py)
     GET  /agent/sessions/{session_id}                             -> the session's turns so far
     GET  /agent/approvals                                         -> the refunds waiting for a person's yes
     POST /agent/approvals/{approval_id}  {"approve": true|false}  -> the answer to one (approvals.py)
@@ -40,21 +41,15 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from ..errors import TinyAgentError
-from ..events import ApprovalDecided, ApprovalRequested
 from ..safe_text import replace_lone_surrogates
-from .approvals import approval_id, new_run_id
-from .service import AgentService, RunCancelled, RunOutcome
+from .approvals import new_run_id
+from .service import AgentService, RunOutcome
+from .streams import GRACE_SECONDS, RunStreams
 
 log = logging.getLogger("tinyagent.serving")
 
 SESSION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 MAX_QUERY_CHARS = 4000
-# A run still going this long after its own time limit (WallClock, the model's reply timeout) is stuck:
-# the client gets a 504 and the run is asked to stop.
-GRACE_SECONDS = 30.0
-# A silent stream (a slow model between two pieces) sends a comment line this often: a proxy keeps the
-# connection open, and a client that went away is noticed at the next write.
-KEEP_ALIVE_SECONDS = 5.0
 FIELDS = ("query", "session_id")
 BODY_TIMEOUT_S = 10.0  # a question's body is a few hundred bytes: this is for clients that never finish
 
@@ -75,9 +70,12 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
     """The Starlette app around `service`. With `owns_service`, the app closes it when the server stops.
     Without an API key it answers only loopback names, `config.allowed_hosts` and `listen_host` (HostCheck)."""
 
+    streams = RunStreams(service)
+
     @contextlib.asynccontextmanager
     async def lifespan(app):
         yield
+        streams.stop_all("the service stopped")
         if owns_service:
             await asyncio.get_running_loop().run_in_executor(None, service.close)
 
@@ -131,10 +129,19 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
     async def stream(request: Request) -> Response:
         check_key(request, service)
         check_not_cross_site(request)
-        query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes))
-        check_session(service, session_id)
-        session_id = session_id or uuid.uuid4().hex  # known now, so the first event can name it
-        return StreamingResponse(run_events(service, query, session_id), media_type="text/event-stream",
+        last_event_id = request.headers.get("last-event-id")
+        if last_event_id is not None:  # a client coming back after its connection dropped (streams.py)
+            found = streams.resume(last_event_id)
+            if found is None:
+                raise ApiError(404, "unknown_stream", "no stream to resume from that Last-Event-ID: it is over (or "
+                               "was never issued); send the question again without the header")
+            events = found[0].events(found[1])
+        else:
+            query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes))
+            check_session(service, session_id)
+            session_id = session_id or uuid.uuid4().hex  # known now, so the first event can name it
+            events = streams.start(query, session_id, outcome_json).events()
+        return StreamingResponse(events, media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **served_by()})
 
     async def session_turns(request: Request) -> Response:
@@ -359,65 +366,6 @@ def outcome_json(outcome: RunOutcome, trace: bool) -> dict:
 def served_by() -> dict:
     """Which worker process answered: with several workers, a client (or a test) can see them share the work."""
     return {"X-Served-By": str(os.getpid())}
-
-
-def sse(event: str, data: dict) -> str:
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-
-
-async def run_events(service: AgentService, query: str, session_id: str):
-    """The run's events as Server-Sent Events: `start`, then one per event of the loop (the trace's events,
-    with the pieces of each reply, `reply_delta`, as the model types them), then `end` (or `error`).
-
-    If the client goes away, Starlette cancels this generator; `finally` then asks the run to stop."""
-    loop = asyncio.get_running_loop()
-    events: asyncio.Queue = asyncio.Queue()
-    cancelled = threading.Event()
-    done = object()
-
-    def hand_over(item) -> None:  # called from the run's thread
-        with contextlib.suppress(RuntimeError):  # the loop is closing (the server stops): nobody is listening
-            loop.call_soon_threadsafe(events.put_nowait, item)
-
-    run_id = new_run_id()
-    future = service.submit(query, session_id, stream=True, on_event=hand_over, cancelled=cancelled, run_id=run_id)
-    future.add_done_callback(lambda _: hand_over(done))
-    deadline = loop.time() + service.config.longest_run_s + GRACE_SECONDS
-    try:
-        yield sse("start", {"session_id": session_id, "query": query})
-        while True:
-            try:
-                item = await asyncio.wait_for(events.get(), KEEP_ALIVE_SECONDS)
-            except asyncio.TimeoutError:
-                if loop.time() > deadline:
-                    cancelled.set()
-                    yield sse("error", {"error": {"code": "timeout", "message": f"the run took longer than "
-                                                  f"{service.config.timeout_s:g} s and was stopped"}})
-                    return
-                yield ": keep-alive\n\n"
-                continue
-            if item is done:
-                break
-            data = item.to_dict()
-            if isinstance(item, (ApprovalRequested, ApprovalDecided)):  # where to answer it (approvals.py)
-                data["approval_id"] = approval_id(run_id, item.request_id)
-            yield sse(item.kind, data)
-        try:
-            outcome = future.result()
-        except RunCancelled:
-            return
-        except TinyAgentError as exc:
-            yield sse("error", {"error": {"code": "unavailable", "message": str(exc).splitlines()[0]}})
-            return
-        except Exception as exc:
-            log.error("unexpected error in a streamed run", exc_info=exc)
-            yield sse("error", {"error": {"code": "internal_error", "message": "the run failed; the log says why"}})
-            return
-        yield sse("end", outcome_json(outcome, trace=False))
-    finally:
-        if not future.done():
-            cancelled.set()
-            service.approvals.abandon(run_id, "the client went away")
 
 
 PAGE = resources.files(__package__).joinpath("page/index.html").read_text(encoding="utf-8")

@@ -62,6 +62,8 @@ class ServiceConfig:
     allowed_hosts:  without api_key, the host names answered besides localhost, 127.0.0.1 and ::1
     approval_timeout_s: how long a refund waits for a person's yes before it is declined (approvals.py)
     auto_approve:   say yes to every refund without asking anyone (a demonstration; printed at start)
+    resume_grace_s: how long a streamed run goes on with nobody reading it, for its client to come back with
+                    Last-Event-ID (streams.py); then it is stopped
     """
 
     max_steps: int = 10
@@ -78,6 +80,7 @@ class ServiceConfig:
     allowed_hosts: tuple[str, ...] = ()
     approval_timeout_s: float = 60.0
     auto_approve: bool = False
+    resume_grace_s: float = 5.0
 
     @property
     def longest_run_s(self) -> float:
