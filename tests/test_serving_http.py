@@ -345,6 +345,23 @@ def test_a_client_that_leaves_while_a_refund_waits_ends_the_run_at_once(tmp_path
         assert health["cancelled"] == 1 and service.refunds() == []
 
 
+def test_sigterm_while_refunds_wait_for_a_yes_does_nothing_and_exits_cleanly(tmp_path):
+    with serve_process(tmp_path) as service:
+        streams = [stream(service, {"query": REFUND}) for _ in range(3)]
+        for response in streams:
+            until_approval_requested(sse_events(response))
+        answers: list[requests.Response] = []
+        waiting = threading.Thread(target=lambda: answers.append(invoke(service, {"query": REFUND})))
+        waiting.start()
+        wait_for(lambda: len(requests.get(service.url + "/agent/approvals", timeout=PATIENCE).json()["pending"]) == 4,
+                 "four refunds waiting")
+        assert service.server.stop(signal.SIGTERM) == 0
+        waiting.join(PATIENCE)
+        assert answers[0].status_code == 503 and error_of(answers[0])["code"] == "stopping"
+        assert service.refunds() == []
+    assert "Traceback" not in service.output() and "never retrieved" not in service.output()
+
+
 def test_auto_approve_is_said_at_start_and_in_the_trace(tmp_path):
     with serve_process(tmp_path, "--auto-approve") as service:
         trace = invoke(service, {"query": REFUND}).json()["trace"]["events"]

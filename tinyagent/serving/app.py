@@ -43,7 +43,7 @@ from starlette.routing import Route
 from ..errors import TinyAgentError
 from ..safe_text import replace_lone_surrogates
 from .approvals import new_run_id
-from .service import AgentService, RunOutcome
+from .service import AgentService, RunCancelled, RunOutcome
 from .streams import GRACE_SECONDS, RunStreams
 
 log = logging.getLogger("tinyagent.serving")
@@ -86,9 +86,10 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         check_session(service, session_id)
         cancelled, run_id = threading.Event(), new_run_id()
         future = service.submit(query, session_id, cancelled=cancelled, run_id=run_id)
+        waited = asyncio.wrap_future(future)
+        waited.add_done_callback(lambda done: done.cancelled() or done.exception())  # read, even if nobody waits
         try:
-            outcome = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)),
-                                             service.config.longest_run_s + GRACE_SECONDS)
+            outcome = await asyncio.wait_for(asyncio.shield(waited), service.config.longest_run_s + GRACE_SECONDS)
         except asyncio.TimeoutError:
             cancelled.set()
             service.approvals.abandon(run_id, "the run took too long")
@@ -96,10 +97,14 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
                            "stopped; ask a simpler question, or start the service with a larger --timeout") from None
         except TinyAgentError as exc:  # the session store or the shop failed (a database that went away)
             raise ApiError(503, "unavailable", str(exc).splitlines()[0]) from None
-        except asyncio.CancelledError:  # the server stops, or the client went away, while a person is asked
+        except RunCancelled:  # the service is stopping: the run was stopped before its end, nothing stored
+            raise ApiError(503, "stopping", "the service is stopping, and the run was stopped before it ended: "
+                           "nothing was done; ask again in a moment") from None
+        except asyncio.CancelledError:  # the server stops while the run goes on (a refund waiting for a person)
             cancelled.set()
-            service.approvals.abandon(run_id, "the request was cancelled")
-            raise
+            service.approvals.abandon(run_id, "the service stopped")
+            raise ApiError(503, "stopping", "the service is stopping, and the run was stopped before it ended: "
+                           "nothing was done; ask again in a moment") from None
         return JSONResponse(outcome_json(outcome, trace=True), headers=served_by())
 
     async def approvals(request: Request) -> Response:
