@@ -107,6 +107,18 @@ def test_the_stream_sends_the_same_events_as_the_trace_then_an_end_event(service
     assert events[-1][1]["answer"] == trace.answer and events[-1][1]["session_id"] == events[0][1]["session_id"]
 
 
+def test_openapi_json_and_a_docs_page_that_loads_nothing_from_elsewhere(service):
+    from openapi_spec_validator import validate
+
+    document = requests.get(service.url + "/openapi.json", timeout=PATIENCE)
+    assert document.status_code == 200 and document.headers["content-type"].startswith("application/json")
+    validate(document.json())
+    docs = requests.get(service.url + "/docs", timeout=PATIENCE)
+    assert docs.status_code == 200 and docs.headers["content-type"].startswith("text/html")
+    assert "/agent/approvals/{approval_id}" in docs.text and "openapi.json" in docs.text
+    assert "://" not in docs.text and "<script" not in docs.text  # nothing to fetch from anywhere
+
+
 # -- bad requests ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("body", "code"), [
     (b"{bad json", "malformed_json"),

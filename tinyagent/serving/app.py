@@ -8,6 +8,7 @@
     POST /agent/approvals/{approval_id}  {"approve": true|false}  -> the answer to one (approvals.py)
     GET  /                                                        -> the trace page (page/index.html)
     GET  /health                                                  -> {"status": "ok", runs under way, ...}
+    GET  /openapi.json, GET /docs                                 -> these routes described (openapi.py)
 
 Why Starlette (and not FastAPI): the service has four routes, one of them a stream, and its errors must be
 the course's own one-line JSON. FastAPI would add pydantic and its own error bodies for validation, which
@@ -43,6 +44,7 @@ from starlette.routing import Route
 from ..errors import TinyAgentError
 from ..safe_text import replace_lone_surrogates
 from .approvals import new_run_id
+from .openapi import docs_page, openapi_document
 from .service import AgentService, RunCancelled, RunOutcome
 from .streams import GRACE_SECONDS, RunStreams
 
@@ -161,6 +163,15 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
     async def page(request: Request) -> Response:
         return HTMLResponse(PAGE)
 
+    document = openapi_document()
+    docs = docs_page(document)
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(document)
+
+    async def docs_html(request: Request) -> Response:
+        return HTMLResponse(docs)
+
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", **service.counts}, headers=served_by())
 
@@ -175,7 +186,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
                                   f"{request.url.path}; use {allowed or 'another method'}", exc.headers)
         if exc.status_code == 404:
             return error_response(404, "not_found", f"no such endpoint: {request.url.path} (see GET / for the page, "
-                                  "POST /agent/invoke, POST /agent/stream)")
+                                  "POST /agent/invoke, POST /agent/stream, GET /docs)")
         return error_response(exc.status_code, "http_error", str(exc.detail))
 
     async def crashed(request: Request, exc: Exception) -> Response:
@@ -185,6 +196,8 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
     routes = [
         Route("/", page, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/docs", docs_html, methods=["GET"]),
         Route("/agent/invoke", invoke, methods=["POST"]),
         Route("/agent/stream", stream, methods=["POST"]),
         Route("/agent/sessions/{session_id}", session_turns, methods=["GET"]),
