@@ -89,6 +89,9 @@ class RunStream:
         self._changed = asyncio.Event()
         self._cancelled = threading.Event()
         self._alone: asyncio.TimerHandle | None = None
+        self._handover_lock = threading.Lock()
+        self._handed: list = []
+        self._wake_pending = False
         self._push("start", {"session_id": session_id, "query": query})
         self.future = service.submit(query, session_id, stream=True, on_event=self._from_run,
                                      cancelled=self._cancelled, run_id=self.run_id)
@@ -97,8 +100,21 @@ class RunStream:
 
     # -- the run's side (its thread hands each event over to the event loop) --------------------------
     def _from_run(self, item) -> None:
+        # Events come in bursts (a fast model's pieces): they wait in a list, and the event loop is woken once
+        # per burst, not once per event (each wake-up is a write to its self-pipe and a turn of the loop).
+        with self._handover_lock:
+            self._handed.append(item)
+            if self._wake_pending:
+                return
+            self._wake_pending = True
         with contextlib.suppress(RuntimeError):  # the loop is closing (the server stops): nobody is listening
-            self._loop.call_soon_threadsafe(self._take, item)
+            self._loop.call_soon_threadsafe(self._take_handed)
+
+    def _take_handed(self) -> None:
+        with self._handover_lock:
+            items, self._handed, self._wake_pending = self._handed, [], False
+        for item in items:
+            self._take(item)
 
     def _take(self, item) -> None:
         if self.done:
@@ -168,9 +184,11 @@ class RunStream:
         try:
             sent = first
             while True:
-                while sent < len(self.blocks):
-                    yield self.blocks[sent]
-                    sent += 1
+                if sent < len(self.blocks):  # every block not sent yet, in one write
+                    upto = len(self.blocks)
+                    yield "".join(self.blocks[sent:upto])
+                    sent = upto
+                    continue
                 if self.done:
                     return
                 changed = self._changed
