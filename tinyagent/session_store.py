@@ -297,7 +297,7 @@ class PostgresSessionStore(SessionStore):
         except ImportError:
             raise SessionStoreError(
                 "PostgresSessionStore needs psycopg 3 and its pool: pip install 'tinyagent[postgres]' "
-                "(or 'psycopg[binary,pool]')"
+                "(or 'psycopg[binary]' and 'psycopg-pool')"
             ) from None
         self._errors = (psycopg.Error,)  # psycopg_pool's PoolTimeout is one of them
         # autocommit: every transaction is an explicit `transaction()` block; without it, a read outside
