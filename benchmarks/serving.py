@@ -5,7 +5,7 @@
 Starts `python -m tinyagent serve` on a free loopback port with its own offline classroom model and a throwaway
 shop and session store, then runs `--clients` threads that each, until `--seconds` have passed, send the seed's
 two questions in turn (the refund, 5 rounds; the parcel, 3 rounds) to POST /agent/invoke, or with `--stream` read
-the same runs from GET /agent/stream to their `end` event. Each request is a whole agent run: every round a model
+the same runs from POST /agent/stream to their `end` event. Each request is a whole agent run: every round a model
 call from the service to the classroom model over HTTP, the tools on the shop's SQLite file, a turn appended to the
 session store. Prints the requests that finished, the errors (any status but 200, a broken connection, a stream
 without its `end`), the throughput and the latency percentiles (p50/p95/p99, nearest rank).
@@ -39,7 +39,8 @@ def start_service(folder: Path, workers: int) -> tuple[subprocess.Popen, str]:
     env["TINYAGENT_OFFLINE"] = "1"
     process = subprocess.Popen(
         [sys.executable, "-m", "tinyagent", "serve", "--port", "0", "--workers", str(workers), "--now", NOW,
-         "--db", str(folder / "shop.sqlite3"), "--session-store", str(folder / "sessions.sqlite3")],
+         "--db", str(folder / "shop.sqlite3"), "--session-store", str(folder / "sessions.sqlite3"),
+         "--auto-approve"],  # the refund question: no person at hand to say yes
         env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     banner = process.stdout.readline()
     found = re.search(r"http://[^/\s]+", banner)
@@ -62,7 +63,7 @@ def one_request(session: requests.Session, url: str, question: str, stream: bool
     if not stream:
         response = session.post(url + "/agent/invoke", json={"query": question}, timeout=120)
         return response.status_code == 200 and bool(response.json().get("answer"))
-    with session.get(url + "/agent/stream", params={"query": question}, stream=True, timeout=120) as response:
+    with session.post(url + "/agent/stream", json={"query": question}, stream=True, timeout=120) as response:
         if response.status_code != 200:
             return False
         return any(line == "event: end" for line in response.iter_lines(decode_unicode=True))
@@ -120,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             process.send_signal(signal.SIGTERM)
             process.wait(60)
     done = len(latencies)
-    endpoint = "GET /agent/stream" if args.stream else "POST /agent/invoke"
+    endpoint = "POST /agent/stream" if args.stream else "POST /agent/invoke"
     print(f"{args.clients} clients for {args.seconds:g} s against {endpoint}, {args.workers} worker(s), "
           "classroom model (each request a whole agent run: 3 or 5 rounds)")
     print(f"  requests finished: {done}   errors: {len(errors)}"

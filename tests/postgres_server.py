@@ -78,8 +78,14 @@ class PostgresServer:
             conn.execute(f'CREATE DATABASE "{name}"')
         return f"postgresql://postgres:{self.password}@127.0.0.1:{self.port}/{name}"
 
-    def stop(self) -> None:
-        stop_server(self.folder, self.bin_dir)
+    def stop(self, keep_data: bool = False) -> None:
+        """Stop the server; with `keep_data`, its folder stays, for `start()` to bring it back."""
+        stop_server(self.folder, self.bin_dir, keep_data=keep_data)
+
+    def start(self) -> None:
+        """Start it again after `stop()`, on the same port with the same data (a database coming back)."""
+        _as_postgres([self.bin_dir / "pg_ctl", "-D", self.folder / "data", "-l", self.folder / "server.log", "-w",
+                      "-t", str(PATIENCE), "-o", _options(self.folder, self.port), "start"])
 
 
 @contextlib.contextmanager
@@ -99,11 +105,9 @@ def throwaway_postgres() -> Iterator[PostgresServer]:
         )
         for attempt in range(5):  # another process may take the free port between our look and the start
             port = free_port()
-            options = (f"-p {port} -k {folder / 'sock'} -c listen_addresses=127.0.0.1 -c fsync=off"
-                       " -c synchronous_commit=off -c full_page_writes=off")
             started = _as_postgres(
                 [bin_dir / "pg_ctl", "-D", folder / "data", "-l", folder / "server.log", "-w", "-t", str(PATIENCE),
-                 "-o", options, "start"],
+                 "-o", _options(folder, port), "start"],
                 check=attempt == 4,
             )
             if started.returncode == 0:
@@ -113,13 +117,21 @@ def throwaway_postgres() -> Iterator[PostgresServer]:
         stop_server(folder, bin_dir)
 
 
-def stop_server(folder: Path, bin_dir: Path) -> None:
-    """Stop the server whose data folder is `folder / "data"` (if it runs), and delete the folder."""
+def _options(folder: Path, port: int) -> str:
+    return (f"-p {port} -k {folder / 'sock'} -c listen_addresses=127.0.0.1 -c fsync=off"
+            " -c synchronous_commit=off -c full_page_writes=off")
+
+
+def stop_server(folder: Path, bin_dir: Path, keep_data: bool = False) -> None:
+    """Stop the server whose data folder is `folder / "data"` (if it runs), and delete the folder (unless
+    `keep_data`)."""
     data = folder / "data"
     if (data / "postmaster.pid").exists():
-        _as_postgres([bin_dir / "pg_ctl", "-D", data, "-m", "immediate", "-w", "-t", str(PATIENCE), "stop"],
-                     check=False)
-    shutil.rmtree(folder, ignore_errors=True)
+        # "fast" when the data is kept: "immediate" would need crash recovery at the next start.
+        mode = "fast" if keep_data else "immediate"
+        _as_postgres([bin_dir / "pg_ctl", "-D", data, "-m", mode, "-w", "-t", str(PATIENCE), "stop"], check=False)
+    if not keep_data:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def stop_leftover_servers(bin_dir: Path) -> list[Path]:

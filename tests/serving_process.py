@@ -14,6 +14,7 @@ import contextlib
 import os
 import re
 import signal
+import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ PATIENCE = 120  # seconds to become ready on a loaded machine (about half a seco
 class ServiceProcess:
     url: str
     server: ServerProcess
+    folder: Path  # where its shop (shop.sqlite3) and, unless told otherwise, its sessions live
 
     @property
     def process(self):
@@ -41,6 +43,14 @@ class ServiceProcess:
 
     def output(self) -> str:
         return self.server.output()
+
+    def refunds(self) -> list[tuple[str, str]]:
+        """(refund_id, order_id) of every refund in the service's shop: what the runs really wrote."""
+        with contextlib.closing(sqlite3.connect(self.folder / "shop.sqlite3")) as db:
+            return db.execute("SELECT refund_id, order_id FROM refunds ORDER BY refund_id").fetchall()
+
+    def open_descriptors(self) -> int:
+        return len(os.listdir(f"/proc/{self.process.pid}/fd"))
 
 
 def service_environment(model_url: str | None) -> dict:
@@ -65,7 +75,7 @@ def serve_process(folder: Path, *options: str, model_url: str | None = None, scr
         banner = server.wait_for_line("tinyagent service on ", PATIENCE)
         url = re.search(r"http://[^/\s]+", banner).group(0)
         try:
-            yield ServiceProcess(url, server)
+            yield ServiceProcess(url, server, folder)
         finally:
             # SIGTERM first: with --workers, the supervisor stops its workers (a SIGKILL would orphan them,
             # and they would hold its output pipes open).

@@ -3,7 +3,8 @@
 The service talks to a paced classroom model (ClassroomServer(tokens_per_second=...), as lesson 14 paces it), so
 the refund run takes seconds, and the test watches the page while it goes: round 1 must be on the page before
 the final answer is, and the rounds must arrive one at a time (the page is drawn from the stream, not at the end).
-No console error, no request leaving the machine.
+The refund waits for a person: the test clicks Approve on the page (and, in another run, Decline) and checks the
+shop's refunds table after each. No console error, no request leaving the machine.
 
     .venv/bin/python -m tests.test_browser_serving    # also saves the picture of README and lesson 19, notebooks/images/serving-trace-page.png
 
@@ -17,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 
@@ -34,8 +36,9 @@ if MISSING and not os.environ.get("CI") and __name__ != "__main__":
     pytest.skip(f"browser tests skipped: {MISSING}", allow_module_level=True)
 
 
-def watch_the_refund(folder: Path, picture: Path) -> dict:
-    """Ask the refund question on the page and watch it; returns what was seen."""
+def watch_the_refund(folder: Path, picture: Path, approve: bool = True, from_link: bool = False) -> dict:
+    """Ask the refund question on the page, answer its approval with a click, and watch; returns what was seen.
+    With `from_link`, the question arrives in the page's URL (/?query=...), and nothing may run before the click."""
     with ClassroomServer(tokens_per_second=40) as room, \
             serve_process(folder, model_url=room.chat_url) as service, Browser() as browser:
         page = browser.context.new_page()
@@ -45,17 +48,32 @@ def watch_the_refund(folder: Path, picture: Path) -> dict:
         outside: list[str] = []
         page.on("request", lambda request: None if request.url.startswith((service.url, "data:"))
                 else outside.append(request.url))
-        page.goto(service.url + "/")
-        page.fill("#query", REFUND)
+        runs: list[str] = []
+        page.on("request", lambda request: runs.append(request.method) if "/agent/stream" in request.url else None)
+        seen: dict = {}
+        if from_link:
+            page.goto(service.url + "/?" + urlencode({"query": REFUND}))
+            page.locator("#status", has_text="press Ask").wait_for(timeout=PATIENCE * 1000)
+            seen["box_from_link"] = page.input_value("#query")
+            seen["runs_before_click"] = list(runs)
+            seen["health_before_click"] = service.health()
+        else:
+            page.goto(service.url + "/")
+            page.fill("#query", REFUND)
         page.click("#send")
 
         rounds, answer = page.locator(".round"), page.locator("#answer")
         page.locator('.round[data-step="1"] .thought').wait_for(timeout=PATIENCE * 1000)
-        seen = {"answer_hidden_at_round_1": answer.is_hidden(), "counts": [rounds.count()]}
+        seen.update(answer_hidden_at_round_1=answer.is_hidden(), counts=[rounds.count()])
+        button = page.locator(".approval button." + ("approve" if approve else "decline"))
         deadline = time.monotonic() + PATIENCE
         while answer.is_hidden() and time.monotonic() < deadline:
             if rounds.count() != seen["counts"][-1]:
                 seen["counts"].append(rounds.count())
+            if "refunds_while_asked" not in seen and button.count():
+                seen["refunds_while_asked"] = service.refunds()  # the run waits: nothing written yet
+                seen["asked"] = page.locator(".approval .value").first.inner_text()
+                button.click()
             time.sleep(0.05)
         page.locator("#status", has_text="done").wait_for(timeout=PATIENCE * 1000)
         seen.update(
@@ -64,7 +82,11 @@ def watch_the_refund(folder: Path, picture: Path) -> dict:
             thoughts=page.locator(".round .thought").count(),
             tools=page.locator(".round .tool-call .value").all_inner_texts(),
             observations=page.locator(".round .observation").count(),
+            approval=page.locator(".approval").get_attribute("class"),
+            decided=page.locator(".approval .outcome").inner_text(),
             status=page.locator("#status").inner_text(),
+            refunds=service.refunds(),
+            runs=runs,
             problems=problems,
             outside=outside,
         )
@@ -88,6 +110,23 @@ def test_the_page_draws_the_rounds_one_by_one_while_the_run_goes(tmp_path):
                                                          "applyRefund"]
     assert seen["status"].startswith("done: 5 rounds, final_answer")
     assert seen["problems"] == [] and seen["outside"] == []
+    # The refund waited for the click on Approve: nothing in the table while it was asked, one row after.
+    assert "applyRefund" in seen["asked"] and seen["refunds_while_asked"] == []
+    assert "approved" in seen["approval"].split() and "a person over HTTP" in seen["decided"]
+    assert len(seen["refunds"]) == 1 and seen["refunds"][0][0] in seen["answer"]
+
+
+def test_a_link_only_fills_the_box_and_decline_writes_no_refund(tmp_path):
+    if MISSING:
+        pytest.fail(f"browser tests need Chromium in CI: {MISSING}", pytrace=False)
+    seen = watch_the_refund(tmp_path, ARTIFACTS / "serving-trace-page-declined.png", approve=False, from_link=True)
+    # The link put the question in the box and ran nothing: the run began with the click, as one POST.
+    assert seen["box_from_link"] == REFUND and seen["runs_before_click"] == []
+    assert seen["health_before_click"]["finished"] == seen["health_before_click"]["running"] == 0
+    assert seen["runs"] == ["POST"]
+    assert "declined" in seen["approval"].split() and seen["refunds_while_asked"] == []
+    assert seen["refunds"] == [] and "RF2026" not in seen["answer"]
+    assert seen["status"].startswith("done:") and seen["problems"] == [] and seen["outside"] == []
 
 
 if __name__ == "__main__":

@@ -109,6 +109,10 @@ BAD_INPUTS = {
     "doctor timeout nan": (["doctor", "--timeout", "nan"], "--timeout must be a number of seconds above 0"),
     "doctor timeout infinite": (["doctor", "--timeout", "inf"], "--timeout must be a number of seconds above 0"),
     "unknown option": (["ask", "hi", "--colour"], "unrecognized arguments: --colour"),
+    "empty skill": (["ask", "hi", "--skill", ""], "--skill needs the name of one of the shop's skills: logistics"),
+    "blank skill": (["ask", "hi", "--skill", "  "], "--skill needs the name of one of the shop's skills"),
+    "model with a newline": (["ask", "hi", "--model", "classroom\nevil"], "holds a control character"),
+    "eval model with a newline": (["eval", "--model", "classroom\nevil"], "holds a control character"),
     "no command": ([], "the following arguments are required"),
 }
 

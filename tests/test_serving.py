@@ -94,3 +94,38 @@ def test_a_port_in_use_is_one_sentence():
             ServiceServer(config(), port=taken.getsockname()[1], llm=LlmClient.classroom)
     with pytest.raises(ServerAddressError, match="from 0 to 65535"):
         ServiceServer(config(), port=70000, llm=LlmClient.classroom)
+
+
+def test_a_store_that_fails_after_the_run_still_gives_the_answer(service):
+    from tinyagent.session_store import SessionStoreError
+
+    class Failing:
+        def __init__(self, store):
+            self.store = store
+
+        def __getattr__(self, name):
+            return getattr(self.store, name)
+
+        def append_turn(self, session_id, turn):
+            raise SessionStoreError("PostgreSQL at postgresql://tiny@db/x failed: the connection is lost")
+
+    service.store = Failing(service.store)
+    outcome = service.submit(LOGISTICS, None).result(60)
+    # The tools have run: the answer comes back, with why it was not kept, rather than an error.
+    assert outcome.result.reason == "final_answer" and outcome.turn is None
+    assert outcome.store_error.startswith("PostgreSQL at postgresql://tiny@db/x failed")
+
+
+def test_the_openapi_document_is_valid_and_describes_every_route(service):
+    from openapi_spec_validator import validate
+
+    from tinyagent.serving import create_app
+    from tinyagent.serving.openapi import openapi_document
+
+    document = openapi_document()
+    validate(document)  # raises with what is wrong
+    app = create_app(service)
+    routes = getattr(app, "app", app).routes  # without a key the app is wrapped in its host check
+    served = {(route.path, method.lower()) for route in routes for method in route.methods if method != "HEAD"}
+    described = {(path, method) for path, methods in document["paths"].items() for method in methods}
+    assert served == described

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -32,7 +34,7 @@ LOGISTICS = "帮我看看订单 88231 的快递到哪了。"
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
-    with serve_process(tmp_path_factory.mktemp("serve"), "--max-body", "2048") as running:
+    with serve_process(tmp_path_factory.mktemp("serve"), "--max-body", "2048", "--auto-approve") as running:
         yield running
 
 
@@ -44,6 +46,10 @@ def paced_room():
 
 def invoke(service, body, **options) -> requests.Response:
     return requests.post(service.url + "/agent/invoke", json=body, timeout=PATIENCE, **options)
+
+
+def stream(service, body, **options) -> requests.Response:
+    return requests.post(service.url + "/agent/stream", json=body, stream=True, timeout=PATIENCE, **options)
 
 
 def error_of(response: requests.Response) -> dict:
@@ -76,25 +82,41 @@ def test_a_session_continues_by_its_id_and_an_unknown_one_is_404(service):
 
     unknown = invoke(service, {"query": LOGISTICS, "session_id": "no-such-session"})
     assert unknown.status_code == 404 and error_of(unknown)["code"] == "unknown_session"
-    stream = requests.get(service.url + "/agent/stream", params={"query": "hi", "session_id": "nope"}, timeout=PATIENCE)
-    assert stream.status_code == 404 and error_of(stream)["code"] == "unknown_session"
+    streamed = stream(service, {"query": "hi", "session_id": "nope"})
+    assert streamed.status_code == 404 and error_of(streamed)["code"] == "unknown_session"
 
 
 def test_the_stream_sends_the_same_events_as_the_trace_then_an_end_event(service):
-    response = requests.get(service.url + "/agent/stream", params={"query": REFUND}, stream=True, timeout=PATIENCE)
+    response = stream(service, {"query": REFUND})
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
-    events = []
-    for block in response.iter_lines(decode_unicode=True, delimiter="\n\n"):
-        if block.strip() and not block.startswith(":"):
-            kind, data = block.split("\n", 1)
-            events.append((kind.removeprefix("event: "), json.loads(data.removeprefix("data: "))))
+    blocks = [read_block(block) for block in response.iter_lines(decode_unicode=True, delimiter="\n\n")
+              if block.strip() and not block.startswith(":")]
+    events = [(kind, data) for _, kind, data in blocks]
+    # Every event has an id: the stream's, then its number, 0 for `start`, one more each time (Last-Event-ID).
+    stream_id = blocks[0][0].rsplit(".", 1)[0]
+    assert [event_id for event_id, _, _ in blocks] == [f"{stream_id}.{n}" for n in range(len(blocks))]
     kinds = [kind for kind, _ in events]
     assert kinds[0] == "start" and kinds[-1] == "end"
-    trace = Trace.from_json(json.dumps({"events": [data for kind, data in events[1:-1]]}))
+    # The stream adds where to answer an approval (its id) to the trace's own event.
+    plain_data = [{k: v for k, v in data.items() if k != "approval_id"} for kind, data in events[1:-1]]
+    assert all("approval_id" in data for kind, data in events if kind.startswith("approval_"))
+    trace = Trace.from_json(json.dumps({"events": plain_data}))
     # The stream adds the reply's pieces as they are typed; without them it is the trace invoke returns.
     plain = [e.kind for e in trace if e.kind != "reply_delta"]
     assert plain == [e["type"] for e in invoke(service, {"query": REFUND}).json()["trace"]["events"]]
     assert events[-1][1]["answer"] == trace.answer and events[-1][1]["session_id"] == events[0][1]["session_id"]
+
+
+def test_openapi_json_and_a_docs_page_that_loads_nothing_from_elsewhere(service):
+    from openapi_spec_validator import validate
+
+    document = requests.get(service.url + "/openapi.json", timeout=PATIENCE)
+    assert document.status_code == 200 and document.headers["content-type"].startswith("application/json")
+    validate(document.json())
+    docs = requests.get(service.url + "/docs", timeout=PATIENCE)
+    assert docs.status_code == 200 and docs.headers["content-type"].startswith("text/html")
+    assert "/agent/approvals/{approval_id}" in docs.text and "openapi.json" in docs.text
+    assert "://" not in docs.text and "<script" not in docs.text  # nothing to fetch from anywhere
 
 
 # -- bad requests ------------------------------------------------------------------------------------------
@@ -116,12 +138,45 @@ def test_a_malformed_request_is_a_json_400(service, body, code):
     assert error_of(response)["code"] == code
 
 
+@pytest.mark.parametrize(("body", "code"), [
+    (b"[" * 6000 + b"]" * 6000, "too_deep"),
+    (b'{"a":' * 2500 + b"1" + b"}" * 2500, "too_deep"),
+    (b'{"query": "hi", "n": ' + b"7" * 5000 + b"}", "number_too_long"),
+])
+def test_json_too_deep_or_a_number_too_long_is_a_400_not_a_500(tmp_path, body, code):
+    with serve_process(tmp_path, "--max-body", str(64 * 1024)) as service:
+        response = requests.post(service.url + "/agent/invoke", data=body, timeout=PATIENCE,
+                                 headers={"Content-Type": "application/json"})
+        assert response.status_code == 400
+        assert error_of(response)["code"] == code
+    assert "Traceback" not in service.output()
+
+
+def test_a_lone_surrogate_is_repaired_before_the_run_so_the_refund_and_the_answer_agree(tmp_path):
+    body = ('{"query": "' + REFUND + ' \\ud800"}').encode()  # valid JSON for a string no UTF-8 can hold
+    with serve_process(tmp_path, "--auto-approve") as service:
+        response = requests.post(service.url + "/agent/invoke", data=body, timeout=PATIENCE,
+                                 headers={"Content-Type": "application/json"})
+        assert response.status_code == 200, response.text
+        data = response.json()
+        refunds = service.refunds()
+        assert len(refunds) == 1 and refunds[0][0] in data["answer"]  # the refund written is the one told
+        turns = requests.get(f"{service.url}/agent/sessions/{data['session_id']}", timeout=PATIENCE).json()["turns"]
+        assert turns[0]["question"].endswith("\ufffd") and data["turn"] == 1
+        nul = requests.post(service.url + "/agent/invoke", data=b'{"query": "' + REFUND.encode() + b'\\u0000"}',
+                            headers={"Content-Type": "application/json"}, timeout=PATIENCE)
+        assert nul.status_code == 400 and error_of(nul)["code"] == "control_character"
+        assert len(service.refunds()) == 1
+    assert "Traceback" not in service.output()
+
+
 def test_an_oversized_body_is_a_json_413_declared_or_chunked(service):
     big = json.dumps({"query": "退" * 4000}).encode()
-    declared = requests.post(service.url + "/agent/invoke", data=big, timeout=PATIENCE)
+    json_body = {"Content-Type": "application/json"}
+    declared = requests.post(service.url + "/agent/invoke", data=big, headers=json_body, timeout=PATIENCE)
     assert declared.status_code == 413 and error_of(declared)["code"] == "body_too_large"
     chunked = requests.post(service.url + "/agent/invoke", data=(big[i:i + 500] for i in range(0, len(big), 500)),
-                            timeout=PATIENCE)  # a generator: sent without Content-Length, in chunks
+                            headers=json_body, timeout=PATIENCE)  # a generator: sent without Content-Length, in chunks
     assert chunked.status_code == 413 and error_of(chunked)["code"] == "body_too_large"
     assert service.health()["status"] == "ok"
 
@@ -130,10 +185,10 @@ def test_a_wrong_method_or_path_is_json_too(service):
     wrong = requests.get(service.url + "/agent/invoke", timeout=PATIENCE)
     assert wrong.status_code == 405 and error_of(wrong)["code"] == "method_not_allowed"
     assert "POST" in wrong.headers["allow"]
-    assert requests.post(service.url + "/agent/stream", timeout=PATIENCE).status_code == 405
+    assert requests.get(service.url + "/agent/stream", timeout=PATIENCE).status_code == 405
     missing = requests.get(service.url + "/agent/nothing", timeout=PATIENCE)
     assert missing.status_code == 404 and error_of(missing)["code"] == "not_found"
-    no_query = requests.get(service.url + "/agent/stream", timeout=PATIENCE)
+    no_query = stream(service, {})
     assert no_query.status_code == 400 and error_of(no_query)["code"] == "missing_query"
 
 
@@ -144,17 +199,192 @@ def test_the_api_key_is_required_when_set(tmp_path):
         assert missing.headers["www-authenticate"] == "Bearer"
         wrong = invoke(service, {"query": LOGISTICS}, headers={"Authorization": "Bearer guess"})
         assert wrong.status_code == 401 and "s3cret" not in wrong.text
-        stream = requests.get(service.url + "/agent/stream", params={"query": LOGISTICS}, timeout=PATIENCE)
-        assert stream.status_code == 401
+        assert stream(service, {"query": LOGISTICS}).status_code == 401
         right = invoke(service, {"query": LOGISTICS}, headers={"Authorization": "Bearer s3cret-key"})
         assert right.status_code == 200 and right.json()["ok"]
         assert requests.get(service.url + "/", timeout=PATIENCE).status_code == 200  # the page holds no data
     assert "s3cret" not in service.output()
 
 
+def test_without_a_key_only_loopback_and_allowed_host_names_are_answered(tmp_path):
+    with serve_process(tmp_path, "--allowed-host", "shop.lan") as service:
+        first = invoke(service, {"query": LOGISTICS}).json()
+        port = service.url.rsplit(":", 1)[1]
+        sessions = f"{service.url}/agent/sessions/{first['session_id']}"
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", ""):
+            # DNS rebinding: the attacker's name, pointed at 127.0.0.1, arrives in the Host header.
+            for response in (requests.get(sessions, headers={"Host": host}, timeout=PATIENCE),
+                             requests.get(service.url + "/", headers={"Host": host}, timeout=PATIENCE),
+                             invoke(service, {"query": LOGISTICS}, headers={"Host": host})):
+                assert response.status_code == 403 and error_of(response)["code"] == "host_not_allowed", host
+                assert LOGISTICS not in response.text
+        for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "shop.lan", f"SHOP.LAN:{port}"):
+            assert requests.get(sessions, headers={"Host": host}, timeout=PATIENCE).status_code == 200, host
+    assert "answers only for the hosts localhost, 127.0.0.1, [::1], shop.lan" in service.output()
+
+
+def test_with_a_key_any_host_name_is_answered_with_the_key(tmp_path):
+    with serve_process(tmp_path, "--api-key", "k3y") as service:
+        response = requests.get(service.url + "/health", headers={"Host": "shop.example.com"}, timeout=PATIENCE)
+        assert response.status_code == 200
+
+
+def test_no_simple_cross_site_request_runs_the_agent(tmp_path):
+    with serve_process(tmp_path) as service:
+        port = service.url.rsplit(":", 1)[1]
+        # What any web page can make a browser send without asking: a GET (an <img>), a form, text/plain.
+        tried = [
+            requests.get(service.url + "/agent/stream", params={"query": REFUND}, timeout=PATIENCE),
+            requests.post(service.url + "/agent/stream", data={"query": REFUND}, timeout=PATIENCE),
+            requests.post(service.url + "/agent/invoke", data=json.dumps({"query": REFUND}),
+                          headers={"Content-Type": "text/plain"}, timeout=PATIENCE),
+            # JSON, but the browser says where the page came from.
+            invoke(service, {"query": REFUND}, headers={"Origin": "http://evil.example"}),
+            invoke(service, {"query": REFUND}, headers={"Origin": "null"}),
+            stream(service, {"query": REFUND}, headers={"Sec-Fetch-Site": "cross-site"}),
+            invoke(service, {"query": REFUND}, headers={"Sec-Fetch-Site": "same-site"}),
+        ]
+        assert [r.status_code for r in tried] == [405, 415, 415, 403, 403, 403, 403]
+        assert [error_of(r)["code"] for r in tried[3:]] == ["cross_site"] * 4
+        assert service.refunds() == [] and service.health()["finished"] == 0
+        # The service's own page: same origin, as a browser says it.
+        own = invoke(service, {"query": LOGISTICS}, headers={"Origin": f"http://127.0.0.1:{port}",
+                                                              "Sec-Fetch-Site": "same-origin"})
+        assert own.status_code == 200
+
+
+# -- a refund waits for a person's yes ---------------------------------------------------------------------
+def read_block(block: str) -> tuple[str | None, str, dict]:
+    """(id, event name, data) of one Server-Sent Events block as the service writes it."""
+    fields = dict(line.split(": ", 1) for line in block.strip("\n").split("\n"))
+    return fields.get("id"), fields["event"], json.loads(fields["data"])
+
+
+def sse_events(response: requests.Response):
+    """(name, data) of each event of a stream, as they arrive."""
+    for block in response.iter_lines(decode_unicode=True, delimiter="\n\n"):
+        if block.strip() and not block.startswith(":"):
+            yield read_block(block)[1:]
+
+
+def until_approval_requested(events) -> dict:
+    for kind, data in events:
+        assert kind not in ("end", "error"), data
+        if kind == "approval_requested":
+            return data
+    raise AssertionError("the stream ended without an approval request")
+
+
+def answer_approval(service, approval: str, approve: bool, **options) -> requests.Response:
+    return requests.post(f"{service.url}/agent/approvals/{approval}", json={"approve": approve}, timeout=PATIENCE,
+                         **options)
+
+
+def rest_of(events) -> dict[str, list[dict]]:
+    seen: dict[str, list[dict]] = {}
+    for kind, data in events:
+        seen.setdefault(kind, []).append(data)
+    return seen
+
+
+@pytest.mark.parametrize("approve", [True, False])
+def test_a_refund_waits_for_a_yes_over_http(tmp_path, approve):
+    with serve_process(tmp_path) as service:
+        events = sse_events(stream(service, {"query": REFUND}))
+        asked = until_approval_requested(events)
+        assert asked["tool"] == "applyRefund" and "88231" in asked["summary"]
+        # The run is paused before the tool: nothing written yet, and the request is listed for whoever approves.
+        assert service.refunds() == []
+        pending = requests.get(service.url + "/agent/approvals", timeout=PATIENCE).json()["pending"]
+        assert [p["approval_id"] for p in pending] == [asked["approval_id"]] and pending[0]["question"] == REFUND
+        answered = answer_approval(service, asked["approval_id"], approve)
+        assert answered.status_code == 200
+        assert answered.json()["outcome"] == ("approved" if approve else "declined")
+        seen = rest_of(events)
+        decided = seen["approval_decided"][0]
+        assert decided["outcome"] == answered.json()["outcome"] and decided["by"] == "a person over HTTP"
+        answer = seen["end"][0]["answer"]
+        refunds = service.refunds()
+        if approve:
+            assert len(refunds) == 1 and refunds[0][1] == "88231" and refunds[0][0] in answer
+        else:
+            assert refunds == [] and "RF2026" not in answer
+            assert any('"approval":"declined"' in o["text"].replace(" ", "") for o in seen["observation"])
+        # The run is over: its request is gone, and a second answer finds nothing to answer.
+        assert answer_approval(service, asked["approval_id"], not approve).status_code == 404
+        assert requests.get(service.url + "/agent/approvals", timeout=PATIENCE).json()["pending"] == []
+
+
+def test_no_answer_in_time_declines_the_refund(tmp_path):
+    with serve_process(tmp_path, "--approval-timeout", "1") as service:
+        response = invoke(service, {"query": REFUND})  # nobody answers
+        assert response.status_code == 200
+        trace = response.json()["trace"]["events"]
+        decided = [e for e in trace if e["type"] == "approval_decided"]
+        assert [d["outcome"] for d in decided] == ["timeout"] and decided[0]["by"] == "the time limit"
+        assert [e["type"] for e in trace].index("approval_requested") < [e["type"] for e in trace].index(
+            "approval_decided")
+        assert service.refunds() == [] and "RF2026" not in response.json()["answer"]
+    assert "no answer in 1 s declines it" in service.output()
+
+
+def test_approvals_are_refused_like_any_other_bad_request(tmp_path):
+    with serve_process(tmp_path, "--api-key", "k3y") as service:
+        key = {"Authorization": "Bearer k3y"}
+        events = sse_events(stream(service, {"query": REFUND}, headers=key))
+        approval = until_approval_requested(events)["approval_id"]
+        assert answer_approval(service, approval, True).status_code == 401  # no key
+        assert requests.get(service.url + "/agent/approvals", timeout=PATIENCE).status_code == 401
+        guessed = approval.rsplit(".", 1)[0][:-2] + "xx." + approval.rsplit(".", 1)[1]
+        assert answer_approval(service, guessed, True, headers=key).status_code == 404
+        cross = answer_approval(service, approval, True, headers={**key, "Sec-Fetch-Site": "cross-site"})
+        assert cross.status_code == 403
+        bad = requests.post(f"{service.url}/agent/approvals/{approval}", json={"approve": "yes"}, headers=key,
+                            timeout=PATIENCE)
+        assert bad.status_code == 400 and error_of(bad)["code"] == "bad_answer"
+        assert service.refunds() == []
+        assert answer_approval(service, approval, False, headers=key).status_code == 200
+        assert rest_of(events)["approval_decided"][0]["outcome"] == "declined" and service.refunds() == []
+
+
+def test_a_client_that_leaves_while_a_refund_waits_ends_the_run_at_once(tmp_path):
+    with serve_process(tmp_path, "--approval-timeout", "600") as service:
+        response = stream(service, {"query": REFUND})
+        until_approval_requested(sse_events(response))
+        response.close()
+        # Not 600 s: once the resume grace is over, the request is closed as an error, and the run stops.
+        health = wait_for(lambda: (h := service.health())["running"] == 0 and h, "the run to end")
+        assert health["cancelled"] == 1 and service.refunds() == []
+
+
+def test_sigterm_while_refunds_wait_for_a_yes_does_nothing_and_exits_cleanly(tmp_path):
+    with serve_process(tmp_path) as service:
+        streams = [stream(service, {"query": REFUND}) for _ in range(3)]
+        for response in streams:
+            until_approval_requested(sse_events(response))
+        answers: list[requests.Response] = []
+        waiting = threading.Thread(target=lambda: answers.append(invoke(service, {"query": REFUND})))
+        waiting.start()
+        wait_for(lambda: len(requests.get(service.url + "/agent/approvals", timeout=PATIENCE).json()["pending"]) == 4,
+                 "four refunds waiting")
+        assert service.server.stop(signal.SIGTERM) == 0
+        waiting.join(PATIENCE)
+        assert answers[0].status_code == 503 and error_of(answers[0])["code"] == "stopping"
+        assert service.refunds() == []
+    assert "Traceback" not in service.output() and "never retrieved" not in service.output()
+
+
+def test_auto_approve_is_said_at_start_and_in_the_trace(tmp_path):
+    with serve_process(tmp_path, "--auto-approve") as service:
+        trace = invoke(service, {"query": REFUND}).json()["trace"]["events"]
+        assert [e["outcome"] for e in trace if e["type"] == "approval_decided"] == ["approved"]
+        assert len(service.refunds()) == 1
+    assert "approvals: AUTOMATIC (--auto-approve)" in service.output()
+
+
 # -- runs that take time -----------------------------------------------------------------------------------
 def test_two_requests_at_once_run_at_once(tmp_path, paced_room):
-    with serve_process(tmp_path, model_url=paced_room.chat_url) as service:
+    with serve_process(tmp_path, "--auto-approve", model_url=paced_room.chat_url) as service:
         answers: list[requests.Response] = []
         clients = [threading.Thread(target=lambda: answers.append(invoke(service, {"query": REFUND})))
                    for _ in range(2)]
@@ -172,13 +402,13 @@ def test_two_requests_at_once_run_at_once(tmp_path, paced_room):
 
 def test_a_client_that_disconnects_mid_stream_stops_the_run(tmp_path, paced_room):
     with serve_process(tmp_path, model_url=paced_room.chat_url) as service:
-        response = requests.get(service.url + "/agent/stream", params={"query": REFUND}, stream=True,
-                                timeout=PATIENCE)
+        response = stream(service, {"query": REFUND})
         lines = response.iter_lines(decode_unicode=True)
         start = json.loads(next(line for line in lines if line.startswith("data:"))[5:])
         assert next(line for line in lines if line.startswith("event: reply_delta"))  # round 1 is being typed
-        response.close()  # the client goes away while the model types
+        response.close()  # the client goes away while the model types, and does not come back
 
+        # After the resume grace (5 s by default), the run is asked to stop at the next piece of the reply.
         health = wait_for(lambda: (h := service.health())["cancelled"] == 1 and h["running"] == 0 and h,
                           "the run to be stopped")
         assert health["finished"] == 0
@@ -186,6 +416,55 @@ def test_a_client_that_disconnects_mid_stream_stops_the_run(tmp_path, paced_room
         gone = requests.get(f"{service.url}/agent/sessions/{start['session_id']}", timeout=PATIENCE)
         assert gone.status_code == 404
         assert invoke(service, {"query": LOGISTICS}).status_code == 200
+
+
+def test_dropped_streams_leave_no_descriptor_open(tmp_path):
+    with serve_process(tmp_path) as service:
+        service.health()
+        before = service.open_descriptors()
+        for _ in range(2):
+            for _ in range(40):
+                response = stream(service, {"query": REFUND})
+                assert response.status_code == 200
+                next(response.iter_content(64))  # the first bytes of the stream, then the client hangs up
+                response.close()
+            wait_for(lambda: (h := service.health())["running"] == 0 and h["cancelled"] + h["finished"] > 0,
+                     "the dropped runs to end")
+        # The runs end a moment after their clients go; their connections to the model close with them.
+        wait_for(lambda: service.open_descriptors() <= before + 2,
+                 f"descriptors back to {before} (now {service.open_descriptors()})", patience=30)
+
+
+def blocks_of(response: requests.Response):
+    for block in response.iter_lines(decode_unicode=True, delimiter="\n\n"):
+        if block.strip() and not block.startswith(":"):
+            yield read_block(block)
+
+
+def test_a_dropped_stream_resumes_from_last_event_id_and_the_run_goes_on(tmp_path, paced_room):
+    with serve_process(tmp_path, "--auto-approve", "--resume-grace", "60", model_url=paced_room.chat_url) as service:
+        first = stream(service, {"query": REFUND})
+        read = []
+        for block in blocks_of(first):
+            read.append(block)
+            if block[1] == "tool_call":  # round 1 has called its tool: the client's connection drops here
+                break
+        first.close()
+        assert service.health()["running"] == 1  # nobody reads it, but the run goes on for its client
+        again = stream(service, {"query": REFUND}, headers={"Last-Event-ID": read[-1][0]})
+        assert again.status_code == 200
+        rest = list(blocks_of(again))
+        stream_id = read[0][0].rsplit(".", 1)[0]
+        # Every event exactly once, in order: the ids go on from the last one read.
+        assert [b[0] for b in read + rest] == [f"{stream_id}.{n}" for n in range(len(read) + len(rest))]
+        assert rest[-1][1] == "end" and rest[-1][2]["session_id"] == read[0][2]["session_id"]
+        assert service.health()["finished"] == 1 and service.health()["cancelled"] == 0
+        assert len(service.refunds()) == 1 and service.refunds()[0][0] in rest[-1][2]["answer"]
+        # A finished stream can still be read again from any of its ids, for a while; an unknown one is a 404.
+        tail = list(blocks_of(stream(service, {"query": REFUND}, headers={"Last-Event-ID": rest[-3][0]})))
+        assert [b[0] for b in tail] == [b[0] for b in rest[-2:]]
+        unknown = stream(service, {"query": REFUND}, headers={"Last-Event-ID": "nope.3"})
+        assert unknown.status_code == 404 and error_of(unknown)["code"] == "unknown_stream"
 
 
 def test_the_time_limit_ends_a_long_run_politely(tmp_path, paced_room):
@@ -242,6 +521,28 @@ def test_several_workers_share_sessions_through_postgresql(tmp_path, paced_room)
         assert "postgres:" + postgres.password not in service.output()
 
 
+def test_the_service_answers_again_once_postgresql_is_back(tmp_path):
+    from tests.postgres_server import throwaway_postgres
+
+    with throwaway_postgres() as postgres:
+        with serve_process(tmp_path, "--session-store", postgres.new_database()) as service:
+            first = invoke(service, {"query": LOGISTICS})
+            assert first.status_code == 200
+            session_id = first.json()["session_id"]
+            postgres.stop(keep_data=True)
+            down = invoke(service, {"query": LOGISTICS, "session_id": session_id})
+            assert down.status_code == 503 and error_of(down)["code"] == "unavailable"
+            assert postgres.password not in down.text
+            postgres.start()
+            # No restart of the service: its pool replaces the connections the server dropped.
+            again = wait_for(lambda: (r := invoke(service, {"query": "那它什么时候能到？", "session_id": session_id}))
+                             .status_code == 200 and r.json()["turn"] is not None and r,
+                             "the service to answer again with PostgreSQL back")
+            turns = requests.get(f"{service.url}/agent/sessions/{session_id}", timeout=PATIENCE).json()["turns"]
+            assert [t["number"] for t in turns] == [1, 2] and again.json()["turn"] == 2
+        assert postgres.password not in service.output() and "Traceback" not in service.output()
+
+
 # -- the command -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("workers", ["1", "2"])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -260,6 +561,9 @@ def test_serve_stops_cleanly_on_sigint_and_sigterm_even_with_sigint_ignored(tmp_
     (["--now", "yesterday"], "--now must be an ISO date-time"),
     (["--session-store", "postgresql://tiny:pw@127.0.0.1:1/db"], "cannot connect to PostgreSQL at postgresql://tiny@"),
     (["--host", "999.1.1.1"], "cannot listen on '999.1.1.1'"),
+    (["--allowed-host", "http://shop.lan/"], "--allowed-host must be a host name"),
+    (["--model", "classroom\nevil"], "holds a control character: 'classroom\\nevil'"),
+    (["--session-store", "mysql://u:pw@host/x"], "a mysql:// URL is not a session store"),
 ])
 def test_bad_options_are_one_line_and_exit_code_2(tmp_path, options, says):
     done = subprocess.run([sys.executable, "-m", "tinyagent", "serve", "--db", str(tmp_path / "shop.sqlite3"),
@@ -268,3 +572,58 @@ def test_bad_options_are_one_line_and_exit_code_2(tmp_path, options, says):
                           capture_output=True, text=True, timeout=PATIENCE, check=False)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ") and says in done.stderr
+    # Nothing is made from a URL, and its password is not shown.
+    assert not [p for p in tmp_path.rglob("*") if "mysql" in str(p) or "pw@" in str(p)]
+    assert ":pw@" not in done.stderr
+
+
+# -- connections that never finish a request ---------------------------------------------------------------
+def _connected(service) -> socket.socket:
+    host, port = service.url.removeprefix("http://").rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=PATIENCE)
+
+
+def _closed_by_the_service(sock: socket.socket, drip: bytes = b"") -> bool:
+    """Whether the service hung up on `sock` (reading returns nothing or the connection is reset),
+    sending `drip` a byte at a time meanwhile; False if it is still open after PATIENCE seconds."""
+    sock.settimeout(0.5)
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        try:
+            if drip:
+                sock.send(drip[:1])
+                drip = drip[1:] or b"X"
+            if sock.recv(4096) == b"":
+                return True
+        except TimeoutError:
+            continue
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+    return False
+
+
+def test_headers_that_never_end_are_cut_off(tmp_path):
+    with serve_process(tmp_path, "--header-timeout", "1") as service:
+        dripping = _connected(service)
+        try:
+            # A byte every half second, for ever: the headers never end, and the service hangs up.
+            assert _closed_by_the_service(dripping, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        finally:
+            dripping.close()
+        assert service.health()["status"] == "ok"  # a request that sends its headers at once is answered
+
+
+def test_connections_beyond_the_limit_are_closed_as_they_open(tmp_path):
+    with serve_process(tmp_path, "--max-connections", "5", "--header-timeout", "600") as service:
+        held = [_connected(service) for _ in range(12)]
+        try:
+            for sock in held:
+                sock.send(b"GET /health HTTP/1.1\r\n")  # and never the rest
+            # Five stay open (their 600 s are not up); the seven beyond the limit are closed at once.
+            closed = sum(_closed_by_the_service(sock) for sock in held[5:])
+            assert closed >= 7
+        finally:
+            for sock in held:
+                sock.close()
+        wait_for(lambda: requests.get(service.url + "/health", timeout=PATIENCE).status_code == 200,
+                 "the service to answer again once the held connections are gone")

@@ -293,6 +293,30 @@ def test_a_postgres_server_that_goes_away_mid_session_is_one_line_without_the_pa
     assert server.password not in message and "\n" not in message
 
 
+def test_a_store_outlives_its_server_going_away_and_coming_back():
+    with throwaway_postgres() as server:
+        store = PostgresSessionStore(server.new_database())
+        try:
+            store.append_turn("s1", a_turn(1))
+            server.stop(keep_data=True)
+            with pytest.raises(SessionStoreError):
+                store.turns("s1")
+            server.start()
+            # The dropped connection is noticed when next handed out, and replaced: no new store needed.
+            deadline = time.monotonic() + 120
+            while True:
+                try:
+                    number = store.append_turn("s1", a_turn(2)).number
+                    break
+                except SessionStoreError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+            assert number == 2 and [t.number for t in store.turns("s1")] == [1, 2]
+        finally:
+            store.close()
+
+
 def test_a_wrong_password_is_reported_without_the_password():
     with throwaway_postgres() as server:
         url = f"postgresql://postgres:wrong-{server.password[:4]}@127.0.0.1:{server.port}/postgres"
@@ -362,3 +386,15 @@ def test_a_user_who_may_not_create_the_tables_gets_one_line_without_the_password
     message = str(caught.value)
     assert message.startswith(f"PostgreSQL at postgresql://{role}@127.0.0.1:") and "permission denied" in message
     assert "reader-pw-123" not in message and "\n" not in message
+
+
+@pytest.mark.parametrize("url", ["mysql://u:pw@db/x", "sqlite:///tmp/s.db", "redis://:pw@cache:6379/0"])
+def test_a_url_of_another_kind_is_refused_and_never_becomes_a_path(url, tmp_path, monkeypatch):
+    from tinyagent.session_store import open_session_store
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SessionStoreError) as caught:
+        open_session_store(url)
+    message = str(caught.value)
+    assert message.startswith(f"a {url.split(':')[0]}:// URL is not a session store") and "pw" not in message
+    assert list(tmp_path.iterdir()) == []

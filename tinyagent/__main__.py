@@ -49,6 +49,15 @@ def _question(text: str) -> str:
     return text
 
 
+def _skill_name(text: str) -> str:
+    if not text.strip():  # an empty name would quietly run without any skill
+        from .skills import shop_skills
+
+        raise argparse.ArgumentTypeError(f"--skill needs the name of one of the shop's skills: "
+                                         f"{', '.join(shop_skills())}")
+    return text
+
+
 def _whole_number(option: str, highest: int, why: str):
     """An argparse type for `option`: a whole number from 1 to `highest`, else one line saying so and why."""
 
@@ -90,7 +99,20 @@ def _number_of_seconds(option: str, highest: float | None = None):
 
 _seconds = _number_of_seconds("--timeout")
 _workers = _whole_number("--workers", 64, "each worker is a process with its own threads; 2 cores need few")
+_header_seconds = _number_of_seconds("--header-timeout")
+_seconds_to_approve = _number_of_seconds("--approval-timeout")
+_resume_seconds = _number_of_seconds("--resume-grace", 3600)
+_connections = _whole_number("--max-connections", 100_000, "each one holds a file descriptor")
 _body_bytes = _whole_number("--max-body", 10 * 1024 * 1024, "a question is a few hundred bytes")
+
+
+def _host_name(text: str) -> str:
+    """--allowed-host: a name as it appears in a URL (shop.lan, 192.168.1.20, [fe80::1]), without port or scheme."""
+    name = text.strip().lower()
+    if not re.fullmatch(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?|\[[0-9a-f:.]+\]", name):
+        raise argparse.ArgumentTypeError(f"--allowed-host must be a host name such as shop.lan or 192.168.1.20 "
+                                         f"(no scheme, no port), got {text!r}")
+    return name.strip("[]")
 
 
 def _port(text: str) -> int:
@@ -140,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     planned_or_scoped = ask.add_mutually_exclusive_group()  # lesson 17
     planned_or_scoped.add_argument("--plan", action="store_true",
                                    help="plan the request first, then run each step (--max-steps rounds a step)")
-    planned_or_scoped.add_argument("--skill", help="run inside one of the shop's skills (logistics, policies, "
+    planned_or_scoped.add_argument("--skill", type=_skill_name, help="run inside one of the shop's skills (logistics, policies, "
                                    "refunds): only its tools, and its instructions")
 
     room = commands.add_parser("classroom", help="serve the classroom model for a room")
@@ -191,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # Lesson 19: the agent as a web service, with the trace page at /.
     serve = commands.add_parser("serve", help="serve the shop agent over HTTP, with a live trace page at /",
-                                description="Serve the shop agent: POST /agent/invoke, GET /agent/stream "
+                                description="Serve the shop agent: POST /agent/invoke, POST /agent/stream "
                                 "(Server-Sent Events), and the trace page at /. Needs the serve extra.")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this "
                        "machine only; 0.0.0.0 for every network it is on)")
@@ -215,6 +237,21 @@ def main(argv: list[str] | None = None) -> int:
                        help="the largest request body accepted (default 16384)")
     serve.add_argument("--now", help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
     serve.add_argument("--model", help="override TINYAGENT_MODEL (e.g. a classroom variant: classroom-loop)")
+    serve.add_argument("--allowed-host", action="append", type=_host_name, default=[], metavar="NAME",
+                       help="without --api-key, a host name to answer besides localhost, 127.0.0.1 and [::1] (the "
+                       "name clients use in the URL); repeat for several")
+    serve.add_argument("--approval-timeout", type=_seconds_to_approve, default=60.0, metavar="SECONDS",
+                       help="how long a refund waits for a person's yes (on the page, or POST /agent/approvals/<id>) "
+                       "before it is declined (default 60)")
+    serve.add_argument("--auto-approve", action="store_true",
+                       help="approve every refund without asking anyone: for a demonstration only")
+    serve.add_argument("--resume-grace", type=_resume_seconds, default=5.0, metavar="SECONDS",
+                       help="how long a streamed run goes on after its reader is gone, for the client to come back "
+                       "with Last-Event-ID, before it is stopped (default 5; 0: stop at once)")
+    serve.add_argument("--header-timeout", type=_header_seconds, default=10.0, metavar="SECONDS",
+                       help="seconds a client may take to send a request's headers before it is cut off (default 10)")
+    serve.add_argument("--max-connections", type=_connections, default=512,
+                       help="connections held at once; more are closed as they open (default 512)")
 
     args = parser.parse_args(argv)
     try:
@@ -383,13 +420,29 @@ def _serve(args: argparse.Namespace) -> int:
     store = args.session_store or str(DEFAULT_SESSIONS)
     config = ServiceConfig(max_steps=args.max_steps, timeout_s=args.timeout, max_body_bytes=args.max_body,
                            api_key=args.api_key or None, session_store=store, shop_db=str(args.db), now=args.now,
-                           model=args.model)
+                           model=args.model, header_timeout_s=args.header_timeout,
+                           max_connections=args.max_connections,
+                           allowed_hosts=tuple(dict.fromkeys([*args.allowed_host, args.host])),
+                           approval_timeout_s=args.approval_timeout, auto_approve=args.auto_approve,
+                           resume_grace_s=args.resume_grace)
 
     def banner(port: int) -> None:
         host = f"[{args.host}]" if ":" in args.host else args.host
         print(f"tinyagent service on http://{host}:{port}/  (the trace page; POST /agent/invoke, "
-              f"GET /agent/stream)\nworkers: {args.workers}; sessions: {safe_url(store)}; "
-              f"API key: {'required' if config.api_key else 'none'}\nPress Ctrl-C to stop.", flush=True)
+              f"POST /agent/stream)\nworkers: {args.workers}; sessions: {safe_url(store)}; "
+              f"API key: {'required' if config.api_key else 'none'}", flush=True)
+        if not config.api_key:
+            names = ", ".join(dict.fromkeys(["localhost", "127.0.0.1", "[::1]", *(
+                f"[{h}]" if ":" in h else h for h in config.allowed_hosts if h not in ("0.0.0.0", "::", ""))]))
+            print(f"answers only for the hosts {names} (--allowed-host adds one; --api-key lifts the check)",
+                  flush=True)
+        if config.auto_approve:
+            print("approvals: AUTOMATIC (--auto-approve): every refund is approved without asking anyone; "
+                  "for a demonstration only", flush=True)
+        else:
+            print(f"approvals: each refund waits for a person's yes (the page's buttons, or POST "
+                  f"/agent/approvals/<id>); no answer in {config.approval_timeout_s:g} s declines it", flush=True)
+        print("Press Ctrl-C to stop.", flush=True)
 
     with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost
         try:

@@ -13,6 +13,14 @@ import re
 from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # how JSON spells one: \\ud800 to \\udfff
+
+
+def json_may_hold_surrogates(text: str) -> bool:
+    """Whether JSON `text` may decode to a str with a surrogate: only a \\uD800-\\uDFFF escape spells one
+    (text decoded from UTF-8 holds none). False lets a reader skip `replace_lone_surrogates` on what it decoded,
+    which walks every value: a streamed reply is read chunk by chunk, dozens of times a reply."""
+    return "\\u" in text and _ESCAPED_SURROGATE.search(text) is not None
 
 
 def replace_lone_surrogates(value: Any) -> Any:

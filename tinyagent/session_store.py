@@ -48,6 +48,13 @@ from .sqlite_writes import immediate_transaction
 # lock without limit). Transactions here take milliseconds; the margin is for a loaded machine.
 BUSY_TIMEOUT_SECONDS = 30.0
 CONNECT_TIMEOUT_SECONDS = 10
+# PostgreSQL: connections kept per store (a call holds one for milliseconds; more calls wait for one), and how
+# long a call waits for a working connection before it fails (the server is down, or every connection busy).
+POOL_SIZE = 8
+POOL_WAIT_SECONDS = 5.0
+
+
+_URL_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 class SessionStoreError(TinyAgentError):
@@ -217,6 +224,12 @@ class SqliteSessionStore(SessionStore):
     def __init__(self, path: str | os.PathLike[str] = ":memory:"):
         super().__init__()
         self.path = str(path)
+        scheme = _URL_SCHEME.match(self.path)
+        if scheme:  # a URL of a database this store does not speak: never a file name (it may hold a password)
+            raise SessionStoreError(
+                f"a {scheme.group(1)}:// URL is not a session store: give an SQLite file path, or a "
+                "postgresql://user:password@host:5432/db URL"
+            )
         try:
             if self.path != ":memory:":
                 where = Path(self.path)
@@ -259,11 +272,16 @@ _SCHEMA_LOCK = 1_200_012
 
 
 class PostgresSessionStore(SessionStore):
-    """Sessions in PostgreSQL, for a service whose workers share one database (psycopg 3).
+    """Sessions in PostgreSQL, for a service whose workers share one database (psycopg 3 and its pool).
 
     `url` is a libpq URL (`postgresql://user:password@host:port/dbname`) or key=value string. Install the
     driver with the `postgres` extra (`pip install -e '.[postgres]'` in the course folder). Raises `SessionStoreError` with
     one line naming the URL without its password when the server cannot be reached.
+
+    The connections come from a pool that checks each one before handing it out (psycopg_pool's
+    `check_connection`): a connection the server dropped (a restart, a failover, an idle timeout) is replaced
+    by a new one, so a store outlives its database going away and coming back. While the server is down,
+    each call waits up to POOL_WAIT_SECONDS for a connection, then fails with one line.
     """
 
     _placeholder = "%s"
@@ -275,31 +293,36 @@ class PostgresSessionStore(SessionStore):
         self.url = safe_url(url)  # the only form of the URL this object keeps where it can be seen
         try:
             import psycopg
+            from psycopg_pool import ConnectionPool
         except ImportError:
             raise SessionStoreError(
-                "PostgresSessionStore needs psycopg 3: pip install -e '.[postgres]' in the course folder (or 'psycopg[binary]')"
+                "PostgresSessionStore needs psycopg 3 and its pool: pip install -e '.[postgres]' in the course folder "
+                "(or 'psycopg[binary]' and 'psycopg-pool')"
             ) from None
-        self._errors = (psycopg.Error,)
+        self._errors = (psycopg.Error,)  # psycopg_pool's PoolTimeout is one of them
+        # autocommit: every transaction is an explicit `transaction()` block; without it, a read outside
+        # one would leave a transaction open (and its locks held) until the next commit.
+        options = {"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_SECONDS}
         try:
-            # autocommit: every transaction is an explicit `transaction()` block; without it, a read outside
-            # one would leave a transaction open (and its locks held) until the next commit.
-            self._conn = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_SECONDS, autocommit=True)
-        except psycopg.Error as exc:
+            # One connection first, to say at once (and why) when the server cannot be reached, and to make
+            # the tables before any worker uses them.
+            with psycopg.connect(url, **options) as conn, conn.transaction(), conn.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                for statement in _SCHEMA:
+                    cursor.execute(statement)
+        except psycopg.OperationalError as exc:
             raise SessionStoreError(
                 f"cannot connect to PostgreSQL at {self.url}: {_connect_reason(exc, url)}"
             ) from None
-        try:
-            with self._transaction() as run:
-                run("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
-                for statement in _SCHEMA:
-                    run(statement, ())
-        except SessionStoreError:  # e.g. a user who may not create tables: no connection left open
-            self._conn.close()
-            raise
+        except psycopg.Error as exc:  # e.g. a user who may not create tables
+            raise SessionStoreError(f"PostgreSQL at {self.url} failed: {_first_line(exc)}") from None
+        self._pool = ConnectionPool(url, min_size=1, max_size=POOL_SIZE, kwargs=options, open=True,
+                                    check=ConnectionPool.check_connection, timeout=POOL_WAIT_SECONDS,
+                                    name="tinyagent-sessions")
 
     @contextmanager
     def _transaction(self) -> Iterator:
-        with self._lock, self._failures(), self._conn.transaction(), self._conn.cursor() as cursor:
+        with self._failures(), self._pool.connection() as conn, conn.transaction(), conn.cursor() as cursor:
 
             def run(statement: str, params: tuple) -> list[tuple]:
                 cursor.execute(self._sql(statement), params)
@@ -308,7 +331,7 @@ class PostgresSessionStore(SessionStore):
             yield run
 
     def _read(self, statement: str, params: tuple) -> list[tuple]:
-        with self._lock, self._failures(), self._conn.transaction(), self._conn.cursor() as cursor:
+        with self._failures(), self._pool.connection() as conn, conn.cursor() as cursor:
             cursor.execute(self._sql(statement), params)
             return cursor.fetchall()
 
@@ -321,8 +344,7 @@ class PostgresSessionStore(SessionStore):
             raise SessionStoreError(f"PostgreSQL at {self.url} failed: {_first_line(exc)}") from None
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._pool.close()
 
     def __repr__(self) -> str:
         return f"PostgresSessionStore({self.url!r})"
@@ -369,7 +391,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 def open_session_store(target: str | os.PathLike[str]) -> SessionStore:
-    """A PostgreSQL store for a `postgresql://` (or `postgres://`) URL, an SQLite store for anything else."""
+    """A PostgreSQL store for a `postgresql://` (or `postgres://`) URL, an SQLite store for a file path (or
+    ":memory:"). Any other URL (mysql://, sqlite://, ...) raises SessionStoreError: it is never taken for a path."""
     text = str(target)
     if text.startswith(("postgresql://", "postgres://")):
         return PostgresSessionStore(text)

@@ -81,6 +81,12 @@ def load_settings(
                 break
 
     url, key, chosen_model = (values.get(name) for name in NAMES)
+    if chosen_model and any(ch < " " or ch == "\x7f" for ch in chosen_model):
+        # A pasted name with a newline would reach the provider's error, printed over several lines.
+        raise ConfigurationError(
+            f"TINYAGENT_MODEL (from the {sources['TINYAGENT_MODEL']}) holds a control character: {chosen_model!r}; "
+            "write the model's name on one line, e.g. 'classroom' or your provider's model name"
+        )
     if not url and not key:
         why = "TINYAGENT_OFFLINE=1" if forced_offline else "no TINYAGENT_API_KEY or TINYAGENT_API_URL configured"
         if chosen_model and sources["TINYAGENT_MODEL"] == "arguments" and not chosen_model.startswith(CLASSROOM_MODEL):

@@ -59,7 +59,7 @@ from .chat_reply import (
 )
 from .errors import BadResponseError, LlmConnectionError, LlmTimeoutError, ServerError, redact
 from .events import ReplyDelta
-from .safe_text import replace_lone_surrogates
+from .safe_text import json_may_hold_surrogates, replace_lone_surrogates
 from .streamed_stops import StopCutter
 
 if TYPE_CHECKING:
@@ -318,7 +318,7 @@ class ReplyStream:
         if isinstance(chunk, dict) and "error" in chunk:
             raise self._server_error(event.data)
         try:
-            return self._read_chunk(replace_lone_surrogates(chunk))
+            return self._read_chunk(replace_lone_surrogates(chunk) if json_may_hold_surrogates(event.data) else chunk)
         except _WrongShape as exc:
             raise BadResponseError(
                 f"a chunk of the stream from {self._host} is not a Chat Completions chunk: {exc}. The chunk: "

@@ -129,7 +129,8 @@ def _ask_the_service() -> dict[str, tuple[int, Any]]:
     with ServiceServer(config, llm=LlmClient.classroom, tools=registry_with_a_broken_courier) as server:
         invoke = server.url + "/agent/invoke"
         sent = {
-            "malformed JSON": lambda: requests.post(invoke, data='{"query": "Where is order 88231?"', headers=key),
+            "malformed JSON": lambda: requests.post(invoke, data='{"query": "Where is order 88231?"',
+                                                    headers={**key, "Content-Type": "application/json"}),
             "no query field": lambda: requests.post(invoke, json={"question": "Where is order 88231?"}, headers=key),
             "body over the limit": lambda: requests.post(invoke, json={"query": "x" * 4000}, headers=key),
             "GET on /agent/invoke": lambda: requests.get(invoke, headers=key),

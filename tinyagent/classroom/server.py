@@ -800,29 +800,47 @@ class _Handler(BaseHTTPRequestHandler):
         """Server-Sent Events: `data: <json>` and a blank line per event, `data: [DONE]` at the end; or, for the
         Responses API (`named`), `event: <type>` before each and no [DONE], as that API sends them.
 
-        The length is not known in advance, so the answer ends by closing the connection, which is
-        what tells an HTTP client the body is complete. A paced room (tokens_per_second) reads the
-        prompt first (`prefill` seconds), then sends each chunk once its tokens are "typed".
+        The length is not known in advance, so the body goes out in HTTP/1.1 chunks (`Transfer-Encoding:
+        chunked`) and the connection stays open for the client's next request, as with a JSON answer (a
+        run makes several calls: a new connection each time would cost a connect and a server thread). An
+        HTTP/1.0 client gets the old way: the connection closes at the end. Unpaced, every event goes out in
+        one write (the same bytes; nothing to wait for between them). A paced room (tokens_per_second) reads
+        the prompt first (`prefill` seconds), then sends each chunk once its tokens are "typed".
         """
-        self.close_connection = True
+        chunked = self.request_version != "HTTP/1.0"
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.close_connection = True
+            self.send_header("Connection", "close")
         self.end_headers()
-        for chunk in chunks:
-            tokens = chunk_tokens(chunk)
-            if tokens and self.room.paced:
-                time.sleep(prefill + self.room.typing_seconds(tokens))
-                prefill = 0.0  # once, before the first token
-            name = f"event: {chunk['type']}\n".encode() if named else b""
-            self.wfile.write(name + b"data: " + json.dumps(chunk, ensure_ascii=False).encode("utf-8") + b"\n\n")
+        def send(data: bytes) -> None:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
             self.wfile.flush()
-            if self.room.chunk_delay:
-                time.sleep(self.room.chunk_delay)
+
+        events = [(f"event: {chunk['type']}\n".encode() if named else b"") + b"data: "
+                  + json.dumps(chunk, ensure_ascii=False).encode("utf-8") + b"\n\n" for chunk in chunks]
         if not named:
-            self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
+            events.append(b"data: [DONE]\n\n")  # the Responses API sends no [DONE]
+        if self.room.paced or self.room.chunk_delay:
+            for chunk, event in zip(chunks, events):
+                tokens = chunk_tokens(chunk)
+                if tokens and self.room.paced:
+                    time.sleep(prefill + self.room.typing_seconds(tokens))
+                    prefill = 0.0  # once, before the first token
+                send(event)
+                if self.room.chunk_delay:
+                    time.sleep(self.room.chunk_delay)
+            if not named:
+                send(events[-1])
+        else:
+            send(b"".join(events))
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")  # the last chunk: the body is complete
+            self.wfile.flush()
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """The base class calls this for requests it cannot parse at all; answer in JSON there too."""

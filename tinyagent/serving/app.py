@@ -1,10 +1,14 @@
 """The web app: the shop agent behind HTTP, its trace as JSON or as Server-Sent Events, and the trace page.
 
     POST /agent/invoke   {"query": "...", "session_id": "..."?}  -> the answer and the whole trace, as JSON
-    GET  /agent/stream?query=...&session_id=...                   -> the same run's events as Server-Sent Events
+    POST /agent/stream   {"query": "...", "session_id": "..."?}  -> the same run's events as Server-Sent Events
+                         (with Last-Event-ID: the rest of a stream whose connection dropped; streams.py)
     GET  /agent/sessions/{session_id}                             -> the session's turns so far
+    GET  /agent/approvals                                         -> the refunds waiting for a person's yes
+    POST /agent/approvals/{approval_id}  {"approve": true|false}  -> the answer to one (approvals.py)
     GET  /                                                        -> the trace page (page/index.html)
     GET  /health                                                  -> {"status": "ok", runs under way, ...}
+    GET  /openapi.json, GET /docs                                 -> these routes described (openapi.py)
 
 Why Starlette (and not FastAPI): the service has four routes, one of them a stream, and its errors must be
 the course's own one-line JSON. FastAPI would add pydantic and its own error bodies for validation, which
@@ -29,6 +33,7 @@ import re
 import threading
 import uuid
 from importlib import resources
+from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -37,19 +42,18 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from ..errors import TinyAgentError
+from ..safe_text import replace_lone_surrogates
+from .approvals import new_run_id
+from .openapi import docs_page, openapi_document
 from .service import AgentService, RunCancelled, RunOutcome
+from .streams import GRACE_SECONDS, RunStreams
 
 log = logging.getLogger("tinyagent.serving")
 
 SESSION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 MAX_QUERY_CHARS = 4000
-# A run still going this long after its own time limit (WallClock, the model's reply timeout) is stuck:
-# the client gets a 504 and the run is asked to stop.
-GRACE_SECONDS = 30.0
-# A silent stream (a slow model between two pieces) sends a comment line this often: a proxy keeps the
-# connection open, and a client that went away is noticed at the next write.
-KEEP_ALIVE_SECONDS = 5.0
 FIELDS = ("query", "session_id")
+BODY_TIMEOUT_S = 10.0  # a question's body is a few hundred bytes: this is for clients that never finish
 
 
 class ApiError(Exception):
@@ -64,42 +68,87 @@ def error_response(status: int, code: str, message: str, headers: dict | None = 
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
 
 
-def create_app(service: AgentService, *, owns_service: bool = False) -> Starlette:
-    """The Starlette app around `service`. With `owns_service`, the app closes it when the server stops."""
+def create_app(service: AgentService, *, owns_service: bool = False, listen_host: str | None = None):
+    """The Starlette app around `service`. With `owns_service`, the app closes it when the server stops.
+    Without an API key it answers only loopback names, `config.allowed_hosts` and `listen_host` (HostCheck)."""
+
+    streams = RunStreams(service)
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
         yield
+        streams.stop_all("the service stopped")
         if owns_service:
             await asyncio.get_running_loop().run_in_executor(None, service.close)
 
     async def invoke(request: Request) -> Response:
         check_key(request, service)
+        check_not_cross_site(request)
         query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes))
         check_session(service, session_id)
-        cancelled = threading.Event()
-        future = service.submit(query, session_id, cancelled=cancelled)
+        cancelled, run_id = threading.Event(), new_run_id()
+        future = service.submit(query, session_id, cancelled=cancelled, run_id=run_id)
+        waited = asyncio.wrap_future(future)
+        waited.add_done_callback(lambda done: done.cancelled() or done.exception())  # read, even if nobody waits
         try:
-            outcome = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)),
-                                             service.config.timeout_s + GRACE_SECONDS)
+            outcome = await asyncio.wait_for(asyncio.shield(waited), service.config.longest_run_s + GRACE_SECONDS)
         except asyncio.TimeoutError:
             cancelled.set()
+            service.approvals.abandon(run_id, "the run took too long")
             raise ApiError(504, "timeout", f"the run took longer than {service.config.timeout_s:g} s and was "
                            "stopped; ask a simpler question, or start the service with a larger --timeout") from None
         except TinyAgentError as exc:  # the session store or the shop failed (a database that went away)
             raise ApiError(503, "unavailable", str(exc).splitlines()[0]) from None
+        except RunCancelled:  # the service is stopping: the run was stopped before its end, nothing stored
+            raise ApiError(503, "stopping", "the service is stopping, and the run was stopped before it ended: "
+                           "nothing was done; ask again in a moment") from None
+        except asyncio.CancelledError:  # the server stops while the run goes on (a refund waiting for a person)
+            cancelled.set()
+            service.approvals.abandon(run_id, "the service stopped")
+            raise ApiError(503, "stopping", "the service is stopping, and the run was stopped before it ended: "
+                           "nothing was done; ask again in a moment") from None
         return JSONResponse(outcome_json(outcome, trace=True), headers=served_by())
+
+    async def approvals(request: Request) -> Response:
+        check_key(request, service)
+        return JSONResponse({"pending": service.approvals.pending()})
+
+    async def approve(request: Request) -> Response:
+        check_key(request, service)
+        check_not_cross_site(request)
+        data = await read_json_body(request, service.config.max_body_bytes, fields=("approve",),
+                                    example='{"approve": true}')
+        approve = data.get("approve")
+        if not isinstance(approve, bool):
+            raise ApiError(400, "bad_answer", '"approve" must be true (run the tool) or false (decline it)')
+        approval = request.path_params["approval_id"]
+        decision = service.approvals.answer(approval, approve)
+        if decision is None:
+            raise ApiError(404, "unknown_approval", f"no request {approval[:80]!r} is waiting for an answer: its "
+                           "run may be over (GET /agent/approvals lists those that wait)")
+        answer = {"approval_id": approval, "outcome": decision.outcome, "by": decision.by}
+        wanted = "approved" if approve else "declined"
+        if decision.outcome != wanted:  # an earlier answer, or the time limit, decided it first
+            raise ApiError(409, "already_decided", f"this request was already decided: {decision.outcome} "
+                           f"({decision.by}); a later answer does not change it")
+        return JSONResponse(answer)
 
     async def stream(request: Request) -> Response:
         check_key(request, service)
-        unknown = sorted(set(request.query_params) - set(FIELDS))
-        if unknown:
-            raise ApiError(400, "unknown_field", f"unknown parameter {unknown[0]!r}: /agent/stream takes "
-                           "?query=...&session_id=...")
-        query, session_id = read_question(dict(request.query_params))
-        check_session(service, session_id)
-        session_id = session_id or uuid.uuid4().hex  # known now, so the first event can name it
-        return StreamingResponse(run_events(service, query, session_id), media_type="text/event-stream",
+        check_not_cross_site(request)
+        last_event_id = request.headers.get("last-event-id")
+        if last_event_id is not None:  # a client coming back after its connection dropped (streams.py)
+            found = streams.resume(last_event_id)
+            if found is None:
+                raise ApiError(404, "unknown_stream", "no stream to resume from that Last-Event-ID: it is over (or "
+                               "was never issued); send the question again without the header")
+            events = found[0].events(found[1])
+        else:
+            query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes))
+            check_session(service, session_id)
+            session_id = session_id or uuid.uuid4().hex  # known now, so the first event can name it
+            events = streams.start(query, session_id, outcome_json).events()
+        return StreamingResponse(events, media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **served_by()})
 
     async def session_turns(request: Request) -> Response:
@@ -113,6 +162,15 @@ def create_app(service: AgentService, *, owns_service: bool = False) -> Starlett
 
     async def page(request: Request) -> Response:
         return HTMLResponse(PAGE)
+
+    document = openapi_document()
+    docs = docs_page(document)
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(document)
+
+    async def docs_html(request: Request) -> Response:
+        return HTMLResponse(docs)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", **service.counts}, headers=served_by())
@@ -128,7 +186,7 @@ def create_app(service: AgentService, *, owns_service: bool = False) -> Starlett
                                   f"{request.url.path}; use {allowed or 'another method'}", exc.headers)
         if exc.status_code == 404:
             return error_response(404, "not_found", f"no such endpoint: {request.url.path} (see GET / for the page, "
-                                  "POST /agent/invoke, GET /agent/stream)")
+                                  "POST /agent/invoke, POST /agent/stream, GET /docs)")
         return error_response(exc.status_code, "http_error", str(exc.detail))
 
     async def crashed(request: Request, exc: Exception) -> Response:
@@ -138,12 +196,60 @@ def create_app(service: AgentService, *, owns_service: bool = False) -> Starlett
     routes = [
         Route("/", page, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+        Route("/docs", docs_html, methods=["GET"]),
         Route("/agent/invoke", invoke, methods=["POST"]),
-        Route("/agent/stream", stream, methods=["GET"]),
+        Route("/agent/stream", stream, methods=["POST"]),
         Route("/agent/sessions/{session_id}", session_turns, methods=["GET"]),
+        Route("/agent/approvals", approvals, methods=["GET"]),
+        Route("/agent/approvals/{approval_id}", approve, methods=["POST"]),
     ]
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
         ApiError: refused, HTTPException: http_error, Exception: crashed})
+    if service.config.api_key:
+        return app
+    return HostCheck(app, {*LOOPBACK_NAMES, *service.config.allowed_hosts, *([listen_host] if listen_host else [])})
+
+
+# -- which host names are answered -------------------------------------------------------------------------
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+_ANY_ADDRESS = ("", "0.0.0.0", "::")
+
+
+def host_name(host_header: str) -> str:
+    """The name in a Host header, without its port: "[::1]:8000" -> "::1", "Shop.LAN.:80" -> "shop.lan"."""
+    text = host_header.strip().lower()
+    if text.startswith("["):
+        return text[1:].split("]", 1)[0]
+    if text.count(":") == 1:
+        text = text.split(":", 1)[0]
+    return text.rstrip(".")
+
+
+class HostCheck:
+    """Without an API key, only requests that name an allowed host are answered (every route).
+
+    Why: a page on any web site can make a browser send requests to 127.0.0.1, and with DNS rebinding
+    (a name of the attacker's that first points at their server, then at 127.0.0.1) it can also read the
+    answers, as if it were the page here. Such requests still carry the attacker's name in their Host
+    header; checking it closes that door. A service with a key needs no such check: the attacker's page
+    does not know the key."""
+
+    def __init__(self, app, allowed: set[str]):
+        self.app = app
+        self.allowed = {host_name(name) for name in allowed if name not in _ANY_ADDRESS}
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            sent = next((value.decode("latin-1") for name, value in scope["headers"] if name == b"host"), "")
+            if host_name(sent) not in self.allowed:
+                shown = sent[:80] or "(none)"
+                response = error_response(403, "host_not_allowed", f"this service does not answer for the host "
+                                          f"{shown!r} without an API key: open it as http://127.0.0.1:<port>/, or "
+                                          "start it with --allowed-host NAME (or --api-key)")
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 # -- reading a request -------------------------------------------------------------------------------------
@@ -160,15 +266,44 @@ def check_key(request: Request, service: AgentService) -> None:
                        {"WWW-Authenticate": "Bearer"})
 
 
-async def read_json_body(request: Request, limit: int) -> dict:
+def check_not_cross_site(request: Request) -> None:
+    """A request that can change the shop (run the agent, answer an approval) must come from this service's own
+    page or from a program, never from another site's page.
+
+    A browser lets any page send a "simple" request to any address: a GET (an <img>), or a POST of a form
+    or of text/plain. So these routes take only POST with a JSON body (a cross-site page cannot send that
+    without the browser asking this service first, and this service never says yes), and refuse a request
+    whose `Sec-Fetch-Site` or `Origin` header says it comes from another site. Programs (requests, curl) send
+    neither header and are not affected."""
+    fetched_from = request.headers.get("sec-fetch-site")
+    if fetched_from is not None and fetched_from not in ("same-origin", "none"):
+        raise ApiError(403, "cross_site", f"a request from another site ({fetched_from}) may not run the agent: "
+                       "use this service's own page, or call it from a program")
+    origin = request.headers.get("origin")
+    if origin is not None and urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower():
+        raise ApiError(403, "cross_site", f"a request from the page of {origin[:80]!r} may not run the agent: "
+                       "use this service's own page, or call it from a program")
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        raise ApiError(415, "not_json", f"the body must be sent as Content-Type: application/json, not "
+                       f"{media_type or 'none'!r}")
+
+
+async def read_json_body(request: Request, limit: int, fields: tuple[str, ...] = FIELDS,
+                         example: str = '{"query": "..."}') -> dict:
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > limit):
         raise too_large(limit)
     body = bytearray()
-    async for chunk in request.stream():  # a body sent in chunks has no length to check first
-        body += chunk
-        if len(body) > limit:
-            raise too_large(limit)
+    try:
+        async with asyncio.timeout(BODY_TIMEOUT_S):  # a body that drips holds a connection: bounded too
+            async for chunk in request.stream():  # a body sent in chunks has no length to check first
+                body += chunk
+                if len(body) > limit:
+                    raise too_large(limit)
+    except TimeoutError:
+        raise ApiError(408, "body_timeout", f"the body did not arrive within {BODY_TIMEOUT_S:g} s: send it "
+                       "all at once") from None
     if not body.strip():
         raise ApiError(400, "empty_body", 'the body is empty: send JSON such as {"query": "Where is order 88231?"}')
     try:
@@ -178,13 +313,24 @@ async def read_json_body(request: Request, limit: int) -> dict:
     except json.JSONDecodeError as exc:
         raise ApiError(400, "malformed_json", f"the body is not valid JSON ({exc.msg} at line {exc.lineno} "
                        f"column {exc.colno}): send an object such as {{\"query\": \"...\"}}") from None
+    except RecursionError:  # valid JSON nested deeper than Python's parser goes: still the client's doing
+        raise ApiError(400, "too_deep", 'the body is JSON nested too deeply to read: send a flat object such as '
+                       '{"query": "..."}') from None
+    except ValueError:  # an integer of more digits than int() converts (sys.get_int_max_str_digits)
+        raise ApiError(400, "number_too_long", "the body holds a number with too many digits to read: send "
+                       '{"query": "..."} with the question as text') from None
+    # A lone surrogate ("\ud800" is valid JSON) cannot be stored or sent back as UTF-8: repaired now,
+    # before the run, so that nothing after the tools have run can fail on it.
+    data = replace_lone_surrogates(data)
     if not isinstance(data, dict):
         raise ApiError(400, "not_an_object", f"the body is JSON {type(data).__name__}, not an object: "
-                       'send {"query": "..."}')
-    unknown = sorted(set(data) - set(FIELDS))
-    if unknown:
+                       f"send {example}")
+    unknown = sorted(set(data) - set(fields))
+    if unknown and fields == FIELDS:
         raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}: the body takes \"query\" and, "
                        'to continue a conversation, "session_id"')
+    if unknown:
+        raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}: send {example}")
     return data
 
 
@@ -198,6 +344,8 @@ def read_question(data: dict) -> tuple[str, str | None]:
         raise ApiError(400, "missing_query", 'no "query": send the question, e.g. {"query": "Where is order 88231?"}')
     if not isinstance(query, str) or not query.strip():
         raise ApiError(400, "empty_query", '"query" must be a non-empty string: the question for the agent')
+    if "\x00" in query:  # PostgreSQL cannot store it: refused before the run, not after the refund
+        raise ApiError(400, "control_character", '"query" holds a NUL character (\\u0000): send plain text')
     if len(query) > MAX_QUERY_CHARS:
         raise ApiError(400, "query_too_long", f'"query" is longer than {MAX_QUERY_CHARS} characters')
     if session_id is not None and (not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id)):
@@ -227,66 +375,15 @@ def outcome_json(outcome: RunOutcome, trace: bool) -> dict:
             "turn": outcome.turn, "rounds": result.trace.rounds}
     if trace:
         data["trace"] = json.loads(result.trace.to_json(indent=None))  # the form `ask --json` prints
-    return data
+    if outcome.store_error:
+        data["warning"] = f"the answer was not stored in the session: {outcome.store_error}"
+    # The model's own text may hold a lone surrogate; the JSON (UTF-8) must still be writable.
+    return replace_lone_surrogates(data)
 
 
 def served_by() -> dict:
     """Which worker process answered: with several workers, a client (or a test) can see them share the work."""
     return {"X-Served-By": str(os.getpid())}
-
-
-def sse(event: str, data: dict) -> str:
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-
-
-async def run_events(service: AgentService, query: str, session_id: str):
-    """The run's events as Server-Sent Events: `start`, then one per event of the loop (the trace's events,
-    with the pieces of each reply, `reply_delta`, as the model types them), then `end` (or `error`).
-
-    If the client goes away, Starlette cancels this generator; `finally` then asks the run to stop."""
-    loop = asyncio.get_running_loop()
-    events: asyncio.Queue = asyncio.Queue()
-    cancelled = threading.Event()
-    done = object()
-
-    def hand_over(item) -> None:  # called from the run's thread
-        with contextlib.suppress(RuntimeError):  # the loop is closing (the server stops): nobody is listening
-            loop.call_soon_threadsafe(events.put_nowait, item)
-
-    future = service.submit(query, session_id, stream=True, on_event=hand_over, cancelled=cancelled)
-    future.add_done_callback(lambda _: hand_over(done))
-    deadline = loop.time() + service.config.timeout_s + GRACE_SECONDS
-    try:
-        yield sse("start", {"session_id": session_id, "query": query})
-        while True:
-            try:
-                item = await asyncio.wait_for(events.get(), KEEP_ALIVE_SECONDS)
-            except asyncio.TimeoutError:
-                if loop.time() > deadline:
-                    cancelled.set()
-                    yield sse("error", {"error": {"code": "timeout", "message": f"the run took longer than "
-                                                  f"{service.config.timeout_s:g} s and was stopped"}})
-                    return
-                yield ": keep-alive\n\n"
-                continue
-            if item is done:
-                break
-            yield sse(item.kind, item.to_dict())
-        try:
-            outcome = future.result()
-        except RunCancelled:
-            return
-        except TinyAgentError as exc:
-            yield sse("error", {"error": {"code": "unavailable", "message": str(exc).splitlines()[0]}})
-            return
-        except Exception as exc:
-            log.error("unexpected error in a streamed run", exc_info=exc)
-            yield sse("error", {"error": {"code": "internal_error", "message": "the run failed; the log says why"}})
-            return
-        yield sse("end", outcome_json(outcome, trace=False))
-    finally:
-        if not future.done():
-            cancelled.set()
 
 
 PAGE = resources.files(__package__).joinpath("page/index.html").read_text(encoding="utf-8")

@@ -29,11 +29,13 @@ import uvicorn
 from ..server_address import check_port, explain_listen_error
 from ..server_signals import StopSignals
 from .app import create_app
+from .connections import MAX_HEADER_BYTES, guarded_protocol
 from .service import AgentService, ServiceConfig
 
 CONFIG_VARIABLE = "TINYAGENT_SERVE_CONFIG"  # how the command line hands its configuration to each worker
 # When stopping, how long runs under way (an open stream) may take to finish before they are cut.
 GRACEFUL_SECONDS = 5
+KEEP_ALIVE_SECONDS = 5  # an idle kept-alive connection is closed after this (uvicorn's default, said here)
 
 
 class ServiceServer:
@@ -50,9 +52,8 @@ class ServiceServer:
             self.service.close()
             raise explain_listen_error(host, port, error) from None
         self._port = self._socket.getsockname()[1]  # kept: the socket cannot say it once closed
-        self.app = create_app(self.service)
-        self._server = uvicorn.Server(uvicorn.Config(
-            self.app, log_level="warning", access_log=False, timeout_graceful_shutdown=GRACEFUL_SECONDS))
+        self.app = create_app(self.service, listen_host=host)
+        self._server = uvicorn.Server(uvicorn.Config(self.app, **_limits(self.service.config)))
         self._thread: threading.Thread | None = None
         self._closed = False
 
@@ -126,6 +127,13 @@ class _already:
         pass
 
 
+def _limits(config: ServiceConfig) -> dict:
+    """uvicorn's options for every server here: quiet, a bounded stop, and bounded connections (connections.py)."""
+    return {"log_level": "warning", "access_log": False, "timeout_graceful_shutdown": GRACEFUL_SECONDS,
+            "http": guarded_protocol(config.header_timeout_s, config.max_connections),
+            "h11_max_incomplete_event_size": MAX_HEADER_BYTES, "timeout_keep_alive": KEEP_ALIVE_SECONDS}
+
+
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -155,8 +163,7 @@ def serve_workers(config: ServiceConfig, host: str, port: int, workers: int,
     check_port(port)
     os.environ[CONFIG_VARIABLE] = json.dumps(asdict(config))
     settings = uvicorn.Config("tinyagent.serving.server:app_from_environment", factory=True, host=host, port=port,
-                              workers=workers, log_level="warning", access_log=False,
-                              timeout_graceful_shutdown=GRACEFUL_SECONDS)
+                              workers=workers, **_limits(config))
     try:
         sock = _bind(host, port)
     except OSError as error:

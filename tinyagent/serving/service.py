@@ -8,6 +8,10 @@ A run reports its events as they happen through `on_event`, called from the run'
 them into Server-Sent Events. The app may ask a run to stop (the client went away): the run checks between
 events, so it stops at the next piece of the model's reply, and no turn is stored for it.
 
+A refund needs a person's yes (lesson 15's gate, one per run; approvals.py): the run pauses at the
+`ApprovalRequested` event until an answer arrives over HTTP or the time runs out, and its own time limit
+stands still meanwhile. `auto_approve` says yes by itself, for a demonstration.
+
 Sessions are lesson 12's (session.py): a run with a session id reads the session's earlier turns from the
 store and adds its own; without one, a new session is made. The store is SQLite by default (one machine)
 or PostgreSQL by URL (several workers, several machines), so any worker can continue any session.
@@ -16,20 +20,24 @@ or PostgreSQL by URL (several workers, several machines), so any worker can cont
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..agent import AgentResult, ReActAgent
 from ..clock import Clock, fixed_clock, system_clock
-from ..events import Event
+from ..confirmation import ConfirmationGate
+from ..events import ApprovalDecided, ApprovalRequested, Event
 from ..llm_client import LlmClient, reply_timeouts
 from ..registry import ToolRegistry
+from ..safe_text import replace_lone_surrogates
 from ..session import Session
-from ..session_store import SessionStore, Turn, open_session_store
+from ..session_store import SessionStore, SessionStoreError, Turn, open_session_store
 from ..settings import load_settings
 from ..stop_rules import WallClock
+from .approvals import Approvals, PausableClock, new_gate, new_run_id
 
 DEFAULT_SESSIONS = Path.home() / ".cache" / "tinyagent" / "sessions.sqlite3"
 DEFAULT_SHOP = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"  # `ask --db` keeps a shop like this one
@@ -49,6 +57,13 @@ class ServiceConfig:
     shop_db:        the shop's SQLite file (":memory:": a fresh shop per process)
     now:            pretend it is this time (ISO), as `ask --now`; None: the real time
     model:          override TINYAGENT_MODEL (a classroom variant, say)
+    header_timeout_s: seconds a connection may take to send a request's headers (connections.py)
+    max_connections:  connections held at once; more are closed as they open
+    allowed_hosts:  without api_key, the host names answered besides localhost, 127.0.0.1 and ::1
+    approval_timeout_s: how long a refund waits for a person's yes before it is declined (approvals.py)
+    auto_approve:   say yes to every refund without asking anyone (a demonstration; printed at start)
+    resume_grace_s: how long a streamed run goes on with nobody reading it, for its client to come back with
+                    Last-Event-ID (streams.py); then it is stopped
     """
 
     max_steps: int = 10
@@ -60,6 +75,17 @@ class ServiceConfig:
     shop_db: str = str(DEFAULT_SHOP)
     now: str | None = None
     model: str | None = None
+    header_timeout_s: float = 10.0
+    max_connections: int = 512
+    allowed_hosts: tuple[str, ...] = ()
+    approval_timeout_s: float = 60.0
+    auto_approve: bool = False
+    resume_grace_s: float = 5.0
+
+    @property
+    def longest_run_s(self) -> float:
+        """How long a run may take in all: its own time, and the time a person may take to approve."""
+        return self.timeout_s + (0.0 if self.auto_approve else self.approval_timeout_s)
 
 
 class RunCancelled(Exception):  # a signal between threads, not an error the user sees
@@ -68,9 +94,13 @@ class RunCancelled(Exception):  # a signal between threads, not an error the use
 
 @dataclass
 class RunOutcome:
+    """A finished run. `turn` is its number in the session; None, with `store_error` saying why, when the
+    answer could not be stored (the run's effects stand all the same, so the client still gets its answer)."""
+
     result: AgentResult
     session_id: str
-    turn: int
+    turn: int | None
+    store_error: str = ""
 
 
 class AgentService:
@@ -97,36 +127,47 @@ class AgentService:
         self._pool = ThreadPoolExecutor(max_workers=config.max_runs, thread_name_prefix="agent-run")
         self._lock = threading.Lock()
         self.counts = {"running": 0, "finished": 0, "cancelled": 0, "failed": 0}
+        self.approvals = Approvals()
 
-    def agent(self, stream: bool) -> ReActAgent:
+    def agent(self, stream: bool, gate: ConfirmationGate | None = None,
+              clock: Callable[[], float] = time.monotonic) -> ReActAgent:
         # A fresh agent and client per run: nothing of one run (a connection, a parser state) leaks into another.
         return ReActAgent(self._llm(), self._tools(self.shop, self.clock), max_steps=self.config.max_steps,
-                          stream=stream, stop_rules=[WallClock(self.config.timeout_s)])
+                          stream=stream, stop_rules=[WallClock(self.config.timeout_s, clock=clock)], confirm=gate)
 
     def session_exists(self, session_id: str) -> bool:
         return bool(self.store.turns(session_id))
 
     def submit(self, question: str, session_id: str | None, *, stream: bool = False,
                on_event: Callable[[Event], None] | None = None,
-               cancelled: threading.Event | None = None) -> Future:
-        """Start a run in the pool; the Future holds its RunOutcome (or RunCancelled)."""
-        return self._pool.submit(self._run, question, session_id, stream, on_event, cancelled or threading.Event())
+               cancelled: threading.Event | None = None, run_id: str | None = None) -> Future:
+        """Start a run in the pool; the Future holds its RunOutcome (or RunCancelled). `run_id` names the run
+        in its approval ids (approvals.py): give a random one (new_run_id) to know them as they come."""
+        return self._pool.submit(self._run, question, session_id, stream, on_event, cancelled or threading.Event(),
+                                 run_id or new_run_id())
 
     def _run(self, question: str, session_id: str | None, stream: bool,
-             on_event: Callable[[Event], None] | None, cancelled: threading.Event) -> RunOutcome:
+             on_event: Callable[[Event], None] | None, cancelled: threading.Event, run_id: str) -> RunOutcome:
         self._count("running", +1)
         ended = "failed"
+        gate = new_gate(self.config.approval_timeout_s, self.config.auto_approve)
+        self.approvals.add(run_id, gate, question)
         try:
-            relay = _RelayingAgent(self.agent(stream), on_event, cancelled)
+            clock = PausableClock()
+            relay = _RelayingAgent(self.agent(stream, gate, clock), on_event, cancelled, clock,
+                                   lambda request_id: self.approvals.asked(run_id, request_id))
             store = _TurnRecordingStore(self.store)
             session = Session(relay, store=store, session_id=session_id)
+            self.approvals.name_session(run_id, session.id)
             result = session.ask(question)
             ended = "finished"
-            return RunOutcome(result, session.id, store.appended.number)
+            number = store.appended.number if store.appended is not None else None
+            return RunOutcome(result, session.id, number, store.error)
         except RunCancelled:
             ended = "cancelled"
             raise
         finally:
+            self.approvals.remove(run_id)
             self._count("running", -1)
             self._count(ended, +1)
 
@@ -135,7 +176,9 @@ class AgentService:
             self.counts[name] += change
 
     def close(self) -> None:
-        """Wait for the runs under way, then close the store and the shop."""
+        """Wait for the runs under way, then close the store and the shop. Runs waiting for a person's yes
+        are not waited for: their requests end as errors (nothing is done) and the runs finish."""
+        self.approvals.abandon_all("the service stopped")
         self._pool.shutdown(wait=True, cancel_futures=True)
         self.store.close()
         self.shop.close()
@@ -149,12 +192,22 @@ class _TurnRecordingStore:
     def __init__(self, store: SessionStore):
         self._store = store
         self.appended: Turn | None = None
+        self.error = ""
 
     def __getattr__(self, name: str):
         return getattr(self._store, name)
 
     def append_turn(self, session_id: str, turn: Turn) -> Turn:
-        self.appended = self._store.append_turn(session_id, turn)
+        # The run is over and its tools have run (a refund may be written): from here on nothing may fail
+        # the request, or the client would never learn what was done. Text the store cannot hold is
+        # repaired; a store that fails is reported beside the answer (RunOutcome.store_error).
+        turn = replace(turn, question=replace_lone_surrogates(turn.question),
+                       answer=replace_lone_surrogates(turn.answer), tools=replace_lone_surrogates(turn.tools))
+        try:
+            self.appended = self._store.append_turn(session_id, turn)
+        except SessionStoreError as exc:
+            self.error = str(exc).splitlines()[0]
+            return turn
         return self.appended
 
 
@@ -162,8 +215,10 @@ class _RelayingAgent:
     """The agent as a Session sees it (`run(question, history)`), reporting each event as it happens and
     stopping between two events when asked to."""
 
-    def __init__(self, agent: ReActAgent, on_event: Callable[[Event], None] | None, cancelled: threading.Event):
+    def __init__(self, agent: ReActAgent, on_event: Callable[[Event], None] | None, cancelled: threading.Event,
+                 clock: PausableClock | None = None, asked: Callable[[int], None] | None = None):
         self._agent, self._on_event, self._cancelled = agent, on_event, cancelled
+        self._clock, self._asked = clock, asked
 
     def __getattr__(self, name: str):  # lang, language_for: what a Session asks of its agent
         return getattr(self._agent, name)
@@ -171,10 +226,24 @@ class _RelayingAgent:
     def run(self, question: str, history: list[dict] | None = None) -> AgentResult:
         run = self._agent.start(question, history)
         for event in run:
+            if isinstance(event, ApprovalRequested):
+                if self._asked is not None:
+                    self._asked(event.request_id)
+                if self._clock is not None:
+                    self._clock.pause()  # the run waits for a person from here: its own time stands still
+            elif isinstance(event, ApprovalDecided) and self._clock is not None:
+                self._clock.resume()
             if self._on_event is not None:
                 self._on_event(event)
             if self._cancelled.is_set():
-                # Leaving the loop drops the run's generator, which closes a streamed reply's connection:
-                # the model stops being read now, not at the end of its reply.
+                _close_run(run)
                 raise RunCancelled
         return run.finish()
+
+
+def _close_run(run) -> None:
+    """Close an abandoned run now (`AgentRun.close`, which runs the loop's `finally` and `with` blocks: a
+    streamed reply's connection is closed and the model stops being read at once). Merely dropping it leaves
+    that to the garbage collector, and the exception that carries RunCancelled keeps the frames alive, so
+    every dropped stream held a socket open (CLOSE-WAIT) for as long as the process ran."""
+    run.close()

@@ -1,0 +1,143 @@
+"""A person's yes over HTTP: lesson 15's confirmation gate inside the service.
+
+Every run gets a `ConfirmationGate` of its own, without an `ask` callback, so a guarded tool (applyRefund)
+pauses the run: the loop yields `ApprovalRequested` (in the stream and in the trace), and the run's thread
+waits in `gate.decide()` until somebody answers or the time runs out (then it is declined, as a timeout).
+
+    POST /agent/approvals/<approval id>  {"approve": true}    answers it (false declines)
+    GET  /agent/approvals                                     what waits now, for whoever approves
+
+The approval id is the run's id (random, 128 bits, made by the app for this run) and the request's number:
+nobody can answer a request they were not shown. The routes are protected like the others (the API key,
+the host check, no cross-site requests). `--auto-approve` gives every gate a callback that says yes, for a
+demonstration with nobody at hand; the requests and decisions are still in the trace.
+
+While a run waits for a person, its own time limit (WallClock) stands still: `PausableClock`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+
+from ..confirmation import ConfirmationGate, Decision
+
+GUARDED_TOOLS = ("applyRefund",)
+BY_HTTP = "a person over HTTP"
+
+
+def new_run_id() -> str:
+    return secrets.token_urlsafe(16)
+
+
+def approval_id(run_id: str, request_id: int) -> str:
+    return f"{run_id}.{request_id}"
+
+
+def _always_yes(request) -> bool:
+    return True
+
+
+def new_gate(timeout_s: float, auto_approve: bool) -> ConfirmationGate:
+    return ConfirmationGate(GUARDED_TOOLS, ask=_always_yes if auto_approve else None, timeout_s=timeout_s)
+
+
+class PausableClock:
+    """Seconds that do not count while paused: a run's WallClock reads this, so that the minutes a person
+    takes to approve a refund are not taken from the run's own time."""
+
+    def __init__(self):
+        self._paused_at: float | None = None
+        self._paused_for = 0.0
+
+    def __call__(self) -> float:
+        now = time.monotonic()
+        paused = self._paused_for + (now - self._paused_at if self._paused_at is not None else 0.0)
+        return now - paused
+
+    def pause(self) -> None:
+        if self._paused_at is None:
+            self._paused_at = time.monotonic()
+
+    def resume(self) -> None:
+        if self._paused_at is not None:
+            self._paused_for += time.monotonic() - self._paused_at
+            self._paused_at = None
+
+
+@dataclass
+class _Waiting:
+    gate: ConfirmationGate
+    session_id: str = ""
+    question: str = ""
+    opened: dict[int, float] = field(default_factory=dict)  # request id -> when it was asked (monotonic)
+
+
+class Approvals:
+    """The gates of the runs under way, by run id; what the approval routes read and answer."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._runs: dict[str, _Waiting] = {}
+
+    def add(self, run_id: str, gate: ConfirmationGate, question: str) -> None:
+        with self._lock:
+            self._runs[run_id] = _Waiting(gate, question=question)
+
+    def name_session(self, run_id: str, session_id: str) -> None:
+        with self._lock:
+            if run_id in self._runs:
+                self._runs[run_id].session_id = session_id
+
+    def asked(self, run_id: str, request_id: int) -> None:
+        with self._lock:
+            if run_id in self._runs:
+                self._runs[run_id].opened[request_id] = time.monotonic()
+
+    def remove(self, run_id: str) -> None:
+        with self._lock:
+            self._runs.pop(run_id, None)
+
+    def pending(self) -> list[dict]:
+        """Every request waiting for an answer now, oldest run first."""
+        with self._lock:
+            runs = list(self._runs.items())
+        now, waiting = time.monotonic(), []
+        for run_id, run in runs:
+            for request in run.gate.pending:
+                asked = run.opened.get(request.id, now)
+                waiting.append({"approval_id": approval_id(run_id, request.id), "session_id": run.session_id,
+                                "question": run.question, "tool": request.tool, "input": request.input,
+                                "summary": request.summary,
+                                "seconds_left": round(max(request.timeout_s - (now - asked), 0.0), 1)})
+        return waiting
+
+    def answer(self, approval: str, approve: bool) -> Decision | None:
+        """A person's answer; the decision that stands (a later or second answer does not change it).
+        None when there is no such request (never asked, or its run is over)."""
+        run_id, _, number = approval.rpartition(".")
+        with self._lock:
+            run = self._runs.get(run_id)
+        if run is None or not number.isdigit():
+            return None
+        try:
+            return run.gate.answer(int(number), approve, by=BY_HTTP)
+        except KeyError:
+            return None
+
+    def abandon(self, run_id: str, why: str) -> None:
+        """The run's client went away (or the service stops): its open requests end as errors, so the
+        run's thread stops waiting now, and nothing is done on a yes that can no longer be reported."""
+        with self._lock:
+            run = self._runs.get(run_id)
+        if run is not None:
+            for request in run.gate.pending:
+                run.gate.cancel(request.id, why)
+
+    def abandon_all(self, why: str) -> None:
+        with self._lock:
+            run_ids = list(self._runs)
+        for run_id in run_ids:
+            self.abandon(run_id, why)

@@ -1,0 +1,156 @@
+"""The service described for programs (`GET /openapi.json`, OpenAPI 3.1) and for people (`GET /docs`).
+
+Written out by hand rather than generated: the service has a handful of routes, and each description here is
+the sentence a client needs (what to send, what comes back, which error codes). The docs page is made from the
+same document on the server, as plain HTML with its style inside: it loads nothing from elsewhere (the usual
+Swagger UI pages fetch their script from a CDN, which a classroom offline or a careful reader would not).
+"""
+
+from __future__ import annotations
+
+import html
+from importlib import metadata
+
+_ERROR = {"$ref": "#/components/schemas/Error"}
+_QUESTION = {"$ref": "#/components/schemas/Question"}
+
+
+def _errors(*statuses: int) -> dict:
+    said = {400: "the body cannot be read or lacks what it must hold (the code says which)",
+            401: "no API key, or a wrong one (only when the service has one)",
+            403: "a host name the service does not answer, or a request from another site's page",
+            404: "no such session, approval request or stream",
+            408: "the body did not arrive in time", 409: "the request was decided already",
+            413: "the body is larger than the limit", 415: "the body is not sent as application/json",
+            503: "the session store is unreachable, or the service is stopping",
+            504: "the run took longer than its time limit"}
+    return {str(status): {"description": said[status], "content": {"application/json": {"schema": _ERROR}}}
+            for status in statuses}
+
+
+def _version() -> str:
+    try:
+        return metadata.version("tinyagent")
+    except metadata.PackageNotFoundError:  # run from a source folder that was never installed
+        return "0"
+
+
+def openapi_document() -> dict:
+    """The OpenAPI 3.1 description of every route of app.py."""
+    answer = {
+        "type": "object",
+        "required": ["answer", "reason", "ok", "session_id", "turn", "rounds"],
+        "properties": {
+            "answer": {"type": "string", "description": "what the customer is told"},
+            "reason": {"type": "string", "description": "why the run ended: final_answer, fallback, max_steps, timeout, ..."},
+            "ok": {"type": "boolean", "description": "true when the run ended with a final answer"},
+            "session_id": {"type": "string", "description": "send it back to continue the conversation"},
+            "turn": {"type": ["integer", "null"], "description": "the turn's number in the session (null: not stored)"},
+            "rounds": {"type": "integer"},
+            "warning": {"type": "string", "description": "why the answer was not stored, if it was not"},
+            "trace": {"type": "object", "description": "the run's trace, as Trace.to_json() writes it"},
+        },
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "tinyagent: the shop agent as a service (lesson 19)", "version": _version(),
+                 "description": "The Bit Mall customer-service agent behind HTTP. A run that would refund an order "
+                                "waits for a person's yes (the approval routes). Without an API key only loopback "
+                                "host names are answered; a run is a POST with a JSON body and is refused from "
+                                "another site's page."},
+        "paths": {
+            "/agent/invoke": {"post": {
+                "summary": "Run the agent on a question; answer when the run is over, with its whole trace",
+                "requestBody": {"required": True, "content": {"application/json": {"schema": _QUESTION}}},
+                "responses": {"200": {"description": "the run's answer and trace",
+                                      "content": {"application/json": {"schema": answer}}},
+                              **_errors(400, 401, 403, 404, 408, 413, 415, 503, 504)}}},
+            "/agent/stream": {"post": {
+                "summary": "Run the agent on a question; its events as Server-Sent Events while it runs",
+                "description": "Blocks of `id:`, `event:` and `data:` (JSON): `start`, one per event of the loop "
+                               "(`reply_delta` while the model types, `approval_requested` with its `approval_id`), "
+                               "then `end` or `error`. Send the header Last-Event-ID to resume a dropped stream.",
+                "parameters": [{"name": "Last-Event-ID", "in": "header", "required": False,
+                                "schema": {"type": "string"}, "description": "the id of the last event read"}],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": _QUESTION}}},
+                "responses": {"200": {"description": "the events", "content": {"text/event-stream": {
+                    "schema": {"type": "string"}}}}, **_errors(400, 401, 403, 404, 408, 413, 415, 503)}}},
+            "/agent/sessions/{session_id}": {"get": {
+                "summary": "The turns of a session so far",
+                "parameters": [{"name": "session_id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "the session's turns, oldest first", "content": {
+                    "application/json": {"schema": {"type": "object"}}}}, **_errors(400, 401, 403, 404, 503)}}},
+            "/agent/approvals": {"get": {
+                "summary": "The refunds waiting for a person's yes",
+                "responses": {"200": {"description": "every request waiting now", "content": {
+                    "application/json": {"schema": {"type": "object", "properties": {
+                        "pending": {"type": "array", "items": {"type": "object"}}}}}}},
+                    **_errors(401, 403)}}},
+            "/agent/approvals/{approval_id}": {"post": {
+                "summary": "Answer a refund's approval request: approve it, or decline it",
+                "parameters": [{"name": "approval_id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["approve"], "additionalProperties": False,
+                    "properties": {"approve": {"type": "boolean"}}}}}},
+                "responses": {"200": {"description": "the decision", "content": {"application/json": {"schema": {
+                    "type": "object", "properties": {"approval_id": {"type": "string"},
+                                                     "outcome": {"type": "string"}, "by": {"type": "string"}}}}}},
+                              **_errors(400, 401, 403, 404, 409, 415)}}},
+            "/health": {"get": {"summary": "The runs under way and done in this process", "responses": {
+                "200": {"description": "the counts", "content": {"application/json": {"schema": {"type": "object"}}}},
+                **_errors(403)}}},
+            "/": {"get": {"summary": "The live trace page", "responses": {
+                "200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}}}},
+            "/docs": {"get": {"summary": "This description, as a page", "responses": {
+                "200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}}}},
+            "/openapi.json": {"get": {"summary": "This description, as OpenAPI 3.1", "responses": {
+                "200": {"description": "JSON", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
+        },
+        "components": {
+            "schemas": {
+                "Question": {"type": "object", "required": ["query"], "additionalProperties": False, "properties": {
+                    "query": {"type": "string", "minLength": 1, "maxLength": 4000,
+                              "description": "the customer's question, e.g. 帮我看看订单 88231 的快递到哪了。"},
+                    "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$",
+                                   "description": "an id an earlier answer returned, to continue that conversation"}}},
+                "Error": {"type": "object", "required": ["error"], "properties": {"error": {
+                    "type": "object", "required": ["code", "message"], "properties": {
+                        "code": {"type": "string", "description": "for programs: e.g. malformed_json, unknown_session"},
+                        "message": {"type": "string", "description": "for people: what is wrong and what to do"}}}}},
+            },
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+                                           "description": "only when the service was started with --api-key"}},
+        },
+        "security": [{}, {"bearer": []}],
+    }
+
+
+def docs_page(document: dict) -> str:
+    """The document as one HTML page: every route, what it takes and what it answers."""
+    e = html.escape
+    rows = []
+    for path, methods in document["paths"].items():
+        for method, route in methods.items():
+            parts = [(f'<section class="route"><h2><span class="method">{e(method.upper())}</span> '
+                      f'<code>{e(path)}</code></h2><p>{e(route["summary"])}</p>')]
+            if "description" in route:
+                parts.append(f"<p>{e(route['description'])}</p>")
+            body = route.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
+            if body:
+                schema = document["components"]["schemas"]["Question"] if body == _QUESTION else body
+                fields = ", ".join(f"<code>{e(name)}</code>" + ("" if name in schema.get("required", ()) else "?")
+                                   for name in schema.get("properties", {}))
+                parts.append(f"<p>Body (JSON): {fields}</p>")
+            answers = "".join(f"<li><b>{e(status)}</b> {e(reply['description'])}</li>"
+                              for status, reply in route["responses"].items())
+            parts.append(f"<ul>{answers}</ul></section>")
+            rows.append("".join(parts))
+    info = document["info"]
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{e(info["title"])}</title>'
+            '<link rel="icon" href="data:,"><style>body{font:15px/1.5 system-ui,sans-serif;max-width:900px;'
+            'margin:0 auto;padding:16px 20px;color:#1f2328}code{font-family:ui-monospace,monospace}'
+            '.route{border:1px solid #d0d7de;border-radius:8px;padding:4px 14px;margin:12px 0}'
+            '.route h2{font-size:16px}.method{color:#8250df}</style></head><body>'
+            f'<h1>{e(info["title"])}</h1><p>{e(info["description"])}</p>'
+            '<p>The same as JSON, for programs and code generators: <a href="openapi.json">openapi.json</a>.</p>'
+            + "".join(rows) + "</body></html>")

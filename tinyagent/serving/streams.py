@@ -1,0 +1,207 @@
+"""One streamed run's events as Server-Sent Events, kept so that a client whose connection dropped can come back.
+
+Each event goes out as a block with an `id:` line, `<stream id>.<n>` (n counts from 0, `start`):
+
+    id: 3q2-7wEm9P0aXcKQnVvYtA.4
+    event: tool_call
+    data: {"step": 1, "name": "queryOrder", ...}
+
+A client that loses the connection sends the same request again with the header `Last-Event-ID: <the last id it
+read>` and gets every event after that one, then the rest as it comes (what the browser's EventSource does by
+itself). The stream id is random (128 bits): only the client that read the stream can resume it.
+
+The run does not belong to one connection. When its last reader goes away, it goes on for `resume_grace_s`
+seconds (ServiceConfig) in case the client comes back; then it is asked to stop, at the next piece of the
+model's reply, and stores nothing (a refund waiting for a person is declined as an error). A finished stream
+is kept for the same few seconds, for a client that lost only its last events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import AsyncIterator
+
+from ..errors import TinyAgentError
+from ..events import ApprovalDecided, ApprovalRequested
+from .approvals import approval_id, new_run_id
+from .service import AgentService, RunCancelled
+
+log = logging.getLogger("tinyagent.serving")
+
+# A silent stream (a slow model between two pieces, a refund waiting for a person) sends a comment line this
+# often: a proxy keeps the connection open, and a client that went away is noticed at the next write.
+KEEP_ALIVE_SECONDS = 5.0
+# A run still going this long after its own time limit (WallClock, the model's reply timeout) is stuck.
+GRACE_SECONDS = 30.0
+_DONE = object()
+
+
+def sse(event: str, data: dict, event_id: str | None = None) -> str:
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+class RunStreams:
+    """The streams of one service process, by stream id: started, read, resumed, forgotten."""
+
+    def __init__(self, service: AgentService):
+        self.service = service
+        self._streams: dict[str, RunStream] = {}
+
+    def start(self, query: str, session_id: str, outcome_json) -> RunStream:
+        stream = RunStream(self, query, session_id, outcome_json)
+        self._streams[stream.id] = stream
+        return stream
+
+    def resume(self, last_event_id: str) -> tuple[RunStream, int] | None:
+        """The stream a `Last-Event-ID` names, and the number of the first event not yet read; None when
+        there is no such stream (never issued, or over and forgotten)."""
+        stream_id, _, number = last_event_id.strip().rpartition(".")
+        stream = self._streams.get(stream_id)
+        if stream is None or not number.isdigit() or int(number) >= len(stream.blocks):
+            return None
+        return stream, int(number) + 1
+
+    def forget(self, stream: RunStream) -> None:
+        self._streams.pop(stream.id, None)
+
+    def stop_all(self, why: str) -> None:
+        """The service stops: every run still streaming is asked to stop now, without a grace period."""
+        for stream in list(self._streams.values()):
+            stream._stop_run(why)
+
+
+class RunStream:
+    """A run started for a stream: its events so far (as SSE blocks), and the readers attached to it."""
+
+    def __init__(self, streams: RunStreams, query: str, session_id: str, outcome_json):
+        self._streams, self._outcome_json = streams, outcome_json
+        service = self.service = streams.service
+        self._loop = asyncio.get_running_loop()
+        self.id, self.run_id = new_run_id(), new_run_id()  # the run id is the approvals' secret, not shown here
+        self.blocks: list[str] = []
+        self.done = False
+        self.readers = 0
+        self._changed = asyncio.Event()
+        self._cancelled = threading.Event()
+        self._alone: asyncio.TimerHandle | None = None
+        self._handover_lock = threading.Lock()
+        self._handed: list = []
+        self._wake_pending = False
+        self._push("start", {"session_id": session_id, "query": query})
+        self.future = service.submit(query, session_id, stream=True, on_event=self._from_run,
+                                     cancelled=self._cancelled, run_id=self.run_id)
+        self.future.add_done_callback(lambda _: self._from_run(_DONE))
+        self._deadline = self._loop.call_later(service.config.longest_run_s + GRACE_SECONDS, self._too_long)
+
+    # -- the run's side (its thread hands each event over to the event loop) --------------------------
+    def _from_run(self, item) -> None:
+        # Events come in bursts (a fast model's pieces): they wait in a list, and the event loop is woken once
+        # per burst, not once per event (each wake-up is a write to its self-pipe and a turn of the loop).
+        with self._handover_lock:
+            self._handed.append(item)
+            if self._wake_pending:
+                return
+            self._wake_pending = True
+        with contextlib.suppress(RuntimeError):  # the loop is closing (the server stops): nobody is listening
+            self._loop.call_soon_threadsafe(self._take_handed)
+
+    def _take_handed(self) -> None:
+        with self._handover_lock:
+            items, self._handed, self._wake_pending = self._handed, [], False
+        for item in items:
+            self._take(item)
+
+    def _take(self, item) -> None:
+        if self.done:
+            return
+        if item is _DONE:
+            self._finish()
+            return
+        data = item.to_dict()
+        if isinstance(item, (ApprovalRequested, ApprovalDecided)):  # where to answer it (approvals.py)
+            data["approval_id"] = approval_id(self.run_id, item.request_id)
+        self._push(item.kind, data)
+
+    def _finish(self) -> None:
+        try:
+            outcome = self.future.result()
+        except RunCancelled:
+            outcome = None
+        except TinyAgentError as exc:
+            self._push("error", {"error": {"code": "unavailable", "message": str(exc).splitlines()[0]}})
+            outcome = None
+        except Exception as exc:
+            log.error("unexpected error in a streamed run", exc_info=exc)
+            self._push("error", {"error": {"code": "internal_error", "message": "the run failed; the log says why"}})
+            outcome = None
+        if outcome is not None:
+            self._push("end", self._outcome_json(outcome, trace=False))
+        self._close()
+
+    def _too_long(self) -> None:
+        if self.done:
+            return
+        self._stop_run("the run took too long")
+        limit = self.service.config.timeout_s
+        self._push("error", {"error": {"code": "timeout", "message": f"the run took longer than {limit:g} s and "
+                                       "was stopped"}})
+        self._close()
+
+    def _push(self, kind: str, data: dict) -> None:
+        self.blocks.append(sse(kind, data, f"{self.id}.{len(self.blocks)}"))
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()  # wakes every reader waiting for the next block
+
+    def _close(self) -> None:
+        self.done = True
+        self._deadline.cancel()
+        self._push_nothing()
+        # Kept a little longer for a client that lost only the last events, then forgotten.
+        self._loop.call_later(self.service.config.resume_grace_s, self._streams.forget, self)
+
+    def _push_nothing(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def _stop_run(self, why: str) -> None:
+        if not self.future.done():
+            self._cancelled.set()
+            self.service.approvals.abandon(self.run_id, why)
+
+    # -- a reader's side --------------------------------------------------------------------------------
+    async def events(self, first: int = 0) -> AsyncIterator[str]:
+        """The blocks from number `first` on, then each new one as it comes, until the stream ends. When the
+        client goes away, Starlette closes this generator; the last reader to go starts the grace period."""
+        self.readers += 1
+        if self._alone is not None:
+            self._alone.cancel()
+            self._alone = None
+        try:
+            sent = first
+            while True:
+                if sent < len(self.blocks):  # every block not sent yet, in one write
+                    upto = len(self.blocks)
+                    yield "".join(self.blocks[sent:upto])
+                    sent = upto
+                    continue
+                if self.done:
+                    return
+                changed = self._changed
+                try:
+                    await asyncio.wait_for(changed.wait(), KEEP_ALIVE_SECONDS)
+                except asyncio.TimeoutError:
+                    yield ": keep-alive\n\n"
+        finally:
+            self.readers -= 1
+            if self.readers == 0 and not self.done:
+                self._alone = self._loop.call_later(self.service.config.resume_grace_s, self._left_alone)
+
+    def _left_alone(self) -> None:
+        self._alone = None
+        if self.readers == 0 and not self.done:
+            self._stop_run("the client went away")
