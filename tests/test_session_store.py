@@ -329,7 +329,7 @@ def test_a_wrong_password_is_reported_without_the_password():
 
 def test_without_psycopg_the_error_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "psycopg", None)  # import psycopg now raises ImportError
-    with pytest.raises(SessionStoreError, match=r"pip install 'tinyagent\[postgres\]'"):
+    with pytest.raises(SessionStoreError, match=r"pip install -e '\.\[postgres\]' in the course folder"):
         PostgresSessionStore("postgresql://u:p@127.0.0.1:5432/db")
 
 
