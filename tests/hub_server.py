@@ -45,11 +45,12 @@ load_subconfig({config!r})
 # the test's back (tests/browser/lab.py)
 c.Spawner.environment["JUPYTERLAB_SETTINGS_DIR"] = {settings!r}
 c.JupyterHub.services.append({{"name": "room-admin", "api_token": os.environ["ROOM_ADMIN_TOKEN"]}})
-c.JupyterHub.load_roles = [{{
+c.JupyterHub.load_roles.append({{
     "name": "room-admin",
-    "scopes": ["admin:users", "admin:servers", "tokens", "access:servers", "list:users", "read:users", "read:services"],
+    "scopes": ["admin:users", "admin:servers", "tokens", "access:servers", "list:users", "read:users",
+               "read:services", "access:services!service=classroom"],
     "services": ["room-admin"],
-}}]
+}})
 """
 
 
@@ -147,11 +148,11 @@ class ClassroomHub:
         raise TimeoutError(f"JupyterHub did not answer within {self.ready_timeout:g} s:\n{self.log_tail()}")
 
     def model_answers(self) -> bool:
-        """True once the classroom model answers through the hub's proxy."""
+        """True once the classroom model answers through the hub's proxy (to the admin's token)."""
         import requests
 
         try:
-            return requests.get(f"{self.url}/services/classroom/v1/models", timeout=5).ok
+            return self.session.get(f"{self.url}/services/classroom/v1/models", timeout=5).ok
         except requests.RequestException:
             return False
 

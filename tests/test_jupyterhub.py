@@ -54,10 +54,33 @@ def lesson_06_runs(hub):
 def test_the_classroom_model_is_a_service_the_hub_routes_to(hub):
     import requests
 
-    models = requests.get(f"{hub.url}/services/classroom/v1/models", timeout=30).json()
+    ada = {"Authorization": f"Bearer {hub.tokens['ada']}"}  # as the openai client and LlmClient send it
+    models = requests.get(f"{hub.url}/services/classroom/v1/models", headers=ada, timeout=30).json()
     assert "classroom" in [m["id"] for m in models["data"]]
     service = hub.api("GET", "/services/classroom")
     assert service["command"][-4:] == ["--port", str(hub.port + 3), "--base-path", "/services/classroom"]
+
+
+def test_the_classroom_service_refuses_a_request_without_a_valid_token(hub):
+    import requests
+
+    chat = f"{hub.url}/services/classroom/v1/chat/completions"
+    body = {"model": "classroom", "messages": [{"role": "user", "content": "hi"}]}
+    # A learner's token whose scopes leave the service out: the hub knows it, the model refuses it.
+    narrow = hub.api("POST", "/users/ada/tokens", json={"note": "no model", "scopes": ["read:users!user=ada"]})
+    refused = {
+        "no token": ({}, 401),
+        "a made-up token": ({"Authorization": "Bearer 0123456789abcdef0123456789abcdef"}, 401),
+        "not a bearer token": ({"Authorization": f"Basic {hub.tokens['ada']}"}, 401),
+        "a token without the service": ({"Authorization": f"Bearer {narrow['token']}"}, 403),
+    }
+    for why, (headers, status) in refused.items():
+        for answer in (requests.post(chat, json=body, headers=headers, timeout=60),
+                       requests.get(f"{hub.url}/services/classroom/v1/models", headers=headers, timeout=60)):
+            assert answer.status_code == status, (why, answer.status_code, answer.text)
+            assert answer.json()["error"]["message"], why  # the model's own JSON error, not the proxy's
+    ok = requests.post(chat, json=body, headers={"Authorization": f"Bearer {hub.tokens['bob']}"}, timeout=60)
+    assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"]
 
 
 def test_each_learner_gets_their_own_copy_of_the_course(hub):

@@ -83,12 +83,14 @@ else:
 
 # -- 3. the classroom model, a service the hub manages and routes to ---------------------------------
 # Learners reach it through the hub's own address, http://HOST:PORT/services/classroom/v1/...; the
-# hub starts it with the hub, restarts it when it exits, and stops it with the hub.
+# hub starts it with the hub, restarts it when it exits, and stops it with the hub. It answers only
+# tokens the hub vouches for (--hub-auth): every signed-in user may use it (the "user" role below), and
+# each learner's server gets a token that may too, which its kernels send as TINYAGENT_API_KEY.
 c.JupyterHub.services = [
     {
         "name": "classroom",
         "command": [
-            sys.executable, "-m", "tinyagent", "classroom",
+            sys.executable, "-m", "tinyagent", "classroom", "--hub-auth",
             "--host", "127.0.0.1", "--port", str(MODEL_PORT), "--base-path", "/services/classroom",
         ],
         "url": f"http://127.0.0.1:{MODEL_PORT}",
@@ -97,6 +99,11 @@ c.JupyterHub.services = [
     }
 ]
 CLASSROOM_URL = f"http://{HERE_ADDRESS}:{PORT}/services/classroom/v1/chat/completions"
+USE_CLASSROOM = "access:services!service=classroom"
+# JupyterHub's default "user" role ("self": their own server and tokens) plus the classroom model.
+c.JupyterHub.load_roles = [{"name": "user", "scopes": ["self", USE_CLASSROOM]}]
+# The token a learner's server runs with (JUPYTERHUB_API_TOKEN): JupyterHub's "server" role plus the model.
+c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server", USE_CLASSROOM]
 
 # -- 4. the learners' servers --------------------------------------------------------------------------
 # SimpleLocalProcessSpawner: each learner a home folder under STATE/homes, all run as this machine's
@@ -114,6 +121,7 @@ c.Spawner.default_url = "/lab/tree/notebooks/00_welcome.ipynb"
 c.Spawner.environment = {
     "TINYAGENT_API_URL": CLASSROOM_URL,
     "TINYAGENT_MODEL": "classroom",
+    "TINYAGENT_API_KEY": lambda spawner: spawner.api_token,  # the server's own token (section 3)
     "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",  # the terminal's python
 }
 # On 2 busy cores a room's servers start slowly: wait for them rather than fail them.
