@@ -113,6 +113,17 @@ def test_a_wrong_password_does_not_sign_in(hub):
     assert "eve" not in hub.tokens
 
 
+def test_a_name_with_a_newline_or_a_control_character_does_not_sign_in(hub):
+    for name in ("ada\nteacher", "bo\x07b", "eve\x1b[2J", "zed\x00", "a" * 25, "../bob"):
+        assert hub.sign_in(name) == 403, repr(name)
+        assert name not in hub.tokens
+    # Nor can the teacher's side add one through the hub's API.
+    added = hub.session.post(f"{hub.url}/hub/api/users", json={"usernames": ["ok", "bad\nname"]}, timeout=60)
+    assert added.status_code == 400
+    names = {user["name"] for user in hub.api("GET", "/users")}
+    assert not any(set(n) - set("abcdefghijklmnopqrstuvwxyz0123456789._-") for n in names), names
+
+
 def test_a_learner_cannot_reach_another_learners_server(hub):
     import requests
     import websocket

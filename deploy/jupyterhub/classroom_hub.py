@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import requests
+from learner_names import LearnerListError, read_learners  # beside this file
 
 from tinyagent.stopping_signals import StopSignals
 
@@ -58,6 +59,12 @@ def banner(url: str) -> str:
 
 def main() -> int:
     STATE.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:  # the hub refuses a bad list too, but only in its log
+        if (STATE / "learners.txt").exists():
+            read_learners(STATE / "learners.txt")
+    except LearnerListError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     url = f"http://{'127.0.0.1' if IP in ('', '0.0.0.0', '::') else IP}:{PORT}"
     with StopSignals() as stop, open(STATE / "jupyterhub.log", "ab") as log:
         hub = subprocess.Popen(

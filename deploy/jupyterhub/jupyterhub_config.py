@@ -22,7 +22,8 @@ import secrets
 import sys
 from pathlib import Path
 
-COURSE = Path(__file__).resolve().parents[2]  # this repository: its notebooks/ are the lessons
+HERE = Path(__file__).resolve().parent
+COURSE = HERE.parents[1]  # this repository: its notebooks/ are the lessons
 VENV_BIN = Path(sys.executable).parent  # the hub runs in the course's .venv, and so do the learners
 STATE = Path(os.environ.get("TINYAGENT_HUB_STATE") or COURSE / ".hub").resolve()
 IP = os.environ.get("TINYAGENT_HUB_IP", "127.0.0.1")
@@ -32,6 +33,10 @@ PROXY_API_PORT, HUB_API_PORT, MODEL_PORT = PORT + 1, PORT + 2, PORT + 3
 HERE_ADDRESS = "127.0.0.1" if IP in ("", "0.0.0.0", "::") else IP
 
 c = get_config()  # noqa: F821 - JupyterHub defines get_config() when it loads this file
+
+sys.path.insert(0, str(HERE))  # this folder's modules: learner_names.py, ...
+from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
+from learner_names import PATTERN, LearnerListError, is_learner_name, read_learners, typed_name
 
 STATE.mkdir(mode=0o700, parents=True, exist_ok=True)
 
@@ -70,14 +75,28 @@ def _password(name: str, length: int) -> str:
 #   "ltiauthenticator.lti13.authenticator.LTI13Authenticator"   sign-in from Moodle or Canvas
 #   "pam"       this machine's Unix accounts; then use c.JupyterHub.spawner_class = "localprocess" too,
 #               so each learner's server runs as their own Unix user
-c.JupyterHub.authenticator_class = "shared-password"
+class ClassPasswordAuthenticator(SharedPasswordAuthenticator):
+    """The shared class password, for names typed without a control character (learner_names.py)."""
+
+    async def authenticate(self, handler, data):
+        if not is_learner_name(typed_name(handler, data)):
+            return None
+        return await super().authenticate(handler, data)
+
+
+c.JupyterHub.authenticator_class = ClassPasswordAuthenticator
 c.SharedPasswordAuthenticator.user_password = _password("class-password", 9)
 c.SharedPasswordAuthenticator.admin_password = _password("teacher-password", 32)
 c.Authenticator.admin_users = {"teacher"}
-# Only these names may sign in, when the teacher lists them (one a line); otherwise any name.
+# Names a person would type, and nothing else (learner_names.py), at the login form and in the API.
+c.Authenticator.username_pattern = PATTERN
+# Only these names may sign in, when the teacher lists them (one a line); otherwise any such name.
 LEARNERS = STATE / "learners.txt"
 if LEARNERS.exists():
-    c.Authenticator.allowed_users = {n.strip() for n in LEARNERS.read_text().splitlines() if n.strip()}
+    try:
+        c.Authenticator.allowed_users = read_learners(LEARNERS)
+    except LearnerListError as exc:
+        sys.exit(f"error: {exc}")  # one line, and the hub does not start on a list it would misread
 else:
     c.Authenticator.allow_all = True
 
