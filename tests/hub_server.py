@@ -6,11 +6,14 @@ for tests/test_jupyterhub.py and benchmarks/jupyterhub_room.py.
         hub.start_servers(["ada", "bob"]); hub.wait_until_ready(["ada", "bob"])
         run = run_notebook(hub, "ada", "notebooks/06_react_loop.ipynb")
 
-Everything lives in a temporary folder (the hub's state, the learners' homes); the hub gets four free
-ports in a row (see the config). A second config file loads the course's and adds one thing only: an
-API-only admin service whose token the tests use, as a teacher's script would. On exit the hub is sent
-SIGTERM (it stops the learners' servers, the classroom model and its proxy), and anything left whose
-working folder is inside the temporary folder is killed: every process the hub started works there.
+Everything lives in two temporary folders: the hub's state (root's only, as in a classroom) and the
+learners' homes. Each learner is a system account of their own, as the config makes them, named with a
+prefix of this hub's own (`t1a2b-ada`), so that the accounts of two test runs never meet and every one
+can be removed at the end. The hub gets four free ports in a row (see the config). A second config file
+loads the course's and adds one thing only: an API-only admin service whose token the tests use, as a
+teacher's script would. On exit the hub is sent SIGTERM (it stops the learners' servers, the classroom
+model and its proxy); then whatever runs as one of this hub's learner accounts or works inside either
+folder is killed, and the accounts are deleted.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "deploy" / "jupyterhub" / "jupyterhub_config.py"
 VENV_BIN = Path(sys.executable).parent
 PROXY = VENV_BIN / "configurable-http-proxy"
+RUNTIME = Path(os.environ.get("TINYAGENT_HUB_RUNTIME") or ROOT / ".venv-learners")
 
 ADMIN_CONFIG = """\
 import os
@@ -60,6 +64,10 @@ def hub_missing() -> str | None:
         return "Node.js is not installed (apt-get install nodejs npm), and the hub's proxy needs it"
     if not PROXY.exists():
         return f"no configurable-http-proxy in {VENV_BIN} (make hub-setup installs it from npm)"
+    if os.geteuid() != 0:
+        return "the hub starts each learner's server as a system account of their own, which needs root"
+    if not (RUNTIME / "bin" / "python").exists():
+        return f"no learners' runtime at {RUNTIME} (make hub-setup builds it)"
     try:
         import jupyterhub  # noqa: F401
         import websocket  # noqa: F401
@@ -94,30 +102,46 @@ def free_port_run(count: int = 4) -> int:
 class ClassroomHub:
     """The course's JupyterHub config, started in a temporary folder. Use as a context manager."""
 
-    def __init__(self, *, ready_timeout: float = 120.0):
+    def __init__(self, *, ready_timeout: float = 120.0, one_account: bool = False, runtime: Path = RUNTIME):
         self.ready_timeout = ready_timeout
+        self.one_account = one_account
+        self.runtime = runtime
         self.port = free_port_run()
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = secrets.token_hex(16)
+        self.prefix = f"t{secrets.token_hex(2)}-"  # this hub's learner accounts: t1a2b-ada, ...
         self.process: subprocess.Popen | None = None
         self.tokens: dict[str, str] = {}
+
+    def account(self, name: str) -> str:
+        """The system account learner `name`'s server runs as."""
+        return self.prefix + name
+
+    def home(self, name: str) -> Path:
+        return self.state / "homes" / name if self.one_account else self.homes / self.account(name)
 
     def __enter__(self):
         import requests
 
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"token {self.token}"
-        self.state = Path(tempfile.mkdtemp(prefix="tinyagent-hub-"))
+        self.state = Path(tempfile.mkdtemp(prefix="tinyagent-hub-"))  # 0700: the hub's alone
+        self.homes = Path(tempfile.mkdtemp(prefix="tinyagent-hub-homes-"))
+        self.homes.chmod(0o755)  # as /home: every account passes through to its own home
         config = self.state / "test_config.py"
-        settings = self.state / "lab-user-settings"
+        settings = self.homes / "lab-user-settings"  # read by every learner's JupyterLab
         for plugin, values in LAB_SETTINGS.items():
             path = settings / f"{plugin}.jupyterlab-settings"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(values))
+            path.parent.chmod(0o755)
         config.write_text(ADMIN_CONFIG.format(config=str(CONFIG), settings=str(settings)))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TINYAGENT_", "JUPYTER"))}
         env.update(TINYAGENT_HUB_STATE=str(self.state), TINYAGENT_HUB_PORT=str(self.port),
-                   ROOM_ADMIN_TOKEN=self.token)
+                   TINYAGENT_HUB_HOMES=str(self.homes), TINYAGENT_HUB_ACCOUNT_PREFIX=self.prefix,
+                   TINYAGENT_HUB_RUNTIME=str(self.runtime), ROOM_ADMIN_TOKEN=self.token)
+        if self.one_account:
+            env["TINYAGENT_HUB_ONE_ACCOUNT"] = "1"
         self.log_path = self.state / "hub.log"
         self._log = open(self.log_path, "wb")  # closed in __exit__
         self.process = subprocess.Popen(
@@ -218,18 +242,27 @@ class ClassroomHub:
         return (self.state / name).read_text().strip()
 
     def processes_of(self, name: str) -> list:
-        """The learner's processes (server and kernels): those working inside their home folder."""
+        """The learner's processes (server and kernels): those running as their account, or, on one
+        account, those working inside their home folder."""
         import psutil
 
-        home = str(self.state / "homes" / name)
+        home = str(self.home(name))
         found = []
         for process in psutil.process_iter():
             try:
-                if process.cwd() == home or process.cwd().startswith(home + os.sep):
+                if self.one_account:
+                    if process.cwd() == home or process.cwd().startswith(home + os.sep):
+                        found.append(process)
+                elif process.username() == self.account(name):
                     found.append(process)
-            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, KeyError):
                 continue
         return found
+
+    def _accounts(self) -> list[str]:
+        import pwd
+
+        return [entry.pw_name for entry in pwd.getpwall() if entry.pw_name.startswith(self.prefix)]
 
     def log_tail(self, lines: int = 40) -> str:
         try:
@@ -247,16 +280,21 @@ class ClassroomHub:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
-        for process in psutil.process_iter():  # whatever the hub left: every one worked in our folder
+        accounts = set(self._accounts())
+        folders = (str(self.state), str(self.homes))
+        for process in psutil.process_iter():  # whatever the hub left: ours by account or by folder
             try:
                 cwd = process.cwd()
-                if cwd == str(self.state) or cwd.startswith(str(self.state) + os.sep):
+                if process.username() in accounts or any(cwd == f or cwd.startswith(f + os.sep) for f in folders):
                     process.kill()
-            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, KeyError):
                 continue
+        for account in sorted(accounts):
+            subprocess.run(["userdel", "--force", account], check=False, capture_output=True, timeout=120)
         self._log.close()
         self.session.close()
         shutil.rmtree(self.state, ignore_errors=True)
+        shutil.rmtree(self.homes, ignore_errors=True)
 
 
 # -- running a notebook in a learner's kernel, through the Jupyter server API ------------------------------
