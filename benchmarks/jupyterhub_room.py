@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import threading
@@ -43,9 +44,11 @@ from tests.hub_server import ClassroomHub, hub_missing, run_notebook
 LESSON = "notebooks/06_react_loop.ipynb"
 LIMIT_S = 300.0  # "under 5 minutes"
 MiB = 1024 * 1024
+# Words in the hub's log that explain an error: a websocket closed, a process that died, a traceback.
+CLUES = ("WebSocket", "websocket", "ping timeout", "Traceback", "[E ", "ERROR", "Killed", "exited", "Timeout")
 
 
-def room(learners: int, limit_s: float = LIMIT_S) -> dict:
+def room(learners: int, limit_s: float = LIMIT_S, keep_log: Path | None = None) -> dict:
     """One room of `learners`: start their servers, run the lesson in all; return the figures."""
     names = [f"learner{i:03d}" for i in range(1, learners + 1)]
     errors: list[str] = []
@@ -92,11 +95,16 @@ def room(learners: int, limit_s: float = LIMIT_S) -> dict:
         at_limit = list(errors)
         if late:
             at_limit.append(f"{len(late)} notebooks not finished within {limit_s:.0f} s")
+        if keep_log is not None:
+            shutil.copyfile(hub.log_path, keep_log)
+        # What the hub's log (the servers' logs too) said about a dropped connection or a failed start.
+        clues = [line for line in hub.log_path.read_text(errors="replace").splitlines()
+                 if any(word in line for word in CLUES)] if at_limit else []
         service_memory = {label: (_safe(lambda p: p.memory_info().rss, p) / MiB, _safe(lambda p: sum(p.cpu_times()[:2]), p))
                           for label, p in services.items()}
     return {"learners": learners, "load_before": load_before, "servers_up_s": servers_up,
             "finished_s": None if late else max(finished.values()),
-            "errors": at_limit, "memory": memory, "cpu": cpu, "services": service_memory}
+            "errors": at_limit, "memory": memory, "cpu": cpu, "services": service_memory, "clues": clues}
 
 
 def _hub_processes(hub: ClassroomHub) -> dict:
@@ -136,6 +144,8 @@ def report(figures: dict) -> None:
     print(f"  errors             {len(figures['errors'])}   (target 0)")
     for error in figures["errors"][:5]:
         print(f"    {error}")
+    for clue in figures.get("clues", [])[:10]:
+        print(f"    hub log: {clue[:160]}")
     memory = list(figures["memory"].values())
     if memory:
         print(f"  memory a learner   {statistics.median(memory):.0f} MiB median, {max(memory):.0f} MiB max "
@@ -189,6 +199,7 @@ def main() -> int:
     parser.add_argument("--find-max", action="store_true",
                         help="search for the largest room that finishes in under 5 minutes")
     parser.add_argument("--step", type=int, default=10, help="--find-max stops when the gap is this narrow")
+    parser.add_argument("--hub-log", type=Path, help="copy the hub's log (with every server's) to this file")
     args = parser.parse_args()
     missing = hub_missing()
     if missing:
@@ -200,7 +211,7 @@ def main() -> int:
     if args.find_max:
         find_max(args.learners, args.step)
         return 0
-    figures = room(args.learners)
+    figures = room(args.learners, keep_log=args.hub_log)
     report(figures)
     return 0 if passed(figures) else 1
 

@@ -30,6 +30,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,7 +127,8 @@ class ClassroomHub:
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"token {self.token}"
         self.state = Path(tempfile.mkdtemp(prefix="tinyagent-hub-"))  # 0700: the hub's alone
-        self.homes = Path(tempfile.mkdtemp(prefix="tinyagent-hub-homes-"))
+        # Short: a kernel's socket lies in its learner's home, and such a path may be 107 bytes at most.
+        self.homes = Path(tempfile.mkdtemp(prefix="ta-homes-"))
         self.homes.chmod(0o755)  # as /home: every account passes through to its own home
         config = self.state / "test_config.py"
         settings = self.homes / "lab-user-settings"  # read by every learner's JupyterLab
@@ -215,16 +217,21 @@ class ClassroomHub:
         return signed.status_code
 
     def start_servers(self, names: list[str]) -> None:
-        """Each learner's server, started with their own token where they signed in (else as the admin)."""
+        """Each learner's server, started with their own token where they signed in (else as the admin),
+        all requested at once, as a room signing in together does: the hub answers a start only once the
+        server is up or after its slow_spawn_timeout (10 s), so one request after the other would start
+        one server after the other."""
         import requests
 
-        for name in names:
-            if name in self.tokens:
-                started = requests.post(f"{self.url}/hub/api/users/{name}/server", timeout=60,
-                                        headers={"Authorization": f"token {self.tokens[name]}"})
-                started.raise_for_status()
-            else:
-                self.api("POST", f"/users/{name}/server")
+        def start(name: str) -> None:
+            token = self.tokens.get(name, self.token)
+            started = requests.post(f"{self.url}/hub/api/users/{name}/server", timeout=120,
+                                    headers={"Authorization": f"token {token}"})
+            started.raise_for_status()
+
+        with ThreadPoolExecutor(max_workers=min(len(names), 64) or 1) as pool:
+            for done in [pool.submit(start, name) for name in names]:
+                done.result()
 
     def wait_until_ready(self, names: list[str], timeout: float = 300.0) -> None:
         deadline = time.monotonic() + timeout

@@ -135,6 +135,8 @@ def test_from_a_learners_kernel_other_learners_files_and_the_hubs_state_cannot_b
         "    except OSError as exc:\n"
         "        print(label, type(exc).__name__)\n"
         "print('uid', os.getuid())\n"
+        "import json, ipykernel.connect\n"
+        "print('kernel transport', json.load(open(ipykernel.connect.get_connection_file()))['transport'])\n"
     )
     kernel = Kernel(hub, "ada")
     run = NotebookRun()
@@ -146,6 +148,8 @@ def test_from_a_learners_kernel_other_learners_files_and_the_hubs_state_cannot_b
     seen = dict(line.rsplit(" ", 1) for line in run.text.splitlines())
     assert seen.pop("her own lesson") == "OPENED"
     assert seen.pop("uid") == str(pwd.getpwnam(hub.account("ada")).pw_uid)
+    # Unix sockets in her home, not TCP ports any account could connect to (or collide on)
+    assert seen.pop("kernel transport") == "ipc"
     assert seen == {label: "PermissionError" for label in targets if label != "her own lesson"}, seen
 
 

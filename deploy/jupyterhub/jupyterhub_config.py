@@ -175,13 +175,22 @@ else:
     c.LearnerAccountSpawner.runtime_python = str(RUNTIME / "bin" / "python")
     c.Spawner.cmd = [str(RUNTIME / "bin" / "python"), "-m", "jupyterhub.singleuser"]
     c.Spawner.args = []
-c.Spawner.args.append(f"--LabApp.app_settings_dir={LAB_SETTINGS}")
+c.Spawner.args += [
+    f"--LabApp.app_settings_dir={LAB_SETTINGS}",
+    # Server extensions the course never uses, which every learner's server would load at each start:
+    # language servers (jupyter_lsp finds none here anyway) and the classic notebook's shim.
+    "--ServerApp.jpserver_extensions=jupyter_lsp=False",
+    "--ServerApp.jpserver_extensions=notebook_shim=False",
+]
 c.Spawner.default_url = "/lab/tree/notebooks/00_welcome.ipynb"
 c.Spawner.environment = {
     "TINYAGENT_API_URL": CLASSROOM_URL,
     "TINYAGENT_MODEL": "classroom",
     "TINYAGENT_API_KEY": lambda spawner: spawner.api_token,  # the server's own token (section 3)
     "PATH": LEARNER_PATH,  # the terminal's python is the notebooks' python
+    # glibc gives each thread that allocates a memory arena of its own; a server's and a kernel's few
+    # busy threads do not need them, and a room pays for them once per learner.
+    "MALLOC_ARENA_MAX": "2",
 }
 # On 2 busy cores a room's servers start slowly: wait for them rather than fail them.
 c.Spawner.start_timeout = 300

@@ -45,7 +45,17 @@ class LearnerAccountSpawner(LocalProcessSpawner):
     def user_env(self, env):
         entry = pwd.getpwnam(self.account)
         env.update(USER=self.account, HOME=entry.pw_dir, SHELL=entry.pw_shell or "/bin/bash")
+        # The kernels' sockets (get_args) live here; a Unix socket's path may be at most 107 bytes, and
+        # ~/.local/share/jupyter/runtime/kernel-<uuid>-ipc-1 would pass that for a 24-character name.
+        env["JUPYTER_RUNTIME_DIR"] = f"{entry.pw_dir}/.run"
         return env
+
+    def get_args(self):
+        # Kernels talk to their server over Unix sockets in the learner's own folder, not over TCP ports
+        # on 127.0.0.1: in a room of 45 starting at once, two servers picked the same free port, the
+        # kernel died with "Address already in use" five restarts running and its websocket closed;
+        # and a TCP port is open to every account on the machine.
+        return [*super().get_args(), "--KernelManager.transport=ipc"]
 
     async def start(self):
         entry = await self._ensure_account()
