@@ -1,13 +1,15 @@
 """A room on JupyterHub: N learners' servers started at once, then lesson 06 run in every one at once.
 
-    .venv/bin/python benchmarks/jupyterhub_room.py [--learners 20]
+    .venv/bin/python benchmarks/jupyterhub_room.py [--learners 20] [--hub-log FILE]
     .venv/bin/python benchmarks/jupyterhub_room.py --find-max [--learners 20] [--step 10]
 
 The hub is the course's own deploy/jupyterhub/jupyterhub_config.py on loopback (tests/hub_server.py
-starts it in a temporary folder, with the proxy from npm). All N servers are requested through the hub's
-REST API together; once every one is ready, every learner runs lesson 06 top to bottom in a kernel of
-their own, all at the same time, through the Jupyter server API (a websocket per kernel, as JupyterLab
-uses), against the classroom model the hub runs as a service. Printed:
+starts it in a temporary folder, with the proxy from npm; each learner a system account of their own, so
+it runs as root). All N servers are requested through the hub's REST API together, each request in a thread
+of its own (the hub answers a start only when the server is up or after 10 s); once every one is ready,
+every learner runs lesson 06 top to bottom in a kernel of their own, all at the same time, through the
+Jupyter server API (a websocket per kernel, as JupyterLab uses), against the classroom model the hub runs
+as a service. Printed:
 
   - the time until every server is up, and until every notebook has finished (both from the moment the
     servers were requested);
@@ -15,7 +17,8 @@ uses), against the classroom model the hub runs as a service. Printed:
     stderr, or without lesson 06's refund trace (5 rounds, refund RF202606300001);
   - memory per learner: the RSS of their server and kernel together, measured as each finished (the
     kernel still running), and their CPU time; the hub, its proxy and the classroom model's memory;
-  - the load average before and after (other work on the machine slows every figure).
+  - the load average before and after (other work on the machine slows every figure);
+  - on errors, the lines of the hub's log that explain them (--hub-log keeps the whole log).
 
 --find-max searches for the largest N whose room finishes (every notebook done, no error) in under
 5 minutes: N doubles from --learners while rooms pass; then the gap between the last N that passed and
