@@ -14,6 +14,21 @@ loads the course's and adds one thing only: an API-only admin service whose toke
 teacher's script would. On exit the hub is sent SIGTERM (it stops the learners' servers, the classroom
 model and its proxy); then whatever runs as one of this hub's learner accounts or works inside either
 folder is killed, and the accounts are deleted.
+
+Why a staged course: the config refuses to start when the learners' accounts cannot reach the course's
+notebooks/, tinyagent/, their runtime (.venv-learners) or the lab settings (learner_accounts.py,
+runtime_problem), which is right for a classroom, where the teacher puts the course under /srv or /opt. A
+test run's checkout may sit where no other account can pass, though: a CI clone in a `mktemp -d` folder
+(0700) or under /root. Then, and only then, the hub stages what the learners need into a third temporary
+folder, mode 0755 (`stage_course`): copies of tinyagent/, notebooks/ and deploy/jupyterhub/ (config,
+modules, lab settings), and the learners' runtime, linked file by file (hard links, no copying of its 1 GB
+where the checkout and the temporary folder share a file system; symlinks kept, so bin/python still points
+at /usr/bin/python3 and Python finds the venv by the pyvenv.cfg beside it), with its editable install's
+finder and its scripts' #! lines pointing at the staged copies. The hub runs the staged config, so the
+learners' servers, kernels and lesson copies import the staged tinyagent (checked at staging, as `nobody`).
+The classroom's rule is not loosened and no folder outside this harness's own changes its mode. A runtime
+given explicitly (runtime=...) that lies outside the checkout is used as it is, so the hub's own check is
+still tested.
 """
 
 from __future__ import annotations
@@ -77,6 +92,64 @@ def hub_missing() -> str | None:
     return None
 
 
+COURSE_PARTS = ("tinyagent", "notebooks", "deploy/jupyterhub")
+SKIPPED = shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints", "*.pyc", "z2jh-chart")
+
+
+def course_problem() -> str | None:
+    """Why the learners' accounts could not use this checkout's course (learner_accounts.py), or None."""
+    sys.path.insert(0, str(CONFIG.parent))
+    try:
+        from learner_accounts import runtime_problem
+    finally:
+        sys.path.remove(str(CONFIG.parent))
+    return runtime_problem([ROOT / "notebooks", ROOT / "tinyagent",
+                            CONFIG.parent / "lab-settings" / "overrides.json"])
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)  # the same file, read-only to learners; fast for a 1 GB venv
+    except OSError:  # another file system
+        shutil.copy2(source, target)
+
+
+def stage_course(stage: Path, runtime: Path | None) -> Path | None:
+    """Copy what the learners need into `stage` (mode 0755, every account passes): the course's parts and,
+    if given, the learners' runtime, re-pointed at the staged copies. Returns the staged runtime."""
+    stage.chmod(0o755)
+    for part in COURSE_PARTS:
+        shutil.copytree(ROOT / part, stage / part, ignore=SKIPPED, symlinks=True)
+    if runtime is None:
+        return None
+    staged = stage / ".venv-learners"
+    # Its own __pycache__ kept: without it every learner's server would compile JupyterLab's imports anew.
+    shutil.copytree(runtime, staged, symlinks=True, copy_function=_link_or_copy)
+    site = sorted((staged / "lib").glob("python3*/site-packages"))
+    rewritten = [path for folder in site for path in folder.glob("__editable__*")]
+    rewritten += [path for path in (staged / "bin").iterdir() if path.is_file() and not path.is_symlink()]
+    for path in rewritten:
+        data = path.read_bytes()
+        if str(ROOT).encode() not in data or b"\0" in data[:1024]:
+            continue
+        data = data.replace(str(runtime.absolute()).encode(), str(staged).encode())
+        data = data.replace(str(ROOT).encode(), str(stage).encode())
+        mode = path.stat().st_mode
+        path.unlink()  # a hard link to the checkout's own file: never write through it
+        path.write_bytes(data)
+        path.chmod(mode)
+    # As an account that is not root, which tinyagent do the learners' Pythons import?
+    found = subprocess.run(
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
+         str(staged / "bin" / "python"), "-c", "import tinyagent; print(tinyagent.__file__)"],
+        cwd="/", env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, capture_output=True, text=True, timeout=120,
+        check=False)
+    if found.returncode != 0 or not found.stdout.strip().startswith(str(stage / "tinyagent")):
+        raise RuntimeError(f"the staged learners' runtime {staged} does not import the staged course:\n"
+                           f"{found.stdout}{found.stderr}")
+    return staged
+
+
 def free_port_run(count: int = 4) -> int:
     """The first of `count` consecutive free loopback ports."""
     for _ in range(200):
@@ -130,6 +203,17 @@ class ClassroomHub:
         # Short: a kernel's socket lies in its learner's home, and such a path may be 107 bytes at most.
         self.homes = Path(tempfile.mkdtemp(prefix="ta-homes-"))
         self.homes.chmod(0o755)  # as /home: every account passes through to its own home
+        self.stage: Path | None = None
+        course, runtime = CONFIG, self.runtime
+        if not self.one_account and course_problem():  # the checkout is where learners cannot go
+            self.stage = Path(tempfile.mkdtemp(prefix="ta-course-"))
+            try:
+                inside = runtime.absolute().is_relative_to(ROOT)
+                runtime = stage_course(self.stage, runtime if inside else None) or runtime
+            except BaseException:
+                self.__exit__(None, None, None)
+                raise
+            course = self.stage / CONFIG.relative_to(ROOT)
         config = self.state / "test_config.py"
         settings = self.homes / "lab-user-settings"  # read by every learner's JupyterLab
         for plugin, values in LAB_SETTINGS.items():
@@ -137,11 +221,11 @@ class ClassroomHub:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(values))
             path.parent.chmod(0o755)
-        config.write_text(ADMIN_CONFIG.format(config=str(CONFIG), settings=str(settings)))
+        config.write_text(ADMIN_CONFIG.format(config=str(course), settings=str(settings)))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TINYAGENT_", "JUPYTER"))}
         env.update(TINYAGENT_HUB_STATE=str(self.state), TINYAGENT_HUB_PORT=str(self.port),
                    TINYAGENT_HUB_HOMES=str(self.homes), TINYAGENT_HUB_ACCOUNT_PREFIX=self.prefix,
-                   TINYAGENT_HUB_RUNTIME=str(self.runtime), ROOM_ADMIN_TOKEN=self.token)
+                   TINYAGENT_HUB_RUNTIME=str(runtime), ROOM_ADMIN_TOKEN=self.token)
         if self.one_account:
             env["TINYAGENT_HUB_ONE_ACCOUNT"] = "1"
         self.log_path = self.state / "hub.log"
@@ -288,7 +372,7 @@ class ClassroomHub:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
         accounts = set(self._accounts())
-        folders = (str(self.state), str(self.homes))
+        folders = tuple(str(f) for f in (self.state, self.homes, self.stage) if f is not None)
         for process in psutil.process_iter():  # whatever the hub left: ours by account or by folder
             try:
                 cwd = process.cwd()
@@ -298,10 +382,11 @@ class ClassroomHub:
                 continue
         for account in sorted(accounts):
             subprocess.run(["userdel", "--force", account], check=False, capture_output=True, timeout=120)
-        self._log.close()
+        if getattr(self, "_log", None) is not None:
+            self._log.close()
         self.session.close()
-        shutil.rmtree(self.state, ignore_errors=True)
-        shutil.rmtree(self.homes, ignore_errors=True)
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 # -- running a notebook in a learner's kernel, through the Jupyter server API ------------------------------
