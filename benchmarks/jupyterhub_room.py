@@ -1,13 +1,15 @@
 """A room on JupyterHub: N learners' servers started at once, then lesson 06 run in every one at once.
 
-    .venv/bin/python benchmarks/jupyterhub_room.py [--learners 20]
+    .venv/bin/python benchmarks/jupyterhub_room.py [--learners 20] [--hub-log FILE]
     .venv/bin/python benchmarks/jupyterhub_room.py --find-max [--learners 20] [--step 10]
 
 The hub is the course's own deploy/jupyterhub/jupyterhub_config.py on loopback (tests/hub_server.py
-starts it in a temporary folder, with the proxy from npm). All N servers are requested through the hub's
-REST API together; once every one is ready, every learner runs lesson 06 top to bottom in a kernel of
-their own, all at the same time, through the Jupyter server API (a websocket per kernel, as JupyterLab
-uses), against the classroom model the hub runs as a service. Printed:
+starts it in a temporary folder, with the proxy from npm; each learner a system account of their own, so
+it runs as root). All N servers are requested through the hub's REST API together, each request in a thread
+of its own (the hub answers a start only when the server is up or after 10 s); once every one is ready,
+every learner runs lesson 06 top to bottom in a kernel of their own, all at the same time, through the
+Jupyter server API (a websocket per kernel, as JupyterLab uses), against the classroom model the hub runs
+as a service. Printed:
 
   - the time until every server is up, and until every notebook has finished (both from the moment the
     servers were requested);
@@ -15,7 +17,8 @@ uses), against the classroom model the hub runs as a service. Printed:
     stderr, or without lesson 06's refund trace (5 rounds, refund RF202606300001);
   - memory per learner: the RSS of their server and kernel together, measured as each finished (the
     kernel still running), and their CPU time; the hub, its proxy and the classroom model's memory;
-  - the load average before and after (other work on the machine slows every figure).
+  - the load average before and after (other work on the machine slows every figure);
+  - on errors, the lines of the hub's log that explain them (--hub-log keeps the whole log).
 
 --find-max searches for the largest N whose room finishes (every notebook done, no error) in under
 5 minutes: N doubles from --learners while rooms pass; then the gap between the last N that passed and
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import threading
@@ -43,9 +47,11 @@ from tests.hub_server import ClassroomHub, hub_missing, run_notebook
 LESSON = "notebooks/06_react_loop.ipynb"
 LIMIT_S = 300.0  # "under 5 minutes"
 MiB = 1024 * 1024
+# Words in the hub's log that explain an error: a websocket closed, a process that died, a traceback.
+CLUES = ("WebSocket", "websocket", "ping timeout", "Traceback", "[E ", "ERROR", "Killed", "exited", "Timeout")
 
 
-def room(learners: int, limit_s: float = LIMIT_S) -> dict:
+def room(learners: int, limit_s: float = LIMIT_S, keep_log: Path | None = None) -> dict:
     """One room of `learners`: start their servers, run the lesson in all; return the figures."""
     names = [f"learner{i:03d}" for i in range(1, learners + 1)]
     errors: list[str] = []
@@ -92,11 +98,16 @@ def room(learners: int, limit_s: float = LIMIT_S) -> dict:
         at_limit = list(errors)
         if late:
             at_limit.append(f"{len(late)} notebooks not finished within {limit_s:.0f} s")
+        if keep_log is not None:
+            shutil.copyfile(hub.log_path, keep_log)
+        # What the hub's log (the servers' logs too) said about a dropped connection or a failed start.
+        clues = [line for line in hub.log_path.read_text(errors="replace").splitlines()
+                 if any(word in line for word in CLUES)] if at_limit else []
         service_memory = {label: (_safe(lambda p: p.memory_info().rss, p) / MiB, _safe(lambda p: sum(p.cpu_times()[:2]), p))
                           for label, p in services.items()}
     return {"learners": learners, "load_before": load_before, "servers_up_s": servers_up,
             "finished_s": None if late else max(finished.values()),
-            "errors": at_limit, "memory": memory, "cpu": cpu, "services": service_memory}
+            "errors": at_limit, "memory": memory, "cpu": cpu, "services": service_memory, "clues": clues}
 
 
 def _hub_processes(hub: ClassroomHub) -> dict:
@@ -136,6 +147,8 @@ def report(figures: dict) -> None:
     print(f"  errors             {len(figures['errors'])}   (target 0)")
     for error in figures["errors"][:5]:
         print(f"    {error}")
+    for clue in figures.get("clues", [])[:10]:
+        print(f"    hub log: {clue[:160]}")
     memory = list(figures["memory"].values())
     if memory:
         print(f"  memory a learner   {statistics.median(memory):.0f} MiB median, {max(memory):.0f} MiB max "
@@ -189,6 +202,7 @@ def main() -> int:
     parser.add_argument("--find-max", action="store_true",
                         help="search for the largest room that finishes in under 5 minutes")
     parser.add_argument("--step", type=int, default=10, help="--find-max stops when the gap is this narrow")
+    parser.add_argument("--hub-log", type=Path, help="copy the hub's log (with every server's) to this file")
     args = parser.parse_args()
     missing = hub_missing()
     if missing:
@@ -200,7 +214,7 @@ def main() -> int:
     if args.find_max:
         find_max(args.learners, args.step)
         return 0
-    figures = room(args.learners)
+    figures = room(args.learners, keep_log=args.hub_log)
     report(figures)
     return 0 if passed(figures) else 1
 

@@ -6,11 +6,29 @@ for tests/test_jupyterhub.py and benchmarks/jupyterhub_room.py.
         hub.start_servers(["ada", "bob"]); hub.wait_until_ready(["ada", "bob"])
         run = run_notebook(hub, "ada", "notebooks/06_react_loop.ipynb")
 
-Everything lives in a temporary folder (the hub's state, the learners' homes); the hub gets four free
-ports in a row (see the config). A second config file loads the course's and adds one thing only: an
-API-only admin service whose token the tests use, as a teacher's script would. On exit the hub is sent
-SIGTERM (it stops the learners' servers, the classroom model and its proxy), and anything left whose
-working folder is inside the temporary folder is killed: every process the hub started works there.
+Everything lives in two temporary folders: the hub's state (root's only, as in a classroom) and the
+learners' homes. Each learner is a system account of their own, as the config makes them, named with a
+prefix of this hub's own (`t1a2b-ada`), so that the accounts of two test runs never meet and every one
+can be removed at the end. The hub gets four free ports in a row (see the config). A second config file
+loads the course's and adds one thing only: an API-only admin service whose token the tests use, as a
+teacher's script would. On exit the hub is sent SIGTERM (it stops the learners' servers, the classroom
+model and its proxy); then whatever runs as one of this hub's learner accounts or works inside either
+folder is killed, and the accounts are deleted.
+
+Why a staged course: the config refuses to start when the learners' accounts cannot reach the course's
+notebooks/, tinyagent/, their runtime (.venv-learners) or the lab settings (learner_accounts.py,
+runtime_problem), which is right for a classroom, where the teacher puts the course under /srv or /opt. A
+test run's checkout may sit where no other account can pass, though: a CI clone in a `mktemp -d` folder
+(0700) or under /root. Then, and only then, the hub stages what the learners need into a third temporary
+folder, mode 0755 (`stage_course`): copies of tinyagent/, notebooks/ and deploy/jupyterhub/ (config,
+modules, lab settings), and the learners' runtime, linked file by file (hard links, no copying of its 1 GB
+where the checkout and the temporary folder share a file system; symlinks kept, so bin/python still points
+at /usr/bin/python3 and Python finds the venv by the pyvenv.cfg beside it), with its editable install's
+finder and its scripts' #! lines pointing at the staged copies. The hub runs the staged config, so the
+learners' servers, kernels and lesson copies import the staged tinyagent (checked at staging, as `nobody`).
+The classroom's rule is not loosened and no folder outside this harness's own changes its mode. A runtime
+given explicitly (runtime=...) that lies outside the checkout is used as it is, so the hub's own check is
+still tested.
 """
 
 from __future__ import annotations
@@ -27,6 +45,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "deploy" / "jupyterhub" / "jupyterhub_config.py"
 VENV_BIN = Path(sys.executable).parent
 PROXY = VENV_BIN / "configurable-http-proxy"
+RUNTIME = Path(os.environ.get("TINYAGENT_HUB_RUNTIME") or ROOT / ".venv-learners")
 
 ADMIN_CONFIG = """\
 import os
@@ -45,11 +65,12 @@ load_subconfig({config!r})
 # the test's back (tests/browser/lab.py)
 c.Spawner.environment["JUPYTERLAB_SETTINGS_DIR"] = {settings!r}
 c.JupyterHub.services.append({{"name": "room-admin", "api_token": os.environ["ROOM_ADMIN_TOKEN"]}})
-c.JupyterHub.load_roles = [{{
+c.JupyterHub.load_roles.append({{
     "name": "room-admin",
-    "scopes": ["admin:users", "admin:servers", "tokens", "access:servers", "list:users", "read:users", "read:services"],
+    "scopes": ["admin:users", "admin:servers", "tokens", "access:servers", "list:users", "read:users",
+               "read:services", "access:services!service=classroom"],
     "services": ["room-admin"],
-}}]
+}})
 """
 
 
@@ -59,12 +80,74 @@ def hub_missing() -> str | None:
         return "Node.js is not installed (apt-get install nodejs npm), and the hub's proxy needs it"
     if not PROXY.exists():
         return f"no configurable-http-proxy in {VENV_BIN} (make hub-setup installs it from npm)"
+    if os.geteuid() != 0:
+        return "the hub starts each learner's server as a system account of their own, which needs root"
+    if not (RUNTIME / "bin" / "python").exists():
+        return f"no learners' runtime at {RUNTIME} (make hub-setup builds it)"
     try:
         import jupyterhub  # noqa: F401
         import websocket  # noqa: F401
     except ImportError as exc:
         return f"{exc.name} is not installed (pip install -e '.[hub]')"
     return None
+
+
+COURSE_PARTS = ("tinyagent", "notebooks", "deploy/jupyterhub")
+SKIPPED = shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints", "*.pyc", "z2jh-chart")
+
+
+def course_problem() -> str | None:
+    """Why the learners' accounts could not use this checkout's course (learner_accounts.py), or None."""
+    sys.path.insert(0, str(CONFIG.parent))
+    try:
+        from learner_accounts import runtime_problem
+    finally:
+        sys.path.remove(str(CONFIG.parent))
+    return runtime_problem([ROOT / "notebooks", ROOT / "tinyagent",
+                            CONFIG.parent / "lab-settings" / "overrides.json"])
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)  # the same file, read-only to learners; fast for a 1 GB venv
+    except OSError:  # another file system
+        shutil.copy2(source, target)
+
+
+def stage_course(stage: Path, runtime: Path | None) -> Path | None:
+    """Copy what the learners need into `stage` (mode 0755, every account passes): the course's parts and,
+    if given, the learners' runtime, re-pointed at the staged copies. Returns the staged runtime."""
+    stage.chmod(0o755)
+    for part in COURSE_PARTS:
+        shutil.copytree(ROOT / part, stage / part, ignore=SKIPPED, symlinks=True)
+    if runtime is None:
+        return None
+    staged = stage / ".venv-learners"
+    # Its own __pycache__ kept: without it every learner's server would compile JupyterLab's imports anew.
+    shutil.copytree(runtime, staged, symlinks=True, copy_function=_link_or_copy)
+    site = sorted((staged / "lib").glob("python3*/site-packages"))
+    rewritten = [path for folder in site for path in folder.glob("__editable__*")]
+    rewritten += [path for path in (staged / "bin").iterdir() if path.is_file() and not path.is_symlink()]
+    for path in rewritten:
+        data = path.read_bytes()
+        if str(ROOT).encode() not in data or b"\0" in data[:1024]:
+            continue
+        data = data.replace(str(runtime.absolute()).encode(), str(staged).encode())
+        data = data.replace(str(ROOT).encode(), str(stage).encode())
+        mode = path.stat().st_mode
+        path.unlink()  # a hard link to the checkout's own file: never write through it
+        path.write_bytes(data)
+        path.chmod(mode)
+    # As an account that is not root, which tinyagent do the learners' Pythons import?
+    found = subprocess.run(
+        ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
+         str(staged / "bin" / "python"), "-c", "import tinyagent; print(tinyagent.__file__)"],
+        cwd="/", env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, capture_output=True, text=True, timeout=120,
+        check=False)
+    if found.returncode != 0 or not found.stdout.strip().startswith(str(stage / "tinyagent")):
+        raise RuntimeError(f"the staged learners' runtime {staged} does not import the staged course:\n"
+                           f"{found.stdout}{found.stderr}")
+    return staged
 
 
 def free_port_run(count: int = 4) -> int:
@@ -93,30 +176,58 @@ def free_port_run(count: int = 4) -> int:
 class ClassroomHub:
     """The course's JupyterHub config, started in a temporary folder. Use as a context manager."""
 
-    def __init__(self, *, ready_timeout: float = 120.0):
+    def __init__(self, *, ready_timeout: float = 120.0, one_account: bool = False, runtime: Path = RUNTIME):
         self.ready_timeout = ready_timeout
+        self.one_account = one_account
+        self.runtime = runtime
         self.port = free_port_run()
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = secrets.token_hex(16)
+        self.prefix = f"t{secrets.token_hex(2)}-"  # this hub's learner accounts: t1a2b-ada, ...
         self.process: subprocess.Popen | None = None
         self.tokens: dict[str, str] = {}
+
+    def account(self, name: str) -> str:
+        """The system account learner `name`'s server runs as."""
+        return self.prefix + name
+
+    def home(self, name: str) -> Path:
+        return self.state / "homes" / name if self.one_account else self.homes / self.account(name)
 
     def __enter__(self):
         import requests
 
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"token {self.token}"
-        self.state = Path(tempfile.mkdtemp(prefix="tinyagent-hub-"))
+        self.state = Path(tempfile.mkdtemp(prefix="tinyagent-hub-"))  # 0700: the hub's alone
+        # Short: a kernel's socket lies in its learner's home, and such a path may be 107 bytes at most.
+        self.homes = Path(tempfile.mkdtemp(prefix="ta-homes-"))
+        self.homes.chmod(0o755)  # as /home: every account passes through to its own home
+        self.stage: Path | None = None
+        course, runtime = CONFIG, self.runtime
+        if not self.one_account and course_problem():  # the checkout is where learners cannot go
+            self.stage = Path(tempfile.mkdtemp(prefix="ta-course-"))
+            try:
+                inside = runtime.absolute().is_relative_to(ROOT)
+                runtime = stage_course(self.stage, runtime if inside else None) or runtime
+            except BaseException:
+                self.__exit__(None, None, None)
+                raise
+            course = self.stage / CONFIG.relative_to(ROOT)
         config = self.state / "test_config.py"
-        settings = self.state / "lab-user-settings"
+        settings = self.homes / "lab-user-settings"  # read by every learner's JupyterLab
         for plugin, values in LAB_SETTINGS.items():
             path = settings / f"{plugin}.jupyterlab-settings"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(values))
-        config.write_text(ADMIN_CONFIG.format(config=str(CONFIG), settings=str(settings)))
+            path.parent.chmod(0o755)
+        config.write_text(ADMIN_CONFIG.format(config=str(course), settings=str(settings)))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("TINYAGENT_", "JUPYTER"))}
         env.update(TINYAGENT_HUB_STATE=str(self.state), TINYAGENT_HUB_PORT=str(self.port),
-                   ROOM_ADMIN_TOKEN=self.token)
+                   TINYAGENT_HUB_HOMES=str(self.homes), TINYAGENT_HUB_ACCOUNT_PREFIX=self.prefix,
+                   TINYAGENT_HUB_RUNTIME=str(runtime), ROOM_ADMIN_TOKEN=self.token)
+        if self.one_account:
+            env["TINYAGENT_HUB_ONE_ACCOUNT"] = "1"
         self.log_path = self.state / "hub.log"
         self._log = open(self.log_path, "wb")  # closed in __exit__
         self.process = subprocess.Popen(
@@ -147,11 +258,11 @@ class ClassroomHub:
         raise TimeoutError(f"JupyterHub did not answer within {self.ready_timeout:g} s:\n{self.log_tail()}")
 
     def model_answers(self) -> bool:
-        """True once the classroom model answers through the hub's proxy."""
+        """True once the classroom model answers through the hub's proxy (to the admin's token)."""
         import requests
 
         try:
-            return requests.get(f"{self.url}/services/classroom/v1/models", timeout=5).ok
+            return self.session.get(f"{self.url}/services/classroom/v1/models", timeout=5).ok
         except requests.RequestException:
             return False
 
@@ -190,16 +301,21 @@ class ClassroomHub:
         return signed.status_code
 
     def start_servers(self, names: list[str]) -> None:
-        """Each learner's server, started with their own token where they signed in (else as the admin)."""
+        """Each learner's server, started with their own token where they signed in (else as the admin),
+        all requested at once, as a room signing in together does: the hub answers a start only once the
+        server is up or after its slow_spawn_timeout (10 s), so one request after the other would start
+        one server after the other."""
         import requests
 
-        for name in names:
-            if name in self.tokens:
-                started = requests.post(f"{self.url}/hub/api/users/{name}/server", timeout=60,
-                                        headers={"Authorization": f"token {self.tokens[name]}"})
-                started.raise_for_status()
-            else:
-                self.api("POST", f"/users/{name}/server")
+        def start(name: str) -> None:
+            token = self.tokens.get(name, self.token)
+            started = requests.post(f"{self.url}/hub/api/users/{name}/server", timeout=120,
+                                    headers={"Authorization": f"token {token}"})
+            started.raise_for_status()
+
+        with ThreadPoolExecutor(max_workers=min(len(names), 64) or 1) as pool:
+            for done in [pool.submit(start, name) for name in names]:
+                done.result()
 
     def wait_until_ready(self, names: list[str], timeout: float = 300.0) -> None:
         deadline = time.monotonic() + timeout
@@ -217,18 +333,27 @@ class ClassroomHub:
         return (self.state / name).read_text().strip()
 
     def processes_of(self, name: str) -> list:
-        """The learner's processes (server and kernels): those working inside their home folder."""
+        """The learner's processes (server and kernels): those running as their account, or, on one
+        account, those working inside their home folder."""
         import psutil
 
-        home = str(self.state / "homes" / name)
+        home = str(self.home(name))
         found = []
         for process in psutil.process_iter():
             try:
-                if process.cwd() == home or process.cwd().startswith(home + os.sep):
+                if self.one_account:
+                    if process.cwd() == home or process.cwd().startswith(home + os.sep):
+                        found.append(process)
+                elif process.username() == self.account(name):
                     found.append(process)
-            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, KeyError):
                 continue
         return found
+
+    def _accounts(self) -> list[str]:
+        import pwd
+
+        return [entry.pw_name for entry in pwd.getpwall() if entry.pw_name.startswith(self.prefix)]
 
     def log_tail(self, lines: int = 40) -> str:
         try:
@@ -246,16 +371,22 @@ class ClassroomHub:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
-        for process in psutil.process_iter():  # whatever the hub left: every one worked in our folder
+        accounts = set(self._accounts())
+        folders = tuple(str(f) for f in (self.state, self.homes, self.stage) if f is not None)
+        for process in psutil.process_iter():  # whatever the hub left: ours by account or by folder
             try:
                 cwd = process.cwd()
-                if cwd == str(self.state) or cwd.startswith(str(self.state) + os.sep):
+                if process.username() in accounts or any(cwd == f or cwd.startswith(f + os.sep) for f in folders):
                     process.kill()
-            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, KeyError):
                 continue
-        self._log.close()
+        for account in sorted(accounts):
+            subprocess.run(["userdel", "--force", account], check=False, capture_output=True, timeout=120)
+        if getattr(self, "_log", None) is not None:
+            self._log.close()
         self.session.close()
-        shutil.rmtree(self.state, ignore_errors=True)
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 # -- running a notebook in a learner's kernel, through the Jupyter server API ------------------------------

@@ -12,12 +12,18 @@ variable set), where they fail. The browser test follows the browser tests' rule
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
+import stat
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
 from tests.browser.lab import Browser, Notebook, browser_missing
-from tests.hub_server import ROOT, ClassroomHub, Kernel, hub_missing, run_notebook
+from tests.hub_server import ROOT, ClassroomHub, Kernel, NotebookRun, hub_missing, run_notebook
 
 MISSING = hub_missing()
 if MISSING and not os.environ.get("CI"):
@@ -54,18 +60,97 @@ def lesson_06_runs(hub):
 def test_the_classroom_model_is_a_service_the_hub_routes_to(hub):
     import requests
 
-    models = requests.get(f"{hub.url}/services/classroom/v1/models", timeout=30).json()
+    ada = {"Authorization": f"Bearer {hub.tokens['ada']}"}  # as the openai client and LlmClient send it
+    models = requests.get(f"{hub.url}/services/classroom/v1/models", headers=ada, timeout=30).json()
     assert "classroom" in [m["id"] for m in models["data"]]
     service = hub.api("GET", "/services/classroom")
     assert service["command"][-4:] == ["--port", str(hub.port + 3), "--base-path", "/services/classroom"]
 
 
+def test_the_classroom_service_refuses_a_request_without_a_valid_token(hub):
+    import requests
+
+    chat = f"{hub.url}/services/classroom/v1/chat/completions"
+    body = {"model": "classroom", "messages": [{"role": "user", "content": "hi"}]}
+    # A learner's token whose scopes leave the service out: the hub knows it, the model refuses it.
+    narrow = hub.api("POST", "/users/ada/tokens", json={"note": "no model", "scopes": ["read:users!user=ada"]})
+    refused = {
+        "no token": ({}, 401),
+        "a made-up token": ({"Authorization": "Bearer 0123456789abcdef0123456789abcdef"}, 401),
+        "not a bearer token": ({"Authorization": f"Basic {hub.tokens['ada']}"}, 401),
+        "a token without the service": ({"Authorization": f"Bearer {narrow['token']}"}, 403),
+    }
+    for why, (headers, status) in refused.items():
+        for answer in (requests.post(chat, json=body, headers=headers, timeout=60),
+                       requests.get(f"{hub.url}/services/classroom/v1/models", headers=headers, timeout=60)):
+            assert answer.status_code == status, (why, answer.status_code, answer.text)
+            assert answer.json()["error"]["message"], why  # the model's own JSON error, not the proxy's
+    ok = requests.post(chat, json=body, headers={"Authorization": f"Bearer {hub.tokens['bob']}"}, timeout=60)
+    assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"]
+
+
 def test_each_learner_gets_their_own_copy_of_the_course(hub):
-    assert sorted(p.name for p in (hub.state / "homes").iterdir()) == LEARNERS
     for name in LEARNERS:
-        copied = hub.state / "homes" / name / "notebooks"
+        copied = hub.home(name) / "notebooks"
         assert (copied / "00_welcome.ipynb").read_bytes() == (COURSE / "00_welcome.ipynb").read_bytes()
         assert (copied / "solutions" / "06_react_loop.ipynb").exists()
+        # made by the learner's own account: theirs to edit, nobody else's to read
+        account = pwd.getpwnam(hub.account(name))
+        assert {p.stat().st_uid for p in [copied, *copied.rglob("*")]} == {account.pw_uid}
+
+
+def test_each_learner_is_a_system_account_of_their_own_and_the_hubs_state_is_roots(hub):
+    uids = set()
+    for name in LEARNERS:
+        account = pwd.getpwnam(hub.account(name))
+        assert account.pw_uid != 0 and account.pw_dir == str(hub.home(name))
+        home = hub.home(name).stat()
+        assert (home.st_uid, stat.S_IMODE(home.st_mode)) == (account.pw_uid, 0o700)
+        servers = hub.processes_of(name)
+        assert servers and {p.uids().real for p in servers} == {account.pw_uid}
+        uids.add(account.pw_uid)
+    assert len(uids) == len(LEARNERS)
+    state = hub.state.stat()
+    assert (state.st_uid, stat.S_IMODE(state.st_mode)) == (0, 0o700)
+
+
+def test_from_a_learners_kernel_other_learners_files_and_the_hubs_state_cannot_be_opened(hub):
+    # What ada's code tries: bob's lesson and folder, and everything the hub keeps (its database, its
+    # cookie secret, the teacher's and the class password); and, to show the probe works, her own lesson.
+    targets = {
+        "bob's lesson": hub.home("bob") / "notebooks" / "00_welcome.ipynb",
+        "bob's folder": hub.home("bob"),
+        "teacher password": hub.state / "teacher-password",
+        "class password": hub.state / "class-password",
+        "cookie secret": hub.state / "cookie_secret",
+        "hub database": hub.state / "jupyterhub.sqlite",
+        "her own lesson": hub.home("ada") / "notebooks" / "00_welcome.ipynb",
+    }
+    probe = (
+        "import os\n"
+        f"for label, path in {[(k, str(v)) for k, v in targets.items()]!r}:\n"
+        "    try:\n"
+        "        os.listdir(path) if os.path.isdir(path) else open(path, 'rb').read(1)\n"
+        "        print(label, 'OPENED')\n"
+        "    except OSError as exc:\n"
+        "        print(label, type(exc).__name__)\n"
+        "print('uid', os.getuid())\n"
+        "import json, ipykernel.connect\n"
+        "print('kernel transport', json.load(open(ipykernel.connect.get_connection_file()))['transport'])\n"
+    )
+    kernel = Kernel(hub, "ada")
+    run = NotebookRun()
+    try:
+        kernel.execute(probe, run)
+    finally:
+        kernel.close()
+    assert run.errors == [] and run.stderr == [], (run.errors, run.stderr)
+    seen = dict(line.rsplit(" ", 1) for line in run.text.splitlines())
+    assert seen.pop("her own lesson") == "OPENED"
+    assert seen.pop("uid") == str(pwd.getpwnam(hub.account("ada")).pw_uid)
+    # Unix sockets in her home, not TCP ports any account could connect to (or collide on)
+    assert seen.pop("kernel transport") == "ipc"
+    assert seen == {label: "PermissionError" for label in targets if label != "her own lesson"}, seen
 
 
 def test_lesson_06_runs_in_each_learners_kernel_against_the_hub_service(hub, lesson_06_runs):
@@ -90,6 +175,17 @@ def test_a_wrong_password_does_not_sign_in(hub):
     assert "eve" not in hub.tokens
 
 
+def test_a_name_with_a_newline_or_a_control_character_does_not_sign_in(hub):
+    for name in ("ada\nteacher", "bo\x07b", "eve\x1b[2J", "zed\x00", "a" * 25, "../bob"):
+        assert hub.sign_in(name) == 403, repr(name)
+        assert name not in hub.tokens
+    # Nor can the teacher's side add one through the hub's API.
+    added = hub.session.post(f"{hub.url}/hub/api/users", json={"usernames": ["ok", "bad\nname"]}, timeout=60)
+    assert added.status_code == 400
+    names = {user["name"] for user in hub.api("GET", "/users")}
+    assert not any(set(n) - set("abcdefghijklmnopqrstuvwxyz0123456789._-") for n in names), names
+
+
 def test_a_learner_cannot_reach_another_learners_server(hub):
     import requests
     import websocket
@@ -111,6 +207,39 @@ def test_a_learner_cannot_reach_another_learners_server(hub):
         assert refused.value.status_code == 403
     finally:
         bobs.close()
+
+
+# -- the hub's own checks at start, each with a hub of its own ----------------------------------------------
+def test_a_learners_runtime_other_accounts_cannot_use_stops_the_hub_with_one_line():
+    if MISSING:
+        pytest.fail(f"the JupyterHub tests need this in CI: {MISSING}", pytrace=False)
+    # As the course's .venv under /root is: a Python behind a folder only root may enter.
+    private = Path(tempfile.mkdtemp(prefix="tinyagent-private-"))  # mode 0700
+    try:
+        hidden = private / "venv"
+        (hidden / "bin").mkdir(parents=True)
+        (hidden / "bin" / "python").symlink_to(sys.executable)
+        with pytest.raises(RuntimeError) as stopped, ClassroomHub(runtime=hidden):
+            pass
+    finally:
+        shutil.rmtree(private)
+    lines = [line for line in str(stopped.value).splitlines() if line.startswith("error:")]
+    assert lines == [(f"error: the learners' accounts cannot use the course: other accounts cannot reach "
+                      f"{hidden / 'bin' / 'python'}: {private} is mode 0700; put the course where every account "
+                      "can read it (for example under /opt or /srv), or set TINYAGENT_HUB_ONE_ACCOUNT=1")], lines
+
+
+def test_the_one_account_trial_says_what_it_gives_away_and_does_it():
+    if MISSING:
+        pytest.fail(f"the JupyterHub tests need this in CI: {MISSING}", pytrace=False)
+    with ClassroomHub(one_account=True) as trial:
+        assert "a trial on one account: every learner's server runs as root, so any learner can read every " \
+            "other learner's files and the teacher's password" in trial.log_path.read_text()
+        assert trial.sign_in("solo") == 302
+        trial.start_servers(["solo"])
+        trial.wait_until_ready(["solo"])
+        assert {p.uids().real for p in trial.processes_of("solo")} == {0}
+        assert not any(e.pw_name == trial.account("solo") for e in pwd.getpwall())
 
 
 # -- a learner in the browser ------------------------------------------------------------------------------

@@ -168,7 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     room = commands.add_parser("classroom", help="serve the classroom model for a room")
     room.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 for the whole LAN)")
     room.add_argument("--port", type=int, default=8000)
-    room.add_argument("--api-key", help="require this key from clients (default: none)")
+    keys = room.add_mutually_exclusive_group()
+    keys.add_argument("--api-key", help="require this key from clients (default: none)")
+    keys.add_argument("--hub-auth", action="store_true", help="as a JupyterHub service: serve only tokens "
+                      "the hub accepts for this service (deploy/jupyterhub/)")
     room.add_argument("--base-path", default="", help="a prefix a proxy adds to every path, e.g. "
                       "/services/classroom behind JupyterHub (default: none)")
 
@@ -471,7 +474,7 @@ def _classroom(args: argparse.Namespace) -> int:
     from .classroom.server import serve_room
 
     try:
-        serve_room(args.host, args.port, api_key=args.api_key, base_path=args.base_path)
+        serve_room(args.host, args.port, api_key=args.api_key, base_path=args.base_path, hub_auth=args.hub_auth)
     except TinyAgentError as exc:  # a host or port it cannot listen on
         print(f"error: {exc}", file=sys.stderr)
         return 2

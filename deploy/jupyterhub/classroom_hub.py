@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 
 import requests
+from learner_accounts import runtime_problem  # beside this file
+from learner_names import LearnerListError, read_learners
 
 from tinyagent.server_signals import StopSignals
 
@@ -26,6 +28,10 @@ COURSE = HERE.parents[1]
 STATE = Path(os.environ.get("TINYAGENT_HUB_STATE") or COURSE / ".hub").resolve()
 IP = os.environ.get("TINYAGENT_HUB_IP", "127.0.0.1")
 PORT = int(os.environ.get("TINYAGENT_HUB_PORT", "8000"))
+HOMES = Path(os.environ.get("TINYAGENT_HUB_HOMES") or "/home")
+RUNTIME = Path(os.environ.get("TINYAGENT_HUB_RUNTIME") or COURSE / ".venv-learners").absolute()
+PREFIX = os.environ.get("TINYAGENT_HUB_ACCOUNT_PREFIX", "jupyter-")
+ONE_ACCOUNT = os.environ.get("TINYAGENT_HUB_ONE_ACCOUNT") == "1"
 READY_TIMEOUT_S = 120
 
 
@@ -51,13 +57,34 @@ def banner(url: str) -> str:
         f"and adds, removes, starts and stops learners at {url}/hub/admin.",
         "",
         reach,
-        f"Passwords, the learners' folders and the log are in {STATE}.",
+        (f"TRIAL ON ONE ACCOUNT (TINYAGENT_HUB_ONE_ACCOUNT=1): every learner's server runs as this account, so "
+         f"any learner can read the others' files and these passwords. Learners' folders: {STATE / 'homes'}."
+         if ONE_ACCOUNT else
+         f"Each learner's server runs as a system account of their own, {PREFIX}NAME, home {HOMES}/{PREFIX}NAME."),
+        f"Passwords and the log are in {STATE} (root's only).",
         "Press Ctrl-C to stop (every learner's server stops too; their files stay).",
     ])
 
 
 def main() -> int:
     STATE.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:  # the hub refuses a bad list too, but only in its log
+        if (STATE / "learners.txt").exists():
+            read_learners(STATE / "learners.txt")
+    except LearnerListError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not ONE_ACCOUNT:  # the hub checks these too, but says so only in its log
+        if os.geteuid() != 0:
+            print("error: run it as root, so that each learner's server runs as their own account (for a "
+                  "trial on one account, where learners can read each other's files, set "
+                  "TINYAGENT_HUB_ONE_ACCOUNT=1)", file=sys.stderr)
+            return 2
+        problem = runtime_problem([RUNTIME / "bin" / "python", COURSE / "notebooks", COURSE / "tinyagent",
+                                   HERE / "lab-settings" / "overrides.json"])
+        if problem:
+            print(f"error: the learners' accounts cannot use the course: {problem}", file=sys.stderr)
+            return 2
     url = f"http://{'127.0.0.1' if IP in ('', '0.0.0.0', '::') else IP}:{PORT}"
     with StopSignals() as stop, open(STATE / "jupyterhub.log", "ab") as log:
         hub = subprocess.Popen(

@@ -8,23 +8,34 @@
 #      with your school's sign-in: see "Sign-in" below);
 #   3. the classroom model runs as a service of the hub: the hub starts it, restarts it if it dies, and its
 #      proxy routes /services/classroom/ to it;
-#   4. every learner gets a JupyterLab server running this course's Python (the .venv the hub runs in),
-#      with TINYAGENT_API_URL and TINYAGENT_MODEL set to that service, and their own copy of notebooks/.
+#   4. every learner gets a system account of their own and a JupyterLab server running as it, with the
+#      learners' Python (RUNTIME), TINYAGENT_API_URL and TINYAGENT_MODEL set to that service, and their own
+#      copy of notebooks/.
 #
 # Settings come from the environment, so the same file serves the make target, the tests and a teacher:
 #   TINYAGENT_HUB_IP      address to listen on (default 127.0.0.1)
 #   TINYAGENT_HUB_PORT    the page learners open (default 8000); the next three ports are the proxy's
 #                         API, the hub's API and the classroom model
-#   TINYAGENT_HUB_STATE   folder for the hub's database, secrets and the learners' homes (default: .hub/)
+#   TINYAGENT_HUB_STATE   folder for the hub's database, secrets and log, root's only (default: .hub/)
+#   TINYAGENT_HUB_HOMES   where the learners' accounts get their homes (default /home)
+#   TINYAGENT_HUB_RUNTIME the learners' Python environment (default .venv-learners, from make hub-setup)
+#   TINYAGENT_HUB_ACCOUNT_PREFIX   system account name = this + learner name (default jupyter-)
+#   TINYAGENT_HUB_ONE_ACCOUNT=1    a trial: every learner's server runs as the hub's account (section 4)
 
 import os
+import pwd
 import secrets
 import sys
 from pathlib import Path
 
-COURSE = Path(__file__).resolve().parents[2]  # this repository: its notebooks/ are the lessons
-VENV_BIN = Path(sys.executable).parent  # the hub runs in the course's .venv, and so do the learners
+HERE = Path(__file__).resolve().parent
+COURSE = HERE.parents[1]  # this repository: its notebooks/ are the lessons
+VENV_BIN = Path(sys.executable).parent  # the hub runs in the course's .venv
 STATE = Path(os.environ.get("TINYAGENT_HUB_STATE") or COURSE / ".hub").resolve()
+HOMES = Path(os.environ.get("TINYAGENT_HUB_HOMES") or "/home")
+# Not resolved: a venv's bin/python is a link to the interpreter, and must be run through the venv.
+RUNTIME = Path(os.environ.get("TINYAGENT_HUB_RUNTIME") or COURSE / ".venv-learners").absolute()
+ONE_ACCOUNT = os.environ.get("TINYAGENT_HUB_ONE_ACCOUNT") == "1"
 IP = os.environ.get("TINYAGENT_HUB_IP", "127.0.0.1")
 PORT = int(os.environ.get("TINYAGENT_HUB_PORT", "8000"))
 PROXY_API_PORT, HUB_API_PORT, MODEL_PORT = PORT + 1, PORT + 2, PORT + 3
@@ -33,7 +44,15 @@ HERE_ADDRESS = "127.0.0.1" if IP in ("", "0.0.0.0", "::") else IP
 
 c = get_config()  # noqa: F821 - JupyterHub defines get_config() when it loads this file
 
+sys.path.insert(0, str(HERE))  # this folder's modules: learner_names.py, ...
+from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
+from learner_accounts import LearnerAccountSpawner, runtime_problem
+from learner_names import PATTERN, LearnerListError, is_learner_name, read_learners, typed_name
+
+from tinyagent.lesson_copies import copy_new_lessons
+
 STATE.mkdir(mode=0o700, parents=True, exist_ok=True)
+STATE.chmod(0o700)  # the passwords, the cookie secret and the database: the hub's alone
 
 # -- 1. where it listens, where it keeps its state -------------------------------------------------
 c.JupyterHub.bind_url = f"http://[{IP}]:{PORT}" if ":" in IP else f"http://{IP}:{PORT}"
@@ -60,35 +79,51 @@ def _password(name: str, length: int) -> str:
 # The default is for a trial run: learners sign in with any name they choose and the class password;
 # `teacher` signs in with the teacher password and gets the admin page (/hub/admin: add or remove
 # learners, start and stop their servers). Anyone who has the class password can sign in as any
-# learner, and every learner's server runs as this machine's account (next section), so use it only
-# with people you trust, on loopback or a classroom network.
+# learner (and so open that learner's files), so use it with a class you trust, on loopback or a
+# classroom network; each learner's own account (section 4) keeps them out of the others' files and
+# the hub's state only as long as nobody signs in under another's name.
 #
 # Sign-in, the teacher's choice: set c.JupyterHub.authenticator_class to
 #   "native"    learners sign up with their own password, the teacher approves them
 #               (pip install jupyterhub-nativeauthenticator)
 #   "github", "google", "generic-oauth", ...   the school's accounts (pip install oauthenticator)
 #   "ltiauthenticator.lti13.authenticator.LTI13Authenticator"   sign-in from Moodle or Canvas
-#   "pam"       this machine's Unix accounts; then use c.JupyterHub.spawner_class = "localprocess" too,
-#               so each learner's server runs as their own Unix user
-c.JupyterHub.authenticator_class = "shared-password"
+#   "pam"       this machine's Unix accounts (then set LearnerAccountSpawner.account_prefix = "")
+class ClassPasswordAuthenticator(SharedPasswordAuthenticator):
+    """The shared class password, for names typed without a control character (learner_names.py)."""
+
+    async def authenticate(self, handler, data):
+        if not is_learner_name(typed_name(handler, data)):
+            return None
+        return await super().authenticate(handler, data)
+
+
+c.JupyterHub.authenticator_class = ClassPasswordAuthenticator
 c.SharedPasswordAuthenticator.user_password = _password("class-password", 9)
 c.SharedPasswordAuthenticator.admin_password = _password("teacher-password", 32)
 c.Authenticator.admin_users = {"teacher"}
-# Only these names may sign in, when the teacher lists them (one a line); otherwise any name.
+# Names a person would type, and nothing else (learner_names.py), at the login form and in the API.
+c.Authenticator.username_pattern = PATTERN
+# Only these names may sign in, when the teacher lists them (one a line); otherwise any such name.
 LEARNERS = STATE / "learners.txt"
 if LEARNERS.exists():
-    c.Authenticator.allowed_users = {n.strip() for n in LEARNERS.read_text().splitlines() if n.strip()}
+    try:
+        c.Authenticator.allowed_users = read_learners(LEARNERS)
+    except LearnerListError as exc:
+        sys.exit(f"error: {exc}")  # one line, and the hub does not start on a list it would misread
 else:
     c.Authenticator.allow_all = True
 
 # -- 3. the classroom model, a service the hub manages and routes to ---------------------------------
 # Learners reach it through the hub's own address, http://HOST:PORT/services/classroom/v1/...; the
-# hub starts it with the hub, restarts it when it exits, and stops it with the hub.
+# hub starts it with the hub, restarts it when it exits, and stops it with the hub. It answers only
+# tokens the hub vouches for (--hub-auth): every signed-in user may use it (the "user" role below), and
+# each learner's server gets a token that may too, which its kernels send as TINYAGENT_API_KEY.
 c.JupyterHub.services = [
     {
         "name": "classroom",
         "command": [
-            sys.executable, "-m", "tinyagent", "classroom",
+            sys.executable, "-m", "tinyagent", "classroom", "--hub-auth",
             "--host", "127.0.0.1", "--port", str(MODEL_PORT), "--base-path", "/services/classroom",
         ],
         "url": f"http://127.0.0.1:{MODEL_PORT}",
@@ -97,36 +132,66 @@ c.JupyterHub.services = [
     }
 ]
 CLASSROOM_URL = f"http://{HERE_ADDRESS}:{PORT}/services/classroom/v1/chat/completions"
+USE_CLASSROOM = "access:services!service=classroom"
+# JupyterHub's default "user" role ("self": their own server and tokens) plus the classroom model.
+c.JupyterHub.load_roles = [{"name": "user", "scopes": ["self", USE_CLASSROOM]}]
+# The token a learner's server runs with (JUPYTERHUB_API_TOKEN): JupyterHub's "server" role plus the model.
+c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server", USE_CLASSROOM]
 
 # -- 4. the learners' servers --------------------------------------------------------------------------
-# SimpleLocalProcessSpawner: each learner a home folder under STATE/homes, all run as this machine's
-# account (no isolation between learners' files: see the warning in section 2; for that, use "pam" with
-# "localprocess", or containers: DockerSpawner, or Zero to JupyterHub in z2jh-values.yaml).
-c.JupyterHub.spawner_class = "simple"
-c.SimpleLocalProcessSpawner.home_dir_template = str(STATE / "homes" / "{username}")
-c.Spawner.cmd = [sys.executable, "-m", "jupyterhub.singleuser"]  # the course's Python, whatever PATH says
-c.Spawner.args = [
-    "--allow-root",  # a hub run as root (containers, classroom machines) spawns as root
-    # JupyterLab's defaults for the room (lab-settings/overrides.json): no news or update checks online
-    f"--LabApp.app_settings_dir={Path(__file__).resolve().parent / 'lab-settings'}",
+# Each learner a system account of their own, as The Littlest JupyterHub does (learner_accounts.py):
+# `jupyter-NAME`, made on their first start, home HOMES/jupyter-NAME (mode 0700), their server and kernels
+# running as that account, so they can open neither another learner's files nor STATE. Their Python is
+# RUNTIME (`make hub-setup` builds it from /usr/bin/python3: the course's own .venv may sit where other
+# accounts cannot go, such as under /root). A trial on one account only, where every learner can read
+# every other's files and the teacher's password, needs TINYAGENT_HUB_ONE_ACCOUNT=1.
+LEARNER_PATH = f"{RUNTIME / 'bin'}{os.pathsep}/usr/local/bin{os.pathsep}/usr/bin{os.pathsep}/bin"
+LAB_SETTINGS = HERE / "lab-settings"  # JupyterLab's defaults for the room: no news or update checks online
+if ONE_ACCOUNT:
+    print(f"tinyagent hub: TINYAGENT_HUB_ONE_ACCOUNT=1, a trial on one account: every learner's server runs as "
+          f"{pwd.getpwuid(os.geteuid()).pw_name}, so any learner can read every other learner's files and "
+          f"the teacher's password in {STATE}. Never for a real class.", file=sys.stderr, flush=True)
+    c.JupyterHub.spawner_class = "simple"
+    c.SimpleLocalProcessSpawner.home_dir_template = str(STATE / "homes" / "{username}")
+    c.Spawner.cmd = [sys.executable, "-m", "jupyterhub.singleuser"]  # the hub's own Python
+    LEARNER_PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
+    c.Spawner.args = ["--allow-root"]  # a hub run as root (a container) spawns as root
+    c.Spawner.pre_spawn_hook = lambda spawner: spawner.log.info(
+        "%s: %d new course files copied", spawner.user.name,
+        len(copy_new_lessons(COURSE / "notebooks", Path(spawner.home_dir) / "notebooks")))
+else:
+    if os.geteuid() != 0:
+        sys.exit("error: the hub must run as root to start each learner's server as their own account; "
+                 "for a trial on one account, set TINYAGENT_HUB_ONE_ACCOUNT=1 (learners can then read each "
+                 "other's files and the hub's passwords)")
+    problem = runtime_problem([RUNTIME / "bin" / "python", COURSE / "notebooks", COURSE / "tinyagent",
+                               LAB_SETTINGS / "overrides.json"])
+    if problem:
+        sys.exit(f"error: the learners' accounts cannot use the course: {problem}")
+    c.JupyterHub.spawner_class = LearnerAccountSpawner
+    c.LearnerAccountSpawner.account_prefix = os.environ.get("TINYAGENT_HUB_ACCOUNT_PREFIX", "jupyter-")
+    c.LearnerAccountSpawner.homes = str(HOMES)
+    c.LearnerAccountSpawner.course_notebooks = str(COURSE / "notebooks")
+    c.LearnerAccountSpawner.runtime_python = str(RUNTIME / "bin" / "python")
+    c.Spawner.cmd = [str(RUNTIME / "bin" / "python"), "-m", "jupyterhub.singleuser"]
+    c.Spawner.args = []
+c.Spawner.args += [
+    f"--LabApp.app_settings_dir={LAB_SETTINGS}",
+    # Server extensions the course never uses, which every learner's server would load at each start:
+    # language servers (jupyter_lsp finds none here anyway) and the classic notebook's shim.
+    "--ServerApp.jpserver_extensions=jupyter_lsp=False",
+    "--ServerApp.jpserver_extensions=notebook_shim=False",
 ]
 c.Spawner.default_url = "/lab/tree/notebooks/00_welcome.ipynb"
 c.Spawner.environment = {
     "TINYAGENT_API_URL": CLASSROOM_URL,
     "TINYAGENT_MODEL": "classroom",
-    "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",  # the terminal's python
+    "TINYAGENT_API_KEY": lambda spawner: spawner.api_token,  # the server's own token (section 3)
+    "PATH": LEARNER_PATH,  # the terminal's python is the notebooks' python
+    # glibc gives each thread that allocates a memory arena of its own; a server's and a kernel's few
+    # busy threads do not need them, and a room pays for them once per learner.
+    "MALLOC_ARENA_MAX": "2",
 }
 # On 2 busy cores a room's servers start slowly: wait for them rather than fail them.
 c.Spawner.start_timeout = 300
 c.Spawner.http_timeout = 300
-
-
-def copy_lessons(spawner) -> None:
-    """Before each start: the course's notebooks the learner does not have yet (tinyagent/lesson_copies.py)."""
-    from tinyagent.lesson_copies import copy_new_lessons
-
-    copied = copy_new_lessons(COURSE / "notebooks", Path(spawner.home_dir) / "notebooks")
-    spawner.log.info("%s: %d new course files copied", spawner.user.name, len(copied))
-
-
-c.Spawner.pre_spawn_hook = copy_lessons

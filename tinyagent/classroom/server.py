@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import pairwise
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from ..background_server import BackgroundServer
@@ -52,6 +53,9 @@ from ..server_signals import StopSignals
 from ..streamed_stops import StopCutter
 from .reply import Reply
 from .tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
+
+if TYPE_CHECKING:
+    from .hub_tokens import HubTokens
 
 Responder = Callable[[dict], Reply]
 
@@ -698,6 +702,11 @@ class _Handler(BaseHTTPRequestHandler):
         return b"".join(parts)
 
     def _check_key(self) -> None:
+        if self.room.hub_tokens is not None:
+            refused = self.room.hub_tokens.check(self.headers.get("Authorization", ""))
+            if refused is not None:
+                raise ApiError(refused.status, refused.message, code=refused.code)
+            return
         if self.room.api_key is None:
             return
         sent = self.headers.get("Authorization", "")
@@ -1068,6 +1077,8 @@ class ClassroomServer(BackgroundServer):
             requests.post(server.chat_url, json={"model": "classroom", "messages": [...]})
 
     api_key:     when set, requests must send `Authorization: Bearer <api_key>` (else 401)
+    hub_tokens:  when set (a hub_tokens.HubTokens), requests must send a token the JupyterHub running
+                 this service accepts (else 401, or 403 for a token without access to it)
     responder:   request dict -> Reply; defaults to the classroom model (`behaviour.respond`)
     models:      model name -> description, for /v1/models and for checking `model`
     verbose:     log each request to stderr (off by default: notebooks compare stderr)
@@ -1103,6 +1114,7 @@ class ClassroomServer(BackgroundServer):
         prefill_tokens_per_second: float | None = None,
         answer_cache_bytes: int = 16 * 1024 * 1024,
         base_path: str = "",
+        hub_tokens: HubTokens | None = None,
     ):
         # The classroom model is a pure function of the request, so a room that runs the same
         # notebook cells gets the same answers from memory. An injected responder may keep state:
@@ -1118,6 +1130,7 @@ class ClassroomServer(BackgroundServer):
             models = {DEFAULT_MODEL: "a responder given to ClassroomServer"}
         self.host = host
         self.api_key = api_key
+        self.hub_tokens = hub_tokens
         self.responder = responder
         self.models = dict(models)
         self.verbose = verbose
@@ -1223,15 +1236,22 @@ def _stop_room() -> None:
 
 def serve_room(
     host: str = "127.0.0.1", port: int = 8000, api_key: str | None = None, verbose: bool = True,
-    base_path: str = "",
+    base_path: str = "", hub_auth: bool = False,
 ) -> None:
     """Run one classroom model for a whole room, in the foreground, until Ctrl-C (SIGINT) or SIGTERM.
 
     Prints what it is and the three `.env` lines each learner needs to use it, and one line on
-    stderr when it stops. A host or port it cannot listen on raises ServerAddressError.
+    stderr when it stops. A host or port it cannot listen on raises ServerAddressError. With `hub_auth`,
+    only tokens the JupyterHub running this as a service accepts are served (hub_tokens.py).
     """
+    hub_tokens = None
+    if hub_auth:
+        from .hub_tokens import HubTokens
+
+        hub_tokens = HubTokens()
     with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost
-        room = ClassroomServer(host, port, api_key=api_key, verbose=verbose, base_path=base_path)
+        room = ClassroomServer(host, port, api_key=api_key, verbose=verbose, base_path=base_path,
+                               hub_tokens=hub_tokens)
         _print_banner(room, host, api_key)
         stopped_by = room.serve_forever(stop)
     print(f"classroom model stopped ({stopped_by}).", file=sys.stderr)
@@ -1253,11 +1273,13 @@ def _print_banner(room: ClassroomServer, host: str, api_key: str | None) -> None
         "Each learner puts these three lines in their .env file:",
         "",
         f"TINYAGENT_API_URL={url}",
-        f"TINYAGENT_API_KEY={api_key if api_key else 'classroom'}",
+        f"TINYAGENT_API_KEY={api_key or ('<their JupyterHub token>' if room.hub_tokens else 'classroom')}",
         "TINYAGENT_MODEL=classroom",
         "",
         "(this server checks the key: it must be exactly the one above)"
         if api_key
+        else "(the JupyterHub checks each token: a learner's server sets TINYAGENT_API_KEY to theirs)"
+        if room.hub_tokens
         else "(this server checks no key: any text works)",
         "Press Ctrl-C to stop.",
     ]

@@ -1,0 +1,113 @@
+"""Each learner a system account of their own, as The Littlest JupyterHub does (jupyterhub_config.py).
+
+The learner `ada` signs in to the hub; her server runs as the system account `jupyter-ada` (made with
+`useradd` the first time she starts it), in her own home, `/home/jupyter-ada`, mode 0700. So code in her
+kernel cannot open another learner's files, nor the hub's state (its database, cookie secret and the
+passwords: a root-owned folder, mode 0700). The hub runs as root to start servers as other accounts.
+
+Her copy of the course (tinyagent/lesson_copies.py) is made by her own account, so every file is hers
+and nothing the hub writes can be steered by a link she planted in her home.
+
+The learners' Python (their JupyterLab, kernels and the course package) must be usable by every
+account: `runtime_problem()` says why it is not, in one line, before the hub starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pwd
+import stat
+from pathlib import Path
+
+from jupyterhub.spawner import LocalProcessSpawner, set_user_setuid
+from traitlets import Unicode
+
+
+class LearnerAccountSpawner(LocalProcessSpawner):
+    """LocalProcessSpawner, with the learner's account made on first start and their lessons copied."""
+
+    account_prefix = Unicode("jupyter-", config=True, help="system account name = prefix + hub user name")
+    homes = Unicode("/home", config=True, help="the folder the learners' home folders are made in")
+    course_notebooks = Unicode(config=True, help="the course's notebooks folder, copied into each home")
+    runtime_python = Unicode(config=True, help="the learners' Python, which copies the lessons as them")
+
+    # useradd locks /etc/passwd: a room starting at once would otherwise see "cannot lock /etc/passwd".
+    _accounts_lock = asyncio.Lock()
+
+    @property
+    def account(self) -> str:
+        return self.account_prefix + self.user.name
+
+    def make_preexec_fn(self, name):
+        return set_user_setuid(self.account)  # and chdir to its home
+
+    def user_env(self, env):
+        entry = pwd.getpwnam(self.account)
+        env.update(USER=self.account, HOME=entry.pw_dir, SHELL=entry.pw_shell or "/bin/bash")
+        # The kernels' sockets (get_args) live here; a Unix socket's path may be at most 107 bytes, and
+        # ~/.local/share/jupyter/runtime/kernel-<uuid>-ipc-1 would pass that for a 24-character name.
+        env["JUPYTER_RUNTIME_DIR"] = f"{entry.pw_dir}/.run"
+        return env
+
+    def get_args(self):
+        # Kernels talk to their server over Unix sockets in the learner's own folder, not over TCP ports
+        # on 127.0.0.1: in a room of 45 starting at once, two servers picked the same free port, the
+        # kernel died with "Address already in use" five restarts running and its websocket closed;
+        # and a TCP port is open to every account on the machine.
+        return [*super().get_args(), "--KernelManager.transport=ipc"]
+
+    async def start(self):
+        entry = await self._ensure_account()
+        await self._copy_lessons(entry)
+        return await super().start()
+
+    async def _ensure_account(self) -> pwd.struct_passwd:
+        async with self._accounts_lock:
+            try:
+                return pwd.getpwnam(self.account)
+            except KeyError:
+                pass
+            home = Path(self.homes) / self.account
+            await self._run("useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/bash",
+                            "--user-group", "--comment", f"tinyagent learner {self.user.name}", self.account)
+            home.chmod(0o700)  # Debian's useradd makes it 0755: readable by every other learner
+            self.log.info("%s: made the system account %s, home %s", self.user.name, self.account, home)
+            return pwd.getpwnam(self.account)
+
+    async def _copy_lessons(self, entry: pwd.struct_passwd) -> None:
+        await self._run(self.runtime_python, "-m", "tinyagent.lesson_copies", self.course_notebooks,
+                        str(Path(entry.pw_dir) / "notebooks"),
+                        user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], cwd=entry.pw_dir,
+                        env={"PATH": "/usr/bin:/bin", "HOME": entry.pw_dir, "LANG": "C.UTF-8"})
+
+    async def _run(self, *command: str, **options) -> None:
+        process = await asyncio.create_subprocess_exec(
+            *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, **options)
+        output, _ = await process.communicate()
+        text = output.decode(errors="replace").strip()
+        if process.returncode != 0:
+            raise RuntimeError(f"{command[0]} for {self.user.name} failed ({process.returncode}): {text}")
+        if text:
+            self.log.info("%s: %s", self.user.name, text)
+
+
+def runtime_problem(paths: list[Path]) -> str | None:
+    """Why an account other than root could not use these paths (each folder on the way must be
+    searchable by others, each file readable, programs runnable), or None if every one is fine."""
+    for path in paths:
+        if not path.exists():
+            return f"{path} does not exist (make hub-setup builds the learners' runtime)"
+        target = path.resolve()  # a venv's python is a link to the interpreter: check the real file too
+        for checked in dict.fromkeys([path, target]):
+            for folder in reversed(checked.parents):
+                if not folder.stat().st_mode & stat.S_IXOTH:
+                    return (f"other accounts cannot reach {path}: {folder} is mode "
+                            f"{stat.S_IMODE(folder.stat().st_mode):04o}; put the course where every account "
+                            "can read it (for example under /opt or /srv), or set TINYAGENT_HUB_ONE_ACCOUNT=1")
+        mode = target.stat().st_mode
+        needed = stat.S_IROTH | (stat.S_IXOTH if target.is_dir() or os.access(target, os.X_OK) else 0)
+        if mode & needed != needed:
+            return (f"other accounts cannot {'run' if needed & stat.S_IXOTH else 'read'} {path} "
+                    f"(mode {stat.S_IMODE(mode):04o})")
+    return None
