@@ -43,6 +43,7 @@ from starlette.routing import Route
 
 from ..errors import TinyAgentError
 from ..safe_text import replace_lone_surrogates
+from . import openai_chat
 from .approvals import new_run_id
 from .openapi import docs_page, openapi_document
 from .service import AgentService, RunCancelled, RunOutcome
@@ -53,6 +54,7 @@ log = logging.getLogger("tinyagent.serving")
 SESSION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 MAX_QUERY_CHARS = 4000
 FIELDS = ("query", "session_id")
+STARTED = openai_chat.now()  # "created" of the one model /v1/models lists
 BODY_TIMEOUT_S = 10.0  # a question's body is a few hundred bytes: this is for clients that never finish
 
 
@@ -86,8 +88,13 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         check_not_cross_site(request)
         query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes))
         check_session(service, session_id)
+        outcome = await finished_run(query, session_id)
+        return JSONResponse(outcome_json(outcome, trace=True), headers=served_by())
+
+    async def finished_run(query: str, session_id: str | None, history: list[dict] | None = None) -> RunOutcome:
+        """Run the agent in the pool and wait for its outcome, turning what can go wrong into a JSON error."""
         cancelled, run_id = threading.Event(), new_run_id()
-        future = service.submit(query, session_id, cancelled=cancelled, run_id=run_id)
+        future = service.submit(query, session_id, cancelled=cancelled, run_id=run_id, history=history)
         waited = asyncio.wrap_future(future)
         waited.add_done_callback(lambda done: done.cancelled() or done.exception())  # read, even if nobody waits
         try:
@@ -107,7 +114,37 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
             service.approvals.abandon(run_id, "the service stopped")
             raise ApiError(503, "stopping", "the service is stopping, and the run was stopped before it ended: "
                            "nothing was done; ask again in a moment") from None
-        return JSONResponse(outcome_json(outcome, trace=True), headers=served_by())
+        return outcome
+
+    async def chat_completions(request: Request) -> Response:
+        """OpenAI's Chat Completions API over the agent (openai_chat.py): any chat client can ask the shop."""
+        check_key(request, service)
+        check_not_cross_site(request)
+        data = await read_json_body(request, service.config.max_body_bytes, fields=openai_chat.ACCEPTED,
+                                    example='{"model": "tinyagent-shop", "messages": [{"role": "user", '
+                                            '"content": "..."}]}')
+        try:
+            query, history, stream = openai_chat.read_chat_request(data)
+        except openai_chat.ChatRequestError as exc:
+            status = 404 if exc.code == "model_not_found" else 400
+            raise ApiError(status, exc.code, str(exc)) from None
+        read_question({"query": query})  # the same limits as the agent's own routes
+        outcome = await finished_run(query, None, history)
+        completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", openai_chat.now()
+        answer, usage = outcome.result.answer, openai_chat.usage_of(outcome.result)
+        extra = openai_chat.extra_json(outcome_json(outcome, trace=True))
+        if not stream:
+            return JSONResponse(openai_chat.completion_json(completion_id, created, answer, usage, extra),
+                                headers=served_by())
+        options = data.get("stream_options")
+        include_usage = isinstance(options, dict) and options.get("include_usage") is True
+        events = openai_chat.completion_chunks(completion_id, created, answer, usage, extra, include_usage)
+        return StreamingResponse(iter(events), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", **served_by()})
+
+    async def models(request: Request) -> Response:
+        check_key(request, service)
+        return JSONResponse(openai_chat.models_json(STARTED))
 
     async def approvals(request: Request) -> Response:
         check_key(request, service)
@@ -203,6 +240,8 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         Route("/agent/sessions/{session_id}", session_turns, methods=["GET"]),
         Route("/agent/approvals", approvals, methods=["GET"]),
         Route("/agent/approvals/{approval_id}", approve, methods=["POST"]),
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/models", models, methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
         ApiError: refused, HTTPException: http_error, Exception: crashed})

@@ -30,7 +30,7 @@ def _errors(*statuses: int) -> dict:
 
 def _version() -> str:
     try:
-        return metadata.version("tinyagent")
+        return metadata.version("tinyagent-course")
     except metadata.PackageNotFoundError:  # run from a source folder that was never installed
         return "0"
 
@@ -96,6 +96,28 @@ def openapi_document() -> dict:
                     "type": "object", "properties": {"approval_id": {"type": "string"},
                                                      "outcome": {"type": "string"}, "by": {"type": "string"}}}}}},
                               **_errors(400, 401, 403, 404, 409, 415)}}},
+            "/v1/chat/completions": {"post": {
+                "summary": "The shop agent as an OpenAI-compatible chat model (model tinyagent-shop)",
+                "description": "OpenAI's Chat Completions request: the last user message is the question, earlier "
+                               "user and assistant messages its history (system messages are not passed on). The "
+                               "answer is the assistant's message; the extra field tinyagent holds the reason, "
+                               "the rounds and the trace. stream: true sends chat.completion.chunk events and "
+                               "data: [DONE]. Stateless: nothing is stored. A refund waits for a yes as on "
+                               "every route.",
+                "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["model", "messages"], "properties": {
+                        "model": {"type": "string", "const": "tinyagent-shop"},
+                        "messages": {"type": "array", "minItems": 1, "items": {"type": "object"}},
+                        "stream": {"type": "boolean"},
+                        "stream_options": {"type": "object"}}}}}},
+                "responses": {"200": {"description": "a chat.completion, or its chunks as Server-Sent Events",
+                                      "content": {"application/json": {"schema": {"type": "object"}},
+                                                  "text/event-stream": {"schema": {"type": "string"}}}},
+                              **_errors(400, 401, 403, 404, 408, 413, 415, 503, 504)}}},
+            "/v1/models": {"get": {
+                "summary": "The one model /v1/chat/completions serves, as OpenAI's model list",
+                "responses": {"200": {"description": "the list", "content": {"application/json": {
+                    "schema": {"type": "object"}}}}, **_errors(401, 403)}}},
             "/health": {"get": {"summary": "The runs under way and done in this process", "responses": {
                 "200": {"description": "the counts", "content": {"application/json": {"schema": {"type": "object"}}}},
                 **_errors(403)}}},

@@ -140,14 +140,18 @@ class AgentService:
 
     def submit(self, question: str, session_id: str | None, *, stream: bool = False,
                on_event: Callable[[Event], None] | None = None,
-               cancelled: threading.Event | None = None, run_id: str | None = None) -> Future:
+               cancelled: threading.Event | None = None, run_id: str | None = None,
+               history: list[dict] | None = None) -> Future:
         """Start a run in the pool; the Future holds its RunOutcome (or RunCancelled). `run_id` names the run
-        in its approval ids (approvals.py): give a random one (new_run_id) to know them as they come."""
+        in its approval ids (approvals.py): give a random one (new_run_id) to know them as they come.
+        `history` (the OpenAI-compatible route's messages before the question) runs the question after it
+        with no session: the conversation is the client's, and nothing is stored."""
         return self._pool.submit(self._run, question, session_id, stream, on_event, cancelled or threading.Event(),
-                                 run_id or new_run_id())
+                                 run_id or new_run_id(), history)
 
     def _run(self, question: str, session_id: str | None, stream: bool,
-             on_event: Callable[[Event], None] | None, cancelled: threading.Event, run_id: str) -> RunOutcome:
+             on_event: Callable[[Event], None] | None, cancelled: threading.Event, run_id: str,
+             history: list[dict] | None = None) -> RunOutcome:
         self._count("running", +1)
         ended = "failed"
         gate = new_gate(self.config.approval_timeout_s, self.config.auto_approve)
@@ -156,6 +160,10 @@ class AgentService:
             clock = PausableClock()
             relay = _RelayingAgent(self.agent(stream, gate, clock), on_event, cancelled, clock,
                                    lambda request_id: self.approvals.asked(run_id, request_id))
+            if history is not None:
+                result = relay.run(question, history)
+                ended = "finished"
+                return RunOutcome(result, "", None)
             store = _TurnRecordingStore(self.store)
             session = Session(relay, store=store, session_id=session_id)
             self.approvals.name_session(run_id, session.id)

@@ -1,0 +1,105 @@
+"""`serve` speaks OpenAI's Chat Completions API over the shop agent (serving/openai_chat.py): the official
+`openai` client, which nobody here wrote, gets the agent's answer plain and streamed, and the trace beside it."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+import requests
+
+from tests.serving_process import PATIENCE, serve_process
+
+openai = pytest.importorskip("openai")
+
+LOGISTICS = "帮我看看订单 88231 的快递到哪了。"
+REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    with serve_process(tmp_path_factory.mktemp("serve-openai"), "--auto-approve") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def client(service):
+    return openai.OpenAI(base_url=service.url + "/v1", api_key="unused", timeout=PATIENCE, max_retries=0)
+
+
+def test_the_openai_client_gets_the_agents_answer_and_its_trace(client):
+    completion = client.chat.completions.create(model="tinyagent-shop", messages=[{"role": "user", "content": LOGISTICS}])
+    answer = completion.choices[0].message.content
+    assert "SF1234567890" in answer and "已签收" in answer
+    assert completion.choices[0].finish_reason == "stop" and completion.model == "tinyagent-shop"
+    extra = completion.model_extra["tinyagent"]
+    assert extra["reason"] == "final_answer" and extra["rounds"] == 3
+    tools = [event["name"] for event in extra["trace"]["events"] if event["type"] == "tool_call"]
+    assert tools == ["queryOrder", "queryLogistics"]
+    assert completion.usage.prompt_tokens > 0 and completion.usage.total_tokens > completion.usage.prompt_tokens
+
+
+def test_the_streamed_answer_is_the_same_answer_in_pieces(client):
+    plain = client.chat.completions.create(model="tinyagent-shop", messages=[{"role": "user", "content": LOGISTICS}])
+    chunks = list(client.chat.completions.create(model="tinyagent-shop", stream=True,
+                                                 stream_options={"include_usage": True},
+                                                 messages=[{"role": "user", "content": LOGISTICS}]))
+    pieces = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
+    assert len(pieces) > 1 and "".join(pieces) == plain.choices[0].message.content
+    finished = [c for c in chunks if c.choices and c.choices[0].finish_reason]
+    assert [c.choices[0].finish_reason for c in finished] == ["stop"]
+    assert finished[0].model_extra["tinyagent"]["reason"] == "final_answer"
+    assert chunks[-1].usage.total_tokens == plain.usage.total_tokens  # the same run, counted the same way
+
+
+def test_earlier_messages_are_the_history_the_agent_reads(client):
+    history = [{"role": "system", "content": "You are a pirate."},  # not passed on: the agent keeps its own prompt
+               {"role": "user", "content": "你好"}, {"role": "assistant", "content": "您好！请问有什么可以帮您？"},
+               {"role": "user", "content": LOGISTICS}]
+    completion = client.chat.completions.create(model="tinyagent-shop", messages=history)
+    first = next(e for e in completion.model_extra["tinyagent"]["trace"]["events"] if e["type"] == "llm_call")
+    sent = [(m["role"], m["content"]) for m in first["messages"]]
+    assert sent[1:] == [("user", "你好"), ("assistant", "您好！请问有什么可以帮您？"), ("user", LOGISTICS)]
+    assert "pirate" not in sent[0][1]
+
+
+def test_a_refund_through_the_chat_endpoint_is_written_once_and_answered(client, service):
+    completion = client.chat.completions.create(model="tinyagent-shop", messages=[{"role": "user", "content": REFUND}])
+    assert "RF202606300001" in completion.choices[0].message.content
+    with sqlite3.connect(service.folder / "shop.sqlite3") as db:
+        assert [row[0] for row in db.execute("SELECT order_id FROM refunds")] == ["88231"]
+
+
+def test_the_models_list_names_the_one_model(client):
+    assert [model.id for model in client.models.list()] == ["tinyagent-shop"]
+
+
+@pytest.mark.parametrize("options, error, says", [
+    ({"model": "gpt-4o"}, "NotFoundError", "not served here"),
+    ({"tools": [{"type": "function", "function": {"name": "x", "parameters": {"type": "object"}}}]},
+     "BadRequestError", "its own tools"),
+    ({"n": 2}, "BadRequestError", "one answer per request"),
+    ({"response_format": {"type": "json_object"}}, "BadRequestError", "answers in text"),
+    ({"messages": [{"role": "assistant", "content": "hi"}]}, "BadRequestError", "customer's question"),
+    ({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
+     "BadRequestError", "must be text"),
+])
+def test_a_request_the_agent_cannot_honour_is_a_json_4xx_that_says_why(client, options, error, says):
+    body = {"model": "tinyagent-shop", "messages": [{"role": "user", "content": LOGISTICS}], **options}
+    with pytest.raises(getattr(openai, error)) as raised:
+        client.chat.completions.create(**body)
+    assert says in raised.value.body["message"]
+
+
+def test_the_chat_endpoint_is_guarded_like_the_others(service):
+    body = {"model": "tinyagent-shop", "messages": [{"role": "user", "content": LOGISTICS}]}
+    url = service.url + "/v1/chat/completions"
+    cross_site = requests.post(url, json=body, headers={"Origin": "https://evil.example"}, timeout=PATIENCE)
+    assert cross_site.status_code == 403 and cross_site.json()["error"]["code"] == "cross_site"
+    as_form = requests.post(url, data="model=tinyagent-shop", timeout=PATIENCE,
+                            headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert as_form.status_code == 415
+    rebinding = requests.post(url, json=body, headers={"Host": "evil.example"}, timeout=PATIENCE)
+    assert rebinding.status_code == 403
+    unknown = requests.post(url, json={**body, "query": "x"}, timeout=PATIENCE)
+    assert unknown.status_code == 400 and unknown.json()["error"]["code"] == "unknown_field"

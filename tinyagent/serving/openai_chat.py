@@ -1,0 +1,137 @@
+"""The shop agent as an OpenAI-compatible chat model: `POST /v1/chat/completions` and `GET /v1/models`.
+
+Any client or chat UI that speaks OpenAI's Chat Completions API (the official `openai` package, LangChain's
+`ChatOpenAI`, a chat front end pointed at a base URL) can then talk to the shop agent: the conversation goes in as
+`messages`, the agent's final answer comes back as the assistant's message, and the whole trace rides along in an
+extra field, `tinyagent` (reason, rounds, trace), which such clients keep and ignore.
+
+What the endpoint is, and is not:
+
+* Stateless, as OpenAI's API is: the conversation is the `messages` the client sends. The last one is the
+  customer's question (a `user` message); earlier `user` and `assistant` messages are the history the agent
+  reads. `system` and `developer` messages are not passed on: the agent keeps its own prompt and tools.
+* One model, `tinyagent-shop`: the shop agent with its own tools. A request that brings tools of its own, asks
+  for several choices or for a response format is refused with a 400 that says so (it would be answered as if it
+  had been honoured, otherwise).
+* `stream: true` sends `chat.completion.chunk` events as the API does: the role, then the answer in pieces once
+  the run has ended (the agent's Thoughts are not the answer), then a last chunk with `finish_reason` and the
+  `tinyagent` field, then `data: [DONE]`. `POST /agent/stream` is the stream of the agent's own events.
+* A refund waits for a person's yes as on every route (`GET /agent/approvals` lists it; `--auto-approve` for a
+  demonstration): a chat client has no way to answer it in its own conversation.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+MODEL = "tinyagent-shop"
+# OpenAI's fields this endpoint reads or may safely ignore (they tune a sampler the agent's own model has).
+ACCEPTED = ("model", "messages", "stream", "stream_options", "temperature", "top_p", "max_tokens",
+            "max_completion_tokens", "n", "stop", "user", "metadata", "seed", "presence_penalty",
+            "frequency_penalty", "store", "tools", "tool_choice", "response_format", "parallel_tool_calls",
+            "logprobs")
+PIECE_CHARS = 24  # the answer streamed in pieces of about this many characters
+
+
+class ChatRequestError(ValueError):
+    """A chat request the endpoint cannot answer: `code` for programs, the message for a person."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def models_json(created: int) -> dict:
+    return {"object": "list", "data": [{"id": MODEL, "object": "model", "created": created, "owned_by": "tinyagent"}]}
+
+
+def read_chat_request(data: dict) -> tuple[str, list[dict], bool]:
+    """(the question, the history before it, whether to stream) from an OpenAI chat request's JSON."""
+    model = data.get("model")
+    if model != MODEL:
+        raise ChatRequestError("model_not_found", f"the model {str(model)[:60]!r} is not served here: ask for "
+                               f"{MODEL!r} (GET /v1/models lists it)")
+    if data.get("tools") or data.get("tool_choice") not in (None, "none", "auto"):
+        raise ChatRequestError("tools_not_supported", f"{MODEL} is the shop agent with its own tools: leave "
+                               "out tools and tool_choice")
+    if data.get("response_format") not in (None, {"type": "text"}):
+        raise ChatRequestError("response_format_not_supported", f"{MODEL} answers in text: leave out "
+                               "response_format")
+    if data.get("n") not in (None, 1):
+        raise ChatRequestError("n_not_supported", f"{MODEL} gives one answer per request: leave out n, or send 1")
+    stream = data.get("stream", False)
+    if not isinstance(stream, bool):
+        raise ChatRequestError("bad_stream", '"stream" must be true or false')
+    messages = data.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise ChatRequestError("missing_messages", '"messages" must be a non-empty list, its last message the '
+                               'customer\'s question: [{"role": "user", "content": "..."}]')
+    turns = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in ("system", "developer", "user", "assistant"):
+            raise ChatRequestError("bad_message", f"messages[{i}] must be an object whose role is user, assistant "
+                                   "or system (tool messages belong to a client's own tools)")
+        if message["role"] in ("user", "assistant"):
+            turns.append({"role": message["role"], "content": _text(message.get("content"), i)})
+    if not turns or turns[-1]["role"] != "user" or not turns[-1]["content"].strip():
+        raise ChatRequestError("missing_question", "the last user or assistant message must be the customer's "
+                               "question, a user message with text")
+    return turns[-1]["content"], turns[:-1], stream
+
+
+def _text(content: Any, i: int) -> str:
+    """A message's text: a string, or the text parts of a list of content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text"
+                                         and isinstance(p.get("text"), str) for p in content):
+        return "".join(p["text"] for p in content)
+    raise ChatRequestError("bad_content", f"messages[{i}].content must be text (a string, or a list of "
+                           '{"type": "text", "text": ...} parts)')
+
+
+def usage_of(result) -> dict:
+    """The run's tokens, every model call summed: what this one chat answer cost."""
+    from ..events import LlmCall
+
+    totals = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    for call in result.trace.of_type(LlmCall):
+        for name in totals:
+            value = (call.usage or {}).get(name)
+            totals[name] += value if isinstance(value, int) else 0
+    return totals
+
+
+def extra_json(outcome_data: dict) -> dict:
+    """The `tinyagent` field: what the agent did, for a client that wants more than the answer."""
+    return {key: outcome_data[key] for key in ("reason", "ok", "rounds", "trace", "warning") if key in outcome_data}
+
+
+def completion_json(completion_id: str, created: int, answer: str, usage: dict, extra: dict) -> dict:
+    return {"id": completion_id, "object": "chat.completion", "created": created, "model": MODEL,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop",
+                         "logprobs": None}],
+            "usage": usage, "tinyagent": extra}
+
+
+def completion_chunks(completion_id: str, created: int, answer: str, usage: dict, extra: dict,
+                      include_usage: bool) -> list[bytes]:
+    """The SSE events of a streamed answer, each `data: <chunk>` and a blank line, `data: [DONE]` last."""
+    def chunk(delta: dict, finish: str | None = None, **more: Any) -> dict:
+        return {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": MODEL,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}], **more}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"content": answer[i:i + PIECE_CHARS]}) for i in range(0, len(answer), PIECE_CHARS)]
+    chunks.append(chunk({}, "stop", tinyagent=extra))
+    if include_usage:  # as the API sends it when asked: a last chunk with no choices and the usage
+        chunks.append({"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": MODEL,
+                       "choices": [], "usage": usage})
+    events = [b"data: " + json.dumps(c, ensure_ascii=False).encode("utf-8") + b"\n\n" for c in chunks]
+    return [*events, b"data: [DONE]\n\n"]
+
+
+def now() -> int:
+    return int(time.time())
