@@ -1,4 +1,4 @@
-"""The exercise checks of lessons 00-06 (tinyagent/checks.py): every check passes on its solution
+"""The exercise checks of lessons 00-06 (tinyagent/checks/, one module per lesson): every check passes on its solution
 (the same code as notebooks/solutions/) and fails on plausible wrong answers, and says "not attempted
 yet" while the answer is still None."""
 

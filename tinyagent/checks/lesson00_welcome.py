@@ -1,0 +1,53 @@
+"""Lesson 00 (welcome): predict the tools of the parcel question and of a missing order."""
+
+from __future__ import annotations
+
+from ..shop import shop_registry, shop_tools
+from ..tools import Action
+from .reporting import _fail, _fresh_shop, _not_attempted, _passed
+
+
+def check_parcel_prediction(predicted_tools: list[str] | None) -> None:
+    """00, exercise 1: the tools the parcel question needs, in order."""
+    exercise = "Exercise 1"
+    if predicted_tools is None:
+        return _not_attempted(exercise, 'Set predicted_tools to a list of tool names, e.g. ["getCurrentTime"].')
+    if isinstance(predicted_tools, str) or not all(isinstance(name, str) for name in predicted_tools):
+        _fail(exercise, f"predicted_tools should be a list of tool names (strings), got {predicted_tools!r}")
+    names = [name.strip() for name in predicted_tools]
+    known = [tool.name for tool in shop_tools(_fresh_shop())]
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        _fail(exercise, f"{unknown} {'is' if len(unknown) == 1 else 'are'} not among the shop's tools {known}")
+    if "queryLogistics" not in names:
+        _fail(exercise, "the question is where the parcel is: which tool tracks a parcel?")
+    if "queryOrder" not in names:
+        _fail(exercise, "queryLogistics needs a tracking number, and the customer gave only an order id "
+                        "(88231): which tool turns an order id into a tracking number?")
+    if names.index("queryOrder") > names.index("queryLogistics"):
+        _fail(exercise, "the order matters: the tracking number comes from queryOrder, so it must run "
+                        "before queryLogistics")
+    if names != ["queryOrder", "queryLogistics"]:
+        extra = [name for name in names if name not in ("queryOrder", "queryLogistics")]
+        _fail(exercise, f"two calls are enough; what would {extra or 'a repeated call'} add to "
+                        "finding the parcel?")
+    return _passed(exercise, "queryOrder turns the order id into a tracking number, then queryLogistics "
+                             "tracks it. Now run the agent and compare with result.trace.tool_calls.")
+
+
+def check_missing_order_prediction(first_tool: str | None, observation_is_error: bool | None) -> None:
+    """00, exercise 2: order 99999 does not exist. Which tool goes first, and is its Observation an error?"""
+    exercise = "Exercise 2"
+    if first_tool is None and observation_is_error is None:
+        return _not_attempted(exercise, "Set first_tool (a tool name) and observation_is_error (True or False).")
+    if first_tool != "queryOrder":
+        _fail(exercise, f"first_tool={first_tool!r}: the customer gave an order id and wants the parcel; "
+                        "tracking needs a tracking number, which only the order holds")
+    if not isinstance(observation_is_error, bool):
+        _fail(exercise, f"observation_is_error should be True or False, got {observation_is_error!r}")
+    error = shop_registry(_fresh_shop()).run(Action("queryOrder", "99999")).error
+    if observation_is_error != error:
+        _fail(exercise, f"observation_is_error={observation_is_error}: the shop has orders 88231 to 88236 "
+                        "only; what does a tool return for an order it does not have?")
+    return _passed(exercise, "queryOrder(99999) comes back as an error Observation, the loop goes on, and "
+                             "an honest reply passes the error on. Run it and find the error line in the trace.")

@@ -1,0 +1,51 @@
+"""Lesson 03 (one raw HTTP call): an unknown model's error, and the system prompt's share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import LlmError
+from .reporting import _fail, _not_attempted, _passed
+
+
+def check_unknown_model(status: int | None, error: BaseException | None, check_first: str | None) -> None:
+    """03, exercise 1: the status by hand, the error LlmClient raises, and which part of the request to check."""
+    exercise = "Exercise 1"
+    if status is None and error is None and check_first is None:
+        return _not_attempted(exercise, "Set status, error (the exception you caught) and check_first.")
+    if not isinstance(status, int) or not 400 <= status < 500:
+        _fail(exercise, f"status={status!r}: the server refuses a request it cannot serve with a 4xx status "
+                        "(an int, from response.status_code)")
+    if not isinstance(error, LlmError):
+        _fail(exercise, f"error should be the exception LlmClient raised (a tinyagent.LlmError), got {error!r}")
+    if getattr(error, "status", None) != status:
+        _fail(exercise, f"by hand you got {status}, but the error says {getattr(error, 'status', None)}: "
+                        "they are answers to the same request")
+    if not isinstance(check_first, str) or check_first.strip().lower() not in ("body", "the body"):
+        _fail(exercise, f"check_first={check_first!r}: the error names the model, so the URL and the key "
+                        "worked; which part of the request holds the \"model\" field?")
+    return _passed(exercise, f"HTTP {status}, {type(error).__name__}: the URL and the key were right, "
+                             "the body's \"model\" field was not.")
+
+
+def check_prompt_share(share: float | None, llm: Any, messages: list[dict]) -> None:
+    """03, exercise 2: the system prompt's share of the first round's prompt tokens, measured on `llm`."""
+    exercise = "Exercise 2"
+    if share is None:
+        return _not_attempted(exercise, "Set share to a number between 0 and 1.")
+    if not isinstance(share, (int, float)) or isinstance(share, bool):
+        _fail(exercise, f"share should be a number between 0 and 1, got {share!r}")
+    if share > 1:
+        _fail(exercise, f"share={share}: give a fraction between 0 and 1 (95% is 0.95)")
+    # Measured here, on the same model, so the check holds whatever the prompt's length or the tokenizer.
+    with_prompt = llm.chat(messages, max_tokens=1).usage["prompt_tokens"]
+    without_prompt = llm.chat(messages[1:], max_tokens=1).usage["prompt_tokens"]
+    truth = (with_prompt - without_prompt) / with_prompt
+    if abs(share - truth) <= 0.01:
+        return _passed(exercise, f"the system prompt is {truth:.0%} of the first round's input, "
+                                 "and it is sent again every round.")
+    if abs(share - (1 - truth)) <= 0.01 or abs(share - without_prompt / with_prompt) <= 0.01:
+        _fail(exercise, f"share={share:.2f} is the part that is NOT the system prompt: the system prompt's "
+                        "tokens are the difference between the two counts")
+    _fail(exercise, f"share={share:.2f} is not what the two prompt_tokens counts give; "
+                    "share = (with the prompt - without) / with the prompt")

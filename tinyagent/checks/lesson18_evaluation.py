@@ -1,0 +1,105 @@
+"""Lesson 18 (evaluation): a task of your own, and which checks each variant fails."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ..evaluation import CHECKS, EvalTask, RunOutcome, ToolUse, evaluate, grade
+from ..llm_client import LlmClient
+from ..protocol_comparison import run_on_fresh_shop
+from .reporting import _fail, _not_attempted, _passed
+
+# Exercise 1's request: order 88234 was signed for 3 days before the course's day, within the 7-day
+# no-reason window, so a right run checks the order, the date and the policy, then writes the refund.
+EVAL_EXERCISE_REQUEST = "Order 88234 arrived three days ago and I have not used it. Please refund it."
+
+
+def check_eval_task(my_task: Any) -> None:
+    """18, exercise 1: an EvalTask for EVAL_EXERCISE_REQUEST that the careful model's run passes and that
+    fails each wrong run: no refund written, a refund without the checks, the wrong order, an invented id."""
+    exercise = "Exercise 1"
+    if my_task is None:
+        return _not_attempted(exercise, "Set my_task = EvalTask(...) in the cell above.")
+    if not isinstance(my_task, EvalTask):
+        _fail(exercise, f"my_task should be an EvalTask(name, question, facts, lang=..., tools=..., refunds=...), "
+                        f"got {type(my_task).__name__}")
+    if my_task.question != EVAL_EXERCISE_REQUEST:
+        _fail(exercise, f"the question should be the request above, exactly: {EVAL_EXERCISE_REQUEST!r}")
+    if my_task.lang != "en":
+        _fail(exercise, f"lang says which language the customer wrote in, and expects the answer in: 'en' here, "
+                        f"got {my_task.lang!r}")
+
+    # The careful classroom model gets it right (tests/test_exercises.py shows it): its run must pass.
+    result, refunds = run_on_fresh_shop(my_task.question, "text", LlmClient.classroom())
+    right = RunOutcome.from_run(result, refunds)
+    for name, check in grade(my_task, right).items():
+        if not check.passed:
+            _fail(exercise, f"the careful model's run is right (it called {' → '.join(u.name for u in right.tool_calls)}, "
+                            f"wrote refund {', '.join(right.refunds)} and answered {right.answer!r}), but it fails "
+                            f"your task's {name} check: {check.detail}. Fix what your task expects there.")
+
+    refund_call = next(use for use in right.tool_calls if use.name == "applyRefund")
+    lookups = tuple(use for use in right.tool_calls if use.name != "applyRefund")
+    wrong_runs = (
+        (replace(right, tool_calls=lookups, refunds=(),
+                 answer="Order 88234 is within the 7-day no-reason return period, so it can be refunded."),
+         "a run that never wrote the refund (no applyRefund call, no row in the refunds table)",
+         "Say which refund the database must hold (refunds) and which tools a right run calls (tools)"),
+        (replace(right, tool_calls=(refund_call,)),
+         "a run that refunded without looking up the order, the date and the policy",
+         "List in tools every call a right run makes, not only the one that writes"),
+        (replace(right, tool_calls=(*lookups, ToolUse("applyRefund", '{"orderId": "88231", "reason": "unused"}')),
+                 refunds=("88231",)),
+         "a run that refunded order 88231 instead of 88234",
+         "Say which order's refund the database must hold (refunds)"),
+        (replace(right, answer=right.answer.replace("RF202606300001", "RF20260630001")),
+         "a run whose answer gives a refund id the shop never issued (RF20260630001)",
+         "Put in facts what only the shop can give: the refund id it issued"),
+    )
+    for outcome, what, fix in wrong_runs:
+        if all(check.passed for check in grade(my_task, outcome).values()):
+            _fail(exercise, f"your task passes {what}. {fix}.")
+    return _passed(exercise, "the careful model's run passes your task, and each wrong run fails it: no refund "
+                             "written, a refund without the checks, the wrong order, an invented refund id.")
+
+
+# Exercise 2: the variants to predict, and what each does on the English refund with text ReAct.
+VARIANT_BEHAVIOUR = {
+    "classroom-no-final": "it calls the right tools and its last reply holds the refund id, but in plain prose: "
+                          "no 'Final Answer:' line",
+    "classroom-wrong-tool": "its first call goes to a tool that does not exist; it reads the error, corrects "
+                            "itself and carries on to the right refund and answer",
+    "classroom-loop": "it asks for the order again every round, whatever it is told, until the step cap; each "
+                      "reply is a well-formed step",
+    "classroom-forgets-action": "its first reply is a Thought with no Action, which lesson 06's strict loop "
+                                "takes as the answer (the fallback): the run ends there",
+}
+
+
+def check_variant_failures(predicted_failures: dict | None) -> None:
+    """18, exercise 2: which of the four checks each variant fails on the English refund (text ReAct),
+    measured on the spot."""
+    exercise = "Exercise 2"
+    if predicted_failures is None:
+        return _not_attempted(exercise, "Set predicted_failures to a dict: variant -> the set of checks it fails.")
+    if not isinstance(predicted_failures, dict) or set(predicted_failures) != set(VARIANT_BEHAVIOUR):
+        _fail(exercise, f"predicted_failures should be a dict with the keys {', '.join(VARIANT_BEHAVIOUR)}, "
+                        f"got {predicted_failures!r}")
+    for model, predicted in predicted_failures.items():
+        if not isinstance(predicted, (set, frozenset, list, tuple)) or not set(predicted) <= set(CHECKS):
+            _fail(exercise, f"{model}: give a set of check names from {', '.join(CHECKS)} (set() for none), "
+                            f"got {predicted!r}")
+    for model, behaviour in VARIANT_BEHAVIOUR.items():
+        report = evaluate(LlmClient.classroom(model), names=["refund"], langs=["en"], progress=False)
+        failed = set(report.results[0].failed_checks)
+        predicted = set(predicted_failures[model])
+        if predicted != failed:
+            missing, extra = sorted(failed - predicted, key=CHECKS.index), sorted(predicted - failed, key=CHECKS.index)
+            says = "; ".join(part for part in (
+                f"it also fails {', '.join(missing)}" if missing else "",
+                f"it passes {', '.join(extra)}" if extra else "") if part)
+            _fail(exercise, f"{model}: {says}. What it does: {behaviour}. Which checks read what went wrong?")
+    return _passed(exercise, "each check reads one thing: a misstep in the calls fails tools alone, a reply in "
+                             "the wrong shape fails format alone, and a run that never does the work fails the "
+                             "tools, the database and the answer together.")
