@@ -117,7 +117,7 @@ def run_framework(key: str, question: str, *, base_url: str, model: str = "class
     shop = Shop(":memory:", clock=clock) if own else shop
     setup = Setup(base_url, model, api_key, shop_registry(shop, clock), max_steps=max_steps, timeout=timeout,
                   wire=Wire())
-    module, function = FRAMEWORKS[key]
+    function = FRAMEWORKS[key][1]
     answer, error = None, None
     try:
         answer = getattr(_module(key), function)(setup, question, **options)

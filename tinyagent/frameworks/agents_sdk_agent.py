@@ -10,7 +10,14 @@ INSTRUCTIONS = "You are the Bit Mall customer-service assistant."
 
 
 def run(setup: Setup, question: str, responses: bool = False) -> str:
-    from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, RunConfig, Runner, function_tool
+    from agents import (
+        Agent,
+        OpenAIChatCompletionsModel,
+        OpenAIResponsesModel,
+        RunConfig,
+        Runner,
+        function_tool,
+    )
 
     async def go():
         kind = OpenAIResponsesModel if responses else OpenAIChatCompletionsModel
