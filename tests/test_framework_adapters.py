@@ -114,3 +114,47 @@ def test_importing_the_adapters_loads_no_framework():
             "'agents', 'openai') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# What each framework does with a tool that raises (tool_errors="raise"): lesson 20's table of hidden failures.
+RAISES_TO_THE_CALLER = ("langchain", "langchain-classic", "pydantic-ai")
+HANDS_IT_TO_THE_MODEL = ("llama-index", "llama-index-react", "agents-sdk", "smolagents")
+
+
+@pytest.mark.parametrize("key", RAISES_TO_THE_CALLER + HANDS_IT_TO_THE_MODEL)
+def test_a_raising_tool_either_reaches_the_caller_or_is_handed_to_the_model(classroom, key):
+    run = frameworks().run_framework(key, "Where is the parcel for order 99999?", base_url=classroom.base_url,
+                                     tool_errors="raise", max_steps=3)
+    assert run.tool_uses[0].name == "queryOrder" and run.tool_uses[0].error
+    if key in RAISES_TO_THE_CALLER:
+        assert run.answer is None and run.error.startswith("ToolFailed")
+        assert run.model_calls == 1  # nothing went back to the model
+    else:
+        assert run.error is None and run.answer  # the caller gets an answer, and no word of the exception
+        assert any("订单不存在" in str(c.body) for c in run.calls[1:])  # the model was shown it instead
+
+
+def test_the_agents_sdk_wrapped_tool_error_is_read_as_the_tools_error(classroom):
+    run = frameworks().run_framework("agents-sdk", "Where is the parcel for order 99999?",
+                                     base_url=classroom.base_url, tool_errors="raise")
+    assert "could not find order 99999" in run.answer and "None" not in run.answer
+
+
+def test_a_request_is_read_for_its_prompt_tools_and_observations(classroom):
+    from tinyagent.frameworks.reading import message_roles, observation_place, system_prompt, tool_listing
+
+    fw = frameworks()
+    seen = {}
+    for key in ("langchain", "langchain-classic", "llama-index-react", "agents-sdk"):
+        run = fw.run_framework(key, REFUND_REQUEST, base_url=classroom.base_url)
+        first, last = run.calls[0], run.calls[-1]
+        seen[key] = (bool(system_prompt(first)), tool_listing(first), observation_place(first),
+                     observation_place(last), message_roles(last).split()[0])
+    assert seen == {
+        "langchain": (False, "`tools` field: 5 JSON Schemas", "-", "role 'tool' messages", "user"),
+        "langchain-classic": (False, "user message: 'name(text) - description' lines", "-",
+                              "inside the one user message (the scratchpad)", "user"),
+        "llama-index-react": (True, "system prompt: '> Tool Name: … Tool Args: {…}' blocks", "-",
+                              "user messages 'Observation: …'", "system"),
+        "agents-sdk": (True, "`tools` field: 5 JSON Schemas", "-", "role 'tool' messages", "system"),
+    }

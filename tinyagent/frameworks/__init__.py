@@ -31,6 +31,7 @@ from ..evaluation.grading import ToolUse
 from ..protocol_comparison import COURSE_NOW
 from ..shop import Shop, shop_registry
 from .setup import Setup
+from .shop_functions import ToolFailed, ToolLog
 from .wire import Wire, WireCall
 
 # key -> (module, its run function): the order of the lesson's tables
@@ -88,6 +89,14 @@ class FrameworkRun:
         return self.calls[0].size if self.calls else 0
 
 
+def endpoint(settings: Any) -> dict[str, str]:
+    """run_framework's base_url, model and api_key for the configured model (`load_settings()`)."""
+    url = settings.api_url
+    for tail in ("/chat/completions", "/responses"):
+        url = url.removesuffix(tail)
+    return {"base_url": url, "model": settings.model, "api_key": settings.api_key or "none"}
+
+
 def framework_name(key: str) -> str:
     """The framework's own name for its agent, e.g. "LangChain create_agent"."""
     return "LlamaIndex ReActAgent" if key == "llama-index-react" else _module(key).NAME
@@ -100,12 +109,14 @@ def available(key: str) -> bool:
 
 def run_framework(key: str, question: str, *, base_url: str, model: str = "classroom", api_key: str = "none",
                   shop: Shop | None = None, now: str = COURSE_NOW, max_steps: int = 8, timeout: float = 60,
-                  **options: Any) -> FrameworkRun:
+                  max_tokens: int | None = None, tool_errors: str = "return", **options: Any) -> FrameworkRun:
     """Ask `question` through the framework `key` (see FRAMEWORKS) with the shop's real tools.
 
     The shop is a fresh in-memory one on the course's day unless given. A framework that raises (an
     iteration limit, a reply it cannot read) gives a run with `error` set and `answer` None: a real model's
-    failure is a result to look at, not a traceback. Options go to the framework's run function
+    failure is a result to look at, not a traceback. max_tokens caps each reply (None: the framework's own
+    default, which is no cap); tool_errors="raise" makes a failing shop tool raise ToolFailed instead of
+    returning its error text, to see what the framework does with it. Options go to the framework's run function
     (langchain-classic: handle_parsing_errors; agents-sdk: responses).
     """
     if key not in FRAMEWORKS:
@@ -115,8 +126,10 @@ def run_framework(key: str, question: str, *, base_url: str, model: str = "class
     clock = fixed_clock(now)
     own = shop is None
     shop = Shop(":memory:", clock=clock) if own else shop
+    if tool_errors not in ("return", "raise"):
+        raise ValueError(f"tool_errors must be 'return' or 'raise', got {tool_errors!r}")
     setup = Setup(base_url, model, api_key, shop_registry(shop, clock), max_steps=max_steps, timeout=timeout,
-                  wire=Wire())
+                  max_tokens=max_tokens, wire=Wire(), tool_log=ToolLog(raise_errors=tool_errors == "raise"))
     function = FRAMEWORKS[key][1]
     answer, error = None, None
     try:
@@ -134,5 +147,5 @@ def _module(key: str):
     return importlib.import_module(f".{FRAMEWORKS[key][0]}", __name__)
 
 
-__all__ = ["FRAMEWORKS", "FrameworkRun", "Setup", "Wire", "WireCall", "available", "framework_name",
+__all__ = ["FRAMEWORKS", "FrameworkRun", "Setup", "ToolFailed", "Wire", "WireCall", "available", "endpoint", "framework_name",
            "run_framework"]

@@ -12,7 +12,7 @@ def chat_model(setup: Setup):
 
     return ChatOpenAI(model=setup.model, base_url=setup.base_url, api_key=setup.api_key, max_retries=0,
                       timeout=setup.timeout, http_client=setup.wire.client(setup.timeout),
-                      http_async_client=setup.wire.async_client(setup.timeout))
+                      http_async_client=setup.wire.async_client(setup.timeout), max_tokens=setup.max_tokens)
 
 
 def tools(setup: Setup) -> list:

@@ -14,7 +14,7 @@ def llm(setup: Setup):
     return OpenAILike(model=setup.model, api_base=setup.base_url, api_key=setup.api_key, max_retries=0,
                       timeout=setup.timeout, is_chat_model=True, is_function_calling_model=True,
                       context_window=32000, http_client=setup.wire.client(setup.timeout),
-                      async_http_client=setup.wire.async_client(setup.timeout))
+                      async_http_client=setup.wire.async_client(setup.timeout), max_tokens=setup.max_tokens)
 
 
 def run(setup: Setup, question: str, react: bool = False) -> str:

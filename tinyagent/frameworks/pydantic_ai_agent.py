@@ -16,7 +16,9 @@ def run(setup: Setup, question: str) -> str:
     async def go():
         provider = OpenAIProvider(openai_client=setup.async_openai_client())
         agent = Agent(OpenAIChatModel(setup.model, provider=provider), tools=setup.functions())
-        result = await agent.run(question, usage_limits=UsageLimits(request_limit=setup.max_steps))
+        settings = {} if setup.max_tokens is None else {"max_tokens": setup.max_tokens}
+        result = await agent.run(question, usage_limits=UsageLimits(request_limit=setup.max_steps),
+                                 model_settings=settings or None)
         return result.output
 
     return str(run_async(go))

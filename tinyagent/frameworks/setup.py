@@ -23,6 +23,7 @@ class Setup:
     registry: ToolRegistry
     max_steps: int = 8
     timeout: float = 60
+    max_tokens: int | None = None
     wire: Wire = field(default_factory=Wire)
     tool_log: ToolLog = field(default_factory=ToolLog)
 

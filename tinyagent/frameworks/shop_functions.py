@@ -18,15 +18,26 @@ from ..registry import ToolRegistry
 from ..tools import Action
 
 
+class ToolFailed(RuntimeError):
+    """A shop tool's error, raised instead of returned (`ToolLog(raise_errors=True)`): how a tool written
+    the usual Python way reports a failure, and what lesson 20 hands each framework to see what it does."""
+
+
 @dataclass
 class ToolLog:
-    """The tool calls a framework made, in order, with whether each one's result was an error."""
+    """The tool calls a framework made, in order, with whether each one's result was an error.
+
+    raise_errors: raise ToolFailed for an error result rather than return it as the tool's text
+    """
 
     uses: list[ToolUse] = field(default_factory=list)
+    raise_errors: bool = False
 
     def run(self, registry: ToolRegistry, name: str, text: str) -> str:
         result = registry.run(Action(name, text))
         self.uses.append(ToolUse(name, text, result.error, result.text))
+        if result.error and self.raise_errors:
+            raise ToolFailed(result.text)
         return result.text
 
 
