@@ -13,7 +13,7 @@ from tinyagent.classroom.server import ClassroomServer
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
-KEYS = ("langchain", "langchain-classic", "llama-index", "llama-index-react", "smolagents", "pydantic-ai",
+KEYS = ("tinyagent", "tinyagent-function", "langchain", "langchain-classic", "llama-index", "llama-index-react", "smolagents", "pydantic-ai",
         "agents-sdk")
 
 

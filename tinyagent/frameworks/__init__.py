@@ -9,6 +9,8 @@ typed functions (shop_functions.py) and an HTTP client that records every reques
 back (wire.py). `import tinyagent` loads none of this, and this package loads a framework only when it runs.
 
     key               module                      the framework's agent
+    tinyagent         tinyagent_agent.py          the course's ReActAgent (06), for comparison
+    tinyagent-function tinyagent_agent.py         the course's FunctionCallingAgent (09)
     langchain         langchain_agent.py          langchain.agents.create_agent (LangGraph)
     langchain-classic langchain_classic_agent.py  langchain_classic create_react_agent + AgentExecutor
     llama-index       llama_index_agent.py        llama_index FunctionAgent
@@ -36,6 +38,8 @@ from .wire import Wire, WireCall
 
 # key -> (module, its run function): the order of the lesson's tables
 FRAMEWORKS: dict[str, tuple[str, str]] = {
+    "tinyagent": ("tinyagent_agent", "run"),
+    "tinyagent-function": ("tinyagent_agent", "run_function"),
     "langchain": ("langchain_agent", "run"),
     "langchain-classic": ("langchain_classic_agent", "run"),
     "llama-index": ("llama_index_agent", "run"),
@@ -45,7 +49,7 @@ FRAMEWORKS: dict[str, tuple[str, str]] = {
     "agents-sdk": ("agents_sdk_agent", "run"),
 }
 # the package each one needs, for a message that says what to install
-PACKAGES = {"langchain": "langchain", "langchain-classic": "langchain_classic", "llama-index": "llama_index",
+PACKAGES = {"tinyagent": "tinyagent", "tinyagent-function": "tinyagent", "langchain": "langchain", "langchain-classic": "langchain_classic", "llama-index": "llama_index",
             "llama-index-react": "llama_index", "smolagents": "smolagents", "pydantic-ai": "pydantic_ai",
             "agents-sdk": "agents"}
 
@@ -99,7 +103,8 @@ def endpoint(settings: Any) -> dict[str, str]:
 
 def framework_name(key: str) -> str:
     """The framework's own name for its agent, e.g. "LangChain create_agent"."""
-    return "LlamaIndex ReActAgent" if key == "llama-index-react" else _module(key).NAME
+    names = {"llama-index-react": "LlamaIndex ReActAgent", "tinyagent-function": "tinyagent FunctionCallingAgent"}
+    return names.get(key) or _module(key).NAME
 
 
 def available(key: str) -> bool:

@@ -23,7 +23,7 @@ from ..protocol_comparison import COURSE_NOW
 from . import FrameworkRun, framework_name, run_framework
 
 # how each framework speaks to the model: lesson 18's two protocols
-PROTOCOL = {"langchain-classic": "text", "llama-index-react": "text"}
+PROTOCOL = {"tinyagent": "text", "langchain-classic": "text", "llama-index-react": "text"}
 
 
 def outcome_of(run: FrameworkRun) -> RunOutcome:

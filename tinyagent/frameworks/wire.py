@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 import httpx
 
@@ -68,6 +69,28 @@ class Wire:
 
         return httpx.AsyncClient(timeout=timeout, event_hooks={"request": [sent], "response": [got]})
 
+    def requests_session(self) -> Any:
+        """A `requests.Session` that records the requests of tinyagent's own LlmClient (lesson 03). Their
+        usage is not read here (LlmClient reads the reply as a stream, once): `with_usage` adds it after."""
+        import requests
+
+        def got(response: Any, *args: Any, **kwargs: Any) -> None:
+            raw = response.request.body or b""
+            raw = raw.encode() if isinstance(raw, str) else raw
+            self._store(response.request.path_url.split("?")[0], raw, b"")
+
+        session = requests.Session()
+        session.trust_env = False  # as LlmClient does on loopback: no proxy for this machine's servers
+        session.hooks["response"].append(got)
+        return session
+
+    def with_usage(self, usages: list[dict]) -> None:
+        """Set the calls' usage, in order, from what the client read (tinyagent's LlmCall events)."""
+        with self._lock:
+            self.calls = [replace(call, prompt_tokens=u.get("prompt_tokens", 0),
+                                  completion_tokens=u.get("completion_tokens", 0), usage_returned=bool(u))
+                          for call, u in zip(self.calls, usages)] + self.calls[len(usages):]
+
     def usage(self) -> dict[str, int]:
         return {"prompt_tokens": sum(c.prompt_tokens for c in self.calls),
                 "completion_tokens": sum(c.completion_tokens for c in self.calls)}
@@ -82,19 +105,22 @@ class Wire:
         self._record(response)
 
     def _record(self, response: httpx.Response) -> None:
-        with self._lock:
-            raw = self._pending.pop(id(response.request), b"")
+        self._store(response.request.url.path, None, response.content, id(response.request))
+
+    def _store(self, path: str, raw: bytes | None, content: bytes, key: int | None = None) -> None:
+        if raw is None:  # httpx: the body was kept when the request went out
+            with self._lock:
+                raw = self._pending.pop(key, b"")
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = {}
         if not isinstance(body, dict) or "model" not in body:
             return  # not a model call (a models list, a health check)
-        usage = usage_in(response.content)
+        usage = usage_in(content)
         prompt, completion = usage or (0, 0)
         with self._lock:
-            self.calls.append(WireCall(response.request.url.path, body, len(raw), prompt, completion,
-                                       usage is not None))
+            self.calls.append(WireCall(path, body, len(raw), prompt, completion, usage is not None))
 
 
 def usage_in(content: bytes) -> tuple[int, int] | None:
