@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ..evaluation.grading import RunOutcome, grade
@@ -26,6 +27,21 @@ from . import FrameworkRun, framework_name, run_framework
 PROTOCOL = {"tinyagent": "text", "langchain-classic": "text", "llama-index-react": "text"}
 
 
+@dataclass
+class FrameworkScore:
+    """A framework's suite: the report, the size of the first request it sent (the suite's first task), and
+    whether every reply carried its usage (if not, the report's tokens are the part that did: often none)."""
+
+    key: str
+    report: EvalReport
+    first_request: int
+    usage_known: bool
+
+    @property
+    def name(self) -> str:
+        return self.report.label
+
+
 def outcome_of(run: FrameworkRun) -> RunOutcome:
     """A framework's run as lesson 18's checks read it."""
     return RunOutcome(tool_calls=tuple(run.tool_uses),
@@ -35,8 +51,10 @@ def outcome_of(run: FrameworkRun) -> RunOutcome:
 
 def run_framework_task(key: str, task: EvalTask, **options: Any) -> TaskResult:
     """One task on a fresh shop through framework `key`, graded."""
-    started = time.perf_counter()
-    run = run_framework(key, task.question, **options)
+    return _graded(task, run_framework(key, task.question, **options), time.perf_counter())
+
+
+def _graded(task: EvalTask, run: FrameworkRun, started: float) -> TaskResult:
     outcome = outcome_of(run)
     return TaskResult(
         name=task.name, lang=task.lang, question=task.question, checks=grade(task, outcome),
@@ -52,8 +70,22 @@ def evaluate_framework(key: str, *, base_url: str, model: str = "classroom", api
                        langs: Iterable[str] | None = None, now: str = COURSE_NOW, max_steps: int = 8,
                        **options: Any) -> EvalReport:
     """The suite (or the tasks `names` and `langs` pick) through framework `key`, as an EvalReport."""
+    return score_framework(key, base_url=base_url, model=model, api_key=api_key, tasks=tasks, names=names,
+                           langs=langs, now=now, max_steps=max_steps, **options).report
+
+
+def score_framework(key: str, *, base_url: str, model: str = "classroom", api_key: str = "none",
+                    tasks: Iterable[EvalTask] = EVAL_TASKS, names: Iterable[str] | None = None,
+                    langs: Iterable[str] | None = None, now: str = COURSE_NOW, max_steps: int = 8,
+                    **options: Any) -> FrameworkScore:
+    """evaluate_framework's report, with the first request's size and whether the tokens are all there."""
     report = EvalReport(model, PROTOCOL.get(key, "function"), [], now, max_steps, framework_name(key))
+    first, known = 0, True
     for task in select_tasks(names, langs, tasks):
-        report.results.append(run_framework_task(key, task, base_url=base_url, model=model, api_key=api_key,
-                                                 now=now, max_steps=max_steps, **options))
-    return report
+        started = time.perf_counter()
+        run = run_framework(key, task.question, base_url=base_url, model=model, api_key=api_key, now=now,
+                            max_steps=max_steps, **options)
+        report.results.append(_graded(task, run, started))
+        first = first or run.first_request_size
+        known = known and run.usage_known
+    return FrameworkScore(key, report, first, known)
