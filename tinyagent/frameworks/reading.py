@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import re
+
 from .wire import WireCall
 
 
@@ -37,6 +39,8 @@ def tool_listing(call: WireCall) -> str:
         return "system prompt: '> Tool Name: … Tool Args: {…}' blocks"
     if "(text) - " in prompt:
         return "user message: 'name(text) - description' lines"
+    if re.search(r"^\d+\. \w+ - ", prompt, re.MULTILINE):
+        return "system prompt: numbered 'N. name - description' lines"
     return "not offered"
 
 
