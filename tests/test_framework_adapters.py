@@ -158,3 +158,13 @@ def test_a_request_is_read_for_its_prompt_tools_and_observations(classroom):
                               "user messages 'Observation: …'", "system"),
         "agents-sdk": (True, "`tools` field: 5 JSON Schemas", "-", "role 'tool' messages", "system"),
     }
+
+
+def test_a_tool_error_in_a_frameworks_own_words_is_read_as_the_tools_error():
+    from tinyagent.classroom.conversation import Step
+
+    wrapped = 'An error occurred while running the tool. Please try again. Error: {"error":"订单不存在：99999"}'
+    assert Step("queryOrder", "99999", wrapped).error == wrapped
+    # JSON that merely mentions the words is a result, not a failure
+    assert Step("searchKnowledge", "q", '{"results":[{"content":"an error occurred in shipping"}]}').error is None
+    assert Step("queryOrder", "88231", "Order 88231 is signed for.").error is None
