@@ -15,33 +15,18 @@ from typing import Any
 import pytest
 
 from tinyagent import fixed_clock
-from tinyagent.shop import Shop, shop_tools
+from tinyagent.frameworks.langchain_classic_agent import REACT_PROMPT
+from tinyagent.frameworks.shop_functions import ToolLog
+from tinyagent.frameworks.shop_functions import shop_functions as package_shop_functions
+from tinyagent.shop import Shop, shop_registry
 
 NOW = "2026-06-30T19:05:23"  # the course's "today": order 88231 was signed eight days before
 REFUND_REQUEST = "Order 88231: my robot vacuum won't charge any more. Please refund it."
 REFUND_ID = "RF202606300001"
 
-# The standard ReAct prompt of LangChain's hub ("hwchase17/react"), which create_react_agent is used with:
-# the tools and the scratchpad (earlier Thoughts, Actions and Observations) all inside one human message.
-CLASSIC_REACT_PROMPT = """Answer the following questions as best you can. You have access to the following tools:
-
-{tools}
-
-Use the following format:
-
-Question: the input question you must answer
-Thought: you should always think about what to do
-Action: the action to take, should be one of [{tool_names}]
-Action Input: the input to the action
-Observation: the result of the action
-... (this Thought/Action/Action Input/Observation can repeat N times)
-Thought: I now know the final answer
-Final Answer: the final answer to the original input question
-
-Begin!
-
-Question: {input}
-Thought:{agent_scratchpad}"""
+# The standard ReAct prompt of LangChain's hub ("hwchase17/react"), which create_react_agent is used with: the
+# package's adapter keeps it (tinyagent/frameworks/langchain_classic_agent.py).
+CLASSIC_REACT_PROMPT = REACT_PROMPT
 
 
 def need(module: str) -> Any:
@@ -59,52 +44,9 @@ def new_shop() -> Shop:
 
 
 def shop_functions(shop: Shop) -> list[Callable[..., str]]:
-    """The five shop tools as functions with type hints and a docstring (what frameworks build schemas from)."""
-    tools = {tool.name: tool for tool in shop_tools(shop)}
-
-    def run(name: str, text: str) -> str:
-        return tools[name].invoke(text)
-
-    def queryOrder(orderId: str) -> str:  # the shop's tool names, as the model sees them
-        """Look up an order and its trackingNo.
-
-        Args:
-            orderId: the order id, e.g. 88231
-        """
-        return run("queryOrder", str(orderId))
-
-    def queryLogistics(trackingNo: str) -> str:
-        """Track a parcel by its trackingNo (from queryOrder).
-
-        Args:
-            trackingNo: the tracking number from queryOrder, e.g. SF1234567890
-        """
-        return run("queryLogistics", str(trackingNo))
-
-    def applyRefund(orderId: str, reason: str) -> str:
-        """Submit a refund (really recorded, once per order).
-
-        Args:
-            orderId: the order id, e.g. 88231
-            reason: why the customer wants the refund
-        """
-        import json
-
-        return run("applyRefund", json.dumps({"orderId": str(orderId), "reason": reason}, ensure_ascii=False))
-
-    def searchKnowledge(query: str) -> str:
-        """Search the after-sales policies.
-
-        Args:
-            query: keywords, e.g. return policy
-        """
-        return run("searchKnowledge", query)
-
-    def getCurrentTime() -> str:
-        """The current date and time."""
-        return run("getCurrentTime", "")
-
-    return [queryOrder, queryLogistics, applyRefund, searchKnowledge, getCurrentTime]
+    """The five shop tools as functions with type hints and a docstring (what frameworks build schemas from):
+    the package's own (tinyagent/frameworks/shop_functions.py), which lesson 20 gives every framework."""
+    return package_shop_functions(shop_registry(shop), ToolLog())
 
 
 def assert_refunded(shop: Shop, answer: object) -> None:

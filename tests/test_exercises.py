@@ -20,6 +20,7 @@ import pytest
 
 from tinyagent import Action, LlmClient, ParsedStep, Tool, build_system_prompt, detect_language, parse_step
 from tinyagent.checks import (
+    FRAMEWORK_PARTS,
     ExerciseFailed,
     check_action_over_final,
     check_anchored_final_answer,
@@ -37,9 +38,11 @@ from tinyagent.checks import (
     check_inside_workspace,
     check_invented_counter,
     check_missing_order_prediction,
+    check_observations_in,
     check_overlapping_windows,
     check_parcel_prediction,
     check_parser_stops_at_observation,
+    check_part_lessons,
     check_pretended_calls,
     check_prompt_share,
     check_read_chunks,
@@ -239,6 +242,8 @@ def fails(check, *answer, says: str = "") -> None:
         (check_variant_failures, (None,)),  # 18
         (check_sse_reader, (None,)),  # 19
         (check_status_predictions, (None,)),
+        (check_observations_in, (None,)),  # 20
+        (check_part_lessons, (None,)),
     ],
 )
 def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
@@ -246,10 +251,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_forty_exercises_have_a_check():
+def test_forty_two_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 40
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 42
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -2602,3 +2607,89 @@ def test_15_and_17_boundaries_the_specs_name():
     fails(check_safe_eval, signed_cap, says="safe_eval('2 ** -100') raised ValueError")
     fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{4,5}(?!\d)", q))) >= 2 or "另外" in q
           or "还有" in q or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="four are not one")
+
+
+# -- 20 ---------------------------------------------------------------------------------------------
+def _text_of(content):
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
+
+
+def _solution_20_observations_in(body):  # notebooks/solutions/20_frameworks.ipynb
+    found = []
+    for item in body.get("messages", body.get("input", [])):
+        if item.get("type") == "function_call_output":
+            found.append(item["output"])
+            continue
+        text = _text_of(item.get("content")).strip()
+        if item.get("role") == "tool":
+            found.append(text)
+        elif item.get("role") == "user" and text.startswith("Observation:"):
+            found.append(text[len("Observation:"):].strip())
+        elif item.get("role") == "user" and "\nQuestion:" in text:
+            scratchpad = text.rsplit("\nQuestion:", 1)[1]
+            found += [line[len("Observation:"):].strip() for line in scratchpad.splitlines()
+                      if line.startswith("Observation:")]
+    return found
+
+
+def test_20_observations_in():
+    solution = _solution_20_observations_in
+    assert passes(check_observations_in, solution)
+
+    def no_tool_messages(body):  # sentence 1: role "tool" messages
+        return [o for o in solution(body) if not any(m.get("role") == "tool" and m.get("content") == o
+                                                     for m in body.get("messages", []))]
+
+    def keeps_the_label(body):  # sentence 2: the text after "Observation:"
+        return [f"Observation: {o}" if any(_text_of(m.get("content")).startswith("Observation:")
+                                           for m in body.get("messages", []) if m.get("role") == "user") else o
+                for o in solution(body)]
+
+    def strings_only(body):  # sentence 3: content as a list of text parts
+        return solution({**body, "messages": [m for m in body.get("messages", [])
+                                              if isinstance(m.get("content"), (str, type(None)))]}
+                        if "messages" in body else body)
+
+    def whole_prompt(body):  # sentence 4: only the Observation lines after the last Question:
+        found = []
+        for m in body.get("messages", []):
+            text = _text_of(m.get("content"))
+            if m.get("role") == "user" and "\nQuestion:" in text:
+                found += [line[12:].strip() for line in text.splitlines() if line.startswith("Observation:")]
+            else:
+                found += solution({"messages": [m]})
+        return found + solution({"input": body.get("input", [])})
+
+    def messages_only(body):  # sentence 5: the Responses API's function_call_output items
+        return solution({"messages": body.get("messages", [])})
+
+    def newest_first(body):  # sentence 6: in the order they were sent
+        return solution(body)[::-1]
+
+    def none_for_none(body):  # sentence 6: [] when there is none
+        return solution(body) or None
+
+    fails(check_observations_in, no_tool_messages, says="on native calls")
+    fails(check_observations_in, keeps_the_label, says="on text ReAct")
+    fails(check_observations_in, strings_only, says="on content as a list of parts")
+    fails(check_observations_in, whole_prompt, says="on one user message")
+    fails(check_observations_in, messages_only, says="on the Responses API")
+    fails(check_observations_in, newest_first, says="in order")
+    fails(check_observations_in, none_for_none, says="return a list of strings")
+    fails(check_observations_in, lambda body: 1 / 0, says="raised ZeroDivisionError")
+    fails(check_observations_in, "role tool", says="should be a function")
+
+
+def test_20_part_lessons():
+    solution = {"AgentExecutor": 6, "bind_tools": 9, "with_structured_output": 7, "max_iterations": 10,
+                "handle_parsing_errors": 11, "checkpointer": 12, 'stop=["\\nObservation"]': 4, "interrupt": 15}
+    assert set(solution) == set(FRAMEWORK_PARTS)
+    assert passes(check_part_lessons, solution)
+    fails(check_part_lessons, {**solution, "handle_parsing_errors": 5}, says="handle_parsing_errors is not lesson 5")
+    fails(check_part_lessons, {**solution, "with_structured_output": 9}, says="1 of 8 wrong")
+    fails(check_part_lessons, {**solution, "max_iterations": 6, "AgentExecutor": 10}, says="2 of 8 wrong")
+    fails(check_part_lessons, {**solution, "checkpointer": "12"}, says="as an int")
+    fails(check_part_lessons, {**solution, "interrupt": True}, says="as an int")
+    fails(check_part_lessons, {"AgentExecutor": 6}, says="exactly the keys")

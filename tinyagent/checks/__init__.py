@@ -83,6 +83,9 @@ _LESSONS = {
         "check_sse_reader", "check_status_predictions", "SSE_EXERCISE_STREAMS", "read_sse_reference",
         "registry_with_a_broken_courier", "SERVING_EXERCISE_REQUESTS"
     ),
+    "lesson20_frameworks": (
+        "check_observations_in", "check_part_lessons", "OBSERVATION_CASES", "FRAMEWORK_PARTS"
+    ),
 }
 _LAZY = {name: module for module, names in _LESSONS.items() for name in names}
 

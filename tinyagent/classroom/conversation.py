@@ -33,6 +33,8 @@ from .tool_list import MalformedToolsError, asks_for_tools, read_native_tools, r
 PLAN_CONTEXT = tuple(CONTEXT_HEADING.values())
 ROLES = ("system", "developer", "user", "assistant", "tool")  # "developer": newer OpenAI name for system
 
+_WRAPPED_ERROR = re.compile(r"\ban error occurred\b", re.IGNORECASE)
+
 
 class MalformedRequestError(ValueError):
     """The request is not a well-formed chat completion request (the server answers 400)."""
@@ -124,6 +126,10 @@ class Step:
                 return str(data.get("message") or "failed")
         text = (self.observation or "").strip()
         if text.lower().startswith(("error", "错误")):
+            return text
+        if data is None and _WRAPPED_ERROR.search(text.split("\n", 1)[0]):
+            # A framework's own words around a tool's exception ("An error occurred while running the tool.
+            # Please try again. Error: {...}", the Agents SDK's): the tool failed, whatever follows.
             return text
         return None
 

@@ -1,0 +1,91 @@
+"""Lesson 18's suite through a framework, graded by lesson 18's own checks (evaluation/grading.py).
+
+    report = evaluate_framework("langchain", base_url=url)       # an EvalReport, like evaluate()'s
+    print(scoreboard([evaluate(llm, "function"), report]))
+
+What the grading reads comes from outside the framework, since its loop keeps no trace of ours: the tool calls
+from the shop functions' log, the refunds from the shop's table, the model calls and tokens from the wire. One
+difference, said plainly: a framework reads its model's replies itself and does not tell us how many it
+could not read, so the "format" check sees none (unreadable_replies is 0); a reply it could not read and gave
+up on ends the run with an error, which fails the "answer" check instead.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..evaluation.grading import RunOutcome, grade
+from ..evaluation.report import EvalReport, TaskResult
+from ..evaluation.tasks import EVAL_TASKS, EvalTask, select_tasks
+from ..protocol_comparison import COURSE_NOW
+from . import FrameworkRun, framework_name, run_framework
+
+# how each framework speaks to the model: lesson 18's two protocols
+PROTOCOL = {"tinyagent": "text", "langchain-classic": "text", "llama-index-react": "text"}
+
+
+@dataclass
+class FrameworkScore:
+    """A framework's suite: the report, the size of the first request it sent (the suite's first task), and
+    whether every reply carried its usage (if not, the report's tokens are the part that did: often none)."""
+
+    key: str
+    report: EvalReport
+    first_request: int
+    usage_known: bool
+
+    @property
+    def name(self) -> str:
+        return self.report.label
+
+
+def outcome_of(run: FrameworkRun) -> RunOutcome:
+    """A framework's run as lesson 18's checks read it."""
+    return RunOutcome(tool_calls=tuple(run.tool_uses),
+                      refunds=tuple(sorted(str(row["orderId"]) for row in run.refunds)),
+                      answer=run.answer, reason="final_answer" if run.answer else "error")
+
+
+def run_framework_task(key: str, task: EvalTask, **options: Any) -> TaskResult:
+    """One task on a fresh shop through framework `key`, graded."""
+    return _graded(task, run_framework(key, task.question, **options), time.perf_counter())
+
+
+def _graded(task: EvalTask, run: FrameworkRun, started: float) -> TaskResult:
+    outcome = outcome_of(run)
+    return TaskResult(
+        name=task.name, lang=task.lang, question=task.question, checks=grade(task, outcome),
+        reason=outcome.reason if run.error is None else f"error: {run.error}", answer=run.answer,
+        steps=run.model_calls, model_calls=run.model_calls, tool_calls=tuple(u.name for u in run.tool_uses),
+        refunds=outcome.refunds, prompt_tokens=run.prompt_tokens, completion_tokens=run.completion_tokens,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+
+
+def evaluate_framework(key: str, *, base_url: str, model: str = "classroom", api_key: str = "none",
+                       tasks: Iterable[EvalTask] = EVAL_TASKS, names: Iterable[str] | None = None,
+                       langs: Iterable[str] | None = None, now: str = COURSE_NOW, max_steps: int = 8,
+                       **options: Any) -> EvalReport:
+    """The suite (or the tasks `names` and `langs` pick) through framework `key`, as an EvalReport."""
+    return score_framework(key, base_url=base_url, model=model, api_key=api_key, tasks=tasks, names=names,
+                           langs=langs, now=now, max_steps=max_steps, **options).report
+
+
+def score_framework(key: str, *, base_url: str, model: str = "classroom", api_key: str = "none",
+                    tasks: Iterable[EvalTask] = EVAL_TASKS, names: Iterable[str] | None = None,
+                    langs: Iterable[str] | None = None, now: str = COURSE_NOW, max_steps: int = 8,
+                    **options: Any) -> FrameworkScore:
+    """evaluate_framework's report, with the first request's size and whether the tokens are all there."""
+    report = EvalReport(model, PROTOCOL.get(key, "function"), [], now, max_steps, framework_name(key))
+    first, known = 0, True
+    for task in select_tasks(names, langs, tasks):
+        started = time.perf_counter()
+        run = run_framework(key, task.question, base_url=base_url, model=model, api_key=api_key, now=now,
+                            max_steps=max_steps, **options)
+        report.results.append(_graded(task, run, started))
+        first = first or run.first_request_size
+        known = known and run.usage_known
+    return FrameworkScore(key, report, first, known)

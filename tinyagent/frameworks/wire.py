@@ -1,0 +1,144 @@
+"""What a framework sends and gets back, recorded on its own HTTP client (lesson 20).
+
+Every framework of the lesson talks to the model through the official `openai` client, and that client takes
+an `httpx` client of ours. `Wire` gives it one whose event hooks keep each request's JSON body and the `usage`
+the server answered with, so the count of model calls and tokens is the wire's, not the framework's own
+bookkeeping, and it works the same on the classroom model and on a real one.
+
+    wire = Wire()
+    openai.OpenAI(base_url=url, api_key=key, http_client=wire.client())       # or wire.async_client()
+    ...
+    wire.calls[0].body["messages"]       # the first request, as sent
+    wire.usage()                         # {"prompt_tokens": ..., "completion_tokens": ...}
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import httpx
+
+
+@dataclass(frozen=True)
+class WireCall:
+    """One model call: the path, the JSON body sent, its size in bytes, and the usage that came back."""
+
+    path: str
+    body: dict
+    size: int
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    usage_returned: bool = False  # a stream without stream_options.include_usage carries no usage
+
+    @property
+    def messages(self) -> list:
+        """The chat messages (or the Responses API's input items) the framework sent."""
+        found = self.body.get("messages", self.body.get("input", []))
+        return found if isinstance(found, list) else [{"role": "user", "content": found}]
+
+    @property
+    def tools(self) -> list[str]:
+        """The names of the tools the request offers, in its order."""
+        names = []
+        for spec in self.body.get("tools") or []:
+            names.append((spec.get("function") or spec).get("name", "?"))
+        return names
+
+
+@dataclass
+class Wire:
+    """The model calls one run made, in order (thread-safe: async frameworks answer on other threads)."""
+
+    calls: list[WireCall] = field(default_factory=list)
+    _pending: dict = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def client(self, timeout: float = 60) -> httpx.Client:
+        return httpx.Client(timeout=timeout, event_hooks={"request": [self._sent], "response": [self._got]})
+
+    def async_client(self, timeout: float = 60) -> httpx.AsyncClient:
+        async def sent(request: httpx.Request) -> None:
+            self._sent(request)
+
+        async def got(response: httpx.Response) -> None:
+            await response.aread()  # the body is kept: the framework reads the same bytes after us
+            self._record(response)
+
+        return httpx.AsyncClient(timeout=timeout, event_hooks={"request": [sent], "response": [got]})
+
+    def requests_session(self) -> Any:
+        """A `requests.Session` that records the requests of tinyagent's own LlmClient (lesson 03). Their
+        usage is not read here (LlmClient reads the reply as a stream, once): `with_usage` adds it after."""
+        import requests
+
+        def got(response: Any, *args: Any, **kwargs: Any) -> None:
+            raw = response.request.body or b""
+            raw = raw.encode() if isinstance(raw, str) else raw
+            self._store(response.request.path_url.split("?")[0], raw, b"")
+
+        session = requests.Session()
+        session.trust_env = False  # as LlmClient does on loopback: no proxy for this machine's servers
+        session.hooks["response"].append(got)
+        return session
+
+    def with_usage(self, usages: list[dict]) -> None:
+        """Set the calls' usage, in order, from what the client read (tinyagent's LlmCall events)."""
+        with self._lock:
+            self.calls = [replace(call, prompt_tokens=u.get("prompt_tokens", 0),
+                                  completion_tokens=u.get("completion_tokens", 0), usage_returned=bool(u))
+                          for call, u in zip(self.calls, usages)] + self.calls[len(usages):]
+
+    def usage(self) -> dict[str, int]:
+        return {"prompt_tokens": sum(c.prompt_tokens for c in self.calls),
+                "completion_tokens": sum(c.completion_tokens for c in self.calls)}
+
+    # -- the hooks ------------------------------------------------------------------------------------------
+    def _sent(self, request: httpx.Request) -> None:
+        with self._lock:
+            self._pending[id(request)] = request.content
+
+    def _got(self, response: httpx.Response) -> None:
+        response.read()
+        self._record(response)
+
+    def _record(self, response: httpx.Response) -> None:
+        self._store(response.request.url.path, None, response.content, id(response.request))
+
+    def _store(self, path: str, raw: bytes | None, content: bytes, key: int | None = None) -> None:
+        if raw is None:  # httpx: the body was kept when the request went out
+            with self._lock:
+                raw = self._pending.pop(key, b"")
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            body = {}
+        if not isinstance(body, dict) or "model" not in body:
+            return  # not a model call (a models list, a health check)
+        usage = usage_in(content)
+        prompt, completion = usage or (0, 0)
+        with self._lock:
+            self.calls.append(WireCall(path, body, len(raw), prompt, completion, usage is not None))
+
+
+def usage_in(content: bytes) -> tuple[int, int] | None:
+    """Prompt and completion tokens from a reply (a JSON body, or an SSE stream whose last usage counts), or
+    None when it holds none. Chat completions say prompt/completion_tokens, the Responses API input/output."""
+    text = content.decode("utf-8", "replace")
+    pieces = [text] if not text.lstrip().startswith(("data:", "event:")) else [
+        line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    found = None
+    for piece in pieces:
+        try:
+            data = json.loads(piece)
+        except ValueError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        usage = data.get("usage") or (data.get("response") or {}).get("usage")
+        if isinstance(usage, dict):
+            found = (int(usage.get("prompt_tokens", usage.get("input_tokens", 0)) or 0),
+                     int(usage.get("completion_tokens", usage.get("output_tokens", 0)) or 0))
+    return found
