@@ -105,7 +105,7 @@ def test_widgets_render_live_and_without_errors(notebook):
 def test_trace_viewer_shows_a_card_per_round(notebook):
     viewer = notebook.panel.locator(".jp-OutputArea-output > .tinyagent-trace-viewer").first
     cards = viewer.locator(".tinyagent-card")
-    rounds = int(re.search(r"(\d+) rounds?", viewer.locator(".ta-summary").inner_text()).group(1))
+    rounds = int(re.search(r"(\d+) (?:rounds?|圈)", viewer.locator(".ta-summary").inner_text()).group(1))
     expect(cards).to_have_count(rounds)
     expect(cards.nth(0).locator(".ta-action")).to_contain_text("(")
     expect(cards.nth(rounds - 1).locator(".ta-final")).to_be_visible()
