@@ -2714,7 +2714,7 @@ def test_22_shop_rule(capsys):
     def any_look_up_will_do(candidate):  # sentence 1: queryOrder, not any tool, must have run
         if candidate.tool_name and not candidate.read_only and not candidate.history:
             return 0.0
-        return shop_rule(candidate)
+        return 0.2 if (candidate.tool_name, candidate.tool_input) in candidate.history else 1.0
 
     def repeat_by_tool(candidate):  # sentence 2: a repeat is the same tool with the same input
         if candidate.tool_name in {tool for tool, _ in candidate.history}:
