@@ -12,6 +12,8 @@ from tinyagent.events import ApprovalDecided, BranchExplored, LlmCall, PathChose
 from tinyagent.parser import parse_step
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.tree_search import (
+    PROPOSE_PROMPT,
+    SCORE_PROMPT,
     Candidate,
     Node,
     TreeBudget,
@@ -29,6 +31,8 @@ from .lesson17_helpers import CLOCK, ScriptedLlm
 WRONG_ORDER = "我的扫地机不回充了，想退货，订单号 88234"
 WRONG_ORDER_EN = "My robot vacuum will not go back to its dock any more, I want to return it. The order number is 88234."
 SEED_REFUND = "我上周买的扫地机不回充了，想退货，订单号 88231"
+# What the search's two prompts say (tree_search.PROPOSE_PROMPT and SCORE_PROMPT), in both languages.
+SEARCH_PHRASES = ("different next steps", "个不同的下一步", "Score each candidate", "给每个候选步骤打分")
 TREE_EVENTS = (ThoughtCandidate, BranchExplored, TreeNote, PathChosen)
 
 
@@ -70,6 +74,11 @@ def test_the_greedy_loop_refunds_the_wrong_item_and_the_tree_asks(llm, question)
 
 
 # -- the budget -------------------------------------------------------------------------------------------------
+def is_search_call(messages) -> bool:
+    last = messages[-1].get("content") if messages else ""
+    return isinstance(last, str) and any(p in last for p in SEARCH_PHRASES)
+
+
 @pytest.mark.parametrize("budget", [TreeBudget(calls=1), TreeBudget(calls=3), TreeBudget(calls=5),
                                     TreeBudget(calls=9), TreeBudget(tokens=1200), TreeBudget(tokens=3000),
                                     TreeBudget(calls=7, tokens=5000), TreeBudget(calls=40, tokens=40000)])
@@ -78,23 +87,28 @@ def test_the_tree_keeps_to_its_budget_by_what_the_server_received(llm, budget):
     _, tools = shop_and_tools()
     with server.recording() as log:
         result = tree_agent(llm, tools, budget=budget).run(WRONG_ORDER)
-    received = [request for request in log if request.path.endswith("/chat/completions")]
-    billed = sum(call.usage.get("total_tokens", 0) for call in result.trace.of_type(LlmCall))
+    received = [r for r in log if r.path.endswith("/chat/completions") and is_search_call(r.messages)]
+    searched = [call for call in result.trace.of_type(LlmCall) if is_search_call(call.messages)]
+    assert len(searched) == len(received) > 0  # each request the server got for a search is in the trace
     assert budget.calls is None or len(received) <= budget.calls
-    assert budget.tokens is None or billed <= budget.tokens
-    real_calls = [call for call in result.trace.of_type(LlmCall) if call.usage.get("total_tokens")]
-    assert len(real_calls) == len(received)  # every request is in the trace, and the chosen steps cost nothing
-    assert result.reason in ("final_answer", "tree_budget")
-    if result.reason == "tree_budget":
-        assert result.trace.end.detail.startswith("the tree's budget")
+    assert budget.tokens is None or sum(call.usage["total_tokens"] for call in searched) <= budget.tokens
+    assert result.reason == "final_answer"  # a spent budget means greedy steps, never a crash
+    chosen = result.trace.of_type(PathChosen)
+    assert all(c.calls <= (budget.calls or 10**9) and c.tokens <= (budget.tokens or 10**9) for c in chosen)
 
 
-def test_a_search_that_no_longer_fits_says_so_and_takes_the_greedy_step(llm):
-    _, tools = shop_and_tools()
+def test_a_search_that_no_longer_fits_says_so_and_the_rounds_after_it_are_greedy(llm):
+    shop, tools = shop_and_tools()
     result = tree_agent(llm, tools, budget=TreeBudget(calls=3)).run(WRONG_ORDER)
     notes = [n for n in result.trace.of_type(TreeNote) if n.stage == "budget"]
-    assert notes and "does not fit the budget" in notes[0].detail
-    assert result.trace.of_type(PathChosen)[0].calls <= 3
+    assert notes and "does not fit the budget (3 of 3 calls" in notes[0].detail
+    assert [c.step for c in result.trace.of_type(PathChosen)] == [1]
+    assert [r["orderId"] for r in shop.refunds()] == ["88234"]  # too small a budget: the greedy mistake again
+
+
+def test_the_search_phrases_are_in_the_prompts():
+    prompts = [PROPOSE_PROMPT["en"], PROPOSE_PROMPT["zh"], SCORE_PROMPT["en"], SCORE_PROMPT["zh"]]
+    assert [sum(p in prompt for prompt in prompts) for p in SEARCH_PHRASES] == [1, 1, 1, 1]
 
 
 def test_a_budget_must_be_whole_numbers():

@@ -15,10 +15,10 @@ What it promises:
   its class says `read_only = True` (tools.Tool; the shop's four look-ups do, applyRefund does not) and the
   agent's confirmation gate does not guard it. Any other tool ends its branch: it runs only when its branch is
   chosen, through the loop's act part, so lesson 15's gate still asks a person first.
-- The budget (`TreeBudget`: model calls and tokens) covers every call this part makes in one run. Before each
+- The budget (`TreeBudget`: model calls and tokens) covers every call the searches make in one run. Before each
   call the search checks that it fits: one more call, and the prompt's tokens (counted by the classroom model's
-  rule, which is what its `usage` reports) plus the reply's cap (`max_tokens`). A search that does not fit any
-  more becomes one plain call (the greedy step); when even that does not fit, the run stops ("tree_budget").
+  rule, which is what its `usage` reports) plus the reply's cap (`max_tokens`). What does not fit is not sent (a
+  TreeNote says so); a round whose search cannot start is one plain call, the greedy step, as in lesson 06.
   On another model the token limit holds to within the difference between its tokenizer and that rule.
 - A reply the search cannot read is a TreeNote in the trace, never an exception: no readable candidate means the
   greedy step; no readable score means the rule alone ranks.
@@ -32,12 +32,11 @@ import math
 import re
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from .arguments import check_whole
-from .errors import TinyAgentError
 from .events import BranchExplored, Event, LlmCall, PathChosen, ThoughtCandidate, ToolCall, TreeNote
-from .llm_client import DEFAULT_MAX_TOKENS, ChatResult
+from .llm_client import ChatResult
 from .loop_parts import cut_observation
 from .parser import ParsedStep
 from .token_count import classroom_counter
@@ -49,11 +48,11 @@ __all__ = [
     "Candidate",
     "Node",
     "TreeBudget",
-    "TreeBudgetSpent",
     "TreeSearch",
     "keep_best",
     "read_candidates",
     "read_scores",
+    "requests_made",
     "shop_rule",
     "tree_mermaid",
     "tree_text",
@@ -75,6 +74,7 @@ SCORE_PROMPT = {
            "候选 N：<分数>/10 - <理由>\n\n{listing}"),
 }
 HEADING = {"en": "Candidate {n}:", "zh": "候选 {n}："}
+CHOSEN = "tree of thoughts: candidate "  # the `model` of a round's LlmCall that records the chosen candidate
 TOKENS_PER_CANDIDATE = 160  # the cap on a proposal's reply, per candidate asked for
 TOKENS_PER_SCORE = 40  # the cap on a score reply, per candidate scored
 
@@ -85,20 +85,11 @@ _SCORE_LINE = re.compile(r"^[ \t]*[*#>-]*[ \t]*(?:candidate|候选)[ \t]*(\d+)[ 
                          re.IGNORECASE | re.MULTILINE)
 
 
-class TreeBudgetSpent(TinyAgentError):
-    """The tree's budget cannot pay for even one plain call: the run ends with Stopped("tree_budget")."""
-
-    stop_reason: ClassVar[str] = "tree_budget"
-    answer: ClassVar[dict[str, str]] = {
-        "en": "Sorry, I have used up the effort this question was allowed. Please ask again or contact a human agent.",
-        "zh": "抱歉，这个问题可用的计算量已经用完了。请再问一次，或联系人工客服。",
-    }
-
-
 @dataclass(frozen=True)
 class TreeBudget:
-    """What the tree may spend in one run: `calls` model calls and `tokens` tokens (prompt + reply), None = no
-    limit. Every call the part makes counts: proposals, scores, and the plain calls after a search stops."""
+    """What the searches may spend in one run: `calls` model calls and `tokens` tokens (prompt + reply), None = no
+    limit. Every proposal and every score counts; the plain calls of the rounds after the budget ran out are the
+    loop's own, as in lesson 06 (its step cap and lesson 10's stop rules bound them)."""
 
     calls: int | None = None
     tokens: int | None = None
@@ -244,13 +235,9 @@ class TreeSearch:
         chosen = yield from self._search(run, step, [dict(m) for m in messages], options)
         if chosen is not None:
             nothing = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}  # no request was made for it
-            return ChatResult(chosen.text, "stop", nothing, model=f"tree of thoughts: candidate {chosen.id}")
-        cap = options.get("max_tokens") or DEFAULT_MAX_TOKENS
-        if not self._fits(messages, cap):
-            raise TreeBudgetSpent(f"the tree's budget ({self._spent_line()}) cannot pay for one more call")
-        reply = run.agent.llm.chat(messages, **options)  # the greedy step: the round's own LlmCall records it
-        self._pay(messages, cap, reply)
-        return reply
+            return ChatResult(chosen.text, "stop", nothing, model=f"{CHOSEN}{chosen.id}")
+        # No search (the budget is spent, or no candidate could be read): the greedy step, lesson 06's one call.
+        return run.agent.llm.chat(messages, **options)
 
     # -- the search -------------------------------------------------------------------------------------------
     def _search(self, run: Any, step: int, messages: list[dict], options: dict) -> Generator[Event, None, Node | None]:
@@ -389,6 +376,12 @@ def explorable(run: Any, tool_name: str) -> bool:
     read-only, and the agent's confirmation gate (lesson 15) does not guard it."""
     gate = getattr(run.agent, "confirm", None)
     return read_only(run, tool_name) and not (gate is not None and gate.guards(tool_name))
+
+
+def requests_made(trace: Trace) -> tuple[int, int]:
+    """(model calls, tokens) a run cost: every LlmCall but the records of chosen candidates, and their usage."""
+    calls = [call for call in trace.of_type(LlmCall) if not call.model.startswith(CHOSEN)]
+    return len(calls), sum(int(call.usage.get("total_tokens") or 0) for call in calls)
 
 
 def committed_calls(trace: Trace) -> tuple[tuple[str, str], ...]:
