@@ -271,3 +271,14 @@ def test_keep_best_ranks_by_score_then_depth_then_order():
 ])
 def test_the_shop_rule(candidate, score):
     assert shop_rule(candidate) == score
+
+
+def test_the_trace_viewer_s_card_shows_the_round_s_search(llm):
+    from tinyagent.widgets.cards import build_cards, card_html
+
+    _, tools = shop_and_tools()
+    trace = tree_agent(llm, tools).run(WRONG_ORDER).trace
+    first = card_html(build_cards(trace)[0], "en")
+    candidates = [c for c in trace.of_type(ThoughtCandidate) if c.step == 1]
+    assert first.count("ta-thought_candidate") == len(candidates) == 9
+    assert first.count("ta-path_chosen") == 1 and "[Chosen] path 1 -&gt; 1.2" in first

@@ -320,6 +320,9 @@ class PathChosen(Event):
     reason: str = ""
 
 
+TREE_EVENTS = (ThoughtCandidate, BranchExplored, TreeNote, PathChosen)  # lesson 22's, in the order a search yields them
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, LimitReached, ReplyDelta, ApprovalRequested,
