@@ -21,6 +21,7 @@ from tinyagent.tree_search import (
     keep_best,
     read_candidates,
     read_scores,
+    search_cost,
     shop_rule,
     tree_mermaid,
     tree_text,
@@ -90,6 +91,7 @@ def test_the_tree_keeps_to_its_budget_by_what_the_server_received(llm, budget):
     received = [r for r in log if r.path.endswith("/chat/completions") and is_search_call(r.messages)]
     searched = [call for call in result.trace.of_type(LlmCall) if is_search_call(call.messages)]
     assert len(searched) == len(received) > 0  # each request the server got for a search is in the trace
+    assert search_cost(result.trace) == (len(searched), sum(call.usage["total_tokens"] for call in searched))
     assert budget.calls is None or len(received) <= budget.calls
     assert budget.tokens is None or sum(call.usage["total_tokens"] for call in searched) <= budget.tokens
     assert result.reason == "final_answer"  # a spent budget means greedy steps, never a crash

@@ -53,6 +53,7 @@ __all__ = [
     "read_candidates",
     "read_scores",
     "requests_made",
+    "search_cost",
     "shop_rule",
     "tree_mermaid",
     "tree_text",
@@ -381,6 +382,15 @@ def explorable(run: Any, tool_name: str) -> bool:
 def requests_made(trace: Trace) -> tuple[int, int]:
     """(model calls, tokens) a run cost: every LlmCall but the records of chosen candidates, and their usage."""
     calls = [call for call in trace.of_type(LlmCall) if not call.model.startswith(CHOSEN)]
+    return len(calls), sum(int(call.usage.get("total_tokens") or 0) for call in calls)
+
+
+def search_cost(trace: Trace) -> tuple[int, int]:
+    """(model calls, tokens) the searches of a run cost: the LlmCalls whose last message is a proposal or a score
+    prompt, and their usage. What the budget bounds."""
+    heads = [prompt[lang].split("{")[0] for prompt in (PROPOSE_PROMPT, SCORE_PROMPT) for lang in prompt]
+    calls = [call for call in trace.of_type(LlmCall)
+             if call.messages and str(call.messages[-1].get("content", "")).startswith(tuple(heads))]
     return len(calls), sum(int(call.usage.get("total_tokens") or 0) for call in calls)
 
 
