@@ -3,6 +3,8 @@ never a side effect on a branch that was not chosen; a reply it cannot read is a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tinyagent import FunctionTool, LlmClient, ReActAgent, ToolRegistry, Trace
@@ -199,6 +201,21 @@ def test_a_candidate_that_is_no_step_is_dropped_with_a_note():
     details = [n.detail for n in result.trace.of_type(TreeNote) if n.stage == "propose"]
     assert details == ["candidate 1 is neither an Action nor a Final Answer", "candidate 3 repeats an earlier one"]
     assert result.reason == "final_answer"
+
+
+def test_a_proposal_cut_at_max_tokens_loses_its_last_candidate():
+    class CutProposal(ScriptedLlm):
+        def chat(self, messages, **options):
+            reply = super().chat(messages, **options)
+            return replace(reply, finish_reason="length") if len(self.calls) == 1 else reply
+
+    llm = CutProposal(f"Candidate 1:\n{ANSWER}\n\nCandidate 2:\nThought: x\nAction: queryOrder\nAction Input: 882",
+                      "Candidate 1: 9/10")
+    _, tools = shop_and_tools()
+    result = ReActAgent(llm, tools, parts={"send": TreeSearch(k=2, beam=1, depth=1)}).run("Where is order 88231?")
+    assert [n.detail for n in result.trace.of_type(TreeNote)] == [
+        "the reply was cut at max_tokens, so its last candidate (2) is dropped"]
+    assert [c.node for c in result.trace.of_type(ThoughtCandidate)] == ["1"] and result.trace.tool_calls == []
 
 
 def test_an_unreadable_score_reply_is_a_note_and_the_rule_alone_ranks():

@@ -275,6 +275,9 @@ class TreeSearch:
         if reply is None:
             return []
         found, problems = read_candidates(reply.text, run.agent.parse_text)
+        if reply.finish_reason == "length" and found:  # the last one may stop mid-input: never run half an input
+            found.pop()
+            problems.append(f"the reply was cut at max_tokens, so its last candidate ({len(found) + 1}) is dropped")
         for problem in problems:
             yield TreeNote(step, where, "propose", problem)
         if not found:
