@@ -251,10 +251,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_forty_two_exercises_have_a_check():
+def test_forty_four_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 42
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 44
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -2693,3 +2693,84 @@ def test_20_part_lessons():
     fails(check_part_lessons, {**solution, "checkpointer": "12"}, says="as an int")
     fails(check_part_lessons, {**solution, "interrupt": True}, says="as an int")
     fails(check_part_lessons, {"AgentExecutor": 6}, says="exactly the keys")
+
+
+# -- 22 ---------------------------------------------------------------------------------------------
+def test_22_shop_rule(capsys):
+    from tinyagent.checks import check_shop_rule
+    from tinyagent.tree_search import shop_rule
+
+    assert check_shop_rule(None) is None and "not attempted yet" in capsys.readouterr().out
+    assert passes(check_shop_rule, shop_rule)
+
+    def by_name(candidate):  # sentence 1: "changes something" is read_only, not one tool's name
+        if candidate.tool_name == "applyRefund" and not any(t == "queryOrder" for t, _ in candidate.history):
+            return 0.0
+        return 0.2 if (candidate.tool_name, candidate.tool_input) in candidate.history else 1.0
+
+    def always_blocks(candidate):  # sentence 1: only before queryOrder has run on the branch
+        return 0.0 if candidate.tool_name and not candidate.read_only else shop_rule(candidate)
+
+    def any_look_up_will_do(candidate):  # sentence 1: queryOrder, not any tool, must have run
+        if candidate.tool_name and not candidate.read_only and not candidate.history:
+            return 0.0
+        return 0.2 if (candidate.tool_name, candidate.tool_input) in candidate.history else 1.0
+
+    def repeat_by_tool(candidate):  # sentence 2: a repeat is the same tool with the same input
+        if candidate.tool_name in {tool for tool, _ in candidate.history}:
+            return 0.2
+        return shop_rule(candidate)
+
+    def repeat_is_zero(candidate):  # sentence 2: a repeat scores 0.2
+        return 0.0 if shop_rule(candidate) == 0.2 else shop_rule(candidate)
+
+    def answers_are_side_effects(candidate):  # sentence 3: a Final Answer has no tool and scores 1.0
+        return 0.0 if not candidate.read_only and not candidate.history else shop_rule(candidate)
+
+    def out_of_ten(candidate):  # sentence 3: a score from 0 to 1
+        return shop_rule(candidate) * 10
+
+    fails(check_shop_rule, by_name, says="sendMessage")
+    fails(check_shop_rule, always_blocks, says="after queryOrder has run")
+    fails(check_shop_rule, any_look_up_will_do, says="before queryOrder")
+    fails(check_shop_rule, repeat_by_tool, says="another input")
+    fails(check_shop_rule, repeat_is_zero, says="expected 0.2")
+    fails(check_shop_rule, answers_are_side_effects, says="a Final Answer")
+    fails(check_shop_rule, out_of_ten, says="a number from 0 to 1")
+    fails(check_shop_rule, lambda candidate: candidate.tool, says="raised AttributeError")
+    fails(check_shop_rule, 0.5, says="should be a function")
+
+
+def test_22_keep_best(capsys):
+    from tinyagent.checks import check_keep_best
+    from tinyagent.tree_search import keep_best
+
+    assert check_keep_best(None) is None and "not attempted yet" in capsys.readouterr().out
+    assert passes(check_keep_best, keep_best)
+
+    def worst_first(nodes, width):  # sentence 1: best first
+        return sorted(nodes, key=lambda n: (n.score, n.depth, n.order))[:width]
+
+    def uncut(nodes, width):  # sentence 1: no more than width
+        return keep_best(nodes, len(nodes))
+
+    def ties_by_order_only(nodes, width):  # sentence 2: on a tie the shallower node first
+        return sorted(nodes, key=lambda n: (-n.score, n.order))[:width]
+
+    def ties_by_id(nodes, width):  # sentence 2: then the one proposed first (its order, not its id)
+        return sorted(nodes, key=lambda n: (-n.score, n.depth, n.id))[:width]
+
+    def sorts_in_place(nodes, width):  # sentence 3: the list given is left as it was
+        nodes.sort(key=lambda n: (-n.score, n.depth, n.order))
+        return nodes[:width]
+
+    def ids_not_nodes(nodes, width):  # sentence 3: a list of the nodes themselves
+        return [n.id for n in keep_best(nodes, width)]
+
+    fails(check_keep_best, worst_first, says="Sort by score")
+    fails(check_keep_best, uncut, says="at most `width`")
+    fails(check_keep_best, ties_by_order_only, says="between depth 1 and depth 2")
+    fails(check_keep_best, ties_by_id, says="2.1 was proposed before 1.1")
+    fails(check_keep_best, sorts_in_place, says="changed the list")
+    fails(check_keep_best, ids_not_nodes, says="return a list of the nodes")
+    fails(check_keep_best, lambda nodes, width: [max(nodes)], says="raised TypeError")

@@ -30,6 +30,7 @@ Where each lesson's code lives (the README has the same map; tests/test_packagin
     18 evaluation         evaluation/
     19 serving            serving/, server_signals
     20 frameworks         frameworks/
+    22 tree of thoughts   tree_search
     A1 real model         local_model
     every lesson          checks/, background_server, server_address, lazy_names, safe_text, arguments,
                           lesson_copies
@@ -145,6 +146,8 @@ __all__ = [
     "ToolResult",
     "ToolTimeout",
     "Trace",
+    "TreeBudget",
+    "TreeSearch",
     "Turn",
     "TypedTool",
     "UserFacts",
@@ -243,6 +246,9 @@ _LAZY = {
     # 18 · Evaluation
     "evaluate": "evaluation",
     "EvalReport": "evaluation",
+    # 22 · A tree of thoughts
+    "TreeSearch": "tree_search",
+    "TreeBudget": "tree_search",
 }
 
 __getattr__ = lazy_getattr(__name__, _LAZY)

@@ -11,6 +11,9 @@ One round of the loop yields, in order:
     ToolCall -> ApprovalRequested -> ApprovalDecided -> Observation
     ... and lesson 17's parts around the loop: Routed (ReAct or a plan, and why), SkillActivated (the tools a
     skill allows), PlanMade / PlanStepStarted / PlanStepDone (plan-and-execute), Reflected (a draft checked)
+    ... and lesson 22's tree of thoughts (tree_search.py), before the round's LlmCall: the search's own LlmCalls,
+    ThoughtCandidate (one per candidate, scored), BranchExplored (a kept candidate looked ahead), TreeNote (what
+    the search could not do), PathChosen (the decision, and what it cost)
 
 With `ReActAgent(stream=True)` (lesson 14) each model call is read as it is typed: its round starts with
 the reply's pieces, ReplyDelta ... ReplyDelta, and then the same events as without streaming.
@@ -252,10 +255,79 @@ class Reflected(Event):
     answer: str = ""
 
 
+@dataclass(frozen=True)
+class ThoughtCandidate(Event):
+    """Lesson 22 (tree_search.py): one candidate next step, scored. `node` is its place in the tree ("2": the second
+    candidate at the root; "2.1": the first proposed after it), `parent` the node it follows ("" at the root),
+    `depth` 1 at the root. `model_score` and `rule_score` are in 0..1, None when that score could not be had (a
+    TreeNote says why); `score` is what the search ranks by; `why` is the model's reason for its score."""
+
+    kind: ClassVar[str] = "thought_candidate"
+    node: str = ""
+    parent: str = ""
+    depth: int = 1
+    thought: str = ""
+    tool_name: str | None = None
+    tool_input: str | None = None
+    final_answer: str | None = None
+    model_score: float | None = None
+    rule_score: float | None = None
+    score: float = 0.0
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class BranchExplored(Event):
+    """Lesson 22: a kept candidate looked ahead. `ran` True when its tool ran while exploring (a read-only tool)
+    and `observation` is what it said; False when it did not run, and `detail` says why (a tool that changes
+    something runs only on the chosen path)."""
+
+    kind: ClassVar[str] = "branch_explored"
+    node: str = ""
+    tool: str = ""
+    ran: bool = False
+    observation: str = ""
+    error: bool = False
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class TreeNote(Event):
+    """Lesson 22: what the search could not do at `node`. stage "propose" (a reply with no readable candidate),
+    "score" (a score reply that could not be read), "rule" (the scoring rule raised or gave no number in 0..1),
+    "budget" (the next call would not fit the budget)."""
+
+    kind: ClassVar[str] = "tree_note"
+    node: str = ""
+    stage: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class PathChosen(Event):
+    """Lesson 22: the search's decision. `path` runs from the root to the best node found; `committed` (its first
+    node) is the step the loop takes now, with `score`. `calls` and `tokens` are what the run's searches have spent
+    so far, `budget_calls` and `budget_tokens` their limits (None: no limit)."""
+
+    kind: ClassVar[str] = "path_chosen"
+    path: tuple[str, ...] = ()
+    committed: str = ""
+    score: float = 0.0
+    calls: int = 0
+    tokens: int = 0
+    budget_calls: int | None = None
+    budget_tokens: int | None = None
+    reason: str = ""
+
+
+TREE_EVENTS = (ThoughtCandidate, BranchExplored, TreeNote, PathChosen)  # lesson 22's, in the order a search yields them
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, LimitReached, ReplyDelta, ApprovalRequested,
-                ApprovalDecided, Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected)
+                ApprovalDecided, Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected,
+                ThoughtCandidate, BranchExplored, TreeNote, PathChosen)
 }
 
 
@@ -270,7 +342,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     unknown = set(data) - known
     if unknown:
         raise ValueError(f"{kind} event has unknown fields: {', '.join(sorted(unknown))}")
-    for name in ("messages", "tools", "steps", "problems"):  # tuples in the event, lists in JSON
+    for name in ("messages", "tools", "steps", "problems", "path"):  # tuples in the event, lists in JSON
         if isinstance(data.get(name), list):
             data[name] = tuple(data[name])
     return cls(**data)

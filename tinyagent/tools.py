@@ -39,6 +39,9 @@ class Tool(ABC):
     descriptions: Mapping[str, str] = MappingProxyType({})
     # The JSON Schema of the arguments, or None: one free-text input (see the module docstring).
     parameters: Mapping[str, Any] | None = None
+    # True only for a tool that changes nothing (a look-up): lesson 22's tree of thoughts runs such a tool on
+    # branches it is only exploring; every other tool waits until a branch is chosen. False unless a tool says so.
+    read_only: bool = False
 
     @abstractmethod
     def invoke(self, input: str) -> str:

@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from .events import (
     ApprovalDecided,
     ApprovalRequested,
+    BranchExplored,
     Event,
     Final,
     LimitReached,
     LlmCall,
     Observation,
     Parsed,
+    PathChosen,
     PlanMade,
     PlanStepDone,
     PlanStepStarted,
@@ -29,7 +31,9 @@ from .events import (
     Routed,
     SkillActivated,
     Stopped,
+    ThoughtCandidate,
     ToolCall,
+    TreeNote,
     event_from_dict,
 )
 from .prompts import check_language
@@ -279,7 +283,7 @@ def _format_event(event: Event, labels: dict[str, str], usage: bool, reasons: di
         outcome = labels["outcomes"].get(event.outcome, event.outcome)
         line = labels["approval"].format(outcome=outcome, by=event.by)
         return [line, event.detail] if event.detail else [line]
-    return _format_lesson_17(event, labels) or [repr(event)]
+    return _format_lesson_17(event, labels) or _format_lesson_22(event, labels) or [repr(event)]
 
 
 def _format_lesson_17(event: Event, labels: dict) -> list[str] | None:
@@ -304,4 +308,37 @@ def _format_lesson_17(event: Event, labels: dict) -> list[str] | None:
     if isinstance(event, Reflected):
         lines = [f"{labels['draft']} {event.draft}", labels["reflected"].format(verdict=event.verdict)]
         return lines + [f"  - {problem}" for problem in event.problems]
+    return None
+
+
+# Lesson 22's lines, by the language of the trace's other labels (tree_search.py).
+TREE_LABELS = {
+    "en": {"candidate": "[Candidate {node}] {step}  (model {model}, rule {rule} -> {score})",
+           "explored": "[Explored {node}] {tool} ran: {text}", "not_explored": "[Not explored {node}] {detail}",
+           "note": "[Tree: {stage}] {detail}",
+           "chosen": "[Chosen] path {path}; this round takes {committed} ({calls} calls, {tokens} tokens spent)"},
+    "zh": {"candidate": "[候选 {node}] {step}（模型 {model}，规则 {rule} -> {score}）",
+           "explored": "[探索 {node}] 运行了 {tool}：{text}", "not_explored": "[未探索 {node}] {detail}",
+           "note": "[树：{stage}] {detail}",
+           "chosen": "[选定] 路径 {path}；这一圈执行 {committed}（已花 {calls} 次调用、{tokens} 个 token）"},
+}
+
+
+def _format_lesson_22(event: Event, labels: dict) -> list[str] | None:
+    """Lines for lesson 22's tree of thoughts: each candidate and its scores, what looking ahead did, the choice."""
+    tree = TREE_LABELS["zh" if labels is LABELS["zh"] else "en"]
+    if isinstance(event, ThoughtCandidate):
+        what = f"{event.tool_name}({event.tool_input or ''})" if event.tool_name else f"Final Answer: {event.final_answer}"
+        num = lambda value: "-" if value is None else f"{value:.2f}"
+        return [tree["candidate"].format(node=event.node, step=what, model=num(event.model_score),
+                                         rule=num(event.rule_score), score=f"{event.score:.2f}")]
+    if isinstance(event, BranchExplored):
+        if event.ran:
+            return [tree["explored"].format(node=event.node, tool=event.tool, text=event.observation)]
+        return [tree["not_explored"].format(node=event.node, detail=event.detail)]
+    if isinstance(event, TreeNote):
+        return [tree["note"].format(stage=event.stage, detail=event.detail)]
+    if isinstance(event, PathChosen):
+        return [tree["chosen"].format(path=" -> ".join(event.path), committed=event.committed, calls=event.calls,
+                                      tokens=event.tokens)]
     return None

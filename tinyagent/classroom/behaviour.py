@@ -33,6 +33,7 @@ Modules, in the order a reader might open them:
     wrap_up.py           lesson 10: asked to stop and answer from what it knows, every variant does
     summaries.py         lesson 12: asked to summarize a conversation (a session's memory), every variant does
     plan_and_reflect.py  lesson 17: asked to plan, re-plan, compose, check a draft or choose a skill, every variant does
+    tree_of_thoughts.py  lesson 22: asked for k candidate next steps, or to score candidates, every variant does
 """
 
 from __future__ import annotations
@@ -70,6 +71,20 @@ class Asked:
         return read_conversation(self.body)
 
 
+_TREE_PHRASES = ("different next steps", "个不同的下一步", "score each candidate", "给每个候选步骤打分")
+
+
+def _tree_call(asked: Asked) -> Reply | None:
+    messages = asked.body.get("messages")
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    text = last.get("content") if isinstance(last, dict) else None
+    if not isinstance(text, str) or not any(phrase in text.lower() for phrase in _TREE_PHRASES):
+        return None  # most requests are not lesson 22's: its module loads only for one that is
+    from .tree_of_thoughts import tree_reply
+
+    return tree_reply(asked.body)
+
+
 def _closing_call(asked: Asked) -> Reply | None:
     closing = closing_request(asked.body)
     if closing is not None and (before := read_conversation(closing)).declared:
@@ -97,6 +112,8 @@ def _agent_step(asked: Asked) -> Reply:
 KINDS: tuple[tuple[str, Callable[[Asked], Reply | None]], ...] = (
     # lesson 17: a planner, composer, draft-checking or skill-choosing call (plan_and_reflect.py)
     ("plan, compose, check or choose a skill", lambda asked: lesson_17_reply(asked.body)),
+    # lesson 22: a tree of thoughts asks for k candidate next steps, or for their scores (tree_of_thoughts.py)
+    ("propose or score candidates", _tree_call),
     # another framework's agent that wants code written (smolagents' CodeAgent): it writes none, and says so
     ("asked for code", lambda asked: no_code_reply(asked.body)),
     # lesson 10: a stop rule ended the loop, and its last call asks for the best answer, no tools (wrap_up.py)

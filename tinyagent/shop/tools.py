@@ -135,6 +135,7 @@ def _schema(properties: dict[str, dict]) -> MappingProxyType:
 
 class QueryOrderTool(Tool):
     name = "queryOrder"
+    read_only = True  # a look-up: lesson 22 may run it while exploring
     description = "Look up an order and its trackingNo. Input: the order id, e.g. 88231."
     descriptions = MappingProxyType({"zh": "查询订单详情和运单号。输入：订单号，如 88231。"})
     parameters = _schema({"orderId": {"type": "string", "description": "the order id, e.g. 88231",
@@ -156,6 +157,7 @@ class QueryOrderTool(Tool):
 
 class QueryLogisticsTool(Tool):
     name = "queryLogistics"
+    read_only = True  # a look-up: lesson 22 may run it while exploring
     description = "Track a parcel. Input: its trackingNo (from queryOrder), e.g. SF1234567890."
     descriptions = MappingProxyType({"zh": "查询物流。输入：运单号（用 queryOrder 查到），如 SF1234567890。"})
     parameters = _schema({"trackingNo": {"type": "string", "description": "the tracking number from queryOrder, "
@@ -252,6 +254,7 @@ def _unwrap_json(text: str) -> str:
 
 class SearchKnowledgeTool(Tool):
     name = "searchKnowledge"
+    read_only = True  # a look-up: lesson 22 may run it while exploring
     description = "Search the after-sales policies. Input: keywords, e.g. return policy."
     descriptions = MappingProxyType({"zh": "检索售后政策。输入：关键词，如 退货 政策。"})
     parameters = _schema({"query": {"type": "string", "description": "keywords, e.g. return policy",
@@ -284,6 +287,7 @@ class SearchKnowledgeTool(Tool):
 
 class GetCurrentTimeTool(Tool):
     name = "getCurrentTime"
+    read_only = True  # a look-up: lesson 22 may run it while exploring
     description = "The current date and time. Input: none (empty)."
     descriptions = MappingProxyType({"zh": "获取当前日期时间。输入：无（留空）。"})
     parameters = _schema({})

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..events import (
+    TREE_EVENTS,
     ApprovalDecided,
     ApprovalRequested,
     Event,
@@ -204,7 +205,8 @@ def apply_event(cards: list[Card], event: Event) -> Card:
 
 # Lesson 17's events around the loop: shown as the trace prints them, those that open a step above the round's
 # thought, those that close one (a step's result, a reflection) below its last Observation.
-NOTE_EVENTS = (Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected)
+NOTE_EVENTS = (Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected,
+               *TREE_EVENTS)  # lesson 22: the round's search, candidate by candidate, above its thought
 _CLOSING_NOTES = (PlanStepDone, Reflected)
 
 

@@ -1,0 +1,303 @@
+"""tree_search.py (lesson 22): candidates proposed, scored by the model and a rule, looked ahead within a budget;
+never a side effect on a branch that was not chosen; a reply it cannot read is a note in the trace."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from tinyagent import FunctionTool, LlmClient, ReActAgent, ToolRegistry, Trace
+from tinyagent.classroom.server import ensure_classroom_server
+from tinyagent.confirmation import ConfirmationGate
+from tinyagent.events import ApprovalDecided, BranchExplored, LlmCall, PathChosen, ThoughtCandidate, TreeNote
+from tinyagent.parser import parse_step
+from tinyagent.shop import Shop, shop_registry
+from tinyagent.tree_search import (
+    PROPOSE_PROMPT,
+    SCORE_PROMPT,
+    Candidate,
+    Node,
+    TreeBudget,
+    TreeSearch,
+    keep_best,
+    read_candidates,
+    read_scores,
+    search_cost,
+    shop_rule,
+    tree_mermaid,
+    tree_text,
+)
+
+from .lesson17_helpers import CLOCK, ScriptedLlm
+
+WRONG_ORDER = "我的扫地机不回充了，想退货，订单号 88234"
+WRONG_ORDER_EN = "My robot vacuum will not go back to its dock any more, I want to return it. The order number is 88234."
+SEED_REFUND = "我上周买的扫地机不回充了，想退货，订单号 88231"
+# What the search's two prompts say (tree_search.PROPOSE_PROMPT and SCORE_PROMPT), in both languages.
+SEARCH_PHRASES = ("different next steps", "个不同的下一步", "Score each candidate", "给每个候选步骤打分")
+TREE_EVENTS = (ThoughtCandidate, BranchExplored, TreeNote, PathChosen)
+
+
+@pytest.fixture(scope="module")
+def llm():
+    return LlmClient.classroom()
+
+
+def shop_and_tools():
+    shop = Shop(":memory:", clock=CLOCK)
+    return shop, shop_registry(shop, CLOCK)
+
+
+def tree_agent(llm, tools, **options):
+    search = TreeSearch(options.pop("k", 3), options.pop("beam", 2), options.pop("depth", 2),
+                        options.pop("rule", shop_rule), options.pop("budget", None))
+    return ReActAgent(llm, tools, parts={"send": search}, **options)
+
+
+def tree_of(trace: Trace) -> list[dict]:
+    return [event.to_dict() for event in trace if isinstance(event, TREE_EVENTS)]
+
+
+# -- the request the greedy loop gets wrong ---------------------------------------------------------------------
+@pytest.mark.parametrize("question", [WRONG_ORDER, WRONG_ORDER_EN])
+def test_the_greedy_loop_refunds_the_wrong_item_and_the_tree_asks(llm, question):
+    shop, tools = shop_and_tools()
+    greedy = ReActAgent(llm, tools).run(question)
+    assert [call.name for call in greedy.trace.tool_calls][-1] == "applyRefund"
+    assert [r["orderId"] for r in shop.refunds()] == ["88234"]  # the 39-yuan filter set, not the vacuum
+
+    shop, tools = shop_and_tools()
+    tree = tree_agent(llm, tools).run(question)
+    assert tree.reason == "final_answer" and shop.refunds() == []
+    assert [call.name for call in tree.trace.tool_calls] == ["queryOrder"]
+    assert "扫地机边刷滤网套装" in tree.answer and "88234" in tree.answer
+    chosen = tree.trace.of_type(PathChosen)
+    assert [c.path for c in chosen] == [("1", "1.2"), ("2",)]
+
+
+# -- the budget -------------------------------------------------------------------------------------------------
+def is_search_call(messages) -> bool:
+    last = messages[-1].get("content") if messages else ""
+    return isinstance(last, str) and any(p in last for p in SEARCH_PHRASES)
+
+
+@pytest.mark.parametrize("budget", [TreeBudget(calls=1), TreeBudget(calls=3), TreeBudget(calls=5),
+                                    TreeBudget(calls=9), TreeBudget(tokens=1200), TreeBudget(tokens=3000),
+                                    TreeBudget(calls=7, tokens=5000), TreeBudget(calls=40, tokens=40000)])
+def test_the_tree_keeps_to_its_budget_by_what_the_server_received(llm, budget):
+    server = ensure_classroom_server()
+    _, tools = shop_and_tools()
+    with server.recording() as log:
+        result = tree_agent(llm, tools, budget=budget).run(WRONG_ORDER)
+    received = [r for r in log if r.path.endswith("/chat/completions") and is_search_call(r.messages)]
+    searched = [call for call in result.trace.of_type(LlmCall) if is_search_call(call.messages)]
+    assert len(searched) == len(received) > 0  # each request the server got for a search is in the trace
+    assert search_cost(result.trace) == (len(searched), sum(call.usage["total_tokens"] for call in searched))
+    assert budget.calls is None or len(received) <= budget.calls
+    assert budget.tokens is None or sum(call.usage["total_tokens"] for call in searched) <= budget.tokens
+    assert result.reason == "final_answer"  # a spent budget means greedy steps, never a crash
+    chosen = result.trace.of_type(PathChosen)
+    assert all(c.calls <= (budget.calls or 10**9) and c.tokens <= (budget.tokens or 10**9) for c in chosen)
+
+
+def test_a_search_that_no_longer_fits_says_so_and_the_rounds_after_it_are_greedy(llm):
+    shop, tools = shop_and_tools()
+    result = tree_agent(llm, tools, budget=TreeBudget(calls=3)).run(WRONG_ORDER)
+    notes = [n for n in result.trace.of_type(TreeNote) if n.stage == "budget"]
+    assert notes and "does not fit the budget (3 of 3 calls" in notes[0].detail
+    assert [c.step for c in result.trace.of_type(PathChosen)] == [1]
+    assert [r["orderId"] for r in shop.refunds()] == ["88234"]  # too small a budget: the greedy mistake again
+
+
+def test_the_search_phrases_are_in_the_prompts():
+    prompts = [PROPOSE_PROMPT["en"], PROPOSE_PROMPT["zh"], SCORE_PROMPT["en"], SCORE_PROMPT["zh"]]
+    assert [sum(p in prompt for prompt in prompts) for p in SEARCH_PHRASES] == [1, 1, 1, 1]
+
+
+def test_a_budget_must_be_whole_numbers():
+    with pytest.raises(ValueError):
+        TreeBudget(calls=0)
+    with pytest.raises((TypeError, ValueError)):
+        TreeBudget(tokens=1.5)
+
+
+# -- the same tree every run --------------------------------------------------------------------------------------
+def test_the_same_tree_every_run(llm):
+    runs = []
+    for _ in range(3):
+        _, tools = shop_and_tools()
+        runs.append(tree_agent(llm, tools).run(WRONG_ORDER).trace)
+    assert tree_of(runs[0]) == tree_of(runs[1]) == tree_of(runs[2])
+    assert tree_text(runs[0]) == tree_text(runs[2]) and tree_mermaid(runs[0], 1) == tree_mermaid(runs[1], 1)
+    assert len({c["node"] for c in tree_of(runs[0]) if c["type"] == "thought_candidate" and c["step"] == 1}) == 9
+
+
+# -- side effects -----------------------------------------------------------------------------------------------
+def spied(tools: ToolRegistry, name: str, read_only: bool | None = None):
+    """`tools` with `name` wrapped so that every run of it is counted (and its read_only set, if given)."""
+    real, runs = tools.get(name), []
+
+    def counted(text: str) -> str:
+        runs.append(text)
+        return real.invoke(text)
+
+    tool = FunctionTool(name, real.description, counted, real.descriptions)
+    tool.read_only = real.read_only if read_only is None else read_only
+    return ToolRegistry([tool if t.name == name else t for t in tools]), runs
+
+
+def test_exploring_never_runs_a_tool_that_changes_something(llm):
+    shop, tools = shop_and_tools()
+    tools, refunds = spied(tools, "applyRefund")
+    result = tree_agent(llm, tools, depth=3, beam=3).run(WRONG_ORDER)
+    candidates = [c for c in result.trace.of_type(ThoughtCandidate) if c.tool_name == "applyRefund"]
+    assert candidates and refunds == [] and shop.refunds() == []
+    assert all(not e.ran for e in result.trace.of_type(BranchExplored) if e.tool == "applyRefund")
+
+
+def test_a_look_up_that_does_not_say_it_is_read_only_runs_only_on_the_chosen_path(llm):
+    _, tools = shop_and_tools()
+    tools, looked_up = spied(tools, "queryOrder", read_only=False)
+    result = tree_agent(llm, tools).run(WRONG_ORDER)
+    committed = [call for call in result.trace.tool_calls if call.name == "queryOrder"]
+    assert len(looked_up) == len(committed) == 1
+    explored = [e for e in result.trace.of_type(BranchExplored) if e.tool == "queryOrder"]
+    assert explored and not any(e.ran for e in explored)
+
+
+def test_a_tool_behind_the_gate_is_never_explored_and_the_gate_asks_on_the_chosen_path(llm):
+    shop, tools = shop_and_tools()
+    tools, refunds = spied(tools, "applyRefund", read_only=True)  # even a tool that wrongly says it is read-only
+    gate = ConfirmationGate(("applyRefund",), ask=lambda request: False, timeout_s=30)
+    result = tree_agent(llm, tools, confirm=gate).run(SEED_REFUND)
+    assert all(not e.ran for e in result.trace.of_type(BranchExplored) if e.tool == "applyRefund")
+    decided = result.trace.of_type(ApprovalDecided)
+    assert [d.outcome for d in decided] == ["declined"] and refunds == [] and shop.refunds() == []
+
+
+# -- replies it cannot read -----------------------------------------------------------------------------------------
+STEP = "Thought: I look the order up.\nAction: queryOrder\nAction Input: 88231\n"
+ANSWER = "Thought: I can answer.\nFinal Answer: Order 88231 was signed for on 2026-06-22."
+
+
+def scripted_run(*replies, rule=shop_rule):
+    llm = ScriptedLlm(*replies)
+    _, tools = shop_and_tools()
+    agent = ReActAgent(llm, tools, parts={"send": TreeSearch(k=2, beam=1, depth=1, rule=rule)})
+    return agent.run("Where is order 88231?"), llm
+
+
+def test_a_proposal_with_no_candidate_is_a_note_and_the_step_is_the_greedy_one():
+    result, llm = scripted_run("I think you should look the order up.", ANSWER)
+    notes = result.trace.of_type(TreeNote)
+    assert [(n.stage, n.detail) for n in notes] == [("propose", "the reply has no 'Candidate N:' heading")]
+    assert result.reason == "final_answer" and len(llm.calls) == 2 and "Propose 2" not in llm.calls[1][-1]["content"]
+
+
+def test_a_candidate_that_is_no_step_is_dropped_with_a_note():
+    proposal = f"Candidate 1:\nI would check.\n\nCandidate 2:\n{ANSWER}\n\nCandidate 3:\n{ANSWER}"
+    result, _ = scripted_run(proposal, "Candidate 1: 7/10 - fine")
+    details = [n.detail for n in result.trace.of_type(TreeNote) if n.stage == "propose"]
+    assert details == ["candidate 1 is neither an Action nor a Final Answer", "candidate 3 repeats an earlier one"]
+    assert result.reason == "final_answer"
+
+
+def test_a_proposal_cut_at_max_tokens_loses_its_last_candidate():
+    class CutProposal(ScriptedLlm):
+        def chat(self, messages, **options):
+            reply = super().chat(messages, **options)
+            return replace(reply, finish_reason="length") if len(self.calls) == 1 else reply
+
+    llm = CutProposal(f"Candidate 1:\n{ANSWER}\n\nCandidate 2:\nThought: x\nAction: queryOrder\nAction Input: 882",
+                      "Candidate 1: 9/10")
+    _, tools = shop_and_tools()
+    result = ReActAgent(llm, tools, parts={"send": TreeSearch(k=2, beam=1, depth=1)}).run("Where is order 88231?")
+    assert [n.detail for n in result.trace.of_type(TreeNote)] == [
+        "the reply was cut at max_tokens, so its last candidate (2) is dropped"]
+    assert [c.node for c in result.trace.of_type(ThoughtCandidate)] == ["1"] and result.trace.tool_calls == []
+
+
+def test_an_unreadable_score_reply_is_a_note_and_the_rule_alone_ranks():
+    proposal = f"Candidate 1:\n{ANSWER}\n\nCandidate 2:\n{STEP}"
+    result, _ = scripted_run(proposal, "Both look good to me.")
+    notes = [n for n in result.trace.of_type(TreeNote) if n.stage == "score"]
+    assert [n.detail for n in notes] == ["no readable score for candidate(s) 1, 2"]
+    first = result.trace.of_type(ThoughtCandidate)
+    assert [(c.model_score, c.rule_score, c.score) for c in first] == [(None, 1.0, 1.0), (None, 1.0, 1.0)]
+    assert result.trace.of_type(PathChosen)[0].committed == "1"  # a tie: the model's own first candidate
+    assert result.reason == "final_answer"
+
+
+def test_a_rule_that_raises_or_returns_no_score_is_a_note():
+    proposal = f"Candidate 1:\n{STEP}\nCandidate 2:\n{ANSWER}"
+
+    def broken(candidate):
+        if candidate.tool_name:
+            raise KeyError("orderId")
+        return "high"
+
+    result, _ = scripted_run(proposal, "Candidate 1: 4/10\nCandidate 2: 9/10", rule=broken)
+    details = [n.detail for n in result.trace.of_type(TreeNote) if n.stage == "rule"]
+    assert details == ["the rule raised KeyError: 'orderId'", "the rule returned 'high', not a number from 0 to 1"]
+    assert result.answer == "Order 88231 was signed for on 2026-06-22."  # 0.9 by the model alone
+
+
+def test_the_trace_prints_the_tree_and_survives_json(llm):
+    _, tools = shop_and_tools()
+    trace = tree_agent(llm, tools, beam=3).run(WRONG_ORDER_EN).trace
+    printed = trace.format()
+    assert "[Candidate 1.2] Final Answer: Hello! Order 88234 is for the 比特 扫地机边刷滤网套装" in printed
+    assert "[Not explored 2] applyRefund is not read-only" in printed
+    assert "[Chosen] path 1 -> 1.2; this round takes 1" in printed
+    assert Trace.from_json(trace.to_json()).format() == printed
+    assert "[候选 1.2]" in trace.format("zh")
+
+
+# -- the readers and the beam --------------------------------------------------------------------------------------
+def test_candidates_are_read_leniently():
+    text = f"**Candidate 1:** {STEP}\n### 候选 2：\n{ANSWER}"
+    found, problems = read_candidates(text, parse_step)
+    assert [p.action.tool_name if p.action else p.final_answer for _, p in found] == [
+        "queryOrder", "Order 88231 was signed for on 2026-06-22."] and problems == []
+
+
+@pytest.mark.parametrize("reply, scores", [
+    ("Candidate 1: 8/10 - the next check\nCandidate 2: 2/10 - unsafe", {1: (0.8, "the next check"), 2: (0.2, "unsafe")}),
+    ("候选 1：7/10 - 好\n候选 2：3 分", {1: (0.7, "好"), 2: (0.3, "")}),
+    ("**Candidate 2:** 12/10\nCandidate 5: 9/10\nCandidate 2: 1/10", {2: (1.0, "")}),
+    ("no scores here", {}),
+])
+def test_scores_are_read_leniently(reply, scores):
+    assert read_scores(reply, 3) == scores
+
+
+def node(node_id, score, depth=1, order=0):
+    return Node(node_id, None, depth, order, "", parse_step(ANSWER), score=score)
+
+
+def test_keep_best_ranks_by_score_then_depth_then_order():
+    nodes = [node("a", 0.5, 1, 0), node("b", 0.9, 2, 1), node("c", 0.9, 1, 2), node("d", 0.9, 1, 3)]
+    assert [n.id for n in keep_best(nodes, 3)] == ["c", "d", "b"]
+    assert [n.id for n in keep_best(nodes, 9)] == ["c", "d", "b", "a"]
+
+
+@pytest.mark.parametrize("candidate, score", [
+    (Candidate("", "applyRefund", "{}", None, False, ()), 0.0),
+    (Candidate("", "applyRefund", "{}", None, False, (("queryOrder", "88231"),)), 1.0),
+    (Candidate("", "queryOrder", "88231", None, True, (("queryOrder", "88231"),)), 0.2),
+    (Candidate("", None, None, "Hello", False, ()), 1.0),
+])
+def test_the_shop_rule(candidate, score):
+    assert shop_rule(candidate) == score
+
+
+def test_the_trace_viewer_s_card_shows_the_round_s_search(llm):
+    from tinyagent.widgets.cards import build_cards, card_html
+
+    _, tools = shop_and_tools()
+    trace = tree_agent(llm, tools).run(WRONG_ORDER).trace
+    first = card_html(build_cards(trace)[0], "en")
+    candidates = [c for c in trace.of_type(ThoughtCandidate) if c.step == 1]
+    assert first.count("ta-thought_candidate") == len(candidates) == 9
+    assert first.count("ta-path_chosen") == 1 and "[Chosen] path 1 -&gt; 1.2" in first
