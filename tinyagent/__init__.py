@@ -15,7 +15,7 @@ Where each lesson's code lives (the README has the same map; tests/test_packagin
     03 raw HTTP           llm_client, chat_reply, api_url, errors
     04 stop sequence      llm_client, chat_reply, classroom/daydream
     05 parser             parser
-    06 the loop           agent, loop_parts, events, trace, widgets/
+    06 the loop           agent, loop_parts, events, trace, widgets/, editable_trace
     07 tool schemas       schema, typed_tool, validation, action_input, workspace_files
     08 prompt design      prompts, prompt_variants, token_count, compliance
     09 function calling   function_agent, tool_rendering, native_calls, protocol_comparison
@@ -28,7 +28,7 @@ Where each lesson's code lives (the README has the same map; tests/test_packagin
     16 knowledge          shop/
     17 plan and skills    plan_text, plan_execute, reflection, skills, router
     18 evaluation         evaluation/
-    19 serving            serving/, server_signals
+    19 serving            serving/, server_signals, serving/edits
     20 frameworks         frameworks/
     A1 real model         local_model
     every lesson          checks/, background_server, server_address, lazy_names, safe_text, arguments,

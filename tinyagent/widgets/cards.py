@@ -32,6 +32,7 @@ from ..events import (
     LlmCall,
     Observation,
     Parsed,
+    PersonEdit,
     PlanMade,
     PlanStepDone,
     PlanStepStarted,
@@ -202,9 +203,9 @@ def apply_event(cards: list[Card], event: Event) -> Card:
     return card
 
 
-# Lesson 17's events around the loop: shown as the trace prints them, those that open a step above the round's
+# Lesson 17's events around the loop (and a person's edit, editable_trace.py): shown as the trace prints them, those that open a step above the round's
 # thought, those that close one (a step's result, a reflection) below its last Observation.
-NOTE_EVENTS = (Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected)
+NOTE_EVENTS = (Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected, PersonEdit)
 _CLOSING_NOTES = (PlanStepDone, Reflected)
 
 
