@@ -290,9 +290,14 @@ def _format_event(event: Event, labels: dict[str, str], usage: bool, reasons: di
         return [line, event.detail] if event.detail else [line]
     if isinstance(event, PersonEdit):  # a person stepped into the trace (editable_trace.py)
         if event.what == "retry":
-            return [labels["retried"].format(text=event.text), labels["before"].format(text=event.original[:200])]
-        return [labels["edited"], labels["model_wrote"].format(text=" / ".join(event.original.strip().splitlines()))]
+            return [labels["retried"].format(text=event.text), labels["before"].format(text=_shortened(event.original))]
+        return [labels["edited"], labels["model_wrote"].format(text=_shortened(" / ".join(event.original.strip().splitlines())))]
     return _format_lesson_17(event, labels) or [repr(event)]
+
+
+def _shortened(text: str, limit: int = 200) -> str:
+    """What a person's edit replaced, on one line: its first `limit` characters (the whole is in the event)."""
+    return text if len(text) <= limit else text[:limit] + " …"
 
 
 def _format_lesson_17(event: Event, labels: dict) -> list[str] | None:
