@@ -110,6 +110,7 @@ __all__ = [
     "Observation",
     "Parsed",
     "ParsedStep",
+    "PersonEdit",
     "PlanAndExecuteAgent",
     "PlanError",
     "PostgresSessionStore",
@@ -155,6 +156,7 @@ __all__ = [
     "build_system_prompt",
     "calculator_tool",
     "detect_language",
+    "edit_thought",
     "evaluate",
     "extract_final_answer",
     "fixed_clock",
@@ -173,6 +175,7 @@ __all__ = [
     "read_file_tool",
     "recommended_stop_rules",
     "request_tokens",
+    "retry_tool",
     "run_turns",
     "shop_skills",
     "system_clock",
@@ -185,6 +188,10 @@ __all__ = [
 # Names of the later lessons load on first use: the agent and the CLI never need them, so `python -m tinyagent
 # ask` starts without compiling them (see benchmarks/overhead.py, cold start). Each is in `__all__` above too.
 _LAZY = {
+    # 06 · The loop: a person steps into a trace (an edited Thought, a retried tool)
+    "PersonEdit": "events",
+    "edit_thought": "editable_trace",
+    "retry_tool": "editable_trace",
     # 07 · Tool schemas
     "TypedTool": "typed_tool",
     "tool": "typed_tool",
