@@ -281,3 +281,13 @@ def test_a_retried_refund_on_the_service_waits_for_a_person_again_and_a_no_write
         assert len(asked) == 1 and asked[0]["step"] == refund_round and asked[0]["tool"] == "applyRefund"
         assert [d["outcome"] for n, d in retried if n == "approval_decided"] == ["declined"]
         assert gated.service.shop.refunds() == []
+
+
+def test_the_step_debuggers_buttons_come_back_after_run_to_end(shop):
+    from tinyagent.widgets import StepDebugger
+
+    debugger = StepDebugger(agent_on(shop), LOGISTICS)
+    debugger.step()
+    debugger.run_button.click()  # a click disables every button while it runs
+    assert debugger.round_picker.value == 1 and debugger.run.done
+    assert not debugger.edit_button.disabled and not debugger.retry_button.disabled

@@ -61,9 +61,9 @@ class StepDebugger(widgets.VBox):
         self.reply_box = widgets.Textarea(placeholder="the round's reply: Thought, Action, Action Input",
                                           layout=widgets.Layout(width="100%", height="80px"))
         self.input_box = widgets.Text(description="Tool input", placeholder="the Action Input to run again")
-        self.edit_button = widgets.Button(description="Edit this Thought", icon="pencil",
+        self.edit_button = widgets.Button(description="Edit this Thought", icon="pencil", layout=widgets.Layout(width="auto"),
                                           tooltip="the reply in the box replaces the model's; the run goes on from it")
-        self.retry_button = widgets.Button(description="Retry this tool", icon="repeat",
+        self.retry_button = widgets.Button(description="Retry this tool", icon="repeat", layout=widgets.Layout(width="auto"),
                                            tooltip="run the round's tool again with the input in the box")
         self._filled: tuple = (None, None)
         self.round_picker.observe(lambda change: self._fill_edit_boxes(), names="value")
@@ -145,6 +145,10 @@ class StepDebugger(widgets.VBox):
         self.reply_box.value = reply
         action = parse_step(reply).action if reply else None
         self.input_box.value = action.tool_input if action else ""
+        self._enable_edit_buttons()
+
+    def _enable_edit_buttons(self) -> None:
+        step = self.round_picker.value
         self.edit_button.disabled = step is None
         self.retry_button.disabled = step is None or not _can_retry(self.run.trace, step)
 
@@ -250,6 +254,7 @@ class StepDebugger(widgets.VBox):
         step = self.round_picker.value
         if self._filled != (step, replies(self.run.trace).get(step)):  # the boxes keep what a person typed
             self._fill_edit_boxes()
+        self._enable_edit_buttons()
 
     def text(self) -> str:
         lines = [f"StepDebugger: {self.question}", self.status_text()]
