@@ -158,7 +158,7 @@ def test_the_debugger_edits_a_thought_and_carries_on_from_it(notebook):
     expect(status).to_contain_text("steps: 0")
     debugger.get_by_role("button", name="Next step").click()
     reply = debugger.locator(".widget-textarea textarea")
-    expect(reply).to_have_value(re.compile(r"^Thought: .*\nAction: queryOrder\nAction Input: 88231", re.S))
+    expect(reply).to_have_value(re.compile(r"^Thought: .*\nAction: queryOrder\nAction Input: 88231", re.DOTALL))
     reply.fill("Thought: 先看退货政策。\nAction: searchKnowledge\nAction Input: 7天无理由退货")
     debugger.get_by_role("button", name="Edit this Thought").click()
     expect(status).to_contain_text("next: run the tool searchKnowledge(7天无理由退货)")
