@@ -11,7 +11,7 @@ import json
 import pytest
 import requests
 
-from tinyagent import LlmClient, ReActAgent, fixed_clock
+from tinyagent import LlmClient, ReActAgent, Trace, fixed_clock
 from tinyagent.confirmation import ConfirmationGate
 from tinyagent.editable_trace import PERSON, EditError, edit_thought, replies, retry_tool
 from tinyagent.events import ApprovalRequested, LlmCall, Observation, Parsed, PersonEdit, ToolCall
@@ -60,6 +60,7 @@ def test_an_edited_thought_is_recorded_as_the_persons_not_the_models(shop):
     assert trace.events.index(edit) < trace.events.index(call)  # the mark comes first
     assert trace.total_usage()["total_tokens"] == sum(e.usage["total_tokens"] for e in later)
     assert result.ok and "[Edited by a person]" in trace.format("en")
+    assert Trace.from_json(trace.to_json()).events == trace.events  # the mark is saved with the trace
 
 
 def test_rounds_before_the_edit_are_kept_and_later_ones_numbered_on(shop):

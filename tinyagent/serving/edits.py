@@ -8,6 +8,10 @@ answers like POST /agent/stream: the continued run's events as Server-Sent Event
 earlier rounds are the stored trace's), and last `end` with the new turn's number. The continued run is a new turn
 of the same session, a run of the service's own agent: a retried `applyRefund` waits for a person's yes again.
 
+An edited reply chooses the round's Action itself, whatever the model would have done: whoever holds the session id
+can ask for any tool with any input. The confirmation gate is what stands between such an edit and a refund; with
+`auto_approve` (a demonstration) nobody is asked.
+
 Which runs can be continued: the last `KEEP` turns this process ran (their traces are kept in memory, not in the
 session store). A turn another worker ran, or one from before a restart, is answered 404.
 """
