@@ -3,7 +3,8 @@
 `python -m tinyagent serve` on the offline classroom model; the page asks the parcel question, then a person edits
 round 1's Thought (and its Action) and presses Continue, and later retries a tool with another input. The test
 reads what the page draws (the rounds, the person's marks, the answer), the session's turns on the service, and
-checks that no console error appears and no request leaves the machine.
+checks that no console error appears and no request leaves the machine. Then a refund, declined: retried on the
+page it asks again, and the shop's refunds table stays empty until a retry is approved.
 
 In CI (the CI environment variable is set) a missing Chromium fails the run; elsewhere these tests are skipped.
 """
@@ -19,6 +20,7 @@ from tests.browser.lab import Browser, browser_missing
 from tests.serving_process import PATIENCE, serve_process
 
 LOGISTICS = "帮我看看订单 88231 的快递到哪了。"
+REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 EDITED = "Thought: 运单号我已经知道了，直接查物流。\nAction: queryLogistics\nAction Input: SF1234567890"
 
 MISSING = browser_missing()
@@ -83,3 +85,44 @@ def test_a_person_edits_a_thought_on_the_page_and_the_run_carries_on_from_it(tmp
         assert [t["question"] for t in turns] == [LOGISTICS] * 3
         assert turns[1]["tools"][0] == "queryLogistics" and turns[2]["tools"][0] == "queryLogistics"
         assert problems == [] and outside == []
+
+
+def test_a_retried_refund_on_the_page_waits_for_a_person_again(tmp_path):
+    if MISSING:
+        pytest.fail(f"browser tests need Chromium in CI: {MISSING}", pytrace=False)
+    wait = PATIENCE * 1000
+    with serve_process(tmp_path) as service, Browser() as browser:  # no --auto-approve: a refund asks a person
+        page = browser.context.new_page()
+        problems: list[str] = []
+        page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        page.goto(service.url + "/")
+        page.fill("#query", REFUND)
+        page.click("#send")
+        page.locator(".approval button.decline").click(timeout=wait)
+        page.locator("#status", has_text="turn 1").wait_for(timeout=wait)
+        assert service.refunds() == []
+        refund_round = page.locator(".round", has=page.locator(".tool-call .value", has_text="applyRefund"))
+        step = refund_round.get_attribute("data-step")
+
+        def retry_and_answer(answer: str, turn: int) -> list:
+            """Retry the refund round's tool, answer its approval with a click; the refunds while it was asked."""
+            card = page.locator(f'.round[data-step="{step}"]')
+            card.locator("button.retry-tool").click()
+            card.locator("button.continue").click()
+            asked = page.locator(f'.round[data-step="{step}"] .approval button.{answer}')
+            asked.wait_for(timeout=wait)  # the retried refund asks again
+            written = service.refunds()
+            asked.click()
+            page.locator("#status", has_text=f"turn {turn}").wait_for(timeout=wait)
+            return written
+
+        assert retry_and_answer("decline", 2) == []
+        card = page.locator(f'.round[data-step="{step}"]')
+        assert card.locator(".person .label").inner_text() == "Retried by you · 人工重试"
+        assert "declined" in card.locator(".approval").get_attribute("class").split()
+        assert service.refunds() == []  # declined twice: nothing written
+        assert retry_and_answer("approve", 3) == []  # nothing before the yes ...
+        assert len(service.refunds()) == 1  # ... and one refund after it
+        assert "RF2026" in page.locator("#answer p").inner_text()
+        assert problems == []
