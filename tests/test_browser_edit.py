@@ -12,6 +12,7 @@ In CI (the CI environment variable is set) a missing Chromium fails the run; els
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 import requests
@@ -19,6 +20,7 @@ import requests
 from tests.browser.lab import Browser, browser_missing
 from tests.serving_process import PATIENCE, serve_process
 
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 LOGISTICS = "帮我看看订单 88231 的快递到哪了。"
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 EDITED = "Thought: 运单号我已经知道了，直接查物流。\nAction: queryLogistics\nAction Input: SF1234567890"
@@ -84,6 +86,7 @@ def test_a_person_edits_a_thought_on_the_page_and_the_run_carries_on_from_it(tmp
         turns = requests.get(f"{service.url}/agent/sessions/{session_id}", timeout=30).json()["turns"]
         assert [t["question"] for t in turns] == [LOGISTICS] * 3
         assert turns[1]["tools"][0] == "queryLogistics" and turns[2]["tools"][0] == "queryLogistics"
+        page.screenshot(path=str(ARTIFACTS / "serving-edited-thought.png"), full_page=True)  # lesson 19 shows it
         assert problems == [] and outside == []
 
 
@@ -125,4 +128,5 @@ def test_a_retried_refund_on_the_page_waits_for_a_person_again(tmp_path):
         assert retry_and_answer("approve", 3) == []  # nothing before the yes ...
         assert len(service.refunds()) == 1  # ... and one refund after it
         assert "RF2026" in page.locator("#answer p").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "serving-retried-refund.png"), full_page=True)
         assert problems == []
