@@ -17,7 +17,8 @@ read by the agent's read part, its Action runs through the agent's act part (les
 `applyRefund`), and the trace says whose it was: a `PersonEdit` event opens the round, and its LlmCall has the model
 "person" and no tokens. The loop itself (agent.py) knows nothing of it.
 
-Text ReAct rounds only: a round of native tool calls (lesson 09) has no Action line to edit or replay.
+Text ReAct rounds only: a round of native tool calls (lesson 09) has no Action line to edit or replay. With a context
+budget (lesson 13) the round's messages are the ones it sent, as fitted, and the continued run starts from those.
 """
 
 from __future__ import annotations
