@@ -149,6 +149,38 @@ def test_next_step_adds_one_call_per_click(notebook):
     assert_no_errors(notebook)
 
 
+def test_the_debugger_edits_a_thought_and_carries_on_from_it(notebook):
+    """The step debugger's Step in box (editable_trace.py): edit round 1's reply, carry on, then retry its tool."""
+    debugger = notebook.panel.locator(".tinyagent-step-debugger").first
+    status = debugger.locator(".ta-status")
+    cards = debugger.locator(".tinyagent-card")
+    debugger.get_by_role("button", name="Reset").click()
+    expect(status).to_contain_text("steps: 0")
+    debugger.get_by_role("button", name="Next step").click()
+    reply = debugger.locator(".widget-textarea textarea")
+    expect(reply).to_have_value(re.compile(r"^Thought: .*\nAction: queryOrder\nAction Input: 88231", re.DOTALL))
+    reply.fill("Thought: 先看退货政策。\nAction: searchKnowledge\nAction Input: 7天无理由退货")
+    debugger.get_by_role("button", name="Edit this Thought").click()
+    expect(status).to_contain_text("next: run the tool searchKnowledge(7天无理由退货)")
+    expect(cards.nth(0).locator(".ta-person_edit")).to_contain_text("人工修改")
+    expect(cards.nth(0).locator(".ta-action")).to_contain_text("searchKnowledge(7天无理由退货)")
+    debugger.get_by_role("button", name="Run to end").click()
+    expect(status).to_contain_text("next: nothing: the run has ended (final_answer)")
+    expect(cards.last.locator(".ta-final")).to_contain_text("RF2026")
+    expect(debugger.locator(".ta-person_edit")).to_have_count(1)  # only round 1 is the person's
+
+    debugger.locator(".widget-dropdown select").select_option("1")
+    tool_input = debugger.locator(".widget-text input")
+    expect(tool_input).to_have_value("7天无理由退货")
+    tool_input.fill("质量问题 退货")
+    debugger.get_by_role("button", name="Retry this tool").click()
+    expect(status).to_contain_text("next: run the tool searchKnowledge(质量问题 退货)")
+    expect(cards.nth(0).locator(".ta-person_edit")).to_contain_text("人工重试")
+    expect(cards).to_have_count(1)  # the rounds after the retried one are gone: the run goes on from it
+    debugger.screenshot(path=ARTIFACTS / "step-debugger-edited.png")
+    assert_no_errors(notebook)
+
+
 def test_chat_panel_answers_and_keeps_the_conversation(notebook):
     chat = notebook.panel.locator(".tinyagent-chat-panel").first
     chat.locator(".tinyagent-chat-input input").fill(LOGISTICS)

@@ -15,7 +15,7 @@ Where each lesson's code lives (the README has the same map; tests/test_packagin
     03 raw HTTP           llm_client, chat_reply, api_url, errors
     04 stop sequence      llm_client, chat_reply, classroom/daydream
     05 parser             parser
-    06 the loop           agent, loop_parts, events, trace, widgets/
+    06 the loop           agent, loop_parts, events, trace, widgets/, editable_trace
     07 tool schemas       schema, typed_tool, validation, action_input, workspace_files
     08 prompt design      prompts, prompt_variants, token_count, compliance
     09 function calling   function_agent, tool_rendering, native_calls, protocol_comparison
@@ -28,7 +28,7 @@ Where each lesson's code lives (the README has the same map; tests/test_packagin
     16 knowledge          shop/
     17 plan and skills    plan_text, plan_execute, reflection, skills, router
     18 evaluation         evaluation/
-    19 serving            serving/, server_signals
+    19 serving            serving/, server_signals, serving/edits
     20 frameworks         frameworks/
     22 tree of thoughts   tree_search
     A1 real model         local_model
@@ -111,6 +111,7 @@ __all__ = [
     "Observation",
     "Parsed",
     "ParsedStep",
+    "PersonEdit",
     "PlanAndExecuteAgent",
     "PlanError",
     "PostgresSessionStore",
@@ -158,6 +159,7 @@ __all__ = [
     "build_system_prompt",
     "calculator_tool",
     "detect_language",
+    "edit_thought",
     "evaluate",
     "extract_final_answer",
     "fixed_clock",
@@ -176,6 +178,7 @@ __all__ = [
     "read_file_tool",
     "recommended_stop_rules",
     "request_tokens",
+    "retry_tool",
     "run_turns",
     "shop_skills",
     "system_clock",
@@ -188,6 +191,10 @@ __all__ = [
 # Names of the later lessons load on first use: the agent and the CLI never need them, so `python -m tinyagent
 # ask` starts without compiling them (see benchmarks/overhead.py, cold start). Each is in `__all__` above too.
 _LAZY = {
+    # 06 · The loop: a person steps into a trace (an edited Thought, a retried tool)
+    "PersonEdit": "events",
+    "edit_thought": "editable_trace",
+    "retry_tool": "editable_trace",
     # 07 · Tool schemas
     "TypedTool": "typed_tool",
     "tool": "typed_tool",

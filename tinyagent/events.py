@@ -14,6 +14,8 @@ One round of the loop yields, in order:
     ... and lesson 22's tree of thoughts (tree_search.py), before the round's LlmCall: the search's own LlmCalls,
     ThoughtCandidate (one per candidate, scored), BranchExplored (a kept candidate looked ahead), TreeNote (what
     the search could not do), PathChosen (the decision, and what it cost)
+    ... and a person's hand in a trace (editable_trace.py): PersonEdit opens the round whose reply a person wrote
+    (an edited Thought) or replayed (a retried tool); its LlmCall is the person's (model "person", no tokens)
 
 With `ReActAgent(stream=True)` (lesson 14) each model call is read as it is typed: its round starts with
 the reply's pieces, ReplyDelta ... ReplyDelta, and then the same events as without streaming.
@@ -323,11 +325,24 @@ class PathChosen(Event):
 TREE_EVENTS = (ThoughtCandidate, BranchExplored, TreeNote, PathChosen)  # lesson 22's, in the order a search yields them
 
 
+@dataclass(frozen=True)
+class PersonEdit(Event):
+    """A person stepped into the trace (editable_trace.py): this round's reply is not the model's. what "thought"
+    (the person wrote the reply: `text`, in place of the model's `original`) or "retry" (the round's tool runs
+    again: `text` is the Action Input it runs with, `original` the Observation it had before). `by` who did it."""
+
+    kind: ClassVar[str] = "person_edit"
+    what: str = "thought"
+    original: str = ""
+    text: str = ""
+    by: str = "person"
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, LimitReached, ReplyDelta, ApprovalRequested,
                 ApprovalDecided, Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected,
-                ThoughtCandidate, BranchExplored, TreeNote, PathChosen)
+                ThoughtCandidate, BranchExplored, TreeNote, PathChosen, PersonEdit)
 }
 
 

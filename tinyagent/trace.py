@@ -23,6 +23,7 @@ from .events import (
     Observation,
     Parsed,
     PathChosen,
+    PersonEdit,
     PlanMade,
     PlanStepDone,
     PlanStepStarted,
@@ -72,6 +73,10 @@ LABELS = {
         "step_failed": "[Step {n} failed: {reason}]",
         "reflected": "[Reflection: {verdict}]",
         "draft": "[Draft]",
+        "edited": "[Edited by a person] this round's reply is the person's, not the model's",
+        "model_wrote": "  the model had written: {text}",
+        "retried": "[Retried by a person] the tool runs again with: {text}",
+        "before": "  it had returned: {text}",
     },
     "zh": {
         "round": "===== 第 {n} 圈 =====",
@@ -104,6 +109,10 @@ LABELS = {
         "step_failed": "[第 {n} 步失败：{reason}]",
         "reflected": "[反思：{verdict}]",
         "draft": "[草稿]",
+        "edited": "[人工修改] 这一圈的回复是人写的，不是模型写的",
+        "model_wrote": "  模型原来写的：{text}",
+        "retried": "[人工重试] 工具用这个输入再执行一次：{text}",
+        "before": "  上次的结果：{text}",
     },
 }
 
@@ -242,7 +251,7 @@ class Trace:
 def _format_event(event: Event, labels: dict[str, str], usage: bool, reasons: dict[str, str]) -> list[str]:
     if isinstance(event, LlmCall):
         lines = []
-        if usage:
+        if usage and event.model != "person":  # a person's reply (editable_trace.py) cost no tokens
             lines.append(labels["usage"].format(
                 prompt=event.usage.get("prompt_tokens", "?"),
                 completion=event.usage.get("completion_tokens", "?"),
@@ -283,7 +292,16 @@ def _format_event(event: Event, labels: dict[str, str], usage: bool, reasons: di
         outcome = labels["outcomes"].get(event.outcome, event.outcome)
         line = labels["approval"].format(outcome=outcome, by=event.by)
         return [line, event.detail] if event.detail else [line]
+    if isinstance(event, PersonEdit):  # a person stepped into the trace (editable_trace.py)
+        if event.what == "retry":
+            return [labels["retried"].format(text=event.text), labels["before"].format(text=_shortened(event.original))]
+        return [labels["edited"], labels["model_wrote"].format(text=_shortened(" / ".join(event.original.strip().splitlines())))]
     return _format_lesson_17(event, labels) or _format_lesson_22(event, labels) or [repr(event)]
+
+
+def _shortened(text: str, limit: int = 200) -> str:
+    """What a person's edit replaced, on one line: its first `limit` characters (the whole is in the event)."""
+    return text if len(text) <= limit else text[:limit] + " …"
 
 
 def _format_lesson_17(event: Event, labels: dict) -> list[str] | None:

@@ -4,6 +4,9 @@
     POST /agent/stream   {"query": "...", "session_id": "..."?}  -> the same run's events as Server-Sent Events
                          (with Last-Event-ID: the rest of a stream whose connection dropped; streams.py)
     GET  /agent/sessions/{session_id}                             -> the session's turns so far
+    POST /agent/sessions/{session_id}/turns/{turn}/continue  {"step": n, "reply": "..."} or {"step": n,
+                         "retry": true, "input": "..."?}  -> a turn's run continued from a person's edit of round n
+                         (edit its Thought, or run its tool again), as Server-Sent Events (edits.py)
     GET  /agent/approvals                                         -> the refunds waiting for a person's yes
     POST /agent/approvals/{approval_id}  {"approve": true|false}  -> the answer to one (approvals.py)
     GET  /                                                        -> the trace page (page/index.html)
@@ -41,9 +44,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..editable_trace import EditError
 from ..errors import TinyAgentError
 from ..safe_text import replace_lone_surrogates
-from . import openai_chat
+from . import edits, openai_chat
 from .approvals import new_run_id
 from .openapi import docs_page, openapi_document
 from .service import AgentService, RunCancelled, RunOutcome
@@ -188,6 +192,26 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         return StreamingResponse(events, media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **served_by()})
 
+    async def continue_turn(request: Request) -> Response:
+        """A stored turn's run, continued from a person's edit of one round (edits.py): streamed like /agent/stream."""
+        check_key(request, service)
+        check_not_cross_site(request)
+        data = await read_json_body(request, service.config.max_body_bytes, fields=edits.FIELDS,
+                                    example='{"step": 1, "reply": "Thought: ...\\nAction: ...\\nAction Input: ..."}')
+        session_id, turn = request.path_params["session_id"], request.path_params["turn"]
+        check_session(service, session_id)
+        trace = service.traces.get(session_id, int(turn)) if turn.isdigit() and len(turn) < 10 else None
+        if trace is None:
+            raise ApiError(404, "unknown_turn", f"turn {turn[:20]!r} of this session is not kept here: only the last "
+                           f"{edits.KEEP} turns this process ran can be continued; ask the question again")
+        try:
+            edit = edits.read_edit(data, trace)
+        except EditError as exc:
+            raise ApiError(400, "bad_edit", str(exc)) from None
+        events = streams.start(edit.question, session_id, outcome_json, edit).events()
+        return StreamingResponse(events, media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **served_by()})
+
     async def session_turns(request: Request) -> Response:
         check_key(request, service)
         session_id = request.path_params["session_id"]
@@ -238,6 +262,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         Route("/agent/invoke", invoke, methods=["POST"]),
         Route("/agent/stream", stream, methods=["POST"]),
         Route("/agent/sessions/{session_id}", session_turns, methods=["GET"]),
+        Route("/agent/sessions/{session_id}/turns/{turn}/continue", continue_turn, methods=["POST"]),
         Route("/agent/approvals", approvals, methods=["GET"]),
         Route("/agent/approvals/{approval_id}", approve, methods=["POST"]),
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),

@@ -19,7 +19,7 @@ def _errors(*statuses: int) -> dict:
     said = {400: "the body cannot be read or lacks what it must hold (the code says which)",
             401: "no API key, or a wrong one (only when the service has one)",
             403: "a host name the service does not answer, or a request from another site's page",
-            404: "no such session, approval request or stream",
+            404: "no such session, turn, approval request or stream",
             408: "the body did not arrive in time", 409: "the request was decided already",
             413: "the body is larger than the limit", 415: "the body is not sent as application/json",
             503: "the session store is unreachable, or the service is stopping",
@@ -80,6 +80,24 @@ def openapi_document() -> dict:
                 "parameters": [{"name": "session_id", "in": "path", "required": True, "schema": {"type": "string"}}],
                 "responses": {"200": {"description": "the session's turns, oldest first", "content": {
                     "application/json": {"schema": {"type": "object"}}}}, **_errors(400, 401, 403, 404, 503)}}},
+            "/agent/sessions/{session_id}/turns/{turn}/continue": {"post": {
+                "summary": "Continue a turn's run from a person's edit of one round: its Thought, or its tool again",
+                "description": "Round `step` of the turn's trace gets the person's `reply` (Thought, Action, Action "
+                               "Input) in place of the model's, or (`retry`) runs its tool again, with `input` if "
+                               "given; the model carries on from there. The events come as on /agent/stream, from "
+                               "that round on, with a `person_edit` event first; the run is a new turn of the "
+                               "session, and a refund waits for a yes again. Only the last turns this process "
+                               "ran are kept for it.",
+                "parameters": [{"name": "session_id", "in": "path", "required": True, "schema": {"type": "string"}},
+                               {"name": "turn", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["step"], "additionalProperties": False, "properties": {
+                        "step": {"type": "integer", "minimum": 1, "description": "the round to edit"},
+                        "reply": {"type": "string", "description": "the round's reply as the person wants it"},
+                        "retry": {"type": "boolean", "description": "true: run the round's tool again"},
+                        "input": {"type": "string", "description": "with retry: the Action Input to run it with"}}}}}},
+                "responses": {"200": {"description": "the events", "content": {"text/event-stream": {
+                    "schema": {"type": "string"}}}}, **_errors(400, 401, 403, 404, 408, 413, 415, 503)}}},
             "/agent/approvals": {"get": {
                 "summary": "The refunds waiting for a person's yes",
                 "responses": {"200": {"description": "every request waiting now", "content": {

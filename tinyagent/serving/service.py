@@ -38,6 +38,7 @@ from ..session_store import SessionStore, SessionStoreError, Turn, open_session_
 from ..settings import load_settings
 from ..stop_rules import WallClock
 from .approvals import Approvals, PausableClock, new_gate, new_run_id
+from .edits import Edit, KeptTraces
 
 DEFAULT_SESSIONS = Path.home() / ".cache" / "tinyagent" / "sessions.sqlite3"
 DEFAULT_SHOP = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"  # `ask --db` keeps a shop like this one
@@ -128,6 +129,7 @@ class AgentService:
         self._lock = threading.Lock()
         self.counts = {"running": 0, "finished": 0, "cancelled": 0, "failed": 0}
         self.approvals = Approvals()
+        self.traces = KeptTraces()  # the last turns' traces, for a person's edit (edits.py)
 
     def agent(self, stream: bool, gate: ConfirmationGate | None = None,
               clock: Callable[[], float] = time.monotonic) -> ReActAgent:
@@ -141,24 +143,33 @@ class AgentService:
     def submit(self, question: str, session_id: str | None, *, stream: bool = False,
                on_event: Callable[[Event], None] | None = None,
                cancelled: threading.Event | None = None, run_id: str | None = None,
-               history: list[dict] | None = None) -> Future:
+               history: list[dict] | None = None, edit: Edit | None = None) -> Future:
         """Start a run in the pool; the Future holds its RunOutcome (or RunCancelled). `run_id` names the run
         in its approval ids (approvals.py): give a random one (new_run_id) to know them as they come.
         `history` (the OpenAI-compatible route's messages before the question) runs the question after it
-        with no session: the conversation is the client's, and nothing is stored."""
-        return self._pool.submit(self._run, question, session_id, stream, on_event, cancelled or threading.Event(),
-                                 run_id or new_run_id(), history)
+        with no session: the conversation is the client's, and nothing is stored. `edit` continues a kept trace
+        from a person's edit (edits.py) as a new turn of `session_id`."""
+        future = self._pool.submit(self._run, question, session_id, stream, on_event,
+                                   cancelled or threading.Event(), run_id or new_run_id(), history, edit)
+        future.add_done_callback(self._keep_trace)
+        return future
+
+    def _keep_trace(self, future: Future) -> None:
+        if not future.cancelled() and future.exception() is None and future.result().turn is not None:
+            outcome = future.result()
+            self.traces.keep(outcome.session_id, outcome.turn, outcome.result.trace)
 
     def _run(self, question: str, session_id: str | None, stream: bool,
              on_event: Callable[[Event], None] | None, cancelled: threading.Event, run_id: str,
-             history: list[dict] | None = None) -> RunOutcome:
+             history: list[dict] | None = None, edit: Edit | None = None) -> RunOutcome:
         self._count("running", +1)
         ended = "failed"
         gate = new_gate(self.config.approval_timeout_s, self.config.auto_approve)
         self.approvals.add(run_id, gate, question)
         try:
             clock = PausableClock()
-            relay = _RelayingAgent(self.agent(stream, gate, clock), on_event, cancelled, clock,
+            agent = self.agent(stream, gate, clock)
+            relay = _RelayingAgent(edit.agent(agent) if edit else agent, on_event, cancelled, clock,
                                    lambda request_id: self.approvals.asked(run_id, request_id))
             if history is not None:
                 result = relay.run(question, history)

@@ -33,6 +33,7 @@ from ..events import (
     LlmCall,
     Observation,
     Parsed,
+    PersonEdit,
     PlanMade,
     PlanStepDone,
     PlanStepStarted,
@@ -203,10 +204,10 @@ def apply_event(cards: list[Card], event: Event) -> Card:
     return card
 
 
-# Lesson 17's events around the loop: shown as the trace prints them, those that open a step above the round's
+# Lesson 17's events around the loop (and a person's edit, editable_trace.py): shown as the trace prints them, those that open a step above the round's
 # thought, those that close one (a step's result, a reflection) below its last Observation.
 NOTE_EVENTS = (Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected,
-               *TREE_EVENTS)  # lesson 22: the round's search, candidate by candidate, above its thought
+               PersonEdit, *TREE_EVENTS)  # lesson 22: the round's search, candidate by candidate, above its thought
 _CLOSING_NOTES = (PlanStepDone, Reflected)
 
 

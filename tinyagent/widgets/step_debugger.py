@@ -12,6 +12,11 @@ so a learner can stop between an Action and its Observation and read what the mo
 calling (lesson 09) one reply may ask for several tools: its model step ends once every call is shown, and its
 tool step runs them all and appends every result.
 "Run to end" finishes the run; "Reset" starts the same question again.
+
+A person can step into the trace (editable_trace.py): pick a round, then "Edit this Thought" replaces its reply with
+the text in the box (the round's reply, as the model wrote it, until you change it), or "Retry this tool" runs its
+Action again (with the input in the box). Either way the run goes on from there as a new run of the loop: the
+rounds before stay, the edited round is marked as the person's, and "Next step" carries on from it.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..agent import AgentRun, ReActAgent
-from ..events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
+from ..editable_trace import PERSON, check_edit, edit_thought, replies, retry_tool
+from ..events import Event, Final, LlmCall, Observation, Parsed, PersonEdit, Stopped, ToolCall
+from ..parser import parse_step
 from .cards import esc, messages_html, messages_text, plural
 from .trace_viewer import TraceViewer, with_text
 
@@ -31,7 +38,8 @@ class StepDebugger(widgets.VBox):
     """Step through `agent` answering `question` (optionally after `history` messages).
 
     State for tests: `.run` (the AgentRun), `.step_count`, `.model_calls`, `.tool_calls`,
-    `.last_events` (what the last step produced), `.viewer.cards`, `.run.messages`.
+    `.last_events` (what the last step produced), `.viewer.cards`, `.run.messages`, `.edits` (the PersonEdit
+    events of the edits made since the last reset), `.round_picker`, `.reply_box`, `.input_box`.
     """
 
     def __init__(self, agent: ReActAgent, question: str, *, history: list[dict] | None = None):
@@ -48,6 +56,27 @@ class StepDebugger(widgets.VBox):
         self.next_button.on_click(lambda _: self._safely(self.step))
         self.run_button.on_click(lambda _: self._safely(self.run_to_end))
         self.reset_button.on_click(lambda _: self._safely(self.reset))
+        # A person's hand in the trace: which round, its reply (for an edit), its Action Input (for a retry).
+        self.round_picker = widgets.Dropdown(description="Round", options=[], layout=widgets.Layout(width="150px"))
+        self.reply_box = widgets.Textarea(placeholder="the round's reply: Thought, Action, Action Input",
+                                          layout=widgets.Layout(width="100%", height="80px"))
+        self.input_box = widgets.Text(description="Tool input", placeholder="the Action Input to run again")
+        self.edit_button = widgets.Button(description="Edit this Thought", icon="pencil", layout=widgets.Layout(width="auto"),
+                                          tooltip="the reply in the box replaces the model's; the run goes on from it")
+        self.retry_button = widgets.Button(description="Retry this tool", icon="repeat", layout=widgets.Layout(width="auto"),
+                                           tooltip="run the round's tool again with the input in the box")
+        self._filled: tuple = (None, None)
+        self.round_picker.observe(lambda change: self._fill_edit_boxes(), names="value")
+        self.edit_button.on_click(lambda _: self._safely(
+            lambda: self.edit_thought(self.round_picker.value, self.reply_box.value)))
+        self.retry_button.on_click(lambda _: self._safely(
+            lambda: self.retry_tool(self.round_picker.value, self.input_box.value)))
+        edit_box = widgets.VBox([
+            widgets.HTML("<b>Step in</b> (the edited round is recorded as yours, not the model's)"),
+            widgets.HBox([self.round_picker, self.input_box, self.retry_button]),
+            self.reply_box,
+            self.edit_button,
+        ])
         self.header = widgets.HTML(f'<div class="ta-question"><b>Question:</b> {esc(question)}</div>')
         self.status = widgets.HTML()
         self.messages_view = widgets.HTML()
@@ -67,6 +96,7 @@ class StepDebugger(widgets.VBox):
                 widgets.HBox([self.next_button, self.run_button, self.reset_button]),
                 self.status,
                 self.viewer,
+                edit_box,
                 messages_box,
             ]
         )
@@ -81,9 +111,46 @@ class StepDebugger(widgets.VBox):
         self.model_calls = 0
         self.tool_calls = 0
         self.last_events: list[Event] = []
+        self.edits: list[PersonEdit] = []
         self._new_from = len(self.run.messages)
         self.viewer.clear()
         self._refresh()
+
+    # -- a person steps in -----------------------------------------------------------------------
+    def edit_thought(self, step: int, reply: str) -> list[Event]:
+        """Round `step`'s reply becomes `reply` (the person's), and the run goes on from it: this takes the
+        person's round up to its tool call, as "Next step" would. Returns the events of that step."""
+        return self._continue(edit_thought(self.agent, self.run.trace, step, reply))
+
+    def retry_tool(self, step: int, tool_input: str | None = None) -> list[Event]:
+        """Round `step`'s tool runs again (with `tool_input` when given and not blank), and the run goes on
+        from it: this takes the retried round up to its tool call. Returns the events of that step."""
+        tool_input = tool_input if tool_input and tool_input.strip() else None
+        return self._continue(retry_tool(self.agent, self.run.trace, step, tool_input))
+
+    def _continue(self, run: AgentRun) -> list[Event]:
+        self.run.close()  # the old run stops where it is: nothing of it happens later
+        self.run = run
+        self.viewer.clear()
+        for event in run.trace.events:
+            self.viewer.add(event)
+        events = self.step()
+        self.edits += [e for e in events if isinstance(e, PersonEdit)]
+        return events
+
+    def _fill_edit_boxes(self) -> None:
+        step = self.round_picker.value
+        reply = replies(self.run.trace).get(step, "") if step else ""
+        self._filled = (step, reply or None)
+        self.reply_box.value = reply
+        action = parse_step(reply).action if reply else None
+        self.input_box.value = action.tool_input if action else ""
+        self._enable_edit_buttons()
+
+    def _enable_edit_buttons(self) -> None:
+        step = self.round_picker.value
+        self.edit_button.disabled = step is None
+        self.retry_button.disabled = step is None or not _can_retry(self.run.trace, step)
 
     def step(self) -> list[Event]:
         """One model call or one tool call; returns the events it produced ([] when done)."""
@@ -97,7 +164,7 @@ class StepDebugger(widgets.VBox):
             if self._ends_step(event):
                 break
         self.step_count += 1
-        self.model_calls += sum(isinstance(e, LlmCall) for e in events)
+        self.model_calls += sum(isinstance(e, LlmCall) and e.model != PERSON for e in events)
         if events and isinstance(events[-1], Stopped) and events[-1].reason == "llm_error":
             self.model_calls += 1  # the call was made; it failed
         self.tool_calls += sum(isinstance(e, Observation) for e in events)
@@ -144,7 +211,7 @@ class StepDebugger(widgets.VBox):
 
     def _safely(self, action) -> None:
         """Button callbacks run in the kernel, where an exception would vanish: show it instead."""
-        buttons = (self.next_button, self.run_button, self.reset_button)
+        buttons = (self.next_button, self.run_button, self.reset_button, self.edit_button, self.retry_button)
         for button in buttons:
             button.disabled = True
         try:
@@ -174,8 +241,20 @@ class StepDebugger(widgets.VBox):
             else ""
         )
         self.status.value = f'<div class="ta-status">{esc(self.status_text())}</div>{error}'
+        self._refresh_edit_boxes()
         new_from = self._new_from if self.step_count else None
         self.messages_view.value = messages_html(self.run.messages, new_from=new_from)
+
+    def _refresh_edit_boxes(self) -> None:
+        rounds = sorted(replies(self.run.trace))
+        if list(self.round_picker.options) != rounds:
+            keep = self.round_picker.value
+            self.round_picker.options = rounds
+            self.round_picker.value = keep if keep in rounds else (rounds[-1] if rounds else None)
+        step = self.round_picker.value
+        if self._filled != (step, replies(self.run.trace).get(step)):  # the boxes keep what a person typed
+            self._fill_edit_boxes()
+        self._enable_edit_buttons()
 
     def text(self) -> str:
         lines = [f"StepDebugger: {self.question}", self.status_text()]
@@ -190,3 +269,11 @@ class StepDebugger(widgets.VBox):
 
     def _repr_mimebundle_(self, **kwargs):
         return with_text(super()._repr_mimebundle_(**kwargs), self.text())
+
+
+def _can_retry(trace, step: int) -> bool:
+    try:
+        check_edit(trace, step, retry=True)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,149 @@
+"""A trace a person can step into (lessons 06 and 19): edit a round's Thought, or run its tool again, and carry on.
+
+    edit_thought(agent, trace, step, reply)       round `step`'s reply is the person's `reply` (Thought, Action,
+                                                  Action Input, as the model would write them), then the model
+                                                  carries on from what that reply leads to
+    retry_tool(agent, trace, step, tool_input)    round `step`'s Action runs again (with `tool_input`, or as it
+                                                  was), its new Observation goes to the model, and it carries on
+
+Both return a `ContinuedRun`: a new run of the loop that starts from the message list the model read at round
+`step` (the LlmCall of that round holds it), so nothing after that point is kept. Its trace is the original
+rounds before `step`, then the person's round, then what followed, numbered on from the original; the step cap
+counts all of them.
+
+The person's round goes through the loop like any other. Its send part is `PersonsReply`: it hands the loop the
+person's text once, in place of the model's reply, and every later call to the agent's own send. So the reply is
+read by the agent's read part, its Action runs through the agent's act part (lesson 15's gate asks again before an
+`applyRefund`), and the trace says whose it was: a `PersonEdit` event opens the round, and its LlmCall has the model
+"person" and no tokens. The loop itself (agent.py) knows nothing of it.
+
+Text ReAct rounds only: a round of native tool calls (lesson 09) has no Action line to edit or replay. With a context
+budget (lesson 13) the round's messages are the ones it sent, as fitted, and the continued run starts from those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import replace
+from typing import Any
+
+from .agent import AgentRun, ReActAgent
+from .chat_reply import ChatResult
+from .errors import TinyAgentError
+from .events import Event, LlmCall, Observation, PersonEdit, ToolCall
+from .parser import parse_step
+from .trace import Trace
+
+__all__ = ["PERSON", "ContinuedRun", "EditError", "PersonsReply", "check_edit", "edit_thought", "replies", "retry_tool"]
+
+PERSON = "person"  # the `model` of an LlmCall whose reply a person wrote: no model was called
+MAX_REPLY_CHARS = 4000
+
+
+class EditError(TinyAgentError, ValueError):
+    """An edit the trace cannot take: no such round, no tool in it, an empty reply. The message says which."""
+
+
+class PersonsReply:
+    """A send part: the first call returns the person's `text` as the reply (after yielding `edit`, the event
+    that says so); every later call is the agent's own send part, `inner`."""
+
+    def __init__(self, text: str, edit: PersonEdit, inner: Any):
+        self.text, self.edit, self.inner = text, edit, inner
+        self.given = False
+
+    def __call__(self, run: Any, step: int, messages: list[dict], **options: Any
+                 ) -> Generator[Event, None, ChatResult]:
+        if self.given:
+            return (yield from self.inner(run, step, messages, **options))
+        self.given = True
+        yield replace(self.edit, step=step)
+        return ChatResult(self.text, "stop", usage={}, model=PERSON)
+
+    def __repr__(self) -> str:
+        return f"PersonsReply({self.edit.what}, then {self.inner!r})"
+
+
+def _round_call(trace: Trace, step: int) -> LlmCall:
+    if not isinstance(step, int) or isinstance(step, bool) or step < 1:
+        raise EditError(f"the round must be a whole number from 1, not {step!r}")
+    calls = [e for e in trace.events if isinstance(e, LlmCall) and e.step == step]
+    if not calls:
+        rounds = sorted({e.step for e in trace.events if isinstance(e, LlmCall)})
+        raise EditError(f"round {step} has no model reply to edit; the rounds with one are "
+                        f"{', '.join(map(str, rounds)) or 'none'}")
+    return calls[0]
+
+
+def check_edit(trace: Trace, step: int, *, reply: str | None = None, retry: bool = False,
+               tool_input: str | None = None) -> tuple[str, PersonEdit]:
+    """The reply the person's round starts from and the event that marks it, or EditError naming what is wrong.
+
+    reply:      the person's reply for round `step` (an edited Thought)
+    retry:      run round `step`'s tool again, with `tool_input` if given (else its Action Input as it was)
+    """
+    call = _round_call(trace, step)
+    if retry == (reply is not None):
+        raise EditError("give either a reply (edit the Thought) or retry=True (run the tool again), not both")
+    if reply is not None:
+        if not isinstance(reply, str) or not reply.strip():
+            raise EditError("the edited reply is empty: write the Thought (and the Action and Action Input to run)")
+        if len(reply) > MAX_REPLY_CHARS:
+            raise EditError(f"the edited reply is longer than {MAX_REPLY_CHARS} characters")
+        if "Observation:" in reply:
+            raise EditError("the edited reply holds an \"Observation:\" line: only a tool writes Observations; "
+                            "end the reply at its Action Input")
+        return reply.strip(), PersonEdit(step, "thought", call.text, reply.strip())
+    calls = [e for e in trace.events if isinstance(e, ToolCall) and e.step == step]
+    parsed = parse_step(call.text)
+    if len(calls) != 1 or parsed.action is None:
+        raise EditError(f"round {step} ran no tool (or more than one) from an Action line: there is nothing to retry")
+    if tool_input is not None and (not isinstance(tool_input, str) or "\n" in tool_input):
+        raise EditError("the tool input must be one line of text")
+    seen = [e for e in trace.events if isinstance(e, Observation) and e.step == step]
+    original = seen[0].text if seen else ""
+    if tool_input is None:
+        text, used = call.text, parsed.action.tool_input
+    else:
+        used = tool_input.strip()
+        text = f"Thought: {parsed.thought}\nAction: {parsed.action.tool_name}\nAction Input: {used}"
+    return text, PersonEdit(step, "retry", original, used)
+
+
+class ContinuedRun(AgentRun):
+    """A run that goes on from round `step` of `trace`, whose reply there is `reply`, marked by `edit`
+    (see the module's docstring). Iterate it, `advance()` it or `finish()` it like any AgentRun; its `trace`
+    holds the earlier rounds too."""
+
+    def __init__(self, agent: ReActAgent, trace: Trace, step: int, reply: str, edit: PersonEdit):
+        sent = _round_call(trace, step).messages
+        first = next((e for e in trace.events if isinstance(e, LlmCall)), None)
+        super().__init__(agent, first.messages[-1]["content"])  # the run's question: language, prompt, budget
+        self.messages[:] = [dict(m) for m in sent]  # what the model read at that round, and nothing after it
+        self.request_index = len(first.messages) - 1
+        self.trace = Trace([e for e in trace.events if e.step < step], lang=trace.lang)
+        self.offset = step - 1
+        self.parts = self.parts.with_parts({"send": PersonsReply(reply, edit, self.parts.send)})
+
+    def __next__(self) -> Event:
+        event = next(self._events)
+        event = replace(event, step=event.step + self.offset)  # numbered on from the original rounds
+        self.trace.append(event)
+        return event
+
+
+def edit_thought(agent: ReActAgent, trace: Trace, step: int, reply: str) -> ContinuedRun:
+    """Round `step` with the person's `reply` in place of the model's, and the run from there."""
+    text, edit = check_edit(trace, step, reply=reply)
+    return ContinuedRun(agent, trace, step, text, edit)
+
+
+def retry_tool(agent: ReActAgent, trace: Trace, step: int, tool_input: str | None = None) -> ContinuedRun:
+    """Round `step`'s tool run again (with `tool_input`, or its own Action Input), and the run from there."""
+    text, edit = check_edit(trace, step, retry=True, tool_input=tool_input)
+    return ContinuedRun(agent, trace, step, text, edit)
+
+
+def replies(trace: Trace) -> dict[int, str]:
+    """Each round's reply text, by round: what an edit starts from."""
+    return {e.step: e.text for e in reversed(trace.events) if isinstance(e, LlmCall)}
