@@ -420,13 +420,13 @@ def main(argv: list[str] | None = None) -> int:
 
         cold = cold_run_times(args.runs, workdir)
         classroom = classroom_import_share(workdir)
-        print("\n3. cold refund on the classroom model (new --db)     wall       CPU")
-        labels = {"requests": "import requests", "cold ask": "python -m tinyagent ask --db <new file>",
-                  "cold ask, default db": "python -m tinyagent ask (default: in memory)"}
+        print(f"\n{'3. cold refund on the classroom model, empty folder':50}wall       CPU")
+        labels = {"requests": "import requests", "cold ask": "python -m tinyagent ask --db <new>",
+                  "cold ask, default db": "python -m tinyagent ask (shop in memory)"}
         for name, (wall, cpu) in cold.items():
             print(f"   {labels[name]:40} {wall * 1000:7.1f} ms {cpu * 1000:7.1f} ms")
-        print(f"   {'ratio cold ask --db / requests':40} {ratio(cold, 'cold ask', 'requests')}")
-        print(f"   {'ratio cold ask default db / requests':40} {ratio(cold, 'cold ask, default db', 'requests')}")
+        print(f"   {'ratio ask --db <new> / requests':40} {ratio(cold, 'cold ask', 'requests')}")
+        print(f"   {'ratio ask (shop in memory) / requests':40} {ratio(cold, 'cold ask, default db', 'requests')}")
         print(f"   of which importing the classroom model: {classroom * 1000:.0f} ms wall (-X importtime)")
 
         print("\n4. first request of the refund question (cl100k_base, cookbook chat rule)")
