@@ -420,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
 
         cold = cold_run_times(args.runs, workdir)
         classroom = classroom_import_share(workdir)
-        print(f"\n{'3. cold refund on the classroom model, empty folder':50}wall       CPU")
+        print(f"\n{'3. cold refund, classroom model, empty folder':50}wall       CPU")
         labels = {"requests": "import requests", "cold ask": "python -m tinyagent ask --db <new>",
                   "cold ask, default db": "python -m tinyagent ask (shop in memory)"}
         for name, (wall, cpu) in cold.items():
