@@ -20,7 +20,8 @@ of repeated measurements (the machine may be shared: medians are what survive no
    `--episodes` episodes per sample, 7 samples in turns, the median in microseconds per step.
 3. Cold run. `python -m tinyagent ask <refund question> --now 2026-06-30T19:05:23 --db <new temp file>`
    on the classroom model (fresh subprocess, TINYAGENT_* variables removed, run in an empty folder so
-   no .env applies) against `python -c "import requests"`, alternating, `--runs` times. The classroom
+   no .env applies), and the same without `--db` (the default: a freshly seeded shop in memory), against
+   `python -c "import requests"`, the three alternating, `--runs` times. The classroom
    model's share is its import time from `-X importtime` (the cumulative time of every
    tinyagent.classroom module imported from outside the classroom package), median of 5 runs.
 4. First request. The messages the agent sends in its first round for the refund question, in English
@@ -123,9 +124,9 @@ def import_times(runs: int, workdir: str) -> dict[str, tuple[float, float]]:
 
 def cold_run_times(runs: int, workdir: str) -> dict[str, tuple[float, float]]:
     py = sys.executable
-    ask = [py, "-m", "tinyagent", "ask", REFUND_QUESTIONS["zh"], "--now", NOW, "--db", "{db}"]
-    return alternate({"requests": [py, "-c", "import requests"], "cold ask": ask}, runs, workdir,
-                     child_env(), fresh={"dir": workdir, "n": 0})
+    ask = [py, "-m", "tinyagent", "ask", REFUND_QUESTIONS["zh"], "--now", NOW]
+    return alternate({"requests": [py, "-c", "import requests"], "cold ask": [*ask, "--db", "{db}"],
+                      "cold ask, default db": ask}, runs, workdir, child_env(), fresh={"dir": workdir, "n": 0})
 
 
 def classroom_import_share(workdir: str, runs: int = 5) -> float:
@@ -419,11 +420,13 @@ def main(argv: list[str] | None = None) -> int:
 
         cold = cold_run_times(args.runs, workdir)
         classroom = classroom_import_share(workdir)
-        print("\n3. cold refund on the classroom model (new --db)     wall       CPU")
+        print(f"\n{'3. cold refund, classroom model, empty folder':50}wall       CPU")
+        labels = {"requests": "import requests", "cold ask": "python -m tinyagent ask --db <new>",
+                  "cold ask, default db": "python -m tinyagent ask (shop in memory)"}
         for name, (wall, cpu) in cold.items():
-            label = "import requests" if name == "requests" else "python -m tinyagent ask"
-            print(f"   {label:40} {wall * 1000:7.1f} ms {cpu * 1000:7.1f} ms")
-        print(f"   {'ratio cold ask / requests':40} {ratio(cold, 'cold ask', 'requests')}")
+            print(f"   {labels[name]:40} {wall * 1000:7.1f} ms {cpu * 1000:7.1f} ms")
+        print(f"   {'ratio ask --db <new> / requests':40} {ratio(cold, 'cold ask', 'requests')}")
+        print(f"   {'ratio ask (shop in memory) / requests':40} {ratio(cold, 'cold ask, default db', 'requests')}")
         print(f"   of which importing the classroom model: {classroom * 1000:.0f} ms wall (-X importtime)")
 
         print("\n4. first request of the refund question (cl100k_base, cookbook chat rule)")

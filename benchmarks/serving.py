@@ -1,14 +1,18 @@
-"""The service under load: 50 clients at once for 20 s against `python -m tinyagent serve` (lesson 19).
+"""The service under load: invoke and stream side by side against `python -m tinyagent serve` (lesson 19).
 
-    .venv/bin/python benchmarks/serving.py [--clients 50] [--seconds 20] [--workers 1] [--stream]
+    .venv/bin/python benchmarks/serving.py [--clients 20] [--seconds 10] [--workers 1] [--only invoke|stream]
 
-Starts `python -m tinyagent serve` on a free loopback port with its own offline classroom model and a throwaway
-shop and session store, then runs `--clients` threads that each, until `--seconds` have passed, send the seed's
-two questions in turn (the refund, 5 rounds; the parcel, 3 rounds) to POST /agent/invoke, or with `--stream` read
-the same runs from POST /agent/stream to their `end` event. Each request is a whole agent run: every round a model
-call from the service to the classroom model over HTTP, the tools on the shop's SQLite file, a turn appended to the
-session store. Prints the requests that finished, the errors (any status but 200, a broken connection, a stream
-without its `end`), the throughput and the latency percentiles (p50/p95/p99, nearest rank).
+Starts `python -m tinyagent serve` on a free loopback port with its own offline classroom model and a throwaway shop
+and session store, then runs `--clients` threads that each, until `--seconds` have passed, send the seed's two
+questions in turn (the refund, 5 rounds; the parcel, 3 rounds) to POST /agent/invoke, and, against the same service,
+for as long again, read the same runs from POST /agent/stream to their `end` event. The two take turns in slices of
+2.5 s (invoke, stream, invoke, ...), and the stream's throughput is printed as a ratio of invoke's from the same run
+(the baseline): the load of the machine, which moves both, mostly cancels out. Each request is a whole agent run:
+every round a model call from the service to the classroom model over HTTP, the tools on the shop's SQLite file, a
+turn appended to the session store. Prints, for each, the requests that finished, the errors (any status but 200, a
+broken connection, a stream without its `end`), the throughput and the latency percentiles (p50/p95/p99, nearest
+rank) and the CPU the service used a run (user + system, its process and workers, read from /proc where there is
+one): the steadier figure of what a run costs it, as the throughput also depends on what else the machine does.
 
 The classroom model answers at once (no pace), so the figures measure the service itself and the agent's own work
 around the model, on this machine: they swing with its load (2 cores shared with other work when they were taken).
@@ -32,6 +36,7 @@ import requests
 
 QUESTIONS = ("我上周买的扫地机不回充了，修不好我想退。订单号 88231。", "帮我看看订单 88231 的快递到哪了。")
 NOW = "2026-06-30T19:05:23"
+SLICE_SECONDS = 2.5  # invoke and stream take turns in slices this long
 
 
 def start_service(folder: Path, workers: int) -> tuple[subprocess.Popen, str]:
@@ -69,7 +74,9 @@ def one_request(session: requests.Session, url: str, question: str, stream: bool
         return any(line == "event: end" for line in response.iter_lines(decode_unicode=True))
 
 
-def client(url: str, until: float, stream: bool, latencies: list[float], errors: list[str]) -> None:
+def client(url: str, until: float, stream: bool, latencies: list[float], errors: list[str],
+           ends: list[float]) -> None:
+    """Ask, one run after the other, until `until`; the last run ends a little later, and `ends` gets that moment."""
     with requests.Session() as session:
         turn = 0
         while time.monotonic() < until:
@@ -86,6 +93,7 @@ def client(url: str, until: float, stream: bool, latencies: list[float], errors:
                 latencies.append(time.perf_counter() - started)
             else:
                 errors.append(why)
+    ends.append(time.monotonic())
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -95,42 +103,84 @@ def percentile(values: list[float], p: float) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=50, help="clients at once (default 50)")
-    parser.add_argument("--seconds", type=float, default=20.0, help="how long they keep asking (default 20)")
+    parser.add_argument("--clients", type=int, default=20, help="clients at once (default 20)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="how long they keep asking, each way (default 10)")
     parser.add_argument("--workers", type=int, default=1, help="the service's worker processes (default 1)")
-    parser.add_argument("--stream", action="store_true", help="read each run from /agent/stream instead of invoke")
+    parser.add_argument("--only", choices=("invoke", "stream"), help="measure one way only (no ratio)")
     args = parser.parse_args(argv)
     if args.clients < 1 or args.seconds <= 0 or args.workers < 1:
         print("error: --clients and --workers must be 1 or more, --seconds above 0", file=sys.stderr)
         return 2
+    ways = (args.only,) if args.only else ("invoke", "stream")
+    print(f"{args.clients} clients for {args.seconds:g} s each way, {args.workers} worker(s), classroom model "
+          f"(each request a whole agent run: 3 or 5 rounds); load average {os.getloadavg()[0]:.1f} before")
+    throughput: dict[str, float] = {}
+    failed = False
     with tempfile.TemporaryDirectory() as folder:
         process, url = start_service(Path(folder), args.workers)
         try:
-            latencies: list[float] = []
-            errors: list[str] = []
-            started = time.monotonic()
-            until = started + args.seconds
-            threads = [threading.Thread(target=client, args=(url, until, args.stream, latencies, errors))
-                       for _ in range(args.clients)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            elapsed = time.monotonic() - started
+            # In turns, a slice of each at a time, so that the machine's load, which moves as the run goes on,
+            # weighs on both alike (one after the other, a busy spell would fall on one of them only).
+            slices = max(1, round(args.seconds / SLICE_SECONDS))
+            results = {way: ([], [], 0.0) for way in ways}
+            cpu = dict.fromkeys(ways, 0.0)
+            for _ in range(slices):
+                for way in ways:
+                    before = service_cpu_seconds(process.pid)
+                    done, errors, elapsed = measure(url, args.clients, args.seconds / slices, way == "stream")
+                    cpu[way] += service_cpu_seconds(process.pid) - before
+                    so_far = results[way]
+                    results[way] = (so_far[0] + done, so_far[1] + errors, so_far[2] + elapsed)
+            for way, (done, errors, elapsed) in results.items():
+                throughput[way] = len(done) / elapsed
+                failed = failed or bool(errors)
+                report(way, done, errors, elapsed)
+                if cpu[way] and done:
+                    print(f"  the service's CPU: {cpu[way] / len(done) * 1000:.1f} ms a run")
         finally:
             process.send_signal(signal.SIGTERM)
             process.wait(60)
-    done = len(latencies)
-    endpoint = "POST /agent/stream" if args.stream else "POST /agent/invoke"
-    print(f"{args.clients} clients for {args.seconds:g} s against {endpoint}, {args.workers} worker(s), "
-          "classroom model (each request a whole agent run: 3 or 5 rounds)")
-    print(f"  requests finished: {done}   errors: {len(errors)}"
+    if len(throughput) == 2:
+        print(f"stream / invoke throughput: {throughput['stream'] / throughput['invoke']:.2f}x")
+    return 1 if failed else 0
+
+
+def service_cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) the service's process and its workers have used so far; 0 without /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return 0.0
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(service_cpu_seconds(int(child)) for child in children)
+
+
+def measure(url: str, clients: int, seconds: float, stream: bool) -> tuple[list[float], list[str], float]:
+    """Latencies of the runs that ended well, the errors, and the seconds they took: each client asks without a pause
+    until `seconds` have passed and then finishes its last run, so its runs took from the start to that end. The
+    seconds returned are the mean of those (the slowest client's last run alone would stand for all of them)."""
+    latencies: list[float] = []
+    errors: list[str] = []
+    ends: list[float] = []
+    started = time.monotonic()
+    threads = [threading.Thread(target=client, args=(url, started + seconds, stream, latencies, errors, ends))
+               for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return latencies, errors, sum(ends) / len(ends) - started
+
+
+def report(way: str, latencies: list[float], errors: list[str], elapsed: float) -> None:
+    print(f"POST /agent/{way}")
+    print(f"  requests finished: {len(latencies)}   errors: {len(errors)}"
           + (f" ({', '.join(sorted(set(errors)))})" if errors else ""))
-    print(f"  throughput: {done / elapsed:.1f} runs/s over {elapsed:.1f} s")
+    print(f"  throughput: {len(latencies) / elapsed:.1f} runs/s ({elapsed:.1f} s of runs a client)")
     if latencies:
         print(f"  latency: p50 {percentile(latencies, 50):.2f} s   p95 {percentile(latencies, 95):.2f} s   "
               f"p99 {percentile(latencies, 99):.2f} s   max {max(latencies):.2f} s")
-    return 1 if errors else 0
 
 
 if __name__ == "__main__":

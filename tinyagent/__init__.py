@@ -72,7 +72,6 @@ from .stop_rules import (
     Warn,
     recommended_stop_rules,
 )
-from .tolerant_parser import format_reminder, parse_tolerant
 from .tools import Action, FunctionTool, Tool
 from .trace import Trace
 
@@ -204,6 +203,9 @@ _LAZY = {
     "function_spec": "tool_rendering",
     "function_specs": "tool_rendering",
     "input_from_arguments": "tool_rendering",
+    # 11 · Robust parsing
+    "format_reminder": "tolerant_parser",
+    "parse_tolerant": "tolerant_parser",
     # 12 · Memory: sessions across runs, their memories and stores, long-term facts about the user
     "Session": "session",
     "Turn": "session_store",

@@ -129,6 +129,12 @@ class LlmClient:
             self._session.trust_env = False
         self._sleep = sleep
 
+    def close(self) -> None:
+        """Close the connections kept open for the next call (HTTP keep-alive: a run's calls share one). The
+        client stays usable, its next call connects again; a service that makes a client per run closes it when
+        the run is over, so that no connection outlives its run."""
+        self._session.close()
+
     @classmethod
     def from_settings(cls, settings=None, **options: Any) -> LlmClient:
         """A client for the configured model (see `tinyagent.settings.load_settings`)."""

@@ -14,21 +14,29 @@ raises anything else, whatever the text: a bad plan is something to tell the pla
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from .errors import TinyAgentError
 
 MAX_PLAN_STEPS = 6  # a request a customer types rarely has more parts; a longer plan is a model rambling
 NO_FURTHER_STEPS = {"en": "No further steps.", "zh": "没有后续步骤。"}
 
-# One numbered line: an optional bullet or bold, "Step"/"第" before the number, a closing mark after it.
-_NUMBERED = re.compile(
-    r"^\s*(?:[-*>•]\s*)?(?:\*\*|__)?\s*(?:step\s*|第\s*)?(\d{1,3})\s*(?:步)?\s*(?:\*\*|__)?\s*[.)、:：．）]\s*(.*)$",
-    re.IGNORECASE,
-)
-_NOTHING_LEFT = re.compile(
-    r"^\s*(?:no (?:further|more) steps?|nothing (?:more|else|left) to do|none|没有后续步骤|无需后续步骤|没有了|无)\s*[.。!！]?\s*$",
-    re.IGNORECASE,
-)
+# Compiled on first use: the classroom model imports this module on every offline run, and reads a plan far less often.
+@cache
+def _numbered() -> re.Pattern:
+    """One numbered line: an optional bullet or bold, "Step"/"第" before the number, a closing mark after it."""
+    return re.compile(
+        r"^\s*(?:[-*>•]\s*)?(?:\*\*|__)?\s*(?:step\s*|第\s*)?(\d{1,3})\s*(?:步)?\s*(?:\*\*|__)?\s*[.)、:：．）]\s*(.*)$",
+        re.IGNORECASE,
+    )
+
+
+@cache
+def _nothing_left() -> re.Pattern:
+    return re.compile(
+        r"^\s*(?:no (?:further|more) steps?|nothing (?:more|else|left) to do|none|没有后续步骤|无需后续步骤|没有了|无)\s*[.。!！]?\s*$",
+        re.IGNORECASE,
+    )
 
 
 class PlanError(TinyAgentError, ValueError):
@@ -45,13 +53,13 @@ def parse_plan(text: str, *, allow_empty: bool = False, max_steps: int = MAX_PLA
     """
     if not isinstance(text, str):
         raise PlanError(f"the plan must be text, got {type(text).__name__}")
-    if allow_empty and _NOTHING_LEFT.match(_plain(text)):
+    if allow_empty and _nothing_left().match(_plain(text)):
         return []
     steps: list[str] = []
     last_number = 0
     open_step = False  # the last line belonged to a step, so an unnumbered line continues it
     for line in text.splitlines():
-        match = _NUMBERED.match(line)
+        match = _numbered().match(line)
         if match:
             number = int(match.group(1))
             if steps and number <= last_number:

@@ -30,6 +30,8 @@ class StopCutter:
     def __init__(self, stop: Iterable[str] | str | None):
         stop = [stop] if isinstance(stop, str) else list(stop or ())
         self.stop = tuple(s for s in stop if s)  # an empty stop string would stop before the first character
+        self._longest = max((len(s) for s in self.stop), default=0)
+        self._firsts = frozenset(s[0] for s in self.stop)
         self.held = ""  # seen, not released yet: it may be the start of a stop string
         self.stopped = False
 
@@ -66,8 +68,10 @@ class StopCutter:
     def _earliest_possible_start(self, text: str) -> int | None:
         """The first position from which the rest of `text` is the beginning of a stop string, not all of
         it: a stop string may be starting there, and the next piece will tell."""
-        longest = max((len(s) for s in self.stop), default=0)
-        for at in range(max(len(text) - longest + 1, 0), len(text)):
+        firsts = self._firsts
+        for at in range(max(len(text) - self._longest + 1, 0), len(text)):
+            if text[at] not in firsts:  # no stop string starts with this character: the common case
+                continue
             rest = text[at:]
             if any(len(s) > len(rest) and s.startswith(rest) for s in self.stop):
                 return at

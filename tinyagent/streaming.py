@@ -124,6 +124,15 @@ def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
     first = True
     for chunk in chunks:
         buffer += chunk
+        if b"\r" not in buffer:  # lines that end with LF only, as most servers send them: split at once
+            *lines, rest = buffer.split(b"\n")
+            for line in lines:
+                text = line.decode("utf-8", errors="replace")
+                if first:
+                    text, first = text.removeprefix("\ufeff"), False
+                yield text
+            buffer = bytearray(rest)
+            continue
         start = 0
         while match := _LINE_END.search(buffer, start):
             if match.group() == b"\r" and match.end() == len(buffer):
@@ -219,9 +228,11 @@ class ReplyStream:
                 return
             done = False
             try:
-                for event in read_events(self._bytes()):
+                events = read_events(self._bytes())
+                for event in events:
                     if event.data.strip() == DONE:
                         done = True
+                        _read_to_the_end(events)
                         break
                     piece = self._take(event)
                     if piece:
@@ -326,6 +337,13 @@ class ReplyStream:
             ) from None
 
     def _read_chunk(self, chunk: Any) -> str:
+        text = _piece_of_text(chunk)
+        if text is not None:  # the common chunk, nothing but a piece of text: no finish_reason, usage or tool calls
+            self._chunks.append(chunk)
+            self._model = self._model or chunk.get("model")
+            self._content.append(text)
+            self._chars += len(text)
+            return text
         chunk = _expect(chunk, "chunk", dict, required=True)
         self._chunks.append(chunk)
         self._model = self._model or _expect(chunk.get("model"), "model", str)
@@ -388,6 +406,38 @@ class ReplyStream:
             streamed=True,
             first_piece_s=self.first_piece_s,
         )
+
+
+def _piece_of_text(chunk: Any) -> str | None:
+    """The text of a chunk that holds nothing else: one choice whose delta is only `content` (a str), no
+    finish_reason, no usage, a str model or none. None for any other chunk, which `_read_chunk` then checks field by
+    field (and reads the same way when it is well formed): this is only the quick way through for most chunks."""
+    if type(chunk) is not dict or chunk.get("usage") is not None or type(chunk.get("model")) not in _NAME:
+        return None
+    choices = chunk.get("choices")
+    if type(choices) is not list or len(choices) != 1 or type(choices[0]) is not dict:
+        return None
+    choice = choices[0]
+    delta = choice.get("delta")
+    if type(delta) is not dict or len(delta) != 1 or choice.get("finish_reason") is not None:
+        return None
+    text = delta.get("content")
+    return text if type(text) is str else None
+
+
+_NAME = (str, type(None))
+
+
+def _read_to_the_end(events: Iterator[SseEvent]) -> None:
+    """After `[DONE]`, read what is left of the body (the chunked body's last, empty chunk) as OpenAI's own client
+    does: a body read to its end puts its connection back in the pool, so the run's next call reuses it instead of
+    connecting again (closing the response half-read would close the connection). Anything after `[DONE]` is
+    ignored, a failure there too: the reply is complete, and the connection is then closed, not reused."""
+    try:
+        for _ in events:
+            pass
+    except (LlmConnectionError, LlmTimeoutError, BadResponseError, StreamCutMidLine):
+        pass
 
 
 class StreamedSend:

@@ -47,23 +47,24 @@ _NUMBER = r"(\d+|[一二两三四五六七八九十百]+)"
 _CLAUSE = r"[^。；;\n]"  # within one clause: limits and what they are for sit in the same clause
 
 
-@cache  # compiled on first use: the classroom is imported on every offline run, a policy read far less often
-def _limit_patterns() -> dict[str, re.Pattern]:
-    return {
-        "no_reason_zh": re.compile(_NUMBER + r"\s*天内?" + _CLAUSE + r"*?无理由"),
-        "quality_zh": re.compile(_NUMBER + r"\s*天内?((?:(?!无理由)" + _CLAUSE + r")*?)(?:故障|质量)"),
-        "warranty_years_zh": re.compile(r"保修" + _CLAUSE + r"*?" + _NUMBER + r"\s*年"),
-        "warranty_days_zh": re.compile(r"保修" + _CLAUSE + r"*?(\d+)\s*天"),
-        "no_reason_en": re.compile(
-            r"(\d+)[\s-]*days?[^.;\n]*?(?:no[- ]reason|without (?:a |any )?reason|any reason)", re.IGNORECASE
-        ),
-        "quality_en": re.compile(
-            r"(\d+)[\s-]*days?((?:(?!no[- ]reason)[^.;\n])*?)(?:fault|defect|quality)", re.IGNORECASE
-        ),
-        "warranty_en": re.compile(
-            r"(\d+)[\s-]*(year|day)s?[^.;\n]*?warranty|warranty[^.;\n]*?(\d+)[\s-]*(year|day)", re.IGNORECASE
-        ),
-    }
+_LIMIT_SOURCES = {  # (pattern, flags) by name, each compiled by _limit_pattern on first use
+    "no_reason_zh": (_NUMBER + r"\s*天内?" + _CLAUSE + r"*?无理由", 0),
+    "quality_zh": (_NUMBER + r"\s*天内?((?:(?!无理由)" + _CLAUSE + r")*?)(?:故障|质量)", 0),
+    "warranty_years_zh": (r"保修" + _CLAUSE + r"*?" + _NUMBER + r"\s*年", 0),
+    "warranty_days_zh": (r"保修" + _CLAUSE + r"*?(\d+)\s*天", 0),
+    "no_reason_en": (r"(\d+)[\s-]*days?[^.;\n]*?(?:no[- ]reason|without (?:a |any )?reason|any reason)", re.IGNORECASE),
+    "quality_en": (r"(\d+)[\s-]*days?((?:(?!no[- ]reason)[^.;\n])*?)(?:fault|defect|quality)", re.IGNORECASE),
+    "warranty_en": (
+        r"(\d+)[\s-]*(year|day)s?[^.;\n]*?warranty|warranty[^.;\n]*?(\d+)[\s-]*(year|day)", re.IGNORECASE
+    ),
+}
+
+
+# Compiled on first use, each alone: the classroom is imported on every offline run, a policy read far less
+# often, and a Chinese policy never needs the English patterns (their characters sets cost a millisecond each).
+@cache
+def _limit_pattern(name: str) -> re.Pattern:
+    return re.compile(*_LIMIT_SOURCES[name])
 
 
 _CHINESE_DIGITS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
@@ -85,16 +86,16 @@ def to_number(text: str) -> int:
 def read_limits(policy: str) -> ReturnLimits:
     """The day limits a policy text states; the usual 7 / 15 / 365 for any it does not."""
     found: dict[str, int] = {}
-    patterns = _limit_patterns()
-    if match := patterns["no_reason_zh"].search(policy) or patterns["no_reason_en"].search(policy):
+    pattern = _limit_pattern
+    if match := pattern("no_reason_zh").search(policy) or pattern("no_reason_en").search(policy):
         found["no_reason"] = to_number(match.group(1))
-    if match := patterns["quality_zh"].search(policy) or patterns["quality_en"].search(policy):
+    if match := pattern("quality_zh").search(policy) or pattern("quality_en").search(policy):
         found["quality"] = to_number(match.group(1))
-    if match := patterns["warranty_years_zh"].search(policy):
+    if match := pattern("warranty_years_zh").search(policy):
         found["warranty"] = to_number(match.group(1)) * 365
-    elif match := patterns["warranty_days_zh"].search(policy):
+    elif match := pattern("warranty_days_zh").search(policy):
         found["warranty"] = int(match.group(1))
-    elif match := patterns["warranty_en"].search(policy):
+    elif match := pattern("warranty_en").search(policy):
         number, unit = (
             (match.group(1), match.group(2)) if match.group(1) else (match.group(3), match.group(4))
         )
@@ -351,8 +352,7 @@ _RULE_PATTERNS = {"no_reason": ("no_reason_zh", "no_reason_en"), "quality": ("qu
 
 def states_rule(text: str, rule: str) -> bool:
     """Whether `text` states the day limit of `rule` ("no_reason", "quality" or "warranty")."""
-    patterns = _limit_patterns()
-    return any(patterns[key].search(text) for key in _RULE_PATTERNS[rule])
+    return any(_limit_pattern(key).search(text) for key in _RULE_PATTERNS[rule])
 
 
 def _with_source(conv: Conversation, outcome: Act | Answer, rules: tuple[str, ...]) -> Act | Answer:

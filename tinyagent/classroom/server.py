@@ -730,11 +730,16 @@ class _Handler(BaseHTTPRequestHandler):
             )
 
     def _chat(self, body: bytes) -> None:
-        # A paced room (lesson 14) must take its time on every answer, remembered or not.
-        cache = None if self.room.paced else self.room.answers
+        # A paced room (lesson 14) must take its time on every answer, remembered or not, and a room with a
+        # chunk_delay on every streamed one. A JSON answer is an object, so its bytes start with "{"; a stream's
+        # events (remembered whole, in the one write an unpaced room sends) start with "data:".
+        cache = None if self.room.paced or self.room.chunk_delay else self.room.answers
         remembered = cache.get(body) if cache is not None else None
         if remembered is not None:
-            self._send_json(200, remembered)
+            if remembered.startswith(b"{"):
+                self._send_json(200, remembered)
+            else:
+                self._send_event_bytes(remembered)
             return
         request = parse_chat_request(body, self.room.models)
         try:
@@ -744,7 +749,13 @@ class _Handler(BaseHTTPRequestHandler):
         answer = make_answer(request, reply)
         prefill = self.room.prefill_seconds(answer.usage["prompt_tokens"])
         if request.stream:
-            self._send_events(completion_chunks(request, answer), prefill)
+            chunks = completion_chunks(request, answer)
+            if cache is not None:
+                events = b"".join(_encode_events(chunks))
+                cache.put(body, events)
+                self._send_event_bytes(events)
+            else:
+                self._send_events(chunks, prefill)
         else:
             if self.room.paced:  # the whole answer goes out once every token of it is "typed"
                 time.sleep(prefill + self.room.typing_seconds(answer.usage["completion_tokens"]))
@@ -816,6 +827,31 @@ class _Handler(BaseHTTPRequestHandler):
         one write (the same bytes; nothing to wait for between them). A paced room (tokens_per_second) reads
         the prompt first (`prefill` seconds), then sends each chunk once its tokens are "typed".
         """
+        events = _encode_events(chunks, named)
+        if not (self.room.paced or self.room.chunk_delay):
+            self._send_event_bytes(b"".join(events))
+            return
+        send, end = self._start_events()
+        for chunk, event in zip(chunks, events):
+            tokens = chunk_tokens(chunk)
+            if tokens and self.room.paced:
+                time.sleep(prefill + self.room.typing_seconds(tokens))
+                prefill = 0.0  # once, before the first token
+            send(event)
+            if self.room.chunk_delay:
+                time.sleep(self.room.chunk_delay)
+        if not named:
+            send(events[-1])
+        end()
+
+    def _send_event_bytes(self, events: bytes) -> None:
+        """A whole stream's events at once, in one write (an unpaced room has nothing to wait for)."""
+        send, end = self._start_events()
+        send(events)
+        end()
+
+    def _start_events(self) -> tuple[Callable[[bytes], None], Callable[[], None]]:
+        """Send the headers of a stream; return how to send a piece of its body, and how to end it."""
         chunked = self.request_version != "HTTP/1.0"
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -826,30 +862,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.send_header("Connection", "close")
         self.end_headers()
+
         def send(data: bytes) -> None:
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
             self.wfile.flush()
 
-        events = [(f"event: {chunk['type']}\n".encode() if named else b"") + b"data: "
-                  + json.dumps(chunk, ensure_ascii=False).encode("utf-8") + b"\n\n" for chunk in chunks]
-        if not named:
-            events.append(b"data: [DONE]\n\n")  # the Responses API sends no [DONE]
-        if self.room.paced or self.room.chunk_delay:
-            for chunk, event in zip(chunks, events):
-                tokens = chunk_tokens(chunk)
-                if tokens and self.room.paced:
-                    time.sleep(prefill + self.room.typing_seconds(tokens))
-                    prefill = 0.0  # once, before the first token
-                send(event)
-                if self.room.chunk_delay:
-                    time.sleep(self.room.chunk_delay)
-            if not named:
-                send(events[-1])
-        else:
-            send(b"".join(events))
-        if chunked:
-            self.wfile.write(b"0\r\n\r\n")  # the last chunk: the body is complete
-            self.wfile.flush()
+        def end() -> None:
+            if chunked:
+                self.wfile.write(b"0\r\n\r\n")  # the last chunk: the body is complete
+                self.wfile.flush()
+
+        return send, end
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """The base class calls this for requests it cannot parse at all; answer in JSON there too."""
@@ -1014,6 +1037,16 @@ class _HTTPServer(ThreadingHTTPServer):
     def handle_error(self, request, client_address) -> None:
         if self.room.verbose:  # a client that hung up mid-request is not worth a traceback in a notebook
             super().handle_error(request, client_address)
+
+
+def _encode_events(chunks: list[dict], named: bool = False) -> list[bytes]:
+    """Each chunk as an SSE event (`data: <json>` and a blank line; `event: <type>` first when `named`, as the
+    Responses API sends them), then `data: [DONE]` unless `named` (the Responses API sends none)."""
+    events = [(f"event: {chunk['type']}\n".encode() if named else b"") + b"data: "
+              + json.dumps(chunk, ensure_ascii=False).encode("utf-8") + b"\n\n" for chunk in chunks]
+    if not named:
+        events.append(b"data: [DONE]\n\n")
+    return events
 
 
 class AnswerCache:

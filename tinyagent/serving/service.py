@@ -257,7 +257,9 @@ class _RelayingAgent:
             if self._cancelled.is_set():
                 _close_run(run)
                 raise RunCancelled
-        return run.finish()
+        result = run.finish()
+        _hang_up(self._agent)
+        return result
 
 
 def _close_run(run) -> None:
@@ -266,3 +268,13 @@ def _close_run(run) -> None:
     that to the garbage collector, and the exception that carries RunCancelled keeps the frames alive, so
     every dropped stream held a socket open (CLOSE-WAIT) for as long as the process ran."""
     run.close()
+    _hang_up(run.agent)
+
+
+def _hang_up(agent: ReActAgent) -> None:
+    """Close the run's connections to the model, kept open between its calls (`LlmClient.close`): the client is
+    the run's own, and a connection left to the garbage collector stays open, at both ends, for as long as
+    a cycle keeps the client alive. A model given as any object with chat() may have no close()."""
+    close = getattr(agent.llm, "close", None)
+    if callable(close):
+        close()

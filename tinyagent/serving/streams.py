@@ -115,6 +115,7 @@ class RunStream:
             items, self._handed, self._wake_pending = self._handed, [], False
         for item in items:
             self._take(item)
+        self._push_nothing()  # the readers are woken once for the whole burst
 
     def _take(self, item) -> None:
         if self.done:
@@ -125,7 +126,7 @@ class RunStream:
         data = item.to_dict()
         if isinstance(item, (ApprovalRequested, ApprovalDecided)):  # where to answer it (approvals.py)
             data["approval_id"] = approval_id(self.run_id, item.request_id)
-        self._push(item.kind, data)
+        self._add(item.kind, data)
 
     def _finish(self) -> None:
         try:
@@ -153,9 +154,11 @@ class RunStream:
         self._close()
 
     def _push(self, kind: str, data: dict) -> None:
+        self._add(kind, data)
+        self._push_nothing()
+
+    def _add(self, kind: str, data: dict) -> None:
         self.blocks.append(sse(kind, data, f"{self.id}.{len(self.blocks)}"))
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()  # wakes every reader waiting for the next block
 
     def _close(self) -> None:
         self.done = True
@@ -166,7 +169,7 @@ class RunStream:
 
     def _push_nothing(self) -> None:
         changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
+        changed.set()  # wakes every reader waiting for the next block (or for the end)
 
     def _stop_run(self, why: str) -> None:
         if not self.future.done():
