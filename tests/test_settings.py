@@ -113,3 +113,19 @@ def test_a_key_written_where_the_url_goes_is_never_echoed(tmp_path):
     with pytest.raises(ConfigurationError, match="not a URL") as info:
         load_settings(environ={}, dotenv_path=env_file)
     assert KEY not in str(info.value) and KEY[-8:] not in str(info.value)
+
+
+def test_the_env_file_is_found_from_a_subfolder_upward_as_python_dotenv_finds_it(tmp_path, monkeypatch):
+    from dotenv import find_dotenv
+
+    from tinyagent.settings import find_env_file
+
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    monkeypatch.chdir(deep)
+    assert find_env_file() == find_dotenv(usecwd=True) or not find_env_file()
+    (tmp_path / ".env").write_text("TINYAGENT_MODEL=m\n")
+    assert find_env_file() == str(tmp_path / ".env") == find_dotenv(usecwd=True)
+    (tmp_path / "a" / ".env").write_text("TINYAGENT_MODEL=nearer\n")
+    assert find_env_file() == str(tmp_path / "a" / ".env") == find_dotenv(usecwd=True)
+    assert find_env_file(tmp_path) == str(tmp_path / ".env")

@@ -20,7 +20,10 @@ One round of the loop yields, in order:
 With `ReActAgent(stream=True)` (lesson 14) each model call is read as it is typed: its round starts with
 the reply's pieces, ReplyDelta ... ReplyDelta, and then the same events as without streaming.
 
-Events are frozen dataclasses: a trace is a record of what happened, never edited afterwards.
+Events are frozen dataclasses: a trace is a record of what happened, never edited afterwards. Each kind is made
+with `@event`, a frozen dataclass that takes its repr, equality and hash from `Event` instead of having its own
+generated (the same results; making them for every kind cost more at `import tinyagent` than a whole refund run
+spends using them).
 """
 
 from __future__ import annotations
@@ -39,12 +42,34 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return names
 
 
-@dataclass(frozen=True)
+def event(cls: type) -> type:
+    """An event kind: a frozen dataclass whose repr, == and hash are Event's (what dataclass would generate)."""
+    return dataclass(frozen=True, eq=False, repr=False)(cls)
+
+
+@event
 class Event:
     """Base class: `step` is the round number, starting at 1."""
 
     kind: ClassVar[str] = "event"
     step: int
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in _field_names(type(self)))
+
+    # What @dataclass(frozen=True) would write for each kind, written once: equal when of the same kind with the
+    # same fields, hashed by the fields, shown as `Kind(step=1, ...)`.
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()  # type: ignore[attr-defined]
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _field_names(type(self)))
+        return f"{type(self).__qualname__}({shown})"
 
     def to_dict(self) -> dict[str, Any]:
         # asdict copies every value deeply: the same dict, at a fraction of the cost, when every value is a plain
@@ -55,7 +80,7 @@ class Event:
         return {"type": self.kind, **asdict(self)}
 
 
-@dataclass(frozen=True)
+@event
 class LlmCall(Event):
     """One request to the model and what came back.
 
@@ -85,7 +110,7 @@ class LlmCall(Event):
                    reply.latency_s, reply.model, reply.client_cut)
 
 
-@dataclass(frozen=True)
+@event
 class Parsed(Event):
     """What the parser read in the reply. `rule` says which case applied (see parser.ParsedStep)."""
 
@@ -97,14 +122,14 @@ class Parsed(Event):
     rule: str = ""
 
 
-@dataclass(frozen=True)
+@event
 class ToolCall(Event):
     kind: ClassVar[str] = "tool_call"
     name: str = ""
     input: str = ""
 
 
-@dataclass(frozen=True)
+@event
 class Observation(Event):
     """A tool's result as the model will read it. `error` marks a failed call (still fed back).
 
@@ -125,7 +150,7 @@ class Observation(Event):
         return self.original_chars is not None
 
 
-@dataclass(frozen=True)
+@event
 class Final(Event):
     """The run ended with an answer. reason: "final_answer", or "fallback" when the model
     replied with neither an Action nor "Final Answer:" and its text was taken as the answer, or the
@@ -137,7 +162,7 @@ class Final(Event):
     reason: str = "final_answer"
 
 
-@dataclass(frozen=True)
+@event
 class Stopped(Event):
     """The run ended without an answer; `answer` is the polite message the user gets instead and
     `detail` is for the developer. reason: "max_steps" (the step cap), "llm_error" (the model call
@@ -152,7 +177,7 @@ class Stopped(Event):
     detail: str = ""
 
 
-@dataclass(frozen=True)
+@event
 class LimitReached(Event):
     """A stop rule ended the loop (lesson 10, stop_rules.py). `reason` names the rule ("no_progress",
     "token_budget", ...) and `detail` says what it saw. Not the end of the run: a closing round follows
@@ -164,7 +189,7 @@ class LimitReached(Event):
     detail: str = ""
 
 
-@dataclass(frozen=True)
+@event
 class ReplyDelta(Event):
     """A piece of the model's reply as it arrives (lesson 14: `ReActAgent(stream=True)`), before the round's
     LlmCall. Joined, the pieces of a round are that LlmCall's text (already cut at the stop strings).
@@ -178,7 +203,7 @@ class ReplyDelta(Event):
     elapsed_s: float = field(default=0.0, repr=False)
 
 
-@dataclass(frozen=True)
+@event
 class ApprovalRequested(Event):
     """Lesson 15: a tool with side effects waits for a person's yes (confirmation.py). Between this event and
     its `ApprovalDecided` the run is paused: the tool has not run. `summary` is what the person is shown."""
@@ -190,7 +215,7 @@ class ApprovalRequested(Event):
     timeout_s: float = 0.0
 
 
-@dataclass(frozen=True)
+@event
 class ApprovalDecided(Event):
     """How the request ended: outcome "approved" (the tool runs next), "declined", "timeout" or "error" (the
     tool does not run; the Observation says why). `by` says who or what decided."""
@@ -203,7 +228,7 @@ class ApprovalDecided(Event):
     detail: str = ""
 
 
-@dataclass(frozen=True)
+@event
 class Routed(Event):
     """Lesson 17 (router.py): how a request will be handled. mode "react" (one loop) or "plan" (plan-and-execute);
     `skill` the skill asked for (or ""); `reason` says why, in words a person can check."""
@@ -214,7 +239,7 @@ class Routed(Event):
     reason: str = ""
 
 
-@dataclass(frozen=True)
+@event
 class SkillActivated(Event):
     """Lesson 17 (skills.py): a skill is active; the model is offered only `tools`, and the registry refuses the
     others. `reason` says how it was chosen."""
@@ -225,7 +250,7 @@ class SkillActivated(Event):
     reason: str = ""
 
 
-@dataclass(frozen=True)
+@event
 class PlanMade(Event):
     """Lesson 17 (plan_execute.py): the planner's numbered steps. `revision` 0 is the first plan; 1, 2, ... are
     re-plans of the steps left after a failed one, and `reason` says which failed and why. `error` is set when
@@ -238,7 +263,7 @@ class PlanMade(Event):
     error: str = ""
 
 
-@dataclass(frozen=True)
+@event
 class PlanStepStarted(Event):
     """One step of the plan begins: `number` in the plan as it stands, `text` the step given to the loop."""
 
@@ -247,7 +272,7 @@ class PlanStepStarted(Event):
     text: str = ""
 
 
-@dataclass(frozen=True)
+@event
 class PlanStepDone(Event):
     """One step of the plan ended: `ok` False when it failed (see plan_execute.step_failure), `result` its
     answer, `reason` why the loop ended or why the step counts as failed."""
@@ -259,7 +284,7 @@ class PlanStepDone(Event):
     reason: str = ""
 
 
-@dataclass(frozen=True)
+@event
 class Reflected(Event):
     """Lesson 17 (reflection.py): the draft answer checked against the run's Observations. verdict "ok",
     "revise" (then `answer` is the revised one) or "unchecked" (the check could not be read or made; the draft
@@ -272,7 +297,7 @@ class Reflected(Event):
     answer: str = ""
 
 
-@dataclass(frozen=True)
+@event
 class ThoughtCandidate(Event):
     """Lesson 22 (tree_search.py): one candidate next step, scored. `node` is its place in the tree ("2": the second
     candidate at the root; "2.1": the first proposed after it), `parent` the node it follows ("" at the root),
@@ -293,7 +318,7 @@ class ThoughtCandidate(Event):
     why: str = ""
 
 
-@dataclass(frozen=True)
+@event
 class BranchExplored(Event):
     """Lesson 22: a kept candidate looked ahead. `ran` True when its tool ran while exploring (a read-only tool)
     and `observation` is what it said; False when it did not run, and `detail` says why (a tool that changes
@@ -308,7 +333,7 @@ class BranchExplored(Event):
     detail: str = ""
 
 
-@dataclass(frozen=True)
+@event
 class TreeNote(Event):
     """Lesson 22: what the search could not do at `node`. stage "propose" (a reply with no readable candidate),
     "score" (a score reply that could not be read), "rule" (the scoring rule raised or gave no number in 0..1),
@@ -320,7 +345,7 @@ class TreeNote(Event):
     detail: str = ""
 
 
-@dataclass(frozen=True)
+@event
 class PathChosen(Event):
     """Lesson 22: the search's decision. `path` runs from the root to the best node found; `committed` (its first
     node) is the step the loop takes now, with `score`. `calls` and `tokens` are what the run's searches have spent
@@ -340,7 +365,7 @@ class PathChosen(Event):
 TREE_EVENTS = (ThoughtCandidate, BranchExplored, TreeNote, PathChosen)  # lesson 22's, in the order a search yields them
 
 
-@dataclass(frozen=True)
+@event
 class PersonEdit(Event):
     """A person stepped into the trace (editable_trace.py): this round's reply is not the model's. what "thought"
     (the person wrote the reply: `text`, in place of the model's `original`) or "retry" (the round's tool runs

@@ -17,8 +17,6 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from dotenv import dotenv_values, find_dotenv
-
 from .api_url import is_loopback, normalize_chat_url
 from .errors import ConfigurationError, redact
 
@@ -46,6 +44,20 @@ class Settings:
         return f"model {self.model!r} at {self.api_url} ({key}; from {self.source})"
 
 
+def find_env_file(start: str | os.PathLike | None = None) -> str:
+    """The `.env` nearest the current folder (or `start`), looking upward as python-dotenv's
+    `find_dotenv(usecwd=True)` does; "" when there is none."""
+    folder = os.path.abspath(start if start is not None else os.getcwd())
+    while True:
+        candidate = os.path.join(folder, ".env")
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return ""
+        folder = parent
+
+
 def load_settings(
     api_url: str | None = None,
     api_key: str | None = None,
@@ -67,8 +79,11 @@ def load_settings(
     layers: list[tuple[str, Mapping[str, str | None]]] = [("arguments", explicit)]
     if not forced_offline:
         layers.append(("environment", environ))
-        path = dotenv_path if dotenv_path is not None else find_dotenv(usecwd=True)
+        path = dotenv_path if dotenv_path is not None else find_env_file()
         if path and os.path.isfile(path):
+            # imported only when there is a file: python-dotenv takes longer to import than the look takes
+            from dotenv import dotenv_values
+
             layers.append((".env", dotenv_values(path)))
 
     values: dict[str, str] = {}
