@@ -1,0 +1,44 @@
+"""Events are frozen dataclasses whose repr, == and hash come from Event once (events.py's @event): they must
+behave exactly as the ones @dataclass(frozen=True) would have generated for each kind."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from tinyagent.events import EVENT_TYPES, Final, Observation, ToolCall
+
+
+def test_every_event_kind_is_a_frozen_dataclass():
+    for cls in EVENT_TYPES.values():
+        assert dataclasses.is_dataclass(cls)
+        assert cls.__dataclass_params__.frozen, cls.__name__
+        event = cls(step=1)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            event.step = 2
+
+
+def test_repr_reads_as_the_generated_one():
+    call = ToolCall(step=2, name="queryOrder", input="88231")
+    shown = ", ".join(f"{f.name}={getattr(call, f.name)!r}" for f in dataclasses.fields(call))
+    assert repr(call) == f"ToolCall({shown})"
+    assert repr(call).startswith("ToolCall(step=2, ")
+
+
+def test_equal_when_same_kind_and_fields_and_hashed_alike():
+    a, b = Final(step=3, answer="好的"), Final(step=3, answer="好的")
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert Final(step=3, answer="好的") != Final(step=4, answer="好的")
+    assert Final(step=3, answer="x") != Final(step=3, answer="y")
+    # different kinds are never equal, even with the same field values
+    assert ToolCall(step=1) != Observation(step=1)
+    assert Final(step=1).__eq__("Final(step=1)") is NotImplemented
+
+
+def test_replace_and_asdict_still_work():
+    call = ToolCall(step=1, name="queryOrder", input="88231")
+    moved = dataclasses.replace(call, step=5)
+    assert moved.step == 5 and moved.name == "queryOrder" and moved != call
+    assert dataclasses.asdict(call)["input"] == "88231"
+    assert call.to_dict()["type"] == ToolCall.kind
