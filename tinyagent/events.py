@@ -11,6 +11,8 @@ One round of the loop yields, in order:
     ToolCall -> ApprovalRequested -> ApprovalDecided -> Observation
     ... and lesson 17's parts around the loop: Routed (ReAct or a plan, and why), SkillActivated (the tools a
     skill allows), PlanMade / PlanStepStarted / PlanStepDone (plan-and-execute), Reflected (a draft checked)
+    ... and lesson 21's several agents (handoffs.py): every event names the `agent` behind it ("" for a single
+    agent), and a Handoff marks where one agent hands the request to another, or hands it back
 
 With `ReActAgent(stream=True)` (lesson 14) each model call is read as it is typed: its round starts with
 the reply's pieces, ReplyDelta ... ReplyDelta, and then the same events as without streaming.
@@ -26,13 +28,18 @@ from typing import Any, ClassVar
 
 @dataclass(frozen=True)
 class Event:
-    """Base class: `step` is the round number, starting at 1."""
+    """Base class: `step` is the round number, starting at 1. `agent` names the agent whose loop made the event
+    when several work on one request (lesson 21); a keyword, and "" (left out of `to_dict`) for a single agent."""
 
     kind: ClassVar[str] = "event"
     step: int
+    agent: str = field(default="", kw_only=True)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.kind, **asdict(self)}
+        data = {"type": self.kind, **asdict(self)}
+        if not data["agent"]:
+            del data["agent"]  # a single agent's trace reads as it always has
+        return data
 
 
 @dataclass(frozen=True)
@@ -252,10 +259,22 @@ class Reflected(Event):
     answer: str = ""
 
 
+@dataclass(frozen=True)
+class Handoff(Event):
+    """Lesson 21 (handoffs.py): `source` hands the request to `target` with `message`, all `target` sees of it;
+    or, with `back` True, `target` hands its result back to `source` (`message` is then what it hands back)."""
+
+    kind: ClassVar[str] = "handoff"
+    source: str = ""
+    target: str = ""
+    message: str = ""
+    back: bool = False
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, LimitReached, ReplyDelta, ApprovalRequested,
-                ApprovalDecided, Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected)
+                ApprovalDecided, Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected, Handoff)
 }
 
 

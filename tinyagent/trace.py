@@ -25,6 +25,7 @@ from .events import (
     PlanStepDone,
     PlanStepStarted,
     Reflected,
+    Handoff,
     ReplyDelta,
     Routed,
     SkillActivated,
@@ -68,6 +69,9 @@ LABELS = {
         "step_failed": "[Step {n} failed: {reason}]",
         "reflected": "[Reflection: {verdict}]",
         "draft": "[Draft]",
+        "agent_round": "===== Round {n} · {agent} =====",
+        "handoff": "[Handoff] {source} -> {target}: {message}",
+        "handback": "[Handed back] {target} -> {source}: {message}",
     },
     "zh": {
         "round": "===== 第 {n} 圈 =====",
@@ -100,6 +104,9 @@ LABELS = {
         "step_failed": "[第 {n} 步失败：{reason}]",
         "reflected": "[反思：{verdict}]",
         "draft": "[草稿]",
+        "agent_round": "===== 第 {n} 圈 · {agent} =====",
+        "handoff": "[转交] {source} -> {target}：{message}",
+        "handback": "[交回] {target} -> {source}：{message}",
     },
 }
 
@@ -192,14 +199,15 @@ class Trace:
         current_step = None
         typed: list[str] = []  # the pieces of a streamed reply (lesson 14) whose LlmCall has not come yet
         for event in self.events:
-            if event.step != current_step:
+            if (event.step, event.agent) != current_step:  # several agents (lesson 21): each its own rounds
                 if typed:  # the stream of the last round never became a reply (it broke, or is still going)
                     lines.append(labels["typed"].format(text="".join(typed)))
                     typed = []
-                current_step = event.step
+                current_step = (event.step, event.agent)
                 if lines:
                     lines.append("")
-                lines.append(labels["round"].format(n=event.step))
+                heading = labels["agent_round"] if event.agent else labels["round"]
+                lines.append(heading.format(n=event.step, agent=event.agent))
             if isinstance(event, ReplyDelta):
                 typed.append(event.text)  # never one line per piece: the LlmCall holds the whole text
                 continue
@@ -304,4 +312,7 @@ def _format_lesson_17(event: Event, labels: dict) -> list[str] | None:
     if isinstance(event, Reflected):
         lines = [f"{labels['draft']} {event.draft}", labels["reflected"].format(verdict=event.verdict)]
         return lines + [f"  - {problem}" for problem in event.problems]
+    if isinstance(event, Handoff):  # lesson 21
+        label = labels["handback"] if event.back else labels["handoff"]
+        return [label.format(source=event.source, target=event.target, message=event.message)]
     return None
