@@ -327,6 +327,12 @@ class TeamRun:
         return AgentResult(answer=end.answer, reason=end.reason, trace=self.trace, messages=self.run.messages)
 
 
+def shop_team(llm: Any, tools: ToolRegistry, **options: Any) -> Team:
+    """The shop's team on `tools`: a triage agent and lesson 17's three skills as specialists, all on `llm`.
+    `options` go to the triage (max_steps, ...); lesson 18's evaluation runs it as protocol "team"."""
+    return Team(llm, shop_specialists(llm, tools), **options)
+
+
 def calls_by_agent(trace: Trace) -> dict[str, dict[str, int]]:
     """Per agent, in order of appearance: its model calls and tokens (prompt + completion)."""
     table: dict[str, dict[str, int]] = {}

@@ -38,6 +38,7 @@ def plan_reminder(conv: Conversation) -> Act | Answer:
     city = find_city(conv.request)
     meeting = next((m for m in meetings if city and city in (m.get("city"), _english(m.get("city")))), meetings[0])
     city = str(meeting.get("city") or city or "")
+    city = city if conv.zh else (_english(city) or city)
     title = _title(conv, str(meeting.get("title", "")))
     when = f"{data.get('date', '')} {meeting.get('start', '')}–{meeting.get('end', '')}".strip()
     if conv.tool_for("forecast") is None:
@@ -54,8 +55,8 @@ def plan_reminder(conv: Conversation) -> Act | Answer:
                                f"Sorry, I could not get the forecast for {city} ({forecast.error}), so I cannot "
                                f"say whether it rains during the meeting. {nothing}"))
     during = _hours_during(forecast.data, str(meeting.get("start", "")), str(meeting.get("end", "")))
-    conditions = "、".join(h.get("condition_zh", "") for h in during) if conv.zh else ", ".join(
-        str(h.get("condition", "")) for h in during)
+    said = dict.fromkeys(str(h.get("condition_zh" if conv.zh else "condition", "")) for h in during)
+    conditions = ("、" if conv.zh else ", ").join(said)
     rain = any(has_any(str(h.get("condition", "")) + str(h.get("condition_zh", "")), RAIN_WORDS) for h in during)
     hours = f"{during[0]['hour']}–{during[-1]['hour']}" if during else when
     weather = conv.say(f"{title}（{when}，{city}）期间的预报：{conditions or '无'}",
