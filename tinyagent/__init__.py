@@ -30,6 +30,7 @@ Where each lesson's code lives (the README has the same map; tests/test_packagin
     18 evaluation         evaluation/
     19 serving            serving/, server_signals
     20 frameworks         frameworks/
+    21 several agents     handoffs, reminders, classroom/handoffs, classroom/reminders
     A1 real model         local_model
     every lesson          checks/, background_server, server_address, lazy_names, safe_text, arguments,
                           lesson_copies
@@ -50,7 +51,7 @@ from .errors import (
     ServerError,
     TinyAgentError,
 )
-from .events import Event, Final, LimitReached, LlmCall, Observation, Parsed, ReplyDelta, Stopped, ToolCall
+from .events import Event, Final, Handoff, LimitReached, LlmCall, Observation, Parsed, ReplyDelta, Stopped, ToolCall
 from .lazy_names import lazy_getattr
 from .llm_client import ChatResult, LlmClient
 from .parser import ParsedStep, extract_final_answer, parse_step
@@ -98,6 +99,7 @@ __all__ = [
     "FullHistory",
     "FunctionCallingAgent",
     "FunctionTool",
+    "Handoff",
     "JsonApi",
     "LimitReached",
     "LlmCall",
@@ -116,6 +118,7 @@ __all__ = [
     "RateLimitError",
     "ReActAgent",
     "ReflectingAgent",
+    "ReminderStore",
     "RepeatedAction",
     "ReplyDelta",
     "ReplyStream",
@@ -135,6 +138,7 @@ __all__ = [
     "StopRules",
     "Stopped",
     "SummaryMemory",
+    "Team",
     "TinyAgentError",
     "TokenBudget",
     "Tool",
@@ -172,9 +176,11 @@ __all__ = [
     "parse_tolerant",
     "read_file_tool",
     "recommended_stop_rules",
+    "reminder_registry",
     "request_tokens",
     "run_turns",
     "shop_skills",
+    "shop_team",
     "system_clock",
     "tool",
     "weather_tool",
@@ -243,6 +249,11 @@ _LAZY = {
     # 18 · Evaluation
     "evaluate": "evaluation",
     "EvalReport": "evaluation",
+    # 21 · Several agents
+    "Team": "handoffs",
+    "shop_team": "handoffs",
+    "ReminderStore": "reminders",
+    "reminder_registry": "reminders",
 }
 
 __getattr__ = lazy_getattr(__name__, _LAZY)
