@@ -28,7 +28,7 @@ def step(thought: str, tool: str, text: str) -> str:
 def test_a_specialist_asking_for_another_specialists_tool_gets_an_error_and_the_tool_never_runs():
     llm = ScriptedLlm(
         step("a parcel question", "handOffToLogistics", "refund order 88231"),
-        step("I will refund it myself", "applyRefund", json.dumps({"order_id": "88231", "reason": "broken"})),
+        step("I will refund it myself", "applyRefund", json.dumps({"orderId": "88231", "reason": "broken"})),
         "Thought: I cannot.\nFinal Answer: I cannot refund here.",
         "Thought: pass it on.\nFinal Answer: The logistics agent cannot refund.",
     )
