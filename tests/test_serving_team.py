@@ -10,9 +10,9 @@ import requests
 
 pytest.importorskip("starlette")
 
-from tests.serving_process import PATIENCE, serve_process  # noqa: E402 - after the skip: needs the serve extra
-from tinyagent import LlmClient, Trace  # noqa: E402
-from tinyagent.serving import AgentService, ServiceConfig  # noqa: E402
+from tests.serving_process import PATIENCE, serve_process
+from tinyagent import LlmClient, Trace
+from tinyagent.serving import AgentService, ServiceConfig
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 PARCEL = "Where is my parcel for order 88231?"

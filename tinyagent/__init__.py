@@ -51,7 +51,7 @@ from .errors import (
     ServerError,
     TinyAgentError,
 )
-from .events import Event, Final, Handoff, LimitReached, LlmCall, Observation, Parsed, ReplyDelta, Stopped, ToolCall
+from .events import Event, Final, LimitReached, LlmCall, Observation, Parsed, ReplyDelta, Stopped, ToolCall
 from .lazy_names import lazy_getattr
 from .llm_client import ChatResult, LlmClient
 from .parser import ParsedStep, extract_final_answer, parse_step
@@ -250,6 +250,7 @@ _LAZY = {
     "evaluate": "evaluation",
     "EvalReport": "evaluation",
     # 21 · Several agents
+    "Handoff": "events",
     "Team": "handoffs",
     "shop_team": "handoffs",
     "ReminderStore": "reminders",

@@ -104,7 +104,7 @@ class ReminderStore:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> ReminderStore:
+    def __enter__(self):  # the store itself, for `with ReminderStore() as store:`
         return self
 
     def __exit__(self, *exc: object) -> None:

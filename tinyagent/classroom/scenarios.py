@@ -44,6 +44,7 @@ from .handoffs import plan_handoffs
 from .intents import detect_intent
 from .planning import Act, Answer
 from .refund import plan_hasty_refund
+from .reminders import plan_reminder
 from .shop_scenarios import (
     plan_fault_report,
     plan_logistics,
@@ -63,7 +64,6 @@ from .small_talk import (
     plan_identity,
     plan_thanks,
 )
-from .reminders import plan_reminder
 from .weather_and_files import plan_list_files, plan_read_file, plan_weather, plan_write_file
 
 

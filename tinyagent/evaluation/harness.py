@@ -25,7 +25,6 @@ from .progress import progress_bar
 from .report import EvalReport, TaskResult
 from .tasks import EVAL_TASKS, EvalTask, select_tasks
 
-
 # Lesson 21: "team" runs each task through a triage agent and lesson 17's skills as specialists (handoffs.py).
 TEAM = "team"
 
