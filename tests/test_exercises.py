@@ -2700,7 +2700,7 @@ def test_20_part_lessons():
 
 
 # -- 21 ---------------------------------------------------------------------------------------------
-def _solution_21_scope(registry, names):
+def _solution_21_scope(registry, names):  # notebooks/solutions/21_several_agents.ipynb
     from tinyagent.registry import ToolRegistry, ToolResult, error_observation
 
     class Scoped(ToolRegistry):
@@ -2773,7 +2773,7 @@ def test_21_scoped_registry():
     fails(check_scoped_registry, "queryOrder", says="should be a function")
 
 
-def _solution_21_rains_during(meeting, forecast):
+def _solution_21_rains_during(meeting, forecast):  # notebooks/solutions/21_several_agents.ipynb
     start, end = meeting["start"], meeting["end"]
     last = int(end[:2]) + (0 if end[3:] == "00" else 1)
     for hour in forecast["hours"]:

@@ -140,7 +140,8 @@ class AgentService:
             from ..handoffs import Team, shop_specialists
 
             llm = self._llm()
-            members = shop_specialists(llm, self._tools(self.shop, self.clock), stream=stream, confirm=gate)
+            members = shop_specialists(llm, self._tools(self.shop, self.clock), stream=stream, confirm=gate,
+                                       stop_rules=[WallClock(self.config.timeout_s, clock=clock)])
             return Team(llm, members, max_steps=self.config.max_steps, stream=stream, stop_rules=rules)
         return ReActAgent(self._llm(), self._tools(self.shop, self.clock), max_steps=self.config.max_steps,
                           stream=stream, stop_rules=rules, confirm=gate)
