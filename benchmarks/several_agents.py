@@ -19,7 +19,7 @@ import time
 from tinyagent import LlmClient, load_settings
 from tinyagent.errors import TinyAgentError
 from tinyagent.evaluation import evaluate, scoreboard
-from tinyagent.handoffs import calls_by_agent
+from tinyagent.handoffs import calls_by_agent, shop_team
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,10 +35,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     reports = []
-    for protocol, label in (("text", "one agent"), ("team", "several agents")):
+    for build, label in ((None, "one agent"), (shop_team, "several agents")):
         started = time.perf_counter()
-        report = evaluate(llm, protocol, langs=args.langs, max_steps=args.max_steps, progress=args.configured,
-                          label=label)
+        report = evaluate(llm, langs=args.langs, max_steps=args.max_steps, progress=args.configured, label=label,
+                          **({"build": build} if build else {}))
         reports.append((report, time.perf_counter() - started))
     print(f"model: {llm.model}")
     print(scoreboard([report for report, _ in reports]))

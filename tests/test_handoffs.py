@@ -133,10 +133,11 @@ def test_the_triage_step_cap_counts_only_the_triage_rounds():
 
 def test_the_evaluation_runs_a_team_and_its_report_names_the_agents():
     refund = next(t for t in EVAL_TASKS if t.name == "refund" and t.lang == "en")
-    result = run_eval_task(refund, LlmClient.classroom(), "team")
+    result = run_eval_task(refund, LlmClient.classroom(), build=shop_team)
     assert result.passed and result.agents == ("triage", "refunds")
     assert result.refunds == ("88231",) and "handOffToRefunds" not in result.tool_calls
-    report = evaluate(LlmClient.classroom(), "team", names=["refund", "parcel"], langs=["en"], progress=False)
+    report = evaluate(LlmClient.classroom(), build=shop_team, names=["refund", "parcel"], langs=["en"],
+                      progress=False)
     table = report.table()
     assert "agents" in table.splitlines()[1] and "triage > logistics" in table
     again = EvalReport.from_json(report.to_json())

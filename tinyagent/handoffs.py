@@ -329,7 +329,8 @@ class TeamRun:
 
 def shop_team(llm: Any, tools: ToolRegistry, **options: Any) -> Team:
     """The shop's team on `tools`: a triage agent and lesson 17's three skills as specialists, all on `llm`.
-    `options` go to the triage (max_steps, ...); lesson 18's evaluation runs it as protocol "team"."""
+    `options` go to the triage (max_steps, ...). Lesson 18's evaluation runs the suite on it with
+    `evaluate(llm, build=shop_team)`: each task's agent is then a team on that task's fresh shop."""
     return Team(llm, shop_specialists(llm, tools), **options)
 
 

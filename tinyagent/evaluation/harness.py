@@ -25,23 +25,12 @@ from .progress import progress_bar
 from .report import EvalReport, TaskResult
 from .tasks import EVAL_TASKS, EvalTask, select_tasks
 
-# Lesson 21: "team" runs each task through a triage agent and lesson 17's skills as specialists (handoffs.py).
-TEAM = "team"
-
-
-def _team(llm: Any, tools: Any, **options: Any) -> Any:
-    from ..handoffs import shop_team
-
-    return shop_team(llm, tools, **options)
-
 
 def run_eval_task(task: EvalTask, llm: Any, protocol: str = "text", *, now: str = COURSE_NOW,
                   max_steps: int = MAX_STEPS, **options: Any) -> TaskResult:
     """Run one task on a fresh shop and grade it."""
     started = time.perf_counter()
-    build = _team if protocol == TEAM else None
-    result, refunds = run_on_fresh_shop(task.question, protocol, llm, now=now, max_steps=max_steps, build=build,
-                                        **options)
+    result, refunds = run_on_fresh_shop(task.question, protocol, llm, now=now, max_steps=max_steps, **options)
     seconds = round(time.perf_counter() - started, 3)  # milliseconds: as the JSON keeps them
     trace = result.trace
     usage = trace.total_usage()
@@ -51,8 +40,7 @@ def run_eval_task(task: EvalTask, llm: Any, protocol: str = "text", *, now: str 
         reason=result.reason, answer=result.answer, steps=trace.rounds, model_calls=len(trace.of_type(LlmCall)),
         tool_calls=tuple(use.name for use in outcome.tool_calls), refunds=outcome.refunds,
         prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
-        seconds=seconds, trace=trace, agents=tuple(dict.fromkeys(call.agent for call in trace.of_type(LlmCall)
-                                                                if call.agent)),
+        seconds=seconds, trace=trace,
     )
 
 
@@ -73,14 +61,13 @@ def evaluate(
 ) -> EvalReport:
     """Run the suite (or the tasks picked by `names` and `langs`) against `llm` with one protocol.
 
-    protocol: "text" (ReActAgent), "function" (FunctionCallingAgent) or "team" (lesson 21: a triage agent and
-              its specialists, each task's agents in its result)
+    protocol: "text" (ReActAgent) or "function" (FunctionCallingAgent)
     progress: True for a tqdm bar (plain lines without tqdm), "plain" for lines, False for nothing
     label:    the report's name in tables and plots (default: "<model> · <protocol>")
     on_result: told of each task's result as it ends
     """
-    if protocol not in (*PROTOCOLS, TEAM):
-        raise ValueError(f"protocol must be one of {', '.join((*PROTOCOLS, TEAM))}, got {protocol!r}")
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     chosen = select_tasks(names, langs, tasks)
     report = EvalReport(getattr(llm, "model", "?"), protocol, [], now, max_steps, label)
     bar = progress_bar(len(chosen), report.label, progress, progress_file)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..events import LlmCall
 from ..protocol_comparison import PROTOCOL_NAMES
 from ..trace import Trace
 from ..validation import problems_in
@@ -77,7 +78,7 @@ REPORT_SCHEMA: dict[str, Any] = {
     "properties": {
         "schema": {"const": SCHEMA_VERSION},
         "model": {"type": "string"},
-        "protocol": {"enum": [*PROTOCOL_NAMES, "team"]},
+        "protocol": {"enum": list(PROTOCOL_NAMES)},
         "label": {"type": "string"},
         "now": {"type": "string"},
         "max_steps": {"type": "integer", "minimum": 1},
@@ -111,7 +112,13 @@ class TaskResult:
     completion_tokens: int
     seconds: float = field(default=0.0, compare=False)
     trace: Trace | None = field(default=None, compare=False, repr=False)
-    agents: tuple[str, ...] = ()  # lesson 21: the agents that made model calls, in order; () for one agent
+    # Lesson 21: the agents that made model calls, in order (read from the trace); () for a single agent.
+    agents: tuple[str, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.agents and self.trace is not None:
+            named = dict.fromkeys(call.agent for call in self.trace.of_type(LlmCall) if call.agent)
+            object.__setattr__(self, "agents", tuple(named))
 
     @property
     def id(self) -> str:
@@ -160,8 +167,7 @@ class EvalReport:
     label: str = ""
 
     def __post_init__(self) -> None:
-        names = {**PROTOCOL_NAMES, "team": "several agents"}
-        self.label = self.label or f"{self.model} · {names.get(self.protocol, self.protocol)}"
+        self.label = self.label or f"{self.model} · {PROTOCOL_NAMES.get(self.protocol, self.protocol)}"
 
     # -- the figures -----------------------------------------------------------------------------
     @property
