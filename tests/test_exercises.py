@@ -45,9 +45,11 @@ from tinyagent.checks import (
     check_part_lessons,
     check_pretended_calls,
     check_prompt_share,
+    check_rains_during,
     check_read_chunks,
     check_record_replay,
     check_safe_eval,
+    check_scoped_registry,
     check_sse_reader,
     check_status_predictions,
     check_suggesting_registry,
@@ -244,6 +246,8 @@ def fails(check, *answer, says: str = "") -> None:
         (check_status_predictions, (None,)),
         (check_observations_in, (None,)),  # 20
         (check_part_lessons, (None,)),
+        (check_scoped_registry, (None,)),  # 21
+        (check_rains_during, (None,)),
     ],
 )
 def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
@@ -251,10 +255,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_forty_four_exercises_have_a_check():
+def test_forty_six_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 44
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 46
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -2695,6 +2699,124 @@ def test_20_part_lessons():
     fails(check_part_lessons, {"AgentExecutor": 6}, says="exactly the keys")
 
 
+# -- 21 ---------------------------------------------------------------------------------------------
+def _solution_21_scope(registry, names):  # notebooks/solutions/21_several_agents.ipynb
+    from tinyagent.registry import ToolRegistry, ToolResult, error_observation
+
+    class Scoped(ToolRegistry):
+        def _run(self, action):
+            name = (action.tool_name or "").strip() if action is not None else ""
+            if name in registry and name not in names:
+                return ToolResult(error_observation(f"tool {name} is not available here: use one of "
+                                                    f"{', '.join(names)}"), error=True)
+            return super()._run(action)
+
+    return Scoped([registry.get(name) for name in names])
+
+
+def test_21_scoped_registry():
+    from tinyagent.registry import ToolRegistry, ToolResult
+
+    solution = _solution_21_scope
+    assert passes(check_scoped_registry, solution)
+    # the plainest right answer: a registry of only those tools (its unknown-tool error lists them)
+    assert passes(check_scoped_registry, lambda registry, names: ToolRegistry([registry.get(n) for n in names]))
+
+    def whole(registry, names):  # sentence 1: only the named tools (applyRefund runs)
+        return registry
+
+    def runs_nothing(registry, names):  # sentence 1: the named tools run as they do in the registry
+        class Refusing(ToolRegistry):
+            def _run(self, action):
+                return ToolResult('{"error":"not allowed"}', error=True)
+
+        return Refusing([registry.get(n) for n in names])
+
+    def silent_refusal(registry, names):  # sentence 2: an error Observation, not an empty success
+        class Quiet(ToolRegistry):
+            def _run(self, action):
+                if action.tool_name not in names:
+                    return ToolResult("", error=False)
+                return super()._run(action)
+
+        return Quiet([registry.get(n) for n in names])
+
+    def nameless_error(registry, names):  # sentence 3: the error names the tools allowed
+        class Terse(ToolRegistry):
+            def _run(self, action):
+                if action.tool_name not in names:
+                    return ToolResult('{"error":"that tool is not available"}', error=True)
+                return super()._run(action)
+
+        return Terse([registry.get(n) for n in names])
+
+    def lists_everything(registry, names):  # sentence 4: the prompt's list shows only the named tools
+        scoped = solution(registry, names)
+        scoped.build_tool_list = registry.build_tool_list
+        return scoped
+
+    def sorted_names(registry, names):  # sentence 4: in the order given
+        return solution(registry, sorted(names))
+
+    def registry_order(registry, names):  # sentence 4: the order given, not the registry's
+        return solution(registry, [name for name in registry.names if name in names])
+
+    fails(check_scoped_registry, whole, says="applyRefund ran")
+    fails(check_scoped_registry, runs_nothing, says="queryOrder 88231 should run")
+    fails(check_scoped_registry, silent_refusal, says="should come back as an error")
+    fails(check_scoped_registry, nameless_error, says="name the tools it allows")
+    fails(check_scoped_registry, lists_everything, says="its tool list")
+    fails(check_scoped_registry, sorted_names, says="in that order")
+    fails(check_scoped_registry, registry_order, says="in the order given")
+    fails(check_scoped_registry, lambda registry, names: list(names), says="return a ToolRegistry")
+    fails(check_scoped_registry, lambda registry, names: 1 / 0, says="raised ZeroDivisionError")
+    fails(check_scoped_registry, "queryOrder", says="should be a function")
+
+
+def _solution_21_rains_during(meeting, forecast):  # notebooks/solutions/21_several_agents.ipynb
+    start, end = meeting["start"], meeting["end"]
+    last = int(end[:2]) + (0 if end[3:] == "00" else 1)
+    for hour in forecast["hours"]:
+        if int(start[:2]) <= int(hour["hour"][:2]) < last:
+            said = (hour.get("condition", "") + " " + hour.get("condition_zh", "")).lower()
+            if any(word in said for word in ("rain", "shower", "storm", "drizzle", "雨")):
+                return True
+    return False
+
+
+def test_21_rains_during():
+    solution = _solution_21_rains_during
+    assert passes(check_rains_during, solution)
+
+    def any_rain_that_day(meeting, forecast):  # sentence 1: only the hours of the meeting
+        return any("rain" in h.get("condition", "") or "雨" in h.get("condition_zh", "") for h in forecast["hours"])
+
+    def end_hour_always(meeting, forecast):  # sentence 2: the end hour counts only if the meeting runs into it
+        return solution({**meeting, "end": f"{int(meeting['end'][:2]) + 1:02d}:00"}, forecast)
+
+    def end_hour_never(meeting, forecast):  # sentence 2: 16:30 runs into 16:00
+        return solution({**meeting, "end": meeting["end"][:2] + ":00"}, forecast)
+
+    def from_an_hour_before(meeting, forecast):  # sentence 3: rain before the start does not count
+        return solution({**meeting, "start": f"{int(meeting['start'][:2]) - 1:02d}:00"}, forecast)
+
+    def english_only(meeting, forecast):  # sentence 4: either language
+        return solution(meeting, {"hours": [{**h, "condition_zh": ""} for h in forecast["hours"]]})
+
+    def rain_word_only(meeting, forecast):  # sentence 4: shower, storm and drizzle are rain too
+        hours = [{**h, "condition": h.get("condition", "").replace("drizzle", "")} for h in forecast["hours"]]
+        return solution(meeting, {"hours": [{**h, "condition_zh": ""} if "毛" in h.get("condition_zh", "") else h
+                                            for h in hours]})
+
+    fails(check_rains_during, any_rain_that_day, says="meeting 09:00-10:00")
+    fails(check_rains_during, end_hour_always, says="it ends as the rain starts")
+    fails(check_rains_during, end_hour_never, says="it runs into that hour")
+    fails(check_rains_during, from_an_hour_before, says="the rain is over")
+    fails(check_rains_during, english_only, says="only in Chinese")
+    fails(check_rains_during, rain_word_only, says="a drizzle")
+    fails(check_rains_during, lambda meeting, forecast: "yes", says="return True or False")
+    fails(check_rains_during, lambda meeting, forecast: 1 / 0, says="raised ZeroDivisionError")
+    fails(check_rains_during, 3, says="should be a function")
 # -- 22 ---------------------------------------------------------------------------------------------
 def test_22_shop_rule(capsys):
     from tinyagent.checks import check_shop_rule

@@ -48,7 +48,7 @@ def test_a_report_holds_the_city_the_condition_and_the_course_day(service):
         ("/weather", {"city": "火星"}, 404, "unknown city: 火星"),
         ("/weather", {}, 400, "needs a city"),
         ("/weather", {"city": "  "}, 400, "needs a city"),
-        ("/forecast", {"city": "杭州"}, 404, "no such endpoint"),
+        ("/forecasts", {"city": "杭州"}, 404, "no such endpoint"),
     ],
 )
 def test_a_bad_request_gets_a_json_error_with_the_right_status(service, path, params, status, says):

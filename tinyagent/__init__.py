@@ -30,6 +30,7 @@ Where each lesson's code lives (the README has the same map; tests/test_packagin
     18 evaluation         evaluation/
     19 serving            serving/, server_signals, serving/edits
     20 frameworks         frameworks/
+    21 several agents     handoffs, reminders, classroom/handoffs, classroom/reminders
     22 tree of thoughts   tree_search
     A1 real model         local_model
     every lesson          checks/, background_server, server_address, lazy_names, safe_text, arguments,
@@ -98,6 +99,7 @@ __all__ = [
     "FullHistory",
     "FunctionCallingAgent",
     "FunctionTool",
+    "Handoff",
     "JsonApi",
     "LimitReached",
     "LlmCall",
@@ -117,6 +119,7 @@ __all__ = [
     "RateLimitError",
     "ReActAgent",
     "ReflectingAgent",
+    "ReminderStore",
     "RepeatedAction",
     "ReplyDelta",
     "ReplyStream",
@@ -136,6 +139,7 @@ __all__ = [
     "StopRules",
     "Stopped",
     "SummaryMemory",
+    "Team",
     "TinyAgentError",
     "TokenBudget",
     "Tool",
@@ -176,10 +180,12 @@ __all__ = [
     "parse_tolerant",
     "read_file_tool",
     "recommended_stop_rules",
+    "reminder_registry",
     "request_tokens",
     "retry_tool",
     "run_turns",
     "shop_skills",
+    "shop_team",
     "system_clock",
     "tool",
     "weather_tool",
@@ -255,6 +261,12 @@ _LAZY = {
     # 18 · Evaluation
     "evaluate": "evaluation",
     "EvalReport": "evaluation",
+    # 21 · Several agents
+    "Handoff": "events",
+    "Team": "handoffs",
+    "shop_team": "handoffs",
+    "ReminderStore": "reminders",
+    "reminder_registry": "reminders",
     # 22 · A tree of thoughts
     "TreeSearch": "tree_search",
     "TreeBudget": "tree_search",

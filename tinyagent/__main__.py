@@ -248,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
                        "before it is declined (default 60)")
     serve.add_argument("--auto-approve", action="store_true",
                        help="approve every refund without asking anyone: for a demonstration only")
+    serve.add_argument("--team", action="store_true",
+                       help="answer with lesson 21's team: a triage agent handing each request to a specialist")
     serve.add_argument("--resume-grace", type=_resume_seconds, default=5.0, metavar="SECONDS",
                        help="how long a streamed run goes on after its reader is gone, for the client to come back "
                        "with Last-Event-ID, before it is stopped (default 5; 0: stop at once)")
@@ -427,7 +429,7 @@ def _serve(args: argparse.Namespace) -> int:
                            max_connections=args.max_connections,
                            allowed_hosts=tuple(dict.fromkeys([*args.allowed_host, args.host])),
                            approval_timeout_s=args.approval_timeout, auto_approve=args.auto_approve,
-                           resume_grace_s=args.resume_grace)
+                           resume_grace_s=args.resume_grace, team=args.team)
 
     def banner(port: int) -> None:
         host = f"[{args.host}]" if ":" in args.host else args.host

@@ -16,6 +16,8 @@ One round of the loop yields, in order:
     the search could not do), PathChosen (the decision, and what it cost)
     ... and a person's hand in a trace (editable_trace.py): PersonEdit opens the round whose reply a person wrote
     (an edited Thought) or replayed (a retried tool); its LlmCall is the person's (model "person", no tokens)
+    ... and lesson 21's several agents (handoffs.py): every event names the `agent` behind it ("" for a single
+    agent), and a Handoff marks where one agent hands the request to another, or hands it back
 
 With `ReActAgent(stream=True)` (lesson 14) each model call is read as it is typed: its round starts with
 the reply's pieces, ReplyDelta ... ReplyDelta, and then the same events as without streaming.
@@ -49,10 +51,12 @@ def event(cls: type) -> type:
 
 @event
 class Event:
-    """Base class: `step` is the round number, starting at 1."""
+    """Base class: `step` is the round number, starting at 1. `agent` names the agent whose loop made the event
+    when several work on one request (lesson 21); a keyword, and "" (left out of `to_dict`) for a single agent."""
 
     kind: ClassVar[str] = "event"
     step: int
+    agent: str = field(default="", kw_only=True)
 
     def _values(self) -> tuple:
         return tuple(getattr(self, name) for name in _field_names(type(self)))
@@ -67,17 +71,19 @@ class Event:
     def __hash__(self) -> int:
         return hash(self._values())
 
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _field_names(type(self)))
+    def __repr__(self) -> str:  # `agent` only when several agents share the trace (lesson 21), as in to_dict
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _field_names(type(self))
+                          if name != "agent" or self.agent)
         return f"{type(self).__qualname__}({shown})"
 
     def to_dict(self) -> dict[str, Any]:
         # asdict copies every value deeply: the same dict, at a fraction of the cost, when every value is a plain
         # str, number, bool or None (a streamed run's ReplyDelta events, about 70 a run, are nothing else).
         values = {name: getattr(self, name) for name in _field_names(type(self))}
-        if all(type(value) in _PLAIN for value in values.values()):
-            return {"type": self.kind, **values}
-        return {"type": self.kind, **asdict(self)}
+        data = {"type": self.kind, **(values if all(type(v) in _PLAIN for v in values.values()) else asdict(self))}
+        if not data["agent"]:
+            del data["agent"]  # a single agent's trace reads as it always has
+        return data
 
 
 @event
@@ -378,11 +384,23 @@ class PersonEdit(Event):
     by: str = "person"
 
 
+@event
+class Handoff(Event):
+    """Lesson 21 (handoffs.py): `source` hands the request to `target` with `message`, all `target` sees of it;
+    or, with `back` True, `target` hands its result back to `source` (`message` is then what it hands back)."""
+
+    kind: ClassVar[str] = "handoff"
+    source: str = ""
+    target: str = ""
+    message: str = ""
+    back: bool = False
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, LimitReached, ReplyDelta, ApprovalRequested,
                 ApprovalDecided, Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected,
-                ThoughtCandidate, BranchExplored, TreeNote, PathChosen, PersonEdit)
+                Handoff, ThoughtCandidate, BranchExplored, TreeNote, PathChosen, PersonEdit)
 }
 
 

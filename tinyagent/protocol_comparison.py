@@ -68,15 +68,16 @@ def run_task(task: ShopTask, protocol: str, llm: Any, *, now: str = COURSE_NOW, 
     return summarize(task, protocol, result)
 
 
-def run_on_fresh_shop(question: str, protocol: str, llm: Any, *, now: str = COURSE_NOW, **options: Any
-                      ) -> tuple[AgentResult, list[dict]]:
+def run_on_fresh_shop(question: str, protocol: str, llm: Any, *, now: str = COURSE_NOW,
+                      build: Callable[..., Any] | None = None, **options: Any) -> tuple[AgentResult, list[dict]]:
     """One question, one protocol, a fresh shop: the agent's result and the shop's refunds afterwards
-    (lesson 18's evaluation grades the database's end state with them)."""
-    if protocol not in PROTOCOLS:
+    (lesson 18's evaluation grades the database's end state with them). `build(llm, tools, **options)` makes
+    the agent in place of the protocol's (lesson 21's team of agents)."""
+    if build is None and protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     clock = fixed_clock(now)
     with Shop(":memory:", clock=clock) as shop:
-        result = PROTOCOLS[protocol](llm, shop_registry(shop, clock), **options).run(question)
+        result = (build or PROTOCOLS[protocol])(llm, shop_registry(shop, clock), **options).run(question)
         return result, shop.refunds()
 
 

@@ -18,6 +18,7 @@ from .events import (
     BranchExplored,
     Event,
     Final,
+    Handoff,
     LimitReached,
     LlmCall,
     Observation,
@@ -77,6 +78,9 @@ LABELS = {
         "model_wrote": "  the model had written: {text}",
         "retried": "[Retried by a person] the tool runs again with: {text}",
         "before": "  it had returned: {text}",
+        "agent_round": "===== Round {n} · {agent} =====",
+        "handoff": "[Handoff] {source} -> {target}: {message}",
+        "handback": "[Handed back] {target} -> {source}: {message}",
     },
     "zh": {
         "round": "===== 第 {n} 圈 =====",
@@ -113,6 +117,9 @@ LABELS = {
         "model_wrote": "  模型原来写的：{text}",
         "retried": "[人工重试] 工具用这个输入再执行一次：{text}",
         "before": "  上次的结果：{text}",
+        "agent_round": "===== 第 {n} 圈 · {agent} =====",
+        "handoff": "[转交] {source} -> {target}：{message}",
+        "handback": "[交回] {target} -> {source}：{message}",
     },
 }
 
@@ -205,14 +212,15 @@ class Trace:
         current_step = None
         typed: list[str] = []  # the pieces of a streamed reply (lesson 14) whose LlmCall has not come yet
         for event in self.events:
-            if event.step != current_step:
+            if (event.step, event.agent) != current_step:  # several agents (lesson 21): each its own rounds
                 if typed:  # the stream of the last round never became a reply (it broke, or is still going)
                     lines.append(labels["typed"].format(text="".join(typed)))
                     typed = []
-                current_step = event.step
+                current_step = (event.step, event.agent)
                 if lines:
                     lines.append("")
-                lines.append(labels["round"].format(n=event.step))
+                heading = labels["agent_round"] if event.agent else labels["round"]
+                lines.append(heading.format(n=event.step, agent=event.agent))
             if isinstance(event, ReplyDelta):
                 typed.append(event.text)  # never one line per piece: the LlmCall holds the whole text
                 continue
@@ -326,6 +334,9 @@ def _format_lesson_17(event: Event, labels: dict) -> list[str] | None:
     if isinstance(event, Reflected):
         lines = [f"{labels['draft']} {event.draft}", labels["reflected"].format(verdict=event.verdict)]
         return lines + [f"  - {problem}" for problem in event.problems]
+    if isinstance(event, Handoff):  # lesson 21
+        label = labels["handback"] if event.back else labels["handoff"]
+        return [label.format(source=event.source, target=event.target, message=event.message)]
     return None
 
 

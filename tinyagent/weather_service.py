@@ -15,6 +15,11 @@ fixed table of cities, and can be told to misbehave, which is the point of the l
                                   "wind": "east wind, force 2", "observed_at": "2026-06-30T19:00:00"}
                             404 {"error": "unknown city: ...", "known_cities": [...]}
                             400 {"error": "..."} without ?city=
+    GET /forecast?city=北京&date=2026-07-01
+                            200 {"city": "北京", "city_en": "Beijing", "date": "2026-07-01", "hours": [{"hour": "08:00",
+                                  "condition": "cloudy", "condition_zh": "多云", "rain_chance_pct": 10}, ...]}
+                                 (hour by hour, 08:00 to 21:00, for the service's today and tomorrow; lesson 21)
+                            404 {"error": "no forecast for ...", "dates": [today, tomorrow]}
     GET /health             200 {"ok": true}
 
 The faults (`inject`), each for the next `times` requests or until `clear_faults()`:
@@ -36,6 +41,7 @@ import json
 import sys
 import threading
 from dataclasses import dataclass
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -91,6 +97,24 @@ CITIES = (
 )
 
 
+# Lesson 21's forecast: each city's weather now, all day, except where a day has hours of its own. Tomorrow in
+# Beijing has a thunder shower in the afternoon, so a meeting then needs an umbrella and one in the morning does not.
+FORECAST_HOURS = range(8, 22)
+FORECAST_CHANGES = {("北京", 1): {hour: ("雷阵雨", "thundershowers", 80) for hour in range(14, 18)}}
+FORECAST_DRY = {"北京": (("多云", "cloudy", 10),)}
+
+
+def forecast(city: CityWeather, days_ahead: int) -> list[dict]:
+    """`city`'s weather hour by hour (FORECAST_HOURS), `days_ahead` days from the service's today (0 or 1)."""
+    dry = FORECAST_DRY.get(city.zh, ((city.condition_zh, city.condition_en, 10),))[0]
+    changes = FORECAST_CHANGES.get((city.zh, days_ahead), {})
+    hours = []
+    for hour in FORECAST_HOURS:
+        zh, en, chance = changes.get(hour, dry if days_ahead else (city.condition_zh, city.condition_en, 10))
+        hours.append({"hour": f"{hour:02d}:00", "condition": en, "condition_zh": zh, "rain_chance_pct": chance})
+    return hours
+
+
 def find_city(name: str) -> CityWeather | None:
     """The city called `name` (Chinese or English, any case, with or without 市/city), or None."""
     key = name.strip().lower().removesuffix(" city").removesuffix("市").strip()
@@ -125,6 +149,8 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         if url.path == "/health":
             return self._send(200, {"ok": True})
+        if url.path == "/forecast":
+            return self._forecast(parse_qs(url.query))
         if url.path != "/weather":
             return self._send(404, {"error": f"no such endpoint: {url.path[:80]}; try /weather?city=杭州"})
         cities = parse_qs(url.query).get("city", [])
@@ -145,6 +171,19 @@ class _Handler(BaseHTTPRequestHandler):
         if fault.body == "trickle":
             return self._trickle(json.dumps(report, ensure_ascii=False).encode("utf-8"))
         return self._send(200, report)
+
+    def _forecast(self, query: dict) -> None:
+        city = find_city((query.get("city") or [""])[0])
+        if city is None:
+            return self._send(404, {"error": f"unknown city: {(query.get('city') or [''])[0][:40]}",
+                                    "known_cities": [c.zh for c in CITIES]})
+        today = self.server.service.clock().date()
+        dates = [(today + timedelta(days=n)).isoformat() for n in (0, 1)]
+        asked = (query.get("date") or [dates[0]])[0].strip()
+        if asked not in dates:
+            return self._send(404, {"error": f"no forecast for {asked[:20]}: only today and tomorrow", "dates": dates})
+        return self._send(200, {"city": city.zh, "city_en": city.en, "date": asked,
+                                "hours": forecast(city, dates.index(asked))})
 
     def _trickle(self, body: bytes) -> None:
         self.send_response(200)

@@ -86,6 +86,7 @@ _LESSONS = {
     "lesson20_frameworks": (
         "check_observations_in", "check_part_lessons", "OBSERVATION_CASES", "FRAMEWORK_PARTS"
     ),
+    "lesson21_several_agents": ("check_scoped_registry", "check_rains_during", "RAIN_CASES"),
     "lesson22_tree_of_thoughts": ("check_shop_rule", "check_keep_best", "RULE_CASES", "BEAM_CASES"),
 }
 _LAZY = {name: module for module, names in _LESSONS.items() for name in names}

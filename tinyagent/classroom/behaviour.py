@@ -33,6 +33,8 @@ Modules, in the order a reader might open them:
     wrap_up.py           lesson 10: asked to stop and answer from what it knows, every variant does
     summaries.py         lesson 12: asked to summarize a conversation (a session's memory), every variant does
     plan_and_reflect.py  lesson 17: asked to plan, re-plan, compose, check a draft or choose a skill, every variant does
+    handoffs.py          lesson 21: the triage agent (offered handoff tools) and a specialist that hands a request back
+    reminders.py         lesson 21: the calendar, the forecast for the meeting, and the reminder (after a yes)
     tree_of_thoughts.py  lesson 22: asked for k candidate next steps, or to score candidates, every variant does
 """
 

@@ -80,10 +80,18 @@ _KIND_BY_NAME = {
 
 def tool_kind(name: str) -> str | None:
     """What a tool does, judged by its name: "order", "refund", ..., "weather", "write_file", "read_file",
-    "list_files", "calculator", or None."""
+    "list_files", "calculator", lesson 21's "handoff", "handback", "forecast", "calendar", "message", or None."""
     low = (name or "").lower()
     if low in _KIND_BY_NAME:
         return _KIND_BY_NAME[low]
+    if low.startswith("handoffto") or low == "handback":  # lesson 21: the team's routing
+        return "handoff" if low != "handback" else "handback"
+    if "forecast" in low:  # lesson 21's closed loop: the forecast, the calendar, the message
+        return "forecast"
+    if "meeting" in low or "calendar" in low:
+        return "calendar"
+    if "wechat" in low or ("send" in low and "message" in low):
+        return "message"
     if "weather" in low:
         return "weather"
     if "write" in low and "file" in low:

@@ -119,6 +119,7 @@ class Heard(NamedTuple):  # a NamedTuple, not a dataclass: cheaper to define at 
     policy: bool
     rule_question: bool
     weather: bool
+    meeting: bool  # lesson 21: a meeting in the calendar
     writes_file: bool
     reads_file: bool  # lesson 15: a path and a word for reading it
     lists_files: bool
@@ -148,6 +149,7 @@ def hear(conv: Conversation) -> Heard:
         policy=v.POLICY.found_in(text),
         rule_question=v.RULE_QUESTION.found_in(text),
         weather=v.WEATHER.found_in(text),
+        meeting=v.MEETING.found_in(text),
         writes_file=file_name_in(text) is not None and v.WRITE.found_in(text),
         reads_file=path_in(text) is not None and v.READ.found_in(text),
         lists_files=v.LIST_FILES.found_in(text),
@@ -206,6 +208,8 @@ RULES: tuple[tuple[str, Callable[[Heard], bool]], ...] = (
     ("write_file", lambda h: h.writes_file),
     ("read_file", lambda h: h.reads_file),
     ("list_files", lambda h: h.lists_files),
+    # lesson 21's closed loop: the weather during a meeting (and a reminder to send)
+    ("reminder", lambda h: h.weather and h.meeting),
     ("weather", lambda h: h.weather),
     ("about_react", lambda h: h.about_react),
     # when the refund money arrives: the policy answers it, whether or not an order id is given

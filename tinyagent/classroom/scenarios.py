@@ -15,6 +15,7 @@ between calls and nothing is random: the same conversation always gives the same
     policy          七天无理由退货怎么算？                  searchKnowledge -> answer
     time            现在几点了？                           getCurrentTime -> answer
     weather         北京今天天气怎么样，要带伞吗？           <weather tool> -> answer
+    reminder        明天开会的时候北京会下雨吗？提醒我带伞   calendar -> forecast -> message (if it rains) -> answer
     write_file      把 1 到 10 写入 numbers.txt            <write-file tool> -> answer
     read_file       Read ../../etc/passwd                  <read-file tool> -> answer (or its refusal)
     list_files      工作区里有哪些文件？                     <list-files tool> -> answer
@@ -28,8 +29,9 @@ between calls and nothing is random: the same conversation always gives the same
     decline         帮我写一首诗 / Book me a flight          decline politely, say what it can do
 
 intents.py reads the intent; the planners live in shop_scenarios.py, refund.py, weather_and_files.py,
-arithmetic.py and small_talk.py. This module only puts them together, with one rule that applies to every
-scenario: a tool that rejects the input twice in a row gets no third try.
+arithmetic.py, small_talk.py and reminders.py; handoffs.py plays lesson 21's triage and specialists. This
+module only puts them together, with one rule that applies to every scenario: a tool that rejects the input
+twice in a row gets no third try.
 """
 
 from __future__ import annotations
@@ -38,9 +40,11 @@ from collections.abc import Callable
 
 from .arithmetic import plan_calculate
 from .conversation import Conversation
+from .handoffs import plan_handoffs
 from .intents import detect_intent
 from .planning import Act, Answer
 from .refund import plan_hasty_refund
+from .reminders import plan_reminder
 from .shop_scenarios import (
     plan_fault_report,
     plan_logistics,
@@ -65,7 +69,8 @@ from .weather_and_files import plan_list_files, plan_read_file, plan_weather, pl
 
 def plan(conv: Conversation) -> Act | Answer:
     """The careful model's next step."""
-    return _unreadable_tools(conv) or _refused_twice(conv) or PLANNERS[detect_intent(conv)](conv)
+    return (_unreadable_tools(conv) or _refused_twice(conv) or plan_handoffs(conv)
+            or PLANNERS[detect_intent(conv)](conv))
 
 
 def _unreadable_tools(conv: Conversation) -> Answer | None:
@@ -115,6 +120,7 @@ PLANNERS: dict[str, Callable[[Conversation], Act | Answer]] = {
     "policy": plan_policy,
     "time": plan_time,
     "weather": plan_weather,
+    "reminder": plan_reminder,
     "write_file": plan_write_file,
     "read_file": plan_read_file,
     "list_files": plan_list_files,

@@ -148,6 +148,9 @@ VAGUE_PROBLEM = Words(
 # --- small talk -----------------------------------------------------------------------------------------
 
 WEATHER = Words(zh=("天气", "带伞", "下雨"), en=("weather", "umbrella", " rain ", " rain?", " rain.", "raining", "rainy"))
+# Lesson 21's closed loop: a meeting in the calendar, and a reminder to send.
+MEETING = Words(zh=("开会", "会议", "日程", "会面"), en=("meeting", "calendar", "appointment"))
+REMIND = Words(zh=("提醒",), en=("remind",))
 WRITE = Words(zh=("写入", "写到", "写进", "保存", "存到"), en=("write", "save", "put"))
 # Lesson 15's tools: reading a file, listing the workspace, arithmetic.
 READ = Words(zh=("读", "打开", "看看", "看一下", "内容", "显示"),

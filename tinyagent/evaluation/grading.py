@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from ..agent import AgentResult
 from ..events import LlmCall, Observation, ToolCall
+from ..handoffs import is_handoff
 from ..protocol_comparison import parse_failures
 from .tasks import EvalTask
 
@@ -68,12 +69,16 @@ class RunOutcome:
         """Read an agent's result and the shop's refunds (`Shop.refunds()`) after it."""
         trace = result.trace
         uses = []
-        for step in sorted({call.step for call in trace.tool_calls}):
+        rounds = dict.fromkeys((call.step, call.agent) for call in trace.tool_calls)  # several agents: lesson 21
+        for step, agent in (rounds if any(agent for _, agent in rounds) else sorted(rounds)):
             # A round's calls, then their results in the same order (one each, in either protocol). An
-            # Observation that answers a botched reply (format_error) belongs to no call.
-            calls = [e for e in trace.of_type(ToolCall) if e.step == step]
-            results = [e for e in trace.of_type(Observation) if e.step == step and not e.format_error]
-            uses += [ToolUse(call.name, call.input, bool(obs.error), obs.text) for call, obs in zip(calls, results)]
+            # Observation that answers a botched reply (format_error) belongs to no call. A team's handoffs
+            # are its routing, not the shop's tools (lesson 21): they are not counted.
+            calls = [e for e in trace.of_type(ToolCall) if (e.step, e.agent) == (step, agent)]
+            results = [e for e in trace.of_type(Observation)
+                       if (e.step, e.agent) == (step, agent) and not e.format_error]
+            uses += [ToolUse(call.name, call.input, bool(obs.error), obs.text) for call, obs in zip(calls, results)
+                     if not is_handoff(call.name)]
         return cls(
             tool_calls=tuple(uses),
             refunds=tuple(sorted(str(row["orderId"]) for row in refunds)),

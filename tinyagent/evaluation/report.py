@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..events import LlmCall
 from ..protocol_comparison import PROTOCOL_NAMES
 from ..trace import Trace
 from ..validation import problems_in
@@ -50,10 +51,11 @@ _TASK = {
         "prompt_tokens": _COUNT,
         "completion_tokens": _COUNT,
         "seconds": _SECONDS,
+        "agents": {"type": "array", "items": {"type": "string"}},  # lesson 21: only a team's tasks have it
     },
     "additionalProperties": False,
 }
-_TASK["required"] = list(_TASK["properties"])
+_TASK["required"] = [name for name in _TASK["properties"] if name != "agents"]
 _SUMMARY = {
     "type": "object",
     "properties": {
@@ -110,6 +112,13 @@ class TaskResult:
     completion_tokens: int
     seconds: float = field(default=0.0, compare=False)
     trace: Trace | None = field(default=None, compare=False, repr=False)
+    # Lesson 21: the agents that made model calls, in order (read from the trace); () for a single agent.
+    agents: tuple[str, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.agents and self.trace is not None:
+            named = dict.fromkeys(call.agent for call in self.trace.of_type(LlmCall) if call.agent)
+            object.__setattr__(self, "agents", tuple(named))
 
     @property
     def id(self) -> str:
@@ -134,7 +143,7 @@ class TaskResult:
             "reason": self.reason, "answer": self.answer, "steps": self.steps, "model_calls": self.model_calls,
             "tool_calls": list(self.tool_calls), "refunds": list(self.refunds),
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-            "seconds": round(self.seconds, 3),
+            "seconds": round(self.seconds, 3), **({"agents": list(self.agents)} if self.agents else {}),
         }
 
     @classmethod
@@ -142,7 +151,8 @@ class TaskResult:
         checks = {name: Check(c["passed"], c["detail"]) for name, c in data["checks"].items()}
         return cls(data["name"], data["lang"], data["question"], checks, data["reason"], data["answer"],
                    data["steps"], data["model_calls"], tuple(data["tool_calls"]), tuple(data["refunds"]),
-                   data["prompt_tokens"], data["completion_tokens"], data["seconds"])
+                   data["prompt_tokens"], data["completion_tokens"], data["seconds"],
+                   agents=tuple(data.get("agents", ())))
 
 
 @dataclass
@@ -206,10 +216,13 @@ class EvalReport:
         head = f"{'task':<{width}}  " + " ".join(f"{name:<8}" for name in CHECKS) + "  steps  tokens"
         head += "  seconds" if latency else ""
         lines = [self.label, head]
+        agents = any(r.agents for r in self.results)  # lesson 21: a team's tasks say which agents worked
+        lines[1] += "  agents" if agents else ""
         for r in self.results:
             marks = " ".join(f"{'ok' if r.checks[name].passed else 'FAIL':<8}" for name in CHECKS)
             line = f"{r.id:<{width}}  {marks}  {r.steps:>5}  {r.tokens:>6}"
-            lines.append(line + (f"  {r.seconds:>7.2f}" if latency else ""))
+            line += f"  {r.seconds:>7.2f}" if latency else ""
+            lines.append(line + (f"  {' > '.join(r.agents)}" if agents else ""))
         s = self.summary
         checks = " ".join(f"{_of(n, s['tasks']):<8}" for n in s["checks"].values())
         total = f"{'passed':<{width}}  {checks}  {s['steps']:>5}  {s['prompt_tokens'] + s['completion_tokens']:>6}"

@@ -200,6 +200,9 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
                                     example='{"step": 1, "reply": "Thought: ...\\nAction: ...\\nAction Input: ..."}')
         session_id, turn = request.path_params["session_id"], request.path_params["turn"]
         check_session(service, session_id)
+        if service.config.team:  # a team's trace holds several agents' rounds: an edit names one agent's loop only
+            raise ApiError(409, "edits_need_one_agent", "this service answers with a team of agents (--team); a "
+                           "person's edit continues a single agent's run: start the service without --team")
         trace = service.traces.get(session_id, int(turn)) if turn.isdigit() and len(turn) < 10 else None
         if trace is None:
             raise ApiError(404, "unknown_turn", f"turn {turn[:20]!r} of this session is not kept here: only the last "

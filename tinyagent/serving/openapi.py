@@ -20,7 +20,8 @@ def _errors(*statuses: int) -> dict:
             401: "no API key, or a wrong one (only when the service has one)",
             403: "a host name the service does not answer, or a request from another site's page",
             404: "no such session, turn, approval request or stream",
-            408: "the body did not arrive in time", 409: "the request was decided already",
+            408: "the body did not arrive in time",
+            409: "the request was decided already (an approval), or cannot be done by this service (an edit of a team's run)",
             413: "the body is larger than the limit", 415: "the body is not sent as application/json",
             503: "the session store is unreachable, or the service is stopping",
             504: "the run took longer than its time limit"}
@@ -97,7 +98,7 @@ def openapi_document() -> dict:
                         "retry": {"type": "boolean", "description": "true: run the round's tool again"},
                         "input": {"type": "string", "description": "with retry: the Action Input to run it with"}}}}}},
                 "responses": {"200": {"description": "the events", "content": {"text/event-stream": {
-                    "schema": {"type": "string"}}}}, **_errors(400, 401, 403, 404, 408, 413, 415, 503)}}},
+                    "schema": {"type": "string"}}}}, **_errors(400, 401, 403, 404, 408, 409, 413, 415, 503)}}},
             "/agent/approvals": {"get": {
                 "summary": "The refunds waiting for a person's yes",
                 "responses": {"200": {"description": "every request waiting now", "content": {

@@ -65,6 +65,8 @@ class ServiceConfig:
     auto_approve:   say yes to every refund without asking anyone (a demonstration; printed at start)
     resume_grace_s: how long a streamed run goes on with nobody reading it, for its client to come back with
                     Last-Event-ID (streams.py); then it is stopped
+    team:           answer with lesson 21's team (handoffs.py): a triage agent and the shop's specialists; every
+                    event of the trace names its agent
     """
 
     max_steps: int = 10
@@ -82,6 +84,7 @@ class ServiceConfig:
     approval_timeout_s: float = 60.0
     auto_approve: bool = False
     resume_grace_s: float = 5.0
+    team: bool = False
 
     @property
     def longest_run_s(self) -> float:
@@ -134,8 +137,16 @@ class AgentService:
     def agent(self, stream: bool, gate: ConfirmationGate | None = None,
               clock: Callable[[], float] = time.monotonic) -> ReActAgent:
         # A fresh agent and client per run: nothing of one run (a connection, a parser state) leaks into another.
+        rules = [WallClock(self.config.timeout_s, clock=clock)]
+        if self.config.team:  # lesson 21: the refunds specialist's applyRefund waits at the run's gate
+            from ..handoffs import Team, shop_specialists
+
+            llm = self._llm()
+            members = shop_specialists(llm, self._tools(self.shop, self.clock), stream=stream, confirm=gate,
+                                       stop_rules=[WallClock(self.config.timeout_s, clock=clock)])
+            return Team(llm, members, max_steps=self.config.max_steps, stream=stream, stop_rules=rules)
         return ReActAgent(self._llm(), self._tools(self.shop, self.clock), max_steps=self.config.max_steps,
-                          stream=stream, stop_rules=[WallClock(self.config.timeout_s, clock=clock)], confirm=gate)
+                          stream=stream, stop_rules=rules, confirm=gate)
 
     def session_exists(self, session_id: str) -> bool:
         return bool(self.store.turns(session_id))

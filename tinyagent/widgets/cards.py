@@ -30,6 +30,7 @@ from ..events import (
     ApprovalRequested,
     Event,
     Final,
+    Handoff,
     LlmCall,
     Observation,
     Parsed,
@@ -138,6 +139,7 @@ class Card:
     pieces: list[ReplyDelta] = field(default_factory=list)
     approvals: list[ApprovalRequested | ApprovalDecided] = field(default_factory=list)  # lesson 15
     notes: list[Event] = field(default_factory=list)  # lesson 17: the route, the skill, the plan, the reflection
+    agent: str = ""  # lesson 21: the agent whose round it is (several agents: a card per agent and round)
 
     @property
     def tool_call(self) -> ToolCall | None:
@@ -176,10 +178,10 @@ class Card:
 
 def apply_event(cards: list[Card], event: Event) -> Card:
     """File `event` into its round's card (the last card, or a new one) and return that card."""
-    if cards and cards[-1].step == event.step:
+    if cards and (cards[-1].step, cards[-1].agent) == (event.step, event.agent):
         card = cards[-1]
     else:
-        card = Card(event.step)
+        card = Card(event.step, agent=event.agent)
         cards.append(card)
     if isinstance(event, (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, ReplyDelta, ApprovalRequested,
                           ApprovalDecided, *NOTE_EVENTS)):
@@ -207,8 +209,8 @@ def apply_event(cards: list[Card], event: Event) -> Card:
 # Lesson 17's events around the loop (and a person's edit, editable_trace.py): shown as the trace prints them, those that open a step above the round's
 # thought, those that close one (a step's result, a reflection) below its last Observation.
 NOTE_EVENTS = (Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected,
-               PersonEdit, *TREE_EVENTS)  # lesson 22: the round's search, candidate by candidate, above its thought
-_CLOSING_NOTES = (PlanStepDone, Reflected)
+               Handoff, PersonEdit, *TREE_EVENTS)  # lesson 22: the round's search, candidate by candidate, above its thought
+_CLOSING_NOTES = (PlanStepDone, Reflected, Handoff)  # lesson 21's handoff: below the call that made it
 
 
 def note_rows(card: Card, lang: str, closing: bool) -> list[str]:
@@ -302,6 +304,8 @@ def card_html(card: Card, lang: str = "en") -> str:
     status = card.status
     colour = STATUS[status]
     head = [f"<b>{esc(labels['round'].format(n=card.step))}</b>", badge(labels["badges"][status], colour)]
+    if card.agent:  # lesson 21: whose round it is
+        head.insert(1, badge(card.agent, "#0b57d0", "ta-agent"))
     if card.llm is not None:
         line = usage_line(card.llm, lang) + (f" · {streamed_line(card, lang)}" if card.pieces else "")
         head.append(f'<span class="ta-usage" style="opacity:0.75;font-size:90%">{esc(line)}</span>')

@@ -1,0 +1,80 @@
+"""Lesson 21's closed loop: the calendar, the forecast, and a reminder that leaves only after a yes."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+from tinyagent import LlmClient, ReActAgent
+from tinyagent.events import ApprovalDecided, ToolCall
+from tinyagent.registry import Action
+from tinyagent.reminders import ReminderStore, outbox_report, reminder_gate, reminder_registry
+from tinyagent.weather_service import WeatherService
+
+EN = "will it rain in Beijing during my meeting tomorrow? remind me to take an umbrella"
+ZH = "明天开会的时候北京会下雨吗？提醒我带伞"
+
+
+@pytest.fixture(scope="module")
+def weather():
+    with WeatherService() as service:
+        yield service
+
+
+def run(weather, store, question, answer):
+    agent = ReActAgent(LlmClient.classroom(), reminder_registry(store, weather.base_url),
+                       confirm=reminder_gate(ask=lambda request: answer))
+    return agent.run(question)
+
+
+@pytest.mark.parametrize("question", [EN, ZH])
+def test_a_declined_message_writes_nothing_to_the_outbox_and_the_answer_says_so(weather, question):
+    with ReminderStore() as store:
+        result = run(weather, store, question, False)
+        assert store.outbox() == []
+        assert outbox_report(store) == "Nothing was sent."
+    assert [e.outcome for e in result.trace if isinstance(e, ApprovalDecided)] == ["declined"]
+    assert result.reason == "final_answer"
+    assert ("Nothing was sent." if question == EN else "什么都没有发出。") in result.answer
+
+
+@pytest.mark.parametrize("question", [EN, ZH])
+def test_an_approved_message_writes_exactly_one_row_and_the_answer_reports_it(weather, question):
+    with ReminderStore() as store:
+        result = run(weather, store, question, True)
+        sent = store.outbox()
+    assert len(sent) == 1 and sent[0]["recipient"] == "me" and sent[0]["channel"] == "wechat"
+    assert sent[0]["text"] in result.answer and f"{sent[0]['id']}" in result.answer
+    assert "umbrella" in sent[0]["text"] or "带伞" in sent[0]["text"]
+    assert [e.name for e in result.trace if isinstance(e, ToolCall)] == ["getMeetings", "getForecast", "sendWechat"]
+
+
+def test_the_outbox_is_a_real_sqlite_table_that_outlives_the_store(tmp_path, weather):
+    path = str(tmp_path / "me.sqlite3")
+    with ReminderStore(path) as store:
+        run(weather, store, EN, True)
+    with ReminderStore(path) as again:
+        assert len(again.outbox()) == 1 and len(again.meetings_on(again.day("tomorrow"))) == 1
+
+
+def test_the_forecast_has_rain_in_beijing_tomorrow_afternoon_and_only_two_days(weather):
+    hours = requests.get(weather.url("/forecast"), params={"city": "北京", "date": "2026-07-01"}, timeout=10).json()
+    by_hour = {h["hour"]: h["condition"] for h in hours["hours"]}
+    assert by_hour["15:00"] == "thundershowers" and by_hour["10:00"] == "cloudy"
+    late = requests.get(weather.url("/forecast"), params={"city": "北京", "date": "2026-07-05"}, timeout=10)
+    assert late.status_code == 404 and late.json()["dates"] == ["2026-06-30", "2026-07-01"]
+
+
+def test_a_bad_day_is_an_error_observation_not_an_exception(weather):
+    with ReminderStore() as store:
+        tools = reminder_registry(store, weather.base_url)
+        result = tools.run(Action("getMeetings", "next week"))
+    assert result.error and "not a day" in result.text
+
+
+def test_no_rain_during_the_meeting_sends_nothing(weather):
+    with ReminderStore() as store:
+        store.conn.execute("UPDATE meetings SET start = '09:00', end = '10:00'")
+        result = run(weather, store, EN, True)
+        assert store.outbox() == []
+    assert "Nothing was sent." in result.answer and "sendWechat" not in [e.name for e in result.trace.tool_calls]
