@@ -225,6 +225,12 @@ class Team:
     def lang(self) -> str | None:
         return self.triage.lang
 
+    @property
+    def llms(self) -> tuple:
+        """Every model the team talks to, each once: the triage's, then the specialists' (often the same one)."""
+        models = [self.triage.llm, *(member.llm for member in self.members.values())]
+        return tuple({id(model): model for model in models}.values())
+
     def language_for(self, question: str) -> str:
         return self.triage.language_for(question)
 

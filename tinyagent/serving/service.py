@@ -285,7 +285,9 @@ def _close_run(run) -> None:
 def _hang_up(agent: ReActAgent) -> None:
     """Close the run's connections to the model, kept open between its calls (`LlmClient.close`): the client is
     the run's own, and a connection left to the garbage collector stays open, at both ends, for as long as
-    a cycle keeps the client alive. A model given as any object with chat() may have no close()."""
-    close = getattr(agent.llm, "close", None)
-    if callable(close):
-        close()
+    a cycle keeps the client alive. A model given as any object with chat() may have no close(). A team (lesson 21)
+    names all of its models in `llms`."""
+    for llm in getattr(agent, "llms", None) or (agent.llm,):
+        close = getattr(llm, "close", None)
+        if callable(close):
+            close()
