@@ -39,12 +39,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .arithmetic import plan_calculate
-from .conversation import Conversation
-from .handoffs import plan_handoffs
+from .conversation import Conversation, tool_kind
 from .intents import detect_intent
 from .planning import Act, Answer
 from .refund import plan_hasty_refund
-from .reminders import plan_reminder
 from .shop_scenarios import (
     plan_fault_report,
     plan_logistics,
@@ -69,8 +67,26 @@ from .weather_and_files import plan_list_files, plan_read_file, plan_weather, pl
 
 def plan(conv: Conversation) -> Act | Answer:
     """The careful model's next step."""
-    return (_unreadable_tools(conv) or _refused_twice(conv) or plan_handoffs(conv)
+    return (_unreadable_tools(conv) or _refused_twice(conv) or _handoffs(conv)
             or PLANNERS[detect_intent(conv)](conv))
+
+
+# Lesson 21's two modules load only for the conversations that need them (most requests are not lesson 21's):
+# a cold `python -m tinyagent ask` imports the classroom model, and every module it skips is time saved.
+def _handoffs(conv: Conversation) -> Act | Answer | None:
+    """The triage's or a specialist's step (handoffs.py), for a conversation offered a handoff or handBack tool."""
+    if not any(tool_kind(name) in ("handoff", "handback") for name in conv.tools):
+        return None
+    from .handoffs import plan_handoffs
+
+    return plan_handoffs(conv)
+
+
+def plan_reminder(conv: Conversation) -> Act | Answer:
+    """The meeting, its forecast and the reminder (reminders.py)."""
+    from .reminders import plan_reminder as plan
+
+    return plan(conv)
 
 
 def _unreadable_tools(conv: Conversation) -> Answer | None:
