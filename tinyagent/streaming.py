@@ -328,6 +328,8 @@ class ReplyStream:
     def _read_chunk(self, chunk: Any) -> str:
         chunk = _expect(chunk, "chunk", dict, required=True)
         self._chunks.append(chunk)
+        if "timings" in chunk:  # llama.cpp's last chunk: its server, recognised (LlmClient's doc)
+            self._client.note_server(chunk)
         self._model = self._model or _expect(chunk.get("model"), "model", str)
         usage = _expect(chunk.get("usage"), "usage", dict)
         if usage:
