@@ -267,42 +267,50 @@ class LlmClient:
         # A lone surrogate (from a tool, a notebook, a file name) cannot be encoded: repair, don't crash.
         data = json.dumps(replace_lone_surrogates(body), ensure_ascii=False).encode("utf-8")
         host = self.host
-        try:
-            return self._session.post(
-                self.api_url,
-                data=data,
-                headers=self._headers(accept),
-                timeout=(self.connect_timeout, self.read_timeout),
-                stream=True,
-            )
-        except requests.exceptions.ConnectTimeout:
-            raise LlmTimeoutError(
-                f"could not connect to {host} within {self.connect_timeout:g} s: "
-                "check TINYAGENT_API_URL and your network"
-            ) from None
-        except requests.exceptions.ReadTimeout:
-            raise LlmTimeoutError(
-                f"{host} accepted the request but sent no reply within {self.read_timeout:g} s: "
-                "the model may be slow or overloaded; try again or raise read_timeout"
-            ) from None
-        except requests.exceptions.ConnectionError as exc:
-            if "timed out" in str(exc):  # a read timeout while streaming the body arrives this way
+        # A connection kept alive from the last reply may be closed by the server, or a proxy, just as this
+        # request sets out on it (Node's servers, JupyterHub's proxy among them, close one idle for 5 s): the
+        # request is then reset before any reply. It is sent once more, on a fresh connection; a chat
+        # request changes nothing on the server, which is why the official openai client retries too.
+        for last_try in (False, True):
+            try:
+                return self._session.post(
+                    self.api_url,
+                    data=data,
+                    headers=self._headers(accept),
+                    timeout=(self.connect_timeout, self.read_timeout),
+                    stream=True,
+                )
+            except requests.exceptions.ConnectTimeout:
                 raise LlmTimeoutError(
-                    f"{host} stopped sending before the reply was complete (no data for "
-                    f"{self.read_timeout:g} s): try again or raise read_timeout"
+                    f"could not connect to {host} within {self.connect_timeout:g} s: "
+                    "check TINYAGENT_API_URL and your network"
                 ) from None
-            reason = _short_reason(exc)
-            if reason in ("connection reset", "remote end closed"):
+            except requests.exceptions.ReadTimeout:
+                raise LlmTimeoutError(
+                    f"{host} accepted the request but sent no reply within {self.read_timeout:g} s: "
+                    "the model may be slow or overloaded; try again or raise read_timeout"
+                ) from None
+            except requests.exceptions.ConnectionError as exc:
+                if "timed out" in str(exc):  # a read timeout while streaming the body arrives this way
+                    raise LlmTimeoutError(
+                        f"{host} stopped sending before the reply was complete (no data for "
+                        f"{self.read_timeout:g} s): try again or raise read_timeout"
+                    ) from None
+                reason = _short_reason(exc)
+                if reason in ("connection reset", "remote end closed"):
+                    if not last_try:
+                        continue
+                    raise LlmConnectionError(
+                        f"{host} closed the connection without replying ({reason}), twice: the server may have "
+                        "crashed, or a proxy cut the request; try again"
+                    ) from None
                 raise LlmConnectionError(
-                    f"{host} closed the connection without replying ({reason}): the server may have "
-                    "crashed, or a proxy cut the request; try again"
+                    f"could not reach {host} ({reason}): check TINYAGENT_API_URL, "
+                    "and that the server is running"
                 ) from None
-            raise LlmConnectionError(
-                f"could not reach {host} ({reason}): check TINYAGENT_API_URL, "
-                "and that the server is running"
-            ) from None
-        except requests.exceptions.RequestException as exc:
-            raise LlmConnectionError(f"the request to {host} failed: {_short_reason(exc)}") from None
+            except requests.exceptions.RequestException as exc:
+                raise LlmConnectionError(f"the request to {host} failed: {_short_reason(exc)}") from None
+        raise AssertionError("unreachable: the last try returns or raises")
 
     def _read_body(self, response: requests.Response) -> bytes:
         """Read (and decompress) the body under `total_timeout`, so a server that drips bytes cannot
