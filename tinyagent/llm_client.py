@@ -80,9 +80,9 @@ def reply_timeouts(seconds: float) -> dict[str, float]:
 # until its context is full (2,048 tokens for the appendix's local model, minutes on a CPU).
 DEFAULT_MAX_TOKENS = 512
 # A request with a stop sequence asks for one ReAct step: a Thought and an Action with its input, or a Final
-# Answer. The classroom model's longest step (the refund decision) is 138 tokens; SmolLM2's good steps in
-# lessons 06 and A1 were at most about 100. Sent to llama.cpp's server only (see `LlmClient.llama_cpp`), where
-# a tiny model that loses the format would otherwise write to DEFAULT_MAX_TOKENS on every call.
+# Answer. The classroom model's longest step (lesson 06's refund decision) is 138 tokens. Sent to llama.cpp's
+# server only (see the class doc), where a tiny model that loses the format would otherwise write to
+# DEFAULT_MAX_TOKENS on every call: in lesson 06, SmolLM2's replies nearly all did (benchmarks/real_model_lesson.py).
 STEP_MAX_TOKENS = 160
 
 
