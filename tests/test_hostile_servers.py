@@ -309,6 +309,18 @@ def test_connection_closed_before_any_reply_says_so(scripted_server, no_key_anyw
     with pytest.raises(LlmConnectionError, match="closed the connection without replying") as info:
         LlmClient(scripted_server.url, KEY, "m").chat([{"role": "user", "content": "hi"}])
     no_key_anywhere(info.value)
+    assert len(scripted_server.requests) == 2  # sent once more on a fresh connection, then given up
+
+
+def test_a_request_reset_before_any_reply_is_sent_once_more_and_answered(scripted_server):
+    # As when a proxy closes the kept-alive connection just as the next request sets out on it (a room of
+    # 45 on JupyterHub, load average 26: one learner's lesson 06 failed so before this retry).
+    scripted_server.reply(hang_up_without_reply, (200, completion("Thought: t\nFinal Answer: ok")),
+                          (200, completion("Thought: t\nFinal Answer: ok")))
+    llm = LlmClient(scripted_server.url, KEY, "m")
+    assert llm.chat([{"role": "user", "content": "hi"}]).text == "Thought: t\nFinal Answer: ok"
+    assert len(scripted_server.requests) == 2
+    assert scripted_server.requests[0]["json"] == scripted_server.requests[1]["json"]
 
 
 def test_slow_drip_ends_in_a_clear_total_timeout(scripted_server, make_agent, no_key_anywhere):

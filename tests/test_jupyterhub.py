@@ -114,6 +114,18 @@ def test_each_learner_is_a_system_account_of_their_own_and_the_hubs_state_is_roo
     assert (state.st_uid, stat.S_IMODE(state.st_mode)) == (0, 0o700)
 
 
+def test_each_learners_server_runs_without_the_hubs_database_code(hub):
+    # learner_server.py: SQLAlchemy's compiled parts (sqlalchemy/**/*.so) are mapped into any process that
+    # imported it, as `python -m jupyterhub.singleuser` does; the learner signed in through the hub all the same.
+    for name in LEARNERS:
+        servers = [p for p in hub.processes_of(name) if any(a.endswith("learner_server.py") for a in p.cmdline())]
+        assert len(servers) == 1, [p.cmdline() for p in hub.processes_of(name)]
+        maps = Path(f"/proc/{servers[0].pid}/maps").read_text()
+        assert "/site-packages/jupyter_server/" not in maps  # pure Python: nothing of it is mapped
+        assert "/site-packages/tornado/" in maps  # tornado's speedups: what a mapped import looks like
+        assert "/site-packages/sqlalchemy/" not in maps
+
+
 def test_from_a_learners_kernel_other_learners_files_and_the_hubs_state_cannot_be_opened(hub):
     # What ada's code tries: bob's lesson and folder, and everything the hub keeps (its database, its
     # cookie secret, the teacher's and the class password); and, to show the probe works, her own lesson.

@@ -14,7 +14,7 @@ from tinyagent import (
     RateLimitError,
     ServerError,
 )
-from tinyagent.llm_client import normalize_chat_url
+from tinyagent.llm_client import DEFAULT_MAX_TOKENS, STEP_MAX_TOKENS, normalize_chat_url
 
 from .conftest import completion, drip
 
@@ -250,3 +250,51 @@ def test_every_request_carries_a_default_max_tokens_that_fits_the_course():
     longest = LlmClient.classroom().chat(messages)
     assert longest.finish_reason == "stop"
     assert longest.usage["completion_tokens"] * 2 <= DEFAULT_MAX_TOKENS
+
+
+LLAMA_CPP_TIMINGS = {"cache_n": 540, "prompt_n": 12, "prompt_ms": 80.5, "predicted_n": 30, "predicted_ms": 900.0}
+
+
+def test_llama_cpp_is_recognised_by_its_first_reply_and_then_asked_to_keep_the_prompt(scripted_server):
+    first = completion()
+    first["timings"] = LLAMA_CPP_TIMINGS
+    scripted_server.reply((200, first), (200, completion()), (200, completion()))
+    llm = client(scripted_server)
+    assert llm.llama_cpp is None
+    llm.chat(MESSAGES, stop=["Observation:"])
+    assert llm.llama_cpp is True
+    llm.chat(MESSAGES, stop=["Observation:"])
+    llm.chat(MESSAGES, max_tokens=40)
+    sent = [r["json"] for r in scripted_server.requests]
+    assert "cache_prompt" not in sent[0] and sent[0]["max_tokens"] == DEFAULT_MAX_TOKENS  # not known yet
+    # One step (a request with stop): capped to fit a step; a cap given to chat() is kept as given.
+    assert (sent[1]["cache_prompt"], sent[1]["max_tokens"]) == (True, STEP_MAX_TOKENS)
+    assert (sent[2]["cache_prompt"], sent[2]["max_tokens"]) == (True, 40)
+
+
+@pytest.mark.parametrize("timings", [None, {"predicted_ms": 12.5}, "fast"], ids=["none", "not llama.cpp's", "not a dict"])
+def test_other_servers_get_neither_cache_prompt_nor_the_step_cap(scripted_server, timings):
+    first = completion()
+    if timings is not None:
+        first["timings"] = timings
+    scripted_server.reply((200, first), (200, completion()))
+    llm = client(scripted_server)
+    llm.chat(MESSAGES, stop=["Observation:"])
+    llm.chat(MESSAGES, stop=["Observation:"])
+    assert llm.llama_cpp is False
+    for sent in scripted_server.requests:
+        assert "cache_prompt" not in sent["json"]
+        assert sent["json"]["max_tokens"] == DEFAULT_MAX_TOKENS
+
+
+def test_on_llama_cpp_the_step_cap_never_raises_a_lower_cap_or_adds_one_where_none_was_asked():
+    llm = LlmClient("http://127.0.0.1:9/v1", None, "m", max_tokens=64)
+    llm.llama_cpp = True
+    assert llm.build_request(MESSAGES, stop="Observation:")["max_tokens"] == 64
+    assert llm.build_request(MESSAGES)["max_tokens"] == 64  # not one step: the client's own cap
+    uncapped = LlmClient("http://127.0.0.1:9/v1", None, "m", max_tokens=None)
+    uncapped.llama_cpp = True
+    assert "max_tokens" not in uncapped.build_request(MESSAGES, stop="Observation:")
+    # A caller who says otherwise wins, cache_prompt included.
+    assert llm.build_request(MESSAGES, cache_prompt=False)["cache_prompt"] is False
+

@@ -204,3 +204,23 @@ def test_local_model_with_a_bad_thread_count_is_a_one_line_error(threads):
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
     assert "--threads must be a whole number from 1 to 64" in done.stderr
+
+
+def test_an_agent_run_reads_only_each_prompts_new_end_and_caps_each_step(local_model):
+    # The client recognises llama.cpp by its first reply; from then on each call asks it to keep the
+    # conversation read so far, and the server says how much of each prompt it took from that cache.
+    from tinyagent.llm_client import STEP_MAX_TOKENS
+
+    llm = local_model.client()
+    agent = ReActAgent(llm, shop_registry(Shop(":memory:", clock=CLOCK), CLOCK), lang="en", max_steps=3)
+    result = agent.run("Where is the parcel for order 88231?", history=example_turns("en"))
+    assert llm.llama_cpp is True
+    calls = result.trace.of_type(LlmCall)
+    assert all(call.usage["completion_tokens"] <= STEP_MAX_TOKENS for call in calls[1:])
+    # Asked again, the same conversation is read from the cache: only its last token is read afresh.
+    again = requests.post(local_model.chat_url, json=llm.build_request(list(calls[-1].messages), stop=["Observation:"]),
+                          timeout=300).json()
+    assert again["timings"]["cache_n"] >= again["usage"]["prompt_tokens"] - 2, again["timings"]
+    cold = requests.post(local_model.chat_url, json={**llm.build_request(list(calls[-1].messages), stop=["Observation:"]),
+                                                     "cache_prompt": False}, timeout=300).json()
+    assert cold["timings"]["cache_n"] == 0 and cold["timings"]["prompt_n"] == cold["usage"]["prompt_tokens"]

@@ -293,6 +293,17 @@ def read_all(llm: LlmClient, **options):
     return pieces, None
 
 
+def test_a_streamed_reply_recognises_llama_cpp_by_the_timings_of_its_last_chunk(scripted_server):
+    timings = {"cache_n": 540, "prompt_n": 12, "predicted_n": 30}
+    scripted_server.reply(sse(chunk("Thought: t\nFinal Answer: ok"), chunk(finish_reason="stop", timings=timings),
+                              b"data: [DONE]\n\n"), (200, completion()))
+    llm = client(scripted_server)
+    assert llm.chat([{"role": "user", "content": "hi"}], stop=STOP, stream=True).text == "Thought: t\nFinal Answer: ok"
+    assert llm.llama_cpp is True
+    llm.chat([{"role": "user", "content": "hi"}], stop=STOP)
+    assert scripted_server.requests[1]["json"]["cache_prompt"] is True
+
+
 def test_a_clean_stream_with_done(scripted_server):
     scripted_server.reply(sse(chunk("Thought: hi"), chunk("\nFinal Answer: ok"), chunk(finish_reason="stop"),
                               b"data: [DONE]\n\n"))

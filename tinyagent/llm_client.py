@@ -58,8 +58,8 @@ if TYPE_CHECKING:
 _MAY_HOLD_A_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # a JSON escape that can hold a lone surrogate
 
 # Kept here too, where learners met them (lesson 03): the reply and the URL helpers live in their own modules.
-__all__ = ["CHAT_PATH", "DEFAULT_MAX_TOKENS", "LOOPBACK_HOSTS", "MAX_REPLY_BYTES", "ChatResult", "LlmClient",
-           "cut_at_stop", "is_loopback", "normalize_chat_url", "reply_timeouts"]
+__all__ = ["CHAT_PATH", "DEFAULT_MAX_TOKENS", "LOOPBACK_HOSTS", "MAX_REPLY_BYTES", "STEP_MAX_TOKENS", "ChatResult",
+           "LlmClient", "cut_at_stop", "is_loopback", "normalize_chat_url", "reply_timeouts"]
 
 # The encodings the client asks for, and reads: the two the standard library's zlib decodes. A reply
 # of a few kB compresses well, and proxies in front of HTTPS providers often compress whatever the
@@ -79,6 +79,11 @@ def reply_timeouts(seconds: float) -> dict[str, float]:
 # run-on without `stop`) is 232 tokens. Without a cap a real model that loses the format writes
 # until its context is full (2,048 tokens for the appendix's local model, minutes on a CPU).
 DEFAULT_MAX_TOKENS = 512
+# A request with a stop sequence asks for one ReAct step: a Thought and an Action with its input, or a Final
+# Answer. The classroom model's longest step (lesson 06's refund decision) is 138 tokens. Sent to llama.cpp's
+# server only (see the class doc), where a tiny model that loses the format would otherwise write to
+# DEFAULT_MAX_TOKENS on every call: in lesson 06, SmolLM2's replies nearly all did (benchmarks/real_model_lesson.py).
+STEP_MAX_TOKENS = 160
 
 
 class LlmClient:
@@ -92,6 +97,12 @@ class LlmClient:
     total_timeout: a cap on the whole reply; `read_timeout` alone never fires if a server
                drips one byte at a time
     max_tokens: the cap on each reply when `chat` is not given one; None sends no cap
+
+    llama.cpp's server (`local-model`, `llama-server`) is recognised by its first reply, which carries its
+    `timings`. From then on every request asks it to keep the conversation read so far (`cache_prompt`: a
+    call reads only the new end of the prompt), and a request for one step (one with `stop`) is capped at
+    STEP_MAX_TOKENS, or `max_tokens` if lower, unless `chat` is given a cap. A reply cut there ends with
+    finish_reason "length", which ends an agent's run (lesson 10's CutOff). Other servers get neither.
     """
 
     def __init__(
@@ -122,6 +133,7 @@ class LlmClient:
         self.max_retries = max_retries
         self.max_retry_wait = max_retry_wait
         self.max_tokens = max_tokens
+        self.llama_cpp: bool | None = None  # llama.cpp's server? None: no reply read yet (see the class doc)
         self._session = session or requests.Session()
         if session is None and is_loopback(self.api_url):
             # Proxies and .netrc never apply to this machine's own servers, and looking them up reads
@@ -163,11 +175,23 @@ class LlmClient:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
         if stop:
             body["stop"] = [stop] if isinstance(stop, str) else list(stop)
-        max_tokens = self.max_tokens if max_tokens is None else max_tokens
+        if max_tokens is None:
+            max_tokens = self.max_tokens
+            if self.llama_cpp and stop and max_tokens is not None:
+                max_tokens = min(max_tokens, STEP_MAX_TOKENS)
         if max_tokens is not None:
             body["max_tokens"] = max_tokens
+        if self.llama_cpp:
+            body["cache_prompt"] = True
         body.update(extra)
         return body
+
+    def note_server(self, reply: Any) -> None:
+        """Recognise llama.cpp's server by the `timings` its replies (and its last stream chunk) carry; the
+        first reply decides (see the class doc)."""
+        if self.llama_cpp is None and isinstance(reply, dict):
+            timings = reply.get("timings")
+            self.llama_cpp = isinstance(timings, dict) and "prompt_n" in timings
 
     def chat(
         self, messages: list[dict], *, stop=None, max_tokens: int | None = None, stream: bool = False, **extra: Any
@@ -249,42 +273,50 @@ class LlmClient:
         # A lone surrogate (from a tool, a notebook, a file name) cannot be encoded: repair, don't crash.
         data = json.dumps(replace_lone_surrogates(body), ensure_ascii=False).encode("utf-8")
         host = self.host
-        try:
-            return self._session.post(
-                self.api_url,
-                data=data,
-                headers=self._headers(accept),
-                timeout=(self.connect_timeout, self.read_timeout),
-                stream=True,
-            )
-        except requests.exceptions.ConnectTimeout:
-            raise LlmTimeoutError(
-                f"could not connect to {host} within {self.connect_timeout:g} s: "
-                "check TINYAGENT_API_URL and your network"
-            ) from None
-        except requests.exceptions.ReadTimeout:
-            raise LlmTimeoutError(
-                f"{host} accepted the request but sent no reply within {self.read_timeout:g} s: "
-                "the model may be slow or overloaded; try again or raise read_timeout"
-            ) from None
-        except requests.exceptions.ConnectionError as exc:
-            if "timed out" in str(exc):  # a read timeout while streaming the body arrives this way
+        # A connection kept alive from the last reply may be closed by the server, or a proxy, just as this
+        # request sets out on it (Node's servers, JupyterHub's proxy among them, close one idle for 5 s): the
+        # request is then reset before any reply. It is sent once more, on a fresh connection; a chat
+        # request changes nothing on the server, which is why the official openai client retries too.
+        for last_try in (False, True):
+            try:
+                return self._session.post(
+                    self.api_url,
+                    data=data,
+                    headers=self._headers(accept),
+                    timeout=(self.connect_timeout, self.read_timeout),
+                    stream=True,
+                )
+            except requests.exceptions.ConnectTimeout:
                 raise LlmTimeoutError(
-                    f"{host} stopped sending before the reply was complete (no data for "
-                    f"{self.read_timeout:g} s): try again or raise read_timeout"
+                    f"could not connect to {host} within {self.connect_timeout:g} s: "
+                    "check TINYAGENT_API_URL and your network"
                 ) from None
-            reason = _short_reason(exc)
-            if reason in ("connection reset", "remote end closed"):
+            except requests.exceptions.ReadTimeout:
+                raise LlmTimeoutError(
+                    f"{host} accepted the request but sent no reply within {self.read_timeout:g} s: "
+                    "the model may be slow or overloaded; try again or raise read_timeout"
+                ) from None
+            except requests.exceptions.ConnectionError as exc:
+                if "timed out" in str(exc):  # a read timeout while streaming the body arrives this way
+                    raise LlmTimeoutError(
+                        f"{host} stopped sending before the reply was complete (no data for "
+                        f"{self.read_timeout:g} s): try again or raise read_timeout"
+                    ) from None
+                reason = _short_reason(exc)
+                if reason in ("connection reset", "remote end closed"):
+                    if not last_try:
+                        continue
+                    raise LlmConnectionError(
+                        f"{host} closed the connection without replying ({reason}), twice: the server may have "
+                        "crashed, or a proxy cut the request; try again"
+                    ) from None
                 raise LlmConnectionError(
-                    f"{host} closed the connection without replying ({reason}): the server may have "
-                    "crashed, or a proxy cut the request; try again"
+                    f"could not reach {host} ({reason}): check TINYAGENT_API_URL, "
+                    "and that the server is running"
                 ) from None
-            raise LlmConnectionError(
-                f"could not reach {host} ({reason}): check TINYAGENT_API_URL, "
-                "and that the server is running"
-            ) from None
-        except requests.exceptions.RequestException as exc:
-            raise LlmConnectionError(f"the request to {host} failed: {_short_reason(exc)}") from None
+            except requests.exceptions.RequestException as exc:
+                raise LlmConnectionError(f"the request to {host} failed: {_short_reason(exc)}") from None
+        raise AssertionError("unreachable: the last try returns or raises")
 
     def _read_body(self, response: requests.Response) -> bytes:
         """Read (and decompress) the body under `total_timeout`, so a server that drips bytes cannot
@@ -346,6 +378,7 @@ class LlmClient:
             if _MAY_HOLD_A_SURROGATE.search(text):  # only a \ud800-style escape can put one in
                 data = replace_lone_surrogates(data)
             content, tool_calls, finish_reason, usage, model = _reply_fields(data)
+            self.note_server(data)
         except RecursionError:
             raise BadResponseError(
                 f"the reply is nested too deeply to be a Chat Completions reply: {CHECK_THE_URL}", status

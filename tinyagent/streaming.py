@@ -346,6 +346,8 @@ class ReplyStream:
             return text
         chunk = _expect(chunk, "chunk", dict, required=True)
         self._chunks.append(chunk)
+        if "timings" in chunk:  # llama.cpp's last chunk: its server, recognised (LlmClient's doc)
+            self._client.note_server(chunk)
         self._model = self._model or _expect(chunk.get("model"), "model", str)
         usage = _expect(chunk.get("usage"), "usage", dict)
         if usage:

@@ -81,7 +81,7 @@ def main() -> int:
                   "TINYAGENT_HUB_ONE_ACCOUNT=1)", file=sys.stderr)
             return 2
         problem = runtime_problem([RUNTIME / "bin" / "python", COURSE / "notebooks", COURSE / "tinyagent",
-                                   HERE / "lab-settings" / "overrides.json"])
+                                   HERE / "lab-settings" / "overrides.json", HERE / "learner_server.py"])
         if problem:
             print(f"error: the learners' accounts cannot use the course: {problem}", file=sys.stderr)
             return 2

@@ -147,13 +147,16 @@ c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server",
 # every other's files and the teacher's password, needs TINYAGENT_HUB_ONE_ACCOUNT=1.
 LEARNER_PATH = f"{RUNTIME / 'bin'}{os.pathsep}/usr/local/bin{os.pathsep}/usr/bin{os.pathsep}/bin"
 LAB_SETTINGS = HERE / "lab-settings"  # JupyterLab's defaults for the room: no news or update checks online
+# `python -m jupyterhub.singleuser`, without the hub's database code it imports and a learner never runs
+# (SQLAlchemy and the hub's tables: about 35 MiB a learner); it signs learners in through the hub the same way.
+LEARNER_SERVER = HERE / "learner_server.py"
 if ONE_ACCOUNT:
     print(f"tinyagent hub: TINYAGENT_HUB_ONE_ACCOUNT=1, a trial on one account: every learner's server runs as "
           f"{pwd.getpwuid(os.geteuid()).pw_name}, so any learner can read every other learner's files and "
           f"the teacher's password in {STATE}. Never for a real class.", file=sys.stderr, flush=True)
     c.JupyterHub.spawner_class = "simple"
     c.SimpleLocalProcessSpawner.home_dir_template = str(STATE / "homes" / "{username}")
-    c.Spawner.cmd = [sys.executable, "-m", "jupyterhub.singleuser"]  # the hub's own Python
+    c.Spawner.cmd = [sys.executable, str(LEARNER_SERVER)]  # the hub's own Python
     LEARNER_PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
     c.Spawner.args = ["--allow-root"]  # a hub run as root (a container) spawns as root
     c.Spawner.pre_spawn_hook = lambda spawner: spawner.log.info(
@@ -165,7 +168,7 @@ else:
                  "for a trial on one account, set TINYAGENT_HUB_ONE_ACCOUNT=1 (learners can then read each "
                  "other's files and the hub's passwords)")
     problem = runtime_problem([RUNTIME / "bin" / "python", COURSE / "notebooks", COURSE / "tinyagent",
-                               LAB_SETTINGS / "overrides.json"])
+                               LAB_SETTINGS / "overrides.json", LEARNER_SERVER])
     if problem:
         sys.exit(f"error: the learners' accounts cannot use the course: {problem}")
     c.JupyterHub.spawner_class = LearnerAccountSpawner
@@ -173,7 +176,7 @@ else:
     c.LearnerAccountSpawner.homes = str(HOMES)
     c.LearnerAccountSpawner.course_notebooks = str(COURSE / "notebooks")
     c.LearnerAccountSpawner.runtime_python = str(RUNTIME / "bin" / "python")
-    c.Spawner.cmd = [str(RUNTIME / "bin" / "python"), "-m", "jupyterhub.singleuser"]
+    c.Spawner.cmd = [str(RUNTIME / "bin" / "python"), str(LEARNER_SERVER)]
     c.Spawner.args = []
 c.Spawner.args += [
     f"--LabApp.app_settings_dir={LAB_SETTINGS}",
