@@ -215,16 +215,17 @@ def id_shape(example: str) -> re.Pattern:
 
 
 def input_rules(tool: Tool, book: RuleBook, values: Mapping[str, Iterable[str]] | None = None,
-                free_chars: int = FREE_TEXT_CHARS) -> str:
-    """The GBNF for the text after "Action Input: " (the space included, when there is an input).
+                free_chars: int = FREE_TEXT_CHARS, lead: str = " ") -> str:
+    """The GBNF for the text after "Action Input:": `lead` (a space) and the input, when there is one.
 
     A tool without parameters, or with no properties, takes nothing; a tool with one string parameter takes the
     string itself (its `values` when given, else a line of at most `free_chars`); any other takes its arguments
     as one line of JSON that fits its schema.
     """
     schema = parameters_of(tool)
+    space = literal(lead) + " " if lead else ""
     if schema is None:
-        return book.add(f"{tool.name}-input", f'" " [^\\n]{{1,{free_chars}}}')
+        return book.add(f"{tool.name}-input", f"{space}[^\\n]{{1,{free_chars}}}")
     properties = schema.get("properties") or {}
     if not properties:
         return '""'
@@ -232,24 +233,20 @@ def input_rules(tool: Tool, book: RuleBook, values: Mapping[str, Iterable[str]] 
     values = values or {}
     if key is not None:
         if key in values:
-            return book.add(f"{tool.name}-input", " | ".join(literal(" " + v) for v in dict.fromkeys(values[key])))
+            return book.add(f"{tool.name}-input", " | ".join(literal(lead + v) for v in dict.fromkeys(values[key])))
         high = properties[key].get("maxLength", free_chars)
-        return book.add(f"{tool.name}-input", f'" " [^\\n ] [^\\n]{{0,{int(high) - 1}}}')
+        return book.add(f"{tool.name}-input", f"{space}[^\\n ] [^\\n]{{0,{int(high) - 1}}}")
     bounded = {k: (dict(s, maxLength=s.get("maxLength", free_chars)) if s.get("type") == "string" else s)
                for k, s in properties.items()}
-    return book.add(f"{tool.name}-input", '" " ' + schema_rules({**schema, "properties": bounded}, book,
-                                                                  f"{tool.name}-args", values))
+    return book.add(f"{tool.name}-input", space + schema_rules({**schema, "properties": bounded}, book,
+                                                               f"{tool.name}-args", values))
 
 
 def input_grammar(tool: Tool, values: Mapping[str, Iterable[str]] | None = None) -> str:
-    """A whole grammar for one tool's Action Input alone (without the leading space), for a test or a look."""
+    """A whole grammar for one tool's Action Input alone (no leading space), for a test or a look."""
     book = RuleBook()
-    body = input_rules(tool, book, values)
-    if body == '""':
-        return 'root ::= ""\n'
-    rule = book.rules[body]
-    book.rules[body] = rule[4:] if rule.startswith('" " ') else rule.replace('" " ', "", 1)
-    book.add("root", body)
+    book.add("root", "")
+    book.rules["root"] = input_rules(tool, book, values, lead="")
     return book.text()
 
 
@@ -523,3 +520,33 @@ def forced_share(steps: Iterable[ConstrainedStep]) -> float:
     """The share of logged steps whose grammar left one thing to do (0.0 for none logged)."""
     steps = list(steps)
     return sum(s.forced for s in steps) / len(steps) if steps else 0.0
+
+
+# -- lesson 23's measurement ----------------------------------------------------------------------------------------
+VARIANTS = {
+    "none": "the course's prompt, no grammar",
+    "format": "a grammar for the format (Thought, then Action + Action Input, or Final Answer)",
+    "inputs": "+ each tool's input from its schema, ids only as seen in the conversation",
+    "conversation": "+ rebuilt each step (no repeat, answer after an Observation), tool filter, one-shot example",
+    "json_schema": "a JSON Schema ({tool, arguments} or {final_answer}), narrowed and filtered the same way",
+}
+
+
+def variant_options(name: str) -> dict:
+    """The agent options (`parts`) of one of VARIANTS, with a new send part (so a new log) each call."""
+    from .shop.tool_hints import SHOP_TOOL_HINTS
+    from .tool_filter import ToolFilter
+
+    if name == "none":
+        return {}
+    if name == "format":
+        return {"parts": {"send": ConstrainedSend(inputs=False)}}
+    if name == "inputs":
+        return {"parts": {"send": ConstrainedSend(narrow=False)}}
+    narrowed = {"tool_filter": ToolFilter(SHOP_TOOL_HINTS), "thought_chars": 100, "answer_chars": 200}
+    if name == "conversation":
+        return {"parts": {"send": ConstrainedSend(**narrowed), "request": WithExample()}}
+    if name == "json_schema":
+        return {"parts": {"send": ConstrainedSend("json_schema", **narrowed), "request": WithExample(),
+                          "read": JsonStepRead()}}
+    raise ValueError(f"no variant {name!r}: the variants are {', '.join(VARIANTS)}")

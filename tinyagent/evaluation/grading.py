@@ -73,10 +73,6 @@ class RunOutcome:
     def from_run(cls, result: AgentResult, refunds: list[dict]) -> RunOutcome:
         """Read an agent's result and the shop's refunds (`Shop.refunds()`) after it."""
         trace = result.trace
-        # A reply that ended at max_tokens is unreadable; the parser may already have said so (counted once).
-        cut = [call.step for call in trace.of_type(LlmCall) if call.finish_reason == "length"]
-        unread = {parsed.step for parsed in trace.of_type(Parsed) if parse_failures(Trace([parsed]))}
-        cut_but_parsed = [step for step in cut if step not in unread]
         uses = []
         for step in sorted({call.step for call in trace.tool_calls}):
             # A round's calls, then their results in the same order (one each, in either protocol). An
@@ -89,10 +85,19 @@ class RunOutcome:
             refunds=tuple(sorted(str(row["orderId"]) for row in refunds)),
             answer=result.answer,
             reason=result.reason,
-            unreadable_replies=parse_failures(trace) + len(cut_but_parsed),
+            unreadable_replies=unreadable_replies(trace),
             client_cuts=sum(call.client_cut for call in trace.of_type(LlmCall)),
-            cut_replies=len(cut),
+            cut_replies=sum(call.finish_reason == "length" for call in trace.of_type(LlmCall)),
         )
+
+
+def unreadable_replies(trace: Trace) -> int:
+    """The replies of a run that could not be read as a step: those the parser could not read
+    (protocol_comparison.parse_failures), and those that ended at max_tokens, which the parser may have read a
+    first half of (a model cut off mid-step has not written a step). Each reply counts once."""
+    cut = {call.step for call in trace.of_type(LlmCall) if call.finish_reason == "length"}
+    unread = {parsed.step for parsed in trace.of_type(Parsed) if parse_failures(Trace([parsed]))}
+    return parse_failures(trace) + len(cut - unread)
 
 
 @dataclass(frozen=True)
