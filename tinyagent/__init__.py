@@ -30,6 +30,7 @@ Where each lesson's code lives (the README has the same map; tests/test_packagin
     18 evaluation         evaluation/
     19 serving            serving/, server_signals
     20 frameworks         frameworks/
+    23 constrained        gbnf, constrained_decoding
     A1 real model         local_model
     every lesson          checks/, background_server, server_address, lazy_names, safe_text, arguments,
                           lesson_copies

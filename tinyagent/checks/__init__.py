@@ -86,6 +86,7 @@ _LESSONS = {
     "lesson20_frameworks": (
         "check_observations_in", "check_part_lessons", "OBSERVATION_CASES", "FRAMEWORK_PARTS"
     ),
+    "lesson23_constrained_decoding": ("check_tracking_grammar", "check_ids_seen", "TRACKING_NUMBERS"),
 }
 _LAZY = {name: module for module, names in _LESSONS.items() for name in names}
 
