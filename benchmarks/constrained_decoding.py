@@ -56,8 +56,9 @@ def measure(llm, variant: str, names, langs, max_steps: int, max_tokens: int) ->
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| variant | tasks passed | replies the strict parser reads | mean model calls | suite wall time "
-             "| steps the grammar forced |", "| --- | --- | --- | --- | --- | --- |"]
+    header = ("| variant | tasks passed | replies the strict parser reads | mean model calls | suite wall time "
+              "| steps the grammar forced |")
+    lines = [header, "| --- | --- | --- | --- | --- | --- |"]
     for row in rows:
         forced = "—" if row["forced"] is None else f"{row['forced']:.0%}"
         lines.append(f"| {VARIANTS[row['variant']]} | {row['passed']}/{row['tasks']} | {row['readable']:.0%} "

@@ -334,11 +334,11 @@ def _check_constrained(llm: LlmClient, form: str) -> tuple[str, str, str]:
     ask = [{"role": "user", "content": "Say hello."}]
     if form == "grammar":
         options = {"grammar": PROBE_GRAMMAR}
-        followed = lambda text: re.fullmatch(r"tinyagent-\d{3}", text.strip()) is not None  # noqa: E731
+        followed = lambda text: re.fullmatch(r"tinyagent-\d{3}", text.strip()) is not None
     else:
         options = {"response_format": {"type": "json_schema",
                                        "json_schema": {"name": "probe", "strict": True, "schema": PROBE_SCHEMA}}}
-        followed = lambda text: _json_or_none(text) == {"answer": "tinyagent"}  # noqa: E731
+        followed = lambda text: _json_or_none(text) == {"answer": "tinyagent"}
     try:
         reply = llm.chat(ask, max_tokens=64, **options, **SAME_EVERY_TIME)  # JSON may come with much whitespace
     except LlmError as exc:
