@@ -140,8 +140,8 @@ def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
     add("usage", *_check_usage(ping))
     add("streaming", *_check_streaming(llm, settings, timeout))
     add("tool_calls", *_check_tools(llm))
-    add("grammar", *_check_constrained(llm, "grammar"))
-    add("json_schema", *_check_constrained(llm, "json_schema"))
+    add("grammar", *check_constrained(llm, "grammar"))
+    add("json_schema", *check_constrained(llm, "json_schema"))
     return checks
 
 
@@ -328,7 +328,7 @@ def _check_tools(llm: LlmClient) -> tuple[str, str, str]:
     return WARN, "the server accepted `tools` but answered in text, with no tool_calls", fix
 
 
-def _check_constrained(llm: LlmClient, form: str) -> tuple[str, str, str]:
+def check_constrained(llm: LlmClient, form: str) -> tuple[str, str, str]:
     """Ask for a reply that the probe grammar (or schema) leaves no choice in, and see whether it came."""
     fix = CONSTRAINED_FIX[form]
     ask = [{"role": "user", "content": "Say hello."}]
