@@ -104,8 +104,10 @@ def main(argv: list[str] | None = None) -> int:
         for variant in args.variants:
             row = measure(llm, variant, args.names, args.langs, args.max_steps, args.max_tokens)
             rows.append(row)
+            forced = "-" if row["forced"] is None else f"{row['forced']:.0%}"
             print(f"{variant}: {row['passed']}/{row['tasks']} passed, {row['readable']:.0%} readable, "
-                  f"{row['seconds']:.0f} s", file=sys.stderr, flush=True)
+                  f"{row['mean_calls']:.1f} calls a task, {row['seconds']:.0f} s, {forced} of steps forced",
+                  file=sys.stderr, flush=True)
     load_after = os.getloadavg()
     print(f"SmolLM2-135M via llama.cpp, {args.threads} thread(s), temperature 0, max_steps {args.max_steps}, "
           f"max_tokens {args.max_tokens}; load average (1 min) {load_before[0]:.1f} before, {load_after[0]:.1f} "
