@@ -255,10 +255,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_forty_two_exercises_have_a_check():
+def test_forty_four_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 42
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 44
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
