@@ -543,7 +543,7 @@ def variant_options(name: str) -> dict:
         return {"parts": {"send": ConstrainedSend(inputs=False)}}
     if name == "inputs":
         return {"parts": {"send": ConstrainedSend(narrow=False)}}
-    narrowed = {"tool_filter": ToolFilter(SHOP_TOOL_HINTS), "thought_chars": 100, "answer_chars": 200}
+    narrowed = {"tool_filter": ToolFilter(SHOP_TOOL_HINTS), "thought_chars": 60, "answer_chars": 100}
     if name == "conversation":
         return {"parts": {"send": ConstrainedSend(**narrowed), "request": WithExample()}}
     if name == "json_schema":
