@@ -30,10 +30,15 @@ def settings_for(url, key=KEY, model="test-model"):
     return Settings(api_url=url, api_key=key, model=model, source="test")
 
 
-def test_classroom_model_passes_every_check():
+def test_classroom_model_passes_every_check_but_the_grammar_and_schema_it_reads_and_does_not_follow():
     checks = diagnose(load_settings(notice=False))
-    assert set(statuses(checks).values()) == {OK}, checks
-    assert list(statuses(checks)) == [*REQUIRED, "stop honoured", "usage", "streaming", "tool_calls"]
+    found = statuses(checks)
+    assert list(found) == [*REQUIRED, "stop honoured", "usage", "streaming", "tool_calls", "grammar", "json_schema"]
+    assert {name: status for name, status in found.items() if status != OK} == {"grammar": WARN, "json_schema": WARN}
+    details = {check.name: check for check in checks}
+    assert details["grammar"].detail.startswith("accepted, but not followed")
+    assert "llama.cpp" in details["grammar"].fix and "vLLM" in details["grammar"].fix
+    assert "OpenAI's structured outputs" in details["json_schema"].fix
 
 
 def test_command_line_doctor_on_the_classroom_model_exits_0(capsys):
@@ -55,6 +60,7 @@ def test_local_llama_cpp_passes_but_warns_about_tool_calls(local_model):
     assert found["usage"] == OK
     assert found["streaming"] == OK
     assert found["tool_calls"] == WARN  # llama.cpp takes `tools` but SmolLM2 answers in text
+    assert found["grammar"] == OK and found["json_schema"] == OK  # llama.cpp follows both (lesson 23)
     assert "How to fix:" in text and "- tool_calls (WARN): native function calling" in text
 
 
@@ -115,6 +121,7 @@ def test_server_ignoring_stop_and_stream_and_tools_only_warns(scripted_server):
     assert found["usage"] == WARN
     assert found["streaming"] == WARN and "not text/event-stream" in text
     assert found["tool_calls"] == WARN
+    assert found["grammar"] == WARN and found["json_schema"] == WARN and "accepted, but not followed" in text
     assert "All required checks passed" in text
 
 

@@ -29,6 +29,7 @@ from tinyagent.evaluation import (
     select_tasks,
     written_in,
 )
+from tinyagent.evaluation.grading import holds_fact
 from tinyagent.evaluation.progress import PlainProgress, progress_bar
 from tinyagent.prompts import detect_language
 from tinyagent.shop.tasks import SHOP_TASKS
@@ -419,3 +420,40 @@ def test_the_benchmark_meets_its_targets_on_the_classroom_model(capsys):
     assert "classroom · text ReAct           22/22 passed (100%)" in out
     assert "in text ReAct 10 of 10 variants score below 100%" in out
     assert out.rstrip().splitlines()[-1].startswith("targets: met")
+
+
+def test_a_fact_is_found_as_a_fact_not_as_digits_inside_something_else():
+    # The real model's answer that the old substring check passed: 15 inside a run of numbers.
+    counting = swap(QUESTION_RUN, answer="可以的，1.1.1.2.2.3.15。")
+    assert failing("return question (zh)", counting) == {"answer": "it does not say 15"}
+    assert not holds_fact("in 2015", "15") and not holds_fact("v1.15", "15") and not holds_fact("15.5", "15")
+    assert holds_fact("within 15 days.", "15") and holds_fact("a 15-day window", "15")
+    # A date as a date, in the ways people write one, and never inside a longer number.
+    for spelling in ("2026-06-22", "2026/06/22", "2026年6月22日", "June 22, 2026", "22 June 2026"):
+        assert holds_fact(f"signed for on {spelling}.", "2026-06-22"), spelling
+    assert not holds_fact("12026-06-223", "2026-06-22") and not holds_fact("2026-06-2", "2026-06-22")
+    # Ranges, times and ids whole.
+    assert holds_fact("1–3 working days", "1-3") and not holds_fact("11-30 days", "1-3")
+    assert holds_fact("19:05:23", "19:05") and not holds_fact("19:055", "19:05")
+    assert holds_fact("SF1234567890.", "SF1234567890") and not holds_fact("SF12345678901", "SF1234567890")
+    assert holds_fact("the order was cancelled", "cancel") and not holds_fact("", "cancel")
+
+
+def test_a_reply_cut_at_max_tokens_is_unreadable_even_when_its_first_lines_parse():
+    assert failing("refund (zh)", swap(REFUND_RUN, unreadable_replies=1, cut_replies=1)) == {
+        "format": "1 reply could not be read as a step (cut at max_tokens)"}
+    assert failing("refund (zh)", swap(REFUND_RUN, unreadable_replies=3, cut_replies=1)) == {
+        "format": "3 replies could not be read as a step (1 ended at max_tokens)"}
+
+
+def test_from_run_counts_a_reply_that_ended_at_max_tokens_once():
+    from tinyagent import LlmCall, Parsed, Trace
+    from tinyagent.agent import AgentResult
+
+    trace = Trace([LlmCall(1, (), "Thought: x\nAction: queryOrder\nAction Input: 88", "length"),
+                   Parsed(1, "x", "queryOrder", "88", None, "action"),
+                   LlmCall(2, (), "I think", "length"), Parsed(2, "", None, None, None, "no_format")])
+    outcome = RunOutcome.from_run(AgentResult("", "length", trace, []), [])
+    assert (outcome.unreadable_replies, outcome.cut_replies) == (2, 2)
+    fine = Trace([LlmCall(1, (), "Thought: x\nFinal Answer: y", "stop"), Parsed(1, "x", None, None, "y", "final_answer")])
+    assert RunOutcome.from_run(AgentResult("y", "final_answer", fine, []), []).unreadable_replies == 0

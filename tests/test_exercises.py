@@ -35,6 +35,7 @@ from tinyagent.checks import (
     check_fixed_seed_loop,
     check_fold_logistics,
     check_forgiving_query_order,
+    check_ids_seen,
     check_inside_workspace,
     check_invented_counter,
     check_missing_order_prediction,
@@ -55,6 +56,7 @@ from tinyagent.checks import (
     check_suggesting_registry,
     check_tool_messages,
     check_toy_logistics_tool,
+    check_tracking_grammar,
     check_trim_to_budget,
     check_unknown_model,
     check_variant_failures,
@@ -248,6 +250,8 @@ def fails(check, *answer, says: str = "") -> None:
         (check_part_lessons, (None,)),
         (check_scoped_registry, (None,)),  # 21
         (check_rains_during, (None,)),
+        (check_tracking_grammar, (None,)),  # 23
+        (check_ids_seen, (None,)),
     ],
 )
 def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
@@ -255,10 +259,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_forty_six_exercises_have_a_check():
+def test_forty_eight_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 46
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 48
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -2896,3 +2900,83 @@ def test_22_keep_best(capsys):
     fails(check_keep_best, sorts_in_place, says="changed the list")
     fails(check_keep_best, ids_not_nodes, says="return a list of the nodes")
     fails(check_keep_best, lambda nodes, width: [max(nodes)], says="raised TypeError")
+# -- lesson 23 -------------------------------------------------------------------------------------------------
+TRACKING_SOLUTION = 'root ::= [A-Z] [A-Z] [0-9]{10}'
+
+
+def test_23_tracking_grammar():
+    assert passes(check_tracking_grammar, TRACKING_SOLUTION)
+    assert passes(check_tracking_grammar, 'root ::= letter letter digit{10}\nletter ::= [A-Z]\ndigit ::= [0-9]')
+    # GBNF that llama.cpp can read
+    fails(check_tracking_grammar, "root := [A-Z]{2} [0-9]{10}", says="could not read")
+    fails(check_tracking_grammar, "root ::= tracking", says="could not read")
+    fails(check_tracking_grammar, ["root ::= [A-Z]"], says="GBNF text")
+    # allows every tracking number of the shop
+    fails(check_tracking_grammar, 'root ::= "SF" [0-9]{10}', says="refuses YT2468013579")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [1-9]{10}', says="refuses SF1234567890")
+    # and nothing else: no order id, no lower case, exactly ten digits, nothing after
+    fails(check_tracking_grammar, 'root ::= [A-Za-z0-9]+', says="an order id")
+    fails(check_tracking_grammar, 'root ::= [A-Za-z] [A-Za-z] [0-9]{10}', says="lower-case")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{9,10}', says="nine digits")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10,}', says="eleven digits")
+    fails(check_tracking_grammar, 'root ::= [A-Z]{1,2} [0-9]{10}', says="one letter")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} [ ]?', says="a space after it")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} ([\\n] [^\\x00]*)?', says="Observation after")
+
+
+def _ids_seen_solution(messages, example):
+    import re
+
+    shape = "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
+    found = []
+    for message in messages:
+        if message["role"] != "user":
+            continue
+        for word in re.findall(rf"(?<![A-Za-z0-9]){shape}(?![A-Za-z0-9])", message["content"], re.IGNORECASE):
+            if word.upper() not in found:
+                found.append(word.upper())
+    return found
+
+
+def test_23_ids_seen():
+    assert passes(check_ids_seen, _ids_seen_solution)
+
+    def with_system(messages, example):  # reads the system prompt's examples too
+        return _ids_seen_solution([{**m, "role": "user"} if m["role"] == "system" else m for m in messages], example)
+
+    def with_assistant(messages, example):  # believes the model's own words
+        return _ids_seen_solution([{**m, "role": "user"} if m["role"] == "assistant" else m for m in messages],
+                                  example)
+
+    def as_written(messages, example):  # keeps the case the text had
+        import re
+        shape = "".join("[A-Za-z]" if ch.isalpha() else "[0-9]" for ch in example)
+        return list(dict.fromkeys(w for m in messages if m["role"] == "user"
+                                  for w in re.findall(rf"(?<![A-Za-z0-9]){shape}(?![A-Za-z0-9])", m["content"])))
+
+    def every_time(messages, example):  # an id said twice comes back twice
+        import re
+        shape = "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
+        return [w.upper() for m in messages if m["role"] == "user"
+                for w in re.findall(rf"(?<![A-Za-z0-9]){shape}(?![A-Za-z0-9])", m["content"], re.IGNORECASE)]
+
+    def sorted_ids(messages, example):
+        return sorted(_ids_seen_solution(messages, example))
+
+    def any_number(messages, example):  # not the example's shape: 1999 and 2026 come along
+        import re
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
+                                  for w in re.findall(r"[A-Za-z]*[0-9]+", m["content"])))
+
+    # ids from the customer and the Observations, not the system prompt
+    fails(check_ids_seen, with_system, says="system prompt's examples")
+    # not the model's own words, upper-cased
+    fails(check_ids_seen, with_assistant, says="only the model wrote")
+    fails(check_ids_seen, as_written, says="upper-cased")
+    # each once, in the order they first appear
+    fails(check_ids_seen, every_time, says="each id once")
+    fails(check_ids_seen, sorted_ids, says="order they first appear")
+    # only the example's shape
+    fails(check_ids_seen, any_number, says="example's shape")
+    fails(check_ids_seen, lambda messages, example: "88231", says="a list of ids")
+    fails(check_ids_seen, lambda messages: [], says="takes")

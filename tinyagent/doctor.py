@@ -11,6 +11,10 @@ line per check:
     usage          token counts in the reply                              the token budget needs them
     streaming      stream=true gives Server-Sent Events                   lesson 14 needs it
     tool_calls     tools=[...] gives back tool_calls                      lesson 09 needs it
+    grammar        a GBNF `grammar` is followed, not only accepted         lesson 23 (llama.cpp; vLLM takes one
+                                                                          in `structured_outputs`)
+    json_schema    response_format json_schema is followed                lesson 23 (llama.cpp, vLLM, OpenAI's
+                                                                          structured outputs)
 
 The exit code is 1 when a required check fails. The key is never printed: every detail that quotes
 a server passes through `redact()`.
@@ -19,6 +23,7 @@ a server passes through `redact()`.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,7 +60,19 @@ TIME_TOOL = {
         "parameters": {"type": "object", "properties": {}, "required": []},
     },
 }
-CHECKS = ("reachable", "key accepted", "model exists", "reply", "stop honoured", "usage", "streaming", "tool_calls")
+CHECKS = ("reachable", "key accepted", "model exists", "reply", "stop honoured", "usage", "streaming", "tool_calls",
+          "grammar", "json_schema")
+# A grammar and a schema that leave one reply only: a server that follows them must send exactly it.
+PROBE_GRAMMAR = 'root ::= "tinyagent-" [0-9] [0-9] [0-9]'
+PROBE_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["tinyagent"]}},
+                "required": ["answer"], "additionalProperties": False}
+CONSTRAINED_FIX = {
+    "grammar": "lesson 23's grammars need a server that takes GBNF: llama.cpp's server (`grammar`), or vLLM "
+               "(a grammar in `structured_outputs`, formerly `guided_grammar`); OpenAI's API takes none, use its "
+               "JSON Schema instead (response_format); the rest of the course works without",
+    "json_schema": "lesson 23's JSON steps need response_format json_schema: llama.cpp's server, vLLM and OpenAI's "
+                   "structured outputs take it; the rest of the course works without",
+}
 # Sampling fixed, so that asking twice gives the same text (what the stop check relies on).
 SAME_EVERY_TIME = {"temperature": 0, "seed": 7}
 
@@ -123,6 +140,8 @@ def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
     add("usage", *_check_usage(ping))
     add("streaming", *_check_streaming(llm, settings, timeout))
     add("tool_calls", *_check_tools(llm))
+    add("grammar", *check_constrained(llm, "grammar"))
+    add("json_schema", *check_constrained(llm, "json_schema"))
     return checks
 
 
@@ -307,6 +326,33 @@ def _check_tools(llm: LlmClient) -> tuple[str, str, str]:
         names = [(call.get("function") or {}).get("name", "?") for call in reply.tool_calls]
         return OK, f"tool_calls: {', '.join(names)} (finish_reason={reply.finish_reason})", ""
     return WARN, "the server accepted `tools` but answered in text, with no tool_calls", fix
+
+
+def check_constrained(llm: LlmClient, form: str) -> tuple[str, str, str]:
+    """Ask for a reply that the probe grammar (or schema) leaves no choice in, and see whether it came."""
+    fix = CONSTRAINED_FIX[form]
+    ask = [{"role": "user", "content": "Say hello."}]
+    if form == "grammar":
+        options = {"grammar": PROBE_GRAMMAR}
+        followed = lambda text: re.fullmatch(r"tinyagent-\d{3}", text.strip()) is not None
+    else:
+        options = {"response_format": {"type": "json_schema",
+                                       "json_schema": {"name": "probe", "strict": True, "schema": PROBE_SCHEMA}}}
+        followed = lambda text: _json_or_none(text) == {"answer": "tinyagent"}
+    try:
+        reply = llm.chat(ask, max_tokens=64, **options, **SAME_EVERY_TIME)  # JSON may come with much whitespace
+    except LlmError as exc:
+        return WARN, f"the server refused `{form}`: {exc}", fix
+    if followed(reply.text):
+        return OK, f"followed: the reply is exactly what it allowed ({reply.text.strip()[:40]!r})", ""
+    return WARN, f"accepted, but not followed: the reply was {reply.text.strip()[:40]!r}", fix
+
+
+def _json_or_none(text: str):
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
 
 
 # -- the report --------------------------------------------------------------------------------

@@ -184,6 +184,7 @@ def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
         )
     _optional(body, "tools", list)
     _optional(body, "response_format", dict)
+    _optional(body, "grammar", str)  # llama.cpp's GBNF (lesson 23): read, not followed (the script keeps the format)
 
     return ChatRequest(
         body=body,

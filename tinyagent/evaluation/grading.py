@@ -6,10 +6,12 @@
 tools     the calls the task needs were made (each as often as listed), no other tool was called (except
           the task's `may_also_call`), none came back with an error, and no call was repeated as it was
 database  the refunds table holds a row for exactly the task's `refunds`: none for a question
-answer    the run ended with an answer (not a stop), holding every fact, in the customer's language
-format    every reply followed the protocol: each one could be read, none had to be cut at the stop
-          sequence (the model wrote past its turn, into an Observation), and the answer came as a Final
-          Answer rather than as prose the loop's fallback took
+answer    the run ended with an answer (not a stop), holding every fact as a fact (see `holds_fact`: 15
+          as the whole number 15, not inside 1.15 or 2015), in the customer's language
+format    every reply followed the protocol: each one could be read, none ended at max_tokens (a reply cut
+          there is unreadable, whatever its first lines said), none had to be cut at the stop sequence (the
+          model wrote past its turn, into an Observation), and the answer came as a Final Answer rather than
+          as prose the loop's fallback took
 
 A task passes when all four pass. The checks read what happened, not how the model worded it, so they
 hold on any model; the outcome is plain data, so a test can build a wrong run by hand and see each fail.
@@ -23,9 +25,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..agent import AgentResult
-from ..events import LlmCall, Observation, ToolCall
+from ..events import LlmCall, Observation, Parsed, ToolCall
 from ..handoffs import is_handoff
 from ..protocol_comparison import parse_failures
+from ..trace import Trace
 from .tasks import EvalTask
 
 CHECKS = ("tools", "database", "answer", "format")
@@ -53,8 +56,10 @@ class RunOutcome:
     tool_calls:         every call, in order, with whether it failed
     refunds:            the order ids of the refunds table's rows after the run
     answer, reason:     what the customer got, and why the run ended ("final_answer", "fallback", "max_steps", ...)
-    unreadable_replies: replies the agent could not read as a step (protocol_comparison.parse_failures)
+    unreadable_replies: replies the agent could not read as a step (protocol_comparison.parse_failures),
+                        and replies that ended at max_tokens (the model had not finished: its step is not one)
     client_cuts:        replies the client cut at the stop sequence because the server sent text past it
+    cut_replies:        of the unreadable replies, those that ended at max_tokens (finish_reason "length")
     """
 
     tool_calls: tuple[ToolUse, ...] = ()
@@ -63,6 +68,7 @@ class RunOutcome:
     reason: str = "final_answer"
     unreadable_replies: int = 0
     client_cuts: int = 0
+    cut_replies: int = 0
 
     @classmethod
     def from_run(cls, result: AgentResult, refunds: list[dict]) -> RunOutcome:
@@ -84,9 +90,19 @@ class RunOutcome:
             refunds=tuple(sorted(str(row["orderId"]) for row in refunds)),
             answer=result.answer,
             reason=result.reason,
-            unreadable_replies=parse_failures(trace),
+            unreadable_replies=unreadable_replies(trace),
             client_cuts=sum(call.client_cut for call in trace.of_type(LlmCall)),
+            cut_replies=sum(call.finish_reason == "length" for call in trace.of_type(LlmCall)),
         )
+
+
+def unreadable_replies(trace: Trace) -> int:
+    """The replies of a run that could not be read as a step: those the parser could not read
+    (protocol_comparison.parse_failures), and those that ended at max_tokens, which the parser may have read a
+    first half of (a model cut off mid-step has not written a step). Each reply counts once."""
+    cut = {call.step for call in trace.of_type(LlmCall) if call.finish_reason == "length"}
+    unread = {parsed.step for parsed in trace.of_type(Parsed) if parse_failures(Trace([parsed]))}
+    return parse_failures(trace) + len(cut - unread)
 
 
 @dataclass(frozen=True)
@@ -154,7 +170,7 @@ def check_answer(task: EvalTask, outcome: RunOutcome) -> Check:
     """An answer (not a stop), holding every fact, in the language the customer wrote in."""
     if outcome.reason not in ANSWERED or not outcome.answer:
         return Check(False, f"the run ended with {outcome.reason}, not with an answer of the model's own")
-    problems = [f"it does not say {fact}" for fact in task.facts if fact not in outcome.answer]
+    problems = [f"it does not say {fact}" for fact in task.facts if not holds_fact(outcome.answer, fact)]
     language = written_in(outcome.answer, quoted=[use.result for use in outcome.tool_calls])
     if language not in (task.lang, None):
         problems.append(f"it is written in {LANGUAGE_NAMES[language]}; the customer wrote in "
@@ -162,13 +178,58 @@ def check_answer(task: EvalTask, outcome: RunOutcome) -> Check:
     return _verdict(problems, f"holds {', '.join(task.facts)}")
 
 
+def holds_fact(answer: str, fact: str) -> bool:
+    """Whether `answer` states `fact` as the fact it is, not as a piece of something longer:
+
+    a number (15, 343)        as a whole number: not inside 2015, 1.15 or 1.1.15, not in 15.5
+    a date (2026-06-22)       as that date: 2026-06-22, 2026/06/22, 2026年6月22日, June 22, 2026, 22 June 2026
+    a range, a time (1-3, 19:05)  whole: not inside 11-30 or 19:055; 1–3 and 1~3 say 1-3 too
+    an id (SF1234567890)      as a whole word: not inside SF12345678901
+    a word (cancel, 取消)      anywhere, as a word's beginning may be ("cancelled" says cancel)
+    """
+    if not answer:
+        return False
+    return any(re.search(pattern, answer, re.IGNORECASE) for pattern in fact_patterns(fact))
+
+
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+_NUMBER_EDGE_BEFORE = r"(?<![0-9A-Za-z])(?<![0-9][.\-])"
+_NUMBER_EDGE_AFTER = r"(?![0-9A-Za-z])(?![.\-:][0-9])"
+
+
+def fact_patterns(fact: str) -> list[str]:
+    """The regular expressions any one of which finds `fact` in an answer (see `holds_fact`)."""
+    date = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", fact)
+    if date:
+        year, month, day = date.groups()
+        m, d = int(month), int(day)
+        spellings = [fact, f"{year}/{month}/{day}", f"{year}年0?{m}月0?{d}日",
+                     f"{_MONTHS[m - 1]} 0?{d},? {year}", f"0?{d} {_MONTHS[m - 1]},? {year}"]
+        return [_NUMBER_EDGE_BEFORE + s + _NUMBER_EDGE_AFTER for s in spellings]
+    if re.fullmatch(r"\d+", fact):
+        return [_NUMBER_EDGE_BEFORE + fact + _NUMBER_EDGE_AFTER]
+    span = re.fullmatch(r"(\d+)-(\d+)", fact)
+    if span:
+        low, high = span.groups()
+        return [_NUMBER_EDGE_BEFORE + low + r"\s?[-–~～至到]\s?" + high + _NUMBER_EDGE_AFTER,
+                _NUMBER_EDGE_BEFORE + low + r" to " + high + _NUMBER_EDGE_AFTER]
+    if re.fullmatch(r"\d+:\d+", fact):
+        return [_NUMBER_EDGE_BEFORE + fact + r"(?![0-9])"]
+    if re.search(r"\d", fact):  # an id: a whole word
+        return [r"(?<![0-9A-Za-z])" + re.escape(fact) + r"(?![0-9A-Za-z])"]
+    return [re.escape(fact)]
+
+
 def check_format(outcome: RunOutcome) -> Check:
     """Every reply readable, none cut at the stop sequence, and a Final Answer rather than the fallback."""
     problems = []
     # The reply the fallback took is one of the unreadable ones (no Action, no Final Answer): said once, below.
     n = outcome.unreadable_replies - (outcome.reason == "fallback")
+    cut = outcome.cut_replies
     if n > 0:
-        problems.append(f"{n} {'reply' if n == 1 else 'replies'} could not be read as a step")
+        why = "" if not cut else f" ({cut} ended at max_tokens)" if cut < n else " (cut at max_tokens)"
+        problems.append(f"{n} {'reply' if n == 1 else 'replies'} could not be read as a step{why}")
     if outcome.client_cuts:
         n = outcome.client_cuts
         problems.append(f"{n} {'reply' if n == 1 else 'replies'} ran past the stop sequence and had to be cut")

@@ -1,0 +1,314 @@
+"""Lesson 23: grammars from the registry's JSON Schemas, checked against lesson 07's validator and llama.cpp."""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+import pytest
+
+from tinyagent import ChatResult, ReActAgent, fixed_clock, parse_step, tool
+from tinyagent.checks.lesson07_tool_schemas import pickup_tool
+from tinyagent.constrained_decoding import (
+    ConstrainedSend,
+    JsonStepRead,
+    StepChoices,
+    WithExample,
+    allowed_steps,
+    input_grammar,
+    read_step,
+    schema_grammar,
+    step_grammar,
+    step_schema,
+    variant_options,
+)
+from tinyagent.errors import BadRequestError
+from tinyagent.gbnf import GrammarError, literal, parse_grammar
+from tinyagent.schema import example_arguments
+from tinyagent.shop import Shop, shop_registry
+from tinyagent.validation import problems_in
+
+from .conftest import require_local_model
+
+CLOCK = fixed_clock("2026-06-30T19:05:23")
+
+
+def shop_tools():
+    return shop_registry(Shop(":memory:", clock=CLOCK), CLOCK)
+
+
+# Lesson 07's typed tools: a plain string, a Literal with a default, a nested dataclass with a list.
+@tool(name="queryOrder")
+def query_order(order_id: str) -> dict:
+    """Look up an order.
+
+    Args:
+        order_id: the order id, e.g. 88231
+    """
+    return {"orderId": order_id}
+
+
+@tool(name="applyRefund")
+def apply_refund(order_id: str, reason: str, kind: Literal["quality", "no_reason"] = "quality") -> dict:
+    """Submit a refund.
+
+    Args:
+        order_id: the order id, e.g. 88231
+        reason: why the customer wants the money back
+        kind: a faulty product, or a return without a reason
+    """
+    return {"orderId": order_id}
+
+
+def every_tool():
+    return [*shop_tools(), query_order, apply_refund, pickup_tool()]
+
+
+def variations(schema: dict) -> list:
+    """Values around a schema: a valid one, then each property missing, of the wrong type, or an extra key,
+    and for nested objects and lists the same one level down."""
+    good = example_arguments(schema)
+    out = [good, {**good, "surprise": 1}, [], "text", 7, None]
+    for key, sub in (schema.get("properties") or {}).items():
+        out.append({k: v for k, v in good.items() if k != key})
+        for wrong in (12345, "12345", True, None, [], {}, ["a", "b"], "no_reason", "evening", {"city": "上海"},
+                      {"city": "上海", "street": "南京西路 1 号"}, {"city": 3, "street": "x"}, ["箱子", 3]):
+            out.append({**good, key: wrong})
+        if sub.get("type") == "string":
+            out.append({**good, key: 'with "quotes", \\ and 中文\n'})
+    return out
+
+
+def texts(value) -> list[str]:
+    """The JSON text of a value, compact and with one space after each comma and colon."""
+    return [json.dumps(value, ensure_ascii=False, separators=(",", ":")), json.dumps(value, ensure_ascii=False)]
+
+
+@pytest.mark.parametrize("tool_", every_tool(), ids=lambda t: t.name)
+def test_the_schema_grammar_accepts_exactly_what_the_schema_allows(tool_):
+    schema = dict(tool_.parameters)
+    grammar = parse_grammar(schema_grammar(schema))
+    checked = 0
+    for value in variations(schema):
+        valid = not problems_in(value, schema)
+        for text in texts(value):
+            assert grammar.accepts(text) == valid, (text, problems_in(value, schema))
+            checked += 1
+    assert checked >= 12
+    assert not grammar.accepts(texts(example_arguments(schema))[0] + " ")  # nothing after the value
+
+
+def test_the_grammar_writes_keys_in_the_schemas_order_only():
+    # A limit said plainly: JSON allows the keys in any order; the grammar (like llama.cpp's own converter)
+    # writes them in the schema's order, so a reordered object is valid for the schema and not for the grammar.
+    schema = dict(shop_tools().get("applyRefund").parameters)
+    grammar = parse_grammar(schema_grammar(schema))
+    assert grammar.accepts('{"orderId":"88231","reason":"broken"}')
+    assert not problems_in({"reason": "broken", "orderId": "88231"}, schema)
+    assert not grammar.accepts('{"reason":"broken","orderId":"88231"}')
+
+
+def test_an_optional_key_may_be_left_out_wherever_it_stands():
+    schema = {"type": "object", "additionalProperties": False, "required": ["b"],
+              "properties": {"a": {"type": "integer"}, "b": {"type": "string"}, "c": {"type": "boolean"}}}
+    grammar = parse_grammar(schema_grammar(schema))
+    for text in ('{"b":"x"}', '{"a":1,"b":"x"}', '{"b":"x","c":true}', '{"a":1,"b":"x","c":false}'):
+        assert grammar.accepts(text), text
+    for text in ('{"a":1}', '{,"b":"x"}', '{"b":"x",}', '{"c":true,"b":"x"}', '{"a":1.5,"b":"x"}'):
+        assert not grammar.accepts(text), text
+
+
+def test_what_a_grammar_cannot_say_is_refused_not_dropped():
+    for keyword, value in (("pattern", "^SF"), ("minimum", 1)):
+        with pytest.raises(ValueError, match=keyword):
+            schema_grammar({"type": "string", keyword: value})
+    with pytest.raises(ValueError, match="additionalProperties"):
+        schema_grammar({"type": "object", "properties": {}, "additionalProperties": {"type": "string"}})
+
+
+def test_the_matcher_refuses_what_llama_cpp_refuses():
+    for bad in ("root ::= foo", 'root ::= "open', "root ::= [a-", 'x ::= "a"', 'root ::= ("a"', 'root ::= "a"{3,1}'):
+        with pytest.raises(GrammarError):
+            parse_grammar(bad)
+    grammar = parse_grammar('root ::= "a" b{2,3} # a comment\nb ::= [^\\n"] | "\\u00e9"')
+    assert grammar.accepts("axy") and grammar.accepts('aé#z') and not grammar.accepts("ax") and not grammar.accepts("a\n\n")
+    tricky = '\nsay "hi" \\ 好'
+    assert parse_grammar("root ::= " + literal(tricky)).accepts(tricky)
+
+
+def test_a_one_string_tool_takes_the_string_itself_and_a_no_input_tool_nothing():
+    tools = shop_tools()
+    order = parse_grammar(input_grammar(tools.get("queryOrder")))
+    assert order.accepts("88231") and order.accepts("订单 88231") and not order.accepts("") and not order.accepts("1\n2")
+    narrowed = parse_grammar(input_grammar(tools.get("queryOrder"), {"orderId": ["88231", "88232"]}))
+    assert narrowed.accepts("88232") and not narrowed.accepts("88233")
+    assert parse_grammar(input_grammar(tools.get("getCurrentTime"))).accepts("")
+    refund = parse_grammar(input_grammar(tools.get("applyRefund"), {"orderId": ["88231"]}))
+    assert refund.accepts('{"orderId": "88231", "reason": "does not dock"}')
+    assert not refund.accepts('{"orderId": "88232", "reason": "does not dock"}')
+
+
+# -- what the conversation allows ----------------------------------------------------------------------------------
+QUESTION = "Where is the parcel for order 88231?"
+
+
+def conversation(*turns: str) -> list[dict]:
+    messages = [{"role": "system", "content": "tools... e.g. 88231, SF1234567890"},
+                *[{"role": "user" if i % 2 else "assistant", "content": t} for i, t in enumerate(turns, start=1)]]
+    return messages
+
+
+def test_ids_come_only_from_the_question_and_observations_never_the_prompt_or_an_example():
+    tools = shop_tools()
+    example = conversation("Where is 10086?", "Thought: x\nAction: queryOrder\nAction Input: 10086",
+                           'Observation: {"trackingNo": "SF0000000001"}', "Thought: y\nFinal Answer: z")
+    first = allowed_steps([*example, {"role": "user", "content": QUESTION}], tools)
+    assert first.values["queryOrder"] == {"orderId": ("88231",)}
+    assert "queryLogistics" not in first.tools  # no tracking number seen yet
+    assert not first.final  # nothing looked up yet
+    later = allowed_steps(conversation(QUESTION, "Thought: x\nAction: queryOrder\nAction Input: 88231",
+                                       'Observation: {"orderId": "88231", "trackingNo": "SF1234567890"}'), tools)
+    assert later.values["queryLogistics"] == {"trackingNo": ("SF1234567890",)}
+    assert "queryOrder" not in later.tools  # its only id was used: no call is repeated
+    assert later.final
+
+
+def test_a_free_text_tool_and_a_no_input_tool_are_offered_once():
+    tools = shop_tools()
+    after = allowed_steps(conversation("Refund 88231", "Thought: a\nAction: searchKnowledge\nAction Input: refund",
+                                       "Observation: {}", "Thought: b\nAction: getCurrentTime\nAction Input:",
+                                       "Observation: {}"), tools)
+    assert {"searchKnowledge", "getCurrentTime"}.isdisjoint(after.tools)
+    assert {"queryOrder", "applyRefund"} <= set(after.tools)
+    unnarrowed = allowed_steps(conversation("Refund 88231", "Thought: a\nAction: searchKnowledge\nAction Input: x",
+                                            "Observation: {}"), tools, narrow=False)
+    assert "searchKnowledge" in unnarrowed.tools and unnarrowed.final
+
+
+def test_a_step_is_forced_when_one_action_is_left_and_no_answer():
+    assert StepChoices(("queryOrder",), {"queryOrder": {"orderId": ("88231",)}}, final=False).forced
+    assert not StepChoices(("queryOrder",), {"queryOrder": {"orderId": ("88231", "88232")}}, final=False).forced
+    assert not StepChoices(("queryOrder",), {"queryOrder": {"orderId": ("88231",)}}, final=True).forced
+    assert StepChoices((), {}, final=True).forced
+
+
+def test_the_step_grammar_allows_each_open_choice_and_nothing_else():
+    tools = shop_tools()
+    choices = allowed_steps(conversation(QUESTION), tools)
+    grammar = parse_grammar(step_grammar(choices, tools))
+    assert grammar.accepts("Thought: look it up\nAction: queryOrder\nAction Input: 88231")
+    for text in ("Thought: x\nAction: queryOrder\nAction Input: 88232",  # an id nobody wrote
+                 "Thought: x\nAction: queryLogistics\nAction Input: SF1234567890",  # not seen yet
+                 "Thought: x\nFinal Answer: it is on its way",  # nothing looked up yet
+                 "Action: queryOrder\nAction Input: 88231",  # no Thought
+                 "Thought: x\nAction: queryOrder\nAction Input: 88231\nObservation: {}"):
+        assert not grammar.accepts(text), text
+        assert parse_step("Thought: look it up\nAction: queryOrder\nAction Input: 88231").action.tool_input == "88231"
+
+
+def test_the_json_schema_step_says_the_same_and_reads_back_as_an_action():
+    tools = shop_tools()
+    choices = allowed_steps(conversation(QUESTION), tools)
+    schema = step_schema(choices, tools)
+    grammar = parse_grammar(schema_grammar(schema))
+    reply = '{"tool": "queryOrder", "arguments": {"orderId": "88231"}}'
+    assert grammar.accepts(reply) and not grammar.accepts(reply.replace("88231", "88232"))
+    assert not grammar.accepts('{"final_answer": "x"}')  # nothing looked up yet
+    step = read_step(reply, tools)
+    assert (step.action.tool_name, step.action.tool_input, step.rule) == ("queryOrder", "88231", "action")
+    assert read_step('{"final_answer": "done"}').final_answer == "done"
+    assert read_step("{not json").rule == "no_format"
+
+
+class RecordingLlm:
+    """Plays a script of replies and keeps every call's options."""
+
+    model = "scripted"
+
+    def __init__(self, *replies):
+        self.replies, self.options = list(replies), []
+
+    def chat(self, messages, **options):
+        self.options.append((list(messages), options))
+        return ChatResult(self.replies.pop(0), "stop", {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2})
+
+
+def test_the_constrained_send_rebuilds_the_grammar_every_step_and_logs_what_it_allowed():
+    llm = RecordingLlm("Thought: a\nAction: queryOrder\nAction Input: 88231",
+                       "Thought: b\nAction: queryLogistics\nAction Input: SF1234567890",
+                       "Thought: c\nFinal Answer: signed for on 2026-06-22")
+    send = ConstrainedSend()
+    result = ReActAgent(llm, shop_tools(), lang="en", parts={"send": send, "request": WithExample()}).run(QUESTION)
+    assert result.reason == "final_answer"
+    grammars = [options["grammar"] for _, options in llm.options]
+    assert len(set(grammars)) == 3
+    assert "88231" in grammars[0] and "SF1234567890" not in grammars[0] and "SF1234567890" in grammars[1]
+    assert "2026-06-22" not in "".join(grammars)  # the answer's facts are never in a grammar
+    assert llm.options[0][0][1]["content"] == "Where is the parcel for order 10086?"  # the example's turns
+    assert [s.step for s in send.log] == [1, 2, 3]
+    assert [s.forced for s in send.log] == [False, False, False]
+
+
+def test_the_json_form_sends_a_response_format_and_reads_json():
+    llm = RecordingLlm('{"tool": "queryOrder", "arguments": {"orderId": "88231"}}', '{"final_answer": "SF1234567890"}')
+    result = ReActAgent(llm, shop_tools(), lang="en",
+                        parts={"send": ConstrainedSend("json_schema"), "read": JsonStepRead()}).run(QUESTION)
+    assert result.answer == "SF1234567890"
+    form = llm.options[0][1]["response_format"]
+    assert form["type"] == "json_schema" and "anyOf" in form["json_schema"]["schema"]
+    assert "grammar" not in llm.options[0][1]
+
+
+def test_every_variant_builds_and_an_unknown_one_is_named():
+    for name in ("none", "format", "inputs", "conversation", "json_schema"):
+        variant_options(name)
+    with pytest.raises(ValueError, match="conversation"):
+        variant_options("fancy")
+
+
+def test_the_classroom_model_takes_a_grammar_and_answers_as_before():
+    from tinyagent import LlmClient
+
+    llm = LlmClient.classroom()
+    plain = ReActAgent(llm, shop_tools(), lang="en").run(QUESTION)
+    constrained = ReActAgent(llm, shop_tools(), lang="en", parts={"send": ConstrainedSend()}).run(QUESTION)
+    assert constrained.answer == plain.answer and constrained.reason == "final_answer"
+    with pytest.raises(BadRequestError, match="grammar"):
+        llm.chat([{"role": "user", "content": "hi"}], grammar=7)
+
+
+# -- llama.cpp -----------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def real_model():
+    require_local_model()
+    from tinyagent.local_model import start_local_model
+
+    with start_local_model() as model:
+        yield model.client(temperature=0, read_timeout=600, total_timeout=900)
+
+
+def test_llama_cpp_takes_every_grammar_the_registry_gives_and_refuses_a_broken_one(real_model):
+    ask = [{"role": "user", "content": "Write the input."}]
+    tools = shop_tools()
+    grammars = [schema_grammar(dict(t.parameters)) for t in every_tool()]
+    grammars += [input_grammar(t) for t in every_tool()]
+    grammars.append(step_grammar(allowed_steps(conversation(QUESTION), tools), tools))
+    for grammar in grammars:
+        real_model.chat(ask, grammar=grammar, max_tokens=1)  # a grammar llama.cpp cannot read is a 400
+    with pytest.raises(BadRequestError, match="grammar"):
+        real_model.chat(ask, grammar="root ::= undefined-rule", max_tokens=1)
+
+
+def test_what_llama_cpp_writes_under_a_step_grammar_is_what_the_matcher_accepts(real_model):
+    tools = shop_tools()
+    messages = [{"role": "system", "content": "You help a shop's customers."}, {"role": "user", "content": QUESTION}]
+    grammar = step_grammar(allowed_steps(messages, tools), tools)
+    reply = real_model.chat(messages, grammar=grammar, max_tokens=200)
+    assert reply.finish_reason == "stop"
+    assert parse_grammar(grammar).accepts(reply.text)
+    assert parse_step(reply.text).rule == "action"
+    schema = dict(pickup_tool().parameters)
+    value = real_model.chat(messages, response_format={"type": "json_schema", "json_schema": {
+        "name": "pickup", "schema": schema}}, max_tokens=120)
+    if value.finish_reason == "stop":  # a 135M model may write a very long street: then it was cut
+        assert not problems_in(json.loads(value.text), schema)
