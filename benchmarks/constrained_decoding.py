@@ -4,7 +4,8 @@
     .venv/bin/python benchmarks/constrained_decoding.py --names parcel --langs en --variants none conversation
 
 SmolLM2-135M through llama.cpp (tinyagent/local_model.py, started here with --threads, one by default),
-temperature 0, max_steps 6, max_tokens 200. For each variant of tinyagent.constrained_decoding.VARIANTS: tasks
+temperature 0, max_steps 6, max_tokens 512 (the client's DEFAULT_MAX_TOKENS: at 200 a Chinese
+Thought with its Action can run into the cap, and a cut reply counts as unread). For each variant of tinyagent.constrained_decoding.VARIANTS: tasks
 passed (lesson 18's four checks), the share of replies the strict parser reads (a reply cut at max_tokens counts
 as unread), mean model calls per task, the suite's wall time, and the share of steps whose grammar left one
 thing to do (the program chose that step, not the model). The load average is printed beside it: on a busy
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--langs", nargs="+", metavar="LANG", help="zh, en (default: both)")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (default 1)")
     parser.add_argument("--max-steps", type=int, default=6)
-    parser.add_argument("--max-tokens", type=int, default=200)
+    parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args(argv)
     for name in args.variants:

@@ -2976,7 +2976,14 @@ def test_23_ids_seen():
     # each once, in the order they first appear
     fails(check_ids_seen, every_time, says="each id once")
     fails(check_ids_seen, sorted_ids, says="order they first appear")
-    # only the example's shape
+    def inside_longer_words(messages, example):  # no word boundary: 5 digits found inside a phone number
+        import re
+        shape = "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
+                                  for w in re.findall(shape, m["content"], re.IGNORECASE)))
+
+    # only the example's shape, as whole words
     fails(check_ids_seen, any_number, says="example's shape")
+    fails(check_ids_seen, inside_longer_words, says="example's shape")
     fails(check_ids_seen, lambda messages, example: "88231", says="a list of ids")
     fails(check_ids_seen, lambda messages: [], says="takes")

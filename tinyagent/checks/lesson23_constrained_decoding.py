@@ -59,6 +59,9 @@ IDS_CASES = [
      "SF1234567890", ["YT2468013579"]),
     ("an id said twice", [_SYSTEM, {"role": "user", "content": "Order 88231, yes 88231, and 2026 is the year."}],
      "88231", ["88231"]),
+    # a word is shaped like the example only as a whole: a phone number holds five digits in a row, and is no order id
+    ("longer words", [_SYSTEM, {"role": "user", "content": "Call me on 13988231000 or 4008823100 about order 88233."}],
+     "88231", ["88233"]),
 ]
 
 
