@@ -34,7 +34,7 @@ Where each lesson's code lives (the README has the same map; tests/test_packagin
     22 tree of thoughts   tree_search
     23 constrained        gbnf, constrained_decoding
     A1 real model         local_model
-    every lesson          checks/, background_server, server_address, lazy_names, safe_text, arguments,
+    every lesson          checks/, background_server, server_address, lazy_names, records, safe_text, arguments,
                           lesson_copies
 """
 

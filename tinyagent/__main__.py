@@ -137,11 +137,7 @@ def _output_file(text: str) -> Path | str:
     return path
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="python -m tinyagent", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-
-    ask = commands.add_parser("ask", help="run the shop agent on one request")
+def _ask_arguments(ask: argparse.ArgumentParser) -> None:
     ask.add_argument("question", type=_question, help='e.g. "帮我看看订单 88231 的快递到哪了。"')
     ask.add_argument("--lang", choices=("en", "zh"), help="language of the prompt and the printed trace "
                      "(default: the question's language)")
@@ -165,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     planned_or_scoped.add_argument("--skill", type=_skill_name, help="run inside one of the shop's skills (logistics, policies, "
                                    "refunds): only its tools, and its instructions")
 
-    room = commands.add_parser("classroom", help="serve the classroom model for a room")
+
+def _classroom_arguments(room: argparse.ArgumentParser) -> None:
     room.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 for the whole LAN)")
     room.add_argument("--port", type=int, default=8000)
     keys = room.add_mutually_exclusive_group()
@@ -175,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     room.add_argument("--base-path", default="", help="a prefix a proxy adds to every path, e.g. "
                       "/services/classroom behind JupyterHub (default: none)")
 
-    local = commands.add_parser("local-model", help="serve SmolLM2-135M (llama.cpp) on 127.0.0.1")
+
+def _local_model_arguments(local: argparse.ArgumentParser) -> None:
     local.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080; 0: any free port)")
     local.add_argument("--verbose", action="store_true", help="show llama.cpp's log on stderr")
     # On a machine busy with other work, llama.cpp's threads wait for each other at every token:
@@ -183,22 +181,22 @@ def main(argv: list[str] | None = None) -> int:
     local.add_argument("--threads", type=_threads, default=None,
                        help="threads that generate (default: up to 4; use 1 on a busy machine)")
 
-    doctor = commands.add_parser("doctor", help="check the configured model endpoint and suggest fixes")
+
+def _doctor_arguments(doctor: argparse.ArgumentParser) -> None:
     doctor.add_argument("--model", help="override TINYAGENT_MODEL for this check")
     doctor.add_argument("--timeout", type=_seconds, default=30.0,
                         help="seconds each reply may take in all (default 30)")
 
-    # Lesson 15: the weather API its HTTP tool calls, with a fault for every request if asked.
-    weather = commands.add_parser("weather-service", help="serve lesson 15's weather API on 127.0.0.1")
+
+def _weather_service_arguments(weather: argparse.ArgumentParser) -> None:
+    """Lesson 15: the weather API its HTTP tool calls, with a fault for every request if asked."""
     weather.add_argument("--port", type=int, default=8081, help="port to listen on (default 8081; 0: any free port)")
     weather.add_argument("--delay", type=_delay, default=0.0, help="seconds to wait before every reply (default 0)")
     weather.add_argument("--status", type=_http_status, help="answer every request with this HTTP error status")
 
-    # Lesson 18: the evaluation suite from the terminal. The exit code says whether every task passed.
-    evaluation = commands.add_parser("eval", help="run the evaluation suite and print the scores",
-                                     description="Run the evaluation suite (lesson 18) against the configured "
-                                     "model. Exit code 0 when every task passed, 1 when one failed, 2 for a "
-                                     "bad option or a model that cannot be used.")
+
+def _eval_arguments(evaluation: argparse.ArgumentParser) -> None:
+    """Lesson 18: the evaluation suite from the terminal. The exit code says whether every task passed."""
     evaluation.add_argument("--model", help="override TINYAGENT_MODEL (e.g. a classroom variant: classroom-loop)")
     evaluation.add_argument("--protocol", choices=("text", "function"), default="text",
                             help="text ReAct (default) or native function calling")
@@ -214,10 +212,9 @@ def main(argv: list[str] | None = None) -> int:
                             "(default: 10 to connect, 120 without data, 300 in all)")
     evaluation.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
-    # Lesson 19: the agent as a web service, with the trace page at /.
-    serve = commands.add_parser("serve", help="serve the shop agent over HTTP, with a live trace page at /",
-                                description="Serve the shop agent: POST /agent/invoke, POST /agent/stream "
-                                "(Server-Sent Events), and the trace page at /. Needs the serve extra.")
+
+def _serve_arguments(serve: argparse.ArgumentParser) -> None:
+    """Lesson 19: the agent as a web service, with the trace page at /."""
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this "
                        "machine only; 0.0.0.0 for every network it is on)")
     serve.add_argument("--port", type=_port, default=8000, help="port to listen on (default 8000; 0: any free port)")
@@ -257,6 +254,39 @@ def main(argv: list[str] | None = None) -> int:
                        help="seconds a client may take to send a request's headers before it is cut off (default 10)")
     serve.add_argument("--max-connections", type=_connections, default=512,
                        help="connections held at once; more are closed as they open (default 512)")
+
+
+# Each command: its one-line help, anything more add_parser takes, and what adds its arguments.
+COMMANDS = {
+    "ask": ("run the shop agent on one request", {}, _ask_arguments),
+    "classroom": ("serve the classroom model for a room", {}, _classroom_arguments),
+    "local-model": ("serve SmolLM2-135M (llama.cpp) on 127.0.0.1", {}, _local_model_arguments),
+    "doctor": ("check the configured model endpoint and suggest fixes", {}, _doctor_arguments),
+    "weather-service": ("serve lesson 15's weather API on 127.0.0.1", {}, _weather_service_arguments),
+    "eval": ("run the evaluation suite and print the scores",
+             {"description": "Run the evaluation suite (lesson 18) against the configured model. Exit code 0 when "
+                             "every task passed, 1 when one failed, 2 for a bad option or a model that cannot be "
+                             "used."},
+             _eval_arguments),
+    "serve": ("serve the shop agent over HTTP, with a live trace page at /",
+              {"description": "Serve the shop agent: POST /agent/invoke, POST /agent/stream (Server-Sent Events), "
+                              "and the trace page at /. Needs the serve extra."},
+              _serve_arguments),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = _Parser(prog="python -m tinyagent", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    # The command is the first word (the top level takes no option but --help). Only its parser is made and
+    # given its arguments: making all seven took a few milliseconds of every cold `ask` (benchmarks/overhead.py).
+    # Without a known command first, all are made, for the help and the "invalid choice" error that lists them.
+    named = argv[0] if argv and argv[0] in COMMANDS else None
+    for name, (help_text, more, add_arguments) in COMMANDS.items():
+        if named is not None and name != named:
+            continue
+        add_arguments(commands.add_parser(name, help=help_text, **more))
 
     args = parser.parse_args(argv)
     try:

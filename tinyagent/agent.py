@@ -25,7 +25,6 @@ gated act of 15, `stop_rules=` the rules of 10). The loop itself never changes.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from itertools import count
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +45,7 @@ from .loop_parts import (
 )
 from .parser import ParsedStep
 from .prompts import build_system_prompt, check_language, detect_language
+from .records import record
 from .registry import ToolRegistry, ToolResult
 from .safe_text import replace_lone_surrogates
 from .stop_rules import Stop, StopRules, end_on_stop
@@ -78,7 +78,7 @@ MAX_FORMAT_ERRORS = 2
 CONTEXT_FULL = ContextBudgetError.answer  # lesson 13: the conversation no longer fits the context budget
 
 
-@dataclass(frozen=True)
+@record
 class AgentResult:
     """The outcome of `run()`: the answer the user gets, why the run ended, and the whole trace."""
 

@@ -6,8 +6,10 @@ streaming.py (a reply in chunks), so neither needs the other to read a reply.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from .records import record
 
 # No chat reply comes near this; decompressed bodies above it (a gzip bomb inflates 1000-fold) are refused.
 MAX_REPLY_BYTES = 16 * 1024 * 1024
@@ -16,7 +18,7 @@ MAX_REPLY_BYTES = 16 * 1024 * 1024
 CHECK_THE_URL = "check that TINYAGENT_API_URL points at an OpenAI-compatible /chat/completions endpoint"
 
 
-@dataclass(frozen=True)
+@record
 class ChatResult:
     """One reply. `text` is "" (never None) when the model answered with tool calls only."""
 

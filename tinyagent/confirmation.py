@@ -36,11 +36,11 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from .arguments import check_seconds
 from .events import ApprovalDecided, ApprovalRequested, Event, ToolCall
+from .records import record
 from .registry import ToolResult, error_observation
 from .tools import Action
 
@@ -65,7 +65,7 @@ _HINT = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class ApprovalRequest:
     """One call waiting for a yes: which tool, with what input, and in words what it would do."""
 
@@ -77,7 +77,7 @@ class ApprovalRequest:
     timeout_s: float
 
 
-@dataclass(frozen=True)
+@record
 class Decision:
     """How a request ended. `by` says who or what decided it (a callback, a button, the time limit)."""
 
@@ -97,7 +97,7 @@ class Decision:
                                  hint=_HINT[self.outcome])
 
 
-@dataclass
+@record(frozen=False)
 class _Pending:
     request: ApprovalRequest
     deadline: float

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Generator, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .events import Event
@@ -41,6 +41,7 @@ from .gbnf import literal
 from .llm_client import ChatResult
 from .loop_parts import text_reading
 from .parser import ParsedStep, parse_step
+from .records import record
 from .tool_rendering import input_from_arguments, parameters_of
 from .tools import Action, Tool
 
@@ -251,7 +252,7 @@ def input_grammar(tool: Tool, values: Mapping[str, Iterable[str]] | None = None)
 
 
 # -- what may come next -------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class StepChoices:
     """What a step may do.
 
@@ -438,7 +439,7 @@ class JsonStepRead:
         return "JsonStepRead()"
 
 
-@dataclass(frozen=True)
+@record
 class ConstrainedStep:
     """One constrained request, as the send part logged it: the step, what was allowed, what was sent."""
 

@@ -39,13 +39,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 
 from .arguments import check_whole
 from .errors import ContextBudgetError
 from .observation_folding import fold_observation, is_folded
 from .parser import parse_step
+from .records import record
 from .registry import ToolRegistry
 from .token_count import TokenCounter, token_counter
 from .tool_filter import ToolFilter, ToolSelection
@@ -55,7 +56,7 @@ OBSERVATION_PREFIX = "Observation:"
 __all__ = ["BudgetedRequest", "ContextBudget", "ContextBudgetError", "FittedRequest", "called_tools", "request_tokens"]
 
 
-@dataclass(frozen=True)
+@record
 class FittedRequest:
     """One request as the budget let it go out, and what it took.
 
@@ -186,7 +187,6 @@ class ContextBudget:
         )
 
 
-
 class BudgetedRequest:
     """What is sent in lesson 13 (`ReActAgent(context_budget=budget)` picks it): the request another part
     would send (the whole conversation, or function calling's with `tools`), fitted to the budget. The run's
@@ -291,7 +291,7 @@ def _last_request(messages: list[dict]) -> int:
     raise ValueError("the conversation has no user request to fit a request around")
 
 
-@dataclass
+@record(frozen=False)
 class _Part:
     """A piece of the earlier conversation: a turn (a request and what followed it), or a pinned message
     (a system message in the history, never changed)."""

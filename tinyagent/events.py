@@ -23,15 +23,17 @@ With `ReActAgent(stream=True)` (lesson 14) each model call is read as it is type
 the reply's pieces, ReplyDelta ... ReplyDelta, and then the same events as without streaming.
 
 Events are frozen dataclasses: a trace is a record of what happened, never edited afterwards. Each kind is made
-with `@event`, a frozen dataclass that takes its repr, equality and hash from `Event` instead of having its own
-generated (the same results; making them for every kind cost more at `import tinyagent` than a whole refund run
-spends using them).
+with `@event`, a frozen `@record` (records.py: a dataclass with only its __init__ compiled) that takes its repr,
+equality and hash from `Event` (the same results; compiling them for every kind cost more at `import tinyagent`
+than a whole refund run spends using them).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, field, fields
 from typing import Any, ClassVar
+
+from .records import record
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})  # what asdict returns as it is
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
@@ -45,8 +47,8 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 
 def event(cls: type) -> type:
-    """An event kind: a frozen dataclass whose repr, == and hash are Event's (what dataclass would generate)."""
-    return dataclass(frozen=True, eq=False, repr=False)(cls)
+    """An event kind: a frozen record (records.py) whose repr, == and hash are Event's, written once below."""
+    return record(eq=False, repr=False)(cls)
 
 
 @event
@@ -130,6 +132,8 @@ class Parsed(Event):
 
 @event
 class ToolCall(Event):
+    """The tool the parsed reply asked for, and the input as the model wrote it (before the tool reads it)."""
+
     kind: ClassVar[str] = "tool_call"
     name: str = ""
     input: str = ""

@@ -19,8 +19,10 @@ computed once and remembered. It is a checker, not a sampler, and fine for the s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
+
+from .records import record
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _RULE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
@@ -51,12 +53,12 @@ def char_class(chars: str, negate: bool = False) -> str:
 
 
 # -- the matcher ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class _Lit:
     text: str
 
 
-@dataclass(frozen=True)
+@record
 class _Class:
     ranges: tuple[tuple[int, int], ...]
     negate: bool
@@ -66,29 +68,29 @@ class _Class:
         return inside != self.negate
 
 
-@dataclass(frozen=True)
+@record
 class _Ref:
     name: str
 
 
-@dataclass(frozen=True)
+@record
 class _Seq:
     items: tuple
 
 
-@dataclass(frozen=True)
+@record
 class _Alt:
     options: tuple
 
 
-@dataclass(frozen=True)
+@record
 class _Repeat:
     item: object
     low: int
     high: int | None  # None: no upper bound
 
 
-@dataclass
+@record(frozen=False)
 class Grammar:
     """A parsed grammar: its rules by name (the text's order kept) and `accepts(text)`."""
 

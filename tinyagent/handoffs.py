@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from .agent import MAX_STEPS, AgentResult, AgentRun, ReActAgent
@@ -32,6 +32,7 @@ from .events import Event, Final, Handoff, LlmCall, ToolCall
 from .llm_client import LlmClient
 from .loop_parts import RunInTurn
 from .prompts import build_system_prompt
+from .records import record
 from .registry import ToolRegistry, ToolResult, error_observation
 from .skills import Skill, SkillRegistry, shop_skills
 from .stop_rules import StopRules
@@ -81,7 +82,7 @@ def hand_back_tool() -> FunctionTool:
     )
 
 
-@dataclass(frozen=True)
+@record
 class Specialist:
     """One agent of the team: a skill (its name, its description, its tools and instructions) on a model.
 

@@ -33,13 +33,14 @@ as the stop rules do: two runs of one agent never share what a part remembers.
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 from .errors import TinyAgentError
 from .events import Event, Final, Observation, Parsed, Stopped, ToolCall
 from .llm_client import ChatResult
 from .parser import ParsedStep, parse_step
+from .records import record
 from .registry import ToolResult, error_observation
 from .tools import Action
 
@@ -54,7 +55,7 @@ EMPTY_REPLY = {
 
 
 # -- what a reply asked for ------------------------------------------------------------------------------------
-@dataclass
+@record(frozen=False)
 class Reading:
     """One reply as the loop acts on it.
 
@@ -200,7 +201,7 @@ def stopped_on_error(step: int, exc: TinyAgentError, lang: str) -> Stopped:
 
 
 # -- the parts of one agent ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class LoopParts:
     """The five parts an agent's loop consults (see the module's docstring)."""
 

@@ -22,8 +22,7 @@ This parser is strict on purpose: lesson 11 builds a tolerant one for sloppy mod
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .records import record
 from .tools import Action
 
 FINAL_ANSWER = "Final Answer:"
@@ -32,7 +31,7 @@ FINAL_ANSWER = "Final Answer:"
 _KEYS = ("Action Input:", "Final Answer:", "Observation:", "Thought:", "Action:")
 
 
-@dataclass(frozen=True, repr=False)
+@record(repr=False)
 class ParsedStep:
     """What one reply says. Exactly one of `action` / `final_answer` is set, or neither.
 

@@ -19,7 +19,7 @@ most MAX_PLAN_STEPS steps a plan.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from .agent import MODEL_UNAVAILABLE, ReActAgent
 from .arguments import check_whole
@@ -38,6 +38,7 @@ from .plan_text import (
     parse_plan,
 )
 from .prompts import check_language, detect_language
+from .records import record
 from .registry import ToolRegistry
 from .trace import Trace
 
@@ -46,7 +47,7 @@ MAX_PLAN_ATTEMPTS = 2  # a plan that cannot be read is shown to the planner once
 STEP_MAX_STEPS = 6  # rounds of the loop for one step: a step is one part of a request
 
 
-@dataclass(frozen=True)
+@record
 class StepOutcome:
     """What one step of the plan came to: its text, its answer, and why it failed (None when it did not)."""
 
@@ -59,7 +60,7 @@ class StepOutcome:
         return self.failure is None
 
 
-@dataclass(frozen=True)
+@record
 class PlanResult:
     """The outcome of a plan-and-execute run: the answer, why the run ended ("final_answer", or "llm_error"
     when the planner or composer could not be reached), each step's outcome, and the whole trace."""

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from .agent import AgentResult, ReActAgent
 from .errors import LlmError
 from .events import Event, Final, LlmCall, Observation, Reflected, ToolCall
 from .llm_client import LlmClient
+from .records import record
 from .trace import Trace
 
 # The classroom model recognises the call by "Check the draft answer" / 核对草稿答复 (classroom/plan_and_reflect.py).
@@ -55,7 +55,7 @@ _OK_WORDS = ("ok", "pass", "passed", "correct", "通过", "正确", "没问题",
 _REVISE_WORDS = ("revise", "revised", "wrong", "incorrect", "fix", "需修改", "修改", "错误", "有误")
 
 
-@dataclass(frozen=True)
+@record
 class Verdict:
     """What the check said: verdict "ok", "revise" or "unchecked", what was wrong, and the answer to give."""
 

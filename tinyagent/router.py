@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from .agent import AgentResult, ReActAgent
 from .errors import LlmError
@@ -22,6 +21,7 @@ from .events import Event, LlmCall, Routed, SkillActivated
 from .llm_client import LlmClient
 from .plan_execute import PlanAndExecuteAgent
 from .prompts import check_language, detect_language
+from .records import record
 from .reflection import ReflectingAgent
 from .registry import ToolRegistry
 from .skills import Skill
@@ -76,7 +76,7 @@ def needs_plan(question: str, lang: str | None = None) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@record
 class Route:
     """How a request is handled: mode "react" or "plan", the skill (or None), and why."""
 

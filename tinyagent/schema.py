@@ -47,6 +47,8 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union
 
+from .records import record
+
 # The JSON type of each Python scalar. bool before int: True is an int in Python, not in JSON.
 _SCALARS: tuple[tuple[type, str], ...] = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"))
 # What becomes a JSON array: lists, tuples of one type (tuple[X, ...]), sets (unique items), any Sequence.
@@ -66,7 +68,7 @@ _OTHER_HEADERS = ("returns", "return", "yields", "raises", "examples", "example"
                   "返回")
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class Docstring:
     """What a docstring says: the summary (the text before any section) and each parameter's description."""
 
@@ -282,7 +284,7 @@ def _jsonable(value: Any, where: str) -> Any:
     return value
 
 
-@dataclasses.dataclass(frozen=True)
+@record
 class FunctionSchema:
     """What `function_schema` read: the docstring's summary, the parameters' JSON Schema, the type hints."""
 

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import TinyAgentError
 from .prompts import build_system_prompt
+from .records import record
 from .registry import ToolRegistry, ToolResult, error_observation
 from .tools import Action
 
@@ -46,7 +46,7 @@ class SkillError(TinyAgentError, ValueError):
     """A skill file that cannot be read: one line, "<file>:<line>: what is wrong"."""
 
 
-@dataclass(frozen=True)
+@record
 class Skill:
     """A skill read from its file: who it is, the tools it allows, and the instructions it gives the model."""
 

@@ -42,12 +42,13 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, is_dataclass, replace
+from dataclasses import field, is_dataclass, replace
 from typing import Any, ClassVar
 
 from .arguments import check_seconds, check_whole
 from .errors import TinyAgentError
 from .events import Event, Final, LimitReached, LlmCall, Observation, Parsed, Stopped
+from .records import record
 from .registry import ToolRegistry, ToolResult, error_observation
 from .tools import Action
 from .trace import Trace
@@ -123,7 +124,7 @@ CLOSING_REQUEST = {
 
 
 # -- what a rule answers --------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class Stop:
     """End the run. `reason` is the name the trace and `result.reason` show; `detail` (for the developer)
     says what the rule saw; `values` fill the reason's messages (e.g. {"n": 3} for max_steps)."""
@@ -143,7 +144,7 @@ class Stop:
         return CLOSING_REQUEST[lang].format(why=why)
 
 
-@dataclass(frozen=True)
+@record
 class Warn:
     """Do not run the action the model asked for; feed `text` back as its (error) Observation."""
 
@@ -169,7 +170,7 @@ class StopRule:
 
 
 # -- the rules -------------------------------------------------------------------------------------------
-@dataclass
+@record(frozen=False)
 class StepCap(StopRule):
     """Lesson 06's MAX_STEPS as a rule: stop once `max_steps` rounds have run."""
 
@@ -184,7 +185,7 @@ class StepCap(StopRule):
         return None
 
 
-@dataclass
+@record(frozen=False)
 class CutOff(StopRule):
     """Stop on a reply cut at max_tokens (`finish_reason == "length"`): it may hold half an Action Input,
     so it is never run."""
@@ -198,7 +199,7 @@ class CutOff(StopRule):
         return None
 
 
-@dataclass
+@record(frozen=False)
 class TokenBudget(StopRule):
     """Stop when the next model call would take the run past `max_tokens` (prompt + completion, summed
     over every call, as the servers' `usage` reports them).
@@ -243,7 +244,7 @@ def call_tokens(call: LlmCall) -> tuple[int, bool]:
     return sent + len(call.text), False
 
 
-@dataclass
+@record(frozen=False)
 class WallClock(StopRule):
     """Stop before a model call once `seconds` have passed since the run's first model call.
 
@@ -270,7 +271,7 @@ class WallClock(StopRule):
         return None
 
 
-@dataclass
+@record(frozen=False)
 class NoProgress(StopRule):
     """Stop when the last `rounds` rounds in a row brought no new information.
 
@@ -317,7 +318,7 @@ REPEAT_WARNING = {
 }
 
 
-@dataclass
+@record(frozen=False)
 class RepeatedAction(StopRule):
     """An action the run already took (the same tool, the same input) is not run again.
 
@@ -352,7 +353,7 @@ class RepeatedAction(StopRule):
                     f"warning{'s' if self.given != 1 else ''} (rounds {asked})")
 
 
-@dataclass
+@record(frozen=False)
 class ToolTimeout(StopRule):
     """A tool that takes longer than `seconds` (or `per_tool[name]`) becomes an error Observation.
 

@@ -40,7 +40,6 @@ import json
 import re
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import requests
@@ -59,6 +58,7 @@ from .chat_reply import (
 )
 from .errors import BadResponseError, LlmConnectionError, LlmTimeoutError, ServerError, redact
 from .events import ReplyDelta
+from .records import record
 from .safe_text import json_may_hold_surrogates, replace_lone_surrogates
 from .streamed_stops import StopCutter
 
@@ -77,7 +77,7 @@ CUT_BEFORE_USAGE = (
 
 
 # -- 1. Server-Sent Events ------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@record
 class SseEvent:
     """One event: `event` is its type ("message" unless an `event:` line says otherwise), `data` its
     `data:` lines joined with newlines."""

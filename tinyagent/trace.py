@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from .events import (
     ApprovalDecided,
@@ -39,6 +39,7 @@ from .events import (
     event_from_dict,
 )
 from .prompts import check_language
+from .records import record
 
 LABELS = {
     "en": {
@@ -149,7 +150,7 @@ REASON_NAMES = {
 STRICT_RULES = ("action", "final_answer", "no_format", "", "tool_call")
 
 
-@dataclass
+@record(frozen=False)
 class Trace:
     """Every event of one run. `lang` is the language `str(trace)` prints in."""
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Generator, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from .arguments import check_whole
@@ -39,6 +39,7 @@ from .events import BranchExplored, Event, LlmCall, PathChosen, ThoughtCandidate
 from .llm_client import ChatResult
 from .loop_parts import cut_observation
 from .parser import ParsedStep
+from .records import record
 from .token_count import classroom_counter
 from .trace import Trace
 
@@ -86,7 +87,7 @@ _SCORE_LINE = re.compile(r"^[ \t]*[*#>-]*[ \t]*(?:candidate|候选)[ \t]*(\d+)[ 
                          re.IGNORECASE | re.MULTILINE)
 
 
-@dataclass(frozen=True)
+@record
 class TreeBudget:
     """What the searches may spend in one run: `calls` model calls and `tokens` tokens (prompt + reply), None = no
     limit. Every proposal and every score counts; the plain calls of the rounds after the budget ran out are the
@@ -101,7 +102,7 @@ class TreeBudget:
                 check_whole(name, getattr(self, name), also="or None")
 
 
-@dataclass(frozen=True)
+@record
 class Candidate:
     """One candidate step as a scoring rule sees it.
 
@@ -121,7 +122,7 @@ class Candidate:
     lang: str = "en"
 
 
-@dataclass
+@record(frozen=False)
 class Node:
     """A candidate in the tree: its place (`id`, `parent`, `depth`, `order` among all the search's nodes), what
     it says (`text`, `parsed`), the conversation before it (`messages`), the calls on its branch before it

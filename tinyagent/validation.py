@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from .records import record
 
 _ARTICLE_TYPES = {
     "string": "a string",
@@ -32,7 +33,7 @@ _ARTICLE_TYPES = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Problem:
     """One thing wrong with the arguments.
 

@@ -14,12 +14,11 @@ only that: never a source the Observation did not give.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..records import record
 from .conversation import Conversation, Step
 
 
-@dataclass(frozen=True)
+@record
 class CitedPassage:
     """One search result that says where it comes from."""
 

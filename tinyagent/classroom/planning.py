@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 
+from ..records import record
 from .conversation import Conversation, Step
 
 
-@dataclass(frozen=True)
+@record
 class Call:
     """One tool call: which tool (and what kind of tool it is), with arguments under canonical names.
 
@@ -50,7 +51,7 @@ class Call:
         return json.dumps(self.args, ensure_ascii=False, separators=(",", ":"))
 
 
-@dataclass(frozen=True)
+@record
 class Act:
     """Call tools next. `thought` is written for text ReAct, where only `calls[0]` is made this round."""
 
@@ -58,7 +59,7 @@ class Act:
     calls: tuple[Call, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Answer:
     """Reply to the user now."""
 
@@ -197,7 +198,7 @@ def date_in(text: object) -> date | None:
     return date.fromisoformat(match.group()) if match else None
 
 
-@dataclass(frozen=True)
+@record
 class Order:
     """An order as queryOrder reported it. `stage` is what its status means for after-sales."""
 
@@ -256,7 +257,7 @@ def order_stage(status: object, sign_time: object) -> str:
     return "unknown"
 
 
-@dataclass(frozen=True)
+@record
 class Parcel:
     """A parcel as queryLogistics reported it; `latest` is the newest trace as (time, description)."""
 

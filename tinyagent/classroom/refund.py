@@ -21,9 +21,9 @@ the Observations (no stop sequence). It checks nothing and goes straight to appl
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 
+from ..records import record
 from .citations import cited_passages, source_note
 from .conversation import Conversation
 from .intents import fault_clause
@@ -33,7 +33,7 @@ from .vocabulary import NO_FAULT_REASON, PRODUCTS_EN, PRODUCTS_ZH, VAGUE_PROBLEM
 # --- the policy's day limits ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class ReturnLimits:
     """Days after signing: no-reason return, return for a quality fault, warranty (free repair)."""
 
@@ -105,7 +105,7 @@ def read_limits(policy: str) -> ReturnLimits:
 
 # --- what the customer said --------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record
 class Fault:
     """A fault the customer reported: the keyword that gave it away, and a phrase that describes it."""
 
@@ -145,7 +145,7 @@ def unclear_problem(conv: Conversation) -> bool:
 # --- the decision ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Verdict:
     """What the rules say. `kind` is one of:
 

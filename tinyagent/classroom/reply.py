@@ -8,10 +8,12 @@ its tokens. Keeping the two apart means every API rule is tested once, whatever 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from ..records import record
 
 
-@dataclass(frozen=True)
+@record
 class ToolCallRequest:
     """One native function call: the tool's name and its arguments (JSON-serialisable)."""
 
@@ -19,7 +21,7 @@ class ToolCallRequest:
     arguments: dict
 
 
-@dataclass(frozen=True)
+@record
 class Reply:
     """The model's next message, uncut.
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+from ..records import record
 
 
-@dataclass(frozen=True)
+@record
 class LoggedRequest:
     """One request: its position in the log (from 0), method, path, and body (parsed JSON, else its text)."""
 

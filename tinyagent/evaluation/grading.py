@@ -22,12 +22,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from ..agent import AgentResult
 from ..events import LlmCall, Observation, Parsed, ToolCall
 from ..handoffs import is_handoff
 from ..protocol_comparison import parse_failures
+from ..records import record
 from ..trace import Trace
 from .tasks import EvalTask
 
@@ -35,7 +35,7 @@ CHECKS = ("tools", "database", "answer", "format")
 ANSWERED = ("final_answer", "fallback")  # the reasons a run ends with the model's own answer
 
 
-@dataclass(frozen=True)
+@record
 class ToolUse:
     """One tool call: its input, whether its result was an error, and the result the model read."""
 
@@ -49,7 +49,7 @@ class ToolUse:
         return f"{self.name}({text if len(text) <= 60 else text[:59] + '…'})"
 
 
-@dataclass(frozen=True)
+@record
 class RunOutcome:
     """What a run did, as the checks read it.
 
@@ -105,7 +105,7 @@ def unreadable_replies(trace: Trace) -> int:
     return parse_failures(trace) + len(cut - unread)
 
 
-@dataclass(frozen=True)
+@record
 class Check:
     """One check's verdict, and in a few words why."""
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from ..events import LlmCall
 from ..protocol_comparison import PROTOCOL_NAMES
+from ..records import record
 from ..trace import Trace
 from ..validation import problems_in
 from .grading import CHECKS, Check
@@ -90,7 +91,7 @@ REPORT_SCHEMA: dict[str, Any] = {
 REPORT_SCHEMA["required"] = list(REPORT_SCHEMA["properties"])
 
 
-@dataclass(frozen=True)
+@record
 class TaskResult:
     """One task, run once: the checks' verdicts and what the run cost.
 
@@ -155,7 +156,7 @@ class TaskResult:
                    agents=tuple(data.get("agents", ())))
 
 
-@dataclass
+@record(frozen=False)
 class EvalReport:
     """Every task of one evaluation: one model, one protocol ("text" or "function")."""
 

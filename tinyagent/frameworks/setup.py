@@ -5,15 +5,16 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from ..records import record
 from ..registry import ToolRegistry
 from .shop_functions import ToolLog, shop_functions
 from .wire import Wire
 
 
-@dataclass
+@record(frozen=False)
 class Setup:
     """One run's model (an OpenAI-compatible base URL), its tools, and what records the run."""
 

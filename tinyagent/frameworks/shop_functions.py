@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..evaluation.grading import ToolUse
+from ..records import record
 from ..registry import ToolRegistry
 from ..tools import Action
 
@@ -23,7 +24,7 @@ class ToolFailed(RuntimeError):
     the usual Python way reports a failure, and what lesson 20 hands each framework to see what it does."""
 
 
-@dataclass
+@record(frozen=False)
 class ToolLog:
     """The tool calls a framework made, in order, with whether each one's result was an error.
 

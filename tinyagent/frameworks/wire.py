@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
 import httpx
 
+from ..records import record
 
-@dataclass(frozen=True)
+
+@record
 class WireCall:
     """One model call: the path, the JSON body sent, its size in bytes, and the usage that came back."""
 
@@ -48,7 +50,7 @@ class WireCall:
         return names
 
 
-@dataclass
+@record(frozen=False)
 class Wire:
     """The model calls one run made, in order (thread-safe: async frameworks answer on other threads)."""
 

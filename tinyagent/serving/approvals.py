@@ -20,9 +20,10 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..confirmation import ConfirmationGate, Decision
+from ..records import record
 
 GUARDED_TOOLS = ("applyRefund",)
 BY_HTTP = "a person over HTTP"
@@ -67,7 +68,7 @@ class PausableClock:
             self._paused_at = None
 
 
-@dataclass
+@record(frozen=False)
 class _Waiting:
     gate: ConfirmationGate
     session_id: str = ""

@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 
 from ..agent import AgentResult, ReActAgent
@@ -31,6 +31,7 @@ from ..clock import Clock, fixed_clock, system_clock
 from ..confirmation import ConfirmationGate
 from ..events import ApprovalDecided, ApprovalRequested, Event
 from ..llm_client import LlmClient, reply_timeouts
+from ..records import record
 from ..registry import ToolRegistry
 from ..safe_text import replace_lone_surrogates
 from ..session import Session
@@ -44,7 +45,7 @@ DEFAULT_SESSIONS = Path.home() / ".cache" / "tinyagent" / "sessions.sqlite3"
 DEFAULT_SHOP = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"  # `ask --db` keeps a shop like this one
 
 
-@dataclass(frozen=True)
+@record
 class ServiceConfig:
     """What one service process needs to know; the command line builds it, every worker reads the same.
 
@@ -96,7 +97,7 @@ class RunCancelled(Exception):  # a signal between threads, not an error the use
     """The client went away: the run stopped between two events and stored nothing."""
 
 
-@dataclass
+@record(frozen=False)
 class RunOutcome:
     """A finished run. `turn` is its number in the session; None, with `store_error` saying why, when the
     answer could not be stored (the run's effects stand all the same, so the client still gets its answer)."""

@@ -10,10 +10,10 @@ function calling can ask for both in one reply (lesson 09).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..records import record
 
 
-@dataclass(frozen=True)
+@record
 class ShopTask:
     """name: a short label; question: what the customer writes; facts: what a right answer contains."""
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..events import (
     TREE_EVENTS,
@@ -45,6 +45,7 @@ from ..events import (
     Stopped,
     ToolCall,
 )
+from ..records import record
 from ..trace import LABELS as TRACE_LABELS
 from ..trace import Trace
 
@@ -123,7 +124,7 @@ STATUS = {
 }
 
 
-@dataclass
+@record(frozen=False)
 class Card:
     """The events of one round. Every field is None (or empty) until its event arrives; `parsed` is the
     round's first Parsed (the one with the thought), `tool_calls` and `observations` all of them, in order."""

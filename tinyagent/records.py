@@ -1,0 +1,128 @@
+"""`@record`: a dataclass that costs less to make, for the package's own value classes.
+
+    @record                   # what @dataclass(frozen=True) gives
+    class ChatResult: ...
+
+    @record(frozen=False)     # what @dataclass gives
+    class StepCap(StopRule): ...
+
+A record is a real dataclass (`dataclasses.fields`, `replace`, `asdict`, `is_dataclass` all work, and so does a
+`@dataclass(frozen=True)` subclass of it), with the same __init__, repr, ==, hash and immutability. Only how it
+is made differs. For every class, @dataclass writes the source of six small functions (__init__, __repr__,
+__eq__, __hash__, __setattr__, __delattr__) and compiles each: about 0.1 ms apiece, paid again by every new
+process. `python -m tinyagent ask` makes about 60 of these classes, and compiling their methods was the largest
+single cost of a cold run (benchmarks/overhead.py). A record has only its __init__ compiled, the one method
+whose speed matters (a run makes thousands of events); the other five are the functions below, written once,
+which read the class's field names instead of having them written in.
+
+Immutability is kept by `__setattr__`: the generated __init__ sets each field once, and after that any
+assignment raises FrozenInstanceError, with dataclass's message. `object.__setattr__(self, ...)` in a
+`__post_init__` still works, as it does on a frozen dataclass.
+
+tests/test_records.py holds every record in the package against the dataclass it stands for.
+"""
+
+from __future__ import annotations
+
+import reprlib
+from collections.abc import Callable
+from dataclasses import FrozenInstanceError, dataclass, fields
+from typing import Any, TypeVar
+
+__all__ = ["record"]
+
+T = TypeVar("T", bound=type)
+
+_FORWARDED = frozenset({"init", "match_args", "kw_only"})  # the dataclass options a record passes on as they are
+
+
+def record(cls: T | None = None, /, *, frozen: bool = True, eq: bool = True, repr: bool = True,
+           **options: Any) -> T | Callable[[T], T]:
+    """`@record` is `@dataclass(frozen=True)`, `@record(frozen=False)` is `@dataclass`; also eq=, repr=,
+    init=, kw_only= and match_args= as dataclass takes them (order, slots and unsafe_hash are not offered)."""
+    unknown = set(options) - _FORWARDED
+    if unknown:
+        raise TypeError(f"record() does not take {', '.join(sorted(unknown))}: use @dataclass for that class")
+
+    def make(cls: T) -> T:
+        own = cls.__dict__
+        class_hash = own.get("__hash__", _MISSING)
+        explicit_hash = not (class_hash is _MISSING or (class_hash is None and "__eq__" in own))
+        record_bases = []  # the parameters of the records this one inherits from
+        for base in cls.__mro__[1:]:
+            params = base.__dict__.get("__dataclass_params__")
+            if params is None:
+                continue
+            if "_record_fields" not in base.__dict__:
+                raise TypeError(f"record {cls.__name__} cannot inherit from the dataclass {base.__name__}: "
+                                f"make {base.__name__} a record too")
+            if params.frozen != frozen:
+                raise TypeError(f"cannot inherit {'frozen' if frozen else 'non-frozen'} record "
+                                f"{cls.__name__} from {'non-frozen' if frozen else 'frozen'} {base.__name__}")
+            record_bases.append(params)
+        if frozen and ("__setattr__" in own or "__delattr__" in own):
+            name = "__setattr__" if "__setattr__" in own else "__delattr__"
+            raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+        # dataclass writes the __init__ alone (non-frozen style: `self.x = x`, which _set_once lets through once).
+        # It refuses a non-frozen class on a frozen base, so a frozen record's bases say what dataclass made of
+        # them (not frozen) for the moment it takes; a class is made once, at import.
+        for params in record_bases:
+            params.frozen = False
+        try:
+            made = dataclass(cls, eq=False, repr=False, frozen=False, **options)
+        finally:
+            for params in record_bases:
+                params.frozen = frozen
+        made_fields = fields(made)
+        made._record_shown = tuple(f.name for f in made_fields if f.repr)
+        made._record_compared = tuple(f.name for f in made_fields if f.compare)
+        made._record_hashed = tuple(f.name for f in made_fields if (f.compare if f.hash is None else f.hash))
+        made._record_fields = frozenset(f.name for f in made_fields)
+        if repr and "__repr__" not in own:
+            made.__repr__ = _repr
+        if eq and "__eq__" not in own:
+            made.__eq__ = _eq
+        if eq and not explicit_hash:  # dataclass's rule: frozen and eq hash by the fields, eq alone is unhashable
+            made.__hash__ = _hash if frozen else None
+        if frozen:
+            made.__setattr__ = _set_once
+            made.__delattr__ = _no_delete
+        # What the class's parameters are, as dataclasses and its subclasses read them: a `@dataclass(frozen=True)`
+        # subclass checks that its bases are frozen.
+        params = made.__dataclass_params__
+        params.frozen, params.eq, params.repr = frozen, eq, repr
+        return made
+
+    return make if cls is None else make(cls)
+
+
+_MISSING = object()
+
+
+@reprlib.recursive_repr()
+def _repr(self: Any) -> str:
+    shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._record_shown)
+    return f"{self.__class__.__qualname__}({shown})"
+
+
+def _eq(self: Any, other: object) -> bool:
+    if other.__class__ is self.__class__:
+        names = self._record_compared
+        return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
+    return NotImplemented
+
+
+def _hash(self: Any) -> int:
+    return hash(tuple(getattr(self, n) for n in self._record_hashed))
+
+
+def _set_once(self: Any, name: str, value: Any) -> None:
+    # A field not yet set: the __init__ is setting it. Anything else would change a value after it was made.
+    if name in self._record_fields and name not in self.__dict__:
+        object.__setattr__(self, name, value)
+    else:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _no_delete(self: Any, name: str) -> None:
+    raise FrozenInstanceError(f"cannot delete field {name!r}")
