@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import time
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
@@ -49,13 +48,12 @@ from .errors import (
     ServerError,
     redact,
 )
-from .safe_text import replace_lone_surrogates
+from .safe_text import json_may_hold_surrogates, replace_lone_surrogates
 from .settings import load_settings
 
 if TYPE_CHECKING:
     from .streaming import ReplyStream
 
-_MAY_HOLD_A_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # a JSON escape that can hold a lone surrogate
 
 # Kept here too, where learners met them (lesson 03): the reply and the URL helpers live in their own modules.
 __all__ = ["CHAT_PATH", "DEFAULT_MAX_TOKENS", "LOOPBACK_HOSTS", "MAX_REPLY_BYTES", "STEP_MAX_TOKENS", "ChatResult",
@@ -375,7 +373,7 @@ class LlmClient:
             raise self._http_error(status, text)
         try:
             data = json.loads(text)
-            if _MAY_HOLD_A_SURROGATE.search(text):  # only a \ud800-style escape can put one in
+            if json_may_hold_surrogates(text):  # only a \ud800-style escape can put one in
                 data = replace_lone_surrogates(data)
             content, tool_calls, finish_reason, usage, model = _reply_fields(data)
             self.note_server(data)

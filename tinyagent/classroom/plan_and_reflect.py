@@ -32,7 +32,11 @@ from .vocabulary import LOGISTICS
 
 RETRY = {"en": "Try again: ", "zh": "再试一次："}
 STATUSES = ("已签收", "运输中", "待发货", "已取消")
-_JOINERS = re.compile(r"另外|还有|以及|顺便|同时|此外|\balso\b|\bas well as\b|\bbesides\b|\band then\b|\bin addition\b|"
+
+
+@cache  # compiled for the first plan: the classroom is imported on every offline run, and few runs plan
+def _joiners() -> re.Pattern:
+    return re.compile(r"另外|还有|以及|顺便|同时|此外|\balso\b|\bas well as\b|\bbesides\b|\band then\b|\bin addition\b|"
                       r"[。！？!?；;]\s*", re.IGNORECASE)
 
 
@@ -76,7 +80,7 @@ def lesson_17_reply(request: dict) -> Reply | None:
 def plan_steps(request: str, lang: str) -> list[str]:
     """One step per part of the request (see the module's docstring); the request itself if none is found."""
     steps: list[str] = []
-    for part in (p.strip(" ，,、：:") for p in _JOINERS.split(request)):
+    for part in (p.strip(" ，,、：:") for p in _joiners().split(request)):
         if not part:
             continue
         ids = list(dict.fromkeys(ORDER_ID.findall(part)))

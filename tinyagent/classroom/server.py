@@ -49,6 +49,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..background_server import BackgroundServer
 from ..records import record
+from ..safe_text import holds_surrogate
 from ..server_signals import StopSignals
 from ..streamed_stops import StopCutter
 from .reply import Reply
@@ -230,7 +231,7 @@ def _check_json_values(value: object) -> None:
     while stack:
         item, depth = stack.pop()
         if isinstance(item, str):
-            if _LONE_SURROGATE.search(item):
+            if holds_surrogate(item):  # json.loads joins a valid pair into one character
                 raise _bad_request(
                     "The request body holds a lone surrogate escape such as \\ud800, which is not a "
                     "character: send valid Unicode text (a pair such as \\ud83d\\ude00 is fine).",
@@ -241,9 +242,6 @@ def _check_json_values(value: object) -> None:
                 raise _too_deep()
             children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
             stack.extend((child, depth + 1) for child in children)
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads joins a valid pair into one character
 
 
 def _parse_stop(stop: object) -> tuple[str, ...]:

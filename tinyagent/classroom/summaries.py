@@ -29,20 +29,22 @@ from .intents import detect_intent, fault_clause
 from .refund import product_word
 from .vocabulary import CITIES
 
+_SOURCES: dict[str, tuple[str, int]] = {
+    # Each English wording holds "summar"; each Chinese one "对话" or "聊天" (_SUMMARY_WORDS).
+    "asks_for_summary": (
+        (r"summari[sz]e (the|this|our) (conversation|chat|dialogue)|write a summary of the (conversation|chat)"
+         r"|(总结|概括)(一下)?(下面|以下|这段|上面)?的?(对话|聊天)|对话(的)?摘要"),
+        re.IGNORECASE,
+    ),
+    "speaker": (r"^\s*(customer|user|顾客|用户|客户|assistant|agent|客服|助手)\s*[:：]\s*(.*)$", re.IGNORECASE),
+    "refund_id": (r"(?<![A-Za-z0-9])RF\d{12}(?!\d)", 0),
+}
+_SUMMARY_WORDS = ("summar", "对话", "聊天")
 
-@cache
-def _patterns() -> dict[str, re.Pattern]:
-    return {
-        "asks_for_summary": re.compile(
-            r"summari[sz]e (the|this|our) (conversation|chat|dialogue)|write a summary of the (conversation|chat)"
-            r"|(总结|概括)(一下)?(下面|以下|这段|上面)?的?(对话|聊天)|对话(的)?摘要",
-            re.IGNORECASE,
-        ),
-        "speaker": re.compile(
-            r"^\s*(customer|user|顾客|用户|客户|assistant|agent|客服|助手)\s*[:：]\s*(.*)$", re.IGNORECASE
-        ),
-        "refund_id": re.compile(r"(?<![A-Za-z0-9])RF\d{12}(?!\d)"),
-    }
+
+@cache  # compiled on first use, each alone: every request is asked whether it wants a summary, few do
+def _pattern(name: str) -> re.Pattern:
+    return re.compile(*_SOURCES[name])
 
 
 _CUSTOMER = ("customer", "user", "顾客", "用户", "客户")
@@ -80,7 +82,8 @@ def summary_request(request: dict) -> tuple[str, str] | None:
     if first.get("role") not in ("system", "developer") or request.get("tools"):
         return None
     instruction = message_text(first)
-    if not _patterns()["asks_for_summary"].search(instruction):
+    low = instruction.lower()
+    if not any(word in low for word in _SUMMARY_WORDS) or not _pattern("asks_for_summary").search(instruction):
         return None
     text = "\n".join(message_text(m) for m in messages[1:] if isinstance(m, dict) and m.get("role") == "user")
     return instruction, text
@@ -92,12 +95,12 @@ def write_summary(instruction: str, text: str) -> str:
     found: dict[str, list[str]] = {key: [] for key, _, _ in FIELDS}
     customer_lines: list[str] = []
     for line in text.splitlines():
-        speaker = _patterns()["speaker"].match(line)
+        speaker = _pattern("speaker").match(line)
         if speaker is None:
             _read_back(line, found)  # a line of the previous summary (or a header): keep what it holds
         elif speaker.group(1).lower() in _CUSTOMER:
             customer_lines.append(speaker.group(2))
-    for key, pattern in (("orders", ORDER_ID), ("tracking", TRACKING_NO), ("refunds", _patterns()["refund_id"])):
+    for key, pattern in (("orders", ORDER_ID), ("tracking", TRACKING_NO), ("refunds", _pattern("refund_id"))):
         for match in pattern.findall(text):
             _add(found[key], match.upper())
     earlier: list[str] = []

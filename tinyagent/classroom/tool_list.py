@@ -56,38 +56,46 @@ class ToolList(NamedTuple):
 # --- the patterns, compiled on first use (the classroom is imported on every offline run) -----------
 
 
-@cache
-def _patterns() -> dict[str, re.Pattern]:
-    name = r"(?P<name>[A-Za-z_][\w.-]*)"
-    return {
-        # "1. ", "1) ", "1、", "１．", "(1) "; or a bullet "- ", "* ", "+ ", "• "
-        "number": re.compile(r"^\s*(?:[(（]?[0-9０-９]+\s*[.)、．）:：]|#+\s*[0-9]+[.)]?)\s*"),
-        "bullet": re.compile(r"^\s*[-*+•·]\s+"),
-        # the name (maybe **bold** or `code`, maybe with a signature), then a separator, then the text
-        "entry": re.compile(
-            r"^(?P<mark>\*\*|__|`)?" + name + r"(?P=mark)?(?:\s*\([^)]*\)(?:\s*->\s*\S+)?)?(?P<close>\*\*|`)?"
-            r"\s*(?:-{1,2}|—{1,2}|–|:|：|－|=>|->)\s*(?P<desc>\S.*)$"
-        ),
-        "one_of": re.compile(
-            r"(?:one of|any of|among|之一|其中一个|中的一个|必须是|只能是)[^\[\n]{0,20}"
-            r"[\[【(（]\s*([^\]】)）\n]+?)\s*[\]】)）]",
-            re.IGNORECASE,
-        ),
-        "one_of_before": re.compile(r"[\[【]\s*([^\]】\n]+?)\s*[\]】][^\n]{0,6}(?:之一|其中之一|中的一个)"),
-        "identifier": re.compile(r"^[A-Za-z_][\w.-]*$"),
-        "block": re.compile(r"^>?[ \t]*Tool Name:[ \t]*(?P<name>[A-Za-z_][\w.-]*)[ \t]*$", re.MULTILINE),
-        "block_end": re.compile(r"^\s*(?:>?[ \t]*Tool Name:|#)", re.MULTILINE),
-        "block_desc": re.compile(r"^[ \t]*Tool Description:[ \t]*", re.MULTILINE),
-        "block_args": re.compile(r"^[ \t]*Tool Args:[ \t]*(\{.*\})[ \t]*$", re.MULTILINE),
-        "json_input": re.compile(r"action input\s*[:：][^\n]*\bin (?:a )?json\b", re.IGNORECASE),
-        "name_list_sep": re.compile(r"[,，、|/]|\s+or\s+|\s+"),
-    }
+_NAME = r"(?P<name>[A-Za-z_][\w.-]*)"
+_SOURCES: dict[str, tuple[str, int]] = {
+    # "1. ", "1) ", "1、", "１．", "(1) "; or a bullet "- ", "* ", "+ ", "• "
+    "number": (r"^\s*(?:[(（]?[0-9０-９]+\s*[.)、．）:：]|#+\s*[0-9]+[.)]?)\s*", 0),
+    "bullet": (r"^\s*[-*+•·]\s+", 0),
+    # the name (maybe **bold** or `code`, maybe with a signature), then a separator, then the text
+    "entry": (
+        (r"^(?P<mark>\*\*|__|`)?" + _NAME + r"(?P=mark)?(?:\s*\([^)]*\)(?:\s*->\s*\S+)?)?(?P<close>\*\*|`)?"
+         r"\s*(?:-{1,2}|—{1,2}|–|:|：|－|=>|->)\s*(?P<desc>\S.*)$"),
+        0,
+    ),
+    # Each of these starts with one of _ONE_OF_WORDS (in lower case), or ends with one of _ONE_OF_AFTER.
+    "one_of": (
+        (r"(?:one of|any of|among|之一|其中一个|中的一个|必须是|只能是)[^\[\n]{0,20}"
+         r"[\[【(（]\s*([^\]】)）\n]+?)\s*[\]】)）]"),
+        re.IGNORECASE,
+    ),
+    "one_of_before": (r"[\[【]\s*([^\]】\n]+?)\s*[\]】][^\n]{0,6}(?:之一|其中之一|中的一个)", 0),
+    "identifier": (r"^[A-Za-z_][\w.-]*$", 0),
+    # LlamaIndex's blocks: every one of them holds "Tool Name:"
+    "block": (r"^>?[ \t]*Tool Name:[ \t]*(?P<name>[A-Za-z_][\w.-]*)[ \t]*$", re.MULTILINE),
+    "block_end": (r"^\s*(?:>?[ \t]*Tool Name:|#)", re.MULTILINE),
+    "block_desc": (r"^[ \t]*Tool Description:[ \t]*", re.MULTILINE),
+    "block_args": (r"^[ \t]*Tool Args:[ \t]*(\{.*\})[ \t]*$", re.MULTILINE),
+    "json_input": (r"action input\s*[:：][^\n]*\bin (?:a )?json\b", re.IGNORECASE),
+    "name_list_sep": (r"[,，、|/]|\s+or\s+|\s+", 0),
+}
+_ONE_OF_WORDS = ("one of", "any of", "among", "之一", "其中一个", "中的一个", "必须是", "只能是")
+_ONE_OF_AFTER = ("之一", "中的一个")
+
+
+@cache  # compiled on first use, each alone: the classroom is imported on every offline run, and most prompts
+def _pattern(name: str) -> re.Pattern:  # need few of these (a character class of CJK brackets costs 0.3 ms)
+    return re.compile(*_SOURCES[name])
 
 
 def looks_like_identifier(word: str) -> bool:
     """queryOrder, query_order, get.time, tool2: a name a programmer gave, not an English word."""
     return bool(
-        _patterns()["identifier"].match(word)
+        _pattern("identifier").match(word)
         and (any(c.isupper() for c in word[1:]) or any(c in "_.-" or c.isdigit() for c in word))
     )
 
@@ -110,20 +118,22 @@ def read_tool_list(prompt: str) -> ToolList:
         tools = found
     if tools or not asks_for_tools(prompt):
         schemas = {name: schema for name, _, schema in blocks if schema is not None and name in tools}
-        return ToolList(tools, schemas=schemas, json_input=bool(_patterns()["json_input"].search(prompt)))
+        json_input = "json" in prompt.lower() and bool(_pattern("json_input").search(prompt))
+        return ToolList(tools, schemas=schemas, json_input=json_input)
     return ToolList({}, problem=_NO_TOOL_LIST)
 
 
 def tools_in_blocks(prompt: str) -> list[tuple[str, str, dict | None]]:
     """(name, description, arguments' JSON Schema or None) of each `> Tool Name:` block (LlamaIndex)."""
-    patterns = _patterns()
-    found = []
-    for match in patterns["block"].finditer(prompt):
+    found: list[tuple[str, str, dict | None]] = []
+    if "Tool Name:" not in prompt:
+        return found
+    for match in _pattern("block").finditer(prompt):
         name = match.group("name")
-        end = patterns["block_end"].search(prompt, match.end())
+        end = _pattern("block_end").search(prompt, match.end())
         block = prompt[match.end() : end.start() if end else len(prompt)]
-        args = patterns["block_args"].search(block)
-        described = patterns["block_desc"].search(block)
+        args = _pattern("block_args").search(block)
+        described = _pattern("block_desc").search(block)
         text = block[described.end() : args.start() if args else len(block)] if described else ""
         first, _, rest = text.strip().partition("\n")
         if first.startswith(name + "(") and rest.strip():  # the signature LlamaIndex puts first is not the text
@@ -154,19 +164,20 @@ _NO_TOOL_LIST = {
 
 def names_in_one_of(prompt: str) -> list[str]:
     """The names in "should be one of [a, b, c]" (or "必须是 [a, b] 之一"), in order; [] if there is none."""
-    patterns = _patterns()
-    for pattern in (patterns["one_of"], patterns["one_of_before"]):
-        for match in pattern.finditer(prompt):
-            words = [w.strip(" `'\"*") for w in patterns["name_list_sep"].split(match.group(1))]
+    low = prompt.lower()
+    kinds = [kind for kind, words in (("one_of", _ONE_OF_WORDS), ("one_of_before", _ONE_OF_AFTER))
+             if any(word in low for word in words)]  # a prompt with none of their words matches neither
+    for kind in kinds:
+        for match in _pattern(kind).finditer(prompt):
+            words = [w.strip(" `'\"*") for w in _pattern("name_list_sep").split(match.group(1))]
             names = [w for w in words if w]
-            if names and all(patterns["identifier"].match(w) for w in names):
+            if names and all(_pattern("identifier").match(w) for w in names):
                 return list(dict.fromkeys(names))
     return []
 
 
 def tools_in_lines(prompt: str, named: set[str] = frozenset()) -> list[tuple[str, str]]:
     """(name, description) from numbered lines, bullets, table rows and `name: description` lines."""
-    patterns = _patterns()
     found: list[tuple[str, str]] = []
     run: list[tuple[str, str]] = []  # consecutive plain `word: text` lines, accepted when 2 or more
 
@@ -182,11 +193,11 @@ def tools_in_lines(prompt: str, named: set[str] = frozenset()) -> list[tuple[str
             if entry:
                 found.append(entry)
             continue
-        numbered = patterns["number"].match(line)
-        bullet = None if numbered else patterns["bullet"].match(line)
+        numbered = _pattern("number").match(line)
+        bullet = None if numbered else _pattern("bullet").match(line)
         rest = line[(numbered or bullet).end() :] if (numbered or bullet) else line.strip()
         rest = rest.replace(":**", "**:").replace("：**", "**：")  # "**name:** text" as "**name**: text"
-        match = patterns["entry"].match(rest)
+        match = _pattern("entry").match(rest)
         if match is None or match.group("name").lower() in NOT_TOOLS or _is_keyword_line(rest):
             end_run()
             continue
@@ -219,7 +230,7 @@ def _table_row(line: str) -> tuple[str, str] | None:
     if len(cells) < 2 or set(cells[0]) <= set("-: "):
         return None
     name = cells[0]
-    if name.lower() in TABLE_HEADERS or not _patterns()["identifier"].match(name):
+    if name.lower() in TABLE_HEADERS or not _pattern("identifier").match(name):
         return None
     return name, cells[1]
 
@@ -254,7 +265,7 @@ def tools_in_json(prompt: str) -> list[tuple[str, str]]:
 
 
 def _tools_in_value(value: object) -> list[tuple[str, str]]:
-    identifier = _patterns()["identifier"]
+    identifier = _pattern("identifier")
     if isinstance(value, list):
         return [entry for item in value for entry in _tools_in_value(item)]
     if not isinstance(value, dict):

@@ -3,7 +3,7 @@
 When a stop rule ends the agent's loop (`tinyagent/stop_rules.py`), the agent makes one last call: a
 user message after the conversation that says why it stops, that no more tools may be called, and asks
 for the best answer to the customer now. A real model reads that sentence; the classroom model looks
-for the instruction not to call tools (`NO_MORE_TOOLS`, English or Chinese) in the last user message,
+for the instruction not to call tools (`no_more_tools()`, English or Chinese) in the last user message,
 after an earlier request.
 
 Every variant answers it the same careful way (a model asked plainly to stop and answer, answers): from
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import cache
 
 from .conversation import Conversation, Step, message_text
 from .planning import Act, Answer, read_now, read_order, read_parcel, sentence, top_knowledge
@@ -24,12 +25,16 @@ from .render import final_text
 from .reply import Reply
 from .scenarios import plan
 
-# The instruction not to call tools, as the agent's closing request words it (and a few other ways).
-NO_MORE_TOOLS = re.compile(
-    r"(do not|don't|never) call any (more )?tools?|no more tool( call)?s?|without (calling )?any (more )?tools?"
-    r"|不要再?调用(任何)?工具|别再调用(任何)?工具|不再调用(任何)?工具",
-    re.IGNORECASE,
-)
+
+@cache  # compiled the first time a message could hold it: every request's last message is asked, few do
+def no_more_tools() -> re.Pattern:
+    """The instruction not to call tools, as the agent's closing request words it (and a few other ways).
+    Every wording holds "tool" or "工具"."""
+    return re.compile(
+        r"(do not|don't|never) call any (more )?tools?|no more tool( call)?s?|without (calling )?any (more )?tools?"
+        r"|不要再?调用(任何)?工具|别再调用(任何)?工具|不再调用(任何)?工具",
+        re.IGNORECASE,
+    )
 
 
 def closing_request(request: dict) -> dict | None:
@@ -41,7 +46,8 @@ def closing_request(request: dict) -> dict | None:
     last = messages[-1]
     if not isinstance(last, dict) or last.get("role") != "user" or not isinstance(last.get("content"), (str, list)):
         return None
-    if not NO_MORE_TOOLS.search(message_text(last)):
+    text = message_text(last)
+    if not ("tool" in text.lower() or "工具" in text) or not no_more_tools().search(text):
         return None
     if not any(isinstance(m, dict) and m.get("role") == "user" for m in messages[:-1]):
         return None
