@@ -13,6 +13,7 @@ import pkgutil
 import sys
 import textwrap
 import types
+from dataclasses import field
 
 import pytest
 
@@ -54,6 +55,12 @@ BODIES = {
             def __post_init__(self):
                 object.__setattr__(self, "text", self.text.strip())
                 object.__setattr__(self, "length", len(self.text))
+    """,
+    "init=False with a factory, and a field named self": """
+        class Odd:
+            self: int
+            seen: list = field(init=False, default_factory=list)
+            tags: dict = field(default_factory=dict, kw_only=True)
     """,
     "own __eq__ and __hash__": """
         class ById:
@@ -118,6 +125,8 @@ def _instances(cls: type) -> list:
         return [cls("a", "k1", 1.0, "t"), cls("a", "k1", 9.0, "t"), cls("a", "k2", 2.0, "u"), cls("b")]  # 9.0: seconds are not compared
     if name == "Kind":
         return [cls(1), cls(1, agent="refunds"), cls(step=2)]
+    if name == "Odd":
+        return [cls(1), cls(1, tags={"a": 1}), cls(self=2)]
     if name == "Normalized":
         return [cls("  hi "), cls("hi"), cls("long text")]
     return [cls("a"), cls("a"), cls("b")] if name != "ById" else [cls("a", "x"), cls("a", "y"), cls("b")]
@@ -135,7 +144,10 @@ def _outcome(action, *args):
 @pytest.mark.parametrize("body", BODIES.values(), ids=list(BODIES))
 def test_a_record_behaves_as_the_dataclass_it_stands_for(body, options):
     made_by_dataclass, made_by_record = _twins(body, *options)
-    assert inspect.signature(made_by_record.__init__) == inspect.signature(made_by_dataclass.__init__)
+    theirs_signature, ours_signature = inspect.signature(made_by_dataclass), inspect.signature(made_by_record)
+    assert str(ours_signature) == str(theirs_signature)  # names, kinds, annotations, defaults ("<factory>") as shown
+    assert [(p.name, p.kind) for p in ours_signature.parameters.values()] == [
+        (p.name, p.kind) for p in theirs_signature.parameters.values()]
     assert [(f.name, f.default, f.repr, f.compare, f.hash, f.init, f.kw_only)
             for f in dataclasses.fields(made_by_record)] == [
         (f.name, f.default, f.repr, f.compare, f.hash, f.init, f.kw_only) for f in dataclasses.fields(made_by_dataclass)]
@@ -183,6 +195,44 @@ def test_a_frozen_record_copies_pickles_and_replaces_as_a_frozen_dataclass(body)
             new = getattr(a, first)
             assert dataclasses.astuple(dataclasses.replace(b, **{first: new})) == dataclasses.astuple(
                 dataclasses.replace(a, **{first: new}))
+
+
+def test_a_record_writes_its_init_when_first_needed_and_once():
+    @record
+    class Late:
+        """Documented: a class without a docstring gets dataclass's, written from its signature at once."""
+
+        step: int
+        notes: list = field(default_factory=list)
+
+        def __post_init__(self):
+            object.__setattr__(self, "notes", [*self.notes, "checked"])
+
+    assert type(vars(Late)["__init__"]).__name__ == "_InitOnFirstUse"  # nothing compiled yet
+    first = Late(1)
+    init = vars(Late)["__init__"]
+    assert inspect.isfunction(init) and init.__qualname__.endswith("Late.__init__")
+    assert Late(2, ["a"]).notes == ["a", "checked"] and first.notes == ["checked"]
+    assert vars(Late)["__init__"] is init  # written once
+
+    @record
+    class Shown:
+        step: int
+
+    assert str(inspect.signature(Shown)) == "(step: 'int') -> None"  # asking for the signature writes it too
+    assert inspect.isfunction(vars(Shown)["__init__"])
+
+    @record
+    class Base:
+        step: int
+
+    class Plain(Base):  # not a record: a subclass with an __init__ of its own that calls the record's
+        def __init__(self, step):
+            super().__init__(step * 10)
+
+    assert Plain(2).step == 20 and Base(3).step == 3
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'step'"):
+        Base()
 
 
 def test_records_inherit_from_records_and_a_frozen_dataclass_may_subclass_a_record():

@@ -13,7 +13,9 @@ __eq__, __hash__, __setattr__, __delattr__) and compiles each: about 0.1 ms apie
 process. `python -m tinyagent ask` makes about 60 of these classes, and compiling their methods was the largest
 single cost of a cold run (benchmarks/overhead.py). A record has only its __init__ compiled, the one method
 whose speed matters (a run makes thousands of events); the other five are the functions below, written once,
-which read the class's field names instead of having them written in.
+which read the class's field names instead of having them written in. And the __init__ is written when it is
+first needed (the first instance, or a look at the class's signature), not when the class is made: a run
+creates about half of the records it imports, and never compiles the other half's.
 
 Immutability is kept by `__setattr__`: the generated __init__ sets each field once, and after that any
 assignment raises FrozenInstanceError, with dataclass's message. `object.__setattr__(self, ...)` in a
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import reprlib
 from collections.abc import Callable
-from dataclasses import FrozenInstanceError, dataclass, fields
+from dataclasses import MISSING, FrozenInstanceError, dataclass, fields
 from typing import Any, TypeVar
 
 __all__ = ["record"]
@@ -46,6 +48,7 @@ def record(cls: T | None = None, /, *, frozen: bool = True, eq: bool = True, rep
 
     def make(cls: T) -> T:
         own = cls.__dict__
+        documented = bool(own.get("__doc__"))  # (before dataclass writes its own)
         class_hash = own.get("__hash__", _MISSING)
         explicit_hash = not (class_hash is _MISSING or (class_hash is None and "__eq__" in own))
         record_bases = []  # the parameters of the records this one inherits from
@@ -63,16 +66,23 @@ def record(cls: T | None = None, /, *, frozen: bool = True, eq: bool = True, rep
         if frozen and ("__setattr__" in own or "__delattr__" in own):
             name = "__setattr__" if "__setattr__" in own else "__delattr__"
             raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
-        # dataclass writes the __init__ alone (non-frozen style: `self.x = x`, which _set_once lets through once).
+        # dataclass reads the fields and writes no method: the __init__ comes on first use (_InitOnFirstUse).
         # It refuses a non-frozen class on a frozen base, so a frozen record's bases say what dataclass made of
         # them (not frozen) for the moment it takes; a class is made once, at import.
+        init = options.pop("init", True)
         for params in record_bases:
             params.frozen = False
         try:
-            made = dataclass(cls, eq=False, repr=False, frozen=False, **options)
+            made = dataclass(cls, init=False, eq=False, repr=False, frozen=False, **options)
         finally:
             for params in record_bases:
                 params.frozen = frozen
+        if init:
+            made.__init__ = _InitOnFirstUse(made)
+            if not documented:  # dataclass's doc for a class without one, "Name(field: type, ...)", from the real one
+                import inspect  # already loaded: dataclasses imports it
+
+                made.__doc__ = made.__name__ + str(inspect.signature(made)).replace(" -> None", "")
         made_fields = fields(made)
         made._record_shown = tuple(f.name for f in made_fields if f.repr)
         made._record_compared = tuple(f.name for f in made_fields if f.compare)
@@ -90,13 +100,83 @@ def record(cls: T | None = None, /, *, frozen: bool = True, eq: bool = True, rep
         # What the class's parameters are, as dataclasses and its subclasses read them: a `@dataclass(frozen=True)`
         # subclass checks that its bases are frozen.
         params = made.__dataclass_params__
-        params.frozen, params.eq, params.repr = frozen, eq, repr
+        params.init, params.frozen, params.eq, params.repr = init, frozen, eq, repr
         return made
 
     return make if cls is None else make(cls)
 
 
 _MISSING = object()
+
+
+class _InitOnFirstUse:
+    """A record's `__init__` until something asks for it: then the one @dataclass would have written is made,
+    put in its place on the class, and handed on. Creating an instance, `inspect.signature`, `help()` and a
+    subclass's `super().__init__` all ask through `__get__`, so none of them sees this stand-in."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner: type):
+        self.owner = owner
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        init = self.owner.__dict__["__init__"]
+        if init is self:  # (two threads may both get here: each makes the same function, and either one serves)
+            init = _written_init(self.owner)
+            self.owner.__init__ = init
+        return init if instance is None else init.__get__(instance, owner)
+
+
+class _Factory:
+    """The default a parameter shows when its field has a default_factory, as dataclass shows it."""
+
+    def __repr__(self) -> str:
+        return "<factory>"
+
+
+_FACTORY = _Factory()
+
+
+def _written_init(cls: type) -> Callable[..., None]:
+    """The __init__ @dataclass writes for `cls`'s fields: each field a parameter in order (keyword-only ones
+    after `*`), its default or default_factory kept, an init=False field set from its default, then
+    `__post_init__`. Fields are set as `self.x = x`: a frozen record's `_set_once` lets each through once."""
+    all_fields = fields(cls)
+    me = "__dataclass_self__" if "self" in {f.name for f in all_fields} else "self"
+    names: dict[str, Any] = {"__record_factory__": _FACTORY}  # names no field can clash with
+    positional, keyword, body = [], [], []
+    for f in all_fields:
+        default = f"__record_default_{f.name}__"
+        if f.default is not MISSING:
+            names[default] = f.default
+        elif f.default_factory is not MISSING:
+            names[default] = f.default_factory
+        if not f.init:
+            if f.default is not MISSING:
+                body.append(f"{me}.{f.name} = {default}")
+            elif f.default_factory is not MISSING:
+                body.append(f"{me}.{f.name} = {default}()")
+            continue
+        if f.default is not MISSING:
+            parameter = f"{f.name}={default}"
+            body.append(f"{me}.{f.name} = {f.name}")
+        elif f.default_factory is not MISSING:
+            parameter = f"{f.name}=__record_factory__"
+            body.append(f"{me}.{f.name} = {default}() if {f.name} is __record_factory__ else {f.name}")
+        else:
+            parameter = f.name
+            body.append(f"{me}.{f.name} = {f.name}")
+        (keyword if f.kw_only else positional).append(parameter)
+    if hasattr(cls, "__post_init__"):
+        body.append(f"{me}.__post_init__()")
+    parameters = ", ".join([me, *positional, *(["*", *keyword] if keyword else [])])
+    source = f"def __init__({parameters}):\n" + "".join(f"    {line}\n" for line in body or ["pass"])
+    exec(source, names)  # noqa: S102 - text made above from the class's own field names, as dataclass does
+    init = names["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    init.__annotations__ = {**{f.name: f.type for f in all_fields if f.init}, "return": None}
+    return init
 
 
 @reprlib.recursive_repr()

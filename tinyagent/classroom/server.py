@@ -50,7 +50,6 @@ from urllib.parse import unquote, urlsplit
 from ..background_server import BackgroundServer
 from ..records import record
 from ..safe_text import holds_surrogate
-from ..server_signals import StopSignals
 from ..streamed_stops import StopCutter
 from .reply import Reply
 from .tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
@@ -1281,6 +1280,8 @@ def serve_room(
         from .hub_tokens import HubTokens
 
         hub_tokens = HubTokens()
+    from ..server_signals import StopSignals  # only a room's server waits for signals (background_server.py)
+
     with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost
         room = ClassroomServer(host, port, api_key=api_key, verbose=verbose, base_path=base_path,
                                hub_tokens=hub_tokens)
