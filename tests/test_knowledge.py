@@ -131,3 +131,26 @@ def test_a_temp_index_hides_the_stored_one_for_this_connection_only(conn):
     create_index(conn, (KnowledgeEntry("以旧换新", "旧机折价。", "trade in"),), schema="temp")
     assert titles(conn, "trade in") == ["以旧换新"]
     assert conn.execute("SELECT COUNT(*) FROM main.knowledge").fetchone()[0] == len(KNOWLEDGE_BASE)
+
+
+def test_han_runs_are_the_runs_a_class_of_the_two_han_ranges_finds():
+    # han_runs finds Han runs without the costly class; it must find exactly what the class finds, for every
+    # code point beside Han and Latin text, and in mixed strings.
+    import random
+    import re
+
+    from tinyagent.shop.knowledge import han_runs
+
+    by_class = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+    for code in range(0x110000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        char = chr(code)
+        for text in (char, f"a{char}中", f"中{char}文", f"{char}{char}"):
+            assert han_runs(text) == by_class.findall(text), (hex(code), text)
+    rng = random.Random(7)
+    pool = [chr(c) for c in [*range(0x20, 0x250), *range(0x3000, 0x3100), *range(0x33F0, 0x3410),
+                             *range(0x4DB0, 0x4E10), *range(0x9FF0, 0xA010), *range(0xFF00, 0xFF70), 0x20000, 0x3007]]
+    for _ in range(20000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 12)))
+        assert han_runs(text) == by_class.findall(text), text
