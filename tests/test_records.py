@@ -310,7 +310,7 @@ def test_every_record_in_the_package_is_made_as_declared():
         assert dataclasses.is_dataclass(cls)
         assert cls._record_fields == {f.name for f in dataclasses.fields(cls)}, cls
         if params.frozen:
-            assert cls.__setattr__ is records._set_once and cls.__delattr__ is records._no_delete, cls
+            assert cls.__setattr__ is records._frozen_setattr and cls.__delattr__ is records._no_delete, cls
         if params.eq and "__eq__" not in cls.__dict__ and "__eq__" not in vars(cls.__mro__[1]):
             assert cls.__eq__ is records._eq, cls
             assert cls.__hash__ is (records._hash if params.frozen else None), cls

@@ -17,9 +17,8 @@ which read the class's field names instead of having them written in. And the __
 first needed (the first instance, or a look at the class's signature), not when the class is made: a run
 creates about half of the records it imports, and never compiles the other half's.
 
-Immutability is kept by `__setattr__`: the generated __init__ sets each field once, and after that any
-assignment raises FrozenInstanceError, with dataclass's message. `object.__setattr__(self, ...)` in a
-`__post_init__` still works, as it does on a frozen dataclass.
+Immutability is kept by `__setattr__`, which raises FrozenInstanceError with dataclass's message; the __init__
+sets the fields past it, with object.__setattr__, as a frozen dataclass's does, and so may a `__post_init__`.
 
 tests/test_records.py holds every record in the package against the dataclass it stands for.
 """
@@ -77,6 +76,10 @@ def record(cls: T | None = None, /, *, frozen: bool = True, eq: bool = True, rep
         finally:
             for params in record_bases:
                 params.frozen = frozen
+        # What the class's parameters are, as dataclasses and its subclasses read them (a `@dataclass(frozen=True)`
+        # subclass checks that its bases are frozen), and as _written_init reads them.
+        params = made.__dataclass_params__
+        params.init, params.frozen, params.eq, params.repr = init, frozen, eq, repr
         if init:
             made.__init__ = _InitOnFirstUse(made)
             if not documented:  # dataclass's doc for a class without one, "Name(field: type, ...)", from the real one
@@ -95,12 +98,8 @@ def record(cls: T | None = None, /, *, frozen: bool = True, eq: bool = True, rep
         if eq and not explicit_hash:  # dataclass's rule: frozen and eq hash by the fields, eq alone is unhashable
             made.__hash__ = _hash if frozen else None
         if frozen:
-            made.__setattr__ = _set_once
+            made.__setattr__ = _frozen_setattr
             made.__delattr__ = _no_delete
-        # What the class's parameters are, as dataclasses and its subclasses read them: a `@dataclass(frozen=True)`
-        # subclass checks that its bases are frozen.
-        params = made.__dataclass_params__
-        params.init, params.frozen, params.eq, params.repr = init, frozen, eq, repr
         return made
 
     return make if cls is None else make(cls)
@@ -140,10 +139,18 @@ _FACTORY = _Factory()
 def _written_init(cls: type) -> Callable[..., None]:
     """The __init__ @dataclass writes for `cls`'s fields: each field a parameter in order (keyword-only ones
     after `*`), its default or default_factory kept, an init=False field set from its default, then
-    `__post_init__`. Fields are set as `self.x = x`: a frozen record's `_set_once` lets each through once."""
+    `__post_init__`. A frozen record's fields are set with object.__setattr__, past _frozen_setattr, as dataclass
+    sets a frozen class's (a Python __setattr__ per field would make every event three times as dear)."""
     all_fields = fields(cls)
     me = "__dataclass_self__" if "self" in {f.name for f in all_fields} else "self"
-    names: dict[str, Any] = {"__record_factory__": _FACTORY}  # names no field can clash with
+    # names no field can clash with
+    names: dict[str, Any] = {"__record_factory__": _FACTORY, "__record_set__": object.__setattr__}
+    if cls.__dataclass_params__.frozen:
+        def assign(name: str, value: str) -> str:
+            return f"__record_set__({me}, {name!r}, {value})"
+    else:
+        def assign(name: str, value: str) -> str:
+            return f"{me}.{name} = {value}"
     positional, keyword, body = [], [], []
     for f in all_fields:
         default = f"__record_default_{f.name}__"
@@ -153,19 +160,19 @@ def _written_init(cls: type) -> Callable[..., None]:
             names[default] = f.default_factory
         if not f.init:
             if f.default is not MISSING:
-                body.append(f"{me}.{f.name} = {default}")
+                body.append(assign(f.name, default))
             elif f.default_factory is not MISSING:
-                body.append(f"{me}.{f.name} = {default}()")
+                body.append(assign(f.name, f"{default}()"))
             continue
         if f.default is not MISSING:
             parameter = f"{f.name}={default}"
-            body.append(f"{me}.{f.name} = {f.name}")
+            body.append(assign(f.name, f.name))
         elif f.default_factory is not MISSING:
             parameter = f"{f.name}=__record_factory__"
-            body.append(f"{me}.{f.name} = {default}() if {f.name} is __record_factory__ else {f.name}")
+            body.append(assign(f.name, f"{default}() if {f.name} is __record_factory__ else {f.name}"))
         else:
             parameter = f.name
-            body.append(f"{me}.{f.name} = {f.name}")
+            body.append(assign(f.name, f.name))
         (keyword if f.kw_only else positional).append(parameter)
     if hasattr(cls, "__post_init__"):
         body.append(f"{me}.__post_init__()")
@@ -196,12 +203,11 @@ def _hash(self: Any) -> int:
     return hash(tuple(getattr(self, n) for n in self._record_hashed))
 
 
-def _set_once(self: Any, name: str, value: Any) -> None:
-    # A field not yet set: the __init__ is setting it. Anything else would change a value after it was made.
-    if name in self._record_fields and name not in self.__dict__:
-        object.__setattr__(self, name, value)
-    else:
+def _frozen_setattr(self: Any, name: str, value: Any) -> None:
+    # As a frozen dataclass's: nothing on the record itself; on a subclass that is not a record, its own names.
+    if "_record_fields" in type(self).__dict__ or name in self._record_fields:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
+    object.__setattr__(self, name, value)
 
 
 def _no_delete(self: Any, name: str) -> None:
