@@ -24,6 +24,10 @@ of repeated measurements (the machine may be shared: medians are what survive no
    `python -c "import requests"`, the three alternating, `--runs` times. The classroom
    model's share is its import time from `-X importtime` (the cumulative time of every
    tinyagent.classroom module imported from outside the classroom package), median of 5 runs.
+   With `--instructions` (and valgrind installed: `apt-get install valgrind`), the same three commands
+   once more, counted in machine instructions by callgrind (PYTHONHASHSEED=0, the second of two runs, so
+   that bytecode is cached): a figure that does not move with the machine's load or its speed of the
+   moment, for telling whether a change helped; wall and CPU time stay the figures that users meet.
 4. First request. The messages the agent sends in its first round for the refund question, in English
    and in Chinese, captured from a real `ReActAgent` run, counted in exact cl100k_base tokens (quicktok,
    offline, the same ids as tiktoken). Rule, as OpenAI's cookbook counts chat messages: 3 tokens per
@@ -41,6 +45,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -141,6 +146,27 @@ def classroom_import_share(workdir: str, runs: int = 5) -> float:
         )
         shares.append(import_time_under(done.stderr, "tinyagent.classroom") / 1e6)
     return statistics.median(shares)
+
+
+def instruction_counts(workdir: str) -> dict[str, int] | None:
+    """Machine instructions of the cold-run commands under callgrind; None without valgrind."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    py = sys.executable
+    ask = [py, "-m", "tinyagent", "ask", REFUND_QUESTIONS["zh"], "--now", NOW]
+    commands = {"requests": [py, "-c", "import requests"], "cold ask": [*ask, "--db", "{db}"],
+                "cold ask, default db": ask}
+    env = {**child_env(), "PYTHONHASHSEED": "0"}  # the same hashes, so the same dict and set orders, every run
+    fresh = {"dir": workdir, "n": 1000}
+    counts = {}
+    for name, argv in commands.items():
+        for _ in range(2):  # the first run may write bytecode: the second is the one counted
+            done = subprocess.run([valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *_fresh(argv, fresh)],
+                                  cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                  check=True)
+        counts[name] = int(re.search(r"Collected : (\d+)", done.stderr).group(1))
+    return counts
 
 
 def import_time_under(importtime_log: str, package: str) -> int:
@@ -396,6 +422,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=15, help="subprocess runs per command (default 15)")
     parser.add_argument("--episodes", type=int, default=300, help="episodes per per-step sample (default 300)")
     parser.add_argument("--skip-size", action="store_true", help="skip the throwaway venv (needs pip access)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count the cold run's machine instructions under valgrind (slow: about a minute)")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.episodes < 1:
         print("error: --runs and --episodes must be at least 1", file=sys.stderr)
@@ -428,6 +456,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"   {'ratio ask --db <new> / requests':40} {ratio(cold, 'cold ask', 'requests')}")
         print(f"   {'ratio ask (shop in memory) / requests':40} {ratio(cold, 'cold ask, default db', 'requests')}")
         print(f"   of which importing the classroom model: {classroom * 1000:.0f} ms wall (-X importtime)")
+        if args.instructions:
+            counts = instruction_counts(workdir)
+            if counts is None:
+                print("   instructions: skipped (no valgrind: apt-get install valgrind)")
+            else:
+                short = {"requests": "import requests", "cold ask": "ask --db <new>",
+                         "cold ask, default db": "ask (shop in memory)"}
+                for name, count in counts.items():
+                    print(f"   {'instructions, ' + short[name]:40} {count / 1e6:7.0f} M  "
+                          f"{count / counts['requests']:5.2f}x")
 
         print("\n4. first request of the refund question (cl100k_base, cookbook chat rule)")
         for lang in ("en", "zh"):
