@@ -2920,6 +2920,7 @@ def test_23_tracking_grammar():
     fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{9,10}', says="nine digits")
     fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10,}', says="eleven digits")
     fails(check_tracking_grammar, 'root ::= [A-Z]{1,2} [0-9]{10}', says="one letter")
+    fails(check_tracking_grammar, 'root ::= [A-Z]{2,3} [0-9]{10}', says="three letters")
     fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} [ ]?', says="a space after it")
     fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} ([\\n] [^\\x00]*)?', says="Observation after")
 
@@ -2968,7 +2969,22 @@ def test_23_ids_seen():
         return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
                                   for w in re.findall(r"[A-Za-z]*[0-9]+", m["content"])))
 
+    def inside_longer_words(messages, example):  # no word boundary: 5 digits found inside a phone number
+        import re
+        shape = "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
+                                  for w in re.findall(shape, m["content"], re.IGNORECASE)))
+
+    def customer_only(messages, example):  # leaves the Observations out
+        return _ids_seen_solution([m for m in messages if not m["content"].startswith("Observation:")], example)
+
+    def observations_only(messages, example):  # leaves the customer's own words out
+        return _ids_seen_solution([m for m in messages if m["role"] != "user"
+                                   or m["content"].startswith("Observation:")], example)
+
     # ids from the customer and the Observations, not the system prompt
+    fails(check_ids_seen, customer_only, says="from every Observation")
+    fails(check_ids_seen, observations_only, says="the customer's messages")
     fails(check_ids_seen, with_system, says="system prompt's examples")
     # not the model's own words, upper-cased
     fails(check_ids_seen, with_assistant, says="only the model wrote")
@@ -2976,12 +2992,6 @@ def test_23_ids_seen():
     # each once, in the order they first appear
     fails(check_ids_seen, every_time, says="each id once")
     fails(check_ids_seen, sorted_ids, says="order they first appear")
-    def inside_longer_words(messages, example):  # no word boundary: 5 digits found inside a phone number
-        import re
-        shape = "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
-        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
-                                  for w in re.findall(shape, m["content"], re.IGNORECASE)))
-
     # only the example's shape, as whole words
     fails(check_ids_seen, any_number, says="example's shape")
     fails(check_ids_seen, inside_longer_words, says="example's shape")

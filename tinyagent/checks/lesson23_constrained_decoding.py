@@ -13,6 +13,7 @@ NOT_TRACKING_NUMBERS = (
     ("SF123456789", "nine digits"),
     ("SF12345678901", "eleven digits"),
     ("S1234567890", "one letter"),
+    ("SFX1234567890", "three letters"),
     ("SF1234567890 ", "a space after it"),
     ("SF1234567890\nObservation: {}", "an Observation after it"),
     ("", "nothing at all"),
@@ -39,7 +40,8 @@ def check_tracking_grammar(tracking_grammar: str | None) -> None:
         if grammar.accepts(text):
             _fail(exercise, f"it allows {text!r} ({what}): a tracking number is exactly two capital letters "
                             "and ten digits, with nothing after them")
-    _passed(exercise, "your rule allows the shop's three tracking numbers and refuses the eight near misses.")
+    _passed(exercise, f"your rule allows the shop's {len(TRACKING_NUMBERS)} tracking numbers and refuses the "
+                      f"{len(NOT_TRACKING_NUMBERS)} near misses.")
 
 
 # (what the conversation is, its messages, the example, the ids a right answer finds in order)
@@ -91,6 +93,10 @@ def check_ids_seen(ids_seen) -> None:
             _fail(exercise, f"on {what}: expected {expected}, got {got}; each id once")
         if sorted(got) == sorted(expected):
             _fail(exercise, f"on {what}: expected {expected}, got {got}; keep the order they first appear in")
+        missed = [i for i in expected if i not in got]
+        if missed and all(i in expected for i in got):
+            _fail(exercise, f"on {what}: expected {expected}, got {got}; it missed {missed}: ids come from the "
+                            "customer's messages and from every Observation")
         _fail(exercise, f"on {what}: expected {expected}, got {got}; only words of the example's shape "
                         f"({len(example)} characters, letters and digits where it has them)")
     _passed(exercise, "ids_seen takes ids from the customer and the Observations only, once each, in order.")
