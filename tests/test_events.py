@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from tinyagent.events import EVENT_TYPES, Final, Observation, ToolCall
+from tinyagent.events import EVENT_TYPES, Final, LlmCall, Observation, ToolCall
 
 
 def test_every_event_kind_is_a_frozen_dataclass():
@@ -25,6 +25,9 @@ def test_repr_reads_as_the_generated_one_with_the_agent_only_when_there_is_one()
     assert repr(call) == f"ToolCall({shown})" == "ToolCall(step=2, name='queryOrder', input='88231')"
     named = ToolCall(step=2, name="queryOrder", input="88231", agent="refunds")
     assert repr(named) == "ToolCall(step=2, agent='refunds', name='queryOrder', input='88231')"
+    # a field kept out of repr stays out, as dataclass leaves it out: a call's latency varies run to run
+    call = LlmCall(step=1, text="x", latency_s=0.25, model="classroom")
+    assert "latency_s" not in repr(call) and repr(call).startswith("LlmCall(step=1, messages=(), text='x'")
 
 
 def test_equal_when_same_kind_and_fields_and_hashed_alike():

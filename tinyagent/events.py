@@ -23,32 +23,24 @@ With `ReActAgent(stream=True)` (lesson 14) each model call is read as it is type
 the reply's pieces, ReplyDelta ... ReplyDelta, and then the same events as without streaming.
 
 Events are frozen dataclasses: a trace is a record of what happened, never edited afterwards. Each kind is made
-with `@event`, a frozen `@record` (records.py: a dataclass with only its __init__ compiled) that takes its repr,
-equality and hash from `Event` (the same results; compiling them for every kind cost more at `import tinyagent`
-than a whole refund run spends using them).
+with `@event`, a frozen `@record` (records.py: a dataclass whose ==, hash and immutability are written once for
+all records, and whose __init__ is compiled on first use), shown by Event's repr: `agent` appears only when it
+names one.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, field, fields
+from dataclasses import asdict, field
 from typing import Any, ClassVar
 
 from .records import record
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})  # what asdict returns as it is
-_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def _field_names(cls: type) -> tuple[str, ...]:
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
-    return names
 
 
 def event(cls: type) -> type:
-    """An event kind: a frozen record (records.py) whose repr, == and hash are Event's, written once below."""
-    return record(eq=False, repr=False)(cls)
+    """An event kind: a frozen record (records.py), shown by Event's repr."""
+    return record(repr=False)(cls)
 
 
 @event
@@ -60,28 +52,15 @@ class Event:
     step: int
     agent: str = field(default="", kw_only=True)
 
-    def _values(self) -> tuple:
-        return tuple(getattr(self, name) for name in _field_names(type(self)))
-
-    # What @dataclass(frozen=True) would write for each kind, written once: equal when of the same kind with the
-    # same fields, hashed by the fields, shown as `Kind(step=1, ...)`.
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return self._values() == other._values()  # type: ignore[attr-defined]
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
     def __repr__(self) -> str:  # `agent` only when several agents share the trace (lesson 21), as in to_dict
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _field_names(type(self))
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._record_shown
                           if name != "agent" or self.agent)
         return f"{type(self).__qualname__}({shown})"
 
     def to_dict(self) -> dict[str, Any]:
         # asdict copies every value deeply: the same dict, at a fraction of the cost, when every value is a plain
         # str, number, bool or None (a streamed run's ReplyDelta events, about 70 a run, are nothing else).
-        values = {name: getattr(self, name) for name in _field_names(type(self))}
+        values = {name: getattr(self, name) for name in self._record_names}
         data = {"type": self.kind, **(values if all(type(v) in _PLAIN for v in values.values()) else asdict(self))}
         if not data["agent"]:
             del data["agent"]  # a single agent's trace reads as it always has
@@ -415,8 +394,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     cls = EVENT_TYPES.get(kind)
     if cls is None:
         raise ValueError(f"unknown event type {kind!r}; expected one of {', '.join(EVENT_TYPES)}")
-    known = {f.name for f in fields(cls)}
-    unknown = set(data) - known
+    unknown = set(data) - cls._record_fields
     if unknown:
         raise ValueError(f"{kind} event has unknown fields: {', '.join(sorted(unknown))}")
     for name in ("messages", "tools", "steps", "problems", "path"):  # tuples in the event, lists in JSON

@@ -90,7 +90,8 @@ def record(cls: T | None = None, /, *, frozen: bool = True, eq: bool = True, rep
         made._record_shown = tuple(f.name for f in made_fields if f.repr)
         made._record_compared = tuple(f.name for f in made_fields if f.compare)
         made._record_hashed = tuple(f.name for f in made_fields if (f.compare if f.hash is None else f.hash))
-        made._record_fields = frozenset(f.name for f in made_fields)
+        made._record_names = tuple(f.name for f in made_fields)  # every field, in order (events' to_dict reads it)
+        made._record_fields = frozenset(made._record_names)
         if repr and "__repr__" not in own:
             made.__repr__ = _repr
         if eq and "__eq__" not in own:
