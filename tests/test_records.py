@@ -91,11 +91,11 @@ OPTIONS = [
 ]
 
 
-def _make(body: str, decorator) -> type:
+def _make(body: str, decorator, field_function=dataclasses.field) -> type:
     # A module of its own, as the package's classes have: with the test's `from __future__ import annotations`
     # inherited, annotations are strings, which dataclass reads against the class's module (ClassVar, ...).
     module = types.ModuleType(f"twins_{decorator.__name__}_{len(sys.modules)}")
-    module.field, module.ClassVar = dataclasses.field, __import__("typing").ClassVar
+    module.field, module.ClassVar = field_function, __import__("typing").ClassVar
     sys.modules[module.__name__] = module  # pickle finds a class by its module and name
     source = textwrap.dedent(body)
     exec(compile(source, "<twin>", "exec"), vars(module))  # noqa: S102 - the class bodies above, nothing else
@@ -105,14 +105,17 @@ def _make(body: str, decorator) -> type:
     return made
 
 
-def _twins(body: str, dataclass_options: dict, record_options: dict) -> tuple[type, type]:
+def _twins(body: str, dataclass_options: dict, record_options: dict,
+           record_field=dataclasses.field) -> tuple[type, type]:
+    """The body as a dataclass (with dataclasses.field) and as a record (with `record_field`: the package's
+    records use records.field, a body written for both uses dataclasses.field)."""
     def as_dataclass(cls):
         return dataclasses.dataclass(**dataclass_options)(cls)
 
     def as_record(cls):
         return record(**record_options)(cls)
 
-    return _make(body, as_dataclass), _make(body, as_record)
+    return _make(body, as_dataclass), _make(body, as_record, record_field)
 
 
 def _instances(cls: type) -> list:
@@ -140,10 +143,14 @@ def _outcome(action, *args):
         return (type(error).__name__, str(error))
 
 
+FIELD_FUNCTIONS = {"records.field": records.field, "dataclasses.field": dataclasses.field}
+
+
+@pytest.mark.parametrize("field_function", FIELD_FUNCTIONS.values(), ids=list(FIELD_FUNCTIONS))
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: str(o[1] or "frozen"))
 @pytest.mark.parametrize("body", BODIES.values(), ids=list(BODIES))
-def test_a_record_behaves_as_the_dataclass_it_stands_for(body, options):
-    made_by_dataclass, made_by_record = _twins(body, *options)
+def test_a_record_behaves_as_the_dataclass_it_stands_for(body, options, field_function):
+    made_by_dataclass, made_by_record = _twins(body, *options, field_function)
     theirs_signature, ours_signature = inspect.signature(made_by_dataclass), inspect.signature(made_by_record)
     assert str(ours_signature) == str(theirs_signature)  # names, kinds, annotations, defaults ("<factory>") as shown
     assert [(p.name, p.kind) for p in ours_signature.parameters.values()] == [
@@ -183,9 +190,10 @@ def test_a_record_behaves_as_the_dataclass_it_stands_for(body, options):
                 hash(b1)
 
 
+@pytest.mark.parametrize("field_function", FIELD_FUNCTIONS.values(), ids=list(FIELD_FUNCTIONS))
 @pytest.mark.parametrize("body", BODIES.values(), ids=list(BODIES))
-def test_a_frozen_record_copies_pickles_and_replaces_as_a_frozen_dataclass(body):
-    made_by_dataclass, made_by_record = _twins(body, {"frozen": True}, {})
+def test_a_frozen_record_copies_pickles_and_replaces_as_a_frozen_dataclass(body, field_function):
+    made_by_dataclass, made_by_record = _twins(body, {"frozen": True}, {}, field_function)
     for a, b in zip(_instances(made_by_dataclass), _instances(made_by_record)):
         first = dataclasses.fields(b)[0].name
         for moved in (copy.copy(b), copy.deepcopy(b), pickle.loads(pickle.dumps(b))):
@@ -336,3 +344,109 @@ def test_a_packaged_record_in_use_is_frozen_equal_and_hashed_by_its_fields():
     with pytest.raises(dataclasses.FrozenInstanceError):
         call.step = 2
     assert dataclasses.fields(ChatResult)[0].name == "text"
+
+
+def _view_is_made(cls: type) -> bool:
+    return type(vars(cls)["__dataclass_fields__"]).__name__ != "_DataclassView"
+
+
+@pytest.mark.parametrize("field_function", FIELD_FUNCTIONS.values(), ids=list(FIELD_FUNCTIONS))
+@pytest.mark.parametrize("body", BODIES.values(), ids=list(BODIES))
+def test_a_record_in_use_needs_no_dataclass_view_and_its_replace_is_dataclass_replace(body, field_function):
+    """What a run does with records (make them, show, compare, hash, freeze, replace, pickle) leaves their
+    dataclass view unmade, and gives what the dataclass gives."""
+    made_by_dataclass, made_by_record = _twins(body, {"frozen": True}, {}, field_function)
+    theirs, ours = _instances(made_by_dataclass), _instances(made_by_record)
+    names = list(made_by_record._record_names)
+    for a, b in zip(theirs, ours):
+        assert repr(b).replace(made_by_record.__qualname__, "X") == repr(a).replace(made_by_dataclass.__qualname__, "X")
+        assert _outcome(hash, b)[0] == _outcome(hash, a)[0]
+        assert [getattr(b, n) for n in names] == [getattr(a, n) for n in names]
+        assert _outcome(setattr, b, names[0], 1) == _outcome(setattr, a, names[0], 1)
+        assert [getattr(pickle.loads(pickle.dumps(b)), n) for n in names] == [getattr(b, n) for n in names]
+        assert records.is_dataclass(b) and records.is_dataclass(made_by_record)
+        for change in ({}, {names[0]: getattr(a, names[0])}, {names[-1]: getattr(a, names[-1])}, {"not_a_field": 1}):
+            mine = _outcome(lambda: records.replace(b, **change))
+            expected = _outcome(lambda: dataclasses.replace(a, **change))
+            if expected[0] == "ok":
+                assert mine[0] == "ok" and [getattr(mine[1], n) for n in names] == [
+                    getattr(expected[1], n) for n in names], change
+            else:
+                assert mine == (expected[0], expected[1].replace(made_by_dataclass.__qualname__,
+                                                                  made_by_record.__qualname__)), change
+    assert not _view_is_made(made_by_record)
+    assert [f.name for f in dataclasses.fields(made_by_record)] == [f.name for f in dataclasses.fields(made_by_dataclass)]
+    assert _view_is_made(made_by_record)
+
+
+def test_records_replace_and_is_dataclass_hand_other_objects_to_dataclasses():
+    @dataclasses.dataclass
+    class Plain:
+        x: int = 0
+
+    assert records.replace(Plain(1), x=2) == Plain(2)
+    assert records.is_dataclass(Plain) and records.is_dataclass(Plain())
+    assert not records.is_dataclass(object()) and not records.is_dataclass(int)
+    with pytest.raises(TypeError, match="replace\\(\\) should be called on dataclass instances"):
+        records.replace(object())
+
+
+# Declarations dataclass refuses, or reads specially: each given to both, with the same outcome.
+DECLARATIONS = {
+    "a mutable default": "class A:\n    items: list = []\n",
+    "a non-default field after a default one": "class A:\n    x: int = 0\n    y: int\n",
+    "a field() without an annotation": "class A:\n    x: int = 0\n    y = field(default=1)\n",
+    "both default and default_factory": "class A:\n    x: list = field(default=1, default_factory=list)\n",
+    "ClassVar through its module": "import typing\nclass A:\n    x: int\n    kind: typing.ClassVar[str] = 'k'\n",
+    "ClassVar under another name": "from typing import ClassVar as CV\nCV2 = CV\nclass A:\n    x: int\n    kind: CV2 = 'k'\n",
+    "a name that only starts like ClassVar": "ClassVarLike = int\nclass A:\n    x: ClassVarLike = 1\n",
+    "a field's default inherited from a class attribute": "class Base:\n    x = 5\nclass A(Base):\n    x: int\n",
+}
+
+
+def _declared(source: str, decorator, field_function) -> object:
+    module = types.ModuleType(f"declared_{len(sys.modules)}")
+    module.field = field_function
+    sys.modules[module.__name__] = module
+    try:
+        exec(compile("from __future__ import annotations\n" + source, "<declared>", "exec"), vars(module))  # noqa: S102
+    except Exception as error:  # noqa: BLE001 - field() itself refuses
+        return ("in the class body", type(error).__name__, str(error))
+    try:
+        made = decorator(module.A)
+    except Exception as error:  # noqa: BLE001 - the kind and message of the error are what is compared
+        return (type(error).__name__, str(error))  # refused when the class is made, as dataclass refuses it
+    return ("ok", [(f.name, f.default) for f in dataclasses.fields(made)], made.__match_args__, str(inspect.signature(made)))
+
+
+@pytest.mark.parametrize("field_function", FIELD_FUNCTIONS.values(), ids=list(FIELD_FUNCTIONS))
+@pytest.mark.parametrize("source", DECLARATIONS.values(), ids=list(DECLARATIONS))
+def test_a_record_refuses_and_reads_declarations_as_dataclass_does(source, field_function):
+    theirs = _declared(source, dataclasses.dataclass(frozen=True), dataclasses.field)
+    ours = _declared(source, record, field_function)
+    assert ours == theirs
+
+
+def test_a_record_refuses_initvar_and_kw_only_markers_it_does_not_stand_for():
+    for source in ("from dataclasses import InitVar\nclass A:\n    x: InitVar[int]\n",
+                   "from dataclasses import KW_ONLY\nclass A:\n    x: int\n    _: KW_ONLY\n    y: int = 0\n"):
+        assert _declared(source, record, records.field)[1].startswith("record() does not take")
+
+
+def test_a_cold_run_imports_neither_dataclasses_nor_what_it_pulls_in():
+    """`python -m tinyagent ask` makes its records and runs without ever loading dataclasses (or inspect, ast
+    and dis, which it imports): together a tenth of a cold start (benchmarks/overhead.py)."""
+    import subprocess
+
+    script = (
+        "import runpy, sys\n"
+        "sys.argv = ['tinyagent', 'ask', '我上周买的扫地机不回充了，修不好我想退。订单号 88231。', '--now', '2026-06-30T19:05:23']\n"
+        "try:\n    runpy.run_module('tinyagent', run_name='__main__')\nexcept SystemExit as end:\n    assert not end.code\n"
+        "print(sorted(m for m in ('dataclasses', 'inspect', 'ast', 'dis') if m in sys.modules), file=sys.stderr)\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith("TINYAGENT_")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**env, "TINYAGENT_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    assert "RF202606300001" in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "[]"

@@ -6,10 +6,9 @@ streaming.py (a reply in chunks), so neither needs the other to read a reply.
 from __future__ import annotations
 
 import json
-from dataclasses import field
 from typing import Any
 
-from .records import record
+from .records import field, record
 
 # No chat reply comes near this; decompressed bodies above it (a gzip bomb inflates 1000-fold) are refused.
 MAX_REPLY_BYTES = 16 * 1024 * 1024

@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Generator, Iterable, Mapping
-from dataclasses import field
 from typing import Any
 
 from .events import Event
@@ -41,7 +40,7 @@ from .gbnf import literal
 from .llm_client import ChatResult
 from .loop_parts import text_reading
 from .parser import ParsedStep, parse_step
-from .records import record
+from .records import field, record
 from .tool_rendering import input_from_arguments, parameters_of
 from .tools import Action, Tool
 

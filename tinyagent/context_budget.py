@@ -39,14 +39,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import replace
 from functools import lru_cache
 
 from .arguments import check_whole
 from .errors import ContextBudgetError
 from .observation_folding import fold_observation, is_folded
 from .parser import parse_step
-from .records import record
+from .records import record, replace
 from .registry import ToolRegistry
 from .token_count import TokenCounter, token_counter
 from .tool_filter import ToolFilter, ToolSelection

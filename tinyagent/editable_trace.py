@@ -24,7 +24,6 @@ budget (lesson 13) the round's messages are the ones it sent, as fitted, and the
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import replace
 from typing import Any
 
 from .agent import AgentRun, ReActAgent
@@ -32,6 +31,7 @@ from .chat_reply import ChatResult
 from .errors import TinyAgentError
 from .events import Event, LlmCall, Observation, PersonEdit, ToolCall
 from .parser import parse_step
+from .records import replace
 from .trace import Trace
 
 __all__ = ["PERSON", "ContinuedRun", "EditError", "PersonsReply", "check_edit", "edit_thought", "replies", "retry_tool"]

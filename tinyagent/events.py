@@ -30,10 +30,9 @@ names one.
 
 from __future__ import annotations
 
-from dataclasses import asdict, field
 from typing import Any, ClassVar
 
-from .records import record
+from .records import field, record
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})  # what asdict returns as it is
 
@@ -61,7 +60,11 @@ class Event:
         # asdict copies every value deeply: the same dict, at a fraction of the cost, when every value is a plain
         # str, number, bool or None (a streamed run's ReplyDelta events, about 70 a run, are nothing else).
         values = {name: getattr(self, name) for name in self._record_names}
-        data = {"type": self.kind, **(values if all(type(v) in _PLAIN for v in values.values()) else asdict(self))}
+        if not all(type(v) in _PLAIN for v in values.values()):
+            from dataclasses import asdict
+
+            values = asdict(self)
+        data = {"type": self.kind, **values}
         if not data["agent"]:
             del data["agent"]  # a single agent's trace reads as it always has
         return data

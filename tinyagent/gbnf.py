@@ -19,10 +19,9 @@ computed once and remembered. It is a checker, not a sampler, and fine for the s
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from functools import lru_cache
 
-from .records import record
+from .records import field, record
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _RULE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*")

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import field, replace
 from typing import Any
 
 from .agent import MAX_STEPS, AgentResult, AgentRun, ReActAgent
@@ -32,7 +31,7 @@ from .events import Event, Final, Handoff, LlmCall, ToolCall
 from .llm_client import LlmClient
 from .loop_parts import RunInTurn
 from .prompts import build_system_prompt
-from .records import record
+from .records import field, record, replace
 from .registry import ToolRegistry, ToolResult, error_observation
 from .skills import Skill, SkillRegistry, shop_skills
 from .stop_rules import StopRules

@@ -33,14 +33,13 @@ as the stop rules do: two runs of one agent never share what a part remembers.
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Mapping
-from dataclasses import field, replace
 from typing import Any
 
 from .errors import TinyAgentError
 from .events import Event, Final, Observation, Parsed, Stopped, ToolCall
 from .llm_client import ChatResult
 from .parser import ParsedStep, parse_step
-from .records import record
+from .records import field, record, replace
 from .registry import ToolResult, error_observation
 from .tools import Action
 

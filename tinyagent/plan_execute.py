@@ -19,7 +19,6 @@ most MAX_PLAN_STEPS steps a plan.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 
 from .agent import MODEL_UNAVAILABLE, ReActAgent
 from .arguments import check_whole
@@ -38,7 +37,7 @@ from .plan_text import (
     parse_plan,
 )
 from .prompts import check_language, detect_language
-from .records import record
+from .records import record, replace
 from .registry import ToolRegistry
 from .trace import Trace
 

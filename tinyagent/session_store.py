@@ -37,12 +37,11 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import field, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from .errors import TinyAgentError
-from .records import record
+from .records import field, record, replace
 from .sqlite_writes import immediate_transaction
 
 # How long a writer waits for another one's transaction (SQLite's busy timeout; PostgreSQL waits for a row

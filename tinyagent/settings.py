@@ -15,11 +15,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import field
 
 from .api_url import is_loopback, normalize_chat_url
 from .errors import ConfigurationError, redact
-from .records import record
+from .records import field, record
 
 NAMES = ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL")
 CLASSROOM_MODEL = "classroom"

@@ -42,13 +42,12 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import field, is_dataclass, replace
 from typing import Any, ClassVar
 
 from .arguments import check_seconds, check_whole
 from .errors import TinyAgentError
 from .events import Event, Final, LimitReached, LlmCall, Observation, Parsed, Stopped
-from .records import record
+from .records import field, is_dataclass, record, replace
 from .registry import ToolRegistry, ToolResult, error_observation
 from .tools import Action
 from .trace import Trace

@@ -26,10 +26,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import field
 
 from .arguments import check_whole
-from .records import record
+from .records import field, record
 from .registry import ToolRegistry
 from .shop.knowledge import search_terms
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import field
 
 from .events import (
     ApprovalDecided,
@@ -39,7 +38,7 @@ from .events import (
     event_from_dict,
 )
 from .prompts import check_language
-from .records import record
+from .records import field, record
 
 LABELS = {
     "en": {

@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Generator, Iterable
-from dataclasses import field
 from typing import Any
 
 from .arguments import check_whole
@@ -39,7 +38,7 @@ from .events import BranchExplored, Event, LlmCall, PathChosen, ThoughtCandidate
 from .llm_client import ChatResult
 from .loop_parts import cut_observation
 from .parser import ParsedStep
-from .records import record
+from .records import field, record
 from .token_count import classroom_counter
 from .trace import Trace
 

@@ -41,10 +41,9 @@ Modules, in the order a reader might open them:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from functools import cached_property
 
-from ..records import record
+from ..records import record, replace
 from .answer_shapes import shape_answer
 from .conversation import Conversation, MalformedRequestError, parse_action, read_conversation
 from .no_code import no_code_reply

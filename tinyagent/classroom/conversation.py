@@ -16,17 +16,15 @@ Everything the model decides next is a function of this `Conversation`, and noth
 
 from __future__ import annotations
 
-import ast
 import json
 import re
-from dataclasses import field, replace
 from functools import cache
 from typing import NamedTuple
 
 from ..observation_folding import strip_fold_mark
 from ..plan_text import CONTEXT_HEADING
 from ..prompts import detect_language
-from ..records import record
+from ..records import field, record, replace
 from .answer_shapes import AnswerShape, facts_in, read_answer_shape
 from .tool_list import MalformedToolsError, asks_for_tools, read_native_tools, read_tool_list
 
@@ -611,6 +609,8 @@ def calls_in_text(text: str) -> list[tuple[str, str]]:
     try:
         calls = json.loads(listed)
     except ValueError:
+        import ast  # (only for calls written as Python: the ast module is a cost every cold start would pay)
+
         try:
             calls = ast.literal_eval(listed.strip())
         except (ValueError, SyntaxError, MemoryError, RecursionError):

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import field
 from datetime import date
 
-from ..records import record
+from ..records import field, record
 from .conversation import Conversation, Step
 
 

@@ -8,9 +8,7 @@ its tokens. Keeping the two apart means every API rule is tested once, whatever 
 
 from __future__ import annotations
 
-from dataclasses import field
-
-from ..records import record
+from ..records import field, record
 
 
 @record

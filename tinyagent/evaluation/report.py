@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from ..events import LlmCall
 from ..protocol_comparison import PROTOCOL_NAMES
-from ..records import record
+from ..records import field, record
 from ..trace import Trace
 from ..validation import problems_in
 from .grading import CHECKS, Check

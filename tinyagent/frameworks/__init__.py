@@ -25,13 +25,12 @@ suite.py runs lesson 18's evaluation through any of them, graded by lesson 18's 
 from __future__ import annotations
 
 import importlib
-from dataclasses import field
 from typing import Any
 
 from ..clock import fixed_clock
 from ..evaluation.grading import ToolUse
 from ..protocol_comparison import COURSE_NOW
-from ..records import record
+from ..records import field, record
 from ..shop import Shop, shop_registry
 from .setup import Setup
 from .shop_functions import ToolFailed, ToolLog

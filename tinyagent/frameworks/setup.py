@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Coroutine
-from dataclasses import field
 from typing import Any
 
-from ..records import record
+from ..records import field, record
 from ..registry import ToolRegistry
 from .shop_functions import ToolLog, shop_functions
 from .wire import Wire

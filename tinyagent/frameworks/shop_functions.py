@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import field
 
 from ..evaluation.grading import ToolUse
-from ..records import record
+from ..records import field, record
 from ..registry import ToolRegistry
 from ..tools import Action
 

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import field, replace
 from typing import Any
 
 import httpx
 
-from ..records import record
+from ..records import field, record, replace
 
 
 @record

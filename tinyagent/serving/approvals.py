@@ -20,10 +20,9 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from dataclasses import field
 
 from ..confirmation import ConfirmationGate, Decision
-from ..records import record
+from ..records import field, record
 
 GUARDED_TOOLS = ("applyRefund",)
 BY_HTTP = "a person over HTTP"

@@ -23,7 +23,6 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import field, replace
 from pathlib import Path
 
 from ..agent import AgentResult, ReActAgent
@@ -31,7 +30,7 @@ from ..clock import Clock, fixed_clock, system_clock
 from ..confirmation import ConfirmationGate
 from ..events import ApprovalDecided, ApprovalRequested, Event
 from ..llm_client import LlmClient, reply_timeouts
-from ..records import record
+from ..records import field, record, replace
 from ..registry import ToolRegistry
 from ..safe_text import replace_lone_surrogates
 from ..session import Session

@@ -22,7 +22,6 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable
-from dataclasses import field
 
 from ..events import (
     TREE_EVENTS,
@@ -45,7 +44,7 @@ from ..events import (
     Stopped,
     ToolCall,
 )
-from ..records import record
+from ..records import field, record
 from ..trace import LABELS as TRACE_LABELS
 from ..trace import Trace
 
