@@ -721,3 +721,34 @@ def test_function_calling_sends_numbers_where_the_schema_asks_for_integers():
         "type": "object", "properties": {"order_id": {"type": "integer"}}, "required": ["order_id"]}}}]
     reply = respond({"model": "classroom", "tools": tools, "messages": [{"role": "user", "content": LOGISTICS_ZH}]})
     assert reply.tool_calls[0].arguments == {"order_id": 88231}
+
+
+def test_chinese_limits_read_clause_by_clause_as_a_pattern_kept_within_one_clause_would():
+    """read_limits searches each Chinese pattern clause by clause instead of with a class of the clause's ends in
+    the pattern (cheaper to compile): on policies mixed from their parts, it finds what the class version finds."""
+    import random
+    import re
+
+    from tinyagent.classroom import refund
+
+    number, clause = r"(\d+|[一二两三四五六七八九十百]+)", r"[^。；;\n]"
+    within_one_clause = {  # the patterns as they were: the clause is a character class in each
+        "no_reason_zh": number + r"\s*天内?" + clause + r"*?无理由",
+        "quality_zh": number + r"\s*天内?((?:(?!无理由)" + clause + r")*?)(?:故障|质量)",
+        "warranty_years_zh": r"保修" + clause + r"*?" + number + r"\s*年",
+        "warranty_days_zh": r"保修" + clause + r"*?(\d+)\s*天",
+    }
+    rng = random.Random(16)
+    parts = ["七", "十五", "30", "7", " ", "天", "天内", "无理由", "退货", "故障", "质量", "保修", "年", "。", "；", ";",
+             "，", "\n", "可退换", "签收后"]
+    found = 0
+    for _ in range(8000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(1, 14)))
+        for name, source in within_one_clause.items():
+            theirs = re.search(source, text)
+            ours = refund._search_limit(name, text)
+            if theirs and "\n" in theirs.group():
+                continue  # "\s*" let the old pattern run across a line break between a number and 天: no clause
+            assert (ours and ours.group(1)) == (theirs and theirs.group(1)), (name, text)
+            found += bool(theirs)
+    assert found > 300  # the mixes do reach the patterns

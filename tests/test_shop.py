@@ -618,7 +618,7 @@ def test_a_changed_knowledge_base_is_rebuilt_when_the_database_is_opened(tmp_pat
 # --- inputs that do not name exactly one order ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["-88236", "88232 88234", "88231, 88232", "88231.5", "+88231", "88231-88234",
+@pytest.mark.parametrize("text", ["-88236", "−88236", "订单 −88236", "88232 88234", "88231, 88232", "88231.5", "+88231", "88231-88234",
                                   "订单 88231 和 88232", '{"orderId": "88232 88234"}', '{"orderId": -88236}'])
 def test_query_order_refuses_an_input_that_does_not_name_exactly_one_order(shop, text):
     answer = json.loads(QueryOrderTool(shop).invoke(text))

@@ -52,6 +52,8 @@ def _path_pattern() -> re.Pattern:
 def path_in(text: str) -> str | None:
     """The first path in the text: one with a "/" (../../etc/passwd, notes/todo.txt) or a file name with
     an extension (notes.txt); None when there is none. Order ids and prices are not paths."""
+    if "/" not in text and "." not in text:  # neither kind can be there (and the pattern stays uncompiled)
+        return None
     for match in _path_pattern().finditer(text):
         candidate = match.group().rstrip(".")
         if "/" in candidate and any(c.isalpha() for c in candidate):
@@ -72,9 +74,13 @@ _OPERATOR_WORDS = (("乘以", "*"), ("除以", "/"), ("加上", "+"), ("减去",
 
 def expression_in(text: str) -> str | None:
     """The arithmetic in a request ("(1999 - 200) * 0.85", "1999 乘以 0.85" -> "1999 * 0.85"), or None."""
-    text = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", unicodedata.normalize("NFKC", text))  # 1,999 is 1999
+    text = unicodedata.normalize("NFKC", text)
     for word, symbol in _OPERATOR_WORDS:
         text = text.replace(word, f" {symbol} ")
+    if not any(operator in text for operator in "+-*/×÷^%"):  # no arithmetic without an operator
+        return None
+    if "," in text:
+        text = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)  # 1,999 is 1999
     best = None
     for match in _expression_pattern().finditer(text):
         candidate = " ".join(match.group().split()).rstrip("+-*/×÷^%( ")

@@ -6,19 +6,19 @@ than a reply the agent cannot run, it says so plainly, in the user's language, a
 
 from __future__ import annotations
 
-import re
-from functools import cache
-
 from ..prompts import detect_language
 from .conversation import message_text
 from .reply import Reply
 
+# CodeAgent's prompt: "solve any task using code blobs", "in the Code sequence"; and the plain wordings. Searched in
+# the lower-cased system prompt as plain substrings: nothing to compile on every offline run.
+ASKS_FOR_CODE = ("using code blobs", "in the code sequence", "write code to solve", "write python code to solve",
+                 "用代码解决", "用代码来解决")
 
-@cache
-def _asks_for_code() -> re.Pattern:
-    # CodeAgent's prompt: "solve any task using code blobs", "in the Code sequence"; and the plain wordings.
-    return re.compile(r"using code blobs|in the code sequence|write (?:python )?code to solve|用代码(?:来)?解决",
-                      re.IGNORECASE)
+
+def asks_for_code(system: str) -> bool:
+    low = system.casefold()
+    return any(phrase in low for phrase in ASKS_FOR_CODE)
 
 
 SAYS = {
@@ -35,7 +35,7 @@ def no_code_reply(request: dict) -> Reply | None:
     messages = request.get("messages") if isinstance(request, dict) else None
     if not isinstance(messages, list) or not messages or not isinstance(messages[0], dict):
         return None
-    if messages[0].get("role") not in ("system", "developer") or not _asks_for_code().search(message_text(messages[0])):
+    if messages[0].get("role") not in ("system", "developer") or not asks_for_code(message_text(messages[0])):
         return None
     users = [message_text(m) for m in messages if isinstance(m, dict) and m.get("role") == "user"]
     return Reply(SAYS[detect_language(users[0] if users else "")])

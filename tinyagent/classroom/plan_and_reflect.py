@@ -40,15 +40,33 @@ def _joiners() -> re.Pattern:
                       r"[。！？!?；;]\s*", re.IGNORECASE)
 
 
-@cache
-def _call_kinds() -> list[tuple[str, re.Pattern]]:
-    return [
-        ("replan", re.compile(r"\bre-plan\b|重新计划", re.IGNORECASE)),
-        ("plan", re.compile(r"write a numbered plan|编号计划", re.IGNORECASE)),
-        ("compose", re.compile(r"compose the final answer|汇总成最终答复", re.IGNORECASE)),
-        ("reflect", re.compile(r"check the draft answer|核对草稿答复", re.IGNORECASE)),
-        ("choose", re.compile(r"choose one skill|选择一个技能", re.IGNORECASE)),
-    ]
+# Each call's phrases, searched in the lower-cased system prompt: plain substrings (no pattern to compile on every
+# offline run); "re-plan" only as a word of its own, so that "pre-plan" is no call to re-plan.
+CALL_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("replan", ("re-plan", "重新计划")),
+    ("plan", ("write a numbered plan", "编号计划")),
+    ("compose", ("compose the final answer", "汇总成最终答复")),
+    ("reflect", ("check the draft answer", "核对草稿答复")),
+    ("choose", ("choose one skill", "选择一个技能")),
+)
+
+
+def _says(low: str, phrase: str) -> bool:
+    if phrase != "re-plan":
+        return phrase in low
+    at = low.find(phrase)
+    while at >= 0:
+        before, after = low[at - 1 : at], low[at + len(phrase) : at + len(phrase) + 1]
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        at = low.find(phrase, at + 1)
+    return False
+
+
+def call_kind(system: str) -> str | None:
+    """Which lesson 17 call a system prompt makes ("plan", "replan", ...), or None."""
+    low = system.casefold()
+    return next((kind for kind, phrases in CALL_KINDS if any(_says(low, phrase) for phrase in phrases)), None)
 
 
 def lesson_17_reply(request: dict) -> Reply | None:
@@ -60,7 +78,7 @@ def lesson_17_reply(request: dict) -> Reply | None:
     if not (isinstance(first, dict) and isinstance(last, dict)) or first.get("role") not in ("system", "developer"):
         return None
     system, user = message_text(first), message_text(last)
-    kind = next((name for name, pattern in _call_kinds() if pattern.search(system)), None)
+    kind = call_kind(system)
     if kind is None or last.get("role") != "user":
         return None
     lang = detect_language(system)

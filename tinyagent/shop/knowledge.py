@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+from functools import lru_cache
 
 from ..records import record
 
@@ -292,6 +293,7 @@ def _copy_documents_from_main(conn: sqlite3.Connection) -> None:
     )
 
 
+@lru_cache(maxsize=1024)  # a new shop splits each entry twice, for its index and for the index's fingerprint
 def indexed_terms(title: str, body: str) -> tuple[str, str]:
     """The title and body text that go into the FTS5 table: terms separated by spaces."""
     return " ".join(search_terms(title)), " ".join(search_terms(body))
