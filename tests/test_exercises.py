@@ -2923,6 +2923,7 @@ def test_23_tracking_grammar():
     fails(check_tracking_grammar, 'root ::= [A-Z]{2,3} [0-9]{10}', says="three letters")
     fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} [ ]?', says="a space after it")
     fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} ([\\n] [^\\x00]*)?', says="Observation after")
+    fails(check_tracking_grammar, 'root ::= ([A-Z] [A-Z] [0-9]{10})?', says="nothing at all")
 
 
 def _ids_seen_solution(messages, example):

@@ -47,7 +47,7 @@ _NUMBER = r"(\d+|[一二两三四五六七八九十百]+)"
 
 
 _LIMIT_SOURCES = {  # (pattern, flags) by name, each compiled by _limit_pattern on first use
-    # The Chinese ones are searched clause by clause (_clauses): limits and what they are for sit in one clause.
+    # The Chinese ones are searched clause by clause (_search_limit): a limit and what it is for sit in one clause.
     "no_reason_zh": (_NUMBER + r"\s*天内?.*?无理由", 0),
     "quality_zh": (_NUMBER + r"\s*天内?((?:(?!无理由).)*?)(?:故障|质量)", 0),
     "warranty_years_zh": (r"保修.*?" + _NUMBER + r"\s*年", 0),

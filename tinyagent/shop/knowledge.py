@@ -165,6 +165,8 @@ def han_runs(text: str) -> list[str]:
         if start is not None:
             runs.append(run[start:])
     return runs
+
+
 # Words that appear in almost every English question and say nothing about the topic.
 _STOP_WORDS = frozenset({
     "a", "an", "and", "are", "at", "be", "can", "do", "does", "for", "have", "how", "i", "in", "is", "it",
