@@ -22,7 +22,7 @@ import sys
 
 from tinyagent import LlmClient, ReActAgent, load_settings
 from tinyagent.clock import fixed_clock
-from tinyagent.context_budget import ContextBudget
+from tinyagent.context_budget import BudgetedRequest, ContextBudget
 from tinyagent.errors import TinyAgentError
 from tinyagent.function_agent import FunctionCallingAgent
 from tinyagent.shop import Shop, shop_registry
@@ -40,7 +40,7 @@ def sessions(llm, protocol: str, budget: int):
     measured = []
     for context_budget in (None, ContextBudget(budget, tool_filter=ToolFilter(SHOP_TOOL_HINTS))):
         shop = Shop(":memory:", clock=fixed_clock(COURSE_NOW))
-        agent = AGENTS[protocol](llm, shop_registry(shop), context_budget=context_budget)
+        agent = AGENTS[protocol](llm, shop_registry(shop), parts=[BudgetedRequest(context_budget)] if context_budget else [])
         measured.append(measure_session(agent, LONG_SESSION, counter=context_budget and context_budget.counter))
         shop.close()
     return measured

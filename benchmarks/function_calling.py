@@ -27,6 +27,7 @@ from tinyagent import LlmClient, load_settings
 from tinyagent.clock import fixed_clock
 from tinyagent.errors import TinyAgentError
 from tinyagent.function_agent import FunctionCallingAgent
+from tinyagent.loop_parts import RunInTurn
 from tinyagent.protocol_comparison import (
     COURSE_NOW,
     compare_protocols,
@@ -52,7 +53,7 @@ def parallel_timings(llm: LlmClient, runs: int, seconds: float) -> dict[bool, li
         for parallel in (True, False):
             clock = fixed_clock(COURSE_NOW)
             with Shop(":memory:", clock=clock) as shop:
-                agent = FunctionCallingAgent(llm, slowed(shop_registry(shop, clock), seconds), parallel=parallel)
+                agent = FunctionCallingAgent(llm, slowed(shop_registry(shop, clock), seconds), parts=[*([] if parallel else [RunInTurn()])])
                 result, timing = time_run(agent, TWO_ORDERS)
             if result.reason != "final_answer" or timing.tool_calls != 2 or timing.rounds != 2:
                 raise NotParallel(f"the model made {timing.tool_calls} tool calls in {timing.rounds} rounds and "

@@ -30,6 +30,7 @@ import requests
 
 from tinyagent import LlmClient, ReActAgent, WeatherService, calculator_tool, fixed_clock, weather_tool
 from tinyagent.calculator import CalculatorError, calculate
+from tinyagent.confirmation import GatedAct
 from tinyagent.shop import Shop, refund_gate, shop_registry
 
 HOSTILE = [
@@ -122,7 +123,7 @@ def gate_cost(runs: int) -> None:
     def run(gated: bool):
         with Shop(":memory:", clock=clock) as shop:
             gate = refund_gate(shop, ask=lambda request: True) if gated else None
-            result = ReActAgent(llm, shop_registry(shop), confirm=gate).run(REFUND)
+            result = ReActAgent(llm, shop_registry(shop), parts=[GatedAct(gate)]).run(REFUND)
             assert len(shop.refunds()) == 1 and result.reason == "final_answer"
 
     run(True)  # warm the classroom model's answer cache and the imports

@@ -34,6 +34,7 @@ from tinyagent.classroom.server import ClassroomServer
 from tinyagent.clock import fixed_clock
 from tinyagent.errors import TinyAgentError
 from tinyagent.shop import Shop, shop_registry
+from tinyagent.streaming import StreamedSend, open_stream
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 STOP = ["Observation:"]
@@ -62,7 +63,7 @@ def time_request(llm: LlmClient, messages: list[dict], runs: int, max_tokens: in
     """Medians over `runs`: time to the first piece and to the whole reply streamed, and the plain reply."""
     first, whole, plain, tokens = [], [], [], set()
     for _ in range(runs):
-        stream = llm.stream(messages, stop=STOP, max_tokens=max_tokens)
+        stream = open_stream(llm, messages, stop=STOP, max_tokens=max_tokens)
         reply = stream.finish()
         first.append(reply.first_piece_s)
         whole.append(reply.latency_s)
@@ -84,7 +85,7 @@ def time_whole_run(llm: LlmClient, runs: int, max_tokens: int | None) -> dict:
     for _ in range(runs):
         started = time.perf_counter()
         seen = None
-        run = refund_agent(llm, stream=True, max_tokens=max_tokens).start(REFUND)
+        run = refund_agent(llm, parts=[StreamedSend()], max_tokens=max_tokens).start(REFUND)
         for event in run:
             if seen is None and isinstance(event, ReplyDelta):
                 seen = time.perf_counter() - started

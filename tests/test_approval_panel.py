@@ -7,6 +7,7 @@ import time
 import pytest
 
 from tinyagent import ConfirmationGate, LlmClient, ReActAgent, fixed_clock
+from tinyagent.confirmation import GatedAct
 from tinyagent.shop import Shop, refund_gate, shop_registry
 from tinyagent.widgets import ApprovalPanel, build_cards
 
@@ -20,7 +21,7 @@ def shop():
 
 
 def panel_for(shop, **gate_options) -> ApprovalPanel:
-    agent = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=refund_gate(shop, **gate_options))
+    agent = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(refund_gate(shop, **gate_options))])
     return ApprovalPanel(agent.start(REFUND))
 
 
@@ -70,14 +71,14 @@ def test_a_second_click_is_shown_as_an_error_not_raised(shop):
 
 
 def test_it_needs_a_gate_that_pauses(shop):
-    with pytest.raises(ValueError, match="confirm=ConfirmationGate"):
+    with pytest.raises(ValueError, match=r"parts=\[GatedAct"):
         ApprovalPanel(ReActAgent(LlmClient.classroom(), shop_registry(shop)).start(REFUND))
-    agent = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=ConfirmationGate(ask=lambda r: True))
+    agent = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(ConfirmationGate(ask=lambda r: True))])
     with pytest.raises(ValueError, match="without ask="):
         ApprovalPanel(agent.start(REFUND))
 
 
 def test_a_run_with_nothing_to_approve_just_ends(shop):
-    agent = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=refund_gate(shop))
+    agent = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(refund_gate(shop))])
     panel = ApprovalPanel(agent.start("帮我看看订单 88231 的快递到哪了。"))
     assert panel.waiting is None and panel.run.done and panel.approve_button.disabled

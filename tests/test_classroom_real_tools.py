@@ -28,6 +28,7 @@ from tinyagent import (
     weather_tool,
     workspace_tools,
 )
+from tinyagent.confirmation import GatedAct
 from tinyagent.shop import Shop, refund_gate, shop_registry
 
 NOW = "2026-06-30T19:05:23"
@@ -173,7 +174,7 @@ ASK = {"approved": lambda request: True, "declined": lambda request: False, "err
 def test_a_gated_refund_answers_each_outcome_truthfully(outcome, lang):
     with Shop(":memory:", clock=fixed_clock(NOW)) as shop:
         gate = refund_gate(shop, ask=ASK.get(outcome), timeout_s=0.3 if outcome == "timeout" else 120)
-        result = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).run(REFUNDS[lang])
+        result = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(gate)]).run(REFUNDS[lang])
         decided = [event.outcome for event in result.trace.events if isinstance(event, ApprovalDecided)]
         assert decided == [outcome] and result.reason == "final_answer"
         assert ANSWERS[(outcome, lang)] in result.answer, result.answer
@@ -186,7 +187,7 @@ def test_a_gated_refund_answers_each_outcome_truthfully(outcome, lang):
 def test_an_ungated_tool_never_waits():
     with Shop(":memory:", clock=fixed_clock(NOW)) as shop:
         gate = ConfirmationGate(timeout_s=120)  # no ask: a gated call would wait two minutes
-        result = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).run(
+        result = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(gate)]).run(
             "Where is my parcel? Order 88231.")
         assert gate.log == [] and result.reason == "final_answer"
 

@@ -11,7 +11,7 @@ from tinyagent import Action, LlmClient, NoProgress, ReActAgent, RepeatedAction,
 from tinyagent.classroom.behaviour import MODELS, respond
 from tinyagent.classroom.conversation import parse_action
 from tinyagent.shop import Shop, shop_registry
-from tinyagent.stop_rules import action_key, normalize
+from tinyagent.stop_rules import StopRules, action_key, closing_request, normalize
 
 from .test_classroom_behaviour import LOGISTICS_ZH, REFUND_EN, REFUND_ZH, FakeShop, converse
 
@@ -19,7 +19,7 @@ CLOCK = fixed_clock("2026-06-30T19:05:23")
 
 
 def closing(lang: str, reason: str = "max_steps", n: int = 3) -> dict:
-    return {"role": "user", "content": Stop(reason, values={"n": n}).closing_request(lang)}
+    return {"role": "user", "content": closing_request(Stop(reason, values={"n": n}), lang)}
 
 
 # -- classroom-rephrase ---------------------------------------------------------------------------------
@@ -41,10 +41,10 @@ def test_rephrase_never_repeats_an_action_in_six_rounds_and_never_learns_anythin
 def test_rephrase_against_the_real_shop_is_caught_by_no_progress_not_by_repeats():
     llm = LlmClient.classroom("classroom-rephrase")
     repeats_only = ReActAgent(llm, shop_registry(Shop(":memory:", clock=CLOCK)), max_steps=6,
-                              stop_rules=[RepeatedAction()]).run(LOGISTICS_ZH)
+                              parts=[StopRules([RepeatedAction()])]).run(LOGISTICS_ZH)
     assert repeats_only.reason == "max_steps" and len(repeats_only.trace.tool_calls) == 6
     caught = ReActAgent(llm, shop_registry(Shop(":memory:", clock=CLOCK)),
-                        stop_rules=[RepeatedAction(), NoProgress(3)]).run(LOGISTICS_ZH)
+                        parts=[StopRules([RepeatedAction(), NoProgress(3)])]).run(LOGISTICS_ZH)
     assert caught.reason == "no_progress" and len(caught.trace.tool_calls) == 4
     assert "SF1234567890" in caught.answer and "物流轨迹" in caught.answer
 
@@ -103,7 +103,7 @@ def test_the_closing_answer_ignores_notes_written_by_the_stop_rules():
 
 def test_the_refund_stopped_before_applying_says_what_it_checked_and_writes_nothing():
     shop = Shop(":memory:", clock=CLOCK)
-    result = ReActAgent(LlmClient.classroom(), shop_registry(shop), stop_rules=[StepCap(3)]).run(REFUND_ZH)
+    result = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[StopRules([StepCap(3)])]).run(REFUND_ZH)
     assert result.reason == "max_steps" and shop.refunds() == []
     assert "2026-06-22 签收" in result.answer and "今天是 2026-06-30" in result.answer
     assert "还没来得及提交退款申请" in result.answer and "RF" not in result.answer
@@ -126,6 +126,6 @@ def test_a_closing_request_in_function_calling_plans_with_the_declared_tools_wha
     from tinyagent import FunctionCallingAgent
 
     result = FunctionCallingAgent(LlmClient.classroom("classroom-loop"), shop_registry(Shop(":memory:", clock=CLOCK)),
-                                  stop_rules=[RepeatedAction()]).run(LOGISTICS_ZH)
+                                  parts=[StopRules([RepeatedAction()])]).run(LOGISTICS_ZH)
     assert result.reason == "repeated_action"
     assert "SF1234567890" in result.answer and "还没来得及查询运单 SF1234567890 的物流轨迹" in result.answer

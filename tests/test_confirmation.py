@@ -28,8 +28,9 @@ from tinyagent import (
     fixed_clock,
     tool,
 )
-from tinyagent.confirmation import APPROVED, DECLINED, ERROR, TIMEOUT, read_answer
+from tinyagent.confirmation import APPROVED, DECLINED, ERROR, TIMEOUT, GatedAct, read_answer
 from tinyagent.shop import Shop, describe_refund, refund_gate, shop_registry
+from tinyagent.stop_rules import StopRules
 
 from .conftest import PATIENCE
 
@@ -51,7 +52,7 @@ def refunds_on_disk(path) -> list[dict]:
 def run_refund(shop_file, gate: ConfirmationGate, question: str = REFUND):
     with Shop(str(shop_file), clock=CLOCK) as shop:
         gate.describe.setdefault("applyRefund", describe_refund(shop))
-        result = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).run(question)
+        result = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(gate)]).run(question)
     return result
 
 
@@ -139,7 +140,7 @@ def test_a_summary_that_fails_is_an_error_and_writes_nothing(shop_file):
 def test_step_by_step_the_run_pauses_before_the_tool_and_a_yes_resumes_it(shop_file):
     with Shop(str(shop_file), clock=CLOCK) as shop:
         gate = refund_gate(shop)
-        run = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).start(REFUND)
+        run = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(gate)]).start(REFUND)
         while not isinstance(event := run.advance(), ApprovalRequested):
             assert event is not None
         assert gate.pending == [gate.pending[0]] and gate.pending[0].id == event.request_id
@@ -154,7 +155,7 @@ def test_step_by_step_the_run_pauses_before_the_tool_and_a_yes_resumes_it(shop_f
 def test_step_by_step_a_no_resumes_it_without_writing(shop_file):
     with Shop(str(shop_file), clock=CLOCK) as shop:
         gate = refund_gate(shop)
-        run = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).start(REFUND)
+        run = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(gate)]).start(REFUND)
         while not isinstance(event := run.advance(), ApprovalRequested):
             pass
         gate.answer(event.request_id, False, by="a click on Decline")
@@ -165,7 +166,7 @@ def test_step_by_step_a_no_resumes_it_without_writing(shop_file):
 def test_a_click_after_the_limit_is_no_answer(shop_file):
     with Shop(str(shop_file), clock=CLOCK) as shop:
         gate = refund_gate(shop, timeout_s=0.2)
-        run = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).start(REFUND)
+        run = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(gate)]).start(REFUND)
         while not isinstance(event := run.advance(), ApprovalRequested):
             pass
         time.sleep(0.4)  # the person is away past the limit (a busy machine only makes it later)
@@ -194,7 +195,7 @@ def test_an_answer_from_another_thread_ends_the_wait(shop_file):
 
         helper = threading.Thread(target=person, daemon=True)
         helper.start()
-        result = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).run(REFUND)
+        result = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(gate)]).run(REFUND)
         helper.join(PATIENCE)
     assert [(e.outcome, e.by) for e in approvals(result) if isinstance(e, ApprovalDecided)] == [
         (APPROVED, "the web page")]
@@ -204,7 +205,7 @@ def test_an_answer_from_another_thread_ends_the_wait(shop_file):
 def test_a_run_abandoned_while_waiting_never_runs_the_tool(shop_file):
     with Shop(str(shop_file), clock=CLOCK) as shop:
         gate = refund_gate(shop)
-        run = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).start(REFUND)
+        run = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(gate)]).start(REFUND)
         while not isinstance(event := run.advance(), ApprovalRequested):
             pass
         run.close()  # the notebook moved on: the run is closed at the pause
@@ -243,7 +244,7 @@ def test_only_guarded_tools_wait_and_a_rejected_input_is_not_put_to_a_person():
     model = Scripted('Thought: mail it.\nAction: sendEmail\nAction Input: {"to": "a@b.c"}',
                      'Thought: now with a body.\nAction: sendEmail\nAction Input: {"to": "a@b.c", "body": "hi"}',
                      "Thought: done.\nFinal Answer: sent")
-    result = ReActAgent(model, ToolRegistry([send_email]), confirm=gate).run("mail a@b.c")
+    result = ReActAgent(model, ToolRegistry([send_email]), parts=[GatedAct(gate)]).run("mail a@b.c")
     assert [type(e).__name__ for e in result.trace.events if e.step == 1] == [
         "LlmCall", "Parsed", "ToolCall", "Observation"]  # body is missing: the schema refuses, nobody is asked
     assert "body is missing" in result.trace.of_type(Observation)[0].text
@@ -257,7 +258,7 @@ def test_a_warned_repeat_is_not_put_to_a_person_and_does_not_run(shop_file):
     model = Scripted(f"Thought: refund it.\n{refund}", f"Thought: again.\n{refund}", "Thought: ok.\nFinal Answer: ok")
     with Shop(str(shop_file), clock=CLOCK) as shop:
         gate = refund_gate(shop, ask=lambda request: asked.append(request) or True)
-        result = ReActAgent(model, shop_registry(shop), confirm=gate, stop_rules=[RepeatedAction()]).run(REFUND)
+        result = ReActAgent(model, shop_registry(shop), parts=[StopRules([RepeatedAction()]), GatedAct(gate)]).run(REFUND)
     assert len(asked) == 1 and len(refunds_on_disk(shop_file)) == 1
     assert "stop_rule" in result.trace.of_type(Observation)[1].text  # the repeat got the rule's warning
 
@@ -279,7 +280,7 @@ def test_a_guarded_call_that_skipped_the_gate_is_refused():
 def test_function_calling_waits_for_the_same_yes(shop_file):
     with Shop(str(shop_file), clock=CLOCK) as shop:
         gate = refund_gate(shop)
-        run = FunctionCallingAgent(LlmClient.classroom(), shop_registry(shop), confirm=gate).start(REFUND_EN)
+        run = FunctionCallingAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(gate)]).start(REFUND_EN)
         while not isinstance(event := run.advance(), ApprovalRequested):
             assert event is not None
         assert shop.refunds() == [] and "refund ¥1999 for order 88231" in event.summary
@@ -330,7 +331,7 @@ def test_bad_settings_are_refused_at_once():
         ConfirmationGate(timeout_s=0)
     with pytest.raises(TypeError, match="ask must be a function"):
         ConfirmationGate(ask="yes")
-    with pytest.raises(TypeError, match="confirm must be a ConfirmationGate"):
-        ReActAgent(LlmClient.classroom(), ToolRegistry(), confirm=lambda request: True)
+    with pytest.raises(TypeError, match="GatedAct needs a ConfirmationGate"):
+        ReActAgent(LlmClient.classroom(), ToolRegistry(), parts=[GatedAct(lambda request: True)])
     with pytest.raises(KeyError):
         ConfirmationGate().answer(42, True)

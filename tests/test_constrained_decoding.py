@@ -238,7 +238,7 @@ def test_the_constrained_send_rebuilds_the_grammar_every_step_and_logs_what_it_a
                        "Thought: b\nAction: queryLogistics\nAction Input: SF1234567890",
                        "Thought: c\nFinal Answer: signed for on 2026-06-22")
     send = ConstrainedSend()
-    result = ReActAgent(llm, shop_tools(), lang="en", parts={"send": send, "request": WithExample()}).run(QUESTION)
+    result = ReActAgent(llm, shop_tools(), lang="en", parts=[send, WithExample()]).run(QUESTION)
     assert result.reason == "final_answer"
     grammars = [options["grammar"] for _, options in llm.options]
     assert len(set(grammars)) == 3
@@ -252,7 +252,7 @@ def test_the_constrained_send_rebuilds_the_grammar_every_step_and_logs_what_it_a
 def test_the_json_form_sends_a_response_format_and_reads_json():
     llm = RecordingLlm('{"tool": "queryOrder", "arguments": {"orderId": "88231"}}', '{"final_answer": "SF1234567890"}')
     result = ReActAgent(llm, shop_tools(), lang="en",
-                        parts={"send": ConstrainedSend("json_schema"), "read": JsonStepRead()}).run(QUESTION)
+                        parts=[ConstrainedSend("json_schema"), JsonStepRead()]).run(QUESTION)
     assert result.answer == "SF1234567890"
     form = llm.options[0][1]["response_format"]
     assert form["type"] == "json_schema" and "anyOf" in form["json_schema"]["schema"]
@@ -271,7 +271,7 @@ def test_the_classroom_model_takes_a_grammar_and_answers_as_before():
 
     llm = LlmClient.classroom()
     plain = ReActAgent(llm, shop_tools(), lang="en").run(QUESTION)
-    constrained = ReActAgent(llm, shop_tools(), lang="en", parts={"send": ConstrainedSend()}).run(QUESTION)
+    constrained = ReActAgent(llm, shop_tools(), lang="en", parts=[ConstrainedSend()]).run(QUESTION)
     assert constrained.answer == plain.answer and constrained.reason == "final_answer"
     with pytest.raises(BadRequestError, match="grammar"):
         llm.chat([{"role": "user", "content": "hi"}], grammar=7)

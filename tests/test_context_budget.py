@@ -18,13 +18,14 @@ from tinyagent import (
     Stopped,
     fixed_clock,
 )
-from tinyagent.context_budget import ContextBudget, called_tools, request_tokens
+from tinyagent.context_budget import BudgetedRequest, ContextBudget, called_tools, request_tokens
 from tinyagent.errors import ContextBudgetError, TinyAgentError
 from tinyagent.function_agent import FunctionCallingAgent
 from tinyagent.observation_folding import ids_and_numbers, is_folded
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.shop.long_session import LONG_SESSION
 from tinyagent.shop.tool_hints import SHOP_TOOL_HINTS
+from tinyagent.stop_rules import StopRules
 from tinyagent.token_count import classroom_counter, token_counter
 from tinyagent.tool_filter import ToolFilter
 from tinyagent.tools import Action
@@ -69,7 +70,7 @@ AGENTS = {"text ReAct": ReActAgent, "function calling": FunctionCallingAgent}
 def test_no_request_is_over_the_budget_over_the_30_turn_session(llm, protocol, tokens):
     recorder = Recorder(llm)
     budget = shop_budget(tokens)
-    results = run_turns(AGENTS[protocol](recorder, registry(), context_budget=budget), QUESTIONS)
+    results = run_turns(AGENTS[protocol](recorder, registry(), parts=[BudgetedRequest(budget)]), QUESTIONS)
 
     sent = [budget.count(messages, tools) for messages, tools in recorder.sent]
     assert max(sent) <= tokens, max(sent)
@@ -94,14 +95,14 @@ def test_the_budget_counts_with_cl100k_when_quicktok_is_installed():
 def test_the_closing_call_of_a_stop_rule_is_fitted_too(llm):
     recorder = Recorder(llm)
     budget = shop_budget(1200)
-    agent = ReActAgent(recorder, registry(), context_budget=budget, stop_rules=[StepCap(2)])
+    agent = ReActAgent(recorder, registry(), parts=[BudgetedRequest(budget), StopRules([StepCap(2)])])
     results = run_turns(agent, QUESTIONS[:8])
     assert any(r.reason == "max_steps" and r.trace.end.answer for r in results)  # a closing call was made
     assert max(budget.count(m, t) for m, t in recorder.sent) <= 1200
 
 
 def test_the_live_conversation_stays_whole_while_the_requests_are_folded(llm):
-    results = run_turns(ReActAgent(llm, registry(), context_budget=shop_budget(1500)), QUESTIONS[:10])
+    results = run_turns(ReActAgent(llm, registry(), parts=[BudgetedRequest(shop_budget(1500))]), QUESTIONS[:10])
     last = results[-1]
     sent = [m for call in last.trace.of_type(LlmCall) for m in call.messages]
     assert any(is_folded(m["content"].removeprefix("Observation: ")) for m in sent if m["role"] == "user")
@@ -125,9 +126,14 @@ def conversation(llm):
     return run
 
 
+def question_at(run):
+    """Where the run's question is in its messages: the request a budget fits around."""
+    return len(run.messages) - 1 - next(i for i, m in enumerate(reversed(run.messages)) if m["content"] == run.question)
+
+
 def fit(run, tokens, **options):
     budget = shop_budget(tokens, **options)
-    return budget.fit(run.messages, run.agent.tools, request_index=run.request_index,
+    return budget.fit(run.messages, run.agent.tools, request_index=question_at(run),
                       system_prompt=lambda tools: run.agent.prompt_for(run.lang, tools))
 
 
@@ -154,7 +160,7 @@ def test_fitting_folds_then_shortens_then_drops_then_folds_this_turn(conversatio
     # The system prompt, the request and this turn's steps are always there.
     assert smallest.messages[0]["role"] == "system"
     assert smallest.messages[1]["content"] == "Please refund order 88234, I never used it."
-    assert len(smallest.messages) == len(conversation.messages) - conversation.request_index + 1
+    assert len(smallest.messages) == len(conversation.messages) - question_at(conversation) + 1
 
 
 def test_this_turns_observations_are_folded_last_and_the_latest_never():
@@ -192,7 +198,7 @@ def test_a_system_message_in_the_history_is_never_dropped(conversation):
     for tokens in range(1000, 0, -10):
         try:
             smallest = shop_budget(tokens).fit(
-                messages, conversation.agent.tools, request_index=conversation.request_index + 1,
+                messages, conversation.agent.tools, request_index=question_at(conversation) + 1,
                 system_prompt=lambda tools: conversation.agent.prompt_for("en", tools))
         except ContextBudgetError as exc:
             assert "pinned system messages" in str(exc)
@@ -203,14 +209,14 @@ def test_a_system_message_in_the_history_is_never_dropped(conversation):
 def test_a_callers_own_system_prompt_is_sent_as_it_is(llm):
     own = "You are Bit Mall's assistant. Tools:\n1. queryOrder - Look up an order.\n2. getCurrentTime - The time."
     recorder = Recorder(llm)
-    agent = ReActAgent(recorder, registry(), system_prompt=own, context_budget=shop_budget(5000))
+    agent = ReActAgent(recorder, registry(), system_prompt=own, parts=[BudgetedRequest(shop_budget(5000))])
     agent.run("What time is it now?")
     assert all(messages[0]["content"] == own for messages, _ in recorder.sent)
 
 
 def test_function_calling_sends_only_the_offered_tools(llm):
     recorder = Recorder(llm)
-    result = FunctionCallingAgent(recorder, registry(), context_budget=shop_budget(5000)).run("What time is it now?")
+    result = FunctionCallingAgent(recorder, registry(), parts=[BudgetedRequest(shop_budget(5000))]).run("What time is it now?")
     assert [[spec["function"]["name"] for spec in tools] for _, tools in recorder.sent] == [["getCurrentTime"]] * 2
     assert result.answer == "It is 19:05 on Tuesday, 30 June 2026."
 
@@ -230,7 +236,7 @@ def test_a_request_that_cannot_fit_is_an_error_that_names_its_sizes():
 
 def test_the_agent_stops_with_context_budget_and_never_sends_an_oversized_request(llm):
     recorder = Recorder(llm)
-    agent = ReActAgent(recorder, registry(), context_budget=shop_budget(400))
+    agent = ReActAgent(recorder, registry(), parts=[BudgetedRequest(shop_budget(400))])
     result = agent.run("订单 88231 的扫地机不回充了，" + "麻烦尽快处理，" * 100 + "帮我退款")
     assert result.reason == "context_budget" and not result.ok
     assert result.answer == "抱歉，这段对话太长了，我已经跟不上了。请开始一段新的对话。"
@@ -242,7 +248,7 @@ def test_the_agent_stops_with_context_budget_and_never_sends_an_oversized_reques
 def test_a_run_that_outgrows_the_budget_stops_before_the_call_that_would_pass_it(llm):
     recorder = Recorder(llm)
     budget = shop_budget(700)
-    result = ReActAgent(recorder, registry(), context_budget=budget).run(QUESTIONS[3])  # the refund
+    result = ReActAgent(recorder, registry(), parts=[BudgetedRequest(budget)]).run(QUESTIONS[3])  # the refund
     assert result.reason == "context_budget"
     assert recorder.sent and max(budget.count(m, t) for m, t in recorder.sent) <= 700
     assert "RF202606300001" not in result.answer
@@ -250,7 +256,7 @@ def test_a_run_that_outgrows_the_budget_stops_before_the_call_that_would_pass_it
 
 def test_a_stopped_turn_leaves_its_polite_answer_in_the_history(llm):
     budget = shop_budget(600)
-    results = run_turns(ReActAgent(llm, registry(), context_budget=budget), [QUESTIONS[0], QUESTIONS[3]])
+    results = run_turns(ReActAgent(llm, registry(), parts=[BudgetedRequest(budget)]), [QUESTIONS[0], QUESTIONS[3]])
     assert results[1].reason == "context_budget"
     assert next_history(results[1])[-1] == {"role": "assistant", "content": results[1].answer}
 

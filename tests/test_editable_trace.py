@@ -12,9 +12,9 @@ import pytest
 import requests
 
 from tinyagent import LlmClient, ReActAgent, Trace, fixed_clock
-from tinyagent.confirmation import ConfirmationGate
-from tinyagent.editable_trace import PERSON, EditError, edit_thought, replies, retry_tool
-from tinyagent.events import ApprovalRequested, LlmCall, Observation, Parsed, PersonEdit, ToolCall
+from tinyagent.confirmation import ApprovalRequested, ConfirmationGate, GatedAct
+from tinyagent.editable_trace import PERSON, EditError, PersonEdit, edit_thought, replies, retry_tool
+from tinyagent.events import LlmCall, Observation, Parsed, ToolCall
 from tinyagent.shop import Shop, shop_registry
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
@@ -86,7 +86,7 @@ def test_a_retry_with_a_new_input_runs_the_tool_again_and_the_model_reads_the_ne
 def test_a_retry_of_apply_refund_asks_for_approval_again(shop):
     asked = []
     gate = ConfirmationGate(ask=lambda request: asked.append(request.tool) or True)
-    agent = agent_on(shop, confirm=gate)
+    agent = agent_on(shop, parts=[GatedAct(gate)])
     original = agent.run(REFUND).trace
     refund_round = next(c.step for c in original.tool_calls if c.name == "applyRefund")
     assert asked == ["applyRefund"] and len(shop.refunds()) == 1
@@ -98,7 +98,7 @@ def test_a_retry_of_apply_refund_asks_for_approval_again(shop):
 
 def test_a_declined_retry_writes_nothing(shop):
     gate = ConfirmationGate(ask=lambda request: False)
-    agent = agent_on(shop, confirm=gate)
+    agent = agent_on(shop, parts=[GatedAct(gate)])
     original = agent.run(REFUND).trace
     refund_round = next(c.step for c in original.tool_calls if c.name == "applyRefund")
     trace = retry_tool(agent, original, refund_round).finish().trace
@@ -109,7 +109,7 @@ def test_a_declined_retry_writes_nothing(shop):
 
 def test_an_approved_retry_after_a_decline_does_write_the_refund(shop):
     answers = iter([False, True])
-    agent = agent_on(shop, confirm=ConfirmationGate(ask=lambda request: next(answers)))
+    agent = agent_on(shop, parts=[GatedAct(ConfirmationGate(ask=lambda request: next(answers)))])
     original = agent.run(REFUND).trace
     assert shop.refunds() == []
     refund_round = next(c.step for c in original.tool_calls if c.name == "applyRefund")

@@ -7,11 +7,11 @@ import dataclasses
 
 import pytest
 
-from tinyagent.events import EVENT_TYPES, Final, LlmCall, Observation, ToolCall
+from tinyagent.events import EVENT_KINDS, Final, LlmCall, Observation, ToolCall
 
 
 def test_every_event_kind_is_a_frozen_dataclass():
-    for cls in EVENT_TYPES.values():
+    for cls in EVENT_KINDS.values():
         assert dataclasses.is_dataclass(cls)
         assert cls.__dataclass_params__.frozen, cls.__name__
         event = cls(step=1)

@@ -30,9 +30,11 @@ from tinyagent.function_agent import (
     TOOL_CALL,
     UNREADABLE_ARGUMENTS,
     FunctionCallingAgent,
+    ParallelAct,
     build_function_prompt,
 )
-from tinyagent.stop_rules import RepeatedAction, StepCap, ToolTimeout
+from tinyagent.loop_parts import RunInTurn
+from tinyagent.stop_rules import RepeatedAction, StepCap, StopRules, ToolTimeout
 from tinyagent.widgets.cards import build_cards, messages_text
 
 # Long enough never to fire on a healthy machine, however loaded; it only keeps a broken test from hanging.
@@ -160,7 +162,7 @@ def test_the_calls_of_one_reply_run_at_the_same_time():
 def test_parallel_false_runs_the_calls_one_after_the_other():
     log = []
     llm = ScriptedLlm(TWO_ORDERS, DONE)
-    FunctionCallingAgent(llm, registry(log=log), parallel=False).run("88231 and 88232?")
+    FunctionCallingAgent(llm, registry(log=log), parts=[RunInTurn()]).run("88231 and 88232?")
     assert log == ["start 88231", "end 88231", "start 88232", "end 88232"]
 
 
@@ -206,7 +208,7 @@ def test_a_rule_that_runs_tools_and_raises_does_not_end_the_run():
         def run_tool(self, tools, action):
             raise OSError("no threads left")
 
-    result = FunctionCallingAgent(ScriptedLlm(TWO_ORDERS, DONE), registry(), stop_rules=[Exploding(5)]).run("?")
+    result = FunctionCallingAgent(ScriptedLlm(TWO_ORDERS, DONE), registry(), parts=[StopRules([Exploding(5)])]).run("?")
     assert all(o.error and "no threads left" in o.text for o in result.trace.of_type(Observation))
     assert result.reason == "final_answer"
 
@@ -246,7 +248,7 @@ def test_a_repeated_call_is_warned_about_not_run_then_the_run_stops_with_a_closi
     log = []
     same = calls(("queryOrder", {"orderId": "88231"}, "c1"))
     llm = ScriptedLlm(same, same, same, answer("Order 88231 is signed for."))
-    result = FunctionCallingAgent(llm, registry(log=log), stop_rules=[RepeatedAction()]).run("88231?")
+    result = FunctionCallingAgent(llm, registry(log=log), parts=[StopRules([RepeatedAction()])]).run("88231?")
     assert log == ["start 88231", "end 88231"]  # ran once: the repeat was warned about, not run
     warning = result.trace.of_type(Observation)[1]
     assert warning.error and "repeated action" in warning.text
@@ -266,7 +268,7 @@ def test_a_reply_cut_at_max_tokens_runs_none_of_its_calls():
     cut = calls(("queryOrder", {"orderId": "88231"}, "c1"), ("queryOrder", '{"orderId": "882', "c2"),
                 finish_reason="length")
     llm = ScriptedLlm(cut, answer("I could not finish."))
-    result = FunctionCallingAgent(llm, registry(log=log), stop_rules=[]).run("88231?")
+    result = FunctionCallingAgent(llm, registry(log=log), parts=[StopRules([])]).run("88231?")
     assert log == [] and not result.trace.tool_calls
     assert result.reason == "length" and isinstance(result.trace.end, Final)
     closing = llm.requests[-1]["messages"]
@@ -286,7 +288,7 @@ def test_a_tool_timeout_is_an_error_for_that_call_only():
     llm = ScriptedLlm(calls(("queryLogistics", {"input": "SF1"}, "c1"), ("queryOrder", {"orderId": "88231"}, "c2")),
                       DONE)
     try:
-        result = FunctionCallingAgent(llm, registry(slow), stop_rules=[timeout]).run("?")
+        result = FunctionCallingAgent(llm, registry(slow), parts=[StopRules([timeout])]).run("?")
     finally:
         release.set()
         timeout.join_abandoned(PATIENCE)
@@ -335,7 +337,10 @@ def test_it_is_a_react_agent_for_everything_that_takes_one():
 ])
 def test_settings_that_make_no_sense_are_refused(options, says):
     with pytest.raises(ValueError, match=says):
-        FunctionCallingAgent(ScriptedLlm(DONE), registry(), **options)
+        if "max_parallel" in options:
+            ParallelAct(options["max_parallel"])
+        else:
+            FunctionCallingAgent(ScriptedLlm(DONE), registry(), **options)
     with pytest.raises(TypeError, match="ToolRegistry"):
         FunctionCallingAgent(ScriptedLlm(DONE), [order_tool()])
 
@@ -371,7 +376,7 @@ def test_the_classroom_refund_by_function_calling_writes_one_refund():
 def test_stop_rules_on_the_classroom_loop_variant_end_with_its_best_answer():
     _, tools = shop_tools()
     result = FunctionCallingAgent(LlmClient.classroom("classroom-loop"), tools,
-                                  stop_rules=[RepeatedAction()]).run("Where is the parcel of order 88231?")
+                                  parts=[StopRules([RepeatedAction()])]).run("Where is the parcel of order 88231?")
     assert result.reason == "repeated_action" and isinstance(result.trace.end, Final)
     assert "88231" in result.answer
 

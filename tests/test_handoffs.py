@@ -9,8 +9,8 @@ from tinyagent import LlmClient, Trace
 from tinyagent.evaluation import EvalReport, evaluate
 from tinyagent.evaluation.harness import run_eval_task
 from tinyagent.evaluation.tasks import EVAL_TASKS
-from tinyagent.events import Final, Handoff, LlmCall, Observation, ToolCall
-from tinyagent.handoffs import TRIAGE, TRIAGE_INSTRUCTIONS, Team, shop_specialists, shop_team
+from tinyagent.events import Final, LlmCall, Observation, ToolCall
+from tinyagent.handoffs import TRIAGE, TRIAGE_INSTRUCTIONS, Handoff, Team, shop_specialists, shop_team
 from tinyagent.shop import Shop, shop_registry
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"

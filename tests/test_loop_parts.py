@@ -39,11 +39,17 @@ def tools():
 
 
 class RecordingSend:
-    """A part of our own: sends as another send part does, and keeps every request it sent."""
+    """A part of our own: sends as the send part it wraps does, and keeps every request it sent."""
 
-    def __init__(self, inner):
+    slot = "send"
+
+    def __init__(self, inner=None):
         self.inner = inner
         self.sent: list[tuple[int, list[dict], dict]] = []
+
+    def around(self, inner):
+        self.inner = inner  # the recording is read after the run: this very part is mounted
+        return self
 
     def __call__(self, run, step, messages, **options):
         self.sent.append((step, [dict(m) for m in messages], dict(options)))
@@ -51,8 +57,8 @@ class RecordingSend:
 
 
 def test_a_part_of_our_own_records_every_request_without_touching_the_loop():
-    recorder = RecordingSend(PlainSend())
-    recorded = ReActAgent(LlmClient.classroom(), tools(), parts={"send": recorder}).run(REFUND)
+    recorder = RecordingSend()
+    recorded = ReActAgent(LlmClient.classroom(), tools(), parts=[recorder]).run(REFUND)
     plain = ReActAgent(LlmClient.classroom(), tools()).run(REFUND)
     calls = recorded.trace.of_type(LlmCall)
     assert [step for step, _, _ in recorder.sent] == [call.step for call in calls] == [1, 2, 3, 4, 5]
@@ -62,39 +68,54 @@ def test_a_part_of_our_own_records_every_request_without_touching_the_loop():
 
 
 def test_a_recording_part_wraps_a_streamed_send_and_a_native_request_alike():
-    recorder = RecordingSend(StreamedSend())
-    result = FunctionCallingAgent(LlmClient.classroom(), tools(), parts={"send": recorder}).run(LOGISTICS)
+    recorder = RecordingSend()
+    result = FunctionCallingAgent(LlmClient.classroom(), tools(), parts=[StreamedSend(), recorder]).run(LOGISTICS)
     assert result.reason == "final_answer" and result.trace.of_type(ReplyDelta)
     assert all(options["tools"] and options["tool_choice"] == "auto" for _, _, options in recorder.sent)
     assert len(recorder.sent) == len(result.trace.of_type(LlmCall))
 
 
-def test_each_keyword_picks_its_part():
+def test_each_later_part_takes_its_slot_and_a_wrapping_part_wraps_what_holds_it():
     shop_tools = tools()
     llm = LlmClient.classroom()
     plain = ReActAgent(llm, shop_tools).parts
     assert (type(plain.request), type(plain.send), type(plain.read), type(plain.act)) == (
         WholeConversation, PlainSend, StrictRead, RunInTurn)
-    assert isinstance(ReActAgent(llm, shop_tools, tolerant=True, max_format_errors=3).parts.read, TolerantRead)
-    budgeted = ReActAgent(llm, shop_tools, context_budget=ContextBudget(2000)).parts.request
+    assert isinstance(ReActAgent(llm, shop_tools, parts=[TolerantRead(max_format_errors=3)]).parts.read, TolerantRead)
+    budgeted = ReActAgent(llm, shop_tools, parts=[BudgetedRequest(ContextBudget(2000))]).parts.request
     assert isinstance(budgeted, BudgetedRequest) and isinstance(budgeted.inner, WholeConversation)
-    assert isinstance(ReActAgent(llm, shop_tools, stream=True).parts.send, StreamedSend)
-    gated = ReActAgent(llm, shop_tools, confirm=refund_gate(Shop(":memory:"))).parts.act
+    assert isinstance(ReActAgent(llm, shop_tools, parts=[StreamedSend()]).parts.send, StreamedSend)
+    gated = ReActAgent(llm, shop_tools, parts=[GatedAct(refund_gate(Shop(":memory:")))]).parts.act
     assert isinstance(gated, GatedAct) and isinstance(gated.inner, RunInTurn)
-    native = FunctionCallingAgent(llm, shop_tools, context_budget=ContextBudget(2000), stream=True).parts
+    native = FunctionCallingAgent(llm, shop_tools, parts=[BudgetedRequest(ContextBudget(2000)), StreamedSend()]).parts
     assert isinstance(native.request, BudgetedRequest) and isinstance(native.request.inner, NativeRequest)
     assert isinstance(native.read, NativeRead) and isinstance(native.act, ParallelAct)
     assert isinstance(native.send, StreamedSend)
-    assert type(FunctionCallingAgent(llm, shop_tools, parallel=False).parts.act) is RunInTurn
+    assert type(FunctionCallingAgent(llm, shop_tools, parts=[RunInTurn()]).parts.act) is RunInTurn
 
 
 def test_a_part_is_checked_when_the_agent_is_made():
-    with pytest.raises(TypeError, match="unknown loop part"):
-        ReActAgent(LlmClient.classroom(), tools(), parts={"sender": PlainSend()})
+    class NoSlot:
+        def __call__(self, run, step, messages, **options):
+            yield
+
+    class HalfARead:
+        slot = "read"
+
+        def __call__(self, run, step, reply):
+            return None
+
+    class NotARequest:
+        slot = "request"
+
+    with pytest.raises(TypeError, match="names no slot of the loop"):
+        ReActAgent(LlmClient.classroom(), tools(), parts=[NoSlot()])
+    with pytest.raises(TypeError, match="a list of parts"):
+        ReActAgent(LlmClient.classroom(), tools(), parts={"send": PlainSend()})
     with pytest.raises(TypeError, match=r"the read part .* needs .*parse\(text, finish_reason, tools\)"):
-        ReActAgent(LlmClient.classroom(), tools(), parts={"read": lambda run, step, reply: None})
+        ReActAgent(LlmClient.classroom(), tools(), parts=[HalfARead()])
     with pytest.raises(TypeError, match=r"the request part .* needs build\(run, closing=False\)"):
-        ReActAgent(LlmClient.classroom(), tools(), parts={"request": object()})
+        ReActAgent(LlmClient.classroom(), tools(), parts=[NotARequest()])
     with pytest.raises(TypeError, match="the act part"):
         LoopParts(WholeConversation(), PlainSend(), StrictRead(), object(), ReActAgent(
             LlmClient.classroom(), tools()).stop_rules)
@@ -102,7 +123,7 @@ def test_a_part_is_checked_when_the_agent_is_made():
 
 def test_a_part_that_remembers_starts_afresh_in_every_run():
     """TolerantRead counts botched replies; a second run of the same agent must not inherit the first's."""
-    agent = ReActAgent(LlmClient.classroom("classroom-forgets-action"), tools(), tolerant=True, max_format_errors=1)
+    agent = ReActAgent(LlmClient.classroom("classroom-forgets-action"), tools(), parts=[TolerantRead(max_format_errors=1)])
     first, second = agent.run(LOGISTICS), agent.run(LOGISTICS)
     assert first.reason == second.reason
     assert [type(e).__name__ for e in first.trace.events] == [type(e).__name__ for e in second.trace.events]
@@ -123,7 +144,7 @@ def test_the_gate_reads_nothing_private_of_the_run():
 def test_a_run_is_closed_at_a_pause_and_nothing_runs_later():
     with Shop(":memory:", clock=CLOCK) as shop:
         gate = refund_gate(shop)
-        run = ReActAgent(LlmClient.classroom(), shop_registry(shop, CLOCK), confirm=gate).start(REFUND)
+        run = ReActAgent(LlmClient.classroom(), shop_registry(shop, CLOCK), parts=[GatedAct(gate)]).start(REFUND)
         while run.advance() is not None and not gate.pending:
             pass
         run.close()
@@ -143,7 +164,7 @@ def test_sequential_native_calls_run_one_at_a_time_as_their_results_are_read():
         return original(action)
 
     shop_tools.run = counting
-    run = FunctionCallingAgent(LlmClient.classroom(), shop_tools, parallel=False).start(
+    run = FunctionCallingAgent(LlmClient.classroom(), shop_tools, parts=[RunInTurn()]).start(
         "帮我看看订单 88231 和 88232 的快递到哪了。")
     while not isinstance(event := run.advance(), Observation):
         assert not isinstance(event, ToolCall) or not ran

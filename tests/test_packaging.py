@@ -175,10 +175,10 @@ def test_no_lazy_public_name_is_also_a_module_name():
     import tinyagent
     import tinyagent.shop
 
-    for package in (tinyagent, tinyagent.shop):
+    for package, lazy in ((tinyagent, tinyagent._MODULE_OF), (tinyagent.shop, tinyagent.shop._LAZY)):
         folder = Path(package.__file__).parent
         modules = {path.stem for path in folder.glob("*.py")} | {path.name for path in folder.iterdir() if path.is_dir()}
-        assert not sorted(name for name in package._LAZY if name in modules), package.__name__
+        assert not sorted(name for name in lazy if name in modules), package.__name__
     subprocess.run([sys.executable, "-c", "import tinyagent.get_weather, tinyagent; assert callable(tinyagent.weather_tool)"],
                    check=True, timeout=120)
 
@@ -199,11 +199,12 @@ def test_asking_the_shop_a_question_loads_neither_document_import_nor_refund_rev
 
 
 def test_every_public_name_is_in_one_list_and_resolves():
-    """One `__all__` and one `_LAZY` table: every lazy name is public, and every public name can be imported."""
-    code = ("import sys, tinyagent; lazy = set(tinyagent._LAZY); "
-            "assert lazy <= set(tinyagent.__all__), lazy - set(tinyagent.__all__); "
+    """`__all__` is made from the names imported and the later lessons' table: every later name is public, none is
+    imported before it is asked for, and every public name can be imported."""
+    code = ("import sys, tinyagent; later = set(tinyagent._MODULE_OF); "
+            "assert later <= set(tinyagent.__all__), later - set(tinyagent.__all__); "
             "assert len(tinyagent.__all__) == len(set(tinyagent.__all__)); "
-            "modules = {f'tinyagent.{m}' for m in tinyagent._LAZY.values()} - {'tinyagent.errors', 'tinyagent.events'}; "
+            "modules = {f'tinyagent.{m}' for m in tinyagent._LATER}; "
             "early = sorted(m for m in modules if m in sys.modules); assert not early, early; "
             "missing = [n for n in tinyagent.__all__ if getattr(tinyagent, n, None) is None]; assert not missing, missing")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tinyagent import LlmClient, ReActAgent, Trace
-from tinyagent.events import Final, PlanMade, PlanStepDone, PlanStepStarted, Stopped, ToolCall
-from tinyagent.plan_execute import PlanAndExecuteAgent, step_failure
+from tinyagent.events import Final, Stopped, ToolCall
+from tinyagent.plan_execute import PlanAndExecuteAgent, PlanMade, PlanStepDone, PlanStepStarted, step_failure
 
 from .lesson17_helpers import TWO_ORDERS_AND_A_POLICY, ScriptedLlm, down, shop_tools, with_failing_logistics
 

@@ -12,6 +12,7 @@ import pytest
 from tinyagent import LlmClient, ReActAgent, fixed_clock, function_specs
 from tinyagent.events import Parsed
 from tinyagent.function_agent import UNREADABLE_ARGUMENTS, FunctionCallingAgent
+from tinyagent.loop_parts import RunInTurn
 from tinyagent.protocol_comparison import (
     SlowTool,
     TaskRun,
@@ -148,7 +149,7 @@ def test_time_run_adds_up_the_wait_for_tools_round_by_round():
     assert result.reason == "final_answer" and (timing.rounds, timing.tool_calls) == (3, 2)
     assert timing.tools_s == pytest.approx(0.4) and timing.run_s == pytest.approx(0.4)
     clock = FakeClock()
-    _, timing = time_run(FunctionCallingAgent(LlmClient.classroom(), slow_shop(clock, 0.2), parallel=False),
+    _, timing = time_run(FunctionCallingAgent(LlmClient.classroom(), slow_shop(clock, 0.2), parts=[RunInTurn()]),
                          TWO_ORDERS.question, clock=clock)
     assert (timing.rounds, timing.tool_calls) == (2, 2) and timing.tools_s == pytest.approx(0.4)
 

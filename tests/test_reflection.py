@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinyagent import LlmClient, ReActAgent, Trace
-from tinyagent.events import Final, Reflected
-from tinyagent.reflection import ReflectingAgent, read_verdict, reflection_messages
+from tinyagent.events import Final
+from tinyagent.reflection import Reflected, ReflectingAgent, read_verdict, reflection_messages
 
 from .lesson17_helpers import ScriptedLlm, SlippingLlm, down, shop_tools
 

@@ -6,7 +6,8 @@ import pytest
 import requests
 
 from tinyagent import LlmClient, ReActAgent
-from tinyagent.events import ApprovalDecided, ToolCall
+from tinyagent.confirmation import ApprovalDecided, GatedAct
+from tinyagent.events import ToolCall
 from tinyagent.registry import Action
 from tinyagent.reminders import ReminderStore, outbox_report, reminder_gate, reminder_registry
 from tinyagent.weather_service import WeatherService
@@ -23,7 +24,7 @@ def weather():
 
 def run(weather, store, question, answer):
     agent = ReActAgent(LlmClient.classroom(), reminder_registry(store, weather.base_url),
-                       confirm=reminder_gate(ask=lambda request: answer))
+                       parts=[GatedAct(reminder_gate(ask=lambda request: answer))])
     return agent.run(question)
 
 

@@ -10,9 +10,10 @@ import pytest
 pytest.importorskip("starlette")
 
 from tinyagent import LlmClient  # after the skip: these tests need the serve extra
-from tinyagent.events import Observation, ReplyDelta
+from tinyagent.events import Observation
 from tinyagent.server_address import ServerAddressError
 from tinyagent.serving import AgentService, RunCancelled, ServiceConfig, ServiceServer
+from tinyagent.streaming import ReplyDelta
 
 LOGISTICS = "帮我看看订单 88231 的快递到哪了。"
 

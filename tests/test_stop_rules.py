@@ -35,6 +35,8 @@ from tinyagent import (
     Warn,
     recommended_stop_rules,
 )
+from tinyagent.loop_parts import StepLimit
+from tinyagent.registry import ToolResult
 from tinyagent.stop_rules import AFTER_REPLY, action_key, normalize
 
 ORDER = '{"orderId":"88231","status":"已签收","trackingNo":"SF1"}'
@@ -258,7 +260,8 @@ def test_the_first_stop_in_list_order_wins():
 def test_a_stop_beats_a_warning_whatever_the_order():
     events = [*round_events(1), *reply_events(2, finish_reason="length")]  # a cut reply that repeats
     assert StopRules([RepeatedAction(), CutOff()]).after_reply(trace_of(*events)).reason == "length"
-    assert isinstance(StopRules([RepeatedAction()]).after_reply(trace_of(*events)), Warn)
+    warned = StopRules([RepeatedAction()]).after_reply(trace_of(*events))  # a warning stands in for the action
+    assert isinstance(warned, ToolResult) and warned.error and "repeated action" in warned.text
 
 
 def test_rules_are_asked_only_at_their_own_moment():
@@ -267,22 +270,24 @@ def test_rules_are_asked_only_at_their_own_moment():
     assert StopRules([StepCap(1)]).after_reply(trace_of(*events)) is None
 
 
-def test_for_agent_adds_the_safety_nets_and_keeps_yours():
-    default = StopRules.for_agent(None, 7)
-    assert [type(r) for r in default.rules] == [StepCap, CutOff] and default.rules[0].max_steps == 7
-    assert default.closing_call is False
-    mine = StopRules.for_agent([NoProgress(2)], 7)
+def test_mounted_rules_keep_the_agents_step_cap_and_cutoff_and_keep_yours():
+    llm, tools = ScriptedLlm(ANSWER), registry()
+    default = ReActAgent(llm, tools, max_steps=7).stop_rules
+    assert isinstance(default, StepLimit) and default.max_steps == 7
+    mine = ReActAgent(llm, tools, max_steps=7, parts=[StopRules([NoProgress(2)])]).stop_rules
     assert [type(r) for r in mine.rules] == [NoProgress, StepCap, CutOff] and mine.closing_call is True
-    own_cap = StopRules.for_agent([StepCap(3), CutOff()], 7)
+    assert mine.rules[1].max_steps == 7
+    own_cap = ReActAgent(llm, tools, max_steps=7, parts=[StopRules([StepCap(3), CutOff()])]).stop_rules
     assert [r.max_steps for r in own_cap.rules if isinstance(r, StepCap)] == [3]
-    assert StopRules.for_agent(StopRules([NoProgress()], closing_call=False), 7).closing_call is False
+    unclosed = ReActAgent(llm, tools, parts=[StopRules([NoProgress()], closing_call=False)]).stop_rules
+    assert unclosed.closing_call is False
 
 
 def test_bad_rules_are_refused_with_a_clear_error():
     with pytest.raises(TypeError, match="check"):
         StopRules([object()])
     with pytest.raises(TypeError, match="list of rules"):
-        StopRules.for_agent("max_steps", 5)
+        StopRules("max_steps")
 
     class Sloppy:
         def check(self, trace):
@@ -341,7 +346,7 @@ def test_without_stop_rules_the_loop_ends_as_in_lesson_06():
 def test_a_stop_rule_ends_with_the_models_best_answer_from_one_closing_call():
     llm = ScriptedLlm(ACT, ACT, ACT, ANSWER)
     calls = []
-    result = ReActAgent(llm, registry(calls), stop_rules=[StepCap(3)]).run("Where is 88231?")
+    result = ReActAgent(llm, registry(calls), parts=[StopRules([StepCap(3)])]).run("Where is 88231?")
     assert result.reason == "max_steps" and result.answer == "Order 88231 was signed for." and not result.ok
     assert isinstance(result.trace.end, Final) and result.trace.end.step == 4
     assert [type(e).__name__ for e in result.trace.events[-4:]] == ["LimitReached", "LlmCall", "Parsed", "Final"]
@@ -359,7 +364,7 @@ def test_a_stop_rule_ends_with_the_models_best_answer_from_one_closing_call():
 ])
 def test_a_closing_call_without_an_answer_ends_with_the_polite_message(closing_reply, finish, why):
     llm = ScriptedLlm(ACT, ACT, closing_reply, finish_reasons=["stop", "stop", finish])
-    result = ReActAgent(llm, registry(), stop_rules=[StepCap(2)], lang="zh").run("88231 到哪了？")
+    result = ReActAgent(llm, registry(), parts=[StopRules([StepCap(2)])], lang="zh").run("88231 到哪了？")
     end = result.trace.end
     assert isinstance(end, Stopped) and end.reason == "max_steps" and why in end.detail
     assert end.answer == "抱歉，这个问题我走了 2 步仍没有处理完。请换个说法或补充一些信息，我再试一次。"
@@ -367,13 +372,13 @@ def test_a_closing_call_without_an_answer_ends_with_the_polite_message(closing_r
 
 def test_a_closing_reply_in_prose_is_taken_as_the_answer():
     llm = ScriptedLlm(ACT, "It was signed for on 22 June.")
-    result = ReActAgent(llm, registry(), stop_rules=[StepCap(1)]).run("Where is 88231?")
+    result = ReActAgent(llm, registry(), parts=[StopRules([StepCap(1)])]).run("Where is 88231?")
     assert result.trace.end == Final(2, "It was signed for on 22 June.", "max_steps")
 
 
 def test_closing_call_can_be_turned_off():
     llm = ScriptedLlm(ACT)
-    result = ReActAgent(llm, registry(), stop_rules=StopRules([RepeatedAction()], closing_call=False)).run("88231?")
+    result = ReActAgent(llm, registry(), parts=[StopRules([RepeatedAction()], closing_call=False)]).run("88231?")
     assert result.trace.end == Stopped(3, "repeated_action", result.answer,
                                        detail="queryOrder(88231) asked for again after 1 warning (rounds 1, 2, 3)")
     assert result.answer.startswith("Sorry, I kept trying the same step") and len(llm.requests) == 3
@@ -382,7 +387,7 @@ def test_closing_call_can_be_turned_off():
 def test_a_warned_repeat_is_not_run_and_the_model_reads_the_warning():
     calls = []
     llm = ScriptedLlm(ACT, ACT, ANSWER)
-    result = ReActAgent(llm, registry(calls), stop_rules=[RepeatedAction()]).run("Where is 88231?")
+    result = ReActAgent(llm, registry(calls), parts=[StopRules([RepeatedAction()])]).run("Where is 88231?")
     assert result.reason == "final_answer" and calls == ["88231"]
     warning = llm.requests[2][-1]["content"]
     assert warning.startswith("Observation: {") and "already ran in round 1" in warning
@@ -392,13 +397,13 @@ def test_a_warned_repeat_is_not_run_and_the_model_reads_the_warning():
 def test_the_reply_is_judged_before_the_budget_when_both_would_stop_the_same_round():
     # Round 2's reply is cut (length) and, after it, the budget would also be spent: length wins.
     llm = ScriptedLlm(ACT, "Thought: cut", ANSWER, finish_reasons=["stop", "length", "stop"])
-    result = ReActAgent(llm, registry(), stop_rules=[TokenBudget(300)]).run("88231?")
+    result = ReActAgent(llm, registry(), parts=[StopRules([TokenBudget(300)])]).run("88231?")
     assert [e.reason for e in result.trace.of_type(LimitReached)] == ["length"]
 
 
 def test_a_budget_stops_before_the_call_that_would_pass_it():
     llm = ScriptedLlm(ACT, ACT, ACT, ANSWER)
-    result = ReActAgent(llm, registry(), stop_rules=[TokenBudget(400)]).run("88231?")
+    result = ReActAgent(llm, registry(), parts=[StopRules([TokenBudget(400)])]).run("88231?")
     # usage per call: 120, 220 (... 340 after two, and the next would need 220 more)
     assert result.reason == "token_budget" and result.trace.of_type(LimitReached)[0].step == 2
     assert len(llm.requests) == 3  # two rounds and the closing call
@@ -413,7 +418,7 @@ def test_the_wall_clock_reads_the_injected_clock():
             return super().chat(messages, **options)
 
     llm = SlowModel(ACT, ACT, ACT, ACT, ANSWER)
-    result = ReActAgent(llm, registry(), stop_rules=[WallClock(60, clock=clock)]).run("88231?")
+    result = ReActAgent(llm, registry(), parts=[StopRules([WallClock(60, clock=clock)])]).run("88231?")
     limit = result.trace.of_type(LimitReached)[0]
     assert limit.reason == "timeout" and limit.step == 3 and limit.detail.startswith("75.0 s")
 
@@ -423,7 +428,7 @@ def test_a_tool_timeout_is_an_observation_and_the_run_goes_on():
     slow = FunctionTool("queryOrder", "Look up an order.", lambda text: (release.wait(30), ORDER)[1])
     rule = ToolTimeout(0.05)
     try:
-        result = ReActAgent(ScriptedLlm(ACT, ANSWER), ToolRegistry([slow]), stop_rules=[rule]).run("88231?")
+        result = ReActAgent(ScriptedLlm(ACT, ANSWER), ToolRegistry([slow]), parts=[StopRules([rule])]).run("88231?")
     finally:
         release.set()
     assert result.reason == "final_answer"
@@ -434,14 +439,14 @@ def test_a_tool_timeout_is_an_observation_and_the_run_goes_on():
 
 def test_each_run_gets_fresh_rules():
     llm = ScriptedLlm(ACT, ACT, ANSWER, ACT, ACT, ANSWER)
-    agent = ReActAgent(llm, registry(), stop_rules=[RepeatedAction()])
+    agent = ReActAgent(llm, registry(), parts=[StopRules([RepeatedAction()])])
     first, second = agent.run("88231?"), agent.run("88231?")
     assert first.reason == second.reason == "final_answer"  # the second run got its own warning too
 
 
 def test_a_stopped_trace_prints_its_reason_in_both_languages_and_survives_json():
     llm = ScriptedLlm(ACT, ACT, ANSWER)
-    result = ReActAgent(llm, registry(), stop_rules=[NoProgress(1)]).run("Where is 88231?")
+    result = ReActAgent(llm, registry(), parts=[StopRules([NoProgress(1)])]).run("Where is 88231?")
     text = result.trace.format("en")
     assert "[Limit reached: no_progress] no new information\nno new information in the last 1 rounds" in text
     assert "[Final answer - after a limit] Order 88231 was signed for." in text
@@ -455,6 +460,6 @@ def test_a_rule_written_as_a_plain_class_works_in_the_agent():
         def check(self, trace):
             return Stop("two_calls") if len(trace.of_type(LlmCall)) >= 2 else None
 
-    result = ReActAgent(ScriptedLlm(ACT, ACT, ANSWER), registry(), stop_rules=[AtMostTwoCalls()]).run("88231?")
+    result = ReActAgent(ScriptedLlm(ACT, ACT, ANSWER), registry(), parts=[StopRules([AtMostTwoCalls()])]).run("88231?")
     assert result.reason == "two_calls" and "a limit was reached (two_calls)" in result.messages[-2]["content"]
     assert Stop("two_calls").message("zh") == "抱歉，我在处理完之前不得不停下（two_calls）。请再试一次。"

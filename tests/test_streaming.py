@@ -34,7 +34,15 @@ from tinyagent.classroom.tokens import count_tokens
 from tinyagent.clock import fixed_clock
 from tinyagent.llm_client import cut_at_stop
 from tinyagent.shop import Shop, shop_registry
-from tinyagent.streaming import CUT_BEFORE_USAGE, NO_USAGE, SseEvent, StreamCutMidLine, read_events
+from tinyagent.streaming import (
+    CUT_BEFORE_USAGE,
+    NO_USAGE,
+    SseEvent,
+    StreamCutMidLine,
+    chat_streamed,
+    open_stream,
+    read_events,
+)
 
 from .conftest import completion
 
@@ -153,7 +161,7 @@ REQUESTS = [
 def test_a_streamed_reply_is_the_reply_chat_gives(model, messages, options):
     llm = LlmClient.classroom(model)
     plain = llm.chat(messages, **options)
-    with llm.stream(messages, **options) as stream:
+    with open_stream(llm, messages, **options) as stream:
         pieces = list(stream)
     reply = stream.result
     assert len(pieces) > 3 and all(pieces)
@@ -169,11 +177,11 @@ def test_a_streamed_reply_is_the_reply_chat_gives(model, messages, options):
 def test_usage_comes_from_the_final_chunk_and_is_not_invented_without_it():
     llm = LlmClient.classroom()
     messages = shop_messages("Where is the parcel for order 88231?")
-    asked = llm.stream(messages, stop=STOP)
+    asked = open_stream(llm, messages, stop=STOP)
     asked.finish()
     assert asked.result.usage == llm.chat(messages, stop=STOP).usage
     assert asked.result.raw["chunks"][-1]["choices"] == [] and asked.result.raw["chunks"][-1]["usage"]
-    not_asked = llm.stream(messages, stop=STOP, include_usage=False)
+    not_asked = open_stream(llm, messages, stop=STOP, include_usage=False)
     assert not_asked.finish().usage == {}
     assert not_asked.notes == [NO_USAGE]
 
@@ -181,13 +189,13 @@ def test_usage_comes_from_the_final_chunk_and_is_not_invented_without_it():
 def test_a_stop_string_split_across_two_chunks_is_cut_and_the_stream_closed():
     llm = LlmClient.classroom("classroom-split-stop")
     messages = shop_messages("Where is the parcel for order 88231?")
-    chunks = llm.chat(messages, stop=STOP, stream=True, include_usage=False)  # chat(stream=True): one ChatResult
+    chunks = chat_streamed(llm, messages, stop=STOP, include_usage=False)  # read as a stream: one ChatResult
     assert chunks.client_cut and chunks.finish_reason == "stop" and chunks.text.endswith("Action Input: 88231\n")
     wire = [c["choices"][0]["delta"].get("content") or "" for c in chunks.raw["chunks"] if c["choices"]]
     split = [i for i, piece in enumerate(wire) if piece.endswith("Observ")]
     assert split and wire[split[0] + 1].startswith("ation:"), "on the wire, the stop string is in two chunks"
     assert not any("Observation:" in piece for piece in wire), "no chunk holds it whole"
-    stream = llm.stream(messages, stop=STOP)
+    stream = open_stream(llm, messages, stop=STOP)
     stream.finish()
     assert stream.notes == [CUT_BEFORE_USAGE]  # closed at the cut, before the usage chunk
 
@@ -198,7 +206,7 @@ def test_streamed_tool_calls_are_assembled_as_chat_returns_them():
     tools = [{"type": "function", "function": {"name": "queryOrder", "description": "Look up an order",
               "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}}}}]
     plain = llm.chat(messages, tools=tools)
-    streamed = llm.chat(messages, tools=tools, stream=True)
+    streamed = chat_streamed(llm, messages, tools=tools)
     assert len(plain.tool_calls) == 2
     assert streamed.tool_calls == plain.tool_calls and streamed.finish_reason == "tool_calls"
 
@@ -208,7 +216,7 @@ def test_a_paced_room_sends_the_first_piece_long_before_the_whole_reply():
     with ClassroomServer(tokens_per_second=tps, prefill_tokens_per_second=4000.0) as room:
         llm = LlmClient(room.chat_url, None, "classroom")
         messages = shop_messages("Where is the parcel for order 88231?")
-        stream = llm.stream(messages, stop=STOP)
+        stream = open_stream(llm, messages, stop=STOP)
         first = next(stream)
         reply = stream.finish()
         plain = llm.chat(messages, stop=STOP)
@@ -285,7 +293,7 @@ def read_all(llm: LlmClient, **options):
     """Stream a reply to the end: the pieces that came, and the error (None if it ended well)."""
     pieces: list[str] = []
     try:
-        with llm.stream([{"role": "user", "content": "hi"}], stop=STOP, **options) as stream:
+        with open_stream(llm, [{"role": "user", "content": "hi"}], stop=STOP, **options) as stream:
             pieces.extend(stream)  # piece by piece: what came before an error stays in the list
     except LlmError as exc:
         assert KEY not in str(exc) and KEY not in repr(exc.args)
@@ -298,7 +306,7 @@ def test_a_streamed_reply_recognises_llama_cpp_by_the_timings_of_its_last_chunk(
     scripted_server.reply(sse(chunk("Thought: t\nFinal Answer: ok"), chunk(finish_reason="stop", timings=timings),
                               b"data: [DONE]\n\n"), (200, completion()))
     llm = client(scripted_server)
-    assert llm.chat([{"role": "user", "content": "hi"}], stop=STOP, stream=True).text == "Thought: t\nFinal Answer: ok"
+    assert chat_streamed(llm, [{"role": "user", "content": "hi"}], stop=STOP).text == "Thought: t\nFinal Answer: ok"
     assert llm.llama_cpp is True
     llm.chat([{"role": "user", "content": "hi"}], stop=STOP)
     assert scripted_server.requests[1]["json"]["cache_prompt"] is True
@@ -393,7 +401,7 @@ def test_the_client_stops_reading_and_hangs_up_once_it_has_cut(scripted_server):
     scripted_server.reply(sse(chunk("Action Input: 88231\nObserv"), chunk("ation: invented"), end="hold",
                               wait=cut, written=written, finished=finished))
     llm = client(scripted_server)
-    with llm.stream([{"role": "user", "content": "hi"}], stop=STOP) as stream:
+    with open_stream(llm, [{"role": "user", "content": "hi"}], stop=STOP) as stream:
         text = "".join(stream)
     reply = stream.result
     assert text == reply.text == "Action Input: 88231\n"
@@ -406,7 +414,7 @@ def test_the_client_stops_reading_and_hangs_up_once_it_has_cut(scripted_server):
 def test_an_http_error_before_the_stream_is_the_usual_error(scripted_server):
     scripted_server.reply((401, {"error": {"message": "bad key"}}))
     with pytest.raises(AuthenticationError, match="TINYAGENT_API_KEY"):
-        client(scripted_server).stream([{"role": "user", "content": "hi"}])
+        open_stream(client(scripted_server), [{"role": "user", "content": "hi"}])
 
 
 def test_a_429_before_the_stream_is_retried(scripted_server):
@@ -414,13 +422,13 @@ def test_a_429_before_the_stream_is_retried(scripted_server):
     scripted_server.reply((429, {"error": {"message": "slow down"}}, {"Retry-After": "1"}),
                           sse(chunk("Final Answer: ok", "stop"), b"data: [DONE]\n\n"))
     llm = client(scripted_server, sleep=waits.append)
-    assert llm.chat([{"role": "user", "content": "hi"}], stream=True).text == "Final Answer: ok"
+    assert chat_streamed(llm, [{"role": "user", "content": "hi"}]).text == "Final Answer: ok"
     assert waits == [1.0] and len(scripted_server.requests) == 2
 
 
 def test_a_server_that_does_not_stream_is_read_as_one_piece(scripted_server):
     scripted_server.reply((200, completion("Thought: t\nFinal Answer: whole\nObservation: x")))
-    stream = client(scripted_server).stream([{"role": "user", "content": "hi"}], stop=STOP)
+    stream = open_stream(client(scripted_server), [{"role": "user", "content": "hi"}], stop=STOP)
     assert list(stream) == ["Thought: t\nFinal Answer: whole\n"]
     assert stream.result.client_cut and stream.result.usage["total_tokens"] == 15
     assert stream.notes == ["the server answered in one piece: it does not stream"]

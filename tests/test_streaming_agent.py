@@ -1,4 +1,4 @@
-"""`ReActAgent(stream=True)` (lesson 14): the same run as without streaming, with the reply's pieces first.
+"""`ReActAgent(parts=[StreamedSend()])` (lesson 14): the same run as without streaming, with the reply's pieces first.
 
 Every consumer of the event stream keeps working: the trace prints the same (a streamed round adds one
 summary line with usage=True, never a line per piece), saves and loads, the stop rules judge the same
@@ -27,6 +27,9 @@ from tinyagent import (
     fixed_clock,
 )
 from tinyagent.shop import Shop, shop_registry
+from tinyagent.stop_rules import StopRules
+from tinyagent.streaming import StreamedSend
+from tinyagent.tolerant_parser import TolerantRead
 from tinyagent.widgets import ChatPanel, StepDebugger, TraceViewer
 from tinyagent.widgets.cards import typed_thought
 
@@ -37,8 +40,10 @@ REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 
 LOGISTICS = "Where is the parcel for order 88231?"
 
 
-def agent(model: str = "classroom", **options) -> ReActAgent:
-    return ReActAgent(LlmClient.classroom(model), shop_registry(Shop(":memory:", clock=CLOCK), CLOCK), **options)
+def agent(model: str = "classroom", stream: bool = False, **options) -> ReActAgent:
+    parts = [*options.pop("parts", []), *([StreamedSend()] if stream else [])]
+    return ReActAgent(LlmClient.classroom(model), shop_registry(Shop(":memory:", clock=CLOCK), CLOCK), parts=parts,
+                      **options)
 
 
 def without_deltas(trace: Trace) -> list:
@@ -51,12 +56,12 @@ def without_deltas(trace: Trace) -> list:
 RUNS = [
     ("classroom", REFUND, {}),
     ("classroom", LOGISTICS, {}),
-    ("classroom-loop", LOGISTICS, {"stop_rules": [StepCap(3)]}),  # the closing call streams too
-    ("classroom-sloppy", REFUND, {"tolerant": True}),
+    ("classroom-loop", LOGISTICS, {"parts": [StopRules([StepCap(3)])]}),  # the closing call streams too
+    ("classroom-sloppy", REFUND, {"parts": [TolerantRead()]}),
     ("classroom-ignores-stop", LOGISTICS, {}),
     ("classroom-split-stop", REFUND, {}),
     ("classroom-verbose", LOGISTICS, {"max_tokens": 100}),  # cut at max_tokens: length
-    ("classroom-forgets-action", LOGISTICS, {"tolerant": True}),
+    ("classroom-forgets-action", LOGISTICS, {"parts": [TolerantRead()]}),
 ]
 
 
@@ -107,7 +112,7 @@ def test_a_stream_that_breaks_mid_reply_ends_the_run_politely_and_keeps_what_was
     scripted_server.reply(sse(chunk("Thought: I look the"), chunk(" order up"), end="reset"))
     llm = LlmClient(scripted_server.url, None, "test-model", sleep=lambda s: None)
     tools = shop_registry(Shop(":memory:", clock=CLOCK), CLOCK)
-    result = ReActAgent(llm, tools, stream=True, lang="en").run(LOGISTICS)
+    result = ReActAgent(llm, tools, parts=[StreamedSend()], lang="en").run(LOGISTICS)
     assert result.reason == "llm_error"
     assert [type(e).__name__ for e in result.trace.events] == ["ReplyDelta", "ReplyDelta", "Stopped"]
     printed = result.trace.format("en").splitlines()
@@ -124,22 +129,24 @@ def test_stream_needs_a_client_that_can_stream():
         def chat(self, messages, **options):
             raise AssertionError("not called")
 
-    with pytest.raises(TypeError, match="stream=True needs a client with a stream"):
-        ReActAgent(ChatOnly(), shop_registry(Shop(":memory:", clock=CLOCK), CLOCK), stream=True)
+    agent = ReActAgent(ChatOnly(), shop_registry(Shop(":memory:", clock=CLOCK), CLOCK), parts=[StreamedSend()])
+    with pytest.raises(TypeError, match="StreamedSend needs an LlmClient"):
+        agent.run(REFUND)
 
 
-def fc_agent(model: str = "classroom", **options) -> FunctionCallingAgent:
+def fc_agent(model: str = "classroom", stream: bool = False, **options) -> FunctionCallingAgent:
+    parts = [*options.pop("parts", []), *([StreamedSend()] if stream else [])]
     return FunctionCallingAgent(LlmClient.classroom(model), shop_registry(Shop(":memory:", clock=CLOCK), CLOCK),
-                                **options)
+                                parts=parts, **options)
 
 
 @pytest.mark.parametrize("model, question, options", [
     ("classroom", REFUND, {}),
     ("classroom", "帮我看看订单 88231 和 88232 的快递到哪了。", {}),  # two calls at once in a round
-    ("classroom-loop", LOGISTICS, {"stop_rules": [StepCap(2)]}),  # the closing call streams too
+    ("classroom-loop", LOGISTICS, {"parts": [StopRules([StepCap(2)])]}),  # the closing call streams too
 ])
 def test_function_calling_streams_the_same_run(model, question, options):
-    """FunctionCallingAgent shares the loop, so stream=True picks the same streamed send: the answer arrives in
+    """FunctionCallingAgent shares the loop, so StreamedSend() mounts the same way: the answer arrives in
     pieces, and apart from them the run is the one chat() gives (tool calls, observations, the closing call)."""
     plain = fc_agent(model, **options).run(question)
     streamed = fc_agent(model, stream=True, **options).run(question)

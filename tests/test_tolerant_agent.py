@@ -1,4 +1,4 @@
-"""`ReActAgent(tolerant=True)` (lesson 11): sloppy replies are read, an Action beside a Final Answer runs,
+"""`ReActAgent(parts=[TolerantRead()])` (lesson 11): sloppy replies are read, an Action beside a Final Answer runs,
 and a botched step is answered with the exact format, a few times at most. The default stays strict."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import pytest
 
 from tinyagent import Final, LlmClient, Observation, ReActAgent, Stopped, ToolCall, fixed_clock
 from tinyagent.shop import Shop, shop_registry
+from tinyagent.tolerant_parser import FormatObservation, TolerantRead
 
 from .test_agent import ACT_ORDER, FINAL, ScriptedLlm, tools
 
@@ -29,7 +30,7 @@ def test_sloppy_model_fails_the_strict_agent_and_finishes_the_refund_with_the_to
     assert strict.trace.tool_calls == [] and strict_shop.refunds() == []
 
     llm = LlmClient.classroom("classroom-sloppy")
-    tolerant = ReActAgent(llm, shop_registry(tolerant_shop), tolerant=True).run(REFUND_EN)
+    tolerant = ReActAgent(llm, shop_registry(tolerant_shop), parts=[TolerantRead()]).run(REFUND_EN)
     assert tolerant.reason == "final_answer"
     assert [c.name for c in tolerant.trace.tool_calls] == ["queryOrder", "getCurrentTime", "searchKnowledge",
                                                            "applyRefund"]
@@ -44,7 +45,7 @@ def test_sloppy_model_fails_the_strict_agent_and_finishes_the_refund_with_the_to
 def test_an_action_beside_a_final_answer_runs_and_the_premature_answer_is_dropped():
     typed_past = ACT_ORDER + "Final Answer: Your parcel SF1 was signed for."
     llm = ScriptedLlm(typed_past, FINAL)
-    result = ReActAgent(llm, tools(), tolerant=True).run("order?")
+    result = ReActAgent(llm, tools(), parts=[TolerantRead()]).run("order?")
     assert [(c.name, c.input) for c in result.trace.tool_calls] == [("queryOrder", "88231")]
     assert result.trace.of_type(Final)[0].step == 2 and len(llm.requests) == 2
     assert result.trace.events[1].rule == "action_over_final"
@@ -55,10 +56,10 @@ def test_an_action_beside_a_final_answer_runs_and_the_premature_answer_is_droppe
 
 def test_a_botched_step_is_answered_with_the_format_and_the_model_can_comply():
     llm = ScriptedLlm(THOUGHT_ONLY, ACT_ORDER, FINAL)
-    result = ReActAgent(llm, tools(), tolerant=True).run("order?")
+    result = ReActAgent(llm, tools(), parts=[TolerantRead()]).run("order?")
     assert result.reason == "final_answer" and result.answer == "Your parcel SF1 was signed for."
     reminder = result.trace.of_type(Observation)[0]
-    assert reminder.step == 1 and reminder.format_error and reminder.error
+    assert reminder.step == 1 and isinstance(reminder, FormatObservation) and reminder.error
     assert reminder.text.startswith("Format error: the reply has a Thought but no Action and no Final Answer.")
     assert "Action: <one tool name: queryOrder, queryLogistics>" in reminder.text
     assert not any(isinstance(e, ToolCall) and e.step == 1 for e in result.trace)
@@ -71,18 +72,17 @@ def test_a_botched_step_is_answered_with_the_format_and_the_model_can_comply():
 
 def test_a_model_that_never_complies_still_ends():
     llm = ScriptedLlm(THOUGHT_ONLY)
-    result = ReActAgent(llm, tools(), tolerant=True, max_format_errors=2).run("order?")
+    result = ReActAgent(llm, tools(), parts=[TolerantRead(max_format_errors=2)]).run("order?")
     assert result.reason == "format_errors" and not result.ok
     assert len(llm.requests) == 3 and len(result.trace.of_type(Observation)) == 2
     assert "3 replies could not be read" in result.trace.end.detail
     assert result.answer == "Sorry, I did not manage to put an answer together. Please ask again."
-    none = ReActAgent(ScriptedLlm(THOUGHT_ONLY), tools(), tolerant=True, max_format_errors=0).run("order?")
+    none = ReActAgent(ScriptedLlm(THOUGHT_ONLY), tools(), parts=[TolerantRead(max_format_errors=0)]).run("order?")
     assert none.reason == "format_errors" and none.trace.rounds == 1
 
 
 def test_the_step_cap_still_bounds_a_tolerant_run():
-    result = ReActAgent(ScriptedLlm(THOUGHT_ONLY), tools(), tolerant=True, max_steps=2,
-                        max_format_errors=5).run("order?")
+    result = ReActAgent(ScriptedLlm(THOUGHT_ONLY), tools(), parts=[TolerantRead(max_format_errors=5)], max_steps=2).run("order?")
     assert result.reason == "max_steps"
 
 
@@ -94,26 +94,26 @@ def test_the_default_agent_is_strict_and_unchanged():
 
 
 def test_plain_prose_is_still_the_fallback_answer():
-    result = ReActAgent(ScriptedLlm(ACT_ORDER, "Your order has been delivered."), tools(), tolerant=True).run("order?")
+    result = ReActAgent(ScriptedLlm(ACT_ORDER, "Your order has been delivered."), tools(), parts=[TolerantRead()]).run("order?")
     assert result.reason == "fallback" and result.answer == "Your order has been delivered."
 
 
 def test_an_empty_reply_gets_the_format_too():
-    result = ReActAgent(ScriptedLlm("", ACT_ORDER, FINAL), tools(), tolerant=True).run("order?")
+    result = ReActAgent(ScriptedLlm("", ACT_ORDER, FINAL), tools(), parts=[TolerantRead()]).run("order?")
     assert result.reason == "final_answer"
     assert result.trace.of_type(Observation)[0].text.startswith("Format error: the reply is empty.")
 
 
 def test_a_reply_cut_at_max_tokens_still_stops_the_run():
     llm = ScriptedLlm("Thought: a long thought\nAction: queryOrder\nAction Input: 882", finish_reason="length")
-    result = ReActAgent(llm, tools(), tolerant=True).run("order?")
+    result = ReActAgent(llm, tools(), parts=[TolerantRead()]).run("order?")
     assert result.reason == "length" and result.trace.tool_calls == []
     assert result.trace.events[1].rule == "format_error"
 
 
 def test_the_tool_list_settles_a_name():
     llm = ScriptedLlm("Thought: x\nAction: `QueryOrder` (look it up)\nAction Input: 88231\n", FINAL)
-    result = ReActAgent(llm, tools(), tolerant=True).run("order?")
+    result = ReActAgent(llm, tools(), parts=[TolerantRead()]).run("order?")
     assert [c.name for c in result.trace.tool_calls] == ["queryOrder"]
     assert not result.trace.of_type(Observation)[0].error
 
@@ -121,12 +121,12 @@ def test_the_tool_list_settles_a_name():
 @pytest.mark.parametrize("bad", [-1, 1.5, "2", True, None])
 def test_max_format_errors_must_be_a_whole_number(bad):
     with pytest.raises(ValueError, match="max_format_errors"):
-        ReActAgent(ScriptedLlm(FINAL), tools(), max_format_errors=bad)
+        TolerantRead(max_format_errors=bad)
 
 
 def test_the_trace_names_the_repair_and_the_reminder_in_both_languages():
     result = ReActAgent(ScriptedLlm(THOUGHT_ONLY, "**Action:** queryOrder\n**Action Input:** 1", FINAL), tools(),
-                        tolerant=True).run("order?")
+                        parts=[TolerantRead()]).run("order?")
     english = result.trace.format("en")
     assert "[Parser] format_error\n[Format reminder] Format error: the reply has a Thought" in english
     assert "[Parser] action (Markdown around keys)\n[Tool call] queryOrder(1)" in english
@@ -140,8 +140,8 @@ def test_forgets_action_variant_strict_falls_back_and_tolerant_recovers():
     strict = ReActAgent(LlmClient.classroom("classroom-forgets-action"), shop_registry(shop())).run(PARCEL_ZH)
     assert strict.reason == "fallback" and strict.answer.startswith("Thought: ")
     tolerant = ReActAgent(LlmClient.classroom("classroom-forgets-action"), shop_registry(shop()),
-                          tolerant=True).run(PARCEL_ZH)
+                          parts=[TolerantRead()]).run(PARCEL_ZH)
     assert tolerant.reason == "final_answer" and "SF1234567890" in tolerant.answer
     reminder = tolerant.trace.of_type(Observation)[0]
-    assert reminder.format_error and reminder.text.startswith("格式错误：")
+    assert isinstance(reminder, FormatObservation) and reminder.text.startswith("格式错误：")
     assert isinstance(tolerant.trace.end, Final) and not isinstance(tolerant.trace.end, Stopped)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tinyagent import FunctionTool, LlmCall, LlmClient, ReActAgent, ToolRegistry, fixed_clock
-from tinyagent.context_budget import ContextBudget
+from tinyagent.context_budget import BudgetedRequest, ContextBudget
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.shop.long_session import LONG_SESSION
 from tinyagent.shop.tasks import SHOP_TASKS
@@ -100,7 +100,7 @@ def test_max_tools_must_be_a_positive_whole_number():
 
 def test_the_rebuilt_prompt_lists_only_the_offered_tools(llm):
     budget = ContextBudget(100_000, tool_filter=SHOP_FILTER)
-    result = ReActAgent(llm, registry(), context_budget=budget).run("What time is it now?")
+    result = ReActAgent(llm, registry(), parts=[BudgetedRequest(budget)]).run("What time is it now?")
     sent_prompt = result.trace.of_type(LlmCall)[0].messages[0]["content"]
     assert "getCurrentTime" in sent_prompt
     assert not any(name in sent_prompt for name in ("queryOrder", "queryLogistics", "applyRefund", "searchKnowledge"))
@@ -112,7 +112,7 @@ def test_filtered_tools_give_the_same_answers_over_the_long_session(llm):
     questions = [task.question for task in LONG_SESSION]
     plain = run_turns(ReActAgent(llm, registry()), questions)
     budget = ContextBudget(100_000, tool_filter=SHOP_FILTER)  # no folding needed: only the tools change
-    filtered = run_turns(ReActAgent(llm, registry(), context_budget=budget), questions)
+    filtered = run_turns(ReActAgent(llm, registry(), parts=[BudgetedRequest(budget)]), questions)
     assert [r.answer for r in filtered] == [r.answer for r in plain]
     assert all(task.answered(r.answer) for task, r in zip(LONG_SESSION, filtered))
     names = registry().names
@@ -129,15 +129,15 @@ def test_words_alone_miss_what_a_refund_needs_and_the_model_refuses_to_guess(llm
     words_only = ToolFilter()
     assert words_only.select(question, registry()).offered == ("applyRefund",)
     shop = Shop(":memory:", clock=CLOCK)
-    result = ReActAgent(llm, shop_registry(shop), context_budget=ContextBudget(100_000, tool_filter=words_only)
+    result = ReActAgent(llm, shop_registry(shop), parts=[BudgetedRequest(ContextBudget(100_000, tool_filter=words_only))]
                         ).run(question)
     assert result.trace.tool_calls == [] and shop.refunds() == []
     assert result.answer.startswith("Sorry, I cannot look up orders right now, so I cannot handle a refund")
-    with_hints = ReActAgent(llm, registry(), context_budget=ContextBudget(100_000, tool_filter=SHOP_FILTER))
+    with_hints = ReActAgent(llm, registry(), parts=[BudgetedRequest(ContextBudget(100_000, tool_filter=SHOP_FILTER))])
     assert "RF202606300001" in with_hints.run(question).answer
     # With the order tool but no clock, it looks the order up, then says it cannot tell the date, and stops there.
     order_too = ToolFilter({"applyRefund": ToolHint(needs=("queryOrder",))})
-    result = ReActAgent(llm, shop_registry(shop), context_budget=ContextBudget(100_000, tool_filter=order_too)
+    result = ReActAgent(llm, shop_registry(shop), parts=[BudgetedRequest(ContextBudget(100_000, tool_filter=order_too))]
                         ).run(question)
     assert [call.name for call in result.trace.tool_calls] == ["queryOrder"] and shop.refunds() == []
     assert "cannot establish today's date" in result.trace.of_type(LlmCall)[-1].text

@@ -9,16 +9,20 @@ import pytest
 
 from tinyagent import FunctionTool, LlmClient, ReActAgent, ToolRegistry, Trace
 from tinyagent.classroom.server import ensure_classroom_server
-from tinyagent.confirmation import ConfirmationGate
-from tinyagent.events import ApprovalDecided, BranchExplored, LlmCall, PathChosen, ThoughtCandidate, TreeNote
+from tinyagent.confirmation import ApprovalDecided, ConfirmationGate, GatedAct
+from tinyagent.events import LlmCall
 from tinyagent.parser import parse_step
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.tree_search import (
     PROPOSE_PROMPT,
     SCORE_PROMPT,
+    BranchExplored,
     Candidate,
     Node,
+    PathChosen,
+    ThoughtCandidate,
     TreeBudget,
+    TreeNote,
     TreeSearch,
     keep_best,
     read_candidates,
@@ -52,7 +56,7 @@ def shop_and_tools():
 def tree_agent(llm, tools, **options):
     search = TreeSearch(options.pop("k", 3), options.pop("beam", 2), options.pop("depth", 2),
                         options.pop("rule", shop_rule), options.pop("budget", None))
-    return ReActAgent(llm, tools, parts={"send": search}, **options)
+    return ReActAgent(llm, tools, parts=[search, *options.pop("parts", [])], **options)
 
 
 def tree_of(trace: Trace) -> list[dict]:
@@ -170,7 +174,7 @@ def test_a_tool_behind_the_gate_is_never_explored_and_the_gate_asks_on_the_chose
     shop, tools = shop_and_tools()
     tools, refunds = spied(tools, "applyRefund", read_only=True)  # even a tool that wrongly says it is read-only
     gate = ConfirmationGate(("applyRefund",), ask=lambda request: False, timeout_s=30)
-    result = tree_agent(llm, tools, confirm=gate).run(SEED_REFUND)
+    result = tree_agent(llm, tools, parts=[GatedAct(gate)]).run(SEED_REFUND)
     assert all(not e.ran for e in result.trace.of_type(BranchExplored) if e.tool == "applyRefund")
     decided = result.trace.of_type(ApprovalDecided)
     assert [d.outcome for d in decided] == ["declined"] and refunds == [] and shop.refunds() == []
@@ -184,7 +188,7 @@ ANSWER = "Thought: I can answer.\nFinal Answer: Order 88231 was signed for on 20
 def scripted_run(*replies, rule=shop_rule):
     llm = ScriptedLlm(*replies)
     _, tools = shop_and_tools()
-    agent = ReActAgent(llm, tools, parts={"send": TreeSearch(k=2, beam=1, depth=1, rule=rule)})
+    agent = ReActAgent(llm, tools, parts=[TreeSearch(k=2, beam=1, depth=1, rule=rule)])
     return agent.run("Where is order 88231?"), llm
 
 
@@ -212,7 +216,7 @@ def test_a_proposal_cut_at_max_tokens_loses_its_last_candidate():
     llm = CutProposal(f"Candidate 1:\n{ANSWER}\n\nCandidate 2:\nThought: x\nAction: queryOrder\nAction Input: 882",
                       "Candidate 1: 9/10")
     _, tools = shop_and_tools()
-    result = ReActAgent(llm, tools, parts={"send": TreeSearch(k=2, beam=1, depth=1)}).run("Where is order 88231?")
+    result = ReActAgent(llm, tools, parts=[TreeSearch(k=2, beam=1, depth=1)]).run("Where is order 88231?")
     assert [n.detail for n in result.trace.of_type(TreeNote)] == [
         "the reply was cut at max_tokens, so its last candidate (2) is dropped"]
     assert [c.node for c in result.trace.of_type(ThoughtCandidate)] == ["1"] and result.trace.tool_calls == []

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tinyagent import LlmCall, LlmClient, ReActAgent, fixed_clock
-from tinyagent.context_budget import ContextBudget, request_tokens
+from tinyagent.context_budget import BudgetedRequest, ContextBudget, request_tokens
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.shop.long_session import LONG_SESSION
 from tinyagent.shop.tasks import ShopTask
@@ -21,7 +21,8 @@ CLOCK = fixed_clock("2026-06-30T19:05:23")
 
 
 def agent(budget=None):
-    return ReActAgent(LlmClient.classroom(), shop_registry(Shop(":memory:", clock=CLOCK)), context_budget=budget)
+    return ReActAgent(LlmClient.classroom(), shop_registry(Shop(":memory:", clock=CLOCK)),
+                      parts=[BudgetedRequest(budget)] if budget else [])
 
 
 def test_each_turn_is_sized_from_the_requests_it_sent():

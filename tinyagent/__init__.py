@@ -38,13 +38,20 @@ Where each lesson's code lives (the README has the same map; tests/test_packagin
                           lesson_copies
 """
 
+from importlib import import_module
+from types import ModuleType
+from typing import Any
+
+# Lessons 00-06: the loop and what it stands on.
 from .agent import AgentResult, AgentRun, ReActAgent
 from .clock import fixed_clock, system_clock
+from .editable_trace import PersonEdit, edit_thought, retry_tool
 from .errors import (
     AuthenticationError,
     BadRequestError,
     BadResponseError,
     ConfigurationError,
+    ContextBudgetError,
     LlmConnectionError,
     LlmError,
     LlmTimeoutError,
@@ -53,224 +60,80 @@ from .errors import (
     ServerError,
     TinyAgentError,
 )
-from .events import Event, Final, LimitReached, LlmCall, Observation, Parsed, ReplyDelta, Stopped, ToolCall
-from .lazy_names import lazy_getattr
+from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from .llm_client import ChatResult, LlmClient
+from .loop_parts import LoopParts, PlainSend, RunInTurn, StepLimit, Stop, StrictRead, WholeConversation
 from .parser import ParsedStep, extract_final_answer, parse_step
 from .prompts import build_system_prompt, detect_language
 from .registry import ToolRegistry, ToolResult
 from .settings import Settings, load_settings
-from .stop_rules import (
-    CutOff,
-    NoProgress,
-    RepeatedAction,
-    StepCap,
-    Stop,
-    StopRule,
-    StopRules,
-    TokenBudget,
-    ToolTimeout,
-    WallClock,
-    Warn,
-    recommended_stop_rules,
-)
 from .tools import Action, FunctionTool, Tool
 from .trace import Trace
 
-__all__ = [
-    "Action",
-    "AgentResult",
-    "AgentRun",
-    "ApiCallFailed",
-    "ApprovalDecided",
-    "ApprovalRequested",
-    "AuthenticationError",
-    "BadRequestError",
-    "BadResponseError",
-    "ChatResult",
-    "ConfigurationError",
-    "ConfirmationGate",
-    "ContextBudget",
-    "ContextBudgetError",
-    "CutOff",
-    "EvalReport",
-    "Event",
-    "Final",
-    "FittedRequest",
-    "FullHistory",
-    "FunctionCallingAgent",
-    "FunctionTool",
-    "Handoff",
-    "JsonApi",
-    "LimitReached",
-    "LlmCall",
-    "LlmClient",
-    "LlmConnectionError",
-    "LlmError",
-    "LlmTimeoutError",
-    "NoProgress",
-    "NotFoundError",
-    "Observation",
-    "Parsed",
-    "ParsedStep",
-    "PersonEdit",
-    "PlanAndExecuteAgent",
-    "PlanError",
-    "PostgresSessionStore",
-    "RateLimitError",
-    "ReActAgent",
-    "ReflectingAgent",
-    "ReminderStore",
-    "RepeatedAction",
-    "ReplyDelta",
-    "ReplyStream",
-    "Router",
-    "ServerError",
-    "Session",
-    "SessionStoreError",
-    "Settings",
-    "Skill",
-    "SkillError",
-    "SlidingWindow",
-    "SqliteSessionStore",
-    "StepCap",
-    "Stop",
-    "StopCutter",
-    "StopRule",
-    "StopRules",
-    "Stopped",
-    "SummaryMemory",
-    "Team",
-    "TinyAgentError",
-    "TokenBudget",
-    "Tool",
-    "ToolCall",
-    "ToolFilter",
-    "ToolHint",
-    "ToolRegistry",
-    "ToolResult",
-    "ToolTimeout",
-    "Trace",
-    "TreeBudget",
-    "TreeSearch",
-    "Turn",
-    "TypedTool",
-    "UserFacts",
-    "WallClock",
-    "Warn",
-    "WeatherService",
-    "ask_on_console",
-    "build_system_prompt",
-    "calculator_tool",
-    "detect_language",
-    "edit_thought",
-    "evaluate",
-    "extract_final_answer",
-    "fixed_clock",
-    "fold_observation",
-    "format_reminder",
-    "function_spec",
-    "function_specs",
-    "input_from_arguments",
-    "list_files_tool",
-    "load_settings",
-    "load_skills",
-    "open_session_store",
-    "parse_plan",
-    "parse_step",
-    "parse_tolerant",
-    "read_file_tool",
-    "recommended_stop_rules",
-    "reminder_registry",
-    "request_tokens",
-    "retry_tool",
-    "run_turns",
-    "shop_skills",
-    "shop_team",
-    "system_clock",
-    "tool",
-    "weather_tool",
-    "workspace_tools",
-    "write_file_tool",
-]
-
-# Names of the later lessons load on first use: the agent and the CLI never need them, so `python -m tinyagent
-# ask` starts without compiling them (see benchmarks/overhead.py, cold start). Each is in `__all__` above too.
-_LAZY = {
-    # 06 · The loop: a person steps into a trace (an edited Thought, a retried tool)
-    "PersonEdit": "events",
-    "edit_thought": "editable_trace",
-    "retry_tool": "editable_trace",
-    # 07 · Tool schemas
-    "TypedTool": "typed_tool",
-    "tool": "typed_tool",
-    "write_file_tool": "workspace_files",
-    # 09 · Function calling
-    "FunctionCallingAgent": "function_agent",
-    "function_spec": "tool_rendering",
-    "function_specs": "tool_rendering",
-    "input_from_arguments": "tool_rendering",
-    # 11 · Robust parsing
-    "format_reminder": "tolerant_parser",
-    "parse_tolerant": "tolerant_parser",
-    # 12 · Memory: sessions across runs, their memories and stores, long-term facts about the user
-    "Session": "session",
-    "Turn": "session_store",
-    "FullHistory": "session_memory",
-    "SlidingWindow": "session_memory",
-    "SummaryMemory": "session_memory",
-    "SqliteSessionStore": "session_store",
-    "PostgresSessionStore": "session_store",
-    "SessionStoreError": "session_store",
-    "open_session_store": "session_store",
-    "UserFacts": "user_facts",
-    # 13 · Context
-    "ContextBudget": "context_budget",
-    "ContextBudgetError": "errors",
-    "FittedRequest": "context_budget",
-    "request_tokens": "context_budget",
-    "ToolFilter": "tool_filter",
-    "ToolHint": "tool_filter",
-    "fold_observation": "observation_folding",
-    "run_turns": "turns",
-    # 14 · Streaming
-    "ReplyStream": "streaming",
-    "StopCutter": "streamed_stops",
-    # 15 · Real tools
-    "ApprovalDecided": "events",
-    "ApprovalRequested": "events",
-    "ApiCallFailed": "http_tool",
-    "JsonApi": "http_tool",
-    "WeatherService": "weather_service",
-    "weather_tool": "get_weather",
-    "calculator_tool": "calculator",
-    "ConfirmationGate": "confirmation",
-    "ask_on_console": "confirmation",
-    "read_file_tool": "workspace_files",
-    "list_files_tool": "workspace_files",
-    "workspace_tools": "workspace_files",
-    # 17 · Plan, reflect, skills
-    "PlanAndExecuteAgent": "plan_execute",
-    "PlanError": "plan_text",
-    "parse_plan": "plan_text",
-    "ReflectingAgent": "reflection",
-    "Router": "router",
-    "Skill": "skills",
-    "SkillError": "skills",
-    "load_skills": "skills",
-    "shop_skills": "skills",
-    # 18 · Evaluation
-    "evaluate": "evaluation",
-    "EvalReport": "evaluation",
-    # 21 · Several agents
-    "Handoff": "events",
-    "Team": "handoffs",
-    "shop_team": "handoffs",
-    "ReminderStore": "reminders",
-    "reminder_registry": "reminders",
-    # 22 · A tree of thoughts
-    "TreeSearch": "tree_search",
-    "TreeBudget": "tree_search",
+# Lessons 07-23: each module is imported the first time one of its names is asked for, so that a cold
+# `python -m tinyagent ask` (lesson 06's loop) waits for none of them. `from tinyagent import X` works the same.
+_LATER = {
+    # 07 tool schemas
+    "typed_tool": ("TypedTool", "tool"),
+    "workspace_files": ("list_files_tool", "read_file_tool", "workspace_tools", "write_file_tool"),
+    # 09 function calling
+    "function_agent": ("FunctionCallingAgent", "NativeRead", "NativeRequest", "ParallelAct"),
+    "tool_rendering": ("function_spec", "function_specs", "input_from_arguments"),
+    # 10 stopping
+    "stop_rules": ("CutOff", "LimitReached", "NoProgress", "RepeatedAction", "StepCap", "StopRule", "StopRules",
+                   "TokenBudget", "ToolTimeout", "WallClock", "Warn", "recommended_stop_rules"),
+    # 11 robust parsing
+    "tolerant_parser": ("FormatObservation", "TolerantRead", "format_reminder", "parse_tolerant"),
+    # 12 memory
+    "session": ("Session",),
+    "session_memory": ("FullHistory", "SlidingWindow", "SummaryMemory"),
+    "session_store": ("PostgresSessionStore", "SessionStoreError", "SqliteSessionStore", "Turn", "open_session_store"),
+    "user_facts": ("UserFacts",),
+    # 13 context
+    "context_budget": ("BudgetedRequest", "ContextBudget", "FittedRequest", "request_tokens"),
+    "observation_folding": ("fold_observation",),
+    "tool_filter": ("ToolFilter", "ToolHint"),
+    "turns": ("run_turns",),
+    # 14 streaming
+    "streamed_stops": ("StopCutter",),
+    "streaming": ("ReplyDelta", "ReplyStream", "StreamedSend", "open_stream"),
+    # 15 real tools
+    "calculator": ("calculator_tool",),
+    "confirmation": ("ApprovalDecided", "ApprovalRequested", "ConfirmationGate", "GatedAct", "ask_on_console"),
+    "get_weather": ("weather_tool",),
+    "http_tool": ("ApiCallFailed", "JsonApi"),
+    "weather_service": ("WeatherService",),
+    # 17 plan, reflect, skills
+    "plan_execute": ("PlanAndExecuteAgent", "PlanMade", "PlanStepDone", "PlanStepStarted"),
+    "plan_text": ("PlanError", "parse_plan"),
+    "reflection": ("ReflectingAgent", "Reflected"),
+    "router": ("Routed", "Router"),
+    "skills": ("Skill", "SkillActivated", "SkillError", "load_skills", "shop_skills"),
+    # 18 evaluation
+    "evaluation": ("EvalReport", "evaluate"),
+    # 21 several agents
+    "handoffs": ("Handoff", "Team", "shop_team"),
+    "reminders": ("ReminderStore", "reminder_registry"),
+    # 22 a tree of thoughts
+    "tree_search": ("TreeBudget", "TreeSearch"),
 }
+_MODULE_OF = {name: module for module, names in _LATER.items() for name in names}
 
-__getattr__ = lazy_getattr(__name__, _LAZY)
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tinyagent' has no attribute {name!r}")
+    return getattr(import_module(f".{module}", __name__), name)
+
+
+def load_every_lesson() -> None:
+    """Import every lesson's module (so that every kind of event is known, for a trace read back from JSON)."""
+    for module in _LATER:
+        import_module(f".{module}", __name__)
+
+
+# What `from tinyagent import ...` offers: every name above.
+__all__ = sorted([*(name for name, value in globals().items() if not name.startswith("_")
+                    and not isinstance(value, ModuleType) and name not in ("Any", "import_module", "load_every_lesson")),
+                  *_MODULE_OF])

@@ -374,8 +374,8 @@ def _ask_planned_or_scoped(args: argparse.Namespace, llm, tools):
     """Lesson 17: `ask --plan` runs plan-and-execute; `ask --skill NAME` one loop inside that skill. An unknown
     skill name raises SkillError (one line, exit 2)."""
     from .agent import ReActAgent
-    from .events import SkillActivated
     from .prompts import detect_language
+    from .skills import SkillActivated
 
     if args.plan:
         from .plan_execute import PlanAndExecuteAgent

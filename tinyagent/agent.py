@@ -16,20 +16,19 @@ reason, and the user gets a polite message. What a tool returns is cut to `max_o
 before the model reads it, so one huge result cannot fill the context (the trace says when).
 
 The loop is lesson 06's diagram over five parts (loop_parts.py): what is sent, how it is sent, how a reply
-is read, how the actions are run, and when to stop. Lesson 06's parts are the plain ones; each later lesson
-adds a part in its own module, and a keyword of `ReActAgent` picks it (`tolerant=True` the tolerant read of
-lesson 11, `context_budget=` the budgeted request of 13, `stream=True` the streamed send of 14, `confirm=` the
-gated act of 15, `stop_rules=` the rules of 10). The loop itself never changes.
+is read, how the actions are run, and when to stop. Lesson 06's parts are the plain ones; a later lesson adds a
+part in its own module, and an agent takes it with `parts=[...]`. The loop itself never changes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from itertools import count
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .arguments import check_whole
-from .errors import ContextBudgetError, TinyAgentError
+from .errors import TinyAgentError
 from .events import Event, LlmCall
 from .llm_client import ChatResult, LlmClient
 from .loop_parts import (
@@ -38,6 +37,8 @@ from .loop_parts import (
     LoopParts,
     PlainSend,
     RunInTurn,
+    StepLimit,
+    Stop,
     StrictRead,
     WholeConversation,
     cut_observation,
@@ -45,18 +46,11 @@ from .loop_parts import (
 )
 from .parser import ParsedStep
 from .prompts import build_system_prompt, check_language, detect_language
-from .records import record
-from .registry import ToolRegistry, ToolResult
+from .registry import ToolRegistry
 from .safe_text import replace_lone_surrogates
-from .stop_rules import Stop, StopRules, end_on_stop
 from .trace import Trace
 
-if TYPE_CHECKING:  # lessons 13's and 15's modules load only when a budget or a gate is given
-    from .confirmation import ConfirmationGate
-    from .context_budget import ContextBudget, FittedRequest
-
 __all__ = [
-    "CONTEXT_FULL",
     "EMPTY_REPLY",
     "MAX_OBSERVATION_CHARS",
     "MAX_STEPS",
@@ -73,27 +67,23 @@ STOP_SEQUENCES = ("Observation:",)
 # Ten times the longest Observation of any lesson (about 400 characters), and small enough that ten
 # rounds of it still fit a 32k-token context in Chinese (about one token per character).
 MAX_OBSERVATION_CHARS = 4000
-# Lesson 11: how many unreadable replies a tolerant agent answers with the format before it gives up.
-MAX_FORMAT_ERRORS = 2
-CONTEXT_FULL = ContextBudgetError.answer  # lesson 13: the conversation no longer fits the context budget
 
 
-@record
+@dataclass(frozen=True)
 class AgentResult:
     """The outcome of `run()`: the answer the user gets, why the run ended, and the whole trace."""
 
     answer: str
     reason: str  # "final_answer", "fallback", "max_steps", "llm_error", "length", "empty_reply",
-    #              "native_tool_calls", "format_errors" (see events.Stopped), or a stop rule's
-    #              ("no_progress", ...)
+    #              "native_tool_calls" (see events.Stopped), or the reason of a later lesson's part
     trace: Trace
     messages: list[dict]
 
     @property
     def ok(self) -> bool:
         """True when the model produced an answer (with or without the Final Answer format) on its own.
-        A run a stop rule ended may still hold the model's best answer: its trace then ends with a
-        `Final` whose reason is the rule's, and `ok` is False."""
+        A run a stop part ended may still hold an answer (a later lesson's closing call): its trace then ends
+        with a `Final` whose reason is the stop's, and `ok` is False."""
         return self.reason in ("final_answer", "fallback")
 
 
@@ -108,22 +98,9 @@ class ReActAgent:
     max_tokens: a cap on each reply, passed to the server
     max_observation_chars: a cap on each tool result the model reads (None: no cap); a longer one is
                 cut, the model is told so, and the Observation event records the full length
-    tolerant:   read replies with `parse_tolerant` (lesson 11) instead of the strict `parse_step`: sloppy
-                keys are forgiven, an Action beside a Final Answer runs, and a reply that looks like a
-                botched step is answered with an Observation giving the exact format (`TolerantRead`)
-    max_format_errors: with `tolerant`, how many such replies are answered before the run stops
-                ("format_errors"), so a model that never complies still ends
-    stop_rules: None for lesson 06's loop (the step cap, `length`); or a list of rules from
-                stop_rules.py (lesson 10), which also brings the closing call for the best answer
-    context_budget: None sends the whole conversation; a `ContextBudget` (lesson 13) fits every request
-                to its tokens: only the relevant tools, old Observations folded, old turns shortened. The
-                live message list stays whole; a request that cannot fit ends the run ("context_budget")
-    stream:     read each reply as it is typed (lesson 14, `StreamedSend`): every round starts with ReplyDelta
-                events, one per piece of text, and then yields the same events as without streaming
-    confirm:    a ConfirmationGate (lesson 15, confirmation.py): the tools it guards run only after a
-                person says yes; the run pauses at an ApprovalRequested event until then (`GatedAct`)
-    parts:      loop parts of your own in place of the ones the keywords pick, by name: {"send": MySend()}
-                (loop_parts.py says what each part must do). `agent.parts` shows the parts in use.
+    parts:      parts of later lessons (or your own) mounted on lesson 06's, in order: each fills the slot it
+                names, or wraps what holds it (loop_parts.py says what each slot's part must do).
+                `agent.parts` shows the parts in use.
     """
 
     def __init__(
@@ -137,20 +114,13 @@ class ReActAgent:
         stop: tuple[str, ...] | list[str] | None = STOP_SEQUENCES,
         max_tokens: int | None = None,
         max_observation_chars: int | None = MAX_OBSERVATION_CHARS,
-        tolerant: bool = False,
-        max_format_errors: int = MAX_FORMAT_ERRORS,
-        stop_rules: StopRules | Iterable | None = None,
-        context_budget: ContextBudget | None = None,
-        stream: bool = False,
-        confirm: ConfirmationGate | None = None,
-        parts: Mapping[str, Any] | None = None,
+        parts: Iterable[Any] = (),
     ):
         if tools is None or not isinstance(tools, ToolRegistry):
             raise TypeError(f"{type(self).__name__} needs tools=ToolRegistry(...) with the tools the model may call")
         check_whole("max_steps", max_steps)
         if max_observation_chars is not None:
             check_whole("max_observation_chars", max_observation_chars, also="or None")
-        check_whole("max_format_errors", max_format_errors, least=0)
         self.llm = llm if llm is not None else LlmClient.from_settings()
         self.tools = tools
         self.max_steps = max_steps
@@ -159,67 +129,32 @@ class ReActAgent:
         self.stop = tuple(stop) if stop else ()
         self.max_tokens = max_tokens
         self.max_observation_chars = max_observation_chars
-        self.tolerant = bool(tolerant)
-        self.max_format_errors = max_format_errors
-        self.context_budget = context_budget
-        # Lesson 14: the client must be able to stream (LlmClient.stream); a stand-in with only chat() cannot.
-        if stream and not callable(getattr(self.llm, "stream", None)):
-            raise TypeError(f"stream=True needs a client with a stream() method, such as LlmClient; got {self.llm!r}")
-        self.stream = bool(stream)
-        if confirm is not None:
-            from .confirmation import ConfirmationGate
+        self.parts = self.default_parts().mount(parts)
 
-            if not isinstance(confirm, ConfirmationGate):
-                raise TypeError(f"confirm must be a ConfirmationGate, got {type(confirm).__name__}")
-        self.confirm = confirm
-        self.parts = self.pick_parts(StopRules.for_agent(stop_rules, max_steps)).with_parts(parts)
-
-    # -- which part each keyword picks ----------------------------------------------------------------------
-    def protocol_parts(self) -> tuple[Any, Any, Any]:
-        """The request, read and act of the text protocol (FunctionCallingAgent has the native ones)."""
-        if self.tolerant:
-            from .tolerant_parser import TolerantRead
-
-            return WholeConversation(), TolerantRead(self.max_format_errors), RunInTurn()
-        return WholeConversation(), StrictRead(), RunInTurn()
-
-    def pick_parts(self, stop_rules: StopRules) -> LoopParts:
-        """The protocol's parts, each wrapped or replaced by the part a keyword asks for."""
-        request, read, act = self.protocol_parts()
-        send = PlainSend()
-        if self.context_budget is not None:
-            from .context_budget import BudgetedRequest
-
-            request = BudgetedRequest(self.context_budget, request)
-        if self.stream:
-            from .streaming import StreamedSend
-
-            send = StreamedSend()
-        if self.confirm is not None:
-            from .confirmation import GatedAct
-
-            act = GatedAct(self.confirm, act)
-        return LoopParts(request, send, read, act, stop_rules)
+    def default_parts(self) -> LoopParts:
+        """Lesson 06's parts: the whole conversation, one plain request, lesson 05's line scanner, the actions in
+        turn, and the step cap."""
+        return LoopParts(WholeConversation(), PlainSend(), StrictRead(), RunInTurn(), StepLimit(self.max_steps))
 
     @property
-    def stop_rules(self) -> StopRules:
+    def stop_rules(self) -> Any:
         return self.parts.stop_rules
 
     # -- what the parts and the runs ask of the agent --------------------------------------------------------
     def parse(self, reply: ChatResult) -> ParsedStep:
-        """Read one reply as the agent's read part does (strictly, lesson 05, or tolerantly, lesson 11)."""
+        """Read one reply as the agent's read part does (lesson 05's line scanner, unless a part reads otherwise)."""
         return self.parse_text(reply.text, reply.finish_reason)
 
     def parse_text(self, text: str, finish_reason: str | None = None) -> ParsedStep:
-        """`parse` for a text alone (the stop rules' closing call reads its reply this way too)."""
+        """`parse` for a text alone."""
         return self.parts.read.parse(text, finish_reason, self.tools)
 
     def language_for(self, question: str) -> str:
         return self.lang or detect_language(question)
 
     def prompt_for(self, lang: str, tools: ToolRegistry | None = None) -> str:
-        """The system prompt of a run in `lang`: the one given, else the ReAct prompt with the tool list
-        (of `tools`, when a context budget offers only some of them; lesson 13)."""
+        """The system prompt of a run in `lang`: the one given, else the ReAct prompt with the tool list (of
+        `tools`, when a part offers only some of them)."""
         return self.system_prompt or build_system_prompt(tools if tools is not None else self.tools, lang)
 
     def start(self, question: str, history: list[dict] | None = None) -> AgentRun:
@@ -241,7 +176,7 @@ class AgentRun:
     `messages` is the live message list; `trace` grows as events are produced. Iterating yields
     the events; a step-through debugger calls `advance()` and looks at `messages` in between.
     `parts` are this run's own copies of the agent's loop parts (`stop_rules` among them), so nothing
-    carries over from an earlier run; `fits` is what a context budget sent, request by request (lesson 13).
+    carries over from an earlier run.
     """
 
     def __init__(self, agent: ReActAgent, question: str, history: list[dict] | None = None):
@@ -256,8 +191,6 @@ class AgentRun:
         self.messages: list[dict] = [{"role": "system", "content": agent.prompt_for(self.lang)}]
         self.messages.extend(dict(m) for m in history)
         self.messages.append({"role": "user", "content": question})
-        self.request_index = len(self.messages) - 1  # where this turn starts (lesson 13's budget)
-        self.fits: list[FittedRequest] = []
         self.trace = Trace(lang=self.lang)
         self.parts = agent.parts.fresh()
         self.stop_rules = self.parts.stop_rules
@@ -296,7 +229,7 @@ class AgentRun:
         for step in count(1):
             # 0. May the run go on? The stop rules say (lesson 06's: the step cap).
             if stop := rules.before_call(self.trace):
-                yield from end_on_stop(self, stop, step - 1)
+                yield from rules.end(self, stop, step - 1)
                 return
 
             # 1. Think: the model reads the conversation and writes its next step.
@@ -315,22 +248,21 @@ class AgentRun:
             # cut at max_tokens may hold half an Action Input: never run it).
             reading = parts.read(self, step, reply)
             self.messages.append(reading.message)
-            warnings = []
+            stand_ins = []  # per action: a result the stop part puts in its place (it does not run), or None
             for parsed in reading.parsed:
                 yield parsed
                 verdict = rules.after_reply(self.trace)
                 if isinstance(verdict, Stop):  # (any call of the reply is answered as not run)
                     self.messages.extend(reading.not_run(verdict.reason))
-                    yield from end_on_stop(self, verdict, step)
+                    yield from rules.end(self, verdict, step)
                     return
-                warnings.append(verdict)
+                stand_ins.append(verdict)
             if reading.ending is not None:  # a Final Answer, the fallback, or why there is neither
                 yield reading.ending
                 return
 
-            # 3. Act: run the tools it asked for (a rule's warning stands in for a result: that tool
-            # does not run). 4. Observe: each result goes back to the model as the next message.
-            ready = [ToolResult(w.text, error=True) if w else done for w, done in zip(warnings, reading.ready)]
+            # 3. Act: run the tools it asked for. 4. Observe: each result goes back to the model as the next message.
+            ready = [stand_in or done for stand_in, done in zip(stand_ins, reading.ready)]
             results = yield from parts.act(self, step, reading.actions, ready)
             for message, observation in reading.observe(step, results, self.agent.max_observation_chars):
                 self.messages.append(message)

@@ -25,11 +25,11 @@ from __future__ import annotations
 import ast
 import math
 import unicodedata
+from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Annotated
 
-from .records import record
 from .registry import error_observation
 from .typed_tool import TypedTool, tool
 
@@ -58,7 +58,7 @@ class CalculatorError(ValueError):
     """An expression the calculator will not or cannot compute; the message says why, in one sentence."""
 
 
-@record
+@dataclass(frozen=True)
 class Value:
     """A number as a fraction, and whether it is exact (False once a fractional power was taken)."""
 

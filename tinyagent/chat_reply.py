@@ -6,18 +6,16 @@ streaming.py (a reply in chunks), so neither needs the other to read a reply.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
-from .records import field, record
-
-# No chat reply comes near this; decompressed bodies above it (a gzip bomb inflates 1000-fold) are refused.
 MAX_REPLY_BYTES = 16 * 1024 * 1024
 
 
 CHECK_THE_URL = "check that TINYAGENT_API_URL points at an OpenAI-compatible /chat/completions endpoint"
 
 
-@record
+@dataclass(frozen=True)
 class ChatResult:
     """One reply. `text` is "" (never None) when the model answered with tool calls only."""
 

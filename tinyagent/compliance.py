@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Protocol
 
 from .llm_client import LlmClient
 from .parser import parse_step
 from .prompts import build_system_prompt, check_language, detect_language
-from .records import record
 from .registry import ToolRegistry
 
 PROMPTS = ("zero-shot", "one-shot")
@@ -108,7 +108,7 @@ def invents_observation(text: str) -> bool:
     return bool(_OBSERVATION_LINE.search(text or ""))
 
 
-@record
+@dataclass(frozen=True)
 class ComplianceRun:
     """One model call: which prompt, whether stop was sent, the seed, and what came back."""
 
@@ -131,7 +131,7 @@ class ComplianceRun:
         return invents_observation(self.text)
 
 
-@record
+@dataclass(frozen=True)
 class ComplianceRow:
     """One line of the table: a prompt and stop setting, and how its runs went."""
 

@@ -19,7 +19,7 @@ How a person answers, two ways:
                  or a word such as "yes"/"no"/"是"/"否"), at most `timeout_s` seconds; fn runs in a thread of
                  its own, so one that never returns (an `input()` nobody answers) still times out. Right for a
                  script, a terminal (`ask_on_console`), or a server whose request handler waits.
-    step by step without `ask`: the run pauses. `ReActAgent(..., confirm=gate)` yields an `ApprovalRequested`
+    step by step without `ask`: the run pauses. An agent with `parts=[GatedAct(gate)]` yields an `ApprovalRequested`
                  event after the ToolCall, before the tool would run; whoever drives the run (`run.advance()`, a widget) shows it,
                  calls `gate.answer(request.id, True/False)` when the person decides, and advances again. This
                  is the way inside a notebook: a cell that blocks waiting for a click can never get the click,
@@ -36,13 +36,56 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from .arguments import check_seconds
-from .events import ApprovalDecided, ApprovalRequested, Event, ToolCall
-from .records import record
+from .events import Event, ToolCall, event_kind
 from .registry import ToolResult, error_observation
 from .tools import Action
+
+# What a printed trace says of a request for approval and its outcome.
+APPROVAL_LABELS = {
+    "en": {"asked": "[Approval asked] {tool}: {summary} (waits up to {timeout:g} s)",
+           "decided": "[Approval: {outcome}] by {by}",
+           "outcomes": {"approved": "approved", "declined": "declined", "timeout": "no answer in time", "error": "error"}},
+    "zh": {"asked": "[等待批准] {tool}：{summary}（最多等 {timeout:g} 秒）",
+           "decided": "[批准结果：{outcome}] 决定方：{by}",
+           "outcomes": {"approved": "已批准", "declined": "被拒绝", "timeout": "超时无人答复", "error": "出错"}},
+}
+
+
+@event_kind
+class ApprovalRequested(Event):
+    """Lesson 15: a tool with side effects waits for a person's yes (confirmation.py). Between this event and
+    its `ApprovalDecided` the run is paused: the tool has not run. `summary` is what the person is shown."""
+
+    kind: ClassVar[str] = "approval_requested"
+    request_id: int = 0
+    tool: str = ""
+    summary: str = ""
+    timeout_s: float = 0.0
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        return [APPROVAL_LABELS[lang]["asked"].format(tool=self.tool, summary=self.summary, timeout=self.timeout_s)]
+
+
+@event_kind
+class ApprovalDecided(Event):
+    """How the request ended: outcome "approved" (the tool runs next), "declined", "timeout" or "error" (the
+    tool does not run; the Observation says why). `by` says who or what decided."""
+
+    kind: ClassVar[str] = "approval_decided"
+    request_id: int = 0
+    tool: str = ""
+    outcome: str = ""
+    by: str = ""
+    detail: str = ""
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        labels = APPROVAL_LABELS[lang]
+        line = labels["decided"].format(outcome=labels["outcomes"].get(self.outcome, self.outcome), by=self.by)
+        return [line, self.detail] if self.detail else [line]
 
 APPROVED, DECLINED, TIMEOUT, ERROR = "approved", "declined", "timeout", "error"
 OUTCOMES = (APPROVED, DECLINED, TIMEOUT, ERROR)
@@ -65,7 +108,7 @@ _HINT = {
 }
 
 
-@record
+@dataclass(frozen=True)
 class ApprovalRequest:
     """One call waiting for a yes: which tool, with what input, and in words what it would do."""
 
@@ -77,7 +120,7 @@ class ApprovalRequest:
     timeout_s: float
 
 
-@record
+@dataclass(frozen=True)
 class Decision:
     """How a request ended. `by` says who or what decided it (a callback, a button, the time limit)."""
 
@@ -97,7 +140,7 @@ class Decision:
                                  hint=_HINT[self.outcome])
 
 
-@record(frozen=False)
+@dataclass
 class _Pending:
     request: ApprovalRequest
     deadline: float
@@ -263,15 +306,22 @@ def ask_on_console(request: ApprovalRequest) -> bool:
 
 
 class GatedAct:
-    """How the actions are run in lesson 15 (`ReActAgent(confirm=gate)` picks it): as another act part runs
-    them (one after the other, or at once in function calling), except that each call of a guarded tool is put
-    to a person first, right after its ToolCall and before any tool of the reply runs. A call another part has
-    answered already (a stop rule's warning, arguments that could not be read) is not asked about: it does not
-    run anyway."""
+    """How the actions are run in lesson 15 (`ReActAgent(llm, tools, parts=[GatedAct(gate)])`): as the act part
+    it wraps runs them (one after the other, or at once in function calling), except that each call of a guarded
+    tool is put to a person first, right after its ToolCall and before any tool of the reply runs. A call another
+    part has answered already (a stop rule's warning, arguments that could not be read) is not asked about: it
+    does not run anyway."""
 
-    def __init__(self, gate: ConfirmationGate, inner: Any):
+    slot: ClassVar[str] = "act"
+
+    def __init__(self, gate: ConfirmationGate, inner: Any = None):
+        if not isinstance(gate, ConfirmationGate):
+            raise TypeError(f"GatedAct needs a ConfirmationGate, got {type(gate).__name__}")
         self.gate = gate
         self.inner = inner
+
+    def around(self, inner: Any) -> GatedAct:
+        return GatedAct(self.gate, inner)
 
     def __call__(self, run: Any, step: int, actions: list[Action], ready: list[ToolResult | None]
                  ) -> Generator[Event, None, Iterable[ToolResult]]:
@@ -292,3 +342,13 @@ class GatedAct:
 
     def __repr__(self) -> str:
         return f"GatedAct({self.gate!r}, {self.inner!r})"
+
+
+def gate_of(run: Any) -> ConfirmationGate | None:
+    """The gate of a run's act part (a GatedAct, however many parts wrap it), or None."""
+    part = run.parts.act
+    while part is not None:
+        if isinstance(part, GatedAct):
+            return part.gate
+        part = getattr(part, "inner", None)
+    return None

@@ -33,14 +33,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Generator, Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
+from .compliance import example_turns
 from .events import Event
 from .gbnf import literal
 from .llm_client import ChatResult
-from .loop_parts import text_reading
+from .loop_parts import WholeConversation, text_reading
 from .parser import ParsedStep, parse_step
-from .records import field, record
 from .tool_rendering import input_from_arguments, parameters_of
 from .tools import Action, Tool
 
@@ -251,7 +252,7 @@ def input_grammar(tool: Tool, values: Mapping[str, Iterable[str]] | None = None)
 
 
 # -- what may come next -------------------------------------------------------------------------------------------
-@record
+@dataclass(frozen=True)
 class StepChoices:
     """What a step may do.
 
@@ -428,6 +429,8 @@ def read_step(text: str, tools: Any = None) -> ParsedStep:
 class JsonStepRead:
     """How a reply is read when it is a step of `step_schema` (JSON), or text ReAct when it is not."""
 
+    slot: ClassVar[str] = "read"
+
     def __call__(self, run: Any, step: int, reply: ChatResult):
         return text_reading(step, reply, self.parse(reply.text, reply.finish_reason, run.agent.tools), run.lang)
 
@@ -438,7 +441,7 @@ class JsonStepRead:
         return "JsonStepRead()"
 
 
-@record
+@dataclass(frozen=True)
 class ConstrainedStep:
     """One constrained request, as the send part logged it: the step, what was allowed, what was sent."""
 
@@ -461,6 +464,8 @@ class ConstrainedSend:
                  and the `tool_filter`'s tools (see allowed_steps)
     log:         every request's ConstrainedStep, appended (across runs: the measurement's record)
     """
+
+    slot: ClassVar[str] = "send"
 
     def __init__(self, form: str = "grammar", *, inputs: bool = True, narrow: bool = True, tool_filter: Any = None,
                  thought_chars: int = THOUGHT_CHARS, answer_chars: int = ANSWER_CHARS):
@@ -497,17 +502,18 @@ class ConstrainedSend:
 
 
 class WithExample:
-    """What is sent: another request part's messages with a worked example (chat turns) after the system
+    """What is sent: the request of the part it wraps, with a worked example (chat turns) after the system
     prompt, in the run's language (compliance.example_turns)."""
 
-    def __init__(self, inner: Any = None):
-        from .loop_parts import WholeConversation
+    slot: ClassVar[str] = "request"
 
+    def __init__(self, inner: Any = None):
         self.inner = inner or WholeConversation()
 
-    def build(self, run: Any, closing: bool = False) -> tuple[list[dict], dict]:
-        from .compliance import example_turns
+    def around(self, inner: Any) -> WithExample:
+        return WithExample(inner)
 
+    def build(self, run: Any, closing: bool = False) -> tuple[list[dict], dict]:
         messages, options = self.inner.build(run, closing)
         head = 1 if messages and messages[0].get("role") == "system" else 0
         return [*messages[:head], *example_turns(run.lang), *messages[head:]], options

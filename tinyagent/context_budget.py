@@ -1,7 +1,7 @@
 """A budget in tokens for every request the agent sends (lesson 13).
 
     budget = ContextBudget(2000, tool_filter=ToolFilter(SHOP_TOOL_HINTS))
-    agent = ReActAgent(llm, tools, context_budget=budget)
+    agent = ReActAgent(llm, tools, parts=[BudgetedRequest(budget)])
 
 Every request re-sends the whole conversation, so a long one grows by each turn's Thoughts and
 Observations until it is slow, costly, and finally too long for the model. With a budget, the agent's live
@@ -39,23 +39,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Any, ClassVar
 
 from .arguments import check_whole
 from .errors import ContextBudgetError
 from .observation_folding import fold_observation, is_folded
 from .parser import parse_step
-from .records import record, replace
 from .registry import ToolRegistry
 from .token_count import TokenCounter, token_counter
 from .tool_filter import ToolFilter, ToolSelection
+from .tool_rendering import function_specs
 
 OBSERVATION_PREFIX = "Observation:"
 
 __all__ = ["BudgetedRequest", "ContextBudget", "ContextBudgetError", "FittedRequest", "called_tools", "request_tokens"]
 
 
-@record
+@dataclass(frozen=True)
 class FittedRequest:
     """One request as the budget let it go out, and what it took.
 
@@ -187,25 +189,61 @@ class ContextBudget:
 
 
 class BudgetedRequest:
-    """What is sent in lesson 13 (`ReActAgent(context_budget=budget)` picks it): the request another part
-    would send (the whole conversation, or function calling's with `tools`), fitted to the budget. The run's
-    message list stays whole; each fitted request is kept in `run.fits`. A request that cannot fit raises
-    ContextBudgetError, which ends the run with Stopped("context_budget")."""
+    """What is sent in lesson 13: the request of the part it wraps (the whole conversation, or function calling's
+    with `tools`), fitted to the budget. Mount it on any agent:
 
-    def __init__(self, budget: ContextBudget, inner):
+        ReActAgent(llm, tools, parts=[BudgetedRequest(ContextBudget(3000))])
+
+    The run's message list stays whole; each fitted request is kept in `fits`, request by request (the run's own
+    part: `run.parts.request.fits`). A request that cannot fit raises ContextBudgetError, which ends the run with
+    Stopped("context_budget")."""
+
+    slot: ClassVar[str] = "request"
+
+    def __init__(self, budget: ContextBudget, inner: Any = None):
+        if not isinstance(budget, ContextBudget):
+            raise TypeError(f"BudgetedRequest needs a ContextBudget, got {type(budget).__name__}")
         self.budget = budget
         self.inner = inner
+        self.fits: list[FittedRequest] = []  # this run's requests (a fresh part for every run)
+        self.request_index: int | None = None  # where the run's question is in its message list
 
-    def build(self, run, closing: bool = False) -> tuple[list[dict], dict]:
+    def around(self, inner: Any) -> BudgetedRequest:
+        return BudgetedRequest(self.budget, inner)
+
+    def fresh(self) -> BudgetedRequest:
+        return BudgetedRequest(self.budget, self.inner)
+
+    def build(self, run: Any, closing: bool = False) -> tuple[list[dict], dict]:
         messages, options = self.inner.build(run, closing)
-        # The inner part says how to offer fewer tools: a prompt rebuilt for them, or fewer `tools`.
-        fitted = self.budget.fit(messages, run.agent.tools, request_index=run.request_index,
-                                 **self.inner.fit_args(run))
-        run.fits.append(fitted)
-        return fitted.messages, self.inner.with_fit(options, fitted)
+        if self.request_index is None:
+            self.request_index = _question_index(run.messages, run.question)
+        # Fewer tools are offered as the wrapped part offers tools: fewer `tools`, or a prompt rebuilt for them
+        # (unless the prompt is the caller's own).
+        if "tools" in options:
+            rebuild = {"tool_specs": lambda tools: function_specs(tools, run.lang)}
+        elif run.agent.system_prompt is None:
+            rebuild = {"system_prompt": lambda tools: run.agent.prompt_for(run.lang, tools)}
+        else:
+            rebuild = {}
+        fitted = self.budget.fit(messages, run.agent.tools, request_index=self.request_index, **rebuild)
+        self.fits.append(fitted)
+        if "tools" in options:
+            options = {**options, "tools": fitted.tool_specs}
+        return fitted.messages, options
 
     def __repr__(self) -> str:
         return f"BudgetedRequest({self.budget!r}, {self.inner!r})"
+
+
+def _question_index(messages: list[dict], question: str) -> int:
+    """Where the run's question is: the last user message that is exactly it (the Observations after it are user
+    messages too, in text ReAct)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user" and messages[i].get("content") == question:
+            return i
+    return len(messages) - 1
+
 
 def request_tokens(messages: list[dict], tool_specs: list[dict] | None = None,
                    counter: TokenCounter | None = None) -> int:
@@ -290,7 +328,7 @@ def _last_request(messages: list[dict]) -> int:
     raise ValueError("the conversation has no user request to fit a request around")
 
 
-@record(frozen=False)
+@dataclass
 class _Part:
     """A piece of the earlier conversation: a turn (a request and what followed it), or a pinned message
     (a system message in the history, never changed)."""

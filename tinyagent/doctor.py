@@ -26,6 +26,7 @@ import json
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TextIO
 from urllib.parse import urlsplit
 
@@ -45,7 +46,6 @@ from .errors import (
     redact,
 )
 from .llm_client import CHAT_PATH, ChatResult, LlmClient, reply_timeouts
-from .records import record
 from .settings import Settings, load_settings
 
 OK, WARN, FAIL, SKIP = "OK", "WARN", "FAIL", "SKIP"
@@ -77,7 +77,7 @@ CONSTRAINED_FIX = {
 SAME_EVERY_TIME = {"temperature": 0, "seed": 7}
 
 
-@record
+@dataclass(frozen=True)
 class Check:
     """One line of the report. `fix` says what to do when the status is not OK."""
 

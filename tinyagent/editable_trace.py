@@ -24,15 +24,52 @@ budget (lesson 13) the round's messages are the ones it sent, as fitted, and the
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any
+from dataclasses import replace
+from typing import Any, ClassVar
 
 from .agent import AgentRun, ReActAgent
 from .chat_reply import ChatResult
 from .errors import TinyAgentError
-from .events import Event, LlmCall, Observation, PersonEdit, ToolCall
+from .events import Event, LlmCall, Observation, ToolCall, event_kind
 from .parser import parse_step
-from .records import replace
 from .trace import Trace
+
+# What a printed trace says of a person's round.
+EDIT_LABELS = {
+    "en": {"edited": "[Edited by a person] this round's reply is the person's, not the model's",
+           "model_wrote": "  the model had written: {text}",
+           "retried": "[Retried by a person] the tool runs again with: {text}",
+           "before": "  it had returned: {text}"},
+    "zh": {"edited": "[人工修改] 这一圈的回复是人写的，不是模型写的",
+           "model_wrote": "  模型原来写的：{text}",
+           "retried": "[人工重试] 工具用这个输入再执行一次：{text}",
+           "before": "  上次的结果：{text}"},
+}
+
+
+def _shortened(text: str, limit: int = 200) -> str:
+    """What a person's edit replaced, on one line: its first `limit` characters (the whole is in the event)."""
+    return text if len(text) <= limit else text[:limit] + " …"
+
+
+@event_kind
+class PersonEdit(Event):
+    """A person stepped into the trace (editable_trace.py): this round's reply is not the model's. what "thought"
+    (the person wrote the reply: `text`, in place of the model's `original`) or "retry" (the round's tool runs
+    again: `text` is the Action Input it runs with, `original` the Observation it had before). `by` who did it."""
+
+    kind: ClassVar[str] = "person_edit"
+    what: str = "thought"
+    original: str = ""
+    text: str = ""
+    by: str = "person"
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        labels = EDIT_LABELS[lang]
+        if self.what == "retry":
+            return [labels["retried"].format(text=self.text), labels["before"].format(text=_shortened(self.original))]
+        original = " / ".join(self.original.strip().splitlines())
+        return [labels["edited"], labels["model_wrote"].format(text=_shortened(original))]
 
 __all__ = ["PERSON", "ContinuedRun", "EditError", "PersonsReply", "check_edit", "edit_thought", "replies", "retry_tool"]
 
@@ -48,9 +85,14 @@ class PersonsReply:
     """A send part: the first call returns the person's `text` as the reply (after yielding `edit`, the event
     that says so); every later call is the agent's own send part, `inner`."""
 
-    def __init__(self, text: str, edit: PersonEdit, inner: Any):
+    slot: ClassVar[str] = "send"
+
+    def __init__(self, text: str, edit: PersonEdit, inner: Any = None):
         self.text, self.edit, self.inner = text, edit, inner
         self.given = False
+
+    def around(self, inner: Any) -> PersonsReply:
+        return PersonsReply(self.text, self.edit, inner)
 
     def __call__(self, run: Any, step: int, messages: list[dict], **options: Any
                  ) -> Generator[Event, None, ChatResult]:
@@ -120,10 +162,9 @@ class ContinuedRun(AgentRun):
         first = next((e for e in trace.events if isinstance(e, LlmCall)), None)
         super().__init__(agent, first.messages[-1]["content"])  # the run's question: language, prompt, budget
         self.messages[:] = [dict(m) for m in sent]  # what the model read at that round, and nothing after it
-        self.request_index = len(first.messages) - 1
         self.trace = Trace([e for e in trace.events if e.step < step], lang=trace.lang)
         self.offset = step - 1
-        self.parts = self.parts.with_parts({"send": PersonsReply(reply, edit, self.parts.send)})
+        self.parts = self.parts.mount([PersonsReply(reply, edit)])
 
     def __next__(self) -> Event:
         event = next(self._events)

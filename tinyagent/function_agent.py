@@ -23,10 +23,9 @@ The events are `ReActAgent`'s, so a Trace prints, saves and shows the same way. 
 
 It is `ReActAgent`'s loop, with three parts of this lesson's in place of lesson 06's: `NativeRequest` (the
 tools in `tools`), `NativeRead` (a reply's `tool_calls`, or its text as the answer) and `ParallelAct` (a
-reply's calls at once). So `stream=True` (lesson 14), `context_budget=` (13) and `confirm=` (15) work here too.
+reply's calls at once). So every later lesson's part (a budget, a streamed send, a gate) mounts here too.
 `Parsed` says what was read from each call (`rule` "tool_call", or "tool_call (arguments are not a JSON
-object)"), which is what lets lesson 10's stop rules watch this loop unchanged: `stop_rules=` works as in
-`ReActAgent`. The rules that look at a reply (`length`, a repeated action) are asked once per call, before
+object)"), which is what lets lesson 10's stop rules watch this loop unchanged. The rules that look at a reply (`length`, a repeated action) are asked once per call, before
 any tool runs; a warned call does not run, the warning is its result; a `Stop` runs none of the reply's
 calls (each gets a tool message saying so, as the API requires) and makes the closing call, with the
 tools sent again and tool_choice "none". `NoProgress` counts each call's result.
@@ -36,23 +35,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
-from .agent import MAX_OBSERVATION_CHARS, MAX_STEPS, ReActAgent
+from .agent import ReActAgent
 from .arguments import check_whole
 from .events import Final, Observation, Parsed, Stopped
-from .llm_client import ChatResult, LlmClient
-from .loop_parts import EMPTY_REPLY, Reading, RunInTurn, cut_observation, run_tool
+from .llm_client import ChatResult
+from .loop_parts import EMPTY_REPLY, LoopParts, Reading, RunInTurn, cut_observation, run_tool
 from .native_calls import NativeCall, assistant_message, read_tool_calls, tool_message
 from .parser import ParsedStep
 from .prompts import DEFAULT_ROLE, check_language
 from .registry import ToolRegistry, ToolResult, error_observation
-from .stop_rules import StopRules
 from .tool_rendering import function_specs
 from .tools import Action
-
-if TYPE_CHECKING:  # lesson 15's module loads only when a gate is given (ReActAgent checks it)
-    from .confirmation import ConfirmationGate
 
 # What a Parsed event's `rule` says about a native call.
 TOOL_CALL = "tool_call"
@@ -77,53 +72,14 @@ def build_function_prompt(lang: str = "en", role: str | None = None) -> str:
 
 
 class FunctionCallingAgent(ReActAgent):
-    """A ReAct loop on native function calling.
-
-    llm, tools, max_steps, lang, system_prompt, max_tokens, max_observation_chars, stop_rules,
-    context_budget, stream, parts: as for `ReActAgent` (with a budget, lesson 13, the request's `tools` hold
-                only the tools it offers; there is no `stop`: no text format to cut, and no `tolerant`:
-                nothing to parse)
-    parallel:   run the calls of one reply at once, in threads (True), or one after the other (False).
-                Tools run at once must be safe to share: the shop's are (one lock around its database)
-    max_parallel: at most this many tool threads at a time
-    tool_choice: sent with every request: "auto" (the model decides), "required", "none", or
-                {"type": "function", "function": {"name": ...}}
-    confirm:    a ConfirmationGate (lesson 15), as for `ReActAgent`: each guarded call of a reply waits for
-                its own yes before the reply's calls run
+    """A ReAct loop on native function calling: `ReActAgent` with this lesson's three parts in place of lesson 06's
+    request, read and act. It takes the same arguments (there is no `stop`: no text format to cut). To change
+    how it calls, mount a part: `parts=[NativeRequest(tool_choice="required")]` sends a tool_choice, and
+    `parts=[RunInTurn()]` runs a reply's calls one after the other instead of at once.
     """
 
-    def __init__(
-        self,
-        llm: LlmClient | None = None,
-        tools: ToolRegistry | None = None,
-        *,
-        max_steps: int = MAX_STEPS,
-        lang: str | None = None,
-        system_prompt: str | None = None,
-        max_tokens: int | None = None,
-        max_observation_chars: int | None = MAX_OBSERVATION_CHARS,
-        stop_rules: StopRules | Iterable | None = None,
-        parallel: bool = True,
-        max_parallel: int = MAX_PARALLEL,
-        tool_choice: str | dict = "auto",
-        context_budget=None,
-        stream: bool = False,
-        confirm: ConfirmationGate | None = None,
-        parts: dict | None = None,
-    ):
-        check_whole("max_parallel", max_parallel)
-        self.parallel = bool(parallel)
-        self.max_parallel = max_parallel
-        self.tool_choice = tool_choice
-        super().__init__(
-            llm, tools, max_steps=max_steps, lang=lang, system_prompt=system_prompt, stop=None,
-            max_tokens=max_tokens, max_observation_chars=max_observation_chars, stop_rules=stop_rules,
-            context_budget=context_budget, stream=stream, confirm=confirm, parts=parts,
-        )
-
-    def protocol_parts(self) -> tuple[Any, Any, Any]:
-        act = ParallelAct(self.max_parallel) if self.parallel else RunInTurn()
-        return NativeRequest(self.tool_choice), NativeRead(), act
+    def default_parts(self) -> LoopParts:
+        return super().default_parts().mount([NativeRequest(), NativeRead(), ParallelAct()])
 
     def prompt_for(self, lang: str, tools: ToolRegistry | None = None) -> str:
         return self.system_prompt or build_function_prompt(lang)  # no tool list: the tools go in `tools`
@@ -136,7 +92,10 @@ class FunctionCallingAgent(ReActAgent):
 # -- this lesson's parts ---------------------------------------------------------------------------------------
 class NativeRequest:
     """What is sent in function calling: the conversation, and every tool as a JSON Schema in `tools` (built
-    once a run), with `tool_choice`. The stop rules' closing call sends the same tools with tool_choice "none"."""
+    once a run), with `tool_choice` ("auto": the model decides, "required", "none", or {"type": "function",
+    "function": {"name": ...}}). A closing call for the best answer sends the same tools with tool_choice "none"."""
+
+    slot: ClassVar[str] = "request"
 
     def __init__(self, tool_choice: str | dict = "auto"):
         self.tool_choice = tool_choice
@@ -152,13 +111,6 @@ class NativeRequest:
         choice = "none" if closing else self.tool_choice
         return run.messages, {"max_tokens": run.agent.max_tokens, "tools": self._specs, "tool_choice": choice}
 
-    def fit_args(self, run: Any) -> dict:
-        """For a context budget (lesson 13): fewer tools are fewer `tools`; the prompt names none."""
-        return {"tool_specs": lambda tools: function_specs(tools, run.lang)}
-
-    def with_fit(self, options: dict, fitted: Any) -> dict:
-        return {**options, "tools": fitted.tool_specs}
-
     def __repr__(self) -> str:
         return f"NativeRequest(tool_choice={self.tool_choice!r})"
 
@@ -166,6 +118,8 @@ class NativeRequest:
 class NativeRead:
     """How a reply is read in function calling: its `tool_calls`, one Parsed event each; with none, its text
     is the answer."""
+
+    slot: ClassVar[str] = "read"
 
     def __call__(self, run: Any, step: int, reply: ChatResult) -> Reading:
         calls = read_tool_calls(reply.tool_calls, prefix=f"call_{step}")
@@ -221,6 +175,7 @@ class ParallelAct(RunInTurn):
     own (at most `max_parallel`); their results come back in the order of the calls, whatever finished first."""
 
     def __init__(self, max_parallel: int = MAX_PARALLEL):
+        check_whole("max_parallel", max_parallel)
         self.max_parallel = max_parallel
 
     def perform(self, run: Any, actions: list[Action], ready: list[ToolResult | None]) -> Iterator[ToolResult]:

@@ -19,9 +19,8 @@ computed once and remembered. It is a checker, not a sampler, and fine for the s
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
-
-from .records import field, record
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _RULE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
@@ -52,12 +51,12 @@ def char_class(chars: str, negate: bool = False) -> str:
 
 
 # -- the matcher ------------------------------------------------------------------------------------------------
-@record
+@dataclass(frozen=True)
 class _Lit:
     text: str
 
 
-@record
+@dataclass(frozen=True)
 class _Class:
     ranges: tuple[tuple[int, int], ...]
     negate: bool
@@ -67,29 +66,29 @@ class _Class:
         return inside != self.negate
 
 
-@record
+@dataclass(frozen=True)
 class _Ref:
     name: str
 
 
-@record
+@dataclass(frozen=True)
 class _Seq:
     items: tuple
 
 
-@record
+@dataclass(frozen=True)
 class _Alt:
     options: tuple
 
 
-@record
+@dataclass(frozen=True)
 class _Repeat:
     item: object
     low: int
     high: int | None  # None: no upper bound
 
 
-@record(frozen=False)
+@dataclass
 class Grammar:
     """A parsed grammar: its rules by name (the text's order kept) and `accepts(text)`."""
 

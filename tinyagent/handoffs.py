@@ -24,19 +24,39 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
-from .agent import MAX_STEPS, AgentResult, AgentRun, ReActAgent
-from .events import Event, Final, Handoff, LlmCall, ToolCall
+from .agent import AgentResult, AgentRun, ReActAgent
+from .events import Event, Final, LlmCall, ToolCall, event_kind
 from .llm_client import LlmClient
 from .loop_parts import RunInTurn
 from .prompts import build_system_prompt
-from .records import field, record, replace
 from .registry import ToolRegistry, ToolResult, error_observation
 from .skills import Skill, SkillRegistry, shop_skills
-from .stop_rules import StopRules
 from .tools import Action, FunctionTool
 from .trace import Trace
+
+HANDOFF_LABELS = {  # in a printed trace
+    "en": {"handoff": "[Handoff] {source} -> {target}: {message}", "handback": "[Handed back] {target} -> {source}: {message}"},
+    "zh": {"handoff": "[转交] {source} -> {target}：{message}", "handback": "[交回] {target} -> {source}：{message}"},
+}
+
+
+@event_kind
+class Handoff(Event):
+    """Lesson 21 (handoffs.py): `source` hands the request to `target` with `message`, all `target` sees of it;
+    or, with `back` True, `target` hands its result back to `source` (`message` is then what it hands back)."""
+
+    kind: ClassVar[str] = "handoff"
+    source: str = ""
+    target: str = ""
+    message: str = ""
+    back: bool = False
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        label = HANDOFF_LABELS[lang]["handback" if self.back else "handoff"]
+        return [label.format(source=self.source, target=self.target, message=self.message)]
 
 TRIAGE = "triage"
 HANDOFF_PREFIX = "handOffTo"
@@ -81,12 +101,12 @@ def hand_back_tool() -> FunctionTool:
     )
 
 
-@record
+@dataclass(frozen=True)
 class Specialist:
     """One agent of the team: a skill (its name, its description, its tools and instructions) on a model.
 
     Its registry holds only the skill's tools and handBack; any other tool of the shop is refused with an error
-    Observation (lesson 17's SkillRegistry). `options` go to its ReActAgent (max_steps, confirm, ...).
+    Observation (lesson 17's SkillRegistry). `options` go to its ReActAgent (max_steps, parts, ...).
     """
 
     skill: Skill
@@ -146,9 +166,14 @@ class HandoffAct:
     """How the triage's actions are run: a handoff runs the specialist's loop, every other call runs as `inner`
     runs it. The specialist starts a conversation of its own from the handed message alone."""
 
+    slot: ClassVar[str] = "act"
+
     def __init__(self, team: Team, inner: Any | None = None):
         self.team = team
         self.inner = inner if inner is not None else RunInTurn()
+
+    def around(self, inner: Any) -> HandoffAct:
+        return HandoffAct(self.team, inner)
 
     def __call__(self, run: AgentRun, step: int, actions: list[Action], ready: list[ToolResult | None]
                  ) -> Iterator[Event]:
@@ -171,8 +196,16 @@ class OwnEvents:
     """The triage's stop rules, judging only the triage's own events: a specialist's rounds, inside one of
     the triage's, neither count against the triage's step cap nor look like the triage repeating itself."""
 
-    def __init__(self, rules: StopRules):
+    slot: ClassVar[str] = "stop_rules"
+
+    def __init__(self, rules: Any = None):
         self.rules = rules
+
+    def around(self, inner: Any) -> OwnEvents:
+        return OwnEvents(inner)
+
+    def end(self, run: Any, stop: Any, step: int) -> Iterator[Event]:
+        return self.rules.end(run, stop, step)
 
     def before_call(self, trace: Trace) -> Any:
         return self.rules.before_call(_own(trace))
@@ -184,10 +217,8 @@ class OwnEvents:
         return self.rules.run_tool(tools, action)
 
     def fresh(self) -> OwnEvents:
-        return OwnEvents(self.rules.fresh())
-
-    def __getattr__(self, name: str) -> Any:  # closing_call, closing: as the rules have them
-        return getattr(self.rules, name)
+        fresh = getattr(self.rules, "fresh", None)
+        return OwnEvents(fresh() if callable(fresh) else self.rules)
 
     def __repr__(self) -> str:
         return f"OwnEvents({self.rules!r})"
@@ -209,7 +240,7 @@ class Team:
 
     llm:         the triage's model (each specialist has its own, usually the same)
     specialists: the Specialist agents the triage may hand requests to
-    options:     for the triage's ReActAgent (max_steps, lang, stream, ...)
+    options:     for the triage's ReActAgent (max_steps, lang, parts, ...)
     """
 
     def __init__(self, llm: LlmClient | None, specialists: Iterable[Specialist], **options: Any):
@@ -217,8 +248,7 @@ class Team:
         if not self.members:
             raise ValueError("a team needs at least one specialist")
         tools = ToolRegistry([handoff_tool(member) for member in self.members.values()])
-        rules = StopRules.for_agent(options.pop("stop_rules", None), options.get("max_steps", MAX_STEPS))
-        parts = {"act": HandoffAct(self), "stop_rules": OwnEvents(rules), **options.pop("parts", {})}
+        parts = [*options.pop("parts", ()), HandoffAct(self), OwnEvents()]
         self.triage = TriageAgent(llm, tools, parts=parts, **options)
 
     @property

@@ -17,7 +17,7 @@ import random
 import time
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import requests
@@ -50,10 +50,6 @@ from .errors import (
 )
 from .safe_text import json_may_hold_surrogates, replace_lone_surrogates
 from .settings import load_settings
-
-if TYPE_CHECKING:
-    from .streaming import ReplyStream
-
 
 # Kept here too, where learners met them (lesson 03): the reply and the URL helpers live in their own modules.
 __all__ = ["CHAT_PATH", "DEFAULT_MAX_TOKENS", "LOOPBACK_HOSTS", "MAX_REPLY_BYTES", "STEP_MAX_TOKENS", "ChatResult",
@@ -191,40 +187,14 @@ class LlmClient:
             timings = reply.get("timings")
             self.llama_cpp = isinstance(timings, dict) and "prompt_n" in timings
 
-    def chat(
-        self, messages: list[dict], *, stop=None, max_tokens: int | None = None, stream: bool = False, **extra: Any
-    ) -> ChatResult:
-        """Send the conversation, return the reply. Raises an `LlmError` subclass on failure.
-        `stream=True` reads the reply as Server-Sent Events (see `stream`) and returns the same ChatResult."""
-        if stream:
-            with self.stream(messages, stop=stop, max_tokens=max_tokens, **extra) as streaming:
-                return streaming.finish()
+    def chat(self, messages: list[dict], *, stop=None, max_tokens: int | None = None, **extra: Any) -> ChatResult:
+        """Send the conversation, return the reply. Raises an `LlmError` subclass on failure."""
         body = self.build_request(messages, stop=stop, max_tokens=max_tokens, **extra)
         started = time.perf_counter()
-        response = self._post(body)
+        response = self.post(body)
         payload = self._read_body(response)
         latency = time.perf_counter() - started
         return self._read_reply(response.status_code, payload, body.get("stop"), latency)
-
-    # -- streaming (lesson 14) --------------------------------------------------------------------
-    def stream(
-        self, messages: list[dict], *, stop=None, max_tokens: int | None = None, include_usage: bool = True,
-        **extra: Any,
-    ) -> ReplyStream:
-        """Send the conversation with `stream: true`; return a `ReplyStream` to read the reply as it is
-        typed (see streaming.py). The HTTP status is checked here: errors before the first byte of the
-        reply raise now, as in `chat`, after the same retries. `include_usage` asks for the usage in a
-        final chunk (`stream_options`); a server that does not send it is not given invented counts."""
-        from .streaming import ReplyStream  # loaded on first use: most runs never stream (the cold start)
-
-        body = self.build_request(messages, stop=stop, max_tokens=max_tokens, stream=True, **extra)
-        if include_usage:
-            body["stream_options"] = {"include_usage": True}
-        started = time.perf_counter()
-        response = self._post(body, accept="text/event-stream")
-        if response.status_code >= 400:  # the body of an error is a whole JSON error, not a stream
-            raise self._http_error(response.status_code, self._read_body(response).decode("utf-8", errors="replace"))
-        return ReplyStream(self, response, body.get("stop"), started)
 
     @property
     def host(self) -> str:
@@ -237,9 +207,10 @@ class LlmClient:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return headers
 
-    def _post(self, body: dict, accept: str = "application/json") -> requests.Response:
-        """POST `body`; the last response, its body unread. `chat` and `stream` both send through here, so
-        both retry the same way: 429 and 5xx up to `max_retries` times, waiting as `_retry_wait` says."""
+    def post(self, body: dict, accept: str = "application/json") -> requests.Response:
+        """POST `body`; the last response, its body unread. Every request is sent through here (`chat`, and a
+        streamed request), so each retries the same way: 429 and 5xx up to `max_retries` times, waiting as
+        `_retry_wait` says."""
         attempt = 0
         while True:
             response = self._send(body, accept)

@@ -1,47 +1,52 @@
 """The parts of lesson 06's loop, and what a part must do to take the place of one.
 
 The loop (agent.py, `AgentRun._loop`) is the same for every agent of the course; what changes from lesson to
-lesson is the part it consults at each move of its diagram:
+lesson is the part it consults at each move of its diagram. Each part names the slot it fills:
 
-    part         the question it answers             lesson 06 (this module)   later lessons
-    request      what is sent                        WholeConversation         NativeRequest (09), BudgetedRequest (13)
-    send         how it is sent                      PlainSend                 StreamedSend (14)
-    read         how a reply is read                 StrictRead                NativeRead (09), TolerantRead (11)
-    act          how the actions are run             RunInTurn                 ParallelAct (09), GatedAct (15)
-    stop_rules   when to stop                        StepCap + CutOff          stop_rules.py (10)
+    slot         the question it answers        lesson 06's part (this module)
+    request      what is sent                   WholeConversation
+    send         how it is sent                 PlainSend
+    read         how a reply is read            StrictRead
+    act          how the actions are run        RunInTurn
+    stop_rules   when to stop                   StepLimit (MAX_STEPS, and a reply cut at max_tokens)
 
-`ReActAgent`'s keywords pick them (`stream=True` picks StreamedSend, `confirm=gate` wraps the act in a
-GatedAct, ...) and `ReActAgent(..., parts={"send": MySend()})` puts in one of your own; `agent.parts` shows what
-an agent uses. What each kind of part is, as the loop calls it:
+A later lesson brings a part of its own, in its own module, and an agent takes it the one way:
+`ReActAgent(llm, tools, parts=[MyPart()])`. A part with a `slot` takes that slot. A part that also has
+`around(inner)` wraps whatever holds its slot (it is handed the part it wraps, and returns itself holding it), so
+two parts for one slot compose. `agent.parts` shows what an agent uses. What each slot's part must do, as the loop
+calls it:
 
     request.build(run, closing=False) -> (messages, options)
-        The messages to send and the keyword options of the call (stop, max_tokens, tools, ...). `closing` is
-        the stop rules' closing call for the best answer (lesson 10).
+        The messages to send and the keyword options of the call (stop, max_tokens, ...). `closing` is a last
+        call a stop part may make for the best answer.
     send(run, step, messages, **options) -> a generator of events that returns the ChatResult
-        The events it yields come before the round's LlmCall (a streamed reply's ReplyDelta pieces).
+        The events it yields come before the round's LlmCall.
     read(run, step, reply) -> Reading; read.parse(text, finish_reason, tools) -> ParsedStep
-        What the reply asked for (see `Reading`); `parse` reads a text alone (the closing call's reply).
+        What the reply asked for (see `Reading`); `parse` reads a text alone.
     act(run, step, actions, ready) -> a generator of events that returns the results, in order
         It announces each call (a ToolCall event) before anything runs. `ready[i]`, when not None, is a result
-        that stands in for action i (a stop rule's warning, arguments that could not be read): it does not run.
-        `act.perform(run, actions, ready)` runs them; a part that only adds events (the gate) wraps another.
+        that stands in for action i (arguments that could not be read, a stop part's warning): it does not run.
+        `act.perform(run, actions, ready)` runs them.
+    stop_rules.before_call(trace) -> Stop | None; stop_rules.after_reply(trace) -> Stop | a stand-in | None;
+    stop_rules.run_tool(tools, action) -> ToolResult; stop_rules.end(run, stop, step) -> the events that end it
 
-A part with state of its own for one run (a count, a cache) has `fresh()`, which the run calls at its start,
-as the stop rules do: two runs of one agent never share what a part remembers.
+A part with state of its own for one run (a count, a cache) has `fresh()`, which the run calls at its start: two
+runs of one agent never share what a part remembers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from .errors import TinyAgentError
-from .events import Event, Final, Observation, Parsed, Stopped, ToolCall
+from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from .llm_client import ChatResult
 from .parser import ParsedStep, parse_step
-from .records import field, record, replace
-from .registry import ToolResult, error_observation
+from .registry import ToolRegistry, ToolResult, error_observation
 from .tools import Action
+from .trace import Trace
 
 MODEL_UNAVAILABLE = {
     "en": "Sorry, I cannot reach the language model right now. Please try again in a moment.",
@@ -54,7 +59,7 @@ EMPTY_REPLY = {
 
 
 # -- what a reply asked for ------------------------------------------------------------------------------------
-@record(frozen=False)
+@dataclass
 class Reading:
     """One reply as the loop acts on it.
 
@@ -121,18 +126,10 @@ def cut_observation(text: str, limit: int | None) -> tuple[str, int | None]:
 class WholeConversation:
     """What is sent: the whole message list, with the agent's stop sequences and reply cap."""
 
+    slot: ClassVar[str] = "request"
+
     def build(self, run: Any, closing: bool = False) -> tuple[list[dict], dict]:
         return run.messages, {"stop": run.agent.stop, "max_tokens": run.agent.max_tokens}
-
-    def fit_args(self, run: Any) -> dict:
-        """What a context budget (lesson 13) needs to offer fewer tools: the prompt rebuilt for them, unless
-        the prompt is the caller's own."""
-        if run.agent.system_prompt is not None:
-            return {"system_prompt": None}
-        return {"system_prompt": lambda tools: run.agent.prompt_for(run.lang, tools)}
-
-    def with_fit(self, options: dict, fitted: Any) -> dict:
-        return options
 
     def __repr__(self) -> str:
         return "WholeConversation()"
@@ -141,10 +138,12 @@ class WholeConversation:
 class PlainSend:
     """How it is sent: one request, one whole reply (`LlmClient.chat`)."""
 
+    slot: ClassVar[str] = "send"
+
     def __call__(self, run: Any, step: int, messages: list[dict], **options: Any
                  ) -> Generator[Event, None, ChatResult]:
         return run.agent.llm.chat(messages, **options)
-        yield  # a generator like every send (lesson 14's yields the reply's pieces); this one yields nothing
+        yield  # a generator like every send (another send may yield events before the reply); this one yields nothing
 
     def __repr__(self) -> str:
         return "PlainSend()"
@@ -152,6 +151,8 @@ class PlainSend:
 
 class StrictRead:
     """How a reply is read: lesson 05's line scanner."""
+
+    slot: ClassVar[str] = "read"
 
     def __call__(self, run: Any, step: int, reply: ChatResult) -> Reading:
         return text_reading(step, reply, self.parse(reply.text, reply.finish_reason, run.agent.tools), run.lang)
@@ -164,8 +165,10 @@ class StrictRead:
 
 
 class RunInTurn:
-    """How the actions are run: each call announced, then run one after the other through the stop rules
-    (a ToolTimeout rule runs a tool in a thread of its own) and the registry."""
+    """How the actions are run: each call announced, then run one after the other through the stop part and
+    the registry."""
+
+    slot: ClassVar[str] = "act"
 
     def __call__(self, run: Any, step: int, actions: list[Action], ready: list[ToolResult | None]
                  ) -> Generator[Event, None, Iterable[ToolResult]]:
@@ -182,8 +185,8 @@ class RunInTurn:
 
 
 def run_tool(run: Any, action: Action) -> ToolResult:
-    """One action's result. The registry never raises; a rule that runs tools (ToolTimeout) might, and must
-    not end the run."""
+    """One action's result. The registry never raises; a stop part that runs tools its own way might, and that
+    must not end the run."""
     try:
         return run.stop_rules.run_tool(run.agent.tools, action)
     except Exception as exc:  # noqa: BLE001 - a failure becomes the call's error result
@@ -193,14 +196,72 @@ def run_tool(run: Any, action: Action) -> ToolResult:
 
 def stopped_on_error(step: int, exc: TinyAgentError, lang: str) -> Stopped:
     """The end of a run whose request could not be made or answered. An error may say how it ends the run
-    (`stop_reason` and a polite `answer` per language: lesson 13's ContextBudgetError does); any other is the
-    model being out of reach."""
+    (`stop_reason` and a polite `answer` per language); any other is the model being out of reach."""
     polite = getattr(exc, "answer", None) or MODEL_UNAVAILABLE
     return Stopped(step, getattr(exc, "stop_reason", "llm_error"), polite[lang], detail=str(exc))
 
 
+# -- when to stop -----------------------------------------------------------------------------------------
+GIVE_UP = {
+    "en": "Sorry, I could not finish this within {n} steps. Please rephrase your request or add "
+    "details, and I will try again.",
+    "zh": "抱歉，这个问题我走了 {n} 步仍没有处理完。请换个说法或补充一些信息，我再试一次。",
+}
+CUT_OFF = {
+    "en": "Sorry, my reply was cut off before it was complete. Please ask again, perhaps more briefly.",
+    "zh": "抱歉，我的回复被截断了，没能说完。请再问一次，或者把问题说得简短一些。",
+}
+POLITE_OTHER = {
+    "en": "Sorry, I had to stop before I was done ({reason}). Please try again.",
+    "zh": "抱歉，我在处理完之前不得不停下（{reason}）。请再试一次。",
+}
+
+
+@dataclass(frozen=True)
+class Stop:
+    """End the run. `reason` is the name the trace and `result.reason` show; `detail` (for the developer)
+    says what was seen; `values` fill the messages (e.g. {"n": 3} for max_steps); `polite` is the message the
+    user gets, per language, with `{reason}` and the values to fill in."""
+
+    reason: str
+    detail: str = ""
+    values: Mapping[str, Any] = field(default_factory=dict)
+    polite: Mapping[str, str] = field(default_factory=lambda: POLITE_OTHER, repr=False, compare=False)
+
+    def message(self, lang: str) -> str:
+        """The polite message the user gets when no answer comes from the model."""
+        return self.polite[lang].format(reason=self.reason, **self.values)
+
+
+@dataclass
+class StepLimit:
+    """When to stop in lesson 06: after `max_steps` rounds, or on a reply cut at max_tokens (it may hold half an
+    Action Input, so it never runs). Tools run through the registry; a stop ends the run with a polite message."""
+
+    max_steps: int = 10
+    slot: ClassVar[str] = "stop_rules"
+
+    def before_call(self, trace: Trace) -> Stop | None:
+        if trace.rounds >= self.max_steps:
+            return Stop("max_steps", values={"n": self.max_steps}, polite=GIVE_UP)
+        return None
+
+    def after_reply(self, trace: Trace) -> Stop | None:
+        call = next((e for e in reversed(trace.events) if isinstance(e, LlmCall)), None)
+        if call is not None and call.finish_reason == "length":
+            return Stop("length", detail=f"cut off after: {call.text[-200:]!r}", polite=CUT_OFF)
+        return None
+
+    def run_tool(self, tools: ToolRegistry, action: Action) -> ToolResult:
+        return tools.run(action)
+
+    def end(self, run: Any, stop: Stop, step: int) -> Iterator[Event]:
+        """The events that end `run` on `stop`, found in round `step`: the polite message."""
+        yield Stopped(step, stop.reason, stop.message(run.lang), detail=stop.detail)
+
+
 # -- the parts of one agent ----------------------------------------------------------------------------------
-@record
+@dataclass(frozen=True)
 class LoopParts:
     """The five parts an agent's loop consults (see the module's docstring)."""
 
@@ -219,19 +280,22 @@ class LoopParts:
 
     def fresh(self) -> LoopParts:
         """The same parts for a new run: each that remembers something, with nothing remembered."""
-        # Once a run, so kept cheap: the parts were checked when these were made, and are not checked again.
-        new = object.__new__(LoopParts)
-        new.__dict__.update({name: _fresh(part) for name, part in self.__dict__.items()})
-        return new
+        return LoopParts(*(_fresh(getattr(self, name)) for name in _NEEDS))
 
-    def with_parts(self, parts: Mapping[str, Any] | None) -> LoopParts:
-        """These parts with some replaced: `{"send": MySend()}`. An unknown name is an error."""
-        if not parts:
-            return self
-        unknown = sorted(set(parts) - set(_NEEDS))
-        if unknown:
-            raise TypeError(f"unknown loop part(s) {', '.join(unknown)}: the parts are {', '.join(_NEEDS)}")
-        return replace(self, **parts)
+    def mount(self, parts: Iterable[Any] = ()) -> LoopParts:
+        """These parts with `parts` mounted, in order: each takes its `slot`, or wraps what holds it when it has
+        `around(inner)`."""
+        if isinstance(parts, Mapping) or not isinstance(parts, Iterable):
+            raise TypeError(f"parts must be a list of parts, such as parts=[TolerantRead()], got {parts!r}")
+        slots = {name: getattr(self, name) for name in _NEEDS}
+        for part in parts:
+            slot = getattr(part, "slot", None)
+            if slot not in slots:
+                raise TypeError(f"{part!r} names no slot of the loop: a part's class says `slot = ...`, one of "
+                                f"{', '.join(_NEEDS)}")
+            around = getattr(part, "around", None)
+            slots[slot] = around(slots[slot]) if callable(around) else part
+        return LoopParts(**slots)
 
 
 _NEEDS = {
@@ -239,14 +303,15 @@ _NEEDS = {
     "send": ("__call__",),
     "read": ("__call__", "parse"),
     "act": ("__call__", "perform"),
-    "stop_rules": ("before_call", "after_reply", "run_tool", "fresh"),
+    "stop_rules": ("before_call", "after_reply", "run_tool", "end"),
 }
 _SIGNATURES = {
     "request": {"build": "build(run, closing=False) -> (messages, options)"},
     "send": {"__call__": "to be called as send(run, step, messages, **options)"},
     "read": {"__call__": "to be called as read(run, step, reply)", "parse": "parse(text, finish_reason, tools)"},
     "act": {"__call__": "to be called as act(run, step, actions, ready)", "perform": "perform(run, actions, ready)"},
-    "stop_rules": {m: f"{m}()" for m in _NEEDS["stop_rules"]},
+    "stop_rules": {"before_call": "before_call(trace)", "after_reply": "after_reply(trace)",
+                   "run_tool": "run_tool(tools, action)", "end": "end(run, stop, step)"},
 }
 
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from .records import record
 from .registry import ToolRegistry, ToolResult, error_observation
 from .tool_rendering import FREE_TEXT_PARAMETERS, input_from_arguments
 from .tools import Action
@@ -32,7 +32,7 @@ from .tools import Action
 NOT_AN_OBJECT = "arguments are not a JSON object"
 
 
-@record
+@dataclass(frozen=True)
 class NativeCall:
     """One tool call of a reply.
 

@@ -22,7 +22,8 @@ This parser is strict on purpose: lesson 11 builds a tolerant one for sloppy mod
 
 from __future__ import annotations
 
-from .records import record
+from dataclasses import dataclass
+
 from .tools import Action
 
 FINAL_ANSWER = "Final Answer:"
@@ -31,7 +32,7 @@ FINAL_ANSWER = "Final Answer:"
 _KEYS = ("Action Input:", "Final Answer:", "Observation:", "Thought:", "Action:")
 
 
-@record(repr=False)
+@dataclass(frozen=True, repr=False)
 class ParsedStep:
     """What one reply says. Exactly one of `action` / `final_answer` is set, or neither.
 

@@ -19,11 +19,13 @@ most MAX_PLAN_STEPS steps a plan.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import ClassVar
 
 from .agent import MODEL_UNAVAILABLE, ReActAgent
 from .arguments import check_whole
 from .errors import LlmError
-from .events import Event, Final, LlmCall, Observation, PlanMade, PlanStepDone, PlanStepStarted, Stopped
+from .events import Event, Final, LlmCall, Observation, Stopped, event_kind
 from .llm_client import ChatResult, LlmClient
 from .plan_text import (
     COMPOSER_PROMPT,
@@ -37,16 +39,73 @@ from .plan_text import (
     parse_plan,
 )
 from .prompts import check_language, detect_language
-from .records import record, replace
 from .registry import ToolRegistry
 from .trace import Trace
+
+# What a printed trace says of a plan and its steps.
+PLAN_LABELS = {
+    "en": {"plan": "[Plan]", "replan": "[Re-plan {n}] {reason}", "plan_error": "[Plan unreadable] {error}",
+           "plan_step": "[Step {n}] {text}", "step_done": "[Step {n} done]", "step_failed": "[Step {n} failed: {reason}]"},
+    "zh": {"plan": "[计划]", "replan": "[重新计划 {n}] {reason}", "plan_error": "[计划无法解析] {error}",
+           "plan_step": "[第 {n} 步] {text}", "step_done": "[第 {n} 步完成]", "step_failed": "[第 {n} 步失败：{reason}]"},
+}
+
+
+@event_kind
+class PlanMade(Event):
+    """Lesson 17 (plan_execute.py): the planner's numbered steps. `revision` 0 is the first plan; 1, 2, ... are
+    re-plans of the steps left after a failed one, and `reason` says which failed and why. `error` is set when
+    the planner's reply could not be read as a plan (then `steps` is empty)."""
+
+    kind: ClassVar[str] = "plan_made"
+    steps: tuple[str, ...] = ()
+    revision: int = 0
+    reason: str = ""
+    error: str = ""
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        labels = PLAN_LABELS[lang]
+        if self.error:  # the planner is asked again: its next PlanMade has the heading
+            return [labels["plan_error"].format(error=self.error)]
+        head = labels["replan"].format(n=self.revision, reason=self.reason) if self.revision else labels["plan"]
+        return [head.rstrip()] + [f"  {n}. {text}" for n, text in enumerate(self.steps, start=1)]
+
+
+@event_kind
+class PlanStepStarted(Event):
+    """One step of the plan begins: `number` in the plan as it stands, `text` the step given to the loop."""
+
+    kind: ClassVar[str] = "plan_step_started"
+    number: int = 0
+    text: str = ""
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        return [PLAN_LABELS[lang]["plan_step"].format(n=self.number, text=self.text)]
+
+
+@event_kind
+class PlanStepDone(Event):
+    """One step of the plan ended: `ok` False when it failed (see plan_execute.step_failure), `result` its
+    answer, `reason` why the loop ended or why the step counts as failed."""
+
+    kind: ClassVar[str] = "plan_step_done"
+    number: int = 0
+    ok: bool = True
+    result: str = ""
+    reason: str = ""
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        labels = PLAN_LABELS[lang]
+        if self.ok:
+            return [f"{labels['step_done'].format(n=self.number)} {self.result}"]
+        return [f"{labels['step_failed'].format(n=self.number, reason=self.reason)} {self.result}".rstrip()]
 
 MAX_REPLANS = 2
 MAX_PLAN_ATTEMPTS = 2  # a plan that cannot be read is shown to the planner once, with the reason
 STEP_MAX_STEPS = 6  # rounds of the loop for one step: a step is one part of a request
 
 
-@record
+@dataclass(frozen=True)
 class StepOutcome:
     """What one step of the plan came to: its text, its answer, and why it failed (None when it did not)."""
 
@@ -59,7 +118,7 @@ class StepOutcome:
         return self.failure is None
 
 
-@record
+@dataclass(frozen=True)
 class PlanResult:
     """The outcome of a plan-and-execute run: the answer, why the run ended ("final_answer", or "llm_error"
     when the planner or composer could not be reached), each step's outcome, and the whole trace."""

@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from .compliance import WORKED_EXAMPLE, example_turns
 from .prompts import build_system_prompt, check_language
-from .records import record
 from .registry import ToolRegistry
 from .tools import Tool
 
@@ -154,7 +154,7 @@ def build_prompt(
 # --- named variants ----------------------------------------------------------------------------------
 
 
-@record
+@dataclass(frozen=True)
 class PromptVariant:
     """One prompt design: which tool-list shape, and which of example / rules / anchor it adds.
 

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from .agent import AgentResult, ReActAgent
 from .clock import fixed_clock
 from .events import LlmCall, Observation, Parsed, ToolCall
 from .function_agent import UNREADABLE_ARGUMENTS, FunctionCallingAgent
-from .records import record
 from .registry import ToolRegistry
 from .shop import Shop, shop_registry
 from .shop.tasks import SHOP_TASKS, ShopTask
@@ -41,7 +41,7 @@ PROTOCOL_NAMES = {"text": "text ReAct", "function": "function calling"}
 UNREADABLE_REPLIES = ("no_format", "format_error")
 
 
-@record
+@dataclass(frozen=True)
 class TaskRun:
     """One task run with one protocol: what it cost, and how it ended."""
 
@@ -184,7 +184,7 @@ def slowed(tools: ToolRegistry, seconds: float) -> ToolRegistry:
     return ToolRegistry([SlowTool(tool, seconds) for tool in tools])
 
 
-@record
+@dataclass(frozen=True)
 class Timing:
     """How long a run took (seconds; vary from run to run).
 

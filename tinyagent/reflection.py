@@ -22,13 +22,38 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
 
 from .agent import AgentResult, ReActAgent
 from .errors import LlmError
-from .events import Event, Final, LlmCall, Observation, Reflected, ToolCall
+from .events import Event, Final, LlmCall, Observation, ToolCall, event_kind
 from .llm_client import LlmClient
-from .records import record
+from .tolerant_parser import FormatObservation
 from .trace import Trace
+
+REFLECTION_LABELS = {  # in a printed trace
+    "en": {"draft": "[Draft]", "reflected": "[Reflection: {verdict}]"},
+    "zh": {"draft": "[草稿]", "reflected": "[反思：{verdict}]"},
+}
+
+
+@event_kind
+class Reflected(Event):
+    """Lesson 17 (reflection.py): the draft answer checked against the run's Observations. verdict "ok",
+    "revise" (then `answer` is the revised one) or "unchecked" (the check could not be read or made; the draft
+    stands); `problems` what the check found wrong."""
+
+    kind: ClassVar[str] = "reflected"
+    verdict: str = "ok"
+    draft: str = ""
+    problems: tuple[str, ...] = ()
+    answer: str = ""
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        labels = REFLECTION_LABELS[lang]
+        lines = [f"{labels['draft']} {self.draft}", labels["reflected"].format(verdict=self.verdict)]
+        return lines + [f"  - {problem}" for problem in self.problems]
 
 # The classroom model recognises the call by "Check the draft answer" / 核对草稿答复 (classroom/plan_and_reflect.py).
 REFLECTION_PROMPT = {
@@ -55,7 +80,7 @@ _OK_WORDS = ("ok", "pass", "passed", "correct", "通过", "正确", "没问题",
 _REVISE_WORDS = ("revise", "revised", "wrong", "incorrect", "fix", "需修改", "修改", "错误", "有误")
 
 
-@record
+@dataclass(frozen=True)
 class Verdict:
     """What the check said: verdict "ok", "revise" or "unchecked", what was wrong, and the answer to give."""
 
@@ -78,7 +103,7 @@ def observations_of(trace: Trace) -> list[str]:
     for event in trace:
         if isinstance(event, ToolCall):
             call = event
-        elif isinstance(event, Observation) and not event.format_error:
+        elif isinstance(event, Observation) and not isinstance(event, FormatObservation):
             where = f"{call.name}({call.input})" if call is not None else "Observation"
             lines.append(f"{where} -> {event.text}")
             call = None

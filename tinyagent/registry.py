@@ -9,13 +9,13 @@ What comes back can always be encoded: a lone surrogate in a tool's text is repl
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
-from .records import record
 from .safe_text import replace_lone_surrogates
 from .tools import Action, Tool
 
 
-@record
+@dataclass(frozen=True)
 class ToolResult:
     """What running an Action produced: the Observation text, and whether it reports a failure."""
 

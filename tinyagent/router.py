@@ -14,18 +14,36 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
 
 from .agent import AgentResult, ReActAgent
 from .errors import LlmError
-from .events import Event, LlmCall, Routed, SkillActivated
+from .events import Event, LlmCall, event_kind
 from .llm_client import LlmClient
 from .plan_execute import PlanAndExecuteAgent
 from .prompts import check_language, detect_language
-from .records import record
 from .reflection import ReflectingAgent
 from .registry import ToolRegistry
-from .skills import Skill
+from .skills import Skill, SkillActivated
 from .trace import Trace
+
+ROUTE_LABEL = {"en": "[Route: {mode}{skill}] {reason}", "zh": "[路由：{mode}{skill}] {reason}"}  # in a printed trace
+
+
+@event_kind
+class Routed(Event):
+    """Lesson 17 (router.py): how a request will be handled. mode "react" (one loop) or "plan" (plan-and-execute);
+    `skill` the skill asked for (or ""); `reason` says why, in words a person can check."""
+
+    kind: ClassVar[str] = "routed"
+    mode: str = "react"
+    skill: str = ""
+    reason: str = ""
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        skill = f", {self.skill}" if self.skill else ""
+        return [ROUTE_LABEL[lang].format(mode=self.mode, skill=skill, reason=self.reason)]
 
 ORDER_ID = re.compile(r"(?<!\d)\d{5}(?!\d)")
 # Words that join a second, separate request to the first ("..., and also ...").
@@ -76,7 +94,7 @@ def needs_plan(question: str, lang: str | None = None) -> str | None:
     return None
 
 
-@record
+@dataclass(frozen=True)
 class Route:
     """How a request is handled: mode "react" or "plan", the skill (or None), and why."""
 

@@ -45,11 +45,9 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, Union
 
-from .records import record
-
-# The JSON type of each Python scalar. bool before int: True is an int in Python, not in JSON.
 _SCALARS: tuple[tuple[type, str], ...] = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"))
 # What becomes a JSON array: lists, tuples of one type (tuple[X, ...]), sets (unique items), any Sequence.
 _ARRAYS = (list, tuple, set, frozenset, Sequence)
@@ -68,7 +66,7 @@ _OTHER_HEADERS = ("returns", "return", "yields", "raises", "examples", "example"
                   "返回")
 
 
-@record
+@dataclass(frozen=True)
 class Docstring:
     """What a docstring says: the summary (the text before any section) and each parameter's description."""
 
@@ -284,7 +282,7 @@ def _jsonable(value: Any, where: str) -> Any:
     return value
 
 
-@record
+@dataclass(frozen=True)
 class FunctionSchema:
     """What `function_schema` read: the docstring's summary, the parameters' JSON Schema, the type hints."""
 

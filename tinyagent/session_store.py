@@ -37,11 +37,11 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from .errors import TinyAgentError
-from .records import field, record, replace
 from .sqlite_writes import immediate_transaction
 
 # How long a writer waits for another one's transaction (SQLite's busy timeout; PostgreSQL waits for a row
@@ -61,7 +61,7 @@ class SessionStoreError(TinyAgentError):
     """A session store cannot be opened or used: the message says which one (never its password) and why."""
 
 
-@record
+@dataclass(frozen=True)
 class Turn:
     """What a session keeps of one run: the question, the final answer, and what it cost.
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from .api_url import is_loopback, normalize_chat_url
 from .errors import ConfigurationError, redact
-from .records import field, record
 
 NAMES = ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL")
 CLASSROOM_MODEL = "classroom"
@@ -26,7 +26,7 @@ CLASSROOM_MODEL = "classroom"
 _notice_shown = False
 
 
-@record
+@dataclass(frozen=True)
 class Settings:
     """Where the model lives. The key is kept out of repr() and str()."""
 

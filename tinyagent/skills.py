@@ -27,13 +27,32 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from .errors import TinyAgentError
+from .events import Event, event_kind
 from .prompts import build_system_prompt
-from .records import record
 from .registry import ToolRegistry, ToolResult, error_observation
 from .tools import Action
+
+SKILL_LABEL = {"en": "[Skill: {name}] tools: {tools}", "zh": "[技能：{name}] 可用工具：{tools}"}  # in a printed trace
+
+
+@event_kind
+class SkillActivated(Event):
+    """Lesson 17 (skills.py): a skill is active; the model is offered only `tools`, and the registry refuses the
+    others. `reason` says how it was chosen."""
+
+    kind: ClassVar[str] = "skill_activated"
+    name: str = ""
+    tools: tuple[str, ...] = ()
+    reason: str = ""
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        lines = [SKILL_LABEL[lang].format(name=self.name, tools=", ".join(self.tools) or "-")]
+        return lines + ([self.reason] if self.reason else [])
 
 SKILL_KEYS = ("name", "description", "tools")
 _KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:(?:\s+(.*))?$")
@@ -46,7 +65,7 @@ class SkillError(TinyAgentError, ValueError):
     """A skill file that cannot be read: one line, "<file>:<line>: what is wrong"."""
 
 
-@record
+@dataclass(frozen=True)
 class Skill:
     """A skill read from its file: who it is, the tools it allows, and the instructions it gives the model."""
 

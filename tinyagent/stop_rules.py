@@ -30,9 +30,9 @@ the Observations said, with no tool: the run ends with `Final(answer, reason=<th
 with `Stopped(reason)` and a polite message if that call brings no answer. That call comes on top of
 every limit (it is one more call, and takes its own time and tokens).
 
-`ReActAgent(stop_rules=None)` (the default) keeps lesson 06's loop exactly: a step cap and `length`, no
-closing call. `ReActAgent(stop_rules=[...])` uses your rules, adds `StepCap(max_steps)` and `CutOff()`
-if the list has none (the loop must end, and a cut reply must never run), and makes the closing call.
+Without this lesson's part an agent keeps lesson 06's `StepLimit`: a step cap and `length`, no closing call.
+`ReActAgent(llm, tools, parts=[StopRules([...])])` uses your rules, adds `StepCap(max_steps)` and `CutOff()` if
+the list has none (the loop must end, and a cut reply must never run), and makes the closing call.
 """
 
 from __future__ import annotations
@@ -42,30 +42,60 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, is_dataclass, replace
 from typing import Any, ClassVar
 
 from .arguments import check_seconds, check_whole
 from .errors import TinyAgentError
-from .events import Event, Final, LimitReached, LlmCall, Observation, Parsed, Stopped
-from .records import field, is_dataclass, record, replace
+from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, event_kind
+from .loop_parts import CUT_OFF, GIVE_UP, POLITE_OTHER, StepLimit, Stop
 from .registry import ToolRegistry, ToolResult, error_observation
 from .tools import Action
 from .trace import Trace
+
+# What a printed trace says when a rule ends the run, and what each reason means.
+LIMIT_LABEL = {"en": "[Limit reached: {reason}] {what}", "zh": "[到达限制：{reason}] {what}"}
+REASON_NAMES = {
+    "en": {
+        "max_steps": "the step cap",
+        "length": "a reply cut at max_tokens",
+        "token_budget": "the token budget is spent",
+        "timeout": "the time limit is up",
+        "repeated_action": "the same action again",
+        "no_progress": "no new information",
+    },
+    "zh": {
+        "max_steps": "步数上限",
+        "length": "回复在 max_tokens 处被截断",
+        "token_budget": "token 预算用完了",
+        "timeout": "时间到了",
+        "repeated_action": "重复同一个动作",
+        "no_progress": "没有新的信息",
+    },
+}
+
+
+@event_kind
+class LimitReached(Event):
+    """A stop rule ended the loop (lesson 10, stop_rules.py). `reason` names the rule ("no_progress",
+    "token_budget", ...) and `detail` says what it saw. Not the end of the run: a closing round follows
+    (one model call for the best answer from what is known), and its Final or Stopped carries the same
+    reason."""
+
+    kind: ClassVar[str] = "limit_reached"
+    reason: str = ""
+    detail: str = ""
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        what = REASON_NAMES[lang].get(self.reason, "")
+        line = LIMIT_LABEL[lang].format(reason=self.reason, what=what).rstrip()
+        return [line, self.detail] if self.detail else [line]
 
 BEFORE_CALL = "before_call"  # before each model call: budgets, caps, progress
 AFTER_REPLY = "after_reply"  # after a reply is parsed, before its action runs: length, repeats
 AROUND_TOOL = "around_tool"  # wraps the tool call itself: ToolTimeout
 
 # -- what the user reads when the run stops without the model's answer ------------------------------
-GIVE_UP = {
-    "en": "Sorry, I could not finish this within {n} steps. Please rephrase your request or add "
-    "details, and I will try again.",
-    "zh": "抱歉，这个问题我走了 {n} 步仍没有处理完。请换个说法或补充一些信息，我再试一次。",
-}
-CUT_OFF = {
-    "en": "Sorry, my reply was cut off before it was complete. Please ask again, perhaps more briefly.",
-    "zh": "抱歉，我的回复被截断了，没能说完。请再问一次，或者把问题说得简短一些。",
-}
 POLITE = {
     "max_steps": GIVE_UP,
     "length": CUT_OFF,
@@ -88,10 +118,6 @@ POLITE = {
         "details.",
         "zh": "抱歉，我一直没有查到新的信息，先停下了。请换个说法或补充一些信息。",
     },
-}
-POLITE_OTHER = {
-    "en": "Sorry, I had to stop before I was done ({reason}). Please try again.",
-    "zh": "抱歉，我在处理完之前不得不停下（{reason}）。请再试一次。",
 }
 
 # -- the closing call: why the model is asked to stop, and the request itself --------------------------
@@ -123,27 +149,18 @@ CLOSING_REQUEST = {
 
 
 # -- what a rule answers --------------------------------------------------------------------------------
-@record
-class Stop:
-    """End the run. `reason` is the name the trace and `result.reason` show; `detail` (for the developer)
-    says what the rule saw; `values` fill the reason's messages (e.g. {"n": 3} for max_steps)."""
-
-    reason: str
-    detail: str = ""
-    values: Mapping[str, Any] = field(default_factory=dict)
-
-    def message(self, lang: str) -> str:
-        """The polite message the user gets when no answer comes from the model."""
-        text = POLITE.get(self.reason, POLITE_OTHER)[lang]
-        return text.format(reason=self.reason, **self.values)
-
-    def closing_request(self, lang: str) -> str:
-        """The last user message: why the run stops, and a request for the best answer, no tools."""
-        why = WHY.get(self.reason, WHY_OTHER)[lang].format(reason=self.reason, **self.values)
-        return CLOSING_REQUEST[lang].format(why=why)
+def _stop(reason: str, detail: str = "", values: Mapping[str, Any] | None = None) -> Stop:
+    """A rule's Stop, with its polite message."""
+    return Stop(reason, detail, values or {}, polite=POLITE.get(reason, POLITE_OTHER))
 
 
-@record
+def closing_request(stop: Stop, lang: str) -> str:
+    """The last user message of a stopped run: why it stops, and a request for the best answer, no tools."""
+    why = WHY.get(stop.reason, WHY_OTHER)[lang].format(reason=stop.reason, **stop.values)
+    return CLOSING_REQUEST[lang].format(why=why)
+
+
+@dataclass(frozen=True)
 class Warn:
     """Do not run the action the model asked for; feed `text` back as its (error) Observation."""
 
@@ -169,7 +186,7 @@ class StopRule:
 
 
 # -- the rules -------------------------------------------------------------------------------------------
-@record(frozen=False)
+@dataclass
 class StepCap(StopRule):
     """Lesson 06's MAX_STEPS as a rule: stop once `max_steps` rounds have run."""
 
@@ -180,11 +197,11 @@ class StepCap(StopRule):
 
     def check(self, trace: Trace) -> Stop | None:
         if trace.rounds >= self.max_steps:
-            return Stop("max_steps", values={"n": self.max_steps})
+            return _stop("max_steps", values={"n": self.max_steps})
         return None
 
 
-@record(frozen=False)
+@dataclass
 class CutOff(StopRule):
     """Stop on a reply cut at max_tokens (`finish_reason == "length"`): it may hold half an Action Input,
     so it is never run."""
@@ -194,11 +211,11 @@ class CutOff(StopRule):
     def check(self, trace: Trace) -> Stop | None:
         call = _last(trace, LlmCall)
         if call is not None and call.finish_reason == "length":
-            return Stop("length", detail=f"cut off after: {call.text[-200:]!r}")
+            return _stop("length", detail=f"cut off after: {call.text[-200:]!r}")
         return None
 
 
-@record(frozen=False)
+@dataclass
 class TokenBudget(StopRule):
     """Stop when the next model call would take the run past `max_tokens` (prompt + completion, summed
     over every call, as the servers' `usage` reports them).
@@ -224,7 +241,7 @@ class TokenBudget(StopRule):
         if spent + next_at_least <= self.max_tokens:
             return None
         estimated = " (estimated: a reply came without usage)" if not all(m for _, m in counts) else ""
-        return Stop("token_budget", detail=(
+        return _stop("token_budget", detail=(
             f"{spent} tokens spent in {len(calls)} model calls{estimated}; the next call needs at least about "
             f"{next_at_least} more (its prompt repeats the whole last call), past the budget of {self.max_tokens}"
         ))
@@ -243,7 +260,7 @@ def call_tokens(call: LlmCall) -> tuple[int, bool]:
     return sent + len(call.text), False
 
 
-@record(frozen=False)
+@dataclass
 class WallClock(StopRule):
     """Stop before a model call once `seconds` have passed since the run's first model call.
 
@@ -265,12 +282,12 @@ class WallClock(StopRule):
             self.started = now  # the first check comes just before the first model call
         elapsed = now - self.started
         if elapsed >= self.seconds:
-            return Stop("timeout", detail=f"{elapsed:.1f} s since the first model call; the limit is "
+            return _stop("timeout", detail=f"{elapsed:.1f} s since the first model call; the limit is "
                                           f"{self.seconds:g} s", values={"seconds": self.seconds})
         return None
 
 
-@record(frozen=False)
+@dataclass
 class NoProgress(StopRule):
     """Stop when the last `rounds` rounds in a row brought no new information.
 
@@ -305,7 +322,7 @@ class NoProgress(StopRule):
             seen.setdefault(key, observation.step)
         if len(stale) < self.rounds:
             return None
-        return Stop("no_progress", detail="no new information in the last "
+        return _stop("no_progress", detail="no new information in the last "
                     f"{len(stale)} rounds ({'; '.join(stale)})", values={"n": self.rounds})
 
 
@@ -317,7 +334,7 @@ REPEAT_WARNING = {
 }
 
 
-@record(frozen=False)
+@dataclass
 class RepeatedAction(StopRule):
     """An action the run already took (the same tool, the same input) is not run again.
 
@@ -348,11 +365,11 @@ class RepeatedAction(StopRule):
             text = REPEAT_WARNING.get(trace.lang, REPEAT_WARNING["en"]).format(action=action, first=rounds[0])
             return Warn(error_observation(text, stop_rule="repeated_action"))
         asked = ", ".join(str(n) for n in [*rounds, parsed.step])
-        return Stop("repeated_action", detail=f"{action} asked for again after {self.given} "
+        return _stop("repeated_action", detail=f"{action} asked for again after {self.given} "
                     f"warning{'s' if self.given != 1 else ''} (rounds {asked})")
 
 
-@record(frozen=False)
+@dataclass
 class ToolTimeout(StopRule):
     """A tool that takes longer than `seconds` (or `per_tool[name]`) becomes an error Observation.
 
@@ -405,10 +422,19 @@ class ToolTimeout(StopRule):
 
 # -- putting rules together ------------------------------------------------------------------------------
 class StopRules:
-    """The rules of one agent, in order (the first Stop at a moment wins), and whether a stop makes the
-    closing call for the best answer. `ReActAgent` builds one from its `stop_rules=` (see `for_agent`)."""
+    """When to stop in lesson 10: the rules of one agent, in order (the first Stop at a moment wins), and whether a
+    stop makes the closing call for the best answer. A part for the loop's `stop_rules` slot:
+
+        ReActAgent(llm, tools, parts=[StopRules([RepeatedAction(), TokenBudget(5000)])])
+
+    Mounted on an agent, it keeps the agent's step cap (`StepCap(max_steps)`) and `CutOff()` unless its rules have
+    their own: the loop must end, and a cut reply must never run."""
+
+    slot: ClassVar[str] = "stop_rules"
 
     def __init__(self, rules: Iterable[Any] = (), *, closing_call: bool = True):
+        if isinstance(rules, (str, bytes)) or not isinstance(rules, Iterable):
+            raise TypeError(f"StopRules takes a list of rules, got {type(rules).__name__}")
         self.rules = list(rules)
         for rule in self.rules:
             if not callable(getattr(rule, "check", None)):
@@ -417,28 +443,20 @@ class StopRules:
             if when not in (BEFORE_CALL, AFTER_REPLY, AROUND_TOOL):
                 raise ValueError(f"{rule!r}: when must be {BEFORE_CALL!r} or {AFTER_REPLY!r}, got {when!r}")
         self.closing_call = closing_call
-        # Asked at every step: each moment's rules sorted out once, in their order.
         self._at = {when: [r for r in self.rules if getattr(r, "when", BEFORE_CALL) == when]
                     for when in (BEFORE_CALL, AFTER_REPLY)}
 
-    @classmethod
-    def for_agent(cls, stop_rules: StopRules | Iterable[Any] | None, max_steps: int) -> StopRules:
-        """None: lesson 06's loop (a step cap and `length`, no closing call). Otherwise the given rules,
-        plus StepCap(max_steps) and CutOff() if they have none, with the closing call (unless a StopRules
-        says closing_call=False)."""
-        if stop_rules is None:
-            return cls([StepCap(max_steps), CutOff()], closing_call=False)
-        if isinstance(stop_rules, StopRules):
-            rules, closing = list(stop_rules.rules), stop_rules.closing_call
-        elif isinstance(stop_rules, (str, bytes)) or not isinstance(stop_rules, Iterable):
-            raise TypeError(f"stop_rules must be a list of rules, got {type(stop_rules).__name__}")
-        else:
-            rules, closing = list(stop_rules), True
+    def around(self, inner: Any) -> StopRules:
+        """These rules, mounted where `inner` held the slot: with inner's step cap and CutOff() if they have none."""
+        rules = list(self.rules)
         if not any(isinstance(rule, StepCap) for rule in rules):
-            rules.append(StepCap(max_steps))  # the loop must end
+            if isinstance(inner, StepLimit):
+                rules.append(StepCap(inner.max_steps))
+            else:
+                rules.extend(r for r in getattr(inner, "rules", ()) if isinstance(r, StepCap))
         if not any(isinstance(rule, CutOff) for rule in rules):
-            rules.append(CutOff())  # a cut reply must never run
-        return cls(rules, closing_call=closing)
+            rules.append(CutOff())
+        return StopRules(rules, closing_call=self.closing_call)
 
     def fresh(self) -> StopRules:
         """The same rules for a new run, each with nothing remembered."""
@@ -448,13 +466,49 @@ class StopRules:
         verdict = self._ask(BEFORE_CALL, trace)
         return verdict if isinstance(verdict, Stop) else None
 
-    def after_reply(self, trace: Trace) -> Stop | Warn | None:
-        return self._ask(AFTER_REPLY, trace)
+    def after_reply(self, trace: Trace) -> Stop | ToolResult | None:
+        """A Stop, or a warning as the result that stands in for the action (it does not run), or None."""
+        verdict = self._ask(AFTER_REPLY, trace)
+        return ToolResult(verdict.text, error=True) if isinstance(verdict, Warn) else verdict
 
     def run_tool(self, tools: ToolRegistry, action: Action) -> ToolResult:
         """Run the action: through the first rule that runs tools (ToolTimeout), else the registry."""
         runner = next((rule for rule in self.rules if callable(getattr(rule, "run_tool", None))), None)
         return runner.run_tool(tools, action) if runner is not None else tools.run(action)
+
+    def end(self, run: Any, stop: Stop, step: int) -> Iterator[Event]:
+        """The events that end `run` (an AgentRun) on `stop`, the rule having fired in round `step`.
+
+        Without the closing call: Stopped(step, reason, polite message). With it: LimitReached(step), then a
+        round of its own (step + 1): the closing request joins the message list, one model call made by the run's
+        own parts (fitted, streamed, ... as every other call), its reply read as the read part reads a text, and
+        Final(answer, reason) if it holds an answer, else Stopped(reason) with the polite message.
+        """
+        parts, lang = run.parts, run.lang
+        if not self.closing_call:
+            yield Stopped(step, stop.reason, stop.message(lang), detail=stop.detail)
+            return
+        yield LimitReached(step, stop.reason, stop.detail)
+        closing = step + 1
+        run.messages.append({"role": "user", "content": closing_request(stop, lang)})
+        try:
+            messages, options = parts.request.build(run, closing=True)
+            sent = tuple(dict(m) for m in messages)
+            reply = yield from parts.send(run, closing, messages, **options)
+        except TinyAgentError as exc:
+            yield Stopped(closing, stop.reason, stop.message(lang), detail=f"the closing call failed: {exc}")
+            return
+        yield LlmCall.of_reply(closing, sent, reply)
+        run.messages.append({"role": "assistant", "content": reply.text})
+        parsed = parts.read.parse(reply.text, None, run.agent.tools)
+        action = parsed.action
+        yield Parsed(closing, parsed.thought, action.tool_name if action else None,
+                     action.tool_input if action else None, parsed.final_answer, parsed.rule)
+        answer, problem = closing_answer(reply.text, reply.finish_reason, parsed)
+        if answer is None:
+            yield Stopped(closing, stop.reason, stop.message(lang), detail=f"the closing call gave no answer: {problem}")
+        else:
+            yield Final(closing, answer, stop.reason)
 
     def _ask(self, when: str, trace: Trace) -> Stop | Warn | None:
         warning = None
@@ -491,43 +545,6 @@ def recommended_stop_rules(
         CutOff(),
         ToolTimeout(tool_seconds),
     ]
-
-
-# -- the end of a stopped run ----------------------------------------------------------------------------
-def end_on_stop(run: Any, stop: Stop, step: int) -> Iterator[Event]:
-    """The events that end `run` (an AgentRun) on `stop`, the rule having fired in round `step`.
-
-    Without the closing call: Stopped(step, reason, polite message). With it: LimitReached(step), then a
-    round of its own (step + 1): the closing request joins the message list, one model call made by the run's
-    own parts (fitted to a context budget, streamed, ... as every other call), its reply read as the read part
-    reads a text, and Final(answer, reason) if it holds an answer, else Stopped(reason) with the polite message.
-    """
-    parts, lang = run.parts, run.lang
-    if not run.stop_rules.closing_call:
-        yield Stopped(step, stop.reason, stop.message(lang), detail=stop.detail)
-        return
-    yield LimitReached(step, stop.reason, stop.detail)
-    closing = step + 1
-    run.messages.append({"role": "user", "content": stop.closing_request(lang)})
-    try:
-        messages, options = parts.request.build(run, closing=True)
-        sent = tuple(dict(m) for m in messages)
-        reply = yield from parts.send(run, closing, messages, **options)
-    except TinyAgentError as exc:
-        yield Stopped(closing, stop.reason, stop.message(lang), detail=f"the closing call failed: {exc}")
-        return
-    yield LlmCall(closing, sent, reply.text, reply.finish_reason, reply.usage, reply.latency_s,
-                  reply.model, reply.client_cut)
-    run.messages.append({"role": "assistant", "content": reply.text})
-    parsed = parts.read.parse(reply.text, None, run.agent.tools)
-    action = parsed.action
-    yield Parsed(closing, parsed.thought, action.tool_name if action else None,
-                 action.tool_input if action else None, parsed.final_answer, parsed.rule)
-    answer, problem = closing_answer(reply.text, reply.finish_reason, parsed)
-    if answer is None:
-        yield Stopped(closing, stop.reason, stop.message(lang), detail=f"the closing call gave no answer: {problem}")
-    else:
-        yield Final(closing, answer, stop.reason)
 
 
 def closing_answer(text: str, finish_reason: str | None, parsed: Any) -> tuple[str | None, str]:

@@ -1,6 +1,6 @@
 """Streaming (lesson 14): a reply read while the model is still typing it.
 
-    stream = llm.stream(messages, stop=["Observation:"])
+    stream = open_stream(llm, messages, stop=["Observation:"])
     for piece in stream:                     # text as it arrives, already cut at the stop string
         print(piece, end="", flush=True)
     reply = stream.finish()                  # the ChatResult that chat() gives for the same request
@@ -30,8 +30,9 @@ connection that breaks (LlmConnectionError), a stall longer than `read_timeout` 
 reply longer than `total_timeout` in all (LlmTimeoutError), a line that is not a chunk (BadResponseError),
 an error the server sends in the stream itself (ServerError).
 
-And the agent's part: `StreamedSend`, how a request is sent when `ReActAgent(stream=True)` (or
-`FunctionCallingAgent(stream=True)`): each piece of the reply becomes a ReplyDelta event as it arrives.
+And the agent's part: `StreamedSend`, how a request is sent in this lesson
+(`ReActAgent(llm, tools, parts=[StreamedSend()])`, or any other agent): each piece of the reply becomes a
+ReplyDelta event as it arrives.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ import json
 import re
 import time
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import requests
 import urllib3
@@ -57,13 +59,49 @@ from .chat_reply import (
     cut_at_stop,
 )
 from .errors import BadResponseError, LlmConnectionError, LlmTimeoutError, ServerError, redact
-from .events import ReplyDelta
-from .records import record
+from .events import Event, LlmCall, event_kind
 from .safe_text import json_may_hold_surrogates, replace_lone_surrogates
 from .streamed_stops import StopCutter
 
 if TYPE_CHECKING:
     from .llm_client import LlmClient
+
+
+# What a printed trace says of a streamed reply.
+STREAM_LABELS = {
+    "en": {"streamed": "[Streamed] the reply came in {n} pieces", "typed": "[Typed so far] {text}"},
+    "zh": {"streamed": "[流式] 回复分 {n} 段到达", "typed": "[已输入] {text}"},
+}
+
+
+@event_kind
+class ReplyDelta(Event):
+    """A piece of the model's reply as it arrives (lesson 14: `ReActAgent(stream=True)`), before the round's
+    LlmCall. Joined, the pieces of a round are that LlmCall's text (already cut at the stop strings).
+
+    text:      the new piece, never empty
+    elapsed_s: seconds from the request to this piece (varies run to run; printed traces leave it out)
+    """
+
+    kind: ClassVar[str] = "reply_delta"
+    text: str = ""
+    elapsed_s: float = field(default=0.0, repr=False)
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        """Never a line per piece (the LlmCall holds the whole text). The last piece of a run of pieces says
+        how many there were (with `usage`), or, when no reply followed (the stream broke, or is still going),
+        what had been typed."""
+        at = next(i for i, e in enumerate(round) if e is self)
+        after = round[at + 1] if at + 1 < len(round) else None
+        if isinstance(after, ReplyDelta):
+            return []
+        first = at
+        while first > 0 and isinstance(round[first - 1], ReplyDelta):
+            first -= 1
+        pieces = round[first : at + 1]
+        if isinstance(after, LlmCall):
+            return [STREAM_LABELS[lang]["streamed"].format(n=len(pieces))] if usage else []
+        return [STREAM_LABELS[lang]["typed"].format(text="".join(p.text for p in pieces))]
 
 DONE = "[DONE]"
 NO_USAGE = (
@@ -77,7 +115,7 @@ CUT_BEFORE_USAGE = (
 
 
 # -- 1. Server-Sent Events ------------------------------------------------------------------------------
-@record
+@dataclass(frozen=True)
 class SseEvent:
     """One event: `event` is its type ("message" unless an `event:` line says otherwise), `data` its
     `data:` lines joined with newlines."""
@@ -153,7 +191,7 @@ def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
 class ReplyStream:
     """A reply being streamed: iterate it for the text as it arrives, then `finish()` for the ChatResult.
 
-    Made by `LlmClient.stream(...)`, which has already sent the request and checked the HTTP status (a 401,
+    Made by `open_stream(llm, ...)`, which has already sent the request and checked the HTTP status (a 401,
     a 404, a 429 or 5xx after the retries raise there, as in `chat`). The text comes out cut at the stop
     strings (`StopCutter`): when the server ignores `stop`, the client cuts, stops reading and closes the
     connection at once (many servers then stop generating), and the result says `client_cut`.
@@ -442,12 +480,40 @@ def _read_to_the_end(events: Iterator[SseEvent]) -> None:
         pass
 
 
+def open_stream(
+    llm: LlmClient, messages: list[dict], *, stop=None, max_tokens: int | None = None, include_usage: bool = True,
+    **extra: Any,
+) -> ReplyStream:
+    """Send the conversation with `stream: true`; return a `ReplyStream` to read the reply as it is typed. The
+    HTTP status is checked here: errors before the first byte of the reply raise now, as in `llm.chat`, after the
+    same retries. `include_usage` asks for the usage in a final chunk (`stream_options`); a server that does not
+    send it is not given invented counts."""
+    body = llm.build_request(messages, stop=stop, max_tokens=max_tokens, stream=True, **extra)
+    if include_usage:
+        body["stream_options"] = {"include_usage": True}
+    started = time.perf_counter()
+    response = llm.post(body, accept="text/event-stream")
+    if response.status_code >= 400:  # the body of an error is a whole JSON error, not a stream
+        raise llm._http_error(response.status_code, llm._read_body(response).decode("utf-8", errors="replace"))
+    return ReplyStream(llm, response, body.get("stop"), started)
+
+
+def chat_streamed(llm: LlmClient, messages: list[dict], **options: Any) -> ChatResult:
+    """The reply `llm.chat(messages, **options)` gives, read as a stream: the same ChatResult."""
+    with open_stream(llm, messages, **options) as stream:
+        return stream.finish()
+
+
 class StreamedSend:
     """How a request is sent in lesson 14: as a stream. Each piece of text is yielded as a ReplyDelta of round
     `step` the moment it arrives; the ChatResult at the end is the one `chat()` would have returned."""
 
+    slot: ClassVar[str] = "send"
+
     def __call__(self, run: Any, step: int, messages: list[dict], **options: Any):
-        with run.agent.llm.stream(messages, **options) as stream:
+        if not callable(getattr(run.agent.llm, "post", None)):
+            raise TypeError(f"StreamedSend needs an LlmClient (it streams over HTTP), got {run.agent.llm!r}")
+        with open_stream(run.agent.llm, messages, **options) as stream:
             for piece in stream:
                 yield ReplyDelta(step, piece, stream.elapsed())
             return stream.finish()

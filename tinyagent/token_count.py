@@ -22,16 +22,15 @@ also the rule behind the classroom model's `usage`, so its `prompt_tokens` diffe
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
-
-from .records import record
 
 ENCODING = "cl100k_base"
 TOKENS_PER_MESSAGE = 3  # OpenAI's cookbook, for its chat models
 TOKENS_PER_REPLY = 3
 
 
-@record
+@dataclass(frozen=True)
 class TokenCounter:
     """A tokenizer and a chat rule, named: `text(s)` counts one text, `chat(messages)` a request."""
 

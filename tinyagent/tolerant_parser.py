@@ -41,8 +41,10 @@ import json
 import re
 from collections.abc import Iterable
 from functools import cache
+from typing import ClassVar
 
-from .events import Observation, Stopped
+from .arguments import check_whole
+from .events import Event, Observation, Stopped, event_kind
 from .loop_parts import EMPTY_REPLY as NO_ANSWER
 from .loop_parts import Reading, text_reading
 from .parser import ParsedStep
@@ -633,11 +635,15 @@ def _strip_quotes(text: str) -> str:
 
 # -- the loop's part -------------------------------------------------------------------------------------------
 class TolerantRead:
-    """How a reply is read in lesson 11 (`ReActAgent(tolerant=True)` picks it): with `parse_tolerant`, and a
-    reply that is a botched step is answered with the exact format instead of being taken as an answer, at most
-    `max_format_errors` times in a run (a model that never complies must still end: "format_errors")."""
+    """How a reply is read in lesson 11 (`ReActAgent(llm, tools, parts=[TolerantRead()])`): with
+    `parse_tolerant`, and a reply that is a botched step is answered with the exact format instead of being taken
+    as an answer, at most `max_format_errors` times in a run (a model that never complies must still end:
+    "format_errors")."""
+
+    slot: ClassVar[str] = "read"
 
     def __init__(self, max_format_errors: int = 2):
+        check_whole("max_format_errors", max_format_errors, least=0)
         self.max_format_errors = max_format_errors
         self.errors = 0  # botched replies in this run (a fresh part for every run)
 
@@ -673,4 +679,17 @@ class FormatReminder(Reading):
 
     def observe(self, step: int, results, limit):
         yield ({"role": "user", "content": f"Observation: {self.reminder}"},
-               Observation(step, self.reminder, error=True, format_error=True))
+               FormatObservation(step, self.reminder, error=True))
+
+
+@event_kind
+class FormatObservation(Observation):
+    """The Observation that answers a botched reply: no tool ran, and `text` tells the model the exact format."""
+
+    kind: ClassVar[str] = "format_reminder"
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        return [f"{FORMAT_LABEL[lang]} {self.text}"]
+
+
+FORMAT_LABEL = {"en": "[Format reminder]", "zh": "[格式提醒]"}  # in a printed trace

@@ -26,9 +26,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from .arguments import check_whole
-from .records import field, record
 from .registry import ToolRegistry
 from .shop.knowledge import search_terms
 
@@ -44,7 +44,7 @@ STOP_WORDS = frozenset({
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
-@record
+@dataclass(frozen=True)
 class ToolHint:
     """What the words of a tool's name and description miss.
 
@@ -56,7 +56,7 @@ class ToolHint:
     needs: tuple[str, ...] = ()
 
 
-@record
+@dataclass(frozen=True)
 class ToolSelection:
     """What a `ToolFilter` offers for one request: the tool names in the registry's order, each tool's
     score, and why each offered tool is there ("words", "needed by applyRefund", "called earlier",

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from .records import record
 
-
-@record
+@dataclass(frozen=True)
 class Action:
     """One tool call the model asked for: which tool, and the raw text it wrote as input."""
 

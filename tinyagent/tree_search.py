@@ -7,7 +7,7 @@
     commit   the first step of the path to the best node found is the reply the loop reads this round
 
 `TreeSearch` is a send part (loop_parts.py), for the text protocol:
-`ReActAgent(llm, tools, parts={"send": TreeSearch(k=3, beam=2, depth=2, rule=shop_rule, budget=TreeBudget(...))})`.
+`ReActAgent(llm, tools, parts=[TreeSearch(k=3, beam=2, depth=2, rule=shop_rule, budget=TreeBudget(...))])`.
 
 What it promises:
 
@@ -31,16 +31,116 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Generator, Iterable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from .arguments import check_whole
-from .events import BranchExplored, Event, LlmCall, PathChosen, ThoughtCandidate, ToolCall, TreeNote
+from .confirmation import gate_of
+from .events import Event, LlmCall, ToolCall, event_kind
 from .llm_client import ChatResult
 from .loop_parts import cut_observation
 from .parser import ParsedStep
-from .records import field, record
 from .token_count import classroom_counter
 from .trace import Trace
+
+# What a printed trace says of a search.
+TREE_LABELS = {
+    "en": {"candidate": "[Candidate {node}] {step}  (model {model}, rule {rule} -> {score})",
+           "explored": "[Explored {node}] {tool} ran: {text}", "not_explored": "[Not explored {node}] {detail}",
+           "note": "[Tree: {stage}] {detail}",
+           "chosen": "[Chosen] path {path}; this round takes {committed} ({calls} calls, {tokens} tokens spent)"},
+    "zh": {"candidate": "[候选 {node}] {step}（模型 {model}，规则 {rule} -> {score}）",
+           "explored": "[探索 {node}] 运行了 {tool}：{text}", "not_explored": "[未探索 {node}] {detail}",
+           "note": "[树：{stage}] {detail}",
+           "chosen": "[选定] 路径 {path}；这一圈执行 {committed}（已花 {calls} 次调用、{tokens} 个 token）"},
+}
+
+
+@event_kind
+class ThoughtCandidate(Event):
+    """Lesson 22 (tree_search.py): one candidate next step, scored. `node` is its place in the tree ("2": the second
+    candidate at the root; "2.1": the first proposed after it), `parent` the node it follows ("" at the root),
+    `depth` 1 at the root. `model_score` and `rule_score` are in 0..1, None when that score could not be had (a
+    TreeNote says why); `score` is what the search ranks by; `why` is the model's reason for its score."""
+
+    kind: ClassVar[str] = "thought_candidate"
+    node: str = ""
+    parent: str = ""
+    depth: int = 1
+    thought: str = ""
+    tool_name: str | None = None
+    tool_input: str | None = None
+    final_answer: str | None = None
+    model_score: float | None = None
+    rule_score: float | None = None
+    score: float = 0.0
+    why: str = ""
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        what = f"{self.tool_name}({self.tool_input or ''})" if self.tool_name else f"Final Answer: {self.final_answer}"
+        def num(value: float | None) -> str:
+            return "-" if value is None else f"{value:.2f}"
+        return [TREE_LABELS[lang]["candidate"].format(node=self.node, step=what, model=num(self.model_score),
+                                                      rule=num(self.rule_score), score=f"{self.score:.2f}")]
+
+
+@event_kind
+class BranchExplored(Event):
+    """Lesson 22: a kept candidate looked ahead. `ran` True when its tool ran while exploring (a read-only tool)
+    and `observation` is what it said; False when it did not run, and `detail` says why (a tool that changes
+    something runs only on the chosen path)."""
+
+    kind: ClassVar[str] = "branch_explored"
+    node: str = ""
+    tool: str = ""
+    ran: bool = False
+    observation: str = ""
+    error: bool = False
+    detail: str = ""
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        if self.ran:
+            return [TREE_LABELS[lang]["explored"].format(node=self.node, tool=self.tool, text=self.observation)]
+        return [TREE_LABELS[lang]["not_explored"].format(node=self.node, detail=self.detail)]
+
+
+@event_kind
+class TreeNote(Event):
+    """Lesson 22: what the search could not do at `node`. stage "propose" (a reply with no readable candidate),
+    "score" (a score reply that could not be read), "rule" (the scoring rule raised or gave no number in 0..1),
+    "budget" (the next call would not fit the budget)."""
+
+    kind: ClassVar[str] = "tree_note"
+    node: str = ""
+    stage: str = ""
+    detail: str = ""
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        return [TREE_LABELS[lang]["note"].format(stage=self.stage, detail=self.detail)]
+
+
+@event_kind
+class PathChosen(Event):
+    """Lesson 22: the search's decision. `path` runs from the root to the best node found; `committed` (its first
+    node) is the step the loop takes now, with `score`. `calls` and `tokens` are what the run's searches have spent
+    so far, `budget_calls` and `budget_tokens` their limits (None: no limit)."""
+
+    kind: ClassVar[str] = "path_chosen"
+    path: tuple[str, ...] = ()
+    committed: str = ""
+    score: float = 0.0
+    calls: int = 0
+    tokens: int = 0
+    budget_calls: int | None = None
+    budget_tokens: int | None = None
+    reason: str = ""
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        return [TREE_LABELS[lang]["chosen"].format(path=" -> ".join(self.path), committed=self.committed,
+                                                   calls=self.calls, tokens=self.tokens)]
+
+
+TREE_EVENTS = (ThoughtCandidate, BranchExplored, TreeNote, PathChosen)  # in the order a search yields them
 
 __all__ = [
     "PROPOSE_PROMPT",
@@ -86,7 +186,7 @@ _SCORE_LINE = re.compile(r"^[ \t]*[*#>-]*[ \t]*(?:candidate|候选)[ \t]*(\d+)[ 
                          re.IGNORECASE | re.MULTILINE)
 
 
-@record
+@dataclass(frozen=True)
 class TreeBudget:
     """What the searches may spend in one run: `calls` model calls and `tokens` tokens (prompt + reply), None = no
     limit. Every proposal and every score counts; the plain calls of the rounds after the budget ran out are the
@@ -101,7 +201,7 @@ class TreeBudget:
                 check_whole(name, getattr(self, name), also="or None")
 
 
-@record
+@dataclass(frozen=True)
 class Candidate:
     """One candidate step as a scoring rule sees it.
 
@@ -121,7 +221,7 @@ class Candidate:
     lang: str = "en"
 
 
-@record(frozen=False)
+@dataclass
 class Node:
     """A candidate in the tree: its place (`id`, `parent`, `depth`, `order` among all the search's nodes), what
     it says (`text`, `parsed`), the conversation before it (`messages`), the calls on its branch before it
@@ -211,6 +311,8 @@ class TreeSearch:
             model's score and the rule's (either alone when the other could not be had)
     budget: a TreeBudget for the whole run
     """
+
+    slot: ClassVar[str] = "send"
 
     def __init__(self, k: int = 3, beam: int = 2, depth: int = 2, rule: Callable[[Candidate], float] | None = None,
                  budget: TreeBudget | None = None):
@@ -378,8 +480,13 @@ def read_only(run: Any, tool_name: str) -> bool:
 def explorable(run: Any, tool_name: str) -> bool:
     """True when a branch that is only being explored may run this tool: the registry's tool says it is
     read-only, and the agent's confirmation gate (lesson 15) does not guard it."""
-    gate = getattr(run.agent, "confirm", None)
-    return read_only(run, tool_name) and not (gate is not None and gate.guards(tool_name))
+    return read_only(run, tool_name) and not gated(run, tool_name)
+
+
+def gated(run: Any, tool_name: str) -> bool:
+    """True when the run's confirmation gate (lesson 15) guards the tool."""
+    gate = gate_of(run)
+    return gate is not None and gate.guards(tool_name)
 
 
 def requests_made(trace: Trace) -> tuple[int, int]:

@@ -12,16 +12,16 @@ model's context), all of them together (what a provider bills), and whether the 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from .agent import ReActAgent
 from .context_budget import request_tokens
-from .records import record
 from .shop.tasks import ShopTask
 from .token_count import TokenCounter, token_counter
 from .turns import iter_turns
 
 
-@record
+@dataclass(frozen=True)
 class TurnSize:
     """One turn: its number, request, model calls, largest request and all requests in tokens, and outcome."""
 

@@ -28,9 +28,9 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
-from .records import record
 from .session_store import BUSY_TIMEOUT_SECONDS, SessionStoreError
 from .shop.knowledge import match_query, search_terms
 from .sqlite_writes import immediate_transaction
@@ -55,7 +55,7 @@ _SCHEMA = (
 )
 
 
-@record
+@dataclass(frozen=True)
 class Fact:
     """One thing kept about a user. `score` is the recall's relevance (higher is better), None in listings."""
 

@@ -18,9 +18,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
-
-from .records import record
 
 _ARTICLE_TYPES = {
     "string": "a string",
@@ -33,7 +32,7 @@ _ARTICLE_TYPES = {
 }
 
 
-@record
+@dataclass(frozen=True)
 class Problem:
     """One thing wrong with the arguments.
 

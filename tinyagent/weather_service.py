@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from dataclasses import dataclass
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -47,7 +48,6 @@ from urllib.parse import parse_qs, urlsplit
 from .arguments import check_whole
 from .background_server import BackgroundServer
 from .clock import Clock, fixed_clock
-from .records import record
 from .server_signals import StopSignals
 
 # The course's day (lesson 00); a service started without a clock reports this moment, so every run of a
@@ -58,7 +58,7 @@ BODIES = ("json", "not_json", "wrong_shape", "huge", "trickle", "drop")
 TRICKLE_PIECE, TRICKLE_PAUSE_S = 16, 0.1  # "trickle": 16 bytes every 0.1 s, so a report takes about 2 s
 
 
-@record
+@dataclass(frozen=True)
 class CityWeather:
     """One city's weather, in Chinese and English."""
 
@@ -121,7 +121,7 @@ def find_city(name: str) -> CityWeather | None:
     return next((city for city in CITIES if key in (city.zh.lower(), city.en.lower())), None)
 
 
-@record(frozen=False)
+@dataclass
 class Fault:
     """What the service does wrong, for how many more requests (None: until cleared)."""
 

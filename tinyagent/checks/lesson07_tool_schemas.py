@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..records import record
 from ..shop import shop_tools
 from ..typed_tool import TypedTool, tool
 from .reporting import _brief, _fail, _fresh_shop, _json, _not_attempted, _passed, _run, grades
@@ -82,7 +82,7 @@ PICKUP_INPUTS = (
 )
 
 
-@record(frozen=False)
+@dataclass
 class Address:
     """Where the courier collects the parcel.
 

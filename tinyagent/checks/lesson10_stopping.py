@@ -6,10 +6,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..agent import ReActAgent
-from ..events import LimitReached, LlmCall
+from ..events import LlmCall
 from ..llm_client import ChatResult
+from ..loop_parts import Stop
 from ..shop import shop_registry
-from ..stop_rules import Stop
+from ..stop_rules import LimitReached, StopRules
 from ..trace import Trace
 from .lesson06_react_loop import ORDER_STEP
 from .reporting import _fail, _fresh_shop, _instance, _not_attempted, _passed, _run, grades
@@ -123,8 +124,9 @@ def check_cost_budget(CostBudget: type | None) -> None:
             return ChatResult(ORDER_STEP, "stop", {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100})
 
     rule = _instance(exercise, CostBudget, 0.01, *prices)
-    agent = ReActAgent(Endless(), shop_registry(_fresh_shop()), stop_rules=[rule])
-    result = _run(exercise, "ReActAgent(..., stop_rules=[CostBudget(0.01, 2.0, 8.0)]).run(...)", agent.run, "88231?")
+    agent = ReActAgent(Endless(), shop_registry(_fresh_shop()), parts=[StopRules([rule])])
+    result = _run(exercise, "ReActAgent(..., parts=[StopRules([CostBudget(0.01, 2.0, 8.0)])]).run(...)", agent.run,
+                  "88231?")
     limits = result.trace.of_type(LimitReached)
     if result.reason != "cost_budget" or limits[0].step != 4:
         stopped = f"{result.reason} after round {limits[0].step}" if limits else result.reason

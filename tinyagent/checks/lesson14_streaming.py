@@ -7,6 +7,7 @@ from itertools import pairwise
 from typing import Any
 
 from ..llm_client import LlmClient, cut_at_stop
+from ..streaming import open_stream
 from .reporting import ExerciseFailed, _brief, _fail, _not_attempted, _passed, _run, grades
 
 STREAMED_STEP = ("Thought: The customer wants the parcel; I need the tracking number first.\n"
@@ -130,7 +131,7 @@ def _stream_cases() -> list[tuple[str, list[dict], tuple[str, str | None, dict |
     llm = LlmClient.classroom()
     messages = [{"role": "user", "content": "Hello!"}]
     for include_usage in (True, False):
-        with llm.stream(messages, include_usage=include_usage) as stream:
+        with open_stream(llm, messages, include_usage=include_usage) as stream:
             reply = stream.finish()
         what = "the classroom model's stream " + ("with usage asked for" if include_usage else "without usage")
         cases.append((what, reply.raw["chunks"], (reply.text, reply.finish_reason, reply.usage or None)))

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..evaluation import CHECKS, EvalTask, RunOutcome, ToolUse, evaluate, grade
 from ..llm_client import LlmClient
 from ..protocol_comparison import run_on_fresh_shop
-from ..records import replace
 from .reporting import _brief, _fail, _not_attempted, _passed, grades
 
 # Exercise 1's request: order 88234 was signed for 3 days before the course's day, within the 7-day

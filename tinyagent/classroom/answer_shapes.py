@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import NamedTuple
 
-from ..records import record
 from .reply import Reply, ToolCallRequest
 
 # Names under which frameworks offer the tool that ends the conversation with the answer as its arguments.
@@ -169,7 +169,7 @@ def _as_type(value: object, spec: dict) -> object:
     return None
 
 
-@record(frozen=False)
+@dataclass
 class Filled:
     """The answer's JSON, and the required fields it could not fill (dotted paths)."""
 

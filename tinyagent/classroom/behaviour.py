@@ -41,9 +41,9 @@ Modules, in the order a reader might open them:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import cached_property
 
-from ..records import record, replace
 from .answer_shapes import shape_answer
 from .conversation import Conversation, MalformedRequestError, parse_action, read_conversation
 from .no_code import no_code_reply
@@ -60,7 +60,7 @@ class UnknownModelError(ValueError):
     """The request names a model the classroom server does not have."""
 
 
-@record(frozen=False)
+@dataclass
 class Asked:
     """One request, as the rows of KINDS look at it: the body, the variant its model names, and the
     conversation, read once on first use (a malformed one raises ValueError there)."""

@@ -14,11 +14,12 @@ only that: never a source the Observation did not give.
 
 from __future__ import annotations
 
-from ..records import record
+from dataclasses import dataclass
+
 from .conversation import Conversation, Step
 
 
-@record
+@dataclass(frozen=True)
 class CitedPassage:
     """One search result that says where it comes from."""
 

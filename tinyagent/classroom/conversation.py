@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import NamedTuple
 
 from ..observation_folding import strip_fold_mark
 from ..plan_text import CONTEXT_HEADING
 from ..prompts import detect_language
-from ..records import field, record, replace
 from .answer_shapes import AnswerShape, facts_in, read_answer_shape
 from .tool_list import MalformedToolsError, asks_for_tools, read_native_tools, read_tool_list
 
@@ -104,7 +104,7 @@ def tool_kind(name: str) -> str | None:
     return None
 
 
-@record
+@dataclass(frozen=True)
 class Step:
     """One tool call made since the user's request, and the Observation that answered it (if any yet)."""
 
@@ -188,7 +188,7 @@ def _strings_in(value: object) -> list[str]:
     return [] if value is None else [str(value)]
 
 
-@record
+@dataclass(frozen=True)
 class Conversation:
     """What the model knows when it is called.
 

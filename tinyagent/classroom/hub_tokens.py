@@ -14,14 +14,14 @@ learner a minute, not one per model call.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from ..errors import TinyAgentError
-from ..records import record
 
 HUB_ENVIRONMENT = ("JUPYTERHUB_API_URL", "JUPYTERHUB_API_TOKEN", "JUPYTERHUB_SERVICE_NAME")
 
 
-@record
+@dataclass(frozen=True)
 class Refusal:
     """Why a request may not use the model: an HTTP status, a message for the client, an error code."""
 

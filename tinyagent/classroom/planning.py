@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from datetime import date
 
-from ..records import field, record
 from .conversation import Conversation, Step
 
 
-@record
+@dataclass(frozen=True)
 class Call:
     """One tool call: which tool (and what kind of tool it is), with arguments under canonical names.
 
@@ -50,7 +50,7 @@ class Call:
         return json.dumps(self.args, ensure_ascii=False, separators=(",", ":"))
 
 
-@record
+@dataclass(frozen=True)
 class Act:
     """Call tools next. `thought` is written for text ReAct, where only `calls[0]` is made this round."""
 
@@ -58,7 +58,7 @@ class Act:
     calls: tuple[Call, ...]
 
 
-@record
+@dataclass(frozen=True)
 class Answer:
     """Reply to the user now."""
 
@@ -197,7 +197,7 @@ def date_in(text: object) -> date | None:
     return date.fromisoformat(match.group()) if match else None
 
 
-@record
+@dataclass(frozen=True)
 class Order:
     """An order as queryOrder reported it. `stage` is what its status means for after-sales."""
 
@@ -256,7 +256,7 @@ def order_stage(status: object, sign_time: object) -> str:
     return "unknown"
 
 
-@record
+@dataclass(frozen=True)
 class Parcel:
     """A parcel as queryLogistics reported it; `latest` is the newest trace as (time, description)."""
 

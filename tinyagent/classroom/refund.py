@@ -21,9 +21,9 @@ the Observations (no stop sequence). It checks nothing and goes straight to appl
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cache
 
-from ..records import record
 from .citations import cited_passages, source_note
 from .conversation import Conversation
 from .intents import fault_clause
@@ -33,7 +33,7 @@ from .vocabulary import NO_FAULT_REASON, PRODUCTS_EN, PRODUCTS_ZH, VAGUE_PROBLEM
 # --- the policy's day limits ------------------------------------------------------------------------
 
 
-@record
+@dataclass(frozen=True)
 class ReturnLimits:
     """Days after signing: no-reason return, return for a quality fault, warranty (free repair)."""
 
@@ -118,7 +118,7 @@ def read_limits(policy: str) -> ReturnLimits:
 
 # --- what the customer said --------------------------------------------------------------------------
 
-@record
+@dataclass(frozen=True)
 class Fault:
     """A fault the customer reported: the keyword that gave it away, and a phrase that describes it."""
 
@@ -158,7 +158,7 @@ def unclear_problem(conv: Conversation) -> bool:
 # --- the decision ------------------------------------------------------------------------------------
 
 
-@record
+@dataclass(frozen=True)
 class Verdict:
     """What the rules say. `kind` is one of:
 

@@ -8,10 +8,10 @@ its tokens. Keeping the two apart means every API rule is tested once, whatever 
 
 from __future__ import annotations
 
-from ..records import field, record
+from dataclasses import dataclass, field
 
 
-@record
+@dataclass(frozen=True)
 class ToolCallRequest:
     """One native function call: the tool's name and its arguments (JSON-serialisable)."""
 
@@ -19,7 +19,7 @@ class ToolCallRequest:
     arguments: dict
 
 
-@record
+@dataclass(frozen=True)
 class Reply:
     """The model's next message, uncut.
 

@@ -14,11 +14,10 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from ..records import record
 
-
-@record
+@dataclass(frozen=True)
 class LoggedRequest:
     """One request: its position in the log (from 0), method, path, and body (parsed JSON, else its text)."""
 

@@ -41,6 +41,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import pairwise
@@ -48,7 +49,6 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from ..background_server import BackgroundServer
-from ..records import record
 from ..safe_text import holds_surrogate
 from ..streamed_stops import StopCutter
 from .reply import Reply
@@ -112,7 +112,7 @@ def _bad_request(message: str, param: str | None = None, code: str | None = "inv
 # --- reading a request ------------------------------------------------------------------------------
 
 
-@record
+@dataclass(frozen=True)
 class ChatRequest:
     """A checked chat request: the body as sent, plus the parameters the server itself acts on."""
 
@@ -395,7 +395,7 @@ def _occurrences(text: str, part: str) -> list[int]:
 # --- building the answer ----------------------------------------------------------------------------
 
 
-@record
+@dataclass(frozen=True)
 class Answer:
     """What the server sends back, before it is shaped into JSON or chunks."""
 

@@ -34,8 +34,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
-from ..records import replace
 from .conversation import Conversation
 from .daydream import continue_without_stop, imagine_observation
 from .planning import Act, Answer, Call, json_example_in, rename_arguments, sentence

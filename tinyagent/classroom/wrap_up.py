@@ -16,9 +16,9 @@ invents what no Observation said.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import cache
 
-from ..records import replace
 from .conversation import Conversation, Step, message_text
 from .planning import Act, Answer, read_now, read_order, read_parcel, sentence, top_knowledge
 from .render import final_text

@@ -22,12 +22,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from ..agent import AgentResult
 from ..events import LlmCall, Observation, Parsed, ToolCall
 from ..handoffs import is_handoff
 from ..protocol_comparison import parse_failures
-from ..records import record
+from ..tolerant_parser import FormatObservation
 from ..trace import Trace
 from .tasks import EvalTask
 
@@ -35,7 +36,7 @@ CHECKS = ("tools", "database", "answer", "format")
 ANSWERED = ("final_answer", "fallback")  # the reasons a run ends with the model's own answer
 
 
-@record
+@dataclass(frozen=True)
 class ToolUse:
     """One tool call: its input, whether its result was an error, and the result the model read."""
 
@@ -49,7 +50,7 @@ class ToolUse:
         return f"{self.name}({text if len(text) <= 60 else text[:59] + '…'})"
 
 
-@record
+@dataclass(frozen=True)
 class RunOutcome:
     """What a run did, as the checks read it.
 
@@ -78,11 +79,11 @@ class RunOutcome:
         rounds = dict.fromkeys((call.step, call.agent) for call in trace.tool_calls)  # several agents: lesson 21
         for step, agent in (rounds if any(agent for _, agent in rounds) else sorted(rounds)):
             # A round's calls, then their results in the same order (one each, in either protocol). An
-            # Observation that answers a botched reply (format_error) belongs to no call. A team's handoffs
+            # Observation that answers a botched reply (FormatObservation) belongs to no call. A team's handoffs
             # are its routing, not the shop's tools (lesson 21): they are not counted.
             calls = [e for e in trace.of_type(ToolCall) if (e.step, e.agent) == (step, agent)]
             results = [e for e in trace.of_type(Observation)
-                       if (e.step, e.agent) == (step, agent) and not e.format_error]
+                       if (e.step, e.agent) == (step, agent) and not isinstance(e, FormatObservation)]
             uses += [ToolUse(call.name, call.input, bool(obs.error), obs.text) for call, obs in zip(calls, results)
                      if not is_handoff(call.name)]
         return cls(
@@ -105,7 +106,7 @@ def unreadable_replies(trace: Trace) -> int:
     return parse_failures(trace) + len(cut - unread)
 
 
-@record
+@dataclass(frozen=True)
 class Check:
     """One check's verdict, and in a few words why."""
 

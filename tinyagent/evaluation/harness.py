@@ -2,11 +2,11 @@
 
     report = evaluate(LlmClient.from_settings())                      # text ReAct, every task, both languages
     report = evaluate(llm, protocol="function", langs=["en"], max_steps=6)
-    report = evaluate(LlmClient.classroom("classroom-sloppy"), tolerant=True, label="sloppy, tolerant")
+    report = evaluate(LlmClient.classroom("classroom-sloppy"), parts=[TolerantRead()], label="sloppy, tolerant")
 
 Each task gets a new in-memory shop with the course's clock (2026-06-30 19:05:23), so one task's refund
 cannot change the next task's answer, and the facts of the suite hold. Options other than the ones named
-go to the agent (`ReActAgent` or `FunctionCallingAgent`): max_tokens, tolerant, stop_rules, ...
+go to the agent (`ReActAgent` or `FunctionCallingAgent`): max_tokens, parts, ...
 Nothing here raises for what a model gets wrong: a failed model call ends its run ("llm_error"), and the
 task fails its checks like any other wrong run.
 """

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..events import LlmCall
 from ..protocol_comparison import PROTOCOL_NAMES
-from ..records import field, record
 from ..trace import Trace
 from ..validation import problems_in
 from .grading import CHECKS, Check
@@ -90,7 +90,7 @@ REPORT_SCHEMA: dict[str, Any] = {
 REPORT_SCHEMA["required"] = list(REPORT_SCHEMA["properties"])
 
 
-@record
+@dataclass(frozen=True)
 class TaskResult:
     """One task, run once: the checks' verdicts and what the run cost.
 
@@ -155,7 +155,7 @@ class TaskResult:
                    agents=tuple(data.get("agents", ())))
 
 
-@record(frozen=False)
+@dataclass
 class EvalReport:
     """Every task of one evaluation: one model, one protocol ("text" or "function")."""
 

@@ -18,9 +18,9 @@ seeded shop on the course's day, 2026-06-30, which the harness sets up afresh fo
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from ..prompts import detect_language
-from ..records import record
 from ..shop.tasks import SHOP_TASKS, ShopTask
 
 LANGS = ("zh", "en")
@@ -28,7 +28,7 @@ REFUND_CHECKS = ("queryOrder", "getCurrentTime", "searchKnowledge")  # what the 
 REFUND = (*REFUND_CHECKS, "applyRefund")
 
 
-@record
+@dataclass(frozen=True)
 class EvalTask(ShopTask):
     """A request of the suite (`name`, `question`, `facts` as in lesson 09) and what a right run does.
 

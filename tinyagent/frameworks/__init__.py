@@ -25,12 +25,12 @@ suite.py runs lesson 18's evaluation through any of them, graded by lesson 18's 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..clock import fixed_clock
 from ..evaluation.grading import ToolUse
 from ..protocol_comparison import COURSE_NOW
-from ..records import field, record
 from ..shop import Shop, shop_registry
 from .setup import Setup
 from .shop_functions import ToolFailed, ToolLog
@@ -54,7 +54,7 @@ PACKAGES = {"tinyagent": "tinyagent", "tinyagent-function": "tinyagent", "langch
             "agents-sdk": "agents"}
 
 
-@record(frozen=False)
+@dataclass
 class FrameworkRun:
     """One request through one framework: its answer (None if it raised), and what went over the wire."""
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..records import field, record
 from ..registry import ToolRegistry
 from .shop_functions import ToolLog, shop_functions
 from .wire import Wire
 
 
-@record(frozen=False)
+@dataclass
 class Setup:
     """One run's model (an OpenAI-compatible base URL), its tools, and what records the run."""
 

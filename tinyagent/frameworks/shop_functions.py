@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from ..evaluation.grading import ToolUse
-from ..records import field, record
 from ..registry import ToolRegistry
 from ..tools import Action
 
@@ -23,7 +23,7 @@ class ToolFailed(RuntimeError):
     the usual Python way reports a failure, and what lesson 20 hands each framework to see what it does."""
 
 
-@record(frozen=False)
+@dataclass
 class ToolLog:
     """The tool calls a framework made, in order, with whether each one's result was an error.
 

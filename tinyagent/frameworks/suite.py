@@ -14,20 +14,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ..evaluation.grading import RunOutcome, grade
 from ..evaluation.report import EvalReport, TaskResult
 from ..evaluation.tasks import EVAL_TASKS, EvalTask, select_tasks
 from ..protocol_comparison import COURSE_NOW
-from ..records import record
 from . import FrameworkRun, framework_name, run_framework
 
 # how each framework speaks to the model: lesson 18's two protocols
 PROTOCOL = {"tinyagent": "text", "langchain-classic": "text", "llama-index-react": "text"}
 
 
-@record(frozen=False)
+@dataclass
 class FrameworkScore:
     """A framework's suite: the report, the size of the first request it sent (the suite's first task), and
     whether every reply carried its usage (if not, the report's tokens are the part that did: often none)."""

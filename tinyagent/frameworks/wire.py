@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
 
-from ..records import field, record, replace
 
-
-@record
+@dataclass(frozen=True)
 class WireCall:
     """One model call: the path, the JSON body sent, its size in bytes, and the usage that came back."""
 
@@ -49,7 +48,7 @@ class WireCall:
         return names
 
 
-@record(frozen=False)
+@dataclass
 class Wire:
     """The model calls one run made, in order (thread-safe: async frameworks answer on other threads)."""
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from dataclasses import dataclass, field
 
 from ..confirmation import ConfirmationGate, Decision
-from ..records import field, record
 
 GUARDED_TOOLS = ("applyRefund",)
 BY_HTTP = "a person over HTTP"
@@ -67,7 +67,7 @@ class PausableClock:
             self._paused_at = None
 
 
-@record(frozen=False)
+@dataclass
 class _Waiting:
     gate: ConfirmationGate
     session_id: str = ""

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 
 from ..agent import AgentRun, ReActAgent
 from ..editable_trace import ContinuedRun, EditError, check_edit
 from ..events import LlmCall
-from ..records import record
 from ..trace import Trace
 
 KEEP = 256  # turns whose traces a process keeps for a later edit
@@ -50,7 +50,7 @@ class KeptTraces:
             return self._traces.get((session_id, turn))
 
 
-@record
+@dataclass(frozen=True)
 class Edit:
     """One person's edit of a kept trace, checked (check_edit): the reply round `step` starts from, and its event."""
 

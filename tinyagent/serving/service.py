@@ -23,20 +23,22 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..agent import AgentResult, ReActAgent
 from ..clock import Clock, fixed_clock, system_clock
-from ..confirmation import ConfirmationGate
-from ..events import ApprovalDecided, ApprovalRequested, Event
+from ..confirmation import ApprovalDecided, ApprovalRequested, ConfirmationGate, GatedAct
+from ..events import Event
+from ..handoffs import Team, shop_specialists
 from ..llm_client import LlmClient, reply_timeouts
-from ..records import field, record, replace
 from ..registry import ToolRegistry
 from ..safe_text import replace_lone_surrogates
 from ..session import Session
 from ..session_store import SessionStore, SessionStoreError, Turn, open_session_store
 from ..settings import load_settings
-from ..stop_rules import WallClock
+from ..stop_rules import StopRules, WallClock
+from ..streaming import StreamedSend
 from .approvals import Approvals, PausableClock, new_gate, new_run_id
 from .edits import Edit, KeptTraces
 
@@ -44,7 +46,7 @@ DEFAULT_SESSIONS = Path.home() / ".cache" / "tinyagent" / "sessions.sqlite3"
 DEFAULT_SHOP = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"  # `ask --db` keeps a shop like this one
 
 
-@record
+@dataclass(frozen=True)
 class ServiceConfig:
     """What one service process needs to know; the command line builds it, every worker reads the same.
 
@@ -96,7 +98,7 @@ class RunCancelled(Exception):  # a signal between threads, not an error the use
     """The client went away: the run stopped between two events and stored nothing."""
 
 
-@record(frozen=False)
+@dataclass
 class RunOutcome:
     """A finished run. `turn` is its number in the session; None, with `store_error` saying why, when the
     answer could not be stored (the run's effects stand all the same, so the client still gets its answer)."""
@@ -137,16 +139,15 @@ class AgentService:
     def agent(self, stream: bool, gate: ConfirmationGate | None = None,
               clock: Callable[[], float] = time.monotonic) -> ReActAgent:
         # A fresh agent and client per run: nothing of one run (a connection, a parser state) leaks into another.
-        rules = [WallClock(self.config.timeout_s, clock=clock)]
+        send = [StreamedSend()] if stream else []
+        rules = StopRules([WallClock(self.config.timeout_s, clock=clock)])
+        gated = [GatedAct(gate)] if gate is not None else []
         if self.config.team:  # lesson 21: the refunds specialist's applyRefund waits at the run's gate
-            from ..handoffs import Team, shop_specialists
-
             llm = self._llm()
-            members = shop_specialists(llm, self._tools(self.shop, self.clock), stream=stream, confirm=gate,
-                                       stop_rules=[WallClock(self.config.timeout_s, clock=clock)])
-            return Team(llm, members, max_steps=self.config.max_steps, stream=stream, stop_rules=rules)
+            members = shop_specialists(llm, self._tools(self.shop, self.clock), parts=[*send, rules, *gated])
+            return Team(llm, members, max_steps=self.config.max_steps, parts=[*send, rules])
         return ReActAgent(self._llm(), self._tools(self.shop, self.clock), max_steps=self.config.max_steps,
-                          stream=stream, stop_rules=rules, confirm=gate)
+                          parts=[*send, rules, *gated])
 
     def session_exists(self, session_id: str) -> bool:
         return bool(self.store.turns(session_id))

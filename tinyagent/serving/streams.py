@@ -25,8 +25,8 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 
+from ..confirmation import ApprovalDecided, ApprovalRequested
 from ..errors import TinyAgentError
-from ..events import ApprovalDecided, ApprovalRequested
 from .approvals import approval_id, new_run_id
 from .service import AgentService, RunCancelled
 

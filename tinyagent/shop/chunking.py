@@ -23,8 +23,8 @@ word about five characters and one token (lesson 08 counts tokens exactly). Head
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from ..records import record
 from .knowledge import SECTION_SEPARATOR
 
 # The defaults for the shop's policy documents: most sections fit in one chunk, a long one is cut.
@@ -43,7 +43,7 @@ _SPACE = re.compile(r"\s")
 _BOUNDARIES = (_PARAGRAPH, _LINE, _SENTENCE, _CLAUSE, _SPACE)
 
 
-@record
+@dataclass(frozen=True)
 class Section:
     """The text under one heading path (an empty path: text before the first section heading)."""
 
@@ -51,7 +51,7 @@ class Section:
     text: str
 
 
-@record
+@dataclass(frozen=True)
 class Chunk:
     """One passage of a document, as it is stored and searched.
 

@@ -26,9 +26,9 @@ import os
 import sqlite3
 import stat
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..records import record
 from .chunking import CHUNK_CHARS, OVERLAP_CHARS, SECTION_SEPARATOR, Chunk, chunk_document
 from .knowledge import indexed_terms
 from .shop_errors import ShopError
@@ -45,7 +45,7 @@ class DocumentError(ShopError, ValueError):
     """A document cannot be imported; the message names it and says why, in one line."""
 
 
-@record
+@dataclass(frozen=True)
 class ImportResult:
     """What importing one document did. status: "added", "replaced" or "unchanged"."""
 

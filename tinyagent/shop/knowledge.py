@@ -22,15 +22,13 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+from dataclasses import dataclass
 from functools import lru_cache
 
-from ..records import record
-
-# How a chunk's section path is written, "退换货政策 › 质量问题退换货" (chunking.py cuts the documents).
 SECTION_SEPARATOR = " › "
 
 
-@record
+@dataclass(frozen=True)
 class KnowledgeEntry:
     """One policy: a Chinese title and text for the customer, English keywords so English questions find it,
     and the same policy in English (`title_en`, `content_en`). searchKnowledge returns the Chinese text, as the
@@ -331,7 +329,7 @@ def index_is_current(conn: sqlite3.Connection, entries: tuple[KnowledgeEntry, ..
 TITLE_WEIGHT = 2.0  # a question that names the topic ("保修") should find the entry titled with it first
 
 
-@record
+@dataclass(frozen=True)
 class Passage:
     """One search result: a built-in entry, or a chunk of an imported document with where it comes from.
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
-from ..records import replace
 from .knowledge import Passage, query_terms, search_terms
 
 RERANK_CANDIDATES = 10  # how many of bm25's best are looked at again

@@ -10,10 +10,10 @@ function calling can ask for both in one reply (lesson 09).
 
 from __future__ import annotations
 
-from ..records import record
+from dataclasses import dataclass
 
 
-@record
+@dataclass(frozen=True)
 class ShopTask:
     """name: a short label; question: what the customer writes; facts: what a right answer contains."""
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..clock import Clock, system_clock
-from ..records import record
 from ..registry import ToolRegistry, error_observation
 from ..tools import Tool
 from .database import MAX_QUERY_CHARS, Shop
@@ -54,7 +54,7 @@ class BadInput(ValueError):
     """A tool input that cannot be used; the message says why, in Chinese and English, for the model."""
 
 
-@record
+@dataclass(frozen=True)
 class IdKind:
     """What one kind of id looks like: an order id (88231) or a tracking number (SF1234567890)."""
 

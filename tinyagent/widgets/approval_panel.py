@@ -1,7 +1,7 @@
 """`ApprovalPanel`: a run that stops before a side effect and waits for a click on Approve or Decline.
 
     gate = refund_gate(shop)                                     # no `ask`: the run pauses at each request
-    agent = ReActAgent(llm, shop_registry(shop), confirm=gate)
+    agent = ReActAgent(llm, shop_registry(shop), parts=[GatedAct(gate)])
     ApprovalPanel(agent.start("订单 88231 的扫地机不回充，帮我退款"))
 
 Why not a callback that waits for the click: the agent's loop runs in the kernel, and the kernel handles
@@ -20,8 +20,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..agent import AgentRun
-from ..confirmation import Decision
-from ..events import ApprovalRequested
+from ..confirmation import ApprovalRequested, Decision, gate_of
 from .cards import STATUS, esc, tint
 from .trace_viewer import TraceViewer, with_text
 
@@ -30,9 +29,9 @@ class ApprovalPanel(widgets.VBox):
     """Drive `run` (whose agent has a ConfirmationGate without `ask`), pausing at each approval request."""
 
     def __init__(self, run: AgentRun):
-        gate = getattr(run.agent, "confirm", None)
+        gate = gate_of(run)
         if gate is None:
-            raise ValueError("ApprovalPanel needs a run of an agent with confirm=ConfirmationGate(...)")
+            raise ValueError("ApprovalPanel needs a run of an agent with parts=[GatedAct(ConfirmationGate(...))]")
         if gate.ask is not None:
             raise ValueError("this gate asks its own callback; ApprovalPanel needs a gate without ask=, so "
                              "that the run pauses for the buttons")

@@ -22,31 +22,19 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-from ..events import (
-    TREE_EVENTS,
-    ApprovalDecided,
-    ApprovalRequested,
-    Event,
-    Final,
-    Handoff,
-    LlmCall,
-    Observation,
-    Parsed,
-    PersonEdit,
-    PlanMade,
-    PlanStepDone,
-    PlanStepStarted,
-    Reflected,
-    ReplyDelta,
-    Routed,
-    SkillActivated,
-    Stopped,
-    ToolCall,
-)
-from ..records import field, record
-from ..trace import LABELS as TRACE_LABELS
+from ..confirmation import APPROVAL_LABELS, ApprovalDecided, ApprovalRequested
+from ..editable_trace import PersonEdit
+from ..events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
+from ..handoffs import Handoff
+from ..plan_execute import PlanMade, PlanStepDone, PlanStepStarted
+from ..reflection import Reflected
+from ..router import Routed
+from ..skills import SkillActivated
+from ..streaming import ReplyDelta
 from ..trace import Trace
+from ..tree_search import TREE_EVENTS
 
 LABELS = {
     "en": {
@@ -123,7 +111,7 @@ STATUS = {
 }
 
 
-@record(frozen=False)
+@dataclass
 class Card:
     """The events of one round. Every field is None (or empty) until its event arrives; `parsed` is the
     round's first Parsed (the one with the thought), `tool_calls` and `observations` all of them, in order."""
@@ -327,7 +315,7 @@ def card_html(card: Card, lang: str = "en") -> str:
         if isinstance(approval, ApprovalRequested):
             rows.append(row(labels["approval_asked"], esc(approval.summary), c, "ta-approval-asked", tint(c)))
         else:
-            outcome = TRACE_LABELS[lang]["outcomes"].get(approval.outcome, approval.outcome)
+            outcome = APPROVAL_LABELS[lang]["outcomes"].get(approval.outcome, approval.outcome)
             detail = f" ({approval.detail})" if approval.detail else ""
             rows.append(row(labels["approval"], esc(f"{outcome} · {approval.by}{detail}"), c,
                             f"ta-approval ta-approval-{approval.outcome}"))

@@ -9,19 +9,19 @@ The panel says which model is answering: the offline classroom model or a real o
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import ipywidgets as widgets
 
 from ..agent import ReActAgent
 from ..llm_client import LOOPBACK_HOSTS
-from ..records import record
 from ..trace import Trace
 from .cards import STATUS, esc, plural, tint
 from .trace_viewer import TraceViewer, with_text
 
 
-@record
+@dataclass(frozen=True)
 class Turn:
     """One exchange: what the user asked, what the agent answered, and how."""
 

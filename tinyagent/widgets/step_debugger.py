@@ -24,8 +24,8 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..agent import AgentRun, ReActAgent
-from ..editable_trace import PERSON, check_edit, edit_thought, replies, retry_tool
-from ..events import Event, Final, LlmCall, Observation, Parsed, PersonEdit, Stopped, ToolCall
+from ..editable_trace import PERSON, PersonEdit, check_edit, edit_thought, replies, retry_tool
+from ..events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from ..parser import parse_step
 from .cards import esc, messages_html, messages_text, plural
 from .trace_viewer import TraceViewer, with_text

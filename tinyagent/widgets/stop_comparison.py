@@ -11,13 +11,13 @@ invented Observation lines are marked.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import zip_longest
 
 import ipywidgets as widgets
 
 from ..agent import STOP_SEQUENCES, ReActAgent
 from ..llm_client import ChatResult
-from ..records import record
 from .cards import STATUS, badge, esc, tint
 from .trace_viewer import with_text
 
@@ -25,7 +25,7 @@ INVENTED = STATUS["tool_error"]
 AFTER_CUT = STATUS["acting"]
 
 
-@record
+@dataclass(frozen=True)
 class Row:
     """One aligned line. kind: "same" (both replies have it), "differs", "after_cut" (only the
     reply without stop has it), or "invented" (an Observation the model wrote itself)."""

@@ -18,7 +18,8 @@ from collections.abc import Iterable
 
 import ipywidgets as widgets
 
-from ..events import Event, ReplyDelta
+from ..events import Event
+from ..streaming import ReplyDelta
 from ..trace import Trace
 from .cards import LABELS, Card, apply_event, messages_html, plural, pre_html
 

@@ -10,14 +10,13 @@ checks the ranking on, and what lesson 16 measures bm25 and the re-rank step wit
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-
-from ...records import record
 
 POLICY_FOLDER = Path(__file__).resolve().parent
 
 
-@record
+@dataclass(frozen=True)
 class PolicyQuestion:
     """A question, and the document and section (heading path, " › " between levels) that answer it."""
 
