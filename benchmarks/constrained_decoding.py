@@ -5,7 +5,7 @@
 
 SmolLM2-135M through llama.cpp (tinyagent/local_model.py, started here with --threads, one by default),
 temperature 0, max_steps 6, max_tokens 512 (the client's DEFAULT_MAX_TOKENS: at 200 a Chinese
-Thought with its Action can run into the cap, and a cut reply counts as unread). For each variant of tinyagent.constrained_decoding.VARIANTS: tasks
+Thought with its Action can run into the cap, and a cut reply counts as unread). For each variant of tinyagent.protocols.constrained_decoding.VARIANTS: tasks
 passed (lesson 18's four checks), the share of replies the strict parser reads (a reply cut at max_tokens counts
 as unread), mean model calls per task, the suite's wall time, and the share of steps whose grammar left one
 thing to do (the program chose that step, not the model). The load average is printed beside it: on a busy
@@ -22,12 +22,12 @@ import os
 import sys
 import time
 
-from tinyagent.constrained_decoding import VARIANTS, forced_share, variant_options
 from tinyagent.evaluation import evaluate
 from tinyagent.evaluation.grading import unreadable_replies
 from tinyagent.evaluation.tasks import LANGS, TASK_NAMES
 from tinyagent.events import LlmCall
 from tinyagent.local_model import LocalModelUnavailableError, start_local_model
+from tinyagent.protocols.constrained_decoding import VARIANTS, forced_share, variant_options
 
 READABLE_TARGET = 0.99
 

@@ -5,7 +5,7 @@
 
 The scripted conversation (tinyagent/shop/long_session.py, 30 turns, English and Chinese) runs twice on a fresh
 shop each: once sending the whole conversation every time, once with `ContextBudget(--budget)` and the shop's
-tool filter. Every request is counted as it goes out (tinyagent/turn_sizes.py: messages, tool calls and
+tool filter. Every request is counted as it goes out (tinyagent/memory/turn_tokens.py: messages, tool calls and
 `tools`, cl100k_base through quicktok where it is installed). Printed per turn: the largest request (what
 must fit in the model's context) and all requests together (what a provider bills), each way, and whether
 the answer holds the turn's facts; then the totals and how many answers were right each way.
@@ -22,14 +22,14 @@ import sys
 
 from tinyagent import LlmClient, ReActAgent, load_settings
 from tinyagent.clock import fixed_clock
-from tinyagent.context_budget import BudgetedRequest, ContextBudget
 from tinyagent.errors import TinyAgentError
-from tinyagent.function_agent import FunctionCallingAgent
+from tinyagent.memory.context_budget import BudgetedRequest, ContextBudget
+from tinyagent.memory.tool_filter import ToolFilter
+from tinyagent.memory.turn_tokens import measure_session, size_table
+from tinyagent.protocols.function_calling import FunctionCallingAgent
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.shop.long_session import LONG_SESSION
 from tinyagent.shop.tool_hints import SHOP_TOOL_HINTS
-from tinyagent.tool_filter import ToolFilter
-from tinyagent.turn_sizes import measure_session, size_table
 
 COURSE_NOW = "2026-06-30T19:05:23"
 AGENTS = {"text": ReActAgent, "function": FunctionCallingAgent}

@@ -11,10 +11,10 @@ classroom model). For each prompt (zero-shot, one-shot) and stop setting (withou
 replies `parse_step` could read (an Action or a Final Answer), how many invented an Observation, and
 how many asked for a tool the shop really has.
 
-`--prompt NAME` (repeatable) measures other prompts: lesson 08's variants (tinyagent.prompt_variants:
+`--prompt NAME` (repeatable) measures other prompts: lesson 08's variants (tinyagent.protocols.prompt_variants:
 plain, name-colon, json, one-shot-prompt, one-shot-turns, rules, anchored, rules-anchored, full,
 full-turns) beside the two names above. `--stop yes` measures only with the stop sequence, as the agent sends it.
-The measurement itself lives in tinyagent/compliance.py, shared with the notebooks.
+The measurement itself lives in tinyagent/protocols/compliance.py, shared with the notebooks.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import sys
 import time
 
 from tinyagent import LlmClient, fixed_clock, load_settings
-from tinyagent.compliance import PROMPTS, format_table, measure_compliance, summarize
 from tinyagent.errors import TinyAgentError
-from tinyagent.prompt_variants import VARIANTS
+from tinyagent.protocols.compliance import PROMPTS, format_table, measure_compliance, summarize
+from tinyagent.protocols.prompt_variants import VARIANTS
 from tinyagent.shop import Shop, shop_registry
 
 QUESTIONS = {

@@ -26,9 +26,9 @@ import sys
 from tinyagent import LlmClient, load_settings
 from tinyagent.clock import fixed_clock
 from tinyagent.errors import TinyAgentError
-from tinyagent.function_agent import FunctionCallingAgent
 from tinyagent.loop_parts import RunInTurn
-from tinyagent.protocol_comparison import (
+from tinyagent.protocols.function_calling import FunctionCallingAgent
+from tinyagent.protocols.protocol_comparison import (
     COURSE_NOW,
     compare_protocols,
     protocol_table,

@@ -29,9 +29,9 @@ from collections.abc import Callable
 import requests
 
 from tinyagent import LlmClient, ReActAgent, WeatherService, calculator_tool, fixed_clock, weather_tool
-from tinyagent.calculator import CalculatorError, calculate
-from tinyagent.confirmation import GatedAct
 from tinyagent.shop import Shop, refund_gate, shop_registry
+from tinyagent.toolkit.calculator import CalculatorError, calculate
+from tinyagent.toolkit.confirmation import GatedAct
 
 HOSTILE = [
     "__import__('os').system('echo pwned')", "().__class__.__bases__[0].__subclasses__()", "9 ** 9 ** 9",

@@ -8,7 +8,7 @@
    turn 1, then questions that name no order (where is it, the policy, the date, ...), and a refund in the last
    turn. Run with FullHistory(), SlidingWindow(3) and SummaryMemory(window=3), each on a fresh shop. Per turn:
    the tokens of history each memory gave the run and of the run's first request (cl100k_base via
-   tinyagent.token_count), every few turns; then per memory the tokens of every request of the session added up,
+   tinyagent.protocols.token_count), every few turns; then per memory the tokens of every request of the session added up,
    the summarizing calls, and whether the last turn's refund was written (it needs turn 1). Deterministic: the
    same table on every run.
 2. Stores. `--appends` turns appended one by one to one session by one process, then `--workers` processes each
@@ -29,9 +29,9 @@ import time
 from pathlib import Path
 
 from tinyagent import FullHistory, LlmClient, ReActAgent, Session, SlidingWindow, SummaryMemory, fixed_clock
-from tinyagent.session_store import SessionStoreError, Turn, open_session_store
+from tinyagent.memory.session_store import SessionStoreError, Turn, open_session_store
+from tinyagent.protocols.token_count import token_counter
 from tinyagent.shop import Shop, shop_registry
-from tinyagent.token_count import token_counter
 
 COURSE_NOW = "2026-06-30T19:05:23"
 FIRST = "Hi, my order is 88231. The vacuum won't charge any more."
@@ -96,7 +96,7 @@ WORKER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from tinyagent.session_store import Turn, open_session_store
+    from tinyagent.memory.session_store import Turn, open_session_store
 
     target, worker, count, go = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
     with open_session_store(target) as store:

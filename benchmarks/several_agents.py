@@ -17,9 +17,9 @@ import sys
 import time
 
 from tinyagent import LlmClient, load_settings
+from tinyagent.architectures.handoffs import calls_by_agent, shop_team
 from tinyagent.errors import TinyAgentError
 from tinyagent.evaluation import evaluate, scoreboard
-from tinyagent.handoffs import calls_by_agent, shop_team
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,8 +33,8 @@ from tinyagent import LlmCall, LlmClient, ReActAgent, ReplyDelta, load_settings
 from tinyagent.classroom.server import ClassroomServer
 from tinyagent.clock import fixed_clock
 from tinyagent.errors import TinyAgentError
+from tinyagent.protocols.streaming import StreamedSend, open_stream
 from tinyagent.shop import Shop, shop_registry
-from tinyagent.streaming import StreamedSend, open_stream
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 STOP = ["Observation:"]

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinyagent.action_input import read_arguments, unwrap
-from tinyagent.validation import Problem
+from tinyagent.toolkit.action_input import read_arguments, unwrap
+from tinyagent.toolkit.validation import Problem
 
 ONE_TEXT = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
 ONE_INT = {"type": "object", "properties": {"order_id": {"type": "integer"}}, "required": ["order_id"]}

@@ -7,8 +7,8 @@ import time
 import pytest
 
 from tinyagent import ConfirmationGate, LlmClient, ReActAgent, fixed_clock
-from tinyagent.confirmation import GatedAct
 from tinyagent.shop import Shop, refund_gate, shop_registry
+from tinyagent.toolkit.confirmation import GatedAct
 from tinyagent.widgets import ApprovalPanel, build_cards
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinyagent import Action, ToolRegistry
-from tinyagent.calculator import (
+from tinyagent.toolkit.calculator import (
     MAX_EXPONENT,
     MAX_EXPRESSION_CHARS,
     CalculatorError,

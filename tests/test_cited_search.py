@@ -8,7 +8,7 @@ from tinyagent import Action, build_system_prompt, fixed_clock
 from tinyagent.shop import SearchKnowledgeTool, Shop, shop_registry
 from tinyagent.shop.database import MAX_QUERY_CHARS
 from tinyagent.shop.policies import POLICY_FOLDER
-from tinyagent.typed_tool import TypedTool
+from tinyagent.toolkit.typed_tool import TypedTool
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
 

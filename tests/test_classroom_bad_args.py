@@ -17,8 +17,8 @@ from tinyagent import (
     tool,
     write_file_tool,
 )
+from tinyagent.protocols.tool_rendering import function_specs, input_from_arguments
 from tinyagent.shop import Shop, shop_registry
-from tinyagent.tool_rendering import function_specs, input_from_arguments
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 PARCEL = "Where is my parcel? It's order 88231."

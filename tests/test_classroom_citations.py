@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tinyagent import FunctionTool, LlmClient, ReActAgent, ToolRegistry, fixed_clock
-from tinyagent.function_agent import FunctionCallingAgent
+from tinyagent.protocols.function_calling import FunctionCallingAgent
 from tinyagent.shop import Shop, shop_registry, shop_tools
 from tinyagent.shop.policies import POLICY_FOLDER
 

@@ -8,7 +8,7 @@ import json
 from tinyagent import Action, build_system_prompt, fixed_clock
 from tinyagent.classroom.behaviour import respond
 from tinyagent.classroom.conversation import parse_action, read_conversation
-from tinyagent.observation_folding import FOLD_MARK, fold_observation, is_folded
+from tinyagent.memory.observation_folding import FOLD_MARK, fold_observation, is_folded
 from tinyagent.shop import Shop, shop_registry
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")

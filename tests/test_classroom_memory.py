@@ -12,8 +12,8 @@ from tinyagent.classroom.behaviour import respond
 from tinyagent.classroom.conversation import note_lines, read_conversation
 from tinyagent.classroom.summaries import summary_request as asks_for_summary
 from tinyagent.classroom.variants import MODELS
-from tinyagent.session_memory import SUMMARY_PROMPT, summary_request
-from tinyagent.session_store import Turn
+from tinyagent.memory.session_memory import SUMMARY_PROMPT, summary_request
+from tinyagent.memory.session_store import Turn
 from tinyagent.shop import Shop, shop_registry
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")

@@ -28,8 +28,8 @@ from tinyagent import (
     weather_tool,
     workspace_tools,
 )
-from tinyagent.confirmation import GatedAct
 from tinyagent.shop import Shop, refund_gate, shop_registry
+from tinyagent.toolkit.confirmation import GatedAct
 
 NOW = "2026-06-30T19:05:23"
 

@@ -1072,7 +1072,7 @@ def test_classroom_on_a_host_that_is_not_this_machine_is_a_one_line_error(host):
 
 
 def test_a_classroom_server_object_refuses_a_bad_port_with_the_same_error():
-    from tinyagent.server_address import ServerAddressError
+    from tinyagent.hosting.address import ServerAddressError
 
     with pytest.raises(ServerAddressError, match="0 to 65535"):
         ClassroomServer(port=70000, responder=echo, models=MODELS)

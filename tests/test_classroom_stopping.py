@@ -10,8 +10,8 @@ import pytest
 from tinyagent import Action, LlmClient, NoProgress, ReActAgent, RepeatedAction, StepCap, Stop, fixed_clock
 from tinyagent.classroom.behaviour import MODELS, respond
 from tinyagent.classroom.conversation import parse_action
+from tinyagent.robustness.stop_rules import StopRules, action_key, closing_request, normalize
 from tinyagent.shop import Shop, shop_registry
-from tinyagent.stop_rules import StopRules, action_key, closing_request, normalize
 
 from .test_classroom_behaviour import LOGISTICS_ZH, REFUND_EN, REFUND_ZH, FakeShop, converse
 

@@ -5,8 +5,8 @@ import subprocess
 import sys
 
 from tinyagent import Trace
-from tinyagent.plan_execute import PlanMade
-from tinyagent.skills import SkillActivated
+from tinyagent.architectures.plan_execute import PlanMade
+from tinyagent.architectures.skills import SkillActivated
 
 TWO_ORDERS_AND_A_POLICY = "订单 88231 和 88232 的物流都查一下，另外七天无理由退货怎么算运费？"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tinyagent import ChatResult, fixed_clock
-from tinyagent.compliance import format_table, measure_compliance, summarize
-from tinyagent.prompt_variants import VARIANTS
+from tinyagent.protocols.compliance import format_table, measure_compliance, summarize
+from tinyagent.protocols.prompt_variants import VARIANTS
 from tinyagent.shop import Shop, shop_registry
 
 QUESTION = "My vacuum from order 88231 has stopped charging, so I would like a refund."

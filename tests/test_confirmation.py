@@ -28,9 +28,9 @@ from tinyagent import (
     fixed_clock,
     tool,
 )
-from tinyagent.confirmation import APPROVED, DECLINED, ERROR, TIMEOUT, GatedAct, read_answer
+from tinyagent.robustness.stop_rules import StopRules
 from tinyagent.shop import Shop, describe_refund, refund_gate, shop_registry
-from tinyagent.stop_rules import StopRules
+from tinyagent.toolkit.confirmation import APPROVED, DECLINED, ERROR, TIMEOUT, GatedAct, read_answer
 
 from .conftest import PATIENCE
 
@@ -265,8 +265,8 @@ def test_a_warned_repeat_is_not_put_to_a_person_and_does_not_run(shop_file):
 
 def test_a_guarded_call_that_skipped_the_gate_is_refused():
     """A part that goes around the gate (calling its perform() without its act) cannot run a guarded tool."""
-    from tinyagent.confirmation import GatedAct
     from tinyagent.loop_parts import RunInTurn
+    from tinyagent.toolkit.confirmation import GatedAct
 
     with Shop(":memory:", clock=CLOCK) as shop:
         run = ReActAgent(LlmClient.classroom(), shop_registry(shop)).start(REFUND)

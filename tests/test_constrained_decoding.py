@@ -9,7 +9,8 @@ import pytest
 
 from tinyagent import ChatResult, ReActAgent, fixed_clock, parse_step, tool
 from tinyagent.checks.lesson07_tool_schemas import pickup_tool
-from tinyagent.constrained_decoding import (
+from tinyagent.errors import BadRequestError
+from tinyagent.protocols.constrained_decoding import (
     ConstrainedSend,
     JsonStepRead,
     StepChoices,
@@ -22,11 +23,10 @@ from tinyagent.constrained_decoding import (
     step_schema,
     variant_options,
 )
-from tinyagent.errors import BadRequestError
-from tinyagent.gbnf import GrammarError, literal, parse_grammar
-from tinyagent.schema import example_arguments
+from tinyagent.protocols.gbnf import GrammarError, literal, parse_grammar
 from tinyagent.shop import Shop, shop_registry
-from tinyagent.validation import problems_in
+from tinyagent.toolkit.schema import example_arguments
+from tinyagent.toolkit.validation import problems_in
 
 from .conftest import require_local_model
 

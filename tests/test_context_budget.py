@@ -18,18 +18,18 @@ from tinyagent import (
     Stopped,
     fixed_clock,
 )
-from tinyagent.context_budget import BudgetedRequest, ContextBudget, called_tools, request_tokens
 from tinyagent.errors import ContextBudgetError, TinyAgentError
-from tinyagent.function_agent import FunctionCallingAgent
-from tinyagent.observation_folding import ids_and_numbers, is_folded
+from tinyagent.memory.context_budget import BudgetedRequest, ContextBudget, called_tools, request_tokens
+from tinyagent.memory.observation_folding import ids_and_numbers, is_folded
+from tinyagent.memory.plain_turns import next_history, run_turns
+from tinyagent.memory.tool_filter import ToolFilter
+from tinyagent.protocols.function_calling import FunctionCallingAgent
+from tinyagent.protocols.token_count import classroom_counter, token_counter
+from tinyagent.robustness.stop_rules import StopRules
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.shop.long_session import LONG_SESSION
 from tinyagent.shop.tool_hints import SHOP_TOOL_HINTS
-from tinyagent.stop_rules import StopRules
-from tinyagent.token_count import classroom_counter, token_counter
-from tinyagent.tool_filter import ToolFilter
 from tinyagent.tools import Action
-from tinyagent.turns import next_history, run_turns
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
 QUESTIONS = [task.question for task in LONG_SESSION]

@@ -12,10 +12,10 @@ import pytest
 import requests
 
 from tinyagent import LlmClient, ReActAgent, Trace, fixed_clock
-from tinyagent.confirmation import ApprovalRequested, ConfirmationGate, GatedAct
 from tinyagent.editable_trace import PERSON, EditError, PersonEdit, edit_thought, replies, retry_tool
 from tinyagent.events import LlmCall, Observation, Parsed, ToolCall
 from tinyagent.shop import Shop, shop_registry
+from tinyagent.toolkit.confirmation import ApprovalRequested, ConfirmationGate, GatedAct
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"

@@ -1130,7 +1130,7 @@ def read_action_v2(value):  # the solution of exercise 1
 
 def test_11_hand_built_parser_reads_the_sloppy_shapes_like_the_package():
     from tinyagent import parse_tolerant
-    from tinyagent.reply_shapes import REPLY_SHAPES
+    from tinyagent.robustness.reply_shapes import REPLY_SHAPES
 
     for name in ("well-formed", "Markdown bold keys", "lower-case keys", "full-width colons",
                  "Action: inside the Thought", "input in a code fence", "answer in a code fence",
@@ -1209,7 +1209,7 @@ def test_11_action_over_final():
 
 # -- 12 · Memory ------------------------------------------------------------------------------------
 from tinyagent.checks import check_first_and_last, check_token_window
-from tinyagent.session import message_tokens
+from tinyagent.memory.session import message_tokens
 
 
 @pytest.mark.parametrize("check", [check_first_and_last, check_token_window])
@@ -1407,8 +1407,8 @@ def split_turns(messages):
 
 
 def trim_to_budget(messages, budget):  # the solution of exercise 2
-    from tinyagent.context_budget import request_tokens
     from tinyagent.errors import ContextBudgetError
+    from tinyagent.memory.context_budget import request_tokens
 
     system, *earlier, request = messages
     turns = split_turns(earlier)
@@ -1422,8 +1422,8 @@ def trim_to_budget(messages, budget):  # the solution of exercise 2
 
 
 def test_13_trim_to_budget():
-    from tinyagent.context_budget import request_tokens
     from tinyagent.errors import ContextBudgetError
+    from tinyagent.memory.context_budget import request_tokens
 
     assert passes(check_trim_to_budget, trim_to_budget)
 
@@ -1870,7 +1870,7 @@ def test_15_the_exercise_judges_paths_as_the_package_does(tmp_path):
     """Every path exercise 2 wants refused, the package's readFile refuses; every one it allows passes the
     package's path rules and meets no link."""
     from tinyagent.checks import _workspace_traps
-    from tinyagent.workspace_files import read_file_tool
+    from tinyagent.toolkit.workspace_files import read_file_tool
 
     workspace, cases = _workspace_traps(tmp_path)
     read = read_file_tool(workspace)
@@ -2823,8 +2823,8 @@ def test_21_rains_during():
     fails(check_rains_during, 3, says="should be a function")
 # -- 22 ---------------------------------------------------------------------------------------------
 def test_22_shop_rule(capsys):
+    from tinyagent.architectures.tree_search import shop_rule
     from tinyagent.checks import check_shop_rule
-    from tinyagent.tree_search import shop_rule
 
     assert check_shop_rule(None) is None and "not attempted yet" in capsys.readouterr().out
     assert passes(check_shop_rule, shop_rule)
@@ -2868,8 +2868,8 @@ def test_22_shop_rule(capsys):
 
 
 def test_22_keep_best(capsys):
+    from tinyagent.architectures.tree_search import keep_best
     from tinyagent.checks import check_keep_best
-    from tinyagent.tree_search import keep_best
 
     assert check_keep_best(None) is None and "not attempted yet" in capsys.readouterr().out
     assert passes(check_keep_best, keep_best)

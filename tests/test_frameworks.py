@@ -24,7 +24,7 @@ from tests.framework_shop import (
     shop_functions,
 )
 from tinyagent.classroom.server import ClassroomServer
-from tinyagent.tool_rendering import function_specs, input_from_arguments
+from tinyagent.protocols.tool_rendering import function_specs, input_from_arguments
 
 MODEL = "classroom"
 

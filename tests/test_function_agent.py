@@ -26,15 +26,15 @@ from tinyagent import (
     fixed_clock,
     function_specs,
 )
-from tinyagent.function_agent import (
+from tinyagent.loop_parts import RunInTurn
+from tinyagent.protocols.function_calling import (
     TOOL_CALL,
     UNREADABLE_ARGUMENTS,
     FunctionCallingAgent,
     ParallelAct,
     build_function_prompt,
 )
-from tinyagent.loop_parts import RunInTurn
-from tinyagent.stop_rules import RepeatedAction, StepCap, StopRules, ToolTimeout
+from tinyagent.robustness.stop_rules import RepeatedAction, StepCap, StopRules, ToolTimeout
 from tinyagent.widgets.cards import build_cards, messages_text
 
 # Long enough never to fire on a healthy machine, however loaded; it only keeps a broken test from hanging.
@@ -412,7 +412,7 @@ def test_import_tinyagent_loads_the_function_calling_modules_only_when_they_are_
               "('function_agent', 'tool_calls')); from tinyagent import FunctionCallingAgent; "
               "print(before, FunctionCallingAgent.__module__)")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["[]", "tinyagent.function_agent"]
+    assert out.split() == ["[]", "tinyagent.protocols.function_calling"]
 
 
 def test_the_step_debugger_shows_a_reply_with_several_calls_as_one_model_step_and_one_tool_step():

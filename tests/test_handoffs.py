@@ -6,11 +6,18 @@ import json
 
 from tests.lesson17_helpers import CLOCK, ScriptedLlm
 from tinyagent import LlmClient, Trace
+from tinyagent.architectures.handoffs import (
+    TRIAGE,
+    TRIAGE_INSTRUCTIONS,
+    Handoff,
+    Team,
+    shop_specialists,
+    shop_team,
+)
 from tinyagent.evaluation import EvalReport, evaluate
 from tinyagent.evaluation.harness import run_eval_task
 from tinyagent.evaluation.tasks import EVAL_TASKS
 from tinyagent.events import Final, LlmCall, Observation, ToolCall
-from tinyagent.handoffs import TRIAGE, TRIAGE_INSTRUCTIONS, Handoff, Team, shop_specialists, shop_team
 from tinyagent.shop import Shop, shop_registry
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"

@@ -12,9 +12,9 @@ import pytest
 import requests
 
 from tinyagent import Action, ToolRegistry
-from tinyagent.get_weather import WEATHER_SHAPE, weather_tool
-from tinyagent.http_tool import KINDS, ApiCallFailed, JsonApi
-from tinyagent.weather_service import WeatherService
+from tinyagent.toolkit.http_tool import KINDS, ApiCallFailed, JsonApi
+from tinyagent.toolkit.weather_api import WeatherService
+from tinyagent.toolkit.weather_tool import WEATHER_SHAPE, weather_tool
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Each learner's copy of the course (tinyagent/lesson_copies.py): new files copied, a learner's never touched."""
+"""Each learner's copy of the course (tinyagent/hosting/lesson_copies.py): new files copied, a learner's never touched."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tinyagent.lesson_copies import copy_new_lessons, course_files, main
+from tinyagent.hosting.lesson_copies import copy_new_lessons, course_files, main
 
 
 @pytest.fixture

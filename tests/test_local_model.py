@@ -20,7 +20,6 @@ import requests
 
 from tinyagent import LlmClient, ReActAgent
 from tinyagent.clock import fixed_clock
-from tinyagent.compliance import example_turns
 from tinyagent.events import LlmCall
 from tinyagent.local_model import (
     INSTALL_COMMAND,
@@ -29,6 +28,7 @@ from tinyagent.local_model import (
     find_model_file,
     start_local_model,
 )
+from tinyagent.protocols.compliance import example_turns
 from tinyagent.shop import Shop, shop_registry
 
 from .conftest import ServerProcess, port_refuses_connections, require_local_model

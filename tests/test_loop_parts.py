@@ -21,13 +21,13 @@ from tinyagent import (
     fixed_clock,
 )
 from tinyagent.agent import AgentRun
-from tinyagent.confirmation import GatedAct
-from tinyagent.context_budget import BudgetedRequest, ContextBudget
-from tinyagent.function_agent import NativeRead, NativeRequest, ParallelAct
 from tinyagent.loop_parts import LoopParts, PlainSend, RunInTurn, StrictRead, WholeConversation
+from tinyagent.memory.context_budget import BudgetedRequest, ContextBudget
+from tinyagent.protocols.function_calling import NativeRead, NativeRequest, ParallelAct
+from tinyagent.protocols.streaming import StreamedSend
+from tinyagent.robustness.tolerant_parser import TolerantRead
 from tinyagent.shop import Shop, refund_gate, shop_registry
-from tinyagent.streaming import StreamedSend
-from tinyagent.tolerant_parser import TolerantRead
+from tinyagent.toolkit.confirmation import GatedAct
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
@@ -173,7 +173,7 @@ def test_sequential_native_calls_run_one_at_a_time_as_their_results_are_read():
 
 
 def test_importing_the_loop_loads_no_later_lessons_part():
-    code = ("import sys, tinyagent.agent; late = ['tinyagent.confirmation', 'tinyagent.context_budget', "
-            "'tinyagent.function_agent']; print([m for m in late if m in sys.modules])")
+    code = ("import sys, tinyagent.agent; late = ['tinyagent.toolkit.confirmation', 'tinyagent.memory.context_budget', "
+            "'tinyagent.protocols.function_calling']; print([m for m in late if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "[]"

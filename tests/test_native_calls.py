@@ -1,4 +1,4 @@
-"""The reply side of native function calling (tinyagent/native_calls.py): reading a reply's tool_calls, the
+"""The reply side of native function calling (tinyagent/protocols/native_calls.py): reading a reply's tool_calls, the
 assistant message that keeps them, the tool messages that answer them."""
 
 import json
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinyagent import FunctionTool, ToolRegistry
-from tinyagent.native_calls import (
+from tinyagent.protocols.native_calls import (
     NativeCall,
     assistant_message,
     read_arguments,
@@ -145,7 +145,7 @@ def test_any_arguments_are_read_or_get_a_problem_never_an_exception(arguments):
                           st.one_of(st.text(), JSON_VALUES.map(json.dumps))), min_size=1, max_size=4))
 def test_every_call_of_any_reply_gets_one_tool_message_and_the_tools_never_raise_out(items):
     from tinyagent import ChatResult
-    from tinyagent.function_agent import FunctionCallingAgent
+    from tinyagent.protocols.function_calling import FunctionCallingAgent
 
     calls = tuple({"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
                   for i, (name, arguments) in enumerate(items))

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinyagent import fixed_clock
-from tinyagent.observation_folding import (
+from tinyagent.memory.observation_folding import (
     ERROR_TEXT,
     SHORT_TEXT,
     fold_observation,

@@ -179,7 +179,7 @@ def test_no_lazy_public_name_is_also_a_module_name():
         folder = Path(package.__file__).parent
         modules = {path.stem for path in folder.glob("*.py")} | {path.name for path in folder.iterdir() if path.is_dir()}
         assert not sorted(name for name in lazy if name in modules), package.__name__
-    subprocess.run([sys.executable, "-c", "import tinyagent.get_weather, tinyagent; assert callable(tinyagent.weather_tool)"],
+    subprocess.run([sys.executable, "-c", "import tinyagent.toolkit.weather_tool, tinyagent; assert callable(tinyagent.weather_tool)"],
                    check=True, timeout=120)
 
 
@@ -187,7 +187,7 @@ SHOP_QUESTION_ONLY = """
 import sys
 from tinyagent.shop import Shop
 assert Shop(":memory:").search_knowledge("退货")
-late = ["tinyagent.shop.documents", "tinyagent.shop.chunking", "tinyagent.shop.refund_review", "tinyagent.confirmation"]
+late = ["tinyagent.shop.documents", "tinyagent.shop.chunking", "tinyagent.shop.refund_review", "tinyagent.toolkit.confirmation"]
 assert not [name for name in late if name in sys.modules], [name for name in late if name in sys.modules]
 from tinyagent.shop import DocumentError, refund_gate
 assert DocumentError.__module__ == "tinyagent.shop.documents" and callable(refund_gate)

@@ -6,8 +6,14 @@ from __future__ import annotations
 import pytest
 
 from tinyagent import LlmClient, ReActAgent, Trace
+from tinyagent.architectures.plan_execute import (
+    PlanAndExecuteAgent,
+    PlanMade,
+    PlanStepDone,
+    PlanStepStarted,
+    step_failure,
+)
 from tinyagent.events import Final, Stopped, ToolCall
-from tinyagent.plan_execute import PlanAndExecuteAgent, PlanMade, PlanStepDone, PlanStepStarted, step_failure
 
 from .lesson17_helpers import TWO_ORDERS_AND_A_POLICY, ScriptedLlm, down, shop_tools, with_failing_logistics
 
@@ -150,7 +156,7 @@ def test_every_step_start_has_its_end(llm):
 
 
 def test_the_widgets_show_the_plan_the_steps_and_the_reflection(llm):
-    from tinyagent.reflection import ReflectingAgent
+    from tinyagent.architectures.reflection import ReflectingAgent
     from tinyagent.widgets.cards import build_cards, card_html
 
     from .lesson17_helpers import SlippingLlm

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinyagent.plan_text import MAX_PLAN_STEPS, PlanError, format_plan, parse_plan
+from tinyagent.architectures.plan_text import MAX_PLAN_STEPS, PlanError, format_plan, parse_plan
 
 
 @pytest.mark.parametrize("text, steps", [

@@ -14,9 +14,10 @@ import pytest
 
 from tinyagent import FunctionTool, LlmClient, ReActAgent, ToolRegistry, build_system_prompt, fixed_clock
 from tinyagent.classroom.tool_list import read_tool_list
-from tinyagent.compliance import WORKED_EXAMPLE, example_turns, messages_for
 from tinyagent.parser import parse_step
-from tinyagent.prompt_variants import (
+from tinyagent.prompts import DEFAULT_ROLE
+from tinyagent.protocols.compliance import WORKED_EXAMPLE, example_turns, messages_for
+from tinyagent.protocols.prompt_variants import (
     ANCHOR,
     NEGATIVE_RULES,
     TOOL_LIST_FORMATS,
@@ -29,7 +30,6 @@ from tinyagent.prompt_variants import (
     tool_parameters,
     variant,
 )
-from tinyagent.prompts import DEFAULT_ROLE
 from tinyagent.shop import Shop, shop_registry
 
 NOW = "2026-06-30T19:05:23"

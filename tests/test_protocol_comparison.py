@@ -1,4 +1,4 @@
-"""Lesson 09's measurements (tinyagent/protocol_comparison.py), the shop's task set, and the benchmark
+"""Lesson 09's measurements (tinyagent/protocols/protocol_comparison.py), the shop's task set, and the benchmark
 script that prints them (benchmarks/function_calling.py)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 
 from tinyagent import LlmClient, ReActAgent, fixed_clock, function_specs
 from tinyagent.events import Parsed
-from tinyagent.function_agent import UNREADABLE_ARGUMENTS, FunctionCallingAgent
 from tinyagent.loop_parts import RunInTurn
-from tinyagent.protocol_comparison import (
+from tinyagent.protocols.function_calling import UNREADABLE_ARGUMENTS, FunctionCallingAgent
+from tinyagent.protocols.protocol_comparison import (
     SlowTool,
     TaskRun,
     compare_protocols,

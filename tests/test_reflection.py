@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinyagent import LlmClient, ReActAgent, Trace
+from tinyagent.architectures.reflection import Reflected, ReflectingAgent, read_verdict, reflection_messages
 from tinyagent.events import Final
-from tinyagent.reflection import Reflected, ReflectingAgent, read_verdict, reflection_messages
 
 from .lesson17_helpers import ScriptedLlm, SlippingLlm, down, shop_tools
 
@@ -69,7 +69,7 @@ def test_a_right_draft_passes_unchanged(llm):
 
 def test_a_wrong_amount_and_an_invented_tracking_number_are_caught(llm):
     trace = ReActAgent(llm, shop_tools()).run("What is the status of order 88231?").trace
-    from tinyagent.reflection import check_draft
+    from tinyagent.architectures.reflection import check_draft
 
     verdict, _ = check_draft(llm, "Status of 88231?", "Order 88231 cost 1899 yuan, tracking SF0000000001.", trace)
     assert verdict.verdict == "revise" and "1999 yuan" in verdict.answer

@@ -6,11 +6,16 @@ import pytest
 import requests
 
 from tinyagent import LlmClient, ReActAgent
-from tinyagent.confirmation import ApprovalDecided, GatedAct
+from tinyagent.architectures.reminder_loop import (
+    ReminderStore,
+    outbox_report,
+    reminder_gate,
+    reminder_registry,
+)
 from tinyagent.events import ToolCall
 from tinyagent.registry import Action
-from tinyagent.reminders import ReminderStore, outbox_report, reminder_gate, reminder_registry
-from tinyagent.weather_service import WeatherService
+from tinyagent.toolkit.confirmation import ApprovalDecided, GatedAct
+from tinyagent.toolkit.weather_api import WeatherService
 
 EN = "will it rain in Beijing during my meeting tomorrow? remind me to take an umbrella"
 ZH = "明天开会的时候北京会下雨吗？提醒我带伞"

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from tinyagent import LlmClient
-from tinyagent.plan_execute import PlanMade
-from tinyagent.reflection import Reflected
-from tinyagent.router import Routed, Router, needs_plan, read_skill_choice
-from tinyagent.skills import SkillActivated, shop_skills
+from tinyagent.architectures.plan_execute import PlanMade
+from tinyagent.architectures.reflection import Reflected
+from tinyagent.architectures.router import Routed, Router, needs_plan, read_skill_choice
+from tinyagent.architectures.skills import SkillActivated, shop_skills
 
 from .lesson17_helpers import TWO_ORDERS_AND_A_POLICY, ScriptedLlm, SlippingLlm, down, shop_tools
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, Optional, TypedDict, Union
 
 import pytest
 
-from tinyagent.schema import (
+from tinyagent.toolkit.schema import (
     example_arguments,
     example_in,
     example_value,
@@ -17,7 +17,7 @@ from tinyagent.schema import (
     schema_for,
     to_python,
 )
-from tinyagent.validation import problems_in
+from tinyagent.toolkit.validation import problems_in
 
 
 class Colour(enum.Enum):

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from tinyagent.server_signals import StopSignals
+from tinyagent.hosting.signals import StopSignals
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])

@@ -11,9 +11,9 @@ pytest.importorskip("starlette")
 
 from tinyagent import LlmClient  # after the skip: these tests need the serve extra
 from tinyagent.events import Observation
-from tinyagent.server_address import ServerAddressError
+from tinyagent.hosting.address import ServerAddressError
+from tinyagent.protocols.streaming import ReplyDelta
 from tinyagent.serving import AgentService, RunCancelled, ServiceConfig, ServiceServer
-from tinyagent.streaming import ReplyDelta
 
 LOGISTICS = "帮我看看订单 88231 的快递到哪了。"
 
@@ -98,7 +98,7 @@ def test_a_port_in_use_is_one_sentence():
 
 
 def test_a_store_that_fails_after_the_run_still_gives_the_answer(service):
-    from tinyagent.session_store import SessionStoreError
+    from tinyagent.memory.session_store import SessionStoreError
 
     class Failing:
         def __init__(self, store):

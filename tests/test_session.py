@@ -10,12 +10,12 @@ import pytest
 
 from tinyagent import ChatResult, FunctionCallingAgent, LlmClient, LlmConnectionError, ReActAgent, fixed_clock
 from tinyagent.events import LlmCall
-from tinyagent.session import Session, Turn
-from tinyagent.session_memory import FullHistory, SlidingWindow, SummaryMemory, summary_request
-from tinyagent.session_store import SqliteSessionStore
+from tinyagent.memory.session import Session, Turn
+from tinyagent.memory.session_memory import FullHistory, SlidingWindow, SummaryMemory, summary_request
+from tinyagent.memory.session_store import SqliteSessionStore
+from tinyagent.memory.user_facts import UserFacts, facts_message
+from tinyagent.protocols.token_count import classroom_counter, token_counter
 from tinyagent.shop import Shop, shop_registry
-from tinyagent.token_count import classroom_counter, token_counter
-from tinyagent.user_facts import UserFacts, facts_message
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
 THREE_TURNS = ("Hi, my order is 88231.", "Where is it?", "Then refund it.")
@@ -323,7 +323,7 @@ def test_facts_outlive_the_session_and_reach_the_model(tmp_path):
 
 
 def kept_fact(text):
-    from tinyagent.user_facts import Fact
+    from tinyagent.memory.user_facts import Fact
 
     return Fact(0, text)
 

@@ -18,9 +18,9 @@ import pytest
 
 from tests.postgres_server import free_port, require_postgres, stop_leftover_servers, throwaway_postgres
 from tinyagent import LlmClient, ReActAgent, fixed_clock
-from tinyagent.session import Session
-from tinyagent.session_memory import SlidingWindow, SummaryMemory
-from tinyagent.session_store import (
+from tinyagent.memory.session import Session
+from tinyagent.memory.session_memory import SlidingWindow, SummaryMemory
+from tinyagent.memory.session_store import (
     PostgresSessionStore,
     SessionStoreError,
     SqliteSessionStore,
@@ -165,7 +165,7 @@ WORKER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from tinyagent.session_store import Turn, open_session_store
+    from tinyagent.memory.session_store import Turn, open_session_store
 
     target, worker, count, go = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
     with open_session_store(target) as store:
@@ -238,9 +238,9 @@ def test_a_session_resumed_in_another_process_sees_its_history(tmp_path):
         """
         import sys
         from tinyagent import LlmClient, ReActAgent, fixed_clock
-        from tinyagent.session import Session
-        from tinyagent.session_memory import SlidingWindow
-        from tinyagent.session_store import SqliteSessionStore
+        from tinyagent.memory.session import Session
+        from tinyagent.memory.session_memory import SlidingWindow
+        from tinyagent.memory.session_store import SqliteSessionStore
         from tinyagent.shop import Shop, shop_registry
 
         agent = ReActAgent(LlmClient.classroom(),
@@ -390,7 +390,7 @@ def test_a_user_who_may_not_create_the_tables_gets_one_line_without_the_password
 
 @pytest.mark.parametrize("url", ["mysql://u:pw@db/x", "sqlite:///tmp/s.db", "redis://:pw@cache:6379/0"])
 def test_a_url_of_another_kind_is_refused_and_never_becomes_a_path(url, tmp_path, monkeypatch):
-    from tinyagent.session_store import open_session_store
+    from tinyagent.memory.session_store import open_session_store
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SessionStoreError) as caught:

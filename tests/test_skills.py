@@ -10,10 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinyagent import Action, FunctionTool, LlmClient, ReActAgent, ToolRegistry
+from tinyagent.architectures.skills import (
+    SkillError,
+    load_skill,
+    load_skills,
+    parse_skill,
+    read_front_matter,
+    shop_skills,
+)
 from tinyagent.classroom.tool_list import read_tool_list
 from tinyagent.events import Observation, Parsed
 from tinyagent.shop.skills import SKILL_FOLDER
-from tinyagent.skills import SkillError, load_skill, load_skills, parse_skill, read_front_matter, shop_skills
 
 from .lesson17_helpers import ScriptedLlm, shop_tools
 

@@ -1,4 +1,4 @@
-"""Stop rules (tinyagent/stop_rules.py): each rule on scripted traces, their composition (order, which
+"""Stop rules (tinyagent/robustness/stop_rules.py): each rule on scripted traces, their composition (order, which
 reason wins), and the agent's loop with them: the closing call, warnings, tool timeouts."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from tinyagent import (
 )
 from tinyagent.loop_parts import StepLimit
 from tinyagent.registry import ToolResult
-from tinyagent.stop_rules import AFTER_REPLY, action_key, normalize
+from tinyagent.robustness.stop_rules import AFTER_REPLY, action_key, normalize
 
 ORDER = '{"orderId":"88231","status":"已签收","trackingNo":"SF1"}'
 

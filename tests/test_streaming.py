@@ -33,8 +33,7 @@ from tinyagent.classroom.server import ClassroomServer
 from tinyagent.classroom.tokens import count_tokens
 from tinyagent.clock import fixed_clock
 from tinyagent.llm_client import cut_at_stop
-from tinyagent.shop import Shop, shop_registry
-from tinyagent.streaming import (
+from tinyagent.protocols.streaming import (
     CUT_BEFORE_USAGE,
     NO_USAGE,
     SseEvent,
@@ -43,6 +42,7 @@ from tinyagent.streaming import (
     open_stream,
     read_events,
 )
+from tinyagent.shop import Shop, shop_registry
 
 from .conftest import completion
 
@@ -475,7 +475,7 @@ any_line = chunk_line | st.sampled_from([b"data: [DONE]\n\n", b": ping\n\n", b"e
 @settings(max_examples=300, deadline=None)
 @given(st.lists(any_line, max_size=6))
 def test_whatever_a_stream_holds_the_reader_answers_or_raises_an_llm_error(parts):
-    from tinyagent.streaming import ReplyStream
+    from tinyagent.protocols.streaming import ReplyStream
 
     llm = LlmClient("http://127.0.0.1:9/v1", KEY, "test-model")
     stream = ReplyStream(llm, FakeResponse(parts), STOP, time.perf_counter())
@@ -489,7 +489,7 @@ def test_whatever_a_stream_holds_the_reader_answers_or_raises_an_llm_error(parts
 
 
 def test_a_chunk_nested_too_deeply_is_a_bad_response():
-    from tinyagent.streaming import ReplyStream
+    from tinyagent.protocols.streaming import ReplyStream
 
     deep = b"data: " + b"[" * 100_000 + b"]" * 100_000 + b"\n\n"
     stream = ReplyStream(LlmClient("http://127.0.0.1:9/v1", None, "m"), FakeResponse([deep]), STOP, time.perf_counter())

@@ -26,10 +26,10 @@ from tinyagent import (
     Trace,
     fixed_clock,
 )
+from tinyagent.protocols.streaming import StreamedSend
+from tinyagent.robustness.stop_rules import StopRules
+from tinyagent.robustness.tolerant_parser import TolerantRead
 from tinyagent.shop import Shop, shop_registry
-from tinyagent.stop_rules import StopRules
-from tinyagent.streaming import StreamedSend
-from tinyagent.tolerant_parser import TolerantRead
 from tinyagent.widgets import ChatPanel, StepDebugger, TraceViewer
 from tinyagent.widgets.cards import typed_thought
 

@@ -11,9 +11,9 @@ import pytest
 
 from tinyagent import LlmClient, fixed_clock
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens
-from tinyagent.prompt_variants import VARIANTS
+from tinyagent.protocols.prompt_variants import VARIANTS
+from tinyagent.protocols.token_count import classroom_counter, token_counter
 from tinyagent.shop import Shop, shop_registry
-from tinyagent.token_count import classroom_counter, token_counter
 
 MESSAGES = [{"role": "system", "content": "You help Bit Mall customers."}, {"role": "user", "content": "订单 88231"}]
 

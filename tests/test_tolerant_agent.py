@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tinyagent import Final, LlmClient, Observation, ReActAgent, Stopped, ToolCall, fixed_clock
+from tinyagent.robustness.tolerant_parser import FormatObservation, TolerantRead
 from tinyagent.shop import Shop, shop_registry
-from tinyagent.tolerant_parser import FormatObservation, TolerantRead
 
 from .test_agent import ACT_ORDER, FINAL, ScriptedLlm, tools
 

@@ -17,8 +17,8 @@ from tinyagent import (
     parse_step,
     parse_tolerant,
 )
-from tinyagent.reply_shapes import REPLY_SHAPES
-from tinyagent.tolerant_parser import CUT_OFF, EMPTY_REPLY, NO_TOOL
+from tinyagent.robustness.reply_shapes import REPLY_SHAPES
+from tinyagent.robustness.tolerant_parser import CUT_OFF, EMPTY_REPLY, NO_TOOL
 
 SHOP = ["queryOrder", "queryLogistics", "applyRefund", "searchKnowledge", "getCurrentTime"]
 REFUND_INPUT = '{"orderId":"88231","reason":"质量问题：扫地机不回充"}'

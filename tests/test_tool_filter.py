@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from tinyagent import FunctionTool, LlmCall, LlmClient, ReActAgent, ToolRegistry, fixed_clock
-from tinyagent.context_budget import BudgetedRequest, ContextBudget
+from tinyagent.memory.context_budget import BudgetedRequest, ContextBudget
+from tinyagent.memory.plain_turns import run_turns
+from tinyagent.memory.tool_filter import ToolFilter, ToolHint
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.shop.long_session import LONG_SESSION
 from tinyagent.shop.tasks import SHOP_TASKS
 from tinyagent.shop.tool_hints import SHOP_TOOL_HINTS
-from tinyagent.tool_filter import ToolFilter, ToolHint
-from tinyagent.turns import run_turns
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
 SHOP_FILTER = ToolFilter(SHOP_TOOL_HINTS)

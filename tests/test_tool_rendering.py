@@ -8,8 +8,7 @@ import json
 import pytest
 
 from tinyagent import Action, FunctionTool, LlmClient, ToolRegistry, fixed_clock, tool
-from tinyagent.shop import Shop, shop_registry, shop_tools
-from tinyagent.tool_rendering import (
+from tinyagent.protocols.tool_rendering import (
     FREE_TEXT_PARAMETERS,
     function_spec,
     function_specs,
@@ -17,7 +16,8 @@ from tinyagent.tool_rendering import (
     input_hint,
     type_words,
 )
-from tinyagent.validation import problems_in
+from tinyagent.shop import Shop, shop_registry, shop_tools
+from tinyagent.toolkit.validation import problems_in
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
 

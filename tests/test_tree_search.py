@@ -8,12 +8,7 @@ from dataclasses import replace
 import pytest
 
 from tinyagent import FunctionTool, LlmClient, ReActAgent, ToolRegistry, Trace
-from tinyagent.classroom.server import ensure_classroom_server
-from tinyagent.confirmation import ApprovalDecided, ConfirmationGate, GatedAct
-from tinyagent.events import LlmCall
-from tinyagent.parser import parse_step
-from tinyagent.shop import Shop, shop_registry
-from tinyagent.tree_search import (
+from tinyagent.architectures.tree_search import (
     PROPOSE_PROMPT,
     SCORE_PROMPT,
     BranchExplored,
@@ -32,6 +27,11 @@ from tinyagent.tree_search import (
     tree_mermaid,
     tree_text,
 )
+from tinyagent.classroom.server import ensure_classroom_server
+from tinyagent.events import LlmCall
+from tinyagent.parser import parse_step
+from tinyagent.shop import Shop, shop_registry
+from tinyagent.toolkit.confirmation import ApprovalDecided, ConfirmationGate, GatedAct
 
 from .lesson17_helpers import CLOCK, ScriptedLlm
 

@@ -1,4 +1,4 @@
-"""Lesson 13's measurement (tinyagent/turn_sizes.py) and the script that prints it
+"""Lesson 13's measurement (tinyagent/memory/turn_tokens.py) and the script that prints it
 (benchmarks/context_budget.py): every request counted as it goes out, per turn, both ways."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from tinyagent import LlmCall, LlmClient, ReActAgent, fixed_clock
-from tinyagent.context_budget import BudgetedRequest, ContextBudget, request_tokens
+from tinyagent.memory.context_budget import BudgetedRequest, ContextBudget, request_tokens
+from tinyagent.memory.turn_tokens import RequestLog, measure_session, size_table
+from tinyagent.protocols.token_count import classroom_counter
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.shop.long_session import LONG_SESSION
 from tinyagent.shop.tasks import ShopTask
-from tinyagent.token_count import classroom_counter
-from tinyagent.turn_sizes import RequestLog, measure_session, size_table
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
 
@@ -33,7 +33,7 @@ def test_each_turn_is_sized_from_the_requests_it_sent():
     assert [s.requests for s in sizes] == [1, 3, 2, 5]  # hello; order + parcel; the clock; the refund's five rounds
     assert all(s.right and s.reason == "final_answer" for s in sizes)
     # The same figures from the traces of a second run of the same turns.
-    from tinyagent.turns import run_turns
+    from tinyagent.memory.plain_turns import run_turns
 
     results = run_turns(agent(), [t.question for t in tasks])
     for size, result in zip(sizes, results):

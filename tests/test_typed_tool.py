@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tinyagent import Action, Observation, ReActAgent, Tool, ToolRegistry, build_system_prompt, tool
-from tinyagent.typed_tool import TypedTool, as_observation
+from tinyagent.toolkit.typed_tool import TypedTool, as_observation
 
 calls: list[dict] = []
 
@@ -238,4 +238,4 @@ def test_import_tinyagent_does_not_load_the_schema_modules_until_they_are_used()
               "('schema', 'validation', 'typed_tool', 'tool_rendering', 'workspace_files', 'action_input')); "
               "from tinyagent import tool, write_file_tool; print(before, tool.__module__, write_file_tool.__module__)")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["[]", "tinyagent.typed_tool", "tinyagent.workspace_files"]
+    assert out.split() == ["[]", "tinyagent.toolkit.typed_tool", "tinyagent.toolkit.workspace_files"]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinyagent.validation import Problem, describe_schema, describe_value, problems_in
+from tinyagent.toolkit.validation import Problem, describe_schema, describe_value, problems_in
 
 REFUND = {
     "type": "object",

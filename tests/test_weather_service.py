@@ -11,7 +11,7 @@ import time
 import pytest
 import requests
 
-from tinyagent.weather_service import CITIES, WeatherService, find_city
+from tinyagent.toolkit.weather_api import CITIES, WeatherService, find_city
 
 from .conftest import PATIENCE, ServerProcess, port_refuses_connections
 

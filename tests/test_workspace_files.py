@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tinyagent import Action, LlmClient, ReActAgent, ToolRegistry, workspace_files, write_file_tool
-from tinyagent.workspace_files import MAX_CONTENT_CHARS, check_relative_path
+from tinyagent import Action, LlmClient, ReActAgent, ToolRegistry, write_file_tool
+from tinyagent.toolkit import workspace_files
+from tinyagent.toolkit.workspace_files import MAX_CONTENT_CHARS, check_relative_path
 
 from .conftest import PATIENCE
 

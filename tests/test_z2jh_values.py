@@ -82,7 +82,7 @@ def test_the_hub_routes_to_the_classroom_models_service_and_path(values, classro
 
 def test_each_learner_gets_the_images_notebooks_on_their_volume(values):
     command = values["singleuser"]["lifecycleHooks"]["postStart"]["exec"]["command"]
-    assert command[:3] == ["python", "-m", "tinyagent.lesson_copies"]
+    assert command[:3] == ["python", "-m", "tinyagent.hosting.lesson_copies"]
     source, dest = command[3:]
     assert "COPY notebooks ./notebooks" in (DEPLOY / "Dockerfile").read_text() and source == "/opt/tinyagent/notebooks"
     assert dest.startswith("/home/jovyan/")  # the chart mounts the learner's volume there

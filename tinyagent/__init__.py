@@ -43,10 +43,10 @@ from types import ModuleType
 from typing import Any
 
 # Lessons 00-06: the loop and what it stands on.
-from .agent import AgentResult, AgentRun, ReActAgent
-from .clock import fixed_clock, system_clock
-from .editable_trace import PersonEdit, edit_thought, retry_tool
-from .errors import (
+from tinyagent.agent import AgentResult, AgentRun, ReActAgent
+from tinyagent.clock import fixed_clock, system_clock
+from tinyagent.editable_trace import PersonEdit, edit_thought, retry_tool
+from tinyagent.errors import (
     AuthenticationError,
     BadRequestError,
     BadResponseError,
@@ -60,62 +60,70 @@ from .errors import (
     ServerError,
     TinyAgentError,
 )
-from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
-from .llm_client import ChatResult, LlmClient
-from .loop_parts import LoopParts, PlainSend, RunInTurn, StepLimit, Stop, StrictRead, WholeConversation
-from .parser import ParsedStep, extract_final_answer, parse_step
-from .prompts import build_system_prompt, detect_language
-from .registry import ToolRegistry, ToolResult
-from .settings import Settings, load_settings
-from .tools import Action, FunctionTool, Tool
-from .trace import Trace
+from tinyagent.events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
+from tinyagent.llm_client import ChatResult, LlmClient
+from tinyagent.loop_parts import (
+    LoopParts,
+    PlainSend,
+    RunInTurn,
+    StepLimit,
+    Stop,
+    StrictRead,
+    WholeConversation,
+)
+from tinyagent.parser import ParsedStep, extract_final_answer, parse_step
+from tinyagent.prompts import build_system_prompt, detect_language
+from tinyagent.registry import ToolRegistry, ToolResult
+from tinyagent.settings import Settings, load_settings
+from tinyagent.tools import Action, FunctionTool, Tool
+from tinyagent.trace import Trace
 
 # Lessons 07-23: each module is imported the first time one of its names is asked for, so that a cold
 # `python -m tinyagent ask` (lesson 06's loop) waits for none of them. `from tinyagent import X` works the same.
 _LATER = {
     # 07 tool schemas
-    "typed_tool": ("TypedTool", "tool"),
-    "workspace_files": ("list_files_tool", "read_file_tool", "workspace_tools", "write_file_tool"),
+    "toolkit.typed_tool": ("TypedTool", "tool"),
+    "toolkit.workspace_files": ("list_files_tool", "read_file_tool", "workspace_tools", "write_file_tool"),
     # 09 function calling
-    "function_agent": ("FunctionCallingAgent", "NativeRead", "NativeRequest", "ParallelAct"),
-    "tool_rendering": ("function_spec", "function_specs", "input_from_arguments"),
+    "protocols.function_calling": ("FunctionCallingAgent", "NativeRead", "NativeRequest", "ParallelAct"),
+    "protocols.tool_rendering": ("function_spec", "function_specs", "input_from_arguments"),
     # 10 stopping
-    "stop_rules": ("CutOff", "LimitReached", "NoProgress", "RepeatedAction", "StepCap", "StopRule", "StopRules",
+    "robustness.stop_rules": ("CutOff", "LimitReached", "NoProgress", "RepeatedAction", "StepCap", "StopRule", "StopRules",
                    "TokenBudget", "ToolTimeout", "WallClock", "Warn", "recommended_stop_rules"),
     # 11 robust parsing
-    "tolerant_parser": ("FormatObservation", "TolerantRead", "format_reminder", "parse_tolerant"),
+    "robustness.tolerant_parser": ("FormatObservation", "TolerantRead", "format_reminder", "parse_tolerant"),
     # 12 memory
-    "session": ("Session",),
-    "session_memory": ("FullHistory", "SlidingWindow", "SummaryMemory"),
-    "session_store": ("PostgresSessionStore", "SessionStoreError", "SqliteSessionStore", "Turn", "open_session_store"),
-    "user_facts": ("UserFacts",),
+    "memory.session": ("Session",),
+    "memory.session_memory": ("FullHistory", "SlidingWindow", "SummaryMemory"),
+    "memory.session_store": ("PostgresSessionStore", "SessionStoreError", "SqliteSessionStore", "Turn", "open_session_store"),
+    "memory.user_facts": ("UserFacts",),
     # 13 context
-    "context_budget": ("BudgetedRequest", "ContextBudget", "FittedRequest", "request_tokens"),
-    "observation_folding": ("fold_observation",),
-    "tool_filter": ("ToolFilter", "ToolHint"),
-    "turns": ("run_turns",),
+    "memory.context_budget": ("BudgetedRequest", "ContextBudget", "FittedRequest", "request_tokens"),
+    "memory.observation_folding": ("fold_observation",),
+    "memory.tool_filter": ("ToolFilter", "ToolHint"),
+    "memory.plain_turns": ("run_turns",),
     # 14 streaming
-    "streamed_stops": ("StopCutter",),
-    "streaming": ("ReplyDelta", "ReplyStream", "StreamedSend", "open_stream"),
+    "protocols.streamed_stops": ("StopCutter",),
+    "protocols.streaming": ("ReplyDelta", "ReplyStream", "StreamedSend", "open_stream"),
     # 15 real tools
-    "calculator": ("calculator_tool",),
-    "confirmation": ("ApprovalDecided", "ApprovalRequested", "ConfirmationGate", "GatedAct", "ask_on_console"),
-    "get_weather": ("weather_tool",),
-    "http_tool": ("ApiCallFailed", "JsonApi"),
-    "weather_service": ("WeatherService",),
+    "toolkit.calculator": ("calculator_tool",),
+    "toolkit.confirmation": ("ApprovalDecided", "ApprovalRequested", "ConfirmationGate", "GatedAct", "ask_on_console"),
+    "toolkit.weather_tool": ("weather_tool",),
+    "toolkit.http_tool": ("ApiCallFailed", "JsonApi"),
+    "toolkit.weather_api": ("WeatherService",),
     # 17 plan, reflect, skills
-    "plan_execute": ("PlanAndExecuteAgent", "PlanMade", "PlanStepDone", "PlanStepStarted"),
-    "plan_text": ("PlanError", "parse_plan"),
-    "reflection": ("ReflectingAgent", "Reflected"),
-    "router": ("Routed", "Router"),
-    "skills": ("Skill", "SkillActivated", "SkillError", "load_skills", "shop_skills"),
+    "architectures.plan_execute": ("PlanAndExecuteAgent", "PlanMade", "PlanStepDone", "PlanStepStarted"),
+    "architectures.plan_text": ("PlanError", "parse_plan"),
+    "architectures.reflection": ("ReflectingAgent", "Reflected"),
+    "architectures.router": ("Routed", "Router"),
+    "architectures.skills": ("Skill", "SkillActivated", "SkillError", "load_skills", "shop_skills"),
     # 18 evaluation
     "evaluation": ("EvalReport", "evaluate"),
     # 21 several agents
-    "handoffs": ("Handoff", "Team", "shop_team"),
-    "reminders": ("ReminderStore", "reminder_registry"),
+    "architectures.handoffs": ("Handoff", "Team", "shop_team"),
+    "architectures.reminder_loop": ("ReminderStore", "reminder_registry"),
     # 22 a tree of thoughts
-    "tree_search": ("TreeBudget", "TreeSearch"),
+    "architectures.tree_search": ("TreeBudget", "TreeSearch"),
 }
 _MODULE_OF = {name: module for module, names in _LATER.items() for name in names}
 

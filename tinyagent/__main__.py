@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from .errors import TinyAgentError
+from tinyagent.errors import TinyAgentError
 
 DEFAULT_DB = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"
 # Every round resends the whole conversation, which grows by two messages a round, so the tokens of a
@@ -51,7 +51,7 @@ def _question(text: str) -> str:
 
 def _skill_name(text: str) -> str:
     if not text.strip():  # an empty name would quietly run without any skill
-        from .skills import shop_skills
+        from tinyagent.architectures.skills import shop_skills
 
         raise argparse.ArgumentTypeError(f"--skill needs the name of one of the shop's skills: "
                                          f"{', '.join(shop_skills())}")
@@ -319,7 +319,7 @@ def _http_status(text: str) -> int:
 
 
 def _weather_service(args: argparse.Namespace) -> int:
-    from .weather_service import serve_weather
+    from tinyagent.toolkit.weather_api import serve_weather
 
     try:
         serve_weather(port=args.port, delay_s=args.delay, status=args.status)
@@ -337,11 +337,11 @@ def _printable_stdout() -> None:
 
 
 def _ask(args: argparse.Namespace) -> int:
-    from .agent import ReActAgent
-    from .clock import fixed_clock, system_clock
-    from .llm_client import LlmClient, reply_timeouts
-    from .settings import load_settings
-    from .shop import Shop, shop_registry
+    from tinyagent.agent import ReActAgent
+    from tinyagent.clock import fixed_clock, system_clock
+    from tinyagent.llm_client import LlmClient, reply_timeouts
+    from tinyagent.settings import load_settings
+    from tinyagent.shop import Shop, shop_registry
 
     _printable_stdout()
     try:
@@ -373,16 +373,16 @@ def _ask(args: argparse.Namespace) -> int:
 def _ask_planned_or_scoped(args: argparse.Namespace, llm, tools):
     """Lesson 17: `ask --plan` runs plan-and-execute; `ask --skill NAME` one loop inside that skill. An unknown
     skill name raises SkillError (one line, exit 2)."""
-    from .agent import ReActAgent
-    from .prompts import detect_language
-    from .skills import SkillActivated
+    from tinyagent.agent import ReActAgent
+    from tinyagent.architectures.skills import SkillActivated
+    from tinyagent.prompts import detect_language
 
     if args.plan:
-        from .plan_execute import PlanAndExecuteAgent
+        from tinyagent.architectures.plan_execute import PlanAndExecuteAgent
 
         executor = ReActAgent(llm, tools, max_steps=args.max_steps, lang=args.lang)
         return PlanAndExecuteAgent(llm, executor=executor, lang=args.lang).run(args.question)
-    from .skills import SkillError, shop_skills
+    from tinyagent.architectures.skills import SkillError, shop_skills
 
     skills = shop_skills()
     skill = skills.get(args.skill)
@@ -397,9 +397,9 @@ def _ask_planned_or_scoped(args: argparse.Namespace, llm, tools):
 
 
 def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .evaluation import TASK_NAMES, evaluate
-    from .llm_client import LlmClient, reply_timeouts
-    from .settings import load_settings
+    from tinyagent.evaluation import TASK_NAMES, evaluate
+    from tinyagent.llm_client import LlmClient, reply_timeouts
+    from tinyagent.settings import load_settings
 
     _printable_stdout()
     unknown = [name for name in args.task or () if name not in TASK_NAMES]
@@ -436,14 +436,14 @@ def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     try:
-        from .serving import AgentService, ServiceConfig, ServiceServer, serve_workers
-        from .serving.service import DEFAULT_SESSIONS
+        from tinyagent.serving import AgentService, ServiceConfig, ServiceServer, serve_workers
+        from tinyagent.serving.service import DEFAULT_SESSIONS
     except ImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from .clock import fixed_clock
-    from .server_signals import StopSignals
-    from .session_store import safe_url
+    from tinyagent.clock import fixed_clock
+    from tinyagent.hosting.signals import StopSignals
+    from tinyagent.memory.session_store import safe_url
 
     if args.now:
         try:
@@ -503,7 +503,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _classroom(args: argparse.Namespace) -> int:
-    from .classroom.server import serve_room
+    from tinyagent.classroom.server import serve_room
 
     try:
         serve_room(args.host, args.port, api_key=args.api_key, base_path=args.base_path, hub_auth=args.hub_auth)
@@ -514,7 +514,7 @@ def _classroom(args: argparse.Namespace) -> int:
 
 
 def _local_model(args: argparse.Namespace) -> int:
-    from .local_model import serve_local_model
+    from tinyagent.local_model import serve_local_model
 
     try:
         serve_local_model(args.port, verbose=args.verbose, threads=args.threads)
@@ -525,8 +525,8 @@ def _local_model(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from .doctor import run_doctor
-    from .settings import load_settings
+    from tinyagent.doctor import run_doctor
+    from tinyagent.settings import load_settings
 
     _printable_stdout()
     settings = None

@@ -27,11 +27,10 @@ from dataclasses import dataclass
 from itertools import count
 from typing import Any
 
-from .arguments import check_whole
-from .errors import TinyAgentError
-from .events import Event, LlmCall
-from .llm_client import ChatResult, LlmClient
-from .loop_parts import (
+from tinyagent.errors import TinyAgentError
+from tinyagent.events import Event, LlmCall
+from tinyagent.llm_client import ChatResult, LlmClient
+from tinyagent.loop_parts import (
     EMPTY_REPLY,
     MODEL_UNAVAILABLE,
     LoopParts,
@@ -44,11 +43,12 @@ from .loop_parts import (
     cut_observation,
     stopped_on_error,
 )
-from .parser import ParsedStep
-from .prompts import build_system_prompt, check_language, detect_language
-from .registry import ToolRegistry
-from .safe_text import replace_lone_surrogates
-from .trace import Trace
+from tinyagent.number_checks import check_whole
+from tinyagent.parser import ParsedStep
+from tinyagent.prompts import build_system_prompt, check_language, detect_language
+from tinyagent.registry import ToolRegistry
+from tinyagent.safe_text import replace_lone_surrogates
+from tinyagent.trace import Trace
 
 __all__ = [
     "EMPTY_REPLY",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from .errors import ConfigurationError
+from tinyagent.errors import ConfigurationError
 
 CHAT_PATH = "/chat/completions"
 

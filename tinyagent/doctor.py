@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 import requests
 
-from .errors import (
+from tinyagent.errors import (
     AuthenticationError,
     BadRequestError,
     BadResponseError,
@@ -45,8 +45,8 @@ from .errors import (
     ServerError,
     redact,
 )
-from .llm_client import CHAT_PATH, ChatResult, LlmClient, reply_timeouts
-from .settings import Settings, load_settings
+from tinyagent.llm_client import CHAT_PATH, ChatResult, LlmClient, reply_timeouts
+from tinyagent.settings import Settings, load_settings
 
 OK, WARN, FAIL, SKIP = "OK", "WARN", "FAIL", "SKIP"
 

@@ -27,12 +27,12 @@ from collections.abc import Generator
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from .agent import AgentRun, ReActAgent
-from .chat_reply import ChatResult
-from .errors import TinyAgentError
-from .events import Event, LlmCall, Observation, ToolCall, event_kind
-from .parser import parse_step
-from .trace import Trace
+from tinyagent.agent import AgentRun, ReActAgent
+from tinyagent.chat_result import ChatResult
+from tinyagent.errors import TinyAgentError
+from tinyagent.events import Event, LlmCall, Observation, ToolCall, event_kind
+from tinyagent.parser import parse_step
+from tinyagent.trace import Trace
 
 # What a printed trace says of a person's round.
 EDIT_LABELS = {

@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 import requests
 import urllib3
 
-from .api_url import CHAT_PATH, LOOPBACK_HOSTS, is_loopback, normalize_chat_url
-from .chat_reply import (
+from tinyagent.api_url import CHAT_PATH, LOOPBACK_HOSTS, is_loopback, normalize_chat_url
+from tinyagent.chat_result import (
     CHECK_THE_URL,
     MAX_REPLY_BYTES,
     ChatResult,
@@ -36,7 +36,7 @@ from .chat_reply import (
     _WrongShape,
     cut_at_stop,
 )
-from .errors import (
+from tinyagent.errors import (
     AuthenticationError,
     BadRequestError,
     BadResponseError,
@@ -48,8 +48,8 @@ from .errors import (
     ServerError,
     redact,
 )
-from .safe_text import json_may_hold_surrogates, replace_lone_surrogates
-from .settings import load_settings
+from tinyagent.safe_text import json_may_hold_surrogates, replace_lone_surrogates
+from tinyagent.settings import load_settings
 
 # Kept here too, where learners met them (lesson 03): the reply and the URL helpers live in their own modules.
 __all__ = ["CHAT_PATH", "DEFAULT_MAX_TOKENS", "LOOPBACK_HOSTS", "MAX_REPLY_BYTES", "STEP_MAX_TOKENS", "ChatResult",
@@ -151,7 +151,7 @@ class LlmClient:
     def classroom(cls, model: str = "classroom", **options: Any) -> LlmClient:
         """A client for the in-process classroom model (or one of its variants, by name), whatever
         .env says: for lessons that need a particular misbehaviour even when a real model is set."""
-        from .classroom.server import ensure_classroom_server
+        from tinyagent.classroom.server import ensure_classroom_server
 
         return cls(ensure_classroom_server().chat_url, None, model, **options)
 

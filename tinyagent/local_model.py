@@ -26,10 +26,10 @@ import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .errors import ConfigurationError
-from .llm_client import LlmClient
-from .server_address import check_can_listen
-from .server_signals import StopSignals
+from tinyagent.errors import ConfigurationError
+from tinyagent.hosting.address import check_can_listen
+from tinyagent.hosting.signals import StopSignals
+from tinyagent.llm_client import LlmClient
 
 MODEL_NAME = "SmolLM2-135M-Instruct"  # what TINYAGENT_MODEL says; the server lists it under /v1/models
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

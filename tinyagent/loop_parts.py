@@ -40,13 +40,13 @@ from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .errors import TinyAgentError
-from .events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
-from .llm_client import ChatResult
-from .parser import ParsedStep, parse_step
-from .registry import ToolRegistry, ToolResult, error_observation
-from .tools import Action
-from .trace import Trace
+from tinyagent.errors import TinyAgentError
+from tinyagent.events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
+from tinyagent.llm_client import ChatResult
+from tinyagent.parser import ParsedStep, parse_step
+from tinyagent.registry import ToolRegistry, ToolResult, error_observation
+from tinyagent.tools import Action
+from tinyagent.trace import Trace
 
 MODEL_UNAVAILABLE = {
     "en": "Sorry, I cannot reach the language model right now. Please try again in a moment.",

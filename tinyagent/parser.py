@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .tools import Action
+from tinyagent.tools import Action
 
 FINAL_ANSWER = "Final Answer:"
 

@@ -7,7 +7,7 @@ plain; lesson 08 measures what few-shot examples and format anchoring add.
 
 from __future__ import annotations
 
-from .registry import ToolRegistry
+from tinyagent.registry import ToolRegistry
 
 LANGUAGES = ("en", "zh")
 

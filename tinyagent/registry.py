@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .safe_text import replace_lone_surrogates
-from .tools import Action, Tool
+from tinyagent.safe_text import replace_lone_surrogates
+from tinyagent.tools import Action, Tool
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .api_url import is_loopback, normalize_chat_url
-from .errors import ConfigurationError, redact
+from tinyagent.api_url import is_loopback, normalize_chat_url
+from tinyagent.errors import ConfigurationError, redact
 
 NAMES = ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL")
 CLASSROOM_MODEL = "classroom"
@@ -141,7 +141,7 @@ def load_settings(
 
 
 def _classroom_settings(model: str | None, why: str, notice: bool) -> Settings:
-    from .classroom.server import ensure_classroom_server
+    from tinyagent.classroom.server import ensure_classroom_server
 
     server = ensure_classroom_server()
     if not (model or "").startswith(CLASSROOM_MODEL):

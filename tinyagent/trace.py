@@ -11,8 +11,8 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .events import Event, Final, LlmCall, Stopped, ToolCall, event_from_dict
-from .prompts import check_language
+from tinyagent.events import Event, Final, LlmCall, Stopped, ToolCall, event_from_dict
+from tinyagent.prompts import check_language
 
 # A round's heading; several agents in one trace each number their own rounds.
 ROUND = {

@@ -20,7 +20,7 @@ import requests
 from learner_accounts import runtime_problem  # beside this file
 from learner_names import LearnerListError, read_learners
 
-from tinyagent.server_signals import StopSignals
+from tinyagent.hosting.signals import StopSignals
 
 HERE = Path(__file__).resolve().parent
 COURSE = HERE.parents[1]

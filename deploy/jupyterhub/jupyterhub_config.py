@@ -49,7 +49,7 @@ from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
 from learner_accounts import LearnerAccountSpawner, runtime_problem
 from learner_names import PATTERN, LearnerListError, is_learner_name, read_learners, typed_name
 
-from tinyagent.lesson_copies import copy_new_lessons
+from tinyagent.hosting.lesson_copies import copy_new_lessons
 
 STATE.mkdir(mode=0o700, parents=True, exist_ok=True)
 STATE.chmod(0o700)  # the passwords, the cookie secret and the database: the hub's alone

@@ -5,7 +5,7 @@ The learner `ada` signs in to the hub; her server runs as the system account `ju
 kernel cannot open another learner's files, nor the hub's state (its database, cookie secret and the
 passwords: a root-owned folder, mode 0700). The hub runs as root to start servers as other accounts.
 
-Her copy of the course (tinyagent/lesson_copies.py) is made by her own account, so every file is hers
+Her copy of the course (tinyagent/hosting/lesson_copies.py) is made by her own account, so every file is hers
 and nothing the hub writes can be steered by a link she planted in her home.
 
 The learners' Python (their JupyterLab, kernels and the course package) must be usable by every
@@ -76,7 +76,7 @@ class LearnerAccountSpawner(LocalProcessSpawner):
             return pwd.getpwnam(self.account)
 
     async def _copy_lessons(self, entry: pwd.struct_passwd) -> None:
-        await self._run(self.runtime_python, "-m", "tinyagent.lesson_copies", self.course_notebooks,
+        await self._run(self.runtime_python, "-m", "tinyagent.hosting.lesson_copies", self.course_notebooks,
                         str(Path(entry.pw_dir) / "notebooks"),
                         user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], cwd=entry.pw_dir,
                         env={"PATH": "/usr/bin:/bin", "HOME": entry.pw_dir, "LANG": "C.UTF-8"})

@@ -24,8 +24,8 @@ service).
 
 from __future__ import annotations
 
-from ..lazy_names import lazy_getattr
-from .reporting import COURSE_NOW, ExerciseFailed, classroom_only
+from tinyagent.checks.reporting import COURSE_NOW, ExerciseFailed, classroom_only
+from tinyagent.lazy_names import lazy_getattr
 
 # Every name the one-file checks.py offered, by the lesson module that holds it now: the lessons, their
 # solutions and the tests import them from here.

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..shop import shop_registry, shop_tools
-from ..tools import Action
-from .reporting import _fail, _fresh_shop, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _fail, _fresh_shop, _not_attempted, _passed, grades
+from tinyagent.shop import shop_registry, shop_tools
+from tinyagent.tools import Action
 
 
 @grades("Exercise 1")

@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import json
 
-from ..shop import shop_tools
-from ..tools import Tool
-from .reporting import _fail, _fresh_shop, _instance, _json, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import (
+    _fail,
+    _fresh_shop,
+    _instance,
+    _json,
+    _not_attempted,
+    _passed,
+    _run,
+    grades,
+)
+from tinyagent.shop import shop_tools
+from tinyagent.tools import Tool
 
 
 @grades("Exercise 1")

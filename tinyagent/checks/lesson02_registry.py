@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import re
 
-from ..registry import ToolRegistry
-from ..shop import shop_tools
-from ..tools import Action
-from .reporting import _brief, _fail, _fresh_shop, _instance, _json, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import (
+    _brief,
+    _fail,
+    _fresh_shop,
+    _instance,
+    _json,
+    _not_attempted,
+    _passed,
+    _run,
+    grades,
+)
+from tinyagent.registry import ToolRegistry
+from tinyagent.shop import shop_tools
+from tinyagent.tools import Action
 
 
 @grades("Exercise 1")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import LlmError
-from .reporting import _fail, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _fail, _not_attempted, _passed, grades
+from tinyagent.errors import LlmError
 
 
 @grades("Exercise 1")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .reporting import _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades
 
 RUN_ON = """Thought: 用户想退订单 88231。先查订单。
 Action: queryOrder

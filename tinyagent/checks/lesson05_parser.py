@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..parser import parse_step
-from .lesson04_stop_sequence import STOPPED
-from .reporting import _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.lesson04_stop_sequence import STOPPED
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.parser import parse_step
 
 INVENTED_STEP = """Thought: 先查订单。
 Action: queryOrder

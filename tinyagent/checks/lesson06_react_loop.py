@@ -5,10 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..agent import ReActAgent
-from ..llm_client import ChatResult
-from ..shop import shop_registry
-from .reporting import _brief, _fail, _fresh_shop, _instance, _not_attempted, _passed, _run, grades
+from tinyagent.agent import ReActAgent
+from tinyagent.checks.reporting import (
+    _brief,
+    _fail,
+    _fresh_shop,
+    _instance,
+    _not_attempted,
+    _passed,
+    _run,
+    grades,
+)
+from tinyagent.llm_client import ChatResult
+from tinyagent.shop import shop_registry
 
 
 class ScriptedModel:

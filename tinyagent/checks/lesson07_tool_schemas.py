@@ -6,9 +6,18 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..shop import shop_tools
-from ..typed_tool import TypedTool, tool
-from .reporting import _brief, _fail, _fresh_shop, _json, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import (
+    _brief,
+    _fail,
+    _fresh_shop,
+    _json,
+    _not_attempted,
+    _passed,
+    _run,
+    grades,
+)
+from tinyagent.shop import shop_tools
+from tinyagent.toolkit.typed_tool import TypedTool, tool
 
 
 @grades("Exercise 1")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..classroom.tool_list import read_tool_list
-from ..prompt_variants import VARIANTS
-from ..prompts import build_system_prompt
-from ..registry import ToolRegistry
-from ..shop import shop_registry
-from ..token_count import token_counter
-from ..tools import FunctionTool
-from .reporting import _fail, _fresh_shop, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import _fail, _fresh_shop, _not_attempted, _passed, _run, grades
+from tinyagent.classroom.tool_list import read_tool_list
+from tinyagent.prompts import build_system_prompt
+from tinyagent.protocols.prompt_variants import VARIANTS
+from tinyagent.protocols.token_count import token_counter
+from tinyagent.registry import ToolRegistry
+from tinyagent.shop import shop_registry
+from tinyagent.tools import FunctionTool
 
 LEAN_SHARE = 0.75  # the lean prompt's budget: this share of the default prompt's tokens
 LEAN_KEYS = ("Thought:", "Action:", "Action Input:", "Final Answer:")

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .reporting import _brief, _fail, _json, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import _brief, _fail, _json, _not_attempted, _passed, _run, grades
 
 
 def _native_call(call_id: str, name: str, arguments: str) -> dict:

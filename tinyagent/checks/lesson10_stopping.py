@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..agent import ReActAgent
-from ..events import LlmCall
-from ..llm_client import ChatResult
-from ..loop_parts import Stop
-from ..shop import shop_registry
-from ..stop_rules import LimitReached, StopRules
-from ..trace import Trace
-from .lesson06_react_loop import ORDER_STEP
-from .reporting import _fail, _fresh_shop, _instance, _not_attempted, _passed, _run, grades
+from tinyagent.agent import ReActAgent
+from tinyagent.checks.lesson06_react_loop import ORDER_STEP
+from tinyagent.checks.reporting import _fail, _fresh_shop, _instance, _not_attempted, _passed, _run, grades
+from tinyagent.events import LlmCall
+from tinyagent.llm_client import ChatResult
+from tinyagent.loop_parts import Stop
+from tinyagent.robustness.stop_rules import LimitReached, StopRules
+from tinyagent.shop import shop_registry
+from tinyagent.trace import Trace
 
 
 class GivingUpModel:

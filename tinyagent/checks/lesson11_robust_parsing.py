@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..tolerant_parser import parse_tolerant
-from .lesson05_parser import MULTI_LINE_ANSWER, _action_of, _reading
-from .reporting import _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.lesson05_parser import MULTI_LINE_ANSWER, _action_of, _reading
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.robustness.tolerant_parser import parse_tolerant
 
 _REFUND_JSON = '{"orderId":"88231","reason":"质量问题：扫地机不回充"}'
 

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..agent import ReActAgent
-from ..llm_client import LlmClient
-from ..session import Session, message_tokens
-from ..session_store import SqliteSessionStore, Turn
-from ..shop import shop_registry
-from .reporting import _brief, _fail, _fresh_shop, _instance, _not_attempted, _passed, _run, grades
+from tinyagent.agent import ReActAgent
+from tinyagent.checks.reporting import (
+    _brief,
+    _fail,
+    _fresh_shop,
+    _instance,
+    _not_attempted,
+    _passed,
+    _run,
+    grades,
+)
+from tinyagent.llm_client import LlmClient
+from tinyagent.memory.session import Session, message_tokens
+from tinyagent.memory.session_store import SqliteSessionStore, Turn
+from tinyagent.shop import shop_registry
 
 
 class _TurnsOnly:

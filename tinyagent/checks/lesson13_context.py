@@ -5,11 +5,20 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from ..context_budget import request_tokens
-from ..errors import ContextBudgetError
-from ..shop import shop_registry
-from ..tools import Action
-from .reporting import _brief, _fail, _fresh_shop, _json, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import (
+    _brief,
+    _fail,
+    _fresh_shop,
+    _json,
+    _not_attempted,
+    _passed,
+    _run,
+    grades,
+)
+from tinyagent.errors import ContextBudgetError
+from tinyagent.memory.context_budget import request_tokens
+from tinyagent.shop import shop_registry
+from tinyagent.tools import Action
 
 
 def _parcel(tracking_no: str, traces: list[tuple[str, str]], carrier: str = "顺丰速运", status: str = "运输中") -> str:

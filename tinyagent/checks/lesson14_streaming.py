@@ -6,9 +6,9 @@ from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
-from ..llm_client import LlmClient, cut_at_stop
-from ..streaming import open_stream
-from .reporting import ExerciseFailed, _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import ExerciseFailed, _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.llm_client import LlmClient, cut_at_stop
+from tinyagent.protocols.streaming import open_stream
 
 STREAMED_STEP = ("Thought: The customer wants the parcel; I need the tracking number first.\n"
                  "Action: queryOrder\nAction Input: 88231\n")

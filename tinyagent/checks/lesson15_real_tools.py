@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .reporting import _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import _fail, _not_attempted, _passed, _run, grades
 
 # (expression, value): what a safe evaluator must compute.
 SAFE_EVAL_VALUES = [

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..clock import fixed_clock
-from ..shop import Shop
-from ..shop.knowledge import Passage, query_terms, search_terms
-from ..shop.policies import POLICY_FOLDER
-from .reporting import COURSE_NOW, _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import COURSE_NOW, _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.clock import fixed_clock
+from tinyagent.shop import Shop
+from tinyagent.shop.knowledge import Passage, query_terms, search_terms
+from tinyagent.shop.policies import POLICY_FOLDER
 
 _NO_PUNCTUATION = "签收次日起十五天内出现性能故障的属于质量问题经售后检测确认后可以退货也可以换货往返运费由商家承担"
 

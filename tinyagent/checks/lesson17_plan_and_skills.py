@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .reporting import _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import _fail, _not_attempted, _passed, _run, grades
 
 _PLAN_LINE = re.compile(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$")
 

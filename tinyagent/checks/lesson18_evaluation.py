@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..evaluation import CHECKS, EvalTask, RunOutcome, ToolUse, evaluate, grade
-from ..llm_client import LlmClient
-from ..protocol_comparison import run_on_fresh_shop
-from .reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.evaluation import CHECKS, EvalTask, RunOutcome, ToolUse, evaluate, grade
+from tinyagent.llm_client import LlmClient
+from tinyagent.protocols.protocol_comparison import run_on_fresh_shop
 
 # Exercise 1's request: order 88234 was signed for 3 days before the course's day, within the 7-day
 # no-reason window, so a right run checks the order, the date and the policy, then writes the refund.

@@ -8,12 +8,12 @@ from typing import Any
 
 import requests
 
-from ..llm_client import LlmClient
-from ..registry import ToolRegistry
-from ..serving import ServiceConfig, ServiceServer
-from ..shop.tools import shop_tools
-from ..tools import FunctionTool
-from .reporting import _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.llm_client import LlmClient
+from tinyagent.registry import ToolRegistry
+from tinyagent.serving import ServiceConfig, ServiceServer
+from tinyagent.shop.tools import shop_tools
+from tinyagent.tools import FunctionTool
 
 # Exercise 1's streams: what the service sends, and what any Server-Sent Events reader must also handle (a
 # keep-alive comment, data over two lines, an event with no name, Windows line ends).

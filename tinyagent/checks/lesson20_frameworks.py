@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from .reporting import _fail, _not_attempted, _passed, _run
+from tinyagent.checks.reporting import _fail, _not_attempted, _passed, _run
 
 _QUESTION = "Order 88231: my robot vacuum won't charge any more. Please refund it."
 _ORDER = ('{"orderId":"88231","product":"比特 S10 Pro 扫地机","price":1999,"signTime":"2026-06-22",'

@@ -6,11 +6,11 @@ import json
 import re
 from collections.abc import Callable
 
-from ..clock import fixed_clock
-from ..registry import ToolRegistry
-from ..shop import Shop, shop_registry
-from ..tools import Action
-from .reporting import COURSE_NOW, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import COURSE_NOW, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.clock import fixed_clock
+from tinyagent.registry import ToolRegistry
+from tinyagent.shop import Shop, shop_registry
+from tinyagent.tools import Action
 
 SCOPE_ALLOWED = ("queryOrder", "queryLogistics")
 

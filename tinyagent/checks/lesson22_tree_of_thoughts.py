@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..parser import parse_step
-from ..tree_search import Candidate, Node
-from .reporting import _fail, _not_attempted, _passed, _run, grades
+from tinyagent.architectures.tree_search import Candidate, Node
+from tinyagent.checks.reporting import _fail, _not_attempted, _passed, _run, grades
+from tinyagent.parser import parse_step
 
 _LOOKED_UP = (("queryOrder", "88231"),)
 # (candidate, the score the rule gives, what the case is about)

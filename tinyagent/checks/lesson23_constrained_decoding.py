@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..gbnf import GrammarError, parse_grammar
-from .reporting import _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import _fail, _not_attempted, _passed, _run, grades
+from tinyagent.protocols.gbnf import GrammarError, parse_grammar
 
 # The shop's tracking numbers (two capital letters, ten digits), and inputs that are not one.
 TRACKING_NUMBERS = ("SF1234567890", "YT2468013579", "ZT5566778899")

@@ -13,8 +13,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from ..clock import fixed_clock
-from ..shop import Shop
+from tinyagent.clock import fixed_clock
+from tinyagent.shop import Shop
 
 # The course's "today" (lesson 00): every check builds its shop with this clock.
 COURSE_NOW = "2026-06-30T19:05:23"

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .reply import Reply, ToolCallRequest
+from tinyagent.classroom.reply import Reply, ToolCallRequest
 
 # Names under which frameworks offer the tool that ends the conversation with the answer as its arguments.
 ANSWER_TOOLS = ("final_result", "final_answer", "final_output")

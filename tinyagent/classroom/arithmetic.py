@@ -8,10 +8,10 @@ calls the offered calculator with it, and answers with what the tool returned, o
 
 from __future__ import annotations
 
-from .conversation import Conversation
-from .intents import expression_in
-from .planning import Act, Answer, act, call, pick
-from .small_talk import cannot
+from tinyagent.classroom.conversation import Conversation
+from tinyagent.classroom.intents import expression_in
+from tinyagent.classroom.planning import Act, Answer, act, call, pick
+from tinyagent.classroom.small_talk import cannot
 
 
 def plan_calculate(conv: Conversation) -> Act | Answer:

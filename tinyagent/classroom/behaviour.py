@@ -44,14 +44,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from .answer_shapes import shape_answer
-from .conversation import Conversation, MalformedRequestError, parse_action, read_conversation
-from .no_code import no_code_reply
-from .plan_and_reflect import lesson_17_reply
-from .reply import Reply
-from .summaries import summary_request, write_summary
-from .variants import MODELS, VARIANTS, VARIANTS_TABLE, chat
-from .wrap_up import closing_request, wrap_up
+from tinyagent.classroom.answer_shapes import shape_answer
+from tinyagent.classroom.conversation import (
+    Conversation,
+    MalformedRequestError,
+    parse_action,
+    read_conversation,
+)
+from tinyagent.classroom.no_code import no_code_reply
+from tinyagent.classroom.plan_and_reflect import lesson_17_reply
+from tinyagent.classroom.reply import Reply
+from tinyagent.classroom.summaries import summary_request, write_summary
+from tinyagent.classroom.variants import MODELS, VARIANTS, VARIANTS_TABLE, chat
+from tinyagent.classroom.wrap_up import closing_request, wrap_up
 
 __all__ = ["KINDS", "MODELS", "VARIANTS_TABLE", "MalformedRequestError", "UnknownModelError", "respond"]
 
@@ -82,7 +87,7 @@ def _tree_call(asked: Asked) -> Reply | None:
     text = last.get("content") if isinstance(last, dict) else None
     if not isinstance(text, str) or not any(phrase in text.lower() for phrase in _TREE_PHRASES):
         return None  # most requests are not lesson 22's: its module loads only for one that is
-    from .tree_of_thoughts import tree_reply
+    from tinyagent.classroom.tree_of_thoughts import tree_reply
 
     return tree_reply(asked.body)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .conversation import Conversation, Step
+from tinyagent.classroom.conversation import Conversation, Step
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,16 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import NamedTuple
 
-from ..observation_folding import strip_fold_mark
-from ..plan_text import CONTEXT_HEADING
-from ..prompts import detect_language
-from .answer_shapes import AnswerShape, facts_in, read_answer_shape
-from .tool_list import MalformedToolsError, asks_for_tools, read_native_tools, read_tool_list
+from tinyagent.architectures.plan_text import CONTEXT_HEADING
+from tinyagent.classroom.answer_shapes import AnswerShape, facts_in, read_answer_shape
+from tinyagent.classroom.tool_list import (
+    MalformedToolsError,
+    asks_for_tools,
+    read_native_tools,
+    read_tool_list,
+)
+from tinyagent.memory.observation_folding import strip_fold_mark
+from tinyagent.prompts import detect_language
 
 # The heading of the note a plan's step is given (lesson 17), in either language.
 PLAN_CONTEXT = tuple(CONTEXT_HEADING.values())

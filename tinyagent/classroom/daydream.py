@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 
-from .conversation import Conversation, Step
-from .intents import detect_intent
-from .planning import Answer, Call
-from .render import action_text, final_text
-from .scenarios import plan_hasty
-from .weather_and_files import find_city
+from tinyagent.classroom.conversation import Conversation, Step
+from tinyagent.classroom.intents import detect_intent
+from tinyagent.classroom.planning import Answer, Call
+from tinyagent.classroom.render import action_text, final_text
+from tinyagent.classroom.scenarios import plan_hasty
+from tinyagent.classroom.weather_and_files import find_city
 
 IMAGINED_REFUND_ID = "RF20260629001"
 MAX_IMAGINED_STEPS = 6  # a real model also runs out of breath (or of max_tokens) eventually

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 
-from .conversation import Conversation, tool_kind
-from .intents import detect_intent
-from .plan_and_reflect import NEEDS
-from .planning import Act, Answer, Call
+from tinyagent.classroom.conversation import Conversation, tool_kind
+from tinyagent.classroom.intents import detect_intent
+from tinyagent.classroom.plan_and_reflect import NEEDS
+from tinyagent.classroom.planning import Act, Answer, Call
 
 _TOOLS_NOTE = re.compile(r"[(（](?:tools|工具)\s*[:：]\s*([^)）]*)[)）]")
 _KIND_NAMES = {"order": "queryOrder", "logistics": "queryLogistics", "refund": "applyRefund",

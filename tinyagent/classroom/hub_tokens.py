@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..errors import TinyAgentError
+from tinyagent.errors import TinyAgentError
 
 HUB_ENVIRONMENT = ("JUPYTERHUB_API_URL", "JUPYTERHUB_API_TOKEN", "JUPYTERHUB_SERVICE_NAME")
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from functools import cache
 from typing import NamedTuple
 
-from . import vocabulary as v
-from .conversation import Conversation
+from tinyagent.classroom import vocabulary as v
+from tinyagent.classroom.conversation import Conversation
 
 # Kept for the modules that read them (weather_and_files, small_talk).
 CITIES = v.CITIES

@@ -6,9 +6,9 @@ than a reply the agent cannot run, it says so plainly, in the user's language, a
 
 from __future__ import annotations
 
-from ..prompts import detect_language
-from .conversation import message_text
-from .reply import Reply
+from tinyagent.classroom.conversation import message_text
+from tinyagent.classroom.reply import Reply
+from tinyagent.prompts import detect_language
 
 # CodeAgent's prompt: "solve any task using code blobs", "in the Code sequence"; and the plain wordings. Searched in
 # the lower-cased system prompt as plain substrings: nothing to compile on every offline run.

@@ -1,6 +1,6 @@
 """Lesson 17: the classroom model as planner, re-planner, composer, checker of drafts, and chooser of skills.
 
-Each of these calls comes with a system prompt of its own (tinyagent/plan_text.py, reflection.py, router.py), which
+Each of these calls comes with a system prompt of its own (tinyagent/architectures/plan_text.py, reflection.py, router.py), which
 this module recognises by a phrase, in English or Chinese, the way summaries.py recognises lesson 12's:
 
     Write a numbered plan / 编号计划          plan      one step per part of the request
@@ -23,12 +23,12 @@ import json
 import re
 from functools import cache
 
-from ..plan_text import NO_FURTHER_STEPS, format_plan
-from ..prompts import detect_language
-from .conversation import ORDER_ID, TRACKING_NO, message_text, tool_kind
-from .intents import detect_intent
-from .reply import Reply
-from .vocabulary import LOGISTICS
+from tinyagent.architectures.plan_text import NO_FURTHER_STEPS, format_plan
+from tinyagent.classroom.conversation import ORDER_ID, TRACKING_NO, message_text, tool_kind
+from tinyagent.classroom.intents import detect_intent
+from tinyagent.classroom.reply import Reply
+from tinyagent.classroom.vocabulary import LOGISTICS
+from tinyagent.prompts import detect_language
 
 RETRY = {"en": "Try again: ", "zh": "再试一次："}
 STATUSES = ("已签收", "运输中", "待发货", "已取消")
@@ -220,7 +220,7 @@ def choose_skill(system: str, question: str) -> str:
     """"Skill: <name>": of the listed skills ("name: description (tools: a, b)") whose tools cover what the
     request needs, the one with the fewest tools (the first listed on a tie); "Skill: none" when none does or
     the request needs no shop tool."""
-    from .conversation import read_conversation
+    from tinyagent.classroom.conversation import read_conversation
 
     conv = read_conversation({"model": "classroom", "messages": [{"role": "user", "content": question}]})
     needed = NEEDS.get(detect_intent(conv))

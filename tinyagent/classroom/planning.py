@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
-from .conversation import Conversation, Step
+from tinyagent.classroom.conversation import Conversation, Step
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,11 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from .citations import cited_passages, source_note
-from .conversation import Conversation
-from .intents import fault_clause
-from .planning import Act, Answer, Order, act, call, pick, read_now, read_order, sentence
-from .vocabulary import NO_FAULT_REASON, PRODUCTS_EN, PRODUCTS_ZH, VAGUE_PROBLEM, WARRANTY
+from tinyagent.classroom.citations import cited_passages, source_note
+from tinyagent.classroom.conversation import Conversation
+from tinyagent.classroom.intents import fault_clause
+from tinyagent.classroom.planning import Act, Answer, Order, act, call, pick, read_now, read_order, sentence
+from tinyagent.classroom.vocabulary import NO_FAULT_REASON, PRODUCTS_EN, PRODUCTS_ZH, VAGUE_PROBLEM, WARRANTY
 
 # --- the policy's day limits ------------------------------------------------------------------------
 

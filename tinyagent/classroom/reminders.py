@@ -9,12 +9,12 @@ A declined send (lesson 15's gate) is reported as nothing sent, never retried.
 
 from __future__ import annotations
 
-from .conversation import Conversation
-from .intents import has_any
-from .planning import Act, Answer, act, call
-from .small_talk import cannot
-from .vocabulary import REMIND
-from .weather_and_files import RAIN_WORDS, find_city
+from tinyagent.classroom.conversation import Conversation
+from tinyagent.classroom.intents import has_any
+from tinyagent.classroom.planning import Act, Answer, act, call
+from tinyagent.classroom.small_talk import cannot
+from tinyagent.classroom.vocabulary import REMIND
+from tinyagent.classroom.weather_and_files import RAIN_WORDS, find_city
 
 
 def plan_reminder(conv: Conversation) -> Act | Answer:
@@ -102,7 +102,7 @@ def _title(conv: Conversation, title: str) -> str:
 
 
 def _english(city: object) -> str:
-    from ..weather_service import find_city as known
+    from tinyagent.toolkit.weather_api import find_city as known
 
     found = known(str(city or ""))
     return found.en if found else ""

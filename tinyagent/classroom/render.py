@@ -16,7 +16,7 @@ exactly after "Action Input: ...\\n".
 
 from __future__ import annotations
 
-from .planning import Act, Answer
+from tinyagent.classroom.planning import Act, Answer
 
 
 def action_text(thought: str, tool: str, tool_input: str) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 
-from .tokens import split_tokens
+from tinyagent.classroom.tokens import split_tokens
 
 TOKENS_PER_CHUNK = 3
 PART_TYPES = ("input_text", "output_text", "text")

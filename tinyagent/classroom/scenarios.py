@@ -38,12 +38,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .arithmetic import plan_calculate
-from .conversation import Conversation, tool_kind
-from .intents import detect_intent
-from .planning import Act, Answer
-from .refund import plan_hasty_refund
-from .shop_scenarios import (
+from tinyagent.classroom.arithmetic import plan_calculate
+from tinyagent.classroom.conversation import Conversation, tool_kind
+from tinyagent.classroom.intents import detect_intent
+from tinyagent.classroom.planning import Act, Answer
+from tinyagent.classroom.refund import plan_hasty_refund
+from tinyagent.classroom.shop_scenarios import (
     plan_fault_report,
     plan_logistics,
     plan_need_order_id,
@@ -54,7 +54,7 @@ from .shop_scenarios import (
     plan_time,
     plan_warranty,
 )
-from .small_talk import (
+from tinyagent.classroom.small_talk import (
     plan_about_react,
     plan_clarify,
     plan_decline,
@@ -62,7 +62,12 @@ from .small_talk import (
     plan_identity,
     plan_thanks,
 )
-from .weather_and_files import plan_list_files, plan_read_file, plan_weather, plan_write_file
+from tinyagent.classroom.weather_and_files import (
+    plan_list_files,
+    plan_read_file,
+    plan_weather,
+    plan_write_file,
+)
 
 
 def plan(conv: Conversation) -> Act | Answer:
@@ -77,14 +82,14 @@ def _handoffs(conv: Conversation) -> Act | Answer | None:
     """The triage's or a specialist's step (handoffs.py), for a conversation offered a handoff or handBack tool."""
     if not any(tool_kind(name) in ("handoff", "handback") for name in conv.tools):
         return None
-    from .handoffs import plan_handoffs
+    from tinyagent.classroom.handoffs import plan_handoffs
 
     return plan_handoffs(conv)
 
 
 def plan_reminder(conv: Conversation) -> Act | Answer:
     """The meeting, its forecast and the reminder (reminders.py)."""
-    from .reminders import plan_reminder as plan
+    from tinyagent.classroom.reminders import plan_reminder as plan
 
     return plan(conv)
 

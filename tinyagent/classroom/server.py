@@ -48,14 +48,14 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from ..background_server import BackgroundServer
-from ..safe_text import holds_surrogate
-from ..streamed_stops import StopCutter
-from .reply import Reply
-from .tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
+from tinyagent.classroom.reply import Reply
+from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
+from tinyagent.hosting.threaded_server import BackgroundServer
+from tinyagent.protocols.streamed_stops import StopCutter
+from tinyagent.safe_text import holds_surrogate
 
 if TYPE_CHECKING:
-    from .hub_tokens import HubTokens
+    from tinyagent.classroom.hub_tokens import HubTokens
 
 Responder = Callable[[dict], Reply]
 
@@ -338,7 +338,7 @@ class StopScanner(StopCutter):
     A stop string can be split across two pieces ("Observ" + "ation:"), so the scanner holds back the end
     of a piece when it could be the start of a stop string, until the next piece shows what it is. The
     client reading a stream from a server that ignores `stop` needs exactly this, so both use one cutter
-    (tinyagent/streamed_stops.py). It used to hold back the last len(longest stop) - 1 characters of every
+    (tinyagent/protocols/streamed_stops.py). It used to hold back the last len(longest stop) - 1 characters of every
     piece, which delayed text that could never be a stop string, and released "ab" for the stops
     ("abcd", "c") on "abc" + "d", where the whole text is cut to "".
     """
@@ -764,7 +764,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _responses(self, body: bytes) -> None:
         """The Responses API: translated to a chat request, answered as one, sent back in its own shape."""
-        from . import responses_api  # imported on first use: the lessons never call it
+        from tinyagent.classroom import responses_api  # imported on first use: the lessons never call it
 
         asked = _decode_json(body)
         try:
@@ -1152,7 +1152,9 @@ class ClassroomServer(BackgroundServer):
         # it is always asked.
         self.answers: AnswerCache | None = None
         if responder is None:
-            from . import behaviour  # imported here, so that this module loads without the model
+            from tinyagent.classroom import (
+                behaviour,  # imported here, so that this module loads without the model
+            )
 
             responder = behaviour.respond
             models = behaviour.MODELS if models is None else models
@@ -1182,7 +1184,7 @@ class ClassroomServer(BackgroundServer):
     @contextmanager
     def recording(self):
         """A RequestLog (request_log.py) of every request this server receives while the block runs."""
-        from .request_log import RequestLog
+        from tinyagent.classroom.request_log import RequestLog
 
         log = RequestLog()
         with self._logs_lock:
@@ -1277,10 +1279,12 @@ def serve_room(
     """
     hub_tokens = None
     if hub_auth:
-        from .hub_tokens import HubTokens
+        from tinyagent.classroom.hub_tokens import HubTokens
 
         hub_tokens = HubTokens()
-    from ..server_signals import StopSignals  # only a room's server waits for signals (background_server.py)
+    from tinyagent.hosting.signals import (
+        StopSignals,  # only a room's server waits for signals (background_server.py)
+    )
 
     with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost
         room = ClassroomServer(host, port, api_key=api_key, verbose=verbose, base_path=base_path,

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 
-from .citations import name_of, top_cited
-from .conversation import Conversation
-from .intents import has_fault
-from .planning import (
+from tinyagent.classroom.citations import name_of, top_cited
+from tinyagent.classroom.conversation import Conversation
+from tinyagent.classroom.intents import has_fault
+from tinyagent.classroom.planning import (
     WEEKDAYS_EN,
     WEEKDAYS_ZH,
     Act,
@@ -26,9 +26,9 @@ from .planning import (
     read_parcel,
     top_knowledge,
 )
-from .refund import answer_order_error, plan_refund
-from .small_talk import cannot
-from .vocabulary import LOGISTICS, REFUND
+from tinyagent.classroom.refund import answer_order_error, plan_refund
+from tinyagent.classroom.small_talk import cannot
+from tinyagent.classroom.vocabulary import LOGISTICS, REFUND
 
 
 def plan_refund_request(conv: Conversation) -> Act | Answer:
@@ -347,7 +347,7 @@ def _in_english(title: str | None, content: str) -> tuple[str, str] | None:
     only a text it really read is put into English, never one it would have to make up."""
     if not title:
         return None
-    from ..shop.knowledge import english_version  # read only for an English policy answer
+    from tinyagent.shop.knowledge import english_version  # read only for an English policy answer
 
     entry = english_version(title)
     return (entry.title_en, entry.content_en) if entry is not None and entry.content == content else None

@@ -7,10 +7,10 @@ the honest answer to most questions is to point at a real one.
 
 from __future__ import annotations
 
-from .conversation import Conversation, tool_kind
-from .intents import is_greeting
-from .planning import Answer
-from .vocabulary import IDENTITY, LOGISTICS, REFUND
+from tinyagent.classroom.conversation import Conversation, tool_kind
+from tinyagent.classroom.intents import is_greeting
+from tinyagent.classroom.planning import Answer
+from tinyagent.classroom.vocabulary import IDENTITY, LOGISTICS, REFUND
 
 # --- what the assistant can do --------------------------------------------------------------------------
 

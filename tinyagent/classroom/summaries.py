@@ -1,6 +1,6 @@
 """Lesson 12: the classroom model asked to summarize a conversation, so a session can forget the turns.
 
-A session's `SummaryMemory` (tinyagent/session_memory.py) sends a request with no tools: a system message
+A session's `SummaryMemory` (tinyagent/memory/session_memory.py) sends a request with no tools: a system message
 that asks to "Summarize the conversation below" (or 总结下面的对话), and a user message holding the previous
 summary, if any, and the turns to fold in, one line per message ("Customer: ...", "Assistant: ...";
 "顾客：", "客服："; "User:" and "用户：" work too). A real model writes prose; this one writes the facts a
@@ -23,11 +23,11 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from ..prompts import detect_language
-from .conversation import ORDER_ID, TRACKING_NO, Conversation, message_text
-from .intents import detect_intent, fault_clause
-from .refund import product_word
-from .vocabulary import CITIES
+from tinyagent.classroom.conversation import ORDER_ID, TRACKING_NO, Conversation, message_text
+from tinyagent.classroom.intents import detect_intent, fault_clause
+from tinyagent.classroom.refund import product_word
+from tinyagent.classroom.vocabulary import CITIES
+from tinyagent.prompts import detect_language
 
 _SOURCES: dict[str, tuple[str, int]] = {
     # Each English wording holds "summar"; each Chinese one "对话" or "聊天" (_SUMMARY_WORDS).

@@ -1,6 +1,6 @@
 """Lesson 22: the classroom model asked for several candidate next steps, and asked to score candidates.
 
-Both calls are the agent's conversation with one more user message at the end (tinyagent/tree_search.py writes
+Both calls are the agent's conversation with one more user message at the end (tinyagent/architectures/tree_search.py writes
 it), which this module recognises by a phrase, in English or Chinese, as plan_and_reflect.py does lesson 17's:
 
     Propose <k> different next steps / 提出 <k> 个不同的下一步     propose   up to k candidates, numbered
@@ -35,13 +35,19 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from .conversation import Conversation, message_text, parse_action, read_conversation, tool_kind
-from .intents import detect_intent
-from .planning import Act, Answer, act, call, pick
-from .refund import product_word, read_fault
-from .render import step_text
-from .reply import Reply
-from .scenarios import plan
+from tinyagent.classroom.conversation import (
+    Conversation,
+    message_text,
+    parse_action,
+    read_conversation,
+    tool_kind,
+)
+from tinyagent.classroom.intents import detect_intent
+from tinyagent.classroom.planning import Act, Answer, act, call, pick
+from tinyagent.classroom.refund import product_word, read_fault
+from tinyagent.classroom.render import step_text
+from tinyagent.classroom.reply import Reply
+from tinyagent.classroom.scenarios import plan
 
 # What an English product word is called in the shop's (Chinese) product names.
 PRODUCT_IN_ZH = {"robot vacuum": "扫地机", "vacuum": "吸尘器", "air purifier": "空气净化器", "floor washer": "洗地机"}

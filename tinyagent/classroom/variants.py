@@ -36,13 +36,13 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 
-from .conversation import Conversation
-from .daydream import continue_without_stop, imagine_observation
-from .planning import Act, Answer, Call, json_example_in, rename_arguments, sentence
-from .render import action_text, step_text
-from .reply import Reply, ToolCallRequest
-from .scenarios import plan
-from .small_talk import chat_reply
+from tinyagent.classroom.conversation import Conversation
+from tinyagent.classroom.daydream import continue_without_stop, imagine_observation
+from tinyagent.classroom.planning import Act, Answer, Call, json_example_in, rename_arguments, sentence
+from tinyagent.classroom.render import action_text, step_text
+from tinyagent.classroom.reply import Reply, ToolCallRequest
+from tinyagent.classroom.scenarios import plan
+from tinyagent.classroom.small_talk import chat_reply
 
 MODELS: dict[str, str] = {
     "classroom": "The careful shop assistant: one ReAct step per reply, answers from real Observations.",

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 
-from .conversation import Conversation, Step
-from .intents import CITIES, file_name_in, has_any, path_in
-from .planning import Act, Answer, act, call, pick, sentence
-from .small_talk import cannot
+from tinyagent.classroom.conversation import Conversation, Step
+from tinyagent.classroom.intents import CITIES, file_name_in, has_any, path_in
+from tinyagent.classroom.planning import Act, Answer, act, call, pick, sentence
+from tinyagent.classroom.small_talk import cannot
 
 RAIN_WORDS = ("雨", "雷", "雪", "rain", "shower", "storm", "drizzle", "snow")
 

@@ -1,6 +1,6 @@
 """Lesson 10: the classroom model asked to stop and give its best answer from what it knows.
 
-When a stop rule ends the agent's loop (`tinyagent/stop_rules.py`), the agent makes one last call: a
+When a stop rule ends the agent's loop (`tinyagent/robustness/stop_rules.py`), the agent makes one last call: a
 user message after the conversation that says why it stops, that no more tools may be called, and asks
 for the best answer to the customer now. A real model reads that sentence; the classroom model looks
 for the instruction not to call tools (`no_more_tools()`, English or Chinese) in the last user message,
@@ -19,11 +19,19 @@ import re
 from dataclasses import replace
 from functools import cache
 
-from .conversation import Conversation, Step, message_text
-from .planning import Act, Answer, read_now, read_order, read_parcel, sentence, top_knowledge
-from .render import final_text
-from .reply import Reply
-from .scenarios import plan
+from tinyagent.classroom.conversation import Conversation, Step, message_text
+from tinyagent.classroom.planning import (
+    Act,
+    Answer,
+    read_now,
+    read_order,
+    read_parcel,
+    sentence,
+    top_knowledge,
+)
+from tinyagent.classroom.render import final_text
+from tinyagent.classroom.reply import Reply
+from tinyagent.classroom.scenarios import plan
 
 
 @cache  # compiled the first time a message could hold it: every request's last message is asked, few do

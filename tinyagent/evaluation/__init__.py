@@ -20,10 +20,17 @@ The parts, one idea each:
     plots.py     matplotlib figures (imported only when you plot)
 """
 
-from .grading import CHECKS, Check, RunOutcome, ToolUse, grade, written_in
-from .harness import evaluate, run_eval_task
-from .report import REPORT_SCHEMA, SCHEMA_VERSION, EvalReport, TaskResult, report_problems, scoreboard
-from .tasks import EVAL_TASKS, LANGS, TASK_NAMES, EvalTask, select_tasks
+from tinyagent.evaluation.grading import CHECKS, Check, RunOutcome, ToolUse, grade, written_in
+from tinyagent.evaluation.harness import evaluate, run_eval_task
+from tinyagent.evaluation.report import (
+    REPORT_SCHEMA,
+    SCHEMA_VERSION,
+    EvalReport,
+    TaskResult,
+    report_problems,
+    scoreboard,
+)
+from tinyagent.evaluation.tasks import EVAL_TASKS, LANGS, TASK_NAMES, EvalTask, select_tasks
 
 __all__ = [
     "CHECKS",
@@ -53,7 +60,7 @@ __all__ = [
 def __getattr__(name: str):
     # The plots import matplotlib, which takes a second and is an optional extra: only when asked for.
     if name in ("plot_tasks", "plot_reports"):
-        from . import plots
+        from tinyagent.evaluation import plots
 
         return getattr(plots, name)
     raise AttributeError(f"module 'tinyagent.evaluation' has no attribute {name!r}")

@@ -24,13 +24,13 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..agent import AgentResult
-from ..events import LlmCall, Observation, Parsed, ToolCall
-from ..handoffs import is_handoff
-from ..protocol_comparison import parse_failures
-from ..tolerant_parser import FormatObservation
-from ..trace import Trace
-from .tasks import EvalTask
+from tinyagent.agent import AgentResult
+from tinyagent.architectures.handoffs import is_handoff
+from tinyagent.evaluation.tasks import EvalTask
+from tinyagent.events import LlmCall, Observation, Parsed, ToolCall
+from tinyagent.protocols.protocol_comparison import parse_failures
+from tinyagent.robustness.tolerant_parser import FormatObservation
+from tinyagent.trace import Trace
 
 CHECKS = ("tools", "database", "answer", "format")
 ANSWERED = ("final_answer", "fallback")  # the reasons a run ends with the model's own answer

@@ -17,13 +17,13 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
-from ..agent import MAX_STEPS
-from ..events import LlmCall
-from ..protocol_comparison import COURSE_NOW, PROTOCOLS, run_on_fresh_shop
-from .grading import RunOutcome, grade
-from .progress import progress_bar
-from .report import EvalReport, TaskResult
-from .tasks import EVAL_TASKS, EvalTask, select_tasks
+from tinyagent.agent import MAX_STEPS
+from tinyagent.evaluation.grading import RunOutcome, grade
+from tinyagent.evaluation.progress import progress_bar
+from tinyagent.evaluation.report import EvalReport, TaskResult
+from tinyagent.evaluation.tasks import EVAL_TASKS, EvalTask, select_tasks
+from tinyagent.events import LlmCall
+from tinyagent.protocols.protocol_comparison import COURSE_NOW, PROTOCOLS, run_on_fresh_shop
 
 
 def run_eval_task(task: EvalTask, llm: Any, protocol: str = "text", *, now: str = COURSE_NOW,

@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from .grading import CHECKS
-from .report import EvalReport
+from tinyagent.evaluation.grading import CHECKS
+from tinyagent.evaluation.report import EvalReport
 
 TASKS_FIGSIZE = (12, 8)  # inches: room for the suite's 22 rows
 REPORTS_FIGSIZE = (12, 4.5)  # room for a dozen reports

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from .report import TaskResult
+from tinyagent.evaluation.report import TaskResult
 
 BAR_FORMAT = "{desc}: {bar:20} {n_fmt}/{total_fmt}{postfix}"  # tqdm writes ", " before the postfix
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..events import LlmCall
-from ..protocol_comparison import PROTOCOL_NAMES
-from ..trace import Trace
-from ..validation import problems_in
-from .grading import CHECKS, Check
+from tinyagent.evaluation.grading import CHECKS, Check
+from tinyagent.events import LlmCall
+from tinyagent.protocols.protocol_comparison import PROTOCOL_NAMES
+from tinyagent.toolkit.validation import problems_in
+from tinyagent.trace import Trace
 
 SCHEMA_VERSION = "tinyagent.evaluation/1"
 

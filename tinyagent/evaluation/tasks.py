@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..prompts import detect_language
-from ..shop.tasks import SHOP_TASKS, ShopTask
+from tinyagent.prompts import detect_language
+from tinyagent.shop.tasks import SHOP_TASKS, ShopTask
 
 LANGS = ("zh", "en")
 REFUND_CHECKS = ("queryOrder", "getCurrentTime", "searchKnowledge")  # what the policy needs before a decision

@@ -28,13 +28,13 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..clock import fixed_clock
-from ..evaluation.grading import ToolUse
-from ..protocol_comparison import COURSE_NOW
-from ..shop import Shop, shop_registry
-from .setup import Setup
-from .shop_functions import ToolFailed, ToolLog
-from .wire import Wire, WireCall
+from tinyagent.clock import fixed_clock
+from tinyagent.evaluation.grading import ToolUse
+from tinyagent.frameworks.setup import Setup
+from tinyagent.frameworks.shop_functions import ToolFailed, ToolLog
+from tinyagent.frameworks.wire import Wire, WireCall
+from tinyagent.protocols.protocol_comparison import COURSE_NOW
+from tinyagent.shop import Shop, shop_registry
 
 # key -> (module, its run function): the order of the lesson's tables
 FRAMEWORKS: dict[str, tuple[str, str]] = {

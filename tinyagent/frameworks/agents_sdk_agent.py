@@ -3,7 +3,7 @@ API, which the classroom model serves too but many local servers do not)."""
 
 from __future__ import annotations
 
-from .setup import Setup, run_async
+from tinyagent.frameworks.setup import Setup, run_async
 
 NAME = "OpenAI Agents SDK"
 INSTRUCTIONS = "You are the Bit Mall customer-service assistant."

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .setup import Setup
+from tinyagent.frameworks.setup import Setup
 
 NAME = "LangChain create_agent"
 

@@ -6,8 +6,8 @@ Action / Action Input, runs the tool, and appends the Observation to a scratchpa
 
 from __future__ import annotations
 
-from .langchain_agent import chat_model
-from .setup import Setup
+from tinyagent.frameworks.langchain_agent import chat_model
+from tinyagent.frameworks.setup import Setup
 
 NAME = "LangChain classic AgentExecutor"
 

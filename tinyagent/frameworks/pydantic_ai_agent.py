@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .setup import Setup, run_async
+from tinyagent.frameworks.setup import Setup, run_async
 
 NAME = "pydantic-ai Agent"
 

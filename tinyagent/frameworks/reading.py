@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .wire import WireCall
+from tinyagent.frameworks.wire import WireCall
 
 
 def text_of(content: object) -> str:

@@ -8,9 +8,9 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..registry import ToolRegistry
-from .shop_functions import ToolLog, shop_functions
-from .wire import Wire
+from tinyagent.frameworks.shop_functions import ToolLog, shop_functions
+from tinyagent.frameworks.wire import Wire
+from tinyagent.registry import ToolRegistry
 
 
 @dataclass

@@ -13,9 +13,9 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..evaluation.grading import ToolUse
-from ..registry import ToolRegistry
-from ..tools import Action
+from tinyagent.evaluation.grading import ToolUse
+from tinyagent.registry import ToolRegistry
+from tinyagent.tools import Action
 
 
 class ToolFailed(RuntimeError):

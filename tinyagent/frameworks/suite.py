@@ -17,11 +17,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..evaluation.grading import RunOutcome, grade
-from ..evaluation.report import EvalReport, TaskResult
-from ..evaluation.tasks import EVAL_TASKS, EvalTask, select_tasks
-from ..protocol_comparison import COURSE_NOW
-from . import FrameworkRun, framework_name, run_framework
+from tinyagent.evaluation.grading import RunOutcome, grade
+from tinyagent.evaluation.report import EvalReport, TaskResult
+from tinyagent.evaluation.tasks import EVAL_TASKS, EvalTask, select_tasks
+from tinyagent.frameworks import FrameworkRun, framework_name, run_framework
+from tinyagent.protocols.protocol_comparison import COURSE_NOW
 
 # how each framework speaks to the model: lesson 18's two protocols
 PROTOCOL = {"tinyagent": "text", "langchain-classic": "text", "llama-index-react": "text"}

@@ -3,12 +3,12 @@ FunctionCallingAgent (native calls, lesson 09), their requests recorded on the s
 
 from __future__ import annotations
 
-from ..agent import ReActAgent
-from ..evaluation.grading import RunOutcome
-from ..events import LlmCall
-from ..function_agent import FunctionCallingAgent
-from ..llm_client import LlmClient
-from .setup import Setup
+from tinyagent.agent import ReActAgent
+from tinyagent.evaluation.grading import RunOutcome
+from tinyagent.events import LlmCall
+from tinyagent.frameworks.setup import Setup
+from tinyagent.llm_client import LlmClient
+from tinyagent.protocols.function_calling import FunctionCallingAgent
 
 NAME = "tinyagent ReActAgent"
 

@@ -17,8 +17,8 @@ try:
 except ImportError:
     raise ImportError('tinyagent.serving needs Starlette and uvicorn: pip install -e ".[serve]" in the course folder') from None
 
-from .app import create_app
-from .server import ServiceServer, serve_workers
-from .service import AgentService, RunCancelled, ServiceConfig
+from tinyagent.serving.app import create_app
+from tinyagent.serving.service import AgentService, RunCancelled, ServiceConfig
+from tinyagent.serving.uvicorn_server import ServiceServer, serve_workers
 
 __all__ = ["AgentService", "RunCancelled", "ServiceConfig", "ServiceServer", "create_app", "serve_workers"]

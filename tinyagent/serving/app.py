@@ -44,14 +44,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..editable_trace import EditError
-from ..errors import TinyAgentError
-from ..safe_text import replace_lone_surrogates
-from . import edits, openai_chat
-from .approvals import new_run_id
-from .openapi import docs_page, openapi_document
-from .service import AgentService, RunCancelled, RunOutcome
-from .streams import GRACE_SECONDS, RunStreams
+from tinyagent.editable_trace import EditError
+from tinyagent.errors import TinyAgentError
+from tinyagent.safe_text import replace_lone_surrogates
+from tinyagent.serving import edits, openai_chat
+from tinyagent.serving.approvals import new_run_id
+from tinyagent.serving.openapi import docs_page, openapi_document
+from tinyagent.serving.service import AgentService, RunCancelled, RunOutcome
+from tinyagent.serving.streams import GRACE_SECONDS, RunStreams
 
 log = logging.getLogger("tinyagent.serving")
 

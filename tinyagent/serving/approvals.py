@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..confirmation import ConfirmationGate, Decision
+from tinyagent.toolkit.confirmation import ConfirmationGate, Decision
 
 GUARDED_TOOLS = ("applyRefund",)
 BY_HTTP = "a person over HTTP"

@@ -22,10 +22,10 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from ..agent import AgentRun, ReActAgent
-from ..editable_trace import ContinuedRun, EditError, check_edit
-from ..events import LlmCall
-from ..trace import Trace
+from tinyagent.agent import AgentRun, ReActAgent
+from tinyagent.editable_trace import ContinuedRun, EditError, check_edit
+from tinyagent.events import LlmCall
+from tinyagent.trace import Trace
 
 KEEP = 256  # turns whose traces a process keeps for a later edit
 FIELDS = ("step", "reply", "retry", "input")

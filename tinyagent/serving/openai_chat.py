@@ -94,7 +94,7 @@ def _text(content: Any, i: int) -> str:
 
 def usage_of(result) -> dict:
     """The run's tokens, every model call summed: what this one chat answer cost."""
-    from ..events import LlmCall
+    from tinyagent.events import LlmCall
 
     totals = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
     for call in result.trace.of_type(LlmCall):

@@ -26,21 +26,21 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..agent import AgentResult, ReActAgent
-from ..clock import Clock, fixed_clock, system_clock
-from ..confirmation import ApprovalDecided, ApprovalRequested, ConfirmationGate, GatedAct
-from ..events import Event
-from ..handoffs import Team, shop_specialists
-from ..llm_client import LlmClient, reply_timeouts
-from ..registry import ToolRegistry
-from ..safe_text import replace_lone_surrogates
-from ..session import Session
-from ..session_store import SessionStore, SessionStoreError, Turn, open_session_store
-from ..settings import load_settings
-from ..stop_rules import StopRules, WallClock
-from ..streaming import StreamedSend
-from .approvals import Approvals, PausableClock, new_gate, new_run_id
-from .edits import Edit, KeptTraces
+from tinyagent.agent import AgentResult, ReActAgent
+from tinyagent.architectures.handoffs import Team, shop_specialists
+from tinyagent.clock import Clock, fixed_clock, system_clock
+from tinyagent.events import Event
+from tinyagent.llm_client import LlmClient, reply_timeouts
+from tinyagent.memory.session import Session
+from tinyagent.memory.session_store import SessionStore, SessionStoreError, Turn, open_session_store
+from tinyagent.protocols.streaming import StreamedSend
+from tinyagent.registry import ToolRegistry
+from tinyagent.robustness.stop_rules import StopRules, WallClock
+from tinyagent.safe_text import replace_lone_surrogates
+from tinyagent.serving.approvals import Approvals, PausableClock, new_gate, new_run_id
+from tinyagent.serving.edits import Edit, KeptTraces
+from tinyagent.settings import load_settings
+from tinyagent.toolkit.confirmation import ApprovalDecided, ApprovalRequested, ConfirmationGate, GatedAct
 
 DEFAULT_SESSIONS = Path.home() / ".cache" / "tinyagent" / "sessions.sqlite3"
 DEFAULT_SHOP = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"  # `ask --db` keeps a shop like this one
@@ -118,7 +118,10 @@ class AgentService:
 
     def __init__(self, config: ServiceConfig, *, llm: Callable[[], LlmClient] | None = None,
                  tools: Callable[..., ToolRegistry] | None = None):
-        from ..shop import Shop, shop_registry  # the shop loads with the service, not with `import tinyagent`
+        from tinyagent.shop import (  # the shop loads with the service, not with `import tinyagent`
+            Shop,
+            shop_registry,
+        )
 
         self.config = config
         self.clock: Clock = fixed_clock(config.now) if config.now else system_clock

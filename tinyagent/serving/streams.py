@@ -25,10 +25,10 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 
-from ..confirmation import ApprovalDecided, ApprovalRequested
-from ..errors import TinyAgentError
-from .approvals import approval_id, new_run_id
-from .service import AgentService, RunCancelled
+from tinyagent.errors import TinyAgentError
+from tinyagent.serving.approvals import approval_id, new_run_id
+from tinyagent.serving.service import AgentService, RunCancelled
+from tinyagent.toolkit.confirmation import ApprovalDecided, ApprovalRequested
 
 log = logging.getLogger("tinyagent.serving")
 

@@ -8,18 +8,18 @@ Lesson 16: `shop.import_documents(POLICY_FOLDER)` adds policy documents to the k
 `shop_registry(shop, citations=True)` searches them with a searchKnowledge whose results name their sources.
 """
 
-from ..errors import ShopDatabaseError
-from ..lazy_names import lazy_getattr
-from .database import Shop
-from .knowledge import KNOWLEDGE_BASE, KnowledgeEntry, Passage
-from .shop_errors import (
+from tinyagent.errors import ShopDatabaseError
+from tinyagent.lazy_names import lazy_getattr
+from tinyagent.shop.database import Shop
+from tinyagent.shop.knowledge import KNOWLEDGE_BASE, KnowledgeEntry, Passage
+from tinyagent.shop.shop_errors import (
     InputTooLongError,
     OrderNotFoundError,
     RefundNotAllowedError,
     ShopError,
     ShopReadOnlyError,
 )
-from .tools import (
+from tinyagent.shop.tools import (
     ApplyRefundTool,
     GetCurrentTimeTool,
     QueryLogisticsTool,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .knowledge import SECTION_SEPARATOR
+from tinyagent.shop.knowledge import SECTION_SEPARATOR
 
 # The defaults for the shop's policy documents: most sections fit in one chunk, a long one is cut.
 CHUNK_CHARS = 400

@@ -17,10 +17,10 @@ searchKnowledge (tools.py) keeps the shape lessons 00-11 show.
 
 from __future__ import annotations
 
-from ..registry import error_observation
-from ..typed_tool import TypedTool, tool
-from .database import MAX_QUERY_CHARS, Shop
-from .shop_errors import ShopError
+from tinyagent.registry import error_observation
+from tinyagent.shop.database import MAX_QUERY_CHARS, Shop
+from tinyagent.shop.shop_errors import ShopError
+from tinyagent.toolkit.typed_tool import TypedTool, tool
 
 
 def cited_search_tool(shop: Shop, limit: int = 3, rerank: bool = True) -> TypedTool:

@@ -36,11 +36,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
-from ..clock import Clock, system_clock
-from ..errors import ShopDatabaseError
-from ..sqlite_writes import immediate_transaction
-from . import knowledge
-from .shop_errors import (
+from tinyagent.clock import Clock, system_clock
+from tinyagent.errors import ShopDatabaseError
+from tinyagent.memory.sqlite_writes import immediate_transaction
+from tinyagent.shop import knowledge
+from tinyagent.shop.shop_errors import (
     InputTooLongError,
     OrderNotFoundError,
     RefundNotAllowedError,
@@ -313,7 +313,7 @@ class Shop:
         rerank: re-order bm25's best `RERANK_CANDIDATES` by how many of the query's terms each passage
                 holds, and how close together (rerank.py), then keep `limit`
         """
-        from . import rerank as reranking  # imported when used: lessons 00-11 never need it
+        from tinyagent.shop import rerank as reranking  # imported when used: lessons 00-11 never need it
 
         _check_query(query)
         with self._lock:
@@ -331,7 +331,7 @@ class Shop:
         `DocumentError` (missing, not UTF-8, empty, too large, ...) leaves the knowledge base as it was.
         Importing a document again replaces its chunks. See documents.py.
         """
-        from . import chunking, documents
+        from tinyagent.shop import chunking, documents
 
         if not paths:
             raise documents.DocumentError("name at least one document or folder to import")
@@ -343,7 +343,7 @@ class Shop:
     def import_chunks(self, chunks: Iterable) -> list:
         """Store chunks cut by any chunker (chunking.Chunk), as `import_documents` stores its own: one
         transaction, each document's old chunks replaced."""
-        from . import documents
+        from tinyagent.shop import documents
 
         chunks = list(chunks)
         if not chunks:
@@ -353,14 +353,14 @@ class Shop:
 
     def documents(self) -> list[dict]:
         """Every imported document: name, title, number of chunks, when it was imported."""
-        from . import documents
+        from tinyagent.shop import documents
 
         with self._lock:
             return documents.list_documents(self._conn)
 
     def remove_document(self, name: str) -> bool:
         """Take a document and all its chunks out of the knowledge base. False if there was no such document."""
-        from . import documents
+        from tinyagent.shop import documents
 
         with self._lock, self._write_transaction():
             return documents.delete_document(self._conn, name)

@@ -29,9 +29,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .chunking import CHUNK_CHARS, OVERLAP_CHARS, SECTION_SEPARATOR, Chunk, chunk_document
-from .knowledge import indexed_terms
-from .shop_errors import ShopError
+from tinyagent.shop.chunking import CHUNK_CHARS, OVERLAP_CHARS, SECTION_SEPARATOR, Chunk, chunk_document
+from tinyagent.shop.knowledge import indexed_terms
+from tinyagent.shop.shop_errors import ShopError
 
 # The largest document accepted. The shop's policies are a few kilobytes; a megabyte is a book. Anything
 # bigger is more likely a wrong file (a log, a database dump) than a policy, and would hold the shop's write

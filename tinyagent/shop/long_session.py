@@ -13,7 +13,7 @@ tests/test_classroom_understanding.py checks.
 
 from __future__ import annotations
 
-from .tasks import ShopTask
+from tinyagent.shop.tasks import ShopTask
 
 LONG_SESSION: tuple[ShopTask, ...] = (
     ShopTask("hello", "Hello, is anyone there?", ("Bit Mall",)),

@@ -16,10 +16,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ..confirmation import ConfirmationGate
-from ..prompts import check_language, detect_language
-from .database import Shop
-from .tools import ORDER_ID, BadInput, _unwrap_json, read_one_id
+from tinyagent.prompts import check_language, detect_language
+from tinyagent.shop.database import Shop
+from tinyagent.shop.tools import ORDER_ID, BadInput, _unwrap_json, read_one_id
+from tinyagent.toolkit.confirmation import ConfirmationGate
 
 # The summary in the run's language, so a Chinese trace (and the approval panel) reads in one language.
 SUMMARIES = {

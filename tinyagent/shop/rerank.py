@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
-from .knowledge import Passage, query_terms, search_terms
+from tinyagent.shop.knowledge import Passage, query_terms, search_terms
 
 RERANK_CANDIDATES = 10  # how many of bm25's best are looked at again
 

@@ -4,7 +4,7 @@ them without importing each other."""
 
 from __future__ import annotations
 
-from ..errors import TinyAgentError
+from tinyagent.errors import TinyAgentError
 
 
 class ShopError(TinyAgentError):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from ..tool_filter import ToolHint
+from tinyagent.memory.tool_filter import ToolHint
 
 _REFUND_WORDS = (
     "refund", "return", "money back", "send it back", "take back", "cancel",

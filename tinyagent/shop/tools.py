@@ -17,11 +17,11 @@ import unicodedata
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from ..clock import Clock, system_clock
-from ..registry import ToolRegistry, error_observation
-from ..tools import Tool
-from .database import MAX_QUERY_CHARS, Shop
-from .shop_errors import ShopError
+from tinyagent.clock import Clock, system_clock
+from tinyagent.registry import ToolRegistry, error_observation
+from tinyagent.shop.database import MAX_QUERY_CHARS, Shop
+from tinyagent.shop.shop_errors import ShopError
+from tinyagent.tools import Tool
 
 REFUND_MESSAGE = "退款申请已提交，预计 1-3 个工作日到账"
 REFUND_INPUT_EXAMPLE = '{"orderId": "88231", "reason": "质量问题：扫地机不回充"}'
@@ -308,7 +308,9 @@ def shop_tools(shop: Shop, clock: Clock | None = None, *, citations: bool = Fals
     searches the imported documents and names each result's document and section.
     """
     if citations:
-        from .cited_search import cited_search_tool  # imported when asked for: lessons 00-11 never need it
+        from tinyagent.shop.cited_search import (
+            cited_search_tool,  # imported when asked for: lessons 00-11 never need it
+        )
 
         knowledge_tool: Tool = cited_search_tool(shop)
     else:

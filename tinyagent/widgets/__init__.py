@@ -21,12 +21,12 @@ except ImportError:
         'tinyagent.widgets needs ipywidgets: pip install -e ".[widgets]" in the course folder', name="ipywidgets"
     ) from None
 
-from .approval_panel import ApprovalPanel
-from .cards import Card, apply_event, build_cards
-from .chat_panel import ChatPanel, Turn, describe_model
-from .step_debugger import StepDebugger
-from .stop_comparison import Row, StopComparison
-from .trace_viewer import TraceViewer
+from tinyagent.widgets.approval_panel import ApprovalPanel
+from tinyagent.widgets.cards import Card, apply_event, build_cards
+from tinyagent.widgets.chat_panel import ChatPanel, Turn, describe_model
+from tinyagent.widgets.step_debugger import StepDebugger
+from tinyagent.widgets.stop_comparison import Row, StopComparison
+from tinyagent.widgets.trace_viewer import TraceViewer
 
 __all__ = [
     "ApprovalPanel",

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..agent import AgentRun
-from ..confirmation import ApprovalRequested, Decision, gate_of
-from .cards import STATUS, esc, tint
-from .trace_viewer import TraceViewer, with_text
+from tinyagent.agent import AgentRun
+from tinyagent.toolkit.confirmation import ApprovalRequested, Decision, gate_of
+from tinyagent.widgets.cards import STATUS, esc, tint
+from tinyagent.widgets.trace_viewer import TraceViewer, with_text
 
 
 class ApprovalPanel(widgets.VBox):

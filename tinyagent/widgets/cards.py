@@ -24,17 +24,17 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..confirmation import APPROVAL_LABELS, ApprovalDecided, ApprovalRequested
-from ..editable_trace import PersonEdit
-from ..events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
-from ..handoffs import Handoff
-from ..plan_execute import PlanMade, PlanStepDone, PlanStepStarted
-from ..reflection import Reflected
-from ..router import Routed
-from ..skills import SkillActivated
-from ..streaming import ReplyDelta
-from ..trace import Trace
-from ..tree_search import TREE_EVENTS
+from tinyagent.architectures.handoffs import Handoff
+from tinyagent.architectures.plan_execute import PlanMade, PlanStepDone, PlanStepStarted
+from tinyagent.architectures.reflection import Reflected
+from tinyagent.architectures.router import Routed
+from tinyagent.architectures.skills import SkillActivated
+from tinyagent.architectures.tree_search import TREE_EVENTS
+from tinyagent.editable_trace import PersonEdit
+from tinyagent.events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
+from tinyagent.protocols.streaming import ReplyDelta
+from tinyagent.toolkit.confirmation import APPROVAL_LABELS, ApprovalDecided, ApprovalRequested
+from tinyagent.trace import Trace
 
 LABELS = {
     "en": {

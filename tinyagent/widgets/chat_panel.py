@@ -14,11 +14,11 @@ from urllib.parse import urlsplit
 
 import ipywidgets as widgets
 
-from ..agent import ReActAgent
-from ..llm_client import LOOPBACK_HOSTS
-from ..trace import Trace
-from .cards import STATUS, esc, plural, tint
-from .trace_viewer import TraceViewer, with_text
+from tinyagent.agent import ReActAgent
+from tinyagent.llm_client import LOOPBACK_HOSTS
+from tinyagent.trace import Trace
+from tinyagent.widgets.cards import STATUS, esc, plural, tint
+from tinyagent.widgets.trace_viewer import TraceViewer, with_text
 
 
 @dataclass(frozen=True)

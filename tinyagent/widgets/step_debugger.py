@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..agent import AgentRun, ReActAgent
-from ..editable_trace import PERSON, PersonEdit, check_edit, edit_thought, replies, retry_tool
-from ..events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
-from ..parser import parse_step
-from .cards import esc, messages_html, messages_text, plural
-from .trace_viewer import TraceViewer, with_text
+from tinyagent.agent import AgentRun, ReActAgent
+from tinyagent.editable_trace import PERSON, PersonEdit, check_edit, edit_thought, replies, retry_tool
+from tinyagent.events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
+from tinyagent.parser import parse_step
+from tinyagent.widgets.cards import esc, messages_html, messages_text, plural
+from tinyagent.widgets.trace_viewer import TraceViewer, with_text
 
 # The events a step ends on: each one follows exactly one model call or tool call.
 STEP_ENDS = (ToolCall, Observation, Final, Stopped)

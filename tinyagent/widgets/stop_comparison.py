@@ -16,10 +16,10 @@ from itertools import zip_longest
 
 import ipywidgets as widgets
 
-from ..agent import STOP_SEQUENCES, ReActAgent
-from ..llm_client import ChatResult
-from .cards import STATUS, badge, esc, tint
-from .trace_viewer import with_text
+from tinyagent.agent import STOP_SEQUENCES, ReActAgent
+from tinyagent.llm_client import ChatResult
+from tinyagent.widgets.cards import STATUS, badge, esc, tint
+from tinyagent.widgets.trace_viewer import with_text
 
 INVENTED = STATUS["tool_error"]
 AFTER_CUT = STATUS["acting"]

@@ -18,10 +18,10 @@ from collections.abc import Iterable
 
 import ipywidgets as widgets
 
-from ..events import Event
-from ..streaming import ReplyDelta
-from ..trace import Trace
-from .cards import LABELS, Card, apply_event, messages_html, plural, pre_html
+from tinyagent.events import Event
+from tinyagent.protocols.streaming import ReplyDelta
+from tinyagent.trace import Trace
+from tinyagent.widgets.cards import LABELS, Card, apply_event, messages_html, plural, pre_html
 
 
 class CardView(widgets.VBox):

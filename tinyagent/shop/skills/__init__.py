@@ -1,4 +1,4 @@
-"""The shop's skills (lesson 17): Markdown files with a front matter, read by `tinyagent.skills.load_skills`.
+"""The shop's skills (lesson 17): Markdown files with a front matter, read by `tinyagent.architectures.skills.load_skills`.
 
     logistics.md   where a parcel is: queryOrder, queryLogistics
     policies.md    after-sales policy questions: searchKnowledge

@@ -1,0 +1,66 @@
+"""Where a server listens, and what to say when it cannot listen there.
+
+The operating system answers a bad address with an errno ("Address already in use", "Name or
+service not known") or, for a port out of range, an OverflowError. A learner who typed
+`--port 70000` or `--host 999.1.1.1` needs one sentence instead: what is wrong, and what to do.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+
+from tinyagent.errors import ConfigurationError
+
+MAX_PORT = 65535
+
+
+class ServerAddressError(ConfigurationError):
+    """A server cannot listen on the host and port it was given."""
+
+
+def check_port(port: int) -> int:
+    """The port, if it is one a server can listen on (0: any free port); else ServerAddressError."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= MAX_PORT:
+        raise ServerAddressError(
+            f"the port must be a whole number from 0 to {MAX_PORT} (0: any free port), got {port!r}; "
+            "pick another --port, such as 8000"
+        )
+    return port
+
+
+def explain_listen_error(host: str, port: int, error: OSError) -> ServerAddressError:
+    """The OSError from binding (host, port), as a sentence that says what to do."""
+    if isinstance(error, socket.gaierror) or error.errno == errno.EADDRNOTAVAIL:
+        return ServerAddressError(
+            f"cannot listen on {host!r}: it is not an address of this machine; use --host 127.0.0.1 "
+            "(this machine only) or --host 0.0.0.0 (every network it is on)"
+        )
+    if error.errno == errno.EADDRINUSE:
+        return ServerAddressError(
+            f"port {port} on {host} is already in use by another program: stop that program, "
+            "or pick another --port (0: any free port)"
+        )
+    if error.errno == errno.EACCES:
+        return ServerAddressError(
+            f"port {port} needs administrator rights on this machine: pick a --port from 1024 to {MAX_PORT}"
+        )
+    return ServerAddressError(
+        f"cannot listen on {host}:{port}: {error.strerror or error}; try another --host or --port"
+    )
+
+
+def check_can_listen(host: str, port: int) -> None:
+    """Bind (host, port) for a moment, to name the problem before a server that cannot explain it starts.
+
+    For servers (llama.cpp) whose own error says only that starting failed. There is a race (another
+    program may take the port right after), which the server's own error still covers.
+    """
+    check_port(port)
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers do: TIME_WAIT is fine
+            probe.bind((host, port))
+    except OSError as error:
+        raise explain_listen_error(host, port, error) from None

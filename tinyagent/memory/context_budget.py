@@ -1,0 +1,454 @@
+"""A budget in tokens for every request the agent sends (lesson 13).
+
+    budget = ContextBudget(2000, tool_filter=ToolFilter(SHOP_TOOL_HINTS))
+    agent = ReActAgent(llm, tools, parts=[BudgetedRequest(budget)])
+
+Every request re-sends the whole conversation, so a long one grows by each turn's Thoughts and
+Observations until it is slow, costly, and finally too long for the model. With a budget, the agent's live
+message list stays whole (the trace and the next turn's history keep everything); the budget decides only
+what is *sent*: `fit` turns the conversation into a request of at most `max_tokens` tokens.
+
+Fitting, in this order; each step from step 1 on is taken only while the request is still over the budget,
+oldest first, one message or turn at a time:
+
+  0. tools: with a `tool_filter`, only the tools relevant to the request are offered (tool_filter.py), and
+     the system prompt is rebuilt with that list (function calling: the `tools` field holds only them);
+  1. fold the Observations of earlier turns into short summaries (observation_folding.py);
+  2. shorten earlier turns to the customer's request and the answer (their Thoughts, Actions and
+     Observations go);
+  3. drop earlier turns;
+  4. fold this turn's Observations, all but the latest;
+  5. still over: `ContextBudgetError`, which says how big the smallest request is and of what. The agent
+     ends the run with `Stopped("context_budget")`.
+
+A turn begins at a user message that is a request (not an "Observation: ..."); the current turn at the
+request the run was started with. The system prompt, and any system message in the history (a summary,
+instructions), are never folded or dropped.
+
+Counting. One tokenizer: `token_count.token_counter()`, cl100k_base through quicktok (exact), or the
+classroom model's rule where quicktok is not installed; `counter.name` says which. One rule for the chat
+format, `request_tokens`: the counter's chat rule on each message's role and text (3 tokens a message, its
+role, its content, and 3 that start the reply), plus the name and arguments of each tool call a message
+carries, plus the JSON text of the request's `tools` (function calling). It is the rule the classroom model
+counts its `usage` by, so with `classroom_counter()` the count equals its `prompt_tokens`. A real provider
+counts with its own tokenizer: give the budget some room below the model's context window, and leave the
+reply's `max_tokens` out of it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any, ClassVar
+
+from tinyagent.errors import ContextBudgetError
+from tinyagent.memory.observation_folding import fold_observation, is_folded
+from tinyagent.memory.tool_filter import ToolFilter, ToolSelection
+from tinyagent.number_checks import check_whole
+from tinyagent.parser import parse_step
+from tinyagent.protocols.token_count import TokenCounter, token_counter
+from tinyagent.protocols.tool_rendering import function_specs
+from tinyagent.registry import ToolRegistry
+
+OBSERVATION_PREFIX = "Observation:"
+
+__all__ = ["BudgetedRequest", "ContextBudget", "ContextBudgetError", "FittedRequest", "called_tools", "request_tokens"]
+
+
+@dataclass(frozen=True)
+class FittedRequest:
+    """One request as the budget let it go out, and what it took.
+
+    messages:     what is sent
+    tool_specs:   the request's `tools` (function calling), else None
+    offered:      the names of the tools offered, in the registry's order
+    tokens:       `messages` and `tool_specs` counted by `request_tokens`
+    whole_tokens: the same request without the budget: the whole conversation, every tool
+    budget:       the budget's `max_tokens`
+    folded:       folded Observations in `messages` (earlier turns and this one)
+    shortened:    earlier turns cut to their request and answer
+    dropped:      earlier turns left out
+    selection:    the tool filter's verdict (scores, and why each tool is offered), or None
+    """
+
+    messages: list[dict]
+    tool_specs: list[dict] | None
+    offered: tuple[str, ...]
+    tokens: int
+    whole_tokens: int
+    budget: int
+    folded: int = 0
+    shortened: int = 0
+    dropped: int = 0
+    selection: ToolSelection | None = None
+
+    def summary(self) -> str:
+        """One line: the size against the budget, and what was done to get there."""
+        done = [f"{len(self.offered)} tools offered"] if self.offered else []
+        for count, what in ((self.folded, "Observations folded"), (self.shortened, "turns shortened"),
+                            (self.dropped, "turns dropped")):
+            if count:
+                done.append(f"{count} {what}")
+        return f"{self.tokens} of {self.budget} tokens (whole: {self.whole_tokens})" + (
+            "; " + ", ".join(done) if done else "")
+
+
+class ContextBudget:
+    """At most `max_tokens` tokens in any request (see the module's docstring for how a request is fitted).
+
+    max_tokens:  the budget for the prompt: messages, tool calls and `tools`, counted by `counter`
+    tool_filter: a `ToolFilter` to offer only the relevant tools; None offers every tool
+    counter:     a `TokenCounter` (default: `token_counter()`, cl100k_base when quicktok is installed)
+    """
+
+    def __init__(self, max_tokens: int, *, tool_filter: ToolFilter | None = None, counter: TokenCounter | None = None):
+        check_whole("max_tokens", max_tokens)
+        self.max_tokens = max_tokens
+        self.tool_filter = tool_filter
+        self.counter = counter or token_counter()
+        self._cost = _MessageCost(self.counter)  # kept between requests: old messages are counted once
+
+    def __repr__(self) -> str:
+        return f"ContextBudget({self.max_tokens}, tool_filter={self.tool_filter!r}, counter={self.counter.name!r})"
+
+    def count(self, messages: list[dict], tool_specs: list[dict] | None = None) -> int:
+        """`request_tokens` with this budget's counter."""
+        return self._cost.reply + sum(self._cost(m) for m in messages) + self._cost.tools(tool_specs)
+
+    def fit(
+        self,
+        messages: list[dict],
+        tools: ToolRegistry | None = None,
+        *,
+        system_prompt: Callable[[ToolRegistry], str] | None = None,
+        tool_specs: Callable[[ToolRegistry], list[dict]] | None = None,
+        request_index: int | None = None,
+    ) -> FittedRequest:
+        """The request to send for the conversation `messages` (left unchanged).
+
+        tools:         the agent's registry (for the tool filter, and for `tool_specs`)
+        system_prompt: builds the system prompt for a set of tools (text ReAct); messages[0] is replaced
+                       by it. None when the prompt is the caller's own: it is sent as it is, with no filtering
+        tool_specs:    builds the request's `tools` for a set of tools (function calling)
+        request_index: where the current request is in `messages` (default: the last user request)
+        Raises ContextBudgetError when even the smallest request is over the budget.
+        """
+        if not messages:
+            raise ValueError("fit() needs the conversation: at least one message")
+        if request_index is None:
+            request_index = _last_request(messages)
+        if not 0 <= request_index < len(messages):
+            raise ValueError(f"request_index {request_index} is outside the {len(messages)} messages")
+        cost = self._cost
+        has_prompt = messages[0].get("role") in ("system", "developer") and request_index > 0
+        head = [dict(messages[0])] if has_prompt else []
+        earlier = _split_turns(messages[len(head) : request_index])
+        current = [dict(m) for m in messages[request_index:]]
+        request = str(messages[request_index].get("content") or "")
+
+        # 0. The tools: filtered when there is a filter and a prompt (or `tools`) to rebuild.
+        filtering = self.tool_filter is not None and tools is not None and (system_prompt or tool_specs)
+        selection = None
+        offered = tuple(tools.names) if tools is not None else ()
+
+        def render(names: tuple[str, ...]) -> tuple[list[dict], list[dict] | None]:
+            subset = ToolRegistry([tools.get(n) for n in names]) if tools is not None else None
+            new_head = head
+            if head and system_prompt is not None and subset is not None and filtering:
+                new_head = [{**head[0], "content": system_prompt(subset)}]
+            specs = tool_specs(subset) if tool_specs is not None and subset is not None else None
+            return new_head, specs
+
+        whole_tokens = self.count(messages, render(offered)[1])  # what would go out without the budget
+        if filtering:
+            selection = self.tool_filter.select(request, tools, called_tools(messages, tools))
+            offered = selection.offered
+        head_now, specs = render(offered)
+
+        state = _Fitting(head_now, earlier, current, specs, cost)
+        state.fit(self.max_tokens)
+        if state.tokens() > self.max_tokens:
+            raise ContextBudgetError(state.too_big(self.max_tokens, self.counter.name))
+
+        # Turns shortened or dropped took their Actions with them: a tool only they called need not stay.
+        if filtering:
+            called_now = called_tools(state.messages(), tools)
+            narrower = self.tool_filter.select(request, tools, called_now)
+            if set(narrower.offered) < set(offered):
+                selection, offered = narrower, narrower.offered
+                state.head, state.specs = render(offered)
+
+        sent = state.messages()
+        return FittedRequest(
+            messages=sent, tool_specs=state.specs, offered=offered, tokens=self.count(sent, state.specs),
+            whole_tokens=whole_tokens, budget=self.max_tokens, folded=state.folded, shortened=state.shortened,
+            dropped=state.dropped, selection=selection,
+        )
+
+
+class BudgetedRequest:
+    """What is sent in lesson 13: the request of the part it wraps (the whole conversation, or function calling's
+    with `tools`), fitted to the budget. Mount it on any agent:
+
+        ReActAgent(llm, tools, parts=[BudgetedRequest(ContextBudget(3000))])
+
+    The run's message list stays whole; each fitted request is kept in `fits`, request by request (the run's own
+    part: `run.parts.request.fits`). A request that cannot fit raises ContextBudgetError, which ends the run with
+    Stopped("context_budget")."""
+
+    slot: ClassVar[str] = "request"
+
+    def __init__(self, budget: ContextBudget, inner: Any = None):
+        if not isinstance(budget, ContextBudget):
+            raise TypeError(f"BudgetedRequest needs a ContextBudget, got {type(budget).__name__}")
+        self.budget = budget
+        self.inner = inner
+        self.fits: list[FittedRequest] = []  # this run's requests (a fresh part for every run)
+        self.request_index: int | None = None  # where the run's question is in its message list
+
+    def around(self, inner: Any) -> BudgetedRequest:
+        return BudgetedRequest(self.budget, inner)
+
+    def fresh(self) -> BudgetedRequest:
+        return BudgetedRequest(self.budget, self.inner)
+
+    def build(self, run: Any, closing: bool = False) -> tuple[list[dict], dict]:
+        messages, options = self.inner.build(run, closing)
+        if self.request_index is None:
+            self.request_index = _question_index(run.messages, run.question)
+        # Fewer tools are offered as the wrapped part offers tools: fewer `tools`, or a prompt rebuilt for them
+        # (unless the prompt is the caller's own).
+        if "tools" in options:
+            rebuild = {"tool_specs": lambda tools: function_specs(tools, run.lang)}
+        elif run.agent.system_prompt is None:
+            rebuild = {"system_prompt": lambda tools: run.agent.prompt_for(run.lang, tools)}
+        else:
+            rebuild = {}
+        fitted = self.budget.fit(messages, run.agent.tools, request_index=self.request_index, **rebuild)
+        self.fits.append(fitted)
+        if "tools" in options:
+            options = {**options, "tools": fitted.tool_specs}
+        return fitted.messages, options
+
+    def __repr__(self) -> str:
+        return f"BudgetedRequest({self.budget!r}, {self.inner!r})"
+
+
+def _question_index(messages: list[dict], question: str) -> int:
+    """Where the run's question is: the last user message that is exactly it (the Observations after it are user
+    messages too, in text ReAct)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user" and messages[i].get("content") == question:
+            return i
+    return len(messages) - 1
+
+
+def request_tokens(messages: list[dict], tool_specs: list[dict] | None = None,
+                   counter: TokenCounter | None = None) -> int:
+    """The tokens of a request: the counter's chat rule on every message's role and text, each tool call's
+    name and arguments, and the JSON text of `tool_specs` (see the module's docstring)."""
+    counter = counter or token_counter()
+    cost = _MessageCost(counter)
+    return cost.reply + sum(cost(m) for m in messages) + cost.tools(tool_specs)
+
+
+def called_tools(messages: list[dict], tools: ToolRegistry | None = None) -> list[str]:
+    """The tools the conversation's assistant messages call (text Actions and native tool calls), in order
+    of first call; with `tools`, only the ones it has."""
+    names: dict[str, None] = {}
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("name"), str):
+                names.setdefault(function["name"])
+        content = message.get("content")
+        if isinstance(content, str) and content:
+            action = parse_step(content).action
+            if action is not None and action.tool_name:
+                names.setdefault(action.tool_name)
+    return [n for n in names if tools is None or n in tools]
+
+
+# -- the pieces ----------------------------------------------------------------------------------------
+
+
+class _MessageCost:
+    """Tokens of one message by `request_tokens`' rule, remembered per message text (a conversation is
+    counted again at every round, and its old messages do not change)."""
+
+    def __init__(self, counter: TokenCounter):
+        self.counter = counter
+        self.reply = counter.chat([])  # the reply's start: a request of no messages costs only that
+        self._one = lru_cache(maxsize=4096)(self._count)
+
+    def __call__(self, message: dict) -> int:
+        calls = message.get("tool_calls")
+        calls_text = json.dumps(calls, ensure_ascii=False, sort_keys=True) if calls else ""
+        return self._one(str(message.get("role") or ""), _text(message.get("content")), calls_text)
+
+    def _count(self, role: str, content: str, calls_text: str) -> int:
+        tokens = self.counter.chat([{"role": role, "content": content}]) - self.reply
+        for call in json.loads(calls_text) if calls_text else []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                tokens += self.counter.text(_text(function.get("name"))) + self.counter.text(
+                    _text(function.get("arguments")))
+        return tokens
+
+    def tools(self, specs: list[dict] | None) -> int:
+        return self.counter.text(json.dumps(specs, ensure_ascii=False)) if specs else 0
+
+
+def _text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):  # content parts: [{"type": "text", "text": "..."}]
+        return "".join(p.get("text", "") for p in value if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return ""
+
+
+def _is_observation(message: dict) -> bool:
+    if message.get("role") == "tool":
+        return True
+    return message.get("role") == "user" and _text(message.get("content")).lstrip().startswith(OBSERVATION_PREFIX)
+
+
+def _is_request(message: dict) -> bool:
+    return message.get("role") == "user" and not _is_observation(message)
+
+
+def _last_request(messages: list[dict]) -> int:
+    for index in range(len(messages) - 1, -1, -1):
+        if _is_request(messages[index]):
+            return index
+    raise ValueError("the conversation has no user request to fit a request around")
+
+
+@dataclass
+class _Part:
+    """A piece of the earlier conversation: a turn (a request and what followed it), or a pinned message
+    (a system message in the history, never changed)."""
+
+    messages: list[dict]
+    pinned: bool = False
+    shortened: bool = False
+
+
+def _split_turns(messages: list[dict]) -> list[_Part]:
+    parts: list[_Part] = []
+    for message in messages:
+        message = dict(message)
+        if message.get("role") in ("system", "developer"):
+            parts.append(_Part([message], pinned=True))
+        elif _is_request(message) or not parts or parts[-1].pinned:
+            parts.append(_Part([message]))
+        else:
+            parts[-1].messages.append(message)
+    return parts
+
+
+def _fold(message: dict) -> dict | None:
+    """The message with its Observation folded, or None when folding would not shorten it."""
+    content = _text(message.get("content"))
+    if message.get("role") == "tool":
+        folded = fold_observation(content)
+        return None if folded == content else {**message, "content": folded}
+    prefix, _, body = content.partition(OBSERVATION_PREFIX)
+    body = body.strip()
+    if is_folded(body):
+        return None
+    folded = fold_observation(body)
+    return None if folded == body else {**message, "content": f"{prefix}{OBSERVATION_PREFIX} {folded}"}
+
+
+def _shortened(part: _Part) -> _Part:
+    """A turn as its request and its answer: the last assistant message, if it calls no tool and nothing
+    came after it (a turn that ended without an answer keeps only its request)."""
+    request, *rest = part.messages
+    last = rest[-1] if rest else None
+    keep = [request]
+    if last is not None and last.get("role") == "assistant" and not last.get("tool_calls"):
+        keep.append(last)
+    return replace(part, messages=keep, shortened=True)
+
+
+class _Fitting:
+    """The request being fitted: the head (system prompt), the earlier parts, the current turn."""
+
+    def __init__(self, head: list[dict], earlier: list[_Part], current: list[dict], specs, cost: _MessageCost):
+        self.head, self.earlier, self.current, self.specs, self.cost = head, earlier, current, specs, cost
+        self.shortened = self.dropped = 0
+        self._folded: set[int] = set()  # ids of the folded messages this fitting made
+
+    @property
+    def folded(self) -> int:
+        """Folded Observations in the request as it stands (a fold in a turn shortened later is gone with it)."""
+        return sum(1 for m in self.messages() if id(m) in self._folded)
+
+    def _keep_fold(self, message: dict) -> dict:
+        self._folded.add(id(message))
+        return message
+
+    def messages(self) -> list[dict]:
+        return [*self.head, *(m for part in self.earlier for m in part.messages), *self.current]
+
+    def tokens(self) -> int:
+        return self.cost.reply + sum(self.cost(m) for m in self.messages()) + self.cost.tools(self.specs)
+
+    def fit(self, budget: int) -> None:
+        total = self.tokens()
+        # 1. Fold earlier turns' Observations, oldest first.
+        for part in self.earlier:
+            for i, message in enumerate(part.messages):
+                if total <= budget:
+                    return
+                if not part.pinned and _is_observation(message) and (folded := _fold(message)) is not None:
+                    total += self.cost(folded) - self.cost(message)
+                    part.messages[i] = self._keep_fold(folded)
+        # 2. Shorten earlier turns to their request and answer, oldest first.
+        for index, part in enumerate(self.earlier):
+            if total <= budget:
+                return
+            if not part.pinned and not part.shortened:
+                short = _shortened(part)
+                total += sum(self.cost(m) for m in short.messages) - sum(self.cost(m) for m in part.messages)
+                self.earlier[index] = short
+                self.shortened += 1
+        # 3. Drop earlier turns, oldest first.
+        for part in list(self.earlier):
+            if total <= budget:
+                return
+            if not part.pinned:
+                total -= sum(self.cost(m) for m in part.messages)
+                self.earlier.remove(part)
+                self.dropped += 1
+                self.shortened -= part.shortened  # counted as dropped, not as both
+        # 4. Fold this turn's Observations, all but the latest.
+        observations = [i for i, m in enumerate(self.current) if _is_observation(m)]
+        for i in observations[:-1]:
+            if total <= budget:
+                return
+            if (folded := _fold(self.current[i])) is not None:
+                total += self.cost(folded) - self.cost(self.current[i])
+                self.current[i] = self._keep_fold(folded)
+
+    def too_big(self, budget: int, counter_name: str) -> str:
+        prompt = sum(self.cost(m) for m in self.head)
+        request = self.cost(self.current[0]) if self.current else 0
+        steps = sum(self.cost(m) for m in self.current[1:])
+        pinned = sum(self.cost(m) for part in self.earlier for m in part.messages)
+        parts = [f"system prompt {prompt}"]
+        if self.specs:
+            parts.append(f"tools {self.cost.tools(self.specs)}")
+        if pinned:
+            parts.append(f"pinned system messages {pinned}")
+        parts += [f"the request {request}", f"this turn's steps {steps} (all but the latest Observation folded)"]
+        return (
+            f"even the smallest request is {self.tokens()} tokens ({', '.join(parts)}, counted with "
+            f"{counter_name}), over the context budget of {budget}: raise the budget, shorten the request, or "
+            "start a new conversation"
+        )

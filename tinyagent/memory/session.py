@@ -1,0 +1,148 @@
+"""`Session`: one conversation across many `run()` calls, kept in a store, with a memory strategy.
+
+    agent = ReActAgent(LlmClient.from_settings(), shop_registry(shop))
+    session = Session(agent, memory=SlidingWindow(3))     # defaults: FullHistory(), in-memory SQLite
+    session.ask("Hi, my order is 88231.")                 # the AgentResult of agent.run(question, history=...)
+    session.ask("Where is it?")                           # this run also sees turn 1
+    session.turns()                                       # [Turn, Turn]: question, answer, token counts
+    session.history()                                     # what the next run would be given
+    session.last_history                                  # what the last run was given
+
+    store = SqliteSessionStore("sessions.db")              # persisted: resume it later, in another process
+    session = Session(agent, store=store)                  # a new session, id session.id
+    Session(agent, store=store, session_id=session.id)     # the same session again, with its history
+
+    facts = UserFacts("facts.db")                          # long-term memory about a user (user_facts.py)
+    Session(agent, facts=facts, user_id="u1")              # recalled facts are given to every run
+
+The agent stays as it is: a run is `agent.run(question, history=messages)` (any agent with that method:
+`ReActAgent`, `FunctionCallingAgent`). What the session keeps of each run is a `Turn`: the user's question and
+the run's final answer, plus figures. The run's inner rounds (Thought, Action, Observation) are not kept: the
+next run sees the earlier turns as plain user/assistant messages, as a chat app shows them. So a later turn
+that needs an earlier tool result (a tracking number) must find it in an earlier answer, or call the tool
+again. The memory strategy (session_memory.py) decides how much of the history each run is given.
+
+Messages given to a run, in order: recalled facts (a system message), then the memory's messages (a summary
+as a system message, then user/assistant pairs). The agent puts its own system prompt first and the new
+question last.
+
+Token counts are taken with `tinyagent.protocols.token_count.token_counter()` (cl100k_base when quicktok-v1 is
+installed, else the classroom rule; `counter.name` says which), not the server's `usage`, so they can be
+compared across models.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+from tinyagent.events import LlmCall
+from tinyagent.memory.session_memory import FullHistory, Memory
+from tinyagent.memory.session_store import SessionStore, SqliteSessionStore, Turn
+from tinyagent.memory.user_facts import UserFacts, facts_message
+from tinyagent.prompts import detect_language
+from tinyagent.protocols.token_count import TokenCounter, token_counter
+
+if TYPE_CHECKING:
+    from tinyagent.agent import AgentResult
+
+__all__ = ["Session", "Turn", "message_tokens"]
+
+
+def message_tokens(messages: list[dict], counter: TokenCounter | None = None) -> int:
+    """What `messages` add to a request, in tokens: the counter's chat rule without the reply's priming
+    (3 per message plus its role and content, with cl100k_base). `Turn.history_tokens` is this."""
+    counter = counter or token_counter()
+    return counter.chat(list(messages)) - counter.chat([])
+
+
+class Session:
+    """A conversation across runs.
+
+    agent:      anything with `run(question, history=[...])` returning an AgentResult
+    memory:     a strategy from session_memory.py (default FullHistory()), or your own
+    store:      where turns are kept (default: a new in-memory SQLite store, gone with the process)
+    session_id: the id of a session to resume (its turns are in `store`), or None for a new one
+    facts:      a UserFacts for long-term memory about the user, recalled for every question
+    user_id:    whose facts (needed with `facts`)
+    counter:    the token counter for the figures in each Turn (default token_counter())
+    """
+
+    def __init__(
+        self,
+        agent,
+        *,
+        memory: Memory | None = None,
+        store: SessionStore | None = None,
+        session_id: str | None = None,
+        facts: UserFacts | None = None,
+        user_id: str | None = None,
+        counter: TokenCounter | None = None,
+    ):
+        if not callable(getattr(agent, "run", None)):
+            raise TypeError("Session needs an agent with run(question, history=[...]), e.g. a ReActAgent")
+        if facts is not None and not (isinstance(user_id, str) and user_id.strip()):
+            raise ValueError("a Session with facts= needs user_id= (whose facts to recall)")
+        if memory is not None and not callable(getattr(memory, "history", None)):
+            raise TypeError("memory must have a history(session) method (see tinyagent.memory.session_memory)")
+        self.agent = agent
+        self.memory = memory if memory is not None else FullHistory()
+        self.store = store if store is not None else SqliteSessionStore()
+        self.id = session_id if session_id is not None else uuid.uuid4().hex
+        self.facts = facts
+        self.user_id = user_id
+        self.counter = counter or token_counter()
+        self.lang = getattr(agent, "lang", None) or "en"  # the language of the question being answered
+        self.last_history: list[dict] = []
+        self.last_result = None
+
+    def turns(self) -> list[Turn]:
+        """Every turn of this session so far, oldest first (read from the store each time, so turns other
+        processes added are there too)."""
+        return self.store.turns(self.id)
+
+    def history(self, question: str | None = None) -> list[dict]:
+        """The messages the next run is given: the facts recalled for `question` (if facts are kept), then
+        what the memory keeps of the earlier turns. The agent adds its system prompt and the question."""
+        if question is not None:
+            self.lang = self._language_for(question)
+        recalled = []
+        if self.facts is not None and question:
+            found = self.facts.recall(self.user_id, question)
+            recalled = [facts_message(found, self.lang)] if found else []
+        return recalled + list(self.memory.history(self))
+
+    def ask(self, question: str) -> AgentResult:
+        """Run the agent on `question` with this session's memory, store the turn, return the AgentResult."""
+        if not isinstance(question, str) or not question.strip():
+            raise ValueError("the question must be a non-empty string")
+        history = self.history(question)
+        result = self.agent.run(question, history=history)
+        calls = result.trace.of_type(LlmCall)
+        first_request = result.messages[: len(history) + 2]  # system prompt, history, question
+        turn = Turn(
+            question=question,
+            answer=result.answer,
+            reason=result.reason,
+            rounds=len(calls),
+            tools=tuple(call.name for call in result.trace.tool_calls),
+            history_tokens=message_tokens(history, self.counter),
+            prompt_tokens=self.counter.chat(first_request),
+            tokens_sent=sum(self.counter.chat(list(call.messages)) for call in calls),
+        )
+        self.store.append_turn(self.id, turn)
+        self.last_history, self.last_result = history, result
+        return result
+
+    def remember(self, text: str):
+        """Keep `text` as a long-term fact about this session's user (needs `facts=` and `user_id=`)."""
+        if self.facts is None:
+            raise ValueError("this Session keeps no long-term facts: create it with facts=UserFacts(...), user_id=...")
+        return self.facts.remember(self.user_id, text)
+
+    def _language_for(self, question: str) -> str:
+        language_for = getattr(self.agent, "language_for", None)
+        return language_for(question) if callable(language_for) else detect_language(question)
+
+    def __repr__(self) -> str:
+        return f"Session(id={self.id!r}, memory={self.memory!r}, store={self.store!r})"

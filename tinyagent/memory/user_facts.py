@@ -1,0 +1,168 @@
+"""Long-term memory about a user: short facts kept across sessions, recalled by relevance to the question.
+
+    facts = UserFacts("facts.db")                   # or ":memory:"
+    facts.remember("u1", "I live in Hangzhou.")
+    facts.remember("u1", "My usual order is 88231.")
+    facts.recall("u1", "Where is my usual order?")  # [Fact(text='My usual order is 88231.', score=...)]
+    facts.facts("u1")                               # everything kept about u1, oldest first
+    facts.forget("u1", fact_id)
+
+A session's memory (session_memory.py) ends with the session; these facts outlive it. What to keep is
+decided by whoever calls `remember`: here the application, when the customer states something about
+themselves. Only the facts that match the question are given to the model, so a customer with a hundred
+facts does not send a hundred lines with every question.
+
+Ranking is the shop's knowledge-base ranking (shop/knowledge.py): SQLite FTS5 over character bigrams for
+Chinese and lower-cased words for English, ordered by `bm25()`. It finds facts that share words with the
+question: "usual order" finds "My usual order is 88231". It cannot find a fact that shares only meaning:
+"Will it rain at home tonight?" does not find "I live in Hangzhou" (no word in common). Vectors (an
+embedding model turning each text into numbers, and the nearest facts by cosine similarity) would find that
+one too, at the price of a model to run for every fact and every question, and of rankings that are harder
+to explain. Facts are few and short, so words get far here; that is the trade-off lesson 16 takes up.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tinyagent.memory.session_store import BUSY_TIMEOUT_SECONDS, SessionStoreError
+from tinyagent.memory.sqlite_writes import immediate_transaction
+from tinyagent.shop.knowledge import match_query, search_terms
+
+MAX_FACT_CHARS = 500
+RECALL_LIMIT = 3
+
+FACTS_HEADER = {
+    "en": "What this customer told us in earlier sessions (most relevant first):",
+    "zh": "这位顾客在之前的会话里告诉过我们（最相关的在前）：",
+}
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS user_facts (
+        id      INTEGER PRIMARY KEY,
+        user_id TEXT NOT NULL,
+        text    TEXT NOT NULL,
+        UNIQUE (user_id, text)
+    )""",
+    # The fact's terms (bigrams and words, space-separated), indexed by FTS5 under the fact's id.
+    "CREATE VIRTUAL TABLE IF NOT EXISTS user_facts_fts USING fts5(terms)",
+)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One thing kept about a user. `score` is the recall's relevance (higher is better), None in listings."""
+
+    id: int
+    text: str
+    score: float | None = None
+
+
+class UserFacts:
+    """Facts about users in SQLite, recalled by bm25 ranking. Safe to share between threads and processes."""
+
+    def __init__(self, path: str | os.PathLike[str] = ":memory:"):
+        self.path = str(path)
+        self._lock = threading.RLock()
+        try:
+            if self.path != ":memory:":
+                if Path(self.path).is_dir():
+                    raise SessionStoreError(f"{self.path} is a folder: give the facts a file path")
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None,
+                                         check_same_thread=False)
+            with self._write():
+                for statement in _SCHEMA:
+                    self._conn.execute(statement)
+        except (sqlite3.Error, OSError) as exc:
+            raise SessionStoreError(f"cannot keep facts in {self.path}: {exc}") from None
+
+    def remember(self, user_id: str, text: str) -> Fact:
+        """Keep `text` about `user_id` (a fact kept already is not kept twice); returns it with its id."""
+        user_id, text = _check("user_id", user_id, 200), _check("text", text, MAX_FACT_CHARS)
+        with self._write():
+            row = self._conn.execute("SELECT id FROM user_facts WHERE user_id = ? AND text = ?", (user_id, text))
+            found = row.fetchone()
+            if found:
+                return Fact(found[0], text)
+            fact_id = self._conn.execute(
+                "INSERT INTO user_facts (user_id, text) VALUES (?, ?)", (user_id, text)
+            ).lastrowid
+            self._conn.execute(
+                "INSERT INTO user_facts_fts (rowid, terms) VALUES (?, ?)", (fact_id, " ".join(search_terms(text)))
+            )
+        return Fact(fact_id, text)
+
+    def recall(self, user_id: str, question: str, limit: int = RECALL_LIMIT) -> list[Fact]:
+        """The user's facts that share words with `question`, most relevant first (at most `limit`)."""
+        expression = match_query(question or "")
+        if not expression or limit < 1:
+            return []
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT f.id, f.text, bm25(user_facts_fts) AS rank FROM user_facts_fts"
+                " JOIN user_facts AS f ON f.id = user_facts_fts.rowid"
+                " WHERE user_facts_fts MATCH ? AND f.user_id = ? ORDER BY rank, f.id LIMIT ?",
+                (expression, user_id, limit),
+            ).fetchall()
+        # bm25() is lower-is-better; its negative, rounded, reads "higher is better" and prints the same every run.
+        return [Fact(fact_id, text, round(-rank, 3)) for fact_id, text, rank in rows]
+
+    def facts(self, user_id: str) -> list[Fact]:
+        """Everything kept about `user_id`, oldest first."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id, text FROM user_facts WHERE user_id = ? ORDER BY id", (user_id,)
+            ).fetchall()
+        return [Fact(fact_id, text) for fact_id, text in rows]
+
+    def forget(self, user_id: str, fact_id: int) -> bool:
+        """Delete one fact; True if it existed (and belonged to `user_id`)."""
+        with self._write():
+            gone = self._conn.execute(
+                "DELETE FROM user_facts WHERE id = ? AND user_id = ?", (fact_id, user_id)
+            ).rowcount
+            if gone:
+                self._conn.execute("DELETE FROM user_facts_fts WHERE rowid = ?", (fact_id,))
+        return bool(gone)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"UserFacts({self.path!r})"
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction. IMMEDIATE takes SQLite's write lock before the first read, so two processes
+        remembering the same fact at once cannot both find it missing and insert it twice."""
+        with self._lock, immediate_transaction(self._conn):
+            yield
+
+
+def _check(name: str, value: object, limit: int) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+    value = value.strip()
+    if len(value) > limit:
+        raise ValueError(f"{name} is {len(value)} characters; the limit is {limit}")
+    return value
+
+
+def facts_message(facts: list[Fact], lang: str = "en") -> dict:
+    """The recalled facts as the system message a run is given."""
+    lines = "\n".join(f"- {fact.text}" for fact in facts)
+    return {"role": "system", "content": f"{FACTS_HEADER[lang]}\n{lines}"}

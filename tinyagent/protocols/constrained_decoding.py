@@ -1,0 +1,558 @@
+"""Constrained decoding (lesson 23): grammars and JSON Schemas built from the registry, sent with each step.
+
+llama.cpp's server takes a `grammar` (GBNF, see gbnf.py) or a JSON Schema (`response_format`) with a request
+and samples only tokens that keep the reply inside it; vLLM takes both too, OpenAI's structured outputs take a
+JSON Schema. So the reply has the ReAct shape by construction. What the model still chooses is everything the
+grammar leaves open, and this module says how much that is.
+
+    schema_rules(schema)          GBNF for a JSON value that fits a tool's JSON Schema (lesson 07)
+    input_grammar(tool)           a tool's Action Input: its one string, or its JSON arguments
+    StepChoices                   what may come next: the tools, each id property's values, a Final Answer
+    allowed_steps(run, ...)       those choices read from the conversation so far (never from the answer)
+    step_grammar(choices)         the choices as GBNF: Thought, then an Action and its input, or a Final Answer
+    step_schema(choices)          the same as a JSON Schema: {"tool", "arguments"} or {"final_answer"}
+    ConstrainedSend               the loop's send part: rebuilds the grammar (or schema) every step
+    JsonStepRead                  the read part for a JSON step
+
+What the conversation narrows (`allowed_steps` with narrow=True), and nothing more:
+
+- an id property (its schema's example is one word with a digit, like 88231 or SF1234567890) takes only values
+  of the same shape that the customer wrote or an Observation showed, so an id is copied, never invented;
+- no call is repeated: an id already used with a tool is not offered to it again, and a tool whose input is
+  free words (searchKnowledge) or nothing (getCurrentTime) is offered once;
+- a Final Answer only after at least one Observation (or when no call is left);
+- with a `tool_filter` (lesson 13's ToolFilter), only the tools it offers for the question.
+
+The grammar never holds an answer: no fact, no tool result, no wording of the Final Answer. But when it leaves
+one action only, that step was chosen by the program, not the model; `StepChoices.forced` says so, and the
+send part keeps a log of it, so a measurement can report the share of such steps beside its pass count.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Generator, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from tinyagent.events import Event
+from tinyagent.llm_client import ChatResult
+from tinyagent.loop_parts import WholeConversation, text_reading
+from tinyagent.parser import ParsedStep, parse_step
+from tinyagent.protocols.compliance import example_turns
+from tinyagent.protocols.gbnf import literal
+from tinyagent.protocols.tool_rendering import input_from_arguments, parameters_of
+from tinyagent.tools import Action, Tool
+
+THOUGHT_CHARS = 160
+ANSWER_CHARS = 300
+FREE_TEXT_CHARS = 80  # a query or a reason: a short line
+_ID_EXAMPLE = re.compile(r"[A-Za-z]*\d[A-Za-z0-9]*")
+
+# JSON's own pieces, as the JSON grammars of llama.cpp's examples write them.
+JSON_BASICS = {
+    "ws": '[ ]?',
+    "json-char": '[^"\\\\\\x00-\\x1F\\x7F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})',
+    "json-string": '"\\"" json-char* "\\""',
+    "json-integer": '"-"? ("0" | [1-9] [0-9]{0,15})',
+    "json-number": 'json-integer ("." [0-9]+)? ([eE] [-+]? [0-9]+)?',
+    "json-boolean": '"true" | "false"',
+    "json-null": '"null"',
+}
+
+
+# -- a JSON Schema as GBNF -------------------------------------------------------------------------------------
+class RuleBook:
+    """Rules being written: each gets a name of its own, and only the JSON basics it uses come along."""
+
+    def __init__(self) -> None:
+        self.rules: dict[str, str] = {}
+
+    def add(self, name: str, body: str) -> str:
+        name = re.sub(r"[^A-Za-z0-9-]+", "-", name).strip("-") or "rule"
+        unique, n = name, 1
+        while unique in self.rules and self.rules[unique] != body:
+            n += 1
+            unique = f"{name}-{n}"
+        self.rules[unique] = body
+        return unique
+
+    def text(self, root: str = "root") -> str:
+        """The grammar, `root` first, then the rules in the order they were added, then the basics used."""
+        names = [root] + [n for n in self.rules if n != root]
+        lines = [f"{n} ::= {self.rules[n]}" for n in names]
+        used = " ".join(self.rules.values())
+        needed = [n for n in JSON_BASICS if re.search(rf"(?<![\w-]){n}(?![\w-])", used)]
+        # json-number needs json-integer, json-string needs json-char: close over what the basics use
+        for name in list(needed):
+            for other in JSON_BASICS:
+                if other not in needed and re.search(rf"(?<![\w-]){other}(?![\w-])", JSON_BASICS[name]):
+                    needed.append(other)
+        lines += [f"{n} ::= {JSON_BASICS[n]}" for n in JSON_BASICS if n in needed]
+        return "\n".join(lines) + "\n"
+
+
+def json_literal(value: Any) -> str:
+    """A JSON value written as the GBNF literal of its compact JSON text."""
+    return literal(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def schema_rules(schema: Mapping[str, Any], book: RuleBook | None = None, name: str = "value",
+                 values: Mapping[str, Iterable[str]] | None = None) -> str:
+    """The GBNF expression for a JSON value that fits `schema`; its rules go into `book`.
+
+    What it writes for each keyword: `type` (one or a list), `enum` and `const` (the JSON literals),
+    `properties` + `required` (the keys in the schema's order, optional ones may be left out; no others,
+    whether or not `additionalProperties` says so), `items` with `minItems`/`maxItems`, `minLength`/`maxLength`,
+    `anyOf`/`oneOf` (alternatives). `values` maps a property name to the only strings it may take (how the
+    conversation narrows an id). Not expressible here, and refused with a ValueError: `pattern`, `minimum`,
+    `maximum`, `uniqueItems`, and an object whose other keys `additionalProperties` allows.
+    """
+    book = RuleBook() if book is None else book
+    values = values or {}
+    for keyword in ("pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "uniqueItems"):
+        if keyword in schema:
+            raise ValueError(f"{name}: the grammar cannot express {keyword!r}; check it after the reply instead")
+    if "const" in schema:
+        return json_literal(schema["const"])
+    if "enum" in schema:
+        return "(" + " | ".join(json_literal(v) for v in schema["enum"]) + ")"
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            options = [schema_rules(option, book, f"{name}-{i}", values) for i, option in enumerate(schema[key])]
+            return book.add(name, " | ".join(options))
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        options = [schema_rules({**schema, "type": k}, book, f"{name}-{k}", values) for k in kind]
+        return book.add(name, " | ".join(options))
+    if kind == "string":
+        low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
+        if low == 0 and high is None:
+            return "json-string"
+        return book.add(name, f'"\\"" json-char{{{low},{"" if high is None else int(high)}}} "\\""')
+    if kind in ("integer", "number", "boolean", "null"):
+        return f"json-{kind}"
+    if kind == "array":
+        item = schema_rules(schema.get("items", {}), book, f"{name}-item", values)
+        low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
+        more = f'(ws "," ws {item}){{{max(low - 1, 0)},{"" if high is None else max(int(high) - 1, 0)}}}'
+        body = f'"[" ws {item} {more} ws "]"'
+        if low == 0:
+            body = f'"[" ws "]" | {body}'
+        if high == 0:
+            body = '"[" ws "]"'
+        return book.add(name, body)
+    if kind == "object" or "properties" in schema:
+        return _object_rule(schema, book, name, values)
+    if not schema or kind is None:
+        raise ValueError(f"{name}: a schema without a type allows any JSON value; give it a type")
+    raise ValueError(f"{name}: unknown type {kind!r}")
+
+
+def _object_rule(schema: Mapping[str, Any], book: RuleBook, name: str, values: Mapping[str, Iterable[str]]) -> str:
+    extra = schema.get("additionalProperties", False)
+    if extra not in (False, None) and schema.get("properties") is not None and extra != {}:
+        raise ValueError(f"{name}: the grammar writes only the keys the schema names; set additionalProperties "
+                         "to false")
+    properties = schema.get("properties") or {}
+    required = set(schema.get("required", ()))
+    pieces = []
+    for key, sub in properties.items():
+        if key in values:
+            choices = list(dict.fromkeys(values[key]))
+            if not choices:
+                raise ValueError(f"{name}.{key}: no value is left for it")
+            value = "(" + " | ".join(json_literal(v) for v in choices) + ")"
+        else:
+            value = schema_rules(sub, book, f"{name}-{key}", values)
+        pieces.append((f'{json_literal(key)} ws ":" ws {value}', key in required))
+
+    # Keys in the schema's order, a comma before every key but the first one written; an optional key may
+    # be left out. rest(i): the keys from i on, after one is written; start(i): the same, none written yet.
+    def rest(i: int) -> str:
+        return " ".join(f'ws "," ws {p}' if needed else f'(ws "," ws {p})?' for p, needed in pieces[i:])
+
+    def start(i: int) -> str:
+        if i == len(pieces):
+            return ""
+        piece, needed = pieces[i]
+        first = f"{piece} {rest(i + 1)}".strip()
+        return first if needed else f'({first} | {start(i + 1) or chr(34) * 2})'
+
+    return book.add(name, f'"{{" ws {start(0)} ws "}}"'.replace("  ", " "))
+
+
+def schema_grammar(schema: Mapping[str, Any], values: Mapping[str, Iterable[str]] | None = None) -> str:
+    """A whole grammar whose root is a JSON value that fits `schema` (see `schema_rules`)."""
+    book = RuleBook()
+    book.add("root", schema_rules(schema, book, "value", values))
+    return book.text()
+
+
+# -- a tool's Action Input ---------------------------------------------------------------------------------------
+def single_string(tool: Tool) -> str | None:
+    """The name of the tool's only parameter when it is a string (the tool then takes that string as its
+    Action Input, as the shop's queryOrder takes 88231), else None."""
+    schema = parameters_of(tool) or {}
+    properties = schema.get("properties") or {}
+    if len(properties) == 1:
+        [(key, sub)] = properties.items()
+        if sub.get("type") == "string" and not {"enum", "const"} & set(sub):
+            return key
+    return None
+
+
+def id_property(schema: Mapping[str, Any]) -> bool:
+    """A property holds an id when its example is one word with a digit in it (88231, SF1234567890)."""
+    examples = schema.get("examples") or []
+    return schema.get("type") == "string" and bool(examples) and bool(_ID_EXAMPLE.fullmatch(str(examples[0])))
+
+
+def id_shape(example: str) -> re.Pattern:
+    """Words shaped like `example`: its letters as letters, its digits as digits, as many of each."""
+    pattern = "".join("[A-Z]" if ch.isalpha() else r"\d" if ch.isdigit() else re.escape(ch) for ch in example.upper())
+    return re.compile(rf"(?<![A-Za-z0-9])({pattern})(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def input_rules(tool: Tool, book: RuleBook, values: Mapping[str, Iterable[str]] | None = None,
+                free_chars: int = FREE_TEXT_CHARS, lead: str = " ") -> str:
+    """The GBNF for the text after "Action Input:": `lead` (a space) and the input, when there is one.
+
+    A tool without parameters, or with no properties, takes nothing; a tool with one string parameter takes the
+    string itself (its `values` when given, else a line of at most `free_chars`); any other takes its arguments
+    as one line of JSON that fits its schema.
+    """
+    schema = parameters_of(tool)
+    space = literal(lead) + " " if lead else ""
+    if schema is None:
+        return book.add(f"{tool.name}-input", f"{space}[^\\n]{{1,{free_chars}}}")
+    properties = schema.get("properties") or {}
+    if not properties:
+        return '""'
+    key = single_string(tool)
+    values = values or {}
+    if key is not None:
+        if key in values:
+            return book.add(f"{tool.name}-input", " | ".join(literal(lead + v) for v in dict.fromkeys(values[key])))
+        high = properties[key].get("maxLength", free_chars)
+        return book.add(f"{tool.name}-input", f"{space}[^\\n ] [^\\n]{{0,{int(high) - 1}}}")
+    bounded = {k: (dict(s, maxLength=s.get("maxLength", free_chars)) if s.get("type") == "string" else s)
+               for k, s in properties.items()}
+    return book.add(f"{tool.name}-input", space + schema_rules({**schema, "properties": bounded}, book,
+                                                               f"{tool.name}-args", values))
+
+
+def input_grammar(tool: Tool, values: Mapping[str, Iterable[str]] | None = None) -> str:
+    """A whole grammar for one tool's Action Input alone (no leading space), for a test or a look."""
+    book = RuleBook()
+    book.add("root", "")
+    book.rules["root"] = input_rules(tool, book, values, lead="")
+    return book.text()
+
+
+# -- what may come next -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StepChoices:
+    """What a step may do.
+
+    tools:   the tool names that may be called, in the registry's order
+    values:  per tool, the values each of its id properties may take (absent: any value of its type)
+    final:   whether a Final Answer may come instead
+    """
+
+    tools: tuple[str, ...]
+    values: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    final: bool = True
+
+    def actions(self) -> int:
+        """How many actions are open: a tool with its ids counted once per combination of ids (the words of a
+        query or a reason are the model's and do not count), an unbounded id as many."""
+        total = 0
+        for name in self.tools:
+            n = 1
+            for options in self.values.get(name, {}).values():
+                n *= len(options)
+            total += n
+        return total
+
+    @property
+    def forced(self) -> bool:
+        """True when the grammar leaves one thing to do: one action and no answer, or the answer alone."""
+        return self.actions() + self.final == 1
+
+
+def _own_part(messages: list[dict]) -> tuple[str, list[dict]]:
+    """The customer's question and what followed it (a worked example before it is not this conversation)."""
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        content = str(message.get("content") or "")
+        if message.get("role") == "user" and not content.startswith("Observation:"):
+            return content, messages[i + 1:]
+    return "", []
+
+
+def _calls_made(after: list[dict], tools: Any) -> list[Action]:
+    calls = []
+    for message in after:
+        if message.get("role") != "assistant":
+            continue
+        step = read_step(str(message.get("content") or ""), tools)
+        if step.action is not None:
+            calls.append(step.action)
+    return calls
+
+
+def allowed_steps(messages: list[dict], tools: Any, *, narrow: bool = True, tool_filter: Any = None,
+                  final_after_observation: bool = True) -> StepChoices:
+    """What the next step may do, read from the conversation (see the module's docstring).
+
+    narrow=False gives only the ids seen (every tool, every id seen, a Final Answer at any time); narrow=True
+    adds the rest: no repeated call, a Final Answer only after an Observation, and the `tool_filter`'s tools.
+    """
+    question, after = _own_part(messages)
+    seen_text = question + "\n" + "\n".join(str(m.get("content") or "") for m in after if m.get("role") == "user")
+    offered = list(tools.names)
+    calls = _calls_made(after, tools) if narrow else []
+    if narrow and tool_filter is not None:
+        offered = list(tool_filter.select(question, tools, [c.tool_name for c in calls]).offered)
+    values: dict[str, dict[str, tuple[str, ...]]] = {}
+    open_tools = []
+    for name in offered:
+        tool = tools.get(name)
+        schema = parameters_of(tool) or {}
+        properties = schema.get("properties") or {}
+        mine = [c for c in calls if c.tool_name == name]
+        ids = {key: sub for key, sub in properties.items() if id_property(sub)}
+        if narrow and mine and not ids:
+            continue  # a query, or no input at all: once is enough
+        tool_values = {}
+        for key, sub in ids.items():
+            found = dict.fromkeys(m.group(1).upper() for m in id_shape(str(sub["examples"][0])).finditer(seen_text))
+            used = {_argument(c, tool, key) for c in mine}
+            tool_values[key] = tuple(v for v in found if v not in used)
+        if any(not options for options in tool_values.values()):
+            continue  # an id it needs has not been seen (or every one was used)
+        values[name] = tool_values
+        open_tools.append(name)
+    observed = any(str(m.get("content") or "").startswith("Observation:") for m in after)
+    final = not narrow or not final_after_observation or observed or not open_tools
+    return StepChoices(tuple(open_tools), values, final)
+
+
+def _argument(call: Action, tool: Tool, key: str) -> str:
+    """The value of `key` in a call's input: the text itself for a one-string tool, else from its JSON."""
+    text = call.tool_input.strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        return str(data.get(key, "")).upper()
+    return text.upper() if single_string(tool) == key else ""
+
+
+def step_grammar(choices: StepChoices, tools: Any, *, ids: bool = True, thought_chars: int = THOUGHT_CHARS,
+                 answer_chars: int = ANSWER_CHARS) -> str:
+    """The choices as a GBNF grammar for one text ReAct step:
+
+        Thought: <one line>
+        Action: <a tool offered>
+        Action Input: <what that tool's schema allows, its ids from the choices>
+    or
+        Thought: <one line>
+        Final Answer: <one line>
+
+    ids=False writes each tool's input as a free line (the format alone, not the inputs)."""
+    book = RuleBook()
+    book.add("root", "")
+    book.add("thought", f'"Thought: " [^\\n]{{1,{thought_chars}}} "\\n"')
+    branches = []
+    for name in choices.tools:
+        tool = tools.get(name)
+        if ids:
+            given = choices.values.get(name, {})
+            value = input_rules(tool, book, given)
+        else:
+            value = book.add(f"{name}-input", f'(" " [^\\n]{{1,{FREE_TEXT_CHARS}}})?')
+        branches.append(book.add(f"call-{name}", f'{literal("Action: " + name + chr(10) + "Action Input:")} {value}'))
+    if choices.final:
+        branches.append(book.add("answer", f'"Final Answer: " [^\\n]{{1,{answer_chars}}}'))
+    book.rules["root"] = "thought (" + " | ".join(branches) + ")"
+    return book.text()
+
+
+def step_schema(choices: StepChoices, tools: Any, *, answer_chars: int = ANSWER_CHARS) -> dict:
+    """The choices as a JSON Schema: `{"tool": name, "arguments": {...}}` per tool offered (its ids as an
+    enum), or `{"final_answer": "..."}`."""
+    options = []
+    for name in choices.tools:
+        schema = dict(parameters_of(tools.get(name)) or {"type": "object", "properties": {}})
+        properties = {key: ({**sub, "enum": list(choices.values[name][key])}
+                            if key in choices.values.get(name, {}) else
+                            {**sub, "maxLength": sub.get("maxLength", FREE_TEXT_CHARS)}
+                            if sub.get("type") == "string" else sub)
+                      for key, sub in (schema.get("properties") or {}).items()}
+        arguments = {"type": "object", "properties": properties, "required": list(properties),
+                     "additionalProperties": False}
+        options.append({"type": "object", "properties": {"tool": {"const": name}, "arguments": arguments},
+                        "required": ["tool", "arguments"], "additionalProperties": False})
+    if choices.final:
+        options.append({"type": "object",
+                        "properties": {"final_answer": {"type": "string", "minLength": 1, "maxLength": answer_chars}},
+                        "required": ["final_answer"], "additionalProperties": False})
+    return {"anyOf": options}
+
+
+# -- the loop's parts ---------------------------------------------------------------------------------------------
+def read_step(text: str, tools: Any = None) -> ParsedStep:
+    """A step written as text ReAct, or as the JSON of `step_schema`: whichever the text is."""
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return parse_step(text)
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return ParsedStep("", None, None, "no_format")
+    if isinstance(data, dict) and isinstance(data.get("final_answer"), str):
+        return ParsedStep("", None, data["final_answer"], "final_answer")
+    if isinstance(data, dict) and isinstance(data.get("tool"), str):
+        tool = tools.get(data["tool"]) if tools is not None else None
+        arguments = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
+        key = single_string(tool) if tool is not None else None
+        text_input = str(arguments.get(key, "")) if key and set(arguments) == {key} else (
+            input_from_arguments(tool, arguments) if tool is not None else json.dumps(arguments, ensure_ascii=False))
+        return ParsedStep("", Action(data["tool"], text_input), None, "action")
+    return ParsedStep("", None, None, "no_format")
+
+
+class JsonStepRead:
+    """How a reply is read when it is a step of `step_schema` (JSON), or text ReAct when it is not."""
+
+    slot: ClassVar[str] = "read"
+
+    def __call__(self, run: Any, step: int, reply: ChatResult):
+        return text_reading(step, reply, self.parse(reply.text, reply.finish_reason, run.agent.tools), run.lang)
+
+    def parse(self, text: str, finish_reason: str | None = None, tools: Any = None) -> ParsedStep:
+        return read_step(text, tools)
+
+    def __repr__(self) -> str:
+        return "JsonStepRead()"
+
+
+@dataclass(frozen=True)
+class ConstrainedStep:
+    """One constrained request, as the send part logged it: the step, what was allowed, what was sent."""
+
+    step: int
+    choices: StepChoices
+    constraint: str | dict  # the grammar text, or the JSON Schema
+
+    @property
+    def forced(self) -> bool:
+        return self.choices.forced
+
+
+class ConstrainedSend:
+    """How a step is sent: with a grammar (`grammar`, GBNF) or a JSON Schema (`response_format`) rebuilt from
+    the conversation before every request.
+
+    form:        "grammar" (text ReAct) or "json_schema" (the JSON step, read it with JsonStepRead)
+    inputs:      False: the format only (any line as the input); True: each tool's input from its schema
+    narrow:      False: ids from the conversation only; True: also no repeat, answer after an Observation,
+                 and the `tool_filter`'s tools (see allowed_steps)
+    log:         every request's ConstrainedStep, appended (across runs: the measurement's record)
+    """
+
+    slot: ClassVar[str] = "send"
+
+    def __init__(self, form: str = "grammar", *, inputs: bool = True, narrow: bool = True, tool_filter: Any = None,
+                 thought_chars: int = THOUGHT_CHARS, answer_chars: int = ANSWER_CHARS):
+        if form not in ("grammar", "json_schema"):
+            raise ValueError(f"form must be 'grammar' or 'json_schema', got {form!r}")
+        self.form, self.inputs, self.narrow, self.tool_filter = form, inputs, narrow, tool_filter
+        self.thought_chars, self.answer_chars = thought_chars, answer_chars
+        self.log: list[ConstrainedStep] = []
+
+    def constraint_for(self, messages: list[dict], tools: Any) -> tuple[StepChoices, str | dict]:
+        """What the next step may do, and the grammar or schema that says it."""
+        if self.inputs:
+            choices = allowed_steps(messages, tools, narrow=self.narrow, tool_filter=self.tool_filter)
+        else:
+            choices = StepChoices(tuple(tools.names), {}, True)
+        if self.form == "json_schema":
+            return choices, step_schema(choices, tools, answer_chars=self.answer_chars)
+        return choices, step_grammar(choices, tools, ids=self.inputs, thought_chars=self.thought_chars,
+                                     answer_chars=self.answer_chars)
+
+    def __call__(self, run: Any, step: int, messages: list[dict], **options: Any) -> Generator[Event, None, ChatResult]:
+        choices, constraint = self.constraint_for(run.messages, run.agent.tools)
+        self.log.append(ConstrainedStep(step, choices, constraint))
+        if self.form == "grammar":
+            options["grammar"] = constraint
+        else:
+            options["response_format"] = {"type": "json_schema",
+                                          "json_schema": {"name": "react_step", "schema": constraint}}
+        return run.agent.llm.chat(messages, **options)
+        yield  # a generator like every send; this one yields nothing
+
+    def __repr__(self) -> str:
+        return f"ConstrainedSend({self.form!r}, inputs={self.inputs}, narrow={self.narrow})"
+
+
+class WithExample:
+    """What is sent: the request of the part it wraps, with a worked example (chat turns) after the system
+    prompt, in the run's language (compliance.example_turns)."""
+
+    slot: ClassVar[str] = "request"
+
+    def __init__(self, inner: Any = None):
+        self.inner = inner or WholeConversation()
+
+    def around(self, inner: Any) -> WithExample:
+        return WithExample(inner)
+
+    def build(self, run: Any, closing: bool = False) -> tuple[list[dict], dict]:
+        messages, options = self.inner.build(run, closing)
+        head = 1 if messages and messages[0].get("role") == "system" else 0
+        return [*messages[:head], *example_turns(run.lang), *messages[head:]], options
+
+    def __repr__(self) -> str:
+        return f"WithExample({self.inner!r})"
+
+
+def forced_share(steps: Iterable[ConstrainedStep]) -> float:
+    """The share of logged steps whose grammar left one thing to do (0.0 for none logged)."""
+    steps = list(steps)
+    return sum(s.forced for s in steps) / len(steps) if steps else 0.0
+
+
+# -- lesson 23's measurement ----------------------------------------------------------------------------------------
+VARIANTS = {
+    "none": "the course's prompt, no grammar",
+    "format": "a grammar for the format (Thought, then Action + Action Input, or Final Answer)",
+    "inputs": "+ each tool's input from its schema, ids only as seen in the conversation",
+    "conversation": "+ rebuilt each step (no repeat, answer after an Observation), tool filter, one-shot example",
+    "json_schema": "a JSON Schema ({tool, arguments} or {final_answer}), narrowed and filtered the same way",
+}
+
+
+def variant_options(name: str) -> dict:
+    """The agent options (`parts`) of one of VARIANTS, with a new send part (so a new log) each call."""
+    from tinyagent.memory.tool_filter import ToolFilter
+    from tinyagent.shop.tool_hints import SHOP_TOOL_HINTS
+
+    if name == "none":
+        return {}
+    if name == "format":
+        return {"parts": {"send": ConstrainedSend(inputs=False)}}
+    if name == "inputs":
+        return {"parts": {"send": ConstrainedSend(narrow=False)}}
+    narrowed = {"tool_filter": ToolFilter(SHOP_TOOL_HINTS), "thought_chars": 60, "answer_chars": 100}
+    if name == "conversation":
+        return {"parts": {"send": ConstrainedSend(**narrowed), "request": WithExample()}}
+    if name == "json_schema":
+        return {"parts": {"send": ConstrainedSend("json_schema", **narrowed), "request": WithExample(),
+                          "read": JsonStepRead()}}
+    raise ValueError(f"no variant {name!r}: the variants are {', '.join(VARIANTS)}")

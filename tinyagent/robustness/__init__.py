@@ -1,0 +1,1 @@
+"""A model that misbehaves: stop rules (lesson 10) and tolerant reading (lesson 11)."""

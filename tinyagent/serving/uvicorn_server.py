@@ -1,0 +1,178 @@
+"""Running the web app with uvicorn: from a thread (a notebook, a test) or in the foreground (the command line).
+
+    with ServiceServer(ServiceConfig(shop_db=":memory:")) as server:   # port 0: any free port
+        requests.post(server.url + "/agent/invoke", json={"query": "Where is order 88231?"})
+
+`ServiceServer` behaves like the project's other background servers (background_server.py): it binds in the
+constructor, so `.port` is known before `start()`; `start()` returns once uvicorn accepts connections;
+`stop()` may be called twice; `serve_forever()` serves until SIGINT or SIGTERM, even in a process started with
+SIGINT ignored (server_signals.py). It is not a BackgroundServer subclass because uvicorn is not a
+socketserver: it runs its own asyncio loop, here on a thread of its own.
+
+Several workers (`serve_workers`) are separate processes that share the listening socket. Each builds its own
+app from the same configuration, passed in the environment (uvicorn starts workers from an import string, not
+from an object), and they share sessions only through the session store: PostgreSQL for a real deployment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+
+import uvicorn
+
+from tinyagent.hosting.address import check_port, explain_listen_error
+from tinyagent.hosting.signals import StopSignals
+from tinyagent.serving.app import create_app
+from tinyagent.serving.connections import MAX_HEADER_BYTES, guarded_protocol
+from tinyagent.serving.service import AgentService, ServiceConfig
+
+CONFIG_VARIABLE = "TINYAGENT_SERVE_CONFIG"  # how the command line hands its configuration to each worker
+# When stopping, how long runs under way (an open stream) may take to finish before they are cut.
+GRACEFUL_SECONDS = 5
+KEEP_ALIVE_SECONDS = 5  # an idle kept-alive connection is closed after this (uvicorn's default, said here)
+
+
+class ServiceServer:
+    """The service on `host:port` from a background thread. Give it a config, or a ready AgentService."""
+
+    def __init__(self, config: ServiceConfig | None = None, host: str = "127.0.0.1", port: int = 0, *,
+                 service: AgentService | None = None, **service_options):
+        check_port(port)
+        self.host = host
+        self.service = service if service is not None else AgentService(config or ServiceConfig(), **service_options)
+        try:
+            self._socket = _bind(host, port)
+        except OSError as error:
+            self.service.close()
+            raise explain_listen_error(host, port, error) from None
+        self._port = self._socket.getsockname()[1]  # kept: the socket cannot say it once closed
+        self.app = create_app(self.service, listen_host=host)
+        self._server = uvicorn.Server(uvicorn.Config(self.app, **_limits(self.service.config)))
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def url(self) -> str:
+        host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
+        return f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> ServiceServer:
+        """Serve from a background thread; returns once connections are accepted."""
+        if self._closed:
+            raise RuntimeError("this ServiceServer was stopped; create a new one")
+        if not self.running:
+            self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._socket]},
+                                            name=f"tinyagent-serve-{self.port}", daemon=True)
+            self._thread.start()
+            while not self._server.started:
+                if not self._thread.is_alive():
+                    raise RuntimeError("the service did not start: see the log above")
+                time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        """Stop serving (runs under way get GRACEFUL_SECONDS to end), free the port, close the service."""
+        if self.running:
+            self._server.should_exit = True
+            self._thread.join()
+        if not self._closed:
+            self._closed = True
+            self._socket.close()
+            self.service.close()
+
+    def serve_forever(self, stop: StopSignals | None = None) -> str:
+        """Serve until SIGINT or SIGTERM; returns the signal's name."""
+        with StopSignals() if stop is None else _already(stop) as waiting:
+            self.start()
+            try:
+                return waiting.wait()
+            finally:
+                self.stop()
+
+    def __enter__(self) -> ServiceServer:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped" if self._closed else "not started"
+        return f"ServiceServer({self.url}, {state})"
+
+
+class _already:
+    """A StopSignals that is already active, as a context manager that leaves it alone."""
+
+    def __init__(self, stop: StopSignals):
+        self.stop = stop
+
+    def __enter__(self) -> StopSignals:
+        return self.stop
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+def _limits(config: ServiceConfig) -> dict:
+    """uvicorn's options for every server here: quiet, a bounded stop, and bounded connections (connections.py)."""
+    return {"log_level": "warning", "access_log": False, "timeout_graceful_shutdown": GRACEFUL_SECONDS,
+            "http": guarded_protocol(config.header_timeout_s, config.max_connections),
+            "h11_max_incomplete_event_size": MAX_HEADER_BYTES, "timeout_keep_alive": KEEP_ALIVE_SECONDS}
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+        sock.set_inheritable(True)  # worker processes serve the same socket
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+# -- several workers --------------------------------------------------------------------------------------
+def app_from_environment():
+    """The app of one worker process, from the configuration its parent put in the environment."""
+    config = ServiceConfig(**json.loads(os.environ[CONFIG_VARIABLE]))
+    return create_app(AgentService(config), owns_service=True)
+
+
+def serve_workers(config: ServiceConfig, host: str, port: int, workers: int,
+                  listening: Callable[[int], None] | None = None) -> None:
+    """Serve with `workers` processes until SIGINT or SIGTERM (uvicorn's supervisor handles both, whatever
+    the process started with, and stops its workers). `listening(port)` is called once the port is bound.
+    The configuration must already be known to work: a worker that fails to start only logs."""
+    check_port(port)
+    os.environ[CONFIG_VARIABLE] = json.dumps(asdict(config))
+    settings = uvicorn.Config("tinyagent.serving.uvicorn_server:app_from_environment", factory=True, host=host, port=port,
+                              workers=workers, **_limits(config))
+    try:
+        sock = _bind(host, port)
+    except OSError as error:
+        raise explain_listen_error(host, port, error) from None
+    if listening is not None:
+        listening(sock.getsockname()[1])
+    from uvicorn.supervisors import Multiprocess
+
+    try:
+        Multiprocess(settings, sockets=[sock]).run()
+    finally:
+        sock.close()

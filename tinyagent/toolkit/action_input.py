@@ -1,0 +1,119 @@
+"""Reading the model's `Action Input` text as the arguments of a tool with a JSON Schema.
+
+A model writes a tool's input in several ways, and all of these mean {"order_id": "88231"} for a tool whose
+one parameter is `order_id: str`:
+
+    Action Input: 88231                         plain text: a tool with one parameter takes it as that value
+    Action Input: {"order_id": "88231"}         a JSON object
+    Action Input: {                             the same object over several lines
+      "order_id": "88231"
+    }
+    Action Input: ```json                       the same object in a Markdown code fence
+    {"order_id": "88231"}
+    ```
+
+Plain text also works for a tool whose other parameters are all optional: it is the one required
+parameter's value (`SF1234567890` for `track(tracking_no: str, latest_only: bool = False)`). Any other tool
+with two or more parameters needs the JSON object. Inside a JSON string a raw line break is read as
+a line break (`json.loads(..., strict=False)`): models writing a file's content often forget to escape it.
+
+`read_arguments` only reads; it does not judge. `{"order_id": 88231}` comes back as it is, and the
+validator (validation.py) then says that order_id must be a string. What it cannot read at all (broken
+JSON, plain text for a tool that needs several fields) comes back as a `Problem` saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from tinyagent.toolkit.validation import Problem, describe_schema
+
+_FENCE = re.compile(r"^```[\w-]*[ \t]*\n?(.*?)\n?[ \t]*```$", re.DOTALL)
+
+
+def unwrap(text: str) -> str:
+    """The text without surrounding whitespace, a Markdown code fence (```json ... ```) or backticks."""
+    text = (text or "").strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        return fenced.group(1).strip()
+    if len(text) >= 2 and text[0] == text[-1] == "`" and "`" not in text[1:-1]:
+        return text[1:-1].strip()
+    return text
+
+
+def accepts_strings(schema: Mapping[str, Any]) -> bool:
+    """True when a plain string could be a valid value: the schema's type (or one of its types, or one of
+    its anyOf branches) is "string", or it is an enum with a string in it."""
+    kind = schema.get("type")
+    if kind == "string" or (isinstance(kind, list) and "string" in kind):
+        return True
+    if any(isinstance(value, str) for value in schema.get("enum") or ()):
+        return True
+    return any(accepts_strings(branch) for branch in schema.get("anyOf") or schema.get("oneOf") or ())
+
+
+def read_arguments(text: str, parameters: Mapping[str, Any]) -> dict[str, Any] | Problem:
+    """The arguments the Action Input `text` gives, for a tool whose JSON Schema is `parameters`
+    (an object schema); or a `Problem` when the text cannot be read as arguments at all."""
+    properties: Mapping[str, Any] = parameters.get("properties") or {}
+    names = list(properties)
+    required = [name for name in names if name in (parameters.get("required") or ())]
+    # The parameter plain text stands for: the only one, or the only required one.
+    single = names[0] if len(names) == 1 else required[0] if len(required) == 1 else None
+    text = unwrap(text)
+    if not text:
+        return {}
+    if text.startswith("{"):
+        try:
+            value = json.loads(text, strict=False)
+        except ValueError as exc:
+            if single is not None and accepts_strings(properties[single]):
+                return {single: text}  # a text parameter: a "{" is just its first character
+            return Problem("", f"the input is not valid JSON: {_json_error(exc)}", _object_expected(names))
+        if isinstance(value, dict):
+            if len(names) == 1 and value and not set(value) & set(names) and _is_object(properties[names[0]]):
+                return {names[0]: value}  # the one parameter's own object, written without its name
+            return value
+    if not names:
+        return {}  # a tool that takes nothing: whatever the model wrote asks for nothing
+    if single is None:
+        return Problem("", f"the input must be a JSON object, not plain text ({_fields_in_words(parameters)})",
+                       _object_expected(names))
+    return {single: _single_value(text, properties[single])}
+
+
+def _single_value(text: str, schema: Mapping[str, Any]) -> Any:
+    """The value of a tool's one parameter, written as plain text."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text  # not JSON: the words themselves (the validator says if a string will not do)
+    if accepts_strings(schema) and not isinstance(value, str):
+        return text  # 88231 for `order_id: str` is the text "88231"
+    return value  # "88231" (quoted) -> 88231 for an integer; true, [1, 2], ... as JSON
+
+
+def _fields_in_words(parameters: Mapping[str, Any]) -> str:
+    required = [name for name in parameters.get("properties") or {} if name in (parameters.get("required") or ())]
+    optional = [name for name in parameters.get("properties") or {} if name not in required]
+    words = [f"required: {', '.join(required)}"] if required else []
+    return "; ".join(words + ([f"optional: {', '.join(optional)}"] if optional else []))
+
+
+def _is_object(schema: Mapping[str, Any]) -> bool:
+    kind = schema.get("type")
+    return kind == "object" or (isinstance(kind, list) and "object" in kind)
+
+
+def _object_expected(names: list[str]) -> str:
+    return describe_schema({"type": "object", "properties": {key: {} for key in names}}, False)
+
+
+def _json_error(exc: ValueError) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
+    return str(exc)

@@ -1,0 +1,236 @@
+"""A calculator the model cannot talk into running code: Python's `ast`, walked with a whitelist.
+
+`eval(expression)` is the one-line calculator every tutorial writes, and it runs whatever the model sends:
+`__import__('os').system('...')`, or `9**9**9`, which never finishes. `calculate` parses the text with
+`ast.parse(mode="eval")`, which only builds a tree, and computes the tree itself, node by node. A node it
+does not know is refused, so anything that is not arithmetic is refused:
+
+    allowed     numbers (int and float literals), + - * / // % ** and unary + -, round brackets
+    refused     names, calls, attributes, strings, lists, comparisons, lambdas, True, 2j, ...
+    limits      MAX_EXPRESSION_CHARS characters; an exponent up to MAX_EXPONENT; every result (also halfway
+                through) at most MAX_RESULT_BITS bits, checked *before* a power is computed
+    errors      `CalculatorError` (a ValueError) with one clear sentence: division by zero, a name, a number
+                that is too large, a negative number to a fractional power, text that is not arithmetic
+
+It computes with fractions (`fractions.Fraction`), so a price stays a price: 1999 * 0.85 is 1699.15 and
+0.1 + 0.2 is 0.3, where floats give 1699.1499999999999 and 0.30000000000000004. Only a fractional power
+(2 ** 0.5) is computed in floating point, and the result says it is not exact. For convenience, `×` and
+`÷` are read as `*` and `/`, and `^` as `**`: a calculator's power, where Python would read `2 ^ 10` as
+exclusive-or (8). The tool's answer then says so in a "note", so neither the model nor the reader of the trace
+is left to guess which one was computed.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import unicodedata
+from dataclasses import dataclass
+from decimal import Decimal, localcontext
+from fractions import Fraction
+from typing import Annotated
+
+from tinyagent.registry import error_observation
+from tinyagent.toolkit.typed_tool import TypedTool, tool
+
+MAX_EXPRESSION_CHARS = 200
+MAX_EXPONENT = 1000
+MAX_RESULT_BITS = 4000  # about 1,200 decimal digits: far beyond any shop's sums, and still instant
+MAX_DEPTH = 60  # nested operations; the expression length limits it too
+
+BINARY = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
+}
+UNARY = {ast.UAdd: "+", ast.USub: "-"}
+ALLOWED = "numbers and + - * / // % ** ( )"
+CARET_NOTE = "^ was read as ** (a power), as on a calculator; in Python ^ is exclusive-or (2 ^ 10 is 8 there)"
+# What each refused kind of node is, in words, for the error.
+_REFUSED_NODES = {
+    ast.Name: "a name", ast.Call: "a function call", ast.Attribute: "an attribute", ast.Subscript: "an index",
+    ast.Compare: "a comparison", ast.BoolOp: "and/or", ast.Lambda: "a lambda", ast.List: "a list",
+    ast.Tuple: "a tuple", ast.Dict: "a dict", ast.Set: "a set", ast.IfExp: "an if-expression",
+    ast.JoinedStr: "an f-string", ast.NamedExpr: "an assignment", ast.ListComp: "a comprehension",
+    ast.GeneratorExp: "a generator", ast.Starred: "a *", ast.Await: "await",
+}
+
+
+class CalculatorError(ValueError):
+    """An expression the calculator will not or cannot compute; the message says why, in one sentence."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """A number as a fraction, and whether it is exact (False once a fractional power was taken)."""
+
+    number: Fraction
+    exact: bool = True
+
+
+def normalize(expression: str) -> str:
+    """Full-width characters made plain (NFKC), × ÷ ^ as * / **, and the spaces at the ends removed."""
+    text = unicodedata.normalize("NFKC", expression)
+    return text.replace("×", "*").replace("÷", "/").replace("^", "**").strip()
+
+
+def calculate(expression: str) -> Value:
+    """The value of an arithmetic expression, or `CalculatorError` saying why there is none."""
+    if not isinstance(expression, str):
+        raise CalculatorError(f"the expression must be text, got {type(expression).__name__}")
+    if len(expression) > MAX_EXPRESSION_CHARS:
+        raise CalculatorError(f"the expression is {len(expression)} characters long; the limit is "
+                              f"{MAX_EXPRESSION_CHARS}")
+    text = normalize(expression)
+    if not text:
+        raise CalculatorError("the expression is empty: write one such as (1999 - 200) * 0.85")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        raise CalculatorError(f"this is not an arithmetic expression: {text}; only {ALLOWED} are allowed") from None
+    except (ValueError, MemoryError, RecursionError):  # a NUL byte; a pathological nesting
+        raise CalculatorError(f"this is not an arithmetic expression; only {ALLOWED} are allowed") from None
+    return _value(tree.body, 0)
+
+
+def _value(node: ast.AST, depth: int) -> Value:
+    if depth > MAX_DEPTH:
+        raise CalculatorError(f"the expression is nested more than {MAX_DEPTH} levels deep")
+    if isinstance(node, ast.Constant):
+        return Value(_number(node.value))
+    if isinstance(node, ast.UnaryOp) and type(node.op) in UNARY:
+        operand = _value(node.operand, depth + 1)
+        return Value(-operand.number if isinstance(node.op, ast.USub) else operand.number, operand.exact)
+    if isinstance(node, ast.BinOp) and type(node.op) in BINARY:
+        left, right = _value(node.left, depth + 1), _value(node.right, depth + 1)
+        return _checked(_apply(node.op, left, right))
+    if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+        symbol = {ast.BitXor: "^", ast.BitAnd: "&", ast.BitOr: "|", ast.LShift: "<<", ast.RShift: ">>",
+                  ast.MatMult: "@", ast.Invert: "~", ast.Not: "not"}.get(type(node.op), type(node.op).__name__)
+        raise CalculatorError(f"the operator {symbol} is not allowed; only {ALLOWED} are")
+    what = _REFUSED_NODES.get(type(node), f"a {type(node).__name__} node")
+    shown = f" ({node.id})" if isinstance(node, ast.Name) else ""
+    raise CalculatorError(f"{what}{shown} is not allowed in an expression; only {ALLOWED} are")
+
+
+def _number(value: object) -> Fraction:
+    """A literal as an exact fraction: 0.85 is 17/20, read from its shortest decimal form."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        what = {str: "text", bytes: "bytes", complex: "an imaginary number"}.get(type(value), type(value).__name__)
+        if isinstance(value, bool):
+            what = str(value)
+        raise CalculatorError(f"{what} is not allowed in an expression; only {ALLOWED} are")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise CalculatorError("a number in the expression is too large")
+    return Fraction(value) if isinstance(value, int) else Fraction(repr(value))
+
+
+def _apply(op: ast.operator, left: Value, right: Value) -> Value:
+    exact = left.exact and right.exact
+    a, b = left.number, right.number
+    if isinstance(op, ast.Pow):
+        return _power(left, right)
+    if isinstance(op, (ast.Div, ast.FloorDiv, ast.Mod)) and b == 0:
+        raise CalculatorError("division by zero")
+    if isinstance(op, ast.Add):
+        return Value(a + b, exact)
+    if isinstance(op, ast.Sub):
+        return Value(a - b, exact)
+    if isinstance(op, ast.Mult):
+        if _bits(a) + _bits(b) > MAX_RESULT_BITS + 2:  # a product has about as many bits as both together
+            raise _too_large()
+        return Value(a * b, exact)
+    if isinstance(op, ast.Div):
+        return Value(a / b, exact)
+    if isinstance(op, ast.FloorDiv):
+        return Value(Fraction(a // b), exact)
+    return Value(a % b, exact)
+
+
+def _power(base: Value, exponent: Value) -> Value:
+    a, n = base.number, exponent.number
+    if n.denominator == 1:
+        if abs(n) > MAX_EXPONENT:
+            raise CalculatorError(f"the exponent {_show(n)} is too large; the limit is {MAX_EXPONENT}")
+        if a == 0 and n < 0:
+            raise CalculatorError("division by zero (0 to a negative power)")
+        # Estimated before computing: a number of b bits to the power n has about b*n bits.
+        if _bits(a) * abs(int(n)) > MAX_RESULT_BITS + abs(int(n)):
+            raise _too_large()
+        return Value(a ** int(n), base.exact and exponent.exact)
+    if a < 0:
+        raise CalculatorError(f"{_show(a)} ** {_show(n)} is not a real number (a negative number to a "
+                              "fractional power)")
+    if abs(n) > MAX_EXPONENT:
+        raise CalculatorError(f"the exponent {_show(n)} is too large; the limit is {MAX_EXPONENT}")
+    try:
+        result = float(a) ** float(n)
+    except OverflowError:
+        raise _too_large() from None
+    if not math.isfinite(result):
+        raise _too_large()
+    return Value(Fraction(result), False)
+
+
+def _checked(value: Value) -> Value:
+    if _bits(value.number) > MAX_RESULT_BITS:
+        raise _too_large()
+    return value
+
+
+def _bits(number: Fraction) -> int:
+    return max(abs(number.numerator).bit_length(), number.denominator.bit_length())
+
+
+def _too_large() -> CalculatorError:
+    return CalculatorError(f"the result would be too large (more than about {int(MAX_RESULT_BITS * 0.30103)} "
+                           "digits)")
+
+
+def _show(number: Fraction) -> str:
+    shown = str(format_number(Value(number))[0])
+    return f"({shown})" if number < 0 else shown
+
+
+def format_number(value: Value) -> tuple[int | float | str, bool]:
+    """(the number as JSON shows it, whether that is exact): an int when whole, else a float when the float
+    is the exact value or the value is approximate anyway, else 17 significant digits as text."""
+    number = value.number
+    if number.denominator == 1 and value.exact:
+        return number.numerator, True
+    try:
+        as_float = float(number)
+    except OverflowError:
+        as_float = math.inf
+    if math.isfinite(as_float):
+        return as_float, value.exact and Fraction(repr(as_float)) == number
+    with localcontext() as context:
+        context.prec = 17
+        return str(Decimal(number.numerator) / Decimal(number.denominator)), False
+
+
+def calculator_tool(name: str = "calculator") -> TypedTool:
+    """The calculator as a tool: {"expression": ..., "result": ...}, with "exact": false when rounded."""
+
+    @tool(
+        name=name,
+        descriptions={"zh": "计算一个算术表达式（数字和 + - * / // % ** 以及括号），结果精确到分。"},
+        param_descriptions={"zh": {"expression": "算术表达式，如 (1999 - 200) * 0.85"}},
+    )
+    def calculate_expression(expression: Annotated[str, {"maxLength": MAX_EXPRESSION_CHARS}]) -> dict | str:
+        """Compute an arithmetic expression exactly: numbers, + - * / // % ** and brackets.
+
+        Args:
+            expression: the arithmetic to do, e.g. (1999 - 200) * 0.85
+        """
+        try:
+            value = calculate(expression)
+        except CalculatorError as exc:
+            return error_observation(f"{name}: {exc}", expression=expression[:MAX_EXPRESSION_CHARS])
+        result, exact = format_number(value)
+        answer: dict = {"expression": normalize(expression), "result": result}
+        if not exact:
+            answer["exact"] = False
+        if "^" in unicodedata.normalize("NFKC", expression):  # also the full-width ＾
+            answer["note"] = CARET_NOTE
+        return answer
+
+    return calculate_expression

@@ -1,0 +1,354 @@
+"""A confirmation gate: a tool with side effects runs only after a person says yes.
+
+`applyRefund` writes money into the shop's books. A model that misread the order, or a customer who talked
+it into something, must not be enough to make that happen: the gate stops the call, shows a person what is
+about to be done, and runs the tool only on a clear yes. Everything else leaves the world as it was, and the
+model reads why as an error Observation:
+
+    yes          the tool runs, and its Observation is the tool's own
+    no           {"error":"applyRefund was not run: a person declined it","approval":"declined",
+                  "changed":"nothing","hint":"..."}
+    no answer    the same with "approval":"timeout", after `timeout_s` seconds; a yes that comes later
+                 does not count
+    an error     the same with "approval":"error": the ask callback raised, answered neither yes nor no,
+                 or the summary could not be made. Nothing runs on a failure to ask.
+
+How a person answers, two ways:
+
+    callback     `ConfirmationGate(ask=fn)`: the loop calls fn(request) and waits for its answer (True, False,
+                 or a word such as "yes"/"no"/"是"/"否"), at most `timeout_s` seconds; fn runs in a thread of
+                 its own, so one that never returns (an `input()` nobody answers) still times out. Right for a
+                 script, a terminal (`ask_on_console`), or a server whose request handler waits.
+    step by step without `ask`: the run pauses. An agent with `parts=[GatedAct(gate)]` yields an `ApprovalRequested`
+                 event after the ToolCall, before the tool would run; whoever drives the run (`run.advance()`, a widget) shows it,
+                 calls `gate.answer(request.id, True/False)` when the person decides, and advances again. This
+                 is the way inside a notebook: a cell that blocks waiting for a click can never get the click,
+                 because the kernel handles the click only after the cell ends (widgets/approval_panel.py).
+
+If a run is advanced past the pause with no answer and no callback, the gate waits out `timeout_s` and the
+request times out. A run abandoned while it waits closes its request as an error: nothing runs later.
+Every request and decision goes into the trace (`ApprovalRequested`, `ApprovalDecided`) and `gate.log`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Generator, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from tinyagent.events import Event, ToolCall, event_kind
+from tinyagent.number_checks import check_seconds
+from tinyagent.registry import ToolResult, error_observation
+from tinyagent.tools import Action
+
+# What a printed trace says of a request for approval and its outcome.
+APPROVAL_LABELS = {
+    "en": {"asked": "[Approval asked] {tool}: {summary} (waits up to {timeout:g} s)",
+           "decided": "[Approval: {outcome}] by {by}",
+           "outcomes": {"approved": "approved", "declined": "declined", "timeout": "no answer in time", "error": "error"}},
+    "zh": {"asked": "[等待批准] {tool}：{summary}（最多等 {timeout:g} 秒）",
+           "decided": "[批准结果：{outcome}] 决定方：{by}",
+           "outcomes": {"approved": "已批准", "declined": "被拒绝", "timeout": "超时无人答复", "error": "出错"}},
+}
+
+
+@event_kind
+class ApprovalRequested(Event):
+    """Lesson 15: a tool with side effects waits for a person's yes (confirmation.py). Between this event and
+    its `ApprovalDecided` the run is paused: the tool has not run. `summary` is what the person is shown."""
+
+    kind: ClassVar[str] = "approval_requested"
+    request_id: int = 0
+    tool: str = ""
+    summary: str = ""
+    timeout_s: float = 0.0
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        return [APPROVAL_LABELS[lang]["asked"].format(tool=self.tool, summary=self.summary, timeout=self.timeout_s)]
+
+
+@event_kind
+class ApprovalDecided(Event):
+    """How the request ended: outcome "approved" (the tool runs next), "declined", "timeout" or "error" (the
+    tool does not run; the Observation says why). `by` says who or what decided."""
+
+    kind: ClassVar[str] = "approval_decided"
+    request_id: int = 0
+    tool: str = ""
+    outcome: str = ""
+    by: str = ""
+    detail: str = ""
+
+    def lines(self, lang: str, usage: bool = False, round: list[Event] = ()) -> list[str]:
+        labels = APPROVAL_LABELS[lang]
+        line = labels["decided"].format(outcome=labels["outcomes"].get(self.outcome, self.outcome), by=self.by)
+        return [line, self.detail] if self.detail else [line]
+
+APPROVED, DECLINED, TIMEOUT, ERROR = "approved", "declined", "timeout", "error"
+OUTCOMES = (APPROVED, DECLINED, TIMEOUT, ERROR)
+DEFAULT_TIMEOUT_S = 120.0
+MAX_REMEMBERED = 1000  # requests whose late answers still get their standing decision back
+YES = ("y", "yes", "ok", "approve", "approved", "是", "好", "同意", "确认", "可以")
+NO = ("n", "no", "decline", "declined", "deny", "否", "不", "不行", "不同意", "拒绝")
+
+# What the model is told, per outcome: why the tool did not run, and what to do next.
+_WHY = {
+    DECLINED: "a person declined it",
+    TIMEOUT: "nobody approved it within {timeout:g} s",
+    ERROR: "asking for approval failed ({detail})",
+}
+_HINT = {
+    DECLINED: "nothing was changed; tell the customer it was not approved, and do not call it again for this "
+              "request",
+    TIMEOUT: "nothing was changed; tell the customer the request is waiting for a person to approve it",
+    ERROR: "nothing was changed; tell the customer it could not be done now",
+}
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One call waiting for a yes: which tool, with what input, and in words what it would do."""
+
+    id: int
+    step: int
+    tool: str
+    input: str
+    summary: str
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class Decision:
+    """How a request ended. `by` says who or what decided it (a callback, a button, the time limit)."""
+
+    request_id: int
+    outcome: str  # one of OUTCOMES
+    by: str
+    detail: str = ""
+
+    @property
+    def approved(self) -> bool:
+        return self.outcome == APPROVED
+
+    def observation(self, tool: str, timeout_s: float) -> str:
+        """The error Observation for a call that did not run (never for an approved one)."""
+        why = _WHY[self.outcome].format(timeout=timeout_s, detail=self.detail)
+        return error_observation(f"{tool} was not run: {why}", approval=self.outcome, changed="nothing",
+                                 hint=_HINT[self.outcome])
+
+
+@dataclass
+class _Pending:
+    request: ApprovalRequest
+    deadline: float
+    done: threading.Event
+    decision: Decision | None = None
+
+
+def read_answer(answer: object) -> bool | None:
+    """True for a yes, False for a no, None for anything else (which is not taken as either)."""
+    if isinstance(answer, bool):
+        return answer
+    if isinstance(answer, str):
+        word = answer.strip().lower().rstrip(".!。！")
+        if word in YES:
+            return True
+        if word in NO:
+            return False
+    return None
+
+
+class ConfirmationGate:
+    """Which tools need a person's yes, how to ask, and how long to wait; see the module docstring.
+
+    tools:     the names of the tools to guard (default: applyRefund)
+    ask:       fn(request) -> True / False / "yes" / "no"; None: the run pauses for `answer()`
+    timeout_s: how long a request waits for its answer
+    describe:  per tool, fn(input text) -> what the call would do, in words a person can judge
+               (default: "tool(input)")
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[str] = ("applyRefund",),
+        *,
+        ask: Callable[[ApprovalRequest], object] | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        describe: Mapping[str, Callable[[str], str]] | None = None,
+    ):
+        if isinstance(tools, str):
+            tools = (tools,)
+        self.tools = frozenset(tools)
+        if ask is not None and not callable(ask):
+            raise TypeError(f"ask must be a function of the request, got {type(ask).__name__}")
+        check_seconds("timeout_s", timeout_s)
+        self.ask = ask
+        self.timeout_s = float(timeout_s)
+        self.describe = dict(describe or {})
+        self.log: list[tuple[ApprovalRequest, Decision]] = []
+        self._lock = threading.Lock()
+        self._pending: dict[int, _Pending] = {}
+        self._ids = itertools.count(1)
+
+    def guards(self, tool_name: str) -> bool:
+        return (tool_name or "").strip() in self.tools
+
+    @property
+    def pending(self) -> list[ApprovalRequest]:
+        """The requests waiting for an answer now, oldest first."""
+        with self._lock:
+            return [p.request for p in self._pending.values() if p.decision is None]
+
+    # -- the three moves: open a request, answer it, wait for its decision ---------------------------
+    def open(self, action: Action, step: int) -> ApprovalRequest:
+        """Register a request for `action`; its clock starts now. Raises if the summary cannot be made."""
+        name = action.tool_name.strip()
+        text = action.tool_input if isinstance(action.tool_input, str) else str(action.tool_input)
+        describe = self.describe.get(name)
+        summary = describe(text) if describe is not None else f"{name}({text})"
+        request = ApprovalRequest(next(self._ids), step, name, text, str(summary), self.timeout_s)
+        with self._lock:
+            if len(self._pending) >= MAX_REMEMBERED:  # a long-lived gate forgets its oldest decided requests
+                for old in [key for key, p in self._pending.items() if p.decision is not None][:MAX_REMEMBERED // 2]:
+                    del self._pending[old]
+            self._pending[request.id] = _Pending(request, time.monotonic() + self.timeout_s, threading.Event())
+        return request
+
+    def answer(self, request_id: int, approved: object, by: str = "a person") -> Decision:
+        """A person's answer to a request (from any thread). Returns the decision that stands: this one, or
+        an earlier one (the first answer wins), or a timeout if the time limit has passed."""
+        yes = read_answer(approved)
+        if yes is None:
+            return self._close(request_id, ERROR, by, f"the answer {approved!r} is neither yes nor no")
+        return self._close(request_id, APPROVED if yes else DECLINED, by)
+
+    def decide(self, request: ApprovalRequest) -> Decision:
+        """The request's decision: the answer given already, else the `ask` callback's (in a thread), else
+        whatever `answer()` brings before the time limit; a timeout when nothing does."""
+        with self._lock:
+            pending = self._pending.get(request.id)
+        if pending is None:
+            raise KeyError(f"no approval request {request.id}")
+        if pending.decision is None and self.ask is not None:
+            threading.Thread(target=self._ask, args=(pending.request,), name=f"approval-{request.id}",
+                             daemon=True).start()
+        pending.done.wait(max(pending.deadline - time.monotonic(), 0.0))
+        return self._close(request.id, TIMEOUT, "the time limit")
+
+    def cancel(self, request_id: int, why: str) -> Decision:
+        """End a request that will never be answered (its run was abandoned): an error, nothing runs."""
+        return self._close(request_id, ERROR, "the run", why)
+
+    def _ask(self, request: ApprovalRequest) -> None:
+        try:
+            reply = self.ask(request)
+        except Exception as exc:  # noqa: BLE001 - a failure to ask is an answer too: no
+            self._close(request.id, ERROR, "the ask callback", f"{type(exc).__name__}: {exc}")
+            return
+        self.answer(request.id, reply, by="the ask callback")
+
+    def _close(self, request_id: int, outcome: str, by: str, detail: str = "") -> Decision:
+        """Record a decision unless one stands already; past the deadline, any late answer is a timeout."""
+        with self._lock:
+            pending = self._pending.get(request_id)
+            if pending is None:
+                raise KeyError(f"no approval request {request_id}")
+            if pending.decision is None:
+                if outcome in (APPROVED, DECLINED) and time.monotonic() > pending.deadline:
+                    outcome, by, detail = TIMEOUT, "the time limit", f"an answer came from {by} after the limit"
+                pending.decision = Decision(request_id, outcome, by, detail)
+                self.log.append((pending.request, pending.decision))
+                pending.done.set()
+            return pending.decision
+
+    # -- in the agent's loop ---------------------------------------------------------------------------
+    def settle(self, run: Any, step: int, action: Action) -> Generator[Event, None, ToolResult | None]:
+        """Put one guarded call to a person (`GatedAct` calls this right after the call's ToolCall).
+
+        Yields ApprovalRequested (the run pauses there, the tool not run yet), waits for the decision
+        (`decide`) and yields ApprovalDecided. Returns None when the tool may run, else the error result that
+        stands in for it. An input the tool's own schema rejects is not put to a person: the tool refuses it
+        without running its function. A run closed while it waits cancels its request: nothing runs later.
+        """
+        name = action.tool_name.strip()
+        check = getattr(run.agent.tools.get(name), "check", None)
+        if callable(check) and isinstance(check(action.tool_input), list):
+            return None  # the typed tool answers with its rejection; its function never runs
+        try:
+            request = self.open(action, step)
+        except Exception as exc:  # noqa: BLE001 - a summary that fails is a failure to ask: nothing runs
+            decision = Decision(0, ERROR, "the summary", f"{type(exc).__name__}: {exc}")
+            yield ApprovalDecided(step, 0, name, ERROR, decision.by, decision.detail)
+            return ToolResult(decision.observation(name, self.timeout_s), error=True)
+        decision = None
+        try:
+            yield ApprovalRequested(step, request.id, request.tool, request.summary, request.timeout_s)
+            decision = self.decide(request)
+        finally:
+            if decision is None:  # the run was closed while it waited: the request can never run
+                self.cancel(request.id, "the run ended before an answer")
+        yield ApprovalDecided(step, request.id, request.tool, decision.outcome, decision.by, decision.detail)
+        return None if decision.approved else ToolResult(decision.observation(name, self.timeout_s), error=True)
+
+    def __repr__(self) -> str:
+        how = "asks a callback" if self.ask is not None else "pauses the run"
+        return f"<ConfirmationGate {sorted(self.tools)}: {how}, waits {self.timeout_s:g} s>"
+
+
+def ask_on_console(request: ApprovalRequest) -> bool:
+    """An `ask` callback for a terminal or a script: prints the request and reads y/n from `input()`.
+    Anything but a yes is a no."""
+    reply = input(f"Approve {request.tool}? {request.summary}\n[y/N] ")
+    return read_answer(reply) is True
+
+
+class GatedAct:
+    """How the actions are run in lesson 15 (`ReActAgent(llm, tools, parts=[GatedAct(gate)])`): as the act part
+    it wraps runs them (one after the other, or at once in function calling), except that each call of a guarded
+    tool is put to a person first, right after its ToolCall and before any tool of the reply runs. A call another
+    part has answered already (a stop rule's warning, arguments that could not be read) is not asked about: it
+    does not run anyway."""
+
+    slot: ClassVar[str] = "act"
+
+    def __init__(self, gate: ConfirmationGate, inner: Any = None):
+        if not isinstance(gate, ConfirmationGate):
+            raise TypeError(f"GatedAct needs a ConfirmationGate, got {type(gate).__name__}")
+        self.gate = gate
+        self.inner = inner
+
+    def around(self, inner: Any) -> GatedAct:
+        return GatedAct(self.gate, inner)
+
+    def __call__(self, run: Any, step: int, actions: list[Action], ready: list[ToolResult | None]
+                 ) -> Generator[Event, None, Iterable[ToolResult]]:
+        ready = list(ready)
+        for i, action in enumerate(actions):
+            yield ToolCall(step, action.tool_name, action.tool_input)
+            if ready[i] is None and self.gate.guards(action.tool_name):
+                ready[i] = yield from self.gate.settle(run, step, action)
+        return self.inner.perform(run, actions, ready)
+
+    def perform(self, run: Any, actions: list[Action], ready: list[ToolResult | None]) -> Iterable[ToolResult]:
+        """Run the calls without asking anyone: only a part that went around this one calls it, so a guarded
+        call nobody settled is refused (nothing with a side effect runs without going through the gate)."""
+        unasked = ToolResult(Decision(0, ERROR, "the gate", "no approval was asked for this call")
+                             .observation("the tool", self.gate.timeout_s), error=True)
+        ready = [done or (unasked if self.gate.guards(a.tool_name) else None) for a, done in zip(actions, ready)]
+        return self.inner.perform(run, actions, ready)
+
+    def __repr__(self) -> str:
+        return f"GatedAct({self.gate!r}, {self.inner!r})"
+
+
+def gate_of(run: Any) -> ConfirmationGate | None:
+    """The gate of a run's act part (a GatedAct, however many parts wrap it), or None."""
+    part = run.parts.act
+    while part is not None:
+        if isinstance(part, GatedAct):
+            return part.gate
+        part = getattr(part, "inner", None)
+    return None
