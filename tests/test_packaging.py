@@ -229,22 +229,109 @@ def test_lesson_00s_fix_hint_installs_every_package_its_setup_check_needs():
 
 
 def test_the_lesson_map_names_every_module_and_only_modules_that_exist():
-    """The lesson -> modules map (the package's docstring and the README) stays current as modules come and go."""
+    """tinyagent/README.md's lesson -> modules map stays current as modules come and go: every module of the
+    package is in it (a whole folder may stand for its modules), and every file it names exists."""
     import re
 
-    import tinyagent
+    package = ROOT / "tinyagent"
+    table = (package / "README.md").read_text(encoding="utf-8").split("## Lesson → modules", 1)[1]
+    named = set(re.findall(r"`([\w/]+(?:\.py|/))`", table.split("\n\n`tests/", 1)[0]))
+    for name in named:
+        assert (package / name).exists(), f"the lesson map names {name}, which does not exist"
+    folders = {name for name in named if name.endswith("/")}
+    modules = {str(p.relative_to(package)) for p in package.rglob("*.py")
+               if p.name not in ("__init__.py", "__main__.py") and "__pycache__" not in p.parts}
+    missing = sorted(m for m in modules if m not in named and not any(m.startswith(f) for f in folders))
+    assert not missing, f"modules missing from the lesson map: {missing}"
 
-    package = Path(tinyagent.__file__).parent
-    here = {p.stem for p in package.glob("*.py")} - {"__init__", "__main__"}
-    here |= {f"{p.name}/" for p in package.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    mapped = set()
-    for line in tinyagent.__doc__.split("Where each lesson's code lives", 1)[1].splitlines():
-        if line.startswith("    "):
-            mapped |= {name.strip() for name in re.split(r",\s*", line[26:].strip()) if name.strip()}
-    named = {name.split("/")[0] + "/" if "/" in name else name for name in mapped}
-    assert not sorted(here - named), "modules missing from the lesson map"
-    assert not sorted(named - here), "the lesson map names modules that do not exist"
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("### Lesson → modules", 1)[1]
-    in_readme = {m.split("/")[0] + "/" if "/" in m else m.removesuffix(".py")
-                 for m in re.findall(r"`([\w/]+(?:\.py)?)`", readme.split("\n## ", 1)[0])}
-    assert not sorted(here - in_readme), "modules missing from the README's lesson map"
+
+LESSON_06 = ("agent", "loop_parts", "events", "trace", "llm_client", "parser", "registry", "tools", "prompts", "settings")
+LATER_FOLDERS = ("toolkit", "protocols", "robustness", "memory", "architectures", "evaluation", "serving", "frameworks")
+# Names a later lesson's module defines that are also plain words of lesson 06's (a part's methods, a run's fields).
+SHARED_WORDS = {
+    "build", "parse", "check", "run", "fresh", "lines", "around", "end", "perform", "before_call", "after_reply",
+    "run_tool", "main", "message", "close", "start", "steps", "tools", "text", "answer", "reason", "observe",
+    "not_run", "advance", "finish", "chat", "post", "get", "execute", "names", "describe", "ask", "loop",
+    "language_for", "prompt_for", "append", "format", "to_json", "from_json", "to_dict", "of_type", "total_usage",
+    "description", "invoke", "register", "items", "spec", "decide", "stop_rules", "tool_calls", "error", "step",
+    "final", "usage", "model", "stop", "parts", "event", "default_parts", "of_reply", "send", "read", "request",
+    "act", "mount", "truncated", "print", "done", "agent", "llm", "system_prompt", "tool", "now", "endpoint", "Node",
+}
+
+
+def later_names() -> set[str]:
+    """Every class and function a later lesson defines, its events' kinds, and the keywords the loop no longer takes."""
+    import ast
+
+    names = {"tolerant", "max_format_errors", "context_budget", "confirm"}
+    for folder in LATER_FOLDERS:
+        for path in (ROOT / "tinyagent" / folder).rglob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in tree.body:  # the module's own classes and functions (not their methods)
+                if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and not node.name.startswith("_"):
+                    names.add(node.name)
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "kind"
+                        and isinstance(node.value, ast.Constant)):
+                    names.add(node.value.value)
+    own = set()  # what lesson 06's files define themselves (a field of lesson 01's Tool may share a later name)
+    for module in LESSON_06:
+        for node in ast.walk(ast.parse((ROOT / "tinyagent" / f"{module}.py").read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+                own.add(node.name)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                own.add(node.target.id)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) or isinstance(node, ast.arg):
+                own.add(node.id if isinstance(node, ast.Name) else node.arg)
+    return names - SHARED_WORDS - own
+
+
+def test_lesson_06s_modules_know_lesson_06_only():
+    """Lesson 06's files import no later lesson's module and name no later lesson's class, keyword or event (in code,
+    docstrings or comments): a reader of lesson 06's files never meets lesson 22."""
+    import ast
+    import re
+
+    names = later_names()
+    assert {"TolerantRead", "GatedAct", "ThoughtCandidate", "approval_requested", "tolerant"} <= names
+    for module in LESSON_06:
+        text = (ROOT / "tinyagent" / f"{module}.py").read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith(tuple(f"tinyagent.{f}" for f in LATER_FOLDERS)), \
+                    f"{module}.py imports {node.module}"
+        found = sorted({name for name in names if re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text)})
+        assert not found, f"{module}.py names later lessons' {found}"
+
+
+def test_the_top_of_the_package_is_small_and_has_at_most_one_import_circle():
+    import ast
+
+    package = ROOT / "tinyagent"
+    top = [p for p in package.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+    assert len(top) <= 30, f"{len(top)} modules at the top of tinyagent/"
+    graph: dict[str, set[str]] = {}
+    for path in package.rglob("*.py"):
+        if "__pycache__" in path.parts:
+            continue
+        name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            # A package's __init__ that re-exports its own modules makes no circle with them.
+            if (isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tinyagent")
+                    and not node.module.startswith(name + ".") and node.module != name):
+                graph.setdefault(name, set()).add(node.module)
+
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph.get(todo.pop(), ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return seen
+
+    reached = {name: reach(name) for name in graph}
+    # A circle: the modules that reach each other (a strongly connected group of more than one).
+    circles = {frozenset({name} | {other for other in reached[name] if name in reached.get(other, ())})
+               for name in graph if name in reached[name]}
+    assert len(circles) <= 1, sorted(sorted(c) for c in circles)

@@ -7,35 +7,7 @@
     result = agent.run("帮我看看订单 88231 的快递到哪了。")
     print(result.trace)
 
-Where each lesson's code lives (the README has the same map; tests/test_packaging.py keeps it whole):
-
-    00 welcome            agent, settings, doctor, classroom/
-    01 tools              tools, clock, shop/
-    02 registry           registry
-    03 raw HTTP           llm_client, chat_reply, api_url, errors
-    04 stop sequence      llm_client, chat_reply, classroom/daydream
-    05 parser             parser
-    06 the loop           agent, loop_parts, events, trace, widgets/, editable_trace
-    07 tool schemas       schema, typed_tool, validation, action_input, workspace_files
-    08 prompt design      prompts, prompt_variants, token_count, compliance
-    09 function calling   function_agent, tool_rendering, native_calls, protocol_comparison
-    10 stopping           stop_rules
-    11 robust parsing     tolerant_parser, reply_shapes
-    12 memory             session, session_memory, session_store, user_facts, sqlite_writes
-    13 context            context_budget, observation_folding, tool_filter, turns, turn_sizes
-    14 streaming          streaming, streamed_stops
-    15 real tools         http_tool, get_weather, weather_service, confirmation, calculator
-    16 knowledge          shop/
-    17 plan and skills    plan_text, plan_execute, reflection, skills, router
-    18 evaluation         evaluation/
-    19 serving            serving/, server_signals, serving/edits
-    20 frameworks         frameworks/
-    21 several agents     handoffs, reminders, classroom/handoffs, classroom/reminders
-    22 tree of thoughts   tree_search
-    23 constrained        gbnf, constrained_decoding
-    A1 real model         local_model
-    every lesson          checks/, background_server, server_address, lazy_names, records, safe_text, arguments,
-                          lesson_copies
+Where each lesson's code lives: tinyagent/README.md, the lesson → modules map (tests/test_packaging.py keeps it true).
 """
 
 from importlib import import_module

@@ -148,7 +148,7 @@ def _ask_arguments(ask: argparse.ArgumentParser) -> None:
     # A run starts from the seeded shop unless told to keep one: with a file shared by every run (and by
     # `serve`), a learner's very first refund could meet an earlier run's refund for the same order.
     ask.add_argument("--db", default=os.environ.get("TINYAGENT_SHOP_DB") or ":memory:", metavar="FILE",
-                     help="keep the shop in this SQLite file across runs, created from the seed on first use; "
+                     help="keep the shop in this SQLite file across runs, filled with the course's orders on first use; "
                      "delete it to start afresh (default: $TINYAGENT_SHOP_DB, else a freshly seeded shop in "
                      "memory for every run)")
     ask.add_argument("--now", help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")

@@ -194,7 +194,7 @@ class AgentRun:
         self.trace = Trace(lang=self.lang)
         self.parts = agent.parts.fresh()
         self.stop_rules = self.parts.stop_rules
-        self._events = self._loop()
+        self._events = self.loop()
 
     def __iter__(self) -> AgentRun:
         return self
@@ -224,7 +224,9 @@ class AgentRun:
         return AgentResult(answer=end.answer, reason=end.reason, trace=self.trace, messages=self.messages)
 
     # -- the loop ------------------------------------------------------------------------------
-    def _loop(self) -> Iterator[Event]:
+    def loop(self) -> Iterator[Event]:
+        """The loop itself, as lesson 06 draws it: a generator of this run's events. Iterate the run (or call
+        `advance()`), which also keeps the trace, rather than this."""
         parts, rules = self.parts, self.stop_rules
         for step in count(1):
             # 0. May the run go on? The stop rules say (lesson 06's: the step cap).

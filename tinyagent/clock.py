@@ -1,7 +1,7 @@
 """Clocks: the agent's only source of "now", so lessons and tests give the same output on any date.
 
 A clock is any zero-argument callable that returns a `datetime`. Production code uses `system_clock`;
-a notebook passes `fixed_clock(...)` and gets the seed's 2026-06-30 every time it runs.
+a notebook passes `fixed_clock(...)` and gets the first article's 2026-06-30 every time it runs.
 """
 
 from __future__ import annotations

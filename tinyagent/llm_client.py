@@ -96,7 +96,7 @@ class LlmClient:
     `timings`. From then on every request asks it to keep the conversation read so far (`cache_prompt`: a
     call reads only the new end of the prompt), and a request for one step (one with `stop`) is capped at
     STEP_MAX_TOKENS, or `max_tokens` if lower, unless `chat` is given a cap. A reply cut there ends with
-    finish_reason "length", which ends an agent's run (lesson 10's CutOff). Other servers get neither.
+    finish_reason "length", which ends an agent's run (a reply cut at max_tokens never runs). Other servers get neither.
     """
 
     def __init__(

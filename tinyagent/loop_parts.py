@@ -1,6 +1,6 @@
 """The parts of lesson 06's loop, and what a part must do to take the place of one.
 
-The loop (agent.py, `AgentRun._loop`) is the same for every agent of the course; what changes from lesson to
+The loop (agent.py, `AgentRun.loop`) is the same for every agent of the course; what changes from lesson to
 lesson is the part it consults at each move of its diagram. Each part names the slot it fills:
 
     slot         the question it answers        lesson 06's part (this module)
@@ -286,7 +286,7 @@ class LoopParts:
         """These parts with `parts` mounted, in order: each takes its `slot`, or wraps what holds it when it has
         `around(inner)`."""
         if isinstance(parts, Mapping) or not isinstance(parts, Iterable):
-            raise TypeError(f"parts must be a list of parts, such as parts=[TolerantRead()], got {parts!r}")
+            raise TypeError(f"parts must be a list of parts, such as parts=[MyPart()], got {parts!r}")
         slots = {name: getattr(self, name) for name in _NEEDS}
         for part in parts:
             slot = getattr(part, "slot", None)

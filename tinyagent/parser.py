@@ -13,11 +13,11 @@ The model writes lines that start with a keyword:
 * Keywords inside prose. Only a keyword at the *start* of a line counts, so "Thought: I will use
   Action: queryOrder" is a thought, not an action.
 
-One key is the exception, as in the seed: "Final Answer:" counts wherever it appears, and the answer
+One key is the exception, as in the first article: "Final Answer:" counts wherever it appears, and the answer
 runs to the end of the text. That forgives a model that starts its answer mid-line, at a price that
 lesson 05 shows: a Thought that merely mentions "Final Answer:" ends the run.
 
-This parser is strict on purpose: lesson 11 builds a tolerant one for sloppy models.
+This parser is strict on purpose: a later lesson builds a forgiving one for sloppy models.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ class ParsedStep:
       "final_answer"  the reply has a "Final Answer:" line
       "action"        the reply has an "Action:" line (and maybe "Action Input:")
       "no_format"     neither: the agent falls back to treating the text as the answer
-    The tolerant parser (tolerant_parser.py) adds "action_over_final" and "format_error", and names what
-    it repaired in parentheses: "action (Markdown around keys)".
+    A more forgiving reader may name rules of its own, and what it repaired in parentheses:
+    "action (Markdown around keys)".
 
-    error says what is wrong when nothing usable was found (only the tolerant parser sets it).
+    error says what is wrong when nothing usable was found (this strict parser never sets it).
     """
 
     thought: str
@@ -93,7 +93,7 @@ def parse_step(text: str) -> ParsedStep:
     sections = split_keyed_lines(text)
     thought = "\n".join(value for key, value in sections if key == "Thought:" and value)
 
-    # Checked first, like the seed: a reply that reaches "Final Answer:" is an answer.
+    # Checked first, like the first article: a reply that reaches "Final Answer:" is an answer.
     final = extract_final_answer(text)
     if final is not None:
         return ParsedStep(thought, None, final, "final_answer")

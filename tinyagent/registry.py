@@ -104,7 +104,7 @@ class ToolRegistry:
         return ToolResult(output, error=_reports_error(output))
 
     def execute(self, action: Action | None) -> str:
-        """The seed's contract: run an Action and return the Observation text. Never raises."""
+        """The first article's contract: run an Action and return the Observation text. Never raises."""
         return self.run(action).text
 
 

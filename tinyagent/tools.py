@@ -39,8 +39,8 @@ class Tool(ABC):
     descriptions: Mapping[str, str] = MappingProxyType({})
     # The JSON Schema of the arguments, or None: one free-text input (see the module docstring).
     parameters: Mapping[str, Any] | None = None
-    # True only for a tool that changes nothing (a look-up): lesson 22's tree of thoughts runs such a tool on
-    # branches it is only exploring; every other tool waits until a branch is chosen. False unless a tool says so.
+    # True only for a tool that changes nothing (a look-up): a part that looks ahead before it commits may run such a
+    # tool on a path it is only exploring; every other tool waits until the step is taken. False unless a tool says so.
     read_only: bool = False
 
     @abstractmethod

@@ -1,4 +1,4 @@
-"""Lesson 21: the third seed's closed loop. Look up a meeting, look up the weather for it, and send a reminder.
+"""Lesson 21: the third article's closed loop. Look up a meeting, look up the weather for it, and send a reminder.
 
     "will it rain in Beijing during my meeting tomorrow? remind me to take an umbrella"
        getMeetings("tomorrow")                -> the meetings of 2026-07-01 (a real SQLite table)

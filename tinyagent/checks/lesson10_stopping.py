@@ -1,4 +1,4 @@
-"""Lesson 10 (stopping): the seed's loop counter fixed, and a cost budget as a stop rule."""
+"""Lesson 10 (stopping): the second article's loop counter fixed, and a cost budget as a stop rule."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ LOOP_COUNTER_CASES = [
 
 @grades("Exercise 1")
 def check_fixed_seed_loop(fixed_seed_loop: Callable | None) -> None:
-    """10, exercise 1: the second seed's loop with a counter that moves every round, and only once."""
+    """10, exercise 1: the second article's loop with a counter that moves every round, and only once."""
     exercise = "Exercise 1"
     if fixed_seed_loop is None:
         return _not_attempted(exercise, "Write def fixed_seed_loop(question, llm, tools, limit=10) in the cell above.")
@@ -71,7 +71,7 @@ def check_fixed_seed_loop(fixed_seed_loop: Callable | None) -> None:
                             "does a round that throws move the counter twice?")
         if expected_answer is None and not (isinstance(answer, str) and answer.strip()):
             _fail(exercise, f"{where}, your loop returned {answer!r} when it gave up; return a give-up text (a "
-                            "string the caller can show), as the seed's loop does")
+                            "string the caller can show), as the first article's loop does")
         if expected_answer is not None and answer != expected_answer:
             _fail(exercise, f"{where}, your loop returned {answer!r}, expected the model's answer {expected_answer!r}")
     return _passed(exercise, "the counter moves once a round, whether the tool worked or threw, so a model "

@@ -25,7 +25,7 @@ Modules, in the order a reader might open them:
     scenarios.py         the table of scenarios, and `plan`: the next step
     shop_scenarios.py    order status, logistics, policy questions, the time
     refund.py            the refund: dates, policy limits, the decision
-    weather_and_files.py the seeds' weather and file-writing tools
+    weather_and_files.py the articles' weather and file-writing tools
     small_talk.py        answers that need no tool, and plain chat
     render.py            the exact ReAct text format
     daydream.py          lesson 04: the invented Observations of a model that is not stopped

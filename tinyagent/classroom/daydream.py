@@ -9,7 +9,7 @@ looked up), and the next steps from `plan_hasty`: the same planners, except that
 scenario the daydreaming model skips the date and policy checks and goes straight to applyRefund,
 then promises the customer a refund id that no database has ever seen.
 
-The imagined refund id has a 3-digit sequence (RF20260629001, the seed's); the shop issues 4-digit ones
+The imagined refund id has a 3-digit sequence (RF20260629001, the first article's); the shop issues 4-digit ones
 (RF202606300001), so an invented id can never be mistaken for a real one.
 """
 

@@ -1,6 +1,6 @@
 """The refund scenario: the one where the agent has to reason, not just look things up.
 
-The careful plan, one tool per round in text ReAct (the seed's five rounds):
+The careful plan, one tool per round in text ReAct (the first article's five rounds):
 
     queryOrder(88231)        what was bought, when it was signed for, its status
     getCurrentTime()         the model cannot know today's date: it has to ask

@@ -1,4 +1,4 @@
-"""Lesson 21: the third seed's closed loop. The calendar, then the forecast for the meeting, then (if it rains
+"""Lesson 21: the third article's closed loop. The calendar, then the forecast for the meeting, then (if it rains
 and the user asked) a reminder; the answer always says what was sent, or that nothing was.
 
     明天开会的时候北京会下雨吗？提醒我带伞

@@ -1,4 +1,4 @@
-"""The seeds' other tools: an HTTP weather lookup (third seed) and file tools (second seed, lesson 15).
+"""The articles' other tools: an HTTP weather lookup (third article) and file tools (second article, lesson 15).
 
 They are not part of the shop; a lesson registers them to show that the same model and loop work with
 any tool the prompt lists. The planners find them by name: a tool whose name contains "weather", and
@@ -34,7 +34,7 @@ def find_city(text: str) -> str | None:
 
 
 def plan_weather(conv: Conversation) -> Act | Answer:
-    """The HTTP weather tool of the third seed: look the city up, then say whether to take an umbrella."""
+    """The HTTP weather tool of the third article: look the city up, then say whether to take an umbrella."""
     city = find_city(conv.request)
     if city is None:
         return Answer(
@@ -146,7 +146,7 @@ def _file_content(text: str) -> tuple[str, str, str] | None:
 
 
 def plan_write_file(conv: Conversation) -> Act | Answer:
-    """The second seed's writeFile: JSON input {"file_path": ..., "content": ...}."""
+    """The second article's writeFile: JSON input {"file_path": ..., "content": ...}."""
     path = file_name_in(conv.request)
     if conv.tool_for("write_file") is None:
         return cannot(conv, f"写入文件 {path}", f"write to {path}")

@@ -110,7 +110,7 @@ def invents_observation(text: str) -> bool:
 
 @dataclass(frozen=True)
 class ComplianceRun:
-    """One model call: which prompt, whether stop was sent, the seed, and what came back."""
+    """One model call: which prompt, whether stop was sent, the sampling seed, and what came back."""
 
     prompt: str
     stop: bool

@@ -39,7 +39,7 @@ from tinyagent.tools import Tool
 TOOL_LIST_FORMATS = ("numbered", "name-colon", "json")
 EXAMPLE_PLACES = ("prompt", "turns")
 
-# The seed's roadmap names three remedies for an unsteady format: a worked example, negative rules and
+# The first article's roadmap names three remedies for an unsteady format: a worked example, negative rules and
 # format anchoring. Each is a block of text after the default prompt, in the prompt's language.
 EXAMPLE_HEADER = {
     "en": "Example (a different order: copy the format, not its facts):",

@@ -32,7 +32,7 @@ REPLY_SHAPES: tuple[ReplyShape, ...] = (
     ReplyShape("Action: inside the Thought", "Thought: The Action: searchKnowledge before has its result.\n"
                f"Action: applyRefund\nAction Input: {_REFUND_INPUT}\n", "classroom-sloppy round 4; lesson 05"),
     ReplyShape("input in a code fence", f"Thought: I can submit it.\nAction: applyRefund\nAction Input:\n```json\n"
-               f"{_REFUND_INPUT}\n```\n", "chat models showing JSON; the second seed strips ```json"),
+               f"{_REFUND_INPUT}\n```\n", "chat models showing JSON; the second article strips ```json"),
     ReplyShape("answer in a code fence", "Thought: The refund went through.\nFinal Answer:\n```\n"
                "Refund RF202606300001 has been submitted.\n```", "classroom-sloppy round 5"),
     ReplyShape("whole reply in a fence", "```\nThought: I need the order first.\nAction: queryOrder\n"
@@ -47,12 +47,12 @@ REPLY_SHAPES: tuple[ReplyShape, ...] = (
                "was signed for)\nAction Input: 88231", "models that explain themselves"),
     ReplyShape("tool name in lower case", "Thought: I need the order first.\nAction: queryorder\n"
                "Action Input: 88231", "small models"),
-    ReplyShape("seed 2: Reason / ActionInput", "Reason: 用户要退款，先查订单。\nAction: queryOrder\nActionInput: 88231",
-               "the second seed's prompt spells the keys this way"),
-    ReplyShape("seed 2: keys on one line", f"Reason: 签收第 8 天，可以退。 Action: applyRefund ActionInput: {_REFUND_INPUT}",
-               "the second seed's example output"),
-    ReplyShape("seed 2: FinalAnswer", "Reason: 退款已提交。 FinalAnswer: 退款申请已提交，退款单号 RF202606300001。",
-               "the second seed's example output"),
+    ReplyShape("article 2: Reason / ActionInput", "Reason: 用户要退款，先查订单。\nAction: queryOrder\nActionInput: 88231",
+               "the second article's prompt spells the keys this way"),
+    ReplyShape("article 2: keys on one line", f"Reason: 签收第 8 天，可以退。 Action: applyRefund ActionInput: {_REFUND_INPUT}",
+               "the second article's example output"),
+    ReplyShape("article 2: FinalAnswer", "Reason: 退款已提交。 FinalAnswer: 退款申请已提交，退款单号 RF202606300001。",
+               "the second article's example output"),
     ReplyShape("JSON agent", 'Thought: I need the order first.\n```json\n{"action": "queryOrder", '
                '"action_input": "88231"}\n```', "LangChain's JSON and structured-chat agents"),
     ReplyShape("JSON agent: Final Answer", '{"action": "Final Answer", "action_input": "Your parcel was signed '

@@ -463,12 +463,12 @@ class StopRules:
         return StopRules([_fresh(rule) for rule in self.rules], closing_call=self.closing_call)
 
     def before_call(self, trace: Trace) -> Stop | None:
-        verdict = self._ask(BEFORE_CALL, trace)
+        verdict = self.ask(BEFORE_CALL, trace)
         return verdict if isinstance(verdict, Stop) else None
 
     def after_reply(self, trace: Trace) -> Stop | ToolResult | None:
         """A Stop, or a warning as the result that stands in for the action (it does not run), or None."""
-        verdict = self._ask(AFTER_REPLY, trace)
+        verdict = self.ask(AFTER_REPLY, trace)
         return ToolResult(verdict.text, error=True) if isinstance(verdict, Warn) else verdict
 
     def run_tool(self, tools: ToolRegistry, action: Action) -> ToolResult:
@@ -510,7 +510,8 @@ class StopRules:
         else:
             yield Final(closing, answer, stop.reason)
 
-    def _ask(self, when: str, trace: Trace) -> Stop | Warn | None:
+    def ask(self, when: str, trace: Trace) -> Stop | Warn | None:
+        """What the rules of one moment (`when`) say, asked in order: the first Stop, else the first Warn, else None."""
         warning = None
         for rule in self._at[when]:
             verdict = rule.check(trace)

@@ -8,18 +8,18 @@ to the customer. This parser reads the shapes real models write, and says in `ru
 so a trace shows why a reply was read the way it was: "action (Markdown around keys, code fence)".
 
     keys     **Action:**  ## Action:  action:  ACTION :  Action：(a full-width colon)  Action 1:
-             ActionInput: / action_input:  Reason: (the second seed's Thought)  FinalAnswer:  思考：
+             ActionInput: / action_input:  Reason: (the second article's Thought)  FinalAnswer:  思考：
     names    `queryOrder` in backticks; a name followed by a comment; queryOrder[88231] and
              queryOrder(88231); toolName=queryOrder; with `tools`, queryorder or a name inside a sentence
     replies  CRLF line ends; the input, the answer or the whole reply in a ``` fence; all keys on one
-             line ("Reason: ... Action: x ActionInput: y", the second seed's example); a JSON agent's
+             line ("Reason: ... Action: x ActionInput: y", the second article's example); a JSON agent's
              {"action": ..., "action_input": ...}; an Observation echoed before the step
 
 Three rules differ from `parse_step` on purpose:
 
 * An Action and a Final Answer in one reply: the Action wins (rule "action_over_final"). The answer was
   written before anything was observed (lesson 04's invented refund reaches the customer that way), so
-  the agent runs the Action and the premature answer is dropped. `parse_step` keeps the seed's choice.
+  the agent runs the Action and the premature answer is dropped. `parse_step` keeps the first article's choice.
 * The first complete step wins. When a reply holds several Action / Action Input pairs, the later ones
   rest on results nobody has seen yet. An `Action:` line without an input of its own (a Thought line
   that happens to start with the word, lesson 05) still gives way to a complete step after it.
@@ -108,7 +108,7 @@ _PATTERNS = {
         r"(?P<colon>[:：])[ \t]*(?P<value>.*)$"),
         re.IGNORECASE,
     ),
-    # Keys in the middle of a line, as the second seed's model writes them: "Reason: ... Action: x ActionInput: y".
+    # Keys in the middle of a line, as the second article's model writes them: "Reason: ... Action: x ActionInput: y".
     "inline_action": (
         (r"(?<!\w)[Aa]ction[ \t]*[:：][ \t]*(?P<name>[^\s,;，；]+)[\s,;，；]*[Aa]ction[ _]?[Ii]nput[ \t]*[:：][ \t]*"
         r"(?P<input>.*)"),
@@ -443,7 +443,7 @@ def _tool_name(line: str, known: list[str], found: _Found) -> tuple[str, str | N
     """The tool name in an Action line, and an input written beside it (tool[input]) if there is one."""
     text = line.strip()
     if _re("name_prefix").match(text):
-        found.repaired(NAME_MARKS)  # toolName=writeFile: the second seed's prompt forbids exactly this
+        found.repaired(NAME_MARKS)  # toolName=writeFile: the second article's prompt forbids exactly this
         text = _re("name_prefix").sub("", text)
     written_input = None
     call = _re("call").fullmatch(text)
@@ -493,7 +493,7 @@ def _known_name(name: str, line: str, known: list[str], found: _Found) -> str:
 
 
 def _inline_action(step: list[_Section], known: list[str], found: _Found) -> None:
-    """"Reason: ... Action: writeFile ActionInput: {...}" on one line: the second seed's example."""
+    """"Reason: ... Action: writeFile ActionInput: {...}" on one line: the second article's example."""
     for section in step:
         if section.key not in (THOUGHT, None):
             continue

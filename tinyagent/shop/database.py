@@ -5,7 +5,7 @@ and status per tracking number) and `refunds`, plus the knowledge index from `kn
 database is opened it is created and seeded with a handful of orders, each taking a different path through an
 after-sales conversation:
 
-    88231  signed 2026-06-22 (the seed's order: 8 days before "today", 2026-06-30)
+    88231  signed 2026-06-22 (the first article's order: 8 days before "today", 2026-06-30)
     88232  in transit, not signed yet
     88233  paid, not shipped yet (no tracking number)
     88234  a cheap accessory signed 3 days ago
@@ -172,7 +172,7 @@ class Shop:
         return _connect(self.path)
 
     def _prepare(self) -> None:
-        """Make sure the file holds the schema, the seed orders and the current knowledge index.
+        """Make sure the file holds the schema, the first article's orders and the current knowledge index.
 
         Checked with reads first: a database that is already complete is not written to at all (so a
         read-only one opens). Otherwise one immediate transaction checks again and does what is missing,
@@ -411,8 +411,8 @@ class Shop:
         return _refund_dict(row) if row else None
 
     def _next_refund_id(self, day: str) -> str:
-        # "RF" + yyyymmdd + a 4-digit daily sequence. Four digits, not the seed's three, so an id a model
-        # makes up in the seed's style (RF20260629001) can never be mistaken for one this shop issued.
+        # "RF" + yyyymmdd + a 4-digit daily sequence. Four digits, not the first article's three, so an id a model
+        # makes up in the first article's style (RF20260629001) can never be mistaken for one this shop issued.
         prefix = f"RF{day}"
         last = self._conn.execute(
             "SELECT MAX(CAST(substr(refund_id, ?) AS INTEGER)) FROM refunds WHERE refund_id LIKE ?",

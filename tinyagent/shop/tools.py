@@ -1,4 +1,4 @@
-"""The five tools of the seed's customer-service agent, backed by a real `Shop`.
+"""The five tools of the first article's customer-service agent, backed by a real `Shop`.
 
 Each tool reads the model's raw text, forgives the harmless slips models make (quotes around an id, "订单 88231",
 a JSON object where a bare value was asked for, a code fence), and answers with compact JSON. When the input
@@ -302,7 +302,7 @@ class GetCurrentTimeTool(Tool):
 
 
 def shop_tools(shop: Shop, clock: Clock | None = None, *, citations: bool = False) -> list[Tool]:
-    """The five tools in the seed's order. `clock` is the shop's own unless given.
+    """The five tools in the first article's order. `clock` is the shop's own unless given.
 
     `citations=True` (lesson 16) puts the searchKnowledge of cited_search.py in place of the default one: it
     searches the imported documents and names each result's document and section.

@@ -1,7 +1,7 @@
 """Calling an HTTP JSON API from a tool, so that every way it can fail becomes one kind of Observation.
 
 A tool that calls a real service meets the network's failures, and the model must be able to read each
-one and decide what to do. The third seed's weather tool gets four things right, all kept here:
+one and decide what to do. The third article's weather tool gets four things right, all kept here:
 
     a hard timeout        connect_timeout to reach the server, read_timeout for each wait for data,
                           total_timeout for the whole reply (a server that trickles a byte a second never

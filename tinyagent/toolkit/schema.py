@@ -1,6 +1,6 @@
 """A JSON Schema from a typed Python function: its type hints say the types, its docstring says the words.
 
-The second seed marks a Java method `@Tool(description=...)` and each parameter `@ToolParam(description=...)`,
+The second article marks a Java method `@Tool(description=...)` and each parameter `@ToolParam(description=...)`,
 and reads them by reflection. Python already has both halves: type hints (`order_id: str`, `kind:
 Literal["quality", "no_reason"] = "quality"`) and a docstring. `function_schema(fn)` reads them:
 

@@ -1,6 +1,6 @@
 """A small weather service on loopback: a real HTTP API for lesson 15's weather tool to call.
 
-The third seed's agent calls a public weather API over the internet. A classroom has no key for it and
+The third article's agent calls a public weather API over the internet. A classroom has no key for it and
 perhaps no internet, and a public API never fails on cue. This one runs on 127.0.0.1, answers from a
 fixed table of cities, and can be told to misbehave, which is the point of the lesson:
 

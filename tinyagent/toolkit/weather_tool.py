@@ -1,4 +1,4 @@
-"""`getWeather`: the third seed's weather tool, on lesson 07's `@tool` and http_tool.py's `JsonApi`.
+"""`getWeather`: the third article's weather tool, on lesson 07's `@tool` and http_tool.py's `JsonApi`.
 
     tool = weather_tool(service.base_url, read_timeout=1.0)
     tool.invoke("杭州")   -> {"city":"杭州","city_en":"Hangzhou","condition":"light rain","condition_zh":"小雨",...}

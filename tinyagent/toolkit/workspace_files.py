@@ -1,6 +1,6 @@
-"""The second seed's `writeFile` tool, and lesson 15's `readFile` and `listFiles`, kept inside one workspace folder.
+"""The second article's `writeFile` tool, and lesson 15's `readFile` and `listFiles`, kept inside one workspace folder.
 
-The seed's version opens whatever `file_path` the model writes: `/etc/passwd`, `../../.bashrc`, a file that
+The second article's version opens whatever `file_path` the model writes: `/etc/passwd`, `../../.bashrc`, a file that
 already holds a week of work. A model's text is not a trusted user, so this one writes only inside the folder
 given when the tool is made, and every refusal is an error Observation the model can read:
 
