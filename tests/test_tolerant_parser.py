@@ -39,10 +39,10 @@ EXPECTED = {
     "tool name in backticks": ("action (marks around the tool name)", ORDER, None, None),
     "tool name + comment": ("action (comment after the tool name)", ORDER, None, None),
     "tool name in lower case": ("action (tool name case)", ORDER, None, None),
-    "seed 2: Reason / ActionInput": ("action (key spelling)", ORDER, None, None),
-    "seed 2: keys on one line": ("action (key spelling, keys on one line)", Action("applyRefund", REFUND_INPUT),
+    "article 2: Reason / ActionInput": ("action (key spelling)", ORDER, None, None),
+    "article 2: keys on one line": ("action (key spelling, keys on one line)", Action("applyRefund", REFUND_INPUT),
                                  None, None),
-    "seed 2: FinalAnswer": ("final_answer (key spelling, keys on one line)", None,
+    "article 2: FinalAnswer": ("final_answer (key spelling, keys on one line)", None,
                             "退款申请已提交，退款单号 RF202606300001。", None),
     "JSON agent": ("action (code fence, JSON agent)", ORDER, None, None),
     "JSON agent: Final Answer": ("final_answer (JSON agent)", None, "Your parcel was signed for on 22 June.", None),
@@ -90,7 +90,7 @@ def test_thoughts_are_read_without_their_keys_and_marks():
     by_name = {shape.name: shape for shape in REPLY_SHAPES}
     for name in ("Markdown bold keys", "whole reply in a fence", "Action 1: numbered", "JSON agent"):
         assert parse_tolerant(by_name[name].text, SHOP).thought == "I need the order first.", name
-    assert parse_tolerant(by_name["seed 2: keys on one line"].text).thought == "签收第 8 天，可以退。"
+    assert parse_tolerant(by_name["article 2: keys on one line"].text).thought == "签收第 8 天，可以退。"
 
 
 # -- the Decision: an Action and a Final Answer in one reply ------------------------------------------

@@ -279,13 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = _Parser(prog="python -m tinyagent", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    # The command is the first word (the top level takes no option but --help). Only its parser is made and
-    # given its arguments: making all seven took a few milliseconds of every cold `ask` (benchmarks/overhead.py).
-    # Without a known command first, all are made, for the help and the "invalid choice" error that lists them.
-    named = argv[0] if argv and argv[0] in COMMANDS else None
     for name, (help_text, more, add_arguments) in COMMANDS.items():
-        if named is not None and name != named:
-            continue
         add_arguments(commands.add_parser(name, help=help_text, **more))
 
     args = parser.parse_args(argv)
@@ -542,9 +536,8 @@ def _doctor(args: argparse.Namespace) -> int:
 def run() -> None:
     """The command's entry point (`python -m tinyagent`, the `tinyagent` script): main(), then exit."""
     code = main()
-    # The process ends here, and Python's shutdown makes full garbage collections over every object
-    # still alive: about 50 ms of a 450 ms cold `ask` on the course's machine. Nothing collectable is
-    # left that matters (the shop and the server were closed by main), so freeze them out of sight.
+    # The process ends here, and Python's shutdown would collect every object still alive, a wait at the end of
+    # every command. Nothing collectable is left that matters (main closed the shop and the server): freeze them.
     gc.freeze()
     sys.exit(code)
 

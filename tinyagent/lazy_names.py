@@ -1,5 +1,5 @@
-"""Public names a package loads on first use, so that importing the package does not compile modules that
-most programs never need (measured in benchmarks/overhead.py: the cold start of `python -m tinyagent ask`).
+"""Public names a package loads on first use (PEP 562's module `__getattr__`), so that importing the package does
+not import modules that most programs never need.
 
 A lazy name must not also be the name of one of the package's modules: importing `package.x` sets the
 package's attribute `x` to that module (tests/test_packaging.py checks it).

@@ -21,14 +21,11 @@ from tinyagent.errors import TinyAgentError
 MAX_PLAN_STEPS = 6  # a request a customer types rarely has more parts; a longer plan is a model rambling
 NO_FURTHER_STEPS = {"en": "No further steps.", "zh": "没有后续步骤。"}
 
-# Compiled on first use: the classroom model imports this module on every offline run, and reads a plan far less often.
-@cache
-def _numbered() -> re.Pattern:
-    """One numbered line: an optional bullet or bold, "Step"/"第" before the number, a closing mark after it."""
-    return re.compile(
-        r"^\s*(?:[-*>•]\s*)?(?:\*\*|__)?\s*(?:step\s*|第\s*)?(\d{1,3})\s*(?:步)?\s*(?:\*\*|__)?\s*[.)、:：．）]\s*(.*)$",
-        re.IGNORECASE,
-    )
+# One numbered line: an optional bullet or bold, "Step"/"第" before the number, a closing mark after it.
+NUMBERED_LINE = re.compile(
+    r"^\s*(?:[-*>•]\s*)?(?:\*\*|__)?\s*(?:step\s*|第\s*)?(\d{1,3})\s*(?:步)?\s*(?:\*\*|__)?\s*[.)、:：．）]\s*(.*)$",
+    re.IGNORECASE,
+)
 
 
 @cache
@@ -59,7 +56,7 @@ def parse_plan(text: str, *, allow_empty: bool = False, max_steps: int = MAX_PLA
     last_number = 0
     open_step = False  # the last line belonged to a step, so an unnumbered line continues it
     for line in text.splitlines():
-        match = _numbered().match(line)
+        match = NUMBERED_LINE.match(line)
         if match:
             number = int(match.group(1))
             if steps and number <= last_number:

@@ -16,10 +16,10 @@ Everything the model decides next is a function of this `Conversation`, and noth
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass, field, replace
-from functools import cache
 from typing import NamedTuple
 
 from tinyagent.architectures.plan_text import CONTEXT_HEADING
@@ -49,26 +49,16 @@ ORDER_ID = re.compile(r"(?<!\d)\d{5}(?!\d)")  # the shop's order ids: five digit
 TRACKING_NO = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{10}(?!\d)")
 
 
-_SOURCES = {  # (pattern, flags) by name, each compiled by _pattern on first use
-    # One keyed line of the model's own earlier replies, read tolerantly (bold, lower case, full-width
-    # colon), because the sloppy variant wrote some of them.
-    "key_line": (
-        r"^[\s*_>`#-]*(thought|action input|action|final answer|observation)[\s*_]*[:：][\s*_]*(.*)$",
-        re.IGNORECASE,
-    ),
-    # An error about the form of the input, not about the world ("invalid input", "expected an integer").
-    "input_complaint": (r"invalid input|invalid argument|expected|schema|validation|参数|格式", re.IGNORECASE),
-    "observation_prefix": (r"^\s*observation\s*[:：]\s*", re.IGNORECASE),
-    "task_label": (r"^\s*(?:new task|task)\s*[:：]\s*\n", re.IGNORECASE),
-    "question": (r"^\s*(?:question|问题)\s*[:：]\s*", re.IGNORECASE),
-    # A note's bullet and short label (lesson 12's summaries and facts): "- ", "Faults reported: ".
-    "note_label": (r"^(?:[-*•]\s+)?(?:[^:：]{1,40}[:：]\s*)?", 0),
-}
-
-
-@cache  # compiled on first use, each alone: the classroom is imported on every offline run, and a request needs few
-def _pattern(name: str) -> re.Pattern:
-    return re.compile(*_SOURCES[name])
+# One keyed line of the model's own earlier replies, read tolerantly (bold, lower case, full-width
+# colon), because the sloppy variant wrote some of them.
+KEY_LINE = re.compile(r"^[\s*_>`#-]*(thought|action input|action|final answer|observation)[\s*_]*[:：][\s*_]*(.*)$", re.IGNORECASE)
+# An error about the form of the input, not about the world ("invalid input", "expected an integer").
+INPUT_COMPLAINT = re.compile(r"invalid input|invalid argument|expected|schema|validation|参数|格式", re.IGNORECASE)
+OBSERVATION_PREFIX = re.compile(r"^\s*observation\s*[:：]\s*", re.IGNORECASE)
+TASK_LABEL = re.compile(r"^\s*(?:new task|task)\s*[:：]\s*\n", re.IGNORECASE)
+QUESTION = re.compile(r"^\s*(?:question|问题)\s*[:：]\s*", re.IGNORECASE)
+# A note's bullet and short label (lesson 12's summaries and facts): "- ", "Faults reported: ".
+NOTE_LABEL = re.compile(r"^(?:[-*•]\s+)?(?:[^:：]{1,40}[:：]\s*)?")
 
 
 # What each shop tool does, by its name in the prompt. The planners ask for "the order tool", not for a
@@ -172,7 +162,7 @@ class Step:
         data = self.data
         if isinstance(data, dict) and ("expected" in data or "received" in data):
             return True
-        return bool(_pattern("input_complaint").search(error))
+        return bool(INPUT_COMPLAINT.search(error))
 
     @property
     def text(self) -> str:
@@ -307,7 +297,7 @@ def read_conversation(request: dict) -> Conversation:
     texts = [message_text(m) for m in messages]
     start = _latest_request_index(messages, texts)
     # A framework's label before the customer's words ("New task:\n..." from smolagents) is not what they said.
-    request_text = _pattern("task_label").sub("", texts[start], count=1)
+    request_text = TASK_LABEL.sub("", texts[start], count=1)
     earlier = tuple(
         texts[i]
         for i in range(start - 1, -1, -1)
@@ -405,7 +395,7 @@ def note_lines(note: str) -> list[str]:
         line = line.strip()
         if not line or line.endswith((":", "：")):
             continue
-        line = _pattern("note_label").sub("", line).strip()
+        line = NOTE_LABEL.sub("", line).strip()
         if line:
             lines.append(line)
     return lines
@@ -487,7 +477,7 @@ def _check_tool_replies(messages: list[dict]) -> None:
 
 
 def _is_observation(text: str) -> bool:
-    return bool(_pattern("observation_prefix").match(text))
+    return bool(OBSERVATION_PREFIX.match(text))
 
 
 def _latest_request_index(messages: list[dict], texts: list[str]) -> int:
@@ -531,7 +521,7 @@ def _read_steps(messages: list[dict], texts: list[str]) -> tuple[list[Step], int
         elif role == "user" and waiting:
             # A folded Observation (lesson 13's context budget) is read like a whole one: its mark goes, its
             # JSON stays JSON, with the facts the fold kept.
-            observation = _pattern("observation_prefix").sub("", text, count=1).strip()
+            observation = OBSERVATION_PREFIX.sub("", text, count=1).strip()
             # Several calls answered in one message (smolagents joins their results with newlines): one JSON
             # value each, when it splits that way; otherwise the whole text answers the first call.
             parts = _json_values(observation) if len(waiting) > 1 else None
@@ -555,18 +545,18 @@ def read_scratchpad(text: str) -> Scratchpad:
     """The last `Question:` of a one-message ReAct prompt (the ones above it are the format's example), and the
     Thought / Action / Action Input / Observation lines after it, read as steps."""
     lines = text.splitlines()
-    at = max((i for i, line in enumerate(lines) if _pattern("question").match(line)), default=None)
+    at = max((i for i, line in enumerate(lines) if QUESTION.match(line)), default=None)
     if at is None:
         return Scratchpad(text, [], 0, "")
-    question = [_pattern("question").sub("", lines[at], count=1)]
+    question = [QUESTION.sub("", lines[at], count=1)]
     rest = lines[at + 1 :]
-    while rest and _pattern("key_line").match(rest[0]) is None:
+    while rest and KEY_LINE.match(rest[0]) is None:
         question.append(rest.pop(0))
     steps: list[Step] = []
     observation: list[str] | None = None
     pending = ""
     for line in rest:
-        match = _pattern("key_line").match(line)
+        match = KEY_LINE.match(line)
         key = match.group(1).lower() if match else None
         if key == "observation":
             observation = [match.group(2)]
@@ -614,7 +604,6 @@ def calls_in_text(text: str) -> list[tuple[str, str]]:
     try:
         calls = json.loads(listed)
     except ValueError:
-        import ast  # (only for calls written as Python: the ast module is a cost every cold start would pay)
 
         try:
             calls = ast.literal_eval(listed.strip())
@@ -641,7 +630,7 @@ def parse_action(text: str) -> tuple[str, str] | None:
     extra: list[str] = []
     collecting = False
     for line in text.splitlines():
-        match = _pattern("key_line").match(line)
+        match = KEY_LINE.match(line)
         if match is None:
             if collecting:
                 extra.append(line)

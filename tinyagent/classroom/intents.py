@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from functools import cache
 from typing import NamedTuple
 
 from tinyagent.classroom import vocabulary as v
@@ -30,43 +29,33 @@ def has_any(text: str, words: tuple[str, ...]) -> bool:
     return any(word in low for word in words)
 
 
-@cache
-def _file_name_pattern() -> re.Pattern:
-    return re.compile(r"[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.(?:txt|md|csv|json|log)\b")
+FILE_NAME = re.compile(r"[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.(?:txt|md|csv|json|log)\b")
+# ASCII only: Chinese characters are word characters too, and "读一下notes/a.txt" must give notes/a.txt.
+PATH = re.compile(r"(?<![A-Za-z0-9_./~-])(?:\.{1,2}/|~/|/)?(?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_.-]+/?")
+# A run of digits, operators and brackets with an operator between two numbers somewhere in it.
+EXPRESSION = re.compile(r"(?<![A-Za-z0-9.,])[-+(\d][\d\s.+\-*/×÷^%()]*")
 
 
 def file_name_in(text: str) -> str | None:
     """The first file name (notes.txt, data/out.csv) in the text, or None."""
     if "." not in text:
         return None
-    match = _file_name_pattern().search(text)
+    match = FILE_NAME.search(text)
     return match.group() if match else None
-
-
-@cache
-def _path_pattern() -> re.Pattern:
-    # ASCII only: Chinese characters are word characters too, and "读一下notes/a.txt" must give notes/a.txt.
-    return re.compile(r"(?<![A-Za-z0-9_./~-])(?:\.{1,2}/|~/|/)?(?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_.-]+/?")
 
 
 def path_in(text: str) -> str | None:
     """The first path in the text: one with a "/" (../../etc/passwd, notes/todo.txt) or a file name with
     an extension (notes.txt); None when there is none. Order ids and prices are not paths."""
-    if "/" not in text and "." not in text:  # neither kind can be there (and the pattern stays uncompiled)
+    if "/" not in text and "." not in text:  # neither kind can be there
         return None
-    for match in _path_pattern().finditer(text):
+    for match in PATH.finditer(text):
         candidate = match.group().rstrip(".")
         if "/" in candidate and any(c.isalpha() for c in candidate):
             return candidate
         if file_name_in(candidate) == candidate:
             return candidate
     return None
-
-
-@cache
-def _expression_pattern() -> re.Pattern:
-    # A run of digits, operators and brackets with an operator between two numbers somewhere in it.
-    return re.compile(r"(?<![A-Za-z0-9.,])[-+(\d][\d\s.+\-*/×÷^%()]*")
 
 
 _OPERATOR_WORDS = (("乘以", "*"), ("除以", "/"), ("加上", "+"), ("减去", "-"), ("的平方", "**2"))
@@ -82,7 +71,7 @@ def expression_in(text: str) -> str | None:
     if "," in text:
         text = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)  # 1,999 is 1999
     best = None
-    for match in _expression_pattern().finditer(text):
+    for match in EXPRESSION.finditer(text):
         candidate = " ".join(match.group().split()).rstrip("+-*/×÷^%( ")
         candidate = candidate.lstrip(")")
         if re.search(r"\d\s*(?:\*\*|[-+*/×÷^%])\s*[-+(]*\s*\d", candidate) and (

@@ -11,7 +11,7 @@ from tinyagent.classroom.reply import Reply
 from tinyagent.prompts import detect_language
 
 # CodeAgent's prompt: "solve any task using code blobs", "in the Code sequence"; and the plain wordings. Searched in
-# the lower-cased system prompt as plain substrings: nothing to compile on every offline run.
+# the lower-cased system prompt as plain substrings.
 ASKS_FOR_CODE = ("using code blobs", "in the code sequence", "write code to solve", "write python code to solve",
                  "用代码解决", "用代码来解决")
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
 
 from tinyagent.architectures.plan_text import NO_FURTHER_STEPS, format_plan
 from tinyagent.classroom.conversation import ORDER_ID, TRACKING_NO, message_text, tool_kind
@@ -34,14 +33,12 @@ RETRY = {"en": "Try again: ", "zh": "再试一次："}
 STATUSES = ("已签收", "运输中", "待发货", "已取消")
 
 
-@cache  # compiled for the first plan: the classroom is imported on every offline run, and few runs plan
-def _joiners() -> re.Pattern:
-    return re.compile(r"另外|还有|以及|顺便|同时|此外|\balso\b|\bas well as\b|\bbesides\b|\band then\b|\bin addition\b|"
-                      r"[。！？!?；;]\s*", re.IGNORECASE)
+JOINERS = re.compile(r"另外|还有|以及|顺便|同时|此外|\balso\b|\bas well as\b|\bbesides\b|\band then\b|\bin addition\b|"
+                     r"[。！？!?；;]\s*", re.IGNORECASE)
 
 
-# Each call's phrases, searched in the lower-cased system prompt: plain substrings (no pattern to compile on every
-# offline run); "re-plan" only as a word of its own, so that "pre-plan" is no call to re-plan.
+# Each call's phrases, searched in the lower-cased system prompt; "re-plan" only as a word of its own, so that
+# "pre-plan" is no call to re-plan.
 CALL_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("replan", ("re-plan", "重新计划")),
     ("plan", ("write a numbered plan", "编号计划")),
@@ -51,16 +48,11 @@ CALL_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+REPLAN_WORD = re.compile(r"\bre-plan\b")
+
+
 def _says(low: str, phrase: str) -> bool:
-    if phrase != "re-plan":
-        return phrase in low
-    at = low.find(phrase)
-    while at >= 0:
-        before, after = low[at - 1 : at], low[at + len(phrase) : at + len(phrase) + 1]
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return True
-        at = low.find(phrase, at + 1)
-    return False
+    return bool(REPLAN_WORD.search(low)) if phrase == "re-plan" else phrase in low
 
 
 def call_kind(system: str) -> str | None:
@@ -98,7 +90,7 @@ def lesson_17_reply(request: dict) -> Reply | None:
 def plan_steps(request: str, lang: str) -> list[str]:
     """One step per part of the request (see the module's docstring); the request itself if none is found."""
     steps: list[str] = []
-    for part in (p.strip(" ，,、：:") for p in _joiners().split(request)):
+    for part in (p.strip(" ，,、：:") for p in JOINERS.split(request)):
         if not part:
             continue
         ids = list(dict.fromkeys(ORDER_ID.findall(part)))

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 
 from tinyagent.classroom.citations import cited_passages, source_note
 from tinyagent.classroom.conversation import Conversation
@@ -46,7 +45,7 @@ class ReturnLimits:
 _NUMBER = r"(\d+|[一二两三四五六七八九十百]+)"
 
 
-_LIMIT_SOURCES = {  # (pattern, flags) by name, each compiled by _limit_pattern on first use
+_LIMIT_SOURCES = {  # (pattern, flags) by name
     # The Chinese ones are searched clause by clause (_search_limit): a limit and what it is for sit in one clause.
     "no_reason_zh": (_NUMBER + r"\s*天内?.*?无理由", 0),
     "quality_zh": (_NUMBER + r"\s*天内?((?:(?!无理由).)*?)(?:故障|质量)", 0),
@@ -60,21 +59,15 @@ _LIMIT_SOURCES = {  # (pattern, flags) by name, each compiled by _limit_pattern 
 }
 
 
-# Compiled on first use, each alone: the classroom is imported on every offline run, a policy read far less
-# often, and a Chinese policy never needs the English patterns (their characters sets cost a millisecond each).
-@cache
-def _limit_pattern(name: str) -> re.Pattern:
-    return re.compile(*_LIMIT_SOURCES[name])
+LIMIT_PATTERNS = {name: re.compile(*source) for name, source in _LIMIT_SOURCES.items()}
 
-
-# Where a Chinese clause ends. Cut with str.translate rather than a class in each pattern: a class of these
-# characters costs every cold start 0.4 ms a pattern to compile, and there are three.
+# Where a Chinese clause ends: a limit and what it is for sit in one clause.
 _CLAUSE_ENDS = str.maketrans({"。": "\n", "；": "\n", ";": "\n"})
 
 
 def _search_limit(name: str, text: str) -> re.Match | None:
     """The first match of the limit pattern `name` in `text`; a Chinese one within a single clause."""
-    pattern = _limit_pattern(name)
+    pattern = LIMIT_PATTERNS[name]
     if not name.endswith("_zh"):
         return pattern.search(text)
     return next((match for clause in text.translate(_CLAUSE_ENDS).split("\n") if (match := pattern.search(clause))),

@@ -76,8 +76,7 @@ def plan(conv: Conversation) -> Act | Answer:
             or PLANNERS[detect_intent(conv)](conv))
 
 
-# Lesson 21's two modules load only for the conversations that need them (most requests are not lesson 21's):
-# a cold `python -m tinyagent ask` imports the classroom model, and every module it skips is time saved.
+# Lesson 21's two modules plan the conversations that offer a handoff, or the reminder's tools.
 def _handoffs(conv: Conversation) -> Act | Answer | None:
     """The triage's or a specialist's step (handoffs.py), for a conversation offered a handoff or handBack tool."""
     if not any(tool_kind(name) in ("handoff", "handback") for name in conv.tools):

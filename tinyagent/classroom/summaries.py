@@ -21,7 +21,6 @@ read the summary as a note (conversation.py): an order id or a fault in it serve
 from __future__ import annotations
 
 import re
-from functools import cache
 
 from tinyagent.classroom.conversation import ORDER_ID, TRACKING_NO, Conversation, message_text
 from tinyagent.classroom.intents import detect_intent, fault_clause
@@ -29,22 +28,12 @@ from tinyagent.classroom.refund import product_word
 from tinyagent.classroom.vocabulary import CITIES
 from tinyagent.prompts import detect_language
 
-_SOURCES: dict[str, tuple[str, int]] = {
-    # Each English wording holds "summar"; each Chinese one "对话" or "聊天" (_SUMMARY_WORDS).
-    "asks_for_summary": (
-        (r"summari[sz]e (the|this|our) (conversation|chat|dialogue)|write a summary of the (conversation|chat)"
-         r"|(总结|概括)(一下)?(下面|以下|这段|上面)?的?(对话|聊天)|对话(的)?摘要"),
-        re.IGNORECASE,
-    ),
-    "speaker": (r"^\s*(customer|user|顾客|用户|客户|assistant|agent|客服|助手)\s*[:：]\s*(.*)$", re.IGNORECASE),
-    "refund_id": (r"(?<![A-Za-z0-9])RF\d{12}(?!\d)", 0),
-}
+# Each English wording holds "summar"; each Chinese one "对话" or "聊天" (_SUMMARY_WORDS).
+ASKS_FOR_SUMMARY = re.compile(r"summari[sz]e (the|this|our) (conversation|chat|dialogue)|write a summary of the (conversation|chat)"
+         r"|(总结|概括)(一下)?(下面|以下|这段|上面)?的?(对话|聊天)|对话(的)?摘要", re.IGNORECASE)
+SPEAKER = re.compile(r"^\s*(customer|user|顾客|用户|客户|assistant|agent|客服|助手)\s*[:：]\s*(.*)$", re.IGNORECASE)
+REFUND_ID = re.compile(r"(?<![A-Za-z0-9])RF\d{12}(?!\d)")
 _SUMMARY_WORDS = ("summar", "对话", "聊天")
-
-
-@cache  # compiled on first use, each alone: every request is asked whether it wants a summary, few do
-def _pattern(name: str) -> re.Pattern:
-    return re.compile(*_SOURCES[name])
 
 
 _CUSTOMER = ("customer", "user", "顾客", "用户", "客户")
@@ -83,7 +72,7 @@ def summary_request(request: dict) -> tuple[str, str] | None:
         return None
     instruction = message_text(first)
     low = instruction.lower()
-    if not any(word in low for word in _SUMMARY_WORDS) or not _pattern("asks_for_summary").search(instruction):
+    if not any(word in low for word in _SUMMARY_WORDS) or not ASKS_FOR_SUMMARY.search(instruction):
         return None
     text = "\n".join(message_text(m) for m in messages[1:] if isinstance(m, dict) and m.get("role") == "user")
     return instruction, text
@@ -95,12 +84,12 @@ def write_summary(instruction: str, text: str) -> str:
     found: dict[str, list[str]] = {key: [] for key, _, _ in FIELDS}
     customer_lines: list[str] = []
     for line in text.splitlines():
-        speaker = _pattern("speaker").match(line)
+        speaker = SPEAKER.match(line)
         if speaker is None:
             _read_back(line, found)  # a line of the previous summary (or a header): keep what it holds
         elif speaker.group(1).lower() in _CUSTOMER:
             customer_lines.append(speaker.group(2))
-    for key, pattern in (("orders", ORDER_ID), ("tracking", TRACKING_NO), ("refunds", _pattern("refund_id"))):
+    for key, pattern in (("orders", ORDER_ID), ("tracking", TRACKING_NO), ("refunds", REFUND_ID)):
         for match in pattern.findall(text):
             _add(found[key], match.upper())
     earlier: list[str] = []

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
 from typing import NamedTuple
 
 # Words that start a `word: text` line in prompts without being tools: the ReAct keywords and the
@@ -53,49 +52,33 @@ class ToolList(NamedTuple):
     json_input: bool = False  # the prompt asks for the Action Input as a JSON object of the arguments
 
 
-# --- the patterns, compiled on first use (the classroom is imported on every offline run) -----------
+# --- the patterns ------------------------------------------------------------------------------------
 
 
 _NAME = r"(?P<name>[A-Za-z_][\w.-]*)"
-_SOURCES: dict[str, tuple[str, int]] = {
-    # "1. ", "1) ", "1、", "１．", "(1) "; or a bullet "- ", "* ", "+ ", "• "
-    "number": (r"^\s*(?:[(（]?[0-9０-９]+\s*[.)、．）:：]|#+\s*[0-9]+[.)]?)\s*", 0),
-    "bullet": (r"^\s*[-*+•·]\s+", 0),
-    # the name (maybe **bold** or `code`, maybe with a signature), then a separator, then the text
-    "entry": (
-        (r"^(?P<mark>\*\*|__|`)?" + _NAME + r"(?P=mark)?(?:\s*\([^)]*\)(?:\s*->\s*\S+)?)?(?P<close>\*\*|`)?"
-         r"\s*(?:-{1,2}|—{1,2}|–|:|：|－|=>|->)\s*(?P<desc>\S.*)$"),
-        0,
-    ),
-    # Each of these starts with one of _ONE_OF_WORDS (in lower case), or ends with one of _ONE_OF_AFTER.
-    "one_of": (
-        (r"(?:one of|any of|among|之一|其中一个|中的一个|必须是|只能是)[^\[\n]{0,20}"
-         r"[\[【(（]\s*([^\]】)）\n]+?)\s*[\]】)）]"),
-        re.IGNORECASE,
-    ),
-    "one_of_before": (r"[\[【]\s*([^\]】\n]+?)\s*[\]】][^\n]{0,6}(?:之一|其中之一|中的一个)", 0),
-    "identifier": (r"^[A-Za-z_][\w.-]*$", 0),
-    # LlamaIndex's blocks: every one of them holds "Tool Name:"
-    "block": (r"^>?[ \t]*Tool Name:[ \t]*(?P<name>[A-Za-z_][\w.-]*)[ \t]*$", re.MULTILINE),
-    "block_end": (r"^\s*(?:>?[ \t]*Tool Name:|#)", re.MULTILINE),
-    "block_desc": (r"^[ \t]*Tool Description:[ \t]*", re.MULTILINE),
-    "block_args": (r"^[ \t]*Tool Args:[ \t]*(\{.*\})[ \t]*$", re.MULTILINE),
-    "json_input": (r"action input\s*[:：][^\n]*\bin (?:a )?json\b", re.IGNORECASE),
-    "name_list_sep": (r"[,，、|/]|\s+or\s+|\s+", 0),
-}
-_ONE_OF_WORDS = ("one of", "any of", "among", "之一", "其中一个", "中的一个", "必须是", "只能是")
-_ONE_OF_AFTER = ("之一", "中的一个")
-
-
-@cache  # compiled on first use, each alone: the classroom is imported on every offline run, and most prompts
-def _pattern(name: str) -> re.Pattern:  # need few of these (a character class of CJK brackets costs 0.3 ms)
-    return re.compile(*_SOURCES[name])
+# "1. ", "1) ", "1、", "１．", "(1) "; or a bullet "- ", "* ", "+ ", "• "
+NUMBER = re.compile(r"^\s*(?:[(（]?[0-9０-９]+\s*[.)、．）:：]|#+\s*[0-9]+[.)]?)\s*")
+BULLET = re.compile(r"^\s*[-*+•·]\s+")
+# the name (maybe **bold** or `code`, maybe with a signature), then a separator, then the text
+ENTRY = re.compile(r"^(?P<mark>\*\*|__|`)?" + _NAME + r"(?P=mark)?(?:\s*\([^)]*\)(?:\s*->\s*\S+)?)?(?P<close>\*\*|`)?"
+         r"\s*(?:-{1,2}|—{1,2}|–|:|：|－|=>|->)\s*(?P<desc>\S.*)$")
+ONE_OF = re.compile(r"(?:one of|any of|among|之一|其中一个|中的一个|必须是|只能是)[^\[\n]{0,20}"
+         r"[\[【(（]\s*([^\]】)）\n]+?)\s*[\]】)）]", re.IGNORECASE)
+ONE_OF_BEFORE = re.compile(r"[\[【]\s*([^\]】\n]+?)\s*[\]】][^\n]{0,6}(?:之一|其中之一|中的一个)")
+IDENTIFIER = re.compile(r"^[A-Za-z_][\w.-]*$")
+# LlamaIndex's blocks: every one of them holds "Tool Name:"
+BLOCK = re.compile(r"^>?[ \t]*Tool Name:[ \t]*(?P<name>[A-Za-z_][\w.-]*)[ \t]*$", re.MULTILINE)
+BLOCK_END = re.compile(r"^\s*(?:>?[ \t]*Tool Name:|#)", re.MULTILINE)
+BLOCK_DESC = re.compile(r"^[ \t]*Tool Description:[ \t]*", re.MULTILINE)
+BLOCK_ARGS = re.compile(r"^[ \t]*Tool Args:[ \t]*(\{.*\})[ \t]*$", re.MULTILINE)
+JSON_INPUT = re.compile(r"action input\s*[:：][^\n]*\bin (?:a )?json\b", re.IGNORECASE)
+NAME_LIST_SEP = re.compile(r"[,，、|/]|\s+or\s+|\s+")
 
 
 def looks_like_identifier(word: str) -> bool:
     """queryOrder, query_order, get.time, tool2: a name a programmer gave, not an English word."""
     return bool(
-        _pattern("identifier").match(word)
+        IDENTIFIER.match(word)
         and (any(c.isupper() for c in word[1:]) or any(c in "_.-" or c.isdigit() for c in word))
     )
 
@@ -118,7 +101,7 @@ def read_tool_list(prompt: str) -> ToolList:
         tools = found
     if tools or not asks_for_tools(prompt):
         schemas = {name: schema for name, _, schema in blocks if schema is not None and name in tools}
-        json_input = "json" in prompt.lower() and bool(_pattern("json_input").search(prompt))
+        json_input = "json" in prompt.lower() and bool(JSON_INPUT.search(prompt))
         return ToolList(tools, schemas=schemas, json_input=json_input)
     return ToolList({}, problem=_NO_TOOL_LIST)
 
@@ -128,12 +111,12 @@ def tools_in_blocks(prompt: str) -> list[tuple[str, str, dict | None]]:
     found: list[tuple[str, str, dict | None]] = []
     if "Tool Name:" not in prompt:
         return found
-    for match in _pattern("block").finditer(prompt):
+    for match in BLOCK.finditer(prompt):
         name = match.group("name")
-        end = _pattern("block_end").search(prompt, match.end())
+        end = BLOCK_END.search(prompt, match.end())
         block = prompt[match.end() : end.start() if end else len(prompt)]
-        args = _pattern("block_args").search(block)
-        described = _pattern("block_desc").search(block)
+        args = BLOCK_ARGS.search(block)
+        described = BLOCK_DESC.search(block)
         text = block[described.end() : args.start() if args else len(block)] if described else ""
         first, _, rest = text.strip().partition("\n")
         if first.startswith(name + "(") and rest.strip():  # the signature LlamaIndex puts first is not the text
@@ -164,43 +147,13 @@ _NO_TOOL_LIST = {
 
 def names_in_one_of(prompt: str) -> list[str]:
     """The names in "should be one of [a, b, c]" (or "必须是 [a, b] 之一"), in order; [] if there is none."""
-    low = prompt.lower()
-    # A prompt with none of their words, or with no bracket where the pattern wants one, matches neither: such
-    # a prompt ("列表中的一个工具名", the shop's own) never compiles them (four CJK bracket classes, 1.6 ms).
-    kinds = [kind for kind, words, near in (("one_of", _ONE_OF_WORDS, _opens_after),
-                                            ("one_of_before", _ONE_OF_AFTER, _closes_before))
-             if any(near(low, word) for word in words)]
-    for kind in kinds:
-        for match in _pattern(kind).finditer(prompt):
-            words = [w.strip(" `'\"*") for w in _pattern("name_list_sep").split(match.group(1))]
+    for pattern in (ONE_OF, ONE_OF_BEFORE):
+        for match in pattern.finditer(prompt):
+            words = [w.strip(" `'\"*") for w in NAME_LIST_SEP.split(match.group(1))]
             names = [w for w in words if w]
-            if names and all(_pattern("identifier").match(w) for w in names):
+            if names and all(IDENTIFIER.match(w) for w in names):
                 return list(dict.fromkeys(names))
     return []
-
-
-def _opens_after(low: str, word: str) -> bool:
-    """Whether `word` is followed on its line by an opening bracket, near enough for "one_of" (20 characters; the
-    window is twice that because lower() may lengthen a character)."""
-    at = low.find(word)
-    while at >= 0:
-        window = low[at + len(word) : at + len(word) + 42].split("\n", 1)[0]
-        if any(bracket in window for bracket in "[【(（"):
-            return True
-        at = low.find(word, at + 1)
-    return False
-
-
-def _closes_before(low: str, word: str) -> bool:
-    """Whether `word` comes on the line of a closing bracket, near enough after it for "one_of_before" (6
-    characters between; the window is twice that, as above)."""
-    at = low.find(word)
-    while at >= 0:
-        window = low[max(0, at - 14) : at].rsplit("\n", 1)[-1]
-        if "]" in window or "】" in window:
-            return True
-        at = low.find(word, at + 1)
-    return False
 
 
 def tools_in_lines(prompt: str, named: set[str] = frozenset()) -> list[tuple[str, str]]:
@@ -220,11 +173,11 @@ def tools_in_lines(prompt: str, named: set[str] = frozenset()) -> list[tuple[str
             if entry:
                 found.append(entry)
             continue
-        numbered = _pattern("number").match(line)
-        bullet = None if numbered else _pattern("bullet").match(line)
+        numbered = NUMBER.match(line)
+        bullet = None if numbered else BULLET.match(line)
         rest = line[(numbered or bullet).end() :] if (numbered or bullet) else line.strip()
         rest = rest.replace(":**", "**:").replace("：**", "**：")  # "**name:** text" as "**name**: text"
-        match = _pattern("entry").match(rest)
+        match = ENTRY.match(rest)
         if match is None or match.group("name").lower() in NOT_TOOLS or _is_keyword_line(rest):
             end_run()
             continue
@@ -257,7 +210,7 @@ def _table_row(line: str) -> tuple[str, str] | None:
     if len(cells) < 2 or set(cells[0]) <= set("-: "):
         return None
     name = cells[0]
-    if name.lower() in TABLE_HEADERS or not _pattern("identifier").match(name):
+    if name.lower() in TABLE_HEADERS or not IDENTIFIER.match(name):
         return None
     return name, cells[1]
 
@@ -292,7 +245,7 @@ def tools_in_json(prompt: str) -> list[tuple[str, str]]:
 
 
 def _tools_in_value(value: object) -> list[tuple[str, str]]:
-    identifier = _pattern("identifier")
+    identifier = IDENTIFIER
     if isinstance(value, list):
         return [entry for item in value for entry in _tools_in_value(item)]
     if not isinstance(value, dict):

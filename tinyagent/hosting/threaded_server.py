@@ -14,12 +14,9 @@ import contextlib
 import socketserver
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from tinyagent.hosting.address import check_port, explain_listen_error
-
-if TYPE_CHECKING:
-    from tinyagent.hosting.signals import StopSignals
+from tinyagent.hosting.signals import StopSignals
 
 
 class BackgroundServer:
@@ -72,10 +69,6 @@ class BackgroundServer:
         Pass `stop` when its handlers must be in place earlier, before a banner says "Press Ctrl-C".
         Returns the name of the signal that stopped it.
         """
-        # Imported here: a server started from a program (the classroom model behind every offline run) never
-        # waits for signals, and `signal` costs that program's cold start more than half a millisecond.
-        from tinyagent.hosting.signals import StopSignals
-
         with StopSignals() if stop is None else contextlib.nullcontext(stop) as waiting:
             self.start()
             try:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
 
 SHORT_TEXT = 24
 PLAIN_TEXT = 60
@@ -37,9 +36,7 @@ _MARK_START, _MARK_END = "(folded from ", " characters) "
 IDS_AND_NUMBERS = r"[A-Za-z0-9]*[0-9][A-Za-z0-9]*(?:[-:./][A-Za-z0-9]+)*"
 
 
-@cache  # compiled on first use: the classroom model imports this module on every offline run
-def _ids_and_numbers() -> re.Pattern:
-    return re.compile(IDS_AND_NUMBERS)
+_IDS_AND_NUMBERS = re.compile(IDS_AND_NUMBERS)
 
 
 def fold_observation(text: str) -> str:
@@ -82,7 +79,7 @@ def _mark_length(text: str) -> int:
 
 def ids_and_numbers(text: str) -> list[str]:
     """Every id and number in `text`, in order, each once."""
-    return list(dict.fromkeys(_ids_and_numbers().findall(text or "")))
+    return list(dict.fromkeys(_IDS_AND_NUMBERS.findall(text or "")))
 
 
 def _fold_value(value: object, key: str | None = None) -> object:
@@ -100,6 +97,6 @@ def _fold_text(text: str, keep: int) -> str:
     if len(text) <= keep:
         return text
     # An id that starts in the kept part and runs past it is listed whole, so no id is ever half kept.
-    left_out = [m.group() for m in _ids_and_numbers().finditer(text) if m.end() > keep]
+    left_out = [m.group() for m in _IDS_AND_NUMBERS.finditer(text) if m.end() > keep]
     tail = f"({', '.join(dict.fromkeys(left_out))})" if left_out else ""
     return text[:keep].rstrip() + "…" + tail

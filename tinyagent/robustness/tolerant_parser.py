@@ -40,7 +40,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from functools import cache
 from typing import ClassVar
 
 from tinyagent.events import Event, Observation, Stopped, event_kind
@@ -95,43 +94,25 @@ _SPELLINGS = {
 # Spellings that are ordinary words too: inside an input or an answer they stay text ("reason: broken").
 _WEAK_SPELLINGS = {"reason", "reasoning", "thoughts", "思考", "行动", "动作", "观察", "最终回答"}
 
-# The patterns, compiled on first use: `import tinyagent` stays quick for a run that never needs them.
+# The patterns.
 _QUOTES = "*`'\"“”‘’「」"
 _MARKS = _QUOTES + "_"
-_PATTERNS = {
-    "key_line": (
-        (r"^[ \t]*(?P<before>[*_#>`~+-]*)[ \t]*"  # Markdown before the key: **Action, ## Action, > Action, - Action
+KEY_LINE = re.compile(r"^[ \t]*(?P<before>[*_#>`~+-]*)[ \t]*"  # Markdown before the key: **Action, ## Action, > Action, - Action
         r"(?P<key>thoughts?|reasoning|reason|action[ _-]*input|action|final[ _-]*answer|observation"
         r"|思考|行动输入|动作输入|行动|动作|最终答案|最终回答|观察)"
         r"(?P<number>[ \t]*\d+)?"  # Action 1: (the ReAct paper's numbered steps)
         r"(?P<after>[ \t]*[*_`]*[ \t]*)"  # **Action**:
-        r"(?P<colon>[:：])[ \t]*(?P<value>.*)$"),
-        re.IGNORECASE,
-    ),
-    # Keys in the middle of a line, as the second article's model writes them: "Reason: ... Action: x ActionInput: y".
-    "inline_action": (
-        (r"(?<!\w)[Aa]ction[ \t]*[:：][ \t]*(?P<name>[^\s,;，；]+)[\s,;，；]*[Aa]ction[ _]?[Ii]nput[ \t]*[:：][ \t]*"
-        r"(?P<input>.*)"),
-        re.DOTALL,
-    ),
-    "inline_input": (r"(?<!\w)[Aa]ction[ _]?[Ii]nput[ \t]*[:：][ \t]*(?P<input>.*)", re.DOTALL),
-    "inline_final": (r"(?<!\w)Final[ _]?Answer[ \t]*[:：][ \t]*(?P<answer>.*)", re.DOTALL),
-    "any_inline_key": (r"(?<!\w)(?:Thought|Action|Action Input|Final Answer|Observation)[ \t]*[:：]", 0),
-    "fenced": (r"```[\w+.-]*[ \t]*\n?(?P<body>.*?)\n?[ \t]*```", re.DOTALL),
-    "name_prefix": (r"^(?:tool[ _]?name|tool|function|name)[ \t]*[=:：][ \t]*", re.IGNORECASE),
-    "call": (r"(?P<name>[\w.-]+)(?:[ \t]*\[(?P<square>.*)\]|[(（](?P<round>.*)[)）])", re.DOTALL),
-    "first_word": (
-        # "_" belongs to names (get_weather): only a pair around the whole name is Markdown (_name_).
-        rf"[{_QUOTES}]*(?P<name>[^\s{_QUOTES},;:：，。、()（）\[\]#]+)[{_QUOTES}]*(?P<rest>.*)",
-        re.DOTALL,
-    ),
-}
-
-
-@cache
-def _re(name: str) -> re.Pattern:
-    pattern, flags = _PATTERNS[name]
-    return re.compile(pattern, flags)
+        r"(?P<colon>[:：])[ \t]*(?P<value>.*)$", re.IGNORECASE)
+# Keys in the middle of a line, as the second article's model writes them: "Reason: ... Action: x ActionInput: y".
+INLINE_ACTION = re.compile(r"(?<!\w)[Aa]ction[ \t]*[:：][ \t]*(?P<name>[^\s,;，；]+)[\s,;，；]*[Aa]ction[ _]?[Ii]nput[ \t]*[:：][ \t]*"
+        r"(?P<input>.*)", re.DOTALL)
+INLINE_INPUT = re.compile(r"(?<!\w)[Aa]ction[ _]?[Ii]nput[ \t]*[:：][ \t]*(?P<input>.*)", re.DOTALL)
+INLINE_FINAL = re.compile(r"(?<!\w)Final[ _]?Answer[ \t]*[:：][ \t]*(?P<answer>.*)", re.DOTALL)
+ANY_INLINE_KEY = re.compile(r"(?<!\w)(?:Thought|Action|Action Input|Final Answer|Observation)[ \t]*[:：]")
+FENCED = re.compile(r"```[\w+.-]*[ \t]*\n?(?P<body>.*?)\n?[ \t]*```", re.DOTALL)
+NAME_PREFIX = re.compile(r"^(?:tool[ _]?name|tool|function|name)[ \t]*[=:：][ \t]*", re.IGNORECASE)
+CALL = re.compile(r"(?P<name>[\w.-]+)(?:[ \t]*\[(?P<square>.*)\]|[(（](?P<round>.*)[)）])", re.DOTALL)
+FIRST_WORD = re.compile(rf"[{_QUOTES}]*(?P<name>[^\s{_QUOTES},;:：，。、()（）\[\]#]+)[{_QUOTES}]*(?P<rest>.*)", re.DOTALL)
 
 
 _NO_TOOL = {"", "none", "null", "nil", "n/a", "na", "no", "nothing", "无", "没有", "-", "—"}
@@ -202,7 +183,7 @@ def parse_tolerant(
         return _error(found, CUT_OFF)
     if any(s.key == ACTION for s in step):
         return _error(found, NO_TOOL)
-    if any(s.key is not None for s in sections) or _re("any_inline_key").search(text):
+    if any(s.key is not None for s in sections) or ANY_INLINE_KEY.search(text):
         return _error(found, _what_is_missing(sections))
     return ParsedStep("", None, None, "no_format")
 
@@ -255,7 +236,7 @@ def _sections(lines: list[str]) -> list[_Section]:
     (an answer may list "- Reason: ..."), and in an answer only Action or Observation does."""
     sections: list[_Section] = []
     for line in lines:
-        match = _re("key_line").match(line)
+        match = KEY_LINE.match(line)
         current = sections[-1].key if sections else None
         if match is not None and _starts_section(match, current):
             key, value, repairs = _read_key(match)
@@ -326,7 +307,7 @@ def _split_at_observation(sections: list[_Section], found: _Found) -> tuple[list
 def _unfence(text: str, found: _Found) -> str:
     """The text without a ``` fence (or a pair of backticks) around it."""
     stripped = text.strip()
-    whole = _re("fenced").fullmatch(stripped)
+    whole = FENCED.fullmatch(stripped)
     if whole is not None:
         found.repaired(FENCE)
         return whole["body"].strip()
@@ -403,7 +384,7 @@ def _keyed_action(section: _Section, input_section: _Section | None, known: list
         value = _unfence(value, found)
     if value.startswith("{") and _json_step(value, known, found):
         return  # "Action:" followed by a JSON agent's object (LangChain's structured chat)
-    inline = _re("inline_input").search(value) if input_section is None else None
+    inline = INLINE_INPUT.search(value) if input_section is None else None
     if inline is not None:  # "Action: writeFile ActionInput: {...}" on one line
         found.repaired(ONE_LINE)
         name, _ = _tool_name(value[: inline.start()], known, found)
@@ -442,18 +423,18 @@ def _is_final_name(text: str) -> bool:
 def _tool_name(line: str, known: list[str], found: _Found) -> tuple[str, str | None]:
     """The tool name in an Action line, and an input written beside it (tool[input]) if there is one."""
     text = line.strip()
-    if _re("name_prefix").match(text):
+    if NAME_PREFIX.match(text):
         found.repaired(NAME_MARKS)  # toolName=writeFile: the second article's prompt forbids exactly this
-        text = _re("name_prefix").sub("", text)
+        text = NAME_PREFIX.sub("", text)
     written_input = None
-    call = _re("call").fullmatch(text)
+    call = CALL.fullmatch(text)
     if call is not None:
         found.repaired(BRACKETS)
         name = call["name"]
         written_input = call["square"] if call["square"] is not None else call["round"]
         written_input = _strip_quotes(written_input.strip())
     else:
-        word = _re("first_word").match(text)
+        word = FIRST_WORD.match(text)
         if word is None:  # it starts with punctuation: the first word as written, for the registry to refuse
             return text.split()[0] if text.split() else "", None
         name = word["name"].rstrip(".!?。")
@@ -497,7 +478,7 @@ def _inline_action(step: list[_Section], known: list[str], found: _Found) -> Non
     for section in step:
         if section.key not in (THOUGHT, None):
             continue
-        match = _re("inline_action").search(section.value)
+        match = INLINE_ACTION.search(section.value)
         if match is None:
             continue
         found.repaired(ONE_LINE, *section.repairs)
@@ -527,7 +508,7 @@ def _read_final(step: list[_Section], invented: list[_Section], found: _Found) -
     for section in step:
         if section.key not in (THOUGHT, None):
             continue
-        match = _re("inline_final").search(section.value)
+        match = INLINE_FINAL.search(section.value)
         if match is not None:
             if found.action is None:
                 found.repaired(ONE_LINE)

@@ -15,6 +15,7 @@ keyword is not checked. Values are JSON data (what `json.loads` returns): no coe
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Mapping
@@ -222,7 +223,6 @@ def _object_problems(value: dict, schema: Mapping[str, Any], path: str) -> list[
 
 def _closest(name: str, candidates: list[str]) -> str | None:
     """The field a mistyped name most likely meant: the same letters (orderId / order_id), or a near miss."""
-    import difflib  # only when a model sends an unknown field: not worth its import on every start
 
     def squash(text: str) -> str:
         return re.sub(r"[^0-9a-z]", "", text.lower())
