@@ -76,7 +76,7 @@ STREAM_LABELS = {
 
 @event_kind
 class ReplyDelta(Event):
-    """A piece of the model's reply as it arrives (lesson 14: `ReActAgent(stream=True)`), before the round's
+    """A piece of the model's reply as it arrives (lesson 14: an agent with `StreamedSend()` mounted), before the round's
     LlmCall. Joined, the pieces of a round are that LlmCall's text (already cut at the stop strings).
 
     text:      the new piece, never empty

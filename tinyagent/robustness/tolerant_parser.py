@@ -26,7 +26,7 @@ Three rules differ from `parse_step` on purpose:
 * A reply that looks like a botched step is an error, not an answer: keys but no usable Action or Final
   Answer, an empty reply, a reply cut by max_tokens (finish_reason "length") before its step was
   complete. `error` says what is wrong, and `format_reminder` turns it into the Observation that
-  `ReActAgent(tolerant=True)` sends back. Plain prose with no key at all stays "no_format" without an
+  an agent with `TolerantRead()` mounted sends back. Plain prose with no key at all stays "no_format" without an
   error: lesson 06's fallback may take it as the answer.
 
 With `tools` (the tool names the model was offered) a name is matched to a known tool: exactly, then

@@ -6,7 +6,7 @@
 
 Each card shows the thought, the tool call, the observation and the answer, with the tokens and
 latency of its model call; the exact messages sent and the raw reply sit behind a fold. Watching a
-streaming agent (`ReActAgent(stream=True)`, lesson 14), a card shows its Thought growing while the
+streaming agent (`parts=[StreamedSend()]`, lesson 14), a card shows its Thought growing while the
 model types it.
 In a notebook file (and under nbval) the viewer saves as its text: the trace's `format()`.
 """
