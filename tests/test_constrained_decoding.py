@@ -259,9 +259,17 @@ def test_the_json_form_sends_a_response_format_and_reads_json():
     assert "grammar" not in llm.options[0][1]
 
 
-def test_every_variant_builds_and_an_unknown_one_is_named():
+def test_every_variant_builds_an_agent_with_its_parts_and_an_unknown_one_is_named():
+    from tinyagent import LlmClient
+
     for name in ("none", "format", "inputs", "conversation", "json_schema"):
-        variant_options(name)
+        agent = ReActAgent(LlmClient.classroom(), shop_tools(), **variant_options(name))
+        if name != "none":
+            assert isinstance(agent.parts.send, ConstrainedSend)
+        if name in ("conversation", "json_schema"):
+            assert isinstance(agent.parts.request, WithExample)
+        if name == "json_schema":
+            assert isinstance(agent.parts.read, JsonStepRead)
     with pytest.raises(ValueError, match="conversation"):
         variant_options("fancy")
 

@@ -546,13 +546,12 @@ def variant_options(name: str) -> dict:
     if name == "none":
         return {}
     if name == "format":
-        return {"parts": {"send": ConstrainedSend(inputs=False)}}
+        return {"parts": [ConstrainedSend(inputs=False)]}
     if name == "inputs":
-        return {"parts": {"send": ConstrainedSend(narrow=False)}}
+        return {"parts": [ConstrainedSend(narrow=False)]}
     narrowed = {"tool_filter": ToolFilter(SHOP_TOOL_HINTS), "thought_chars": 60, "answer_chars": 100}
     if name == "conversation":
-        return {"parts": {"send": ConstrainedSend(**narrowed), "request": WithExample()}}
+        return {"parts": [ConstrainedSend(**narrowed), WithExample()]}
     if name == "json_schema":
-        return {"parts": {"send": ConstrainedSend("json_schema", **narrowed), "request": WithExample(),
-                          "read": JsonStepRead()}}
+        return {"parts": [ConstrainedSend("json_schema", **narrowed), WithExample(), JsonStepRead()]}
     raise ValueError(f"no variant {name!r}: the variants are {', '.join(VARIANTS)}")
