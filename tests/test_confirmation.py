@@ -24,13 +24,20 @@ from tinyagent import (
     RepeatedAction,
     ToolRegistry,
     Trace,
-    ask_on_console,
     fixed_clock,
     tool,
 )
 from tinyagent.robustness.stop_rules import StopRules
 from tinyagent.shop import Shop, describe_refund, refund_gate, shop_registry
-from tinyagent.toolkit.confirmation import APPROVED, DECLINED, ERROR, TIMEOUT, GatedAct, read_answer
+from tinyagent.toolkit.confirmation import (
+    APPROVED,
+    DECLINED,
+    ERROR,
+    TIMEOUT,
+    GatedAct,
+    ask_on_console,
+    read_answer,
+)
 
 from .conftest import PATIENCE
 

@@ -6,9 +6,10 @@ import io
 
 import pytest
 
-from tinyagent import Settings, load_settings
+from tinyagent import load_settings
 from tinyagent.__main__ import main
 from tinyagent.doctor import FAIL, OK, SKIP, WARN, diagnose, run_doctor
+from tinyagent.settings import Settings
 
 from .conftest import completion
 

@@ -28,14 +28,12 @@ import pytest
 
 from tinyagent import (
     AuthenticationError,
-    BadResponseError,
     FunctionTool,
     LlmClient,
     LlmConnectionError,
     LlmError,
     LlmTimeoutError,
     ReActAgent,
-    ServerError,
     ToolRegistry,
     llm_client,
     load_settings,
@@ -43,6 +41,7 @@ from tinyagent import (
 from tinyagent.__main__ import main
 from tinyagent.classroom.server import ensure_classroom_server
 from tinyagent.clock import fixed_clock
+from tinyagent.errors import BadResponseError, ServerError
 from tinyagent.shop import Shop, shop_registry
 
 from .conftest import completion, compressed, drip, hang_up_mid_body, hang_up_without_reply

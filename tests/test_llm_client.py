@@ -3,17 +3,8 @@ import time
 
 import pytest
 
-from tinyagent import (
-    AuthenticationError,
-    BadRequestError,
-    BadResponseError,
-    LlmClient,
-    LlmConnectionError,
-    LlmTimeoutError,
-    NotFoundError,
-    RateLimitError,
-    ServerError,
-)
+from tinyagent import AuthenticationError, LlmClient, LlmConnectionError, LlmTimeoutError, NotFoundError
+from tinyagent.errors import BadRequestError, BadResponseError, RateLimitError, ServerError
 from tinyagent.llm_client import DEFAULT_MAX_TOKENS, STEP_MAX_TOKENS, normalize_chat_url
 
 from .conftest import completion, drip
@@ -211,7 +202,8 @@ def test_classroom_client_reaches_the_in_process_model_by_variant_name():
 
 
 def test_a_bad_url_is_a_configuration_error_that_is_still_a_value_error():
-    from tinyagent import ConfigurationError, TinyAgentError
+    from tinyagent import TinyAgentError
+    from tinyagent.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError) as info:
         LlmClient("api.openai.com/v1", KEY, "m")

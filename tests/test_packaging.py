@@ -204,7 +204,7 @@ def test_every_public_name_is_in_one_list_and_resolves():
     code = ("import sys, tinyagent; later = set(tinyagent._MODULE_OF); "
             "assert later <= set(tinyagent.__all__), later - set(tinyagent.__all__); "
             "assert len(tinyagent.__all__) == len(set(tinyagent.__all__)); "
-            "modules = {f'tinyagent.{m}' for m in tinyagent._LATER}; "
+            "modules = {f'tinyagent.{m}' for m in tinyagent.LATER}; "
             "early = sorted(m for m in modules if m in sys.modules); assert not early, early; "
             "missing = [n for n in tinyagent.__all__ if getattr(tinyagent, n, None) is None]; assert not missing, missing")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

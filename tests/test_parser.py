@@ -1,6 +1,7 @@
 import pytest
 
-from tinyagent import Action, extract_final_answer, parse_step
+from tinyagent import Action, parse_step
+from tinyagent.parser import extract_final_answer
 
 
 def test_reads_thought_action_and_input():

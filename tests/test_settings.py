@@ -1,6 +1,7 @@
 import pytest
 
-from tinyagent import ConfigurationError, load_settings
+from tinyagent import load_settings
+from tinyagent.errors import ConfigurationError
 
 KEY = "sk-live-VERYSECRET-42"
 REAL = {"TINYAGENT_API_URL": "https://api.deepseek.com/v1", "TINYAGENT_API_KEY": KEY,

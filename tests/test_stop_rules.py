@@ -12,7 +12,6 @@ from tinyagent import (
     Action,
     AuthenticationError,
     ChatResult,
-    CutOff,
     Final,
     FunctionTool,
     LimitReached,
@@ -32,12 +31,11 @@ from tinyagent import (
     ToolTimeout,
     Trace,
     WallClock,
-    Warn,
     recommended_stop_rules,
 )
 from tinyagent.loop_parts import StepLimit
 from tinyagent.registry import ToolResult
-from tinyagent.robustness.stop_rules import AFTER_REPLY, action_key, normalize
+from tinyagent.robustness.stop_rules import AFTER_REPLY, CutOff, Warn, action_key, normalize
 
 ORDER = '{"orderId":"88231","status":"已签收","trackingNo":"SF1"}'
 

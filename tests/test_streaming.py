@@ -20,18 +20,17 @@ from hypothesis import strategies as st
 
 from tinyagent import (
     AuthenticationError,
-    BadResponseError,
     LlmClient,
     LlmConnectionError,
     LlmError,
     LlmTimeoutError,
-    ServerError,
     StopCutter,
     build_system_prompt,
 )
 from tinyagent.classroom.server import ClassroomServer
 from tinyagent.classroom.tokens import count_tokens
 from tinyagent.clock import fixed_clock
+from tinyagent.errors import BadResponseError, ServerError
 from tinyagent.llm_client import cut_at_stop
 from tinyagent.protocols.streaming import (
     CUT_BEFORE_USAGE,

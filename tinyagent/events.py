@@ -230,7 +230,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     kind = data.pop("type", None)
     cls = EVENT_KINDS.get(kind)
     if cls is None:  # a later lesson's event whose module is not imported yet
-        import_module("tinyagent").load_every_lesson()
+        import_module("tinyagent").load_every_event_kind()
         cls = EVENT_KINDS.get(kind)
     if cls is None:
         raise ValueError(f"unknown event type {kind!r}; expected one of {', '.join(EVENT_KINDS)}")
