@@ -27,7 +27,7 @@ except ImportError:  # in CI: reported by the fixture, as a failure of the test
     expect = None
 
 CELLS = [
-    """from tinyagent import LlmClient, ReActAgent, fixed_clock
+    """from tinyagent import GatedAct, LlmClient, ReActAgent, fixed_clock
 from tinyagent.shop import Shop, refund_gate, shop_registry
 from tinyagent.widgets import ApprovalPanel
 
@@ -36,7 +36,7 @@ shops = [Shop(":memory:", clock=fixed_clock("2026-06-30T19:05:23")) for _ in ran
 
 
 def panel(shop):
-    agent = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=refund_gate(shop))
+    agent = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(refund_gate(shop))])
     return ApprovalPanel(agent.start(REFUND))""",
     "panel(shops[0])",
     "panel(shops[1])",

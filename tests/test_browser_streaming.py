@@ -1,6 +1,6 @@
 """Lesson 14 in a real browser: the trace viewer shows the Thought growing while a streaming agent types it.
 
-A small notebook, written by the test, runs `ReActAgent(stream=True)` against a paced classroom server (a chunk
+A small notebook, written by the test, runs `ReActAgent(parts=[StreamedSend()])` against a paced classroom server (a chunk
 every few tenths of a second) into a `TraceViewer`. While the cell runs, the test reads the card's Thought row in
 JupyterLab again and again: it must grow, each view the start of the next, through the card's own Thought row,
 and end as the parsed Thought once the round is read.
@@ -28,7 +28,7 @@ if MISSING and not os.environ.get("CI"):
 
 CELL = """
 from IPython.display import display
-from tinyagent import LlmClient, ReActAgent, fixed_clock
+from tinyagent import LlmClient, ReActAgent, StreamedSend, fixed_clock
 from tinyagent.classroom.server import ClassroomServer
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.widgets import TraceViewer
@@ -36,7 +36,7 @@ from tinyagent.widgets import TraceViewer
 clock = fixed_clock("2026-06-30T19:05:23")
 room = ClassroomServer(tokens_per_second=10).start()  # three tokens every 0.3 s
 agent = ReActAgent(LlmClient(room.chat_url, None, "classroom"), shop_registry(Shop(":memory:", clock=clock), clock),
-                   stream=True, max_steps=1)
+                   parts=[StreamedSend()], max_steps=1)
 viewer = TraceViewer()
 display(viewer)
 viewer.watch(agent.start("帮我看看订单 88231 的快递到哪了。"))
