@@ -7,7 +7,21 @@
 
 A send is a side effect: the message leaves, and cannot be taken back. So `sendWechat` sits behind lesson 15's
 gate (`reminder_gate`, a ConfirmationGate): declined, nothing is written and the model reads why. The outbox
-is what really happened; `outbox_report` says it in one line, whatever the model's answer claims.
+is what really happened; `outbox_report` says it in one line per message, whatever the model's answer claims
+and whatever a message holds (a newline in a body is printed as \\n, so a body cannot forge a line).
+
+A message is sent once, as a refund is (shop/database.py): the same message asked again finds the first.
+What makes two sends the same is the send's identity:
+
+    channel + recipient + body (its surrounding whitespace stripped) + the day it was sent (the store's clock)
+
+The body carries what the reminder is about (the course's reminders name their meeting's date and hour), so
+the same reminder asked twice, or retried after a crash, returns the first message's id with "duplicate":
+True and writes nothing; a different body is a new message. The day bounds it: a reminder sent yesterday is
+not today's (a daily "take your pills" goes out every day); a retry that crosses midnight sends again. A
+UNIQUE index on that identity holds it in the database too, and the look-up and the insert are one
+`BEGIN IMMEDIATE` transaction (memory/sqlite_writes.py): two processes sending at once take turns, and a
+process killed at any moment leaves either no row or the one row, which the retry then finds.
 
 The store is one SQLite file (or ":memory:"), seeded with the learner's meetings; the clock decides what
 "today" and "tomorrow" are, so a notebook prints the same on any day.
@@ -17,6 +31,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import unicodedata
 from datetime import date, timedelta
 from typing import Annotated
 
@@ -46,6 +61,11 @@ CREATE TABLE IF NOT EXISTS outbox (
     id INTEGER PRIMARY KEY, channel TEXT NOT NULL, recipient TEXT NOT NULL, text TEXT NOT NULL,
     sent_at TEXT NOT NULL);
 """
+# A send's identity (the module docstring): the day is sent_at's first ten characters, 2026-06-30.
+ONCE_INDEX = ("CREATE UNIQUE INDEX IF NOT EXISTS outbox_once "
+              "ON outbox (channel, recipient, text, substr(sent_at, 1, 10))")
+SAME_MESSAGE = ("SELECT id, channel, recipient, text, sent_at FROM outbox WHERE channel = ? AND recipient = ? "
+                "AND text = ? AND substr(sent_at, 1, 10) = ? ORDER BY id LIMIT 1")
 
 
 class ReminderStore:
@@ -61,6 +81,12 @@ class ReminderStore:
         self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self.conn.row_factory = sqlite3.Row
         self.conn.executescript(SCHEMA)
+        try:
+            self.conn.execute(ONCE_INDEX)
+        except sqlite3.IntegrityError:
+            # An outbox written before sends were once already holds a duplicate: its rows stay as they
+            # are, and `send` still finds the first inside its transaction, which is what keeps it once.
+            pass
         with self._lock, immediate_transaction(self.conn):
             if self.conn.execute("SELECT COUNT(*) FROM meetings").fetchone()[0] == 0:
                 today = self.today()
@@ -88,12 +114,28 @@ class ReminderStore:
         return [dict(row) for row in rows]
 
     def send(self, text: str, channel: str = "wechat", recipient: str = RECIPIENT) -> dict:
-        """Write one message to the outbox (it is sent: there is no draft state) and return its row."""
+        """Send one message (write it to the outbox: there is no draft state) and return its row, with
+        "duplicate" saying whether the same message had already been sent today.
+
+        Idempotent: the same message (the module docstring says what is the same) returns the first row,
+        "duplicate": True, and writes nothing. Raises ValueError for an empty or too long body.
+        """
+        text = text.strip()
+        if not text:
+            raise ValueError("a message needs a text")
+        if len(text) > MAX_MESSAGE_CHARS:
+            raise ValueError(f"the message is {len(text)} characters long; the limit is {MAX_MESSAGE_CHARS}")
         sent_at = self.clock().isoformat(timespec="seconds")
+        # One transaction from the look-up to the insert: another thread waits on the lock, another process
+        # on SQLite's write lock, so neither can send the same message in between.
         with self._lock, immediate_transaction(self.conn):
+            first = self.conn.execute(SAME_MESSAGE, (channel, recipient, text, sent_at[:10])).fetchone()
+            if first is not None:
+                return {**dict(first), "duplicate": True}
             cursor = self.conn.execute("INSERT INTO outbox (channel, recipient, text, sent_at) VALUES (?, ?, ?, ?)",
                                        (channel, recipient, text, sent_at))
-        return {"id": cursor.lastrowid, "channel": channel, "recipient": recipient, "text": text, "sent_at": sent_at}
+        return {"id": cursor.lastrowid, "channel": channel, "recipient": recipient, "text": text, "sent_at": sent_at,
+                "duplicate": False}
 
     def outbox(self) -> list[dict]:
         """Every message sent, oldest first."""
@@ -160,7 +202,13 @@ def message_tool(store: ReminderStore) -> TypedTool:
         Args:
             text: what the reminder says
         """
-        return {"sent": True, **store.send(text)}
+        sent = store.send(text)
+        if sent.pop("duplicate"):
+            # Said as the shop says a second refund: the first message's id, and that nothing left twice.
+            return {"sent": True, **sent, "duplicate": True,
+                    "message": f"这条消息今天已经发过（#{sent['id']}），没有重复发送"
+                               f"（already sent today as #{sent['id']}; not sent again）"}
+        return {"sent": True, **sent}
 
     return send_wechat
 
@@ -172,15 +220,46 @@ def reminder_registry(store: ReminderStore, weather_url: str) -> ToolRegistry:
 
 def reminder_gate(**options) -> ConfirmationGate:
     """Lesson 15's gate on sendWechat, showing the person the message that would leave."""
-    describe = {"sendWechat": lambda text: f"send a WeChat message to {RECIPIENT}: {text}"}
+    # On one line, as the report prints it: the person reads the message that would leave, and nothing else.
+    describe = {"sendWechat": lambda text: f"send a WeChat message to {RECIPIENT}: {one_line(text)}"}
     return ConfirmationGate(("sendWechat",), describe=describe, **options)
 
 
 def outbox_report(store: ReminderStore, before: int = 0, lang: str = "en") -> str:
     """What the outbox says was sent after its first `before` messages, in one line per message, or that
-    nothing was: the truth to set beside the model's answer."""
+    nothing was: the truth to set beside the model's answer. Every field is printed through `one_line`, so
+    each message is exactly one line whatever its body holds."""
     sent = store.outbox()[before:]
     if not sent:
         return {"en": "Nothing was sent.", "zh": "什么都没有发出。"}[lang]
     head = {"en": "Sent", "zh": "已发出"}[lang]
-    return "\n".join(f"{head} #{m['id']} ({m['channel']} to {m['recipient']}, {m['sent_at']}): {m['text']}" for m in sent)
+    return "\n".join(f"{head} #{m['id']} ({one_line(m['channel'])} to {one_line(m['recipient'])}, "
+                     f"{one_line(m['sent_at'])}): {one_line(m['text'])}" for m in sent)
+
+
+# Characters a body may hold that would end a line or change how one reads, in Unicode's categories: Cc
+# (controls: \n, \r, \x85, ESC, which a terminal obeys), Zl and Zp (U+2028, U+2029, which str.splitlines and
+# many viewers break on), Cf (format: the bidi overrides that reorder what is shown) and Cs (a lone surrogate,
+# which cannot even be printed).
+HIDDEN_CATEGORIES = frozenset({"Cc", "Zl", "Zp", "Cf", "Cs"})
+KEPT = frozenset({"\u200d"})  # the zero-width joiner holds emoji such as 👩‍💻 together
+SHORT_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def one_line(text: str) -> str:
+    """`text` as one line that shows what it holds: a newline as \\n, a backslash as \\\\, other hidden
+    characters as \\xNN or \\uNNNN, as Python writes them; everything else (Chinese, emoji) as it is."""
+    return "".join(_shown(ch) for ch in text)
+
+
+def _shown(ch: str) -> str:
+    if ch in SHORT_ESCAPES:
+        return SHORT_ESCAPES[ch]
+    if ch in KEPT or unicodedata.category(ch) not in HIDDEN_CATEGORIES:
+        return ch
+    return _escape(ch)
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

@@ -4,7 +4,8 @@ and the user asked) a reminder; the answer always says what was sent, or that no
     明天开会的时候北京会下雨吗？提醒我带伞
         getMeetings 明天 -> getForecast {"city":"北京","date":"2026-07-01"} -> sendWechat <the reminder> -> answer
 
-A declined send (lesson 15's gate) is reported as nothing sent, never retried.
+A declined send (lesson 15's gate) is reported as nothing sent, never retried; a send the outbox already held
+("duplicate": true) is reported as sent before, not as sent now.
 """
 
 from __future__ import annotations
@@ -89,6 +90,15 @@ def plan_reminder(conv: Conversation) -> Act | Answer:
                                f"{weather}. It rains during the meeting: take an umbrella. The reminder was not "
                                f"sent ({sent.error}). {nothing}"))
     number = sent.data.get("id") if isinstance(sent.data, dict) else None
+    if isinstance(sent.data, dict) and sent.data.get("duplicate") is True:
+        # sendWechat is idempotent: the same reminder asked again returns the first message and sends
+        # nothing. The answer must say it was already sent, not that it was just sent.
+        return Answer(conv.say(f"这条提醒今天已经发过（第 {number} 条），没有重复发送。",
+                               f"This reminder was already sent today (message #{number}); nothing was sent twice."),
+                      conv.say(f"{weather}。会议期间有雨。这条微信提醒今天已经发过了（第 {number} 条）：“{text}”，"
+                               "这次没有重复发送。",
+                               f"{weather}. It rains during the meeting. I had already sent you this WeChat reminder "
+                               f"today (message #{number}): \"{text}\"; it was not sent again."))
     return Answer(conv.say("提醒已经发出。", "The reminder is sent."),
                   conv.say(f"{weather}。会议期间有雨。已给您发了一条微信提醒（第 {number} 条）：“{text}”",
                            f"{weather}. It rains during the meeting. I sent you a WeChat reminder (message #{number}): "
