@@ -1,13 +1,22 @@
-"""Structured answers filled only from what the conversation knows (tinyagent/classroom/answer_shapes.py)."""
+"""Structured answers filled only from what the conversation knows (tinyagent/classroom/answer_shapes.py), and a
+schema it cannot fill refused with a 400 on both routes of the classroom server."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+import requests
 
-from tinyagent.classroom.answer_shapes import AnswerShape, fill, read_answer_shape
+from tinyagent.classroom.answer_shapes import (
+    MAX_FILL_DEPTH,
+    AnswerShape,
+    check_schema,
+    fill,
+    read_answer_shape,
+)
 from tinyagent.classroom.behaviour import respond
+from tinyagent.classroom.server import ClassroomServer
 
 ORDER = {"orderId": "88231", "product": "比特 S10 Pro 扫地机", "price": 1999, "signTime": "2026-06-22",
          "status": "已签收", "trackingNo": "SF1234567890"}
@@ -61,3 +70,136 @@ def test_a_pasted_order_fills_the_schema_without_any_tool():
         "name": "Order", "schema": schema}}, "messages": [
         {"role": "user", "content": f"Pull the id and status out of this: {json.dumps(ORDER, ensure_ascii=False)}"}]})
     assert json.loads(reply.text) == {"orderId": "88231", "status": "已签收"}
+
+
+# -- schemas the classroom model cannot fill: a 400 with one line, on both routes of the server ---------------
+@pytest.fixture(scope="module")
+def classroom():
+    with ClassroomServer() as server:
+        yield server
+
+
+QUESTION = "Where is order 88231?"
+
+
+def chat_route(classroom, schema, **extra):
+    return requests.post(classroom.base_url + "/chat/completions", timeout=30, json={
+        "model": "classroom", "messages": [{"role": "user", "content": QUESTION}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "Answer", "schema": schema}}, **extra})
+
+
+def responses_route(classroom, schema, **extra):
+    return requests.post(classroom.base_url + "/responses", timeout=30, json={
+        "model": "classroom", "input": QUESTION,
+        "text": {"format": {"type": "json_schema", "name": "Answer", "schema": schema}}, **extra})
+
+
+def answer_tool_route(classroom, schema, **extra):
+    """pydantic-ai's way: the answer is a call to `final_result`, whose parameters are the schema."""
+    tool = {"type": "function", "function": {"name": "final_result", "description": "The answer.",
+                                             "parameters": schema}}
+    return requests.post(classroom.base_url + "/chat/completions", timeout=30, json={
+        "model": "classroom", "messages": [{"role": "user", "content": QUESTION}], "tools": [tool], **extra})
+
+
+ROUTES = [chat_route, responses_route, answer_tool_route]
+NODE = {"type": "object", "properties": {"orderId": {"type": "string"}, "next": {"$ref": "#/$defs/Node"}}}
+NO_FINITE_VALUE = "no finite JSON value fits it"
+UNFILLABLE = {
+    "a $ref to itself": ({"$defs": {"A": {"$ref": "#/$defs/A"}}, "$ref": "#/$defs/A"}, NO_FINITE_VALUE),
+    "the root referring to itself": ({"$ref": "#"}, NO_FINITE_VALUE),
+    "A -> B -> A": ({"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}, "$ref": "#/$defs/A"},
+                    NO_FINITE_VALUE),
+    "an object that requires one like itself": (
+        {"$defs": {"Node": {**NODE, "required": ["orderId", "next"]}}, "$ref": "#/$defs/Node"}, NO_FINITE_VALUE),
+    "A requires a B that requires an A": (
+        {"$defs": {"A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}, "required": ["b"]},
+                   "B": {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}, "required": ["a"]}},
+         "$ref": "#/$defs/A"}, NO_FINITE_VALUE),
+    "a list of at least one like itself": (
+        {"$defs": {"Node": {"type": "object", "required": ["kids"], "properties": {
+            "kids": {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/Node"}}}}}, "$ref": "#/$defs/Node"},
+        NO_FINITE_VALUE),
+    "required: 5": ({"type": "object", "properties": {"orderId": {"type": "string"}}, "required": 5},
+                    "'required' must be a list of property names, got 5"),
+    "anyOf: 5": ({"type": "object", "properties": {"orderId": {"anyOf": 5}}},
+                 "'anyOf' must be a non-empty list of schemas, got 5 (at properties.orderId)"),
+    "$defs: []": ({"$defs": [], "type": "object", "properties": {"orderId": {"type": "string"}}},
+                  "'$defs' must be an object of schemas, got []"),
+    "properties: []": ({"type": "object", "properties": []}, "'properties' must be an object of schemas"),
+    "a property that is no schema": ({"type": "object", "properties": {"orderId": 5}},
+                                     "a schema must be an object, got 5 (at properties.orderId)"),
+    "type: 5": ({"type": 5}, "'type' must be a type name or a list of them"),
+    "enum: 5": ({"type": "object", "properties": {"orderId": {"enum": 5}}}, "'enum' must be a list of values"),
+    "a $ref to nothing": ({"type": "object", "properties": {"orderId": {"$ref": "#/$defs/Gone"}}},
+                          "$ref '#/$defs/Gone' points to nothing in the schema"),
+    "a $ref to another document": ({"$ref": "https://example.com/order.json"}, "is not inside the schema"),
+    "a $ref that is no string": ({"type": "object", "properties": {"orderId": {"$ref": 5}}}, "'$ref' must be a string"),
+}
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda route: route.__name__)
+@pytest.mark.parametrize(("schema", "says"), UNFILLABLE.values(), ids=UNFILLABLE.keys())
+def test_a_schema_the_model_cannot_fill_is_a_400_with_one_line_on_every_route(classroom, route, schema, says):
+    for extra in ({}, {"stream": True}):
+        answer = route(classroom, schema, **extra)
+        assert answer.status_code == 400, answer.text
+        error = answer.json()["error"]
+        assert says in error["message"] and "\n" not in error["message"], error["message"]
+        assert error["type"] == "invalid_request_error" and "Error:" not in error["message"]  # no exception's name
+
+
+def answer_of(route, answer) -> dict:
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    if route is responses_route:
+        return json.loads(body["output"][0]["content"][0]["text"])
+    message = body["choices"][0]["message"]
+    return json.loads(message["tool_calls"][0]["function"]["arguments"] if route is answer_tool_route
+                      else message["content"])
+
+
+# A loop with a way out is filled: the facts are flat, so an object inside one of its own kind would only say the
+# same again; the fill stops at the first repeat and leaves out (or writes null for) what it cannot know there.
+FINITE = {
+    "an optional property like itself": ({"$defs": {"Node": {**NODE, "required": ["orderId"]}},
+                                          "$ref": "#/$defs/Node"}, {"orderId": "88231"}),
+    "the root as an optional property": ({"type": "object", "required": ["orderId"], "properties": {
+        "orderId": {"type": "string"}, "child": {"$ref": "#"}}}, {"orderId": "88231"}),
+    "a nullable one like itself, required": (
+        {"$defs": {"Node": {**NODE, "type": ["object", "null"], "required": ["orderId", "next"]}},
+         "$ref": "#/$defs/Node"}, {"orderId": "88231", "next": None}),
+    "a list that may be empty, optional": (
+        {"$defs": {"Node": {"type": "object", "required": ["orderId"], "properties": {
+            "orderId": {"type": "string"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}},
+         "$ref": "#/$defs/Node"}, {"orderId": "88231"}),
+    "A holds a B that may hold an A": (
+        {"$defs": {"A": {"type": "object", "properties": {"orderId": {"type": "string"}, "b": {"$ref": "#/$defs/B"}},
+                         "required": ["orderId", "b"]},
+                   "B": {"type": "object", "properties": {"orderId": {"type": "string"}, "a": {"$ref": "#/$defs/A"}},
+                         "required": ["orderId"]}}, "$ref": "#/$defs/A"},
+        {"orderId": "88231", "b": {"orderId": "88231"}}),
+}
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=lambda route: route.__name__)
+@pytest.mark.parametrize(("schema", "value"), FINITE.values(), ids=FINITE.keys())
+def test_a_recursive_schema_a_finite_value_fits_is_filled_with_one(classroom, route, schema, value):
+    assert answer_of(route, route(classroom, schema)) == value
+
+
+def test_a_required_list_of_its_own_kind_is_a_field_it_cannot_know_not_an_empty_list(classroom):
+    schema = {"$defs": {"Node": {"type": "object", "required": ["orderId", "kids"], "properties": {
+        "orderId": {"type": "string"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}},
+        "$ref": "#/$defs/Node"}
+    message = chat_route(classroom, schema).json()["choices"][0]["message"]
+    assert message["content"] is None and message["refusal"].startswith("I cannot fill the required field(s) kids")
+
+
+def test_a_chain_of_definitions_deeper_than_the_fill_goes_is_a_refusal_not_a_crash():
+    defs = {f"D{i}": {"type": "object", "required": ["next"], "properties": {
+        "orderId": {"type": "string"}, "next": {"$ref": f"#/$defs/D{i + 1}"}}} for i in range(2000)}
+    schema = {"$defs": {**defs, "D2000": {"type": "string"}}, "$ref": "#/$defs/D0"}
+    check_schema(schema)  # a finite value fits: a chain of 2000 objects and a string
+    filled = fill(schema, ORDER, "")
+    assert filled.value and filled.missing == [".".join(["next"] * (MAX_FILL_DEPTH + 1))]

@@ -7,7 +7,7 @@ from typing import Literal
 
 import pytest
 
-from tinyagent import ChatResult, ReActAgent, fixed_clock, parse_step, tool
+from tinyagent import ChatResult, FunctionTool, ReActAgent, ToolRegistry, fixed_clock, parse_step, tool
 from tinyagent.checks.lesson07_tool_schemas import pickup_tool
 from tinyagent.errors import BadRequestError
 from tinyagent.protocols.constrained_decoding import (
@@ -23,7 +23,7 @@ from tinyagent.protocols.constrained_decoding import (
     step_schema,
     variant_options,
 )
-from tinyagent.protocols.gbnf import GrammarError, literal, parse_grammar
+from tinyagent.protocols.gbnf import GrammarError, literal, parse_grammar, rule_name
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.toolkit.schema import example_arguments
 from tinyagent.toolkit.validation import problems_in
@@ -220,6 +220,64 @@ def test_the_json_schema_step_says_the_same_and_reads_back_as_an_action():
     assert read_step("{not json").rule == "no_format"
 
 
+# Tool names a registry takes (one word each) that are no rule name as they stand: a digit first, quotes, GBNF's
+# own `::=`, `|` and `#`, NUL, Chinese, emoji, the root rule's name, a JSON basic's name.
+ODD_NAMES = ["9lives", "007", 'say"hi"', "it's", "a::=b", "a|b", "a#b", "nul\x00l", "查询订单", "🐱", "root", "ws",
+             "json-string", "-"]
+
+
+def odd_tools(name: str) -> list:
+    """One tool of each input kind under `name` (with a suffix, as a registry wants names unique)."""
+    order = {"type": "object", "properties": {"orderId": {"type": "string", "examples": ["88231"]}},
+             "required": ["orderId"]}
+    args = {"type": "object", "properties": {"count": {"type": "integer"}, "note": {"type": "string"}},
+            "required": ["count"]}
+    return [FunctionTool(name, "free words", str), FunctionTool(name + "1", "an id", str, parameters=order),
+            FunctionTool(name + "2", "JSON", str, parameters=args),
+            FunctionTool(name + "3", "nothing", str, parameters={"type": "object", "properties": {}})]
+
+
+CALLS = {"": " anything at all", "1": " 88231", "2": ' {"count":2}', "3": ""}  # what each kind takes
+
+
+@pytest.mark.parametrize("name", ODD_NAMES, ids=repr)
+def test_any_tool_name_gives_a_grammar_the_parser_reads_and_a_call_it_accepts(name):
+    tools = ToolRegistry(odd_tools(name))
+    choices = allowed_steps(conversation("order 88231, please"), tools, narrow=False)
+    for ids in (True, False):
+        grammar = parse_grammar(step_grammar(choices, tools, ids=ids))
+        for suffix, text in CALLS.items():
+            call = f"Thought: x\nAction: {name}{suffix}\nAction Input:{text}"
+            assert grammar.accepts(call), (ids, call)
+    for tool_ in tools:
+        parse_grammar(input_grammar(tool_))
+        parse_grammar(schema_grammar({"type": "object", "properties": {name: {"type": "integer"}}}))
+
+
+def test_two_tools_whose_names_give_the_same_rule_name_still_get_a_rule_each():
+    by_id = FunctionTool("a_b", "an id", str, parameters={
+        "type": "object", "properties": {"orderId": {"type": "string"}}, "required": ["orderId"]})
+    by_count = FunctionTool("a|b", "a count", str, parameters={
+        "type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]})
+    tools = ToolRegistry([by_id, by_count])
+    text = step_grammar(StepChoices(("a_b", "a|b"), {"a_b": {"orderId": ("88231",)}}, final=False), tools)
+    grammar = parse_grammar(text)
+    assert {"call-a-b", "call-a-b-2", "a-b-input", "a-b-input-2"} <= set(grammar.rules)
+    assert grammar.accepts("Thought: x\nAction: a_b\nAction Input: 88231")
+    assert grammar.accepts('Thought: x\nAction: a|b\nAction Input: {"count":3}')
+    assert not grammar.accepts('Thought: x\nAction: a_b\nAction Input: {"count":3}')  # each its own input
+    assert not grammar.accepts("Thought: x\nAction: a|b\nAction Input: 88231")  # not the other tool's input
+
+
+def test_a_rule_name_is_always_one_the_parser_reads():
+    for text in [*ODD_NAMES, "", "---", "9", "a b", "é"]:
+        name = rule_name(text)
+        source = f'{name} ::= "x"\n' + ("" if name == "root" else f"root ::= {name}\n")
+        assert parse_grammar(source).accepts("x"), (text, name)
+    assert [rule_name(t) for t in ("queryOrder", "9lives", "查询订单", "a|b")] == [
+        "queryOrder", "rule-9lives", "rule", "a-b"]
+
+
 class RecordingLlm:
     """Plays a script of replies and keeps every call's options."""
 
@@ -301,6 +359,9 @@ def test_llama_cpp_takes_every_grammar_the_registry_gives_and_refuses_a_broken_o
     grammars = [schema_grammar(dict(t.parameters)) for t in every_tool()]
     grammars += [input_grammar(t) for t in every_tool()]
     grammars.append(step_grammar(allowed_steps(conversation(QUESTION), tools), tools))
+    for name in ODD_NAMES:  # rule names made from any tool name are names llama.cpp reads too
+        odd = ToolRegistry(odd_tools(name))
+        grammars.append(step_grammar(allowed_steps(conversation("order 88231"), odd, narrow=False), odd))
     for grammar in grammars:
         real_model.chat(ask, grammar=grammar, max_tokens=1)  # a grammar llama.cpp cannot read is a 400
     with pytest.raises(BadRequestError, match="grammar"):

@@ -22,14 +22,18 @@ from tinyagent.architectures.tree_search import (
     keep_best,
     read_candidates,
     read_scores,
+    requests_made,
     search_cost,
     shop_rule,
+    tokens_spent,
     tree_mermaid,
     tree_text,
 )
 from tinyagent.classroom.server import ensure_classroom_server
+from tinyagent.editable_trace import PERSON
 from tinyagent.events import LlmCall
 from tinyagent.parser import parse_step
+from tinyagent.protocols.token_count import classroom_counter
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.toolkit.confirmation import ApprovalDecided, ConfirmationGate, GatedAct
 
@@ -103,6 +107,57 @@ def test_the_tree_keeps_to_its_budget_by_what_the_server_received(llm, budget):
     assert result.reason == "final_answer"  # a spent budget means greedy steps, never a crash
     chosen = result.trace.of_type(PathChosen)
     assert all(c.calls <= (budget.calls or 10**9) and c.tokens <= (budget.tokens or 10**9) for c in chosen)
+
+
+class UncountedLlm:
+    """The classroom model behind a server that does not count: every reply's usage is all zeros, or absent."""
+
+    def __init__(self, llm, usage):
+        self.llm, self.usage = llm, usage
+
+    def chat(self, messages, **options):
+        return replace(self.llm.chat(messages, **options), usage=dict(self.usage))
+
+
+@pytest.mark.parametrize("usage", [{"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}, {}],
+                         ids=["zero usage", "no usage"])
+@pytest.mark.parametrize("budget", [TreeBudget(tokens=1200), TreeBudget(tokens=3000), TreeBudget(tokens=5000)],
+                         ids=lambda budget: f"{budget.tokens} tokens")
+def test_a_model_that_reports_no_usage_still_pays_for_what_was_sent_and_received(llm, usage, budget):
+    server = ensure_classroom_server()
+    _, tools = shop_and_tools()
+    with server.recording() as log:
+        result = tree_agent(UncountedLlm(llm, usage), tools, budget=budget).run(WRONG_ORDER)
+    sent = [r.messages for r in log if r.path.endswith("/chat/completions") and is_search_call(r.messages)]
+    searched = [call for call in result.trace.of_type(LlmCall) if is_search_call(call.messages)]
+    assert len(sent) == len(searched) > 0 and all(call.usage == usage for call in searched)
+    counter = classroom_counter()
+    spent = sum(counter.chat(messages) for messages in sent) + sum(counter.text(call.text) for call in searched)
+    assert spent <= budget.tokens  # by what went over the wire, not by what the model said it cost
+    assert search_cost(result.trace) == (len(sent), spent)
+    assert result.trace.of_type(PathChosen)[-1].tokens == spent
+    assert any(n.stage == "budget" for n in result.trace.of_type(TreeNote))  # it stopped: the budget did bind
+    # The classroom model's usage is that same count, so the search it allows is the one an honest model gets.
+    _, tools = shop_and_tools()
+    honest = tree_agent(llm, tools, budget=budget).run(WRONG_ORDER)
+    assert tree_of(honest.trace) == tree_of(result.trace) and search_cost(honest.trace) == (len(sent), spent)
+
+
+def test_a_reply_is_charged_its_reported_usage_or_else_its_count():
+    messages = [{"role": "user", "content": "Where is order 88231?"}]  # 3 + 5 tokens, 3 to start the reply
+    assert tokens_spent(messages, "Thought: x", {"total_tokens": 40}) == 40
+    for usage in ({}, None, {"total_tokens": 0}, {"total_tokens": None}, {"total_tokens": "40"},
+                  {"total_tokens": True}, {"total_tokens": float("nan")}, {"total_tokens": float("inf")},
+                  {"total_tokens": -5}, {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}):
+        assert tokens_spent(messages, "Thought: x", usage) == 11 + 3, usage  # and "Thought: x" is 3
+
+
+def test_requests_made_counts_a_silent_model_s_call_but_not_a_person_s_reply():
+    messages = ({"role": "user", "content": "Where is order 88231?"},)
+    trace = Trace([LlmCall(1, messages, "Thought: x", usage={}, model="silent"),
+                   LlmCall(2, messages, "Thought: y", usage={}, model=PERSON),
+                   LlmCall(3, messages, "Thought: z", usage={"total_tokens": 30}, model="honest")])
+    assert requests_made(trace) == (3, 14 + 0 + 30)
 
 
 def test_a_search_that_no_longer_fits_says_so_and_the_rounds_after_it_are_greedy(llm):

@@ -19,7 +19,10 @@ What it promises:
   call the search checks that it fits: one more call, and the prompt's tokens (counted by the classroom model's
   rule, which is what its `usage` reports) plus the reply's cap (`max_tokens`). What does not fit is not sent (a
   TreeNote says so); a round whose search cannot start is one plain call, the greedy step, as in lesson 06.
-  On another model the token limit holds to within the difference between its tokenizer and that rule.
+  After each call the search pays what the reply's `usage` says it cost; a reply whose usage is missing or zero
+  (a model that does not count, or says 0) pays what was sent and received, counted by that same rule, so a
+  model that reports nothing cannot search for free. On another model the token limit holds to within the
+  difference between its tokenizer and that rule.
 - A reply the search cannot read is a TreeNote in the trace, never an exception: no readable candidate means the
   greedy step; no readable score means the rule alone ranks.
 - The round's own LlmCall holds the chosen candidate's text with no usage: no request was made for it. The
@@ -34,6 +37,7 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from tinyagent.editable_trace import PERSON
 from tinyagent.events import Event, LlmCall, ToolCall, event_kind
 from tinyagent.llm_client import ChatResult
 from tinyagent.loop_parts import cut_observation
@@ -155,6 +159,7 @@ __all__ = [
     "requests_made",
     "search_cost",
     "shop_rule",
+    "tokens_spent",
     "tree_mermaid",
     "tree_text",
 ]
@@ -463,8 +468,7 @@ class TreeSearch:
 
     def _pay(self, messages: list[dict], cap: int, reply: ChatResult) -> None:
         self.calls += 1
-        used = (reply.usage or {}).get("total_tokens")
-        self.tokens += int(used) if isinstance(used, (int, float)) and used >= 0 else self._count(messages) + cap
+        self.tokens += tokens_spent(messages, reply.text, reply.usage)
 
     def _spent_line(self) -> str:
         calls = f"{self.calls} of {self.budget.calls}" if self.budget.calls is not None else str(self.calls)
@@ -489,19 +493,34 @@ def gated(run: Any, tool_name: str) -> bool:
     return gate is not None and gate.guards(tool_name)
 
 
+def tokens_spent(messages: list[dict], text: str, usage: Any) -> int:
+    """What one call cost in tokens: the `total_tokens` its reply's usage reports; when the usage is missing, zero
+    or not a number, what was sent (`messages`) and received (`text`), counted by the classroom model's rule.
+    A request is never free: it always sends at least the reply's 3 tokens of overhead."""
+    reported = usage.get("total_tokens") if isinstance(usage, dict) else None
+    if isinstance(reported, (int, float)) and not isinstance(reported, bool) and math.isfinite(reported) \
+            and reported >= 1:
+        return int(reported)
+    counter = classroom_counter()
+    return counter.chat(list(messages)) + counter.text(text or "")
+
+
 def requests_made(trace: Trace) -> tuple[int, int]:
-    """(model calls, tokens) a run cost: every LlmCall but the records of chosen candidates, and their usage."""
+    """(model calls, tokens) a run cost: every LlmCall but the records of chosen candidates, and their usage
+    (counted from the call when the usage is missing or zero, as the budget does: `tokens_spent`). A reply a
+    person wrote (editable_trace.py: its model is "person") cost no tokens."""
     calls = [call for call in trace.of_type(LlmCall) if not call.model.startswith(CHOSEN)]
-    return len(calls), sum(int(call.usage.get("total_tokens") or 0) for call in calls)
+    return len(calls), sum(tokens_spent(call.messages, call.text, call.usage) for call in calls
+                           if call.model != PERSON)
 
 
 def search_cost(trace: Trace) -> tuple[int, int]:
     """(model calls, tokens) the searches of a run cost: the LlmCalls whose last message is a proposal or a score
-    prompt, and their usage. What the budget bounds."""
+    prompt, and their usage (or their count, as `tokens_spent` says). What the budget bounds."""
     heads = [prompt[lang].split("{")[0] for prompt in (PROPOSE_PROMPT, SCORE_PROMPT) for lang in prompt]
     calls = [call for call in trace.of_type(LlmCall)
              if call.messages and str(call.messages[-1].get("content", "")).startswith(tuple(heads))]
-    return len(calls), sum(int(call.usage.get("total_tokens") or 0) for call in calls)
+    return len(calls), sum(tokens_spent(call.messages, call.text, call.usage) for call in calls)
 
 
 def committed_calls(trace: Trace) -> tuple[tuple[str, str], ...]:

@@ -17,6 +17,13 @@ and, for a field that asks for prose (answer, summary, reply, ...), the answer t
 A field it cannot know is null where the schema allows null and left out where the schema does not require it;
 a required field it cannot fill is never invented: the reply says which one instead (the API's `refusal`, or
 prose when the answer goes through a tool).
+
+A schema the model cannot fill at all is the request's fault, a 400 with one line that says why (`check_schema`):
+a keyword it reads with the wrong type (`"required": 5`, `"anyOf": 5`, `"$defs": []`), a `$ref` that points
+nowhere, or `$ref`s that loop with no way out, so no finite JSON value fits (`{"$ref": "#"}`, A -> B -> A, an
+object that requires an object like itself). A loop with a way out (a `$ref` under an optional property, or in
+an array that may be empty) is filled: the facts are flat, so an object inside an object of the same kind would
+only hold the same facts again; `fill` stops at the first repeat and treats that field as one it cannot know.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import json
 import re
 from dataclasses import dataclass
 from typing import NamedTuple
+from urllib.parse import unquote
 
 from tinyagent.classroom.reply import Reply, ToolCallRequest
 
@@ -76,7 +84,9 @@ def read_answer_shape(request: dict, tools: dict[str, str], schemas: dict[str, d
     if tool is None and request.get("tool_choice") == "required" and len(unplanned) == 1:
         tool = unplanned[0]
     if tool is not None:
-        return AnswerShape(schemas.get(tool) or {}, tool, tool)
+        schema = schemas.get(tool) or {}
+        check_schema(schema, f"The answer tool {tool}'s parameters")
+        return AnswerShape(schema, tool, tool)
     wanted = request.get("response_format")
     if wanted is None:
         return AnswerShape()
@@ -89,7 +99,9 @@ def read_answer_shape(request: dict, tools: dict[str, str], schemas: dict[str, d
         spec = wanted.get("json_schema")
         if not isinstance(spec, dict) or not isinstance(spec.get("schema", {}), dict):
             raise ValueError("response_format.json_schema must be an object with a 'name' and a 'schema'")
-        return AnswerShape(spec.get("schema") or {}, str(spec.get("name") or ""))
+        schema = spec.get("schema") or {}
+        check_schema(schema, "The json_schema")
+        return AnswerShape(schema, str(spec.get("name") or ""))
     raise ValueError("response_format.type must be 'text', 'json_object' or 'json_schema'")
 
 
@@ -177,26 +189,36 @@ class Filled:
     missing: list[str]
 
 
-def fill(schema: dict, facts: dict[str, object], prose: str, defs: dict | None = None, path: str = "") -> Filled:
-    """An object that matches `schema`, filled from `facts` and `prose` only (see the module's docstring)."""
-    defs = schema.get("$defs", {}) if defs is None else defs
-    schema = _resolve(schema, defs)
+def fill(schema: dict, facts: dict[str, object], prose: str) -> Filled:
+    """An object that matches `schema`, filled from `facts` and `prose` only (see the module's docstring).
+    `schema` is one `check_schema` passed."""
+    spec, seen, _ = _resolve(schema, schema, frozenset({"#"}))  # "#" is the schema itself: already inside it
+    return _fill(spec, schema, facts, prose, "", seen, 0)
+
+
+def _fill(schema: dict, root: dict, facts: dict[str, object], prose: str, path: str, seen: frozenset,
+          depth: int) -> Filled:
+    """`fill` at `path` (dotted, "" at the top), `depth` objects down; `seen` holds the $refs followed so far."""
     properties = schema.get("properties")
     if not isinstance(properties, dict) or not properties:  # any object: what is known, and the answer
         return Filled({**facts, "answer": prose}, [])
     required = set(schema.get("required") or ())
     value: dict = {}
     missing: list[str] = []
-    for name, spec in properties.items():
-        spec = _resolve(spec if isinstance(spec, dict) else {}, defs)
+    for name, raw in properties.items():
         where = f"{path}{name}"
+        if raw is False:  # no value may stand here
+            missing += [where] if name in required else []
+            continue
+        spec, inner_seen, repeated = _resolve(raw if isinstance(raw, dict) else {}, root, seen)
+        nested = not repeated and depth < MAX_FILL_DEPTH
         found: object = None
-        if "object" in _types(spec) and isinstance(spec.get("properties"), dict):
-            inner = fill(spec, facts, prose, defs, where + ".")
+        if nested and "object" in _types(spec) and isinstance(spec.get("properties"), dict):
+            inner = _fill(spec, root, facts, prose, where + ".", inner_seen, depth + 1)
             found, missing = (inner.value, [*missing, *inner.missing]) if inner.value else (None, missing)
         elif _norm(name) in PROSE_FIELDS and not _types(spec) - {"string", "null", "any"}:
             found = prose or None
-        else:
+        else:  # a repeat, or past MAX_FILL_DEPTH, looks no deeper: an object is then one it cannot know
             fact = _fact_for(name, facts)
             found = None if fact is None else _as_type(fact, spec)
         if found is not None:
@@ -208,12 +230,170 @@ def fill(schema: dict, facts: dict[str, object], prose: str, defs: dict | None =
     return Filled(value, missing)
 
 
-def _resolve(spec: dict, defs: dict) -> dict:
-    """A `$ref` to `#/$defs/Name` replaced by the definition (pydantic writes nested models that way)."""
-    ref = spec.get("$ref")
-    if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        return {**defs.get(ref.rsplit("/", 1)[1], {}), **{k: v for k, v in spec.items() if k != "$ref"}}
-    return spec
+def _resolve(spec: dict, root: dict, seen: frozenset) -> tuple[dict, frozenset, bool]:
+    """`spec` with its `$ref` replaced by what it points to (pydantic writes nested models as `#/$defs/Name`),
+    the $refs followed so far, and True when this one was followed already on the way here (a loop)."""
+    repeated = False
+    while isinstance(spec.get("$ref"), str) and not repeated:
+        ref = spec["$ref"]
+        repeated = ref in seen
+        seen = seen | {ref}
+        target = _pointer(root, ref)
+        spec = {**(target if isinstance(target, dict) else {}), **{k: v for k, v in spec.items() if k != "$ref"}}
+    return spec, seen, repeated
+
+
+# -- schemas it cannot fill ------------------------------------------------------------------------------------
+MAX_SCHEMA_DEPTH = 64  # the server's own limit on a body's nesting (server.MAX_JSON_DEPTH); nothing real nests so
+# How many objects deep `fill` goes. $refs to ever new definitions can lead deeper than the schema's own nesting
+# (D0 holds a D1, which holds a D2, ...); a field past this depth is one it cannot know. No real answer nests so.
+MAX_FILL_DEPTH = 32
+LIST_KEYWORDS = ("anyOf", "oneOf", "allOf")
+
+
+def check_schema(schema: object, what: str = "The json_schema") -> None:
+    """Raise a one-line ValueError (the server answers 400) when the classroom model cannot fill `schema`: a
+    keyword it reads that has the wrong type, a `$ref` it cannot follow, nesting deeper than MAX_SCHEMA_DEPTH,
+    or no finite JSON value that fits (`$ref`s that loop with no way out). `what` names the schema."""
+    refs = _check_shape(schema, what)
+    stuck = _without_finite_value(schema, refs)
+    if stuck is not None:
+        loop = f" (its $refs {', '.join(sorted(stuck)[:3])} loop with no way out)" if stuck else ""
+        raise ValueError(f"{what}: no finite JSON value fits it{loop}, so the classroom model cannot fill it.")
+
+
+def _check_shape(schema: object, what: str) -> set[str]:
+    """Each keyword `fill` and `_without_finite_value` read, checked for its type: the set of $refs, all followable.
+    The walk keeps its own stack, so no depth of nesting can crash it."""
+    refs: set[str] = set()
+    stack: list[tuple[object, str, int]] = [(schema, "", 1)]
+    while stack:
+        node, path, depth = stack.pop()
+        if isinstance(node, bool):
+            continue
+        if not isinstance(node, dict):
+            raise _refused(what, f"a schema must be an object, got {_short(node)}", path)
+        if depth > MAX_SCHEMA_DEPTH:
+            raise _refused(what, f"nests more than {MAX_SCHEMA_DEPTH} levels deep", path)
+        kind, required, low = node.get("type"), node.get("required"), node.get("minItems")
+        checks = [("type", "a type name or a list of them",
+                   isinstance(kind, str) or isinstance(kind, list) and all(isinstance(k, str) for k in kind)),
+                  ("required", "a list of property names",
+                   isinstance(required, list) and all(isinstance(r, str) for r in required)),
+                  ("enum", "a list of values", isinstance(node.get("enum"), list)),
+                  ("minItems", "a whole number, 0 or more",
+                   isinstance(low, int) and not isinstance(low, bool) and low >= 0),
+                  ("$ref", "a string such as '#/$defs/Name'", isinstance(node.get("$ref"), str)),
+                  *((key, "an object of schemas", isinstance(node.get(key), dict))
+                    for key in ("properties", "$defs", "definitions")),
+                  *((key, "a non-empty list of schemas", isinstance(node.get(key), list) and bool(node.get(key)))
+                    for key in LIST_KEYWORDS)]
+        for key, wants, ok in checks:
+            if key in node and not ok:
+                raise _refused(what, f"'{key}' must be {wants}, got {_short(node[key])}", path)
+        for key in ("properties", "$defs", "definitions"):
+            stack.extend((sub, f"{path}.{key}.{name}", depth + 1) for name, sub in node.get(key, {}).items())
+        for key in LIST_KEYWORDS:
+            stack.extend((sub, f"{path}.{key}[{i}]", depth + 1) for i, sub in enumerate(node.get(key, ())))
+        items = node.get("items", True)
+        if isinstance(items, list):  # the older tuple form: one schema per position
+            stack.extend((sub, f"{path}.items[{i}]", depth + 1) for i, sub in enumerate(items))
+        else:
+            stack.append((items, f"{path}.items", depth + 1))
+        if "$ref" in node:
+            try:
+                target = _pointer(schema, node["$ref"])
+            except LookupError as exc:
+                raise _refused(what, str(exc), path) from None
+            if not isinstance(target, (dict, bool)):
+                raise _refused(what, f"$ref {node['$ref']!r} points to {_short(target)}, not a schema", path)
+            refs.add(node["$ref"])
+    return refs
+
+
+def _refused(what: str, why: str, path: str) -> ValueError:
+    """The one line a 400 says: which schema, what is wrong, and where in it."""
+    return ValueError(f"{what}: {why}" + (f" (at {path.lstrip('.')})" if path else "") + ".")
+
+
+def _pointer(root: object, ref: str) -> object:
+    """What `ref` points to inside `root`: "#" is the schema itself, "#/$defs/Name" a JSON Pointer into it.
+    A LookupError says why not (a ref to another document, or to nothing)."""
+    if ref != "#" and not ref.startswith("#/"):
+        raise LookupError(f"$ref {ref!r} is not inside the schema: the classroom model follows '#' and '#/...' only")
+    node = root
+    for part in ref[2:].split("/") if ref != "#" else ():
+        key = unquote(part).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isascii() and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            raise LookupError(f"$ref {ref!r} points to nothing in the schema")
+    return node
+
+
+def _without_finite_value(schema: object, refs: set[str]) -> set[str] | None:
+    """None when some finite JSON value fits `schema` (as far as the keywords `fill` reads say), else the $refs
+    the schema asks about that have none.
+
+    Which $refs have a finite value is found from the bottom up: none at first; a ref has one once its target
+    has one given what is known so far; each time a ref is found to have one, the targets that asked about it
+    are looked at again. What is left without one after that has none (its only values contain themselves).
+    """
+    known = dict.fromkeys(refs, False)
+    asked_by: dict[str, set[str]] = {ref: set() for ref in refs}
+    waiting = list(refs)
+    while waiting:
+        ref = waiting.pop()
+        if known[ref]:
+            continue
+        asked: set[str] = set()
+        if _value_exists(_pointer(schema, ref), known, asked):
+            known[ref] = True
+            waiting.extend(user for user in asked_by[ref] if not known[user])
+        for other in asked:
+            asked_by[other].add(ref)
+    return None if _value_exists(schema, known, set()) else {ref for ref in refs if not known[ref]}
+
+
+def _value_exists(node: object, known: dict[str, bool], asked: set[str]) -> bool:
+    """Whether a finite value fits `node`, taking each $ref's answer from `known` (and noting it in `asked`)."""
+    if isinstance(node, bool):
+        return node
+    if not isinstance(node, dict):
+        return True
+    if "$ref" in node:
+        asked.add(node["$ref"])
+        if not known[node["$ref"]]:
+            return False
+    if "const" in node:
+        return True
+    if "enum" in node:
+        return bool(node["enum"])
+    for key in ("anyOf", "oneOf"):
+        if key in node and not any(_value_exists(sub, known, asked) for sub in node[key]):
+            return False
+    if "allOf" in node and not all(_value_exists(sub, known, asked) for sub in node["allOf"]):
+        return False
+    kind = node.get("type")
+    kinds = set(kind) if isinstance(kind, list) else {kind} if isinstance(kind, str) else None
+    if kinds is None or kinds - {"object", "array"}:  # any value, or a scalar type: "" or 0 or null fits
+        return True
+    if "array" in kinds:
+        items = node.get("items", True)
+        if node.get("minItems", 0) == 0 or isinstance(items, list) or _value_exists(items, known, asked):
+            return True
+    if "object" in kinds:
+        properties = node.get("properties") or {}
+        return all(_value_exists(properties[name], known, asked) for name in node.get("required") or ()
+                   if name in properties)
+    return False
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def cannot_fill(missing: list[str], zh: bool) -> str:

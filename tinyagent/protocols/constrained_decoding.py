@@ -41,7 +41,7 @@ from tinyagent.llm_client import ChatResult
 from tinyagent.loop_parts import WholeConversation, text_reading
 from tinyagent.parser import ParsedStep, parse_step
 from tinyagent.protocols.compliance import example_turns
-from tinyagent.protocols.gbnf import literal
+from tinyagent.protocols.gbnf import literal, rule_name
 from tinyagent.protocols.tool_rendering import input_from_arguments, parameters_of
 from tinyagent.tools import Action, Tool
 
@@ -70,9 +70,12 @@ class RuleBook:
         self.rules: dict[str, str] = {}
 
     def add(self, name: str, body: str) -> str:
-        name = re.sub(r"[^A-Za-z0-9-]+", "-", name).strip("-") or "rule"
+        """Add a rule named after `name` (made a valid name by gbnf.rule_name, whatever a tool is called) and
+        return its name: the same name for the same rule, a numbered one (`-2`, `-3`) when another rule has the
+        name already, and never a JSON basic's name (`text` writes those)."""
+        name = rule_name(name)
         unique, n = name, 1
-        while unique in self.rules and self.rules[unique] != body:
+        while (unique in self.rules and self.rules[unique] != body) or unique in JSON_BASICS:
             n += 1
             unique = f"{name}-{n}"
         self.rules[unique] = body

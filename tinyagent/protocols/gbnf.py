@@ -10,7 +10,8 @@ What a rule's right side may hold, as llama.cpp reads it: "literals" (with \\n, 
 [character classes] ([^...] for the complement, a-z for a range), other rules by name, ( groups ), `|` between
 alternatives, and `*`, `+`, `?`, `{m}`, `{m,}`, `{m,n}` after an element. `# ...` is a comment.
 
-The writing half (`literal`, `char_class`) escapes text so that it means itself. The checking half
+The writing half (`literal`, `char_class`) escapes text so that it means itself, and `rule_name` makes any text
+a name a rule may have. The checking half
 (`parse_grammar`, `Grammar.accepts`) is a small matcher for the same language, so a test can ask whether a
 grammar allows a text without a model: every rule is a set of end positions from a start position,
 computed once and remembered. It is a checker, not a sampler, and fine for the short texts of a step.
@@ -42,6 +43,15 @@ def literal(text: str) -> str:
         else:
             out.append(ch)
     return '"' + "".join(out) + '"'
+
+
+def rule_name(text: str) -> str:
+    """`text` made into a rule name that both llama.cpp and `parse_grammar` read: ASCII letters, digits and `-`,
+    starting with a letter. Each run of other characters (quotes, `::=`, `|`, `#`, NUL, Chinese, emoji) becomes
+    one `-`; a name that would start with a digit, or has nothing left, gets "rule-" before it. Two texts can give
+    the same name (`a_b`, `a|b`): a grammar that needs both keeps them apart (constrained_decoding.RuleBook)."""
+    name = re.sub(r"[^A-Za-z0-9-]+", "-", text).strip("-")
+    return name if _RULE_NAME.fullmatch(name) else f"rule-{name}".rstrip("-")
 
 
 def char_class(chars: str, negate: bool = False) -> str:
