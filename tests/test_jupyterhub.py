@@ -179,7 +179,7 @@ def test_lesson_06_runs_in_each_learners_kernel_against_the_hub_service(hub, les
         assert "'refundId': 'RF202606300001'" in run.text
         assert "[Tool call] applyRefund" in run.text
         # ... and the lesson ran to its last cells: the loop's source, then its parts.
-        assert "def _loop(self)" in run.outputs[-2]
+        assert "def loop(self)" in run.outputs[-2]
         assert run.outputs[-1].startswith("request     WholeConversation()")
 
 
