@@ -29,6 +29,7 @@ except ImportError:  # in CI: reported by the fixture, as a failure of the test
 CELLS = [
     """from tinyagent import LlmClient, ReActAgent, fixed_clock
 from tinyagent.shop import Shop, refund_gate, shop_registry
+from tinyagent.toolkit.confirmation import GatedAct
 from tinyagent.widgets import ApprovalPanel
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
@@ -36,7 +37,7 @@ shops = [Shop(":memory:", clock=fixed_clock("2026-06-30T19:05:23")) for _ in ran
 
 
 def panel(shop):
-    agent = ReActAgent(LlmClient.classroom(), shop_registry(shop), confirm=refund_gate(shop))
+    agent = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(refund_gate(shop))])
     return ApprovalPanel(agent.start(REFUND))""",
     "panel(shops[0])",
     "panel(shops[1])",
