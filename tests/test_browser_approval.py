@@ -29,6 +29,7 @@ except ImportError:  # in CI: reported by the fixture, as a failure of the test
 CELLS = [
     """from tinyagent import GatedAct, LlmClient, ReActAgent, fixed_clock
 from tinyagent.shop import Shop, refund_gate, shop_registry
+from tinyagent.toolkit.confirmation import GatedAct
 from tinyagent.widgets import ApprovalPanel
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"

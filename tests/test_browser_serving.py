@@ -129,6 +129,30 @@ def test_a_link_only_fills_the_box_and_decline_writes_no_refund(tmp_path):
     assert seen["status"].startswith("done:") and seen["problems"] == [] and seen["outside"] == []
 
 
+def test_on_the_page_a_clients_key_cannot_approve_and_the_operators_can(tmp_path):
+    """A page used with the client key (--api-key) shows the refund's request, but its Approve is refused with the
+    reason; the same page with the operator's key (--operator-key) approves it."""
+    if MISSING:
+        pytest.fail(f"browser tests need Chromium in CI: {MISSING}", pytrace=False)
+    keys = ("--api-key", "client-k3y", "--operator-key", "operator-k3y", "--approval-timeout", "600")
+    wait = PATIENCE * 1000
+    with serve_process(tmp_path, *keys) as service, Browser() as browser:
+        page = browser.context.new_page()
+        page.goto(service.url + "/")
+        page.click("details summary")
+        page.fill("#key", "client-k3y")
+        page.fill("#query", REFUND)
+        page.click("#send")
+        page.locator(".approval button.approve").click(timeout=wait)
+        page.locator("#status", has_text="error 403").wait_for(timeout=wait)
+        assert "only the operator's key" in page.locator("#status").inner_text() and service.refunds() == []
+        page.fill("#key", "operator-k3y")  # the shop's person, at the same page
+        page.locator(".approval button.approve:not([disabled])").click(timeout=wait)
+        page.locator("#status", has_text="done").wait_for(timeout=wait)
+        assert "approved" in page.locator(".approval").get_attribute("class").split()
+        assert len(service.refunds()) == 1 and service.refunds()[0][0] in page.locator("#answer p").inner_text()
+
+
 if __name__ == "__main__":
     if MISSING:
         sys.exit(f"cannot take the picture: {MISSING}")

@@ -329,9 +329,9 @@ def test_no_answer_in_time_declines_the_refund(tmp_path):
 
 
 def test_approvals_are_refused_like_any_other_bad_request(tmp_path):
-    with serve_process(tmp_path, "--api-key", "k3y") as service:
-        key = {"Authorization": "Bearer k3y"}
-        events = sse_events(stream(service, {"query": REFUND}, headers=key))
+    with serve_process(tmp_path, "--api-key", "k3y", "--operator-key", "op-k3y") as service:
+        key = {"Authorization": "Bearer op-k3y"}  # the operator's: a client's key cannot answer (test_serving_roles.py)
+        events = sse_events(stream(service, {"query": REFUND}, headers={"Authorization": "Bearer k3y"}))
         approval = until_approval_requested(events)["approval_id"]
         assert answer_approval(service, approval, True).status_code == 401  # no key
         assert requests.get(service.url + "/agent/approvals", timeout=PATIENCE).status_code == 401

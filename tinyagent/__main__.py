@@ -115,6 +115,14 @@ def _host_name(text: str) -> str:
     return name.strip("[]")
 
 
+def _operator_key(text: str) -> str:
+    """--operator-key: a key a person can send in a header. An empty one must not quietly leave approvals open."""
+    if not text or any(c.isspace() or not c.isprintable() for c in text):
+        raise argparse.ArgumentTypeError("--operator-key (or TINYAGENT_SERVE_OPERATOR_KEY) must be a key of "
+                                         "printable characters without spaces, not empty")
+    return text
+
+
 def _port(text: str) -> int:
     if not (text.isdigit() and int(text) <= 65535):
         raise argparse.ArgumentTypeError(f"--port must be a whole number from 0 to 65535 (0: any free port), got {text!r}")
@@ -222,8 +230,12 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
                        help="worker processes (default 1); give them a PostgreSQL --session-store to share sessions "
                        "across machines")
     serve.add_argument("--api-key", default=os.environ.get("TINYAGENT_SERVE_API_KEY"),
-                       help="require Authorization: Bearer <key> on /agent/... (default: $TINYAGENT_SERVE_API_KEY, "
-                       "else none)")
+                       help="the client key: require Authorization: Bearer <key> to run the agent (default: "
+                       "$TINYAGENT_SERVE_API_KEY, else none)")
+    serve.add_argument("--operator-key", type=_operator_key, default=os.environ.get("TINYAGENT_SERVE_OPERATOR_KEY"),
+                       help="the key of the person who lists and answers refund approvals; a client's --api-key "
+                       "cannot (default: $TINYAGENT_SERVE_OPERATOR_KEY; without one, only a service with no key takes "
+                       "answers, from this machine)")
     serve.add_argument("--session-store", default=None, metavar="FILE_OR_URL",
                        help="an SQLite file or a postgresql:// URL for the sessions (default "
                        "~/.cache/tinyagent/sessions.sqlite3)")
@@ -446,9 +458,14 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"error: --now must be an ISO date-time such as 2026-06-30T19:05:23, got {args.now!r}",
                   file=sys.stderr)
             return 2
+    if args.operator_key is not None and args.operator_key == args.api_key:
+        print("error: --operator-key must differ from --api-key: a client's key must not answer approvals",
+              file=sys.stderr)
+        return 2
     store = args.session_store or str(DEFAULT_SESSIONS)
     config = ServiceConfig(max_steps=args.max_steps, timeout_s=args.timeout, max_body_bytes=args.max_body,
-                           api_key=args.api_key or None, session_store=store, shop_db=str(args.db), now=args.now,
+                           api_key=args.api_key or None, operator_key=args.operator_key, session_store=store,
+                           shop_db=str(args.db), now=args.now,
                            model=args.model, header_timeout_s=args.header_timeout,
                            max_connections=args.max_connections,
                            allowed_hosts=tuple(dict.fromkeys([*args.allowed_host, args.host])),
@@ -459,7 +476,8 @@ def _serve(args: argparse.Namespace) -> int:
         host = f"[{args.host}]" if ":" in args.host else args.host
         print(f"tinyagent service on http://{host}:{port}/  (the trace page; POST /agent/invoke, "
               f"POST /agent/stream)\nworkers: {args.workers}; sessions: {safe_url(store)}; "
-              f"API key: {'required' if config.api_key else 'none'}", flush=True)
+              f"API key: {'required' if config.api_key else 'none'}; operator key: "
+              f"{'required for approvals' if config.operator_key else 'none'}", flush=True)
         if not config.api_key:
             names = ", ".join(dict.fromkeys(["localhost", "127.0.0.1", "[::1]", *(
                 f"[{h}]" if ":" in h else h for h in config.allowed_hosts if h not in ("0.0.0.0", "::", ""))]))
@@ -469,8 +487,14 @@ def _serve(args: argparse.Namespace) -> int:
             print("approvals: AUTOMATIC (--auto-approve): every refund is approved without asking anyone; "
                   "for a demonstration only", flush=True)
         else:
-            print(f"approvals: each refund waits for a person's yes (the page's buttons, or POST "
-                  f"/agent/approvals/<id>); no answer in {config.approval_timeout_s:g} s declines it", flush=True)
+            where = "the page's buttons, or POST /agent/approvals/<id>"
+            if config.operator_key:
+                who = f"each refund waits for the operator's yes (--operator-key: {where})"
+            elif config.api_key:
+                who = "nobody can answer them (--api-key without --operator-key: a client's key cannot)"
+            else:
+                who = f"each refund waits for a yes from this machine ({where})"
+            print(f"approvals: {who}; no answer in {config.approval_timeout_s:g} s declines it", flush=True)
         print("Press Ctrl-C to stop.", flush=True)
 
     with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost

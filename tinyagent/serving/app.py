@@ -7,8 +7,8 @@
     POST /agent/sessions/{session_id}/turns/{turn}/continue  {"step": n, "reply": "..."} or {"step": n,
                          "retry": true, "input": "..."?}  -> a turn's run continued from a person's edit of round n
                          (edit its Thought, or run its tool again), as Server-Sent Events (edits.py)
-    GET  /agent/approvals                                         -> the refunds waiting for a person's yes
-    POST /agent/approvals/{approval_id}  {"approve": true|false}  -> the answer to one (approvals.py)
+    GET  /agent/approvals                                         -> the refunds waiting for a yes (operator only)
+    POST /agent/approvals/{approval_id}  {"approve": true|false}  -> the answer to one (operator only; approvals.py)
     GET  /                                                        -> the trace page (page/index.html)
     GET  /health                                                  -> {"status": "ok", runs under way, ...}
     GET  /openapi.json, GET /docs                                 -> these routes described (openapi.py)
@@ -22,6 +22,12 @@ Every failure a client can cause is a JSON body `{"error": {"code": "...", "mess
 fitting status (400, 401, 404, 405, 413, 504), never a traceback. A tool that fails in the middle of a run
 is not one of them: the loop turns it into an error Observation (lesson 02), the model reads it, and the
 answer comes back with status 200 and the trace that shows it.
+
+Who may do what (check_client, check_operator below): a *client* (the customer's app, with `--api-key` when the
+service has one) runs the agent and reads or continues only the sessions whose ids it was given; the *operator*
+(a person of the shop, with `--operator-key`; with no key at all, whoever uses the service from this very machine)
+alone lists and answers the refunds waiting for a yes. A session id is handed only to the request that started
+the session, an approval id only to its own run's stream and to the operator: neither is ever shown to anyone else.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import ipaddress
 import json
 import logging
 import os
@@ -88,41 +95,53 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
             await asyncio.get_running_loop().run_in_executor(None, service.close)
 
     async def invoke(request: Request) -> Response:
-        check_key(request, service)
+        check_client(request, service)
         check_not_cross_site(request)
         query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes))
         check_session(service, session_id)
-        outcome = await finished_run(query, session_id)
+        outcome = await finished_run(request, query, session_id)
         return JSONResponse(outcome_json(outcome, trace=True), headers=served_by())
 
-    async def finished_run(query: str, session_id: str | None, history: list[dict] | None = None) -> RunOutcome:
-        """Run the agent in the pool and wait for its outcome, turning what can go wrong into a JSON error."""
+    async def finished_run(request: Request, query: str, session_id: str | None,
+                           history: list[dict] | None = None) -> RunOutcome:
+        """Run the agent in the pool and wait for its outcome, turning what can go wrong into a JSON error.
+        A client that hangs up meanwhile stops the run: its refund, if one waits for a yes, is declined, since
+        nobody could be told it was made (the stream does the same once its resume grace is over)."""
         cancelled, run_id = threading.Event(), new_run_id()
         future = service.submit(query, session_id, cancelled=cancelled, run_id=run_id, history=history)
         waited = asyncio.wrap_future(future)
         waited.add_done_callback(lambda done: done.cancelled() or done.exception())  # read, even if nobody waits
+        gone = asyncio.ensure_future(client_gone(request))
         try:
-            outcome = await asyncio.wait_for(asyncio.shield(waited), service.config.longest_run_s + GRACE_SECONDS)
-        except asyncio.TimeoutError:
-            cancelled.set()
-            service.approvals.abandon(run_id, "the run took too long")
-            raise ApiError(504, "timeout", f"the run took longer than {service.config.timeout_s:g} s and was "
-                           "stopped; ask a simpler question, or start the service with a larger --timeout") from None
-        except TinyAgentError as exc:  # the session store or the shop failed (a database that went away)
-            raise ApiError(503, "unavailable", str(exc).splitlines()[0]) from None
-        except RunCancelled:  # the service is stopping: the run was stopped before its end, nothing stored
-            raise ApiError(503, "stopping", "the service is stopping, and the run was stopped before it ended: "
-                           "nothing was done; ask again in a moment") from None
+            done, _ = await asyncio.wait({waited, gone}, timeout=service.config.longest_run_s + GRACE_SECONDS,
+                                         return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:  # the server stops while the run goes on (a refund waiting for a person)
             cancelled.set()
             service.approvals.abandon(run_id, "the service stopped")
             raise ApiError(503, "stopping", "the service is stopping, and the run was stopped before it ended: "
                            "nothing was done; ask again in a moment") from None
-        return outcome
+        finally:
+            gone.cancel()
+        if waited in done:
+            try:
+                return waited.result()
+            except TinyAgentError as exc:  # the session store or the shop failed (a database that went away)
+                raise ApiError(503, "unavailable", str(exc).splitlines()[0]) from None
+            except RunCancelled:  # the service is stopping: the run was stopped before its end, nothing stored
+                raise ApiError(503, "stopping", "the service is stopping, and the run was stopped before it "
+                               "ended: nothing was done; ask again in a moment") from None
+        cancelled.set()
+        if gone in done:  # nobody is left to read the answer: this response goes nowhere
+            service.approvals.abandon(run_id, "the client went away")
+            raise ApiError(499, "client_gone", "the client went away before the answer: the run was stopped, and "
+                           "a refund waiting for a yes was declined")
+        service.approvals.abandon(run_id, "the run took too long")
+        raise ApiError(504, "timeout", f"the run took longer than {service.config.timeout_s:g} s and was "
+                       "stopped; ask a simpler question, or start the service with a larger --timeout")
 
     async def chat_completions(request: Request) -> Response:
         """OpenAI's Chat Completions API over the agent (openai_chat.py): any chat client can ask the shop."""
-        check_key(request, service)
+        check_client(request, service)
         check_not_cross_site(request)
         data = await read_json_body(request, service.config.max_body_bytes, fields=openai_chat.ACCEPTED,
                                     example='{"model": "tinyagent-shop", "messages": [{"role": "user", '
@@ -133,7 +152,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
             status = 404 if exc.code == "model_not_found" else 400
             raise ApiError(status, exc.code, str(exc)) from None
         read_question({"query": query})  # the same limits as the agent's own routes
-        outcome = await finished_run(query, None, history)
+        outcome = await finished_run(request, query, None, history)
         completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", openai_chat.now()
         answer, usage = outcome.result.answer, openai_chat.usage_of(outcome.result)
         extra = openai_chat.extra_json(outcome_json(outcome, trace=True))
@@ -147,15 +166,15 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
                                  headers={"Cache-Control": "no-cache", **served_by()})
 
     async def models(request: Request) -> Response:
-        check_key(request, service)
+        check_client(request, service)
         return JSONResponse(openai_chat.models_json(STARTED))
 
     async def approvals(request: Request) -> Response:
-        check_key(request, service)
+        check_operator(request, service)
         return JSONResponse({"pending": service.approvals.pending()})
 
     async def approve(request: Request) -> Response:
-        check_key(request, service)
+        check_operator(request, service)
         check_not_cross_site(request)
         data = await read_json_body(request, service.config.max_body_bytes, fields=("approve",),
                                     example='{"approve": true}')
@@ -175,7 +194,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         return JSONResponse(answer)
 
     async def stream(request: Request) -> Response:
-        check_key(request, service)
+        check_client(request, service)
         check_not_cross_site(request)
         last_event_id = request.headers.get("last-event-id")
         if last_event_id is not None:  # a client coming back after its connection dropped (streams.py)
@@ -194,7 +213,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
 
     async def continue_turn(request: Request) -> Response:
         """A stored turn's run, continued from a person's edit of one round (edits.py): streamed like /agent/stream."""
-        check_key(request, service)
+        check_client(request, service)
         check_not_cross_site(request)
         data = await read_json_body(request, service.config.max_body_bytes, fields=edits.FIELDS,
                                     example='{"step": 1, "reply": "Thought: ...\\nAction: ...\\nAction Input: ..."}')
@@ -216,7 +235,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **served_by()})
 
     async def session_turns(request: Request) -> Response:
-        check_key(request, service)
+        check_client(request, service)
         session_id = request.path_params["session_id"]
         check_session(service, session_id)
         turns = await asyncio.get_running_loop().run_in_executor(None, service.store.turns, session_id)
@@ -320,17 +339,65 @@ class HostCheck:
 
 
 # -- reading a request -------------------------------------------------------------------------------------
-def check_key(request: Request, service: AgentService) -> None:
-    key = service.config.api_key
-    if not key:
-        return
-    sent = request.headers.get("authorization", "")
-    scheme, _, token = sent.partition(" ")
+def bearer_token(request: Request) -> str | None:
+    """The key in `Authorization: Bearer <key>`, or None when the header is missing or of another kind."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
+def same_key(sent: str | None, key: str | None) -> bool:
     # compare_digest: the time taken does not tell an attacker how much of a guess was right.
-    if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), key.encode()):
-        what = "no API key was sent" if not sent else "the API key is wrong"
+    return bool(sent and key) and hmac.compare_digest(sent.encode(), key.encode())
+
+
+def check_client(request: Request, service: AgentService) -> None:
+    """Running the agent and reading a session: with `--api-key`, the client key (or the operator's) is needed;
+    without one, anybody the host check lets in. A session itself is guarded by its id (check_session)."""
+    config = service.config
+    if not config.api_key:
+        return
+    sent = bearer_token(request)
+    if not (same_key(sent, config.api_key) or same_key(sent, config.operator_key)):
+        what = "no API key was sent" if not request.headers.get("authorization") else "the API key is wrong"
         raise ApiError(401, "unauthorized", f"{what}: send the header Authorization: Bearer <key>",
                        {"WWW-Authenticate": "Bearer"})
+
+
+def check_operator(request: Request, service: AgentService) -> None:
+    """Listing and answering approvals: the operator alone. That is whoever sends `--operator-key`; on a service
+    with no key at all, whoever calls it from this machine by a loopback name (the teacher's own page). A client's
+    key is never enough: the customer asking for a refund must not be the one who says yes to it."""
+    config = service.config
+    sent = bearer_token(request)
+    if config.operator_key:
+        if same_key(sent, config.operator_key):
+            return
+        if same_key(sent, config.api_key):
+            raise ApiError(403, "operator_only", "a client's key cannot list or answer approvals: only the "
+                           "operator's key (--operator-key) can")
+        what = "no operator key was sent" if not request.headers.get("authorization") else "the operator key is wrong"
+        raise ApiError(401, "unauthorized", f"{what}: approvals need the header Authorization: Bearer "
+                       "<operator key>", {"WWW-Authenticate": "Bearer"})
+    if config.api_key:
+        check_client(request, service)
+        raise ApiError(403, "no_operator", "nobody may answer approvals on this service: it was started with "
+                       "--api-key and without --operator-key, so each refund is declined when its time runs out")
+    if not from_this_machine(request):
+        raise ApiError(403, "operator_only", "without --operator-key, approvals are listed and answered only "
+                       "from this machine, at http://127.0.0.1:<port>/; start the service with --operator-key")
+
+
+def from_this_machine(request: Request) -> bool:
+    """A request from a loopback address that names a loopback host: a person at this machine, not a client of a
+    proxy on it (a proxy passes on the name its clients used) nor a neighbour naming 127.0.0.1."""
+    peer = request.client.host if request.client else ""
+    try:
+        address = ipaddress.ip_address(peer)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 on a dual-stack socket
+    loopback = (mapped or address).is_loopback
+    return loopback and host_name(request.headers.get("host", "")) in LOOPBACK_NAMES
 
 
 def check_not_cross_site(request: Request) -> None:
@@ -419,6 +486,13 @@ def read_question(data: dict) -> tuple[str, str | None]:
         raise ApiError(400, "bad_session_id", '"session_id" must be up to 128 letters, digits and _ . : - '
                        "(the id an earlier answer returned)")
     return query, session_id
+
+
+async def client_gone(request: Request) -> None:
+    """Returns once the client has hung up. Its body is read by now, so the next message the server has for the
+    app is the disconnect (uvicorn goes on reading the connection while the app waits, to notice it)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def check_session(service: AgentService, session_id: str | None) -> None:

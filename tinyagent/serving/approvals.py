@@ -5,12 +5,15 @@ pauses the run: the loop yields `ApprovalRequested` (in the stream and in the tr
 waits in `gate.decide()` until somebody answers or the time runs out (then it is declined, as a timeout).
 
     POST /agent/approvals/<approval id>  {"approve": true}    answers it (false declines)
-    GET  /agent/approvals                                     what waits now, for whoever approves
+    GET  /agent/approvals                                     what waits now, for the operator
 
 The approval id is the run's id (random, 128 bits, made by the app for this run) and the request's number:
-nobody can answer a request they were not shown. The routes are protected like the others (the API key,
-the host check, no cross-site requests). `--auto-approve` gives every gate a callback that says yes, for a
-demonstration with nobody at hand; the requests and decisions are still in the trace.
+it is shown to the run's own stream and to the operator, nobody else. Only the operator (`--operator-key`, or
+on a service with no key at all a person at this machine) may list or answer them (app.py, check_operator):
+the customer whose run asks for the refund has the approval id in their stream, but their key cannot say yes.
+The listing holds no session id: a session's id stays with the client that started it. The routes also have
+the other routes' guards (the host check, no cross-site requests). `--auto-approve` gives every gate a
+callback that says yes, for a demonstration with nobody at hand; the requests and decisions are still in the trace.
 
 While a run waits for a person, its own time limit (WallClock) stands still: `PausableClock`.
 """
@@ -70,7 +73,6 @@ class PausableClock:
 @dataclass
 class _Waiting:
     gate: ConfirmationGate
-    session_id: str = ""
     question: str = ""
     opened: dict[int, float] = field(default_factory=dict)  # request id -> when it was asked (monotonic)
 
@@ -86,11 +88,6 @@ class Approvals:
         with self._lock:
             self._runs[run_id] = _Waiting(gate, question=question)
 
-    def name_session(self, run_id: str, session_id: str) -> None:
-        with self._lock:
-            if run_id in self._runs:
-                self._runs[run_id].session_id = session_id
-
     def asked(self, run_id: str, request_id: int) -> None:
         with self._lock:
             if run_id in self._runs:
@@ -101,16 +98,15 @@ class Approvals:
             self._runs.pop(run_id, None)
 
     def pending(self) -> list[dict]:
-        """Every request waiting for an answer now, oldest run first."""
+        """Every request waiting for an answer now, oldest run first (what the operator sees: no session id)."""
         with self._lock:
             runs = list(self._runs.items())
         now, waiting = time.monotonic(), []
         for run_id, run in runs:
             for request in run.gate.pending:
                 asked = run.opened.get(request.id, now)
-                waiting.append({"approval_id": approval_id(run_id, request.id), "session_id": run.session_id,
-                                "question": run.question, "tool": request.tool, "input": request.input,
-                                "summary": request.summary,
+                waiting.append({"approval_id": approval_id(run_id, request.id), "question": run.question,
+                                "tool": request.tool, "input": request.input, "summary": request.summary,
                                 "seconds_left": round(max(request.timeout_s - (now - asked), 0.0), 1)})
         return waiting
 

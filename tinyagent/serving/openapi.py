@@ -18,7 +18,8 @@ _QUESTION = {"$ref": "#/components/schemas/Question"}
 def _errors(*statuses: int) -> dict:
     said = {400: "the body cannot be read or lacks what it must hold (the code says which)",
             401: "no API key, or a wrong one (only when the service has one)",
-            403: "a host name the service does not answer, or a request from another site's page",
+            403: "a host name the service does not answer, a request from another site's page, or (approvals) "
+                 "a caller who is not the operator",
             404: "no such session, turn, approval request or stream",
             408: "the body did not arrive in time",
             409: "the request was decided already (an approval), or cannot be done by this service (an edit of a team's run)",
@@ -56,9 +57,9 @@ def openapi_document() -> dict:
         "openapi": "3.1.0",
         "info": {"title": "tinyagent: the shop agent as a service (lesson 19)", "version": _version(),
                  "description": "The Bit Mall customer-service agent behind HTTP. A run that would refund an order "
-                                "waits for a person's yes (the approval routes). Without an API key only loopback "
-                                "host names are answered; a run is a POST with a JSON body and is refused from "
-                                "another site's page."},
+                                "waits for a person's yes: the operator's, on the approval routes (a client's key "
+                                "cannot answer them). Without an API key only loopback host names are answered; a "
+                                "run is a POST with a JSON body and is refused from another site's page."},
         "paths": {
             "/agent/invoke": {"post": {
                 "summary": "Run the agent on a question; answer when the run is over, with its whole trace",
@@ -100,13 +101,17 @@ def openapi_document() -> dict:
                 "responses": {"200": {"description": "the events", "content": {"text/event-stream": {
                     "schema": {"type": "string"}}}}, **_errors(400, 401, 403, 404, 408, 409, 413, 415, 503)}}},
             "/agent/approvals": {"get": {
-                "summary": "The refunds waiting for a person's yes",
+                "summary": "The refunds waiting for a person's yes (the operator only)",
+                "description": "Only the operator may call it: Authorization: Bearer <operator key> (--operator-key), "
+                               "or, on a service with no key at all, a request from this machine. A client's key "
+                               "gets a 403. Each entry: approval_id, question, tool, input, summary, seconds_left "
+                               "(no session id: that stays with the client that started the session).",
                 "responses": {"200": {"description": "every request waiting now", "content": {
                     "application/json": {"schema": {"type": "object", "properties": {
                         "pending": {"type": "array", "items": {"type": "object"}}}}}}},
                     **_errors(401, 403)}}},
             "/agent/approvals/{approval_id}": {"post": {
-                "summary": "Answer a refund's approval request: approve it, or decline it",
+                "summary": "Answer a refund's approval request: approve it, or decline it (the operator only)",
                 "parameters": [{"name": "approval_id", "in": "path", "required": True, "schema": {"type": "string"}}],
                 "requestBody": {"required": True, "content": {"application/json": {"schema": {
                     "type": "object", "required": ["approve"], "additionalProperties": False,

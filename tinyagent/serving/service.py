@@ -55,7 +55,10 @@ class ServiceConfig:
                     model reply may take longer; the app answers 504 if a run is still going well past it
     max_body_bytes: the largest request body the app reads (a question is a few hundred bytes)
     max_runs:       runs at once in this process (threads); requests beyond wait for a free one
-    api_key:        when set, every /agent request must send `Authorization: Bearer <api_key>`
+    api_key:        the client key: when set, every /agent and /v1 request must send `Authorization: Bearer <api_key>`
+                    (or the operator key)
+    operator_key:   the key of the person who lists and answers approvals (app.py, check_operator); without it,
+                    only a service with no api_key takes answers, and only from this machine
     session_store:  an SQLite file, or a postgresql:// URL (open_session_store)
     shop_db:        the shop's SQLite file (":memory:": a fresh shop per process)
     now:            pretend it is this time (ISO), as `ask --now`; None: the real time
@@ -76,6 +79,7 @@ class ServiceConfig:
     max_body_bytes: int = 16 * 1024
     max_runs: int = 64
     api_key: str | None = field(default=None, repr=False)  # a key is never printed
+    operator_key: str | None = field(default=None, repr=False)
     session_store: str = str(DEFAULT_SESSIONS)
     shop_db: str = str(DEFAULT_SHOP)
     now: str | None = None
@@ -192,7 +196,6 @@ class AgentService:
                 return RunOutcome(result, "", None)
             store = _TurnRecordingStore(self.store)
             session = Session(relay, store=store, session_id=session_id)
-            self.approvals.name_session(run_id, session.id)
             result = session.ask(question)
             ended = "finished"
             number = store.appended.number if store.appended is not None else None

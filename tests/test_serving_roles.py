@@ -1,0 +1,264 @@
+"""Who may do what on lesson 19's service, and a yes nobody can be told about.
+
+A client (the customer's app, with the client key `--api-key`) runs the agent and reads only the sessions whose ids
+it was given; the operator (`--operator-key`, or a person at this machine when the service has no key) alone lists
+and answers the refunds waiting for a yes. A client that hangs up while its refund waits leaves no refund and no
+waiting request, on every route. Each service here is `python -m tinyagent serve` on a free port (serving_process.py),
+with the offline classroom model: the refund question reaches applyRefund at once and waits there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+import pytest
+import requests
+
+from tests.serving_process import PATIENCE, serve_process, wait_for
+from tests.test_serving_http import REFUND, error_of, rest_of, sse_events, until_approval_requested
+
+pytest.importorskip("starlette")
+
+CLIENT_KEY, OPERATOR_KEY = "client-k3y", "operator-k3y"
+AS_CLIENT = {"Authorization": f"Bearer {CLIENT_KEY}"}
+AS_OPERATOR = {"Authorization": f"Bearer {OPERATOR_KEY}"}
+KEYS = ("--api-key", CLIENT_KEY, "--operator-key", OPERATOR_KEY, "--approval-timeout", "600")
+CHAT = {"model": "tinyagent-shop", "messages": [{"role": "user", "content": REFUND}]}
+
+
+def pending(service, headers=AS_OPERATOR) -> list[dict]:
+    response = requests.get(service.url + "/agent/approvals", headers=headers, timeout=PATIENCE)
+    assert response.status_code == 200, response.text
+    return response.json()["pending"]
+
+
+def answer(service, approval: str, approve: bool, headers=AS_OPERATOR) -> requests.Response:
+    return requests.post(f"{service.url}/agent/approvals/{approval}", json={"approve": approve}, headers=headers,
+                         timeout=PATIENCE)
+
+
+def one_line_refusal(response: requests.Response, status: int, code: str) -> str:
+    assert response.status_code == status, response.text
+    error = error_of(response)
+    assert error["code"] == code and "\n" not in error["message"]
+    return error["message"]
+
+
+def run_id(approval: str) -> str:
+    """The secret part of an approval id: the run's own 128 random bits."""
+    return approval.rsplit(".", 1)[0]
+
+
+# -- the operator alone answers ----------------------------------------------------------------------------
+def test_a_clients_key_cannot_list_or_answer_approvals_and_the_operators_can(tmp_path):
+    with serve_process(tmp_path, *KEYS) as service:
+        events = sse_events(requests.post(service.url + "/agent/stream", json={"query": REFUND}, headers=AS_CLIENT,
+                                          stream=True, timeout=PATIENCE))
+        kind, start = next(events)
+        assert kind == "start"
+        asked = until_approval_requested(events)
+        approval = asked["approval_id"]
+
+        listed = requests.get(service.url + "/agent/approvals", headers=AS_CLIENT, timeout=PATIENCE)
+        assert "operator" in one_line_refusal(listed, 403, "operator_only")
+        assert run_id(approval) not in listed.text and start["session_id"] not in listed.text
+        yes = answer(service, approval, True, headers=AS_CLIENT)  # the customer says yes to their own refund
+        one_line_refusal(yes, 403, "operator_only")
+        for headers in ({}, {"Authorization": "Bearer guess"}):
+            one_line_refusal(requests.get(service.url + "/agent/approvals", headers=headers, timeout=PATIENCE),
+                             401, "unauthorized")
+            one_line_refusal(answer(service, approval, True, headers=headers), 401, "unauthorized")
+        assert service.refunds() == []
+
+        # The operator sees the request (what it would do, and the customer's question), but no session id.
+        [waiting] = pending(service)
+        assert waiting["approval_id"] == approval and waiting["question"] == REFUND and "session_id" not in waiting
+        assert start["session_id"] not in json.dumps(pending(service))
+        approved = answer(service, approval, True)
+        assert approved.status_code == 200 and approved.json()["outcome"] == "approved"
+        seen = rest_of(events)
+        assert seen["approval_decided"][0]["outcome"] == "approved"
+        assert len(service.refunds()) == 1 and service.refunds()[0][0] in seen["end"][0]["answer"]
+        # The operator's key runs the agent too (the page with the operator's key asks and answers).
+        assert requests.post(service.url + "/agent/invoke", json={"query": "hi"}, headers=AS_OPERATOR,
+                             timeout=PATIENCE).status_code == 200
+    output = service.output()
+    assert CLIENT_KEY not in output and OPERATOR_KEY not in output and "Traceback" not in output
+    assert "operator key: required for approvals" in output and "waits for the operator's yes" in output
+
+
+def test_with_a_client_key_and_no_operator_key_nobody_answers_approvals(tmp_path):
+    with serve_process(tmp_path, "--api-key", CLIENT_KEY, "--approval-timeout", "600") as service:
+        events = sse_events(requests.post(service.url + "/agent/stream", json={"query": REFUND}, headers=AS_CLIENT,
+                                          stream=True, timeout=PATIENCE))
+        approval = until_approval_requested(events)["approval_id"]
+        listed = requests.get(service.url + "/agent/approvals", headers=AS_CLIENT, timeout=PATIENCE)
+        assert "--operator-key" in one_line_refusal(listed, 403, "no_operator")
+        one_line_refusal(answer(service, approval, True, headers=AS_CLIENT), 403, "no_operator")
+        one_line_refusal(answer(service, approval, True, headers={}), 401, "unauthorized")
+        assert service.refunds() == []
+    assert "approvals: nobody can answer them (--api-key without --operator-key" in service.output()
+
+
+def test_without_any_key_only_a_request_from_this_machine_by_a_loopback_name_answers(tmp_path):
+    with serve_process(tmp_path, "--allowed-host", "shop.lan", "--approval-timeout", "600") as service:
+        events = sse_events(requests.post(service.url + "/agent/stream", json={"query": REFUND}, stream=True,
+                                          timeout=PATIENCE))
+        approval = until_approval_requested(events)["approval_id"]
+        # shop.lan is answered (--allowed-host), but it is the name the customers use: not the operator.
+        lan = {"Host": "shop.lan"}
+        listed = requests.get(service.url + "/agent/approvals", headers=lan, timeout=PATIENCE)
+        assert "this machine" in one_line_refusal(listed, 403, "operator_only")
+        one_line_refusal(answer(service, approval, True, headers=lan), 403, "operator_only")
+        assert service.refunds() == []
+        # The teacher at this machine (the page at 127.0.0.1) lists and answers.
+        assert [p["approval_id"] for p in pending(service, headers={})] == [approval]
+        assert answer(service, approval, False, headers={}).json()["outcome"] == "declined"
+        assert rest_of(events)["approval_decided"][0]["by"] == "a person over HTTP" and service.refunds() == []
+    assert "approvals: each refund waits for a yes from this machine" in service.output()
+
+
+@pytest.mark.parametrize(("peer", "host", "expected"), [
+    ("127.0.0.1", "127.0.0.1:8000", True),
+    ("::1", "[::1]:8000", True),
+    ("::ffff:127.0.0.1", "localhost:8000", True),
+    ("127.0.0.1", "shop.lan", False),          # a proxy on this machine passes on its clients' name
+    ("192.168.1.20", "127.0.0.1:8000", False),  # a neighbour naming 127.0.0.1
+    ("testclient", "127.0.0.1", False),
+])
+def test_this_machine_is_a_loopback_address_naming_a_loopback_host(peer, host, expected):
+    from starlette.requests import Request
+
+    from tinyagent.serving.app import from_this_machine
+
+    scope = {"type": "http", "client": (peer, 50000), "headers": [(b"host", host.encode())]}
+    assert from_this_machine(Request(scope)) is expected
+
+
+# -- a client sees only its own run's ids ------------------------------------------------------------------
+def test_a_client_never_receives_another_runs_session_id_or_approval_id(tmp_path):
+    with serve_process(tmp_path, *KEYS) as service:
+        # Customer A: a streamed refund, waiting for the operator.
+        a_response = requests.post(service.url + "/agent/stream", json={"query": REFUND}, headers=AS_CLIENT,
+                                   stream=True, timeout=PATIENCE)
+        a_blocks = a_response.iter_lines(decode_unicode=True, delimiter="\n\n")
+        a_seen = []
+        for block in a_blocks:
+            a_seen.append(block)
+            if "event: approval_requested" in block:
+                break
+        a_start = json.loads(a_seen[0].split("data: ", 1)[1])
+        a_approval = json.loads(a_seen[-1].split("data: ", 1)[1])["approval_id"]
+
+        # Customer B, with the same client key, asks for refunds on every route while A's waits.
+        b_bodies: dict[str, str] = {}
+
+        def ask(name: str, path: str, body: dict) -> None:
+            b_bodies[name] = requests.post(service.url + path, json=body, headers=AS_CLIENT, timeout=PATIENCE).text
+
+        askers = [threading.Thread(target=ask, args=args) for args in [
+            ("invoke", "/agent/invoke", {"query": REFUND}),
+            ("stream", "/agent/stream", {"query": REFUND}),
+            ("chat", "/v1/chat/completions", CHAT),
+            ("chat stream", "/v1/chat/completions", {**CHAT, "stream": True})]]
+        for asker in askers:
+            asker.start()
+        waiting = wait_for(lambda: len(p := pending(service)) == 5 and p, "five refunds waiting")
+        # What else B can read meanwhile: the approvals (refused), the health, the models.
+        for path in ("/agent/approvals", "/health", "/v1/models", "/agent/sessions/" + "0" * 32):
+            b_bodies["GET " + path] = requests.get(service.url + path, headers=AS_CLIENT, timeout=PATIENCE).text
+        for request in waiting:  # the operator declines B's four, and approves A's
+            if request["approval_id"] != a_approval:
+                assert answer(service, request["approval_id"], False).json()["outcome"] == "declined"
+        assert answer(service, a_approval, True).json()["outcome"] == "approved"
+        for asker in askers:
+            asker.join(PATIENCE)
+        a_text = "\n\n".join(a_seen + list(a_blocks))
+
+        assert len(b_bodies) == 8 and "event: end" in b_bodies["stream"] and "[DONE]" in b_bodies["chat stream"]
+        for name, text in b_bodies.items():
+            assert a_start["session_id"] not in text, name
+            assert run_id(a_approval) not in text, name
+        b_sessions = {json.loads(b_bodies["invoke"])["session_id"],
+                      json.loads(b_bodies["stream"].split("data: ", 1)[1].split("\n", 1)[0])["session_id"]}
+        for request in waiting:
+            if request["approval_id"] != a_approval:
+                assert run_id(request["approval_id"]) not in a_text
+        assert not any(session in a_text for session in b_sessions)
+        # Nor does the operator's list hold any session id.
+        assert not any(session in json.dumps(waiting) for session in {*b_sessions, a_start["session_id"]})
+        assert len(service.refunds()) == 1 and service.refunds()[0][0] in a_text
+
+
+def test_a_session_is_read_and_continued_only_by_its_id(tmp_path):
+    with serve_process(tmp_path, *KEYS, "--auto-approve") as service:
+        first = requests.post(service.url + "/agent/invoke", json={"query": "帮我看看订单 88231 的快递到哪了。"},
+                              headers=AS_CLIENT, timeout=PATIENCE).json()
+        mine = f"{service.url}/agent/sessions/{first['session_id']}"
+        assert requests.get(mine, headers=AS_CLIENT, timeout=PATIENCE).status_code == 200
+        # Another customer, with the same key and any id but this one's, reads or continues nothing.
+        for other in ("0" * 32, first["session_id"][:-1] + "x", "alice"):
+            url = f"{service.url}/agent/sessions/{other}"
+            one_line_refusal(requests.get(url, headers=AS_CLIENT, timeout=PATIENCE), 404, "unknown_session")
+            continued = requests.post(url + "/turns/1/continue", json={"step": 1, "retry": True}, headers=AS_CLIENT,
+                                      timeout=PATIENCE)
+            one_line_refusal(continued, 404, "unknown_session")
+            asked = requests.post(service.url + "/agent/invoke", json={"query": "hi", "session_id": other},
+                                  headers=AS_CLIENT, timeout=PATIENCE)
+            one_line_refusal(asked, 404, "unknown_session")
+        one_line_refusal(requests.get(mine, timeout=PATIENCE), 401, "unauthorized")  # and nothing without the key
+
+
+# -- a yes nobody can be told about ------------------------------------------------------------------------
+def raw_request(service, path: str, body: dict) -> socket.socket:
+    """A POST sent on a socket of its own, which the test closes when it wants the client gone."""
+    host, port = service.url.removeprefix("http://").rsplit(":", 1)
+    data = json.dumps(body).encode()
+    sock = socket.create_connection((host, int(port)), timeout=PATIENCE)
+    sock.sendall(f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+                 f"Authorization: Bearer {CLIENT_KEY}\r\nContent-Length: {len(data)}\r\n\r\n".encode() + data)
+    return sock
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/agent/invoke", {"query": REFUND}),
+    ("/v1/chat/completions", CHAT),
+    ("/v1/chat/completions", {**CHAT, "stream": True}),
+    ("/agent/stream", {"query": REFUND}),
+], ids=["invoke", "chat", "chat-stream", "stream"])
+def test_a_client_hanging_up_while_its_refund_waits_leaves_no_refund_and_nothing_waiting(tmp_path, path, body):
+    with serve_process(tmp_path, *KEYS) as service:
+        sock = raw_request(service, path, body)
+        try:
+            [waiting] = wait_for(lambda: pending(service), "the refund to wait for a yes")
+        finally:
+            sock.close()  # the customer's app goes away; nobody could be told about a refund now
+        # The run stops, its request declined (the stream after its resume grace, 5 s), nothing left waiting.
+        health = wait_for(lambda: (h := service.health())["running"] == 0 and h, "the run to end")
+        assert health["cancelled"] == 1 and health["finished"] == 0
+        assert pending(service) == []
+        late = answer(service, waiting["approval_id"], True)  # the operator says yes a little later
+        one_line_refusal(late, 404, "unknown_approval")
+        assert service.refunds() == []
+    assert "Traceback" not in service.output()
+
+
+# -- the command -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("options", "says"), [
+    (["--operator-key", ""], "--operator-key (or TINYAGENT_SERVE_OPERATOR_KEY) must be a key"),
+    (["--operator-key", "two words"], "--operator-key (or TINYAGENT_SERVE_OPERATOR_KEY) must be a key"),
+    (["--api-key", "same", "--operator-key", "same"], "--operator-key must differ from --api-key"),
+])
+def test_an_unusable_operator_key_is_one_line_and_exit_code_2(tmp_path, options, says):
+    done = subprocess.run([sys.executable, "-m", "tinyagent", "serve", "--db", str(tmp_path / "shop.sqlite3"),
+                           "--session-store", str(tmp_path / "s.sqlite3"), *options], cwd=tmp_path,
+                          env={"TINYAGENT_OFFLINE": "1", "PATH": "/usr/bin:/bin",
+                               **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"}},
+                          capture_output=True, text=True, timeout=PATIENCE, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and says in done.stderr and "same" not in done.stderr.replace(says, "")
