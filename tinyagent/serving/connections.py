@@ -22,6 +22,8 @@ import functools
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from tinyagent.serving.stopping import STATE_KEY
+
 # h11's own limit on a request's line and headers together (its default too): larger is refused with a 400.
 MAX_HEADER_BYTES = 16 * 1024
 
@@ -45,6 +47,14 @@ class GuardedH11Protocol(H11Protocol):
     def on_response_complete(self) -> None:
         super().on_response_complete()
         self._start_header_clock()  # a kept-alive connection's next request gets the same time
+
+    def shutdown(self) -> None:
+        # uvicorn stops, and asks each connection to end: first the app declines what waits (stopping.py),
+        # so that the responses under way can end by themselves.
+        begin_stopping = self.app_state.get(STATE_KEY)
+        if callable(begin_stopping):
+            begin_stopping()
+        super().shutdown()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_header_clock()

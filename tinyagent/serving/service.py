@@ -95,7 +95,7 @@ class ServiceConfig:
 
 
 class RunCancelled(Exception):  # a signal between threads, not an error the user sees
-    """The client went away: the run stopped between two events and stored nothing."""
+    """The client went away (or the service stops): the run stopped between two events and stored nothing."""
 
 
 @dataclass
@@ -137,6 +137,7 @@ class AgentService:
         self._lock = threading.Lock()
         self.counts = {"running": 0, "finished": 0, "cancelled": 0, "failed": 0}
         self.approvals = Approvals()
+        self._stopping = threading.Event()  # stop_runs(): every run stops at its next event
         self.traces = KeptTraces()  # the last turns' traces, for a person's edit (edits.py)
 
     def agent(self, stream: bool, gate: ConfirmationGate | None = None,
@@ -185,7 +186,7 @@ class AgentService:
             clock = PausableClock()
             agent = self.agent(stream, gate, clock)
             relay = _RelayingAgent(edit.agent(agent) if edit else agent, on_event, cancelled, clock,
-                                   lambda request_id: self.approvals.asked(run_id, request_id))
+                                   lambda request_id: self.approvals.asked(run_id, request_id), self._stopping)
             if history is not None:
                 result = relay.run(question, history)
                 ended = "finished"
@@ -208,6 +209,11 @@ class AgentService:
     def _count(self, name: str, change: int) -> None:
         with self._lock:
             self.counts[name] += change
+
+    def stop_runs(self) -> None:
+        """The service stops: every run under way (and any still queued) stops at its next event, as if its
+        client had gone (RunCancelled), and stores nothing. stopping.py says when."""
+        self._stopping.set()
 
     def close(self) -> None:
         """Wait for the runs under way, then close the store and the shop. Runs waiting for a person's yes
@@ -250,9 +256,10 @@ class _RelayingAgent:
     stopping between two events when asked to."""
 
     def __init__(self, agent: ReActAgent, on_event: Callable[[Event], None] | None, cancelled: threading.Event,
-                 clock: PausableClock | None = None, asked: Callable[[int], None] | None = None):
+                 clock: PausableClock | None = None, asked: Callable[[int], None] | None = None,
+                 stopping: threading.Event | None = None):
         self._agent, self._on_event, self._cancelled = agent, on_event, cancelled
-        self._clock, self._asked = clock, asked
+        self._clock, self._asked, self._stopping = clock, asked, stopping or threading.Event()
 
     def __getattr__(self, name: str):  # lang, language_for: what a Session asks of its agent
         return getattr(self._agent, name)
@@ -269,7 +276,7 @@ class _RelayingAgent:
                 self._clock.resume()
             if self._on_event is not None:
                 self._on_event(event)
-            if self._cancelled.is_set():
+            if self._cancelled.is_set() or self._stopping.is_set():
                 _close_run(run)
                 raise RunCancelled
         result = run.finish()

@@ -33,7 +33,8 @@ from tinyagent.serving.connections import MAX_HEADER_BYTES, guarded_protocol
 from tinyagent.serving.service import AgentService, ServiceConfig
 
 CONFIG_VARIABLE = "TINYAGENT_SERVE_CONFIG"  # how the command line hands its configuration to each worker
-# When stopping, how long runs under way (an open stream) may take to finish before they are cut.
+# When stopping, how long the responses under way (an open stream) may take to end before uvicorn cuts them. The
+# app ends them itself before (stopping.py: a waiting refund is declined, a run gets RUNS_END_WITHIN_S to end).
 GRACEFUL_SECONDS = 5
 KEEP_ALIVE_SECONDS = 5  # an idle kept-alive connection is closed after this (uvicorn's default, said here)
 
