@@ -617,7 +617,8 @@ def test_headers_that_never_end_are_cut_off(tmp_path):
 
 
 def test_connections_beyond_the_limit_are_closed_as_they_open(tmp_path):
-    with serve_process(tmp_path, "--max-connections", "5", "--header-timeout", "600") as service:
+    with serve_process(tmp_path, "--max-connections", "5", "--max-connections-per-client", "5",
+                       "--header-timeout", "600") as service:
         held = [_connected(service) for _ in range(12)]
         try:
             for sock in held:

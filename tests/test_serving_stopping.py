@@ -8,8 +8,12 @@ stream's approval request, the service closing a connection), with a generous pa
 
 from __future__ import annotations
 
+import http.client
 import json
 import signal
+import socket
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -17,6 +21,7 @@ import requests
 
 from tests.serving_process import PATIENCE, serve_process
 from tinyagent.classroom.server import ClassroomServer
+from tinyagent.serving.connections import client_key
 
 pytest.importorskip("starlette")
 
@@ -122,3 +127,95 @@ def test_a_run_still_going_after_the_decline_is_ended_by_the_service_not_cut_by_
     assert "the service is stopping" in data["error"]["message"]
     assert service.refunds() == []
     _clean_exit(service)
+
+
+# -- one client's connections do not lock out another --------------------------------------------------------------
+SLOW = 600  # more than --max-connections (512)
+SHARE = 128  # what one client may hold (a quarter of 512, the default)
+
+
+def _refused(sock: socket.socket) -> bytes:
+    """What the service sent before it closed `sock` (b"" when it only closed it); fails if it is still open after
+    PATIENCE seconds."""
+    sock.settimeout(PATIENCE)
+    received = b""
+    try:
+        while chunk := sock.recv(4096):
+            received += chunk
+    except ConnectionResetError:  # closed while our partial request was unread: what was sent may be lost
+        pass
+    return received
+
+
+def _still_open(sock: socket.socket) -> bool:
+    sock.setblocking(False)
+    try:
+        sock.recv(1, socket.MSG_PEEK)
+    except BlockingIOError:
+        return True  # nothing to read and not closed
+    except OSError:
+        return False
+    return False  # a refusal's answer, or the end of the stream
+
+
+def test_one_client_holding_600_slow_connections_does_not_lock_out_another(tmp_path):
+    # --header-timeout 600: the slow connections are not cut while the test runs (with the default, 10 s, a
+    # client that opens them again as fast as they are cut holds as many).
+    with serve_process(tmp_path, "--header-timeout", "600") as service:
+        host, port = service.url.removeprefix("http://").rsplit(":", 1)
+        held: list[socket.socket] = []
+        try:
+            for _ in range(SLOW):
+                sock = socket.create_connection((host, int(port)), timeout=PATIENCE, source_address=("127.0.0.1", 0))
+                held.append(sock)
+                try:
+                    sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")  # the headers never end
+                except (ConnectionResetError, BrokenPipeError):
+                    pass  # refused already
+            # Connections are taken in the order they came: once the last one is answered, all of them were.
+            last = _refused(held[-1])
+            assert last == b"" or last.startswith(b"HTTP/1.1 429 "), last
+            assert sum(_still_open(sock) for sock in held[:-1]) == SHARE
+            # Another client (another loopback address) is answered at once; this one is refused, with a reason.
+            other = http.client.HTTPConnection(host, int(port), timeout=PATIENCE, source_address=("127.0.0.2", 0))
+            try:
+                other.request("GET", "/health")
+                answer = other.getresponse()
+                assert answer.status == 200 and json.loads(answer.read())["status"] == "ok"
+            finally:
+                other.close()
+            again = socket.create_connection((host, int(port)), timeout=PATIENCE, source_address=("127.0.0.1", 0))
+            try:
+                refusal = _refused(again)
+            finally:
+                again.close()
+            head, _, body = refusal.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 429 ")
+            assert json.loads(body)["error"]["code"] == "too_many_connections"
+        finally:
+            for sock in held:
+                sock.close()
+
+
+@pytest.mark.parametrize(("address", "client"), [
+    ("192.0.2.7", "192.0.2.7"),
+    ("::ffff:192.0.2.7", "192.0.2.7"),  # an IPv4 client of a dual-stack socket: the same client
+    ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),  # any address of a /64 is one machine's to take
+    ("2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"),
+    ("2001:db8:1:3::1", "2001:db8:1:3::/64"),
+    ("fe80::1", "fe80::1"),  # every neighbour shares fe80::/64: link-local addresses count one by one
+    ("::1", "::1"),
+])
+def test_a_client_is_an_ipv4_address_or_an_ipv6_64(address, client):
+    assert client_key(address) == client
+
+
+def test_the_per_client_cap_is_an_option_of_serve_said_in_its_help(tmp_path):
+    run = [sys.executable, "-m", "tinyagent", "serve"]
+    helped = subprocess.run([*run, "--help"], capture_output=True, text=True, timeout=PATIENCE, check=False)
+    assert helped.returncode == 0 and "--max-connections-per-client N" in helped.stdout
+    assert "a quarter of --max-connections, 128" in " ".join(helped.stdout.split())
+    refused = subprocess.run([*run, "--max-connections-per-client", "0", "--db", str(tmp_path / "shop.sqlite3")],
+                             capture_output=True, text=True, timeout=PATIENCE, check=False)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "--max-connections-per-client must be a whole number from 1 to 100000, got '0'" in refused.stderr

@@ -62,6 +62,8 @@ class ServiceConfig:
     model:          override TINYAGENT_MODEL (a classroom variant, say)
     header_timeout_s: seconds a connection may take to send a request's headers (connections.py)
     max_connections:  connections held at once; more are closed as they open
+    max_connections_per_client: connections held at once from one client address (connections.py); more from
+                    it are closed as they open, so that one client cannot take every slot
     allowed_hosts:  without api_key, the host names answered besides localhost, 127.0.0.1 and ::1
     approval_timeout_s: how long a refund waits for a person's yes before it is declined (approvals.py)
     auto_approve:   say yes to every refund without asking anyone (a demonstration; printed at start)
@@ -82,6 +84,7 @@ class ServiceConfig:
     model: str | None = None
     header_timeout_s: float = 10.0
     max_connections: int = 512
+    max_connections_per_client: int = 128
     allowed_hosts: tuple[str, ...] = ()
     approval_timeout_s: float = 60.0
     auto_approve: bool = False

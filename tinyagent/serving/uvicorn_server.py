@@ -131,7 +131,8 @@ class _already:
 def _limits(config: ServiceConfig) -> dict:
     """uvicorn's options for every server here: quiet, a bounded stop, and bounded connections (connections.py)."""
     return {"log_level": "warning", "access_log": False, "timeout_graceful_shutdown": GRACEFUL_SECONDS,
-            "http": guarded_protocol(config.header_timeout_s, config.max_connections),
+            "http": guarded_protocol(config.header_timeout_s, config.max_connections,
+                                     config.max_connections_per_client),
             "h11_max_incomplete_event_size": MAX_HEADER_BYTES, "timeout_keep_alive": KEEP_ALIVE_SECONDS}
 
 
