@@ -103,6 +103,7 @@ _header_seconds = _number_of_seconds("--header-timeout")
 _seconds_to_approve = _number_of_seconds("--approval-timeout")
 _resume_seconds = _number_of_seconds("--resume-grace", 3600)
 _connections = _whole_number("--max-connections", 100_000, "each one holds a file descriptor")
+_client_connections = _whole_number("--max-connections-per-client", 100_000, "a browser holds 6 at most")
 _body_bytes = _whole_number("--max-body", 10 * 1024 * 1024, "a question is a few hundred bytes")
 
 
@@ -266,6 +267,11 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
                        help="seconds a client may take to send a request's headers before it is cut off (default 10)")
     serve.add_argument("--max-connections", type=_connections, default=512,
                        help="connections held at once; more are closed as they open (default 512)")
+    serve.add_argument("--max-connections-per-client", type=_client_connections, default=None, metavar="N",
+                       help="connections held at once from one client address (an IPv6 /64); more from it are "
+                       "closed as they open, so that one client cannot take every slot (default: a quarter of "
+                       "--max-connections, 128). Behind a reverse proxy every client is the proxy: give it the "
+                       "same number as --max-connections, and let the proxy limit each client")
 
 
 # Each command: its one-line help, anything more add_parser takes, and what adds its arguments.
@@ -463,11 +469,13 @@ def _serve(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     store = args.session_store or str(DEFAULT_SESSIONS)
+    per_client = args.max_connections_per_client or max(args.max_connections // 4, 1)
     config = ServiceConfig(max_steps=args.max_steps, timeout_s=args.timeout, max_body_bytes=args.max_body,
                            api_key=args.api_key or None, operator_key=args.operator_key, session_store=store,
                            shop_db=str(args.db), now=args.now,
                            model=args.model, header_timeout_s=args.header_timeout,
                            max_connections=args.max_connections,
+                           max_connections_per_client=per_client,
                            allowed_hosts=tuple(dict.fromkeys([*args.allowed_host, args.host])),
                            approval_timeout_s=args.approval_timeout, auto_approve=args.auto_approve,
                            resume_grace_s=args.resume_grace, team=args.team)

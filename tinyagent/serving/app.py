@@ -58,6 +58,7 @@ from tinyagent.serving import edits, openai_chat
 from tinyagent.serving.approvals import new_run_id
 from tinyagent.serving.openapi import docs_page, openapi_document
 from tinyagent.serving.service import AgentService, RunCancelled, RunOutcome
+from tinyagent.serving.stopping import STATE_KEY, ServiceStop
 from tinyagent.serving.streams import GRACE_SECONDS, RunStreams
 
 log = logging.getLogger("tinyagent.serving")
@@ -86,11 +87,12 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
     Without an API key it answers only loopback names, `config.allowed_hosts` and `listen_host` (HostCheck)."""
 
     streams = RunStreams(service)
+    stop = ServiceStop(service, streams)
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
-        yield
-        streams.stop_all("the service stopped")
+        yield {STATE_KEY: stop.begin}  # what the server calls as it starts to stop (stopping.py)
+        stop.end_now()
         if owns_service:
             await asyncio.get_running_loop().run_in_executor(None, service.close)
 

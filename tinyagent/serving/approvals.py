@@ -83,6 +83,7 @@ class Approvals:
     def __init__(self):
         self._lock = threading.Lock()
         self._runs: dict[str, _Waiting] = {}
+        self._stopped: tuple[str, str] | None = None  # (why, by) once the service stops: nothing waits any more
 
     def add(self, run_id: str, gate: ConfirmationGate, question: str) -> None:
         with self._lock:
@@ -90,8 +91,12 @@ class Approvals:
 
     def asked(self, run_id: str, request_id: int) -> None:
         with self._lock:
-            if run_id in self._runs:
-                self._runs[run_id].opened[request_id] = time.monotonic()
+            run = self._runs.get(run_id)
+            if run is not None:
+                run.opened[request_id] = time.monotonic()
+            stopped = self._stopped
+        if run is not None and stopped is not None:  # asked while the service stops: declined at once
+            run.gate.cancel(request_id, *stopped)
 
     def remove(self, run_id: str) -> None:
         with self._lock:
@@ -123,17 +128,25 @@ class Approvals:
         except KeyError:
             return None
 
-    def abandon(self, run_id: str, why: str) -> None:
+    def abandon(self, run_id: str, why: str, by: str = "the run") -> None:
         """The run's client went away (or the service stops): its open requests end as errors, so the
         run's thread stops waiting now, and nothing is done on a yes that can no longer be reported."""
         with self._lock:
             run = self._runs.get(run_id)
         if run is not None:
             for request in run.gate.pending:
-                run.gate.cancel(request.id, why)
+                run.gate.cancel(request.id, why, by)
 
-    def abandon_all(self, why: str) -> None:
+    def abandon_all(self, why: str, by: str = "the run") -> None:
         with self._lock:
             run_ids = list(self._runs)
         for run_id in run_ids:
-            self.abandon(run_id, why)
+            self.abandon(run_id, why, by)
+
+    def stop(self, why: str, by: str) -> None:
+        """The service stops: every request waiting now is declined as an error, and so is every one asked
+        from now on (a run that reaches a refund while the service stops is not kept waiting). The runs go on
+        from the decline, as from any other: the model reads it and answers."""
+        with self._lock:
+            self._stopped = (why, by)
+        self.abandon_all(why, by)

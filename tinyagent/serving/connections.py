@@ -1,4 +1,5 @@
-"""How long a connection may take to send its request's headers, and how many connections are held at once.
+"""How long a connection may take to send its request's headers, and how many connections are held at once,
+by everyone and by one client.
 
 uvicorn times out a connection only while it sits idle between two requests (`timeout_keep_alive`): once a
 client has sent one byte of a request, it may take forever to send the rest, and every such connection holds
@@ -8,6 +9,14 @@ hold the service's descriptors until it could accept nobody. So, per connection:
     headers     the request line and headers must be complete `header_timeout_s` after the connection opens
                 (or after the previous response on a kept-alive connection); otherwise it is closed
     connections beyond `max_connections` held at once, a new connection is closed as soon as it opens
+    per client  beyond `max_connections_per_client` held at once from one client address, a new connection from it
+                is closed as soon as it opens: one client cannot take every slot
+
+Either refusal writes a one-line JSON error first (503 `busy`, 429 `too_many_connections`), for a client that
+is not an attack and would like to know; it may arrive after its request was read, or not at all (a client
+still sending when the connection is closed gets a reset). A client is its IPv4 address, or its IPv6 /64
+network (one machine commonly holds a whole /64). Behind a reverse proxy every connection comes from the proxy:
+give the per-client cap the same number as `max_connections` there, and let the proxy limit each client.
 
 A request that is slow after its headers (a body that drips) is the app's to bound (app.py, BODY_TIMEOUT_S).
 This is a floor, not a shield: on a network, put a reverse proxy (nginx, Caddy) in front, which buffers
@@ -18,33 +27,68 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import ipaddress
+import json
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from tinyagent.serving.stopping import STATE_KEY
 
 # h11's own limit on a request's line and headers together (its default too): larger is refused with a 400.
 MAX_HEADER_BYTES = 16 * 1024
 
 
 class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with a deadline for each request's headers and a cap on connections held."""
+    """uvicorn's h11 protocol with a deadline for each request's headers, and caps on connections held, by all
+    clients and by one."""
 
-    def __init__(self, *args, header_timeout_s: float, max_connections: int, **kwargs):
+    def __init__(self, *args, header_timeout_s: float, max_connections: int, max_connections_per_client: int,
+                 **kwargs):
         super().__init__(*args, **kwargs)
         self.header_timeout_s = header_timeout_s
         self.max_connections = max_connections
+        self.max_connections_per_client = max_connections_per_client
+        self.client_key: str | None = None
         self._header_deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+        super().connection_made(transport)  # adds this connection to `self.connections`, sets `self.client`
+        self.client_key = client_key(self.client[0]) if self.client else None
         if len(self.connections) > self.max_connections:
-            transport.close()  # connection_lost follows and forgets it
+            self._refuse(503, "Service Unavailable", "busy", f"the service holds as many connections as it may "
+                         f"({self.max_connections}): try again in a moment")
+            return
+        # Counted over the connections held (at most max_connections): no tally to keep right.
+        if self.client_key is not None and sum(
+                getattr(other, "client_key", None) == self.client_key
+                for other in self.connections) > self.max_connections_per_client:
+            self._refuse(429, "Too Many Requests", "too_many_connections", f"this client already holds "
+                         f"{self.max_connections_per_client} connections to the service: close some, or reuse them")
             return
         self._start_header_clock()
+
+    def _refuse(self, status: int, reason: str, code: str, message: str) -> None:
+        """Answer a connection the service will not hold with one JSON error, and close it. It stops counting now:
+        a burst of connections is taken in before any closed one is forgotten (connection_lost), and those
+        refused must not count against the next ones."""
+        self.connections.discard(self)
+        body = json.dumps({"error": {"code": code, "message": message}}).encode()
+        self.transport.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: "
+                             f"{len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+        self.transport.close()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
         self._start_header_clock()  # a kept-alive connection's next request gets the same time
+
+    def shutdown(self) -> None:
+        # uvicorn stops, and asks each connection to end: first the app declines what waits (stopping.py),
+        # so that the responses under way can end by themselves.
+        begin_stopping = self.app_state.get(STATE_KEY)
+        if callable(begin_stopping):
+            begin_stopping()
+        super().shutdown()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_header_clock()
@@ -66,7 +110,24 @@ class GuardedH11Protocol(H11Protocol):
             self.transport.close()
 
 
-def guarded_protocol(header_timeout_s: float, max_connections: int):
+def client_key(host: str) -> str:
+    """Who a connection comes from, for the per-client cap: an IPv4 address ("::ffff:192.0.2.7" included) as it
+    is, a routed IPv6 address as its /64 network (a machine may use any address of its /64); a link-local or
+    loopback address (every neighbour shares fe80::/64) and anything else as it is."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if address.version == 6:
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        if not (address.is_link_local or address.is_loopback):
+            return str(ipaddress.ip_network((address, 64), strict=False))
+    return str(address)
+
+
+def guarded_protocol(header_timeout_s: float, max_connections: int, max_connections_per_client: int):
     """The `http=` argument of uvicorn.Config: the protocol with these limits (a partial pickles, so worker
     processes get it too)."""
-    return functools.partial(GuardedH11Protocol, header_timeout_s=header_timeout_s, max_connections=max_connections)
+    return functools.partial(GuardedH11Protocol, header_timeout_s=header_timeout_s, max_connections=max_connections,
+                             max_connections_per_client=max_connections_per_client)

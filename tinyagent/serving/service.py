@@ -65,6 +65,8 @@ class ServiceConfig:
     model:          override TINYAGENT_MODEL (a classroom variant, say)
     header_timeout_s: seconds a connection may take to send a request's headers (connections.py)
     max_connections:  connections held at once; more are closed as they open
+    max_connections_per_client: connections held at once from one client address (connections.py); more from
+                    it are closed as they open, so that one client cannot take every slot
     allowed_hosts:  without api_key, the host names answered besides localhost, 127.0.0.1 and ::1
     approval_timeout_s: how long a refund waits for a person's yes before it is declined (approvals.py)
     auto_approve:   say yes to every refund without asking anyone (a demonstration; printed at start)
@@ -86,6 +88,7 @@ class ServiceConfig:
     model: str | None = None
     header_timeout_s: float = 10.0
     max_connections: int = 512
+    max_connections_per_client: int = 128
     allowed_hosts: tuple[str, ...] = ()
     approval_timeout_s: float = 60.0
     auto_approve: bool = False
@@ -99,7 +102,7 @@ class ServiceConfig:
 
 
 class RunCancelled(Exception):  # a signal between threads, not an error the user sees
-    """The client went away: the run stopped between two events and stored nothing."""
+    """The client went away (or the service stops): the run stopped between two events and stored nothing."""
 
 
 @dataclass
@@ -141,6 +144,7 @@ class AgentService:
         self._lock = threading.Lock()
         self.counts = {"running": 0, "finished": 0, "cancelled": 0, "failed": 0}
         self.approvals = Approvals()
+        self._stopping = threading.Event()  # stop_runs(): every run stops at its next event
         self.traces = KeptTraces()  # the last turns' traces, for a person's edit (edits.py)
 
     def agent(self, stream: bool, gate: ConfirmationGate | None = None,
@@ -189,7 +193,7 @@ class AgentService:
             clock = PausableClock()
             agent = self.agent(stream, gate, clock)
             relay = _RelayingAgent(edit.agent(agent) if edit else agent, on_event, cancelled, clock,
-                                   lambda request_id: self.approvals.asked(run_id, request_id))
+                                   lambda request_id: self.approvals.asked(run_id, request_id), self._stopping)
             if history is not None:
                 result = relay.run(question, history)
                 ended = "finished"
@@ -211,6 +215,11 @@ class AgentService:
     def _count(self, name: str, change: int) -> None:
         with self._lock:
             self.counts[name] += change
+
+    def stop_runs(self) -> None:
+        """The service stops: every run under way (and any still queued) stops at its next event, as if its
+        client had gone (RunCancelled), and stores nothing. stopping.py says when."""
+        self._stopping.set()
 
     def close(self) -> None:
         """Wait for the runs under way, then close the store and the shop. Runs waiting for a person's yes
@@ -253,9 +262,10 @@ class _RelayingAgent:
     stopping between two events when asked to."""
 
     def __init__(self, agent: ReActAgent, on_event: Callable[[Event], None] | None, cancelled: threading.Event,
-                 clock: PausableClock | None = None, asked: Callable[[int], None] | None = None):
+                 clock: PausableClock | None = None, asked: Callable[[int], None] | None = None,
+                 stopping: threading.Event | None = None):
         self._agent, self._on_event, self._cancelled = agent, on_event, cancelled
-        self._clock, self._asked = clock, asked
+        self._clock, self._asked, self._stopping = clock, asked, stopping or threading.Event()
 
     def __getattr__(self, name: str):  # lang, language_for: what a Session asks of its agent
         return getattr(self._agent, name)
@@ -272,7 +282,7 @@ class _RelayingAgent:
                 self._clock.resume()
             if self._on_event is not None:
                 self._on_event(event)
-            if self._cancelled.is_set():
+            if self._cancelled.is_set() or self._stopping.is_set():
                 _close_run(run)
                 raise RunCancelled
         result = run.finish()

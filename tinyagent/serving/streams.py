@@ -69,10 +69,11 @@ class RunStreams:
     def forget(self, stream: RunStream) -> None:
         self._streams.pop(stream.id, None)
 
-    def stop_all(self, why: str) -> None:
-        """The service stops: every run still streaming is asked to stop now, without a grace period."""
+    def end_all(self, why: str) -> None:
+        """The service stops (stopping.py): every stream still going ends now with an error event `stopping`,
+        its run asked to stop, so that no response is left for uvicorn to cut."""
         for stream in list(self._streams.values()):
-            stream._stop_run(why)
+            stream.end(why)
 
 
 class RunStream:
@@ -170,6 +171,15 @@ class RunStream:
     def _push_nothing(self) -> None:
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()  # wakes every reader waiting for the next block (or for the end)
+
+    def end(self, why: str) -> None:
+        """End the stream now, whatever its run is doing: the readers get an error event, then the end."""
+        if self.done:
+            return
+        self._stop_run(why)
+        self._push("error", {"error": {"code": "stopping", "message": f"{why}: the run was stopped before its "
+                                       "end (the events above say what it did); ask again in a moment"}})
+        self._close()
 
     def _stop_run(self, why: str) -> None:
         if not self.future.done():

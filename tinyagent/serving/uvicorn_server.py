@@ -33,7 +33,8 @@ from tinyagent.serving.connections import MAX_HEADER_BYTES, guarded_protocol
 from tinyagent.serving.service import AgentService, ServiceConfig
 
 CONFIG_VARIABLE = "TINYAGENT_SERVE_CONFIG"  # how the command line hands its configuration to each worker
-# When stopping, how long runs under way (an open stream) may take to finish before they are cut.
+# When stopping, how long the responses under way (an open stream) may take to end before uvicorn cuts them. The
+# app ends them itself before (stopping.py: a waiting refund is declined, a run gets RUNS_END_WITHIN_S to end).
 GRACEFUL_SECONDS = 5
 KEEP_ALIVE_SECONDS = 5  # an idle kept-alive connection is closed after this (uvicorn's default, said here)
 
@@ -130,7 +131,8 @@ class _already:
 def _limits(config: ServiceConfig) -> dict:
     """uvicorn's options for every server here: quiet, a bounded stop, and bounded connections (connections.py)."""
     return {"log_level": "warning", "access_log": False, "timeout_graceful_shutdown": GRACEFUL_SECONDS,
-            "http": guarded_protocol(config.header_timeout_s, config.max_connections),
+            "http": guarded_protocol(config.header_timeout_s, config.max_connections,
+                                     config.max_connections_per_client),
             "h11_max_incomplete_event_size": MAX_HEADER_BYTES, "timeout_keep_alive": KEEP_ALIVE_SECONDS}
 
 

@@ -238,9 +238,10 @@ class ConfirmationGate:
         pending.done.wait(max(pending.deadline - time.monotonic(), 0.0))
         return self._close(request.id, TIMEOUT, "the time limit")
 
-    def cancel(self, request_id: int, why: str) -> Decision:
-        """End a request that will never be answered (its run was abandoned): an error, nothing runs."""
-        return self._close(request_id, ERROR, "the run", why)
+    def cancel(self, request_id: int, why: str, by: str = "the run") -> Decision:
+        """End a request that will never be answered (its run was abandoned, the service stops): an error,
+        nothing runs."""
+        return self._close(request_id, ERROR, by, why)
 
     def _ask(self, request: ApprovalRequest) -> None:
         try:
