@@ -603,8 +603,11 @@ SMUGGLED = b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"
         (b"Content-Length: 51\r\nContent-Length: 51\r\n", "ambiguous_body_length"),
         (b"Content-Length: +51\r\n", "invalid_content_length"),
         (b"Content-Length: 5_1\r\n", "invalid_content_length"),
+        (b"Content-Length: 5\xb9\r\n", "invalid_content_length"),  # 5 and a superscript 1, as Latin-1
+        ("Content-Length: ٥١\r\n".encode(), "invalid_content_length"),  # Arabic-Indic 51, as UTF-8
     ],
-    ids=["cl-te", "te-cl", "two-lengths", "two-equal-lengths", "signed-length", "underscore-length"],
+    ids=["cl-te", "te-cl", "two-lengths", "two-equal-lengths", "signed-length", "underscore-length",
+         "superscript-length", "arabic-indic-length"],
 )
 def test_a_body_length_that_could_be_read_two_ways_is_refused(room, headers, code):
     body = b'{"messages": [{"role": "user", "content": "hi"}]}\r\n'

@@ -10,6 +10,7 @@ generous patience.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -553,8 +554,16 @@ def test_serve_stops_cleanly_on_sigint_and_sigterm_even_with_sigint_ignored(tmp_
     assert "service stopped" in service.output() and "Traceback" not in service.output()
 
 
+def checkout_path() -> dict:
+    """PYTHONPATH as this test run has it: a subprocess with a bare environment imports the same tinyagent."""
+    return {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+
+
 @pytest.mark.parametrize(("options", "says"), [
     (["--port", "70000"], "--port must be a whole number from 0 to 65535"),
+    (["--port", "³"], "--port must be a whole number from 0 to 65535"),  # int() refused it: argparse's own words
+    (["--port", "٠"], "--port must be a whole number from 0 to 65535"),  # Arabic-Indic 0: it served on a free port
+    (["--workers", "２"], "--workers must be a whole number from 1 to 64"),
     (["--workers", "0"], "--workers must be a whole number from 1 to 64"),
     (["--max-steps", "many"], "--max-steps must be a whole number"),
     (["--timeout", "-1"], "--timeout must be a number of seconds above 0"),
@@ -568,7 +577,7 @@ def test_serve_stops_cleanly_on_sigint_and_sigterm_even_with_sigint_ignored(tmp_
 def test_bad_options_are_one_line_and_exit_code_2(tmp_path, options, says):
     done = subprocess.run([sys.executable, "-m", "tinyagent", "serve", "--db", str(tmp_path / "shop.sqlite3"),
                            "--session-store", str(tmp_path / "s.sqlite3"), *options], cwd=tmp_path,
-                          env={"TINYAGENT_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+                          env={"TINYAGENT_OFFLINE": "1", "PATH": "/usr/bin:/bin", **checkout_path()},
                           capture_output=True, text=True, timeout=PATIENCE, check=False)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ") and says in done.stderr
