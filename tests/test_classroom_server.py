@@ -1065,6 +1065,17 @@ def test_classroom_with_a_port_out_of_range_is_a_one_line_error(port):
     assert_one_line_error(run_command("classroom", "--port", port), "0 to 65535", port, "--port")
 
 
+@pytest.mark.parametrize("key", ["", "   "])
+def test_classroom_with_an_empty_api_key_is_a_one_line_error(key):
+    # It served anyone who sent "Authorization: Bearer" with nothing after it.
+    assert_one_line_error(run_command("classroom", "--port", "0", "--api-key", key), "--api-key is empty")
+
+
+@pytest.mark.parametrize("port", ["³", "٨٠٠٠", "８０００"])
+def test_classroom_with_a_port_in_other_digits_is_a_one_line_error(port):
+    assert_one_line_error(run_command("classroom", "--port", port), "0 to 65535", port, "--port")
+
+
 def test_classroom_on_a_port_in_use_is_a_one_line_error(busy_port):
     assert_one_line_error(run_command("classroom", "--port", str(busy_port)), "already in use", "--port")
 

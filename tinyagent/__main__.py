@@ -113,6 +113,20 @@ def _host_name(text: str) -> str:
     return name.strip("[]")
 
 
+def _api_key(variable: str | None = None):
+    """An argparse type for --api-key (and the variable it defaults to, which argparse reads through the same
+    type): a key clients must send. An empty or blank one would serve without a key, open to anyone."""
+    where = f"--api-key (or ${variable})" if variable else "--api-key"
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(
+                f"{where} is empty: give the key clients must send, or leave it out to serve without one")
+        return text
+
+    return parse
+
+
 def _port(text: str) -> int:
     port = ascii_number(text)
     if port is None or port > 65535:
@@ -165,7 +179,7 @@ def _classroom_arguments(room: argparse.ArgumentParser) -> None:
     room.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 for the whole LAN)")
     room.add_argument("--port", type=_port, default=8000, help="port to listen on (default 8000; 0: any free port)")
     keys = room.add_mutually_exclusive_group()
-    keys.add_argument("--api-key", help="require this key from clients (default: none)")
+    keys.add_argument("--api-key", type=_api_key(), help="require this key from clients (default: none)")
     keys.add_argument("--hub-auth", action="store_true", help="as a JupyterHub service: serve only tokens "
                       "the hub accepts for this service (deploy/jupyterhub/)")
     room.add_argument("--base-path", default="", help="a prefix a proxy adds to every path, e.g. "
@@ -220,7 +234,8 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--workers", type=_workers, default=1,
                        help="worker processes (default 1); give them a PostgreSQL --session-store to share sessions "
                        "across machines")
-    serve.add_argument("--api-key", default=os.environ.get("TINYAGENT_SERVE_API_KEY"),
+    serve.add_argument("--api-key", type=_api_key("TINYAGENT_SERVE_API_KEY"),
+                       default=os.environ.get("TINYAGENT_SERVE_API_KEY"),
                        help="require Authorization: Bearer <key> on /agent/... (default: $TINYAGENT_SERVE_API_KEY, "
                        "else none)")
     serve.add_argument("--session-store", default=None, metavar="FILE_OR_URL",
