@@ -8,6 +8,7 @@ an approval, a stream event or a turn could be named in several spellings.
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 import requests
@@ -124,3 +125,96 @@ def check_every_route(server, blocks) -> None:
                              json={"step": 1, "retry": True}, timeout=PATIENCE)
         refused(edit, 404, "unknown_turn")
     assert len(server.service.store.turns(session_id)) == 1  # no turn was continued
+
+
+# -- a disk that fills up while serving --------------------------------------------------------------------
+# SQLite rolls a write back by itself on SQLITE_FULL. The refund's write and the turn's then failed a second time
+# on their own ROLLBACK ("cannot rollback - no transaction is active"), which was no store error: the request
+# ended in a 500 after its tools had run. Now it is answered as a read-only shop is: the refund tool's error
+# Observation says the refund was not written, and the answer's `warning` says the turn was not stored.
+FILL_REFUNDS = ("INSERT INTO refunds VALUES (?, ?, 'x', 0, 's', 't')", lambda n: (f"RF1999{n:08d}", f"F{n:05d}"))
+FILL_TURNS = ("INSERT INTO session_turns VALUES ('filler', ?, '', '', '', 0, '[]', 0, 0, 0)", lambda n: (n,))
+
+
+def assert_told_what_happened(data: dict) -> None:
+    """An answer (invoke's JSON, or the stream's end event) on a full disk: nothing written, and said so."""
+    assert "88231" in data["answer"] and "database or disk is full" in data["answer"], data["answer"]
+    assert data["turn"] is None
+    assert data["warning"].startswith("the answer was not stored in the session: the session store ")
+    assert data["warning"].endswith("failed: database or disk is full") and "\n" not in data["warning"]
+
+
+def test_a_refund_on_a_full_disk_is_answered_with_what_happened_not_a_500(tmp_path):
+    from tests.full_disk import full_database
+    from tinyagent.serving import ServiceConfig, ServiceServer
+
+    config = ServiceConfig(shop_db=str(tmp_path / "shop.sqlite3"), session_store=str(tmp_path / "sessions.sqlite3"),
+                           now="2026-06-30T19:05:23", auto_approve=True)
+    with ServiceServer(config, llm=LlmClient.classroom) as server:
+        service = server.service
+        full_database(tmp_path / "shop.sqlite3", service.shop._conn, *FILL_REFUNDS)
+        full_database(tmp_path / "sessions.sqlite3", service.store._conn, *FILL_TURNS)
+        filled = len(service.shop.refunds())
+
+        answer = requests.post(server.url + "/agent/invoke", json={"query": REFUND}, timeout=PATIENCE)
+        assert answer.status_code == 200, answer.text
+        assert_told_what_happened(answer.json())
+        failed = [e for e in answer.json()["trace"]["events"] if e["type"] == "observation" and e["error"]]
+        assert "写入失败" in failed[-1]["text"] and "nothing was changed" in failed[-1]["text"]
+
+        with requests.post(server.url + "/agent/stream", json={"query": REFUND}, stream=True,
+                           timeout=PATIENCE) as streamed:
+            events = list(blocks_of(streamed))
+        assert events[-1][1] == "end"
+        assert_told_what_happened(events[-1][2])
+
+        assert len(service.shop.refunds()) == filled and "88231" not in {r["orderId"] for r in service.shop.refunds()}
+        assert service.counts["failed"] == 0
+
+
+# Run on a real disk that fills up (tests/full_disk.py): the service in this process, its files on the small
+# disk, filled to the last byte once it is up; then the refund is asked for, by invoke and by stream.
+FULL_DISK_CHILD = """
+import json, os, sys
+import requests
+from tinyagent import LlmClient
+from tinyagent.serving import ServiceConfig, ServiceServer
+
+folder, query = sys.argv[1], sys.argv[2]
+config = ServiceConfig(shop_db=f"{folder}/shop.sqlite3", session_store=f"{folder}/sessions.sqlite3",
+                       now="2026-06-30T19:05:23", auto_approve=True)
+with ServiceServer(config, llm=LlmClient.classroom) as server:
+    filler = os.open(f"{folder}/filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(filler, bytes(4096))
+    except OSError as exc:
+        full = exc.strerror
+    os.close(filler)
+    invoked = requests.post(server.url + "/agent/invoke", json={"query": query}, timeout=120)
+    streamed = requests.post(server.url + "/agent/stream", json={"query": query}, timeout=120)
+    end = [block for block in streamed.text.split("\\n\\n") if block.startswith("id:") and "event: end" in block]
+    refunds = server.service.shop.refunds()
+print(json.dumps({"full": full, "status": invoked.status_code, "invoked": invoked.json(),
+                  "stream_status": streamed.status_code, "end": json.loads(end[0].split("data: ", 1)[1]) if end else None,
+                  "refunds": refunds}, ensure_ascii=False))
+"""
+
+
+def test_a_refund_on_a_real_full_disk_is_answered_with_what_happened(tmp_path):
+    import os
+
+    from tests.full_disk import run_on_a_full_disk
+
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    done = run_on_a_full_disk(folder, sys.executable, "-c", FULL_DISK_CHILD, str(folder), REFUND,
+                              env={**os.environ, "TINYAGENT_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["full"] == "No space left on device"
+    assert result["status"] == 200 and result["stream_status"] == 200, result
+    assert_told_what_happened(result["invoked"])
+    assert_told_what_happened(result["end"])
+    assert result["refunds"] == []
+    assert "Traceback" not in done.stderr
