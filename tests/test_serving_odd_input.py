@@ -3,6 +3,9 @@
 Numbers in ids are read with one rule (`number_checks.ascii_number`): ASCII digits only. `str.isdigit()` is True for
 "³", which `int()` refuses (a 500 on three routes), and `int()` reads "١" (Arabic-Indic) or "１" (full-width) as 1, so
 an approval, a stream event or a turn could be named in several spellings.
+
+A disk that fills up while serving is not the client's doing, and is not a 500 either: the answer says what
+happened (the refund tool's error Observation, and a `warning` that the turn was not stored).
 """
 
 from __future__ import annotations
