@@ -68,6 +68,31 @@ def test_bad_input_is_a_json_4xx(classroom, body, says):
     assert answer.status_code in (400, 404) and says in answer.json()["error"]["message"]
 
 
+ASKED = {"role": "user", "content": "Where is order 88231?"}
+CALL = {"type": "function_call", "call_id": "call_1", "name": "queryOrder", "arguments": '{"orderId": "88231"}'}
+
+
+@pytest.mark.parametrize(("field", "value", "says"), [
+    ("arguments", {"orderId": "88231"}, "'input[1].arguments' must be a string (the call's arguments as JSON text"),
+    ("arguments", ["88231"], "'input[1].arguments' must be a string"),
+    ("arguments", None, "'input[1].arguments' must be a string"),
+    ("name", 5, "'input[1].name' must be a string"),
+    ("call_id", None, "'input[1].call_id' must be a string"),
+])
+def test_a_function_call_item_takes_its_arguments_as_a_json_string_only(classroom, field, value, says):
+    # The API requires a string: an object there was accepted, and read as the call's arguments.
+    call = {**CALL, field: value} if value is not None else {k: v for k, v in CALL.items() if k != field}
+    output = {"type": "function_call_output", "call_id": "call_1", "output": '{"status": "已签收"}'}
+    answer = post(classroom, {"model": "classroom", "tools": [ORDER_TOOL],
+                              "input": [ASKED, call, output]})
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["message"].startswith(says) and error["param"] == f"input[1].{field}"
+    assert "\n" not in error["message"]
+    assert post(classroom, {"model": "classroom", "tools": [ORDER_TOOL],  # the same with a string: answered
+                            "input": [ASKED, CALL, output]}).status_code == 200
+
+
 def test_get_is_not_allowed(classroom):
     assert requests.get(classroom.base_url + "/responses", timeout=30).status_code == 405
 

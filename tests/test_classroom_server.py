@@ -603,8 +603,11 @@ SMUGGLED = b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"
         (b"Content-Length: 51\r\nContent-Length: 51\r\n", "ambiguous_body_length"),
         (b"Content-Length: +51\r\n", "invalid_content_length"),
         (b"Content-Length: 5_1\r\n", "invalid_content_length"),
+        (b"Content-Length: 5\xb9\r\n", "invalid_content_length"),  # 5 and a superscript 1, as Latin-1
+        ("Content-Length: ٥١\r\n".encode(), "invalid_content_length"),  # Arabic-Indic 51, as UTF-8
     ],
-    ids=["cl-te", "te-cl", "two-lengths", "two-equal-lengths", "signed-length", "underscore-length"],
+    ids=["cl-te", "te-cl", "two-lengths", "two-equal-lengths", "signed-length", "underscore-length",
+         "superscript-length", "arabic-indic-length"],
 )
 def test_a_body_length_that_could_be_read_two_ways_is_refused(room, headers, code):
     body = b'{"messages": [{"role": "user", "content": "hi"}]}\r\n'
@@ -1059,6 +1062,17 @@ def busy_port():
 
 @pytest.mark.parametrize("port", ["70000", "-1", "65536"])
 def test_classroom_with_a_port_out_of_range_is_a_one_line_error(port):
+    assert_one_line_error(run_command("classroom", "--port", port), "0 to 65535", port, "--port")
+
+
+@pytest.mark.parametrize("key", ["", "   "])
+def test_classroom_with_an_empty_api_key_is_a_one_line_error(key):
+    # It served anyone who sent "Authorization: Bearer" with nothing after it.
+    assert_one_line_error(run_command("classroom", "--port", "0", "--api-key", key), "--api-key is empty")
+
+
+@pytest.mark.parametrize("port", ["³", "٨٠٠٠", "８０００"])
+def test_classroom_with_a_port_in_other_digits_is_a_one_line_error(port):
     assert_one_line_error(run_command("classroom", "--port", port), "0 to 65535", port, "--port")
 
 

@@ -198,6 +198,25 @@ def test_a_reply_without_a_length_is_cut_at_the_cap_while_it_streams():
                              "4096", "kind": "too_large", "retryable": False, "status": 200}
 
 
+@pytest.mark.parametrize("length", ["³", "1²", "9" * 5000])
+def test_a_length_in_digits_other_than_ascii_is_read_as_no_length(length):
+    # "³".isdigit() is True and int("³") raises (so does int() of 5,000 digits): the tool failed with a ValueError
+    # from its own length check. Now a length that is not one is no length: the body is read to the cap.
+    body = json.dumps({"city": "杭州", "condition": "rain", "condition_zh": "雨", "temperature_c": 20}).encode()
+
+    def odd_length(request):
+        request.send_response(200)
+        request.send_header("Content-Length", length)  # sent as Latin-1, and read as Latin-1
+        request.send_header("Connection", "close")
+        request.end_headers()
+        request.wfile.write(body)
+        request.close_connection = True
+
+    with Scripted(odd_length) as server:
+        data = observe(weather_tool(server.base_url))
+    assert data == {"city": "杭州", "condition": "rain", "condition_zh": "雨", "temperature_c": 20}, data
+
+
 def redirect(request):
     if request.path.startswith("/elsewhere"):
         request.send_response(200)

@@ -10,6 +10,7 @@ generous patience.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -556,8 +557,18 @@ def test_serve_stops_cleanly_on_sigint_and_sigterm_even_with_sigint_ignored(tmp_
     assert "service stopped" in service.output() and "Traceback" not in service.output()
 
 
+def checkout_path() -> dict:
+    """PYTHONPATH as this test run has it: a subprocess with a bare environment imports the same tinyagent."""
+    return {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+
+
 @pytest.mark.parametrize(("options", "says"), [
     (["--port", "70000"], "--port must be a whole number from 0 to 65535"),
+    (["--port", "³"], "--port must be a whole number from 0 to 65535"),  # int() refused it: argparse's own words
+    (["--port", "٠"], "--port must be a whole number from 0 to 65535"),  # Arabic-Indic 0: it served on a free port
+    (["--workers", "２"], "--workers must be a whole number from 1 to 64"),
+    (["--api-key", ""], "--api-key (or $TINYAGENT_SERVE_API_KEY) is empty"),  # it served without a key
+    (["--api-key", " \t"], "--api-key (or $TINYAGENT_SERVE_API_KEY) is empty"),
     (["--workers", "0"], "--workers must be a whole number from 1 to 64"),
     (["--max-steps", "many"], "--max-steps must be a whole number"),
     (["--timeout", "-1"], "--timeout must be a number of seconds above 0"),
@@ -571,13 +582,23 @@ def test_serve_stops_cleanly_on_sigint_and_sigterm_even_with_sigint_ignored(tmp_
 def test_bad_options_are_one_line_and_exit_code_2(tmp_path, options, says):
     done = subprocess.run([sys.executable, "-m", "tinyagent", "serve", "--db", str(tmp_path / "shop.sqlite3"),
                            "--session-store", str(tmp_path / "s.sqlite3"), *options], cwd=tmp_path,
-                          env={"TINYAGENT_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+                          env={"TINYAGENT_OFFLINE": "1", "PATH": "/usr/bin:/bin", **checkout_path()},
                           capture_output=True, text=True, timeout=PATIENCE, check=False)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: ") and says in done.stderr
     # Nothing is made from a URL, and its password is not shown.
     assert not [p for p in tmp_path.rglob("*") if "mysql" in str(p) or "pw@" in str(p)]
     assert ":pw@" not in done.stderr
+
+
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_a_blank_key_in_the_environment_is_one_line_and_exit_code_2(tmp_path, blank):
+    done = subprocess.run([sys.executable, "-m", "tinyagent", "serve", "--db", str(tmp_path / "shop.sqlite3"),
+                           "--session-store", str(tmp_path / "s.sqlite3"), "--port", "0"], cwd=tmp_path,
+                          env={"TINYAGENT_OFFLINE": "1", "PATH": "/usr/bin:/bin", "TINYAGENT_SERVE_API_KEY": blank,
+                               **checkout_path()}, capture_output=True, text=True, timeout=PATIENCE, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "$TINYAGENT_SERVE_API_KEY) is empty" in done.stderr
 
 
 # -- connections that never finish a request ---------------------------------------------------------------

@@ -8,6 +8,7 @@ under CI, where they fail: .ci/run installs Debian's postgresql.
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.full_disk import no_room_to_grow
 from tests.postgres_server import free_port, require_postgres, stop_leftover_servers, throwaway_postgres
 from tinyagent import LlmClient, ReActAgent, fixed_clock
 from tinyagent.memory.session import Session
@@ -28,6 +30,7 @@ from tinyagent.memory.session_store import (
     open_session_store,
     safe_url,
 )
+from tinyagent.memory.sqlite_writes import immediate_transaction
 from tinyagent.shop import Shop, shop_registry
 
 PATIENCE = 300  # seconds for worker processes on a loaded machine
@@ -224,6 +227,34 @@ def test_a_folder_or_a_text_file_is_not_a_session_store(tmp_path):
     with pytest.raises(SessionStoreError, match="cannot use .*notes.txt as a session store") as caught:
         SqliteSessionStore(text)
     assert "\n" not in str(caught.value)
+
+
+def test_a_disk_that_fills_up_is_the_stores_own_error_and_the_store_goes_on(tmp_path):
+    # SQLite rolls the transaction back by itself on SQLITE_FULL; a second ROLLBACK raised "cannot rollback - no
+    # transaction is active", which was not a SessionStoreError (the service answered 500 after the run).
+    with SqliteSessionStore(tmp_path / "sessions.db") as store:
+        store.append_turn("s", a_turn(1))
+        no_room_to_grow(store._conn)
+        with pytest.raises(SessionStoreError, match="database or disk is full") as caught:
+            store.append_turn("s", a_turn(2, answer="长" * 20_000))  # needs pages of its own: the file must grow
+        assert "\n" not in str(caught.value) and str(tmp_path / "sessions.db") in str(caught.value)
+        assert not store._conn.in_transaction
+        assert [t.number for t in store.turns("s")] == [1]  # nothing of it kept: not even the turn count
+        assert store.append_turn("s", a_turn(2)).number == 2  # what fits still goes in
+
+
+def test_a_failed_commit_is_rolled_back_so_the_next_write_can_begin():
+    # A COMMIT can fail and leave its transaction open (here a deferred foreign key): it used to stay open, and
+    # every later BEGIN failed with "cannot start a transaction within a transaction".
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.executescript("PRAGMA foreign_keys = ON; CREATE TABLE parent (id INTEGER PRIMARY KEY); CREATE TABLE child "
+                       "(parent INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)")
+    with pytest.raises(sqlite3.IntegrityError), immediate_transaction(conn):
+        conn.execute("INSERT INTO child VALUES (7)")  # no parent 7: only the COMMIT finds out
+    assert not conn.in_transaction
+    with immediate_transaction(conn):
+        conn.execute("INSERT INTO parent VALUES (7)")
+    assert conn.execute("SELECT COUNT(*) FROM child").fetchone()[0] == 0
 
 
 def test_a_session_resumed_in_another_process_sees_its_history(tmp_path):

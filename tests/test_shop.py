@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.full_disk import full_database
 from tinyagent import Action, ToolRegistry, fixed_clock
 from tinyagent.errors import ShopDatabaseError
 from tinyagent.shop import (
@@ -26,6 +27,7 @@ from tinyagent.shop import (
     RefundNotAllowedError,
     SearchKnowledgeTool,
     Shop,
+    ShopWriteError,
     knowledge,
     shop_registry,
     shop_tools,
@@ -594,6 +596,23 @@ def test_read_only_database_answers_queries_and_refuses_refunds_with_a_clear_obs
     assert answer["refunds"] == []
     assert "只读" in answer["refund"]["error"] and "read-only" in answer["refund"]["error"]
     assert path.read_bytes() == before
+
+
+def test_a_refund_on_a_full_disk_is_refused_with_a_clear_observation_and_writes_nothing(tmp_path):
+    # SQLite rolls back by itself on SQLITE_FULL: the shop's own ROLLBACK then raised "cannot rollback - no
+    # transaction is active", and the tool reported that instead of what happened.
+    path = tmp_path / "shop.db"
+    with Shop(path, clock=fixed_clock(NOW)) as shop:
+        full_database(path, shop._conn, "INSERT INTO refunds VALUES (?, ?, 'x', 0, 's', 't')",
+                      lambda n: (f"RF1999{n:08d}", f"F{n:05d}"))
+        filled = len(shop.refunds())
+        answer = json.loads(shop_registry(shop).execute(Action("applyRefund", '{"orderId": "88231", "reason": "坏了"}')))
+        assert "写入失败" in answer["error"] and "database or disk is full" in answer["error"], answer
+        assert "\n" not in answer["error"] and str(path) in answer["error"]
+        assert len(shop.refunds()) == filled and not shop._conn.in_transaction
+        assert json.loads(shop_registry(shop).execute(Action("queryOrder", "88231")))["orderId"] == "88231"
+        with pytest.raises(ShopWriteError, match="nothing was changed"):
+            shop.apply_refund("88231", "坏了")
 
 
 def test_reopening_a_database_writes_nothing_to_it(tmp_path):

@@ -187,7 +187,8 @@ def test_the_command_can_be_slow_or_failing_for_every_request():
     [
         (["--delay", "-1"], "--delay must be a number of seconds from 0 to 3600"),
         (["--status", "200"], "--status must be an HTTP error status from 400 to 599"),
-        (["--port", "70000"], "the port must be a whole number from 0 to 65535"),
+        (["--port", "70000"], "--port must be a whole number from 0 to 65535"),
+        (["--port", "٨٠٨١"], "--port must be a whole number from 0 to 65535"),  # Arabic-Indic: it served on 8081
     ],
 )
 def test_bad_arguments_are_one_line_and_exit_code_2(args, says, capsys):

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from tinyagent.errors import TinyAgentError
+from tinyagent.number_checks import ascii_number
 
 DEFAULT_DB = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"
 # Every round resends the whole conversation, which grows by two messages a round, so the tokens of a
@@ -62,11 +63,8 @@ def _whole_number(option: str, highest: int, why: str):
     """An argparse type for `option`: a whole number from 1 to `highest`, else one line saying so and why."""
 
     def parse(text: str) -> int:
-        try:
-            number = int(text)
-        except ValueError:
-            number = 0
-        if not 1 <= number <= highest:
+        number = ascii_number(text)
+        if number is None or not 1 <= number <= highest:
             raise argparse.ArgumentTypeError(
                 f"{option} must be a whole number from 1 to {highest}, got {text!r} ({why})")
         return number
@@ -123,11 +121,25 @@ def _operator_key(text: str) -> str:
                                          "printable characters without spaces, not empty")
     return text
 
+def _api_key(variable: str | None = None):
+    """An argparse type for --api-key (and the variable it defaults to, which argparse reads through the same
+    type): a key clients must send. An empty or blank one would serve without a key, open to anyone."""
+    where = f"--api-key (or ${variable})" if variable else "--api-key"
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(
+                f"{where} is empty: give the key clients must send, or leave it out to serve without one")
+        return text
+
+    return parse
+
 
 def _port(text: str) -> int:
-    if not (text.isdigit() and int(text) <= 65535):
+    port = ascii_number(text)
+    if port is None or port > 65535:
         raise argparse.ArgumentTypeError(f"--port must be a whole number from 0 to 65535 (0: any free port), got {text!r}")
-    return int(text)
+    return port
 _delay = _number_of_seconds("--delay", 3600)
 
 
@@ -173,9 +185,9 @@ def _ask_arguments(ask: argparse.ArgumentParser) -> None:
 
 def _classroom_arguments(room: argparse.ArgumentParser) -> None:
     room.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 for the whole LAN)")
-    room.add_argument("--port", type=int, default=8000)
+    room.add_argument("--port", type=_port, default=8000, help="port to listen on (default 8000; 0: any free port)")
     keys = room.add_mutually_exclusive_group()
-    keys.add_argument("--api-key", help="require this key from clients (default: none)")
+    keys.add_argument("--api-key", type=_api_key(), help="require this key from clients (default: none)")
     keys.add_argument("--hub-auth", action="store_true", help="as a JupyterHub service: serve only tokens "
                       "the hub accepts for this service (deploy/jupyterhub/)")
     room.add_argument("--base-path", default="", help="a prefix a proxy adds to every path, e.g. "
@@ -183,7 +195,7 @@ def _classroom_arguments(room: argparse.ArgumentParser) -> None:
 
 
 def _local_model_arguments(local: argparse.ArgumentParser) -> None:
-    local.add_argument("--port", type=int, default=8080, help="port to listen on (default 8080; 0: any free port)")
+    local.add_argument("--port", type=_port, default=8080, help="port to listen on (default 8080; 0: any free port)")
     local.add_argument("--verbose", action="store_true", help="show llama.cpp's log on stderr")
     # On a machine busy with other work, llama.cpp's threads wait for each other at every token:
     # measured here on 2 loaded cores, 1 thread wrote 45 tokens/s where 2 threads wrote 3.6.
@@ -199,7 +211,7 @@ def _doctor_arguments(doctor: argparse.ArgumentParser) -> None:
 
 def _weather_service_arguments(weather: argparse.ArgumentParser) -> None:
     """Lesson 15: the weather API its HTTP tool calls, with a fault for every request if asked."""
-    weather.add_argument("--port", type=int, default=8081, help="port to listen on (default 8081; 0: any free port)")
+    weather.add_argument("--port", type=_port, default=8081, help="port to listen on (default 8081; 0: any free port)")
     weather.add_argument("--delay", type=_delay, default=0.0, help="seconds to wait before every reply (default 0)")
     weather.add_argument("--status", type=_http_status, help="answer every request with this HTTP error status")
 
@@ -230,7 +242,8 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--workers", type=_workers, default=1,
                        help="worker processes (default 1); give them a PostgreSQL --session-store to share sessions "
                        "across machines")
-    serve.add_argument("--api-key", default=os.environ.get("TINYAGENT_SERVE_API_KEY"),
+    serve.add_argument("--api-key", type=_api_key("TINYAGENT_SERVE_API_KEY"),
+                       default=os.environ.get("TINYAGENT_SERVE_API_KEY"),
                        help="the client key: require Authorization: Bearer <key> to run the agent (default: "
                        "$TINYAGENT_SERVE_API_KEY, else none)")
     serve.add_argument("--operator-key", type=_operator_key, default=os.environ.get("TINYAGENT_SERVE_OPERATOR_KEY"),
@@ -325,9 +338,10 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 
 def _http_status(text: str) -> int:
-    if not (text.isdigit() and 400 <= int(text) <= 599):
+    status = ascii_number(text)
+    if status is None or not 400 <= status <= 599:
         raise argparse.ArgumentTypeError(f"--status must be an HTTP error status from 400 to 599, got {text!r}")
-    return int(text)
+    return status
 
 
 def _weather_service(args: argparse.Namespace) -> int:

@@ -29,6 +29,7 @@ from tinyagent.classroom.tokens import split_tokens
 TOKENS_PER_CHUNK = 3
 PART_TYPES = ("input_text", "output_text", "text")
 SKIPPED_ITEMS = ("reasoning",)  # what a reasoning model wrote to itself: nothing the classroom model reads
+JSON_KINDS = {dict: "an object", list: "an array", bool: "a boolean", int: "a number", float: "a number"}
 
 
 class ResponsesRequestError(ValueError):
@@ -85,8 +86,8 @@ def _messages(items: object) -> list[dict]:
         if kind == "message":
             messages.append({"role": item.get("role"), "content": _text(item.get("content"), where)})
         elif kind == "function_call":
-            call = {"id": item.get("call_id"), "type": "function",
-                    "function": {"name": item.get("name"), "arguments": item.get("arguments") or ""}}
+            call = {"id": _string(item, "call_id", where), "type": "function",
+                    "function": {"name": _string(item, "name", where), "arguments": _string(item, "arguments", where)}}
             last = messages[-1] if messages else None
             if last and last["role"] == "assistant" and last.get("tool_calls") and last["content"] is None:
                 last["tool_calls"].append(call)  # parallel calls: one assistant turn
@@ -100,6 +101,17 @@ def _messages(items: object) -> list[dict]:
                 f"'{where}.type' is {kind!r}: the classroom model reads messages, function_call and "
                 "function_call_output items.", where)
     return messages
+
+
+def _string(item: dict, name: str, where: str) -> str:
+    """A function_call item's field, which the API requires as a string: `arguments` too, as JSON text (the chat
+    completions route also takes an object there, the Responses API does not)."""
+    value = item.get(name)
+    if not isinstance(value, str):
+        shown = "missing" if value is None else JSON_KINDS.get(type(value), "not a string")
+        hint = " (the call's arguments as JSON text, e.g. '{\"orderId\": \"88231\"}')" if name == "arguments" else ""
+        raise ResponsesRequestError(f"'{where}.{name}' must be a string{hint}; it is {shown}.", f"{where}.{name}")
+    return value
 
 
 def _text(content: object, where: str) -> str:

@@ -31,7 +31,6 @@ import errno
 import hashlib
 import hmac
 import json
-import re
 import selectors
 import socket
 import socketserver
@@ -51,6 +50,7 @@ from urllib.parse import unquote, urlsplit
 from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 from tinyagent.hosting.threaded_server import BackgroundServer
+from tinyagent.number_checks import ascii_number
 from tinyagent.protocols.streamed_stops import StopCutter
 from tinyagent.safe_text import holds_surrogate
 
@@ -652,13 +652,12 @@ class _Handler(BaseHTTPRequestHandler):
                 raise ApiError(411, "A Content-Length header is required.", code="length_required")
             self._body_read = True
             return b""
-        length = lengths[0].strip()
-        if not re.fullmatch("[0-9]{1,19}", length, re.ASCII):  # no sign, no spaces, no other digits
+        size = ascii_number(lengths[0].strip(), most_digits=19)  # no sign, no spaces, no other digits
+        if size is None:
             raise _bad_request(
                 f"Invalid Content-Length: {lengths[0]!r}. Send the body's size in bytes, digits only.",
                 code="invalid_content_length",
             )
-        size = int(length)
         if size > MAX_BODY_BYTES:
             raise ApiError(
                 413,

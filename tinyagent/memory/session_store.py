@@ -240,21 +240,30 @@ class SqliteSessionStore(SessionStore):
             self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None,
                                          check_same_thread=False)
             self._conn.execute("PRAGMA foreign_keys = ON")
-            with self._transaction() as run:
+            with self._lock, immediate_transaction(self._conn) as conn:
                 for statement in _SCHEMA:
-                    run(statement, ())
+                    conn.execute(statement)
         except (sqlite3.Error, OSError) as exc:
             raise SessionStoreError(f"cannot use {self.path} as a session store: {_first_line(exc)}") from None
 
     @contextmanager
     def _transaction(self) -> Iterator:
         # IMMEDIATE (sqlite_writes.py): the turn count read in it cannot change before it writes.
-        with self._lock, immediate_transaction(self._conn) as conn:
+        with self._failures(), self._lock, immediate_transaction(self._conn) as conn:
             yield lambda statement, params: conn.execute(statement, params).fetchall()
 
     def _read(self, statement: str, params: tuple) -> list[tuple]:
-        with self._lock:
+        with self._failures(), self._lock:
             return self._conn.execute(statement, params).fetchall()
+
+    @contextmanager
+    def _failures(self) -> Iterator[None]:
+        """A file that fails mid-session (a full disk, a disk that went read-only): one line naming the store and
+        saying why, the store's own error, as PostgresSessionStore says it. Nothing of the failed write is kept."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise SessionStoreError(f"the session store {self.path} failed: {_first_line(exc)}") from None
 
     def close(self) -> None:
         with self._lock:

@@ -5,6 +5,10 @@ refund for this order? which turn number comes next? is this fact already known?
 before it writes: two processes doing the same thing at once take turns instead of both finding the row
 missing. Another writer waits for the lock (the connection's busy timeout). The connection must be opened
 with `isolation_level=None`, so that the transactions are these and not Python's implicit ones.
+
+On some errors SQLite ends the transaction itself: a full disk (SQLITE_FULL) or an I/O error rolls it back
+before the error reaches Python. A ROLLBACK then would fail ("cannot rollback - no transaction is active") and
+put its own error in place of the one that says what happened, so it is sent only while a transaction is open.
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ from contextlib import contextmanager
 
 @contextmanager
 def immediate_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """Committed if the block ends, rolled back if it raises."""
+    """Committed if the block ends, rolled back if it raises (or if the COMMIT fails)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
+        conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # not when SQLite has rolled back already (a full disk)
+            conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")

@@ -53,6 +53,7 @@ from starlette.routing import Route
 
 from tinyagent.editable_trace import EditError
 from tinyagent.errors import TinyAgentError
+from tinyagent.number_checks import ascii_number
 from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.serving import edits, openai_chat
 from tinyagent.serving.approvals import new_run_id
@@ -224,7 +225,8 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         if service.config.team:  # a team's trace holds several agents' rounds: an edit names one agent's loop only
             raise ApiError(409, "edits_need_one_agent", "this service answers with a team of agents (--team); a "
                            "person's edit continues a single agent's run: start the service without --team")
-        trace = service.traces.get(session_id, int(turn)) if turn.isdigit() and len(turn) < 10 else None
+        number = ascii_number(turn, most_digits=9)
+        trace = service.traces.get(session_id, number) if number is not None else None
         if trace is None:
             raise ApiError(404, "unknown_turn", f"turn {turn[:20]!r} of this session is not kept here: only the last "
                            f"{edits.KEEP} turns this process ran can be continued; ask the question again")
@@ -428,7 +430,7 @@ def check_not_cross_site(request: Request) -> None:
 async def read_json_body(request: Request, limit: int, fields: tuple[str, ...] = FIELDS,
                          example: str = '{"query": "..."}') -> dict:
     declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+    if declared is not None and ((size := ascii_number(declared)) is None or size > limit):
         raise too_large(limit)
     body = bytearray()
     try:

@@ -25,6 +25,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from tinyagent.number_checks import ascii_number
 from tinyagent.toolkit.confirmation import ConfirmationGate, Decision
 
 GUARDED_TOOLS = ("applyRefund",)
@@ -118,13 +119,14 @@ class Approvals:
     def answer(self, approval: str, approve: bool) -> Decision | None:
         """A person's answer; the decision that stands (a later or second answer does not change it).
         None when there is no such request (never asked, or its run is over)."""
-        run_id, _, number = approval.rpartition(".")
+        run_id, _, text = approval.rpartition(".")
+        number = ascii_number(text)
         with self._lock:
             run = self._runs.get(run_id)
-        if run is None or not number.isdigit():
+        if run is None or number is None:
             return None
         try:
-            return run.gate.answer(int(number), approve, by=BY_HTTP)
+            return run.gate.answer(number, approve, by=BY_HTTP)
         except KeyError:
             return None
 

@@ -26,6 +26,7 @@ import threading
 from collections.abc import AsyncIterator
 
 from tinyagent.errors import TinyAgentError
+from tinyagent.number_checks import ascii_number
 from tinyagent.serving.approvals import approval_id, new_run_id
 from tinyagent.serving.service import AgentService, RunCancelled
 from tinyagent.toolkit.confirmation import ApprovalDecided, ApprovalRequested
@@ -60,11 +61,11 @@ class RunStreams:
     def resume(self, last_event_id: str) -> tuple[RunStream, int] | None:
         """The stream a `Last-Event-ID` names, and the number of the first event not yet read; None when
         there is no such stream (never issued, or over and forgotten)."""
-        stream_id, _, number = last_event_id.strip().rpartition(".")
-        stream = self._streams.get(stream_id)
-        if stream is None or not number.isdigit() or int(number) >= len(stream.blocks):
+        stream_id, _, text = last_event_id.strip().rpartition(".")
+        stream, number = self._streams.get(stream_id), ascii_number(text)
+        if stream is None or number is None or number >= len(stream.blocks):
             return None
-        return stream, int(number) + 1
+        return stream, number + 1
 
     def forget(self, stream: RunStream) -> None:
         self._streams.pop(stream.id, None)

@@ -18,6 +18,7 @@ from tinyagent.shop.shop_errors import (
     RefundNotAllowedError,
     ShopError,
     ShopReadOnlyError,
+    ShopWriteError,
 )
 from tinyagent.shop.tools import (
     ApplyRefundTool,
@@ -47,6 +48,7 @@ __all__ = [
     "ShopDatabaseError",
     "ShopError",
     "ShopReadOnlyError",
+    "ShopWriteError",
     "describe_refund",
     "refund_gate",
     "shop_registry",

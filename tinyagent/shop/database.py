@@ -17,7 +17,8 @@ Several processes may share one file: every write (seeding, the knowledge index,
 `BEGIN IMMEDIATE` transaction that reads what it needs and writes in the same breath, so SQLite's write lock
 lets one process at a time decide (whether to seed, which refund id comes next) and the others wait.
 A database that cannot be written (a read-only folder or disk) is opened for reading: queries work, and a
-refund is refused with `ShopReadOnlyError`. Methods return plain dicts shaped like the JSON the tools print;
+refund is refused with `ShopReadOnlyError`; a write that fails on the way to the disk (a full disk, an I/O
+error) is refused with `ShopWriteError`, and nothing of it is kept. Methods return plain dicts shaped like the JSON the tools print;
 they raise `ShopError`s for requests the shop refuses, and the tools turn those into error Observations.
 A path that cannot hold a database at all (a folder, a text file, /dev/null) raises `ShopDatabaseError`.
 
@@ -45,6 +46,7 @@ from tinyagent.shop.shop_errors import (
     OrderNotFoundError,
     RefundNotAllowedError,
     ShopReadOnlyError,
+    ShopWriteError,
 )
 
 # Longest search query and refund reason the shop accepts. A customer's question or reason fits easily;
@@ -241,6 +243,9 @@ class Shop:
                 self._conn.execute("ROLLBACK")
             if _is_read_only_error(exc):
                 raise ShopReadOnlyError(self._read_only_message()) from exc
+            if _is_write_failure(exc):  # SQLite has rolled back: nothing of the write was kept
+                raise ShopWriteError(f"商店数据库写入失败，什么都没有改（the shop's database could not be written, "
+                                     f"nothing was changed: {exc}: {self.path}）") from exc
             raise
 
     def _read_only_message(self) -> str:
@@ -454,6 +459,11 @@ def _connect(target: str, uri: bool = False) -> sqlite3.Connection:
 def _is_read_only_error(exc: sqlite3.Error) -> bool:
     # SQLITE_READONLY (8, with its extended codes) or SQLITE_CANTOPEN (14): the journal cannot be created.
     return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (8, 14)
+
+
+def _is_write_failure(exc: sqlite3.Error) -> bool:
+    # SQLITE_FULL (13: the disk, or PRAGMA max_page_count, is full) or SQLITE_IOERR (10, with its extended codes).
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (10, 13)
 
 
 def _why_unusable(path: str, exc: BaseException) -> str:

@@ -23,5 +23,9 @@ class ShopReadOnlyError(ShopError):
     """The database cannot be written (a read-only file, folder or disk): it can be read, not changed."""
 
 
+class ShopWriteError(ShopError):
+    """A write failed on the way to the disk (a full disk, an I/O error): nothing of it was kept."""
+
+
 class InputTooLongError(ShopError, ValueError):
     """A query or a field is longer than the shop accepts; the message states the limit."""

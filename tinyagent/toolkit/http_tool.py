@@ -43,7 +43,7 @@ import urllib3
 
 from tinyagent.errors import TinyAgentError
 from tinyagent.llm_client import is_loopback
-from tinyagent.number_checks import check_seconds, check_whole
+from tinyagent.number_checks import ascii_number, check_seconds, check_whole
 from tinyagent.registry import error_observation
 from tinyagent.toolkit.validation import problems_in
 
@@ -145,9 +145,9 @@ class JsonApi:
 
     def _read_body(self, response: requests.Response, started: float) -> bytes:
         """The body, read piece by piece against the size cap and the total clock."""
-        declared = response.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > self.max_bytes:
-            raise self._too_large(int(declared), response.status_code)
+        declared = ascii_number(response.headers.get("Content-Length", "").strip())  # None: no length, or not one
+        if declared is not None and declared > self.max_bytes:
+            raise self._too_large(declared, response.status_code)
         pieces, size = [], 0
         try:
             # read1 returns whatever has arrived (iter_content would wait to fill a whole chunk), so the
