@@ -335,3 +335,24 @@ def test_the_top_of_the_package_is_small_and_has_at_most_one_import_circle():
     circles = {frozenset({name} | {other for other in reached[name] if name in reached.get(other, ())})
                for name in graph if name in reached[name]}
     assert len(circles) <= 1, sorted(sorted(c) for c in circles)
+
+
+def test_every_module_that_defines_an_event_is_loaded_before_a_trace_is_read_back():
+    """Trace.from_json finds a kind by the class that registered it: every module that defines an event is either
+    imported with the package or listed in EVENT_MODULES, which from_json imports when it meets an unknown kind."""
+    import ast
+
+    import tinyagent
+
+    defining = set()
+    for path in (ROOT / "tinyagent").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(node, ast.ClassDef) and any(getattr(base, "id", "") in ("Event", "Observation")
+                                                       for base in node.bases) for node in tree.body):
+            defining.add(".".join(path.relative_to(ROOT / "tinyagent").with_suffix("").parts))
+    assert {"events", "robustness.tolerant_parser", "architectures.tree_search"} <= defining
+    code = ("import sys, tinyagent; print(' '.join(sorted(m.removeprefix('tinyagent.') for m in sys.modules "
+            "if m.startswith('tinyagent.'))))")
+    eager = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                               timeout=120).stdout.split())
+    assert not sorted(defining - eager - set(tinyagent.EVENT_MODULES))

@@ -72,8 +72,8 @@ LATER = {
 _MODULE_OF = {name: module for module, names in LATER.items() for name in names}
 
 # Every module that defines a kind of event: a trace read back from JSON may hold any of them.
-EVENT_MODULES = ("robustness.stop_rules", "robustness.tolerant_parser", "protocols.streaming", "toolkit.confirmation",
-                 "architectures.plan_execute", "architectures.reflection", "architectures.router",
+EVENT_MODULES = ("editable_trace", "robustness.stop_rules", "robustness.tolerant_parser", "protocols.streaming",
+                 "toolkit.confirmation", "architectures.plan_execute", "architectures.reflection", "architectures.router",
                  "architectures.skills", "architectures.handoffs", "architectures.tree_search")
 
 # What `from tinyagent import ...` offers: the names imported above, and the later lessons' names in LATER.
