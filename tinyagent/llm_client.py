@@ -287,6 +287,12 @@ class LlmClient:
                 raise LlmConnectionError(f"the request to {host} failed: {_short_reason(exc)}") from None
         raise AssertionError("unreachable: the last try returns or raises")
 
+    def raise_for_status(self, response: requests.Response) -> None:
+        """A response whose status is an error (4xx, 5xx, after `post`'s retries) as the client's LlmError, read from
+        its body; nothing for any other."""
+        if response.status_code >= 400:
+            raise self._http_error(response.status_code, self._read_body(response).decode("utf-8", errors="replace"))
+
     def _read_body(self, response: requests.Response) -> bytes:
         """Read (and decompress) the body under `total_timeout`, so a server that drips bytes cannot
         hang the loop, and under MAX_REPLY_BYTES, so a huge or inflating body cannot fill the memory."""

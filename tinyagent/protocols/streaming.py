@@ -493,8 +493,7 @@ def open_stream(
         body["stream_options"] = {"include_usage": True}
     started = time.perf_counter()
     response = llm.post(body, accept="text/event-stream")
-    if response.status_code >= 400:  # the body of an error is a whole JSON error, not a stream
-        raise llm._http_error(response.status_code, llm._read_body(response).decode("utf-8", errors="replace"))
+    llm.raise_for_status(response)  # the body of an error is a whole JSON error, not a stream
     return ReplyStream(llm, response, body.get("stop"), started)
 
 
