@@ -210,6 +210,33 @@ def fails(check, *answer, says: str = "") -> None:
     assert "tinyagent/" not in message, message
 
 
+# The kinds of wrong answer that a check tried only on the lesson's own example let through (issue #36). Every
+# exercise's `test_NN_wrong_answers_by_kind` gives at least one answer of each kind that applies to it.
+KINDS = (
+    "right only for the example",  # tool names, prices, order ids, id shapes or the lesson's two tools written in
+    "state kept between calls",  # a module-level list or a cache: the second call is wrong
+    "only one of many read",  # the first content part, the first line, the last call, the latest message only
+    "one language only",  # Chinese text ignored (\b next to Han characters), or English
+    "the wrong kind of comparison",  # "HH:MM" as text, digit by digit, ties by position, no re.DOTALL, rstrip("]")
+    "a stated type ignored",  # a JSON string where the spec says a dict
+    "changes what it was given",  # the input, or what the shop holds, when the spec does not say so
+)
+
+
+def fails_by_kind(check, answers: dict, *before, says: str = "") -> None:
+    """Every answer of `answers` ({kind: [answer, ...]}) fails `check` (called as `check(*before, answer)`), each
+    with a message a notebook shows whole and, when `says` is given, that holds it."""
+    assert answers and set(answers) <= set(KINDS), set(answers) - set(KINDS)
+    for kind, wrong in answers.items():
+        assert wrong, kind
+        for answer in wrong:
+            try:
+                fails(check, *before, answer, says=says)
+            except BaseException as failure:
+                raise AssertionError(f"{check.__name__}: a wrong answer of the kind {kind!r} "
+                                     f"({getattr(answer, '__name__', answer)!r}): {failure}") from failure
+
+
 # -- every check: "not attempted yet" on None -----------------------------------------------------
 @pytest.mark.parametrize(
     "check, empty",

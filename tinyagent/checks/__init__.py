@@ -75,7 +75,7 @@ _LESSONS = {
     "lesson16_knowledge": (
         "check_overlapping_windows", "check_coverage_rerank", "WINDOW_CASES", "rerank_cases"
     ),
-    "lesson17_plan_and_skills": ("check_plan_parser", "check_plan_rule", "PLAN_CASES", "ROUTER_CASES"),
+    "lesson17_plan_and_skills": ("check_plan_parser", "check_plan_rule", "PLAN_RULES", "ROUTER_RULES"),
     "lesson18_evaluation": (
         "check_eval_task", "check_variant_failures", "EVAL_EXERCISE_REQUEST", "VARIANT_BEHAVIOUR"
     ),

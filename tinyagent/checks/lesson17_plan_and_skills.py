@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Iterator
 
-from tinyagent.checks.reporting import _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades
 
 _PLAN_LINE = re.compile(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$")
 
 
 def _plan_lines(text: str) -> list[str]:
-    """17, exercise 1's answer: the first numbered list, from 1, while the numbers go up; ValueError if none."""
+    """17, exercise 1's answer (the solution's behaviour): the first numbered list, whatever number it starts at,
+    while the numbers go up; ValueError if there is none."""
     steps, last = [], 0
     for line in text.splitlines():
         match = _PLAN_LINE.match(line)
         if match is None:
             continue
         number = int(match.group(1))
-        if (not steps and number != 1) or (steps and number <= last):
-            if steps:
-                break
-            continue
+        if steps and number <= last:
+            break
         steps.append(match.group(2).replace("**", "").strip())
         last = number
     if not steps:
@@ -29,19 +30,79 @@ def _plan_lines(text: str) -> list[str]:
     return steps
 
 
-PLAN_CASES = (
-    ("1. 查询订单 88231 的物流\n2. 查询订单 88232 的物流", "a plain plan"),
-    ("Here is the plan:\n1) Look up order 88231\n2) Track its parcel", "a sentence before the steps, and '1)'"),
-    ("**1.** Look up order 88231\n**2.** Search the policy", "numbers in Markdown bold"),
-    ("计划如下：\n   1. 查询订单 88231\n   2. 查询售后政策", "an indented list"),
-    ("1. Look up order 88231\n2. Track its parcel\n\nIn short:\n1. Track 88231", "a second list after the plan"),
-    ("1. Look up order 88231\n   (it was signed for on 22 June)\n2. Check the return policy",
-     "a note that is not numbered between two steps"),
-    ("I will look both orders up and then answer.", "a reply with no plan"),
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+_STEPS = ("查询订单 {id} 的物流", "查询售后政策", "为订单 {id} 申请退款", "Look up order {id}", "Track the parcel of {id}",
+          "Search the return policy", "Answer the customer", "查询 **{id}** 的状态", "回复顾客：已处理")
+_NOTES = ("计划如下：", "Here is the plan:", "   (it was signed for on 22 June)", "", "注意：先查订单再退款",
+          "In short, two look-ups.", "总结：", "Then I answer.")
+
+
+def _step(rng: random.Random) -> str:
+    return rng.choice(_STEPS).format(id=rng.randint(10000, 99999))
+
+
+def _numbered(rng: random.Random, number: int, text: str, *, styled: bool = True) -> str:
+    indent = rng.choice(("", "", " ", "   ", "\t")) if styled else ""
+    mark = rng.choice((".", ")")) if styled else "."
+    bold = styled and rng.random() < 0.3
+    return f"{indent}{'**' if bold else ''}{number}{mark}{'**' if bold else ''} {text}"
+
+
+def _plans_styled(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(14):
+        lines = [_numbered(rng, n, _step(rng)) for n in range(1, rng.randint(1, 5) + 1)]
+        yield ("\n".join(lines),)
+
+
+def _plans_with_a_second_list(rng: random.Random) -> Iterator[tuple]:
+    for size in range(1, 13):
+        first = [_numbered(rng, n, _step(rng)) for n in range(1, size + 1)]  # 10, 11, 12: more than one digit
+        second = [_numbered(rng, n, _step(rng)) for n in range(1, rng.randint(1, 3) + 1)]
+        between = [rng.choice(_NOTES)] if rng.random() < 0.5 else []
+        yield ("\n".join([*first, *between, *second]),)
+    for start in (2, 3, 9):  # a list need not start at 1; it still ends where a number does not go up
+        yield ("\n".join(_numbered(rng, n, _step(rng)) for n in (start, start + 1, start)),)
+    yield ("\n".join(_numbered(rng, n, _step(rng)) for n in (1, 2, 2, 3)),)
+    yield ("\n".join(_numbered(rng, n, _step(rng)) for n in (1, 3, 7, 12)),)  # going up, not one by one
+
+
+def _plans_with_notes(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(10):
+        lines = [rng.choice(_NOTES)]
+        for n in range(1, rng.randint(2, 4) + 1):
+            lines.append(_numbered(rng, n, _step(rng)))
+            if rng.random() < 0.5:
+                lines.append(rng.choice(_NOTES))
+        yield (rng.choice(("\n", "\r\n")).join(lines),)
+
+
+def _texts_without_steps(rng: random.Random) -> Iterator[tuple]:
+    yield ("",)
+    yield ("I will look both orders up and then answer.",)
+    yield ("先查订单 88231，再查物流。\n然后回复顾客。",)
+    yield ("Step one: look up the order.\n- then track it",)
+    yield ("\u200b\n  \n🙂",)
+    for _ in range(4):
+        yield ("\n".join(rng.choice(_NOTES) for _ in range(rng.randint(1, 4))),)
+
+
+PLAN_RULES = (
+    Rule("a step line may be indented, its number followed by `.` or `)`, and in Markdown bold (`**1.**`); take the "
+         "`**` out of the step", _plans_styled),
+    Rule("the list ends where a number does not go up (a second list after the first is not part of the plan)",
+         _plans_with_a_second_list),
+    Rule("lines that are not numbered are ignored", _plans_with_notes),
+    Rule("when there is no numbered step at all, raise ValueError", _texts_without_steps),
 )
 
 
-@grades("Exercise 1")
+def _list_of_strings(value: object) -> str | None:
+    if isinstance(value, list) and all(isinstance(step, str) for step in value):
+        return None
+    return f"it returned {type(value).__name__} {_brief(value, 40)}: return the steps as a list of strings"
+
+
+@grades("Exercise 1", spec=Spec(PLAN_RULES))
 def check_plan_parser(my_parse_plan: Callable[[str], list[str]] | None) -> None:
     """17, exercise 1: read a planner's numbered steps; no steps is a ValueError."""
     exercise = "Exercise 1"
@@ -49,55 +110,82 @@ def check_plan_parser(my_parse_plan: Callable[[str], list[str]] | None) -> None:
         return _not_attempted(exercise, "Write def my_parse_plan(text) in the cell above.")
     if not callable(my_parse_plan):
         _fail(exercise, f"my_parse_plan should be a function, got {type(my_parse_plan).__name__}")
-    for text, what in PLAN_CASES:
-        try:
-            expected = _plan_lines(text)
-        except ValueError:
-            expected = None
-        try:
-            mine = my_parse_plan(text)
-        except ValueError:
-            mine = None
-        except Exception as exc:  # noqa: BLE001 - the learner's bug, reported as the check's failure
-            _fail(exercise, f"on {what}, my_parse_plan raised {type(exc).__name__}: {exc} (only ValueError is expected)")
-        if expected is None and mine is not None:
-            _fail(exercise, f"on {what} ({text!r}) it returned {mine!r}: with no numbered steps, raise ValueError, so "
-                            "the planner can be told its plan could not be read")
-        if expected is not None and mine is None:
-            _fail(exercise, f"on {what} it raised ValueError, but the text has the steps {expected!r}")
-        if mine != expected:
-            why = ""
-            if isinstance(mine, list) and any("**" in str(step) for step in mine):
-                why = " Take the Markdown '**' out of the steps."
-            elif isinstance(mine, list) and len(mine) > len(expected):
-                why = " Only the first list counts, while the numbers go up: a second list after it is not part of the plan."
-            _fail(exercise, f"on {what}, expected {expected!r}, got {mine!r}.{why}")
-    return _passed(exercise, f"{len(PLAN_CASES)} replies read: the plan found whatever surrounds it, and no plan is a "
-                             "ValueError the planner can be shown.")
+    tried = agree_on(exercise, "check_plan_parser", PLAN_RULES, my_parse_plan, _plan_lines,
+                     shape=_list_of_strings, call="my_parse_plan(text)")
+    return _passed(exercise, f"{tried} generated replies read as the spec says: the plan found whatever surrounds "
+                             "it, and no plan is a ValueError the planner can be shown.")
 
 
 _ORDER_ID = re.compile(r"(?<!\d)\d{5}(?!\d)")
 _JOINER = re.compile(r"另外|还有|\balso\b", re.IGNORECASE)
 
-ROUTER_CASES = (
-    ("订单 88231 和 88232 的物流都查一下，另外七天无理由退货怎么算运费？", "two orders and a policy question"),
-    ("订单 88231 的物流查一下，另外发票怎么开？", "one order, then '另外' and another question"),
-    ("Where is order 88232? Also, how do I get an invoice?", "'Also' with a capital A"),
-    ("Refund 88231 and 88234 please", "two order ids in English"),
-    ("订单 88231 到哪了？还有，发票怎么开？", "one order, then '还有' and another question"),
-    ("订单 88231 的快递到哪了？", "one order, one question"),
-    ("订单 88231 还没到，88231 是上周买的", "the same order id twice"),
-    ("Please look at the alsoran order 88231", "a word that only contains 'also'"),
-    ("My phone is 13812345678. Where is 88231?", "a phone number and one order"),
-    ("Order 88231 was paid with invoice 2026", "a four-digit number and one order"),
-)
-
-
 def _several_parts(question: str) -> bool:
     return len(set(_ORDER_ID.findall(question))) >= 2 or _JOINER.search(question) is not None
 
 
-@grades("Exercise 2")
+# -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
+_ASKS = ("订单 {a} 的物流查一下", "{a} 到哪了？", "Where is order {a}?", "Refund {a} please", "订单{a}的快递到哪了",
+         "Please check {a}", "查询订单{a}")
+_QUESTIONS = ("发票怎么开？", "how do I get an invoice?", "七天无理由退货怎么算运费？", "what is the return policy?")
+
+
+def _order_id(rng: random.Random) -> str:
+    return str(rng.randint(10000, 99999))
+
+
+def _two_orders(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(10):
+        a, b = rng.sample(range(10000, 100000), 2)
+        form = rng.choice(("订单 {a} 和 {b} 的物流都查一下", "Refund {a} and {b}", "订单{a}、{b}到哪了", "{a},{b}",
+                           "Where are {a} and {b}? And {a} again."))
+        yield (form.format(a=a, b=b),)
+    for _ in range(6):  # the same id twice is one order
+        a = _order_id(rng)
+        yield (rng.choice(("订单 {a} 还没到，{a} 是上周买的", "{a} {a}", "Where is {a}? I paid for {a} on Monday.")).format(a=a),)
+
+
+def _not_order_ids(rng: random.Random) -> Iterator[tuple]:
+    a = _order_id(rng)
+    for _ in range(3):
+        yield (f"My phone is 138{rng.randint(10000000, 99999999)}. Where is {a}?",)  # eleven digits
+    yield (f"Order {a} was paid with invoice {rng.randint(1000, 9999)}",)  # four digits
+    yield (f"订单号是 {rng.randint(100000, 999999)} 吗？",)  # six digits
+    yield (f"{a}{rng.randint(10000, 99999)}",)  # ten digits in a row: one longer number
+    yield (f"Tracking SF{rng.randint(1000000000, 9999999999)} for {a}",)
+    yield (f"订单{a}和{rng.randint(100, 999)}号快递",)
+
+
+def _joining_words(rng: random.Random) -> Iterator[tuple]:
+    for word in ("另外", "还有", "also", "Also", "ALSO", "aLsO"):
+        ask = rng.choice(_ASKS).format(a=_order_id(rng))
+        joined = f"{ask} {word}, {rng.choice(_QUESTIONS)}" if word.isascii() else f"{ask}，{word}{rng.choice(_QUESTIONS)}"
+        yield (joined,)
+    for word in ("alsoran", "Alsop", "falso", "ALSOS"):  # 'also' inside a longer word is not the word
+        yield (f"{rng.choice(_ASKS).format(a=_order_id(rng))} ({word})",)
+    yield (f"Also: {_order_id(rng)}",)
+    yield (f"{rng.choice(_ASKS).format(a=_order_id(rng))}, also.",)
+
+
+def _one_part(rng: random.Random) -> Iterator[tuple]:
+    yield ("",)
+    for _ in range(6):
+        yield (rng.choice(_ASKS).format(a=_order_id(rng)),)
+    yield (rng.choice(_QUESTIONS),)
+
+
+ROUTER_RULES = (
+    Rule("two or more *different* order ids make several parts (the same id twice is one)", _two_orders),
+    Rule("an order id is exactly five digits, not part of a longer number", _not_order_ids),
+    Rule("另外, 还有 or the word \"also\" (a whole word, in any case) make several parts", _joining_words),
+    Rule("anything else is one part: False", _one_part),
+)
+
+
+def _a_bool(value: object) -> str | None:
+    return None if isinstance(value, bool) else f"it returned {value!r}: return True or False"
+
+
+@grades("Exercise 2", spec=Spec(ROUTER_RULES))
 def check_plan_rule(my_needs_plan: Callable[[str], bool] | None) -> None:
     """17, exercise 2: the router's rule for a request in several parts."""
     exercise = "Exercise 2"
@@ -105,19 +193,7 @@ def check_plan_rule(my_needs_plan: Callable[[str], bool] | None) -> None:
         return _not_attempted(exercise, "Write def my_needs_plan(question) in the cell above.")
     if not callable(my_needs_plan):
         _fail(exercise, f"my_needs_plan should be a function, got {type(my_needs_plan).__name__}")
-    for question, what in ROUTER_CASES:
-        mine = _run(exercise, f"my_needs_plan({question!r})", my_needs_plan, question)
-        if not isinstance(mine, bool):
-            _fail(exercise, f"my_needs_plan should return True or False, got {mine!r} on {what}")
-        expected = _several_parts(question)
-        if mine != expected:
-            hints = {
-                "the same order id twice": " Count different order ids: the same one twice is one order.",
-                "a word that only contains 'also'": " Match 'also' as a whole word (\\b in a regex).",
-                "a phone number and one order": " An order id is exactly five digits, not five digits inside a longer number.",
-                "a four-digit number and one order": " An order id is exactly five digits: four are not one.",
-                "'Also' with a capital A": " Match the joining words in any case.",
-            }
-            _fail(exercise, f"on {what} ({question!r}) it said {mine}, expected {expected}.{hints.get(what, '')}")
-    return _passed(exercise, f"{len(ROUTER_CASES)} requests routed: several orders or a joining word make a plan; the "
+    tried = agree_on(exercise, "check_plan_rule", ROUTER_RULES, my_needs_plan, _several_parts, shape=_a_bool,
+                     call="my_needs_plan(question)")
+    return _passed(exercise, f"{tried} generated requests routed: several orders or a joining word make a plan; the "
                              "same order twice, 'alsoran' and a phone number do not.")

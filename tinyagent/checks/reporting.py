@@ -134,10 +134,11 @@ _SIGNATURE = re.compile(r"^([\w.]+)\(\) (?:takes|missing|got an unexpected)")
 Check = TypeVar("Check", bound=Callable[..., None])
 
 
-def grades(exercise: str) -> Callable[[Check], Check]:
+def grades(exercise: str, spec: Any = None) -> Callable[[Check], Check]:
     """Mark a check as grading `exercise`: an exception that the learner's code raised, or a method their class
     lacks, becomes a failure that says so, never an exception from inside the check. Any other exception
-    (the check's own bug) goes on as it is."""
+    (the check's own bug) goes on as it is. `spec` (a `generated.Spec`): what the check tries, kept on the check
+    as `check.spec` for the table of checks."""
 
     def decorate(check: Check) -> Check:
         @functools.wraps(check)
@@ -152,6 +153,7 @@ def grades(exercise: str) -> Callable[[Check], Check]:
                     raise
                 _fail(exercise, what)
 
+        graded.spec = spec  # type: ignore[attr-defined]
         return graded  # type: ignore[return-value]
 
     return decorate

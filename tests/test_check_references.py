@@ -1,0 +1,77 @@
+"""Every check's reference is its lesson's solution: each solutions notebook's answers, run in this process, agree
+with the check's reference on every generated input (the check compares them and records what it tried), and the
+table of what each check tries in docs/authoring-notebooks.md is the one the checks make."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tinyagent import checks
+from tinyagent.checks.generated import cases, recording, spec_of, spec_table
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = sorted((ROOT / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb"))
+CHECK_CALL = re.compile(r"^(check_\w+)\(", re.MULTILINE)
+
+
+def _code_cells(notebook: Path) -> list[str]:
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    return ["".join(cell["source"]) for cell in cells if cell["cell_type"] == "code"]
+
+
+def _checks_with_rules() -> dict[str, object]:
+    found = {}
+    for names in checks._LESSONS.values():
+        for name in names:
+            if name.startswith("check_"):
+                spec = spec_of(getattr(checks, name))
+                if spec is not None and spec.rules:
+                    found[name] = spec
+    return found
+
+
+@pytest.mark.parametrize("notebook", SOLUTIONS, ids=[path.stem[:2] for path in SOLUTIONS])
+def test_each_solution_agrees_with_its_checks_reference(notebook, monkeypatch, tmp_path):
+    monkeypatch.setenv("TINYAGENT_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)  # a solution that writes a file writes it here
+    code = _code_cells(notebook)
+    called = [name for source in code for name in CHECK_CALL.findall(source)]
+    assert called, f"{notebook.name} calls no check"
+    graded = _checks_with_rules()
+    out = io.StringIO()
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    with recording() as tallies, contextlib.redirect_stdout(out):
+        for source in code:
+            exec(compile(source, notebook.name, "exec"), namespace)  # noqa: S102 - the course's own solutions
+    printed = out.getvalue()
+    assert printed.count(": passed.") >= len(called), printed
+    for name in called:
+        if name not in graded:
+            continue
+        tally = [tally for tally in tallies if tally.check == name]
+        assert tally, f"{name} compared nothing with its reference"
+        assert all(one.failure is None for one in tally), [one.failure for one in tally]
+        assert tally[0].inputs == len(cases(graded[name].rules, name)) > 0
+
+
+def test_the_table_of_checks_in_the_authoring_notes_is_current():
+    notes = (ROOT / "docs" / "authoring-notebooks.md").read_text(encoding="utf-8")
+    begin, end = "<!-- checks table: begin -->", "<!-- checks table: end -->"
+    assert begin in notes and end in notes
+    table = notes.split(begin, 1)[1].split(end, 1)[0].strip()
+    made = spec_table()
+    assert table == made, ("docs/authoring-notebooks.md's table of checks is out of date; make it with\n"
+                           "  .venv/bin/python -c 'from tinyagent.checks.generated import spec_table; "
+                           "print(spec_table())'")
+
+
+def test_the_offline_environment_is_not_left_changed():
+    # The solutions run in this process under monkeypatch; nothing they set may leak into the next test.
+    assert os.environ.get("TINYAGENT_OFFLINE") in (None, "1")

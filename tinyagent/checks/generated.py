@@ -1,0 +1,252 @@
+"""Grading on generated inputs: the learner's answer and the check's reference run side by side on many inputs
+drawn from the exercise's spec, and the answer must agree with the reference on every one.
+
+A check that tries an answer on the lesson's own example and on the mistakes someone thought of passes any answer
+that is right on those inputs (a tool name written in, a cache, the first line read only). Property-based testing
+and hidden-test graders answer that the same way, and so does this module: each sentence of an exercise's spec is
+a `Rule` with a generator of inputs (seeded, so a failure is the same on every run), and `agree_on` runs
+
+- every input once, in the rules' order, on one answer in one process (so state kept between calls shows);
+- the first inputs again, in reverse order: a second and third call must give what the first gave;
+- each input on a copy of its arguments, and the copy must come back unchanged unless the spec says otherwise.
+
+A failure names the sentence the answer breaks and shows the smallest input (of those tried for that sentence)
+that breaks it, in a few lines. A check's rules are kept on the check (`check.spec`), so
+`spec_table()` lists what each check tries, and a test holds `docs/authoring-notebooks.md` to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import random
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tinyagent.checks.reporting import ExerciseFailed, _brief, _fail
+
+# How many of the first inputs are asked again (in reverse order) to find state kept between calls.
+AGAIN = 12
+# Plain data a check can compare after a call; anything else (a shop, a class) is not checked for changes.
+_PLAIN = (str, int, float, bool, type(None), bytes)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One sentence of an exercise's spec and the inputs that test it.
+
+    `sentence`: the spec's words, as a failure quotes them ("each tool message is read, not only the first").
+    `inputs(rng)`: the arguments to try, each a tuple; drawn from `rng` (seeded per check) where they vary.
+    `hint(args, expected, got)`: a few words on what the answer most likely did, or None (optional)."""
+
+    sentence: str
+    inputs: Callable[[random.Random], Iterable[tuple]]
+    hint: Callable[[tuple, Any, Any], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call did: returned `value`, or raised an exception of type `raised`."""
+
+    value: Any = None
+    raised: type[BaseException] | None = None
+
+    def shown(self) -> str:
+        return f"raised {self.raised.__name__}" if self.raised else _brief(self.value, 50)
+
+
+@dataclass
+class Tally:
+    """One check's run of `agree_on`, for `recording()`: inputs tried, and the failure if there was one."""
+
+    check: str
+    inputs: int = 0
+    failure: str | None = None
+
+
+_recordings: list[list[Tally]] = []
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[Tally]]:
+    """Collect a `Tally` for every `agree_on` run inside the block (a test reads how many inputs each check tried
+    and that the solution disagreed on none)."""
+    tallies: list[Tally] = []
+    _recordings.append(tallies)
+    try:
+        yield tallies
+    finally:
+        _recordings.remove(tallies)
+
+
+def cases(rules: Sequence[Rule], seed: str) -> list[tuple[Rule, tuple]]:
+    """Every (rule, arguments) pair of `rules`, drawn with one generator seeded by `seed` (the check's name)."""
+    rng = random.Random(seed)
+    return [(rule, tuple(args)) for rule in rules for args in rule.inputs(rng)]
+
+
+def agree_on(
+    exercise: str,
+    check: str,
+    rules: Sequence[Rule],
+    mine: Callable[..., Any],
+    reference: Callable[..., Any],
+    *,
+    shape: Callable[[Any], str | None] | None = None,
+    read: Callable[[Any], Any] = lambda value: value,
+    call: str = "your answer",
+    unchanged: bool = True,
+    again: bool = True,
+    show: Callable[[tuple], str] | None = None,
+) -> int:
+    """Run `mine` and `reference` on every input of `rules`; fail on the first rule `mine` breaks. Returns how
+    many inputs were tried.
+
+    `shape(value)`: what is wrong with the form of a value `mine` returned ("should be a list of strings"), or
+    None; checked before comparing. `read(value)`: what of a returned value is compared (both sides).
+    `call`: how the failure names the learner's code (`"my_parse_plan(text)"`). `unchanged`: arguments of plain
+    data must come back as they were given. `again`: the first inputs are asked again, in reverse order.
+    `show(args)`: the input as a failure shows it (default: the one argument, or the tuple, cut short)."""
+    tally = Tally(check)
+    for tallies in _recordings:
+        tallies.append(tally)
+    show = show or _show
+    tried = cases(rules, check)
+    tally.inputs = len(tried)
+    first: dict[int, Outcome] = {}
+    broken: dict[int, list[tuple[int, str]]] = {}  # rule's index -> (input size, what went wrong)
+    rule_index = {id(rule): n for n, rule in enumerate(rules)}
+    try:
+        for n, (rule, args) in enumerate(tried):
+            expected = _call(reference, args)
+            if expected.raised is not None and not issubclass(expected.raised, Exception):
+                raise RuntimeError(f"the reference of {check} raised {expected.raised.__name__}")
+            given = copy.deepcopy(args)
+            got = _call(mine, given, exercise)
+            first[n] = got
+            wrong = _disagreement(expected, got, shape, read)
+            if wrong is None and unchanged and _plain(args) and given != args:
+                wrong = (f"it changed the input it was given (now {_brief(given, 50)}); the spec does not ask it "
+                         "to: work on a copy")
+            if wrong is not None and got.raised is None and (why := _hint(rule, args, expected, got)):
+                wrong = f"{wrong} {why}"
+            if wrong is not None:
+                broken.setdefault(rule_index[id(rule)], []).append((len(repr(args)), f"{show(args)}\n{wrong}"))
+        if broken:
+            _kept_between_calls(exercise, call, [0, 1, 2], tried, first, mine, read, show)
+            index = min(broken)
+            _, shown = min(broken[index], key=lambda item: item[0])
+            _fail(exercise, f"the spec says: {rules[index].sentence}\n{call} does not hold to it. "
+                            f"Smallest failing input: {shown}")
+        if again:
+            _kept_between_calls(exercise, call, reversed(range(min(AGAIN, len(tried)))), tried, first, mine, read,
+                                show)
+    except ExerciseFailed as failure:
+        tally.failure = str(failure)
+        raise
+    return tally.inputs
+
+
+def _kept_between_calls(exercise: str, call: str, indices: Iterable[int], tried: list[tuple[Rule, tuple]],
+                        first: dict[int, Outcome], mine: Callable[..., Any], read: Callable[[Any], Any],
+                        show: Callable[[tuple], str]) -> None:
+    """Ask `mine` again on inputs it answered before: an answer that differs from its first one means state kept
+    between calls, which is the failure to report, whatever else went wrong."""
+    for n in indices:
+        if n not in first:
+            continue
+        args = tried[n][1]
+        got = _call(mine, copy.deepcopy(args))
+        if _disagreement(first[n], got, None, read) is not None:
+            _fail(exercise, f"called again on an input it had answered before, {call} gave {got.shown()} instead "
+                            f"of {first[n].shown()}: it keeps something between calls (a module-level list, a "
+                            f"cache), so its second answer is not its first. The input: {show(args)}")
+
+
+def _call(function: Callable[..., Any], args: tuple, exercise: str | None = None) -> Outcome:
+    """Call `function(*args)`; an exception is an outcome (the reference raises where the spec says to)."""
+    try:
+        return Outcome(value=function(*args))
+    except ExerciseFailed:
+        raise
+    except Exception as exc:  # noqa: BLE001 - an exception is what the call did; compared with the reference's
+        return Outcome(raised=type(exc), value=exc)
+
+
+def _disagreement(expected: Outcome, got: Outcome, shape: Callable[[Any], str | None] | None,
+                  read: Callable[[Any], Any]) -> str | None:
+    """What differs between the reference's outcome and the answer's, in a sentence; None when they agree."""
+    if expected.raised is not None:
+        if got.raised is not None and issubclass(got.raised, expected.raised):
+            return None
+        if got.raised is not None:
+            return f"expected {expected.raised.__name__}, it raised {got.raised.__name__}: {got.value}"
+        return f"expected {expected.raised.__name__}, it returned {_brief(got.value, 50)}"
+    if got.raised is not None:
+        return f"it raised {got.raised.__name__}: {got.value}; expected {_brief(read(expected.value), 50)}"
+    if shape is not None and (wrong := shape(got.value)) is not None:
+        return wrong
+    want, have = read(expected.value), read(got.value)
+    if want != have:
+        return f"expected {_brief(want, 50)}, got {_brief(have, 50)}"
+    return None
+
+
+def _hint(rule: Rule, args: tuple, expected: Outcome, got: Outcome) -> str | None:
+    if rule.hint is None or expected.raised is not None:
+        return None
+    try:
+        return rule.hint(args, expected.value, got.value)
+    except Exception:  # noqa: BLE001 - a hint that cannot be worked out is left out
+        return None
+
+
+def _show(args: tuple) -> str:
+    return _brief(args[0] if len(args) == 1 else args, 70)
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, _PLAIN):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_plain(item) for item in value)
+    if isinstance(value, dict):
+        return all(_plain(key) and _plain(item) for key, item in value.items())
+    return False
+
+
+# -- what every check tries, as a table ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What a check tries: its rules (generated inputs), or, for a check with no generated inputs, why not."""
+
+    rules: tuple[Rule, ...] = ()
+    fixed: str = ""
+    extra: tuple[str, ...] = field(default=())  # sentences the check tests on fixed inputs beside the rules
+
+
+def spec_of(check: Callable[..., Any]) -> Spec | None:
+    return getattr(check, "spec", None)
+
+
+def spec_table() -> str:
+    """The Markdown table of every check: its lesson, the generated inputs it tries and the spec sentences."""
+    from tinyagent import checks
+
+    rows = ["| Check | Inputs | Spec sentences it covers |", "|---|---:|---|"]
+    for module, names in checks._LESSONS.items():
+        for name in names:
+            if not name.startswith("check_"):
+                continue
+            spec = spec_of(getattr(checks, name))
+            if spec is None:
+                rows.append(f"| {module[6:8]} `{name}` | ? | (no spec recorded) |")
+                continue
+            count = str(len(cases(spec.rules, name))) if spec.rules else "—"
+            sentences = [rule.sentence for rule in spec.rules] + list(spec.extra)
+            said = "; ".join(sentences) or spec.fixed
+            rows.append(f"| {module[6:8]} `{name}` | {count} | {said.replace('|', chr(92) + '|')} |")
+    return "\n".join(rows)
