@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import random
+import re
 from collections.abc import Callable, Iterator
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
 
 _PLAN_LINE = re.compile(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$")
 
