@@ -2074,7 +2074,7 @@ def test_17_plan_parser():
             raise ValueError("none")
         return steps
 
-    fails(check_plan_parser, every_numbered_line, says="a second list after it is not part of the plan")
+    fails(check_plan_parser, every_numbered_line, says="a second list after the first is not part of the plan")
 
     def empty_list_instead_of_error(text):
         try:
@@ -2082,23 +2082,23 @@ def test_17_plan_parser():
         except ValueError:
             return []
 
-    fails(check_plan_parser, empty_list_instead_of_error, says="with no numbered steps, raise ValueError")
+    fails(check_plan_parser, empty_list_instead_of_error, says="expected ValueError, it returned []")
 
     def keeps_bold(text):
         return [m.group(2).strip() for m in (re.match(r"^\s*\**(\d+)[.)]\s*(.*)$", t) for t in text.splitlines()) if m]\
             or _solution_17_parse_plan()(text)
 
-    fails(check_plan_parser, keeps_bold, says="Take the Markdown '**' out")
+    fails(check_plan_parser, keeps_bold, says="take the `**` out of the step")
 
     def only_at_the_left_margin(text):
         return _solution_17_parse_plan()("\n".join(t for t in text.splitlines() if not t.startswith(" ")))
 
-    fails(check_plan_parser, only_at_the_left_margin, says="on an indented list it raised ValueError")
+    fails(check_plan_parser, only_at_the_left_margin, says="a step line may be indented")
 
     def raises_something_else(text):
         raise KeyError("oops")
 
-    fails(check_plan_parser, raises_something_else, says="raised KeyError")
+    fails(check_plan_parser, raises_something_else, says="it raised KeyError")
     fails(check_plan_parser, "1. a", says="should be a function")
 
 
@@ -2118,16 +2118,83 @@ def test_17_plan_rule():
     assert check_plan_rule(None) is None
     assert passes(check_plan_rule, _solution_17_needs_plan())
     fails(check_plan_rule, lambda q: len(re.findall(r"(?<!\d)\d{5}(?!\d)", q)) >= 2 or "另外" in q or "还有" in q or "also" in q.lower(),
-          says="Count different order ids")
+          says="two or more *different* order ids")
     fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q or "还有" in q
-          or "also" in q.lower(), says="as a whole word")
+          or "also" in q.lower(), says="(a whole word, in any case)")
     fails(check_plan_rule, lambda q: len(set(re.findall(r"\d{5}", q))) >= 2 or "另外" in q or "还有" in q
-          or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="not five digits inside a longer number")
+          or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="not part of a longer number")
     fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q or "还有" in q
           or re.search(r"\balso\b", q) is not None, says="in any case")
-    fails(check_plan_rule, lambda q: "yes" if "另外" in q else "", says="should return True or False")
+    fails(check_plan_rule, lambda q: "yes" if "另外" in q else "", says="return True or False")
     fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q
-          or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="'还有' and another question")
+          or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="另外, 还有 or the word")
+
+
+def test_17_wrong_answers_by_kind():
+    from tinyagent.checks import check_plan_parser, check_plan_rule
+
+    solution = _solution_17_parse_plan()
+    step_line = re.compile(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$")
+
+    def parse_with(match_line, keep=lambda number, last: number > last):
+        def my_parse_plan(text):
+            steps, last = [], None
+            for line in text.splitlines():
+                match = match_line(line)
+                if match is None:
+                    continue
+                if steps and not keep(match.group(1), last):
+                    break
+                steps.append(match.group(2).replace("**", "").strip())
+                last = match.group(1)
+            if not steps:
+                raise ValueError("no numbered steps")
+            return steps
+
+        return my_parse_plan
+
+    seen_steps = []
+
+    def keeps_a_list(text):  # a module-level list that grows with every call
+        seen_steps.extend(solution(text))
+        return seen_steps
+
+    # "changes what it was given" does not apply: the input is a string.
+    fails_by_kind(check_plan_parser, {
+        "right only for the example": [parse_with(re.compile(r"^\s*(?:\*\*)?([12])[.)](?:\*\*)?\s*(.*)$").match)],
+        "state kept between calls": [keeps_a_list],
+        "only one of many read": [lambda text: solution(text)[:1], lambda text: solution(text.split("\n")[0])],
+        "one language only": [parse_with(re.compile(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*([ -~]*)$").match)],
+        "the wrong kind of comparison": [  # "10" <= "9" as text; one digit read as the number
+            parse_with(step_line.match, keep=lambda number, last: number > last),
+            parse_with(re.compile(r"^\s*(?:\*\*)?\d*(\d)[.)](?:\*\*)?\s*(.*)$").match,
+                       keep=lambda number, last: int(number) > int(last))],
+        "a stated type ignored": [lambda text: "\n".join(solution(text)), lambda text: tuple(solution(text))],
+    })
+
+    order_id = re.compile(r"(?<!\d)\d{5}(?!\d)")
+    joiner = re.compile(r"另外|还有|\balso\b", re.IGNORECASE)
+    seen_ids = set()
+
+    def remembers_ids(question):  # a module-level set: ids from earlier requests count as "different"
+        seen_ids.update(order_id.findall(question))
+        return len(seen_ids) >= 2 or joiner.search(question) is not None
+
+    def first_two_ids(question):  # only the first two ids compared
+        ids = order_id.findall(question)
+        return (len(ids) >= 2 and ids[0] != ids[1]) or joiner.search(question) is not None
+
+    fails_by_kind(check_plan_rule, {
+        "right only for the example": [lambda q: ("88231" in q and "88232" in q) or joiner.search(q) is not None],
+        "state kept between calls": [remembers_ids],
+        "only one of many read": [first_two_ids],
+        "one language only": [
+            lambda q: len(set(re.findall(r"\b\d{5}\b", q))) >= 2 or joiner.search(q) is not None,  # \b beside 订单
+            lambda q: len(set(order_id.findall(q))) >= 2 or re.search(r"\balso\b", q, re.IGNORECASE) is not None],
+        "the wrong kind of comparison": [
+            lambda q: len(set(order_id.findall(q))) >= 2 or re.search(r"另外|还有|also", q, re.IGNORECASE) is not None],
+        "a stated type ignored": [lambda q: int(len(set(order_id.findall(q))) >= 2 or joiner.search(q) is not None)],
+    })
 
 
 # -- 19 ---------------------------------------------------------------------------------------------
@@ -2512,13 +2579,13 @@ def test_17_each_sentence_of_the_specs():
         return [f"{n}. {step}" for n, step in enumerate(steps, start=1)]
 
     def ends_at_a_note(text):  # "lines that are not numbered are ignored": not the end of the list
-        steps, started = [], False
+        steps, last = [], 0
         for line in text.splitlines():
             match = re.match(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$", line)
-            if match:
-                started = True
+            if match and not (steps and int(match.group(1)) <= last):
                 steps.append(match.group(2).replace("**", "").strip())
-            elif started:
+                last = int(match.group(1))
+            elif steps:
                 break
         if not steps:
             raise ValueError("no numbered steps")
@@ -2526,9 +2593,9 @@ def test_17_each_sentence_of_the_specs():
 
     dot_only = _solution_17_parse_plan(after_number=".")  # "followed by . or )"
 
-    fails(check_plan_parser, dot_only, says="on a sentence before the steps, and '1)' it raised ValueError")
-    fails(check_plan_parser, keeps_numbers, says="expected ['查询订单 88231 的物流'")
-    fails(check_plan_parser, ends_at_a_note, says="a note that is not numbered between two steps")
+    fails(check_plan_parser, dot_only, says="its number followed by `.` or `)`")
+    fails(check_plan_parser, keeps_numbers, says="Smallest failing input")
+    fails(check_plan_parser, ends_at_a_note, says="lines that are not numbered are ignored")
 
 
 def test_15_each_sentence_of_the_specs():
@@ -2641,7 +2708,7 @@ def test_15_and_17_boundaries_the_specs_name():
 
     fails(check_safe_eval, signed_cap, says="safe_eval('2 ** -100') raised ValueError")
     fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{4,5}(?!\d)", q))) >= 2 or "另外" in q
-          or "还有" in q or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="four are not one")
+          or "还有" in q or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="exactly five digits")
 
 
 # -- 20 ---------------------------------------------------------------------------------------------
