@@ -72,10 +72,33 @@ _KIND_BY_NAME = {
 }
 
 
+def unwrapped(value: object) -> object:
+    """A tool's result as the tool wrote it, out of the object a client put it in: {"result": "<the JSON text>"},
+    {"output": {...}}, {"content": "<JSON>"}: one key holding JSON text or an object. An error ({"error": ...}) and
+    a key holding a list ({"results": [...]}, the tool's own shape) are left as they are."""
+    while isinstance(value, dict) and len(value) == 1:
+        key, inner = next(iter(value.items()))
+        if key == "error":
+            break
+        if isinstance(inner, str):
+            try:
+                inner = json.loads(inner)
+            except ValueError:
+                break
+            if not isinstance(inner, (dict, list)):
+                break
+        elif not isinstance(inner, dict):
+            break
+        value = inner
+    return value
+
+
 def tool_kind(name: str) -> str | None:
     """What a tool does, judged by its name: "order", "refund", ..., "weather", "write_file", "read_file",
-    "list_files", "calculator", lesson 21's "handoff", "handback", "forecast", "calendar", "message", or None."""
-    low = (name or "").lower()
+    "list_files", "calculator", lesson 21's "handoff", "handback", "forecast", "calendar", "message", or None.
+
+    Read by meaning, not spelling: queryOrder, query_order, QueryOrder and query-order are one tool."""
+    low = re.sub(r"[^a-z0-9]", "", (name or "").lower())
     if low in _KIND_BY_NAME:
         return _KIND_BY_NAME[low]
     if low.startswith("handoffto") or low == "handback":  # lesson 21: the team's routing
@@ -110,11 +133,11 @@ class Step:
 
     @property
     def data(self) -> object:
-        """The Observation parsed as JSON, or None when it is not JSON."""
+        """The Observation parsed as JSON, as the tool wrote it (see `unwrapped`), or None when it is not JSON."""
         if self.observation is None:
             return None
         try:
-            return json.loads(self.observation)
+            return unwrapped(json.loads(self.observation))
         except ValueError:
             return None
 
