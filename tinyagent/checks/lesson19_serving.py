@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 from collections.abc import Callable, Iterator
@@ -150,23 +151,43 @@ def _streams_with_windows_line_ends(rng: random.Random) -> Iterator[tuple]:
         yield (_stream(blocks, end="\r\n"),)
 
 
+def _first_difference(args: tuple, expected: list, got: list) -> str | None:
+    """Where the answer's events part from the reference's, in a few words: the whole lists, cut to fit a
+    failure, can hide it."""
+    got = [tuple(pair) for pair in got]
+    for place, ((name, data), (right_name, right_data)) in enumerate(zip(got, expected), 1):
+        if name != right_name:
+            return f"Event {place}'s name: {_brief(name, 25)}, expected {_brief(right_name, 25)}."
+        if data != right_data:
+            return f"Event {place}'s data: {_brief(data, 30)}, expected {_brief(right_data, 30)}."
+    if len(got) != len(expected):
+        return f"It read {len(got)} event(s), expected {len(expected)}."
+    return None
+
+
 SSE_RULES = (
-    Rule("a blank line ends a block; each block with data is one (event name, data) pair, in the stream's order, "
-         "whatever the event is called", _named_streams),
-    Rule("a ':' line is a comment (a block of only comments gives no event)", _streams_with_comments),
-    Rule("data on several data: lines are joined with a newline, then read as JSON; one space after data: is not "
-         "part of the data", _streams_with_data_on_several_lines),
-    Rule("a block with no event: line is named \"message\" (not the name of the block before)",
-         _streams_with_unnamed_events),
-    Rule("Windows line ends (\\r\\n) read as \\n do", _streams_with_windows_line_ends),
+    Rule("a blank line ends a block; each block with data is one (name, data) pair, in order", _named_streams, _first_difference),
+    Rule("a ':' line is a comment (a block of only comments gives no event)", _streams_with_comments,
+         _first_difference),
+    Rule("data: lines are joined with newlines, then read as JSON; one space after data: is not data",
+         _streams_with_data_on_several_lines, _first_difference),
+    Rule("a block with no event: line is named \"message\" (not the block before's name)",
+         _streams_with_unnamed_events, _first_difference),
+    Rule("Windows line ends (\\r\\n) read as \\n do", _streams_with_windows_line_ends, _first_difference),
 )
 
 
 def _list_of_pairs(value: object) -> str | None:
     if isinstance(value, (list, tuple)) and all(
-            isinstance(pair, (list, tuple)) and len(pair) == 2 and isinstance(pair[0], str) for pair in value):
+            isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in value):
         return None
     return f"it returned {_brief(value, 50)}: return a list of (event name, data) pairs"
+
+
+def _a_copy_of(answer: Callable[..., Any]) -> Callable[..., Any]:
+    """`answer`, returning a copy of what it returns: an answer that hands back one module-level list each call
+    would otherwise change its own first answer too, and the state it keeps would not show."""
+    return lambda *args: copy.deepcopy(answer(*args))
 
 
 @grades("Exercise 1", spec=Spec(SSE_RULES))
@@ -178,8 +199,9 @@ def check_sse_reader(read_events: Callable[[str], list] | None) -> None:
         return _not_attempted(exercise, "Define read_events(text) in the cell above.")
     if not callable(read_events):
         _fail(exercise, f"read_events should be a function of the stream's text, got {type(read_events).__name__}")
-    tried = agree_on(exercise, "check_sse_reader", SSE_RULES, read_events, read_sse_reference, shape=_list_of_pairs,
-                     read=lambda pairs: [tuple(pair) for pair in pairs], call="read_events(text)")
+    tried = agree_on(exercise, "check_sse_reader", SSE_RULES, _a_copy_of(read_events), read_sse_reference, shape=_list_of_pairs,
+                     read=lambda pairs: [tuple(pair) for pair in pairs], call="read_events(text)",
+                     show=lambda args: _brief(args[0], 34))
     return _passed(exercise, f"{tried} generated streams read as the spec says: comments skipped, data lines "
                              "joined, unnamed events called \"message\", \\r\\n line ends too.")
 

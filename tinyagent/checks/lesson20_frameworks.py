@@ -3,6 +3,7 @@ built each framework part."""
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 from collections.abc import Callable, Iterator
@@ -228,12 +229,10 @@ def _nothing_observed(rng: random.Random) -> Iterator[tuple]:
 
 
 OBSERVATION_RULES = (
-    Rule("a message with role \"tool\": its content, each of them, in the order sent", _native),
-    Rule("a user message that begins with Observation: gives the text after that label (stripped), all of it",
-         _text_react),
+    Rule("a message with role \"tool\": its content, each one, in the order sent", _native),
+    Rule("a user message that begins with Observation: gives all the text after the label", _text_react),
     Rule("content that is a list of parts rather than a string: read the parts' text", _content_parts),
-    Rule("one user message holding the whole prompt: the Observation: lines after its last Question: line",
-         _whole_prompt),
+    Rule("a user message holding the whole prompt: Observation: lines after its last Question:", _whole_prompt),
     Rule("the Responses API's input: each function_call_output item's output", _responses),
     Rule("[] when the request carries no result", _nothing_observed),
 )
@@ -246,27 +245,37 @@ def _list_of_strings(value: object) -> str | None:
 
 
 def _stripped(found: list[str]) -> list[str]:
-    return [text.strip() for text in found]  # white space around a result is not part of it
+    # white space around a result is not part of it (anything not a string is left for the shape's message)
+    return [text.strip() if isinstance(text, str) else text for text in found]
 
 
-def _same_results_rewritten(args: tuple, expected: list[str], got: list[str]) -> str | None:
-    """The count and order are right but the text is not: most likely each result was parsed and written again."""
+def _first_difference(args: tuple, expected: list[str], got: list[str]) -> str | None:
+    """What differs, in words: how many results were found, or the first one read otherwise; and when the count
+    and order are right but a result is the same JSON written again, say so rather than blame count or order."""
     if len(expected) != len(got):
-        return None
-    for want, have in zip(_stripped(expected), _stripped(got)):
+        return f"It found {len(got)} result(s), expected {len(expected)}."
+    for place, (want, have) in enumerate(zip(_stripped(expected), _stripped(got))):
         if want != have:
             try:
                 same = json.loads(want) == json.loads(have)
             except (ValueError, TypeError):
                 same = False
             if same:
-                return ("The count and the order are right, but a result was written again (parsed and dumped): "
-                        "return each one's text as it came.")
-            return None
+                return (f"Count and order are right, but result {place + 1} was parsed and dumped again: return "
+                        "its text as sent.")
+            if want in got:
+                return f"Result {place + 1} is {_brief(have, 30)}, expected {_brief(want, 30)}: not in the order sent."
+            return f"Result {place + 1} is {_brief(have, 40)}, expected {_brief(want, 40)}."
     return None
 
 
-OBSERVATION_RULES = tuple(Rule(rule.sentence, rule.inputs, _same_results_rewritten) for rule in OBSERVATION_RULES)
+OBSERVATION_RULES = tuple(Rule(rule.sentence, rule.inputs, _first_difference) for rule in OBSERVATION_RULES)
+
+
+def _a_copy_of(answer: Callable[..., Any]) -> Callable[..., Any]:
+    """`answer`, returning a copy of what it returns: an answer that hands back one module-level list each call
+    would otherwise change its own first answer too, and the state it keeps would not show."""
+    return lambda *args: copy.deepcopy(answer(*args))
 
 
 @grades("Exercise 1", spec=Spec(OBSERVATION_RULES))
@@ -278,8 +287,10 @@ def check_observations_in(observations_in: Callable[[dict], list[str]] | None) -
         return _not_attempted(exercise, "Write def observations_in(body): ... returning a list of strings.")
     if not callable(observations_in):
         _fail(exercise, f"observations_in should be a function, got {type(observations_in).__name__}")
-    tried = agree_on(exercise, "check_observations_in", OBSERVATION_RULES, observations_in, observations_reference,
-                     shape=_list_of_strings, read=_stripped, call="observations_in(body)")
+    tried = agree_on(exercise, "check_observations_in", OBSERVATION_RULES, _a_copy_of(observations_in),
+                     observations_reference,
+                     shape=_list_of_strings, read=_stripped, call="observations_in(body)",
+                     show=lambda args: _brief(args[0], 30))
     return _passed(exercise, f"{tried} generated requests read: the same tool results travel as tool messages, as "
                              "user text, inside one prompt and as Responses items.")
 
