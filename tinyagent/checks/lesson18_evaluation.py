@@ -16,13 +16,11 @@ from tinyagent.protocols.protocol_comparison import run_on_fresh_shop
 EVAL_EXERCISE_REQUEST = "Order 88234 arrived three days ago and I have not used it. Please refund it."
 
 
-_TUPLES_SENTENCE = "tools, may_also_call, refunds and facts are tuples of strings (a one-item tuple keeps its comma)"
-
-
 @grades("Exercise 1", spec=Spec(fixed="one fixed request, named by the exercise: the learner's task is graded on the "
                                        "careful model's run of it (which must pass) and on seven wrong runs made "
-                                       "from that run (each must fail), not on inputs of the learner's code",
-                                 extra=(_TUPLES_SENTENCE,)))
+                                       "from that run (each must fail), not on inputs of the learner's code; its tools, "
+                                       "may_also_call, refunds and facts must be tuples of strings (a one-item tuple "
+                                       "keeps its comma)"))
 def check_eval_task(my_task: Any) -> None:
     """18, exercise 1: an EvalTask for EVAL_EXERCISE_REQUEST that the careful model's run passes and that
     fails each wrong run: no refund written, a refund without the checks, the wrong order, an invented id."""

@@ -228,16 +228,6 @@ def _nothing_observed(rng: random.Random) -> Iterator[tuple]:
         yield ({"model": "m", "messages": _head(rng, parts=rng.random() < 0.5)},)
 
 
-OBSERVATION_RULES = (
-    Rule("a message with role \"tool\": its content, each one, in the order sent", _native),
-    Rule("a user message that begins with Observation: gives all the text after the label", _text_react),
-    Rule("content that is a list of parts rather than a string: read the parts' text", _content_parts),
-    Rule("a user message holding the whole prompt: Observation: lines after its last Question:", _whole_prompt),
-    Rule("the Responses API's input: each function_call_output item's output", _responses),
-    Rule("[] when the request carries no result", _nothing_observed),
-)
-
-
 def _list_of_strings(value: object) -> str | None:
     if isinstance(value, list) and all(isinstance(text, str) for text in value):
         return None
@@ -263,13 +253,23 @@ def _first_difference(args: tuple, expected: list[str], got: list[str]) -> str |
             if same:
                 return (f"Count and order are right, but result {place + 1} was parsed and dumped again: return "
                         "its text as sent.")
-            if want in got:
+            if want in _stripped(got):
                 return f"Result {place + 1} is {_brief(have, 30)}, expected {_brief(want, 30)}: not in the order sent."
             return f"Result {place + 1} is {_brief(have, 40)}, expected {_brief(want, 40)}."
     return None
 
 
-OBSERVATION_RULES = tuple(Rule(rule.sentence, rule.inputs, _first_difference) for rule in OBSERVATION_RULES)
+OBSERVATION_RULES = (
+    Rule("a message with role \"tool\": its content, each one, in the order sent", _native, _first_difference),
+    Rule("a user message that begins with Observation: gives all the text after the label", _text_react,
+         _first_difference),
+    Rule("content that is a list of parts rather than a string: read the parts' text", _content_parts,
+         _first_difference),
+    Rule("a user message holding the whole prompt: Observation: lines after its last Question:", _whole_prompt,
+         _first_difference),
+    Rule("the Responses API's input: each function_call_output item's output", _responses, _first_difference),
+    Rule("[] when the request carries no result", _nothing_observed, _first_difference),
+)
 
 
 def _a_copy_of(answer: Callable[..., Any]) -> Callable[..., Any]:
