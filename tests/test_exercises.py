@@ -2037,6 +2037,55 @@ def test_18_variant_failures():
     fails(check_variant_failures, {"classroom-loop": {"tools"}}, says="should be a dict with the keys")
 
 
+def test_18_a_one_item_tuple_without_its_comma_is_named():
+    # ("RF202606300001") is a string: read as a tuple, each character was a fact ("it does not say 2; ...")
+    from dataclasses import replace
+
+    from tinyagent.checks import EVAL_EXERCISE_REQUEST
+    from tinyagent.evaluation import EvalTask
+
+    refund = ("queryOrder", "getCurrentTime", "searchKnowledge", "applyRefund")
+    solution = EvalTask("unused refund", EVAL_EXERCISE_REQUEST, ("RF202606300001",), lang="en", tools=refund,
+                        refunds=("88234",))
+    fails(check_eval_task, replace(solution, facts=("RF202606300001")),
+          says="facts is the string 'RF202606300001', not a tuple: a tuple of one item needs its comma, "
+               "('RF202606300001',)")
+    fails(check_eval_task, replace(solution, refunds=("88234")), says="refunds is the string '88234', not a tuple")
+    # a string of harmless extras passed before (no character is a tool the run calls): the type is stated
+    fails(check_eval_task, replace(solution, may_also_call=("getCurrentTime")), says="needs its comma")
+    fails(check_eval_task, replace(solution, tools=[1, 2]), says="tools should be a tuple of strings")
+
+
+def test_18_wrong_answers_by_kind():
+    from dataclasses import replace
+
+    from tinyagent.checks import EVAL_EXERCISE_REQUEST
+    from tinyagent.evaluation import EvalTask
+
+    refund = ("queryOrder", "getCurrentTime", "searchKnowledge", "applyRefund")
+    solution = EvalTask("unused refund", EVAL_EXERCISE_REQUEST, ("RF202606300001",), lang="en", tools=refund,
+                        refunds=("88234",))
+    # Exercise 1's answer is data for one fixed request, not code run on inputs: no state, nothing it could change,
+    # one language (the request is English), no comparison of its own. The kind that applies: a stated type.
+    fails_by_kind(check_eval_task, {
+        "a stated type ignored": [
+            replace(solution, facts="RF202606300001"),  # a one-item tuple written without its comma
+            replace(solution, tools="queryOrder, getCurrentTime, searchKnowledge, applyRefund"),  # one string
+            replace(solution, refunds=88234),  # the order id as a number, not a tuple of strings
+        ],
+    })
+    fails(check_eval_task, replace(solution, refunds=88234), says="refunds should be a tuple of strings, got 88234")
+    # Exercise 2 is a prediction of a fixed run: the kind that applies is the stated type (a set of names per
+    # variant); a string "format" is not the set {"format"}.
+    predicted = {"classroom-no-final": {"format"}, "classroom-wrong-tool": {"tools"},
+                 "classroom-loop": {"tools", "database", "answer"},
+                 "classroom-forgets-action": {"tools", "database", "answer", "format"}}
+    fails_by_kind(check_variant_failures, {
+        "a stated type ignored": [{**predicted, "classroom-no-final": "format"},
+                                  {**predicted, "classroom-loop": "tools, database, answer"}],
+    }, says="give a set of check names")
+
+
 
 
 # -- 17 ---------------------------------------------------------------------------------------------
@@ -2250,7 +2299,7 @@ def test_19_sse_reader():
                 events.append((name, json.loads("\n".join(data))))
         return events
 
-    fails(check_sse_reader, no_default_name, says='its name is then "message"')
+    fails(check_sse_reader, no_default_name, says='is named "message"')
 
     def unix_only(text):  # blocks split at "\n\n" only: Windows line ends leave one block with "\r" in its name
         events = []
@@ -2278,7 +2327,7 @@ def test_19_sse_reader():
                 events.append((name, json.loads("\n".join(data))))
         return events
 
-    fails(check_sse_reader, keeps_the_name, says="an event with no event: line after a named one")
+    fails(check_sse_reader, keeps_the_name, says="Event 2's name: 'tool_call', expected 'message'")
 
     def every_block_an_event(text):  # a block of only comments becomes an event with no data
         events = []
@@ -2288,7 +2337,7 @@ def test_19_sse_reader():
             events.append((name, json.loads("\n".join(data)) if data else None))
         return events
 
-    fails(check_sse_reader, every_block_an_event, says="event 2 read as ('message', None)")
+    fails(check_sse_reader, every_block_an_event, says="got [('message', None)] It read 1 event(s), expected 0")
 
 
 STATUS_SOLUTION = {  # notebooks/solutions/19_serving.ipynb
@@ -2308,6 +2357,99 @@ def test_19_status_predictions():
     fails(check_status_predictions, {**STATUS_SOLUTION, "GET on /agent/invoke": 404}, says="answered 405")
     fails(check_status_predictions, {**STATUS_SOLUTION, "no query field": "400"}, says="predict a status code")
     fails(check_status_predictions, {"malformed JSON": 400}, says="should be a dict with the keys")
+
+
+def test_19_wrong_answers_by_kind():
+    # Exercise 1. Kinds that do not apply: "one language only" (the labels are ASCII and the data is JSON, which
+    # json.loads reads in any language; the generated streams carry Chinese and an emoji all the same) and
+    # "changes what it was given" (a str cannot be changed).
+    def known_names_only(text):  # the service's own event names written in; any other becomes "message"
+        return [(name if name in ("start", "reply_delta", "end", "tool_call", "observation", "final") else "message",
+                 data) for name, data in read_events_solution(text)]
+
+    def one_space_always(text):  # every example has "data: " with its space: six characters cut off
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name, data = "message", []
+            for line in block.split("\n"):
+                if line.startswith("event:"):
+                    name = line[6:].strip()
+                elif line.startswith("data:"):
+                    data.append(line[6:])
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+        return events
+
+    seen = []
+
+    def remembers_events(text):  # a module-level list: the second stream's events follow the first's
+        seen.extend(read_events_solution(text))
+        return seen
+
+    def first_data_line_only(text):
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            lines = block.split("\n")
+            data = next((line[5:] for line in lines if line.startswith("data:")), None)
+            if data is not None:
+                name = next((line[6:].strip() for line in lines if line.startswith("event:")), "message")
+                events.append((name, json.loads(data)))
+        return events
+
+    def first_event_only(text):
+        return read_events_solution(text)[:1]
+
+    def data_anywhere_in_the_line(text):  # "data:" looked for in the line, so a comment holding it is read
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name, data = "message", []
+            for line in block.split("\n"):
+                if "event:" in line:
+                    name = line.split("event:", 1)[1].strip()
+                elif "data:" in line:
+                    data.append(line.split("data:", 1)[1])
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+        return events
+
+    def data_left_as_text(text):  # the spec says the data is read as JSON
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name = next((line[6:].strip() for line in block.split("\n") if line.startswith("event:")), "message")
+            data = [line[5:].removeprefix(" ") for line in block.split("\n") if line.startswith("data:")]
+            if data:
+                events.append((name, "\n".join(data)))
+        return events
+
+    def a_dict_of_events(text):  # one dict, name -> data: two events of one name keep only the last
+        return dict(read_events_solution(text))
+
+    fails_by_kind(check_sse_reader, {
+        "right only for the example": [known_names_only, one_space_always],
+        "state kept between calls": [remembers_events],
+        "only one of many read": [first_data_line_only, first_event_only],
+        "the wrong kind of comparison": [data_anywhere_in_the_line],
+        "a stated type ignored": [data_left_as_text, a_dict_of_events],
+    })
+    # (c) a reader wrong only on its second call is told it keeps something between calls, not the SSE rules
+    seen.clear()
+    fails(check_sse_reader, remembers_events, says="it keeps something between calls (a module-level list")
+    fails(check_sse_reader, a_dict_of_events, says="return a list of (event name, data) pairs")
+    # at a boundary the spec states: 'event:' names the event, with or without a space after the colon
+    def name_after_one_space(text):
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name, data = "message", []
+            for line in block.split("\n"):
+                if line.startswith("event:"):
+                    name = line[7:]
+                elif line.startswith("data:"):
+                    data.append(line[5:])
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+        return events
+
+    fails(check_sse_reader, name_after_one_space, says="Event 1's name: 'tart', expected 'start'")
 
 
 # -- every sentence of a spec: one wrong answer that breaks only it ---------------------------------
@@ -2773,12 +2915,12 @@ def test_20_observations_in():
     def none_for_none(body):  # sentence 6: [] when there is none
         return solution(body) or None
 
-    fails(check_observations_in, no_tool_messages, says="on native calls")
-    fails(check_observations_in, keeps_the_label, says="on text ReAct")
-    fails(check_observations_in, strings_only, says="on content as a list of parts")
-    fails(check_observations_in, whole_prompt, says="on one user message")
-    fails(check_observations_in, messages_only, says="on the Responses API")
-    fails(check_observations_in, newest_first, says="in order")
+    fails(check_observations_in, no_tool_messages, says='a message with role "tool"')
+    fails(check_observations_in, keeps_the_label, says="begins with Observation: gives all the text after the label")
+    fails(check_observations_in, strings_only, says="content that is a list of parts")
+    fails(check_observations_in, whole_prompt, says="Observation: lines after its last Question:")
+    fails(check_observations_in, messages_only, says="each function_call_output item's output")
+    fails(check_observations_in, newest_first, says="not in the order sent")
     fails(check_observations_in, none_for_none, says="return a list of strings")
     fails(check_observations_in, lambda body: 1 / 0, says="raised ZeroDivisionError")
     fails(check_observations_in, "role tool", says="should be a function")
@@ -2795,6 +2937,112 @@ def test_20_part_lessons():
     fails(check_part_lessons, {**solution, "checkpointer": "12"}, says="as an int")
     fails(check_part_lessons, {**solution, "interrupt": True}, says="as an int")
     fails(check_part_lessons, {"AgentExecutor": 6}, says="exactly the keys")
+
+
+def test_20_wrong_answers_by_kind():
+    solution = _solution_20_observations_in
+    # Exercise 1. "one language only" does not apply: the labels are fixed English markers and every result is
+    # passed on as text, whatever its language (the generated results carry Chinese all the same).
+
+    def json_results_only(body):  # every example's result is JSON: a text result is dropped
+        return [text for text in solution(body) if text.lstrip().startswith("{")]
+
+    def known_call_ids(body):  # the lesson's two calls written in
+        return [m["content"] for m in body.get("messages", []) if m.get("tool_call_id") in ("call_1", "call_2")] \
+            or [o for o in solution(body) if not any(m.get("role") == "tool" for m in body.get("messages", []))]
+
+    found = []
+
+    def remembers(body):  # a module-level list: the second request's results follow the first's
+        found.extend(solution(body))
+        return found
+
+    def first_part_only(body):  # content as parts: only the first part's text is read
+        def first(message):
+            content = message.get("content")
+            if isinstance(content, list):
+                return {**message, "content": content[0].get("text", "") if content else ""}
+            return message
+        return solution({**body, "messages": [first(m) for m in body.get("messages", [])]} if "messages" in body
+                        else body)
+
+    def first_line_only(body):  # an Observation of several lines: only its first line is kept
+        return [text.strip().split("\n")[0] for text in solution(body)]
+
+    def one_tool_message_per_turn(body):  # after each assistant turn, only its first tool message is read
+        kept, after_tool = [], False
+        for m in body.get("messages", []):
+            if m.get("role") == "tool" and after_tool:
+                continue
+            after_tool = m.get("role") == "tool"
+            kept.append(m)
+        return solution({**body, "messages": kept} if "messages" in body else body)
+
+    def label_anywhere(body):  # "Observation:" looked for anywhere in a user message, not at its start
+        found_here = []
+        for m in body.get("messages", []):
+            text = _text_of(m.get("content"))
+            if m.get("role") == "user" and "Observation:" in text and "\nQuestion:" not in text:
+                found_here.append(text.split("Observation:", 1)[1].strip())
+            else:
+                found_here += solution({"messages": [m]})
+        return found_here + solution({"input": body.get("input", [])})
+
+    def first_question(body):  # the prompt cut at its first "Question:": the format's example line is read too
+        found_here = []
+        for m in body.get("messages", []):
+            text = _text_of(m.get("content"))
+            if m.get("role") == "user" and "\nQuestion:" in text and not text.startswith("Observation:"):
+                found_here += [line[12:].strip() for line in text.split("\nQuestion:", 1)[1].splitlines()
+                               if line.startswith("Observation:")]
+            else:
+                found_here += solution({"messages": [m]})
+        return found_here + solution({"input": body.get("input", [])})
+
+    def parsed(body):  # the spec says strings; each result read as JSON instead
+        out = []
+        for text in solution(body):
+            try:
+                out.append(json.loads(text))
+            except ValueError:
+                out.append(text)
+        return out
+
+    def rewritten(body):  # each JSON result parsed and dumped again: the same data, not the text that was sent
+        out = []
+        for text in solution(body):
+            try:
+                out.append(json.dumps(json.loads(text)))
+            except ValueError:
+                out.append(text)
+        return out
+
+    def pops_messages(body):  # reads the messages by taking them out of the request
+        messages = body.get("messages", [])
+        taken = []
+        while messages:
+            taken.insert(0, messages.pop())
+        return solution({**body, "messages": taken} if "messages" in body else body)
+
+    fails_by_kind(check_observations_in, {
+        "right only for the example": [json_results_only, known_call_ids],
+        "state kept between calls": [remembers],
+        "only one of many read": [first_part_only, first_line_only, one_tool_message_per_turn],
+        "the wrong kind of comparison": [label_anywhere, first_question],
+        "a stated type ignored": [parsed, rewritten],
+        "changes what it was given": [pops_messages],
+    })
+    # (e) the same results in the same order, written again: the message says so, not "count or order"
+    fails(check_observations_in, rewritten, says="Count and order are right, but result 1 was parsed and dumped again")
+    found.clear()
+    fails(check_observations_in, remembers, says="it keeps something between calls")
+    fails(check_observations_in, pops_messages, says="it changed the input it was given")
+    # Exercise 2 is a lookup of a fixed table: the kind that applies is the stated type (an int per name)
+    part_lessons = {"AgentExecutor": 6, "bind_tools": 9, "with_structured_output": 7, "max_iterations": 10,
+                    "handle_parsing_errors": 11, "checkpointer": 12, 'stop=["\\nObservation"]': 4, "interrupt": 15}
+    fails_by_kind(check_part_lessons, {
+        "a stated type ignored": [{**part_lessons, "bind_tools": "09"}, {**part_lessons, "interrupt": 15.0}],
+    }, says="as an int")
 
 
 # -- 21 ---------------------------------------------------------------------------------------------
