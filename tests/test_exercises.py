@@ -508,9 +508,9 @@ def test_04_invented_counter():
     thought_lines = lambda text: sum(1 for line in text.splitlines() if line.startswith("Thought:"))
     anywhere = lambda text: text.count("Observation:")
     unstripped = lambda text: sum(1 for line in text.splitlines() if line.startswith("Observation:"))
-    fails(check_invented_counter, thought_lines, says="run-on")
-    fails(check_invented_counter, anywhere, says="middle of its line")
-    fails(check_invented_counter, unstripped, says="indented")
+    fails(check_invented_counter, thought_lines, says="however many a run-on reply invents")
+    fails(check_invented_counter, anywhere, says="mentions `Observation:` in the middle")
+    fails(check_invented_counter, unstripped, says="(an indented line) counts too")
 
 
 def pretended_tools(text):
@@ -525,6 +525,8 @@ def test_04_pretended_calls():
         return [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Action")]
 
     fails(check_pretended_calls, lesson_05_bug, ["getCurrentTime", "searchKnowledge"], says="with its colon")
+    fails(check_pretended_calls, lesson_05_bug, ["getCurrentTime", "searchKnowledge"],
+          says="an `Action Input:` line is not one")
     fails(check_pretended_calls, pretended_tools, ["getCurrentTime"], says="policy")
     fails(check_pretended_calls, pretended_tools, ["applyRefund", "queryOrder"], says="policy")
     fails(check_pretended_calls, pretended_tools, None, says="skipped")
@@ -542,7 +544,7 @@ def test_05_parser_stops_at_observation():
             return step
         return Step(step.thought, Action(names[0], step.action.tool_input), None)
 
-    fails(check_parser_stops_at_observation, first_action, says="parse_step reads")
+    fails(check_parser_stops_at_observation, first_action, says="the last `Action:` line wins")
 
 
 def final_answer_anchored(text):
@@ -563,8 +565,8 @@ def test_05_anchored_final_answer():
                 return line.strip()[len(FINAL):].strip()
         return None
 
-    fails(check_anchored_final_answer, first_line_only, says="refund id")
-    fails(check_anchored_final_answer, final_answer_of, says="mid-line")  # the unanchored search
+    fails(check_anchored_final_answer, first_line_only, says="not to the end of its line")
+    fails(check_anchored_final_answer, final_answer_of, says="in the middle of a line")  # the unanchored search
 
     def unstripped(text):
         for i, line in enumerate(text.splitlines()):
@@ -572,7 +574,7 @@ def test_05_anchored_final_answer():
                 return "\n".join([line[len(FINAL):]] + text.splitlines()[i + 1:]).strip()
         return None
 
-    fails(check_anchored_final_answer, unstripped, says="indented")
+    fails(check_anchored_final_answer, unstripped, says="an indented `Final Answer:` line counts")
 
 
 # -- 06 ---------------------------------------------------------------------------------------------
@@ -2445,7 +2447,8 @@ def test_03_each_sentence_of_the_specs():
 
 
 def test_04_each_sentence_of_the_specs():
-    fails(check_invented_counter, lambda text: text.count("\nObservation:"), says="indented")  # "after any leading spaces"
+    # "after any leading spaces"; the reply's first line is a line too
+    fails(check_invented_counter, lambda text: text.count("\nObservation:"), says="Smallest failing input: 'Observation:'")
     fails(check_invented_counter, lambda text: text.count("Observation:") > 0, says="returned True")  # "counts"
 
     def sorted_tools(text):  # "in order"
@@ -2455,8 +2458,8 @@ def test_04_each_sentence_of_the_specs():
         return [line[len("Action:"):].strip() for line in text.splitlines() if line.startswith("Action:")]
 
     skipped = ["getCurrentTime", "searchKnowledge"]
-    fails(check_pretended_calls, sorted_tools, skipped, says="on the run-on reply it returned ['applyRefund'")
-    fails(check_pretended_calls, unstripped, skipped, says="an indented Action")
+    fails(check_pretended_calls, sorted_tools, skipped, says="every one, in order")
+    fails(check_pretended_calls, unstripped, skipped, says="an indented `Action:` line is an Action line too")
     fails(check_pretended_calls, pretended_tools, "getCurrentTime searchKnowledge", says="skipped=")
     fails(check_pretended_calls, lambda text: len(pretended_tools(text)), skipped, says="return a list of tool names")
 
@@ -2465,13 +2468,13 @@ def test_05_each_sentence_of_the_specs():
     def cut_at_the_word(text):  # "at the first Observation: section": a mention inside a Thought is no section
         return my_parse(text.split("Observation:")[0], stop_at_observation=True)
 
-    fails(check_parser_stops_at_observation, cut_at_the_word, says="parse_step reads Action 'getCurrentTime'")
+    fails(check_parser_stops_at_observation, cut_at_the_word, says="a Thought that mentions it goes on")
 
     def empty_when_missing(text):  # "or None when there is no such line"
         found = final_answer_anchored(text)
         return "" if found is None else found
 
-    fails(check_anchored_final_answer, empty_when_missing, says="returned '', expected None")
+    fails(check_anchored_final_answer, empty_when_missing, says="expected None, got ''")
 
 
 def test_06_each_sentence_of_the_specs():
