@@ -156,9 +156,7 @@ def _no_observation(rng: random.Random) -> Iterator[tuple]:
 
 
 INVENTED_RULES = (
-    Rule("each line that starts with `Observation:` counts, however many a run-on reply invents", _run_on_replies,
-         hint=lambda args, expected, got: "(it says whether there is one, not how many)"
-         if expected > 1 and got in (1, True) else None),
+    Rule("each line that starts with `Observation:` counts, however many a run-on reply invents", _run_on_replies),
     Rule("a line that starts with `Observation:` after leading spaces (an indented line) counts too",
          _indented_observations),
     Rule("a line that mentions `Observation:` in the middle (a Thought, an answer) does not count", _mentions),
@@ -237,6 +235,8 @@ def _no_action(rng: random.Random) -> Iterator[tuple]:
 
 
 def _colon_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if not isinstance(got, (list, tuple)):
+        return None  # the failure is the type: the shape check said so
     # These replies name no key mid-line, so a name too many most likely came from an `Action Input:` line.
     if len(got) > len(expected) or any(":" in str(name) or str(name).startswith("Input") for name in got):
         return "('Action Input: ...' starts with 'Action' too: match the key with its colon)"
