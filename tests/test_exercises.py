@@ -2675,6 +2675,27 @@ def test_05_wrong_answers_by_kind():
     fails(check_parser_stops_at_observation, one_line_per_key, says="JSON written over several lines")
     fails(check_parser_stops_at_observation, as_a_tuple, says="return a Step with .action and .final_answer")
 
+    # At the boundaries the spec states: a new Action forgets the input of the one before; and exercise 1's
+    # parser is parse_step with one more branch, so its Final Answer is still found anywhere, not anchored.
+    def keeps_the_earlier_input(text):  # a new Action that does not reset the input
+        step = my_parse(text, stop_at_observation=True)
+        if step.action is None:
+            return step
+        tool_input = ""
+        for key, value in split_sections(text):
+            if key == "Observation:":
+                break
+            if key == "Action Input:":
+                tool_input = value
+        return Step(step.thought, Action(step.action.tool_name, tool_input), None)
+
+    def anchored_answer(text):
+        step = my_parse(text, stop_at_observation=True)
+        return Step(step.thought, None, final_answer_anchored(text)) if step.final_answer is not None else step
+
+    fails(check_parser_stops_at_observation, keeps_the_earlier_input, says="belongs to the discarded action")
+    fails(check_parser_stops_at_observation, anchored_answer, says="`Final Answer:` found anywhere")
+
     def three_lines(text):  # the lesson's answer has three lines: the key's line and two more
         lines = text.splitlines()
         for i, line in enumerate(lines):
