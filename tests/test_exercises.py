@@ -508,9 +508,9 @@ def test_04_invented_counter():
     thought_lines = lambda text: sum(1 for line in text.splitlines() if line.startswith("Thought:"))
     anywhere = lambda text: text.count("Observation:")
     unstripped = lambda text: sum(1 for line in text.splitlines() if line.startswith("Observation:"))
-    fails(check_invented_counter, thought_lines, says="run-on")
-    fails(check_invented_counter, anywhere, says="middle of its line")
-    fails(check_invented_counter, unstripped, says="indented")
+    fails(check_invented_counter, thought_lines, says="however many a run-on reply invents")
+    fails(check_invented_counter, anywhere, says="mentions `Observation:` in the middle")
+    fails(check_invented_counter, unstripped, says="(an indented line) counts too")
 
 
 def pretended_tools(text):
@@ -525,6 +525,8 @@ def test_04_pretended_calls():
         return [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Action")]
 
     fails(check_pretended_calls, lesson_05_bug, ["getCurrentTime", "searchKnowledge"], says="with its colon")
+    fails(check_pretended_calls, lesson_05_bug, ["getCurrentTime", "searchKnowledge"],
+          says="an `Action Input:` line is not one")
     fails(check_pretended_calls, pretended_tools, ["getCurrentTime"], says="policy")
     fails(check_pretended_calls, pretended_tools, ["applyRefund", "queryOrder"], says="policy")
     fails(check_pretended_calls, pretended_tools, None, says="skipped")
@@ -542,7 +544,7 @@ def test_05_parser_stops_at_observation():
             return step
         return Step(step.thought, Action(names[0], step.action.tool_input), None)
 
-    fails(check_parser_stops_at_observation, first_action, says="parse_step reads")
+    fails(check_parser_stops_at_observation, first_action, says="the last `Action:` line wins")
 
 
 def final_answer_anchored(text):
@@ -563,8 +565,8 @@ def test_05_anchored_final_answer():
                 return line.strip()[len(FINAL):].strip()
         return None
 
-    fails(check_anchored_final_answer, first_line_only, says="refund id")
-    fails(check_anchored_final_answer, final_answer_of, says="mid-line")  # the unanchored search
+    fails(check_anchored_final_answer, first_line_only, says="not to the end of its line")
+    fails(check_anchored_final_answer, final_answer_of, says="in the middle of a line")  # the unanchored search
 
     def unstripped(text):
         for i, line in enumerate(text.splitlines()):
@@ -572,7 +574,7 @@ def test_05_anchored_final_answer():
                 return "\n".join([line[len(FINAL):]] + text.splitlines()[i + 1:]).strip()
         return None
 
-    fails(check_anchored_final_answer, unstripped, says="indented")
+    fails(check_anchored_final_answer, unstripped, says="an indented `Final Answer:` line counts")
 
 
 # -- 06 ---------------------------------------------------------------------------------------------
@@ -2586,8 +2588,45 @@ def test_03_each_sentence_of_the_specs():
     fails(check_prompt_share, True, llm, messages, says="a number between 0 and 1")  # "a number"
 
 
+def test_03_wrong_answers_by_kind():
+    # Both exercises are measured values, not functions: there is nothing to call twice, no input to change and
+    # no text to read, so "state kept between calls", "only one of many read", "one language only", "the wrong
+    # kind of comparison" and "changes what it was given" do not apply. The kinds that do:
+    from tinyagent import NotFoundError
+
+    try:
+        LlmClient.classroom("classroom-xl").chat([{"role": "user", "content": "hi"}])
+    except NotFoundError as exc:
+        error = exc
+
+    def unknown_model_status(status):
+        return check_unknown_model(status, error, "body")
+
+    # Exercise 1: the status as the text of the JSON error's code, not response.status_code's int.
+    fails_by_kind(unknown_model_status, {"a stated type ignored": ["404", 404.0]}, says="an int")
+
+    def unknown_model_error(caught):
+        return check_unknown_model(404, caught, "body")
+
+    # the exception's name, or its message, instead of the exception LlmClient raised
+    fails_by_kind(unknown_model_error, {"a stated type ignored": ["NotFoundError", str(error)]}, says="LlmError")
+
+    llm = LlmClient.classroom()
+    short = [{"role": "system", "content": "Answer briefly."},
+             {"role": "user", "content": "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"}]
+
+    def prompt_share(share):
+        return check_prompt_share(share, llm, short)
+
+    # Exercise 2: the share the solution printed for the lesson's long prompt (91%), kept for a short one; and a
+    # share written as text or as a percentage.
+    fails_by_kind(prompt_share, {"right only for the example": [0.91],
+                                 "a stated type ignored": ["0.91", "91%", 91]})
+
+
 def test_04_each_sentence_of_the_specs():
-    fails(check_invented_counter, lambda text: text.count("\nObservation:"), says="indented")  # "after any leading spaces"
+    # "after any leading spaces"; the reply's first line is a line too
+    fails(check_invented_counter, lambda text: text.count("\nObservation:"), says="Smallest failing input: 'Observation:'")
     fails(check_invented_counter, lambda text: text.count("Observation:") > 0, says="returned True")  # "counts"
 
     def sorted_tools(text):  # "in order"
@@ -2597,23 +2636,267 @@ def test_04_each_sentence_of_the_specs():
         return [line[len("Action:"):].strip() for line in text.splitlines() if line.startswith("Action:")]
 
     skipped = ["getCurrentTime", "searchKnowledge"]
-    fails(check_pretended_calls, sorted_tools, skipped, says="on the run-on reply it returned ['applyRefund'")
-    fails(check_pretended_calls, unstripped, skipped, says="an indented Action")
+    fails(check_pretended_calls, sorted_tools, skipped, says="every one, in order")
+    fails(check_pretended_calls, unstripped, skipped, says="an indented `Action:` line is an Action line too")
     fails(check_pretended_calls, pretended_tools, "getCurrentTime searchKnowledge", says="skipped=")
     fails(check_pretended_calls, lambda text: len(pretended_tools(text)), skipped, says="return a list of tool names")
+
+
+# Lesson 04's wrong answers by kind. Both exercises read a string, which cannot be changed in place: "changes
+# what it was given" does not apply to either.
+_seen_observations: list[str] = []
+_seen_tools: list[str] = []
+
+
+def test_04_wrong_answers_by_kind():
+    def example_json_only(text):  # the example's Observations are JSON: counts only 'Observation: {'
+        return sum(1 for line in text.splitlines() if line.strip().startswith('Observation: {"'))
+
+    def counts_all_replies_so_far(text):  # a module-level list that is never emptied
+        _seen_observations.extend(line for line in text.splitlines() if line.strip().startswith("Observation:"))
+        return len(_seen_observations)
+
+    def says_whether_there_is_one(text):  # "how many" read as "is there one"
+        return int(any(line.strip().startswith("Observation:") for line in text.splitlines()))
+
+    def first_word_is_the_key(text):  # 'Observation:订单…': Chinese text often has no space after the colon
+        return sum(1 for line in text.splitlines() if line.split()[:1] == ["Observation:"])
+
+    def key_and_space(text):
+        return len(re.findall(r"^\s*Observation: ", text, re.MULTILINE))
+
+    def anywhere_in_the_line(text):
+        return sum(1 for line in text.splitlines() if "Observation:" in line)
+
+    def without_multiline(text):  # ^ is the start of the text only, without re.MULTILINE
+        return len(re.findall(r"^\s*Observation:", text))
+
+    def without_the_colon(text):  # "Observations are ..." starts with "Observation" too
+        return sum(1 for line in text.splitlines() if line.strip().startswith("Observation"))
+
+    def the_lines(text):  # the lines themselves, not how many
+        return [line for line in text.splitlines() if line.strip().startswith("Observation:")]
+
+    fails_by_kind(check_invented_counter, {
+        "right only for the example": [example_json_only],
+        "state kept between calls": [counts_all_replies_so_far],
+        "only one of many read": [says_whether_there_is_one],
+        "one language only": [first_word_is_the_key, key_and_space],
+        "the wrong kind of comparison": [anywhere_in_the_line, without_multiline, without_the_colon],
+        "a stated type ignored": [the_lines, lambda text: str(count_invented_observations(text))],
+    })
+    fails(check_invented_counter, counts_all_replies_so_far, says="it keeps something between calls")
+    fails(check_invented_counter, says_whether_there_is_one, says="however many a run-on reply invents")
+    fails(check_invented_counter, the_lines, says="return how many lines, an int")
+
+    def with_skipped(pretended):
+        return check_pretended_calls(pretended, ["getCurrentTime", "searchKnowledge"])
+
+    def the_lessons_two_tools(text):  # the run-on reply's queryOrder and applyRefund written in
+        return [name for name in ("queryOrder", "applyRefund") if f"Action: {name}" in text]
+
+    def every_reply_so_far(text):  # a module-level list that is never emptied
+        _seen_tools.extend(pretended_tools(text))
+        return list(_seen_tools)
+
+    def first_action_only(text):  # re.search finds the first one
+        match = re.search(r"^\s*Action:\s*(.+?)\s*$", text, re.MULTILINE)
+        return [match.group(1)] if match else []
+
+    def last_action_only(text):  # the parser's "last one wins", where every one is asked for
+        return pretended_tools(text)[-1:]
+
+    def latin_names_only(text):  # a name is [A-Za-z_]+: an invented '查询物流' (or 'lookupUser2') is lost
+        return re.findall(r"^\s*Action:\s*([A-Za-z_]+)\s*$", text, re.MULTILINE)
+
+    def searched_anywhere(text):  # 'Thought: I will use Action: getCurrentTime later.' is a mention
+        return re.findall(r"Action:\s*(\S+)", text)
+
+    def as_a_set(text):  # order and repeats lost
+        return list(dict.fromkeys(pretended_tools(text)))
+
+    def joined(text):
+        return ", ".join(pretended_tools(text))
+
+    fails_by_kind(with_skipped, {
+        "right only for the example": [the_lessons_two_tools],
+        "state kept between calls": [every_reply_so_far],
+        "only one of many read": [first_action_only, last_action_only],
+        "one language only": [latin_names_only],
+        "the wrong kind of comparison": [searched_anywhere, as_a_set],
+        "a stated type ignored": [joined],
+    })
+    fails(with_skipped, every_reply_so_far, says="it keeps something between calls")
+    fails(with_skipped, as_a_set, says="(a tool called twice is listed twice)")
+    fails(with_skipped, joined, says="return a list of tool names")
+    # A tuple of names is a sequence in order too: the spec does not ask for a list by type.
+    assert passes(check_pretended_calls, lambda text: tuple(pretended_tools(text)), ["getCurrentTime",
+                                                                                    "searchKnowledge"])
 
 
 def test_05_each_sentence_of_the_specs():
     def cut_at_the_word(text):  # "at the first Observation: section": a mention inside a Thought is no section
         return my_parse(text.split("Observation:")[0], stop_at_observation=True)
 
-    fails(check_parser_stops_at_observation, cut_at_the_word, says="parse_step reads Action 'getCurrentTime'")
+    fails(check_parser_stops_at_observation, cut_at_the_word, says="a Thought that mentions it goes on")
 
     def empty_when_missing(text):  # "or None when there is no such line"
         found = final_answer_anchored(text)
         return "" if found is None else found
 
-    fails(check_anchored_final_answer, empty_when_missing, says="returned '', expected None")
+    fails(check_anchored_final_answer, empty_when_missing, says="expected None, got ''")
+
+
+# Lesson 05's wrong answers by kind. Both exercises read a string, which cannot be changed in place: "changes
+# what it was given" does not apply to either.
+_sections_so_far: list = []
+_last_answer: list = []
+
+
+def test_05_wrong_answers_by_kind():
+    def stops_at_json_observations(text):  # the example's Observation is JSON: cut only at 'Observation: {'
+        lines = text.splitlines()
+        cut = next((i for i, line in enumerate(lines) if line.strip().startswith("Observation: {")), len(lines))
+        return my_parse("\n".join(lines[:cut]))
+
+    def sections_never_emptied(text):  # a module-level list of sections, shared by every reply
+        _sections_so_far.extend(split_sections(text))
+        step = my_parse(text)
+        if step.final_answer is not None:
+            return step
+        tool_name, tool_input = "", ""
+        for key, value in _sections_so_far:
+            if key == "Action:":
+                tool_name, tool_input = value, ""
+            elif key == "Action Input:" and tool_name:
+                tool_input = value
+            elif key == "Observation:":
+                break
+        return Step(step.thought, Action(tool_name, tool_input) if tool_name else None, None)
+
+    def one_line_per_key(text):  # the lesson's first scanner: a JSON input over lines keeps only its '{'
+        tool_name, tool_input = "", ""
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith("Observation:"):
+                break
+            if line.startswith("Action:"):
+                tool_name, tool_input = line[len("Action:"):].strip(), ""
+            elif line.startswith("Action Input:") and tool_name:
+                tool_input = line[len("Action Input:"):].strip()
+        final = final_answer_of(text)
+        if final is not None:
+            return Step("", None, final)
+        return Step("", Action(tool_name, tool_input) if tool_name else None, None)
+
+    def observation_and_space(text):  # 'Observation:订单已签收': Chinese text often has no space after the colon
+        lines = text.splitlines()
+        cut = next((i for i, line in enumerate(lines) if line.strip().startswith("Observation: ")), len(lines))
+        return my_parse("\n".join(lines[:cut]))
+
+    def cut_at_the_word(text):  # a mention inside a Thought is no section
+        return my_parse(text.split("Observation:")[0], stop_at_observation=True)
+
+    def answer_without_dotall(text):  # '.' stops at a line end without re.DOTALL: one line of the answer
+        match = re.search(r"Final Answer:(.*)", text)
+        step = my_parse(text, stop_at_observation=True)
+        return Step(step.thought, None, match.group(1).strip()) if match else step
+
+    def as_a_tuple(text):  # the two fields, not a Step
+        step = my_parse(text, stop_at_observation=True)
+        return step.action, step.final_answer
+
+    fails_by_kind(check_parser_stops_at_observation, {
+        "right only for the example": [stops_at_json_observations],
+        "state kept between calls": [sections_never_emptied],
+        "only one of many read": [one_line_per_key],
+        "one language only": [observation_and_space],
+        "the wrong kind of comparison": [cut_at_the_word, answer_without_dotall],
+        "a stated type ignored": [as_a_tuple],
+    })
+    fails(check_parser_stops_at_observation, one_line_per_key, says="JSON written over several lines")
+    fails(check_parser_stops_at_observation, as_a_tuple, says="return a Step with .action and .final_answer")
+
+    # At the boundaries the spec states: a new Action forgets the input of the one before; and exercise 1's
+    # parser is parse_step with one more branch, so its Final Answer is still found anywhere, not anchored.
+    def keeps_the_earlier_input(text):  # a new Action that does not reset the input
+        step = my_parse(text, stop_at_observation=True)
+        if step.action is None:
+            return step
+        tool_input = ""
+        for key, value in split_sections(text):
+            if key == "Observation:":
+                break
+            if key == "Action Input:":
+                tool_input = value
+        return Step(step.thought, Action(step.action.tool_name, tool_input), None)
+
+    def anchored_answer(text):
+        step = my_parse(text, stop_at_observation=True)
+        return Step(step.thought, None, final_answer_anchored(text)) if step.final_answer is not None else step
+
+    fails(check_parser_stops_at_observation, keeps_the_earlier_input, says="belongs to the discarded action")
+    fails(check_parser_stops_at_observation, anchored_answer, says="`Final Answer:` found anywhere")
+
+    def three_lines(text):  # the lesson's answer has three lines: the key's line and two more
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if line.strip().startswith(FINAL):
+                return "\n".join([line.strip()[len(FINAL):]] + lines[i + 1:i + 3]).strip()
+        return None
+
+    def remembers_the_last_answer(text):  # a reply without an answer gets the one before
+        found = final_answer_anchored(text)
+        if found is not None:
+            _last_answer[:] = [found]
+        return _last_answer[0] if _last_answer else None
+
+    def the_last_line_only(text):  # "the answer comes last": only the last line is looked at
+        lines = text.strip().splitlines()
+        if lines and lines[-1].strip().startswith(FINAL):
+            return lines[-1].strip()[len(FINAL):].strip()
+        return None
+
+    def key_and_space(text):  # 'Final Answer:您好': no space after the colon in Chinese
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if line.strip().startswith("Final Answer: "):
+                return "\n".join([line.strip()[len(FINAL):]] + lines[i + 1:]).strip()
+        return None
+
+    def without_dotall(text):  # re.MULTILINE anchors the key, but '.' stops at the line end
+        match = re.search(r"^\s*Final Answer:(.*)", text, re.MULTILINE)
+        return match.group(1).strip() if match else None
+
+    def the_answers_lines(text):  # the lines of the answer, not the text
+        found = final_answer_anchored(text)
+        return None if found is None else found.splitlines()
+
+    fails_by_kind(check_anchored_final_answer, {
+        "right only for the example": [three_lines],
+        "state kept between calls": [remembers_the_last_answer],
+        "only one of many read": [the_last_line_only],
+        "one language only": [key_and_space],
+        "the wrong kind of comparison": [without_dotall, final_answer_of],
+        "a stated type ignored": [the_answers_lines],
+    })
+    fails(check_anchored_final_answer, without_dotall, says="not to the end of its line")
+    fails(check_anchored_final_answer, the_answers_lines, says="return the answer as a string, or None")
+
+    # At the boundaries the spec states: the key with nothing after it is '' (there is such a line); the line is
+    # stripped, so a tab before the key is still the line's start.
+    def none_for_an_empty_answer(text):
+        return final_answer_anchored(text) or None
+
+    def spaces_only(text):  # lstrip(" "): a tab-indented key is missed
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if line.lstrip(" ").startswith(FINAL):
+                return "\n".join([line.lstrip(" ")[len(FINAL):]] + lines[i + 1:]).strip()
+        return None
+
+    fails(check_anchored_final_answer, none_for_an_empty_answer, says="'', not None")
+    fails(check_anchored_final_answer, spaces_only, says="an indented `Final Answer:` line counts")
 
 
 def test_06_each_sentence_of_the_specs():
