@@ -73,7 +73,7 @@ def _solution_answers(notebook: Path) -> list[tuple[str, tuple]]:
     for source in code:
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("check_"):
-                args = tuple(eval(compile(ast.Expression(arg), notebook.name, "eval"), namespace)  # noqa: S307
+                args = tuple(eval(compile(ast.Expression(arg), notebook.name, "eval"), namespace)
                              for arg in node.args)
                 calls.append((node.func.id, args))
     return calls
@@ -127,17 +127,17 @@ def test_a_solution_made_stateful_fails_its_check(notebook, monkeypatch, tmp_pat
     graded = _checks_with_rules()
     tried = 0
     for name, args in _solution_answers(notebook):
-        answer = args[-1] if args else None
-        if name not in graded or isinstance(answer, type) or not callable(answer):
+        # the learner's function among the check's arguments (a prediction may stand beside it)
+        at = next((n for n, arg in enumerate(args) if callable(arg) and not isinstance(arg, type)), None)
+        if name not in graded or at is None:
             continue
         check = getattr(checks, name)
         mutants = [_first_answer_kept, _one_call_behind]
         if any(isinstance(arg, (list, dict)) for _, given in cases(graded[name].rules, name) for arg in given):
             mutants.append(_changes_its_input)
         for mutant in mutants:
-            with pytest.raises(checks.ExerciseFailed):
-                with contextlib.redirect_stdout(io.StringIO()):
-                    check(*args[:-1], mutant(answer))
+            with pytest.raises(checks.ExerciseFailed), contextlib.redirect_stdout(io.StringIO()):
+                check(*args[:at], mutant(args[at]), *args[at + 1:])
             tried += 1
     if not tried:
         pytest.skip(f"{notebook.stem}: no check grades a function on generated inputs yet")

@@ -191,7 +191,11 @@ def _disagreement(expected: Outcome, got: Outcome, shape: Callable[[Any], str | 
         return f"it raised {got.raised.__name__}: {got.value}; expected {_brief(read(expected.value), 50)}"
     if shape is not None and (wrong := shape(got.value)) is not None:
         return wrong
-    want, have = read(expected.value), read(got.value)
+    want = read(expected.value)
+    try:
+        have = read(got.value)
+    except Exception:  # noqa: BLE001 - a value `read` cannot take is a wrong value, not the check's error
+        return f"expected {_brief(want, 50)}, got {_brief(got.value, 50)}"
     if want != have:
         return f"expected {_brief(want, 50)}, got {_brief(have, 50)}"
     return None
