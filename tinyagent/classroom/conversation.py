@@ -227,6 +227,8 @@ class Conversation:
     answer_shape: the shape the final answer must take: prose, JSON for a schema, or an answer tool's
                   arguments (answer_shapes.py); an answer tool is not one of `tools`
     pasted:       JSON objects the user's messages hold (facts a structured answer may use)
+    told_before:  what tool results said in the turns before the request (a structured answer or a forced call
+                  may use them: "summarise that order as JSON" after the order was looked up)
     prefilled:    the key the prompt itself ends with ("Thought:"), which the reply continues rather than repeats
     json_input:   the prompt asks for every Action Input as a JSON object of the tool's arguments (LlamaIndex)
     answer_key:   the key the prompt's format ends with: "Final Answer", or "Answer" (LlamaIndex)
@@ -245,6 +247,7 @@ class Conversation:
     tool_problem: dict[str, str] | None = None
     answer_shape: AnswerShape = field(default_factory=AnswerShape)
     pasted: tuple[dict, ...] = ()
+    told_before: tuple[object, ...] = ()
     prefilled: str = ""
     json_input: bool = False
     answer_key: str = "Final Answer"
@@ -293,10 +296,11 @@ class Conversation:
 
     @property
     def facts(self) -> dict[str, object]:
-        """What the conversation knows, field by field: the order id asked about, JSON the user pasted, then
-        every Observation's JSON (a later one wins). What a structured answer is filled from."""
+        """What the conversation knows, field by field: the order id asked about, what tool results said in earlier
+        turns, JSON the user pasted, then every Observation's JSON since the request (a later one wins). What a
+        structured answer is filled from."""
         asked = {"orderId": self.order_ids[0]} if self.order_ids else {}
-        return facts_in([asked, *self.pasted, *(step.data for step in self.steps if step.ran)])
+        return facts_in([asked, *self.told_before, *self.pasted, *(step.data for step in self.steps if step.ran)])
 
     def with_step(self, step: Step) -> Conversation:
         """This conversation one round later, after `step` (used to imagine what comes next)."""
@@ -382,7 +386,26 @@ def read_conversation(request: dict) -> Conversation:
         # read only for a structured answer: a tool's description may hold an example object, which is no fact
         pasted=tuple(json_objects_in(texts[i] for i, m in enumerate(messages) if m["role"] == "user"))
         if shape.schema is not None and not shape.tool else (),
+        told_before=results_before(messages[:start], texts[:start]),
     )
+
+
+def results_before(messages: list[dict], texts: list[str]) -> tuple[object, ...]:
+    """The JSON of every tool result in `messages` (a tool message, or a user message that is an Observation),
+    unwrapped as a step's is, oldest first."""
+    found = []
+    for message, text in zip(messages, texts):
+        if message["role"] == "tool":
+            body = text
+        elif message["role"] == "user" and _is_observation(text):
+            body = OBSERVATION_PREFIX.sub("", text, count=1)
+        else:
+            continue
+        try:
+            found.append(unwrapped(json.loads(body)))
+        except ValueError:
+            continue
+    return tuple(found)
 
 
 def json_objects_in(texts) -> list[dict]:
