@@ -9,6 +9,7 @@ many shapes. This module reads all of these (tests/test_classroom_tool_list.py h
     - **queryOrder**: look an order up      Markdown bullets, with bold or `code` names
     | queryOrder | look an order up |      Markdown tables (a header row such as | name | ... | is skipped)
     [{"name": "queryOrder", ...}]           a JSON (or JSON Schema, or OpenAI `tools`) block, fenced or not
+    (1) queryOrder, whose description is ...  a numbered line that names the tool, then describes it in words
     > Tool Name: queryOrder                 LlamaIndex's blocks: the name, a description (maybe over several
     Tool Description: look an order up      lines, maybe opening with the function's signature) and the
     Tool Args: {"properties": {...}}        arguments' JSON Schema, which a JSON Action Input then follows
@@ -62,6 +63,10 @@ BULLET = re.compile(r"^\s*[-*+•·]\s+")
 # the name (maybe **bold** or `code`, maybe with a signature), then a separator, then the text
 ENTRY = re.compile(r"^(?P<mark>\*\*|__|`)?" + _NAME + r"(?P=mark)?(?:\s*\([^)]*\)(?:\s*->\s*\S+)?)?(?P<close>\*\*|`)?"
          r"\s*(?:-{1,2}|—{1,2}|–|:|：|－|=>|->)\s*(?P<desc>\S.*)$")
+# a numbered line that names the tool and then describes it in words: "queryOrder, whose description is ...",
+# "`queryOrder` which looks an order up", "query_order (look an order up)"
+WORDED_ENTRY = re.compile(r"^[`*_]*" + _NAME + r"[`*_]*\s*(?:[,，(（]\s*|\s+)(?:(?:whose|the|its)\s+description\s+is"
+                          r"|described\s+as|which|that|description\s*[:：])?\s*(?P<desc>\S.*?)[)）]?$", re.IGNORECASE)
 ONE_OF = re.compile(r"(?:one of|any of|among|之一|其中一个|中的一个|必须是|只能是)[^\[\n]{0,20}"
          r"[\[【(（]\s*([^\]】)）\n]+?)\s*[\]】)）]", re.IGNORECASE)
 ONE_OF_BEFORE = re.compile(r"[\[【]\s*([^\]】\n]+?)\s*[\]】][^\n]{0,6}(?:之一|其中之一|中的一个)")
@@ -178,6 +183,12 @@ def tools_in_lines(prompt: str, named: set[str] = frozenset()) -> list[tuple[str
         rest = line[(numbered or bullet).end() :] if (numbered or bullet) else line.strip()
         rest = rest.replace(":**", "**:").replace("：**", "**：")  # "**name:** text" as "**name**: text"
         match = ENTRY.match(rest)
+        if match is None and (numbered or bullet) and (worded := WORDED_ENTRY.match(rest)):
+            # "(1) queryOrder, whose description is ...": a programmer's name, then words instead of a separator
+            if looks_like_identifier(worded.group("name")):
+                end_run()
+                found.append((worded.group("name"), worded.group("desc").strip()))
+                continue
         if match is None or match.group("name").lower() in NOT_TOOLS or _is_keyword_line(rest):
             end_run()
             continue
