@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from tinyagent.architectures.plan_text import CONTEXT_HEADING
 from tinyagent.classroom.answer_shapes import AnswerShape, facts_in, read_answer_shape
+from tinyagent.classroom.format_instructions import without_format_instructions
 from tinyagent.classroom.tool_list import (
     MalformedToolsError,
     asks_for_tools,
@@ -364,6 +365,8 @@ def read_conversation(request: dict) -> Conversation:
     # Lesson 17: a plan's step comes with what earlier steps found; the step names everything this model needs.
     notes = tuple(line for note in systems[1:] if not note.startswith(PLAN_CONTEXT) for line in note_lines(note))
 
+    # What is asked, apart from a client's sentences about the answer's format (format_instructions.py).
+    request_text = without_format_instructions(request_text)
     steps, rounds = _read_steps(messages[start + 1 :], texts[start + 1 :])
     if scratchpad is not None:
         steps, rounds = [*scratchpad.steps, *steps], scratchpad.rounds + rounds

@@ -183,12 +183,12 @@ def tools_in_lines(prompt: str, named: set[str] = frozenset()) -> list[tuple[str
         rest = line[(numbered or bullet).end() :] if (numbered or bullet) else line.strip()
         rest = rest.replace(":**", "**:").replace("：**", "**：")  # "**name:** text" as "**name**: text"
         match = ENTRY.match(rest)
-        if match is None and (numbered or bullet) and (worded := WORDED_ENTRY.match(rest)):
+        worded = WORDED_ENTRY.match(rest) if match is None and (numbered or bullet) else None
+        if worded and looks_like_identifier(worded.group("name")):
             # "(1) queryOrder, whose description is ...": a programmer's name, then words instead of a separator
-            if looks_like_identifier(worded.group("name")):
-                end_run()
-                found.append((worded.group("name"), worded.group("desc").strip()))
-                continue
+            end_run()
+            found.append((worded.group("name"), worded.group("desc").strip()))
+            continue
         if match is None or match.group("name").lower() in NOT_TOOLS or _is_keyword_line(rest):
             end_run()
             continue
