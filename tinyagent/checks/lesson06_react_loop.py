@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+import random
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tinyagent.agent import ReActAgent
+from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.reporting import (
     _brief,
     _fail,
@@ -51,31 +54,230 @@ SCRIPTS = {
 }
 
 
-@grades("Exercise 1")
+# -- the inputs of both exercises: scripted conversations, drawn from the specs ---------------------
+# A conversation is plain data: one entry per call, the messages and options the loop sends, and the reply the
+# model gives back. The harnesses below turn the replies into ChatResult objects, so an answer is told apart
+# from the reference by what it returns (the very reply, or something else) and what it keeps.
+_QUESTIONS = ("帮我看看订单 {id} 的快递到哪了。", "我上周买的扫地机不回充了，修不好我想退。订单号 {id}。", "Where is my order {id}?",
+              "Can I return order {id}?\nIt arrived broken.", "订单 {id} 和 {other} 都查一下", "")
+_REPLIES = ("Thought: 先查订单。\nAction: queryOrder\nAction Input: {id}\n",
+            "Thought: I need the parcel.\nAction: queryLogistics\nAction Input: {tracking}\n",
+            "Thought: 已签收。\nFinal Answer: 您的包裹已于 2026-06-22 签收。",
+            "Thought: done.\nFinal Answer: Order {id} was delivered.\nAnything else?",
+            "订单 {id} 已签收。", "", "Thought: 订单已签收，运单号是 SF12",
+            "Thought: 查一下政策 🙂\nAction: searchKnowledge\nAction Input: 七天无理由退货")
+_OBSERVATIONS = ('Observation: {{"orderId":"{id}","status":"已签收"}}', 'Observation: {{"error":"订单不存在：{id}"}}',
+                 "Observation: 快件已由本人签收\n(2026-06-22 11:35)")
+
+
+def _filled(rng: random.Random, text: str) -> str:
+    return text.format(id=rng.randint(10000, 99999), other=rng.randint(10000, 99999),
+                       tracking=rng.choice(("SF", "YT", "ZT", "JD")) + str(rng.randint(10**9, 10**10 - 1)))
+
+
+def _options(rng: random.Random) -> dict:
+    """What a loop may pass besides the messages: any of these, or none."""
+    options = {}
+    if rng.random() < 0.7:
+        options["stop"] = rng.choice((["Observation:"], ["Observation:", "\nObservation"], ["观察："]))
+    if rng.random() < 0.5:
+        options["max_tokens"] = rng.randint(16, 2048)
+    if rng.random() < 0.3:
+        options["temperature"] = rng.choice((0.0, 0.1, 0.7, 1.0))
+    if rng.random() < 0.2:
+        options["seed"] = rng.randint(1, 10**6)
+    return options
+
+
+def _usage(rng: random.Random, prompt: int) -> dict:
+    completion = rng.randint(1, 400)
+    usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    if rng.random() < 0.2:  # what some servers add; the usage is kept as it is
+        usage["prompt_tokens_details"] = {"cached_tokens": rng.randint(0, prompt)}
+    return usage
+
+
+def _conversation(rng: random.Random, calls: int, *, same_usage: bool = False, empty_usage: bool = False) -> list:
+    """`calls` rounds of a loop: the growing message list, the options of each call, and the model's reply."""
+    messages = [{"role": "system", "content": rng.choice(("You are a shop assistant.", "你是客服助手。\n只用工具。"))},
+                {"role": "user", "content": _filled(rng, rng.choice(_QUESTIONS))}]
+    prompt = rng.randint(90, 900)
+    script = []
+    for n in range(calls):
+        text = _filled(rng, rng.choice(_REPLIES))
+        finish = "length" if text.endswith("SF12") else rng.choice(("stop", "stop", None))
+        usage = _usage(rng, prompt)
+        if same_usage and n > 0:
+            usage = dict(script[-1]["reply"]["usage"])  # two rounds may cost the same: both are kept
+        if empty_usage and n == calls // 2:
+            usage = {}  # a server that reports no usage: still that reply's usage
+        script.append({"messages": copy.deepcopy(messages), "options": _options(rng),
+                       "reply": {"text": text, "finish_reason": finish, "usage": usage}})
+        messages += [{"role": "assistant", "content": text},
+                     {"role": "user", "content": _filled(rng, rng.choice(_OBSERVATIONS))}]
+        prompt += rng.randint(40, 600)
+    return script
+
+
+class _Playback:
+    """The model both harnesses wrap: it answers with the given replies in order and keeps what it was sent."""
+
+    def __init__(self, replies: list[ChatResult]):
+        self.replies = replies
+        self.sent: list[tuple[list, dict]] = []
+
+    def chat(self, messages: list[dict], **options: Any) -> ChatResult:
+        self.sent.append((copy.deepcopy(messages), dict(options)))
+        return self.replies[len(self.sent) - 1]
+
+
+def _replies_of(script: list) -> list[ChatResult]:
+    return [ChatResult(call["reply"]["text"], call["reply"]["finish_reason"], call["reply"]["usage"], model="scripted")
+            for call in script]
+
+
+def _named(value: Any, replies: list[ChatResult]) -> str:
+    """A returned value as an outcome: which of the model's replies it is, or what it is instead."""
+    for n, reply in enumerate(replies, start=1):
+        if value is reply or (isinstance(value, ChatResult) and value == reply):
+            return f"reply {n}"
+    return f"{type(value).__name__} {_brief(value, 40)}"
+
+
+def _sent(model: _Playback) -> list:
+    # An option given as None is the same call as one left out (`stop=None` is LlmClient's default).
+    return [(messages, {key: value for key, value in options.items() if value is not None})
+            for messages, options in model.sent]
+
+
+def _talk(wrapper: Any, script: list, replies: list[ChatResult]) -> list[str]:
+    return [_named(wrapper.chat(call["messages"], **call["options"]), replies) for call in script]
+
+
+def _not_the_reply(outcome: dict) -> str | None:
+    """The stated types: chat returns the model's reply as it is, and what is kept is a list."""
+    for returned in outcome.get("chat returned", ()):
+        if not returned.startswith("reply "):
+            return f"chat() returned {returned}: return the wrapped model's reply as it is (a ChatResult)"
+    for name in (".usages", ".replies"):
+        kept = outcome.get(name)
+        if kept is not None and not isinstance(kept, list):
+            return f"{name} is {_brief(kept, 40)}: keep them in a list"
+    return None
+
+
+def _show_script(args: tuple) -> str:
+    script = args[-1]
+    first = script[0]
+    return (f"{len(script)} call(s); call 1 sends {len(first['messages'])} messages (the last "
+            f"{_brief(first['messages'][-1]['content'], 24)}) with {_brief(first['options'], 36)}; the model replies "
+            f"{_brief(first['reply']['text'], 24)}")
+
+
+def _first_difference(expected: list, got: list) -> int | None:
+    for n, (want, have) in enumerate(zip(expected, got)):
+        if want != have:
+            return n
+    return None if len(expected) == len(got) else min(len(expected), len(got))
+
+
+def _passing_on(args: tuple, expected: dict, got: dict) -> str | None:
+    """Which call went wrong, and how: the messages, the options, or what chat returned."""
+    sent, want = got["the model got"], expected["the model got"]
+    n = _first_difference(want, sent)
+    if n is not None and n < len(want) and n < len(sent):
+        (messages, options), (their_messages, their_options) = sent[n], want[n]
+        if messages != their_messages:
+            return (f"Call {n + 1}: the model got {len(messages)} messages, not the {len(their_messages)} the loop "
+                    "sent (pass the list on as it is).")
+        return f"Call {n + 1}: the model got the options {_brief(options, 40)}, not {_brief(their_options, 40)}."
+    if n is not None:
+        return f"The model was called {len(sent)} times for {len(want)} calls of chat()."
+    return None
+
+
+def _kept(name: str) -> Callable[[tuple, dict, dict], str | None]:
+    """What is wrong with what .usages or .replies holds, in words."""
+    def hint(args: tuple, expected: dict, got: dict) -> str | None:
+        want, have = expected[name], got[name]
+        if not isinstance(have, list):
+            return None
+        if len(have) > len(want) and have[len(have) - len(want):] == want:
+            return (f"It holds {len(have) - len(want)} more from an earlier object: a list made in the class body "
+                    f"is shared by every instance; make it in __init__ (self{name} = []).")
+        if len(have) != len(want):
+            return f"After {len(want)} call(s) it holds {len(have)}: keep one per call."
+        return None
+    return hint
+
+
+# -- exercise 1 ----------------------------------------------------------------------------------
+class _CountingLlm:
+    """06, exercise 1's answer (the solution's): passes every call on and keeps each reply's usage."""
+
+    def __init__(self, llm: Any):
+        self.llm = llm
+        self.usages: list[dict] = []
+
+    def chat(self, messages: list[dict], **options: Any) -> ChatResult:
+        reply = self.llm.chat(messages, **options)
+        self.usages.append(reply.usage)
+        return reply
+
+
+def _counting_run(CountingLlm: type) -> Callable[[str, list], dict]:
+    """A conversation driven through one new CountingLlm: what the model was sent and chat returned, or what
+    .usages holds afterwards (which of the two is `aspect`, so a failure names the sentence it breaks)."""
+    def run(aspect: str, script: list) -> dict:
+        replies = _replies_of(script)
+        model = _Playback(replies)
+        counting = CountingLlm(model)
+        returned = _talk(counting, script, replies)
+        if aspect == "passes on":
+            return {"the model got": _sent(model), "chat returned": returned}
+        usages = getattr(counting, "usages", "no .usages attribute")
+        return {".usages": list(usages) if isinstance(usages, list) else usages}
+    return run
+
+
+def _conversations(aspect: str, sizes: range, **kinds: bool) -> Callable[[random.Random], Iterator[tuple]]:
+    def inputs(rng: random.Random) -> Iterator[tuple]:
+        for calls in sizes:
+            yield (aspect, _conversation(rng, calls, **kinds))
+    return inputs
+
+
+def _two_kinds_of_usage(rng: random.Random) -> Iterator[tuple]:
+    yield from _conversations("keeps", range(2, 9))(rng)
+    for calls in (2, 3, 5):
+        yield ("keeps", _conversation(rng, calls, same_usage=True))
+    for calls in (1, 3, 4):
+        yield ("keeps", _conversation(rng, calls, empty_usage=True))
+
+
+COUNTING_RULES = (
+    Rule("chat(messages, **options) passes the call on, options included: the model gets the same messages and "
+         "every option (stop, max_tokens, temperature, ...), and chat returns the model's reply as it is",
+         _conversations("passes on", range(1, 13)), _passing_on),
+    Rule("it keeps each reply.usage, in order, in a list .usages: one per call, two equal ones and an empty one "
+         "included", _two_kinds_of_usage, _kept(".usages")),
+)
+
+
+@grades("Exercise 1", spec=Spec(COUNTING_RULES))
 def check_counting_llm(CountingLlm: type | None) -> None:
     """06, exercise 1: a wrapper that passes every call on and keeps each reply's usage."""
     exercise = "Exercise 1"
     if CountingLlm is None:
         return _not_attempted(exercise, "Write class CountingLlm in the cell above.")
-    model = ScriptedModel(SCRIPTS["a parcel run ending in a Final Answer"])
-    counting = _instance(exercise, CountingLlm, model)
-    messages = [{"role": "user", "content": "帮我看看订单 88231 的快递到哪了。"}]
-    replies = []
-    for n in range(3):
-        messages = [*messages, {"role": "user", "content": f"round {n + 1}"}]
-        replies.append(_run(exercise, "chat(messages, stop=...)", counting.chat, messages,
-                            stop=["Observation:"], max_tokens=64))
-    if [getattr(reply, "text", None) for reply in replies] != [text for text, _ in model.script]:
-        _fail(exercise, "chat() should return the wrapped model's reply as it is (a ChatResult)")
-    if any(call.get("stop") != ["Observation:"] or call.get("max_tokens") != 64 for call in model.calls):
-        _fail(exercise, f"chat() should pass every option on to the model (stop, max_tokens); the model got "
-                        f"{_brief(model.calls, 80)}")
-    expected = [reply.usage for reply in replies]
-    usages = getattr(counting, "usages", None)
-    if usages != expected:
-        _fail(exercise, f"after 3 calls, .usages should hold the 3 usages (reply.usage) in order, "
-                        f"{_brief(expected, 80)}; got {_brief(usages, 80)}")
-    return _passed(exercise, "every call passes through, and every round's usage is kept.")
+    if not isinstance(CountingLlm, type):
+        _fail(exercise, f"expected a class, got {type(CountingLlm).__name__}: write `class CountingLlm:` in the "
+                        "answer cell")
+    tried = agree_on(exercise, "check_counting_llm", COUNTING_RULES, _counting_run(CountingLlm),
+                     _counting_run(_CountingLlm), shape=_not_the_reply, call="CountingLlm(llm).chat(...)",
+                     show=_show_script)
+    return _passed(exercise, f"{tried} generated conversations (1 to 12 calls each, Chinese and English, any "
+                             "options): every call passes through, and every round's usage is kept.")
 
 
 def _compare_replay(label: str, mine: Any, theirs: Any, exercise: str) -> str:
@@ -107,7 +309,70 @@ def _compare_replay(label: str, mine: Any, theirs: Any, exercise: str) -> str:
     return f"{label}: same answer, calls, rounds and messages ({theirs.reason})"
 
 
-@grades("Exercise 2")
+# -- exercise 2 ----------------------------------------------------------------------------------
+class _Recorder:
+    """06, exercise 2's answer (the solution's): passes every call on and keeps the replies."""
+
+    def __init__(self, llm: Any):
+        self.llm = llm
+        self.replies: list[ChatResult] = []
+
+    def chat(self, messages: list[dict], **options: Any) -> ChatResult:
+        reply = self.llm.chat(messages, **options)
+        self.replies.append(reply)
+        return reply
+
+
+class _Replayer:
+    """06, exercise 2's answer (the solution's): answers with the recorded replies, in order."""
+
+    def __init__(self, replies: list[ChatResult]):
+        self.replies = list(replies)
+
+    def chat(self, messages: list[dict], **options: Any) -> ChatResult:
+        return self.replies.pop(0)
+
+
+def _record_replay_run(Recorder: type, Replayer: type) -> Callable[[str, list], dict]:
+    """A conversation through one new Recorder (what the model was sent, what chat returned, what .replies
+    holds), or the same replies handed to one new Replayer and asked for in the conversation's calls."""
+    def run(aspect: str, script: list) -> dict:
+        replies = _replies_of(script)
+        if aspect in ("passes on", "keeps"):
+            model = _Playback(replies)
+            recorder = Recorder(model)
+            returned = _talk(recorder, script, replies)
+            if aspect == "passes on":
+                return {"the model got": _sent(model), "chat returned": returned}
+            kept = getattr(recorder, "replies", "no .replies attribute")
+            return {".replies": [_named(reply, replies) for reply in kept] if isinstance(kept, list) else kept}
+        given = list(replies)
+        replayer = Replayer(given)
+        answered = _talk(replayer, script, replies)
+        if aspect == "replays":
+            return {"chat returned": answered}
+        return {"the list it was given": "as it was" if given == replies else f"now {_brief(given, 50)}"}
+    return run
+
+
+RECORD_REPLAY_RULES = (
+    Rule("Recorder(llm).chat(messages, **options) passes every call on, options included, and returns the "
+         "model's reply as it is", _conversations("passes on", range(1, 9)), _passing_on),
+    Rule("Recorder keeps each reply (the reply itself, not its text) in a list .replies, in order",
+         _conversations("keeps", range(1, 9)), _kept(".replies")),
+    Rule("Replayer(replies).chat(messages, **options) answers every call with the next recorded reply, in order, "
+         "whatever the messages and options", _conversations("replays", range(1, 11))),
+    Rule("Replayer reads the list it is given without using it up: the recorder's .replies stays as it was, so "
+         "the same replies can be replayed again", _conversations("leaves the list", range(1, 5))),
+)
+
+
+_SAME_RUN = ("given the same replies, your loop (through your Recorder) and ReActAgent (through your Replayer) make "
+             "the same calls, messages and answer, up to a reply cut by max_tokens or an empty one (five scripted "
+             "runs, then your configured model)")
+
+
+@grades("Exercise 2", spec=Spec(RECORD_REPLAY_RULES, extra=(_SAME_RUN,)))
 def check_record_replay(
     Recorder: type | None,
     Replayer: type | None,
@@ -124,18 +389,17 @@ def check_record_replay(
         return _not_attempted(exercise, "Write class Recorder and class Replayer in the cell above.")
     if run_loop is None:
         _fail(exercise, "pass your run_loop too: check_record_replay(Recorder, Replayer, run_loop, ...)")
+    for name, cls in (("Recorder", Recorder), ("Replayer", Replayer)):
+        if not isinstance(cls, type):
+            _fail(exercise, f"{name}: expected a class, got {type(cls).__name__}: write `class {name}:` in the "
+                            "answer cell")
+    tried = agree_on(exercise, "check_record_replay", RECORD_REPLAY_RULES, _record_replay_run(Recorder, Replayer),
+                     _record_replay_run(_Recorder, _Replayer), shape=_not_the_reply,
+                     call="your Recorder and Replayer", show=_show_script)
     parcel = "帮我看看订单 88231 的快递到哪了。"
     sources = [(label, ScriptedModel(script), parcel) for label, script in SCRIPTS.items()]
     if llm is not None:
         sources += [(f"{getattr(llm, 'model', 'your model')}: {question}", llm, question) for question in questions]
-    # "passes every call on": the options too, or a stop sequence is lost between the loop and the model
-    model = ScriptedModel([ORDER_STEP])
-    recorder = _instance(exercise, Recorder, model)
-    _run(exercise, "Recorder(llm).chat(messages, stop=[...], max_tokens=64)", recorder.chat,
-         [{"role": "user", "content": "88231?"}], stop=["Observation:"], max_tokens=64)
-    if model.calls != [{"stop": ["Observation:"], "max_tokens": 64}]:
-        _fail(exercise, f"Recorder.chat(messages, stop=['Observation:'], max_tokens=64) should pass every call on with "
-                        f"its options; the model got {model.calls}")
     lines = []
     for label, source, question in sources:
         recorder = _instance(exercise, Recorder, source)
@@ -148,4 +412,5 @@ def check_record_replay(
         agent = ReActAgent(replayer, shop_registry(_fresh_shop()))
         theirs = _run(exercise, "ReActAgent(Replayer(...)).run(...)", agent.run, question)
         lines.append(_compare_replay(label, mine, theirs, exercise))
-    return _passed(exercise, "\n  " + "\n  ".join(lines))
+    return _passed(exercise, f"{tried} generated conversations recorded and replayed as the spec says; then "
+                             "your loop and ReActAgent on the same replies:\n  " + "\n  ".join(lines))
