@@ -137,78 +137,81 @@ def _replies_of(script: list) -> list[ChatResult]:
 
 
 def _named(value: Any, replies: list[ChatResult]) -> str:
-    """A returned value as an outcome: which of the model's replies it is, or what it is instead."""
+    """A returned value in a few words: which of the model's replies it is, or what it is instead."""
     for n, reply in enumerate(replies, start=1):
         if value is reply or (isinstance(value, ChatResult) and value == reply):
             return f"reply {n}"
-    return f"{type(value).__name__} {_brief(value, 40)}"
+    return f"{type(value).__name__} {_brief(value, 24)}"
 
 
-def _sent(model: _Playback) -> list:
-    # An option given as None is the same call as one left out (`stop=None` is LlmClient's default).
-    return [(messages, {key: value for key, value in options.items() if value is not None})
-            for messages, options in model.sent]
+# What each outcome sentence below means the answer did, and what to do instead (a failure shows the outcome
+# cut to a few words, then this advice).
+_ADVICE = {
+    "changed": "Leave the message list as it was given: the loop goes on with it.",
+    "messages": "Pass the message list on as it is.",
+    "options": "Pass every option on: self.llm.chat(messages, **options).",
+    "returned": "Return the model's reply as it is (the ChatResult, not its text).",
+    "times": "Call the model once per call of chat().",
+    "earlier": "A list made in the class body is shared by every instance: make it in __init__ (self.usages = [], self.replies = []).",
+    "item(s)": "Keep one per call, whatever it holds.",
+    "item ": "Keep reply.usage itself for .usages, the reply itself for .replies.",
+    "not a list": "Keep them in a list.",
+    "answered": "Hand back the next reply on each call, whatever the messages.",
+    "now": "Copy the list (list(replies)) or keep a position in it, so the recorder's replies stay.",
+}
 
 
-def _talk(wrapper: Any, script: list, replies: list[ChatResult]) -> list[str]:
-    return [_named(wrapper.chat(call["messages"], **call["options"]), replies) for call in script]
+def _advice(args: tuple, expected: str, got: str) -> str | None:
+    if got == expected:
+        return None  # the failure is not in the outcome (the framework's own message says what it is)
+    return next((advice for word, advice in _ADVICE.items() if word in got), None)
 
 
-def _not_the_reply(outcome: dict) -> str | None:
-    """The stated types: chat returns the model's reply as it is, and what is kept is a list."""
-    for returned in outcome.get("chat returned", ()):
-        if not returned.startswith("reply "):
-            return f"chat() returned {returned}: return the wrapped model's reply as it is (a ChatResult)"
-    for name in (".usages", ".replies"):
-        kept = outcome.get(name)
-        if kept is not None and not isinstance(kept, list):
-            return f"{name} is {_brief(kept, 40)}: keep them in a list"
-    return None
+def _passed_on(wrapper: Any, model: _Playback, script: list, replies: list[ChatResult]) -> str:
+    """Drive `wrapper` through the conversation: did each call reach the model as it was made (the same messages,
+    the same options) and come back as the model's reply? Else what the first call that did not got instead. The
+    outcome is a few words, so a failure shows the difference, not two long message lists."""
+    for n, call in enumerate(script, start=1):
+        made = copy.deepcopy(call)  # the call as it was made (an answer that changes its input is told so apart)
+        returned = wrapper.chat(call["messages"], **call["options"])
+        if call["messages"] != made["messages"]:
+            return f"call {n} changed its messages"
+        call = made
+        if len(model.sent) != n:
+            return f"call {n}: the model called {len(model.sent)} times"
+        messages, options = model.sent[-1]
+        options = {key: value for key, value in options.items() if value is not None}  # None: left out
+        if messages != call["messages"]:
+            return f"call {n}: {len(messages)} messages of {len(call['messages'])}"
+        if options != call["options"]:
+            return f"call {n}: options {_brief(options, 24)}"
+        if (named := _named(returned, replies)) != f"reply {n}":
+            return f"call {n} returned {named}"
+    return f"{len(script)} call(s) passed on, replies returned"
+
+
+def _kept(kept: Any, wanted: list, what: str, script: list) -> str:
+    """What a list kept across the conversation holds, against `wanted` (one item per call), in a few words."""
+    if isinstance(kept, str):
+        return kept
+    if not isinstance(kept, list):
+        return f"a {type(kept).__name__}, not a list"
+    calls = len(script)
+    if len(kept) > calls and kept[len(kept) - calls:] == wanted:
+        return f"{len(kept) - calls} more, from an earlier object"
+    if len(kept) != calls:
+        return f"{len(kept)} item(s) for {calls} call(s)"
+    for n, (have, want) in enumerate(zip(kept, wanted), start=1):
+        if have is not want and have != want:
+            return f"item {n}: {_brief(have, 30)}"
+    return f"{calls} {what}, in order"  # "3 usage(s), in order"
 
 
 def _show_script(args: tuple) -> str:
     script = args[-1]
     first = script[0]
-    return (f"{len(script)} call(s); call 1 sends {len(first['messages'])} messages (the last "
-            f"{_brief(first['messages'][-1]['content'], 24)}) with {_brief(first['options'], 36)}; the model replies "
+    return (f"{len(script)} call(s); call 1 with {_brief(first['options'], 36)}, the model replying "
             f"{_brief(first['reply']['text'], 24)}")
-
-
-def _first_difference(expected: list, got: list) -> int | None:
-    for n, (want, have) in enumerate(zip(expected, got)):
-        if want != have:
-            return n
-    return None if len(expected) == len(got) else min(len(expected), len(got))
-
-
-def _passing_on(args: tuple, expected: dict, got: dict) -> str | None:
-    """Which call went wrong, and how: the messages, the options, or what chat returned."""
-    sent, want = got["the model got"], expected["the model got"]
-    n = _first_difference(want, sent)
-    if n is not None and n < len(want) and n < len(sent):
-        (messages, options), (their_messages, their_options) = sent[n], want[n]
-        if messages != their_messages:
-            return (f"Call {n + 1}: the model got {len(messages)} messages, not the {len(their_messages)} the loop "
-                    "sent (pass the list on as it is).")
-        return f"Call {n + 1}: the model got the options {_brief(options, 40)}, not {_brief(their_options, 40)}."
-    if n is not None:
-        return f"The model was called {len(sent)} times for {len(want)} calls of chat()."
-    return None
-
-
-def _kept(name: str) -> Callable[[tuple, dict, dict], str | None]:
-    """What is wrong with what .usages or .replies holds, in words."""
-    def hint(args: tuple, expected: dict, got: dict) -> str | None:
-        want, have = expected[name], got[name]
-        if not isinstance(have, list):
-            return None
-        if len(have) > len(want) and have[len(have) - len(want):] == want:
-            return (f"It holds {len(have) - len(want)} more from an earlier object: a list made in the class body "
-                    f"is shared by every instance; make it in __init__ (self{name} = []).")
-        if len(have) != len(want):
-            return f"After {len(want)} call(s) it holds {len(have)}: keep one per call."
-        return None
-    return hint
 
 
 # -- exercise 1 ----------------------------------------------------------------------------------
@@ -225,18 +228,19 @@ class _CountingLlm:
         return reply
 
 
-def _counting_run(CountingLlm: type) -> Callable[[str, list], dict]:
-    """A conversation driven through one new CountingLlm: what the model was sent and chat returned, or what
-    .usages holds afterwards (which of the two is `aspect`, so a failure names the sentence it breaks)."""
-    def run(aspect: str, script: list) -> dict:
+def _counting_run(CountingLlm: type) -> Callable[[str, list], str]:
+    """A conversation driven through one new CountingLlm: were the calls passed on, or what does .usages hold
+    afterwards (which of the two is `aspect`, so a failure names the sentence it breaks)."""
+    def run(aspect: str, script: list) -> str:
         replies = _replies_of(script)
         model = _Playback(replies)
         counting = CountingLlm(model)
-        returned = _talk(counting, script, replies)
         if aspect == "passes on":
-            return {"the model got": _sent(model), "chat returned": returned}
+            return _passed_on(counting, model, script, replies)
+        for call in script:
+            counting.chat(call["messages"], **call["options"])
         usages = getattr(counting, "usages", "no .usages attribute")
-        return {".usages": list(usages) if isinstance(usages, list) else usages}
+        return _kept(usages, [reply.usage for reply in replies], "usage(s)", script)
     return run
 
 
@@ -256,11 +260,10 @@ def _two_kinds_of_usage(rng: random.Random) -> Iterator[tuple]:
 
 
 COUNTING_RULES = (
-    Rule("chat(messages, **options) passes the call on, options included: the model gets the same messages and "
-         "every option (stop, max_tokens, temperature, ...), and chat returns the model's reply as it is",
-         _conversations("passes on", range(1, 13)), _passing_on),
-    Rule("it keeps each reply.usage, in order, in a list .usages: one per call, two equal ones and an empty one "
-         "included", _two_kinds_of_usage, _kept(".usages")),
+    Rule("chat(messages, **options) passes the call on (the same messages, every option) and returns the model's "
+         "reply as it is", _conversations("passes on", range(1, 13)), _advice),
+    Rule("it keeps each reply.usage, in order, in a list .usages (an empty one, or two equal ones, too)",
+         _two_kinds_of_usage, _advice),
 )
 
 
@@ -274,7 +277,7 @@ def check_counting_llm(CountingLlm: type | None) -> None:
         _fail(exercise, f"expected a class, got {type(CountingLlm).__name__}: write `class CountingLlm:` in the "
                         "answer cell")
     tried = agree_on(exercise, "check_counting_llm", COUNTING_RULES, _counting_run(CountingLlm),
-                     _counting_run(_CountingLlm), shape=_not_the_reply, call="CountingLlm(llm).chat(...)",
+                     _counting_run(_CountingLlm), call="CountingLlm(llm).chat(...)",
                      show=_show_script)
     return _passed(exercise, f"{tried} generated conversations (1 to 12 calls each, Chinese and English, any "
                              "options): every call passes through, and every round's usage is kept.")
@@ -333,37 +336,39 @@ class _Replayer:
         return self.replies.pop(0)
 
 
-def _record_replay_run(Recorder: type, Replayer: type) -> Callable[[str, list], dict]:
-    """A conversation through one new Recorder (what the model was sent, what chat returned, what .replies
-    holds), or the same replies handed to one new Replayer and asked for in the conversation's calls."""
-    def run(aspect: str, script: list) -> dict:
+def _record_replay_run(Recorder: type, Replayer: type) -> Callable[[str, list], str]:
+    """A conversation through one new Recorder (were the calls passed on, what does .replies hold), or the same
+    replies handed to one new Replayer and asked for in the conversation's calls."""
+    def run(aspect: str, script: list) -> str:
         replies = _replies_of(script)
         if aspect in ("passes on", "keeps"):
             model = _Playback(replies)
             recorder = Recorder(model)
-            returned = _talk(recorder, script, replies)
             if aspect == "passes on":
-                return {"the model got": _sent(model), "chat returned": returned}
-            kept = getattr(recorder, "replies", "no .replies attribute")
-            return {".replies": [_named(reply, replies) for reply in kept] if isinstance(kept, list) else kept}
+                return _passed_on(recorder, model, script, replies)
+            for call in script:
+                recorder.chat(call["messages"], **call["options"])
+            return _kept(getattr(recorder, "replies", "no .replies attribute"), replies, "reply(s)", script)
         given = list(replies)
         replayer = Replayer(given)
-        answered = _talk(replayer, script, replies)
+        answered = [_named(replayer.chat(call["messages"], **call["options"]), replies) for call in script]
         if aspect == "replays":
-            return {"chat returned": answered}
-        return {"the list it was given": "as it was" if given == replies else f"now {_brief(given, 50)}"}
+            wrong = [f"call {n} answered with {name}" for n, name in enumerate(answered, start=1)
+                     if name != f"reply {n}"]
+            return wrong[0] if wrong else f"{len(script)} reply(s), in order"
+        return "the list as it was" if given == replies else f"the list now holds {len(given)} of {len(replies)}"
     return run
 
 
 RECORD_REPLAY_RULES = (
-    Rule("Recorder(llm).chat(messages, **options) passes every call on, options included, and returns the "
-         "model's reply as it is", _conversations("passes on", range(1, 9)), _passing_on),
+    Rule("Recorder(llm).chat(messages, **options) passes every call on (the same messages, every option) and "
+         "returns the model's reply as it is", _conversations("passes on", range(1, 9)), _advice),
     Rule("Recorder keeps each reply (the reply itself, not its text) in a list .replies, in order",
-         _conversations("keeps", range(1, 9)), _kept(".replies")),
-    Rule("Replayer(replies).chat(messages, **options) answers every call with the next recorded reply, in order, "
-         "whatever the messages and options", _conversations("replays", range(1, 11))),
-    Rule("Replayer reads the list it is given without using it up: the recorder's .replies stays as it was, so "
-         "the same replies can be replayed again", _conversations("leaves the list", range(1, 5))),
+         _conversations("keeps", range(1, 9)), _advice),
+    Rule("Replayer(replies) answers every call with the next recorded reply, in order, whatever it is asked",
+         _conversations("replays", range(1, 11)), _advice),
+    Rule("Replayer does not use up the list it is given: the recorder's .replies stays as it was, to replay again",
+         _conversations("leaves the list", range(1, 5)), _advice),
 )
 
 
@@ -394,8 +399,7 @@ def check_record_replay(
             _fail(exercise, f"{name}: expected a class, got {type(cls).__name__}: write `class {name}:` in the "
                             "answer cell")
     tried = agree_on(exercise, "check_record_replay", RECORD_REPLAY_RULES, _record_replay_run(Recorder, Replayer),
-                     _record_replay_run(_Recorder, _Replayer), shape=_not_the_reply,
-                     call="your Recorder and Replayer", show=_show_script)
+                     _record_replay_run(_Recorder, _Replayer), call="your Recorder and Replayer", show=_show_script)
     parcel = "帮我看看订单 88231 的快递到哪了。"
     sources = [(label, ScriptedModel(script), parcel) for label, script in SCRIPTS.items()]
     if llm is not None:
