@@ -152,9 +152,7 @@ _ADVICE = {
     "options": "Pass every option on: self.llm.chat(messages, **options).",
     "returned": "Return the model's reply as it is (the ChatResult, not its text).",
     "times": "Call the model once per call of chat().",
-    "earlier": "A list made in the class body is shared by every instance: make it in __init__ (self.usages = [], self.replies = []).",
     "item(s)": "Keep one per call, whatever it holds.",
-    "item ": "Keep reply.usage itself for .usages, the reply itself for .replies.",
     "not a list": "Keep them in a list.",
     "answered": "Hand back the next reply on each call, whatever the messages.",
     "now": "Copy the list (list(replies)) or keep a position in it, so the recorder's replies stay.",
@@ -164,6 +162,12 @@ _ADVICE = {
 def _advice(args: tuple, expected: str, got: str) -> str | None:
     if got == expected:
         return None  # the failure is not in the outcome (the framework's own message says what it is)
+    kept = ".usages" if "usage" in expected else ".replies"
+    if "earlier" in got:
+        return f"A list made in the class body is shared by every instance: make it in __init__ (self{kept} = [])."
+    if got.startswith("item "):
+        kept = "reply.usage itself (a dict)" if "usage" in expected else "the reply itself (the ChatResult)"
+        return f"Keep {kept}, as it came."
     return next((advice for word, advice in _ADVICE.items() if word in got), None)
 
 
@@ -351,7 +355,8 @@ def _record_replay_run(Recorder: type, Replayer: type) -> Callable[[str, list], 
             return _kept(getattr(recorder, "replies", "no .replies attribute"), replies, "reply(s)", script)
         given = list(replies)
         replayer = Replayer(given)
-        answered = [_named(replayer.chat(call["messages"], **call["options"]), replies) for call in script]
+        # Asked with the conversation's messages backwards: a replayer answers by position, not by what it is asked.
+        answered = [_named(replayer.chat(call["messages"], **call["options"]), replies) for call in script[::-1]]
         if aspect == "replays":
             wrong = [f"call {n} answered with {name}" for n, name in enumerate(answered, start=1)
                      if name != f"reply {n}"]

@@ -144,7 +144,8 @@ def _unknown(rng: random.Random) -> Iterator[tuple]:
         yield (_plain_or_json(rng, number[:-1] + str((int(number[-1]) + rng.randint(1, 9)) % 10), None),)
         yield (_plain_or_json(rng, number[:-1], True),)
         yield (_plain_or_json(rng, number + str(rng.randint(0, 9)), None),)
-    yield (_plain_or_json(rng, str(rng.randint(10000, 99999)), None),)  # an order id where a tracking number goes
+    for order_id in rng.sample(("88231", "88232", "88234", "88236"), 2):  # an order id where a tracking number goes
+        yield (_plain_or_json(rng, order_id, rng.choice((None, True))),)
     yield (_plain_or_json(rng, "顺丰" + str(rng.randint(10**9, 10**10 - 1)), True),)
     yield (json.dumps({"tracking_no": "运单号", "latest_only": True}, ensure_ascii=False),)
 
