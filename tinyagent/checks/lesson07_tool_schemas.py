@@ -76,8 +76,16 @@ def _through(track_parcel: TypedTool) -> Callable[[str], _Answer]:
         if isinstance(observation, dict) and "field" in observation:
             # A refusal's wording quotes the docstring's example: what the spec fixes is the field it names.
             observation = {"refused, naming": observation["field"]}
-        return _Answer(observation, type(returned[0]).__name__ if returned else NOT_CALLED)
+        return _Answer(observation, _kind(returned[0]) if returned else NOT_CALLED)
     return run
+
+
+def _kind(value: Any) -> str:
+    """The type of a returned value as the spec names it (a dict of any class is a dict)."""
+    for kind in (dict, str):
+        if isinstance(value, kind):
+            return kind.__name__
+    return type(value).__name__
 
 
 def _a_dict(answer: _Answer) -> str | None:
