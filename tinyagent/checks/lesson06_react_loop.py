@@ -132,8 +132,9 @@ class _Playback:
 
 
 def _replies_of(script: list) -> list[ChatResult]:
-    return [ChatResult(call["reply"]["text"], call["reply"]["finish_reason"], call["reply"]["usage"], model="scripted")
-            for call in script]
+    # Each reply names its round in `model`, so two replies of the same text are still told apart.
+    return [ChatResult(call["reply"]["text"], call["reply"]["finish_reason"], call["reply"]["usage"],
+                       model=f"scripted, round {n}") for n, call in enumerate(script, start=1)]
 
 
 def _named(value: Any, replies: list[ChatResult]) -> str:
