@@ -604,8 +604,8 @@ def test_06_counting_llm():
             self.usages.append(reply.usage)
             return reply
 
-    fails(check_counting_llm, KeepsLast, says=".usages")
-    fails(check_counting_llm, DropsOptions, says="pass every option")
+    fails(check_counting_llm, KeepsLast, says="1 item(s) for 2 call(s)")
+    fails(check_counting_llm, DropsOptions, says="Pass every option on")
 
 
 class Recorder:
@@ -648,9 +648,9 @@ def test_06_record_replay_holds_on_scripted_replies_and_the_classroom(capsys):
         def chat(self, messages, **options):
             return self.llm.chat(messages, **options)
 
-    fails(check_record_replay, Recorder, RepeatsTheFirst, run_loop, says="disagree")
-    fails(check_record_replay, KeepsText, Replayer, run_loop, says="raised AttributeError")
-    fails(check_record_replay, KeepsNothing, Replayer, run_loop, says="keep every reply")
+    fails(check_record_replay, Recorder, RepeatsTheFirst, run_loop, says="call 2 answered with reply 1")
+    fails(check_record_replay, KeepsText, Replayer, run_loop, says="Keep the reply itself (the ChatResult)")
+    fails(check_record_replay, KeepsNothing, Replayer, run_loop, says="0 item(s) for 1 call(s)")
     fails(check_record_replay, Recorder, Replayer, None, says="run_loop")
 
 
@@ -727,12 +727,13 @@ def test_07_typed_logistics_tool():
     fails(check_typed_logistics_tool, make_track_parcel(), says="optional with the default False")
     fails(check_typed_logistics_tool, make_track_parcel(default=True, typed=False), says="should be a boolean")
     fails(check_typed_logistics_tool, make_track_parcel(default=True, newest=False), says="only the newest event")
-    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="empty"), says="return exactly")
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="empty"), says="returns exactly")
     # the spec gives the error's exact text; the learner's None shows as what it is, not as {"ok": true}
     fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="none"), says="returned None")
     fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="other words"),
-          says='return exactly {"error": "运单不存在：SF0000000000"}')
-    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="one number"), says="YT1357924680")
+          says="Its error is 'no such parcel: SF")
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="one number"),
+          says="Its error is '运单不存在：SF0000000000', not")
 
     @typed_tool(name="queryLogistics")
     def hard_coded(tracking_no: str, latest_only: bool = False) -> dict:
@@ -745,7 +746,7 @@ def test_07_typed_logistics_tool():
         parcel = SHOP_07.get_logistics("SF1234567890")  # the lesson's parcel, whatever was asked
         return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
 
-    fails(check_typed_logistics_tool, hard_coded, says="invoke('YT2468013579')")
+    fails(check_typed_logistics_tool, hard_coded, says="got SF1234567890: 3 traces")
 
 
 def test_07_error_fields():
@@ -765,6 +766,124 @@ def test_07_not_attempted_yet(capsys):
     assert check_typed_logistics_tool(None) is None and check_error_fields(None) is None
     out = capsys.readouterr().out
     assert out.count("not attempted yet") == 2
+
+
+def typed_logistics(body):
+    """A typed queryLogistics whose schema is right and whose work is `body(tracking_no, latest_only)`."""
+    @typed_tool(name="queryLogistics")
+    def track_parcel(tracking_no: str, latest_only: bool = False) -> dict:
+        """Track a parcel.
+
+        Args:
+            tracking_no: the tracking number from queryOrder, e.g. SF1234567890
+            latest_only: only the newest event
+        """
+        return body(tracking_no, latest_only)
+
+    return track_parcel
+
+
+def test_07_wrong_answers_by_kind():
+    # Exercise 1. "only one of many read" does not apply: one call takes one tracking number, and @tool reads the
+    # input. "changes what it was given" does not apply: the arguments are strings, and the shop is the
+    # learner's own, which the check cannot see (a change to it shows as a later answer differing: the state kind).
+    def unknown(number):
+        return {"error": f"运单不存在：{number}"}
+
+    def two_parcels(tracking_no, latest_only):  # the two parcels the lesson shows, and no other
+        if tracking_no not in ("SF1234567890", "YT2468013579"):
+            return unknown(tracking_no)
+        parcel = SHOP_07.get_logistics(tracking_no)
+        return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
+
+    def third_event(tracking_no, latest_only):  # the lesson's parcel has three events: the newest is the third
+        parcel = SHOP_07.get_logistics(tracking_no)
+        if parcel is None:
+            return unknown(tracking_no)
+        return {**parcel, "traces": parcel["traces"][2:]} if latest_only else parcel
+
+    def cached_tool():
+        cache = {}  # as a module-level dict in a notebook: made once, kept across calls
+
+        def cached(tracking_no, latest_only):  # the cached parcel is cut by latest_only, and stays cut
+            if tracking_no not in cache:
+                cache[tracking_no] = SHOP_07.get_logistics(tracking_no)
+            parcel = cache[tracking_no]
+            if parcel is None:
+                return unknown(tracking_no)
+            if latest_only:
+                parcel["traces"] = parcel["traces"][-1:]
+            return parcel
+
+        return typed_logistics(cached)
+
+    def english_error(tracking_no, latest_only):  # the spec's error text is Chinese
+        parcel = SHOP_07.get_logistics(tracking_no)
+        if parcel is None:
+            return {"error": f"tracking number not found: {tracking_no}"}
+        return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
+
+    def latest_by_clock(tracking_no, latest_only):  # "HH:MM" compared without the day it belongs to
+        parcel = SHOP_07.get_logistics(tracking_no)
+        if parcel is None:
+            return unknown(tracking_no)
+        if latest_only:
+            parcel["traces"] = [max(parcel["traces"], key=lambda event: event["time"].split()[1])]
+        return parcel
+
+    def as_json(tracking_no, latest_only):  # a JSON string where the spec says a dict
+        parcel = SHOP_07.get_logistics(tracking_no)
+        if parcel is None:
+            return json.dumps(unknown(tracking_no), ensure_ascii=False)
+        if latest_only:
+            parcel["traces"] = parcel["traces"][-1:]
+        return json.dumps(parcel, ensure_ascii=False)
+
+    fails_by_kind(check_typed_logistics_tool, {
+        "right only for the example": [typed_logistics(two_parcels), typed_logistics(third_event)],
+        "state kept between calls": [cached_tool()],
+        "one language only": [typed_logistics(english_error)],
+        "the wrong kind of comparison": [typed_logistics(latest_by_clock)],
+        "a stated type ignored": [typed_logistics(as_json)],
+    })
+    fails(check_typed_logistics_tool, typed_logistics(two_parcels), says="an error for a parcel the shop has")
+    fails(check_typed_logistics_tool, cached_tool(), says="keeps something between calls")
+    fails(check_typed_logistics_tool, typed_logistics(as_json), says="returned a str")
+
+    # At the spec's boundaries: latest_only given as false, an id one digit off, a number that is an order id.
+    def cut_unless_missing(tracking_no, latest_only):  # "is not None" is true of False too
+        parcel = SHOP_07.get_logistics(tracking_no)
+        if parcel is None:
+            return unknown(tracking_no)
+        return {**parcel, "traces": parcel["traces"][-1:]} if latest_only is not None else parcel
+
+    def close_enough(tracking_no, latest_only):  # the parcel whose number starts the same
+        parcel = SHOP_07.get_logistics(tracking_no) or next(
+            (SHOP_07.get_logistics(known) for known in ("SF1234567890", "YT2468013579", "ZT5566778899",
+                                                        "JD0098765432") if known[:6] == tracking_no[:6]), None)
+        if parcel is None:
+            return unknown(tracking_no)
+        return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
+
+    def order_ids_too(tracking_no, latest_only):  # an order id where a tracking number goes, looked up for it
+        order = SHOP_07.get_order(tracking_no)
+        if order is not None and order.get("trackingNo"):
+            tracking_no = order["trackingNo"]
+        parcel = SHOP_07.get_logistics(tracking_no)
+        if parcel is None:
+            return unknown(tracking_no)
+        return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
+
+    fails(check_typed_logistics_tool, typed_logistics(cut_unless_missing), says="every trace")
+    fails(check_typed_logistics_tool, typed_logistics(close_enough), says="a number the shop does not have")
+    fails(check_typed_logistics_tool, typed_logistics(order_ids_too), says="a number the shop does not have")
+
+    # Exercise 2 is a prediction of a fixed table (five inputs, each with one right answer): nothing is generated,
+    # so only "a stated type ignored" applies: the predictions must be a list, not one string or a dict.
+    fails_by_kind(check_error_fields, {
+        "a stated type ignored": ["None, address.street, window, items[1], order_id",
+                                  {1: None, 2: "address.street", 3: "window", 4: "items[1]", 5: "order_id"}],
+    })
 
 
 # -- 08 ---------------------------------------------------------------------------------------------
@@ -2910,8 +3029,8 @@ def test_06_each_sentence_of_the_specs():
             self.usages.append(reply)
             return reply
 
-    fails(check_counting_llm, ReturnsTheText, says="as it is (a ChatResult)")
-    fails(check_counting_llm, KeepsReplies, says=".usages should hold the 3 usages")
+    fails(check_counting_llm, ReturnsTheText, says="Return the model's reply as it is (the ChatResult")
+    fails(check_counting_llm, KeepsReplies, says="Keep reply.usage itself (a dict)")
 
     class DropsOptions(Recorder):  # "passes every call on": the stop sequence lost on the way
         def chat(self, messages, **options):
@@ -2919,7 +3038,159 @@ def test_06_each_sentence_of_the_specs():
             self.replies.append(reply)
             return reply
 
-    fails(check_record_replay, DropsOptions, Replayer, run_loop, says="should pass every call on with its options")
+    fails(check_record_replay, DropsOptions, Replayer, run_loop, says="Pass every option on")
+
+
+def test_06_wrong_answers_by_kind():
+    # Exercise 1. "one language only" does not apply: CountingLlm reads nothing of the text it passes on.
+    class StopWrittenIn(CountingLlm):  # the lesson's loop always stops at Observation:, so that is all it sends
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, stop=["Observation:"])
+            self.usages.append(reply.usage)
+            return reply
+
+    class ThreeCounts(CountingLlm):  # the three counts of the lesson's usage, not the usage as it came
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            self.usages.append({key: reply.usage.get(key, 0)
+                                for key in ("prompt_tokens", "completion_tokens", "total_tokens")})
+            return reply
+
+    class ClassList:  # the list made in the class body: every CountingLlm shares it
+        usages = []  # noqa: RUF012 - the mistake under test
+
+        def __init__(self, llm):
+            self.llm = llm
+
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            self.usages.append(reply.usage)
+            return reply
+
+    class LatestMessageOnly(CountingLlm):  # sends the newest message only, as if the model remembered the rest
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages[-1:], **options)
+            self.usages.append(reply.usage)
+            return reply
+
+    class KeepsLast(CountingLlm):
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            self.usages = [reply.usage]
+            return reply
+
+    class NoRepeats(CountingLlm):  # two rounds that cost the same are two rounds
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            if reply.usage not in self.usages:
+                self.usages.append(reply.usage)
+            return reply
+
+    class SkipsEmpty(CountingLlm):  # a reply without usage is still a reply: its usage is {}
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            if reply.usage:
+                self.usages.append(reply.usage)
+            return reply
+
+    class ReturnsTheText(CountingLlm):
+        def chat(self, messages, **options):
+            return super().chat(messages, **options).text
+
+    class UsagesByRound(CountingLlm):  # a dict of rounds where the spec says a list
+        def __init__(self, llm):
+            super().__init__(llm)
+            self.usages = {}
+
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            self.usages[len(self.usages) + 1] = reply.usage
+            return reply
+
+    class KeepsTheConversation(CountingLlm):  # appends the reply to the caller's list
+        def chat(self, messages, **options):
+            reply = super().chat(messages, **options)
+            messages.append({"role": "assistant", "content": reply.text})
+            return reply
+
+    fails_by_kind(check_counting_llm, {
+        "right only for the example": [StopWrittenIn, ThreeCounts],
+        "state kept between calls": [ClassList],
+        "only one of many read": [LatestMessageOnly, KeepsLast, SkipsEmpty],
+        "the wrong kind of comparison": [NoRepeats],
+        "a stated type ignored": [ReturnsTheText, UsagesByRound],
+        "changes what it was given": [KeepsTheConversation],
+    })
+    fails(check_counting_llm, ClassList, says="from an earlier object")
+    fails(check_counting_llm, KeepsTheConversation, says="changed its messages")
+    fails(check_counting_llm, UsagesByRound, says="a dict, not a list")
+    fails(check_counting_llm, SkipsEmpty, says="an empty one")  # the boundary the spec's "each" sets
+
+    # Exercise 2. "one language only" does not apply: neither class reads the text of a message or a reply.
+    def record_replay(pair):
+        return check_record_replay(*pair, run_loop)
+
+    class StopOnly(Recorder):  # the options the lesson's loop sends, written in
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, stop=options.get("stop", ["Observation:"]))
+            self.replies.append(reply)
+            return reply
+
+    class ByMessageCount(Replayer):  # the lesson's loop adds two messages a round: reply number from the count
+        def chat(self, messages, **options):
+            return self.replies[len(messages) // 2 - 1]
+
+    class SharedReplies(Recorder):  # the list made in the class body
+        replies = []  # noqa: RUF012 - the mistake under test
+
+        def __init__(self, llm):
+            self.llm = llm
+
+    class Counter:  # a position kept on the class: a second Replayer starts where the first stopped
+        position = 0
+
+        def __init__(self, replies):
+            self.replies = list(replies)
+
+        def chat(self, messages, **options):
+            Counter.position += 1
+            return self.replies[Counter.position - 1]
+
+    class KeepsLastReply(Recorder):
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            self.replies = [reply]
+            return reply
+
+    class RepeatsTheFirst(Replayer):
+        def chat(self, messages, **options):
+            return self.replies[0]
+
+    class NotYetSaid(Replayer):  # the first reply whose text is not in the conversation yet: compares contents
+        def chat(self, messages, **options):
+            said = [message["content"] for message in messages]
+            return next(reply for reply in self.replies if reply.text not in said)
+
+    class KeepsText(Recorder):
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            self.replies.append(reply.text)
+            return reply
+
+    class UsesUpTheList(Replayer):  # pops from the recorder's own list: it cannot be replayed again
+        def __init__(self, replies):
+            self.replies = replies
+
+    fails_by_kind(record_replay, {
+        "right only for the example": [(StopOnly, Replayer), (Recorder, ByMessageCount)],
+        "state kept between calls": [(SharedReplies, Replayer), (Recorder, Counter)],
+        "only one of many read": [(KeepsLastReply, Replayer), (Recorder, RepeatsTheFirst)],
+        "the wrong kind of comparison": [(Recorder, NotYetSaid)],
+        "a stated type ignored": [(KeepsText, Replayer)],
+        "changes what it was given": [(Recorder, UsesUpTheList)],
+    })
+    fails(record_replay, (Recorder, ByMessageCount), says="whatever it is asked")
+    fails(record_replay, (Recorder, UsesUpTheList), says="does not use up the list")
 
 
 def test_10_each_sentence_of_the_specs():

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+import random
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tinyagent.agent import ReActAgent
+from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.reporting import (
     _brief,
     _fail,
@@ -51,31 +54,238 @@ SCRIPTS = {
 }
 
 
-@grades("Exercise 1")
+# -- the inputs of both exercises: scripted conversations, drawn from the specs ---------------------
+# A conversation is plain data: one entry per call, the messages and options the loop sends, and the reply the
+# model gives back. The harnesses below turn the replies into ChatResult objects, so an answer is told apart
+# from the reference by what it returns (the very reply, or something else) and what it keeps.
+_QUESTIONS = ("帮我看看订单 {id} 的快递到哪了。", "我上周买的扫地机不回充了，修不好我想退。订单号 {id}。", "Where is my order {id}?",
+              "Can I return order {id}?\nIt arrived broken.", "订单 {id} 和 {other} 都查一下", "")
+_REPLIES = ("Thought: 先查订单。\nAction: queryOrder\nAction Input: {id}\n",
+            "Thought: I need the parcel.\nAction: queryLogistics\nAction Input: {tracking}\n",
+            "Thought: 已签收。\nFinal Answer: 您的包裹已于 2026-06-22 签收。",
+            "Thought: done.\nFinal Answer: Order {id} was delivered.\nAnything else?",
+            "订单 {id} 已签收。", "", "Thought: 订单已签收，运单号是 SF12",
+            "Thought: 查一下政策 🙂\nAction: searchKnowledge\nAction Input: 七天无理由退货")
+_OBSERVATIONS = ('Observation: {{"orderId":"{id}","status":"已签收"}}', 'Observation: {{"error":"订单不存在：{id}"}}',
+                 "Observation: 快件已由本人签收\n(2026-06-22 11:35)")
+
+
+def _filled(rng: random.Random, text: str) -> str:
+    return text.format(id=rng.randint(10000, 99999), other=rng.randint(10000, 99999),
+                       tracking=rng.choice(("SF", "YT", "ZT", "JD")) + str(rng.randint(10**9, 10**10 - 1)))
+
+
+def _options(rng: random.Random) -> dict:
+    """What a loop may pass besides the messages: any of these, or none."""
+    options = {}
+    if rng.random() < 0.7:
+        options["stop"] = rng.choice((["Observation:"], ["Observation:", "\nObservation"], ["观察："]))
+    if rng.random() < 0.5:
+        options["max_tokens"] = rng.randint(16, 2048)
+    if rng.random() < 0.3:
+        options["temperature"] = rng.choice((0.0, 0.1, 0.7, 1.0))
+    if rng.random() < 0.2:
+        options["seed"] = rng.randint(1, 10**6)
+    return options
+
+
+def _usage(rng: random.Random, prompt: int) -> dict:
+    completion = rng.randint(1, 400)
+    usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    if rng.random() < 0.2:  # what some servers add; the usage is kept as it is
+        usage["prompt_tokens_details"] = {"cached_tokens": rng.randint(0, prompt)}
+    return usage
+
+
+def _conversation(rng: random.Random, calls: int, *, same_usage: bool = False, empty_usage: bool = False) -> list:
+    """`calls` rounds of a loop: the growing message list, the options of each call, and the model's reply."""
+    messages = [{"role": "system", "content": rng.choice(("You are a shop assistant.", "你是客服助手。\n只用工具。"))},
+                {"role": "user", "content": _filled(rng, rng.choice(_QUESTIONS))}]
+    prompt = rng.randint(90, 900)
+    script = []
+    for n in range(calls):
+        text = _filled(rng, rng.choice(_REPLIES))
+        finish = "length" if text.endswith("SF12") else rng.choice(("stop", "stop", None))
+        usage = _usage(rng, prompt)
+        if same_usage and n > 0:
+            usage = dict(script[-1]["reply"]["usage"])  # two rounds may cost the same: both are kept
+        if empty_usage and n == calls // 2:
+            usage = {}  # a server that reports no usage: still that reply's usage
+        script.append({"messages": copy.deepcopy(messages), "options": _options(rng),
+                       "reply": {"text": text, "finish_reason": finish, "usage": usage}})
+        messages += [{"role": "assistant", "content": text},
+                     {"role": "user", "content": _filled(rng, rng.choice(_OBSERVATIONS))}]
+        prompt += rng.randint(40, 600)
+    return script
+
+
+class _Playback:
+    """The model both harnesses wrap: it answers with the given replies in order and keeps what it was sent."""
+
+    def __init__(self, replies: list[ChatResult]):
+        self.replies = replies
+        self.sent: list[tuple[list, dict]] = []
+
+    def chat(self, messages: list[dict], **options: Any) -> ChatResult:
+        self.sent.append((copy.deepcopy(messages), dict(options)))
+        return self.replies[len(self.sent) - 1]
+
+
+def _replies_of(script: list) -> list[ChatResult]:
+    # Each reply names its round in `model`, so two replies of the same text are still told apart.
+    return [ChatResult(call["reply"]["text"], call["reply"]["finish_reason"], call["reply"]["usage"],
+                       model=f"scripted, round {n}") for n, call in enumerate(script, start=1)]
+
+
+def _named(value: Any, replies: list[ChatResult]) -> str:
+    """A returned value in a few words: which of the model's replies it is, or what it is instead."""
+    for n, reply in enumerate(replies, start=1):
+        if value is reply or (isinstance(value, ChatResult) and value == reply):
+            return f"reply {n}"
+    return f"{type(value).__name__} {_brief(value, 24)}"
+
+
+# What each outcome sentence below means the answer did, and what to do instead (a failure shows the outcome
+# cut to a few words, then this advice).
+_ADVICE = {
+    "changed": "Leave the message list as it was given: the loop goes on with it.",
+    "messages": "Pass the message list on as it is.",
+    "options": "Pass every option on: self.llm.chat(messages, **options).",
+    "returned": "Return the model's reply as it is (the ChatResult, not its text).",
+    "times": "Call the model once per call of chat().",
+    "item(s)": "Keep one per call, whatever it holds.",
+    "not a list": "Keep them in a list.",
+    "answered": "Hand back the next reply on each call, whatever the messages.",
+    "now": "Copy the list (list(replies)) or keep a position in it, so the recorder's replies stay.",
+}
+
+
+def _advice(args: tuple, expected: str, got: str) -> str | None:
+    if got == expected:
+        return None  # the failure is not in the outcome (the framework's own message says what it is)
+    kept = ".usages" if "usage" in expected else ".replies"
+    if "earlier" in got:
+        return f"A list made in the class body is shared by every instance: make it in __init__ (self{kept} = [])."
+    if got.startswith("item "):
+        kept = "reply.usage itself (a dict)" if "usage" in expected else "the reply itself (the ChatResult)"
+        return f"Keep {kept}, as it came."
+    return next((advice for word, advice in _ADVICE.items() if word in got), None)
+
+
+def _passed_on(wrapper: Any, model: _Playback, script: list, replies: list[ChatResult]) -> str:
+    """Drive `wrapper` through the conversation: did each call reach the model as it was made (the same messages,
+    the same options) and come back as the model's reply? Else what the first call that did not got instead. The
+    outcome is a few words, so a failure shows the difference, not two long message lists."""
+    for n, call in enumerate(script, start=1):
+        made = copy.deepcopy(call)  # the call as it was made (an answer that changes its input is told so apart)
+        returned = wrapper.chat(call["messages"], **call["options"])
+        if call["messages"] != made["messages"]:
+            return f"call {n} changed its messages"
+        call = made
+        if len(model.sent) != n:
+            return f"call {n}: the model called {len(model.sent)} times"
+        messages, options = model.sent[-1]
+        options = {key: value for key, value in options.items() if value is not None}  # None: left out
+        if messages != call["messages"]:
+            return f"call {n}: {len(messages)} messages of {len(call['messages'])}"
+        if options != call["options"]:
+            return f"call {n}: options {_brief(options, 24)}"
+        if (named := _named(returned, replies)) != f"reply {n}":
+            return f"call {n} returned {named}"
+    return f"{len(script)} call(s) passed on, replies returned"
+
+
+def _kept(kept: Any, wanted: list, what: str, script: list) -> str:
+    """What a list kept across the conversation holds, against `wanted` (one item per call), in a few words."""
+    if isinstance(kept, str):
+        return kept
+    if not isinstance(kept, list):
+        return f"a {type(kept).__name__}, not a list"
+    calls = len(script)
+    if len(kept) > calls and kept[len(kept) - calls:] == wanted:
+        return f"{len(kept) - calls} more, from an earlier object"
+    if len(kept) != calls:
+        return f"{len(kept)} item(s) for {calls} call(s)"
+    for n, (have, want) in enumerate(zip(kept, wanted), start=1):
+        if have is not want and have != want:
+            return f"item {n}: {_brief(have, 30)}"
+    return f"{calls} {what}, in order"  # "3 usage(s), in order"
+
+
+def _show_script(args: tuple) -> str:
+    script = args[-1]
+    first = script[0]
+    return (f"{len(script)} call(s); call 1 with {_brief(first['options'], 36)}, the model replying "
+            f"{_brief(first['reply']['text'], 24)}")
+
+
+# -- exercise 1 ----------------------------------------------------------------------------------
+class _CountingLlm:
+    """06, exercise 1's answer (the solution's): passes every call on and keeps each reply's usage."""
+
+    def __init__(self, llm: Any):
+        self.llm = llm
+        self.usages: list[dict] = []
+
+    def chat(self, messages: list[dict], **options: Any) -> ChatResult:
+        reply = self.llm.chat(messages, **options)
+        self.usages.append(reply.usage)
+        return reply
+
+
+def _counting_run(CountingLlm: type) -> Callable[[str, list], str]:
+    """A conversation driven through one new CountingLlm: were the calls passed on, or what does .usages hold
+    afterwards (which of the two is `aspect`, so a failure names the sentence it breaks)."""
+    def run(aspect: str, script: list) -> str:
+        replies = _replies_of(script)
+        model = _Playback(replies)
+        counting = CountingLlm(model)
+        if aspect == "passes on":
+            return _passed_on(counting, model, script, replies)
+        for call in script:
+            counting.chat(call["messages"], **call["options"])
+        usages = getattr(counting, "usages", "no .usages attribute")
+        return _kept(usages, [reply.usage for reply in replies], "usage(s)", script)
+    return run
+
+
+def _conversations(aspect: str, sizes: range, **kinds: bool) -> Callable[[random.Random], Iterator[tuple]]:
+    def inputs(rng: random.Random) -> Iterator[tuple]:
+        for calls in sizes:
+            yield (aspect, _conversation(rng, calls, **kinds))
+    return inputs
+
+
+def _two_kinds_of_usage(rng: random.Random) -> Iterator[tuple]:
+    yield from _conversations("keeps", range(2, 9))(rng)
+    for calls in (2, 3, 5):
+        yield ("keeps", _conversation(rng, calls, same_usage=True))
+    for calls in (1, 3, 4):
+        yield ("keeps", _conversation(rng, calls, empty_usage=True))
+
+
+COUNTING_RULES = (
+    Rule("chat(messages, **options) passes the call on (the same messages, every option) and returns the model's "
+         "reply as it is", _conversations("passes on", range(1, 13)), _advice),
+    Rule("it keeps each reply.usage, in order, in a list .usages (an empty one, or two equal ones, too)",
+         _two_kinds_of_usage, _advice),
+)
+
+
+@grades("Exercise 1", spec=Spec(COUNTING_RULES))
 def check_counting_llm(CountingLlm: type | None) -> None:
     """06, exercise 1: a wrapper that passes every call on and keeps each reply's usage."""
     exercise = "Exercise 1"
     if CountingLlm is None:
         return _not_attempted(exercise, "Write class CountingLlm in the cell above.")
-    model = ScriptedModel(SCRIPTS["a parcel run ending in a Final Answer"])
-    counting = _instance(exercise, CountingLlm, model)
-    messages = [{"role": "user", "content": "帮我看看订单 88231 的快递到哪了。"}]
-    replies = []
-    for n in range(3):
-        messages = [*messages, {"role": "user", "content": f"round {n + 1}"}]
-        replies.append(_run(exercise, "chat(messages, stop=...)", counting.chat, messages,
-                            stop=["Observation:"], max_tokens=64))
-    if [getattr(reply, "text", None) for reply in replies] != [text for text, _ in model.script]:
-        _fail(exercise, "chat() should return the wrapped model's reply as it is (a ChatResult)")
-    if any(call.get("stop") != ["Observation:"] or call.get("max_tokens") != 64 for call in model.calls):
-        _fail(exercise, f"chat() should pass every option on to the model (stop, max_tokens); the model got "
-                        f"{_brief(model.calls, 80)}")
-    expected = [reply.usage for reply in replies]
-    usages = getattr(counting, "usages", None)
-    if usages != expected:
-        _fail(exercise, f"after 3 calls, .usages should hold the 3 usages (reply.usage) in order, "
-                        f"{_brief(expected, 80)}; got {_brief(usages, 80)}")
-    return _passed(exercise, "every call passes through, and every round's usage is kept.")
+    if not isinstance(CountingLlm, type):
+        _fail(exercise, f"expected a class, got {type(CountingLlm).__name__}: write `class CountingLlm:` in the "
+                        "answer cell")
+    tried = agree_on(exercise, "check_counting_llm", COUNTING_RULES, _counting_run(CountingLlm),
+                     _counting_run(_CountingLlm), call="CountingLlm(llm).chat(...)",
+                     show=_show_script)
+    return _passed(exercise, f"{tried} generated conversations (1 to 12 calls each, Chinese and English, any "
+                             "options): every call passes through, and every round's usage is kept.")
 
 
 def _compare_replay(label: str, mine: Any, theirs: Any, exercise: str) -> str:
@@ -107,7 +317,73 @@ def _compare_replay(label: str, mine: Any, theirs: Any, exercise: str) -> str:
     return f"{label}: same answer, calls, rounds and messages ({theirs.reason})"
 
 
-@grades("Exercise 2")
+# -- exercise 2 ----------------------------------------------------------------------------------
+class _Recorder:
+    """06, exercise 2's answer (the solution's): passes every call on and keeps the replies."""
+
+    def __init__(self, llm: Any):
+        self.llm = llm
+        self.replies: list[ChatResult] = []
+
+    def chat(self, messages: list[dict], **options: Any) -> ChatResult:
+        reply = self.llm.chat(messages, **options)
+        self.replies.append(reply)
+        return reply
+
+
+class _Replayer:
+    """06, exercise 2's answer (the solution's): answers with the recorded replies, in order."""
+
+    def __init__(self, replies: list[ChatResult]):
+        self.replies = list(replies)
+
+    def chat(self, messages: list[dict], **options: Any) -> ChatResult:
+        return self.replies.pop(0)
+
+
+def _record_replay_run(Recorder: type, Replayer: type) -> Callable[[str, list], str]:
+    """A conversation through one new Recorder (were the calls passed on, what does .replies hold), or the same
+    replies handed to one new Replayer and asked for in the conversation's calls."""
+    def run(aspect: str, script: list) -> str:
+        replies = _replies_of(script)
+        if aspect in ("passes on", "keeps"):
+            model = _Playback(replies)
+            recorder = Recorder(model)
+            if aspect == "passes on":
+                return _passed_on(recorder, model, script, replies)
+            for call in script:
+                recorder.chat(call["messages"], **call["options"])
+            return _kept(getattr(recorder, "replies", "no .replies attribute"), replies, "reply(s)", script)
+        given = list(replies)
+        replayer = Replayer(given)
+        # Asked with the conversation's messages backwards: a replayer answers by position, not by what it is asked.
+        answered = [_named(replayer.chat(call["messages"], **call["options"]), replies) for call in script[::-1]]
+        if aspect == "replays":
+            wrong = [f"call {n} answered with {name}" for n, name in enumerate(answered, start=1)
+                     if name != f"reply {n}"]
+            return wrong[0] if wrong else f"{len(script)} reply(s), in order"
+        return "the list as it was" if given == replies else f"the list now holds {len(given)} of {len(replies)}"
+    return run
+
+
+RECORD_REPLAY_RULES = (
+    Rule("Recorder(llm).chat(messages, **options) passes every call on (the same messages, every option) and "
+         "returns the model's reply as it is", _conversations("passes on", range(1, 9)), _advice),
+    Rule("Recorder keeps each reply (the reply itself, not its text) in a list .replies, in order",
+         _conversations("keeps", range(1, 9)), _advice),
+    Rule("Replayer(replies) answers every call with the next recorded reply, in order, whatever it is asked",
+         _conversations("replays", range(1, 11)), _advice),
+    Rule("Replayer does not use up the list it is given: the recorder's .replies stays as it was, to replay again",
+         _conversations("leaves the list", range(1, 5)), _advice),
+)
+
+
+_SAME_RUN = ("given the same replies, your loop (through your Recorder) and ReActAgent (through your Replayer) make "
+             "the same calls, messages and answer, up to a reply cut by max_tokens or an empty one (five scripted "
+             "runs, then your configured model)")
+
+
+@grades("Exercise 2", spec=Spec(RECORD_REPLAY_RULES, extra=(_SAME_RUN,)))
 def check_record_replay(
     Recorder: type | None,
     Replayer: type | None,
@@ -124,18 +400,16 @@ def check_record_replay(
         return _not_attempted(exercise, "Write class Recorder and class Replayer in the cell above.")
     if run_loop is None:
         _fail(exercise, "pass your run_loop too: check_record_replay(Recorder, Replayer, run_loop, ...)")
+    for name, cls in (("Recorder", Recorder), ("Replayer", Replayer)):
+        if not isinstance(cls, type):
+            _fail(exercise, f"{name}: expected a class, got {type(cls).__name__}: write `class {name}:` in the "
+                            "answer cell")
+    tried = agree_on(exercise, "check_record_replay", RECORD_REPLAY_RULES, _record_replay_run(Recorder, Replayer),
+                     _record_replay_run(_Recorder, _Replayer), call="your Recorder and Replayer", show=_show_script)
     parcel = "帮我看看订单 88231 的快递到哪了。"
     sources = [(label, ScriptedModel(script), parcel) for label, script in SCRIPTS.items()]
     if llm is not None:
         sources += [(f"{getattr(llm, 'model', 'your model')}: {question}", llm, question) for question in questions]
-    # "passes every call on": the options too, or a stop sequence is lost between the loop and the model
-    model = ScriptedModel([ORDER_STEP])
-    recorder = _instance(exercise, Recorder, model)
-    _run(exercise, "Recorder(llm).chat(messages, stop=[...], max_tokens=64)", recorder.chat,
-         [{"role": "user", "content": "88231?"}], stop=["Observation:"], max_tokens=64)
-    if model.calls != [{"stop": ["Observation:"], "max_tokens": 64}]:
-        _fail(exercise, f"Recorder.chat(messages, stop=['Observation:'], max_tokens=64) should pass every call on with "
-                        f"its options; the model got {model.calls}")
     lines = []
     for label, source, question in sources:
         recorder = _instance(exercise, Recorder, source)
@@ -148,4 +422,5 @@ def check_record_replay(
         agent = ReActAgent(replayer, shop_registry(_fresh_shop()))
         theirs = _run(exercise, "ReActAgent(Replayer(...)).run(...)", agent.run, question)
         lines.append(_compare_replay(label, mine, theirs, exercise))
-    return _passed(exercise, "\n  " + "\n  ".join(lines))
+    return _passed(exercise, f"{tried} generated conversations recorded and replayed as the spec says; then "
+                             "your loop and ReActAgent on the same replies:\n  " + "\n  ".join(lines))

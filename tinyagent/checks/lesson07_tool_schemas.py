@@ -2,25 +2,187 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import random
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tinyagent.checks.reporting import (
-    _brief,
-    _fail,
-    _fresh_shop,
-    _json,
-    _not_attempted,
-    _passed,
-    _run,
-    grades,
-)
-from tinyagent.shop import shop_tools
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import _brief, _fail, _fresh_shop, _not_attempted, _passed, grades
+from tinyagent.shop import Shop
 from tinyagent.toolkit.typed_tool import TypedTool, tool
 
 
-@grades("Exercise 1")
+def _reference_tool(shop: Shop) -> TypedTool:
+    """07, exercise 1's answer (the solution's), around `shop`."""
+    @tool(name="queryLogistics")
+    def track_parcel(tracking_no: str, latest_only: bool = False) -> dict:
+        """Track a parcel.
+
+        Args:
+            tracking_no: the tracking number from queryOrder, e.g. SF1234567890
+            latest_only: only the newest event
+        """
+        parcel = shop.get_logistics(tracking_no)
+        if parcel is None:
+            return {"error": f"运单不存在：{tracking_no}"}
+        if latest_only:
+            parcel["traces"] = parcel["traces"][-1:]  # oldest first, so the newest is the last
+        return parcel
+
+    return track_parcel
+
+
+NOT_CALLED = "not called: @tool refused the input"
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """What the tool did with one Action Input: the Observation (read as JSON) and the type of what the function
+    itself returned. Compared whole; shown in a few words, so a failure fits on a notebook's screen."""
+
+    observation: Any
+    returned: str
+
+    def __repr__(self) -> str:
+        seen = self.observation
+        if isinstance(seen, dict) and isinstance(seen.get("traces"), list) and seen["traces"]:
+            times = [str(event.get("time", "?"))[5:16] if isinstance(event, dict) else "?" for event in seen["traces"]]
+            if len(times) == 1:
+                return f"{seen.get('trackingNo')}: 1 trace, {times[0]}"
+            return f"{seen.get('trackingNo')}: {len(times)} traces to {times[-1]}"
+        return _brief(seen, 46)
+
+
+def _through(track_parcel: TypedTool) -> Callable[[str], _Answer]:
+    """What the tool does with one Action Input: the Observation it gives (as JSON), and what the function itself
+    returned before @tool wrote it as text (the spec states a dict)."""
+    def run(text: str) -> _Answer:
+        returned: list[Any] = []
+
+        def function(**arguments: Any) -> Any:
+            returned.append(track_parcel.fn(**arguments))
+            return returned[-1]
+
+        spy = copy.copy(track_parcel)  # the learner's tool, with its function watched
+        spy.fn = function
+        observation = spy.invoke(text)
+        try:
+            observation = json.loads(observation)
+        except ValueError:
+            pass  # compared as the text it is
+        if isinstance(observation, dict) and "field" in observation:
+            # A refusal's wording quotes the docstring's example: what the spec fixes is the field it names.
+            observation = {"refused, naming": observation["field"]}
+        return _Answer(observation, _kind(returned[0]) if returned else NOT_CALLED)
+    return run
+
+
+def _kind(value: Any) -> str:
+    """The type of a returned value as the spec names it (a dict of any class is a dict)."""
+    for kind in (dict, str):
+        if isinstance(value, kind):
+            return kind.__name__
+    return type(value).__name__
+
+
+def _a_dict(answer: _Answer) -> str | None:
+    if answer.returned in ("dict", NOT_CALLED, "NoneType"):  # None: the unknown number's rule says what it becomes
+        return None
+    if answer.returned == "str":
+        return ("track_parcel returned a str (JSON text?); the spec says it returns shop.get_logistics(...), a dict, "
+                "or the error dict: return the dict, @tool writes the JSON")
+    return f"track_parcel returned a {answer.returned}; the spec says it returns a dict"
+
+
+def _what_differs(args: tuple, expected: _Answer, got: _Answer) -> str | None:
+    """The difference between two Observations, in words."""
+    want, have = expected.observation, got.observation
+    if got.returned == "NoneType":
+        return "Your function returned None, which @tool sends as {\"ok\": true}."
+    if not (isinstance(want, dict) and isinstance(have, dict)):
+        return None
+    if "error" in have and "error" not in want:
+        return "It answered with an error for a parcel the shop has."
+    if set(want) != set(have):
+        return f"Its fields are {sorted(have)}, the spec's {sorted(want)}."
+    if "traces" in want and want["traces"] != have["traces"]:
+        newest = want["traces"][-1]["time"] if want["traces"] else None
+        if len(want["traces"]) == 1 and len(have["traces"]) == 1:
+            return f"It kept the event of {have['traces'][0].get('time')}; the newest is that of {newest}."
+        return f"traces holds {len(have['traces'])} event(s), not {len(want['traces'])}."
+    key = next(key for key in want if want[key] != have[key])
+    return f"Its {key} is {_brief(have[key], 40)}, not {_brief(want[key], 40)}."
+
+
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+_PARCELS = ("SF1234567890", "YT2468013579", "ZT5566778899", "JD0098765432")  # every parcel of the course's shop
+
+
+def _plain_or_json(rng: random.Random, number: str, latest: bool | None) -> str:
+    """One Action Input for `number`, written as a model may write it."""
+    if latest is None and rng.random() < 0.5:
+        return rng.choice(("{n}", " {n}\n", "`{n}`", '"{n}"')).format(n=number)
+    fields = {"tracking_no": number}
+    if latest is not None:
+        fields["latest_only"] = latest
+    if rng.random() < 0.4:
+        fields = dict(reversed(fields.items()))
+    return json.dumps(fields, ensure_ascii=False, indent=rng.choice((None, None, 2)))
+
+
+def _known(rng: random.Random) -> Iterator[tuple]:
+    for number in _PARCELS:
+        for latest in (None, None, False):
+            yield (_plain_or_json(rng, number, latest),)
+
+
+def _newest(rng: random.Random) -> Iterator[tuple]:
+    for number in _PARCELS:
+        for _ in range(2):
+            yield (_plain_or_json(rng, number, True),)
+
+
+def _unknown(rng: random.Random) -> Iterator[tuple]:
+    for prefix in ("SF", "YT", "ZT", "JD", "SF", "YT"):  # the shapes of the shop's numbers, other digits
+        yield (_plain_or_json(rng, f"{prefix}{rng.randint(10**9, 10**10 - 1)}", rng.choice((None, True, False))),)
+    for number in _PARCELS[:2]:  # one digit off, one short, one long
+        yield (_plain_or_json(rng, number[:-1] + str((int(number[-1]) + rng.randint(1, 9)) % 10), None),)
+        yield (_plain_or_json(rng, number[:-1], True),)
+        yield (_plain_or_json(rng, number + str(rng.randint(0, 9)), None),)
+    for order_id in rng.sample(("88231", "88232", "88234", "88236"), 2):  # an order id where a tracking number goes
+        yield (_plain_or_json(rng, order_id, rng.choice((None, True))),)
+    yield (_plain_or_json(rng, "顺丰" + str(rng.randint(10**9, 10**10 - 1)), True),)
+    yield (json.dumps({"tracking_no": "运单号", "latest_only": True}, ensure_ascii=False),)
+
+
+def _wrong_types(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(2):
+        yield (json.dumps({"tracking_no": rng.randint(10**9, 10**10 - 1)}),)
+    yield (json.dumps({"tracking_no": rng.choice(_PARCELS), "latest_only": rng.choice(("yes", "true", 1))}),)
+    yield (json.dumps({"latest_only": True}),)
+    yield ("",)
+
+
+LOGISTICS_RULES = (
+    Rule("it returns shop.get_logistics(tracking_no), every trace, for each parcel the shop has (the Action Input as "
+         "plain text or as JSON, latest_only left out or false)", _known, _what_differs),
+    Rule("with latest_only true, traces holds only the newest event (the shop lists them oldest first), and the other "
+         "fields stay as they are", _newest, _what_differs),
+    Rule('for a number the shop does not have (shop.get_logistics returns None) it returns exactly '
+         '{"error": "运单不存在：<number>"}, with that number', _unknown, _what_differs),
+    Rule("the schema refuses a number where a string belongs, a latest_only that is not a boolean and a missing "
+         "tracking_no, naming the field", _wrong_types, _what_differs),
+)
+
+
+_SCHEMA = ("named queryLogistics, a required string tracking_no with an example under Args:, an optional boolean "
+           "latest_only (default False), read from the schema")
+
+
+@grades("Exercise 1", spec=Spec(LOGISTICS_RULES, extra=(_SCHEMA,)))
 def check_typed_logistics_tool(track_parcel: Any) -> None:
     """07, exercise 1: queryLogistics as a typed tool: its schema, and what it returns for good and bad input."""
     exercise = "Exercise 1"
@@ -48,37 +210,12 @@ def check_typed_logistics_tool(track_parcel: Any) -> None:
     if "latest_only" in params.get("required", ()) or latest.get("default") is not False:
         _fail(exercise, "latest_only should be optional with the default False (`latest_only: bool = False`), so "
                         "the model may leave it out")
-    package = {t.name: t for t in shop_tools(_fresh_shop())}["queryLogistics"]
-    for number_text in ("SF1234567890", "YT2468013579"):
-        whole = json.loads(package.invoke(number_text))
-        mine = _json(exercise, _run(exercise, f"invoke({number_text!r})", track_parcel.invoke, number_text),
-                     f"invoke({number_text!r})")
-        if mine != whole:
-            _fail(exercise, f"invoke({number_text!r}) should return the shop's logistics for that parcel "
-                            f"(shop.get_logistics), all {len(whole['traces'])} traces; got {_brief(mine)}")
-        text = json.dumps({"tracking_no": number_text, "latest_only": True})
-        mine = _json(exercise, _run(exercise, f"invoke({text!r})", track_parcel.invoke, text), f"invoke({text!r})")
-        newest = whole["traces"][-1]
-        if not isinstance(mine, dict) or mine.get("traces") != [newest]:
-            got = mine.get("traces") if isinstance(mine, dict) else mine
-            _fail(exercise, f"with latest_only true, traces should hold only the newest event {[newest]} "
-                            f"(the shop lists them oldest first); got {got!r}")
-        if {key: value for key, value in mine.items() if key != "traces"} != {
-                key: value for key, value in whole.items() if key != "traces"}:
-            _fail(exercise, "with latest_only true, keep the other fields (trackingNo, carrier, status) as they are")
-    for number_text in ("SF0000000000", "YT1357924680"):
-        unknown = _json(exercise, _run(exercise, f"invoke({number_text!r})", track_parcel.invoke, number_text),
-                        f"invoke({number_text!r})")
-        asked = {"error": f"运单不存在：{number_text}"}
-        if unknown != asked:
-            got = "None (which @tool sends as {\"ok\": true})" if unknown == {"ok": True} else _brief(unknown)
-            _fail(exercise, f"for {number_text}, which the shop does not have (shop.get_logistics returns None), "
-                            f"return exactly {json.dumps(asked, ensure_ascii=False)}; your function returned {got}")
-    wrong = json.loads(track_parcel.invoke('{"tracking_no": 1234567890}'))
-    if wrong.get("field") != "tracking_no":
-        _fail(exercise, f"a number for tracking_no should be refused by the schema, naming tracking_no; got {wrong}")
-    return _passed(exercise, "the schema says what the model may send (a required string with an example, an "
-                             "optional boolean), and @tool refuses the rest before your function runs.")
+    tried = agree_on(exercise, "check_typed_logistics_tool", LOGISTICS_RULES, _through(track_parcel),
+                     _through(_reference_tool(_fresh_shop())), shape=_a_dict, call="track_parcel.invoke(text)")
+    return _passed(exercise, f"the schema says what the model may send (a required string with an example, an "
+                             f"optional boolean), and on {tried} generated inputs (each parcel of the shop, unknown "
+                             "numbers of every shape, plain text and JSON) the tool answers as the spec says; @tool "
+                             "refuses the rest before your function runs.")
 
 
 # The lesson's schedulePickup tool, as the lesson writes it: exercise 2 predicts its errors.
@@ -122,7 +259,9 @@ def pickup_tool():
     return schedule_pickup
 
 
-@grades("Exercise 2")
+@grades("Exercise 2", spec=Spec(fixed=(
+    "a prediction of what @tool answers to the five fixed PICKUP_INPUTS of the lesson's schedulePickup: nothing to "
+    "generate; each predicted field is compared with the field the tool's error names (None where it accepts)")))
 def check_error_fields(predicted_fields: list | None) -> None:
     """07, exercise 2: for each of PICKUP_INPUTS, the field the error Observation names (None: accepted)."""
     exercise = "Exercise 2"
