@@ -129,8 +129,8 @@ def test_a_solution_made_stateful_fails_its_check(notebook, monkeypatch, tmp_pat
     for name, args in _solution_answers(notebook):
         # the learner's function among the check's arguments (a prediction may stand beside it)
         at = next((n for n, arg in enumerate(args) if callable(arg) and not isinstance(arg, type)), None)
-        if name not in graded or at is None:
-            continue
+        if name not in graded or at is None or any(isinstance(arg, type) for arg in args):
+            continue  # a check that grades a class builds its own objects: the wrappers below do not apply
         check = getattr(checks, name)
         mutants = [_first_answer_kept, _one_call_behind]
         if any(isinstance(arg, (list, dict)) for _, given in cases(graded[name].rules, name) for arg in given):
