@@ -1169,7 +1169,7 @@ def test_11_hand_built_parser_reads_the_sloppy_shapes_like_the_package():
 
 def test_11_bracket_actions():
     assert passes(check_bracket_actions, lambda text: my_tolerant(text, read_action_v2))
-    fails(check_bracket_actions, my_tolerant, says="queryOrder[88231]")
+    fails(check_bracket_actions, my_tolerant, says="the name ends at the first [")
 
     def split_first(value):  # the first word, then the brackets: an input with a space is cut
         call = CALL.fullmatch(value.split()[0]) if value.split() else None
@@ -1183,9 +1183,9 @@ def test_11_bracket_actions():
         call = re.fullmatch(r"(\w+)\[(.+)\]", value.strip(), re.DOTALL)
         return (call.group(1), call.group(2)) if call else read_action(value)
 
-    fails(check_bracket_actions, lambda text: my_tolerant(text, split_first), says="an input with spaces")
+    fails(check_bracket_actions, lambda text: my_tolerant(text, split_first), says="the name ends at the first [")
     fails(check_bracket_actions, lambda text: my_tolerant(text, first_bracket), says="the last ]")
-    fails(check_bracket_actions, lambda text: my_tolerant(text, needs_an_input), says="an empty input")
+    fails(check_bracket_actions, lambda text: my_tolerant(text, needs_an_input), says="the input may be empty")
     fails(check_bracket_actions, lambda text: 1 / 0, says="raised ZeroDivisionError")
     fails(check_bracket_actions, "not a function", says="should be a function")
 
@@ -1228,7 +1228,7 @@ def test_11_action_over_final():
                 tool_input = value
         return Step(step.thought, Action(name, tool_input), None) if name else step
 
-    fails(check_action_over_final, searches_anywhere, says="Only an 'Action:' at the start of a line")
+    fails(check_action_over_final, searches_anywhere, says="it is every line after 'Action Input:'")
     fails(check_action_over_final, reads_past_the_observation, says="Nothing after an Observation")
 
 
@@ -2456,8 +2456,124 @@ def test_11_each_sentence_of_the_specs():
         answer = parse_step(text).final_answer
         return Step(step.thought, step.action, answer) if step.action else step
 
-    fails(check_action_over_final, input_dropped, says="The tool is right and its input is not")
+    fails(check_action_over_final, input_dropped, says="The tool is right, the input is not")
     fails(check_action_over_final, answer_kept_too, says="rests on nothing observed")
+
+
+def test_11_wrong_answers_by_kind():
+    # Exercise 1. "changes what it was given" does not apply: the answer is given a str, which cannot change.
+    known = ("queryOrder", "searchKnowledge", "getCurrentTime", "applyRefund")
+
+    def lesson_tools_only(value):  # brackets read only after the lesson's own tools
+        call = CALL.fullmatch(value.strip())
+        return (call.group(1), call.group(2).strip()) if call and call.group(1) in known else read_action(value)
+
+    remembered = {}
+
+    def remembers_each_tool(value):  # a cache by tool name: a second call to a tool gets the first one's input
+        call = CALL.fullmatch(value.strip())
+        if call is None:
+            return read_action(value)
+        return call.group(1), remembered.setdefault(call.group(1), call.group(2).strip())
+
+    def first_line_only(value):  # the Action line alone: an input over several lines is not read
+        call = CALL.fullmatch(value.strip().split("\n")[0])
+        return (call.group(1), call.group(2).strip()) if call else read_action(value)
+
+    def ascii_only(value):  # an input of printable ASCII: a Chinese input is not a call
+        call = re.fullmatch(r"(\w+)\[([ -~]*)\]", value.strip(), re.DOTALL)
+        return (call.group(1), call.group(2).strip()) if call else read_action(value)
+
+    def no_dotall(value):  # `.` does not match a line end without re.DOTALL
+        call = re.fullmatch(r"(\w+)\[(.*)\]", value.strip())
+        return (call.group(1), call.group(2).strip()) if call else read_action(value)
+
+    def rstrip_brackets(value):  # rstrip("]") takes every "]" at the end, not the last one
+        name, bracket, rest = value.strip().partition("[")
+        return (name, rest.rstrip("]").strip()) if bracket and name.isidentifier() else read_action(value)
+
+    def as_a_dict(text):  # a dict where the spec asks for the lesson's Step
+        step = my_tolerant(text, read_action_v2)
+        return {"action": step.action, "final_answer": step.final_answer}
+
+    def action_as_a_pair(text):  # the action as a (name, input) pair, not an Action
+        step = my_tolerant(text, read_action_v2)
+        return Step(step.thought, (step.action.tool_name, step.action.tool_input) if step.action else None,
+                    step.final_answer)
+
+    def with_reader(reader):
+        return lambda text: my_tolerant(text, reader)
+
+    fails_by_kind(check_bracket_actions, {
+        "right only for the example": [with_reader(lesson_tools_only)],
+        "state kept between calls": [with_reader(remembers_each_tool)],
+        "only one of many read": [with_reader(first_line_only)],
+        "one language only": [with_reader(ascii_only)],
+        "the wrong kind of comparison": [with_reader(no_dotall), with_reader(rstrip_brackets)],
+        "a stated type ignored": [as_a_dict, action_as_a_pair],
+    })
+    fails(check_bracket_actions, with_reader(rstrip_brackets), says="the **last** `]`")
+    fails(check_bracket_actions, as_a_dict, says="return a step with `action` and `final_answer` fields")
+    fails(check_bracket_actions, action_as_a_pair, says="make it an Action(tool_name, tool_input)")
+
+    # Exercise 2. "changes what it was given" does not apply: the answer is given a str.
+    def with_action(text, pick):  # action_first with `pick(text)` -> (name, input) or None finding the Action
+        step = parse_step(text)
+        found = pick(text) if step.final_answer is not None else None
+        return ParsedStep(step.thought, Action(*found), None, "action_over_final") if found else step
+
+    def lesson_tools_action(text):  # only the lesson's two tools are looked for
+        match = re.search(r"^Action: (queryOrder|applyRefund)\nAction Input: (.*)$", text, re.MULTILINE)
+        return with_action(text, lambda t: match.groups() if match else None)
+
+    run_before = set()
+
+    def each_tool_once(text):  # "do not run a tool twice", kept across calls: the second reply's answer wins
+        step = action_first(text)
+        if step.action is None or step.action.tool_name not in run_before:
+            if step.action is not None:
+                run_before.add(step.action.tool_name)
+            return step
+        return parse_step(text)
+
+    def first_input_line(text):  # the first line of the Action Input only
+        step = action_first(text)
+        if step.action is None or step.rule != "action_over_final":
+            return step
+        return ParsedStep(step.thought, Action(step.action.tool_name, step.action.tool_input.split("\n")[0]), None,
+                          step.rule)
+
+    def ascii_input(text):  # an input of printable ASCII only: Chinese in it is cut off
+        def pick(t):
+            name = re.search(r"^Action: (\S+)", t, re.MULTILINE)
+            given = re.search(r"^Action Input: ([ -~]*)", t, re.MULTILINE)
+            return (name.group(1), given.group(1).strip() if given else "") if name else None
+        return with_action(text.split("\nObservation:")[0], pick) if "Final Answer:" in text else parse_step(text)
+
+    def action_anywhere(text):  # "Action:" looked for anywhere in the text, not at the start of a line
+        def pick(t):
+            at = t.split("\nObservation:")[0].rfind("Action: ")
+            if at < 0:
+                return None
+            name = t[at + len("Action: "):].split()[0].rstrip(".")
+            sections = dict(split_keyed_lines(t.split("\nObservation:")[0]))
+            return name, sections.get("Action Input:", "")
+        return with_action(text, pick)
+
+    def dict_step(text):  # a dict where the spec asks for action and final_answer fields
+        step = action_first(text)
+        return {"action": step.action, "final_answer": step.final_answer}
+
+    fails_by_kind(check_action_over_final, {
+        "right only for the example": [lesson_tools_action],
+        "state kept between calls": [each_tool_once],
+        "only one of many read": [first_input_line],
+        "one language only": [ascii_input],
+        "the wrong kind of comparison": [action_anywhere],
+        "a stated type ignored": [dict_step],
+    })
+    fails(check_action_over_final, first_input_line, says="it is every line after 'Action Input:'")
+    fails(check_action_over_final, action_anywhere, says="Only an 'Action:' at the start of a line")
 
 
 def test_12_each_sentence_of_the_specs():
