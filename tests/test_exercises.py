@@ -1391,11 +1391,11 @@ def test_13_fold_logistics():
         folded = fold_logistics(text)
         return folded if folded == text else json.dumps(json.loads(folded), ensure_ascii=False, indent=8)
 
-    fails(check_fold_logistics, last_in_the_list, says="the latest time, wherever it is in the list")
-    fails(check_fold_logistics, reshaped_error, says="an error comes back unchanged")
-    fails(check_fold_logistics, no_count, says="the fold has the keys")
+    fails(check_fold_logistics, last_in_the_list, says="the latest time (date and time), wherever it is in the list")
+    fails(check_fold_logistics, reshaped_error, says="key comes back unchanged, every character of it")
+    fails(check_fold_logistics, no_count, says="The fold has the keys")
     fails(check_fold_logistics, pretty, says="compact JSON")
-    fails(check_fold_logistics, lambda text: json.loads(text), says="not a string")
+    fails(check_fold_logistics, lambda text: json.loads(text), says="return the fold as JSON text (json.dumps), not a dict")
 
     def plain_dumps(text):  # json.dumps with its defaults: \\u escapes and spaces, not what the spec asks
         folded = fold_logistics(text)
@@ -1420,7 +1420,7 @@ def test_13_fold_logistics():
         return to_json({**{k: data[k] for k in ("trackingNo", "carrier", "status")}, "latest": latest,
                         "traces": len(traces)})
 
-    fails(check_fold_logistics, forgets_errors, says="on an error Observation (no such parcel) raised KeyError")
+    fails(check_fold_logistics, forgets_errors, says="it raised KeyError: 'traces'")
 
 
 def split_turns(messages):
@@ -1497,12 +1497,12 @@ def test_13_trim_to_budget():
             raise ValueError("too big")
         return trim_to_budget(messages, budget)
 
-    fails(check_trim_to_budget, message_by_message, says="it split a turn")
-    fails(check_trim_to_budget, newest_first, says="oldest dropped first")
+    fails(check_trim_to_budget, message_by_message, says="It split a turn")
+    fails(check_trim_to_budget, newest_first, says="drop the oldest first")
     fails(check_trim_to_budget, all_or_nothing, says="no more dropped than needed")
-    fails(check_trim_to_budget, never_refuses, says="raise ContextBudgetError, never send a request over the budget")
+    fails(check_trim_to_budget, never_refuses, says="expected ContextBudgetError, it returned")
     fails(check_trim_to_budget, in_place, says="list it was given")
-    fails(check_trim_to_budget, without_the_prompt, says="the system prompt must stay first")
+    fails(check_trim_to_budget, without_the_prompt, says="The system prompt must stay first")
     fails(check_trim_to_budget, any_error, says="raised ValueError")
 
     def drops_at_the_budget(messages, budget):  # ">= budget" where the spec says "fit": a request of exactly
@@ -1534,9 +1534,150 @@ def test_13_trim_to_budget():
         return trim_to_budget(messages, budget)
 
     fails(check_trim_to_budget, drops_at_the_budget, says="no more dropped than needed")
-    fails(check_trim_to_budget, every_user_message_a_turn, says="it split a turn")
+    fails(check_trim_to_budget, every_user_message_a_turn, says="It split a turn")
     fails(check_trim_to_budget, same_list_when_it_fits, says="return a new list")
     fails(check_trim_to_budget, refuses_at_the_smallest, says="raised ContextBudgetError")
+
+
+def test_13_wrong_answers_by_kind():
+    from tinyagent.errors import ContextBudgetError
+    from tinyagent.memory.context_budget import request_tokens
+
+    # Exercise 1. "changes what it was given" does not apply: the answer is given a str, which cannot change.
+    def fold_with(text, pick_latest=None, dumps=to_json):  # the solution, with one piece swapped
+        data = json.loads(text)
+        if "error" in data:
+            return text
+        traces = data["traces"]
+        latest = (pick_latest or (lambda ts: max(ts, key=lambda t: t["time"])))(traces) if traces else None
+        return dumps({"trackingNo": data["trackingNo"], "carrier": data["carrier"], "status": data["status"],
+                      "latest": latest, "traces": len(traces)})
+
+    def shop_order(text):  # the shop lists its traces oldest first, so the last one is taken as the newest
+        return fold_with(text, lambda traces: traces[-1])
+
+    def sf_numbers_only(text):  # the tracking number read with the shop's SF/YT pattern
+        folded = fold_with(text)
+        found = re.search(r"(?:SF|YT)\d{10}", text)
+        return folded if "error" in json.loads(text) else to_json(
+            {**json.loads(folded), "trackingNo": found.group(0) if found else ""})
+
+    folded_before = {}
+
+    def cached_by_parcel(text):  # a cache by tracking number: the same parcel later gets its old fold
+        data = json.loads(text)
+        if "error" in data:
+            return text
+        return folded_before.setdefault(data["trackingNo"], fold_with(text))
+
+    def ends_only(text):  # "newest first or oldest first": only the first and the last trace compared
+        return fold_with(text, lambda ts: ts[0] if ts[0]["time"] > ts[-1]["time"] else ts[-1])
+
+    def escaped_chinese(text):  # json.dumps's default ensure_ascii=True: fine for an English parcel only
+        return fold_with(text, dumps=lambda value: json.dumps(value, separators=(",", ":")))
+
+    def time_of_day(text):  # the times compared without their dates
+        return fold_with(text, lambda ts: max(ts, key=lambda t: t["time"][11:]))
+
+    def starts_with_error(text):  # an error told by the shop's first characters, not by its "error" key
+        if text.startswith('{"error"'):
+            return text
+        data = json.loads(text)
+        return to_json({"trackingNo": data["trackingNo"], "carrier": data["carrier"], "status": data["status"],
+                        "latest": max(data["traces"], key=lambda t: t["time"]) if data["traces"] else None,
+                        "traces": len(data["traces"])})
+
+    def a_dict(text):  # the fold as a dict where the spec says compact JSON text
+        return json.loads(fold_with(text)) if "error" not in json.loads(text) else text
+
+    def latest_as_text(text):  # `latest` written as JSON text inside the JSON
+        return fold_with(text, lambda ts: to_json(max(ts, key=lambda t: t["time"])))
+
+    fails_by_kind(check_fold_logistics, {
+        "right only for the example": [shop_order, sf_numbers_only, starts_with_error],
+        "state kept between calls": [cached_by_parcel],
+        "only one of many read": [ends_only],
+        "one language only": [escaped_chinese],
+        "the wrong kind of comparison": [time_of_day],
+        "a stated type ignored": [a_dict, latest_as_text],
+    })
+    fails(check_fold_logistics, cached_by_parcel, says="each Observation is folded on its own")
+    fails(check_fold_logistics, time_of_day, says="the latest time (date and time)")
+    fails(check_fold_logistics, starts_with_error, says="it raised KeyError")
+    fails(check_fold_logistics, latest_as_text, says="not JSON text inside the JSON")
+
+    # Exercise 2.
+    def fit(system, turns, request, budget, drop=lambda turns: turns[1:], count=request_tokens):
+        while count([system, *(m for t in turns for m in t), request]) > budget:
+            if not turns:
+                raise ContextBudgetError("too big")
+            turns = drop(turns)
+        return [system, *(m for t in turns for m in t), request]
+
+    def two_at_a_time(messages, budget):  # a turn taken to be a question and its answer, as in lesson 12
+        system, *earlier, request = messages
+        return fit(system, [earlier[i:i + 2] for i in range(0, len(earlier), 2)], request, budget)
+
+    system_cost = {}
+
+    def cached_prompt_cost(messages, budget):  # the prompt's and request's cost worked out once, then reused
+        system, *earlier, request = messages
+        fixed = system_cost.setdefault("fixed", request_tokens([system, request]))
+        turns = split_turns(earlier)
+        # request_tokens adds up message by message: the turns' share is their count less the empty request's
+        while turns and fixed + request_tokens([m for t in turns for m in t]) - request_tokens([]) > budget:
+            turns = turns[1:]
+        if fixed > budget:
+            raise ContextBudgetError("too big")
+        return [system, *(m for t in turns for m in t), request]
+
+    def newest_turn_or_none(messages, budget):  # only the newest turn is ever weighed
+        system, *earlier, request = messages
+        turns = split_turns(earlier)
+        if request_tokens([system, request]) > budget:
+            raise ContextBudgetError("too big")
+        if request_tokens(messages) <= budget:
+            return list(messages)
+        newest = turns[-1] if turns else []
+        return [system, *newest, request] if request_tokens([system, *newest, request]) <= budget else [system,
+                                                                                                      request]
+
+    def words(messages):  # "tokens" as words: a Chinese message has almost none
+        return sum(len(str(m["content"]).split()) + 4 for m in messages) + 3
+
+    def counts_words(messages, budget):
+        system, *earlier, request = messages
+        return fit(system, split_turns(earlier), request, budget, count=words)
+
+    def sum_of_requests(messages, budget):  # each message counted as a request of its own: the priming each time
+        system, *earlier, request = messages
+        return fit(system, split_turns(earlier), request, budget,
+                   count=lambda ms: sum(request_tokens([m]) for m in ms))
+
+    def a_tuple(messages, budget):
+        return tuple(trim_to_budget(messages, budget))
+
+    def pops_the_callers_list(messages, budget):  # drops turns from the list it was given
+        system, *earlier, request = messages
+        turns = split_turns(earlier)
+        while request_tokens([system, *(m for t in turns for m in t), request]) > budget:
+            if not turns:
+                raise ContextBudgetError("too big")
+            for _ in turns.pop(0):
+                messages.pop(1)
+        return list(messages)
+
+    fails_by_kind(check_trim_to_budget, {
+        "right only for the example": [two_at_a_time],
+        "state kept between calls": [cached_prompt_cost],
+        "only one of many read": [newest_turn_or_none],
+        "one language only": [counts_words],
+        "the wrong kind of comparison": [sum_of_requests],
+        "a stated type ignored": [a_tuple],
+        "changes what it was given": [pops_the_callers_list],
+    })
+    fails(check_trim_to_budget, a_tuple, says="return a list of message dicts")
+    fails(check_trim_to_budget, pops_the_callers_list, says="it changed the input it was given")
 
 
 # -- 14 · Streaming ---------------------------------------------------------------------------------
