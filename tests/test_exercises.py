@@ -2723,7 +2723,7 @@ def test_12_each_sentence_of_the_specs():
             messages = super().history(session)
             return [m for pair in zip(messages[1::2], messages[::2]) for m in pair]
 
-    fails(check_first_and_last, AnswerFirst, says="each turn is a user message, then an assistant one")
+    fails(check_first_and_last, AnswerFirst, says="Each turn is a user message, then an assistant one")
 
     class HalfATurn(TokenWindow):  # "Never cut a turn in half": the question of a turn whose answer does not fit
         def history(self, session):
@@ -2743,8 +2743,127 @@ def test_12_each_sentence_of_the_specs():
                 kept = candidate
             return kept
 
-    fails(check_token_window, HalfATurn, says="each turn is a user message, then an assistant one")
+    fails(check_token_window, HalfATurn, says="Each turn is a user message, then an assistant one")
     fails(check_token_window, StrictlyUnder, says="expected turns")
+
+
+def test_12_wrong_answers_by_kind():
+    # Exercise 1. "one language only" does not apply: the spec asks nothing of a turn's words, only of its place.
+    # "changes what it was given" does not apply: session.turns() hands out a new list each call and a Turn is
+    # frozen, so there is nothing a memory could change.
+    class TheTurnWithTheOrder(FirstAndLast):  # "the first turn" taken as the one with an order id, as in the lesson
+        def history(self, session):
+            turns = session.turns()
+            first = [t for t in turns if re.search(r"\d{5}", t.question)][:1]
+            recent = [t for t in turns[max(0, len(turns) - self.last):] if t not in first] if self.last else []
+            return turn_pairs(first + recent)
+
+    first_seen = []
+
+    class RemembersTheCustomer(FirstAndLast):  # the first turn ever seen, kept at module level for "the customer"
+        def history(self, session):
+            turns = session.turns()
+            if turns and not first_seen:
+                first_seen.append(turns[0])
+            recent = turns[max(1, len(turns) - self.last):]
+            return turn_pairs(first_seen[:1] + recent) if turns else []
+
+    class LatestOnly(FirstAndLast):  # the first turn and the latest one, whatever `last` says
+        def history(self, session):
+            turns = session.turns()
+            return turn_pairs(turns[:1] + turns[1:][-1:]) if self.last else turn_pairs(turns[:1])
+
+    class ByNumberAsText(FirstAndLast):  # kept turns put in order by their numbers as text: "10" before "9"
+        def history(self, session):
+            turns = session.turns()
+            kept = {str(t.number): t for t in turns[:1] + turns[max(1, len(turns) - self.last):]}
+            return turn_pairs([kept[key] for key in sorted(kept)])
+
+    class TheTurnsThemselves(FirstAndLast):  # Turn objects where the spec says messages
+        def history(self, session):
+            turns = session.turns()
+            return turns[:1] + turns[max(1, len(turns) - self.last):]
+
+    class PairsAsTuples(FirstAndLast):  # (question, answer) pairs, not role/content messages
+        def history(self, session):
+            turns = session.turns()
+            return [(t.question, t.answer) for t in turns[:1] + turns[max(1, len(turns) - self.last):]]
+
+    fails_by_kind(check_first_and_last, {
+        "right only for the example": [TheTurnWithTheOrder],
+        "state kept between calls": [RemembersTheCustomer],
+        "only one of many read": [LatestOnly],
+        "the wrong kind of comparison": [ByNumberAsText],
+        "a stated type ignored": [TheTurnsThemselves, PairsAsTuples],
+    })
+    fails(check_first_and_last, RemembersTheCustomer, says="Those are not this session's turns")
+    fails(check_first_and_last, ByNumberAsText, says="Oldest first")
+    fails(check_first_and_last, TheTurnsThemselves, says="return message dicts")
+
+    # Exercise 2. "changes what it was given" does not apply, as in exercise 1.
+    class SixTurnsAtMost(TokenWindow):  # the lesson's sessions have six turns: only those are looked at
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()[-6:]):
+                candidate = turn_pairs([turn]) + kept
+                if message_tokens(candidate) > self.max_tokens:
+                    break
+                kept = candidate
+            return kept
+
+    window_cache = {}
+
+    class Memoised(TokenWindow):  # a cache keyed by the budget and the number of turns, across sessions
+        def history(self, session):
+            key = (self.max_tokens, len(session.turns()))
+            if key not in window_cache:
+                window_cache[key] = super().history(session)
+            return window_cache[key]
+
+    class EachTurnOnItsOwn(TokenWindow):  # each turn weighed alone against the budget, not the whole kept so far
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                if message_tokens(turn_pairs([turn])) > self.max_tokens:
+                    break
+                kept = turn_pairs([turn]) + kept
+            return kept
+
+    class Words(TokenWindow):  # tokens taken to be words: a Chinese turn costs almost nothing
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                candidate = turn_pairs([turn]) + kept
+                if sum(len(m["content"].split()) for m in candidate) > self.max_tokens:
+                    break
+                kept = candidate
+            return kept
+
+    class StrictlyLess(TokenWindow):  # "<" where "fit" means "<=": a history of exactly max_tokens fits
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                candidate = turn_pairs([turn]) + kept
+                if not message_tokens(candidate) < self.max_tokens:
+                    break
+                kept = candidate
+            return kept
+
+    class JoinedText(TokenWindow):  # the kept turns as one text, where the spec says messages
+        def history(self, session):
+            return "\n".join(m["content"] for m in super().history(session))
+
+    fails_by_kind(check_token_window, {
+        "right only for the example": [SixTurnsAtMost],
+        "state kept between calls": [Memoised],
+        "only one of many read": [EachTurnOnItsOwn],
+        "one language only": [Words],
+        "the wrong kind of comparison": [StrictlyLess],
+        "a stated type ignored": [JoinedText],
+    })
+    fails(check_token_window, Memoised, says="it keeps something between calls")
+    fails(check_token_window, EachTurnOnItsOwn, says="over the budget")
+    fails(check_token_window, JoinedText, says="return a list of message dicts")
 
 
 def test_16_each_sentence_of_the_specs():
