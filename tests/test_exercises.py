@@ -1392,7 +1392,8 @@ def test_13_fold_logistics():
         return folded if folded == text else json.dumps(json.loads(folded), ensure_ascii=False, indent=8)
 
     fails(check_fold_logistics, last_in_the_list, says="the latest time (date and time), wherever it is in the list")
-    fails(check_fold_logistics, reshaped_error, says="key comes back unchanged, every character of it")
+    fails(check_fold_logistics, reshaped_error,  # names the "error" key (issue #36 (a))
+          says='An Observation with an "error" key comes back unchanged, every character of it')
     fails(check_fold_logistics, no_count, says="The fold has the keys")
     fails(check_fold_logistics, pretty, says="compact JSON")
     fails(check_fold_logistics, lambda text: json.loads(text), says="return the fold as JSON text (json.dumps), not a dict")
@@ -1678,6 +1679,17 @@ def test_13_wrong_answers_by_kind():
     })
     fails(check_trim_to_budget, a_tuple, says="return a list of message dicts")
     fails(check_trim_to_budget, pops_the_callers_list, says="it changed the input it was given")
+
+    def reserialised(messages, budget):  # the right turns, each Observation's JSON written again (\u escapes)
+        def again(message):
+            content = message["content"]
+            if content.startswith("Observation: "):
+                content = "Observation: " + json.dumps(json.loads(content[len("Observation: "):]))
+            return {**message, "content": content}
+        return [again(m) for m in trim_to_budget(messages, budget)]
+
+    # The count and the order are right: the failure says what is wrong, a message changed (issue #36 (e)).
+    fails(check_trim_to_budget, reserialised, says="It changed a message: keep each one as it was")
 
 
 # -- 14 · Streaming ---------------------------------------------------------------------------------
@@ -2861,7 +2873,7 @@ def test_12_wrong_answers_by_kind():
         "the wrong kind of comparison": [StrictlyLess],
         "a stated type ignored": [JoinedText],
     })
-    fails(check_token_window, Memoised, says="it keeps something between calls")
+    fails(check_token_window, Memoised, says="Those are not this session's turns")
     fails(check_token_window, EachTurnOnItsOwn, says="over the budget")
     fails(check_token_window, JoinedText, says="return a list of message dicts")
 

@@ -336,16 +336,16 @@ def _trim_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return "The system prompt must stay first: it holds the tools and the format."
     if got[-1] != messages[-1]:
         return "The current request must stay last: it is what the model answers."
+    kept = got[1:-1]
+    earlier = messages[1:-1]
+    if any(message not in earlier for message in kept):
+        return "It changed a message: keep each one as it was."
     try:
         tokens = request_tokens(got)
     except Exception:  # noqa: BLE001 - messages request_tokens cannot read: the comparison says enough
         return None
     if tokens > budget:
         return f"That is {tokens} tokens, over the budget (count with request_tokens)."
-    kept = got[1:-1]
-    earlier = messages[1:-1]
-    if any(message not in earlier for message in kept):
-        return "It changed a message: keep each one as it was."
     if kept and (kept[0].get("role") != "user" or str(kept[0].get("content", "")).startswith("Observation:")):
         return "It split a turn: a turn starts at a user request; drop whole turns."
     if kept != earlier[len(earlier) - len(kept):]:
