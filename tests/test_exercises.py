@@ -1290,7 +1290,7 @@ def test_11_hand_built_parser_reads_the_sloppy_shapes_like_the_package():
 
 def test_11_bracket_actions():
     assert passes(check_bracket_actions, lambda text: my_tolerant(text, read_action_v2))
-    fails(check_bracket_actions, my_tolerant, says="queryOrder[88231]")
+    fails(check_bracket_actions, my_tolerant, says="the name ends at the first [")
 
     def split_first(value):  # the first word, then the brackets: an input with a space is cut
         call = CALL.fullmatch(value.split()[0]) if value.split() else None
@@ -1304,9 +1304,9 @@ def test_11_bracket_actions():
         call = re.fullmatch(r"(\w+)\[(.+)\]", value.strip(), re.DOTALL)
         return (call.group(1), call.group(2)) if call else read_action(value)
 
-    fails(check_bracket_actions, lambda text: my_tolerant(text, split_first), says="an input with spaces")
+    fails(check_bracket_actions, lambda text: my_tolerant(text, split_first), says="the name ends at the first [")
     fails(check_bracket_actions, lambda text: my_tolerant(text, first_bracket), says="the last ]")
-    fails(check_bracket_actions, lambda text: my_tolerant(text, needs_an_input), says="an empty input")
+    fails(check_bracket_actions, lambda text: my_tolerant(text, needs_an_input), says="the input may be empty")
     fails(check_bracket_actions, lambda text: 1 / 0, says="raised ZeroDivisionError")
     fails(check_bracket_actions, "not a function", says="should be a function")
 
@@ -1349,7 +1349,7 @@ def test_11_action_over_final():
                 tool_input = value
         return Step(step.thought, Action(name, tool_input), None) if name else step
 
-    fails(check_action_over_final, searches_anywhere, says="Only an 'Action:' at the start of a line")
+    fails(check_action_over_final, searches_anywhere, says="it is every line after 'Action Input:'")
     fails(check_action_over_final, reads_past_the_observation, says="Nothing after an Observation")
 
 
@@ -1512,11 +1512,12 @@ def test_13_fold_logistics():
         folded = fold_logistics(text)
         return folded if folded == text else json.dumps(json.loads(folded), ensure_ascii=False, indent=8)
 
-    fails(check_fold_logistics, last_in_the_list, says="the latest time, wherever it is in the list")
-    fails(check_fold_logistics, reshaped_error, says="an error comes back unchanged")
-    fails(check_fold_logistics, no_count, says="the fold has the keys")
+    fails(check_fold_logistics, last_in_the_list, says="the latest time (date and time), wherever it is in the list")
+    fails(check_fold_logistics, reshaped_error,  # names the "error" key (issue #36 (a))
+          says='An Observation with an "error" key comes back unchanged, every character of it')
+    fails(check_fold_logistics, no_count, says="The fold has the keys")
     fails(check_fold_logistics, pretty, says="compact JSON")
-    fails(check_fold_logistics, lambda text: json.loads(text), says="not a string")
+    fails(check_fold_logistics, lambda text: json.loads(text), says="return the fold as JSON text (json.dumps), not a dict")
 
     def plain_dumps(text):  # json.dumps with its defaults: \\u escapes and spaces, not what the spec asks
         folded = fold_logistics(text)
@@ -1541,7 +1542,7 @@ def test_13_fold_logistics():
         return to_json({**{k: data[k] for k in ("trackingNo", "carrier", "status")}, "latest": latest,
                         "traces": len(traces)})
 
-    fails(check_fold_logistics, forgets_errors, says="on an error Observation (no such parcel) raised KeyError")
+    fails(check_fold_logistics, forgets_errors, says="it raised KeyError: 'traces'")
 
 
 def split_turns(messages):
@@ -1618,12 +1619,12 @@ def test_13_trim_to_budget():
             raise ValueError("too big")
         return trim_to_budget(messages, budget)
 
-    fails(check_trim_to_budget, message_by_message, says="it split a turn")
-    fails(check_trim_to_budget, newest_first, says="oldest dropped first")
+    fails(check_trim_to_budget, message_by_message, says="It split a turn")
+    fails(check_trim_to_budget, newest_first, says="drop the oldest first")
     fails(check_trim_to_budget, all_or_nothing, says="no more dropped than needed")
-    fails(check_trim_to_budget, never_refuses, says="raise ContextBudgetError, never send a request over the budget")
+    fails(check_trim_to_budget, never_refuses, says="expected ContextBudgetError, it returned")
     fails(check_trim_to_budget, in_place, says="list it was given")
-    fails(check_trim_to_budget, without_the_prompt, says="the system prompt must stay first")
+    fails(check_trim_to_budget, without_the_prompt, says="The system prompt must stay first")
     fails(check_trim_to_budget, any_error, says="raised ValueError")
 
     def drops_at_the_budget(messages, budget):  # ">= budget" where the spec says "fit": a request of exactly
@@ -1655,9 +1656,161 @@ def test_13_trim_to_budget():
         return trim_to_budget(messages, budget)
 
     fails(check_trim_to_budget, drops_at_the_budget, says="no more dropped than needed")
-    fails(check_trim_to_budget, every_user_message_a_turn, says="it split a turn")
+    fails(check_trim_to_budget, every_user_message_a_turn, says="It split a turn")
     fails(check_trim_to_budget, same_list_when_it_fits, says="return a new list")
     fails(check_trim_to_budget, refuses_at_the_smallest, says="raised ContextBudgetError")
+
+
+def test_13_wrong_answers_by_kind():
+    from tinyagent.errors import ContextBudgetError
+    from tinyagent.memory.context_budget import request_tokens
+
+    # Exercise 1. "changes what it was given" does not apply: the answer is given a str, which cannot change.
+    def fold_with(text, pick_latest=None, dumps=to_json):  # the solution, with one piece swapped
+        data = json.loads(text)
+        if "error" in data:
+            return text
+        traces = data["traces"]
+        latest = (pick_latest or (lambda ts: max(ts, key=lambda t: t["time"])))(traces) if traces else None
+        return dumps({"trackingNo": data["trackingNo"], "carrier": data["carrier"], "status": data["status"],
+                      "latest": latest, "traces": len(traces)})
+
+    def shop_order(text):  # the shop lists its traces oldest first, so the last one is taken as the newest
+        return fold_with(text, lambda traces: traces[-1])
+
+    def sf_numbers_only(text):  # the tracking number read with the shop's SF/YT pattern
+        folded = fold_with(text)
+        found = re.search(r"(?:SF|YT)\d{10}", text)
+        return folded if "error" in json.loads(text) else to_json(
+            {**json.loads(folded), "trackingNo": found.group(0) if found else ""})
+
+    folded_before = {}
+
+    def cached_by_parcel(text):  # a cache by tracking number: the same parcel later gets its old fold
+        data = json.loads(text)
+        if "error" in data:
+            return text
+        return folded_before.setdefault(data["trackingNo"], fold_with(text))
+
+    def ends_only(text):  # "newest first or oldest first": only the first and the last trace compared
+        return fold_with(text, lambda ts: ts[0] if ts[0]["time"] > ts[-1]["time"] else ts[-1])
+
+    def escaped_chinese(text):  # json.dumps's default ensure_ascii=True: fine for an English parcel only
+        return fold_with(text, dumps=lambda value: json.dumps(value, separators=(",", ":")))
+
+    def time_of_day(text):  # the times compared without their dates
+        return fold_with(text, lambda ts: max(ts, key=lambda t: t["time"][11:]))
+
+    def starts_with_error(text):  # an error told by the shop's first characters, not by its "error" key
+        if text.startswith('{"error"'):
+            return text
+        data = json.loads(text)
+        return to_json({"trackingNo": data["trackingNo"], "carrier": data["carrier"], "status": data["status"],
+                        "latest": max(data["traces"], key=lambda t: t["time"]) if data["traces"] else None,
+                        "traces": len(data["traces"])})
+
+    def a_dict(text):  # the fold as a dict where the spec says compact JSON text
+        return json.loads(fold_with(text)) if "error" not in json.loads(text) else text
+
+    def latest_as_text(text):  # `latest` written as JSON text inside the JSON
+        return fold_with(text, lambda ts: to_json(max(ts, key=lambda t: t["time"])))
+
+    fails_by_kind(check_fold_logistics, {
+        "right only for the example": [shop_order, sf_numbers_only, starts_with_error],
+        "state kept between calls": [cached_by_parcel],
+        "only one of many read": [ends_only],
+        "one language only": [escaped_chinese],
+        "the wrong kind of comparison": [time_of_day],
+        "a stated type ignored": [a_dict, latest_as_text],
+    })
+    fails(check_fold_logistics, cached_by_parcel, says="each Observation is folded on its own")
+    fails(check_fold_logistics, time_of_day, says="the latest time (date and time)")
+    fails(check_fold_logistics, starts_with_error, says="it raised KeyError")
+    fails(check_fold_logistics, latest_as_text, says="not JSON text inside the JSON")
+
+    # Exercise 2.
+    def fit(system, turns, request, budget, drop=lambda turns: turns[1:], count=request_tokens):
+        while count([system, *(m for t in turns for m in t), request]) > budget:
+            if not turns:
+                raise ContextBudgetError("too big")
+            turns = drop(turns)
+        return [system, *(m for t in turns for m in t), request]
+
+    def two_at_a_time(messages, budget):  # a turn taken to be a question and its answer, as in lesson 12
+        system, *earlier, request = messages
+        return fit(system, [earlier[i:i + 2] for i in range(0, len(earlier), 2)], request, budget)
+
+    system_cost = {}
+
+    def cached_prompt_cost(messages, budget):  # the prompt's and request's cost worked out once, then reused
+        system, *earlier, request = messages
+        fixed = system_cost.setdefault("fixed", request_tokens([system, request]))
+        turns = split_turns(earlier)
+        # request_tokens adds up message by message: the turns' share is their count less the empty request's
+        while turns and fixed + request_tokens([m for t in turns for m in t]) - request_tokens([]) > budget:
+            turns = turns[1:]
+        if fixed > budget:
+            raise ContextBudgetError("too big")
+        return [system, *(m for t in turns for m in t), request]
+
+    def newest_turn_or_none(messages, budget):  # only the newest turn is ever weighed
+        system, *earlier, request = messages
+        turns = split_turns(earlier)
+        if request_tokens([system, request]) > budget:
+            raise ContextBudgetError("too big")
+        if request_tokens(messages) <= budget:
+            return list(messages)
+        newest = turns[-1] if turns else []
+        return [system, *newest, request] if request_tokens([system, *newest, request]) <= budget else [system,
+                                                                                                      request]
+
+    def words(messages):  # "tokens" as words: a Chinese message has almost none
+        return sum(len(str(m["content"]).split()) + 4 for m in messages) + 3
+
+    def counts_words(messages, budget):
+        system, *earlier, request = messages
+        return fit(system, split_turns(earlier), request, budget, count=words)
+
+    def sum_of_requests(messages, budget):  # each message counted as a request of its own: the priming each time
+        system, *earlier, request = messages
+        return fit(system, split_turns(earlier), request, budget,
+                   count=lambda ms: sum(request_tokens([m]) for m in ms))
+
+    def a_tuple(messages, budget):
+        return tuple(trim_to_budget(messages, budget))
+
+    def pops_the_callers_list(messages, budget):  # drops turns from the list it was given
+        system, *earlier, request = messages
+        turns = split_turns(earlier)
+        while request_tokens([system, *(m for t in turns for m in t), request]) > budget:
+            if not turns:
+                raise ContextBudgetError("too big")
+            for _ in turns.pop(0):
+                messages.pop(1)
+        return list(messages)
+
+    fails_by_kind(check_trim_to_budget, {
+        "right only for the example": [two_at_a_time],
+        "state kept between calls": [cached_prompt_cost],
+        "only one of many read": [newest_turn_or_none],
+        "one language only": [counts_words],
+        "the wrong kind of comparison": [sum_of_requests],
+        "a stated type ignored": [a_tuple],
+        "changes what it was given": [pops_the_callers_list],
+    })
+    fails(check_trim_to_budget, a_tuple, says="return a list of message dicts")
+    fails(check_trim_to_budget, pops_the_callers_list, says="it changed the input it was given")
+
+    def reserialised(messages, budget):  # the right turns, each Observation's JSON written again (\u escapes)
+        def again(message):
+            content = message["content"]
+            if content.startswith("Observation: "):
+                content = "Observation: " + json.dumps(json.loads(content[len("Observation: "):]))
+            return {**message, "content": content}
+        return [again(m) for m in trim_to_budget(messages, budget)]
+
+    # The count and the order are right: the failure says what is wrong, a message changed (issue #36 (e)).
+    fails(check_trim_to_budget, reserialised, says="It changed a message: keep each one as it was")
 
 
 # -- 14 · Streaming ---------------------------------------------------------------------------------
@@ -3219,8 +3372,124 @@ def test_11_each_sentence_of_the_specs():
         answer = parse_step(text).final_answer
         return Step(step.thought, step.action, answer) if step.action else step
 
-    fails(check_action_over_final, input_dropped, says="The tool is right and its input is not")
+    fails(check_action_over_final, input_dropped, says="The tool is right, the input is not")
     fails(check_action_over_final, answer_kept_too, says="rests on nothing observed")
+
+
+def test_11_wrong_answers_by_kind():
+    # Exercise 1. "changes what it was given" does not apply: the answer is given a str, which cannot change.
+    known = ("queryOrder", "searchKnowledge", "getCurrentTime", "applyRefund")
+
+    def lesson_tools_only(value):  # brackets read only after the lesson's own tools
+        call = CALL.fullmatch(value.strip())
+        return (call.group(1), call.group(2).strip()) if call and call.group(1) in known else read_action(value)
+
+    remembered = {}
+
+    def remembers_each_tool(value):  # a cache by tool name: a second call to a tool gets the first one's input
+        call = CALL.fullmatch(value.strip())
+        if call is None:
+            return read_action(value)
+        return call.group(1), remembered.setdefault(call.group(1), call.group(2).strip())
+
+    def first_line_only(value):  # the Action line alone: an input over several lines is not read
+        call = CALL.fullmatch(value.strip().split("\n")[0])
+        return (call.group(1), call.group(2).strip()) if call else read_action(value)
+
+    def ascii_only(value):  # an input of printable ASCII: a Chinese input is not a call
+        call = re.fullmatch(r"(\w+)\[([ -~]*)\]", value.strip(), re.DOTALL)
+        return (call.group(1), call.group(2).strip()) if call else read_action(value)
+
+    def no_dotall(value):  # `.` does not match a line end without re.DOTALL
+        call = re.fullmatch(r"(\w+)\[(.*)\]", value.strip())
+        return (call.group(1), call.group(2).strip()) if call else read_action(value)
+
+    def rstrip_brackets(value):  # rstrip("]") takes every "]" at the end, not the last one
+        name, bracket, rest = value.strip().partition("[")
+        return (name, rest.rstrip("]").strip()) if bracket and name.isidentifier() else read_action(value)
+
+    def as_a_dict(text):  # a dict where the spec asks for the lesson's Step
+        step = my_tolerant(text, read_action_v2)
+        return {"action": step.action, "final_answer": step.final_answer}
+
+    def action_as_a_pair(text):  # the action as a (name, input) pair, not an Action
+        step = my_tolerant(text, read_action_v2)
+        return Step(step.thought, (step.action.tool_name, step.action.tool_input) if step.action else None,
+                    step.final_answer)
+
+    def with_reader(reader):
+        return lambda text: my_tolerant(text, reader)
+
+    fails_by_kind(check_bracket_actions, {
+        "right only for the example": [with_reader(lesson_tools_only)],
+        "state kept between calls": [with_reader(remembers_each_tool)],
+        "only one of many read": [with_reader(first_line_only)],
+        "one language only": [with_reader(ascii_only)],
+        "the wrong kind of comparison": [with_reader(no_dotall), with_reader(rstrip_brackets)],
+        "a stated type ignored": [as_a_dict, action_as_a_pair],
+    })
+    fails(check_bracket_actions, with_reader(rstrip_brackets), says="the **last** `]`")
+    fails(check_bracket_actions, as_a_dict, says="return a step with `action` and `final_answer` fields")
+    fails(check_bracket_actions, action_as_a_pair, says="make it an Action(tool_name, tool_input)")
+
+    # Exercise 2. "changes what it was given" does not apply: the answer is given a str.
+    def with_action(text, pick):  # action_first with `pick(text)` -> (name, input) or None finding the Action
+        step = parse_step(text)
+        found = pick(text) if step.final_answer is not None else None
+        return ParsedStep(step.thought, Action(*found), None, "action_over_final") if found else step
+
+    def lesson_tools_action(text):  # only the lesson's two tools are looked for
+        match = re.search(r"^Action: (queryOrder|applyRefund)\nAction Input: (.*)$", text, re.MULTILINE)
+        return with_action(text, lambda t: match.groups() if match else None)
+
+    run_before = set()
+
+    def each_tool_once(text):  # "do not run a tool twice", kept across calls: the second reply's answer wins
+        step = action_first(text)
+        if step.action is None or step.action.tool_name not in run_before:
+            if step.action is not None:
+                run_before.add(step.action.tool_name)
+            return step
+        return parse_step(text)
+
+    def first_input_line(text):  # the first line of the Action Input only
+        step = action_first(text)
+        if step.action is None or step.rule != "action_over_final":
+            return step
+        return ParsedStep(step.thought, Action(step.action.tool_name, step.action.tool_input.split("\n")[0]), None,
+                          step.rule)
+
+    def ascii_input(text):  # an input of printable ASCII only: Chinese in it is cut off
+        def pick(t):
+            name = re.search(r"^Action: (\S+)", t, re.MULTILINE)
+            given = re.search(r"^Action Input: ([ -~]*)", t, re.MULTILINE)
+            return (name.group(1), given.group(1).strip() if given else "") if name else None
+        return with_action(text.split("\nObservation:")[0], pick) if "Final Answer:" in text else parse_step(text)
+
+    def action_anywhere(text):  # "Action:" looked for anywhere in the text, not at the start of a line
+        def pick(t):
+            at = t.split("\nObservation:")[0].rfind("Action: ")
+            if at < 0:
+                return None
+            name = t[at + len("Action: "):].split()[0].rstrip(".")
+            sections = dict(split_keyed_lines(t.split("\nObservation:")[0]))
+            return name, sections.get("Action Input:", "")
+        return with_action(text, pick)
+
+    def dict_step(text):  # a dict where the spec asks for action and final_answer fields
+        step = action_first(text)
+        return {"action": step.action, "final_answer": step.final_answer}
+
+    fails_by_kind(check_action_over_final, {
+        "right only for the example": [lesson_tools_action],
+        "state kept between calls": [each_tool_once],
+        "only one of many read": [first_input_line],
+        "one language only": [ascii_input],
+        "the wrong kind of comparison": [action_anywhere],
+        "a stated type ignored": [dict_step],
+    })
+    fails(check_action_over_final, first_input_line, says="it is every line after 'Action Input:'")
+    fails(check_action_over_final, action_anywhere, says="Only an 'Action:' at the start of a line")
 
 
 def test_12_each_sentence_of_the_specs():
@@ -3229,7 +3498,7 @@ def test_12_each_sentence_of_the_specs():
             messages = super().history(session)
             return [m for pair in zip(messages[1::2], messages[::2]) for m in pair]
 
-    fails(check_first_and_last, AnswerFirst, says="each turn is a user message, then an assistant one")
+    fails(check_first_and_last, AnswerFirst, says="Each turn is a user message, then an assistant one")
 
     class HalfATurn(TokenWindow):  # "Never cut a turn in half": the question of a turn whose answer does not fit
         def history(self, session):
@@ -3249,8 +3518,127 @@ def test_12_each_sentence_of_the_specs():
                 kept = candidate
             return kept
 
-    fails(check_token_window, HalfATurn, says="each turn is a user message, then an assistant one")
+    fails(check_token_window, HalfATurn, says="Each turn is a user message, then an assistant one")
     fails(check_token_window, StrictlyUnder, says="expected turns")
+
+
+def test_12_wrong_answers_by_kind():
+    # Exercise 1. "one language only" does not apply: the spec asks nothing of a turn's words, only of its place.
+    # "changes what it was given" does not apply: session.turns() hands out a new list each call and a Turn is
+    # frozen, so there is nothing a memory could change.
+    class TheTurnWithTheOrder(FirstAndLast):  # "the first turn" taken as the one with an order id, as in the lesson
+        def history(self, session):
+            turns = session.turns()
+            first = [t for t in turns if re.search(r"\d{5}", t.question)][:1]
+            recent = [t for t in turns[max(0, len(turns) - self.last):] if t not in first] if self.last else []
+            return turn_pairs(first + recent)
+
+    first_seen = []
+
+    class RemembersTheCustomer(FirstAndLast):  # the first turn ever seen, kept at module level for "the customer"
+        def history(self, session):
+            turns = session.turns()
+            if turns and not first_seen:
+                first_seen.append(turns[0])
+            recent = turns[max(1, len(turns) - self.last):]
+            return turn_pairs(first_seen[:1] + recent) if turns else []
+
+    class LatestOnly(FirstAndLast):  # the first turn and the latest one, whatever `last` says
+        def history(self, session):
+            turns = session.turns()
+            return turn_pairs(turns[:1] + turns[1:][-1:]) if self.last else turn_pairs(turns[:1])
+
+    class ByNumberAsText(FirstAndLast):  # kept turns put in order by their numbers as text: "10" before "9"
+        def history(self, session):
+            turns = session.turns()
+            kept = {str(t.number): t for t in turns[:1] + turns[max(1, len(turns) - self.last):]}
+            return turn_pairs([kept[key] for key in sorted(kept)])
+
+    class TheTurnsThemselves(FirstAndLast):  # Turn objects where the spec says messages
+        def history(self, session):
+            turns = session.turns()
+            return turns[:1] + turns[max(1, len(turns) - self.last):]
+
+    class PairsAsTuples(FirstAndLast):  # (question, answer) pairs, not role/content messages
+        def history(self, session):
+            turns = session.turns()
+            return [(t.question, t.answer) for t in turns[:1] + turns[max(1, len(turns) - self.last):]]
+
+    fails_by_kind(check_first_and_last, {
+        "right only for the example": [TheTurnWithTheOrder],
+        "state kept between calls": [RemembersTheCustomer],
+        "only one of many read": [LatestOnly],
+        "the wrong kind of comparison": [ByNumberAsText],
+        "a stated type ignored": [TheTurnsThemselves, PairsAsTuples],
+    })
+    fails(check_first_and_last, RemembersTheCustomer, says="Those are not this session's turns")
+    fails(check_first_and_last, ByNumberAsText, says="Oldest first")
+    fails(check_first_and_last, TheTurnsThemselves, says="return message dicts")
+
+    # Exercise 2. "changes what it was given" does not apply, as in exercise 1.
+    class SixTurnsAtMost(TokenWindow):  # the lesson's sessions have six turns: only those are looked at
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()[-6:]):
+                candidate = turn_pairs([turn]) + kept
+                if message_tokens(candidate) > self.max_tokens:
+                    break
+                kept = candidate
+            return kept
+
+    window_cache = {}
+
+    class Memoised(TokenWindow):  # a cache keyed by the budget and the number of turns, across sessions
+        def history(self, session):
+            key = (self.max_tokens, len(session.turns()))
+            if key not in window_cache:
+                window_cache[key] = super().history(session)
+            return window_cache[key]
+
+    class EachTurnOnItsOwn(TokenWindow):  # each turn weighed alone against the budget, not the whole kept so far
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                if message_tokens(turn_pairs([turn])) > self.max_tokens:
+                    break
+                kept = turn_pairs([turn]) + kept
+            return kept
+
+    class Words(TokenWindow):  # tokens taken to be words: a Chinese turn costs almost nothing
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                candidate = turn_pairs([turn]) + kept
+                if sum(len(m["content"].split()) for m in candidate) > self.max_tokens:
+                    break
+                kept = candidate
+            return kept
+
+    class StrictlyLess(TokenWindow):  # "<" where "fit" means "<=": a history of exactly max_tokens fits
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                candidate = turn_pairs([turn]) + kept
+                if not message_tokens(candidate) < self.max_tokens:
+                    break
+                kept = candidate
+            return kept
+
+    class JoinedText(TokenWindow):  # the kept turns as one text, where the spec says messages
+        def history(self, session):
+            return "\n".join(m["content"] for m in super().history(session))
+
+    fails_by_kind(check_token_window, {
+        "right only for the example": [SixTurnsAtMost],
+        "state kept between calls": [Memoised],
+        "only one of many read": [EachTurnOnItsOwn],
+        "one language only": [Words],
+        "the wrong kind of comparison": [StrictlyLess],
+        "a stated type ignored": [JoinedText],
+    })
+    fails(check_token_window, Memoised, says="Those are not this session's turns")
+    fails(check_token_window, EachTurnOnItsOwn, says="over the budget")
+    fails(check_token_window, JoinedText, says="return a list of message dicts")
 
 
 def test_16_each_sentence_of_the_specs():

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import random
+import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from tinyagent.checks.lesson05_parser import MULTI_LINE_ANSWER, _action_of, _reading
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades
-from tinyagent.robustness.tolerant_parser import parse_tolerant
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.lesson05_parser import MULTI_LINE_ANSWER, _reading
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.parser import parse_step, split_keyed_lines
 
 _REFUND_JSON = '{"orderId":"88231","reason":"质量问题：扫地机不回充"}'
 
-# (reply, what it is): the check compares the learner's parser with `parse_tolerant` on each.
+# The lesson's own replies (exercise 1): tried first, beside the generated ones.
 BRACKET_CASES = [
     ("Thought: I need the order first.\nAction: queryOrder[88231]", "queryOrder[88231]"),
     ("Thought: I need the policy.\nAction: searchKnowledge[扫地机 退货 政策]",
@@ -27,20 +30,220 @@ BRACKET_CASES = [
 ]
 
 
-def _read(step: Any) -> tuple[tuple[str, str] | None, str | None]:
-    return _action_of(step), getattr(step, "final_answer", None)
+# -- exercise 1's reference: the lesson's `my_tolerant` (step 2) with the solution's `read_action_v2` ------------
+_KEY = re.compile(r"^[\s*_#>`-]*(thought|action input|action|final answer|observation)[\s*_`]*[:：][\s*_]*(.*)$",
+                  re.IGNORECASE)
+_NAMES = {"thought": "Thought", "action input": "Action Input", "action": "Action", "final answer": "Final Answer",
+          "observation": "Observation"}
+# The whole Action value is `name[input]`: greedy `.*` runs to the last `]`, and DOTALL lets the input span lines.
+_CALL = re.compile(r"(\w+)\[(.*)\]", re.DOTALL)
 
 
-def _readings_against_tolerant(exercise: str, name: str, fn: Callable[[str], Any], cases: list):
-    """Each case where `fn` reads a reply differently from `parse_tolerant`: (text, what, mine, theirs)."""
-    for text, what in cases:
-        mine = _read(_run(exercise, f"{name} on {what}", fn, text))
-        theirs = _read(parse_tolerant(text))
-        if mine != theirs:
-            yield text, what, mine, theirs
+def _sections(text: str) -> list[tuple[str, str]]:
+    found: list[tuple[str, list[str]]] = []
+    for line in text.replace("\r\n", "\n").split("\n"):
+        match = _KEY.match(line)
+        if match:
+            found.append((_NAMES[match.group(1).lower()], [match.group(2)]))
+        elif found:
+            found[-1][1].append(line.rstrip())
+    return [(key, "\n".join(lines).strip()) for key, lines in found]
 
 
-@grades("Exercise 1")
+def _unfence(value: str) -> str:
+    lines = value.split("\n")
+    if lines[0].startswith("```"):
+        lines = lines[1:]
+    if lines and lines[-1].strip() == "```":
+        lines = lines[:-1]
+    return "\n".join(lines).strip()
+
+
+def _read_action_v2(value: str) -> tuple[str, str | None]:
+    call = _CALL.fullmatch(value.strip())
+    if call:
+        return call.group(1), call.group(2).strip()
+    words = value.split()  # the lesson's read_action: the first word, without its marks
+    return (words[0].strip("`*'\"") if words else ""), None
+
+
+def _tolerant_v2(text: str) -> tuple[tuple[str, str] | None, str | None]:
+    """11, exercise 1's answer (the solution's behaviour), read as (action, final answer)."""
+    step = []
+    for key, value in _sections(text):
+        if key == "Observation":
+            break
+        step.append((key, value))
+    name, tool_input = "", ""
+    for key, value in step:
+        if key == "Action":
+            name, written = _read_action_v2(value)
+            tool_input = written or ""
+        elif key == "Action Input" and name:
+            tool_input = _unfence(value)
+    final = next((_unfence(value) for key, value in step if key == "Final Answer"), None)
+    if final is not None:
+        return None, final
+    return ((name, tool_input) if name else None), None
+
+
+# -- what a parser returned, as the checks compare it ----------------------------------------------
+class _Reading(tuple):
+    """(action, final answer) of a step, shown as a few words in a failure."""
+
+    def __repr__(self) -> str:
+        return _reading(*self)
+
+
+def _reading_of(step: Any) -> Any:
+    """The step's (action as (name, input), final answer); the value itself when it has not those fields."""
+    if not (hasattr(step, "action") and hasattr(step, "final_answer")):
+        return step
+    action = step.action
+    if action is not None and hasattr(action, "tool_name") and hasattr(action, "tool_input"):
+        action = (action.tool_name, action.tool_input)
+    return _Reading((action, step.final_answer))
+
+
+def _a_step(value: Any) -> str | None:
+    if not (hasattr(value, "action") and hasattr(value, "final_answer")):
+        return (f"it returned {type(value).__name__} {_brief(value, 40)}: return a step with `action` and "
+                "`final_answer` fields (this lesson's Step, or tinyagent.ParsedStep)")
+    action = value.action
+    if action is not None and not (isinstance(getattr(action, "tool_name", None), str)
+                                   and isinstance(getattr(action, "tool_input", None), str)):
+        return (f"its action is {type(action).__name__} {_brief(action, 40)}: make it an Action(tool_name, "
+                "tool_input), both strings")
+    return None
+
+
+def _as_reading(value: Any) -> Any:
+    return _reading_of(value) if _a_step(value) is None else value
+
+
+def _shown(args: tuple) -> str:
+    """A reply as a failure shows it: from its Action or answer on (its Thought says nothing), cut short."""
+    (text,) = args
+    lines = text.split("\n")
+    keyed = (n for n, line in enumerate(lines) if re.search(r"action|answer|observation", line, re.IGNORECASE))
+    start = next(keyed, 0)
+    return _brief("\n".join(lines[start:]), 30)
+
+
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+_TOOLS = ("queryOrder", "queryLogistics", "searchKnowledge", "applyRefund", "checkStock", "cancelOrder",
+          "get_weather", "lookup_invoice", "search2", "translateText", "calc")
+_THOUGHTS = ("Thought: I need the order first.", "Thought: 先查一下订单。", "**Thought:** It is faulty.",
+             "thought: I look it up.", "Thought：客户要退款，先查订单状态。", "Thought: 🙂 one more look-up.")
+_ACTION_KEYS = ("Action: ", "**Action:** ", "action: ", "Action：", "ACTION: ", "- Action: ")
+_WORDS = ("扫地机 退货 政策", "return policy", "七天无理由", "invoice for order {id}", "发票 怎么开", "Müller GmbH",
+          "坏了 怎么办？", "S10 Pro 扫地机", "what is 12 + 30", "运费 谁 出", "😀 emoji and 中文")
+
+
+def _order_id(rng: random.Random) -> str:
+    return str(rng.randint(10000, 99999))
+
+
+def _tracking_no(rng: random.Random) -> str:
+    return rng.choice(("SF", "YT", "JD", "ZT")) + "".join(rng.choice("0123456789") for _ in range(10))
+
+
+def _plain_input(rng: random.Random) -> str:
+    kind = rng.randrange(4)
+    if kind == 0:
+        return _order_id(rng)
+    if kind == 1:
+        return _tracking_no(rng)
+    return rng.choice(_WORDS).format(id=_order_id(rng))
+
+
+def _reply(rng: random.Random, action: str, *after: str) -> str:
+    text = "\n".join([rng.choice(_THOUGHTS), f"{rng.choice(_ACTION_KEYS)}{action}", *after])
+    return text.replace("\n", "\r\n") if rng.random() < 0.2 else text  # Windows line ends, every one of them
+
+
+def _named_calls(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(14):
+        yield (_reply(rng, f"{rng.choice(_TOOLS)}[{_plain_input(rng)}]"),)
+
+
+def _inputs_with_brackets(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(4):
+        order = _order_id(rng)
+        photos = ",".join(f'"{rng.choice(("dock", "底座", "box"))}{n}.jpg"' for n in range(rng.randint(1, 3)))
+        yield (_reply(rng, f'applyRefund[{{"orderId":"{order}","photos":[{photos}],"reason":"坏了"}}]'),)
+    forms = ("{w} [{id}]", "[{id}] and [{w}]", "{w}] and [{w}", "[[{id}]]", "{w} [7天]", "a[b]c[{id}]")
+    for form in forms:  # an input that ends in "]" itself: "the last ]" is not "every ] at the end"
+        yield (_reply(rng, f"{rng.choice(_TOOLS)}[{form.format(w=rng.choice(_WORDS), id=_order_id(rng))}]"),)
+
+
+def _empty_inputs(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(4):
+        yield (_reply(rng, f"{rng.choice(_TOOLS)}[]"),)
+
+
+def _inputs_over_lines(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(6):
+        order = _order_id(rng)
+        lines = [f'{{"orderId": "{order}",', f' "reason": "{rng.choice(("质量问题：扫地机不回充", "broken", "不想要了"))}",',
+                 f' "amount": {rng.randint(10, 99999)}}}']
+        yield (_reply(rng, "applyRefund[" + "\n".join(lines[: rng.randint(2, 3)]) + ("" if rng.random() < 0.5 else "}")
+                      + "]"),)
+    for _ in range(3):
+        yield (_reply(rng, f"searchKnowledge[{rng.choice(_WORDS)}\n{rng.choice(_WORDS)}]".format(id=_order_id(rng))),)
+
+
+def _other_shapes(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(3):
+        name, given = rng.choice(_TOOLS), _plain_input(rng)
+        written = rng.choice((f"`{name}`", f"{name} (to look it up)", f"**{name}**", name, f"'{name}'"))
+        yield (_reply(rng, written, rng.choice(("Action Input: ", "action input: ", "Action Input：")) + given),)
+    for _ in range(3):  # an input over several lines, on its own key
+        yield (_reply(rng, "applyRefund", "Action Input: {", f'  "orderId": "{_order_id(rng)}",', '  "reason": "坏了"',
+                      "}"),)
+    for _ in range(2):
+        yield ((f"Thought: Done.\nFinal Answer: {rng.choice(('Refund', '退款单'))} RF2026{rng.randint(10**7, 10**8)} "
+               f"[{rng.choice(_WORDS)}] is submitted."),)
+    yield (_reply(rng, f"{rng.choice(_TOOLS)}[{_order_id(rng)}]", f"Observation: {{\"orderId\":\"{_order_id(rng)}\"}}",
+                  f"Action: applyRefund[{_order_id(rng)}]"),)
+    yield ("",)
+    yield ("您好，您的包裹已经签收了。",)
+
+
+def _lesson_replies(rng: random.Random) -> Iterator[tuple]:
+    for text, _ in BRACKET_CASES:
+        yield (text,)
+
+
+def _bracket_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    got = _as_reading(got)
+    if not isinstance(got, tuple) or expected[0] is None or got[0] is None:
+        return None
+    if expected[0][0] == got[0][0]:
+        return "(the input runs from the first [ to the last ], on every line)"
+    if "[" in got[0][0]:
+        return "(the name ends at the first [)"
+    return None
+
+
+def _with_hint(rules: tuple[Rule, ...], hint: Callable[[tuple, Any, Any], str | None]) -> tuple[Rule, ...]:
+    return tuple(Rule(rule.sentence, rule.inputs, hint) for rule in rules)
+
+
+BRACKET_RULES = _with_hint((
+    Rule("`Action: name[input]` is the tool `name` with the input in the brackets, for any tool and any input",
+         _named_calls),
+    Rule("the input is everything between the first `[` and the **last** `]`, brackets of its own too",
+         _inputs_with_brackets),
+    Rule("the input may be empty (`getCurrentTime[]`)", _empty_inputs),
+    Rule("the input is everything between the brackets, also over several lines", _inputs_over_lines),
+    Rule("otherwise it does what `read_action` does (a name in backticks, `Action Input:` lines, an answer)",
+         _other_shapes),
+    Rule("the lesson's own replies are read as the lesson reads them", _lesson_replies),
+), _bracket_hint)
+
+
+@grades("Exercise 1", spec=Spec(BRACKET_RULES))
 def check_bracket_actions(my_tolerant_v2: Callable[[str], Any] | None) -> None:
     """11, exercise 1: the hand-built tolerant parser, extended to read `Action: tool[input]`."""
     exercise = "Exercise 1"
@@ -48,17 +251,14 @@ def check_bracket_actions(my_tolerant_v2: Callable[[str], Any] | None) -> None:
         return _not_attempted(exercise, "Write def my_tolerant_v2(text) in the cell above.")
     if not callable(my_tolerant_v2):
         _fail(exercise, f"my_tolerant_v2 should be a function, got {type(my_tolerant_v2).__name__}")
-    for text, what, mine, theirs in _readings_against_tolerant(exercise, "my_tolerant_v2", my_tolerant_v2,
-                                                                BRACKET_CASES):
-        hint = ""
-        if theirs[0] and mine[0] and mine[0][0] == theirs[0][0] and theirs[1] is None:
-            hint = " (the name is right; the input is everything between the first [ and the last ])"
-        _fail(exercise, f"on {what} ({_brief(text)}) it read {_reading(*mine)}; tinyagent.parse_tolerant "
-                        f"reads {_reading(*theirs)}{hint}")
-    return _passed(exercise, f"{len(BRACKET_CASES)} replies read as parse_tolerant reads them, brackets "
-                             "inside the input included.")
+    tried = agree_on(exercise, "check_bracket_actions", BRACKET_RULES, my_tolerant_v2,
+                     lambda text: _Reading(_tolerant_v2(text)), shape=_a_step, read=_as_reading,
+                     call="my_tolerant_v2(text)", show=_shown)
+    return _passed(exercise, f"{tried} generated replies read as the spec says: name[input] with any tool and any "
+                             "input, to the last ], over several lines too; every other shape as before.")
 
 
+# -- exercise 2 -------------------------------------------------------------------------------------
 ACTION_FIRST_CASES = [
     ((f"Thought: It is faulty, so I refund it.\nAction: applyRefund\nAction Input: {_REFUND_JSON}\n"
      "Final Answer: Your refund RF20260629001 is on its way."),
@@ -80,7 +280,105 @@ ACTION_FIRST_CASES = [
 ]
 
 
-@grades("Exercise 2")
+def _action_first(text: str) -> _Reading:
+    """11, exercise 2's answer (the solution's behaviour): parse_step, except that an Action (before any
+    Observation) with the Action Input that follows it wins over a Final Answer."""
+    step = parse_step(text)
+    if step.final_answer is None:
+        return _reading_of(step)
+    name, tool_input = "", ""
+    for key, value in split_keyed_lines(text):
+        if key == "Observation:":
+            break
+        if key == "Action:":
+            name, tool_input = value, ""
+        elif key == "Action Input:" and name:
+            tool_input = value
+    return _Reading(((name, tool_input), None)) if name else _reading_of(step)
+
+
+_FINALS = ("Your refund RF2026{n} is on its way.", "退款已提交，退款单号 RF2026{n}。", "It was signed for on 22 June.",
+           "订单 {id} 已签收。", "Refund {id} [quality problem] is submitted.", "您好 🙂 已为您处理。")
+_LESSON05_THOUGHTS = ("Thought: It is faulty, so I refund it.", "Thought: 先查订单。", "Thought: I need the order.",
+                      "Thought: 顾客要退款。")
+
+
+def _final(rng: random.Random) -> str:
+    return "Final Answer: " + rng.choice(_FINALS).format(n=rng.randint(10**7, 10**8), id=_order_id(rng))
+
+
+def _action_lines(rng: random.Random) -> list[str]:
+    name = rng.choice(_TOOLS)
+    kind = rng.randrange(5)
+    if kind == 0:
+        return [f"Action: {name}"]  # no input written: the input is empty
+    if kind == 1:  # JSON over several lines
+        return [f"Action: {name}", "Action Input: {", f'  "orderId": "{_order_id(rng)}",',
+                f'  "reason": "{rng.choice(("坏了", "broken", "不回充"))}"', "}"]
+    return [f"Action: {name}", f"Action Input: {_plain_input(rng)}"]
+
+
+def _action_and_answer(rng: random.Random) -> Iterator[tuple]:
+    for n in range(14):
+        action = _action_lines(rng)
+        lines = [rng.choice(_LESSON05_THOUGHTS), *action, _final(rng)] if n % 3 else \
+            [rng.choice(_LESSON05_THOUGHTS), _final(rng), *action]  # the answer may come first
+        yield ("\n".join(lines),)
+
+
+def _invented_observations(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(6):
+        lines = [rng.choice(_LESSON05_THOUGHTS), *_action_lines(rng),
+                 f'Observation: {{"orderId":"{_order_id(rng)}","status":"已签收"}}', "Thought: Signed, so I refund it.",
+                 *_action_lines(rng), _final(rng)]
+        yield ("\n".join(lines),)
+
+
+def _mentions(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(5):
+        name = rng.choice(_TOOLS)
+        thought = rng.choice((f"Thought: No need for another Action: {name}.", f"Thought: 上一步的 Action: {name} 已完成。",
+                              f"Thought: The Action: {name} before has its result."))
+        yield (f"{thought}\n{_final(rng)}",)
+
+
+def _otherwise(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(4):
+        yield ("\n".join([rng.choice(_LESSON05_THOUGHTS), *_action_lines(rng)]),)
+    for _ in range(3):
+        yield (f"{rng.choice(_LESSON05_THOUGHTS)}\n{_final(rng)}\nThanks for waiting.\n谢谢。",)
+    yield ("您好，您的包裹已经签收了。",)
+    yield ("",)
+    for text, _ in ACTION_FIRST_CASES:
+        yield (text,)
+
+
+def _action_first_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    (text,) = args
+    got = _as_reading(got)
+    if not isinstance(got, tuple):
+        return None
+    if expected[0] is not None and got[1] is not None:
+        return "The answer rests on nothing observed yet: the Action must run first."
+    if expected[0] is None and got[0] is not None:
+        return "Only an 'Action:' at the start of a line is an action."
+    if expected[0] is not None and got[0] is not None and expected[0][0] == got[0][0]:
+        return "The tool is right, the input is not: it is every line after 'Action Input:'."
+    if expected[0] is not None and got[0] is not None and "Observation:" in text:
+        return "Nothing after an Observation the model wrote itself is part of this step."
+    return None
+
+
+ACTION_FIRST_RULES = _with_hint((
+    Rule("an `Action:` beside a final answer wins, with its whole `Action Input:`, and no final answer",
+         _action_and_answer),
+    Rule("nothing after an `Observation:` is part of the step", _invented_observations),
+    Rule("only `Action:` at the start of a line counts", _mentions),
+    Rule("otherwise it returns what `parse_step(text)` returns", _otherwise),
+), _action_first_hint)
+
+
+@grades("Exercise 2", spec=Spec(ACTION_FIRST_RULES))
 def check_action_over_final(action_first: Callable[[str], Any] | None) -> None:
     """11, exercise 2: lesson 05's parser with the new rule: an Action beside a Final Answer wins."""
     exercise = "Exercise 2"
@@ -88,17 +386,8 @@ def check_action_over_final(action_first: Callable[[str], Any] | None) -> None:
         return _not_attempted(exercise, "Write def action_first(text) in the cell above.")
     if not callable(action_first):
         _fail(exercise, f"action_first should be a function, got {type(action_first).__name__}")
-    for text, what, mine, theirs in _readings_against_tolerant(exercise, "action_first", action_first,
-                                                                ACTION_FIRST_CASES):
-        why = ""
-        if theirs[0] is not None and mine[1] is not None:
-            why = " The answer rests on nothing observed yet: the Action must run first."
-        elif theirs[0] is None and mine[0] is not None:
-            why = " Only an 'Action:' at the start of a line is an action."
-        elif theirs[0] is not None and mine[0] is not None and mine[0][0] == theirs[0][0]:
-            why = " The tool is right and its input is not: the input is what follows 'Action Input:'."
-        elif theirs[0] is not None and mine[0] is not None and "Observation:" in text:
-            why = " Nothing after an Observation the model wrote itself is part of this step."
-        _fail(exercise, f"on {what} ({_brief(text)}) it read {_reading(*mine)}; expected {_reading(*theirs)}.{why}")
-    return _passed(exercise, f"{len(ACTION_FIRST_CASES)} replies: every Action beside a Final Answer runs, "
-                             "and a mere mention of 'Action:' stays a mention.")
+    tried = agree_on(exercise, "check_action_over_final", ACTION_FIRST_RULES,
+                     action_first, _action_first, shape=_a_step, read=_as_reading, call="action_first(text)",
+                     show=_shown)
+    return _passed(exercise, f"{tried} generated replies: every Action beside a Final Answer runs with its whole "
+                             "input, and a mere mention of 'Action:' stays a mention.")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator
 from typing import Any
 
 from tinyagent.agent import ReActAgent
+from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.reporting import (
     _brief,
     _fail,
@@ -31,27 +34,154 @@ class _TurnsOnly:
         return list(self._turns)
 
 
-def _numbered_turns(count: int) -> list:
-    return [Turn(f"question {n}", f"answer {n}", number=n) for n in range(1, count + 1)]
+# -- the answers, as each exercise's solution behaves ----------------------------------------------
+def _first_and_last(turns: list, last: int) -> list[dict]:
+    """12, exercise 1's answer: turn 1, then the last `last` turns without it, oldest first."""
+    kept = turns[:1] + turns[max(1, len(turns) - last):]
+    return [message for turn in kept for message in turn.messages()]
 
 
-def _which_turns(messages: Any, turns: list) -> list | str:
-    """The numbers of the turns whose messages `messages` are, in order; or what is wrong with them."""
+def _token_window(turns: list, budget: int) -> list[dict]:
+    """12, exercise 2's answer: the latest whole turns whose messages fit `budget` (message_tokens), no gaps."""
+    kept: list[dict] = []
+    for turn in reversed(turns):
+        candidate = turn.messages() + kept
+        if message_tokens(candidate) > budget:
+            break
+        kept = candidate
+    return kept
+
+
+# -- how an answer is run and what is compared -----------------------------------------------------
+class _TurnNumbers(list):
+    """A history read back as the numbers of the turns it holds, each as its question then its answer."""
+
+    def __repr__(self) -> str:
+        return f"turns {list(self)}"
+
+
+def _turns_of(texts: tuple) -> list:
+    return [Turn(question, answer, number=n) for n, (question, answer) in enumerate(texts, start=1)]
+
+
+class _NotTurns(list):
+    """Messages that are not whole turns of the session, shown as (role, the start of the content); `why` says
+    how: "roles" (not a user message then an assistant one) or "foreign" (words the session does not hold)."""
+
+    def __init__(self, messages: list[dict], why: str):
+        super().__init__((m.get("role"), _brief(m.get("content"), 16)) for m in messages)
+        self.why = why
+
+
+def _read_back(messages: Any, turns: list) -> Any:
+    """`messages` as the turn numbers they are (a `_TurnNumbers`), a `_NotTurns` when they are not whole turns
+    of this session, or as they are when they are not a list of dicts."""
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-        return f"a {type(messages).__name__}, not a list of message dicts"
-    by_pair = {(turn.question, turn.answer): turn.number for turn in turns}
-    numbers = []
+        return messages
+    pairs = {(turn.question, turn.answer): turn.number for turn in turns}
+    numbers = _TurnNumbers()
     for i in range(0, len(messages), 2):
         pair = messages[i : i + 2]
-        roles = [m.get("role") for m in pair]
-        if roles != ["user", "assistant"]:
-            at = f"message {i + 1} has" if len(pair) == 1 else f"messages {i + 1} and {i + 2} have"
-            return f"{at} the roles {roles}; each turn is a user message, then an assistant one"
-        key = (pair[0].get("content"), pair[1].get("content"))
-        if key not in by_pair:
-            return f"messages {i + 1} and {i + 2} are not a question and its answer from the session: {_brief(key)}"
-        numbers.append(by_pair[key])
+        if [m.get("role") for m in pair] != ["user", "assistant"]:
+            return _NotTurns(messages, "roles")
+        number = pairs.get((pair[0].get("content"), pair[1].get("content")))
+        if number is None:
+            return _NotTurns(messages, "foreign")
+        numbers.append(number)
     return numbers
+
+
+def _grown(memory_class: Any, argument: int, texts: tuple) -> Any:
+    """One memory, asked as a Session asks it: after every turn of a conversation that grows to `texts`; what
+    it gives for the whole conversation, read back as turn numbers."""
+    memory, turns = memory_class(argument), _turns_of(texts)
+    for count in range(len(turns)):
+        memory.history(_TurnsOnly(turns[:count]))
+    return _read_back(memory.history(_TurnsOnly(turns)), turns)
+
+
+def _history_shape(value: Any) -> str | None:
+    if isinstance(value, (_TurnNumbers, _NotTurns)):
+        return None
+    if not isinstance(value, list):
+        return f"history(session) returned {type(value).__name__}: return a list of message dicts"
+    return (f"history(session) returned {_brief(value, 40)}: return message dicts (turn.messages() gives a "
+            "turn's two)")
+
+
+def _pairs_hint(got: Any) -> str | None:
+    if isinstance(got, _NotTurns) and got.why == "roles":
+        return "Each turn is a user message, then an assistant one, as turn.messages() gives them."
+    if isinstance(got, _NotTurns):
+        return "Those are not this session's turns: read them from session.turns() on every call."
+    return None
+
+
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+_QUESTIONS = ("Hello, my order number is {id} and the robot vacuum won't charge any more.", "Has it been delivered?",
+              "What is your exchange policy?", "What's today's date?", "OK, then refund it please.", "订单 {id} 到哪了？",
+              "扫地机充不进电了，怎么办？", "发票怎么开？", "Thanks! 🙂", "还有，运费谁出？", "Can I change the address to Müllerstraße 5?",
+              "ok", "好的")
+_ANSWERS = ("Order {id} (比特 S10 Pro 扫地机) was signed for on 2026-06-22.", "You're welcome.", "Anything else?",
+            "订单 {id} 由顺丰速运配送，运单号 SF{n}，最新：2026-06-22 11:35:00 快件已由本人签收。",
+            "先提交换货申请，售后检测确认后将商品寄回，仓库收到退件后 48 小时内发出同型号新品。", "It is 30 June 2026.",
+            "已为您提交退款申请，退款单号 RF2026{n}，预计 1-3 个工作日到账。", "Within 7 days of signing, for any reason.",
+            "好的，还有其他问题吗？")
+
+
+def _conversation(rng: random.Random, count: int) -> tuple:
+    """`count` turns of (question, answer), no two alike (a read-back names each turn by its words)."""
+    texts: list[tuple[str, str]] = []
+    while len(texts) < count:
+        question = rng.choice(_QUESTIONS).format(id=rng.randint(10000, 99999))
+        answer = rng.choice(_ANSWERS).format(id=rng.randint(10000, 99999), n=rng.randint(10**9, 10**10 - 1))
+        if (question, answer) not in texts:
+            texts.append((question, answer))
+    return tuple(texts)
+
+
+def _short_sessions(rng: random.Random) -> Iterator[tuple]:
+    for count in range(4):
+        for last in (0, 1, 2, 3):
+            yield (last, _conversation(rng, count))
+
+
+def _long_sessions(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(12):
+        count = rng.randint(4, 14)
+        yield (rng.choice((1, 2, 3, 5, 10, count - 1, count, count + 2)), _conversation(rng, count))
+
+
+def _last_zero(rng: random.Random) -> Iterator[tuple]:
+    for count in (4, 7, 11):
+        yield (0, _conversation(rng, count))
+
+
+def _first_and_last_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    last, texts = args
+    if (why := _pairs_hint(got)) or not isinstance(got, _TurnNumbers):
+        return why
+    if len(got) != len(set(got)):
+        return "A turn that is both the first and among the last is given once."
+    if last == 0 and len(got) > 1:
+        return "With last=0 only the first turn is kept: careful, turns[-0:] is the whole list."
+    if got != sorted(got):
+        return "Oldest first: the model reads the conversation in the order it happened."
+    if texts and 1 not in got:
+        return "Turn 1 is missing: it is where a customer says who they are and which order it is."
+    return None
+
+
+FIRST_AND_LAST_RULES = (
+    Rule("the first turn and the last `last` turns, each once, oldest first", _short_sessions, _first_and_last_hint),
+    Rule("the same in a long conversation, whatever `last` is", _long_sessions, _first_and_last_hint),
+    Rule("`last=0` keeps the first turn only", _last_zero, _first_and_last_hint),
+)
+
+
+def _sessions_shown(args: tuple, name: str) -> str:
+    argument, texts = args
+    return f"a session of {len(texts)} turn{'' if len(texts) == 1 else 's'}, {name}={argument}"
 
 
 FIVE_TURN_CONVERSATION = (
@@ -63,31 +193,19 @@ FIVE_TURN_CONVERSATION = (
 )
 
 
-@grades("Exercise 1")
+@grades("Exercise 1", spec=Spec(FIRST_AND_LAST_RULES, extra=(
+    "in a five-turn session on the classroom model with FirstAndLast(1), turn 5 still knows the order of turn 1",)))
 def check_first_and_last(FirstAndLast: type | None) -> None:
     """12, exercise 1: a memory that keeps the first turn and the last `last` turns."""
     exercise = "Exercise 1"
     if FirstAndLast is None:
         return _not_attempted(exercise, "Write class FirstAndLast in the cell above.")
-    for count, last in [(0, 2), (1, 2), (2, 2), (3, 2), (5, 2), (6, 1), (6, 0), (4, 3), (4, 10)]:
-        turns = _numbered_turns(count)
-        memory = _instance(exercise, FirstAndLast, last)
-        got = _which_turns(_run(exercise, f"FirstAndLast({last}).history(...)", memory.history, _TurnsOnly(turns)),
-                           turns)
-        expected = sorted({1, *range(max(1, count - last + 1), count + 1)} & set(range(1, count + 1)))
-        if got != expected:
-            why = ""
-            if isinstance(got, list) and len(got) != len(set(got)):
-                why = " A turn that is both the first and among the last is given once."
-            elif isinstance(got, list) and last == 0 and len(got) > 1:
-                why = " With last=0 only the first turn is kept: careful, turns[-0:] is the whole list."
-            elif isinstance(got, list) and got != sorted(got):
-                why = " Oldest first: the model reads the conversation in the order it happened."
-            elif isinstance(got, list) and count and 1 not in got:
-                why = " Turn 1 is missing: it is where a customer says who they are and which order it is."
-            gave = f"it gave turns {got}" if isinstance(got, list) else f"what it gave is wrong: {got}"
-            _fail(exercise, f"with {count} turn{'' if count == 1 else 's'} and last={last}, {gave}; "
-                            f"expected turns {expected}.{why}")
+    _instance(exercise, FirstAndLast, 1)  # a class, and one that can be built
+    tried = agree_on(exercise, "check_first_and_last", FIRST_AND_LAST_RULES,
+                     lambda last, texts: _grown(FirstAndLast, last, texts),
+                     lambda last, texts: _read_back(_first_and_last(_turns_of(texts), last), _turns_of(texts)),
+                     shape=_history_shape, call="FirstAndLast(last).history(session)",
+                     show=lambda args: _sessions_shown(args, "last"))
     # In a real session on the classroom model: turn 5 needs the order and the fault from turn 1.
     shop = _fresh_shop()
     session = Session(ReActAgent(LlmClient.classroom(), shop_registry(shop)), memory=_instance(exercise, FirstAndLast, 1))
@@ -96,65 +214,95 @@ def check_first_and_last(FirstAndLast: type | None) -> None:
     if [r["orderId"] for r in shop.refunds()] != ["88231"]:
         _fail(exercise, "in a five-turn session with FirstAndLast(1), the refund asked for in turn 5 was not "
                         f"written; the last run was given: {session.last_history}")
-    return _passed(exercise, "the first turn and the last ones, each once, oldest first; in a five-turn session "
-                             "turn 5 still knew the order and the fault from turn 1, and the refund went through.")
+    return _passed(exercise, f"{tried} generated sessions: the first turn and the last ones, each once, oldest first; "
+                             "in a five-turn session turn 5 still knew the order and the fault from turn 1, and the "
+                             "refund went through.")
 
 
-def _token_window_turns() -> list:
-    texts = [
-        ("Hi, my order is 88231.", "Order 88231 (比特 S10 Pro 扫地机) was signed for on 2026-06-22."),
-        ("它现在到哪了？", "订单 88231 由顺丰速运配送，运单号 SF1234567890，最新：2026-06-22 11:35:00 快件已由本人签收。"),
-        ("Thanks!", "You're welcome."),
-        ("What is your exchange policy?", "先提交换货申请，售后检测确认后将商品寄回，仓库收到退件后 48 小时内发出同型号新品。"),
-        ("ok", "Anything else?"),
-        ("那帮我退款吧，扫地机充不进电了", "已为您提交退款申请，退款单号 RF202606300001，预计 1-3 个工作日到账。"),
-    ]
-    return [Turn(q, a, number=n) for n, (q, a) in enumerate(texts, start=1)]
+# -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
+def _costs(texts: tuple) -> list[int]:
+    """costs[k]: the tokens of the latest k turns' messages (message_tokens)."""
+    turns = _turns_of(texts)
+    return [message_tokens([m for turn in turns[len(turns) - k:] for m in turn.messages()]) for k in
+            range(len(turns) + 1)]
 
 
-def _expected_token_window(turns: list, budget: int) -> list:
-    kept: list = []
-    for turn in reversed(turns):
-        if message_tokens([m for t in [turn, *kept] for m in t.messages()]) > budget:
-            break
-        kept.insert(0, turn)
-    return [turn.number for turn in kept]
+def _at_the_edges(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(10):
+        texts = _conversation(rng, rng.randint(2, 12))
+        costs = _costs(texts)
+        k = rng.randint(1, len(texts))
+        for budget in (costs[k] - 1, costs[k], costs[k] + 1):  # one token short, exactly, one to spare
+            yield (budget, texts)
 
 
-@grades("Exercise 2")
+def _big_and_small_budgets(rng: random.Random) -> Iterator[tuple]:
+    yield (50, ())
+    for budget in (0, 1):
+        yield (budget, _conversation(rng, rng.randint(1, 4)))
+    for _ in range(3):
+        texts = _conversation(rng, rng.randint(1, 8))
+        yield (_costs(texts)[-1] + rng.randint(0, 300), texts)
+
+
+def _a_big_turn_in_between(rng: random.Random) -> Iterator[tuple]:
+    long_answer = "，".join(rng.choice(_ANSWERS).format(id=rng.randint(10000, 99999), n=rng.randint(10**9, 10**10 - 1))
+                           for _ in range(6))
+    for _ in range(4):  # an old turn too big to fit, older small ones that would: no hole in the conversation
+        texts = list(_conversation(rng, rng.randint(4, 8)))
+        at = rng.randint(1, len(texts) - 2)
+        texts[at] = (texts[at][0], long_answer)
+        costs = _costs(tuple(texts))
+        after = len(texts) - at - 1  # the turns after the big one
+        yield (costs[after] + rng.randint(0, costs[after + 1] - costs[after] - 1), tuple(texts))
+
+
+def _token_window_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    budget, texts = args
+    if (why := _pairs_hint(got)) or not isinstance(got, _TurnNumbers) or not got:
+        return why
+    turns = _turns_of(texts)
+    cost = message_tokens([m for number in got for m in turns[number - 1].messages()])
+    if cost > budget:
+        return f"Those messages cost {cost} tokens (message_tokens), over the budget."
+    if got != sorted(got):
+        return "Oldest first: the model reads the conversation in the order it happened."
+    if got != list(range(got[0], got[-1] + 1)) or got[-1] != len(turns):
+        return ("Keep the latest turns without gaps: once a turn does not fit, the older ones are dropped too "
+                "(a conversation with a hole in it reads wrong).")
+    if len(got) < len(expected):
+        return (f"Turn {got[0] - 1} fits too: keep a turn while message_tokens() of the whole is <= max_tokens "
+                "(exactly max_tokens fits).")
+    return "Count the whole with message_tokens(messages), not characters: Chinese and English differ."
+
+
+def _one_budget_many_sessions(rng: random.Random) -> Iterator[tuple]:
+    budget, count = rng.randint(150, 400), rng.randint(4, 7)
+    for _ in range(4):
+        yield (budget, _conversation(rng, count))
+
+
+TOKEN_WINDOW_RULES = (
+    Rule("as many of the latest whole turns as fit in `max_tokens`, oldest first", _at_the_edges, _token_window_hint),
+    Rule("everything when it all fits; nothing when the latest turn does not", _big_and_small_budgets,
+         _token_window_hint),
+    Rule("stop at the first turn that does not fit (no hole)", _a_big_turn_in_between, _token_window_hint),
+    Rule("each session is windowed on its own turns (one budget, many sessions)", _one_budget_many_sessions,
+         _token_window_hint),
+)
+
+
+@grades("Exercise 2", spec=Spec(TOKEN_WINDOW_RULES))
 def check_token_window(TokenWindow: type | None) -> None:
     """12, exercise 2: a memory that keeps as many of the latest whole turns as fit a token budget."""
     exercise = "Exercise 2"
     if TokenWindow is None:
         return _not_attempted(exercise, "Write class TokenWindow in the cell above.")
-    turns = _token_window_turns()
-    sizes = [message_tokens(turn.messages()) for turn in turns]
-    # Every budget where the answer changes, and one token either side of it.
-    edges = {0, sum(sizes) + 50}
-    for start in range(len(turns)):
-        cost = message_tokens([m for t in turns[start:] for m in t.messages()])
-        edges |= {cost - 1, cost, cost + 1}
-    for budget in sorted(b for b in edges if b >= 0):
-        memory = _instance(exercise, TokenWindow, budget)
-        messages = _run(exercise, f"TokenWindow({budget}).history(...)", memory.history, _TurnsOnly(turns))
-        got = _which_turns(messages, turns)
-        expected = _expected_token_window(turns, budget)
-        if got == expected:
-            continue
-        why = ""
-        if isinstance(got, list) and got:
-            cost = message_tokens(messages)
-            if cost > budget:
-                why = f" Those messages cost {cost} tokens (message_tokens), over the budget."
-            elif got != sorted(got):
-                why = " Oldest first: the model reads the conversation in the order it happened."
-            elif got != list(range(got[0], got[-1] + 1)) or got[-1] != len(turns):
-                why = (" Keep the latest turns without gaps: once a turn does not fit, the older ones are dropped"
-                       " too (a conversation with a hole in it reads wrong).")
-            else:
-                why = " Count tokens with message_tokens(messages), not characters: Chinese and English differ."
-        kept = f"it kept turns {got}" if isinstance(got, list) else f"what it gave is wrong: {got}"
-        _fail(exercise, f"with a budget of {budget} tokens, {kept}; expected turns {expected} "
-                        f"(the six turns cost {sizes} tokens each).{why}")
-    return _passed(exercise, f"{len(edges)} budgets, each right at a turn's edge or next to it: the latest whole turns "
-                             "that fit, oldest first, never over the budget.")
+    _instance(exercise, TokenWindow, 100)  # a class, and one that can be built
+    tried = agree_on(exercise, "check_token_window", TOKEN_WINDOW_RULES,
+                     lambda budget, texts: _grown(TokenWindow, budget, texts),
+                     lambda budget, texts: _read_back(_token_window(_turns_of(texts), budget), _turns_of(texts)),
+                     shape=_history_shape, call="TokenWindow(max_tokens).history(session)",
+                     show=lambda args: _sessions_shown(args, "max_tokens"))
+    return _passed(exercise, f"{tried} generated sessions and budgets, many right at a turn's edge or next to it: "
+                             "the latest whole turns that fit, oldest first, never over the budget.")

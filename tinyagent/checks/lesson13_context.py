@@ -2,59 +2,211 @@
 
 from __future__ import annotations
 
+import datetime
 import json
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from tinyagent.checks.reporting import (
-    _brief,
-    _fail,
-    _fresh_shop,
-    _json,
-    _not_attempted,
-    _passed,
-    _run,
-    grades,
-)
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
 from tinyagent.errors import ContextBudgetError
 from tinyagent.memory.context_budget import request_tokens
-from tinyagent.shop import shop_registry
-from tinyagent.tools import Action
 
 
-def _parcel(tracking_no: str, traces: list[tuple[str, str]], carrier: str = "顺丰速运", status: str = "运输中") -> str:
-    """A queryLogistics Observation in the shop's own shape."""
-    return json.dumps({"trackingNo": tracking_no, "carrier": carrier, "status": status,
-                       "traces": [{"time": t, "desc": d} for t, d in traces]}, ensure_ascii=False, separators=(",", ":"))
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _logistics_cases() -> list[tuple[str, str]]:
-    """(Observation, what it is): the shop's real results, then parcels whose traces come in other orders."""
-    tools = shop_registry(_fresh_shop())
-    real = [(tools.execute(Action("queryLogistics", number)), f"the shop's queryLogistics({number})")
-            for number in ("YT2468013579", "SF1234567890")]
-    traces = [("2026-06-28 16:40:00", "快件已揽收"), ("2026-06-29 08:15:00", "快件到达杭州转运中心"),
-              ("2026-06-29 21:30:00", "快件已从杭州转运中心发出"), ("2026-06-30 07:50:00", "快件到达上海转运中心")]
-    return [
-        *real,
-        (_parcel("ZT1029384756", traces[::-1], "中通快递"), "a parcel whose carrier lists the newest trace first"),
-        (_parcel("JD5647382910", [traces[2], traces[0], traces[3], traces[1]], "京东物流"),
-         "a parcel whose traces come in no order"),
-        (_parcel("SF5550001112", [], status="已发货"), "a parcel with no trace yet"),
-        (tools.execute(Action("queryLogistics", "SF0000000000")), "an error Observation (no such parcel)"),
-    ]
+def _parcel(tracking_no: str, traces: list[tuple[str, str]], carrier: str = "顺丰速运", status: str = "运输中",
+            **more: Any) -> str:
+    """A queryLogistics Observation in the shop's own shape (compact JSON), with `more` keys after its traces."""
+    return _compact({"trackingNo": tracking_no, "carrier": carrier, "status": status,
+                     "traces": [{"time": t, "desc": d} for t, d in traces], **more})
 
 
-def _expected_parcel_fold(text: str) -> dict | None:
+def _fold(text: str) -> str:
+    """13, exercise 1's answer (the solution's behaviour)."""
     data = json.loads(text)
     if "error" in data:
-        return None
+        return text
     traces = data["traces"]
     latest = max(traces, key=lambda trace: trace["time"]) if traces else None
-    return {"trackingNo": data["trackingNo"], "carrier": data["carrier"], "status": data["status"],
-            "latest": latest, "traces": len(traces)}
+    return _compact({"trackingNo": data["trackingNo"], "carrier": data["carrier"], "status": data["status"],
+                     "latest": latest, "traces": len(traces)})
 
 
-@grades("Exercise 1")
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+_CARRIERS = ("顺丰速运", "圆通速递", "中通快递", "京东物流", "EMS", "DHL Express", "Royal Mail", "ヤマト運輸")
+_STATUSES = ("运输中", "已签收", "派送中", "已揽收", "in transit", "delivered", "清关中 🛃")
+_DESCS = ("快件已揽收", "快件到达杭州转运中心", "快件已从杭州转运中心发出，下一站上海转运中心", "快件到达上海转运中心",
+          "派送员：张三 138****0000", "Arrived at Leipzig hub", "Out for delivery", "快件已由本人签收",
+          "Held at customs — docs needed", "😀 已放入快递柜")
+
+
+def _tracking_no(rng: random.Random) -> str:
+    prefix = rng.choice(("SF", "YT", "ZT", "JD", "EMS", "DHL", "JDVA", "1Z"))
+    return prefix + "".join(rng.choice("0123456789") for _ in range(rng.randint(8, 13)))
+
+
+def _times(rng: random.Random, count: int) -> list[str]:
+    """`count` different times, oldest first, over days, months and a year's end; hours of one and two digits."""
+    start = rng.choice(((2025, 12, 30), (2026, 6, 28), (2026, 2, 27), (2026, 9, 9)))
+    seconds: set[int] = set()
+    while len(seconds) < count:
+        seconds.add(rng.randrange(0, 5 * 86400, 60 * rng.choice((1, 5, 25))))
+    base = datetime.datetime(*start)
+    return [(base + datetime.timedelta(seconds=s)).strftime("%Y-%m-%d %H:%M:%S") for s in sorted(seconds)]
+
+
+def _traces(rng: random.Random, count: int) -> list[tuple[str, str]]:
+    return [(time, rng.choice(_DESCS)) for time in _times(rng, count)]
+
+
+def _a_parcel(rng: random.Random, traces: list[tuple[str, str]], **more: Any) -> str:
+    return _parcel(_tracking_no(rng), traces, rng.choice(_CARRIERS), rng.choice(_STATUSES), **more)
+
+
+def _parcels_in_order(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(8):
+        yield (_a_parcel(rng, _traces(rng, rng.randint(1, 5))),)
+
+
+def _parcels_out_of_order(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(4):
+        yield (_a_parcel(rng, _traces(rng, rng.randint(2, 6))[::-1]),)  # newest first
+    for _ in range(8):
+        traces = _traces(rng, rng.randint(3, 7))
+        while True:  # in no order: the newest neither first nor last
+            rng.shuffle(traces)
+            newest = max(traces)
+            if traces[0] != newest and traces[-1] != newest:
+                break
+        yield (_a_parcel(rng, traces),)
+
+
+def _parcels_without_traces(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(3):
+        yield (_a_parcel(rng, []),)
+
+
+def _many_traces(rng: random.Random) -> Iterator[tuple]:
+    for count in (10, 12, 15):
+        traces = _traces(rng, count)
+        rng.shuffle(traces)
+        yield (_a_parcel(rng, traces),)
+
+
+def _parcels_with_more_keys(rng: random.Random) -> Iterator[tuple]:
+    for more in ({"eta": "2026-07-01"}, {"receiver": "张*", "phone": "138****0000"}, {"weightKg": 3.2}):
+        yield (_a_parcel(rng, _traces(rng, rng.randint(1, 4)), **more),)
+
+
+def _same_parcel_again(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(3):  # asked again later: a newer trace, one more in the count
+        number, carrier, traces = _tracking_no(rng), rng.choice(_CARRIERS), _traces(rng, rng.randint(3, 5))
+        yield (_parcel(number, traces[:-1], carrier),)
+        yield (_parcel(number, traces, carrier, "已签收"),)
+
+
+def _errors(rng: random.Random) -> Iterator[tuple]:
+    number = _tracking_no(rng)
+    yield (_compact({"error": f"运单不存在：{number}", "hint": "请核对运单号，可用 queryOrder 查询订单的运单号"}),)
+    yield (_compact({"error": "请提供运单号（a tracking number is needed）", "expected": "运单号，如 SF1234567890",
+                     "received": ""}),)
+    yield (json.dumps({"error": f"tracking number {number} not found"}),)  # with spaces: still word for word
+    yield (json.dumps({"hint": "try again later", "error": "carrier timeout 😞"}, ensure_ascii=False, indent=2),)
+    yield (_compact({"error": "rate limited", "retryAfter": rng.randint(2, 120)}),)
+
+
+FOLD_RULES = (
+    Rule("`trackingNo`, `carrier` and `status` as they were, for any parcel", _parcels_in_order),
+    Rule("`latest` is the trace with the latest time, wherever it is", _parcels_out_of_order),
+    Rule("`latest` is null when there is no trace", _parcels_without_traces),
+    Rule("`traces` is how many traces there were", _many_traces),
+    Rule("the fold holds those five keys only", _parcels_with_more_keys),
+    Rule("each Observation is folded on its own (the same parcel later)", _same_parcel_again),
+    Rule('an Observation with an "error" key comes back unchanged', _errors),
+)
+
+
+_FOLD_KEYS = {"trackingNo", "carrier", "status", "latest", "traces"}
+
+
+class _Fold(dict):
+    """A fold's data, compared as a dict (key order is free) and shown with what most often differs first."""
+
+    def __repr__(self) -> str:
+        if set(self) != _FOLD_KEYS:
+            return f"a fold with {len(self)} keys"
+        latest = self["latest"]
+        when = latest.get("time") if isinstance(latest, dict) else latest
+        return (f"latest at {when!r}, {self['traces']!r} traces, {self['status']!r}, {self['carrier']!r}, "
+                f"{self['trackingNo']!r}")
+
+
+def _fold_read(value: Any) -> Any:
+    """What is compared: a fold as the data it holds (so key order is free); an error as its very text."""
+    if not isinstance(value, str):
+        return value
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return value
+    if not isinstance(data, dict):
+        return data
+    return value if "error" in data else _Fold(data)
+
+
+def _compact_json(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return (f"it returned {type(value).__name__} {_brief(value, 30)}: return the fold as JSON text "
+                "(json.dumps), not a {type(value).__name__}").replace("{type(value).__name__}", type(value).__name__)
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return f"it returned text that is not JSON: {_brief(value, 40)}"
+    if isinstance(data, dict) and "error" in data:
+        return None  # compared word for word with the Observation
+    if value != _compact(data):
+        if "\\u" in value:
+            return "the fold's Chinese is written as \\u escapes: ensure_ascii=False keeps it readable (and shorter)"
+        return 'the fold is not compact JSON: separators=(",", ":") leaves out the spaces after , and :'
+    return None
+
+
+def _fold_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if not isinstance(got, str):
+        return None  # the shape's message says it all
+    want, have = _fold_read(expected), _fold_read(got)
+    if isinstance(want, str):
+        return 'An Observation with an "error" key comes back unchanged, every character of it.'
+    if not isinstance(have, dict):
+        return None
+    if set(have) != set(want):
+        return f"The fold has the keys {sorted(have)}; expected {sorted(want)}."
+    wrong = next(key for key in want if want[key] != have[key])
+    if wrong == "latest" and isinstance(have["latest"], str):
+        return "`latest` is the trace itself (an object), not JSON text inside the JSON."
+    if wrong == "latest":
+        return ("A parcel with no trace has latest = null (None)." if want["latest"] is None else
+                "The newest trace has the latest time (date and time), wherever it is in the list.")
+    return f"{wrong} is {_brief(have[wrong], 30)}, expected {_brief(want[wrong], 30)}."
+
+
+FOLD_RULES = tuple(Rule(rule.sentence, rule.inputs, _fold_hint) for rule in FOLD_RULES)
+
+
+def _parcel_shown(args: tuple) -> str:
+    """An Observation as a failure shows it: the parcel's number and how many traces, or the error's text."""
+    (text,) = args
+    data = json.loads(text)
+    if "error" in data:
+        return _brief(text, 40)
+    return f"parcel {data['trackingNo']} with {len(data['traces'])} traces"
+
+
+@grades("Exercise 1", spec=Spec(FOLD_RULES))
 def check_fold_logistics(fold_logistics: Callable[[str], str] | None) -> None:
     """13, exercise 1: a fold that knows its tool: a parcel's facts and its newest trace, and how many traces."""
     exercise = "Exercise 1"
@@ -62,80 +214,187 @@ def check_fold_logistics(fold_logistics: Callable[[str], str] | None) -> None:
         return _not_attempted(exercise, "Write def fold_logistics(text) in the cell above.")
     if not callable(fold_logistics):
         _fail(exercise, f"fold_logistics should be a function, got {type(fold_logistics).__name__}")
-    cases = _logistics_cases()
-    for text, what in cases:
-        folded = _run(exercise, f"fold_logistics on {what}", fold_logistics, text)
-        expected = _expected_parcel_fold(text)
-        if expected is None:
-            if folded != text:
-                _fail(exercise, f"on {what} it returned {folded!r}; an error comes back unchanged, every word of it: "
-                                f"it is what the model must read to tell the customer. Expected {text!r}")
-            continue
-        got = _json(exercise, folded, f"fold_logistics on {what}")
-        if not isinstance(got, dict) or set(got) != set(expected):
-            keys = sorted(got) if isinstance(got, dict) else type(got).__name__
-            _fail(exercise, f"on {what} the fold has the keys {keys}; expected {sorted(expected)}")
-        for key in ("trackingNo", "carrier", "status", "traces"):
-            if got[key] != expected[key]:
-                _fail(exercise, f"on {what}, {key} is {got[key]!r}, expected {expected[key]!r}"
-                      + (" (how many traces the parcel has)" if key == "traces" else ""))
-        if got["latest"] != expected["latest"]:
-            hint = (" A parcel with no trace has latest = null (None)." if expected["latest"] is None else
-                    " The newest trace is the one with the latest time, wherever it is in the list.")
-            _fail(exercise, f"on {what}, latest is {got['latest']!r}, expected {expected['latest']!r}.{hint}")
-        if expected["traces"] >= 3 and len(folded) >= len(text):
-            _fail(exercise, f"on {what} the fold ({len(folded)} characters) is not shorter than the Observation "
-                            f"({len(text)}): write compact JSON")
-        compact = json.dumps(got, ensure_ascii=False, separators=(",", ":"))
-        if folded != compact:
-            slip = ("Chinese is written as \\u escapes: ensure_ascii=False keeps it readable (and shorter)"
-                    if "\\u" in folded else "it has spaces after , or : — separators=(\",\", \":\") leaves them out")
-            _fail(exercise, f"on {what} the fold is not the compact JSON asked for: {slip}. It begins "
-                            f"{_brief(folded[:40])}")
-    return _passed(exercise, f"{len(cases)} Observations: the parcel's ids, its newest trace by time and the count "
-                             "kept, the rest dropped; an error passed on word for word.")
+    tried = agree_on(exercise, "check_fold_logistics", FOLD_RULES, fold_logistics, _fold, shape=_compact_json,
+                     read=_fold_read, call="fold_logistics(text)", show=_parcel_shown)
+    return _passed(exercise, f"{tried} generated Observations: the parcel's ids, its newest trace by time and the "
+                             "count kept, the rest dropped, as compact JSON; an error passed on word for word.")
 
 
-def _turn(request: str, *steps: tuple[str, str], answer: str) -> list[dict]:
-    """One turn of a text-ReAct conversation: the request, (Action, Observation) steps, the answer."""
-    messages = [{"role": "user", "content": request}]
-    for action, observation in steps:
-        messages.append({"role": "assistant", "content": f"Thought: I look it up.\n{action}"})
-        messages.append({"role": "user", "content": f"Observation: {observation}"})
-    messages.append({"role": "assistant", "content": f"Thought: I can answer.\nFinal Answer: {answer}"})
+# -- exercise 2 -------------------------------------------------------------------------------------
+def _trimmed(messages: list[dict], budget: int) -> list[dict]:
+    """13, exercise 2's answer (the solution's behaviour): the most recent whole turns that fit with the system
+    prompt and the request, as a new list; ContextBudgetError when the two alone are over the budget."""
+    system, *earlier, request = messages
+    turns: list[list[dict]] = []
+    for message in earlier:
+        if message["role"] == "user" and not message["content"].startswith("Observation:"):
+            turns.append([message])
+        else:
+            turns[-1].append(message)
+    while True:
+        trimmed = [system, *(message for turn in turns for message in turn), request]
+        if request_tokens(trimmed) <= budget:
+            return trimmed
+        if not turns:
+            raise ContextBudgetError(f"the system prompt and the request alone are over the budget of {budget}")
+        turns = turns[1:]
+
+
+# -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
+_SYSTEMS = (
+    "You are Bit Mall's assistant. Tools: 1. queryOrder 2. queryLogistics 3. searchKnowledge 4. getCurrentTime",
+    ("你是比特商城的客服助手。可用工具：1. queryOrder 查询订单 2. queryLogistics 查询物流 3. applyRefund 申请退款\n"
+     "格式：Thought / Action / Action Input，或 Final Answer。"),
+    "You are a support agent. Answer in the customer's language. Tools: queryOrder, searchKnowledge.",
+)
+_REQUESTS = ("Where is order {id}?", "订单 {id} 到哪了？", "Refund {id} please, it is broken.", "发票怎么开？",
+             "What are the return rules?", "Thanks!", "好的 👍", "Has {id} arrived?", "帮我查一下 {id} 的物流")
+_ANSWERS = ("It reached the Shanghai hub at 07:50 today.", "您的订单 {id} 已签收。", "You're welcome!",
+            "7 天无理由退货，15 天内质量问题可退。", "Refund RF2026{n} is submitted.", "19:05 on Tuesday.")
+_TOOL_CALLS = (("queryOrder", "{id}", '{{"orderId":"{id}","status":"已签收","price":{price}}}'),
+               ("queryLogistics", "SF{n}", '{{"trackingNo":"SF{n}","status":"运输中","traces":[]}}'),
+               ("searchKnowledge", "退货 政策", '{{"results":["七天无理由退货","质量问题 15 天内可退"]}}'),
+               ("getCurrentTime", "", '{{"now":"2026-06-30 19:05:23"}}'))
+
+
+def _filled(rng: random.Random, text: str) -> str:
+    return text.format(id=rng.randint(10000, 99999), n=rng.randint(10**9, 10**10 - 1), price=rng.randint(9, 19999))
+
+
+def _a_turn(rng: random.Random, steps: int) -> list[dict]:
+    """One earlier turn: the request, `steps` Action / Observation pairs, the answer."""
+    messages = [{"role": "user", "content": _filled(rng, rng.choice(_REQUESTS))}]
+    for _ in range(steps):
+        name, given, seen = rng.choice(_TOOL_CALLS)
+        messages.append({"role": "assistant",
+                         "content": _filled(rng, f"Thought: I look it up.\nAction: {name}\nAction Input: {given}")})
+        messages.append({"role": "user", "content": "Observation: " + _filled(rng, seen)})
+    messages.append({"role": "assistant", "content": "Thought: I can answer.\nFinal Answer: "
+                     + _filled(rng, rng.choice(_ANSWERS))})
     return messages
 
 
-def _trim_conversation() -> tuple[dict, list[list[dict]], dict]:
-    tools = shop_registry(_fresh_shop())
-
-    def observe(name: str, tool_input: str) -> tuple[str, str]:
-        return f"Action: {name}\nAction Input: {tool_input}", tools.execute(Action(name, tool_input))
-
-    system = {"role": "system", "content": "You are Bit Mall's assistant. Tools: 1. queryOrder 2. queryLogistics "
-                                           "3. searchKnowledge 4. getCurrentTime"}
-    turns = [
-        _turn("Where is order 88232?", observe("queryOrder", "88232"), observe("queryLogistics", "YT2468013579"),
-              answer="It reached the Shanghai hub at 07:50 today (YT2468013579)."),
-        _turn("Thanks!", answer="You're welcome!"),
-        _turn("What are the return rules?", observe("searchKnowledge", "退货 政策"),
-              answer="Within 7 days of signing, for any reason; within 15 days for a fault."),
-        _turn("What time is it?", observe("getCurrentTime", ""), answer="19:05 on Tuesday, 30 June 2026."),
-    ]
-    request = {"role": "user", "content": "And order 88234, has it arrived?"}
-    return system, turns, request
+def _conversation(rng: random.Random, turns: int) -> tuple[list[dict], list[int]]:
+    """A conversation of `turns` earlier turns, and the request's size with each number of the newest turns kept
+    (sizes[k]: the k newest turns)."""
+    system = {"role": "system", "content": rng.choice(_SYSTEMS)}
+    earlier = [_a_turn(rng, rng.choice((0, 0, 1, 2, 3))) for _ in range(turns)]
+    request = {"role": "user", "content": _filled(rng, rng.choice(_REQUESTS))}
+    sizes = [request_tokens([system, *(m for turn in earlier[turns - k:] for m in turn), request])
+             for k in range(turns + 1)]
+    return [system, *(m for turn in earlier for m in turn), request], sizes
 
 
-def _trimmed(system: dict, turns: list[list[dict]], request: dict, budget: int) -> list[dict] | None:
-    """The answer: the most recent whole turns that fit with the system prompt and the request, or None."""
-    for start in range(len(turns) + 1):
-        messages = [system, *(m for turn in turns[start:] for m in turn), request]
-        if request_tokens(messages) <= budget:
-            return messages
+def _edges(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(10):
+        messages, sizes = _conversation(rng, rng.randint(2, 6))
+        kept = rng.randrange(len(sizes))
+        yield (messages, sizes[kept])  # exactly the size of `kept` turns: they fit, none may go
+        if kept:
+            yield (messages, sizes[kept] - 1)  # one token less: one more turn must go
+
+
+def _everything_fits(rng: random.Random) -> Iterator[tuple]:
+    for turns in (0, 1, 3, 5):
+        messages, sizes = _conversation(rng, turns)
+        yield (messages, sizes[-1] + rng.randint(0, 500))
+
+
+def _between_edges(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(6):
+        messages, sizes = _conversation(rng, rng.randint(3, 6))
+        k = rng.randrange(len(sizes) - 1)
+        if sizes[k + 1] - sizes[k] > 2:
+            yield (messages, rng.randrange(sizes[k] + 1, sizes[k + 1] - 1))
+
+
+def _nothing_fits(rng: random.Random) -> Iterator[tuple]:
+    for turns in (0, 2, 4):
+        messages, sizes = _conversation(rng, turns)
+        yield (messages, sizes[0] - rng.choice((1, 1, 7, sizes[0])))
+        yield (messages, sizes[0])  # exactly the prompt and the request: they fit, every earlier turn goes
+
+
+TRIM_RULES = (
+    Rule("the newest whole turns that fit, no more dropped than needed", _edges),
+    Rule("nothing is dropped when the whole request fits", _everything_fits),
+    Rule("oldest turns first, whatever the budget", _between_edges),
+    Rule("ContextBudgetError when the prompt and the request alone are over the budget", _nothing_fits),
+)
+
+
+def _turn_starts(messages: list[dict]) -> set[int]:
+    return {id(m) for m in messages if m.get("role") == "user"
+            and not str(m.get("content", "")).startswith("Observation:")}
+
+
+def _trim_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    messages, budget = args
+    if not isinstance(got, list) or not got:
+        return None
+    if got[0] != messages[0]:
+        return "The system prompt must stay first: it holds the tools and the format."
+    if got[-1] != messages[-1]:
+        return "The current request must stay last: it is what the model answers."
+    kept = got[1:-1]
+    earlier = messages[1:-1]
+    if any(message not in earlier for message in kept):
+        return "It changed a message: keep each one as it was."
+    try:
+        tokens = request_tokens(got)
+    except Exception:  # noqa: BLE001 - messages request_tokens cannot read: the comparison says enough
+        return None
+    if tokens > budget:
+        return f"That is {tokens} tokens, over the budget (count with request_tokens)."
+    if kept and (kept[0].get("role") != "user" or str(kept[0].get("content", "")).startswith("Observation:")):
+        return "It split a turn: a turn starts at a user request; drop whole turns."
+    if kept != earlier[len(earlier) - len(kept):]:
+        return "Keep the newest turns, in order, and drop the oldest first."
+    if len(kept) < len(expected) - 2:
+        return "No more dropped than needed: a request of exactly the budget fits."
     return None
 
 
-@grades("Exercise 2")
+TRIM_RULES = tuple(Rule(rule.sentence, rule.inputs, _trim_hint) for rule in TRIM_RULES)
+
+
+class _TheSameList(list):
+    """What the answer returned when it was the very list it was given (a failure says so)."""
+
+
+def _a_new_list(value: Any) -> str | None:
+    if isinstance(value, _TheSameList):
+        return ("it returned the very list it was given: return a new list, so that what is sent can change "
+                "without changing the agent's own conversation")
+    if not isinstance(value, list) or not all(isinstance(m, dict) for m in value):
+        return f"it returned {type(value).__name__} {_brief(value, 30)}: return a list of message dicts"
+    return None
+
+
+def _conversation_shown(args: tuple) -> str:
+    messages, budget = args
+    turns = len(_turn_starts(messages[1:-1]))
+    return (f"{len(messages)} messages ({turns} earlier turns, {request_tokens(messages)} tokens), "
+            f"budget {budget}")
+
+
+def _trim_read(value: Any) -> Any:
+    """A list of messages, compared as it is and shown in a few words."""
+    if not isinstance(value, list) or not all(isinstance(m, dict) for m in value):
+        return value
+    return _Messages(value)
+
+
+class _Messages(list):
+    """Messages compared as a list; shown as how many there are and how many earlier turns they keep."""
+
+    def __repr__(self) -> str:
+        turns = len(_turn_starts(self[1:-1]))
+        oldest = f", the oldest {_brief(str(self[1].get('content')), 24)}" if turns else ""
+        return f"{len(self)} messages ({turns} earlier turn{'' if turns == 1 else 's'}{oldest})"
+
+
+@grades("Exercise 2", spec=Spec(TRIM_RULES))
 def check_trim_to_budget(trim_to_budget: Callable[[list[dict], int], list[dict]] | None) -> None:
     """13, exercise 2: drop whole turns, oldest first, until the request fits; raise when nothing fits."""
     exercise = "Exercise 2"
@@ -143,53 +402,12 @@ def check_trim_to_budget(trim_to_budget: Callable[[list[dict], int], list[dict]]
         return _not_attempted(exercise, "Write def trim_to_budget(messages, budget) in the cell above.")
     if not callable(trim_to_budget):
         _fail(exercise, f"trim_to_budget should be a function, got {type(trim_to_budget).__name__}")
-    system, turns, request = _trim_conversation()
-    whole = [system, *(m for turn in turns for m in turn), request]
-    smallest = request_tokens([system, request])
-    sizes = [request_tokens([system, *(m for turn in turns[k:] for m in turn), request]) for k in range(len(turns))]
-    # Each size itself (it fits: nothing more may go) and one token under it (one more turn must go).
-    budgets = [sizes[0] + 50, *(b for size in sizes for b in (size, size - 1)), smallest]
-    for budget in budgets:
-        given = json.loads(json.dumps(whole))
-        got = _run(exercise, f"trim_to_budget(messages, {budget})", trim_to_budget, given, budget)
-        if given != whole:
-            _fail(exercise, "trim_to_budget changed the list it was given: build a new list (the agent's own "
-                            "conversation must stay whole; only what is sent is trimmed)")
-        if not isinstance(got, list):
-            _fail(exercise, f"trim_to_budget returned {type(got).__name__}, expected a list of messages")
-        if got is given:
-            _fail(exercise, "trim_to_budget returned the very list it was given: return a new list, so that what is "
-                            "sent can change without changing the agent's own conversation")
-        expected = _trimmed(system, turns, request, budget)
-        where = f"with a budget of {budget} tokens (the whole conversation is {sizes[0]})"
-        if not got or got[0] != system:
-            _fail(exercise, f"{where} the system prompt must stay first: it holds the tools and the format")
-        if got[-1] != request:
-            _fail(exercise, f"{where} the current request must stay last: it is what the model answers")
-        tokens = request_tokens(got)
-        if tokens > budget:
-            _fail(exercise, f"{where} it returned {tokens} tokens, over the budget (count with request_tokens)")
-        kept = got[1:-1]
-        observations = [i for i, m in enumerate(kept) if m["content"].startswith("Observation:")]
-        if any(i == 0 or "Action:" not in kept[i - 1]["content"] for i in observations) or (
-                kept and kept[0]["content"].startswith(("Thought:", "Observation:"))):
-            _fail(exercise, f"{where} it split a turn: an Observation without the Action it answers, or a turn "
-                            "without its request. Drop whole turns (a turn starts at a user request)")
-        if got != expected:
-            dropped = len(turns) - sum(1 for turn in turns if turn[0] in kept)
-            _fail(exercise, f"{where} it kept {len(kept)} messages ({dropped} turns dropped); expected "
-                            f"{len(expected) - 2} messages: the newest turns that fit, oldest dropped first, and no "
-                            "more dropped than needed")
-    try:
-        got = trim_to_budget(json.loads(json.dumps(whole)), smallest - 1)
-    except ContextBudgetError:
-        pass
-    except Exception as exc:  # noqa: BLE001 - the learner's exception, named in the failure
-        _fail(exercise, f"with a budget of {smallest - 1} (less than the system prompt and the request) it raised "
-                        f"{type(exc).__name__}: {exc}; raise ContextBudgetError (from tinyagent.errors) instead")
-    else:
-        _fail(exercise, f"with a budget of {smallest - 1}, less than the system prompt and the request alone "
-                        f"({smallest}), it returned {request_tokens(got) if isinstance(got, list) else got!r} "
-                        "tokens: raise ContextBudgetError, never send a request over the budget")
-    return _passed(exercise, f"{len(budgets)} budgets: whole turns dropped, oldest first, no more than needed; the "
-                             "system prompt and the request kept; an impossible budget refused.")
+
+    def trimmed(messages: list[dict], budget: int) -> Any:
+        got = trim_to_budget(messages, budget)
+        return _TheSameList(got) if got is messages else got
+
+    tried = agree_on(exercise, "check_trim_to_budget", TRIM_RULES, trimmed, _trimmed, shape=_a_new_list,
+                     read=_trim_read, call="trim_to_budget(messages, budget)", show=_conversation_shown)
+    return _passed(exercise, f"{tried} generated conversations and budgets: whole turns dropped, oldest first, no "
+                             "more than needed; the system prompt and the request kept; an impossible budget refused.")
