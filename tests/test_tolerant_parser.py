@@ -296,3 +296,11 @@ def test_a_well_formed_final_answer_round_trips(thought, answer):
     step = parse_tolerant(text, SHOP)
     assert step == ParsedStep(thought, None, answer, "final_answer")
     assert step == parse_step(text)
+
+
+def test_brackets_that_close_on_a_later_line_hold_the_whole_input():
+    # lesson 11's exercise 1: the input runs from the first "[" to the last "]", over several lines if it must
+    reply = 'Thought: 可以退款。\nAction: applyRefund[{"orderId": "88231",\n  "reason": "不回充 [质量问题]"}]'
+    step = parse_tolerant(reply)
+    assert step.action == Action("applyRefund", '{"orderId": "88231",\n  "reason": "不回充 [质量问题]"}')
+    assert parse_tolerant("Action: queryOrder\n88231").action == Action("queryOrder", "88231")  # no brackets: as before

@@ -395,7 +395,10 @@ def _keyed_action(section: _Section, input_section: _Section | None, known: list
         found.repaired(FINAL_AS_ACTION)
         found.final = _unfence(input_section.value if input_section else rest, found)
         return
-    name, written_input = _tool_name(first, known, found)
+    # "Action: applyRefund[{...\n...}]": brackets that close on a later line hold the whole input, to the last "]"
+    spans_lines = (input_section is None and bool(rest.strip()) and CALL.fullmatch(value.strip()) is not None
+                   and CALL.fullmatch(first.strip()) is None)
+    name, written_input = _tool_name(value if spans_lines else first, known, found)
     if input_section is not None:
         found.repaired(*input_section.repairs)
         tool_input = _unfence(input_section.value, found)
