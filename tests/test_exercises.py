@@ -377,7 +377,7 @@ def test_01_forgiving_query_order():
             digits = re.search(r"\d+", input)
             return super().invoke(digits.group() if digits else "")
 
-    fails(check_forgiving_query_order, OnlyQuotes, says="订单 88231")
+    fails(check_forgiving_query_order, OnlyQuotes, says="(order 88231 is in that text)")
     fails(check_forgiving_query_order, NoHint, says="expected")
 
 
@@ -2613,8 +2613,8 @@ def test_01_each_sentence_of_the_specs():
 
     fails(check_toy_logistics_tool, WrongCarrier, says="differs from the package's in ['carrier']")
     fails(check_toy_logistics_tool, TwoEvents, says="['traces']")
-    fails(check_toy_logistics_tool, OtherErrorWords, says="运单不存在：SF0000000000")
-    fails(check_toy_logistics_tool, OneNumberInTheError, says="运单不存在：YT0000000000")
+    fails(check_toy_logistics_tool, OtherErrorWords, says="expected {'error': '运单不存在：")
+    fails(check_toy_logistics_tool, OneNumberInTheError, says="gets the error 运单不存在：<number>, that number")
     fails(check_toy_logistics_tool, NotATool, says="should subclass Tool")
     fails(check_toy_logistics_tool, OtherName, says="Action: queryLogistics")
 
@@ -2634,8 +2634,156 @@ def test_01_each_sentence_of_the_specs():
             return super().invoke(input)
 
     fails(check_forgiving_query_order, HintWithoutError, says='"error" and an "expected" hint')
-    fails(check_forgiving_query_order, EveryNumberIsTheOrder, says="invoke('99999') should still say")
-    fails(check_forgiving_query_order, NoJson, says="""invoke('{"orderId": 88231}') should find order 88231""")
+    fails(check_forgiving_query_order, EveryNumberIsTheOrder, says="an id the toy does not have gets 订单不存在")
+    fails(check_forgiving_query_order, NoJson, says="""Smallest failing input: '{"orderId": 88231}'""")
+
+
+def test_01_wrong_answers_by_kind():
+    # Exercise 1 reads one tracking number and knows one parcel: "only one of many read" applies to its three
+    # events, not to its input. "changes what it was given" does not apply: the input is a str and the toy holds
+    # no shop.
+    class TwelveCharacters(QueryLogisticsTool):  # every number SF + 10 digits long, like the example
+        def invoke(self, input):
+            number = input.strip()[:12]
+            return to_json(LOGISTICS) if number == "SF1234567890" else to_json({"error": f"运单不存在：{number}"})
+
+    errors = {"SF0000000000": "运单不存在：SF0000000000", "YT0000000000": "运单不存在：YT0000000000"}
+
+    class OnlyTheLessonsNumbers(QueryLogisticsTool):  # the two unknown numbers the lesson names, written in
+        def invoke(self, input):
+            number = input.strip()
+            return to_json(LOGISTICS) if number == "SF1234567890" else to_json({"error": errors.get(number, "运单不存在")})
+
+    not_found = {"error": "运单不存在："}
+
+    class GrowingError(QueryLogisticsTool):  # a module-level "template" the number is added to, call after call
+        def invoke(self, input):
+            if input.strip() == "SF1234567890":
+                return to_json(LOGISTICS)
+            not_found["error"] += input.strip()
+            return to_json(not_found)
+
+    class FirstNumberRemembered(QueryLogisticsTool):  # the number of the first call, kept on the tool
+        number = None
+
+        def invoke(self, input):
+            self.number = self.number or input.strip()
+            return super().invoke(self.number)
+
+    class LatestEventOnly(QueryLogisticsTool):  # one of the three events
+        def invoke(self, input):
+            data = json.loads(super().invoke(input))
+            if "traces" in data:
+                data["traces"] = data["traces"][-1:]
+            return to_json(data)
+
+    class EnglishError(QueryLogisticsTool):
+        def invoke(self, input):
+            number = input.strip()
+            return super().invoke(number) if number == "SF1234567890" else to_json({"error": f"no such parcel: {number}"})
+
+    class AsciiColon(QueryLogisticsTool):  # 运单不存在: with the English colon
+        def invoke(self, input):
+            return super().invoke(input).replace("运单不存在：", "运单不存在: ")
+
+    class ContainsTheNumber(QueryLogisticsTool):  # "SF1234567890" in the text, not equal to it
+        def invoke(self, input):
+            number = input.strip()
+            return to_json(LOGISTICS) if "SF1234567890" in number else to_json({"error": f"运单不存在：{number}"})
+
+    class AnySfNumber(QueryLogisticsTool):  # the carrier's prefix compared, not the number
+        def invoke(self, input):
+            number = input.strip()
+            return to_json(LOGISTICS) if number.startswith("SF") else to_json({"error": f"运单不存在：{number}"})
+
+    class PythonRepr(QueryLogisticsTool):  # str(dict): single quotes, not JSON
+        def invoke(self, input):
+            return str(json.loads(super().invoke(input)))
+
+    fails_by_kind(check_toy_logistics_tool, {
+        "right only for the example": [TwelveCharacters, OnlyTheLessonsNumbers],
+        "state kept between calls": [GrowingError, FirstNumberRemembered],
+        "only one of many read": [LatestEventOnly],
+        "one language only": [EnglishError, AsciiColon],
+        "the wrong kind of comparison": [ContainsTheNumber, AnySfNumber],
+        "a stated type ignored": [PythonRepr],
+    })
+    fails(check_toy_logistics_tool, GrowingError, says="got {'error': '运单不存在：SF00000000")  # the first numbers, kept
+    fails(check_toy_logistics_tool, PythonRepr, says="not JSON")
+    fails(check_toy_logistics_tool, ContainsTheNumber, says="SF1234567890")  # one digit more is another number
+
+    # Exercise 2 reads text and answers from toy data: "changes what it was given" does not apply (a str in,
+    # no shop).
+    class FiveDigits(QueryOrderTool):  # an order id is five digits, like 88231
+        def invoke(self, input):
+            digits = re.search(r"\d{5}", input)
+            if digits is None:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            return super().invoke(digits.group())
+
+    class TheSpecsWrappings(QueryOrderTool):  # the four wrappings of the spec taken off, and nothing else
+        def invoke(self, input):
+            text = input.strip()
+            if text.startswith("{"):
+                text = str(json.loads(text).get("orderId", ""))
+            text = text.strip('"').replace("订单", "").replace("order #", "").replace(", please", "").strip()
+            if not text:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            return super().invoke(text)
+
+    seen = []
+
+    class FirstIdEver(QueryOrderTool):  # a module-level list of the ids read, and its first one used
+        def invoke(self, input):
+            seen.extend(re.findall(r"\d+", input))
+            if not seen:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            return super().invoke(seen[0])
+
+    class FirstLineOnly(QueryOrderTool):
+        def invoke(self, input):
+            lines = input.strip().splitlines()
+            digits = re.search(r"\d+", lines[0]) if lines else None
+            if digits is None:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            return super().invoke(digits.group())
+
+    class WordBoundaries(QueryOrderTool):  # \b finds no edge between 单 and 8: both are word characters
+        def invoke(self, input):
+            digits = re.search(r"\b\d+\b", input)
+            if digits is None:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            return super().invoke(digits.group())
+
+    class EveryDigit(QueryOrderTool):  # all the digits of the text run together
+        def invoke(self, input):
+            digits = "".join(ch for ch in input if ch.isdigit())
+            if not digits:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            return super().invoke(digits)
+
+    class OneDigit(QueryOrderTool):  # \d, not \d+
+        def invoke(self, input):
+            digit = re.search(r"\d", input)
+            if digit is None:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            return super().invoke(digit.group())
+
+    class ReturnsADict(ForgivingQueryOrderTool):
+        def invoke(self, input):
+            return json.loads(super().invoke(input))
+
+    fails_by_kind(check_forgiving_query_order, {
+        "right only for the example": [FiveDigits, TheSpecsWrappings],
+        "state kept between calls": [FirstIdEver],
+        "only one of many read": [FirstLineOnly],
+        "one language only": [WordBoundaries],
+        "the wrong kind of comparison": [EveryDigit, OneDigit],
+        "a stated type ignored": [ReturnsADict],
+    })
+    fails(check_forgiving_query_order, FirstIdEver, says="Smallest failing input: '99999'\nexpected {'error': '订单不存在：99999'}, got {'orderId': '88231'")
+    fails(check_forgiving_query_order, WordBoundaries, says="订单")
+    fails(check_forgiving_query_order, ReturnsADict, says="returned dict, not a string")
 
 
 def test_02_each_sentence_of_the_specs():
