@@ -2583,6 +2583,29 @@ def test_00_each_sentence_of_the_specs():
     fails(check_missing_order_prediction, "queryOrder", "True", says="True or False")  # "True or False"
 
 
+def test_00_wrong_answers_by_kind():
+    # Both exercises are predictions of one fixed run: there are no inputs to generate, so "right only for the
+    # example", "state kept between calls", "only one of many read", "one language only" and "changes what it was
+    # given" do not apply. What does: the type the spec states, and a name compared as written.
+    fails_by_kind(check_parcel_prediction, {
+        "a stated type ignored": [("queryOrder"), "queryOrder, queryLogistics", {"queryOrder", "queryLogistics"}],
+        "the wrong kind of comparison": [["queryorder", "querylogistics"], ["query_order", "query_logistics"]],
+    })
+    fails_by_kind(check_missing_order_prediction, {
+        "a stated type ignored": ["True", 1, "error"],
+    }, "queryOrder")
+    # A one-element tuple written without its comma is a string: the message says so, not "a list of names".
+    fails(check_parcel_prediction, ("queryOrder"), says="is one string, 'queryOrder'")
+    fails(check_parcel_prediction, ("queryOrder"), says="a tuple of one needs its comma")
+    assert passes(check_parcel_prediction, ("queryOrder", "queryLogistics"))
+    # A tool name in another case is not the tool: say which name is meant, not that the reasoning is wrong.
+    fails(check_missing_order_prediction, "queryorder", True, says="a tool name is written exactly, 'queryOrder'")
+    fails(check_missing_order_prediction, "trackParcel", True, says="not among the shop's tools")
+    assert passes(check_missing_order_prediction, " queryOrder ", True)  # spaces around it, as Exercise 1 allows
+    # The wrong error flag is told where the flag comes from.
+    fails(check_missing_order_prediction, "queryOrder", False, says='answers with an "error" object')
+
+
 def test_01_each_sentence_of_the_specs():
     class WrongCarrier(QueryLogisticsTool):  # "carrier 顺丰速运"
         def invoke(self, input):
