@@ -2861,6 +2861,171 @@ def test_02_each_sentence_of_the_specs():
     fails(check_capped_registry, NoEllipsis, says="in the form '… [cut: N more characters]'")
 
 
+def test_02_wrong_answers_by_kind():
+    # Exercise 1: every kind applies but "only one of many read" (one Action in, one Observation out, and every
+    # registered name is compared; with the shop's five names no two are close to one name, so taking the first
+    # name above difflib's cutoff instead of the closest is not wrong here).
+    class TheSpecsExamples(CarefulRegistry):  # the lesson's three near-misses written in
+        def execute(self, action):
+            data = json.loads(super().execute(action))
+            known = {"queryorder": "queryOrder", "checkOrder": "queryOrder", "getTime": "getCurrentTime"}
+            if "available_tools" in data and action.tool_name.strip() in known:
+                data["did_you_mean"] = known[action.tool_name.strip()]
+            return json.dumps(data, ensure_ascii=False) if "available_tools" in data else super().execute(action)
+
+    error = {}
+
+    class OneDictForEveryError(CarefulRegistry):  # one error dict kept and updated: an old did_you_mean stays
+        def execute(self, action):
+            observation = super().execute(action)
+            data = json.loads(observation) if observation.startswith("{") else None
+            if isinstance(data, dict) and "available_tools" in data:
+                error.update(data)
+                close = difflib.get_close_matches(action.tool_name.strip(), list(self.tools), n=1)
+                if close:
+                    error["did_you_mean"] = close[0]
+                return json.dumps(error, ensure_ascii=False)
+            return observation
+
+    class AsciiOnlyJson(SuggestingRegistry):  # every Observation re-serialised: Chinese comes back as \u escapes
+        def execute(self, action):
+            observation = super().execute(action)
+            try:
+                return json.dumps(json.loads(observation), separators=(",", ":"))
+            except ValueError:
+                return observation
+
+    class StricterCutoff(CarefulRegistry):  # "close" made stricter than difflib's 0.6: checkOrder gets nothing
+        def execute(self, action):
+            data = json.loads(super().execute(action))
+            if "available_tools" not in data:
+                return super().execute(action)
+            close = difflib.get_close_matches(action.tool_name.strip(), list(self.tools), n=1, cutoff=0.8)
+            if close:
+                data["did_you_mean"] = close[0]
+            return json.dumps(data, ensure_ascii=False)
+
+    class SameLetters(CarefulRegistry):  # a name equal but for its case is a near-miss; others are not
+        def execute(self, action):
+            data = json.loads(super().execute(action))
+            if "available_tools" not in data:
+                return super().execute(action)
+            same = [name for name in self.tools if name.lower() == action.tool_name.strip().lower()]
+            if same:
+                data["did_you_mean"] = same[0]
+            return json.dumps(data, ensure_ascii=False)
+
+    class ReturnsTheDict(SuggestingRegistry):  # the error as a dict, not JSON text
+        def execute(self, action):
+            observation = super().execute(action)
+            data = json.loads(observation) if observation.startswith("{") else None
+            return data if isinstance(data, dict) and "available_tools" in data else observation
+
+    class LearnsAliases(SuggestingRegistry):  # a near-miss is registered as another name of the tool it meant
+        def execute(self, action):
+            observation = super().execute(action)
+            suggestion = json.loads(observation).get("did_you_mean") if observation.startswith("{") else None
+            if suggestion:
+                self.tools[action.tool_name.strip()] = self.tools[suggestion]
+            return observation
+
+    class RunsTheSuggestion(SuggestingRegistry):  # "it surely meant applyRefund": the refund is made
+        def execute(self, action):
+            observation = super().execute(action)
+            suggestion = json.loads(observation).get("did_you_mean") if observation.startswith("{") else None
+            return super().execute(Action(suggestion, action.tool_input)) if suggestion else observation
+
+    class EnglishNamesOnly(SuggestingRegistry):  # a name that is not ASCII is "not a tool name" at all
+        def execute(self, action):
+            if not action.tool_name.isascii():
+                return json.dumps({"error": "tool names are written in English"})
+            return super().execute(action)
+
+    fails_by_kind(check_suggesting_registry, {
+        "right only for the example": [TheSpecsExamples],
+        "state kept between calls": [OneDictForEveryError],
+        "one language only": [EnglishNamesOnly],
+        "the wrong kind of comparison": [StricterCutoff, SameLetters],
+        "a stated type ignored": [ReturnsTheDict],
+        "changes what it was given": [LearnsAliases, RunsTheSuggestion],
+    })
+    fails(check_suggesting_registry, TheSpecsExamples, says="should suggest")
+    fails(check_suggesting_registry, ReturnsTheDict, says="returned dict")
+    # Re-serialised, an Observation holds the same data in other text: the message says so, not "must still run".
+    fails(check_suggesting_registry, AsciiOnlyJson, says="It holds the same data, re-serialised")
+    fails(check_suggesting_registry, EnglishNamesOnly, says="should still list available_tools")
+
+    # Exercise 2: "only one of many read" does not apply (one Observation in, one out). The rest do.
+    class LimitWrittenIn(CappedRegistry):  # the example's limit, whatever the registry was given
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            return observation if len(observation) <= 120 else observation[:120] + (
+                f"… [cut: {len(observation) - 120} more characters]")
+
+    class OnlyTheLongTool(CappedRegistry):  # only searchKnowledge, the lesson's long one, is capped
+        def execute(self, action):
+            if action.tool_name.strip() == "searchKnowledge":
+                return super().execute(action)
+            return CarefulRegistry.execute(self, action)
+
+    class CountsEveryCut(CappedRegistry):  # the note counts all the characters cut so far
+        cut_so_far = 0
+
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            if len(observation) <= self.limit:
+                return observation
+            self.cut_so_far += len(observation) - self.limit
+            return observation[: self.limit] + f"… [cut: {self.cut_so_far} more characters]"
+
+    class OneAnswerPerTool(CappedRegistry):  # a cache by tool name: a second query gets the first's answer
+        def execute(self, action):
+            self.__dict__.setdefault("cache", {})
+            if action.tool_name not in self.cache:
+                self.cache[action.tool_name] = super().execute(action)
+            return self.cache[action.tool_name]
+
+    class CountsBytes(CappedRegistry):  # UTF-8 bytes: a Chinese character is three
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            if len(observation.encode()) <= self.limit:
+                return observation
+            return observation[: self.limit] + f"… [cut: {len(observation) - self.limit} more characters]"
+
+    class KeepsOneLess(CappedRegistry):  # observation[:limit - 1]
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            if len(observation) <= self.limit:
+                return observation
+            return observation[: self.limit - 1] + f"… [cut: {len(observation) - self.limit + 1} more characters]"
+
+    class ReturnsTextAndCount(CappedRegistry):  # (text, how many cut): a pair, not the Observation
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            return observation[: self.limit], max(0, len(observation) - self.limit)
+
+    class RunsTheToolTwice(CappedRegistry):  # once to measure, once to return: applyRefund is asked twice
+        def execute(self, action):
+            if len(CarefulRegistry.execute(self, action)) <= self.limit:
+                return CarefulRegistry.execute(self, action)
+            return super().execute(action)
+
+    fails_by_kind(check_capped_registry, {
+        "right only for the example": [LimitWrittenIn, OnlyTheLongTool],
+        "state kept between calls": [CountsEveryCut, OneAnswerPerTool],
+        "one language only": [CountsBytes],
+        "the wrong kind of comparison": [KeepsOneLess],
+        "a stated type ignored": [ReturnsTextAndCount],
+        "changes what it was given": [RunsTheToolTwice],
+    })
+    fails(check_capped_registry, CountsBytes, says="counted in characters, not bytes")
+    fails(check_capped_registry, ReturnsTextAndCount, says="returned tuple")
+    fails(check_capped_registry, RunsTheToolTwice, says="the tool runs once")
+    fails(check_capped_registry, LimitWrittenIn, says="After the first 1 character comes only the note")
+    fails(check_capped_registry, RunsTheToolTwice, says="Its Observation should be the first run's")
+    fails(check_suggesting_registry, RunsTheSuggestion, says="not a tool's answer")
+
+
 def test_03_each_sentence_of_the_specs():
     from tinyagent import NotFoundError
 

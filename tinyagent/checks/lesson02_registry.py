@@ -12,6 +12,7 @@ import json
 import random
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
@@ -46,16 +47,24 @@ def _refunds(shop: Shop) -> list[str]:
     return [refund["orderId"] for refund in shop.refunds()]
 
 
-def _observed(value: Any) -> Any:
-    """A run's outcome as compared: the Observation, and the refunds only when the shop holds any."""
-    if isinstance(value, tuple) and len(value) == 2:
-        text, refunds = value
-        return (text, f"the shop now holds refunds of {refunds}") if refunds else text
-    return value
+@dataclass(frozen=True)
+class WithRefunds:
+    """A call's outcome when it made refunds: its Observation, and the orders refunded."""
+
+    observation: Any
+    refunds: tuple[str, ...]
+
+    def __repr__(self) -> str:
+        return f"{self.observation!r}, and it refunded {list(self.refunds)}"
+
+
+def _text_of(value: Any) -> Any:
+    """The Observation of a call's outcome."""
+    return value.observation if isinstance(value, WithRefunds) else value
 
 
 def _a_string(value: Any) -> str | None:
-    text = value[0] if isinstance(value, tuple) else value
+    text = _text_of(value)
     if isinstance(text, str):
         return None
     return f"execute returned {type(text).__name__} {_brief(text, 30)}, not a string: an Observation is text"
@@ -151,9 +160,10 @@ def _refund_near_misses(rng: random.Random) -> Iterator[tuple]:
 
 def _unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
     """What an answer's unknown-tool error lacks, in the order the exercise builds it."""
-    want, have = json.loads(expected[0]), json.loads(got[0])
+    want, have = json.loads(_text_of(expected)), json.loads(_text_of(got))
     if not isinstance(have, dict) or "error" not in have:
-        return 'An unknown tool is an error object: keep its "error" key, as CarefulRegistry writes it.'
+        return ('An unknown tool gets the error object (its "error" key, as CarefulRegistry writes it), not a '
+                "tool's answer: the model takes the suggestion up.")
     if have.get("available_tools") != want["available_tools"]:
         return "The error should still list available_tools, the registered names in order."
     if "did_you_mean" in want:
@@ -164,13 +174,25 @@ def _unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
     return None
 
 
+def _passed_on_hint(args: tuple, expected: Any, got: Any) -> str:
+    """A registered tool's Observation comes back changed: re-serialised (the same data in other text), or not run."""
+    try:
+        same_data = json.loads(_text_of(got)) == json.loads(_text_of(expected))
+    except ValueError:
+        same_data = False
+    if same_data:
+        return ("It holds the same data, re-serialised: pass the Observation on as it is (json.dumps changes its "
+                "spacing and escapes).")
+    return "A real tool must still run, its Observation unchanged."
+
+
 SUGGESTION_RULES = (
     Rule("a near-miss of a tool's name gets did_you_mean: the closest name "
          "difflib.get_close_matches(name, names, n=1) finds", _near_misses, hint=_unknown_tool_hint),
     Rule("a name close to none gets no did_you_mean key, but still the error and available_tools", _far_names,
          hint=_unknown_tool_hint),
     Rule("everything else is CarefulRegistry's: a real tool still runs, and its Observation is passed as it is",
-         _registered, hint=lambda args, expected, got: "A real tool must still run, its Observation unchanged."),
+         _registered, hint=_passed_on_hint),
     Rule("a near-miss runs no tool, not even the one suggested: the shop holds what it held", _refund_near_misses,
          hint=lambda args, expected, got: "The suggestion is for the model to take up, not the registry."),
 )
@@ -180,8 +202,7 @@ def _read_suggestion(value: Any) -> Any:
     """An unknown-tool error is compared by what the exercise is about: that it is an error, its available_tools
     and its did_you_mean (or that there is none); its words are CarefulRegistry's, or the learner's. Any other
     Observation is compared whole."""
-    observed = _observed(value)
-    text, rest = (observed[0], observed[1:]) if isinstance(observed, tuple) else (observed, ())
+    text = _text_of(value)
     try:
         data = json.loads(text) if isinstance(text, str) else None
     except ValueError:
@@ -190,7 +211,7 @@ def _read_suggestion(value: Any) -> Any:
         # did_you_mean first: a failure shows the head of this, cut short
         text = {key: data[key] for key in ("did_you_mean", "available_tools") if key in data}
         text["error"] = "…" if "error" in data else "(none)"
-    return (text, *rest) if rest else text
+    return WithRefunds(text, value.refunds) if isinstance(value, WithRefunds) else text
 
 
 def _suggesting(tools: dict[str, Tool]) -> Callable[[Action], str]:
@@ -210,9 +231,15 @@ def _suggesting(tools: dict[str, Tool]) -> Callable[[Action], str]:
     return execute
 
 
-def _with_shop(execute: Callable[[Action], Any], shop: Shop) -> Callable[[Action], tuple]:
-    def run(action: Action) -> tuple:
-        return execute(action), _refunds(shop)
+def _with_shop(execute: Callable[[Action], Any], shop: Shop) -> Callable[[Action], Any]:
+    """`execute`, and the refunds the call made in `shop` when it made any (the call's, not the shop's: asking
+    again compares the call)."""
+
+    def run(action: Action) -> Any:
+        before = _refunds(shop)
+        observation = execute(action)
+        made = [order for order in _refunds(shop) if order not in before]
+        return WithRefunds(observation, tuple(made)) if made else observation
 
     return run
 
@@ -340,11 +367,10 @@ def _capped_text(observation: str, limit: int) -> str:
 
 def _read_capped(value: Any) -> Any:
     """The Observation with its note in one spelling: the spec's form, whatever spaces were put around it."""
-    observed = _observed(value)
-    text, rest = (observed[0], observed[1:]) if isinstance(observed, tuple) else (observed, ())
+    text = _text_of(value)
     if isinstance(text, str) and (match := _CUT_TAIL.match(text)):
         text = f"{match.group(1)}… [cut: {match.group(2)} more characters]"
-    return (text, *rest) if rest else text
+    return WithRefunds(text, value.refunds) if isinstance(value, WithRefunds) else text
 
 
 def _characters_n(count: int) -> str:
@@ -354,10 +380,13 @@ def _characters_n(count: int) -> str:
 def _cut_hint(args: tuple, expected: Any, got: Any) -> str | None:
     """What a capped Observation did wrong, worked out from the whole Observation."""
     limit, action = 2000 if args[0] is None else args[0], args[1]
-    got = got[0] if isinstance(got, tuple) else got
+    got = _text_of(got)
     full = _careful_execute({tool.name: tool for tool in [*shop_tools(_fresh_shop()), EchoTool()]}, action)
     if len(full) <= limit:
-        edge = " (exactly the limit is within it)" if len(full) == limit else ""
+        notes = ["exactly the limit is within it"] if len(full) == limit else []
+        if len(full.encode()) > limit:  # over it only in UTF-8 bytes
+            notes.append("counted in characters, not bytes")
+        edge = f" ({'; '.join(notes)})" if notes else ""
         return f"It is {_characters_n(len(full))}, within limit={limit}{edge}: pass it untouched."
     if got == full:
         return f"It is {_characters_n(len(full))}, over limit={limit}, and came back whole."
@@ -379,7 +408,8 @@ CAP_RULES = (
     Rule("within the limit (exactly limit long too): untouched", _within, hint=_cut_hint),
     Rule("limit is 2000 when not given", _default_limit, hint=_cut_hint),
     Rule("Chinese and emoji count one character each, not bytes", _characters, hint=_cut_hint),
-    Rule("the tool runs once (applyRefund records one refund)", _refunds_once, hint=_cut_hint),
+    Rule("the tool runs once (applyRefund records one refund)", _refunds_once,
+         hint=lambda args, expected, got: "Its Observation should be the first run's: run the tool once per call."),
 )
 
 
@@ -396,7 +426,7 @@ def check_capped_registry(CappedRegistry: type | None) -> None:
     shop = _fresh_shop()
     registries: dict[int | None, Any] = {}
 
-    def mine(limit: int | None, action: Action) -> tuple:
+    def mine(limit: int | None, action: Action) -> Any:
         writes = action.tool_name == "applyRefund"
         own_shop = _fresh_shop() if writes else shop
         if writes or limit not in registries:
@@ -404,9 +434,9 @@ def check_capped_registry(CappedRegistry: type | None) -> None:
             made = _instance(exercise, CappedRegistry, tools) if limit is None else _instance(
                 exercise, CappedRegistry, tools, limit=limit)
             if writes:
-                return made.execute(action), _refunds(own_shop)
+                return _with_shop(made.execute, own_shop)(action)
             registries[limit] = made
-        return registries[limit].execute(action), _refunds(own_shop)
+        return _with_shop(registries[limit].execute, own_shop)(action)
 
     reference_shop = _fresh_shop()
     reference_tools = {tool.name: tool for tool in [*shop_tools(reference_shop), EchoTool()]}
@@ -417,9 +447,11 @@ def check_capped_registry(CappedRegistry: type | None) -> None:
         fresh = _fresh_shop()
         return {tool.name: tool for tool in [*shop_tools(fresh), EchoTool()]}, fresh
 
-    def reference(limit: int | None, action: Action) -> tuple:
+    def reference(limit: int | None, action: Action) -> Any:
         tools, own_shop = tools_of_reference(action.tool_name == "applyRefund")
-        return _capped_text(_careful_execute(tools, action), 2000 if limit is None else limit), _refunds(own_shop)
+        capped = _with_shop(lambda action: _capped_text(_careful_execute(tools, action), 2000 if limit is None
+                                                        else limit), own_shop)
+        return capped(action)
 
     tried = agree_on(exercise, "check_capped_registry", CAP_RULES, mine, reference, shape=_a_string,
                      read=_read_capped, call="execute(action)", show=_show_action)
