@@ -3022,6 +3022,12 @@ def test_02_wrong_answers_by_kind():
     fails(check_capped_registry, ReturnsTextAndCount, says="returned tuple")
     fails(check_capped_registry, RunsTheToolTwice, says="the tool runs once")
     fails(check_capped_registry, LimitWrittenIn, says="After the first 1 character comes only the note")
+
+    class DefaultOf200(CappedRegistry):  # the boundaries the spec names: the default limit, 2000
+        def __init__(self, tools=(), limit=200):
+            super().__init__(tools, limit)
+
+    fails(check_capped_registry, DefaultOf200, says="limit is 2000 when not given")
     fails(check_capped_registry, RunsTheToolTwice, says="Its Observation should be the first run's")
     fails(check_suggesting_registry, RunsTheSuggestion, says="not a tool's answer")
 

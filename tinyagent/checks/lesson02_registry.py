@@ -2,8 +2,8 @@
 
 Both answers are subclasses of the lesson's `CarefulRegistry`, so each check's reference is the solution's
 subclass of it, written here on `_careful_execute` (the lesson's `CarefulRegistry.execute`). One registry answers
-every generated Action, as one registry serves every round of a run, so state it keeps shows; what the shop holds
-afterwards is compared too, so a registry that runs a tool it should not (or twice) fails."""
+every generated Action, as one registry serves every round of a run, so state it keeps shows; the refunds a call
+makes in the shop are compared too, so a registry that runs a tool it should not (or twice) fails."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def _show_action(args: tuple) -> str:
 
 
 # -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
-_NAMES = ("queryOrder", "queryLogistics", "applyRefund", "searchKnowledge", "getCurrentTime")
+_NAMES = ("queryOrder", "queryLogistics", "applyRefund", "searchKnowledge", "getCurrentTime")  # shop_tools' names
 _VERBS = ("query", "get", "check", "find", "search", "apply", "fetch", "lookup")
 # Far from every name: synonyms, other words, Chinese (difflib compares characters, and finds nothing close).
 _FAR = ("trackParcel", "weather", "查询订单", "退款", "refund", "lookup", "time", "order", "now", "calculator",
@@ -110,9 +110,10 @@ def _near_miss(rng: random.Random, name: str) -> str:
     if kind == 3:  # a letter added
         at = rng.randrange(1, len(name) + 1)
         return name[:at] + rng.choice("aeiorst_s") + name[at:]
-    verb = re.match(r"[a-z]+", name).group()  # another verb, or snake_case
-    return rng.choice(_VERBS) + name[len(verb):] if rng.random() < 0.6 else re.sub(r"(?<!^)([A-Z])", r"_\1",
-                                                                                     name).lower()
+    if rng.random() < 0.6:  # another verb
+        verb = re.match(r"[a-z]+", name).group()
+        return rng.choice(_VERBS) + name[len(verb):]
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()  # snake_case
 
 
 def _close(name: str) -> str | None:
@@ -136,7 +137,8 @@ def _near_misses(rng: random.Random) -> Iterator[tuple]:
 def _far_names(rng: random.Random) -> Iterator[tuple]:
     yield (Action("trackParcel", "SF1234567890"),)
     for name in rng.sample(_FAR[1:], 9):
-        assert _close(name) is None, name  # the rule's inputs are names far from every tool's
+        if _close(name) is not None:  # kept out, should a tool's name come close to it one day
+            continue
         yield (Action(name, rng.choice(("88231", "", "退货", "今天几号"))),)
 
 
