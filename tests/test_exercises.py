@@ -377,7 +377,7 @@ def test_01_forgiving_query_order():
             digits = re.search(r"\d+", input)
             return super().invoke(digits.group() if digits else "")
 
-    fails(check_forgiving_query_order, OnlyQuotes, says="订单 88231")
+    fails(check_forgiving_query_order, OnlyQuotes, says="(order 88231 is in that text)")
     fails(check_forgiving_query_order, NoHint, says="expected")
 
 
@@ -2736,6 +2736,29 @@ def test_00_each_sentence_of_the_specs():
     fails(check_missing_order_prediction, "queryOrder", "True", says="True or False")  # "True or False"
 
 
+def test_00_wrong_answers_by_kind():
+    # Both exercises are predictions of one fixed run: there are no inputs to generate, so "right only for the
+    # example", "state kept between calls", "only one of many read", "one language only" and "changes what it was
+    # given" do not apply. What does: the type the spec states, and a name compared as written.
+    fails_by_kind(check_parcel_prediction, {
+        "a stated type ignored": [("queryOrder"), "queryOrder, queryLogistics", {"queryOrder", "queryLogistics"}],
+        "the wrong kind of comparison": [["queryorder", "querylogistics"], ["query_order", "query_logistics"]],
+    })
+    fails_by_kind(check_missing_order_prediction, {
+        "a stated type ignored": ["True", 1, "error"],
+    }, "queryOrder")
+    # A one-element tuple written without its comma is a string: the message says so, not "a list of names".
+    fails(check_parcel_prediction, ("queryOrder"), says="is one string, 'queryOrder'")
+    fails(check_parcel_prediction, ("queryOrder"), says="a tuple of one needs its comma")
+    assert passes(check_parcel_prediction, ("queryOrder", "queryLogistics"))
+    # A tool name in another case is not the tool: say which name is meant, not that the reasoning is wrong.
+    fails(check_missing_order_prediction, "queryorder", True, says="a tool name is written exactly, 'queryOrder'")
+    fails(check_missing_order_prediction, "trackParcel", True, says="not among the shop's tools")
+    assert passes(check_missing_order_prediction, " queryOrder ", True)  # spaces around it, as Exercise 1 allows
+    # The wrong error flag is told where the flag comes from.
+    fails(check_missing_order_prediction, "queryOrder", False, says='answers with an "error" object')
+
+
 def test_01_each_sentence_of_the_specs():
     class WrongCarrier(QueryLogisticsTool):  # "carrier 顺丰速运"
         def invoke(self, input):
@@ -2766,8 +2789,8 @@ def test_01_each_sentence_of_the_specs():
 
     fails(check_toy_logistics_tool, WrongCarrier, says="differs from the package's in ['carrier']")
     fails(check_toy_logistics_tool, TwoEvents, says="['traces']")
-    fails(check_toy_logistics_tool, OtherErrorWords, says="运单不存在：SF0000000000")
-    fails(check_toy_logistics_tool, OneNumberInTheError, says="运单不存在：YT0000000000")
+    fails(check_toy_logistics_tool, OtherErrorWords, says="expected {'error': '运单不存在：")
+    fails(check_toy_logistics_tool, OneNumberInTheError, says="gets the error 运单不存在：<number>, that number")
     fails(check_toy_logistics_tool, NotATool, says="should subclass Tool")
     fails(check_toy_logistics_tool, OtherName, says="Action: queryLogistics")
 
@@ -2787,8 +2810,156 @@ def test_01_each_sentence_of_the_specs():
             return super().invoke(input)
 
     fails(check_forgiving_query_order, HintWithoutError, says='"error" and an "expected" hint')
-    fails(check_forgiving_query_order, EveryNumberIsTheOrder, says="invoke('99999') should still say")
-    fails(check_forgiving_query_order, NoJson, says="""invoke('{"orderId": 88231}') should find order 88231""")
+    fails(check_forgiving_query_order, EveryNumberIsTheOrder, says="an id the toy does not have gets 订单不存在")
+    fails(check_forgiving_query_order, NoJson, says="""Smallest failing input: '{"orderId": 88231}'""")
+
+
+def test_01_wrong_answers_by_kind():
+    # Exercise 1 reads one tracking number and knows one parcel: "only one of many read" applies to its three
+    # events, not to its input. "changes what it was given" does not apply: the input is a str and the toy holds
+    # no shop.
+    class TwelveCharacters(QueryLogisticsTool):  # every number SF + 10 digits long, like the example
+        def invoke(self, input):
+            number = input.strip()[:12]
+            return to_json(LOGISTICS) if number == "SF1234567890" else to_json({"error": f"运单不存在：{number}"})
+
+    errors = {"SF0000000000": "运单不存在：SF0000000000", "YT0000000000": "运单不存在：YT0000000000"}
+
+    class OnlyTheLessonsNumbers(QueryLogisticsTool):  # the two unknown numbers the lesson names, written in
+        def invoke(self, input):
+            number = input.strip()
+            return to_json(LOGISTICS) if number == "SF1234567890" else to_json({"error": errors.get(number, "运单不存在")})
+
+    not_found = {"error": "运单不存在："}
+
+    class GrowingError(QueryLogisticsTool):  # a module-level "template" the number is added to, call after call
+        def invoke(self, input):
+            if input.strip() == "SF1234567890":
+                return to_json(LOGISTICS)
+            not_found["error"] += input.strip()
+            return to_json(not_found)
+
+    class FirstNumberRemembered(QueryLogisticsTool):  # the number of the first call, kept on the tool
+        number = None
+
+        def invoke(self, input):
+            self.number = self.number or input.strip()
+            return super().invoke(self.number)
+
+    class LatestEventOnly(QueryLogisticsTool):  # one of the three events
+        def invoke(self, input):
+            data = json.loads(super().invoke(input))
+            if "traces" in data:
+                data["traces"] = data["traces"][-1:]
+            return to_json(data)
+
+    class EnglishError(QueryLogisticsTool):
+        def invoke(self, input):
+            number = input.strip()
+            return super().invoke(number) if number == "SF1234567890" else to_json({"error": f"no such parcel: {number}"})
+
+    class AsciiColon(QueryLogisticsTool):  # 运单不存在: with the English colon
+        def invoke(self, input):
+            return super().invoke(input).replace("运单不存在：", "运单不存在: ")
+
+    class ContainsTheNumber(QueryLogisticsTool):  # "SF1234567890" in the text, not equal to it
+        def invoke(self, input):
+            number = input.strip()
+            return to_json(LOGISTICS) if "SF1234567890" in number else to_json({"error": f"运单不存在：{number}"})
+
+    class AnySfNumber(QueryLogisticsTool):  # the carrier's prefix compared, not the number
+        def invoke(self, input):
+            number = input.strip()
+            return to_json(LOGISTICS) if number.startswith("SF") else to_json({"error": f"运单不存在：{number}"})
+
+    class PythonRepr(QueryLogisticsTool):  # str(dict): single quotes, not JSON
+        def invoke(self, input):
+            return str(json.loads(super().invoke(input)))
+
+    fails_by_kind(check_toy_logistics_tool, {
+        "right only for the example": [TwelveCharacters, OnlyTheLessonsNumbers],
+        "state kept between calls": [GrowingError, FirstNumberRemembered],
+        "only one of many read": [LatestEventOnly],
+        "one language only": [EnglishError, AsciiColon],
+        "the wrong kind of comparison": [ContainsTheNumber, AnySfNumber],
+        "a stated type ignored": [PythonRepr],
+    })
+    fails(check_toy_logistics_tool, GrowingError, says="got {'error': '运单不存在：SF00000000")  # the first numbers, kept
+    fails(check_toy_logistics_tool, PythonRepr, says="not JSON")
+    fails(check_toy_logistics_tool, ContainsTheNumber, says="SF1234567890")  # one digit more is another number
+
+    # Exercise 2 reads text and answers from toy data: "changes what it was given" does not apply (a str in,
+    # no shop).
+    class FiveDigits(QueryOrderTool):  # an order id is five digits, like 88231
+        def invoke(self, input):
+            digits = re.search(r"\d{5}", input)
+            if digits is None:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            return super().invoke(digits.group())
+
+    class TheSpecsWrappings(QueryOrderTool):  # the four wrappings of the spec taken off, and nothing else
+        def invoke(self, input):
+            text = input.strip()
+            if text.startswith("{"):
+                text = str(json.loads(text).get("orderId", ""))
+            text = text.strip('"').replace("订单", "").replace("order #", "").replace(", please", "").strip()
+            if not text:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            return super().invoke(text)
+
+    seen = []
+
+    class FirstIdEver(QueryOrderTool):  # a module-level list of the ids read, and its first one used
+        def invoke(self, input):
+            seen.extend(re.findall(r"\d+", input))
+            if not seen:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            return super().invoke(seen[0])
+
+    class FirstLineOnly(QueryOrderTool):
+        def invoke(self, input):
+            lines = input.strip().splitlines()
+            digits = re.search(r"\d+", lines[0]) if lines else None
+            if digits is None:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            return super().invoke(digits.group())
+
+    class WordBoundaries(QueryOrderTool):  # \b finds no edge between 单 and 8: both are word characters
+        def invoke(self, input):
+            digits = re.search(r"\b\d+\b", input)
+            if digits is None:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            return super().invoke(digits.group())
+
+    class EveryDigit(QueryOrderTool):  # all the digits of the text run together
+        def invoke(self, input):
+            digits = "".join(ch for ch in input if ch.isdigit())
+            if not digits:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            return super().invoke(digits)
+
+    class OneDigit(QueryOrderTool):  # \d, not \d+
+        def invoke(self, input):
+            digit = re.search(r"\d", input)
+            if digit is None:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            return super().invoke(digit.group())
+
+    class ReturnsADict(ForgivingQueryOrderTool):
+        def invoke(self, input):
+            return json.loads(super().invoke(input))
+
+    fails_by_kind(check_forgiving_query_order, {
+        "right only for the example": [FiveDigits, TheSpecsWrappings],
+        "state kept between calls": [FirstIdEver],
+        "only one of many read": [FirstLineOnly],
+        "one language only": [WordBoundaries],
+        "the wrong kind of comparison": [EveryDigit, OneDigit],
+        "a stated type ignored": [ReturnsADict],
+    })
+    fails(check_forgiving_query_order, FirstIdEver, says="Smallest failing input: '99999'\nexpected {'error': '订单不存在：99999'}, got {'orderId': '88231'")
+    fails(check_forgiving_query_order, WordBoundaries, says="订单")
+    fails(check_forgiving_query_order, ReturnsADict, says="returned dict, not a string")
 
 
 def test_02_each_sentence_of_the_specs():
@@ -2815,8 +2986,8 @@ def test_02_each_sentence_of_the_specs():
             return super().execute(action)
 
     fails(check_suggesting_registry, NullWhenNothingIsClose, says="leave the key out otherwise")
-    fails(check_suggesting_registry, SuggestsAList, says="should suggest 'queryOrder'")
-    fails(check_suggesting_registry, BreaksRealTools, says="a real tool must still run")
+    fails(check_suggesting_registry, SuggestsAList, says="'did_you_mean': ['")
+    fails(check_suggesting_registry, BreaksRealTools, says="A real tool must still run")
 
     class CutsAtTheLimit(CappedRegistry):  # "a longer Observation": one of exactly `limit` is cut (by 0)
         def execute(self, action):
@@ -2834,13 +3005,184 @@ def test_02_each_sentence_of_the_specs():
             return observation[: self.limit - len(note)] + note
 
     fails(check_capped_registry, CutsAtTheLimit, says="exactly")
-    fails(check_capped_registry, NoteWithinTheLimit, says="the kept part should be the first")
+    fails(check_capped_registry, NoteWithinTheLimit, says="After the first 1 character comes only the note")
 
     class NoEllipsis(CappedRegistry):  # 'in the form … [cut: 812 more characters]'
         def execute(self, action):
             return super().execute(action).replace("… [cut:", " [cut:")
 
     fails(check_capped_registry, NoEllipsis, says="in the form '… [cut: N more characters]'")
+
+
+def test_02_wrong_answers_by_kind():
+    # Exercise 1: every kind applies but "only one of many read" (one Action in, one Observation out, and every
+    # registered name is compared; with the shop's five names no two are close to one name, so taking the first
+    # name above difflib's cutoff instead of the closest is not wrong here).
+    class TheSpecsExamples(CarefulRegistry):  # the lesson's three near-misses written in
+        def execute(self, action):
+            data = json.loads(super().execute(action))
+            known = {"queryorder": "queryOrder", "checkOrder": "queryOrder", "getTime": "getCurrentTime"}
+            if "available_tools" in data and action.tool_name.strip() in known:
+                data["did_you_mean"] = known[action.tool_name.strip()]
+            return json.dumps(data, ensure_ascii=False) if "available_tools" in data else super().execute(action)
+
+    error = {}
+
+    class OneDictForEveryError(CarefulRegistry):  # one error dict kept and updated: an old did_you_mean stays
+        def execute(self, action):
+            observation = super().execute(action)
+            data = json.loads(observation) if observation.startswith("{") else None
+            if isinstance(data, dict) and "available_tools" in data:
+                error.update(data)
+                close = difflib.get_close_matches(action.tool_name.strip(), list(self.tools), n=1)
+                if close:
+                    error["did_you_mean"] = close[0]
+                return json.dumps(error, ensure_ascii=False)
+            return observation
+
+    class AsciiOnlyJson(SuggestingRegistry):  # every Observation re-serialised: Chinese comes back as \u escapes
+        def execute(self, action):
+            observation = super().execute(action)
+            try:
+                return json.dumps(json.loads(observation), separators=(",", ":"))
+            except ValueError:
+                return observation
+
+    class StricterCutoff(CarefulRegistry):  # "close" made stricter than difflib's 0.6: checkOrder gets nothing
+        def execute(self, action):
+            data = json.loads(super().execute(action))
+            if "available_tools" not in data:
+                return super().execute(action)
+            close = difflib.get_close_matches(action.tool_name.strip(), list(self.tools), n=1, cutoff=0.8)
+            if close:
+                data["did_you_mean"] = close[0]
+            return json.dumps(data, ensure_ascii=False)
+
+    class SameLetters(CarefulRegistry):  # a name equal but for its case is a near-miss; others are not
+        def execute(self, action):
+            data = json.loads(super().execute(action))
+            if "available_tools" not in data:
+                return super().execute(action)
+            same = [name for name in self.tools if name.lower() == action.tool_name.strip().lower()]
+            if same:
+                data["did_you_mean"] = same[0]
+            return json.dumps(data, ensure_ascii=False)
+
+    class ReturnsTheDict(SuggestingRegistry):  # the error as a dict, not JSON text
+        def execute(self, action):
+            observation = super().execute(action)
+            data = json.loads(observation) if observation.startswith("{") else None
+            return data if isinstance(data, dict) and "available_tools" in data else observation
+
+    class LearnsAliases(SuggestingRegistry):  # a near-miss is registered as another name of the tool it meant
+        def execute(self, action):
+            observation = super().execute(action)
+            suggestion = json.loads(observation).get("did_you_mean") if observation.startswith("{") else None
+            if suggestion:
+                self.tools[action.tool_name.strip()] = self.tools[suggestion]
+            return observation
+
+    class RunsTheSuggestion(SuggestingRegistry):  # "it surely meant applyRefund": the refund is made
+        def execute(self, action):
+            observation = super().execute(action)
+            suggestion = json.loads(observation).get("did_you_mean") if observation.startswith("{") else None
+            return super().execute(Action(suggestion, action.tool_input)) if suggestion else observation
+
+    class EnglishNamesOnly(SuggestingRegistry):  # a name that is not ASCII is "not a tool name" at all
+        def execute(self, action):
+            if not action.tool_name.isascii():
+                return json.dumps({"error": "tool names are written in English"})
+            return super().execute(action)
+
+    fails_by_kind(check_suggesting_registry, {
+        "right only for the example": [TheSpecsExamples],
+        "state kept between calls": [OneDictForEveryError],
+        "one language only": [EnglishNamesOnly],
+        "the wrong kind of comparison": [StricterCutoff, SameLetters],
+        "a stated type ignored": [ReturnsTheDict],
+        "changes what it was given": [LearnsAliases, RunsTheSuggestion],
+    })
+    fails(check_suggesting_registry, TheSpecsExamples, says="should suggest")
+    fails(check_suggesting_registry, ReturnsTheDict, says="returned dict")
+    # Re-serialised, an Observation holds the same data in other text: the message says so, not "must still run".
+    fails(check_suggesting_registry, AsciiOnlyJson, says="It holds the same data, re-serialised")
+    fails(check_suggesting_registry, EnglishNamesOnly, says="should still list available_tools")
+
+    # Exercise 2: "only one of many read" does not apply (one Observation in, one out). The rest do.
+    class LimitWrittenIn(CappedRegistry):  # the example's limit, whatever the registry was given
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            return observation if len(observation) <= 120 else observation[:120] + (
+                f"… [cut: {len(observation) - 120} more characters]")
+
+    class OnlyTheLongTool(CappedRegistry):  # only searchKnowledge, the lesson's long one, is capped
+        def execute(self, action):
+            if action.tool_name.strip() == "searchKnowledge":
+                return super().execute(action)
+            return CarefulRegistry.execute(self, action)
+
+    class CountsEveryCut(CappedRegistry):  # the note counts all the characters cut so far
+        cut_so_far = 0
+
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            if len(observation) <= self.limit:
+                return observation
+            self.cut_so_far += len(observation) - self.limit
+            return observation[: self.limit] + f"… [cut: {self.cut_so_far} more characters]"
+
+    class OneAnswerPerTool(CappedRegistry):  # a cache by tool name: a second query gets the first's answer
+        def execute(self, action):
+            self.__dict__.setdefault("cache", {})
+            if action.tool_name not in self.cache:
+                self.cache[action.tool_name] = super().execute(action)
+            return self.cache[action.tool_name]
+
+    class CountsBytes(CappedRegistry):  # UTF-8 bytes: a Chinese character is three
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            if len(observation.encode()) <= self.limit:
+                return observation
+            return observation[: self.limit] + f"… [cut: {len(observation) - self.limit} more characters]"
+
+    class KeepsOneLess(CappedRegistry):  # observation[:limit - 1]
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            if len(observation) <= self.limit:
+                return observation
+            return observation[: self.limit - 1] + f"… [cut: {len(observation) - self.limit + 1} more characters]"
+
+    class ReturnsTextAndCount(CappedRegistry):  # (text, how many cut): a pair, not the Observation
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            return observation[: self.limit], max(0, len(observation) - self.limit)
+
+    class RunsTheToolTwice(CappedRegistry):  # once to measure, once to return: applyRefund is asked twice
+        def execute(self, action):
+            if len(CarefulRegistry.execute(self, action)) <= self.limit:
+                return CarefulRegistry.execute(self, action)
+            return super().execute(action)
+
+    fails_by_kind(check_capped_registry, {
+        "right only for the example": [LimitWrittenIn, OnlyTheLongTool],
+        "state kept between calls": [CountsEveryCut, OneAnswerPerTool],
+        "one language only": [CountsBytes],
+        "the wrong kind of comparison": [KeepsOneLess],
+        "a stated type ignored": [ReturnsTextAndCount],
+        "changes what it was given": [RunsTheToolTwice],
+    })
+    fails(check_capped_registry, CountsBytes, says="counted in characters, not bytes")
+    fails(check_capped_registry, ReturnsTextAndCount, says="returned tuple")
+    fails(check_capped_registry, RunsTheToolTwice, says="the tool runs once")
+    fails(check_capped_registry, LimitWrittenIn, says="After the first 1 character comes only the note")
+
+    class DefaultOf200(CappedRegistry):  # the boundaries the spec names: the default limit, 2000
+        def __init__(self, tools=(), limit=200):
+            super().__init__(tools, limit)
+
+    fails(check_capped_registry, DefaultOf200, says="limit is 2000 when not given")
+    fails(check_capped_registry, RunsTheToolTwice, says="Its Observation should be the first run's")
+    fails(check_suggesting_registry, RunsTheSuggestion, says="not a tool's answer")
 
 
 def test_03_each_sentence_of_the_specs():

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from tinyagent.checks.generated import Spec
 from tinyagent.checks.reporting import _fail, _fresh_shop, _not_attempted, _passed, grades
 from tinyagent.shop import shop_registry, shop_tools
 from tinyagent.tools import Action
 
 
-@grades("Exercise 1")
+@grades("Exercise 1", spec=Spec(fixed="a prediction of one run (order 88231's parcel), so nothing to generate: the "
+                                      "names are compared with the two tools that run takes, queryOrder then "
+                                      "queryLogistics"))
 def check_parcel_prediction(predicted_tools: list[str] | None) -> None:
     """00, exercise 1: the tools the parcel question needs, in order."""
     exercise = "Exercise 1"
     if predicted_tools is None:
         return _not_attempted(exercise, 'Set predicted_tools to a list of tool names, e.g. ["getCurrentTime"].')
+    if isinstance(predicted_tools, str):  # ("queryOrder") is a string: a tuple needs its comma
+        _fail(exercise, f"predicted_tools is one string, {predicted_tools!r}: write a list of tool names, "
+                        'e.g. ["getCurrentTime"] (a tuple of one needs its comma)')
     if not isinstance(predicted_tools, (list, tuple)) or not all(isinstance(name, str) for name in predicted_tools):
         _fail(exercise, f"predicted_tools should be a list of tool names (strings), got {predicted_tools!r}")
     names = [name.strip() for name in predicted_tools]
@@ -36,13 +42,20 @@ def check_parcel_prediction(predicted_tools: list[str] | None) -> None:
                              "tracks it. Now run the agent and compare with result.trace.tool_calls.")
 
 
-@grades("Exercise 2")
+@grades("Exercise 2", spec=Spec(fixed="a prediction of one run (order 99999), so nothing to generate: the first "
+                                      "tool is compared with queryOrder, and the error flag with what the shop's "
+                                      "queryOrder answers for 99999"))
 def check_missing_order_prediction(first_tool: str | None, observation_is_error: bool | None) -> None:
     """00, exercise 2: order 99999 does not exist. Which tool goes first, and is its Observation an error?"""
     exercise = "Exercise 2"
     if first_tool is None and observation_is_error is None:
         return _not_attempted(exercise, "Set first_tool (a tool name) and observation_is_error (True or False).")
-    if first_tool != "queryOrder":
+    known = [tool.name for tool in shop_tools(_fresh_shop())]
+    if isinstance(first_tool, str) and first_tool.strip() not in known:
+        close = [name for name in known if name.lower() == first_tool.strip().lower()]
+        _fail(exercise, f"first_tool={first_tool!r} is not among the shop's tools {known}"
+                        + (f": a tool name is written exactly, {close[0]!r}" if close else ""))
+    if not isinstance(first_tool, str) or first_tool.strip() != "queryOrder":
         _fail(exercise, f"first_tool={first_tool!r}: the customer gave an order id and wants the parcel; "
                         "tracking needs a tracking number, which only the order holds")
     if not isinstance(observation_is_error, bool):
@@ -50,6 +63,7 @@ def check_missing_order_prediction(first_tool: str | None, observation_is_error:
     error = shop_registry(_fresh_shop()).run(Action("queryOrder", "99999")).error
     if observation_is_error != error:
         _fail(exercise, f"observation_is_error={observation_is_error}: the shop has orders 88231 to 88236 "
-                        "only; what does a tool return for an order it does not have?")
+                        "only; what does a tool return for an order it does not have? (the registry sets the "
+                        "Observation's error flag when a tool answers with an \"error\" object)")
     return _passed(exercise, "queryOrder(99999) comes back as an error Observation, the loop goes on, and "
                              "an honest reply passes the error on. Run it and find the error line in the trace.")

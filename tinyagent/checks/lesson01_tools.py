@@ -1,26 +1,136 @@
-"""Lesson 01 (tools): a toy queryLogistics, and a queryOrder that forgives what models write."""
+"""Lesson 01 (tools): a toy queryLogistics, and a queryOrder that forgives what models write.
+
+Both exercises are toys with hard-coded data (SF1234567890, order 88231), so each check's reference is the
+solution's toy, built from what the package's tool answers for that one parcel or order, and the generated inputs
+are those on which the toy and the package's tool agree: numbers and ids the shop does not have, whitespace
+around them, and (for exercise 2) the wrappings models write around one order id."""
 
 from __future__ import annotations
 
 import json
+import random
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from tinyagent.checks.reporting import (
-    _fail,
-    _fresh_shop,
-    _instance,
-    _json,
-    _not_attempted,
-    _passed,
-    _run,
-    grades,
-)
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import _brief, _fail, _fresh_shop, _instance, _not_attempted, _passed, grades
 from tinyagent.shop import shop_tools
+from tinyagent.shop.tools import to_json
 from tinyagent.tools import Tool
 
+PARCEL = "SF1234567890"  # the one parcel of exercise 1's toy
+ORDER = "88231"  # the one order of exercise 2's toy
+# What the shop holds (a fresh shop): the package's tools answer these, the toys do not, so they are not asked.
+SHOP_TRACKING_NOS = ("SF1234567890", "YT2468013579", "ZT5566778899", "JD0098765432")
+SHOP_ORDER_IDS = tuple(str(number) for number in range(88231, 88237))
 
-@grades("Exercise 1")
+
+def _package_tool(name: str) -> Tool:
+    return {tool.name: tool for tool in shop_tools(_fresh_shop())}[name]
+
+
+def _as_json_object(value: object, call: str) -> str | None:
+    """The stated type of a tool's answer: JSON text holding an object (what the model reads as the Observation)."""
+    if not isinstance(value, str):
+        return f"{call} returned {type(value).__name__}, not a string: a tool returns JSON text (json.dumps)"
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return f"{call} returned text that is not JSON: {_brief(value, 40)}"
+    if not isinstance(parsed, dict):
+        return f"{call} returned JSON {_brief(parsed, 30)}: answer with a JSON object"
+    return None
+
+
+def _read_answer(value: Any) -> Any:
+    """What is compared of a tool's answer: the JSON object it holds; of an error, only its "error" text (a
+    learner may add a hint, as the package's tools do)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return value
+    if isinstance(parsed, dict) and "error" in parsed:
+        return {"error": parsed["error"]}
+    return parsed
+
+
+def _differs_in(expected: Any, got: Any) -> str | None:
+    """Which keys of a found parcel or order differ: the two dicts are too long to show whole."""
+    want, have = _read_answer(expected), _read_answer(got)
+    if not isinstance(want, dict) or not isinstance(have, dict) or "error" in want or "error" in have:
+        return None
+    keys = sorted(key for key in set(want) | set(have) if want.get(key) != have.get(key))
+    return f"It differs from the package's in {keys}."
+
+
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+_SPACES = (" ", "  ", "\t", "\n", "\r\n", " \n")
+
+
+def _padded(rng: random.Random, text: str) -> str:
+    return rng.choice(("", *_SPACES)) + text + rng.choice(("", *_SPACES))
+
+
+def _the_parcel(rng: random.Random) -> Iterator[tuple]:
+    yield (PARCEL,)
+    yield (" SF1234567890\n",)
+    for _ in range(8):
+        yield (rng.choice(_SPACES) + PARCEL + rng.choice(_SPACES),)
+
+
+def _other_number(rng: random.Random) -> str:
+    def digits(count: int) -> str:
+        return "".join(rng.choice("0123456789") for _ in range(count))
+
+    shape = rng.randrange(7)
+    if shape == 0:  # the example with one digit changed
+        at = rng.randrange(2, len(PARCEL))
+        return PARCEL[:at] + rng.choice([d for d in "0123456789" if d != PARCEL[at]]) + PARCEL[at + 1:]
+    if shape == 1:  # the example with one digit more or less: equal, not a prefix
+        return rng.choice((PARCEL + digits(1), PARCEL[:-1]))
+    if shape == 2:
+        return "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZ") for _ in range(rng.choice((2, 3)))) + digits(
+            rng.choice((10, 12)))
+    if shape == 3:
+        return digits(rng.randint(10, 15))
+    return rng.choice(("SF", "YT", "ZT", "JD")) + digits(10)
+
+
+def _other_numbers(rng: random.Random) -> Iterator[tuple]:
+    yield ("SF0000000000",)
+    yield ("YT0000000000",)
+    count = 0
+    while count < 22:
+        number = _other_number(rng)
+        if number in SHOP_TRACKING_NOS:
+            continue
+        count += 1
+        yield (_padded(rng, number) if rng.random() < 0.4 else number,)
+
+
+TRACKING_RULES = (
+    Rule("SF1234567890, also with stray spaces around it, gets its hard-coded events", _the_parcel,
+         hint=lambda args, expected, got: _differs_in(expected, got)),
+    Rule("any other number gets the error 运单不存在：<number>, that number (without the spaces)", _other_numbers),
+)
+
+
+def _toy_logistics(parcel: dict) -> Callable[[str], str]:
+    """01, exercise 1's answer (the solution's toy): `parcel`'s events for SF1234567890, else the error."""
+
+    def invoke(text: str) -> str:
+        number = text.strip()
+        return to_json(parcel) if number == PARCEL else to_json({"error": f"运单不存在：{number}"})
+
+    return invoke
+
+
+@grades("Exercise 1", spec=Spec(TRACKING_RULES))
 def check_toy_logistics_tool(QueryLogisticsTool: type | None) -> None:
-    """01, exercise 1: a toy queryLogistics that agrees with the package's on SF1234567890 and unknown ids."""
+    """01, exercise 1: a toy queryLogistics that agrees with the package's on SF1234567890 and unknown numbers."""
     exercise = "Exercise 1"
     if QueryLogisticsTool is None:
         return _not_attempted(exercise, "Write class QueryLogisticsTool(Tool) in the cell above.")
@@ -29,43 +139,105 @@ def check_toy_logistics_tool(QueryLogisticsTool: type | None) -> None:
         _fail(exercise, "QueryLogisticsTool should subclass Tool (the contract of this lesson)")
     if tool.name != "queryLogistics":
         _fail(exercise, f"its name is {tool.name!r}; the model writes `Action: queryLogistics`")
-    package = {t.name: t for t in shop_tools(_fresh_shop())}["queryLogistics"]
-    for text in ["SF1234567890", " SF1234567890\n"]:
-        mine = _json(exercise, _run(exercise, f"invoke({text!r})", tool.invoke, text), f"invoke({text!r})")
-        theirs = json.loads(package.invoke(text))
-        if mine != theirs:
-            diff = sorted(k for k in set(mine) | set(theirs) if not isinstance(mine, dict) or mine.get(k) != theirs.get(k))
-            _fail(exercise, f"invoke({text!r}) differs from the package's in {diff}; expected {theirs}")
-    for text in ["SF0000000000", "YT0000000000"]:
-        mine = _json(exercise, _run(exercise, f"invoke({text!r})", tool.invoke, text), f"invoke({text!r})")
-        expected = json.loads(package.invoke(text))["error"]
-        if not isinstance(mine, dict) or mine.get("error") != expected:
-            _fail(exercise, f"invoke({text!r}) should be an error object with \"error\": {expected!r}, "
-                            f"got {mine!r}")
-    return _passed(exercise, "the same tracking events and the same error as tinyagent's queryLogistics.")
+    parcel = json.loads(_package_tool("queryLogistics").invoke(PARCEL))
+    call = "invoke(text)"
+    # One tool answers every input, as one tool object serves every round of a run.
+    tried = agree_on(exercise, "check_toy_logistics_tool", TRACKING_RULES, tool.invoke, _toy_logistics(parcel),
+                     shape=lambda value: _as_json_object(value, call), read=_read_answer, call=call)
+    return _passed(exercise, f"{tried} generated tracking numbers answered as tinyagent's queryLogistics does: "
+                             "SF1234567890's events, spaces or not, and 运单不存在 for every other number.")
 
 
+# -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
+# The spec's own examples, kept as a name other code imports.
 FORGIVING_INPUTS = ['"88231"', "订单 88231", '{"orderId": 88231}', "order #88231, please", " 88231\n"]
+# How models wrap one order id: quotes, words in Chinese or English (with or without a space: `\b` finds no edge
+# between 单 and 8), JSON, a code fence, line breaks.
+_WRAPPINGS = ('"{id}"', "'{id}'", "“{id}”", "订单 {id}", "订单{id}", "订单号：{id}", "订单{id}的快递到哪了？",
+              "查一下{id}的订单", "{id}号订单", '{{"orderId": {id}}}', '{{"orderId": "{id}"}}', '{{"order_id": "{id}"}}',
+              '{{"orderId": {id}, "quantity": 2}}', "order #{id}, please", "Order {id}", "order number: {id}",
+              " {id}\n", "\t{id}  ", "```\n{id}\n```", "订单号：\n{id}", "Order:\n  {id}\n", "#{id}", "id={id}")
 
 
-@grades("Exercise 2")
+def _wrapped_order(rng: random.Random) -> Iterator[tuple]:
+    for text in FORGIVING_INPUTS:
+        yield (text,)
+    for wrapping in rng.sample(_WRAPPINGS, 16):
+        yield (wrapping.format(id=ORDER),)
+
+
+def _order_id(rng: random.Random) -> str:
+    while True:
+        order_id = str(rng.randint(10 ** (size := rng.choice((4, 5, 5, 5, 6, 8))) // 10, 10 ** size - 1))
+        if order_id not in SHOP_ORDER_IDS:
+            return order_id
+
+
+def _other_orders(rng: random.Random) -> Iterator[tuple]:
+    yield ("99999",)
+    for _ in range(15):
+        yield (rng.choice(_WRAPPINGS).format(id=_order_id(rng)),)
+
+
+def _no_number(rng: random.Random) -> Iterator[tuple]:
+    texts = ["", "tomorrow", "订单号", "   ", "明天", "my order, please", "请帮我查一下订单", "🙂📦", "\u200b",
+             "order #, please", "订单号：\n（忘了）", '{"orderId": null}', '{"orderId": ""}', "N/A"]
+    yield from ((text,) for text in texts[:2])
+    yield from ((text,) for text in rng.sample(texts[2:], 8))
+
+
+FORGIVING_RULES = (
+    Rule("the order id is found in what models write around it: quotes, Chinese or English words, JSON, "
+         "line breaks", _wrapped_order,
+         hint=lambda args, expected, got: _differs_in(expected, got) or f"(order {ORDER} is in that text)"),
+    Rule("an id the toy does not have gets 订单不存在：<id>, the id it read", _other_orders),
+    Rule('no number at all gets an error with an "expected" hint', _no_number,
+         hint=lambda args, expected, got: 'Answer with an error object that has "error" and an "expected" hint.'),
+)
+
+
+def _toy_forgiving(order: dict) -> Callable[[str], str]:
+    """01, exercise 2's answer (the solution's): the first run of digits is the order id, looked up in the toy
+    data (`order` alone); no digits at all is an error with an "expected" hint."""
+
+    def invoke(text: str) -> str:
+        digits = re.search(r"\d+", text)
+        if digits is None:
+            return to_json({"error": "请提供订单号（an order id is needed）", "expected": "订单号数字，如 88231"})
+        return to_json(order) if digits.group() == ORDER else to_json({"error": f"订单不存在：{digits.group()}"})
+
+    return invoke
+
+
+def _read_forgiving(value: Any) -> Any:
+    """As `_read_answer`, and an error with an "expected" hint is compared as that: its words are the learner's."""
+    if isinstance(value, str):
+        with_hint = _read_hint(value)
+        if with_hint is not None:
+            return with_hint
+    return _read_answer(value)
+
+
+def _read_hint(text: str) -> str | None:
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(parsed, dict) and "error" in parsed and "expected" in parsed:
+        return 'an error with an "expected" hint'
+    return None
+
+
+@grades("Exercise 2", spec=Spec(FORGIVING_RULES))
 def check_forgiving_query_order(ForgivingQueryOrderTool: type | None) -> None:
     """01, exercise 2: find the order id in what models write; an "expected" hint when there is none."""
     exercise = "Exercise 2"
     if ForgivingQueryOrderTool is None:
         return _not_attempted(exercise, "Write class ForgivingQueryOrderTool in the cell above.")
     tool = _instance(exercise, ForgivingQueryOrderTool)
-    package = {t.name: t for t in shop_tools(_fresh_shop())}["queryOrder"]
-    for text in FORGIVING_INPUTS:
-        mine = _json(exercise, _run(exercise, f"invoke({text!r})", tool.invoke, text), f"invoke({text!r})")
-        if mine != json.loads(package.invoke(text)):
-            _fail(exercise, f"invoke({text!r}) should find order 88231, got {mine!r}")
-    for text in ["", "tomorrow", "订单号"]:
-        mine = _json(exercise, _run(exercise, f"invoke({text!r})", tool.invoke, text), f"invoke({text!r})")
-        if not isinstance(mine, dict) or "error" not in mine or "expected" not in mine:
-            _fail(exercise, f"invoke({text!r}) has no order id in it: answer with an error object that has "
-                            f"\"error\" and an \"expected\" hint, got {mine!r}")
-    mine = _json(exercise, tool.invoke("99999"), "invoke('99999')")
-    if not isinstance(mine, dict) or mine.get("error") != json.loads(package.invoke("99999"))["error"]:
-        _fail(exercise, f"invoke('99999') should still say the order does not exist, got {mine!r}")
-    return _passed(exercise, f"all {len(FORGIVING_INPUTS)} wrappings find 88231, and no number gets a hint.")
+    order = json.loads(_package_tool("queryOrder").invoke(ORDER))
+    call = "invoke(text)"
+    tried = agree_on(exercise, "check_forgiving_query_order", FORGIVING_RULES, tool.invoke, _toy_forgiving(order),
+                     shape=lambda value: _as_json_object(value, call), read=_read_forgiving, call=call)
+    return _passed(exercise, f"{tried} generated inputs read as tinyagent's queryOrder reads them: the id found in "
+                             "quotes, words and JSON, 订单不存在 for an id the toy lacks, a hint when there is no number.")

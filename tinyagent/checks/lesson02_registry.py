@@ -1,106 +1,461 @@
-"""Lesson 02 (the registry): did-you-mean for unknown tools, and long Observations capped."""
+"""Lesson 02 (the registry): did-you-mean for unknown tools, and long Observations capped.
+
+Both answers are subclasses of the lesson's `CarefulRegistry`, so each check's reference is the solution's
+subclass of it, written here on `_careful_execute` (the lesson's `CarefulRegistry.execute`). One registry answers
+every generated Action, as one registry serves every round of a run, so state it keeps shows; the refunds a call
+makes in the shop are compared too, so a registry that runs a tool it should not (or twice) fails."""
 
 from __future__ import annotations
 
+import difflib
+import json
+import random
 import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
-from tinyagent.checks.reporting import (
-    _brief,
-    _fail,
-    _fresh_shop,
-    _instance,
-    _json,
-    _not_attempted,
-    _passed,
-    _run,
-    grades,
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import _brief, _fresh_shop, _instance, _not_attempted, _passed, grades
+from tinyagent.shop import Shop, shop_tools
+from tinyagent.tools import Action, Tool
+
+
+def _error_json(message: str, **details: object) -> str:
+    return json.dumps({"error": message, **details}, ensure_ascii=False)
+
+
+def _careful_execute(tools: dict[str, Tool], action: Action | None) -> str:
+    """The lesson's CarefulRegistry.execute: every mistake the model makes is an error Observation."""
+    if action is None or not action.tool_name.strip():
+        return _error_json("no tool name in the action")
+    name = action.tool_name.strip()
+    tool = tools.get(name)
+    if tool is None:
+        return _error_json(f"unknown tool: {name}", available_tools=list(tools))
+    try:
+        output = tool.invoke(action.tool_input.strip())
+    except Exception as error:  # noqa: BLE001 - as in the lesson: any crash becomes an Observation
+        return _error_json(f"tool {name} failed: {type(error).__name__}: {error}")
+    if not isinstance(output, str):
+        return _error_json(f"tool {name} returned {type(output).__name__}, not a string")
+    return output
+
+
+def _refunds(shop: Shop) -> list[str]:
+    """What the shop holds that a registry could change: the orders refunded (only applyRefund writes)."""
+    return [refund["orderId"] for refund in shop.refunds()]
+
+
+@dataclass(frozen=True)
+class WithRefunds:
+    """A call's outcome when it made refunds: its Observation, and the orders refunded."""
+
+    observation: Any
+    refunds: tuple[str, ...]
+
+    def __repr__(self) -> str:
+        return f"{self.observation!r}, and it refunded {list(self.refunds)}"
+
+
+def _text_of(value: Any) -> Any:
+    """The Observation of a call's outcome."""
+    return value.observation if isinstance(value, WithRefunds) else value
+
+
+def _a_string(value: Any) -> str | None:
+    text = _text_of(value)
+    if isinstance(text, str):
+        return None
+    return f"execute returned {type(text).__name__} {_brief(text, 30)}, not a string: an Observation is text"
+
+
+def _show_action(args: tuple) -> str:
+    action = args[-1]
+    shown = f"Action({action.tool_name!r}, {_brief(action.tool_input, 26)})"
+    if len(args) == 1:
+        return shown
+    limit = args[0]
+    return f"limit={'2000 (default)' if limit is None else limit}, {shown}"
+
+
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+_NAMES = ("queryOrder", "queryLogistics", "applyRefund", "searchKnowledge", "getCurrentTime")  # shop_tools' names
+_VERBS = ("query", "get", "check", "find", "search", "apply", "fetch", "lookup")
+# Far from every name: synonyms, other words, Chinese (difflib compares characters, and finds nothing close).
+_FAR = ("trackParcel", "weather", "查询订单", "退款", "refund", "lookup", "time", "order", "now", "calculator",
+        "Final Answer", "查物流", "sendEmail", "translate", "天气", "x")
+
+
+def _inputs_for(rng: random.Random, name: str) -> str:
+    return {
+        "queryOrder": lambda: rng.choice((str(rng.randint(88231, 88236)), f"订单 {rng.randint(10000, 99999)}")),
+        "queryLogistics": lambda: rng.choice(("SF1234567890", "YT2468013579", f"SF{rng.randint(10 ** 9, 10 ** 10)}")),
+        "searchKnowledge": lambda: rng.choice(("退货", "warranty", "运费 谁出", "invoice", "保修", "")),
+        "getCurrentTime": lambda: rng.choice(("", "now", "北京时间")),
+        "applyRefund": lambda: rng.choice(("{}", "88231", '{"orderId": "99999", "reason": "broken"}')),
+    }[name]()
+
+
+def _near_miss(rng: random.Random, name: str) -> str:
+    kind = rng.randrange(5)
+    if kind == 0:
+        return rng.choice((name.lower(), name.upper(), name[0].upper() + name[1:]))
+    if kind == 1:  # a letter missing
+        at = rng.randrange(1, len(name))
+        return name[:at] + name[at + 1:]
+    if kind == 2:  # two letters swapped
+        at = rng.randrange(1, len(name) - 1)
+        return name[:at] + name[at + 1] + name[at] + name[at + 2:]
+    if kind == 3:  # a letter added
+        at = rng.randrange(1, len(name) + 1)
+        return name[:at] + rng.choice("aeiorst_s") + name[at:]
+    if rng.random() < 0.6:  # another verb
+        verb = re.match(r"[a-z]+", name).group()
+        return rng.choice(_VERBS) + name[len(verb):]
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()  # snake_case
+
+
+def _close(name: str) -> str | None:
+    found = difflib.get_close_matches(name, list(_NAMES), n=1)
+    return found[0] if found else None
+
+
+def _near_misses(rng: random.Random) -> Iterator[tuple]:
+    for name in ("queryorder", "checkOrder", "getTime", "applyrefund"):
+        yield (Action(name, "88231"),)
+    count = 0
+    while count < 18:
+        real = rng.choice(_NAMES)
+        name = _near_miss(rng, real)
+        if name in _NAMES or _close(name) is None:
+            continue
+        count += 1
+        yield (Action(name, _inputs_for(rng, real)),)
+
+
+def _far_names(rng: random.Random) -> Iterator[tuple]:
+    yield (Action("trackParcel", "SF1234567890"),)
+    for name in rng.sample(_FAR[1:], 9):
+        if _close(name) is not None:  # kept out, should a tool's name come close to it one day
+            continue
+        yield (Action(name, rng.choice(("88231", "", "退货", "今天几号"))),)
+
+
+def _registered(rng: random.Random) -> Iterator[tuple]:
+    for name in _NAMES:
+        yield (Action(name, _inputs_for(rng, name)),)
+    for _ in range(7):
+        name = rng.choice(_NAMES)
+        padded = rng.choice(("", " ", "\t")) + name + rng.choice(("", " ", "\n"))
+        yield (Action(padded, _inputs_for(rng, name)),)
+    yield (Action("", "88231"),)  # no tool name: CarefulRegistry's own error, with nothing to suggest from
+    yield (Action("  ", ""),)
+
+
+def _refund_near_misses(rng: random.Random) -> Iterator[tuple]:
+    for name in ("applyrefund", "ApplyRefund", "apply_refund", "applyRefunds", "aplyRefund"):
+        order = rng.randint(88231, 88236)
+        reason = rng.choice(("broken", "质量问题"))
+        yield (Action(name, json.dumps({"orderId": str(order), "reason": reason}, ensure_ascii=False)),)
+
+
+def _unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    """What an answer's unknown-tool error lacks, in the order the exercise builds it."""
+    want, have = json.loads(_text_of(expected)), json.loads(_text_of(got))
+    if not isinstance(have, dict) or "error" not in have:
+        return ('An unknown tool gets the error object (its "error" key, as CarefulRegistry writes it), not a '
+                "tool's answer: the model takes the suggestion up.")
+    if have.get("available_tools") != want["available_tools"]:
+        return "The error should still list available_tools, the registered names in order."
+    if "did_you_mean" in want:
+        return f"{args[0].tool_name!r} should suggest {want['did_you_mean']!r}."
+    if "did_you_mean" in have:
+        return (f"{args[0].tool_name!r} is not close to any tool name: suggest only a near-miss, and leave the key "
+                "out otherwise.")
+    return None
+
+
+def _passed_on_hint(args: tuple, expected: Any, got: Any) -> str:
+    """A registered tool's Observation comes back changed: re-serialised (the same data in other text), or not run."""
+    try:
+        same_data = json.loads(_text_of(got)) == json.loads(_text_of(expected))
+    except ValueError:
+        same_data = False
+    if same_data:
+        return ("It holds the same data, re-serialised: pass the Observation on as it is (json.dumps changes its "
+                "spacing and escapes).")
+    return "A real tool must still run, its Observation unchanged."
+
+
+SUGGESTION_RULES = (
+    Rule("a near-miss of a tool's name gets did_you_mean: the closest name "
+         "difflib.get_close_matches(name, names, n=1) finds", _near_misses, hint=_unknown_tool_hint),
+    Rule("a name close to none gets no did_you_mean key, but still the error and available_tools", _far_names,
+         hint=_unknown_tool_hint),
+    Rule("everything else is CarefulRegistry's: a real tool still runs, and its Observation is passed as it is",
+         _registered, hint=_passed_on_hint),
+    Rule("a near-miss runs no tool, not even the one suggested: the shop holds what it held", _refund_near_misses,
+         hint=lambda args, expected, got: "The suggestion is for the model to take up, not the registry."),
 )
-from tinyagent.registry import ToolRegistry
-from tinyagent.shop import shop_tools
-from tinyagent.tools import Action
 
 
-@grades("Exercise 1")
+def _read_suggestion(value: Any) -> Any:
+    """An unknown-tool error is compared by what the exercise is about: that it is an error, its available_tools
+    and its did_you_mean (or that there is none); its words are CarefulRegistry's, or the learner's. Any other
+    Observation is compared whole."""
+    text = _text_of(value)
+    try:
+        data = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and ("available_tools" in data or "did_you_mean" in data):
+        # did_you_mean first: a failure shows the head of this, cut short
+        text = {key: data[key] for key in ("did_you_mean", "available_tools") if key in data}
+        text["error"] = "…" if "error" in data else "(none)"
+    return WithRefunds(text, value.refunds) if isinstance(value, WithRefunds) else text
+
+
+def _suggesting(tools: dict[str, Tool]) -> Callable[[Action], str]:
+    """02, exercise 1's answer (the solution's): CarefulRegistry's Observation, and on an unknown-tool error the
+    closest registered name as "did_you_mean" when difflib finds one."""
+
+    def execute(action: Action) -> str:
+        observation = _careful_execute(tools, action)
+        data = json.loads(observation) if observation.startswith("{") else None
+        if isinstance(data, dict) and "available_tools" in data:
+            close = difflib.get_close_matches(action.tool_name.strip(), list(tools), n=1)
+            if close:
+                data["did_you_mean"] = close[0]
+            return json.dumps(data, ensure_ascii=False)
+        return observation
+
+    return execute
+
+
+def _with_shop(execute: Callable[[Action], Any], shop: Shop) -> Callable[[Action], Any]:
+    """`execute`, and the refunds the call made in `shop` when it made any (the call's, not the shop's: asking
+    again compares the call)."""
+
+    def run(action: Action) -> Any:
+        before = _refunds(shop)
+        observation = execute(action)
+        made = [order for order in _refunds(shop) if order not in before]
+        return WithRefunds(observation, tuple(made)) if made else observation
+
+    return run
+
+
+@grades("Exercise 1", spec=Spec(SUGGESTION_RULES))
 def check_suggesting_registry(SuggestingRegistry: type | None) -> None:
     """02, exercise 1: an unknown-tool error with "did_you_mean" for near-misses only."""
     exercise = "Exercise 1"
     if SuggestingRegistry is None:
         return _not_attempted(exercise, "Write class SuggestingRegistry(CarefulRegistry) in the cell above.")
-    tools = shop_tools(_fresh_shop())
-    names = [tool.name for tool in tools]
-    registry = _instance(exercise, SuggestingRegistry, tools)
-    cases = [("queryorder", "queryOrder"), ("checkOrder", "queryOrder"), ("getTime", "getCurrentTime"),
-             ("applyrefund", "applyRefund"), ("trackParcel", None), ("weather", None)]
-    for wrong, expected in cases:
-        text = _run(exercise, f"execute(Action({wrong!r}, '88231'))", registry.execute, Action(wrong, "88231"))
-        data = _json(exercise, text, f"execute(Action({wrong!r}, ...))")
-        if not isinstance(data, dict) or "error" not in data:
-            _fail(exercise, f"{wrong!r} is not a tool: the Observation should be an error object, got {data!r}")
-        if data.get("available_tools") != names:
-            _fail(exercise, f"for {wrong!r} the error should still list available_tools {names}")
-        if expected is None and "did_you_mean" in data:
-            _fail(exercise, f"{wrong!r} is not close to any tool name, yet the error has did_you_mean="
-                            f"{data['did_you_mean']!r}: suggest only a near-miss, and leave the key out otherwise")
-        if data.get("did_you_mean") != expected:
-            if expected is None:
-                _fail(exercise, f"{wrong!r} is not close to any tool name, yet did_you_mean is "
-                                f"{data.get('did_you_mean')!r}: suggest only a near-miss (leave the key out)")
-            _fail(exercise, f"{wrong!r} should suggest {expected!r}, got did_you_mean={data.get('did_you_mean')!r}")
-    real = _run(exercise, "execute(Action('queryOrder', '88231'))", registry.execute, Action("queryOrder", "88231"))
-    if _json(exercise, real, "execute(queryOrder)").get("orderId") != "88231":
-        _fail(exercise, "a real tool must still run: execute(Action('queryOrder', '88231')) lost the order")
-    return _passed(exercise, "near-misses get a suggestion, synonyms only the list of tools.")
+    shop, reference_shop = _fresh_shop(), _fresh_shop()
+    registry = _instance(exercise, SuggestingRegistry, shop_tools(shop))
+    reference = _suggesting({tool.name: tool for tool in shop_tools(reference_shop)})
+    tried = agree_on(exercise, "check_suggesting_registry", SUGGESTION_RULES, _with_shop(registry.execute, shop),
+                     _with_shop(reference, reference_shop), shape=_a_string, read=_read_suggestion,
+                     call="execute(action)", show=_show_action)
+    return _passed(exercise, f"{tried} generated Actions: near-misses get the closest name, other names only the "
+                             "list of tools, and real tools still run.")
 
 
+# -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
 CUT_NOTE = re.compile(r"\[cut: (\d+) more characters?\]\s*$")
-# The whole of what follows the kept part, in the form the exercise gives: "… [cut: 812 more characters]".
-CUT_FORM = re.compile(r"\s*… ?\[cut: \d+ more characters?\]\s*")
+# The whole of what follows the kept part, in the form the exercise gives: "… [cut: 812 more characters]" (spaces
+# before it, none between … and [, and "1 more character" are forgiven).
+_CUT_TAIL = re.compile(r"(.*?)\s*… ?\[cut: (\d+) more characters?\]\s*\Z", re.DOTALL)
+_NOTE_ONLY = re.compile(r"\s*… ?\[cut: \d+ more characters?\]\s*")
 
 
-@grades("Exercise 2")
+class EchoTool(Tool):
+    """A tool of the check's own: its Observation is its input, so the check can make one of any length and
+    alphabet (Chinese, emoji, line breaks)."""
+
+    name = "echoText"
+    description = "Returns its input as it is."
+
+    def invoke(self, input: str) -> str:
+        return input
+
+
+_WORDS = ("退货", "签收次日起 7 天内", "质量问题", "🙂", "📦", "warranty", "return policy", "\n", "…", " ",
+          "[cut: 3 more characters]", "扫地机不回充", "a", "line two\nline three", "é", "ß")
+
+
+def _text(rng: random.Random, size: int) -> str:
+    """A text of exactly `size` characters (no whitespace at its ends: CarefulRegistry strips the input)."""
+    text = ""
+    while len(text) < size:
+        text += rng.choice(_WORDS)
+    text = text[:size]
+    if text[0].isspace():
+        text = "x" + text[1:]
+    if text[-1].isspace():
+        text = text[:-1] + "x"
+    return text
+
+
+def _length(action: Action) -> int:
+    return len(_careful_execute({tool.name: tool for tool in [*shop_tools(_fresh_shop()), EchoTool()]}, action))
+
+
+def _shop_actions(rng: random.Random) -> Iterator[Action]:
+    yield Action("searchKnowledge", "退货")
+    yield Action("queryOrder", "88231")
+    while True:
+        name = rng.choice(("searchKnowledge", "queryOrder", "queryLogistics", "getCurrentTime", "checkOrder"))
+        yield Action(name, _inputs_for(rng, name) if name != "checkOrder" else "88231")
+
+
+def _longer(rng: random.Random) -> Iterator[tuple]:
+    yield (120, Action("searchKnowledge", "退货"))
+    yield (60, Action("queryOrder", "88231"))
+    actions = _shop_actions(rng)
+    next(actions), next(actions)
+    for _ in range(10):
+        action = next(actions)
+        size = _length(action)
+        yield (rng.choice((1, rng.randint(1, size - 1), size - rng.randint(1, 9), size // 2)), action)
+    for size in (11, 100, 1500):  # cuts of one, two, three and four digits
+        limit = rng.randint(1, min(size - 1, 60))
+        yield (limit, Action("echoText", _text(rng, size)))
+    yield (rng.randint(100, 400), Action("echoText", _text(rng, rng.randint(1200, 1600))))
+
+
+def _within(rng: random.Random) -> Iterator[tuple]:
+    yield (120, Action("getCurrentTime", ""))
+    order = Action("queryOrder", "88231")
+    yield (_length(order), order)  # exactly the limit: within it
+    yield (_length(order) - 1, order)  # one over: one character cut
+    actions = _shop_actions(rng)
+    for _ in range(6):
+        action = next(actions)
+        size = _length(action)
+        yield (size + rng.choice((0, 0, 1, rng.randint(2, 500))), action)
+    for size in (1, 37, 300):
+        yield (size + rng.choice((0, 1, 5)), Action("echoText", _text(rng, size)))
+
+
+def _default_limit(rng: random.Random) -> Iterator[tuple]:
+    for size in (1999, 2000, 2001, rng.randint(2100, 5000)):
+        yield (None, Action("echoText", _text(rng, size)))
+
+
+def _characters(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(5):  # within the limit in characters, over it in UTF-8 bytes
+        text = "".join(rng.choice("退货政策签收质量问题扫地机🙂📦") for _ in range(rng.randint(20, 80)))
+        yield (len(text) + rng.choice((0, 3)), Action("echoText", text))
+    for _ in range(3):
+        text = "".join(rng.choice("退货政策签收质量问题🙂") for _ in range(rng.randint(40, 90)))
+        yield (rng.randint(5, 30), Action("echoText", text))
+
+
+def _refunds_once(rng: random.Random) -> Iterator[tuple]:
+    for limit in (30, 400):
+        order = rng.choice((88232, 88233, 88236))
+        yield (limit, Action("applyRefund", json.dumps({"orderId": str(order), "reason": "质量问题"},
+                                                       ensure_ascii=False)))
+
+
+def _capped_text(observation: str, limit: int) -> str:
+    """02, exercise 2's answer (the solution's): the first `limit` characters and a note, over the limit."""
+    if len(observation) <= limit:
+        return observation
+    return observation[:limit] + f"… [cut: {len(observation) - limit} more characters]"
+
+
+def _read_capped(value: Any) -> Any:
+    """The Observation with its note in one spelling: the spec's form, whatever spaces were put around it."""
+    text = _text_of(value)
+    if isinstance(text, str) and (match := _CUT_TAIL.match(text)):
+        text = f"{match.group(1)}… [cut: {match.group(2)} more characters]"
+    return WithRefunds(text, value.refunds) if isinstance(value, WithRefunds) else text
+
+
+def _characters_n(count: int) -> str:
+    return f"{count} character" if count == 1 else f"{count} characters"
+
+
+def _cut_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    """What a capped Observation did wrong, worked out from the whole Observation."""
+    limit, action = 2000 if args[0] is None else args[0], args[1]
+    got = _text_of(got)
+    full = _careful_execute({tool.name: tool for tool in [*shop_tools(_fresh_shop()), EchoTool()]}, action)
+    if len(full) <= limit:
+        notes = ["exactly the limit is within it"] if len(full) == limit else []
+        if len(full.encode()) > limit:  # over it only in UTF-8 bytes
+            notes.append("counted in characters, not bytes")
+        edge = f" ({'; '.join(notes)})" if notes else ""
+        return f"It is {_characters_n(len(full))}, within limit={limit}{edge}: pass it untouched."
+    if got == full:
+        return f"It is {_characters_n(len(full))}, over limit={limit}, and came back whole."
+    if not got.startswith(full[:limit]):
+        return f"The kept part should be the first {_characters_n(limit)} of the Observation."
+    note = CUT_NOTE.search(got[limit:])
+    if note is None:
+        return "It ends without a note such as '… [cut: N more characters]': the model cannot tell text is missing."
+    if _NOTE_ONLY.fullmatch(got[limit:]) is None:
+        return f"After the first {_characters_n(limit)} comes only the note, in the form '… [cut: N more characters]'."
+    if int(note.group(1)) != len(full) - limit:
+        return f"The note says {note.group(1)}, but {len(full) - limit} were cut ({len(full)} minus {limit} kept)."
+    return None
+
+
+CAP_RULES = (
+    Rule("over the limit: its first limit characters, then '… [cut: N more characters]'", _longer,
+         hint=_cut_hint),
+    Rule("within the limit (exactly limit long too): untouched", _within, hint=_cut_hint),
+    Rule("limit is 2000 when not given", _default_limit, hint=_cut_hint),
+    Rule("Chinese and emoji count one character each, not bytes", _characters, hint=_cut_hint),
+    Rule("the tool runs once (applyRefund records one refund)", _refunds_once,
+         hint=lambda args, expected, got: "Its Observation should be the first run's: run the tool once per call."),
+)
+
+
+@grades("Exercise 2", spec=Spec(CAP_RULES))
 def check_capped_registry(CappedRegistry: type | None) -> None:
     """02, exercise 2: Observations longer than `limit` are cut, with a note that counts what was cut."""
     exercise = "Exercise 2"
     if CappedRegistry is None:
         return _not_attempted(exercise, "Write class CappedRegistry(CarefulRegistry) in the cell above.")
-    full_registry = ToolRegistry(shop_tools(_fresh_shop()))
-    for limit, action in [(120, Action("searchKnowledge", "退货")), (60, Action("queryOrder", "88231"))]:
-        capped = _instance(exercise, CappedRegistry, shop_tools(_fresh_shop()), limit=limit)
-        full = full_registry.execute(action)
-        short = _run(exercise, f"execute({action})", capped.execute, action)
-        if not isinstance(short, str):
-            _fail(exercise, f"execute returned {type(short).__name__}, not a string")
-        if short == full:
-            _fail(exercise, f"with limit={limit} an Observation of {len(full)} characters came back whole")
-        if not short.startswith(full[:limit]):
-            _fail(exercise, f"with limit={limit} the kept part should be the first {limit} characters "
-                            f"of the Observation, got {short[:limit + 20]!r}")
-        note = CUT_NOTE.search(short[limit:])
-        if note is None:
-            _fail(exercise, f"the cut Observation ends without a note such as '… [cut: N more characters]', "
-                            f"so the model cannot tell it is incomplete: it ends {short[-40:]!r}")
-        if not CUT_FORM.fullmatch(short[limit:]):
-            _fail(exercise, f"after the first {limit} characters comes only the note, in the form '… [cut: N more "
-                            f"characters]' (the … says the text stops mid-way); it is {_brief(short[limit:])}")
-        cut = len(full) - limit
-        if int(note.group(1)) != cut:
-            _fail(exercise, f"the note says {note.group(1)} more characters, but {cut} were cut "
-                            f"({len(full)} in the Observation, {limit} kept)")
-    capped = _instance(exercise, CappedRegistry, shop_tools(_fresh_shop()), limit=120)
-    short_text = full_registry.execute(Action("getCurrentTime"))
-    if _run(exercise, "execute(getCurrentTime)", capped.execute, Action("getCurrentTime")) != short_text:
-        _fail(exercise, "an Observation within the limit must pass untouched (getCurrentTime's did not)")
-    # The edge: an Observation exactly `limit` long is within it; one character longer loses one.
-    order = Action("queryOrder", "88231")
-    exact = full_registry.execute(order)
-    for limit in (len(exact), len(exact) - 1):
-        capped = _instance(exercise, CappedRegistry, shop_tools(_fresh_shop()), limit=limit)
-        got = _run(exercise, f"execute({order}) with limit={limit}", capped.execute, order)
-        if limit == len(exact) and got != exact:
-            _fail(exercise, f"an Observation of exactly {limit} characters with limit={limit} is within the limit and "
-                            f"must pass untouched; it came back as {_brief(got[-40:])}")
-        if limit < len(exact) and not (isinstance(got, str) and got.startswith(exact[:limit])
-                                       and (note := CUT_NOTE.search(got[limit:])) and note.group(1) == "1"):
-            _fail(exercise, f"with limit={limit}, one character under the Observation's {len(exact)}, keep {limit} "
-                            f"characters and say 1 more was cut; it ends {_brief(str(got)[-40:])}")
-    return _passed(exercise, "long Observations are cut at the limit, and the note counts what was cut.")
+    if not isinstance(CappedRegistry, type):
+        _instance(exercise, CappedRegistry)  # says a class is expected
+    # One registry per limit over one shop answers every Action with that limit, as one registry serves a run;
+    # applyRefund, which writes, gets a fresh shop each time, so asking it again is asked of a shop as it was.
+    shop = _fresh_shop()
+    registries: dict[int | None, Any] = {}
+
+    def mine(limit: int | None, action: Action) -> Any:
+        writes = action.tool_name == "applyRefund"
+        own_shop = _fresh_shop() if writes else shop
+        if writes or limit not in registries:
+            tools = [*shop_tools(own_shop), EchoTool()]
+            made = _instance(exercise, CappedRegistry, tools) if limit is None else _instance(
+                exercise, CappedRegistry, tools, limit=limit)
+            if writes:
+                return _with_shop(made.execute, own_shop)(action)
+            registries[limit] = made
+        return _with_shop(registries[limit].execute, own_shop)(action)
+
+    reference_shop = _fresh_shop()
+    reference_tools = {tool.name: tool for tool in [*shop_tools(reference_shop), EchoTool()]}
+
+    def tools_of_reference(action_writes: bool) -> tuple[dict[str, Tool], Shop]:
+        if not action_writes:
+            return reference_tools, reference_shop
+        fresh = _fresh_shop()
+        return {tool.name: tool for tool in [*shop_tools(fresh), EchoTool()]}, fresh
+
+    def reference(limit: int | None, action: Action) -> Any:
+        tools, own_shop = tools_of_reference(action.tool_name == "applyRefund")
+        capped = _with_shop(lambda action: _capped_text(_careful_execute(tools, action), 2000 if limit is None
+                                                        else limit), own_shop)
+        return capped(action)
+
+    tried = agree_on(exercise, "check_capped_registry", CAP_RULES, mine, reference, shape=_a_string,
+                     read=_read_capped, call="execute(action)", show=_show_action)
+    return _passed(exercise, f"{tried} generated Observations of every length, tool and alphabet: cut at the limit "
+                             "with a note that counts what was cut, and untouched within it.")
