@@ -483,3 +483,89 @@ def test_llama_index_react_agent_refunds(classroom, shop):
 
     answer = run_llama_agent(ReActAgent(tools=llama_tools(shop), llm=llama_llm(classroom)))
     assert_refunded(shop, answer)
+
+
+# -- three clients the lesson does not name: LiteLLM, Agno, AutoGen -------------------------------------------
+# Each is used as its documentation shows, pointed at the classroom model's base URL: nothing in it knows the
+# course. Offline switches: LiteLLM would fetch its price list, Agno would send telemetry.
+
+
+def test_litellm_tool_loop_refunds_and_fills_order_88231(classroom, shop, monkeypatch):
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    litellm = need("litellm")
+    from tinyagent import Action
+    from tinyagent.shop import shop_registry
+
+    registry = shop_registry(shop)
+
+    def complete(messages, **options):
+        return litellm.completion(model=f"openai/{MODEL}", api_base=classroom.base_url, api_key="classroom",
+                                  messages=messages, **options).choices[0].message
+
+    messages = [{"role": "user", "content": REFUND_REQUEST}]
+    for _ in range(8):
+        reply = complete(messages, tools=function_specs(registry, "en"))
+        if not reply.tool_calls:
+            break
+        messages.append(reply.model_dump())
+        for call in reply.tool_calls:
+            tool = registry.get(call.function.name)
+            result = registry.execute(Action(call.function.name, input_from_arguments(tool, call.function.arguments)))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+    assert_refunded(shop, reply.content)
+    messages.append({"role": "user", "content": "Summarise order 88231 as the OrderFacts object."})
+    summary = complete(messages, response_format=OrderFacts)
+    assert_order_88231(OrderFacts.model_validate_json(summary.content))
+
+
+def agno_agent(classroom, shop, monkeypatch, **options):
+    monkeypatch.setenv("AGNO_TELEMETRY", "false")
+    need("agno")
+    from agno.agent import Agent
+    from agno.models.openai.like import OpenAILike
+
+    model = OpenAILike(id=MODEL, base_url=classroom.base_url, api_key="classroom")
+    return Agent(model=model, tools=shop_functions(shop), telemetry=False, **options)
+
+
+def test_agno_agent_refunds(classroom, shop, monkeypatch):
+    result = agno_agent(classroom, shop, monkeypatch).run(REFUND_REQUEST)
+    assert_refunded(shop, result.content)
+
+
+def test_agno_output_schema_fills_order_88231(classroom, shop, monkeypatch):
+    result = agno_agent(classroom, shop, monkeypatch, output_schema=OrderFacts).run("What do you have on order 88231?")
+    assert_order_88231(result.content)
+    assert shop.refunds() == []
+
+
+def autogen_agent(classroom, shop, **options):
+    need("autogen_agentchat")
+    need("autogen_ext.models.openai")
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+    # A model AutoGen does not know needs its abilities said; the classroom model has these.
+    info = {"vision": False, "function_calling": True, "json_output": True, "structured_output": True,
+            "family": "unknown"}
+    client = OpenAIChatCompletionClient(model=MODEL, base_url=classroom.base_url, api_key="classroom", model_info=info)
+    return AssistantAgent("shop", model_client=client, reflect_on_tool_use=True, max_tool_iterations=8, **options)
+
+
+def test_autogen_assistant_agent_refunds(classroom, shop):
+    result = asyncio.run(autogen_agent(classroom, shop, tools=shop_functions(shop)).run(task=REFUND_REQUEST))
+    assert_refunded(shop, result.messages[-1].content)
+
+
+# AutoGen's own result object warns about its `parsed` field's type while serialising it: nothing this test calls.
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")
+def test_autogen_output_content_type_fills_order_88231(classroom, shop):
+    from autogen_core.tools import FunctionTool
+
+    # Structured output beside tools needs strict tools in the openai client AutoGen calls.
+    tools = [FunctionTool(function, description=function.__doc__ or function.__name__, strict=True)
+             for function in shop_functions(shop)]
+    agent = autogen_agent(classroom, shop, tools=tools, output_content_type=OrderFacts)
+    result = asyncio.run(agent.run(task="What do you have on order 88231?"))
+    assert_order_88231(result.messages[-1].content)
+    assert shop.refunds() == []
