@@ -1604,10 +1604,10 @@ def test_14_cut_stream():
             yield text[:keep]
         yield held
 
-    fails(check_cut_stream, piece_by_piece, says="split across two pieces must still be found")
+    fails(check_cut_stream, piece_by_piece, says="split across pieces must still be found")
     fails(check_cut_stream, all_then_cut, says="at once")
-    fails(check_cut_stream, fixed_hold, says="hold back only what could be")
-    fails(check_cut_stream, looks_in_the_new_piece, says="split across two pieces must still be found")
+    fails(check_cut_stream, fixed_hold, says="the spec says: joined, what it yields is the whole text cut")
+    fails(check_cut_stream, looks_in_the_new_piece, says="split across pieces must still be found")
     fails(check_cut_stream, lambda pieces, stop: 1 / 0, says="raised ZeroDivisionError")
     fails(check_cut_stream, "a string", says="should be a function")
 
@@ -1617,7 +1617,7 @@ def test_14_cut_stream():
         for _ in pieces:  # what a client that never hangs up does
             pass
 
-    fails(check_cut_stream, reads_on, says="read a third piece")
+    fails(check_cut_stream, reads_on, says="stop reading there, as the client hangs up")
 
     def never_releases(pieces, stop):  # holds back a possible start of a stop string, and forgets it at the end
         held = ""
@@ -1698,7 +1698,7 @@ def test_14_read_chunks():
     fails(check_read_chunks, first_choice, says="raised IndexError")
     fails(check_read_chunks, adds_none, says="raised TypeError")
     fails(check_read_chunks, lambda chunks: ("x", "stop"), says="return (text, finish_reason, usage)")
-    fails(check_read_chunks, last_usage_wins, says="usage=None, expected {'prompt_tokens': 12")
+    fails(check_read_chunks, last_usage_wins, says="got None — it is in the last chunk that carries a usage")
 
     def first_usage(chunks):  # the first usage seen is kept: a running count stops at its first value
         text, reason, _ = read_chunks(chunks)
@@ -1711,7 +1711,7 @@ def test_14_read_chunks():
         first = next((c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"]), "")
         return text[len(first):] if first else text, reason, usage
 
-    fails(check_read_chunks, text_of_the_first_choice_only, says="read text=")
+    fails(check_read_chunks, text_of_the_first_choice_only, says="the spec says: the text is every chunk's content")
 
     def text_until_the_finish(chunks):  # "the text joined": the piece that comes with finish_reason is text too
         text, reason, usage = "", None, None
@@ -1724,7 +1724,170 @@ def test_14_read_chunks():
                     text += choice["delta"].get("content") or ""
         return text, reason, usage
 
-    fails(check_read_chunks, text_until_the_finish, says="read text='Final Answer:'")
+    fails(check_read_chunks, text_until_the_finish, says="the spec says: the text is every chunk's content")
+
+
+_CARRIED_OVER = [""]  # the module-level buffer of a wrong answer below
+
+
+def test_14_wrong_answers_by_kind():
+    from tinyagent.checks.lesson14_streaming import CUT_STREAM_RULES, _cut_stream
+    from tinyagent.checks.generated import cases
+    from tinyagent.llm_client import cut_at_stop
+
+    # The reference cuts as cut_at_stop cuts the whole reply, on every generated reply.
+    for _, (pieces, stop, _watch) in cases(CUT_STREAM_RULES, "check_cut_stream"):
+        assert "".join(_cut_stream(iter(pieces), stop)) == cut_at_stop("".join(pieces), stop)[0]
+
+    def observation_only(pieces, stop):  # the lesson's stop string written in, whatever `stop` says
+        yield from cut_stream(pieces, ["Observation:"])
+
+    def twelve_held(pieces, stop):  # holds back up to len("Observation:") - 1 = 11 characters, whatever the stops
+        held = ""
+        for piece in pieces:
+            text = held + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                yield text[: min(found)]
+                return
+            keep = next((i for i in range(max(len(text) - 11, 0), len(text))
+                         if any(s.startswith(text[i:]) for s in stop)), len(text))
+            held = text[keep:]
+            yield text[:keep]
+        yield held
+
+    def held_at_module_level(pieces, stop):  # what is held back lives at module level, emptied only at a stop
+        for piece in pieces:
+            text = _CARRIED_OVER[0] + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                _CARRIED_OVER[0] = ""
+                yield text[: min(found)]
+                return
+            keep = next((i for i in range(len(text)) if any(s.startswith(text[i:]) for s in stop)), len(text))
+            _CARRIED_OVER[0] = text[keep:]
+            yield text[:keep]
+        yield _CARRIED_OVER[0]  # the stream ended: out it goes, and the next call starts with it again
+
+    def new_piece_only(pieces, stop):  # looks for a stop string in the newest piece, never across two
+        for piece in pieces:
+            found = [piece.find(s) for s in stop if s in piece]
+            if found:
+                yield piece[: min(found)]
+                return
+            yield piece
+
+    def by_words(pieces, stop):  # holds back the last word if it starts a stop string: Chinese has no spaces
+        held = ""
+        for piece in pieces:
+            text = held + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                yield text[: min(found)]
+                return
+            head, space, last = text.rpartition(" ")
+            if last and any(s.startswith(last) for s in stop):
+                held, out = last, head + space
+            else:
+                held, out = "", text
+            yield out
+        yield held
+
+    def inside_not_start(pieces, stop):  # holds back an end found anywhere in a stop string, not at its start
+        held = ""
+        for piece in pieces:
+            text = held + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                yield text[: min(found)]
+                return
+            keep = next((i for i in range(len(text)) if any(text[i:] in s for s in stop)), len(text))
+            held = text[keep:]
+            yield text[:keep]
+        yield held
+
+    def none_for_nothing(pieces, stop):  # yields None when nothing is safe to show yet
+        for out in cut_stream(pieces, stop):
+            yield out or None
+        yield None
+
+    def sorts_the_stops(pieces, stop):  # sorts the caller's list of stop strings, longest first
+        stop.sort(key=len, reverse=True)
+        yield from cut_stream(pieces, stop)
+
+    # Exercise 1: "one language only" fits the answer that finds a stop string's start by words; every other
+    # kind applies too.
+    fails_by_kind(check_cut_stream, {
+        "right only for the example": [observation_only, twelve_held],
+        "state kept between calls": [held_at_module_level],
+        "only one of many read": [new_piece_only],
+        "one language only": [by_words],
+        "the wrong kind of comparison": [inside_not_start],
+        "a stated type ignored": [none_for_nothing],
+        "changes what it was given": [sorts_the_stops],
+    })
+    # by words is right where a stop string follows a space, as in English, and wrong in Chinese, which has none
+    assert "".join(by_words(["Thought: check it. Obs", "ervation: x"], ["Observation:"])) == "Thought: check it. "
+    assert "".join(by_words(["Thought: 先查订单。观", "察：已签收"], ["观察："])) != "Thought: 先查订单。"
+    fails(check_cut_stream, sorts_the_stops, says="it changed the input it was given")
+    fails(check_cut_stream, none_for_nothing, says="it yielded None: yield the text, as strings")
+
+    def finish_is_stop(chunks):  # the classroom model's "stop" written in
+        text, _, usage = read_chunks(chunks)
+        return text, "stop", usage
+
+    seen: list[str] = []
+
+    def text_kept(chunks):  # the text of every stream read so far
+        _, reason, usage = read_chunks(chunks)
+        seen.extend(choice["delta"].get("content") or "" for c in chunks for choice in c.get("choices") or [])
+        return "".join(seen), reason, usage
+
+    def null_overwrites(chunks):  # chunk.get("usage", usage): a later "usage": null wipes out the real one
+        text, reason, usage = read_chunks(chunks)
+        usage = None
+        for chunk in chunks:
+            usage = chunk.get("usage", usage)
+        return text, reason, usage
+
+    def usage_as_json(chunks):  # the usage as the JSON text it came in, not the dict
+        text, reason, usage = read_chunks(chunks)
+        return text, reason, None if usage is None else json.dumps(usage)
+
+    def a_dict(chunks):  # a dict of the three, not the tuple the spec names
+        text, reason, usage = read_chunks(chunks)
+        return {"text": text, "finish_reason": reason, "usage": usage}
+
+    def first_content_only(chunks):  # the text of the first chunk that has some
+        _, reason, usage = read_chunks(chunks)
+        texts = [choice["delta"].get("content") for c in chunks for choice in c.get("choices") or []]
+        return next((text for text in texts if text), ""), reason, usage
+
+    def last_chunk_only(chunks):  # finish_reason and usage from the last chunk alone
+        text, _, _ = read_chunks(chunks)
+        last = chunks[-1]
+        return text, (last.get("choices") or [{}])[0].get("finish_reason"), last.get("usage")
+
+    def pops_the_usage(chunks):  # takes the usage out of the chunks it was given
+        text, reason, _ = read_chunks(chunks)
+        usage = None
+        for chunk in chunks:
+            usage = chunk.pop("usage", None) or usage
+        return text, reason, usage
+
+    # Exercise 2: "one language only" does not apply: the chunks are decoded JSON, and the text is joined as it
+    # comes, whatever its language (the generated streams hold Chinese and English all the same).
+    fails_by_kind(check_read_chunks, {
+        "right only for the example": [finish_is_stop],
+        "state kept between calls": [text_kept],
+        "only one of many read": [first_content_only, last_chunk_only],
+        "the wrong kind of comparison": [null_overwrites],
+        "a stated type ignored": [usage_as_json, a_dict],
+        "changes what it was given": [pops_the_usage],
+    })
+    fails(check_read_chunks, text_kept, says="it keeps something between calls")
+    fails(check_read_chunks, a_dict, says="return (text, finish_reason, usage), a tuple")
+    fails(check_read_chunks, pops_the_usage, says="it changed the input it was given")
 
 
 # -- 15 ---------------------------------------------------------------------------------------------
