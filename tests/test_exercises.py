@@ -1731,8 +1731,8 @@ _CARRIED_OVER = [""]  # the module-level buffer of a wrong answer below
 
 
 def test_14_wrong_answers_by_kind():
-    from tinyagent.checks.lesson14_streaming import CUT_STREAM_RULES, _cut_stream
     from tinyagent.checks.generated import cases
+    from tinyagent.checks.lesson14_streaming import CUT_STREAM_RULES, _cut_stream
     from tinyagent.llm_client import cut_at_stop
 
     # The reference cuts as cut_at_stop cuts the whole reply, on every generated reply.

@@ -92,7 +92,7 @@ def _watched(generator: Callable) -> Callable[[list[str], list[str], str], Any]:
                 yield piece
 
         for item in generator(arriving(), stop):
-            out.append(item)
+            out.append(item)  # noqa: PERF402 - one at a time: arriving() reads `out` while the generator runs
         wrong = [item for item in out if not isinstance(item, str)]
         if wrong:
             return _NotText(wrong[0])
