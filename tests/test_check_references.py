@@ -4,6 +4,7 @@ table of what each check tries in docs/authoring-notebooks.md is the one the che
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import json
@@ -59,6 +60,87 @@ def test_each_solution_agrees_with_its_checks_reference(notebook, monkeypatch, t
         assert tally, f"{name} compared nothing with its reference"
         assert all(one.failure is None for one in tally), [one.failure for one in tally]
         assert tally[0].inputs == len(cases(graded[name].rules, name)) > 0
+
+
+def _solution_answers(notebook: Path) -> list[tuple[str, tuple]]:
+    """Run a solutions notebook in this process and return each check call it makes: (check's name, arguments)."""
+    code = _code_cells(notebook)
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for source in code:
+            exec(compile(source, notebook.name, "exec"), namespace)  # noqa: S102 - the course's own solutions
+    calls = []
+    for source in code:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("check_"):
+                args = tuple(eval(compile(ast.Expression(arg), notebook.name, "eval"), namespace)
+                             for arg in node.args)
+                calls.append((node.func.id, args))
+    return calls
+
+
+def _first_answer_kept(function):
+    """A learner's cache that ignores its key: every call gets the first call's answer."""
+    kept = []
+
+    def answer(*args, **kwargs):
+        if not kept:
+            kept.append(function(*args, **kwargs))
+        return kept[0]
+
+    return answer
+
+
+def _one_call_behind(function):
+    """State carried between calls the other way: each call returns what the previous call should have."""
+    last = []
+
+    def answer(*args, **kwargs):
+        now = function(*args, **kwargs)
+        last.append(now)
+        return last[-2] if len(last) > 1 else now
+
+    return answer
+
+
+def _changes_its_input(function):
+    """Does its work, then changes the list or dict it was given."""
+
+    def answer(*args, **kwargs):
+        result = function(*args, **kwargs)
+        for arg in args:
+            if isinstance(arg, list):
+                arg.append(None)
+            elif isinstance(arg, dict):
+                arg["changed by the answer"] = True
+        return result
+
+    return answer
+
+
+@pytest.mark.parametrize("notebook", SOLUTIONS, ids=[path.stem[:2] for path in SOLUTIONS])
+def test_a_solution_made_stateful_fails_its_check(notebook, monkeypatch, tmp_path):
+    """Every check that grades a function on generated inputs fails the lesson's own solution once the solution
+    keeps state between calls, or changes a list or dict it is given: the kinds no list of known mistakes names."""
+    monkeypatch.setenv("TINYAGENT_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    graded = _checks_with_rules()
+    tried = 0
+    for name, args in _solution_answers(notebook):
+        # the learner's function among the check's arguments (a prediction may stand beside it)
+        at = next((n for n, arg in enumerate(args) if callable(arg) and not isinstance(arg, type)), None)
+        if name not in graded or at is None:
+            continue
+        check = getattr(checks, name)
+        mutants = [_first_answer_kept, _one_call_behind]
+        if any(isinstance(arg, (list, dict)) for _, given in cases(graded[name].rules, name) for arg in given):
+            mutants.append(_changes_its_input)
+        for mutant in mutants:
+            with pytest.raises(checks.ExerciseFailed), contextlib.redirect_stdout(io.StringIO()):
+                check(*args[:at], mutant(args[at]), *args[at + 1:])
+            tried += 1
+    if not tried:
+        pytest.skip(f"{notebook.stem}: no check grades a function on generated inputs yet")
 
 
 def test_the_table_of_checks_in_the_authoring_notes_is_current():

@@ -508,9 +508,9 @@ def test_04_invented_counter():
     thought_lines = lambda text: sum(1 for line in text.splitlines() if line.startswith("Thought:"))
     anywhere = lambda text: text.count("Observation:")
     unstripped = lambda text: sum(1 for line in text.splitlines() if line.startswith("Observation:"))
-    fails(check_invented_counter, thought_lines, says="run-on")
-    fails(check_invented_counter, anywhere, says="middle of its line")
-    fails(check_invented_counter, unstripped, says="indented")
+    fails(check_invented_counter, thought_lines, says="however many a run-on reply invents")
+    fails(check_invented_counter, anywhere, says="mentions `Observation:` in the middle")
+    fails(check_invented_counter, unstripped, says="(an indented line) counts too")
 
 
 def pretended_tools(text):
@@ -525,6 +525,8 @@ def test_04_pretended_calls():
         return [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Action")]
 
     fails(check_pretended_calls, lesson_05_bug, ["getCurrentTime", "searchKnowledge"], says="with its colon")
+    fails(check_pretended_calls, lesson_05_bug, ["getCurrentTime", "searchKnowledge"],
+          says="an `Action Input:` line is not one")
     fails(check_pretended_calls, pretended_tools, ["getCurrentTime"], says="policy")
     fails(check_pretended_calls, pretended_tools, ["applyRefund", "queryOrder"], says="policy")
     fails(check_pretended_calls, pretended_tools, None, says="skipped")
@@ -542,7 +544,7 @@ def test_05_parser_stops_at_observation():
             return step
         return Step(step.thought, Action(names[0], step.action.tool_input), None)
 
-    fails(check_parser_stops_at_observation, first_action, says="parse_step reads")
+    fails(check_parser_stops_at_observation, first_action, says="the last `Action:` line wins")
 
 
 def final_answer_anchored(text):
@@ -563,8 +565,8 @@ def test_05_anchored_final_answer():
                 return line.strip()[len(FINAL):].strip()
         return None
 
-    fails(check_anchored_final_answer, first_line_only, says="refund id")
-    fails(check_anchored_final_answer, final_answer_of, says="mid-line")  # the unanchored search
+    fails(check_anchored_final_answer, first_line_only, says="not to the end of its line")
+    fails(check_anchored_final_answer, final_answer_of, says="in the middle of a line")  # the unanchored search
 
     def unstripped(text):
         for i, line in enumerate(text.splitlines()):
@@ -572,7 +574,7 @@ def test_05_anchored_final_answer():
                 return "\n".join([line[len(FINAL):]] + text.splitlines()[i + 1:]).strip()
         return None
 
-    fails(check_anchored_final_answer, unstripped, says="indented")
+    fails(check_anchored_final_answer, unstripped, says="an indented `Final Answer:` line counts")
 
 
 # -- 06 ---------------------------------------------------------------------------------------------
@@ -2200,6 +2202,55 @@ def test_18_variant_failures():
     fails(check_variant_failures, {"classroom-loop": {"tools"}}, says="should be a dict with the keys")
 
 
+def test_18_a_one_item_tuple_without_its_comma_is_named():
+    # ("RF202606300001") is a string: read as a tuple, each character was a fact ("it does not say 2; ...")
+    from dataclasses import replace
+
+    from tinyagent.checks import EVAL_EXERCISE_REQUEST
+    from tinyagent.evaluation import EvalTask
+
+    refund = ("queryOrder", "getCurrentTime", "searchKnowledge", "applyRefund")
+    solution = EvalTask("unused refund", EVAL_EXERCISE_REQUEST, ("RF202606300001",), lang="en", tools=refund,
+                        refunds=("88234",))
+    fails(check_eval_task, replace(solution, facts=("RF202606300001")),
+          says="facts is the string 'RF202606300001', not a tuple: a tuple of one item needs its comma, "
+               "('RF202606300001',)")
+    fails(check_eval_task, replace(solution, refunds=("88234")), says="refunds is the string '88234', not a tuple")
+    # a string of harmless extras passed before (no character is a tool the run calls): the type is stated
+    fails(check_eval_task, replace(solution, may_also_call=("getCurrentTime")), says="needs its comma")
+    fails(check_eval_task, replace(solution, tools=[1, 2]), says="tools should be a tuple of strings")
+
+
+def test_18_wrong_answers_by_kind():
+    from dataclasses import replace
+
+    from tinyagent.checks import EVAL_EXERCISE_REQUEST
+    from tinyagent.evaluation import EvalTask
+
+    refund = ("queryOrder", "getCurrentTime", "searchKnowledge", "applyRefund")
+    solution = EvalTask("unused refund", EVAL_EXERCISE_REQUEST, ("RF202606300001",), lang="en", tools=refund,
+                        refunds=("88234",))
+    # Exercise 1's answer is data for one fixed request, not code run on inputs: no state, nothing it could change,
+    # one language (the request is English), no comparison of its own. The kind that applies: a stated type.
+    fails_by_kind(check_eval_task, {
+        "a stated type ignored": [
+            replace(solution, facts="RF202606300001"),  # a one-item tuple written without its comma
+            replace(solution, tools="queryOrder, getCurrentTime, searchKnowledge, applyRefund"),  # one string
+            replace(solution, refunds=88234),  # the order id as a number, not a tuple of strings
+        ],
+    })
+    fails(check_eval_task, replace(solution, refunds=88234), says="refunds should be a tuple of strings, got 88234")
+    # Exercise 2 is a prediction of a fixed run: the kind that applies is the stated type (a set of names per
+    # variant); a string "format" is not the set {"format"}.
+    predicted = {"classroom-no-final": {"format"}, "classroom-wrong-tool": {"tools"},
+                 "classroom-loop": {"tools", "database", "answer"},
+                 "classroom-forgets-action": {"tools", "database", "answer", "format"}}
+    fails_by_kind(check_variant_failures, {
+        "a stated type ignored": [{**predicted, "classroom-no-final": "format"},
+                                  {**predicted, "classroom-loop": "tools, database, answer"}],
+    }, says="give a set of check names")
+
+
 
 
 # -- 17 ---------------------------------------------------------------------------------------------
@@ -2237,7 +2288,7 @@ def test_17_plan_parser():
             raise ValueError("none")
         return steps
 
-    fails(check_plan_parser, every_numbered_line, says="a second list after it is not part of the plan")
+    fails(check_plan_parser, every_numbered_line, says="a second list after the first is not part of the plan")
 
     def empty_list_instead_of_error(text):
         try:
@@ -2245,23 +2296,23 @@ def test_17_plan_parser():
         except ValueError:
             return []
 
-    fails(check_plan_parser, empty_list_instead_of_error, says="with no numbered steps, raise ValueError")
+    fails(check_plan_parser, empty_list_instead_of_error, says="expected ValueError, it returned []")
 
     def keeps_bold(text):
         return [m.group(2).strip() for m in (re.match(r"^\s*\**(\d+)[.)]\s*(.*)$", t) for t in text.splitlines()) if m]\
             or _solution_17_parse_plan()(text)
 
-    fails(check_plan_parser, keeps_bold, says="Take the Markdown '**' out")
+    fails(check_plan_parser, keeps_bold, says="take the `**` out of the step")
 
     def only_at_the_left_margin(text):
         return _solution_17_parse_plan()("\n".join(t for t in text.splitlines() if not t.startswith(" ")))
 
-    fails(check_plan_parser, only_at_the_left_margin, says="on an indented list it raised ValueError")
+    fails(check_plan_parser, only_at_the_left_margin, says="a step line may be indented")
 
     def raises_something_else(text):
         raise KeyError("oops")
 
-    fails(check_plan_parser, raises_something_else, says="raised KeyError")
+    fails(check_plan_parser, raises_something_else, says="it raised KeyError")
     fails(check_plan_parser, "1. a", says="should be a function")
 
 
@@ -2281,16 +2332,83 @@ def test_17_plan_rule():
     assert check_plan_rule(None) is None
     assert passes(check_plan_rule, _solution_17_needs_plan())
     fails(check_plan_rule, lambda q: len(re.findall(r"(?<!\d)\d{5}(?!\d)", q)) >= 2 or "另外" in q or "还有" in q or "also" in q.lower(),
-          says="Count different order ids")
+          says="two or more *different* order ids")
     fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q or "还有" in q
-          or "also" in q.lower(), says="as a whole word")
+          or "also" in q.lower(), says="(a whole word, in any case)")
     fails(check_plan_rule, lambda q: len(set(re.findall(r"\d{5}", q))) >= 2 or "另外" in q or "还有" in q
-          or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="not five digits inside a longer number")
+          or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="not part of a longer number")
     fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q or "还有" in q
           or re.search(r"\balso\b", q) is not None, says="in any case")
-    fails(check_plan_rule, lambda q: "yes" if "另外" in q else "", says="should return True or False")
+    fails(check_plan_rule, lambda q: "yes" if "另外" in q else "", says="return True or False")
     fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q
-          or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="'还有' and another question")
+          or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="另外, 还有 or the word")
+
+
+def test_17_wrong_answers_by_kind():
+    from tinyagent.checks import check_plan_parser, check_plan_rule
+
+    solution = _solution_17_parse_plan()
+    step_line = re.compile(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$")
+
+    def parse_with(match_line, keep=lambda number, last: number > last):
+        def my_parse_plan(text):
+            steps, last = [], None
+            for line in text.splitlines():
+                match = match_line(line)
+                if match is None:
+                    continue
+                if steps and not keep(match.group(1), last):
+                    break
+                steps.append(match.group(2).replace("**", "").strip())
+                last = match.group(1)
+            if not steps:
+                raise ValueError("no numbered steps")
+            return steps
+
+        return my_parse_plan
+
+    seen_steps = []
+
+    def keeps_a_list(text):  # a module-level list that grows with every call
+        seen_steps.extend(solution(text))
+        return seen_steps
+
+    # "changes what it was given" does not apply: the input is a string.
+    fails_by_kind(check_plan_parser, {
+        "right only for the example": [parse_with(re.compile(r"^\s*(?:\*\*)?([12])[.)](?:\*\*)?\s*(.*)$").match)],
+        "state kept between calls": [keeps_a_list],
+        "only one of many read": [lambda text: solution(text)[:1], lambda text: solution(text.split("\n")[0])],
+        "one language only": [parse_with(re.compile(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*([ -~]*)$").match)],
+        "the wrong kind of comparison": [  # "10" <= "9" as text; one digit read as the number
+            parse_with(step_line.match, keep=lambda number, last: number > last),
+            parse_with(re.compile(r"^\s*(?:\*\*)?\d*(\d)[.)](?:\*\*)?\s*(.*)$").match,
+                       keep=lambda number, last: int(number) > int(last))],
+        "a stated type ignored": [lambda text: "\n".join(solution(text)), lambda text: tuple(solution(text))],
+    })
+
+    order_id = re.compile(r"(?<!\d)\d{5}(?!\d)")
+    joiner = re.compile(r"另外|还有|\balso\b", re.IGNORECASE)
+    seen_ids = set()
+
+    def remembers_ids(question):  # a module-level set: ids from earlier requests count as "different"
+        seen_ids.update(order_id.findall(question))
+        return len(seen_ids) >= 2 or joiner.search(question) is not None
+
+    def first_two_ids(question):  # only the first two ids compared
+        ids = order_id.findall(question)
+        return (len(ids) >= 2 and ids[0] != ids[1]) or joiner.search(question) is not None
+
+    fails_by_kind(check_plan_rule, {
+        "right only for the example": [lambda q: ("88231" in q and "88232" in q) or joiner.search(q) is not None],
+        "state kept between calls": [remembers_ids],
+        "only one of many read": [first_two_ids],
+        "one language only": [
+            lambda q: len(set(re.findall(r"\b\d{5}\b", q))) >= 2 or joiner.search(q) is not None,  # \b beside 订单
+            lambda q: len(set(order_id.findall(q))) >= 2 or re.search(r"\balso\b", q, re.IGNORECASE) is not None],
+        "the wrong kind of comparison": [
+            lambda q: len(set(order_id.findall(q))) >= 2 or re.search(r"另外|还有|also", q, re.IGNORECASE) is not None],
+        "a stated type ignored": [lambda q: int(len(set(order_id.findall(q))) >= 2 or joiner.search(q) is not None)],
+    })
 
 
 # -- 19 ---------------------------------------------------------------------------------------------
@@ -2346,7 +2464,7 @@ def test_19_sse_reader():
                 events.append((name, json.loads("\n".join(data))))
         return events
 
-    fails(check_sse_reader, no_default_name, says='its name is then "message"')
+    fails(check_sse_reader, no_default_name, says='is named "message"')
 
     def unix_only(text):  # blocks split at "\n\n" only: Windows line ends leave one block with "\r" in its name
         events = []
@@ -2374,7 +2492,7 @@ def test_19_sse_reader():
                 events.append((name, json.loads("\n".join(data))))
         return events
 
-    fails(check_sse_reader, keeps_the_name, says="an event with no event: line after a named one")
+    fails(check_sse_reader, keeps_the_name, says="Event 2's name: 'tool_call', expected 'message'")
 
     def every_block_an_event(text):  # a block of only comments becomes an event with no data
         events = []
@@ -2384,7 +2502,7 @@ def test_19_sse_reader():
             events.append((name, json.loads("\n".join(data)) if data else None))
         return events
 
-    fails(check_sse_reader, every_block_an_event, says="event 2 read as ('message', None)")
+    fails(check_sse_reader, every_block_an_event, says="got [('message', None)] It read 1 event(s), expected 0")
 
 
 STATUS_SOLUTION = {  # notebooks/solutions/19_serving.ipynb
@@ -2404,6 +2522,99 @@ def test_19_status_predictions():
     fails(check_status_predictions, {**STATUS_SOLUTION, "GET on /agent/invoke": 404}, says="answered 405")
     fails(check_status_predictions, {**STATUS_SOLUTION, "no query field": "400"}, says="predict a status code")
     fails(check_status_predictions, {"malformed JSON": 400}, says="should be a dict with the keys")
+
+
+def test_19_wrong_answers_by_kind():
+    # Exercise 1. Kinds that do not apply: "one language only" (the labels are ASCII and the data is JSON, which
+    # json.loads reads in any language; the generated streams carry Chinese and an emoji all the same) and
+    # "changes what it was given" (a str cannot be changed).
+    def known_names_only(text):  # the service's own event names written in; any other becomes "message"
+        return [(name if name in ("start", "reply_delta", "end", "tool_call", "observation", "final") else "message",
+                 data) for name, data in read_events_solution(text)]
+
+    def one_space_always(text):  # every example has "data: " with its space: six characters cut off
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name, data = "message", []
+            for line in block.split("\n"):
+                if line.startswith("event:"):
+                    name = line[6:].strip()
+                elif line.startswith("data:"):
+                    data.append(line[6:])
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+        return events
+
+    seen = []
+
+    def remembers_events(text):  # a module-level list: the second stream's events follow the first's
+        seen.extend(read_events_solution(text))
+        return seen
+
+    def first_data_line_only(text):
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            lines = block.split("\n")
+            data = next((line[5:] for line in lines if line.startswith("data:")), None)
+            if data is not None:
+                name = next((line[6:].strip() for line in lines if line.startswith("event:")), "message")
+                events.append((name, json.loads(data)))
+        return events
+
+    def first_event_only(text):
+        return read_events_solution(text)[:1]
+
+    def data_anywhere_in_the_line(text):  # "data:" looked for in the line, so a comment holding it is read
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name, data = "message", []
+            for line in block.split("\n"):
+                if "event:" in line:
+                    name = line.split("event:", 1)[1].strip()
+                elif "data:" in line:
+                    data.append(line.split("data:", 1)[1])
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+        return events
+
+    def data_left_as_text(text):  # the spec says the data is read as JSON
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name = next((line[6:].strip() for line in block.split("\n") if line.startswith("event:")), "message")
+            data = [line[5:].removeprefix(" ") for line in block.split("\n") if line.startswith("data:")]
+            if data:
+                events.append((name, "\n".join(data)))
+        return events
+
+    def a_dict_of_events(text):  # one dict, name -> data: two events of one name keep only the last
+        return dict(read_events_solution(text))
+
+    fails_by_kind(check_sse_reader, {
+        "right only for the example": [known_names_only, one_space_always],
+        "state kept between calls": [remembers_events],
+        "only one of many read": [first_data_line_only, first_event_only],
+        "the wrong kind of comparison": [data_anywhere_in_the_line],
+        "a stated type ignored": [data_left_as_text, a_dict_of_events],
+    })
+    # (c) a reader wrong only on its second call is told it keeps something between calls, not the SSE rules
+    seen.clear()
+    fails(check_sse_reader, remembers_events, says="it keeps something between calls (a module-level list")
+    fails(check_sse_reader, a_dict_of_events, says="return a list of (event name, data) pairs")
+    # at a boundary the spec states: 'event:' names the event, with or without a space after the colon
+    def name_after_one_space(text):
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name, data = "message", []
+            for line in block.split("\n"):
+                if line.startswith("event:"):
+                    name = line[7:]
+                elif line.startswith("data:"):
+                    data.append(line[5:])
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+        return events
+
+    fails(check_sse_reader, name_after_one_space, says="Event 1's name: 'tart', expected 'start'")
 
 
 # -- every sentence of a spec: one wrong answer that breaks only it ---------------------------------
@@ -2540,8 +2751,45 @@ def test_03_each_sentence_of_the_specs():
     fails(check_prompt_share, True, llm, messages, says="a number between 0 and 1")  # "a number"
 
 
+def test_03_wrong_answers_by_kind():
+    # Both exercises are measured values, not functions: there is nothing to call twice, no input to change and
+    # no text to read, so "state kept between calls", "only one of many read", "one language only", "the wrong
+    # kind of comparison" and "changes what it was given" do not apply. The kinds that do:
+    from tinyagent import NotFoundError
+
+    try:
+        LlmClient.classroom("classroom-xl").chat([{"role": "user", "content": "hi"}])
+    except NotFoundError as exc:
+        error = exc
+
+    def unknown_model_status(status):
+        return check_unknown_model(status, error, "body")
+
+    # Exercise 1: the status as the text of the JSON error's code, not response.status_code's int.
+    fails_by_kind(unknown_model_status, {"a stated type ignored": ["404", 404.0]}, says="an int")
+
+    def unknown_model_error(caught):
+        return check_unknown_model(404, caught, "body")
+
+    # the exception's name, or its message, instead of the exception LlmClient raised
+    fails_by_kind(unknown_model_error, {"a stated type ignored": ["NotFoundError", str(error)]}, says="LlmError")
+
+    llm = LlmClient.classroom()
+    short = [{"role": "system", "content": "Answer briefly."},
+             {"role": "user", "content": "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"}]
+
+    def prompt_share(share):
+        return check_prompt_share(share, llm, short)
+
+    # Exercise 2: the share the solution printed for the lesson's long prompt (91%), kept for a short one; and a
+    # share written as text or as a percentage.
+    fails_by_kind(prompt_share, {"right only for the example": [0.91],
+                                 "a stated type ignored": ["0.91", "91%", 91]})
+
+
 def test_04_each_sentence_of_the_specs():
-    fails(check_invented_counter, lambda text: text.count("\nObservation:"), says="indented")  # "after any leading spaces"
+    # "after any leading spaces"; the reply's first line is a line too
+    fails(check_invented_counter, lambda text: text.count("\nObservation:"), says="Smallest failing input: 'Observation:'")
     fails(check_invented_counter, lambda text: text.count("Observation:") > 0, says="returned True")  # "counts"
 
     def sorted_tools(text):  # "in order"
@@ -2551,23 +2799,267 @@ def test_04_each_sentence_of_the_specs():
         return [line[len("Action:"):].strip() for line in text.splitlines() if line.startswith("Action:")]
 
     skipped = ["getCurrentTime", "searchKnowledge"]
-    fails(check_pretended_calls, sorted_tools, skipped, says="on the run-on reply it returned ['applyRefund'")
-    fails(check_pretended_calls, unstripped, skipped, says="an indented Action")
+    fails(check_pretended_calls, sorted_tools, skipped, says="every one, in order")
+    fails(check_pretended_calls, unstripped, skipped, says="an indented `Action:` line is an Action line too")
     fails(check_pretended_calls, pretended_tools, "getCurrentTime searchKnowledge", says="skipped=")
     fails(check_pretended_calls, lambda text: len(pretended_tools(text)), skipped, says="return a list of tool names")
+
+
+# Lesson 04's wrong answers by kind. Both exercises read a string, which cannot be changed in place: "changes
+# what it was given" does not apply to either.
+_seen_observations: list[str] = []
+_seen_tools: list[str] = []
+
+
+def test_04_wrong_answers_by_kind():
+    def example_json_only(text):  # the example's Observations are JSON: counts only 'Observation: {'
+        return sum(1 for line in text.splitlines() if line.strip().startswith('Observation: {"'))
+
+    def counts_all_replies_so_far(text):  # a module-level list that is never emptied
+        _seen_observations.extend(line for line in text.splitlines() if line.strip().startswith("Observation:"))
+        return len(_seen_observations)
+
+    def says_whether_there_is_one(text):  # "how many" read as "is there one"
+        return int(any(line.strip().startswith("Observation:") for line in text.splitlines()))
+
+    def first_word_is_the_key(text):  # 'Observation:订单…': Chinese text often has no space after the colon
+        return sum(1 for line in text.splitlines() if line.split()[:1] == ["Observation:"])
+
+    def key_and_space(text):
+        return len(re.findall(r"^\s*Observation: ", text, re.MULTILINE))
+
+    def anywhere_in_the_line(text):
+        return sum(1 for line in text.splitlines() if "Observation:" in line)
+
+    def without_multiline(text):  # ^ is the start of the text only, without re.MULTILINE
+        return len(re.findall(r"^\s*Observation:", text))
+
+    def without_the_colon(text):  # "Observations are ..." starts with "Observation" too
+        return sum(1 for line in text.splitlines() if line.strip().startswith("Observation"))
+
+    def the_lines(text):  # the lines themselves, not how many
+        return [line for line in text.splitlines() if line.strip().startswith("Observation:")]
+
+    fails_by_kind(check_invented_counter, {
+        "right only for the example": [example_json_only],
+        "state kept between calls": [counts_all_replies_so_far],
+        "only one of many read": [says_whether_there_is_one],
+        "one language only": [first_word_is_the_key, key_and_space],
+        "the wrong kind of comparison": [anywhere_in_the_line, without_multiline, without_the_colon],
+        "a stated type ignored": [the_lines, lambda text: str(count_invented_observations(text))],
+    })
+    fails(check_invented_counter, counts_all_replies_so_far, says="it keeps something between calls")
+    fails(check_invented_counter, says_whether_there_is_one, says="however many a run-on reply invents")
+    fails(check_invented_counter, the_lines, says="return how many lines, an int")
+
+    def with_skipped(pretended):
+        return check_pretended_calls(pretended, ["getCurrentTime", "searchKnowledge"])
+
+    def the_lessons_two_tools(text):  # the run-on reply's queryOrder and applyRefund written in
+        return [name for name in ("queryOrder", "applyRefund") if f"Action: {name}" in text]
+
+    def every_reply_so_far(text):  # a module-level list that is never emptied
+        _seen_tools.extend(pretended_tools(text))
+        return list(_seen_tools)
+
+    def first_action_only(text):  # re.search finds the first one
+        match = re.search(r"^\s*Action:\s*(.+?)\s*$", text, re.MULTILINE)
+        return [match.group(1)] if match else []
+
+    def last_action_only(text):  # the parser's "last one wins", where every one is asked for
+        return pretended_tools(text)[-1:]
+
+    def latin_names_only(text):  # a name is [A-Za-z_]+: an invented '查询物流' (or 'lookupUser2') is lost
+        return re.findall(r"^\s*Action:\s*([A-Za-z_]+)\s*$", text, re.MULTILINE)
+
+    def searched_anywhere(text):  # 'Thought: I will use Action: getCurrentTime later.' is a mention
+        return re.findall(r"Action:\s*(\S+)", text)
+
+    def as_a_set(text):  # order and repeats lost
+        return list(dict.fromkeys(pretended_tools(text)))
+
+    def joined(text):
+        return ", ".join(pretended_tools(text))
+
+    fails_by_kind(with_skipped, {
+        "right only for the example": [the_lessons_two_tools],
+        "state kept between calls": [every_reply_so_far],
+        "only one of many read": [first_action_only, last_action_only],
+        "one language only": [latin_names_only],
+        "the wrong kind of comparison": [searched_anywhere, as_a_set],
+        "a stated type ignored": [joined],
+    })
+    fails(with_skipped, every_reply_so_far, says="it keeps something between calls")
+    fails(with_skipped, as_a_set, says="(a tool called twice is listed twice)")
+    fails(with_skipped, joined, says="return a list of tool names")
+    # A tuple of names is a sequence in order too: the spec does not ask for a list by type.
+    assert passes(check_pretended_calls, lambda text: tuple(pretended_tools(text)), ["getCurrentTime",
+                                                                                    "searchKnowledge"])
 
 
 def test_05_each_sentence_of_the_specs():
     def cut_at_the_word(text):  # "at the first Observation: section": a mention inside a Thought is no section
         return my_parse(text.split("Observation:")[0], stop_at_observation=True)
 
-    fails(check_parser_stops_at_observation, cut_at_the_word, says="parse_step reads Action 'getCurrentTime'")
+    fails(check_parser_stops_at_observation, cut_at_the_word, says="a Thought that mentions it goes on")
 
     def empty_when_missing(text):  # "or None when there is no such line"
         found = final_answer_anchored(text)
         return "" if found is None else found
 
-    fails(check_anchored_final_answer, empty_when_missing, says="returned '', expected None")
+    fails(check_anchored_final_answer, empty_when_missing, says="expected None, got ''")
+
+
+# Lesson 05's wrong answers by kind. Both exercises read a string, which cannot be changed in place: "changes
+# what it was given" does not apply to either.
+_sections_so_far: list = []
+_last_answer: list = []
+
+
+def test_05_wrong_answers_by_kind():
+    def stops_at_json_observations(text):  # the example's Observation is JSON: cut only at 'Observation: {'
+        lines = text.splitlines()
+        cut = next((i for i, line in enumerate(lines) if line.strip().startswith("Observation: {")), len(lines))
+        return my_parse("\n".join(lines[:cut]))
+
+    def sections_never_emptied(text):  # a module-level list of sections, shared by every reply
+        _sections_so_far.extend(split_sections(text))
+        step = my_parse(text)
+        if step.final_answer is not None:
+            return step
+        tool_name, tool_input = "", ""
+        for key, value in _sections_so_far:
+            if key == "Action:":
+                tool_name, tool_input = value, ""
+            elif key == "Action Input:" and tool_name:
+                tool_input = value
+            elif key == "Observation:":
+                break
+        return Step(step.thought, Action(tool_name, tool_input) if tool_name else None, None)
+
+    def one_line_per_key(text):  # the lesson's first scanner: a JSON input over lines keeps only its '{'
+        tool_name, tool_input = "", ""
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith("Observation:"):
+                break
+            if line.startswith("Action:"):
+                tool_name, tool_input = line[len("Action:"):].strip(), ""
+            elif line.startswith("Action Input:") and tool_name:
+                tool_input = line[len("Action Input:"):].strip()
+        final = final_answer_of(text)
+        if final is not None:
+            return Step("", None, final)
+        return Step("", Action(tool_name, tool_input) if tool_name else None, None)
+
+    def observation_and_space(text):  # 'Observation:订单已签收': Chinese text often has no space after the colon
+        lines = text.splitlines()
+        cut = next((i for i, line in enumerate(lines) if line.strip().startswith("Observation: ")), len(lines))
+        return my_parse("\n".join(lines[:cut]))
+
+    def cut_at_the_word(text):  # a mention inside a Thought is no section
+        return my_parse(text.split("Observation:")[0], stop_at_observation=True)
+
+    def answer_without_dotall(text):  # '.' stops at a line end without re.DOTALL: one line of the answer
+        match = re.search(r"Final Answer:(.*)", text)
+        step = my_parse(text, stop_at_observation=True)
+        return Step(step.thought, None, match.group(1).strip()) if match else step
+
+    def as_a_tuple(text):  # the two fields, not a Step
+        step = my_parse(text, stop_at_observation=True)
+        return step.action, step.final_answer
+
+    fails_by_kind(check_parser_stops_at_observation, {
+        "right only for the example": [stops_at_json_observations],
+        "state kept between calls": [sections_never_emptied],
+        "only one of many read": [one_line_per_key],
+        "one language only": [observation_and_space],
+        "the wrong kind of comparison": [cut_at_the_word, answer_without_dotall],
+        "a stated type ignored": [as_a_tuple],
+    })
+    fails(check_parser_stops_at_observation, one_line_per_key, says="JSON written over several lines")
+    fails(check_parser_stops_at_observation, as_a_tuple, says="return a Step with .action and .final_answer")
+
+    # At the boundaries the spec states: a new Action forgets the input of the one before; and exercise 1's
+    # parser is parse_step with one more branch, so its Final Answer is still found anywhere, not anchored.
+    def keeps_the_earlier_input(text):  # a new Action that does not reset the input
+        step = my_parse(text, stop_at_observation=True)
+        if step.action is None:
+            return step
+        tool_input = ""
+        for key, value in split_sections(text):
+            if key == "Observation:":
+                break
+            if key == "Action Input:":
+                tool_input = value
+        return Step(step.thought, Action(step.action.tool_name, tool_input), None)
+
+    def anchored_answer(text):
+        step = my_parse(text, stop_at_observation=True)
+        return Step(step.thought, None, final_answer_anchored(text)) if step.final_answer is not None else step
+
+    fails(check_parser_stops_at_observation, keeps_the_earlier_input, says="belongs to the discarded action")
+    fails(check_parser_stops_at_observation, anchored_answer, says="`Final Answer:` found anywhere")
+
+    def three_lines(text):  # the lesson's answer has three lines: the key's line and two more
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if line.strip().startswith(FINAL):
+                return "\n".join([line.strip()[len(FINAL):]] + lines[i + 1:i + 3]).strip()
+        return None
+
+    def remembers_the_last_answer(text):  # a reply without an answer gets the one before
+        found = final_answer_anchored(text)
+        if found is not None:
+            _last_answer[:] = [found]
+        return _last_answer[0] if _last_answer else None
+
+    def the_last_line_only(text):  # "the answer comes last": only the last line is looked at
+        lines = text.strip().splitlines()
+        if lines and lines[-1].strip().startswith(FINAL):
+            return lines[-1].strip()[len(FINAL):].strip()
+        return None
+
+    def key_and_space(text):  # 'Final Answer:您好': no space after the colon in Chinese
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if line.strip().startswith("Final Answer: "):
+                return "\n".join([line.strip()[len(FINAL):]] + lines[i + 1:]).strip()
+        return None
+
+    def without_dotall(text):  # re.MULTILINE anchors the key, but '.' stops at the line end
+        match = re.search(r"^\s*Final Answer:(.*)", text, re.MULTILINE)
+        return match.group(1).strip() if match else None
+
+    def the_answers_lines(text):  # the lines of the answer, not the text
+        found = final_answer_anchored(text)
+        return None if found is None else found.splitlines()
+
+    fails_by_kind(check_anchored_final_answer, {
+        "right only for the example": [three_lines],
+        "state kept between calls": [remembers_the_last_answer],
+        "only one of many read": [the_last_line_only],
+        "one language only": [key_and_space],
+        "the wrong kind of comparison": [without_dotall, final_answer_of],
+        "a stated type ignored": [the_answers_lines],
+    })
+    fails(check_anchored_final_answer, without_dotall, says="not to the end of its line")
+    fails(check_anchored_final_answer, the_answers_lines, says="return the answer as a string, or None")
+
+    # At the boundaries the spec states: the key with nothing after it is '' (there is such a line); the line is
+    # stripped, so a tab before the key is still the line's start.
+    def none_for_an_empty_answer(text):
+        return final_answer_anchored(text) or None
+
+    def spaces_only(text):  # lstrip(" "): a tab-indented key is missed
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if line.lstrip(" ").startswith(FINAL):
+                return "\n".join([line.lstrip(" ")[len(FINAL):]] + lines[i + 1:]).strip()
+        return None
+
+    fails(check_anchored_final_answer, none_for_an_empty_answer, says="'', not None")
+    fails(check_anchored_final_answer, spaces_only, says="an indented `Final Answer:` line counts")
 
 
 def test_06_each_sentence_of_the_specs():
@@ -2675,13 +3167,13 @@ def test_17_each_sentence_of_the_specs():
         return [f"{n}. {step}" for n, step in enumerate(steps, start=1)]
 
     def ends_at_a_note(text):  # "lines that are not numbered are ignored": not the end of the list
-        steps, started = [], False
+        steps, last = [], 0
         for line in text.splitlines():
             match = re.match(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$", line)
-            if match:
-                started = True
+            if match and not (steps and int(match.group(1)) <= last):
                 steps.append(match.group(2).replace("**", "").strip())
-            elif started:
+                last = int(match.group(1))
+            elif steps:
                 break
         if not steps:
             raise ValueError("no numbered steps")
@@ -2689,9 +3181,9 @@ def test_17_each_sentence_of_the_specs():
 
     dot_only = _solution_17_parse_plan(after_number=".")  # "followed by . or )"
 
-    fails(check_plan_parser, dot_only, says="on a sentence before the steps, and '1)' it raised ValueError")
-    fails(check_plan_parser, keeps_numbers, says="expected ['查询订单 88231 的物流'")
-    fails(check_plan_parser, ends_at_a_note, says="a note that is not numbered between two steps")
+    fails(check_plan_parser, dot_only, says="its number followed by `.` or `)`")
+    fails(check_plan_parser, keeps_numbers, says="Smallest failing input")
+    fails(check_plan_parser, ends_at_a_note, says="lines that are not numbered are ignored")
 
 
 def test_15_each_sentence_of_the_specs():
@@ -2804,7 +3296,7 @@ def test_15_and_17_boundaries_the_specs_name():
 
     fails(check_safe_eval, signed_cap, says="'2 ** -100'\nit raised ValueError: the exponent is too small")
     fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{4,5}(?!\d)", q))) >= 2 or "另外" in q
-          or "还有" in q or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="four are not one")
+          or "还有" in q or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="exactly five digits")
 
 
 # -- 20 ---------------------------------------------------------------------------------------------
@@ -2869,12 +3361,12 @@ def test_20_observations_in():
     def none_for_none(body):  # sentence 6: [] when there is none
         return solution(body) or None
 
-    fails(check_observations_in, no_tool_messages, says="on native calls")
-    fails(check_observations_in, keeps_the_label, says="on text ReAct")
-    fails(check_observations_in, strings_only, says="on content as a list of parts")
-    fails(check_observations_in, whole_prompt, says="on one user message")
-    fails(check_observations_in, messages_only, says="on the Responses API")
-    fails(check_observations_in, newest_first, says="in order")
+    fails(check_observations_in, no_tool_messages, says='a message with role "tool"')
+    fails(check_observations_in, keeps_the_label, says="begins with Observation: gives all the text after the label")
+    fails(check_observations_in, strings_only, says="content that is a list of parts")
+    fails(check_observations_in, whole_prompt, says="Observation: lines after its last Question:")
+    fails(check_observations_in, messages_only, says="each function_call_output item's output")
+    fails(check_observations_in, newest_first, says="not in the order sent")
     fails(check_observations_in, none_for_none, says="return a list of strings")
     fails(check_observations_in, lambda body: 1 / 0, says="raised ZeroDivisionError")
     fails(check_observations_in, "role tool", says="should be a function")
@@ -2891,6 +3383,112 @@ def test_20_part_lessons():
     fails(check_part_lessons, {**solution, "checkpointer": "12"}, says="as an int")
     fails(check_part_lessons, {**solution, "interrupt": True}, says="as an int")
     fails(check_part_lessons, {"AgentExecutor": 6}, says="exactly the keys")
+
+
+def test_20_wrong_answers_by_kind():
+    solution = _solution_20_observations_in
+    # Exercise 1. "one language only" does not apply: the labels are fixed English markers and every result is
+    # passed on as text, whatever its language (the generated results carry Chinese all the same).
+
+    def json_results_only(body):  # every example's result is JSON: a text result is dropped
+        return [text for text in solution(body) if text.lstrip().startswith("{")]
+
+    def known_call_ids(body):  # the lesson's two calls written in
+        return [m["content"] for m in body.get("messages", []) if m.get("tool_call_id") in ("call_1", "call_2")] \
+            or [o for o in solution(body) if not any(m.get("role") == "tool" for m in body.get("messages", []))]
+
+    found = []
+
+    def remembers(body):  # a module-level list: the second request's results follow the first's
+        found.extend(solution(body))
+        return found
+
+    def first_part_only(body):  # content as parts: only the first part's text is read
+        def first(message):
+            content = message.get("content")
+            if isinstance(content, list):
+                return {**message, "content": content[0].get("text", "") if content else ""}
+            return message
+        return solution({**body, "messages": [first(m) for m in body.get("messages", [])]} if "messages" in body
+                        else body)
+
+    def first_line_only(body):  # an Observation of several lines: only its first line is kept
+        return [text.strip().split("\n")[0] for text in solution(body)]
+
+    def one_tool_message_per_turn(body):  # after each assistant turn, only its first tool message is read
+        kept, after_tool = [], False
+        for m in body.get("messages", []):
+            if m.get("role") == "tool" and after_tool:
+                continue
+            after_tool = m.get("role") == "tool"
+            kept.append(m)
+        return solution({**body, "messages": kept} if "messages" in body else body)
+
+    def label_anywhere(body):  # "Observation:" looked for anywhere in a user message, not at its start
+        found_here = []
+        for m in body.get("messages", []):
+            text = _text_of(m.get("content"))
+            if m.get("role") == "user" and "Observation:" in text and "\nQuestion:" not in text:
+                found_here.append(text.split("Observation:", 1)[1].strip())
+            else:
+                found_here += solution({"messages": [m]})
+        return found_here + solution({"input": body.get("input", [])})
+
+    def first_question(body):  # the prompt cut at its first "Question:": the format's example line is read too
+        found_here = []
+        for m in body.get("messages", []):
+            text = _text_of(m.get("content"))
+            if m.get("role") == "user" and "\nQuestion:" in text and not text.startswith("Observation:"):
+                found_here += [line[12:].strip() for line in text.split("\nQuestion:", 1)[1].splitlines()
+                               if line.startswith("Observation:")]
+            else:
+                found_here += solution({"messages": [m]})
+        return found_here + solution({"input": body.get("input", [])})
+
+    def parsed(body):  # the spec says strings; each result read as JSON instead
+        out = []
+        for text in solution(body):
+            try:
+                out.append(json.loads(text))
+            except ValueError:
+                out.append(text)
+        return out
+
+    def rewritten(body):  # each JSON result parsed and dumped again: the same data, not the text that was sent
+        out = []
+        for text in solution(body):
+            try:
+                out.append(json.dumps(json.loads(text)))
+            except ValueError:
+                out.append(text)
+        return out
+
+    def pops_messages(body):  # reads the messages by taking them out of the request
+        messages = body.get("messages", [])
+        taken = []
+        while messages:
+            taken.insert(0, messages.pop())
+        return solution({**body, "messages": taken} if "messages" in body else body)
+
+    fails_by_kind(check_observations_in, {
+        "right only for the example": [json_results_only, known_call_ids],
+        "state kept between calls": [remembers],
+        "only one of many read": [first_part_only, first_line_only, one_tool_message_per_turn],
+        "the wrong kind of comparison": [label_anywhere, first_question],
+        "a stated type ignored": [parsed, rewritten],
+        "changes what it was given": [pops_messages],
+    })
+    # (e) the same results in the same order, written again: the message says so, not "count or order"
+    fails(check_observations_in, rewritten, says="Count and order are right, but result 1 was parsed and dumped again")
+    found.clear()
+    fails(check_observations_in, remembers, says="it keeps something between calls")
+    fails(check_observations_in, pops_messages, says="it changed the input it was given")
+    # Exercise 2 is a lookup of a fixed table: the kind that applies is the stated type (an int per name)
+    part_lessons = {"AgentExecutor": 6, "bind_tools": 9, "with_structured_output": 7, "max_iterations": 10,
+                    "handle_parsing_errors": 11, "checkpointer": 12, 'stop=["\\nObservation"]': 4, "interrupt": 15}
+    fails_by_kind(check_part_lessons, {
+        "a stated type ignored": [{**part_lessons, "bind_tools": "09"}, {**part_lessons, "interrupt": 15.0}],
+    }, says="as an int")
 
 
 # -- 21 ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ an import the package makes.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -74,14 +75,6 @@ def test_the_core_depends_on_requests_and_dotenv_only():
     # An SPDX license string needs setuptools 77; older ones print a deprecation block on every install.
     assert project["project"]["license"] == "MIT"
     assert project["build-system"]["requires"] == ["setuptools>=77"]
-
-
-def test_the_course_installs_the_widgets_extra():
-    # ... and lesson 12's `postgres` extra (psycopg) and lesson 19's `serve` (Starlette, uvicorn), which the core
-    # never needs; `make setup` adds the `hub` extra (JupyterHub, for deploy/jupyterhub/ and its tests) and
-    # `frameworks` (tests/test_frameworks.py), which conda and Binder do not need
-    assert '".[widgets,dev,local,postgres,serve,hub,frameworks]"' in (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert binder_pip_lines() == ["-e .[widgets,dev,local,postgres,serve]"]
 
 
 def binder_pip_lines() -> list[str]:
@@ -210,18 +203,96 @@ def test_every_public_name_is_in_one_list_and_resolves():
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
+def _requirement_name(requirement: str) -> str:
+    return re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _extras(extras: list[str]) -> set[str]:
+    """The distributions that `.[extras]` names, this project's own extras followed (`course` names others)."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    named, todo, seen = set(), list(extras), set()
+    while todo:
+        extra = todo.pop()
+        if extra in seen:
+            continue
+        seen.add(extra)
+        for requirement in project["optional-dependencies"][extra]:
+            name = _requirement_name(requirement)
+            if name == project["name"]:
+                todo += re.search(r"\[([a-z,]+)\]", requirement).group(1).split(",")
+            else:
+                named.add(name)
+    return named | {_requirement_name(dep) for dep in project["dependencies"]}
+
+
+def test_every_way_into_the_course_installs_the_course_extra():
+    # One list of what the lessons use: `make course`, environment.yml (conda, Binder), the README's manual steps,
+    # the hub's learners and lesson 00's fix hint all install `.[course]`; the teacher's venv adds dev and hub.
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    course_recipe = makefile.split("$(COURSE_STAMP): pyproject.toml", 1)[1].split("\n\n", 1)[0]
+    assert '-e ".[course]"' in course_recipe
+    assert re.search(r"^course: \$\(COURSE_STAMP\)$", makefile, re.MULTILINE)
+    assert '-e ".[course,dev,hub]"' in makefile.split("$(STAMP): $(COURSE_STAMP)", 1)[1].split("\n\n", 1)[0]
+    assert '-e ".[course,hub]"' in makefile.split("$(LEARNERS_VENV)/.installed:", 1)[1].split("\n\n", 1)[0]
+    assert binder_pip_lines() == ["-e .[course]"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    manual = readme.split("### Without `make`", 1)[1].split("```", 2)[1]
+    assert re.findall(r'pip install -e "\.\[([a-z,]+)\]"', manual) == ["course"]
+    assert set(re.findall(r'pip install -e "\.\[([a-z,]+)\]"', readme)) == {"course"}
+    lesson_00 = (ROOT / "notebooks" / "00_welcome.ipynb").read_text(encoding="utf-8")
+    assert set(re.findall(r'pip install -e \\"\.\[([a-z,]+)\]\\"', lesson_00)) == {"course"}
+
+
+def test_the_course_extra_brings_every_package_a_lesson_imports_and_no_test_tool():
+    import ast
+    import json
+    from importlib import metadata
+
+    course = _extras(["course"])
+    assert not course & {"playwright", "ruff", "hypothesis", "jupyterhub", "openapi-spec-validator", "nbstripout"}
+    # What the course extra brings, with everything those packages need in turn (as installed here).
+    brought, todo = set(), list(course)
+    while todo:
+        name = todo.pop()
+        if name in brought:
+            continue
+        brought.add(name)
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        todo += [_requirement_name(r) for r in requires if "extra ==" not in r]
+    providers = metadata.packages_distributions()
+    # What the lessons import, themselves or through the package (lesson 20's adapters import the frameworks).
+    sources = [*(ROOT / "tinyagent").rglob("*.py")]
+    for notebook in [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "notebooks" / "solutions").glob("*.ipynb")]:
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        sources += ["".join(cell["source"]) for cell in cells if cell["cell_type"] == "code"]
+    imported = set()
+    for source in sources:
+        text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                imported.add(node.module.split(".")[0])
+    # The classroom hub's token check runs inside JupyterHub (the `hub` extra), never in a lesson.
+    third_party = {name for name in imported if name not in sys.stdlib_module_names} - {"tinyagent", "jupyterhub"}
+    assert {"langchain", "smolagents", "ipywidgets", "matplotlib", "xllamacpp", "psycopg", "uvicorn"} <= third_party
+    for module in sorted(third_party):
+        distributions = {_requirement_name(d) for d in providers.get(module, [module])}
+        assert distributions & brought, f"lesson code imports {module}, which .[course] does not install"
+
+
 def test_lesson_00s_fix_hint_installs_every_package_its_setup_check_needs():
     import json
     import re
 
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     cells = json.loads((ROOT / "notebooks" / "00_welcome.ipynb").read_text(encoding="utf-8"))["cells"]
     check = next("".join(c["source"]) for c in cells if "Fix: in the course folder" in "".join(c["source"]))
     extras = re.search(r'pip install -e "\.\[([a-z,]+)\]"', check).group(1).split(",")
-    brought = {re.split(r"[<>=\[]", dep)[0] for dep in project["dependencies"]}
-    for extra in extras:
-        brought |= {re.split(r"[<>=\[]", dep)[0] for dep in project["optional-dependencies"][extra]}
+    brought = _extras(extras)
     # The check's names are import names; python-dotenv is imported as dotenv, the course as tinyagent.
     needed = set(re.findall(r'^    "(\w+)":', check, re.MULTILINE)) - {"tinyagent"}
     assert {"ipywidgets", "jupyterlab"} <= needed
@@ -356,3 +427,16 @@ def test_every_module_that_defines_an_event_is_loaded_before_a_trace_is_read_bac
     eager = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                timeout=120).stdout.split())
     assert not sorted(defining - eager - set(tinyagent.EVENT_MODULES))
+
+
+def test_make_course_opens_the_first_lesson_trusted():
+    # The URL JupyterLab prints is its default_url under root_dir (checked by hand: it prints
+    # http://localhost:8888/lab/tree/00_welcome.ipynb?token=...), so it must name a lesson that exists; the
+    # notebooks are signed first, here and on Binder, so JupyterLab does not call them untrusted.
+    recipe = (ROOT / "Makefile").read_text(encoding="utf-8").split("\ncourse: $(COURSE_STAMP)\n", 1)[1].split("\n\n")[0]
+    root = re.search(r"--ServerApp\.root_dir=(\S+)", recipe).group(1)
+    opened = re.search(r"--LabApp\.default_url=/lab/tree/(\S+)", recipe).group(1)
+    assert (ROOT / root / opened) == ROOT / "notebooks" / "00_welcome.ipynb"
+    signs = "jupyter trust notebooks/*.ipynb notebooks/solutions/*.ipynb"
+    assert signs in recipe and recipe.index(signs) < recipe.index("jupyter lab")
+    assert signs in (ROOT / "postBuild").read_text(encoding="utf-8")

@@ -103,3 +103,52 @@ def test_the_chat_endpoint_is_guarded_like_the_others(service):
     assert rebinding.status_code == 403
     unknown = requests.post(url, json={**body, "query": "x"}, timeout=PATIENCE)
     assert unknown.status_code == 400 and unknown.json()["error"]["code"] == "unknown_field"
+
+
+@pytest.mark.parametrize("options", [
+    {"reasoning_effort": "low"}, {"service_tier": "auto"}, {"prompt_cache_key": "course-42"}, {"logit_bias": {}},
+    {"top_logprobs": 0, "logprobs": False}, {"modalities": ["text"]},
+])
+def test_fields_that_do_not_change_what_is_asked_are_taken_and_ignored(client, options):
+    completion = client.chat.completions.create(model="tinyagent-shop", messages=[{"role": "user", "content": LOGISTICS}],
+                                                **options)
+    assert "SF1234567890" in completion.choices[0].message.content
+    assert completion.choices[0].finish_reason == "stop"
+
+
+@pytest.mark.parametrize("options, code", [
+    ({"logit_bias": {"1734": 5}}, "logit_bias_not_supported"),
+    ({"logprobs": True}, "logprobs_not_supported"),
+    ({"logprobs": True, "top_logprobs": 3}, "logprobs_not_supported"),
+    ({"modalities": ["text", "audio"]}, "modalities_not_supported"),
+    ({"max_tokens": 0}, "bad_max_tokens"),
+    ({"max_completion_tokens": "12"}, "bad_max_tokens"),
+])
+def test_fields_that_ask_for_what_the_agent_cannot_give_are_refused_by_name(client, options, code):
+    with pytest.raises(openai.BadRequestError) as raised:
+        client.chat.completions.create(model="tinyagent-shop", messages=[{"role": "user", "content": LOGISTICS}],
+                                       **options)
+    assert raised.value.body["code"] == code
+    assert next(iter(options)).split("_")[0] in raised.value.body["message"]
+
+
+def test_max_tokens_bounds_the_answer_the_client_reads(client):
+    from tinyagent.classroom.tokens import count_tokens
+
+    whole = client.chat.completions.create(model="tinyagent-shop", messages=[{"role": "user", "content": LOGISTICS}])
+    answer = whole.choices[0].message.content
+    assert whole.choices[0].finish_reason == "stop" and count_tokens(answer) > 5
+    for limit in (1, 5):
+        cut = client.chat.completions.create(model="tinyagent-shop", max_tokens=limit,
+                                             messages=[{"role": "user", "content": LOGISTICS}])
+        text = cut.choices[0].message.content
+        assert cut.choices[0].finish_reason == "length"
+        assert count_tokens(text) == limit and answer.startswith(text)
+    roomy = client.chat.completions.create(model="tinyagent-shop", max_completion_tokens=count_tokens(answer),
+                                           messages=[{"role": "user", "content": LOGISTICS}])
+    assert roomy.choices[0].message.content == answer and roomy.choices[0].finish_reason == "stop"
+    chunks = list(client.chat.completions.create(model="tinyagent-shop", max_tokens=5, stream=True,
+                                                 messages=[{"role": "user", "content": LOGISTICS}]))
+    streamed = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert count_tokens(streamed) == 5 and answer.startswith(streamed)
+    assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["length"]

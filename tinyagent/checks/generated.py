@@ -53,7 +53,7 @@ class Outcome:
     raised: type[BaseException] | None = None
 
     def shown(self) -> str:
-        return f"raised {self.raised.__name__}" if self.raised else _brief(self.value, 50)
+        return f"raised {self.raised.__name__}" if self.raised else _brief(self.value, 40)
 
 
 @dataclass
@@ -159,19 +159,23 @@ def _kept_between_calls(exercise: str, call: str, indices: Iterable[int], tried:
         args = tried[n][1]
         got = _call(mine, copy.deepcopy(args))
         if _disagreement(first[n], got, None, read) is not None:
-            _fail(exercise, f"called again on an input it had answered before, {call} gave {got.shown()} instead "
-                            f"of {first[n].shown()}: it keeps something between calls (a module-level list, a "
-                            f"cache), so its second answer is not its first. The input: {show(args)}")
+            _fail(exercise, f"called again on an input it had answered before, {call} gave a different answer: "
+                            "it keeps something between calls (a module-level list, a cache).\n"
+                            f"The input: {show(args)}\nFirst {first[n].shown()}, then {got.shown()}")
 
 
 def _call(function: Callable[..., Any], args: tuple, exercise: str | None = None) -> Outcome:
     """Call `function(*args)`; an exception is an outcome (the reference raises where the spec says to)."""
     try:
-        return Outcome(value=function(*args))
+        value = function(*args)
     except ExerciseFailed:
         raise
     except Exception as exc:  # noqa: BLE001 - an exception is what the call did; compared with the reference's
         return Outcome(raised=type(exc), value=exc)
+    try:  # a copy: an answer that hands back the same list every call must not change its first answer later
+        return Outcome(value=copy.deepcopy(value))
+    except Exception:  # noqa: BLE001 - a value that cannot be copied is kept as it is
+        return Outcome(value=value)
 
 
 def _disagreement(expected: Outcome, got: Outcome, shape: Callable[[Any], str | None] | None,
@@ -187,7 +191,11 @@ def _disagreement(expected: Outcome, got: Outcome, shape: Callable[[Any], str | 
         return f"it raised {got.raised.__name__}: {got.value}; expected {_brief(read(expected.value), 50)}"
     if shape is not None and (wrong := shape(got.value)) is not None:
         return wrong
-    want, have = read(expected.value), read(got.value)
+    want = read(expected.value)
+    try:
+        have = read(got.value)
+    except Exception:  # noqa: BLE001 - a value `read` cannot take is a wrong value, not the check's error
+        return f"expected {_brief(want, 50)}, got {_brief(got.value, 50)}"
     if want != have:
         return f"expected {_brief(want, 50)}, got {_brief(have, 50)}"
     return None

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from tinyagent.checks.generated import Spec
 from tinyagent.checks.reporting import _fail, _not_attempted, _passed, grades
 from tinyagent.errors import LlmError
 
 
-@grades("Exercise 1")
+@grades("Exercise 1", spec=Spec(fixed=(
+    "nothing to generate: the answer is what one request did (its status, the exception LlmClient raised) and "
+    "where to look first; compared with the error's own status, and the part named must be the body")))
 def check_unknown_model(status: int | None, error: BaseException | None, check_first: str | None) -> None:
     """03, exercise 1: the status by hand, the error LlmClient raises, and which part of the request to check."""
     exercise = "Exercise 1"
@@ -29,7 +32,9 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
                              "the body's \"model\" field was not.")
 
 
-@grades("Exercise 2")
+@grades("Exercise 2", spec=Spec(fixed=(
+    "nothing to generate: the answer is one measured number; compared with the share the check measures on the "
+    "learner's own model and messages (with and without the system prompt), within 0.01")))
 def check_prompt_share(share: float | None, llm: Any, messages: list[dict]) -> None:
     """03, exercise 2: the system prompt's share of the first round's prompt tokens, measured on `llm`."""
     exercise = "Exercise 2"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import random
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
 
 RUN_ON = """Thought: 用户想退订单 88231。先查订单。
 Action: queryOrder
@@ -20,6 +23,7 @@ Final Answer: 退款单号 RF20260629001。"""
 
 STOPPED = "Thought: 用户想退订单 88231。先查订单。\nAction: queryOrder\nAction Input: 88231\n"
 
+# The lesson's own examples: each is among the inputs the checks below generate (kept importable by this name).
 INVENTION_SAMPLES = [
     (RUN_ON, 2, "a run-on reply with two invented Observations"),
     (STOPPED, 0, "a reply cut at the stop sequence"),
@@ -30,20 +34,6 @@ INVENTION_SAMPLES = [
     ("", 0, "an empty reply"),
 ]
 
-
-@grades("Exercise 1")
-def check_invented_counter(count_invented_observations: Callable[[str], int] | None) -> None:
-    """04, exercise 1: count the lines of a reply that start with `Observation:`."""
-    exercise = "Exercise 1"
-    if count_invented_observations is None:
-        return _not_attempted(exercise, "Write def count_invented_observations(text) in the cell above.")
-    for text, expected, what in INVENTION_SAMPLES:
-        got = _run(exercise, "count_invented_observations(...)", count_invented_observations, text)
-        if got != expected:
-            _fail(exercise, f"on {what} ({_brief(text)}) it returned {got!r}, expected {expected}")
-    return _passed(exercise, "only lines that start with 'Observation:' are counted.")
-
-
 PRETENDED_SAMPLES = [
     (RUN_ON, ["queryOrder", "applyRefund"], "the run-on reply"),
     (STOPPED, ["queryOrder"], "a reply cut at the stop sequence"),
@@ -52,7 +42,231 @@ PRETENDED_SAMPLES = [
 ]
 
 
-@grades("Exercise 2")
+# -- the pieces of a reply, drawn at random: both languages, any tool, any id --------------------------------
+# The shop's tools and a few a pretending model might make up (a name is whatever follows "Action:").
+_TOOLS = ("queryOrder", "queryLogistics", "applyRefund", "getCurrentTime", "searchKnowledge", "cancelOrder",
+          "checkStock", "calculator", "get_weather", "sendCoupon", "查询物流", "lookupUser2")
+_THOUGHTS = ("用户想退订单 {id}。先查订单。", "订单正常，直接退款。", "我需要知道今天的日期。", "先查物流 {tracking}。",
+             "The customer asks about order {id}.", "I need the parcel's status first.", "Refund {id} now.",
+             "退款已提交，可以回复了。", "Let me check the policy. 然后再决定。")
+_STATUSES = ("已签收", "运输中", "已发货", "delivered", "in transit", "待付款")
+
+
+def _order_id(rng: random.Random) -> str:
+    return str(rng.randint(10000, 99999))
+
+
+def _tracking(rng: random.Random) -> str:
+    return rng.choice(("SF", "YT", "JD", "ZTO")) + str(rng.randint(10**9, 10**12))
+
+
+def _thought(rng: random.Random) -> str:
+    return rng.choice(_THOUGHTS).format(id=_order_id(rng), tracking=_tracking(rng))
+
+
+def _action_input(rng: random.Random) -> str:
+    order = _order_id(rng)
+    return rng.choice((order, _tracking(rng), "", json.dumps({"orderId": order, "reason": "不回充"}, ensure_ascii=False),
+                       f'{{"orderId":"{order}","reason":"quality"}}'))
+
+
+def _observation_value(rng: random.Random) -> str:
+    """What an invented Observation says: JSON or a sentence, with or without a space after the colon (Chinese
+    text is often written without one)."""
+    value = rng.choice((
+        json.dumps({"orderId": _order_id(rng), "status": rng.choice(_STATUSES)}, ensure_ascii=False),
+        json.dumps({"success": True, "refundId": f"RF{rng.randint(10**11, 10**12)}"}),
+        f"订单{_order_id(rng)}已签收", "2026-06-30T19:05:23", "The parcel was delivered.",
+    ))
+    return rng.choice((" ", " ", "")) + value
+
+
+def _step(rng: random.Random, tool: str, indent: str = "") -> list[str]:
+    return [f"Thought: {_thought(rng)}", f"{indent}Action: {tool}", f"Action Input: {_action_input(rng)}"]
+
+
+def _run_on(rng: random.Random, tools: list[str], *, indent: Callable[[], str] = str, end: str = "stopped",
+            newline: str = "\n") -> str:
+    """A reply that runs on through one step per tool, an invented Observation after each but the last. `end`:
+    "stopped" (cut before the last step's Observation), "observed" (one after it too) or "answered"."""
+    lines: list[str] = []
+    for n, tool in enumerate(tools):
+        lines += _step(rng, tool)
+        if n < len(tools) - 1 or end != "stopped":
+            lines.append(f"{indent()}Observation:{_observation_value(rng)}")
+    if end == "answered":
+        refund = f"{rng.choice(('退款单号 RF', 'Refund id RF'))}{rng.randint(10**11, 10**12)}"
+        lines += [f"Thought: {_thought(rng)}", f"Final Answer: {refund}"]
+    return newline.join(lines)
+
+
+def _tools(rng: random.Random, count: int) -> list[str]:
+    return [rng.choice(_TOOLS) for _ in range(count)]
+
+
+# -- exercise 1 ----------------------------------------------------------------------------------------------
+def _count_invented(text: str) -> int:
+    """04, exercise 1's answer (the solution's behaviour)."""
+    return sum(1 for line in text.splitlines() if line.strip().startswith("Observation:"))
+
+
+def _run_on_replies(rng: random.Random) -> Iterator[tuple]:
+    yield (RUN_ON,)
+    for steps in (1, 2, 2, 3, 4, 5, 11, 13):  # 10 and 12 invented Observations: a count of more than one digit
+        yield (_run_on(rng, _tools(rng, steps), end=rng.choice(("stopped", "observed", "answered")),
+                       newline=rng.choice(("\n", "\r\n"))),)
+    yield (f"Observation:{_observation_value(rng)}\n{_run_on(rng, _tools(rng, 2))}",)  # the very first line
+    yield ("Observation:",)  # the key alone is a line that starts with it
+
+
+def _indented_observations(rng: random.Random) -> Iterator[tuple]:
+    yield (INVENTION_SAMPLES[3][0],)
+    for steps in (1, 2, 3, 4):
+        yield (_run_on(rng, _tools(rng, steps), indent=lambda: rng.choice(("", " ", "  ", "    ")),
+                       end="observed"),)
+    yield (f"   Observation:{_observation_value(rng)}",)
+
+
+_MENTIONS = ("Thought: I wait for the Observation: it comes from the tool.",
+             "Thought: 等工具返回 Observation: 之后再说。",
+             "Thought: 先别写Observation:，那是工具的事。",
+             "Final Answer: The tool's Observation: said it was delivered.",
+             "Thought: no Observation: yet. Observation: is not mine to write.",
+             "Action Input: Observation: none")
+
+
+def _mentions(rng: random.Random) -> Iterator[tuple]:
+    yield (INVENTION_SAMPLES[2][0],)
+    for _ in range(8):
+        text = _run_on(rng, _tools(rng, rng.randint(1, 3)), end=rng.choice(("stopped", "observed")))
+        lines = text.split("\n")
+        lines.insert(rng.randint(0, len(lines)), rng.choice(_MENTIONS))
+        yield ("\n".join(lines),)
+    yield ("Observations are what the tools return.\nObservation is not a key without its colon.",)
+
+
+def _no_observation(rng: random.Random) -> Iterator[tuple]:
+    yield (STOPPED,)
+    yield ("",)
+    yield ("\n\n",)
+    yield ("Thought: 订单已签收。\nFinal Answer: 您好，包裹已签收。",)
+    for _ in range(3):
+        yield (_run_on(rng, _tools(rng, 1)),)
+    yield ("您好，订单 " + _order_id(rng) + " 已签收。🙂\u200b",)
+
+
+INVENTED_RULES = (
+    Rule("each line that starts with `Observation:` counts, however many a run-on reply invents", _run_on_replies),
+    Rule("a line that starts with `Observation:` after leading spaces (an indented line) counts too",
+         _indented_observations),
+    Rule("a line that mentions `Observation:` in the middle (a Thought, an answer) does not count", _mentions),
+    Rule("a reply with no Observation line (a stopped one, an empty one) counts 0", _no_observation),
+)
+
+
+def _a_count(value: object) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None
+    return f"it returned {_brief(value, 40)}: return how many lines, an int"
+
+
+@grades("Exercise 1", spec=Spec(INVENTED_RULES))
+def check_invented_counter(count_invented_observations: Callable[[str], int] | None) -> None:
+    """04, exercise 1: count the lines of a reply that start with `Observation:`."""
+    exercise = "Exercise 1"
+    if count_invented_observations is None:
+        return _not_attempted(exercise, "Write def count_invented_observations(text) in the cell above.")
+    if not callable(count_invented_observations):
+        _fail(exercise, f"count_invented_observations should be a function, got "
+                        f"{type(count_invented_observations).__name__}")
+    tried = agree_on(exercise, "check_invented_counter", INVENTED_RULES, count_invented_observations,
+                     _count_invented, shape=_a_count, call="count_invented_observations(text)")
+    return _passed(exercise, f"{tried} generated replies counted: only lines that start with 'Observation:' "
+                             "count, indented or not, however many a run-on reply invents.")
+
+
+# -- exercise 2 ----------------------------------------------------------------------------------------------
+def _pretended(text: str) -> list[str]:
+    """04, exercise 2's answer (the solution's behaviour)."""
+    lines = [line.strip() for line in text.splitlines()]
+    return [line[len("Action:"):].strip() for line in lines if line.startswith("Action:")]
+
+
+def _each_action(rng: random.Random) -> Iterator[tuple]:
+    yield (RUN_ON,)
+    for steps in (1, 2, 3, 3, 4, 6, 11):
+        tools = _tools(rng, steps)
+        if steps > 2 and rng.random() < 0.5:
+            tools[-1] = tools[0]  # the same tool again is a second call, listed again
+        yield (_run_on(rng, tools, end=rng.choice(("stopped", "observed", "answered"))),)
+    yield (f"Action: {rng.choice(_TOOLS)}   \nAction Input: {_order_id(rng)}",)  # spaces after the name
+
+
+def _indented_actions(rng: random.Random) -> Iterator[tuple]:
+    yield (PRETENDED_SAMPLES[3][0],)
+    for steps in (1, 2, 3):
+        lines: list[str] = []
+        for tool in _tools(rng, steps):
+            lines += _step(rng, tool, indent=rng.choice((" ", "  ", "    ")))
+            lines.append(f"Observation: {_observation_value(rng)}")
+        yield ("\n".join(lines),)
+
+
+_ACTION_MENTIONS = ("Thought: I will use Action: getCurrentTime later.",
+                    "Thought: 下一步的 Action: queryLogistics 需要运单号。",
+                    "Thought: 写Action:之前先想清楚。",
+                    "Final Answer: No Action: was needed.")
+
+
+def _mentioned_actions(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(6):
+        text = _run_on(rng, _tools(rng, rng.randint(1, 3)))
+        lines = text.split("\n")
+        lines.insert(rng.randint(0, len(lines)), rng.choice(_ACTION_MENTIONS))
+        yield ("\n".join(lines),)
+
+
+def _no_action(rng: random.Random) -> Iterator[tuple]:
+    yield (PRETENDED_SAMPLES[2][0],)
+    yield ("",)
+    yield (f"Thought: {_thought(rng)}\nFinal Answer: 订单 {_order_id(rng)} 已签收。",)
+    yield (f"Action Input: {_order_id(rng)}\nObservation: {_observation_value(rng)}",)
+    yield ("您好，包裹已经签收了。\n\u3000",)
+
+
+def _colon_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if not isinstance(got, (list, tuple)):
+        return None  # the failure is the type: the shape check said so
+    # These replies name no key mid-line, so a name too many most likely came from an `Action Input:` line.
+    if len(got) > len(expected) or any(":" in str(name) or str(name).startswith("Input") for name in got):
+        return "('Action Input: ...' starts with 'Action' too: match the key with its colon)"
+    return None
+
+
+PRETENDED_RULES = (
+    Rule("the tool names of the reply's `Action:` lines, every one, in order (a tool called twice is listed "
+         "twice); an `Action Input:` line is not one", _each_action, hint=_colon_hint),
+    Rule("an indented `Action:` line is an Action line too", _indented_actions),
+    Rule("a line that mentions `Action:` in the middle (a Thought, an answer) is not an Action line",
+         _mentioned_actions),
+    Rule("a reply with no `Action:` line (a final answer, an empty reply) gives an empty list", _no_action),
+)
+
+
+def _a_list_of_names(value: object) -> str | None:
+    if isinstance(value, (list, tuple)) and all(isinstance(name, str) for name in value):
+        return None
+    return f"it returned {_brief(value, 40)}: return a list of tool names (strings)"
+
+
+def _as_list(value: object) -> object:
+    """A tuple of names reads as the list it holds. Anything else is left as it is: the state check of
+    `agree_on` compares two answers without the shape check first, so this must take any value."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+@grades("Exercise 2", spec=Spec(PRETENDED_RULES, extra=(
+    "skipped names the two tools the invented refund skipped: getCurrentTime and searchKnowledge",)))
 def check_pretended_calls(pretended_tools: Callable[[str], list[str]] | None, skipped: Any = None) -> None:
     """04, exercise 2: the tools a reply asks for (its `Action:` lines), and the tools the invention skipped."""
     exercise = "Exercise 2"
@@ -60,19 +274,16 @@ def check_pretended_calls(pretended_tools: Callable[[str], list[str]] | None, sk
         return _not_attempted(exercise, "Write def pretended_tools(text) and set skipped above.")
     if pretended_tools is None:
         _fail(exercise, "write pretended_tools(text) too")
-    for text, expected, what in PRETENDED_SAMPLES:
-        got = _run(exercise, "pretended_tools(...)", pretended_tools, text)
-        if got is not None and not isinstance(got, (list, tuple)):
-            _fail(exercise, f"on {what} it returned {_brief(got)}: return a list of tool names")
-        if list(got or []) != expected:
-            hint = ""
-            if any("Input" in str(name) or ":" in str(name) for name in got or []):
-                hint = " ('Action Input: ...' starts with 'Action' too: match the key with its colon)"
-            _fail(exercise, f"on {what} it returned {got!r}, expected {expected}{hint}")
+    if not callable(pretended_tools):
+        _fail(exercise, f"pretended_tools should be a function, got {type(pretended_tools).__name__}")
+    tried = agree_on(exercise, "check_pretended_calls", PRETENDED_RULES, pretended_tools, _pretended,
+                     shape=_a_list_of_names, read=_as_list, call="pretended_tools(text)")
     if skipped is None:
         _fail(exercise, "set skipped to the tools the invented run skipped")
+    # Fixed: which tools a refund decision needs is a fact of the lesson's run, not something to generate.
     if isinstance(skipped, str) or set(skipped) != {"getCurrentTime", "searchKnowledge"}:
         _fail(exercise, f"skipped={skipped!r}: deciding a refund needs today's date (how many days since "
                         "signing?) and the shop's policy (which windows apply?); which tools give those?")
-    return _passed(exercise, "the invention asked for queryOrder and applyRefund, and skipped the date and "
-                             "the policy: nothing checked that a refund was allowed.")
+    return _passed(exercise, f"{tried} generated replies read: every Action line's tool, in order. The invention "
+                             "asked for queryOrder and applyRefund, and skipped the date and the policy: nothing "
+                             "checked that a refund was allowed.")

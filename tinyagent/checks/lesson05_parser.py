@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
+from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.lesson04_stop_sequence import STOPPED
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades
-from tinyagent.parser import parse_step
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.parser import FINAL_ANSWER, parse_step
 
 INVENTED_STEP = """Thought: 先查订单。
 Action: queryOrder
@@ -22,6 +26,7 @@ Final Answer: 您好，订单 88231 的退款申请已提交：
 - 退款单号：RF202606300001
 - 预计 1-3 个工作日到账"""
 
+# The lesson's own replies: each is among the inputs the checks below generate (kept importable by these names).
 PARSER_CASES = [
     INVENTED_STEP,
     STOPPED,
@@ -52,24 +57,224 @@ def _reading(action: tuple[str, str] | None, final_answer: Any) -> str:
     return "no action and no answer" if final_answer is None else f"Final Answer {_brief(final_answer, 50)}"
 
 
-@grades("Exercise 1")
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What a parse says that the checks compare (the action and the final answer), shown in a few words."""
+
+    action: tuple[str, str] | None
+    final_answer: Any
+
+    def __repr__(self) -> str:
+        return _reading(self.action, self.final_answer)
+
+
+def _read(step: Any) -> _Read:
+    return _Read(_action_of(step), getattr(step, "final_answer", None))
+
+
+# -- the pieces of a reply, drawn at random: both languages, any tool, any id --------------------------------
+_TOOLS = ("queryOrder", "queryLogistics", "applyRefund", "getCurrentTime", "searchKnowledge", "cancelOrder",
+          "checkStock", "calculator", "get_weather", "sendCoupon")
+_THOUGHTS = ("用户想退订单 {id}。先查订单。", "签收后第 8 天，属于 15 天内的质量问题。", "我需要知道今天的日期。",
+             "先查物流 {tracking}。", "The customer asks about order {id}.", "I need the parcel's status first.",
+             "Let me check the policy. 然后再决定。", "已签收，直接退款。")
+_SECOND_LINES = ("So I look the order up first.", "然后再查物流。", "- 先查订单", "(the id is {id})")
+
+
+def _order_id(rng: random.Random) -> str:
+    return str(rng.randint(10000, 99999))
+
+
+def _tracking(rng: random.Random) -> str:
+    return rng.choice(("SF", "YT", "JD", "ZTO")) + str(rng.randint(10**9, 10**12))
+
+
+def _fill(rng: random.Random, template: str) -> str:
+    return template.format(id=_order_id(rng), tracking=_tracking(rng))
+
+
+def _thought_lines(rng: random.Random) -> list[str]:
+    lines = [f"Thought: {_fill(rng, rng.choice(_THOUGHTS))}"]
+    if rng.random() < 0.3:  # a Thought over two lines: the second starts with no key
+        lines.append(_fill(rng, rng.choice(_SECOND_LINES)))
+    return lines
+
+
+def _input_lines(rng: random.Random, *, pretty: bool = False) -> list[str]:
+    """An `Action Input:` and its value: an id, a tracking number, a query, nothing, or JSON (over several lines
+    when `pretty`)."""
+    if pretty:
+        value = {"orderId": _order_id(rng), "reason": rng.choice(("质量问题：扫地机不回充", "damaged box"))}
+        first, *rest = json.dumps(value, ensure_ascii=False, indent=rng.choice((2, 4))).splitlines()
+        return [f"Action Input: {first}", *rest]
+    value = rng.choice((_order_id(rng), _tracking(rng), "扫地机 退货 政策", "", f'{{"orderId":"{_order_id(rng)}"}}'))
+    return [f"Action Input: {value}".rstrip()]
+
+
+def _step_lines(rng: random.Random, *, pretty: bool = False) -> list[str]:
+    return [*_thought_lines(rng), f"Action: {rng.choice(_TOOLS)}", *_input_lines(rng, pretty=pretty)]
+
+
+def _observation_lines(rng: random.Random, indent: str = "") -> list[str]:
+    """An Observation the model made up: JSON on one line or several, or a sentence; with or without a space
+    after the colon (Chinese text is often written without one)."""
+    order = {"orderId": _order_id(rng), "status": rng.choice(("已签收", "运输中", "delivered"))}
+    kind = rng.randrange(4)
+    if kind == 0:
+        first, *rest = json.dumps(order, ensure_ascii=False, indent=2).splitlines()
+        return [f"{indent}Observation: {first}", *rest]
+    value = (json.dumps(order, ensure_ascii=False), f"订单{order['orderId']}已签收", "The parcel was delivered.")[kind - 1]
+    return [f"{indent}Observation:{rng.choice((' ', ''))}{value}"]
+
+
+def _run_on(rng: random.Random, *, pretty: bool = False) -> list[str]:
+    """What a model writes after its invented Observation: one to three more steps, more Observations between."""
+    lines: list[str] = []
+    for n in range(rng.randint(1, 3)):
+        if n:
+            lines += _observation_lines(rng)
+        lines += _step_lines(rng, pretty=pretty and rng.random() < 0.5)
+    return lines
+
+
+def _text(lines: list[str]) -> tuple[str]:
+    return ("\n".join(lines),)
+
+
+# -- exercise 1 ----------------------------------------------------------------------------------------------
+def _invented_steps(rng: random.Random) -> Iterator[tuple]:
+    yield (INVENTED_STEP,)
+    yield (STOPPED,)
+    for _ in range(10):
+        yield _text([*_step_lines(rng), *_observation_lines(rng), *_run_on(rng)])
+    for _ in range(2):  # the Observation comes first: no action is this step's
+        yield _text([*_observation_lines(rng), *_step_lines(rng)])
+
+
+_OBSERVATION_MENTIONS = ("Thought: The Observation: part comes from the tool.", "Thought: 先别写Observation:，那是工具的事。",
+                         "Thought: 等工具返回 Observation: 之后再说。", "Thought: no Observation: yet.")
+
+
+def _observation_at_a_line_start(rng: random.Random) -> Iterator[tuple]:
+    yield (PARSER_CASES[4],)
+    for _ in range(5):  # a mention is no section: the action after it is this step's
+        lines = [rng.choice(_OBSERVATION_MENTIONS), f"Action: {rng.choice(_TOOLS)}", *_input_lines(rng)]
+        if rng.random() < 0.5:
+            lines += [*_observation_lines(rng), *_run_on(rng)]
+        yield _text(lines)
+    for _ in range(5):  # an indented Observation line is a section all the same
+        indent = rng.choice((" ", "  ", "    ", "\t"))
+        yield _text([*_step_lines(rng), *_observation_lines(rng, indent), *_run_on(rng)])
+
+
+def _last_action(rng: random.Random) -> Iterator[tuple]:
+    yield (PARSER_CASES[3],)
+    yield (PARSER_CASES[5],)
+    yield (PARSER_CASES[8],)
+    for _ in range(4):  # two actions before the Observation: the last, with its own input
+        lines = [*_step_lines(rng), *_step_lines(rng)]
+        if rng.random() < 0.5:
+            lines += [*_observation_lines(rng), *_run_on(rng)]
+        yield _text(lines)
+    for _ in range(3):  # the last action has no input: an earlier input is not its input
+        yield _text([*_step_lines(rng), f"Action: {rng.choice(_TOOLS)}"])
+    for _ in range(2):  # an Action line inside a Thought, then the real one
+        yield _text([f"Thought: {_fill(rng, rng.choice(_THOUGHTS))}",
+                     f"Action: {rng.choice(_TOOLS)} needs a tracking number, and I only have {_order_id(rng)}.",
+                     "So I look the order up first.", f"Action: {rng.choice(_TOOLS)}", *_input_lines(rng)])
+
+
+def _values_over_lines(rng: random.Random) -> Iterator[tuple]:
+    yield (PARSER_CASES[7],)
+    for _ in range(5):
+        lines = _step_lines(rng, pretty=True)
+        if rng.random() < 0.6:
+            lines += [*_observation_lines(rng), *_run_on(rng, pretty=True)]
+        yield _text(lines)
+
+
+_ANSWERS = ("您好，订单 {id} 的退款申请已提交：\n- 退款单号：RF{refund}\n- 预计 1-3 个工作日到账",
+            "Your parcel {tracking} was signed for on 22 June.", "订单 {id} 已签收。", "Done.\n\nRefund RF{refund} is on its way.",
+            "1. 退款已提交\n2. 单号 RF{refund}")
+
+
+def _answer(rng: random.Random) -> str:
+    return rng.choice(_ANSWERS).format(id=_order_id(rng), tracking=_tracking(rng), refund=rng.randint(10**11, 10**12))
+
+
+def _final_answers(rng: random.Random) -> Iterator[tuple]:
+    yield (MULTI_LINE_ANSWER,)
+    yield (ANCHORED_CASES[0][0],)  # the mention in a Thought ends the run too: parse_step finds the key anywhere
+    yield ("**Final Answer:** done",)
+    for _ in range(6):
+        lines = _thought_lines(rng)
+        if rng.random() < 0.4:  # an answer wins over an action in the same reply
+            lines += [f"Action: {rng.choice(_TOOLS)}", *_input_lines(rng)]
+        lines.append(f"Final Answer:{rng.choice((' ', '', '  '))}{_answer(rng)}")
+        yield _text(lines)
+    for _ in range(2):
+        yield _text([f"Thought: {rng.choice(('现在可以给出', 'Too early for a'))} Final Answer: {_answer(rng)}",
+                     f"Action: {rng.choice(_TOOLS)}", *_input_lines(rng)])
+
+
+def _neither(rng: random.Random) -> Iterator[tuple]:
+    yield (PARSER_CASES[9],)
+    yield ("",)
+    yield ("\u200b🙂",)
+    yield (f"Thought: {_fill(rng, rng.choice(_THOUGHTS))}",)
+    yield _text(_observation_lines(rng))
+    tool, order = rng.choice(_TOOLS), _order_id(rng)
+    for sloppy in (f"**Action:** {tool}\n**Action Input:** {order}", f"action: {tool}\naction input: {order}",
+                   f"Action：{tool}\nAction Input：{order}", f"Thought：先查订单。\nfinal answer: 订单 {order} 已签收",
+                   f"Action:\nAction Input: {order}"):
+        yield (sloppy,)
+
+
+PARSER_RULES = (
+    Rule("an `Observation:` section ends the step: the action the model invented after it is not read",
+         _invented_steps, hint=lambda args, expected, got: "(it read the step the model invented after its "
+         "Observation)" if got.action is not None and _action_of(expected) != _action_of(got)
+         and f"Action: {got.action.tool_name}" in args[0].split("Observation:", 1)[-1] else None),
+    Rule("`Observation:` is a section only at the start of a (stripped) line: a Thought that mentions it goes on",
+         _observation_at_a_line_start),
+    Rule("the last `Action:` line wins, with the `Action Input:` that follows it (an earlier input belongs to the "
+         "discarded action)", _last_action),
+    Rule("a line that starts with no key continues the value above it (JSON written over several lines)",
+         _values_over_lines),
+    Rule("`Final Answer:` found anywhere makes the reply an answer: everything after it to the end of the text, "
+         "as parse_step reads it", _final_answers),
+    Rule("keys count only as written (a bold, lower-case or full-width-colon key is none): a reply with no "
+         "`Action:` and no `Final Answer:` has neither", _neither),
+)
+
+
+def _a_step(value: Any) -> str | None:
+    if not (hasattr(value, "action") and hasattr(value, "final_answer")):
+        return (f"it returned {_brief(value, 40)}: return a Step with .action and .final_answer, as parse_step's "
+                "ParsedStep has")
+    action = value.action
+    if action is not None and not (hasattr(action, "tool_name") and hasattr(action, "tool_input")):
+        return f"its .action is {_brief(action, 40)}: make it an Action(tool_name, tool_input), or None"
+    return None
+
+
+@grades("Exercise 1", spec=Spec(PARSER_RULES))
 def check_parser_stops_at_observation(my_parse_v2: Callable[[str], Any] | None) -> None:
     """05, exercise 1: a parser that ignores everything after an invented `Observation:`."""
     exercise = "Exercise 1"
     if my_parse_v2 is None:
         return _not_attempted(exercise, "Write def my_parse_v2(text) in the cell above.")
-    for text in PARSER_CASES:
-        mine = _run(exercise, "my_parse_v2(...)", my_parse_v2, text)
-        theirs = parse_step(text)
-        if _action_of(mine) != _action_of(theirs) or getattr(mine, "final_answer", None) != theirs.final_answer:
-            what = "the step the model invented after its Observation" if text == INVENTED_STEP else "this reply"
-            _fail(exercise, f"on {what} ({_brief(text)}) it read "
-                            f"{_reading(_action_of(mine), getattr(mine, 'final_answer', None))}; "
-                            f"tinyagent.parse_step reads {_reading(_action_of(theirs), theirs.final_answer)}")
-    return _passed(exercise, f"{len(PARSER_CASES)} replies read as parse_step reads them; the invented "
-                             "step after the Observation is ignored.")
+    if not callable(my_parse_v2):
+        _fail(exercise, f"my_parse_v2 should be a function, got {type(my_parse_v2).__name__}")
+    tried = agree_on(exercise, "check_parser_stops_at_observation", PARSER_RULES, my_parse_v2, parse_step,
+                     shape=_a_step, read=_read, call="my_parse_v2(text)")
+    return _passed(exercise, f"{tried} generated replies read as parse_step reads them (the same action, the same "
+                             "final answer); the invented step after an Observation is ignored.")
 
 
+# -- exercise 2 ----------------------------------------------------------------------------------------------
 ANCHORED_CASES = [
     ("Thought: Too early for a Final Answer: I need the order first.\nAction: queryOrder\nAction Input: 88231",
      None, "a Thought that mentions 'Final Answer:' mid-line"),
@@ -82,18 +287,106 @@ ANCHORED_CASES = [
 ]
 
 
-@grades("Exercise 2")
+def _anchored(text: str) -> str | None:
+    """05, exercise 2's answer (the solution's behaviour)."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith(FINAL_ANSWER):
+            return "\n".join([stripped[len(FINAL_ANSWER):]] + lines[i + 1:]).strip()
+    return None
+
+
+def _answer_lines(rng: random.Random, indent: str = "") -> list[str]:
+    """A reply that ends in an answer: a Thought (maybe an action before it), then the `Final Answer:` line and
+    every line of the answer, on the key's line or starting on the next, maybe with blank lines around it."""
+    lines = _thought_lines(rng) if rng.random() < 0.8 else []
+    if rng.random() < 0.3:
+        lines += [f"Action: {rng.choice(_TOOLS)}", *_input_lines(rng)]
+    answer = _answer(rng)
+    if rng.random() < 0.2:
+        answer = f"\n{answer}"  # the answer starts on the line after the key
+    after = rng.choice(("", "", "\n", "  \n\n"))  # what follows the answer is stripped off
+    lines.append(f"{indent}Final Answer:{rng.choice((' ', '', '  '))}{answer}{after}")
+    return lines
+
+
+def _answers_to_the_end(rng: random.Random) -> Iterator[tuple]:
+    yield (MULTI_LINE_ANSWER,)
+    for _ in range(10):
+        yield _text(_answer_lines(rng))
+    yield ("Final Answer: 已为您提交退款：\n  - 单号 RF202606300001\n  - 原路退回",)  # indented lines of the answer stay
+
+
+def _indented_keys(rng: random.Random) -> Iterator[tuple]:
+    yield (ANCHORED_CASES[2][0],)
+    for _ in range(4):
+        yield _text(_answer_lines(rng, indent=rng.choice((" ", "  ", "    ", "\t"))))
+
+
+_ANSWER_MENTIONS = ("Thought: Too early for a Final Answer: I need the order first.",
+                    "Thought: 现在还不能给Final Answer:，先查订单。", "Thought: 先查订单，再写 Final Answer: 给顾客。",
+                    "Action Input: Final Answer: {id}")
+
+
+def _mid_line(rng: random.Random) -> Iterator[tuple]:
+    yield (ANCHORED_CASES[0][0],)
+    yield (ANCHORED_CASES[3][0],)
+    for _ in range(4):
+        yield _text([_fill(rng, rng.choice(_ANSWER_MENTIONS)), f"Action: {rng.choice(_TOOLS)}", *_input_lines(rng)])
+    for _ in range(3):  # a mention first, a real answer line later: the real one
+        yield _text([_fill(rng, rng.choice(_ANSWER_MENTIONS)), *_answer_lines(rng)])
+    yield (f"**Final Answer:** {_answer(rng)}",)
+
+
+def _nothing_after_the_key(rng: random.Random) -> Iterator[tuple]:
+    yield ("Final Answer:",)
+    yield (f"Thought: {_fill(rng, rng.choice(_THOUGHTS))}\nFinal Answer:   ",)
+    yield ("Thought: 好了。\n  Final Answer:\n\n",)
+
+
+def _no_answer_line(rng: random.Random) -> Iterator[tuple]:
+    yield (ANCHORED_CASES[4][0],)
+    yield ("",)
+    yield ("您好，您的包裹已经签收了。",)
+    yield ("\u200b🙂\n",)
+    for _ in range(3):
+        yield _text(_step_lines(rng, pretty=rng.random() < 0.3))
+
+
+def _cut_at_line_end(args: tuple, expected: Any, got: Any) -> str | None:
+    if isinstance(expected, str) and isinstance(got, str) and got and expected.startswith(got):
+        return "(an answer runs to the end of the text, not to the end of its line)"
+    return None
+
+
+ANCHORED_RULES = (
+    Rule("`Final Answer:` at the start of a line: the answer is everything after it to the end of the text, every "
+         "line of it (stripped of the spaces around it)", _answers_to_the_end, hint=_cut_at_line_end),
+    Rule("the line is stripped before its start is tested: an indented `Final Answer:` line counts",
+         _indented_keys),
+    Rule("`Final Answer:` in the middle of a line (a Thought that mentions it, a bold **Final Answer:**) does not "
+         "count; a later line that starts with it does", _mid_line),
+    Rule("a `Final Answer:` line with nothing after it is an empty answer, '', not None", _nothing_after_the_key),
+    Rule("with no line that starts with `Final Answer:`, return None", _no_answer_line),
+)
+
+
+def _a_string_or_none(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return None
+    return f"it returned {_brief(value, 40)}: return the answer as a string, or None"
+
+
+@grades("Exercise 2", spec=Spec(ANCHORED_RULES))
 def check_anchored_final_answer(final_answer_anchored: Callable[[str], str | None] | None) -> None:
     """05, exercise 2: `Final Answer:` found only at the start of a line, and kept to the end of the text."""
     exercise = "Exercise 2"
     if final_answer_anchored is None:
         return _not_attempted(exercise, "Write def final_answer_anchored(text) in the cell above.")
-    for text, expected, what in ANCHORED_CASES:
-        got = _run(exercise, "final_answer_anchored(...)", final_answer_anchored, text)
-        if got != expected:
-            hint = ""
-            if expected and isinstance(got, str) and expected.startswith(got) and got:
-                hint = " (an answer runs to the end of the text, not to the end of its line)"
-            _fail(exercise, f"on {what} it returned {got!r}, expected {expected!r}{hint}")
-    return _passed(exercise, "the key counts only at a line start, and the whole answer is kept; "
-                             "a bold **Final Answer:** is what you lose.")
+    if not callable(final_answer_anchored):
+        _fail(exercise, f"final_answer_anchored should be a function, got {type(final_answer_anchored).__name__}")
+    tried = agree_on(exercise, "check_anchored_final_answer", ANCHORED_RULES, final_answer_anchored, _anchored,
+                     shape=_a_string_or_none, call="final_answer_anchored(text)")
+    return _passed(exercise, f"{tried} generated replies read: the key counts only at a line start, and the whole "
+                             "answer is kept; a bold **Final Answer:** is what you lose.")

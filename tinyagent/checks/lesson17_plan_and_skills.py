@@ -137,7 +137,7 @@ def _two_orders(rng: random.Random) -> Iterator[tuple]:
     for _ in range(10):
         a, b = rng.sample(range(10000, 100000), 2)
         form = rng.choice(("订单 {a} 和 {b} 的物流都查一下", "Refund {a} and {b}", "订单{a}、{b}到哪了", "{a},{b}",
-                           "Where are {a} and {b}? And {a} again."))
+                           "Where are {a} and {b}? And {a} again.", "{a}, {a} 和 {b}"))
         yield (form.format(a=a, b=b),)
     for _ in range(6):  # the same id twice is one order
         a = _order_id(rng)

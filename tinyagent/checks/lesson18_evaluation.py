@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from tinyagent.checks.generated import Spec
 from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
 from tinyagent.evaluation import CHECKS, EvalTask, RunOutcome, ToolUse, evaluate, grade
 from tinyagent.llm_client import LlmClient
@@ -15,7 +16,11 @@ from tinyagent.protocols.protocol_comparison import run_on_fresh_shop
 EVAL_EXERCISE_REQUEST = "Order 88234 arrived three days ago and I have not used it. Please refund it."
 
 
-@grades("Exercise 1")
+@grades("Exercise 1", spec=Spec(fixed="one fixed request, named by the exercise: the learner's task is graded on the "
+                                       "careful model's run of it (which must pass) and on seven wrong runs made "
+                                       "from that run (each must fail), not on inputs of the learner's code; its tools, "
+                                       "may_also_call, refunds and facts must be tuples of strings (a one-item tuple "
+                                       "keeps its comma)"))
 def check_eval_task(my_task: Any) -> None:
     """18, exercise 1: an EvalTask for EVAL_EXERCISE_REQUEST that the careful model's run passes and that
     fails each wrong run: no refund written, a refund without the checks, the wrong order, an invented id."""
@@ -30,6 +35,9 @@ def check_eval_task(my_task: Any) -> None:
     if my_task.lang != "en":
         _fail(exercise, f"lang says which language the customer wrote in, and expects the answer in: 'en' here, "
                         f"got {my_task.lang!r}")
+
+    for field in ("tools", "may_also_call", "refunds", "facts"):
+        _tuple_of_strings(exercise, field, getattr(my_task, field))
 
     # The careful classroom model gets it right (tests/test_exercises.py shows it): its run must pass.
     result, refunds = run_on_fresh_shop(my_task.question, "text", LlmClient.classroom())
@@ -70,6 +78,17 @@ def check_eval_task(my_task: Any) -> None:
                              "written, a refund without the checks, the wrong order, an invented refund id.")
 
 
+def _tuple_of_strings(exercise: str, field: str, value: Any) -> None:
+    """`field` of the task holds names or ids, several of them: a tuple (or list) of strings. A lone string is
+    most likely a one-item tuple written without its comma, ("88234") for ("88234",); read as it is, each of its
+    characters would be a name or id of its own."""
+    if isinstance(value, str):
+        _fail(exercise, f"{field} is the string {_brief(value, 40)}, not a tuple: a tuple of one item needs its "
+                        f"comma, ({value!r},)")
+    if not isinstance(value, (tuple, list)) or not all(isinstance(item, str) for item in value):
+        _fail(exercise, f"{field} should be a tuple of strings, got {_brief(value, 50)}")
+
+
 # Exercise 2: the variants to predict, and what each does on the English refund with text ReAct.
 VARIANT_BEHAVIOUR = {
     "classroom-no-final": "it calls the right tools and its last reply holds the refund id, but in plain prose: "
@@ -83,7 +102,8 @@ VARIANT_BEHAVIOUR = {
 }
 
 
-@grades("Exercise 2")
+@grades("Exercise 2", spec=Spec(fixed="a prediction of what a run shows: the checks each of the four fixed variants "
+                                       "fails on the English refund, compared with an evaluation run by the check"))
 def check_variant_failures(predicted_failures: dict | None) -> None:
     """18, exercise 2: which of the four checks each variant fails on the English refund (text ReAct),
     measured on the spot."""

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import requests
 
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
 from tinyagent.llm_client import LlmClient
 from tinyagent.registry import ToolRegistry
 from tinyagent.serving import ServiceConfig, ServiceServer
@@ -36,47 +39,171 @@ SSE_EXERCISE_STREAMS = (
 )
 
 
-SSE_RULES = ("Blocks end at a blank line; in a block, ':' starts a comment, 'event:' names the event "
-             "(\"message\" if none), and the 'data:' lines, joined with newlines, are the JSON.")
-
-
-def read_sse_reference(text: str) -> list[tuple[str, dict]]:
-    """The check's own reader: (event name, data as JSON) for each block of a Server-Sent Events text."""
+def read_sse_reference(text: str) -> list[tuple[str, Any]]:
+    """The check's own reader, as the lesson's solution reads: (event name, data as JSON) for each block of a
+    Server-Sent Events text."""
     events = []
     for block in text.replace("\r\n", "\n").split("\n\n"):
         name, data = "message", []
         for line in block.split("\n"):
+            if line.startswith(":"):
+                continue
             if line.startswith("event:"):
-                name = line[6:].strip()
+                name = line[len("event:"):].strip()
             elif line.startswith("data:"):
-                data.append(line[5:].removeprefix(" "))
+                data.append(line[len("data:"):].removeprefix(" "))
         if data:
             events.append((name, json.loads("\n".join(data))))
     return events
 
 
-@grades("Exercise 1")
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+# Event names the service sends, and others a stream may carry: a reader must take the name from the line.
+_NAMES = ("start", "reply_delta", "tool_call", "observation", "end", "final", "error", "step", "usage", "ping",
+          "status_update", "message")
+_TEXTS = ("Thought: ", "It is on its way.", "订单 {id} 已签收", "退款已提交，退款单号 RF2026063000{n:02d}", "",
+          "Action: queryOrder", "快递 SF{sf} 在派送中 🚚", "a \"quoted\" word", "line one\nline two", "¥1999.00",
+          "Where is order {id}?", "  spaces  ")
+_KEYS = ("text", "answer", "name", "input", "session_id", "query", "step", "reason", "note", "内容")
+_COMMENTS = (": keep-alive", ":", ":ping", ": data: {this is not data}", ": event: not-a-name", ":注释")
+
+
+def _value(rng: random.Random) -> Any:
+    roll = rng.random()
+    if roll < 0.6:
+        return rng.choice(_TEXTS).format(id=rng.randint(10000, 99999), n=rng.randint(1, 99),
+                                         sf=rng.randint(10**9, 10**10 - 1))
+    if roll < 0.8:
+        return rng.randint(0, 12000)
+    return rng.choice((None, True, False, [rng.randint(1, 99), "二"], {"orderId": str(rng.randint(10000, 99999))}))
+
+
+def _data(rng: random.Random) -> dict:
+    return {key: _value(rng) for key in rng.sample(_KEYS, rng.randint(1, 4))}
+
+
+def _data_lines(data: dict, rng: random.Random, *, lines: int = 1) -> list[str]:
+    """`data` as JSON on `lines` data: lines (cut between JSON tokens, where a newline is only white space), each
+    with or without the one space after 'data:'."""
+    if lines == 1:
+        parts = [json.dumps(data, ensure_ascii=rng.random() < 0.3)]
+    else:
+        parts = json.dumps(data, ensure_ascii=False, indent=rng.choice((None, 1, 2))).split("\n")
+        if len(parts) == 1:  # no indent: cut after the commas instead
+            pieces = parts[0].split(", ")
+            parts = [", ".join(pieces[:1]), *([", ".join(pieces[1:])] if pieces[1:] else [])]
+    return [f"data:{rng.choice((' ', ' ', ''))}{part}" for part in parts]
+
+
+def _block(rng: random.Random, name: str | None, data: dict, *, lines: int = 1, comments: bool = False) -> list[str]:
+    block = [f"event:{rng.choice((' ', ' ', ''))}{name}"] if name is not None else []
+    block += _data_lines(data, rng, lines=lines)
+    if comments:
+        block.insert(rng.randint(0, len(block)), rng.choice(_COMMENTS))
+    return block
+
+
+def _stream(blocks: list[list[str]], end: str = "\n") -> str:
+    return "".join(end.join(block) + end + end for block in blocks)
+
+
+def _named_streams(rng: random.Random) -> Iterator[tuple]:
+    yield (SSE_EXERCISE_STREAMS[0][1],)
+    yield ("",)
+    for size in (1, 1, 2, 3, 3, 4, 5, 6, 8, 12):
+        yield (_stream([_block(rng, rng.choice(_NAMES), _data(rng)) for _ in range(size)]),)
+
+
+def _streams_with_comments(rng: random.Random) -> Iterator[tuple]:
+    yield (SSE_EXERCISE_STREAMS[1][1],)
+    for _ in range(10):
+        blocks = []
+        for _ in range(rng.randint(1, 5)):
+            if rng.random() < 0.4:  # a block of comments only, as a keep-alive is: no event
+                blocks.append([rng.choice(_COMMENTS) for _ in range(rng.randint(1, 2))])
+            blocks.append(_block(rng, rng.choice(_NAMES), _data(rng), comments=rng.random() < 0.5))
+        yield (_stream(blocks),)
+    yield (_stream([[rng.choice(_COMMENTS)] for _ in range(3)]),)  # nothing but keep-alives: no event at all
+
+
+def _streams_with_data_on_several_lines(rng: random.Random) -> Iterator[tuple]:
+    yield (SSE_EXERCISE_STREAMS[2][1],)
+    for _ in range(10):
+        blocks = [_block(rng, rng.choice(_NAMES), _data(rng), lines=rng.choice((1, 2, 3)))
+                  for _ in range(rng.randint(1, 4))]
+        yield (_stream(blocks),)
+
+
+def _streams_with_unnamed_events(rng: random.Random) -> Iterator[tuple]:
+    yield (SSE_EXERCISE_STREAMS[3][1],)
+    yield (SSE_EXERCISE_STREAMS[4][1],)
+    for _ in range(10):
+        blocks = [_block(rng, rng.choice((None, None, *_NAMES)), _data(rng), lines=rng.choice((1, 1, 2)))
+                  for _ in range(rng.randint(2, 5))]
+        yield (_stream(blocks),)
+
+
+def _streams_with_windows_line_ends(rng: random.Random) -> Iterator[tuple]:
+    yield (SSE_EXERCISE_STREAMS[5][1],)
+    for _ in range(8):
+        blocks = [_block(rng, rng.choice((None, *_NAMES)), _data(rng), lines=rng.choice((1, 2)),
+                         comments=rng.random() < 0.3) for _ in range(rng.randint(1, 4))]
+        yield (_stream(blocks, end="\r\n"),)
+
+
+def _first_difference(args: tuple, expected: list, got: list) -> str | None:
+    """Where the answer's events part from the reference's, in a few words: the whole lists, cut to fit a
+    failure, can hide it."""
+    got = [tuple(pair) for pair in got]
+    for place, ((name, data), (right_name, right_data)) in enumerate(zip(got, expected), 1):
+        if name != right_name:
+            return f"Event {place}'s name: {_brief(name, 25)}, expected {_brief(right_name, 25)}."
+        if data != right_data:
+            return f"Event {place}'s data: {_brief(data, 30)}, expected {_brief(right_data, 30)}."
+    if len(got) != len(expected):
+        return f"It read {len(got)} event(s), expected {len(expected)}."
+    return None
+
+
+SSE_RULES = (
+    Rule("a blank line ends a block; each block with data is one (name, data) pair, in order", _named_streams, _first_difference),
+    Rule("a ':' line is a comment (a block of only comments gives no event)", _streams_with_comments,
+         _first_difference),
+    Rule("data: lines are joined with newlines, then read as JSON; one space after data: is not data",
+         _streams_with_data_on_several_lines, _first_difference),
+    Rule("a block with no event: line is named \"message\" (not the block before's name)",
+         _streams_with_unnamed_events, _first_difference),
+    Rule("Windows line ends (\\r\\n) read as \\n do", _streams_with_windows_line_ends, _first_difference),
+)
+
+
+def _list_of_pairs(value: object) -> str | None:
+    if isinstance(value, (list, tuple)) and all(
+            isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in value):
+        return None
+    return f"it returned {_brief(value, 50)}: return a list of (event name, data) pairs"
+
+
+def _a_copy_of(answer: Callable[..., Any]) -> Callable[..., Any]:
+    """`answer`, returning a copy of what it returns: an answer that hands back one module-level list each call
+    would otherwise change its own first answer too, and the state it keeps would not show."""
+    return lambda *args: copy.deepcopy(answer(*args))
+
+
+@grades("Exercise 1", spec=Spec(SSE_RULES))
 def check_sse_reader(read_events: Callable[[str], list] | None) -> None:
-    """19, exercise 1: read_events(text) -> [(event name, data dict), ...], for the streams above."""
+    """19, exercise 1: read_events(text) -> [(event name, data), ...], on streams drawn from the spec (the six of
+    SSE_EXERCISE_STREAMS among them)."""
     exercise = "Exercise 1"
     if read_events is None:
         return _not_attempted(exercise, "Define read_events(text) in the cell above.")
     if not callable(read_events):
         _fail(exercise, f"read_events should be a function of the stream's text, got {type(read_events).__name__}")
-    for what, text in SSE_EXERCISE_STREAMS:
-        got = _run(exercise, f"read_events on {what}", read_events, text)
-        expected = read_sse_reference(text)
-        try:
-            got = [tuple(pair) for pair in got]
-        except TypeError:
-            _fail(exercise, f"read_events should return a list of (event, data) pairs, got {got!r}")
-        if got != expected:
-            place = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
-            mine = _brief(got[place], 50) if place < len(got) else "nothing"
-            right = _brief(expected[place], 50) if place < len(expected) else "nothing"
-            _fail(exercise, f"on {what}, event {place + 1} read as {mine}, expected {right}. {SSE_RULES}")
-    return _passed(exercise, f"read_events reads all {len(SSE_EXERCISE_STREAMS)} streams: comments skipped, data "
-                             "lines joined, unnamed events called \"message\", \\r\\n line ends too.")
+    tried = agree_on(exercise, "check_sse_reader", SSE_RULES, _a_copy_of(read_events), read_sse_reference, shape=_list_of_pairs,
+                     read=lambda pairs: [tuple(pair) for pair in pairs], call="read_events(text)",
+                     show=lambda args: _brief(args[0], 34))
+    return _passed(exercise, f"{tried} generated streams read as the spec says: comments skipped, data lines "
+                             "joined, unnamed events called \"message\", \\r\\n line ends too.")
 
 
 def registry_with_a_broken_courier(shop, clock=None):
@@ -98,7 +225,8 @@ SERVING_EXERCISE_REQUESTS = (
 )
 
 
-@grades("Exercise 2")
+@grades("Exercise 2", spec=Spec(fixed="a prediction of what a run shows: the status code of each of the seven fixed "
+                                       "requests, compared with what a service started by the check answers them"))
 def check_status_predictions(predicted_status: dict | None) -> None:
     """19, exercise 2: the status code the service answers each request of SERVING_EXERCISE_REQUESTS with.
     The check starts a service (an API key, a 2 KB body limit, queryLogistics broken) and sends them."""

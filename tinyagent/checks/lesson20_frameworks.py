@@ -3,9 +3,14 @@ built each framework part."""
 
 from __future__ import annotations
 
+import copy
 import json
+import random
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from tinyagent.checks.reporting import _fail, _not_attempted, _passed, _run
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
 
 _QUESTION = "Order 88231: my robot vacuum won't charge any more. Please refund it."
 _ORDER = ('{"orderId":"88231","product":"比特 S10 Pro 扫地机","price":1999,"signTime":"2026-06-22",'
@@ -58,23 +63,236 @@ OBSERVATION_CASES: list[tuple[str, dict, list[str]]] = [
 ]
 
 
-def check_observations_in(observations_in) -> None:
-    """20, exercise 1: the learner's `observations_in(body)` finds every Observation in every recorded shape."""
+def _text_of(content: Any) -> str:
+    """A message's text: a string, or its parts' text joined with newlines (the solution's reading)."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
+
+
+def observations_reference(body: dict) -> list[str]:
+    """Exercise 1's answer, as the lesson's solution reads a request: the tools' results, in the order sent."""
+    found = []
+    for item in body.get("messages", body.get("input", [])):
+        if item.get("type") == "function_call_output":  # the Responses API
+            found.append(item["output"])
+            continue
+        text = _text_of(item.get("content")).strip()
+        if item.get("role") == "tool":
+            found.append(text)
+        elif item.get("role") == "user" and text.startswith("Observation:"):
+            found.append(text[len("Observation:"):].strip())
+        elif item.get("role") == "user" and "\nQuestion:" in text:  # one prompt with its scratchpad
+            scratchpad = text.rsplit("\nQuestion:", 1)[1]
+            found += [line[len("Observation:"):].strip() for line in scratchpad.splitlines()
+                      if line.startswith("Observation:")]
+    return found
+
+
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+_TOOLS = ("queryOrder", "getCurrentTime", "queryLogistics", "searchKnowledge", "applyRefund", "lookupInvoice",
+          "checkStock")
+_QUESTIONS = ("Order {id}: my robot vacuum won't charge any more. Please refund it.", "订单 {id} 的快递到哪了？",
+              "我的订单{id}三天前签收了，没用过，能退吗？", "Where is parcel SF{sf}?", "Is order {id} still in stock?")
+_SYSTEMS = ("You are a shop assistant.", "Tools: queryOrder, getCurrentTime.\nObservation: what a tool returned",
+            "你是一个网店客服。", "You are an expert assistant.\nQuestion: the task\nObservation: a tool's result")
+
+
+def _result(rng: random.Random) -> str:
+    """One tool's result as the shop's tools write it: JSON (Chinese kept), or a short text or error."""
+    order, sf = str(rng.randint(10000, 99999)), f"SF{rng.randint(10**9, 10**10 - 1)}"
+    return rng.choice((
+        json.dumps({"orderId": order, "product": rng.choice(("比特 S10 Pro 扫地机", "USB-C cable", "保温杯")),
+                    "price": rng.choice((1999, 39, 129.5, 12000)), "status": rng.choice(("已签收", "运输中", "shipped")),
+                    "trackingNo": sf}, ensure_ascii=False, separators=rng.choice(((",", ":"), (", ", ": ")))),
+        json.dumps({"currentTime": f"2026-06-{rng.randint(10, 30)}T{rng.randint(10, 23)}:05:23",
+                    "weekday": rng.choice(("星期二", "Tuesday"))}, ensure_ascii=False),
+        json.dumps({"trackingNo": sf, "carrier": "顺丰速运", "events": ["已揽收", "运输中", "派送中"]}, ensure_ascii=False),
+        f'{{"error": "order {order} not found"}}',
+        f"Refund RF2026063000{rng.randint(10, 99)} submitted for order {order}.",
+        "七天无理由退货：签收后 7 天内，商品未使用可退。",
+    ))
+
+
+def _results(rng: random.Random, low: int = 1, high: int = 4) -> list[str]:
+    return [_result(rng) for _ in range(rng.randint(low, high))]
+
+
+def _question(rng: random.Random) -> str:
+    return rng.choice(_QUESTIONS).format(id=rng.randint(10000, 99999), sf=rng.randint(10**9, 10**10 - 1))
+
+
+def _call(n: int, rng: random.Random) -> dict:
+    name = rng.choice(_TOOLS)
+    return {"id": f"call_{n}", "type": "function",
+            "function": {"name": name, "arguments": json.dumps({"orderId": str(rng.randint(10000, 99999))})}}
+
+
+def _parts(text: str, rng: random.Random) -> list[dict]:
+    """`text` as content parts: the text part alone, or after an empty text part or a part with no text."""
+    before = rng.choice(([], [], [{"type": "text", "text": ""}], [{"type": "image_url", "image_url": {"url": "x.png"}}]))
+    return [*before, {"type": "text", "text": text}]
+
+
+def _head(rng: random.Random, *, parts: bool = False) -> list[dict]:
+    question = _question(rng)
+    messages = [{"role": "system", "content": rng.choice(_SYSTEMS)}] if rng.random() < 0.7 else []
+    return [*messages, {"role": "user", "content": _parts(question, rng) if parts else question}]
+
+
+def _native(rng: random.Random) -> Iterator[tuple]:
+    yield (OBSERVATION_CASES[1][1],)
+    for _ in range(10):
+        messages, n = _head(rng), 0
+        for group in range(rng.randint(1, 3)):  # one assistant turn may call several tools at once
+            calls = [_call(n := n + 1, rng) for _ in range(rng.randint(1, 3))]
+            messages.append({"role": "assistant", "content": rng.choice((None, "", "Let me check.")),
+                             "tool_calls": calls})
+            messages += [{"role": "tool", "tool_call_id": call["id"], "content": _result(rng)} for call in calls]
+        if rng.random() < 0.5:
+            messages.append({"role": "assistant", "content": "订单已签收。"})
+            messages.append({"role": "user", "content": "Thanks! And the invoice?"})
+        yield ({"model": "m", "messages": messages},)
+
+
+def _text_react(rng: random.Random) -> Iterator[tuple]:
+    yield (OBSERVATION_CASES[2][1],)
+    for _ in range(10):
+        messages = _head(rng)
+        for result in _results(rng):
+            tool = rng.choice(_TOOLS)
+            messages.append({"role": "assistant", "content": f"Thought: I call {tool}.\nAction: {tool}\n"
+                                                             f"Action Input: {rng.randint(10000, 99999)}"})
+            if rng.random() < 0.3:  # a result of several lines: all of it is the result
+                result = json.dumps(json.loads(result), ensure_ascii=False, indent=2) if result.startswith("{") else \
+                    f"{result}\n(2 lines)"
+            space = rng.choice((" ", " ", "\n", "  "))
+            messages.append({"role": "user", "content": f"Observation:{space}{result}{rng.choice(('', '', chr(10)))}"})
+        if rng.random() < 0.4:  # the model quoting the label is not a result; a user's question is not either
+            messages.append({"role": "assistant", "content": "Observation: I made this up"})
+            messages.append({"role": "user", "content": "What does Observation: mean here?"})
+        yield ({"model": "m", "messages": messages},)
+
+
+def _content_parts(rng: random.Random) -> Iterator[tuple]:
+    yield (OBSERVATION_CASES[3][1],)
+    for _ in range(10):
+        messages = _head(rng, parts=True)
+        for result in _results(rng):
+            messages.append({"role": "assistant", "content": _parts(f"Calling tools:\n[{{'name': '{rng.choice(_TOOLS)}'}}]",
+                                                                    rng)})
+            if rng.random() < 0.5:
+                messages.append({"role": "user", "content": _parts(f"Observation:\n{result}", rng)})
+            else:  # a tool message's content may come as parts too
+                messages.append({"role": "tool", "tool_call_id": "c", "content": _parts(result, rng)})
+        yield ({"model": "m", "messages": messages},)
+
+
+_FORMAT = ("Use the following format:\n\nQuestion: the input question you must answer\nThought: think\n"
+           "Action: the action to take\nAction Input: the input to the action\n"
+           "Observation: the result of the action\n... (this can repeat N times)\n"
+           "Final Answer: the final answer\n\nBegin!\n\n")
+
+
+def _whole_prompt(rng: random.Random) -> Iterator[tuple]:
+    yield (OBSERVATION_CASES[4][1],)
+    for _ in range(10):
+        scratchpad = [f"Question: {_question(rng)}"]
+        for result in _results(rng, 0, 4):
+            tool = rng.choice(_TOOLS)
+            scratchpad += [f"Thought: I call {tool}.", f"Action: {tool}", f"Action Input: {rng.randint(10000, 99999)}",
+                           f"Observation: {result}"]
+        prompt = rng.choice(("Answer as best you can.\n\n", "尽力回答。\n\n")) + _FORMAT
+        if rng.random() < 0.4:  # an example of a whole run above the real question: its lines are not results
+            prompt += f"Example:\nQuestion: {_question(rng)}\nObservation: {_result(rng)}\nFinal Answer: ok\n\n"
+        yield ({"model": "m", "stop": ["\nObservation"],
+                "messages": [{"role": "user", "content": prompt + "\n".join(scratchpad) + "\nThought:"}]},)
+
+
+def _responses(rng: random.Random) -> Iterator[tuple]:
+    yield (OBSERVATION_CASES[5][1],)
+    for _ in range(8):
+        items: list[dict] = [{"role": "user", "content": _question(rng)}]
+        for n, result in enumerate(_results(rng), 1):
+            name = rng.choice(_TOOLS)
+            items.append({"type": "function_call", "call_id": f"call_{n}", "name": name, "arguments": "{}"})
+            items.append({"type": "function_call_output", "call_id": f"call_{n}", "output": result})
+        yield ({"model": "m", "instructions": rng.choice(_SYSTEMS), "input": items},)
+
+
+def _nothing_observed(rng: random.Random) -> Iterator[tuple]:
+    yield (OBSERVATION_CASES[0][1],)
+    yield ({"model": "m", "messages": []},)
+    yield ({"model": "m", "input": [{"role": "user", "content": _question(rng)}]},)
+    for _ in range(3):
+        yield ({"model": "m", "messages": _head(rng, parts=rng.random() < 0.5)},)
+
+
+def _list_of_strings(value: object) -> str | None:
+    if isinstance(value, list) and all(isinstance(text, str) for text in value):
+        return None
+    return f"it returned {_brief(value, 50)}: return a list of strings, each result as the request carries it"
+
+
+def _stripped(found: list[str]) -> list[str]:
+    # white space around a result is not part of it (anything not a string is left for the shape's message)
+    return [text.strip() if isinstance(text, str) else text for text in found]
+
+
+def _first_difference(args: tuple, expected: list[str], got: list[str]) -> str | None:
+    """What differs, in words: how many results were found, or the first one read otherwise; and when the count
+    and order are right but a result is the same JSON written again, say so rather than blame count or order."""
+    if len(expected) != len(got):
+        return f"It found {len(got)} result(s), expected {len(expected)}."
+    for place, (want, have) in enumerate(zip(_stripped(expected), _stripped(got))):
+        if want != have:
+            try:
+                same = json.loads(want) == json.loads(have)
+            except (ValueError, TypeError):
+                same = False
+            if same:
+                return (f"Count and order are right, but result {place + 1} was parsed and dumped again: return "
+                        "its text as sent.")
+            if want in _stripped(got):
+                return f"Result {place + 1} is {_brief(have, 30)}, expected {_brief(want, 30)}: not in the order sent."
+            return f"Result {place + 1} is {_brief(have, 40)}, expected {_brief(want, 40)}."
+    return None
+
+
+OBSERVATION_RULES = (
+    Rule("a message with role \"tool\": its content, each one, in the order sent", _native, _first_difference),
+    Rule("a user message that begins with Observation: gives all the text after the label", _text_react,
+         _first_difference),
+    Rule("content that is a list of parts rather than a string: read the parts' text", _content_parts,
+         _first_difference),
+    Rule("a user message holding the whole prompt: Observation: lines after its last Question:", _whole_prompt,
+         _first_difference),
+    Rule("the Responses API's input: each function_call_output item's output", _responses, _first_difference),
+    Rule("[] when the request carries no result", _nothing_observed, _first_difference),
+)
+
+
+def _a_copy_of(answer: Callable[..., Any]) -> Callable[..., Any]:
+    """`answer`, returning a copy of what it returns: an answer that hands back one module-level list each call
+    would otherwise change its own first answer too, and the state it keeps would not show."""
+    return lambda *args: copy.deepcopy(answer(*args))
+
+
+@grades("Exercise 1", spec=Spec(OBSERVATION_RULES))
+def check_observations_in(observations_in: Callable[[dict], list[str]] | None) -> None:
+    """20, exercise 1: the learner's `observations_in(body)` finds every Observation, in requests of every shape
+    the lesson recorded (OBSERVATION_CASES among them) drawn with random results, tools and lengths."""
     exercise = "Exercise 1"
     if observations_in is None:
         return _not_attempted(exercise, "Write def observations_in(body): ... returning a list of strings.")
     if not callable(observations_in):
         _fail(exercise, f"observations_in should be a function, got {type(observations_in).__name__}")
-    for what, body, expected in OBSERVATION_CASES:
-        given = json.loads(json.dumps(body, ensure_ascii=False))  # a copy: the answer may not change the case
-        got = _run(exercise, f"observations_in(<{what}>)", observations_in, given)
-        if not isinstance(got, list) or not all(isinstance(text, str) for text in got):
-            _fail(exercise, f"on {what}: return a list of strings, got {got!r}")
-        if [text.strip() for text in got] != expected:
-            _fail(exercise, f"on {what}: expected {len(expected)} Observation(s), in order, "
-                            f"{[text[:40] + '…' for text in expected]}, got {[t[:40] + '…' for t in got]}")
-    return _passed(exercise, f"all {len(OBSERVATION_CASES)} shapes read: the same tool results travel as tool "
-                             "messages, as user text, inside one prompt and as Responses items.")
+    tried = agree_on(exercise, "check_observations_in", OBSERVATION_RULES, _a_copy_of(observations_in),
+                     observations_reference,
+                     shape=_list_of_strings, read=_stripped, call="observations_in(body)",
+                     show=lambda args: _brief(args[0], 30))
+    return _passed(exercise, f"{tried} generated requests read: the same tool results travel as tool messages, as "
+                             "user text, inside one prompt and as Responses items.")
 
 
 # each framework's name -> what the part does (the hint a wrong answer gets); the lesson it maps to below
@@ -92,7 +310,9 @@ _LESSONS = {"AgentExecutor": 6, "bind_tools": 9, "with_structured_output": 7, "m
             "handle_parsing_errors": 11, "checkpointer": 12, 'stop=["\\nObservation"]': 4, "interrupt": 15}
 
 
-def check_part_lessons(part_lessons) -> None:
+@grades("Exercise 2", spec=Spec(fixed="a lookup of a fixed table: the lesson number of each of FRAMEWORK_PARTS' eight "
+                                       "names, compared with the lesson that built that part"))
+def check_part_lessons(part_lessons: dict | None) -> None:
     """20, exercise 2: the lesson number (an int) that built each part of FRAMEWORK_PARTS."""
     exercise = "Exercise 2"
     if part_lessons is None:

@@ -93,8 +93,9 @@ def read_answer_shape(request: dict, tools: dict[str, str], schemas: dict[str, d
     kind = wanted.get("type") if isinstance(wanted, dict) else None
     if kind == "text":
         return AnswerShape()
-    if kind == "json_object":
-        return AnswerShape({}, "")
+    if kind == "json_object":  # JSON mode: any object, or one with the keys the messages ask for by name
+        asked = keys_asked_for(request)
+        return AnswerShape({"type": "object", "properties": {key: {} for key in asked}} if asked else {}, "")
     if kind == "json_schema":
         spec = wanted.get("json_schema")
         if not isinstance(spec, dict) or not isinstance(spec.get("schema", {}), dict):
@@ -103,6 +104,34 @@ def read_answer_shape(request: dict, tools: dict[str, str], schemas: dict[str, d
         check_schema(schema, "The json_schema")
         return AnswerShape(schema, str(spec.get("name") or ""))
     raise ValueError("response_format.type must be 'text', 'json_object' or 'json_schema'")
+
+
+# "with the keys item and state", "fields `product`, `status`", "字段 item、state": the names a JSON-mode prompt asks
+# for, written after one of these words.
+_KEYS_WORD = re.compile(r"\b(?:keys|fields|properties|attributes)\b|字段|键名|属性", re.IGNORECASE)
+_KEY_NAME = re.compile(r"\s*(?:named|called)?\s*[:：]?\s*[\"'`“‘]?([A-Za-z_][A-Za-z0-9_]*)[\"'`”’]?")
+_KEY_SEPARATOR = re.compile(r"\s*(?:,\s*(?:and\s+)?|\band\b|、|和|及|与|/|;)\s*", re.IGNORECASE)
+_NOT_KEYS = frozenset({"a", "an", "the", "of", "in", "for", "with", "that", "this", "these", "those", "only", "must",
+                       "should", "are", "is", "be", "as", "to", "json", "object", "and", "or"})
+
+
+def keys_asked_for(request: dict) -> list[str]:
+    """The key names the request's messages ask a JSON answer to have, in the order written; [] when none."""
+    messages = request.get("messages") if isinstance(request.get("messages"), list) else []
+    texts = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") in ("system", "user")]
+    for text in reversed([t for t in texts if isinstance(t, str)]):
+        for word in _KEYS_WORD.finditer(text):
+            names, at = [], word.end()
+            while (name := _KEY_NAME.match(text, at)) and name.group(1).lower() not in _NOT_KEYS:
+                names.append(name.group(1))
+                at = name.end()
+                separator = _KEY_SEPARATOR.match(text, at)
+                if separator is None:
+                    break
+                at = separator.end()
+            if names:
+                return list(dict.fromkeys(names))
+    return []
 
 
 def _norm(name: str) -> str:

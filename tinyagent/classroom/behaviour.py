@@ -30,6 +30,7 @@ Modules, in the order a reader might open them:
     render.py            the exact ReAct text format
     daydream.py          lesson 04: the invented Observations of a model that is not stopped
     variants.py          the careful model and its misbehaving variants (MODELS, VARIANTS_TABLE)
+    tool_choice.py       `tool_choice` honoured: "required" or a named function gets a call, its arguments from the facts
     wrap_up.py           lesson 10: asked to stop and answer from what it knows, every variant does
     summaries.py         lesson 12: asked to summarize a conversation (a session's memory), every variant does
     plan_and_reflect.py  lesson 17: asked to plan, re-plan, compose, check a draft or choose a skill, every variant does
@@ -55,6 +56,7 @@ from tinyagent.classroom.no_code import no_code_reply
 from tinyagent.classroom.plan_and_reflect import lesson_17_reply
 from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.summaries import summary_request, write_summary
+from tinyagent.classroom.tool_choice import honour_tool_choice
 from tinyagent.classroom.variants import MODELS, VARIANTS, VARIANTS_TABLE, chat
 from tinyagent.classroom.wrap_up import closing_request, wrap_up
 
@@ -111,7 +113,8 @@ def _plain_chat(asked: Asked) -> Reply | None:
 
 
 def _agent_step(asked: Asked) -> Reply:
-    return written(asked.conversation, asked.variant(asked.conversation))
+    conv = asked.conversation
+    return honour_tool_choice(asked.body, conv, written(conv, asked.variant(conv)))
 
 
 # The kinds of request, first match wins: (kind, its reply, or None when the request is not of that kind).

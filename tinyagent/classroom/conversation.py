@@ -72,10 +72,33 @@ _KIND_BY_NAME = {
 }
 
 
+def unwrapped(value: object) -> object:
+    """A tool's result as the tool wrote it, out of the object a client put it in: {"result": "<the JSON text>"},
+    {"output": {...}}, {"content": "<JSON>"}: one key holding JSON text or an object. An error ({"error": ...}) and
+    a key holding a list ({"results": [...]}, the tool's own shape) are left as they are."""
+    while isinstance(value, dict) and len(value) == 1:
+        key, inner = next(iter(value.items()))
+        if key == "error":
+            break
+        if isinstance(inner, str):
+            try:
+                inner = json.loads(inner)
+            except ValueError:
+                break
+            if not isinstance(inner, (dict, list)):
+                break
+        elif not isinstance(inner, dict):
+            break
+        value = inner
+    return value
+
+
 def tool_kind(name: str) -> str | None:
     """What a tool does, judged by its name: "order", "refund", ..., "weather", "write_file", "read_file",
-    "list_files", "calculator", lesson 21's "handoff", "handback", "forecast", "calendar", "message", or None."""
-    low = (name or "").lower()
+    "list_files", "calculator", lesson 21's "handoff", "handback", "forecast", "calendar", "message", or None.
+
+    Read by meaning, not spelling: queryOrder, query_order, QueryOrder and query-order are one tool."""
+    low = re.sub(r"[^a-z0-9]", "", (name or "").lower())
     if low in _KIND_BY_NAME:
         return _KIND_BY_NAME[low]
     if low.startswith("handoffto") or low == "handback":  # lesson 21: the team's routing
@@ -110,11 +133,11 @@ class Step:
 
     @property
     def data(self) -> object:
-        """The Observation parsed as JSON, or None when it is not JSON."""
+        """The Observation parsed as JSON, as the tool wrote it (see `unwrapped`), or None when it is not JSON."""
         if self.observation is None:
             return None
         try:
-            return json.loads(self.observation)
+            return unwrapped(json.loads(self.observation))
         except ValueError:
             return None
 
@@ -204,6 +227,8 @@ class Conversation:
     answer_shape: the shape the final answer must take: prose, JSON for a schema, or an answer tool's
                   arguments (answer_shapes.py); an answer tool is not one of `tools`
     pasted:       JSON objects the user's messages hold (facts a structured answer may use)
+    told_before:  what tool results said in the turns before the request (a structured answer or a forced call
+                  may use them: "summarise that order as JSON" after the order was looked up)
     prefilled:    the key the prompt itself ends with ("Thought:"), which the reply continues rather than repeats
     json_input:   the prompt asks for every Action Input as a JSON object of the tool's arguments (LlamaIndex)
     answer_key:   the key the prompt's format ends with: "Final Answer", or "Answer" (LlamaIndex)
@@ -222,6 +247,7 @@ class Conversation:
     tool_problem: dict[str, str] | None = None
     answer_shape: AnswerShape = field(default_factory=AnswerShape)
     pasted: tuple[dict, ...] = ()
+    told_before: tuple[object, ...] = ()
     prefilled: str = ""
     json_input: bool = False
     answer_key: str = "Final Answer"
@@ -270,10 +296,11 @@ class Conversation:
 
     @property
     def facts(self) -> dict[str, object]:
-        """What the conversation knows, field by field: the order id asked about, JSON the user pasted, then
-        every Observation's JSON (a later one wins). What a structured answer is filled from."""
+        """What the conversation knows, field by field: the order id asked about, what tool results said in earlier
+        turns, JSON the user pasted, then every Observation's JSON since the request (a later one wins). What a
+        structured answer is filled from."""
         asked = {"orderId": self.order_ids[0]} if self.order_ids else {}
-        return facts_in([asked, *self.pasted, *(step.data for step in self.steps if step.ran)])
+        return facts_in([asked, *self.told_before, *self.pasted, *(step.data for step in self.steps if step.ran)])
 
     def with_step(self, step: Step) -> Conversation:
         """This conversation one round later, after `step` (used to imagine what comes next)."""
@@ -359,7 +386,26 @@ def read_conversation(request: dict) -> Conversation:
         # read only for a structured answer: a tool's description may hold an example object, which is no fact
         pasted=tuple(json_objects_in(texts[i] for i, m in enumerate(messages) if m["role"] == "user"))
         if shape.schema is not None and not shape.tool else (),
+        told_before=results_before(messages[:start], texts[:start]),
     )
+
+
+def results_before(messages: list[dict], texts: list[str]) -> tuple[object, ...]:
+    """The JSON of every tool result in `messages` (a tool message, or a user message that is an Observation),
+    unwrapped as a step's is, oldest first."""
+    found = []
+    for message, text in zip(messages, texts):
+        if message["role"] == "tool":
+            body = text
+        elif message["role"] == "user" and _is_observation(text):
+            body = OBSERVATION_PREFIX.sub("", text, count=1)
+        else:
+            continue
+        try:
+            found.append(unwrapped(json.loads(body)))
+        except ValueError:
+            continue
+    return tuple(found)
 
 
 def json_objects_in(texts) -> list[dict]:

@@ -278,8 +278,9 @@ class MalformedToolsError(ValueError):
 
 
 def read_native_tools(request: dict) -> tuple[dict[str, str] | None, dict[str, dict]]:
-    """The request's `tools` as name -> description (None when absent), narrowed by `tool_choice`,
-    and each tool's JSON Schema `parameters`."""
+    """The request's `tools` as name -> description (None when absent; none at all for `tool_choice` "none"),
+    and each tool's JSON Schema `parameters`. A named function keeps every tool in view, as a real model sees them;
+    tool_choice.py holds the reply to the name."""
     tools = request.get("tools")
     if tools is None or tools == []:
         return None, {}
@@ -304,7 +305,7 @@ def read_native_tools(request: dict) -> tuple[dict[str, str] | None, dict[str, d
         name = choice["function"].get("name")
         if name not in offered:
             raise MalformedToolsError(f"tool_choice names {name!r}, which is not in 'tools'")
-        return {name: offered[name]}, schemas
+        return offered, schemas
     raise MalformedToolsError(
         "tool_choice must be 'auto', 'none', 'required' or {'type': 'function', 'function': {...}}"
     )

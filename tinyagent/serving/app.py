@@ -151,20 +151,22 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
                                             '"content": "..."}]}')
         try:
             query, history, stream = openai_chat.read_chat_request(data)
+            limit = openai_chat.answer_limit(data)
         except openai_chat.ChatRequestError as exc:
             status = 404 if exc.code == "model_not_found" else 400
             raise ApiError(status, exc.code, str(exc)) from None
         read_question({"query": query})  # the same limits as the agent's own routes
         outcome = await finished_run(request, query, None, history)
         completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", openai_chat.now()
-        answer, usage = outcome.result.answer, openai_chat.usage_of(outcome.result)
+        answer, finish = openai_chat.cut_answer(outcome.result.answer, limit)
+        usage = openai_chat.usage_of(outcome.result)
         extra = openai_chat.extra_json(outcome_json(outcome, trace=True))
         if not stream:
-            return JSONResponse(openai_chat.completion_json(completion_id, created, answer, usage, extra),
+            return JSONResponse(openai_chat.completion_json(completion_id, created, answer, usage, extra, finish),
                                 headers=served_by())
         options = data.get("stream_options")
         include_usage = isinstance(options, dict) and options.get("include_usage") is True
-        events = openai_chat.completion_chunks(completion_id, created, answer, usage, extra, include_usage)
+        events = openai_chat.completion_chunks(completion_id, created, answer, usage, extra, include_usage, finish)
         return StreamingResponse(iter(events), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", **served_by()})
 

@@ -13,6 +13,12 @@ What the endpoint is, and is not:
 * One model, `tinyagent-shop`: the shop agent with its own tools. A request that brings tools of its own, asks
   for several choices or for a response format is refused with a 400 that says so (it would be answered as if it
   had been honoured, otherwise).
+* `max_tokens` (or `max_completion_tokens`) bounds the answer the client reads: cut after that many tokens by the
+  classroom model's documented rule, with `finish_reason: "length"`, as the API does. The run is not cut short.
+* Fields that only tune how a model samples, reasons, caches or is billed (`temperature`, `seed`,
+  `reasoning_effort`, `service_tier`, `prompt_cache_key`, ...) are taken and ignored; fields that ask for
+  something the agent cannot give (`logit_bias` with entries, `logprobs`, `top_logprobs`, an audio modality) are
+  refused with a 400 that names them.
 * `stream: true` sends `chat.completion.chunk` events as the API does: the role, then the answer in pieces once
   the run has ended (the agent's Thoughts are not the answer), then a last chunk with `finish_reason` and the
   `tinyagent` field, then `data: [DONE]`. `POST /agent/stream` is the stream of the agent's own events.
@@ -27,11 +33,14 @@ import time
 from typing import Any
 
 MODEL = "tinyagent-shop"
-# OpenAI's fields this endpoint reads or may safely ignore (they tune a sampler the agent's own model has).
+# OpenAI's fields this endpoint reads, or takes and ignores because they do not change what is asked: they tune
+# a sampler, a reasoning budget, a cache or a billing tier of a model, and the agent runs its own model. A client
+# library sets some of them by default, so refusing them would refuse the client.
 ACCEPTED = ("model", "messages", "stream", "stream_options", "temperature", "top_p", "max_tokens",
             "max_completion_tokens", "n", "stop", "user", "metadata", "seed", "presence_penalty",
             "frequency_penalty", "store", "tools", "tool_choice", "response_format", "parallel_tool_calls",
-            "logprobs")
+            "logprobs", "top_logprobs", "logit_bias", "modalities", "reasoning_effort", "service_tier",
+            "prompt_cache_key")
 PIECE_CHARS = 24  # the answer streamed in pieces of about this many characters
 
 
@@ -59,6 +68,15 @@ def read_chat_request(data: dict) -> tuple[str, list[dict], bool]:
     if data.get("response_format") not in (None, {"type": "text"}):
         raise ChatRequestError("response_format_not_supported", f"{MODEL} answers in text: leave out "
                                "response_format")
+    if data.get("logit_bias") not in (None, {}):
+        raise ChatRequestError("logit_bias_not_supported", f"{MODEL} cannot bias tokens: its answer comes from an "
+                               "agent's run on a model of its own tokenizer; leave out logit_bias")
+    if data.get("logprobs") not in (None, False) or data.get("top_logprobs") not in (None, 0):
+        raise ChatRequestError("logprobs_not_supported", f"{MODEL} has no log probabilities to give: its answer "
+                               "is an agent's final answer, not one sample; leave out logprobs and top_logprobs")
+    if data.get("modalities") not in (None, ["text"]):
+        raise ChatRequestError("modalities_not_supported", f'{MODEL} answers in text only: send "modalities": '
+                               '["text"], or leave it out')
     if data.get("n") not in (None, 1):
         raise ChatRequestError("n_not_supported", f"{MODEL} gives one answer per request: leave out n, or send 1")
     stream = data.get("stream", False)
@@ -79,6 +97,32 @@ def read_chat_request(data: dict) -> tuple[str, list[dict], bool]:
         raise ChatRequestError("missing_question", "the last user or assistant message must be the customer's "
                                "question, a user message with text")
     return turns[-1]["content"], turns[:-1], stream
+
+
+def answer_limit(data: dict) -> int | None:
+    """The client's `max_completion_tokens` or `max_tokens` (the smaller if both), or None; a 400 if not 1 or more."""
+    limits = []
+    for name in ("max_tokens", "max_completion_tokens"):
+        value = data.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ChatRequestError("bad_max_tokens", f'"{name}" must be a whole number of 1 or more, got {value!r}')
+        limits.append(value)
+    return min(limits) if limits else None
+
+
+def cut_answer(answer: str, limit: int | None) -> tuple[str, str]:
+    """The answer a client with a token limit gets, and the finish_reason: cut after its `limit`-th token by the
+    classroom model's documented rule (classroom/tokens.py), "length" when cut, as the API says so. The run itself
+    is not cut short: the limit bounds what the client reads, not what the agent does (a refund made on the way is
+    made)."""
+    from tinyagent.classroom.tokens import truncate_to_tokens
+
+    if limit is None:
+        return answer, "stop"
+    cut = truncate_to_tokens(answer, limit)
+    return cut, "stop" if cut == answer else "length"
 
 
 def _text(content: Any, i: int) -> str:
@@ -109,15 +153,16 @@ def extra_json(outcome_data: dict) -> dict:
     return {key: outcome_data[key] for key in ("reason", "ok", "rounds", "trace", "warning") if key in outcome_data}
 
 
-def completion_json(completion_id: str, created: int, answer: str, usage: dict, extra: dict) -> dict:
+def completion_json(completion_id: str, created: int, answer: str, usage: dict, extra: dict,
+                    finish: str = "stop") -> dict:
     return {"id": completion_id, "object": "chat.completion", "created": created, "model": MODEL,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": finish,
                          "logprobs": None}],
             "usage": usage, "tinyagent": extra}
 
 
 def completion_chunks(completion_id: str, created: int, answer: str, usage: dict, extra: dict,
-                      include_usage: bool) -> list[bytes]:
+                      include_usage: bool, finish: str = "stop") -> list[bytes]:
     """The SSE events of a streamed answer, each `data: <chunk>` and a blank line, `data: [DONE]` last."""
     def chunk(delta: dict, finish: str | None = None, **more: Any) -> dict:
         return {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": MODEL,
@@ -125,7 +170,7 @@ def completion_chunks(completion_id: str, created: int, answer: str, usage: dict
 
     chunks = [chunk({"role": "assistant", "content": ""})]
     chunks += [chunk({"content": answer[i:i + PIECE_CHARS]}) for i in range(0, len(answer), PIECE_CHARS)]
-    chunks.append(chunk({}, "stop", tinyagent=extra))
+    chunks.append(chunk({}, finish, tinyagent=extra))
     if include_usage:  # as the API sends it when asked: a last chunk with no choices and the usage
         chunks.append({"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": MODEL,
                        "choices": [], "usage": usage})
