@@ -2058,6 +2058,154 @@ def test_15_inside_workspace():
     fails(check_inside_workspace, lambda workspace, path: "yes", says="return True or False")
 
 
+_DEPTH = [0]  # the module-level recursion counter of a wrong answer below
+_LINKS_SEEN: dict[str, set] = {}  # the module-level scan of a wrong answer below
+
+
+def test_15_wrong_answers_by_kind():
+    from tinyagent.checks import SAFE_EVAL_VALUES
+
+    def checked_by(guard):
+        """The solution with `guard(text)` run first, and its own two limits left out."""
+        def value(node):
+            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+                return node.value
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                return -value(node.operand)
+            if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+                return ARITHMETIC[type(node.op)](value(node.left), value(node.right))
+            raise ValueError(f"{type(node).__name__} is not allowed")
+
+        def answer(text):
+            guard(text)
+            return value(ast.parse(text, mode="eval").body)
+
+        return answer
+
+    def lessons_examples(text):  # refuses the lesson's own two limits as written: '1 / 0' and '** 101'
+        if "/ 0" in text or re.search(r"\*\* -?(10[1-9]|1000)", text):
+            raise ValueError("refused")
+
+    def depth_counted(text):  # a depth guard whose counter lives at module level and is not reset on a refusal
+        def value(node):
+            _DEPTH[0] += 1
+            if _DEPTH[0] > 60:
+                raise ValueError("too deeply nested")
+            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+                result = node.value
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                result = -value(node.operand)
+            elif isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+                result = safe_eval(ast.unparse(node))  # the limits, as the solution checks them
+                value(node.left), value(node.right)
+            else:
+                raise ValueError(f"{type(node).__name__} is not allowed")
+            _DEPTH[0] -= 1
+            return result
+
+        return value(ast.parse(text, mode="eval").body)
+
+    def top_node_only(text):  # refuses a call or a name at the top of the tree, and evals the rest
+        tree = ast.parse(text, mode="eval")
+        if not isinstance(tree.body, (ast.BinOp, ast.UnaryOp, ast.Constant)):
+            raise ValueError(f"{type(tree.body).__name__} is not allowed")  # noqa: TRY004 - as the spec says
+        return safe_eval(text) if isinstance(tree.body, ast.Constant) else eval(text)  # the wrong answer
+
+    def ascii_names_only(text):  # finds names with [A-Za-z_]: 价格 is a name too
+        if re.search(r"[A-Za-z_]", text):
+            raise ValueError("names are not allowed")
+        return eval(text)  # the wrong answer
+
+    def bools_are_ints(text):  # isinstance(value, (int, float)): True is an int to isinstance
+        def value(node):
+            if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+                return node.value
+            return safe_eval(ast.unparse(node))
+
+        return value(ast.parse(text, mode="eval").body)
+
+    def as_text(text):  # the number as text, for the Observation
+        return str(safe_eval(text))
+
+    def error_as_text(text):  # the refusal returned as text instead of raised
+        try:
+            return safe_eval(text)
+        except ValueError as refusal:
+            return f"error: {refusal}"
+
+    # Exercise 1: "changes what it was given" does not apply (the input is a string, which cannot be changed).
+    fails_by_kind(check_safe_eval, {
+        "right only for the example": [checked_by(lessons_examples)],
+        "state kept between calls": [depth_counted],
+        "only one of many read": [top_node_only],
+        "one language only": [ascii_names_only],
+        "the wrong kind of comparison": [bools_are_ints],
+        "a stated type ignored": [as_text, error_as_text],
+    })
+    fails(check_safe_eval, checked_by(lessons_examples), says="however the zero is written")
+    fails(check_safe_eval, ascii_names_only, says="it raised NameError: name '价格' is not defined")
+    fails(check_safe_eval, as_text, says="return the number, an int or a float")
+    _DEPTH[0] = 0
+    for wrong in (depth_counted, top_node_only, bools_are_ints):  # each right on the lesson's own examples
+        assert [wrong(text) for text, _ in SAFE_EVAL_VALUES] == pytest.approx([value for _, value in SAFE_EVAL_VALUES])
+
+    def hundred_refused(text):  # "over 100" read as "100 or more", at the boundary the spec states
+        if any(int(exponent) >= 100 for exponent in re.findall(r"\*\*\s*\(?-?(\d+)", text)):
+            raise ValueError("the exponent is too big")
+        return safe_eval(text)
+
+    fails(check_safe_eval, hundred_refused, says="'2 ** 100'\nit raised ValueError: the exponent is too big")
+
+    def trap_names(workspace, path):  # the lesson's traps written in: shared, alias, secret-link.txt, dangling.txt
+        first = path.lstrip("./").split("/")[0]
+        return first not in ("shared", "alias", "secret-link.txt", "dangling.txt") and \
+            not path.startswith(("/", "~", "\\")) and ":" not in path and ".." not in path.split("/")
+
+    def links_scanned_once(workspace, path):  # scans for links once, on the first call, and keeps the scan
+        if not _LINKS_SEEN:
+            _LINKS_SEEN["links"] = {str(p.relative_to(workspace)) for p in Path(workspace).rglob("*")
+                                    if p.is_symlink()}
+        parts = [part for part in path.split("/") if part not in ("", ".")]
+        steps = {"/".join(parts[:n]) for n in range(1, len(parts) + 1)}
+        # the solution asked about a folder that is not there: the text rules alone, no link found
+        return inside_workspace(workspace.parent / "nowhere", path) and not steps & _LINKS_SEEN["links"]
+
+    def first_part_only(workspace, path):  # looks for a link at the first step only
+        parts = [part for part in path.split("/") if part not in ("", ".")]
+        return inside_workspace(workspace.parent / "nowhere", path) and not (
+            parts and Path(workspace, parts[0]).is_symlink())
+
+    def ascii_only(workspace, path):  # an allow-list of characters: a Chinese name is refused
+        return re.fullmatch(r"[A-Za-z0-9_ ./~\\:-]*", path) is not None and inside_workspace(workspace, path)
+
+    def dots_anywhere(workspace, path):  # ".." in path: refuses a name with two dots in it
+        return ".." not in path and inside_workspace(workspace, path)
+
+    def path_or_false(workspace, path):  # the full path when it is inside, for the caller to open
+        return Path(workspace, path) if inside_workspace(workspace, path) else False
+
+    def makes_the_folder(workspace, path):  # makes the folder, so the tool can write there later
+        inside = inside_workspace(workspace, path)
+        if inside:
+            Path(workspace, path).parent.mkdir(parents=True, exist_ok=True)
+        return inside
+
+    # Exercise 2: every kind applies ("changes what it was given" is the workspace on the disk).
+    fails_by_kind(check_inside_workspace, {
+        "right only for the example": [trap_names],
+        "state kept between calls": [links_scanned_once],
+        "only one of many read": [first_part_only],
+        "one language only": [ascii_only],
+        "the wrong kind of comparison": [dots_anywhere],
+        "a stated type ignored": [path_or_false],
+        "changes what it was given": [makes_the_folder],
+    })
+    _LINKS_SEEN.clear()
+    fails(check_inside_workspace, dots_anywhere, says="a..b")
+    fails(check_inside_workspace, makes_the_folder, says="it changed the workspace (made")
+    fails(check_inside_workspace, path_or_false, says="return True or False")
+
+
 def test_15_the_exercise_judges_paths_as_the_package_does(tmp_path):
     """Every path exercise 2 wants refused, the package's readFile refuses; every one it allows passes the
     package's path rules and meets no link."""
