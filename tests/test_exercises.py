@@ -2249,7 +2249,7 @@ def test_16_overlapping_windows():
 
     fails(check_overlapping_windows, one_too_many, says="lies inside the one before")
     fails(check_overlapping_windows, steps_by_size, says="longer than size")
-    fails(check_overlapping_windows, no_overlap, says="starts size - overlap = 15 characters after")
+    fails(check_overlapping_windows, no_overlap, says="each window starts size - overlap = ")
     fails(check_overlapping_windows, stops_early, says="stop before the end")
     fails(check_overlapping_windows, lambda text, size, overlap: text.split(), says="expected")
     fails(check_overlapping_windows, "windows", says="should be a function")
@@ -2291,12 +2291,123 @@ def test_16_coverage_rerank():
         held = lambda p: len(set(terms) & set(search_terms(f"{p.section} {p.content}")))
         return sorted(passages, key=lambda p: (held(p), p.score), reverse=True)
 
-    fails(check_coverage_rerank, substrings, says="'items' is not 'item'")
+    fails(check_coverage_rerank, substrings, says="search_terms(section + content), not as a substring")
     fails(check_coverage_rerank, counts_repeats, says="however often the passage repeats it")
-    fails(check_coverage_rerank, content_only, says="section heading counts too")
+    fails(check_coverage_rerank, content_only, says="the passage's section heading counts")
     fails(check_coverage_rerank, ties_by_score, says="keep the order they came in")
-    fails(check_coverage_rerank, lambda question, passages: passages[:3], says="every passage")
+    fails(check_coverage_rerank, lambda question, passages: passages[:3], says="the spec says: passages in order")
     fails(check_coverage_rerank, lambda question, passages: 1 / 0, says="raised ZeroDivisionError")
+
+
+_WINDOWS_SO_FAR: list[str] = []  # the module-level list of a wrong answer below
+_TERMS_OF_THE_FIRST_QUESTION: list[str] = []  # the module-level cache of a wrong answer below
+
+
+def test_16_wrong_answers_by_kind():
+    from tinyagent.shop.knowledge import query_terms, search_terms
+
+    def stride_of_the_example(text, size, overlap):  # the lesson's 20 and 5 written into the stride
+        pieces, start = [], 0
+        while start < len(text):
+            pieces.append(text[start:start + size])
+            if start + size >= len(text):
+                break
+            start += 15
+        return pieces
+
+    def list_at_module_level(text, size, overlap):  # the list of windows lives outside the function
+        start = 0
+        while start < len(text):
+            _WINDOWS_SO_FAR.append(text[start:start + size])
+            if start + size >= len(text):
+                break
+            start += size - overlap
+        return list(_WINDOWS_SO_FAR)
+
+    def first_paragraph_only(text, size, overlap):  # cuts the text up to its first line break
+        return windows(text.split("\n")[0], size, overlap)
+
+    def bytes_not_characters(text, size, overlap):  # cuts the UTF-8 bytes: a Chinese character is three
+        data = text.encode()
+        return [piece.decode(errors="ignore") for piece in windows(data, size, overlap)]
+
+    def strictly_past_the_end(text, size, overlap):  # stops only when a window goes past the end (> not >=)
+        pieces, start = [], 0
+        while start < len(text):
+            pieces.append(text[start:start + size])
+            if start + size > len(text):
+                break
+            start += size - overlap
+        return pieces
+
+    def a_generator(text, size, overlap):  # yields the windows: a generator, not the list the spec returns
+        yield from windows(text, size, overlap)
+
+    # Exercise 1: "changes what it was given" does not apply (a string and two ints cannot be changed).
+    fails_by_kind(check_overlapping_windows, {
+        "right only for the example": [stride_of_the_example],
+        "state kept between calls": [list_at_module_level],
+        "only one of many read": [first_paragraph_only],
+        "one language only": [bytes_not_characters],
+        "the wrong kind of comparison": [strictly_past_the_end],
+        "a stated type ignored": [a_generator],
+    })
+    _WINDOWS_SO_FAR.clear()
+    english = "Within 7 days from the day after delivery, an item can be returned."
+    assert bytes_not_characters(english, 20, 5) == windows(english, 20, 5)  # right in English, wrong in Chinese
+    fails(check_overlapping_windows, strictly_past_the_end, says="stop once a window reaches the end of the text")
+    fails(check_overlapping_windows, a_generator, says="return the windows as a list of strings")
+
+    def held(terms, passage):
+        return len(set(terms) & set(search_terms(f"{passage.section} {passage.content}")))
+
+    def terms_of_the_example(question, passages):  # the opened-item question's terms, whatever was asked
+        terms = ["return", "opened", "item", "without", "reason"]
+        return sorted(passages, key=lambda p: held(terms, p), reverse=True)
+
+    def terms_kept(question, passages):  # the terms of the first question asked, kept at module level
+        if not _TERMS_OF_THE_FIRST_QUESTION:
+            _TERMS_OF_THE_FIRST_QUESTION.extend(query_terms(question))
+        return sorted(passages, key=lambda p: held(_TERMS_OF_THE_FIRST_QUESTION, p), reverse=True)
+
+    def first_line_of_content(question, passages):  # the section and the content's first line only
+        terms = query_terms(question)
+        return sorted(passages, key=lambda p: len(set(terms) & set(search_terms(
+            f"{p.section} {p.content.splitlines()[0] if p.content else ''}"))), reverse=True)
+
+    def latin_words(question, passages):  # words as [a-z0-9]+: a Chinese term is never found
+        def words(text):
+            return set(re.findall(r"[a-z0-9]+", text.lower()))
+
+        return sorted(passages, key=lambda p: len(words(question) & words(f"{p.section} {p.content}")),
+                      reverse=True)
+
+    def ascending_then_reversed(question, passages):  # sorted up, then reversed: ties come out backwards
+        terms = query_terms(question)
+        return list(reversed(sorted(passages, key=lambda p: held(terms, p))))  # noqa: C413 - the mistake itself
+
+    def contents_only(question, passages):  # the texts of the passages, not the passages
+        return [p.content for p in my_rerank(question, passages)]
+
+    def sorted_in_place(question, passages):  # sorts the caller's list, and returns it
+        terms = query_terms(question)
+        passages.sort(key=lambda p: held(terms, p), reverse=True)
+        return passages
+
+    # Exercise 2: every kind applies ("changes what it was given" is the caller's list of bm25 results).
+    fails_by_kind(check_coverage_rerank, {
+        "right only for the example": [terms_of_the_example],
+        "state kept between calls": [terms_kept],
+        "only one of many read": [first_line_of_content],
+        "one language only": [latin_words],
+        "the wrong kind of comparison": [ascending_then_reversed],
+        "a stated type ignored": [contents_only],
+        "changes what it was given": [sorted_in_place],
+    })
+    _TERMS_OF_THE_FIRST_QUESTION.clear()
+    fails(check_coverage_rerank, sorted_in_place, says="it changed the list it was given (sorted it in place?)")
+    fails(check_coverage_rerank, contents_only, says="return every passage it was given (the same objects)")
+    fails(check_coverage_rerank, ascending_then_reversed, says="expected '#1 #2', got '#2 #1'")
 
 
 # -- 18 · Evaluation ------------------------------------------------------------------------------
@@ -3297,12 +3408,13 @@ def test_16_each_sentence_of_the_specs():
     def one_empty_window(text, size, overlap):  # "An empty text has no windows"
         return windows(text, size, overlap) or [""]
 
-    fails(check_overlapping_windows, one_empty_window, says="An empty text has no windows: return []")
+    fails(check_overlapping_windows, one_empty_window, says="an empty text has no windows: return []")
 
     def fewest_first(question, passages):  # "most first"
         return list(reversed(my_rerank(question, list(reversed(passages)))))
 
-    fails(check_coverage_rerank, fewest_first, says="place 1 should be")
+    fails(check_coverage_rerank, fewest_first, says="passages in order of how many of the question's terms each "
+                                                     "holds, most first")
 
 
 def test_17_each_sentence_of_the_specs():

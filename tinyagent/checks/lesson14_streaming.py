@@ -297,7 +297,9 @@ def _one_field(read_chunks: Callable) -> Callable[[list[dict], str], Any]:
     def run(chunks: list[dict], field: str) -> Any:
         got = read_chunks(chunks)
         if not isinstance(got, tuple) or len(got) != 3:
-            return _NotATriple(got)
+            # its type alone when it is not plain data (a generator's repr changes from call to call)
+            return _NotATriple(got if isinstance(got, (str, list, dict, tuple, int, float, type(None)))
+                               else f"a {type(got).__name__}")
         return got[_FIELDS.index(field)]
 
     return run
