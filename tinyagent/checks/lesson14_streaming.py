@@ -94,8 +94,9 @@ def _watched(generator: Callable) -> Callable[[list[str], list[str], str], Any]:
         for item in generator(arriving(), stop):
             out.append(item)  # noqa: PERF402 - one at a time: arriving() reads `out` while the generator runs
         wrong = [item for item in out if not isinstance(item, str)]
-        if wrong:
-            return _NotText(wrong[0])
+        if wrong:  # its type alone when it is not plain data (an object's repr changes from call to call)
+            plain = isinstance(wrong[0], (bytes, list, tuple, dict, int, float, type(None)))
+            return _NotText(wrong[0] if plain else f"a {type(wrong[0]).__name__}")
         if watch == "text":
             return "".join(out)
         if watch == "at once":
