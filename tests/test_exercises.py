@@ -1878,10 +1878,10 @@ def test_14_cut_stream():
             yield text[:keep]
         yield held
 
-    fails(check_cut_stream, piece_by_piece, says="split across two pieces must still be found")
+    fails(check_cut_stream, piece_by_piece, says="split across pieces must still be found")
     fails(check_cut_stream, all_then_cut, says="at once")
-    fails(check_cut_stream, fixed_hold, says="hold back only what could be")
-    fails(check_cut_stream, looks_in_the_new_piece, says="split across two pieces must still be found")
+    fails(check_cut_stream, fixed_hold, says="the spec says: joined, what it yields is the whole text cut")
+    fails(check_cut_stream, looks_in_the_new_piece, says="split across pieces must still be found")
     fails(check_cut_stream, lambda pieces, stop: 1 / 0, says="raised ZeroDivisionError")
     fails(check_cut_stream, "a string", says="should be a function")
 
@@ -1891,7 +1891,7 @@ def test_14_cut_stream():
         for _ in pieces:  # what a client that never hangs up does
             pass
 
-    fails(check_cut_stream, reads_on, says="read a third piece")
+    fails(check_cut_stream, reads_on, says="stop reading there, as the client hangs up")
 
     def never_releases(pieces, stop):  # holds back a possible start of a stop string, and forgets it at the end
         held = ""
@@ -1972,7 +1972,7 @@ def test_14_read_chunks():
     fails(check_read_chunks, first_choice, says="raised IndexError")
     fails(check_read_chunks, adds_none, says="raised TypeError")
     fails(check_read_chunks, lambda chunks: ("x", "stop"), says="return (text, finish_reason, usage)")
-    fails(check_read_chunks, last_usage_wins, says="usage=None, expected {'prompt_tokens': 12")
+    fails(check_read_chunks, last_usage_wins, says="got None — it is in the last chunk that carries a usage")
 
     def first_usage(chunks):  # the first usage seen is kept: a running count stops at its first value
         text, reason, _ = read_chunks(chunks)
@@ -1985,7 +1985,7 @@ def test_14_read_chunks():
         first = next((c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"]), "")
         return text[len(first):] if first else text, reason, usage
 
-    fails(check_read_chunks, text_of_the_first_choice_only, says="read text=")
+    fails(check_read_chunks, text_of_the_first_choice_only, says="the spec says: the text is every chunk's content")
 
     def text_until_the_finish(chunks):  # "the text joined": the piece that comes with finish_reason is text too
         text, reason, usage = "", None, None
@@ -1998,7 +1998,170 @@ def test_14_read_chunks():
                     text += choice["delta"].get("content") or ""
         return text, reason, usage
 
-    fails(check_read_chunks, text_until_the_finish, says="read text='Final Answer:'")
+    fails(check_read_chunks, text_until_the_finish, says="the spec says: the text is every chunk's content")
+
+
+_CARRIED_OVER = [""]  # the module-level buffer of a wrong answer below
+
+
+def test_14_wrong_answers_by_kind():
+    from tinyagent.checks.generated import cases
+    from tinyagent.checks.lesson14_streaming import CUT_STREAM_RULES, _cut_stream
+    from tinyagent.llm_client import cut_at_stop
+
+    # The reference cuts as cut_at_stop cuts the whole reply, on every generated reply.
+    for _, (pieces, stop, _watch) in cases(CUT_STREAM_RULES, "check_cut_stream"):
+        assert "".join(_cut_stream(iter(pieces), stop)) == cut_at_stop("".join(pieces), stop)[0]
+
+    def observation_only(pieces, stop):  # the lesson's stop string written in, whatever `stop` says
+        yield from cut_stream(pieces, ["Observation:"])
+
+    def twelve_held(pieces, stop):  # holds back up to len("Observation:") - 1 = 11 characters, whatever the stops
+        held = ""
+        for piece in pieces:
+            text = held + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                yield text[: min(found)]
+                return
+            keep = next((i for i in range(max(len(text) - 11, 0), len(text))
+                         if any(s.startswith(text[i:]) for s in stop)), len(text))
+            held = text[keep:]
+            yield text[:keep]
+        yield held
+
+    def held_at_module_level(pieces, stop):  # what is held back lives at module level, emptied only at a stop
+        for piece in pieces:
+            text = _CARRIED_OVER[0] + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                _CARRIED_OVER[0] = ""
+                yield text[: min(found)]
+                return
+            keep = next((i for i in range(len(text)) if any(s.startswith(text[i:]) for s in stop)), len(text))
+            _CARRIED_OVER[0] = text[keep:]
+            yield text[:keep]
+        yield _CARRIED_OVER[0]  # the stream ended: out it goes, and the next call starts with it again
+
+    def new_piece_only(pieces, stop):  # looks for a stop string in the newest piece, never across two
+        for piece in pieces:
+            found = [piece.find(s) for s in stop if s in piece]
+            if found:
+                yield piece[: min(found)]
+                return
+            yield piece
+
+    def by_words(pieces, stop):  # holds back the last word if it starts a stop string: Chinese has no spaces
+        held = ""
+        for piece in pieces:
+            text = held + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                yield text[: min(found)]
+                return
+            head, space, last = text.rpartition(" ")
+            if last and any(s.startswith(last) for s in stop):
+                held, out = last, head + space
+            else:
+                held, out = "", text
+            yield out
+        yield held
+
+    def inside_not_start(pieces, stop):  # holds back an end found anywhere in a stop string, not at its start
+        held = ""
+        for piece in pieces:
+            text = held + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                yield text[: min(found)]
+                return
+            keep = next((i for i in range(len(text)) if any(text[i:] in s for s in stop)), len(text))
+            held = text[keep:]
+            yield text[:keep]
+        yield held
+
+    def none_for_nothing(pieces, stop):  # yields None when nothing is safe to show yet
+        for out in cut_stream(pieces, stop):
+            yield out or None
+        yield None
+
+    def sorts_the_stops(pieces, stop):  # sorts the caller's list of stop strings, longest first
+        stop.sort(key=len, reverse=True)
+        yield from cut_stream(pieces, stop)
+
+    # Exercise 1: "one language only" fits the answer that finds a stop string's start by words; every other
+    # kind applies too.
+    fails_by_kind(check_cut_stream, {
+        "right only for the example": [observation_only, twelve_held],
+        "state kept between calls": [held_at_module_level],
+        "only one of many read": [new_piece_only],
+        "one language only": [by_words],
+        "the wrong kind of comparison": [inside_not_start],
+        "a stated type ignored": [none_for_nothing],
+        "changes what it was given": [sorts_the_stops],
+    })
+    # by words is right where a stop string follows a space, as in English, and wrong in Chinese, which has none
+    assert "".join(by_words(["Thought: check it. Obs", "ervation: x"], ["Observation:"])) == "Thought: check it. "
+    assert "".join(by_words(["Thought: 先查订单。观", "察：已签收"], ["观察："])) != "Thought: 先查订单。"
+    fails(check_cut_stream, sorts_the_stops, says="it changed the input it was given")
+    fails(check_cut_stream, none_for_nothing, says="it yielded None: yield the text, as strings")
+
+    def finish_is_stop(chunks):  # the classroom model's "stop" written in
+        text, _, usage = read_chunks(chunks)
+        return text, "stop", usage
+
+    seen: list[str] = []
+
+    def text_kept(chunks):  # the text of every stream read so far
+        _, reason, usage = read_chunks(chunks)
+        seen.extend(choice["delta"].get("content") or "" for c in chunks for choice in c.get("choices") or [])
+        return "".join(seen), reason, usage
+
+    def null_overwrites(chunks):  # chunk.get("usage", usage): a later "usage": null wipes out the real one
+        text, reason, usage = read_chunks(chunks)
+        usage = None
+        for chunk in chunks:
+            usage = chunk.get("usage", usage)
+        return text, reason, usage
+
+    def usage_as_json(chunks):  # the usage as the JSON text it came in, not the dict
+        text, reason, usage = read_chunks(chunks)
+        return text, reason, None if usage is None else json.dumps(usage)
+
+    def a_dict(chunks):  # a dict of the three, not the tuple the spec names
+        text, reason, usage = read_chunks(chunks)
+        return {"text": text, "finish_reason": reason, "usage": usage}
+
+    def first_content_only(chunks):  # the text of the first chunk that has some
+        _, reason, usage = read_chunks(chunks)
+        texts = [choice["delta"].get("content") for c in chunks for choice in c.get("choices") or []]
+        return next((text for text in texts if text), ""), reason, usage
+
+    def last_chunk_only(chunks):  # finish_reason and usage from the last chunk alone
+        text, _, _ = read_chunks(chunks)
+        last = chunks[-1]
+        return text, (last.get("choices") or [{}])[0].get("finish_reason"), last.get("usage")
+
+    def pops_the_usage(chunks):  # takes the usage out of the chunks it was given
+        text, reason, _ = read_chunks(chunks)
+        usage = None
+        for chunk in chunks:
+            usage = chunk.pop("usage", None) or usage
+        return text, reason, usage
+
+    # Exercise 2: "one language only" does not apply: the chunks are decoded JSON, and the text is joined as it
+    # comes, whatever its language (the generated streams hold Chinese and English all the same).
+    fails_by_kind(check_read_chunks, {
+        "right only for the example": [finish_is_stop],
+        "state kept between calls": [text_kept],
+        "only one of many read": [first_content_only, last_chunk_only],
+        "the wrong kind of comparison": [null_overwrites],
+        "a stated type ignored": [usage_as_json, a_dict],
+        "changes what it was given": [pops_the_usage],
+    })
+    fails(check_read_chunks, text_kept, says="it keeps something between calls")
+    fails(check_read_chunks, a_dict, says="return (text, finish_reason, usage), a tuple")
+    fails(check_read_chunks, pops_the_usage, says="it changed the input it was given")
 
 
 # -- 15 ---------------------------------------------------------------------------------------------
@@ -2079,11 +2242,11 @@ def test_15_safe_eval():
             raise ValueError("division by zero")
         return no_limits(text)
 
-    fails(check_safe_eval, with_eval, says="""safe_eval("len('abc')") returned 3: a function call must be refused""")
-    fails(check_safe_eval, constants_of_any_kind, says="returned 'ababab': text must be refused")
-    fails(check_safe_eval, no_unary_minus, says="safe_eval('-(2 - 5)') raised ValueError")
+    fails(check_safe_eval, with_eval, says="expected ValueError, it raised NameError")
+    fails(check_safe_eval, constants_of_any_kind, says="the spec says: a constant that is not an int or a float")
+    fails(check_safe_eval, no_unary_minus, says="'- -4'\nit raised ValueError: not allowed; expected 4")
     fails(check_safe_eval, no_limits, says="raised ZeroDivisionError")
-    fails(check_safe_eval, zero_checked, says="an exponent over 100")
+    fails(check_safe_eval, zero_checked, says="a division by zero is refused with ValueError, however the zero")
     fails(check_safe_eval, "not a function", says="should be a function")
 
     def variant(kinds=(int, float), ops=ARITHMETIC, guard="computed"):
@@ -2110,11 +2273,12 @@ def test_15_safe_eval():
 
     assert passes(check_safe_eval, variant())
     # the guard reads only an exponent written as a number: 10 ** (10 ** 99) would hang
-    fails(check_safe_eval, variant(guard="literal"), says="an exponent of 110 that is not written as one number")
-    fails(check_safe_eval, variant(guard="signed"), says="an exponent of -101 (over 100 in size)")
-    fails(check_safe_eval, variant(ops={**ARITHMETIC, ast.FloorDiv: operator.floordiv}), says="the operator //")
+    fails(check_safe_eval, variant(guard="literal"), says="exponent is over 100 in size is refused, however the")
+    fails(check_safe_eval, variant(guard="signed"), says="exponent is over 100 in size is refused, however the")
+    fails(check_safe_eval, variant(ops={**ARITHMETIC, ast.FloorDiv: operator.floordiv}),
+          says="any other operator or expression (% //")
     fails(check_safe_eval, variant(kinds=(int, float, complex)), says="a complex number")
-    fails(check_safe_eval, variant(kinds=(int, float, bool)), says="True (a bool is not a number here)")
+    fails(check_safe_eval, variant(kinds=(int, float, bool)), says="expected ValueError, it returned False")
 
     def silent_refusal(text):  # "raises ValueError with a message"
         try:
@@ -2122,7 +2286,7 @@ def test_15_safe_eval():
         except ValueError:
             raise ValueError() from None
 
-    fails(check_safe_eval, silent_refusal, says="raised ValueError with no message")
+    fails(check_safe_eval, silent_refusal, says="it raised ValueErrorWithoutMessage: say what is refused")
 
 
 def inside_workspace(workspace, path):  # the solution of exercise 2
@@ -2158,13 +2322,160 @@ def test_15_inside_workspace():
         return ".." not in path.split("/") and inside_workspace(workspace, path.lstrip("/")) if path.startswith(
             "/") else inside_workspace(workspace, path)
 
-    fails(check_inside_workspace, resolved, says="even one that comes back inside) is allowed")
-    fails(check_inside_workspace, prefix, says="(a folder outside whose name starts with the workspace's name) is "
-                                               "allowed")
-    fails(check_inside_workspace, no_links_checked, says="'shared/secret.txt' (a path through a link to a folder")
-    fails(check_inside_workspace, last_part_only, says="'shared/secret.txt'")
-    fails(check_inside_workspace, dots_only, says="'/etc/passwd' (an absolute path) is allowed")
+    fails(check_inside_workspace, resolved, says="it starts with ~ (the home folder)")
+    fails(check_inside_workspace, prefix, says="it starts with ~ (the home folder)")
+    fails(check_inside_workspace, no_links_checked, says="it starts with \\ (absolute on Windows)")
+    fails(check_inside_workspace, last_part_only, says="it starts with \\ (absolute on Windows)")
+    fails(check_inside_workspace, dots_only, says="'/etc/passwd'\nexpected False, got True — it starts with /.")
     fails(check_inside_workspace, lambda workspace, path: "yes", says="return True or False")
+
+
+_DEPTH = [0]  # the module-level recursion counter of a wrong answer below
+_LINKS_SEEN: dict[str, set] = {}  # the module-level scan of a wrong answer below
+
+
+def test_15_wrong_answers_by_kind():
+    from tinyagent.checks import SAFE_EVAL_VALUES
+
+    def checked_by(guard):
+        """The solution with `guard(text)` run first, and its own two limits left out."""
+        def value(node):
+            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+                return node.value
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                return -value(node.operand)
+            if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+                return ARITHMETIC[type(node.op)](value(node.left), value(node.right))
+            raise ValueError(f"{type(node).__name__} is not allowed")
+
+        def answer(text):
+            guard(text)
+            return value(ast.parse(text, mode="eval").body)
+
+        return answer
+
+    def lessons_examples(text):  # refuses the lesson's own two limits as written: '1 / 0' and '** 101'
+        if "/ 0" in text or re.search(r"\*\* -?(10[1-9]|1000)", text):
+            raise ValueError("refused")
+
+    def depth_counted(text):  # a depth guard whose counter lives at module level and is not reset on a refusal
+        def value(node):
+            _DEPTH[0] += 1
+            if _DEPTH[0] > 60:
+                raise ValueError("too deeply nested")
+            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+                result = node.value
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                result = -value(node.operand)
+            elif isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+                result = safe_eval(ast.unparse(node))  # the limits, as the solution checks them
+                value(node.left), value(node.right)
+            else:
+                raise ValueError(f"{type(node).__name__} is not allowed")
+            _DEPTH[0] -= 1
+            return result
+
+        return value(ast.parse(text, mode="eval").body)
+
+    def top_node_only(text):  # refuses a call or a name at the top of the tree, and evals the rest
+        tree = ast.parse(text, mode="eval")
+        if not isinstance(tree.body, (ast.BinOp, ast.UnaryOp, ast.Constant)):
+            raise ValueError(f"{type(tree.body).__name__} is not allowed")  # noqa: TRY004 - as the spec says
+        return safe_eval(text) if isinstance(tree.body, ast.Constant) else eval(text)  # the wrong answer
+
+    def ascii_names_only(text):  # finds names with [A-Za-z_]: 价格 is a name too
+        if re.search(r"[A-Za-z_]", text):
+            raise ValueError("names are not allowed")
+        return eval(text)  # the wrong answer
+
+    def bools_are_ints(text):  # isinstance(value, (int, float)): True is an int to isinstance
+        def value(node):
+            if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+                return node.value
+            return safe_eval(ast.unparse(node))
+
+        return value(ast.parse(text, mode="eval").body)
+
+    def as_text(text):  # the number as text, for the Observation
+        return str(safe_eval(text))
+
+    def error_as_text(text):  # the refusal returned as text instead of raised
+        try:
+            return safe_eval(text)
+        except ValueError as refusal:
+            return f"error: {refusal}"
+
+    # Exercise 1: "changes what it was given" does not apply (the input is a string, which cannot be changed).
+    fails_by_kind(check_safe_eval, {
+        "right only for the example": [checked_by(lessons_examples)],
+        "state kept between calls": [depth_counted],
+        "only one of many read": [top_node_only],
+        "one language only": [ascii_names_only],
+        "the wrong kind of comparison": [bools_are_ints],
+        "a stated type ignored": [as_text, error_as_text],
+    })
+    fails(check_safe_eval, checked_by(lessons_examples), says="however the zero is written")
+    fails(check_safe_eval, ascii_names_only, says="it raised NameError: name '价格' is not defined")
+    fails(check_safe_eval, as_text, says="return the number, an int or a float")
+    _DEPTH[0] = 0
+    for wrong in (depth_counted, top_node_only, bools_are_ints):  # each right on the lesson's own examples
+        assert [wrong(text) for text, _ in SAFE_EVAL_VALUES] == pytest.approx([value for _, value in SAFE_EVAL_VALUES])
+
+    def hundred_refused(text):  # "over 100" read as "100 or more", at the boundary the spec states
+        if any(int(exponent) >= 100 for exponent in re.findall(r"\*\*\s*\(?-?(\d+)", text)):
+            raise ValueError("the exponent is too big")
+        return safe_eval(text)
+
+    fails(check_safe_eval, hundred_refused, says="'2 ** 100'\nit raised ValueError: the exponent is too big")
+
+    def trap_names(workspace, path):  # the lesson's traps written in: shared, alias, secret-link.txt, dangling.txt
+        first = path.lstrip("./").split("/")[0]
+        return first not in ("shared", "alias", "secret-link.txt", "dangling.txt") and \
+            not path.startswith(("/", "~", "\\")) and ":" not in path and ".." not in path.split("/")
+
+    def links_scanned_once(workspace, path):  # scans for links once, on the first call, and keeps the scan
+        if not _LINKS_SEEN:
+            _LINKS_SEEN["links"] = {str(p.relative_to(workspace)) for p in Path(workspace).rglob("*")
+                                    if p.is_symlink()}
+        parts = [part for part in path.split("/") if part not in ("", ".")]
+        steps = {"/".join(parts[:n]) for n in range(1, len(parts) + 1)}
+        # the solution asked about a folder that is not there: the text rules alone, no link found
+        return inside_workspace(workspace.parent / "nowhere", path) and not steps & _LINKS_SEEN["links"]
+
+    def first_part_only(workspace, path):  # looks for a link at the first step only
+        parts = [part for part in path.split("/") if part not in ("", ".")]
+        return inside_workspace(workspace.parent / "nowhere", path) and not (
+            parts and Path(workspace, parts[0]).is_symlink())
+
+    def ascii_only(workspace, path):  # an allow-list of characters: a Chinese name is refused
+        return re.fullmatch(r"[A-Za-z0-9_ ./~\\:-]*", path) is not None and inside_workspace(workspace, path)
+
+    def dots_anywhere(workspace, path):  # ".." in path: refuses a name with two dots in it
+        return ".." not in path and inside_workspace(workspace, path)
+
+    def path_or_false(workspace, path):  # the full path when it is inside, for the caller to open
+        return Path(workspace, path) if inside_workspace(workspace, path) else False
+
+    def makes_the_folder(workspace, path):  # makes the folder, so the tool can write there later
+        inside = inside_workspace(workspace, path)
+        if inside:
+            Path(workspace, path).parent.mkdir(parents=True, exist_ok=True)
+        return inside
+
+    # Exercise 2: every kind applies ("changes what it was given" is the workspace on the disk).
+    fails_by_kind(check_inside_workspace, {
+        "right only for the example": [trap_names],
+        "state kept between calls": [links_scanned_once],
+        "only one of many read": [first_part_only],
+        "one language only": [ascii_only],
+        "the wrong kind of comparison": [dots_anywhere],
+        "a stated type ignored": [path_or_false],
+        "changes what it was given": [makes_the_folder],
+    })
+    _LINKS_SEEN.clear()
+    fails(check_inside_workspace, dots_anywhere, says="a..b")
+    fails(check_inside_workspace, makes_the_folder, says="it changed the workspace (made")
+    fails(check_inside_workspace, path_or_false, says="return True or False")
 
 
 def test_15_the_exercise_judges_paths_as_the_package_does(tmp_path):
@@ -2210,7 +2521,7 @@ def test_16_overlapping_windows():
 
     fails(check_overlapping_windows, one_too_many, says="lies inside the one before")
     fails(check_overlapping_windows, steps_by_size, says="longer than size")
-    fails(check_overlapping_windows, no_overlap, says="starts size - overlap = 15 characters after")
+    fails(check_overlapping_windows, no_overlap, says="each window starts size - overlap = ")
     fails(check_overlapping_windows, stops_early, says="stop before the end")
     fails(check_overlapping_windows, lambda text, size, overlap: text.split(), says="expected")
     fails(check_overlapping_windows, "windows", says="should be a function")
@@ -2252,12 +2563,123 @@ def test_16_coverage_rerank():
         held = lambda p: len(set(terms) & set(search_terms(f"{p.section} {p.content}")))
         return sorted(passages, key=lambda p: (held(p), p.score), reverse=True)
 
-    fails(check_coverage_rerank, substrings, says="'items' is not 'item'")
+    fails(check_coverage_rerank, substrings, says="search_terms(section + content), not as a substring")
     fails(check_coverage_rerank, counts_repeats, says="however often the passage repeats it")
-    fails(check_coverage_rerank, content_only, says="section heading counts too")
+    fails(check_coverage_rerank, content_only, says="the passage's section heading counts")
     fails(check_coverage_rerank, ties_by_score, says="keep the order they came in")
-    fails(check_coverage_rerank, lambda question, passages: passages[:3], says="every passage")
+    fails(check_coverage_rerank, lambda question, passages: passages[:3], says="the spec says: passages in order")
     fails(check_coverage_rerank, lambda question, passages: 1 / 0, says="raised ZeroDivisionError")
+
+
+_WINDOWS_SO_FAR: list[str] = []  # the module-level list of a wrong answer below
+_TERMS_OF_THE_FIRST_QUESTION: list[str] = []  # the module-level cache of a wrong answer below
+
+
+def test_16_wrong_answers_by_kind():
+    from tinyagent.shop.knowledge import query_terms, search_terms
+
+    def stride_of_the_example(text, size, overlap):  # the lesson's 20 and 5 written into the stride
+        pieces, start = [], 0
+        while start < len(text):
+            pieces.append(text[start:start + size])
+            if start + size >= len(text):
+                break
+            start += 15
+        return pieces
+
+    def list_at_module_level(text, size, overlap):  # the list of windows lives outside the function
+        start = 0
+        while start < len(text):
+            _WINDOWS_SO_FAR.append(text[start:start + size])
+            if start + size >= len(text):
+                break
+            start += size - overlap
+        return list(_WINDOWS_SO_FAR)
+
+    def first_paragraph_only(text, size, overlap):  # cuts the text up to its first line break
+        return windows(text.split("\n")[0], size, overlap)
+
+    def bytes_not_characters(text, size, overlap):  # cuts the UTF-8 bytes: a Chinese character is three
+        data = text.encode()
+        return [piece.decode(errors="ignore") for piece in windows(data, size, overlap)]
+
+    def strictly_past_the_end(text, size, overlap):  # stops only when a window goes past the end (> not >=)
+        pieces, start = [], 0
+        while start < len(text):
+            pieces.append(text[start:start + size])
+            if start + size > len(text):
+                break
+            start += size - overlap
+        return pieces
+
+    def a_generator(text, size, overlap):  # yields the windows: a generator, not the list the spec returns
+        yield from windows(text, size, overlap)
+
+    # Exercise 1: "changes what it was given" does not apply (a string and two ints cannot be changed).
+    fails_by_kind(check_overlapping_windows, {
+        "right only for the example": [stride_of_the_example],
+        "state kept between calls": [list_at_module_level],
+        "only one of many read": [first_paragraph_only],
+        "one language only": [bytes_not_characters],
+        "the wrong kind of comparison": [strictly_past_the_end],
+        "a stated type ignored": [a_generator],
+    })
+    _WINDOWS_SO_FAR.clear()
+    english = "Within 7 days from the day after delivery, an item can be returned."
+    assert bytes_not_characters(english, 20, 5) == windows(english, 20, 5)  # right in English, wrong in Chinese
+    fails(check_overlapping_windows, strictly_past_the_end, says="stop once a window reaches the end of the text")
+    fails(check_overlapping_windows, a_generator, says="return the windows as a list of strings")
+
+    def held(terms, passage):
+        return len(set(terms) & set(search_terms(f"{passage.section} {passage.content}")))
+
+    def terms_of_the_example(question, passages):  # the opened-item question's terms, whatever was asked
+        terms = ["return", "opened", "item", "without", "reason"]
+        return sorted(passages, key=lambda p: held(terms, p), reverse=True)
+
+    def terms_kept(question, passages):  # the terms of the first question asked, kept at module level
+        if not _TERMS_OF_THE_FIRST_QUESTION:
+            _TERMS_OF_THE_FIRST_QUESTION.extend(query_terms(question))
+        return sorted(passages, key=lambda p: held(_TERMS_OF_THE_FIRST_QUESTION, p), reverse=True)
+
+    def first_line_of_content(question, passages):  # the section and the content's first line only
+        terms = query_terms(question)
+        return sorted(passages, key=lambda p: len(set(terms) & set(search_terms(
+            f"{p.section} {p.content.splitlines()[0] if p.content else ''}"))), reverse=True)
+
+    def latin_words(question, passages):  # words as [a-z0-9]+: a Chinese term is never found
+        def words(text):
+            return set(re.findall(r"[a-z0-9]+", text.lower()))
+
+        return sorted(passages, key=lambda p: len(words(question) & words(f"{p.section} {p.content}")),
+                      reverse=True)
+
+    def ascending_then_reversed(question, passages):  # sorted up, then reversed: ties come out backwards
+        terms = query_terms(question)
+        return list(reversed(sorted(passages, key=lambda p: held(terms, p))))  # noqa: C413 - the mistake itself
+
+    def contents_only(question, passages):  # the texts of the passages, not the passages
+        return [p.content for p in my_rerank(question, passages)]
+
+    def sorted_in_place(question, passages):  # sorts the caller's list, and returns it
+        terms = query_terms(question)
+        passages.sort(key=lambda p: held(terms, p), reverse=True)
+        return passages
+
+    # Exercise 2: every kind applies ("changes what it was given" is the caller's list of bm25 results).
+    fails_by_kind(check_coverage_rerank, {
+        "right only for the example": [terms_of_the_example],
+        "state kept between calls": [terms_kept],
+        "only one of many read": [first_line_of_content],
+        "one language only": [latin_words],
+        "the wrong kind of comparison": [ascending_then_reversed],
+        "a stated type ignored": [contents_only],
+        "changes what it was given": [sorted_in_place],
+    })
+    _TERMS_OF_THE_FIRST_QUESTION.clear()
+    fails(check_coverage_rerank, sorted_in_place, says="it changed the list it was given (sorted it in place?)")
+    fails(check_coverage_rerank, contents_only, says="return every passage it was given (the same objects)")
+    fails(check_coverage_rerank, ascending_then_reversed, says="expected '#1 #2', got '#2 #1'")
 
 
 # -- 18 · Evaluation ------------------------------------------------------------------------------
@@ -3987,12 +4409,13 @@ def test_16_each_sentence_of_the_specs():
     def one_empty_window(text, size, overlap):  # "An empty text has no windows"
         return windows(text, size, overlap) or [""]
 
-    fails(check_overlapping_windows, one_empty_window, says="An empty text has no windows: return []")
+    fails(check_overlapping_windows, one_empty_window, says="an empty text has no windows: return []")
 
     def fewest_first(question, passages):  # "most first"
         return list(reversed(my_rerank(question, list(reversed(passages)))))
 
-    fails(check_coverage_rerank, fewest_first, says="place 1 should be")
+    fails(check_coverage_rerank, fewest_first, says="passages in order of how many of the question's terms each "
+                                                     "holds, most first")
 
 
 def test_17_each_sentence_of_the_specs():
@@ -4040,7 +4463,7 @@ def test_15_each_sentence_of_the_specs():
         return inside_workspace(workspace, path.replace(":", "")) if ":" in path and not path.startswith("/") else \
             inside_workspace(workspace, path)
 
-    fails(check_inside_workspace, must_exist, says="a new file inside (it does not exist yet)")
+    fails(check_inside_workspace, must_exist, says="allow it (it need not exist yet)")
     fails(check_inside_workspace, tilde_allowed, says="starts with ~")
     fails(check_inside_workspace, backslash_allowed, says="absolute on Windows")
     fails(check_inside_workspace, colon_allowed, says="a drive letter")
@@ -4132,7 +4555,7 @@ def test_15_and_17_boundaries_the_specs_name():
             raise ValueError("the exponent is too small")
         return safe_eval(text)
 
-    fails(check_safe_eval, signed_cap, says="safe_eval('2 ** -100') raised ValueError")
+    fails(check_safe_eval, signed_cap, says="'2 ** -100'\nit raised ValueError: the exponent is too small")
     fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{4,5}(?!\d)", q))) >= 2 or "另外" in q
           or "还有" in q or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="exactly five digits")
 

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from tinyagent.checks.reporting import ExerciseFailed, _brief, _fail, _not_attempted, _passed, _run, grades
-from tinyagent.llm_client import LlmClient, cut_at_stop
-from tinyagent.protocols.streaming import open_stream
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
 
 STREAMED_STEP = ("Thought: The customer wants the parcel; I need the tracking number first.\n"
                  "Action: queryOrder\nAction Input: 88231\n")
 RUN_ON = STREAMED_STEP + 'Observation: {"status": "lost at sea"}\nThought: done\nFinal Answer: It is lost.'
 CUT_STREAM_TEXTS = [
-    # (text, stop strings, what it is)
+    # (text, stop strings, what it is): the replies the check started from; the generated ones grow from them
     (RUN_ON, ["Observation:"], "a step that runs on into an invented Observation"),
     (STREAMED_STEP + "Observed: the order exists.\nObservation: x", ["Observation:"],
      "'Observed' first, which starts like the stop string and is not it"),
@@ -28,39 +29,226 @@ CUT_STREAM_TEXTS = [
 
 
 def _pieces_of(text: str, cuts: tuple[int, ...]) -> list[str]:
-    points = [0, *cuts, len(text)]
+    points = [0, *sorted(cuts), len(text)]
     return [text[a:b] for a, b in pairwise(points)]
 
 
-def _cut_mistake(got: str, expected: str, pieces: list[str], stop: list[str]) -> str:
+def _cut_stream(pieces, stop):
+    """14, exercise 1's answer (the solution's behaviour): hold back only an end that could start a stop string,
+    and stop reading once one is complete."""
+    held = ""
+    for piece in pieces:
+        text = held + piece
+        found = [text.find(s) for s in stop if s in text]
+        if found:
+            yield text[: min(found)]
+            return
+        keep = len(text)
+        for i in range(max(len(text) - max(len(s) for s in stop) + 1, 0), len(text)):
+            if any(s.startswith(text[i:]) for s in stop):
+                keep = i
+                break
+        held = text[keep:]
+        if keep:
+            yield text[:keep]
+    if held:
+        yield held
+
+
+def _could_go_on(text: str, stop: list[str]) -> bool:
+    """Whether `text` holds a stop string, or ends in the start of one (so a reader may hold its end back)."""
+    if any(s in text for s in stop):
+        return True
+    return any(s.startswith(text[i:]) for s in stop for i in range(max(len(text) - len(s) + 1, 0), len(text)))
+
+
+@dataclass(frozen=True)
+class _NotText:
+    """What a generator yielded that is not a string (the check joins what it yields)."""
+
+    item: Any
+
+
+def _watched(generator: Callable) -> Callable[[list[str], list[str], str], Any]:
+    """`generator` run on pieces handed out one at a time, as a stream delivers them. What comes back is what
+    the rule's sentence is about (`watch`): "text", the text it yielded, joined; "at once", what it had yielded
+    when it asked for a next piece though nothing in the text so far could start a stop string; "reads",
+    how many pieces it took."""
+
+    def run(pieces: list[str], stop: list[str], watch: str) -> Any:
+        out: list[Any] = []
+        taken = 0
+        late: list[str] = []  # the first time safe text was not out when the next piece was asked for
+
+        def arriving() -> Iterator[str]:
+            nonlocal taken
+            for k, piece in enumerate(pieces):
+                so_far = "".join(pieces[:k])
+                shown = "".join(item for item in out if isinstance(item, str))
+                if k and not _could_go_on(so_far, stop) and shown != so_far and not late:
+                    late.append(f"held back {so_far[len(shown):]!r} at piece {k + 1}" if so_far.startswith(shown)
+                                else f"{shown!r} out at piece {k + 1}")
+                taken += 1
+                yield piece
+
+        for item in generator(arriving(), stop):
+            out.append(item)  # noqa: PERF402 - one at a time: arriving() reads `out` while the generator runs
+        wrong = [item for item in out if not isinstance(item, str)]
+        if wrong:  # its type alone when it is not plain data (an object's repr changes from call to call)
+            plain = isinstance(wrong[0], (bytes, list, tuple, dict, int, float, type(None)))
+            return _NotText(wrong[0] if plain else f"a {type(wrong[0]).__name__}")
+        if watch == "text":
+            return "".join(out)
+        if watch == "at once":
+            return late[0] if late else "nothing held back"
+        return taken
+
+    return run
+
+
+def _yields_text(value: Any) -> str | None:
+    if isinstance(value, _NotText):
+        return f"it yielded {_brief(value.item, 40)}: yield the text, as strings"
+    return None
+
+
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+_THOUGHTS = ("Thought: The customer wants the parcel; I need the tracking number first.",
+             "Thought: 先查订单 {id}，再查物流。", "Thought: 顾客问的是 {id} 的退款进度。", "Thought: I know enough now.",
+             "Thought: Observe the order {id} first 🙂", "Thought: 需要先查询订单。")
+_ACTIONS = ("Action: queryOrder\nAction Input: {id}", "Action: queryLogistics\nAction Input: SF{sf}",
+            "Action: searchKnowledge\nAction Input: 七天无理由退货", "Action: applyRefund\nAction Input: {id}")
+_RUN_ONS = ('Observation: {{"status": "已签收", "orderId": "{id}"}}', "Observation: the parcel is in Hangzhou.",
+            "Observation: 订单不存在：{id}", "观察：已签收", "Final Answer: It was signed for.", "Final Answer: 已签收。")
+_LOOK_ALIKES = ("Observed: the order exists.", "Obs: none", "Observ", "Observation", "观察", "Final Answers are short.",
+                "Finally, I", "\nFin")
+_STOPS = (["Observation:"], ["Observation:", "\nFinal"], ["\nFinal", "Observation:"], ["观察：", "Observation:"],
+          ["\nObservation:"], ["Observation:", "Final Answer:"], ["###"], ["\nFinal Answer:", "\nObservation:"])
+
+
+def _filled(rng: random.Random, form: str) -> str:
+    return form.format(id=rng.randint(10000, 99999), sf=rng.randint(10**9, 10**10 - 1))
+
+
+def _reply(rng: random.Random, *, run_on: bool) -> str:
+    """A ReAct step as a model writes it: a Thought, an Action, maybe a look-alike, maybe an invented
+    continuation the stop strings should cut."""
+    lines = [_filled(rng, rng.choice(_THOUGHTS))]
+    if rng.random() < 0.8:
+        lines.append(_filled(rng, rng.choice(_ACTIONS)))
+    if rng.random() < 0.4:
+        lines.insert(1, rng.choice(_LOOK_ALIKES))
+    if run_on:
+        lines += [_filled(rng, rng.choice(_RUN_ONS)) for _ in range(rng.randint(1, 3))]
+    return "\n".join(lines) + ("\n" if rng.random() < 0.5 else "")
+
+
+def _cut_anywhere(rng: random.Random, text: str, count: int) -> list[str]:
+    cuts = tuple(rng.randint(0, len(text)) for _ in range(count))  # the same place twice: an empty piece
+    return _pieces_of(text, cuts)
+
+
+def _cut_inside_the_stop(rng: random.Random, text: str, stop: list[str]) -> list[str]:
+    """Pieces cut inside the earliest stop string (split across two or three pieces), and a few other places."""
+    at = min((text.find(s) for s in stop if s in text), default=len(text) // 2)
+    length = max((len(s) for s in stop if text.find(s) == at), default=1)
+    inside = [at + rng.randint(1, max(length - 1, 1)) for _ in range(rng.randint(1, 2))]
+    if rng.random() < 0.4:  # all but its last character in one piece, however long the stop string
+        inside.append(at + length - 1)
+    others = [rng.randint(0, len(text)) for _ in range(rng.randint(0, 3))]
+    return _pieces_of(text, tuple(min(point, len(text)) for point in inside + others))
+
+
+def _texts_in_pieces(rng: random.Random) -> Iterator[tuple]:
+    for text, stop, _ in CUT_STREAM_TEXTS:
+        yield (_cut_anywhere(rng, text, rng.randint(1, 6)), list(stop), "text")
+    for _ in range(12):
+        stop = list(rng.choice(_STOPS))
+        text = _reply(rng, run_on=rng.random() < 0.8)
+        pieces = _cut_inside_the_stop(rng, text, stop) if rng.random() < 0.6 else _cut_anywhere(rng, text, 5)
+        yield (pieces, stop, "text")
+    for _ in range(4):  # the reply ends in the start of a stop string, which never comes: it is text after all
+        stop = list(rng.choice(_STOPS))
+        start = stop[0][: rng.randint(1, len(stop[0]) - 1)] if len(stop[0]) > 1 else ""
+        text = _reply(rng, run_on=False).rstrip("\n") + "\n" + start
+        yield (_cut_anywhere(rng, text, rng.randint(1, 4)), stop, "text")
+    for _ in range(3):  # one character a piece
+        stop = list(rng.choice(_STOPS))
+        text = _reply(rng, run_on=True)[:60]
+        yield (list(text), stop, "text")
+    yield ([""], ["Observation:"], "text")
+    yield ([], ["Observation:"], "text")
+
+
+def _pieces_safe_to_show(rng: random.Random) -> Iterator[tuple]:
+    """Replies cut into whole lines and words: after most pieces nothing could start a stop string."""
+    for _ in range(14):
+        stop = list(rng.choice(_STOPS))
+        text = _reply(rng, run_on=rng.random() < 0.5)
+        words = text.split(" ")
+        cuts, at = [], 0
+        for word in words[:-1]:
+            at += len(word) + 1
+            if rng.random() < 0.4:
+                cuts.append(at)
+        yield (_pieces_of(text, tuple(cuts)), stop, "at once")
+
+
+def _pieces_after_the_stop(rng: random.Random) -> Iterator[tuple]:
+    """The stop string completes in one piece and more pieces follow (what the server keeps sending)."""
+    for _ in range(14):
+        stop = list(rng.choice(_STOPS))
+        text = _reply(rng, run_on=False) + rng.choice(stop) + " " + _filled(rng, rng.choice(_RUN_ONS))
+        pieces = _cut_inside_the_stop(rng, text, stop)
+        yield (pieces + [_filled(rng, rng.choice(_RUN_ONS)) for _ in range(rng.randint(1, 3))], stop, "reads")
+    yield (["Observation: x", "Thought: more", "Final Answer: y"], ["Observation:"], "reads")
+
+
+def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
     """What a wrong cut most likely did, judged from what came out."""
+    pieces, stop = args[0], args[1]
+    if not isinstance(got, str) or got == expected or not "".join(pieces).startswith(got[:1]):
+        return None  # right (another sentence failed), or nothing like the text: no guess
     if expected.startswith(got):
-        return "Text is missing at the end: what was held back must come out when the stream ends."
+        return "— what was held back must come out when the stream ends."
     whole = [s for s in stop if s in got and any(s in piece for piece in pieces)]
     if whole:
-        return (f"{whole[0]!r} came through in one piece: every stop string counts, and the text ends at the "
-                "first one in it.")
+        return f"— {whole[0]!r} came through whole: every stop string counts."
     if len(got) > len(expected):
-        return "A stop string split across two pieces must still be found."
-    return "Only a stop string ends the text."
+        return "— a stop string split across pieces must still be found."
+    return "— only a stop string ends the text."
 
 
-class _Arriving:
-    """Pieces handed out one at a time, as a stream delivers them; it counts how many were taken, and
-    refuses to be read past `last` (the piece that completes a stop string)."""
-
-    def __init__(self, pieces: list[str], last: int | None = None):
-        self.pieces, self.last, self.taken = pieces, last, 0
-
-    def __iter__(self):
-        for piece in self.pieces:
-            if self.last is not None and self.taken > self.last:
-                raise ExerciseFailed("read past the stop")
-            self.taken += 1
-            yield piece
+def _held_back(args: tuple, expected: Any, got: Any) -> str | None:
+    if got == expected:
+        return None
+    return "— text comes out at once; hold back only what could start a stop string."
 
 
-@grades("Exercise 1")
+def _read_on(args: tuple, expected: Any, got: Any) -> str | None:
+    if got == expected:
+        return None
+    if isinstance(got, int) and got > expected:
+        return (f"pieces read — the stop string was complete in piece {expected}: stop reading there, as the client "
+                "hangs up.")
+    return "pieces read — it stopped reading before the stop string was complete."
+
+
+CUT_STREAM_RULES = (
+    Rule("joined, what it yields is the whole text cut at its earliest stop string, however it was split",
+         _texts_in_pieces, _cut_mistake),
+    Rule("a piece whose end cannot start a stop string comes out whole before the next piece is read",
+         _pieces_safe_to_show, _held_back),
+    Rule("once a stop string is complete it stops, without reading another piece", _pieces_after_the_stop,
+         _read_on),
+)
+
+
+def _show_pieces(args: tuple) -> str:
+    return f"{_brief(args[0], 60)}, stop={args[1]!r}"
+
+
+@grades("Exercise 1", spec=Spec(CUT_STREAM_RULES))
 def check_cut_stream(cut_stream: Callable | None) -> None:
     """14, exercise 1: stop strings applied to text that arrives in pieces."""
     exercise = "Exercise 1"
@@ -68,52 +256,10 @@ def check_cut_stream(cut_stream: Callable | None) -> None:
         return _not_attempted(exercise, "Write def cut_stream(pieces, stop) in the cell above.")
     if not callable(cut_stream):
         _fail(exercise, f"cut_stream should be a function, got {type(cut_stream).__name__}")
-    def run(pieces, stop, what):
-        out = _run(exercise, f"cut_stream on {what}", lambda: list(cut_stream(pieces, stop)))
-        if not all(isinstance(piece, str) for piece in out):
-            _fail(exercise, f"on {what} it yielded {out!r}: yield the text, as strings")
-        return out
-
-    # 1. The same text as the whole reply cut at once, wherever the pieces were split.
-    checked = 0
-    for text, stop, what in CUT_STREAM_TEXTS:
-        expected = cut_at_stop(text, stop)[0]
-        at = min((text.find(s) for s in stop if s in text), default=len(text) // 2)
-        splits = [(i,) for i in range(len(text) + 1)] + [(i, j) for i in range(at, at + 13) for j in range(i, at + 13)
-                                                          if j <= len(text)]
-        for cuts in splits:
-            pieces = _pieces_of(text, cuts)
-            got = "".join(run(pieces, stop, what))
-            checked += 1
-            if got != expected:
-                _fail(exercise, f"on {what}, in pieces cut at character {' and '.join(map(str, cuts))}, it gave "
-                                f"{len(got)} characters ending {_brief(got[-30:], 40)}; the whole reply cut at "
-                                f"{stop} is {len(expected)} ending {_brief(expected[-30:], 40)}. "
-                                + _cut_mistake(got, expected, pieces, stop))
-    # 2. At once: a piece that cannot be the start of a stop string comes out before the next is read.
-    first = "Thought: The customer wants the parcel."
-    arriving = _Arriving([first, "\nAction: queryOrder", "\nAction Input: 88231\n"])
-    stream = iter(_run(exercise, "cut_stream", cut_stream, arriving, ["Observation:"]))
-    out = _run(exercise, "the first next() on cut_stream", next, stream, None)
-    if out != first or arriving.taken != 1:
-        _fail(exercise, f"with the pieces {arriving.pieces}, the first thing it yielded was {out!r} after reading "
-                        f"{arriving.taken} piece(s); expected {first!r} after reading one: nothing in it can be the "
-                        "start of 'Observation:', so the reader should see it at once (hold back only what could be)")
-    # 3. It stops reading once it has found the stop string.
-    pieces = ["Action Input: 88231\nObserv", "ation: {\"status\": \"lost\"}", "\nThought: done", "\nFinal Answer: x"]
-    arriving = _Arriving(pieces, last=1)
-    try:
-        got = "".join(_run(exercise, "cut_stream", lambda: list(cut_stream(arriving, ["Observation:"]))))
-    except ExerciseFailed as exc:
-        if "read past the stop" not in str(exc):
-            raise
-        _fail(exercise, "after the stop string was complete (in the second piece) it read a third piece: stop "
-                        "reading there, as the client closes the connection (the server may stop generating)")
-    if got != "Action Input: 88231\n":
-        _fail(exercise, f"with the pieces {pieces} it gave {got!r}; expected 'Action Input: 88231\\n'")
-    return _passed(exercise, f"{checked} ways of cutting {len(CUT_STREAM_TEXTS)} replies into pieces, each cut as "
-                             "the whole reply is; text that cannot start a stop string comes out at once, and "
-                             "reading stops at the stop string.")
+    tried = agree_on(exercise, "check_cut_stream", CUT_STREAM_RULES, _watched(cut_stream), _watched(_cut_stream),
+                     shape=_yields_text, call="cut_stream(pieces, stop)", show=_show_pieces)
+    return _passed(exercise, f"{tried} generated replies in pieces, each cut as the whole reply is; text that cannot "
+                             "start a stop string comes out at once, and reading stops at the stop string.")
 
 
 def _chunk(delta: dict | None, finish_reason: str | None = None, usage: Any = "absent") -> dict:
@@ -124,43 +270,155 @@ def _chunk(delta: dict | None, finish_reason: str | None = None, usage: Any = "a
     return data
 
 
-def _stream_cases() -> list[tuple[str, list[dict], tuple[str, str | None, dict | None]]]:
-    """(what, chunks, (text, finish_reason, usage)) for the exercise: real streams of the classroom model, and
-    the shapes other servers send."""
-    cases = []
-    llm = LlmClient.classroom()
-    messages = [{"role": "user", "content": "Hello!"}]
-    for include_usage in (True, False):
-        with open_stream(llm, messages, include_usage=include_usage) as stream:
-            reply = stream.finish()
-        what = "the classroom model's stream " + ("with usage asked for" if include_usage else "without usage")
-        cases.append((what, reply.raw["chunks"], (reply.text, reply.finish_reason, reply.usage or None)))
-    usage = {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}
-    cases.append(("a stream whose last text, finish_reason and usage come in one chunk (as some servers send it)",
-                  [_chunk({"role": "assistant", "content": None}), _chunk({"content": "Final Answer:"}),
-                   _chunk({"content": " signed"}, "stop", usage)],
-                  ("Final Answer: signed", "stop", usage)))
-    cases.append(("a stream cut at max_tokens, usage: null in every chunk but the last",
-                  [_chunk({"role": "assistant", "content": ""}, usage=None), _chunk({"content": "Thought: I"}, usage=None),
-                   _chunk({"content": " need"}, usage=None), _chunk({}, "length", usage=None),
-                   _chunk(None, usage=usage)],
-                  ("Thought: I need", "length", usage)))
-    running = [{"prompt_tokens": 12, "completion_tokens": n, "total_tokens": 12 + n} for n in (1, 2, 3)]
-    cases.append(("a stream with a running usage in every chunk (as vLLM's continuous usage stats send it)",
-                  [_chunk({"role": "assistant", "content": "Final"}, usage=running[0]),
-                   _chunk({"content": " Answer:"}, usage=running[1]), _chunk({"content": " ok"}, "stop", running[2])],
-                  ("Final Answer: ok", "stop", running[2])))
-    cases.append(("a stream whose usage chunk is followed by one more chunk with usage: null",
-                  [_chunk({"role": "assistant", "content": "好的"}), _chunk({}, "stop"), _chunk(None, usage=usage),
-                   _chunk(None, usage=None)],
-                  ("好的", "stop", usage)))
-    cases.append(("a stream with no usage and content: null in its role chunk",
-                  [_chunk({"role": "assistant", "content": None}), _chunk({"content": "好的"}), _chunk({}, "stop")],
-                  ("好的", "stop", None)))
-    return cases
+def _read_chunks(chunks: list[dict]) -> tuple[str, str | None, dict | None]:
+    """14, exercise 2's answer (the solution's behaviour)."""
+    text, finish_reason, usage = "", None, None
+    for chunk in chunks:
+        if chunk.get("usage"):
+            usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            text += choice["delta"].get("content") or ""
+            finish_reason = choice.get("finish_reason") or finish_reason
+    return text, finish_reason, usage
 
 
-@grades("Exercise 2")
+_FIELDS = ("text", "finish_reason", "usage")
+
+
+@dataclass(frozen=True)
+class _NotATriple:
+    """What read_chunks returned when it was not (text, finish_reason, usage)."""
+
+    value: Any
+
+
+def _one_field(read_chunks: Callable) -> Callable[[list[dict], str], Any]:
+    """read_chunks(chunks), and of what it returned the field the rule's sentence is about."""
+
+    def run(chunks: list[dict], field: str) -> Any:
+        got = read_chunks(chunks)
+        if not isinstance(got, tuple) or len(got) != 3:
+            # its type alone when it is not plain data (a generator's repr changes from call to call)
+            return _NotATriple(got if isinstance(got, (str, list, dict, tuple, int, float, type(None)))
+                               else f"a {type(got).__name__}")
+        return got[_FIELDS.index(field)]
+
+    return run
+
+
+def _a_triple(value: Any) -> str | None:
+    if isinstance(value, _NotATriple):
+        return f"it returned {_brief(value.value, 40)}: return (text, finish_reason, usage), a tuple"
+    return None
+
+
+# -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
+_REPLY_PIECES = ("Final", " Answer:", " signed", "Thought: I", " need", " the order", "好的", "，已签收", "。\n",
+                 "订单 {id} ", "Action: queryOrder\n", "Action Input: {id}\n", " 🙂", "\n\n", "¡Olé! ", "退款")
+_FINISHES = ("stop", "length", "tool_calls", "content_filter")
+
+
+def _usage(rng: random.Random, completion: int | None = None) -> dict:
+    prompt, completion = rng.randint(9, 4000), completion if completion is not None else rng.randint(1, 900)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def _streamed_chunks(rng: random.Random, usage_mode: str, *, finish: str | None = "any") -> list[dict]:
+    """The chunks of one streamed reply, in one of the shapes servers send. `usage_mode`: "none" (no usage
+    key), "nulls" (usage: null in every chunk, the counts in a last chunk with no choices), "last" (only a last
+    chunk with no choices carries it), "with finish" (in the chunk with finish_reason), "running" (a running
+    count in every chunk), "then null" (a chunk with usage: null after the one that carries it)."""
+    pieces = [rng.choice(_REPLY_PIECES).format(id=rng.randint(10000, 99999)) for _ in range(rng.randint(1, 6))]
+    reason = rng.choice(_FINISHES) if finish == "any" else finish
+    null = None if usage_mode == "nulls" else "absent"
+    # the role chunk's content: "", null, absent, or the reply's first piece of text (some servers send it there)
+    first = pieces.pop(0) if len(pieces) > 1 and rng.random() < 0.4 else rng.choice(("", None, "absent"))
+    role: dict = {"role": "assistant"} if first == "absent" else {"role": "assistant", "content": first}
+    chunks = [_chunk(role, usage=null)] + [_chunk({"content": piece}, usage=null) for piece in pieces]
+    if rng.random() < 0.5 or reason is None:  # finish_reason in a chunk of its own, with an empty delta
+        chunks.append(_chunk({}, reason, usage=null))
+    else:  # or with the last piece of text
+        chunks[-1]["choices"][0]["finish_reason"] = reason
+    usage = _usage(rng, len(chunks))
+    if usage_mode in ("nulls", "last", "then null"):
+        chunks.append(_chunk(None, usage=usage))
+    if usage_mode == "then null":
+        chunks.append(_chunk(None, usage=None))
+    if usage_mode == "with finish":
+        chunks[-1]["usage"] = usage
+    if usage_mode == "running":
+        for n, chunk in enumerate(chunks, start=1):
+            chunk["usage"] = {**usage, "completion_tokens": n, "total_tokens": usage["prompt_tokens"] + n}
+    return chunks
+
+
+_WITH_USAGE = ("nulls", "last", "with finish", "running", "then null")
+
+
+def _streams_for_text(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(8):
+        yield (_streamed_chunks(rng, rng.choice(("none", *_WITH_USAGE))), "text")
+
+
+def _streams_for_finish(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(8):
+        yield (_streamed_chunks(rng, rng.choice(("none", *_WITH_USAGE))), "finish_reason")
+    yield (_streamed_chunks(rng, "last", finish=None), "finish_reason")  # cut off: no chunk has one
+
+
+def _streams_for_usage(rng: random.Random) -> Iterator[tuple]:
+    for mode in _WITH_USAGE * 2:
+        yield (_streamed_chunks(rng, mode), "usage")
+
+
+def _streams_without_usage(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(5):
+        yield (_streamed_chunks(rng, "none"), "usage")
+
+
+def _usage_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if got == expected:
+        return None
+    if expected is None:
+        return "— the server sent none, so say so (None); never make counts up."
+    return "— it is in the last chunk that carries a usage (often one with no choices)."
+
+
+READ_CHUNKS_RULES = (
+    Rule("the text is every chunk's content joined (content may be null)", _streams_for_text),
+    Rule("finish_reason comes from the chunk that has one, not always the last", _streams_for_finish,
+         lambda args, expected, got: None if got == expected else "— it comes in the chunk that has it, not "
+                                                                  "always the last chunk."),
+    Rule("usage comes from the last chunk that carries one (\"usage\": null carries none)", _streams_for_usage,
+         _usage_hint),
+    Rule("usage is None when the server sent none", _streams_without_usage, _usage_hint),
+)
+
+
+def _show_chunks(args: tuple) -> str:
+    """The chunks as a failure shows them, one short word each: the delta's content (null, or - when absent),
+    +finish_reason, [] for no choices, and the usage (its completion tokens, or null)."""
+    shown = []
+    for chunk in args[0]:
+        words = []
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta", {})
+            words.append(("null" if delta["content"] is None else repr(delta["content"])) if "content" in delta
+                         else "-")
+            if choice.get("finish_reason"):
+                words.append(f"+{choice['finish_reason']}")
+        if not chunk.get("choices"):
+            words.append("[]")
+        if "usage" in chunk:
+            usage = chunk["usage"]
+            words.append("usage=null" if usage is None else f"usage={usage.get('completion_tokens')}")
+        shown.append(" ".join(words))
+    if len(shown) > 6:
+        shown = [*shown[:2], "…", *shown[-3:]]
+    return f"chunks [{', '.join(shown)}] (the {args[1]})"
+
+
+@grades("Exercise 2", spec=Spec(READ_CHUNKS_RULES))
 def check_read_chunks(read_chunks: Callable | None) -> None:
     """14, exercise 2: text, finish_reason and usage from the chunks of one streamed reply."""
     exercise = "Exercise 2"
@@ -168,21 +426,8 @@ def check_read_chunks(read_chunks: Callable | None) -> None:
         return _not_attempted(exercise, "Write def read_chunks(chunks) in the cell above.")
     if not callable(read_chunks):
         _fail(exercise, f"read_chunks should be a function, got {type(read_chunks).__name__}")
-    cases = _stream_cases()
-    for what, chunks, expected in cases:
-        got = _run(exercise, f"read_chunks on {what}", read_chunks, [dict(c) for c in chunks])
-        if not isinstance(got, tuple) or len(got) != 3:
-            _fail(exercise, f"on {what} it returned {got!r}: return (text, finish_reason, usage)")
-        names = ("text", "finish_reason", "usage")
-        for name, mine, right in zip(names, got, expected):
-            if mine != right:
-                why = ""
-                if name == "usage" and right is None:
-                    why = ": the server sent none, so say so (None); never make counts up"
-                elif name == "usage":
-                    why = ": it is in the last chunk that carries a usage (often one with no choices)"
-                elif name == "finish_reason":
-                    why = ": it comes in the chunk that has it, not always the last chunk"
-                _fail(exercise, f"on {what} it read {name}={mine!r}, expected {right!r}{why}")
-    return _passed(exercise, f"{len(cases)} streams read: the text joined, finish_reason from the chunk that has it, "
-                             "and the usage from the final chunk, or None when the server sent none.")
+    tried = agree_on(exercise, "check_read_chunks", READ_CHUNKS_RULES, _one_field(read_chunks),
+                     _one_field(_read_chunks), shape=_a_triple, call="read_chunks(chunks)", show=_show_chunks)
+    return _passed(exercise, f"{tried} generated streams read: the text joined, finish_reason from the chunk that has "
+                             "it, and the usage from the last chunk that carries one, or None when the server sent "
+                             "none.")

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-import math
+import ast
+import operator
+import os
+import random
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tinyagent.checks.reporting import _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
 
-# (expression, value): what a safe evaluator must compute.
+# (expression, value): what a safe evaluator must compute (the first of the generated inputs).
 SAFE_EVAL_VALUES = [
     ("2 + 3 * 4", 14), ("(2 + 3) * 4", 20), ("-(2 - 5)", 3), ("- -4", 4), ("7 / 2", 3.5), ("(1 + 2) ** 3", 27),
     ("2 ** -1", 0.5), ("2 ** 100", 2**100), ("2 ** -100", 2**-100), ("1999 * 0.85", 1699.15), ("10 - 2 - 3", 5),
@@ -38,8 +43,171 @@ SAFE_EVAL_REFUSALS = [
     ("2j", "a complex number (only int and float)"),
 ]
 
+_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+               ast.Pow: operator.pow}
 
-@grades("Exercise 1")
+
+def _safe_eval(text: str) -> int | float:
+    """15, exercise 1's answer (the solution's behaviour): a whitelist of nodes, both limits checked before the
+    operation runs."""
+
+    def value(node: ast.AST) -> Any:
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = value(node.operand)
+            return -operand if isinstance(node.op, ast.USub) else operand
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+            left, right = value(node.left), value(node.right)
+            if isinstance(node.op, ast.Div) and right == 0:
+                raise ValueError("division by zero")
+            if isinstance(node.op, ast.Pow) and abs(right) > 100:
+                raise ValueError(f"the exponent {right} is over 100")
+            return _ARITHMETIC[type(node.op)](left, right)
+        raise ValueError(f"{type(node).__name__} is not allowed: only numbers and + - * / **")
+
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        raise ValueError(f"not an arithmetic expression: {text}") from None
+    return value(tree.body)
+
+
+class ValueErrorWithoutMessage(Exception):
+    """A ValueError with no message: the tool turns the message into the Observation, so it must say something."""
+
+
+def _with_message(safe_eval: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`safe_eval`, with a refusal that says nothing turned into a failure of its own."""
+
+    def run(text: str) -> Any:
+        try:
+            return safe_eval(text)
+        except ValueError as refusal:
+            if not str(refusal).strip():
+                raise ValueErrorWithoutMessage("say what is refused: the tool turns the message into the "
+                                               "Observation the model reads") from None
+            raise
+
+    return run
+
+
+def _as_compared(value: Any) -> Any:
+    """A number as the check compares it: an int exactly, a float to 12 significant digits (so 1999 * 0.85
+    computed another way still agrees)."""
+    if isinstance(value, float) and not isinstance(value, bool):
+        return float(f"{value:.12g}")
+    return value
+
+
+def _a_number(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"it returned {_brief(value, 40)}: return the number, an int or a float"
+    return None
+
+
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+def _number(rng: random.Random) -> str:
+    kind = rng.random()
+    if kind < 0.55:
+        return str(rng.choice((rng.randint(1, 9), rng.randint(10, 99), rng.randint(100, 99999))))
+    if kind < 0.85:
+        return f"{rng.randint(0, 999)}.{rng.randint(1, 99)}"
+    return str(rng.randint(10**12, 10**15))
+
+
+def _expression(rng: random.Random, depth: int) -> str:
+    if depth == 0 or rng.random() < 0.25:
+        return _number(rng)
+    form = rng.random()
+    if form < 0.15:
+        return f"-{_expression(rng, depth - 1)}" if rng.random() < 0.5 else f"-({_expression(rng, depth - 1)})"
+    if form < 0.25:
+        return f"({_expression(rng, depth - 1)})"
+    if form < 0.35:  # a small power: base and exponent kept small so the value stays short
+        return f"{rng.randint(2, 12)} ** {rng.choice(('', '-'))}{rng.randint(0, 9)}"
+    op = rng.choice(("+", "-", "*", "/"))
+    left, right = _expression(rng, depth - 1), _expression(rng, depth - 1)
+    return f"{left} {op} {right}" if rng.random() < 0.6 else f"({left}) {op} ({right})"
+
+
+def _computable(rng: random.Random) -> Iterator[tuple]:
+    for text, _ in SAFE_EVAL_VALUES:
+        yield (text,)
+    made = 0
+    while made < 24:
+        text = _expression(rng, rng.randint(1, 3))
+        try:
+            _safe_eval(text)
+        except (ValueError, ArithmeticError):
+            continue  # a zero under a division: the other rules try those
+        made += 1
+        yield (text,)
+    for base, exponent in ((2, 100), (2, -100), (-3, 100), (1.5, 100), (7, 99)):  # 100 is not over 100
+        yield (f"({base}) ** {exponent}",)
+    yield (f"{rng.randint(2, 9)} ** (50 + 50)",)
+    yield (f"{rng.randint(2, 9)} ** {rng.randint(1, 60)}.0",)
+
+
+def _names_calls_attributes(rng: random.Random) -> Iterator[tuple]:
+    a, b = rng.randint(2, 999), rng.randint(2, 999)
+    for text in ("len('abc')", "__import__('os').getcwd()", "().__class__", "x + 1", f"abs(-{a})", f"({a}).real",
+                 f"price * {a}", f"价格 * {b}", f"max({a}, {b})", f"{a} + y", "pi", f"int('{a}')",
+                 f"(lambda: {a})()"):
+        yield (text,)
+
+
+def _other_constants(rng: random.Random) -> Iterator[tuple]:
+    a = rng.randint(2, 99)
+    for text in ("'ab' * 3", f"'{a}'", f"True + {a}", "False", f"{a}j", f"{a} + 2j", "None", f"b'{a}'",
+                 f"'订单' * {a}"):
+        yield (text,)
+
+
+def _other_operators(rng: random.Random) -> Iterator[tuple]:
+    a, b = rng.randint(2, 999), rng.randint(2, 99)
+    for text in (f"{a} % {b}", f"{a} // {b}", f"{a} > {b}", f"{a} == {b}", f"{a} & {b}", f"{a} << {b}",
+                 f"~{a}", f"not {a}", f"{a} and {b}", f"[{a}, {b}]", f"{a}, {b}", f"{a} if {b} else 0",
+                 f"({a} + {b}) % 7", f"-({a} // {b})", f"{{{a}: {b}}}", f"{a} @ {b}"):
+        yield (text,)
+
+
+def _divisions_by_zero(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(3):
+        a, b = rng.randint(1, 99999), rng.randint(1, 999)
+        yield (f"{a} / 0",)
+        yield (rng.choice((f"{a} / ({b} - {b})", f"({a} + 1) / ({b} * 0)", f"{a} / 0.0", f"{a} / -0",
+                           f"{a} / (0.5 - 0.5)", f"-{a} / ({b} - {b}) * 2")),)
+    yield ("0 / 0",)
+
+
+def _big_powers(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(3):
+        yield (f"{rng.randint(2, 99)} ** {rng.randint(101, 999)}",)
+        yield (f"{rng.randint(2, 9)} ** -{rng.randint(101, 999)}",)
+    yield ("10 ** 1000",)
+    for _ in range(2):  # the exponent is computed, not written as one number (10 ** (10 ** 99) would hang)
+        x = rng.randint(11, 20)
+        yield (f"2 ** ({x} * {rng.randint(11, 15)})",)
+    yield ("2 ** 2 ** 7",)
+    yield (f"{rng.randint(2, 9)} ** 100.5",)
+    yield (f"2 ** -(50 + {rng.randint(51, 99)})",)
+
+
+SAFE_EVAL_RULES = (
+    Rule("numbers (int and float), + - * / and **, unary minus and brackets are computed", _computable),
+    Rule("a name, a call or an attribute is refused with a ValueError that has a message, never run",
+         _names_calls_attributes),
+    Rule("a constant that is not an int or a float (text, True, a complex number) is refused", _other_constants),
+    Rule("any other operator or expression (% //, a comparison, a list) is refused",
+         _other_operators),
+    Rule("a division by zero is refused with ValueError, however the zero is written", _divisions_by_zero),
+    Rule("a power whose exponent is over 100 in size is refused, however the exponent is written",
+         _big_powers),
+)
+
+
+@grades("Exercise 1", spec=Spec(SAFE_EVAL_RULES))
 def check_safe_eval(safe_eval: Callable[[str], float] | None) -> None:
     """15, exercise 1: an arithmetic evaluator that walks the ast with a whitelist, never `eval`."""
     exercise = "Exercise 1"
@@ -47,31 +215,16 @@ def check_safe_eval(safe_eval: Callable[[str], float] | None) -> None:
         return _not_attempted(exercise, "Write def safe_eval(text) in the cell above.")
     if not callable(safe_eval):
         _fail(exercise, f"safe_eval should be a function, got {type(safe_eval).__name__}")
-    for text, expected in SAFE_EVAL_VALUES:
-        got = _run(exercise, f"safe_eval({text!r})", safe_eval, text)
-        if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, expected,
-                                                                                         rel_tol=1e-9):
-            _fail(exercise, f"safe_eval({text!r}) returned {got!r}; it should be {expected!r}")
-    for text, what in SAFE_EVAL_REFUSALS:
-        try:
-            got = safe_eval(text)
-        except ValueError as refusal:
-            if not str(refusal).strip():
-                _fail(exercise, f"safe_eval({text!r}) raised ValueError with no message: say what is refused "
-                                f"({what}), since the tool turns the message into the Observation the model reads")
-            continue
-        except Exception as exc:  # noqa: BLE001 - the learner's bug, reported as the check's failure
-            _fail(exercise, f"safe_eval({text!r}) raised {type(exc).__name__}: {exc}; for {what} it should "
-                            "raise ValueError with a clear message, so the tool can turn it into an Observation")
-        shown = repr(got) if len(repr(got)) <= 60 else f"a {len(str(got))}-digit number"
-        _fail(exercise, f"safe_eval({text!r}) returned {shown}: {what} must be refused with ValueError, not "
-                        "computed" + (" (is it calling eval?)" if what.startswith("a ") and "call" in what else ""))
-    return _passed(exercise, f"{len(SAFE_EVAL_VALUES)} expressions computed, {len(SAFE_EVAL_REFUSALS)} refused "
-                             "with ValueError: calls, names, attributes, text, huge powers and division by zero.")
+    tried = agree_on(exercise, "check_safe_eval", SAFE_EVAL_RULES, _with_message(safe_eval), _safe_eval,
+                     shape=_a_number, read=_as_compared, call="safe_eval(text)")
+    return _passed(exercise, f"{tried} generated expressions: numbers, brackets and + - * / ** computed; names, "
+                             "calls, attributes, text, other operators, huge powers and division by zero refused "
+                             "with ValueError.")
 
 
 def _workspace_traps(root: Any) -> tuple[Any, list[tuple[str, bool, str]]]:
-    """A workspace with traps around it, and (path, inside?, what it is) for each case the check asks about."""
+    """A workspace with traps around it, and (path, inside?, what it is) for each case (the package's readFile
+    is held to these in the tests; the check's generated workspaces hold the same traps and more)."""
     root = Path(root)
     workspace, outside, evil = root / "workspace", root / "outside", root / "workspace-evil"
     for folder in (workspace / "notes", outside, evil):
@@ -105,24 +258,257 @@ def _workspace_traps(root: Any) -> tuple[Any, list[tuple[str, bool, str]]]:
     return workspace, cases
 
 
-@grades("Exercise 2")
+def _inside_workspace(workspace: Any, path: str) -> bool:
+    """15, exercise 2's answer (the solution's behaviour): the text rules first, then every step on the disk."""
+    if not path or path.startswith(("/", "~", "\\")) or ":" in path:
+        return False
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        return False
+    current = Path(workspace)
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            return False
+    return True
+
+
+# A workspace as data, so that generated inputs stay plain: (kind, path, link target) entries under a root
+# that holds `workspace/`, `outside/` and a look-alike `workspace-evil/`. A link's target is a path under the
+# root ("outside/secret.txt", "workspace/notes"); {root} in a path to judge stands for the root's real path.
+Layout = tuple[tuple[str, ...], ...]
+
+
+def _build(root: Path, layout: Layout) -> Path:
+    for folder in ("workspace", "outside", "workspace-evil"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / "outside" / "secret.txt").write_text("not yours")
+    (root / "workspace-evil" / "x.txt").write_text("not yours either")
+    for kind, place, *target in layout:
+        where = root / "workspace" / place
+        where.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "dir":
+            where.mkdir(exist_ok=True)
+        elif kind == "file":
+            where.write_text("mine", encoding="utf-8")
+        else:  # a link, to a folder or a file, there or not
+            aim = root / target[0]
+            where.symlink_to(aim, target_is_directory=aim.is_dir())
+    return root / "workspace"
+
+
+def _listing(root: Path) -> list[tuple[str, str]]:
+    """What the root holds, links not followed: (path, what it is) for every entry."""
+    found = []
+    for folder, folders, files in os.walk(root):
+        for name in folders + files:
+            entry = Path(folder, name)
+            kind = f"link to {os.readlink(entry)}" if entry.is_symlink() else "folder" if entry.is_dir() else \
+                f"file of {entry.stat().st_size}"
+            found.append((str(entry.relative_to(root)), kind))
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class _Changed:
+    """The answer changed the workspace it was asked about: what is there now that was not, or is gone."""
+
+    made: tuple[str, ...]
+    gone: tuple[str, ...]
+
+
+class _Workspaces:
+    """The workspaces of the layouts asked about, each built once in `scratch` (and again after an answer
+    changed it). A change shows in the modification times of the folders, which are cheap to read."""
+
+    def __init__(self, scratch: Path):
+        self.scratch = scratch
+        self.built: dict[Layout, tuple[Path, list[tuple[str, str]], list[int]]] = {}
+
+    def root(self, layout: Layout) -> Path:
+        if layout not in self.built:
+            root = self.scratch / f"root{len(os.listdir(self.scratch))}"
+            _build(root, layout)
+            self.built[layout] = (root, _listing(root), self._times(root))
+        return self.built[layout][0]
+
+    def change(self, layout: Layout) -> _Changed | None:
+        root, before, times = self.built[layout]
+        if self._times(root) == times:
+            return None
+        del self.built[layout]
+        after = _listing(root)
+        return _Changed(tuple(sorted(path for path, _ in set(after) - set(before))),
+                        tuple(sorted(path for path, _ in set(before) - set(after))))
+
+    @staticmethod
+    def _times(root: Path) -> list[int]:
+        return [os.stat(folder).st_mtime_ns for folder, _, _ in os.walk(root)]
+
+
+def _judged(answer: Callable[[Any, str], Any], workspaces: _Workspaces, *, watch: bool = True
+            ) -> Callable[[Layout, str], Any]:
+    """`answer(workspace, path)` on the workspace `layout` describes; when `watch`, a workspace the answer
+    changed is the outcome (no rule asks for a change)."""
+
+    def run(layout: Layout, path: str) -> Any:
+        root = workspaces.root(layout)
+        got = answer(root / "workspace", path.replace("{root}", str(root)))
+        return (workspaces.change(layout) if watch else None) or got
+
+    return run
+
+
+def _true_or_false(value: Any) -> str | None:
+    if isinstance(value, _Changed):
+        what = f"made {value.made[0]}" if value.made else f"removed {value.gone[0]}"
+        return f"it changed the workspace ({what[:60]}): only look, the spec asks for a True or False"
+    if not isinstance(value, bool):
+        return f"it returned {_brief(value, 40)}: return True or False"
+    return None
+
+
+# -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
+_NAMES = ("notes", "笔记", "docs", "报告 2026", "data", "草稿", "v1.2", "a..b", "..hidden", "~draft", "orders",
+          "订单", "my files", "x")
+
+
+def _name(rng: random.Random, ending: str = "") -> str:
+    return f"{rng.choice(_NAMES)}{rng.randint(1, 99) if rng.random() < 0.3 else ''}{ending}"
+
+
+def _from_top(path: str) -> str:
+    """`path` without a leading /; a name may start with ~ inside, but a path may not (~ is the home folder)."""
+    path = path.lstrip("/")
+    return f"_{path}" if path.startswith("~") else path
+
+
+def _layout(rng: random.Random, links: bool = True) -> tuple[Layout, list[str], list[str]]:
+    """A random workspace: a few folders and files, and (when `links`) links of every kind at random places.
+    Returns the layout, the paths of its plain entries, and the paths of its links."""
+    entries: list[tuple[str, ...]] = []
+    plain: list[str] = []
+    folders = [""]
+    for _ in range(rng.randint(2, 4)):
+        folder = _from_top(f"{rng.choice(folders)}/{_name(rng)}")
+        if folder in plain:
+            continue
+        entries.append(("dir", folder))
+        plain.append(folder)
+        folders.append(folder)
+        file = f"{folder}/{_name(rng, rng.choice(('.txt', '.md', '.json')))}"
+        if file not in plain:
+            entries.append(("file", file))
+            plain.append(file)
+    linked: list[str] = []
+    if links:
+        for target in rng.sample(("outside", "outside/secret.txt", "outside/not-there-yet.txt", "workspace",
+                                  f"workspace/{plain[0]}", "workspace-evil"), rng.randint(2, 4)):
+            place = f"{rng.choice(folders)}/link-{_name(rng)}".lstrip("/")
+            if place not in linked and place not in plain:
+                entries.append(("link", place, target))
+                linked.append(place)
+    return tuple(entries), plain, linked
+
+
+def _inside_paths(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(3):
+        layout, plain, _ = _layout(rng)
+        for _ in range(2):
+            there = rng.choice(plain)
+            new = _from_top(f"{rng.choice(plain[:1] + [''])}/{_name(rng, '.txt')}")  # not made yet
+            deeper = f"{there}/{_name(rng)}/{_name(rng, '.md')}"
+            written = rng.choice((f"./{there}", there.replace("/", "//"), f"{there}/", f"./{there}/"))
+            for path in (there, new, deeper, written):
+                yield (layout, path)
+
+
+def _absolute_paths(rng: random.Random) -> Iterator[tuple]:
+    layout, plain, _ = _layout(rng, links=False)
+    for there in rng.sample(plain, 2):
+        for path in (f"/{there}", f"{{root}}/workspace/{there}", f"~/{there}", "~", f"\\{there}",
+                     f"C:{there}", f"{there}:backup", "/etc/passwd", "{root}/outside/secret.txt"):
+            yield (layout, path)
+
+
+def _dotted_paths(rng: random.Random) -> Iterator[tuple]:
+    layout, plain, _ = _layout(rng, links=False)
+    for _ in range(3):
+        there, up = rng.choice(plain), rng.choice(plain)
+        back = "/".join([*up.split("/"), *[".."] * up.count("/"), "..", *there.split("/")])  # comes back inside
+        for path in ("../outside/secret.txt", "../workspace-evil/x.txt", f"{up}/../../outside/secret.txt", back,
+                     f"./../{there}", f"{there}/..", ".."):
+            yield (layout, path)
+    for path in ("a..b.txt", f"{plain[0]}/v1..2/x.txt", "..hidden/x.md", "...txt"):  # dots in a name: no '..' part
+        yield (layout, path)
+
+
+def _linked_paths(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(4):
+        layout, _, linked = _layout(rng)
+        for link in linked:
+            yield (layout, rng.choice((link, f"{link}/{_name(rng, '.txt')}", f"./{link}")))
+        first = linked[0]
+        yield (layout, f"{first}2/{_name(rng, '.txt')}")  # a name that only starts like a link's is no link
+
+
+def _why(args: tuple, expected: Any, got: Any) -> str | None:
+    """Why the path is refused or allowed, by the rule that settles it."""
+    if got == expected or not isinstance(got, bool):
+        return None
+    layout, path = args
+    if expected:
+        return "— nothing in it is absolute, '..' or a link: allow it (it need not exist yet)."
+    if path.startswith(("/", "{root}")):
+        return "— it starts with /."
+    for mark, what in (("~", "the home folder"), ("\\", "absolute on Windows")):
+        if path.startswith(mark):
+            return f"— it starts with {mark} ({what})."
+    if ":" in path:
+        return "— it holds a ':' (a drive letter, C:)."
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        return "— '..' is a part of it: refused, wherever it would lead."
+    links = {place for kind, place, *_ in layout if kind == "link"}
+    on_the_way = next(("/".join(parts[:n]) for n in range(1, len(parts) + 1) if "/".join(parts[:n]) in links), "")
+    return f"— {on_the_way!r} on the way is a symbolic link." if on_the_way else None
+
+
+def _show_judged(args: tuple) -> str:
+    layout, path = args
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    on_the_way = [f"{place} -> {target[0]}" for kind, place, *target in layout
+                  if kind == "link" and place.split("/") == parts[: place.count("/") + 1]]
+    return f"{path!r}" + (f" (the link {_brief(on_the_way[0], 60)})" if on_the_way else "")
+
+
+WORKSPACE_RULES = (
+    Rule("a path inside the workspace is allowed, to something that exists or not yet (./ and // are fine)",
+         _inside_paths, _why),
+    Rule("no absolute path: one that starts with /, ~ or \\, or holds a :", _absolute_paths, _why),
+    Rule("no .. part at all, even one that would come back inside (dots within a name are no .. part)",
+         _dotted_paths, _why),
+    Rule("no symbolic link on the way, file or folder, wherever it points", _linked_paths, _why),
+)
+
+
+# Where the generated workspaces are built: in memory where the system has a place for it (Linux's /dev/shm),
+# since on some disks removing a few dozen folders takes half a second; elsewhere the usual temporary folder.
+_IN_MEMORY = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+@grades("Exercise 2", spec=Spec(WORKSPACE_RULES))
 def check_inside_workspace(inside_workspace: Callable[[Any, str], bool] | None) -> None:
-    """15, exercise 2: the sandbox's path check, on a workspace with traps (links, .., a look-alike folder)."""
+    """15, exercise 2: the sandbox's path check, on generated workspaces with traps (links, .., a look-alike)."""
     exercise = "Exercise 2"
     if inside_workspace is None:
         return _not_attempted(exercise, "Write def inside_workspace(workspace, path) in the cell above.")
     if not callable(inside_workspace):
         _fail(exercise, f"inside_workspace should be a function, got {type(inside_workspace).__name__}")
-    with tempfile.TemporaryDirectory() as scratch:
-        workspace, cases = _workspace_traps(scratch)
-        for path, expected, what in cases:
-            got = _run(exercise, f"inside_workspace(workspace, {path!r})", inside_workspace, workspace, path)
-            if not isinstance(got, bool):
-                _fail(exercise, f"inside_workspace(workspace, {path!r}) returned {got!r}; return True or False")
-            if got != expected:
-                shown = path.replace(scratch, "/tmp/...")  # the temporary folder's name changes run to run
-                verdict = "allowed" if got else "refused"
-                _fail(exercise, f"{shown!r} ({what}) is {verdict}; it should be "
-                                f"{'allowed' if expected else 'refused'}")
-    return _passed(exercise, f"{len(cases)} paths judged like the package's file tools: no '..', no absolute "
-                             "path, no link on the way, wherever it points.")
+    with tempfile.TemporaryDirectory(dir=_IN_MEMORY) as scratch:
+        workspaces = _Workspaces(Path(scratch))
+        tried = agree_on(exercise, "check_inside_workspace", WORKSPACE_RULES, _judged(inside_workspace, workspaces),
+                         _judged(_inside_workspace, workspaces, watch=False), shape=_true_or_false,
+                         call="inside_workspace(workspace, path)", show=_show_judged)
+    return _passed(exercise, f"{tried} paths in generated workspaces judged like the package's file tools: no '..', "
+                             "no absolute path, no link on the way, wherever it points.")

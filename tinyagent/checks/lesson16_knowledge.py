@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from tinyagent.checks.reporting import COURSE_NOW, _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import COURSE_NOW, _brief, _fail, _not_attempted, _passed, grades
 from tinyagent.clock import fixed_clock
 from tinyagent.shop import Shop
 from tinyagent.shop.knowledge import Passage, query_terms, search_terms
@@ -13,7 +17,7 @@ from tinyagent.shop.policies import POLICY_FOLDER
 
 _NO_PUNCTUATION = "签收次日起十五天内出现性能故障的属于质量问题经售后检测确认后可以退货也可以换货往返运费由商家承担"
 
-# (text, size, overlap, what it is): the check compares the learner's windows with `_windows` on each.
+# (text, size, overlap, what it is): the texts the check started from, the first of its generated inputs.
 WINDOW_CASES = [
     (_NO_PUNCTUATION, 20, 5, "48 Chinese characters, size 20, overlap 5"),
     (_NO_PUNCTUATION, 20, 0, "the same text with no overlap"),
@@ -27,7 +31,8 @@ WINDOW_CASES = [
 
 
 def _windows(text: str, size: int, overlap: int) -> list[str]:
-    """Windows of `size` characters, each starting `size - overlap` after the last, until one reaches the end."""
+    """16, exercise 1's answer (the solution's behaviour): windows of `size` characters, each starting
+    `size - overlap` after the last, until one reaches the end."""
     pieces: list[str] = []
     start = 0
     while start < len(text):
@@ -38,7 +43,117 @@ def _windows(text: str, size: int, overlap: int) -> list[str]:
     return pieces
 
 
-@grades("Exercise 1")
+@dataclass(frozen=True)
+class _NotAList:
+    """What windows returned when it was not a list: its type, and what it held (the same on every call, so a
+    generator is not taken for state kept between calls)."""
+
+    kind: str
+    held: tuple
+
+
+def _as_returned(windows: Callable[[str, int, int], Any]) -> Callable[[str, int, int], Any]:
+    def run(text: str, size: int, overlap: int) -> Any:
+        got = windows(text, size, overlap)
+        if isinstance(got, (list, str, bytes)) or not hasattr(got, "__iter__"):
+            return got
+        return _NotAList(type(got).__name__, tuple(got))
+
+    return run
+
+
+def _list_of_strings(value: Any) -> str | None:
+    if isinstance(value, _NotAList):
+        return f"it returned a {value.kind}: return the windows as a list of strings"
+    if isinstance(value, list) and all(isinstance(piece, str) for piece in value):
+        return None
+    return f"it returned {type(value).__name__} {_brief(value, 40)}: return the windows as a list of strings"
+
+
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+_SENTENCES = (_NO_PUNCTUATION, "七天无理由退货自签收次日起计算",
+              "Within 7 days from the day after delivery, an item can be returned without giving a reason.",
+              "Refunds go back the way you paid, in 1-3 working days.",
+              "发票在订单完成后开具。\n退款后发票作废。", "Engraved items 🎁 cannot be returned.\n\nAsk support first.",
+              "保修期内的性能故障 (quality problems) 可以换货", "¡Olé! Ünïcödé tëxt — with dashes…")
+
+
+def _text(rng: random.Random, length: int) -> str:
+    text = ""
+    while len(text) < length:
+        text += rng.choice(_SENTENCES) + rng.choice(("", " ", "\n"))
+    return text[:length]
+
+
+def _sized(rng: random.Random) -> tuple[int, int]:
+    size = rng.choice((rng.randint(2, 9), rng.randint(10, 60)))
+    return size, rng.randint(1, size - 1)
+
+
+def _cut_texts(rng: random.Random) -> Iterator[tuple]:
+    for text, size, overlap, _ in WINDOW_CASES:
+        if text:
+            yield (text, size, overlap)
+    for _ in range(14):
+        size, overlap = _sized(rng)
+        yield (_text(rng, rng.randint(1, 4 * size + 10)), size, overlap)
+
+
+def _ends(rng: random.Random) -> Iterator[tuple]:
+    """Texts whose last window ends at, one before, or one after the end: where a loop stops too early or late."""
+    for _ in range(5):
+        size, overlap = _sized(rng)
+        whole = size + (size - overlap) * rng.randint(0, 3)
+        for length in (whole - 1, whole, whole + 1):
+            if length > 0:
+                yield (_text(rng, length), size, overlap)
+    yield (_text(rng, 1), 1 + rng.randint(1, 30), 0)
+
+
+def _no_overlap(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(5):
+        size = rng.randint(1, 40)
+        yield (_text(rng, rng.randint(1, 5 * size)), size, 0)
+
+
+def _empty(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(3):
+        size, overlap = _sized(rng)
+        yield ("", size, overlap)
+
+
+def _window_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    """What a wrong list of windows most likely did, judged from what came out."""
+    text, size, overlap = args
+    if got == expected or not isinstance(got, list):
+        return None
+    if not text:
+        return "— an empty text has no windows: return []."
+    if any(len(piece) > size for piece in got):
+        return f"— a window is longer than size ({size})."
+    if len(got) > len(expected) and got[: len(expected)] == expected:
+        return "— the last window lies inside the one before: stop once a window reaches the end of the text."
+    if len(got) > 1 and got[1] != text[size - overlap : 2 * size - overlap]:
+        return f"— each window starts size - overlap = {size - overlap} characters after the one before."
+    if len(got) < len(expected):
+        return "— the windows stop before the end of the text: the last one must reach it."
+    return None
+
+
+WINDOW_RULES = (
+    Rule("windows of size characters, size - overlap apart", _cut_texts, _window_hint),
+    Rule("it stops once a window reaches the end of the text", _ends, _window_hint),
+    Rule("with overlap=0 it is fixed_chunks", _no_overlap, _window_hint),
+    Rule("an empty text has no windows", _empty, _window_hint),
+)
+
+
+def _show_window_args(args: tuple) -> str:
+    text, size, overlap = args
+    return f"{_brief(text, 30)} ({len(text)}), size={size}, overlap={overlap}"
+
+
+@grades("Exercise 1", spec=Spec(WINDOW_RULES))
 def check_overlapping_windows(windows: Callable[[str, int, int], list[str]] | None) -> None:
     """16, exercise 1: lesson 16's fixed-size chunks, with an overlap."""
     exercise = "Exercise 1"
@@ -46,39 +161,23 @@ def check_overlapping_windows(windows: Callable[[str, int, int], list[str]] | No
         return _not_attempted(exercise, "Write def windows(text, size, overlap) in the cell above.")
     if not callable(windows):
         _fail(exercise, f"windows should be a function, got {type(windows).__name__}")
-    for text, size, overlap, what in WINDOW_CASES:
-        mine = _run(exercise, f"windows(text, {size}, {overlap}) on {what}", windows, text, size, overlap)
-        expected = _windows(text, size, overlap)
-        if not isinstance(mine, list) or not all(isinstance(piece, str) for piece in mine):
-            _fail(exercise, f"windows should return a list of strings, got {mine!r} on {what}")
-        if mine == expected:
-            continue
-        why = ""
-        if not text:
-            why = " An empty text has no windows: return []."
-        elif any(len(piece) > size for piece in mine):
-            why = f" A window is longer than size ({size})."
-        elif len(mine) > len(expected) and mine[: len(expected)] == expected:
-            why = " The last window lies inside the one before: stop once a window reaches the end of the text."
-        elif len(mine) > 1 and text.find(mine[1]) != size - overlap:
-            why = f" Each window starts size - overlap = {size - overlap} characters after the one before."
-        elif len(mine) < len(expected):
-            why = " The windows stop before the end of the text: the last one must reach it."
-        _fail(exercise, f"on {what}, expected {expected!r}, got {mine!r}.{why}")
-    return _passed(exercise, f"{len(WINDOW_CASES)} texts cut into windows that overlap by exactly the overlap, and "
-                             "no window is wasted at the end.")
+    tried = agree_on(exercise, "check_overlapping_windows", WINDOW_RULES, _as_returned(windows), _windows,
+                     shape=_list_of_strings,
+                     call="windows", show=_show_window_args)
+    return _passed(exercise, f"{tried} generated texts cut into windows that overlap by exactly the overlap, and no "
+                             "window is wasted at the end.")
 
 
 def _coverage_order(question: str, passages: list) -> list:
-    """Passages by how many distinct question terms their section and content hold; ties keep their order."""
+    """16, exercise 2's answer (the solution's behaviour): passages by how many distinct question terms their
+    section and content hold; ties keep their order."""
     terms = query_terms(question)
 
     def held(passage: Any) -> int:
         words = set(search_terms(f"{passage.section} {passage.content}"))
         return sum(term in words for term in terms)
 
-    ranked = sorted(range(len(passages)), key=lambda i: (-held(passages[i]), i))
-    return [passages[i] for i in ranked]
+    return sorted(passages, key=held, reverse=True)
 
 
 def rerank_cases() -> list[tuple[str, list, str]]:
@@ -111,7 +210,162 @@ def rerank_cases() -> list[tuple[str, list, str]]:
     ]
 
 
-@grades("Exercise 2")
+@functools.cache
+def _shop_results() -> tuple[tuple[str, tuple[Passage, ...]], ...]:
+    """The real shop's bm25 results for a few questions (built once: a shop with the policy documents)."""
+    questions = ("Can I return an opened item without a reason?", "退货运费谁承担？", "How long does a refund take?",
+                 "保修期内坏了可以换货吗")
+    with Shop(":memory:", clock=fixed_clock(COURSE_NOW)) as shop:
+        shop.import_documents(POLICY_FOLDER)
+        return tuple((question, tuple(shop.search_passages(question, 5, scope="documents")))
+                     for question in questions)
+
+
+@dataclass(frozen=True)
+class _Misplaced:
+    """What my_rerank did that no rule asks for: handed back something it was not given, or changed the list."""
+
+    what: str
+
+
+def _placed(rerank: Callable[[str, list], Any]) -> Callable[[str, list], Any]:
+    """`rerank(question, passages)` as the passages' places in the list it was given ("#2 Conditions"), so two
+    answers agree when they return the same objects in the same order; a returned object that was not given,
+    or a given list changed, is the outcome instead."""
+
+    def run(question: str, passages: list) -> Any:
+        before = list(passages)
+        got = rerank(question, passages)
+        if [id(p) for p in passages] != [id(p) for p in before]:
+            return _Misplaced("it changed the list it was given (sorted it in place?): return a new list, and "
+                              "leave bm25's order to the caller")
+        if not isinstance(got, (list, tuple)):
+            return _Misplaced(f"it returned a {type(got).__name__}: return a list of the passages")
+        place = {id(p): n for n, p in enumerate(before, start=1)}
+        if sorted(place.get(id(p), 0) for p in got) != sorted(place.values()):
+            return _Misplaced(f"it returned {_brief([_label(p) for p in got], 40)}: return every passage it was "
+                              "given (the same objects), once each, in a new order")
+        return " ".join(f"#{place[id(p)]}" for p in got)
+
+    return run
+
+
+def _label(passage: Any) -> str:
+    if not isinstance(passage, Passage):
+        return repr(passage)[:20]
+    return (passage.section.split(" › ")[-1] or passage.content)[:10]
+
+
+def _the_passages(value: Any) -> str | None:
+    return value.what if isinstance(value, _Misplaced) else None
+
+
+# -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
+_EN_TERMS = ("return", "opened", "item", "reason", "refund", "shipping", "invoice", "warranty", "engraved", "days")
+_EN_LOOK_ALIKES = {"return": "returned", "item": "items", "opened": "reopened", "refund": "refunds",
+                   "day": "days", "invoice": "invoices"}
+_ZH_TERMS = ("退货", "运费", "包邮", "发票", "保修", "退款", "到账", "签收", "换货")
+_FILLER = ("the", "customer", "within", "seven", "after", "delivery", "的", "可以", "订单", "商家", "一律")
+
+
+def _question(rng: random.Random) -> str:
+    english = rng.random() < 0.5
+    terms = rng.sample(_EN_TERMS if english else _ZH_TERMS, rng.randint(2, 4))
+    if english:
+        return rng.choice(("{}?", "Can I {}?", "what about {}", "{}")).format(" ".join(terms))
+    return rng.choice(("{}？", "请问{}", "{}怎么算", "{}")).format(" ".join(terms))
+
+
+def _passage(rng: random.Random, terms: list[str], n: int, *, section: str = "", score: float | None = None) -> Passage:
+    words = [*terms, *rng.sample(_FILLER, 3)]
+    rng.shuffle(words)
+    # bm25's order is by score: a later passage scores less, unless the input says otherwise
+    score = score if score is not None else round(12 - n - 0.9 * rng.random(), 3)
+    return Passage("Policies", " ".join(words), score, score, "made-up.md", section, n)
+
+
+def _some_of(rng: random.Random, terms: list[str]) -> list[str]:
+    return rng.sample(terms, rng.randint(0, len(terms)))
+
+
+def _mixed_lists(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(10):
+        question = _question(rng)
+        terms = query_terms(question)
+        yield (question, [_passage(rng, _some_of(rng, terms), n) for n in range(1, rng.randint(2, 8))])
+    yield (_question(rng), [])
+    yield (_question(rng), [_passage(rng, [], 1)])
+
+
+def _look_alikes(rng: random.Random) -> Iterator[tuple]:
+    """Passages that hold a question term only inside a longer word, in another case, or a lone Han character
+    only inside a pair: no match as the index splits text."""
+    for _ in range(6):
+        terms = rng.sample([term for term in _EN_TERMS if term in _EN_LOOK_ALIKES], 2)
+        question = " ".join(terms) + rng.choice(("?", ""))
+        held = [[_EN_LOOK_ALIKES[term] for term in terms], terms[:1], [terms[0].upper()]]
+        rng.shuffle(held)
+        yield (question, [_passage(rng, words, n) for n, words in enumerate(held, start=1)])
+    for _ in range(3):
+        pair = rng.choice(_ZH_TERMS)
+        question = f"{pair[0]} {rng.choice(_ZH_TERMS)}"  # a lone character is a term of its own
+        yield (question, [_passage(rng, [pair], 1), _passage(rng, [pair[0]], 2)])
+
+
+def _in_headings(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(6):
+        question = _question(rng)
+        terms = query_terms(question)
+        heading = " › ".join(["Policies", *terms[:2]]) if rng.random() < 0.5 else f"售后 › {terms[0]}"
+        passages = [_passage(rng, terms[:1], 1), _passage(rng, [], 2, section=heading),
+                    _passage(rng, terms[-1:], 3)]
+        yield (question, passages)
+
+
+def _repeats(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(6):
+        question = _question(rng)
+        terms = query_terms(question)
+        repeated = _passage(rng, [terms[0]] * rng.randint(3, 8), 1)
+        holds_more = _passage(rng, terms[:2], 2)
+        yield (question, [repeated, holds_more, _passage(rng, [], 3)])
+
+
+def _shop_lists(rng: random.Random) -> Iterator[tuple]:
+    for question, passages in _shop_results():
+        yield (question, list(passages))
+
+
+def _ties(rng: random.Random) -> Iterator[tuple]:
+    """Passages that hold as many terms, with scores in any order: they keep the order they came in."""
+    for _ in range(6):
+        question = _question(rng)
+        terms = query_terms(question)
+        count = rng.randint(0, len(terms))
+        passages = [_passage(rng, rng.sample(terms, count), n, score=round(rng.uniform(0.5, 12), 3))
+                    for n in range(1, rng.randint(3, 6))]
+        passages.insert(rng.randint(0, len(passages)), _passage(rng, terms, 9, score=0.1))
+        yield (question, passages)
+
+
+RERANK_RULES = (
+    Rule("passages in order of how many of the question's terms each holds, most first", _mixed_lists),
+    Rule("a term is held when among search_terms(section + content), not as a substring", _look_alikes),
+    Rule("the passage's section heading counts", _in_headings),
+    Rule("each term counts once, however often the passage repeats it", _repeats),
+    Rule("passages that hold as many terms keep the order they came in", _ties,
+         lambda args, expected, got: None if got == expected else "— bm25's, whatever their scores."),
+    Rule("the shop's own results come in that order too ('items' is not the question's 'item')", _shop_lists),
+)
+
+
+def _show_rerank_args(args: tuple) -> str:
+    question, passages = args
+    shown = ", ".join(f"#{n} {_label(p)}" for n, p in enumerate(passages, start=1))
+    return f"{question!r} with [{shown[:120]}{'…' if len(shown) > 120 else ''}]"
+
+
+@grades("Exercise 2", spec=Spec(RERANK_RULES))
 def check_coverage_rerank(my_rerank: Callable[[str, list], list] | None) -> None:
     """16, exercise 2: re-rank search results by how many of the question's terms each passage holds."""
     exercise = "Exercise 2"
@@ -119,32 +373,8 @@ def check_coverage_rerank(my_rerank: Callable[[str, list], list] | None) -> None
         return _not_attempted(exercise, "Write def my_rerank(question, passages) in the cell above.")
     if not callable(my_rerank):
         _fail(exercise, f"my_rerank should be a function, got {type(my_rerank).__name__}")
-    for question, passages, what in rerank_cases():
-        given = list(passages)
-        mine = _run(exercise, f"my_rerank({question!r}, ...) on {what}", my_rerank, question, given)
-        expected = _coverage_order(question, passages)
-        mine = list(mine) if isinstance(mine, (list, tuple)) else mine
-        if not isinstance(mine, list) or sorted(map(id, mine)) != sorted(map(id, passages)):
-            _fail(exercise, f"on {what}, my_rerank should return every passage it was given, once each, in a new "
-                            f"order; got {_brief(mine)}")
-        if mine == expected:
-            continue
-
-        def shown(order: list) -> list[str]:
-            return [f"{p.section or p.content[:24]}" for p in order]
-
-        why = ""
-        if what.startswith("bm25") and shown(mine)[0] != shown(expected)[0]:
-            why = (" Count whole terms, as the index splits them (search_terms): 'items' is not 'item', and "
-                   "'returned' is not 'return'.")
-        elif "repeats" in what:
-            why = " Count each of the question's terms once, however often the passage repeats it."
-        elif "heading" in what:
-            why = " A term in the passage's section heading counts too."
-        elif "same count" in what:
-            why = " Passages with the same count keep the order they came in (bm25's), whatever their scores."
-        place = next(i for i, (a, b) in enumerate(zip(mine, expected)) if a is not b)
-        _fail(exercise, f"on {what} ({question!r}), place {place + 1} should be {shown(expected)[place]!r}, "
-                        f"got {shown(mine)[place]!r}.{why}")
-    return _passed(exercise, "Each list is in order of how many of the question's terms a passage holds; the "
-                             "opened-item question now starts with the Conditions section.")
+    tried = agree_on(exercise, "check_coverage_rerank", RERANK_RULES, _placed(my_rerank), _placed(_coverage_order),
+                     shape=_the_passages, call="my_rerank", show=_show_rerank_args)
+    return _passed(exercise, f"{tried} generated result lists (the shop's own among them) in order of how many of "
+                             "the question's terms a passage holds; the opened-item question now starts with the "
+                             "Conditions section.")
