@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tinyagent.checks.reporting import ExerciseFailed, _brief, _fail
+from tinyagent.checks.reporting import ExerciseFailed, _brief, _fail, _learners_frame, learners_mistake
 
 # How many of the first inputs are asked again (in reverse order) to find state kept between calls.
 AGAIN = 12
@@ -154,8 +154,8 @@ def _kept_between_calls(exercise: str, call: str, indices: Iterable[int], tried:
     """Ask `mine` again on inputs it answered before: an answer that differs from its first one means state kept
     between calls, which is the failure to report, whatever else went wrong."""
     for n in indices:
-        if n not in first:
-            continue
+        if n not in first or isinstance(first[n].value, Iterator):
+            continue  # a generator is never equal to another: its answer is judged on its contents, not here
         args = tried[n][1]
         got = _call(mine, copy.deepcopy(args))
         if _disagreement(first[n], got, None, read) is not None:
@@ -171,6 +171,8 @@ def _call(function: Callable[..., Any], args: tuple, exercise: str | None = None
     except ExerciseFailed:
         raise
     except Exception as exc:  # noqa: BLE001 - an exception is what the call did; compared with the reference's
+        if exercise is not None and _learners_frame(exc.__traceback__) is None and (why := learners_mistake(exc)):
+            _fail(exercise, why)  # a method their class lacks, or a signature the exercise does not call it with
         return Outcome(raised=type(exc), value=exc)
     try:  # a copy: an answer that hands back the same list every call must not change its first answer later
         return Outcome(value=copy.deepcopy(value))
