@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.reporting import _fail, _fresh_shop, _not_attempted, _passed, _run, grades
 from tinyagent.classroom.tool_list import read_tool_list
 from tinyagent.prompts import build_system_prompt
@@ -94,7 +95,9 @@ SHORTER_HINTS = {
 }
 
 
-@grades("Exercise 2")
+@grades("Exercise 2", spec=Spec(fixed=(
+    "a prediction about three fixed pairs of texts: nothing to generate; each choice is compared with the "
+    "lesson's counter's count of both texts, measured on the spot")))
 def check_shorter_predictions(shorter: dict | None) -> None:
     """08, exercise 2: for each pair, which text has fewer tokens (measured here with the lesson's counter)."""
     exercise = "Exercise 2"
