@@ -833,6 +833,8 @@ def tool_messages(message, run_tool):  # the solution (notebooks/solutions/09_fu
             return json.dumps({"error": f"{type(error).__name__}: {error}"}, ensure_ascii=False)
 
     calls = message["tool_calls"]
+    if not calls:  # no calls, no tool messages (and a pool of no threads is an error)
+        return []
     with ThreadPoolExecutor(max_workers=len(calls)) as pool:
         results = list(pool.map(answer, calls))
     return [{"role": "tool", "tool_call_id": call["id"], "content": text} for call, text in zip(calls, results)]
