@@ -116,13 +116,17 @@ def _judged(lean_prompt: Callable) -> Callable[[tuple], _Verdict]:
         if not isinstance(prompt, str):
             return _Verdict((f"it returned {type(prompt).__name__}, not the prompt's text",))
         problems = []
+        names = [name for name, _ in tools]
+        if registry.names != names:  # judged on the tools it was given, not on what it left of them
+            problems.append(f"it changed the registry it was given (now {_brief(registry.names, 40)})")
+            registry = _registry(tools)
         if lost := [tool.name for tool in registry if tool.describe("en") not in prompt]:
             problems.append(f"the descriptions of {_brief(lost, 40)} are missing")
         if keys := [key for key in LEAN_KEYS if key not in prompt]:
             problems.append(f"the keys {keys} are missing")
         if "Observation" not in prompt:
             problems.append("no word Observation")
-        if (found := list(read_tool_list(prompt).tools)) != registry.names:
+        if (found := list(read_tool_list(prompt).tools)) != names:
             problems.append(f"a reader of tool lists finds {_brief(found, 40)}")
         budget = int(counter.text(build_system_prompt(registry, "en")) * LEAN_SHARE)
         if (used := counter.text(prompt)) > budget:

@@ -165,13 +165,15 @@ def _result(name: str, arguments: dict) -> str:
 @dataclass(frozen=True)
 class _Answered:
     """What agree_on compares of one call of tool_messages: its messages as the spec fixes them, and the tools
-    it ran (sorted: threads finish in any order). Shown as the messages alone; a hint says what it ran."""
+    it ran (sorted: threads finish in any order). Shown as how many messages; a hint says what differs."""
 
     messages: Any
     ran: tuple[str, ...]
 
-    def __repr__(self) -> str:
-        return repr(self.messages)
+    def __repr__(self) -> str:  # short: the hint says which message differs, and how
+        if not isinstance(self.messages, list):
+            return repr(self.messages)
+        return f"{len(self.messages)} message{'' if len(self.messages) == 1 else 's'}" if self.messages else "[]"
 
 
 def _answered(tool_messages: Callable) -> Callable[[dict, dict], _Answered]:
@@ -252,8 +254,8 @@ def _show_reply(args: tuple) -> str:
 
 
 MESSAGES_RULES = (
-    Rule("one {\"role\": \"tool\", \"tool_call_id\": ..., \"content\": ...} per call, in the order of the calls; the "
-         "content is what run_tool returned", _every_call_answered, _messages_hint),
+    Rule("one tool message per call, in the order of the calls, quoting its id; its content what run_tool returned",
+         _every_call_answered, _messages_hint),
     Rule("a call whose arguments are not a JSON object is not run: its content is a JSON object with an \"error\" "
          "key", _unreadable_arguments, _messages_hint),
     Rule("a tool that raises does not end anything: its content is an error the same way, saying what went wrong",
