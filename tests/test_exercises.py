@@ -2605,6 +2605,129 @@ def test_10_each_sentence_of_the_specs():
     fails(check_fixed_seed_loop, gives_up_with_none, says="return a give-up text")
 
 
+
+def test_10_wrong_answers_by_kind():
+    from tinyagent import LlmCall, Stop
+
+    # Exercise 1. Not applicable: "one language only" (the loop passes the model's text through; no language decides
+    # anything), "changes what it was given" (a question string, and a fresh model and registry every run).
+    def handles_the_missing_tool_only(question, llm, tools, limit=10):  # the example's failure, not a tool that raises
+        i, messages = 0, [{"role": "user", "content": question}]
+        while i < limit:
+            i += 1
+            step = parse_step(llm.chat(messages, stop=["Observation:"]).text)
+            if step.final_answer is not None:
+                return step.final_answer
+            if step.action is None or tools.get(step.action.tool_name) is None:
+                continue
+            messages.append({"role": "user", "content": tools.get(step.action.tool_name).invoke(step.action.tool_input)})
+        return "达到了循环最大次数"
+
+    rounds = {"used": 0}
+
+    def one_counter_for_every_run(question, llm, tools, limit=10):  # the counter lives outside the function
+        while rounds["used"] < limit:
+            rounds["used"] += 1
+            with contextlib.suppress(Exception):
+                step = parse_step(llm.chat([{"role": "user", "content": question}]).text)
+                if step.final_answer is not None:
+                    return step.final_answer
+                tools.get(step.action.tool_name).invoke(step.action.tool_input)
+        rounds["used"] = 0 if limit == 1 else rounds["used"]  # reset only where the example's limit=1 would show it
+        return "give up"
+
+    def first_line_of_the_answer(question, llm, tools, limit=10):
+        answer = fixed_seed_loop(question, llm, tools, limit)
+        return answer if answer == "达到了循环最大次数" else answer.splitlines()[0]
+
+    def up_to_and_with_limit(question, llm, tools, limit=10):  # `<=`: one round more than the limit
+        return fixed_seed_loop(question, llm, tools, limit + 1)
+
+    def the_step(question, llm, tools, limit=10):  # returns the parsed step, not its answer
+        answer = fixed_seed_loop(question, llm, tools, limit)
+        return answer if answer == "达到了循环最大次数" else parse_step(f"Final Answer: {answer}")
+
+    assert passes(check_fixed_seed_loop, fixed_seed_loop)
+    fails_by_kind(check_fixed_seed_loop, {
+        "right only for the example": [handles_the_missing_tool_only],
+        "state kept between calls": [one_counter_for_every_run],
+        "only one of many read": [first_line_of_the_answer],
+        "the wrong kind of comparison": [up_to_and_with_limit],
+        "a stated type ignored": [the_step],
+    })
+    fails(check_fixed_seed_loop, handles_the_missing_tool_only, says="raised RuntimeError")
+    fails(check_fixed_seed_loop, first_line_of_the_answer, says="return the model's final answer as it is")
+
+    # Exercise 2. Not applicable: "one language only" (the rule reads token counts, no text).
+    class PricesOfTheExample(CostBudget):  # 2.0 and 8.0, the prices the lesson uses, written in
+        def __init__(self, yuan, input_price, output_price):
+            super().__init__(yuan, 2.0, 8.0)
+
+    class CountsNewCallsOnly(CostBudget):  # adds the calls it has not seen: a second trace is read from the first's end
+        def __init__(self, yuan, input_price, output_price):
+            super().__init__(yuan, input_price, output_price)
+            self.seen, self.spent = 0, 0.0
+
+        def check(self, trace):
+            calls = trace.of_type(LlmCall)
+            for call in calls[self.seen:]:
+                self.spent += (call.usage["prompt_tokens"] * self.input_price
+                               + call.usage["completion_tokens"] * self.output_price) / 1e6
+            self.seen = len(calls)
+            return Stop("cost_budget") if self.spent >= self.yuan else None
+
+    class FirstCallOnly(CostBudget):
+        def check(self, trace):
+            calls = trace.of_type(LlmCall)
+            cost = (calls[0].usage["prompt_tokens"] * self.input_price
+                    + calls[0].usage["completion_tokens"] * self.output_price) / 1e6 if calls else 0
+            return Stop("cost_budget") if cost >= self.yuan else None
+
+    class RoundedToFen(CostBudget):  # the cost rounded to fen before it is compared
+        def check(self, trace):
+            spent = sum(c.usage["prompt_tokens"] * self.input_price + c.usage["completion_tokens"] * self.output_price
+                        for c in trace.of_type(LlmCall)) / 1e6
+            return Stop("cost_budget") if round(spent, 2) >= self.yuan else None
+
+    class SaysTheReason(CostBudget):  # the reason, not a Stop
+        def check(self, trace):
+            return "cost_budget" if super().check(trace) else None
+
+    class ClearsWhatItCounted(CostBudget):  # so that no call is counted twice, it empties the usage it has read
+        def __init__(self, yuan, input_price, output_price):
+            super().__init__(yuan, input_price, output_price)
+            self.spent = 0.0
+
+        def check(self, trace):
+            for call in trace.of_type(LlmCall):
+                self.spent += (call.usage.get("prompt_tokens", 0) * self.input_price
+                               + call.usage.get("completion_tokens", 0) * self.output_price) / 1e6
+                call.usage.clear()
+            return Stop("cost_budget") if self.spent >= self.yuan else None
+
+    assert passes(check_cost_budget, CostBudget)
+    fails_by_kind(check_cost_budget, {
+        "right only for the example": [PricesOfTheExample],
+        "state kept between calls": [CountsNewCallsOnly],
+        "only one of many read": [FirstCallOnly],
+        "the wrong kind of comparison": [RoundedToFen],
+        "a stated type ignored": [SaysTheReason],
+        "changes what it was given": [ClearsWhatItCounted],
+    })
+    fails(check_cost_budget, PricesOfTheExample, says="prices are yuan per million tokens")
+    fails(check_cost_budget, CountsNewCallsOnly, says="the verdict is the trace's")
+    fails(check_cost_budget, SaysTheReason, says="return Stop(")
+    fails(check_cost_budget, ClearsWhatItCounted, says="changed the trace it was given")
+
+    class WithATolerance(CostBudget):  # the boundary "yuan or more", widened by a tenth of a fen "for the floats"
+        def check(self, trace):
+            spent = sum(c.usage["prompt_tokens"] * self.input_price + c.usage["completion_tokens"] * self.output_price
+                        for c in trace.of_type(LlmCall)) / 1e6
+            return Stop("cost_budget") if spent >= self.yuan - 0.001 else None
+
+    fails(check_cost_budget, WithATolerance, says="exactly `yuan` stops")
+
+
 def test_11_each_sentence_of_the_specs():
     def brackets_only(value):  # "otherwise does what read_action does": the other shapes left raw
         call = CALL.fullmatch(value.strip())

@@ -147,11 +147,11 @@ def _show_tools(args: tuple) -> str:
 
 
 LEAN_RULES = (
-    Rule("every tool's description word for word, each tool on a line of its own that a reader of tool lists "
-         "finds, for tools it has never shown you (one to six)", _tools_never_shown),
-    Rule("descriptions in Chinese, with odd Unicode, colons or numbers are kept word for word",
+    Rule("every tool's description word for word, one tool per line, for tools it has never seen (1 to 6)",
+         _tools_never_shown),
+    Rule("descriptions in Chinese, with odd Unicode, colons or numbers, kept word for word",
          _odd_descriptions),
-    Rule("at most 75% of the tokens of build_system_prompt(tools, \"en\"), for one tool or six, short descriptions or long",
+    Rule("at most 75% of the default prompt's tokens, for one tool or six, short descriptions or long",
          _many_or_few),
 )
 

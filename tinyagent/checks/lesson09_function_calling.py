@@ -254,12 +254,12 @@ def _show_reply(args: tuple) -> str:
 
 
 MESSAGES_RULES = (
-    Rule("one tool message per call, in the order of the calls, quoting its id; its content what run_tool returned",
+    Rule("one tool message per call, in the calls' order, with its id and what run_tool returned",
          _every_call_answered, _messages_hint),
-    Rule("a call whose arguments are not a JSON object is not run: its content is a JSON object with an \"error\" "
-         "key", _unreadable_arguments, _messages_hint),
-    Rule("a tool that raises does not end anything: its content is an error the same way, saying what went wrong",
-         _tools_that_raise, _messages_hint),
+    Rule("arguments that are not a JSON object are not run: the content is {\"error\": ...}", _unreadable_arguments,
+         _messages_hint),
+    Rule("a tool that raises ends nothing: its content is an error that says what went wrong", _tools_that_raise,
+         _messages_hint),
     Rule("a reply with no calls (an empty tool_calls) gets no tool messages: []", _no_calls, _messages_hint),
 )
 
@@ -326,7 +326,7 @@ def check_tool_messages(tool_messages: Callable[[dict, Callable], list] | None, 
                         "start, and it never did. Run them at the same time, e.g. with "
                         "concurrent.futures.ThreadPoolExecutor")
     tried = agree_on(exercise, "check_tool_messages", MESSAGES_RULES, _answered(tool_messages),
-                     _answered(_tool_messages), shape=_list_of_messages, call="tool_messages(message, run_tool)",
+                     _answered(_tool_messages), shape=_list_of_messages, call="tool_messages",
                      show=_show_reply)
     return _passed(exercise, f"one tool message per call, in the order of the calls, each quoting its id; the broken "
                              f"calls and the failing tools are answered with errors the model can read, on "
