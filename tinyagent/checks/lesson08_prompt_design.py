@@ -97,8 +97,8 @@ class _Verdict:
 
     problems: tuple[str, ...] = ()
 
-    def __repr__(self) -> str:
-        return "; ".join(self.problems) or "the spec held"
+    def __repr__(self) -> str:  # the first problem: a failure shows one
+        return self.problems[0] if self.problems else "the spec held"
 
 
 def _registry(tools: tuple[tuple[str, str], ...]) -> ToolRegistry:
@@ -107,7 +107,6 @@ def _registry(tools: tuple[tuple[str, str], ...]) -> ToolRegistry:
 
 def _judged(lean_prompt: Callable) -> Callable[[tuple], _Verdict]:
     """The answer as agree_on calls it: its prompt for the registry `tools`, judged sentence by sentence."""
-
     counter = token_counter()
 
     def judge(tools: tuple[tuple[str, str], ...]) -> _Verdict:
@@ -118,16 +117,21 @@ def _judged(lean_prompt: Callable) -> Callable[[tuple], _Verdict]:
         problems = []
         names = [name for name, _ in tools]
         if registry.names != names:  # judged on the tools it was given, not on what it left of them
-            problems.append(f"it changed the registry it was given (now {_brief(registry.names, 40)})")
+            problems.append("it changed the registry it was given")
             registry = _registry(tools)
         if lost := [tool.name for tool in registry if tool.describe("en") not in prompt]:
-            problems.append(f"the descriptions of {_brief(lost, 40)} are missing")
+            more = f" and {len(lost) - 1} more" if len(lost) > 1 else ""
+            problems.append(f"no description of {lost[0]!r}{more}")
         if keys := [key for key in LEAN_KEYS if key not in prompt]:
-            problems.append(f"the keys {keys} are missing")
+            problems.append(f"no key {keys[0]!r}")
         if "Observation" not in prompt:
             problems.append("no word Observation")
         if (found := list(read_tool_list(prompt).tools)) != names:
-            problems.append(f"a reader of tool lists finds {_brief(found, 40)}")
+            if len(found) != len(names):
+                problems.append(f"a tool-list reader finds {len(found)} tools, not {len(names)}")
+            else:
+                at = next(n for n, (one, other) in enumerate(zip(found, names)) if one != other)
+                problems.append(f"the tool list reads {found[at]!r}, not {names[at]!r}")
         budget = int(counter.text(build_system_prompt(registry, "en")) * LEAN_SHARE)
         if (used := counter.text(prompt)) > budget:
             problems.append(f"{used} tokens, over the budget of {budget}")
@@ -172,7 +176,11 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
     sizes = []
     with _fresh_shop() as shop:
         for label, registry in (("the shop's tools", shop_registry(shop)), ("two other tools", _second_registry())):
+            names = registry.names
             prompt = _run(exercise, f"lean_prompt(<{label}>)", lean_prompt, registry)
+            if registry.names != names:
+                _fail(exercise, f"with {label}, lean_prompt changed the registry it was given (it now holds "
+                                f"{registry.names}): the prompt describes the tools, it does not add or remove any")
             if not isinstance(prompt, str):
                 _fail(exercise, f"lean_prompt returned {type(prompt).__name__}, not the prompt's text")
             lost = [tool.name for tool in registry if tool.describe("en") not in prompt]

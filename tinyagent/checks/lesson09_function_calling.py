@@ -224,18 +224,18 @@ def _messages_hint(args: tuple, expected: _Answered, got: _Answered) -> str | No
     if want_ran != have_ran:
         extra = [run for run in have_ran if run not in want_ran]
         if extra:
-            return f"It ran {_brief(extra[0], 40)}, which the spec does not run."
+            return f"(it ran {_brief(extra[0], 40)}, which the spec does not run)"
         missing = next(run for run in want_ran if run not in have_ran)
-        return f"It did not run {_brief(missing, 40)}."
+        return f"(it did not run {_brief(missing, 40)})"
     if len(want) != len(have):
-        return f"{len(want)} calls need {len(want)} tool messages; it returned {len(have)}."
+        return f"({len(want)} calls need {len(want)} tool messages)"
     for n, (one, other) in enumerate(zip(want, have), start=1):
         if one != other:
             key = next(key for key in one if one[key] != other.get(key))
             if key == "content" and _same_json(one[key], other[key]):
-                return (f"Message {n}'s content holds what run_tool returned, but rewritten: the content is the "
-                        "tool's result as it is, the same string.")
-            return f"Message {n}'s {key}: expected {_brief(one[key], 30)}, got {_brief(other.get(key), 30)}."
+                return (f"(message {n}'s content holds what run_tool returned, but rewritten: the content is the "
+                        "tool's result as it is, the same string)")
+            return f"(message {n}'s {key}: expected {_brief(one[key], 30)}, got {_brief(other.get(key), 30)})"
     return None
 
 
