@@ -2677,6 +2677,15 @@ def test_10_wrong_answers_by_kind():
             self.seen = len(calls)
             return Stop("cost_budget") if self.spent >= self.yuan else None
 
+    class OneTotalForEveryRule(CostBudget):  # the total kept on the class: every new rule starts where the last ended
+        spent = 0.0
+
+        def check(self, trace):
+            for call in trace.of_type(LlmCall):
+                OneTotalForEveryRule.spent += (call.usage["prompt_tokens"] * self.input_price
+                                               + call.usage["completion_tokens"] * self.output_price) / 1e6
+            return Stop("cost_budget") if OneTotalForEveryRule.spent >= self.yuan else None
+
     class FirstCallOnly(CostBudget):
         def check(self, trace):
             calls = trace.of_type(LlmCall)
@@ -2709,7 +2718,7 @@ def test_10_wrong_answers_by_kind():
     assert passes(check_cost_budget, CostBudget)
     fails_by_kind(check_cost_budget, {
         "right only for the example": [PricesOfTheExample],
-        "state kept between calls": [CountsNewCallsOnly],
+        "state kept between calls": [CountsNewCallsOnly, OneTotalForEveryRule],
         "only one of many read": [FirstCallOnly],
         "the wrong kind of comparison": [RoundedToFen],
         "a stated type ignored": [SaysTheReason],
@@ -2718,6 +2727,8 @@ def test_10_wrong_answers_by_kind():
     fails(check_cost_budget, PricesOfTheExample, says="prices are yuan per million tokens")
     fails(check_cost_budget, CountsNewCallsOnly, says="the verdict is the trace's")
     fails(check_cost_budget, SaysTheReason, says="return Stop(")
+    OneTotalForEveryRule.spent = 0.0  # as in a fresh notebook
+    fails(check_cost_budget, OneTotalForEveryRule, says="something is kept between rules")
     fails(check_cost_budget, ClearsWhatItCounted, says="changed the trace it was given")
 
     class WithATolerance(CostBudget):  # the boundary "yuan or more", widened by a tenth of a fen "for the floats"

@@ -6,6 +6,7 @@ import contextlib
 import copy
 import random
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -376,7 +377,8 @@ def _asked_out_of_turn(rng: random.Random) -> Iterator[tuple]:
 
 
 def _verdicts(CostBudget: type, exercise: str) -> Callable[..., tuple]:
-    """The answer as agree_on calls it: one rule, asked on the run's trace as it grows (`asks`)."""
+    """The answer as agree_on calls it: one rule, asked on the run's trace as it grows (`asks`); what it said each
+    time (see _said)."""
 
     def asked(yuan: float, prices: tuple[float, float], usages: tuple, asks: tuple, tools: bool) -> tuple:
         rule = CostBudget(yuan, *prices)
@@ -385,7 +387,7 @@ def _verdicts(CostBudget: type, exercise: str) -> Callable[..., tuple]:
         for calls in asks:
             upto = [event for event in events if event.step <= calls]
             trace = Trace(copy.deepcopy(upto))
-            verdicts.append(rule.check(trace))
+            verdicts.append(_said(rule.check(trace)))
             if trace.events != upto:
                 _fail(exercise, "check(trace) changed the trace it was given (its events, or their usage, are not "
                                 "what they were): a stop rule only reads the trace")
@@ -394,15 +396,27 @@ def _verdicts(CostBudget: type, exercise: str) -> Callable[..., tuple]:
     return asked
 
 
-def _stops(verdicts: tuple) -> tuple:
-    """What is compared of the verdicts: the reason of each Stop, or None."""
-    return tuple(verdict.reason if isinstance(verdict, Stop) else verdict for verdict in verdicts)
+@dataclass(frozen=True)
+class _NotAStop:
+    """A verdict that is neither a Stop nor None, as it was returned."""
+
+    value: Any
+
+    def __repr__(self) -> str:
+        return f"not a Stop: {_brief(self.value, 30)}"
+
+
+def _said(verdict: Any) -> Any:
+    """What is compared of a verdict: a Stop's reason, None, or anything else marked as not a Stop."""
+    if isinstance(verdict, Stop):
+        return verdict.reason
+    return None if verdict is None else _NotAStop(verdict)
 
 
 def _stop_or_none(verdicts: tuple) -> str | None:
     for verdict in verdicts:
-        if verdict is not None and not isinstance(verdict, Stop):
-            return (f"check(trace) returned {_brief(verdict, 30)}: return Stop(\"cost_budget\", detail) (from "
+        if isinstance(verdict, _NotAStop):
+            return (f"check(trace) returned {_brief(verdict.value, 30)}: return Stop(\"cost_budget\", detail) (from "
                     "tinyagent) to stop the run, or None to let it go on")
     return None
 
@@ -415,7 +429,7 @@ def _show_budget(args: tuple) -> str:
 
 def _budget_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
     yuan, prices, usages, asks, _ = args
-    for calls, want, have in zip(asks, _stops(expected), _stops(got)):
+    for calls, want, have in zip(asks, expected, got):
         if want != have:
             spent = float(_cost(prices, usages[:calls]))
             return (f"(after {calls} call(s), ¥{spent:.6f} spent of a budget of ¥{yuan:g}: "
@@ -459,12 +473,23 @@ def check_cost_budget(CostBudget: type | None) -> None:
          "after a second call of 4000 + 600 tokens (¥0.0228 spent, the budget is ¥0.02)"),
         (0.05, ((3000, 500), (4000, 600)), False, "with a budget of ¥0.05 after those two calls (¥0.0228 spent)"),
     ]
-    for budget, usages, should_stop, when in cases:
-        rule = _instance(exercise, CostBudget, budget, *prices)
-        check = getattr(rule, "check", None)
+    def verdict_of(budget: float, usages: tuple) -> Any:
+        check = getattr(_instance(exercise, CostBudget, budget, *prices), "check", None)
         if not callable(check):
             _fail(exercise, "a stop rule needs a method check(self, trace)")
-        verdict = _run(exercise, "check(trace)", check, _costly_trace(*usages))
+        return _run(exercise, "check(trace)", check, _costly_trace(*usages))
+
+    said = []  # what each new rule said, to ask the first ones again when a later one is wrong
+    for budget, usages, should_stop, when in cases:
+        verdict = verdict_of(budget, usages)
+        said.append(verdict)
+        right = isinstance(verdict, Stop) and verdict.reason == "cost_budget" if should_stop else verdict is None
+        earlier = [] if right else list(zip(cases, said[:-1]))
+        for (old_budget, old_usages, _, old_when), before in earlier:
+            if (again := verdict_of(old_budget, old_usages)) != before:
+                _fail(exercise, f"a new CostBudget({old_budget}, 2.0, 8.0) {old_when} said {before!r} the first "
+                                f"time and {again!r} now: something is kept between rules (a class attribute, a "
+                                "module-level total), so every run after the first is wrong")
         if should_stop and not isinstance(verdict, Stop):
             _fail(exercise, f"CostBudget({budget}, 2.0, 8.0) {when} should stop the run: return "
                             f"Stop('cost_budget', ...) (from tinyagent), got {verdict!r}. Prices are per million "
@@ -480,7 +505,7 @@ def check_cost_budget(CostBudget: type | None) -> None:
             return ChatResult(ORDER_STEP, "stop", {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100})
 
     tried = agree_on(exercise, "check_cost_budget", BUDGET_RULES, _verdicts(CostBudget, exercise),
-                     _verdicts(_CostBudget, exercise), shape=_stop_or_none, read=_stops,
+                     _verdicts(_CostBudget, exercise), shape=_stop_or_none,
                      call="CostBudget(...).check(trace)", show=_show_budget)
 
     rule = _instance(exercise, CostBudget, 0.01, *prices)
