@@ -937,6 +937,76 @@ def test_08_shorter_predictions(capsys):
     fails(check_shorter_predictions, {**right, "question": "fr"}, says="one of ['en', 'zh']")
 
 
+
+def test_08_wrong_answers_by_kind():
+    from tinyagent import FunctionTool
+
+    # Exercise 1. Not applicable: "the wrong kind of comparison" (the answer writes text and compares nothing).
+    shop_descriptions = {tool.name: tool.describe("en")
+                         for tool in shop_registry(Shop(":memory:", clock=fixed_clock(COURSE_NOW)))}
+    seen = {"checkStock": "Units in stock for a product. Input: the product name, e.g. S10 Pro.",
+            "getCurrentTime": "The current date and time. Input: none (empty).", **shop_descriptions}
+
+    def known_descriptions(tools):  # the descriptions it has seen, written in; any other tool gets its name
+        listed = "".join(f"{tool.name}: {seen.get(tool.name, tool.name)}\n" for tool in tools)
+        return "Tools:\n" + listed + lean_prompt(tools).split("\n", len(tools) + 1)[-1]
+
+    by_size = {}
+
+    def cached_by_size(tools):  # the prompt kept per number of tools: the next registry of that size gets it
+        return by_size.setdefault(len(tools), lean_prompt(tools))
+
+    def first_five(tools):  # the shop has five tools: a sixth is left out
+        class Five:
+            def __iter__(self):
+                return iter(list(tools)[:5])
+        return lean_prompt(Five())
+
+    def ascii_only(tools):  # "to save tokens" the Chinese goes: the description is no longer word for word
+        return lean_prompt(tools).encode("ascii", "ignore").decode()
+
+    def lines(tools):  # the prompt's lines, not the prompt
+        return lean_prompt(tools).splitlines()
+
+    def adds_a_finish_tool(tools):  # registers a tool of its own in the registry it was given
+        if "finish" not in tools:
+            tools.register(FunctionTool("finish", "Give the final answer. Input: the answer.", lambda text: text))
+        return lean_prompt(tools)
+
+    assert passes(check_lean_prompt, lean_prompt)
+    fails_by_kind(check_lean_prompt, {
+        "right only for the example": [known_descriptions],
+        "state kept between calls": [cached_by_size],
+        "only one of many read": [first_five],
+        "one language only": [ascii_only],
+        "a stated type ignored": [lines],
+        "changes what it was given": [adds_a_finish_tool],
+    })
+    fails(check_lean_prompt, known_descriptions, says="the spec says: every tool's description word for word")
+    fails(check_lean_prompt, ascii_only, says="got no description of '")
+    fails(check_lean_prompt, adds_a_finish_tool, says="lean_prompt changed the registry it was given")
+    fails(check_lean_prompt, cached_by_size, says="got the tool list reads '")
+
+    from tinyagent.protocols.token_count import token_counter
+
+    counter = token_counter()
+
+    def padded(over):  # the boundary "at most 75%": the prompt padded to the budget, or `over` tokens past it
+        def answer(tools):
+            budget = int(counter.text(build_system_prompt(tools, "en")) * 0.75)
+            prompt = lean_prompt(tools)
+            while counter.text(prompt) < budget + over:
+                prompt += " ok"
+            assert counter.text(prompt) == budget + over
+            return prompt
+        return answer
+
+    assert passes(check_lean_prompt, padded(0))
+    fails(check_lean_prompt, padded(1), says="the budget is")
+
+    # Exercise 2 is a prediction about three fixed pairs of texts: no kind applies (nothing is generated).
+
+
 # -- 09 ---------------------------------------------------------------------------------------------
 def tool_messages(message, run_tool):  # the solution (notebooks/solutions/09_function_calling.ipynb)
     from concurrent.futures import ThreadPoolExecutor
@@ -954,6 +1024,8 @@ def tool_messages(message, run_tool):  # the solution (notebooks/solutions/09_fu
             return json.dumps({"error": f"{type(error).__name__}: {error}"}, ensure_ascii=False)
 
     calls = message["tool_calls"]
+    if not calls:  # no calls, no tool messages (and a pool of no threads is an error)
+        return []
     with ThreadPoolExecutor(max_workers=len(calls)) as pool:
         results = list(pool.map(answer, calls))
     return [{"role": "tool", "tool_call_id": call["id"], "content": text} for call, text in zip(calls, results)]
@@ -1053,6 +1125,102 @@ def test_09_fewest_model_calls():
     fails(check_fewest_model_calls, [(6, 3), (4, 4), (3, 3)], says="waits for the next reply")
     fails(check_fewest_model_calls, [(6, 3), (4, 2)], says="list of 3 pairs")
     fails(check_fewest_model_calls, [(6, 3), (4, 2), ("3", 3)], says="list of 3 pairs")
+
+
+
+def test_09_wrong_answers_by_kind():
+    from concurrent.futures import ThreadPoolExecutor
+
+    def answering(read_arguments=json.loads, is_object=lambda value: isinstance(value, dict), content=lambda t: t,
+                  workers=lambda calls: max(1, len(calls))):
+        """tool_messages as the solution writes it, with one of its pieces swapped for a learner's."""
+        def answer_with(run_tool):
+            def answer(call):
+                try:
+                    arguments = read_arguments(call["function"]["arguments"])
+                except ValueError as error:
+                    return json.dumps({"error": f"not valid JSON: {error}"})
+                if not is_object(arguments):
+                    return json.dumps({"error": "not a JSON object"})
+                try:
+                    return content(run_tool(call["function"]["name"], arguments))
+                except Exception as error:  # noqa: BLE001 - as the solution does
+                    return json.dumps({"error": f"{type(error).__name__}: {error}"}, ensure_ascii=False)
+            return answer
+
+        def tool_messages_(message, run_tool):
+            calls = message["tool_calls"]
+            with ThreadPoolExecutor(workers(calls)) as pool:
+                texts = list(pool.map(answer_with(run_tool), calls))
+            return [{"role": "tool", "tool_call_id": c["id"], "content": t} for c, t in zip(calls, texts)]
+        return tool_messages_
+
+    # Exercise 1: every kind applies.
+    def by_the_examples_ids(message, run_tool):  # the ids the check's fixed reply uses are the broken ones
+        def answer(call):
+            if call["id"] in ("call_broken", "call_list", "call_text"):
+                return json.dumps({"error": "the arguments are not a JSON object"})
+            try:
+                return run_tool(call["function"]["name"], json.loads(call["function"]["arguments"]))
+            except Exception as error:  # noqa: BLE001
+                return json.dumps({"error": str(error)}, ensure_ascii=False)
+
+        with ThreadPoolExecutor(8) as pool:
+            texts = list(pool.map(answer, message["tool_calls"]))
+        return [{"role": "tool", "tool_call_id": c["id"], "content": t} for c, t in zip(message["tool_calls"], texts)]
+
+    answered = []
+
+    def keeps_every_message(message, run_tool):  # a module-level list: the second reply's answer holds the first's
+        answered.extend(tool_messages(message, run_tool))
+        return answered
+
+    first_line_only = answering(read_arguments=lambda text: json.loads(text.splitlines()[0] if text else "{}"))
+
+    def unicode_escaped(text):  # "un-escapes" \u sequences, and garbles the Chinese written as it is
+        return json.loads(text.encode("utf-8").decode("unicode_escape"))
+
+    empty_is_not_an_object = answering(is_object=lambda value: isinstance(value, dict) and bool(value))
+    reserialised = answering(content=lambda text: json.dumps(json.loads(text)))  # run_tool's text taken for JSON
+
+    def parses_in_place(message, run_tool):  # writes the parsed arguments back into the reply it was given
+        for call in message["tool_calls"]:
+            with contextlib.suppress(ValueError):
+                if isinstance(parsed := json.loads(call["function"]["arguments"]), dict):
+                    call["function"]["arguments"] = parsed
+        return answering(read_arguments=lambda value: value if isinstance(value, dict) else json.loads(value))(
+            message, run_tool)
+
+    assert passes(check_tool_messages, tool_messages)
+    fails_by_kind(check_tool_messages, {
+        "right only for the example": [by_the_examples_ids],
+        "state kept between calls": [keeps_every_message],
+        "only one of many read": [first_line_only],
+        "one language only": [answering(read_arguments=unicode_escaped)],
+        "the wrong kind of comparison": [empty_is_not_an_object],
+        "a stated type ignored": [reserialised],
+        "changes what it was given": [parses_in_place],
+    })
+    fails(check_tool_messages, by_the_examples_ids, says="which the spec does not run")
+    fails(check_tool_messages, reserialised, says="(message 1's content: expected 'getCurrentTime 结果")
+
+    def tidied(text):  # JSON results re-serialised (Chinese escaped): the count and order are right, the content not
+        try:
+            return json.dumps(json.loads(text))
+        except ValueError:
+            return text
+
+    fails(check_tool_messages, answering(content=tidied), says="holds what run_tool returned, but rewritten")
+    fails(check_tool_messages, parses_in_place, says="it changed the input it was given")
+    answered.clear()  # as in a fresh notebook: the fixed reply is its first call
+    fails(check_tool_messages, keeps_every_message, says="keeps something between calls")
+
+    # the boundary "no calls": a pool of len(calls) threads raises on none; a made-up message is one too many
+    fails(check_tool_messages, answering(workers=len), says="it raised ValueError")
+    fails(check_tool_messages, lambda message, run_tool: tool_messages(message, run_tool) if message["tool_calls"]
+          else [{"role": "tool", "tool_call_id": "", "content": ""}], says="gets no tool messages: []")
+
+    # Exercise 2 is a prediction about three fixed requests: no kind applies (nothing is generated).
 
 
 # -- 10 ---------------------------------------------------------------------------------------------
@@ -4116,6 +4284,140 @@ def test_10_each_sentence_of_the_specs():
         return None if answer == "达到了循环最大次数" else answer
 
     fails(check_fixed_seed_loop, gives_up_with_none, says="return a give-up text")
+
+
+
+def test_10_wrong_answers_by_kind():
+    from tinyagent import LlmCall, Stop
+
+    # Exercise 1. Not applicable: "one language only" (the loop passes the model's text through; no language decides
+    # anything), "changes what it was given" (a question string, and a fresh model and registry every run).
+    def handles_the_missing_tool_only(question, llm, tools, limit=10):  # the example's failure, not a tool that raises
+        i, messages = 0, [{"role": "user", "content": question}]
+        while i < limit:
+            i += 1
+            step = parse_step(llm.chat(messages, stop=["Observation:"]).text)
+            if step.final_answer is not None:
+                return step.final_answer
+            if step.action is None or tools.get(step.action.tool_name) is None:
+                continue
+            messages.append({"role": "user", "content": tools.get(step.action.tool_name).invoke(step.action.tool_input)})
+        return "达到了循环最大次数"
+
+    rounds = {"used": 0}
+
+    def one_counter_for_every_run(question, llm, tools, limit=10):  # the counter lives outside the function
+        while rounds["used"] < limit:
+            rounds["used"] += 1
+            with contextlib.suppress(Exception):
+                step = parse_step(llm.chat([{"role": "user", "content": question}]).text)
+                if step.final_answer is not None:
+                    return step.final_answer
+                tools.get(step.action.tool_name).invoke(step.action.tool_input)
+        rounds["used"] = 0 if limit == 1 else rounds["used"]  # reset only where the example's limit=1 would show it
+        return "give up"
+
+    def first_line_of_the_answer(question, llm, tools, limit=10):
+        answer = fixed_seed_loop(question, llm, tools, limit)
+        return answer if answer == "达到了循环最大次数" else answer.splitlines()[0]
+
+    def up_to_and_with_limit(question, llm, tools, limit=10):  # `<=`: one round more than the limit
+        return fixed_seed_loop(question, llm, tools, limit + 1)
+
+    def the_step(question, llm, tools, limit=10):  # returns the parsed step, not its answer
+        answer = fixed_seed_loop(question, llm, tools, limit)
+        return answer if answer == "达到了循环最大次数" else parse_step(f"Final Answer: {answer}")
+
+    assert passes(check_fixed_seed_loop, fixed_seed_loop)
+    fails_by_kind(check_fixed_seed_loop, {
+        "right only for the example": [handles_the_missing_tool_only],
+        "state kept between calls": [one_counter_for_every_run],
+        "only one of many read": [first_line_of_the_answer],
+        "the wrong kind of comparison": [up_to_and_with_limit],
+        "a stated type ignored": [the_step],
+    })
+    fails(check_fixed_seed_loop, handles_the_missing_tool_only, says="raised RuntimeError")
+    fails(check_fixed_seed_loop, first_line_of_the_answer, says="return the model's final answer as it is")
+
+    # Exercise 2. Not applicable: "one language only" (the rule reads token counts, no text).
+    class PricesOfTheExample(CostBudget):  # 2.0 and 8.0, the prices the lesson uses, written in
+        def __init__(self, yuan, input_price, output_price):
+            super().__init__(yuan, 2.0, 8.0)
+
+    class CountsNewCallsOnly(CostBudget):  # adds the calls it has not seen: a second trace is read from the first's end
+        def __init__(self, yuan, input_price, output_price):
+            super().__init__(yuan, input_price, output_price)
+            self.seen, self.spent = 0, 0.0
+
+        def check(self, trace):
+            calls = trace.of_type(LlmCall)
+            for call in calls[self.seen:]:
+                self.spent += (call.usage["prompt_tokens"] * self.input_price
+                               + call.usage["completion_tokens"] * self.output_price) / 1e6
+            self.seen = len(calls)
+            return Stop("cost_budget") if self.spent >= self.yuan else None
+
+    class OneTotalForEveryRule(CostBudget):  # the total kept on the class: every new rule starts where the last ended
+        spent = 0.0
+
+        def check(self, trace):
+            for call in trace.of_type(LlmCall):
+                OneTotalForEveryRule.spent += (call.usage["prompt_tokens"] * self.input_price
+                                               + call.usage["completion_tokens"] * self.output_price) / 1e6
+            return Stop("cost_budget") if OneTotalForEveryRule.spent >= self.yuan else None
+
+    class FirstCallOnly(CostBudget):
+        def check(self, trace):
+            calls = trace.of_type(LlmCall)
+            cost = (calls[0].usage["prompt_tokens"] * self.input_price
+                    + calls[0].usage["completion_tokens"] * self.output_price) / 1e6 if calls else 0
+            return Stop("cost_budget") if cost >= self.yuan else None
+
+    class RoundedToFen(CostBudget):  # the cost rounded to fen before it is compared
+        def check(self, trace):
+            spent = sum(c.usage["prompt_tokens"] * self.input_price + c.usage["completion_tokens"] * self.output_price
+                        for c in trace.of_type(LlmCall)) / 1e6
+            return Stop("cost_budget") if round(spent, 2) >= self.yuan else None
+
+    class SaysTheReason(CostBudget):  # the reason, not a Stop
+        def check(self, trace):
+            return "cost_budget" if super().check(trace) else None
+
+    class ClearsWhatItCounted(CostBudget):  # so that no call is counted twice, it empties the usage it has read
+        def __init__(self, yuan, input_price, output_price):
+            super().__init__(yuan, input_price, output_price)
+            self.spent = 0.0
+
+        def check(self, trace):
+            for call in trace.of_type(LlmCall):
+                self.spent += (call.usage.get("prompt_tokens", 0) * self.input_price
+                               + call.usage.get("completion_tokens", 0) * self.output_price) / 1e6
+                call.usage.clear()
+            return Stop("cost_budget") if self.spent >= self.yuan else None
+
+    assert passes(check_cost_budget, CostBudget)
+    fails_by_kind(check_cost_budget, {
+        "right only for the example": [PricesOfTheExample],
+        "state kept between calls": [CountsNewCallsOnly, OneTotalForEveryRule],
+        "only one of many read": [FirstCallOnly],
+        "the wrong kind of comparison": [RoundedToFen],
+        "a stated type ignored": [SaysTheReason],
+        "changes what it was given": [ClearsWhatItCounted],
+    })
+    fails(check_cost_budget, PricesOfTheExample, says="prices are yuan per million tokens")
+    fails(check_cost_budget, CountsNewCallsOnly, says="the verdict is the trace's")
+    fails(check_cost_budget, SaysTheReason, says="return Stop(")
+    OneTotalForEveryRule.spent = 0.0  # as in a fresh notebook
+    fails(check_cost_budget, OneTotalForEveryRule, says="something is kept between rules")
+    fails(check_cost_budget, ClearsWhatItCounted, says="changed the trace it was given")
+
+    class WithATolerance(CostBudget):  # the boundary "yuan or more", widened by a tenth of a fen "for the floats"
+        def check(self, trace):
+            spent = sum(c.usage["prompt_tokens"] * self.input_price + c.usage["completion_tokens"] * self.output_price
+                        for c in trace.of_type(LlmCall)) / 1e6
+            return Stop("cost_budget") if spent >= self.yuan - 0.001 else None
+
+    fails(check_cost_budget, WithATolerance, says="exactly `yuan` stops")
 
 
 def test_11_each_sentence_of_the_specs():

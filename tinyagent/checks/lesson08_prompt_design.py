@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
-from tinyagent.checks.reporting import _fail, _fresh_shop, _not_attempted, _passed, _run, grades
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import _brief, _fail, _fresh_shop, _not_attempted, _passed, _run, grades
 from tinyagent.classroom.tool_list import read_tool_list
 from tinyagent.prompts import build_system_prompt
 from tinyagent.protocols.prompt_variants import VARIANTS
@@ -27,7 +30,141 @@ def _second_registry():
     ])
 
 
-@grades("Exercise 1")
+def _lean_prompt(tools: ToolRegistry) -> str:
+    """08, exercise 1's answer (the solution's): `name: description` lines and the keys, nothing around them."""
+    listed = "".join(f"{tool.name}: {tool.describe('en')}\n" for tool in tools)
+    return ("Tools:\n" + listed + "Reply with\nThought: ...\nAction: <a tool>\nAction Input: <its input>\n"
+            "then stop: the Observation comes back. To answer:\nThought: ...\nFinal Answer: ...\n")
+
+
+# -- exercise 1's inputs, drawn from its spec: registries as (name, English description, Chinese one) ---------
+_VERBS = ("check", "get", "lookup", "send", "cancel", "list", "track", "query", "book", "convert")
+_NOUNS = ("Stock", "Weather", "Invoice", "Coupon", "Address", "Parcel", "Refund", "Member", "Rate", "Ticket")
+_SAYS = ("Units in stock for a product. Input: the product name, e.g. S10 Pro.",
+         "The weather for a city. Input: the city, e.g. 上海 or Berlin.",
+         "Send an invoice by e-mail. Input: JSON, e.g. {\"orderId\": \"88231\", \"email\": \"a@b.cn\"}.",
+         "Cancel an order that has not shipped. Input: the order id, e.g. 41277.",
+         "Convert an amount: 100 USD → CNY. Input: amount and currencies, e.g. 100 USD CNY.",
+         "查询会员积分。Input: 会员号，例如 M-2026-0042。",
+         "List the coupons of a member (at most 10). Input: none (empty).",
+         "Track a parcel. Input: its number, e.g. YT2468013579 or JD0012345678.",
+         "The current date and time. Input: none (empty).",
+         "Book a repair visit; says the first free slot (09:00–18:00). Input: the order id.")
+
+
+def _tool_name(rng: random.Random, taken: set[str]) -> str:
+    while True:
+        verb, noun = rng.choice(_VERBS), rng.choice(_NOUNS)
+        name = rng.choice((f"{verb}{noun}", f"{verb}_{noun.lower()}", f"{verb}{noun}{rng.randint(2, 99)}"))
+        if name not in taken:
+            taken.add(name)
+            return name
+
+
+def _registry_of(rng: random.Random, size: int, says: tuple[str, ...] = _SAYS) -> tuple[tuple[str, str], ...]:
+    taken: set[str] = set()
+    return tuple((_tool_name(rng, taken), rng.choice(says)) for _ in range(size))
+
+
+def _tools_never_shown(rng: random.Random) -> Iterator[tuple]:
+    for size in (1, 1, 2, 2, 3, 3, 4, 5, 5, 6):
+        yield (_registry_of(rng, size),)
+
+
+_ODD = ("退货政策：签收后 7 天内可无理由退货。Input: 关键词。", "Ünïcödé ✓ café — naïve “quotes”. Input: text.",
+        "Input: a number: 1. 2. 3. Then: done.", "Rate a product 1–5 ★. Input: JSON, e.g. {\"stars\": 4}.",
+        "Look up an order (订单) and its trackingNo. Input: the order id, e.g. 88231.")
+
+
+def _odd_descriptions(rng: random.Random) -> Iterator[tuple]:
+    for size in (1, 2, 3, 4, 5, 6):
+        yield (_registry_of(rng, size, _ODD + _SAYS),)
+
+
+def _many_or_few(rng: random.Random) -> Iterator[tuple]:
+    # The budget is a share of the default prompt, so it can be met while the words around the list outweigh
+    # the list: past about seven tools the descriptions alone, word for word, take more than 75%. Not tried.
+    for size in (1, 2, 6):
+        yield (_registry_of(rng, size),)
+    long = "Search the after-sales policies: returns, exchanges, repairs and warranty. " * 3 + "Input: keywords."
+    for size in (1, 2, 3):
+        yield (_registry_of(rng, size, (long, *_SAYS)),)
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """What is wrong with a prompt for a registry, in the spec's words (nothing: it holds to the spec)."""
+
+    problems: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:  # the first problem: a failure shows one
+        return self.problems[0] if self.problems else "the spec held"
+
+
+def _registry(tools: tuple[tuple[str, str], ...]) -> ToolRegistry:
+    return ToolRegistry([FunctionTool(name, says, lambda text: "{}") for name, says in tools])
+
+
+def _judged(lean_prompt: Callable) -> Callable[[tuple], _Verdict]:
+    """The answer as agree_on calls it: its prompt for the registry `tools`, judged sentence by sentence."""
+    counter = token_counter()
+
+    def judge(tools: tuple[tuple[str, str], ...]) -> _Verdict:
+        registry = _registry(tools)
+        prompt = lean_prompt(registry)
+        if not isinstance(prompt, str):
+            return _Verdict((f"it returned {type(prompt).__name__}, not the prompt's text",))
+        problems = []
+        names = [name for name, _ in tools]
+        if registry.names != names:  # judged on the tools it was given, not on what it left of them
+            problems.append("it changed the registry it was given")
+            registry = _registry(tools)
+        if lost := [tool.name for tool in registry if tool.describe("en") not in prompt]:
+            more = f" and {len(lost) - 1} more" if len(lost) > 1 else ""
+            problems.append(f"no description of {lost[0]!r}{more}")
+        if keys := [key for key in LEAN_KEYS if key not in prompt]:
+            problems.append(f"no key {keys[0]!r}")
+        if "Observation" not in prompt:
+            problems.append("no word Observation")
+        if (found := list(read_tool_list(prompt).tools)) != names:
+            if len(found) != len(names):
+                problems.append(f"a tool-list reader finds {len(found)} tools, not {len(names)}")
+            else:
+                at = next(n for n, (one, other) in enumerate(zip(found, names)) if one != other)
+                problems.append(f"the tool list reads {found[at]!r}, not {names[at]!r}")
+        budget = int(counter.text(build_system_prompt(registry, "en")) * LEAN_SHARE)
+        if (used := counter.text(prompt)) > budget:
+            problems.append(f"{used} tokens, over the budget of {budget}")
+        return _Verdict(tuple(problems))
+
+    return judge
+
+
+def _spec_held(tools: tuple[tuple[str, str], ...]) -> _Verdict:
+    """The reference: a prompt the spec asks for has nothing wrong with it (the solution's has nothing)."""
+    return _Verdict()
+
+
+def _show_tools(args: tuple) -> str:
+    (tools,) = args
+    return f"{len(tools)} tool(s) {_brief([name for name, _ in tools], 60)}"
+
+
+LEAN_RULES = (
+    Rule("every tool's description word for word, one tool per line, for tools it has never seen (1 to 6)",
+         _tools_never_shown),
+    Rule("descriptions in Chinese, with odd Unicode, colons or numbers, kept word for word",
+         _odd_descriptions),
+    Rule("at most 75% of the default prompt's tokens, for one tool or six, short descriptions or long",
+         _many_or_few),
+)
+
+
+LEAN_FIXED = ("with the shop's tools and two other tools: the descriptions, the four keys, the word Observation, "
+              "one tool per line and the budget, each with its own message")
+
+
+@grades("Exercise 1", spec=Spec(LEAN_RULES, extra=(LEAN_FIXED,)))
 def check_lean_prompt(lean_prompt: Callable | None) -> None:
     """08, exercise 1: an English prompt within 75% of the default's tokens that keeps what a model needs."""
     exercise = "Exercise 1"
@@ -39,7 +176,11 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
     sizes = []
     with _fresh_shop() as shop:
         for label, registry in (("the shop's tools", shop_registry(shop)), ("two other tools", _second_registry())):
+            names = registry.names
             prompt = _run(exercise, f"lean_prompt(<{label}>)", lean_prompt, registry)
+            if registry.names != names:
+                _fail(exercise, f"with {label}, lean_prompt changed the registry it was given (it now holds "
+                                f"{registry.names}): the prompt describes the tools, it does not add or remove any")
             if not isinstance(prompt, str):
                 _fail(exercise, f"lean_prompt returned {type(prompt).__name__}, not the prompt's text")
             lost = [tool.name for tool in registry if tool.describe("en") not in prompt]
@@ -64,9 +205,12 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
                 _fail(exercise, f"with {label} your prompt has {used} tokens and the default {default}: the "
                                 f"budget is {budget} ({LEAN_SHARE:.0%}). Which words around the tools can go?")
             sizes.append((used, default))
+    tried = agree_on(exercise, "check_lean_prompt", LEAN_RULES, _judged(lean_prompt), _spec_held,
+                     call="lean_prompt(tools)", show=_show_tools)
     (used, default), _ = sizes
     return _passed(exercise, f"{used} tokens instead of {default} ({used / default:.0%}), with every tool's "
-                             "description and every key kept. Run the agent with it and watch the refund.")
+                             f"description and every key kept, and for {tried} generated registries too. Run the "
+                             "agent with it and watch the refund.")
 
 
 def shorter_pairs() -> dict[str, dict[str, str]]:
@@ -94,7 +238,9 @@ SHORTER_HINTS = {
 }
 
 
-@grades("Exercise 2")
+@grades("Exercise 2", spec=Spec(fixed=(
+    "a prediction about three fixed pairs of texts: nothing to generate; each choice is compared with the "
+    "lesson's counter's count of both texts, measured on the spot")))
 def check_shorter_predictions(shorter: dict | None) -> None:
     """08, exercise 2: for each pair, which text has fewer tokens (measured here with the lesson's counter)."""
     exercise = "Exercise 2"

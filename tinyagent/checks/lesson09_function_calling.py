@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
+from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.reporting import _brief, _fail, _json, _not_attempted, _passed, _run, grades
 
 
@@ -54,7 +58,214 @@ class _CheckTools:
         raise RuntimeError(KNOWLEDGE_OFFLINE)
 
 
-@grades("Exercise 1")
+def _tool_messages(message: dict, run_tool: Callable[[str, Any], str]) -> list[dict]:
+    """09, exercise 1's answer (the solution's behaviour): one tool message per call, in the order of the calls;
+    arguments that are not a JSON object and a tool that raises answered with {"error": ...}; run in threads."""
+
+    def answer(call: dict) -> str:
+        try:
+            arguments = json.loads(call["function"]["arguments"] or "{}")
+        except ValueError as error:
+            return json.dumps({"error": f"the arguments are not valid JSON: {error}"})
+        if not isinstance(arguments, dict):
+            return json.dumps({"error": "the arguments are not a JSON object"})
+        try:
+            return run_tool(call["function"]["name"], arguments)
+        except Exception as error:  # noqa: BLE001 - a failing tool is an error the model reads
+            return json.dumps({"error": f"{type(error).__name__}: {error}"}, ensure_ascii=False)
+
+    calls = message["tool_calls"]
+    if not calls:  # no calls, no tool messages (and a pool of no threads is an error)
+        return []
+    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+        results = list(pool.map(answer, calls))
+    return [{"role": "tool", "tool_call_id": call["id"], "content": text} for call, text in zip(calls, results)]
+
+
+# -- exercise 1's inputs, drawn from its spec: (the reply, {tool name: what it raises}) ---------------------
+_TOOLS = ("queryOrder", "queryLogistics", "searchKnowledge", "getCurrentTime", "checkStock", "get_weather")
+_GOOD_ARGUMENTS = (
+    lambda rng: {"orderId": str(rng.randint(10000, 99999))},
+    lambda rng: {"trackingNo": rng.choice(("SF", "YT", "JD")) + str(rng.randint(10**9, 10**10 - 1))},
+    lambda rng: {"query": rng.choice(("退货 政策", "warranty", "七天无理由退货怎么算运费？", "发票 🧾"))},
+    lambda rng: {},
+    lambda rng: {"city": rng.choice(("上海", "Berlin", "São Paulo")), "days": rng.randint(1, 14)},
+    lambda rng: {"product": "S10 Pro", "options": {"colour": "白色", "sizes": [rng.randint(1, 99), 2]}},
+)
+_NOT_JSON = ('{"orderId": 88232', "{'orderId': '88231'}", "orderId=88231", '{"orderId": "88231"} and more',
+             '{"query": "退货\n政策"}', "{", '{"orderId": "88231",}')
+_NOT_OBJECTS = ('["88231"]', '"SF1234567890"', "88231", "null", "true", '[{"orderId": "88231"}]')
+
+
+def _call_id(rng: random.Random, n: int) -> str:
+    shape = rng.randrange(4)
+    if shape == 0:
+        return "call_" + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(rng.randint(6, 24)))
+    if shape == 1:
+        return f"toolu_01{rng.randint(10**9, 10**10 - 1)}"
+    if shape == 2:
+        return f"call_{n}"
+    return str(rng.randint(0, 10**6))
+
+
+def _encoded(rng: random.Random, arguments: dict) -> str:
+    """Arguments as a model sends them: JSON, in one line or several, Chinese kept or escaped."""
+    return json.dumps(arguments, ensure_ascii=rng.random() < 0.3, indent=rng.choice((None, None, 2)))
+
+
+def _reply(rng: random.Random, arguments: list[str]) -> dict:
+    ids: list[str] = []
+    while len(ids) < len(arguments):  # ids are unique within a reply
+        call_id = _call_id(rng, len(ids))
+        if call_id not in ids:
+            ids.append(call_id)
+    calls = [_native_call(call_id, rng.choice(_TOOLS), text) for call_id, text in zip(ids, arguments)]
+    return {"role": "assistant", "content": rng.choice((None, "", "我来查一下。", "Let me check.")), "tool_calls": calls}
+
+
+def _good(rng: random.Random) -> str:
+    return _encoded(rng, rng.choice(_GOOD_ARGUMENTS)(rng))
+
+
+def _every_call_answered(rng: random.Random) -> Iterator[tuple]:
+    for size in (1, 1, 2, 3, 4, 5, 6, 8, 10, 12):
+        yield (_reply(rng, [_good(rng) for _ in range(size)]), {})
+
+
+def _unreadable_arguments(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(10):
+        texts = [_good(rng) for _ in range(rng.randint(0, 4))]
+        for _ in range(rng.randint(1, 3)):
+            texts.insert(rng.randint(0, len(texts)), rng.choice(_NOT_JSON + _NOT_OBJECTS))
+        yield (_reply(rng, texts), {})
+
+
+_RAISED = ("the knowledge base is offline", "知识库离线", "timeout after 5 s", "订单服务不可用：503")
+
+
+def _tools_that_raise(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(10):
+        reply = _reply(rng, [_good(rng) for _ in range(rng.randint(1, 6))])
+        names = sorted({call["function"]["name"] for call in reply["tool_calls"]})
+        raising = {name: rng.choice(_RAISED) for name in rng.sample(names, rng.randint(1, len(names)))}
+        yield (reply, raising)
+
+
+def _no_calls(rng: random.Random) -> Iterator[tuple]:
+    yield ({"role": "assistant", "content": "订单 88231 已签收。", "tool_calls": []}, {})
+
+
+def _result(name: str, arguments: dict) -> str:
+    """What the generated inputs' run_tool returns: JSON for some tools, plain text for others."""
+    if name in ("getCurrentTime", "get_weather"):
+        return f"{name} 结果：{json.dumps(arguments, ensure_ascii=False, sort_keys=True)}"
+    return json.dumps({"tool": name, "received": arguments, "status": "已签收"}, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class _Answered:
+    """What agree_on compares of one call of tool_messages: its messages as the spec fixes them, and the tools
+    it ran (sorted: threads finish in any order). Shown as how many messages; a hint says what differs."""
+
+    messages: Any
+    ran: tuple[str, ...]
+
+    def __repr__(self) -> str:  # short: the hint says which message differs, and how
+        if not isinstance(self.messages, list):
+            return repr(self.messages)
+        return f"{len(self.messages)} message{'' if len(self.messages) == 1 else 's'}" if self.messages else "[]"
+
+
+def _answered(tool_messages: Callable) -> Callable[[dict, dict], _Answered]:
+    """The answer as agree_on calls it: on `reply`, with a run_tool that raises for the tools of `raising`, what
+    of its messages the spec fixes, and which tools it ran with which arguments."""
+
+    def run(reply: dict, raising: dict) -> _Answered:
+        lock = threading.Lock()
+        ran: list[str] = []
+
+        def run_tool(name: str, arguments: Any) -> str:
+            with lock:
+                ran.append(f"{name} {json.dumps(arguments, ensure_ascii=False, sort_keys=True)}")
+            if not isinstance(arguments, dict):
+                raise TypeError(f"run_tool takes the arguments as a dict, got {type(arguments).__name__}")
+            if name in raising:
+                raise RuntimeError(raising[name])
+            return _result(name, arguments)
+
+        messages = tool_messages(reply, run_tool)
+        if isinstance(messages, list):
+            messages = [_seen(message, raising) for message in messages]
+        return _Answered(messages, tuple(sorted(ran)))
+
+    return run
+
+
+def _seen(message: Any, raising: dict) -> Any:
+    """A tool message as the spec fixes it: its role, its call's id, and its content, an error object read as
+    "an error" (saying why when it holds what the tool raised: the words of an error are the answer's own)."""
+    if not isinstance(message, dict):
+        return message
+    content = message.get("content")
+    if isinstance(content, str) and (error := _json_error(content)) is not None:
+        content = "an error saying why" if any(why in error for why in raising.values()) else "an error"
+    return {"role": message.get("role"), "tool_call_id": message.get("tool_call_id"), "content": content}
+
+
+def _list_of_messages(value: _Answered) -> str | None:
+    messages = value.messages
+    if isinstance(messages, list) and all(isinstance(message, dict) for message in messages):
+        return None
+    return f"it returned {_brief(messages, 40)}: return a list of messages (dicts)"
+
+
+def _messages_hint(args: tuple, expected: _Answered, got: _Answered) -> str | None:
+    want, want_ran, have, have_ran = expected.messages, expected.ran, got.messages, got.ran
+    if want_ran != have_ran:
+        extra = [run for run in have_ran if run not in want_ran]
+        if extra:
+            return f"(it ran {_brief(extra[0], 40)}, which the spec does not run)"
+        missing = next(run for run in want_ran if run not in have_ran)
+        return f"(it did not run {_brief(missing, 40)})"
+    if len(want) != len(have):
+        return f"({len(want)} calls need {len(want)} tool messages)"
+    for n, (one, other) in enumerate(zip(want, have), start=1):
+        if one != other:
+            key = next(key for key in one if one[key] != other.get(key))
+            if key == "content" and _same_json(one[key], other[key]):
+                return (f"(message {n}'s content holds what run_tool returned, but rewritten: the content is the "
+                        "tool's result as it is, the same string)")
+            return f"(message {n}'s {key}: expected {_brief(one[key], 30)}, got {_brief(other.get(key), 30)})"
+    return None
+
+
+def _same_json(text: Any, other: Any) -> bool:
+    try:
+        return json.loads(text) == json.loads(other)
+    except (TypeError, ValueError):
+        return False
+
+
+def _show_reply(args: tuple) -> str:
+    reply, raising = args
+    calls = [f"{call['id']} {call['function']['name']}({call['function']['arguments']})" for call in reply["tool_calls"]]
+    raises = f"; raising: {_brief(raising, 30)}" if raising else ""
+    return f"calls {_brief(calls, 60)}{raises}"
+
+
+MESSAGES_RULES = (
+    Rule("one tool message per call, in the calls' order, with its id and what run_tool returned",
+         _every_call_answered, _messages_hint),
+    Rule("arguments that are not a JSON object are not run: the content is {\"error\": ...}", _unreadable_arguments,
+         _messages_hint),
+    Rule("a tool that raises ends nothing: its content is an error that says what went wrong", _tools_that_raise,
+         _messages_hint),
+    Rule("a reply with no calls (an empty tool_calls) gets no tool messages: []", _no_calls, _messages_hint),
+)
+
+
+@grades("Exercise 1", spec=Spec(MESSAGES_RULES, extra=(
+    "the calls run at the same time, in threads (queryOrder waits until queryLogistics has started)",)))
 def check_tool_messages(tool_messages: Callable[[dict, Callable], list] | None, patience: float = 10.0) -> None:
     """09, exercise 1: the tool messages that answer a reply's calls: one per call, in the order of the calls,
     each quoting its call's id; unreadable arguments and a failing tool answered with an error; run at once.
@@ -114,9 +325,12 @@ def check_tool_messages(tool_messages: Callable[[dict, Callable], list] | None, 
         _fail(exercise, f"the calls ran one after the other: queryOrder waited {patience:g} s for queryLogistics to "
                         "start, and it never did. Run them at the same time, e.g. with "
                         "concurrent.futures.ThreadPoolExecutor")
-    return _passed(exercise, "one tool message per call, in the order of the calls, each quoting its id; the broken "
-                             "call and the failing tool are answered with errors the model can read; and the calls "
-                             "ran at the same time.")
+    tried = agree_on(exercise, "check_tool_messages", MESSAGES_RULES, _answered(tool_messages),
+                     _answered(_tool_messages), shape=_list_of_messages, call="tool_messages",
+                     show=_show_reply)
+    return _passed(exercise, f"one tool message per call, in the order of the calls, each quoting its id; the broken "
+                             f"calls and the failing tools are answered with errors the model can read, on "
+                             f"{tried} generated replies; and the calls ran at the same time.")
 
 
 def _json_error(text: str) -> str | None:
@@ -143,7 +357,9 @@ _WAVES = (
 )
 
 
-@grades("Exercise 2")
+@grades("Exercise 2", spec=Spec(fixed=(
+    "a prediction about three fixed requests (the fewest model calls each protocol needs): nothing to generate; "
+    "each pair is compared with the count of the request's tool calls and waves of calls")))
 def check_fewest_model_calls(predicted_calls: list | None) -> None:
     """09, exercise 2: the fewest model calls each protocol needs for three requests, for a model that makes no
     mistake: text ReAct one tool call per reply, function calling every call whose inputs are known."""

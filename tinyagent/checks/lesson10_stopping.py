@@ -2,17 +2,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import copy
+import random
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from tinyagent.agent import ReActAgent
+from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.lesson06_react_loop import ORDER_STEP
-from tinyagent.checks.reporting import _fail, _fresh_shop, _instance, _not_attempted, _passed, _run, grades
-from tinyagent.events import LlmCall
+from tinyagent.checks.reporting import (
+    _brief,
+    _fail,
+    _fresh_shop,
+    _instance,
+    _not_attempted,
+    _passed,
+    _run,
+    grades,
+)
+from tinyagent.events import LlmCall, Observation, Parsed, ToolCall
 from tinyagent.llm_client import ChatResult
 from tinyagent.loop_parts import Stop
+from tinyagent.parser import parse_step
+from tinyagent.prompts import build_system_prompt, detect_language
+from tinyagent.registry import ToolRegistry
 from tinyagent.robustness.stop_rules import LimitReached, StopRules
 from tinyagent.shop import shop_registry
+from tinyagent.tools import FunctionTool
 from tinyagent.trace import Trace
 
 
@@ -49,44 +68,395 @@ LOOP_COUNTER_CASES = [
 ]
 
 
-@grades("Exercise 1")
+# -- exercise 1's inputs, drawn from its spec: (question, limit, the model's replies) -------------------------
+# The model's reply to call n is replies[n], and the last one again after them (a model that never answers keeps
+# doing the last thing); past 3 * limit + 2 calls it gives up (GivingUpModel), so a loop that never ends still does.
+_QUESTIONS = ("帮我看看订单 {id} 的快递到哪了。", "Where is the parcel of order {id}?", "订单 {id} 能退吗？",
+              "What time is it, and what is the status of {id}?")
+_FINALS = ("订单 {id} 已签收。", "Your order {id} was signed for on 22 June.", "订单 {id}：\n- 已签收\n- 运单号 SF1234567890",
+           "It is 19:05 now.\nOrder {id} has shipped.", "抱歉，没有查到订单 {id}。")
+RAISING_TOOL = "checkStock"  # a tool of the check's registry that raises every time
+
+
+def _working_step(rng: random.Random) -> str:
+    tool, tool_input = rng.choice((("queryOrder", str(rng.randint(10000, 99999))), ("queryOrder", "88231"),
+                                   ("getCurrentTime", ""), ("searchKnowledge", rng.choice(("退货 政策", "warranty")))))
+    thought = rng.choice(("先查一下。", "Let me look it up.", "查订单。"))
+    return f"Thought: {thought}\nAction: {tool}\nAction Input: {tool_input}\n"
+
+
+def _throwing_step(rng: random.Random) -> str:
+    kind = rng.randrange(3)
+    if kind == 0:  # a tool the registry does not have: tools.get returns None
+        name = rng.choice(("checkOrder", "trackParcel", "查询订单", "queryorder"))
+        return f"Thought: 查一下。\nAction: {name}\nAction Input: {rng.randint(10000, 99999)}\n"
+    if kind == 1:  # a tool that raises
+        return f"Thought: Is it in stock?\nAction: {RAISING_TOOL}\nAction Input: S10 Pro\n"
+    return rng.choice(("I think the parcel is on its way.", "让我想想……", ""))  # neither Action nor Final Answer
+
+
+def _final_step(rng: random.Random, order_id: str) -> str:
+    return f"Thought: {rng.choice(('查到了。', 'Done.'))}\nFinal Answer: {rng.choice(_FINALS).format(id=order_id)}"
+
+
+def _question(rng: random.Random) -> tuple[str, str]:
+    order_id = str(rng.randint(10000, 99999))
+    return rng.choice(_QUESTIONS).format(id=order_id), order_id
+
+
+def _tools_that_work(rng: random.Random) -> Iterator[tuple]:
+    for limit in (1, 2, 3, 5, 7, 10, 12):
+        question, _ = _question(rng)
+        yield (question, limit, tuple(_working_step(rng) for _ in range(rng.randint(1, 3))))
+
+
+def _tools_that_throw(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(10):
+        question, order_id = _question(rng)
+        limit = rng.randint(1, 8)
+        replies = [rng.choice((_working_step, _throwing_step, _throwing_step))(rng) for _ in range(rng.randint(1, 9))]
+        if rng.random() < 0.4:
+            replies.append(_final_step(rng, order_id))  # reached or not, as the limit falls
+        yield (question, limit, tuple(replies))
+
+
+def _answers(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(10):
+        question, order_id = _question(rng)
+        before = [rng.choice((_working_step, _throwing_step))(rng) for _ in range(rng.randint(0, 4))]
+        limit = rng.randint(len(before) + 1, len(before) + 4)
+        yield (question, limit, (*before, _final_step(rng, order_id)))
+
+
+def _answers_too_late(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(6):
+        question, order_id = _question(rng)
+        limit = rng.randint(1, 5)
+        before = [rng.choice((_working_step, _throwing_step))(rng) for _ in range(limit + rng.randint(0, 2))]
+        yield (question, limit, (*before, _final_step(rng, order_id)))
+
+
+GIVE_UP = "<a give-up text>"
+
+
+def _tools() -> ToolRegistry:
+    def out_of_stock(text: str) -> str:
+        raise RuntimeError("the stock service is down")
+
+    shop_tools = list(shop_registry(_fresh_shop()))
+    return ToolRegistry([*shop_tools, FunctionTool(RAISING_TOOL, "Units in stock. Input: a product.", out_of_stock)])
+
+
+def _looped(fixed_seed_loop: Callable) -> Callable[..., tuple]:
+    """The answer as agree_on calls it: on a scripted model of `replies`, what it returned and how many model
+    calls it made. Any text it gives up with reads as one give-up text (the spec names none)."""
+
+    def run(question: str, limit: int, replies: tuple) -> tuple:
+        model = GivingUpModel(lambda n: replies[min(n, len(replies) - 1)], give_up_after=3 * limit + 2)
+        answer = fixed_seed_loop(question, model, _tools(), limit=limit)
+        asked = [replies[min(n, len(replies) - 1)] for n in range(min(model.calls, model.give_up_after))]
+        answered = any(parse_step(reply).final_answer is not None for reply in asked)
+        if not answered and not model.ran_away and isinstance(answer, str) and answer.strip():
+            answer = GIVE_UP
+        return model.calls, answer
+
+    return run
+
+
+def _loop_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
+    (calls, answer), (made, returned) = expected, got
+    if made > calls:
+        return "(more calls than rounds: does the counter move every round?)"
+    if made < calls:
+        return "(fewer calls: does a round that throws count twice?)"
+    if answer == GIVE_UP and returned != GIVE_UP:
+        return "(give up with a text the caller can show)"
+    return "(return the model's final answer as it is)"
+
+
+def _show_loop(args: tuple) -> str:
+    _, limit, replies = args
+    return f"limit={limit}, replies {_brief(list(replies), 64)}"
+
+
+def _fixed_seed_loop(question: str, llm: Any, tools: ToolRegistry, limit: int = 10) -> str:
+    """10, exercise 1's answer (the solution's behaviour): the seed's loop, its counter moved once every round."""
+    messages = [
+        {"role": "system", "content": build_system_prompt(tools, detect_language(question))},
+        {"role": "user", "content": question},
+    ]
+    i = 0
+    while i < limit:
+        with contextlib.suppress(Exception):  # the seed prints the stack trace here; the round counts either way
+            reply = llm.chat(messages, stop=["Observation:"])
+            step = parse_step(reply.text)
+            if step.final_answer is not None:
+                return step.final_answer
+            observation = tools.get(step.action.tool_name).invoke(step.action.tool_input)
+            messages.append({"role": "assistant", "content": reply.text})
+            messages.append({"role": "user", "content": f"Observation: {observation}"})
+        i += 1
+    return "达到了循环最大次数"
+
+
+LOOP_RULES = (
+    Rule("`limit` rounds are `limit` model calls, when every tool works", _tools_that_work, _loop_hint),
+    Rule("every round counts once, whether its tool worked or threw (missing, raising, no Action)",
+         _tools_that_throw, _loop_hint),
+    Rule("it returns the model's final answer as parse_step reads it", _answers, _loop_hint),
+    Rule("an answer after `limit` rounds is never asked for: it gives up with a text", _answers_too_late,
+         _loop_hint),
+)
+
+
+@grades("Exercise 1", spec=Spec(LOOP_RULES, extra=tuple(
+    f"with limit={limit}, {what}" for what, limit, *_ in LOOP_COUNTER_CASES)))
 def check_fixed_seed_loop(fixed_seed_loop: Callable | None) -> None:
     """10, exercise 1: the second article's loop with a counter that moves every round, and only once."""
     exercise = "Exercise 1"
     if fixed_seed_loop is None:
         return _not_attempted(exercise, "Write def fixed_seed_loop(question, llm, tools, limit=10) in the cell above.")
-    for what, limit, script, expected_calls, expected_answer in LOOP_COUNTER_CASES:
+    def calls_made(limit: int, script: Callable[[int], str]) -> tuple[int, Any]:
         model = GivingUpModel(script, give_up_after=3 * limit + 2)
         answer = _run(exercise, f"fixed_seed_loop(..., limit={limit})", fixed_seed_loop,
                       "帮我看看订单 88231 的快递到哪了。", model, shop_registry(_fresh_shop()), limit=limit)
+        return model.calls, answer
+
+    first = None
+    for what, limit, script, expected_calls, expected_answer in LOOP_COUNTER_CASES:
+        calls, answer = calls_made(limit, script)
+        first = first or (calls, limit, script)
         where = f"with limit={limit} and {what}"
-        if model.ran_away:
-            _fail(exercise, f"{where}, your loop made {model.calls} model calls and ended only because the check's "
+        right = calls == expected_calls and (answer == expected_answer if expected_answer else
+                                             isinstance(answer, str) and answer.strip())
+        if not right and (again := calls_made(*first[1:])[0]) != first[0]:  # the first case, asked again
+            _fail(exercise, f"run again on the first model, your loop made {again} model calls instead of "
+                            f"{first[0]}: it keeps something between calls (a counter outside the function?), so "
+                            "every run after the first is wrong")
+        if calls > 3 * limit + 2:  # past the point where GivingUpModel answers by itself
+            _fail(exercise, f"{where}, your loop made {calls} model calls and ended only because the check's "
                             "model gave up: does the counter move every round, or only when something throws?")
-        if model.calls > expected_calls:
-            _fail(exercise, f"{where}, your loop made {model.calls} model calls, expected {expected_calls}: "
+        if calls > expected_calls:
+            _fail(exercise, f"{where}, your loop made {calls} model calls, expected {expected_calls}: "
                             "limit rounds means limit model calls (mind < and <=)")
-        if model.calls < expected_calls:
-            _fail(exercise, f"{where}, your loop stopped after {model.calls} model calls, expected {expected_calls}: "
+        if calls < expected_calls:
+            _fail(exercise, f"{where}, your loop stopped after {calls} model calls, expected {expected_calls}: "
                             "does a round that throws move the counter twice?")
         if expected_answer is None and not (isinstance(answer, str) and answer.strip()):
             _fail(exercise, f"{where}, your loop returned {answer!r} when it gave up; return a give-up text (a "
                             "string the caller can show), as the first article's loop does")
         if expected_answer is not None and answer != expected_answer:
             _fail(exercise, f"{where}, your loop returned {answer!r}, expected the model's answer {expected_answer!r}")
-    return _passed(exercise, "the counter moves once a round, whether the tool worked or threw, so a model "
-                             "that never answers costs `limit` calls and no more.")
+    tried = agree_on(exercise, "check_fixed_seed_loop", LOOP_RULES, _looped(fixed_seed_loop),
+                     _looped(_fixed_seed_loop), call="fixed_seed_loop", show=_show_loop)
+    return _passed(exercise, f"the counter moves once a round, whether the tool worked or threw, so a model that "
+                             f"never answers costs `limit` calls and no more; {tried} generated runs agree.")
 
 
 def _costly_trace(*usages: tuple[int, int]) -> Any:
-    return Trace([
-        LlmCall(n, text="...", finish_reason="stop",
-                usage={"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c})
-        for n, (p, c) in enumerate(usages, start=1)
-    ])
+    return Trace(_events(usages, tools=False))
 
 
-@grades("Exercise 2")
+def _events(usages: Sequence[tuple[int, int]], *, tools: bool) -> list:
+    """A run's events: a model call of each (prompt, completion) usage, and, with `tools`, the Parsed, ToolCall and
+    Observation events a round also holds (they cost nothing)."""
+    events: list = []
+    for n, (prompt, completion) in enumerate(usages, start=1):
+        events.append(LlmCall(n, text="...", finish_reason="stop", usage={
+            "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}))
+        if tools:
+            events += [Parsed(n, thought="查订单", tool_name="queryOrder", tool_input="88231"),
+                       ToolCall(n, name="queryOrder", input="88231"), Observation(n, text='{"status": "已签收"}')]
+    return events
+
+
+class _CostBudget:
+    """10, exercise 2's answer (the solution's behaviour): Stop("cost_budget") once the calls have cost `yuan`."""
+
+    def __init__(self, yuan: float, input_price: float, output_price: float):
+        self.yuan, self.input_price, self.output_price = yuan, input_price, output_price
+
+    def check(self, trace: Trace) -> Stop | None:
+        spent = sum(call.usage.get("prompt_tokens", 0) * self.input_price
+                    + call.usage.get("completion_tokens", 0) * self.output_price
+                    for call in trace.of_type(LlmCall)) / 1_000_000
+        if spent >= self.yuan:
+            return Stop("cost_budget", f"¥{spent:.4f} spent, the budget is ¥{self.yuan:g}")
+        return None
+
+
+# -- exercise 2's inputs, drawn from its spec: (yuan, (input_price, output_price), usages, asks, tool events) -----
+# `asks`: how many model calls the trace holds each time the one rule is asked, in order (a run asks it before
+# every model call, so 0, 1, 2, ...).
+_PRICES = ((2.0, 8.0), (0.5, 1.5), (4.0, 16.0), (15.0, 60.0), (0.27, 1.1), (1.0, 1.0), (3.0, 0.0))
+
+
+def _cost(prices: tuple[float, float], usages: Sequence[tuple[int, int]]) -> Fraction:
+    """What `usages` cost, exactly (no float rounding), in yuan."""
+    rate = [Fraction(price).limit_denominator(1000) for price in prices]
+    return sum((prompt * rate[0] + completion * rate[1] for prompt, completion in usages), Fraction(0)) / 1_000_000
+
+
+def _ways(prices: tuple[float, float], done: Sequence[tuple[int, int]]) -> tuple[float, ...]:
+    """What `done` costs, added up in floats each way a learner may add it: per call or per kind of token,
+    dividing by a million first or last (the first way is the solution's)."""
+    return (
+        sum(p * prices[0] + c * prices[1] for p, c in done) / 1_000_000,
+        sum((p * prices[0] + c * prices[1]) / 1_000_000 for p, c in done),
+        sum(p * prices[0] / 1e6 + c * prices[1] / 1e6 for p, c in done),
+        sum(p for p, _ in done) * prices[0] / 1e6 + sum(c for _, c in done) * prices[1] / 1e6,
+        sum(p * (prices[0] / 1e6) + c * (prices[1] / 1e6) for p, c in done),
+    )
+
+
+def _settled(args: tuple) -> bool:
+    """Whether every way of adding the prices up gives the same verdict at each time the rule is asked: an input
+    where float rounding decides is left out, since the spec does not say how to add."""
+    yuan, prices, usages, asks, _ = args
+    return all(len({way >= yuan for way in _ways(prices, usages[:calls])}) == 1 for calls in asks)
+
+
+def _usages(rng: random.Random, calls: int) -> tuple[tuple[int, int], ...]:
+    return tuple((rng.randint(200, 60000), rng.randint(10, 4000)) for _ in range(calls))
+
+
+def _budget_near(rng: random.Random, cost: Fraction) -> float:
+    """A budget clearly above or below `cost` (by 5% at least), so no way of adding the prices up rounds across."""
+    return round(float(cost) * rng.choice((rng.uniform(0.4, 0.95), rng.uniform(1.05, 2.5))), 8) or 0.0001
+
+
+def _one_call(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(12):
+        prices, usages = rng.choice(_PRICES), _usages(rng, 1)
+        yield (_budget_near(rng, _cost(prices, usages)), prices, usages, (0, 1), rng.random() < 0.5)
+    # prompt and completion priced apart: the same total of tokens, a budget between the two readings
+    yield (0.01, (2.0, 8.0), ((1000, 1000),), (0, 1), False)  # ¥0.0100 spent; every token at 2.0 would be ¥0.004
+
+
+def _several_calls(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(14):
+        prices, usages = rng.choice(_PRICES), _usages(rng, rng.randint(2, 6))
+        biggest = max(_cost(prices, [usage]) for usage in usages)
+        total = _cost(prices, usages)
+        yuan = round(float(biggest + (total - biggest) * Fraction(rng.randint(20, 80), 100)), 8)  # no one call reaches it
+        if abs(Fraction(yuan) - total) < total / 20:
+            continue
+        yield (yuan, prices, usages, tuple(range(len(usages) + 1)), rng.random() < 0.5)
+
+
+def _exactly_the_budget(rng: random.Random) -> Iterator[tuple]:
+    yield (0.02, (2.0, 8.0), ((3000, 500), (6000, 500)), (0, 1, 2), True)
+    found = 0
+    for _ in range(200):  # budgets the run's cost reaches exactly, whichever way it is added up (see _settled)
+        prices = rng.choice(((1.0, 2.0), (2.0, 8.0), (4.0, 0.0), (0.5, 1.5), (3.0, 0.0)))
+        usages = tuple((rng.randint(1, 40) * 500, rng.choice((0, 500, 1000, 2000))) for _ in range(rng.randint(1, 3)))
+        yuan = _ways(prices, usages)[0]
+        args = (yuan, prices, usages, tuple(range(len(usages) + 1)), rng.random() < 0.5)
+        if yuan > 0 and _settled(args):
+            yield args
+            yield (yuan + 0.0001, *args[1:])  # a ten-thousandth of a yuan more: not reached
+            found += 1
+        if found == 4:
+            break
+
+
+def _nothing_spent_yet(rng: random.Random) -> Iterator[tuple]:
+    yield (0.02, (2.0, 8.0), (), (0,), False)
+    yield (0.0001, rng.choice(_PRICES), (), (0, 0), False)
+    for _ in range(4):
+        prices, usages = rng.choice(_PRICES), _usages(rng, rng.randint(1, 4))
+        yield (round(float(_cost(prices, usages)) * 3 + 0.001, 6), prices, usages, tuple(range(len(usages) + 1)), True)
+
+
+def _asked_out_of_turn(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(6):
+        prices, usages = rng.choice(_PRICES), _usages(rng, rng.randint(2, 5))
+        calls = len(usages)
+        asks = rng.choice(((calls,), (calls, calls), (calls, 1), (1, 1, calls, calls), (calls, 0)))
+        yield (_budget_near(rng, _cost(prices, usages)), prices, usages, asks, rng.random() < 0.5)
+
+
+def _verdicts(CostBudget: type, exercise: str) -> Callable[..., tuple]:
+    """The answer as agree_on calls it: one rule, asked on the run's trace as it grows (`asks`); what it said each
+    time (see _said)."""
+
+    def asked(yuan: float, prices: tuple[float, float], usages: tuple, asks: tuple, tools: bool) -> tuple:
+        rule = CostBudget(yuan, *prices)
+        events = _events(usages, tools=tools)
+        verdicts = []
+        for calls in asks:
+            upto = [event for event in events if event.step <= calls]
+            trace = Trace(copy.deepcopy(upto))
+            verdicts.append(_said(rule.check(trace)))
+            if trace.events != upto:
+                _fail(exercise, "check(trace) changed the trace it was given (its events, or their usage, are not "
+                                "what they were): a stop rule only reads the trace")
+        return tuple(verdicts)
+
+    return asked
+
+
+@dataclass(frozen=True)
+class _NotAStop:
+    """A verdict that is neither a Stop nor None, as it was returned."""
+
+    value: Any
+
+    def __repr__(self) -> str:
+        return f"not a Stop: {_brief(self.value, 30)}"
+
+
+def _said(verdict: Any) -> Any:
+    """What is compared of a verdict: a Stop's reason, None, or anything else marked as not a Stop."""
+    if isinstance(verdict, Stop):
+        return verdict.reason
+    return None if verdict is None else _NotAStop(verdict)
+
+
+def _stop_or_none(verdicts: tuple) -> str | None:
+    for verdict in verdicts:
+        if isinstance(verdict, _NotAStop):
+            return (f"check(trace) returned {_brief(verdict.value, 30)}: return Stop(\"cost_budget\", detail) (from "
+                    "tinyagent) to stop the run, or None to let it go on")
+    return None
+
+
+def _show_budget(args: tuple) -> str:
+    yuan, prices, usages, asks, _ = args
+    return (f"CostBudget({yuan:g}, {prices[0]:g}, {prices[1]:g}), calls of (prompt, completion) tokens "
+            f"{_brief(list(usages), 60)}, asked after {_brief(list(asks), 20)} calls")
+
+
+def _budget_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
+    yuan, prices, usages, asks, _ = args
+    for calls, want, have in zip(asks, expected, got):
+        if want != have:
+            spent = float(_cost(prices, usages[:calls]))
+            return (f"(after {calls} call(s), ¥{spent:.6f} spent of a budget of ¥{yuan:g}: "
+                    f"{'stop' if want else 'go on'})")
+    return None
+
+
+def _settled_only(inputs: Callable[[random.Random], Iterator[tuple]]) -> Callable[[random.Random], Iterator[tuple]]:
+    return lambda rng: (args for args in inputs(rng) if _settled(args))
+
+
+BUDGET_RULES = (
+    Rule("prices are yuan per million tokens: prompt at input_price, completion at output_price",
+         _settled_only(_one_call), _budget_hint),
+    Rule("the model calls in the trace cost together: every call counts, not only the last",
+         _settled_only(_several_calls), _budget_hint),
+    Rule("Stop(\"cost_budget\", detail) once they have cost `yuan` or more: exactly `yuan` stops",
+         _settled_only(_exactly_the_budget), _budget_hint),
+    Rule("None before that (nothing is spent before the first call)", _settled_only(_nothing_spent_yet),
+         _budget_hint),
+    Rule("the verdict is the trace's: asked twice on a trace, or first on a long one, it is the same",
+         _settled_only(_asked_out_of_turn), _budget_hint),
+)
+
+
+@grades("Exercise 2", spec=Spec(BUDGET_RULES, extra=(
+    "in a ReActAgent whose every call costs ¥0.0028, a budget of ¥0.01 stops the run after round 4",)))
 def check_cost_budget(CostBudget: type | None) -> None:
     """10, exercise 2: a stop rule that ends the run once its model calls have cost `yuan`."""
     exercise = "Exercise 2"
@@ -103,12 +473,23 @@ def check_cost_budget(CostBudget: type | None) -> None:
          "after a second call of 4000 + 600 tokens (¥0.0228 spent, the budget is ¥0.02)"),
         (0.05, ((3000, 500), (4000, 600)), False, "with a budget of ¥0.05 after those two calls (¥0.0228 spent)"),
     ]
-    for budget, usages, should_stop, when in cases:
-        rule = _instance(exercise, CostBudget, budget, *prices)
-        check = getattr(rule, "check", None)
+    def verdict_of(budget: float, usages: tuple) -> Any:
+        check = getattr(_instance(exercise, CostBudget, budget, *prices), "check", None)
         if not callable(check):
             _fail(exercise, "a stop rule needs a method check(self, trace)")
-        verdict = _run(exercise, "check(trace)", check, _costly_trace(*usages))
+        return _run(exercise, "check(trace)", check, _costly_trace(*usages))
+
+    said = []  # what each new rule said, to ask the first ones again when a later one is wrong
+    for budget, usages, should_stop, when in cases:
+        verdict = verdict_of(budget, usages)
+        said.append(verdict)
+        right = isinstance(verdict, Stop) and verdict.reason == "cost_budget" if should_stop else verdict is None
+        earlier = [] if right else list(zip(cases, said[:-1]))
+        for (old_budget, old_usages, _, old_when), before in earlier:
+            if (again := verdict_of(old_budget, old_usages)) != before:
+                _fail(exercise, f"a new CostBudget({old_budget}, 2.0, 8.0) {old_when} said {before!r} the first "
+                                f"time and {again!r} now: something is kept between rules (a class attribute, a "
+                                "module-level total), so every run after the first is wrong")
         if should_stop and not isinstance(verdict, Stop):
             _fail(exercise, f"CostBudget({budget}, 2.0, 8.0) {when} should stop the run: return "
                             f"Stop('cost_budget', ...) (from tinyagent), got {verdict!r}. Prices are per million "
@@ -123,6 +504,10 @@ def check_cost_budget(CostBudget: type | None) -> None:
         def chat(self, messages: list[dict], **options: Any) -> ChatResult:
             return ChatResult(ORDER_STEP, "stop", {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100})
 
+    tried = agree_on(exercise, "check_cost_budget", BUDGET_RULES, _verdicts(CostBudget, exercise),
+                     _verdicts(_CostBudget, exercise), shape=_stop_or_none,
+                     call="CostBudget(...).check(trace)", show=_show_budget)
+
     rule = _instance(exercise, CostBudget, 0.01, *prices)
     agent = ReActAgent(Endless(), shop_registry(_fresh_shop()), parts=[StopRules([rule])])
     result = _run(exercise, "ReActAgent(..., parts=[StopRules([CostBudget(0.01, 2.0, 8.0)])]).run(...)", agent.run,
@@ -132,5 +517,6 @@ def check_cost_budget(CostBudget: type | None) -> None:
         stopped = f"{result.reason} after round {limits[0].step}" if limits else result.reason
         _fail(exercise, f"in an agent whose every call costs ¥0.0028 (1000 + 100 tokens), a budget of ¥0.01 should "
                         f"stop the run after round 4 (¥0.0112 spent); it ended with {stopped}")
-    return _passed(exercise, "each call is priced by its prompt and its completion tokens, summed over the run; "
-                             "in the agent the budget stopped the run before round 5.")
+    return _passed(exercise, f"{tried} generated runs priced as the spec says: each call by its prompt and its "
+                             "completion tokens, summed over the run, and exactly the budget stops; in the agent "
+                             "the budget stopped the run before round 5.")
