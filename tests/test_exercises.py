@@ -3661,13 +3661,13 @@ def test_21_scoped_registry():
     def registry_order(registry, names):  # sentence 4: the order given, not the registry's
         return solution(registry, [name for name in registry.names if name in names])
 
-    fails(check_scoped_registry, whole, says="applyRefund ran")
-    fails(check_scoped_registry, runs_nothing, says="queryOrder 88231 should run")
-    fails(check_scoped_registry, silent_refusal, says="should come back as an error")
-    fails(check_scoped_registry, nameless_error, says="name the tools it allows")
-    fails(check_scoped_registry, lists_everything, says="its tool list")
-    fails(check_scoped_registry, sorted_names, says="in that order")
-    fails(check_scoped_registry, registry_order, says="in the order given")
+    fails(check_scoped_registry, whole, says="A tool outside the names must never run")
+    fails(check_scoped_registry, runs_nothing, says="the named tools run as they do in `registry`")
+    fails(check_scoped_registry, silent_refusal, says="it comes back as an error Observation")
+    fails(check_scoped_registry, nameless_error, says="that error names the tools that are allowed")
+    fails(check_scoped_registry, lists_everything, says="shows only the named tools")
+    fails(check_scoped_registry, sorted_names, says="in the order `names` gives them")
+    fails(check_scoped_registry, registry_order, says="in the order `names` gives them")
     fails(check_scoped_registry, lambda registry, names: list(names), says="return a ToolRegistry")
     fails(check_scoped_registry, lambda registry, names: 1 / 0, says="raised ZeroDivisionError")
     fails(check_scoped_registry, "queryOrder", says="should be a function")
@@ -3708,15 +3708,151 @@ def test_21_rains_during():
         return solution(meeting, {"hours": [{**h, "condition_zh": ""} if "毛" in h.get("condition_zh", "") else h
                                             for h in hours]})
 
-    fails(check_rains_during, any_rain_that_day, says="meeting 09:00-10:00")
-    fails(check_rains_during, end_hour_always, says="it ends as the rain starts")
-    fails(check_rains_during, end_hour_never, says="it runs into that hour")
-    fails(check_rains_during, from_an_hour_before, says="the rain is over")
-    fails(check_rains_during, english_only, says="only in Chinese")
-    fails(check_rains_during, rain_word_only, says="a drizzle")
+    fails(check_rains_during, any_rain_that_day, says="counts only if the meeting runs into it")
+    fails(check_rains_during, end_hour_always, says="15:00–16:00 does not include 16:00")
+    fails(check_rains_during, end_hour_never, says="15:00–16:30 does")
+    fails(check_rains_during, from_an_hour_before, says="rain before the start does not count")
+    fails(check_rains_during, english_only, says="or 雨 in `condition_zh`")
+    fails(check_rains_during, rain_word_only, says="rain at 18:00 light drizzle")
     fails(check_rains_during, lambda meeting, forecast: "yes", says="return True or False")
     fails(check_rains_during, lambda meeting, forecast: 1 / 0, says="raised ZeroDivisionError")
     fails(check_rains_during, 3, says="should be a function")
+
+
+def test_21_wrong_answers_by_kind():
+    from tinyagent.registry import ToolRegistry, ToolResult, error_observation
+
+    # Exercise 1. "one language only" does not apply: tool names are the same words in both languages, and the
+    # spec says nothing of the language of the error.
+    def refusing(registry, names, allowed=None, says=None):  # the solution's shape, with one piece changed
+        allowed = allowed or (lambda name: name in names)
+
+        class Scoped(ToolRegistry):
+            def _run(self, action):
+                if action.tool_name in registry and not allowed(action.tool_name):
+                    return ToolResult(error_observation(says or f"use one of {', '.join(names)}"), error=True)
+                return registry.run(action)
+
+        return Scoped([registry.get(name) for name in names])
+
+    def the_lessons_two(registry, names):  # the lesson's specialist written in
+        return _solution_21_scope(registry, ["queryOrder", "queryLogistics"])
+
+    def names_the_lessons_two(registry, names):  # its error names the lesson's two tools, whatever is allowed
+        return refusing(registry, names, says="not allowed here: use queryOrder or queryLogistics")
+
+    every_scope_so_far = []
+
+    def remembers(registry, names):  # a module-level list: the second specialist gets the first one's tools too
+        every_scope_so_far.extend(name for name in names if name not in every_scope_so_far)
+        return _solution_21_scope(registry, list(every_scope_so_far))
+
+    def first_name_only(registry, names):  # reads names[0] as if it were the one name
+        return _solution_21_scope(registry, names[:1])
+
+    def error_names_the_first(registry, names):  # its error names only the first tool allowed
+        return refusing(registry, names, says=f"use {names[0]} instead")
+
+    def by_prefix(registry, names):  # queryOrderStatus passes for queryOrder
+        return refusing(registry, names, allowed=lambda name: any(name.startswith(n) for n in names))
+
+    def by_substring(registry, names):  # 'queryOrder' in 'queryOrderStatus'
+        return refusing(registry, names, allowed=lambda name: any(n in name for n in names))
+
+    def a_dict(registry, names):  # a dict of the tools, where the spec says a ToolRegistry
+        return {name: registry.get(name) for name in names}
+
+    def shrinks_the_registry(registry, names):  # cuts the team's whole registry down to the specialist's tools
+        registry._tools = {name: registry.get(name) for name in names}
+        return registry
+
+    def sorts_names(registry, names):  # sorts the caller's list in place
+        names.sort()
+        return _solution_21_scope(registry, names)
+
+    fails_by_kind(check_scoped_registry, {
+        "right only for the example": [the_lessons_two, names_the_lessons_two],
+        "state kept between calls": [remembers],
+        "only one of many read": [first_name_only, error_names_the_first],
+        "the wrong kind of comparison": [by_prefix, by_substring],
+        "a stated type ignored": [a_dict],
+        "changes what it was given": [shrinks_the_registry, sorts_names],
+    })
+    # the spec's boundary: an error Observation is a ToolResult with error=True, not only text shaped like one
+    def flagless(registry, names):
+        class Scoped(ToolRegistry):
+            def _run(self, action):
+                if action.tool_name in registry and action.tool_name not in names:
+                    return ToolResult(error_observation(f"use one of {', '.join(names)}"))
+                return super()._run(action)
+
+        return Scoped([registry.get(name) for name in names])
+
+    fails(check_scoped_registry, flagless, says="its ToolResult has error=False: return ToolResult(text, error=True)")
+
+    # Exercise 2. Every kind applies.
+    def beijing_afternoon(meeting, forecast):  # the lesson's forecast written in: rain from 14:00 to 18:00
+        return "14:00" <= meeting["start"] < "18:00"
+
+    def thunder_only(meeting, forecast):  # the lesson's one rainy condition
+        return any(h["condition_zh"] == "雷阵雨" for h in forecast["hours"]
+                   if _solution_21_rains_during(meeting, {"hours": [h]}))
+
+    seen = {}
+
+    def cached_by_start(meeting, forecast):  # a cache keyed by the start: another day's forecast is not read
+        if meeting["start"] not in seen:
+            seen[meeting["start"]] = _solution_21_rains_during(meeting, forecast)
+        return seen[meeting["start"]]
+
+    def start_hour_only(meeting, forecast):  # reads the hour the meeting starts in, not the ones after it
+        return any(h["hour"][:2] == meeting["start"][:2] for h in forecast["hours"]
+                   if _solution_21_rains_during({"start": h["hour"], "end": h["hour"][:2] + ":30"}, {"hours": [h]}))
+
+    def chinese_only(meeting, forecast):  # 雨 only: "drizzle" said in English alone is missed
+        return _solution_21_rains_during(meeting, {"hours": [{**h, "condition": ""} for h in forecast["hours"]]})
+
+    def english_words_only(meeting, forecast):  # the English words only: 雨夹雪 (sleet) is missed
+        return _solution_21_rains_during(meeting, {"hours": [{**h, "condition_zh": ""} for h in forecast["hours"]]})
+
+    def as_text(meeting, forecast):  # "HH:MM" compared as text: 15:00 is before a meeting from 15:30
+        return any(meeting["start"] <= h["hour"] < meeting["end"] for h in forecast["hours"]
+                   if _solution_21_rains_during({"start": h["hour"], "end": h["hour"][:2] + ":30"}, {"hours": [h]}))
+
+    def first_digit(meeting, forecast):  # the hour read one digit at a time: 09 and 19 are the same
+        return _solution_21_rains_during(meeting, {"hours": [{**h, "hour": "0" + h["hour"][1:]}
+                                                             for h in forecast["hours"]]})
+
+    def reads_json(meeting, forecast):  # forecast taken for getForecast's JSON text, where the spec says a dict
+        return _solution_21_rains_during(meeting, json.loads(forecast))
+
+    def one_or_zero(meeting, forecast):  # 1 or 0 where the spec says True or False
+        return int(_solution_21_rains_during(meeting, forecast))
+
+    def drops_earlier_hours(meeting, forecast):  # pops the hours before the meeting from the caller's forecast
+        hours = forecast["hours"]
+        while hours and hours[0]["hour"][:2] < meeting["start"][:2]:
+            hours.pop(0)
+        return _solution_21_rains_during(meeting, forecast)
+
+    fails_by_kind(check_rains_during, {
+        "right only for the example": [beijing_afternoon, thunder_only],
+        "state kept between calls": [cached_by_start],
+        "only one of many read": [start_hour_only],
+        "one language only": [chinese_only, english_words_only],
+        "the wrong kind of comparison": [as_text, first_digit],
+        "a stated type ignored": [reads_json, one_or_zero],
+        "changes what it was given": [drops_earlier_hours],
+    })
+    # the spec's boundaries: a meeting ending one minute into the hour runs into it; one starting a minute before
+    # the hour ends does not reach back before its start hour
+    fails(check_rains_during, lambda m, f: _solution_21_rains_during({**m, "end": m["end"][:3] + "00"}
+                                                                     if m["end"][3:] in ("01", "05") else m, f),
+          says="counts only if the meeting runs into it")
+    fails(check_rains_during, lambda m, f: _solution_21_rains_during(
+        {**m, "start": f"{int(m['start'][:2]) - (m['start'][3:] != '00'):02d}:00"}, f), says="rain before the start")
+
+
 # -- 22 ---------------------------------------------------------------------------------------------
 def test_22_shop_rule(capsys):
     from tinyagent.architectures.tree_search import shop_rule
@@ -3752,10 +3888,10 @@ def test_22_shop_rule(capsys):
     def out_of_ten(candidate):  # sentence 3: a score from 0 to 1
         return shop_rule(candidate) * 10
 
-    fails(check_shop_rule, by_name, says="sendMessage")
-    fails(check_shop_rule, always_blocks, says="after queryOrder has run")
-    fails(check_shop_rule, any_look_up_will_do, says="before queryOrder")
-    fails(check_shop_rule, repeat_by_tool, says="another input")
+    fails(check_shop_rule, by_name, says="Read candidate.read_only (not the tool's name)")
+    fails(check_shop_rule, always_blocks, says="Once queryOrder has run on the branch")
+    fails(check_shop_rule, any_look_up_will_do, says="look for queryOrder in candidate.history")
+    fails(check_shop_rule, repeat_by_tool, says="A repeat needs the same tool and the same input")
     fails(check_shop_rule, repeat_is_zero, says="expected 0.2")
     fails(check_shop_rule, answers_are_side_effects, says="a Final Answer")
     fails(check_shop_rule, out_of_ten, says="a number from 0 to 1")
@@ -3791,11 +3927,115 @@ def test_22_keep_best(capsys):
 
     fails(check_keep_best, worst_first, says="Sort by score")
     fails(check_keep_best, uncut, says="at most `width`")
-    fails(check_keep_best, ties_by_order_only, says="between depth 1 and depth 2")
-    fails(check_keep_best, ties_by_id, says="2.1 was proposed before 1.1")
-    fails(check_keep_best, sorts_in_place, says="changed the list")
+    fails(check_keep_best, ties_by_order_only, says="the shallower node comes first")
+    fails(check_keep_best, ties_by_id, says="then the one proposed first")
+    fails(check_keep_best, sorts_in_place, says="leave the list you are given as it was")
     fails(check_keep_best, ids_not_nodes, says="return a list of the nodes")
-    fails(check_keep_best, lambda nodes, width: [max(nodes)], says="raised TypeError")
+    fails(check_keep_best, lambda nodes, width: [max(nodes)], says="it raised ValueError")
+
+
+def test_22_wrong_answers_by_kind():
+    from tinyagent.architectures.tree_search import keep_best, shop_rule
+    from tinyagent.checks import check_keep_best, check_shop_rule
+
+    # Exercise 1. "one language only" does not apply: the rule reads tool names, a flag and exact (tool, input)
+    # pairs, no words of a language; "changes what it was given" does not: a Candidate is frozen, its history a tuple.
+    def shop_tool_names(candidate):  # the shop's two tools that change something, written in
+        looked_up = any(tool == "queryOrder" for tool, _ in candidate.history)
+        if candidate.tool_name in ("applyRefund", "sendMessage") and not looked_up:
+            return 0.0
+        return 0.2 if (candidate.tool_name, candidate.tool_input or "") in candidate.history else 1.0
+
+    def order_88231_looked_up(candidate):  # queryOrder on the lesson's order only
+        if candidate.tool_name and not candidate.read_only and ("queryOrder", "88231") not in candidate.history:
+            return 0.0
+        return 0.2 if (candidate.tool_name, candidate.tool_input or "") in candidate.history else 1.0
+
+    calls_seen = set()
+
+    def remembers_calls(candidate):  # a module-level set: a call on another branch counts as a repeat here
+        score = shop_rule(candidate)
+        if score == 1.0 and (candidate.tool_name, candidate.tool_input) in calls_seen:
+            return 0.2
+        calls_seen.add((candidate.tool_name, candidate.tool_input))
+        return score
+
+    def last_call_only(candidate):  # a repeat of the last call only
+        if shop_rule(candidate) == 0.0:
+            return 0.0
+        last = candidate.history[-1:] if candidate.history else ()
+        return 0.2 if candidate.tool_name and (candidate.tool_name, candidate.tool_input) in last else 1.0
+
+    def first_call_only(candidate):  # queryOrder must be the branch's first call
+        looked_up = bool(candidate.history) and candidate.history[0][0] == "queryOrder"
+        if candidate.tool_name and not candidate.read_only and not looked_up:
+            return 0.0
+        return 0.2 if (candidate.tool_name, candidate.tool_input or "") in candidate.history else 1.0
+
+    def input_inside_history(candidate):  # a repeat found as text: '12345' is inside '123450'
+        if shop_rule(candidate) == 0.0:
+            return 0.0
+        if candidate.tool_name and candidate.tool_name in str(candidate.history) and \
+                repr(candidate.tool_input or "")[1:-1] in str(candidate.history):
+            return 0.2
+        return 1.0
+
+    def score_as_text(candidate):  # "0.2" where the spec says a number from 0 to 1
+        return str(shop_rule(candidate))
+
+    fails_by_kind(check_shop_rule, {
+        "right only for the example": [shop_tool_names, order_88231_looked_up],
+        "state kept between calls": [remembers_calls],
+        "only one of many read": [last_call_only, first_call_only],
+        "the wrong kind of comparison": [input_inside_history],
+        "a stated type ignored": [score_as_text],
+    })
+    # the spec's boundary: a Final Answer is read_only=False (it has no tool to say otherwise), and scores 1.0
+    fails(check_shop_rule, lambda c: 0.0 if not c.read_only and not any(t == "queryOrder" for t, _ in c.history)
+          else shop_rule(c), says="every other candidate scores 1.0, a Final Answer (no tool) included")
+
+    # Exercise 2. "one language only" does not apply: a node's score, depth and order are numbers.
+    def width_two(nodes, width):  # the lesson's width written in
+        return keep_best(nodes, 2)
+
+    beam_so_far = []
+
+    def keeps_the_old_beam(nodes, width):  # a module-level list: the last round's nodes stay in the beam
+        beam_so_far.extend(nodes)
+        return keep_best(beam_so_far, width)
+
+    def cut_then_sort(nodes, width):  # reads only the first `width` nodes of the list
+        return keep_best(nodes[:width], width)
+
+    def ties_by_position(nodes, width):  # a stable sort by score: ties stay in the list's order
+        return sorted(nodes, key=lambda n: -n.score)[:width]
+
+    def order_as_text(nodes, width):  # '12' sorts before '9'
+        return sorted(nodes, key=lambda n: (-n.score, n.depth, str(n.order)))[:width]
+
+    def a_tuple(nodes, width):  # a tuple where the spec says a new list
+        return tuple(keep_best(nodes, width))
+
+    def rounds_the_scores(nodes, width):  # rounds each node's score in place before it sorts
+        for node in nodes:
+            node.score = round(node.score, 1)
+        return keep_best(nodes, width)
+
+    fails_by_kind(check_keep_best, {
+        "right only for the example": [width_two],
+        "state kept between calls": [keeps_the_old_beam],
+        "only one of many read": [cut_then_sort],
+        "the wrong kind of comparison": [ties_by_position, order_as_text],
+        "a stated type ignored": [a_tuple],
+        "changes what it was given": [rounds_the_scores],
+    })
+    # the spec's boundaries: width 0 or more than the nodes, and ties broken the other way round
+    fails(check_keep_best, lambda nodes, width: keep_best(nodes, max(width, 1)) if len(nodes) > width else nodes,
+          says="the highest score first")
+    fails(check_keep_best, lambda nodes, width: sorted(nodes, key=lambda n: (-n.score, -n.depth, n.order))[:width],
+          says="the shallower node comes first")
+
+
 # -- lesson 23 -------------------------------------------------------------------------------------------------
 TRACKING_SOLUTION = 'root ::= [A-Z] [A-Z] [0-9]{10}'
 

@@ -38,7 +38,7 @@ def _reference_scope(registry: ToolRegistry, names: list[str]) -> ToolRegistry:
 # -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
 # Beside the shop's five tools a registry may hold others (lesson 21's team has weather and calendar tools): a
 # scope written for the shop's names only shows there. Each records its calls, so a call that ran shows.
-_EXTRA_TOOLS = ("getForecast", "getMeetings", "sendWechat", "createReminder")
+_EXTRA_TOOLS = ("getForecast", "getMeetings", "sendWechat", "createReminder", "queryOrderStatus")
 _SHOP_TOOLS = ("queryOrder", "queryLogistics", "applyRefund", "searchKnowledge", "getCurrentTime")
 _ORDER_IDS = ("88231", "88232", "88233", "88234", "88235", "88236")
 _TRACKING = ("SF1234567890", "YT2468013579", "ZT5566778899", "JD0098765432")
@@ -85,6 +85,9 @@ class _Probe:
 
     what: str
     problem: str | None = None
+
+    def __repr__(self) -> str:  # as a failure quotes it
+        return repr(self.problem or self.what)
 
 
 def _effects(shop: Shop, before: int, calls: list[tuple[str, str]]) -> str:
@@ -139,8 +142,16 @@ def _refusal(shared: Shop, extras: tuple[str, ...], asked: tuple, result: ToolRe
     if effects or result.text == ran.text:
         return f"it ran {asked[1]}{effects}"
     if not result.error:
-        return f"error=False: {result.text}"
+        return "error=False, its text an error" if _looks_like_error(result.text) else f"no error: {result.text!r}"
     return "an error Observation; nothing ran"
+
+
+def _looks_like_error(text: str) -> bool:
+    """The registry's own test for an error Observation: a JSON object with "error"."""
+    try:
+        return "error" in json.loads(text)
+    except (ValueError, TypeError):
+        return False
 
 
 def _subset(rng: random.Random, tools: list[str], *, leave_out: bool) -> tuple[str, ...]:
@@ -166,6 +177,8 @@ def _named_runs(rng: random.Random) -> Iterator[tuple]:
 
 def _other_tools(rng: random.Random) -> Iterator[tuple]:
     yield ((), SCOPE_ALLOWED, ("refuse", "applyRefund", '{"orderId": "88231", "reason": "it stopped charging"}'))
+    # a name that begins with an allowed one is another tool
+    yield (("queryOrderStatus",), SCOPE_ALLOWED, ("refuse", "queryOrderStatus", "88231"))
     for _ in range(12):
         extras, names, tools = _draw(rng, leave_out=True)
         tool = rng.choice([name for name in tools if name not in names])
@@ -189,17 +202,16 @@ def _tool_lists(rng: random.Random) -> Iterator[tuple]:
 
 def _scope_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
     if got.what.startswith("error=False"):
-        return ("Its text reads as an error, but the ToolResult says error=False: return ToolResult(text, "
-                "error=True), so the loop counts it as an error.")
+        return "Its text is an error, but its ToolResult has error=False: return ToolResult(text, error=True)."
     if got.what.startswith("it ran"):
         return "A tool outside the names must never run."
     return None
 
 
 SCOPE_RULES = (
-    Rule("the named tools run as they do in `registry` (the same Observation, the same effect on the shop)",
+    Rule("the named tools run as they do in `registry` (the same Observation, the same effect)",
          _named_runs, _scope_hint),
-    Rule("a call to any other tool of `registry` must not run it: it comes back as an error Observation",
+    Rule("a call to any other tool must not run it: it comes back as an error Observation",
          _other_tools, _scope_hint),
     Rule("that error names the tools that are allowed, so the model can pick one", _error_names, _scope_hint),
     Rule("the tool list it builds for the prompt shows only the named tools, in the order `names` gives them",
@@ -209,7 +221,7 @@ SCOPE_RULES = (
 
 def _show_probe(args: tuple) -> str:
     extras, names, asked = args
-    held = f"the shop's tools + {', '.join(extras)}" if extras else "the shop's tools"
+    held = f"shop + {', '.join(extras)}" if extras else "shop"
     doing = (f"build_tool_list({asked[1]!r})" if asked[0] == "list"
              else f"run {asked[1]} {_brief(asked[2], 40)}")
     return f"scope(<{held}>, {list(names)}), then {doing}"
@@ -283,6 +295,7 @@ RAIN_CASES = (
 
 # -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
 # (condition, condition_zh) as getForecast gives them: dry ones, and rain in each word of the spec.
+_PLAIN_WET = (("light rain", "小雨"), ("moderate rain", "中雨"), ("heavy rain", "大雨"))  # rain in both languages
 _DRY = (("cloudy", "多云"), ("sunny", "晴"), ("overcast", "阴"), ("fog", "雾"), ("light snow", "小雪"),
         ("windy", "大风"), ("clear", "晴朗"))
 _WET = (("light rain", "小雨"), ("thundershowers", "雷阵雨"), ("showers", "阵雨"), ("drizzle", "毛毛雨"),
@@ -294,16 +307,12 @@ def _time(hour: int, minute: int = 0) -> str:
     return f"{hour:02d}:{minute:02d}"
 
 
-def _forecast(rng: random.Random, rainy: set[int], *, first: int = 8, last: int = 21, said: str = "both") -> dict:
-    """A forecast from `first` to `last` o'clock, rain in the `rainy` hours (said in English, Chinese or both),
-    dry elsewhere."""
+def _forecast(rng: random.Random, rainy: set[int], *, first: int = 8, last: int = 21) -> dict:
+    """A forecast from `first` to `last` o'clock: plain rain in the `rainy` hours, said in both languages (the
+    words and the languages are the last rule's), dry elsewhere."""
     hours = []
     for hour in range(first, last + 1):
-        english, chinese = rng.choice(_WET if hour in rainy else _DRY)
-        if hour in rainy and said == "zh":
-            english = ""
-        if hour in rainy and said == "en":
-            chinese = ""
+        english, chinese = rng.choice(_PLAIN_WET if hour in rainy else _DRY)
         hours.append({"hour": _time(hour), "condition": english, "condition_zh": chinese,
                       "rain_chance_pct": rng.choice((80, 90)) if hour in rainy else rng.choice((0, 10, 20))})
     return {"hours": hours}

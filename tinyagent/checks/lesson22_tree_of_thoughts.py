@@ -148,6 +148,8 @@ def _everything_else(rng: random.Random) -> Iterator[tuple]:
 
 def _rule_hint(args: tuple, expected: float, got: object) -> str | None:
     candidate = args[0]
+    if _a_score(got) is not None:
+        return None  # the shape's own message says it
     if expected == 0.0:
         return "Read candidate.read_only (not the tool's name), and look for queryOrder in candidate.history."
     if expected == 0.2:
@@ -160,10 +162,10 @@ def _rule_hint(args: tuple, expected: float, got: object) -> str | None:
 
 
 RULE_RULES = (
-    Rule("a candidate that calls a tool that changes something (`read_only` is False) scores 0.0 while "
-         "`queryOrder` has not run on its branch (any order id, anywhere in its history)", _side_effects, _rule_hint),
-    Rule("a candidate that repeats a call its branch already made (the same tool with the same input, anywhere "
-         "in the history) scores 0.2", _repeats, _rule_hint),
+    Rule("a tool that changes something (`read_only` False) scores 0.0 while `queryOrder` has not run on its branch",
+         _side_effects, _rule_hint),
+    Rule("a call its branch already made (the same tool and input, anywhere in its history) scores 0.2", _repeats,
+         _rule_hint),
     Rule("every other candidate scores 1.0, a Final Answer (no tool) included", _everything_else, _rule_hint),
 )
 
@@ -233,6 +235,9 @@ class _Kept:
     ids: list[str] | None
     problem: str | None = None
 
+    def __repr__(self) -> str:  # as a failure quotes it
+        return repr(self.problem or self.ids)
+
 
 def _beam(exercise: str, keep_best: Callable[[list[Node], int], list[Node]]) -> Callable[..., _Kept]:
     """`keep_best` as the check calls it: on nodes built from plain data, returning the ids it kept. A list (or a
@@ -244,7 +249,8 @@ def _beam(exercise: str, keep_best: Callable[[list[Node], int], list[Node]]) -> 
         result = keep_best(given, width)
         if given != nodes or [(n.id, n.score, n.depth, n.order) for n in nodes] != [tuple(s) for s in spec]:
             _fail(exercise, "the spec says: leave the list you are given as it was\nmy_keep_best(nodes, width) "
-                            f"changed it (sorted it in place?): return a new list. The input: {_show_beam((spec, width))}")
+                            "changed it (the list's order, or a node in it): return a new list, nodes untouched. "
+                            f"The input: {_show_beam((spec, width))}")
         if not isinstance(result, list) or not all(isinstance(node, Node) for node in result):
             return _Kept(None, f"it returned {_brief(result, 40)}: return a list of the nodes themselves")
         return _Kept([node.id for node in result])
@@ -309,11 +315,14 @@ def _left_as_given(rng: random.Random) -> Iterator[tuple]:
 
 
 def _beam_hint(args: tuple, expected: _Kept, got: _Kept) -> str | None:
-    ids, want = got.ids or [], expected.ids or []
+    if got.problem is not None or got.ids is None:
+        return None  # the shape's own message says it
+    scores = {node_id: score for node_id, score, _, _ in args[0]}
+    ids, want = got.ids, expected.ids or []
     if len(ids) > len(want):
         return "Keep at most `width` nodes."
-    if sorted(ids) == sorted(want):
-        return "Best first; on a tie, the smaller depth, then the smaller order."
+    if [scores.get(one) for one in ids] == [scores[one] for one in want]:
+        return "Best first; on a tie, the smaller depth, then the smaller order (a number: 9 before 12)."
     return "Sort by score, highest first, before you cut to `width`."
 
 
