@@ -4048,18 +4048,18 @@ def test_23_tracking_grammar():
     fails(check_tracking_grammar, "root ::= tracking", says="could not read")
     fails(check_tracking_grammar, ["root ::= [A-Z]"], says="GBNF text")
     # allows every tracking number of the shop
-    fails(check_tracking_grammar, 'root ::= "SF" [0-9]{10}', says="refuses YT2468013579")
-    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [1-9]{10}', says="refuses SF1234567890")
+    fails(check_tracking_grammar, 'root ::= "SF" [0-9]{10}', says="Smallest failing input: 'YT2468013579'")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [1-9]{10}', says="Smallest failing input: 'SF1234567890'")
     # and nothing else: no order id, no lower case, exactly ten digits, nothing after
     fails(check_tracking_grammar, 'root ::= [A-Za-z0-9]+', says="an order id")
-    fails(check_tracking_grammar, 'root ::= [A-Za-z] [A-Za-z] [0-9]{10}', says="lower-case")
-    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{9,10}', says="nine digits")
-    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10,}', says="eleven digits")
-    fails(check_tracking_grammar, 'root ::= [A-Z]{1,2} [0-9]{10}', says="one letter")
-    fails(check_tracking_grammar, 'root ::= [A-Z]{2,3} [0-9]{10}', says="three letters")
-    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} [ ]?', says="a space after it")
-    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} ([\\n] [^\\x00]*)?', says="Observation after")
-    fails(check_tracking_grammar, 'root ::= ([A-Z] [A-Z] [0-9]{10})?', says="nothing at all")
+    fails(check_tracking_grammar, 'root ::= [A-Za-z] [A-Za-z] [0-9]{10}', says="not lower case")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{9,10}', says="not nine or eleven digits")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10,}', says="not nine or eleven digits")
+    fails(check_tracking_grammar, 'root ::= [A-Z]{1,2} [0-9]{10}', says="not one or three letters")
+    fails(check_tracking_grammar, 'root ::= [A-Z]{2,3} [0-9]{10}', says="not one or three letters")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} [ ]?', says="nothing after it")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} ([\\n] [^\\x00]*)?', says="nothing after it")
+    fails(check_tracking_grammar, 'root ::= ([A-Z] [A-Z] [0-9]{10})?', says="Smallest failing input: ''")
 
 
 def _ids_seen_solution(messages, example):
@@ -4122,15 +4122,113 @@ def test_23_ids_seen():
     # ids from the customer and the Observations, not the system prompt
     fails(check_ids_seen, customer_only, says="from every Observation")
     fails(check_ids_seen, observations_only, says="the customer's messages")
-    fails(check_ids_seen, with_system, says="system prompt's examples")
+    fails(check_ids_seen, with_system, says="only the system prompt's example")
     # not the model's own words, upper-cased
     fails(check_ids_seen, with_assistant, says="only the model wrote")
     fails(check_ids_seen, as_written, says="upper-cased")
     # each once, in the order they first appear
-    fails(check_ids_seen, every_time, says="each id once")
+    fails(check_ids_seen, every_time, says="Each id once.")
     fails(check_ids_seen, sorted_ids, says="order they first appear")
     # only the example's shape, as whole words
-    fails(check_ids_seen, any_number, says="example's shape")
-    fails(check_ids_seen, inside_longer_words, says="example's shape")
+    fails(check_ids_seen, any_number, says="shaped like `example`")
+    fails(check_ids_seen, inside_longer_words, says="shaped like `example`")
     fails(check_ids_seen, lambda messages, example: "88231", says="a list of ids")
     fails(check_ids_seen, lambda messages: [], says="takes")
+
+
+def test_23_wrong_answers_by_kind():
+    import re
+
+    # Exercise 1. A grammar is text the check reads once: "state kept between calls", "only one of many read" and
+    # "changes what it was given" do not apply; nor does "one language only" (a tracking number is ASCII in both).
+    fails_by_kind(check_tracking_grammar, {
+        "right only for the example": ['root ::= ("SF" | "YT" | "ZT") [0-9]{10}', 'root ::= "SF1234567890"',
+                                       'root ::= [A-Z] [A-Z] "1234567890"'],
+        "the wrong kind of comparison": ["root ::= [A-z] [A-z] [0-9]{10}",  # A-z holds [ \\ ] ^ _ ` and a-z
+                                         "root ::= [^0-9] [^0-9] [0-9]{10}",  # any two non-digits: 顺丰 too
+                                         "root ::= [A-Z]+ [0-9]+"],
+        "a stated type ignored": [b"root ::= [A-Z] [A-Z] [0-9]{10}", ["root ::= [A-Z] [A-Z] [0-9]{10}"]],
+    })
+    # the spec's boundaries: exactly ten digits, two letters, and nothing after
+    fails(check_tracking_grammar, "root ::= [A-Z] [A-Z] [0-9]{10} [0-9]?", says="not nine or eleven digits")
+    fails(check_tracking_grammar, "root ::= [A-Z]? [A-Z] [0-9]{10}", says="not one or three letters")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} "\\n"?', says="nothing after it")
+
+    # Exercise 2. Every kind applies.
+    def shape_of(example):
+        return "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
+
+    def the_shops_two_shapes(messages, example):  # order ids and tracking numbers written in, not the example's
+        return _ids_seen_solution(messages, "88231" if example.isdigit() else "SF1234567890")
+
+    def digits_only(messages, example):  # as many digits as the example, its letters taken for digits
+        return _ids_seen_solution(messages, "0" * len(example))
+
+    found = []
+
+    def module_level_list(messages, example):  # the list outlives the call: the last conversation's ids stay
+        for one in _ids_seen_solution(messages, example):
+            if one not in found:
+                found.append(one)
+        return found
+
+    def first_user_message(messages, example):  # the question only: the Observations are missed
+        return _ids_seen_solution([next(m for m in messages if m["role"] == "user")], example)
+
+    def latest_message(messages, example):  # the latest user message only
+        return _ids_seen_solution([m for m in messages if m["role"] == "user"][-1:], example)
+
+    def first_match_per_message(messages, example):  # re.search: one id a message
+        seen = []
+        for m in messages:
+            hit = re.search(rf"(?<![A-Za-z0-9]){shape_of(example)}(?![A-Za-z0-9])", m["content"], re.IGNORECASE)
+            if m["role"] == "user" and hit and hit.group().upper() not in seen:
+                seen.append(hit.group().upper())
+        return seen
+
+    def word_boundaries(messages, example):  # \b: no boundary between 单 and 8, so 订单88231到哪了 is missed
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
+                                  for w in re.findall(rf"\b{shape_of(example)}\b", m["content"], re.IGNORECASE)))
+
+    def case_sensitive(messages, example):  # [A-Z] without re.IGNORECASE: 'sf1234567890' is not read
+        return list(dict.fromkeys(w for m in messages if m["role"] == "user"
+                                  for w in re.findall(rf"(?<![A-Za-z0-9]){shape_of(example)}(?![A-Za-z0-9])",
+                                                      m["content"])))
+
+    def once_as_written(messages, example):  # each once as written, then upper-cased: 'sf…' and 'SF…' twice
+        import re as regex
+        words = [w for m in messages if m["role"] == "user"
+                 for w in regex.findall(rf"(?<![A-Za-z0-9]){shape_of(example)}(?![A-Za-z0-9])", m["content"],
+                                        regex.IGNORECASE)]
+        return [w.upper() for w in dict.fromkeys(words)]
+
+    def comma_separated(messages, example):  # one string where the spec says the ids (a list)
+        return ", ".join(_ids_seen_solution(messages, example))
+
+    def drops_the_system_prompt(messages, example):  # pops the system prompt off the caller's list
+        if messages and messages[0]["role"] == "system":
+            messages.pop(0)
+        return _ids_seen_solution(messages, example)
+
+    def upper_cases_in_place(messages, example):  # upper-cases each message's content in the caller's list
+        for m in messages:
+            m["content"] = m["content"].upper()
+        return _ids_seen_solution(messages, example)
+
+    fails_by_kind(check_ids_seen, {
+        "right only for the example": [the_shops_two_shapes, digits_only],
+        "state kept between calls": [module_level_list],
+        "only one of many read": [first_user_message, latest_message, first_match_per_message],
+        "one language only": [word_boundaries],
+        "the wrong kind of comparison": [case_sensitive, once_as_written],
+        "a stated type ignored": [comma_separated],
+        "changes what it was given": [drops_the_system_prompt, upper_cases_in_place],
+    })
+    # the spec's boundaries: as many of each as the example (not "at least"), and the model's words never count
+    fails(check_ids_seen, lambda messages, example: list(dict.fromkeys(
+        w.upper() for m in messages if m["role"] == "user"
+        for w in re.findall(r"(?<![A-Za-z0-9])[A-Za-z]*[0-9]{5,}(?![A-Za-z0-9])", m["content"]))),
+        says="shaped like `example`")
+    fails(check_ids_seen, lambda messages, example: _ids_seen_solution(
+        [{**m, "role": "user"} if m["role"] == "assistant" else m for m in messages], example),
+        says="An id only the model wrote")

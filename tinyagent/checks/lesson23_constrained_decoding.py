@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import random
 import re
 import string
@@ -70,15 +71,21 @@ def _something_around(rng: random.Random) -> Iterator[tuple]:
     yield (f'"{_tracking(rng)}"',)  # quoted
 
 
+def _grammar_hint(args: tuple, expected: str, got: str) -> str | None:
+    if got == "allowed":
+        return "It allows a text that is not a tracking number: two capitals, ten digits, nothing else."
+    return "It refuses a tracking number: any two capital letters A-Z, then any ten digits 0-9."
+
+
 GRAMMAR_RULES = (
     Rule("a tracking number is two capital letters, then ten digits: any letters, any digits (SF1234567890)",
-         _tracking_numbers),
+         _tracking_numbers, _grammar_hint),
     Rule("not an order id, not lower case: the two letters are capitals from A to Z, and come first",
-         _not_the_shape),
+         _not_the_shape, _grammar_hint),
     Rule("exactly two letters and ten digits: not nine or eleven digits, not one or three letters",
-         _wrong_counts),
+         _wrong_counts, _grammar_hint),
     Rule("nothing else: nothing after it (no space, no newline, no Observation) and nothing before it",
-         _something_around),
+         _something_around, _grammar_hint),
 )
 
 
@@ -223,9 +230,12 @@ def _once_in_order(rng: random.Random) -> Iterator[tuple]:
 
 def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
     """What the answer most likely did, worked out from its list and the input's messages."""
+    if _a_list(got) is not None or list(got) == expected:
+        return None  # the shape's own message, or another one (a changed input), says it
     messages, _ = args
     got = list(got)
-    said = " ".join(m["content"] for m in messages if m["role"] == "user").upper()
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    said = " ".join(users).upper()
     if any(one.upper() not in said for one in got):
         return "An id only the model wrote, or only the system prompt's example, is not a fact."
     if got != [one.upper() for one in got] and [one.upper() for one in got] == expected:
@@ -235,9 +245,17 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if sorted(got) == sorted(expected):
         return "Keep the order they first appear in."
     missed = [one for one in expected if one not in got]
-    if missed and all(one in expected for one in got):
-        return f"It missed {missed}: ids come from the customer's messages and from every Observation."
-    return None
+    if not missed or any(one not in expected for one in got):
+        return None
+    if not any(one in text for one in missed for text in users):
+        return "Match the letters in either case (sf1234567890 is an id), then upper-case them."
+    observed = [text for text in users if text.startswith("Observation:")]
+    if all(any(one in text for text in observed) for one in missed) and \
+            not any(one in text for one in missed for text in users if text not in observed):
+        return f"It missed {_brief(missed, 30)}: ids come from every Observation too."
+    if not any(one in text for one in missed for text in observed):
+        return f"It missed {_brief(missed, 30)} in the customer's messages: next to Chinese, on any line, each one."
+    return f"It missed {_brief(missed, 30)}: ids come from the customer's messages and from every Observation."
 
 
 IDS_RULES = (
@@ -276,7 +294,9 @@ def check_ids_seen(ids_seen: Callable[[list[dict], str], list[str]] | None) -> N
         return _not_attempted(exercise, "Write def ids_seen(messages, example): ... returning a list of ids.")
     if not callable(ids_seen):
         _fail(exercise, f"ids_seen should be a function, got {type(ids_seen).__name__}")
-    tried = agree_on(exercise, "check_ids_seen", IDS_RULES, ids_seen, _reference_ids_seen, shape=_a_list,
+    # The answer's list is copied as it comes back: a list the answer keeps (and fills later) is compared as it was.
+    tried = agree_on(exercise, "check_ids_seen", IDS_RULES, lambda *args: copy.copy(ids_seen(*args)),
+                     _reference_ids_seen, shape=_a_list,
                      read=lambda ids: list(ids) if isinstance(ids, (list, tuple)) else ids,
                      call="ids_seen(messages, example)", show=_show_messages)
     _passed(exercise, f"ids_seen read {tried} generated conversations: ids from the customer and the Observations "
