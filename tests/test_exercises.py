@@ -3789,6 +3789,10 @@ def test_21_wrong_answers_by_kind():
         return Scoped([registry.get(name) for name in names])
 
     fails(check_scoped_registry, flagless, says="its ToolResult has error=False: return ToolResult(text, error=True)")
+    # a refusal that is not shaped like an error is not told about the flag: it is told what came back
+    fails(check_scoped_registry, lambda registry, names: type("Silent", (ToolRegistry,), {
+        "_run": lambda self, action: ToolResult("") if action.tool_name not in names else ToolRegistry._run(self, action),
+    })([registry.get(name) for name in names]), says="got \"no error: ''\"")
 
     # Exercise 2. Every kind applies.
     def beijing_afternoon(meeting, forecast):  # the lesson's forecast written in: rain from 14:00 to 18:00
@@ -4126,6 +4130,11 @@ def test_23_ids_seen():
     # not the model's own words, upper-cased
     fails(check_ids_seen, with_assistant, says="only the model wrote")
     fails(check_ids_seen, as_written, says="upper-cased")
+    # an answer wrong only in its case is told so, not that its ids are the model's own words (issue #36)
+    fails(check_ids_seen, as_written, says="Upper-case each id: 'sf…' and 'SF…' are the same id.")
+    with pytest.raises(ExerciseFailed) as upper_case_only:
+        check_ids_seen(as_written)
+    assert "model" not in str(upper_case_only.value), str(upper_case_only.value)
     # each once, in the order they first appear
     fails(check_ids_seen, every_time, says="Each id once.")
     fails(check_ids_seen, sorted_ids, says="order they first appear")
