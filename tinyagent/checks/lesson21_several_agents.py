@@ -93,7 +93,7 @@ class _Probe:
 def _effects(shop: Shop, before: int, calls: list[tuple[str, str]]) -> str:
     wrote = [f"refund of {refund['orderId']}" for refund in shop.refunds()[before:]]
     wrote += [f"{name} ran" for name, _ in calls]
-    return f"; it wrote {', '.join(wrote)}" if wrote else ""
+    return f"; effects: {', '.join(wrote)}" if wrote else ""
 
 
 @contextlib.contextmanager
