@@ -5116,13 +5116,13 @@ def test_21_scoped_registry():
     def registry_order(registry, names):  # sentence 4: the order given, not the registry's
         return solution(registry, [name for name in registry.names if name in names])
 
-    fails(check_scoped_registry, whole, says="applyRefund ran")
-    fails(check_scoped_registry, runs_nothing, says="queryOrder 88231 should run")
-    fails(check_scoped_registry, silent_refusal, says="should come back as an error")
-    fails(check_scoped_registry, nameless_error, says="name the tools it allows")
-    fails(check_scoped_registry, lists_everything, says="its tool list")
-    fails(check_scoped_registry, sorted_names, says="in that order")
-    fails(check_scoped_registry, registry_order, says="in the order given")
+    fails(check_scoped_registry, whole, says="A tool outside the names must never run")
+    fails(check_scoped_registry, runs_nothing, says="the named tools run as they do in `registry`")
+    fails(check_scoped_registry, silent_refusal, says="it comes back as an error Observation")
+    fails(check_scoped_registry, nameless_error, says="that error names the tools that are allowed")
+    fails(check_scoped_registry, lists_everything, says="shows only the named tools")
+    fails(check_scoped_registry, sorted_names, says="in the order `names` gives them")
+    fails(check_scoped_registry, registry_order, says="in the order `names` gives them")
     fails(check_scoped_registry, lambda registry, names: list(names), says="return a ToolRegistry")
     fails(check_scoped_registry, lambda registry, names: 1 / 0, says="raised ZeroDivisionError")
     fails(check_scoped_registry, "queryOrder", says="should be a function")
@@ -5163,15 +5163,155 @@ def test_21_rains_during():
         return solution(meeting, {"hours": [{**h, "condition_zh": ""} if "毛" in h.get("condition_zh", "") else h
                                             for h in hours]})
 
-    fails(check_rains_during, any_rain_that_day, says="meeting 09:00-10:00")
-    fails(check_rains_during, end_hour_always, says="it ends as the rain starts")
-    fails(check_rains_during, end_hour_never, says="it runs into that hour")
-    fails(check_rains_during, from_an_hour_before, says="the rain is over")
-    fails(check_rains_during, english_only, says="only in Chinese")
-    fails(check_rains_during, rain_word_only, says="a drizzle")
+    fails(check_rains_during, any_rain_that_day, says="counts only if the meeting runs into it")
+    fails(check_rains_during, end_hour_always, says="15:00–16:00 does not include 16:00")
+    fails(check_rains_during, end_hour_never, says="15:00–16:30 does")
+    fails(check_rains_during, from_an_hour_before, says="rain before the start does not count")
+    fails(check_rains_during, english_only, says="or 雨 in `condition_zh`")
+    fails(check_rains_during, rain_word_only, says="rain at 18:00 light drizzle")
     fails(check_rains_during, lambda meeting, forecast: "yes", says="return True or False")
     fails(check_rains_during, lambda meeting, forecast: 1 / 0, says="raised ZeroDivisionError")
     fails(check_rains_during, 3, says="should be a function")
+
+
+def test_21_wrong_answers_by_kind():
+    from tinyagent.registry import ToolRegistry, ToolResult, error_observation
+
+    # Exercise 1. "one language only" does not apply: tool names are the same words in both languages, and the
+    # spec says nothing of the language of the error.
+    def refusing(registry, names, allowed=None, says=None):  # the solution's shape, with one piece changed
+        allowed = allowed or (lambda name: name in names)
+
+        class Scoped(ToolRegistry):
+            def _run(self, action):
+                if action.tool_name in registry and not allowed(action.tool_name):
+                    return ToolResult(error_observation(says or f"use one of {', '.join(names)}"), error=True)
+                return registry.run(action)
+
+        return Scoped([registry.get(name) for name in names])
+
+    def the_lessons_two(registry, names):  # the lesson's specialist written in
+        return _solution_21_scope(registry, ["queryOrder", "queryLogistics"])
+
+    def names_the_lessons_two(registry, names):  # its error names the lesson's two tools, whatever is allowed
+        return refusing(registry, names, says="not allowed here: use queryOrder or queryLogistics")
+
+    every_scope_so_far = []
+
+    def remembers(registry, names):  # a module-level list: the second specialist gets the first one's tools too
+        every_scope_so_far.extend(name for name in names if name not in every_scope_so_far)
+        return _solution_21_scope(registry, list(every_scope_so_far))
+
+    def first_name_only(registry, names):  # reads names[0] as if it were the one name
+        return _solution_21_scope(registry, names[:1])
+
+    def error_names_the_first(registry, names):  # its error names only the first tool allowed
+        return refusing(registry, names, says=f"use {names[0]} instead")
+
+    def by_prefix(registry, names):  # queryOrderStatus passes for queryOrder
+        return refusing(registry, names, allowed=lambda name: any(name.startswith(n) for n in names))
+
+    def by_substring(registry, names):  # 'queryOrder' in 'queryOrderStatus'
+        return refusing(registry, names, allowed=lambda name: any(n in name for n in names))
+
+    def a_dict(registry, names):  # a dict of the tools, where the spec says a ToolRegistry
+        return {name: registry.get(name) for name in names}
+
+    def shrinks_the_registry(registry, names):  # cuts the team's whole registry down to the specialist's tools
+        registry._tools = {name: registry.get(name) for name in names}
+        return registry
+
+    def sorts_names(registry, names):  # sorts the caller's list in place
+        names.sort()
+        return _solution_21_scope(registry, names)
+
+    fails_by_kind(check_scoped_registry, {
+        "right only for the example": [the_lessons_two, names_the_lessons_two],
+        "state kept between calls": [remembers],
+        "only one of many read": [first_name_only, error_names_the_first],
+        "the wrong kind of comparison": [by_prefix, by_substring],
+        "a stated type ignored": [a_dict],
+        "changes what it was given": [shrinks_the_registry, sorts_names],
+    })
+    # the spec's boundary: an error Observation is a ToolResult with error=True, not only text shaped like one
+    def flagless(registry, names):
+        class Scoped(ToolRegistry):
+            def _run(self, action):
+                if action.tool_name in registry and action.tool_name not in names:
+                    return ToolResult(error_observation(f"use one of {', '.join(names)}"))
+                return super()._run(action)
+
+        return Scoped([registry.get(name) for name in names])
+
+    fails(check_scoped_registry, flagless, says="its ToolResult has error=False: return ToolResult(text, error=True)")
+    # a refusal that is not shaped like an error is not told about the flag: it is told what came back
+    fails(check_scoped_registry, lambda registry, names: type("Silent", (ToolRegistry,), {
+        "_run": lambda self, action: ToolResult("") if action.tool_name not in names else ToolRegistry._run(self, action),
+    })([registry.get(name) for name in names]), says="got \"no error: ''\"")
+
+    # Exercise 2. Every kind applies.
+    def beijing_afternoon(meeting, forecast):  # the lesson's forecast written in: rain from 14:00 to 18:00
+        return "14:00" <= meeting["start"] < "18:00"
+
+    def thunder_only(meeting, forecast):  # the lesson's one rainy condition
+        return any(h["condition_zh"] == "雷阵雨" for h in forecast["hours"]
+                   if _solution_21_rains_during(meeting, {"hours": [h]}))
+
+    seen = {}
+
+    def cached_by_start(meeting, forecast):  # a cache keyed by the start: another day's forecast is not read
+        if meeting["start"] not in seen:
+            seen[meeting["start"]] = _solution_21_rains_during(meeting, forecast)
+        return seen[meeting["start"]]
+
+    def start_hour_only(meeting, forecast):  # reads the hour the meeting starts in, not the ones after it
+        return any(h["hour"][:2] == meeting["start"][:2] for h in forecast["hours"]
+                   if _solution_21_rains_during({"start": h["hour"], "end": h["hour"][:2] + ":30"}, {"hours": [h]}))
+
+    def chinese_only(meeting, forecast):  # 雨 only: "drizzle" said in English alone is missed
+        return _solution_21_rains_during(meeting, {"hours": [{**h, "condition": ""} for h in forecast["hours"]]})
+
+    def english_words_only(meeting, forecast):  # the English words only: 雨夹雪 (sleet) is missed
+        return _solution_21_rains_during(meeting, {"hours": [{**h, "condition_zh": ""} for h in forecast["hours"]]})
+
+    def as_text(meeting, forecast):  # "HH:MM" compared as text: 15:00 is before a meeting from 15:30
+        return any(meeting["start"] <= h["hour"] < meeting["end"] for h in forecast["hours"]
+                   if _solution_21_rains_during({"start": h["hour"], "end": h["hour"][:2] + ":30"}, {"hours": [h]}))
+
+    def first_digit(meeting, forecast):  # the hour read one digit at a time: 09 and 19 are the same
+        return _solution_21_rains_during(meeting, {"hours": [{**h, "hour": "0" + h["hour"][1:]}
+                                                             for h in forecast["hours"]]})
+
+    def reads_json(meeting, forecast):  # forecast taken for getForecast's JSON text, where the spec says a dict
+        return _solution_21_rains_during(meeting, json.loads(forecast))
+
+    def one_or_zero(meeting, forecast):  # 1 or 0 where the spec says True or False
+        return int(_solution_21_rains_during(meeting, forecast))
+
+    def drops_earlier_hours(meeting, forecast):  # pops the hours before the meeting from the caller's forecast
+        hours = forecast["hours"]
+        while hours and hours[0]["hour"][:2] < meeting["start"][:2]:
+            hours.pop(0)
+        return _solution_21_rains_during(meeting, forecast)
+
+    fails_by_kind(check_rains_during, {
+        "right only for the example": [beijing_afternoon, thunder_only],
+        "state kept between calls": [cached_by_start],
+        "only one of many read": [start_hour_only],
+        "one language only": [chinese_only, english_words_only],
+        "the wrong kind of comparison": [as_text, first_digit],
+        "a stated type ignored": [reads_json, one_or_zero],
+        "changes what it was given": [drops_earlier_hours],
+    })
+    # the spec's boundaries: a meeting ending one minute into the hour runs into it; one starting a minute before
+    # the hour ends does not reach back before its start hour
+    fails(check_rains_during, lambda m, f: _solution_21_rains_during({**m, "end": m["end"][:3] + "00"}
+                                                                     if m["end"][3:] in ("01", "05") else m, f),
+          says="counts only if the meeting runs into it")
+    fails(check_rains_during, lambda m, f: _solution_21_rains_during(
+        {**m, "start": f"{int(m['start'][:2]) - (m['start'][3:] != '00'):02d}:00"}, f), says="rain before the start")
+
+
 # -- 22 ---------------------------------------------------------------------------------------------
 def test_22_shop_rule(capsys):
     from tinyagent.architectures.tree_search import shop_rule
@@ -5207,10 +5347,10 @@ def test_22_shop_rule(capsys):
     def out_of_ten(candidate):  # sentence 3: a score from 0 to 1
         return shop_rule(candidate) * 10
 
-    fails(check_shop_rule, by_name, says="sendMessage")
-    fails(check_shop_rule, always_blocks, says="after queryOrder has run")
-    fails(check_shop_rule, any_look_up_will_do, says="before queryOrder")
-    fails(check_shop_rule, repeat_by_tool, says="another input")
+    fails(check_shop_rule, by_name, says="Read candidate.read_only (not the tool's name)")
+    fails(check_shop_rule, always_blocks, says="Once queryOrder has run on the branch")
+    fails(check_shop_rule, any_look_up_will_do, says="look for queryOrder in candidate.history")
+    fails(check_shop_rule, repeat_by_tool, says="A repeat needs the same tool and the same input")
     fails(check_shop_rule, repeat_is_zero, says="expected 0.2")
     fails(check_shop_rule, answers_are_side_effects, says="a Final Answer")
     fails(check_shop_rule, out_of_ten, says="a number from 0 to 1")
@@ -5246,11 +5386,115 @@ def test_22_keep_best(capsys):
 
     fails(check_keep_best, worst_first, says="Sort by score")
     fails(check_keep_best, uncut, says="at most `width`")
-    fails(check_keep_best, ties_by_order_only, says="between depth 1 and depth 2")
-    fails(check_keep_best, ties_by_id, says="2.1 was proposed before 1.1")
-    fails(check_keep_best, sorts_in_place, says="changed the list")
+    fails(check_keep_best, ties_by_order_only, says="the shallower node comes first")
+    fails(check_keep_best, ties_by_id, says="then the one proposed first")
+    fails(check_keep_best, sorts_in_place, says="leave the list you are given as it was")
     fails(check_keep_best, ids_not_nodes, says="return a list of the nodes")
-    fails(check_keep_best, lambda nodes, width: [max(nodes)], says="raised TypeError")
+    fails(check_keep_best, lambda nodes, width: [max(nodes)], says="it raised ValueError")
+
+
+def test_22_wrong_answers_by_kind():
+    from tinyagent.architectures.tree_search import keep_best, shop_rule
+    from tinyagent.checks import check_keep_best, check_shop_rule
+
+    # Exercise 1. "one language only" does not apply: the rule reads tool names, a flag and exact (tool, input)
+    # pairs, no words of a language; "changes what it was given" does not: a Candidate is frozen, its history a tuple.
+    def shop_tool_names(candidate):  # the shop's two tools that change something, written in
+        looked_up = any(tool == "queryOrder" for tool, _ in candidate.history)
+        if candidate.tool_name in ("applyRefund", "sendMessage") and not looked_up:
+            return 0.0
+        return 0.2 if (candidate.tool_name, candidate.tool_input or "") in candidate.history else 1.0
+
+    def order_88231_looked_up(candidate):  # queryOrder on the lesson's order only
+        if candidate.tool_name and not candidate.read_only and ("queryOrder", "88231") not in candidate.history:
+            return 0.0
+        return 0.2 if (candidate.tool_name, candidate.tool_input or "") in candidate.history else 1.0
+
+    calls_seen = set()
+
+    def remembers_calls(candidate):  # a module-level set: a call on another branch counts as a repeat here
+        score = shop_rule(candidate)
+        if score == 1.0 and (candidate.tool_name, candidate.tool_input) in calls_seen:
+            return 0.2
+        calls_seen.add((candidate.tool_name, candidate.tool_input))
+        return score
+
+    def last_call_only(candidate):  # a repeat of the last call only
+        if shop_rule(candidate) == 0.0:
+            return 0.0
+        last = candidate.history[-1:] if candidate.history else ()
+        return 0.2 if candidate.tool_name and (candidate.tool_name, candidate.tool_input) in last else 1.0
+
+    def first_call_only(candidate):  # queryOrder must be the branch's first call
+        looked_up = bool(candidate.history) and candidate.history[0][0] == "queryOrder"
+        if candidate.tool_name and not candidate.read_only and not looked_up:
+            return 0.0
+        return 0.2 if (candidate.tool_name, candidate.tool_input or "") in candidate.history else 1.0
+
+    def input_inside_history(candidate):  # a repeat found as text: '12345' is inside '123450'
+        if shop_rule(candidate) == 0.0:
+            return 0.0
+        if candidate.tool_name and candidate.tool_name in str(candidate.history) and \
+                repr(candidate.tool_input or "")[1:-1] in str(candidate.history):
+            return 0.2
+        return 1.0
+
+    def score_as_text(candidate):  # "0.2" where the spec says a number from 0 to 1
+        return str(shop_rule(candidate))
+
+    fails_by_kind(check_shop_rule, {
+        "right only for the example": [shop_tool_names, order_88231_looked_up],
+        "state kept between calls": [remembers_calls],
+        "only one of many read": [last_call_only, first_call_only],
+        "the wrong kind of comparison": [input_inside_history],
+        "a stated type ignored": [score_as_text],
+    })
+    # the spec's boundary: a Final Answer is read_only=False (it has no tool to say otherwise), and scores 1.0
+    fails(check_shop_rule, lambda c: 0.0 if not c.read_only and not any(t == "queryOrder" for t, _ in c.history)
+          else shop_rule(c), says="every other candidate scores 1.0, a Final Answer (no tool) included")
+
+    # Exercise 2. "one language only" does not apply: a node's score, depth and order are numbers.
+    def width_two(nodes, width):  # the lesson's width written in
+        return keep_best(nodes, 2)
+
+    beam_so_far = []
+
+    def keeps_the_old_beam(nodes, width):  # a module-level list: the last round's nodes stay in the beam
+        beam_so_far.extend(nodes)
+        return keep_best(beam_so_far, width)
+
+    def cut_then_sort(nodes, width):  # reads only the first `width` nodes of the list
+        return keep_best(nodes[:width], width)
+
+    def ties_by_position(nodes, width):  # a stable sort by score: ties stay in the list's order
+        return sorted(nodes, key=lambda n: -n.score)[:width]
+
+    def order_as_text(nodes, width):  # '12' sorts before '9'
+        return sorted(nodes, key=lambda n: (-n.score, n.depth, str(n.order)))[:width]
+
+    def a_tuple(nodes, width):  # a tuple where the spec says a new list
+        return tuple(keep_best(nodes, width))
+
+    def rounds_the_scores(nodes, width):  # rounds each node's score in place before it sorts
+        for node in nodes:
+            node.score = round(node.score, 1)
+        return keep_best(nodes, width)
+
+    fails_by_kind(check_keep_best, {
+        "right only for the example": [width_two],
+        "state kept between calls": [keeps_the_old_beam],
+        "only one of many read": [cut_then_sort],
+        "the wrong kind of comparison": [ties_by_position, order_as_text],
+        "a stated type ignored": [a_tuple],
+        "changes what it was given": [rounds_the_scores],
+    })
+    # the spec's boundaries: width 0 or more than the nodes, and ties broken the other way round
+    fails(check_keep_best, lambda nodes, width: keep_best(nodes, max(width, 1)) if len(nodes) > width else nodes,
+          says="the highest score first")
+    fails(check_keep_best, lambda nodes, width: sorted(nodes, key=lambda n: (-n.score, -n.depth, n.order))[:width],
+          says="the shallower node comes first")
+
+
 # -- lesson 23 -------------------------------------------------------------------------------------------------
 TRACKING_SOLUTION = 'root ::= [A-Z] [A-Z] [0-9]{10}'
 
@@ -5263,18 +5507,18 @@ def test_23_tracking_grammar():
     fails(check_tracking_grammar, "root ::= tracking", says="could not read")
     fails(check_tracking_grammar, ["root ::= [A-Z]"], says="GBNF text")
     # allows every tracking number of the shop
-    fails(check_tracking_grammar, 'root ::= "SF" [0-9]{10}', says="refuses YT2468013579")
-    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [1-9]{10}', says="refuses SF1234567890")
+    fails(check_tracking_grammar, 'root ::= "SF" [0-9]{10}', says="Smallest failing input: 'YT2468013579'")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [1-9]{10}', says="Smallest failing input: 'SF1234567890'")
     # and nothing else: no order id, no lower case, exactly ten digits, nothing after
     fails(check_tracking_grammar, 'root ::= [A-Za-z0-9]+', says="an order id")
-    fails(check_tracking_grammar, 'root ::= [A-Za-z] [A-Za-z] [0-9]{10}', says="lower-case")
-    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{9,10}', says="nine digits")
-    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10,}', says="eleven digits")
-    fails(check_tracking_grammar, 'root ::= [A-Z]{1,2} [0-9]{10}', says="one letter")
-    fails(check_tracking_grammar, 'root ::= [A-Z]{2,3} [0-9]{10}', says="three letters")
-    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} [ ]?', says="a space after it")
-    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} ([\\n] [^\\x00]*)?', says="Observation after")
-    fails(check_tracking_grammar, 'root ::= ([A-Z] [A-Z] [0-9]{10})?', says="nothing at all")
+    fails(check_tracking_grammar, 'root ::= [A-Za-z] [A-Za-z] [0-9]{10}', says="not lower case")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{9,10}', says="not nine or eleven digits")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10,}', says="not nine or eleven digits")
+    fails(check_tracking_grammar, 'root ::= [A-Z]{1,2} [0-9]{10}', says="not one or three letters")
+    fails(check_tracking_grammar, 'root ::= [A-Z]{2,3} [0-9]{10}', says="not one or three letters")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} [ ]?', says="nothing after it")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} ([\\n] [^\\x00]*)?', says="nothing after it")
+    fails(check_tracking_grammar, 'root ::= ([A-Z] [A-Z] [0-9]{10})?', says="Smallest failing input: ''")
 
 
 def _ids_seen_solution(messages, example):
@@ -5337,15 +5581,118 @@ def test_23_ids_seen():
     # ids from the customer and the Observations, not the system prompt
     fails(check_ids_seen, customer_only, says="from every Observation")
     fails(check_ids_seen, observations_only, says="the customer's messages")
-    fails(check_ids_seen, with_system, says="system prompt's examples")
+    fails(check_ids_seen, with_system, says="only the system prompt's example")
     # not the model's own words, upper-cased
     fails(check_ids_seen, with_assistant, says="only the model wrote")
     fails(check_ids_seen, as_written, says="upper-cased")
+    # an answer wrong only in its case is told so, not that its ids are the model's own words (issue #36)
+    fails(check_ids_seen, as_written, says="Upper-case each id: 'sf…' and 'SF…' are the same id.")
+    with pytest.raises(ExerciseFailed) as upper_case_only:
+        check_ids_seen(as_written)
+    assert "model" not in str(upper_case_only.value), str(upper_case_only.value)
     # each once, in the order they first appear
-    fails(check_ids_seen, every_time, says="each id once")
+    fails(check_ids_seen, every_time, says="Each id once.")
     fails(check_ids_seen, sorted_ids, says="order they first appear")
     # only the example's shape, as whole words
-    fails(check_ids_seen, any_number, says="example's shape")
-    fails(check_ids_seen, inside_longer_words, says="example's shape")
+    fails(check_ids_seen, any_number, says="shaped like `example`")
+    fails(check_ids_seen, inside_longer_words, says="shaped like `example`")
     fails(check_ids_seen, lambda messages, example: "88231", says="a list of ids")
     fails(check_ids_seen, lambda messages: [], says="takes")
+
+
+def test_23_wrong_answers_by_kind():
+    import re
+
+    # Exercise 1. A grammar is text the check reads once: "state kept between calls", "only one of many read" and
+    # "changes what it was given" do not apply; nor does "one language only" (a tracking number is ASCII in both).
+    fails_by_kind(check_tracking_grammar, {
+        "right only for the example": ['root ::= ("SF" | "YT" | "ZT") [0-9]{10}', 'root ::= "SF1234567890"',
+                                       'root ::= [A-Z] [A-Z] "1234567890"'],
+        "the wrong kind of comparison": ["root ::= [A-z] [A-z] [0-9]{10}",  # A-z holds [ \\ ] ^ _ ` and a-z
+                                         "root ::= [^0-9] [^0-9] [0-9]{10}",  # any two non-digits: 顺丰 too
+                                         "root ::= [A-Z]+ [0-9]+"],
+        "a stated type ignored": [b"root ::= [A-Z] [A-Z] [0-9]{10}", ["root ::= [A-Z] [A-Z] [0-9]{10}"]],
+    })
+    # the spec's boundaries: exactly ten digits, two letters, and nothing after
+    fails(check_tracking_grammar, "root ::= [A-Z] [A-Z] [0-9]{10} [0-9]?", says="not nine or eleven digits")
+    fails(check_tracking_grammar, "root ::= [A-Z]? [A-Z] [0-9]{10}", says="not one or three letters")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} "\\n"?', says="nothing after it")
+
+    # Exercise 2. Every kind applies.
+    def shape_of(example):
+        return "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
+
+    def the_shops_two_shapes(messages, example):  # order ids and tracking numbers written in, not the example's
+        return _ids_seen_solution(messages, "88231" if example.isdigit() else "SF1234567890")
+
+    def digits_only(messages, example):  # as many digits as the example, its letters taken for digits
+        return _ids_seen_solution(messages, "0" * len(example))
+
+    found = []
+
+    def module_level_list(messages, example):  # the list outlives the call: the last conversation's ids stay
+        for one in _ids_seen_solution(messages, example):
+            if one not in found:
+                found.append(one)
+        return found
+
+    def first_user_message(messages, example):  # the question only: the Observations are missed
+        return _ids_seen_solution([next(m for m in messages if m["role"] == "user")], example)
+
+    def latest_message(messages, example):  # the latest user message only
+        return _ids_seen_solution([m for m in messages if m["role"] == "user"][-1:], example)
+
+    def first_match_per_message(messages, example):  # re.search: one id a message
+        seen = []
+        for m in messages:
+            hit = re.search(rf"(?<![A-Za-z0-9]){shape_of(example)}(?![A-Za-z0-9])", m["content"], re.IGNORECASE)
+            if m["role"] == "user" and hit and hit.group().upper() not in seen:
+                seen.append(hit.group().upper())
+        return seen
+
+    def word_boundaries(messages, example):  # \b: no boundary between 单 and 8, so 订单88231到哪了 is missed
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
+                                  for w in re.findall(rf"\b{shape_of(example)}\b", m["content"], re.IGNORECASE)))
+
+    def case_sensitive(messages, example):  # [A-Z] without re.IGNORECASE: 'sf1234567890' is not read
+        return list(dict.fromkeys(w for m in messages if m["role"] == "user"
+                                  for w in re.findall(rf"(?<![A-Za-z0-9]){shape_of(example)}(?![A-Za-z0-9])",
+                                                      m["content"])))
+
+    def once_as_written(messages, example):  # each once as written, then upper-cased: 'sf…' and 'SF…' twice
+        import re as regex
+        words = [w for m in messages if m["role"] == "user"
+                 for w in regex.findall(rf"(?<![A-Za-z0-9]){shape_of(example)}(?![A-Za-z0-9])", m["content"],
+                                        regex.IGNORECASE)]
+        return [w.upper() for w in dict.fromkeys(words)]
+
+    def comma_separated(messages, example):  # one string where the spec says the ids (a list)
+        return ", ".join(_ids_seen_solution(messages, example))
+
+    def drops_the_system_prompt(messages, example):  # pops the system prompt off the caller's list
+        if messages and messages[0]["role"] == "system":
+            messages.pop(0)
+        return _ids_seen_solution(messages, example)
+
+    def upper_cases_in_place(messages, example):  # upper-cases each message's content in the caller's list
+        for m in messages:
+            m["content"] = m["content"].upper()
+        return _ids_seen_solution(messages, example)
+
+    fails_by_kind(check_ids_seen, {
+        "right only for the example": [the_shops_two_shapes, digits_only],
+        "state kept between calls": [module_level_list],
+        "only one of many read": [first_user_message, latest_message, first_match_per_message],
+        "one language only": [word_boundaries],
+        "the wrong kind of comparison": [case_sensitive, once_as_written],
+        "a stated type ignored": [comma_separated],
+        "changes what it was given": [drops_the_system_prompt, upper_cases_in_place],
+    })
+    # the spec's boundaries: as many of each as the example (not "at least"), and the model's words never count
+    fails(check_ids_seen, lambda messages, example: list(dict.fromkeys(
+        w.upper() for m in messages if m["role"] == "user"
+        for w in re.findall(r"(?<![A-Za-z0-9])[A-Za-z]*[0-9]{5,}(?![A-Za-z0-9])", m["content"]))),
+        says="shaped like `example`")
+    fails(check_ids_seen, lambda messages, example: _ids_seen_solution(
+        [{**m, "role": "user"} if m["role"] == "assistant" else m for m in messages], example),
+        says="An id only the model wrote")

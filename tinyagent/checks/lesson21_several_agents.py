@@ -2,20 +2,232 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
-from tinyagent.checks.reporting import COURSE_NOW, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import COURSE_NOW, _brief, _fail, _not_attempted, _passed, _run, grades
 from tinyagent.clock import fixed_clock
-from tinyagent.registry import ToolRegistry
-from tinyagent.shop import Shop, shop_registry
-from tinyagent.tools import Action
+from tinyagent.registry import ToolRegistry, ToolResult, error_observation
+from tinyagent.shop import Shop
+from tinyagent.shop.tools import shop_tools
+from tinyagent.tools import Action, FunctionTool
 
 SCOPE_ALLOWED = ("queryOrder", "queryLogistics")
 
 
-@grades("Exercise 1")
+def _reference_scope(registry: ToolRegistry, names: list[str]) -> ToolRegistry:
+    """21, exercise 1's answer (the solution's): the named tools, in the order given; another tool of `registry`
+    comes back as an error naming the tools allowed."""
+
+    class Scoped(ToolRegistry):
+        def _run(self, action: Action | None) -> ToolResult:
+            name = (action.tool_name or "").strip() if action is not None else ""
+            if name in registry and name not in names:
+                return ToolResult(error_observation(f"tool {name} is not available here: use one of "
+                                                    f"{', '.join(names)}"), error=True)
+            return super()._run(action)
+
+    return Scoped([registry.get(name) for name in names])
+
+
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+# Beside the shop's five tools a registry may hold others (lesson 21's team has weather and calendar tools): a
+# scope written for the shop's names only shows there. Each records its calls, so a call that ran shows.
+_EXTRA_TOOLS = ("getForecast", "getMeetings", "sendWechat", "createReminder", "queryOrderStatus")
+_SHOP_TOOLS = ("queryOrder", "queryLogistics", "applyRefund", "searchKnowledge", "getCurrentTime")
+_ORDER_IDS = ("88231", "88232", "88233", "88234", "88235", "88236")
+_TRACKING = ("SF1234567890", "YT2468013579", "ZT5566778899", "JD0098765432")
+
+
+def _registry(shop: Shop, extras: tuple[str, ...], calls: list[tuple[str, str]]) -> ToolRegistry:
+    clock = fixed_clock(COURSE_NOW)
+    tools = list(shop_tools(shop, clock))
+    for name in extras:
+        def record(text: str, name: str = name) -> str:
+            calls.append((name, text))
+            return json.dumps({"tool": name, "input": text, "ok": True}, ensure_ascii=False)
+
+        tools.append(FunctionTool(name, f"{name}: one of the team's tools.", record,
+                                  descriptions={"zh": f"{name}：团队的工具之一。"}))
+    return ToolRegistry(tools)
+
+
+def _tool_input(rng: random.Random, tool: str) -> str:
+    """An input of the kind `tool` takes, right or wrong, in either language."""
+    if tool == "queryOrder":
+        return rng.choice((rng.choice(_ORDER_IDS), str(rng.randint(10000, 99999)), f" {rng.choice(_ORDER_IDS)} "))
+    if tool == "queryLogistics":
+        return rng.choice((rng.choice(_TRACKING), f"SF{rng.randint(10 ** 9, 10 ** 10 - 1)}"))
+    if tool == "applyRefund":
+        reason = rng.choice(("质量问题：扫地机不回充", "it stopped charging", "不想要了"))
+        return rng.choice((json.dumps({"orderId": rng.choice(_ORDER_IDS), "reason": reason}, ensure_ascii=False),
+                           '{"orderId": "88231"', ""))
+    if tool == "searchKnowledge":
+        return rng.choice(("退货 政策", "return policy", "发票", "七天无理由退货"))
+    if tool == "getCurrentTime":
+        return ""
+    return rng.choice(("北京 明天", '{"city":"北京","date":"2026-07-01"}', "明天 15:00 带伞", "tomorrow"))
+
+
+# A tool's line in the prompt's list ("1. queryOrder - ..."): its name is the word after the number.
+_LISTED = re.compile(r"^[ \t]*[0-9]+[.)][ \t]*([^ \t\n]+)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class _Probe:
+    """What a scoped registry did with one input (`what`, compared with the reference's), or what is wrong with
+    the scope itself (`problem`: not a registry, or it changed what it was given)."""
+
+    what: str
+    problem: str | None = None
+
+    def __repr__(self) -> str:  # as a failure quotes it
+        return repr(self.problem or self.what)
+
+
+def _effects(shop: Shop, before: int, calls: list[tuple[str, str]]) -> str:
+    wrote = [f"refund of {refund['orderId']}" for refund in shop.refunds()[before:]]
+    wrote += [f"{name} ran" for name, _ in calls]
+    return f"; effects: {', '.join(wrote)}" if wrote else ""
+
+
+@contextlib.contextmanager
+def _shop_for(shared: Shop, tool: str) -> Iterator[Shop]:
+    """The shop a probe runs on: a fresh one for applyRefund (its refund must be the first), else `shared`
+    (making a shop takes milliseconds, and the look-ups change nothing)."""
+    if tool != "applyRefund":
+        yield shared
+        return
+    with Shop(":memory:", clock=fixed_clock(COURSE_NOW)) as shop:
+        yield shop
+
+
+def _prober(scope: Callable[[ToolRegistry, list[str]], ToolRegistry], shared: Shop) -> Callable[..., _Probe]:
+    """`scope` as the check calls it: on a new registry, scoped to `names`, then asked one thing (`asked`): run a
+    tool, or build the prompt's tool list. What the call wrote in the shop is part of the answer."""
+
+    def probe(extras: tuple[str, ...], names: tuple[str, ...], asked: tuple) -> _Probe:
+        calls: list[tuple[str, str]] = []
+        with _shop_for(shared, asked[1] if asked[0] != "list" else "") as shop:
+            registry = _registry(shop, extras, calls)
+            given, before = list(names), len(shop.refunds())
+            scoped = scope(registry, given)
+            if given != list(names) or len(registry.names) != len(_SHOP_TOOLS) + len(extras):
+                return _Probe("", "it changed the registry or the names it was given: build a new registry")
+            if not isinstance(scoped, ToolRegistry):
+                return _Probe("", f"it returned {_brief(scoped, 30)}: return a ToolRegistry, so an agent can use it")
+            if asked[0] == "list":
+                return _Probe(f"lists {_LISTED.findall(scoped.build_tool_list(asked[1]))}")
+            result = scoped.run(Action(asked[1], asked[2]))
+            effects = _effects(shop, before, calls)
+            if asked[0] == "refuse":
+                return _Probe(_refusal(shared, extras, asked, result, effects))
+        if asked[0] == "run":
+            return _Probe(f"{'error ' if result.error else ''}{result.text}{effects}")
+        missing = [name for name in names if not re.search(rf"(?<![A-Za-z]){name}(?![A-Za-z])", result.text)]
+        return _Probe(f"the error does not name {', '.join(missing)}" if missing else "names every tool allowed")
+
+    return probe
+
+
+def _refusal(shared: Shop, extras: tuple[str, ...], asked: tuple, result: ToolResult, effects: str) -> str:
+    """How a call to a tool outside the names came back, in words (the reference's: the last one)."""
+    with _shop_for(shared, asked[1]) as shop:  # what the tool gives when it does run
+        ran = _registry(shop, extras, []).run(Action(asked[1], asked[2]))
+    if effects or result.text == ran.text:
+        return f"it ran {asked[1]}{effects}"
+    if not result.error:
+        return "error=False, its text an error" if _looks_like_error(result.text) else f"no error: {result.text!r}"
+    return "an error Observation; nothing ran"
+
+
+def _looks_like_error(text: str) -> bool:
+    """The registry's own test for an error Observation: a JSON object with "error"."""
+    try:
+        return "error" in json.loads(text)
+    except (ValueError, TypeError):
+        return False
+
+
+def _subset(rng: random.Random, tools: list[str], *, leave_out: bool) -> tuple[str, ...]:
+    """Some of `tools` in a random order (the order `names` gives is the prompt's), at least one left out when
+    `leave_out`."""
+    size = rng.randint(1, len(tools) - 1 if leave_out else len(tools))
+    return tuple(rng.sample(tools, size))
+
+
+def _draw(rng: random.Random, *, leave_out: bool) -> tuple[tuple[str, ...], tuple[str, ...], list[str]]:
+    extras = tuple(rng.sample(_EXTRA_TOOLS, rng.randint(0, 2)))
+    tools = [*_SHOP_TOOLS, *extras]
+    return extras, _subset(rng, tools, leave_out=leave_out), tools
+
+
+def _named_runs(rng: random.Random) -> Iterator[tuple]:
+    yield ((), SCOPE_ALLOWED, ("run", "queryOrder", "88231"))  # the lesson's own specialist
+    for _ in range(14):
+        extras, names, _ = _draw(rng, leave_out=False)
+        tool = rng.choice(names)
+        yield (extras, names, ("run", tool, _tool_input(rng, tool)))
+
+
+def _other_tools(rng: random.Random) -> Iterator[tuple]:
+    yield ((), SCOPE_ALLOWED, ("refuse", "applyRefund", '{"orderId": "88231", "reason": "it stopped charging"}'))
+    # a name that begins with an allowed one is another tool
+    yield (("queryOrderStatus",), SCOPE_ALLOWED, ("refuse", "queryOrderStatus", "88231"))
+    for _ in range(12):
+        extras, names, tools = _draw(rng, leave_out=True)
+        tool = rng.choice([name for name in tools if name not in names])
+        yield (extras, names, ("refuse", tool, _tool_input(rng, tool)))
+
+
+def _error_names(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(8):
+        extras, names, tools = _draw(rng, leave_out=True)
+        tool = rng.choice([name for name in tools if name not in names])
+        yield (extras, names, ("names", tool, _tool_input(rng, tool)))
+
+
+def _tool_lists(rng: random.Random) -> Iterator[tuple]:
+    yield ((), SCOPE_ALLOWED, ("list", "en"))
+    yield ((), tuple(reversed(SCOPE_ALLOWED)), ("list", "zh"))
+    for _ in range(8):
+        extras, names, _ = _draw(rng, leave_out=rng.random() < 0.8)
+        yield (extras, names, ("list", rng.choice(("en", "zh", None))))
+
+
+def _scope_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
+    if got.what.startswith("error=False"):
+        return "Its text is an error, but its ToolResult has error=False: return ToolResult(text, error=True)."
+    if got.what.startswith("it ran"):
+        return "A tool outside the names must never run."
+    return None
+
+
+SCOPE_RULES = (
+    Rule("the named tools run as they do in `registry` (the same Observation, the same effect)",
+         _named_runs, _scope_hint),
+    Rule("a call to any other tool must not run it: it comes back as an error Observation",
+         _other_tools, _scope_hint),
+    Rule("that error names the tools that are allowed, so the model can pick one", _error_names, _scope_hint),
+    Rule("the tool list it builds for the prompt shows only the named tools, in the order `names` gives them",
+         _tool_lists, _scope_hint),
+)
+
+
+def _show_probe(args: tuple) -> str:
+    extras, names, asked = args
+    held = f"shop + {', '.join(extras)}" if extras else "shop"
+    doing = (f"build_tool_list({asked[1]!r})" if asked[0] == "list"
+             else f"run {asked[1]} {_brief(asked[2], 40)}")
+    return f"scope(<{held}>, {list(names)}), then {doing}"
+
+
+@grades("Exercise 1", spec=Spec(SCOPE_RULES))
 def check_scoped_registry(scope: Callable[[ToolRegistry, list[str]], ToolRegistry] | None) -> None:
     """21, exercise 1: scope(registry, names) -> a registry that runs only those tools."""
     exercise = "Exercise 1"
@@ -23,52 +235,39 @@ def check_scoped_registry(scope: Callable[[ToolRegistry, list[str]], ToolRegistr
         return _not_attempted(exercise, "Write def scope(registry, names) in the cell above.")
     if not callable(scope):
         _fail(exercise, f"scope should be a function, got {type(scope).__name__}")
-    clock = fixed_clock(COURSE_NOW)
-    with Shop(":memory:", clock=clock) as shop:
-        full = shop_registry(shop, clock)
-        scoped = _run(exercise, "scope(registry, ['queryOrder', 'queryLogistics'])", scope, full, list(SCOPE_ALLOWED))
+    with Shop(":memory:", clock=fixed_clock(COURSE_NOW)) as shop:  # the lesson's own specialist, first
+        scoped = _run(exercise, "scope(registry, ['queryOrder', 'queryLogistics'])", scope,
+                      _registry(shop, (), []), list(SCOPE_ALLOWED))
         if not isinstance(scoped, ToolRegistry):
             _fail(exercise, f"scope returned {type(scoped).__name__}: return a ToolRegistry, so an agent can use it")
-        order = _run(exercise, "running queryOrder 88231", scoped.run, Action("queryOrder", "88231"))
-        if order.error or "SF1234567890" not in order.text:
-            _fail(exercise, f"queryOrder 88231 should run as in the full registry; it gave {order.text[:100]!r}")
-        refund = json.dumps({"orderId": "88231", "reason": "it stopped charging"})
-        outside = _run(exercise, "asking it for applyRefund", scoped.run, Action("applyRefund", refund))
-        if shop.refunds():
-            _fail(exercise, "applyRefund ran and wrote a refund: a tool outside the names must never run")
-        if not outside.error:
-            _fail(exercise, f"applyRefund should come back as an error Observation, got {outside.text[:100]!r}")
-        if not all(name in outside.text for name in SCOPE_ALLOWED):
-            _fail(exercise, f"the error should name the tools it allows ({', '.join(SCOPE_ALLOWED)}), so the model "
-                            f"can pick one; it said {outside.text[:120]!r}")
-        listing = _run(exercise, "its build_tool_list('en')", scoped.build_tool_list, "en")
-        found = {name: re.search(rf"\b{name}\b", listing) for name in full.names}
-        listed = sorted((name for name, at in found.items() if at), key=lambda name: found[name].start())
-        if listed != list(SCOPE_ALLOWED):
-            _fail(exercise, f"its tool list (the prompt's) shows {listed}: it should show only "
-                            f"{list(SCOPE_ALLOWED)}, in that order")
-        swapped = _run(exercise, "scope(registry, ['queryLogistics', 'queryOrder'])", scope, full,
-                       list(reversed(SCOPE_ALLOWED)))
-        if list(getattr(swapped, "names", [])) != list(reversed(SCOPE_ALLOWED)):
-            _fail(exercise, f"scope(registry, ['queryLogistics', 'queryOrder']) holds {getattr(swapped, 'names', '?')}: "
-                            "keep the names in the order given")
-    return _passed(exercise, "queryOrder runs, applyRefund comes back as an error naming the tools allowed and "
-                             "writes nothing, and the prompt lists only the two tools.")
-
-
-def _reference_rains_during(meeting: dict, forecast: dict) -> bool:
-    """21, exercise 2's answer, used to grade the cases."""
-    start, end = meeting["start"], meeting["end"]
-    last = end[:2] if end[3:] == "00" else f"{int(end[:2]) + 1:02d}"
-    for hour in forecast["hours"]:
-        if start[:2] <= hour["hour"][:2] < last:
-            said = f"{hour.get('condition', '')} {hour.get('condition_zh', '')}".lower()
-            if any(word in said for word in RAIN_WORDS):
-                return True
-    return False
+    with Shop(":memory:", clock=fixed_clock(COURSE_NOW)) as mine, \
+            Shop(":memory:", clock=fixed_clock(COURSE_NOW)) as reference:
+        tried = agree_on(exercise, "check_scoped_registry", SCOPE_RULES, _prober(scope, mine),
+                         _prober(_reference_scope, reference), shape=lambda probe: probe.problem,
+                         read=lambda probe: probe.what, call="scope(registry, names)", show=_show_probe)
+    return _passed(exercise, f"{tried} generated scopes tried: the named tools run as in the registry, any other "
+                             "comes back as an error naming the tools allowed and runs nothing, and the prompt "
+                             "lists only the named tools, in their order.")
 
 
 RAIN_WORDS = ("rain", "shower", "storm", "drizzle", "雨")
+
+
+def _reference_rains_during(meeting: dict, forecast: dict) -> bool:
+    """21, exercise 2's answer (the solution's): rain in an hour from the start hour up to the end, the end hour
+    only when the meeting runs into it."""
+    start, end = int(meeting["start"][:2]), int(meeting["end"][:2])
+    if meeting["end"][3:5] != "00":
+        end += 1  # the meeting runs into its end hour
+    for hour in forecast["hours"]:
+        if start <= int(hour["hour"][:2]) < end and _rainy(hour):
+            return True
+    return False
+
+
+def _rainy(hour: dict) -> bool:
+    said = f"{hour.get('condition', '')} {hour.get('condition_zh', '')}".lower()
+    return any(word in said for word in RAIN_WORDS)
 
 
 def _hours(*rainy: str, zh_only: bool = False) -> dict:
@@ -81,6 +280,7 @@ def _hours(*rainy: str, zh_only: bool = False) -> dict:
     return {"hours": hours}
 
 
+# The lesson's own meetings (meeting, forecast, what the case is about): tried first, each with its rule.
 RAIN_CASES = (
     ({"start": "15:00", "end": "16:30"}, _hours("15:00", "16:00"), "rain at 15:00 and 16:00, meeting 15:00-16:30"),
     ({"start": "09:00", "end": "10:00"}, _hours("15:00", "16:00"), "rain only in the afternoon, meeting 09:00-10:00"),
@@ -93,7 +293,113 @@ RAIN_CASES = (
 )
 
 
-@grades("Exercise 2")
+# -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
+# (condition, condition_zh) as getForecast gives them: dry ones, and rain in each word of the spec.
+_PLAIN_WET = (("light rain", "小雨"), ("moderate rain", "中雨"), ("heavy rain", "大雨"))  # rain in both languages
+_DRY = (("cloudy", "多云"), ("sunny", "晴"), ("overcast", "阴"), ("fog", "雾"), ("light snow", "小雪"),
+        ("windy", "大风"), ("clear", "晴朗"))
+_WET = (("light rain", "小雨"), ("thundershowers", "雷阵雨"), ("showers", "阵雨"), ("drizzle", "毛毛雨"),
+        ("thunderstorms", "雷暴雨"), ("moderate rain", "中雨"), ("heavy rain", "大雨"), ("sleet", "雨夹雪"),
+        ("rain showers", "阵雨"), ("storm", "暴风雨"))
+
+
+def _time(hour: int, minute: int = 0) -> str:
+    return f"{hour:02d}:{minute:02d}"
+
+
+def _forecast(rng: random.Random, rainy: set[int], *, first: int = 8, last: int = 21) -> dict:
+    """A forecast from `first` to `last` o'clock: plain rain in the `rainy` hours, said in both languages (the
+    words and the languages are the last rule's), dry elsewhere."""
+    hours = []
+    for hour in range(first, last + 1):
+        english, chinese = rng.choice(_PLAIN_WET if hour in rainy else _DRY)
+        hours.append({"hour": _time(hour), "condition": english, "condition_zh": chinese,
+                      "rain_chance_pct": rng.choice((80, 90)) if hour in rainy else rng.choice((0, 10, 20))})
+    return {"hours": hours}
+
+
+def _meeting(rng: random.Random, start: int, end: int, *, start_minute: int | None = None,
+             end_minute: int | None = None) -> dict:
+    start_minute = rng.choice((0, 15, 30, 45)) if start_minute is None else start_minute
+    end_minute = rng.choice((0, 5, 30, 45)) if end_minute is None else end_minute
+    return {"start": _time(start, start_minute), "end": _time(end, end_minute)}
+
+
+def _lesson_meetings(*which: int) -> Iterator[tuple]:
+    return ((dict(RAIN_CASES[n][0]), RAIN_CASES[n][1]) for n in which)
+
+
+def _start_hours(rng: random.Random) -> Iterator[tuple]:
+    yield from _lesson_meetings(0)
+    for _ in range(10):  # rain in the start hour of a meeting that starts after the hour (15:30 is in 15:00)
+        start = rng.randint(7, 20)
+        meeting = _meeting(rng, start, rng.randint(start + 1, 22), start_minute=rng.choice((0, 10, 30, 45)))
+        yield (meeting, _forecast(rng, {start}, first=6, last=23))
+    for _ in range(8):  # rain in one hour in the middle of a long meeting, across 9 and 10 o'clock too
+        start = rng.randint(7, 16)
+        end = rng.randint(start + 3, 22)
+        yield (_meeting(rng, start, end), _forecast(rng, {rng.randint(start + 1, end - 1)}, first=6, last=23))
+
+
+def _end_hours(rng: random.Random) -> Iterator[tuple]:
+    yield from _lesson_meetings(2, 3)
+    for _ in range(12):  # rain in the end hour only: it counts when the meeting runs into it
+        end = rng.randint(9, 22)
+        start = rng.randint(max(6, end - 4), end - 1)
+        meeting = _meeting(rng, start, end, end_minute=rng.choice((0, 0, 1, 15, 30, 59)))
+        yield (meeting, _forecast(rng, {end}, first=6, last=23))
+
+
+def _outside(rng: random.Random) -> Iterator[tuple]:
+    yield from _lesson_meetings(1, 4)
+    for _ in range(10):  # rain before the start, or after the end, only
+        start = rng.randint(8, 19)
+        end = rng.randint(start + 1, min(start + 3, 21))
+        meeting = _meeting(rng, start, end, end_minute=0)
+        before = set(range(6, start)) if rng.random() < 0.5 else {start - 1}
+        after = set(range(end, 24)) if rng.random() < 0.5 else {end}
+        yield (meeting, _forecast(rng, rng.choice((before, after, before | after)), first=6, last=23))
+    yield ({"start": "10:00", "end": "11:30"}, {"hours": []})  # no forecast at all
+
+
+def _rain_words(rng: random.Random) -> Iterator[tuple]:
+    yield from _lesson_meetings(5, 6)
+    for english, chinese in _WET:  # each kind of rain, said in English, in Chinese or in both
+        start = rng.randint(8, 18)
+        meeting = _meeting(rng, start, start + rng.randint(1, 3))
+        said = rng.choice(("both", "zh", "en"))
+        if said == "en" and not any(word in english for word in RAIN_WORDS):
+            said = "both"  # sleet is rain only in its Chinese
+        forecast = _forecast(rng, set())
+        wet = next(hour for hour in forecast["hours"] if hour["hour"] == _time(start))
+        wet.update(condition=english if said != "zh" else "", condition_zh=chinese if said != "en" else "")
+        yield (meeting, forecast)
+    for _ in range(4):  # no rain word in either language all day
+        start = rng.randint(8, 18)
+        yield (_meeting(rng, start, start + rng.randint(1, 3)), _forecast(rng, set()))
+
+
+RAIN_RULES = (
+    Rule("an hour counts from the meeting's start hour (a meeting from 15:30 has the 15:00 hour) up to its end",
+         _start_hours),
+    Rule("the hour the meeting ends in counts only if the meeting runs into it (15:00–16:00 does not include "
+         "16:00; 15:00–16:30 does)", _end_hours),
+    Rule("rain before the start does not count (nor after the end)", _outside),
+    Rule("rain is a condition with rain, shower, storm or drizzle in it, or 雨 in `condition_zh`", _rain_words),
+)
+
+
+def _a_bool(value: object) -> str | None:
+    return None if isinstance(value, bool) else f"it returned {_brief(value, 30)}: return True or False"
+
+
+def _show_meeting(args: tuple) -> str:
+    meeting, forecast = args
+    wet = [f"{h['hour']} {h.get('condition', '')}/{h.get('condition_zh', '')}" for h in forecast["hours"] if _rainy(h)]
+    return f"meeting {meeting['start']}–{meeting['end']}, rain at {', '.join(wet) or 'no hour'}"
+
+
+@grades("Exercise 2", spec=Spec(RAIN_RULES))
 def check_rains_during(rains_during: Callable[[dict, dict], bool] | None) -> None:
     """21, exercise 2: rains_during(meeting, forecast) -> True when an hour of the meeting has rain."""
     exercise = "Exercise 2"
@@ -101,12 +407,7 @@ def check_rains_during(rains_during: Callable[[dict, dict], bool] | None) -> Non
         return _not_attempted(exercise, "Write def rains_during(meeting, forecast) in the cell above.")
     if not callable(rains_during):
         _fail(exercise, f"rains_during should be a function, got {type(rains_during).__name__}")
-    for meeting, forecast, what in RAIN_CASES:
-        expected = _reference_rains_during(meeting, forecast)
-        mine = _run(exercise, f"rains_during on {what}", rains_during, meeting, forecast)
-        if not isinstance(mine, bool):
-            _fail(exercise, f"on {what} it returned {mine!r}: return True or False")
-        if mine != expected:
-            _fail(exercise, f"on {what} it said {mine}, expected {expected}")
-    return _passed(exercise, f"{len(RAIN_CASES)} meetings judged: only the hours the meeting covers count, and rain "
-                             "in either language.")
+    tried = agree_on(exercise, "check_rains_during", RAIN_RULES, rains_during, _reference_rains_during,
+                     shape=_a_bool, call="rains_during(meeting, forecast)", show=_show_meeting)
+    return _passed(exercise, f"{tried} generated meetings judged: only the hours the meeting covers count, from its "
+                             "start hour, and rain in either language.")

@@ -2,25 +2,97 @@
 
 from __future__ import annotations
 
-from tinyagent.checks.reporting import _fail, _not_attempted, _passed, _run, grades
+import random
+import re
+import string
+from collections.abc import Callable, Iterator
+
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
 from tinyagent.protocols.gbnf import GrammarError, parse_grammar
 
-# The shop's tracking numbers (two capital letters, ten digits), and inputs that are not one.
+# The solution's grammar: what the learner's is compared with on every generated text.
+_REFERENCE_GRAMMAR = parse_grammar("root ::= [A-Z] [A-Z] [0-9]{10}")
+
+
+# The shop's own tracking numbers: tried first, before the generated ones.
 TRACKING_NUMBERS = ("SF1234567890", "YT2468013579", "ZT5566778899")
-NOT_TRACKING_NUMBERS = (
-    ("88231", "an order id"),
-    ("sf1234567890", "lower-case letters"),
-    ("SF123456789", "nine digits"),
-    ("SF12345678901", "eleven digits"),
-    ("S1234567890", "one letter"),
-    ("SFX1234567890", "three letters"),
-    ("SF1234567890 ", "a space after it"),
-    ("SF1234567890\nObservation: {}", "an Observation after it"),
-    ("", "nothing at all"),
+
+
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+def _letters(rng: random.Random, count: int, alphabet: str = string.ascii_uppercase) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(count))
+
+
+def _digits(rng: random.Random, count: int) -> str:
+    return "".join(rng.choice(string.digits) for _ in range(count))
+
+
+def _tracking(rng: random.Random) -> str:
+    return _letters(rng, 2) + _digits(rng, 10)
+
+
+def _tracking_numbers(rng: random.Random) -> Iterator[tuple]:
+    yield from ((number,) for number in TRACKING_NUMBERS)
+    yield ("AZ0000000000",)  # the ends of both classes
+    yield ("ZA9999999999",)
+    for _ in range(12):  # any two capital letters, any ten digits: not only the shop's SF, YT and ZT
+        yield (_tracking(rng),)
+
+
+def _not_the_shape(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(3):
+        yield (_digits(rng, 5),)  # an order id
+    for _ in range(3):
+        yield (_letters(rng, 2, string.ascii_lowercase) + _digits(rng, 10),)  # lower case
+        upper, lower = _letters(rng, 1), _letters(rng, 1, string.ascii_lowercase)
+        yield (rng.choice((upper + lower, lower + upper)) + _digits(rng, 10),)  # one of them lower case
+    yield ("顺丰" + _digits(rng, 10),)  # letters that are not A-Z
+    yield (_digits(rng, 12),)
+    yield (_digits(rng, 2) + _letters(rng, 2) + _digits(rng, 8),)  # the letters not first
+    yield (_letters(rng, 2) + _digits(rng, 5) + _letters(rng, 1) + _digits(rng, 4),)  # a letter among the digits
+
+
+def _wrong_counts(rng: random.Random) -> Iterator[tuple]:
+    for digits in (9, 11, 8, 12):
+        yield (_letters(rng, 2) + _digits(rng, digits),)
+    for letters in (1, 3, 0):
+        yield (_letters(rng, letters) + _digits(rng, 10),)
+    yield (_letters(rng, 2),)
+
+
+def _something_around(rng: random.Random) -> Iterator[tuple]:
+    yield ("",)
+    for after in (" ", "\n", "\nObservation: {}", ".", "\n\n", "。"):
+        yield (_tracking(rng) + after,)
+    yield (" " + _tracking(rng),)  # nothing before it either
+    yield (_tracking(rng) + " " + _tracking(rng),)  # two numbers
+    yield (f'"{_tracking(rng)}"',)  # quoted
+
+
+def _grammar_hint(args: tuple, expected: str, got: str) -> str | None:
+    if got == "allowed":
+        return "It allows a text that is not a tracking number: two capitals, ten digits, nothing else."
+    return "It refuses a tracking number: any two capital letters A-Z, then any ten digits 0-9."
+
+
+GRAMMAR_RULES = (
+    Rule("a tracking number is two capital letters, then ten digits: any letters, any digits (SF1234567890)",
+         _tracking_numbers, _grammar_hint),
+    Rule("not an order id, not lower case: the two letters are capitals from A to Z, and come first",
+         _not_the_shape, _grammar_hint),
+    Rule("exactly two letters and ten digits: not nine or eleven digits, not one or three letters",
+         _wrong_counts, _grammar_hint),
+    Rule("nothing else: nothing after it (no space, no newline, no Observation) and nothing before it",
+         _something_around, _grammar_hint),
 )
 
 
-@grades("Exercise 1")
+def _accepted(ok: bool) -> str:
+    return "allowed" if ok else "refused"
+
+
+@grades("Exercise 1", spec=Spec(GRAMMAR_RULES))
 def check_tracking_grammar(tracking_grammar: str | None) -> None:
     """23, exercise 1: GBNF whose root allows exactly a tracking number: two capital letters, ten digits."""
     exercise = "Exercise 1"
@@ -32,43 +104,188 @@ def check_tracking_grammar(tracking_grammar: str | None) -> None:
         grammar = parse_grammar(tracking_grammar)
     except GrammarError as exc:
         _fail(exercise, f"llama.cpp could not read this grammar either: {exc}")
-    for number in TRACKING_NUMBERS:
-        if not grammar.accepts(number):
-            _fail(exercise, f"it refuses {number}, one of the shop's tracking numbers: any two capital letters, "
-                            "then ten digits")
-    for text, what in NOT_TRACKING_NUMBERS:
-        if grammar.accepts(text):
-            _fail(exercise, f"it allows {text!r} ({what}): a tracking number is exactly two capital letters "
-                            "and ten digits, with nothing after them")
-    _passed(exercise, f"your rule allows the shop's {len(TRACKING_NUMBERS)} tracking numbers and refuses the "
-                      f"{len(NOT_TRACKING_NUMBERS)} near misses.")
+    # A grammar holds nothing between texts, so it is not asked again.
+    tried = agree_on(exercise, "check_tracking_grammar", GRAMMAR_RULES, lambda text: _accepted(grammar.accepts(text)),
+                     lambda text: _accepted(_REFERENCE_GRAMMAR.accepts(text)), call="your grammar", again=False)
+    _passed(exercise, f"your rule decides {tried} generated texts as the spec does: any two capital letters and ten "
+                      "digits, and no near miss (lower case, nine or eleven digits, anything after it).")
 
 
-# (what the conversation is, its messages, the example, the ids a right answer finds in order)
-_SYSTEM = {"role": "system", "content": "Tools: queryOrder (e.g. 88231), queryLogistics (e.g. SF1234567890)."}
-IDS_CASES = [
-    ("the question alone", [_SYSTEM, {"role": "user", "content": "Where are orders 88234 and 88232?"}],
-     "88231", ["88234", "88232"]),
-    ("an Observation", [_SYSTEM, {"role": "user", "content": "Where is my parcel? Order 88231."},
-                        {"role": "assistant", "content": "Thought: look\nAction: queryOrder\nAction Input: 88231"},
-                        {"role": "user", "content": 'Observation: {"orderId":"88231","price":1999,'
-                                                    '"signTime":"2026-06-22","trackingNo":"SF1234567890"}'}],
-     "SF1234567890", ["SF1234567890"]),
-    ("the model's own words", [_SYSTEM, {"role": "user", "content": "Refund order 88235 please."},
-                               {"role": "assistant", "content": "Thought: maybe 88236 or sf9999999999\n"
-                                                                "Action: queryOrder\nAction Input: 88235"},
-                               {"role": "user", "content": 'Observation: {"orderId":"88235","trackingNo":"yt2468013579"}'}],
-     "SF1234567890", ["YT2468013579"]),
-    ("an id said twice", [_SYSTEM, {"role": "user", "content": "Order 88231, yes 88231, and 2026 is the year."}],
-     "88231", ["88231"]),
-    # a word is shaped like the example only as a whole: a phone number holds five digits in a row, and is no order id
-    ("longer words", [_SYSTEM, {"role": "user", "content": "Call me on 13988231000 or 4008823100 about order 88233."}],
-     "88231", ["88233"]),
-]
+# -- exercise 2 ------------------------------------------------------------------------------------
+def _reference_ids_seen(messages: list[dict], example: str) -> list[str]:
+    """23, exercise 2's answer (the solution's): the words shaped like `example` in the user messages,
+    upper-cased, each once, in the order they first appear."""
+    shape = "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
+    word = re.compile(rf"(?<![A-Za-z0-9]){shape}(?![A-Za-z0-9])", re.IGNORECASE)
+    found: list[str] = []
+    for message in messages:
+        if message["role"] != "user":
+            continue
+        for match in word.finditer(message["content"]):
+            if match.group().upper() not in found:
+                found.append(match.group().upper())
+    return found
 
 
-@grades("Exercise 2")
-def check_ids_seen(ids_seen) -> None:
+# -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
+_SYSTEMS = ("Tools: queryOrder (e.g. 88231), queryLogistics (e.g. SF1234567890).",
+            "工具：queryOrder（如 88231）、queryLogistics（如 SF1234567890）。\n只用顾客给出的编号。")
+# Where an id sits in a customer's words: next to Han characters, at the start or end of a line, in brackets.
+_ASKS = ("Where is order {id}?", "订单{id}到哪了？", "请查一下 {id} 的物流", "My parcel {id} has not arrived.",
+         "({id}) was paid twice", "退款：{id}", "{id}", "Order #{id}, please.", "运单号{id}，谢谢")
+_JOINS = ("\n", " ", "。", "\n\n", "，另外")
+
+
+def _shape_like(rng: random.Random, example: str) -> str:
+    """A random word of `example`'s shape: a capital letter for each letter, a digit for each digit."""
+    return "".join(rng.choice(string.ascii_uppercase) if ch.isalpha() else rng.choice(string.digits)
+                   for ch in example)
+
+
+def _example(rng: random.Random) -> str:
+    """The example a step's grammar is built from: an order id or a tracking number, or another shape."""
+    return rng.choice(("88231", _digits(rng, 5), "SF1234567890", _tracking(rng), _letters(rng, 1) + _digits(rng, 6)))
+
+
+def _ask(rng: random.Random, ids: list[str]) -> str:
+    """A customer's message (one or several lines, either language) naming `ids` in that order."""
+    return rng.choice(_JOINS).join(rng.choice(_ASKS).format(id=one) for one in ids)
+
+
+def _observation(ids: list[str], example: str) -> str:
+    key = "trackingNo" if example[0].isalpha() else "orderId"
+    return "Observation: " + "\n".join(f'{{"{key}":"{one}","price":1999}}' for one in ids)
+
+
+def _reply(rng: random.Random, one: str) -> str:
+    return f"Thought: {rng.choice(('look it up', '先查订单', 'maybe'))}\nAction: queryOrder\nAction Input: {one}"
+
+
+def _conversation(rng: random.Random, example: str, turns: list[tuple[str, list[str]]]) -> list[dict]:
+    messages = [{"role": "system", "content": rng.choice(_SYSTEMS)}]
+    for role, ids in turns:
+        if role == "user":
+            messages.append({"role": "user", "content": _ask(rng, ids)})
+        elif role == "observation":
+            messages.append({"role": "user", "content": _observation(ids, example)})
+        else:
+            messages.append({"role": "assistant", "content": _reply(rng, ids[0] if ids else "-")})
+    return messages
+
+
+def _shapes(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(8):  # several ids of the example's shape, in one message or several, either language
+        example = _example(rng)
+        ids = [_shape_like(rng, example) for _ in range(rng.randint(1, 4))]
+        cut = rng.randint(1, len(ids))
+        yield (_conversation(rng, example, [("user", ids[:cut]), ("observation", ids[cut:])] if ids[cut:]
+                             else [("user", ids)]), example)
+    for _ in range(6):  # words that are longer or shorter than the shape hold no id of it
+        example = rng.choice(("88231", _tracking(rng)))
+        one = _shape_like(rng, example)
+        if example.isdigit():
+            noise = [f"138{_digits(rng, 8)}", _digits(rng, 4), _digits(rng, 6), f"400{one}", "2026"]
+        else:
+            noise = [_letters(rng, 2) + _digits(rng, 11), _letters(rng, 3) + _digits(rng, 10),
+                     _letters(rng, 2) + _digits(rng, 9), _digits(rng, 5)]
+        words = [*rng.sample(noise, 2), one]
+        rng.shuffle(words)
+        yield ([{"role": "system", "content": rng.choice(_SYSTEMS)},
+                {"role": "user", "content": rng.choice(("Call me on {} or {} about {}.", "电话{}，{}，订单{}"))
+                 .format(*words)}], example)
+    yield ([{"role": "user", "content": ""}], "88231")
+    yield ([{"role": "user", "content": "\u200b🙂 nothing here\n　"}], "SF1234567890")
+
+
+def _whose_words(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(10):  # the model's guesses and the system prompt's examples are not facts
+        example = _example(rng)
+        asked, shown, guessed = (_shape_like(rng, example) for _ in range(3))
+        turns = [("user", [asked]), ("assistant", [guessed]), ("observation", [shown])]
+        if rng.random() < 0.5:
+            turns.append(("assistant", [asked]))
+        yield (_conversation(rng, example, turns), example)
+    for example in ("88231", "SF1234567890"):  # only the system prompt has the example itself
+        yield ([{"role": "system", "content": rng.choice(_SYSTEMS)},
+                {"role": "user", "content": "Hello, where is my parcel?"}], example)
+
+
+def _cases(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(6):  # ids in lower or mixed case, as a customer types them
+        example = rng.choice(("SF1234567890", _tracking(rng), "A123456"))
+        ids = [_shape_like(rng, example) for _ in range(rng.randint(1, 3))]
+        typed = [one.lower() if rng.random() < 0.6 else one[0] + one[1:].lower() for one in ids]
+        yield (_conversation(rng, example, [("user", typed)]), example)
+
+
+def _once_in_order(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(8):  # the same id in several messages (and cases); later ones first seen later
+        example = _example(rng)
+        ids = [_shape_like(rng, example) for _ in range(rng.randint(2, 4))]
+        turns = [("user", [ids[0], ids[-1]]), ("assistant", [ids[0]]), ("observation", ids),
+                 ("user", [ids[-1].lower(), ids[0]])]
+        yield (_conversation(rng, example, turns), example)
+
+
+def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    """What the answer most likely did, worked out from its list and the input's messages."""
+    if _a_list(got) is not None or list(got) == expected:
+        return None  # the shape's own message, or another one (a changed input), says it
+    messages, _ = args
+    got = list(got)
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    said = " ".join(users).upper()
+    if any(one.upper() not in said for one in got):
+        return "An id only the model wrote, or only the system prompt's example, is not a fact."
+    if got != [one.upper() for one in got] and [one.upper() for one in got] == expected:
+        return "Upper-case each id: 'sf…' and 'SF…' are the same id."
+    if len(got) != len(set(got)):
+        return "Each id once."
+    if sorted(got) == sorted(expected):
+        return "Keep the order they first appear in."
+    missed = [one for one in expected if one not in got]
+    if not missed or any(one not in expected for one in got):
+        return None
+    if not any(one in text for one in missed for text in users):
+        return "Match the letters in either case (sf1234567890 is an id), then upper-case them."
+    observed = [text for text in users if text.startswith("Observation:")]
+    if all(any(one in text for text in observed) for one in missed) and \
+            not any(one in text for one in missed for text in users if text not in observed):
+        return f"It missed {_brief(missed, 30)}: ids come from every Observation too."
+    if not any(one in text for one in missed for text in observed):
+        return f"It missed {_brief(missed, 30)} in the customer's messages: next to Chinese, on any line, each one."
+    return f"It missed {_brief(missed, 30)}: ids come from the customer's messages and from every Observation."
+
+
+IDS_RULES = (
+    Rule("the whole words shaped like `example` (letters as letters, digits as digits)", _shapes, _ids_hint),
+    Rule("only the `user` messages (the customer's, the Observations), not the system's or the model's",
+         _whose_words, _ids_hint),
+    Rule("upper-cased (sf1234567890 is SF1234567890)", _cases, _ids_hint),
+    Rule("each once, in the order they first appear", _once_in_order, _ids_hint),
+)
+
+
+
+def _a_list(value: object) -> str | None:
+    if isinstance(value, (list, tuple)) and all(isinstance(one, str) for one in value):
+        return None
+    return f"it returned {_brief(value, 40)}: return a list of ids (strings)"
+
+
+def _show_messages(args: tuple) -> str:
+    """The conversation in a line: each message's role and its words (the system prompt's cut short), line ends
+    as ⏎, the whole cut in the middle when long."""
+    messages, example = args
+    said = " | ".join(f"{m['role']}: " + (m["content"][:12] + "…" if m["role"] == "system" else m["content"])
+                      for m in messages).replace("\n", "⏎")
+    if len(said) > 80:
+        said = f"{said[:50]} … {said[-27:]}"
+    return f"example {example!r}; {said}"
+
+
+@grades("Exercise 2", spec=Spec(IDS_RULES))
+def check_ids_seen(ids_seen: Callable[[list[dict], str], list[str]] | None) -> None:
     """23, exercise 2: ids_seen(messages, example) -> the ids shaped like `example` that the customer wrote or an
     Observation showed, upper-cased, each once, in the order they first appear."""
     exercise = "Exercise 2"
@@ -76,27 +293,8 @@ def check_ids_seen(ids_seen) -> None:
         return _not_attempted(exercise, "Write def ids_seen(messages, example): ... returning a list of ids.")
     if not callable(ids_seen):
         _fail(exercise, f"ids_seen should be a function, got {type(ids_seen).__name__}")
-    for what, messages, example, expected in IDS_CASES:
-        got = _run(exercise, f"ids_seen(<{what}>, {example!r})", ids_seen, [dict(m) for m in messages], example)
-        if not isinstance(got, (list, tuple)):
-            _fail(exercise, f"ids_seen should return a list of ids, got {type(got).__name__}")
-        got = list(got)
-        if got == expected:
-            continue
-        said = " ".join(m["content"] for m in messages if m["role"] != "system").upper()
-        if any(i in _SYSTEM["content"] and i not in said for i in got):
-            _fail(exercise, f"on {what}: it found {got}; the system prompt's examples are not the customer's ids")
-        if what == "the model's own words":
-            _fail(exercise, f"on {what}: expected {expected}, got {got}; an id only the model wrote is not a fact, "
-                            "and ids are upper-cased")
-        if len(got) != len(set(got)):
-            _fail(exercise, f"on {what}: expected {expected}, got {got}; each id once")
-        if sorted(got) == sorted(expected):
-            _fail(exercise, f"on {what}: expected {expected}, got {got}; keep the order they first appear in")
-        missed = [i for i in expected if i not in got]
-        if missed and all(i in expected for i in got):
-            _fail(exercise, f"on {what}: expected {expected}, got {got}; it missed {missed}: ids come from the "
-                            "customer's messages and from every Observation")
-        _fail(exercise, f"on {what}: expected {expected}, got {got}; only words of the example's shape "
-                        f"({len(example)} characters, letters and digits where it has them)")
-    _passed(exercise, "ids_seen takes ids from the customer and the Observations only, once each, in order.")
+    tried = agree_on(exercise, "check_ids_seen", IDS_RULES, ids_seen, _reference_ids_seen, shape=_a_list,
+                     read=lambda ids: list(ids) if isinstance(ids, (list, tuple)) else ids,
+                     call="ids_seen(messages, example)", show=_show_messages)
+    _passed(exercise, f"ids_seen read {tried} generated conversations: ids from the customer and the Observations "
+                      "only, of the example's shape, upper-cased, once each, in order.")
