@@ -25,7 +25,14 @@ def is_format_instruction(sentence: str) -> bool:
 
 
 def without_format_instructions(text: str) -> str:
-    """`text` without its sentences about the answer's format; `text` itself when nothing else is left."""
-    kept = [sentence for sentence in _SENTENCE.findall(text) if not is_format_instruction(sentence)]
-    rest = " ".join(sentence.strip() for sentence in kept if sentence.strip())
-    return rest if rest else text
+    """`text` without its sentences about the answer's format (the rest exactly as written); `text` itself when
+    it has none, or nothing else."""
+    rest, end = [], 0
+    for sentence in _SENTENCE.finditer(text):
+        if is_format_instruction(sentence.group()):
+            rest.append(text[end:sentence.start()])
+            end = sentence.end()
+    if end == 0:
+        return text
+    kept = ("".join(rest) + text[end:]).strip()
+    return kept if kept else text
