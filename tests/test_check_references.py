@@ -79,6 +79,19 @@ def _solution_answers(notebook: Path) -> list[tuple[str, tuple]]:
     return calls
 
 
+# Lessons whose exercises answer with a prediction or a value (00, 03, 18) or a class (01, 02, 06, 12): the
+# wrappers below wrap a function. Each class answer's check keeps one object across its inputs instead.
+NO_FUNCTION_ANSWER = {"00", "01", "02", "03", "06", "12", "18"}
+
+
+def test_every_check_says_what_it_tries():
+    for names in checks._LESSONS.values():
+        for name in names:
+            if name.startswith("check_"):
+                spec = spec_of(getattr(checks, name))
+                assert spec is not None and (spec.rules or spec.fixed), f"{name} has no spec: rules or a reason"
+
+
 def _first_answer_kept(function):
     """A learner's cache that ignores its key: every call gets the first call's answer."""
     kept = []
@@ -139,8 +152,8 @@ def test_a_solution_made_stateful_fails_its_check(notebook, monkeypatch, tmp_pat
             with pytest.raises(checks.ExerciseFailed), contextlib.redirect_stdout(io.StringIO()):
                 check(*args[:at], mutant(args[at]), *args[at + 1:])
             tried += 1
-    if not tried:
-        pytest.skip(f"{notebook.stem}: no check grades a function on generated inputs yet")
+    if not tried:  # these lessons' answers are predictions, values or classes: the checks build their own objects
+        assert notebook.stem[:2] in NO_FUNCTION_ANSWER, f"{notebook.stem}: no check tried a stateful solution"
 
 
 def test_the_table_of_checks_in_the_authoring_notes_is_current():
