@@ -29,14 +29,15 @@ REFUND_ID = "RF202606300001"
 CLASSIC_REACT_PROMPT = REACT_PROMPT
 
 
-def need(module: str) -> Any:
-    """Import a framework of the `frameworks` extra: skipped where it is not installed, a failure in CI."""
+def need(module: str, extra: str = "frameworks") -> Any:
+    """Import a framework of the `frameworks` extra (or `extra`): skipped where it is not installed, a failure
+    in CI."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
         if os.environ.get("CI"):
-            pytest.fail(f"{module} is missing in CI: `make setup` installs the frameworks extra ({exc})")
-        pytest.skip(f'{module} is not installed: pip install -e ".[frameworks]"')
+            pytest.fail(f"{module} is missing in CI: `make setup` installs the {extra} extra ({exc})")
+        pytest.skip(f'{module} is not installed: pip install -e ".[{extra}]"')
 
 
 def new_shop() -> Shop:

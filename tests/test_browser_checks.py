@@ -67,7 +67,9 @@ def test_a_failing_check_shows_a_few_lines_and_stops_run_all(notebook_path):
             ready = cells.nth(0).locator(".jp-OutputArea-output").first
             shown = page.evaluate(LINES_SHOWN, [error.element_handle(), ready.element_handle()])
 
-            assert text.startswith("ExerciseFailed: Exercise 1: on a Thought that mentions 'Observation:'"), text
+            assert text.startswith("ExerciseFailed: Exercise 1: the spec says: a line that mentions `Observation:` in "
+                                   "the middle"), text
+            assert "Smallest failing input:" in text, text
             assert 1 <= shown <= FAILURE_LINES, f"{shown} lines on screen:\n{text}"
             assert len(text.strip().splitlines()) <= FAILURE_LINES, text
             assert "tinyagent/" not in text and "Traceback" not in text and ".py" not in text, text

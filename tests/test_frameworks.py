@@ -485,14 +485,14 @@ def test_llama_index_react_agent_refunds(classroom, shop):
     assert_refunded(shop, answer)
 
 
-# -- three clients the lesson does not name: LiteLLM, Agno, AutoGen -------------------------------------------
+# -- three clients the lesson does not name: LiteLLM, Agno, AutoGen (the `clients` extra, in `dev`) ---------
 # Each is used as its documentation shows, pointed at the classroom model's base URL: nothing in it knows the
 # course. Offline switches: LiteLLM would fetch its price list, Agno would send telemetry.
 
 
 def test_litellm_tool_loop_refunds_and_fills_order_88231(classroom, shop, monkeypatch):
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    litellm = need("litellm")
+    litellm = need("litellm", "clients")
     from tinyagent import Action
     from tinyagent.shop import shop_registry
 
@@ -520,7 +520,7 @@ def test_litellm_tool_loop_refunds_and_fills_order_88231(classroom, shop, monkey
 
 def agno_agent(classroom, shop, monkeypatch, **options):
     monkeypatch.setenv("AGNO_TELEMETRY", "false")
-    need("agno")
+    need("agno", "clients")
     from agno.agent import Agent
     from agno.models.openai.like import OpenAILike
 
@@ -540,8 +540,8 @@ def test_agno_output_schema_fills_order_88231(classroom, shop, monkeypatch):
 
 
 def autogen_agent(classroom, shop, **options):
-    need("autogen_agentchat")
-    need("autogen_ext.models.openai")
+    need("autogen_agentchat", "clients")
+    need("autogen_ext.models.openai", "clients")
     from autogen_agentchat.agents import AssistantAgent
     from autogen_ext.models.openai import OpenAIChatCompletionClient
 
