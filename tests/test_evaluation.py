@@ -382,6 +382,18 @@ def test_the_plots_have_a_fixed_size_and_a_stable_text_form(careful):
     board = plot_reports(list(careful.values()))
     assert repr(board) == "<Figure size 1200x450 with 3 Axes>"
     assert [text.get_text() for text in board.axes[0].texts] == ["100%", "100%"]
+    assert list(board.axes[2].texts) == []
+
+
+def test_tokens_nobody_counted_read_n_a_not_zero(careful):
+    pytest.importorskip("matplotlib")
+    from tinyagent.evaluation import plot_reports
+
+    reports = list(careful.values())
+    board = plot_reports(reports, tokens_unknown=[reports[1].label, "a label no report has"])
+    assert [text.get_text().strip() for text in board.axes[2].texts] == ["n/a"]
+    widths = [bar.get_width() for bar in board.axes[2].patches]
+    assert widths[0] > 0 and widths[1] == 0
 
 
 def test_plots_without_matplotlib_say_in_one_line_what_to_install(tmp_path):

@@ -2,6 +2,7 @@
 
     plot_tasks([text, function])      per task: checks passed, steps, tokens; one bar per report
     plot_reports(reports)             per report: success rate, steps per task, tokens per task
+    plot_reports(reports, tokens_unknown=["a label"])   that report's tokens read n/a: nobody counted them
 
 Each returns a matplotlib Figure of a fixed size, closed to pyplot, so a notebook shows it once (as the
 cell's value) and its text form, "<Figure size 1200x800 with 3 Axes>", is the same on every run.
@@ -10,7 +11,7 @@ cell's value) and its text form, "<Figure size 1200x800 with 3 Axes>", is the sa
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from tinyagent.evaluation.grading import CHECKS
 from tinyagent.evaluation.report import EvalReport
@@ -73,10 +74,15 @@ def plot_tasks(reports: EvalReport | Sequence[EvalReport], title: str = ""):
     return fig
 
 
-def plot_reports(reports: Sequence[EvalReport], title: str = "the suite, model by model"):
-    """Three panels, one row per report: success rate, steps per task, tokens per task."""
+def plot_reports(reports: Sequence[EvalReport], title: str = "the suite, model by model",
+                 tokens_unknown: Collection[str] = ()):
+    """Three panels, one row per report: success rate, steps per task, tokens per task.
+
+    `tokens_unknown` names the reports (by label) whose tokens nobody counted, such as a framework that streamed
+    its replies without asking for the usage: their tokens read "n/a" with no bar, where 0 would be a claim."""
     plt = _pyplot()
     reports = list(reports)
+    unknown = set(tokens_unknown) & {report.label for report in reports}
     labels = [report.label for report in reports]
     summaries = [report.summary for report in reports]
 
@@ -90,7 +96,12 @@ def plot_reports(reports: Sequence[EvalReport], title: str = "the suite, model b
     axes[0].set_xticks(range(0, 101, 20))
     axes[0].bar_label(axes[0].containers[0], labels=[f"{rate:.0f}%" for rate in rates], padding=2, fontsize="small")
     _bars(axes[1], labels, [("", per_task("steps"))], "steps", "rounds per task")
-    _bars(axes[2], labels, [("", per_task("prompt_tokens+completion_tokens"))], "tokens", "tokens per task")
+    tokens = [0 if label in unknown else value
+              for label, value in zip(labels, per_task("prompt_tokens+completion_tokens"))]
+    _bars(axes[2], labels, [("", tokens)], "tokens", "tokens per task")
+    for row, label in enumerate(labels):
+        if label in unknown:
+            axes[2].text(0, row, " n/a", va="center", fontsize="small")
     fig.suptitle(title)
     fig.tight_layout()
     plt.close(fig)
