@@ -385,6 +385,18 @@ def test_the_plots_have_a_fixed_size_and_a_stable_text_form(careful):
     assert list(board.axes[2].texts) == []
 
 
+def test_plot_costs_draws_each_tasks_model_calls_and_tokens(careful):
+    pytest.importorskip("matplotlib")
+    from tinyagent.evaluation import plot_costs
+
+    text, function = careful["text"], careful["function"]
+    figure = plot_costs([text, function])
+    assert repr(figure) == "<Figure size 1200x800 with 2 Axes>"
+    assert [ax.get_title() for ax in figure.axes] == ["model calls", "tokens"]
+    calls = [bar.get_width() for bar in figure.axes[0].patches]
+    assert calls == [r.model_calls for r in text.results] + [r.model_calls for r in function.results]
+
+
 def test_tokens_nobody_counted_read_n_a_not_zero(careful):
     pytest.importorskip("matplotlib")
     from tinyagent.evaluation import plot_reports

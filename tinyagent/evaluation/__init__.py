@@ -47,6 +47,7 @@ __all__ = [
     "ToolUse",
     "evaluate",
     "grade",
+    "plot_costs",
     "plot_reports",
     "plot_tasks",
     "report_problems",
@@ -59,7 +60,7 @@ __all__ = [
 
 def __getattr__(name: str):
     # The plots import matplotlib, which takes a second and is an optional extra: only when asked for.
-    if name in ("plot_tasks", "plot_reports"):
+    if name in ("plot_costs", "plot_tasks", "plot_reports"):
         from tinyagent.evaluation import plots
 
         return getattr(plots, name)

@@ -1,6 +1,7 @@
 """Pictures of evaluation reports, with matplotlib (the `eval` extra; not needed for anything else).
 
     plot_tasks([text, function])      per task: checks passed, steps, tokens; one bar per report
+    plot_costs([one, team])           per task: model calls and tokens; one bar per report
     plot_reports(reports)             per report: success rate, steps per task, tokens per task
     plot_reports(reports, tokens_unknown=["a label"])   that report's tokens read n/a: nobody counted them
 
@@ -68,6 +69,29 @@ def plot_tasks(reports: EvalReport | Sequence[EvalReport], title: str = ""):
     _bars(axes[2], ids, column(lambda r: r.tokens), "tokens", "prompt + completion")
     if len(reports) > 1:
         axes[2].legend(loc="lower right", fontsize="small")
+    fig.suptitle(title or " vs ".join(report.label for report in reports))
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def plot_costs(reports: EvalReport | Sequence[EvalReport], title: str = ""):
+    """Two panels, one row per task: model calls and tokens, what each task cost (the rounds of plot_tasks count
+    the highest round of a trace, less than the calls when one agent's rounds run inside another's)."""
+    plt = _pyplot()
+    reports = [reports] if isinstance(reports, EvalReport) else list(reports)
+    ids = list(dict.fromkeys(r.id for report in reports for r in report.results))
+    by = [{r.id: r for r in report.results} for report in reports]
+
+    def column(get) -> list[tuple[str, list[float]]]:
+        return [(report.label, [get(results[i]) if i in results else 0 for i in ids])
+                for report, results in zip(reports, by)]
+
+    fig, axes = plt.subplots(1, 2, figsize=TASKS_FIGSIZE, sharey=True)
+    _bars(axes[0], ids, column(lambda r: r.model_calls), "model calls", "calls to the model")
+    _bars(axes[1], ids, column(lambda r: r.tokens), "tokens", "prompt + completion")
+    if len(reports) > 1:
+        axes[1].legend(loc="lower right", fontsize="small")
     fig.suptitle(title or " vs ".join(report.label for report in reports))
     fig.tight_layout()
     plt.close(fig)
