@@ -395,6 +395,8 @@ def test_plot_costs_draws_each_tasks_model_calls_and_tokens(careful):
     assert [ax.get_title() for ax in figure.axes] == ["model calls", "tokens"]
     calls = [bar.get_width() for bar in figure.axes[0].patches]
     assert calls == [r.model_calls for r in text.results] + [r.model_calls for r in function.results]
+    first = figure.axes[0].get_yticklabels()[0]
+    assert first.get_text() == text.results[0].id and figure.axes[0].yaxis_inverted()  # the first task on top
 
 
 def test_tokens_nobody_counted_read_n_a_not_zero(careful):

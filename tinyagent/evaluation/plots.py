@@ -90,6 +90,8 @@ def plot_costs(reports: EvalReport | Sequence[EvalReport], title: str = ""):
     fig, axes = plt.subplots(1, 2, figsize=TASKS_FIGSIZE, sharey=True)
     _bars(axes[0], ids, column(lambda r: r.model_calls), "model calls", "calls to the model")
     _bars(axes[1], ids, column(lambda r: r.tokens), "tokens", "prompt + completion")
+    if not axes[0].yaxis_inverted():  # the panels share one y axis, and each _bars turned it over
+        axes[0].invert_yaxis()
     if len(reports) > 1:
         axes[1].legend(loc="lower right", fontsize="small")
     fig.suptitle(title or " vs ".join(report.label for report in reports))
