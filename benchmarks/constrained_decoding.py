@@ -123,7 +123,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{'met' if met else 'NOT met'}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"rows": rows, "load": [load_before, load_after]}, out, indent=2)
+            # The shape lesson 23 reads (notebooks/data/constrained_decoding.json): runs made at the same time
+            # with other --variants can be merged by joining their "runs" and "rows".
+            json.dump({"max_steps": args.max_steps, "max_tokens": args.max_tokens, "threads": args.threads,
+                       "runs": [{"variants": args.variants, "load": [load_before, load_after]}], "rows": rows},
+                      out, indent=2)
     return 0 if met else 1
 
 
