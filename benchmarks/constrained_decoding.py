@@ -27,7 +27,7 @@ from tinyagent.evaluation.grading import unreadable_replies
 from tinyagent.evaluation.tasks import LANGS, TASK_NAMES
 from tinyagent.events import LlmCall
 from tinyagent.local_model import LocalModelUnavailableError, start_local_model
-from tinyagent.protocols.constrained_decoding import VARIANTS, forced_share, variant_options
+from tinyagent.protocols.constrained_decoding import VARIANTS, ConstrainedSend, forced_share, variant_options
 
 READABLE_TARGET = 0.99
 
@@ -35,7 +35,7 @@ READABLE_TARGET = 0.99
 def measure(llm, variant: str, names, langs, max_steps: int, max_tokens: int) -> dict:
     """One variant over the chosen tasks: the table's row, as numbers."""
     options = variant_options(variant)
-    send = options.get("parts", {}).get("send")
+    send = next((part for part in options.get("parts", []) if isinstance(part, ConstrainedSend)), None)
     started = time.perf_counter()
     report = evaluate(llm, names=names, langs=langs, max_steps=max_steps, max_tokens=max_tokens, progress=False,
                       **options)
@@ -123,7 +123,11 @@ def main(argv: list[str] | None = None) -> int:
               f"{'met' if met else 'NOT met'}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"rows": rows, "load": [load_before, load_after]}, out, indent=2)
+            # The shape lesson 23 reads (notebooks/data/constrained_decoding.json): runs made at the same time
+            # with other --variants can be merged by joining their "runs" and "rows".
+            json.dump({"max_steps": args.max_steps, "max_tokens": args.max_tokens, "threads": args.threads,
+                       "runs": [{"variants": args.variants, "load": [load_before, load_after]}], "rows": rows},
+                      out, indent=2)
     return 0 if met else 1
 
 

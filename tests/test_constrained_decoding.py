@@ -332,6 +332,24 @@ def test_every_variant_builds_an_agent_with_its_parts_and_an_unknown_one_is_name
         variant_options("fancy")
 
 
+def test_the_benchmark_measures_every_variant_with_its_send_parts_log():
+    """benchmarks/constrained_decoding.py's row for one task on the classroom model: the forced share is read from
+    the variant's ConstrainedSend (none for the plain prompt)."""
+    import importlib.util
+    from pathlib import Path
+
+    from tinyagent import LlmClient
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "constrained_decoding.py"
+    spec = importlib.util.spec_from_file_location("constrained_decoding_benchmark", path)
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    for name in ("none", "format", "inputs", "conversation", "json_schema"):
+        row = benchmark.measure(LlmClient.classroom(), name, ["parcel"], ["en"], 6, 512)
+        assert row["variant"] == name and row["tasks"] == 1 and row["replies"] >= 1
+        assert (row["forced"] is None) == (name == "none")
+
+
 def test_the_classroom_model_takes_a_grammar_and_answers_as_before():
     from tinyagent import LlmClient
 

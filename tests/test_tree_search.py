@@ -192,6 +192,25 @@ def test_the_same_tree_every_run(llm):
     assert len({c["node"] for c in tree_of(runs[0]) if c["type"] == "thought_candidate" and c["step"] == 1}) == 9
 
 
+def test_the_mermaid_drawing_has_every_round_chained_and_the_chosen_path_bold(llm):
+    _, tools = shop_and_tools()
+    trace = tree_agent(llm, tools).run(WRONG_ORDER).trace
+    drawing = tree_mermaid(trace)
+    assert drawing.startswith("flowchart TD") and '  r1(["round 1"])' in drawing and '  r2(["round 2"])' in drawing
+    assert "  r1 ==> r1_1" in drawing and "  r1_1 ==> r1_1_2" in drawing and "  r1 --> r1_2" in drawing
+    assert "  r1_1 -.-> r2" in drawing  # round 1 took candidate 1, and round 2 starts from it
+    assert "  style r1_1_2 stroke-width:3px" in drawing and "  style r2_2 stroke-width:3px" in drawing
+    assert tree_mermaid(trace, 2).startswith('flowchart TD\n  r2(["round 2"])') and "r1" not in tree_mermaid(trace, 2)
+
+
+def test_a_round_the_budget_left_without_a_search_is_drawn_as_one(llm):
+    _, tools = shop_and_tools()
+    trace = tree_agent(llm, tools, budget=TreeBudget(calls=3)).run(WRONG_ORDER).trace
+    drawing = tree_mermaid(trace)
+    assert '  r2(["round 2: no search (budget)"])' in drawing and "  r1_1 -.-> r2" in drawing
+    assert "  r2 -.-> r3" in drawing
+
+
 # -- side effects -----------------------------------------------------------------------------------------------
 def spied(tools: ToolRegistry, name: str, read_only: bool | None = None):
     """`tools` with `name` wrapped so that every run of it is counted (and its read_only set, if given)."""

@@ -549,19 +549,28 @@ def tree_text(trace: Trace, step: int | None = None) -> str:
     return "\n".join(lines)
 
 
-def tree_mermaid(trace: Trace, step: int) -> str:
-    """Round `step`'s search as a Mermaid flowchart: candidates with their scores, the chosen path in bold."""
-    lines = ["flowchart TD", f'  root(["round {step}"])']
-    for _, nodes, explored, _, chosen in _searches(trace, step):
+def tree_mermaid(trace: Trace, step: int | None = None) -> str:
+    """Each search of a trace (or only round `step`'s) as a Mermaid flowchart: the candidates with their scores,
+    the chosen path in bold, and a dotted arrow from the step each round took to the next round."""
+    lines = ["flowchart TD"]
+    taken = None  # the node of the previous round's step, drawn into the next round
+    for round_no, nodes, _, notes, chosen in _searches(trace, step):
+        root = f"r{round_no}"
+        stages = sorted({note.stage for note in notes})
+        label = f"round {round_no}" if nodes else f"round {round_no}: no search ({', '.join(stages) or 'none'})"
+        lines.append(f'  {root}(["{label}"])')
+        if taken:
+            lines.append(f"  {taken} -.-> {root}")
         for node in nodes.values():
-            key = "n" + node.node.replace(".", "_")
-            label = _step_label(node, 40).replace('"', "'")
-            lines.append(f'  {key}["{node.node} {label}<br/>{node.score:.2f}"]')
-            parent = "n" + node.parent.replace(".", "_") if node.parent else "root"
+            key = f"{root}_" + node.node.replace(".", "_")
+            text = _step_label(node, 40).replace('"', "'")
+            lines.append(f'  {key}["{node.node} {text}<br/>{node.score:.2f}"]')
+            parent = f"{root}_" + node.parent.replace(".", "_") if node.parent else root
             arrow = "==>" if chosen and node.node in chosen.path else "-->"
             lines.append(f"  {parent} {arrow} {key}")
         if chosen:
-            lines.extend(f"  style n{n.replace('.', '_')} stroke-width:3px" for n in chosen.path)
+            lines.extend(f"  style {root}_{n.replace('.', '_')} stroke-width:3px" for n in chosen.path)
+        taken = f"{root}_{chosen.committed.replace('.', '_')}" if chosen else root
     return "\n".join(lines)
 
 
