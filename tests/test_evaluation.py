@@ -383,6 +383,7 @@ def test_the_plots_have_a_fixed_size_and_a_stable_text_form(careful):
     assert repr(board) == "<Figure size 1200x450 with 3 Axes>"
     assert [text.get_text() for text in board.axes[0].texts] == ["100%", "100%"]
     assert list(board.axes[2].texts) == []
+    assert figure.axes[0].yaxis_inverted() and board.axes[0].yaxis_inverted()  # the first row on top, 3 panels too
 
 
 def test_plot_costs_draws_each_tasks_model_calls_and_tokens(careful):

@@ -492,11 +492,6 @@ WORKSPACE_RULES = (
 )
 
 
-# Where the generated workspaces are built: in memory where the system has a place for it (Linux's /dev/shm),
-# since on some disks removing a few dozen folders takes half a second; elsewhere the usual temporary folder.
-_IN_MEMORY = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-
-
 @grades("Exercise 2", spec=Spec(WORKSPACE_RULES))
 def check_inside_workspace(inside_workspace: Callable[[Any, str], bool] | None) -> None:
     """15, exercise 2: the sandbox's path check, on generated workspaces with traps (links, .., a look-alike)."""
@@ -505,7 +500,7 @@ def check_inside_workspace(inside_workspace: Callable[[Any, str], bool] | None) 
         return _not_attempted(exercise, "Write def inside_workspace(workspace, path) in the cell above.")
     if not callable(inside_workspace):
         _fail(exercise, f"inside_workspace should be a function, got {type(inside_workspace).__name__}")
-    with tempfile.TemporaryDirectory(dir=_IN_MEMORY) as scratch:
+    with tempfile.TemporaryDirectory() as scratch:
         workspaces = _Workspaces(Path(scratch))
         tried = agree_on(exercise, "check_inside_workspace", WORKSPACE_RULES, _judged(inside_workspace, workspaces),
                          _judged(_inside_workspace, workspaces, watch=False), shape=_true_or_false,

@@ -43,15 +43,16 @@ def _bars(ax, labels: list[str], series: list[tuple[str, list[float]]], title: s
         ax.barh(positions, values, height=height, label=name, color=COLOURS[i % len(COLOURS)])
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels(labels)
-    ax.invert_yaxis()
+    if not ax.yaxis_inverted():  # the first label on top; panels that share the y axis turn it over only once
+        ax.invert_yaxis()
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.grid(axis="x", alpha=0.3)
 
 
-def plot_tasks(reports: EvalReport | Sequence[EvalReport], title: str = ""):
-    """Three panels, one row per task: checks passed (of 4; 4 is a passed task), steps, tokens."""
-    plt = _pyplot()
+def _task_columns(reports: EvalReport | Sequence[EvalReport]):
+    """The reports as a list, every task id in order, and `column(get)`: each report's label with `get(result)`
+    per task (0 where the report has no result for it), the series `_bars` draws."""
     reports = [reports] if isinstance(reports, EvalReport) else list(reports)
     ids = list(dict.fromkeys(r.id for report in reports for r in report.results))
     by = [{r.id: r for r in report.results} for report in reports]
@@ -59,6 +60,14 @@ def plot_tasks(reports: EvalReport | Sequence[EvalReport], title: str = ""):
     def column(get) -> list[tuple[str, list[float]]]:
         return [(report.label, [get(results[i]) if i in results else 0 for i in ids])
                 for report, results in zip(reports, by)]
+
+    return reports, ids, column
+
+
+def plot_tasks(reports: EvalReport | Sequence[EvalReport], title: str = ""):
+    """Three panels, one row per task: checks passed (of 4; 4 is a passed task), steps, tokens."""
+    plt = _pyplot()
+    reports, ids, column = _task_columns(reports)
 
     fig, axes = plt.subplots(1, 3, figsize=TASKS_FIGSIZE, sharey=True)
     _bars(axes[0], ids, column(lambda r: len(CHECKS) - len(r.failed_checks)), "success",
@@ -79,19 +88,11 @@ def plot_costs(reports: EvalReport | Sequence[EvalReport], title: str = ""):
     """Two panels, one row per task: model calls and tokens, what each task cost (the rounds of plot_tasks count
     the highest round of a trace, less than the calls when one agent's rounds run inside another's)."""
     plt = _pyplot()
-    reports = [reports] if isinstance(reports, EvalReport) else list(reports)
-    ids = list(dict.fromkeys(r.id for report in reports for r in report.results))
-    by = [{r.id: r for r in report.results} for report in reports]
-
-    def column(get) -> list[tuple[str, list[float]]]:
-        return [(report.label, [get(results[i]) if i in results else 0 for i in ids])
-                for report, results in zip(reports, by)]
+    reports, ids, column = _task_columns(reports)
 
     fig, axes = plt.subplots(1, 2, figsize=TASKS_FIGSIZE, sharey=True)
     _bars(axes[0], ids, column(lambda r: r.model_calls), "model calls", "calls to the model")
     _bars(axes[1], ids, column(lambda r: r.tokens), "tokens", "prompt + completion")
-    if not axes[0].yaxis_inverted():  # the panels share one y axis, and each _bars turned it over
-        axes[0].invert_yaxis()
     if len(reports) > 1:
         axes[1].legend(loc="lower right", fontsize="small")
     fig.suptitle(title or " vs ".join(report.label for report in reports))
