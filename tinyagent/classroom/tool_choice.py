@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from tinyagent.classroom.answer_shapes import fill
-from tinyagent.classroom.conversation import TRACKING_NO, Conversation, tool_kind
+from tinyagent.classroom.conversation import TRACKING_NO, Conversation
 from tinyagent.classroom.reply import Reply, ToolCallRequest
 
 # The kinds of tool each intent's plan calls, in the order it calls them (intents.py names the intents).
@@ -93,8 +93,6 @@ def arguments_for(conv: Conversation, name: str) -> dict:
         known.setdefault(text_field, conv.request)
     schema = conv.schemas.get(name) or {}
     if not isinstance(schema.get("properties"), dict) or not schema["properties"]:
-        return {}
-    if tool_kind(name) == "time":
         return {}
     return fill(schema, known, conv.request).value
 
