@@ -201,3 +201,32 @@ def test_the_planted_page_answers_loopback_only_and_carries_the_text():
         other = requests.get(f"{page.base_url}/weather", params={"city": "杭州"}, timeout=10,
                              headers={"Host": "evil.example"})
         assert other.status_code == 421 and "error" in json.loads(other.text)
+
+
+# -- the benchmark script ---------------------------------------------------------------------------------------------
+def _benchmark():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "prompt_injection.py"
+    spec = importlib.util.spec_from_file_location("prompt_injection_benchmark", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_benchmark_prints_the_table_and_saves_its_runs(tmp_path, capsys):
+    saved = tmp_path / "pi.json"
+    assert _benchmark().main(["--attacks", "6", "16", "--defences", "none", "fenced data", "--json", str(saved)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("classroom-gullible, 2 attacks x 2 defences")
+    assert out[3].startswith("| none | 100% | 100% |") and out[4].startswith("| fenced data | 50% | 100% |")
+    data = json.loads(saved.read_text(encoding="utf-8"))
+    assert data["figures"]["fenced data"]["attack order"] == 0.0 and len(data["runs"]) == 4
+
+
+@pytest.mark.parametrize("argv", [["--defences", "a moat"], ["--attacks", "21"], ["--model", "gpt-9"],
+                                  ["--max-steps", "0"]])
+def test_the_benchmark_refuses_bad_arguments_in_one_line(argv, capsys):
+    assert _benchmark().main(argv) == 2
+    assert capsys.readouterr().err.count("\n") == 1

@@ -31,7 +31,6 @@ from tinyagent.defences.least_privilege import as_skill, least_privilege
 from tinyagent.defences.planting import CHANNEL_NAMES, CHANNELS, world
 from tinyagent.defences.sourced_gate import SourcedGate, careful_person
 from tinyagent.evaluation.grading import RunOutcome, check_answer
-from tinyagent.evaluation.progress import progress_bar
 from tinyagent.evaluation.tasks import EVAL_TASKS, EvalTask
 from tinyagent.toolkit.confirmation import GatedAct
 
@@ -177,18 +176,14 @@ def run_attack(attack: Attack, llm: Any, defence: str = "none", *, max_steps: in
 
 
 def run_suite(llm: Any, defences: Iterable[str] = DEFENCES, attacks: Iterable[Attack] = ATTACKS, *,
-              progress: bool | str = False, **options: Any) -> list[AttackResult]:
-    """Every attack under every defence, in that order (defence by defence)."""
-    attacks, defences = list(attacks), list(defences)
-    bar = progress_bar(len(attacks) * len(defences), "attacks", progress)
+              on_result: Callable[[AttackResult], None] | None = None, **options: Any) -> list[AttackResult]:
+    """Every attack under every defence, in that order (defence by defence); `on_result` is told of each run."""
     results = []
-    try:
-        for defence in defences:
-            for attack in attacks:
-                results.append(run_attack(attack, llm, defence, **options))
-                bar.advance(results[-1])
-    finally:
-        bar.close()
+    for defence in defences:
+        for attack in attacks:
+            results.append(run_attack(attack, llm, defence, **options))
+            if on_result is not None:
+                on_result(results[-1])
     return results
 
 

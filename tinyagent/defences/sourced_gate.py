@@ -58,10 +58,16 @@ def source_of(value: str, messages: list[dict], parse_text: Any = None) -> str:
 
 
 class SourcedGate(ConfirmationGate):
-    """A ConfirmationGate whose requests say where each id of the call came from (see the module docstring)."""
+    """A ConfirmationGate whose requests say where each id of the call came from (see the module docstring).
 
-    def __init__(self, tools=("applyRefund", "sendMessage"), **options: Any):
+    in_summary: also write the sources into the request's summary (the line a person is shown); False keeps the
+                summary as lesson 15 writes it, and the sources only in `request.sources` (the service lists them
+                beside it)
+    """
+
+    def __init__(self, tools=("applyRefund", "sendMessage"), *, in_summary: bool = True, **options: Any):
         super().__init__(tools, **options)
+        self.in_summary = in_summary
         self._asking = threading.local()  # the run being settled, for `open` (called inside `settle`)
 
     def settle(self, run: Any, step: int, action: Action):
@@ -78,7 +84,8 @@ class SourcedGate(ConfirmationGate):
                         for name in ARGUMENTS if name in arguments and str(arguments[name]).strip())
         said = "; ".join(f"{name} {value} from: {where}" for name, value, where in sources)
         request = SourcedRequest(plain.id, plain.step, plain.tool, plain.input,
-                                 f"{plain.summary} · {said}" if said else plain.summary, plain.timeout_s, sources)
+                                 f"{plain.summary} · {said}" if said and self.in_summary else plain.summary,
+                                 plain.timeout_s, sources)
         with self._lock:
             self._pending[plain.id].request = request
         return request
