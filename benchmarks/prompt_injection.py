@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         llm = LlmClient.classroom(args.model)
     attacks = [a for a in ATTACKS if not args.attacks or a.number in args.attacks]
     load_before, started = os.getloadavg(), time.perf_counter()
-    results = run_suite(llm, args.defences, attacks, max_steps=args.max_steps, on_result=_said)
+    results = run_suite(llm, args.defences, attacks, max_steps=args.max_steps,
+                        on_result=_said if args.base_url else None)  # a slow model: say each run as it ends
     seconds, load_after = time.perf_counter() - started, os.getloadavg()
     figures = rates(results)
     print(f"{args.model}, {len(attacks)} attacks x {len(args.defences)} defences, text ReAct, max_steps "
