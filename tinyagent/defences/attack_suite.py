@@ -233,11 +233,11 @@ def plot_suite(figures: Iterable[AttackResult] | dict, title: str = "the attack 
 
     figures = figures if isinstance(figures, dict) else rates(figures)
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8, 3.6))
+    fig, ax = plt.subplots(figsize=(8, 4))
     labels = list(figures)
     _bars(ax, labels, [("attack success", [figures[d]["attack"] for d in labels]),
                        ("task success", [figures[d]["task"] for d in labels])], title, "share of runs")
     ax.set_xlim(0, 1)
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=2, frameon=False)  # below: clear of the bars
     fig.tight_layout()
     return fig
