@@ -224,6 +224,7 @@ def suite_table(results: Iterable[AttackResult] | dict) -> str:
 
 
 def to_json(results: Iterable[AttackResult]) -> list[dict]:
+    """Every run as a plain dict (what `benchmarks/prompt_injection.py --json` saves under "runs")."""
     return [asdict(r) for r in results]
 
 

@@ -17,7 +17,7 @@ a row in lesson 21's outbox to someone who is not the customer (`message_tool`: 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Annotated
 from urllib.parse import parse_qs, urlsplit
@@ -147,8 +147,6 @@ class World:
     store: ReminderStore
     tools: ToolRegistry
     page: PlantedPage | None = None
-    refunds_before: int = 0
-    extra: list = field(default_factory=list)
 
     def refunds(self) -> list[dict]:
         return self.shop.refunds()
