@@ -61,7 +61,7 @@ def test_observation_text_joins_parts_and_makes_an_error_observation():
     assert observation_text(_text('{"error":"no"}', error=True)) == '{"error":"no"}'
     assert json.loads(observation_text(_text("boom", error=True))) == {"error": "boom"}
     image = types.CallToolResult(content=[types.ImageContent(data="AA==", mime_type="image/png")])
-    assert observation_text(image) == "[image/png image]"
+    assert observation_text(image) == "[image]"
 
 
 def test_arguments_from_reads_json_plain_text_and_nothing():

@@ -38,20 +38,26 @@ class McpError(TinyAgentError):
     """The server could not be started or reached, or the session broke."""
 
 
-def observation_text(result: types.CallToolResult) -> str:
-    """What the model reads for a `tools/call` result: its text parts joined by newlines (a part that is not
-    text is named, e.g. [image/png image]); a result with `isError` is an error Observation, its text kept when it
-    already is one ({"error": ...}), else wrapped as {"error": text}."""
+def observation_from_result(result: Mapping[str, Any]) -> str:
+    """What the model reads for a `tools/call` result, as JSON on the wire ({"content": [...], "isError": ...}).
+
+    The text of each "text" part, joined by newlines, in the order sent; a part of another type (an image, a
+    resource) is named where it comes, as [image]. With "isError": true it is an error Observation: the text as it
+    is when it already is a JSON object with "error", else {"error": the text}; an error with no text says so.
+    """
     parts = []
-    for block in result.content:
-        if isinstance(block, types.TextContent):
-            parts.append(block.text)
-        else:
-            parts.append(f"[{getattr(block, 'mime_type', None) or block.type} {block.type}]")
+    for block in result.get("content") or []:
+        kind = block.get("type")
+        parts.append(block.get("text", "") if kind == "text" else f"[{kind}]")
     text = "\n".join(parts)
-    if result.is_error and not _is_error_object(text):
+    if result.get("isError") is True and not _is_error_object(text):
         return error_observation(text or "the tool failed and said nothing")
     return text
+
+
+def observation_text(result: types.CallToolResult) -> str:
+    """`observation_from_result` for the SDK's own `CallToolResult`."""
+    return observation_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
 
 def _is_error_object(text: str) -> bool:
@@ -301,21 +307,34 @@ def mcp_registry(*connections: McpConnection, on_clash: str = "prefix") -> ToolR
     if on_clash not in ("prefix", "raise"):
         raise ValueError(f'on_clash must be "prefix" or "raise", got {on_clash!r}')
     listed = [(connection, tool) for connection in connections for tool in connection.list_tools()]
-    owners: dict[str, list[str]] = {}
+    offers: dict[str, list[str]] = {}
     for connection, tool in listed:
-        owners.setdefault(tool.name, []).append(connection.name)
+        offers.setdefault(connection.name, []).append(tool.name)
     registry = ToolRegistry()
-    for connection, tool in listed:
-        if len(owners[tool.name]) == 1:
+    for (connection, tool), name in zip(listed, merged_names(offers)):
+        if name == tool.name:
             registry.register(McpTool(connection, tool))
             continue
         if on_clash == "raise":
-            raise ToolNameClash(f"the tool {tool.name!r} is offered by {' and '.join(owners[tool.name])}: name the "
-                                f'servers apart, or pass on_clash="prefix"')
-        renamed = McpTool(connection, tool, name=f"{connection.name}_{tool.name}")
+            owners = [server for server, names in offers.items() if tool.name in names]
+            raise ToolNameClash(f"the tool {tool.name!r} is offered by {' and '.join(owners)}: name the servers' "
+                                f'tools apart, or pass on_clash="prefix"')
+        renamed = McpTool(connection, tool, name=name)
         renamed.description = f"({connection.name}) {renamed.description}"
         registry.register(renamed)
     return registry
+
+
+def merged_names(offers: Mapping[str, list[str]]) -> list[str]:
+    """The names of one registry made from several servers' tools ({server: [tool names]}): every tool, the servers
+    in their order and each server's tools in its order; a name only one server offers is kept, and a name two or
+    more offer is kept by none of them: each becomes <server>_<name>."""
+    servers_of: dict[str, int] = {}
+    for names in offers.values():
+        for name in dict.fromkeys(names):
+            servers_of[name] = servers_of.get(name, 0) + 1
+    return [name if servers_of[name] == 1 else f"{server}_{name}" for server, names in offers.items()
+            for name in names]
 
 
 def _describe(exc: BaseException) -> str:
