@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pytest
 
 from tests.framework_shop import need
@@ -47,8 +44,7 @@ def test_the_agents_sdk_finds_and_calls_the_shops_tools_over_streamable_http(cla
 def test_the_agents_sdk_starts_the_server_over_stdio(classroom):
     need("agents")
     from tinyagent.frameworks.agents_sdk_mcp import run_over_mcp
+    from tinyagent.toolkit.mcp_server import shop_server_process
 
-    server = {"command": sys.executable, "args": ["-m", "tinyagent", "mcp-server", "--now", NOW],
-              "env": {"PYTHONPATH": os.getcwd()}}
-    run = run_over_mcp("What time is it now?", base_url=classroom.base_url, server=server)
+    run = run_over_mcp("What time is it now?", base_url=classroom.base_url, server=shop_server_process("--now", NOW))
     assert run.error is None and run.tools_called == ["getCurrentTime"]

@@ -20,7 +20,7 @@ from tests.conftest import PATIENCE, ServerProcess, port_refuses_connections
 from tinyagent.clock import fixed_clock
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.toolkit.mcp_client import McpConnection, mcp_registry
-from tinyagent.toolkit.mcp_server import McpHttpServer, input_schema, mcp_tool
+from tinyagent.toolkit.mcp_server import McpHttpServer, input_schema, mcp_tool, shop_server_process
 
 NOW = "2026-06-30T19:05:23"
 SERVER_ARGS = ["-m", "tinyagent", "mcp-server", "--now", NOW]
@@ -44,15 +44,11 @@ def http_server(shop):
         yield server
 
 
-def _env() -> dict[str, str]:
-    return {"PYTHONPATH": os.getcwd()}
-
-
 def test_the_official_client_spawns_the_server_over_stdio_and_lists_and_calls_its_tools(shop):
     registry = shop[1]
 
     async def talk():
-        params = StdioServerParameters(command=sys.executable, args=SERVER_ARGS, env=_env())
+        params = StdioServerParameters(**shop_server_process("--now", NOW))
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             listed = await session.list_tools()

@@ -1,6 +1,6 @@
 """The agent as an MCP client (lesson 24): a registry filled from a server's `tools/list`, each call over MCP.
 
-    with McpConnection.stdio(sys.executable, ["-m", "tinyagent", "mcp-server"]) as shop:
+    with McpConnection.stdio(**shop_server_process()) as shop:   # python -m tinyagent mcp-server, a subprocess
         tools = mcp_registry(shop)                    # a ToolRegistry: ReActAgent(llm, tools) as ever
         tools.run(Action("queryOrder", {"orderId": "88231"}))
 

@@ -131,6 +131,19 @@ def loopback_security(port: int) -> TransportSecuritySettings:
                                      allowed_origins=[f"http://{name}:{port}" for name in names])
 
 
+def shop_server_process(*options: str) -> dict[str, Any]:
+    """How to start `python -m tinyagent mcp-server OPTIONS` of this very package, as a host's MCP settings hold it:
+    {"command": ..., "args": [...], "env": {...}}. The environment names the folder this `tinyagent` came from,
+    so the server runs the same code as its client, installed or not."""
+    import os
+    import sys
+    from pathlib import Path
+
+    folder = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join(dict.fromkeys([folder, *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]))
+    return {"command": sys.executable, "args": ["-m", "tinyagent", "mcp-server", *options], "env": {"PYTHONPATH": path}}
+
+
 class McpHttpServer:
     """The server over Streamable HTTP at http://127.0.0.1:<port>/mcp, run by uvicorn in a thread of its own.
 
