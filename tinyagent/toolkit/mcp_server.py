@@ -7,7 +7,8 @@
 `tools/list` is made from the registry's own JSON Schemas (lesson 07), one MCP Tool per registry tool, in the
 registry's order. `tools/call` runs `ToolRegistry.run`: a tool's failure (an unknown order, a bad argument) comes
 back as a result with `isError: true` whose text is the error Observation the model reads (lesson 02's rule),
-never as a JSON-RPC error, which a host would show to a person instead of the model.
+never as a JSON-RPC error, which is for an exchange that failed. (The specification counts an unknown tool name as
+such; here it is lesson 02's error Observation too, listing the names there are, since the model wrote the name.)
 
 A tool that changes something and is named in `needs_yes` (applyRefund) runs only after a person said yes. MCP's
 way for a server to ask the person is *elicitation*: the server sends `elicitation/create` with a message and a
