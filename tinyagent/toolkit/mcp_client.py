@@ -20,8 +20,8 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import mcp_types as types
@@ -164,8 +164,15 @@ class McpConnection:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
         params = StdioServerParameters(command=command, args=list(args), env=dict(env or {}), cwd=cwd)
-        errlog = open(os.devnull, "w")  # noqa: SIM115 - the server's stderr (its banner) is not the client's
-        return cls(lambda: stdio_client(params, errlog=errlog), **options)
+
+        @asynccontextmanager
+        async def transport() -> AsyncIterator[Any]:
+            # The server's stderr (its banner) is not the client's; opening the null device never waits.
+            with open(os.devnull, "w") as errlog:  # noqa: ASYNC230
+                async with stdio_client(params, errlog=errlog) as streams:
+                    yield streams
+
+        return cls(transport, **options)
 
     @classmethod
     def http(cls, url: str, **options: Any) -> McpConnection:

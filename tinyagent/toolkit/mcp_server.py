@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
+from tinyagent.errors import TinyAgentError
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.tools import Action, Tool
 
@@ -75,13 +78,13 @@ def mcp_error_result(text: str) -> types.CallToolResult:
 class RegistryServer:
     """The handlers of an MCP server whose tools are a registry's. `server` is the SDK's low-level Server.
 
-    The registry is run one call at a time (a lock): the shop's SQLite connection belongs to one caller at once.
+    A call runs in a worker thread, so a slow tool does not hold up the server's other sessions; the shop's tools
+    may run side by side (the shop holds a lock around its database).
     """
 
     def __init__(self, registry: ToolRegistry, *, name: str = "bitmall-shop", needs_yes: Iterable[str] = NEEDS_YES):
         self.registry = registry
         self.needs_yes = tuple(needs_yes)
-        self._lock = threading.Lock()
         self.server = Server(name, version="1.0", on_list_tools=self.list_tools, on_call_tool=self.call_tool,
                              instructions="The Bit Mall (比特严选) shop's after-sales tools.")
 
@@ -94,8 +97,8 @@ class RegistryServer:
             refusal = await self.ask_for_yes(ctx, params)
             if refusal is not None:
                 return mcp_error_result(refusal)
-        with self._lock:
-            result = self.registry.run(Action(params.name, registry_input(tool, params.arguments)))
+        action = Action(params.name, registry_input(tool, params.arguments))
+        result = await anyio.to_thread.run_sync(self.registry.run, action)
         return types.CallToolResult(content=[types.TextContent(text=result.text)], is_error=result.error)
 
     async def ask_for_yes(self, ctx: Any, params: types.CallToolRequestParams) -> str | None:
@@ -146,35 +149,37 @@ def shop_server_process(*options: str) -> dict[str, Any]:
 
 
 class McpHttpServer:
-    """The server over Streamable HTTP at http://127.0.0.1:<port>/mcp, run by uvicorn in a thread of its own.
+    """The server over Streamable HTTP at http://127.0.0.1:<port>/mcp (this machine only), run by uvicorn in a thread of
+    its own.
 
     `port=0` takes a free port (read `port` after the start). `stop()` ends it and waits; also a context manager.
     """
 
-    def __init__(self, registry: ToolRegistry, port: int = 0, *, host: str = "127.0.0.1", **options: Any):
+    def __init__(self, registry: ToolRegistry, port: int = 0, **options: Any):
         import socket
 
         import uvicorn
 
-        self._socket = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        self._socket = socket.socket(socket.AF_INET)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            self._socket.bind((host, port))
+            self._socket.bind(("127.0.0.1", port))
         except OSError as exc:
             self._socket.close()
-            from tinyagent.errors import TinyAgentError
-
-            raise TinyAgentError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+            raise TinyAgentError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
         self.port = self._socket.getsockname()[1]
-        app = registry_server(registry, **options).streamable_http_app(
-            transport_security=loopback_security(self.port), host=host)
-        config = uvicorn.Config(LoopbackGuard(app, self.port), log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+        app = registry_server(registry, **options).streamable_http_app(transport_security=loopback_security(self.port))
+        config = uvicorn.Config(LoopbackGuard(app, self.port), log_level="warning", lifespan="on",
+                                timeout_graceful_shutdown=2)
         self._uvicorn = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._uvicorn.run, kwargs={"sockets": [self._socket]},
                                         name="mcp-http", daemon=True)
         self._thread.start()
-        while not self._uvicorn.started and self._thread.is_alive():
-            threading.Event().wait(0.02)
+        while not self._uvicorn.started:  # uvicorn sets it once the app's lifespan (the session manager) is up
+            if not self._thread.is_alive():
+                self._socket.close()
+                raise TinyAgentError("the MCP server stopped while it started (see the log above)")
+            time.sleep(0.02)
 
     @property
     def url(self) -> str:
@@ -230,7 +235,6 @@ class LoopbackGuard:
 
 def serve_stdio(registry: ToolRegistry, **options: Any) -> None:
     """Serve over this process's stdin and stdout until the client closes them (how a host runs a local server)."""
-    import anyio
     from mcp.server.stdio import stdio_server
 
     server = registry_server(registry, **options)
