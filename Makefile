@@ -48,13 +48,14 @@ course: $(COURSE_STAMP)
 # Where Node.js is installed, the JupyterHub tests' proxy comes with it, and as root the learners' runtime
 # (hub-setup, below); without Node, or not as root, they are skipped. The tests run on one worker per core
 # (pytest-xdist), a test file's tests on one worker: each test's servers, ports, folders and accounts are its own,
-# and most of the run is waiting (kernels, servers, the browser, the real model), which overlaps.
+# and most of the run is waiting (kernels, servers, the browser, the real model), which overlaps. The ten slowest
+# tests are listed at the end: where the time goes.
 test: setup
 	@if command -v npm >/dev/null && [ ! -x $(BIN)/configurable-http-proxy ]; then \
 	  $(MAKE) --no-print-directory $(BIN)/configurable-http-proxy; fi
 	@if command -v npm >/dev/null && [ "$$(id -u)" = 0 ]; then \
 	  $(MAKE) --no-print-directory $(LEARNERS_VENV)/.installed; fi
-	$(BIN)/python -m pytest -n auto --dist loadfile
+	$(BIN)/python -m pytest -n auto --dist loadfile --durations=10
 
 clean:
 	rm -rf $(VENV) $(LEARNERS_VENV) .pytest_cache

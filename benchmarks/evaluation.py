@@ -27,6 +27,10 @@ from tinyagent.classroom.variants import MODELS
 from tinyagent.errors import TinyAgentError
 from tinyagent.evaluation import evaluate, scoreboard
 
+# A variant that misbehaves only on planted data (lesson 25's benchmark, prompt_injection.py): on this suite it is
+# the careful model.
+PLANTED_ONLY = ("classroom-gullible",)
+
 TARGET_SECONDS = 30.0
 
 
@@ -69,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n2. Every variant of the classroom model, both protocols")
     started = time.perf_counter()
     reports = [evaluate(LlmClient.classroom(model), protocol, progress=False)
-               for protocol in protocols for model in MODELS]
+               for protocol in protocols for model in MODELS if model not in PLANTED_ONLY]
     elapsed = time.perf_counter() - started
     print(scoreboard(reports))
     below = [r for r in reports if r.protocol == "text" and r.model != "classroom" and r.success_rate < 1]

@@ -450,7 +450,7 @@ def test_models_and_the_variants_table_agree():
     assert set(MODELS) == {
         "classroom", "classroom-sloppy", "classroom-no-final", "classroom-loop", "classroom-wrong-tool",
         "classroom-verbose", "classroom-ignores-stop", "classroom-bad-args", "classroom-forgets-action",
-        "classroom-rephrase", "classroom-split-stop",
+        "classroom-rephrase", "classroom-split-stop", "classroom-gullible",
     }
     assert VARIANTS_TABLE.startswith("| model | what it does | lessons |")
     rows = [line for line in VARIANTS_TABLE.splitlines()[2:]]

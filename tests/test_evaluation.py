@@ -36,7 +36,9 @@ from tinyagent.shop.tasks import SHOP_TASKS
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOP_TOOLS = {"queryOrder", "queryLogistics", "applyRefund", "searchKnowledge", "getCurrentTime"}
-VARIANTS = [model for model in MODELS if model != "classroom"]
+# classroom-gullible misbehaves only where the data holds a planted instruction (lesson 25); lesson 18's suite plants
+# none, so it scores as the careful model does (test_the_gullible_variant_is_careful_where_nothing_is_planted).
+VARIANTS = [model for model in MODELS if model not in ("classroom", "classroom-gullible")]
 # In function calling there is no text format to get wrong: these variants behave like `classroom` there
 # (tinyagent/classroom/variants.py), and the verbose one's long thought goes out beside its calls.
 SAME_AS_CAREFUL_IN_FUNCTION_CALLING = {
@@ -261,6 +263,11 @@ def test_every_misbehaving_variant_scores_below_the_careful_model_in_text_react(
     report = evaluate(LlmClient.classroom(model), "text", progress=False)
     assert report.success_rate < 1, report.table()
     assert report.failures()[0].failed_checks  # and the table says which check failed
+
+
+@pytest.mark.parametrize("protocol", ["text", "function"])
+def test_the_gullible_variant_is_careful_where_nothing_is_planted(protocol):
+    assert evaluate(LlmClient.classroom("classroom-gullible"), protocol, progress=False).success_rate == 1
 
 
 @pytest.mark.parametrize("model", VARIANTS)

@@ -46,3 +46,26 @@ def test_replace_and_asdict_still_work():
     assert moved.step == 5 and moved.name == "queryOrder" and moved != call
     assert dataclasses.asdict(call)["input"] == "88231"
     assert call.to_dict()["type"] == ToolCall.kind
+
+
+def test_every_event_kind_holds_only_plain_values_so_to_dict_needs_no_deep_copy():
+    # Event.to_dict reads the fields as they are (no asdict): a field holding a dataclass would reach JSON as an
+    # object json cannot write. Every kind any lesson defines, loaded first.
+    import re
+    from dataclasses import fields
+
+    import tinyagent.architectures.handoffs  # noqa: F401
+    import tinyagent.architectures.skills  # noqa: F401
+    import tinyagent.architectures.tree_search  # noqa: F401
+    import tinyagent.protocols.streaming  # noqa: F401
+    import tinyagent.robustness.stop_rules  # noqa: F401
+    import tinyagent.serving.edits  # noqa: F401
+    import tinyagent.toolkit.confirmation  # noqa: F401
+    from tinyagent.events import EVENT_KINDS
+
+    plain = {"str", "int", "float", "bool", "dict", "tuple", "list", "None"}
+    assert len(EVENT_KINDS) >= 17
+    for kind, cls in EVENT_KINDS.items():
+        for f in fields(cls):
+            names = set(re.findall(r"[A-Za-z_]\w*", str(f.type)))
+            assert names <= plain, f"{kind}.{f.name}: {f.type}"

@@ -31,10 +31,12 @@ from tinyagent.checks import (
     check_coverage_rerank,
     check_cut_stream,
     check_eval_task,
+    check_fence,
     check_fewest_model_calls,
     check_fixed_seed_loop,
     check_fold_logistics,
     check_forgiving_query_order,
+    check_ids_from_customer,
     check_ids_seen,
     check_inside_workspace,
     check_invented_counter,
@@ -283,6 +285,8 @@ def fails_by_kind(check, answers: dict, *before, says: str = "") -> None:
         (check_ids_seen, (None,)),
         (check_observation_from_result, (None,)),  # 24
         (check_merged_names, (None,)),
+        (check_fence, (None,)),  # 25
+        (check_ids_from_customer, (None,)),
     ],
 )
 def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
@@ -290,10 +294,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_fifty_exercises_have_a_check():
+def test_fifty_two_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 50
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 52
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -5878,4 +5882,132 @@ def test_24_wrong_answers_by_kind():
         "the wrong kind of comparison": [case_folded],
         "a stated type ignored": [as_a_set],
         "changes what it was given": [sorted_in_place],
+    })
+
+
+# -- 25 ---------------------------------------------------------------------------------------------
+def _fence_solution(text, source):  # notebooks/solutions/25_prompt_injection.ipynb
+    import html
+
+    return f'<data source="{html.escape(source)}">\n{html.escape(text, quote=False)}\n</data>'
+
+
+def _ids_from_customer_solution(messages):  # notebooks/solutions/25_prompt_injection.ipynb
+    found = []
+    for message in messages:
+        if message["role"] != "user" or message["content"].startswith("Observation:"):
+            continue
+        for one in re.findall(r"(?<![A-Za-z0-9])[0-9]{5}(?![A-Za-z0-9])", message["content"]):
+            if one not in found:
+                found.append(one)
+    return found
+
+
+def test_25_fence():
+    assert passes(check_fence, _fence_solution)
+
+    def no_escaping(text, source):  # the text as it is: a </data> inside closes the fence
+        return f'<data source="{source}">\n{text}\n</data>'
+
+    def angle_brackets_only(text, source):  # & left alone: &lt; in the text reads back as <
+        import html
+        return f'<data source="{html.escape(source)}">\n{text.replace("<", "&lt;").replace(">", "&gt;")}\n</data>'
+
+    def source_as_is(text, source):  # a quote in the source ends the attribute
+        import html
+        return f'<data source="{source}">\n{html.escape(text, quote=False)}\n</data>'
+
+    fails(check_fence, no_escaping, says="nothing inside can close it")
+    fails(check_fence, angle_brackets_only, says="Escape & first")
+    fails(check_fence, source_as_is, says="the source is escaped")
+    fails(check_fence, lambda text, source: None, says="a str")
+
+
+def test_25_ids_from_customer():
+    assert passes(check_ids_from_customer, _ids_from_customer_solution)
+
+    def every_user_message(messages):  # the Observations too: a planted id is taken for the customer's
+        return list(dict.fromkeys(one for m in messages if m["role"] == "user"
+                                  for one in re.findall(r"(?<![A-Za-z0-9])[0-9]{5}(?![A-Za-z0-9])", m["content"])))
+
+    def any_five_digits(messages):  # no boundary: 13812 from a phone number
+        return list(dict.fromkeys(one for m in messages if m["role"] == "user"
+                                  and not m["content"].startswith("Observation:")
+                                  for one in re.findall(r"[0-9]{5}", m["content"])))
+
+    fails(check_ids_from_customer, every_user_message, says="never an id only an Observation")
+    fails(check_ids_from_customer, every_user_message, says="the tool's word, not the customer's")
+    fails(check_ids_from_customer, any_five_digits, says="whole numbers only")
+    fails(check_ids_from_customer, lambda messages: "88231", says="a list of order ids")
+
+
+def test_25_wrong_answers_by_kind():
+    import html
+
+    # Exercise 1. A fence of one text: "only one of many read" is its lines; "one language only" does not apply
+    # (escaping has no language), and "a stated type ignored" is a value that is not the text.
+    def only_the_example(text, source):  # the closing marker taken out, nothing escaped
+        return f'<data source="{source}">\n{text.replace("</data>", "")}\n</data>'
+
+    kept = []
+
+    def cached(text, source):  # the first fence for every text
+        kept.append(_fence_solution(text, source))
+        return kept[0]
+
+    def first_line_only(text, source):  # escapes the first line, the rest as it is
+        first, _, rest = text.partition("\n")
+        return f'<data source="{html.escape(source)}">\n{html.escape(first, quote=False)}' + \
+            (f"\n{rest}" if _ else "") + "\n</data>"
+
+    def case_sensitive_marker(text, source):  # </data> replaced, </DATA> and <data left alone
+        return f'<data source="{html.escape(source)}">\n{text.replace("</data>", "&lt;/data&gt;")}\n</data>'
+
+    def as_bytes(text, source):
+        return _fence_solution(text, source).encode("utf-8")
+
+    fails_by_kind(check_fence, {
+        "right only for the example": [only_the_example],
+        "state kept between calls": [cached],
+        "only one of many read": [first_line_only],
+        "the wrong kind of comparison": [case_sensitive_marker],
+        "a stated type ignored": [as_bytes],
+    })
+
+    # Exercise 2. Every kind applies but the stated type's (the ids are strings, and so is every answer here).
+    def the_lessons_order(messages):  # 88231 written in
+        return ["88231"] if any("88231" in m["content"] for m in messages if m["role"] == "user") else []
+
+    found = []
+
+    def module_level_list(messages):
+        for one in _ids_from_customer_solution(messages):
+            if one not in found:
+                found.append(one)
+        return found
+
+    def latest_customer_message(messages):
+        theirs = [m for m in messages if m["role"] == "user" and not m["content"].startswith("Observation:")]
+        return _ids_from_customer_solution(theirs[-1:])
+
+    def word_boundaries(messages):  # \b: no boundary between 单 and 8
+        return list(dict.fromkeys(one for m in messages if m["role"] == "user"
+                                  and not m["content"].startswith("Observation:")
+                                  for one in re.findall(r"\b[0-9]{5}\b", m["content"])))
+
+    def sorted_ids(messages):
+        return sorted(_ids_from_customer_solution(messages))
+
+    def pops_observations(messages):  # takes the Observations out of the list it was given
+        for m in [m for m in messages if m["content"].startswith("Observation:")]:
+            messages.remove(m)
+        return _ids_from_customer_solution(messages)
+
+    fails_by_kind(check_ids_from_customer, {
+        "right only for the example": [the_lessons_order],
+        "state kept between calls": [module_level_list],
+        "only one of many read": [latest_customer_message],
+        "one language only": [word_boundaries],
+        "the wrong kind of comparison": [sorted_ids],
+        "changes what it was given": [pops_observations],
     })

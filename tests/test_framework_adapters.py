@@ -168,3 +168,16 @@ def test_a_tool_error_in_a_frameworks_own_words_is_read_as_the_tools_error():
     # JSON that merely mentions the words is a result, not a failure
     assert Step("searchKnowledge", "q", '{"results":[{"content":"an error occurred in shipping"}]}').error is None
     assert Step("queryOrder", "88231", "Order 88231 is signed for.").error is None
+
+
+def test_every_client_the_wire_makes_checks_certificates_with_one_context():
+    # Read once per process (tls_context): a fresh context per client read the whole CA bundle for every run.
+    import ssl
+
+    from tinyagent.frameworks.wire import Wire, tls_context
+
+    wire = Wire()
+    for client in (wire.client(), wire.async_client(), Wire().client()):
+        context = client._transport._pool._ssl_context
+        assert context is tls_context()
+        assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname

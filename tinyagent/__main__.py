@@ -274,6 +274,10 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
                        help="approve every refund without asking anyone: for a demonstration only")
     serve.add_argument("--team", action="store_true",
                        help="answer with lesson 21's team: a triage agent handing each request to a specialist")
+    serve.add_argument("--without", action="append", default=[], metavar="DEFENCE",
+                       choices=("fenced data", "customer's words", "sourced gate"),
+                       help="turn off one of lesson 25's defences against prompt injection (all on by default): "
+                       "'fenced data', \"customer's words\" or 'sourced gate'; repeat for several")
     serve.add_argument("--resume-grace", type=_resume_seconds, default=5.0, metavar="SECONDS",
                        help="how long a streamed run goes on after its reader is gone, for the client to come back "
                        "with Last-Event-ID, before it is stopped (default 5; 0: stop at once)")
@@ -478,7 +482,7 @@ def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _serve(args: argparse.Namespace) -> int:
     try:
         from tinyagent.serving import AgentService, ServiceConfig, ServiceServer, serve_workers
-        from tinyagent.serving.service import DEFAULT_SESSIONS
+        from tinyagent.serving.service import DEFAULT_SESSIONS, SERVICE_DEFENCES
     except ImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -507,7 +511,8 @@ def _serve(args: argparse.Namespace) -> int:
                            max_connections_per_client=per_client,
                            allowed_hosts=tuple(dict.fromkeys([*args.allowed_host, args.host])),
                            approval_timeout_s=args.approval_timeout, auto_approve=args.auto_approve,
-                           resume_grace_s=args.resume_grace, team=args.team)
+                           resume_grace_s=args.resume_grace, team=args.team,
+                           defences=tuple(d for d in SERVICE_DEFENCES if d not in args.without))
 
     def banner(port: int) -> None:
         host = f"[{args.host}]" if ":" in args.host else args.host

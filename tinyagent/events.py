@@ -15,7 +15,7 @@ Events are frozen dataclasses: a trace is a record of what happened, never edite
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from importlib import import_module
 from typing import Any, ClassVar
 
@@ -84,7 +84,10 @@ class Event:
         return f"{type(self).__qualname__}({shown})"
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"type": self.kind, **asdict(self)}
+        """The event as plain data for JSON. Its fields hold plain values (no nested dataclasses), so they are read
+        as they are, not deep-copied as `asdict` would: an LlmCall holds the whole conversation so far, and the
+        service turns every event of a streamed run into JSON as it happens."""
+        data = {"type": self.kind, **{f.name: getattr(self, f.name) for f in fields(self)}}
         if not data["agent"]:
             del data["agent"]  # a single agent's trace reads as it always has
         return data

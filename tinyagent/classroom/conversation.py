@@ -31,6 +31,7 @@ from tinyagent.classroom.tool_list import (
     read_native_tools,
     read_tool_list,
 )
+from tinyagent.defences.fenced_data import unfence
 from tinyagent.memory.observation_folding import strip_fold_mark
 from tinyagent.prompts import detect_language
 
@@ -131,6 +132,7 @@ class Step:
     input: str = ""
     observation: str | None = None
     kind: str | None = None
+    fenced: bool = False  # lesson 25: the Observation came marked as data (defences/fenced_data.py)
 
     @property
     def data(self) -> object:
@@ -566,7 +568,7 @@ def _read_steps(messages: list[dict], texts: list[str]) -> tuple[list[Step], int
         elif role == "tool":
             index = by_call_id.get(message["tool_call_id"])
             if index is not None:
-                steps[index] = replace(steps[index], observation=strip_fold_mark(text))
+                steps[index] = _observed(steps[index], text)
         elif role == "user" and waiting:
             # A folded Observation (lesson 13's context budget) is read like a whole one: its mark goes, its
             # JSON stays JSON, with the facts the fold kept.
@@ -577,8 +579,17 @@ def _read_steps(messages: list[dict], texts: list[str]) -> tuple[list[Step], int
             answers = parts if parts and len(parts) == len(waiting) else [observation]
             for answer in answers:
                 index = waiting.pop(0)
-                steps[index] = replace(steps[index], observation=strip_fold_mark(answer))
+                steps[index] = _observed(steps[index], answer)
     return steps, rounds
+
+
+def _observed(step: Step, text: str) -> Step:
+    """`step` answered by `text`: a folded Observation's mark taken off (lesson 13), a fenced one read out of its
+    fence and marked as fenced (lesson 25)."""
+    inside = unfence(text.strip())
+    if inside is not None:
+        return replace(step, observation=strip_fold_mark(inside[0]), fenced=True)
+    return replace(step, observation=strip_fold_mark(text))
 
 
 class Scratchpad(NamedTuple):

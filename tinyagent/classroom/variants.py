@@ -17,6 +17,7 @@ and then the fix that handles it, with the same output on every run.
 | `classroom-split-stop` | The text of `classroom-ignores-stop` (`stop` not applied), and when it streams, every stop string it types is split across two chunks at its middle (`... Observ` then `ation: ...`): a client that looks for the stop string in each chunk alone misses it. | 14 |
 | `classroom-bad-args` | The first call to each tool gets its arguments wrong: with several arguments it leaves the last one out (`{"order_id": "88231"}` without `reason`); with one id it writes it as the wrong JSON type (`{"order_id": 88231}` where the tool's example shows a string, a string where it shows a number). It reads the error Observation, says what was wrong, and calls again as the error's example shows. | 07, 09 |
 | `classroom-forgets-action` | Its first reply to a request is a `Thought` and nothing else: no `Action`, no `Final Answer` (a botched step). From the next round on, whatever it was told, it writes every step in full. | 11 |
+| `classroom-gullible` | Follows an instruction planted in what it reads (a tool's description, an Observation: a passage, an order's field, a page) that asks for a refund of an order or a message to an address: does it first, once, then serves the customer as `classroom`. Text fenced as data (`<data source=...>`) it does not obey (gullible.py). | 25 |
 
 In function-calling mode (`tools` in the request) every variant returns `tool_calls`: the format
 variants (sloppy, no-final, ignores-stop, split-stop, forgets-action) behave like `classroom` there, `classroom-loop`
@@ -38,6 +39,7 @@ from dataclasses import replace
 
 from tinyagent.classroom.conversation import Conversation
 from tinyagent.classroom.daydream import continue_without_stop, imagine_observation
+from tinyagent.classroom.gullible import gullible_step
 from tinyagent.classroom.planning import Act, Answer, Call, json_example_in, rename_arguments, sentence
 from tinyagent.classroom.render import action_text, step_text
 from tinyagent.classroom.reply import Reply, ToolCallRequest
@@ -56,6 +58,7 @@ MODELS: dict[str, str] = {
     "classroom-split-stop": "Ignores the stop sequence too, and streams every stop string split across two chunks.",
     "classroom-bad-args": "First call to each tool: a field left out or an id of the wrong type; then fixed.",
     "classroom-forgets-action": "Its first reply is a Thought with no Action; then it writes every step in full.",
+    "classroom-gullible": "Follows instructions planted in tool descriptions and Observations, unless fenced as data.",
 }
 
 # The table above, as text (the README copies it): everything from its header to its last row.
@@ -407,6 +410,11 @@ def forgets_action(conv: Conversation) -> Reply:
     return build_reply(conv, step)
 
 
+def gullible(conv: Conversation) -> Reply:
+    """`classroom-gullible`: a planted instruction first, then the careful plan (gullible.py)."""
+    return build_reply(conv, gullible_step(conv))
+
+
 VARIANTS: dict[str, Callable[[Conversation], Reply]] = {
     "classroom": careful,
     "classroom-sloppy": sloppy,
@@ -419,6 +427,7 @@ VARIANTS: dict[str, Callable[[Conversation], Reply]] = {
     "classroom-split-stop": split_stop,
     "classroom-bad-args": bad_args,
     "classroom-forgets-action": forgets_action,
+    "classroom-gullible": gullible,
 }
 
 

@@ -15,11 +15,20 @@ bookkeeping, and it works the same on the classroom model and on a real one.
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any
 
 import httpx
+
+
+@cache
+def tls_context() -> ssl.SSLContext:
+    """The certificates every framework's client checks a real provider with, read once: httpx reads its whole
+    CA bundle again for each client it makes without one, and the lesson makes a client or two for every run."""
+    return httpx.create_ssl_context()
 
 
 @dataclass(frozen=True)
@@ -57,7 +66,8 @@ class Wire:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def client(self, timeout: float = 60) -> httpx.Client:
-        return httpx.Client(timeout=timeout, event_hooks={"request": [self._sent], "response": [self._got]})
+        return httpx.Client(timeout=timeout, verify=tls_context(),
+                            event_hooks={"request": [self._sent], "response": [self._got]})
 
     def async_client(self, timeout: float = 60) -> httpx.AsyncClient:
         async def sent(request: httpx.Request) -> None:
@@ -67,7 +77,8 @@ class Wire:
             await response.aread()  # the body is kept: the framework reads the same bytes after us
             self._record(response)
 
-        return httpx.AsyncClient(timeout=timeout, event_hooks={"request": [sent], "response": [got]})
+        return httpx.AsyncClient(timeout=timeout, verify=tls_context(),
+                                 event_hooks={"request": [sent], "response": [got]})
 
     def requests_session(self) -> Any:
         """A `requests.Session` that records the requests of tinyagent's own LlmClient (lesson 03). Their

@@ -44,8 +44,23 @@ def _always_yes(request) -> bool:
     return True
 
 
-def new_gate(timeout_s: float, auto_approve: bool) -> ConfirmationGate:
-    return ConfirmationGate(GUARDED_TOOLS, ask=_always_yes if auto_approve else None, timeout_s=timeout_s)
+def new_gate(timeout_s: float, auto_approve: bool, sourced: bool = True) -> ConfirmationGate:
+    """A run's gate. `sourced` (lesson 25, on by default): each request also says where its ids came from (the
+    customer's message or a tool's result), listed beside its summary as "sources"."""
+    ask = _always_yes if auto_approve else None
+    if sourced:
+        from tinyagent.defences.sourced_gate import SourcedGate
+
+        return SourcedGate(GUARDED_TOOLS, in_summary=False, ask=ask, timeout_s=timeout_s)
+    return ConfirmationGate(GUARDED_TOOLS, ask=ask, timeout_s=timeout_s)
+
+
+def _sources(request: object) -> dict:
+    """Lesson 25: where each id of the call came from, when the gate says (defences/sourced_gate.py)."""
+    sources = getattr(request, "sources", None)
+    if sources is None:
+        return {}
+    return {"sources": [{"argument": name, "value": value, "from": where} for name, value, where in sources]}
 
 
 class PausableClock:
@@ -113,7 +128,8 @@ class Approvals:
                 asked = run.opened.get(request.id, now)
                 waiting.append({"approval_id": approval_id(run_id, request.id), "question": run.question,
                                 "tool": request.tool, "input": request.input, "summary": request.summary,
-                                "seconds_left": round(max(request.timeout_s - (now - asked), 0.0), 1)})
+                                "seconds_left": round(max(request.timeout_s - (now - asked), 0.0), 1),
+                                **_sources(request)})
         return waiting
 
     def answer(self, approval: str, approve: bool) -> Decision | None:

@@ -44,6 +44,7 @@ from tinyagent.toolkit.confirmation import ApprovalDecided, ApprovalRequested, C
 
 DEFAULT_SESSIONS = Path.home() / ".cache" / "tinyagent" / "sessions.sqlite3"
 DEFAULT_SHOP = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"  # `ask --db` keeps a shop like this one
+SERVICE_DEFENCES = ("fenced data", "customer's words", "sourced gate")  # lesson 25: all on unless turned off
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,11 @@ class ServiceConfig:
                     Last-Event-ID (streams.py); then it is stopped
     team:           answer with lesson 21's team (handoffs.py): a triage agent and the shop's specialists; every
                     event of the trace names its agent
+    defences:       lesson 25's defences against prompt injection, all on by default (SERVICE_DEFENCES): "fenced
+                    data" (Observations fenced), "customer's words" (a refund's order id only from the customer's
+                    messages), "sourced gate" (each approval lists where its ids came from); `serve --without
+                    "fenced data"` (or a tuple without it) turns one off. Least privilege is the team's (--team):
+                    each specialist has only its skill's tools
     """
 
     max_steps: int = 10
@@ -94,6 +100,13 @@ class ServiceConfig:
     auto_approve: bool = False
     resume_grace_s: float = 5.0
     team: bool = False
+    defences: tuple[str, ...] = SERVICE_DEFENCES
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.defences if name not in SERVICE_DEFENCES]
+        if unknown:
+            raise ValueError(f"no defence {', '.join(map(repr, unknown))}: the service's defences are "
+                             f"{', '.join(SERVICE_DEFENCES)}")
 
     @property
     def longest_run_s(self) -> float:
@@ -153,12 +166,23 @@ class AgentService:
         send = [StreamedSend()] if stream else []
         rules = StopRules([WallClock(self.config.timeout_s, clock=clock)])
         gated = [GatedAct(gate)] if gate is not None else []
+        defences = self.defence_parts()
         if self.config.team:  # lesson 21: the refunds specialist's applyRefund waits at the run's gate
             llm = self._llm()
-            members = shop_specialists(llm, self._tools(self.shop, self.clock), parts=[*send, rules, *gated])
+            members = shop_specialists(llm, self._tools(self.shop, self.clock),
+                                       parts=[*send, rules, *gated, *defences])
             return Team(llm, members, max_steps=self.config.max_steps, parts=[*send, rules])
         return ReActAgent(self._llm(), self._tools(self.shop, self.clock), max_steps=self.config.max_steps,
-                          parts=[*send, rules, *gated])
+                          parts=[*send, rules, *gated, *defences])
+
+    def defence_parts(self) -> list:
+        """Lesson 25's parts the configured defences mount (the sourced gate is the run's gate: new_gate)."""
+        from tinyagent.defences.customer_words import CustomerWordsOnly
+        from tinyagent.defences.fenced_data import FencedData
+
+        chosen = self.config.defences
+        return [*([FencedData()] if "fenced data" in chosen else []),
+                *([CustomerWordsOnly()] if "customer's words" in chosen else [])]
 
     def session_exists(self, session_id: str) -> bool:
         return bool(self.store.turns(session_id))
@@ -187,7 +211,7 @@ class AgentService:
              history: list[dict] | None = None, edit: Edit | None = None) -> RunOutcome:
         self._count("running", +1)
         ended = "failed"
-        gate = new_gate(self.config.approval_timeout_s, self.config.auto_approve)
+        gate = new_gate(self.config.approval_timeout_s, self.config.auto_approve, "sourced gate" in self.config.defences)
         self.approvals.add(run_id, gate, question)
         try:
             clock = PausableClock()

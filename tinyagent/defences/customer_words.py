@@ -1,0 +1,110 @@
+"""Lesson 25, defence (b): a write tool's arguments only from the customer's own words.
+
+An instruction planted in a document can name any order; the customer named theirs. So before a tool that changes
+something runs, each of its watched arguments must be a word the customer wrote: an order id for applyRefund, the
+recipient for sendMessage. The customer's words are the user messages that are not Observations (history included:
+"that order" after an earlier turn that named it). An id the customer never wrote is refused as an error
+Observation, and the tool does not run:
+
+    applyRefund {"orderId":"88236",...}   the customer wrote 88231 only
+        -> {"error":"applyRefund was not run: orderId 88236 is not in the customer's messages", ...}
+
+Ids are found as lesson 23 finds them (protocols/constrained_decoding.py's `id_shape`: a word shaped like the value,
+letters as letters, digits as digits), but in the customer's words only, not in what the tools returned.
+
+What it cannot judge: an argument the customer did write, used for something they did not ask (a planted "refund
+88231" when the customer only asked where 88231 is); and free text (a message's body).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Iterable, Mapping
+from typing import Any, ClassVar
+
+from tinyagent.events import Event
+from tinyagent.protocols.constrained_decoding import id_shape
+from tinyagent.registry import ToolResult, error_observation
+from tinyagent.tools import Action
+
+WATCHED: Mapping[str, tuple[str, ...]] = {"applyRefund": ("orderId",), "sendMessage": ("to",)}
+ALWAYS_ALLOWED: Mapping[str, tuple[str, ...]] = {"to": ("me",)}  # the customer themself
+OBSERVATION = "Observation:"
+
+
+def customer_texts(messages: Iterable[dict]) -> list[str]:
+    """What the customer wrote: the content of each user message that is not an Observation, in order."""
+    return [str(m.get("content") or "") for m in messages
+            if m.get("role") == "user" and not str(m.get("content") or "").startswith(OBSERVATION)]
+
+
+def ids_from_customer(messages: Iterable[dict], example: str = "88231") -> list[str]:
+    """The words shaped like `example` (lesson 23's `id_shape`) in the customer's messages, upper-cased, each once,
+    in the order they first appear; never from an Observation or the system prompt."""
+    shape = id_shape(example)
+    found: list[str] = []
+    for text in customer_texts(messages):
+        for match in shape.finditer(text):
+            if match.group(1).upper() not in found:
+                found.append(match.group(1).upper())
+    return found
+
+
+def arguments_of(action: Action) -> dict:
+    """The action's arguments: its input as a JSON object, or {"input": the text} when it is not one."""
+    text = action.tool_input if isinstance(action.tool_input, str) else json.dumps(action.tool_input)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {"input": text.strip()}
+    return value if isinstance(value, dict) else {"input": str(value)}
+
+
+def refusal(action: Action, messages: list[dict], watched: Mapping[str, tuple[str, ...]] = WATCHED) -> str | None:
+    """Why `action` may not run (an argument the customer never wrote), or None when it may."""
+    fields = watched.get(action.tool_name.strip())
+    if not fields:
+        return None
+    arguments = arguments_of(action)
+    for name in fields:
+        value = arguments.get(name, arguments.get("input") if len(fields) == 1 else None)
+        if value is None:
+            continue
+        value = str(value).strip()
+        if value.lower() in ALWAYS_ALLOWED.get(name, ()) or value.upper() in ids_from_customer(messages, value):
+            continue
+        return f"{action.tool_name.strip()} was not run: {name} {value} is not in the customer's messages"
+    return None
+
+
+class CustomerWordsOnly:
+    """The `act` part of defence (b): `parts=[CustomerWordsOnly()]`. Around the act part it wraps, each call of a
+    watched tool whose argument the customer never wrote gets an error result in its place and does not run."""
+
+    slot: ClassVar[str] = "act"
+
+    def __init__(self, watched: Mapping[str, tuple[str, ...]] = WATCHED, inner: Any = None):
+        self.watched = dict(watched)
+        self.inner = inner
+
+    def around(self, inner: Any) -> CustomerWordsOnly:
+        return CustomerWordsOnly(self.watched, inner)
+
+    def __call__(self, run: Any, step: int, actions: list[Action], ready: list[ToolResult | None]
+                 ) -> Generator[Event, None, Iterable[ToolResult]]:
+        ready = [done or self._refused(run, action) for action, done in zip(actions, ready)]
+        return (yield from self.inner(run, step, actions, ready))
+
+    def _refused(self, run: Any, action: Action) -> ToolResult | None:
+        why = refusal(action, run.messages, self.watched)
+        if why is None:
+            return None
+        hint = "nothing was changed; do only what the customer asked, with the ids the customer gave"
+        return ToolResult(error_observation(why, changed="nothing", hint=hint), error=True)
+
+    def perform(self, run: Any, actions: list[Action], ready: list[ToolResult | None]) -> Iterable[ToolResult]:
+        ready = [done or self._refused(run, action) for action, done in zip(actions, ready)]
+        return self.inner.perform(run, actions, ready)
+
+    def __repr__(self) -> str:
+        return f"CustomerWordsOnly({self.inner!r})"

@@ -1,0 +1,97 @@
+"""Lesson 25, defence (d): the confirmation gate of lesson 15, showing where a requested action came from.
+
+A person asked "refund order 88236?" cannot tell a request the customer made from one a planted notice made. So
+this gate tells them: for each argument of the call, the text it came from, the customer's message or the
+Observation of tool X (the latest one that holds the value), or "nowhere" when no text held it:
+
+    [Approval asked] applyRefund: applyRefund({"orderId":"88236",...}) · orderId 88236 from: searchKnowledge's result
+
+`SourcedGate` is a `ConfirmationGate` (the same yes/no/timeout rules, the same events) whose requests carry
+`sources`; mount it as lesson 15 does, `parts=[GatedAct(SourcedGate(...))]`. `careful_person` is a person modelled
+for the attack suite: they say yes only when every argument came from the customer's words. A real person reads
+the same line; whether they read it carefully is what no code can promise.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from tinyagent.defences.customer_words import OBSERVATION, arguments_of
+from tinyagent.toolkit.confirmation import ApprovalRequest, ConfirmationGate
+from tinyagent.tools import Action
+
+CUSTOMER = "the customer's message"
+NOWHERE = "no message or result"
+ARGUMENTS = ("orderId", "to", "input")  # the arguments whose source is shown (the ids a write acts on)
+
+
+@dataclass(frozen=True)
+class SourcedRequest(ApprovalRequest):
+    """An approval request with, per shown argument, (name, value, where it came from)."""
+
+    sources: tuple[tuple[str, str, str], ...] = ()
+
+
+def source_of(value: str, messages: list[dict], parse_text: Any = None) -> str:
+    """Where `value` was written first: the customer's message, or "<tool>'s result" for the Observation of the
+    tool that returned it (named from the assistant step before it), or NOWHERE."""
+    tool = "a tool"
+    tool_of: dict[str, str] = {}
+    for message in messages:
+        role, content = message.get("role"), str(message.get("content") or "")
+        if role == "assistant":
+            for call in message.get("tool_calls") or []:
+                tool_of[call.get("id")] = call.get("function", {}).get("name", "a tool")
+            action = parse_text(content).action if parse_text is not None and content else None
+            tool = action.tool_name if action is not None else tool
+        elif value.lower() not in content.lower():
+            continue
+        elif role == "user" and not content.startswith(OBSERVATION):
+            return CUSTOMER
+        elif role == "user":
+            return f"{tool}'s result"
+        elif role == "tool":
+            return f"{tool_of.get(message.get('tool_call_id'), 'a tool')}'s result"
+    return NOWHERE
+
+
+class SourcedGate(ConfirmationGate):
+    """A ConfirmationGate whose requests say where each id of the call came from (see the module docstring).
+
+    in_summary: also write the sources into the request's summary (the line a person is shown); False keeps the
+                summary as lesson 15 writes it, and the sources only in `request.sources` (the service lists them
+                beside it)
+    """
+
+    def __init__(self, tools=("applyRefund", "sendMessage"), *, in_summary: bool = True, **options: Any):
+        super().__init__(tools, **options)
+        self.in_summary = in_summary
+        self._asking = threading.local()  # the run being settled, for `open` (called inside `settle`)
+
+    def settle(self, run: Any, step: int, action: Action):
+        self._asking.run = run
+        return (yield from super().settle(run, step, action))
+
+    def open(self, action: Action, step: int) -> SourcedRequest:
+        plain = super().open(action, step)
+        run = getattr(self._asking, "run", None)
+        messages = run.messages if run is not None else []
+        parse_text = run.agent.parse_text if run is not None else None
+        arguments = arguments_of(action)
+        sources = tuple((name, str(arguments[name]), source_of(str(arguments[name]), messages, parse_text))
+                        for name in ARGUMENTS if name in arguments and str(arguments[name]).strip())
+        said = "; ".join(f"{name} {value} from: {where}" for name, value, where in sources)
+        request = SourcedRequest(plain.id, plain.step, plain.tool, plain.input,
+                                 f"{plain.summary} · {said}" if said and self.in_summary else plain.summary,
+                                 plain.timeout_s, sources)
+        with self._lock:
+            self._pending[plain.id].request = request
+        return request
+
+
+def careful_person(request: ApprovalRequest) -> bool:
+    """A person who reads the gate's line and says yes only when every shown argument came from the customer."""
+    sources = getattr(request, "sources", ())
+    return bool(sources) and all(where == CUSTOMER for _, _, where in sources)
