@@ -40,7 +40,9 @@ from tinyagent.checks import (
     check_ids_seen,
     check_inside_workspace,
     check_invented_counter,
+    check_merged_names,
     check_missing_order_prediction,
+    check_observation_from_result,
     check_observations_in,
     check_overlapping_windows,
     check_parcel_prediction,
@@ -281,6 +283,8 @@ def fails_by_kind(check, answers: dict, *before, says: str = "") -> None:
         (check_rains_during, (None,)),
         (check_tracking_grammar, (None,)),  # 23
         (check_ids_seen, (None,)),
+        (check_observation_from_result, (None,)),  # 24
+        (check_merged_names, (None,)),
         (check_fence, (None,)),  # 25
         (check_ids_from_customer, (None,)),
     ],
@@ -290,10 +294,10 @@ def test_an_empty_answer_is_not_attempted_yet(check, empty, capsys):
     assert "not attempted yet" in capsys.readouterr().out
 
 
-def test_fifty_exercises_have_a_check():
+def test_fifty_two_exercises_have_a_check():
     from tinyagent import checks
 
-    assert len([name for name in dir(checks) if name.startswith("check_")]) == 50
+    assert len([name for name in dir(checks) if name.startswith("check_")]) == 52
 
 
 # -- 00 ---------------------------------------------------------------------------------------------
@@ -5700,6 +5704,185 @@ def test_23_wrong_answers_by_kind():
     fails(check_ids_seen, lambda messages, example: _ids_seen_solution(
         [{**m, "role": "user"} if m["role"] == "assistant" else m for m in messages], example),
         says="An id only the model wrote")
+
+
+# -- 24 ---------------------------------------------------------------------------------------------
+def _observation_solution(result):  # notebooks/solutions/24_mcp.ipynb
+    from tinyagent.registry import error_observation
+
+    text = "\n".join(part["text"] if part["type"] == "text" else f"[{part['type']}]"
+                     for part in result.get("content", []))
+    if result.get("isError"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if not (isinstance(value, dict) and "error" in value):
+            return error_observation(text or "the tool failed and said nothing")
+    return text
+
+
+def _merge_solution(offers):  # notebooks/solutions/24_mcp.ipynb
+    servers_of = {}
+    for names in offers.values():
+        for name in set(names):
+            servers_of[name] = servers_of.get(name, 0) + 1
+    return [name if servers_of[name] == 1 else f"{server}_{name}" for server, names in offers.items()
+            for name in names]
+
+
+def test_24_observation_from_result():
+    assert passes(check_observation_from_result, _observation_solution)
+
+    def first_part(result):  # the first text part only
+        texts = [part for part in result.get("content", []) if part["type"] == "text"][:1]
+        return _observation_solution({**result, "content": texts})
+
+    def text_parts_only(result):  # an image or a resource left out, not named
+        return _observation_solution({**result, "content": [p for p in result.get("content", [])
+                                                             if p["type"] == "text"]})
+
+    def every_error_wrapped(result):  # an error object wrapped a second time
+        from tinyagent.registry import error_observation
+
+        text = "\n".join(p.get("text", f"[{p['type']}]") for p in result.get("content", []))
+        return error_observation(text) if result.get("isError") else text
+
+    def error_flag_ignored(result):
+        return _observation_solution({**result, "isError": False})
+
+    fails(check_observation_from_result, first_part, says="joined with newlines")
+    fails(check_observation_from_result, text_parts_only, says="[its type]")
+    fails(check_observation_from_result, every_error_wrapped, says="the text itself if it is a JSON object")
+    fails(check_observation_from_result, error_flag_ignored, says='with "isError": true')
+    fails(check_observation_from_result, lambda result: result["content"], says="return the Observation's text")
+
+
+def test_24_merged_names():
+    assert passes(check_merged_names, _merge_solution)
+
+    def first_keeps_it(offers):  # the first server keeps the name, the later ones are prefixed
+        seen, names = set(), []
+        for server, tools in offers.items():
+            for name in tools:
+                names.append(f"{server}_{name}" if name in seen else name)
+            seen.update(tools)
+        return names
+
+    def clashes_dropped(offers):  # a clashing name left out altogether
+        return [name for name in _merge_solution(offers) if name in {n for ns in offers.values() for n in ns}]
+
+    fails(check_merged_names, first_keeps_it, says="the spec says: a name")
+    fails(check_merged_names, clashes_dropped, says="the spec says: a name")
+    fails(check_merged_names, lambda offers: sorted(_merge_solution(offers)), says="each server's tools in its own order")
+    fails(check_merged_names, lambda offers: {n: s for s, ns in offers.items() for n in ns},
+          says="return a list of names")
+
+
+def test_24_wrong_answers_by_kind():
+    from tinyagent.registry import error_observation
+
+    # Exercise 1. Every kind applies.
+    def only_the_shops_errors(result):  # the example's error only: 订单不存在 is taken as an error object
+        text = "\n".join(p["text"] if p["type"] == "text" else f"[{p['type']}]" for p in result.get("content", []))
+        return text if "订单不存在" in text else _observation_solution(result)
+
+    def every_part_an_image(result):  # the lesson's example had an image: every other part is named [image] too
+        return _observation_solution({**result, "content": [p if p["type"] == "text" else {"type": "image"}
+                                                             for p in result.get("content", [])]})
+
+    kept = []
+
+    def module_level_parts(result):  # the parts of every result so far
+        kept.extend(result.get("content", []))
+        return _observation_solution({**result, "content": kept})
+
+    def first_part_only(result):
+        return _observation_solution({**result, "content": result.get("content", [])[:1]})
+
+    def last_part_only(result):
+        return _observation_solution({**result, "content": result.get("content", [])[-1:]})
+
+    def ascii_escaped(result):  # json.dumps' default ensure_ascii: 订单不存在 becomes \u8ba2...
+        text = _observation_solution({**result, "isError": False})
+        if result.get("isError") and not text.startswith('{"error"'):
+            return json.dumps({"error": text or "the tool failed and said nothing"}, separators=(",", ":"))
+        return text
+
+    def error_word_anywhere(result):  # "error" somewhere in the text taken for an error object
+        text = _observation_solution({**result, "isError": False})
+        if result.get("isError") and '"error"' not in text:
+            return error_observation(text or "the tool failed and said nothing")
+        return text
+
+    def spaced_json(result):  # json.dumps' default separators: {"error": "..."} with a space
+        text = _observation_solution({**result, "isError": False})
+        if result.get("isError") and _observation_solution(result) != text:
+            return json.dumps({"error": text or "the tool failed and said nothing"}, ensure_ascii=False)
+        return text
+
+    def parts_listed(result):  # a list of the texts, not one text
+        return _observation_solution(result).split("\n")
+
+    def parts_popped(result):  # empties the content it was given
+        parts = []
+        while result.get("content"):
+            parts.append(result["content"].pop(0))
+        return _observation_solution({**result, "content": parts})
+
+    fails_by_kind(check_observation_from_result, {
+        "right only for the example": [only_the_shops_errors, every_part_an_image],
+        "state kept between calls": [module_level_parts],
+        "only one of many read": [first_part_only, last_part_only],
+        "one language only": [ascii_escaped],
+        "the wrong kind of comparison": [error_word_anywhere, spaced_json],
+        "a stated type ignored": [parts_listed],
+        "changes what it was given": [parts_popped],
+    })
+
+    # Exercise 2. Tool names are ASCII identifiers: "one language only" does not apply.
+    def only_the_lessons_clash(offers):  # the lesson's clash, getCurrentTime, written in
+        return [f"{server}_{name}" if name == "getCurrentTime" else name
+                for server, names in offers.items() for name in names]
+
+    counted = {}
+
+    def module_level_counts(offers):  # the servers of earlier calls still count
+        for names in offers.values():
+            for name in set(names):
+                counted[name] = counted.get(name, 0) + 1
+        return [name if counted[name] == 1 else f"{server}_{name}" for server, names in offers.items()
+                for name in names]
+
+    def first_two_servers(offers):  # a clash looked for between the first two servers only
+        first = list(offers.values())[:2]
+        both = set(first[0]) & set(first[1]) if len(first) == 2 else set()
+        return [f"{server}_{name}" if name in both else name for server, names in offers.items() for name in names]
+
+    def case_folded(offers):  # getTime and gettime taken for one name
+        servers_of = {}
+        for names in offers.values():
+            for name in {n.lower() for n in names}:
+                servers_of[name] = servers_of.get(name, 0) + 1
+        return [name if servers_of[name.lower()] == 1 else f"{server}_{name}" for server, names in offers.items()
+                for name in names]
+
+    def as_a_set(offers):
+        return set(_merge_solution(offers))
+
+    def sorted_in_place(offers):  # sorts each server's list it was given
+        for names in offers.values():
+            names.sort()
+        return _merge_solution(offers)
+
+    fails_by_kind(check_merged_names, {
+        "right only for the example": [only_the_lessons_clash],
+        "state kept between calls": [module_level_counts],
+        "only one of many read": [first_two_servers],
+        "the wrong kind of comparison": [case_folded],
+        "a stated type ignored": [as_a_set],
+        "changes what it was given": [sorted_in_place],
+    })
 
 
 # -- 25 ---------------------------------------------------------------------------------------------

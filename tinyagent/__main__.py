@@ -7,6 +7,7 @@
     weather-service  serve lesson 15's weather API on 127.0.0.1 (optionally slow or failing on purpose)
     eval         run the evaluation suite (lesson 18) against the configured model, print the scores
     serve        serve the shop agent over HTTP with its live trace page (lesson 19; the `serve` extra)
+    mcp-server   serve the shop's tools over the Model Context Protocol, on stdio or Streamable HTTP (lesson 24)
 
 A bad argument is one line on stderr that says what is wrong and what to do, and exit code 2.
 """
@@ -291,6 +292,16 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
                        "same number as --max-connections, and let the proxy limit each client")
 
 
+def _mcp_server_arguments(mcp: argparse.ArgumentParser) -> None:
+    """Lesson 24: the shop's tools for any MCP host. Without --port it speaks on stdin/stdout, as hosts expect."""
+    mcp.add_argument("--port", type=_port, default=None, help="serve Streamable HTTP on 127.0.0.1:PORT/mcp instead "
+                     "of stdio (0: any free port)")
+    mcp.add_argument("--db", default=os.environ.get("TINYAGENT_SHOP_DB") or ":memory:", metavar="FILE",
+                     help="the shop's SQLite file, filled with the course's orders on first use (default: "
+                     "$TINYAGENT_SHOP_DB, else a freshly seeded shop in memory)")
+    mcp.add_argument("--now", help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
+
+
 # Each command: its one-line help, anything more add_parser takes, and what adds its arguments.
 COMMANDS = {
     "ask": ("run the shop agent on one request", {}, _ask_arguments),
@@ -307,6 +318,8 @@ COMMANDS = {
               {"description": "Serve the shop agent: POST /agent/invoke, POST /agent/stream (Server-Sent Events), "
                               "and the trace page at /. Needs the serve extra."},
               _serve_arguments),
+    "mcp-server": ("serve the shop's tools over MCP (stdio, or Streamable HTTP with --port)", {},
+                   _mcp_server_arguments),
 }
 
 
@@ -330,6 +343,8 @@ def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return _serve(args)
     if args.command == "weather-service":
         return _weather_service(args)
+    if args.command == "mcp-server":
+        return _mcp_server(args)
     if args.command == "eval":
         return _eval(args, parser)
     if args.command == "ask":
@@ -544,6 +559,30 @@ def _serve(args: argparse.Namespace) -> int:
                 return 2
             stopped_by = "SIGINT or SIGTERM"
     print(f"service stopped ({stopped_by}).", file=sys.stderr)
+    return 0
+
+
+def _mcp_server(args: argparse.Namespace) -> int:
+    from tinyagent.clock import fixed_clock, system_clock
+
+    try:
+        from tinyagent.toolkit.mcp_server import serve_mcp
+    except ImportError as exc:
+        print(f'error: the MCP server needs the official SDK ({exc.name}): pip install -e ".[mcp]" in the course '
+              "folder", file=sys.stderr)
+        return 2
+    try:
+        clock = fixed_clock(args.now) if args.now else system_clock
+    except ValueError:
+        print(f"error: --now must be an ISO date-time such as 2026-06-30T19:05:23, got {args.now!r}",
+              file=sys.stderr)
+        return 2
+    try:
+        stopped_by = serve_mcp(args.db, clock, port=args.port)
+    except TinyAgentError as exc:  # a shop file it cannot use, a port it cannot listen on
+        print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    print(f"MCP server stopped ({stopped_by}).", file=sys.stderr)
     return 0
 
 

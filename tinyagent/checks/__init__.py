@@ -89,6 +89,7 @@ _LESSONS = {
     "lesson21_several_agents": ("check_scoped_registry", "check_rains_during", "RAIN_CASES"),
     "lesson22_tree_of_thoughts": ("check_shop_rule", "check_keep_best", "RULE_CASES", "BEAM_CASES"),
     "lesson23_constrained_decoding": ("check_tracking_grammar", "check_ids_seen", "TRACKING_NUMBERS"),
+    "lesson24_mcp": ("check_observation_from_result", "check_merged_names"),
     "lesson25_prompt_injection": ("check_fence", "check_ids_from_customer"),
 }
 _LAZY = {name: module for module, names in _LESSONS.items() for name in names}

@@ -1,0 +1,134 @@
+"""Lesson 24's MCP client: a registry filled from servers' tools/list, usable by ReActAgent unchanged."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import mcp_types as types
+import pytest
+from mcp.server.mcpserver import MCPServer
+
+from tinyagent.agent import ReActAgent
+from tinyagent.classroom.server import ClassroomServer
+from tinyagent.clock import fixed_clock
+from tinyagent.llm_client import LlmClient
+from tinyagent.shop import Shop, shop_registry
+from tinyagent.toolkit.mcp_client import (
+    McpConnection,
+    McpError,
+    ToolNameClash,
+    arguments_from,
+    mcp_registry,
+    observation_text,
+)
+from tinyagent.toolkit.mcp_server import McpHttpServer, registry_server
+from tinyagent.tools import Action
+
+NOW = "2026-06-30T19:05:23"
+
+
+@pytest.fixture
+def shop():
+    clock = fixed_clock(NOW)
+    with Shop(":memory:", clock=clock) as shop:
+        yield shop, shop_registry(shop, clock)
+
+
+def weather_server() -> MCPServer:
+    """A second server, written as the lesson's learner does: one tool of its own, one whose name the shop has."""
+    server = MCPServer("weather")
+
+    @server.tool()
+    def getWeather(city: str) -> str:
+        """The weather now in one city."""
+        return json.dumps({"city": city, "condition": "light rain"})
+
+    @server.tool()
+    def getCurrentTime() -> str:
+        """The time in the weather service's city."""
+        return "08:00"
+
+    return server
+
+
+def _text(*parts: str, error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=part) for part in parts], is_error=error)
+
+
+def test_observation_text_joins_parts_and_makes_an_error_observation():
+    assert observation_text(_text("a", "b")) == "a\nb"
+    assert observation_text(_text('{"error":"no"}', error=True)) == '{"error":"no"}'
+    assert json.loads(observation_text(_text("boom", error=True))) == {"error": "boom"}
+    image = types.CallToolResult(content=[types.ImageContent(data="AA==", mime_type="image/png")])
+    assert observation_text(image) == "[image]"
+
+
+def test_arguments_from_reads_json_plain_text_and_nothing():
+    one = {"type": "object", "properties": {"orderId": {"type": "string"}}, "required": ["orderId"]}
+    assert arguments_from('{"orderId": "88231"}', one) == {"orderId": "88231"}
+    assert arguments_from("88231", one) == {"orderId": "88231"}
+    assert arguments_from("", {"type": "object", "properties": {}}) == {}
+    two = {"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"]}
+    assert arguments_from("88231", two) is None
+    assert arguments_from('{"orderId": ', one) is None
+    assert arguments_from("[1]", {"type": "object", "properties": {}}) is None
+
+
+def test_the_registry_from_a_server_runs_the_shop_agent_on_the_classroom_model(shop):
+    with ClassroomServer() as model, McpConnection.in_process(registry_server(shop[1]), record=True,
+                                                             ask=lambda message: "yes") as connection:
+        tools = mcp_registry(connection)
+        assert tools.names == shop[1].names
+        assert [tool.parameters for tool in tools] == [json.loads(json.dumps(tool.parameters, default=dict))
+                                                       for tool in shop[1]]
+        llm = LlmClient(f"{model.base_url}/chat/completions", None, "classroom")
+        result = ReActAgent(llm, tools).run("订单 88231 的扫地机坏了，不能充电，帮我退款。")
+        methods = [message.get("method") for message in connection.wire if message["direction"] == "sent"]
+    assert result.ok and shop[0].refunds()[0]["orderId"] == "88231"
+    assert shop[0].refunds()[0]["refundId"] in result.answer
+    assert methods[:3] == ["initialize", "notifications/initialized", "tools/list"]
+    assert "tools/call" in methods
+
+
+def test_two_servers_in_one_registry_with_a_clash_prefixed_or_refused(shop):
+    with McpConnection.in_process(registry_server(shop[1]), name="shop") as own, \
+            McpConnection.in_process(weather_server(), name="weather") as weather:
+        tools = mcp_registry(own, weather)
+        assert tools.names == ["queryOrder", "queryLogistics", "applyRefund", "searchKnowledge", "shop_getCurrentTime",
+                               "getWeather", "weather_getCurrentTime"]
+        assert tools.get("weather_getCurrentTime").describe().startswith("(weather)")
+        assert tools.run(Action("weather_getCurrentTime", "")).text == "08:00"
+        assert json.loads(tools.run(Action("shop_getCurrentTime", "")).text)["currentTime"] == NOW
+        assert json.loads(tools.run(Action("getWeather", "杭州")).text)["city"] == "杭州"
+        with pytest.raises(ToolNameClash, match="getCurrentTime.*shop and weather"):
+            mcp_registry(own, weather, on_clash="raise")
+
+
+def test_a_bad_input_and_a_closed_connection_are_error_observations(shop):
+    connection = McpConnection.in_process(registry_server(shop[1]))
+    tools = mcp_registry(connection)
+    refused = tools.run(Action("applyRefund", "88231"))
+    assert refused.error and json.loads(refused.text)["expected"] == ["orderId", "reason"]
+    connection.close()
+    connection.close()  # twice is fine
+    closed = tools.run(Action("queryOrder", "88231"))
+    assert closed.error and "closed" in json.loads(closed.text)["error"]
+
+
+def test_a_server_that_cannot_start_is_one_mcp_error():
+    with pytest.raises(McpError, match="cannot connect to the MCP server"):
+        McpConnection.stdio(sys.executable, ["-c", "import sys; sys.exit(3)"], timeout_s=20)
+
+
+def test_over_http_the_wire_shows_initialize_list_and_call(shop):
+    with McpHttpServer(shop[1]) as server, McpConnection.http(server.url, record=True) as connection:
+        connection.call_tool("queryOrder", {"orderId": "88231"})
+        wire = list(connection.wire)
+    sent = [message for message in wire if message["direction"] == "sent"]
+    # (after a call to a tool it has not seen listed, the SDK's client lists the tools by itself: output schemas)
+    assert [message.get("method") for message in sent][:3] == ["initialize", "notifications/initialized",
+                                                                "tools/call"]
+    assert sent[2]["params"] == {"name": "queryOrder", "arguments": {"orderId": "88231"}}
+    answered = [message for message in wire if message["direction"] == "received" and message.get("id") == sent[2]["id"]]
+    assert answered[0]["result"]["isError"] is False

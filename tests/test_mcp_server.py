@@ -1,0 +1,209 @@
+"""Lesson 24's MCP server: the shop's tools over stdio and Streamable HTTP, driven by the official client."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import anyio
+import mcp_types as types
+import pytest
+import requests
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from tests.conftest import PATIENCE, ServerProcess, port_refuses_connections
+from tinyagent.clock import fixed_clock
+from tinyagent.shop import Shop, shop_registry
+from tinyagent.toolkit.mcp_client import McpConnection, mcp_registry
+from tinyagent.toolkit.mcp_server import McpHttpServer, input_schema, mcp_tool, shop_server_process
+
+NOW = "2026-06-30T19:05:23"
+SERVER_ARGS = ["-m", "tinyagent", "mcp-server", "--now", NOW]
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+REFUND_CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "applyRefund", "arguments": {"orderId": "88231", "reason": "faulty"}}}
+
+
+@pytest.fixture
+def shop():
+    clock = fixed_clock(NOW)
+    with Shop(":memory:", clock=clock) as shop:
+        yield shop, shop_registry(shop, clock)
+
+
+@pytest.fixture
+def http_server(shop):
+    with McpHttpServer(shop[1]) as server:
+        yield server
+
+
+def test_the_official_client_spawns_the_server_over_stdio_and_lists_and_calls_its_tools(shop):
+    registry = shop[1]
+
+    async def talk():
+        params = StdioServerParameters(**shop_server_process("--now", NOW))
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            found = await session.call_tool("queryOrder", {"orderId": "88231"})
+            missing = await session.call_tool("queryOrder", {"orderId": "99999"})
+            return listed, found, missing
+
+    with open(os.devnull, "w") as errlog:  # the server's banner
+        listed, found, missing = anyio.run(talk)
+    assert [tool.name for tool in listed.tools] == registry.names
+    for tool in listed.tools:
+        assert tool.input_schema == input_schema(registry.get(tool.name))
+        assert set(tool.input_schema["properties"]) == set(registry.get(tool.name).parameters["properties"])
+        assert tool.description == registry.get(tool.name).description
+    assert not found.is_error and json.loads(found.content[0].text)["trackingNo"] == "SF1234567890"
+    # lesson 02's rule over MCP: the tool's failure is a result the model reads, not a JSON-RPC error
+    assert missing.is_error and json.loads(missing.content[0].text)["error"] == "订单不存在：99999"
+
+
+def test_the_tools_hint_what_they_change():
+    clock = fixed_clock(NOW)
+    with Shop(":memory:", clock=clock) as shop:
+        hints = {tool.name: mcp_tool(tool).annotations for tool in shop_registry(shop, clock)}
+    assert hints["applyRefund"].read_only_hint is False
+    assert hints["queryOrder"].read_only_hint is True
+
+
+def test_an_unknown_tool_and_a_bad_argument_are_error_results_with_the_observation(http_server):
+    with McpConnection.http(http_server.url) as connection:
+        unknown = connection.call_tool("cancelOrder", {"orderId": "88231"})
+        bad = connection.call_tool("queryOrder", {"orderId": "my order"})
+    assert unknown.is_error and json.loads(unknown.content[0].text)["available_tools"][0] == "queryOrder"
+    assert bad.is_error and "error" in json.loads(bad.content[0].text)
+
+
+@pytest.mark.parametrize("answer, refunds", [("yes", 1), ("no", 0), (None, 0)], ids=["yes", "no", "no-ask"])
+def test_a_refund_runs_only_after_a_persons_yes(shop, http_server, answer, refunds):
+    asked = []
+
+    def person(message: str) -> str:
+        asked.append(message)
+        return answer
+
+    ask = person if answer is not None else None
+    with McpConnection.http(http_server.url, ask=ask) as connection:
+        tools = mcp_registry(connection)
+        from tinyagent.tools import Action
+
+        result = tools.run(Action("applyRefund", {"orderId": "88231", "reason": "faulty"}))
+    assert len(shop[0].refunds()) == refunds
+    assert result.error is (refunds == 0)
+    if answer is None:
+        assert asked == [] and "cannot ask" in result.text
+    else:
+        assert len(asked) == 1 and "88231" in asked[0]
+
+
+def test_streamable_http_in_a_subprocess_serves_the_official_client_and_stops_on_sigterm():
+    with ServerProcess("mcp-server", "--port", "0", "--now", NOW) as server:
+        url = re.search(r"http://127\.0\.0\.1:\d+/mcp", server.wait_for_line("MCP server on")).group(0)
+        with McpConnection.http(url) as connection:
+            names = [tool.name for tool in connection.list_tools()]
+            time = connection.call_tool("getCurrentTime", {})
+        assert names[0] == "queryOrder" and json.loads(time.content[0].text)["currentTime"] == NOW
+        assert server.stop(signal.SIGTERM) == 0
+        assert "stopped (SIGTERM)" in server.stderr and "Traceback" not in server.stderr
+        assert port_refuses_connections(int(url.rsplit(":", 1)[1].split("/")[0]))
+
+
+def test_sigint_stops_it_even_when_started_with_sigint_ignored():
+    with ServerProcess("mcp-server", "--port", "0", ignore_sigint=True) as server:
+        server.wait_for_line("MCP server on")
+        assert server.stop(signal.SIGINT) == 0
+        assert "stopped (SIGINT)" in server.stderr and "Traceback" not in server.stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_the_stdio_server_stops_cleanly_on_a_signal(signum):
+    process = subprocess.Popen([sys.executable, *SERVER_ARGS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        assert "MCP server on stdio" in process.stderr.readline()  # ready: its handlers are installed
+        process.send_signal(signum)
+        assert process.wait(timeout=PATIENCE) == 0
+        assert "stopped (" + signal.Signals(signum).name + ")" in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            pipe.close()
+
+
+def test_closing_stdin_ends_the_stdio_server():
+    process = subprocess.run([sys.executable, *SERVER_ARGS], check=False, input="", capture_output=True, text=True,
+                             timeout=PATIENCE)
+    assert process.returncode == 0 and process.stdout == ""
+    assert "stopped (stdin closed)" in process.stderr
+
+
+@pytest.mark.parametrize("headers, status", [
+    ({"Host": "rebound.example.com"}, 421),           # a DNS-rebinding name that points at 127.0.0.1
+    ({"Host": "127.0.0.1:1"}, 421),                   # the right address, another port
+    ({"Origin": "https://evil.example"}, 403),        # a page elsewhere
+    ({"Origin": "null"}, 403),                        # a sandboxed page or a file
+], ids=["rebinding-host", "other-port", "foreign-origin", "null-origin"])
+def test_a_foreign_host_or_origin_gets_a_json_4xx_and_no_tool_runs(shop, http_server, headers, status):
+    reply = requests.post(http_server.url, json=REFUND_CALL, headers={**ACCEPT, **headers}, timeout=PATIENCE)
+    assert reply.status_code == status and "error" in reply.json()
+    assert shop[0].refunds() == []
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"])
+def test_a_simple_cross_site_post_runs_no_tool(shop, http_server, content_type):
+    # what a form or fetch(no-cors) on any web page can send without asking the server first
+    for origin in ({}, {"Origin": "https://evil.example"}):
+        for body in (INITIALIZE, REFUND_CALL):
+            reply = requests.post(http_server.url, data=json.dumps(body),
+                                  headers={**ACCEPT, "Content-Type": content_type, **origin}, timeout=PATIENCE)
+            assert 400 <= reply.status_code < 500 and "error" in reply.json()
+    assert shop[0].refunds() == []
+
+
+def test_the_servers_own_origin_is_served(http_server):
+    origin = http_server.url.removesuffix("/mcp")
+    reply = requests.post(http_server.url, json=INITIALIZE, headers={**ACCEPT, "Origin": origin}, timeout=PATIENCE)
+    assert reply.status_code == 200
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--port", "http"], "--port must be a whole number"),
+    (["--port", "70000"], "--port must be a whole number"),
+    (["--now", "yesterday"], "--now must be an ISO date-time"),
+    (["--db", "/etc/hostname/shop.sqlite3"], "is a file, not a folder"),
+])
+def test_bad_options_are_one_line_and_exit_2(args, says):
+    done = subprocess.run([sys.executable, "-m", "tinyagent", "mcp-server", *args], check=False, input="",
+                          capture_output=True,
+                          text=True, timeout=PATIENCE)
+    assert done.returncode == 2 and says in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and done.stdout == ""
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(http_server):
+    done = subprocess.run([sys.executable, "-m", "tinyagent", "mcp-server", "--port", str(http_server.port)],
+                          check=False, capture_output=True, text=True, timeout=PATIENCE)
+    assert done.returncode == 2 and done.stderr.startswith("error: cannot listen")
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_list_changed_is_not_claimed():
+    # the registry is fixed for the server's life: it must not promise notifications it never sends
+    clock = fixed_clock(NOW)
+    with Shop(":memory:", clock=clock) as shop:
+        from tinyagent.toolkit.mcp_server import registry_server
+
+        options = registry_server(shop_registry(shop, clock)).create_initialization_options()
+    assert options.capabilities.tools == types.ToolsCapability(list_changed=False)

@@ -1,0 +1,183 @@
+"""Lesson 24 (MCP): what the model reads for a `tools/call` result, and the names of one registry from two servers."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.toolkit.mcp_client import merged_names, observation_from_result
+
+# -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
+_TEXTS = ('{"orderId":"88231","status":"已签收","trackingNo":"SF1234567890"}', "退款申请已提交",
+          "Refund RF202606300001 submitted.", "第一行\n第二行", "line one\n\nline three", "", " ", "🙂 ok",
+          '{"currentTime":"2026-06-30T19:05:23","weekday":"星期二"}', "[1, 2]")
+_ERRORS = ('{"error":"订单不存在：99999","hint":"请核对订单号"}', '{"error":"unknown tool: cancelOrder"}',
+           "订单不存在：99999", "Order 99999 was not found.", "boom\ntraceback line", '{"message":"failed"}',
+           '["error"]', '{"error": "spaced JSON"}', "error: plain words")
+_OTHER_KINDS = ({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+                {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+                {"type": "resource_link", "uri": "file:///policies/returns.md", "name": "returns"},
+                {"type": "resource", "resource": {"uri": "kb://returns", "text": "七天无理由退货"}})
+
+
+def _text(text: str) -> dict:
+    return {"type": "text", "text": text}
+
+
+def _result(parts: list[dict], rng: random.Random, error: bool | None = None) -> dict:
+    result: dict[str, Any] = {"content": parts}
+    if error is not None:
+        result["isError"] = error
+    if rng.random() < 0.3:
+        result["structuredContent"] = {"note": "not for the model"} if rng.random() < 0.5 else None
+    return result
+
+
+def _joined(rng: random.Random) -> Iterator[tuple]:
+    for count in (1, 1, 2, 2, 3, 3, 4):  # one part or several, either language, some multi-line, some empty
+        yield (_result([_text(rng.choice(_TEXTS)) for _ in range(count)], rng, rng.choice((None, False))),)
+    yield (_result([], rng),)
+    yield (_result([_text("")], rng),)
+
+
+def _other_kinds(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(8):  # a part that is not text, alone or among text parts, anywhere in the list
+        parts = [_text(rng.choice(_TEXTS)) for _ in range(rng.randint(0, 2))]
+        parts.insert(rng.randint(0, len(parts)), dict(rng.choice(_OTHER_KINDS)))
+        yield (_result(parts, rng, rng.choice((None, False))),)
+
+
+def _errors(rng: random.Random) -> Iterator[tuple]:
+    for text in _ERRORS:  # already an error object, plain words, JSON that is not an error object
+        yield (_result([_text(text)], rng, True),)
+    for _ in range(4):  # an error in several parts
+        yield (_result([_text(rng.choice(_ERRORS)), _text(rng.choice(_TEXTS))], rng, True),)
+
+
+def _not_errors(rng: random.Random) -> Iterator[tuple]:
+    for text in _ERRORS[:4]:  # looks like an error, but the server did not say so: the text as it is
+        yield (_result([_text(text)], rng, rng.choice((None, False))),)
+
+
+def _silent_errors(rng: random.Random) -> Iterator[tuple]:
+    yield (_result([], rng, True),)
+    yield (_result([_text("")], rng, True),)
+
+
+OBSERVATION_RULES = (
+    Rule('the text of each part of type "text", joined with newlines ("\\n"), in the order sent', _joined),
+    Rule("a part of another type (image, audio, resource_link, resource) is shown where it comes as [its type], "
+         "e.g. [image]", _other_kinds),
+    Rule('with "isError": true, an error Observation: the text itself if it is a JSON object with "error", else '
+         'error_observation(text)', _errors),
+    Rule('without "isError" (or with false) the text is passed as it is, even when it reads like an error',
+         _not_errors),
+    Rule('an error with no text at all says so: error_observation("the tool failed and said nothing")',
+         _silent_errors),
+)
+
+
+def _a_string(value: object) -> str | None:
+    return None if isinstance(value, str) else f"it returned {_brief(value, 40)}: return the Observation's text"
+
+
+def _show_result(args: tuple) -> str:
+    """A result in a line: its error flag (when it has one) and its parts, text quoted, other parts by type."""
+    result = args[0]
+    parts = ", ".join(repr(part["text"]) if part["type"] == "text" else part["type"]
+                      for part in result.get("content", []))
+    flag = f"isError={result['isError']}, " if "isError" in result else ""
+    shown = f"{flag}content=[{parts}]"
+    return shown if len(shown) <= 90 else f"{shown[:60]} … {shown[-25:]}"
+
+
+@grades("Exercise 1", spec=Spec(OBSERVATION_RULES))
+def check_observation_from_result(observation_from: Callable[[dict], str] | None) -> None:
+    """24, exercise 1: observation_from(result) -> the Observation text for a tools/call result (its JSON)."""
+    exercise = "Exercise 1"
+    if observation_from is None:
+        return _not_attempted(exercise, "Write def observation_from(result): ... returning the Observation text.")
+    if not callable(observation_from):
+        _fail(exercise, f"observation_from should be a function, got {type(observation_from).__name__}")
+    tried = agree_on(exercise, "check_observation_from_result", OBSERVATION_RULES, observation_from,
+                     observation_from_result, shape=_a_string, call="observation_from(result)", show=_show_result)
+    _passed(exercise, f"observation_from read {tried} generated results: text parts joined, other parts named, "
+                      "errors as error Observations, whatever the server wrote.")
+
+
+# -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
+_SERVERS = ("shop", "weather", "calendar", "kb", "outbox", "maps2")
+_TOOLS = ("queryOrder", "queryLogistics", "applyRefund", "searchKnowledge", "getCurrentTime", "getWeather",
+          "getForecast", "getMeetings", "createReminder", "sendWechat", "search", "getTime")
+
+
+def _offers(rng: random.Random, servers: int, shared: int) -> dict[str, list[str]]:
+    """`servers` servers with a few tools each; `shared` names (at least) offered by two or more of them."""
+    names = list(_SERVERS)
+    rng.shuffle(names)
+    pool = list(_TOOLS)
+    rng.shuffle(pool)
+    common, pool = pool[:shared], pool[shared:]
+    offers: dict[str, list[str]] = {}
+    for server in names[:servers]:  # each its own tools, none of another's
+        take = rng.randint(1, 3)
+        offers[server], pool = pool[:take], pool[take:]
+    for name in common:
+        for server in rng.sample(list(offers), rng.randint(2, servers)):
+            offers[server].insert(rng.randint(0, len(offers[server])), name)
+    return offers
+
+
+def _in_order(rng: random.Random) -> Iterator[tuple]:
+    for servers in (1, 2, 2, 3, 3, 4):  # no clash: every name, in the servers' order then each one's
+        yield (_offers(rng, servers, 0),)
+    yield ({"shop": [], "weather": ["getWeather"]},)
+
+
+def _kept(rng: random.Random) -> Iterator[tuple]:
+    for servers in (2, 2, 3, 4):  # a clash elsewhere leaves every other name as it is
+        yield (_offers(rng, servers, 1),)
+
+
+def _prefixed(rng: random.Random) -> Iterator[tuple]:
+    yield ({"shop": ["queryOrder", "getCurrentTime"], "weather": ["getWeather", "getCurrentTime"]},)
+    for servers, shared in ((2, 1), (2, 2), (3, 1), (3, 2), (4, 3), (3, 3)):  # each server that offers it
+        yield (_offers(rng, servers, shared),)
+
+
+def _case(rng: random.Random) -> Iterator[tuple]:
+    yield ({"shop": ["getTime"], "weather": ["gettime", "getWeather"]},)
+    yield ({"a": ["Search"], "b": ["search"], "c": ["search", "SEARCH"]},)
+
+
+MERGE_RULES = (
+    Rule("every tool of every server, the servers in their order and each server's tools in its own order",
+         _in_order),
+    Rule("a name only one server offers is kept as it is", _kept),
+    Rule("a name that two or more servers offer is kept by none of them: each becomes <server>_<name>", _prefixed),
+    Rule("names that differ in case are different names (getTime and gettime do not clash)", _case),
+)
+
+
+def _a_list(value: object) -> str | None:
+    if isinstance(value, (list, tuple)) and all(isinstance(one, str) for one in value):
+        return None
+    return f"it returned {_brief(value, 40)}: return a list of names (strings)"
+
+
+@grades("Exercise 2", spec=Spec(MERGE_RULES))
+def check_merged_names(merge: Callable[[dict[str, list[str]]], list[str]] | None) -> None:
+    """24, exercise 2: merge(offers) -> the registry's names for {server: [tool names]}, clashes prefixed."""
+    exercise = "Exercise 2"
+    if merge is None:
+        return _not_attempted(exercise, "Write def merge(offers): ... returning a list of tool names.")
+    if not callable(merge):
+        _fail(exercise, f"merge should be a function, got {type(merge).__name__}")
+    tried = agree_on(exercise, "check_merged_names", MERGE_RULES, merge, merged_names, shape=_a_list,
+                     read=lambda names: list(names) if isinstance(names, (list, tuple)) else names,
+                     call="merge(offers)")
+    _passed(exercise, f"merge named the tools of {tried} generated sets of servers: each kept, or prefixed with its "
+                      "server where two servers offer it.")

@@ -1,0 +1,351 @@
+"""The agent as an MCP client (lesson 24): a registry filled from a server's `tools/list`, each call over MCP.
+
+    with McpConnection.stdio(**shop_server_process()) as shop:   # python -m tinyagent mcp-server, a subprocess
+        tools = mcp_registry(shop)                    # a ToolRegistry: ReActAgent(llm, tools) as ever
+        tools.run(Action("queryOrder", {"orderId": "88231"}))
+
+`McpConnection` holds one session of the official SDK's `ClientSession` open on an event loop in a thread of its
+own, so plain code (the loop of lesson 06) calls it like a function; `close()` ends the session and the server's
+process (stdio) or HTTP session. With `record=True` it keeps every JSON-RPC message sent and received (`wire`),
+as lesson 03 showed the HTTP request.
+
+What MCP gives a client is a list of tools (name, description, JSON Schema, hints) and a way to call them. The
+loop, when to stop and which calls need a yes stay the agent's: the server may ask the person through the client
+(elicitation), and `ask` is how this client asks them; without `ask` the client declares no elicitation, and a
+server that needs a yes must refuse.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import mcp_types as types
+
+from tinyagent.errors import TinyAgentError
+from tinyagent.registry import ToolRegistry, error_observation
+from tinyagent.tools import Tool
+
+DEFAULT_TIMEOUT_S = 30.0
+CLIENT_INFO = types.Implementation(name="tinyagent", version="1.0")
+
+
+class McpError(TinyAgentError):
+    """The server could not be started or reached, or the session broke."""
+
+
+def observation_from_result(result: Mapping[str, Any]) -> str:
+    """What the model reads for a `tools/call` result, as JSON on the wire ({"content": [...], "isError": ...}).
+
+    The text of each "text" part, joined by newlines, in the order sent; a part of another type (an image, a
+    resource) is named where it comes, as [image]. With "isError": true it is an error Observation: the text as it
+    is when it already is a JSON object with "error", else {"error": the text}; an error with no text says so.
+    """
+    parts = []
+    for block in result.get("content") or []:
+        kind = block.get("type")
+        parts.append(block.get("text", "") if kind == "text" else f"[{kind}]")
+    text = "\n".join(parts)
+    if result.get("isError") is True and not _is_error_object(text):
+        return error_observation(text or "the tool failed and said nothing")
+    return text
+
+
+def observation_text(result: types.CallToolResult) -> str:
+    """`observation_from_result` for the SDK's own `CallToolResult`."""
+    return observation_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+
+def _is_error_object(text: str) -> bool:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and "error" in value
+
+
+def arguments_from(text: str, schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The arguments of a call from the model's Action Input: a JSON object as written; empty for a tool that
+    takes none; for a tool with one property, plain text is that property's value. None: cannot tell."""
+    text = (text or "").strip()
+    properties = list((schema or {}).get("properties") or {})
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+    if not text and not (schema or {}).get("required"):
+        return {}
+    if len(properties) == 1:
+        return {properties[0]: text.strip("\"'")}
+    return None
+
+
+class _Recorded:
+    """A transport stream that notes each JSON-RPC message passing through it, then passes it on."""
+
+    def __init__(self, stream: Any, wire: list[dict[str, Any]], direction: str):
+        self._stream, self._wire, self._direction = stream, wire, direction
+
+    def _note(self, item: Any) -> None:
+        message = getattr(item, "message", None)
+        if message is not None:
+            self._wire.append({"direction": self._direction,
+                               **message.model_dump(by_alias=True, exclude_none=True, mode="json")})
+
+    async def send(self, item: Any) -> None:
+        self._note(item)
+        await self._stream.send(item)
+
+    async def receive(self) -> Any:
+        item = await self._stream.receive()
+        self._note(item)
+        return item
+
+    def __aiter__(self) -> _Recorded:
+        return self
+
+    async def __anext__(self) -> Any:
+        item = await self._stream.__anext__()
+        self._note(item)
+        return item
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> _Recorded:  # noqa: PYI034 - typing.Self needs Python 3.11
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> bool | None:
+        return await self._stream.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class McpConnection:
+    """One open MCP session, usable from plain code. Make it with `stdio(...)` or `http(url)`; close it (or use
+    `with`). `ask(message) -> yes/no` answers the server's elicitation questions (a person's yes)."""
+
+    def __init__(self, transport: Callable[[], AbstractAsyncContextManager[Any]], *, name: str = "server",
+                 ask: Callable[[str], object] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 record: bool = False):
+        self.name = name
+        self.ask = ask
+        self.timeout_s = timeout_s
+        self.wire: list[dict[str, Any]] | None = [] if record else None
+        self.server_info: types.Implementation | None = None
+        self._transport = transport
+        self._session: Any = None
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name=f"mcp-{name}", daemon=True)
+        self._thread.start()
+        self._closing: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self._holder = asyncio.run_coroutine_threadsafe(self._hold(), self._loop)
+        if not self._ready.wait(timeout_s) or self._failure is not None:
+            why = self._failure or TimeoutError(f"no answer in {timeout_s:g} s")
+            self.close()
+            raise McpError(f"cannot connect to the MCP server {name!r}: {_describe(why)}") from None
+
+    @classmethod
+    def stdio(cls, command: str, args: list[str] | tuple[str, ...] = (), *, env: Mapping[str, str] | None = None,
+              cwd: str | None = None, **options: Any) -> McpConnection:
+        """Start `command args` as a subprocess and talk MCP over its stdin and stdout."""
+        import os
+
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+
+        params = StdioServerParameters(command=command, args=list(args), env=dict(env or {}), cwd=cwd)
+
+        @asynccontextmanager
+        async def transport() -> AsyncIterator[Any]:
+            # The server's stderr (its banner) is not the client's; opening the null device never waits.
+            with open(os.devnull, "w") as errlog:  # noqa: ASYNC230
+                async with stdio_client(params, errlog=errlog) as streams:
+                    yield streams
+
+        return cls(transport, **options)
+
+    @classmethod
+    def http(cls, url: str, **options: Any) -> McpConnection:
+        """Talk MCP over Streamable HTTP to the server at `url` (e.g. http://127.0.0.1:8765/mcp)."""
+        from mcp.client.streamable_http import streamable_http_client
+
+        return cls(lambda: streamable_http_client(url), **options)
+
+    @classmethod
+    def in_process(cls, server: Any, **options: Any) -> McpConnection:
+        """Talk MCP to a server object of this process (the SDK's `Server` or `MCPServer`) over in-memory streams:
+        the same messages as over a pipe, without a process (the SDK's own test transport)."""
+        # What the SDK's own Client(server) uses; its module is not re-exported.
+        from mcp.client._memory import InMemoryTransport
+
+        return cls(lambda: InMemoryTransport(server), **options)
+
+    async def _hold(self) -> None:
+        from mcp.client.session import ClientSession
+
+        self._closing = asyncio.Event()
+        try:
+            async with self._transport() as (read, write):
+                if self.wire is not None:
+                    read, write = _Recorded(read, self.wire, "received"), _Recorded(write, self.wire, "sent")
+                elicit = self._elicit if self.ask is not None else None
+                async with ClientSession(read, write, elicitation_callback=elicit, client_info=CLIENT_INFO,
+                                         read_timeout_seconds=self.timeout_s) as session:
+                    init = await session.initialize()
+                    self.server_info, self._session = init.server_info, session
+                    self._ready.set()
+                    await self._closing.wait()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            self._failure = exc
+        finally:
+            self._session = None
+            self._ready.set()
+
+    async def _elicit(self, context: Any, params: Any) -> types.ElicitResult:
+        from tinyagent.toolkit.confirmation import read_answer
+
+        try:
+            answer = read_answer(await asyncio.to_thread(self.ask, params.message))
+        except Exception:  # noqa: BLE001 - a failure to ask is no yes
+            answer = None
+        if answer is None:
+            return types.ElicitResult(action="cancel")
+        return types.ElicitResult(action="accept", content={"approve": answer})
+
+    def _run(self, make: Callable[[Any], Any]) -> Any:
+        session = self._session
+        if session is None:
+            raise McpError(f"the MCP session with {self.name!r} is closed")
+        future = asyncio.run_coroutine_threadsafe(make(session), self._loop)
+        try:
+            return future.result(self.timeout_s + 5)
+        except Exception as exc:  # noqa: BLE001 - a timeout, a broken session: one error the tool turns into text
+            future.cancel()
+            raise McpError(f"MCP server {self.name!r}: {_describe(exc)}") from None
+
+    def list_tools(self) -> list[types.Tool]:
+        """The server's `tools/list`, every page."""
+        async def every_page(session: Any) -> list[types.Tool]:
+            tools, cursor = [], None
+            while True:
+                page = await session.list_tools(
+                    params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    return tools
+        return self._run(every_page)
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        """One `tools/call`; an error the tool reported comes back as a result with `is_error`, not raised."""
+        return self._run(lambda session: session.call_tool(name, arguments))
+
+    def close(self) -> None:
+        """End the session (and the server's process, for stdio), then the event loop's thread. Safe to repeat."""
+        if self._loop.is_closed():
+            return
+        if self._closing is not None:
+            self._loop.call_soon_threadsafe(self._closing.set)
+        try:
+            self._holder.result(10)
+        except Exception:  # noqa: BLE001 - closing what failed to open
+            self._holder.cancel()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+    def __enter__(self) -> McpConnection:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "open" if self._session is not None else "closed"
+        return f"<McpConnection {self.name!r} {state}>"
+
+
+class McpTool(Tool):
+    """A registry tool whose every call is a `tools/call` to the server that listed it."""
+
+    def __init__(self, connection: McpConnection, listed: types.Tool, name: str | None = None):
+        self.connection = connection
+        self.remote_name = listed.name
+        self.name = name or listed.name
+        self.description = listed.description or ""
+        self.parameters = dict(listed.input_schema)
+        # A hint from the server, which the client cannot verify: a gate goes by its own list, never by this.
+        self.read_only = bool(listed.annotations and listed.annotations.read_only_hint)
+
+    def invoke(self, input: str) -> str:
+        arguments = arguments_from(input, self.parameters)
+        if arguments is None:
+            return error_observation(f"{self.name} takes a JSON object of its arguments",
+                                     expected=list(self.parameters.get("properties") or {}), received=input)
+        try:
+            result = self.connection.call_tool(self.remote_name, arguments)
+        except McpError as exc:
+            return error_observation(str(exc), tool=self.name)
+        return observation_text(result)
+
+
+class ToolNameClash(TinyAgentError, ValueError):
+    """Two servers of one registry offer a tool of the same name."""
+
+
+def mcp_registry(*connections: McpConnection, on_clash: str = "prefix") -> ToolRegistry:
+    """One registry from the tools of one or more servers, in the servers' order then each server's.
+
+    A name that two servers offer is ambiguous: with on_clash="prefix" each of those tools is named
+    <server>_<tool> (the others keep their names), and its description says which server it is from;
+    with on_clash="raise" it is a ToolNameClash naming both servers.
+    """
+    if on_clash not in ("prefix", "raise"):
+        raise ValueError(f'on_clash must be "prefix" or "raise", got {on_clash!r}')
+    listed = [(connection, tool) for connection in connections for tool in connection.list_tools()]
+    offers: dict[str, list[str]] = {}
+    for connection, tool in listed:
+        offers.setdefault(connection.name, []).append(tool.name)
+    registry = ToolRegistry()
+    for (connection, tool), name in zip(listed, merged_names(offers)):
+        if name == tool.name:
+            registry.register(McpTool(connection, tool))
+            continue
+        if on_clash == "raise":
+            owners = [server for server, names in offers.items() if tool.name in names]
+            raise ToolNameClash(f"the tool {tool.name!r} is offered by {' and '.join(owners)}: name the servers' "
+                                f'tools apart, or pass on_clash="prefix"')
+        renamed = McpTool(connection, tool, name=name)
+        renamed.description = f"({connection.name}) {renamed.description}"
+        registry.register(renamed)
+    return registry
+
+
+def merged_names(offers: Mapping[str, list[str]]) -> list[str]:
+    """The names of one registry made from several servers' tools ({server: [tool names]}): every tool, the servers
+    in their order and each server's tools in its order; a name only one server offers is kept, and a name two or
+    more offer is kept by none of them: each becomes <server>_<name>."""
+    servers_of: dict[str, int] = {}
+    for names in offers.values():
+        for name in dict.fromkeys(names):
+            servers_of[name] = servers_of.get(name, 0) + 1
+    return [name if servers_of[name] == 1 else f"{server}_{name}" for server, names in offers.items()
+            for name in names]
+
+
+def _describe(exc: BaseException) -> str:
+    # anyio's task groups wrap what failed inside them: the first real failure says the most.
+    while getattr(exc, "exceptions", None):
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}".rstrip(": ")
