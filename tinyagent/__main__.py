@@ -144,6 +144,18 @@ def _port(text: str) -> int:
 _delay = _number_of_seconds("--delay", 3600)
 
 
+def _moment(text: str) -> str:
+    """--now: an ISO date-time the shop's clock is fixed at, checked here so every command says it the same way."""
+    from tinyagent.clock import fixed_clock
+
+    try:
+        fixed_clock(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--now must be an ISO date-time such as 2026-06-30T19:05:23, got {text!r}") from None
+    return text
+
+
 def _output_file(text: str) -> Path | str:
     """A file the results can be written to (checked before the suite runs for minutes), or "-"."""
     if text == "-":
@@ -173,7 +185,7 @@ def _ask_arguments(ask: argparse.ArgumentParser) -> None:
                      help="keep the shop in this SQLite file across runs, filled with the course's orders on first use; "
                      "delete it to start afresh (default: $TINYAGENT_SHOP_DB, else a freshly seeded shop in "
                      "memory for every run)")
-    ask.add_argument("--now", help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
+    ask.add_argument("--now", type=_moment, help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
     ask.add_argument("--usage", action="store_true", help="show token counts per model call")
     ask.add_argument("--timeout", type=_seconds, help="seconds each model reply may take in all (default: "
                      "10 to connect, 120 without data, 300 in all)")
@@ -262,7 +274,7 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
                        help="seconds a run may take in all (default 120)")
     serve.add_argument("--max-body", type=_body_bytes, default=16 * 1024, metavar="BYTES",
                        help="the largest request body accepted (default 16384)")
-    serve.add_argument("--now", help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
+    serve.add_argument("--now", type=_moment, help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
     serve.add_argument("--model", help="override TINYAGENT_MODEL (e.g. a classroom variant: classroom-loop)")
     serve.add_argument("--allowed-host", action="append", type=_host_name, default=[], metavar="NAME",
                        help="without --api-key, a host name to answer besides localhost, 127.0.0.1 and [::1] (the "
@@ -299,7 +311,7 @@ def _mcp_server_arguments(mcp: argparse.ArgumentParser) -> None:
     mcp.add_argument("--db", default=os.environ.get("TINYAGENT_SHOP_DB") or ":memory:", metavar="FILE",
                      help="the shop's SQLite file, filled with the course's orders on first use (default: "
                      "$TINYAGENT_SHOP_DB, else a freshly seeded shop in memory)")
-    mcp.add_argument("--now", help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
+    mcp.add_argument("--now", type=_moment, help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
 
 
 # Each command: its one-line help, anything more add_parser takes, and what adds its arguments.
@@ -389,12 +401,7 @@ def _ask(args: argparse.Namespace) -> int:
     from tinyagent.shop import Shop, shop_registry
 
     _printable_stdout()
-    try:
-        clock = fixed_clock(args.now) if args.now else system_clock
-    except ValueError:
-        print(f"error: --now must be an ISO date-time such as 2026-06-30T19:05:23, got {args.now!r}",
-              file=sys.stderr)
-        return 2
+    clock = fixed_clock(args.now) if args.now else system_clock
     timeouts = reply_timeouts(args.timeout) if args.timeout else {}
     try:
         settings = load_settings(model=args.model, notice=not args.json)
@@ -486,17 +493,9 @@ def _serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from tinyagent.clock import fixed_clock
     from tinyagent.hosting.signals import StopSignals
     from tinyagent.memory.session_store import safe_url
 
-    if args.now:
-        try:
-            fixed_clock(args.now)
-        except ValueError:
-            print(f"error: --now must be an ISO date-time such as 2026-06-30T19:05:23, got {args.now!r}",
-                  file=sys.stderr)
-            return 2
     if args.operator_key is not None and args.operator_key == args.api_key:
         print("error: --operator-key must differ from --api-key: a client's key must not answer approvals",
               file=sys.stderr)
@@ -571,12 +570,7 @@ def _mcp_server(args: argparse.Namespace) -> int:
         print(f'error: the MCP server needs the official SDK ({exc.name}): pip install -e ".[mcp]" in the course '
               "folder", file=sys.stderr)
         return 2
-    try:
-        clock = fixed_clock(args.now) if args.now else system_clock
-    except ValueError:
-        print(f"error: --now must be an ISO date-time such as 2026-06-30T19:05:23, got {args.now!r}",
-              file=sys.stderr)
-        return 2
+    clock = fixed_clock(args.now) if args.now else system_clock
     try:
         stopped_by = serve_mcp(args.db, clock, port=args.port)
     except TinyAgentError as exc:  # a shop file it cannot use, a port it cannot listen on
