@@ -78,7 +78,7 @@ def fenced_messages(messages: list[dict], lang: str, parse_text: Any) -> list[di
     for message in messages:
         message = dict(message)
         role, content = message.get("role"), message.get("content")
-        if role == "system" and not out and isinstance(content, str):
+        if role == "system" and not out and isinstance(content, str) and not content.endswith(FENCE_RULE[lang]):
             message["content"] = f"{content}\n\n{FENCE_RULE[lang]}"
         elif role == "assistant":
             for call in message.get("tool_calls") or []:
@@ -87,8 +87,18 @@ def fenced_messages(messages: list[dict], lang: str, parse_text: Any) -> list[di
                 action = parse_text(content).action
                 last_tool = action.tool_name if action is not None else last_tool
         elif role == "tool" and isinstance(content, str):
-            message["content"] = fence(content, tool_of.get(message.get("tool_call_id"), "tool"))
+            message["content"] = fenced_once(content, tool_of.get(message.get("tool_call_id"), "tool"))
         elif role == "user" and isinstance(content, str) and content.startswith(_OBSERVATION):
-            message["content"] = _OBSERVATION + fence(content[len(_OBSERVATION):], last_tool)
+            message["content"] = _OBSERVATION + fenced_once(content[len(_OBSERVATION):], last_tool)
         out.append(message)
     return out
+
+
+def fenced_once(text: str, source: str) -> str:
+    """`text` fenced for `source`, unless it already is exactly that fence: a run continued from the messages it
+    sent (lesson 19's edits) holds Observations fenced once already. Only the fence `fence` itself would make
+    counts; a tool that writes one of its own around other text, or names another source, is fenced again."""
+    inside = unfence(text)
+    if inside is not None and inside[1] == source and fence(inside[0], source) == text:
+        return text
+    return fence(text, source)
