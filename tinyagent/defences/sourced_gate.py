@@ -14,7 +14,6 @@ the same line; whether they read it carefully is what no code can promise.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,27 +67,18 @@ class SourcedGate(ConfirmationGate):
     def __init__(self, tools=("applyRefund", "sendMessage"), *, in_summary: bool = True, **options: Any):
         super().__init__(tools, **options)
         self.in_summary = in_summary
-        self._asking = threading.local()  # the run being settled, for `open` (called inside `settle`)
 
-    def settle(self, run: Any, step: int, action: Action):
-        self._asking.run = run
-        return (yield from super().settle(run, step, action))
-
-    def open(self, action: Action, step: int) -> SourcedRequest:
-        plain = super().open(action, step)
-        run = getattr(self._asking, "run", None)
+    def request_for(self, action: Action, step: int, run: Any = None) -> SourcedRequest:
+        plain = super().request_for(action, step, run)
         messages = run.messages if run is not None else []
         parse_text = run.agent.parse_text if run is not None else None
         arguments = arguments_of(action)
         sources = tuple((name, str(arguments[name]), source_of(str(arguments[name]), messages, parse_text))
                         for name in ARGUMENTS if name in arguments and str(arguments[name]).strip())
         said = "; ".join(f"{name} {value} from: {where}" for name, value, where in sources)
-        request = SourcedRequest(plain.id, plain.step, plain.tool, plain.input,
-                                 f"{plain.summary} · {said}" if said and self.in_summary else plain.summary,
-                                 plain.timeout_s, sources)
-        with self._lock:
-            self._pending[plain.id].request = request
-        return request
+        return SourcedRequest(plain.id, plain.step, plain.tool, plain.input,
+                              f"{plain.summary} · {said}" if said and self.in_summary else plain.summary,
+                              plain.timeout_s, sources)
 
 
 def careful_person(request: ApprovalRequest) -> bool:

@@ -203,19 +203,25 @@ class ConfirmationGate:
             return [p.request for p in self._pending.values() if p.decision is None]
 
     # -- the three moves: open a request, answer it, wait for its decision ---------------------------
-    def open(self, action: Action, step: int) -> ApprovalRequest:
-        """Register a request for `action`; its clock starts now. Raises if the summary cannot be made."""
-        name = action.tool_name.strip()
-        text = action.tool_input if isinstance(action.tool_input, str) else str(action.tool_input)
-        describe = self.describe.get(name)
-        summary = describe(text) if describe is not None else f"{name}({text})"
-        request = ApprovalRequest(next(self._ids), step, name, text, str(summary), self.timeout_s)
+    def open(self, action: Action, step: int, run: Any = None) -> ApprovalRequest:
+        """Register a request for `action` (`request_for` makes it); its clock starts now. Raises if the summary
+        cannot be made."""
+        request = self.request_for(action, step, run)
         with self._lock:
             if len(self._pending) >= MAX_REMEMBERED:  # a long-lived gate forgets its oldest decided requests
                 for old in [key for key, p in self._pending.items() if p.decision is not None][:MAX_REMEMBERED // 2]:
                     del self._pending[old]
             self._pending[request.id] = _Pending(request, time.monotonic() + self.timeout_s, threading.Event())
         return request
+
+    def request_for(self, action: Action, step: int, run: Any = None) -> ApprovalRequest:
+        """What a person is asked about `action`: the tool, its input and a summary in words. `run` is the run that
+        asks (None outside the loop); a gate that tells the person more overrides this (lesson 25's SourcedGate)."""
+        name = action.tool_name.strip()
+        text = action.tool_input if isinstance(action.tool_input, str) else str(action.tool_input)
+        describe = self.describe.get(name)
+        summary = describe(text) if describe is not None else f"{name}({text})"
+        return ApprovalRequest(next(self._ids), step, name, text, str(summary), self.timeout_s)
 
     def answer(self, request_id: int, approved: object, by: str = "a person") -> Decision:
         """A person's answer to a request (from any thread). Returns the decision that stands: this one, or
@@ -279,7 +285,7 @@ class ConfirmationGate:
         if callable(check) and isinstance(check(action.tool_input), list):
             return None  # the typed tool answers with its rejection; its function never runs
         try:
-            request = self.open(action, step)
+            request = self.open(action, step, run)
         except Exception as exc:  # noqa: BLE001 - a summary that fails is a failure to ask: nothing runs
             decision = Decision(0, ERROR, "the summary", f"{type(exc).__name__}: {exc}")
             yield ApprovalDecided(step, 0, name, ERROR, decision.by, decision.detail)
