@@ -132,8 +132,7 @@ def defence_parts(defence: str, attack: Attack, timeout_s: float = 60.0) -> list
     if defence == "none":
         return []
     if defence == "all":
-        return [part for name in ("fenced data", "least privilege", "sourced gate", "customer's words")
-                for part in parts[name]()]
+        return [part for make in parts.values() for part in make()]
     return parts[defence]()
 
 
