@@ -76,8 +76,15 @@ def plot_tasks(reports: EvalReport | Sequence[EvalReport], title: str = ""):
     axes[0].set_xticks(range(len(CHECKS) + 1))
     _bars(axes[1], ids, column(lambda r: r.steps), "steps", "rounds of the loop")
     _bars(axes[2], ids, column(lambda r: r.tokens), "tokens", "prompt + completion")
+    return _per_task_figure(plt, fig, axes[2], reports, title)
+
+
+def _per_task_figure(plt, fig, last, reports: list[EvalReport], title: str):
+    """The last touches of a figure with a row per task: a legend on its last panel when several reports share the
+    bars, the title (the reports' labels when none is given), closed so that a notebook shows it once, as the value
+    returned."""
     if len(reports) > 1:
-        axes[2].legend(loc="lower right", fontsize="small")
+        last.legend(loc="lower right", fontsize="small")
     fig.suptitle(title or " vs ".join(report.label for report in reports))
     fig.tight_layout()
     plt.close(fig)
@@ -93,12 +100,7 @@ def plot_costs(reports: EvalReport | Sequence[EvalReport], title: str = ""):
     fig, axes = plt.subplots(1, 2, figsize=TASKS_FIGSIZE, sharey=True)
     _bars(axes[0], ids, column(lambda r: r.model_calls), "model calls", "calls to the model")
     _bars(axes[1], ids, column(lambda r: r.tokens), "tokens", "prompt + completion")
-    if len(reports) > 1:
-        axes[1].legend(loc="lower right", fontsize="small")
-    fig.suptitle(title or " vs ".join(report.label for report in reports))
-    fig.tight_layout()
-    plt.close(fig)
-    return fig
+    return _per_task_figure(plt, fig, axes[1], reports, title)
 
 
 def plot_reports(reports: Sequence[EvalReport], title: str = "the suite, model by model",
