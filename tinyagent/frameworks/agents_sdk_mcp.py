@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tinyagent.frameworks.agents_sdk_agent import INSTRUCTIONS
-from tinyagent.frameworks.setup import run_async
-from tinyagent.frameworks.wire import Wire, WireCall
+from tinyagent.frameworks.setup import Setup, run_async
+from tinyagent.frameworks.wire import WireCall
+from tinyagent.registry import ToolRegistry
 
 NAME = "OpenAI Agents SDK over MCP"
 
@@ -37,12 +38,12 @@ def run_over_mcp(question: str, *, base_url: str, server: dict[str, Any], model:
                  max_tokens: int | None = None) -> McpAgentRun:
     """Ask `question` with the tools of the MCP server `server`: {"url": ...} (Streamable HTTP) or
     {"command": ..., "args": [...], "env": {...}} (stdio). A failure of the framework is the run's `error`."""
-    import openai
     from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, RunConfig, Runner
     from agents.items import ToolCallItem
     from agents.mcp import MCPServerStdio, MCPServerStreamableHttp
 
-    wire = Wire()
+    # lesson 20's setup, with no tools of its own: the server has them
+    setup = Setup(base_url, model, api_key, ToolRegistry(), max_steps, timeout, max_tokens)
     run = McpAgentRun(question, None)
 
     async def go() -> None:
@@ -52,13 +53,11 @@ def run_over_mcp(question: str, *, base_url: str, server: dict[str, Any], model:
             mcp = MCPServerStdio(params=server, name="bitmall-shop")
         async with mcp:
             run.tools_listed = [tool.name for tool in await mcp.list_tools()]
-            client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout,
-                                        http_client=wire.async_client(timeout))
             agent = Agent(name="Bit Mall", instructions=INSTRUCTIONS, mcp_servers=[mcp],
-                          model_settings=ModelSettings(max_tokens=max_tokens))
-            config = RunConfig(model=OpenAIChatCompletionsModel(model=model, openai_client=client),
-                               tracing_disabled=True)  # tracing would post to OpenAI's servers
-            result = await Runner.run(agent, question, run_config=config, max_turns=max_steps)
+                          model_settings=ModelSettings(max_tokens=setup.max_tokens))
+            chat = OpenAIChatCompletionsModel(model=setup.model, openai_client=setup.async_openai_client())
+            config = RunConfig(model=chat, tracing_disabled=True)  # tracing would post to OpenAI's servers
+            result = await Runner.run(agent, question, run_config=config, max_turns=setup.max_steps)
             run.tools_called = [getattr(item.raw_item, "name", "?") for item in result.new_items
                                 if isinstance(item, ToolCallItem)]
             run.answer = str(result.final_output)
@@ -67,5 +66,5 @@ def run_over_mcp(question: str, *, base_url: str, server: dict[str, Any], model:
         run_async(go)
     except Exception as exc:  # noqa: BLE001 - the framework's failure is a result to look at
         run.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-    run.calls = list(wire.calls)
+    run.calls = list(setup.wire.calls)
     return run
