@@ -292,7 +292,11 @@ def classroom_model_process(hub):
     import psutil
 
     for child in psutil.Process(hub.process.pid).children(recursive=True):
-        if child.cmdline()[1:4] == ["-m", "tinyagent", "classroom"]:
+        try:
+            command = child.cmdline()
+        except psutil.Error:  # gone, or a zombie the hub has not reaped yet
+            continue
+        if command[1:4] == ["-m", "tinyagent", "classroom"]:
             return child
     return None
 
@@ -301,7 +305,8 @@ def test_the_hub_restarts_the_classroom_model_when_it_dies(hub):
     first = classroom_model_process(hub)
     assert first is not None and hub.model_answers()
     first.kill()
-    first.wait(timeout=30)
+    # The killed process is the hub's child, not ours: it stays a zombie until the hub reaps it,
+    # so the loop below waits for a new pid rather than for the old one to vanish.
     # The hub looks at its services every 30 s (JupyterHub's poll interval), then starts it again.
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
