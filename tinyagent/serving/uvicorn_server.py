@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -26,7 +25,7 @@ from dataclasses import asdict
 
 import uvicorn
 
-from tinyagent.hosting.address import check_port, explain_listen_error
+from tinyagent.hosting.address import check_port, explain_listen_error, listening_socket
 from tinyagent.hosting.signals import StopSignals
 from tinyagent.serving.app import create_app
 from tinyagent.serving.connections import MAX_HEADER_BYTES, guarded_protocol
@@ -48,7 +47,7 @@ class ServiceServer:
         self.host = host
         self.service = service if service is not None else AgentService(config or ServiceConfig(), **service_options)
         try:
-            self._socket = _bind(host, port)
+            self._socket = listening_socket(host, port)
         except OSError as error:
             self.service.close()
             raise explain_listen_error(host, port, error) from None
@@ -136,20 +135,6 @@ def _limits(config: ServiceConfig) -> dict:
             "h11_max_incomplete_event_size": MAX_HEADER_BYTES, "timeout_keep_alive": KEEP_ALIVE_SECONDS}
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(2048)
-        sock.set_inheritable(True)  # worker processes serve the same socket
-    except BaseException:
-        sock.close()
-        raise
-    return sock
-
-
 # -- several workers --------------------------------------------------------------------------------------
 def app_from_environment():
     """The app of one worker process, from the configuration its parent put in the environment."""
@@ -167,7 +152,7 @@ def serve_workers(config: ServiceConfig, host: str, port: int, workers: int,
     settings = uvicorn.Config("tinyagent.serving.uvicorn_server:app_from_environment", factory=True, host=host, port=port,
                               workers=workers, **_limits(config))
     try:
-        sock = _bind(host, port)
+        sock = listening_socket(host, port, inheritable=True)  # worker processes serve it
     except OSError as error:
         raise explain_listen_error(host, port, error) from None
     if listening is not None:

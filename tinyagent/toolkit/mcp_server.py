@@ -31,6 +31,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
 
 from tinyagent.errors import TinyAgentError
+from tinyagent.hosting.address import listening_socket
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.tools import Action, Tool
 
@@ -156,16 +157,11 @@ class McpHttpServer:
     """
 
     def __init__(self, registry: ToolRegistry, port: int = 0, **options: Any):
-        import socket
-
         import uvicorn
 
-        self._socket = socket.socket(socket.AF_INET)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            self._socket.bind(("127.0.0.1", port))
+            self._socket = listening_socket("127.0.0.1", port)
         except OSError as exc:
-            self._socket.close()
             raise TinyAgentError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
         self.port = self._socket.getsockname()[1]
         app = registry_server(registry, **options).streamable_http_app(transport_security=loopback_security(self.port))
