@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -204,6 +205,56 @@ def test_local_model_with_a_bad_thread_count_is_a_one_line_error(threads):
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: ") and done.stderr.count("\n") == 1, done.stderr
     assert "--threads must be a whole number from 1 to 64" in done.stderr
+
+
+def threads_asked_for(monkeypatch, threads=None) -> tuple[int, int]:
+    """The generating and prompt-reading threads start_local_model gives llama.cpp (its Server never started)."""
+    xllamacpp = pytest.importorskip("xllamacpp")
+    seen = []
+
+    def server(params):
+        seen.append((params.cpuparams.n_threads, params.cpuparams_batch.n_threads))
+        raise RuntimeError("not started in this test")
+
+    monkeypatch.setattr(xllamacpp, "Server", server)
+    with pytest.raises(LocalModelUnavailableError):
+        start_local_model(threads=threads)
+    return seen[0]
+
+
+def test_the_threads_come_from_the_argument_then_the_environment_then_the_cores(monkeypatch):
+    require_local_model()
+    cores = os.cpu_count() or 2
+    monkeypatch.delenv("TINYAGENT_LOCAL_MODEL_THREADS", raising=False)
+    assert threads_asked_for(monkeypatch) == (min(4, cores), min(8, cores))
+    monkeypatch.setenv("TINYAGENT_LOCAL_MODEL_THREADS", " 3 ")
+    assert threads_asked_for(monkeypatch) == (3, 3)
+    assert threads_asked_for(monkeypatch, threads=2) == (2, 2)
+    monkeypatch.setenv("TINYAGENT_LOCAL_MODEL_THREADS", "")
+    assert threads_asked_for(monkeypatch) == (min(4, cores), min(8, cores))
+
+
+@pytest.mark.parametrize("value", ["0", "65", "two", "1.5", "-1", "٣"])
+def test_a_bad_thread_count_in_the_environment_is_one_sentence(monkeypatch, value):
+    from tinyagent.errors import ConfigurationError
+    from tinyagent.local_model import threads_from_environment
+
+    monkeypatch.setenv("TINYAGENT_LOCAL_MODEL_THREADS", value)
+    with pytest.raises(ConfigurationError) as caught:
+        threads_from_environment()
+    message = str(caught.value)
+    assert "\n" not in message and "TINYAGENT_LOCAL_MODEL_THREADS must be a whole number from 1 to 64" in message
+    assert repr(value) in message
+    done = subprocess.run([sys.executable, "-m", "tinyagent", "local-model", "--port", "0"], check=False,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "TINYAGENT_LOCAL_MODEL_THREADS": value})
+    assert done.returncode == 2 and done.stderr.startswith("error: TINYAGENT_LOCAL_MODEL_THREADS"), done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+
+
+def test_the_test_run_gives_the_local_model_one_thread():
+    """conftest.py: the run's other worker keeps a core busy, and two llama.cpp threads wait for each other."""
+    assert os.environ["TINYAGENT_LOCAL_MODEL_THREADS"] == "1"
 
 
 def test_an_agent_run_reads_only_each_prompts_new_end_and_caps_each_step(local_model):

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from tinyagent.errors import TinyAgentError
+from tinyagent.local_model import MAX_THREADS
 from tinyagent.number_checks import ascii_number
 
 DEFAULT_DB = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"
@@ -73,7 +74,6 @@ def _whole_number(option: str, highest: int, why: str):
     return parse
 
 
-MAX_THREADS = 64
 _steps = _whole_number("--max-steps", MAX_STEPS_LIMIT,
                        "each round resends the whole conversation, so long runs cost quadratically")
 _threads = _whole_number("--threads", MAX_THREADS, "1 suits a busy machine")

