@@ -147,6 +147,7 @@ def start_local_model(
     the process's stderr, which would land in a notebook's output or a test's; `verbose=False`
     turns that log down to nothing.
     """
+    threads = threads or threads_from_environment()  # a wrong value is said before anything loads
     missing = missing_packages()
     if missing:
         raise LocalModelUnavailableError(
@@ -167,7 +168,6 @@ def start_local_model(
     # when the machine is quiet (2 cores: 92 instead of 100 tokens/s alone, 28 instead of 9 beside a
     # process that keeps one core busy).
     cores = os.cpu_count() or 2
-    threads = threads or threads_from_environment()
     params.cpuparams.n_threads = threads or max(1, min(4, cores))
     params.cpuparams_batch.n_threads = threads or max(1, min(8, cores))  # reading the prompt
     params.cpuparams.poll = params.cpuparams_batch.poll = 0
