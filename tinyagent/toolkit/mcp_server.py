@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import anyio
@@ -32,29 +32,20 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from tinyagent.errors import TinyAgentError
 from tinyagent.hosting.address import listening_socket
+from tinyagent.protocols.prompt_variants import tool_parameters
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.tools import Action, Tool
 
 NEEDS_YES = ("applyRefund",)
 # A tool with no schema takes one free-text input (tools.py): over MCP, that text is its one argument.
-FREE_TEXT_SCHEMA = {"type": "object", "properties": {"input": {"type": "string", "description": "the tool's input"}},
-                    "additionalProperties": False}
 YES_FORM = {"type": "object", "properties": {"approve": {"type": "boolean", "title": "Approve?"}},
             "required": ["approve"]}
 
 
-def schema_data(value: Any) -> Any:
-    """A schema as plain JSON data: the registry keeps its schemas read-only (mappings, tuples)."""
-    if isinstance(value, Mapping):
-        return {str(key): schema_data(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [schema_data(item) for item in value]
-    return value
-
-
 def input_schema(tool: Tool) -> dict[str, Any]:
-    """What `tools/list` says a tool takes: the registry's JSON Schema (lesson 07), or one free-text `input`."""
-    return schema_data(tool.parameters) if tool.parameters is not None else dict(FREE_TEXT_SCHEMA)
+    """What `tools/list` says a tool takes: the JSON Schema function calling offers the model (lesson 09), the
+    tool's own (lesson 07) or one free-text `input`."""
+    return tool_parameters(tool)
 
 
 def mcp_tool(tool: Tool) -> types.Tool:
