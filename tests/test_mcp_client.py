@@ -18,7 +18,6 @@ from tinyagent.toolkit.mcp_client import (
     McpConnection,
     McpError,
     ToolNameClash,
-    arguments_from,
     mcp_registry,
     observation_text,
 )
@@ -64,15 +63,36 @@ def test_observation_text_joins_parts_and_makes_an_error_observation():
     assert observation_text(image) == "[image]"
 
 
-def test_arguments_from_reads_json_plain_text_and_nothing():
+class _AnsweringConnection:
+    """Stands in for an McpConnection: notes each call's arguments and answers with them."""
+
+    name = "fake"
+
+    def __init__(self):
+        self.calls: list[dict] = []
+
+    def call_tool(self, name: str, arguments: dict) -> types.CallToolResult:
+        self.calls.append(arguments)
+        return _text(json.dumps(arguments))
+
+
+def test_an_mcp_tool_reads_its_action_input_as_lesson_07_does():
+    from tinyagent.toolkit.mcp_client import McpTool
+
     one = {"type": "object", "properties": {"orderId": {"type": "string"}}, "required": ["orderId"]}
-    assert arguments_from('{"orderId": "88231"}', one) == {"orderId": "88231"}
-    assert arguments_from("88231", one) == {"orderId": "88231"}
-    assert arguments_from("", {"type": "object", "properties": {}}) == {}
-    two = {"type": "object", "properties": {"a": {}, "b": {}}, "required": ["a"]}
-    assert arguments_from("88231", two) is None
-    assert arguments_from('{"orderId": ', one) is None
-    assert arguments_from("[1]", {"type": "object", "properties": {}}) is None
+    two = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+           "required": ["a", "b"]}
+    connection = _AnsweringConnection()
+    order = McpTool(connection, types.Tool(name="queryOrder", input_schema=one))
+    for written in ('{"orderId": "88231"}', "88231", '```json\n{"orderId": "88231"}\n```', ' {\n "orderId": "88231"\n}'):
+        assert json.loads(order.invoke(written)) == {"orderId": "88231"}, written
+    nothing = McpTool(connection, types.Tool(name="getCurrentTime", input_schema={"type": "object", "properties": {}}))
+    assert json.loads(nothing.invoke("")) == {}
+    pair = McpTool(connection, types.Tool(name="add", input_schema=two))
+    refused = json.loads(pair.invoke("3"))
+    assert refused["error"].startswith("invalid input for add: the input must be a JSON object")
+    assert refused["received"] == "3"
+    assert connection.calls == [{"orderId": "88231"}] * 4 + [{}]  # nothing was sent for the refused call
 
 
 def test_the_registry_from_a_server_runs_the_shop_agent_on_the_classroom_model(shop):
@@ -109,7 +129,8 @@ def test_a_bad_input_and_a_closed_connection_are_error_observations(shop):
     connection = McpConnection.in_process(registry_server(shop[1]))
     tools = mcp_registry(connection)
     refused = tools.run(Action("applyRefund", "88231"))
-    assert refused.error and json.loads(refused.text)["expected"] == ["orderId", "reason"]
+    said = json.loads(refused.text)
+    assert refused.error and "required: orderId, reason" in said["error"] and said["expected"] == "an object with orderId, reason"
     connection.close()
     connection.close()  # twice is fine
     closed = tools.run(Action("queryOrder", "88231"))

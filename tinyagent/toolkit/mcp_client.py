@@ -28,6 +28,8 @@ import mcp_types as types
 
 from tinyagent.errors import TinyAgentError
 from tinyagent.registry import ToolRegistry, error_observation
+from tinyagent.toolkit.action_input import read_arguments
+from tinyagent.toolkit.validation import Problem
 from tinyagent.tools import Tool
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -66,24 +68,6 @@ def _is_error_object(text: str) -> bool:
     except ValueError:
         return False
     return isinstance(value, dict) and "error" in value
-
-
-def arguments_from(text: str, schema: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The arguments of a call from the model's Action Input: a JSON object as written; empty for a tool that
-    takes none; for a tool with one property, plain text is that property's value. None: cannot tell."""
-    text = (text or "").strip()
-    properties = list((schema or {}).get("properties") or {})
-    if text.startswith("{"):
-        try:
-            value = json.loads(text)
-        except ValueError:
-            return None
-        return value if isinstance(value, dict) else None
-    if not text and not (schema or {}).get("required"):
-        return {}
-    if len(properties) == 1:
-        return {properties[0]: text.strip("\"'")}
-    return None
 
 
 class _Recorded:
@@ -289,10 +273,10 @@ class McpTool(Tool):
         self.read_only = bool(listed.annotations and listed.annotations.read_only_hint)
 
     def invoke(self, input: str) -> str:
-        arguments = arguments_from(input, self.parameters)
-        if arguments is None:
-            return error_observation(f"{self.name} takes a JSON object of its arguments",
-                                     expected=list(self.parameters.get("properties") or {}), received=input)
+        arguments = read_arguments(input, self.parameters)  # lesson 07's reading of an Action Input
+        if isinstance(arguments, Problem):
+            return error_observation(f"invalid input for {self.name}: {arguments.message}",
+                                     expected=arguments.expected, received=input)
         try:
             result = self.connection.call_tool(self.remote_name, arguments)
         except McpError as exc:
