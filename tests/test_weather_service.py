@@ -200,3 +200,15 @@ def test_bad_arguments_are_one_line_and_exit_code_2(args, says, capsys):
         code = exit_.code
     err = capsys.readouterr().err
     assert code == 2 and says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_given_hosts_it_answers_only_for_them_and_by_default_for_any():
+    def rebound(service: WeatherService) -> requests.Response:  # another site's name pointed at this machine
+        return requests.get(service.url("/weather"), params={"city": "杭州"}, timeout=PATIENCE,
+                            headers={"Host": f"evil.example:{service.port}"})
+
+    with WeatherService(hosts=("127.0.0.1",)) as guarded, WeatherService() as open_to_all:
+        refused = rebound(guarded)
+        assert refused.status_code == 421 and "127.0.0.1" in refused.json()["error"]
+        assert get(guarded, city="杭州").json()["city"] == "杭州"
+        assert rebound(open_to_all).json()["city"] == "杭州"

@@ -16,21 +16,17 @@ a row in lesson 21's outbox to someone who is not the customer (`message_tool`: 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Annotated
-from urllib.parse import parse_qs, urlsplit
 
 from tinyagent.architectures.reminder_loop import COURSE_CLOCK, MAX_MESSAGE_CHARS, RECIPIENT, ReminderStore
 from tinyagent.clock import Clock
-from tinyagent.hosting.threaded_server import BackgroundServer
 from tinyagent.registry import ToolRegistry
 from tinyagent.shop.chunking import Chunk
 from tinyagent.shop.database import Shop
 from tinyagent.shop.tools import shop_tools
 from tinyagent.toolkit.typed_tool import TypedTool, tool
-from tinyagent.toolkit.weather_api import find_city
+from tinyagent.toolkit.weather_api import CityWeather, WeatherService
 from tinyagent.toolkit.weather_tool import weather_tool
 
 CHANNELS = ("document", "order", "page", "description")
@@ -46,59 +42,20 @@ def plant_document(shop: Shop, text: str, title: str = "售后服务通知 After
 
 
 # -- 3. a fetched page ------------------------------------------------------------------------------------------
-class _PageHandler(BaseHTTPRequestHandler):
-    server: _PageServer
-    protocol_version = "HTTP/1.0"
-
-    def do_GET(self) -> None:
-        host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
-        if host not in ("127.0.0.1", "localhost"):
-            return self._send(421, {"error": "this page is served to 127.0.0.1 only"})
-        url = urlsplit(self.path)
-        if url.path != "/weather":
-            return self._send(404, {"error": f"no such page: {url.path[:80]}"})
-        city = find_city((parse_qs(url.query).get("city") or [""])[0])
-        if city is None:
-            return self._send(404, {"error": "unknown city"})
-        report = city.report(self.server.page.clock().isoformat(timespec="seconds"))
-        planted = self.server.page.text
-        self._send(200, {**report, "wind": f"{report['wind']}. {planted}" if planted else report["wind"]})
-
-    def _send(self, status: int, payload: dict) -> None:
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args) -> None:
-        pass
-
-
-class _PageServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, address: tuple[str, int], page: PlantedPage):
-        self.page = page
-        super().__init__(address, _PageHandler)
-
-
-class PlantedPage(BackgroundServer):
-    """A weather page on 127.0.0.1 shaped like lesson 15's weather service (GET /weather?city=杭州), whose `wind`
-    field ends with `text`. Read-only: a GET changes nothing. `with PlantedPage(text) as page: page.base_url`."""
+class PlantedPage(WeatherService):
+    """Lesson 15's weather service on 127.0.0.1 whose `wind` field ends with `text`, answering for 127.0.0.1 and
+    localhost only. Read-only: a GET changes nothing. `with PlantedPage(text) as page: page.base_url`."""
 
     thread_name = "planted-page"
     poll_interval = 0.02  # a page per run of the attack suite: stopping it must not cost a fifth of a second
 
     def __init__(self, text: str, *, clock: Clock = COURSE_CLOCK):
         self.text = text
-        self.clock = clock
-        self._listen("127.0.0.1", 0, lambda address: _PageServer(address, self))
+        super().__init__(clock=clock, hosts=("127.0.0.1", "localhost"))
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    def report(self, city: CityWeather) -> dict:
+        report = super().report(city)
+        return {**report, "wind": f"{report['wind']}. {self.text}"} if self.text else report
 
 
 # -- 4. a tool's description ------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ fixed table of cities, and can be told to misbehave, which is the point of the l
                                  (hour by hour, 08:00 to 21:00, for the service's today and tomorrow; lesson 21)
                             404 {"error": "no forecast for ...", "dates": [today, tomorrow]}
     GET /health             200 {"ok": true}
+    any request             421 {"error": ...} for a Host it does not answer for, when given `hosts`
 
 The faults (`inject`), each for the next `times` requests or until `clear_faults()`:
 
@@ -137,6 +138,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         service = self.server.service
+        if service.hosts is not None and (self.headers.get("Host") or "").rsplit(":", 1)[0] not in service.hosts:
+            return self._send(421, {"error": f"this service answers only for {', '.join(service.hosts)}"})
         fault = service._take_fault()
         service._count_request()
         if fault.delay_s and service._stopping.wait(fault.delay_s):
@@ -165,7 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send_raw(200, page, "text/html; charset=utf-8")
         if fault.body == "wrong_shape":
             return self._send(200, {"status": "1", "info": "OK", "lives": []})  # another API's shape
-        report = city.report(service.clock().isoformat(timespec="seconds"))
+        report = service.report(city)
         if fault.body == "huge":
             return self._send_huge(json.dumps(report, ensure_ascii=False).encode("utf-8"))
         if fault.body == "trickle":
@@ -253,16 +256,19 @@ class WeatherService(BackgroundServer):
     host, port: where to listen (port 0: any free port; the port is known once the object exists)
     clock:      what "observed_at" says (default: the course's day, so outputs never change)
     verbose:    log each request to stderr
+    hosts:      the Host names it answers for, others 421 (a page another site points its own name at: DNS
+                rebinding); None (the default) answers any
     """
 
     thread_name = "weather-service"
     poll_interval = 0.2
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *, clock: Clock = COURSE_CLOCK,
-                 verbose: bool = False):
+                 verbose: bool = False, hosts: tuple[str, ...] | None = None):
         self.host = host
         self.clock = clock
         self.verbose = verbose
+        self.hosts = hosts
         self.requests = 0  # requests received, faulty ones included: a retry shows up here
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
@@ -277,6 +283,10 @@ class WeatherService(BackgroundServer):
 
     def url(self, path: str = "/weather") -> str:
         return self.base_url + path
+
+    def report(self, city: CityWeather) -> dict:
+        """What GET /weather answers for `city` (lesson 25's planted page changes it)."""
+        return city.report(self.clock().isoformat(timespec="seconds"))
 
     # -- misbehaving on purpose ------------------------------------------------------------------
     def inject(self, *, delay_s: float = 0.0, status: int | None = None, body: str = "json",
