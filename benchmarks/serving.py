@@ -1,18 +1,22 @@
 """The service under load: invoke and stream side by side against `python -m tinyagent serve` (lesson 19).
 
     .venv/bin/python benchmarks/serving.py [--clients 20] [--seconds 10] [--workers 1] [--only invoke|stream]
+                                           [--model-url URL [--model NAME]]
 
-Starts `python -m tinyagent serve` on a free loopback port with its own offline classroom model and a throwaway shop
-and session store, then runs `--clients` threads that each, until `--seconds` have passed, send the seed's two
-questions in turn (the refund, 5 rounds; the parcel, 3 rounds) to POST /agent/invoke, and, against the same service,
-for as long again, read the same runs from POST /agent/stream to their `end` event. The two take turns in slices of
-2.5 s (invoke, stream, invoke, ...), and the stream's throughput is printed as a ratio of invoke's from the same run
-(the baseline): the load of the machine, which moves both, mostly cancels out. Each request is a whole agent run:
-every round a model call from the service to the classroom model over HTTP, the tools on the shop's SQLite file, a
-turn appended to the session store. Prints, for each, the requests that finished, the errors (any status but 200, a
-broken connection, a stream without its `end`), the throughput and the latency percentiles (p50/p95/p99, nearest
-rank) and the CPU the service used a run (user + system, its process and workers, read from /proc where there is
-one): the steadier figure of what a run costs it, as the throughput also depends on what else the machine does.
+Starts `python -m tinyagent serve` on a free loopback port with its own offline classroom model (in the service's
+process, as `serve` starts it without a provider) or, with `--model-url`, the model served there (say a `python -m
+tinyagent classroom --port 8000` in another terminal: the model's work then out of the service's process, as a real
+provider's is), and a throwaway shop and session store, then runs `--clients` threads that each, until `--seconds`
+have passed, send the seed's two questions in turn (the refund, 5 rounds; the parcel, 3 rounds) to POST /agent/invoke,
+and, against the same service, for as long again, read the same runs from POST /agent/stream to their `end` event. The
+two take turns in slices of 2.5 s (invoke, stream, invoke, ...), and the stream's throughput is printed as a ratio of
+invoke's from the same run (the baseline): the load of the machine, which moves both, mostly cancels out. Each request
+is a whole agent run: every round a model call from the service to the classroom model over HTTP, the tools on the
+shop's SQLite file, a turn appended to the session store. Prints, for each, the requests that finished, the errors
+(any status but 200, a broken connection, a stream without its `end`), the throughput and the latency percentiles
+(p50/p95/p99, nearest rank) and the CPU the service used a run (user + system, its process and workers, read from
+/proc where there is one): the steadier figure of what a run costs it, as the throughput also depends on what else the
+machine does.
 
 The classroom model answers at once (no pace), so the figures measure the service itself and the agent's own work
 around the model, on this machine: they swing with its load (2 cores shared with other work when they were taken).
@@ -34,14 +38,20 @@ from pathlib import Path
 
 import requests
 
+from tinyagent.api_url import is_loopback
+
 QUESTIONS = ("我上周买的扫地机不回充了，修不好我想退。订单号 88231。", "帮我看看订单 88231 的快递到哪了。")
 NOW = "2026-06-30T19:05:23"
 SLICE_SECONDS = 2.5  # invoke and stream take turns in slices this long
 
 
-def start_service(folder: Path, workers: int) -> tuple[subprocess.Popen, str]:
+def start_service(folder: Path, workers: int, model_url: str | None = None,
+                  model: str = "classroom") -> tuple[subprocess.Popen, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TINYAGENT_")}
-    env["TINYAGENT_OFFLINE"] = "1"
+    if model_url:  # a loopback model needs no key (settings.py)
+        env.update(TINYAGENT_API_URL=model_url, TINYAGENT_MODEL=model)
+    else:
+        env["TINYAGENT_OFFLINE"] = "1"
     process = subprocess.Popen(
         [sys.executable, "-m", "tinyagent", "serve", "--port", "0", "--workers", str(workers), "--now", NOW,
          "--db", str(folder / "shop.sqlite3"), "--session-store", str(folder / "sessions.sqlite3"),
@@ -107,17 +117,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=10.0, help="how long they keep asking, each way (default 10)")
     parser.add_argument("--workers", type=int, default=1, help="the service's worker processes (default 1)")
     parser.add_argument("--only", choices=("invoke", "stream"), help="measure one way only (no ratio)")
+    parser.add_argument("--model-url", help="the model the service asks, served elsewhere on this machine, e.g. "
+                        "http://127.0.0.1:8000/v1/chat/completions (default: the service's own classroom model)")
+    parser.add_argument("--model", default="classroom", help="the model's name at --model-url (default classroom)")
     args = parser.parse_args(argv)
     if args.clients < 1 or args.seconds <= 0 or args.workers < 1:
         print("error: --clients and --workers must be 1 or more, --seconds above 0", file=sys.stderr)
         return 2
+    if args.model_url is not None and not (args.model_url.startswith(("http://", "https://"))
+                                           and is_loopback(args.model_url)):
+        print(f"error: --model-url must be an http:// or https:// URL on this machine (the service sends it no "
+              f"key), got {args.model_url!r}", file=sys.stderr)
+        return 2
     ways = (args.only,) if args.only else ("invoke", "stream")
-    print(f"{args.clients} clients for {args.seconds:g} s each way, {args.workers} worker(s), classroom model "
+    model = f"model {args.model!r} at {args.model_url}" if args.model_url else "the service's own classroom model"
+    print(f"{args.clients} clients for {args.seconds:g} s each way, {args.workers} worker(s), {model} "
           f"(each request a whole agent run: 3 or 5 rounds); load average {os.getloadavg()[0]:.1f} before")
     throughput: dict[str, float] = {}
     failed = False
     with tempfile.TemporaryDirectory() as folder:
-        process, url = start_service(Path(folder), args.workers)
+        process, url = start_service(Path(folder), args.workers, args.model_url, args.model)
         try:
             # In turns, a slice of each at a time, so that the machine's load, which moves as the run goes on,
             # weighs on both alike (one after the other, a busy spell would fall on one of them only).
