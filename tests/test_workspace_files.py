@@ -18,7 +18,8 @@ from .conftest import PATIENCE
 
 @pytest.fixture(params=["dir_fd", "portable"])
 def way(request, monkeypatch):
-    """Every test runs twice: with the POSIX dir_fd walk, and with the portable checks (Windows' path)."""
+    """Every test runs twice: with the POSIX dir_fd walk, and with the portable checks (Windows' path). The race
+    tests run with the dir_fd walk only (they ask for it by name): only that walk closes those races."""
     if request.param == "dir_fd" and not workspace_files.USE_DIR_FD:
         pytest.skip("this system has no dir_fd")
     monkeypatch.setattr(workspace_files, "USE_DIR_FD", request.param == "dir_fd")
@@ -150,9 +151,8 @@ def test_a_symlink_inside_pointing_inside_is_refused_as_well(place):
     assert "symbolic link" in write(write_file_tool(workspace), file_path="alias/x.txt", content="x")["error"]
 
 
-def test_a_folder_swapped_for_a_link_while_the_tool_runs_is_not_followed(place, way, monkeypatch):
-    if way != "dir_fd":
-        pytest.skip("the race is closed only where folders are opened with dir_fd and O_NOFOLLOW")
+@pytest.mark.parametrize("way", ["dir_fd"], indirect=True)
+def test_a_folder_swapped_for_a_link_while_the_tool_runs_is_not_followed(place, monkeypatch):
     workspace, outside = place
     real_mkdir = os.mkdir
 
@@ -335,9 +335,8 @@ def test_a_hard_to_read_file_is_refused_with_its_reason(place):
     assert read(workspace, "big.txt", max_bytes=101)["characters"] == 101
 
 
-def test_a_file_swapped_for_a_link_after_the_check_is_not_followed(place, way, monkeypatch):
-    if way != "dir_fd":
-        pytest.skip("the race is closed only where files are opened with dir_fd and O_NOFOLLOW")
+@pytest.mark.parametrize("way", ["dir_fd"], indirect=True)
+def test_a_file_swapped_for_a_link_after_the_check_is_not_followed(place, monkeypatch):
     workspace, outside = place
     (workspace / "notes.txt").write_text("mine")
     real_lstat = os.lstat
@@ -354,9 +353,8 @@ def test_a_file_swapped_for_a_link_after_the_check_is_not_followed(place, way, m
     assert data == {"error": "readFile refused: notes.txt is a symbolic link; links are not followed"}
 
 
-def test_a_file_swapped_for_a_pipe_after_the_check_is_refused_without_hanging(place, way, monkeypatch):
-    if way != "dir_fd":
-        pytest.skip("the race is closed only where files are opened with dir_fd")
+@pytest.mark.parametrize("way", ["dir_fd"], indirect=True)
+def test_a_file_swapped_for_a_pipe_after_the_check_is_refused_without_hanging(place, monkeypatch):
     workspace, _ = place
     (workspace / "notes.txt").write_text("mine")
     real_lstat, real_open = os.lstat, os.open
@@ -379,9 +377,8 @@ def test_a_file_swapped_for_a_pipe_after_the_check_is_refused_without_hanging(pl
     assert outcome == [{"error": "readFile refused: notes.txt is not a regular file"}]
 
 
-def test_a_folder_swapped_for_a_link_while_reading_is_not_followed(place, way, monkeypatch):
-    if way != "dir_fd":
-        pytest.skip("the race is closed only where folders are opened with dir_fd and O_NOFOLLOW")
+@pytest.mark.parametrize("way", ["dir_fd"], indirect=True)
+def test_a_folder_swapped_for_a_link_while_reading_is_not_followed(place, monkeypatch):
     workspace, outside = place
     (workspace / "notes").mkdir()
     (workspace / "notes" / "secret.txt").write_text("mine")
