@@ -38,7 +38,8 @@ from pathlib import Path
 
 import requests
 
-from tinyagent.api_url import is_loopback
+from tinyagent.api_url import is_loopback, normalize_chat_url
+from tinyagent.errors import ConfigurationError
 
 QUESTIONS = ("我上周买的扫地机不回充了，修不好我想退。订单号 88231。", "帮我看看订单 88231 的快递到哪了。")
 NOW = "2026-06-30T19:05:23"
@@ -124,11 +125,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.clients < 1 or args.seconds <= 0 or args.workers < 1:
         print("error: --clients and --workers must be 1 or more, --seconds above 0", file=sys.stderr)
         return 2
-    if args.model_url is not None and not (args.model_url.startswith(("http://", "https://"))
-                                           and is_loopback(args.model_url)):
-        print(f"error: --model-url must be an http:// or https:// URL on this machine (the service sends it no "
-              f"key), got {args.model_url!r}", file=sys.stderr)
-        return 2
+    if args.model_url is not None:
+        try:
+            args.model_url = normalize_chat_url(args.model_url)  # as the service reads TINYAGENT_API_URL
+        except ConfigurationError as exc:
+            print(f"error: --model-url: {exc}", file=sys.stderr)
+            return 2
+        if not is_loopback(args.model_url):
+            print(f"error: --model-url must be on this machine (the service sends it no key), got "
+                  f"{args.model_url!r}", file=sys.stderr)
+            return 2
     ways = (args.only,) if args.only else ("invoke", "stream")
     model = f"model {args.model!r} at {args.model_url}" if args.model_url else "the service's own classroom model"
     print(f"{args.clients} clients for {args.seconds:g} s each way, {args.workers} worker(s), {model} "
