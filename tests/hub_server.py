@@ -9,8 +9,8 @@ for tests/test_jupyterhub.py and benchmarks/jupyterhub_room.py.
 Everything lives in two temporary folders: the hub's state (root's only, as in a classroom) and the
 learners' homes. Each learner is a system account of their own, as the config makes them, named with a
 prefix of this hub's own (`t1a2b-ada`), so that the accounts of two test runs never meet and every one
-can be removed at the end. The hub gets four free ports in a row (see the config). A second config file
-loads the course's and adds one thing only: an API-only admin service whose token the tests use, as a
+can be removed at the end. The hub gets four free ports in a row (see the config), from below the
+kernel's ephemeral range (tests/ports.py). A second config file loads the course's and adds one thing only: an API-only admin service whose token the tests use, as a
 teacher's script would. On exit the hub is sent SIGTERM (it stops the learners' servers, the classroom
 model and its proxy); then whatever runs as one of this hub's learner accounts or works inside either
 folder is killed, and the accounts are deleted.
@@ -38,7 +38,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.browser.lab import LAB_SETTINGS
+from tests.ports import free_port_run
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "deploy" / "jupyterhub" / "jupyterhub_config.py"
@@ -150,29 +150,6 @@ def stage_course(stage: Path, runtime: Path | None) -> Path | None:
     return staged
 
 
-def free_port_run(count: int = 4) -> int:
-    """The first of `count` consecutive free loopback ports."""
-    for _ in range(200):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            first = probe.getsockname()[1]
-        if first + count > 65535:
-            continue
-        try:
-            held = []
-            for port in range(first, first + count):
-                s = socket.socket()
-                held.append(s)
-                s.bind(("127.0.0.1", port))
-            return first
-        except OSError:
-            continue
-        finally:
-            for s in held:
-                s.close()
-    raise RuntimeError(f"no {count} consecutive free ports found")
-
-
 class ClassroomHub:
     """The course's JupyterHub config, started in a temporary folder. Use as a context manager."""
 
@@ -180,7 +157,7 @@ class ClassroomHub:
         self.ready_timeout = ready_timeout
         self.one_account = one_account
         self.runtime = runtime
-        self.port = free_port_run()
+        self.port = free_port_run(4)  # the page, the proxy's API, the hub's API, the model (the config)
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = secrets.token_hex(16)
         self.prefix = f"t{secrets.token_hex(2)}-"  # this hub's learner accounts: t1a2b-ada, ...

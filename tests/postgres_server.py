@@ -17,13 +17,14 @@ import glob
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.ports import free_port
 
 PREFIX = "tinyagent-pg-"
 PATIENCE = 120  # seconds for initdb and pg_ctl on a loaded machine (they take about a second when quiet)
@@ -156,12 +157,6 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _hand_over(folder: Path) -> None:

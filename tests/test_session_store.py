@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.full_disk import no_room_to_grow
-from tests.postgres_server import free_port, require_postgres, stop_leftover_servers, throwaway_postgres
+from tests.ports import free_port
+from tests.postgres_server import require_postgres, stop_leftover_servers, throwaway_postgres
 from tinyagent import LlmClient, ReActAgent, fixed_clock
 from tinyagent.memory.session import Session
 from tinyagent.memory.session_memory import SlidingWindow, SummaryMemory

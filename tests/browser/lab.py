@@ -18,7 +18,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,8 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from tests.ports import free_port
 
 CHROMIUM = Path(os.environ.get("TINYAGENT_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -58,12 +59,6 @@ def browser_missing() -> str | None:
     except ImportError:
         return "the playwright package is not installed (pip install -e '.[dev]')"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class JupyterLab:
