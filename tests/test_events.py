@@ -51,17 +51,15 @@ def test_replace_and_asdict_still_work():
 def test_every_event_kind_holds_only_plain_values_so_to_dict_needs_no_deep_copy():
     # Event.to_dict reads the fields as they are (no asdict): a field holding a dataclass would reach JSON as an
     # object json cannot write. Every kind any lesson defines, loaded first.
+    import importlib
     import re
     from dataclasses import fields
 
-    import tinyagent.architectures.handoffs  # noqa: F401
-    import tinyagent.architectures.skills  # noqa: F401
-    import tinyagent.architectures.tree_search  # noqa: F401
-    import tinyagent.protocols.streaming  # noqa: F401
-    import tinyagent.robustness.stop_rules  # noqa: F401
-    import tinyagent.serving.edits  # noqa: F401
-    import tinyagent.toolkit.confirmation  # noqa: F401
     from tinyagent.events import EVENT_KINDS
+
+    for module in ("architectures.handoffs", "architectures.skills", "architectures.tree_search", "protocols.streaming",
+                   "robustness.stop_rules", "serving.edits", "toolkit.confirmation"):
+        importlib.import_module(f"tinyagent.{module}")  # each adds its lesson's event kinds to EVENT_KINDS
 
     plain = {"str", "int", "float", "bool", "dict", "tuple", "list", "None"}
     assert len(EVENT_KINDS) >= 17
