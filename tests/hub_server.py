@@ -333,10 +333,14 @@ class ClassroomHub:
         return [entry.pw_name for entry in pwd.getpwall() if entry.pw_name.startswith(self.prefix)]
 
     def log_tail(self, lines: int = 40) -> str:
+        """The log's last lines, after any line that says a port was taken: the proxy logs that once, at
+        its start, and then goes on without the port, so the hub fails much later and far down the log."""
         try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+            log = self.log_path.read_text(errors="replace").splitlines()
         except OSError:
             return "(no log)"
+        taken = [line for line in log[:-lines] if "EADDRINUSE" in line or "address already in use" in line.lower()]
+        return "\n".join([*taken[:3], *(["..."] if taken else []), *log[-lines:]])
 
     def __exit__(self, *exc) -> None:
         import psutil
