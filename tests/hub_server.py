@@ -10,7 +10,7 @@ Everything lives in two temporary folders: the hub's state (root's only, as in a
 learners' homes. Each learner is a system account of their own, as the config makes them, named with a
 prefix of this hub's own (`t1a2b-ada`), so that the accounts of two test runs never meet and every one
 can be removed at the end. The hub gets four free ports in a row (see the config), from below the
-kernel's ephemeral range (tests/ports.py). A second config file loads the course's and adds one thing only: an API-only admin service whose token the tests use, as a
+kernel's ephemeral range (`tinyagent.hosting.address.quiet_port_run`). A second config file loads the course's and adds one thing only: an API-only admin service whose token the tests use, as a
 teacher's script would. On exit the hub is sent SIGTERM (it stops the learners' servers, the classroom
 model and its proxy); then whatever runs as one of this hub's learner accounts or works inside either
 folder is killed, and the accounts are deleted.
@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.browser.lab import LAB_SETTINGS
-from tests.ports import free_port_run
+from tinyagent.hosting.address import quiet_port_run
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "deploy" / "jupyterhub" / "jupyterhub_config.py"
@@ -157,7 +157,7 @@ class ClassroomHub:
         self.ready_timeout = ready_timeout
         self.one_account = one_account
         self.runtime = runtime
-        self.port = free_port_run(4)  # the page, the proxy's API, the hub's API, the model (the config)
+        self.port = quiet_port_run(4)  # the page, the proxy's API, the hub's API, the model (the config)
         self.url = f"http://127.0.0.1:{self.port}"
         self.token = secrets.token_hex(16)
         self.prefix = f"t{secrets.token_hex(2)}-"  # this hub's learner accounts: t1a2b-ada, ...

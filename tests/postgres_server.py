@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ports import free_port
+from tinyagent.hosting.address import quiet_port_run
 
 PREFIX = "tinyagent-pg-"
 PATIENCE = 120  # seconds for initdb and pg_ctl on a loaded machine (they take about a second when quiet)
@@ -105,7 +105,7 @@ def throwaway_postgres() -> Iterator[PostgresServer]:
              "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"],
         )
         for attempt in range(5):  # another process may take the free port between our look and the start
-            port = free_port()
+            port = quiet_port_run()
             started = _as_postgres(
                 [bin_dir / "pg_ctl", "-D", folder / "data", "-l", folder / "server.log", "-w", "-t", str(PATIENCE),
                  "-o", _options(folder, port), "start"],

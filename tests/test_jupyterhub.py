@@ -24,6 +24,7 @@ import pytest
 
 from tests.browser.lab import Browser, Notebook, browser_missing
 from tests.hub_server import ROOT, ClassroomHub, Kernel, NotebookRun, hub_missing, run_notebook
+from tinyagent.hosting.address import QUIET_PORTS_FROM, ephemeral_start
 
 MISSING = hub_missing()
 if MISSING and not os.environ.get("CI"):
@@ -124,6 +125,22 @@ def test_each_learners_server_runs_without_the_hubs_database_code(hub):
         assert "/site-packages/jupyter_server/" not in maps  # pure Python: nothing of it is mapped
         assert "/site-packages/tornado/" in maps  # tornado's speedups: what a mapped import looks like
         assert "/site-packages/sqlalchemy/" not in maps
+
+
+def learner_server_ports(hub, name: str) -> set[int]:
+    """The TCP ports the learner's server listens on."""
+    servers = [p for p in hub.processes_of(name) if any(a.endswith("learner_server.py") for a in p.cmdline())]
+    return {c.laddr.port for p in servers for c in p.net_connections(kind="tcp") if c.status == "LISTEN"}
+
+
+def test_each_learners_server_listens_on_a_port_of_its_own_below_the_ephemeral_range(hub):
+    # learner_accounts.OwnPortSpawner: a port bound to port 0 and freed, as JupyterHub picks it, may be told to two
+    # learners at once, or taken by an outgoing connection before the server binds it.
+    ports = {name: learner_server_ports(hub, name) for name in LEARNERS}
+    assert all(len(each) == 1 for each in ports.values()), ports
+    told = [port for each in ports.values() for port in each]
+    assert len(set(told)) == len(LEARNERS)
+    assert all(QUIET_PORTS_FROM <= port < ephemeral_start() for port in told), told
 
 
 def test_from_a_learners_kernel_other_learners_files_and_the_hubs_state_cannot_be_opened(hub):
@@ -252,6 +269,8 @@ def test_the_one_account_trial_says_what_it_gives_away_and_does_it():
         trial.start_servers(["solo"])
         trial.wait_until_ready(["solo"])
         assert {p.uids().real for p in trial.processes_of("solo")} == {0}
+        (port,) = learner_server_ports(trial, "solo")  # OneAccountSpawner, a port of its own
+        assert QUIET_PORTS_FROM <= port < ephemeral_start()
         assert not any(e.pw_name == trial.account("solo") for e in pwd.getpwall())
 
 

@@ -1,19 +1,25 @@
-"""The check the classroom hub makes before it starts (deploy/jupyterhub/learner_accounts.py): can another
-account use the learners' Python and the course? Learner accounts themselves are in tests/test_jupyterhub.py."""
+"""deploy/jupyterhub/learner_accounts.py without a hub: the check the classroom hub makes before it starts (can
+another account use the learners' Python and the course?) and the port each learner's server is told. Learner
+accounts themselves, and the ports their servers listen on, are in tests/test_jupyterhub.py."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import sys
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 pytest.importorskip("jupyterhub")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "deploy" / "jupyterhub"))
 
-from learner_accounts import runtime_problem
+from jupyterhub.spawner import LocalProcessSpawner
+from learner_accounts import OneAccountSpawner, OwnPortSpawner, runtime_problem
+
+from tinyagent.hosting import address
 
 
 @pytest.fixture()
@@ -67,3 +73,37 @@ def test_a_file_others_cannot_read_or_a_missing_runtime_is_refused(tmp_path):
     secret.chmod(0o600)
     assert runtime_problem([secret]) == f"other accounts cannot read {secret} (mode 0600)"
     assert "make hub-setup" in runtime_problem([tmp_path / "nowhere" / "python"])
+
+
+# -- the port each learner's server is told -------------------------------------------------------------------
+def started_on(spawner_class, name: str) -> int:
+    """The port a server of `name`'s is told, the start itself left out (no hub, no process)."""
+    spawner = spawner_class(user=SimpleNamespace(name=name, url=f"/user/{name}/"))
+    return asyncio.run(spawner.start())[1]
+
+
+@pytest.fixture()
+def no_process(monkeypatch):
+    async def told(self):
+        return (self.ip, self.port)
+
+    monkeypatch.setattr(LocalProcessSpawner, "start", told)
+    monkeypatch.setattr(OwnPortSpawner, "_told", {})
+
+
+def test_each_learners_server_is_told_a_port_below_the_ephemeral_range_of_its_own(no_process):
+    ports = {name: started_on(OwnPortSpawner, name) for name in ("ada", "bob", "cy")}
+    assert len(set(ports.values())) == 3
+    assert all(address.QUIET_PORTS_FROM <= port < address.ephemeral_start() for port in ports.values())
+    assert OwnPortSpawner._told == {f"{name}/": port for name, port in ports.items()}
+    assert started_on(OneAccountSpawner, "dee") not in ports.values()  # the trial on one account too
+
+
+def test_a_port_another_learners_server_was_told_is_not_told_again(no_process, monkeypatch):
+    bobs = started_on(OwnPortSpawner, "bob")
+    spare = address.quiet_port_run(avoid={bobs})
+    picks = iter([bobs, spare])  # the first draw is bob's port, free again while his server has not bound it
+    monkeypatch.setattr(address.random, "randint", lambda low, high: next(picks))
+    assert started_on(OwnPortSpawner, "ada") == spare
+    picks = iter([spare])  # a learner's own port may come back to her at her next start
+    assert started_on(OwnPortSpawner, "ada") == spare

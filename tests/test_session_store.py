@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from tests.full_disk import no_room_to_grow
-from tests.ports import free_port
 from tests.postgres_server import require_postgres, stop_leftover_servers, throwaway_postgres
 from tinyagent import LlmClient, ReActAgent, fixed_clock
+from tinyagent.hosting.address import quiet_port_run
 from tinyagent.memory.session import Session
 from tinyagent.memory.session_memory import SlidingWindow, SummaryMemory
 from tinyagent.memory.session_store import (
@@ -294,7 +294,7 @@ def test_a_session_resumed_in_another_process_sees_its_history(tmp_path):
 
 def test_postgres_that_is_not_running_gives_one_line_naming_the_url_without_its_password():
     require_postgres()  # psycopg must be installed to get this far
-    port = free_port()  # nothing listens on it
+    port = quiet_port_run()  # nothing listens on it
     url = f"postgresql://tiny:s3cret-Pa55@127.0.0.1:{port}/shop"
     with pytest.raises(SessionStoreError) as caught:
         PostgresSessionStore(url)

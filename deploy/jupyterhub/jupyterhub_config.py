@@ -46,7 +46,7 @@ c = get_config()  # noqa: F821 - JupyterHub defines get_config() when it loads t
 
 sys.path.insert(0, str(HERE))  # this folder's modules: learner_names.py, ...
 from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
-from learner_accounts import LearnerAccountSpawner, runtime_problem
+from learner_accounts import LearnerAccountSpawner, OneAccountSpawner, runtime_problem
 from learner_names import PATTERN, LearnerListError, is_learner_name, read_learners, typed_name
 
 from tinyagent.hosting.lesson_copies import copy_new_lessons
@@ -154,7 +154,7 @@ if ONE_ACCOUNT:
     print(f"tinyagent hub: TINYAGENT_HUB_ONE_ACCOUNT=1, a trial on one account: every learner's server runs as "
           f"{pwd.getpwuid(os.geteuid()).pw_name}, so any learner can read every other learner's files and "
           f"the teacher's password in {STATE}. Never for a real class.", file=sys.stderr, flush=True)
-    c.JupyterHub.spawner_class = "simple"
+    c.JupyterHub.spawner_class = OneAccountSpawner  # SimpleLocalProcessSpawner, a port of its own each
     c.SimpleLocalProcessSpawner.home_dir_template = str(STATE / "homes" / "{username}")
     c.Spawner.cmd = [sys.executable, str(LEARNER_SERVER)]  # the hub's own Python
     LEARNER_PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"

@@ -26,7 +26,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from tests.ports import free_port
+from tinyagent.hosting.address import quiet_port_run
 
 CHROMIUM = Path(os.environ.get("TINYAGENT_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -68,7 +68,7 @@ class JupyterLab:
         self.notebooks = [Path(p) for p in notebooks]
         self.timeout = timeout
         self.token = secrets.token_hex(16)
-        self.port = free_port()
+        self.port = quiet_port_run()  # told to JupyterLab, which binds it seconds later
         self.base = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen | None = None
 

@@ -8,7 +8,9 @@ service not known") or, for a port out of range, an OverflowError. A learner who
 from __future__ import annotations
 
 import errno
+import random
 import socket
+from collections.abc import Collection
 
 from tinyagent.errors import ConfigurationError
 
@@ -84,3 +86,61 @@ def check_can_listen(host: str, port: int) -> None:
             probe.bind((host, port))
     except OSError as error:
         raise explain_listen_error(host, port, error) from None
+
+
+# -- a port told to a server before it starts ---------------------------------------------------------------
+# Most servers here bind port 0 and say which port they got. A few must be told their port first (JupyterHub tells
+# each learner's server, and its proxy, theirs), and the server binds it seconds later. A port from the kernel's
+# ephemeral range (what bind to port 0 gives) can be handed to another socket in that gap: every outgoing
+# connection takes its local port from that range, and so does every other server's bind to port 0. Two such
+# servers may even be told the same port (about one room of 45 learners in 15, measured with JupyterHub's own
+# random_port). So these ports come from below that range, where nothing is handed out unasked.
+QUIET_PORTS_FROM = 10000  # below: the well-known and registered ports other software may expect to have
+LINUX_EPHEMERAL_RANGE = "/proc/sys/net/ipv4/ip_local_port_range"
+DEFAULT_EPHEMERAL_START = 32768  # Linux's default; macOS and Windows start at 49152, higher still
+
+
+def ephemeral_start() -> int:
+    """The first port the kernel hands out to sockets that do not ask for one."""
+    try:
+        with open(LINUX_EPHEMERAL_RANGE) as table:
+            return int(table.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return DEFAULT_EPHEMERAL_START
+
+
+def quiet_port_run(count: int = 1, host: str = "127.0.0.1", avoid: Collection[int] = ()) -> int:
+    """The first of `count` consecutive ports on `host`, each free when tried and none in `avoid` (ports already
+    promised to servers that have not bound them yet), from below the ephemeral range."""
+    top = ephemeral_start() - count
+    if top <= QUIET_PORTS_FROM:  # an unusual range that starts low: take the kernel's ports
+        candidates = (_port_from_kernel(host) for _ in range(200))
+    else:
+        candidates = (random.randint(QUIET_PORTS_FROM, top) for _ in range(200))
+    for first in candidates:
+        run = range(first, first + count)
+        if run[-1] <= MAX_PORT and not set(run) & set(avoid) and _all_free(host, run):
+            return first
+    raise ServerAddressError(f"no {count} consecutive free ports found on {host}")
+
+
+def _port_from_kernel(host: str) -> int:
+    with socket.socket(socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0][0], socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
+
+
+def _all_free(host: str, ports: range) -> bool:
+    family = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0][0]
+    held = []
+    try:
+        for port in ports:
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            held.append(sock)
+            sock.bind((host, port))
+        return True
+    except OSError:
+        return False
+    finally:
+        for sock in held:
+            sock.close()
