@@ -36,7 +36,7 @@ class OwnPortSpawner(LocalProcessSpawner):
     JupyterHub's own choice (bind to port 0, close, tell the server the port) can tell two learners who start at
     once the same port, and the second server to bind it fails: "address already in use", a learner without a
     lab. Picked that way for 45 learners before any server had bound its port, as when a room starts together,
-    two got the same port in about 7% of rooms (benchmarks/learner_ports.py). An outgoing connection can take
+    two got the same port in 6 to 7% of rooms (benchmarks/learner_ports.py). An outgoing connection can take
     such a port too before the server binds it, seconds later. Here the port comes from below the kernel's
     ephemeral range (`quiet_port_run`), and none is one another learner's server was told.
     """

@@ -94,7 +94,7 @@ def check_can_listen(host: str, port: int) -> None:
 # ephemeral range (what bind to port 0 gives) can be handed to another socket in that gap: every outgoing
 # connection takes its local port from that range, and so does every other server's bind to port 0. Two such
 # servers may even be told the same port (45 picked with JupyterHub's own random_port before any was bound: two the
-# same in about 7% of tries, benchmarks/learner_ports.py). So these ports come from below that range, where nothing
+# same in 6 to 7% of tries, benchmarks/learner_ports.py). So these ports come from below that range, where nothing
 # is handed out unasked.
 QUIET_PORTS_FROM = 10000  # below: the well-known and registered ports other software may expect to have
 LINUX_EPHEMERAL_RANGE = "/proc/sys/net/ipv4/ip_local_port_range"
