@@ -118,9 +118,10 @@ def quiet_port_run(count: int = 1, host: str = "127.0.0.1", avoid: Collection[in
         candidates = (_port_from_kernel(host) for _ in range(200))
     else:
         candidates = (random.randint(QUIET_PORTS_FROM, top) for _ in range(200))
+    promised = set(avoid)
     for first in candidates:
         run = range(first, first + count)
-        if run[-1] <= MAX_PORT and not set(run) & set(avoid) and _all_free(host, run):
+        if run[-1] <= MAX_PORT and promised.isdisjoint(run) and _all_free(host, run):
             return first
     raise ServerAddressError(f"no {count} consecutive free ports found on {host}")
 
