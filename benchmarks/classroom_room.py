@@ -24,7 +24,6 @@ import argparse
 import multiprocessing as mp
 import os
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,15 +33,10 @@ import time
 import requests
 
 from tinyagent import LlmCall, LlmClient, ReActAgent, fixed_clock
+from tinyagent.hosting.address import quiet_port_run
 from tinyagent.shop import Shop, shop_registry
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_room_server(port: int) -> subprocess.Popen:
@@ -108,7 +102,7 @@ def main() -> int:
                              "server's answer cache (by default all run the same lesson: identical requests)")
     args = parser.parse_args()
 
-    port = free_port()
+    port = quiet_port_run()  # told to a server that binds it once it has started
     server = start_room_server(port)
     url = f"http://127.0.0.1:{port}/v1/chat/completions"
     shares = [args.learners // args.processes + (i < args.learners % args.processes) for i in range(args.processes)]

@@ -29,7 +29,6 @@ import argparse
 import http.server
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,18 +39,13 @@ from pathlib import Path
 
 import requests
 
+from tinyagent.hosting.address import quiet_port_run
 from tinyagent.llm_client import DEFAULT_MAX_TOKENS, STEP_MAX_TOKENS
 from tinyagent.local_model import MODEL_NAME, local_model_available
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
 RUNS = ("classroom", "before", "caps", "now")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class RecordingProxy(http.server.ThreadingHTTPServer):
@@ -61,7 +55,7 @@ class RecordingProxy(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, upstream: str):
-        super().__init__(("127.0.0.1", free_port()), _ProxyHandler)
+        super().__init__(("127.0.0.1", 0), _ProxyHandler)  # any free port
         self.upstream = upstream
         self.mode = "now"
         self.calls: list[dict] = []
@@ -159,7 +153,7 @@ def run_lesson(lesson: Path, env: dict, out_dir: Path, name: str) -> tuple[float
 
 
 def start_local_model() -> tuple[subprocess.Popen, str]:
-    port = free_port()
+    port = quiet_port_run()  # told to a server that binds it once it has started
     process = subprocess.Popen([sys.executable, "-m", "tinyagent", "local-model", "--threads", "1", "--port", str(port)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
