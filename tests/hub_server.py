@@ -10,8 +10,9 @@ Everything lives in two temporary folders: the hub's state (root's only, as in a
 learners' homes. Each learner is a system account of their own, as the config makes them, named with a
 prefix of this hub's own (`t1a2b-ada`), so that the accounts of two test runs never meet and every one
 can be removed at the end. The hub gets four free ports in a row (see the config), from below the
-kernel's ephemeral range (`tinyagent.hosting.address.quiet_port_run`). A second config file loads the course's and adds one thing only: an API-only admin service whose token the tests use, as a
-teacher's script would. On exit the hub is sent SIGTERM (it stops the learners' servers, the classroom
+kernel's ephemeral range (`tinyagent.hosting.address.quiet_port_run`). A second config file loads the
+course's and adds one thing only: an API-only admin service whose token the tests use, as a teacher's
+script would. On exit the hub is sent SIGTERM (it stops the learners' servers, the classroom
 model and its proxy); then whatever runs as one of this hub's learner accounts or works inside either
 folder is killed, and the accounts are deleted.
 

@@ -115,11 +115,16 @@ def test_each_learner_is_a_system_account_of_their_own_and_the_hubs_state_is_roo
     assert (state.st_uid, stat.S_IMODE(state.st_mode)) == (0, 0o700)
 
 
+def learner_servers(hub, name: str) -> list:
+    """The learner's server processes (learner_server.py), not their kernels."""
+    return [p for p in hub.processes_of(name) if any(a.endswith("learner_server.py") for a in p.cmdline())]
+
+
 def test_each_learners_server_runs_without_the_hubs_database_code(hub):
     # learner_server.py: SQLAlchemy's compiled parts (sqlalchemy/**/*.so) are mapped into any process that
     # imported it, as `python -m jupyterhub.singleuser` does; the learner signed in through the hub all the same.
     for name in LEARNERS:
-        servers = [p for p in hub.processes_of(name) if any(a.endswith("learner_server.py") for a in p.cmdline())]
+        servers = learner_servers(hub, name)
         assert len(servers) == 1, [p.cmdline() for p in hub.processes_of(name)]
         maps = Path(f"/proc/{servers[0].pid}/maps").read_text()
         assert "/site-packages/jupyter_server/" not in maps  # pure Python: nothing of it is mapped
@@ -129,8 +134,8 @@ def test_each_learners_server_runs_without_the_hubs_database_code(hub):
 
 def learner_server_ports(hub, name: str) -> set[int]:
     """The TCP ports the learner's server listens on."""
-    servers = [p for p in hub.processes_of(name) if any(a.endswith("learner_server.py") for a in p.cmdline())]
-    return {c.laddr.port for p in servers for c in p.net_connections(kind="tcp") if c.status == "LISTEN"}
+    return {c.laddr.port for p in learner_servers(hub, name) for c in p.net_connections(kind="tcp")
+            if c.status == "LISTEN"}
 
 
 def test_each_learners_server_listens_on_a_port_of_its_own_below_the_ephemeral_range(hub):

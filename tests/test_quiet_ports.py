@@ -39,7 +39,7 @@ def test_a_port_someone_holds_or_was_promised_is_passed_over(monkeypatch):
 
 
 def test_no_free_run_is_one_line_not_a_loop_forever(monkeypatch):
-    monkeypatch.setattr(address, "_all_free", lambda host, ports: False)
+    monkeypatch.setattr(address, "_all_free", lambda family, host, ports: False)
     with pytest.raises(ServerAddressError, match="no 3 consecutive free ports found on 127.0.0.1"):
         quiet_port_run(3)
 

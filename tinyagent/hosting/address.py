@@ -113,27 +113,27 @@ def ephemeral_start() -> int:
 def quiet_port_run(count: int = 1, host: str = "127.0.0.1", avoid: Collection[int] = ()) -> int:
     """The first of `count` consecutive ports on `host`, each free when tried and none in `avoid` (ports already
     promised to servers that have not bound them yet), from below the ephemeral range."""
+    family = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0][0]  # looked up once, not for every try
     top = ephemeral_start() - count
     if top <= QUIET_PORTS_FROM:  # an unusual range that starts low: take the kernel's ports
-        candidates = (_port_from_kernel(host) for _ in range(200))
+        candidates = (_port_from_kernel(family, host) for _ in range(200))
     else:
         candidates = (random.randint(QUIET_PORTS_FROM, top) for _ in range(200))
     promised = set(avoid)
     for first in candidates:
         run = range(first, first + count)
-        if run[-1] <= MAX_PORT and promised.isdisjoint(run) and _all_free(host, run):
+        if run[-1] <= MAX_PORT and promised.isdisjoint(run) and _all_free(family, host, run):
             return first
     raise ServerAddressError(f"no {count} consecutive free ports found on {host}")
 
 
-def _port_from_kernel(host: str) -> int:
-    with socket.socket(socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0][0], socket.SOCK_STREAM) as probe:
+def _port_from_kernel(family: int, host: str) -> int:
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
         return probe.getsockname()[1]
 
 
-def _all_free(host: str, ports: range) -> bool:
-    family = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0][0]
+def _all_free(family: int, host: str, ports: range) -> bool:
     held = []
     try:
         for port in ports:
