@@ -181,3 +181,98 @@ def test_every_client_the_wire_makes_checks_certificates_with_one_context():
         context = client._transport._pool._ssl_context
         assert context is tls_context()
         assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+
+
+# -- the order of the tool uses ---------------------------------------------------------------------------------
+SLOW_TOOL = "getCurrentTime"  # the classroom model asks for it first, beside searchKnowledge, in one reply
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_tools_asked_in_one_reply_are_listed_in_the_models_order_whichever_finishes_first(classroom, key,
+                                                                                          monkeypatch):
+    """LangChain, LlamaIndex, smolagents, pydantic-ai and the Agents SDK run one reply's tool calls at once and
+    log them as they finish. The first of two asked together is made to finish last: the run still lists them
+    as the model asked, so lesson 20's table reads the same on every run."""
+    import time
+
+    from tinyagent.frameworks.shop_functions import ToolLog
+
+    run_tool = ToolLog.run
+
+    def slow_first(self, registry, name, text):
+        if name == SLOW_TOOL:
+            time.sleep(0.3)
+        return run_tool(self, registry, name, text)
+
+    monkeypatch.setattr(ToolLog, "run", slow_first)
+    run = frameworks().run_framework(key, REFUND_REQUEST, base_url=classroom.base_url)
+    assert [u.name for u in run.tool_uses] == ["queryOrder", "getCurrentTime", "searchKnowledge", "applyRefund"]
+    asked = [name for call in run.calls for name, _ in call.asked if name != "final_answer"]
+    assert asked in ([], [u.name for u in run.tool_uses])  # a ReAct framework's replies are text: none asked
+
+
+def use(name, text=""):
+    from tinyagent.evaluation.grading import ToolUse
+
+    return ToolUse(name, text, False, "ok")
+
+
+def test_uses_are_put_in_the_asked_order_by_name_and_then_by_arguments():
+    from tinyagent.frameworks.shop_functions import in_asked_order
+
+    finished = [use("queryOrder", "1"), use("searchKnowledge", "refund"), use("getCurrentTime")]
+    asked = [("queryOrder", '{"orderId": "1"}'), ("getCurrentTime", "{}"), ("searchKnowledge", '{"query": "x"}')]
+    assert [u.name for u in in_asked_order(finished, asked)] == ["queryOrder", "getCurrentTime", "searchKnowledge"]
+    # two calls of one tool in one reply are told apart by their arguments: one value, or several
+    two = [use("queryOrder", "2"), use("queryOrder", "1")]
+    asked = [("queryOrder", '{"orderId": "1"}'), ("queryOrder", '{"orderId": 2}')]
+    assert [u.input for u in in_asked_order(two, asked)] == ["1", "2"]
+    second = use("applyRefund", '{"orderId": "2", "reason": "b"}')
+    first = use("applyRefund", '{"orderId": "1", "reason": "a"}')
+    asked = [("applyRefund", '{"reason": "a", "orderId": "1"}'), ("applyRefund", '{"orderId": "2", "reason": "b"}')]
+    assert in_asked_order([second, first], asked) == [first, second]
+
+
+def test_a_use_no_reply_asked_for_stays_after_and_an_asked_call_that_never_ran_is_passed_over():
+    from tinyagent.frameworks.shop_functions import in_asked_order
+
+    uses = [use("searchKnowledge", "b"), use("queryOrder", "1"), use("searchKnowledge", "a")]
+    asked = [("applyRefund", "{}"), ("queryOrder", "not JSON"), ("searchKnowledge", '{"query": "a"}')]
+    assert [(u.name, u.input) for u in in_asked_order(uses, asked)] == [
+        ("queryOrder", "1"), ("searchKnowledge", "a"), ("searchKnowledge", "b")]
+    assert in_asked_order(uses, []) == uses  # text replies (a ReAct framework): the log's own order
+
+
+def function_call(name, arguments, **more):
+    return {**more, "function": {"name": name, "arguments": arguments}}
+
+
+def test_the_wire_reads_the_tool_calls_of_every_kind_of_reply():
+    import json
+
+    from tinyagent.frameworks.wire import tool_calls_in
+
+    def sse(*events):
+        return "".join(f"data: {json.dumps(event)}\n\n" for event in events).encode() + b"data: [DONE]\n\n"
+
+    def delta(*calls):
+        return {"choices": [{"delta": {"tool_calls": list(calls)}}]}
+
+    expected = (("getCurrentTime", "{}"), ("searchKnowledge", '{"query": "x"}'))
+    message = {"role": "assistant", "tool_calls": [function_call(*expected[0], id="a", type="function"),
+                                                   function_call(*expected[1], id="b", type="function")]}
+    assert tool_calls_in(json.dumps({"choices": [{"message": message}]}).encode()) == expected
+    # streamed: each call's name once, its arguments in pieces, the two calls' deltas interleaved
+    streamed = sse(delta(function_call("getCurrentTime", "", index=0)),
+                   delta(function_call("searchKnowledge", '{"que', index=1)),
+                   delta({"index": 0, "function": {"arguments": "{}"}}),
+                   delta({"index": 1, "function": {"arguments": 'ry": "x"}'}}),
+                   {"choices": [{"delta": {}, "finish_reason": "tool_calls"}]})
+    assert tool_calls_in(streamed) == expected
+    items = [{"type": "reasoning"}] + [{"type": "function_call", "name": n, "arguments": a} for n, a in expected]
+    assert tool_calls_in(json.dumps({"output": items}).encode()) == expected
+    assert tool_calls_in(sse({"type": "response.created", "response": {"output": []}},
+                             {"type": "response.completed", "response": {"output": items}})) == expected
+    text_only = {"choices": [{"message": {"role": "assistant", "content": "Thought: ..."}}]}
+    for reply in (json.dumps(text_only).encode(), b"", b"<html>502</html>", b"[1, 2]", b'{"choices": "x"}'):
+        assert tool_calls_in(reply) == ()

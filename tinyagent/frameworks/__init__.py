@@ -31,7 +31,7 @@ from typing import Any
 from tinyagent.clock import fixed_clock
 from tinyagent.evaluation.grading import ToolUse
 from tinyagent.frameworks.setup import Setup
-from tinyagent.frameworks.shop_functions import ToolFailed, ToolLog
+from tinyagent.frameworks.shop_functions import ToolFailed, ToolLog, in_asked_order
 from tinyagent.frameworks.wire import Wire, WireCall
 from tinyagent.protocols.protocol_comparison import COURSE_NOW
 from tinyagent.shop import Shop, shop_registry
@@ -141,7 +141,9 @@ def run_framework(key: str, question: str, *, base_url: str, model: str = "class
         answer = getattr(_module(key), function)(setup, question, **options)
     except Exception as exc:  # noqa: BLE001 - any framework's failure becomes the run's error
         error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-    run = FrameworkRun(key, question, answer, error, list(setup.wire.calls), list(setup.tool_log.uses),
+    calls = list(setup.wire.calls)
+    asked = [tool_call for call in calls for tool_call in call.asked]
+    run = FrameworkRun(key, question, answer, error, calls, in_asked_order(setup.tool_log.uses, asked),
                        shop.refunds())
     if own:
         shop.close()

@@ -25,7 +25,8 @@ class ToolFailed(RuntimeError):
 
 @dataclass
 class ToolLog:
-    """The tool calls a framework made, in order, with whether each one's result was an error.
+    """The tool calls a framework made, as they ran, with whether each one's result was an error
+    (`run_framework` lists them in the order the model asked: `in_asked_order`).
 
     raise_errors: raise ToolFailed for an error result rather than return it as the tool's text
     """
@@ -39,6 +40,42 @@ class ToolLog:
         if result.error and self.raise_errors:
             raise ToolFailed(result.text)
         return result.text
+
+
+def in_asked_order(uses: list[ToolUse], asked: list[tuple[str, str]]) -> list[ToolUse]:
+    """The tool uses in the order the model asked for them: `asked` is each reply's tool calls, (name,
+    arguments JSON), reply after reply (`WireCall.asked`).
+
+    A framework that runs one reply's tool calls at once (in threads, or as async tasks) logs them as they
+    finish, and that order changes from run to run. Each use is matched to the first asked call of its name
+    whose arguments are the use's, or else of its name; a use no reply asked for keeps its place after them.
+    """
+    left = list(uses)
+    ordered = []
+    for name, arguments in asked:
+        same_name = [use for use in left if use.name == name]
+        exact = [use for use in same_name if _asked_with(use, arguments)]
+        if same_name:
+            match = (exact or same_name)[0]
+            left.remove(match)
+            ordered.append(match)
+    return ordered + left
+
+
+def _asked_with(use: ToolUse, arguments: str) -> bool:
+    """Whether the use's input is the arguments' values: the one value itself, or the JSON of several."""
+    try:
+        given = json.loads(arguments or "{}")
+        values = sorted(str(value) for value in given.values())
+    except (ValueError, AttributeError):
+        return False
+    if len(values) <= 1:
+        return use.input == (values[0] if values else "")
+    try:
+        logged = json.loads(use.input)
+        return sorted(str(value) for value in logged.values()) == values
+    except (ValueError, AttributeError):
+        return False
 
 
 def shop_functions(registry: ToolRegistry, log: ToolLog) -> list[Callable[..., str]]:

@@ -41,6 +41,7 @@ class WireCall:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     usage_returned: bool = False  # a stream without stream_options.include_usage carries no usage
+    asked: tuple[tuple[str, str], ...] = ()  # the reply's tool calls: (name, arguments JSON), in its order
 
     @property
     def messages(self) -> list:
@@ -131,25 +132,61 @@ class Wire:
         usage = usage_in(content)
         prompt, completion = usage or (0, 0)
         with self._lock:
-            self.calls.append(WireCall(path, body, len(raw), prompt, completion, usage is not None))
+            self.calls.append(WireCall(path, body, len(raw), prompt, completion, usage is not None,
+                                       tool_calls_in(content)))
 
 
-def usage_in(content: bytes) -> tuple[int, int] | None:
-    """Prompt and completion tokens from a reply (a JSON body, or an SSE stream whose last usage counts), or
-    None when it holds none. Chat completions say prompt/completion_tokens, the Responses API input/output."""
+def reply_objects(content: bytes) -> list[dict]:
+    """The JSON objects of a reply: its one body, or each `data:` line of an SSE stream."""
     text = content.decode("utf-8", "replace")
     pieces = [text] if not text.lstrip().startswith(("data:", "event:")) else [
         line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
-    found = None
+    found = []
     for piece in pieces:
         try:
             data = json.loads(piece)
         except ValueError:
             continue
-        if not isinstance(data, dict):
-            continue
+        if isinstance(data, dict):
+            found.append(data)
+    return found
+
+
+def usage_in(content: bytes) -> tuple[int, int] | None:
+    """Prompt and completion tokens from a reply (a JSON body, or an SSE stream whose last usage counts), or
+    None when it holds none. Chat completions say prompt/completion_tokens, the Responses API input/output."""
+    found = None
+    for data in reply_objects(content):
         usage = data.get("usage") or (data.get("response") or {}).get("usage")
         if isinstance(usage, dict):
             found = (int(usage.get("prompt_tokens", usage.get("input_tokens", 0)) or 0),
                      int(usage.get("completion_tokens", usage.get("output_tokens", 0)) or 0))
     return found
+
+
+def tool_calls_in(content: bytes) -> tuple[tuple[str, str], ...]:
+    """The tool calls a reply asks for, as (name, arguments JSON) in the model's order: from a chat completion
+    (whole, or streamed in deltas that carry each call's index) or a Responses API reply (whole, or the
+    stream's last `response`). Empty for a reply that asks for none, or that is not JSON at all."""
+    calls: dict[int, tuple[str, str]] = {}  # the call's index -> its name and arguments so far
+    for data in reply_objects(content):
+        response = data["response"] if isinstance(data.get("response"), dict) else data
+        if isinstance(response.get("output"), list):  # the Responses API: all output items, so start again
+            asked = [item for item in response["output"]
+                     if isinstance(item, dict) and item.get("type") == "function_call"]
+            calls = {i: (item.get("name", ""), item.get("arguments", "")) for i, item in enumerate(asked)}
+            continue
+        choices = data.get("choices") or [{}]
+        choice = choices[0] if isinstance(choices[0], dict) else {}
+        streamed = "delta" in choice
+        message = choice.get("delta") or choice.get("message") or {}
+        for position, call in enumerate(message.get("tool_calls") or []):
+            if not isinstance(call, dict):
+                continue
+            index = call.get("index", position) if streamed else len(calls)
+            function = call.get("function") or {}
+            # A stream sends the name once and the arguments in pieces: each delta adds to what came before.
+            name, arguments = calls.get(index, ("", ""))
+            calls[index] = (name + (function.get("name") or ""),
+                            arguments + (function.get("arguments") or ""))
+    return tuple((name or "?", arguments) for _, (name, arguments) in sorted(calls.items()))
