@@ -276,3 +276,39 @@ def test_the_wire_reads_the_tool_calls_of_every_kind_of_reply():
     text_only = {"choices": [{"message": {"role": "assistant", "content": "Thought: ..."}}]}
     for reply in (json.dumps(text_only).encode(), b"", b"<html>502</html>", b"[1, 2]", b'{"choices": "x"}'):
         assert tool_calls_in(reply) == ()
+
+
+@pytest.mark.parametrize("reply", [
+    {"usage": {"prompt_tokens": "many", "completion_tokens": None}, "choices": {"0": {}}},
+    {"usage": [1, 2], "response": "done", "choices": [{"delta": "text"}]},
+    {"choices": [{"message": {"tool_calls": {"name": "queryOrder"}}}]},
+    {"choices": [{"message": {"tool_calls": ["queryOrder", None, {"function": "queryOrder"}]}}]},
+    {"choices": [{"delta": {"tool_calls": [{"index": "0", "function": {"name": 7, "arguments": {"orderId": 1}}}]}}]},
+    {"response": {"output": ["text", None, {"type": "function_call", "name": None, "arguments": {"a": 1}}]}},
+    {"choices": 5, "output": {"type": "function_call"}},
+])
+def test_a_reply_of_the_wrong_shape_is_read_as_far_as_it_goes_and_never_stops_the_framework(reply):
+    """The wire reads every reply in the framework's own HTTP hook: an error there would fail the run."""
+    import json
+
+    from tinyagent.frameworks.wire import Wire, tool_calls_in, usage_in
+
+    content = json.dumps(reply).encode()
+    usage = usage_in(content)
+    assert usage is None or all(isinstance(count, int) for count in usage)
+    for name, arguments in tool_calls_in(content):
+        assert isinstance(name, str) and isinstance(arguments, str)
+    wire = Wire()
+    wire._store("/v1/chat/completions", b'{"model": "m"}', content)
+    assert len(wire.calls) == 1
+
+
+def test_odd_fields_keep_what_they_say():
+    import json
+
+    from tinyagent.frameworks.wire import tool_calls_in, usage_in
+
+    assert usage_in(b'{"usage": {"prompt_tokens": "12", "completion_tokens": "x"}}') == (12, 0)
+    streamed = {"choices": [{"delta": {"tool_calls": [{"index": "0", "function": {"name": "queryOrder",
+                                                                                 "arguments": {"orderId": 1}}}]}}]}
+    assert tool_calls_in(json.dumps(streamed).encode()) == (("queryOrder", '{"orderId": 1}'),)

@@ -67,14 +67,14 @@ def _asked_with(use: ToolUse, arguments: str) -> bool:
     try:
         given = json.loads(arguments or "{}")
         values = sorted(str(value) for value in given.values())
-    except (ValueError, AttributeError):
+    except (ValueError, TypeError, AttributeError):
         return False
     if len(values) <= 1:
         return use.input == (values[0] if values else "")
     try:
         logged = json.loads(use.input)
         return sorted(str(value) for value in logged.values()) == values
-    except (ValueError, AttributeError):
+    except (ValueError, TypeError, AttributeError):
         return False
 
 

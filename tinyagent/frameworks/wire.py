@@ -157,10 +157,10 @@ def usage_in(content: bytes) -> tuple[int, int] | None:
     None when it holds none. Chat completions say prompt/completion_tokens, the Responses API input/output."""
     found = None
     for data in reply_objects(content):
-        usage = data.get("usage") or (data.get("response") or {}).get("usage")
+        usage = data.get("usage") or _mapping(data.get("response")).get("usage")
         if isinstance(usage, dict):
-            found = (int(usage.get("prompt_tokens", usage.get("input_tokens", 0)) or 0),
-                     int(usage.get("completion_tokens", usage.get("output_tokens", 0)) or 0))
+            found = (_count(usage.get("prompt_tokens", usage.get("input_tokens"))),
+                     _count(usage.get("completion_tokens", usage.get("output_tokens"))))
     return found
 
 
@@ -170,23 +170,42 @@ def tool_calls_in(content: bytes) -> tuple[tuple[str, str], ...]:
     stream's last `response`). Empty for a reply that asks for none, or that is not JSON at all."""
     calls: dict[int, tuple[str, str]] = {}  # the call's index -> its name and arguments so far
     for data in reply_objects(content):
-        response = data["response"] if isinstance(data.get("response"), dict) else data
+        response = _mapping(data.get("response")) or data
         if isinstance(response.get("output"), list):  # the Responses API: all output items, so start again
-            asked = [item for item in response["output"]
-                     if isinstance(item, dict) and item.get("type") == "function_call"]
-            calls = {i: (item.get("name", ""), item.get("arguments", "")) for i, item in enumerate(asked)}
+            asked = [item for item in response["output"] if _mapping(item).get("type") == "function_call"]
+            calls = {i: (_text(item.get("name")), _text(item.get("arguments")))
+                     for i, item in enumerate(asked)}
             continue
-        choices = data.get("choices") or [{}]
-        choice = choices[0] if isinstance(choices[0], dict) else {}
-        streamed = "delta" in choice
-        message = choice.get("delta") or choice.get("message") or {}
-        for position, call in enumerate(message.get("tool_calls") or []):
-            if not isinstance(call, dict):
-                continue
-            index = call.get("index", position) if streamed else len(calls)
-            function = call.get("function") or {}
+        choices = data.get("choices")
+        choice = _mapping(choices[0] if isinstance(choices, list) and choices else None)
+        message = _mapping(choice.get("delta") or choice.get("message"))
+        tool_calls = message.get("tool_calls")
+        for position, call in enumerate(tool_calls if isinstance(tool_calls, list) else []):
+            call = _mapping(call)
+            index = call.get("index", position)  # a stream numbers each call; a whole reply lists them
+            index = index if isinstance(index, int) else position
+            function = _mapping(call.get("function"))
             # A stream sends the name once and the arguments in pieces: each delta adds to what came before.
             name, arguments = calls.get(index, ("", ""))
-            calls[index] = (name + (function.get("name") or ""),
-                            arguments + (function.get("arguments") or ""))
+            calls[index] = (name + _text(function.get("name")), arguments + _text(function.get("arguments")))
     return tuple((name or "?", arguments) for _, (name, arguments) in sorted(calls.items()))
+
+
+# A reply the wire cannot read must not stop the framework that asked for it: each field is taken only when it
+# has the type the API gives it.
+def _mapping(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str:
+    """A field that should be text: as sent, its JSON if a server sent another type, "" if none."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _count(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
