@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,6 +11,7 @@ import pytest
 import requests
 
 from tinyagent import Action, ToolRegistry
+from tinyagent.hosting.address import quiet_port_run
 from tinyagent.toolkit.http_tool import KINDS, ApiCallFailed, JsonApi
 from tinyagent.toolkit.weather_api import WeatherService
 from tinyagent.toolkit.weather_tool import WEATHER_SHAPE, weather_tool
@@ -118,9 +118,7 @@ def test_a_bad_input_never_reaches_the_api(service):
 
 
 def test_a_server_that_is_not_there_is_unreachable_and_retryable():
-    with socket.socket() as probe:  # a port that was free a moment ago, and nothing listens on it
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = quiet_port_run()  # free a moment ago, and nothing listens on it
     data = observe(weather_tool(f"http://127.0.0.1:{port}"))
     assert data == {"error": "getWeather: the weather API cannot be reached (connection refused or dropped)",
                     "kind": "unreachable", "retryable": True}
