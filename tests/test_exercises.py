@@ -5917,10 +5917,36 @@ def test_25_fence():
         import html
         return f'<data source="{source}">\n{html.escape(text, quote=False)}\n</data>'
 
+    def quotes_escaped_in_the_text(text, source):  # html.escape's default on the text: its " becomes &quot;
+        import html
+        return f'<data source="{html.escape(source)}">\n{html.escape(text)}\n</data>'
+
+    def one_line(text, source):  # no newlines between the three parts
+        import html
+        return f'<data source="{html.escape(source)}">{html.escape(text, quote=False)}</data>'
+
+    def ampersand_last(text, source):  # & replaced after < and >: their &lt; becomes &amp;lt;
+        import html
+        escaped = text.replace("<", "&lt;").replace(">", "&gt;").replace("&", "&amp;")
+        return f'<data source="{html.escape(source)}">\n{escaped}\n</data>'
+
+    def stripped(text, source):  # the text's own spaces and newlines at its ends lost
+        import html
+        return f'<data source="{html.escape(source)}">\n{html.escape(text.strip(), quote=False)}\n</data>'
+
+    def source_quotes_kept(text, source):  # the source's < > & escaped, its quotes not
+        import html
+        return f'<data source="{html.escape(source, quote=False)}">\n{html.escape(text, quote=False)}\n</data>'
+
     fails(check_fence, no_escaping, says="nothing inside can close it")
     fails(check_fence, angle_brackets_only, says="Escape & first")
     fails(check_fence, source_as_is, says="the source is escaped")
     fails(check_fence, lambda text, source: None, says="a str")
+    fails(check_fence, quotes_escaped_in_the_text, says="The text keeps its quotes")
+    fails(check_fence, one_line, says="Three parts joined by newlines")
+    fails(check_fence, ampersand_last, says="turns their &lt; and &gt; into &amp;lt;")
+    fails(check_fence, stripped, says="its spaces and newlines too")
+    fails(check_fence, source_quotes_kept, says="quotes as &quot; and &#x27;")
 
 
 def test_25_ids_from_customer():
@@ -5938,6 +5964,14 @@ def test_25_ids_from_customer():
     fails(check_ids_from_customer, every_user_message, says="never an id only an Observation")
     fails(check_ids_from_customer, every_user_message, says="the tool's word, not the customer's")
     fails(check_ids_from_customer, any_five_digits, says="whole numbers only")
+
+    def digits_around_only(messages):  # no digit on either side, but a letter may be: A88231 read as 88231
+        return list(dict.fromkeys(one for m in messages if m["role"] == "user"
+                                  and not m["content"].startswith("Observation:")
+                                  for one in re.findall(r"(?<![0-9])[0-9]{5}(?![0-9])", m["content"])))
+
+    fails(check_ids_from_customer, digits_around_only, says="not in a phone number, A88231 or 88231B")
+    fails(check_ids_from_customer, digits_around_only, says="five digits inside a longer word")
     fails(check_ids_from_customer, lambda messages: "88231", says="a list of order ids")
 
 

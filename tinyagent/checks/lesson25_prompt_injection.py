@@ -56,12 +56,22 @@ def _fence_hint(args: tuple, expected: str, got: object) -> str | None:
     if not isinstance(got, str):
         return None
     text = args[0]
+    head, close = expected.split("\n", 1)[0] + "\n", "\n</data>"
+    body = expected[len(head):-len(close)]  # the text, escaped
     if got.count("</data>") > 1:
         return "A </data> inside the text closes the fence early: escape < and > in the text."
     if "&" in text and got.replace("&amp;", "&") == expected.replace("&amp;", "&"):
         return "Escape & first (as &amp;): otherwise a text that already holds &lt; cannot be told from a <."
-    if got.split("\n", 1)[0] != expected.split("\n", 1)[0]:
-        return 'The first line is <data source="..."> with the source escaped, quotes as &quot;.'
+    if ("&amp;lt;" in got or "&amp;gt;" in got) and "&lt;" not in text and "&gt;" not in text:
+        return "Escape & first: replaced after < and >, it turns their &lt; and &gt; into &amp;lt; and &amp;gt;."
+    if not got.endswith(close) or (got.startswith(head[:-1]) and not got.startswith(head)):
+        return "Three parts joined by newlines: the <data ...> line, the text, a line </data>."
+    if not got.startswith(head):
+        return 'The first line is <data source="...">, the source as html.escape(source) writes it.'
+    if got == head + body.strip() + close:
+        return "Keep the text as it is, its spaces and newlines too: only &, < and > change."
+    if ('"' in text and "&quot;" in got[len(head):]) or ("'" in text and "&#x27;" in got[len(head):]):
+        return "The text keeps its quotes: html.escape(text, quote=False)."
     return None
 
 
@@ -129,8 +139,9 @@ def _customers_ids(rng: random.Random) -> Iterator[tuple]:
     for _ in range(8):
         ids = [_order(rng) for _ in range(rng.randint(1, 3))]
         yield ([_system(), _customer(rng, ids)],)
-    for noise in ("Call 13812345678 about {id}", "订单{id}，金额 1999.00，2026 年", "ref A{id}7 and {id}"):
-        yield ([_system(), {"role": "user", "content": noise.format(id=_order(rng))}],)
+    for noise in ("Call 13812345678 about {id}", "订单{id}，金额 1999.00，2026 年", "ref A{id}7 and {id}",
+                  "coupon A{other} for order {id}", "order {id}, parcel {other}B", "SKU x{other}-2 in {id}"):
+        yield ([_system(), {"role": "user", "content": noise.format(id=_order(rng), other=_order(rng))}],)
     yield ([_system(), {"role": "user", "content": "hello"}],)
 
 
@@ -160,7 +171,7 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if any(one in observed and one not in expected for one in got):
         return "An id that only an Observation holds is the tool's word, not the customer's."
     if any(one not in expected for one in got):
-        return "An id the model or the system prompt wrote is not the customer's; nor is a piece of a longer number."
+        return "Not an id the model or system prompt wrote, nor five digits inside a longer word (A88231, 88231B)."
     if len(got) != len(set(got)):
         return "Each id once."
     if sorted(got) == sorted(expected):
@@ -169,8 +180,8 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
 
 
 IDS_RULES = (
-    Rule("the five-digit order ids the customer wrote, whole numbers only (not part of a phone number or A882317)",
-         _customers_ids, _ids_hint),
+    Rule("the five-digit order ids the customer wrote, whole numbers only (not in a phone number, A88231 or 88231B; "
+         "next to Chinese they count)", _customers_ids, _ids_hint),
     Rule("never an id only an Observation, the system prompt or the model wrote", _not_theirs, _ids_hint),
     Rule("from every message of the customer's, each id once, in the order first written", _every_turn, _ids_hint),
 )
