@@ -5604,6 +5604,16 @@ def test_23_ids_seen():
     # only the example's shape, as whole words
     fails(check_ids_seen, any_number, says="shaped like `example`")
     fails(check_ids_seen, inside_longer_words, says="shaped like `example`")
+
+    def glued_letters_allowed(messages, example):  # a boundary only against its own kind: A88231 read as 88231
+        import re
+        shape = "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
+        first = "(?<![A-Za-z])" if example[0].isalpha() else "(?<![0-9])"
+        last = "(?![A-Za-z])" if example[-1].isalpha() else "(?![0-9])"
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
+                                  for w in re.findall(first + shape + last, m["content"], re.IGNORECASE)))
+
+    fails(check_ids_seen, glued_letters_allowed, says="Whole words only: with a letter or digit glued on")
     fails(check_ids_seen, lambda messages, example: "88231", says="a list of ids")
     fails(check_ids_seen, lambda messages: [], says="takes")
 

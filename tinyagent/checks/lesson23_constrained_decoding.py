@@ -193,6 +193,15 @@ def _shapes(rng: random.Random) -> Iterator[tuple]:
         yield ([{"role": "system", "content": rng.choice(_SYSTEMS)},
                 {"role": "user", "content": rng.choice(("Call me on {} or {} about {}.", "电话{}，{}，订单{}"))
                  .format(*words)}], example)
+    for example in ("88231", "SF1234567890"):  # a letter or a digit glued on makes another word, not an id
+        if example.isdigit():
+            glued = [_letters(rng, 1) + _digits(rng, 5), _digits(rng, 5) + _letters(rng, 1)]
+        else:
+            glued = [_digits(rng, 1) + _shape_like(rng, example), _shape_like(rng, example) + _letters(rng, 1)]
+        words = [*glued, _shape_like(rng, example)]
+        rng.shuffle(words)
+        yield ([{"role": "system", "content": rng.choice(_SYSTEMS)},
+                {"role": "user", "content": "I have {}, {} and {} here.".format(*words)}], example)
     yield ([{"role": "user", "content": ""}], "88231")
     yield ([{"role": "user", "content": "\u200b🙂 nothing here\n　"}], "SF1234567890")
 
@@ -243,6 +252,8 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
         return "Each id once."
     if sorted(got) == sorted(expected):
         return "Keep the order they first appear in."
+    if any(one.upper() not in expected for one in got):
+        return "Whole words only: with a letter or digit glued on (A88231, 9SF1234567890) it is another word."
     missed = [one for one in expected if one not in got]
     if not missed or any(one not in expected for one in got):
         return None
