@@ -5782,8 +5782,18 @@ def test_24_merged_names():
     def clashes_dropped(offers):  # a clashing name left out altogether
         return [name for name in _merge_solution(offers) if name in {n for ns in offers.values() for n in ns}]
 
+    def names_counted(offers):  # counts a name's listings, not its servers: one server listing it twice clashes
+        from collections import Counter
+        listed = Counter(name for tools in offers.values() for name in tools)
+        return [name if listed[name] == 1 else f"{server}_{name}" for server, tools in offers.items() for name in tools]
+
+    def each_name_once(offers):  # a name one server lists twice is given once
+        return list(dict.fromkeys(_merge_solution(offers)))
+
     fails(check_merged_names, first_keeps_it, says="the spec says: a name")
     fails(check_merged_names, clashes_dropped, says="the spec says: a name")
+    fails(check_merged_names, names_counted, says="a name only one server offers is kept as it is")
+    fails(check_merged_names, each_name_once, says="a name only one server offers is kept as it is")
     fails(check_merged_names, lambda offers: sorted(_merge_solution(offers)), says="each server's tools in its own order")
     fails(check_merged_names, lambda offers: {n: s for s, ns in offers.items() for n in ns},
           says="return a list of names")

@@ -140,6 +140,8 @@ def _in_order(rng: random.Random) -> Iterator[tuple]:
 def _kept(rng: random.Random) -> Iterator[tuple]:
     for servers in (2, 2, 3, 4):  # a clash elsewhere leaves every other name as it is
         yield (_offers(rng, servers, 1),)
+    # One server listing a name twice is still one server: both kept as they are (servers are counted, not names).
+    yield ({"shop": ["queryOrder", "getCurrentTime", "queryOrder"], "weather": ["getWeather"]},)
 
 
 def _prefixed(rng: random.Random) -> Iterator[tuple]:
