@@ -315,6 +315,9 @@ def test_00_missing_order_prediction():
     fails(check_missing_order_prediction, "queryLogistics", True, says="first_tool")
     fails(check_missing_order_prediction, "queryOrder", False, says="does not have")
     fails(check_missing_order_prediction, "queryOrder", None, says="True or False")
+    # a type mistake is named as one, not answered with the reasoning about order ids
+    fails(check_missing_order_prediction, ["queryOrder"], True, says="write one tool's name as a string")
+    fails(check_missing_order_prediction, None, True, says="first_tool is still None")
 
 
 # -- 01 ---------------------------------------------------------------------------------------------
@@ -483,6 +486,10 @@ def test_03_unknown_model():
     fails(check_unknown_model, 200, error, "body", says="4xx")
     fails(check_unknown_model, 401, error, "body", says="same request")
     fails(check_unknown_model, 404, "NotFoundError", "body", says="LlmError")
+    assert passes(check_unknown_model, 404, error, 'body["model"]')  # the body, with its field named
+    assert passes(check_unknown_model, 404, error, "The body")
+    fails(check_unknown_model, 404, error, ["body"], says="name one part of the request in a string")
+    fails(check_unknown_model, 404, error, "nobody", says="model")
 
 
 def test_03_prompt_share_is_measured_not_pinned():

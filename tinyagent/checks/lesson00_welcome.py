@@ -51,11 +51,15 @@ def check_missing_order_prediction(first_tool: str | None, observation_is_error:
     if first_tool is None and observation_is_error is None:
         return _not_attempted(exercise, "Set first_tool (a tool name) and observation_is_error (True or False).")
     known = [tool.name for tool in shop_tools(_fresh_shop())]
-    if isinstance(first_tool, str) and first_tool.strip() not in known:
+    if first_tool is None:
+        _fail(exercise, "first_tool is still None: set it to the name of the tool you expect first (a str)")
+    if not isinstance(first_tool, str):
+        _fail(exercise, f"first_tool={first_tool!r}: write one tool's name as a string, like 'getCurrentTime'")
+    if first_tool.strip() not in known:
         close = [name for name in known if name.lower() == first_tool.strip().lower()]
         _fail(exercise, f"first_tool={first_tool!r} is not among the shop's tools {known}"
                         + (f": a tool name is written exactly, {close[0]!r}" if close else ""))
-    if not isinstance(first_tool, str) or first_tool.strip() != "queryOrder":
+    if first_tool.strip() != "queryOrder":
         _fail(exercise, f"first_tool={first_tool!r}: the customer gave an order id and wants the parcel; "
                         "tracking needs a tracking number, which only the order holds")
     if not isinstance(observation_is_error, bool):

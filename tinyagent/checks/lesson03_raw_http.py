@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tinyagent.checks.generated import Spec
@@ -25,7 +26,11 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
     if getattr(error, "status", None) != status:
         _fail(exercise, f"by hand you got {status}, but the error says {getattr(error, 'status', None)}: "
                         "they are answers to the same request")
-    if not isinstance(check_first, str) or check_first.strip().lower() not in ("body", "the body"):
+    if not isinstance(check_first, str):
+        _fail(exercise, f"check_first={check_first!r}: name one part of the request in a string: the URL, the "
+                        "headers or the body?")
+    # "body", "the body", or the body with its field named (body["model"], "body.model")
+    if not re.match(r"(the )?body\b", check_first.strip().lower()):
         _fail(exercise, f"check_first={check_first!r}: the error names the model, so the URL and the key "
                         "worked; which part of the request holds the \"model\" field?")
     return _passed(exercise, f"HTTP {status}, {type(error).__name__}: the URL and the key were right, "
