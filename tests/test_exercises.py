@@ -2432,6 +2432,24 @@ def test_15_safe_eval():
     fails(check_safe_eval, zero_checked, says="a division by zero is refused with ValueError, however the zero")
     fails(check_safe_eval, "not a function", says="should be a function")
 
+    def syntax_error_escapes(text):  # tiny_eval's bare ast.parse: '2 +' raises SyntaxError, not ValueError
+        return variant_solution(ast.parse(text, mode="eval").body)
+
+    def first_statement_only(text):  # ast.parse in exec mode, body[0]: '1; 2' gives 1, '' raises IndexError
+        return variant_solution(ast.parse(text).body[0].value)
+
+    def only_these_characters(text):  # a filter of digits and + - * / ( ) . first: 1e3 and 1_000 are refused
+        if not re.fullmatch(r"[0-9\s.+\-*/()]+", text):
+            raise ValueError("only numbers and + - * / ( )")
+        return safe_eval(text)
+
+    def variant_solution(node):  # the solution's walk, given a node
+        return safe_eval(ast.unparse(node))
+
+    fails(check_safe_eval, syntax_error_escapes, says="expected ValueError, it raised SyntaxError")
+    fails(check_safe_eval, first_statement_only, says="text that is not one expression (empty, cut short, two")
+    fails(check_safe_eval, only_these_characters, says="'1e3 + 1'")
+
     def variant(kinds=(int, float), ops=ARITHMETIC, guard="computed"):
         """The solution with one rule of the spec loosened."""
         def value(node):
@@ -2452,7 +2470,14 @@ def test_15_safe_eval():
                 return ops[type(node.op)](left, right)
             raise ValueError("not allowed")
 
-        return lambda text: value(ast.parse(text, mode="eval").body)
+        def answer(text):
+            try:
+                tree = ast.parse(text, mode="eval")
+            except SyntaxError:
+                raise ValueError("not an expression") from None
+            return value(tree.body)
+
+        return answer
 
     assert passes(check_safe_eval, variant())
     # the guard reads only an exponent written as a number: 10 ** (10 ** 99) would hang
@@ -2566,8 +2591,8 @@ def test_15_wrong_answers_by_kind():
             raise ValueError(f"{type(tree.body).__name__} is not allowed")  # noqa: TRY004 - as the spec says
         return safe_eval(text) if isinstance(tree.body, ast.Constant) else eval(text)  # the wrong answer
 
-    def ascii_names_only(text):  # finds names with [A-Za-z_]: 价格 is a name too
-        if re.search(r"[A-Za-z_]", text):
+    def ascii_names_only(text):  # finds names with [A-Za-z_] (not the e of 1e3): 价格 is a name too
+        if re.search(r"(?<![0-9.])[A-Za-z_]", text):
             raise ValueError("names are not allowed")
         return eval(text)  # the wrong answer
 
@@ -3028,6 +3053,28 @@ def test_17_plan_parser():
 
     fails(check_plan_parser, raises_something_else, says="it raised KeyError")
     fails(check_plan_parser, "1. a", says="should be a function")
+
+    def number_anywhere(text):  # re.search: a price inside a note (19.99) is read as step 19
+        steps, last = [], 0
+        for text_line in text.splitlines():
+            match = re.search(r"(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$", text_line)
+            if match is None:
+                continue
+            if steps and int(match.group(1)) <= last:
+                break
+            steps.append(match.group(2).replace("**", "").strip())
+            last = int(match.group(1))
+        if not steps:
+            raise ValueError("none")
+        return steps
+
+    def a_space_after_the_mark(text):  # \s+ after the mark: '1.查询订单' is not read as a step
+        steps = [m.group(2).replace("**", "").strip()
+                 for m in (re.match(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s+(.*)$", t) for t in text.splitlines()) if m]
+        return _solution_17_parse_plan()("\n".join(f"{n}. {step}" for n, step in enumerate(steps, 1)))
+
+    fails(check_plan_parser, number_anywhere, says="lines that are not numbered are ignored")
+    fails(check_plan_parser, a_space_after_the_mark, says="'计划：\\n1.查询订单 88231\\n2)查询物流'")
 
 
 def _solution_17_needs_plan():  # notebooks/solutions/17_plan_and_skills.ipynb

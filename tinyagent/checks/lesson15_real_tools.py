@@ -147,6 +147,8 @@ def _computable(rng: random.Random) -> Iterator[tuple]:
         yield (f"({base}) ** {exponent}",)
     yield (f"{rng.randint(2, 9)} ** (50 + 50)",)
     yield (f"{rng.randint(2, 9)} ** {rng.randint(1, 60)}.0",)
+    for text in ("1e3 + 1", "1_000 * 2", ".5 - 2.", "2.5E-3 * 4"):  # int and float constants as Python writes them
+        yield (text,)
 
 
 def _names_calls_attributes(rng: random.Random) -> Iterator[tuple]:
@@ -169,6 +171,13 @@ def _other_operators(rng: random.Random) -> Iterator[tuple]:
     for text in (f"{a} % {b}", f"{a} // {b}", f"{a} > {b}", f"{a} == {b}", f"{a} & {b}", f"{a} << {b}",
                  f"~{a}", f"not {a}", f"{a} and {b}", f"[{a}, {b}]", f"{a}, {b}", f"{a} if {b} else 0",
                  f"({a} + {b}) % 7", f"-({a} // {b})", f"{{{a}: {b}}}", f"{a} @ {b}"):
+        yield (text,)
+
+
+def _not_one_expression(rng: random.Random) -> Iterator[tuple]:
+    a, b = rng.randint(2, 999), rng.randint(2, 99)
+    for text in ("", "   ", f"{a} +", f"({a} + {b}", f"{a} {b}", f"{a}; {b}", f"{a} + {b}; __import__('os')",
+                 f"x = {a}", f"{a} +* {b}", "计算 1 + 1"):
         yield (text,)
 
 
@@ -204,6 +213,8 @@ SAFE_EVAL_RULES = (
     Rule("a division by zero is refused with ValueError, however the zero is written", _divisions_by_zero),
     Rule("a power whose exponent is over 100 in size is refused, however the exponent is written",
          _big_powers),
+    Rule("text that is not one expression (empty, cut short, two statements) is refused with ValueError too",
+         _not_one_expression),
 )
 
 

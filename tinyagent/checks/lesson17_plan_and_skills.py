@@ -52,6 +52,7 @@ def _plans_styled(rng: random.Random) -> Iterator[tuple]:
     for _ in range(14):
         lines = [_numbered(rng, n, _step(rng)) for n in range(1, rng.randint(1, 5) + 1)]
         yield ("\n".join(lines),)
+    yield ("计划：\n1.查询订单 88231\n2)查询物流",)  # no space after the mark: a model writes that too
 
 
 def _plans_with_a_second_list(rng: random.Random) -> Iterator[tuple]:
@@ -74,6 +75,9 @@ def _plans_with_notes(rng: random.Random) -> Iterator[tuple]:
             if rng.random() < 0.5:
                 lines.append(rng.choice(_NOTES))
         yield (rng.choice(("\n", "\r\n")).join(lines),)
+    # A number inside a line does not make it a step: a step line starts with its number.
+    yield ("Here is the plan (total 19.99 yuan):\n1. Look up order 88231\n2. Answer the customer",)
+    yield ("1. 查询订单 88231\n订单 88231 的金额是 1999.00 元。\n2. 回复顾客",)
 
 
 def _texts_without_steps(rng: random.Random) -> Iterator[tuple]:
