@@ -527,6 +527,15 @@ def test_04_invented_counter():
     fails(check_invented_counter, anywhere, says="mentions `Observation:` in the middle")
     fails(check_invented_counter, unstripped, says="(an indented line) counts too")
 
+    def any_case(text):  # the key matched in any case: 'observation:' and 'OBSERVATION:' are no key
+        return sum(1 for line in text.splitlines() if line.strip().lower().startswith("observation:"))
+
+    def full_width_colon_too(text):  # 'Observation：' (a full-width colon) is no key
+        return sum(1 for line in text.splitlines() if line.strip().startswith(("Observation:", "Observation：")))
+
+    fails(check_invented_counter, any_case, says="the key counts only as written")
+    fails(check_invented_counter, full_width_colon_too, says="a lower-case or full-width-colon key")
+
 
 def pretended_tools(text):
     return [line.strip()[len("Action:"):].strip() for line in text.splitlines() if line.strip().startswith("Action:")]
@@ -546,6 +555,23 @@ def test_04_pretended_calls():
     fails(check_pretended_calls, pretended_tools, ["applyRefund", "queryOrder"], says="policy")
     fails(check_pretended_calls, pretended_tools, None, says="skipped")
 
+    skipped = ["getCurrentTime", "searchKnowledge"]
+
+    def key_and_space(text):  # 'Action:queryOrder' (no space after the colon) is an Action line too
+        return [line.strip()[len("Action: "):].strip() for line in text.splitlines()
+                if line.strip().startswith("Action: ")]
+
+    def second_word(text):  # split()[1]: 'Action:queryOrder' is one word, so it raises IndexError
+        return [line.split()[1] for line in text.splitlines() if line.strip().startswith("Action:")]
+
+    def any_case(text):  # the key matched in any case: 'action:' and 'ACTION:' are no key
+        return [line.strip()[len("Action:"):].strip() for line in text.splitlines()
+                if line.strip().lower().startswith("action:")]
+
+    fails(check_pretended_calls, key_and_space, skipped, says="'Action:queryOrder' names queryOrder")
+    fails(check_pretended_calls, second_word, skipped, says="no space after the colon (`Action:queryOrder`)")
+    fails(check_pretended_calls, any_case, skipped, says="the key counts only as written")
+
 
 # -- 05 ---------------------------------------------------------------------------------------------
 def test_05_parser_stops_at_observation():
@@ -560,6 +586,14 @@ def test_05_parser_stops_at_observation():
         return Step(step.thought, Action(names[0], step.action.tool_input), None)
 
     fails(check_parser_stops_at_observation, first_action, says="the last `Action:` line wins")
+
+    def cut_at_the_observation(text):  # cuts the text at its first Observation line: a later Final Answer is lost
+        lines = text.splitlines()
+        cut = next((i for i, line in enumerate(lines) if line.strip().startswith("Observation:")), len(lines))
+        return my_parse("\n".join(lines[:cut]))
+
+    fails(check_parser_stops_at_observation, cut_at_the_observation,
+          says="a Final Answer after it is still the answer")
 
 
 def final_answer_anchored(text):
@@ -590,6 +624,19 @@ def test_05_anchored_final_answer():
         return None
 
     fails(check_anchored_final_answer, unstripped, says="an indented `Final Answer:` line counts")
+
+    def the_answer_section(text):  # the lesson's sections: the answer stops at the next keyed line (a Thought:)
+        return next((value for key, value in split_sections(text) if key == FINAL), None)
+
+    def any_case(text):  # the key matched in any case: 'final answer:' is no key
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if line.strip().lower().startswith("final answer:"):
+                return "\n".join([line.strip()[len(FINAL):]] + lines[i + 1:]).strip()
+        return None
+
+    fails(check_anchored_final_answer, the_answer_section, says="not to the end of its line: keyed lines too")
+    fails(check_anchored_final_answer, any_case, says="the key counts only as written")
 
 
 # -- 06 ---------------------------------------------------------------------------------------------
@@ -900,6 +947,47 @@ def test_07_wrong_answers_by_kind():
                                   {1: None, 2: "address.street", 3: "window", 4: "items[1]", 5: "order_id"}],
     })
 
+    # A number looked up tidied: the spec returns shop.get_logistics(tracking_no), of the number as given.
+    def upper_cased(tracking_no, latest_only):  # upper-cases the number first: sf1234567890 finds SF1234567890
+        parcel = SHOP_07.get_logistics(tracking_no.strip().upper())
+        if parcel is None:
+            return unknown(tracking_no)
+        return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
+
+    def spaces_removed(tracking_no, latest_only):  # removes spaces first: "SF 1234567890" finds SF1234567890
+        parcel = SHOP_07.get_logistics(tracking_no.replace(" ", ""))
+        if parcel is None:
+            return unknown(tracking_no)
+        return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
+
+    def empty_asks_again(tracking_no, latest_only):  # an error of its own for "", not the spec's 运单不存在：
+        if not tracking_no.strip():
+            return {"error": "请提供运单号"}
+        parcel = SHOP_07.get_logistics(tracking_no)
+        if parcel is None:
+            return unknown(tracking_no)
+        return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
+
+    def newest_as_dict(tracking_no, latest_only):  # traces becomes the newest event itself, not a list of one
+        parcel = SHOP_07.get_logistics(tracking_no)
+        if parcel is None:
+            return unknown(tracking_no)
+        return {**parcel, "traces": parcel["traces"][-1]} if latest_only else parcel
+
+    def newest_first(tracking_no, latest_only):  # every trace, but listed newest first
+        parcel = SHOP_07.get_logistics(tracking_no)
+        if parcel is None:
+            return unknown(tracking_no)
+        traces = parcel["traces"][::-1]
+        return {**parcel, "traces": traces[:1] if latest_only else traces}
+
+    fails(check_typed_logistics_tool, typed_logistics(upper_cased), says="look the number up as given")
+    fails(check_typed_logistics_tool, typed_logistics(spaces_removed), says="look the number up as given")
+    fails(check_typed_logistics_tool, typed_logistics(empty_asks_again),
+          says="Its error is '请提供运单号', not '运单不存在：'")
+    fails(check_typed_logistics_tool, typed_logistics(newest_as_dict), says="Its traces is a dict")
+    fails(check_typed_logistics_tool, typed_logistics(newest_first), says="newest first; keep the shop's order")
+
 
 # -- 08 ---------------------------------------------------------------------------------------------
 from tinyagent.checks import COURSE_NOW, check_lean_prompt, check_shorter_predictions
@@ -936,6 +1024,28 @@ def test_08_lean_prompt():
     fails(check_lean_prompt, lambda tools: None, says="returned NoneType")
     fails(check_lean_prompt, "Tools: ...", says="should be a function")
 
+    def chinese_around(tools):  # the words around the tools in Chinese: the spec asks for an English prompt
+        listed = "".join(f"{tool.name}: {tool.describe('en')}\n" for tool in tools)
+        return ("工具：\n" + listed + "格式：\nThought: …\nAction: 工具名\nAction Input: 输入\n"
+                "然后停下，等 Observation。回答：\nThought: …\nFinal Answer: …\n")
+
+    def plain_description(tools):  # tool.description: a typed tool's describe("en") adds its input's schema
+        listed = "".join(f"{tool.name}: {tool.description}\n" for tool in tools)
+        return "Tools:\n" + listed + lean_prompt(tools).split("\n", len(tools) + 1)[-1]
+
+    fails(check_lean_prompt, chinese_around, says="the words around the tools are Chinese ('工具')")
+    fails(check_lean_prompt, plain_description,
+          says="with lesson 07's schedulePickup the descriptions of ['schedulePickup'] are missing: you wrote "
+               "tool.description")
+
+    # Right answers: the spec asks for no order of the tools, and a Chinese example in English words is English.
+    def sorted_by_name(tools):  # one tool per line, in alphabetical order
+        listed = "".join(f"{tool.name}: {tool.describe('en')}\n" for tool in sorted(tools, key=lambda t: t.name))
+        return "Tools:\n" + listed + lean_prompt(tools).split("\n", len(tools) + 1)[-1]
+
+    assert passes(check_lean_prompt, sorted_by_name)
+    assert passes(check_lean_prompt, lambda tools: lean_prompt(tools) + "Reply in the customer's language (中文).\n")
+
 
 def test_08_shorter_predictions(capsys):
     right = {"system prompt": "en", "question": "zh", "json or example": "one-shot-prompt"}
@@ -950,7 +1060,6 @@ def test_08_shorter_predictions(capsys):
     fails(check_shorter_predictions, {**right, "json or example": "json"}, says="json or example: not 'json'")
     fails(check_shorter_predictions, {"system prompt": "en"}, says="with the keys")
     fails(check_shorter_predictions, {**right, "question": "fr"}, says="one of ['en', 'zh']")
-
 
 
 def test_08_wrong_answers_by_kind():
@@ -1128,6 +1237,38 @@ def test_09_tool_messages():
     fails(check_tool_messages, any_json_runs, says="JSON but not an object")
     fails(check_tool_messages, silent_on_non_objects, says="call_list's arguments are not a JSON object")
 
+    def solution_with(workers=None, catching=Exception):  # the solution, with its pool size or its except swapped
+        from concurrent.futures import ThreadPoolExecutor
+
+        def tool_messages_(message, run_tool):
+            def answer(call):
+                try:
+                    arguments = json.loads(call["function"]["arguments"] or "{}")
+                except ValueError as error:
+                    return json.dumps({"error": f"not valid JSON: {error}"})
+                if not isinstance(arguments, dict):
+                    return json.dumps({"error": "not a JSON object"})
+                try:
+                    return run_tool(call["function"]["name"], arguments)
+                except catching as error:
+                    return json.dumps({"error": f"{type(error).__name__}: {error}"}, ensure_ascii=False)
+
+            calls = message["tool_calls"]
+            if not calls:
+                return []
+            with ThreadPoolExecutor(workers or len(calls)) as pool:
+                texts = list(pool.map(answer, calls))
+            return [{"role": "tool", "tool_call_id": c["id"], "content": t} for c, t in zip(calls, texts)]
+        return tool_messages_
+
+    two_threads = solution_with(workers=2)  # a pool of 2 threads: the calls run two at a time, not all at once
+    four_threads = solution_with(workers=4)  # a pool of 4 (an example's number): a fifth call waits for a free thread
+    runtime_errors_only = solution_with(catching=RuntimeError)  # only RuntimeError caught: a tool's KeyError gets out
+
+    fails(quick, two_threads, says="a pool of fewer than 5 threads runs the calls in turns")
+    fails(quick, four_threads, says="a pool of fewer than 5 threads runs the calls in turns")
+    fails(check_tool_messages, runtime_errors_only, says="catch every exception a tool raises, whatever its type")
+
 
 def test_09_fewest_model_calls():
     assert passes(check_fewest_model_calls, [(6, 3), (4, 2), (3, 3)])
@@ -1141,6 +1282,8 @@ def test_09_fewest_model_calls():
     fails(check_fewest_model_calls, [(6, 3), (4, 2)], says="list of 3 pairs")
     fails(check_fewest_model_calls, [(6, 3), (4, 2), ("3", 3)], says="list of 3 pairs")
 
+    # request 2's getCurrentTime not counted (3 = two queryOrder calls and the answer)
+    fails(check_fewest_model_calls, [(6, 3), (3, 2), (3, 3)], says="every tool call (getCurrentTime too)")
 
 
 def test_09_wrong_answers_by_kind():
@@ -1323,6 +1466,37 @@ def test_10_fixed_seed_loop():
     fails(check_fixed_seed_loop, forgets_the_answer, says="expected the model's answer")
     fails(check_fixed_seed_loop, lambda question, llm, tools: "x", says="raised TypeError")
 
+    def seed_loop_fixed_but(system=True, assistant=True, observation=True, give_up=None):
+        """The solution, with one of the things it sends the model (or its give-up text) left out."""
+        def loop(question, llm, tools, limit=10):
+            messages = [{"role": "user", "content": question}]
+            if system:
+                messages.insert(0, {"role": "system", "content": build_system_prompt(tools, detect_language(question))})
+            text = ""
+            for _ in range(limit):
+                with contextlib.suppress(Exception):
+                    text = llm.chat(messages, stop=["Observation:"]).text
+                    step = parse_step(text)
+                    if step.final_answer is not None:
+                        return step.final_answer
+                    result = tools.get(step.action.tool_name).invoke(step.action.tool_input)
+                    if assistant:
+                        messages.append({"role": "assistant", "content": text})
+                    if observation:
+                        messages.append({"role": "user", "content": f"Observation: {result}"})
+            return give_up(text) if give_up else "达到了循环最大次数"
+        return loop
+
+    forgets_the_rounds = seed_loop_fixed_but(assistant=False, observation=False)  # every round sends the question only
+    no_assistant_turn = seed_loop_fixed_but(assistant=False)  # the Observation kept, the model's own step not
+    no_system_prompt = seed_loop_fixed_but(system=False)  # no tool list, no format: the question alone
+    gives_up_with_the_last_reply = seed_loop_fixed_but(give_up=lambda text: text or "没有答案")  # the model's raw reply
+
+    fails(check_fixed_seed_loop, forgets_the_rounds, says="model call 2 was not sent round 1's reply")
+    fails(check_fixed_seed_loop, no_assistant_turn, says="round 1's reply (its tool worked) as an assistant message")
+    fails(check_fixed_seed_loop, no_system_prompt, says="model call 1 was not sent the system prompt first")
+    fails(check_fixed_seed_loop, gives_up_with_the_last_reply, says="that is the model's own reply, not a give-up text")
+
 
 class CostBudget:
     def __init__(self, yuan, input_price, output_price):
@@ -1393,6 +1567,28 @@ def test_10_cost_budget():
     fails(check_cost_budget, NoCheck, says="check(self, trace)")
     fails(check_cost_budget, StrictlyOver, says="cost the budget exactly")
     fails(check_cost_budget, lambda yuan, a, b: None, says="expected a class")
+
+    class RoundedLikeTheDetail(CostBudget):  # the cost rounded to the detail's 4 places before it is compared
+        def check(self, trace):
+            spent = sum(c.usage["prompt_tokens"] * self.input_price + c.usage["completion_tokens"] * self.output_price
+                        for c in trace.of_type(LlmCall)) / 1e6
+            return Stop("cost_budget") if round(spent, 4) >= self.yuan else None
+
+    class RoundedToSixPlaces(CostBudget):  # rounded to 6 places: ¥0.9999995 reads as ¥1
+        def check(self, trace):
+            spent = sum(c.usage["prompt_tokens"] * self.input_price + c.usage["completion_tokens"] * self.output_price
+                        for c in trace.of_type(LlmCall)) / 1e6
+            return Stop("cost_budget") if round(spent, 6) >= self.yuan else None
+
+    class FinishedCallsOnly(CostBudget):  # a reply cut by max_tokens (finish_reason "length") not counted
+        def check(self, trace):
+            spent = sum(c.usage["prompt_tokens"] * self.input_price + c.usage["completion_tokens"] * self.output_price
+                        for c in trace.of_type(LlmCall) if c.finish_reason == "stop") / 1e6
+            return Stop("cost_budget") if spent >= self.yuan else None
+
+    fails(check_cost_budget, RoundedLikeTheDetail, says="¥0.009999 spent of a budget of ¥0.01: go on: just under")
+    fails(check_cost_budget, RoundedToSixPlaces, says="¥0.9999995 spent of a budget of ¥1: go on: just under")
+    fails(check_cost_budget, FinishedCallsOnly, says="a call cut by length is billed too")
 
 
 # -- 11 ---------------------------------------------------------------------------------------------
@@ -1493,6 +1689,12 @@ def test_11_bracket_actions():
     fails(check_bracket_actions, lambda text: 1 / 0, says="raised ZeroDivisionError")
     fails(check_bracket_actions, "not a function", says="should be a function")
 
+    def ascii_names(value):  # a name of ASCII letters only: 查询订单[88231] is not read as a call
+        call = re.fullmatch(r"([A-Za-z0-9_]+)\[(.*)\]", value.strip(), re.DOTALL)
+        return (call.group(1), call.group(2).strip()) if call else read_action(value)
+
+    fails(check_bracket_actions, lambda text: my_tolerant(text, ascii_names), says="whatever letters")
+
 
 def action_first(text):  # the solution of exercise 2
     step = parse_step(text)
@@ -1535,7 +1737,45 @@ def test_11_action_over_final():
     fails(check_action_over_final, searches_anywhere, says="it is every line after 'Action Input:'")
     fails(check_action_over_final, reads_past_the_observation, says="Nothing after an Observation")
 
+    def sections_in_a_dict(text):  # secs[key] = value: an Action Input before the Action is read as its input
+        step = parse_step(text)
+        if step.final_answer is None:
+            return step
+        sections = {}
+        for key, value in split_keyed_lines(text):
+            if key == "Observation:":
+                break
+            sections[key] = value
+        if "Action:" not in sections:
+            return step
+        return Step(step.thought, Action(sections["Action:"], sections.get("Action Input:", "")), None)
 
+    def first_input_anywhere(text):  # the first Action Input of the step, even one before the Action
+        step = parse_step(text)
+        if step.final_answer is None:
+            return step
+        keyed = []
+        for key, value in split_keyed_lines(text):
+            if key == "Observation:":
+                break
+            keyed.append((key, value))
+        name = next((value for key, value in keyed if key == "Action:"), "")
+        tool_input = next((value for key, value in keyed if key == "Action Input:"), "")
+        return Step(step.thought, Action(name, tool_input), None) if name else step
+
+    def drops_final_answer_lines(text):  # parses again without "Final Answer:" lines: a mid-line one stays
+        if parse_step(text).final_answer is None:
+            return parse_step(text)
+        kept = [line for line in text.split("\n") if not line.startswith("Final Answer:")]
+        step = parse_step("\n".join(kept))
+        return step if step.action else parse_step(text)
+
+    before = "An 'Action Input:' before the Action is not its input"
+    fails(check_action_over_final, sections_in_a_dict, says=before)
+    fails(check_action_over_final, first_input_anywhere, says=before)
+    fails(check_action_over_final, first_input_anywhere, says="the Action's input is the `Action Input:`")
+    fails(check_action_over_final, drops_final_answer_lines, says="'Final Answer:' mid-line as an answer")
+    fails(check_action_over_final, drops_final_answer_lines, says="an `Action:` beside a final answer wins")
 
 
 # -- 12 · Memory ------------------------------------------------------------------------------------
@@ -1727,6 +1967,32 @@ def test_13_fold_logistics():
 
     fails(check_fold_logistics, forgets_errors, says="it raised KeyError: 'traces'")
 
+    def error_anywhere(text):  # "error" looked for anywhere in the text, not as the Observation's key
+        if "error" in text:
+            return text
+        return fold_logistics(text)
+
+    def latest_time_only(text):  # `latest` is the newest trace's time, not the trace
+        folded = json.loads(fold_logistics(text))
+        if "error" in folded or folded["latest"] is None:
+            return fold_logistics(text)
+        return to_json({**folded, "latest": folded["latest"]["time"]})
+
+    def printed_line(text):  # compact JSON with a "\n" after it, as print would write it
+        folded = fold_logistics(text)
+        return folded if folded == text else folded + "\n"
+
+    def empty_latest(text):  # {} for a parcel with no trace, where the spec says null
+        folded = json.loads(fold_logistics(text))
+        if "error" in folded or folded["latest"] is not None:
+            return fold_logistics(text)
+        return to_json({**folded, "latest": {}})
+
+    fails(check_fold_logistics, error_anywhere, says='it has no "error" key (only the word): fold it')
+    fails(check_fold_logistics, latest_time_only, says='`latest` is the whole trace, {"time": ..., "desc": ...}')
+    fails(check_fold_logistics, printed_line, says="whitespace around it (a newline?)")
+    fails(check_fold_logistics, empty_latest, says="got latest {}, 0 traces")
+
 
 def split_turns(messages):
     turns = []
@@ -1842,6 +2108,25 @@ def test_13_trim_to_budget():
     fails(check_trim_to_budget, every_user_message_a_turn, says="It split a turn")
     fails(check_trim_to_budget, same_list_when_it_fits, says="return a new list")
     fails(check_trim_to_budget, refuses_at_the_smallest, says="raised ContextBudgetError")
+
+    def turns_end_at_final_answers(messages, budget):  # a turn taken to end at a Final Answer: a turn with
+        system, *earlier, request = messages            # none (stopped at max steps) is joined to the next
+        turns, turn = [], []
+        for message in earlier:
+            turn.append(message)
+            if message["role"] == "assistant" and "Final Answer" in message["content"]:
+                turns.append(turn)
+                turn = []
+        if turn:
+            turns.append(turn)
+        while request_tokens([system, *(m for t in turns for m in t), request]) > budget:
+            if not turns:
+                raise ContextBudgetError("too big")
+            turns.pop(0)
+        return [system, *(m for t in turns for m in t), request]
+
+    fails(check_trim_to_budget, turns_end_at_final_answers,
+          says="A turn with no Final Answer ends where the next user request starts")
 
 
 def test_13_wrong_answers_by_kind():
@@ -2093,6 +2378,55 @@ def test_14_cut_stream():
 
     fails(check_cut_stream, never_releases, says="what was held back must come out when the stream ends")
     fails(check_cut_stream, first_stop_only, says="every stop string counts")
+
+    def cut_with(find, hold=None):  # the solution with its search for a stop string (and what it holds) swapped
+        def cutter(pieces, stop):
+            held = ""
+            for piece in pieces:
+                text = held + piece
+                at = find(text, stop)
+                if at is not None:
+                    yield text[:at]
+                    return
+                keep = len(text)
+                for i in range(max(len(text) - max(len(s) for s in stop) + 1, 0), len(text)):
+                    if any(s.startswith(text[i:]) for s in stop):
+                        keep = i
+                        break
+                if hold is not None:
+                    keep = hold(text, keep)
+                held = text[keep:]
+                if keep:
+                    yield text[:keep]
+            if held:
+                yield held
+        return cutter
+
+    def earliest(text, stop):
+        found = [text.find(s) for s in stop if s in text]
+        return min(found) if found else None
+
+    # the first stop string of the list that is in the text, not the earliest one in the text
+    first_in_the_list = cut_with(lambda text, stop: next((text.find(s) for s in stop if s in text), None))
+    # rfind: the last place a stop string is in the text
+    last_place = cut_with(lambda text, stop: min((text.rfind(s) for s in stop if s in text), default=None))
+    # min() over find()s with the -1 of a stop string not there: a character cut off, the stop string let through
+    with_minus_one = cut_with(lambda text, stop: min(found) if max(found := [text.find(s) for s in stop]) >= 0
+                              else None)
+    # the stop string found whatever its case: "my observation:" cuts too
+    any_case = cut_with(lambda text, stop: earliest(text.lower(), [s.lower() for s in stop]))
+    # the text before the stop string stripped of its "\n"
+    stripped = cut_with(lambda text, stop: None if (at := earliest(text, stop)) is None else len(text[:at].rstrip()))
+    # also holds back a line's last "\n", though no stop string starts with one
+    holds_newlines = cut_with(earliest, lambda text, keep: len(text) - 1 if keep == len(text) and text.endswith("\n")
+                              else keep)
+
+    fails(check_cut_stream, first_in_the_list, says="every stop string counts, the earliest cuts")
+    fails(check_cut_stream, last_place, says="it cut at a later")
+    fails(check_cut_stream, with_minus_one, says="str.find gives -1 for a stop string that is not there")
+    fails(check_cut_stream, any_case, says="a stop string matches exactly, case and all")
+    fails(check_cut_stream, stripped, says="no strip()")
+    fails(check_cut_stream, holds_newlines, says="held back '\\\\n' at piece 2")
 
 
 def read_chunks(chunks):  # the solution of exercise 2
@@ -2990,8 +3324,6 @@ def test_18_wrong_answers_by_kind():
     }, says="give a set of check names")
 
 
-
-
 # -- 17 ---------------------------------------------------------------------------------------------
 def _solution_17_parse_plan(after_number=".)"):  # notebooks/solutions/17_plan_and_skills.ipynb
     line = re.compile(rf"^\s*(?:\*\*)?(\d+)[{re.escape(after_number)}](?:\*\*)?\s*(.*)$")
@@ -3265,6 +3597,67 @@ def test_19_sse_reader():
 
     fails(check_sse_reader, every_block_an_event, says="got [('message', None)] It read 1 event(s), expected 0")
 
+    def id_read_as_data(text):  # every field but event: read as data, the service's id: line too
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name, data = "message", []
+            for line in block.split("\n"):
+                if not line or line.startswith(":"):
+                    continue
+                field, _, value = line.partition(":")
+                if field == "event":
+                    name = value.strip()
+                else:
+                    data.append(value.removeprefix(" "))
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+        return events
+
+    fails(check_sse_reader, id_read_as_data, says="an id: line (the service sends one) numbers the event")
+
+    def first_field_is_the_name(text):  # the first line not a comment or data: taken for the event: line
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            lines = [line for line in block.split("\n") if line and not line.startswith(":")]
+            if not lines:
+                continue
+            name = "message"
+            if not lines[0].startswith("data:"):
+                name, lines = lines[0].split(":", 1)[1].strip(), lines[1:]
+            events.append((name, json.loads("\n".join(line[5:] for line in lines))))
+        return events
+
+    fails(check_sse_reader, first_field_is_the_name, says="it is not its name or data")
+
+    def last_field_names_it(text):  # any line but data: sets the name: an id: after event: renames the event
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name, data = "message", []
+            for line in block.split("\n"):
+                if not line or line.startswith(":"):
+                    continue
+                if line.startswith("data:"):
+                    data.append(line[5:].removeprefix(" "))
+                else:
+                    name = line.partition(":")[2].strip()
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+        return events
+
+    fails(check_sse_reader, last_field_names_it, says="It took the id: line's value for the event's name")
+
+    def lower_case_names(text):  # the name lower-cased: 'Done' read as 'done'
+        return [(name.lower(), data) for name, data in read_events_solution(text)]
+
+    fails(check_sse_reader, lower_case_names,
+          says="Event name 'done', expected 'Done': keep its case as written.")
+
+    def word_characters_only(text):  # the name read with \w*: 'approval-requested' cut to 'approval'
+        return [(re.match(r"\w*", name).group(0), data) for name, data in read_events_solution(text)]
+
+    fails(check_sse_reader, word_characters_only,
+          says="expected 'approval-requested': read all the text after event:.")
+
 
 STATUS_SOLUTION = {  # notebooks/solutions/19_serving.ipynb
     "malformed JSON": 400, "no query field": 400, "body over the limit": 413, "GET on /agent/invoke": 405,
@@ -3464,6 +3857,28 @@ def test_01_each_sentence_of_the_specs():
     fails(check_forgiving_query_order, HintWithoutError, says='"error" and an "expected" hint')
     fails(check_forgiving_query_order, EveryNumberIsTheOrder, says="an id the toy does not have gets 订单不存在")
     fails(check_forgiving_query_order, NoJson, says="""Smallest failing input: '{"orderId": 88231}'""")
+
+    class EndsLikeTheParcel(QueryLogisticsTool):  # only the end compared: YT1234567890 gets SF1234567890's events
+        def invoke(self, input):
+            if input.strip().endswith("1234567890"):
+                return to_json(LOGISTICS)
+            return super().invoke(input)
+
+    fails(check_toy_logistics_tool, EndsLikeTheParcel, says="Only SF1234567890 itself has events")
+    fails(check_toy_logistics_tool, EndsLikeTheParcel, says="Smallest failing input: '1234567890'")
+
+    class HoldsTheOrder(ForgivingQueryOrderTool):  # "88231" in the text taken for the order: 882310 is too
+        def invoke(self, input):
+            return super().invoke("88231") if "88231" in input else super().invoke(input)
+
+    class StartsLikeTheOrder(ForgivingQueryOrderTool):  # digits that start with 88231 taken for it
+        def invoke(self, input):
+            digits = re.search(r"\d+", input)
+            return super().invoke("88231" if digits and digits.group().startswith("88231") else input)
+
+    fails(check_forgiving_query_order, HoldsTheOrder, says="The id read is 188231, not 88231")
+    fails(check_forgiving_query_order, StartsLikeTheOrder, says="The id read is 882310, not 88231")
+    fails(check_forgiving_query_order, StartsLikeTheOrder, says="an id the toy does not have gets 订单不存在")
 
 
 def test_01_wrong_answers_by_kind():
@@ -3665,11 +4080,51 @@ def test_02_each_sentence_of_the_specs():
 
     fails(check_capped_registry, NoEllipsis, says="in the form '… [cut: N more characters]'")
 
+    def suggesting(pick):  # a SuggestingRegistry whose did_you_mean is pick(name, names), when not None
+        class Picks(CarefulRegistry):
+            def execute(self, action):
+                data = json.loads(super().execute(action))
+                if "available_tools" not in data:
+                    return super().execute(action)
+                picked = pick(action.tool_name.strip(), list(self.tools))
+                if picked:
+                    data["did_you_mean"] = picked
+                return json.dumps(data, ensure_ascii=False)
+
+        return Picks
+
+    # every close name, joined: queryL gets "queryOrder, queryLogistics"
+    JoinsTheMatches = suggesting(lambda name, names: ", ".join(difflib.get_close_matches(name, names, n=3)))
+    # n=3 and the last match taken: queryL gets queryLogistics
+    LastOfThree = suggesting(lambda name, names: (difflib.get_close_matches(name, names, n=3) or [None])[-1])
+    # the first registered name at difflib's cutoff, not the closest: queryOrderLogistics gets queryOrder
+    FirstAboveTheCutoff = suggesting(lambda name, names: next(
+        (n for n in names if difflib.SequenceMatcher(None, name, n).ratio() >= 0.6), None))
+
+    fails(check_suggesting_registry, JoinsTheMatches, says="'queryL' should suggest only 'queryOrder'")
+    fails(check_suggesting_registry, LastOfThree, says="'queryL' should suggest only 'queryOrder'")
+    fails(check_suggesting_registry, FirstAboveTheCutoff,
+          says="'queryOrderLogistics' should suggest only 'queryLogistics', the closest name (n=1)")
+
+    class MeasuresItStripped(CappedRegistry):  # len(observation.strip()): whitespace at its end not counted
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            if len(observation.strip()) <= self.limit:
+                return observation
+            return observation[: self.limit] + f"… [cut: {len(observation) - self.limit} more characters]"
+
+    class StripsTheObservation(CappedRegistry):  # the Observation stripped: 'abc\n' within the limit loses its \n
+        def execute(self, action):
+            return super().execute(action).strip()
+
+    fails(check_capped_registry, MeasuresItStripped, says="came back whole: the whitespace at its end counts too")
+    fails(check_capped_registry, StripsTheObservation, says="keep the whitespace at its end): pass it untouched")
+
 
 def test_02_wrong_answers_by_kind():
     # Exercise 1: every kind applies but "only one of many read" (one Action in, one Observation out, and every
-    # registered name is compared; with the shop's five names no two are close to one name, so taking the first
-    # name above difflib's cutoff instead of the closest is not wrong here).
+    # registered name is compared). Some names are close to two of the shop's tools (queryOrderLogistics, queryL),
+    # and test_02_each_sentence_of_the_specs shows that the first name above difflib's cutoff fails there.
     class TheSpecsExamples(CarefulRegistry):  # the lesson's three near-misses written in
         def execute(self, action):
             data = json.loads(super().execute(action))
@@ -4348,7 +4803,6 @@ def test_10_each_sentence_of_the_specs():
     fails(check_fixed_seed_loop, gives_up_with_none, says="return a give-up text")
 
 
-
 def test_10_wrong_answers_by_kind():
     from tinyagent import LlmCall, Stop
 
@@ -4996,6 +5450,56 @@ def test_20_observations_in():
     fails(check_observations_in, lambda body: 1 / 0, says="raised ZeroDivisionError")
     fails(check_observations_in, "role tool", says="should be a function")
 
+    def reads_with(text_of, strip=True, cut=12, line_cut=12):  # 12: len("Observation:")
+        """The solution, reading a message's text with `text_of`, stripped or not before the label is looked
+        for, cutting `cut` characters from a user message and `line_cut` from the whole prompt's lines."""
+        def observations_in(body):
+            found = []
+            for item in body.get("messages", body.get("input", [])):
+                if item.get("type") == "function_call_output":
+                    found.append(item["output"])
+                    continue
+                text = text_of(item.get("content"))
+                text = text.strip() if strip else text
+                if item.get("role") == "tool":
+                    found.append(text.strip())
+                elif item.get("role") == "user" and text.startswith("Observation:"):
+                    found.append(text[cut:].strip())
+                elif item.get("role") == "user" and "\nQuestion:" in text:
+                    scratchpad = text.rsplit("\nQuestion:", 1)[1]
+                    found += [line[line_cut:].strip() for line in scratchpad.splitlines()
+                              if line.startswith("Observation:")]
+            return found
+        return observations_in
+
+    def texts(content):
+        return [part.get("text", "") for part in content or [] if isinstance(part, dict)]
+
+    assert passes(check_observations_in, reads_with(_text_of))  # as the solution reads: passes
+    # content as parts: only the last part's text read
+    last_part_only = reads_with(lambda c: c if isinstance(c, str) else ([""] + texts(c))[-1])
+    # content as parts: only the first part with text read
+    first_text_part_only = reads_with(
+        lambda c: c if isinstance(c, str) else next((t for t in texts(c) if t), ""))
+    # 'Observation: ' with its space assumed: 13 characters cut from a user message
+    label_and_a_space_cut = reads_with(_text_of, cut=13)
+    # the same in the whole prompt only: 13 characters cut from each of its Observation: lines
+    prompt_lines_cut_at_13 = reads_with(_text_of, line_cut=13)
+    # the label looked for before the text is stripped: parts joined after an empty part begin with "\n"
+    label_before_strip = reads_with(_text_of, strip=False)
+
+    fails(check_observations_in, last_part_only, says="It read one text part of a message")
+    fails(check_observations_in, first_text_part_only, says="It read one text part of a message")
+    fails(check_observations_in, label_and_a_space_cut,
+          says="gives all the text after the label\nobservations_in(body)")
+    fails(check_observations_in, label_and_a_space_cut,
+          says="Result 1 lost its first character: cut len('Observation:'), 12, then strip.")
+    fails(check_observations_in, prompt_lines_cut_at_13,
+          says="lines after its last Question:\nobservations_in(body)")
+    fails(check_observations_in, prompt_lines_cut_at_13, says="Result 1 lost its first character")
+    fails(check_observations_in, label_before_strip,
+          says="Strip a message's text before looking for Observation: (an empty first part adds a newline).")
+
 
 def test_20_part_lessons():
     solution = {"AgentExecutor": 6, "bind_tools": 9, "with_structured_output": 7, "max_iterations": 10,
@@ -5189,6 +5693,46 @@ def test_21_scoped_registry():
     fails(check_scoped_registry, lambda registry, names: 1 / 0, says="raised ZeroDivisionError")
     fails(check_scoped_registry, "queryOrder", says="should be a function")
 
+    from tinyagent.registry import error_observation
+    from tinyagent.tools import FunctionTool
+
+    def exact_name_delegates(registry, names):  # sentence 2: refuses the exact name only; ' applyRefund ' runs
+        class Scoped(ToolRegistry):
+            def _run(self, action):
+                if action.tool_name in registry and action.tool_name not in names:
+                    return ToolResult(error_observation(f"use one of {', '.join(names)}"), error=True)
+                return registry.run(action)
+
+        return Scoped([registry.get(name) for name in names])
+
+    def allow_list_unstripped(registry, names):  # sentence 5: ' queryOrder' is refused, the registry runs it
+        class Scoped(ToolRegistry):
+            def _run(self, action):
+                if action.tool_name not in names:
+                    return ToolResult(error_observation(f"use one of {', '.join(names)}"), error=True)
+                return super()._run(action)
+
+        return Scoped([registry.get(name) for name in names])
+
+    def plain_text_refusal(registry, names):  # sentence 2: error=True, but its text is no error Observation
+        class Scoped(ToolRegistry):
+            def _run(self, action):
+                name = (action.tool_name or "").strip()
+                if name in registry and name not in names:
+                    return ToolResult(f"Not allowed here. Use one of: {', '.join(names)}", error=True)
+                return super()._run(action)
+
+        return Scoped([registry.get(name) for name in names])
+
+    def rebuilt_tools(registry, names):  # sentence 4: new tools lose the registry's zh descriptions
+        return ToolRegistry([FunctionTool(n, registry.get(n).description, registry.get(n).invoke) for n in names])
+
+    fails(check_scoped_registry, exact_name_delegates, says="A tool outside the names must never run: the registry strips")
+    fails(check_scoped_registry, allow_list_unstripped, says="strip the name before you compare")
+    fails(check_scoped_registry, allow_list_unstripped, says="with spaces around its name too")
+    fails(check_scoped_registry, plain_text_refusal, says='An error Observation is JSON {"error": ...}')
+    fails(check_scoped_registry, rebuilt_tools, says="Hold the registry's own tools (registry.get(name))")
+
 
 def _solution_21_rains_during(meeting, forecast):  # notebooks/solutions/21_several_agents.ipynb
     start, end = meeting["start"], meeting["end"]
@@ -5234,6 +5778,17 @@ def test_21_rains_during():
     fails(check_rains_during, lambda meeting, forecast: "yes", says="return True or False")
     fails(check_rains_during, lambda meeting, forecast: 1 / 0, says="raised ZeroDivisionError")
     fails(check_rains_during, 3, says="should be a function")
+
+    def words_but(*words):  # sentence 4: 雨, or only some of the English words (each alone is rain)
+        def rains_during(meeting, forecast):
+            return solution(meeting, {"hours": [
+                h if "雨" in h.get("condition_zh", "") or any(w in h.get("condition", "") for w in words)
+                else {**h, "condition": "", "condition_zh": ""} for h in forecast["hours"]]})
+
+        return rains_during
+
+    for words in (("shower",), ("rain", "shower"), ("shower", "storm", "drizzle"), ("rain", "shower", "drizzle")):
+        fails(check_rains_during, words_but(*words), says="Each word alone is rain")
 
 
 def test_21_wrong_answers_by_kind():
@@ -5419,6 +5974,20 @@ def test_22_shop_rule(capsys):
     fails(check_shop_rule, lambda candidate: candidate.tool, says="raised AttributeError")
     fails(check_shop_rule, 0.5, says="should be a function")
 
+    def repeat_first(candidate):  # sentence 4: the repeat rule tried before rule 1
+        if candidate.tool_name is not None and (candidate.tool_name, candidate.tool_input or "") in candidate.history:
+            return 0.2
+        return shop_rule(candidate)
+
+    def by_prefix(candidate):  # sentence 1: queryOrderStatus taken for queryOrder
+        looked_up = any(tool.startswith("queryOrder") for tool, _ in candidate.history)
+        if candidate.tool_name is not None and not candidate.read_only and not looked_up:
+            return 0.0
+        return 0.2 if (candidate.tool_name, candidate.tool_input or "") in candidate.history else 1.0
+
+    fails(check_shop_rule, repeat_first, says="Rule 1 comes first")
+    fails(check_shop_rule, by_prefix, says="queryOrderStatus is another tool")
+
 
 def test_22_keep_best(capsys):
     from tinyagent.architectures.tree_search import keep_best
@@ -5453,6 +6022,11 @@ def test_22_keep_best(capsys):
     fails(check_keep_best, sorts_in_place, says="leave the list you are given as it was")
     fails(check_keep_best, ids_not_nodes, says="return a list of the nodes")
     fails(check_keep_best, lambda nodes, width: [max(nodes)], says="it raised ValueError")
+
+    def same_list_when_short(nodes, width):  # sentence 1: a new list, even when there is nothing to cut
+        return nodes if len(nodes) <= 1 else keep_best(nodes, width)
+
+    fails(check_keep_best, same_list_when_short, says="it returned the list it was given: return a new list")
 
 
 def test_22_wrong_answers_by_kind():

@@ -109,12 +109,28 @@ def _other_numbers(rng: random.Random) -> Iterator[tuple]:
             continue
         count += 1
         yield (_padded(rng, number) if rng.random() < 0.4 else number,)
+    # The example's digits under another prefix, or none: equal to SF1234567890 only at its end.
+    yield ("YT1234567890",)
+    yield ("1234567890",)
+
+
+def _found(value: Any) -> bool:
+    """Whether a tool's answer is a found parcel or order (a JSON object with no "error")."""
+    answer = _read_answer(value)
+    return isinstance(answer, dict) and "error" not in answer
+
+
+def _other_number_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if _found(got):
+        return f"Only {PARCEL} itself has events: compare the whole number, not a part of it."
+    return None
 
 
 TRACKING_RULES = (
     Rule("SF1234567890, also with stray spaces around it, gets its hard-coded events", _the_parcel,
          hint=lambda args, expected, got: _differs_in(expected, got)),
-    Rule("any other number gets the error 运单不存在：<number>, that number (without the spaces)", _other_numbers),
+    Rule("any other number gets the error 运单不存在：<number>, that number (without the spaces)", _other_numbers,
+         hint=_other_number_hint),
 )
 
 
@@ -177,6 +193,16 @@ def _other_orders(rng: random.Random) -> Iterator[tuple]:
     yield ("99999",)
     for _ in range(15):
         yield (rng.choice(_WRAPPINGS).format(id=_order_id(rng)),)
+    # Ids that hold 88231 but are not it: the id read is the whole run of digits.
+    yield ("订单 882310",)
+    yield ("order #882319, please",)
+    yield ("188231",)
+
+
+def _other_order_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if _found(got) and (digits := re.search(r"\d+", args[0])) is not None:
+        return f"The id read is {digits.group()}, not {ORDER}: compare the whole run of digits."
+    return None
 
 
 def _no_number(rng: random.Random) -> Iterator[tuple]:
@@ -190,7 +216,8 @@ FORGIVING_RULES = (
     Rule("the order id is found in what models write around it: quotes, Chinese or English words, JSON, "
          "line breaks", _wrapped_order,
          hint=lambda args, expected, got: _differs_in(expected, got) or f"(order {ORDER} is in that text)"),
-    Rule("an id the toy does not have gets 订单不存在：<id>, the id it read", _other_orders),
+    Rule("an id the toy does not have gets 订单不存在：<id>, the id it read", _other_orders,
+         hint=_other_order_hint),
     Rule('no number at all gets an error with an "expected" hint', _no_number,
          hint=lambda args, expected, got: 'Answer with an error object that has "error" and an "expected" hint.'),
 )

@@ -132,6 +132,9 @@ def _near_misses(rng: random.Random) -> Iterator[tuple]:
             continue
         count += 1
         yield (Action(name, _inputs_for(rng, real)),)
+    # Close to two names: did_you_mean is the closest one alone (queryLogistics, then queryOrder).
+    yield (Action("queryOrderLogistics", "SF1234567890"),)
+    yield (Action("queryL", "88231"),)
 
 
 def _far_names(rng: random.Random) -> Iterator[tuple]:
@@ -169,6 +172,9 @@ def _unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if have.get("available_tools") != want["available_tools"]:
         return "The error should still list available_tools, the registered names in order."
     if "did_you_mean" in want:
+        if isinstance(have.get("did_you_mean"), str) and have["did_you_mean"]:
+            return (f"{args[0].tool_name!r} should suggest only {want['did_you_mean']!r}, the closest name "
+                    "(n=1).")
         return f"{args[0].tool_name!r} should suggest {want['did_you_mean']!r}."
     if "did_you_mean" in have:
         return (f"{args[0].tool_name!r} is not close to any tool name: suggest only a near-miss, and leave the key "
@@ -281,6 +287,22 @@ class EchoTool(Tool):
         return input
 
 
+class LineTool(Tool):
+    """A tool of the check's own whose Observation ends in whitespace (its input and a line break), as a
+    file's text or a command's output often does: those characters count too."""
+
+    name = "echoLine"
+    description = "Returns its input as a line, with a line break at its end."
+
+    def invoke(self, input: str) -> str:
+        return input + "\n"
+
+
+def _cap_tools(shop: Shop) -> list[Tool]:
+    """The tools a CappedRegistry is built with: the shop's, and the check's own two."""
+    return [*shop_tools(shop), EchoTool(), LineTool()]
+
+
 _WORDS = ("退货", "签收次日起 7 天内", "质量问题", "🙂", "📦", "warranty", "return policy", "\n", "…", " ",
           "[cut: 3 more characters]", "扫地机不回充", "a", "line two\nline three", "é", "ß")
 
@@ -299,7 +321,7 @@ def _text(rng: random.Random, size: int) -> str:
 
 
 def _length(action: Action) -> int:
-    return len(_careful_execute({tool.name: tool for tool in [*shop_tools(_fresh_shop()), EchoTool()]}, action))
+    return len(_careful_execute({tool.name: tool for tool in _cap_tools(_fresh_shop())}, action))
 
 
 def _shop_actions(rng: random.Random) -> Iterator[Action]:
@@ -353,6 +375,11 @@ def _characters(rng: random.Random) -> Iterator[tuple]:
         yield (rng.randint(5, 30), Action("echoText", text))
 
 
+def _trailing_whitespace(rng: random.Random) -> Iterator[tuple]:
+    yield (3, Action("echoLine", "abc"))  # 'abc\n' is 4 characters: over by its line break, cut by 1
+    yield (4, Action("echoLine", "abc"))  # exactly the limit with its line break: untouched, line break kept
+
+
 def _refunds_once(rng: random.Random) -> Iterator[tuple]:
     for limit in (30, 400):
         order = rng.choice((88232, 88233, 88236))
@@ -383,15 +410,18 @@ def _cut_hint(args: tuple, expected: Any, got: Any) -> str | None:
     """What a capped Observation did wrong, worked out from the whole Observation."""
     limit, action = 2000 if args[0] is None else args[0], args[1]
     got = _text_of(got)
-    full = _careful_execute({tool.name: tool for tool in [*shop_tools(_fresh_shop()), EchoTool()]}, action)
+    full = _careful_execute({tool.name: tool for tool in _cap_tools(_fresh_shop())}, action)
     if len(full) <= limit:
         notes = ["exactly the limit is within it"] if len(full) == limit else []
+        if full[-1:].isspace():
+            notes.append("keep the whitespace at its end")
         if len(full.encode()) > limit:  # over it only in UTF-8 bytes
             notes.append("counted in characters, not bytes")
         edge = f" ({'; '.join(notes)})" if notes else ""
         return f"It is {_characters_n(len(full))}, within limit={limit}{edge}: pass it untouched."
     if got == full:
-        return f"It is {_characters_n(len(full))}, over limit={limit}, and came back whole."
+        tail = ": the whitespace at its end counts too" if full[-1].isspace() else ""
+        return f"It is {_characters_n(len(full))}, over limit={limit}, and came back whole{tail}."
     if not got.startswith(full[:limit]):
         return f"The kept part should be the first {_characters_n(limit)} of the Observation."
     note = CUT_NOTE.search(got[limit:])
@@ -412,6 +442,8 @@ CAP_RULES = (
     Rule("Chinese and emoji count one character each, not bytes", _characters, hint=_cut_hint),
     Rule("the tool runs once (applyRefund records one refund)", _refunds_once,
          hint=lambda args, expected, got: "Its Observation should be the first run's: run the tool once per call."),
+    Rule("an Observation's whitespace at its end counts too, and is kept within the limit",
+         _trailing_whitespace, hint=_cut_hint),
 )
 
 
@@ -432,7 +464,7 @@ def check_capped_registry(CappedRegistry: type | None) -> None:
         writes = action.tool_name == "applyRefund"
         own_shop = _fresh_shop() if writes else shop
         if writes or limit not in registries:
-            tools = [*shop_tools(own_shop), EchoTool()]
+            tools = _cap_tools(own_shop)
             made = _instance(exercise, CappedRegistry, tools) if limit is None else _instance(
                 exercise, CappedRegistry, tools, limit=limit)
             if writes:
@@ -441,13 +473,13 @@ def check_capped_registry(CappedRegistry: type | None) -> None:
         return _with_shop(registries[limit].execute, own_shop)(action)
 
     reference_shop = _fresh_shop()
-    reference_tools = {tool.name: tool for tool in [*shop_tools(reference_shop), EchoTool()]}
+    reference_tools = {tool.name: tool for tool in _cap_tools(reference_shop)}
 
     def tools_of_reference(action_writes: bool) -> tuple[dict[str, Tool], Shop]:
         if not action_writes:
             return reference_tools, reference_shop
         fresh = _fresh_shop()
-        return {tool.name: tool for tool in [*shop_tools(fresh), EchoTool()]}, fresh
+        return {tool.name: tool for tool in _cap_tools(fresh)}, fresh
 
     def reference(limit: int | None, action: Action) -> Any:
         tools, own_shop = tools_of_reference(action.tool_name == "applyRefund")

@@ -153,6 +153,21 @@ def _no_observation(rng: random.Random) -> Iterator[tuple]:
     for _ in range(3):
         yield (_run_on(rng, _tools(rng, 1)),)
     yield ("您好，订单 " + _order_id(rng) + " 已签收。🙂\u200b",)
+    # The key only as written: a lower-case, upper-case or full-width-colon key starts no Observation line.
+    yield ('observation: {"a":1}\nOBSERVATION: x',)
+    yield (f"{STOPPED}Observation：{{\"orderId\":\"88231\",\"status\":\"已签收\"}}",)
+
+
+def _key_as_written(key: str) -> Callable[[tuple, Any, Any], str | None]:
+    """A hint for an answer that read a lower-case or full-width-colon key as `key` (on the rules' inputs that
+    hold one and no real key)."""
+    def hint(args: tuple, expected: Any, got: Any) -> str | None:
+        lines = [line.strip() for line in args[0].splitlines()]
+        if any(line.lower().replace("：", ":").startswith(key.lower()) and not line.startswith(key) for line in lines):
+            name = key[:-1]
+            return f"(the key counts only as written: not '{name.lower()}:', '{name.upper()}:' or '{name}：')"
+        return None
+    return hint
 
 
 INVENTED_RULES = (
@@ -160,7 +175,8 @@ INVENTED_RULES = (
     Rule("a line that starts with `Observation:` after leading spaces (an indented line) counts too",
          _indented_observations),
     Rule("a line that mentions `Observation:` in the middle (a Thought, an answer) does not count", _mentions),
-    Rule("a reply with no Observation line (a stopped one, an empty one) counts 0", _no_observation),
+    Rule("a reply with no `Observation:` line (a stopped one, an empty one, a lower-case or full-width-colon key) "
+         "counts 0", _no_observation, hint=_key_as_written("Observation:")),
 )
 
 
@@ -202,6 +218,17 @@ def _each_action(rng: random.Random) -> Iterator[tuple]:
     yield (f"Action: {rng.choice(_TOOLS)}   \nAction Input: {_order_id(rng)}",)  # spaces after the name
 
 
+def _no_space_after_the_key(rng: random.Random) -> Iterator[tuple]:
+    yield ("Thought: 查订单\nAction:queryOrder\nAction Input:88231",)
+    yield ("Action:查询物流\nAction Input:SF1234567890\nObservation:{}\nAction: getCurrentTime\nAction Input:",)
+
+
+def _no_space_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if isinstance(got, (list, tuple)) and len(got) < len(expected):
+        return "(nothing need follow the colon: 'Action:queryOrder' names queryOrder)"
+    return None
+
+
 def _indented_actions(rng: random.Random) -> Iterator[tuple]:
     yield (PRETENDED_SAMPLES[3][0],)
     for steps in (1, 2, 3):
@@ -232,6 +259,9 @@ def _no_action(rng: random.Random) -> Iterator[tuple]:
     yield (f"Thought: {_thought(rng)}\nFinal Answer: 订单 {_order_id(rng)} 已签收。",)
     yield (f"Action Input: {_order_id(rng)}\nObservation: {_observation_value(rng)}",)
     yield ("您好，包裹已经签收了。\n\u3000",)
+    # The key only as written: a lower-case, upper-case or full-width-colon key starts no Action line.
+    yield ("action: queryOrder\nACTION: applyRefund\nAction Input: 88231",)
+    yield ("Thought: 先查订单。\nAction：queryOrder\nAction Input：88231",)
 
 
 def _colon_hint(args: tuple, expected: Any, got: Any) -> str | None:
@@ -246,10 +276,13 @@ def _colon_hint(args: tuple, expected: Any, got: Any) -> str | None:
 PRETENDED_RULES = (
     Rule("the tool names of the reply's `Action:` lines, every one, in order (a tool called twice is listed "
          "twice); an `Action Input:` line is not one", _each_action, hint=_colon_hint),
+    Rule("an `Action:` line with no space after the colon (`Action:queryOrder`) is one too", _no_space_after_the_key,
+         hint=_no_space_hint),
     Rule("an indented `Action:` line is an Action line too", _indented_actions),
     Rule("a line that mentions `Action:` in the middle (a Thought, an answer) is not an Action line",
          _mentioned_actions),
-    Rule("a reply with no `Action:` line (a final answer, an empty reply) gives an empty list", _no_action),
+    Rule("a reply with no `Action:` line (a final answer, an empty reply, a lower-case or full-width-colon key) "
+         "gives an empty list", _no_action, hint=_key_as_written("Action:")),
 )
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.lesson04_stop_sequence import STOPPED
+from tinyagent.checks.lesson04_stop_sequence import RUN_ON, STOPPED
 from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
 from tinyagent.parser import FINAL_ANSWER, parse_step
 
@@ -55,8 +55,6 @@ def _reading(action: tuple[str, str] | None, final_answer: Any) -> str:
         said = f"Action {name!r} with input {_brief(tool_input, 40)}"
         return said if final_answer is None else f"{said} and Final Answer {_brief(final_answer, 30)}"
     return "no action and no answer" if final_answer is None else f"Final Answer {_brief(final_answer, 50)}"
-
-
 
 
 @dataclass(frozen=True)
@@ -217,6 +215,18 @@ def _final_answers(rng: random.Random) -> Iterator[tuple]:
     for _ in range(2):
         yield _text([f"Thought: {rng.choice(('现在可以给出', 'Too early for a'))} Final Answer: {_answer(rng)}",
                      f"Action: {rng.choice(_TOOLS)}", *_input_lines(rng)])
+    # An Observation stops the actions, not the answer: a Final Answer after it still makes the reply an answer.
+    yield (RUN_ON,)
+    yield (('Thought: 先查订单。\nAction: queryOrder\nAction Input: 88231\nObservation: {"status":"已签收"}\n'
+            "Thought: 可以回复了。\nFinal Answer: 已签收。"),)
+
+
+def _answer_after_observation_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    text = args[0]
+    if (getattr(expected, "final_answer", None) is not None and getattr(got, "final_answer", None) is None
+            and -1 < text.find("Observation:") < text.find(FINAL_ANSWER)):
+        return "(an Observation stops the actions only: a Final Answer after it is still the answer)"
+    return None
 
 
 def _neither(rng: random.Random) -> Iterator[tuple]:
@@ -243,8 +253,8 @@ PARSER_RULES = (
          "discarded action)", _last_action),
     Rule("a line that starts with no key continues the value above it (JSON written over several lines)",
          _values_over_lines),
-    Rule("`Final Answer:` found anywhere makes the reply an answer: everything after it to the end of the text, "
-         "as parse_step reads it", _final_answers),
+    Rule("`Final Answer:` found anywhere (after an Observation too) makes the reply an answer: everything after "
+         "it to the end of the text, as parse_step reads it", _final_answers, hint=_answer_after_observation_hint),
     Rule("keys count only as written (a bold, lower-case or full-width-colon key is none): a reply with no "
          "`Action:` and no `Final Answer:` has neither", _neither),
 )
@@ -316,6 +326,9 @@ def _answers_to_the_end(rng: random.Random) -> Iterator[tuple]:
     for _ in range(10):
         yield _text(_answer_lines(rng))
     yield ("Final Answer: 已为您提交退款：\n  - 单号 RF202606300001\n  - 原路退回",)  # indented lines of the answer stay
+    # A keyed line after the answer is part of it all the same: the answer runs to the end of the text.
+    yield ("Final Answer: 退款已提交，单号 RF202606300001。\nThought: 已完成。",)
+    yield ("Thought: 可以回复了。\nFinal Answer: 订单 88231 已签收。\nAction: queryOrder\nAction Input: 88231",)
 
 
 def _indented_keys(rng: random.Random) -> Iterator[tuple]:
@@ -352,11 +365,25 @@ def _no_answer_line(rng: random.Random) -> Iterator[tuple]:
     yield ("\u200b🙂\n",)
     for _ in range(3):
         yield _text(_step_lines(rng, pretty=rng.random() < 0.3))
+    # The key only as written: a lower-case or full-width-colon key is none.
+    yield ("final answer: 好的",)
+    yield ("Thought: 好了。\nFINAL ANSWER: 已签收。",)
+    yield ("Thought: 好了。\nFinal Answer：订单 88231 已签收。",)
 
 
 def _cut_at_line_end(args: tuple, expected: Any, got: Any) -> str | None:
     if isinstance(expected, str) and isinstance(got, str) and got and expected.startswith(got):
+        if expected[len(got):].strip().startswith(("Thought:", "Action:", "Observation:")):
+            return "(an answer runs to the end of the text, not to the end of its line: keyed lines too)"
         return "(an answer runs to the end of the text, not to the end of its line)"
+    return None
+
+
+def _key_as_written(args: tuple, expected: Any, got: Any) -> str | None:
+    if expected is None and isinstance(got, str):
+        lines = [line.strip() for line in args[0].splitlines()]
+        if any(line.lower().replace("：", ":").startswith("final answer:") for line in lines):
+            return "(the key counts only as written: not 'final answer:', 'FINAL ANSWER:' or 'Final Answer：')"
     return None
 
 
@@ -368,7 +395,8 @@ ANCHORED_RULES = (
     Rule("`Final Answer:` in the middle of a line (a Thought that mentions it, a bold **Final Answer:**) does not "
          "count; a later line that starts with it does", _mid_line),
     Rule("a `Final Answer:` line with nothing after it is an empty answer, '', not None", _nothing_after_the_key),
-    Rule("with no line that starts with `Final Answer:`, return None", _no_answer_line),
+    Rule("with no line that starts with `Final Answer:` (a lower-case or full-width-colon key is none), return None",
+         _no_answer_line, hint=_key_as_written),
 )
 
 

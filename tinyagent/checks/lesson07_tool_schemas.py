@@ -106,12 +106,20 @@ def _what_differs(args: tuple, expected: _Answer, got: _Answer) -> str | None:
         return None
     if "error" in have and "error" not in want:
         return "It answered with an error for a parcel the shop has."
+    if "error" in want and "error" not in have:
+        return "It found a parcel for a number the shop lacks: look the number up as given, not tidied."
     if set(want) != set(have):
         return f"Its fields are {sorted(have)}, the spec's {sorted(want)}."
     if "traces" in want and want["traces"] != have["traces"]:
         newest = want["traces"][-1]["time"] if want["traces"] else None
+        if not isinstance(have["traces"], list):
+            return f"Its traces is a {type(have['traces']).__name__}; the spec keeps it a list (of one event)."
         if len(want["traces"]) == 1 and len(have["traces"]) == 1:
             return f"It kept the event of {have['traces'][0].get('time')}; the newest is that of {newest}."
+        if have["traces"] == want["traces"][::-1]:
+            return "Its traces are newest first; keep the shop's order, oldest first."
+        if len(have["traces"]) == len(want["traces"]):
+            return "Its traces are not the shop's events as the shop lists them."
         return f"traces holds {len(have['traces'])} event(s), not {len(want['traces'])}."
     key = next(key for key in want if want[key] != have[key])
     return f"Its {key} is {_brief(have[key], 40)}, not {_brief(want[key], 40)}."
@@ -156,6 +164,11 @@ def _unknown(rng: random.Random) -> Iterator[tuple]:
         yield (_plain_or_json(rng, order_id, rng.choice((None, True))),)
     yield (_plain_or_json(rng, "顺丰" + str(rng.randint(10**9, 10**10 - 1)), True),)
     yield (json.dumps({"tracking_no": "运单号", "latest_only": True}, ensure_ascii=False),)
+    # a shop's number written otherwise (lower case, a space inside) or empty: looked up as given, none is there
+    yield (json.dumps({"tracking_no": "sf1234567890"}),)
+    yield (json.dumps({"tracking_no": "yt2468013579", "latest_only": True}),)
+    yield (json.dumps({"tracking_no": "SF 1234567890"}),)
+    yield (json.dumps({"tracking_no": ""}),)
 
 
 def _wrong_types(rng: random.Random) -> Iterator[tuple]:
@@ -172,7 +185,7 @@ LOGISTICS_RULES = (
     Rule("with latest_only true, traces holds only the newest event (the shop lists them oldest first), and the other "
          "fields stay as they are", _newest, _what_differs),
     Rule('for a number the shop does not have (shop.get_logistics returns None) it returns exactly '
-         '{"error": "运单不存在：<number>"}, with that number', _unknown, _what_differs),
+         '{"error": "运单不存在：<number>"}, with that number as given', _unknown, _what_differs),
     Rule("the schema refuses a number where a string belongs, a latest_only that is not a boolean and a missing "
          "tracking_no, naming the field", _wrong_types, _what_differs),
 )

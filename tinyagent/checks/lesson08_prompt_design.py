@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.lesson07_tool_schemas import pickup_tool
 from tinyagent.checks.reporting import _brief, _fail, _fresh_shop, _not_attempted, _passed, _run, grades
 from tinyagent.classroom.tool_list import read_tool_list
 from tinyagent.prompts import build_system_prompt
@@ -18,6 +20,23 @@ from tinyagent.tools import FunctionTool
 
 LEAN_SHARE = 0.75  # the lean prompt's budget: this share of the default prompt's tokens
 LEAN_KEYS = ("Thought:", "Action:", "Action Input:", "Final Answer:")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_HAN_RUN = re.compile(_HAN.pattern + "+")
+_ENGLISH_WORD = re.compile(r"[A-Za-z]+")
+
+
+def _chinese_around(prompt: str, registry: ToolRegistry) -> str | None:
+    """The first Chinese words of the prompt's own words (the descriptions, the names and the four keys taken out)
+    when they are more Chinese than English: a Han character counts against each English word. None: English."""
+    own = prompt
+    for tool in registry:
+        own = own.replace(tool.describe("en"), " ")
+    for word in (*registry.names, *LEAN_KEYS, "Observation"):
+        own = own.replace(word, " ")
+    han = _HAN.findall(own)
+    if not han or len(han) <= len(_ENGLISH_WORD.findall(own)):
+        return None
+    return _HAN_RUN.search(own).group()
 
 
 def _second_registry():
@@ -126,12 +145,15 @@ def _judged(lean_prompt: Callable) -> Callable[[tuple], _Verdict]:
             problems.append(f"no key {keys[0]!r}")
         if "Observation" not in prompt:
             problems.append("no word Observation")
-        if (found := list(read_tool_list(prompt).tools)) != names:
+        if chinese := _chinese_around(prompt, registry):
+            problems.append(f"its own words are Chinese ({chinese!r}), not English")
+        if sorted(found := list(read_tool_list(prompt).tools)) != sorted(names):  # in any order: the spec says none
             if len(found) != len(names):
                 problems.append(f"a tool-list reader finds {len(found)} tools, not {len(names)}")
             else:
-                at = next(n for n, (one, other) in enumerate(zip(found, names)) if one != other)
-                problems.append(f"the tool list reads {found[at]!r}, not {names[at]!r}")
+                extra = next(name for name in found if name not in names)
+                problems.append(f"the tool list reads {extra!r}, not "
+                                f"{next(name for name in names if name not in found)!r}")
         budget = int(counter.text(build_system_prompt(registry, "en")) * LEAN_SHARE)
         if (used := counter.text(prompt)) > budget:
             problems.append(f"{used} tokens, over the budget of {budget}")
@@ -160,8 +182,9 @@ LEAN_RULES = (
 )
 
 
-LEAN_FIXED = ("with the shop's tools and two other tools: the descriptions, the four keys, the word Observation, "
-              "one tool per line and the budget, each with its own message")
+LEAN_FIXED = ("with the shop's tools, two other tools and lesson 07's typed schedulePickup (its describe(\"en\") "
+              "adds the schema): the descriptions, English around them, the four keys, the word Observation, one "
+              "tool per line (any order) and the budget, each with its own message")
 
 
 @grades("Exercise 1", spec=Spec(LEAN_RULES, extra=(LEAN_FIXED,)))
@@ -173,40 +196,52 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
     if not callable(lean_prompt):
         _fail(exercise, f"lean_prompt should be a function of the registry, got {type(lean_prompt).__name__}")
     counter = token_counter()
-    sizes = []
+
+    def holds(label: str, registry: ToolRegistry) -> tuple[int, int]:
+        """Each sentence of the spec, with its own message, on one fixed registry: (tokens used, default's)."""
+        names = registry.names
+        prompt = _run(exercise, f"lean_prompt(<{label}>)", lean_prompt, registry)
+        if registry.names != names:
+            _fail(exercise, f"with {label}, lean_prompt changed the registry it was given (it now holds "
+                            f"{registry.names}): the prompt describes the tools, it does not add or remove any")
+        if not isinstance(prompt, str):
+            _fail(exercise, f"lean_prompt returned {type(prompt).__name__}, not the prompt's text")
+        lost = [tool.name for tool in registry if tool.describe("en") not in prompt]
+        if lost and all(tool.description in prompt for tool in registry if tool.name in lost):
+            _fail(exercise, f"with {label} the descriptions of {lost} are missing: you wrote tool.description; "
+                            "the spec asks for tool.describe(\"en\"), which adds what input the tool takes")
+        if lost:
+            _fail(exercise, f"with {label} the descriptions of {lost} are missing (each must appear word for "
+                            "word): they say what input each tool takes. Build the list from `tools`, and "
+                            "cut the words around it instead")
+        if chinese := _chinese_around(prompt, registry):
+            _fail(exercise, f"with {label}, the words around the tools are Chinese ({chinese!r}): the spec "
+                            "asks for an English prompt (only a description may hold Chinese)")
+        keys = [key for key in LEAN_KEYS if key not in prompt]
+        if keys:
+            _fail(exercise, f"the keys {keys} are missing: the parser reads only lines that start with them, "
+                            "so the prompt must show each one")
+        if "Observation" not in prompt:
+            _fail(exercise, "say that the tool's result comes back as an Observation: otherwise the model "
+                            "cannot know that it should stop after Action Input")
+        found = list(read_tool_list(prompt).tools)
+        if sorted(found) != sorted(registry.names):  # in any order: the spec asks for none
+            _fail(exercise, f"with {label}, a tool-list reader finds {found} in your prompt, expected "
+                            f"{registry.names}: put one tool on each line (numbered, or `name: description`)")
+        default = counter.text(build_system_prompt(registry, "en"))
+        budget, used = int(default * LEAN_SHARE), counter.text(prompt)
+        if used > budget:
+            _fail(exercise, f"with {label} your prompt has {used} tokens and the default {default}: the "
+                            f"budget is {budget} ({LEAN_SHARE:.0%}). Which words around the tools can go?")
+        return used, default
+
     with _fresh_shop() as shop:
-        for label, registry in (("the shop's tools", shop_registry(shop)), ("two other tools", _second_registry())):
-            names = registry.names
-            prompt = _run(exercise, f"lean_prompt(<{label}>)", lean_prompt, registry)
-            if registry.names != names:
-                _fail(exercise, f"with {label}, lean_prompt changed the registry it was given (it now holds "
-                                f"{registry.names}): the prompt describes the tools, it does not add or remove any")
-            if not isinstance(prompt, str):
-                _fail(exercise, f"lean_prompt returned {type(prompt).__name__}, not the prompt's text")
-            lost = [tool.name for tool in registry if tool.describe("en") not in prompt]
-            if lost:
-                _fail(exercise, f"with {label} the descriptions of {lost} are missing (each must appear word for "
-                                "word): they say what input each tool takes. Build the list from `tools`, and "
-                                "cut the words around it instead")
-            keys = [key for key in LEAN_KEYS if key not in prompt]
-            if keys:
-                _fail(exercise, f"the keys {keys} are missing: the parser reads only lines that start with them, "
-                                "so the prompt must show each one")
-            if "Observation" not in prompt:
-                _fail(exercise, "say that the tool's result comes back as an Observation: otherwise the model "
-                                "cannot know that it should stop after Action Input")
-            found = list(read_tool_list(prompt).tools)
-            if found != registry.names:
-                _fail(exercise, f"with {label}, a tool-list reader finds {found} in your prompt, expected "
-                                f"{registry.names}: put one tool on each line (numbered, or `name: description`)")
-            default = counter.text(build_system_prompt(registry, "en"))
-            budget, used = int(default * LEAN_SHARE), counter.text(prompt)
-            if used > budget:
-                _fail(exercise, f"with {label} your prompt has {used} tokens and the default {default}: the "
-                                f"budget is {budget} ({LEAN_SHARE:.0%}). Which words around the tools can go?")
-            sizes.append((used, default))
+        sizes = [holds(label, registry) for label, registry in (
+            ("the shop's tools", shop_registry(shop)), ("two other tools", _second_registry()))]
     tried = agree_on(exercise, "check_lean_prompt", LEAN_RULES, _judged(lean_prompt), _spec_held,
                      call="lean_prompt(tools)", show=_show_tools)
+    # a typed tool, whose describe("en") adds its input's schema to its description
+    holds("lesson 07's schedulePickup", ToolRegistry([pickup_tool()]))
     (used, default), _ = sizes
     return _passed(exercise, f"{used} tokens instead of {default} ({used / default:.0%}), with every tool's "
                              f"description and every key kept, and for {tried} generated registries too. Run the "

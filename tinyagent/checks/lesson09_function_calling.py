@@ -30,6 +30,11 @@ TOOL_CALLS_REPLY = {"role": "assistant", "content": None, "tool_calls": [
     _native_call("call_text", "queryLogistics", '"SF1234567890"'),
 ]}
 NOT_OBJECTS = {"call_list": ["88231"], "call_text": "SF1234567890"}
+# More calls than a small pool has threads: four queryOrder calls, each waiting for the queryLogistics after them.
+CROWDED_REPLY = {"role": "assistant", "content": None, "tool_calls": [
+    *(_native_call(f"call_order_{n}", "queryOrder", f'{{"orderId": "8823{n}"}}') for n in range(1, 5)),
+    _native_call("call_parcel", "queryLogistics", '{"trackingNo": "SF1234567890"}'),
+]}
 KNOWLEDGE_OFFLINE = "searchKnowledge failed: the knowledge base is offline"
 
 
@@ -43,6 +48,7 @@ class _CheckTools:
         self.lock = threading.Lock()
         self.calls: list[tuple[str, Any]] = []
         self.order_saw_parcel: bool | None = None
+        self.orders_saw_parcel: list[bool] = []
 
     def __call__(self, name: str, arguments: Any) -> str:
         with self.lock:
@@ -54,6 +60,8 @@ class _CheckTools:
             return json.dumps({"trackingNo": arguments.get("trackingNo"), "status": "已签收"}, ensure_ascii=False)
         if name == "queryOrder":
             self.order_saw_parcel = self.parcel_started.wait(self.patience)
+            with self.lock:
+                self.orders_saw_parcel.append(self.order_saw_parcel)
             return json.dumps({"orderId": arguments.get("orderId"), "trackingNo": "SF1234567890"})
         raise RuntimeError(KNOWLEDGE_OFFLINE)
 
@@ -149,6 +157,35 @@ def _tools_that_raise(rng: random.Random) -> Iterator[tuple]:
         names = sorted({call["function"]["name"] for call in reply["tool_calls"]})
         raising = {name: rng.choice(_RAISED) for name in rng.sample(names, rng.randint(1, len(names)))}
         yield (reply, raising)
+    # not only RuntimeError: a tool raises whatever its code raises (a missing key, a bad value, a timeout)
+    order = _native_call("call_1", "queryOrder", '{"order_id": "88231"}')
+    yield ({"role": "assistant", "content": None, "tool_calls": [order, _native_call("call_2", "getCurrentTime", "{}")]},
+           {"queryOrder": ("KeyError", "orderId")})
+    yield ({"role": "assistant", "content": "我来查一下。", "tool_calls": [
+        _native_call("call_a", "checkStock", '{"product": "S10 Pro", "count": "两台"}'),
+        _native_call("call_b", "queryLogistics", '{"trackingNo": "SF1234567890"}'),
+        _native_call("call_c", "get_weather", '{"city": "上海", "days": 3}')]},
+        {"checkStock": ("ValueError", "count 两台 is not a number"), "get_weather": ("TimeoutError", "timeout after 5 s")})
+    yield ({"role": "assistant", "content": None, "tool_calls": [
+        _native_call("call_x", "searchKnowledge", '{"query": "退货 政策"}')]},
+        {"searchKnowledge": ("ConnectionError", "知识库离线")})
+
+
+# What the generated run_tool raises for a tool of `raising`: a message (a RuntimeError), or (type name, message).
+_EXCEPTIONS = {"KeyError": KeyError, "ValueError": ValueError, "TimeoutError": TimeoutError,
+               "ConnectionError": ConnectionError}
+
+
+def _exception(raised: str | tuple[str, str]) -> Exception:
+    if isinstance(raised, str):
+        return RuntimeError(raised)
+    kind, message = raised
+    return _EXCEPTIONS[kind](message)
+
+
+def _why(raised: str | tuple[str, str]) -> str:
+    """The words an error content should hold about what `raised` (the exception's message)."""
+    return raised if isinstance(raised, str) else raised[1]
 
 
 def _no_calls(rng: random.Random) -> Iterator[tuple]:
@@ -183,6 +220,7 @@ def _answered(tool_messages: Callable) -> Callable[[dict, dict], _Answered]:
     def run(reply: dict, raising: dict) -> _Answered:
         lock = threading.Lock()
         ran: list[str] = []
+        raised: list[tuple[str, Exception]] = []
 
         def run_tool(name: str, arguments: Any) -> str:
             with lock:
@@ -190,15 +228,36 @@ def _answered(tool_messages: Callable) -> Callable[[dict, dict], _Answered]:
             if not isinstance(arguments, dict):
                 raise TypeError(f"run_tool takes the arguments as a dict, got {type(arguments).__name__}")
             if name in raising:
-                raise RuntimeError(raising[name])
+                error = _exception(raising[name])
+                with lock:
+                    raised.append((name, error))
+                raise error
             return _result(name, arguments)
 
-        messages = tool_messages(reply, run_tool)
+        try:
+            messages = tool_messages(reply, run_tool)
+        except Exception as error:
+            let_out = next((name for name, one in raised if one is error), None)
+            if let_out is None:
+                raise
+            return _Answered(_LetOut(f"run_tool raised {type(error).__name__}: {error} for {let_out}, and it "
+                                     "got out: catch every exception a tool raises, whatever its type"),
+                             tuple(sorted(ran)))
         if isinstance(messages, list):
             messages = [_seen(message, raising) for message in messages]
         return _Answered(messages, tuple(sorted(ran)))
 
     return run
+
+
+@dataclass(frozen=True)
+class _LetOut:
+    """In place of the messages: the answer let out an exception a tool raised (what to say about it)."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return "an exception a tool raised"
 
 
 def _seen(message: Any, raising: dict) -> Any:
@@ -208,12 +267,14 @@ def _seen(message: Any, raising: dict) -> Any:
         return message
     content = message.get("content")
     if isinstance(content, str) and (error := _json_error(content)) is not None:
-        content = "an error saying why" if any(why in error for why in raising.values()) else "an error"
+        content = "an error saying why" if any(_why(why) in error for why in raising.values()) else "an error"
     return {"role": message.get("role"), "tool_call_id": message.get("tool_call_id"), "content": content}
 
 
 def _list_of_messages(value: _Answered) -> str | None:
     messages = value.messages
+    if isinstance(messages, _LetOut):
+        return messages.text
     if isinstance(messages, list) and all(isinstance(message, dict) for message in messages):
         return None
     return f"it returned {_brief(messages, 40)}: return a list of messages (dicts)"
@@ -249,7 +310,8 @@ def _same_json(text: Any, other: Any) -> bool:
 def _show_reply(args: tuple) -> str:
     reply, raising = args
     calls = [f"{call['id']} {call['function']['name']}({call['function']['arguments']})" for call in reply["tool_calls"]]
-    raises = f"; raising: {_brief(raising, 30)}" if raising else ""
+    said = [f"{name} {_exception(why)!r}" for name, why in raising.items()]
+    raises = f"; raising: {_brief(said, 50)}" if raising else ""
     return f"calls {_brief(calls, 60)}{raises}"
 
 
@@ -258,14 +320,15 @@ MESSAGES_RULES = (
          _every_call_answered, _messages_hint),
     Rule("arguments that are not a JSON object are not run: the content is {\"error\": ...}", _unreadable_arguments,
          _messages_hint),
-    Rule("a tool that raises ends nothing: its content is an error that says what went wrong", _tools_that_raise,
-         _messages_hint),
+    Rule("a tool that raises (any exception) ends nothing: its content is an error that says what went wrong",
+         _tools_that_raise, _messages_hint),
     Rule("a reply with no calls (an empty tool_calls) gets no tool messages: []", _no_calls, _messages_hint),
 )
 
 
 @grades("Exercise 1", spec=Spec(MESSAGES_RULES, extra=(
-    "the calls run at the same time, in threads (queryOrder waits until queryLogistics has started)",)))
+    ("the calls run at the same time, in threads (queryOrder waits until queryLogistics has started, "
+     "also behind four other calls)"),)))
 def check_tool_messages(tool_messages: Callable[[dict, Callable], list] | None, patience: float = 10.0) -> None:
     """09, exercise 1: the tool messages that answer a reply's calls: one per call, in the order of the calls,
     each quoting its call's id; unreadable arguments and a failing tool answered with an error; run at once.
@@ -325,6 +388,13 @@ def check_tool_messages(tool_messages: Callable[[dict, Callable], list] | None, 
         _fail(exercise, f"the calls ran one after the other: queryOrder waited {patience:g} s for queryLogistics to "
                         "start, and it never did. Run them at the same time, e.g. with "
                         "concurrent.futures.ThreadPoolExecutor")
+    crowded = _CheckTools(patience)
+    _run(exercise, "tool_messages(reply, run_tool)", tool_messages, copy.deepcopy(CROWDED_REPLY), crowded)
+    if not all(crowded.orders_saw_parcel):
+        calls = len(CROWDED_REPLY["tool_calls"])
+        _fail(exercise, f"in a reply of {calls} calls, queryLogistics last, a queryOrder waited {patience:g} s for it to "
+                        f"start, and it never did: a pool of fewer than {calls} threads runs the calls in turns. "
+                        "Give every call its own thread (max_workers=len(calls))")
     tried = agree_on(exercise, "check_tool_messages", MESSAGES_RULES, _answered(tool_messages),
                      _answered(_tool_messages), shape=_list_of_messages, call="tool_messages",
                      show=_show_reply)
@@ -379,7 +449,9 @@ def check_fewest_model_calls(predicted_calls: list | None) -> None:
         where = f"request {number} ({FEWEST_CALLS_REQUESTS[number - 1]!r})"
         if text != right_text:
             if text == right_text - 1:
-                hint = f"{text} is one short. {last_call}"
+                every = " (getCurrentTime too)" if any("getCurrentTime" in wave for wave in waves) else ""
+                hint = (f"{text} is one short. Did you count a model call for every tool call{every}, and the last "
+                        "one, that writes the answer from the results?")
             elif number == 1 and text == right_text + 1:
                 hint = f"{text} is one too many. Order 88233 has not shipped yet: it has no tracking number to look up."
             else:

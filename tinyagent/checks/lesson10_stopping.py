@@ -27,7 +27,7 @@ from tinyagent.events import LlmCall, Observation, Parsed, ToolCall
 from tinyagent.llm_client import ChatResult
 from tinyagent.loop_parts import Stop
 from tinyagent.parser import parse_step
-from tinyagent.prompts import build_system_prompt, detect_language
+from tinyagent.prompts import LANGUAGES, build_system_prompt, detect_language
 from tinyagent.registry import ToolRegistry
 from tinyagent.robustness.stop_rules import LimitReached, StopRules
 from tinyagent.shop import shop_registry
@@ -57,6 +57,63 @@ class GivingUpModel:
 
 MISSING_TOOL_STEP = "Thought: 查一下订单。\nAction: checkOrder\nAction Input: 88231\n"
 FINAL_STEP = "Thought: 查到了。\nFinal Answer: 订单 88231 已签收。"
+TIME_STEP = "Thought: 现在几点？\nAction: getCurrentTime\nAction Input: \n"
+# The run that reads what each model call is sent: a tool that works, a missing one, another that works, an answer.
+HEARD_SCRIPT = (ORDER_STEP, MISSING_TOOL_STEP, TIME_STEP, FINAL_STEP)
+HEARD_QUESTION = "帮我看看订单 88231 的快递到哪了。"
+
+
+class _ListeningModel(GivingUpModel):
+    """A GivingUpModel that also reads what each call is sent, as seed_loop sends it: the system prompt first,
+    the question, then each earlier round whose tool worked as its reply (an assistant message) and its result (a
+    user message "Observation: ..."); other messages between them are let be. `missing`: the first thing a call
+    lacked, or None."""
+
+    def __init__(self, script: Callable[[int], str], give_up_after: int, question: str):
+        super().__init__(script, give_up_after)
+        self.question, self.missing = question, None
+        self.tools = shop_registry(_fresh_shop())
+        self.heard: list[tuple[int, str, str]] = []  # (round, reply, its observation) of each round whose tool worked
+
+    def chat(self, messages: list[dict], **options: Any) -> ChatResult:
+        n = self.calls
+        if self.missing is None:
+            lacked = self._lacked(messages)
+            self.missing = None if lacked is None else f"model call {n + 1} was not sent {lacked}"
+        result = super().chat(messages, **options)
+        step = parse_step(result.text)
+        tool = self.tools.get(step.action.tool_name) if step.action is not None else None
+        with contextlib.suppress(Exception):  # a missing or raising tool: the seed appends nothing that round
+            self.heard.append((n + 1, result.text, tool.invoke(step.action.tool_input)))
+        return result
+
+    def _lacked(self, messages: Any) -> str | None:
+        said = [(m.get("role"), str(m.get("content", "")).strip()) for m in messages if isinstance(m, dict)] \
+            if isinstance(messages, list) else []
+        prompts = {("system", build_system_prompt(self.tools, lang).strip()) for lang in LANGUAGES}  # either language
+        if not said or said[0] not in prompts:
+            return "the system prompt first (build_system_prompt(tools, detect_language(question)))"
+        at = _find(said, 1, ("user", self.question.strip()))
+        if at is None:
+            return "the question as a user message"
+        for number, reply, observation in self.heard:
+            at = _find(said, at + 1, ("assistant", reply.strip()))
+            if at is None:
+                return f"round {number}'s reply (its tool worked) as an assistant message"
+            at = _find(said, at + 1, ("user", f"Observation: {observation.strip()}"))
+            if at is None:
+                return f"round {number}'s result as a user message, \"Observation: \" + what the tool returned"
+        return None
+
+
+def _find(said: list[tuple[str, str]], start: int, message: tuple[str, str]) -> int | None:
+    """Where `message` (role, content) is in `said`, from `start` on; "Observation:" read with or without a space."""
+    def same(other: tuple[str, str]) -> bool:
+        return other == message or other[0] == message[0] == "user" and other[1].startswith("Observation:") and \
+            message[1].startswith("Observation:") and other[1][12:].strip() == message[1][12:].strip()
+    return next((n for n in range(start, len(said)) if same(said[n])), None)
+
+
 LOOP_COUNTER_CASES = [
     # (what the model does, limit, its reply to call n, model calls expected, the answer expected or None)
     ("a model that keeps calling a tool that works", 4, lambda n: ORDER_STEP, 4, None),
@@ -139,6 +196,12 @@ def _answers_too_late(rng: random.Random) -> Iterator[tuple]:
 GIVE_UP = "<a give-up text>"
 
 
+def _model_reply(answer: Any, replies: Sequence[str]) -> bool:
+    """Whether `answer` is (or holds) one of the model's own replies: the model's words, not a give-up text."""
+    return isinstance(answer, str) and any(
+        reply.strip() and (reply.strip() in answer or reply.strip() == answer.strip()) for reply in replies)
+
+
 def _tools() -> ToolRegistry:
     def out_of_stock(text: str) -> str:
         raise RuntimeError("the stock service is down")
@@ -156,7 +219,8 @@ def _looped(fixed_seed_loop: Callable) -> Callable[..., tuple]:
         answer = fixed_seed_loop(question, model, _tools(), limit=limit)
         asked = [replies[min(n, len(replies) - 1)] for n in range(min(model.calls, model.give_up_after))]
         answered = any(parse_step(reply).final_answer is not None for reply in asked)
-        if not answered and not model.ran_away and isinstance(answer, str) and answer.strip():
+        if (not answered and not model.ran_away and isinstance(answer, str) and answer.strip()
+                and not _model_reply(answer, asked)):
             answer = GIVE_UP
         return model.calls, answer
 
@@ -170,6 +234,8 @@ def _loop_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
     if made < calls:
         return "(fewer calls: does a round that throws count twice?)"
     if answer == GIVE_UP and returned != GIVE_UP:
+        if _model_reply(returned, args[2]):
+            return "(that is the model's own reply, not a give-up text)"
         return "(give up with a text the caller can show)"
     return "(return the model's final answer as it is)"
 
@@ -209,8 +275,9 @@ LOOP_RULES = (
 )
 
 
-@grades("Exercise 1", spec=Spec(LOOP_RULES, extra=tuple(
-    f"with limit={limit}, {what}" for what, limit, *_ in LOOP_COUNTER_CASES)))
+@grades("Exercise 1", spec=Spec(LOOP_RULES, extra=(
+    *(f"with limit={limit}, {what}" for what, limit, *_ in LOOP_COUNTER_CASES),
+    "each model call is sent the system prompt, the question, each earlier worked round's reply and Observation")))
 def check_fixed_seed_loop(fixed_seed_loop: Callable | None) -> None:
     """10, exercise 1: the second article's loop with a counter that moves every round, and only once."""
     exercise = "Exercise 1"
@@ -227,8 +294,10 @@ def check_fixed_seed_loop(fixed_seed_loop: Callable | None) -> None:
         calls, answer = calls_made(limit, script)
         first = first or (calls, limit, script)
         where = f"with limit={limit} and {what}"
+        replies = [script(n) for n in range(min(calls, 3 * limit + 2))]
         right = calls == expected_calls and (answer == expected_answer if expected_answer else
-                                             isinstance(answer, str) and answer.strip())
+                                             isinstance(answer, str) and answer.strip()
+                                             and not _model_reply(answer, replies))
         if not right and (again := calls_made(*first[1:])[0]) != first[0]:  # the first case, asked again
             _fail(exercise, f"run again on the first model, your loop made {again} model calls instead of "
                             f"{first[0]}: it keeps something between calls (a counter outside the function?), so "
@@ -245,10 +314,20 @@ def check_fixed_seed_loop(fixed_seed_loop: Callable | None) -> None:
         if expected_answer is None and not (isinstance(answer, str) and answer.strip()):
             _fail(exercise, f"{where}, your loop returned {answer!r} when it gave up; return a give-up text (a "
                             "string the caller can show), as the first article's loop does")
+        if expected_answer is None and _model_reply(answer, replies):
+            _fail(exercise, f"{where}, your loop gave up with {_brief(answer, 40)}: that is the model's own reply, "
+                            "not a give-up text. Return your own text saying the loop gave up, as seed_loop does")
         if expected_answer is not None and answer != expected_answer:
             _fail(exercise, f"{where}, your loop returned {answer!r}, expected the model's answer {expected_answer!r}")
     tried = agree_on(exercise, "check_fixed_seed_loop", LOOP_RULES, _looped(fixed_seed_loop),
                      _looped(_fixed_seed_loop), call="fixed_seed_loop", show=_show_loop)
+    model = _ListeningModel(lambda n: HEARD_SCRIPT[min(n, len(HEARD_SCRIPT) - 1)], 17, HEARD_QUESTION)
+    _run(exercise, "fixed_seed_loop(..., limit=5)", fixed_seed_loop, HEARD_QUESTION, model,
+         shop_registry(_fresh_shop()), limit=5)
+    if model.missing is not None:
+        _fail(exercise, f"with limit=5 and a model that calls queryOrder, a missing tool, getCurrentTime, then "
+                        f"answers, {model.missing}. Each round sends the conversation so far, as seed_loop does: "
+                        "the system prompt, the question, each reply and its 'Observation: ...'")
     return _passed(exercise, f"the counter moves once a round, whether the tool worked or threw, so a model that "
                              f"never answers costs `limit` calls and no more; {tried} generated runs agree.")
 
@@ -258,11 +337,11 @@ def _costly_trace(*usages: tuple[int, int]) -> Any:
 
 
 def _events(usages: Sequence[tuple[int, int]], *, tools: bool) -> list:
-    """A run's events: a model call of each (prompt, completion) usage, and, with `tools`, the Parsed, ToolCall and
-    Observation events a round also holds (they cost nothing)."""
+    """A run's events: a model call of each (prompt, completion) usage (a third item: its finish_reason, else
+    "stop"), and, with `tools`, the Parsed, ToolCall and Observation events a round also holds (they cost nothing)."""
     events: list = []
-    for n, (prompt, completion) in enumerate(usages, start=1):
-        events.append(LlmCall(n, text="...", finish_reason="stop", usage={
+    for n, (prompt, completion, *finish) in enumerate(usages, start=1):
+        events.append(LlmCall(n, text="...", finish_reason=(*finish, "stop")[0], usage={
             "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}))
         if tools:
             events += [Parsed(n, thought="查订单", tool_name="queryOrder", tool_input="88231"),
@@ -294,12 +373,13 @@ _PRICES = ((2.0, 8.0), (0.5, 1.5), (4.0, 16.0), (15.0, 60.0), (0.27, 1.1), (1.0,
 def _cost(prices: tuple[float, float], usages: Sequence[tuple[int, int]]) -> Fraction:
     """What `usages` cost, exactly (no float rounding), in yuan."""
     rate = [Fraction(price).limit_denominator(1000) for price in prices]
-    return sum((prompt * rate[0] + completion * rate[1] for prompt, completion in usages), Fraction(0)) / 1_000_000
+    return sum((prompt * rate[0] + completion * rate[1] for prompt, completion, *_ in usages), Fraction(0)) / 1_000_000
 
 
 def _ways(prices: tuple[float, float], done: Sequence[tuple[int, int]]) -> tuple[float, ...]:
     """What `done` costs, added up in floats each way a learner may add it: per call or per kind of token,
     dividing by a million first or last (the first way is the solution's)."""
+    done = [usage[:2] for usage in done]
     return (
         sum(p * prices[0] + c * prices[1] for p, c in done) / 1_000_000,
         sum((p * prices[0] + c * prices[1]) / 1_000_000 for p, c in done),
@@ -342,6 +422,9 @@ def _several_calls(rng: random.Random) -> Iterator[tuple]:
         if abs(Fraction(yuan) - total) < total / 20:
             continue
         yield (yuan, prices, usages, tuple(range(len(usages) + 1)), rng.random() < 0.5)
+    # a reply cut by max_tokens (finish_reason "length") was billed all the same
+    yield (0.01, (2.0, 8.0), ((1000, 100), (1000, 1000, "length")), (0, 1, 2), False)
+    yield (0.03, (2.0, 8.0), ((6000, 4000, "length"), (3000, 500), (2000, 300)), (0, 1, 2, 3), True)
 
 
 def _exactly_the_budget(rng: random.Random) -> Iterator[tuple]:
@@ -358,6 +441,10 @@ def _exactly_the_budget(rng: random.Random) -> Iterator[tuple]:
             found += 1
         if found == 4:
             break
+    # just under the budget: the cost is not rounded before it is compared (to the detail's 4 places, or 6)
+    yield (0.01, (1.0, 0.0), ((9999, 0),), (0, 1), False)  # ¥0.009999
+    yield (1.0, (0.5, 0.0), ((1999999, 0),), (0, 1), False)  # ¥0.9999995
+    yield (0.05, (2.0, 8.0), ((3000, 500), (9999, 2499)), (0, 1, 2), True)  # ¥0.049990
 
 
 def _nothing_spent_yet(rng: random.Random) -> Iterator[tuple]:
@@ -424,16 +511,24 @@ def _stop_or_none(verdicts: tuple) -> str | None:
 def _show_budget(args: tuple) -> str:
     yuan, prices, usages, asks, _ = args
     return (f"CostBudget({yuan:g}, {prices[0]:g}, {prices[1]:g}), calls of (prompt, completion) tokens "
-            f"{_brief(list(usages), 60)}, asked after {_brief(list(asks), 20)} calls")
+            f"{_brief(list(usages), 60)}, asked after {_brief(list(asks), 20)}")
 
 
 def _budget_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
     yuan, prices, usages, asks, _ = args
     for calls, want, have in zip(asks, expected, got):
         if want != have:
-            spent = float(_cost(prices, usages[:calls]))
-            return (f"(after {calls} call(s), ¥{spent:.6f} spent of a budget of ¥{yuan:g}: "
-                    f"{'stop' if want else 'go on'})")
+            exact = _cost(prices, usages[:calls])
+            spent = f"{float(exact):.6f}"
+            if (Fraction(spent) >= Fraction(yuan)) != (exact >= Fraction(yuan)):  # .6f rounds across the budget
+                spent = f"{float(exact):.10g}"
+            why = ""
+            if not want and have and exact < Fraction(yuan) and exact * 1000 > Fraction(yuan) * 999:
+                why = ": just under, so do not round the cost"
+            elif want and not have and any(usage[2:] == ("length",) for usage in usages[:calls]):
+                why = ": a call cut by length is billed too"
+            return (f"(after {calls} call(s), ¥{spent} spent of a budget of ¥{yuan:g}: "
+                    f"{'stop' if want else 'go on'}{why})")
     return None
 
 
@@ -444,7 +539,7 @@ def _settled_only(inputs: Callable[[random.Random], Iterator[tuple]]) -> Callabl
 BUDGET_RULES = (
     Rule("prices are yuan per million tokens: prompt at input_price, completion at output_price",
          _settled_only(_one_call), _budget_hint),
-    Rule("the model calls in the trace cost together: every call counts, not only the last",
+    Rule("the model calls in the trace cost together: every call counts (a cut one too), not only the last",
          _settled_only(_several_calls), _budget_hint),
     Rule("Stop(\"cost_budget\", detail) once they have cost `yuan` or more: exactly `yuan` stops",
          _settled_only(_exactly_the_budget), _budget_hint),

@@ -165,6 +165,10 @@ def _reply(rng: random.Random, action: str, *after: str) -> str:
 def _named_calls(rng: random.Random) -> Iterator[tuple]:
     for _ in range(14):
         yield (_reply(rng, f"{rng.choice(_TOOLS)}[{_plain_input(rng)}]"),)
+    # any tool: a name is any word, in any letters, not only ASCII ones
+    yield ("Thought: 先查一下订单。\nAction: 查询订单[88231]",)
+    yield ("Thought: I need the weather.\nAction: 天气_查询[上海 明天]",)
+    yield ("Thought: I count them.\nAction: zählen[3]",)
 
 
 def _inputs_with_brackets(rng: random.Random) -> Iterator[tuple]:
@@ -221,6 +225,8 @@ def _bracket_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return None
     if expected[0][0] == got[0][0]:
         return "(the input runs from the first [ to the last ], on every line)"
+    if "[" in got[0][0] and not expected[0][0].isascii():
+        return f"(the name ends at the first [, whatever letters it is in: here {expected[0][0]})"
     if "[" in got[0][0]:
         return "(the name ends at the first [)"
     return None
@@ -318,12 +324,29 @@ def _action_lines(rng: random.Random) -> list[str]:
     return [f"Action: {name}", f"Action Input: {_plain_input(rng)}"]
 
 
+def _lesson_cases(rule: str) -> Iterator[tuple]:
+    """The lesson's replies (ACTION_FIRST_CASES) under the rule each tests: where the Action wins over what
+    parse_step returns, "action" (or "observation", past one); the others "otherwise"."""
+    for text, _ in ACTION_FIRST_CASES:
+        wins = _action_first(text) != _reading_of(parse_step(text))
+        if rule == (("observation" if "Observation:" in text else "action") if wins else "otherwise"):
+            yield (text,)
+
+
 def _action_and_answer(rng: random.Random) -> Iterator[tuple]:
     for n in range(14):
         action = _action_lines(rng)
         lines = [rng.choice(_LESSON05_THOUGHTS), *action, _final(rng)] if n % 3 else \
             [rng.choice(_LESSON05_THOUGHTS), _final(rng), *action]  # the answer may come first
         yield ("\n".join(lines),)
+    yield from _lesson_cases("action")
+
+
+def _inputs_before(rng: random.Random) -> Iterator[tuple]:
+    """An `Action Input:` written before the Action is not the one that follows it."""
+    yield ("Thought: I need the time.\nAction Input: 88231\nAction: getCurrentTime\nFinal Answer: It is 10:00.",)
+    yield ("Thought: 先查订单。\nAction Input: 12345\nAction: queryOrder\nAction Input: 88231\nFinal Answer: 已签收。",)
+    yield ("Thought: Done.\nFinal Answer: Your refund is on its way.\nAction Input: 88231\nAction: getCurrentTime",)
 
 
 def _invented_observations(rng: random.Random) -> Iterator[tuple]:
@@ -332,6 +355,7 @@ def _invented_observations(rng: random.Random) -> Iterator[tuple]:
                  f'Observation: {{"orderId":"{_order_id(rng)}","status":"已签收"}}', "Thought: Signed, so I refund it.",
                  *_action_lines(rng), _final(rng)]
         yield ("\n".join(lines),)
+    yield from _lesson_cases("observation")
 
 
 def _mentions(rng: random.Random) -> Iterator[tuple]:
@@ -349,8 +373,7 @@ def _otherwise(rng: random.Random) -> Iterator[tuple]:
         yield (f"{rng.choice(_LESSON05_THOUGHTS)}\n{_final(rng)}\nThanks for waiting.\n谢谢。",)
     yield ("您好，您的包裹已经签收了。",)
     yield ("",)
-    for text, _ in ACTION_FIRST_CASES:
-        yield (text,)
+    yield from _lesson_cases("otherwise")
 
 
 def _action_first_hint(args: tuple, expected: Any, got: Any) -> str | None:
@@ -359,10 +382,17 @@ def _action_first_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if not isinstance(got, tuple):
         return None
     if expected[0] is not None and got[1] is not None:
+        if not re.search(r"^Final Answer:", text, re.MULTILINE):
+            return "parse_step reads that 'Final Answer:' mid-line as an answer: the Action still wins."
         return "The answer rests on nothing observed yet: the Action must run first."
     if expected[0] is None and got[0] is not None:
         return "Only an 'Action:' at the start of a line is an action."
     if expected[0] is not None and got[0] is not None and expected[0][0] == got[0][0]:
+        keys = [key for key, _ in split_keyed_lines(text)]
+        keys = keys[:keys.index("Observation:")] if "Observation:" in keys else keys
+        action = len(keys) - 1 - keys[::-1].index("Action:") if "Action:" in keys else 0
+        if "Action Input:" in keys[:action]:
+            return "An 'Action Input:' before the Action is not its input: only the one after it is."
         return "The tool is right, the input is not: it is every line after 'Action Input:'."
     if expected[0] is not None and got[0] is not None and "Observation:" in text:
         return "Nothing after an Observation the model wrote itself is part of this step."
@@ -374,6 +404,7 @@ ACTION_FIRST_RULES = _with_hint((
          _action_and_answer),
     Rule("nothing after an `Observation:` is part of the step", _invented_observations),
     Rule("only `Action:` at the start of a line counts", _mentions),
+    Rule("the Action's input is the `Action Input:` after it, not one written before it", _inputs_before),
     Rule("otherwise it returns what `parse_step(text)` returns", _otherwise),
 ), _action_first_hint)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import random
@@ -119,6 +120,16 @@ def _errors(rng: random.Random) -> Iterator[tuple]:
     yield (_compact({"error": "rate limited", "retryAfter": rng.randint(2, 120)}),)
 
 
+def _parcels_that_mention_an_error(rng: random.Random) -> Iterator[tuple]:
+    """Parcels with the word "error" in a trace or the status: no "error" key, so they are folded."""
+    for desc in ("Scan error at hub, parcel re-routed", "地址错误 (address error)，已联系收件人"):
+        traces = _traces(rng, rng.randint(2, 4))
+        at = rng.randrange(len(traces))
+        traces[at] = (traces[at][0], desc)
+        yield (_a_parcel(rng, traces),)
+    yield (_parcel(_tracking_no(rng), _traces(rng, 2), rng.choice(_CARRIERS), "delivery error, retrying"),)
+
+
 FOLD_RULES = (
     Rule("`trackingNo`, `carrier` and `status` as they were, for any parcel", _parcels_in_order),
     Rule("`latest` is the trace with the latest time, wherever it is", _parcels_out_of_order),
@@ -127,6 +138,7 @@ FOLD_RULES = (
     Rule("the fold holds those five keys only", _parcels_with_more_keys),
     Rule("each Observation is folded on its own (the same parcel later)", _same_parcel_again),
     Rule('an Observation with an "error" key comes back unchanged', _errors),
+    Rule('a parcel that only mentions an error (no "error" key) is folded', _parcels_that_mention_an_error),
 )
 
 
@@ -140,8 +152,8 @@ class _Fold(dict):
         if set(self) != _FOLD_KEYS:
             return f"a fold with {len(self)} keys"
         latest = self["latest"]
-        when = latest.get("time") if isinstance(latest, dict) else latest
-        return (f"latest at {when!r}, {self['traces']!r} traces, {self['status']!r}, {self['carrier']!r}, "
+        when = f"at {latest['time']!r}" if isinstance(latest, dict) and "time" in latest else _brief(latest, 30)
+        return (f"latest {when}, {self['traces']!r} traces, {self['status']!r}, {self['carrier']!r}, "
                 f"{self['trackingNo']!r}")
 
 
@@ -169,6 +181,8 @@ def _compact_json(value: Any) -> str | None:
     if isinstance(data, dict) and "error" in data:
         return None  # compared word for word with the Observation
     if value != _compact(data):
+        if value.strip() == _compact(data):
+            return "the fold has whitespace around it (a newline?): return the compact JSON text alone"
         if "\\u" in value:
             return "the fold's Chinese is written as \\u escapes: ensure_ascii=False keeps it readable (and shorter)"
         return 'the fold is not compact JSON: separators=(",", ":") leaves out the spaces after , and :'
@@ -183,11 +197,16 @@ def _fold_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return 'An Observation with an "error" key comes back unchanged, every character of it.'
     if not isinstance(have, dict):
         return None
+    if got == args[0]:
+        return 'It came back unchanged, but it has no "error" key (only the word): fold it.'
     if set(have) != set(want):
         return f"The fold has the keys {sorted(have)}; expected {sorted(want)}."
     wrong = next(key for key in want if want[key] != have[key])
     if wrong == "latest" and isinstance(have["latest"], str):
-        return "`latest` is the trace itself (an object), not JSON text inside the JSON."
+        with contextlib.suppress(ValueError):
+            if isinstance(json.loads(have["latest"]), dict):
+                return "`latest` is the trace itself (an object), not JSON text inside the JSON."
+        return '`latest` is the whole trace, {"time": ..., "desc": ...}, not a string.'
     if wrong == "latest":
         return ("A parcel with no trace has latest = null (None)." if want["latest"] is None else
                 "The newest trace has the latest time (date and time), wherever it is in the list.")
@@ -261,24 +280,31 @@ def _filled(rng: random.Random, text: str) -> str:
     return text.format(id=rng.randint(10000, 99999), n=rng.randint(10**9, 10**10 - 1), price=rng.randint(9, 19999))
 
 
-def _a_turn(rng: random.Random, steps: int) -> list[dict]:
-    """One earlier turn: the request, `steps` Action / Observation pairs, the answer."""
+def _a_turn(rng: random.Random, steps: int, end: str = "Final Answer") -> list[dict]:
+    """One earlier turn: the request, `steps` Action / Observation pairs, the answer. `end`: "Final Answer",
+    "plain" (an answer in plain words), or "none" (the turn stopped at its last Observation, as at max steps)."""
     messages = [{"role": "user", "content": _filled(rng, rng.choice(_REQUESTS))}]
     for _ in range(steps):
         name, given, seen = rng.choice(_TOOL_CALLS)
         messages.append({"role": "assistant",
                          "content": _filled(rng, f"Thought: I look it up.\nAction: {name}\nAction Input: {given}")})
         messages.append({"role": "user", "content": "Observation: " + _filled(rng, seen)})
-    messages.append({"role": "assistant", "content": "Thought: I can answer.\nFinal Answer: "
-                     + _filled(rng, rng.choice(_ANSWERS))})
+    if end == "Final Answer":
+        messages.append({"role": "assistant", "content": "Thought: I can answer.\nFinal Answer: "
+                         + _filled(rng, rng.choice(_ANSWERS))})
+    elif end == "plain":
+        messages.append({"role": "assistant", "content": _filled(rng, rng.choice(_ANSWERS))})
     return messages
 
 
-def _conversation(rng: random.Random, turns: int) -> tuple[list[dict], list[int]]:
+def _conversation(rng: random.Random, turns: int, ends: tuple[str, ...] = ()) -> tuple[list[dict], list[int]]:
     """A conversation of `turns` earlier turns, and the request's size with each number of the newest turns kept
-    (sizes[k]: the k newest turns)."""
+    (sizes[k]: the k newest turns). `ends`: how each turn ends (`_a_turn`), when not all with a Final Answer."""
     system = {"role": "system", "content": rng.choice(_SYSTEMS)}
-    earlier = [_a_turn(rng, rng.choice((0, 0, 1, 2, 3))) for _ in range(turns)]
+    if ends:
+        earlier = [_a_turn(rng, rng.choice((1, 2)) if end == "none" else rng.choice((0, 1)), end) for end in ends]
+    else:
+        earlier = [_a_turn(rng, rng.choice((0, 0, 1, 2, 3))) for _ in range(turns)]
     request = {"role": "user", "content": _filled(rng, rng.choice(_REQUESTS))}
     sizes = [request_tokens([system, *(m for turn in earlier[turns - k:] for m in turn), request])
              for k in range(turns + 1)]
@@ -292,6 +318,24 @@ def _edges(rng: random.Random) -> Iterator[tuple]:
         yield (messages, sizes[kept])  # exactly the size of `kept` turns: they fit, none may go
         if kept:
             yield (messages, sizes[kept] - 1)  # one token less: one more turn must go
+
+
+def _turns_without_final_answers(rng: random.Random) -> Iterator[tuple]:
+    """Turns that end with no Final Answer (stopped at max steps, or answered in plain words), at each budget
+    that keeps some of the newest turns."""
+    system = {"role": "system", "content": "You are Bit Mall's assistant."}
+    stopped = [{"role": "user", "content": "Where is order 88231?"},
+               {"role": "assistant", "content": "Thought: I look it up.\nAction: queryOrder\nAction Input: 88231"},
+               {"role": "user", "content": 'Observation: {"orderId":"88231","status":"已签收"}'}]
+    answered = [{"role": "user", "content": "Thanks!"},
+                {"role": "assistant", "content": "Thought: I can answer.\nFinal Answer: You're welcome!"}]
+    request = {"role": "user", "content": "发票怎么开？"}
+    yield ([system, *stopped, *answered, request], request_tokens([system, *answered, request]))
+    for ends in (("none", "Final Answer", "Final Answer"), ("Final Answer", "plain", "none", "Final Answer"),
+                 ("none", "none", "plain")):
+        messages, sizes = _conversation(rng, len(ends), ends)
+        for size in sizes:
+            yield (messages, size)
 
 
 def _everything_fits(rng: random.Random) -> Iterator[tuple]:
@@ -320,6 +364,7 @@ TRIM_RULES = (
     Rule("nothing is dropped when the whole request fits", _everything_fits),
     Rule("oldest turns first, whatever the budget", _between_edges),
     Rule("ContextBudgetError when the prompt and the request alone are over the budget", _nothing_fits),
+    Rule("a turn starts at each user request, even after a turn with no Final Answer", _turns_without_final_answers),
 )
 
 
@@ -351,8 +396,18 @@ def _trim_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if kept != earlier[len(earlier) - len(kept):]:
         return "Keep the newest turns, in order, and drop the oldest first."
     if len(kept) < len(expected) - 2:
-        return "No more dropped than needed: a request of exactly the budget fits."
+        start, dropped = len(earlier) - (len(expected) - 2), len(earlier) - len(kept)
+        if start and not _answered(earlier[start - 1]) and [_answered(m) for m in earlier[start:dropped]].count(
+                True) == 1 and _answered(earlier[dropped - 1]):
+            return "A turn with no Final Answer ends where the next user request starts: keep that turn."
+        if request_tokens(expected) == budget:
+            return "No more dropped than needed: a request of exactly the budget fits."
+        return "Drop the oldest turn, one at a time, only until it fits."
     return None
+
+
+def _answered(message: dict) -> bool:
+    return message.get("role") == "assistant" and "Final Answer" in str(message.get("content", ""))
 
 
 TRIM_RULES = tuple(Rule(rule.sentence, rule.inputs, _trim_hint) for rule in TRIM_RULES)

@@ -178,6 +178,13 @@ def _texts_in_pieces(rng: random.Random) -> Iterator[tuple]:
         yield (list(text), stop, "text")
     yield ([""], ["Observation:"], "text")
     yield ([], ["Observation:"], "text")
+    # two stop strings complete in one piece: the earlier in the text cuts, whichever comes first in the list
+    yield (["Thought: I know it.\nFinal Answer: signed\nObservation: x"], ["Observation:", "\nFinal"], "text")
+    yield (["Thought: done", ".\nFinal Answer: ok\nObservation: y"], ["Observation:", "\nFinal"], "text")
+    yield (["Thought: 先查订单。\n观察：已签收\nObservation: x"], ["Observation:", "观察："], "text")
+    # a stop string matches as cut_at_stop matches it: case and all
+    yield (["Thought: my observation: the box is empty.\nAction: queryOrder\nAction Input: 88231\n"],
+           ["Observation:"], "text")
 
 
 def _pieces_safe_to_show(rng: random.Random) -> Iterator[tuple]:
@@ -192,6 +199,12 @@ def _pieces_safe_to_show(rng: random.Random) -> Iterator[tuple]:
             if rng.random() < 0.4:
                 cuts.append(at)
         yield (_pieces_of(text, tuple(cuts)), stop, "at once")
+    # whole lines: a line's end "\n" comes out too, unless a stop string starts with it
+    yield (["Action: queryOrder\n", "Action Input: 88231\n", "Thought: ok"], ["Observation:"], "at once")
+    own = random.Random("whole lines")  # its own draws: the inputs after these stay as they were
+    for _ in range(4):
+        stop = list(own.choice(_STOPS))
+        yield (_reply(own, run_on=False).splitlines(keepends=True), stop, "at once")
 
 
 def _pieces_after_the_stop(rng: random.Random) -> Iterator[tuple]:
@@ -207,10 +220,29 @@ def _pieces_after_the_stop(rng: random.Random) -> Iterator[tuple]:
 def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
     """What a wrong cut most likely did, judged from what came out."""
     pieces, stop = args[0], args[1]
-    if not isinstance(got, str) or got == expected or not "".join(pieces).startswith(got[:1]):
+    text = "".join(pieces)
+    if not isinstance(got, str) or got == expected or not text.startswith(got[:1]):
         return None  # right (another sentence failed), or nothing like the text: no guess
+    after = text[len(got):] if text.startswith(got) else ""
+    cut_at = [s for s in stop if after.startswith(s)]
+    earliest = [s for s in stop if text[len(expected):].startswith(s)]
+    if cut_at and earliest and len(got) > len(expected):
+        if cut_at[0] in earliest:
+            starts = [sum(map(len, pieces[:k])) for k in range(len(pieces))]
+            whole = any(at <= len(expected) and len(expected) + len(cut_at[0]) <= at + len(piece)
+                        for at, piece in zip(starts, pieces, strict=True))
+            return (f"— it cut at a later {cut_at[0]!r}: " + ("cut at the first one (find, not rfind)." if whole
+                    else "the first one cuts, even split across pieces."))
+        return f"— {earliest[0]!r} comes before {cut_at[0]!r}: every stop string counts, the earliest cuts."
+    if len(got) < len(expected) and any(after.lower().startswith(s.lower()) for s in stop):
+        return "— a stop string matches exactly, case and all, as cut_at_stop matches it."
     if expected.startswith(got):
+        if len(expected) < len(text) and got == expected.rstrip():
+            return "— keep the text before the stop string as it is: no strip()."
         return "— what was held back must come out when the stream ends."
+    read = ["".join(pieces[:k]) for k in range(1, len(pieces) + 1)]
+    if any(so_far[:-1] == got and any(s not in so_far for s in stop) for so_far in read):
+        return "— str.find gives -1 for a stop string that is not there: leave those out of min()."
     whole = [s for s in stop if s in got and any(s in piece for piece in pieces)]
     if whole:
         return f"— {whole[0]!r} came through whole: every stop string counts."

@@ -123,6 +123,7 @@ def check_plan_parser(my_parse_plan: Callable[[str], list[str]] | None) -> None:
 _ORDER_ID = re.compile(r"(?<!\d)\d{5}(?!\d)")
 _JOINER = re.compile(r"另外|还有|\balso\b", re.IGNORECASE)
 
+
 def _several_parts(question: str) -> bool:
     return len(set(_ORDER_ID.findall(question))) >= 2 or _JOINER.search(question) is not None
 

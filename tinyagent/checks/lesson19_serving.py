@@ -18,13 +18,15 @@ from tinyagent.serving import ServiceConfig, ServiceServer
 from tinyagent.shop.tools import shop_tools
 from tinyagent.tools import FunctionTool
 
-# Exercise 1's streams: what the service sends, and what any Server-Sent Events reader must also handle (a
-# keep-alive comment, data over two lines, an event with no name, Windows line ends).
+# Exercise 1's streams: what the service sends (an id: line in every block, `<stream id>.<n>`), and what any
+# Server-Sent Events reader must also handle (a keep-alive comment, data over two lines, an event with no name,
+# Windows line ends).
 SSE_EXERCISE_STREAMS = (
     ("the service's own stream",
-     ('event: start\ndata: {"session_id": "s1", "query": "Where is order 88231?"}\n\n'
-     'event: reply_delta\ndata: {"type": "reply_delta", "step": 1, "text": "Thought: "}\n\n'
-     'event: end\ndata: {"answer": "It is on its way.", "reason": "final_answer"}\n\n')),
+     ('id: 3q2-7wEm9P0aXcKQnVvYtA.0\nevent: start\ndata: {"session_id": "s1", "query": "Where is order 88231?"}\n\n'
+      'id: 3q2-7wEm9P0aXcKQnVvYtA.1\nevent: reply_delta\ndata: {"type": "reply_delta", "step": 1, "text": "Thought: "}'
+      '\n\nid: 3q2-7wEm9P0aXcKQnVvYtA.2\nevent: end\ndata: {"answer": "It is on its way.", "reason": "final_answer"}'
+      '\n\n')),
     ("a stream with a keep-alive comment between two events",
      ('event: tool_call\ndata: {"name": "queryOrder", "input": "88231"}\n\n: keep-alive\n\n'
      'event: observation\ndata: {"text": "signed"}\n\n')),
@@ -108,10 +110,31 @@ def _stream(blocks: list[list[str]], end: str = "\n") -> str:
 
 
 def _named_streams(rng: random.Random) -> Iterator[tuple]:
-    yield (SSE_EXERCISE_STREAMS[0][1],)
+    # (the service's own stream, with its id: lines, is _streams_with_ids')
     yield ("",)
     for size in (1, 1, 2, 3, 3, 4, 5, 6, 8, 12):
         yield (_stream([_block(rng, rng.choice(_NAMES), _data(rng)) for _ in range(size)]),)
+    # a name is the line's text as written: capitals and a hyphen kept
+    yield ('event: Done\ndata: {"answer": "It is on its way."}\n\n',)
+    yield ('event: approval-requested\ndata: {"approval_id": "a1", "tool": "applyRefund"}\n\n',)
+
+
+_ID_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+def _streams_with_ids(rng: random.Random) -> Iterator[tuple]:
+    """Streams whose blocks carry an id: line, as the service's do (`<22-character stream id>.<n>`), before the
+    event: line or after it. Drawn from a generator of their own, so the other rules' inputs stay as they were."""
+    yield (SSE_EXERCISE_STREAMS[0][1],)
+    own = random.Random("id: lines")
+    for _ in range(8):
+        stream_id = "".join(own.choice(_ID_CHARACTERS) for _ in range(22))
+        blocks = []
+        for n in range(own.randint(1, 4)):
+            block = _block(own, own.choice((None, *_NAMES, *_NAMES)), _data(own))
+            block.insert(0 if own.random() < 0.7 else 1, f"id:{own.choice((' ', ' ', ''))}{stream_id}.{n}")
+            blocks.append(block)
+        yield (_stream(blocks),)
 
 
 def _streams_with_comments(rng: random.Random) -> Iterator[tuple]:
@@ -165,8 +188,30 @@ def _first_difference(args: tuple, expected: list, got: list) -> str | None:
     return None
 
 
+def _name_as_written(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where a name differs only in case or was cut short, that."""
+    for (name, _), (right_name, _) in zip([tuple(pair) for pair in got], expected):
+        if name == right_name:
+            continue
+        if isinstance(name, str) and name.lower() == right_name.lower():
+            return f"Event name {_brief(name, 25)}, expected {_brief(right_name, 25)}: keep its case as written."
+        if isinstance(name, str) and name and right_name.startswith(name):
+            return f"Event name {_brief(name, 25)}, expected {_brief(right_name, 25)}: read all the text after event:."
+        break
+    return _first_difference(args, expected, got)
+
+
+def _id_not_a_name(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where the answer named an event after its id: line, that."""
+    ids = {line.partition(":")[2].strip() for line in args[0].split("\n") if line.startswith("id:")}
+    if any(pair[0] in ids for pair in got):
+        return "It took the id: line's value for the event's name: id: only numbers the event."
+    return _first_difference(args, expected, got)
+
+
 SSE_RULES = (
-    Rule("a blank line ends a block; each block with data is one (name, data) pair, in order", _named_streams, _first_difference),
+    Rule("a blank line ends a block; each block with data is one (name, data) pair, in order", _named_streams,
+         _name_as_written),
     Rule("a ':' line is a comment (a block of only comments gives no event)", _streams_with_comments,
          _first_difference),
     Rule("data: lines are joined with newlines, then read as JSON; one space after data: is not data",
@@ -174,6 +219,8 @@ SSE_RULES = (
     Rule("a block with no event: line is named \"message\" (not the block before's name)",
          _streams_with_unnamed_events, _first_difference),
     Rule("Windows line ends (\\r\\n) read as \\n do", _streams_with_windows_line_ends, _first_difference),
+    Rule("an id: line (the service sends one) numbers the event; it is not its name or data",
+         _streams_with_ids, _id_not_a_name),
 )
 
 

@@ -72,12 +72,19 @@ def _text_of(content: Any) -> str:
 
 def observations_reference(body: dict) -> list[str]:
     """Exercise 1's answer, as the lesson's solution reads a request: the tools' results, in the order sent."""
+    return _observations(body)
+
+
+def _observations(body: dict, text_of: Callable[[Any], str] = _text_of, strip: bool = True) -> list[str]:
+    """observations_reference, or (for a failure's hint) a mistaken reading of it: `text_of` reading a message's
+    text another way, `strip=False` looking for the label before the text is stripped."""
     found = []
     for item in body.get("messages", body.get("input", [])):
         if item.get("type") == "function_call_output":  # the Responses API
             found.append(item["output"])
             continue
-        text = _text_of(item.get("content")).strip()
+        text = text_of(item.get("content"))
+        text = text.strip() if strip else text
         if item.get("role") == "tool":
             found.append(text)
         elif item.get("role") == "user" and text.startswith("Observation:"):
@@ -172,6 +179,9 @@ def _text_react(rng: random.Random) -> Iterator[tuple]:
             messages.append({"role": "assistant", "content": "Observation: I made this up"})
             messages.append({"role": "user", "content": "What does Observation: mean here?"})
         yield ({"model": "m", "messages": messages},)
+    # the label with nothing between it and the result: the text after it is all of the result
+    yield ({"model": "m", "messages": [{"role": "user", "content": _QUESTION}, {"role": "assistant", "content": _STEP_1},
+                                       {"role": "user", "content": f"Observation:{_ORDER}"}]},)
 
 
 def _content_parts(rng: random.Random) -> Iterator[tuple]:
@@ -186,6 +196,11 @@ def _content_parts(rng: random.Random) -> Iterator[tuple]:
             else:  # a tool message's content may come as parts too
                 messages.append({"role": "tool", "tool_call_id": "c", "content": _parts(result, rng)})
         yield ({"model": "m", "messages": messages},)
+    # the label and the result in two text parts: the message's text is both parts'
+    yield ({"model": "m", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": _QUESTION}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Calling tools:\n[{'name': 'queryOrder'}]"}]},
+        {"role": "user", "content": [{"type": "text", "text": "Observation:"}, {"type": "text", "text": _ORDER}]}]},)
 
 
 _FORMAT = ("Use the following format:\n\nQuestion: the input question you must answer\nThought: think\n"
@@ -207,6 +222,10 @@ def _whole_prompt(rng: random.Random) -> Iterator[tuple]:
             prompt += f"Example:\nQuestion: {_question(rng)}\nObservation: {_result(rng)}\nFinal Answer: ok\n\n"
         yield ({"model": "m", "stop": ["\nObservation"],
                 "messages": [{"role": "user", "content": prompt + "\n".join(scratchpad) + "\nThought:"}]},)
+    # an Observation: line with nothing between the label and the result
+    yield ({"model": "m", "stop": ["\nObservation"], "messages": [{"role": "user", "content": (
+        f"Answer as best you can.\n\n{_FORMAT}Question: {_QUESTION}\nThought: I look the order up first.\n"
+        f"Action: queryOrder\nAction Input: 88231\nObservation:{_ORDER}\nThought:")}]},)
 
 
 def _responses(rng: random.Random) -> Iterator[tuple]:
@@ -239,12 +258,20 @@ def _stripped(found: list[str]) -> list[str]:
     return [text.strip() if isinstance(text, str) else text for text in found]
 
 
+def _right_after_the_label(body: dict, result: str) -> bool:
+    """Whether a message of `body` has `result` right after 'Observation:', with no space between."""
+    return any(f"Observation:{result}" in _text_of(item.get("content"))
+               for item in body.get("messages", body.get("input", [])) if isinstance(item, dict))
+
+
 def _first_difference(args: tuple, expected: list[str], got: list[str]) -> str | None:
     """What differs, in words: how many results were found, or the first one read otherwise; and when the count
     and order are right but a result is the same JSON written again, say so rather than blame count or order."""
     if len(expected) != len(got):
         return f"It found {len(got)} result(s), expected {len(expected)}."
     for place, (want, have) in enumerate(zip(_stripped(expected), _stripped(got))):
+        if want != have and want[1:] == have and _right_after_the_label(args[0], want):
+            return f"Result {place + 1} lost its first character: cut len('Observation:'), 12, then strip."
         if want != have:
             try:
                 same = json.loads(want) == json.loads(have)
@@ -259,12 +286,34 @@ def _first_difference(args: tuple, expected: list[str], got: list[str]) -> str |
     return None
 
 
+def _one_text_part(content: Any, last: bool) -> str:
+    """One part's text of a message's content (its last, or its first that is not empty): a mistaken reading."""
+    if not isinstance(content, list):
+        return _text_of(content)
+    texts = [part.get("text", "") for part in content if isinstance(part, dict)]
+    if last:
+        return texts[-1] if texts else ""
+    return next((text for text in texts if text), "")
+
+
+def _parts_read_wrong(args: tuple, expected: list[str], got: list[str]) -> str | None:
+    """_first_difference, and where the answer reads as one part only would, or as one that looks for the label
+    before stripping the text, that."""
+    body, have = args[0], _stripped(got)
+    if any(have == _stripped(_observations(body, lambda content, last=last: _one_text_part(content, last)))
+           for last in (True, False)):
+        return "It read one text part of a message: a message's text is all its parts' text."
+    if have == _stripped(_observations(body, strip=False)):
+        return "Strip a message's text before looking for Observation: (an empty first part adds a newline)."
+    return _first_difference(args, expected, got)
+
+
 OBSERVATION_RULES = (
     Rule("a message with role \"tool\": its content, each one, in the order sent", _native, _first_difference),
     Rule("a user message that begins with Observation: gives all the text after the label", _text_react,
          _first_difference),
     Rule("content that is a list of parts rather than a string: read the parts' text", _content_parts,
-         _first_difference),
+         _parts_read_wrong),
     Rule("a user message holding the whole prompt: Observation: lines after its last Question:", _whole_prompt,
          _first_difference),
     Rule("the Responses API's input: each function_call_output item's output", _responses, _first_difference),

@@ -100,7 +100,7 @@ def _effects(shop: Shop, before: int, calls: list[tuple[str, str]]) -> str:
 def _shop_for(shared: Shop, tool: str) -> Iterator[Shop]:
     """The shop a probe runs on: a fresh one for applyRefund (its refund must be the first), else `shared`
     (making a shop takes milliseconds, and the look-ups change nothing)."""
-    if tool != "applyRefund":
+    if tool.strip() != "applyRefund":  # the registry strips a tool's name: " applyRefund " is applyRefund
         yield shared
         return
     with Shop(":memory:", clock=fixed_clock(COURSE_NOW)) as shop:
@@ -122,8 +122,15 @@ def _prober(scope: Callable[[ToolRegistry, list[str]], ToolRegistry], shared: Sh
             if not isinstance(scoped, ToolRegistry):
                 return _Probe("", f"it returned {_brief(scoped, 30)}: return a ToolRegistry, so an agent can use it")
             if asked[0] == "list":
-                return _Probe(f"lists {_LISTED.findall(scoped.build_tool_list(asked[1]))}")
+                listed = scoped.build_tool_list(asked[1])
+                shown = _LISTED.findall(listed)
+                own = all(registry.get(name).describe(asked[1]) in listed for name in shown if name in registry)
+                return _Probe(f"{'' if own else 'not the registry descriptions: '}lists {shown}")
             result = scoped.run(Action(asked[1], asked[2]))
+            if asked[0] == "spaced":  # what the registry itself does with that name
+                ran = registry.run(Action(asked[1], asked[2]))
+                same = (result.text, result.error) == (ran.text, ran.error)
+                return _Probe(f"{'it ran' if same else 'it did not run'} {asked[1].strip()} as the registry does")
             effects = _effects(shop, before, calls)
             if asked[0] == "refuse":
                 return _Probe(_refusal(shared, extras, asked, result, effects))
@@ -140,9 +147,11 @@ def _refusal(shared: Shop, extras: tuple[str, ...], asked: tuple, result: ToolRe
     with _shop_for(shared, asked[1]) as shop:  # what the tool gives when it does run
         ran = _registry(shop, extras, []).run(Action(asked[1], asked[2]))
     if effects or result.text == ran.text:
-        return f"it ran {asked[1]}{effects}"
+        return f"it ran {asked[1].strip()}{effects}"
     if not result.error:
         return "error=False, its text an error" if _looks_like_error(result.text) else f"no error: {result.text!r}"
+    if not _looks_like_error(result.text):
+        return 'error=True, its text not {"error": ...}'
     return "an error Observation; nothing ran"
 
 
@@ -183,6 +192,9 @@ def _other_tools(rng: random.Random) -> Iterator[tuple]:
         extras, names, tools = _draw(rng, leave_out=True)
         tool = rng.choice([name for name in tools if name not in names])
         yield (extras, names, ("refuse", tool, _tool_input(rng, tool)))
+    # the registry strips a tool's name, so spaces around it still name a tool outside the scope
+    yield ((), SCOPE_ALLOWED, ("refuse", " applyRefund ", '{"orderId": "88231", "reason": "it stopped charging"}'))
+    yield (("sendWechat",), ("sendWechat", "queryOrder"), ("refuse", "applyRefund\n", '{"orderId": "88232", "reason": "不想要了"}'))
 
 
 def _error_names(rng: random.Random) -> Iterator[tuple]:
@@ -200,11 +212,25 @@ def _tool_lists(rng: random.Random) -> Iterator[tuple]:
         yield (extras, names, ("list", rng.choice(("en", "zh", None))))
 
 
+def _spaced_runs(rng: random.Random) -> Iterator[tuple]:
+    yield ((), SCOPE_ALLOWED, ("spaced", " queryOrder", "88231"))  # the registry strips a tool's name
+    yield (("getForecast",), ("getForecast", "queryOrder"), ("spaced", "getForecast ", "北京 明天"))
+
+
 def _scope_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
+    name = args[2][1] if args[2][0] != "list" else ""
     if got.what.startswith("error=False"):
         return "Its text is an error, but its ToolResult has error=False: return ToolResult(text, error=True)."
+    if got.what.startswith("error=True"):
+        return 'An error Observation is JSON {"error": ...}: build its text with error_observation(...).'
+    if got.what.startswith("it ran") and name != name.strip():
+        return f"A tool outside the names must never run: the registry strips {name!r} to {name.strip()}."
     if got.what.startswith("it ran"):
         return "A tool outside the names must never run."
+    if got.what.startswith("not the registry"):
+        return "Hold the registry's own tools (registry.get(name)): they keep their zh descriptions."
+    if name != name.strip():
+        return f"The registry strips {name!r} to {name.strip()}: strip the name before you compare."
     return None
 
 
@@ -216,14 +242,16 @@ SCOPE_RULES = (
     Rule("that error names the tools that are allowed, so the model can pick one", _error_names, _scope_hint),
     Rule("the tool list it builds for the prompt shows only the named tools, in the order `names` gives them",
          _tool_lists, _scope_hint),
+    Rule("a named tool runs with spaces around its name too, as in `registry`",
+         _spaced_runs, _scope_hint),
 )
 
 
 def _show_probe(args: tuple) -> str:
     extras, names, asked = args
     held = f"shop + {', '.join(extras)}" if extras else "shop"
-    doing = (f"build_tool_list({asked[1]!r})" if asked[0] == "list"
-             else f"run {asked[1]} {_brief(asked[2], 40)}")
+    name = asked[1] if asked[0] == "list" or asked[1] == asked[1].strip() else repr(asked[1])
+    doing = f"build_tool_list({asked[1]!r})" if asked[0] == "list" else f"run {name} {_brief(asked[2], 40)}"
     return f"scope(<{held}>, {list(names)}), then {doing}"
 
 
@@ -377,6 +405,17 @@ def _rain_words(rng: random.Random) -> Iterator[tuple]:
     for _ in range(4):  # no rain word in either language all day
         start = rng.randint(8, 18)
         yield (_meeting(rng, start, start + rng.randint(1, 3)), _forecast(rng, set()))
+    for english in ("light rain", "showers", "thunderstorms", "drizzle"):  # each word alone decides, no 雨 beside it
+        hours = [{"hour": "14:00", "condition": "cloudy", "condition_zh": "多云"},
+                 {"hour": "15:00", "condition": english, "condition_zh": ""},
+                 {"hour": "16:00", "condition": "cloudy", "condition_zh": "多云"}]
+        yield ({"start": "15:00", "end": "16:00"}, {"hours": hours})
+
+
+def _rain_hint(args: tuple, expected: bool, got: object) -> str | None:
+    if expected is True and got is False:
+        return "Each word alone is rain: rain, shower, storm or drizzle in condition, 雨 in condition_zh."
+    return None
 
 
 RAIN_RULES = (
@@ -385,7 +424,8 @@ RAIN_RULES = (
     Rule("the hour the meeting ends in counts only if the meeting runs into it (15:00–16:00 does not include "
          "16:00; 15:00–16:30 does)", _end_hours),
     Rule("rain before the start does not count (nor after the end)", _outside),
-    Rule("rain is a condition with rain, shower, storm or drizzle in it, or 雨 in `condition_zh`", _rain_words),
+    Rule("rain is a condition with rain, shower, storm or drizzle in it, or 雨 in `condition_zh`", _rain_words,
+         _rain_hint),
 )
 
 

@@ -106,6 +106,18 @@ def _side_effects(rng: random.Random) -> Iterator[tuple]:
     for _ in range(10):  # once queryOrder has run (any order id, at any place in the history): scored as usual
         tool = rng.choice(_CHANGING)
         yield (_candidate(rng, tool, _tool_input(rng, tool), False, _look_ups(rng, 3, order=True)),)
+    # another tool whose name begins with queryOrder is not queryOrder
+    yield (Candidate("Refund.", "applyRefund", '{"orderId":"88231"}', None, False, (("queryOrderStatus", "88231"),)),)
+    yield (Candidate("通知客户", "sendMessage", "您的退款已提交", None, False,
+                     (("searchKnowledge", "退货 政策"), ("queryOrders", "88232"))),)
+
+
+def _first_rule_first(rng: random.Random) -> Iterator[tuple]:
+    # a side effect that repeats a call of its branch, before queryOrder ran: rule 1 decides (0.0), not rule 2
+    yield (Candidate("Refund again.", "applyRefund", '{"orderId":"88231"}', None, False,
+                     (("applyRefund", '{"orderId":"88231"}'),)),)
+    yield (Candidate("再发一次", "sendMessage", "您的退款已提交", None, False,
+                     (("getCurrentTime", ""), ("sendMessage", "您的退款已提交"))),)
 
 
 def _repeats(rng: random.Random) -> Iterator[tuple]:
@@ -150,6 +162,11 @@ def _rule_hint(args: tuple, expected: float, got: object) -> str | None:
     candidate = args[0]
     if _a_score(got) is not None:
         return None  # the shape's own message says it
+    if expected == 0.0 and got == 0.2:
+        return "Rule 1 comes first: before queryOrder, a side effect scores 0.0 even when it repeats."
+    near = [tool for tool, _ in candidate.history if tool != "queryOrder" and tool.startswith("queryOrder")]
+    if expected == 0.0 and near:
+        return f"{near[0]} is another tool: look for queryOrder in candidate.history by its whole name."
     if expected == 0.0:
         return "Read candidate.read_only (not the tool's name), and look for queryOrder in candidate.history."
     if expected == 0.2:
@@ -167,8 +184,9 @@ RULE_RULES = (
     Rule("a call its branch already made (the same tool and input, anywhere in its history) scores 0.2", _repeats,
          _rule_hint),
     Rule("every other candidate scores 1.0, a Final Answer (no tool) included", _everything_else, _rule_hint),
+    Rule("rule 1 comes before rule 2: a side effect repeated before `queryOrder` ran still scores 0.0",
+         _first_rule_first, _rule_hint),
 )
-
 
 
 def _a_score(value: object) -> str | None:
@@ -251,6 +269,8 @@ def _beam(exercise: str, keep_best: Callable[[list[Node], int], list[Node]]) -> 
             _fail(exercise, "the spec says: leave the list you are given as it was\nmy_keep_best(nodes, width) "
                             "changed it (the list's order, or a node in it): return a new list, nodes untouched. "
                             f"The input: {_show_beam((spec, width))}")
+        if result is given:
+            return _Kept(None, "it returned the list it was given: return a new list (sorted() makes one)")
         if not isinstance(result, list) or not all(isinstance(node, Node) for node in result):
             return _Kept(None, f"it returned {_brief(result, 40)}: return a list of the nodes themselves")
         return _Kept([node.id for node in result])
@@ -332,7 +352,6 @@ BEAM_RULES = (
     Rule("then the one proposed first (the smaller `order`, not the list's order or the id)", _ties_by_order, _beam_hint),
     Rule("leave the list you are given as it was", _left_as_given, _beam_hint),
 )
-
 
 
 def _show_beam(args: tuple) -> str:

@@ -277,7 +277,6 @@ IDS_RULES = (
 )
 
 
-
 def _a_list(value: object) -> str | None:
     if isinstance(value, (list, tuple)) and all(isinstance(one, str) for one in value):
         return None
