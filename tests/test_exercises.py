@@ -988,6 +988,22 @@ def test_07_wrong_answers_by_kind():
     fails(check_typed_logistics_tool, typed_logistics(newest_as_dict), says="Its traces is a dict")
     fails(check_typed_logistics_tool, typed_logistics(newest_first), says="newest first; keep the shop's order")
 
+    def stripped_first(tracking_no, latest_only):  # strips the number first: " SF1234567890" finds the parcel
+        parcel = SHOP_07.get_logistics(tracking_no.strip())
+        if parcel is None:
+            return unknown(tracking_no)
+        return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
+
+    def error_names_it_stripped(tracking_no, latest_only):  # the error's number is not the number as given
+        parcel = SHOP_07.get_logistics(tracking_no)
+        if parcel is None:
+            return unknown(tracking_no.strip())
+        return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
+
+    fails(check_typed_logistics_tool, typed_logistics(stripped_first), says="look the number up as given")
+    fails(check_typed_logistics_tool, typed_logistics(error_names_it_stripped),
+          says="Its error is '运单不存在：SF1234567890', not '运单不存在： SF1234567890'")
+
 
 # -- 08 ---------------------------------------------------------------------------------------------
 from tinyagent.checks import COURSE_NOW, check_lean_prompt, check_shorter_predictions
@@ -1045,6 +1061,13 @@ def test_08_lean_prompt():
 
     assert passes(check_lean_prompt, sorted_by_name)
     assert passes(check_lean_prompt, lambda tools: lean_prompt(tools) + "Reply in the customer's language (中文).\n")
+
+    def one_paragraph(tools):  # every tool in one line: "one of [a, b]", then all the descriptions
+        return ("Action must be one of [" + ", ".join(tools.names) + "]. What they do: "
+                + " ".join(tool.describe("en") for tool in tools)
+                + "\nThought: ...\nAction: ...\nAction Input: ...\nthen the Observation comes.\nFinal Answer: ...")
+
+    fails(check_lean_prompt, one_paragraph, says="is not on a line of its own with its description")
 
 
 def test_08_shorter_predictions(capsys):
@@ -1496,6 +1519,38 @@ def test_10_fixed_seed_loop():
     fails(check_fixed_seed_loop, no_assistant_turn, says="round 1's reply (its tool worked) as an assistant message")
     fails(check_fixed_seed_loop, no_system_prompt, says="model call 1 was not sent the system prompt first")
     fails(check_fixed_seed_loop, gives_up_with_the_last_reply, says="that is the model's own reply, not a give-up text")
+
+    def loop_with(language=None, stop=("Observation:",), kept=None):  # the solution with one thing changed
+        def loop(question, llm, tools, limit=10):
+            lang = language or detect_language(question)
+            fresh = [{"role": "system", "content": build_system_prompt(tools, lang)},
+                     {"role": "user", "content": question}]
+            messages = kept if kept is not None else fresh
+            if kept is not None:
+                kept.extend(fresh)
+            i = 0
+            while i < limit:
+                with contextlib.suppress(Exception):
+                    reply = llm.chat(messages, stop=list(stop) or None)
+                    step = parse_step(reply.text)
+                    if step.final_answer is not None:
+                        return step.final_answer
+                    observation = tools.get(step.action.tool_name).invoke(step.action.tool_input)
+                    messages.append({"role": "assistant", "content": reply.text})
+                    messages.append({"role": "user", "content": f"Observation: {observation}"})
+                i += 1
+            return "达到了循环最大次数"
+
+        return loop
+
+    assert passes(check_fixed_seed_loop, loop_with())
+    # the system prompt in one language whatever the question's
+    fails(check_fixed_seed_loop, loop_with(language="zh"), says="the system prompt first, in the question's language")
+    fails(check_fixed_seed_loop, loop_with(language="en"), says="the system prompt first, in the question's language")
+    # the model not told where to stop
+    fails(check_fixed_seed_loop, loop_with(stop=()), says='stop=["Observation:"]')
+    # one conversation kept from call to call
+    fails(check_fixed_seed_loop, loop_with(kept=[]), says="a conversation kept from an earlier call?")
 
 
 class CostBudget:

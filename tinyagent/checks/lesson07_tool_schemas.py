@@ -169,6 +169,8 @@ def _unknown(rng: random.Random) -> Iterator[tuple]:
     yield (json.dumps({"tracking_no": "yt2468013579", "latest_only": True}),)
     yield (json.dumps({"tracking_no": "SF 1234567890"}),)
     yield (json.dumps({"tracking_no": ""}),)
+    yield (json.dumps({"tracking_no": " SF1234567890"}),)  # spaces around it, inside the JSON: as given too
+    yield (json.dumps({"tracking_no": " SF0000000000 "}),)
 
 
 def _wrong_types(rng: random.Random) -> Iterator[tuple]:

@@ -39,6 +39,21 @@ def _chinese_around(prompt: str, registry: ToolRegistry) -> str | None:
     return _HAN_RUN.search(own).group()
 
 
+def _shared_line(prompt: str, registry: ToolRegistry) -> str | None:
+    """The first tool that has no line of its own (one tool per line): each tool needs a line holding its name, as a
+    word, and its description, that no tool before it took. None: every tool has one."""
+    lines, taken = prompt.splitlines(), set()
+    for tool in registry:
+        described = tool.describe("en").splitlines()[0] if tool.describe("en") else ""
+        named = re.compile(rf"(?<![\w]){re.escape(tool.name)}(?![\w])")
+        line = next((n for n, text in enumerate(lines) if n not in taken and described in text and named.search(text)),
+                    None)
+        if line is None:
+            return tool.name
+        taken.add(line)
+    return None
+
+
 def _second_registry():
     """Tools the lean prompt has never seen: a prompt written for the shop's five alone fails here."""
     return ToolRegistry([
@@ -154,6 +169,8 @@ def _judged(lean_prompt: Callable) -> Callable[[tuple], _Verdict]:
                 extra = next(name for name in found if name not in names)
                 problems.append(f"the tool list reads {extra!r}, not "
                                 f"{next(name for name in names if name not in found)!r}")
+        if not problems and (shared := _shared_line(prompt, registry)) is not None:
+            problems.append(f"{shared!r} is not on a line of its own with its description")
         budget = int(counter.text(build_system_prompt(registry, "en")) * LEAN_SHARE)
         if (used := counter.text(prompt)) > budget:
             problems.append(f"{used} tokens, over the budget of {budget}")
@@ -228,6 +245,9 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
         if sorted(found) != sorted(registry.names):  # in any order: the spec asks for none
             _fail(exercise, f"with {label}, a tool-list reader finds {found} in your prompt, expected "
                             f"{registry.names}: put one tool on each line (numbered, or `name: description`)")
+        if (shared := _shared_line(prompt, registry)) is not None:
+            _fail(exercise, f"with {label}, {shared!r} is not on a line of its own with its description: one tool "
+                            "per line, `name: description`")
         default = counter.text(build_system_prompt(registry, "en"))
         budget, used = int(default * LEAN_SHARE), counter.text(prompt)
         if used > budget:

@@ -27,7 +27,7 @@ from tinyagent.events import LlmCall, Observation, Parsed, ToolCall
 from tinyagent.llm_client import ChatResult
 from tinyagent.loop_parts import Stop
 from tinyagent.parser import parse_step
-from tinyagent.prompts import LANGUAGES, build_system_prompt, detect_language
+from tinyagent.prompts import build_system_prompt, detect_language
 from tinyagent.registry import ToolRegistry
 from tinyagent.robustness.stop_rules import LimitReached, StopRules
 from tinyagent.shop import shop_registry
@@ -60,7 +60,7 @@ FINAL_STEP = "Thought: 查到了。\nFinal Answer: 订单 88231 已签收。"
 TIME_STEP = "Thought: 现在几点？\nAction: getCurrentTime\nAction Input: \n"
 # The run that reads what each model call is sent: a tool that works, a missing one, another that works, an answer.
 HEARD_SCRIPT = (ORDER_STEP, MISSING_TOOL_STEP, TIME_STEP, FINAL_STEP)
-HEARD_QUESTION = "帮我看看订单 88231 的快递到哪了。"
+HEARD_QUESTIONS = ("帮我看看订单 88231 的快递到哪了。", "Where is the parcel of order 88231?")
 
 
 class _ListeningModel(GivingUpModel):
@@ -79,6 +79,11 @@ class _ListeningModel(GivingUpModel):
         n = self.calls
         if self.missing is None:
             lacked = self._lacked(messages)
+            if lacked is None and "Observation:" not in (options.get("stop") or ()):
+                lacked = 'stop=["Observation:"], so that the model stops where the tool\'s result goes'
+            if lacked is None and n == 0 and isinstance(messages, list) and len(messages) != 2:
+                lacked = (f"just the system prompt and the question (it was sent {len(messages)} messages: "
+                          "a conversation kept from an earlier call?)")
             self.missing = None if lacked is None else f"model call {n + 1} was not sent {lacked}"
         result = super().chat(messages, **options)
         step = parse_step(result.text)
@@ -90,9 +95,10 @@ class _ListeningModel(GivingUpModel):
     def _lacked(self, messages: Any) -> str | None:
         said = [(m.get("role"), str(m.get("content", "")).strip()) for m in messages if isinstance(m, dict)] \
             if isinstance(messages, list) else []
-        prompts = {("system", build_system_prompt(self.tools, lang).strip()) for lang in LANGUAGES}  # either language
-        if not said or said[0] not in prompts:
-            return "the system prompt first (build_system_prompt(tools, detect_language(question)))"
+        prompt = ("system", build_system_prompt(self.tools, detect_language(self.question)).strip())
+        if not said or said[0] != prompt:
+            return "the system prompt first, in the question's language (build_system_prompt(tools, " \
+                   "detect_language(question)))"
         at = _find(said, 1, ("user", self.question.strip()))
         if at is None:
             return "the question as a user message"
@@ -321,9 +327,12 @@ def check_fixed_seed_loop(fixed_seed_loop: Callable | None) -> None:
             _fail(exercise, f"{where}, your loop returned {answer!r}, expected the model's answer {expected_answer!r}")
     tried = agree_on(exercise, "check_fixed_seed_loop", LOOP_RULES, _looped(fixed_seed_loop),
                      _looped(_fixed_seed_loop), call="fixed_seed_loop", show=_show_loop)
-    model = _ListeningModel(lambda n: HEARD_SCRIPT[min(n, len(HEARD_SCRIPT) - 1)], 17, HEARD_QUESTION)
-    _run(exercise, "fixed_seed_loop(..., limit=5)", fixed_seed_loop, HEARD_QUESTION, model,
-         shop_registry(_fresh_shop()), limit=5)
+    for question in HEARD_QUESTIONS:  # one in each language: the system prompt follows the question's
+        model = _ListeningModel(lambda n: HEARD_SCRIPT[min(n, len(HEARD_SCRIPT) - 1)], 17, question)
+        _run(exercise, "fixed_seed_loop(..., limit=5)", fixed_seed_loop, question, model,
+             shop_registry(_fresh_shop()), limit=5)
+        if model.missing is not None:
+            break
     if model.missing is not None:
         _fail(exercise, f"with limit=5 and a model that calls queryOrder, a missing tool, getCurrentTime, then "
                         f"answers, {model.missing}. Each round sends the conversation so far, as seed_loop does: "
