@@ -491,6 +491,10 @@ def test_03_unknown_model():
     fails(check_unknown_model, 404, error, ["body"], says="name one part of the request in a string")
     fails(check_unknown_model, 404, error, "nobody", says="model")
 
+    fails(check_unknown_model, 404, error, "body or url", says="model")  # two parts named: which one first?
+    fails(check_unknown_model, 404, error, "body, then headers", says="model")
+    assert passes(check_unknown_model, 404, error, "body.model")
+
 
 def test_03_prompt_share_is_measured_not_pinned():
     from tinyagent.shop import Shop, shop_registry

@@ -29,8 +29,9 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
     if not isinstance(check_first, str):
         _fail(exercise, f"check_first={check_first!r}: name one part of the request in a string: the URL, the "
                         "headers or the body?")
-    # "body", "the body", or the body with its field named (body["model"], "body.model")
-    if not re.match(r"(the )?body\b", check_first.strip().lower()):
+    # "body", "the body", or the body with its field named (body["model"], body.model); one part, not two
+    named_body = r"(the )?body( ?\[ ?[\"']model[\"'] ?\]|\.model|'s model field)?"
+    if not re.fullmatch(named_body, check_first.strip().lower()):
         _fail(exercise, f"check_first={check_first!r}: the error names the model, so the URL and the key "
                         "worked; which part of the request holds the \"model\" field?")
     return _passed(exercise, f"HTTP {status}, {type(error).__name__}: the URL and the key were right, "
