@@ -391,6 +391,21 @@ def test_01_forgiving_query_order():
     fails(check_forgiving_query_order, OnlyQuotes, says="(order 88231 is in that text)")
     fails(check_forgiving_query_order, NoHint, says="expected")
 
+    class NoneHint(ForgivingQueryOrderTool):  # the "expected" key is there, but the hint says nothing (None)
+        def invoke(self, input):
+            if re.search(r"\d+", input) is None:
+                return to_json({"error": "请提供订单号", "expected": None})
+            return super().invoke(input)
+
+    class EmptyError(ForgivingQueryOrderTool):  # the "error" is an empty text: no message says what went wrong
+        def invoke(self, input):
+            if re.search(r"\d+", input) is None:
+                return to_json({"error": "", "expected": "订单号数字，如 88231"})
+            return super().invoke(input)
+
+    fails(check_forgiving_query_order, NoneHint, says='Its "expected" hint is None: say what to send')
+    fails(check_forgiving_query_order, EmptyError, says="an error is a message, a text that says what went wrong")
+
 
 # -- 02 ---------------------------------------------------------------------------------------------
 class SuggestingRegistry(CarefulRegistry):
@@ -426,6 +441,41 @@ def test_02_suggesting_registry():
     fails(check_suggesting_registry, AlwaysSuggests, says="not close")
     fails(check_suggesting_registry, DropsTheList, says="available_tools")
     fails(check_suggesting_registry, CarefulRegistry, says="should suggest")
+
+    class FallsBackToLastUsed(SuggestingRegistry):  # nothing close: suggests the tool that ran last instead
+        def __init__(self, tools=()):
+            super().__init__(tools)
+            self.last_used = None
+
+        def execute(self, action):
+            observation = super().execute(action)
+            data = json.loads(observation)
+            if "available_tools" in data and "did_you_mean" not in data and self.last_used:
+                data["did_you_mean"] = self.last_used
+                return json.dumps(data, ensure_ascii=False)
+            if action.tool_name.strip() in self.tools:
+                self.last_used = action.tool_name.strip()
+            return observation
+
+    class SkipsTheLastUsed(CarefulRegistry):  # the tool that just ran is left out of the names to suggest from
+        def __init__(self, tools=()):
+            super().__init__(tools)
+            self.last = None
+
+        def execute(self, action):
+            observation = super().execute(action)
+            data = json.loads(observation)
+            if "available_tools" in data:
+                names = [name for name in self.tools if name != self.last]
+                close = difflib.get_close_matches(action.tool_name.strip(), names, n=1)
+                if close:
+                    data["did_you_mean"] = close[0]
+                return json.dumps(data, ensure_ascii=False)
+            self.last = action.tool_name.strip()
+            return observation
+
+    fails(check_suggesting_registry, FallsBackToLastUsed, says="close to no name: no did_you_mean, whatever tool ran")
+    fails(check_suggesting_registry, SkipsTheLastUsed, says="whatever tool ran before: all names count")
 
 
 class CappedRegistry(CarefulRegistry):
@@ -540,6 +590,16 @@ def test_04_invented_counter():
     fails(check_invented_counter, any_case, says="the key counts only as written")
     fails(check_invented_counter, full_width_colon_too, says="a lower-case or full-width-colon key")
 
+    def adjacent_once(text):  # an Observation line right after another is taken for the same one: counted once
+        count, before = 0, False
+        for line in text.splitlines():
+            keyed = line.strip().startswith("Observation:")
+            count += keyed and not before
+            before = keyed
+        return count
+
+    fails(check_invented_counter, adjacent_once, says="Observation lines one after another count one each")
+
 
 def pretended_tools(text):
     return [line.strip()[len("Action:"):].strip() for line in text.splitlines() if line.strip().startswith("Action:")]
@@ -598,6 +658,13 @@ def test_05_parser_stops_at_observation():
 
     fails(check_parser_stops_at_observation, cut_at_the_observation,
           says="a Final Answer after it is still the answer")
+
+    def empty_observation_goes_on(text):  # an `Observation:` line with nothing after it does not end the step
+        lines = [line for line in text.splitlines() if line.strip() != "Observation:"]
+        return my_parse("\n".join(lines), stop_at_observation=True)
+
+    fails(check_parser_stops_at_observation, empty_observation_goes_on,
+          says="an `Observation:` line with nothing after it ends the step too")
 
 
 def final_answer_anchored(text):
@@ -673,6 +740,18 @@ def test_06_counting_llm():
     fails(check_counting_llm, KeepsLast, says="1 item(s) for 2 call(s)")
     fails(check_counting_llm, DropsOptions, says="Pass every option on")
 
+    class SharedUsages:  # the list on the class, made anew by each object: a second counter empties the first's
+        def __init__(self, llm):
+            self.llm = llm
+            type(self).usages = []
+
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            type(self).usages.append(reply.usage)
+            return reply
+
+    fails(check_counting_llm, SharedUsages, says="self.usages = [] in __init__, not a list on the class")
+
 
 class Recorder:
     def __init__(self, llm):
@@ -718,6 +797,31 @@ def test_06_record_replay_holds_on_scripted_replies_and_the_classroom(capsys):
     fails(check_record_replay, KeepsText, Replayer, run_loop, says="Keep the reply itself (the ChatResult)")
     fails(check_record_replay, KeepsNothing, Replayer, run_loop, says="0 item(s) for 1 call(s)")
     fails(check_record_replay, Recorder, Replayer, None, says="run_loop")
+
+    class SharedReplies:  # the list on the class, made anew by each Recorder: a second one empties the first's
+        def __init__(self, llm):
+            self.llm = llm
+            type(self).replies = []
+
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            type(self).replies.append(reply)
+            return reply
+
+    class SharedPlace:  # the place in the replies on the class: two Replayers asked in turn skip each other's
+        at = 0
+
+        def __init__(self, replies):
+            self.replies = list(replies)
+            type(self).at = 0
+
+        def chat(self, messages, **options):
+            type(self).at += 1
+            return self.replies[type(self).at - 1]
+
+    fails(check_record_replay, SharedReplies, Replayer, run_loop,
+          says="self.replies = [] in __init__, not a list on the class")
+    fails(check_record_replay, Recorder, SharedPlace, run_loop, says="Each Replayer keeps its own place")
 
 
 # -- classroom-only checks say why they are skipped ------------------------------------------------
@@ -1836,6 +1940,39 @@ def test_11_action_over_final():
     fails(check_action_over_final, drops_final_answer_lines, says="'Final Answer:' mid-line as an answer")
     fails(check_action_over_final, drops_final_answer_lines, says="an `Action:` beside a final answer wins")
 
+    def next_section_only(text):  # an Action Input counts only when it is the next section after the Action
+        step = parse_step(text)
+        if step.final_answer is None:
+            return step
+        keyed = []
+        for key, value in split_keyed_lines(text):
+            if key == "Observation:":
+                break
+            keyed.append((key, value))
+        at = max((n for n, (key, _) in enumerate(keyed) if key == "Action:"), default=None)
+        if at is None:
+            return step
+        given = keyed[at + 1][1] if at + 1 < len(keyed) and keyed[at + 1][0] == "Action Input:" else ""
+        return Step(step.thought, Action(keyed[at][1], given), None)
+
+    def keeps_input_across_actions(text):  # a second Action with no input of its own keeps the first's
+        step = parse_step(text)
+        if step.final_answer is None:
+            return step
+        name = tool_input = ""
+        for key, value in split_keyed_lines(text):
+            if key == "Observation:":
+                break
+            if key == "Action:":
+                name = value
+            elif key == "Action Input:" and name:
+                tool_input = value
+        return Step(step.thought, Action(name, tool_input), None) if name else step
+
+    fails(check_action_over_final, next_section_only, says="even with other lines between them")
+    fails(check_action_over_final, keeps_input_across_actions,
+          says="an earlier Action's input is not its input")
+
 
 # -- 12 · Memory ------------------------------------------------------------------------------------
 from tinyagent.checks import check_first_and_last, check_token_window
@@ -2052,6 +2189,36 @@ def test_13_fold_logistics():
     fails(check_fold_logistics, printed_line, says="whitespace around it (a newline?)")
     fails(check_fold_logistics, empty_latest, says="got latest {}, 0 traces")
 
+    def fold_unless(text, is_error):  # the solution, with the test for an error Observation swapped
+        data = json.loads(text)
+        if is_error(data):
+            return text
+        traces = data["traces"]
+        latest = max(traces, key=lambda trace: trace["time"]) if traces else None
+        return to_json({**{k: data[k] for k in ("trackingNo", "carrier", "status")}, "latest": latest,
+                        "traces": len(traces)})
+
+    def no_tracking_number_is_an_error(text):  # an error told by a missing trackingNo, not by the "error" key
+        return fold_unless(text, lambda data: "trackingNo" not in data)
+
+    def truthy_error(text):  # data.get("error"): an "error" key that is null is folded
+        return fold_unless(text, lambda data: data.get("error"))
+
+    def stripped_error(text):  # the error Observation comes back stripped: its newline is lost
+        folded = fold_logistics(text)
+        return folded.strip() if folded == text else folded
+
+    def count_capped(text):  # the count stops at 15 traces
+        folded = json.loads(fold_logistics(text))
+        if "error" in folded:
+            return text
+        return to_json({**folded, "traces": min(folded["traces"], 15)})
+
+    fails(check_fold_logistics, no_tracking_number_is_an_error, says="it raised KeyError: 'traces'")
+    fails(check_fold_logistics, truthy_error, says='It has an "error" key (null here)')
+    fails(check_fold_logistics, stripped_error, says="its newline too")
+    fails(check_fold_logistics, count_capped, says="traces is 15, expected 23")
+
 
 def split_turns(messages):
     turns = []
@@ -2186,6 +2353,22 @@ def test_13_trim_to_budget():
 
     fails(check_trim_to_budget, turns_end_at_final_answers,
           says="A turn with no Final Answer ends where the next user request starts")
+
+    def observation_anywhere(messages, budget):  # "Observation:" looked for anywhere: a request mentioning it
+        system, *earlier, request = messages      # is joined to the turn before
+        turns = []
+        for message in earlier:
+            if (message["role"] == "user" and "Observation:" not in message["content"]) or not turns:
+                turns.append([message])
+            else:
+                turns[-1].append(message)
+        while request_tokens([system, *(m for t in turns for m in t), request]) > budget:
+            if not turns:
+                raise ContextBudgetError("too big")
+            turns.pop(0)
+        return [system, *(m for t in turns for m in t), request]
+
+    fails(check_trim_to_budget, observation_anywhere, says="only mentions 'Observation:' is a request")
 
 
 def test_13_wrong_answers_by_kind():
@@ -2487,6 +2670,28 @@ def test_14_cut_stream():
     fails(check_cut_stream, stripped, says="no strip()")
     fails(check_cut_stream, holds_newlines, says="held back '\\\\n' at piece 2")
 
+    def first_stop_sized_hold(pieces, stop):  # holds back len(stop[0]) - 1 characters, not what the longest needs
+        held = ""
+        for piece in pieces:
+            text = held + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                yield text[: min(found)]
+                return
+            keep = len(text)
+            for i in range(max(len(text) - len(stop[0]) + 1, 0), len(text)):
+                if any(s.startswith(text[i:]) for s in stop):
+                    keep = i
+                    break
+            held = text[keep:]
+            if keep:
+                yield text[:keep]
+        if held:
+            yield held
+
+    fails(check_cut_stream, first_stop_sized_hold, says="stop=['观察：', 'Observation:']\nexpected 'Thought: 先查订单。\\n'")
+    fails(check_cut_stream, first_stop_sized_hold, says="one split across pieces must still be found, the longest too")
+
 
 def read_chunks(chunks):  # the solution of exercise 2
     text, finish_reason, usage = "", None, None
@@ -2758,6 +2963,8 @@ def safe_eval(text):  # the solution of exercise 1
                 raise ValueError("division by zero")
             if isinstance(node.op, ast.Pow) and abs(right) > 100:
                 raise ValueError(f"the exponent {right} is over 100")
+            if isinstance(node.op, ast.Pow) and left == 0 and right < 0:
+                raise ValueError("division by zero (0 to a negative power)")
             return ARITHMETIC[type(node.op)](left, right)
         raise ValueError(f"{type(node).__name__} is not allowed: only numbers and + - * / **")
 
@@ -2857,6 +3064,8 @@ def test_15_safe_eval():
                 left, right = value(node.left), value(node.right)
                 if isinstance(node.op, ast.Div) and right == 0:
                     raise ValueError("division by zero")
+                if isinstance(node.op, ast.Pow) and left == 0 and right < 0:
+                    raise ValueError("division by zero")
                 if isinstance(node.op, ast.Pow) and (right > 100 if guard == "signed" else
                                                      guard == "computed" and abs(right) > 100):
                     raise ValueError("exponent")
@@ -2888,6 +3097,72 @@ def test_15_safe_eval():
             raise ValueError() from None
 
     fails(check_safe_eval, silent_refusal, says="it raised ValueErrorWithoutMessage: say what is refused")
+
+    def power_guard(refused, zero=True):  # the solution with its power guard swapped for refused(base, exponent)
+        def value(node):
+            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+                return node.value
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+                return -value(node.operand)
+            if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+                left, right = value(node.left), value(node.right)
+                if isinstance(node.op, ast.Div) and right == 0:
+                    raise ValueError("division by zero")
+                if zero and isinstance(node.op, ast.Pow) and left == 0 and right < 0:
+                    raise ValueError("division by zero")
+                if isinstance(node.op, ast.Pow) and refused(left, right):
+                    raise ValueError("exponent over 100")
+                return ARITHMETIC[type(node.op)](left, right)
+            raise ValueError("not allowed")
+
+        def answer(text):
+            try:
+                tree = ast.parse(text, mode="eval")
+            except SyntaxError:
+                raise ValueError("not an expression") from None
+            return value(tree.body)
+
+        return answer
+
+    # only an int base is limited: 1.5 ** 1000 is computed
+    fails(check_safe_eval, power_guard(lambda base, exponent: isinstance(base, int) and abs(exponent) > 100),
+          says="whatever the base\nsafe_eval(text) does not hold to it. Smallest failing input: '0.5 ** 200'")
+    # 0, 1 and -1 to a big power are cheap, so they are let through
+    fails(check_safe_eval, power_guard(lambda base, exponent: abs(base) > 1 and abs(exponent) > 100),
+          says="whatever the base\nsafe_eval(text) does not hold to it. Smallest failing input: '1 ** 1000'")
+    # 0 ** -1 left to Python: ZeroDivisionError escapes, not ValueError
+    fails(check_safe_eval, power_guard(lambda base, exponent: abs(exponent) > 100, zero=False),
+          says="'0 ** -1'\nexpected ValueError, it raised ZeroDivisionError")
+
+    def operations(text):  # how many + - * / ** the text holds (0 when it is not an expression)
+        try:
+            return sum(isinstance(node, ast.BinOp) for node in ast.walk(ast.parse(text, mode="eval")))
+        except SyntaxError:
+            return 0
+
+    def depth(node):
+        return 1 + max((depth(child) for child in ast.iter_child_nodes(node)), default=0)
+
+    def length_cap(text):  # a length cap the spec does not set: over 60 characters refused
+        if len(text) > 60:
+            raise ValueError("expression too long")
+        return safe_eval(text)
+
+    def six_operations(text):  # at most six operations, a limit the spec does not set
+        if operations(text) > 6:
+            raise ValueError("too many operations")
+        return safe_eval(text)
+
+    def nesting_cap(text):  # a depth cap the spec does not set
+        with contextlib.suppress(SyntaxError):
+            if depth(ast.parse(text, mode="eval")) > 9:
+                raise ValueError("nested too deep")
+        return safe_eval(text)
+
+    fails(check_safe_eval, length_cap, says="computed, at any length\nsafe_eval(text) does not hold to it. Smallest "
+                                            "failing input: '1999 * 0.85 + 299 * 0.9")
+    fails(check_safe_eval, six_operations, says="computed, at any length")
+    fails(check_safe_eval, nesting_cap, says="computed, at any length")
 
 
 def inside_workspace(workspace, path):  # the solution of exercise 2
@@ -2929,6 +3204,13 @@ def test_15_inside_workspace():
     fails(check_inside_workspace, last_part_only, says="it starts with \\ (absolute on Windows)")
     fails(check_inside_workspace, dots_only, says="'/etc/passwd'\nexpected False, got True — it starts with /.")
     fails(check_inside_workspace, lambda workspace, path: "yes", says="return True or False")
+
+    def tilde_slash_only(workspace, path):  # ~ refused only as ~ or ~/...: ~root/.ssh is another user's home
+        if path.startswith("~") and path != "~" and not path.startswith("~/"):
+            path = f"./{path}"  # judged as a name inside the workspace
+        return inside_workspace(workspace, path)
+
+    fails(check_inside_workspace, tilde_slash_only, says="'~alice'\nexpected False, got True — it starts with ~")
 
 
 _DEPTH = [0]  # the module-level recursion counter of a wrong answer below
@@ -3170,6 +3452,27 @@ def test_16_coverage_rerank():
     fails(check_coverage_rerank, ties_by_score, says="keep the order they came in")
     fails(check_coverage_rerank, lambda question, passages: passages[:3], says="the spec says: passages in order")
     fails(check_coverage_rerank, lambda question, passages: 1 / 0, says="raised ZeroDivisionError")
+
+    def by_count(held):  # the passages sorted by held(terms, passage), most first
+        return lambda question, passages: sorted(passages, key=lambda p: held(query_terms(question), p), reverse=True)
+
+    def count_in(text, terms):
+        return len(set(terms) & set(search_terms(text)))
+
+    # section and content counted apart and added: a term in both counts twice
+    section_plus_content = by_count(lambda terms, p: count_in(p.section, terms) + count_in(p.content, terms))
+    # the heading read only when the content holds no term
+    section_as_fallback = by_count(lambda terms, p: count_in(p.content, terms) or count_in(p.section, terms))
+    # the heading's words by str.split(), not search_terms: '退货运费' is one word, not 退货 and 运费
+    heading_split_at_spaces = by_count(lambda terms, p: len(set(terms) & (set(search_terms(p.content))
+                                                                          | set(p.section.lower().split()))))
+
+    fails(check_coverage_rerank, section_plus_content, says="each term counts once, however often the passage "
+                                                            "repeats it")
+    fails(check_coverage_rerank, section_plus_content, says="section and content are one text: a term in both")
+    fails(check_coverage_rerank, section_as_fallback, says="'退货运费谁承担？' with [#1 运费由买家承担, #2 退货运费]")
+    fails(check_coverage_rerank, heading_split_at_spaces, says="the passage's section heading counts")
+    fails(check_coverage_rerank, heading_split_at_spaces, says="its terms are search_terms(f\"{section} {content}\")")
 
 
 _WINDOWS_SO_FAR: list[str] = []  # the module-level list of a wrong answer below
@@ -3494,6 +3797,19 @@ def test_17_plan_rule():
     fails(check_plan_rule, lambda q: "yes" if "另外" in q else "", says="return True or False")
     fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q
           or re.search(r"\balso\b", q, re.IGNORECASE) is not None, says="另外, 还有 or the word")
+
+    order_id = r"(?<!\d)\d{5}(?!\d)"
+    joiner = re.compile(r"另外|还有|\balso\b", re.IGNORECASE)
+
+    def three_ids_count(question):  # ids counted with repeats once there are three: the same id three times is one
+        ids = re.findall(order_id, question)
+        return len(ids) >= 3 or len(set(ids)) >= 2 or joiner.search(question) is not None
+
+    def ends_at_a_full_stop(question):  # no id before a '.': 'Refund 88231. Then 88232.' names no order
+        return len(set(re.findall(r"(?<![\d.])\d{5}(?![\d.])", question))) >= 2 or joiner.search(question) is not None
+
+    fails(check_plan_rule, three_ids_count, says="'88231? 88231! 88231.'\nexpected False, got True — count different")
+    fails(check_plan_rule, ends_at_a_full_stop, says="'Refund 88231. Then 88232.'\nexpected True, got False")
 
 
 def test_17_wrong_answers_by_kind():
@@ -5559,6 +5875,46 @@ def test_20_observations_in():
     fails(check_observations_in, label_before_strip,
           says="Strip a message's text before looking for Observation: (an empty first part adds a newline).")
 
+    def label_cut_with(cut, line_cut=lambda line: line[len("Observation:"):]):
+        """The solution, taking the label off a user message with `cut` and off the whole prompt's
+        Observation: lines with `line_cut`."""
+        def observations_in(body):
+            found = []
+            for item in body.get("messages", body.get("input", [])):
+                if item.get("type") == "function_call_output":
+                    found.append(item["output"])
+                    continue
+                text = _text_of(item.get("content")).strip()
+                if item.get("role") == "tool":
+                    found.append(text)
+                elif item.get("role") == "user" and text.startswith("Observation:"):
+                    found.append(cut(text).strip())
+                elif item.get("role") == "user" and "\nQuestion:" in text:
+                    scratchpad = text.rsplit("\nQuestion:", 1)[1]
+                    found += [line_cut(line).strip() for line in scratchpad.splitlines()
+                              if line.startswith("Observation:")]
+            return found
+        return observations_in
+
+    # every "Observation:" taken out, the one inside the result too
+    every_label_removed = label_cut_with(lambda text: text.replace("Observation:", ""))
+    # the result cut at the next "Observation:" inside it
+    up_to_the_next_label = label_cut_with(lambda text: text.split("Observation:")[1])
+    # the text after the last "Observation:", not the first
+    after_the_last_label = label_cut_with(lambda text: text.rpartition("Observation:")[2])
+    # the whole prompt's lines only: every "Observation:" of the line taken out
+    prompt_labels_removed = label_cut_with(lambda text: text[len("Observation:"):],
+                                           lambda line: line.replace("Observation:", ""))
+
+    for answer in (every_label_removed, up_to_the_next_label, after_the_last_label):
+        fails(check_observations_in, answer,
+              says="begins with Observation: gives all the text after the label")
+        fails(check_observations_in, answer,
+              says="the result holds Observation: too; cut only the label at the start.")
+    fails(check_observations_in, prompt_labels_removed,
+          says="lines after its last Question:\nobservations_in(body)")
+    fails(check_observations_in, prompt_labels_removed, says="the result holds Observation: too")
+
 
 def test_20_part_lessons():
     solution = {"AgentExecutor": 6, "bind_tools": 9, "with_structured_output": 7, "max_iterations": 10,
@@ -6215,6 +6571,26 @@ def test_23_tracking_grammar():
     fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} ([\\n] [^\\x00]*)?', says="nothing after it")
     fails(check_tracking_grammar, 'root ::= ([A-Z] [A-Z] [0-9]{10})?', says="Smallest failing input: ''")
 
+    # something allowed after the number: a second number (glued on, after a comma), a comma, a tab, \r,
+    # a letter
+    fails(check_tracking_grammar, 'root ::= num+\nnum ::= [A-Z] [A-Z] [0-9]{10}',
+          says="It allows 'YT2468013579' after the number: nothing may follow it.")
+    fails(check_tracking_grammar, 'root ::= num ("," num)*\nnum ::= [A-Z] [A-Z] [0-9]{10}',
+          says="It allows ',YT2468013579' after the number")
+    fails(check_tracking_grammar, 'root ::= num (", " num)*\nnum ::= [A-Z] [A-Z] [0-9]{10}',
+          says="It allows ', YT2468013579' after the number")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} ","?',
+          says="It allows ',' after the number")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} [\\t]*',
+          says="It allows '\\t' after the number")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} "\\r"?',
+          says="It allows '\\r' after the number")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} [A-Z]?',
+          says="It allows 'X' after the number")
+    for grammar in ('root ::= num+\nnum ::= [A-Z] [A-Z] [0-9]{10}',
+                    'root ::= [A-Z] [A-Z] [0-9]{10} [A-Z]?'):
+        fails(check_tracking_grammar, grammar, says="the spec says: nothing else: nothing after it")
+
 
 def _ids_seen_solution(messages, example):
     import re
@@ -6303,6 +6679,15 @@ def test_23_ids_seen():
     fails(check_ids_seen, glued_letters_allowed, says="Whole words only: with a letter or digit glued on")
     fails(check_ids_seen, lambda messages, example: "88231", says="a list of ids")
     fails(check_ids_seen, lambda messages: [], says="takes")
+
+    def customers_first(messages, example):  # the customer's messages read first, the Observations after them
+        words = [m for m in messages if not m["content"].startswith("Observation:")]
+        observed = [m for m in messages if m["content"].startswith("Observation:")]
+        return _ids_seen_solution(words + observed, example)
+
+    fails(check_ids_seen, customers_first, says="each once, in the order they first appear")
+    fails(check_ids_seen, customers_first,
+          says="It read the customer's messages first: keep the messages' order")
 
 
 def test_23_wrong_answers_by_kind():
@@ -6453,6 +6838,24 @@ def test_24_observation_from_result():
     fails(check_observation_from_result, every_error_wrapped, says="the text itself if it is a JSON object")
     fails(check_observation_from_result, error_flag_ignored, says='with "isError": true')
     fails(check_observation_from_result, lambda result: result["content"], says="return the Observation's text")
+
+    def error_value_asked(result):  # {"error": ""} taken for no error object: its value asked, not its key
+        from tinyagent.registry import error_observation
+
+        text = "\n".join(p["text"] if p["type"] == "text" else f"[{p['type']}]"
+                         for p in result.get("content", []))
+        if result.get("isError"):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = None
+            if not (isinstance(value, dict) and value.get("error")):
+                return error_observation(text or "the tool failed and said nothing")
+        return text
+
+    fails(check_observation_from_result, error_value_asked, says="the text itself if it is a JSON object")
+    fails(check_observation_from_result, error_value_asked,
+          says='The text has an "error" key: pass it as it is')
 
 
 def test_24_merged_names():
@@ -6655,6 +7058,17 @@ def test_25_fence():
     fails(check_fence, stripped, says="its spaces and newlines too")
     fails(check_fence, source_quotes_kept, says="quotes as &quot; and &#x27;")
 
+    def line_ends_changed(text, source):  # \r\n written as \n: the text is not kept as it is
+        return _fence_solution(text.replace("\r\n", "\n"), source)
+
+    def source_trimmed(text, source):  # the source's spaces taken off before it is escaped
+        return _fence_solution(text, source.strip())
+
+    fails(check_fence, line_ends_changed, says='a line <data source="the source">, the text, a line </data>')
+    fails(check_fence, line_ends_changed, says="Keep the text as it is, its \\r\\n line ends too")
+    fails(check_fence, source_trimmed, says="the source is escaped as html.escape does")
+    fails(check_fence, source_trimmed, says="Keep the source as it is, its spaces too")
+
 
 def test_25_ids_from_customer():
     assert passes(check_ids_from_customer, _ids_from_customer_solution)
@@ -6680,6 +7094,25 @@ def test_25_ids_from_customer():
     fails(check_ids_from_customer, digits_around_only, says="not in a phone number, A88231 or 88231B")
     fails(check_ids_from_customer, digits_around_only, says="five digits inside a longer word")
     fails(check_ids_from_customer, lambda messages: "88231", says="a list of order ids")
+
+    def customer_ids(messages, is_observation):
+        theirs = [m["content"] for m in messages if m["role"] == "user" and not is_observation(m["content"])]
+        return list(dict.fromkeys(one for text in theirs
+                                  for one in re.findall(r"(?<![A-Za-z0-9])[0-9]{5}(?![A-Za-z0-9])", text)))
+
+    def label_anywhere(messages):  # a message that mentions Observation: anywhere taken for an Observation
+        return customer_ids(messages, lambda text: "Observation:" in text)
+
+    def label_after_spaces(messages):  # " Observation: ..." taken for an Observation: the text stripped first
+        return customer_ids(messages, lambda text: text.lstrip().startswith("Observation:"))
+
+    def label_without_colon(messages):  # "Observation 88236 ..." (no colon, any case) read as an Observation
+        return customer_ids(messages, lambda text: text.lower().startswith("observation"))
+
+    for answer in (label_anywhere, label_after_spaces, label_without_colon):
+        fails(check_ids_from_customer, answer,
+              says="the spec says: an Observation starts with Observation:")
+        fails(check_ids_from_customer, answer, says="An Observation starts with exactly Observation:")
 
 
 def test_25_wrong_answers_by_kind():

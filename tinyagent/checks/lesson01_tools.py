@@ -212,14 +212,31 @@ def _no_number(rng: random.Random) -> Iterator[tuple]:
     yield from ((text,) for text in rng.sample(texts[2:], 8))
 
 
+def _blank(value: Any) -> bool:
+    """Whether an "error" or "expected" value says nothing: missing, None, False, empty or only whitespace."""
+    return not value or (isinstance(value, str) and not value.strip())
+
+
+def _no_number_hint(got: Any) -> str:
+    try:
+        data = json.loads(got)
+    except (TypeError, ValueError):
+        data = None
+    if isinstance(data, dict) and "expected" in data and _blank(data["expected"]):
+        return f'Its "expected" hint is {data["expected"]!r}: say what to send (e.g. 订单号数字，如 88231).'
+    if isinstance(data, dict) and "error" in data and (_blank(data["error"]) or not isinstance(data["error"], str)):
+        return f'Its "error" is {data["error"]!r}: an error is a message, a text that says what went wrong.'
+    return 'Answer with an error object that has "error" and an "expected" hint.'
+
+
 FORGIVING_RULES = (
     Rule("the order id is found in what models write around it: quotes, Chinese or English words, JSON, "
          "line breaks", _wrapped_order,
          hint=lambda args, expected, got: _differs_in(expected, got) or f"(order {ORDER} is in that text)"),
     Rule("an id the toy does not have gets 订单不存在：<id>, the id it read", _other_orders,
          hint=_other_order_hint),
-    Rule('no number at all gets an error with an "expected" hint', _no_number,
-         hint=lambda args, expected, got: 'Answer with an error object that has "error" and an "expected" hint.'),
+    Rule('no number at all gets an error (a message) with an "expected" hint (not empty)', _no_number,
+         hint=lambda args, expected, got: _no_number_hint(got)),
 )
 
 
@@ -250,7 +267,8 @@ def _read_hint(text: str) -> str | None:
         parsed = json.loads(text)
     except ValueError:
         return None
-    if isinstance(parsed, dict) and "error" in parsed and "expected" in parsed:
+    if (isinstance(parsed, dict) and isinstance(parsed.get("error"), str) and not _blank(parsed["error"])
+            and not _blank(parsed.get("expected"))):
         return 'an error with an "expected" hint'
     return None
 

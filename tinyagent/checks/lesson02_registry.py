@@ -163,6 +163,30 @@ def _refund_near_misses(rng: random.Random) -> Iterator[tuple]:
         yield (Action(name, json.dumps({"orderId": str(order), "reason": reason}, ensure_ascii=False)),)
 
 
+def _after_real_calls(rng: random.Random) -> Iterator[tuple]:
+    """A real tool runs, then a near-miss of that same tool or a name close to none: what ran before is no
+    suggestion, and the tool just used is still a candidate."""
+    for real, then in (("queryOrder", "queryorder"), ("queryLogistics", "trackParcel"),
+                       ("getCurrentTime", "getTime"), ("queryOrder", "查询订单"), ("searchKnowledge", "weather"),
+                       ("queryLogistics", "querylogistics")):
+        yield (Action(real, _inputs_for(rng, real)),)
+        yield (Action(then, "88231"),)
+
+
+def _after_real_calls_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    want = json.loads(_text_of(expected))
+    if not (isinstance(want, dict) and "available_tools" in want):
+        return _passed_on_hint(args, expected, got)
+    have = json.loads(_text_of(got))
+    name = args[0].tool_name
+    if isinstance(have, dict) and have.get("available_tools") == want["available_tools"]:
+        if "did_you_mean" in want and have.get("did_you_mean") != want["did_you_mean"]:
+            return f"{name!r} should suggest {want['did_you_mean']!r}, whatever tool ran before: all names count."
+        if "did_you_mean" not in want and "did_you_mean" in have:
+            return f"{name!r} is close to no name: no did_you_mean, whatever tool ran before it."
+    return _unknown_tool_hint(args, expected, got)
+
+
 def _unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
     """What an answer's unknown-tool error lacks, in the order the exercise builds it."""
     want, have = json.loads(_text_of(expected)), json.loads(_text_of(got))
@@ -203,6 +227,8 @@ SUGGESTION_RULES = (
          _registered, hint=_passed_on_hint),
     Rule("a near-miss runs no tool, not even the one suggested: the shop holds what it held", _refund_near_misses,
          hint=lambda args, expected, got: "The suggestion is for the model to take up, not the registry."),
+    Rule("a real tool run before changes nothing: the suggestion comes from the name asked, among all names",
+         _after_real_calls, hint=_after_real_calls_hint),
 )
 
 

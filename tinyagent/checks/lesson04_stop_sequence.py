@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from collections.abc import Callable, Iterator
@@ -117,6 +118,16 @@ def _run_on_replies(rng: random.Random) -> Iterator[tuple]:
                        newline=rng.choice(("\n", "\r\n"))),)
     yield (f"Observation:{_observation_value(rng)}\n{_run_on(rng, _tools(rng, 2))}",)  # the very first line
     yield ("Observation:",)  # the key alone is a line that starts with it
+    # Observation lines one right after another: each is a line of its own, and counts.
+    yield ("Action: a\nAction Input: 1\nObservation: {}\nObservation: {}",)
+    yield (f"{STOPPED}Observation: {{}}\nObservation:\nObservation: 订单已签收",)
+
+
+def _run_on_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    keyed = [line.strip().startswith("Observation:") for line in args[0].splitlines()]
+    if isinstance(got, int) and got < expected and any(a and b for a, b in itertools.pairwise(keyed)):
+        return "(Observation lines one after another count one each)"
+    return None
 
 
 def _indented_observations(rng: random.Random) -> Iterator[tuple]:
@@ -171,7 +182,8 @@ def _key_as_written(key: str) -> Callable[[tuple, Any, Any], str | None]:
 
 
 INVENTED_RULES = (
-    Rule("each line that starts with `Observation:` counts, however many a run-on reply invents", _run_on_replies),
+    Rule("each line that starts with `Observation:` counts, however many a run-on reply invents", _run_on_replies,
+         hint=_run_on_hint),
     Rule("a line that starts with `Observation:` after leading spaces (an indented line) counts too",
          _indented_observations),
     Rule("a line that mentions `Observation:` in the middle (a Thought, an answer) does not count", _mentions),

@@ -149,6 +149,21 @@ def _invented_steps(rng: random.Random) -> Iterator[tuple]:
         yield _text([*_step_lines(rng), *_observation_lines(rng), *_run_on(rng)])
     for _ in range(2):  # the Observation comes first: no action is this step's
         yield _text([*_observation_lines(rng), *_step_lines(rng)])
+    # An `Observation:` line with nothing after it is a section all the same.
+    yield ("Action: queryOrder\nAction Input: 88231\nObservation:\nAction: applyRefund\nAction Input: 88231",)
+    yield (("Thought: 先查订单。\nAction: queryOrder\nAction Input: 88231\nObservation:   \n"
+            "Thought: 已签收，直接退款。\nAction: applyRefund\nAction Input: {}"),)
+
+
+def _invented_step_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    action = _action_of(got)
+    if action is None or _action_of(expected) == action:
+        return None
+    if f"Action: {action[0]}" not in args[0].split("Observation:", 1)[-1]:
+        return None
+    if any(line.strip() == "Observation:" for line in args[0].splitlines()):
+        return "(an `Observation:` line with nothing after it ends the step too)"
+    return "(it read the step the model invented after its Observation)"
 
 
 _OBSERVATION_MENTIONS = ("Thought: The Observation: part comes from the tool.", "Thought: 先别写Observation:，那是工具的事。",
@@ -244,9 +259,7 @@ def _neither(rng: random.Random) -> Iterator[tuple]:
 
 PARSER_RULES = (
     Rule("an `Observation:` section ends the step: the action the model invented after it is not read",
-         _invented_steps, hint=lambda args, expected, got: "(it read the step the model invented after its "
-         "Observation)" if got.action is not None and _action_of(expected) != _action_of(got)
-         and f"Action: {got.action.tool_name}" in args[0].split("Observation:", 1)[-1] else None),
+         _invented_steps, hint=_invented_step_hint),
     Rule("`Observation:` is a section only at the start of a (stripped) line: a Thought that mentions it goes on",
          _observation_at_a_line_start),
     Rule("the last `Action:` line wins, with the `Action Input:` that follows it (an earlier input belongs to the "

@@ -164,6 +164,10 @@ def _advice(args: tuple, expected: str, got: str) -> str | None:
     if got == expected:
         return None  # the failure is not in the outcome (the framework's own message says what it is)
     kept = ".usages" if "usage" in expected else ".replies"
+    if " of two" in got:
+        if args[0] == "replays, two at once":
+            return "Each Replayer keeps its own place in the replies: on self, not on the class."
+        return f"Each object keeps its own list: self{kept} = [] in __init__, not a list on the class."
     if "earlier" in got:
         return f"A list made in the class body is shared by every instance: make it in __init__ (self{kept} = [])."
     if got.startswith("item "):
@@ -212,10 +216,55 @@ def _kept(kept: Any, wanted: list, what: str, script: list) -> str:
     return f"{calls} {what}, in order"  # "3 usage(s), in order"
 
 
+def _two_kept(make: Callable[[Any], Any], attr: str, what: str, script: list) -> str:
+    """Two objects alive at once over one model: the first takes call 1, the second is made after it, then the
+    two take the other calls in turn. Does each hold its own calls' items (a list on the class does not)? What
+    one object alone gets wrong is said as that."""
+    replies = _replies_of(script)
+    wanted = [reply.usage if attr == "usages" else reply for reply in replies]
+    alone = make(_Playback(replies))
+    for call in script:
+        alone.chat(call["messages"], **call["options"])
+    outcome = _kept(getattr(alone, attr, f"no .{attr} attribute"), wanted, what, script)
+    if not outcome.endswith(", in order"):
+        return outcome
+    model = _Playback(replies)
+    objects = [make(model)]
+    objects[0].chat(script[0]["messages"], **script[0]["options"])
+    objects.append(make(model))
+    for n, call in enumerate(script[1:], start=1):
+        objects[n % 2].chat(call["messages"], **call["options"])
+    for which, kept in enumerate(getattr(made, attr, None) for made in objects):
+        if not isinstance(kept, list):
+            return _kept(kept if kept is not None else f"no .{attr} attribute", wanted[which::2], what,
+                         script[which::2])
+        # Each item named by its call (1, 2, …), so a failure shows whose calls an object holds in a few words.
+        calls = [next((n for n, want in enumerate(wanted, start=1) if have is want or have == want), "?")
+                 for have in kept]
+        if calls != list(range(which + 1, len(script) + 1, 2)):
+            return (f"the {('first', 'second')[which]} of two keeps calls {calls}, not "
+                    f"{list(range(which + 1, len(script) + 1, 2))}")
+    return f"two objects, each its own {what}"
+
+
+def _two_replayed(Replayer: type, script: list) -> str:
+    """Two Replayers, each of its own copy of one recording, asked in turn: each hands back every reply in order
+    (a place in the replies kept on the class does not)."""
+    replies = _replies_of(script)
+    players = [Replayer(list(replies)), Replayer(list(replies))]
+    for n in range(1, len(script) + 1):
+        for which, player in enumerate(players):
+            name = _named(player.chat(script[n - 1]["messages"], **script[n - 1]["options"]), replies)
+            if name != f"reply {n}":
+                return f"the {('first', 'second')[which]} of two: call {n} answered with {name}"
+    return f"two objects, each {len(script)} reply(s), in order"
+
+
 def _show_script(args: tuple) -> str:
     script = args[-1]
     first = script[0]
-    return (f"{len(script)} call(s); call 1 with {_brief(first['options'], 36)}, the model replying "
+    two = "two objects at once, " if args[0].endswith("two at once") else ""
+    return (f"{two}{len(script)} call(s); call 1 with {_brief(first['options'], 36)}, the model replying "
             f"{_brief(first['reply']['text'], 24)}")
 
 
@@ -242,6 +291,8 @@ def _counting_run(CountingLlm: type) -> Callable[[str, list], str]:
         counting = CountingLlm(model)
         if aspect == "passes on":
             return _passed_on(counting, model, script, replies)
+        if aspect == "keeps, two at once":
+            return _two_kept(CountingLlm, "usages", "usage(s)", script)
         for call in script:
             counting.chat(call["messages"], **call["options"])
         usages = getattr(counting, "usages", "no .usages attribute")
@@ -256,18 +307,33 @@ def _conversations(aspect: str, sizes: range, **kinds: bool) -> Callable[[random
     return inputs
 
 
+def _two_at_once(aspect: str, sizes: range) -> Callable[[random.Random], Iterator[tuple]]:
+    """The conversations of `aspect`, then three through two objects alive at once (drawn from a generator of
+    their own, so the inputs of the rules after this one stay as they were)."""
+    def inputs(rng: random.Random) -> Iterator[tuple]:
+        yield from _conversations(aspect, sizes)(rng)
+        two = random.Random(f"{aspect}, two at once")
+        for calls in (2, 3, 5):
+            yield (f"{aspect}, two at once", _conversation(two, calls))
+    return inputs
+
+
 def _two_kinds_of_usage(rng: random.Random) -> Iterator[tuple]:
     yield from _conversations("keeps", range(2, 9))(rng)
     for calls in (2, 3, 5):
         yield ("keeps", _conversation(rng, calls, same_usage=True))
     for calls in (1, 3, 4):
         yield ("keeps", _conversation(rng, calls, empty_usage=True))
+    two = random.Random("keeps, two at once")
+    for calls in (2, 3, 5):
+        yield ("keeps, two at once", _conversation(two, calls))
 
 
 COUNTING_RULES = (
     Rule("chat(messages, **options) passes the call on (the same messages, every option) and returns the model's "
          "reply as it is", _conversations("passes on", range(1, 13)), _advice),
-    Rule("it keeps each reply.usage, in order, in a list .usages (an empty one, or two equal ones, too)",
+    Rule("it keeps each reply.usage, in order, in a list .usages of its own (an empty one, or two equal ones, "
+         "too)",
          _two_kinds_of_usage, _advice),
 )
 
@@ -346,6 +412,10 @@ def _record_replay_run(Recorder: type, Replayer: type) -> Callable[[str, list], 
     replies handed to one new Replayer and asked for in the conversation's calls."""
     def run(aspect: str, script: list) -> str:
         replies = _replies_of(script)
+        if aspect == "keeps, two at once":
+            return _two_kept(Recorder, "replies", "reply(s)", script)
+        if aspect == "replays, two at once":
+            return _two_replayed(Replayer, script)
         if aspect in ("passes on", "keeps"):
             model = _Playback(replies)
             recorder = Recorder(model)
@@ -369,10 +439,10 @@ def _record_replay_run(Recorder: type, Replayer: type) -> Callable[[str, list], 
 RECORD_REPLAY_RULES = (
     Rule("Recorder(llm).chat(messages, **options) passes every call on (the same messages, every option) and "
          "returns the model's reply as it is", _conversations("passes on", range(1, 9)), _advice),
-    Rule("Recorder keeps each reply (the reply itself, not its text) in a list .replies, in order",
-         _conversations("keeps", range(1, 9)), _advice),
-    Rule("Replayer(replies) answers every call with the next recorded reply, in order, whatever it is asked",
-         _conversations("replays", range(1, 11)), _advice),
+    Rule("Recorder keeps each reply (the reply itself, not its text) in a list .replies of its own, in order",
+         _two_at_once("keeps", range(1, 9)), _advice),
+    Rule("Replayer(replies) answers every call with the next recorded reply, in order, whatever it is asked (two "
+         "Replayers each their own)", _two_at_once("replays", range(1, 11)), _advice),
     Rule("Replayer does not use up the list it is given: the recorder's .replies stays as it was, to replay again",
          _conversations("leaves the list", range(1, 5)), _advice),
 )

@@ -347,6 +347,11 @@ def _inputs_before(rng: random.Random) -> Iterator[tuple]:
     yield ("Thought: I need the time.\nAction Input: 88231\nAction: getCurrentTime\nFinal Answer: It is 10:00.",)
     yield ("Thought: 先查订单。\nAction Input: 12345\nAction: queryOrder\nAction Input: 88231\nFinal Answer: 已签收。",)
     yield ("Thought: Done.\nFinal Answer: Your refund is on its way.\nAction Input: 88231\nAction: getCurrentTime",)
+    # the input after the Action, though not right after it (a Final Answer between them)
+    yield ("Thought: I need the order first.\nAction: queryOrder\nFinal Answer: 订单已签收。\nAction Input: 88231",)
+    # the last Action wins, as in lesson 05, with no input of its own: the first Action's input is not its input
+    yield (("Thought: I need the order first.\nAction: queryOrder\nAction Input: 88231\nAction: getCurrentTime\n"
+            "Final Answer: It was signed for."),)
 
 
 def _invented_observations(rng: random.Random) -> Iterator[tuple]:
@@ -391,8 +396,12 @@ def _action_first_hint(args: tuple, expected: Any, got: Any) -> str | None:
         keys = [key for key, _ in split_keyed_lines(text)]
         keys = keys[:keys.index("Observation:")] if "Observation:" in keys else keys
         action = len(keys) - 1 - keys[::-1].index("Action:") if "Action:" in keys else 0
+        if "Action Input:" in keys[:action] and "Action:" in keys[:action]:
+            return "The last Action wins with the input after it; an earlier Action's input is not its input."
         if "Action Input:" in keys[:action]:
             return "An 'Action Input:' before the Action is not its input: only the one after it is."
+        if "Action Input:" in keys[action + 2:] and not got[0][1]:
+            return "The 'Action Input:' after the Action is its input, even with other lines between them."
         return "The tool is right, the input is not: it is every line after 'Action Input:'."
     if expected[0] is not None and got[0] is not None and "Observation:" in text:
         return "Nothing after an Observation the model wrote itself is part of this step."

@@ -96,6 +96,8 @@ def _many_traces(rng: random.Random) -> Iterator[tuple]:
         traces = _traces(rng, count)
         rng.shuffle(traces)
         yield (_a_parcel(rng, traces),)
+    traces = [(f"2026-06-{day:02d} {day % 24:02d}:30:00", _DESCS[day % len(_DESCS)]) for day in range(1, 24)]
+    yield (_parcel("SF1423008817", traces[5:] + traces[:5]),)  # 23 traces: the count has no cap
 
 
 def _parcels_with_more_keys(rng: random.Random) -> Iterator[tuple]:
@@ -118,6 +120,12 @@ def _errors(rng: random.Random) -> Iterator[tuple]:
     yield (json.dumps({"error": f"tracking number {number} not found"}),)  # with spaces: still word for word
     yield (json.dumps({"hint": "try again later", "error": "carrier timeout 😞"}, ensure_ascii=False, indent=2),)
     yield (_compact({"error": "rate limited", "retryAfter": rng.randint(2, 120)}),)
+    # errors with a parcel's keys too: the "error" key alone decides, whatever its value
+    yield (_compact({"error": "运单不存在：SF1234567890", "trackingNo": "SF1234567890"}),)
+    yield (_parcel("YT7730215566", [("2026-06-28 09:12:00", "快件已揽收")], "圆通速递", "异常", error="carrier timeout"),)
+    yield (_parcel("JD0042157781", [("2026-06-29 18:40:00", "快件到达上海转运中心"), ("2026-06-28 21:05:00", "快件已揽收")],
+                   "京东物流", error=None),)
+    yield (json.dumps({"error": "carrier timeout, try again in a minute", "retryAfter": 60}) + "\n",)  # its \n too
 
 
 def _parcels_that_mention_an_error(rng: random.Random) -> Iterator[tuple]:
@@ -194,6 +202,10 @@ def _fold_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return None  # the shape's message says it all
     want, have = _fold_read(expected), _fold_read(got)
     if isinstance(want, str):
+        if isinstance(have, str) and got.strip() == want.strip():
+            return "An error Observation comes back unchanged, every character of it: its newline too."
+        if json.loads(want)["error"] is None:
+            return 'It has an "error" key (null here): it comes back unchanged, whatever its value.'
         return 'An Observation with an "error" key comes back unchanged, every character of it.'
     if not isinstance(have, dict):
         return None
@@ -336,6 +348,12 @@ def _turns_without_final_answers(rng: random.Random) -> Iterator[tuple]:
         messages, sizes = _conversation(rng, len(ends), ends)
         for size in sizes:
             yield (messages, size)
+    # a request that only mentions "Observation:" is not an Observation: it starts a turn
+    asked = [{"role": "user", "content": "What does 'Observation:' mean in your replies?"},
+             {"role": "assistant", "content": "Thought: I can answer.\nFinal Answer: It is what a tool returned."}]
+    earlier = [*stopped, {"role": "assistant", "content": "Thought: I can answer.\nFinal Answer: Signed for."}, *asked]
+    for kept in (asked, earlier):
+        yield ([system, *earlier, request], request_tokens([system, *kept, request]))
 
 
 def _everything_fits(rng: random.Random) -> Iterator[tuple]:
@@ -396,6 +414,9 @@ def _trim_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if kept != earlier[len(earlier) - len(kept):]:
         return "Keep the newest turns, in order, and drop the oldest first."
     if len(kept) < len(expected) - 2:
+        if any(m.get("role") == "user" and "Observation:" in str(m.get("content", "")) and m not in kept
+               and not str(m.get("content", "")).startswith("Observation:") for m in expected[1:-1]):
+            return "A user message that only mentions 'Observation:' is a request: it starts a turn."
         start, dropped = len(earlier) - (len(expected) - 2), len(earlier) - len(kept)
         if start and not _answered(earlier[start - 1]) and [_answered(m) for m in earlier[start:dropped]].count(
                 True) == 1 and _answered(earlier[dropped - 1]):

@@ -185,6 +185,9 @@ def _texts_in_pieces(rng: random.Random) -> Iterator[tuple]:
     # a stop string matches as cut_at_stop matches it: case and all
     yield (["Thought: my observation: the box is empty.\nAction: queryOrder\nAction Input: 88231\n"],
            ["Observation:"], "text")
+    # the longest stop string split across pieces, a shorter one first in the list: hold back what the longest needs
+    yield (["Thought: 先查订单。\nObserv", "ation: x"], ["观察：", "Observation:"], "text")
+    yield (["Thought: done.\nFinal Answer", ": ok"], ["Observation:", "Final Answer:"], "text")
 
 
 def _pieces_safe_to_show(rng: random.Random) -> Iterator[tuple]:
@@ -247,6 +250,8 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
     if whole:
         return f"— {whole[0]!r} came through whole: every stop string counts."
     if len(got) > len(expected):
+        if earliest and len(earliest[0]) > min(len(s) for s in stop):
+            return "— every stop string counts; one split across pieces must still be found, the longest too."
         return "— a stop string split across pieces must still be found."
     return "— only a stop string ends the text."
 

@@ -63,6 +63,8 @@ def _safe_eval(text: str) -> int | float:
                 raise ValueError("division by zero")
             if isinstance(node.op, ast.Pow) and abs(right) > 100:
                 raise ValueError(f"the exponent {right} is over 100")
+            if isinstance(node.op, ast.Pow) and left == 0 and right < 0:
+                raise ValueError("division by zero (0 to a negative power)")
             return _ARITHMETIC[type(node.op)](left, right)
         raise ValueError(f"{type(node).__name__} is not allowed: only numbers and + - * / **")
 
@@ -149,6 +151,11 @@ def _computable(rng: random.Random) -> Iterator[tuple]:
     yield (f"{rng.randint(2, 9)} ** {rng.randint(1, 60)}.0",)
     for text in ("1e3 + 1", "1_000 * 2", ".5 - 2.", "2.5E-3 * 4"):  # int and float constants as Python writes them
         yield (text,)
+    # long, with many operations, deeply bracketed: the spec sets no limit on any of them
+    for text in ("1999 * 0.85 + 299 * 0.9 + 59 * 2 - 100 + (88 + 12) * 3 - 15 / 3",
+                 "1 - (2 - (3 - (4 - (5 - (6 - (7 - (8 - (9 - 10))))))))",
+                 " + ".join(f"{n} * 1.5" for n in range(1, 16)), "-(-(-(-(-(-(-(-(-(-(-(-(7))))))))))))"):
+        yield (text,)
 
 
 def _names_calls_attributes(rng: random.Random) -> Iterator[tuple]:
@@ -188,6 +195,8 @@ def _divisions_by_zero(rng: random.Random) -> Iterator[tuple]:
         yield (rng.choice((f"{a} / ({b} - {b})", f"({a} + 1) / ({b} * 0)", f"{a} / 0.0", f"{a} / -0",
                            f"{a} / (0.5 - 0.5)", f"-{a} / ({b} - {b}) * 2")),)
     yield ("0 / 0",)
+    for text in ("0 ** -1", "0.0 ** -2", "(5 - 5) ** -3"):  # 0 to a negative power is 1 / 0 ** n
+        yield (text,)
 
 
 def _big_powers(rng: random.Random) -> Iterator[tuple]:
@@ -201,18 +210,21 @@ def _big_powers(rng: random.Random) -> Iterator[tuple]:
     yield ("2 ** 2 ** 7",)
     yield (f"{rng.randint(2, 9)} ** 100.5",)
     yield (f"2 ** -(50 + {rng.randint(51, 99)})",)
+    for text in ("1.5 ** 1000", "0.5 ** 200", "1 ** 1000", "(-1) ** 101", "0 ** 1000", "1.0 ** -101"):
+        yield (text,)  # the exponent alone decides: a float base, or 0, 1 and -1, are refused too
 
 
 SAFE_EVAL_RULES = (
-    Rule("numbers (int and float), + - * / and **, unary minus and brackets are computed", _computable),
+    Rule("numbers (int and float), + - * / and **, unary minus and brackets are computed, at any length",
+         _computable),
     Rule("a name, a call or an attribute is refused with a ValueError that has a message, never run",
          _names_calls_attributes),
     Rule("a constant that is not an int or a float (text, True, a complex number) is refused", _other_constants),
     Rule("any other operator or expression (% //, a comparison, a list) is refused",
          _other_operators),
     Rule("a division by zero is refused with ValueError, however the zero is written", _divisions_by_zero),
-    Rule("a power whose exponent is over 100 in size is refused, however the exponent is written",
-         _big_powers),
+    Rule("a power whose exponent is over 100 in size is refused, however the exponent is written, whatever the "
+         "base", _big_powers),
     Rule("text that is not one expression (empty, cut short, two statements) is refused with ValueError too",
          _not_one_expression),
 )
@@ -440,6 +452,8 @@ def _absolute_paths(rng: random.Random) -> Iterator[tuple]:
         for path in (f"/{there}", f"{{root}}/workspace/{there}", f"~/{there}", "~", f"\\{there}",
                      f"C:{there}", f"{there}:backup", "/etc/passwd", "{root}/outside/secret.txt"):
             yield (layout, path)
+    for path in ("~root/.ssh/id_rsa", "~alice", "~draft/notes.txt"):  # ~name is that user's home folder
+        yield (layout, path)
 
 
 def _dotted_paths(rng: random.Random) -> Iterator[tuple]:

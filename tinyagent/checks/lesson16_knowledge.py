@@ -320,6 +320,15 @@ def _in_headings(rng: random.Random) -> Iterator[tuple]:
         passages = [_passage(rng, terms[:1], 1), _passage(rng, [], 2, section=heading),
                     _passage(rng, terms[-1:], 3)]
         yield (question, passages)
+    # terms in both the heading and the content: the heading read as search_terms reads it, not only when the
+    # content holds nothing, not split at spaces only
+    for question, items in (
+            ("Can I return an opened item without a reason?", (("", "item in its box"),
+                                                               ("Policies › opened", "return it later"))),
+            ("退货运费谁承担？", (("", "运费由买家承担"), ("售后 › 退货运费", "退货须在七天内申请"))),
+            ("opened item return", (("", "return the item"), ("Policies › Opened, item", "return within 7 days")))):
+        yield (question, [Passage("Policies", content, 12.0 - n, 12.0 - n, "made-up.md", section, n)
+                          for n, (section, content) in enumerate(items, start=1)])
 
 
 def _repeats(rng: random.Random) -> Iterator[tuple]:
@@ -329,6 +338,13 @@ def _repeats(rng: random.Random) -> Iterator[tuple]:
         repeated = _passage(rng, [terms[0]] * rng.randint(3, 8), 1)
         holds_more = _passage(rng, terms[:2], 2)
         yield (question, [repeated, holds_more, _passage(rng, [], 3)])
+    # a term in both the heading and the content is held once: section and content are one text
+    for question, items in (
+            ("Can I return an opened item without a reason?", (("Policies › return", "return it within 7 days"),
+                                                               ("", "opened item"))),
+            ("退货运费谁承担？", (("售后 › 运费", "运费由买家承担"), ("", "退货运费")))):
+        yield (question, [Passage("Policies", content, 12.0 - n, 12.0 - n, "made-up.md", section, n)
+                          for n, (section, content) in enumerate(items, start=1)])
 
 
 def _shop_lists(rng: random.Random) -> Iterator[tuple]:
@@ -348,11 +364,22 @@ def _ties(rng: random.Random) -> Iterator[tuple]:
         yield (question, passages)
 
 
+def _twice_held(args: tuple, expected: Any, got: Any) -> str | None:
+    """A term in both a passage's heading and its content, counted twice."""
+    question, passages = args
+    terms = set(query_terms(question))
+    if got != expected and any(terms & set(search_terms(p.section)) & set(search_terms(p.content)) for p in passages):
+        return "— section and content are one text: a term in both counts once."
+    return None
+
+
 RERANK_RULES = (
     Rule("passages in order of how many of the question's terms each holds, most first", _mixed_lists),
     Rule("a term is held when among search_terms(section + content), not as a substring", _look_alikes),
-    Rule("the passage's section heading counts", _in_headings),
-    Rule("each term counts once, however often the passage repeats it", _repeats),
+    Rule("the passage's section heading counts", _in_headings,
+         lambda args, expected, got: None if got == expected else "— its terms are search_terms(f\"{section} "
+                                                                  "{content}\"), the heading's too."),
+    Rule("each term counts once, however often the passage repeats it", _repeats, _twice_held),
     Rule("passages that hold as many terms keep the order they came in", _ties,
          lambda args, expected, got: None if got == expected else "— bm25's, whatever their scores."),
     Rule("the shop's own results come in that order too ('items' is not the question's 'item')", _shop_lists),

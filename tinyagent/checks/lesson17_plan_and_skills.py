@@ -120,7 +120,7 @@ def check_plan_parser(my_parse_plan: Callable[[str], list[str]] | None) -> None:
                              "it, and no plan is a ValueError the planner can be shown.")
 
 
-_ORDER_ID = re.compile(r"(?<!\d)\d{5}(?!\d)")
+_ORDER_ID = re.compile(r"(?<!\d)\d{5}(?!\d)")  # as the package's router reads them (architectures/router.py)
 _JOINER = re.compile(r"另外|还有|\balso\b", re.IGNORECASE)
 
 
@@ -147,6 +147,9 @@ def _two_orders(rng: random.Random) -> Iterator[tuple]:
     for _ in range(6):  # the same id twice is one order
         a = _order_id(rng)
         yield (rng.choice(("订单 {a} 还没到，{a} 是上周买的", "{a} {a}", "Where is {a}? I paid for {a} on Monday.")).format(a=a),)
+    yield ("88231? 88231! 88231.",)  # the same id three times is still one order
+    yield ("订单 88232、88232 和 88232 都没到",)
+    yield ("Refund 88231. Then 88232.",)  # an id at the end of a sentence is still an id
 
 
 def _not_order_ids(rng: random.Random) -> Iterator[tuple]:
@@ -179,7 +182,9 @@ def _one_part(rng: random.Random) -> Iterator[tuple]:
 
 
 ROUTER_RULES = (
-    Rule("two or more *different* order ids make several parts (the same id twice is one)", _two_orders),
+    Rule("two or more *different* order ids make several parts (the same id twice or more is one)", _two_orders,
+         lambda args, expected, got: "— count different ids: one id, however often it is named, is one order."
+         if got is True and expected is False else None),
     Rule("an order id is exactly five digits, not part of a longer number", _not_order_ids),
     Rule("另外, 还有 or the word \"also\" (a whole word, in any case) make several parts", _joining_words),
     Rule("anything else is one part: False", _one_part),

@@ -105,6 +105,11 @@ _SYSTEMS = ("You are a shop assistant.", "Tools: queryOrder, getCurrentTime.\nOb
             "你是一个网店客服。", "You are an expert assistant.\nQuestion: the task\nObservation: a tool's result")
 
 
+# results that hold the label themselves: only the first `Observation:` of a message or line is the label
+_QUOTING = '{"answer":"Observation: the parcel left Hangzhou"}'
+_FAQ = "FAQ: a line Observation: shows the tool's result"
+
+
 def _result(rng: random.Random) -> str:
     """One tool's result as the shop's tools write it: JSON (Chinese kept), or a short text or error."""
     order, sf = str(rng.randint(10000, 99999)), f"SF{rng.randint(10**9, 10**10 - 1)}"
@@ -182,6 +187,9 @@ def _text_react(rng: random.Random) -> Iterator[tuple]:
     # the label with nothing between it and the result: the text after it is all of the result
     yield ({"model": "m", "messages": [{"role": "user", "content": _QUESTION}, {"role": "assistant", "content": _STEP_1},
                                        {"role": "user", "content": f"Observation:{_ORDER}"}]},)
+    # a result that itself holds the label: all the text after the first one is the result
+    yield ({"model": "m", "messages": [{"role": "user", "content": _QUESTION}, {"role": "assistant", "content": _STEP_1},
+                                       {"role": "user", "content": f"Observation: {_QUOTING}"}]},)
 
 
 def _content_parts(rng: random.Random) -> Iterator[tuple]:
@@ -226,6 +234,10 @@ def _whole_prompt(rng: random.Random) -> Iterator[tuple]:
     yield ({"model": "m", "stop": ["\nObservation"], "messages": [{"role": "user", "content": (
         f"Answer as best you can.\n\n{_FORMAT}Question: {_QUESTION}\nThought: I look the order up first.\n"
         f"Action: queryOrder\nAction Input: 88231\nObservation:{_ORDER}\nThought:")}]},)
+    # an Observation: line whose result holds the label itself
+    yield ({"model": "m", "stop": ["\nObservation"], "messages": [{"role": "user", "content": (
+        f"Answer as best you can.\n\n{_FORMAT}Question: {_QUESTION}\nThought: I look it up.\n"
+        f"Action: searchKnowledge\nAction Input: Observation\nObservation: {_FAQ}\nThought:")}]},)
 
 
 def _responses(rng: random.Random) -> Iterator[tuple]:
@@ -280,6 +292,9 @@ def _first_difference(args: tuple, expected: list[str], got: list[str]) -> str |
             if same:
                 return (f"Count and order are right, but result {place + 1} was parsed and dumped again: return "
                         "its text as sent.")
+            if "Observation:" in want:
+                return (f"Result {place + 1} is {_brief(have, 30)}: the result holds Observation: too; cut only "
+                        "the label at the start.")
             if want in _stripped(got):
                 return f"Result {place + 1} is {_brief(have, 30)}, expected {_brief(want, 30)}: not in the order sent."
             return f"Result {place + 1} is {_brief(have, 40)}, expected {_brief(want, 40)}."

@@ -68,9 +68,14 @@ def _something_around(rng: random.Random) -> Iterator[tuple]:
     yield (" " + _tracking(rng),)  # nothing before it either
     yield (_tracking(rng) + " " + _tracking(rng),)  # two numbers
     yield (f'"{_tracking(rng)}"',)  # quoted
+    # more after it: a second number (glued, after a comma), a comma, a tab, a carriage return, a letter
+    for after in ("YT2468013579", ",YT2468013579", ", YT2468013579", ",", "\t", "\r", "\r\n", "X"):
+        yield ("SF1234567890" + after,)
 
 
 def _grammar_hint(args: tuple, expected: str, got: str) -> str | None:
+    if got == "allowed" and re.fullmatch(r"[A-Z]{2}[0-9]{10}.+", args[0], re.DOTALL):
+        return f"It allows {args[0][12:]!r} after the number: nothing may follow it."
     if got == "allowed":
         return "It allows a text that is not a tracking number: two capitals, ten digits, nothing else."
     return "It refuses a tracking number: any two capital letters A-Z, then any ten digits 0-9."
@@ -234,6 +239,14 @@ def _once_in_order(rng: random.Random) -> Iterator[tuple]:
         turns = [("user", [ids[0], ids[-1]]), ("assistant", [ids[0]]), ("observation", ids),
                  ("user", [ids[-1].lower(), ids[0]])]
         yield (_conversation(rng, example, turns), example)
+    # an Observation brings an id before a later customer message names another: the Observation's comes first
+    yield ([{"role": "user", "content": "Where is my parcel?"},
+            {"role": "user", "content": 'Observation: {"trackingNo":"SF1234567890"}'},
+            {"role": "user", "content": "And YT2468013579 too"}], "SF1234567890")
+    yield ([{"role": "system", "content": _SYSTEMS[1]}, {"role": "user", "content": "我上周买的扫地机还没到"},
+            {"role": "assistant", "content": "Thought: 先查订单\nAction: queryOrder\nAction Input: "},
+            {"role": "user", "content": 'Observation: {"orderId":"88231","price":1999}'},
+            {"role": "user", "content": "还有订单88236，谢谢"}], "88231")
 
 
 def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
@@ -250,6 +263,10 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
         return "Upper-case each id: 'sf…' and 'SF…' are the same id."
     if len(got) != len(set(got)):
         return "Each id once."
+    if sorted(got) == sorted(expected) and got == _reference_ids_seen(
+            [m for m in messages if not m["content"].startswith("Observation:")]
+            + [m for m in messages if m["content"].startswith("Observation:")], args[1]):
+        return "It read the customer's messages first: keep the messages' order, Observations in their place."
     if sorted(got) == sorted(expected):
         return "Keep the order they first appear in."
     if any(one.upper() not in expected for one in got):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -55,6 +56,19 @@ def _errors(rng: random.Random) -> Iterator[tuple]:
         yield (_result([_text(text)], rng, True),)
     for _ in range(4):  # an error in several parts
         yield (_result([_text(rng.choice(_ERRORS)), _text(rng.choice(_TEXTS))], rng, True),)
+    for text in ('{"error":""}', '{"error":null}', '{"error":false}'):  # the key is there: its value is not asked
+        yield ({"content": [_text(text)], "isError": True},)
+
+
+def _error_hint(args: tuple, expected: str, got: object) -> str | None:
+    """When the text is an error object whose "error" is empty (or null): the key is what counts, not its value."""
+    try:
+        value = json.loads(expected)
+    except ValueError:
+        return None
+    if isinstance(value, dict) and "error" in value and not value["error"] and got != expected:
+        return 'The text has an "error" key: pass it as it is, whatever the key\'s value (even "" or null).'
+    return None
 
 
 def _not_errors(rng: random.Random) -> Iterator[tuple]:
@@ -72,7 +86,7 @@ OBSERVATION_RULES = (
     Rule("a part of another type (image, audio, resource_link, resource) is shown where it comes as [its type], "
          "e.g. [image]", _other_kinds),
     Rule('with "isError": true, an error Observation: the text itself if it is a JSON object with "error", else '
-         'error_observation(text)', _errors),
+         'error_observation(text)', _errors, _error_hint),
     Rule('without "isError" (or with false) the text is passed as it is, even when it reads like an error',
          _not_errors),
     Rule('an error with no text at all says so: error_observation("the tool failed and said nothing")',
