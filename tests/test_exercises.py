@@ -477,6 +477,19 @@ def test_02_suggesting_registry():
     fails(check_suggesting_registry, FallsBackToLastUsed, says="close to no name: no did_you_mean, whatever tool ran")
     fails(check_suggesting_registry, SkipsTheLastUsed, says="whatever tool ran before: all names count")
 
+    class UnstrippedName(CarefulRegistry):  # difflib asked with the name as written: ' checkOrder ' is far
+        def execute(self, action):
+            observation = super().execute(action)
+            data = json.loads(observation) if observation.startswith("{") else None
+            if isinstance(data, dict) and "available_tools" in data:
+                close = difflib.get_close_matches(action.tool_name, list(self.tools), n=1)
+                if close:
+                    data["did_you_mean"] = close[0]
+                return json.dumps(data, ensure_ascii=False)
+            return observation
+
+    fails(check_suggesting_registry, UnstrippedName, says="compare the name stripped, as CarefulRegistry")
+
 
 class CappedRegistry(CarefulRegistry):
     def __init__(self, tools=(), limit=2000):
@@ -520,6 +533,24 @@ def test_02_capped_registry():
     fails(check_capped_registry, WrongCount, says="were cut")
     fails(check_capped_registry, HardCoded, says="were cut")
     fails(check_capped_registry, CutsEverything, says="untouched")
+
+    class StripsTheKeptPart(CappedRegistry):  # the whitespace at the cut stripped: fewer than limit kept
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            if len(observation) <= self.limit:
+                return observation
+            cut = len(observation) - self.limit
+            return observation[: self.limit].rstrip() + f"… [cut: {cut} more characters]"
+
+    class NoteOnItsOwnLine(CappedRegistry):  # a line break before the note is forgiven, as spaces are
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action)
+            if len(observation) <= self.limit:
+                return observation
+            return observation[: self.limit] + f"\n… [cut: {len(observation) - self.limit} more characters]"
+
+    fails(check_capped_registry, StripsTheKeptPart, says="whitespace at the cut too: do not strip it")
+    assert passes(check_capped_registry, NoteOnItsOwnLine)
 
 
 # -- 03 ---------------------------------------------------------------------------------------------
@@ -636,6 +667,11 @@ def test_04_pretended_calls():
     fails(check_pretended_calls, second_word, skipped, says="no space after the colon (`Action:queryOrder`)")
     fails(check_pretended_calls, any_case, skipped, says="the key counts only as written")
 
+    def line_ends_kept(text):  # '[ \t]*$' leaves the '\r' of a '\r\n' line end in the name
+        return re.findall(r"^[ \t]*Action:[ \t]*(.*?)[ \t]*$", text, re.MULTILINE)
+
+    fails(check_pretended_calls, line_ends_kept, skipped, says="a name is without the '\\r'")
+
 
 # -- 05 ---------------------------------------------------------------------------------------------
 def test_05_parser_stops_at_observation():
@@ -665,6 +701,14 @@ def test_05_parser_stops_at_observation():
 
     fails(check_parser_stops_at_observation, empty_observation_goes_on,
           says="an `Observation:` line with nothing after it ends the step too")
+
+    def answer_not_stripped_at_the_end(text):  # lstrips the answer only: a reply's closing newline stays in it
+        step = my_parse(text, stop_at_observation=True)
+        index = text.find(FINAL)
+        return step if index < 0 else Step(step.thought, None, text[index + len(FINAL):].lstrip())
+
+    fails(check_parser_stops_at_observation, answer_not_stripped_at_the_end,
+          says="strip the answer of the spaces and newlines around it")
 
 
 def final_answer_anchored(text):
@@ -708,6 +752,15 @@ def test_05_anchored_final_answer():
 
     fails(check_anchored_final_answer, the_answer_section, says="not to the end of its line: keyed lines too")
     fails(check_anchored_final_answer, any_case, says="the key counts only as written")
+
+    def the_last_answer_line(text):  # no early return: a later `Final Answer:` line wins over the first
+        found, lines = None, text.splitlines()
+        for i, line in enumerate(lines):
+            if line.strip().startswith(FINAL):
+                found = "\n".join([line.strip()[len(FINAL):]] + lines[i + 1:]).strip()
+        return found
+
+    fails(check_anchored_final_answer, the_last_answer_line, says="the first line that starts with `Final Answer:`")
 
 
 # -- 06 ---------------------------------------------------------------------------------------------
@@ -1660,6 +1713,11 @@ def test_10_fixed_seed_loop():
     # one conversation kept from call to call
     fails(check_fixed_seed_loop, loop_with(kept=[]), says="a conversation kept from an earlier call?")
 
+    def asks_before_counting(question, llm, tools, limit=10):  # the counter tested after the call: limit=0 asks once
+        return fixed_seed_loop(question, llm, tools, limit=max(limit, 1))
+
+    fails(check_fixed_seed_loop, asks_before_counting, says="limit=0 allows no round")
+
 
 class CostBudget:
     def __init__(self, yuan, input_price, output_price):
@@ -1858,6 +1916,19 @@ def test_11_bracket_actions():
 
     fails(check_bracket_actions, lambda text: my_tolerant(text, ascii_names), says="whatever letters")
 
+    def unfences_the_brackets(value):  # ``` fences inside the brackets taken off, as an Action Input's are
+        call = CALL.fullmatch(value.strip())
+        return (call.group(1), unfence(call.group(2).strip())) if call else read_action(value)
+
+    def no_closing_bracket(value):  # "queryOrder[88231" (no ] at all) still read as name[input]
+        name, bracket, rest = value.strip().partition("[")
+        if bracket and re.fullmatch(r"\w+", name):
+            return name, (rest[: rest.rfind("]")] if "]" in rest else rest).strip()
+        return read_action(value)
+
+    fails(check_bracket_actions, lambda text: my_tolerant(text, unfences_the_brackets), says="``` fences too")
+    fails(check_bracket_actions, lambda text: my_tolerant(text, no_closing_bracket), says="no ] closes it")
+
 
 def action_first(text):  # the solution of exercise 2
     step = parse_step(text)
@@ -1972,6 +2043,30 @@ def test_11_action_over_final():
     fails(check_action_over_final, next_section_only, says="even with other lines between them")
     fails(check_action_over_final, keeps_input_across_actions,
           says="an earlier Action's input is not its input")
+
+    def unfences_the_input(text):  # the winning Action's input unfenced, which parse_step does not do
+        step = action_first(text)
+        if step.action is None or step.rule != "action_over_final":
+            return step
+        return ParsedStep(step.thought, Action(step.action.tool_name, unfence(step.action.tool_input)), None,
+                          step.rule)
+
+    def first_input_after(text):  # of two Action Inputs after the Action, the first
+        step = parse_step(text)
+        if step.final_answer is None:
+            return step
+        name, tool_input, given = "", "", False
+        for key, value in split_keyed_lines(text):
+            if key == "Observation:":
+                break
+            if key == "Action:":
+                name, tool_input, given = value, "", False
+            elif key == "Action Input:" and name and not given:
+                tool_input, given = value, True
+        return ParsedStep(step.thought, Action(name, tool_input), None, "action_over_final") if name else step
+
+    fails(check_action_over_final, unfences_the_input, says="``` fences too: do not unfence it")
+    fails(check_action_over_final, first_input_after, says="the last counts")
 
 
 # -- 12 · Memory ------------------------------------------------------------------------------------
@@ -2219,6 +2314,17 @@ def test_13_fold_logistics():
     fails(check_fold_logistics, stripped_error, says="its newline too")
     fails(check_fold_logistics, count_capped, says="traces is 15, expected 23")
 
+    def to_the_minute(text):  # the newest trace found by its minute only: seconds apart in one minute, a tie
+        data = json.loads(text)
+        if "error" in data:
+            return text
+        traces = data["traces"]
+        latest = max(traces, key=lambda trace: trace["time"][:16]) if traces else None
+        return to_json({**{k: data[k] for k in ("trackingNo", "carrier", "status")}, "latest": latest,
+                        "traces": len(traces)})
+
+    fails(check_fold_logistics, to_the_minute, says="The whole time decides, its seconds too")
+
 
 def split_turns(messages):
     turns = []
@@ -2369,6 +2475,23 @@ def test_13_trim_to_budget():
         return [system, *(m for t in turns for m in t), request]
 
     fails(check_trim_to_budget, observation_anywhere, says="only mentions 'Observation:' is a request")
+
+    def observation_without_its_colon(messages, budget):  # startswith("Observation"): "Observations: ..."
+        system, *earlier, request = messages               # joins the turn before instead of starting its own
+        turns = []
+        for message in earlier:
+            if message["role"] == "user" and not message["content"].startswith("Observation"):
+                turns.append([message])
+            else:
+                turns[-1].append(message)
+        while request_tokens([system, *(m for t in turns for m in t), request]) > budget:
+            if not turns:
+                raise ContextBudgetError("too big")
+            turns.pop(0)
+        return [system, *(m for t in turns for m in t), request]
+
+    fails(check_trim_to_budget, observation_without_its_colon,
+          says="Only 'Observation:', colon and all, is an Observation")
 
 
 def test_13_wrong_answers_by_kind():
@@ -3164,6 +3287,14 @@ def test_15_safe_eval():
     fails(check_safe_eval, six_operations, says="computed, at any length")
     fails(check_safe_eval, nesting_cap, says="computed, at any length")
 
+    # "over 100 in size" read as the result's size: the base's digits times the exponent over 100 refused
+    fails(check_safe_eval, power_guard(lambda base, exponent: abs(exponent) * len(str(int(abs(base)))) > 100),
+          says="when the exponent is 100 or less\nsafe_eval(text) does not hold to it. Smallest failing "
+               "input: '12 ** 99'")
+    # a cap on the base the spec does not set
+    fails(check_safe_eval, power_guard(lambda base, exponent: abs(exponent) > 100 or abs(base) > 10**6),
+          says="a big base, or a big result, is computed")
+
 
 def inside_workspace(workspace, path):  # the solution of exercise 2
     if not path or path.startswith(("/", "~", "\\")) or ":" in path:
@@ -3770,6 +3901,22 @@ def test_17_plan_parser():
     fails(check_plan_parser, number_anywhere, says="lines that are not numbered are ignored")
     fails(check_plan_parser, a_space_after_the_mark, says="'计划：\\n1.查询订单 88231\\n2)查询物流'")
 
+    def a_number_without_its_mark(text):  # [.):]? : '88231 was signed…' or '10:30 顾客来电' read as a step
+        steps, last = [], 0
+        for text_line in text.splitlines():
+            match = re.match(r"^\s*(?:\*\*)?(\d+)[.):]?(?:\*\*)?\s*(.*)$", text_line)
+            if match is None:
+                continue
+            if steps and int(match.group(1)) <= last:
+                break
+            steps.append(match.group(2).replace("**", "").strip())
+            last = int(match.group(1))
+        if not steps:
+            raise ValueError("none")
+        return steps
+
+    fails(check_plan_parser, a_number_without_its_mark, says="no `.` or `)` after it is a note, not a step")
+
 
 def _solution_17_needs_plan():  # notebooks/solutions/17_plan_and_skills.ipynb
     order_id = re.compile(r"(?<!\d)\d{5}(?!\d)")
@@ -4032,6 +4179,23 @@ def test_19_sse_reader():
 
     fails(check_sse_reader, word_characters_only,
           says="expected 'approval-requested': read all the text after event:.")
+
+    def event_anywhere_in_the_line(text):  # "event:" in line: a data: line quoting 'event: end' becomes a name
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name, data = "message", []
+            for line in block.split("\n"):
+                if line.startswith(":"):
+                    continue
+                if "event:" in line:
+                    name = line.split("event:", 1)[1].strip()
+                elif line.startswith("data:"):
+                    data.append(line[len("data:"):].removeprefix(" "))
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+        return events
+
+    fails(check_sse_reader, event_anywhere_in_the_line, says="only when it starts with event:")
 
 
 STATUS_SOLUTION = {  # notebooks/solutions/19_serving.ipynb
@@ -5915,6 +6079,11 @@ def test_20_observations_in():
           says="lines after its last Question:\nobservations_in(body)")
     fails(check_observations_in, prompt_labels_removed, says="the result holds Observation: too")
 
+    def drops_empty_results(body):  # a tool that returned nothing: its '' left out
+        return [text for text in _solution_20_observations_in(body) if text]
+
+    fails(check_observations_in, drops_empty_results, says="It left out an empty result")
+
 
 def test_20_part_lessons():
     solution = {"AgentExecutor": 6, "bind_tools": 9, "with_structured_output": 7, "max_iterations": 10,
@@ -6148,6 +6317,21 @@ def test_21_scoped_registry():
     fails(check_scoped_registry, plain_text_refusal, says='An error Observation is JSON {"error": ...}')
     fails(check_scoped_registry, rebuilt_tools, says="Hold the registry's own tools (registry.get(name))")
 
+    from tinyagent.registry import error_observation as _error_observation
+
+    def error_lists_every_tool(registry, names):  # sentence 3: the error names the tools allowed, not all
+        class Scoped(ToolRegistry):
+            def _run(self, action):
+                name = (action.tool_name or "").strip() if action is not None else ""
+                if name in registry and name not in names:
+                    return ToolResult(_error_observation(f"tool {name} is not available here: tools: "
+                                                         f"{', '.join(registry.names)}"), error=True)
+                return super()._run(action)
+
+        return Scoped([registry.get(n) for n in names])
+
+    fails(check_scoped_registry, error_lists_every_tool, says="Name only the tools in names")
+
 
 def _solution_21_rains_during(meeting, forecast):  # notebooks/solutions/21_several_agents.ipynb
     start, end = meeting["start"], meeting["end"]
@@ -6204,6 +6388,24 @@ def test_21_rains_during():
 
     for words in (("shower",), ("rain", "shower"), ("shower", "storm", "drizzle"), ("rain", "shower", "drizzle")):
         fails(check_rains_during, words_but(*words), says="Each word alone is rain")
+
+    def start_hour_skipped_late(meeting, forecast):  # sentence 3: a meeting from 15:50 still has the 15:00 hour
+        late = int(meeting["start"][3:5]) >= 50
+        return solution({**meeting, "start": f"{int(meeting['start'][:2]) + late:02d}:00"}, forecast)
+
+    def same_hour_meeting_empty(meeting, forecast):  # 15:10-15:50 lies in the 15:00 hour
+        if meeting["start"][:2] == meeting["end"][:2]:
+            return False
+        return solution(meeting, forecast)
+
+    def rain_chance_counts(meeting, forecast):  # sentence 5: rain is the condition's words, not the chance
+        start, end = int(meeting["start"][:2]), int(meeting["end"][:2]) + (meeting["end"][3:5] != "00")
+        return solution(meeting, forecast) or any(start <= int(h["hour"][:2]) < end
+                                                  and h.get("rain_chance_pct", 0) >= 50 for h in forecast["hours"])
+
+    fails(check_rains_during, start_hour_skipped_late, says="however late in it the meeting starts")
+    fails(check_rains_during, same_hour_meeting_empty, says="15:10–15:50 has the 15:00 hour")
+    fails(check_rains_during, rain_chance_counts, says="not in rain_chance_pct")
 
 
 def test_21_wrong_answers_by_kind():
@@ -6857,6 +7059,14 @@ def test_24_observation_from_result():
     fails(check_observation_from_result, error_value_asked,
           says='The text has an "error" key: pass it as it is')
 
+    def error_text_parts_only(result):  # bullet 2: an error's image is shown as [image] too
+        if result.get("isError") is True:
+            return _observation_solution({**result, "content": [p for p in result.get("content", [])
+                                                                 if p["type"] == "text"]})
+        return _observation_solution(result)
+
+    fails(check_observation_from_result, error_text_parts_only, says="An error's other parts are shown too")
+
 
 def test_24_merged_names():
     assert passes(check_merged_names, _merge_solution)
@@ -7113,6 +7323,20 @@ def test_25_ids_from_customer():
         fails(check_ids_from_customer, answer,
               says="the spec says: an Observation starts with Observation:")
         fails(check_ids_from_customer, answer, says="An Observation starts with exactly Observation:")
+
+    import re as _re
+
+    def observation_any_case(messages):  # "starts with Observation:": a customer's "observation:" is theirs
+        found = []
+        for m in messages:
+            if m["role"] != "user" or m["content"].lower().startswith("observation:"):
+                continue
+            for one in _re.findall(r"(?<![A-Za-z0-9])[0-9]{5}(?![A-Za-z0-9])", m["content"]):
+                if one not in found:
+                    found.append(one)
+        return found
+
+    fails(check_ids_from_customer, observation_any_case, says="(no space first, that case)")
 
 
 def test_25_wrong_answers_by_kind():

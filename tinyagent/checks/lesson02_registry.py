@@ -135,6 +135,9 @@ def _near_misses(rng: random.Random) -> Iterator[tuple]:
     # Close to two names: did_you_mean is the closest one alone (queryLogistics, then queryOrder).
     yield (Action("queryOrderLogistics", "SF1234567890"),)
     yield (Action("queryL", "88231"),)
+    # Near-misses with stray spaces: the name compared is the stripped one, as CarefulRegistry looks it up.
+    yield (Action(" checkOrder ", "88231"),)
+    yield (Action("  getTime\n", ""),)
 
 
 def _far_names(rng: random.Random) -> Iterator[tuple]:
@@ -196,6 +199,9 @@ def _unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if have.get("available_tools") != want["available_tools"]:
         return "The error should still list available_tools, the registered names in order."
     if "did_you_mean" in want:
+        if "did_you_mean" not in have and args[0].tool_name != args[0].tool_name.strip():
+            return (f"{args[0].tool_name!r} should suggest {want['did_you_mean']!r}: compare the name "
+                    "stripped, as CarefulRegistry looks it up.")
         if isinstance(have.get("did_you_mean"), str) and have["did_you_mean"]:
             return (f"{args[0].tool_name!r} should suggest only {want['did_you_mean']!r}, the closest name "
                     "(n=1).")
@@ -296,9 +302,9 @@ def check_suggesting_registry(SuggestingRegistry: type | None) -> None:
 
 # -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
 CUT_NOTE = re.compile(r"\[cut: (\d+) more characters?\]\s*$")
-# The whole of what follows the kept part, in the form the exercise gives: "… [cut: 812 more characters]" (spaces
-# before it, none between … and [, and "1 more character" are forgiven).
-_CUT_TAIL = re.compile(r"(.*?)\s*… ?\[cut: (\d+) more characters?\]\s*\Z", re.DOTALL)
+# The whole of what follows the kept part, in the form the exercise gives: "… [cut: 812 more characters]"
+# (none between … and [, and "1 more character" are forgiven; spaces before it: `_note_spaces_forgiven`).
+_CUT_TAIL = re.compile(r"(.*?)… ?\[cut: (\d+) more characters?\]\s*\Z", re.DOTALL)
 _NOTE_ONLY = re.compile(r"\s*… ?\[cut: \d+ more characters?\]\s*")
 
 
@@ -371,6 +377,9 @@ def _longer(rng: random.Random) -> Iterator[tuple]:
         limit = rng.randint(1, min(size - 1, 60))
         yield (limit, Action("echoText", _text(rng, size)))
     yield (rng.randint(100, 400), Action("echoText", _text(rng, rng.randint(1200, 1600))))
+    # A cut right after a space or a line break: the kept part keeps it.
+    yield (3, Action("echoText", "ab \ncd"))
+    yield (5, Action("echoText", "退货政策\n签收次日起 7 天内"))
 
 
 def _within(rng: random.Random) -> Iterator[tuple]:
@@ -420,6 +429,14 @@ def _capped_text(observation: str, limit: int) -> str:
     return observation[:limit] + f"… [cut: {len(observation) - limit} more characters]"
 
 
+def _note_spaces_forgiven(text: Any, limit: int) -> Any:
+    """An answer's Observation with the spaces it put between its first `limit` characters and the note taken
+    out: those are forgiven, the kept part's own whitespace (a line break at the cut) is not."""
+    if isinstance(text, str) and len(text) > limit and _NOTE_ONLY.fullmatch(text[limit:]):
+        return text[:limit] + text[limit:].lstrip()
+    return text
+
+
 def _read_capped(value: Any) -> Any:
     """The Observation with its note in one spelling: the spec's form, whatever spaces were put around it."""
     text = _text_of(value)
@@ -449,6 +466,8 @@ def _cut_hint(args: tuple, expected: Any, got: Any) -> str | None:
         tail = ": the whitespace at its end counts too" if full[-1].isspace() else ""
         return f"It is {_characters_n(len(full))}, over limit={limit}, and came back whole{tail}."
     if not got.startswith(full[:limit]):
+        if full[:limit] != full[:limit].rstrip() and got.startswith(full[:limit].rstrip()):
+            return f"Keep the first {_characters_n(limit)} whole, whitespace at the cut too: do not strip it."
         return f"The kept part should be the first {_characters_n(limit)} of the Observation."
     note = CUT_NOTE.search(got[limit:])
     if note is None:
@@ -493,10 +512,12 @@ def check_capped_registry(CappedRegistry: type | None) -> None:
             tools = _cap_tools(own_shop)
             made = _instance(exercise, CappedRegistry, tools) if limit is None else _instance(
                 exercise, CappedRegistry, tools, limit=limit)
-            if writes:
-                return _with_shop(made.execute, own_shop)(action)
-            registries[limit] = made
-        return _with_shop(registries[limit].execute, own_shop)(action)
+            if not writes:
+                registries[limit] = made
+        else:
+            made = registries[limit]
+        cap = 2000 if limit is None else limit
+        return _with_shop(lambda action: _note_spaces_forgiven(made.execute(action), cap), own_shop)(action)
 
     reference_shop = _fresh_shop()
     reference_tools = {tool.name: tool for tool in _cap_tools(reference_shop)}

@@ -228,6 +228,9 @@ def _each_action(rng: random.Random) -> Iterator[tuple]:
             tools[-1] = tools[0]  # the same tool again is a second call, listed again
         yield (_run_on(rng, tools, end=rng.choice(("stopped", "observed", "answered"))),)
     yield (f"Action: {rng.choice(_TOOLS)}   \nAction Input: {_order_id(rng)}",)  # spaces after the name
+    # A reply whose lines end in "\r\n": a line's name is without the "\r".
+    yield (_run_on(rng, _tools(rng, 3), end="observed", newline="\r\n"),)
+    yield ("Action: queryOrder\r\nAction Input: 88231\r\nObservation: {}\r\nAction: applyRefund\r\n",)
 
 
 def _no_space_after_the_key(rng: random.Random) -> Iterator[tuple]:
@@ -279,6 +282,8 @@ def _no_action(rng: random.Random) -> Iterator[tuple]:
 def _colon_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if not isinstance(got, (list, tuple)):
         return None  # the failure is the type: the shape check said so
+    if any(str(name).endswith("\r") for name in got):
+        return "(a reply's lines may end in '\\r\\n': a name is without the '\\r'; strip it)"
     # These replies name no key mid-line, so a name too many most likely came from an `Action Input:` line.
     if len(got) > len(expected) or any(":" in str(name) or str(name).startswith("Input") for name in got):
         return "('Action Input: ...' starts with 'Action' too: match the key with its colon)"

@@ -234,6 +234,9 @@ def _final_answers(rng: random.Random) -> Iterator[tuple]:
     yield (RUN_ON,)
     yield (('Thought: 先查订单。\nAction: queryOrder\nAction Input: 88231\nObservation: {"status":"已签收"}\n'
             "Thought: 可以回复了。\nFinal Answer: 已签收。"),)
+    # A reply may end in a newline or spaces: the answer is stripped of them, as parse_step strips it.
+    yield ("Thought: 可以回复了。\nFinal Answer: 订单 88231 已签收。\n",)
+    yield ("Final Answer: Your refund is on its way.  \n\n",)
 
 
 def _answer_after_observation_hint(args: tuple, expected: Any, got: Any) -> str | None:
@@ -241,6 +244,9 @@ def _answer_after_observation_hint(args: tuple, expected: Any, got: Any) -> str 
     if (getattr(expected, "final_answer", None) is not None and getattr(got, "final_answer", None) is None
             and -1 < text.find("Observation:") < text.find(FINAL_ANSWER)):
         return "(an Observation stops the actions only: a Final Answer after it is still the answer)"
+    want, have = getattr(expected, "final_answer", None), getattr(got, "final_answer", None)
+    if isinstance(want, str) and isinstance(have, str) and have != want and have.strip() == want:
+        return "(strip the answer of the spaces and newlines around it, as parse_step does)"
     return None
 
 
@@ -342,6 +348,8 @@ def _answers_to_the_end(rng: random.Random) -> Iterator[tuple]:
     # A keyed line after the answer is part of it all the same: the answer runs to the end of the text.
     yield ("Final Answer: 退款已提交，单号 RF202606300001。\nThought: 已完成。",)
     yield ("Thought: 可以回复了。\nFinal Answer: 订单 88231 已签收。\nAction: queryOrder\nAction Input: 88231",)
+    # Only the first `Final Answer:` line starts the answer: a later one is a line of it.
+    yield ("Final Answer: 退款已提交。\nThought: 再确认一下。\nFinal Answer: 单号 RF202606300001。",)
 
 
 def _indented_keys(rng: random.Random) -> Iterator[tuple]:
@@ -389,6 +397,9 @@ def _cut_at_line_end(args: tuple, expected: Any, got: Any) -> str | None:
         if expected[len(got):].strip().startswith(("Thought:", "Action:", "Observation:")):
             return "(an answer runs to the end of the text, not to the end of its line: keyed lines too)"
         return "(an answer runs to the end of the text, not to the end of its line)"
+    if (isinstance(expected, str) and isinstance(got, str) and got != expected and expected.endswith(got)
+            and FINAL_ANSWER in expected):
+        return "(the first line that starts with `Final Answer:` counts: a later one is part of the answer)"
     return None
 
 

@@ -171,6 +171,7 @@ def _tools_that_work(rng: random.Random) -> Iterator[tuple]:
     for limit in (1, 2, 3, 5, 7, 10, 12):
         question, _ = _question(rng)
         yield (question, limit, tuple(_working_step(rng) for _ in range(rng.randint(1, 3))))
+    yield ("帮我看看订单 88231 的快递到哪了。", 0, (ORDER_STEP,))  # limit=0: no round, so no model call at all
 
 
 def _tools_that_throw(rng: random.Random) -> Iterator[tuple]:
@@ -235,6 +236,8 @@ def _looped(fixed_seed_loop: Callable) -> Callable[..., tuple]:
 
 def _loop_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
     (calls, answer), (made, returned) = expected, got
+    if args[1] == 0 and made > calls:
+        return "(limit=0 allows no round: test the counter before each model call, not after it)"
     if made > calls:
         return "(more calls than rounds: does the counter move every round?)"
     if made < calls:

@@ -195,6 +195,8 @@ def _inputs_over_lines(rng: random.Random) -> Iterator[tuple]:
                       + "]"),)
     for _ in range(3):
         yield (_reply(rng, f"searchKnowledge[{rng.choice(_WORDS)}\n{rng.choice(_WORDS)}]".format(id=_order_id(rng))),)
+    # everything between the brackets is the input as written, ``` fences too
+    yield (f"Thought: It is faulty.\nAction: applyRefund[```json\n{_REFUND_JSON}\n```]",)
 
 
 def _other_shapes(rng: random.Random) -> Iterator[tuple]:
@@ -212,6 +214,7 @@ def _other_shapes(rng: random.Random) -> Iterator[tuple]:
                   f"Action: applyRefund[{_order_id(rng)}]"),)
     yield ("",)
     yield ("您好，您的包裹已经签收了。",)
+    yield ("Thought: I need the order first.\nAction: queryOrder[88231",)  # no last ]: not name[input]
 
 
 def _lesson_replies(rng: random.Random) -> Iterator[tuple]:
@@ -223,8 +226,12 @@ def _bracket_hint(args: tuple, expected: Any, got: Any) -> str | None:
     got = _as_reading(got)
     if not isinstance(got, tuple) or expected[0] is None or got[0] is None:
         return None
+    if expected[0][0] == got[0][0] and got[0][1] == _unfence(expected[0][1]):
+        return "(the input is everything between the brackets as written, ``` fences too)"
     if expected[0][0] == got[0][0]:
         return "(the input runs from the first [ to the last ], on every line)"
+    if "[" in expected[0][0] and "]" not in expected[0][0] and "[" not in got[0][0]:
+        return "(no ] closes it, so it is not name[input]: read it as read_action does)"
     if "[" in got[0][0] and not expected[0][0].isascii():
         return f"(the name ends at the first [, whatever letters it is in: here {expected[0][0]})"
     if "[" in got[0][0]:
@@ -342,6 +349,14 @@ def _action_and_answer(rng: random.Random) -> Iterator[tuple]:
     yield from _lesson_cases("action")
 
 
+def _inputs_as_parse_step_reads(rng: random.Random) -> Iterator[tuple]:
+    """The Action Input as parse_step reads it: ``` fences kept; of two inputs after the Action, the last."""
+    yield ((f"Thought: It is faulty.\nAction: applyRefund\nAction Input: ```json\n{_REFUND_JSON}\n```\n"
+            "Final Answer: Refund submitted."),)
+    yield (("Thought: 先查订单。\nAction: queryOrder\nAction Input: 12345\nAction Input: 88231\n"
+            "Final Answer: 已签收。"),)
+
+
 def _inputs_before(rng: random.Random) -> Iterator[tuple]:
     """An `Action Input:` written before the Action is not the one that follows it."""
     yield ("Thought: I need the time.\nAction Input: 88231\nAction: getCurrentTime\nFinal Answer: It is 10:00.",)
@@ -402,6 +417,10 @@ def _action_first_hint(args: tuple, expected: Any, got: Any) -> str | None:
             return "An 'Action Input:' before the Action is not its input: only the one after it is."
         if "Action Input:" in keys[action + 2:] and not got[0][1]:
             return "The 'Action Input:' after the Action is its input, even with other lines between them."
+        if got[0][1] == _unfence(expected[0][1]):
+            return "The input is as parse_step reads it, ``` fences too: do not unfence it."
+        if keys[action + 1:].count("Action Input:") > 1:
+            return "Of two 'Action Input:' lines after the Action, the last counts, as parse_step reads it."
         return "The tool is right, the input is not: it is every line after 'Action Input:'."
     if expected[0] is not None and got[0] is not None and "Observation:" in text:
         return "Nothing after an Observation the model wrote itself is part of this step."
@@ -415,6 +434,8 @@ ACTION_FIRST_RULES = _with_hint((
     Rule("only `Action:` at the start of a line counts", _mentions),
     Rule("the Action's input is the `Action Input:` after it, not one written before it", _inputs_before),
     Rule("otherwise it returns what `parse_step(text)` returns", _otherwise),
+    Rule("the Action's input is as parse_step reads it: ``` fences kept; of two `Action Input:`s, the last",
+         _inputs_as_parse_step_reads),
 ), _action_first_hint)
 
 

@@ -84,6 +84,10 @@ def _parcels_out_of_order(rng: random.Random) -> Iterator[tuple]:
             if traces[0] != newest and traces[-1] != newest:
                 break
         yield (_a_parcel(rng, traces),)
+    # the newest trace seconds after another in the same minute: the whole time decides, its seconds too
+    seconds_apart = [("2026-06-28 08:59:59", "快件到达杭州转运中心"), ("2026-06-28 09:12:05", "快件已揽收"),
+                     ("2026-06-28 09:12:48", "Out for delivery"), ("2026-06-27 18:00:00", "快件已揽收")]
+    yield (_parcel("ZT7745012093", seconds_apart, "中通快递"),)
 
 
 def _parcels_without_traces(rng: random.Random) -> Iterator[tuple]:
@@ -219,6 +223,9 @@ def _fold_hint(args: tuple, expected: Any, got: Any) -> str | None:
             if isinstance(json.loads(have["latest"]), dict):
                 return "`latest` is the trace itself (an object), not JSON text inside the JSON."
         return '`latest` is the whole trace, {"time": ..., "desc": ...}, not a string.'
+    if wrong == "latest" and isinstance(have["latest"], dict) and want["latest"] is not None \
+            and str(have["latest"].get("time"))[:16] == want["latest"]["time"][:16]:
+        return "The whole time decides, its seconds too: the newest is seconds later in the same minute."
     if wrong == "latest":
         return ("A parcel with no trace has latest = null (None)." if want["latest"] is None else
                 "The newest trace has the latest time (date and time), wherever it is in the list.")
@@ -354,6 +361,10 @@ def _turns_without_final_answers(rng: random.Random) -> Iterator[tuple]:
     earlier = [*stopped, {"role": "assistant", "content": "Thought: I can answer.\nFinal Answer: Signed for."}, *asked]
     for kept in (asked, earlier):
         yield ([system, *earlier, request], request_tokens([system, *kept, request]))
+    # a request that starts with "Observations" (no colon after "Observation") starts a turn too
+    noted = [{"role": "user", "content": "Observations: the box came crushed. Can I return it?"},
+             {"role": "assistant", "content": "Thought: I can answer.\nFinal Answer: Yes, within 7 days."}]
+    yield ([system, *answered, *noted, request], request_tokens([system, *noted, request]))
 
 
 def _everything_fits(rng: random.Random) -> Iterator[tuple]:
@@ -417,6 +428,9 @@ def _trim_hint(args: tuple, expected: Any, got: Any) -> str | None:
         if any(m.get("role") == "user" and "Observation:" in str(m.get("content", "")) and m not in kept
                and not str(m.get("content", "")).startswith("Observation:") for m in expected[1:-1]):
             return "A user message that only mentions 'Observation:' is a request: it starts a turn."
+        if any(m.get("role") == "user" and m not in kept and str(m.get("content", ""))[:12] in (
+                "Observations", "Observation ") for m in expected[1:-1]):
+            return "Only 'Observation:', colon and all, is an Observation: this user message starts a turn."
         start, dropped = len(earlier) - (len(expected) - 2), len(earlier) - len(kept)
         if start and not _answered(earlier[start - 1]) and [_answered(m) for m in earlier[start:dropped]].count(
                 True) == 1 and _answered(earlier[dropped - 1]):

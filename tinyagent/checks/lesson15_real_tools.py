@@ -214,6 +214,13 @@ def _big_powers(rng: random.Random) -> Iterator[tuple]:
         yield (text,)  # the exponent alone decides: a float base, or 0, 1 and -1, are refused too
 
 
+def _big_bases(rng: random.Random) -> Iterator[tuple]:
+    """Powers whose exponent is 100 or less in size: computed, however big the base or the result."""
+    for text in ("12 ** 99", "99999 ** 30", "(-123456789) ** 50", "1000000000000 ** 100", "12.5 ** 100",
+                 "99 ** -100"):
+        yield (text,)
+
+
 SAFE_EVAL_RULES = (
     Rule("numbers (int and float), + - * / and **, unary minus and brackets are computed, at any length",
          _computable),
@@ -227,6 +234,8 @@ SAFE_EVAL_RULES = (
          "base", _big_powers),
     Rule("text that is not one expression (empty, cut short, two statements) is refused with ValueError too",
          _not_one_expression),
+    Rule("only the exponent's size is limited: a big base, or a big result, is computed when the exponent is "
+         "100 or less", _big_bases),
 )
 
 

@@ -78,6 +78,19 @@ def _plans_with_notes(rng: random.Random) -> Iterator[tuple]:
     # A number inside a line does not make it a step: a step line starts with its number.
     yield ("Here is the plan (total 19.99 yuan):\n1. Look up order 88231\n2. Answer the customer",)
     yield ("1. 查询订单 88231\n订单 88231 的金额是 1999.00 元。\n2. 回复顾客",)
+    # A line that starts with a number but no `.` or `)` after it is a note, not a step.
+    yield ("1. Look up order 88231\n88231 was signed for on 22 June\n2. Answer the customer",)
+    yield ("1. 查询订单 88231\n10:30 顾客来电\n2. 回复顾客",)
+
+
+_NOTE_LINE = re.compile(r"^\s*(?:\*\*)?\d+(?![\d.)])")
+
+
+def _note_read_as_step(args: tuple, expected: list, got: list) -> str | None:
+    notes = [line for line in args[0].splitlines() if _NOTE_LINE.match(line)]
+    if any(isinstance(step, str) and step and step in line and step not in expected for step in got for line in notes):
+        return "— a line starting with a number but no `.` or `)` after it is a note, not a step."
+    return None
 
 
 def _texts_without_steps(rng: random.Random) -> Iterator[tuple]:
@@ -95,7 +108,7 @@ PLAN_RULES = (
          "`**` out of the step", _plans_styled),
     Rule("the list ends where a number does not go up (a second list after the first is not part of the plan)",
          _plans_with_a_second_list),
-    Rule("lines that are not numbered are ignored", _plans_with_notes),
+    Rule("lines that are not numbered are ignored", _plans_with_notes, _note_read_as_step),
     Rule("when there is no numbered step at all, raise ValueError", _texts_without_steps),
 )
 

@@ -174,6 +174,12 @@ def _streams_with_windows_line_ends(rng: random.Random) -> Iterator[tuple]:
         yield (_stream(blocks, end="\r\n"),)
 
 
+def _data_holding_field_names(rng: random.Random) -> Iterator[tuple]:
+    """A line's field is the word it starts with: data that holds "event:" or "data:" as text is still data."""
+    yield ('event: reply_delta\ndata: {"type": "reply_delta", "step": 1, "text": "event: end"}\n\n',)
+    yield ('data: {"text": "an SSE line reads data: {...}"}\n\nevent: end\ndata: {"answer": "done"}\n\n',)
+
+
 def _first_difference(args: tuple, expected: list, got: list) -> str | None:
     """Where the answer's events part from the reference's, in a few words: the whole lists, cut to fit a
     failure, can hide it."""
@@ -201,6 +207,13 @@ def _name_as_written(args: tuple, expected: list, got: list) -> str | None:
     return _first_difference(args, expected, got)
 
 
+def _field_by_its_start(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where a data: line holds the word event: (an answer that looked for it anywhere), that."""
+    if any(line.startswith("data:") and "event:" in line for line in args[0].split("\n")):
+        return "A line is an event: line only when it starts with event:; this data: line holds it as text."
+    return _first_difference(args, expected, got)
+
+
 def _id_not_a_name(args: tuple, expected: list, got: list) -> str | None:
     """_first_difference, and where the answer named an event after its id: line, that."""
     ids = {line.partition(":")[2].strip() for line in args[0].split("\n") if line.startswith("id:")}
@@ -221,6 +234,8 @@ SSE_RULES = (
     Rule("Windows line ends (\\r\\n) read as \\n do", _streams_with_windows_line_ends, _first_difference),
     Rule("an id: line (the service sends one) numbers the event; it is not its name or data",
          _streams_with_ids, _id_not_a_name),
+    Rule("a line is an event: or data: line by how it starts: data holding 'event:' is still data",
+         _data_holding_field_names, _field_by_its_start),
 )
 
 

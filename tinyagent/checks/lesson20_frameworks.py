@@ -167,6 +167,14 @@ def _native(rng: random.Random) -> Iterator[tuple]:
         yield ({"model": "m", "messages": messages},)
 
 
+def _empty_results(rng: random.Random) -> Iterator[tuple]:
+    # a tool that returned nothing: its empty content is still one result, in its place
+    yield ({"model": "m", "messages": [
+        {"role": "user", "content": _QUESTION}, {"role": "assistant", "content": None, "tool_calls": [_CALL, _CALL_2]},
+        {"role": "tool", "tool_call_id": "call_1", "content": ""},
+        {"role": "tool", "tool_call_id": "call_2", "content": _TIME}]},)
+
+
 def _text_react(rng: random.Random) -> Iterator[tuple]:
     yield (OBSERVATION_CASES[2][1],)
     for _ in range(10):
@@ -301,6 +309,13 @@ def _first_difference(args: tuple, expected: list[str], got: list[str]) -> str |
     return None
 
 
+def _empty_result_dropped(args: tuple, expected: list[str], got: list[str]) -> str | None:
+    """_first_difference, and where the answer left out an empty result, that."""
+    if "" in expected and len(got) < len(expected) and [text for text in expected if text] == _stripped(got):
+        return "It left out an empty result: a tool message's content is a result, '' too."
+    return _first_difference(args, expected, got)
+
+
 def _one_text_part(content: Any, last: bool) -> str:
     """One part's text of a message's content (its last, or its first that is not empty): a mistaken reading."""
     if not isinstance(content, list):
@@ -333,6 +348,7 @@ OBSERVATION_RULES = (
          _first_difference),
     Rule("the Responses API's input: each function_call_output item's output", _responses, _first_difference),
     Rule("[] when the request carries no result", _nothing_observed, _first_difference),
+    Rule("a message with role \"tool\": its content, an empty one too", _empty_results, _empty_result_dropped),
 )
 
 

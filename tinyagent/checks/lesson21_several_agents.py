@@ -137,7 +137,13 @@ def _prober(scope: Callable[[ToolRegistry, list[str]], ToolRegistry], shared: Sh
         if asked[0] == "run":
             return _Probe(f"{'error ' if result.error else ''}{result.text}{effects}")
         missing = [name for name in names if not re.search(rf"(?<![A-Za-z]){name}(?![A-Za-z])", result.text)]
-        return _Probe(f"the error does not name {', '.join(missing)}" if missing else "names every tool allowed")
+        others = [name for name in registry.names if name not in names and name != asked[1].strip()
+                  and re.search(rf"(?<![A-Za-z]){name}(?![A-Za-z])", result.text)]
+        if missing:
+            return _Probe(f"the error does not name {', '.join(missing)}")
+        if others:
+            return _Probe(f"the error also names {', '.join(others)}, not allowed")
+        return _Probe("names every tool allowed")
 
     return probe
 
@@ -227,6 +233,8 @@ def _scope_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
         return f"A tool outside the names must never run: the registry strips {name!r} to {name.strip()}."
     if got.what.startswith("it ran"):
         return "A tool outside the names must never run."
+    if got.what.startswith("the error also names"):
+        return "Name only the tools in names: a tool it may not call is no choice for the model."
     if got.what.startswith("not the registry"):
         return "Hold the registry's own tools (registry.get(name)): they keep their zh descriptions."
     if name != name.strip():
@@ -369,6 +377,12 @@ def _start_hours(rng: random.Random) -> Iterator[tuple]:
         yield (_meeting(rng, start, end), _forecast(rng, {rng.randint(start + 1, end - 1)}, first=6, last=23))
 
 
+def _late_starts(rng: random.Random) -> Iterator[tuple]:
+    """A start late in its hour, and a meeting inside one hour: the start hour still counts."""
+    yield ({"start": "15:50", "end": "16:30"}, _hours("15:00"))
+    yield ({"start": "15:10", "end": "15:50"}, _hours("15:00"))
+
+
 def _end_hours(rng: random.Random) -> Iterator[tuple]:
     yield from _lesson_meetings(2, 3)
     for _ in range(12):  # rain in the end hour only: it counts when the meeting runs into it
@@ -410,11 +424,25 @@ def _rain_words(rng: random.Random) -> Iterator[tuple]:
                  {"hour": "15:00", "condition": english, "condition_zh": ""},
                  {"hour": "16:00", "condition": "cloudy", "condition_zh": "多云"}]
         yield ({"start": "15:00", "end": "16:00"}, {"hours": hours})
+    # a high rain_chance_pct is not rain: only the condition's words are
+    hours = [{"hour": "15:00", "condition": "overcast", "condition_zh": "阴", "rain_chance_pct": 70},
+             {"hour": "16:00", "condition": "cloudy", "condition_zh": "多云", "rain_chance_pct": 60}]
+    yield ({"start": "15:00", "end": "16:30"}, {"hours": hours})
+
+
+def _start_hint(args: tuple, expected: bool, got: object) -> str | None:
+    start, end = args[0]["start"], args[0]["end"]
+    if expected is True and got is False and (start[:2] == end[:2] or start[3:5] >= "50"):
+        return f"{start}–{end} has the {start[:2]}:00 hour, however late in it the meeting starts."
+    return None
 
 
 def _rain_hint(args: tuple, expected: bool, got: object) -> str | None:
     if expected is True and got is False:
         return "Each word alone is rain: rain, shower, storm or drizzle in condition, 雨 in condition_zh."
+    if expected is False and got is True and any(h.get("rain_chance_pct", 0) >= 50
+                                                 for h in args[1]["hours"]):
+        return "Rain is in the condition's words, not in rain_chance_pct."
     return None
 
 
@@ -426,6 +454,9 @@ RAIN_RULES = (
     Rule("rain before the start does not count (nor after the end)", _outside),
     Rule("rain is a condition with rain, shower, storm or drizzle in it, or 雨 in `condition_zh`", _rain_words,
          _rain_hint),
+    Rule("the start hour counts however late the meeting starts in it (15:50–16:30 and 15:10–15:50 "
+         "have 15:00)",
+         _late_starts, _start_hint),
 )
 
 

@@ -81,6 +81,16 @@ def _silent_errors(rng: random.Random) -> Iterator[tuple]:
     yield (_result([_text("")], rng, True),)
 
 
+def _error_kinds(rng: random.Random) -> Iterator[tuple]:
+    # an error's parts of another type are shown where they come too, before its text is made an error
+    yield ({"content": [_text("订单不存在：99999"), dict(_OTHER_KINDS[0])], "isError": True},)
+    yield ({"content": [dict(_OTHER_KINDS[2]), _text("Order 99999 was not found.")], "isError": True},)
+
+
+def _error_kinds_hint(args: tuple, expected: str, got: object) -> str | None:
+    return "An error's other parts are shown too, as [image], where they come." if got != expected else None
+
+
 OBSERVATION_RULES = (
     Rule('the text of each part of type "text", joined with newlines ("\\n"), in the order sent', _joined),
     Rule("a part of another type (image, audio, resource_link, resource) is shown where it comes as [its type], "
@@ -91,6 +101,9 @@ OBSERVATION_RULES = (
          _not_errors),
     Rule('an error with no text at all says so: error_observation("the tool failed and said nothing")',
          _silent_errors),
+    Rule("an error's parts of another type are shown where they come too ([image]), then the text is made "
+         "an error",
+         _error_kinds, _error_kinds_hint),
 )
 
 

@@ -192,11 +192,15 @@ def _said_observation(rng: random.Random) -> Iterator[tuple]:
                  "Observation 88236 from your site, my order 88231", " Observation: 88236",
                  "页面上写着 Observation: 88236，我的订单是 88231"):
         yield ([{"role": "user", "content": text}],)
+    # the label's case counts too: a customer's "observation:" is not Observation:
+    yield ([{"role": "user", "content": "observation: 88236 is what your page said; my order is 88231"}],)
+    yield ([{"role": "user", "content": "OBSERVATION: 88236"}],)
 
 
 def _said_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if isinstance(got, list) and any(one not in got for one in expected):
-        return "An Observation starts with exactly Observation: (no space first); this is the customer's."
+        return ("An Observation starts with exactly Observation: (no space first, that case); "
+                "this is the customer's.")
     return _ids_hint(args, expected, got)
 
 
