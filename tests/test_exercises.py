@@ -490,6 +490,19 @@ def test_02_suggesting_registry():
 
     fails(check_suggesting_registry, UnstrippedName, says="compare the name stripped, as CarefulRegistry")
 
+    class LowerCutoff(CarefulRegistry):  # cutoff lowered to 0.55: 'refund', 'search' get a suggestion
+        def execute(self, action):
+            observation = super().execute(action)
+            data = json.loads(observation) if observation.startswith("{") else None
+            if isinstance(data, dict) and "available_tools" in data:
+                close = difflib.get_close_matches(action.tool_name.strip(), list(self.tools), n=1, cutoff=0.55)
+                if close:
+                    data["did_you_mean"] = close[0]
+                return json.dumps(data, ensure_ascii=False)
+            return observation
+
+    fails(check_suggesting_registry, LowerCutoff, says="at difflib's default cutoff (0.6): keep the default")
+
 
 class CappedRegistry(CarefulRegistry):
     def __init__(self, tools=(), limit=2000):
@@ -709,6 +722,17 @@ def test_05_parser_stops_at_observation():
 
     fails(check_parser_stops_at_observation, answer_not_stripped_at_the_end,
           says="strip the answer of the spaces and newlines around it")
+
+    def any_observation_key(text):  # stops at 'observation:' or 'Observation：' too: a sloppy key is no section
+        if FINAL in text:
+            return my_parse(text, stop_at_observation=True)
+        lines = text.splitlines()
+        cut = next((i for i, line in enumerate(lines)
+                    if line.strip().lower().replace("*", "").replace("：", ":").startswith("observation:")),
+                   len(lines))
+        return my_parse("\n".join(lines[:cut]))
+
+    fails(check_parser_stops_at_observation, any_observation_key, says="a key counts only as written")
 
 
 def final_answer_anchored(text):
@@ -1452,6 +1476,31 @@ def test_09_tool_messages():
     fails(quick, two_threads, says="a pool of fewer than 5 threads runs the calls in turns")
     fails(quick, four_threads, says="a pool of fewer than 5 threads runs the calls in turns")
     fails(check_tool_messages, runtime_errors_only, says="catch every exception a tool raises, whatever its type")
+
+    def message_only_errors(message, run_tool):  # the error says str(error) only: a TimeoutError() says nothing
+        def answer(call):
+            try:
+                arguments = json.loads(call["function"]["arguments"] or "{}")
+            except ValueError as error:
+                return json.dumps({"error": f"not valid JSON: {error}"})
+            if not isinstance(arguments, dict):
+                return json.dumps({"error": "not a JSON object"})
+            try:
+                return run_tool(call["function"]["name"], arguments)
+            except Exception as error:  # noqa: BLE001 - every exception, but only its message kept
+                return json.dumps({"error": str(error)}, ensure_ascii=False)
+
+        from concurrent.futures import ThreadPoolExecutor
+
+        calls = message["tool_calls"]
+        if not calls:
+            return []
+        with ThreadPoolExecutor(len(calls)) as pool:
+            texts = list(pool.map(answer, calls))
+        return [{"role": "tool", "tool_call_id": c["id"], "content": t} for c, t in zip(calls, texts)]
+
+    fails(check_tool_messages, message_only_errors, says="no message: name its type too")
+    assert passes(check_tool_messages, solution_with())  # f"{type(error).__name__}: {error}" names the type
 
 
 def test_09_fewest_model_calls():
@@ -2325,6 +2374,11 @@ def test_13_fold_logistics():
 
     fails(check_fold_logistics, to_the_minute, says="The whole time decides, its seconds too")
 
+    def error_in_the_text(text):  # an error Observation told by the word "error" in quotes, not by the key
+        return text if '"error"' in text else fold_logistics(text)
+
+    fails(check_fold_logistics, error_in_the_text, says='no "error" key (only the word): fold it')
+
 
 def split_turns(messages):
     turns = []
@@ -2903,6 +2957,19 @@ def test_14_read_chunks():
         return text, reason, usage
 
     fails(check_read_chunks, text_until_the_finish, says="the spec says: the text is every chunk's content")
+
+    def usage_with_the_finish(chunks):  # usage only from a chunk with no choices or with the finish_reason
+        text, reason, usage = "", None, None
+        for chunk in chunks:
+            choices = chunk["choices"]
+            if chunk.get("usage") and (not choices or choices[0].get("finish_reason")):
+                usage = chunk["usage"]
+            for choice in choices:
+                text += choice["delta"].get("content") or ""
+                reason = choice.get("finish_reason") or reason
+        return text, reason, usage
+
+    fails(check_read_chunks, usage_with_the_finish, says="no chunk has a finish_reason (cut off)")
 
 
 _CARRIED_OVER = [""]  # the module-level buffer of a wrong answer below
@@ -3917,6 +3984,30 @@ def test_17_plan_parser():
 
     fails(check_plan_parser, a_number_without_its_mark, says="no `.` or `)` after it is a note, not a step")
 
+    def bold_number_only(text):  # bold read only around the number: '**1. step**' is not a step line
+        marked = re.compile(r"^\s*(?:\*\*(\d+)[.)]\*\*|(\d+)[.)])\s*(.*)$")
+        steps, last = [], 0
+        for line in text.splitlines():
+            m = marked.match(line)
+            if m is None:
+                continue
+            number = int(m.group(1) or m.group(2))
+            if steps and number <= last:
+                break
+            steps.append(m.group(3).replace("**", "").strip())
+            last = number
+        if not steps:
+            raise ValueError("no steps")
+        return steps
+
+    fails(check_plan_parser, bold_number_only, says="the bold may cover the whole line (`**1. step**`)")
+
+    def chinese_comma_a_mark(text):  # '2、查询物流' read as a step: only `.` or `)` make one
+        return _solution_17_parse_plan()(re.sub(r"(?m)^(\s*\d+)、", r"\1.", text))
+
+    fails(check_plan_parser, chinese_comma_a_mark,
+          says="'1. 查询订单 88231\\n2、查询物流\\n3. 回复顾客'\nexpected ['查询订单 88231', '回复顾客']")
+
 
 def _solution_17_needs_plan():  # notebooks/solutions/17_plan_and_skills.ipynb
     order_id = re.compile(r"(?<!\d)\d{5}(?!\d)")
@@ -3957,6 +4048,13 @@ def test_17_plan_rule():
 
     fails(check_plan_rule, three_ids_count, says="'88231? 88231! 88231.'\nexpected False, got True — count different")
     fails(check_plan_rule, ends_at_a_full_stop, says="'Refund 88231. Then 88232.'\nexpected True, got False")
+
+    def also_between_spaces(question):  # 'also' only as a space-separated word: '(also' is missed
+        words = [word.strip(".,!?:;") for word in question.lower().split()]
+        return len(set(re.findall(order_id, question))) >= 2 or "另外" in question or "还有" in question \
+            or "also" in words
+
+    fails(check_plan_rule, also_between_spaces, says="a word next to a bracket or quote is still the word")
 
 
 def test_17_wrong_answers_by_kind():
@@ -4196,6 +4294,22 @@ def test_19_sse_reader():
         return events
 
     fails(check_sse_reader, event_anywhere_in_the_line, says="only when it starts with event:")
+
+    def name_only_before_data(text):  # an event: line after the data: lines is ignored
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name, data = "message", []
+            for line in block.split("\n"):
+                if line.startswith("event:") and not data:
+                    name = line[len("event:"):].strip()
+                elif line.startswith("data:"):
+                    data.append(line[len("data:"):].removeprefix(" "))
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+        return events
+
+    fails(check_sse_reader, name_only_before_data,
+          says="An event: line names its block even when it comes after the data: lines.")
 
 
 STATUS_SOLUTION = {  # notebooks/solutions/19_serving.ipynb
@@ -6084,6 +6198,27 @@ def test_20_observations_in():
 
     fails(check_observations_in, drops_empty_results, says="It left out an empty result")
 
+    def prompt_split_at_any_question(body):  # the last 'Question:' anywhere, inside a result too
+        messages = body.get("messages", [])
+        if len(messages) == 1 and "\nQuestion:" in str(messages[0].get("content")):
+            scratchpad = messages[0]["content"].rsplit("Question:", 1)[1]
+            return [line[len("Observation:"):].strip() for line in scratchpad.splitlines()
+                    if line.startswith("Observation:")]
+        return _solution_20_observations_in(body)
+
+    fails(check_observations_in, prompt_split_at_any_question,
+          says="A result holding 'Question:' is not the last Question: line")
+
+    def label_anywhere_in_the_prompt(body):  # every 'Observation:' after the last Question:, in a Thought line too
+        messages = body.get("messages", [])
+        if len(messages) == 1 and "\nQuestion:" in str(messages[0].get("content")):
+            scratchpad = messages[0]["content"].rsplit("\nQuestion:", 1)[1]
+            return [found.strip() for found in re.findall(r"Observation:(.*)", scratchpad)]
+        return _solution_20_observations_in(body)
+
+    fails(check_observations_in, label_anywhere_in_the_prompt,
+          says="It read a Thought line quoting the label: a result's line starts with Observation:.")
+
 
 def test_20_part_lessons():
     solution = {"AgentExecutor": 6, "bind_tools": 9, "with_structured_output": 7, "max_iterations": 10,
@@ -6645,6 +6780,16 @@ def test_22_keep_best(capsys):
 
     fails(check_keep_best, same_list_when_short, says="it returned the list it was given: return a new list")
 
+    def appends_then_compares(nodes, width):  # sentence 1: at most `width` nodes, none when width is 0
+        kept = []
+        for node in keep_best(nodes, len(nodes)):
+            kept.append(node)
+            if len(kept) >= width:
+                break
+        return kept
+
+    fails(check_keep_best, appends_then_compares, says="Keep at most `width` nodes.")
+
 
 def test_22_wrong_answers_by_kind():
     from tinyagent.architectures.tree_search import keep_best, shop_rule
@@ -6793,6 +6938,11 @@ def test_23_tracking_grammar():
                     'root ::= [A-Z] [A-Z] [0-9]{10} [A-Z]?'):
         fails(check_tracking_grammar, grammar, says="the spec says: nothing else: nothing after it")
 
+    # nothing between the letters and the digits, nor among the digits; and never the lesson's order id
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] " "? [0-9]{10}', says="It allows a space or dash inside")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{5} "-"? [0-9]{5}', says="It allows a space or dash")
+    fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} | "88231"', says="not an order id")
+
 
 def _ids_seen_solution(messages, example):
     import re
@@ -6890,6 +7040,14 @@ def test_23_ids_seen():
     fails(check_ids_seen, customers_first, says="each once, in the order they first appear")
     fails(check_ids_seen, customers_first,
           says="It read the customer's messages first: keep the messages' order")
+
+    def letter_or_digit(messages, example):  # sentence 1: a letter of the example is a letter, not a digit
+        import re
+        shape = "".join("[A-Z0-9]" if ch.isalpha() else "[0-9]" for ch in example)
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user" for w in
+                                  re.findall(rf"(?<![A-Za-z0-9]){shape}(?![A-Za-z0-9])", m["content"], re.IGNORECASE)))
+
+    fails(check_ids_seen, letter_or_digit, says="A letter of the example is a letter only")
 
 
 def test_23_wrong_answers_by_kind():
@@ -7066,6 +7224,25 @@ def test_24_observation_from_result():
         return _observation_solution(result)
 
     fails(check_observation_from_result, error_text_parts_only, says="An error's other parts are shown too")
+
+    def any_error_key(result):  # bullet 3: only the key "error" itself lets the text through
+        text = _observation_solution({**result, "isError": False})
+        if result.get("isError"):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = None
+            if not (isinstance(value, dict) and any("error" in key.lower() for key in value)):
+                return _observation_solution(result)
+        return text
+
+    def spaces_say_nothing(result):  # bullet 3: a text of spaces is text, not "said nothing"
+        if result.get("isError") and not _observation_solution({**result, "isError": False}).strip():
+            return _observation_solution({**result, "content": []})
+        return _observation_solution(result)
+
+    fails(check_observation_from_result, any_error_key, says='Only the key "error" itself counts')
+    fails(check_observation_from_result, spaces_say_nothing, says="A text of spaces is still text")
 
 
 def test_24_merged_names():

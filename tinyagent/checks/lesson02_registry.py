@@ -146,6 +146,9 @@ def _far_names(rng: random.Random) -> Iterator[tuple]:
         if _close(name) is not None:  # kept out, should a tool's name come close to it one day
             continue
         yield (Action(name, rng.choice(("88231", "", "退货", "今天几号"))),)
+    # Just under difflib's default cutoff (0.6): a lower cutoff would suggest applyRefund, searchKnowledge, ...
+    for name, tool_input in (("refund", "88231"), ("search", "退货"), ("lookupOrder", "88231"), ("queryStock", "")):
+        yield (Action(name, tool_input),)
 
 
 def _registered(rng: random.Random) -> Iterator[tuple]:
@@ -207,6 +210,10 @@ def _unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
                     "(n=1).")
         return f"{args[0].tool_name!r} should suggest {want['did_you_mean']!r}."
     if "did_you_mean" in have:
+        name = args[0].tool_name.strip()
+        if difflib.get_close_matches(name, want["available_tools"], n=1, cutoff=0.5):
+            return (f"{args[0].tool_name!r} is not close to any tool name at difflib's default cutoff (0.6): "
+                    "keep the default.")
         return (f"{args[0].tool_name!r} is not close to any tool name: suggest only a near-miss, and leave the key "
                 "out otherwise.")
     return None

@@ -263,6 +263,20 @@ def _neither(rng: random.Random) -> Iterator[tuple]:
         yield (sloppy,)
 
 
+def _sloppy_observations(rng: random.Random) -> Iterator[tuple]:
+    # An Observation key counts only as written too: a sloppy one is a line of the value above, and ends nothing.
+    for sloppy in ("observation: {\"status\":\"已签收\"}", "Observation：已签收", "**Observation:** 已签收",
+                   "OBSERVATION: delivered"):
+        yield ((f"Thought: 先查订单。\nAction: queryOrder\nAction Input: 88231\n{sloppy}\nThought: 已签收。\n"
+                "Action: applyRefund\nAction Input: 88231"),)
+
+
+def _sloppy_observation_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if _action_of(got) != _action_of(expected):
+        return "(a key counts only as written: 'observation:' or '**Observation:**' is no section)"
+    return None
+
+
 PARSER_RULES = (
     Rule("an `Observation:` section ends the step: the action the model invented after it is not read",
          _invented_steps, hint=_invented_step_hint),
@@ -276,6 +290,8 @@ PARSER_RULES = (
          "it to the end of the text, as parse_step reads it", _final_answers, hint=_answer_after_observation_hint),
     Rule("keys count only as written (a bold, lower-case or full-width-colon key is none): a reply with no "
          "`Action:` and no `Final Answer:` has neither", _neither),
+    Rule("an `Observation:` key counts only as written too: a bold, lower-case or full-width-colon one ends no step",
+         _sloppy_observations, hint=_sloppy_observation_hint),
 )
 
 

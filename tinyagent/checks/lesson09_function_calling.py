@@ -169,6 +169,10 @@ def _tools_that_raise(rng: random.Random) -> Iterator[tuple]:
     yield ({"role": "assistant", "content": None, "tool_calls": [
         _native_call("call_x", "searchKnowledge", '{"query": "退货 政策"}')]},
         {"searchKnowledge": ("ConnectionError", "知识库离线")})
+    # an exception with no message (TimeoutError()): str(error) is "", so only its type says what went wrong
+    yield ({"role": "assistant", "content": None, "tool_calls": [
+        _native_call("call_t", "queryLogistics", '{"trackingNo": "SF1234567890"}'),
+        _native_call("call_s", "getCurrentTime", "{}")]}, {"queryLogistics": ("TimeoutError", "")})
 
 
 # What the generated run_tool raises for a tool of `raising`: a message (a RuntimeError), or (type name, message).
@@ -185,7 +189,7 @@ def _exception(raised: str | tuple[str, str]) -> Exception:
 
 def _why(raised: str | tuple[str, str]) -> str:
     """The words an error content should hold about what `raised` (the exception's message)."""
-    return raised if isinstance(raised, str) else raised[1]
+    return raised if isinstance(raised, str) else raised[1] or raised[0]  # no message: its type says it
 
 
 def _no_calls(rng: random.Random) -> Iterator[tuple]:
@@ -293,6 +297,10 @@ def _messages_hint(args: tuple, expected: _Answered, got: _Answered) -> str | No
     for n, (one, other) in enumerate(zip(want, have), start=1):
         if one != other:
             key = next(key for key in one if one[key] != other.get(key))
+            if key == "content" and one[key] == "an error saying why" and other[key] == "an error" and any(
+                    isinstance(why, tuple) and not why[1] for why in args[1].values()):
+                raised = _exception(next(iter(args[1].values())))
+                return f"(a tool raised {raised!r}, no message: name its type too)"
             if key == "content" and _same_json(one[key], other[key]):
                 return (f"(message {n}'s content holds what run_tool returned, but rewritten: the content is the "
                         "tool's result as it is, the same string)")

@@ -140,6 +140,9 @@ def _parcels_that_mention_an_error(rng: random.Random) -> Iterator[tuple]:
         traces[at] = (traces[at][0], desc)
         yield (_a_parcel(rng, traces),)
     yield (_parcel(_tracking_no(rng), _traces(rng, 2), rng.choice(_CARRIERS), "delivery error, retrying"),)
+    # the word alone as a value ("error" in quotes in the text): still no "error" key, so it is folded
+    yield (_parcel("SF2045318876", [("2026-06-29 08:10:00", "快件已揽收"), ("2026-06-30 06:02:00", "error")],
+                   "顺丰速运", "error"),)
 
 
 FOLD_RULES = (

@@ -406,6 +406,8 @@ def _streams_for_finish(rng: random.Random) -> Iterator[tuple]:
 def _streams_for_usage(rng: random.Random) -> Iterator[tuple]:
     for mode in _WITH_USAGE * 2:
         yield (_streamed_chunks(rng, mode), "usage")
+    # cut off (no finish_reason anywhere) with a running usage: the last chunk's usage still counts
+    yield (_streamed_chunks(rng, "running", finish=None), "usage")
 
 
 def _streams_without_usage(rng: random.Random) -> Iterator[tuple]:
@@ -418,6 +420,8 @@ def _usage_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return None
     if expected is None:
         return "— the server sent none, so say so (None); never make counts up."
+    if got is None and not any(choice.get("finish_reason") for chunk in args[0] for choice in chunk["choices"]):
+        return "— no chunk has a finish_reason (cut off), yet the last usage sent still counts."
     return "— it is in the last chunk that carries a usage (often one with no choices)."
 
 

@@ -53,6 +53,8 @@ def _plans_styled(rng: random.Random) -> Iterator[tuple]:
         lines = [_numbered(rng, n, _step(rng)) for n in range(1, rng.randint(1, 5) + 1)]
         yield ("\n".join(lines),)
     yield ("计划：\n1.查询订单 88231\n2)查询物流",)  # no space after the mark: a model writes that too
+    yield ("**1. Look up order 88231**\n2. Answer the customer",)  # the whole line in bold
+    yield ("计划：\n1) 查询订单 88231\n**2) 查询物流**",)
 
 
 def _plans_with_a_second_list(rng: random.Random) -> Iterator[tuple]:
@@ -81,8 +83,11 @@ def _plans_with_notes(rng: random.Random) -> Iterator[tuple]:
     # A line that starts with a number but no `.` or `)` after it is a note, not a step.
     yield ("1. Look up order 88231\n88231 was signed for on 22 June\n2. Answer the customer",)
     yield ("1. 查询订单 88231\n10:30 顾客来电\n2. 回复顾客",)
+    yield ("1. 查询订单 88231\n2、查询物流\n3. 回复顾客",)  # 、 is not `.` or `)`
+    yield ("1、查询订单 88231\n2. 查询物流\n3. 回复顾客",)
 
 
+_BOLD_LINE = re.compile(r"(?m)^\*\*\d+[.)] .*\*\*$")
 _NOTE_LINE = re.compile(r"^\s*(?:\*\*)?\d+(?![\d.)])")
 
 
@@ -105,7 +110,9 @@ def _texts_without_steps(rng: random.Random) -> Iterator[tuple]:
 
 PLAN_RULES = (
     Rule("a step line may be indented, its number followed by `.` or `)`, and in Markdown bold (`**1.**`); take the "
-         "`**` out of the step", _plans_styled),
+         "`**` out of the step", _plans_styled,
+         lambda args, expected, got: "— the bold may cover the whole line (`**1. step**`): it is still a step."
+         if _BOLD_LINE.search(args[0]) and len(got) < len(expected) else None),
     Rule("the list ends where a number does not go up (a second list after the first is not part of the plan)",
          _plans_with_a_second_list),
     Rule("lines that are not numbered are ignored", _plans_with_notes, _note_read_as_step),
@@ -185,6 +192,8 @@ def _joining_words(rng: random.Random) -> Iterator[tuple]:
         yield (f"{rng.choice(_ASKS).format(a=_order_id(rng))} ({word})",)
     yield (f"Also: {_order_id(rng)}",)
     yield (f"{rng.choice(_ASKS).format(a=_order_id(rng))}, also.",)
+    yield (f"{rng.choice(_ASKS).format(a=_order_id(rng))} (also {rng.choice(_QUESTIONS)})",)  # a word in brackets
+    yield (f'{rng.choice(_ASKS).format(a=_order_id(rng))} "Also" {rng.choice(_QUESTIONS)}',)
 
 
 def _one_part(rng: random.Random) -> Iterator[tuple]:
@@ -199,7 +208,9 @@ ROUTER_RULES = (
          lambda args, expected, got: "— count different ids: one id, however often it is named, is one order."
          if got is True and expected is False else None),
     Rule("an order id is exactly five digits, not part of a longer number", _not_order_ids),
-    Rule("另外, 还有 or the word \"also\" (a whole word, in any case) make several parts", _joining_words),
+    Rule("另外, 还有 or the word \"also\" (a whole word, in any case) make several parts", _joining_words,
+         lambda args, expected, got: "— a word next to a bracket or quote is still the word: not only spaces part it."
+         if got is False and re.search(r"[(\"]also", args[0], re.IGNORECASE) else None),
     Rule("anything else is one part: False", _one_part),
 )
 

@@ -222,6 +222,19 @@ def _id_not_a_name(args: tuple, expected: list, got: list) -> str | None:
     return _first_difference(args, expected, got)
 
 
+def _name_after_data(rng: random.Random) -> Iterator[tuple]:
+    """A block's event: line names it wherever it stands in the block, after its data: lines too."""
+    yield ('data: {"answer": "It is on its way."}\nevent: end\n\n',)
+    yield ('event: tool_call\ndata: {"name": "queryOrder"}\n\ndata: {"text": "signed"}\nevent: observation\n\n',)
+
+
+def _name_placed_late(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where the answer missed an event: line that comes after the data, that."""
+    if any(name == "message" for name, _ in (tuple(pair) for pair in got)):
+        return "An event: line names its block even when it comes after the data: lines."
+    return _first_difference(args, expected, got)
+
+
 SSE_RULES = (
     Rule("a blank line ends a block; each block with data is one (name, data) pair, in order", _named_streams,
          _name_as_written),
@@ -236,6 +249,8 @@ SSE_RULES = (
          _streams_with_ids, _id_not_a_name),
     Rule("a line is an event: or data: line by how it starts: data holding 'event:' is still data",
          _data_holding_field_names, _field_by_its_start),
+    Rule("a block's event: line names it wherever it stands in the block, after its data: lines too",
+         _name_after_data, _name_placed_late),
 )
 
 

@@ -338,6 +338,29 @@ def _parts_read_wrong(args: tuple, expected: list[str], got: list[str]) -> str |
     return _first_difference(args, expected, got)
 
 
+def _lines_of_the_prompt(rng: random.Random) -> Iterator[tuple]:
+    """The whole prompt again: a result holding `Question:` in its line, and a Thought line quoting the label,
+    are neither a Question: line nor an Observation: line."""
+    faq = '{"faq": "Question: can I return it? Answer: within 7 days of signing."}'
+    yield ({"model": "m", "stop": ["\nObservation"], "messages": [{"role": "user", "content": (
+        f"Answer as best you can.\n\n{_FORMAT}Question: {_QUESTION}\nThought: I look the policy up.\n"
+        f"Action: searchKnowledge\nAction Input: 退货\nObservation: {faq}\nThought:")}]},)
+    yield ({"model": "m", "stop": ["\nObservation"], "messages": [{"role": "user", "content": (
+        f"Answer as best you can.\n\n{_FORMAT}Question: {_QUESTION}\nThought: I look the order up first.\n"
+        f"Action: queryOrder\nAction Input: 88231\nObservation: {_ORDER}\n"
+        "Thought: the Observation: above says it was signed for.\nAction: getCurrentTime\nAction Input: \n"
+        f"Observation: {_TIME}\nThought:")}]},)
+
+
+def _prompt_lines_read_wrong(args: tuple, expected: list[str], got: list[str]) -> str | None:
+    """_first_difference, and where the answer read a line by what it holds rather than how it starts, that."""
+    if len(got) > len(expected):
+        return "It read a Thought line quoting the label: a result's line starts with Observation:."
+    if len(got) < len(expected):
+        return "A result holding 'Question:' is not the last Question: line: that line starts with Question:."
+    return _first_difference(args, expected, got)
+
+
 OBSERVATION_RULES = (
     Rule("a message with role \"tool\": its content, each one, in the order sent", _native, _first_difference),
     Rule("a user message that begins with Observation: gives all the text after the label", _text_react,
@@ -349,6 +372,8 @@ OBSERVATION_RULES = (
     Rule("the Responses API's input: each function_call_output item's output", _responses, _first_difference),
     Rule("[] when the request carries no result", _nothing_observed, _first_difference),
     Rule("a message with role \"tool\": its content, an empty one too", _empty_results, _empty_result_dropped),
+    Rule("the whole prompt: only lines that start with Question: or Observation: are those lines",
+         _lines_of_the_prompt, _prompt_lines_read_wrong),
 )
 
 

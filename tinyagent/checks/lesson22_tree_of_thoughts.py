@@ -334,6 +334,12 @@ def _left_as_given(rng: random.Random) -> Iterator[tuple]:
         yield (tuple(spec), rng.randint(1, count))
 
 
+def _no_room(rng: random.Random) -> Iterator[tuple]:
+    # width 0: at most 0 nodes (a loop that appends before it compares with `width` keeps one)
+    yield ((("1", 0.4, 1, 0), ("2", 0.9, 1, 1), ("3", 0.7, 1, 2)), 0)
+    yield ((("1", 0.2, 1, 0),), 0)
+
+
 def _beam_hint(args: tuple, expected: _Kept, got: _Kept) -> str | None:
     if got.problem is not None or got.ids is None:
         return None  # the shape's own message says it
@@ -351,6 +357,7 @@ BEAM_RULES = (
     Rule("on equal scores the shallower node comes first (it commits sooner)", _ties_by_depth, _beam_hint),
     Rule("then the one proposed first (the smaller `order`, not the list's order or the id)", _ties_by_order, _beam_hint),
     Rule("leave the list you are given as it was", _left_as_given, _beam_hint),
+    Rule("at most `width` nodes: with width 0, none", _no_room, _beam_hint),
 )
 
 

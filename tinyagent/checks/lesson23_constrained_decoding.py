@@ -51,6 +51,7 @@ def _not_the_shape(rng: random.Random) -> Iterator[tuple]:
     yield (_digits(rng, 12),)
     yield (_digits(rng, 2) + _letters(rng, 2) + _digits(rng, 8),)  # the letters not first
     yield (_letters(rng, 2) + _digits(rng, 5) + _letters(rng, 1) + _digits(rng, 4),)  # a letter among the digits
+    yield ("88231",)  # the lesson's own order id
 
 
 def _wrong_counts(rng: random.Random) -> Iterator[tuple]:
@@ -73,6 +74,17 @@ def _something_around(rng: random.Random) -> Iterator[tuple]:
         yield ("SF1234567890" + after,)
 
 
+def _nothing_between(rng: random.Random) -> Iterator[tuple]:
+    for text in ("SF 1234567890", "SF-1234567890", "SF12345 67890", "SF12345-67890"):
+        yield (text,)  # a space or a dash inside: not the shape
+
+
+def _between_hint(args: tuple, expected: str, got: str) -> str | None:
+    if got == "allowed":
+        return "It allows a space or dash inside the number: ten digits right after the letters."
+    return None
+
+
 def _grammar_hint(args: tuple, expected: str, got: str) -> str | None:
     if got == "allowed" and re.fullmatch(r"[A-Z]{2}[0-9]{10}.+", args[0], re.DOTALL):
         return f"It allows {args[0][12:]!r} after the number: nothing may follow it."
@@ -90,6 +102,8 @@ GRAMMAR_RULES = (
          _wrong_counts, _grammar_hint),
     Rule("nothing else: nothing after it (no space, no newline, no Observation) and nothing before it",
          _something_around, _grammar_hint),
+    Rule("nothing between: the ten digits follow the two letters with no space or dash among them",
+         _nothing_between, _between_hint),
 )
 
 
@@ -249,6 +263,19 @@ def _once_in_order(rng: random.Random) -> Iterator[tuple]:
             {"role": "user", "content": "还有订单88236，谢谢"}], "88231")
 
 
+def _letters_only(rng: random.Random) -> Iterator[tuple]:
+    # a digit where the example has a letter: twelve digits (a phone number) are not SF1234567890's shape
+    yield ([{"role": "user", "content": "Call me on 861234567890 about SF1234567890, or 008613912345678."}],
+           "SF1234567890")
+    yield ([{"role": "user", "content": "订单 A123456 和 7123456，电话 9912345"}], "A123456")
+
+
+def _letters_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if _a_list(got) is None and any(one[:1].isdigit() for one in got):
+        return "A letter of the example is a letter only: 7123456 is not shaped like A123456."
+    return None
+
+
 def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
     """What the answer most likely did, worked out from its list and the input's messages."""
     if _a_list(got) is not None or list(got) == expected:
@@ -291,6 +318,8 @@ IDS_RULES = (
          _whose_words, _ids_hint),
     Rule("upper-cased (sf1234567890 is SF1234567890)", _cases, _ids_hint),
     Rule("each once, in the order they first appear", _once_in_order, _ids_hint),
+    Rule("the example's letters are letters only: a digit in a letter's place makes another word",
+         _letters_only, _letters_hint),
 )
 
 

@@ -91,6 +91,22 @@ def _error_kinds_hint(args: tuple, expected: str, got: object) -> str | None:
     return "An error's other parts are shown too, as [image], where they come." if got != expected else None
 
 
+def _error_key(rng: random.Random) -> Iterator[tuple]:
+    # only the key "error" itself lets the text through; a text of spaces is text, not "said nothing"
+    yield ({"content": [_text('{"errorCode":"E404"}')], "isError": True},)
+    yield ({"content": [_text('{"Error":"not found"}')], "isError": True},)
+    yield ({"content": [_text(" ")], "isError": True},)
+    yield ({"content": [_text("\n")], "isError": True},)
+
+
+def _error_key_hint(args: tuple, expected: str, got: object) -> str | None:
+    if got == expected:
+        return None
+    if not "".join(part.get("text", "") for part in args[0]["content"]).strip():
+        return 'A text of spaces is still text: error_observation(text), not "said nothing".'
+    return 'Only the key "error" itself counts: {"errorCode": …} is made error_observation(text).'
+
+
 OBSERVATION_RULES = (
     Rule('the text of each part of type "text", joined with newlines ("\\n"), in the order sent', _joined),
     Rule("a part of another type (image, audio, resource_link, resource) is shown where it comes as [its type], "
@@ -104,6 +120,8 @@ OBSERVATION_RULES = (
     Rule("an error's parts of another type are shown where they come too ([image]), then the text is made "
          "an error",
          _error_kinds, _error_kinds_hint),
+    Rule('only the key "error" counts ({"errorCode": …} is made an error too); spaces are text',
+         _error_key, _error_key_hint),
 )
 
 
