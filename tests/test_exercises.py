@@ -1445,7 +1445,9 @@ def test_09_tool_messages():
     fails(check_tool_messages, any_json_runs, says="JSON but not an object")
     fails(check_tool_messages, silent_on_non_objects, says="call_list's arguments are not a JSON object")
 
-    def solution_with(workers=None, catching=Exception):  # the solution, with its pool size or its except swapped
+    def solution_with(workers=None, catching=Exception,
+                      error_text=lambda error: f"{type(error).__name__}: {error}"):
+        """The solution, with its pool size, its except or the error it writes for a failing tool swapped."""
         from concurrent.futures import ThreadPoolExecutor
 
         def tool_messages_(message, run_tool):
@@ -1459,7 +1461,7 @@ def test_09_tool_messages():
                 try:
                     return run_tool(call["function"]["name"], arguments)
                 except catching as error:
-                    return json.dumps({"error": f"{type(error).__name__}: {error}"}, ensure_ascii=False)
+                    return json.dumps({"error": error_text(error)}, ensure_ascii=False)
 
             calls = message["tool_calls"]
             if not calls:
@@ -1477,27 +1479,7 @@ def test_09_tool_messages():
     fails(quick, four_threads, says="a pool of fewer than 5 threads runs the calls in turns")
     fails(check_tool_messages, runtime_errors_only, says="catch every exception a tool raises, whatever its type")
 
-    def message_only_errors(message, run_tool):  # the error says str(error) only: a TimeoutError() says nothing
-        def answer(call):
-            try:
-                arguments = json.loads(call["function"]["arguments"] or "{}")
-            except ValueError as error:
-                return json.dumps({"error": f"not valid JSON: {error}"})
-            if not isinstance(arguments, dict):
-                return json.dumps({"error": "not a JSON object"})
-            try:
-                return run_tool(call["function"]["name"], arguments)
-            except Exception as error:  # noqa: BLE001 - every exception, but only its message kept
-                return json.dumps({"error": str(error)}, ensure_ascii=False)
-
-        from concurrent.futures import ThreadPoolExecutor
-
-        calls = message["tool_calls"]
-        if not calls:
-            return []
-        with ThreadPoolExecutor(len(calls)) as pool:
-            texts = list(pool.map(answer, calls))
-        return [{"role": "tool", "tool_call_id": c["id"], "content": t} for c, t in zip(calls, texts)]
+    message_only_errors = solution_with(error_text=str)  # str(error) only: a TimeoutError() says nothing
 
     fails(check_tool_messages, message_only_errors, says="no message: name its type too")
     assert passes(check_tool_messages, solution_with())  # f"{type(error).__name__}: {error}" names the type
@@ -1699,16 +1681,22 @@ def test_10_fixed_seed_loop():
     fails(check_fixed_seed_loop, forgets_the_answer, says="expected the model's answer")
     fails(check_fixed_seed_loop, lambda question, llm, tools: "x", says="raised TypeError")
 
-    def seed_loop_fixed_but(system=True, assistant=True, observation=True, give_up=None):
-        """The solution, with one of the things it sends the model (or its give-up text) left out."""
+    def seed_loop_fixed_but(system=True, assistant=True, observation=True, give_up=None, language=None,
+                            stop=("Observation:",), kept=None):
+        """The solution, with one of the things it sends the model (or its give-up text) left out or changed:
+        the system prompt in a fixed `language`, no `stop`, or one conversation `kept` from call to call."""
         def loop(question, llm, tools, limit=10):
-            messages = [{"role": "user", "content": question}]
+            fresh = [{"role": "user", "content": question}]
             if system:
-                messages.insert(0, {"role": "system", "content": build_system_prompt(tools, detect_language(question))})
+                prompt = build_system_prompt(tools, language or detect_language(question))
+                fresh.insert(0, {"role": "system", "content": prompt})
+            messages = fresh if kept is None else kept
+            if kept is not None:
+                kept.extend(fresh)
             text = ""
             for _ in range(limit):
                 with contextlib.suppress(Exception):
-                    text = llm.chat(messages, stop=["Observation:"]).text
+                    text = llm.chat(messages, stop=list(stop) or None).text
                     step = parse_step(text)
                     if step.final_answer is not None:
                         return step.final_answer
@@ -1730,37 +1718,16 @@ def test_10_fixed_seed_loop():
     fails(check_fixed_seed_loop, no_system_prompt, says="model call 1 was not sent the system prompt first")
     fails(check_fixed_seed_loop, gives_up_with_the_last_reply, says="that is the model's own reply, not a give-up text")
 
-    def loop_with(language=None, stop=("Observation:",), kept=None):  # the solution with one thing changed
-        def loop(question, llm, tools, limit=10):
-            lang = language or detect_language(question)
-            fresh = [{"role": "system", "content": build_system_prompt(tools, lang)},
-                     {"role": "user", "content": question}]
-            messages = kept if kept is not None else fresh
-            if kept is not None:
-                kept.extend(fresh)
-            i = 0
-            while i < limit:
-                with contextlib.suppress(Exception):
-                    reply = llm.chat(messages, stop=list(stop) or None)
-                    step = parse_step(reply.text)
-                    if step.final_answer is not None:
-                        return step.final_answer
-                    observation = tools.get(step.action.tool_name).invoke(step.action.tool_input)
-                    messages.append({"role": "assistant", "content": reply.text})
-                    messages.append({"role": "user", "content": f"Observation: {observation}"})
-                i += 1
-            return "达到了循环最大次数"
-
-        return loop
-
-    assert passes(check_fixed_seed_loop, loop_with())
+    assert passes(check_fixed_seed_loop, seed_loop_fixed_but())
     # the system prompt in one language whatever the question's
-    fails(check_fixed_seed_loop, loop_with(language="zh"), says="the system prompt first, in the question's language")
-    fails(check_fixed_seed_loop, loop_with(language="en"), says="the system prompt first, in the question's language")
+    fails(check_fixed_seed_loop, seed_loop_fixed_but(language="zh"),
+          says="the system prompt first, in the question's language")
+    fails(check_fixed_seed_loop, seed_loop_fixed_but(language="en"),
+          says="the system prompt first, in the question's language")
     # the model not told where to stop
-    fails(check_fixed_seed_loop, loop_with(stop=()), says='stop=["Observation:"]')
+    fails(check_fixed_seed_loop, seed_loop_fixed_but(stop=()), says='stop=["Observation:"]')
     # one conversation kept from call to call
-    fails(check_fixed_seed_loop, loop_with(kept=[]), says="a conversation kept from an earlier call?")
+    fails(check_fixed_seed_loop, seed_loop_fixed_but(kept=[]), says="a conversation kept from an earlier call?")
 
     def asks_before_counting(question, llm, tools, limit=10):  # the counter tested after the call: limit=0 asks once
         return fixed_seed_loop(question, llm, tools, limit=max(limit, 1))
@@ -2798,7 +2765,8 @@ def test_14_cut_stream():
     fails(check_cut_stream, never_releases, says="what was held back must come out when the stream ends")
     fails(check_cut_stream, first_stop_only, says="every stop string counts")
 
-    def cut_with(find, hold=None):  # the solution with its search for a stop string (and what it holds) swapped
+    def cut_with(find, hold=None, window=lambda stop: max(len(s) for s in stop)):
+        """The solution with its search for a stop string (what it holds, how far back it looks) swapped."""
         def cutter(pieces, stop):
             held = ""
             for piece in pieces:
@@ -2808,7 +2776,7 @@ def test_14_cut_stream():
                     yield text[:at]
                     return
                 keep = len(text)
-                for i in range(max(len(text) - max(len(s) for s in stop) + 1, 0), len(text)):
+                for i in range(max(len(text) - window(stop) + 1, 0), len(text)):
                     if any(s.startswith(text[i:]) for s in stop):
                         keep = i
                         break
@@ -2847,24 +2815,8 @@ def test_14_cut_stream():
     fails(check_cut_stream, stripped, says="no strip()")
     fails(check_cut_stream, holds_newlines, says="held back '\\\\n' at piece 2")
 
-    def first_stop_sized_hold(pieces, stop):  # holds back len(stop[0]) - 1 characters, not what the longest needs
-        held = ""
-        for piece in pieces:
-            text = held + piece
-            found = [text.find(s) for s in stop if s in text]
-            if found:
-                yield text[: min(found)]
-                return
-            keep = len(text)
-            for i in range(max(len(text) - len(stop[0]) + 1, 0), len(text)):
-                if any(s.startswith(text[i:]) for s in stop):
-                    keep = i
-                    break
-            held = text[keep:]
-            if keep:
-                yield text[:keep]
-        if held:
-            yield held
+    # holds back len(stop[0]) - 1 characters, not what the longest stop string needs
+    first_stop_sized_hold = cut_with(earliest, window=lambda stop: len(stop[0]))
 
     fails(check_cut_stream, first_stop_sized_hold, says="stop=['观察：', 'Observation:']\nexpected 'Thought: 先查订单。\\n'")
     fails(check_cut_stream, first_stop_sized_hold, says="one split across pieces must still be found, the longest too")
@@ -3886,12 +3838,18 @@ def test_18_wrong_answers_by_kind():
 
 # -- 17 ---------------------------------------------------------------------------------------------
 def _solution_17_parse_plan(after_number=".)"):  # notebooks/solutions/17_plan_and_skills.ipynb
-    line = re.compile(rf"^\s*(?:\*\*)?(\d+)[{re.escape(after_number)}](?:\*\*)?\s*(.*)$")
+    return _plan_parser(rf"^\s*(?:\*\*)?(\d+)[{re.escape(after_number)}](?:\*\*)?\s*(.*)$")
+
+
+def _plan_parser(step_line, find="match"):
+    """The solution's parser with its step line (group 1 the number, group 2 the step) and how it is looked for
+    in a line (re's "match" or "search") given: the wrong answers below swap one of them."""
+    line = re.compile(step_line)
 
     def my_parse_plan(text):
         steps, last = [], 0
         for text_line in text.splitlines():
-            match = line.match(text_line)
+            match = getattr(line, find)(text_line)
             if match is None:
                 continue
             number = int(match.group(1))
@@ -3946,19 +3904,8 @@ def test_17_plan_parser():
     fails(check_plan_parser, raises_something_else, says="it raised KeyError")
     fails(check_plan_parser, "1. a", says="should be a function")
 
-    def number_anywhere(text):  # re.search: a price inside a note (19.99) is read as step 19
-        steps, last = [], 0
-        for text_line in text.splitlines():
-            match = re.search(r"(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$", text_line)
-            if match is None:
-                continue
-            if steps and int(match.group(1)) <= last:
-                break
-            steps.append(match.group(2).replace("**", "").strip())
-            last = int(match.group(1))
-        if not steps:
-            raise ValueError("none")
-        return steps
+    # re.search: a price inside a note (19.99) is read as step 19
+    number_anywhere = _plan_parser(r"(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$", find="search")
 
     def a_space_after_the_mark(text):  # \s+ after the mark: '1.查询订单' is not read as a step
         steps = [m.group(2).replace("**", "").strip()
@@ -3968,19 +3915,8 @@ def test_17_plan_parser():
     fails(check_plan_parser, number_anywhere, says="lines that are not numbered are ignored")
     fails(check_plan_parser, a_space_after_the_mark, says="'计划：\\n1.查询订单 88231\\n2)查询物流'")
 
-    def a_number_without_its_mark(text):  # [.):]? : '88231 was signed…' or '10:30 顾客来电' read as a step
-        steps, last = [], 0
-        for text_line in text.splitlines():
-            match = re.match(r"^\s*(?:\*\*)?(\d+)[.):]?(?:\*\*)?\s*(.*)$", text_line)
-            if match is None:
-                continue
-            if steps and int(match.group(1)) <= last:
-                break
-            steps.append(match.group(2).replace("**", "").strip())
-            last = int(match.group(1))
-        if not steps:
-            raise ValueError("none")
-        return steps
+    # [.):]? : '88231 was signed…' or '10:30 顾客来电' read as a step
+    a_number_without_its_mark = _plan_parser(r"^\s*(?:\*\*)?(\d+)[.):]?(?:\*\*)?\s*(.*)$")
 
     fails(check_plan_parser, a_number_without_its_mark, says="no `.` or `)` after it is a note, not a step")
 
@@ -4249,20 +4185,26 @@ def test_19_sse_reader():
 
     fails(check_sse_reader, first_field_is_the_name, says="it is not its name or data")
 
-    def last_field_names_it(text):  # any line but data: sets the name: an id: after event: renames the event
-        events = []
-        for block in text.replace("\r\n", "\n").split("\n\n"):
-            name, data = "message", []
-            for line in block.split("\n"):
-                if not line or line.startswith(":"):
-                    continue
-                if line.startswith("data:"):
-                    data.append(line[5:].removeprefix(" "))
-                else:
-                    name = line.partition(":")[2].strip()
-            if data:
-                events.append((name, json.loads("\n".join(data))))
-        return events
+    def sse_reader_with(names_it, name_in=lambda line: line.partition(":")[2].strip()):
+        """read_events_solution with its test for a name line swapped: names_it(line, the block's data so far)."""
+        def reader(text):
+            events = []
+            for block in text.replace("\r\n", "\n").split("\n\n"):
+                name, data = "message", []
+                for line in block.split("\n"):
+                    if line.startswith(":"):
+                        continue
+                    if names_it(line, data):
+                        name = name_in(line)
+                    elif line.startswith("data:"):
+                        data.append(line[len("data:"):].removeprefix(" "))
+                if data:
+                    events.append((name, json.loads("\n".join(data))))
+            return events
+        return reader
+
+    # any line but data: sets the name: an id: after event: renames the event
+    last_field_names_it = sse_reader_with(lambda line, data: line and not line.startswith("data:"))
 
     fails(check_sse_reader, last_field_names_it, says="It took the id: line's value for the event's name")
 
@@ -4278,35 +4220,14 @@ def test_19_sse_reader():
     fails(check_sse_reader, word_characters_only,
           says="expected 'approval-requested': read all the text after event:.")
 
-    def event_anywhere_in_the_line(text):  # "event:" in line: a data: line quoting 'event: end' becomes a name
-        events = []
-        for block in text.replace("\r\n", "\n").split("\n\n"):
-            name, data = "message", []
-            for line in block.split("\n"):
-                if line.startswith(":"):
-                    continue
-                if "event:" in line:
-                    name = line.split("event:", 1)[1].strip()
-                elif line.startswith("data:"):
-                    data.append(line[len("data:"):].removeprefix(" "))
-            if data:
-                events.append((name, json.loads("\n".join(data))))
-        return events
+    # "event:" in line: a data: line quoting 'event: end' becomes a name
+    event_anywhere_in_the_line = sse_reader_with(lambda line, data: "event:" in line,
+                                                 lambda line: line.split("event:", 1)[1].strip())
 
     fails(check_sse_reader, event_anywhere_in_the_line, says="only when it starts with event:")
 
-    def name_only_before_data(text):  # an event: line after the data: lines is ignored
-        events = []
-        for block in text.replace("\r\n", "\n").split("\n\n"):
-            name, data = "message", []
-            for line in block.split("\n"):
-                if line.startswith("event:") and not data:
-                    name = line[len("event:"):].strip()
-                elif line.startswith("data:"):
-                    data.append(line[len("data:"):].removeprefix(" "))
-            if data:
-                events.append((name, json.loads("\n".join(data))))
-        return events
+    # an event: line after the data: lines is ignored
+    name_only_before_data = sse_reader_with(lambda line, data: line.startswith("event:") and not data)
 
     fails(check_sse_reader, name_only_before_data,
           says="An event: line names its block even when it comes after the data: lines.")
@@ -6415,33 +6336,31 @@ def test_21_scoped_registry():
     from tinyagent.registry import error_observation
     from tinyagent.tools import FunctionTool
 
-    def exact_name_delegates(registry, names):  # sentence 2: refuses the exact name only; ' applyRefund ' runs
-        class Scoped(ToolRegistry):
-            def _run(self, action):
-                if action.tool_name in registry and action.tool_name not in names:
-                    return ToolResult(error_observation(f"use one of {', '.join(names)}"), error=True)
-                return registry.run(action)
+    def scope_refusing(refused, text, delegate=False):
+        """A registry of the named tools that answers a call whose name `refused(name, registry, names)` with
+        `text(name, registry, names)` and error=True; any other call it runs itself, or (delegate) in `registry`."""
+        def scope(registry, names):
+            class Scoped(ToolRegistry):
+                def _run(self, action):
+                    if refused(action.tool_name or "", registry, names):
+                        return ToolResult(text(action.tool_name or "", registry, names), error=True)
+                    return registry.run(action) if delegate else super()._run(action)
 
-        return Scoped([registry.get(name) for name in names])
+            return Scoped([registry.get(name) for name in names])
+        return scope
 
-    def allow_list_unstripped(registry, names):  # sentence 5: ' queryOrder' is refused, the registry runs it
-        class Scoped(ToolRegistry):
-            def _run(self, action):
-                if action.tool_name not in names:
-                    return ToolResult(error_observation(f"use one of {', '.join(names)}"), error=True)
-                return super()._run(action)
+    def allowed(name, registry, names):
+        return error_observation(f"use one of {', '.join(names)}")
 
-        return Scoped([registry.get(name) for name in names])
-
-    def plain_text_refusal(registry, names):  # sentence 2: error=True, but its text is no error Observation
-        class Scoped(ToolRegistry):
-            def _run(self, action):
-                name = (action.tool_name or "").strip()
-                if name in registry and name not in names:
-                    return ToolResult(f"Not allowed here. Use one of: {', '.join(names)}", error=True)
-                return super()._run(action)
-
-        return Scoped([registry.get(name) for name in names])
+    # sentence 2: refuses the exact name only; ' applyRefund ' runs
+    exact_name_delegates = scope_refusing(lambda name, registry, names: name in registry and name not in names,
+                                          allowed, delegate=True)
+    # sentence 5: ' queryOrder' is refused, the registry runs it
+    allow_list_unstripped = scope_refusing(lambda name, registry, names: name not in names, allowed)
+    # sentence 2: error=True, but its text is no error Observation
+    plain_text_refusal = scope_refusing(
+        lambda name, registry, names: name.strip() in registry and name.strip() not in names,
+        lambda name, registry, names: f"Not allowed here. Use one of: {', '.join(names)}")
 
     def rebuilt_tools(registry, names):  # sentence 4: new tools lose the registry's zh descriptions
         return ToolRegistry([FunctionTool(n, registry.get(n).description, registry.get(n).invoke) for n in names])
@@ -6452,18 +6371,11 @@ def test_21_scoped_registry():
     fails(check_scoped_registry, plain_text_refusal, says='An error Observation is JSON {"error": ...}')
     fails(check_scoped_registry, rebuilt_tools, says="Hold the registry's own tools (registry.get(name))")
 
-    from tinyagent.registry import error_observation as _error_observation
-
-    def error_lists_every_tool(registry, names):  # sentence 3: the error names the tools allowed, not all
-        class Scoped(ToolRegistry):
-            def _run(self, action):
-                name = (action.tool_name or "").strip() if action is not None else ""
-                if name in registry and name not in names:
-                    return ToolResult(_error_observation(f"tool {name} is not available here: tools: "
-                                                         f"{', '.join(registry.names)}"), error=True)
-                return super()._run(action)
-
-        return Scoped([registry.get(n) for n in names])
+    # sentence 3: the error names the tools allowed, not all
+    error_lists_every_tool = scope_refusing(
+        lambda name, registry, names: name.strip() in registry and name.strip() not in names,
+        lambda name, registry, names: error_observation(f"tool {name.strip()} is not available here: tools: "
+                                                        f"{', '.join(registry.names)}"))
 
     fails(check_scoped_registry, error_lists_every_tool, says="Name only the tools in names")
 
