@@ -122,3 +122,10 @@ def test_a_bug_in_the_check_itself_is_not_blamed_on_the_learner():
     # _pieces_of is the package's: with no learner code on the stack, its TypeError goes on as it is
     with pytest.raises(TypeError, match="NoneType"):
         grades("Exercise 9")(_pieces_of)(None, ())
+
+
+def test_a_megabyte_long_failure_shows_at_once_cut_to_six_lines():
+    # a learner's answer quoted whole in a message (one word, no spaces to wrap at) must not make the notebook wait
+    lines = plain(failure_lines("Exercise 1: it returned '" + "x" * 10**6 + "': return True or False"))
+    assert len(lines) == FAILURE_LINES and lines[-1].startswith("… (the rest is cut")
+    assert all(_columns(line) <= FAILURE_COLUMNS for line in lines)

@@ -3960,6 +3960,8 @@ def test_17_plan_rule():
 
     assert check_plan_rule(None) is None
     assert passes(check_plan_rule, _solution_17_needs_plan())
+    # a value of the wrong type, however long, is quoted short: the failure still shows whole
+    fails(check_plan_rule, lambda q: "x" * 10**6, says="return True or False")
     fails(check_plan_rule, lambda q: len(re.findall(r"(?<!\d)\d{5}(?!\d)", q)) >= 2 or "另外" in q or "还有" in q or "also" in q.lower(),
           says="two or more *different* order ids")
     fails(check_plan_rule, lambda q: len(set(re.findall(r"(?<!\d)\d{5}(?!\d)", q))) >= 2 or "另外" in q or "还有" in q
@@ -4079,6 +4081,7 @@ def read_events_solution(text):  # notebooks/solutions/19_serving.ipynb
 
 def test_19_sse_reader():
     assert passes(check_sse_reader, read_events_solution)
+    fails(check_sse_reader, lambda text: None, says="return a list of (event name, data) pairs")
 
     def one_pair_per_block(text):  # every block is taken to be "event:" then one "data:" line
         return [(block.split("\n")[0][7:], json.loads(block.split("\n")[1][6:])) for block in text.strip().split("\n\n")]
@@ -5980,6 +5983,7 @@ def _solution_20_observations_in(body):  # notebooks/solutions/20_frameworks.ipy
 def test_20_observations_in():
     solution = _solution_20_observations_in
     assert passes(check_observations_in, solution)
+    fails(check_observations_in, lambda body: None, says="return a list of strings")
 
     def no_tool_messages(body):  # sentence 1: role "tool" messages
         return [o for o in solution(body) if not any(m.get("role") == "tool" and m.get("content") == o

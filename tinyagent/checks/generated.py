@@ -156,12 +156,22 @@ def _kept_between_calls(exercise: str, call: str, indices: Iterable[int], tried:
     for n in indices:
         if n not in first or isinstance(first[n].value, Iterator):
             continue  # a generator is never equal to another: its answer is judged on its contents, not here
+        if first[n].raised is None and not _readable(read, first[n].value):
+            continue  # an answer of the wrong form (None for a list): that is the failure to report, not state
         args = tried[n][1]
         got = _call(mine, copy.deepcopy(args))
         if _disagreement(first[n], got, None, read) is not None:
             _fail(exercise, f"called again on an input it had answered before, {call} gave a different answer: "
                             "it keeps something between calls (a module-level list, a cache).\n"
                             f"The input: {show(args)}\nFirst {first[n].shown()}, then {got.shown()}")
+
+
+def _readable(read: Callable[[Any], Any], value: Any) -> bool:
+    try:
+        read(value)
+    except Exception:  # noqa: BLE001 - `read` is written for values of the right form only
+        return False
+    return True
 
 
 def _call(function: Callable[..., Any], args: tuple, exercise: str | None = None) -> Outcome:

@@ -216,7 +216,7 @@ ROUTER_RULES = (
 
 
 def _a_bool(value: object) -> str | None:
-    return None if isinstance(value, bool) else f"it returned {value!r}: return True or False"
+    return None if isinstance(value, bool) else f"it returned {_brief(value, 40)}: return True or False"
 
 
 @grades("Exercise 2", spec=Spec(ROUTER_RULES))

@@ -43,7 +43,12 @@ def failure_lines(message: str) -> list[str]:
     FAILURE_COLUMNS (a Chinese character takes two columns), cut to FAILURE_LINES with a note if longer."""
     lines: list[str] = []
     for n, paragraph in enumerate(message.splitlines() or [""]):
-        lines += _wrap(paragraph, FAILURE_COLUMNS, first=len(_HEAD) if n == 0 else 0)
+        # No more of a paragraph than the lines could show (a character takes a column or more): a learner's
+        # answer quoted whole, a megabyte long, still shows at once.
+        shown = paragraph[: FAILURE_LINES * FAILURE_COLUMNS + 1]
+        lines += _wrap(shown, FAILURE_COLUMNS, first=len(_HEAD) if n == 0 else 0)
+        if len(lines) > FAILURE_LINES:
+            break
     if len(lines) > FAILURE_LINES:
         lines = [*lines[: FAILURE_LINES - 1], "… (the rest is cut: print(sys.last_value) shows the whole message)"]
     lines[0] = f"\x1b[1;31m{_HEAD.rstrip()}\x1b[0m {lines[0]}"
@@ -82,8 +87,9 @@ def _wrap(paragraph: str, width: int, first: int = 0) -> list[str]:
                 lines.append(line.rstrip())
                 line, used = "", 0
                 continue
-            cut = 0  # the word alone is too wide: take as many characters as fit
-            while cut < len(word) and _columns(word[: cut + 1]) <= width - used:
+            cut, columns = 0, 0  # the word alone is too wide: take as many characters as fit
+            while cut < len(word) and columns + _columns(word[cut]) <= width - used:
+                columns += _columns(word[cut])
                 cut += 1
             lines.append(word[:cut])
             word, used = word[cut:], 0
