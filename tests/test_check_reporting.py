@@ -4,12 +4,15 @@ reported as such; the check's own bug is not disguised as the learner's."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
+from tinyagent import checks
 from tinyagent.checks import ExerciseFailed, check_cost_budget, check_first_and_last, check_invented_counter
 from tinyagent.checks.lesson14_streaming import _pieces_of
 from tinyagent.checks.reporting import FAILURE_COLUMNS, FAILURE_LINES, _brief, _columns, failure_lines, grades
@@ -129,3 +132,63 @@ def test_a_megabyte_long_failure_shows_at_once_cut_to_six_lines():
     lines = plain(failure_lines("Exercise 1: it returned '" + "x" * 10**6 + "': return True or False"))
     assert len(lines) == FAILURE_LINES and lines[-1].startswith("… (the rest is cut")
     assert all(_columns(line) <= FAILURE_COLUMNS for line in lines)
+
+
+# -- every check, given answers of every form ----------------------------------------------------------------------
+# Whatever a learner hands a check (a value where a function was asked for, a function that returns None or a
+# number of the wrong kind, raises, takes no argument, or a class whose every method does so), the check fails it
+# with a short message, never passes it and never raises into the package.
+def _class_whose_methods_return(value):
+    class Anything:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __getattr__(self, name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return self
+
+        def __call__(self, *args, **kwargs):
+            if value is ValueError:
+                raise ValueError("boom")
+            return value
+
+    return Anything
+
+
+def _raises(*args, **kwargs):
+    raise ValueError("boom")
+
+
+def _yields(*args, **kwargs):
+    yield 1
+
+
+ANSWERS_OF_EVERY_FORM = {
+    "the number 42": 42, "a string": "hello", "a list": [1, 2], "a dict": {"a": 1}, "True": True,
+    "a function that raises": _raises, "a function returning None": lambda *args, **kwargs: None,
+    "a function of no argument": lambda: 1, "a generator function": _yields,
+    "a function returning a string": lambda *args, **kwargs: "x", "returning 0": lambda *args, **kwargs: 0,
+    "returning [None]": lambda *args, **kwargs: [None], "returning [[1, 2, 3]]": lambda *args, **kwargs: [[1, 2, 3]],
+    "returning a set": lambda *args, **kwargs: {1}, "returning NaN": lambda *args, **kwargs: float("nan"),
+    "returning bytes": lambda *args, **kwargs: b"x", "returning an object": lambda *args, **kwargs: object(),
+    "returning 10,000 characters": lambda *args, **kwargs: "x" * 10_000,
+    **{f"a class whose methods return {value!r}": _class_whose_methods_return(value)
+       for value in (None, "x", 0, [], ["x"], ValueError)},
+}
+
+
+@pytest.mark.parametrize("name", sorted(name for name in dir(checks) if name.startswith("check_")))
+def test_every_check_fails_answers_of_every_form_with_a_short_message(name):
+    check = getattr(checks, name)
+    for form, answer in ANSWERS_OF_EVERY_FORM.items():
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            try:
+                check(answer)
+            except ExerciseFailed as failure:
+                message = str(failure)
+            else:
+                raise AssertionError(f"{name} passed {form}: {printed.getvalue()!r}")
+        shown = failure_lines(message)
+        assert len(shown) <= FAILURE_LINES and "is cut" not in shown[-1], (form, message[:300])
+        assert "tinyagent/" not in message, (form, message[:300])

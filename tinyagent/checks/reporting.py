@@ -59,7 +59,7 @@ def _brief(value: Any, columns: int = 60) -> str:
     """`value` as a failure quotes it: a string as its repr (so line ends show as \\n), cut in the middle to
     about `columns` columns when longer, so one sample never fills the learner's screen."""
     text = repr(value)
-    if _columns(text) <= columns:
+    if len(text) <= columns and _columns(text) <= columns:  # a longer text cannot fit: no need to count it
         return text
     head, tail = "", ""
     for ch in text:
