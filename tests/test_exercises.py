@@ -1638,6 +1638,8 @@ def seed_loop(question, llm, tools, limit=10):  # the bug: the counter moves onl
 
 def test_10_fixed_seed_loop():
     assert passes(check_fixed_seed_loop, fixed_seed_loop)
+    fails(check_fixed_seed_loop, lambda question, llm, tools, limit=5: fixed_seed_loop(question, llm, tools, limit),
+          says="the spec's default is limit=10")
 
     def counts_twice(question, llm, tools, limit=10):  # the seed's increment kept, and one added after it
         i = 0
@@ -3192,7 +3194,7 @@ def test_15_safe_eval():
     fails(check_safe_eval, first_statement_only, says="text that is not one expression (empty, cut short, two")
     fails(check_safe_eval, only_these_characters, says="'1e3 + 1'")
 
-    def variant(kinds=(int, float), ops=ARITHMETIC, guard="computed"):
+    def variant(kinds=(int, float), ops=ARITHMETIC, guard="computed", zero_powers_refused=lambda right: right < 0):
         """The solution with one rule of the spec loosened."""
         def value(node):
             if isinstance(node, ast.Constant) and type(node.value) in kinds:
@@ -3206,7 +3208,7 @@ def test_15_safe_eval():
                 left, right = value(node.left), value(node.right)
                 if isinstance(node.op, ast.Div) and right == 0:
                     raise ValueError("division by zero")
-                if isinstance(node.op, ast.Pow) and left == 0 and right < 0:
+                if isinstance(node.op, ast.Pow) and left == 0 and zero_powers_refused(right):
                     raise ValueError("division by zero")
                 if isinstance(node.op, ast.Pow) and (right > 100 if guard == "signed" else
                                                      guard == "computed" and abs(right) > 100):
@@ -3231,6 +3233,8 @@ def test_15_safe_eval():
           says="any other operator or expression (% //")
     fails(check_safe_eval, variant(kinds=(int, float, complex)), says="a complex number")
     fails(check_safe_eval, variant(kinds=(int, float, bool)), says="expected ValueError, it returned False")
+    # `right <= 0` for `right < 0`: 0 ** 0 is 1, and only a negative power of 0 divides by zero
+    fails(check_safe_eval, variant(zero_powers_refused=lambda right: right <= 0), says="0 ** 0 is 1")
 
     def silent_refusal(text):  # "raises ValueError with a message"
         try:
@@ -6457,6 +6461,12 @@ def test_21_rains_during():
     fails(check_rains_during, start_hour_skipped_late, says="however late in it the meeting starts")
     fails(check_rains_during, same_hour_meeting_empty, says="15:10–15:50 has the 15:00 hour")
     fails(check_rains_during, rain_chance_counts, says="not in rain_chance_pct")
+
+    def an_hour_past_a_late_end(meeting, forecast):  # 16:30 runs into 16:00, and it took 17:00 as well
+        late = meeting["end"][3:5] != "00"
+        return solution({**meeting, "end": f"{int(meeting['end'][:2]) + late:02d}:{meeting['end'][3:5]}"}, forecast)
+
+    fails(check_rains_during, an_hour_past_a_late_end, says="(nor after the end)")
 
 
 def test_21_wrong_answers_by_kind():

@@ -340,6 +340,12 @@ def check_fixed_seed_loop(fixed_seed_loop: Callable | None) -> None:
         _fail(exercise, f"with limit=5 and a model that calls queryOrder, a missing tool, getCurrentTime, then "
                         f"answers, {model.missing}. Each round sends the conversation so far, as seed_loop does: "
                         "the system prompt, the question, each reply and its 'Observation: ...'")
+    model = GivingUpModel(lambda n: ORDER_STEP, give_up_after=3 * 10 + 2)  # no limit given: the spec's 10
+    _run(exercise, "fixed_seed_loop(question, llm, tools)", fixed_seed_loop, "帮我看看订单 88231 的快递到哪了。",
+         model, shop_registry(_fresh_shop()))
+    if model.calls != 10:
+        _fail(exercise, f"called without a limit, on a model that keeps calling a tool that works, your loop made "
+                        f"{model.calls} model calls: the spec's default is limit=10")
     return _passed(exercise, f"the counter moves once a round, whether the tool worked or threw, so a model that "
                              f"never answers costs `limit` calls and no more; {tried} generated runs agree.")
 

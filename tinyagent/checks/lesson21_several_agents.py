@@ -402,6 +402,9 @@ def _outside(rng: random.Random) -> Iterator[tuple]:
         after = set(range(end, 24)) if rng.random() < 0.5 else {end}
         yield (meeting, _forecast(rng, rng.choice((before, after, before | after)), first=6, last=23))
     yield ({"start": "10:00", "end": "11:30"}, {"hours": []})  # no forecast at all
+    # a meeting that runs into its end hour, and rain only in the hour after that one
+    yield ({"start": "15:00", "end": "16:30"}, _hours("17:00"))
+    yield ({"start": "09:15", "end": "10:45"}, _hours("11:00", "12:00"))
 
 
 def _rain_words(rng: random.Random) -> Iterator[tuple]:
