@@ -1,0 +1,55 @@
+"""benchmarks/check_mutants.py: the mutants it makes of a definition, and its run on two lessons whose checks
+fail every mutant (docs/benchmarks.md, "Exercise checks against mutants")."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "check_mutants.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("check_mutants", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_mutants_of_a_definition_are_one_edit_each():
+    script = load_script()
+    tree = ast.parse("def is_observation(line):\n    return line.strip().startswith('Observation:') and len(line) < 80\n")
+    mutants = {ast.unparse(script.mutant(tree, k)).splitlines()[1].strip()
+               for k in range(len(script.sites(tree)))}
+    for expected in (
+        "return line.startswith('Observation:') and len(line) < 80",  # strip() left out
+        "return line.lstrip().startswith('Observation:') and len(line) < 80",
+        "return line.strip().endswith('Observation:') and len(line) < 80",
+        "return line.strip().startswith('Observation') and len(line) < 80",  # the key without its colon
+        "return line.strip().startswith('observation:') and len(line) < 80",
+        "return line.strip().startswith('Observation:') or len(line) < 80",
+        "return line.strip().startswith('Observation:') and len(line) <= 80",
+        "return line.strip().startswith('Observation:') and len(line) < 81",
+    ):
+        assert expected in mutants, expected
+    original = ast.unparse(tree)
+    assert original not in {ast.unparse(script.mutant(tree, k)) for k in range(len(script.sites(tree)))}
+    assert ast.unparse(tree) == original  # each mutant is made on a copy
+
+
+def test_lessons_12_and_24_fail_every_mutant_of_their_solutions():
+    done = subprocess.run([sys.executable, str(SCRIPT), "12", "24"], capture_output=True, text=True, timeout=600,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 5 and lines[-1].endswith(", 0 passed"), done.stdout
+    assert "24_mcp check_merged_names merge: " in done.stdout
+
+
+def test_an_unknown_lesson_is_a_one_line_error():
+    done = subprocess.run([sys.executable, str(SCRIPT), "99"], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == "error: no solutions notebook for lessons 99\n"
