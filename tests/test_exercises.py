@@ -1910,6 +1910,12 @@ def test_11_bracket_actions():
     assert passes(check_bracket_actions, lambda text: my_tolerant(text, read_action_v2))
     fails(check_bracket_actions, my_tolerant, says="the name ends at the first [")
 
+    def input_as_written(value):  # the brackets' content kept with the spaces around it
+        call = CALL.fullmatch(value.strip())
+        return (call.group(1), call.group(2)) if call else read_action(value)
+
+    fails(check_bracket_actions, lambda text: my_tolerant(text, input_as_written), says="without the spaces around it")
+
     def split_first(value):  # the first word, then the brackets: an input with a space is cut
         call = CALL.fullmatch(value.split()[0]) if value.split() else None
         return (call.group(1), call.group(2)) if call else read_action(value)
@@ -3845,9 +3851,9 @@ def _solution_17_parse_plan(after_number=".)"):  # notebooks/solutions/17_plan_a
     return _plan_parser(rf"^\s*(?:\*\*)?(\d+)[{re.escape(after_number)}](?:\*\*)?\s*(.*)$")
 
 
-def _plan_parser(step_line, find="match"):
-    """The solution's parser with its step line (group 1 the number, group 2 the step) and how it is looked for
-    in a line (re's "match" or "search") given: the wrong answers below swap one of them."""
+def _plan_parser(step_line, find="match", tidy=str.strip):
+    """The solution's parser with its step line (group 1 the number, group 2 the step), how it is looked for in a
+    line (re's "match" or "search") and how a step is tidied given: the wrong answers below swap one of them."""
     line = re.compile(step_line)
 
     def my_parse_plan(text):
@@ -3859,7 +3865,7 @@ def _plan_parser(step_line, find="match"):
             number = int(match.group(1))
             if steps and number <= last:
                 break
-            steps.append(match.group(2).replace("**", "").strip())
+            steps.append(tidy(match.group(2).replace("**", "")))
             last = number
         if not steps:
             raise ValueError("no numbered steps: write one step per line, '1. ...'")
@@ -3882,6 +3888,9 @@ def test_17_plan_parser():
         return steps
 
     fails(check_plan_parser, every_numbered_line, says="a second list after the first is not part of the plan")
+    step_line = r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$"
+    fails(check_plan_parser, _plan_parser(step_line, tidy=lambda step: step), says="without the spaces around it")
+    fails(check_plan_parser, _plan_parser(step_line, tidy=str.lstrip), says="without the spaces around it")
 
     def empty_list_instead_of_error(text):
         try:

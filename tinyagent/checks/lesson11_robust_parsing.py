@@ -222,6 +222,14 @@ def _lesson_replies(rng: random.Random) -> Iterator[tuple]:
         yield (text,)
 
 
+def _inputs_with_spaces(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(4):
+        before, after = rng.choice((" ", "  ", "\t", "")), rng.choice((" ", "  ", "\t", " \n"))
+        yield (_reply(rng, f"{rng.choice(_TOOLS)}[{before}{_plain_input(rng)}{after}]"),)
+    yield ("Thought: 先查订单。\nAction: queryOrder[ 88231 ]",)
+    yield (f"Thought: It is faulty.\nAction: applyRefund[\n{_REFUND_JSON}\n]",)
+
+
 def _bracket_hint(args: tuple, expected: Any, got: Any) -> str | None:
     got = _as_reading(got)
     if not isinstance(got, tuple) or expected[0] is None or got[0] is None:
@@ -253,6 +261,7 @@ BRACKET_RULES = _with_hint((
     Rule("otherwise it does what `read_action` does (a name in backticks, `Action Input:` lines, an answer)",
          _other_shapes),
     Rule("the lesson's own replies are read as the lesson reads them", _lesson_replies),
+    Rule("the input is without the spaces around it (`queryOrder[ 88231 ]` reads 88231)", _inputs_with_spaces),
 ), _bracket_hint)
 
 

@@ -108,6 +108,14 @@ def _texts_without_steps(rng: random.Random) -> Iterator[tuple]:
         yield ("\n".join(rng.choice(_NOTES) for _ in range(rng.randint(1, 4))),)
 
 
+def _steps_with_spaces(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(4):  # spaces or a tab after a step, as a model leaves them
+        lines = [_numbered(rng, n, _step(rng)) + rng.choice((" ", "   ", "\t", " \t")) for n in range(1, rng.randint(2, 4))]
+        yield ("\n".join(lines),)
+    yield ("1. 查询订单 88231   \n2)  查询物流\t",)
+    yield ("**1.**   Look up order 88231  \n**2.** Answer the customer ",)
+
+
 PLAN_RULES = (
     Rule("a step line may be indented, its number followed by `.` or `)`, and in Markdown bold (`**1.**`); take the "
          "`**` out of the step", _plans_styled,
@@ -117,6 +125,7 @@ PLAN_RULES = (
          _plans_with_a_second_list),
     Rule("lines that are not numbered are ignored", _plans_with_notes, _note_read_as_step),
     Rule("when there is no numbered step at all, raise ValueError", _texts_without_steps),
+    Rule("a step is its text without the spaces around it (`1. 查询订单   ` is `查询订单`)", _steps_with_spaces),
 )
 
 
