@@ -786,6 +786,20 @@ def test_05_anchored_final_answer():
 
     fails(check_anchored_final_answer, the_last_answer_line, says="the first line that starts with `Final Answer:`")
 
+    def stops_at_an_observation(text):  # the answer ends where an Observation line starts (exercise 1's rule)
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if line.strip().startswith(FINAL):
+                kept = [line.strip()[len(FINAL):]]
+                for later in lines[i + 1:]:
+                    if later.strip().startswith("Observation:"):
+                        break
+                    kept.append(later)
+                return "\n".join(kept).strip()
+        return None
+
+    fails(check_anchored_final_answer, stops_at_an_observation, says="not to the end of its line: keyed lines too")
+
 
 # -- 06 ---------------------------------------------------------------------------------------------
 class CountingLlm:
@@ -828,6 +842,21 @@ def test_06_counting_llm():
             return reply
 
     fails(check_counting_llm, SharedUsages, says="self.usages = [] in __init__, not a list on the class")
+
+    class ByMessageCount:  # one usage per length of the message list: a retry with the same messages overwrites
+        def __init__(self, llm):
+            self.llm, self._by_round = llm, {}
+
+        @property
+        def usages(self):
+            return list(self._by_round.values())
+
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            self._by_round[len(messages)] = reply.usage
+            return reply
+
+    fails(check_counting_llm, ByMessageCount, says="1 item(s) for 2 call(s)")
 
 
 class Recorder:
@@ -899,6 +928,16 @@ def test_06_record_replay_holds_on_scripted_replies_and_the_classroom(capsys):
     fails(check_record_replay, SharedReplies, Replayer, run_loop,
           says="self.replies = [] in __init__, not a list on the class")
     fails(check_record_replay, Recorder, SharedPlace, run_loop, says="Each Replayer keeps its own place")
+
+    class RecordsByMessageCount(Recorder):  # one reply per length of the message list: a retry overwrites
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            by_round = dict(enumerate(self.replies, start=1))
+            by_round[len(messages) // 2] = reply
+            self.replies = list(by_round.values())
+            return reply
+
+    fails(check_record_replay, RecordsByMessageCount, Replayer, run_loop, says="1 item(s) for 2 call(s)")
 
 
 # -- classroom-only checks say why they are skipped ------------------------------------------------
@@ -1483,6 +1522,11 @@ def test_09_tool_messages():
 
     fails(check_tool_messages, message_only_errors, says="no message: name its type too")
     assert passes(check_tool_messages, solution_with())  # f"{type(error).__name__}: {error}" names the type
+
+    # only the exception types the lesson showed caught: a bug in a tool (ZeroDivisionError) or its own Exception gets out
+    catches_the_usual_errors = solution_with(catching=(ValueError, KeyError, RuntimeError, TypeError, LookupError,
+                                                       OSError))
+    fails(check_tool_messages, catches_the_usual_errors, says="catch every exception a tool raises, whatever its type")
 
 
 def test_09_fewest_model_calls():
@@ -3569,6 +3613,25 @@ def test_16_overlapping_windows():
     fails(check_overlapping_windows, lambda text, size, overlap: text.split(), says="expected")
     fails(check_overlapping_windows, "windows", says="should be a function")
 
+    def same_text_is_inside(text, size, overlap):  # "a window that would lie inside the one before": by text
+        pieces = []
+        for start in range(0, len(text), size - overlap):
+            if pieces and text[start:start + size] in pieces[-1]:
+                break
+            pieces.append(text[start:start + size])
+        return pieces
+
+    def drops_repeated_windows(text, size, overlap):  # the same, skipping instead of stopping
+        pieces = []
+        for start in range(0, len(text), size - overlap):
+            if not (pieces and pieces[-1].endswith(text[start:start + size])):
+                pieces.append(text[start:start + size])
+        return pieces
+
+    assert windows("哈" * 12, 4, 2) == ["哈哈哈哈"] * 5 and same_text_is_inside("哈" * 12, 4, 2) == ["哈哈哈哈"]
+    fails(check_overlapping_windows, same_text_is_inside, says="inside another by position only")
+    fails(check_overlapping_windows, drops_repeated_windows, says="inside another by position only")
+
 
 def my_rerank(question, passages):  # the solution of exercise 2
     from tinyagent.shop.knowledge import query_terms, search_terms
@@ -3957,6 +4020,42 @@ def test_17_plan_parser():
     fails(check_plan_parser, chinese_comma_a_mark,
           says="'1. 查询订单 88231\\n2、查询物流\\n3. 回复顾客'\nexpected ['查询订单 88231', '回复顾客']")
 
+    # full-width marks (`）`, `。`) are not `.` or `)`: such a line is a note
+    fails(check_plan_parser, _solution_17_parse_plan(".)）。"),
+          says="a line starting with a number but no `.` or `)` after it is a note")
+
+    def mark_found_by_str_find(text):  # the first '.' of the line taken for the mark: '1) Look up 88231. ...' is lost
+        steps, last = [], 0
+        for line in text.splitlines():
+            bare = line.strip().replace("**", "")
+            at = bare.find(".") if "." in bare else bare.find(")")
+            if at <= 0 or not bare[:at].isdigit():
+                continue
+            if steps and int(bare[:at]) <= last:
+                break
+            steps.append(bare[at + 1:].strip())
+            last = int(bare[:at])
+        if not steps:
+            raise ValueError("no steps")
+        return steps
+
+    def number_lstripped(text):  # the number taken off with lstrip: a step's own leading digits go too
+        steps, last = [], 0
+        for line in text.splitlines():
+            head = re.match(r"\s*(?:\*\*)?(\d+)[.)]", line)
+            if head is None:
+                continue
+            if steps and int(head.group(1)) <= last:
+                break
+            steps.append(line.strip().lstrip("*0123456789.) \t").replace("**", "").strip())
+            last = int(head.group(1))
+        if not steps:
+            raise ValueError("no steps")
+        return steps
+
+    for cut_short in (mark_found_by_str_find, number_lstripped):
+        fails(check_plan_parser, cut_short, says="a step may hold digits, `.` and `)` of its own")
+
 
 def _solution_17_needs_plan():  # notebooks/solutions/17_plan_and_skills.ipynb
     order_id = re.compile(r"(?<!\d)\d{5}(?!\d)")
@@ -4006,6 +4105,21 @@ def test_17_plan_rule():
             or "also" in words
 
     fails(check_plan_rule, also_between_spaces, says="a word next to a bracket or quote is still the word")
+
+    def ascii_word_boundaries(question):  # \b with re.ASCII: 'order88231' is missed (a letter is not a digit)
+        return len(set(re.findall(r"\b\d{5}\b", question, re.ASCII))) >= 2 or joiner.search(question) is not None
+
+    def no_leading_zero(question):  # ids drawn like the shop's (88231): '01234' is taken for no id
+        return len(set(re.findall(r"(?<!\d)[1-9]\d{4}(?!\d)", question))) >= 2 or joiner.search(question) is not None
+
+    for missed in (ascii_word_boundaries, no_leading_zero):
+        fails(check_plan_rule, missed, says="five digits are an id next to letters too, and may start with 0")
+
+    def more_joiners(question):  # 'and', 'then' or 'too' taken for joining words: the rule names three
+        return len(set(re.findall(order_id, question))) >= 2 or \
+            re.search(r"另外|还有|\b(?:also|and|then|too)\b", question, re.IGNORECASE) is not None
+
+    fails(check_plan_rule, more_joiners, says="only 另外, 还有 and \"also\" join parts")
 
 
 def test_17_wrong_answers_by_kind():
@@ -4247,6 +4361,26 @@ def test_19_sse_reader():
 
     fails(check_sse_reader, name_only_before_data,
           says="An event: line names its block even when it comes after the data: lines.")
+
+    def falsy_data_dropped(text):  # an event kept only when its JSON is truthy: null, 0, {} are lost
+        return [(name, data) for name, data in read_events_solution(text) if data]
+
+    fails(check_sse_reader, falsy_data_dropped, says="A block with data is an event even when its JSON is null")
+
+    def lines_by_splitlines(text):  # str.splitlines() also cuts at U+2028 and U+0085 inside the JSON text
+        events, name, data = [], "message", []
+        for line in [*text.splitlines(), ""]:
+            if not line:
+                if data:
+                    events.append((name, json.loads("\n".join(data))))
+                name, data = "message", []
+            elif line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))
+        return events
+
+    fails(check_sse_reader, lines_by_splitlines, says="a line ends only at \\n or \\r\\n (not at U+2028)")
 
 
 STATUS_SOLUTION = {  # notebooks/solutions/19_serving.ipynb
@@ -4617,6 +4751,17 @@ def test_01_wrong_answers_by_kind():
     fails(check_forgiving_query_order, FirstIdEver, says="Smallest failing input: '99999'\nexpected {'error': '订单不存在：99999'}, got {'orderId': '88231'")
     fails(check_forgiving_query_order, WordBoundaries, says="订单")
     fails(check_forgiving_query_order, ReturnsADict, says="returned dict, not a string")
+
+    class IdAsInt(QueryOrderTool):  # the digits read as an int, as the JSON example holds 88231: 088231 becomes it
+        def invoke(self, input):
+            digits = re.search(r"\d+", input)
+            if digits is None:
+                return to_json({"error": "请提供订单号", "expected": "订单号数字，如 88231"})
+            order_id = int(digits.group())
+            return super().invoke("88231") if order_id == 88231 else to_json({"error": f"订单不存在：{order_id}"})
+
+    fails(check_forgiving_query_order, IdAsInt, says="Smallest failing input: '订单 088231'")
+    fails(check_forgiving_query_order, IdAsInt, says="int() drops its leading zeros")
 
 
 def test_02_each_sentence_of_the_specs():
@@ -6157,6 +6302,27 @@ def test_20_observations_in():
     fails(check_observations_in, label_anywhere_in_the_prompt,
           says="It read a Thought line quoting the label: a result's line starts with Observation:.")
 
+    def prompt_read_by_regex(body):  # '^Observation:\s*(.*)$': \s* runs past an empty result into the next line
+        found = []
+        for item in body.get("messages", body.get("input", [])):
+            if item.get("type") == "function_call_output":
+                found.append(item["output"])
+                continue
+            text = _text_of(item.get("content")).strip()
+            if item.get("role") == "tool":
+                found.append(text)
+            elif item.get("role") == "user" and text.startswith("Observation:"):
+                found += re.findall(r"^Observation:\s*(.+)$", text, re.DOTALL)
+            elif item.get("role") == "user" and "\nQuestion:" in text:
+                found += re.findall(r"(?m)^Observation:\s*(.*)$", text.rsplit("\nQuestion:", 1)[1])
+        return [text.strip() for text in found]
+
+    def empty_output_dropped(body):  # the Responses API: an item whose output is "" is skipped
+        return [text for text in solution(body) if text] if "input" in body else solution(body)
+
+    for empty_lost in (prompt_read_by_regex, empty_output_dropped):
+        fails(check_observations_in, empty_lost, says="with nothing after it is an empty result")
+
 
 def test_20_part_lessons():
     solution = {"AgentExecutor": 6, "bind_tools": 9, "with_structured_output": 7, "max_iterations": 10,
@@ -6984,6 +7150,21 @@ def test_23_ids_seen():
 
     fails(check_ids_seen, letter_or_digit, says="A letter of the example is a letter only")
 
+    def letters_then_digits(messages, example):  # counts the example's letters and digits: letters first
+        letters = sum(ch.isalpha() for ch in example)
+        word = rf"(?<![A-Za-z0-9])[A-Za-z]{{{letters}}}[0-9]{{{len(example) - letters}}}(?![A-Za-z0-9])"
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
+                                  for w in re.findall(word, m["content"])))
+
+    def no_full_stop_after(messages, example):  # a full stop beside the word is taken as a decimal point
+        shape = "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
+                                  for w in re.findall(rf"(?<![A-Za-z0-9.]){shape}(?![A-Za-z0-9.])",
+                                                      m["content"], re.IGNORECASE)))
+
+    fails(check_ids_seen, letters_then_digits, says="letters after its digits too")
+    fails(check_ids_seen, no_full_stop_after, says="the full stop is not part of the id")
+
 
 def test_23_wrong_answers_by_kind():
     import re
@@ -7449,6 +7630,14 @@ def test_25_ids_from_customer():
         return found
 
     fails(check_ids_from_customer, observation_any_case, says="(no space first, that case)")
+
+    def no_full_stop_after(messages):  # "whole numbers" read as "not a decimal": 88236. at a sentence's end missed
+        return list(dict.fromkeys(one for m in messages if m["role"] == "user"
+                                  and not m["content"].startswith("Observation:")
+                                  for one in re.findall(r"(?<![A-Za-z0-9.])[0-9]{5}(?![A-Za-z0-9.])",
+                                                        m["content"])))
+
+    fails(check_ids_from_customer, no_full_stop_after, says="the full stop is not part of the id")
 
 
 def test_25_wrong_answers_by_kind():

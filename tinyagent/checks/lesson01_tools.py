@@ -197,10 +197,16 @@ def _other_orders(rng: random.Random) -> Iterator[tuple]:
     yield ("订单 882310",)
     yield ("order #882319, please",)
     yield ("188231",)
+    # Leading zeros are part of the id read: 088231 is not 88231, and 00042's error names 00042.
+    yield ("订单 088231",)
+    yield ("order #00042, please",)
 
 
 def _other_order_hint(args: tuple, expected: Any, got: Any) -> str | None:
-    if _found(got) and (digits := re.search(r"\d+", args[0])) is not None:
+    digits = re.search(r"\d+", args[0])
+    if digits is not None and digits.group().startswith("0"):
+        return f"The id read is {digits.group()}: keep it as text (int() drops its leading zeros)."
+    if _found(got) and digits is not None:
         return f"The id read is {digits.group()}, not {ORDER}: compare the whole run of digits."
     return None
 

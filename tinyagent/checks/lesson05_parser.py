@@ -366,6 +366,8 @@ def _answers_to_the_end(rng: random.Random) -> Iterator[tuple]:
     yield ("Thought: 可以回复了。\nFinal Answer: 订单 88231 已签收。\nAction: queryOrder\nAction Input: 88231",)
     # Only the first `Final Answer:` line starts the answer: a later one is a line of it.
     yield ("Final Answer: 退款已提交。\nThought: 再确认一下。\nFinal Answer: 单号 RF202606300001。",)
+    # An Observation line after the answer is part of it too (it ends actions, not the answer).
+    yield ('Thought: 可以回复了。\nFinal Answer: 订单 88231 已签收。\nObservation: {"orderId":"88231","status":"已签收"}',)
 
 
 def _indented_keys(rng: random.Random) -> Iterator[tuple]:

@@ -97,8 +97,10 @@ def _usage(rng: random.Random, prompt: int) -> dict:
     return usage
 
 
-def _conversation(rng: random.Random, calls: int, *, same_usage: bool = False, empty_usage: bool = False) -> list:
-    """`calls` rounds of a loop: the growing message list, the options of each call, and the model's reply."""
+def _conversation(rng: random.Random, calls: int, *, same_usage: bool = False, empty_usage: bool = False,
+                  retry: bool = False) -> list:
+    """`calls` rounds of a loop: the growing message list, the options of each call, and the model's reply.
+    `retry`: the first call is asked again with the same messages (a loop that retries): each call still counts."""
     messages = [{"role": "system", "content": rng.choice(("You are a shop assistant.", "你是客服助手。\n只用工具。"))},
                 {"role": "user", "content": _filled(rng, rng.choice(_QUESTIONS))}]
     prompt = rng.randint(90, 900)
@@ -113,6 +115,8 @@ def _conversation(rng: random.Random, calls: int, *, same_usage: bool = False, e
             usage = {}  # a server that reports no usage: still that reply's usage
         script.append({"messages": copy.deepcopy(messages), "options": _options(rng),
                        "reply": {"text": text, "finish_reason": finish, "usage": usage}})
+        if retry and n == 0:
+            continue
         messages += [{"role": "assistant", "content": text},
                      {"role": "user", "content": _filled(rng, rng.choice(_OBSERVATIONS))}]
         prompt += rng.randint(40, 600)
@@ -315,6 +319,10 @@ def _two_at_once(aspect: str, sizes: range) -> Callable[[random.Random], Iterato
         two = random.Random(f"{aspect}, two at once")
         for calls in (2, 3, 5):
             yield (f"{aspect}, two at once", _conversation(two, calls))
+        if aspect == "keeps":  # the same messages sent twice (a retry): two calls, two replies kept
+            retried = random.Random("keeps, a retry")
+            for calls in (2, 4):
+                yield (aspect, _conversation(retried, calls, retry=True))
     return inputs
 
 
@@ -327,6 +335,9 @@ def _two_kinds_of_usage(rng: random.Random) -> Iterator[tuple]:
     two = random.Random("keeps, two at once")
     for calls in (2, 3, 5):
         yield ("keeps, two at once", _conversation(two, calls))
+    retried = random.Random("keeps, a retry")  # the same messages sent twice: two calls, two usages
+    for calls in (2, 4):
+        yield ("keeps", _conversation(retried, calls, retry=True))
 
 
 COUNTING_RULES = (

@@ -173,11 +173,20 @@ def _tools_that_raise(rng: random.Random) -> Iterator[tuple]:
     yield ({"role": "assistant", "content": None, "tool_calls": [
         _native_call("call_t", "queryLogistics", '{"trackingNo": "SF1234567890"}'),
         _native_call("call_s", "getCurrentTime", "{}")]}, {"queryLogistics": ("TimeoutError", "")})
+    # any exception, not only the kinds above: a bug in the tool's code, or an error class of its own
+    yield ({"role": "assistant", "content": None, "tool_calls": [
+        _native_call("call_p", "checkStock", '{"product": "S10 Pro", "count": 0}'),
+        _native_call("call_q", "queryOrder", '{"orderId": "88231"}'),
+        _native_call("call_r", "get_weather", '{"city": "上海"}')]},
+        {"checkStock": ("ZeroDivisionError", "division by zero"), "get_weather": ("AttributeError", "no attribute 'city'")})
+    yield ({"role": "assistant", "content": None, "tool_calls": [
+        _native_call("call_e", "searchKnowledge", '{"query": "发票"}')]}, {"searchKnowledge": ("Exception", "索引损坏")})
 
 
 # What the generated run_tool raises for a tool of `raising`: a message (a RuntimeError), or (type name, message).
 _EXCEPTIONS = {"KeyError": KeyError, "ValueError": ValueError, "TimeoutError": TimeoutError,
-               "ConnectionError": ConnectionError}
+               "ConnectionError": ConnectionError, "ZeroDivisionError": ZeroDivisionError,
+               "AttributeError": AttributeError, "Exception": Exception}
 
 
 def _exception(raised: str | tuple[str, str]) -> Exception:

@@ -122,6 +122,13 @@ def _empty(rng: random.Random) -> Iterator[tuple]:
         yield ("", size, overlap)
 
 
+def _repeats(rng: random.Random) -> Iterator[tuple]:
+    """Text that repeats itself: windows with the same text are still windows (inside means by position)."""
+    yield ("哈" * 12, 4, 2)
+    yield ("ab" * 10, 6, 2)
+    yield ("=" * 20 + "\n退款后发票作废。", 8, 3)
+
+
 def _window_hint(args: tuple, expected: Any, got: Any) -> str | None:
     """What a wrong list of windows most likely did, judged from what came out."""
     text, size, overlap = args
@@ -133,6 +140,8 @@ def _window_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return f"— a window is longer than size ({size})."
     if len(got) > len(expected) and got[: len(expected)] == expected:
         return "— the last window lies inside the one before: stop once a window reaches the end of the text."
+    if len(got) < len(expected) and set(got) == set(expected):
+        return "— windows with the same text are still windows: one lies inside another by position only."
     if len(got) > 1 and got[1] != text[size - overlap : 2 * size - overlap]:
         return f"— each window starts size - overlap = {size - overlap} characters after the one before."
     if len(got) < len(expected):
@@ -145,6 +154,8 @@ WINDOW_RULES = (
     Rule("it stops once a window reaches the end of the text", _ends, _window_hint),
     Rule("with overlap=0 it is fixed_chunks", _no_overlap, _window_hint),
     Rule("an empty text has no windows", _empty, _window_hint),
+    Rule("a window lies inside the one before by its position, not its text: text that repeats is cut too",
+         _repeats, _window_hint),
 )
 
 

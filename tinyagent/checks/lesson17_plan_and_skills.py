@@ -85,6 +85,8 @@ def _plans_with_notes(rng: random.Random) -> Iterator[tuple]:
     yield ("1. 查询订单 88231\n10:30 顾客来电\n2. 回复顾客",)
     yield ("1. 查询订单 88231\n2、查询物流\n3. 回复顾客",)  # 、 is not `.` or `)`
     yield ("1、查询订单 88231\n2. 查询物流\n3. 回复顾客",)
+    yield ("1. 查询订单 88231\n2）查询物流\n3. 回复顾客",)  # full-width marks are not `.` or `)`
+    yield ("1。查询订单 88231\n2. 查询物流\n3. 回复顾客",)
 
 
 _BOLD_LINE = re.compile(r"(?m)^\*\*\d+[.)] .*\*\*$")
@@ -114,6 +116,15 @@ def _steps_with_spaces(rng: random.Random) -> Iterator[tuple]:
         yield ("\n".join(lines),)
     yield ("1. 查询订单 88231   \n2)  查询物流\t",)
     yield ("**1.**   Look up order 88231  \n**2.** Answer the customer ",)
+    # only the number and its mark come off: a step's own digits, `.` and `)` stay
+    yield ("1) Look up order 88231. Check the date.\n2) Answer the customer (in English)",)
+    yield ("1. 88231 的物流\n2. 1) 查询政策",)
+
+
+def _step_text_cut(args: tuple, expected: list, got: list) -> str | None:
+    if any(re.search(r"^\d|[.)]", step) for step in expected):
+        return "— only the number and its mark come off: a step may hold digits, `.` and `)` of its own."
+    return None
 
 
 PLAN_RULES = (
@@ -125,7 +136,8 @@ PLAN_RULES = (
          _plans_with_a_second_list),
     Rule("lines that are not numbered are ignored", _plans_with_notes, _note_read_as_step),
     Rule("when there is no numbered step at all, raise ValueError", _texts_without_steps),
-    Rule("a step is its text without the spaces around it (`1. 查询订单   ` is `查询订单`)", _steps_with_spaces),
+    Rule("a step is its text without the spaces around it (`1. 查询订单   ` is `查询订单`)", _steps_with_spaces,
+         _step_text_cut),
 )
 
 
@@ -179,6 +191,16 @@ def _two_orders(rng: random.Random) -> Iterator[tuple]:
     yield ("88231? 88231! 88231.",)  # the same id three times is still one order
     yield ("订单 88232、88232 和 88232 都没到",)
     yield ("Refund 88231. Then 88232.",)  # an id at the end of a sentence is still an id
+    yield ("order88231 and order88232",)  # letters next to an id do not make it a longer number
+    yield ("订单 01234 和 05678 都没到",)  # an id may start with 0
+
+
+def _ids_missed(args: tuple, expected: object, got: object) -> str | None:
+    if got is True and expected is False:
+        return "— count different ids: one id, however often it is named, is one order."
+    if got is False and expected is True and re.search(r"[A-Za-z]\d|\b0\d{4}", args[0]):
+        return "— five digits are an id next to letters too, and may start with 0."
+    return None
 
 
 def _not_order_ids(rng: random.Random) -> Iterator[tuple]:
@@ -210,17 +232,20 @@ def _one_part(rng: random.Random) -> Iterator[tuple]:
     for _ in range(6):
         yield (rng.choice(_ASKS).format(a=_order_id(rng)),)
     yield (rng.choice(_QUESTIONS),)
+    yield ("Where is order 88231 and when will it arrive?",)  # only the rule's words join parts
+    yield ("Refund 88231, then tell me the policy too.",)
 
 
 ROUTER_RULES = (
     Rule("two or more *different* order ids make several parts (the same id twice or more is one)", _two_orders,
-         lambda args, expected, got: "— count different ids: one id, however often it is named, is one order."
-         if got is True and expected is False else None),
+         _ids_missed),
     Rule("an order id is exactly five digits, not part of a longer number", _not_order_ids),
     Rule("另外, 还有 or the word \"also\" (a whole word, in any case) make several parts", _joining_words,
          lambda args, expected, got: "— a word next to a bracket or quote is still the word: not only spaces part it."
          if got is False and re.search(r"[(\"]also", args[0], re.IGNORECASE) else None),
-    Rule("anything else is one part: False", _one_part),
+    Rule("anything else is one part: False", _one_part,
+         lambda args, expected, got: "— only 另外, 还有 and \"also\" join parts: not \"and\", \"then\" or \"too\"."
+         if got is True and expected is False and re.search(r"\b(and|then|too)\b", args[0]) else None),
 )
 
 

@@ -361,6 +361,32 @@ def _prompt_lines_read_wrong(args: tuple, expected: list[str], got: list[str]) -
     return _first_difference(args, expected, got)
 
 
+def _empty_observations(rng: random.Random) -> Iterator[tuple]:
+    """A tool that returned nothing, in the other shapes: a label with nothing after it is an empty result, in its
+    place (as an empty tool message is)."""
+    yield ({"model": "m", "messages": [
+        {"role": "user", "content": _QUESTION}, {"role": "assistant", "content": _STEP_1},
+        {"role": "user", "content": "Observation: "}, {"role": "assistant", "content": "Thought: again.\nAction: t"},
+        {"role": "user", "content": f"Observation: {_TIME}"}]},)
+    yield ({"model": "m", "stop": ["\nObservation"], "messages": [{"role": "user", "content": (
+        f"Answer as best you can.\n\n{_FORMAT}Question: {_QUESTION}\nThought: I look the order up first.\n"
+        "Action: queryOrder\nAction Input: 88231\nObservation:\nThought: nothing; again.\nAction: queryOrder\n"
+        f"Action Input: 88231\nObservation: \nThought: the time.\nAction: getCurrentTime\nAction Input: \n"
+        f"Observation: {_TIME}\nThought:")}]},)
+    yield ({"model": "m", "input": [
+        {"role": "user", "content": _QUESTION},
+        {"type": "function_call", "call_id": "call_1", "name": "queryOrder", "arguments": '{"orderId":"88231"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": ""},
+        {"type": "function_call", "call_id": "call_2", "name": "getCurrentTime", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_2", "output": _TIME}]},)
+
+
+def _empty_observation_missed(args: tuple, expected: list[str], got: list[str]) -> str | None:
+    if got != expected and "" in expected:
+        return "A label (or output) with nothing after it is an empty result: \"\", in its place."
+    return _first_difference(args, expected, got)
+
+
 OBSERVATION_RULES = (
     Rule("a message with role \"tool\": its content, each one, in the order sent", _native, _first_difference),
     Rule("a user message that begins with Observation: gives all the text after the label", _text_react,
@@ -374,6 +400,8 @@ OBSERVATION_RULES = (
     Rule("a message with role \"tool\": its content, an empty one too", _empty_results, _empty_result_dropped),
     Rule("the whole prompt: only lines that start with Question: or Observation: are those lines",
          _lines_of_the_prompt, _prompt_lines_read_wrong),
+    Rule("a tool that returned nothing is an empty result in every shape: `Observation:` alone gives \"\"",
+         _empty_observations, _empty_observation_missed),
 )
 
 

@@ -312,6 +312,27 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
     return f"It missed {_brief(missed, 30)}: ids come from the customer's messages and from every Observation."
 
 
+def _places(rng: random.Random) -> Iterator[tuple]:
+    # a shape with letters after its digits too (a postal one): each place as in the example
+    yield ([{"role": "user", "content": "Hello"},
+            {"role": "user", "content": "My parcel EB987654321CN has not arrived, nor RR123456789DE"}], "EA123456789CN")
+    # an id that ends a sentence: the full stop is not part of the word
+    yield ([{"role": "user", "content": "Hello"},
+            {"role": "user", "content": "It is SF2468013579. Or YT1357924680, I think"}], "SF1234567890")
+
+
+def _places_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if _a_list(got) is not None:
+        return None
+    said = " ".join(m["content"] for m in args[0] if m["role"] == "user").upper()
+    missed = [one for one in expected if one not in got]
+    if got and missed and all(f"{one}." in said for one in missed):
+        return "An id may end a sentence: in 'SF2468013579.' the full stop is not part of the id."
+    if not got and re.fullmatch("[A-Za-z]*[0-9]*", args[1]) is None:
+        return "Follow the example place by place: EA123456789CN has letters after its digits too."
+    return _ids_hint(args, expected, got)
+
+
 IDS_RULES = (
     Rule("the whole words shaped like `example` (letters as letters, digits as digits)", _shapes, _ids_hint),
     Rule("only the `user` messages (the customer's, the Observations), not the system's or the model's",
@@ -320,6 +341,8 @@ IDS_RULES = (
     Rule("each once, in the order they first appear", _once_in_order, _ids_hint),
     Rule("the example's letters are letters only: a digit in a letter's place makes another word",
          _letters_only, _letters_hint),
+    Rule("each place as in the example (letters after digits too: EA123456789CN); a full stop ends a word",
+         _places, _places_hint),
 )
 
 

@@ -204,6 +204,20 @@ def _said_hint(args: tuple, expected: list[str], got: object) -> str | None:
     return _ids_hint(args, expected, got)
 
 
+def _full_stops(rng: random.Random) -> Iterator[tuple]:
+    # an id that ends a sentence: the full stop is not part of it (as in 88231。 or 88231,)
+    yield ([_system(), {"role": "user", "content": "My order is 88236. Please hurry"}],)
+    yield ([_system(), {"role": "user", "content": "I ordered 38112. Then 38119, both are late"}],)
+
+
+def _stop_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    (messages,) = args
+    if isinstance(got, list) and any(f"{one}." in m["content"] for one in expected if one not in got
+                                     for m in messages):
+        return "An id may end a sentence: in 'order 88236.' the full stop is not part of the id."
+    return _ids_hint(args, expected, got)
+
+
 IDS_RULES = (
     Rule("the five-digit order ids the customer wrote, whole numbers only (not in a phone number, A88231 or 88231B; "
          "next to Chinese they count)", _customers_ids, _ids_hint),
@@ -211,6 +225,8 @@ IDS_RULES = (
     Rule("from every message of the customer's, each id once, in the order first written", _every_turn, _ids_hint),
     Rule("an Observation starts with Observation: (a customer's message that only mentions it is the customer's)",
          _said_observation, _said_hint),
+    Rule("a whole number may end a sentence: the full stop after it (order 88236.) is not part of it",
+         _full_stops, _stop_hint),
 )
 
 
