@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -251,9 +252,10 @@ class ServerProcess:
             # SIGINT ignored, a disposition that exec keeps. (A preexec_fn would do it too, but is
             # unsafe in a process with threads, as a test run has.)
             args = [sys.executable, "-c", IGNORE_SIGINT_THEN_EXEC, *self.args]
-        self.process = subprocess.Popen(
-            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env
-        )
+        # PYTHONFAULTHANDLER: on SIGABRT the child writes every thread's stack to stderr (stop() asks for it
+        # when a server does not stop in time, so the failure says where it was stuck).
+        env = {**(os.environ if self.env is None else self.env), "PYTHONFAULTHANDLER": "1"}
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self._readers = [
             threading.Thread(target=self._read, args=(self.process.stdout, self.stdout_lines, True), daemon=True),
             threading.Thread(target=self._read, args=(self.process.stderr, self.stderr_lines, False), daemon=True),
@@ -287,7 +289,16 @@ class ServerProcess:
     def stop(self, signum: int = signal.SIGTERM, timeout: float = PATIENCE) -> int:
         """Send `signum`, wait for the process to end and its output to be read; its exit code."""
         self.process.send_signal(signum)
-        code = self.process.wait(timeout=timeout)
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGABRT)  # its threads' stacks to stderr (PYTHONFAULTHANDLER)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=timeout)
+            for reader in self._readers:
+                reader.join(timeout=timeout)
+            raise AssertionError(f"{signal.Signals(signum).name} did not stop the server within {timeout:g} s; "
+                                 f"where its threads were:\n{self.stderr[-8000:]}") from None
         for reader in self._readers:
             reader.join(timeout=timeout)
         return code
