@@ -6186,9 +6186,10 @@ def test_20_observations_in():
     fails(check_observations_in, lambda body: 1 / 0, says="raised ZeroDivisionError")
     fails(check_observations_in, "role tool", says="should be a function")
 
-    def reads_with(text_of, strip=True, cut=12, line_cut=12):  # 12: len("Observation:")
+    def reads_with(text_of, strip=True, cut=12, line_cut=12, user_reader=None, prompt_reader=None):  # 12: the label
         """The solution, reading a message's text with `text_of`, stripped or not before the label is looked
-        for, cutting `cut` characters from a user message and `line_cut` from the whole prompt's lines."""
+        for, cutting `cut` characters from a user message and `line_cut` from the whole prompt's lines; or, given
+        `user_reader(text)` or `prompt_reader(scratchpad)`, taking the results they find there."""
         def observations_in(body):
             found = []
             for item in body.get("messages", body.get("input", [])):
@@ -6200,11 +6201,11 @@ def test_20_observations_in():
                 if item.get("role") == "tool":
                     found.append(text.strip())
                 elif item.get("role") == "user" and text.startswith("Observation:"):
-                    found.append(text[cut:].strip())
+                    found += [one.strip() for one in user_reader(text)] if user_reader else [text[cut:].strip()]
                 elif item.get("role") == "user" and "\nQuestion:" in text:
                     scratchpad = text.rsplit("\nQuestion:", 1)[1]
-                    found += [line[line_cut:].strip() for line in scratchpad.splitlines()
-                              if line.startswith("Observation:")]
+                    found += [one.strip() for one in prompt_reader(scratchpad)] if prompt_reader else [
+                        line[line_cut:].strip() for line in scratchpad.splitlines() if line.startswith("Observation:")]
             return found
         return observations_in
 
@@ -6302,20 +6303,10 @@ def test_20_observations_in():
     fails(check_observations_in, label_anywhere_in_the_prompt,
           says="It read a Thought line quoting the label: a result's line starts with Observation:.")
 
-    def prompt_read_by_regex(body):  # '^Observation:\s*(.*)$': \s* runs past an empty result into the next line
-        found = []
-        for item in body.get("messages", body.get("input", [])):
-            if item.get("type") == "function_call_output":
-                found.append(item["output"])
-                continue
-            text = _text_of(item.get("content")).strip()
-            if item.get("role") == "tool":
-                found.append(text)
-            elif item.get("role") == "user" and text.startswith("Observation:"):
-                found += re.findall(r"^Observation:\s*(.+)$", text, re.DOTALL)
-            elif item.get("role") == "user" and "\nQuestion:" in text:
-                found += re.findall(r"(?m)^Observation:\s*(.*)$", text.rsplit("\nQuestion:", 1)[1])
-        return [text.strip() for text in found]
+    # '^Observation:\s*(.*)$': \s* runs past an empty result into the next line
+    prompt_read_by_regex = reads_with(_text_of, user_reader=lambda text: re.findall(r"^Observation:\s*(.+)$", text,
+                                                                                    re.DOTALL),
+                                      prompt_reader=lambda pad: re.findall(r"(?m)^Observation:\s*(.*)$", pad))
 
     def empty_output_dropped(body):  # the Responses API: an item whose output is "" is skipped
         return [text for text in solution(body) if text] if "input" in body else solution(body)
