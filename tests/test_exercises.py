@@ -663,6 +663,17 @@ def test_04_pretended_calls():
     fails(check_pretended_calls, pretended_tools, ["applyRefund", "queryOrder"], says="policy")
     fails(check_pretended_calls, pretended_tools, None, says="skipped")
 
+    def first_word_after_the_key(text):  # `\s*` after the colon runs into the next line when the name is missing
+        return re.findall(r"^\s*Action:\s*(\S+)", text, re.MULTILINE)
+
+    def empty_names_skipped(text):  # an `Action:` line with nothing after it left out
+        return [name for name in pretended_tools(text) if name]
+
+    fails(check_pretended_calls, first_word_after_the_key, ["getCurrentTime", "searchKnowledge"],
+          says="a \\s after the colon crossed a line end")
+    fails(check_pretended_calls, empty_names_skipped, ["getCurrentTime", "searchKnowledge"],
+          says="its name is \"\"")
+
     skipped = ["getCurrentTime", "searchKnowledge"]
 
     def key_and_space(text):  # 'Action:queryOrder' (no space after the colon) is an Action line too

@@ -290,6 +290,20 @@ def _colon_hint(args: tuple, expected: Any, got: Any) -> str | None:
     return None
 
 
+def _empty_actions(rng: random.Random) -> Iterator[tuple]:
+    yield ("Thought: 先查订单。\nAction:\nAction Input: 88231",)
+    yield ("Thought: I look it up.\nAction:   \nAction Input: 88231\nAction: queryOrder",)
+    yield ("Thought: 查物流。\nAction:\nqueryLogistics\nAction Input: SF1234567890",)
+
+
+def _next_line_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if not isinstance(got, (list, tuple)) or "" not in expected or "" in got:
+        return None
+    if len(got) < len(expected):
+        return "(an `Action:` line with nothing after it is still an Action line: its name is \"\")"
+    return "(the name is on the Action line itself: a \\s after the colon crossed a line end)"
+
+
 PRETENDED_RULES = (
     Rule("the tool names of the reply's `Action:` lines, every one, in order (a tool called twice is listed "
          "twice); an `Action Input:` line is not one", _each_action, hint=_colon_hint),
@@ -300,6 +314,8 @@ PRETENDED_RULES = (
          _mentioned_actions),
     Rule("a reply with no `Action:` line (a final answer, an empty reply, a lower-case or full-width-colon key) "
          "gives an empty list", _no_action, hint=_key_as_written("Action:")),
+    Rule("a name is the text after `Action:` on that line: an `Action:` line with nothing after it gives \"\"",
+         _empty_actions, hint=_next_line_hint),
 )
 
 
