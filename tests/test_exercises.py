@@ -1390,27 +1390,38 @@ def test_08_wrong_answers_by_kind():
 
 
 # -- 09 ---------------------------------------------------------------------------------------------
-def tool_messages(message, run_tool):  # the solution (notebooks/solutions/09_function_calling.ipynb)
+def tool_messages_with(read_arguments=json.loads, is_object=lambda value: isinstance(value, dict),
+                       content=lambda text: text, workers=None, catching=Exception,
+                       error_text=lambda error: f"{type(error).__name__}: {error}"):
+    """The solution of 09's exercise 1 (notebooks/solutions/09_function_calling.ipynb), with each piece a wrong answer
+    swaps given: how the arguments are read and judged, what becomes of a tool's text, the pool's size (`workers(calls)`;
+    None: one thread a call, and no pool for no calls), what is caught and what its error says."""
     from concurrent.futures import ThreadPoolExecutor
 
-    def answer(call):
-        try:
-            arguments = json.loads(call["function"]["arguments"] or "{}")
-        except ValueError as error:
-            return json.dumps({"error": f"the arguments are not valid JSON: {error}"})
-        if not isinstance(arguments, dict):
-            return json.dumps({"error": "the arguments are not a JSON object"})
-        try:
-            return run_tool(call["function"]["name"], arguments)
-        except Exception as error:  # noqa: BLE001 - a failing tool is an error the model reads
-            return json.dumps({"error": f"{type(error).__name__}: {error}"}, ensure_ascii=False)
+    def tool_messages(message, run_tool):
+        def answer(call):
+            try:
+                arguments = read_arguments(call["function"]["arguments"] or "{}")
+            except ValueError as error:
+                return json.dumps({"error": f"the arguments are not valid JSON: {error}"})
+            if not is_object(arguments):
+                return json.dumps({"error": "the arguments are not a JSON object"})
+            try:
+                return content(run_tool(call["function"]["name"], arguments))
+            except catching as error:
+                return json.dumps({"error": error_text(error)}, ensure_ascii=False)
 
-    calls = message["tool_calls"]
-    if not calls:  # no calls, no tool messages (and a pool of no threads is an error)
-        return []
-    with ThreadPoolExecutor(max_workers=len(calls)) as pool:
-        results = list(pool.map(answer, calls))
-    return [{"role": "tool", "tool_call_id": call["id"], "content": text} for call, text in zip(calls, results)]
+        calls = message["tool_calls"]
+        if workers is None and not calls:  # no calls, no tool messages (and a pool of no threads is an error)
+            return []
+        with ThreadPoolExecutor((workers or len)(calls)) as pool:
+            results = list(pool.map(answer, calls))
+        return [{"role": "tool", "tool_call_id": call["id"], "content": text} for call, text in zip(calls, results)]
+
+    return tool_messages
+
+
+tool_messages = tool_messages_with()  # the solution as it is
 
 
 def test_09_tool_messages():
@@ -1471,22 +1482,7 @@ def test_09_tool_messages():
     fails(check_tool_messages, lambda message, run_tool: tool_messages(message, run_tool)[:2], says="own tool message")
     fails(check_tool_messages, "tool_messages", says="should be a function")
 
-    def any_json_runs(message, run_tool):  # valid JSON is run, whatever it is: an array, a string
-        def answer(call):
-            try:
-                arguments = json.loads(call["function"]["arguments"])
-            except ValueError:
-                return json.dumps({"error": "not JSON"})
-            try:
-                return run_tool(call["function"]["name"], arguments)
-            except Exception as error:  # noqa: BLE001 - as the solution does
-                return json.dumps({"error": str(error)})
-
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(8) as pool:
-            texts = list(pool.map(answer, message["tool_calls"]))
-        return [{"role": "tool", "tool_call_id": c["id"], "content": t} for c, t in zip(message["tool_calls"], texts)]
+    any_json_runs = tool_messages_with(is_object=lambda value: True)  # valid JSON is run, an array or a string too
 
     def silent_on_non_objects(message, run_tool):  # not run, but answered with an empty text
         out = tool_messages(message, run_tool)
@@ -1495,48 +1491,21 @@ def test_09_tool_messages():
     fails(check_tool_messages, any_json_runs, says="JSON but not an object")
     fails(check_tool_messages, silent_on_non_objects, says="call_list's arguments are not a JSON object")
 
-    def solution_with(workers=None, catching=Exception,
-                      error_text=lambda error: f"{type(error).__name__}: {error}"):
-        """The solution, with its pool size, its except or the error it writes for a failing tool swapped."""
-        from concurrent.futures import ThreadPoolExecutor
-
-        def tool_messages_(message, run_tool):
-            def answer(call):
-                try:
-                    arguments = json.loads(call["function"]["arguments"] or "{}")
-                except ValueError as error:
-                    return json.dumps({"error": f"not valid JSON: {error}"})
-                if not isinstance(arguments, dict):
-                    return json.dumps({"error": "not a JSON object"})
-                try:
-                    return run_tool(call["function"]["name"], arguments)
-                except catching as error:
-                    return json.dumps({"error": error_text(error)}, ensure_ascii=False)
-
-            calls = message["tool_calls"]
-            if not calls:
-                return []
-            with ThreadPoolExecutor(workers or len(calls)) as pool:
-                texts = list(pool.map(answer, calls))
-            return [{"role": "tool", "tool_call_id": c["id"], "content": t} for c, t in zip(calls, texts)]
-        return tool_messages_
-
-    two_threads = solution_with(workers=2)  # a pool of 2 threads: the calls run two at a time, not all at once
-    four_threads = solution_with(workers=4)  # a pool of 4 (an example's number): a fifth call waits for a free thread
-    runtime_errors_only = solution_with(catching=RuntimeError)  # only RuntimeError caught: a tool's KeyError gets out
+    two_threads = tool_messages_with(workers=lambda calls: 2)  # 2 threads: the calls run two at a time, not all at once
+    four_threads = tool_messages_with(workers=lambda calls: 4)  # 4 (an example's number): a fifth call waits for a thread
+    runtime_errors_only = tool_messages_with(catching=RuntimeError)  # only RuntimeError caught: a KeyError gets out
 
     fails(quick, two_threads, says="a pool of fewer than 5 threads runs the calls in turns")
     fails(quick, four_threads, says="a pool of fewer than 5 threads runs the calls in turns")
     fails(check_tool_messages, runtime_errors_only, says="catch every exception a tool raises, whatever its type")
 
-    message_only_errors = solution_with(error_text=str)  # str(error) only: a TimeoutError() says nothing
+    message_only_errors = tool_messages_with(error_text=str)  # str(error) only: a TimeoutError() says nothing
 
     fails(check_tool_messages, message_only_errors, says="no message: name its type too")
-    assert passes(check_tool_messages, solution_with())  # f"{type(error).__name__}: {error}" names the type
 
     # only the exception types the lesson showed caught: a bug in a tool (ZeroDivisionError) or its own Exception gets out
-    catches_the_usual_errors = solution_with(catching=(ValueError, KeyError, RuntimeError, TypeError, LookupError,
-                                                       OSError))
+    catches_the_usual_errors = tool_messages_with(catching=(ValueError, KeyError, RuntimeError, TypeError, LookupError,
+                                                            OSError))
     fails(check_tool_messages, catches_the_usual_errors, says="catch every exception a tool raises, whatever its type")
 
 
@@ -1559,30 +1528,6 @@ def test_09_fewest_model_calls():
 def test_09_wrong_answers_by_kind():
     from concurrent.futures import ThreadPoolExecutor
 
-    def answering(read_arguments=json.loads, is_object=lambda value: isinstance(value, dict), content=lambda t: t,
-                  workers=lambda calls: max(1, len(calls))):
-        """tool_messages as the solution writes it, with one of its pieces swapped for a learner's."""
-        def answer_with(run_tool):
-            def answer(call):
-                try:
-                    arguments = read_arguments(call["function"]["arguments"])
-                except ValueError as error:
-                    return json.dumps({"error": f"not valid JSON: {error}"})
-                if not is_object(arguments):
-                    return json.dumps({"error": "not a JSON object"})
-                try:
-                    return content(run_tool(call["function"]["name"], arguments))
-                except Exception as error:  # noqa: BLE001 - as the solution does
-                    return json.dumps({"error": f"{type(error).__name__}: {error}"}, ensure_ascii=False)
-            return answer
-
-        def tool_messages_(message, run_tool):
-            calls = message["tool_calls"]
-            with ThreadPoolExecutor(workers(calls)) as pool:
-                texts = list(pool.map(answer_with(run_tool), calls))
-            return [{"role": "tool", "tool_call_id": c["id"], "content": t} for c, t in zip(calls, texts)]
-        return tool_messages_
-
     # Exercise 1: every kind applies.
     def by_the_examples_ids(message, run_tool):  # the ids the check's fixed reply uses are the broken ones
         def answer(call):
@@ -1603,20 +1548,20 @@ def test_09_wrong_answers_by_kind():
         answered.extend(tool_messages(message, run_tool))
         return answered
 
-    first_line_only = answering(read_arguments=lambda text: json.loads(text.splitlines()[0] if text else "{}"))
+    first_line_only = tool_messages_with(read_arguments=lambda text: json.loads(text.splitlines()[0] if text else "{}"))
 
     def unicode_escaped(text):  # "un-escapes" \u sequences, and garbles the Chinese written as it is
         return json.loads(text.encode("utf-8").decode("unicode_escape"))
 
-    empty_is_not_an_object = answering(is_object=lambda value: isinstance(value, dict) and bool(value))
-    reserialised = answering(content=lambda text: json.dumps(json.loads(text)))  # run_tool's text taken for JSON
+    empty_is_not_an_object = tool_messages_with(is_object=lambda value: isinstance(value, dict) and bool(value))
+    reserialised = tool_messages_with(content=lambda text: json.dumps(json.loads(text)))  # run_tool's text taken for JSON
 
     def parses_in_place(message, run_tool):  # writes the parsed arguments back into the reply it was given
         for call in message["tool_calls"]:
             with contextlib.suppress(ValueError):
                 if isinstance(parsed := json.loads(call["function"]["arguments"]), dict):
                     call["function"]["arguments"] = parsed
-        return answering(read_arguments=lambda value: value if isinstance(value, dict) else json.loads(value))(
+        return tool_messages_with(read_arguments=lambda value: value if isinstance(value, dict) else json.loads(value))(
             message, run_tool)
 
     assert passes(check_tool_messages, tool_messages)
@@ -1624,7 +1569,7 @@ def test_09_wrong_answers_by_kind():
         "right only for the example": [by_the_examples_ids],
         "state kept between calls": [keeps_every_message],
         "only one of many read": [first_line_only],
-        "one language only": [answering(read_arguments=unicode_escaped)],
+        "one language only": [tool_messages_with(read_arguments=unicode_escaped)],
         "the wrong kind of comparison": [empty_is_not_an_object],
         "a stated type ignored": [reserialised],
         "changes what it was given": [parses_in_place],
@@ -1638,13 +1583,13 @@ def test_09_wrong_answers_by_kind():
         except ValueError:
             return text
 
-    fails(check_tool_messages, answering(content=tidied), says="holds what run_tool returned, but rewritten")
+    fails(check_tool_messages, tool_messages_with(content=tidied), says="holds what run_tool returned, but rewritten")
     fails(check_tool_messages, parses_in_place, says="it changed the input it was given")
     answered.clear()  # as in a fresh notebook: the fixed reply is its first call
     fails(check_tool_messages, keeps_every_message, says="keeps something between calls")
 
     # the boundary "no calls": a pool of len(calls) threads raises on none; a made-up message is one too many
-    fails(check_tool_messages, answering(workers=len), says="it raised ValueError")
+    fails(check_tool_messages, tool_messages_with(workers=len), says="it raised ValueError")  # a pool even for no calls
     fails(check_tool_messages, lambda message, run_tool: tool_messages(message, run_tool) if message["tool_calls"]
           else [{"role": "tool", "tool_call_id": "", "content": ""}], says="gets no tool messages: []")
 
@@ -2009,21 +1954,37 @@ def test_11_bracket_actions():
     fails(check_bracket_actions, lambda text: my_tolerant(text, no_closing_bracket), says="no ] closes it")
 
 
-def action_first(text):  # the solution of exercise 2
-    step = parse_step(text)
-    if step.final_answer is None:
-        return step
-    name, tool_input = "", ""
-    for key, value in split_keyed_lines(text):
-        if key == "Observation:":
-            break
+def _action_first_choosing(choose, past_observation=False):
+    """The solution (action_first) with the choice of the Action and its input swapped: `choose(keyed)` gets the step's
+    (key, value) pairs, up to its first Observation (or past it) and returns (name, input); no name, no action."""
+    def answer(text):
+        step = parse_step(text)
+        if step.final_answer is None:
+            return step
+        keyed = []
+        for key, value in split_keyed_lines(text):
+            if key == "Observation:" and not past_observation:
+                break
+            keyed.append((key, value))
+        name, tool_input = choose(keyed)
+        return ParsedStep(step.thought, Action(name, tool_input), None, "action_over_final") if name else step
+    return answer
+
+
+def _last_action(keyed, keep_input=False, first_input=False):
+    """The last Action and the last (or first) Action Input after it; `keep_input`: an earlier Action's stays."""
+    name, tool_input, given = "", "", False
+    for key, value in keyed:
         if key == "Action:":
-            name, tool_input = value, ""
-        elif key == "Action Input:" and name:
-            tool_input = value
-    if name:
-        return ParsedStep(step.thought, Action(name, tool_input), None, "action_over_final")
-    return step
+            name = value
+            if not keep_input:
+                tool_input, given = "", False
+        elif key == "Action Input:" and name and not (first_input and given):
+            tool_input, given = value, True
+    return name, tool_input
+
+
+action_first = _action_first_choosing(_last_action)  # the solution of exercise 2, as it is
 
 
 def test_11_action_over_final():
@@ -2037,44 +1998,18 @@ def test_11_action_over_final():
         given = re.search(r"Action Input:\s*(.*)", text)
         return Step("", Action(match.group(1), given.group(1).strip() if given else ""), None)
 
-    def reads_past_the_observation(text):  # the last Action of the whole text wins
-        step = parse_step(text)
-        name, tool_input = "", ""
-        for key, value in split_keyed_lines(text):
-            if key == "Action:":
-                name, tool_input = value, ""
-            elif key == "Action Input:" and name:
-                tool_input = value
-        return Step(step.thought, Action(name, tool_input), None) if name else step
+    reads_past_the_observation = _action_first_choosing(_last_action, past_observation=True)  # the text's last Action
 
     fails(check_action_over_final, searches_anywhere, says="it is every line after 'Action Input:'")
     fails(check_action_over_final, reads_past_the_observation, says="Nothing after an Observation")
 
-    def sections_in_a_dict(text):  # secs[key] = value: an Action Input before the Action is read as its input
-        step = parse_step(text)
-        if step.final_answer is None:
-            return step
-        sections = {}
-        for key, value in split_keyed_lines(text):
-            if key == "Observation:":
-                break
-            sections[key] = value
-        if "Action:" not in sections:
-            return step
-        return Step(step.thought, Action(sections["Action:"], sections.get("Action Input:", "")), None)
+    def sections_in_a_dict(keyed):  # secs[key] = value: an Action Input before the Action is read as its input
+        sections = dict(keyed)
+        return sections.get("Action:", ""), sections.get("Action Input:", "")
 
-    def first_input_anywhere(text):  # the first Action Input of the step, even one before the Action
-        step = parse_step(text)
-        if step.final_answer is None:
-            return step
-        keyed = []
-        for key, value in split_keyed_lines(text):
-            if key == "Observation:":
-                break
-            keyed.append((key, value))
-        name = next((value for key, value in keyed if key == "Action:"), "")
-        tool_input = next((value for key, value in keyed if key == "Action Input:"), "")
-        return Step(step.thought, Action(name, tool_input), None) if name else step
+    def first_input_anywhere(keyed):  # the first Action Input of the step, even one before the Action
+        return (next((value for key, value in keyed if key == "Action:"), ""),
+                next((value for key, value in keyed if key == "Action Input:"), ""))
 
     def drops_final_answer_lines(text):  # parses again without "Final Answer:" lines: a mid-line one stays
         if parse_step(text).final_answer is None:
@@ -2084,42 +2019,23 @@ def test_11_action_over_final():
         return step if step.action else parse_step(text)
 
     before = "An 'Action Input:' before the Action is not its input"
-    fails(check_action_over_final, sections_in_a_dict, says=before)
-    fails(check_action_over_final, first_input_anywhere, says=before)
-    fails(check_action_over_final, first_input_anywhere, says="the Action's input is the `Action Input:`")
+    fails(check_action_over_final, _action_first_choosing(sections_in_a_dict), says=before)
+    fails(check_action_over_final, _action_first_choosing(first_input_anywhere), says=before)
+    fails(check_action_over_final, _action_first_choosing(first_input_anywhere),
+          says="the Action's input is the `Action Input:`")
     fails(check_action_over_final, drops_final_answer_lines, says="'Final Answer:' mid-line as an answer")
     fails(check_action_over_final, drops_final_answer_lines, says="an `Action:` beside a final answer wins")
 
-    def next_section_only(text):  # an Action Input counts only when it is the next section after the Action
-        step = parse_step(text)
-        if step.final_answer is None:
-            return step
-        keyed = []
-        for key, value in split_keyed_lines(text):
-            if key == "Observation:":
-                break
-            keyed.append((key, value))
+    def next_section_only(keyed):  # an Action Input counts only when it is the next section after the Action
         at = max((n for n, (key, _) in enumerate(keyed) if key == "Action:"), default=None)
         if at is None:
-            return step
-        given = keyed[at + 1][1] if at + 1 < len(keyed) and keyed[at + 1][0] == "Action Input:" else ""
-        return Step(step.thought, Action(keyed[at][1], given), None)
+            return "", ""
+        return keyed[at][1], keyed[at + 1][1] if at + 1 < len(keyed) and keyed[at + 1][0] == "Action Input:" else ""
 
-    def keeps_input_across_actions(text):  # a second Action with no input of its own keeps the first's
-        step = parse_step(text)
-        if step.final_answer is None:
-            return step
-        name = tool_input = ""
-        for key, value in split_keyed_lines(text):
-            if key == "Observation:":
-                break
-            if key == "Action:":
-                name = value
-            elif key == "Action Input:" and name:
-                tool_input = value
-        return Step(step.thought, Action(name, tool_input), None) if name else step
+    # a second Action with no input of its own keeps the first's
+    keeps_input_across_actions = _action_first_choosing(lambda keyed: _last_action(keyed, keep_input=True))
 
-    fails(check_action_over_final, next_section_only, says="even with other lines between them")
+    fails(check_action_over_final, _action_first_choosing(next_section_only), says="even with other lines between them")
     fails(check_action_over_final, keeps_input_across_actions,
           says="an earlier Action's input is not its input")
 
@@ -2130,19 +2046,8 @@ def test_11_action_over_final():
         return ParsedStep(step.thought, Action(step.action.tool_name, unfence(step.action.tool_input)), None,
                           step.rule)
 
-    def first_input_after(text):  # of two Action Inputs after the Action, the first
-        step = parse_step(text)
-        if step.final_answer is None:
-            return step
-        name, tool_input, given = "", "", False
-        for key, value in split_keyed_lines(text):
-            if key == "Observation:":
-                break
-            if key == "Action:":
-                name, tool_input, given = value, "", False
-            elif key == "Action Input:" and name and not given:
-                tool_input, given = value, True
-        return ParsedStep(step.thought, Action(name, tool_input), None, "action_over_final") if name else step
+    # of two Action Inputs after the Action, the first
+    first_input_after = _action_first_choosing(lambda keyed: _last_action(keyed, first_input=True))
 
     fails(check_action_over_final, unfences_the_input, says="``` fences too: do not unfence it")
     fails(check_action_over_final, first_input_after, says="the last counts")
@@ -3255,15 +3160,18 @@ def test_15_safe_eval():
     fails(check_safe_eval, first_statement_only, says="text that is not one expression (empty, cut short, two")
     fails(check_safe_eval, only_these_characters, says="'1e3 + 1'")
 
-    def variant(kinds=(int, float), ops=ARITHMETIC, guard="computed", zero_powers_refused=lambda right: right < 0):
-        """The solution with one rule of the spec loosened."""
+    def variant(kinds=(int, float), ops=ARITHMETIC, exponent_refused=lambda base, exponent: abs(exponent) > 100,
+                literal_only=False, zero_powers_refused=lambda right: right < 0):
+        """The solution with one rule of the spec loosened: the constants and operators it takes, which powers it
+        refuses (`literal_only`: judged by an exponent written as a number, before anything is computed), and for
+        which exponents 0's power is a division by zero."""
         def value(node):
             if isinstance(node, ast.Constant) and type(node.value) in kinds:
                 return node.value
             if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
                 return -value(node.operand)
             if isinstance(node, ast.BinOp) and type(node.op) in ops:
-                if guard == "literal" and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) \
+                if literal_only and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) \
                         and abs(node.right.value) > 100:
                     raise ValueError("exponent")
                 left, right = value(node.left), value(node.right)
@@ -3271,8 +3179,7 @@ def test_15_safe_eval():
                     raise ValueError("division by zero")
                 if isinstance(node.op, ast.Pow) and left == 0 and zero_powers_refused(right):
                     raise ValueError("division by zero")
-                if isinstance(node.op, ast.Pow) and (right > 100 if guard == "signed" else
-                                                     guard == "computed" and abs(right) > 100):
+                if not literal_only and isinstance(node.op, ast.Pow) and exponent_refused(left, right):
                     raise ValueError("exponent")
                 return ops[type(node.op)](left, right)
             raise ValueError("not allowed")
@@ -3288,8 +3195,9 @@ def test_15_safe_eval():
 
     assert passes(check_safe_eval, variant())
     # the guard reads only an exponent written as a number: 10 ** (10 ** 99) would hang
-    fails(check_safe_eval, variant(guard="literal"), says="exponent is over 100 in size is refused, however the")
-    fails(check_safe_eval, variant(guard="signed"), says="exponent is over 100 in size is refused, however the")
+    fails(check_safe_eval, variant(literal_only=True), says="exponent is over 100 in size is refused, however the")
+    fails(check_safe_eval, variant(exponent_refused=lambda base, exponent: exponent > 100),  # a positive one only
+          says="exponent is over 100 in size is refused, however the")
     fails(check_safe_eval, variant(ops={**ARITHMETIC, ast.FloorDiv: operator.floordiv}),
           says="any other operator or expression (% //")
     fails(check_safe_eval, variant(kinds=(int, float, complex)), says="a complex number")
@@ -3305,40 +3213,15 @@ def test_15_safe_eval():
 
     fails(check_safe_eval, silent_refusal, says="it raised ValueErrorWithoutMessage: say what is refused")
 
-    def power_guard(refused, zero=True):  # the solution with its power guard swapped for refused(base, exponent)
-        def value(node):
-            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-                return node.value
-            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-                return -value(node.operand)
-            if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
-                left, right = value(node.left), value(node.right)
-                if isinstance(node.op, ast.Div) and right == 0:
-                    raise ValueError("division by zero")
-                if zero and isinstance(node.op, ast.Pow) and left == 0 and right < 0:
-                    raise ValueError("division by zero")
-                if isinstance(node.op, ast.Pow) and refused(left, right):
-                    raise ValueError("exponent over 100")
-                return ARITHMETIC[type(node.op)](left, right)
-            raise ValueError("not allowed")
-
-        def answer(text):
-            try:
-                tree = ast.parse(text, mode="eval")
-            except SyntaxError:
-                raise ValueError("not an expression") from None
-            return value(tree.body)
-
-        return answer
-
     # only an int base is limited: 1.5 ** 1000 is computed
-    fails(check_safe_eval, power_guard(lambda base, exponent: isinstance(base, int) and abs(exponent) > 100),
+    int_base_only = variant(exponent_refused=lambda base, exponent: isinstance(base, int) and abs(exponent) > 100)
+    fails(check_safe_eval, int_base_only,
           says="whatever the base\nsafe_eval(text) does not hold to it. Smallest failing input: '0.5 ** 200'")
     # 0, 1 and -1 to a big power are cheap, so they are let through
-    fails(check_safe_eval, power_guard(lambda base, exponent: abs(base) > 1 and abs(exponent) > 100),
+    fails(check_safe_eval, variant(exponent_refused=lambda base, exponent: abs(base) > 1 and abs(exponent) > 100),
           says="whatever the base\nsafe_eval(text) does not hold to it. Smallest failing input: '1 ** 1000'")
     # 0 ** -1 left to Python: ZeroDivisionError escapes, not ValueError
-    fails(check_safe_eval, power_guard(lambda base, exponent: abs(exponent) > 100, zero=False),
+    fails(check_safe_eval, variant(zero_powers_refused=lambda right: False),
           says="'0 ** -1'\nexpected ValueError, it raised ZeroDivisionError")
 
     def operations(text):  # how many + - * / ** the text holds (0 when it is not an expression)
@@ -3372,11 +3255,12 @@ def test_15_safe_eval():
     fails(check_safe_eval, nesting_cap, says="computed, at any length")
 
     # "over 100 in size" read as the result's size: the base's digits times the exponent over 100 refused
-    fails(check_safe_eval, power_guard(lambda base, exponent: abs(exponent) * len(str(int(abs(base)))) > 100),
+    result_digits = variant(exponent_refused=lambda base, exponent: abs(exponent) * len(str(int(abs(base)))) > 100)
+    fails(check_safe_eval, result_digits,
           says="when the exponent is 100 or less\nsafe_eval(text) does not hold to it. Smallest failing "
                "input: '12 ** 99'")
     # a cap on the base the spec does not set
-    fails(check_safe_eval, power_guard(lambda base, exponent: abs(exponent) > 100 or abs(base) > 10**6),
+    fails(check_safe_eval, variant(exponent_refused=lambda base, exponent: abs(exponent) > 100 or abs(base) > 10**6),
           says="a big base, or a big result, is computed")
 
 
@@ -6131,22 +6015,37 @@ def _text_of(content):
     return "\n".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
 
 
-def _solution_20_observations_in(body):  # notebooks/solutions/20_frameworks.ipynb
-    found = []
-    for item in body.get("messages", body.get("input", [])):
-        if item.get("type") == "function_call_output":
-            found.append(item["output"])
-            continue
-        text = _text_of(item.get("content")).strip()
-        if item.get("role") == "tool":
-            found.append(text)
-        elif item.get("role") == "user" and text.startswith("Observation:"):
-            found.append(text[len("Observation:"):].strip())
-        elif item.get("role") == "user" and "\nQuestion:" in text:
-            scratchpad = text.rsplit("\nQuestion:", 1)[1]
-            found += [line[len("Observation:"):].strip() for line in scratchpad.splitlines()
-                      if line.startswith("Observation:")]
-    return found
+def _label_cut(text):
+    return text[len("Observation:"):]
+
+
+def _observations_in_with(text_of=_text_of, strip=True, cut=_label_cut, line_cut=_label_cut, user_reader=None,
+                          prompt_reader=None):
+    """The solution of 20's exercise 1 (notebooks/solutions/20_frameworks.ipynb), with each piece a wrong answer swaps
+    given: how a message's text is read (`text_of`), stripped or not before the label is looked for, how the label
+    comes off a user message (`cut`) and off the whole prompt's lines (`line_cut`); or, given `user_reader(text)` or
+    `prompt_reader(scratchpad)`, the results they find there."""
+    def observations_in(body):
+        found = []
+        for item in body.get("messages", body.get("input", [])):
+            if item.get("type") == "function_call_output":
+                found.append(item["output"])
+                continue
+            text = text_of(item.get("content"))
+            text = text.strip() if strip else text
+            if item.get("role") == "tool":
+                found.append(text.strip())
+            elif item.get("role") == "user" and text.startswith("Observation:"):
+                found += [one.strip() for one in user_reader(text)] if user_reader else [cut(text).strip()]
+            elif item.get("role") == "user" and "\nQuestion:" in text:
+                scratchpad = text.rsplit("\nQuestion:", 1)[1]
+                found += [one.strip() for one in prompt_reader(scratchpad)] if prompt_reader else [
+                    line_cut(line).strip() for line in scratchpad.splitlines() if line.startswith("Observation:")]
+        return found
+    return observations_in
+
+
+_solution_20_observations_in = _observations_in_with()  # the solution as it is
 
 
 def test_20_observations_in():
@@ -6197,44 +6096,20 @@ def test_20_observations_in():
     fails(check_observations_in, lambda body: 1 / 0, says="raised ZeroDivisionError")
     fails(check_observations_in, "role tool", says="should be a function")
 
-    def reads_with(text_of, strip=True, cut=12, line_cut=12, user_reader=None, prompt_reader=None):  # 12: the label
-        """The solution, reading a message's text with `text_of`, stripped or not before the label is looked
-        for, cutting `cut` characters from a user message and `line_cut` from the whole prompt's lines; or, given
-        `user_reader(text)` or `prompt_reader(scratchpad)`, taking the results they find there."""
-        def observations_in(body):
-            found = []
-            for item in body.get("messages", body.get("input", [])):
-                if item.get("type") == "function_call_output":
-                    found.append(item["output"])
-                    continue
-                text = text_of(item.get("content"))
-                text = text.strip() if strip else text
-                if item.get("role") == "tool":
-                    found.append(text.strip())
-                elif item.get("role") == "user" and text.startswith("Observation:"):
-                    found += [one.strip() for one in user_reader(text)] if user_reader else [text[cut:].strip()]
-                elif item.get("role") == "user" and "\nQuestion:" in text:
-                    scratchpad = text.rsplit("\nQuestion:", 1)[1]
-                    found += [one.strip() for one in prompt_reader(scratchpad)] if prompt_reader else [
-                        line[line_cut:].strip() for line in scratchpad.splitlines() if line.startswith("Observation:")]
-            return found
-        return observations_in
-
     def texts(content):
         return [part.get("text", "") for part in content or [] if isinstance(part, dict)]
 
-    assert passes(check_observations_in, reads_with(_text_of))  # as the solution reads: passes
     # content as parts: only the last part's text read
-    last_part_only = reads_with(lambda c: c if isinstance(c, str) else ([""] + texts(c))[-1])
+    last_part_only = _observations_in_with(lambda c: c if isinstance(c, str) else ([""] + texts(c))[-1])
     # content as parts: only the first part with text read
-    first_text_part_only = reads_with(
+    first_text_part_only = _observations_in_with(
         lambda c: c if isinstance(c, str) else next((t for t in texts(c) if t), ""))
     # 'Observation: ' with its space assumed: 13 characters cut from a user message
-    label_and_a_space_cut = reads_with(_text_of, cut=13)
+    label_and_a_space_cut = _observations_in_with(cut=lambda text: text[13:])
     # the same in the whole prompt only: 13 characters cut from each of its Observation: lines
-    prompt_lines_cut_at_13 = reads_with(_text_of, line_cut=13)
+    prompt_lines_cut_at_13 = _observations_in_with(line_cut=lambda line: line[13:])
     # the label looked for before the text is stripped: parts joined after an empty part begin with "\n"
-    label_before_strip = reads_with(_text_of, strip=False)
+    label_before_strip = _observations_in_with(strip=False)
 
     fails(check_observations_in, last_part_only, says="It read one text part of a message")
     fails(check_observations_in, first_text_part_only, says="It read one text part of a message")
@@ -6248,36 +6123,14 @@ def test_20_observations_in():
     fails(check_observations_in, label_before_strip,
           says="Strip a message's text before looking for Observation: (an empty first part adds a newline).")
 
-    def label_cut_with(cut, line_cut=lambda line: line[len("Observation:"):]):
-        """The solution, taking the label off a user message with `cut` and off the whole prompt's
-        Observation: lines with `line_cut`."""
-        def observations_in(body):
-            found = []
-            for item in body.get("messages", body.get("input", [])):
-                if item.get("type") == "function_call_output":
-                    found.append(item["output"])
-                    continue
-                text = _text_of(item.get("content")).strip()
-                if item.get("role") == "tool":
-                    found.append(text)
-                elif item.get("role") == "user" and text.startswith("Observation:"):
-                    found.append(cut(text).strip())
-                elif item.get("role") == "user" and "\nQuestion:" in text:
-                    scratchpad = text.rsplit("\nQuestion:", 1)[1]
-                    found += [line_cut(line).strip() for line in scratchpad.splitlines()
-                              if line.startswith("Observation:")]
-            return found
-        return observations_in
-
     # every "Observation:" taken out, the one inside the result too
-    every_label_removed = label_cut_with(lambda text: text.replace("Observation:", ""))
+    every_label_removed = _observations_in_with(cut=lambda text: text.replace("Observation:", ""))
     # the result cut at the next "Observation:" inside it
-    up_to_the_next_label = label_cut_with(lambda text: text.split("Observation:")[1])
+    up_to_the_next_label = _observations_in_with(cut=lambda text: text.split("Observation:")[1])
     # the text after the last "Observation:", not the first
-    after_the_last_label = label_cut_with(lambda text: text.rpartition("Observation:")[2])
+    after_the_last_label = _observations_in_with(cut=lambda text: text.rpartition("Observation:")[2])
     # the whole prompt's lines only: every "Observation:" of the line taken out
-    prompt_labels_removed = label_cut_with(lambda text: text[len("Observation:"):],
-                                           lambda line: line.replace("Observation:", ""))
+    prompt_labels_removed = _observations_in_with(line_cut=lambda line: line.replace("Observation:", ""))
 
     for answer in (every_label_removed, up_to_the_next_label, after_the_last_label):
         fails(check_observations_in, answer,
@@ -6315,9 +6168,9 @@ def test_20_observations_in():
           says="It read a Thought line quoting the label: a result's line starts with Observation:.")
 
     # '^Observation:\s*(.*)$': \s* runs past an empty result into the next line
-    prompt_read_by_regex = reads_with(_text_of, user_reader=lambda text: re.findall(r"^Observation:\s*(.+)$", text,
-                                                                                    re.DOTALL),
-                                      prompt_reader=lambda pad: re.findall(r"(?m)^Observation:\s*(.*)$", pad))
+    prompt_read_by_regex = _observations_in_with(
+        user_reader=lambda text: re.findall(r"^Observation:\s*(.+)$", text, re.DOTALL),
+        prompt_reader=lambda pad: re.findall(r"(?m)^Observation:\s*(.*)$", pad))
 
     def empty_output_dropped(body):  # the Responses API: an item whose output is "" is skipped
         return [text for text in solution(body) if text] if "input" in body else solution(body)
