@@ -2325,19 +2325,26 @@ def split_turns(messages):
     return turns
 
 
-def trim_to_budget(messages, budget):  # the solution of exercise 2
+def trim_to_budget_with(split=split_turns, drop=lambda turns: turns[1:], count=None, fits=operator.le):
+    """The solution of 13's exercise 2, with each piece a wrong answer swaps given: how the conversation is cut into
+    turns, which turns a trim drops, how a request's tokens are counted (None: request_tokens) and when it fits."""
     from tinyagent.errors import ContextBudgetError
     from tinyagent.memory.context_budget import request_tokens
 
-    system, *earlier, request = messages
-    turns = split_turns(earlier)
-    while True:
-        trimmed = [system, *(m for turn in turns for m in turn), request]
-        if request_tokens(trimmed) <= budget:
-            return trimmed
-        if not turns:
-            raise ContextBudgetError(f"the system prompt and the request alone are over {budget}")
-        turns.pop(0)
+    def trim_to_budget(messages, budget):
+        system, *earlier, request = messages
+        turns = split(earlier)
+        while True:
+            trimmed = [system, *(m for turn in turns for m in turn), request]
+            if fits((count or request_tokens)(trimmed), budget):
+                return trimmed
+            if not turns:
+                raise ContextBudgetError(f"the system prompt and the request alone are over {budget}")
+            turns = drop(turns)
+    return trim_to_budget
+
+
+trim_to_budget = trim_to_budget_with()  # the solution of exercise 2, as it is
 
 
 def test_13_trim_to_budget():
@@ -2354,14 +2361,7 @@ def test_13_trim_to_budget():
             raise ContextBudgetError("too big")
         return [system, *earlier, request]
 
-    def newest_first(messages, budget):
-        system, *earlier, request = messages
-        turns = split_turns(earlier)
-        while turns and request_tokens([system, *(m for t in turns for m in t), request]) > budget:
-            turns.pop()
-        if request_tokens([system, *(m for t in turns for m in t), request]) > budget:
-            raise ContextBudgetError("too big")
-        return [system, *(m for t in turns for m in t), request]
+    newest_first = trim_to_budget_with(drop=lambda turns: turns[:-1])
 
     def all_or_nothing(messages, budget):  # over the budget: every earlier turn goes
         if request_tokens(messages) <= budget:
@@ -2397,25 +2397,14 @@ def test_13_trim_to_budget():
     fails(check_trim_to_budget, without_the_prompt, says="The system prompt must stay first")
     fails(check_trim_to_budget, any_error, says="raised ValueError")
 
-    def drops_at_the_budget(messages, budget):  # ">= budget" where the spec says "fit": a request of exactly
-        system, *earlier, request = messages    # the budget fits, and nothing more may go
-        turns = split_turns(earlier)
-        while request_tokens([system, *(m for t in turns for m in t), request]) >= budget:
-            if not turns:
-                raise ContextBudgetError("too big")
-            turns.pop(0)
-        return [system, *(m for t in turns for m in t), request]
+    # ">= budget" where the spec says "fit": a request of exactly the budget fits, and nothing more may go
+    drops_at_the_budget = trim_to_budget_with(fits=operator.lt)
 
-    def every_user_message_a_turn(messages, budget):  # an Observation taken for the start of a turn
-        system, *earlier, request = messages
+    def every_user_message_a_turn(earlier):  # an Observation taken for the start of a turn
         turns = []
         for message in earlier:
             (turns.append([message]) if message["role"] == "user" else turns[-1].append(message))
-        while request_tokens([system, *(m for t in turns for m in t), request]) > budget:
-            if not turns:
-                raise ContextBudgetError("too big")
-            turns.pop(0)
-        return [system, *(m for t in turns for m in t), request]
+        return turns
 
     def same_list_when_it_fits(messages, budget):
         return messages if request_tokens(messages) <= budget else trim_to_budget(messages, budget)
@@ -2426,13 +2415,12 @@ def test_13_trim_to_budget():
         return trim_to_budget(messages, budget)
 
     fails(check_trim_to_budget, drops_at_the_budget, says="no more dropped than needed")
-    fails(check_trim_to_budget, every_user_message_a_turn, says="It split a turn")
+    fails(check_trim_to_budget, trim_to_budget_with(split=every_user_message_a_turn), says="It split a turn")
     fails(check_trim_to_budget, same_list_when_it_fits, says="return a new list")
     fails(check_trim_to_budget, refuses_at_the_smallest, says="raised ContextBudgetError")
 
-    def turns_end_at_final_answers(messages, budget):  # a turn taken to end at a Final Answer: a turn with
-        system, *earlier, request = messages            # none (stopped at max steps) is joined to the next
-        turns, turn = [], []
+    def turns_end_at_final_answers(earlier):  # a turn taken to end at a Final Answer: a turn with none (stopped
+        turns, turn = [], []                   # at max steps) is joined to the next
         for message in earlier:
             turn.append(message)
             if message["role"] == "assistant" and "Final Answer" in message["content"]:
@@ -2440,46 +2428,32 @@ def test_13_trim_to_budget():
                 turn = []
         if turn:
             turns.append(turn)
-        while request_tokens([system, *(m for t in turns for m in t), request]) > budget:
-            if not turns:
-                raise ContextBudgetError("too big")
-            turns.pop(0)
-        return [system, *(m for t in turns for m in t), request]
+        return turns
 
-    fails(check_trim_to_budget, turns_end_at_final_answers,
+    fails(check_trim_to_budget, trim_to_budget_with(split=turns_end_at_final_answers),
           says="A turn with no Final Answer ends where the next user request starts")
 
-    def observation_anywhere(messages, budget):  # "Observation:" looked for anywhere: a request mentioning it
-        system, *earlier, request = messages      # is joined to the turn before
-        turns = []
+    def observation_anywhere(earlier):  # "Observation:" looked for anywhere: a request mentioning it is joined to
+        turns = []                       # the turn before
         for message in earlier:
             if (message["role"] == "user" and "Observation:" not in message["content"]) or not turns:
                 turns.append([message])
             else:
                 turns[-1].append(message)
-        while request_tokens([system, *(m for t in turns for m in t), request]) > budget:
-            if not turns:
-                raise ContextBudgetError("too big")
-            turns.pop(0)
-        return [system, *(m for t in turns for m in t), request]
+        return turns
 
-    fails(check_trim_to_budget, observation_anywhere, says="only mentions 'Observation:' is a request")
+    fails(check_trim_to_budget, trim_to_budget_with(split=observation_anywhere), says="only mentions 'Observation:' is a request")
 
-    def observation_without_its_colon(messages, budget):  # startswith("Observation"): "Observations: ..."
-        system, *earlier, request = messages               # joins the turn before instead of starting its own
-        turns = []
+    def observation_without_its_colon(earlier):  # startswith("Observation"): "Observations: ..." joins the turn
+        turns = []                                # before instead of starting its own
         for message in earlier:
             if message["role"] == "user" and not message["content"].startswith("Observation"):
                 turns.append([message])
             else:
                 turns[-1].append(message)
-        while request_tokens([system, *(m for t in turns for m in t), request]) > budget:
-            if not turns:
-                raise ContextBudgetError("too big")
-            turns.pop(0)
-        return [system, *(m for t in turns for m in t), request]
+        return turns
 
-    fails(check_trim_to_budget, observation_without_its_colon,
+    fails(check_trim_to_budget, trim_to_budget_with(split=observation_without_its_colon),
           says="Only 'Observation:', colon and all, is an Observation")
 
 
@@ -2551,16 +2525,8 @@ def test_13_wrong_answers_by_kind():
     fails(check_fold_logistics, latest_as_text, says="not JSON text inside the JSON")
 
     # Exercise 2.
-    def fit(system, turns, request, budget, drop=lambda turns: turns[1:], count=request_tokens):
-        while count([system, *(m for t in turns for m in t), request]) > budget:
-            if not turns:
-                raise ContextBudgetError("too big")
-            turns = drop(turns)
-        return [system, *(m for t in turns for m in t), request]
-
-    def two_at_a_time(messages, budget):  # a turn taken to be a question and its answer, as in lesson 12
-        system, *earlier, request = messages
-        return fit(system, [earlier[i:i + 2] for i in range(0, len(earlier), 2)], request, budget)
+    # a turn taken to be a question and its answer, as in lesson 12
+    two_at_a_time = trim_to_budget_with(split=lambda earlier: [earlier[i:i + 2] for i in range(0, len(earlier), 2)])
 
     system_cost = {}
 
@@ -2589,14 +2555,10 @@ def test_13_wrong_answers_by_kind():
     def words(messages):  # "tokens" as words: a Chinese message has almost none
         return sum(len(str(m["content"]).split()) + 4 for m in messages) + 3
 
-    def counts_words(messages, budget):
-        system, *earlier, request = messages
-        return fit(system, split_turns(earlier), request, budget, count=words)
+    counts_words = trim_to_budget_with(count=words)
 
-    def sum_of_requests(messages, budget):  # each message counted as a request of its own: the priming each time
-        system, *earlier, request = messages
-        return fit(system, split_turns(earlier), request, budget,
-                   count=lambda ms: sum(request_tokens([m]) for m in ms))
+    # each message counted as a request of its own: the priming each time
+    sum_of_requests = trim_to_budget_with(count=lambda ms: sum(request_tokens([m]) for m in ms))
 
     def a_tuple(messages, budget):
         return tuple(trim_to_budget(messages, budget))
