@@ -319,11 +319,20 @@ def _two_at_once(aspect: str, sizes: range) -> Callable[[random.Random], Iterato
         two = random.Random(f"{aspect}, two at once")
         for calls in (2, 3, 5):
             yield (f"{aspect}, two at once", _conversation(two, calls))
-        if aspect == "keeps":  # the same messages sent twice (a retry): two calls, two replies kept
-            retried = random.Random("keeps, a retry")
-            for calls in (2, 4):
-                yield (aspect, _conversation(retried, calls, retry=True))
     return inputs
+
+
+def _retried_conversations() -> Iterator[tuple]:
+    """The same messages sent twice (a loop that retries): two calls, so two usages or two replies kept (drawn from a
+    generator of their own)."""
+    retried = random.Random("keeps, a retry")
+    for calls in (2, 4):
+        yield ("keeps", _conversation(retried, calls, retry=True))
+
+
+def _replies_kept(rng: random.Random) -> Iterator[tuple]:
+    yield from _two_at_once("keeps", range(1, 9))(rng)
+    yield from _retried_conversations()
 
 
 def _two_kinds_of_usage(rng: random.Random) -> Iterator[tuple]:
@@ -335,9 +344,7 @@ def _two_kinds_of_usage(rng: random.Random) -> Iterator[tuple]:
     two = random.Random("keeps, two at once")
     for calls in (2, 3, 5):
         yield ("keeps, two at once", _conversation(two, calls))
-    retried = random.Random("keeps, a retry")  # the same messages sent twice: two calls, two usages
-    for calls in (2, 4):
-        yield ("keeps", _conversation(retried, calls, retry=True))
+    yield from _retried_conversations()
 
 
 COUNTING_RULES = (
@@ -451,7 +458,7 @@ RECORD_REPLAY_RULES = (
     Rule("Recorder(llm).chat(messages, **options) passes every call on (the same messages, every option) and "
          "returns the model's reply as it is", _conversations("passes on", range(1, 9)), _advice),
     Rule("Recorder keeps each reply (the reply itself, not its text) in a list .replies of its own, in order",
-         _two_at_once("keeps", range(1, 9)), _advice),
+         _replies_kept, _advice),
     Rule("Replayer(replies) answers every call with the next recorded reply, in order, whatever it is asked (two "
          "Replayers each their own)", _two_at_once("replays", range(1, 11)), _advice),
     Rule("Replayer does not use up the list it is given: the recorder's .replies stays as it was, to replay again",
