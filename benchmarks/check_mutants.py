@@ -181,7 +181,8 @@ def mutate_notebook(path: Path, show: bool) -> list[tuple[str, str, int, int]]:
         for name in answers + helpers:
             original = definitions[name]
             survivors = count = 0
-            for k in range(len(sites(original))):
+            edits_made = [edit for _, edit in sites(original)]
+            for k, edit in enumerate(edits_made):
                 changed = mutant(original, k)
                 # the answers are defined again beside a changed helper, so that they use it
                 module = ast.Module(body=[changed, *(definitions[a] for a in answers if a != name)], type_ignores=[])
@@ -194,7 +195,7 @@ def mutate_notebook(path: Path, show: bool) -> list[tuple[str, str, int, int]]:
                 if _passes(f"{check}({arguments})", namespace):
                     survivors += 1
                     if show:
-                        print(f"  {check}: mutant {k} of {name} ({sites(original)[k][1][0]}) passed:")
+                        print(f"  {check}: mutant {k} of {name} ({edit[0]}) passed:")
                         before, after = ast.unparse(original).splitlines(), ast.unparse(changed).splitlines()
                         for line in difflib.unified_diff(before, after, lineterm="", n=0):
                             if line[:1] in "+-" and line[:3] not in ("+++", "---"):
