@@ -5814,6 +5814,18 @@ def test_12_wrong_answers_by_kind():
     fails(check_token_window, EachTurnOnItsOwn, says="over the budget")
     fails(check_token_window, JoinedText, says="return a list of message dicts")
 
+    class HistoryTokens(TokenWindow):  # Turn.history_tokens taken for a turn's size: it is what came before it
+        def history(self, session):
+            kept, used = [], 0
+            for turn in reversed(session.turns()):
+                used += turn.history_tokens or message_tokens(turn_pairs([turn]))
+                if used > self.max_tokens:
+                    break
+                kept = turn_pairs([turn]) + kept
+            return kept
+
+    fails(check_token_window, HistoryTokens, says="expected turns")
+
 
 def test_16_each_sentence_of_the_specs():
     def one_empty_window(text, size, overlap):  # "An empty text has no windows"

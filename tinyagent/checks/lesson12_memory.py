@@ -61,7 +61,13 @@ class _TurnNumbers(list):
 
 
 def _turns_of(texts: tuple) -> list:
-    return [Turn(question, answer, number=n) for n, (question, answer) in enumerate(texts, start=1)]
+    """The turns of a session that remembered everything: each carries the tokens of the turns before it as its
+    `history_tokens`, as a real session records them, so an answer that takes that for a turn's own size fails."""
+    turns: list = []
+    for n, (question, answer) in enumerate(texts, start=1):
+        before = [message for turn in turns for message in turn.messages()]
+        turns.append(Turn(question, answer, number=n, history_tokens=message_tokens(before) if before else 0))
+    return turns
 
 
 class _NotTurns(list):
