@@ -5994,11 +5994,12 @@ def _label_cut(text):
 
 
 def _observations_in_with(text_of=_text_of, strip=True, cut=_label_cut, line_cut=_label_cut, user_reader=None,
-                          prompt_reader=None):
+                          prompt_reader=None, first_line=True):
     """The solution of 20's exercise 1 (notebooks/solutions/20_frameworks.ipynb), with each piece a wrong answer swaps
     given: how a message's text is read (`text_of`), stripped or not before the label is looked for, how the label
     comes off a user message (`cut`) and off the whole prompt's lines (`line_cut`); or, given `user_reader(text)` or
-    `prompt_reader(scratchpad)`, the results they find there."""
+    `prompt_reader(scratchpad)`, the results they find there; `first_line=False` looks for the last Question: line
+    only after a newline, missing a prompt that starts with it."""
     def observations_in(body):
         found = []
         for item in body.get("messages", body.get("input", [])):
@@ -6011,8 +6012,8 @@ def _observations_in_with(text_of=_text_of, strip=True, cut=_label_cut, line_cut
                 found.append(text.strip())
             elif item.get("role") == "user" and text.startswith("Observation:"):
                 found += [one.strip() for one in user_reader(text)] if user_reader else [cut(text).strip()]
-            elif item.get("role") == "user" and "\nQuestion:" in text:
-                scratchpad = text.rsplit("\nQuestion:", 1)[1]
+            elif item.get("role") == "user" and "\nQuestion:" in ("\n" + text if first_line else text):
+                scratchpad = ("\n" + text if first_line else text).rsplit("\nQuestion:", 1)[1]
                 found += [one.strip() for one in prompt_reader(scratchpad)] if prompt_reader else [
                     line_cut(line).strip() for line in scratchpad.splitlines() if line.startswith("Observation:")]
         return found
@@ -6119,6 +6120,9 @@ def test_20_observations_in():
         return [text for text in _solution_20_observations_in(body) if text]
 
     fails(check_observations_in, drops_empty_results, says="It left out an empty result")
+    # the last Question: line looked for only after a newline: a prompt that starts with it gives []
+    fails(check_observations_in, _observations_in_with(first_line=False),
+          says="a prompt may start with its Question: line")
 
     def prompt_split_at_any_question(body):  # the last 'Question:' anywhere, inside a result too
         messages = body.get("messages", [])

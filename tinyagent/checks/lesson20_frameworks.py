@@ -89,8 +89,8 @@ def _observations(body: dict, text_of: Callable[[Any], str] = _text_of, strip: b
             found.append(text)
         elif item.get("role") == "user" and text.startswith("Observation:"):
             found.append(text[len("Observation:"):].strip())
-        elif item.get("role") == "user" and "\nQuestion:" in text:  # one prompt with its scratchpad
-            scratchpad = text.rsplit("\nQuestion:", 1)[1]
+        elif item.get("role") == "user" and "\nQuestion:" in "\n" + text:  # one prompt with its scratchpad
+            scratchpad = ("\n" + text).rsplit("\nQuestion:", 1)[1]  # after its last Question: line, the first too
             found += [line[len("Observation:"):].strip() for line in scratchpad.splitlines()
                       if line.startswith("Observation:")]
     return found
@@ -387,6 +387,24 @@ def _empty_observation_missed(args: tuple, expected: list[str], got: list[str]) 
     return _first_difference(args, expected, got)
 
 
+def _prompt_from_its_question(rng: random.Random) -> Iterator[tuple]:
+    """The whole prompt with no instructions above its Question: line: that line is the prompt's first."""
+    for _ in range(4):
+        lines = [f"Question: {_question(rng)}"]
+        for result in _results(rng):
+            tool = rng.choice(_TOOLS)
+            lines += [f"Thought: I call {tool}.", f"Action: {tool}", f"Action Input: {rng.randint(10000, 99999)}",
+                      f"Observation: {result}"]
+        yield ({"model": "m", "stop": ["\nObservation"],
+                "messages": [{"role": "user", "content": "\n".join(lines) + "\nThought:"}]},)
+
+
+def _first_line_missed(args: tuple, expected: list[str], got: list[str]) -> str | None:
+    if got == [] and expected:
+        return "The prompt's first line is a line too: a prompt may start with its Question: line."
+    return _first_difference(args, expected, got)
+
+
 OBSERVATION_RULES = (
     Rule("a message with role \"tool\": its content, each one, in the order sent", _native, _first_difference),
     Rule("a user message that begins with Observation: gives all the text after the label", _text_react,
@@ -402,6 +420,8 @@ OBSERVATION_RULES = (
          _lines_of_the_prompt, _prompt_lines_read_wrong),
     Rule("a tool that returned nothing is an empty result in every shape: `Observation:` alone gives \"\"",
          _empty_observations, _empty_observation_missed),
+    Rule("the whole prompt: its last Question: line may be its first line, with nothing above it",
+         _prompt_from_its_question, _first_line_missed),
 )
 
 
