@@ -14,6 +14,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from tinyagent import checks
 from tinyagent.checks import ExerciseFailed, check_cost_budget, check_first_and_last, check_invented_counter
+from tinyagent.checks.generated import _expected_got
 from tinyagent.checks.lesson14_streaming import _pieces_of
 from tinyagent.checks.reporting import FAILURE_COLUMNS, FAILURE_LINES, _brief, _columns, failure_lines, grades
 
@@ -55,6 +56,17 @@ def test_brief_cuts_long_values_in_the_middle_and_leaves_short_ones():
     assert _brief("Observation: x") == "'Observation: x'"
     long = _brief("a" * 50 + "\n" + "b" * 50, 40)
     assert _columns(long) <= 42 and long.startswith("'aaa") and long.endswith("bbb'") and " … " in long
+
+
+def test_expected_and_got_that_differ_only_where_cut_are_shown_from_the_difference():
+    common = "七天无理由退货：签收后 7 天内，商品未使用可退。" * 3
+    want, have = [common, "RF2026063000 submitted", "end"], [common, "RF2026063001 submitted", "end"]
+    assert _brief(want, 50) == _brief(have, 50)  # the difference is in the part the usual cut leaves out
+    shown = _expected_got(want, have)
+    assert "RF2026063000" in shown and "RF2026063001" in shown, shown
+    assert shown.startswith("expected …") and _columns(shown) < 2 * 50 + 30, shown
+    # values that differ where the usual cut shows them keep the usual form
+    assert _expected_got(["a"], ["b"]) == "expected ['a'], got ['b']"
 
 
 def test_ipython_shows_the_message_instead_of_a_traceback_and_the_cell_fails(capsys):

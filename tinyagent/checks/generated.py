@@ -24,7 +24,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tinyagent.checks.reporting import ExerciseFailed, _brief, _fail, _learners_frame, learners_mistake
+from tinyagent.checks.reporting import (
+    ExerciseFailed,
+    _brief,
+    _columns,
+    _fail,
+    _learners_frame,
+    learners_mistake,
+)
 
 # How many of the first inputs are asked again (in reverse order) to find state kept between calls.
 AGAIN = 12
@@ -209,8 +216,28 @@ def _disagreement(expected: Outcome, got: Outcome, shape: Callable[[Any], str | 
     except Exception:  # noqa: BLE001 - a value `read` cannot take is a wrong value, not the check's error
         return f"expected {_brief(want, 50)}, got {_brief(got.value, 50)}"
     if want != have:
-        return f"expected {_brief(want, 50)}, got {_brief(have, 50)}"
+        return _expected_got(want, have)
     return None
+
+
+def _expected_got(want: Any, have: Any, columns: int = 50) -> str:
+    """"expected …, got …", each cut short as failures quote values; where both cuts read the same (the
+    difference is in the part cut out), each is shown from a little before the first character that differs."""
+    shown_want, shown_have = _brief(want, columns), _brief(have, columns)
+    if shown_want == shown_have:
+        a, b = repr(want), repr(have)
+        at = next((n for n, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        start = max(0, at - columns // 3)
+        shown_want, shown_have = _window(a, start, columns), _window(b, start, columns)
+    return f"expected {shown_want}, got {shown_have}"
+
+
+def _window(text: str, start: int, columns: int) -> str:
+    """`text` from `start`, as many characters as fill `columns`, with … where it was cut."""
+    end = start
+    while end < len(text) and _columns(text[start:end + 1]) <= columns:
+        end += 1
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
 
 def _hint(rule: Rule, args: tuple, expected: Outcome, got: Outcome) -> str | None:

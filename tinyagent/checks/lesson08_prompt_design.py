@@ -186,7 +186,7 @@ def _spec_held(tools: tuple[tuple[str, str], ...]) -> _Verdict:
 
 def _show_tools(args: tuple) -> str:
     (tools,) = args
-    return f"{len(tools)} tool(s) {_brief([name for name, _ in tools], 60)}"
+    return f"{len(tools)} tool(s) {_brief([name for name, _ in tools], 100)}"
 
 
 LEAN_RULES = (
