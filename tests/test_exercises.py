@@ -3123,15 +3123,15 @@ def test_15_safe_eval():
     fails(check_safe_eval, only_these_characters, says="'1e3 + 1'")
 
     def variant(kinds=(int, float), ops=ARITHMETIC, exponent_refused=lambda base, exponent: abs(exponent) > 100,
-                literal_only=False, zero_powers_refused=lambda right: right < 0):
-        """The solution with one rule of the spec loosened: the constants and operators it takes, which powers it
-        refuses (`literal_only`: judged by an exponent written as a number, before anything is computed), and for
-        which exponents 0's power is a division by zero."""
+                literal_only=False, zero_powers_refused=lambda right: right < 0, unary=(ast.USub, ast.UAdd)):
+        """The solution with one rule of the spec loosened: the constants, binary and unary operators it takes,
+        which powers it refuses (`literal_only`: judged by an exponent written as a number, before anything is
+        computed), and for which exponents 0's power is a division by zero."""
         def value(node):
             if isinstance(node, ast.Constant) and type(node.value) in kinds:
                 return node.value
-            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-                return -value(node.operand)
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, unary):
+                return -value(node.operand) if isinstance(node.op, ast.USub) else value(node.operand)
             if isinstance(node, ast.BinOp) and type(node.op) in ops:
                 if literal_only and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) \
                         and abs(node.right.value) > 100:
@@ -3156,6 +3156,8 @@ def test_15_safe_eval():
         return answer
 
     assert passes(check_safe_eval, variant())
+    # unary minus only, as tiny_eval had it: +3 refused
+    fails(check_safe_eval, variant(unary=(ast.USub,)), says="unary plus is computed as unary minus is")
     # the guard reads only an exponent written as a number: 10 ** (10 ** 99) would hang
     fails(check_safe_eval, variant(literal_only=True), says="exponent is over 100 in size is refused, however the")
     fails(check_safe_eval, variant(exponent_refused=lambda base, exponent: exponent > 100),  # a positive one only
@@ -3664,6 +3666,13 @@ def test_16_wrong_answers_by_kind():
     fails(check_coverage_rerank, sorted_in_place, says="it changed the list it was given (sorted it in place?)")
     fails(check_coverage_rerank, contents_only, says="return every passage it was given (the same objects)")
     fails(check_coverage_rerank, ascending_then_reversed, says="expected '#1 #2', got '#2 #1'")
+
+    def with_the_title(question, passages):  # the lesson's printout reads the title too; the spec's text does not
+        from tinyagent.shop.knowledge import query_terms, search_terms
+        terms = set(query_terms(question))
+        return sorted(passages, key=lambda p: -len(terms & set(search_terms(f"{p.title} {p.section} {p.content}"))))
+
+    fails(check_coverage_rerank, with_the_title, says="is not part of the text a term is looked for in")
 
 
 # -- 18 · Evaluation ------------------------------------------------------------------------------
@@ -4237,7 +4246,7 @@ def test_19_sse_reader():
                 data.append(line[5:].removeprefix(" "))
         return events
 
-    fails(check_sse_reader, lines_by_splitlines, says="a line ends only at \\n or \\r\\n (not at U+2028)")
+    fails(check_sse_reader, lines_by_splitlines, says="a line ends only at \\n or \\r\\n (not at U+2028 or U+0085")
 
 
 STATUS_SOLUTION = {  # notebooks/solutions/19_serving.ipynb
@@ -6123,6 +6132,14 @@ def test_20_observations_in():
     # the last Question: line looked for only after a newline: a prompt that starts with it gives []
     fails(check_observations_in, _observations_in_with(first_line=False),
           says="a prompt may start with its Question: line")
+
+    def parts_joined_flat(content):  # parts joined with "", so no line end comes before the label
+        return content if isinstance(content, str) else "".join(
+            part.get("text", "") for part in content or [] if isinstance(part, dict))
+
+    # the label looked for before the text is stripped: " Observation: …" is not read as a result
+    fails(check_observations_in, _observations_in_with(text_of=parts_joined_flat, strip=False),
+          says="a user message is read stripped")
 
     def prompt_split_at_any_question(body):  # the last 'Question:' anywhere, inside a result too
         messages = body.get("messages", [])

@@ -289,7 +289,7 @@ PARSER_RULES = (
     Rule("`Final Answer:` found anywhere (after an Observation too) makes the reply an answer: everything after "
          "it to the end of the text, as parse_step reads it", _final_answers, hint=_answer_after_observation_hint),
     Rule("keys count only as written (a bold, lower-case or full-width-colon key is none): a reply with no "
-         "`Action:` and no `Final Answer:` has neither", _neither),
+         "`Action:` and no `Final Answer:` has neither; an `Action:` with no name is no action", _neither),
     Rule("an `Observation:` key counts only as written too: a bold, lower-case or full-width-colon one ends no step",
          _sloppy_observations, hint=_sloppy_observation_hint),
 )

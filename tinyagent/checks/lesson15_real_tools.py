@@ -226,6 +226,10 @@ def _zero_bases(rng: random.Random) -> Iterator[tuple]:
         yield (text,)
 
 
+def _unary_plus(rng: random.Random) -> Iterator[tuple]:
+    for text in ("+3", "+(2 - 5)", "-+3", "2 * +3", "+2 ** 2", "+-1.5"):
+        yield (text,)
+
 SAFE_EVAL_RULES = (
     Rule("numbers (int and float), + - * / and **, unary minus and brackets are computed, at any length",
          _computable),
@@ -241,8 +245,8 @@ SAFE_EVAL_RULES = (
          _not_one_expression),
     Rule("only the exponent's size is limited: a big base, or a big result, is computed when the exponent is "
          "100 or less", _big_bases),
-    Rule("0 to a power of 0 or more is computed (0 ** 0 is 1): only a negative power of 0 divides by zero",
-         _zero_bases),
+    Rule("0 to a power of 0 or more is computed (0 ** 0 is 1)", _zero_bases),
+    Rule("unary plus is computed as unary minus is (+3 is 3)", _unary_plus),
 )
 
 

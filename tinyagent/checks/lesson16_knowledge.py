@@ -375,6 +375,15 @@ def _ties(rng: random.Random) -> Iterator[tuple]:
         yield (question, passages)
 
 
+def _in_titles(rng: random.Random) -> Iterator[tuple]:
+    """A document's title that holds the question's terms: not read, only the section and the content are."""
+    for _ in range(4):
+        question = _question(rng)
+        terms = query_terms(question)
+        titled = _passage(rng, [], 1)
+        titled = Passage(" ".join(terms), titled.content, titled.score, titled.bm25, titled.source, titled.section, 1)
+        yield (question, [titled, _passage(rng, terms[:1], 2)])
+
 def _twice_held(args: tuple, expected: Any, got: Any) -> str | None:
     """A term in both a passage's heading and its content, counted twice."""
     question, passages = args
@@ -394,6 +403,9 @@ RERANK_RULES = (
     Rule("passages that hold as many terms keep the order they came in", _ties,
          lambda args, expected, got: None if got == expected else "— bm25's, whatever their scores."),
     Rule("the shop's own results come in that order too ('items' is not the question's 'item')", _shop_lists),
+    Rule("the document's title is not read: only search_terms(f\"{section} {content}\")", _in_titles,
+         lambda args, expected, got: None if got == expected else f"— #1's title, {args[1][0].title!r}, is not "
+                                                                  "part of the text a term is looked for in."),
 )
 
 

@@ -236,17 +236,21 @@ def _name_placed_late(args: tuple, expected: list, got: list) -> str | None:
 
 
 def _any_json_data(rng: random.Random) -> Iterator[tuple]:
-    """Data is any JSON, a falsy value too; and a line ends at \\n (or \\r\\n) only, not at the other line breaks
-    str.splitlines() knows (U+2028, U+0085), which JSON text may hold as they are."""
+    """Data is any JSON, a falsy value too."""
     yield (('event: end\ndata: null\n\nevent: usage\ndata: 0\n\nevent: ping\ndata: {}\n\n'
             'data: []\n\nevent: reply_delta\ndata: ""\n\nevent: final\ndata: false\n\n'),)
-    yield ('event: reply_delta\ndata: {"text": "第一行\u2028第二行"}\n\nevent: end\ndata: {"answer": "a\u0085b"}\n\n',)
 
 
-def _falsy_or_split(args: tuple, expected: list, got: list) -> str | None:
+def _falsy_data_dropped(args: tuple, expected: list, got: list) -> str | None:
     if len(got) < len(expected):
         return "A block with data is an event even when its JSON is null, 0, false, \"\", [] or {}."
     return _first_difference(args, expected, got)
+
+
+def _other_line_breaks(rng: random.Random) -> Iterator[tuple]:
+    """A line ends at \n (or \r\n) only, not at the other line breaks str.splitlines() knows (U+2028, U+0085),
+    which JSON text may hold as they are."""
+    yield ('event: reply_delta\ndata: {"text": "第一行\u2028第二行"}\n\nevent: end\ndata: {"answer": "a\u0085b"}\n\n',)
 
 
 SSE_RULES = (
@@ -265,8 +269,9 @@ SSE_RULES = (
          _data_holding_field_names, _field_by_its_start),
     Rule("a block's event: line names it wherever it stands in the block, after its data: lines too",
          _name_after_data, _name_placed_late),
-    Rule("the data is any JSON (null, 0 or {} too), and a line ends only at \\n or \\r\\n (not at U+2028)",
-         _any_json_data, _falsy_or_split),
+    Rule("the data is any JSON (null, 0 or {} too)", _any_json_data, _falsy_data_dropped),
+    Rule("a line ends only at \\n or \\r\\n (not at U+2028 or U+0085, which the data may hold)", _other_line_breaks,
+         _first_difference),
 )
 
 

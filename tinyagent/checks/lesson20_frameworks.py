@@ -399,6 +399,14 @@ def _prompt_from_its_question(rng: random.Random) -> Iterator[tuple]:
                 "messages": [{"role": "user", "content": "\n".join(lines) + "\nThought:"}]},)
 
 
+def _label_after_spaces(rng: random.Random) -> Iterator[tuple]:
+    """A user message whose text starts with spaces or a line end before `Observation:`: stripped, it begins with
+    the label, so it is a result."""
+    for space in (" ", "\n", "  \n", "\t"):
+        yield ({"model": "m", "messages": [
+            {"role": "user", "content": _question(rng)}, {"role": "assistant", "content": _STEP_1},
+            {"role": "user", "content": f"{space}Observation: {_result(rng)}"}]},)
+
 def _first_line_missed(args: tuple, expected: list[str], got: list[str]) -> str | None:
     if got == [] and expected:
         return "The prompt's first line is a line too: a prompt may start with its Question: line."
@@ -422,6 +430,8 @@ OBSERVATION_RULES = (
          _empty_observations, _empty_observation_missed),
     Rule("the whole prompt: its last Question: line may be its first line, with nothing above it",
          _prompt_from_its_question, _first_line_missed),
+    Rule("a user message is read stripped: spaces or a line end before Observation: still make it a result",
+         _label_after_spaces, _first_difference),
 )
 
 

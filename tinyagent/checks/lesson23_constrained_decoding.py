@@ -316,6 +316,9 @@ def _places(rng: random.Random) -> Iterator[tuple]:
     # a shape with letters after its digits too (a postal one): each place as in the example
     yield ([{"role": "user", "content": "Hello"},
             {"role": "user", "content": "My parcel EB987654321CN has not arrived, nor RR123456789DE"}], "EA123456789CN")
+
+
+def _full_stops(rng: random.Random) -> Iterator[tuple]:
     # an id that ends a sentence: the full stop is not part of the word
     yield ([{"role": "user", "content": "Hello"},
             {"role": "user", "content": "It is SF2468013579. Or YT1357924680, I think"}], "SF1234567890")
@@ -341,8 +344,8 @@ IDS_RULES = (
     Rule("each once, in the order they first appear", _once_in_order, _ids_hint),
     Rule("the example's letters are letters only: a digit in a letter's place makes another word",
          _letters_only, _letters_hint),
-    Rule("each place as in the example (letters after digits too: EA123456789CN); a full stop ends a word",
-         _places, _places_hint),
+    Rule("each place as in the example (letters after digits too: EA123456789CN)", _places, _places_hint),
+    Rule("a full stop ends a word: an id that ends a sentence counts", _full_stops, _places_hint),
 )
 
 

@@ -92,9 +92,13 @@ def _error_kinds_hint(args: tuple, expected: str, got: object) -> str | None:
 
 
 def _error_key(rng: random.Random) -> Iterator[tuple]:
-    # only the key "error" itself lets the text through; a text of spaces is text, not "said nothing"
+    # only the key "error" itself lets the text through
     yield ({"content": [_text('{"errorCode":"E404"}')], "isError": True},)
     yield ({"content": [_text('{"Error":"not found"}')], "isError": True},)
+
+
+def _spaces_are_text(rng: random.Random) -> Iterator[tuple]:
+    # a text of spaces is text, not "said nothing"
     yield ({"content": [_text(" ")], "isError": True},)
     yield ({"content": [_text("\n")], "isError": True},)
 
@@ -120,8 +124,9 @@ OBSERVATION_RULES = (
     Rule("an error's parts of another type are shown where they come too ([image]), then the text is made "
          "an error",
          _error_kinds, _error_kinds_hint),
-    Rule('only the key "error" counts ({"errorCode": …} is made an error too); spaces are text',
-         _error_key, _error_key_hint),
+    Rule('only the key "error" counts ({"errorCode": …} is made an error too)', _error_key, _error_key_hint),
+    Rule('an error whose text is only spaces has text: error_observation(" "), not "said nothing"', _spaces_are_text,
+         _error_key_hint),
 )
 
 
