@@ -5536,6 +5536,12 @@ def test_10_wrong_answers_by_kind():
 
     fails(check_cost_budget, WithATolerance, says="exactly `yuan` stops")
 
+    class NothingSpentNeverStops(CostBudget):  # a rule that looks only once a call was made: a budget of 0 never stops
+        def check(self, trace):
+            return super().check(trace) if trace.of_type(LlmCall) else None
+
+    fails(check_cost_budget, NothingSpentNeverStops, says="a budget of 0 is spent before the first call")
+
 
 def test_11_each_sentence_of_the_specs():
     def brackets_only(value):  # "otherwise does what read_action does": the other shapes left raw

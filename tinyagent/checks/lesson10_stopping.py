@@ -550,6 +550,11 @@ def _budget_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
     return None
 
 
+def _zero_budget(rng: random.Random) -> Iterator[tuple]:
+    """A budget of 0: nothing spent is already 0 or more, so it stops before the first call, and after any."""
+    yield (0, (2.0, 8.0), (), (0,), False)
+    yield (0.0, rng.choice(_PRICES), ((1000, 100),), (0, 1), False)
+
 def _settled_only(inputs: Callable[[random.Random], Iterator[tuple]]) -> Callable[[random.Random], Iterator[tuple]]:
     return lambda rng: (args for args in inputs(rng) if _settled(args))
 
@@ -565,6 +570,8 @@ BUDGET_RULES = (
          _budget_hint),
     Rule("the verdict is the trace's: asked twice on a trace, or first on a long one, it is the same",
          _settled_only(_asked_out_of_turn), _budget_hint),
+    Rule("a budget of 0 is spent before the first call: ¥0 is already `yuan` or more", _settled_only(_zero_budget),
+         _budget_hint),
 )
 
 
