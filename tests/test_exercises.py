@@ -2751,6 +2751,11 @@ def test_14_cut_stream():
     fails(check_cut_stream, first_stop_sized_hold, says="stop=['观察：', 'Observation:']\nexpected 'Thought: 先查订单。\\n'")
     fails(check_cut_stream, first_stop_sized_hold, says="one split across pieces must still be found, the longest too")
 
+    # the text before the stop string stripped of its spaces and tabs only (rstrip(" \t")): a "\n" is kept
+    spaces_stripped = cut_with(lambda text, stop: None if (at := earliest(text, stop)) is None
+                               else len(text[:at].rstrip(" \t")))
+    fails(check_cut_stream, spaces_stripped, says="kept as it is, spaces at its end too")
+
 
 def read_chunks(chunks):  # the solution of exercise 2
     text, finish_reason, usage = "", None, None

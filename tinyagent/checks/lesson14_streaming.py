@@ -271,6 +271,20 @@ def _read_on(args: tuple, expected: Any, got: Any) -> str | None:
     return "pieces read — it stopped reading before the stop string was complete."
 
 
+def _spaces_before_the_stop(rng: random.Random) -> Iterator[tuple]:
+    """Spaces right before the stop string: cut_at_stop keeps them, as it keeps every character before the stop."""
+    yield (["Action: queryOrder\nAction Input: 88231 ", "Observation: x"], ["Observation:"], "text")
+    yield (["Final Answer: 已签收  \nObserv", "ation: y"], ["\nObservation:"], "text")
+    yield (["Thought: 先查订单。\t观察：已签收"], ["观察："], "text")
+
+
+def _stripped_before_the_stop(args: tuple, expected: Any, got: Any) -> str | None:
+    if got == expected:
+        return None
+    if isinstance(got, str) and isinstance(expected, str) and got == expected.rstrip():
+        return "— the text before the stop string is kept as it is, spaces at its end too (cut_at_stop strips nothing)."
+    return None
+
 CUT_STREAM_RULES = (
     Rule("joined, what it yields is the whole text cut at its earliest stop string, however it was split",
          _texts_in_pieces, _cut_mistake),
@@ -278,6 +292,8 @@ CUT_STREAM_RULES = (
          _pieces_safe_to_show, _held_back),
     Rule("once a stop string is complete it stops, without reading another piece", _pieces_after_the_stop,
          _read_on),
+    Rule("the text before the stop string is kept whole, spaces at its end too", _spaces_before_the_stop,
+         _stripped_before_the_stop),
 )
 
 
