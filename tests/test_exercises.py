@@ -6423,6 +6423,21 @@ def test_21_scoped_registry():
 
     fails(check_scoped_registry, error_lists_every_tool, says="Name only the tools in names")
 
+    def any_case(registry, names):  # a call's name matched to a named tool whatever its case: 'queryorder' runs
+        from tinyagent import Action
+
+        class Scoped(ToolRegistry):
+            def _run(self, action):
+                name = (action.tool_name or "").strip()
+                match = next((n for n in names if n.lower() == name.lower()), None)
+                if match is None:
+                    return ToolResult(error_observation(f"use one of {', '.join(names)}"), error=True)
+                return super()._run(Action(match, action.tool_input))
+
+        return Scoped([registry.get(n) for n in names])
+
+    fails(check_scoped_registry, any_case, says="Names are compared as written: 'queryorder' is no tool")
+
 
 def _solution_21_rains_during(meeting, forecast):  # notebooks/solutions/21_several_agents.ipynb
     start, end = meeting["start"], meeting["end"]

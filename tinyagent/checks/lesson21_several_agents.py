@@ -223,12 +223,20 @@ def _spaced_runs(rng: random.Random) -> Iterator[tuple]:
     yield (("getForecast",), ("getForecast", "queryOrder"), ("spaced", "getForecast ", "北京 明天"))
 
 
+def _other_cases(rng: random.Random) -> Iterator[tuple]:
+    """A name written in another case is another name, to the registry as to the scope: it runs nothing."""
+    yield ((), SCOPE_ALLOWED, ("refuse", "queryorder", "88231"))
+    yield (("getForecast",), ("getForecast", "queryOrder"), ("refuse", "GetForecast", "北京 明天"))
+
 def _scope_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
     name = args[2][1] if args[2][0] != "list" else ""
     if got.what.startswith("error=False"):
         return "Its text is an error, but its ToolResult has error=False: return ToolResult(text, error=True)."
     if got.what.startswith("error=True"):
         return 'An error Observation is JSON {"error": ...}: build its text with error_observation(...).'
+    if got.what.startswith(("it ran", "no error")) and name.strip() not in args[1] and name.strip().lower() in {
+            allowed.lower() for allowed in args[1]}:
+        return f"Names are compared as written: {name.strip()!r} is no tool; the registry refuses it too."
     if got.what.startswith("it ran") and name != name.strip():
         return f"A tool outside the names must never run: the registry strips {name!r} to {name.strip()}."
     if got.what.startswith("it ran"):
@@ -252,6 +260,7 @@ SCOPE_RULES = (
          _tool_lists, _scope_hint),
     Rule("a named tool runs with spaces around its name too, as in `registry`",
          _spaced_runs, _scope_hint),
+    Rule("a name in another case is another name: queryorder runs nothing", _other_cases, _scope_hint),
 )
 
 
