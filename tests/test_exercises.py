@@ -6929,7 +6929,8 @@ def _ids_seen_solution(messages, example):
     for message in messages:
         if message["role"] != "user":
             continue
-        for word in re.findall(rf"(?<![A-Za-z0-9]){shape}(?![A-Za-z0-9])", message["content"], re.IGNORECASE):
+        for word in re.findall(rf"(?<![A-Za-z0-9])(?<![0-9][.]){shape}(?![A-Za-z0-9])(?![.][0-9])", message["content"],
+                               re.IGNORECASE):
             if word.upper() not in found:
                 found.append(word.upper())
     return found
@@ -6937,6 +6938,14 @@ def _ids_seen_solution(messages, example):
 
 def test_23_ids_seen():
     assert passes(check_ids_seen, _ids_seen_solution)
+
+    def decimals_read(messages, example):  # a word ends at any mark, a decimal point too: ¥12345.67 gives 12345
+        shape = "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
+                                  for w in re.findall(rf"(?<![A-Za-z0-9]){shape}(?![A-Za-z0-9])", m["content"],
+                                                      re.IGNORECASE)))
+
+    fails(check_ids_seen, decimals_read, says="Digits beside a decimal point belong to a number")
 
     def with_system(messages, example):  # reads the system prompt's examples too
         return _ids_seen_solution([{**m, "role": "user"} if m["role"] == "system" else m for m in messages], example)
@@ -7386,7 +7395,7 @@ def _ids_from_customer_solution(messages):  # notebooks/solutions/25_prompt_inje
     for message in messages:
         if message["role"] != "user" or message["content"].startswith("Observation:"):
             continue
-        for one in re.findall(r"(?<![A-Za-z0-9])[0-9]{5}(?![A-Za-z0-9])", message["content"]):
+        for one in re.findall(r"(?<![A-Za-z0-9])(?<![0-9][.])[0-9]{5}(?![A-Za-z0-9])(?![.][0-9])", message["content"]):
             if one not in found:
                 found.append(one)
     return found
@@ -7451,6 +7460,13 @@ def test_25_fence():
 
 def test_25_ids_from_customer():
     assert passes(check_ids_from_customer, _ids_from_customer_solution)
+
+    def decimals_read(messages):  # a decimal point taken for a full stop: ¥12345.67 gives 12345
+        return list(dict.fromkeys(one for m in messages if m["role"] == "user"
+                                  and not m["content"].startswith("Observation:")
+                                  for one in re.findall(r"(?<![A-Za-z0-9])[0-9]{5}(?![A-Za-z0-9])", m["content"])))
+
+    fails(check_ids_from_customer, decimals_read, says="A number with a decimal point is no whole number")
 
     def every_user_message(messages):  # the Observations too: a planted id is taken for the customer's
         return list(dict.fromkeys(one for m in messages if m["role"] == "user"

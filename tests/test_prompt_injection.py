@@ -100,6 +100,13 @@ def test_ids_come_from_the_customer_not_from_observations():
     assert ids_from_customer(messages, "SF1234567890") == []
 
 
+def test_a_decimal_is_no_id_but_a_sentence_may_end_after_one():
+    said = [{"role": "user", "content": "I paid ¥12345.67 (0.54321 of it shipping) for order 88231. Also 88232。"}]
+    assert ids_from_customer(said) == ["88231", "88232"]
+    assert ids_from_customer([{"role": "user", "content": "Parcel SF1234567890.5? No: SF2468013579."}],
+                             "SF1234567890") == ["SF2468013579"]
+
+
 @pytest.mark.parametrize("channel", CHANNELS)
 def test_customer_words_refuses_an_id_the_customer_never_wrote(channel):
     text = REFUND_88236["zh"] if channel != "document" else "账户退款说明。" + REFUND_88236["zh"]

@@ -135,7 +135,7 @@ def _reference_ids_seen(messages: list[dict], example: str) -> list[str]:
     """23, exercise 2's answer (the solution's): the words shaped like `example` in the user messages,
     upper-cased, each once, in the order they first appear."""
     shape = "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
-    word = re.compile(rf"(?<![A-Za-z0-9]){shape}(?![A-Za-z0-9])", re.IGNORECASE)
+    word = re.compile(rf"(?<![A-Za-z0-9])(?<![0-9][.]){shape}(?![A-Za-z0-9])(?![.][0-9])", re.IGNORECASE)
     found: list[str] = []
     for message in messages:
         if message["role"] != "user":
@@ -324,6 +324,19 @@ def _full_stops(rng: random.Random) -> Iterator[tuple]:
             {"role": "user", "content": "It is SF2468013579. Or YT1357924680, I think"}], "SF1234567890")
 
 
+def _decimals(rng: random.Random) -> Iterator[tuple]:
+    # digits beside a decimal point belong to a number (a price, an amount), not to an id
+    yield ([{"role": "user", "content": "I paid ¥12345.67 for order 88231"}], "88231")
+    yield ([{"role": "user", "content": "Observation: {\"price\": 12000.50, \"orderId\": \"88232\"}"}], "88231")
+
+
+def _decimal_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    said = " ".join(m["content"] for m in args[0] if m["role"] == "user")
+    if isinstance(got, list) and any(isinstance(one, str) and re.search(rf"{re.escape(one)}\.[0-9]|[0-9]\.{re.escape(one)}",
+                                                                        said) for one in got if one not in expected):
+        return "Digits beside a decimal point belong to a number: in '¥12345.67' there is no id."
+    return _ids_hint(args, expected, got)
+
 def _places_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if _a_list(got) is not None:
         return None
@@ -346,6 +359,8 @@ IDS_RULES = (
          _letters_only, _letters_hint),
     Rule("each place as in the example (letters after digits too: EA123456789CN)", _places, _places_hint),
     Rule("a full stop ends a word: an id that ends a sentence counts", _full_stops, _places_hint),
+    Rule("digits beside a decimal point belong to a number, not an id: ¥12345.67 holds none", _decimals,
+         _decimal_hint),
 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import random
+import re
 import string
 from collections.abc import Callable, Iterator
 
@@ -218,6 +219,20 @@ def _stop_hint(args: tuple, expected: list[str], got: object) -> str | None:
     return _ids_hint(args, expected, got)
 
 
+def _decimals(rng: random.Random) -> Iterator[tuple]:
+    # a number with a decimal point is a price or an amount, not a whole number: none of its digits is an id
+    yield ([_system(), {"role": "user", "content": "I paid ¥12345.67 for order 88231"}],)
+    yield ([_system(), {"role": "user", "content": "退款 0.12345 元？订单 38112。"}],)
+
+
+def _decimal_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    (messages,) = args
+    said = " ".join(m["content"] for m in messages if m["role"] == "user")
+    if isinstance(got, list) and any(isinstance(one, str) and re.search(rf"{re.escape(one)}\.[0-9]|[0-9]\.{re.escape(one)}",
+                                                                        said) for one in got if one not in expected):
+        return "A number with a decimal point is no whole number: in '¥12345.67' no digits are an order id."
+    return _ids_hint(args, expected, got)
+
 IDS_RULES = (
     Rule("the five-digit order ids the customer wrote, whole numbers only (not in a phone number, A88231 or 88231B; "
          "next to Chinese they count)", _customers_ids, _ids_hint),
@@ -227,6 +242,8 @@ IDS_RULES = (
          _said_observation, _said_hint),
     Rule("a whole number may end a sentence: the full stop after it (order 88236.) is not part of it",
          _full_stops, _stop_hint),
+    Rule("a number with a decimal point is not a whole number: ¥12345.67 and 0.12345 hold no id", _decimals,
+         _decimal_hint),
 )
 
 

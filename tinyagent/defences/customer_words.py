@@ -10,7 +10,8 @@ Observation, and the tool does not run:
         -> {"error":"applyRefund was not run: orderId 88236 is not in the customer's messages", ...}
 
 Ids are found as lesson 23 finds them (protocols/constrained_decoding.py's `id_shape`: a word shaped like the value,
-letters as letters, digits as digits), but in the customer's words only, not in what the tools returned.
+letters as letters, digits as digits, never the digits of a decimal such as ¥12345.67), but in the customer's words
+only, not in what the tools returned.
 
 What it cannot judge: an argument the customer did write, used for something they did not ask (a planted "refund
 88231" when the customer only asked where 88231 is); and free text (a message's body).

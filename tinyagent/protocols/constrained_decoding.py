@@ -213,9 +213,11 @@ def id_property(schema: Mapping[str, Any]) -> bool:
 
 
 def id_shape(example: str) -> re.Pattern:
-    """Words shaped like `example`: its letters as letters, its digits as digits, as many of each."""
+    """Words shaped like `example`: its letters as letters, its digits as digits, as many of each. A word ends at
+    anything that is not a Latin letter or a digit, but digits beside a decimal point belong to a number, not an id:
+    ¥12345.67 holds none, while the full stop that ends "order 88231." ends the id."""
     pattern = "".join("[A-Z]" if ch.isalpha() else r"\d" if ch.isdigit() else re.escape(ch) for ch in example.upper())
-    return re.compile(rf"(?<![A-Za-z0-9])({pattern})(?![A-Za-z0-9])", re.IGNORECASE)
+    return re.compile(rf"(?<![A-Za-z0-9])(?<![0-9][.])({pattern})(?![A-Za-z0-9])(?![.][0-9])", re.IGNORECASE)
 
 
 def input_rules(tool: Tool, book: RuleBook, values: Mapping[str, Iterable[str]] | None = None,
