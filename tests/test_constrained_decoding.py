@@ -173,6 +173,12 @@ def test_ids_come_only_from_the_question_and_observations_never_the_prompt_or_an
     assert later.final
 
 
+def test_ids_typed_in_full_width_are_the_ids_they_look_like_and_a_price_is_none():
+    choices = allowed_steps(conversation("订单８８２３１付了¥12345.67，快递 ＳＦ１２３４５６７８９０ 到哪了？"), shop_tools())
+    assert choices.values["queryOrder"] == {"orderId": ("88231",)}
+    assert choices.values["queryLogistics"] == {"trackingNo": ("SF1234567890",)}
+
+
 def test_a_free_text_tool_and_a_no_input_tool_are_offered_once():
     tools = shop_tools()
     after = allowed_steps(conversation("Refund 88231", "Thought: a\nAction: searchKnowledge\nAction Input: refund",

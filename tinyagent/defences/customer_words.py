@@ -9,9 +9,9 @@ Observation, and the tool does not run:
     applyRefund {"orderId":"88236",...}   the customer wrote 88231 only
         -> {"error":"applyRefund was not run: orderId 88236 is not in the customer's messages", ...}
 
-Ids are found as lesson 23 finds them (protocols/constrained_decoding.py's `id_shape`: a word shaped like the value,
-letters as letters, digits as digits, never the digits of a decimal such as ¥12345.67), but in the customer's words
-only, not in what the tools returned.
+Ids are found as lesson 23 finds them (protocols/constrained_decoding.py's `ids_in`: a word shaped like the value,
+letters as letters, digits as digits, never the digits of a decimal such as ¥12345.67; full-width ８８２３１ read as
+88231), but in the customer's words only, not in what the tools returned.
 
 What it cannot judge: an argument the customer did write, used for something they did not ask (a planted "refund
 88231" when the customer only asked where 88231 is); and free text (a message's body).
@@ -24,7 +24,7 @@ from collections.abc import Generator, Iterable, Mapping
 from typing import Any, ClassVar
 
 from tinyagent.events import Event
-from tinyagent.protocols.constrained_decoding import id_shape
+from tinyagent.protocols.constrained_decoding import ids_in
 from tinyagent.registry import ToolResult, error_observation
 from tinyagent.tools import Action
 
@@ -40,15 +40,9 @@ def customer_texts(messages: Iterable[dict]) -> list[str]:
 
 
 def ids_from_customer(messages: Iterable[dict], example: str = "88231") -> list[str]:
-    """The words shaped like `example` (lesson 23's `id_shape`) in the customer's messages, upper-cased, each once,
+    """The words shaped like `example` (lesson 23's `ids_in`) in the customer's messages, upper-cased, each once,
     in the order they first appear; never from an Observation or the system prompt."""
-    shape = id_shape(example)
-    found: list[str] = []
-    for text in customer_texts(messages):
-        for match in shape.finditer(text):
-            if match.group(1).upper() not in found:
-                found.append(match.group(1).upper())
-    return found
+    return ids_in("\n".join(customer_texts(messages)), example)
 
 
 def arguments_of(action: Action) -> dict:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -216,8 +217,15 @@ def id_shape(example: str) -> re.Pattern:
     """Words shaped like `example`: its letters as letters, its digits as digits, as many of each. A word ends at
     anything that is not a Latin letter or a digit, but digits beside a decimal point belong to a number, not an id:
     ¥12345.67 holds none, while the full stop that ends "order 88231." ends the id."""
-    pattern = "".join("[A-Z]" if ch.isalpha() else r"\d" if ch.isdigit() else re.escape(ch) for ch in example.upper())
+    pattern = "".join("[A-Z]" if ch.isalpha() else "[0-9]" if ch.isdigit() else re.escape(ch) for ch in example.upper())
     return re.compile(rf"(?<![A-Za-z0-9])(?<![0-9][.])({pattern})(?![A-Za-z0-9])(?![.][0-9])", re.IGNORECASE)
+
+
+def ids_in(text: str, example: str) -> list[str]:
+    """The words of `text` shaped like `example` (id_shape), upper-cased, each once, in the order they first appear.
+    The text is read NFKC-normalised, so an id typed in full-width characters (８８２３１, as a Chinese keyboard in
+    full-width mode writes it) is the id it looks like, the one the tools know."""
+    return list(dict.fromkeys(m.group(1).upper() for m in id_shape(example).finditer(unicodedata.normalize("NFKC", text))))
 
 
 def input_rules(tool: Tool, book: RuleBook, values: Mapping[str, Iterable[str]] | None = None,
@@ -333,7 +341,7 @@ def allowed_steps(messages: list[dict], tools: Any, *, narrow: bool = True, tool
             continue  # a query, or no input at all: once is enough
         tool_values = {}
         for key, sub in ids.items():
-            found = dict.fromkeys(m.group(1).upper() for m in id_shape(str(sub["examples"][0])).finditer(seen_text))
+            found = ids_in(seen_text, str(sub["examples"][0]))
             used = {_argument(c, tool, key) for c in mine}
             tool_values[key] = tuple(v for v in found if v not in used)
         if any(not options for options in tool_values.values()):
