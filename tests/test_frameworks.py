@@ -425,7 +425,6 @@ def test_responses_api_structured_output_fills_order_88231(classroom, shop):
     assert_order_88231(response.output_parsed)
 
 
-
 # -- LangChain classic: the text ReAct agent --------------------------------------------------------------
 
 def test_langchain_classic_react_agent_executor_refunds(classroom, shop):

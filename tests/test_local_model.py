@@ -154,7 +154,6 @@ def test_a_busy_port_is_a_clear_error(local_model):
         start_local_model(local_model.port)
 
 
-
 # --- command-line errors (found before llama.cpp is even loaded: no model needed) ---------------------
 
 

@@ -122,6 +122,7 @@ def _operator_key(text: str) -> str:
                                          "printable characters without spaces, not empty")
     return text
 
+
 def _api_key(variable: str | None = None):
     """An argparse type for --api-key (and the variable it defaults to, which argparse reads through the same
     type): a key clients must send. An empty or blank one would serve without a key, open to anyone."""
@@ -141,6 +142,8 @@ def _port(text: str) -> int:
     if port is None or port > 65535:
         raise argparse.ArgumentTypeError(f"--port must be a whole number from 0 to 65535 (0: any free port), got {text!r}")
     return port
+
+
 _delay = _number_of_seconds("--delay", 3600)
 
 

@@ -71,6 +71,7 @@ class PersonEdit(Event):
         original = " / ".join(self.original.strip().splitlines())
         return [labels["edited"], labels["model_wrote"].format(text=_shortened(original))]
 
+
 __all__ = ["PERSON", "ContinuedRun", "EditError", "PersonsReply", "check_edit", "edit_thought", "replies", "retry_tool"]
 
 PERSON = "person"  # the `model` of an LlmCall whose reply a person wrote: no model was called

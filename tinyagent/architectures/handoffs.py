@@ -58,6 +58,7 @@ class Handoff(Event):
         label = HANDOFF_LABELS[lang]["handback" if self.back else "handoff"]
         return [label.format(source=self.source, target=self.target, message=self.message)]
 
+
 TRIAGE = "triage"
 HANDOFF_PREFIX = "handOffTo"
 HAND_BACK = "handBack"

@@ -100,6 +100,7 @@ class PlanStepDone(Event):
             return [f"{labels['step_done'].format(n=self.number)} {self.result}"]
         return [f"{labels['step_failed'].format(n=self.number, reason=self.reason)} {self.result}".rstrip()]
 
+
 MAX_REPLANS = 2
 MAX_PLAN_ATTEMPTS = 2  # a plan that cannot be read is shown to the planner once, with the reason
 STEP_MAX_STEPS = 6  # rounds of the loop for one step: a step is one part of a request

@@ -55,6 +55,7 @@ class Reflected(Event):
         lines = [f"{labels['draft']} {self.draft}", labels["reflected"].format(verdict=self.verdict)]
         return lines + [f"  - {problem}" for problem in self.problems]
 
+
 # The classroom model recognises the call by "Check the draft answer" / 核对草稿答复 (classroom/plan_and_reflect.py).
 REFLECTION_PROMPT = {
     "en": (

@@ -45,6 +45,7 @@ class Routed(Event):
         skill = f", {self.skill}" if self.skill else ""
         return [ROUTE_LABEL[lang].format(mode=self.mode, skill=skill, reason=self.reason)]
 
+
 ORDER_ID = re.compile(r"(?<!\d)\d{5}(?!\d)")
 # Words that join a second, separate request to the first ("..., and also ...").
 PART_JOINERS = ("另外", "还有", "以及", "顺便", "同时", "此外", "再帮我", "also", "as well as", "besides",

@@ -54,6 +54,7 @@ class SkillActivated(Event):
         lines = [SKILL_LABEL[lang].format(name=self.name, tools=", ".join(self.tools) or "-")]
         return lines + ([self.reason] if self.reason else [])
 
+
 SKILL_KEYS = ("name", "description", "tools")
 _KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:(?:\s+(.*))?$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")

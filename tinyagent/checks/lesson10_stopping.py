@@ -555,6 +555,7 @@ def _zero_budget(rng: random.Random) -> Iterator[tuple]:
     yield (0, (2.0, 8.0), (), (0,), False)
     yield (0.0, rng.choice(_PRICES), ((1000, 100),), (0, 1), False)
 
+
 def _settled_only(inputs: Callable[[random.Random], Iterator[tuple]]) -> Callable[[random.Random], Iterator[tuple]]:
     return lambda rng: (args for args in inputs(rng) if _settled(args))
 

@@ -285,6 +285,7 @@ def _stripped_before_the_stop(args: tuple, expected: Any, got: Any) -> str | Non
         return "— the text before the stop string is kept as it is, spaces at its end too (cut_at_stop strips nothing)."
     return None
 
+
 CUT_STREAM_RULES = (
     Rule("joined, what it yields is the whole text cut at its earliest stop string, however it was split",
          _texts_in_pieces, _cut_mistake),

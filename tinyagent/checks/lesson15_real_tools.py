@@ -230,6 +230,7 @@ def _unary_plus(rng: random.Random) -> Iterator[tuple]:
     for text in ("+3", "+(2 - 5)", "-+3", "2 * +3", "+2 ** 2", "+-1.5"):
         yield (text,)
 
+
 SAFE_EVAL_RULES = (
     Rule("numbers (int and float), + - * / and **, unary minus and brackets are computed, at any length",
          _computable),

@@ -384,6 +384,7 @@ def _in_titles(rng: random.Random) -> Iterator[tuple]:
         titled = Passage(" ".join(terms), titled.content, titled.score, titled.bm25, titled.source, titled.section, 1)
         yield (question, [titled, _passage(rng, terms[:1], 2)])
 
+
 def _twice_held(args: tuple, expected: Any, got: Any) -> str | None:
     """A term in both a passage's heading and its content, counted twice."""
     question, passages = args

@@ -407,6 +407,7 @@ def _label_after_spaces(rng: random.Random) -> Iterator[tuple]:
             {"role": "user", "content": _question(rng)}, {"role": "assistant", "content": _STEP_1},
             {"role": "user", "content": f"{space}Observation: {_result(rng)}"}]},)
 
+
 def _first_line_missed(args: tuple, expected: list[str], got: list[str]) -> str | None:
     if got == [] and expected:
         return "The prompt's first line is a line too: a prompt may start with its Question: line."

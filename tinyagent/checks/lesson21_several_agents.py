@@ -228,6 +228,7 @@ def _other_cases(rng: random.Random) -> Iterator[tuple]:
     yield ((), SCOPE_ALLOWED, ("refuse", "queryorder", "88231"))
     yield (("getForecast",), ("getForecast", "queryOrder"), ("refuse", "GetForecast", "北京 明天"))
 
+
 def _scope_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
     name = args[2][1] if args[2][0] != "list" else ""
     if got.what.startswith("error=False"):

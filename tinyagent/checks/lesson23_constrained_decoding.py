@@ -337,6 +337,7 @@ def _decimal_hint(args: tuple, expected: list[str], got: object) -> str | None:
         return "Digits beside a decimal point belong to a number: in '¥12345.67' there is no id."
     return _ids_hint(args, expected, got)
 
+
 def _places_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if _a_list(got) is not None:
         return None

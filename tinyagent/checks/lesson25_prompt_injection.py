@@ -233,6 +233,7 @@ def _decimal_hint(args: tuple, expected: list[str], got: object) -> str | None:
         return "A number with a decimal point is no whole number: in '¥12345.67' no digits are an order id."
     return _ids_hint(args, expected, got)
 
+
 IDS_RULES = (
     Rule("the five-digit order ids the customer wrote, whole numbers only (not in a phone number, A88231 or 88231B; "
          "next to Chinese they count)", _customers_ids, _ids_hint),

@@ -402,6 +402,8 @@ def _mistaken_native(conv: Conversation, call: Call) -> dict:
         if isinstance(value, str) and value.isdigit() and wanted not in ("integer", "number"):
             return {key: int(value)}
     return arguments
+
+
 def forgets_action(conv: Conversation) -> Reply:
     """`classroom-forgets-action`: the first reply to a request stops after its Thought."""
     step = plan(conv)

@@ -103,6 +103,7 @@ class ReplyDelta(Event):
             return [STREAM_LABELS[lang]["streamed"].format(n=len(pieces))] if usage else []
         return [STREAM_LABELS[lang]["typed"].format(text="".join(p.text for p in pieces))]
 
+
 DONE = "[DONE]"
 NO_USAGE = (
     "the server sent no usage: it may not support stream_options include_usage; count the tokens "

@@ -91,6 +91,7 @@ class LimitReached(Event):
         line = LIMIT_LABEL[lang].format(reason=self.reason, what=what).rstrip()
         return [line, self.detail] if self.detail else [line]
 
+
 BEFORE_CALL = "before_call"  # before each model call: budgets, caps, progress
 AFTER_REPLY = "after_reply"  # after a reply is parsed, before its action runs: length, repeats
 AROUND_TOOL = "around_tool"  # wraps the tool call itself: ToolTimeout

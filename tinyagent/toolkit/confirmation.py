@@ -87,6 +87,7 @@ class ApprovalDecided(Event):
         line = labels["decided"].format(outcome=labels["outcomes"].get(self.outcome, self.outcome), by=self.by)
         return [line, self.detail] if self.detail else [line]
 
+
 APPROVED, DECLINED, TIMEOUT, ERROR = "approved", "declined", "timeout", "error"
 OUTCOMES = (APPROVED, DECLINED, TIMEOUT, ERROR)
 DEFAULT_TIMEOUT_S = 120.0
