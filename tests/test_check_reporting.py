@@ -68,6 +68,18 @@ def test_expected_and_got_that_differ_only_where_cut_are_shown_from_the_differen
     # values that differ where the usual cut shows them keep the usual form
     assert _expected_got(["a"], ["b"]) == "expected ['a'], got ['b']"
 
+    class Summary:  # a value a check shows as a summary: the two read the same, and the message says they differ
+        def __init__(self, items):
+            self.items = items
+
+        def __eq__(self, other):
+            return self.items == other.items
+
+        def __repr__(self):
+            return f"{len(self.items)} messages"
+
+    assert _expected_got(Summary([1, 2]), Summary([1, 3])) == "expected 2 messages, got 2 messages, not the same ones"
+
 
 def test_ipython_shows_the_message_instead_of_a_traceback_and_the_cell_fails(capsys):
     shell = InteractiveShell.instance()

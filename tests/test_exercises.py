@@ -702,6 +702,13 @@ def test_05_parser_stops_at_observation():
     assert passes(check_parser_stops_at_observation, lambda text: my_parse(text, stop_at_observation=True))
     fails(check_parser_stops_at_observation, my_parse, says="invented after its Observation")
 
+    def empty_actions_skipped(text):  # an `Action:` with no name passed over: the named one before it stays
+        named = "\n".join(line for line in text.split("\n") if line.strip() not in ("Action:",))
+        return my_parse(named, stop_at_observation=True)
+
+    fails(check_parser_stops_at_observation, empty_actions_skipped,
+          says="the last `Action:` line wins even when it names nothing")
+
     def first_action(text):  # keeps the first Action instead of the last
         step = my_parse(text, stop_at_observation=True)
         names = [value for key, value in split_sections(text) if key == "Action:"]
@@ -3838,7 +3845,7 @@ def test_17_plan_parser():
         return [m.group(2).strip() for m in (re.match(r"^\s*\**(\d+)[.)]\s*(.*)$", t) for t in text.splitlines()) if m]\
             or _solution_17_parse_plan()(text)
 
-    fails(check_plan_parser, keeps_bold, says="take the `**` out of the step")
+    fails(check_plan_parser, keeps_bold, says="take every `**` out of the step")
 
     def only_at_the_left_margin(text):
         return _solution_17_parse_plan()("\n".join(t for t in text.splitlines() if not t.startswith(" ")))

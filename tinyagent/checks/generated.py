@@ -224,8 +224,10 @@ def _expected_got(want: Any, have: Any, columns: int = 50) -> str:
     """"expected …, got …", each cut short as failures quote values; where both cuts read the same (the
     difference is in the part cut out), each is shown from a little before the first character that differs."""
     shown_want, shown_have = _brief(want, columns), _brief(have, columns)
+    a, b = repr(want), repr(have)
+    if a == b:  # a value shown as a summary ("2 messages"): the check's hint says what differs
+        return f"expected {shown_want}, got {shown_have}, not the same ones"
     if shown_want == shown_have:
-        a, b = repr(want), repr(have)
         at = next((n for n, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
         start = max(0, at - columns // 3)
         shown_want, shown_have = _window(a, start, columns), _window(b, start, columns)

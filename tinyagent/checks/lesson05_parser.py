@@ -263,6 +263,12 @@ def _neither(rng: random.Random) -> Iterator[tuple]:
         yield (sloppy,)
 
 
+def _empty_last_actions(rng: random.Random) -> Iterator[tuple]:
+    """The last `Action:` line wins even when it names nothing: then the step has no action, whatever came before."""
+    tool, order = rng.choice(_TOOLS), _order_id(rng)
+    yield (f"Thought: 先查订单。\nAction: {tool}\nAction Input: {order}\nAction:\nAction Input: {order}",)
+    yield (f"Thought: check it.\nAction: {tool}\nAction Input: {order}\nAction: \n",)
+
 def _sloppy_observations(rng: random.Random) -> Iterator[tuple]:
     # An Observation key counts only as written too: a sloppy one is a line of the value above, and ends nothing.
     for sloppy in ("observation: {\"status\":\"已签收\"}", "Observation：已签收", "**Observation:** 已签收",
@@ -292,6 +298,7 @@ PARSER_RULES = (
          "`Action:` and no `Final Answer:` has neither; an `Action:` with no name is no action", _neither),
     Rule("an `Observation:` key counts only as written too: a bold, lower-case or full-width-colon one ends no step",
          _sloppy_observations, hint=_sloppy_observation_hint),
+    Rule("the last `Action:` line wins even when it names nothing: then there is no action", _empty_last_actions),
 )
 
 

@@ -128,8 +128,8 @@ def _step_text_cut(args: tuple, expected: list, got: list) -> str | None:
 
 
 PLAN_RULES = (
-    Rule("a step line may be indented, its number followed by `.` or `)`, and in Markdown bold (`**1.**`); take the "
-         "`**` out of the step", _plans_styled,
+    Rule("a step line may be indented, its number followed by `.` or `)`, and in Markdown bold (`**1.**`); take "
+         "every `**` out of the step (a bold word in it too)", _plans_styled,
          lambda args, expected, got: "— the bold may cover the whole line (`**1. step**`): it is still a step."
          if _BOLD_LINE.search(args[0]) and len(got) < len(expected) else None),
     Rule("the list ends where a number does not go up (a second list after the first is not part of the plan)",
