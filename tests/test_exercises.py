@@ -3287,6 +3287,15 @@ def test_15_inside_workspace():
 
     fails(check_inside_workspace, tilde_slash_only, says="'~alice'\nexpected False, got True — it starts with ~")
 
+    def empty_is_the_workspace(workspace, path):  # "" taken for "." (Path(workspace) / "" is the workspace)
+        return inside_workspace(workspace, path or ".")
+
+    def dot_refused(workspace, path):  # "." taken for no name at all
+        return path.strip("/") != "." and inside_workspace(workspace, path)
+
+    fails(check_inside_workspace, empty_is_the_workspace, says="an empty path names nothing: False.")
+    fails(check_inside_workspace, dot_refused, says="'.' is the workspace itself, which is inside: True.")
+
 
 _DEPTH = [0]  # the module-level recursion counter of a wrong answer below
 _LINKS_SEEN: dict[str, set] = {}  # the module-level scan of a wrong answer below

@@ -498,11 +498,21 @@ def _linked_paths(rng: random.Random) -> Iterator[tuple]:
         yield (layout, f"{first}2/{_name(rng, '.txt')}")  # a name that only starts like a link's is no link
 
 
+def _empty_and_dot(rng: random.Random) -> Iterator[tuple]:
+    """The empty path names nothing; `.` (or `./`) names the workspace itself, which is inside."""
+    layout, _, _ = _layout(rng, links=False)
+    for path in ("", ".", "./"):
+        yield (layout, path)
+
 def _why(args: tuple, expected: Any, got: Any) -> str | None:
     """Why the path is refused or allowed, by the rule that settles it."""
     if got == expected or not isinstance(got, bool):
         return None
     layout, path = args
+    if not path:
+        return "— an empty path names nothing: False."
+    if path.strip("/") == ".":
+        return "— '.' is the workspace itself, which is inside: True."
     if expected:
         return "— nothing in it is absolute, '..' or a link: allow it (it need not exist yet)."
     if path.startswith(("/", "{root}")):
@@ -535,6 +545,7 @@ WORKSPACE_RULES = (
     Rule("no .. part at all, even one that would come back inside (dots within a name are no .. part)",
          _dotted_paths, _why),
     Rule("no symbolic link on the way, file or folder, wherever it points", _linked_paths, _why),
+    Rule("an empty path names nothing (False); `.` names the workspace itself (True)", _empty_and_dot, _why),
 )
 
 
