@@ -4269,6 +4269,21 @@ def test_19_sse_reader():
 
     fails(check_sse_reader, lines_by_splitlines, says="a line ends only at \\n or \\r\\n (not at U+2028 or U+0085")
 
+    def blank_line_required(text):  # a block counts only once its blank line comes (the WHATWG reading of a stream)
+        events, name, data = [], "message", []
+        for line in text.replace("\r\n", "\n").split("\n"):
+            if not line:
+                if data:
+                    events.append((name, json.loads("\n".join(data))))
+                name, data = "message", []
+            elif line.startswith("event:"):
+                name = line[len("event:"):].strip()
+            elif line.startswith("data:"):
+                data.append(line[len("data:"):].removeprefix(" "))
+        return events
+
+    fails(check_sse_reader, blank_line_required, says="The end of the text ends the last block too")
+
 
 STATUS_SOLUTION = {  # notebooks/solutions/19_serving.ipynb
     "malformed JSON": 400, "no query field": 400, "body over the limit": 413, "GET on /agent/invoke": 405,

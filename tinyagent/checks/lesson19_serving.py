@@ -253,6 +253,18 @@ def _other_line_breaks(rng: random.Random) -> Iterator[tuple]:
     yield ('event: reply_delta\ndata: {"text": "第一行\u2028第二行"}\n\nevent: end\ndata: {"answer": "a\u0085b"}\n\n',)
 
 
+def _no_blank_line_at_the_end(rng: random.Random) -> Iterator[tuple]:
+    """The text ends after a whole line with no blank line after the last block: that block is an event too, as
+    some servers end a stream (and as the package's reader reads it)."""
+    yield ('event: reply_delta\ndata: {"text": "It is"}\n\nevent: end\ndata: {"answer": "It is on its way."}\n',)
+    yield ('data: {"n": 1}\n\ndata: {"n": 2}',)
+
+
+def _last_block_dropped(args: tuple, expected: list, got: list) -> str | None:
+    if isinstance(got, list) and len(got) == len(expected) - 1:
+        return "The end of the text ends the last block too: it is an event even with no blank line after it."
+    return _first_difference(args, expected, got)
+
 SSE_RULES = (
     Rule("a blank line ends a block; each block with data is one (name, data) pair, in order", _named_streams,
          _name_as_written),
@@ -272,6 +284,8 @@ SSE_RULES = (
     Rule("the data is any JSON (null, 0 or {} too)", _any_json_data, _falsy_data_dropped),
     Rule("a line ends only at \\n or \\r\\n (not at U+2028 or U+0085, which the data may hold)", _other_line_breaks,
          _first_difference),
+    Rule("the end of the text ends the last block too, with no blank line after it", _no_blank_line_at_the_end,
+         _last_block_dropped),
 )
 
 
