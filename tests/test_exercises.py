@@ -1891,7 +1891,7 @@ def my_tolerant(text, read_action=read_action):
     return Step(thought, Action(name, tool_input) if name else None, None)
 
 
-CALL = re.compile(r"(\w+)\[(.*)\]", re.DOTALL)
+CALL = re.compile(r"(\w+)[ \t]*\[(.*)\]", re.DOTALL)  # spaces or tabs may stand before the [
 
 
 def read_action_v2(value):  # the solution of exercise 1
@@ -1922,6 +1922,13 @@ def test_11_bracket_actions():
         return (call.group(1), call.group(2)) if call else read_action(value)
 
     fails(check_bracket_actions, lambda text: my_tolerant(text, input_as_written), says="without the spaces around it")
+
+    def bracket_right_after_the_name(value):  # `queryOrder [88231]` not read as a call
+        call = re.fullmatch(r"(\w+)\[(.*)\]", value.strip(), re.DOTALL)
+        return (call.group(1), call.group(2).strip()) if call else read_action(value)
+
+    fails(check_bracket_actions, lambda text: my_tolerant(text, bracket_right_after_the_name),
+          says="spaces between the name and its `[` are allowed")
 
     def split_first(value):  # the first word, then the brackets: an input with a space is cut
         call = CALL.fullmatch(value.split()[0]) if value.split() else None

@@ -36,7 +36,7 @@ _KEY = re.compile(r"^[\s*_#>`-]*(thought|action input|action|final answer|observ
 _NAMES = {"thought": "Thought", "action input": "Action Input", "action": "Action", "final answer": "Final Answer",
           "observation": "Observation"}
 # The whole Action value is `name[input]`: greedy `.*` runs to the last `]`, and DOTALL lets the input span lines.
-_CALL = re.compile(r"(\w+)\[(.*)\]", re.DOTALL)
+_CALL = re.compile(r"(\w+)[ \t]*\[(.*)\]", re.DOTALL)  # spaces or tabs may stand before the [
 
 
 def _sections(text: str) -> list[tuple[str, str]]:
@@ -251,6 +251,12 @@ def _with_hint(rules: tuple[Rule, ...], hint: Callable[[tuple, Any, Any], str | 
     return tuple(Rule(rule.sentence, rule.inputs, hint) for rule in rules)
 
 
+def _space_before_the_bracket(rng: random.Random) -> Iterator[tuple]:
+    """Spaces or a tab between the name and its `[`: still name[input], as the package's parser reads it."""
+    yield ("Thought: 先查订单。\nAction: queryOrder [88231]",)
+    yield (_reply(rng, f"searchKnowledge\t[{rng.choice(_WORDS)} 退货]"),)
+    yield (_reply(rng, f"{rng.choice(_TOOLS)}  [{_plain_input(rng)}]"),)
+
 BRACKET_RULES = _with_hint((
     Rule("`Action: name[input]` is the tool `name` with the input in the brackets, for any tool and any input",
          _named_calls),
@@ -262,6 +268,8 @@ BRACKET_RULES = _with_hint((
          _other_shapes),
     Rule("the lesson's own replies are read as the lesson reads them", _lesson_replies),
     Rule("the input is without the spaces around it (`queryOrder[ 88231 ]` reads 88231)", _inputs_with_spaces),
+    Rule("spaces between the name and its `[` are allowed (`queryOrder [88231]` reads 88231)",
+         _space_before_the_bracket),
 ), _bracket_hint)
 
 
