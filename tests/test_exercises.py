@@ -2329,10 +2329,15 @@ def test_13_fold_logistics():
     fails(check_fold_logistics, error_in_the_text, says='no "error" key (only the word): fold it')
 
 
-def split_turns(messages):
+def _a_request(message):
+    return message["role"] == "user" and not message["content"].startswith("Observation:")
+
+
+def split_turns(messages, starts_a_turn=_a_request):
+    """The solution's split of 13's exercise 2 into turns; a wrong answer gives another test of where one starts."""
     turns = []
     for message in messages:
-        if message["role"] == "user" and not message["content"].startswith("Observation:"):
+        if starts_a_turn(message):
             turns.append([message])
         else:
             turns[-1].append(message)
@@ -2415,10 +2420,7 @@ def test_13_trim_to_budget():
     drops_at_the_budget = trim_to_budget_with(fits=operator.lt)
 
     def every_user_message_a_turn(earlier):  # an Observation taken for the start of a turn
-        turns = []
-        for message in earlier:
-            (turns.append([message]) if message["role"] == "user" else turns[-1].append(message))
-        return turns
+        return split_turns(earlier, lambda message: message["role"] == "user")
 
     def same_list_when_it_fits(messages, budget):
         return messages if request_tokens(messages) <= budget else trim_to_budget(messages, budget)
@@ -2448,24 +2450,14 @@ def test_13_trim_to_budget():
           says="A turn with no Final Answer ends where the next user request starts")
 
     def observation_anywhere(earlier):  # "Observation:" looked for anywhere: a request mentioning it is joined to
-        turns = []                       # the turn before
-        for message in earlier:
-            if (message["role"] == "user" and "Observation:" not in message["content"]) or not turns:
-                turns.append([message])
-            else:
-                turns[-1].append(message)
-        return turns
+        return split_turns(earlier, lambda message: message["role"] == "user"  # the turn before
+                           and "Observation:" not in message["content"])
 
     fails(check_trim_to_budget, trim_to_budget_with(split=observation_anywhere), says="only mentions 'Observation:' is a request")
 
     def observation_without_its_colon(earlier):  # startswith("Observation"): "Observations: ..." joins the turn
-        turns = []                                # before instead of starting its own
-        for message in earlier:
-            if message["role"] == "user" and not message["content"].startswith("Observation"):
-                turns.append([message])
-            else:
-                turns[-1].append(message)
-        return turns
+        return split_turns(earlier, lambda message: message["role"] == "user"  # before instead of starting its own
+                           and not message["content"].startswith("Observation"))
 
     fails(check_trim_to_budget, trim_to_budget_with(split=observation_without_its_colon),
           says="Only 'Observation:', colon and all, is an Observation")
@@ -3890,21 +3882,9 @@ def test_17_plan_parser():
 
     fails(check_plan_parser, a_number_without_its_mark, says="no `.` or `)` after it is a note, not a step")
 
-    def bold_number_only(text):  # bold read only around the number: '**1. step**' is not a step line
-        marked = re.compile(r"^\s*(?:\*\*(\d+)[.)]\*\*|(\d+)[.)])\s*(.*)$")
-        steps, last = [], 0
-        for line in text.splitlines():
-            m = marked.match(line)
-            if m is None:
-                continue
-            number = int(m.group(1) or m.group(2))
-            if steps and number <= last:
-                break
-            steps.append(m.group(3).replace("**", "").strip())
-            last = number
-        if not steps:
-            raise ValueError("no steps")
-        return steps
+    # bold read only around the number: '**1. step**' is not a step line (a ** before the number must close after
+    # its mark)
+    bold_number_only = _plan_parser(r"^\s*(?:\*\*(?=\d+[.)]\*\*))?(\d+)[.)](?:\*\*)?\s*(.*)$")
 
     fails(check_plan_parser, bold_number_only, says="the bold may cover the whole line (`**1. step**`)")
 
@@ -4084,20 +4064,30 @@ def test_17_wrong_answers_by_kind():
 
 
 # -- 19 ---------------------------------------------------------------------------------------------
-def read_events_solution(text):  # notebooks/solutions/19_serving.ipynb
-    events = []
-    for block in text.replace("\r\n", "\n").split("\n\n"):
-        name, data = "message", []
-        for line in block.split("\n"):
-            if line.startswith(":"):
-                continue
-            if line.startswith("event:"):
-                name = line[len("event:"):].strip()
-            elif line.startswith("data:"):
-                data.append(line[len("data:"):].removeprefix(" "))
-        if data:
-            events.append((name, json.loads("\n".join(data))))
-    return events
+def read_events_with(names_it=lambda line, data: line.startswith("event:"),
+                     name_in=lambda line: line[len("event:"):].strip(),
+                     data_in=lambda line: line[len("data:"):].removeprefix(" ")):
+    """The solution of 19's exercise 1 (notebooks/solutions/19_serving.ipynb), with each piece a wrong answer swaps
+    given: which line names its block (names_it(line, the block's data so far)), and how the name and the data are
+    read off their lines."""
+    def read_events(text):
+        events = []
+        for block in text.replace("\r\n", "\n").split("\n\n"):
+            name, data = "message", []
+            for line in block.split("\n"):
+                if line.startswith(":"):
+                    continue
+                if names_it(line, data):
+                    name = name_in(line)
+                elif line.startswith("data:"):
+                    data.append(data_in(line))
+            if data:
+                events.append((name, json.loads("\n".join(data))))
+        return events
+    return read_events
+
+
+read_events_solution = read_events_with()  # the solution as it is
 
 
 def test_19_sse_reader():
@@ -4209,26 +4199,9 @@ def test_19_sse_reader():
 
     fails(check_sse_reader, first_field_is_the_name, says="it is not its name or data")
 
-    def sse_reader_with(names_it, name_in=lambda line: line.partition(":")[2].strip()):
-        """read_events_solution with its test for a name line swapped: names_it(line, the block's data so far)."""
-        def reader(text):
-            events = []
-            for block in text.replace("\r\n", "\n").split("\n\n"):
-                name, data = "message", []
-                for line in block.split("\n"):
-                    if line.startswith(":"):
-                        continue
-                    if names_it(line, data):
-                        name = name_in(line)
-                    elif line.startswith("data:"):
-                        data.append(line[len("data:"):].removeprefix(" "))
-                if data:
-                    events.append((name, json.loads("\n".join(data))))
-            return events
-        return reader
-
     # any line but data: sets the name: an id: after event: renames the event
-    last_field_names_it = sse_reader_with(lambda line, data: line and not line.startswith("data:"))
+    last_field_names_it = read_events_with(lambda line, data: line and not line.startswith("data:"),
+                                           lambda line: line.partition(":")[2].strip())
 
     fails(check_sse_reader, last_field_names_it, says="It took the id: line's value for the event's name")
 
@@ -4245,13 +4218,13 @@ def test_19_sse_reader():
           says="expected 'approval-requested': read all the text after event:.")
 
     # "event:" in line: a data: line quoting 'event: end' becomes a name
-    event_anywhere_in_the_line = sse_reader_with(lambda line, data: "event:" in line,
-                                                 lambda line: line.split("event:", 1)[1].strip())
+    event_anywhere_in_the_line = read_events_with(lambda line, data: "event:" in line,
+                                                  lambda line: line.split("event:", 1)[1].strip())
 
     fails(check_sse_reader, event_anywhere_in_the_line, says="only when it starts with event:")
 
     # an event: line after the data: lines is ignored
-    name_only_before_data = sse_reader_with(lambda line, data: line.startswith("event:") and not data)
+    name_only_before_data = read_events_with(lambda line, data: line.startswith("event:") and not data)
 
     fails(check_sse_reader, name_only_before_data,
           says="An event: line names its block even when it comes after the data: lines.")
@@ -4261,33 +4234,30 @@ def test_19_sse_reader():
 
     fails(check_sse_reader, falsy_data_dropped, says="A block with data is an event even when its JSON is null")
 
-    def lines_by_splitlines(text):  # str.splitlines() also cuts at U+2028 and U+0085 inside the JSON text
-        events, name, data = [], "message", []
-        for line in [*text.splitlines(), ""]:
-            if not line:
-                if data:
-                    events.append((name, json.loads("\n".join(data))))
-                name, data = "message", []
-            elif line.startswith("event:"):
-                name = line[6:].strip()
-            elif line.startswith("data:"):
-                data.append(line[5:].removeprefix(" "))
-        return events
+    def line_by_line_reader(lines_of, last_block_too):
+        """A reader that goes line by line, a blank line ending a block: lines_of(text) gives its lines, and with
+        last_block_too a block still open when the text ends is an event too."""
+        def reader(text):
+            events, name, data = [], "message", []
+            for line in [*lines_of(text), *([""] if last_block_too else [])]:
+                if not line:
+                    if data:
+                        events.append((name, json.loads("\n".join(data))))
+                    name, data = "message", []
+                elif line.startswith("event:"):
+                    name = line[len("event:"):].strip()
+                elif line.startswith("data:"):
+                    data.append(line[len("data:"):].removeprefix(" "))
+            return events
+        return reader
+
+    # str.splitlines() also cuts at U+2028 and U+0085 inside the JSON text
+    lines_by_splitlines = line_by_line_reader(str.splitlines, last_block_too=True)
 
     fails(check_sse_reader, lines_by_splitlines, says="a line ends only at \\n or \\r\\n (not at U+2028 or U+0085")
 
-    def blank_line_required(text):  # a block counts only once its blank line comes (the WHATWG reading of a stream)
-        events, name, data = [], "message", []
-        for line in text.replace("\r\n", "\n").split("\n"):
-            if not line:
-                if data:
-                    events.append((name, json.loads("\n".join(data))))
-                name, data = "message", []
-            elif line.startswith("event:"):
-                name = line[len("event:"):].strip()
-            elif line.startswith("data:"):
-                data.append(line[len("data:"):].removeprefix(" "))
-        return events
+    # a block counts only once its blank line comes (the WHATWG reading of a stream)
+    blank_line_required = line_by_line_reader(lambda text: text.replace("\r\n", "\n").split("\n"), last_block_too=False)
 
     fails(check_sse_reader, blank_line_required, says="The end of the text ends the last block too")
 
@@ -4388,18 +4358,7 @@ def test_19_wrong_answers_by_kind():
     fails(check_sse_reader, remembers_events, says="it keeps something between calls (a module-level list")
     fails(check_sse_reader, a_dict_of_events, says="return a list of (event name, data) pairs")
     # at a boundary the spec states: 'event:' names the event, with or without a space after the colon
-    def name_after_one_space(text):
-        events = []
-        for block in text.replace("\r\n", "\n").split("\n\n"):
-            name, data = "message", []
-            for line in block.split("\n"):
-                if line.startswith("event:"):
-                    name = line[7:]
-                elif line.startswith("data:"):
-                    data.append(line[5:])
-            if data:
-                events.append((name, json.loads("\n".join(data))))
-        return events
+    name_after_one_space = read_events_with(name_in=lambda line: line[7:], data_in=lambda line: line[5:])
 
     fails(check_sse_reader, name_after_one_space, says="Event 1's name: 'tart', expected 'start'")
 
