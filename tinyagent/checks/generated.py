@@ -236,8 +236,9 @@ def _expected_got(want: Any, have: Any, columns: int = 50) -> str:
 
 def _window(text: str, start: int, columns: int) -> str:
     """`text` from `start`, as many characters as fill `columns`, with … where it was cut."""
-    end = start
-    while end < len(text) and _columns(text[start:end + 1]) <= columns:
+    end, used = start, 0
+    while end < len(text) and used + _columns(text[end]) <= columns:
+        used += _columns(text[end])
         end += 1
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 

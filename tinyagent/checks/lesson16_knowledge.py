@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
@@ -380,8 +380,7 @@ def _in_titles(rng: random.Random) -> Iterator[tuple]:
     for _ in range(4):
         question = _question(rng)
         terms = query_terms(question)
-        titled = _passage(rng, [], 1)
-        titled = Passage(" ".join(terms), titled.content, titled.score, titled.bm25, titled.source, titled.section, 1)
+        titled = replace(_passage(rng, [], 1), title=" ".join(terms))
         yield (question, [titled, _passage(rng, terms[:1], 2)])
 
 

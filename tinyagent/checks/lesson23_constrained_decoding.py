@@ -330,10 +330,16 @@ def _decimals(rng: random.Random) -> Iterator[tuple]:
     yield ([{"role": "user", "content": "Observation: {\"price\": 12000.50, \"orderId\": \"88232\"}"}], "88231")
 
 
+def read_from_a_decimal(got: object, expected: list[str], said: str) -> bool:
+    """Whether the answer's list holds a word the reference left out that stands in `said` beside a decimal point
+    with a digit on its other side (12345 of ¥12345.67): lessons 23 and 25 both hint at it."""
+    return isinstance(got, list) and any(
+        isinstance(one, str) and re.search(rf"{re.escape(one)}\.[0-9]|[0-9]\.{re.escape(one)}", said) is not None
+        for one in got if one not in expected)
+
+
 def _decimal_hint(args: tuple, expected: list[str], got: object) -> str | None:
-    said = " ".join(m["content"] for m in args[0] if m["role"] == "user")
-    if isinstance(got, list) and any(isinstance(one, str) and re.search(rf"{re.escape(one)}\.[0-9]|[0-9]\.{re.escape(one)}",
-                                                                        said) for one in got if one not in expected):
+    if read_from_a_decimal(got, expected, " ".join(m["content"] for m in args[0] if m["role"] == "user")):
         return "Digits beside a decimal point belong to a number: in '¥12345.67' there is no id."
     return _ids_hint(args, expected, got)
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import html
 import random
-import re
 import string
 from collections.abc import Callable, Iterator
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.lesson23_constrained_decoding import read_from_a_decimal
 from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
 from tinyagent.defences.customer_words import ids_from_customer
 
@@ -227,9 +227,7 @@ def _decimals(rng: random.Random) -> Iterator[tuple]:
 
 def _decimal_hint(args: tuple, expected: list[str], got: object) -> str | None:
     (messages,) = args
-    said = " ".join(m["content"] for m in messages if m["role"] == "user")
-    if isinstance(got, list) and any(isinstance(one, str) and re.search(rf"{re.escape(one)}\.[0-9]|[0-9]\.{re.escape(one)}",
-                                                                        said) for one in got if one not in expected):
+    if read_from_a_decimal(got, expected, " ".join(m["content"] for m in messages if m["role"] == "user")):
         return "A number with a decimal point is no whole number: in '¥12345.67' no digits are an order id."
     return _ids_hint(args, expected, got)
 
