@@ -150,7 +150,7 @@ def _everything_else(rng: random.Random) -> Iterator[tuple]:
     yield from _lesson_cases(lambda candidate, score: candidate.tool_name is None
                              or (candidate.read_only and not candidate.history))
     for _ in range(8):  # a Final Answer: no tool, and read_only False as the search builds it (no tool says so)
-        yield (_candidate(rng, None, None, rng.random() < 0.2, _look_ups(rng, 3, order=rng.random() < 0.3)),)
+        yield (_candidate(rng, None, None, False, _look_ups(rng, 3, order=rng.random() < 0.3)),)
     for _ in range(8):  # a look-up before or after queryOrder, new on its branch
         tool = rng.choice(("queryOrder", *_LOOK_UPS))
         tool_input = _tool_input(rng, tool)
