@@ -7,7 +7,7 @@
     python -m tinyagent serve --port 8000          # the same from the terminal; the page is at http://127.0.0.1:8000/
 
 Parts, one idea each: service.py (runs in threads, sessions), app.py (the routes, the JSON errors, the
-Server-Sent Events), server.py (uvicorn from a thread, or several worker processes), page/index.html (the page).
+Server-Sent Events), uvicorn_server.py (uvicorn from a thread, or several worker processes), page/index.html (the page).
 Needs the `serve` extra (Starlette and uvicorn); `import tinyagent` never loads this package.
 """
 

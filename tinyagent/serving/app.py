@@ -16,7 +16,7 @@
 Why Starlette (and not FastAPI): the service has four routes, one of them a stream, and its errors must be
 the course's own one-line JSON. FastAPI would add pydantic and its own error bodies for validation, which
 would have to be replaced anyway; Starlette is the routing and the streaming response FastAPI is built on,
-and nothing more. uvicorn runs it (server.py).
+and nothing more. uvicorn runs it (uvicorn_server.py).
 
 Every failure a client can cause is a JSON body `{"error": {"code": "...", "message": "..."}}` with the
 fitting status (400, 401, 404, 405, 413, 504), never a traceback. A tool that fails in the middle of a run
