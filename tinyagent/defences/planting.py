@@ -4,7 +4,7 @@
                         searchKnowledge like any other
     an order's field    `shop.add_order_note(order_id, text)`: the customer's delivery note, which queryOrder shows
     a fetched page      `PlantedPage(text)`: a weather page on loopback whose `wind` field carries the text; lesson
-                        15's weather tool fetches it over HTTP and passes that field on (it keeps seven fields, and
+                        15's weather tool fetches it over HTTP and passes that field on (it keeps eight fields, and
                         this is one of them)
     a tool description  `described_tool(text)`: a harmless look-up whose description carries the text, as a registry
                         filled from a hostile MCP server's tools/list holds it (lesson 24: descriptions land as-is)
