@@ -192,10 +192,14 @@ def test_an_ungated_tool_never_waits():
         assert gate.log == [] and result.reason == "final_answer"
 
 
-def test_the_teachers_page_lists_every_phrasing():
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "classroom-model.md").read_text(encoding="utf-8")
-    phrasings = [c.phrasing for c in CASES] + list(REFUNDS.values())
-    assert [p for p in phrasings if f"| {p} |" not in doc] == []
+def test_the_teachers_page_lists_every_phrasing_with_what_its_test_checks():
+    rows = set((Path(__file__).resolve().parents[1] / "docs" / "classroom-model.md").read_text(encoding="utf-8")
+               .splitlines())
+    expected = [f"| {c.phrasing} | {' → '.join(c.calls)} | {'; '.join(c.answer)} |" for c in CASES]
+    outcomes = ("approved", "declined", "timeout", "error")  # the table's order: yes, no, no answer, unreadable
+    expected += [f"| {phrasing} | yes / no / no answer / an unreadable answer | 88231 / none / none / none | "
+                 f"{' / '.join(ANSWERS[outcome, lang] for outcome in outcomes)} |" for lang, phrasing in REFUNDS.items()]
+    assert [row for row in expected if row not in rows] == []
 
 
 def test_no_phrasing_is_used_in_a_notebook():
