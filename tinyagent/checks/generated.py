@@ -7,7 +7,7 @@ and hidden-test graders answer that the same way, and so does this module: each 
 a `Rule` with a generator of inputs (seeded, so a failure is the same on every run), and `agree_on` runs
 
 - every input once, in the rules' order, on one answer in one process (so state kept between calls shows);
-- the first inputs again, in reverse order: a second and third call must give what the first gave;
+- the first inputs again, in reverse order, after all the others: the second call must give what the first gave;
 - each input on a copy of its arguments, and the copy must come back unchanged unless the spec says otherwise.
 
 A failure names the sentence the answer breaks and shows the smallest input (of those tried for that sentence)
