@@ -183,6 +183,15 @@ def test_every_client_the_wire_makes_checks_certificates_with_one_context():
         assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
 
 
+def test_tinyagents_session_skips_proxies_on_this_machine_only():
+    # As LlmClient's own session: a proxy never applies to loopback, and a real provider is reached as the
+    # environment says (HTTPS_PROXY behind a company's proxy), as the other frameworks' httpx clients reach it.
+    from tinyagent.frameworks.wire import Wire
+
+    assert Wire().requests_session("http://127.0.0.1:8000/v1").trust_env is False
+    assert Wire().requests_session("https://api.deepseek.com/v1").trust_env is True
+
+
 # -- the order of the tool uses ---------------------------------------------------------------------------------
 SLOW_TOOL = "getCurrentTime"  # the classroom model asks for it first, beside searchKnowledge, in one reply
 

@@ -16,7 +16,8 @@ NAME = "tinyagent ReActAgent"
 def run(setup: Setup, question: str, protocol: str = "text") -> str | None:
     options = {} if setup.max_tokens is None else {"max_tokens": setup.max_tokens}
     llm = LlmClient(setup.base_url.rstrip("/") + "/chat/completions", setup.api_key, setup.model,
-                    session=setup.wire.requests_session(), read_timeout=setup.timeout, max_retries=0, **options)
+                    session=setup.wire.requests_session(setup.base_url), read_timeout=setup.timeout, max_retries=0,
+                    **options)
     kind = FunctionCallingAgent if protocol == "function" else ReActAgent
     result = kind(llm, setup.registry, max_steps=setup.max_steps).run(question)
     # the loop's own record of the calls, as lesson 18 reads it: no wrapper needed around the tools

@@ -23,6 +23,8 @@ from typing import Any
 
 import httpx
 
+from tinyagent.api_url import is_loopback
+
 
 @cache
 def tls_context() -> ssl.SSLContext:
@@ -81,9 +83,9 @@ class Wire:
         return httpx.AsyncClient(timeout=timeout, verify=tls_context(),
                                  event_hooks={"request": [sent], "response": [got]})
 
-    def requests_session(self) -> Any:
-        """A `requests.Session` that records the requests of tinyagent's own LlmClient (lesson 03). Their
-        usage is not read here (LlmClient reads the reply as a stream, once): `with_usage` adds it after."""
+    def requests_session(self, url: str) -> Any:
+        """A `requests.Session` for `url` that records the requests of tinyagent's own LlmClient (lesson 03).
+        Their usage is not read here (LlmClient reads the reply as a stream, once): `with_usage` adds it after."""
         import requests
 
         def got(response: Any, *args: Any, **kwargs: Any) -> None:
@@ -92,7 +94,8 @@ class Wire:
             self._store(response.request.path_url.split("?")[0], raw, b"")
 
         session = requests.Session()
-        session.trust_env = False  # as LlmClient does on loopback: no proxy for this machine's servers
+        if is_loopback(url):
+            session.trust_env = False  # as LlmClient does: no proxy applies to this machine's own servers
         session.hooks["response"].append(got)
         return session
 
