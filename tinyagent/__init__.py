@@ -36,7 +36,7 @@ from tinyagent.settings import load_settings
 from tinyagent.tools import Action, FunctionTool, Tool
 from tinyagent.trace import Trace
 
-# Lessons 07-23: each module is imported the first time one of its names is asked for, so that a cold
+# Lessons 07-17: each module is imported the first time one of its names is asked for, so that a cold
 # `python -m tinyagent ask` (lesson 06's loop) waits for none of them. `from tinyagent import X` works the same.
 LATER = {
     # 07 tool schemas

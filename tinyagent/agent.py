@@ -10,7 +10,7 @@ The conversation is a message list that grows by two messages a round:
     ...
     assistant  Thought / Final Answer                 <- the end
 
-`steps()` runs the loop one event at a time (a generator); `run()` drains it. The loop never lets
+`steps()` runs the loop one event at a time (an iterator); `run()` drains it. The loop never lets
 an exception out for things a model or a tool can get wrong: those end as a `Stopped` event with a
 reason, and the user gets a polite message. What a tool returns is cut to `max_observation_chars`
 before the model reads it, so one huge result cannot fill the context (the trace says when).
@@ -64,7 +64,7 @@ __all__ = [
 
 MAX_STEPS = 10
 STOP_SEQUENCES = ("Observation:",)
-# Ten times the longest Observation of any lesson (about 400 characters), and small enough that ten
+# Ten times the longest Observation of any lesson (about 400 characters), and small enough that seven
 # rounds of it still fit a 32k-token context in Chinese (about one token per character).
 MAX_OBSERVATION_CHARS = 4000
 
@@ -162,7 +162,7 @@ class ReActAgent:
         return AgentRun(self, question, history)
 
     def steps(self, question: str, history: list[dict] | None = None) -> Iterator[Event]:
-        """The loop as a generator of events (see events.py)."""
+        """The loop as an iterator of events (see events.py)."""
         return iter(self.start(question, history))
 
     def run(self, question: str, history: list[dict] | None = None) -> AgentResult:

@@ -27,7 +27,7 @@ class ChatResult:
     tool_calls: tuple[dict, ...] = ()
     client_cut: bool = False
     raw: dict = field(default_factory=dict, repr=False)
-    # Lesson 14: a reply read as a stream (`LlmClient.stream`), and when its first piece of text came.
+    # Lesson 14: a reply read as a stream (`open_stream`, `chat_streamed`), and when its first piece of text came.
     streamed: bool = field(default=False, repr=False)
     first_piece_s: float | None = field(default=None, repr=False)  # varies run to run, like latency_s
 

@@ -135,7 +135,7 @@ def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
     add("model exists", *_model_listed(settings, listing), required=True)
     add("reply", OK, f"{len(ping.text)} characters, finish_reason={ping.finish_reason}", required=True)
 
-    # 5-8: what the lessons need beyond a plain reply.
+    # 5-10: what the lessons need beyond a plain reply.
     add("stop honoured", *_check_stop(llm))
     add("usage", *_check_usage(ping))
     add("streaming", *_check_streaming(llm, settings, timeout))

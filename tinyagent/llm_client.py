@@ -74,7 +74,7 @@ def reply_timeouts(seconds: float) -> dict[str, float]:
 # until its context is full (2,048 tokens for the appendix's local model, minutes on a CPU).
 DEFAULT_MAX_TOKENS = 512
 # A request with a stop sequence asks for one ReAct step: a Thought and an Action with its input, or a Final
-# Answer. The classroom model's longest step (lesson 06's refund decision) is 138 tokens. Sent to llama.cpp's
+# Answer. The classroom model's longest step (lesson 06's refund answer) is 139 tokens. Sent to llama.cpp's
 # server only (see the class doc), where a tiny model that loses the format would otherwise write to
 # DEFAULT_MAX_TOKENS on every call: in lesson 06, SmolLM2's replies nearly all did (benchmarks/real_model_lesson.py).
 STEP_MAX_TOKENS = 160
@@ -95,7 +95,8 @@ class LlmClient:
     llama.cpp's server (`local-model`, `llama-server`) is recognised by its first reply, which carries its
     `timings`. From then on every request asks it to keep the conversation read so far (`cache_prompt`: a
     call reads only the new end of the prompt), and a request for one step (one with `stop`) is capped at
-    STEP_MAX_TOKENS, or `max_tokens` if lower, unless `chat` is given a cap. A reply cut there ends with
+    STEP_MAX_TOKENS, or `max_tokens` if lower (a client made with `max_tokens=None` sends no cap), unless `chat`
+    is given a cap. A reply cut there ends with
     finish_reason "length", which ends an agent's run (a reply cut at max_tokens never runs). Other servers get neither.
     """
 

@@ -8,8 +8,9 @@ The model writes lines that start with a keyword:
 
 `parse_step` scans them line by line. Two traps it handles:
 
-* Prefix ambiguity. "Action Input: 88231" also starts with "Action", so a scanner that tests the
-  shorter key first reads the tool name as "Input: 88231". Longer keys are tested first.
+* Prefix ambiguity. "Action Input: 88231" also starts with "Action", so a scanner that tests a bare
+  "Action" first reads the tool name as "Input: 88231". Here every key ends in its colon, so none is the
+  start of another; the keys are kept longest first all the same, so a looser key added later stays safe.
 * Keywords inside prose. Only a keyword at the *start* of a line counts, so "Thought: I will use
   Action: queryOrder" is a thought, not an action.
 
@@ -28,7 +29,7 @@ from tinyagent.tools import Action
 
 FINAL_ANSWER = "Final Answer:"
 
-# Longest first: "Action Input:" must be tried before "Action:" (the prefix trap).
+# Longest first: with the colons no key starts another, and a looser one added later cannot fall into the prefix trap.
 _KEYS = ("Action Input:", "Final Answer:", "Observation:", "Thought:", "Action:")
 
 
@@ -37,7 +38,7 @@ class ParsedStep:
     """What one reply says. Exactly one of `action` / `final_answer` is set, or neither.
 
     rule names what the parser decided, so traces can say why:
-      "final_answer"  the reply has a "Final Answer:" line
+      "final_answer"  the reply holds "Final Answer:" (anywhere, even mid-line)
       "action"        the reply has an "Action:" line (and maybe "Action Input:")
       "no_format"     neither: the agent falls back to treating the text as the answer
     A more forgiving reader may name rules of its own, and what it repaired in parentheses:

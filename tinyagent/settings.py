@@ -70,7 +70,7 @@ def load_settings(
     """Resolve the settings (see the module docstring). Raises ConfigurationError if incomplete.
 
     environ and dotenv_path are for tests; by default the process environment and the .env file
-    found by python-dotenv from the current folder upward are used.
+    found by `find_env_file()` from the current folder upward (read by python-dotenv) are used.
     """
     environ = os.environ if environ is None else environ
     explicit = {"TINYAGENT_API_URL": api_url, "TINYAGENT_API_KEY": api_key, "TINYAGENT_MODEL": model}

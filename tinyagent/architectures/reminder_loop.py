@@ -172,7 +172,7 @@ def meetings_tool(store: ReminderStore) -> TypedTool:
 
 
 def forecast_tool(base_url: str, *, read_timeout: float = 5.0) -> TypedTool:
-    """The weather service's forecast (weather_service.py, GET /forecast), hour by hour."""
+    """The weather service's forecast (toolkit/weather_api.py, GET /forecast), hour by hour."""
     api = JsonApi(base_url, name="the weather API", read_timeout=read_timeout)
 
     @tool(name="getForecast", descriptions={"zh": "查询一个城市某天逐小时的天气预报（今天或明天）。"},

@@ -43,7 +43,7 @@ SKILL_LABEL = {"en": "[Skill: {name}] tools: {tools}", "zh": "[技能：{name}] 
 @event_kind
 class SkillActivated(Event):
     """Lesson 17 (skills.py): a skill is active; the model is offered only `tools`, and the registry refuses the
-    others. `reason` says how it was chosen."""
+    others. `reason` says why it is active: the router gives the skill's description, `ask --skill` says "--skill"."""
 
     kind: ClassVar[str] = "skill_activated"
     name: str = ""

@@ -1231,7 +1231,7 @@ class ClassroomServer(BackgroundServer):
         """What TINYAGENT_API_URL takes: the full chat completions URL."""
         return self.base_url + "/chat/completions"
 
-    # -- running: start(), stop(), a with block, serve_forever() until a signal (background_server.py) --
+    # -- running: start(), stop(), a with block, serve_forever() until a signal (hosting/threaded_server.py) --
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped" if self._closed else "not started"
@@ -1282,7 +1282,7 @@ def serve_room(
 
         hub_tokens = HubTokens()
     from tinyagent.hosting.signals import (
-        StopSignals,  # only a room's server waits for signals (background_server.py)
+        StopSignals,  # only a room's server waits for signals (hosting/threaded_server.py)
     )
 
     with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost

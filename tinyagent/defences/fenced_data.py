@@ -14,7 +14,8 @@ end; `unfence` gives the text back exactly. Only what is sent changes: the run's
 Observations as the tools wrote them.
 
 What a fence buys depends on the model. The classroom model's reading (`classroom/gullible.py`): a fenced
-Observation is data it does not obey. Real models obey such fences only partly (lesson 25's SmolLM2 figures).
+Observation is data it does not obey. A real model may obey a fence only partly; lesson 25's SmolLM2 figures cannot
+tell, as that model called no tool at all.
 """
 
 from __future__ import annotations

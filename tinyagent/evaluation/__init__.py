@@ -1,7 +1,7 @@
 """Evaluation (lesson 18): a task suite that tells whether a model, a prompt or a change does the job.
 
     from tinyagent import LlmClient
-    from tinyagent.evaluation import evaluate, scoreboard
+    from tinyagent.evaluation import evaluate, plot_tasks, scoreboard
 
     report = evaluate(LlmClient.from_settings())         # every task, text ReAct, with a progress bar
     print(report.table())                                # each check per task, and why a task failed

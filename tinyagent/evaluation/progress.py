@@ -19,7 +19,7 @@ BAR_FORMAT = "{desc}: {bar:20} {n_fmt}/{total_fmt}{postfix}"  # tqdm writes ", "
 
 
 class PlainProgress:
-    """The fallback: `[ 3/22] refund (zh)    passed` per task."""
+    """The fallback: one line per task, `[ 3/22] refund (zh)` and `passed` (or why not) after it."""
 
     def __init__(self, total: int, desc: str, file: TextIO | None = None):
         self.total = total

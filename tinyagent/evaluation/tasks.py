@@ -54,7 +54,7 @@ def _lesson_09(name: str) -> ShopTask:
 
 
 def _both(name: str, shop_task: ShopTask, twin: str, tools: tuple[str, ...], **expected) -> list[EvalTask]:
-    """A task of lesson 09 in its own language, then its twin question in the other, with the same facts."""
+    """A task of lesson 09 and its twin question in the other language, with the same facts: Chinese first."""
     lang = detect_language(shop_task.question)
     other = "en" if lang == "zh" else "zh"
     asked = {lang: shop_task.question, other: twin}

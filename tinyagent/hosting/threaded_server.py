@@ -2,10 +2,10 @@
 (lesson 15) share this way of starting, stopping and serving until a signal.
 
 It binds in the constructor, so `.port` is known before `start()` (port 0: any free port), and a port
-it cannot have is one sentence (server_address.py). `start()` serves from a daemon thread; `stop()`
+it cannot have is one sentence (address.py). `start()` serves from a daemon thread; `stop()`
 frees the port and may be called twice; a `with` block does both. `serve_forever()` is the command
 line's way: serve until SIGINT or SIGTERM, even in a process started with SIGINT ignored
-(server_signals.py), then stop.
+(signals.py), then stop.
 """
 
 from __future__ import annotations

@@ -118,7 +118,8 @@ _TURN_COLUMNS = "number, question, answer, reason, rounds, tools, history_tokens
 class SessionStore:
     """The interface, and everything both backends share: the SQL and what it means.
 
-    A subclass says how to connect (`_transaction`, `_read`, `_placeholder`) and nothing else.
+    A subclass says how to connect (`_transaction`, `_read`, `close`, and `_placeholder` unless it is "?") and
+    nothing else.
     """
 
     _placeholder = "?"

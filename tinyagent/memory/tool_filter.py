@@ -4,14 +4,15 @@ Every tool in the prompt costs tokens in every request, and a long list gives a 
 wrong one. `ToolFilter` ranks the tools against the request's words and offers the best few:
 
 1. score: each word of the request found in a tool's name or descriptions (every language it has) counts,
-   weighted so a word every tool shares ("input") counts little; each of the tool's hint words (`ToolHint`)
+   weighted so a word many tools share counts little; each of the tool's hint words (`ToolHint`)
    found in the request counts `HINT_WEIGHT`;
 2. the `max_tools` best-scoring tools are offered, leaving out any that scores less than `RELATIVE` (half) of
    the best (one shared everyday word is weak evidence), and with them every tool they need (a hint's
    `needs`: nobody says "what is today's date?" when asking for a refund, yet the refund is decided on it);
 3. tools the conversation has already called are always offered: a model that reads its own earlier
    Action for a tool that is no longer listed is confused, and a follow-up ("then refund it") needs it;
-4. when no word points anywhere and nothing was called yet, every tool is offered: the filter does not guess.
+4. when no word points anywhere, nothing was called yet and no tool is offered `always`, every tool is offered:
+   the filter does not guess.
 
 Words are split as the shop's knowledge search splits them (shop/knowledge.py): Latin words, and Chinese as
 overlapping two-character pieces, so 退款 in a request finds 退款 in a description without a dictionary.

@@ -50,7 +50,7 @@ class RequestLog:
 
 def measure_session(agent: ReActAgent, tasks: Iterable[ShopTask], counter: TokenCounter | None = None
                     ) -> list[TurnSize]:
-    """Run `tasks` as one conversation (turns.run_turns) and size every turn's requests. The agent's model is
+    """Run `tasks` as one conversation (plain_turns.iter_turns) and size every turn's requests. The agent's model is
     wrapped in a `RequestLog` for the session and given back afterwards."""
     tasks = list(tasks)
     llm, log = agent.llm, RequestLog(agent.llm, counter)

@@ -8,9 +8,9 @@ grammar leaves open, and this module says how much that is.
     schema_rules(schema)          GBNF for a JSON value that fits a tool's JSON Schema (lesson 07)
     input_grammar(tool)           a tool's Action Input: its one string, or its JSON arguments
     StepChoices                   what may come next: the tools, each id property's values, a Final Answer
-    allowed_steps(run, ...)       those choices read from the conversation so far (never from the answer)
-    step_grammar(choices)         the choices as GBNF: Thought, then an Action and its input, or a Final Answer
-    step_schema(choices)          the same as a JSON Schema: {"tool", "arguments"} or {"final_answer"}
+    allowed_steps(messages, tools) those choices read from the conversation so far (never from the answer)
+    step_grammar(choices, tools)  the choices as GBNF: Thought, then an Action and its input, or a Final Answer
+    step_schema(choices, tools)   the same as a JSON Schema: {"tool", "arguments"} or {"final_answer"}
     ConstrainedSend               the loop's send part: rebuilds the grammar (or schema) every step
     JsonStepRead                  the read part for a JSON step
 
@@ -232,7 +232,8 @@ def input_rules(tool: Tool, book: RuleBook, values: Mapping[str, Iterable[str]] 
                 free_chars: int = FREE_TEXT_CHARS, lead: str = " ") -> str:
     """The GBNF for the text after "Action Input:": `lead` (a space) and the input, when there is one.
 
-    A tool without parameters, or with no properties, takes nothing; a tool with one string parameter takes the
+    A tool with no `parameters` takes a line of at most `free_chars`; one whose schema has no properties takes
+    nothing; a tool with one string parameter takes the
     string itself (its `values` when given, else a line of at most `free_chars`); any other takes its arguments
     as one line of JSON that fits its schema.
     """
@@ -320,7 +321,8 @@ def allowed_steps(messages: list[dict], tools: Any, *, narrow: bool = True, tool
                   final_after_observation: bool = True) -> StepChoices:
     """What the next step may do, read from the conversation (see the module's docstring).
 
-    narrow=False gives only the ids seen (every tool, every id seen, a Final Answer at any time); narrow=True
+    narrow=False gives only what the ids seen allow (each tool whose id properties have a value seen, those values,
+    a Final Answer at any time); narrow=True
     adds the rest: no repeated call, a Final Answer only after an Observation, and the `tool_filter`'s tools.
     """
     question, after = _own_part(messages)

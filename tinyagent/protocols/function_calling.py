@@ -11,8 +11,8 @@ quotes its call's id. The conversation:
     tool       tool_call_id: call_2, content: <queryOrder 88232's result>
     assistant  content: "Order 88231 ..."                                           <- the answer
 
-A reply may hold several calls: they run at once, each in a thread of its own (`parallel=False` runs
-them one after the other), and their results go back in the order of the calls, whatever finished
+A reply may hold several calls: they run at once, each in a thread of its own (`parts=[RunInTurn()]`
+runs them one after the other), and their results go back in the order of the calls, whatever finished
 first. A reply with text and no calls is the answer. Nothing here raises for what a model or a tool gets
 wrong: an unknown tool, arguments that are not a JSON object, a tool that fails, each becomes an error
 tool message the model reads next round (native_calls.py).
@@ -73,7 +73,7 @@ def build_function_prompt(lang: str = "en", role: str | None = None) -> str:
 
 class FunctionCallingAgent(ReActAgent):
     """A ReAct loop on native function calling: `ReActAgent` with this lesson's three parts in place of lesson 06's
-    request, read and act. It takes the same arguments (there is no `stop`: no text format to cut). To change
+    request, read and act. It takes the same arguments, and sends no `stop` (no text format to cut). To change
     how it calls, mount a part: `parts=[NativeRequest(tool_choice="required")]` sends a tool_choice, and
     `parts=[RunInTurn()]` runs a reply's calls one after the other instead of at once.
     """

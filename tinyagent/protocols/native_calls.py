@@ -40,7 +40,7 @@ class NativeCall:
     name:      the tool the model asked for
     arguments: the arguments as the model wrote them (the API's JSON string)
     parsed:    the arguments as a JSON object, or None when they are not one
-    problem:   why they are not one ("not valid JSON: ...", "a JSON string, not an object"), else None
+    problem:   why they are not one ("not valid JSON: ...", "arguments are not a JSON object: a string"), else None
     raw:       the call as it came, with its id filled in and its arguments as a string: what the
                assistant message keeps (a provider may put fields of its own in it, which it wants back)
     """

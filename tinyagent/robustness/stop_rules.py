@@ -442,7 +442,8 @@ class StopRules:
                 raise TypeError(f"a stop rule needs a check(trace) method, got {rule!r}")
             when = getattr(rule, "when", BEFORE_CALL)
             if when not in (BEFORE_CALL, AFTER_REPLY, AROUND_TOOL):
-                raise ValueError(f"{rule!r}: when must be {BEFORE_CALL!r} or {AFTER_REPLY!r}, got {when!r}")
+                raise ValueError(f"{rule!r}: when must be {BEFORE_CALL!r}, {AFTER_REPLY!r} or {AROUND_TOOL!r}, "
+                                 f"got {when!r}")
         self.closing_call = closing_call
         self._at = {when: [r for r in self.rules if getattr(r, "when", BEFORE_CALL) == when]
                     for when in (BEFORE_CALL, AFTER_REPLY)}

@@ -233,7 +233,7 @@ def _what_is_missing(sections: list[_Section]) -> str:
 # -- lines and keys --------------------------------------------------------------------------------
 def _sections(lines: list[str]) -> list[_Section]:
     """Group the lines under their keys. In an input or an answer only a strong key starts a new section
-    (an answer may list "- Reason: ..."), and in an answer only Action or Observation does."""
+    (an answer may list "- Reason: ..."), and in an answer only Action, Action Input or Observation does."""
     sections: list[_Section] = []
     for line in lines:
         match = KEY_LINE.match(line)

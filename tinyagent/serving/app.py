@@ -12,14 +12,16 @@
     GET  /                                                        -> the trace page (page/index.html)
     GET  /health                                                  -> {"status": "ok", runs under way, ...}
     GET  /openapi.json, GET /docs                                 -> these routes described (openapi.py)
+    POST /v1/chat/completions, GET /v1/models                     -> the same agent behind OpenAI's chat API
+                         (openai_chat.py)
 
-Why Starlette (and not FastAPI): the service has four routes, one of them a stream, and its errors must be
+Why Starlette (and not FastAPI): the service has a dozen routes, three of them able to stream, and its errors must be
 the course's own one-line JSON. FastAPI would add pydantic and its own error bodies for validation, which
 would have to be replaced anyway; Starlette is the routing and the streaming response FastAPI is built on,
 and nothing more. uvicorn runs it (uvicorn_server.py).
 
 Every failure a client can cause is a JSON body `{"error": {"code": "...", "message": "..."}}` with the
-fitting status (400, 401, 404, 405, 413, 504), never a traceback. A tool that fails in the middle of a run
+fitting status (400, 401, 403, 404, 405, 408, 409, 413, 415, 503, 504, ...), never a traceback. A tool that fails in the middle of a run
 is not one of them: the loop turns it into an error Observation (lesson 02), the model reads it, and the
 answer comes back with status 200 and the trace that shows it.
 

@@ -6,7 +6,8 @@ Two requests at once are then two runs at once (up to `max_runs`; more wait in l
 
 A run reports its events as they happen through `on_event`, called from the run's thread: the app turns
 them into Server-Sent Events. The app may ask a run to stop (the client went away): the run checks between
-events, so it stops at the next piece of the model's reply, and no turn is stored for it.
+events, so it stops at its next event (the next piece of the model's reply, when the run streams), and no turn
+is stored for it.
 
 A refund needs a person's yes (lesson 15's gate, one per run; approvals.py): the run pauses at the
 `ApprovalRequested` event until an answer arrives over HTTP or the time runs out, and its own time limit

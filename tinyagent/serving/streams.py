@@ -4,7 +4,7 @@ Each event goes out as a block with an `id:` line, `<stream id>.<n>` (n counts f
 
     id: 3q2-7wEm9P0aXcKQnVvYtA.4
     event: tool_call
-    data: {"step": 1, "name": "queryOrder", ...}
+    data: {"type": "tool_call", "step": 1, "name": "queryOrder", "input": "88231"}
 
 A client that loses the connection sends the same request again with the header `Last-Event-ID: <the last id it
 read>` and gets every event after that one, then the rest as it comes (what the browser's EventSource does by

@@ -3,10 +3,10 @@
     with ServiceServer(ServiceConfig(shop_db=":memory:")) as server:   # port 0: any free port
         requests.post(server.url + "/agent/invoke", json={"query": "Where is order 88231?"})
 
-`ServiceServer` behaves like the project's other background servers (background_server.py): it binds in the
+`ServiceServer` behaves like the project's other background servers (hosting/threaded_server.py): it binds in the
 constructor, so `.port` is known before `start()`; `start()` returns once uvicorn accepts connections;
 `stop()` may be called twice; `serve_forever()` serves until SIGINT or SIGTERM, even in a process started with
-SIGINT ignored (server_signals.py). It is not a BackgroundServer subclass because uvicorn is not a
+SIGINT ignored (hosting/signals.py). It is not a BackgroundServer subclass because uvicorn is not a
 socketserver: it runs its own asyncio loop, here on a thread of its own.
 
 Several workers (`serve_workers`) are separate processes that share the listening socket. Each builds its own

@@ -8,7 +8,7 @@ re-ranks bm25's best by default (rerank.py). Its Observation:
 
     {"query": "质量问题 退货",
      "results": [{"title": "退换货政策", "section": "质量问题退换货 › 期限与检测", "source": "zh/returns.md#5",
-                  "content": "签收次日起 15 天内出现性能故障的，……", "score": 1.189}, ...]}
+                  "content": "签收次日起 15 天内出现性能故障的，……", "score": 1.643}, ...]}
 
 `title` and `section` are what an answer names ("根据《退换货政策》「质量问题退换货 › 期限与检测」"); `source`
 is the exact passage (document and chunk position), for a person who wants to check it. The default

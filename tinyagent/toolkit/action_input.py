@@ -94,7 +94,7 @@ def _single_value(text: str, schema: Mapping[str, Any]) -> Any:
         return text  # not JSON: the words themselves (the validator says if a string will not do)
     if accepts_strings(schema) and not isinstance(value, str):
         return text  # 88231 for `order_id: str` is the text "88231"
-    return value  # "88231" (quoted) -> 88231 for an integer; true, [1, 2], ... as JSON
+    return value  # 88231 -> 88231 for an integer ("88231", quoted, stays a string); true, [1, 2], ... as JSON
 
 
 def _fields_in_words(parameters: Mapping[str, Any]) -> str:

@@ -191,8 +191,9 @@ def _show(number: Fraction) -> str:
 
 
 def format_number(value: Value) -> tuple[int | float | str, bool]:
-    """(the number as JSON shows it, whether that is exact): an int when whole, else a float when the float
-    is the exact value or the value is approximate anyway, else 17 significant digits as text."""
+    """(the number as JSON shows it, whether that is exact): an int when whole and exact, else a float when it
+    is finite (exact only when the float is the value itself), else, too big for a float, 17 significant
+    digits as text."""
     number = value.number
     if number.denominator == 1 and value.exact:
         return number.numerator, True

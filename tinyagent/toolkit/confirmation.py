@@ -27,7 +27,8 @@ How a person answers, two ways:
 
 If a run is advanced past the pause with no answer and no callback, the gate waits out `timeout_s` and the
 request times out. A run abandoned while it waits closes its request as an error: nothing runs later.
-Every request and decision goes into the trace (`ApprovalRequested`, `ApprovalDecided`) and `gate.log`.
+Every request and decision goes into the trace (`ApprovalRequested`, `ApprovalDecided`) and `gate.log`; a call whose
+summary cannot be made is never asked: the trace records an error decision for it (request 0), the log nothing.
 """
 
 from __future__ import annotations

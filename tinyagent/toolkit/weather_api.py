@@ -21,7 +21,7 @@ fixed table of cities, and can be told to misbehave, which is the point of the l
                                  (hour by hour, 08:00 to 21:00, for the service's today and tomorrow; lesson 21)
                             404 {"error": "no forecast for ...", "dates": [today, tomorrow]}
     GET /health             200 {"ok": true}
-    any request             421 {"error": ...} for a Host it does not answer for, when given `hosts`
+    any GET                 421 {"error": ...} for a Host it does not answer for, when given `hosts`
 
 The faults (`inject`), each for the next `times` requests or until `clear_faults()`:
 
@@ -33,7 +33,7 @@ The faults (`inject`), each for the next `times` requests or until `clear_faults
                   answering)
 
 `python -m tinyagent weather-service` serves it in the foreground until Ctrl-C or SIGTERM (even when
-started with SIGINT ignored: server_signals.py); `--delay` and `--status` set a fault for every request.
+started with SIGINT ignored: hosting/signals.py); `--delay` and `--status` set a fault for every request.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ from tinyagent.number_checks import check_whole
 COURSE_CLOCK = fixed_clock("2026-06-30T19:00:00")
 HUGE_BYTES = 5 * 1024 * 1024  # a "huge" reply: far beyond any sane weather report
 BODIES = ("json", "not_json", "wrong_shape", "huge", "trickle", "drop")
-TRICKLE_PIECE, TRICKLE_PAUSE_S = 16, 0.1  # "trickle": 16 bytes every 0.1 s, so a report takes about 2 s
+TRICKLE_PIECE, TRICKLE_PAUSE_S = 16, 0.1  # "trickle": 16 bytes every 0.1 s, so a report (about 210 bytes) takes about 1.3 s
 
 
 @dataclass(frozen=True)
@@ -323,7 +323,7 @@ class WeatherService(BackgroundServer):
         with self._lock:
             self.requests += 1
 
-    # -- running (start, serve_forever, with: background_server.py) --------------------------------
+    # -- running (start, serve_forever, with: hosting/threaded_server.py) --------------------------------
     def stop(self) -> None:
         """Stop serving and free the port; a slow request in progress is cut short. Safe to call twice."""
         self._stopping.set()

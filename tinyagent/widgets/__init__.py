@@ -1,6 +1,6 @@
 """Widgets to watch the agent think, for JupyterLab (ipywidgets).
 
-    from tinyagent.widgets import TraceViewer, StepDebugger, ChatPanel, StopComparison
+    from tinyagent.widgets import ApprovalPanel, ChatPanel, StepDebugger, StopComparison, TraceViewer
 
     TraceViewer(result.trace)                      # a finished run, one card per round
     StepDebugger(agent, question)                  # one model call or tool call per click
