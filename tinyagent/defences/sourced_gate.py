@@ -4,7 +4,8 @@ A person asked "refund order 88236?" cannot tell a request the customer made fro
 this gate tells them: for each argument of the call, the text it came from, the customer's message or the
 Observation of tool X (the first one that holds the value), or "no message or result" when no text held it:
 
-    [Approval asked] applyRefund: applyRefund({"orderId":"88236",...}) · orderId 88236 from: searchKnowledge's result (waits up to 120 s)
+    [Approval asked] applyRefund: applyRefund({"orderId":"88236",...}) · orderId 88236 from: searchKnowledge's result
+    (waits up to 120 s)
 
 `SourcedGate` is a `ConfirmationGate` (the same yes/no/timeout rules, the same events) whose requests carry
 `sources`; mount it as lesson 15 does, `parts=[GatedAct(SourcedGate(...))]`. `careful_person` is a person modelled

@@ -63,7 +63,8 @@ def evaluate(
 
     protocol: "text" (ReActAgent) or "function" (FunctionCallingAgent)
     progress: True for a tqdm bar (plain lines without tqdm), "plain" for lines, False for nothing
-    label:    the report's name in tables and plots (default: "<model> · <protocol's name>", as "classroom · text ReAct")
+    label:    the report's name in tables and plots (default: "<model> · <protocol's name>", as
+              "classroom · text ReAct")
     on_result: told of each task's result as it ends
     """
     if protocol not in PROTOCOLS:

@@ -47,9 +47,10 @@ def literal(text: str) -> str:
 
 def rule_name(text: str) -> str:
     """`text` made into a rule name that both llama.cpp and `parse_grammar` read: ASCII letters, digits and `-`,
-    starting with a letter. Each run of other characters (quotes, `::=`, `|`, `#`, NUL, Chinese, emoji) becomes
-    one `-`; a name that would start with a digit gets "rule-" before it, and one with nothing left is "rule". Two texts can give
-    the same name (`a_b`, `a|b`): a grammar that needs both keeps them apart (constrained_decoding.RuleBook)."""
+    starting with a letter. Each run of other characters (quotes, `::=`, `|`, `#`, NUL, Chinese, emoji) becomes one
+    `-`; a name that would start with a digit gets "rule-" before it, and one with nothing left is "rule". Two texts
+    can give the same name (`a_b`, `a|b`): a grammar that needs both keeps them apart
+    (constrained_decoding.RuleBook)."""
     name = re.sub(r"[^A-Za-z0-9-]+", "-", text).strip("-")
     return name if _RULE_NAME.fullmatch(name) else f"rule-{name}".rstrip("-")
 

@@ -20,10 +20,10 @@ the course's own one-line JSON. FastAPI would add pydantic and its own error bod
 would have to be replaced anyway; Starlette is the routing and the streaming response FastAPI is built on,
 and nothing more. uvicorn runs it (uvicorn_server.py).
 
-Every failure a client can cause is a JSON body `{"error": {"code": "...", "message": "..."}}` with the
-fitting status (400, 401, 403, 404, 405, 408, 409, 413, 415, 503, 504, ...), never a traceback. A tool that fails in the middle of a run
-is not one of them: the loop turns it into an error Observation (lesson 02), the model reads it, and the
-answer comes back with status 200 and the trace that shows it.
+Every failure a client can cause is a JSON body `{"error": {"code": "...", "message": "..."}}` with the fitting
+status (400, 401, 403, 404, 405, 408, 409, 413, 415, 503, 504, ...), never a traceback. A tool that fails in the
+middle of a run is not one of them: the loop turns it into an error Observation (lesson 02), the model reads it,
+and the answer comes back with status 200 and the trace that shows it.
 
 Who may do what (check_client, check_operator below): a *client* (the customer's app, with `--api-key` when the
 service has one) runs the agent and reads or continues only the sessions whose ids it was given; the *operator*

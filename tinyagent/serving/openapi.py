@@ -45,7 +45,8 @@ def openapi_document() -> dict:
         "properties": {
             "answer": {"type": "string", "description": "what the customer is told"},
             "reason": {"type": "string", "description": "why the run ended: final_answer, fallback, max_steps, timeout, ..."},
-            "ok": {"type": "boolean", "description": "true when the run ended with the model's answer (a final answer, or the fallback)"},
+            "ok": {"type": "boolean",
+                   "description": "true when the run ended with the model's answer (a final answer, or the fallback)"},
             "session_id": {"type": "string", "description": "send it back to continue the conversation"},
             "turn": {"type": ["integer", "null"], "description": "the turn's number in the session (null: not stored)"},
             "rounds": {"type": "integer"},

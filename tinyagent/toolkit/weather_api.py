@@ -56,7 +56,8 @@ from tinyagent.number_checks import check_whole
 COURSE_CLOCK = fixed_clock("2026-06-30T19:00:00")
 HUGE_BYTES = 5 * 1024 * 1024  # a "huge" reply: far beyond any sane weather report
 BODIES = ("json", "not_json", "wrong_shape", "huge", "trickle", "drop")
-TRICKLE_PIECE, TRICKLE_PAUSE_S = 16, 0.1  # "trickle": 16 bytes every 0.1 s, so a report (about 210 bytes) takes about 1.3 s
+# "trickle": 16 bytes every 0.1 s, so a report (about 210 bytes) takes about 1.3 s
+TRICKLE_PIECE, TRICKLE_PAUSE_S = 16, 0.1
 
 
 @dataclass(frozen=True)
