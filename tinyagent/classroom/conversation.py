@@ -432,7 +432,7 @@ def json_objects_in(texts) -> list[dict]:
 
 
 def _answer_key(system: str) -> str:
-    """ "Answer" when the prompt's format ends with an `Answer:` line and never says `Final Answer:`."""
+    """ "Answer" when a line of the prompt starts with `Answer:` and it never says "final answer" (in any case)."""
     if "final answer" in system.lower() or not re.search(r"^\s*Answer\s*:", system, re.MULTILINE):
         return "Final Answer"
     return "Answer"
@@ -719,7 +719,8 @@ def _strip_fence(text: str) -> str:
 
 
 def _arguments_as_input(arguments: object) -> str:
-    """Function-call arguments as the text a ReAct step would have written: the value, or compact JSON."""
+    """Function-call arguments as the text a ReAct step would have written: one argument's value (a string as it
+    is, anything else as JSON), or several as compact JSON."""
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments) if arguments.strip() else {}

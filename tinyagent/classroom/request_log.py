@@ -28,7 +28,7 @@ class LoggedRequest:
 
     @property
     def messages(self) -> list:
-        """The chat request's messages, or the Responses request's input (a list), else []."""
+        """The chat request's messages, or the Responses request's input (a plain string as a list of one), else []."""
         if not isinstance(self.body, dict):
             return []
         found = self.body.get("messages", self.body.get("input"))

@@ -207,8 +207,8 @@ def response_json(body: dict, digest: str, model: str, created: int, answer, sta
 
 def response_events(body: dict, digest: str, model: str, created: int, answer) -> list[dict]:
     """The stream of a response, as the API sends it: created, in_progress, each output item added, its text
-    or arguments in deltas, done, and response.completed with the whole response. Each event is named by
-    its `type` and numbered by `sequence_number`."""
+    or arguments in deltas, done, and response.completed with the whole response (response.incomplete when
+    `max_output_tokens` cut it). Each event is named by its `type` and numbered by `sequence_number`."""
     events: list[dict] = []
 
     def emit(kind: str, **fields) -> None:

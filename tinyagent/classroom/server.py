@@ -763,7 +763,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _responses(self, body: bytes) -> None:
         """The Responses API: translated to a chat request, answered as one, sent back in its own shape."""
-        from tinyagent.classroom import responses_api  # imported on first use: the lessons never call it
+        # imported on first use: only lesson 20's Agents SDK run calls it
+        from tinyagent.classroom import responses_api
 
         asked = _decode_json(body)
         try:
