@@ -11,7 +11,7 @@ The server runs as its own process (`python -m tinyagent classroom --port 0`), a
    waiting for a request line), then all reset at once; then one ordinary request is timed. It
    must not wait for the dead connections to be dealt with.
 
-Printed: RSS before/after (MB), the cache's own byte total if the server reports it, and the
+Printed: RSS before/after (MB), and the
 latency of the request after the burst (best of a few bursts, and the worst).
 """
 

@@ -1,6 +1,6 @@
 """A whole room on one classroom server: N learners run the refund scenario at the same time.
 
-    .venv/bin/python benchmarks/classroom_room.py [--learners 60] [--runs 3] [--processes 4]
+    .venv/bin/python benchmarks/classroom_room.py [--learners 60] [--runs 3] [--processes 2]
 
 The server runs as its own process, started the way a teacher starts it
 (`python -m tinyagent classroom`). In a real room every learner has a kernel of their own, so the

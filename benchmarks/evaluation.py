@@ -6,7 +6,7 @@
 1. The careful classroom model: the whole suite (tinyagent/evaluation/tasks.py: 11 requests in Chinese and
    English, 22 tasks) with text ReAct and with function calling, each task on a fresh shop, graded on the tools
    called, the refunds table afterwards, the answer and the format. Target: every task passes, and each
-   protocol's whole suite takes under 30 s (wall time, the classroom server's start included). `--runs` repeats
+   protocol's whole suite takes under 30 s (wall time; the first run includes the classroom server's start). `--runs` repeats
    it and prints the median.
 2. Every misbehaving variant (tinyagent/classroom/variants.py), both protocols: the scoreboard, which must show
    each variant below 100% in text ReAct. Deterministic: the same table on every run.
@@ -35,7 +35,7 @@ TARGET_SECONDS = 30.0
 
 
 def timed_suite(model: str, protocol: str) -> tuple[float, object]:
-    """The whole suite on a classroom model, timed from a client that has not started its server yet."""
+    """The whole suite on a classroom model, timed (the process's first run includes the classroom server's start)."""
     started = time.perf_counter()
     report = evaluate(LlmClient.classroom(model), protocol, progress=False)
     return time.perf_counter() - started, report

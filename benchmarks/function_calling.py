@@ -10,8 +10,8 @@
    task's facts. Deterministic on the classroom model: the same table on every run.
 2. Parallel tools. The two-order request "What is the status of orders 88233 and 88234?" with every shop
    tool made `--tool-ms` slower (a sleep, as a tool behind a network is): the classroom model asks for both
-   orders in one reply, and `FunctionCallingAgent` runs the two calls at once (`parallel=True`) or one after
-   the other (`parallel=False`). `--runs` runs each, in turns; the medians of the time spent waiting for tools
+   orders in one reply, and `FunctionCallingAgent` runs the two calls at once (its default) or one after
+   the other (`parts=[RunInTurn()]`). `--runs` runs each, in turns; the medians of the time spent waiting for tools
    (from a round's last ToolCall event to its last Observation) and of the whole run, in ms and as a multiple
    of one tool's time. Target: the parallel tool wait within 1.3x one tool's time. Wall time varies with the
    machine's load: read the multiples.

@@ -6,7 +6,7 @@
 The hub is the course's own deploy/jupyterhub/jupyterhub_config.py on loopback (tests/hub_server.py
 starts it in a temporary folder, with the proxy from npm; each learner a system account of their own, so
 it runs as root). All N servers are requested through the hub's REST API together, each request in a thread
-of its own (the hub answers a start only when the server is up or after 10 s); once every one is ready,
+of its own (at most 64 threads) (the hub answers a start only when the server is up or after 10 s); once every one is ready,
 every learner runs lesson 06 top to bottom in a kernel of their own, all at the same time, through the
 Jupyter server API (a websocket per kernel, as JupyterLab uses), against the classroom model the hub runs
 as a service. Printed:
@@ -24,7 +24,7 @@ as a service. Printed:
 5 minutes: N doubles from --learners while rooms pass; then the gap between the last N that passed and
 the first that failed is bisected until it is --step learners wide. A room is stopped and counted as
 failed as soon as it passes 5 minutes. N is never raised past what the free memory holds (measured
-per learner in the first room, with 30% to spare).
+per learner in each room, with 30% to spare).
 """
 
 from __future__ import annotations

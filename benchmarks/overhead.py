@@ -13,7 +13,7 @@ of repeated measurements (the machine may be shared: medians are what survive no
    because it hardly moves when other processes load the machine, so its ratio is the steadier one.
 2. Per step. The agent's own cost per step, model and tools excluded: a `ReActAgent` with five no-op
    tools runs the refund episode (four tool calls, then the Final Answer: five steps) against a
-   scripted in-process model, next to a 25-line plain loop (`plain_loop`: append, split out Action /
+   scripted in-process model, next to a 16-line plain loop (`plain_loop`: append, split out Action /
    Action Input with a regex, call the tool) on the same script. Then both again one layer down: the
    agent with a real `LlmClient` whose transport is a scripted fake (prepared reply bytes, no socket),
    and the plain loop JSON-encoding its body and decoding the reply through the same fake. Each:

@@ -7,8 +7,8 @@ run top to bottom with `jupyter nbconvert --execute`, TINYAGENT_API_URL and TINY
 TINYAGENT_OFFLINE unset. The run's notebook goes to a temporary folder (never over the lesson).
 
 Every request passes through a small proxy in this script, which records what llama.cpp says it did (`timings`:
-prompt tokens read and taken from its cache, tokens written, finish_reason) and, for the `before` run only,
-turns each request back into what the client sent before it knew llama.cpp:
+prompt tokens read and taken from its cache, tokens written, finish_reason) and, for the `before` and `caps` runs,
+turns each request back into what the client sent before it knew llama.cpp (`caps`: in part):
 
     classroom  the classroom model (TINYAGENT_OFFLINE=1), for scale
     before     `cache_prompt: false` (every prompt read whole) and the client's cap of DEFAULT_MAX_TOKENS (512)

@@ -1,5 +1,4 @@
-"""The least a streamed piece can cost the service (lesson 19, issue 40): the two steps no relay of the same
-events can skip.
+"""The least a streamed piece can cost the service (lesson 19, issue 40): two steps no relay can skip.
 
     .venv/bin/python benchmarks/stream_piece_floor.py [--repeat 2000]
 

@@ -968,6 +968,17 @@ def test_classroom_only_says_why_on_a_real_model(capsys):
     assert capsys.readouterr().out == "skipped on a real model: a real model chooses its own path\n"
 
 
+def test_the_classroom_model_served_under_its_name_is_the_classroom_model(capsys):
+    # A JupyterHub room's learners reach the classroom model over HTTP (TINYAGENT_MODEL=classroom): the lessons'
+    # classroom-only asserts hold there too, and nothing tells them they are on a real model.
+    room = Settings(api_url="http://127.0.0.1:8003/services/classroom/v1", api_key="t", model="classroom",
+                    offline=False, source="test")
+    variant = Settings(api_url="http://127.0.0.1:8003/v1", api_key=None, model="classroom-loop", source="test")
+    assert room.classroom and classroom_only(room, "pinned path") is True
+    assert capsys.readouterr().out == ""
+    assert not variant.classroom and classroom_only(variant, "a variant misbehaves on purpose") is False
+
+
 # -- 07 ---------------------------------------------------------------------------------------------
 from tinyagent import tool as typed_tool
 from tinyagent.checks import PICKUP_INPUTS, check_error_fields, check_typed_logistics_tool

@@ -36,6 +36,12 @@ class Settings:
     source: str = ""  # where the settings came from, or why the classroom model is used
     offline: bool = False  # True for the in-process classroom model
 
+    @property
+    def classroom(self) -> bool:
+        """The scripted classroom model: in this process, or a classroom server's careful model, asked for by
+        its name `classroom` (a JupyterHub room's service, `python -m tinyagent classroom`)."""
+        return self.offline or self.model == "classroom"
+
     def describe(self) -> str:
         """One line a learner can read: which model, where, and why."""
         if self.offline:

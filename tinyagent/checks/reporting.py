@@ -99,10 +99,11 @@ def _wrap(paragraph: str, width: int, first: int = 0) -> list[str]:
 
 
 def classroom_only(settings: Any, why: str) -> bool:
-    """True on the classroom model. On a real model, say which check is skipped and why, and return False.
+    """True on the classroom model: in this process, or served under its own name `classroom` (a JupyterHub room's
+    service, `python -m tinyagent classroom`). On a real model, say which check is skipped and why, and return False.
 
     Use it as `if classroom_only(settings, "a real model words its replies its own way"):`."""
-    if settings.offline:
+    if settings.classroom:
         return True
     print(f"skipped on a real model: {why}")
     return False
