@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -455,6 +456,15 @@ def test_models_and_the_variants_table_agree():
     assert VARIANTS_TABLE.startswith("| model | what it does | lessons |")
     rows = [line for line in VARIANTS_TABLE.splitlines()[2:]]
     assert [re.match(r"\| `([^`]+)`", row).group(1) for row in rows] == list(MODELS)
+
+
+def test_each_variants_lessons_are_the_notebooks_that_name_it():
+    folder = Path(__file__).resolve().parents[1] / "notebooks"
+    texts = {path.name[:2]: path.read_text(encoding="utf-8") for path in folder.glob("[0-9][0-9]_*.ipynb")}
+    for row in VARIANTS_TABLE.splitlines()[3:]:  # the careful `classroom` is in nearly every lesson: not listed here
+        model, lessons = re.match(r"\| `([^`]+)` \|.*\| ([^|]+) \|$", row).groups()
+        named = {lesson for lesson, text in texts.items() if any(f"{model}{end}" in text for end in '"` ')}
+        assert set(re.findall(r"\b\d\d\b", lessons)) == named, model
 
 
 def test_sloppy_shows_each_sloppiness_in_the_refund_run():

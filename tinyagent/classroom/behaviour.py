@@ -138,8 +138,8 @@ KINDS: tuple[tuple[str, Callable[[Asked], Reply | None]], ...] = (
 def respond(request: dict) -> Reply:
     """The classroom model's next message for a parsed chat completion request.
 
-    Reads `messages`, `model`, and optionally `tools` and `tool_choice`; ignores the rest (the server
-    handles `stop`, `max_tokens` and `stream`). Raises ValueError for a malformed request.
+    Reads `messages`, `model`, and optionally `tools`, `tool_choice` and `response_format`; ignores the rest
+    (the server handles `stop`, `max_tokens` and `stream`). Raises ValueError for a malformed request.
     """
     if not isinstance(request, dict):
         raise MalformedRequestError("the request body must be a JSON object")
@@ -156,7 +156,7 @@ def respond(request: dict) -> Reply:
 def written(conv: Conversation, reply: Reply) -> Reply:
     """The reply in the shape the request asks for: a final answer as JSON or an answer tool's call
     (answer_shapes.py), and text in the prompt's own format (after the "Thought:" the prompt ends with, under
-    the answer's key the prompt names). What every lesson's request gets is the reply as it is."""
+    the answer's key the prompt names). A request in the course's own format gets the reply as it is."""
     if conv.answer_shape.schema is not None and not reply.tool_calls and not reply.refusal:
         text = reply.text or ""
         if conv.native or parse_action(text) is None:  # an answer, not a text ReAct step

@@ -25,7 +25,8 @@ from tinyagent.classroom.conversation import Conversation, Step
 class Call:
     """One tool call: which tool (and what kind of tool it is), with arguments under canonical names.
 
-    Canonical names: orderId, trackingNo, query, reason, city, file_path, content. Function calling
+    Canonical names: orderId, trackingNo, query, reason, city, date, file_path, folder, content, expression, to,
+    text. Function calling
     renames them to the tool's own schema; text ReAct writes `input`.
     """
 

@@ -1,5 +1,5 @@
 """Lesson 21: the third article's closed loop. The calendar, then the forecast for the meeting, then (if it rains
-and the user asked) a reminder; the answer always says what was sent, or that nothing was.
+and the user asked) a reminder; when a reminder was asked for, the answer says what was sent, or that nothing was.
 
     明天开会的时候北京会下雨吗？提醒我带伞
         getMeetings 明天 -> getForecast {"city":"北京","date":"2026-07-01"} -> sendWechat <the reminder> -> answer

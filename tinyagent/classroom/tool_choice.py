@@ -23,7 +23,8 @@ from tinyagent.classroom.answer_shapes import fill
 from tinyagent.classroom.conversation import TRACKING_NO, Conversation
 from tinyagent.classroom.reply import Reply, ToolCallRequest
 
-# The kinds of tool each intent's plan calls, in the order it calls them (intents.py names the intents).
+# The kinds of tool each intent's plan calls, in the order it calls them (intents.py names the intents); for an
+# intent whose plan calls none (need_order_id), the tool a forced call goes to.
 INTENT_TOOLS = {
     "refund": ("order", "time", "knowledge", "refund"),
     "return_question": ("order", "time", "knowledge"),

@@ -11,17 +11,23 @@ The candidates, in this order, without repeats, the first k kept:
     1. the careful model's own next step (what it writes when asked for one step: the greedy step)
     2. when an order was looked up and its product is not the one the customer named: an answer that says so
        and asks which order they mean
-    3. on a refund request with an order id, the hasty step: applyRefund at once (lesson 04's shortcut)
+    3. on a refund request or a fault report with an order id, the hasty step: applyRefund at once (lesson 04's
+       shortcut)
     4. the look-ups not made yet: queryOrder of each order named, searchKnowledge of the request, getCurrentTime
 
-The scores (`score_step`), first rule that applies; a reason goes with each:
+The scores (`score_step`), the first rule that applies, in this order; a reason goes with each. A Final Answer:
+
+    the answer that points out the product mismatch and asks ........................... 9
+    the careful model's own next step .................................................. 8
+    an answer before any tool ran, to a request that names an order .................... 2
+    any other answer ................................................................... 5
+
+Anything else:
 
     a tool that was not offered, or a reply that is no step ............................ 0
+    a call already made (same tool, same input) ........................................ 2
     applyRefund on an order whose product is not the one named ......................... 1
     applyRefund before the order, today's date and the policy have all been read ....... 2
-    a look-up already made (same tool, same input) ..................................... 2
-    an answer before any tool ran, to a request that names an order .................... 2
-    the answer that points out the product mismatch and asks ........................... 9
     more checks on an order whose product is not the one named ......................... 4
     the careful model's own next step .................................................. 8
     any other step ..................................................................... 5

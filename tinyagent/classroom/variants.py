@@ -7,17 +7,17 @@ and then the fix that handles it, with the same output on every run.
 | model | what it does | lessons |
 | --- | --- | --- |
 | `classroom` | The careful assistant: one `Thought` / `Action` / `Action Input` per reply, only tools the prompt lists, answers from what the Observations really said. Without a stop sequence it runs on with invented Observations to a confident (false) `Final Answer`. | 00, 03, 04, 06–09, 12–19 |
-| `classroom-sloppy` | Same plan, sloppy format a strict line scanner trips on and a tolerant parser reads. By round: 1 Markdown bold keys (`**Action:** queryOrder`), 2 lower-case keys (`action:`), 3 full-width colons (`Action：`), 4 `Action:` inside the Thought (before the real `Action:` line), 5 the input, or the answer, in a code fence; then again from 1. | 05, 11 |
-| `classroom-no-final` | Normal tool steps, but the last reply is the answer in plain prose: no `Thought`, no `Final Answer:`, no `Action`. | 06 (the fallback), 11 |
-| `classroom-loop` | Repeats its first action (e.g. `queryOrder` 88231) every round, whatever the Observations say. | 10 (repeat detection, step cap) |
-| `classroom-rephrase` | Asks for its first action again every round, worded anew each time: `88231`, `"88231"`, `` `88231` ``, `{"orderId":"88231"}`, `'88231'`, then in a code fence, then from the start. Never the same Action twice in six rounds, never a new Observation. | 10 (no progress) |
-| `classroom-wrong-tool` | First calls a tool that does not exist (`checkOrder`, `getTime`, ...); reads the error Observation and its list of available tools, corrects itself and carries on normally. | 02, 07, 11 |
-| `classroom-verbose` | Writes a Thought of several hundred tokens before every step, so a small `max_tokens` cuts the reply (`finish_reason: "length"`). | 10 (token budget, `length`) |
-| `classroom-ignores-stop` | The text of `classroom`, but the server does not apply `stop` (like some providers), so the invented continuation comes back unless the client cuts it. | 04, 14 |
-| `classroom-split-stop` | The text of `classroom-ignores-stop` (`stop` not applied), and when it streams, every stop string it types is split across two chunks at its middle (`... Observ` then `ation: ...`): a client that looks for the stop string in each chunk alone misses it. | 14 |
-| `classroom-bad-args` | The first call to each tool gets its arguments wrong: with several arguments it leaves the last one out (`{"order_id": "88231"}` without `reason`); with one id it writes it as the wrong JSON type (`{"order_id": 88231}` where the tool's example shows a string, a string where it shows a number). It reads the error Observation, says what was wrong, and calls again as the error's example shows. | 07, 09 |
-| `classroom-forgets-action` | Its first reply to a request is a `Thought` and nothing else: no `Action`, no `Final Answer` (a botched step). From the next round on, whatever it was told, it writes every step in full. | 11 |
-| `classroom-gullible` | Follows an instruction planted in what it reads (a tool's description, an Observation: a passage, an order's field, a page) that asks for a refund of an order or a message to an address: does it first, once, then serves the customer as `classroom`. Text fenced as data (`<data source=...>`) it does not obey (gullible.py). | 25 |
+| `classroom-sloppy` | Same plan, sloppy format a strict line scanner trips on and a tolerant parser reads. By round: 1 Markdown bold keys (`**Action:** queryOrder`), 2 lower-case keys (`action:`), 3 full-width colons (`Action：`), 4 `Action:` inside the Thought (before the real `Action:` line), 5 the input, or the answer, in a code fence; then again from 1. | 05, 09, 11, 18 |
+| `classroom-no-final` | Normal tool steps, but the last reply is the answer in plain prose: no `Thought`, no `Final Answer:`, no `Action`. | 06 (the fallback), 18 |
+| `classroom-loop` | Repeats its first action (e.g. `queryOrder` 88231) every round, whatever the Observations say. | 06, 09, 10 (repeat detection, step cap), 18 |
+| `classroom-rephrase` | Asks for its first action again every round, worded anew each time: `88231`, `"88231"`, `` `88231` ``, `{"orderId":"88231"}`, `'88231'`, then in a code fence, then from the start. Never the same Action twice in six rounds, never a new Observation. | 10 (no progress), 18 |
+| `classroom-wrong-tool` | First calls a tool that does not exist (`checkOrder`, `getTime`, ...); reads the error Observation and its list of available tools, corrects itself and carries on normally. | 02, 09, 10, 18 |
+| `classroom-verbose` | Writes a Thought of several hundred tokens before every step, so a small `max_tokens` cuts the reply (`finish_reason: "length"`). | 10 (token budget, `length`), 18 |
+| `classroom-ignores-stop` | The text of `classroom`, but the server does not apply `stop` (like some providers), so the invented continuation comes back unless the client cuts it. | 04, 18 |
+| `classroom-split-stop` | The text of `classroom-ignores-stop` (`stop` not applied), and when it streams, every stop string it types is split across two chunks at its middle (`... Observ` then `ation: ...`): a client that looks for the stop string in each chunk alone misses it. | 14, 18 |
+| `classroom-bad-args` | The first call to each tool gets its arguments wrong: with several arguments it leaves the last one out (`{"order_id": "88231"}` without `reason`); with one id it writes it as the wrong JSON type (`{"order_id": 88231}` where the tool's example shows a string, a string where it shows a number). It reads the error Observation, says what was wrong, and calls again as the error's example shows. | 07, 09, 18 |
+| `classroom-forgets-action` | Its first reply to a request is a `Thought` and nothing else: no `Action`, no `Final Answer` (a botched step). From the next round on, whatever it was told, it writes every step in full. | 11, 18, 20 |
+| `classroom-gullible` | Follows an instruction planted in what it reads (a tool's description, an Observation: a passage, an order's field, a page) that asks for a refund of an order or a message to an address: does it first, once, then serves the customer as `classroom`. Text fenced as data (`<data source=...>`) it does not obey (gullible.py). | 18, 25 |
 
 In function-calling mode (`tools` in the request) every variant returns `tool_calls`: the format
 variants (sloppy, no-final, ignores-stop, split-stop, forgets-action) behave like `classroom` there, `classroom-loop`
@@ -61,7 +61,7 @@ MODELS: dict[str, str] = {
     "classroom-gullible": "Follows instructions planted in tool descriptions and Observations, unless fenced as data.",
 }
 
-# The table above, as text (the README copies it): everything from its header to its last row.
+# The table above, as text (tests/test_classroom_behaviour.py checks its rows): everything from its header to its last row.
 VARIANTS_TABLE: str = re.search(r"^\| model \|.*?(?=\n\n)", __doc__, re.MULTILINE | re.DOTALL).group()
 
 
