@@ -316,7 +316,7 @@ def test_a_refund_waits_for_a_yes_over_http(tmp_path, approve):
         assert requests.get(service.url + "/agent/approvals", timeout=PATIENCE).json()["pending"] == []
 
 
-def test_no_answer_in_time_declines_the_refund(tmp_path):
+def test_no_answer_in_time_is_a_timeout_and_pays_nothing(tmp_path):
     with serve_process(tmp_path, "--approval-timeout", "1") as service:
         response = invoke(service, {"query": REFUND})  # nobody answers
         assert response.status_code == 200
@@ -326,7 +326,7 @@ def test_no_answer_in_time_declines_the_refund(tmp_path):
         assert [e["type"] for e in trace].index("approval_requested") < [e["type"] for e in trace].index(
             "approval_decided")
         assert service.refunds() == [] and "RF2026" not in response.json()["answer"]
-    assert "no answer in 1 s declines it" in service.output()
+    assert "no answer in 1 s is a timeout: nothing is paid" in service.output()
 
 
 def test_approvals_are_refused_like_any_other_bad_request(tmp_path):

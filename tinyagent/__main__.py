@@ -538,7 +538,8 @@ def _serve(args: argparse.Namespace) -> int:
                 who = "nobody can answer them (--api-key without --operator-key: a client's key cannot)"
             else:
                 who = f"each refund waits for a yes from this machine ({where})"
-            print(f"approvals: {who}; no answer in {config.approval_timeout_s:g} s declines it", flush=True)
+            print(f"approvals: {who}; no answer in {config.approval_timeout_s:g} s is a timeout: nothing is paid",
+                  flush=True)
         print("Press Ctrl-C to stop.", flush=True)
 
     with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost
