@@ -40,7 +40,7 @@ class Settings:
     def classroom(self) -> bool:
         """The scripted classroom model: in this process, or a classroom server's careful model, asked for by
         its name `classroom` (a JupyterHub room's service, `python -m tinyagent classroom`)."""
-        return self.offline or self.model == "classroom"
+        return self.offline or self.model == CLASSROOM_MODEL
 
     def describe(self) -> str:
         """One line a learner can read: which model, where, and why."""

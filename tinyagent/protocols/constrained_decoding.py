@@ -225,7 +225,8 @@ def ids_in(text: str, example: str) -> list[str]:
     """The words of `text` shaped like `example` (id_shape), upper-cased, each once, in the order they first appear.
     The text is read NFKC-normalised, so an id typed in full-width characters (８８２３１, as a Chinese keyboard in
     full-width mode writes it) is the id it looks like, the one the tools know."""
-    return list(dict.fromkeys(m.group(1).upper() for m in id_shape(example).finditer(unicodedata.normalize("NFKC", text))))
+    found = id_shape(example).finditer(unicodedata.normalize("NFKC", text))
+    return list(dict.fromkeys(match.group(1).upper() for match in found))
 
 
 def input_rules(tool: Tool, book: RuleBook, values: Mapping[str, Iterable[str]] | None = None,
