@@ -74,7 +74,8 @@ CASES = [
     case("Is it going to rain in Hangzhou today? Should I bring an umbrella?", ["getWeather(Hangzhou)"],
          "light rain, 22 °C", "take an umbrella"),
     case("北京现在天气如何？出门要不要带伞？", ["getWeather(北京)"], "晴，28℃", "不用带伞"),
-    case("What's the weather like in Guangzhou?", ["getWeather(Guangzhou)"], "thunderstorms", "take an umbrella"),
+    case("What's the weather like in Guangzhou?", ["getWeather(Guangzhou)"], "thunderstorms, 31 °C"),
+    case("上海现在天气怎么样？", ["getWeather(上海)"], "多云，27℃"),
     case("南京今天的天气怎么样", ["getWeather(南京)"], "中雨"),
     case("How is the weather in Atlantis today?", ["getWeather(Atlantis)"], "could not get the weather",
          "unknown city: Atlantis"),
@@ -104,6 +105,19 @@ def test_each_phrasing_uses_its_tool_and_answers_from_it(registry, item):
     for phrase in item.answer:
         assert phrase in result.answer, result.answer
     assert "do not show" not in json.dumps(result.messages, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("question", ["What's the weather like in Guangzhou?", "上海现在天气怎么样？",
+                                      "How is the weather in Atlantis today?"])
+def test_a_question_about_the_weather_alone_gets_no_umbrella_advice(registry, question):
+    """Only a question about rain or an umbrella is answered about the umbrella: the model must not invent
+    what the user asked (the thought says what was asked, the answer reports the weather or the failure)."""
+    result = ReActAgent(LlmClient.classroom(), registry).run(question)
+    said = " ".join([*(step.thought for step in result.trace.of_type(Parsed)), result.answer]).lower()
+    assert "umbrella" not in said and "伞" not in said, said
+    rainy = ReActAgent(LlmClient.classroom(), registry).run(question.replace("?", "? Will it rain?")
+                                                             .replace("？", "？会下雨吗？"))
+    assert "umbrella" in rainy.answer or "伞" in rainy.answer, rainy.answer
 
 
 def test_a_timeout_is_retried_once_and_then_the_answer_is_right(weather, registry):

@@ -20,6 +20,8 @@ from tinyagent.classroom.planning import Act, Answer, act, call, pick, sentence
 from tinyagent.classroom.small_talk import cannot
 
 RAIN_WORDS = ("雨", "雷", "雪", "rain", "shower", "storm", "drizzle", "snow")
+# A question about rain or an umbrella gets the umbrella advice; "what is the weather like" gets the weather only.
+UMBRELLA_WORDS = (*RAIN_WORDS, "伞", "umbrella")
 
 
 def find_city(text: str) -> str | None:
@@ -34,8 +36,10 @@ def find_city(text: str) -> str | None:
 
 
 def plan_weather(conv: Conversation) -> Act | Answer:
-    """The HTTP weather tool of the third article: look the city up, then say whether to take an umbrella."""
+    """The HTTP weather tool of the third article: look the city up, then report it, and say whether to take an
+    umbrella when the question asks about rain or an umbrella."""
     city = find_city(conv.request)
+    umbrella = has_any(conv.request, UMBRELLA_WORDS)
     if city is None:
         return Answer(
             conv.say("用户问天气，但没说是哪个城市。", "The user asks about the weather but names no city."),
@@ -56,14 +60,21 @@ def plan_weather(conv: Conversation) -> Act | Answer:
             [call(conv, "weather", city=city)],
         )
     if step is None:
+        asked = (conv.say(f"用户想知道{city}今天的天气，以及要不要带伞。", f"The user asks about the weather in {city} "
+                          "and whether to take an umbrella.") if umbrella
+                 else conv.say(f"用户想知道{city}现在的天气。", f"The user asks about the weather in {city}."))
         return act(
             conv,
-            conv.say(
-                f"用户想知道{city}今天的天气，以及要不要带伞。先查{city}的天气。",
-                f"The user asks about the weather in {city} and whether to take an umbrella. "
-                f"I check the weather for {city}.",
-            ),
+            asked + conv.say(f"先查{city}的天气。", f" I check the weather for {city}."),
             [call(conv, "weather", city=city)],
+        )
+    if step.error and not umbrella:
+        return Answer(
+            conv.say(f"天气工具返回错误：{step.error}。", f"The weather tool failed: {step.error}."),
+            conv.say(
+                f"抱歉，暂时查不到{city}的天气（{step.error}）。",
+                f"Sorry, I could not get the weather for {city} ({step.error}).",
+            ),
         )
     if step.error:
         return Answer(
@@ -78,6 +89,11 @@ def plan_weather(conv: Conversation) -> Act | Answer:
             ),
         )
     report = _weather_report(conv, step)
+    if not umbrella:
+        return Answer(
+            conv.say(f"天气工具返回：{report}。", f"The weather tool says: {report}."),
+            conv.say(f"{city}现在的天气：{report}。", f"The weather in {city} now: {report}."),
+        )
     rain = has_any(report, RAIN_WORDS)
     return Answer(
         conv.say(
