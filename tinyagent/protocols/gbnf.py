@@ -56,7 +56,8 @@ def rule_name(text: str) -> str:
 
 
 def char_class(chars: str, negate: bool = False) -> str:
-    """A character class of exactly these characters (or all others with `negate`): `[^"\\\\\\n]`."""
+    r"""A character class of exactly these characters (or all others with `negate`): a quote, a backslash and a
+    newline, negated, give `[^\"\\\n]`."""
     inner = "".join(_ESCAPES.get(ch, "\\" + ch if ch in "]-^[" else ch) for ch in chars)
     return f"[{'^' if negate else ''}{inner}]"
 
