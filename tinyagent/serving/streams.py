@@ -208,7 +208,7 @@ class RunStream:
                 changed = self._changed
                 try:
                     await asyncio.wait_for(changed.wait(), KEEP_ALIVE_SECONDS)
-                except asyncio.TimeoutError:
+                except TimeoutError:  # asyncio.TimeoutError is this builtin since Python 3.11
                     yield ": keep-alive\n\n"
         finally:
             self.readers -= 1
