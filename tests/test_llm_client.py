@@ -1,5 +1,7 @@
 import json
+import re
 import time
+import traceback
 
 import pytest
 
@@ -290,3 +292,23 @@ def test_on_llama_cpp_the_step_cap_never_raises_a_lower_cap_or_adds_one_where_no
     # A caller who says otherwise wins, cache_prompt included.
     assert llm.build_request(MESSAGES, cache_prompt=False)["cache_prompt"] is False
 
+
+
+def test_in_a_notebook_a_model_error_shows_as_its_message_not_the_packages_frames(capsys):
+    """A learner whose .env points at nothing sees the one line that says so (IPython prints what
+    `_render_traceback_()` returns), and the cell still fails; the whole traceback is kept for whoever asks."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        result = shell.run_cell("from tinyagent import LlmClient\n"
+                                "LlmClient('http://127.0.0.1:9/v1', 'k', 'm', connect_timeout=1)"
+                                ".chat([{'role': 'user', 'content': 'hi'}])")
+    finally:
+        InteractiveShell.clear_instance()
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+    assert not result.success and isinstance(result.error_in_exec, LlmConnectionError)
+    assert [line for line in shown.splitlines() if line.strip()] == [
+        f"LlmConnectionError: {result.error_in_exec}"], shown
+    assert "could not reach" in shown and "check TINYAGENT_API_URL" in shown
+    assert "llm_client.py" in "".join(traceback.format_exception(result.error_in_exec))

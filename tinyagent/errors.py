@@ -10,7 +10,16 @@ from typing import ClassVar
 
 
 class TinyAgentError(Exception):
-    """Base class of every error tinyagent raises on purpose."""
+    """Base class of every error tinyagent raises on purpose.
+
+    Its message says what went wrong and what to do, so in IPython (a notebook, JupyterLab) it shows as that
+    message alone, not a traceback through the package's frames: IPython prints what `_render_traceback_()`
+    returns when an exception has it. The cell still fails. The whole traceback is still there:
+    `import traceback, sys; traceback.print_exception(sys.last_value)`."""
+
+    def _render_traceback_(self) -> list[str]:
+        first, *rest = str(self).splitlines() or [""]
+        return [f"\x1b[1;31m{type(self).__name__}:\x1b[0m {first}", *rest]
 
 
 class ConfigurationError(TinyAgentError, ValueError):
