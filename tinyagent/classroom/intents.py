@@ -14,13 +14,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from tinyagent.classroom import vocabulary as v
 from tinyagent.classroom.conversation import Conversation
-
-# Kept for the module that reads it from here (weather_and_files).
-CITIES = v.CITIES
 
 
 def has_any(text: str, words: tuple[str, ...]) -> bool:
@@ -95,7 +92,8 @@ def is_greeting(text: str) -> bool:
     return any(low.startswith(word) and not low[len(word) : len(word) + 1].isalpha() for word in v.GREETINGS_EN)
 
 
-class Heard(NamedTuple):  # a NamedTuple, not a dataclass: cheaper to define at import time
+@dataclass(frozen=True)
+class Heard:
     """What the request says, as yes/no facts the rules combine."""
 
     order_ids: bool  # an order id in the request, or in an earlier request of the conversation

@@ -15,9 +15,10 @@ from __future__ import annotations
 import re
 
 from tinyagent.classroom.conversation import Conversation, Step
-from tinyagent.classroom.intents import CITIES, file_name_in, has_any, path_in
+from tinyagent.classroom.intents import file_name_in, has_any, path_in
 from tinyagent.classroom.planning import Act, Answer, act, call, pick, sentence
 from tinyagent.classroom.small_talk import cannot
+from tinyagent.classroom.vocabulary import CITIES
 
 RAIN_WORDS = ("雨", "雷", "雪", "rain", "shower", "storm", "drizzle", "snow")
 # A question about rain or an umbrella gets the umbrella advice; "what is the weather like" gets the weather only.
