@@ -1,0 +1,153 @@
+"""Each lesson run the ways a learner runs it besides "Restart and Run All" on a good setup. Not a timing: a list
+of what broke.
+
+    .venv/bin/python benchmarks/lesson_probes.py out-of-reach [NN ...]
+    .venv/bin/python benchmarks/lesson_probes.py twice [NN ...]
+    .venv/bin/python benchmarks/lesson_probes.py any-day "2028-02-29 23:59:50+00:00" [NN ...]
+
+out-of-reach  a `.env` that points at nothing: TINYAGENT_API_URL at a closed port (127.0.0.1:9), a made-up key and
+              model, TINYAGENT_OFFLINE unset. A lesson that calls the model itself should stop at that call with
+              the client's one-line error; every other lesson should run to the end, its runs ending `llm_error`.
+              Printed: each lesson's errors, cell by cell (the first of a cascade of NameErrors is the one to read).
+twice         Run All, then Run All again in the same kernel (offline): a learner who edits an exercise and runs
+              everything again. Printed: errors in the second pass, and cells whose output differs from the first
+              pass (ports and temporary paths masked as nbval's sanitizing does; NBVAL_IGNORE_OUTPUT cells, stderr
+              and the classroom model's notice, which print once a process, left out).
+any-day       nbval, strict, on every notebook and solution (offline), with the kernels' clock moved to the given
+              moment and ticking from there: the course promises its notebooks pass on any day. Needs the
+              `time-machine` package (`.venv/bin/pip install time-machine`; not a dependency of the course), started
+              in each Python process by a `sitecustomize.py` this script writes to a temporary folder on PYTHONPATH.
+              (libfaketime, the usual tool, hangs the kernel's start here.)
+
+Measured results are in docs/benchmarks.md ("A model out of reach") and in the notes of the session that ran them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+OUT_OF_REACH = {"TINYAGENT_API_URL": "http://127.0.0.1:9/v1", "TINYAGENT_API_KEY": "sk-made-up",
+                "TINYAGENT_MODEL": "made-up-model"}
+ONCE_A_PROCESS = "[tinyagent] Using the offline classroom model"
+SITECUSTOMIZE = """import os
+if os.environ.get("LESSON_PROBES_DAY"):
+    import time_machine
+    time_machine.travel(os.environ["LESSON_PROBES_DAY"], tick=True).start()
+"""
+
+
+def fail(message: str) -> None:
+    """Bad input: one line, exit code 2."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def lessons(numbers: list[str]) -> list[Path]:
+    found = sorted(NOTEBOOKS.glob("[0-9A]*_*.ipynb"))
+    chosen = [path for path in found if not numbers or path.name.split("_")[0] in numbers]
+    if not chosen:
+        fail(f"no lesson numbered {', '.join(numbers)} in notebooks/")
+    return chosen
+
+
+def masked(text: str) -> str:
+    """Output text as nbval compares it (tests/nbval-sanitize.cfg): loopback ports and temporary paths masked."""
+    return re.sub(r"/tmp/[A-Za-z0-9_./-]+", "/tmp/TEMP-PATH", re.sub(r"127\.0\.0\.1:\d{2,5}", "127.0.0.1:PORT", text))
+
+
+def cell_text(cell) -> str:
+    """What a cell showed, without what prints once a process by design: the classroom model's notice
+    (settings.py) and anything on stderr (a Python warning is shown once)."""
+    text = "".join(output.get("text", "") or str(output.get("data", {}).get("text/plain", ""))
+                   for output in cell.get("outputs", []) if output.get("name") != "stderr")
+    return masked("".join(line for line in text.splitlines(keepends=True) if not line.startswith(ONCE_A_PROCESS)))
+
+
+def cell_errors(notebook) -> list[str]:
+    """Each error output as one line: the cell's index, the exception's name and its message (colours removed)."""
+    colour = re.compile(r"\x1b\[[0-9;]*m")
+    return [f"cell {index}: {output.ename}: {colour.sub('', output.evalue)[:160]}"
+            for index, cell in enumerate(notebook.cells) if cell.cell_type == "code"
+            for output in cell.get("outputs", []) if output.output_type == "error"]
+
+
+def run_all(client: NotebookClient, notebook) -> None:
+    for index, cell in enumerate(notebook.cells):
+        client.execute_cell(cell, index)
+
+
+def client_for(notebook) -> NotebookClient:
+    return NotebookClient(notebook, timeout=900, kernel_name="python3", allow_errors=True,
+                          resources={"metadata": {"path": str(NOTEBOOKS)}})
+
+
+def out_of_reach(paths: list[Path]) -> int:
+    os.environ.pop("TINYAGENT_OFFLINE", None)
+    os.environ.update(OUT_OF_REACH)  # the kernels inherit this process's environment
+    for path in paths:
+        notebook = nbformat.read(path, as_version=4)
+        client = client_for(notebook)
+        with client.setup_kernel():
+            run_all(client, notebook)
+        errors = cell_errors(notebook)
+        print(f"{path.stem}: {len(errors)} errors", *(f"    {line}" for line in errors[:4]), sep="\n", flush=True)
+    return 0
+
+
+def twice(paths: list[Path]) -> int:
+    os.environ["TINYAGENT_OFFLINE"] = "1"
+    broken = 0
+    for path in paths:
+        notebook = nbformat.read(path, as_version=4)
+        client = client_for(notebook)
+        with client.setup_kernel():
+            run_all(client, notebook)
+            first = [cell_text(cell) for cell in notebook.cells]
+            run_all(client, notebook)
+        errors = cell_errors(notebook)
+        differ = [index for index, cell in enumerate(notebook.cells)
+                  if cell.cell_type == "code" and cell_text(cell) != first[index]
+                  and "NBVAL_IGNORE_OUTPUT" not in cell.source]
+        broken += bool(errors or differ)
+        print(f"{path.stem}: {len(errors)} errors in the second pass; outputs that differ: cells {differ or 'none'}",
+              *(f"    {line}" for line in errors[:4]), sep="\n", flush=True)
+    return 1 if broken else 0
+
+
+def any_day(moment: str, paths: list[Path]) -> int:
+    try:
+        import time_machine  # noqa: F401 - only to say early that it is missing
+    except ImportError:
+        fail("any-day needs time-machine: .venv/bin/pip install time-machine")
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+        env = {**os.environ, "TINYAGENT_OFFLINE": "1", "LESSON_PROBES_DAY": moment,
+               "PYTHONPATH": os.pathsep.join(filter(None, [folder, os.environ.get("PYTHONPATH")]))}
+        solutions = [NOTEBOOKS / "solutions" / path.name for path in paths
+                     if (NOTEBOOKS / "solutions" / path.name).exists()]
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadfile",
+                   "--nbval", *map(str, paths + solutions)]
+        return subprocess.run(command, cwd=ROOT, env=env, check=False).returncode
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("out-of-reach", "twice", "any-day") or (argv[0] == "any-day" and len(argv) < 2):
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    if argv[0] == "any-day":
+        return any_day(argv[1], lessons(argv[2:]))
+    return (out_of_reach if argv[0] == "out-of-reach" else twice)(lessons(argv[1:]))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
