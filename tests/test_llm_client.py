@@ -293,7 +293,6 @@ def test_on_llama_cpp_the_step_cap_never_raises_a_lower_cap_or_adds_one_where_no
     assert llm.build_request(MESSAGES, cache_prompt=False)["cache_prompt"] is False
 
 
-
 def test_in_a_notebook_a_model_error_shows_as_its_message_not_the_packages_frames(capsys):
     """A learner whose .env points at nothing sees the one line that says so (IPython prints what
     `_render_traceback_()` returns), and the cell still fails; the whole traceback is kept for whoever asks."""

@@ -61,9 +61,11 @@ def plan_weather(conv: Conversation) -> Act | Answer:
             [call(conv, "weather", city=city)],
         )
     if step is None:
-        asked = (conv.say(f"用户想知道{city}今天的天气，以及要不要带伞。", f"The user asks about the weather in {city} "
-                          "and whether to take an umbrella.") if umbrella
-                 else conv.say(f"用户想知道{city}现在的天气。", f"The user asks about the weather in {city}."))
+        if umbrella:
+            asked = conv.say(f"用户想知道{city}今天的天气，以及要不要带伞。",
+                             f"The user asks about the weather in {city} and whether to take an umbrella.")
+        else:
+            asked = conv.say(f"用户想知道{city}现在的天气。", f"The user asks about the weather in {city}.")
         return act(
             conv,
             asked + conv.say(f"先查{city}的天气。", f" I check the weather for {city}."),
