@@ -96,6 +96,53 @@ def test_ipython_shows_the_message_instead_of_a_traceback_and_the_cell_fails(cap
     assert "Traceback" not in shown and "tinyagent/" not in shown and "checks" not in shown
 
 
+def run_in_ipython(code: str, capsys) -> tuple[object, str]:
+    """`code` run as a notebook cell: (the cell's result, what it showed, colours removed)."""
+    shell = InteractiveShell.instance()
+    try:
+        result = shell.run_cell(code)
+    finally:
+        InteractiveShell.clear_instance()
+    return result, ANSI.sub("", capsys.readouterr().out)
+
+
+def test_a_check_stopped_in_a_notebook_names_the_input_the_learners_code_was_running_on(capsys):
+    """Kernel > Interrupt while a check runs an answer that never returns: a failure that says which input it was
+    running on (the generated inputs are otherwise unseen), not a traceback through the checks."""
+    result, shown = run_in_ipython(
+        "from tinyagent.checks import check_invented_counter\n"
+        "def count_invented_observations(text):\n"
+        "    if text.count('Observation:') > 1:\n"
+        "        raise KeyboardInterrupt  # as Kernel > Interrupt does, on the input it would loop on\n"
+        "    return text.count('\\nObservation:')\n"
+        "check_invented_counter(count_invented_observations)", capsys)
+    said = " ".join(shown.split())  # the message as one line, however it was wrapped
+    assert isinstance(result.error_in_exec, ExerciseFailed), shown
+    assert "you stopped the check while count_invented_observations(text) was running on 'Thought:" in said
+    assert "look for a loop that does not end on that input" in said
+    assert "Traceback" not in shown and "generated.py" not in shown and len(shown.strip().splitlines()) <= FAILURE_LINES
+
+
+def test_a_check_stopped_in_a_notebook_through_the_plain_call_says_what_was_running(capsys):
+    result, shown = run_in_ipython(
+        "from tinyagent.checks import check_lean_prompt\n"
+        "def lean_prompt(registry):\n"
+        "    raise KeyboardInterrupt\n"
+        "check_lean_prompt(lean_prompt)", capsys)
+    assert isinstance(result.error_in_exec, ExerciseFailed), shown
+    assert "you stopped the check while lean_prompt(<" in " ".join(shown.split()) and "Traceback" not in shown
+
+
+def test_outside_a_notebook_ctrl_c_still_stops_the_run():
+    """pytest or a script: a KeyboardInterrupt is not turned into one failed check."""
+
+    def count_invented_observations(text):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        check_invented_counter(count_invented_observations)
+
+
 def test_a_learners_function_that_raises_is_named_with_its_line():
     def count_invented_observations(text):
         return text.count("\nObservation:") + undefined_name  # noqa: F821 - the learner's slip

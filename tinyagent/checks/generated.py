@@ -22,6 +22,7 @@ import copy
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from tinyagent.checks.reporting import (
@@ -31,6 +32,7 @@ from tinyagent.checks.reporting import (
     _fail,
     _learners_frame,
     learners_mistake,
+    stopped_while,
 )
 
 # How many of the first inputs are asked again (in reverse order) to find state kept between calls.
@@ -130,7 +132,7 @@ def agree_on(
             if expected.raised is not None and not issubclass(expected.raised, Exception):
                 raise RuntimeError(f"the reference of {check} raised {expected.raised.__name__}")
             given = copy.deepcopy(args)
-            got = _call(mine, given, exercise)
+            got = _call_answer(mine, given, exercise, call, partial(show, args))
             first[n] = got
             wrong = _disagreement(expected, got, shape, read)
             if wrong is None and unchanged and _plain(args) and given != args:
@@ -166,7 +168,7 @@ def _kept_between_calls(exercise: str, call: str, indices: Iterable[int], tried:
         if first[n].raised is None and not _readable(read, first[n].value):
             continue  # an answer of the wrong form (None for a list): that is the failure to report, not state
         args = tried[n][1]
-        got = _call(mine, copy.deepcopy(args))
+        got = _call_answer(mine, copy.deepcopy(args), exercise, call, partial(show, args), mistakes=False)
         if _disagreement(first[n], got, None, read) is not None:
             _fail(exercise, f"called again on an input it had answered before, {call} gave a different answer: "
                             "it keeps something between calls (a module-level list, a cache).\n"
@@ -179,6 +181,18 @@ def _readable(read: Callable[[Any], Any], value: Any) -> bool:
     except Exception:  # noqa: BLE001 - `read` is written for values of the right form only
         return False
     return True
+
+
+def _call_answer(mine: Callable[..., Any], args: tuple, exercise: str, call: str, shown: Callable[[], str], *,
+                 mistakes: bool = True) -> Outcome:
+    """`_call` on the learner's answer; interrupted in a notebook, a failure that names the input it ran on
+    (`shown()`, made only then). `mistakes`: a method their class lacks, or a wrong signature, fails the check
+    at once."""
+    try:
+        return _call(mine, args, exercise if mistakes else None)
+    except KeyboardInterrupt:
+        stopped_while(exercise, call, shown())
+        raise
 
 
 def _call(function: Callable[..., Any], args: tuple, exercise: str | None = None) -> Outcome:

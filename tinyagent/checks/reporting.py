@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 import sysconfig
 import unicodedata
 from collections.abc import Callable
@@ -128,8 +129,23 @@ def _run(exercise: str, what: str, function: Callable, *args: Any, **kwargs: Any
         return function(*args, **kwargs)
     except ExerciseFailed:
         raise
+    except KeyboardInterrupt:
+        stopped_while(exercise, what)
+        raise
     except Exception as exc:  # noqa: BLE001 - the learner's bug, reported as the check's failure
         _fail(exercise, f"{what} raised {type(exc).__name__}: {exc}")
+
+
+def stopped_while(exercise: str, what: str, given: str | None = None) -> None:
+    """Kernel > Interrupt while the learner's code ran (`what`, on the input `given` when the check knows it): in
+    a notebook, a failure that says where it was stopped, since code that never returns usually loops on one
+    input. Elsewhere (pytest, a script) this returns and the caller re-raises: Ctrl-C must stop a test run, not
+    fail one test."""
+    ipython = sys.modules.get("IPython")
+    if ipython is not None and ipython.get_ipython() is not None:
+        on = f" on {given}" if given is not None else ""
+        _fail(exercise, f"you stopped the check while {what} was running{on}. If it never returns, look for a "
+                        "loop that does not end on that input.")
 
 
 # Where the package and Python's own modules live (and "<frozen importlib...>"): a frame anywhere else is the
