@@ -133,6 +133,18 @@ def test_a_check_stopped_in_a_notebook_through_the_plain_call_says_what_was_runn
     assert "you stopped the check while lean_prompt(<" in " ".join(shown.split()) and "Traceback" not in shown
 
 
+def test_a_check_stopped_in_the_learners_code_it_calls_directly_names_their_function(capsys):
+    result, shown = run_in_ipython(
+        "from tinyagent.checks.reporting import grades\n"
+        "def my_answer():\n"
+        "    raise KeyboardInterrupt\n"
+        "grades('Exercise 9')(lambda answer: answer())(my_answer)", capsys)
+    said = " ".join(shown.split())
+    assert isinstance(result.error_in_exec, ExerciseFailed), shown
+    assert "Exercise 9: you stopped the check while your my_answer (line 3) was running. If it never returns, look " \
+           "for a loop that does not end." in said, said
+
+
 def test_outside_a_notebook_ctrl_c_still_stops_the_run():
     """pytest or a script: a KeyboardInterrupt is not turned into one failed check."""
 

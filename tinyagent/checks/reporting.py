@@ -143,9 +143,9 @@ def stopped_while(exercise: str, what: str, given: str | None = None) -> None:
     fail one test."""
     ipython = sys.modules.get("IPython")
     if ipython is not None and ipython.get_ipython() is not None:
-        on = f" on {given}" if given is not None else ""
+        on, where = (f" on {given}", " on that input") if given is not None else ("", "")
         _fail(exercise, f"you stopped the check while {what} was running{on}. If it never returns, look for a "
-                        "loop that does not end on that input.")
+                        f"loop that does not end{where}.")
 
 
 # Where the package and Python's own modules live (and "<frozen importlib...>"): a frame anywhere else is the
@@ -169,6 +169,10 @@ def grades(exercise: str, spec: Any = None) -> Callable[[Check], Check]:
             try:
                 return check(*args, **kwargs)
             except ExerciseFailed:
+                raise
+            except KeyboardInterrupt as exc:  # stopped in the learner's code, where no _run or agree_on saw it
+                if (frame := _learners_frame(exc.__traceback__)) is not None:
+                    stopped_while(exercise, f"your {frame.tb_frame.f_code.co_name} (line {frame.tb_lineno})")
                 raise
             except Exception as exc:  # sorted below: the learner's mistake, or re-raised
                 what = learners_mistake(exc)
