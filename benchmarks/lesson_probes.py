@@ -24,6 +24,7 @@ Measured results are in docs/benchmarks.md ("A model out of reach") and in the n
 
 from __future__ import annotations
 
+import configparser
 import os
 import re
 import subprocess
@@ -33,6 +34,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from run_all import lesson_notebooks  # this folder is on sys.path when a script here runs
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -52,17 +54,22 @@ def fail(message: str) -> None:
     raise SystemExit(2)
 
 
-def lessons(numbers: list[str]) -> list[Path]:
-    found = sorted(NOTEBOOKS.glob("[0-9A]*_*.ipynb"))
-    chosen = [path for path in found if not numbers or path.name.split("_")[0] in numbers]
-    if not chosen:
-        fail(f"no lesson numbered {', '.join(numbers)} in notebooks/")
-    return chosen
+def nbval_sanitizing() -> list[tuple[re.Pattern, str]]:
+    """The course's nbval sanitizing rules (tests/nbval-sanitize.cfg: loopback ports, temporary paths), read from
+    that file, so this script masks what nbval masks."""
+    rules = configparser.ConfigParser(interpolation=None)
+    rules.read(ROOT / "tests" / "nbval-sanitize.cfg", encoding="utf-8")
+    return [(re.compile(rules[name]["regex"]), rules[name]["replace"]) for name in rules.sections()]
+
+
+SANITIZING = nbval_sanitizing()
 
 
 def masked(text: str) -> str:
-    """Output text as nbval compares it (tests/nbval-sanitize.cfg): loopback ports and temporary paths masked."""
-    return re.sub(r"/tmp/[A-Za-z0-9_./-]+", "/tmp/TEMP-PATH", re.sub(r"127\.0\.0\.1:\d{2,5}", "127.0.0.1:PORT", text))
+    """Output text as nbval compares it."""
+    for pattern, replacement in SANITIZING:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def cell_text(cell) -> str:
@@ -145,8 +152,8 @@ def main(argv: list[str]) -> int:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     if argv[0] == "any-day":
-        return any_day(argv[1], lessons(argv[2:]))
-    return (out_of_reach if argv[0] == "out-of-reach" else twice)(lessons(argv[1:]))
+        return any_day(argv[1], lesson_notebooks(argv[2:]))
+    return (out_of_reach if argv[0] == "out-of-reach" else twice)(lesson_notebooks(argv[1:]))
 
 
 if __name__ == "__main__":

@@ -21,13 +21,18 @@ ROOT = Path(__file__).resolve().parent.parent
 LIMIT_S = 20.0  # issue 40: no lesson's Run All over this on the classroom model, or a reason given
 
 
-def main(argv: list[str]) -> int:
+def lesson_notebooks(numbers: list[str]) -> list[Path]:
+    """The lessons whose numbers are given (`06`, `A1`), or every lesson; none found is one line and exit code 2."""
     lessons = sorted((ROOT / "notebooks").glob("[0-9A]*_*.ipynb"))
-    if argv:
-        lessons = [p for p in lessons if p.name.split("_")[0] in argv]
-        if not lessons:
-            print(f"error: no lesson numbered {', '.join(argv)} in notebooks/", file=sys.stderr)
-            return 2
+    chosen = [path for path in lessons if not numbers or path.name.split("_")[0] in numbers]
+    if not chosen:
+        print(f"error: no lesson numbered {', '.join(numbers)} in notebooks/", file=sys.stderr)
+        raise SystemExit(2)
+    return chosen
+
+
+def main(argv: list[str]) -> int:
+    lessons = lesson_notebooks(argv)
     env = {**os.environ, "TINYAGENT_OFFLINE": "1"}
     print(f"load average {os.getloadavg()[0]:.1f} before")
     print("| lesson | Run All, fresh kernel |\n| --- | --- |")
