@@ -193,6 +193,21 @@ def _drop(request, reset: bool) -> None:
 
 
 # -- the real local model (llama.cpp + SmolLM2), for tests that need a real server ---------------------
+def run_in_ipython(code: str, capsys) -> tuple[object, str]:
+    """`code` run as a notebook cell in IPython: (the cell's result, what it showed, colours removed). What a
+    learner sees of an error is what IPython prints, `_render_traceback_()` included."""
+    import re
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        result = shell.run_cell(code)
+    finally:
+        InteractiveShell.clear_instance()
+    return result, re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+
+
 def require_local_model() -> None:
     """Skip when xllamacpp is not installed, except in CI, where `make setup` must have installed it."""
     import importlib.util

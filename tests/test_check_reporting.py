@@ -10,13 +10,14 @@ import json
 import re
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 from tinyagent import checks
 from tinyagent.checks import ExerciseFailed, check_cost_budget, check_first_and_last, check_invented_counter
 from tinyagent.checks.generated import _expected_got
 from tinyagent.checks.lesson14_streaming import _pieces_of
 from tinyagent.checks.reporting import FAILURE_COLUMNS, FAILURE_LINES, _brief, _columns, failure_lines, grades
+
+from .conftest import run_in_ipython
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -82,28 +83,13 @@ def test_expected_and_got_that_differ_only_where_cut_are_shown_from_the_differen
 
 
 def test_ipython_shows_the_message_instead_of_a_traceback_and_the_cell_fails(capsys):
-    shell = InteractiveShell.instance()
-    try:
-        result = shell.run_cell("from tinyagent.checks import check_parcel_prediction\n"
-                                "check_parcel_prediction(['queryLogistics'])")
-    finally:
-        InteractiveShell.clear_instance()
-    shown = capsys.readouterr().out
+    result, shown = run_in_ipython("from tinyagent.checks import check_parcel_prediction\n"
+                                   "check_parcel_prediction(['queryLogistics'])", capsys)
     assert not result.success and isinstance(result.error_in_exec, ExerciseFailed)
     lines = [line for line in plain(shown.splitlines()) if line.strip()]
     assert 1 <= len(lines) <= FAILURE_LINES, shown
     assert lines[0].startswith("ExerciseFailed: Exercise 1: queryLogistics needs a tracking number")
     assert "Traceback" not in shown and "tinyagent/" not in shown and "checks" not in shown
-
-
-def run_in_ipython(code: str, capsys) -> tuple[object, str]:
-    """`code` run as a notebook cell: (the cell's result, what it showed, colours removed)."""
-    shell = InteractiveShell.instance()
-    try:
-        result = shell.run_cell(code)
-    finally:
-        InteractiveShell.clear_instance()
-    return result, ANSI.sub("", capsys.readouterr().out)
 
 
 def test_a_check_stopped_in_a_notebook_names_the_input_the_learners_code_was_running_on(capsys):

@@ -1,5 +1,4 @@
 import json
-import re
 import time
 import traceback
 
@@ -9,7 +8,7 @@ from tinyagent import AuthenticationError, LlmClient, LlmConnectionError, LlmTim
 from tinyagent.errors import BadRequestError, BadResponseError, RateLimitError, ServerError
 from tinyagent.llm_client import DEFAULT_MAX_TOKENS, STEP_MAX_TOKENS, normalize_chat_url
 
-from .conftest import completion, drip
+from .conftest import completion, drip, run_in_ipython
 
 KEY = "sk-test-SECRET-1234567890"
 MESSAGES = [{"role": "user", "content": "hi"}]
@@ -296,16 +295,9 @@ def test_on_llama_cpp_the_step_cap_never_raises_a_lower_cap_or_adds_one_where_no
 def test_in_a_notebook_a_model_error_shows_as_its_message_not_the_packages_frames(capsys):
     """A learner whose .env points at nothing sees the one line that says so (IPython prints what
     `_render_traceback_()` returns), and the cell still fails; the whole traceback is kept for whoever asks."""
-    from IPython.core.interactiveshell import InteractiveShell
-
-    shell = InteractiveShell.instance()
-    try:
-        result = shell.run_cell("from tinyagent import LlmClient\n"
-                                "LlmClient('http://127.0.0.1:9/v1', 'k', 'm', connect_timeout=1)"
-                                ".chat([{'role': 'user', 'content': 'hi'}])")
-    finally:
-        InteractiveShell.clear_instance()
-    shown = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+    result, shown = run_in_ipython("from tinyagent import LlmClient\n"
+                                   "LlmClient('http://127.0.0.1:9/v1', 'k', 'm', connect_timeout=1)"
+                                   ".chat([{'role': 'user', 'content': 'hi'}])", capsys)
     assert not result.success and isinstance(result.error_in_exec, LlmConnectionError)
     assert [line for line in shown.splitlines() if line.strip()] == [
         f"LlmConnectionError: {result.error_in_exec}"], shown

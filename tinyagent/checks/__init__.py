@@ -14,7 +14,8 @@ here, never the path a model happened to take, so they hold on any model. The so
 (`notebooks/solutions/`) pass the same checks.
 
 `classroom_only(settings, why)` guards the asserts that only hold for the scripted classroom model (in this
-process, or served as `classroom`, as in a JupyterHub room): on a real model it prints "skipped on a real model: <why>" instead of skipping in silence.
+process, or served as `classroom`, as in a JupyterHub room): on a real model it prints "skipped on a real
+model: <why>" instead of skipping in silence.
 
 One module per lesson, named after it (`lesson07_tool_schemas.py` holds lesson 07's two checks), and
 `reporting.py`, the way every check reports. A lesson's module loads when one of its names is first used,
