@@ -350,6 +350,22 @@ def test_progress_is_a_tqdm_bar_without_a_clock(careful):
     assert "it/s" not in out.getvalue() and "<" not in out.getvalue()  # no rate, no time left
 
 
+def test_in_a_notebook_the_progress_is_one_widget_bar_and_no_text_bar_beside_it(careful, monkeypatch, capsys):
+    import tqdm.auto
+    from tqdm.notebook import tqdm as notebook_tqdm
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", notebook_tqdm)  # what tqdm.auto gives in a Jupyter kernel
+    bar = progress_bar(2, "classroom · text ReAct", True)
+    for result in careful["text"].results[:2]:
+        bar.advance(result)
+    bar.close()
+    left, drawn, right = bar.bar.container.children  # the widget JupyterLab draws: text, a progress bar, text
+    assert (drawn.value, drawn.max) == (2, 2)
+    # tqdm writes its spaces as figure spaces (U+2007) in a notebook, to keep their width in HTML
+    assert left.value.replace("\u2007", " ") == "classroom · text ReAct: "
+    assert right.value.replace("\u2007", " ") == " 2/2, 2 passed, last: refund (en)"  # no "█" or "#" bar of its own
+
+
 def test_without_tqdm_progress_is_one_plain_line_per_task(careful, monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)  # as if tqdm were not installed
     out = io.StringIO()

@@ -16,6 +16,9 @@ from typing import Any, TextIO
 from tinyagent.evaluation.report import TaskResult
 
 BAR_FORMAT = "{desc}: {bar:20} {n_fmt}/{total_fmt}{postfix}"  # tqdm writes ", " before the postfix
+# In a notebook tqdm draws a progress widget where the format says "{bar}", and only that exact field: given
+# "{bar:20}" it would also print a text bar of blocks beside its widget. The widget has its own width.
+WIDGET_BAR_FORMAT = "{desc}: {bar} {n_fmt}/{total_fmt}{postfix}"
 
 
 class PlainProgress:
@@ -44,9 +47,10 @@ class PlainProgress:
 class TqdmProgress:
     """tqdm's bar (`tqdm.auto`: a widget in JupyterLab, text in a terminal), with the passes so far."""
 
-    def __init__(self, tqdm: Any, total: int, desc: str, file: TextIO | None = None):
+    def __init__(self, tqdm: Any, total: int, desc: str, file: TextIO | None = None, *, widget: bool = False):
         self.passed = 0
-        self.bar = tqdm(total=total, desc=desc, unit="task", bar_format=BAR_FORMAT, file=file, mininterval=0)
+        self.bar = tqdm(total=total, desc=desc, unit="task", bar_format=WIDGET_BAR_FORMAT if widget else BAR_FORMAT,
+                        file=file, mininterval=0)
 
     def advance(self, result: TaskResult) -> None:
         self.passed += result.passed
@@ -77,8 +81,9 @@ def progress_bar(total: int, desc: str, style: bool | str = True, file: TextIO |
     if style is True:
         try:
             from tqdm.auto import tqdm
+            from tqdm.notebook import tqdm as notebook_tqdm  # what tqdm.auto picks in a notebook
         except ImportError:  # the core install: no tqdm, plain lines instead
             pass
         else:
-            return TqdmProgress(tqdm, total, desc, file)
+            return TqdmProgress(tqdm, total, desc, file, widget=issubclass(tqdm, notebook_tqdm))
     return PlainProgress(total, desc, file)
