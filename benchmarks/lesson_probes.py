@@ -4,6 +4,7 @@ of what broke.
     .venv/bin/python benchmarks/lesson_probes.py out-of-reach [NN ...]
     .venv/bin/python benchmarks/lesson_probes.py twice [NN ...]
     .venv/bin/python benchmarks/lesson_probes.py any-day "2028-02-29 23:59:50+00:00" [NN ...]
+    .venv/bin/python benchmarks/lesson_probes.py in-a-browser [NN ...]
 
 out-of-reach  a `.env` that points at nothing: TINYAGENT_API_URL at a closed port (127.0.0.1:9), a made-up key and
               model, TINYAGENT_OFFLINE unset. A lesson that calls the model itself should stop at that call with
@@ -18,6 +19,10 @@ any-day       nbval, strict, on every notebook and solution (offline), with the 
               `time-machine` package (`.venv/bin/pip install time-machine`; not a dependency of the course), started
               in each Python process by a `sitecustomize.py` this script writes to a temporary folder on PYTHONPATH.
               (libfaketime, the usual tool, hangs the kernel's start here.)
+in-a-browser  each lesson opened in JupyterLab in Chromium (the browser tests' tests/browser/lab.py, offline), its
+              stored outputs cleared, then Run All from the menu, as a learner does. Printed: error outputs, widgets
+              JupyterLab could not draw ("Error displaying widget", or still "Loading widget..."), errors in the
+              browser's console and requests that failed (HTTP 400 and above, a missing image for one).
 
 Measured results are in docs/benchmarks.md ("A model out of reach") and in the notes of the session that ran them.
 """
@@ -27,9 +32,11 @@ from __future__ import annotations
 import configparser
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -147,13 +154,75 @@ def any_day(moment: str, paths: list[Path]) -> int:
         return subprocess.run(command, cwd=ROOT, env=env, check=False).returncode
 
 
+def run_all_in_the_browser(notebook, timeout: float = 900.0) -> None:
+    """Run All from the menu, then wait for every cell to have run, or for an error (Run All stops there)."""
+    notebook.menu("Run", "runmenu:run-all")
+    prompts = notebook.panel.locator(".jp-CodeCell .jp-InputArea-prompt")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        texts = [text.strip() for text in prompts.all_inner_texts()]
+        if all(re.fullmatch(r"\[\d+\]:", text) for text in texts) or notebook.error_outputs():
+            notebook.wait_until_idle(timeout=max(deadline - time.monotonic(), 1))
+            return
+        time.sleep(0.2)
+    raise TimeoutError(f"cells still running after {timeout:g} s")
+
+
+def browser_findings(lab, browser, path: Path) -> list[str]:
+    """One lesson in a new tab: what went wrong while it was opened, cleared and run."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    from tests.browser.lab import Notebook
+
+    page = browser.context.new_page()
+    found: list[str] = []
+    page.on("console", lambda message: message.type == "error" and found.append(f"console: {message.text}"))
+    page.on("pageerror", lambda error: found.append(f"page error: {error}"))
+    page.on("response", lambda response: response.status >= 400 and found.append(
+        f"HTTP {response.status}: {response.url.split('?')[0]}"))
+    page.goto(lab.url_for(path.name))
+    notebook = Notebook(page)
+    try:
+        notebook.wait_until_idle(timeout=120)
+        notebook.clear_outputs()
+        run_all_in_the_browser(notebook)
+    except (TimeoutError, PlaywrightError) as error:  # this lesson's finding; the next lesson still runs
+        found.append(f"Run All: {type(error).__name__}: {error}")
+    errors = dict.fromkeys(notebook.error_outputs())  # an error output is found both by its class and its text
+    found += [f"error output: {text.strip().splitlines()[-1] if text.strip() else text}"[:200] for text in errors]
+    found += [f"widget not drawn: {text[:160]}" for text in notebook.output_texts()
+              if "Error displaying widget" in text or "Loading widget" in text]
+    lab.delete_sessions()
+    page.close()
+    return found
+
+
+def in_a_browser(paths: list[Path]) -> int:
+    sys.path.insert(0, str(ROOT))
+    from tests.browser.lab import Browser, JupyterLab, browser_missing
+
+    if browser_missing():
+        fail(f"in-a-browser: {browser_missing()}")
+    broken = 0
+    with JupyterLab(paths, timeout=120) as lab, Browser() as browser:
+        for folder in ("data", "images"):  # what the lessons read and show beside them
+            shutil.copytree(NOTEBOOKS / folder, lab.root / folder)
+        for path in paths:
+            found = browser_findings(lab, browser, path)
+            broken += bool(found)
+            print(f"{path.stem}: {len(found)} findings", *(f"    {line}" for line in found[:6]), sep="\n", flush=True)
+    return 1 if broken else 0
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("out-of-reach", "twice", "any-day") or (argv[0] == "any-day" and len(argv) < 2):
+    modes = ("out-of-reach", "twice", "any-day", "in-a-browser")
+    if not argv or argv[0] not in modes or (argv[0] == "any-day" and len(argv) < 2):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     if argv[0] == "any-day":
         return any_day(argv[1], lesson_notebooks(argv[2:]))
-    return (out_of_reach if argv[0] == "out-of-reach" else twice)(lesson_notebooks(argv[1:]))
+    probe = {"out-of-reach": out_of_reach, "twice": twice, "in-a-browser": in_a_browser}[argv[0]]
+    return probe(lesson_notebooks(argv[1:]))
 
 
 if __name__ == "__main__":
