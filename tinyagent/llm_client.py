@@ -74,9 +74,10 @@ def reply_timeouts(seconds: float) -> dict[str, float]:
 # until its context is full (2,048 tokens for the appendix's local model, minutes on a CPU).
 DEFAULT_MAX_TOKENS = 512
 # A request with a stop sequence asks for one ReAct step: a Thought and an Action with its input, or a Final
-# Answer. The classroom model's longest step (lesson 06's refund answer) is 139 tokens. Sent to llama.cpp's
-# server only (see the class doc), where a tiny model that loses the format would otherwise write to
-# DEFAULT_MAX_TOKENS on every call: in lesson 06, SmolLM2's replies nearly all did (benchmarks/real_model_lesson.py).
+# Answer: the classroom model's longest is 161 tokens (a fault report's answer; lesson 06's refund answer 139).
+# Sent to llama.cpp's server only (see the class doc), where a tiny model that loses the format would otherwise
+# write to DEFAULT_MAX_TOKENS on every call: in lesson 06, SmolLM2's replies nearly all did
+# (benchmarks/real_model_lesson.py).
 STEP_MAX_TOKENS = 160
 
 
