@@ -24,7 +24,8 @@ in-a-browser  each lesson opened in JupyterLab in Chromium (the browser tests' t
               JupyterLab could not draw ("Error displaying widget", or still "Loading widget..."), errors in the
               browser's console and requests that failed (HTTP 400 and above, a missing image for one).
 
-Measured results are in docs/benchmarks.md ("A model out of reach") and in the notes of the session that ran them.
+Measured results are in docs/benchmarks.md ("A model out of reach", "Run All twice, and on other days", "Run All in a
+browser") and in the notes of the session that ran them.
 """
 
 from __future__ import annotations

@@ -350,7 +350,7 @@ def test_progress_is_a_tqdm_bar_without_a_clock(careful):
     assert "it/s" not in out.getvalue() and "<" not in out.getvalue()  # no rate, no time left
 
 
-def test_in_a_notebook_the_progress_is_one_widget_bar_and_no_text_bar_beside_it(careful, monkeypatch, capsys):
+def test_in_a_notebook_the_progress_is_one_widget_bar_and_no_text_bar_beside_it(careful, monkeypatch):
     import tqdm.auto
     from tqdm.notebook import tqdm as notebook_tqdm
 
