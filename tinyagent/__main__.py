@@ -190,8 +190,8 @@ def _ask_arguments(ask: argparse.ArgumentParser) -> None:
                      "memory for every run)")
     ask.add_argument("--now", type=_moment, help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
     ask.add_argument("--usage", action="store_true", help="show token counts per model call")
-    ask.add_argument("--timeout", type=_seconds, help="seconds each model reply may take in all (default: "
-                     "10 to connect, 120 without data, 300 in all)")
+    ask.add_argument("--timeout", type=_seconds, help="seconds each model reply may go without data, and take from "
+                     "its first byte to its last (default: 10 to connect, 120 without data, 300 first byte to last)")
     planned_or_scoped = ask.add_mutually_exclusive_group()  # lesson 17
     planned_or_scoped.add_argument("--plan", action="store_true",
                                    help="plan the request first, then run each step (--max-steps rounds a step)")
@@ -222,7 +222,7 @@ def _local_model_arguments(local: argparse.ArgumentParser) -> None:
 def _doctor_arguments(doctor: argparse.ArgumentParser) -> None:
     doctor.add_argument("--model", help="override TINYAGENT_MODEL for this check")
     doctor.add_argument("--timeout", type=_seconds, default=30.0,
-                        help="seconds each reply may take in all (default 30)")
+                        help="seconds each reply may go without data, and take from its first byte to its last (default 30)")
 
 
 def _weather_service_arguments(weather: argparse.ArgumentParser) -> None:
@@ -245,8 +245,8 @@ def _eval_arguments(evaluation: argparse.ArgumentParser) -> None:
                             help="also write the results as JSON to FILE (- for stdout, instead of the table)")
     evaluation.add_argument("--max-steps", type=_steps, default=10,
                             help=f"rounds per task before giving up, 1 to {MAX_STEPS_LIMIT} (default 10)")
-    evaluation.add_argument("--timeout", type=_seconds, help="seconds each model reply may take in all "
-                            "(default: 10 to connect, 120 without data, 300 in all)")
+    evaluation.add_argument("--timeout", type=_seconds, help="seconds each model reply may go without data, and take "
+                            "from its first byte to its last (default: 10 to connect, 120 without data, 300 first byte to last)")
     evaluation.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 

@@ -93,8 +93,8 @@ class Check:
 
 
 def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
-    """Run every check against `settings`' endpoint and return them in order; each reply may take
-    `timeout` seconds in all."""
+    """Run every check against `settings`' endpoint and return them in order; each reply may go `timeout` seconds
+    without data, and take `timeout` seconds from its first byte to its last (`reply_timeouts`)."""
     secret = settings.api_key
     llm = LlmClient(
         settings.api_url, settings.api_key, settings.model, **reply_timeouts(timeout),
