@@ -53,7 +53,7 @@ class _WrongShape(ValueError):
 def _reply_fields(data: Any) -> tuple[str | None, tuple[dict, ...], str | None, dict, str | None]:
     """Content, tool calls, finish_reason, usage and model of a decoded reply, each checked for its type.
 
-    The one place that knows the reply's shape: every field the client (or a lesson) reads is looked at
+    The one place that knows the reply's shape: every field a ChatResult is built from is looked at
     here, and the first that is wrong raises _WrongShape naming it. Fields it does not read (role, id,
     logprobs, a provider's extras) are never looked at, whatever they hold.
     """

@@ -54,8 +54,8 @@ LABELS = {
     },
 }
 
-# The rules of lesson 05's line scanner: a trace does not repeat them (the line after says it all). A reader of
-# another lesson names rules of its own, and the trace shows those.
+# The rules a trace does not repeat (the line after says it all): lesson 05's line scanner's, and lesson 09's
+# plain `tool_call`. A reader of another lesson names rules of its own, and the trace shows those.
 PLAIN_RULES = ("action", "final_answer", "no_format", "", "tool_call")
 
 

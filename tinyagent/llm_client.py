@@ -1,7 +1,7 @@
 """`LlmClient`: one Chat Completions request over raw HTTP with `requests`, and nothing hidden.
 
     POST {api_url}            Authorization: Bearer <key>
-    {"model": ..., "messages": [...], "temperature": 0.1, "stop": ["Observation:"]}
+    {"model": ..., "messages": [...], "temperature": 0.1, "stop": ["Observation:"], "max_tokens": 512}
     -> {"choices": [{"message": {"content": "..."}, "finish_reason": "stop"}], "usage": {...}}
 
 What a real server can do wrong is turned into one error family (`errors.py`) whose messages say
@@ -51,7 +51,7 @@ from tinyagent.errors import (
 from tinyagent.safe_text import json_may_hold_surrogates, replace_lone_surrogates
 from tinyagent.settings import load_settings
 
-# Kept here too, where learners met them (lesson 03): the reply and the URL helpers live in their own modules.
+# Kept here too, where learners met them (lessons 03 and 04): the reply and the URL helpers live in their own modules.
 __all__ = ["CHAT_PATH", "DEFAULT_MAX_TOKENS", "LOOPBACK_HOSTS", "MAX_REPLY_BYTES", "STEP_MAX_TOKENS", "ChatResult",
            "LlmClient", "cut_at_stop", "is_loopback", "normalize_chat_url", "reply_timeouts"]
 
@@ -64,8 +64,9 @@ READABLE_ENCODINGS = frozenset({"", "identity", "gzip", "x-gzip", "deflate"})
 
 
 def reply_timeouts(seconds: float) -> dict[str, float]:
-    """LlmClient options that give each reply `seconds` in all: to connect (at most 10 s), between two
-    bytes, and from the request to the last byte. What `ask --timeout` and `doctor --timeout` mean."""
+    """LlmClient options that give each reply `seconds` for each wait: to connect (at most 10 s), between two
+    bytes (the reply's first byte too: a server that sends nothing until its reply is done must finish within
+    it), and from the body's first byte to its last. What `ask --timeout` and `doctor --timeout` mean."""
     return {"connect_timeout": min(seconds, 10.0), "read_timeout": seconds, "total_timeout": seconds}
 
 
@@ -74,7 +75,7 @@ def reply_timeouts(seconds: float) -> dict[str, float]:
 # until its context is full (2,048 tokens for the appendix's local model, minutes on a CPU).
 DEFAULT_MAX_TOKENS = 512
 # A request with a stop sequence asks for one ReAct step: a Thought and an Action with its input, or a Final
-# Answer: the classroom model's longest is 161 tokens (a fault report's answer; lesson 06's refund answer 139).
+# Answer: the classroom model's run to about 160 tokens (lesson 06's refund answer 139, a fault report's 161).
 # Sent to llama.cpp's server only (see the class doc), where a tiny model that loses the format would otherwise
 # write to DEFAULT_MAX_TOKENS on every call: in lesson 06, SmolLM2's replies nearly all did
 # (benchmarks/real_model_lesson.py).

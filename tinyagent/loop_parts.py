@@ -12,7 +12,7 @@ lesson is the part it consults at each move of its diagram. Each part names the 
 
 A later lesson brings a part of its own, in its own module, and an agent takes it the one way:
 `ReActAgent(llm, tools, parts=[MyPart()])`. A part with a `slot` takes that slot. A part that also has
-`around(inner)` wraps whatever holds its slot (it is handed the part it wraps, and returns itself holding it), so
+`around(inner)` wraps whatever holds its slot (it is handed the part it wraps, and returns a part that holds it), so
 two parts for one slot compose. `agent.parts` shows what an agent uses. What each slot's part must do, as the loop
 calls it:
 
