@@ -59,7 +59,8 @@ def openapi_document() -> dict:
         "info": {"title": "tinyagent: the shop agent as a service (lesson 19)", "version": _version(),
                  "description": "The Bit Mall customer-service agent behind HTTP. A run that would refund an order "
                                 "waits for a person's yes: the operator's, on the approval routes (a client's key "
-                                "cannot answer them). Without an API key only loopback host names are answered; a "
+                                "cannot answer them). Without an API key only loopback host names, the --allowed-host "
+                                "names and the address it listens on are answered; a "
                                 "run is a POST with a JSON body and is refused from another site's page."},
         "paths": {
             "/agent/invoke": {"post": {

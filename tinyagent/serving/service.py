@@ -69,7 +69,8 @@ class ServiceConfig:
     max_connections:  connections held at once; more are closed as they open
     max_connections_per_client: connections held at once from one client address (connections.py); more from
                     it are closed as they open, so that one client cannot take every slot
-    allowed_hosts:  without api_key, the host names answered besides localhost, 127.0.0.1 and ::1
+    allowed_hosts:  without api_key, the host names answered besides localhost, 127.0.0.1, ::1 and the address the
+                    service listens on
     approval_timeout_s: how long a refund waits for a person's yes before it is declined (approvals.py)
     auto_approve:   say yes to every refund without asking anyone (a demonstration; printed at start)
     resume_grace_s: how long a streamed run goes on with nobody reading it, for its client to come back with
