@@ -107,8 +107,8 @@ def schema_rules(schema: Mapping[str, Any], book: RuleBook | None = None, name: 
     """The GBNF expression for a JSON value that fits `schema`; its rules go into `book`.
 
     What it writes for each keyword: `type` (one or a list), `enum` and `const` (the JSON literals),
-    `properties` + `required` (the keys in the schema's order, optional ones may be left out; no others,
-    whether or not `additionalProperties` says so), `items` with `minItems`/`maxItems`, `minLength`/`maxLength`,
+    `properties` + `required` (the keys in the schema's order, optional ones may be left out; no others, with
+    `additionalProperties` false, absent or `{}`), `items` with `minItems`/`maxItems`, `minLength`/`maxLength`,
     `anyOf`/`oneOf` (alternatives). `values` maps a property name to the only strings it may take (how the
     conversation narrows an id). Not expressible here, and refused with a ValueError: `pattern`, `minimum`,
     `maximum`, `uniqueItems`, and an object whose other keys `additionalProperties` allows.
