@@ -99,8 +99,9 @@ CITIES = (
 )
 
 
-# Lesson 21's forecast: each city's weather now, all day, except where a day has hours of its own. Tomorrow in
-# Beijing has a thunder shower in the afternoon, so a meeting then needs an umbrella and one in the morning does not.
+# Lesson 21's forecast: each city's weather now, all day; tomorrow, a city in FORECAST_DRY has that weather instead
+# (Beijing: cloudy), and a day's hours of its own (FORECAST_CHANGES) come first. Tomorrow in Beijing has a thunder
+# shower in the afternoon, so a meeting then needs an umbrella and one in the morning does not.
 FORECAST_HOURS = range(8, 22)
 FORECAST_CHANGES = {("北京", 1): {hour: ("雷阵雨", "thundershowers", 80) for hour in range(14, 18)}}
 FORECAST_DRY = {"北京": (("多云", "cloudy", 10),)}
