@@ -192,7 +192,7 @@ def _drop(request, reset: bool) -> None:
     request.close_connection = True
 
 
-# -- the real local model (llama.cpp + SmolLM2), for tests that need a real server ---------------------
+# -- a notebook cell, run in IPython as a learner's kernel runs it ----------------------------------------
 def run_in_ipython(code: str, capsys) -> tuple[object, str]:
     """`code` run as a notebook cell in IPython: (the cell's result, what it showed, colours removed). What a
     learner sees of an error is what IPython prints, `_render_traceback_()` included."""
@@ -208,6 +208,7 @@ def run_in_ipython(code: str, capsys) -> tuple[object, str]:
     return result, re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
 
 
+# -- the real local model (llama.cpp + SmolLM2), for tests that need a real server ---------------------
 def require_local_model() -> None:
     """Skip when xllamacpp is not installed, except in CI, where `make setup` must have installed it."""
     import importlib.util

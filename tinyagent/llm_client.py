@@ -51,7 +51,8 @@ from tinyagent.errors import (
 from tinyagent.safe_text import json_may_hold_surrogates, replace_lone_surrogates
 from tinyagent.settings import load_settings
 
-# Kept here too, where learners met them (lessons 03 and 04): the reply and the URL helpers live in their own modules.
+# Kept here too, where learners met them (lessons 03 and 04): the reply and the URL helpers live in their own
+# modules.
 __all__ = ["CHAT_PATH", "DEFAULT_MAX_TOKENS", "LOOPBACK_HOSTS", "MAX_REPLY_BYTES", "STEP_MAX_TOKENS", "ChatResult",
            "LlmClient", "cut_at_stop", "is_loopback", "normalize_chat_url", "reply_timeouts"]
 
