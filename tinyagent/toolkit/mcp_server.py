@@ -37,7 +37,7 @@ from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.tools import Action, Tool
 
 NEEDS_YES = ("applyRefund",)
-# A tool with no schema takes one free-text input (tools.py): over MCP, that text is its one argument.
+# The form the client shows the person before a NEEDS_YES tool runs (MCP elicitation): one box, Approve?, required.
 YES_FORM = {"type": "object", "properties": {"approve": {"type": "boolean", "title": "Approve?"}},
             "required": ["approve"]}
 
@@ -56,7 +56,9 @@ def mcp_tool(tool: Tool) -> types.Tool:
 
 
 def registry_input(tool: Tool | None, arguments: dict[str, Any] | None) -> Any:
-    """What the registry gets for an MCP call's arguments: the object itself, or a free-text tool's one string."""
+    """What the registry gets for an MCP call's arguments: the object itself, or a free-text tool's one string.
+
+    A tool with no schema takes one free-text input (tools.py); over MCP that text is its one argument, `input`."""
     arguments = arguments or {}
     if tool is not None and tool.parameters is None:
         return str(arguments.get("input", ""))
