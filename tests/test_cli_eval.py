@@ -64,7 +64,7 @@ BAD_OPTIONS = {
     "max steps": (["--max-steps", "0"], "--max-steps must be a whole number from 1 to 100"),
     "timeout": (["--timeout", "0"], "--timeout must be a number of seconds above 0"),
     "unknown model": (["--model", "classroom-nope"], "The model 'classroom-nope' does not exist"),
-    "unknown option": (["--colour"], "unrecognized arguments: --colour"),
+    "unknown option": (["--colour"], "unrecognized arguments: --colour (see python -m tinyagent eval --help)"),
 }
 
 

@@ -345,7 +345,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, (help_text, more, add_arguments) in COMMANDS.items():
         add_arguments(commands.add_parser(name, help=help_text, **more))
 
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command's own parser, so the error points at that command's --help
+        commands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return _dispatch(args, parser)
     except KeyboardInterrupt:  # Ctrl-C in a command that ends on its own (the servers stop on it themselves)
