@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads for --local (default 1)")
     parser.add_argument("--configured", action="store_true", help="also measure the model in .env")
     parser.add_argument("--max-tokens", type=int, default=160,
-                        help="the cap on each reply of a real model (default 160; the classroom's longest is 139)")
+                        help="the cap on each reply of a real model (default 160; the classroom model's longest reply in the refund is 139 tokens)")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.tokens_per_second <= 0 or args.prefill_tokens_per_second <= 0:
         print("error: --runs must be 1 or more and the paces above 0", file=sys.stderr)

@@ -157,7 +157,7 @@ def test_requests_made_counts_a_silent_model_s_call_but_not_a_person_s_reply():
     trace = Trace([LlmCall(1, messages, "Thought: x", usage={}, model="silent"),
                    LlmCall(2, messages, "Thought: y", usage={}, model=PERSON),
                    LlmCall(3, messages, "Thought: z", usage={"total_tokens": 30}, model="honest")])
-    assert requests_made(trace) == (3, 14 + 0 + 30)
+    assert requests_made(trace) == (2, 14 + 30)  # the person's reply is neither a model call nor tokens
 
 
 def test_a_search_that_no_longer_fits_says_so_and_the_rounds_after_it_are_greedy(llm):
@@ -292,8 +292,21 @@ def test_a_proposal_cut_at_max_tokens_loses_its_last_candidate():
     _, tools = shop_and_tools()
     result = ReActAgent(llm, tools, parts=[TreeSearch(k=2, beam=1, depth=1)]).run("Where is order 88231?")
     assert [n.detail for n in result.trace.of_type(TreeNote)] == [
-        "the reply was cut at max_tokens, so its last candidate (2) is dropped"]
+        "candidate 2 is dropped: the reply was cut at max_tokens, so it may stop mid-input"]
     assert [c.node for c in result.trace.of_type(ThoughtCandidate)] == ["1"] and result.trace.tool_calls == []
+
+
+def test_a_cut_proposal_names_the_candidate_it_drops_and_keeps_the_whole_ones_before_it():
+    # Candidate 2 is no step; the cut one is 3. The note names 3 by its heading, and candidate 1, whole, is kept.
+    cut = f"Candidate 1:\n{ANSWER}\n\nCandidate 2:\nI would check.\n\nCandidate 3:\n{STEP}"
+    found, problems = read_candidates(cut, parse_step, cut=True)
+    assert [p.final_answer for _, p in found] == ["Order 88231 was signed for on 2026-06-22."]
+    assert problems == ["candidate 2 is neither an Action nor a Final Answer",
+                        "candidate 3 is dropped: the reply was cut at max_tokens, so it may stop mid-input"]
+    # Its last block unreadable, the cut reply loses that block only: the whole step before it stays.
+    found, problems = read_candidates(f"Candidate 1:\n{STEP}\n\nCandidate 2:\nThought: I wou", parse_step, cut=True)
+    assert [p.action.tool_name for _, p in found] == ["queryOrder"] and len(problems) == 1
+    assert len(read_candidates(cut, parse_step)[0]) == 2  # a reply that was not cut keeps its last step
 
 
 def test_an_unreadable_score_reply_is_a_note_and_the_rule_alone_ranks():

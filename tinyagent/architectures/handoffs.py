@@ -272,7 +272,8 @@ class Team:
     def hand_off(self, member: Specialist, message: str, step: int, lang: str
                  ) -> Iterator[Event]:
         """Run `member` on `message` alone; yields its events (named) between two Handoff events and returns
-        the result the triage reads: {"agent", "answer"} or {"agent", "handed_back"}."""
+        the result the triage reads, as JSON: {"agent", "answer"} or {"agent", "handed_back"}, with "ended" when
+        the specialist's run ended other than by a final answer or the fallback (its reason, e.g. "max_steps")."""
         yield Handoff(step, source=TRIAGE, target=member.name, message=message, agent=TRIAGE)
         run = member.agent(lang).start(message)
         handed_back = None
@@ -294,7 +295,8 @@ class Team:
         return ToolResult(json.dumps(said, ensure_ascii=False), error=False)
 
     def hand_to(self, name: str, message: str, lang: str | None = None) -> AgentResult:
-        """Hand `message` straight to the specialist `name` (no triage), and return its run: to try one alone."""
+        """Hand `message` straight to the specialist `name` (the triage's model is not asked; the two Handoff
+        events still stand around the run) and return how it ended as an AgentResult: to try one alone."""
         if name not in self.members:
             raise KeyError(f"no specialist {name!r}; the team has {', '.join(self.members)}")
         lang = lang or self.language_for(message)
@@ -366,7 +368,7 @@ class TeamRun:
 
 def shop_team(llm: Any, tools: ToolRegistry, **options: Any) -> Team:
     """The shop's team on `tools`: a triage agent and lesson 17's three skills as specialists, all on `llm`.
-    `options` go to the triage (max_steps, ...). Lesson 18's evaluation runs the suite on it with
+    `options` go to the triage (max_steps, ...). Lesson 21 runs lesson 18's suite on it with
     `evaluate(llm, build=shop_team)`: each task's agent is then a team on that task's fresh shop."""
     return Team(llm, shop_specialists(llm, tools), **options)
 

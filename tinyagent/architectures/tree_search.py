@@ -65,7 +65,7 @@ class ThoughtCandidate(Event):
     """Lesson 22 (tree_search.py): one candidate next step, scored. `node` is its place in the tree ("2": the second
     candidate at the root; "2.1": the first proposed after it), `parent` the node it follows ("" at the root),
     `depth` 1 at the root. `model_score` and `rule_score` are in 0..1, None when that score could not be had (a
-    TreeNote says why); `score` is what the search ranks by; `why` is the model's reason for its score."""
+    TreeNote says why) or, for `rule_score`, when the search has no rule; `score` is what the search ranks by; `why` is the model's reason for its score."""
 
     kind: ClassVar[str] = "thought_candidate"
     node: str = ""
@@ -110,9 +110,10 @@ class BranchExplored(Event):
 
 @event_kind
 class TreeNote(Event):
-    """Lesson 22: what the search could not do at `node`. stage "propose" (a reply with no readable candidate),
-    "score" (a score reply that could not be read), "rule" (the scoring rule raised or gave no number in 0..1),
-    "budget" (the next call would not fit the budget)."""
+    """Lesson 22: what the search could not do at `node`. stage "propose" (a proposal with no heading, or one of
+    its candidates left out: no step, a repeat, or cut at max_tokens), "score" (no readable score for one or more
+    candidates), "rule" (the scoring rule raised or gave no number in 0..1), "budget" (the next call would not fit
+    the budget)."""
 
     kind: ClassVar[str] = "tree_note"
     node: str = ""
@@ -144,7 +145,7 @@ class PathChosen(Event):
                                                    calls=self.calls, tokens=self.tokens)]
 
 
-TREE_EVENTS = (ThoughtCandidate, BranchExplored, TreeNote, PathChosen)  # in the order a search yields them
+TREE_EVENTS = (ThoughtCandidate, BranchExplored, TreeNote, PathChosen)  # the kinds of event a search yields
 
 __all__ = [
     "PROPOSE_PROMPT",
@@ -212,8 +213,8 @@ class Candidate:
 
     thought, tool_name, tool_input, final_answer: the step (a final answer has no tool)
     read_only: True when the registry's tool says it changes nothing (`Tool.read_only`)
-    history:   the calls already made on this branch, oldest first, as (tool, input): the run's own, then the
-               ones this branch made while exploring
+    history:   the calls already asked for on this branch, oldest first, as (tool, input): the run's own
+               (`committed_calls`: one a gate refused is there too), then the ones this branch made while exploring
     lang:      the run's language
     """
 
@@ -269,9 +270,11 @@ def shop_rule(candidate: Candidate) -> float:
     return 1.0
 
 
-def read_candidates(text: str, parse: Callable[[str], ParsedStep]) -> tuple[list[tuple[str, ParsedStep]], list[str]]:
+def read_candidates(text: str, parse: Callable[[str], ParsedStep], cut: bool = False
+                    ) -> tuple[list[tuple[str, ParsedStep]], list[str]]:
     """The candidates of a proposal reply, each as (its text, what `parse` reads in it), in order, and what was
-    wrong with the rest: a block that is no step, or one that repeats an earlier candidate."""
+    wrong with the rest: a block that is no step, or one that repeats an earlier candidate. `cut`: the reply
+    stopped at max_tokens, so its last block may end mid-input; it is dropped, never run half read."""
     marks = list(_HEADER.finditer(text or ""))
     found: list[tuple[str, ParsedStep]] = []
     problems: list[str] = []
@@ -280,7 +283,10 @@ def read_candidates(text: str, parse: Callable[[str], ParsedStep]) -> tuple[list
     for mark, after in zip(marks, [*marks[1:], None]):
         block = text[mark.end(): after.start() if after else len(text)].strip()
         parsed = parse(block)
-        if parsed.action is None and parsed.final_answer is None:
+        if cut and after is None:
+            problems.append(f"candidate {mark.group(1)} is dropped: the reply was cut at max_tokens, so it may "
+                            "stop mid-input")
+        elif parsed.action is None and parsed.final_answer is None:
             problems.append(f"candidate {mark.group(1)} is neither an Action nor a Final Answer")
         elif any(_same_step(parsed, other) for _, other in found):
             problems.append(f"candidate {mark.group(1)} repeats an earlier one")
@@ -381,10 +387,7 @@ class TreeSearch:
         reply = yield from self._call(run, step, where, asked, TOKENS_PER_CANDIDATE * self.k, options.get("stop"))
         if reply is None:
             return []
-        found, problems = read_candidates(reply.text, run.agent.parse_text)
-        if reply.finish_reason == "length" and found:  # the last one may stop mid-input: never run half an input
-            found.pop()
-            problems.append(f"the reply was cut at max_tokens, so its last candidate ({len(found) + 1}) is dropped")
+        found, problems = read_candidates(reply.text, run.agent.parse_text, cut=reply.finish_reason == "length")
         for problem in problems:
             yield TreeNote(step, where, "propose", problem)
         if not found:
@@ -506,12 +509,11 @@ def tokens_spent(messages: list[dict], text: str, usage: Any) -> int:
 
 
 def requests_made(trace: Trace) -> tuple[int, int]:
-    """(model calls, tokens) a run cost: every LlmCall but the records of chosen candidates, and their usage
-    (counted from the call when the usage is missing or zero, as the budget does: `tokens_spent`). A reply a
-    person wrote (editable_trace.py: its model is "person") cost no tokens."""
-    calls = [call for call in trace.of_type(LlmCall) if not call.model.startswith(CHOSEN)]
-    return len(calls), sum(tokens_spent(call.messages, call.text, call.usage) for call in calls
-                           if call.model != PERSON)
+    """(model calls, tokens) a run cost: every LlmCall but the records of chosen candidates and the replies a person
+    wrote (editable_trace.py: their model is "person"; no model was called), and their usage (counted from the
+    call when the usage is missing or zero, as the budget does: `tokens_spent`)."""
+    calls = [call for call in trace.of_type(LlmCall) if not call.model.startswith(CHOSEN) and call.model != PERSON]
+    return len(calls), sum(tokens_spent(call.messages, call.text, call.usage) for call in calls)
 
 
 def search_cost(trace: Trace) -> tuple[int, int]:
@@ -524,7 +526,8 @@ def search_cost(trace: Trace) -> tuple[int, int]:
 
 
 def committed_calls(trace: Trace) -> tuple[tuple[str, str], ...]:
-    """The calls the run has really made so far, as (tool, input)."""
+    """The calls the run has asked for so far, as (tool, input): every ToolCall of its trace, the ones a gate then
+    refused included (asking again after a person's no is a repeat too). Never a call only explored."""
     return tuple((call.name, call.input) for call in trace.of_type(ToolCall))
 
 
