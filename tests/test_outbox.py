@@ -15,6 +15,7 @@ from tests.conftest import ServerProcess
 from tinyagent import LlmClient, ReActAgent
 from tinyagent.architectures.reminder_loop import (
     ReminderStore,
+    message_tool,
     one_line,
     outbox_report,
     reminder_gate,
@@ -22,7 +23,7 @@ from tinyagent.architectures.reminder_loop import (
 )
 from tinyagent.clock import fixed_clock
 from tinyagent.events import Observation, ToolCall
-from tinyagent.registry import Action
+from tinyagent.registry import Action, ToolRegistry
 from tinyagent.toolkit.confirmation import ApprovalRequest, GatedAct
 from tinyagent.toolkit.weather_api import WeatherService
 
@@ -205,4 +206,19 @@ def test_the_gate_shows_the_person_the_message_on_one_line():
     request = gate.open(Action("sendWechat", f"hi\n{FORGED}"), step=1)
     assert isinstance(request, ApprovalRequest) and len(request.summary.splitlines()) == 1
     assert request.summary == f"send a WeChat message to me: hi\\n{FORGED}"
+
+
+AS_JSON = json.dumps({"text": f"hi\n{FORGED}"})
+
+
+@pytest.mark.parametrize("action_input", [
+    AS_JSON, json.dumps({"text": f"  hi\n{FORGED} "}), f"```json\n{AS_JSON}\n```", f"hi\n{FORGED}\n"])
+def test_the_gate_shows_the_message_the_tool_would_send_not_the_json_around_it(action_input):
+    # The tool list asks for {"text": "..."}: the person reads the message as the outbox report will print it.
+    with ReminderStore() as store:
+        request = reminder_gate(ask=lambda request: True).open(Action("sendWechat", action_input), step=1)
+        ToolRegistry([message_tool(store)]).run(Action("sendWechat", action_input))
+        report = outbox_report(store)
+    assert request.summary == f"send a WeChat message to me: hi\\n{FORGED}"
+    assert report.endswith(request.summary.split(": ", 1)[1])
 

@@ -108,6 +108,11 @@ def test_a_slow_reply_is_late_and_a_client_timeout_sees_it(service):
         ({"body": "teapot"}, "body must be one of"),
         ({"status": 99}, "status must be an HTTP status"),
         ({"delay_s": -1}, "delay_s must be"),
+        # NaN was taken and waited for nothing; inf, or 1e20, broke the handler on a wait too long for a lock.
+        ({"delay_s": float("nan")}, "delay_s must be a number of seconds from 0 to 3600"),
+        ({"delay_s": float("inf")}, "delay_s must be"),
+        ({"delay_s": 1e20}, "delay_s must be"),
+        ({"delay_s": True}, "delay_s must be"),
         ({"times": 0}, "times must be"),
     ],
 )

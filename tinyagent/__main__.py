@@ -144,7 +144,7 @@ def _port(text: str) -> int:
     return port
 
 
-_delay = _number_of_seconds("--delay", 3600)
+_delay = _number_of_seconds("--delay", 3600)  # weather_api.MAX_DELAY_S (imported only when the service starts)
 
 
 def _moment(text: str) -> str:

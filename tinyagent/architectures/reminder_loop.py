@@ -38,6 +38,7 @@ from typing import Annotated
 from tinyagent.clock import Clock, fixed_clock
 from tinyagent.memory.sqlite_writes import immediate_transaction
 from tinyagent.registry import ToolRegistry
+from tinyagent.toolkit.action_input import read_arguments
 from tinyagent.toolkit.confirmation import ConfirmationGate
 from tinyagent.toolkit.http_tool import ApiCallFailed, JsonApi
 from tinyagent.toolkit.typed_tool import TypedTool, tool
@@ -98,7 +99,8 @@ class ReminderStore:
         return self.clock().date()
 
     def day(self, text: str) -> date:
-        """"tomorrow", "明天", "2026-07-01" -> the date; ValueError for anything else."""
+        """A word of DAY_WORDS ("today", "tomorrow", "明天", ...) or an ISO date ("2026-07-01", or "20260701" as
+        Python reads it too) -> the date; ValueError for anything else."""
         key = text.strip().lower()
         if key in DAY_WORDS:
             return self.today() + timedelta(days=DAY_WORDS[key])
@@ -218,10 +220,22 @@ def reminder_registry(store: ReminderStore, weather_url: str) -> ToolRegistry:
     return ToolRegistry([meetings_tool(store), forecast_tool(weather_url), message_tool(store)])
 
 
+# sendWechat's one parameter, as `read_arguments` needs it to read an Action Input the way the tool does.
+MESSAGE_PARAMETERS = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+
+
+def message_of(action_input: str) -> str:
+    """The message a sendWechat Action Input would send, read as the tool reads it (plain text, or the "text" of a
+    JSON object) and stripped as `send` strips it; the input itself when it holds no such text."""
+    arguments = read_arguments(action_input, MESSAGE_PARAMETERS)
+    text = arguments.get("text") if isinstance(arguments, dict) else None
+    return text.strip() if isinstance(text, str) else action_input
+
+
 def reminder_gate(**options) -> ConfirmationGate:
     """Lesson 15's gate on sendWechat, showing the person the message that would leave."""
-    # On one line, as the report prints it: the person reads the message that would leave, and nothing else.
-    describe = {"sendWechat": lambda text: f"send a WeChat message to {RECIPIENT}: {one_line(text)}"}
+    # On one line, as the report prints it: the person reads the message that would leave, not the JSON around it.
+    describe = {"sendWechat": lambda text: f"send a WeChat message to {RECIPIENT}: {one_line(message_of(text))}"}
     return ConfirmationGate(("sendWechat",), describe=describe, **options)
 
 
@@ -248,7 +262,9 @@ SHORT_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 def one_line(text: str) -> str:
     """`text` as one line that shows what it holds: a newline as \\n, a backslash as \\\\, other hidden
-    characters as \\xNN or \\uNNNN, as Python writes them; everything else (Chinese, emoji) as it is."""
+    characters as \\xNN, \\uNNNN or \\UNNNNNNNN, as Python writes them; everything else (Chinese, emoji) as it
+    is. The invisible tag characters (U+E0020 to U+E007F) are hidden characters too, though a few flags, such as
+    England's, are made with them: they can carry text a reader does not see."""
     return "".join(_shown(ch) for ch in text)
 
 

@@ -23,14 +23,15 @@ fixed table of cities, and can be told to misbehave, which is the point of the l
     GET /health             200 {"ok": true}
     any GET                 421 {"error": ...} for a Host it does not answer for, when given `hosts`
 
-The faults (`inject`), each for the next `times` requests or until `clear_faults()`:
+The faults (`inject`), each for the next `times` requests or until `clear_faults()` (every GET answered counts,
+whichever path it asks for):
 
     delay_s       wait this long before answering (a slow upstream); stop() cuts the wait short
     status        answer with this HTTP status and a JSON error body (503, 429, 500, ...)
     body          "not_json" (an HTML page, with 200), "wrong_shape" (JSON without the weather fields),
                   "huge" (a valid reply padded to several megabytes), "trickle" (a valid reply sent 16 bytes
                   at a time, 0.1 s apart: no wait is long, the whole reply is), "drop" (close without
-                  answering)
+                  answering); all but "drop" change only a /weather reply that would have succeeded
 
 `python -m tinyagent weather-service` serves it in the foreground until Ctrl-C or SIGTERM (even when
 started with SIGINT ignored: hosting/signals.py); `--delay` and `--status` set a fault for every request.
@@ -55,6 +56,7 @@ from tinyagent.number_checks import check_whole
 # notebook prints the same reports. Pass `clock=system_clock` for the real time.
 COURSE_CLOCK = fixed_clock("2026-06-30T19:00:00")
 HUGE_BYTES = 5 * 1024 * 1024  # a "huge" reply: far beyond any sane weather report
+MAX_DELAY_S = 3600  # a slow upstream's longest wait (`--delay` has the same bound); longer overflows a lock's wait
 BODIES = ("json", "not_json", "wrong_shape", "huge", "trickle", "drop")
 # "trickle": 16 bytes every 0.1 s, so a report (about 210 bytes) takes about 1.3 s
 TRICKLE_PIECE, TRICKLE_PAUSE_S = 16, 0.1
@@ -202,7 +204,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
     def _send_huge(self, body: bytes) -> None:
-        """The report padded to HUGE_BYTES, its headers first and the body in pieces: built whole before the
+        """The report with HUGE_BYTES of padding in it, its headers first and the body in pieces: built whole before the
         headers, 5 MB of JSON took long enough on a loaded machine to look like a server that does not answer."""
         head, tail, piece = body[:-1] + b', "padding": "', b'"}', b"x" * 65536
         self.send_response(200)
@@ -271,7 +273,7 @@ class WeatherService(BackgroundServer):
         self.clock = clock
         self.verbose = verbose
         self.hosts = hosts
-        self.requests = 0  # requests received, faulty ones included: a retry shows up here
+        self.requests = 0  # GETs answered for an allowed Host, faulty ones included: a retry shows up here
         self._lock = threading.Lock()
         self._faults: list[Fault] = []
         self._stopping = threading.Event()
@@ -293,13 +295,14 @@ class WeatherService(BackgroundServer):
     # -- misbehaving on purpose ------------------------------------------------------------------
     def inject(self, *, delay_s: float = 0.0, status: int | None = None, body: str = "json",
                times: int | None = None) -> None:
-        """Misbehave for the next `times` requests (None: until `clear_faults()`). Faults queue up in order."""
+        """Misbehave for the next `times` requests (None: until `clear_faults()`). Faults queue up in order.
+        Every GET uses one up, but a `body` fault other than "drop" changes only a successful /weather reply."""
         if body not in BODIES:
             raise ValueError(f"body must be one of {', '.join(BODIES)}, got {body!r}")
         if status is not None and not (isinstance(status, int) and 100 <= status <= 599):
             raise ValueError(f"status must be an HTTP status from 100 to 599, got {status!r}")
-        if not isinstance(delay_s, (int, float)) or delay_s < 0:
-            raise ValueError(f"delay_s must be a number of seconds >= 0, got {delay_s!r}")
+        if isinstance(delay_s, bool) or not isinstance(delay_s, (int, float)) or not 0 <= delay_s <= MAX_DELAY_S:
+            raise ValueError(f"delay_s must be a number of seconds from 0 to {MAX_DELAY_S}, got {delay_s!r}")
         if times is not None:
             check_whole("times", times, also="or None")
         with self._lock:
