@@ -13,6 +13,7 @@ openai = pytest.importorskip("openai")
 
 from tinyagent import Action
 from tinyagent.checks.reporting import COURSE_NOW
+from tinyagent.classroom.format_instructions import without_format_instructions
 from tinyagent.classroom.server import ClassroomServer
 from tinyagent.clock import fixed_clock
 from tinyagent.protocols.tool_rendering import function_spec
@@ -164,4 +165,24 @@ def test_a_structured_answer_reads_every_turn_and_the_names_asked_for(client, sh
 def test_a_format_instruction_appended_to_a_message_does_not_change_the_task(client, shop, appended):
     answer, called = run_loop(client, shop, [{"role": "user", "content": f"What is the status of order 88231?\n\n{appended}"}])
     assert called == ["queryOrder"] and "88231" in answer
+    assert shop.refunds() == []
+
+
+@pytest.mark.parametrize("text, request_part", [
+    # A "." inside a number, a version or a host name ends no sentence: the request around it stays.
+    ("I paid 19.99 for it, where is order 88231? Reply in JSON.\nThanks", "I paid 19.99 for it, where is order 88231?\nThanks"),
+    ("Order 88231 costs 1.5k? Where is it? Answer in JSON format.", "Order 88231 costs 1.5k? Where is it?"),
+    ("Is v2.0 on example.com out. Answer in JSON!", "Is v2.0 on example.com out."),
+    ("订单 88231 到哪了？请用 JSON 格式回答。谢谢", "订单 88231 到哪了？谢谢"),
+    ("Reply in JSON.", "Reply in JSON."),  # nothing but the instruction: then it is the request
+])
+def test_only_the_format_sentence_is_set_apart(text, request_part):
+    assert without_format_instructions(text) == request_part
+
+
+def test_a_price_with_a_decimal_point_before_a_format_instruction_keeps_the_task(client, shop):
+    # The whole line was once taken for the format sentence: the model then read only what was left, nothing.
+    asked = "I paid 19.99 for order 88231, where is it? Reply in JSON."
+    answer, called = run_loop(client, shop, [{"role": "user", "content": asked}])
+    assert called == ["queryOrder", "queryLogistics"] and "SF1234567890" in answer
     assert shop.refunds() == []

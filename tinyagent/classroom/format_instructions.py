@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 
-# A sentence ends at . ! ? (ASCII or full-width) followed by space or the end, or at a line break.
-_SENTENCE = re.compile(r"[^.!?。！？\n]+(?:[.!?。！？]+(?=\s|$)|[。！？]+|$)|[^\n]+", re.MULTILINE)
+# A sentence ends at . ! ? followed by white space or the line's end (so 19.99, v2.0 and example.com stay inside
+# it), at 。！？, or at a line break: the shortest run of a line's characters up to the first of those.
+_SENTENCE = re.compile(r"[^\n]*?(?:[.!?]+(?=\s|$)|[。！？]+|$)", re.MULTILINE)
 _FORMAT = re.compile(r"\bjson\b|```|\bschema\b|\byaml\b|\bxml\b|\bmarkdown\b|\bcode ?block\b|\bformat(?:ted)?\b|"
                      r"格式|代码块", re.IGNORECASE)
 _INSTRUCTION = re.compile(r"\b(?:return|respond|reply|answer|output|give|send|wrap|write|use|format|provide|"
