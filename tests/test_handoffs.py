@@ -151,3 +151,24 @@ def test_the_evaluation_runs_a_team_and_its_report_names_the_agents():
     assert [r.agents for r in again.results] == [r.agents for r in report.results]
     single = evaluate(LlmClient.classroom(), names=["parcel"], langs=["en"], progress=False)
     assert "agents" not in single.table() and "agents" not in single.to_json()
+
+
+def test_the_classroom_triage_takes_the_specialist_with_the_fewest_tools_and_the_first_listed_on_a_tie():
+    from tinyagent import ReActAgent
+    from tinyagent.registry import ToolRegistry
+    from tinyagent.tools import FunctionTool
+
+    def handoff(name: str, tools: str) -> FunctionTool:
+        return FunctionTool(f"handOffTo{name}", f"Hand the request to the {name} agent (tools: {tools}).", str)
+
+    def first_target(*listed: FunctionTool) -> str:
+        result = ReActAgent(LlmClient.classroom(), ToolRegistry(list(listed)), max_steps=1).run(
+            "What is the status of order 88231?")
+        return result.trace.tool_calls[0].name
+
+    # A tie of two tools each: the first listed, not the first by name.
+    assert first_target(handoff("Zeta", "queryOrder, queryLogistics"),
+                        handoff("Alpha", "queryOrder, searchKnowledge")) == "handOffToZeta"
+    # Four tools (three of a kind the model does not know) against two: the one with two.
+    assert first_target(handoff("Big", "queryOrder, getOrderNotes, getOrderHistory, getOrderInvoice"),
+                        handoff("Small", "queryOrder, queryLogistics")) == "handOffToSmall"

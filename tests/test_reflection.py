@@ -100,3 +100,24 @@ def test_a_run_without_an_answer_of_its_own_is_not_checked():
 def test_only_a_react_agent_can_be_wrapped():
     with pytest.raises(TypeError, match="wraps a ReActAgent"):
         ReflectingAgent(object())
+
+
+# -- the classroom model's checker, called directly ------------------------------------------------------------
+OBSERVED = 'queryOrder(88231) -> {"orderId": "88231", "status": "已签收", "price": 1999}'
+
+
+@pytest.mark.parametrize("draft, lang, revised", [
+    # Written straight after a Chinese character, as Chinese is typed, an amount is still checked.
+    ("订单 88231 已签收，金额1299元。", "zh", "订单 88231 已签收，金额1999元。"),
+    ("订单 88231 已签收，价格为 ¥1299。", "zh", "订单 88231 已签收，价格为 ¥1999。"),
+    # The wrong amount is replaced where it stands: "23" inside the order id 88231 stays.
+    ("Order 88231 was refunded 23 yuan.", "en", "Order 88231 was refunded 1999 yuan."),
+])
+def test_the_classroom_checker_corrects_an_amount_where_it_stands(draft, lang, revised):
+    from tinyagent.classroom.plan_and_reflect import check_draft as classroom_check
+
+    labels = ("Observations", "Draft answer") if lang == "en" else ("观察结果", "草稿答复")
+    said = classroom_check(f"{labels[0]}:\n{OBSERVED}\n\n{labels[1]}: {draft}", lang)
+    assert said.splitlines()[-1].split(":" if lang == "en" else "：", 1)[1].strip() == revised
+    right = draft.replace("1299", "1999").replace("23 yuan", "1999 yuan")
+    assert classroom_check(f"{labels[0]}:\n{OBSERVED}\n\n{labels[1]}: {right}", lang) in ("Verdict: ok", "结论：通过")

@@ -93,3 +93,16 @@ def test_reflect_checks_the_one_loop_answer(llm):
 def test_a_router_needs_the_full_registry():
     with pytest.raises(TypeError, match="tools=ToolRegistry"):
         Router(ScriptedLlm(), None)
+
+
+@pytest.mark.parametrize("listed, chosen", [
+    # Four tools of which only one is a kind the model knows, against two: the one with fewer tools wins.
+    (("big: x (tools: queryOrder, getOrderNotes, getOrderHistory, getOrderInvoice)\n"
+      "small: y (tools: queryOrder, queryLogistics)"), "small"),
+    # A tie goes to the skill listed first.
+    ("second: x (tools: queryOrder, queryLogistics)\nfirst: y (tools: queryOrder, searchKnowledge)", "second"),
+])
+def test_the_classroom_chooser_takes_the_skill_with_the_fewest_tools(listed, chosen):
+    from tinyagent.classroom.plan_and_reflect import choose_skill
+
+    assert choose_skill(listed, "What is the status of order 88231?") == f"Skill: {chosen}"

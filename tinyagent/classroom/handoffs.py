@@ -2,7 +2,7 @@
 
     triage      offered handoff tools (handOffTo<Name>, each described with "(tools: a, b)"): hands the request,
                 in the customer's words, to the specialist with the fewest tools that cover what it needs
-                (plan_and_reflect.NEEDS, as lesson 17's skill chooser does); reads the specialist's answer
+                (plan_and_reflect.NEEDS; the first listed on a tie, as lesson 17's skill chooser does); reads the specialist's answer
                 and passes it on; after a hand-back, hands on to the next specialist that fits, or says what
                 cannot be done. A request that needs no shop tool it answers itself, as the careful model does.
     specialist  offered handBack beside its tools: when the request needs a kind of tool it was not given,
@@ -43,13 +43,14 @@ def _triage(conv: Conversation, handoffs: dict[str, str]) -> Act | Answer | None
     if needed is None and not tried:
         return None  # no shop tool needed (a greeting, a question outside the shop): the careful model answers
     used = {step.tool for step in tried}
-    fits = sorted(((len(kinds), name) for name, kinds in _covering(handoffs, needed or set()) if name not in used))
+    fits = sorted((count, listed, name) for listed, (name, count) in enumerate(_covering(handoffs, needed or set()))
+                  if name not in used)
     if not fits:
         note = str(tried[-1].data.get("handed_back", "")) if tried and isinstance(tried[-1].data, dict) else ""
         return Answer(conv.say("没有哪位专员能处理这个请求，如实告诉顾客。", "No specialist can handle this; I say so."),
                       conv.say(f"抱歉，这个请求我们现在处理不了。{note}", f"Sorry, we cannot handle this request now. {note}")
                       .strip())
-    target = fits[0][1]
+    target = fits[0][2]
     who = target.removeprefix("handOffTo").lower()
     if tried:
         thought = conv.say(f"上一位专员把请求交回了：{tried[-1].data.get('handed_back', '')}。改交给 {who}。",
@@ -63,14 +64,15 @@ def _triage(conv: Conversation, handoffs: dict[str, str]) -> Act | Answer | None
     return Act(thought, (Call("handoff", target, {"content": conv.request}),))
 
 
-def _covering(handoffs: dict[str, str], needed: set[str]) -> list[tuple[str, set[str]]]:
-    """The handoff tools whose specialist's tools (their description's "(tools: ...)") cover `needed`."""
+def _covering(handoffs: dict[str, str], needed: set[str]) -> list[tuple[str, int]]:
+    """The handoff tools whose specialist's tools (their description's "(tools: ...)") cover the kinds `needed`,
+    in the order listed, each with how many tools its specialist has."""
     found = []
     for name, text in handoffs.items():
         note = _TOOLS_NOTE.search(text)
-        kinds = {tool_kind(tool.strip()) for tool in note.group(1).split(",")} if note else set()
-        if needed <= kinds:
-            found.append((name, kinds))
+        tools = [tool.strip() for tool in note.group(1).split(",") if tool.strip()] if note else []
+        if needed <= {tool_kind(tool) for tool in tools}:
+            found.append((name, len(tools)))
     return found
 
 

@@ -5,7 +5,7 @@ this module recognises by a phrase, in English or Chinese, the way summaries.py 
 
     Write a numbered plan / 编号计划          plan      one step per part of the request
     Re-plan / 重新计划                        re-plan   the failed step tried once more, then the steps left
-    Compose the final answer / 汇总成最终答复   compose   the steps' results, one paragraph each
+    Compose the final answer / 汇总成最终答复   compose   the steps' results, each on a numbered line
     Check the draft answer / 核对草稿答复      reflect   statuses, amounts, tracking numbers and refund ids of
                                                         the draft compared with the Observations
     Choose one skill / 选择一个技能            choose    of the skills listed with their tools, the smallest whose
@@ -160,6 +160,11 @@ def _facts(observations: str) -> dict:
     return {"orders": orders, "numbers": numbers, "ids": ids}
 
 
+# An amount: a number before 元, yuan or RMB, or after ¥. A Chinese character may stand right before it (金额1299元);
+# an ASCII letter, digit or "." may not, for then the number is part of an id or of another number.
+AMOUNT = re.compile(r"(?<![0-9A-Za-z.])\d+(?:\.\d+)?(?=\s*(?:元|yuan|RMB))|(?<=[¥￥])\s*\d+(?:\.\d+)?")
+
+
 def check_draft(user: str, lang: str) -> str:
     """Verdict ok, or revise with each contradiction and the draft corrected (see reflection.py's format)."""
     draft = _section(user, ("Draft answer", "草稿答复"), to_end=True) or ""
@@ -176,12 +181,16 @@ def check_draft(user: str, lang: str) -> str:
                 problems.append(_say(lang, f"草稿说订单 {ids[0]} 的状态是“{status}”，但 queryOrder 返回的是“{order['status']}”",
                                      f"the draft says order {ids[0]} is {status}, but queryOrder said {order['status']}"))
                 fixed = fixed.replace(status, order["status"])
-        for amount in re.findall(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(?=元|yuan|RMB)|[¥￥]\s*(\d+(?:\.\d+)?)", clause):
-            value = amount[0] or amount[1]
-            if value not in facts["numbers"] and order.get("price") is not None:
-                problems.append(_say(lang, f"草稿说金额是 {value}，但订单 {ids[0]} 的金额是 {order['price']}",
-                                     f"the draft says {value}, but order {ids[0]} costs {order['price']}"))
-                fixed = fixed.replace(value, str(order["price"]))
+        pieces, last = [], 0  # each wrong amount replaced where it stands, never inside an order id
+        for amount in AMOUNT.finditer(fixed):
+            value = amount.group().strip()
+            if value in facts["numbers"] or order.get("price") is None:
+                continue
+            problems.append(_say(lang, f"草稿说金额是 {value}，但订单 {ids[0]} 的金额是 {order['price']}",
+                                 f"the draft says {value}, but order {ids[0]} costs {order['price']}"))
+            pieces += [fixed[last:amount.start()], amount.group().replace(value, str(order["price"]))]
+            last = amount.end()
+        fixed = "".join(pieces) + fixed[last:]
         revised = revised.replace(clause, fixed) if fixed != clause else revised
     for found in set(TRACKING_NO.findall(draft)) | set(re.findall(r"RF\d{12}", draft)):
         if found.upper() not in facts["ids"]:
@@ -209,9 +218,9 @@ NEEDS = {
 
 
 def choose_skill(system: str, question: str) -> str:
-    """"Skill: <name>": of the listed skills ("name: description (tools: a, b)") whose tools cover what the
-    request needs, the one with the fewest tools (the first listed on a tie); "Skill: none" when none does or
-    the request needs no shop tool."""
+    """"Skill: <name>": of the listed skills ("name: description (tools: a, b)") whose tools cover the kinds of
+    tool the request needs, the one with the fewest tools (the first listed on a tie); "Skill: none" when none
+    does or the request needs no shop tool."""
     from tinyagent.classroom.conversation import read_conversation
 
     conv = read_conversation({"model": "classroom", "messages": [{"role": "user", "content": question}]})
@@ -221,9 +230,9 @@ def choose_skill(system: str, question: str) -> str:
         match = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9_-]*)\s*[:：].*\((?:tools|工具)\s*[:：]\s*([^)]*)\)\s*$", line)
         if match is None or needed is None:
             continue
-        kinds = {tool_kind(tool.strip()) for tool in match.group(2).split(",")}
-        if needed <= kinds and (best is None or len(kinds) < len(best[1])):
-            best = (match.group(1), kinds)
+        tools = [tool.strip() for tool in match.group(2).split(",") if tool.strip()]
+        if needed <= {tool_kind(tool) for tool in tools} and (best is None or len(tools) < best[1]):
+            best = (match.group(1), len(tools))
     return f"Skill: {best[0] if best else 'none'}"
 
 
