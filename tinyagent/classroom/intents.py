@@ -2,8 +2,9 @@
 
 A real model understands the request; this one looks for the words listed in vocabulary.py and reads
 the first rule of `RULES` that applies. The order of the rules is the whole trick: an order number and
-"退" make a refund, the same words without a number ask for the number ("怎么退货", a question, is about the
-rules), "can I return it?" is a question and not an order to refund, and "帮我写一首诗" matches nothing and is politely declined.
+a refund word ("退款", "想退", ...: vocabulary.REFUND) make a refund, the same words without a number ask
+for the number ("怎么退货", a question, is about the rules), "can I return it?" is a question and not an
+order to refund, and "帮我写一首诗" matches nothing and is politely declined.
 
 To teach the model a new phrase, add it to its list in vocabulary.py. To teach it a new kind of request,
 add a field to `Heard`, a row to `RULES` and a planner to scenarios.PLANNERS.
@@ -218,7 +219,8 @@ RULES: tuple[tuple[str, Callable[[Heard], bool]], ...] = (
     ("policy", lambda h: h.logistics and h.rule_question),
     ("need_order_id", lambda h: h.logistics),
     ("logistics", lambda h: h.tracking_numbers and not h.order_ids_here),
-    # arithmetic after the refund and logistics rules: "退款 1-3 个工作日到账吗" is about the refund, not a sum
+    # arithmetic after the refund and logistics rules: "快递 SF1234567890 要 2+3 天才到，帮我算一下" asks for a sum,
+    # but it is about the parcel
     ("calculate", lambda h: h.calculation and not h.order_ids_here),
     ("order_status", lambda h: h.order_ids_here or (h.order_ids and h.status)),
     ("time", lambda h: h.time),

@@ -34,8 +34,9 @@ TOKENS_PER_REPLY = 3
 
 # Every request of a conversation re-sends the same system prompt and earlier messages: remembering
 # their counts makes the server's token counting cost only the new message. Only texts up to
-# MEMO_MAX_CHARS are remembered (the course's system prompts are 1-1.5k characters): the memo keeps
-# each text as its key, and 4096 distinct multi-megabyte messages would otherwise stay in memory.
+# MEMO_MAX_CHARS are remembered (the shop's system prompt is about 1,000 characters in English, 500 in
+# Chinese): the memo keeps each text as its key, and 4096 distinct multi-megabyte messages would
+# otherwise stay in memory.
 MEMO_MAX_CHARS = 2048
 
 
