@@ -134,6 +134,16 @@ UNFILLABLE = {
     "a $ref to nothing": ({"type": "object", "properties": {"orderId": {"$ref": "#/$defs/Gone"}}},
                           "$ref '#/$defs/Gone' points to nothing in the schema"),
     "a $ref to another document": ({"$ref": "https://example.com/order.json"}, "is not inside the schema"),
+    # A $ref's target that lies outside properties, $defs, ... is checked too: its own $refs were a 500 (KeyError).
+    "a $ref to nothing, inside a $ref's target": (
+        {"type": "object", "properties": {"a": {"$ref": "#/x"}}, "required": ["a"], "x": {"$ref": "#/y"}},
+        "$ref '#/y' points to nothing in the schema (at #/x)"),
+    "a $ref to nothing, a level down in a $ref's target": (
+        {"type": "object", "properties": {"a": {"$ref": "#/x"}}, "required": ["a"],
+         "x": {"type": "object", "properties": {"b": {"$ref": "#/nope"}}, "required": ["b"]}},
+        "$ref '#/nope' points to nothing in the schema (at #/x.properties.b)"),
+    "a bad keyword in a $ref's target": ({"type": "object", "properties": {"a": {"$ref": "#/x"}}, "x": {"type": 5}},
+                                          "'type' must be a type name or a list of them, got 5 (at #/x)"),
     "a $ref that is no string": ({"type": "object", "properties": {"orderId": {"$ref": 5}}}, "'$ref' must be a string"),
 }
 
@@ -203,3 +213,15 @@ def test_a_chain_of_definitions_deeper_than_the_fill_goes_is_a_refusal_not_a_cra
     check_schema(schema)  # a finite value fits: a chain of 2000 objects and a string
     filled = fill(schema, ORDER, "")
     assert filled.value and filled.missing == [".".join(["next"] * (MAX_FILL_DEPTH + 1))]
+
+
+@pytest.mark.parametrize("messages", [
+    [{"role": "system", "content": 5}, {"role": "user", "content": "hi"}],
+    [{"role": "system", "content": "You are helpful"}, {"role": "user", "content": [1]}],
+    [{"role": "system", "content": {"a": 1}}, {"role": "user", "content": "hi"}],
+])
+def test_a_malformed_message_is_a_400_before_any_lesson_s_call_reads_it(classroom, messages):
+    # Lesson 17's and 22's rows look at the first and last messages first: a content that is no text was a 500.
+    answer = requests.post(classroom.chat_url, json={"model": "classroom", "messages": messages}, timeout=30)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["message"].startswith("messages[")

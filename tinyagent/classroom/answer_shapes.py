@@ -336,7 +336,9 @@ def _check_shape(schema: object, what: str) -> set[str]:
                 raise _refused(what, str(exc), path) from None
             if not isinstance(target, (dict, bool)):
                 raise _refused(what, f"$ref {node['$ref']!r} points to {_short(target)}, not a schema", path)
-            refs.add(node["$ref"])
+            if node["$ref"] not in refs:  # a target outside properties, $defs, ... is checked too, once
+                refs.add(node["$ref"])
+                stack.append((target, node["$ref"], 1))
     return refs
 
 

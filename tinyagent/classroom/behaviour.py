@@ -102,7 +102,6 @@ def _closing_call(asked: Asked) -> Reply | None:
 
 
 def _summary(asked: Asked) -> Reply | None:
-    asked.conversation  # noqa: B018 - a malformed request is refused before anything is summarized
     found = summary_request(asked.body)
     return Reply(write_summary(*found)) if found is not None else None
 
@@ -150,6 +149,7 @@ def respond(request: dict) -> Reply:
     if variant is None:
         raise UnknownModelError(f"unknown model {model!r}; the classroom models are: {', '.join(MODELS)}")
     asked = Asked(request, variant)
+    asked.conversation  # noqa: B018 - a malformed request is refused (ValueError) before any row of KINDS reads it
     return next(reply for _, reply_to in KINDS if (reply := reply_to(asked)) is not None)
 
 
