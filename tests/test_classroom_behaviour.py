@@ -229,6 +229,17 @@ def test_read_limits_parses_chinese_english_and_falls_back():
     assert read_limits("") == ReturnLimits(7, 15, 365, from_policy=False)
 
 
+def test_each_policy_entry_read_alone_gives_no_limit_it_does_not_state():
+    # The warranty entry's "365 天 ... 故障" is no 365-day quality limit; the quality entry's "15 days ... within the
+    # warranty" is no 15-day warranty. Each entry, ranked first, is read alone.
+    from tinyagent.shop.knowledge import KNOWLEDGE_BASE
+
+    for entry in KNOWLEDGE_BASE:
+        for text in (entry.content, entry.content_en):
+            limits = read_limits(text)
+            assert (limits.no_reason, limits.quality, limits.warranty) == (7, 15, 365), (entry.title, text)
+
+
 def test_decide_by_days():
     limits = ReturnLimits()
     assert decide(3, limits, fault=False).kind == "no_reason"
@@ -289,6 +300,19 @@ def test_policy_question_answers_from_the_top_result(question, lang):
     run = converse(question, FakeShop().registry(), lang=lang)
     assert run.tools == ["searchKnowledge"]
     assert POLICY_RESULTS[0]["content"] in run.answer
+
+
+@pytest.mark.parametrize(("question", "lang", "apology"), [("七天无理由退货怎么算？", "zh", "暂时查不了"),
+                                                       ("How long does a refund take?", "en", "could not search")])
+def test_a_failed_policy_search_is_said_as_a_failure_not_as_nothing_found(question, lang, apology):
+    class DownShop(FakeShop):
+        def search_knowledge(self, text: str) -> str:
+            return as_json({"error": "the knowledge service is down (HTTP 503)"})
+
+    run = converse(question, DownShop().registry(), lang=lang)
+    assert run.tools == ["searchKnowledge"]
+    assert apology in run.answer and "HTTP 503" in run.answer
+    assert "没有找到" not in run.answer and "found nothing" not in run.answer
 
 
 def test_time_question():
@@ -744,7 +768,9 @@ def test_chinese_limits_read_clause_by_clause_as_a_pattern_kept_within_one_claus
     number, clause = r"(\d+|[一二两三四五六七八九十百]+)", r"[^。；;\n]"
     within_one_clause = {  # the patterns as they were: the clause is a character class in each
         "no_reason_zh": number + r"\s*天内?" + clause + r"*?无理由",
-        "quality_zh": number + r"\s*天内?((?:(?!无理由)" + clause + r")*?)(?:故障|质量)",
+        # a quality limit is in no clause about the warranty: nothing from the clause's start says 保修
+        "quality_zh": r"(?:^|(?<=[。；;\n]))(?:(?!保修)" + clause + r")*?" + number
+                      + r"\s*天内?((?:(?!无理由|保修)" + clause + r")*?)(?:故障|质量)",
         "warranty_years_zh": r"保修" + clause + r"*?" + number + r"\s*年",
         "warranty_days_zh": r"保修" + clause + r"*?(\d+)\s*天",
     }

@@ -12,7 +12,8 @@ function (`shape_answer`), after it has decided what to say:
                                                    arguments of a call to that tool
 
 A field is filled only from what the conversation knows: the Observations' JSON (an order's product, price,
-dates, status, tracking number; a refund's id), a JSON object the user pasted, the order id the customer gave,
+dates, status, tracking number; a refund's id), a JSON object the user pasted (for a `response_format` answer;
+not for an answer tool: conversation.read_conversation says why), the order id the customer gave,
 and, for a field that asks for prose (answer, summary, reply, ...), the answer the model would have typed.
 A field it cannot know is null where the schema allows null and left out where the schema does not require it;
 a required field it cannot fill is never invented: the reply says which one instead (the API's `refusal`, or
@@ -22,8 +23,9 @@ A schema the model cannot fill at all is the request's fault, a 400 with one lin
 a keyword it reads with the wrong type (`"required": 5`, `"anyOf": 5`, `"$defs": []`), a `$ref` that points
 nowhere, or `$ref`s that loop with no way out, so no finite JSON value fits (`{"$ref": "#"}`, A -> B -> A, an
 object that requires an object like itself). A loop with a way out (a `$ref` under an optional property, or in
-an array that may be empty) is filled: the facts are flat, so an object inside an object of the same kind would
-only hold the same facts again; `fill` stops at the first repeat and treats that field as one it cannot know.
+an optional array) is filled: the facts are flat, so an object inside an object of the same kind would only hold
+the same facts again; `fill` stops at the first repeat and treats that field as one it cannot know. `fill` writes
+no arrays, so a required array, looping or not, is a required field it cannot fill (the reply says so).
 """
 
 from __future__ import annotations

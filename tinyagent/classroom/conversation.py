@@ -229,7 +229,8 @@ class Conversation:
                   the prompt asks for tool calls but lists no tool it can read
     answer_shape: the shape the final answer must take: prose, JSON for a schema, or an answer tool's
                   arguments (answer_shapes.py); an answer tool is not one of `tools`
-    pasted:       JSON objects the user's messages hold (facts a structured answer may use)
+    pasted:       JSON objects the user's messages hold (facts a `response_format` answer may use; none
+                  when the answer goes through a tool)
     told_before:  what tool results said in the turns before the request (a structured answer or a forced call
                   may use them: "summarise that order as JSON" after the order was looked up)
     prefilled:    the key the prompt itself ends with ("Thought:"), which the reply continues rather than repeats

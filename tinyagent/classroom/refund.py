@@ -15,7 +15,8 @@ the customer reported: a quality return. Later but under warranty: no refund, a 
 policy search cited its sources (lesson 16), the answer ends by naming the passage that states the rule applied.
 
 `plan_hasty_refund` is the other half of lesson 04: what the same model writes when it is *imagining*
-the Observations (no stop sequence). It checks nothing and goes straight to applyRefund.
+the Observations (no stop sequence). It looks the order up (and imagines what comes back), then checks
+nothing else and goes straight to applyRefund.
 """
 
 from __future__ import annotations
@@ -48,13 +49,15 @@ _NUMBER = r"(\d+|[一二两三四五六七八九十百]+)"
 _LIMIT_SOURCES = {  # (pattern, flags) by name
     # The Chinese ones are searched clause by clause (_search_limit): a limit and what it is for sit in one clause.
     "no_reason_zh": (_NUMBER + r"\s*天内?.*?无理由", 0),
-    "quality_zh": (_NUMBER + r"\s*天内?((?:(?!无理由).)*?)(?:故障|质量)", 0),
+    # Not in a clause about the warranty: "保修 1 年（365 天）...保修期内的非人为故障" is no quality limit.
+    "quality_zh": (r"^(?:(?!保修).)*?" + _NUMBER + r"\s*天内?((?:(?!无理由|保修).)*?)(?:故障|质量)", 0),
     "warranty_years_zh": (r"保修.*?" + _NUMBER + r"\s*年", 0),
     "warranty_days_zh": (r"保修.*?(\d+)\s*天", 0),
     "no_reason_en": (r"(\d+)[\s-]*days?[^.;\n]*?(?:no[- ]reason|without (?:a |any )?reason|any reason)", re.IGNORECASE),
     "quality_en": (r"(\d+)[\s-]*days?((?:(?!no[- ]reason)[^.;\n])*?)(?:fault|defect|quality)", re.IGNORECASE),
     "warranty_en": (
-        r"(\d+)[\s-]*(year|day)s?[^.;\n]*?warranty|warranty[^.;\n]*?(\d+)[\s-]*(year|day)", re.IGNORECASE
+        # "a 1-year (365-day) warranty" or "under warranty for 1 year"; not "within 15 days ... within the warranty"
+        r"(\d+)[\s-]*(year|day)s?\s*(?:\([^)]*\)\s*)?warranty|warranty[^.;\n]*?(\d+)[\s-]*(year|day)", re.IGNORECASE
     ),
 }
 
@@ -192,7 +195,8 @@ def decide(days: int, limits: ReturnLimits, fault: bool) -> Verdict:
 #   "refund"    "I want to return 88231": submit the refund when the rules allow it
 #   "question"  "Can I return 88231?": answer yes or no, and offer to submit it (no side effect)
 #   "report"    "88231 won't charge": say what the rules allow (return or repair), and ask which they want
-#   "warranty"  "Is 88231 still under warranty?": the days left, or since when it is out of warranty
+#   "warranty"  "Is 88231 still under warranty?": the days left, or how long ago it was signed for and that
+#               the warranty is past
 MODES = ("refund", "question", "report", "warranty")
 
 

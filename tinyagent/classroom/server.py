@@ -12,7 +12,7 @@ a real inference server does:
         count the tokens                      -> usage
         answer with one JSON object, or stream it as Server-Sent Events (stream=true)
     POST /v1/responses                        the Responses API: the same path, another envelope
-                                              (responses_api.py)
+                                              (responses_api.py); never paced (tokens_per_second)
     GET  /v1/models
 
 (All also answer without the /v1 prefix.) Run it in-process with `ensure_classroom_server()`, which
@@ -823,7 +823,8 @@ class _Handler(BaseHTTPRequestHandler):
         run makes several calls: a new connection each time would cost a connect and a server thread). An
         HTTP/1.0 client gets the old way: the connection closes at the end. Unpaced, every event goes out in
         one write (the same bytes; nothing to wait for between them). A paced room (tokens_per_second) reads
-        the prompt first (`prefill` seconds), then sends each chunk once its tokens are "typed".
+        the prompt first (`prefill` seconds), then sends each chat completion chunk once its tokens are
+        "typed"; the Responses API's events, which hold no chat chunk, go out without a wait.
         """
         events = _encode_events(chunks, named)
         if not (self.room.paced or self.room.chunk_delay):
@@ -1114,10 +1115,11 @@ class ClassroomServer(BackgroundServer):
     models:      model name -> description, for /v1/models and for checking `model`
     verbose:     log each request to stderr (off by default: notebooks compare stderr)
     chunk_delay: seconds to wait between streamed chunks, to watch a stream arrive
-    tokens_per_second: the pace at which the model "types" (None: at once). A streamed answer sends each
-                 chunk when its tokens are typed; a plain one is sent when all of them are. With it,
-                 time to first token and time to the whole reply mean what they mean on a real server
-                 (lesson 14); answers are then never served from the cache
+    tokens_per_second: the pace at which the model "types" (None: at once), on /v1/chat/completions (the
+                 Responses API answers at once). A streamed answer sends each chunk when its tokens are
+                 typed; a plain one is sent when all of them are. With it, time to first token and time to
+                 the whole reply mean what they mean on a real server (lesson 14); answers are then never
+                 served from the cache
     prefill_tokens_per_second: with tokens_per_second, the pace at which the prompt is read before the
                  first token (None: at once), as a real server processes the whole prompt first
     read_timeout: seconds a connection may stay silent (idle keep-alive, or mid-request) before it

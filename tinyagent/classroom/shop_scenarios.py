@@ -295,8 +295,16 @@ def plan_policy(conv: Conversation) -> Act | Answer:
             ),
             [call(conv, "knowledge", query=query)],
         )
-    top = None if step.error else top_knowledge(step)
-    cited = None if step.error else top_cited(step)
+    if step.error:  # the search failed: that is not "nothing found", and the customer is told which
+        return Answer(
+            conv.say(f"知识库查询失败（系统返回：{step.error}），不能凭空回答。",
+                     f"The knowledge search failed (the system said: {step.error}); I will not guess."),
+            conv.say(f"抱歉，售后知识库暂时查不了（系统返回：{step.error}）。请稍后再问，或联系人工客服。",
+                     f"Sorry, I could not search our after-sales policies just now (the system said: {step.error}). "
+                     "Please ask again later, or contact a human agent."),
+        )
+    top = top_knowledge(step)
+    cited = top_cited(step)
     if cited is not None:  # the result names its document and section: so does the answer (lesson 16)
         return Answer(
             conv.say(
