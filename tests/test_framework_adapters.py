@@ -93,6 +93,13 @@ def test_the_loop_model_hits_each_frameworks_limit_and_writes_no_refund(classroo
 def test_an_unknown_framework_names_the_known_ones():
     with pytest.raises(ValueError, match="langchain, langchain-classic"):
         frameworks().run_framework("autogen", "hi", base_url="http://127.0.0.1:9")
+    # The suite names the framework before it runs one: a mistyped key was a bare KeyError there.
+    from tinyagent.frameworks.suite import evaluate_framework
+
+    for call in (lambda: evaluate_framework("langchian", base_url="http://127.0.0.1:9"),
+                 lambda: frameworks().available("langchian"), lambda: frameworks().framework_name("langchian")):
+        with pytest.raises(ValueError, match="no framework 'langchian': choose one of tinyagent, "):
+            call()
 
 
 def test_the_suite_through_a_framework_is_graded_by_lesson_18s_checks(classroom):
@@ -295,6 +302,7 @@ def test_the_wire_reads_the_tool_calls_of_every_kind_of_reply():
     {"choices": [{"delta": {"tool_calls": [{"index": "0", "function": {"name": 7, "arguments": {"orderId": 1}}}]}}]},
     {"response": {"output": ["text", None, {"type": "function_call", "name": None, "arguments": {"a": 1}}]}},
     {"choices": 5, "output": {"type": "function_call"}},
+    {"usage": {"prompt_tokens": float("inf"), "completion_tokens": float("nan")}},  # json.loads reads both
 ])
 def test_a_reply_of_the_wrong_shape_is_read_as_far_as_it_goes_and_never_stops_the_framework(reply):
     """The wire reads every reply in the framework's own HTTP hook: an error there would fail the run."""
@@ -309,6 +317,16 @@ def test_a_reply_of_the_wrong_shape_is_read_as_far_as_it_goes_and_never_stops_th
         assert isinstance(name, str) and isinstance(arguments, str)
     wire = Wire()
     wire._store("/v1/chat/completions", b'{"model": "m"}', content)
+    assert len(wire.calls) == 1
+
+
+def test_a_reply_nested_too_deep_to_parse_is_read_as_holding_nothing():
+    from tinyagent.frameworks.wire import Wire, tool_calls_in, usage_in
+
+    deep = b"[" * 100_000 + b"]" * 100_000  # RecursionError in json.loads, inside the framework's HTTP hook
+    assert usage_in(deep) is None and tool_calls_in(deep) == ()
+    wire = Wire()
+    wire._store("/v1/chat/completions", b'{"model": "m"}', b"data: " + deep + b"\n\n")
     assert len(wire.calls) == 1
 
 

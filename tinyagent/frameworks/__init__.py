@@ -103,13 +103,21 @@ def endpoint(settings: Any) -> dict[str, str]:
 
 def framework_name(key: str) -> str:
     """The framework's own name for its agent, e.g. "LangChain create_agent"."""
+    check_key(key)
     names = {"llama-index-react": "LlamaIndex ReActAgent", "tinyagent-function": "tinyagent FunctionCallingAgent"}
     return names.get(key) or _module(key).NAME
 
 
 def available(key: str) -> bool:
     """Whether the framework is installed (the `frameworks` extra)."""
+    check_key(key)
     return importlib.util.find_spec(PACKAGES[key]) is not None
+
+
+def check_key(key: str) -> None:
+    """A ValueError naming the keys there are, for a key that is none of them."""
+    if key not in FRAMEWORKS:
+        raise ValueError(f"no framework {key!r}: choose one of {', '.join(FRAMEWORKS)}")
 
 
 def run_framework(key: str, question: str, *, base_url: str, model: str = "classroom", api_key: str = "none",
@@ -120,19 +128,18 @@ def run_framework(key: str, question: str, *, base_url: str, model: str = "class
     The shop is a fresh in-memory one on the course's day unless given. A framework that raises (an
     iteration limit, a reply it cannot read) gives a run with `error` set and `answer` None: a real model's
     failure is a result to look at, not a traceback. max_tokens caps each reply (None: the framework's own
-    default, which is no cap); tool_errors="raise" makes a failing shop tool raise ToolFailed instead of
-    returning its error text, to see what the framework does with it. Options go to the framework's run function
+    default, which is no cap for the other frameworks; tinyagent's client sends 512); tool_errors="raise" makes a
+    failing shop tool raise ToolFailed instead of returning its error text, to see what the framework does with
+    it (tinyagent's own loops run the registry, which always returns the error as an Observation). Options go to the framework's run function
     (langchain-classic: handle_parsing_errors; agents-sdk: responses).
     """
-    if key not in FRAMEWORKS:
-        raise ValueError(f"no framework {key!r}: choose one of {', '.join(FRAMEWORKS)}")
     if not available(key):
         raise ImportError(f'{PACKAGES[key]} is not installed: pip install -e ".[frameworks]"')
+    if tool_errors not in ("return", "raise"):
+        raise ValueError(f"tool_errors must be 'return' or 'raise', got {tool_errors!r}")
     clock = fixed_clock(now)
     own = shop is None
     shop = Shop(":memory:", clock=clock) if own else shop
-    if tool_errors not in ("return", "raise"):
-        raise ValueError(f"tool_errors must be 'return' or 'raise', got {tool_errors!r}")
     setup = Setup(base_url, model, api_key, shop_registry(shop, clock), max_steps=max_steps, timeout=timeout,
                   max_tokens=max_tokens, wire=Wire(), tool_log=ToolLog(raise_errors=tool_errors == "raise"))
     function = FRAMEWORKS[key][1]

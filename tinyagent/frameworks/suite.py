@@ -49,11 +49,6 @@ def outcome_of(run: FrameworkRun) -> RunOutcome:
                       answer=run.answer, reason="final_answer" if run.answer else "error")
 
 
-def run_framework_task(key: str, task: EvalTask, **options: Any) -> TaskResult:
-    """One task on a fresh shop through framework `key`, graded."""
-    return _graded(task, run_framework(key, task.question, **options), time.perf_counter())
-
-
 def _graded(task: EvalTask, run: FrameworkRun, started: float) -> TaskResult:
     outcome = outcome_of(run)
     return TaskResult(

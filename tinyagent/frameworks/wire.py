@@ -148,7 +148,7 @@ def reply_objects(content: bytes) -> list[dict]:
     for piece in pieces:
         try:
             data = json.loads(piece)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep for the parser
             continue
         if isinstance(data, dict):
             found.append(data)
@@ -210,5 +210,5 @@ def _text(value: Any) -> str:
 def _count(value: Any) -> int:
     try:
         return int(value or 0)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # not a number, NaN, or Infinity (which json.loads reads)
         return 0
