@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 
 import pytest
 
@@ -184,6 +185,27 @@ def test_a_stream_of_the_wrong_shape_warns_instead_of_crashing(scripted_server, 
     code, text = report(settings_for(scripted_server.url))
     assert code == 0, text
     assert "streaming      WARN" in text and "the stream broke" in text
+
+
+def keep_alive_for_ever(request):
+    """A stream that never ends: a ": keep-alive" comment every 0.2 s until the client goes away (or 60 s)."""
+    request.send_response(200)
+    request.send_header("Content-Type", "text/event-stream")
+    request.end_headers()
+    for _ in range(300):
+        try:
+            request.wfile.write(b": keep-alive\n\n")
+            request.wfile.flush()
+        except OSError:
+            return
+        time.sleep(0.2)
+
+
+def test_a_stream_that_never_ends_warns_once_its_time_is_up(scripted_server):
+    plain = (200, completion("Hello there, dear customer, how can I help?"))
+    scripted_server.reply(plain, plain, plain, keep_alive_for_ever, plain)
+    checks = {check.name: check for check in diagnose(settings_for(scripted_server.url), timeout=1)}
+    assert checks["streaming"].status == WARN and "did not end within 1 s" in checks["streaming"].detail
 
 
 @pytest.mark.parametrize("listing", [[1, 2], {"data": 5}, {"data": [7, None]}, RecursionError])

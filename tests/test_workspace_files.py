@@ -72,6 +72,38 @@ def test_an_existing_file_is_kept_unless_overwrite_is_true(place):
     assert files_in(workspace) == {"a.txt": "second"}  # no temporary file left behind
 
 
+def test_a_file_with_a_long_name_of_two_byte_letters_can_be_replaced(place):
+    # 254 bytes in 129 characters: the temporary name once kept 200 characters (over 255 bytes) and failed.
+    workspace, _ = place
+    tool, name = write_file_tool(workspace), "é" * 125 + ".txt"
+    assert write(tool, file_path=name, content="first")["created"] is True
+    assert write(tool, file_path=name, content="second", overwrite=True)["replaced"] is True
+    assert files_in(workspace) == {name: "second"}  # no temporary file left behind
+
+
+def test_read_file_reads_the_longest_file_write_file_may_write(place):
+    workspace, _ = place
+    content = "扫" * MAX_CONTENT_CHARS  # 3 bytes each: once refused by a read limit of as many bytes
+    assert write(write_file_tool(workspace), file_path="long.txt", content=content)["bytes"] == 3 * MAX_CONTENT_CHARS
+    assert read(workspace, "long.txt")["characters"] == MAX_CONTENT_CHARS
+
+
+@pytest.mark.parametrize("path", ["\ud800.txt", "notes/\udfff", "a\udc80b.txt"])
+def test_a_lone_surrogate_in_a_path_is_refused_by_each_tool(place, path):
+    workspace, _ = place
+    said = [write(write_file_tool(workspace), file_path=path, content="x"), read(workspace, path),
+            listing(workspace, path)]
+    assert all("contains a lone surrogate" in result["error"] for result in said), said
+    assert files_in(workspace) == {}
+
+
+def test_list_files_refuses_a_limit_that_is_not_a_positive_whole_number(place):
+    workspace, _ = place
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="max_entries must be a positive whole number"):
+            workspace_files.list_files_tool(workspace, max_entries=bad)
+
+
 def test_replacing_a_hard_linked_file_leaves_the_other_name_alone(place):
     workspace, outside = place
     os.link(outside / "secret.txt", workspace / "linked.txt")

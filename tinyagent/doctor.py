@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
@@ -62,7 +63,8 @@ TIME_TOOL = {
 }
 CHECKS = ("reachable", "key accepted", "model exists", "reply", "stop honoured", "usage", "streaming", "tool_calls",
           "grammar", "json_schema")
-# A grammar and a schema that leave one reply only: a server that follows them must send exactly it.
+# A grammar and a schema no unconstrained model would meet by chance: "tinyagent-" and three digits (a thousand
+# replies), and one JSON object; a reply of that form is one the server made the model write.
 PROBE_GRAMMAR = 'root ::= "tinyagent-" [0-9] [0-9] [0-9]'
 PROBE_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["tinyagent"]}},
                 "required": ["answer"], "additionalProperties": False}
@@ -273,7 +275,12 @@ def _check_streaming(llm: LlmClient, settings: Settings, timeout: float) -> tupl
             if "text/event-stream" not in kind:
                 return WARN, f"stream=true answered {kind or 'no Content-Type'}, not text/event-stream", fix
             chunks, done, pieces = 0, False, []
+            # As reply_timeouts bounds a reply: `timeout` without data, and `timeout` more for the whole body,
+            # so a server that sends keep-alive comments for ever cannot hold the doctor.
+            deadline = time.monotonic() + timeout
             for line in response.iter_lines(decode_unicode=True):
+                if time.monotonic() > deadline:
+                    return WARN, f"the stream did not end within {timeout:g} s of its first byte", fix
                 if not line or not line.startswith("data:"):
                     continue  # blank separators, ": keep-alive" comments, event: lines
                 data = line[len("data:"):].strip()
@@ -329,7 +336,8 @@ def _check_tools(llm: LlmClient) -> tuple[str, str, str]:
 
 
 def check_constrained(llm: LlmClient, form: str) -> tuple[str, str, str]:
-    """Ask for a reply that the probe grammar (or schema) leaves no choice in, and see whether it came."""
+    """Ask for a reply of the probe grammar's form ("tinyagent-" and three digits) or the probe schema's one object,
+    and see whether it came."""
     fix = CONSTRAINED_FIX[form]
     ask = [{"role": "user", "content": "Say hello."}]
     if form == "grammar":

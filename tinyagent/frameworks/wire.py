@@ -1,9 +1,11 @@
 """What a framework sends and gets back, recorded on its own HTTP client (lesson 20).
 
-Every framework of the lesson talks to the model through the official `openai` client, and that client takes
-an `httpx` client of ours. `Wire` gives it one whose event hooks keep each request's JSON body and the `usage`
-the server answered with, so the count of model calls and tokens is the wire's, not the framework's own
-bookkeeping, and it works the same on the classroom model and on a real one.
+Every other framework of the lesson talks to the model through the official `openai` client, and that client
+takes an `httpx` client of ours. `Wire` gives it one whose event hooks keep each request's JSON body and the
+`usage` the server answered with, so the count of model calls and tokens is the wire's, not the framework's own
+bookkeeping, and it works the same on the classroom model and on a real one. tinyagent's own loops send with
+`requests`: `requests_session` records their requests, and `with_usage` adds the usage their trace's LlmCall
+events read.
 
     wire = Wire()
     openai.OpenAI(base_url=url, api_key=key, http_client=wire.client())       # or wire.async_client()

@@ -50,7 +50,9 @@ from tinyagent.toolkit.typed_tool import TypedTool, as_observation, tool
 MAX_CONTENT_CHARS = 100_000  # about 30 pages of text: more than a file the agent should write in one step
 MAX_PATH_CHARS = 1024
 MAX_NAME_BYTES = 255  # the longest file name most file systems allow
-MAX_READ_BYTES = 100_000  # readFile: as much as writeFile may write, give or take the UTF-8 bytes
+# readFile reads any file writeFile may write: MAX_CONTENT_CHARS characters are at most 4 UTF-8 bytes each
+# (Chinese text, 3), so a limit of as many bytes as characters refused what writeFile had just written.
+MAX_READ_BYTES = 4 * MAX_CONTENT_CHARS
 MAX_LIST_ENTRIES = 200  # listFiles: more would drown the model's context
 
 # dir_fd and O_NOFOLLOW on every step: POSIX (Linux, macOS). Tests switch it off to run the other path.
@@ -81,6 +83,8 @@ def check_relative_path(file_path: str, *, folder: bool = False, use: str = "wri
         raise Refused(f"{field} {file_path!r} starts or ends with spaces", "write the name without them")
     if any(ord(char) < 32 or ord(char) == 127 for char in file_path):
         raise Refused(f"{field} contains a control character (a line break, a tab, a NUL, ...)")
+    if any("\ud800" <= char <= "\udfff" for char in file_path):  # no file system can name a file with one
+        raise Refused(f"{field} contains a lone surrogate (\\ud800-\\udfff), which is not a character")
     if len(file_path) > MAX_PATH_CHARS:
         raise Refused(f"{field} is {len(file_path)} characters long; the limit is {MAX_PATH_CHARS}")
     if file_path.startswith(("/", "\\", "~")):
@@ -165,7 +169,7 @@ def _write_file(fd: int, parts: list[str], data: bytes, overwrite: bool) -> dict
         _write_new(name, data, fd)
         return {"written": shown, "bytes": len(data), "created": True}
     previous = _check_replaceable(info, shown, overwrite)
-    temporary = f".{name[:200]}.{os.urandom(4).hex()}.tmp"
+    temporary = _temporary_name(name)
     _write_new(temporary, data, fd)
     try:
         os.replace(temporary, name, src_dir_fd=fd, dst_dir_fd=fd)
@@ -173,6 +177,13 @@ def _write_file(fd: int, parts: list[str], data: bytes, overwrite: bool) -> dict
         os.unlink(temporary, dir_fd=fd)
         raise
     return {"written": shown, "bytes": len(data), "replaced": True, "previous_bytes": previous}
+
+
+def _temporary_name(name: str) -> str:
+    """A fresh name beside `name` for the new content: its first 200 bytes (not characters: a name of 255 bytes
+    in Chinese or accented letters must leave room for the rest) and a random part."""
+    start = name.encode("utf-8")[:200].decode("utf-8", "ignore")  # a character cut in two is left out
+    return f".{start}.{os.urandom(4).hex()}.tmp"
 
 
 def _check_replaceable(info: os.stat_result, shown: str, overwrite: bool) -> int:
@@ -215,7 +226,7 @@ def _write_portably(root: Path, parts: list[str], data: bytes, overwrite: bool) 
         _write_new(str(target), data, None)
         return {"written": shown, "bytes": len(data), "created": True}
     previous = _check_replaceable(info, shown, overwrite)
-    temporary = folder / f".{parts[-1][:200]}.{os.urandom(4).hex()}.tmp"
+    temporary = folder / _temporary_name(parts[-1])
     _write_new(str(temporary), data, None)
     try:
         os.replace(temporary, target)
@@ -434,6 +445,7 @@ def list_files_tool(workspace: str | os.PathLike, *, max_entries: int = MAX_LIST
     """The `listFiles` tool (lesson 15): what one folder of `workspace` holds. Links are listed as links
     ("type": "link") and never followed."""
     root = _workspace_root(workspace)
+    check_whole("max_entries", max_entries)
 
     @tool(
         name="listFiles",
