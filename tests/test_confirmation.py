@@ -29,6 +29,7 @@ from tinyagent import (
 )
 from tinyagent.robustness.stop_rules import StopRules
 from tinyagent.shop import Shop, describe_refund, refund_gate, shop_registry
+from tinyagent.shop.tools import ApplyRefundTool
 from tinyagent.toolkit.confirmation import (
     APPROVED,
     DECLINED,
@@ -308,8 +309,17 @@ def test_a_refund_summary_says_what_would_happen():
         assert summary('{"orderId": "99999", "reason": "x"}') == \
             "refund order 99999, which the shop does not have; reason: x"
         assert summary('{"orderId": "99999", "reason": "坏了"}') == "为订单 99999 退款，但店里没有这个订单；原因：坏了"
-        assert summary("not json").startswith("applyRefund with an input it cannot read")
-        assert summary('{"orderId": "-1"}').startswith("applyRefund without a readable order id")
+        assert summary("not json") == \
+            "applyRefund with an input the tool will refuse (输入不是合法的 JSON（input is not valid JSON）): not json"
+        assert summary('{"orderId": "-1"}').startswith("applyRefund with an input the tool will refuse (orderId：")
+        # What the tool refuses, the summary never shows as a refund a person could approve.
+        for refused in ('{"orderId": [88231], "reason": "faulty"}', '{"orderId": "88231", "reason": 5}',
+                        '{"orderId": "88231"}', '{"orderId": "88231", "reason": "x\\ud800"}', "[" * 100_000):
+            said = summary(refused)
+            assert said.startswith("applyRefund with an input the tool will refuse") and "¥" not in said, said
+            assert ApplyRefundTool(shop).invoke(refused).startswith('{"error"')
+            said.encode("utf-8")  # a lone surrogate is shown escaped: the summary can be sent as UTF-8
+        assert shop.refunds() == []
 
 
 def test_the_trace_prints_and_saves_the_approval_events():

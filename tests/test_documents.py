@@ -259,9 +259,11 @@ def test_two_documents_with_one_name_in_one_call_are_refused(shop, folder, tmp_p
     other = tmp_path_factory.mktemp("other")
     (other / "zh").mkdir()
     (other / "zh" / "returns.md").write_text(RETURNS_V2, encoding="utf-8")
-    with pytest.raises(DocumentError, match="two documents would be named 'zh/returns.md'"):
+    with pytest.raises(DocumentError, match="two documents would be named 'zh/returns.md'") as refused:
         shop.import_documents(folder, other)
     assert shop.documents() == []
+    # The advice must not be "one call each": the second call would replace the first, named the same.
+    assert "separate" not in str(refused.value) and "rename one" in str(refused.value)
 
 
 def test_a_failure_half_way_through_writing_rolls_the_whole_import_back(shop, folder, monkeypatch):

@@ -87,3 +87,10 @@ def test_a_passage_holding_every_term_close_together_outranks_one_repeating_a_ra
 def test_a_question_of_only_stop_words_leaves_the_order_alone():
     found = [Passage("T", "x", 2.0, 2.0), Passage("T", "y", 1.0, 1.0)]
     assert rerank("how do I", found) == found
+
+
+@pytest.mark.parametrize("limit", [0, -1, -5])
+def test_a_limit_below_one_finds_nothing_with_or_without_the_re_rank(limit):
+    with Shop(":memory:") as shop:
+        assert shop.search_passages("保修", limit=limit) == []
+        assert shop.search_passages("保修", limit=limit, rerank=True) == []  # [:-1] once kept all but the last

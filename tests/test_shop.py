@@ -739,6 +739,14 @@ def test_a_path_that_is_not_a_usable_database_raises_one_clear_error(tmp_path, w
         assert Path(path).read_bytes() == before  # the text file was not touched
 
 
+@pytest.mark.parametrize("blank", ["", "  ", "\t"])
+def test_a_blank_database_path_is_one_clear_error_and_makes_no_file(tmp_path, monkeypatch, blank):
+    monkeypatch.chdir(tmp_path)  # "  " was a file of that name in the current folder; "" read as " is a folder"
+    with pytest.raises(ShopDatabaseError, match="the shop's database path is empty: give a file path"):
+        Shop(blank)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_new_database_in_a_read_only_folder_raises_one_clear_error(tmp_path):
     code = (
         "import sys\nfrom tinyagent.errors import ShopDatabaseError\nfrom tinyagent.shop import Shop\n"

@@ -13,7 +13,9 @@ Two cuts, in this order:
    earlier than half of `size`, so pieces do not come out tiny. Each piece after the first starts up to
    `overlap` characters before the previous one ended (at the start of a sentence, clause or word inside
    that stretch, if there is one; exactly `overlap` characters back in Chinese with no punctuation), so a
-   sentence cut in two is still whole in one of the pieces.
+   sentence cut in two is whole in the next piece when it began within those `overlap` characters. A cut
+   falls inside a sentence only when no sentence ends in the last half of a piece: a sentence longer than
+   that (200 characters at the defaults) arrives in two halves, however long the overlap.
 
 Sizes count characters, not tokens: a Chinese character is one character and about one token, an English
 word about five characters and one token (lesson 08 counts tokens exactly). Headings are not counted in

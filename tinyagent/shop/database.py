@@ -159,6 +159,8 @@ class Shop:
             raise ShopDatabaseError(_why_unusable(self.path, exc)) from exc
 
     def _open_file(self) -> sqlite3.Connection:
+        if not self.path.strip():  # Path("") is the current folder, and "  " a file named by two spaces
+            raise ShopDatabaseError("the shop's database path is empty: give a file path, such as shop.db")
         path = Path(self.path)
         if path.is_dir():
             raise IsADirectoryError(self.path)
@@ -347,7 +349,7 @@ class Shop:
             found = knowledge.search_passages(
                 self._conn, query, max(limit, reranking.RERANK_CANDIDATES) if rerank else limit, scope
             )
-        return reranking.rerank(query, found)[:limit] if rerank else found
+        return reranking.rerank(query, found)[:max(limit, 0)] if rerank else found  # limit < 1: none, as without
 
     def import_documents(self, *paths: str | os.PathLike[str], size: int | None = None,
                          overlap: int | None = None) -> list:

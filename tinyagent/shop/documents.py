@@ -125,8 +125,10 @@ def load_documents(
             if name in seen:
                 if seen[name].resolve() == file.resolve():
                     continue  # the same file named twice (a folder and a file in it): imported once
+                # Not "import them one at a time": the second import would replace the first, named the same.
                 raise DocumentError(f"{file}: two documents would be named {name!r} ({seen[name]} and {file});"
-                                    " import them in separate calls, or rename one")
+                                    " rename one, or import a folder that holds both (each name then starts"
+                                    " with the folder it is in)")
             seen[name] = file
             kind, text = read_document(file)
             chunks.extend(chunks_of(name, text, kind, size, overlap, where=str(file)))

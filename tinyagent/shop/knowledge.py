@@ -168,7 +168,9 @@ def match_query(question: str) -> str:
     """Turn a question into an FTS5 MATCH expression: its distinct terms, quoted, joined with OR.
 
     Returns "" when nothing searchable is left (only punctuation or stop words).
-    Quoting keeps FTS5 from reading a term such as "or" or "not" as an operator.
+    Each term is quoted, so FTS5 reads it as a string and nothing in it as query syntax. (The terms are lower-case
+    letters, digits and Han characters, and FTS5's operators AND, OR, NOT and NEAR are upper-case, so a term such
+    as "or" would not be one anyway.)
     """
     return " OR ".join(_fts_term(term) for term in query_terms(question))
 

@@ -6,31 +6,26 @@ words: the amount, the product, where the order is, and the reason the model wro
 a `ConfirmationGate` for applyRefund that shows that summary.
 
 The summary only reads the shop; what the refund really does is still up to `applyRefund` (which checks
-the order again when it runs). An input the summary cannot read is shown as it is, so the person can
-decline it.
+the order again when it runs). The input is read as applyRefund reads it (`read_refund_input`): one the tool
+would refuse is shown as it is, with why, so the person is never asked about a refund that cannot happen.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from tinyagent.prompts import check_language, detect_language
 from tinyagent.shop.database import Shop
-from tinyagent.shop.tools import ORDER_ID, BadInput, _unwrap_json, read_one_id
+from tinyagent.shop.tools import BadInput, read_refund_input
 from tinyagent.toolkit.confirmation import ConfirmationGate
 
 # The summary in the run's language, so a Chinese trace (and the approval panel) reads in one language.
 SUMMARIES = {
-    "en": {"unreadable": "applyRefund with an input it cannot read: {text}",
-           "no_id": "applyRefund without a readable order id: {text}",
-           "no_reason": "(no reason given)",
+    "en": {"refused": "applyRefund with an input the tool will refuse ({why}): {text}",
            "unknown": "refund order {order_id}, which the shop does not have; reason: {reason}",
            "refund": "refund ¥{price} for order {order_id} ({product}, ordered {ordered}, {status}); reason: {reason}"},
-    "zh": {"unreadable": "applyRefund 的输入无法读取：{text}",
-           "no_id": "applyRefund 的输入里没有可读的订单号：{text}",
-           "no_reason": "（没有写原因）",
+    "zh": {"refused": "applyRefund 的输入会被工具拒绝（{why}）：{text}",
            "unknown": "为订单 {order_id} 退款，但店里没有这个订单；原因：{reason}",
            "refund": "退款 ¥{price}，订单 {order_id}（{product}，{ordered} 下单，{status}）；原因：{reason}"},
 }
@@ -43,16 +38,11 @@ def describe_refund(shop: Shop, lang: str | None = None) -> Callable[[str], str]
     def summary(text: str) -> str:
         said = SUMMARIES[check_language(lang) if lang else detect_language(text)]
         try:
-            payload = json.loads(_unwrap_json(text))
-        except ValueError:
-            payload = None
-        if not isinstance(payload, dict):
-            return said["unreadable"].format(text=text[:200])
-        reason = str(payload.get("reason") or said["no_reason"])[:200]
-        try:
-            order_id = read_one_id(str(payload.get("orderId", "")), ORDER_ID)
-        except BadInput:
-            return said["no_id"].format(text=text[:200])
+            order_id, reason = read_refund_input(text)
+        except BadInput as exc:
+            shown = text[:200].encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate as \ud800
+            return said["refused"].format(why=exc, text=shown)
+        reason = reason[:200]
         order = shop.get_order(order_id)
         if order is None:
             return said["unknown"].format(order_id=order_id, reason=reason)

@@ -82,8 +82,8 @@ def read_one_id(text: str, kind: IdKind) -> str:
 
     Forgiven: whitespace, quotes, a code fence, words around the id ("订单 88231", "order #88231, please"),
     full-width digits, the same id twice, and JSON: a bare value, or an object holding the id under
-    `kind.field` (or as its only value with digits). Refused: no id, two different ids, or something that
-    only contains one ("-88236", "88231.5", "88231-88234").
+    `kind.field` (or as its only value with digits). Refused: no id, two different ids ("88231, 88232",
+    "88231-88234"), or something that only contains one ("-88236", "88231.5").
     """
     if len(text) > MAX_ID_INPUT_CHARS:
         raise BadInput(f"输入过长：{len(text)} 个字符，上限 {MAX_ID_INPUT_CHARS}"
@@ -203,24 +203,10 @@ class ApplyRefundTool(Tool):
         self.shop = shop
 
     def invoke(self, input: str) -> str:
-        request = _unwrap_json(input)
         try:
-            payload = json.loads(request)
-        except ValueError:
-            return self._bad_input("输入不是合法的 JSON（input is not valid JSON）", input)
-        if not isinstance(payload, dict):
-            return self._bad_input("输入应是一个 JSON 对象（expected a JSON object）", input)
-
-        raw_id = payload.get("orderId")
-        if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):  # True is an int in Python
-            return self._bad_input("缺少 orderId，或 orderId 不是订单号（orderId is missing）", input)
-        try:
-            order_id = read_one_id(str(raw_id), ORDER_ID)
+            order_id, reason = read_refund_input(input)
         except BadInput as exc:
-            return self._bad_input(f"orderId：{exc}", input)
-        reason = payload.get("reason")
-        if not isinstance(reason, str) or not reason.strip():
-            return self._bad_input("缺少 reason，请写明退款原因（reason is missing）", input)
+            return self._bad_input(str(exc), input)
 
         try:
             refund = self.shop.apply_refund(order_id, reason)
@@ -243,6 +229,31 @@ class ApplyRefundTool(Tool):
     @staticmethod
     def _bad_input(message: str, received: str) -> str:
         return error_observation(message, expected=REFUND_INPUT_EXAMPLE, received=_shorten(received))
+
+
+def read_refund_input(text: str) -> tuple[str, str]:
+    """(order id, reason) of an applyRefund input, read as the tool reads it, or `BadInput` saying what is wrong.
+    The approval summary (refund_review.py) reads it the same way: a person is never asked to approve a refund
+    that the tool would then refuse."""
+    try:
+        payload = json.loads(_unwrap_json(text))
+    except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python reads
+        raise BadInput("输入不是合法的 JSON（input is not valid JSON）") from None
+    if not isinstance(payload, dict):
+        raise BadInput("输入应是一个 JSON 对象（expected a JSON object）")
+    raw_id = payload.get("orderId")
+    if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):  # True is an int in Python
+        raise BadInput("缺少 orderId，或 orderId 不是订单号（orderId is missing）")
+    try:
+        order_id = read_one_id(str(raw_id), ORDER_ID)
+    except BadInput as exc:
+        raise BadInput(f"orderId：{exc}") from None
+    reason = payload.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        raise BadInput("缺少 reason，请写明退款原因（reason is missing）")
+    if any("\ud800" <= char <= "\udfff" for char in reason):  # SQLite could not store it (UTF-8)
+        raise BadInput("reason 含有无效字符（the reason holds a lone surrogate, \\ud800-\\udfff: not text）")
+    return order_id, reason
 
 
 def _unwrap_json(text: str) -> str:

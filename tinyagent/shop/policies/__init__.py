@@ -4,7 +4,7 @@ Lesson 16 imports them into the knowledge base (`shop.import_documents(POLICY_FO
 built-in entries of knowledge.py say, at more length and with sections: 7 days for a no-reason return, 15
 for a quality problem, a 1-year (365-day) warranty, free shipping from 99 yuan, refunds in 1-3 business days.
 
-`POLICY_QUESTIONS` are customer questions with the section that answers each: what tests/test_documents.py
+`POLICY_QUESTIONS` are customer questions with the section that answers each: what tests/test_ranking.py
 checks the ranking on, and what lesson 16 measures bm25 and the re-rank step with.
 """
 
