@@ -206,3 +206,10 @@ def test_windows_line_ends_do_not_hide_headings():
 def test_an_unknown_kind_is_refused():
     with pytest.raises(ValueError, match="markdown"):
         chunk_document("a.html", "<p>x</p>", kind="html")
+
+
+def test_a_small_size_with_the_default_overlap_says_the_overlap_was_the_default():
+    with pytest.raises(ValueError, match=r"half the chunk size \(75\); got 80 \(the default, 80: give a smaller"):
+        split_text(CJK, size=150)  # the caller gave no overlap: the message says where the 80 came from
+    with pytest.raises(ValueError, match=r"got 90$"):
+        split_text(CJK, size=150, overlap=90)

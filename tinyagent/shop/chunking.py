@@ -150,7 +150,10 @@ def check_sizes(size: int, overlap: int) -> None:
     if not isinstance(size, int) or isinstance(size, bool) or size < 20:
         raise ValueError(f"a chunk size is a whole number of characters, at least 20; got {size!r}")
     if not isinstance(overlap, int) or isinstance(overlap, bool) or not 0 <= overlap <= size // 2:
-        raise ValueError(f"the overlap must be between 0 and half the chunk size ({size // 2}); got {overlap!r}")
+        default = f" (the default, {OVERLAP_CHARS}: give a smaller overlap with this size)" \
+            if overlap == OVERLAP_CHARS else ""
+        raise ValueError(f"the overlap must be between 0 and half the chunk size ({size // 2}); got {overlap!r}"
+                         f"{default}")
 
 
 def _cut(text: str, earliest: int, latest: int) -> int:
