@@ -65,7 +65,8 @@ class ThoughtCandidate(Event):
     """Lesson 22 (tree_search.py): one candidate next step, scored. `node` is its place in the tree ("2": the second
     candidate at the root; "2.1": the first proposed after it), `parent` the node it follows ("" at the root),
     `depth` 1 at the root. `model_score` and `rule_score` are in 0..1, None when that score could not be had (a
-    TreeNote says why) or, for `rule_score`, when the search has no rule; `score` is what the search ranks by; `why` is the model's reason for its score."""
+    TreeNote says why) or, for `rule_score`, when the search has no rule; `score` is what the search ranks by;
+    `why` is the model's reason for its score."""
 
     kind: ClassVar[str] = "thought_candidate"
     node: str = ""

@@ -130,8 +130,8 @@ def run_framework(key: str, question: str, *, base_url: str, model: str = "class
     failure is a result to look at, not a traceback. max_tokens caps each reply (None: the framework's own
     default, which is no cap for the other frameworks; tinyagent's client sends 512); tool_errors="raise" makes a
     failing shop tool raise ToolFailed instead of returning its error text, to see what the framework does with
-    it (tinyagent's own loops run the registry, which always returns the error as an Observation). Options go to the framework's run function
-    (langchain-classic: handle_parsing_errors; agents-sdk: responses).
+    it (tinyagent's own loops run the registry, which always returns the error as an Observation). Options go
+    to the framework's run function (langchain-classic: handle_parsing_errors; agents-sdk: responses).
     """
     if not available(key):
         raise ImportError(f'{PACKAGES[key]} is not installed: pip install -e ".[frameworks]"')
