@@ -170,7 +170,8 @@ def test_a_format_instruction_appended_to_a_message_does_not_change_the_task(cli
 
 @pytest.mark.parametrize("text, request_part", [
     # A "." inside a number, a version or a host name ends no sentence: the request around it stays.
-    ("I paid 19.99 for it, where is order 88231? Reply in JSON.\nThanks", "I paid 19.99 for it, where is order 88231?\nThanks"),
+    ("I paid 19.99 for it, where is order 88231? Reply in JSON.\nThanks",
+     "I paid 19.99 for it, where is order 88231?\nThanks"),
     ("Order 88231 costs 1.5k? Where is it? Answer in JSON format.", "Order 88231 costs 1.5k? Where is it?"),
     ("Is v2.0 on example.com out. Answer in JSON!", "Is v2.0 on example.com out."),
     ("订单 88231 到哪了？请用 JSON 格式回答。谢谢", "订单 88231 到哪了？谢谢"),

@@ -4,7 +4,8 @@
                 in the customer's words, to the specialist with the fewest tools that cover what it needs
                 (plan_and_reflect.NEEDS; the first listed on a tie, as lesson 17's skill chooser does);
                 reads the specialist's answer and passes it on; after a hand-back, hands on to the next
-                specialist that fits, or says what cannot be done. A request that needs no shop tool it answers itself, as the careful model does.
+                specialist that fits, or says what cannot be done. A request that needs no shop tool it
+                answers itself, as the careful model does.
     specialist  offered handBack beside its tools: when the request needs a kind of tool it was not given,
                 it hands the request back with one sentence saying what is missing, instead of answering.
 """
