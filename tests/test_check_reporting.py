@@ -233,6 +233,45 @@ def _yields(*args, **kwargs):
     yield 1
 
 
+def _deep(levels: int = 100_000) -> list:
+    nested: list = []
+    for _ in range(levels):
+        nested = [nested]
+    return nested
+
+
+def _holding_itself() -> list:
+    itself: list = []
+    itself.append(itself)
+    return itself
+
+
+class _UnshownValue:
+    """A value no failure can quote with repr(): its __repr__ returns no string."""
+
+    def __repr__(self):
+        return 42
+
+
+class _UnsaidError(Exception):
+    def __str__(self):
+        return 42  # noqa: PLE0307 - the point: a message that is no string
+
+
+def _raises_unsaid(*args, **kwargs):
+    raise _UnsaidError()
+
+
+def _returning(value):
+    return lambda *args, **kwargs: value
+
+
+HUGE_INT = 10**5000  # repr() refuses an int of more than 4,300 digits (ValueError)
+# Values that break repr(), ==, or str() of an exception: a check quoting or comparing them must still fail them.
+HOSTILE_VALUES = {"an int of 5,001 digits": HUGE_INT, "a list 100,000 deep": _deep(),
+                  "a list that holds itself": _holding_itself(), "a value whose repr is no string": _UnshownValue()}
+
+
 ANSWERS_OF_EVERY_FORM = {
     "the number 42": 42, "a string": "hello", "a list": [1, 2], "a dict": {"a": 1}, "True": True,
     "a function that raises": _raises, "a function returning None": lambda *args, **kwargs: None,
@@ -244,6 +283,10 @@ ANSWERS_OF_EVERY_FORM = {
     "returning 10,000 characters": lambda *args, **kwargs: "x" * 10_000,
     **{f"a class whose methods return {value!r}": _class_whose_methods_return(value)
        for value in (None, "x", 0, [], ["x"], ValueError)},
+    **{f"returning {name}": _returning(value) for name, value in HOSTILE_VALUES.items()},
+    **{f"a class whose methods return {name}": _class_whose_methods_return(value)
+       for name, value in HOSTILE_VALUES.items()},
+    "raising an exception whose message is no string": _raises_unsaid, "the int of 5,001 digits itself": HUGE_INT,
 }
 
 

@@ -136,6 +136,30 @@ def test_the_matcher_refuses_what_llama_cpp_refuses():
     assert parse_grammar("root ::= " + literal(tricky)).accepts(tricky)
 
 
+@pytest.mark.parametrize("grammar, says", [
+    ('root ::= "\\U00110000"', "past Unicode's last character"),  # chr() raised ValueError
+    ('root ::= "\\UFFFFFFFF"', "past Unicode's last character"),  # ... and OverflowError
+    ("root ::= " + "(" * 400 + '"a"' + ")" * 400, "nested more than 100 deep"),  # RecursionError
+])
+def test_what_would_break_the_reader_is_a_grammar_error(grammar, says):
+    with pytest.raises(GrammarError, match=says):
+        parse_grammar(grammar)
+
+
+def test_a_chain_of_rules_too_long_to_follow_is_a_grammar_error_not_a_recursion_error():
+    chain = [f"r{n} ::= r{n + 1}" for n in range(5000)]
+    grammar = parse_grammar("\n".join([*chain, 'r5000 ::= "a"', "root ::= r0"]))
+    with pytest.raises(GrammarError, match="too deep for this checker"):
+        grammar.accepts("a")
+
+
+@pytest.mark.parametrize("grammar", ['root ::= ""{100000000} "a"', 'root ::= "a" " "?{20000000}',
+                                     'root ::= ("b"?){50000000} "a"'])
+def test_a_huge_repeat_of_what_may_be_empty_is_decided_at_once(grammar):
+    # Each repeat of an empty match changes nothing: the matcher once counted them all, one by one.
+    assert parse_grammar(grammar).accepts("a") and not parse_grammar(grammar).accepts("aa")
+
+
 def test_a_one_string_tool_takes_the_string_itself_and_a_no_input_tool_nothing():
     tools = shop_tools()
     order = parse_grammar(input_grammar(tools.get("queryOrder")))

@@ -7610,3 +7610,56 @@ def test_25_wrong_answers_by_kind():
         "the wrong kind of comparison": [sorted_ids],
         "changes what it was given": [pops_observations],
     })
+
+
+# -- the checks' other arguments, and what a learner's code hands back, of any form (a fuzz of the checks) -----------
+def test_a_check_s_other_arguments_of_the_wrong_form_fail_with_what_is_wrong():
+    fails(check_pretended_calls, pretended_tools, 5, says="skipped=5")
+    fails(check_pretended_calls, pretended_tools, [["getCurrentTime"], ["searchKnowledge"]], says="tool names")
+    right = {"system prompt": "en", "question": "zh", "json or example": "one-shot-prompt"}
+    fails(check_shorter_predictions, {**right, "question": ["zh"]}, says="one of ['en', 'zh']")
+    fails(check_variant_failures, {"classroom-no-final": [{"format"}], "classroom-wrong-tool": {"tools"},
+                                   "classroom-loop": set(), "classroom-forgets-action": set()}, says="give a set")
+    from tinyagent.shop import Shop, shop_registry
+
+    llm = LlmClient.classroom()
+    messages = [{"role": "system", "content": build_system_prompt(shop_registry(Shop(":memory:")), "en")},
+                {"role": "user", "content": "Where is order 88231?"}]
+    fails(check_prompt_share, 0.9, None, messages, says="pass the lesson's llm")
+    for bad in ([], "hello", None, messages[1:]):
+        fails(check_prompt_share, 0.9, llm, bad, says="pass the lesson's messages")
+
+
+def test_a_loop_that_returns_no_loop_result_or_questions_of_the_wrong_form_fail_record_replay():
+    def returns(value):
+        return lambda *args, **kwargs: (run_loop(*args, **kwargs), value)[1]
+
+    for value in (None, {"answer": "x"}, "x", ("x", "final_answer")):
+        fails(check_record_replay, Recorder, Replayer, returns(value), says="run_loop returned")
+    fails(check_record_replay, Recorder, Replayer, run_loop, LlmClient.classroom(), None, says="questions should be")
+    fails(check_record_replay, Recorder, Replayer, run_loop, LlmClient.classroom(), [""], says="questions should be")
+
+
+def test_a_lean_prompt_with_a_lone_surrogate_fails_the_check_not_the_tokenizer():
+    fails(check_lean_prompt, lambda tools: lean_prompt(tools) + "\ud800", says="lone surrogate")
+
+
+def test_tool_messages_whose_content_is_json_but_no_object_fail_the_check():
+    import functools
+
+    def content_as(text):
+        def answer(message, run_tool):
+            out = tool_messages(message, run_tool)
+            return [{**m, "content": text} if m.get("tool_call_id") == "call_order" else m for m in out]
+        return answer
+
+    quick = functools.partial(check_tool_messages, patience=0.5)
+    for text in ("[1]", '"x"', "5", "[" * 100_000 + "]" * 100_000):
+        with pytest.raises(ExerciseFailed):
+            quick(content_as(text))
+
+
+def test_sys_exit_in_the_learner_s_code_fails_the_check():
+    import sys
+
+    fails(check_invented_counter, lambda text: sys.exit(1), says="sys.exit()")

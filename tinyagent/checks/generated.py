@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import random
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -32,9 +33,13 @@ from tinyagent.checks.reporting import (
     _fail,
     _learners_frame,
     learners_mistake,
+    said,
+    shown,
     stopped_while,
 )
 
+# "at 0x7f3a..." in the repr of an object without a repr of its own: two such answers look the same without it.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 # How many of the first inputs are asked again (in reverse order) to find state kept between calls.
 AGAIN = 12
 # Plain data a check can compare after a call; anything else (a shop, a class) is not checked for changes.
@@ -135,7 +140,7 @@ def agree_on(
             got = _call_answer(mine, given, exercise, call, partial(show, args))
             first[n] = got
             wrong = _disagreement(expected, got, shape, read)
-            if wrong is None and unchanged and _plain(args) and given != args:
+            if wrong is None and unchanged and _plain(args) and _differ(given, args) is not False:
                 wrong = (f"it changed the input it was given (now {_brief(given, 50)}); the spec does not ask it "
                          "to: work on a copy")
             if wrong is not None and got.raised is None and (why := _hint(rule, args, expected, got)):
@@ -145,9 +150,9 @@ def agree_on(
         if broken:
             _kept_between_calls(exercise, call, [0, 1, 2], tried, first, mine, read, show)
             index = min(broken)
-            _, shown = min(broken[index], key=lambda item: item[0])
+            _, smallest = min(broken[index], key=lambda item: item[0])
             _fail(exercise, f"the spec says: {rules[index].sentence}\n{call} does not hold to it. "
-                            f"Smallest failing input: {shown}")
+                            f"Smallest failing input: {smallest}")
         if again:
             _kept_between_calls(exercise, call, reversed(range(min(AGAIN, len(tried)))), tried, first, mine, read,
                                 show)
@@ -170,9 +175,19 @@ def _kept_between_calls(exercise: str, call: str, indices: Iterable[int], tried:
         args = tried[n][1]
         got = _call_answer(mine, copy.deepcopy(args), exercise, call, partial(show, args), mistakes=False)
         if _disagreement(first[n], got, None, read) is not None:
+            if first[n].raised is None and got.raised is None and _looks_the_same(first[n].value, got.value):
+                _fail(exercise, f"asked again, {call} gave an answer that looks the same but is not == to the "
+                                "first (NaN, or an object without __eq__): return plain values.\n"
+                                f"The input: {show(args)}\nBoth times {got.shown()}")
             _fail(exercise, f"called again on an input it had answered before, {call} gave a different answer: "
                             "it keeps something between calls (a module-level list, a cache).\n"
                             f"The input: {show(args)}\nFirst {first[n].shown()}, then {got.shown()}")
+
+
+def _looks_the_same(first: Any, again: Any) -> bool:
+    """Two answers whose whole reprs match, but for the addresses in them: not state kept, but values that are not
+    equal to themselves (NaN) or that compare by identity (an object without __eq__)."""
+    return _ADDRESS.sub("", shown(first)) == _ADDRESS.sub("", shown(again))
 
 
 def _readable(read: Callable[[Any], Any], value: Any) -> bool:
@@ -183,15 +198,15 @@ def _readable(read: Callable[[Any], Any], value: Any) -> bool:
     return True
 
 
-def _call_answer(mine: Callable[..., Any], args: tuple, exercise: str, call: str, shown: Callable[[], str], *,
+def _call_answer(mine: Callable[..., Any], args: tuple, exercise: str, call: str, given: Callable[[], str], *,
                  mistakes: bool = True) -> Outcome:
     """`_call` on the learner's answer; interrupted in a notebook, a failure that names the input it ran on
-    (`shown()`, made only then). `mistakes`: a method their class lacks, or a wrong signature, fails the check
+    (`given()`, made only then). `mistakes`: a method their class lacks, or a wrong signature, fails the check
     at once."""
     try:
         return _call(mine, args, exercise if mistakes else None)
     except KeyboardInterrupt:
-        stopped_while(exercise, call, shown())
+        stopped_while(exercise, call, given())
         raise
 
 
@@ -218,27 +233,41 @@ def _disagreement(expected: Outcome, got: Outcome, shape: Callable[[Any], str | 
         if got.raised is not None and issubclass(got.raised, expected.raised):
             return None
         if got.raised is not None:
-            return f"expected {expected.raised.__name__}, it raised {got.raised.__name__}: {got.value}"
+            return f"expected {expected.raised.__name__}, it raised {got.raised.__name__}: {said(got.value)}"
         return f"expected {expected.raised.__name__}, it returned {_brief(got.value, 50)}"
     if got.raised is not None:
-        return f"it raised {got.raised.__name__}: {got.value}; expected {_brief(read(expected.value), 50)}"
-    if shape is not None and (wrong := shape(got.value)) is not None:
+        return f"it raised {got.raised.__name__}: {said(got.value)}; expected {_brief(read(expected.value), 50)}"
+    try:
+        wrong = shape(got.value) if shape is not None else None
+    except Exception as exc:  # noqa: BLE001 - `shape` reads values of any form; one it cannot read is the answer's
+        return f"its result cannot be read ({type(exc).__name__} reading it): {_brief(got.value, 50)}"
+    if wrong is not None:
         return wrong
     want = read(expected.value)
     try:
         have = read(got.value)
     except Exception:  # noqa: BLE001 - a value `read` cannot take is a wrong value, not the check's error
         return f"expected {_brief(want, 50)}, got {_brief(got.value, 50)}"
-    if want != have:
-        return _expected_got(want, have)
-    return None
+    differ = _differ(want, have)
+    if differ is None:
+        return f"its result cannot be compared with the expected one (== raised): {_brief(have, 50)}"
+    return _expected_got(want, have) if differ else None
+
+
+def _differ(want: Any, have: Any) -> bool | None:
+    """Whether `have` differs from `want` (`!=`); None when comparing them raised (a list that holds itself,
+    an __eq__ that raises, a result whose truth cannot be told)."""
+    try:
+        return bool(want != have)
+    except Exception:  # noqa: BLE001 - the learner's value made the comparison fail
+        return None
 
 
 def _expected_got(want: Any, have: Any, columns: int = 50) -> str:
     """"expected …, got …", each cut short as failures quote values; where both cuts read the same (the
     difference is in the part cut out), each is shown from a little before the first character that differs."""
     shown_want, shown_have = _brief(want, columns), _brief(have, columns)
-    a, b = repr(want), repr(have)
+    a, b = shown(want), shown(have)
     if a == b:  # a value shown as a summary ("2 messages"): the check's hint says what differs
         return f"expected {shown_want}, got {shown_have}, not the same ones"
     if shown_want == shown_have:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tinyagent.checks.generated import Spec
-from tinyagent.checks.reporting import _fail, _fresh_shop, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _fail, _fresh_shop, _not_attempted, _passed, grades, shown
 from tinyagent.shop import shop_registry, shop_tools
 from tinyagent.tools import Action
 
@@ -17,10 +17,10 @@ def check_parcel_prediction(predicted_tools: list[str] | None) -> None:
     if predicted_tools is None:
         return _not_attempted(exercise, 'Set predicted_tools to a list of tool names, e.g. ["getCurrentTime"].')
     if isinstance(predicted_tools, str):  # ("queryOrder") is a string: a tuple needs its comma
-        _fail(exercise, f"predicted_tools is one string, {predicted_tools!r}: write a list of tool names, "
+        _fail(exercise, f"predicted_tools is one string, {shown(predicted_tools)}: write a list of tool names, "
                         'e.g. ["getCurrentTime"] (a tuple of one needs its comma)')
     if not isinstance(predicted_tools, (list, tuple)) or not all(isinstance(name, str) for name in predicted_tools):
-        _fail(exercise, f"predicted_tools should be a list of tool names (strings), got {predicted_tools!r}")
+        _fail(exercise, f"predicted_tools should be a list of tool names (strings), got {shown(predicted_tools)}")
     names = [name.strip() for name in predicted_tools]
     known = [tool.name for tool in shop_tools(_fresh_shop())]
     unknown = [name for name in names if name not in known]
@@ -54,16 +54,16 @@ def check_missing_order_prediction(first_tool: str | None, observation_is_error:
     if first_tool is None:
         _fail(exercise, "first_tool is still None: set it to the name of the tool you expect first (a str)")
     if not isinstance(first_tool, str):
-        _fail(exercise, f"first_tool={first_tool!r}: write one tool's name as a string, like 'getCurrentTime'")
+        _fail(exercise, f"first_tool={shown(first_tool)}: write one tool's name as a string, like 'getCurrentTime'")
     if first_tool.strip() not in known:
         close = [name for name in known if name.lower() == first_tool.strip().lower()]
-        _fail(exercise, f"first_tool={first_tool!r} is not among the shop's tools {known}"
-                        + (f": a tool name is written exactly, {close[0]!r}" if close else ""))
+        _fail(exercise, f"first_tool={shown(first_tool)} is not among the shop's tools {known}"
+                        + (f": a tool name is written exactly, {shown(close[0])}" if close else ""))
     if first_tool.strip() != "queryOrder":
-        _fail(exercise, f"first_tool={first_tool!r}: the customer gave an order id and wants the parcel; "
+        _fail(exercise, f"first_tool={shown(first_tool)}: the customer gave an order id and wants the parcel; "
                         "tracking needs a tracking number, which only the order holds")
     if not isinstance(observation_is_error, bool):
-        _fail(exercise, f"observation_is_error should be True or False, got {observation_is_error!r}")
+        _fail(exercise, f"observation_is_error should be True or False, got {shown(observation_is_error)}")
     error = shop_registry(_fresh_shop()).run(Action("queryOrder", "99999")).error
     if observation_is_error != error:
         _fail(exercise, f"observation_is_error={observation_is_error}: the shop has orders 88231 to 88236 "

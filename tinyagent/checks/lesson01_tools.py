@@ -14,7 +14,16 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _fresh_shop, _instance, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import (
+    _brief,
+    _fail,
+    _fresh_shop,
+    _instance,
+    _not_attempted,
+    _passed,
+    grades,
+    shown,
+)
 from tinyagent.shop import shop_tools
 from tinyagent.shop.tools import to_json
 from tinyagent.tools import Tool
@@ -154,7 +163,7 @@ def check_toy_logistics_tool(QueryLogisticsTool: type | None) -> None:
     if not isinstance(tool, Tool):
         _fail(exercise, "QueryLogisticsTool should subclass Tool (the contract of this lesson)")
     if tool.name != "queryLogistics":
-        _fail(exercise, f"its name is {tool.name!r}; the model writes `Action: queryLogistics`")
+        _fail(exercise, f"its name is {shown(tool.name)}; the model writes `Action: queryLogistics`")
     parcel = json.loads(_package_tool("queryLogistics").invoke(PARCEL))
     call = "invoke(text)"
     # One tool answers every input, as one tool object serves every round of a run.
@@ -229,9 +238,9 @@ def _no_number_hint(got: Any) -> str:
     except (TypeError, ValueError):
         data = None
     if isinstance(data, dict) and "expected" in data and _blank(data["expected"]):
-        return f'Its "expected" hint is {data["expected"]!r}: say what to send (e.g. 订单号数字，如 88231).'
+        return f'Its "expected" hint is {shown(data["expected"])}: say what to send (e.g. 订单号数字，如 88231).'
     if isinstance(data, dict) and "error" in data and (_blank(data["error"]) or not isinstance(data["error"], str)):
-        return f'Its "error" is {data["error"]!r}: an error is a message, a text that says what went wrong.'
+        return f'Its "error" is {shown(data["error"])}: an error is a message, a text that says what went wrong.'
     return 'Answer with an error object that has "error" and an "expected" hint.'
 
 

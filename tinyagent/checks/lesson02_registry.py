@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fresh_shop, _instance, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _brief, _fresh_shop, _instance, _not_attempted, _passed, grades, shown
 from tinyagent.shop import Shop, shop_tools
 from tinyagent.tools import Action, Tool
 
@@ -55,7 +55,7 @@ class WithRefunds:
     refunds: tuple[str, ...]
 
     def __repr__(self) -> str:
-        return f"{self.observation!r}, and it refunded {list(self.refunds)}"
+        return f"{shown(self.observation)}, and it refunded {list(self.refunds)}"
 
 
 def _text_of(value: Any) -> Any:
@@ -72,11 +72,11 @@ def _a_string(value: Any) -> str | None:
 
 def _show_action(args: tuple) -> str:
     action = args[-1]
-    shown = f"Action({action.tool_name!r}, {_brief(action.tool_input, 26)})"
+    said = f"Action({shown(action.tool_name)}, {_brief(action.tool_input, 26)})"
     if len(args) == 1:
-        return shown
+        return said
     limit = args[0]
-    return f"limit={'2000 (default)' if limit is None else limit}, {shown}"
+    return f"limit={'2000 (default)' if limit is None else limit}, {said}"
 
 
 # -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
@@ -187,9 +187,9 @@ def _after_real_calls_hint(args: tuple, expected: Any, got: Any) -> str | None:
     name = args[0].tool_name
     if isinstance(have, dict) and have.get("available_tools") == want["available_tools"]:
         if "did_you_mean" in want and have.get("did_you_mean") != want["did_you_mean"]:
-            return f"{name!r} should suggest {want['did_you_mean']!r}, whatever tool ran before: all names count."
+            return f"{shown(name)} should suggest {shown(want['did_you_mean'])}, whatever tool ran before: all names count."
         if "did_you_mean" not in want and "did_you_mean" in have:
-            return f"{name!r} is close to no name: no did_you_mean, whatever tool ran before it."
+            return f"{shown(name)} is close to no name: no did_you_mean, whatever tool ran before it."
     return _unknown_tool_hint(args, expected, got)
 
 
@@ -203,18 +203,18 @@ def _unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return "The error should still list available_tools, the registered names in order."
     if "did_you_mean" in want:
         if "did_you_mean" not in have and args[0].tool_name != args[0].tool_name.strip():
-            return (f"{args[0].tool_name!r} should suggest {want['did_you_mean']!r}: compare the name "
+            return (f"{shown(args[0].tool_name)} should suggest {shown(want['did_you_mean'])}: compare the name "
                     "stripped, as CarefulRegistry looks it up.")
         if isinstance(have.get("did_you_mean"), str) and have["did_you_mean"]:
-            return (f"{args[0].tool_name!r} should suggest only {want['did_you_mean']!r}, the closest name "
+            return (f"{shown(args[0].tool_name)} should suggest only {shown(want['did_you_mean'])}, the closest name "
                     "(n=1).")
-        return f"{args[0].tool_name!r} should suggest {want['did_you_mean']!r}."
+        return f"{shown(args[0].tool_name)} should suggest {shown(want['did_you_mean'])}."
     if "did_you_mean" in have:
         name = args[0].tool_name.strip()
         if difflib.get_close_matches(name, want["available_tools"], n=1, cutoff=0.5):
-            return (f"{args[0].tool_name!r} is not close to any tool name at difflib's default cutoff (0.6): "
+            return (f"{shown(args[0].tool_name)} is not close to any tool name at difflib's default cutoff (0.6): "
                     "keep the default.")
-        return (f"{args[0].tool_name!r} is not close to any tool name: suggest only a near-miss, and leave the key "
+        return (f"{shown(args[0].tool_name)} is not close to any tool name: suggest only a near-miss, and leave the key "
                 "out otherwise.")
     return None
 

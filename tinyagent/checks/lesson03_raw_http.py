@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from tinyagent.checks.generated import Spec
-from tinyagent.checks.reporting import _fail, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades, shown
 from tinyagent.errors import LlmError
 
 
@@ -19,23 +19,33 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
     if status is None and error is None and check_first is None:
         return _not_attempted(exercise, "Set status, error (the exception you caught) and check_first.")
     if not isinstance(status, int) or not 400 <= status < 500:
-        _fail(exercise, f"status={status!r}: the server refuses a request it cannot serve with a 4xx status "
+        _fail(exercise, f"status={shown(status)}: the server refuses a request it cannot serve with a 4xx status "
                         "(an int, from response.status_code)")
     if not isinstance(error, LlmError):
-        _fail(exercise, f"error should be the exception LlmClient raised (a tinyagent.LlmError), got {error!r}")
+        _fail(exercise, f"error should be the exception LlmClient raised (a tinyagent.LlmError), got {shown(error)}")
     if getattr(error, "status", None) != status:
         _fail(exercise, f"by hand you got {status}, but the error says {getattr(error, 'status', None)}: "
                         "they are answers to the same request")
     if not isinstance(check_first, str):
-        _fail(exercise, f"check_first={check_first!r}: name one part of the request in a string: the URL, the "
+        _fail(exercise, f"check_first={shown(check_first)}: name one part of the request in a string: the URL, the "
                         "headers or the body?")
     # "body", "the body", or the body with its field named (body["model"], body.model); one part, not two
     named_body = r"(the )?body( ?\[ ?[\"']model[\"'] ?\]|\.model|'s model field)?"
     if not re.fullmatch(named_body, check_first.strip().lower()):
-        _fail(exercise, f"check_first={check_first!r}: the error names the model, so the URL and the key "
+        _fail(exercise, f"check_first={shown(check_first)}: the error names the model, so the URL and the key "
                         "worked; which part of the request holds the \"model\" field?")
     return _passed(exercise, f"HTTP {status}, {type(error).__name__}: the URL and the key were right, "
                              "the body's \"model\" field was not.")
+
+
+def _prompt_tokens(exercise: str, llm: Any, messages: list[dict]) -> int:
+    """The prompt_tokens `llm` reports for `messages` (a one-token reply): what the share is measured with."""
+    reply = _run(exercise, "llm.chat(messages)", llm.chat, messages, max_tokens=1)
+    usage = getattr(reply, "usage", None)
+    tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1:
+        _fail(exercise, f"llm.chat(messages) reported no prompt_tokens ({_brief(usage, 40)}): pass the lesson's llm")
+    return tokens
 
 
 @grades("Exercise 2", spec=Spec(fixed=(
@@ -47,12 +57,17 @@ def check_prompt_share(share: float | None, llm: Any, messages: list[dict]) -> N
     if share is None:
         return _not_attempted(exercise, "Set share to a number between 0 and 1.")
     if not isinstance(share, (int, float)) or isinstance(share, bool):
-        _fail(exercise, f"share should be a number between 0 and 1, got {share!r}")
+        _fail(exercise, f"share should be a number between 0 and 1, got {shown(share)}")
     if share > 1:
         _fail(exercise, f"share={share}: give a fraction between 0 and 1 (95% is 0.95)")
     # Measured here, on the same model, so the check holds whatever the prompt's length or the tokenizer.
-    with_prompt = llm.chat(messages, max_tokens=1).usage["prompt_tokens"]
-    without_prompt = llm.chat(messages[1:], max_tokens=1).usage["prompt_tokens"]
+    if not callable(getattr(llm, "chat", None)):
+        _fail(exercise, f"pass the lesson's llm (an LlmClient) as the second argument, got {_brief(llm, 40)}")
+    if not (isinstance(messages, list) and len(messages) >= 2 and all(isinstance(m, dict) for m in messages)
+            and messages[0].get("role") == "system"):
+        _fail(exercise, "pass the lesson's messages as the third argument: the system prompt first, then the "
+                        f"question; got {_brief(messages, 40)}")
+    with_prompt, without_prompt = (_prompt_tokens(exercise, llm, sent) for sent in (messages, messages[1:]))
     truth = (with_prompt - without_prompt) / with_prompt
     if abs(share - truth) <= 0.01:
         return _passed(exercise, f"the system prompt is {truth:.0%} of the first round's input, "

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
 
 RUN_ON = """Thought: 用户想退订单 88231。先查订单。
 Action: queryOrder
@@ -347,8 +347,11 @@ def check_pretended_calls(pretended_tools: Callable[[str], list[str]] | None, sk
     if skipped is None:
         _fail(exercise, "set skipped to the tools the invented run skipped")
     # Fixed: which tools a refund decision needs is a fact of the lesson's run, not something to generate.
-    if isinstance(skipped, str) or set(skipped) != {"getCurrentTime", "searchKnowledge"}:
-        _fail(exercise, f"skipped={skipped!r}: deciding a refund needs today's date (how many days since "
+    names = list(skipped) if isinstance(skipped, (list, tuple, set)) else None
+    if names is not None and not all(isinstance(name, str) for name in names):
+        _fail(exercise, f"skipped={_brief(skipped, 50)}: give a list of tool names (strings)")
+    if names is None or set(names) != {"getCurrentTime", "searchKnowledge"}:
+        _fail(exercise, f"skipped={shown(skipped)}: deciding a refund needs today's date (how many days since "
                         "signing?) and the shop's policy (which windows apply?); which tools give those?")
     return _passed(exercise, f"{tried} generated replies read: every Action line's tool, in order. The invention "
                              "asked for queryOrder and applyRefund, and skipped the date and the policy: nothing "

@@ -10,7 +10,7 @@ from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.lesson04_stop_sequence import RUN_ON, STOPPED
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
 from tinyagent.parser import FINAL_ANSWER, parse_step
 
 INVENTED_STEP = """Thought: 先查订单。
@@ -52,7 +52,7 @@ def _reading(action: tuple[str, str] | None, final_answer: Any) -> str:
     """A reading of a reply in a few words: the action and its input, the final answer, or neither."""
     if action is not None:
         name, tool_input = action
-        said = f"Action {name!r} with input {_brief(tool_input, 40)}"
+        said = f"Action {shown(name)} with input {_brief(tool_input, 40)}"
         return said if final_answer is None else f"{said} and Final Answer {_brief(final_answer, 30)}"
     return "no action and no answer" if final_answer is None else f"Final Answer {_brief(final_answer, 50)}"
 

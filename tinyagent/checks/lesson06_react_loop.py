@@ -18,6 +18,7 @@ from tinyagent.checks.reporting import (
     _passed,
     _run,
     grades,
+    shown,
 )
 from tinyagent.llm_client import ChatResult
 from tinyagent.shop import shop_registry
@@ -372,6 +373,19 @@ def check_counting_llm(CountingLlm: type | None) -> None:
                              "options): every call passes through, and every round's usage is kept.")
 
 
+# What the lesson's LoopResult holds, as _compare_replay reads it.
+_LOOP_RESULT_FIELDS = {"answer": (str, type(None)), "reason": (str,), "rounds": (int,), "calls": (list, tuple),
+                       "messages": (list,)}
+
+
+def _not_a_loop_result(result: Any) -> str | None:
+    """What is missing from `result` for it to be read as the lesson's LoopResult, or None."""
+    for name, kinds in _LOOP_RESULT_FIELDS.items():
+        if not isinstance(getattr(result, name, None), kinds):
+            return f"its {name} is {_brief(getattr(result, name, None), 30)}, not a {kinds[0].__name__}"
+    return None
+
+
 def _compare_replay(label: str, mine: Any, theirs: Any, exercise: str) -> str:
     """Your loop's result against ReActAgent's on the same replies; the explanation of a difference
     that is honest (ReActAgent stops on a reply cut by max_tokens or an empty one: lesson 10)."""
@@ -385,7 +399,7 @@ def _compare_replay(label: str, mine: Any, theirs: Any, exercise: str) -> str:
         return f"{label}: the same up to round {rounds}, where ReActAgent stops ({theirs.reason})"
     problems = []
     if mine.reason != theirs.reason:
-        problems.append(f"reason {mine.reason!r} vs {theirs.reason!r}")
+        problems.append(f"reason {shown(mine.reason)} vs {shown(theirs.reason)}")
     if theirs.ok and mine.answer != theirs.answer:
         problems.append(f"answer {_brief(mine.answer, 40)} vs {_brief(theirs.answer, 40)}")
     if list(mine.calls) != their_calls:
@@ -497,15 +511,21 @@ def check_record_replay(
     parcel = "帮我看看订单 88231 的快递到哪了。"
     sources = [(label, ScriptedModel(script), parcel) for label, script in SCRIPTS.items()]
     if llm is not None:
+        if not isinstance(questions, (list, tuple)) or not all(isinstance(q, str) and q.strip() for q in questions):
+            _fail(exercise, "questions should be a list of questions (text) for your model, got "
+                            f"{_brief(questions, 40)}")
         sources += [(f"{getattr(llm, 'model', 'your model')}: {question}", llm, question) for question in questions]
     lines = []
     for label, source, question in sources:
         recorder = _instance(exercise, Recorder, source)
         mine = _run(exercise, "run_loop(...) with your Recorder", run_loop, question, recorder,
                     shop_registry(_fresh_shop()), verbose=False)
+        if (wrong := _not_a_loop_result(mine)) is not None:
+            _fail(exercise, f"run_loop returned {_brief(mine, 40)}: {wrong}. Pass the lesson's run_loop, which "
+                            "returns a LoopResult")
         replies = getattr(recorder, "replies", None)
         if not replies:
-            _fail(exercise, f"{label}: after the run, recorder.replies is {replies!r}: keep every reply")
+            _fail(exercise, f"{label}: after the run, recorder.replies is {shown(replies)}: keep every reply")
         replayer = _instance(exercise, Replayer, replies)
         agent = ReActAgent(replayer, shop_registry(_fresh_shop()))
         theirs = _run(exercise, "ReActAgent(Replayer(...)).run(...)", agent.run, question)

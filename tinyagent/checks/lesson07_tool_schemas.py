@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _fresh_shop, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _brief, _fail, _fresh_shop, _not_attempted, _passed, grades, shown
 from tinyagent.shop import Shop
 from tinyagent.toolkit.typed_tool import TypedTool, tool
 
@@ -207,11 +207,11 @@ def check_typed_logistics_tool(track_parcel: Any) -> None:
         _fail(exercise, f"track_parcel is a {type(track_parcel).__name__}, not a tool: put @tool(name="
                         "\"queryLogistics\") on the line above `def track_parcel`")
     if track_parcel.name != "queryLogistics":
-        _fail(exercise, f"its name is {track_parcel.name!r}; the model writes `Action: queryLogistics`, so give "
+        _fail(exercise, f"its name is {shown(track_parcel.name)}; the model writes `Action: queryLogistics`, so give "
                         "@tool(name=\"queryLogistics\")")
-    params = track_parcel.parameters
-    properties = params.get("properties", {})
-    if set(properties) != {"tracking_no", "latest_only"}:
+    params = track_parcel.parameters if isinstance(track_parcel.parameters, dict) else {}  # @tool always makes one
+    properties = params.get("properties") if isinstance(params.get("properties"), dict) else {}
+    if set(properties) != {"tracking_no", "latest_only"} or not all(isinstance(p, dict) for p in properties.values()):
         _fail(exercise, f"the schema's fields are {sorted(properties)}; expected exactly tracking_no and latest_only")
     number, latest = properties["tracking_no"], properties["latest_only"]
     if number.get("type") != "string" or "tracking_no" not in params.get("required", ()):
@@ -295,7 +295,7 @@ def check_error_fields(predicted_fields: list | None) -> None:
             continue
         if actual is None:
             _fail(exercise, f"input {number} is accepted (every required field is there, each of the right type), "
-                            f"so predict None; you predicted {predicted!r}")
+                            f"so predict None; you predicted {shown(predicted)}")
         hint = ""
         if isinstance(predicted, str) and (actual.startswith((predicted + ".", predicted + "["))):
             hint = ": a field inside an object or a list is named by its path, down to the part that is wrong"
@@ -304,7 +304,7 @@ def check_error_fields(predicted_fields: list | None) -> None:
         elif actual == "order_id":
             hint = (": an unknown field is reported after the fields the schema has, and order_id, which the "
                     "schema requires, is missing")
-        _fail(exercise, f"input {number}: the error names {actual!r}, you predicted {predicted!r}{hint}. "
+        _fail(exercise, f"input {number}: the error names {shown(actual)}, you predicted {shown(predicted)}{hint}. "
                         f"The error was: {data['error']}")
     return _passed(exercise, "each error names the exact field (a path such as address.street or items[1]) and "
                              "shows an example, which is what lets a model fix its input in one round.")

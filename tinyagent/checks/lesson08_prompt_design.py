@@ -9,7 +9,16 @@ from dataclasses import dataclass
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.lesson07_tool_schemas import pickup_tool
-from tinyagent.checks.reporting import _brief, _fail, _fresh_shop, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import (
+    _brief,
+    _fail,
+    _fresh_shop,
+    _not_attempted,
+    _passed,
+    _run,
+    grades,
+    shown,
+)
 from tinyagent.classroom.tool_list import read_tool_list
 from tinyagent.prompts import build_system_prompt
 from tinyagent.protocols.prompt_variants import VARIANTS
@@ -155,22 +164,22 @@ def _judged(lean_prompt: Callable) -> Callable[[tuple], _Verdict]:
             registry = _registry(tools)
         if lost := [tool.name for tool in registry if tool.describe("en") not in prompt]:
             more = f" and {len(lost) - 1} more" if len(lost) > 1 else ""
-            problems.append(f"no description of {lost[0]!r}{more}")
+            problems.append(f"no description of {shown(lost[0])}{more}")
         if keys := [key for key in LEAN_KEYS if key not in prompt]:
-            problems.append(f"no key {keys[0]!r}")
+            problems.append(f"no key {shown(keys[0])}")
         if "Observation" not in prompt:
             problems.append("no word Observation")
         if chinese := _chinese_around(prompt, registry):
-            problems.append(f"its own words are Chinese ({chinese!r}), not English")
+            problems.append(f"its own words are Chinese ({shown(chinese)}), not English")
         if sorted(found := list(read_tool_list(prompt).tools)) != sorted(names):  # in any order: the spec says none
             if len(found) != len(names):
                 problems.append(f"a tool-list reader finds {len(found)} tools, not {len(names)}")
             else:
                 extra = next(name for name in found if name not in names)
-                problems.append(f"the tool list reads {extra!r}, not "
-                                f"{next(name for name in names if name not in found)!r}")
+                problems.append(f"the tool list reads {shown(extra)}, not "
+                                f"{shown(next(name for name in names if name not in found))}")
         if not problems and (shared := _shared_line(prompt, registry)) is not None:
-            problems.append(f"{shared!r} is not on a line of its own with its description")
+            problems.append(f"{shown(shared)} is not on a line of its own with its description")
         budget = int(counter.text(build_system_prompt(registry, "en")) * LEAN_SHARE)
         if (used := counter.text(prompt)) > budget:
             problems.append(f"{used} tokens, over the budget of {budget}")
@@ -223,6 +232,9 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
                             f"{registry.names}): the prompt describes the tools, it does not add or remove any")
         if not isinstance(prompt, str):
             _fail(exercise, f"lean_prompt returned {type(prompt).__name__}, not the prompt's text")
+        if any("\ud800" <= char <= "\udfff" for char in prompt):  # no tokenizer, and no HTTP body, can hold one
+            _fail(exercise, f"with {label}, the prompt holds a lone surrogate (\\ud800-\\udfff), which is no "
+                            "character: a model cannot be sent it")
         lost = [tool.name for tool in registry if tool.describe("en") not in prompt]
         if lost and all(tool.description in prompt for tool in registry if tool.name in lost):
             _fail(exercise, f"with {label} the descriptions of {lost} are missing: you wrote tool.description; "
@@ -232,7 +244,7 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
                             "word): they say what input each tool takes. Build the list from `tools`, and "
                             "cut the words around it instead")
         if chinese := _chinese_around(prompt, registry):
-            _fail(exercise, f"with {label}, the words around the tools are Chinese ({chinese!r}): the spec "
+            _fail(exercise, f"with {label}, the words around the tools are Chinese ({shown(chinese)}): the spec "
                             "asks for an English prompt (only a description may hold Chinese)")
         keys = [key for key in LEAN_KEYS if key not in prompt]
         if keys:
@@ -246,7 +258,7 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
             _fail(exercise, f"with {label}, a tool-list reader finds {found} in your prompt, expected "
                             f"{registry.names}: put one tool on each line (numbered, or `name: description`)")
         if (shared := _shared_line(prompt, registry)) is not None:
-            _fail(exercise, f"with {label}, {shared!r} is not on a line of its own with its description: one tool "
+            _fail(exercise, f"with {label}, {shown(shared)} is not on a line of its own with its description: one tool "
                             "per line, `name: description`")
         default = counter.text(build_system_prompt(registry, "en"))
         budget, used = int(default * LEAN_SHARE), counter.text(prompt)
@@ -303,15 +315,15 @@ def check_shorter_predictions(shorter: dict | None) -> None:
         return _not_attempted(exercise, 'Set shorter to a dict such as {"system prompt": "en", ...}.')
     pairs = shorter_pairs()
     if not isinstance(shorter, dict) or set(shorter) != set(pairs):
-        _fail(exercise, f"shorter should be a dict with the keys {list(pairs)}, got {shorter!r}")
+        _fail(exercise, f"shorter should be a dict with the keys {list(pairs)}, got {shown(shorter)}")
     counter = token_counter()
     counts = {pair: {option: counter.text(text) for option, text in texts.items()} for pair, texts in pairs.items()}
     wrong = []
     for pair, options in counts.items():
-        if shorter[pair] not in options:
-            _fail(exercise, f"shorter[{pair!r}] should be one of {list(options)}, got {shorter[pair]!r}")
+        if not isinstance(shorter[pair], str) or shorter[pair] not in options:
+            _fail(exercise, f"shorter[{shown(pair)}] should be one of {list(options)}, got {shown(shorter[pair])}")
         if options[shorter[pair]] > min(options.values()):
-            wrong.append(f"{pair}: not {shorter[pair]!r} ({SHORTER_HINTS[pair]})")
+            wrong.append(f"{pair}: not {shown(shorter[pair])} ({SHORTER_HINTS[pair]})")
     if wrong:
         _fail(exercise, f"{len(wrong)} of {len(pairs)} wrong. " + "; ".join(wrong))
     lines = [

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _json, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import _brief, _fail, _json, _not_attempted, _passed, _run, grades, shown
 
 
 def _native_call(call_id: str, name: str, arguments: str) -> dict:
@@ -309,7 +309,7 @@ def _messages_hint(args: tuple, expected: _Answered, got: _Answered) -> str | No
             if key == "content" and one[key] == "an error saying why" and other[key] == "an error" and any(
                     isinstance(why, tuple) and not why[1] for why in args[1].values()):
                 raised = _exception(next(iter(args[1].values())))
-                return f"(a tool raised {raised!r}, no message: name its type too)"
+                return f"(a tool raised {shown(raised)}, no message: name its type too)"
             if key == "content" and _same_json(one[key], other[key]):
                 return (f"(message {n}'s content holds what run_tool returned, but rewritten: the content is the "
                         "tool's result as it is, the same string)")
@@ -327,7 +327,7 @@ def _same_json(text: Any, other: Any) -> bool:
 def _show_reply(args: tuple) -> str:
     reply, raising = args
     calls = [f"{call['id']} {call['function']['name']}({call['function']['arguments']})" for call in reply["tool_calls"]]
-    said = [f"{name} {_exception(why)!r}" for name, why in raising.items()]
+    said = [f"{name} {shown(_exception(why))}" for name, why in raising.items()]
     raises = f"; raising: {_brief(said, 50)}" if raising else ""
     return f"calls {_brief(calls, 60)}{raises}"
 
@@ -388,18 +388,19 @@ def check_tool_messages(tool_messages: Callable[[dict, Callable], list] | None, 
     broken = _json_error(by_id["call_broken"])
     if broken is None:
         _fail(exercise, f"call_broken's arguments are not valid JSON, so its content should be an error the model "
-                        f'can read: a JSON object with an "error" key, got {by_id["call_broken"]!r}')
+                        f'can read: a JSON object with an "error" key, got {shown(by_id["call_broken"])}')
     for call_id in NOT_OBJECTS:
         if _json_error(by_id[call_id]) is None:
             _fail(exercise, f"{call_id}'s arguments are not a JSON object, so its content should be an error: a JSON "
                             f'object with an "error" key, got {_brief(by_id[call_id])}')
     failed = _json_error(by_id["call_policy"])
     if failed is None or "offline" not in failed:
-        _fail(exercise, f"searchKnowledge raised {KNOWLEDGE_OFFLINE!r}: its content should be a JSON object with an "
-                        f'"error" key that says so, got {by_id["call_policy"]!r}')
+        _fail(exercise, f"searchKnowledge raised {shown(KNOWLEDGE_OFFLINE)}: its content should be a JSON object with an "
+                        f'"error" key that says so, got {shown(by_id["call_policy"])}')
     order = _json(exercise, by_id["call_order"], "call_order's content")
     parcel = _json(exercise, by_id["call_parcel"], "call_parcel's content")
-    if order.get("orderId") != "88231" or parcel.get("trackingNo") != "SF1234567890":
+    if not (isinstance(order, dict) and order.get("orderId") == "88231" and isinstance(parcel, dict)
+            and parcel.get("trackingNo") == "SF1234567890"):
         _fail(exercise, "call_order and call_parcel should carry what run_tool returned for them, as it is")
     if not tools.order_saw_parcel:
         _fail(exercise, f"the calls ran one after the other: queryOrder waited {patience:g} s for queryLogistics to "
@@ -424,7 +425,7 @@ def _json_error(text: str) -> str | None:
     """The "error" of a JSON object, or None when `text` is not one."""
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, TypeError, RecursionError):  # not JSON, not text, or nested deeper than Python reads
         return None
     return str(value["error"]) if isinstance(value, dict) and "error" in value else None
 
@@ -458,12 +459,12 @@ def check_fewest_model_calls(predicted_calls: list | None) -> None:
             isinstance(pair, (list, tuple)) and len(pair) == 2
             and all(isinstance(x, int) and not isinstance(x, bool) for x in pair) for pair in predicted_calls)):
         _fail(exercise, f"predicted_calls should be a list of {n} pairs of whole numbers, (text ReAct, function "
-                        f"calling) for each request, got {predicted_calls!r}")
+                        f"calling) for each request, got {shown(predicted_calls)}")
     last_call = "Did you count the last model call, the one that writes the answer from the results?"
     for number, (waves, (text, native)) in enumerate(zip(_WAVES, predicted_calls), start=1):
         calls = sum(len(wave) for wave in waves)
         right_text, right_native = calls + 1, len(waves) + 1
-        where = f"request {number} ({FEWEST_CALLS_REQUESTS[number - 1]!r})"
+        where = f"request {number} ({shown(FEWEST_CALLS_REQUESTS[number - 1])})"
         if text != right_text:
             if text == right_text - 1:
                 every = " (getCurrentTime too)" if any("getCurrentTime" in wave for wave in waves) else ""

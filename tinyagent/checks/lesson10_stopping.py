@@ -22,6 +22,7 @@ from tinyagent.checks.reporting import (
     _passed,
     _run,
     grades,
+    shown,
 )
 from tinyagent.events import LlmCall, Observation, Parsed, ToolCall
 from tinyagent.llm_client import ChatResult
@@ -321,13 +322,13 @@ def check_fixed_seed_loop(fixed_seed_loop: Callable | None) -> None:
             _fail(exercise, f"{where}, your loop stopped after {calls} model calls, expected {expected_calls}: "
                             "does a round that throws move the counter twice?")
         if expected_answer is None and not (isinstance(answer, str) and answer.strip()):
-            _fail(exercise, f"{where}, your loop returned {answer!r} when it gave up; return a give-up text (a "
+            _fail(exercise, f"{where}, your loop returned {shown(answer)} when it gave up; return a give-up text (a "
                             "string the caller can show), as the first article's loop does")
         if expected_answer is None and _model_reply(answer, replies):
             _fail(exercise, f"{where}, your loop gave up with {_brief(answer, 40)}: that is the model's own reply, "
                             "not a give-up text. Return your own text saying the loop gave up, as seed_loop does")
         if expected_answer is not None and answer != expected_answer:
-            _fail(exercise, f"{where}, your loop returned {answer!r}, expected the model's answer {expected_answer!r}")
+            _fail(exercise, f"{where}, your loop returned {shown(answer)}, expected the model's answer {shown(expected_answer)}")
     tried = agree_on(exercise, "check_fixed_seed_loop", LOOP_RULES, _looped(fixed_seed_loop),
                      _looped(_fixed_seed_loop), call="fixed_seed_loop", show=_show_loop)
     for question in HEARD_QUESTIONS:  # one in each language: the system prompt follows the question's
@@ -608,18 +609,18 @@ def check_cost_budget(CostBudget: type | None) -> None:
         earlier = [] if right else list(zip(cases, said[:-1]))
         for (old_budget, old_usages, _, old_when), before in earlier:
             if (again := verdict_of(old_budget, old_usages)) != before:
-                _fail(exercise, f"a new CostBudget({old_budget}, 2.0, 8.0) {old_when} said {before!r} the first "
-                                f"time and {again!r} now: something is kept between rules (a class attribute, a "
+                _fail(exercise, f"a new CostBudget({old_budget}, 2.0, 8.0) {old_when} said {shown(before)} the first "
+                                f"time and {shown(again)} now: something is kept between rules (a class attribute, a "
                                 "module-level total), so every run after the first is wrong")
         if should_stop and not isinstance(verdict, Stop):
             _fail(exercise, f"CostBudget({budget}, 2.0, 8.0) {when} should stop the run: return "
-                            f"Stop('cost_budget', ...) (from tinyagent), got {verdict!r}. Prices are per million "
+                            f"Stop('cost_budget', ...) (from tinyagent), got {shown(verdict)}. Prices are per million "
                             "tokens, prompt and completion priced apart, over every call so far")
         if not should_stop and verdict is not None:
             _fail(exercise, f"CostBudget({budget}, 2.0, 8.0) {when} should let the run go on (return None), got "
-                            f"{verdict!r}. Prices are per million tokens")
+                            f"{shown(verdict)}. Prices are per million tokens")
         if should_stop and verdict.reason != "cost_budget":
-            _fail(exercise, f"the Stop's reason should be 'cost_budget' (the name the trace shows), got {verdict.reason!r}")
+            _fail(exercise, f"the Stop's reason should be 'cost_budget' (the name the trace shows), got {shown(verdict.reason)}")
 
     class Endless:  # asks for the same working tool forever, every call 1000 + 100 tokens
         def chat(self, messages: list[dict], **options: Any) -> ChatResult:

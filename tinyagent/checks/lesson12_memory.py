@@ -17,6 +17,7 @@ from tinyagent.checks.reporting import (
     _passed,
     _run,
     grades,
+    shown,
 )
 from tinyagent.llm_client import LlmClient
 from tinyagent.memory.session import Session, message_tokens
@@ -90,7 +91,8 @@ def _read_back(messages: Any, turns: list) -> Any:
         pair = messages[i : i + 2]
         if [m.get("role") for m in pair] != ["user", "assistant"]:
             return _NotTurns(messages, "roles")
-        number = pairs.get((pair[0].get("content"), pair[1].get("content")))
+        said = (pair[0].get("content"), pair[1].get("content"))
+        number = pairs.get(said) if all(isinstance(text, str) for text in said) else None  # a list is no key
         if number is None:
             return _NotTurns(messages, "foreign")
         numbers.append(number)
@@ -216,7 +218,7 @@ def check_first_and_last(FirstAndLast: type | None) -> None:
     shop = _fresh_shop()
     session = Session(ReActAgent(LlmClient.classroom(), shop_registry(shop)), memory=_instance(exercise, FirstAndLast, 1))
     for question in FIVE_TURN_CONVERSATION:
-        _run(exercise, f"session.ask({question!r})", session.ask, question)
+        _run(exercise, f"session.ask({shown(question)})", session.ask, question)
     if [r["orderId"] for r in shop.refunds()] != ["88231"]:
         _fail(exercise, "in a five-turn session with FirstAndLast(1), the refund asked for in turn 5 was not "
                         f"written; the last run was given: {session.last_history}")

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
 from tinyagent.errors import ContextBudgetError
 from tinyagent.memory.context_budget import request_tokens
 
@@ -167,9 +167,9 @@ class _Fold(dict):
         if set(self) != _FOLD_KEYS:
             return f"a fold with {len(self)} keys"
         latest = self["latest"]
-        when = f"at {latest['time']!r}" if isinstance(latest, dict) and "time" in latest else _brief(latest, 30)
-        return (f"latest {when}, {self['traces']!r} traces, {self['status']!r}, {self['carrier']!r}, "
-                f"{self['trackingNo']!r}")
+        when = f"at {shown(latest['time'])}" if isinstance(latest, dict) and "time" in latest else _brief(latest, 30)
+        return (f"latest {when}, {shown(self['traces'])} traces, {shown(self['status'])}, {shown(self['carrier'])}, "
+                f"{shown(self['trackingNo'])}")
 
 
 def _fold_read(value: Any) -> Any:

@@ -9,7 +9,7 @@ from itertools import pairwise
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
 
 STREAMED_STEP = ("Thought: The customer wants the parcel; I need the tracking number first.\n"
                  "Action: queryOrder\nAction Input: 88231\n")
@@ -84,10 +84,10 @@ def _watched(generator: Callable) -> Callable[[list[str], list[str], str], Any]:
             nonlocal taken
             for k, piece in enumerate(pieces):
                 so_far = "".join(pieces[:k])
-                shown = "".join(item for item in out if isinstance(item, str))
-                if k and not _could_go_on(so_far, stop) and shown != so_far and not late:
-                    late.append(f"held back {so_far[len(shown):]!r} at piece {k + 1}" if so_far.startswith(shown)
-                                else f"{shown!r} out at piece {k + 1}")
+                sent = "".join(item for item in out if isinstance(item, str))
+                if k and not _could_go_on(so_far, stop) and sent != so_far and not late:
+                    late.append(f"held back {shown(so_far[len(sent):])} at piece {k + 1}" if so_far.startswith(sent)
+                                else f"{shown(sent)} out at piece {k + 1}")
                 taken += 1
                 yield piece
 
@@ -234,9 +234,9 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
             starts = [sum(map(len, pieces[:k])) for k in range(len(pieces))]
             whole = any(at <= len(expected) and len(expected) + len(cut_at[0]) <= at + len(piece)
                         for at, piece in zip(starts, pieces, strict=True))
-            return (f"— it cut at a later {cut_at[0]!r}: " + ("cut at the first one (find, not rfind)." if whole
+            return (f"— it cut at a later {shown(cut_at[0])}: " + ("cut at the first one (find, not rfind)." if whole
                     else "the first one cuts, even split across pieces."))
-        return f"— {earliest[0]!r} comes before {cut_at[0]!r}: every stop string counts, the earliest cuts."
+        return f"— {shown(earliest[0])} comes before {shown(cut_at[0])}: every stop string counts, the earliest cuts."
     if len(got) < len(expected) and any(after.lower().startswith(s.lower()) for s in stop):
         return "— a stop string matches exactly, case and all, as cut_at_stop matches it."
     if expected.startswith(got):
@@ -248,7 +248,7 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
         return "— str.find gives -1 for a stop string that is not there: leave those out of min()."
     whole = [s for s in stop if s in got and any(s in piece for piece in pieces)]
     if whole:
-        return f"— {whole[0]!r} came through whole: every stop string counts."
+        return f"— {shown(whole[0])} came through whole: every stop string counts."
     if len(got) > len(expected):
         if earliest and len(earliest[0]) > min(len(s) for s in stop):
             return "— every stop string counts; one split across pieces must still be found, the longest too."
@@ -299,7 +299,7 @@ CUT_STREAM_RULES = (
 
 
 def _show_pieces(args: tuple) -> str:
-    return f"{_brief(args[0], 60)}, stop={args[1]!r}"
+    return f"{_brief(args[0], 60)}, stop={shown(args[1])}"
 
 
 @grades("Exercise 1", spec=Spec(CUT_STREAM_RULES))
@@ -456,7 +456,7 @@ READ_CHUNKS_RULES = (
 def _show_chunks(args: tuple) -> str:
     """The chunks as a failure shows them, one short word each: the delta's content (null, or - when absent),
     +finish_reason, [] for no choices, and the usage (its completion tokens, or null)."""
-    shown = []
+    each = []
     for chunk in args[0]:
         words = []
         for choice in chunk.get("choices") or []:
@@ -470,10 +470,10 @@ def _show_chunks(args: tuple) -> str:
         if "usage" in chunk:
             usage = chunk["usage"]
             words.append("usage=null" if usage is None else f"usage={usage.get('completion_tokens')}")
-        shown.append(" ".join(words))
-    if len(shown) > 6:
-        shown = [*shown[:2], "…", *shown[-3:]]
-    return f"chunks [{', '.join(shown)}] (the {args[1]})"
+        each.append(" ".join(words))
+    if len(each) > 6:
+        each = [*each[:2], "…", *each[-3:]]
+    return f"chunks [{', '.join(each)}] (the {args[1]})"
 
 
 @grades("Exercise 2", spec=Spec(READ_CHUNKS_RULES))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
 
 # (expression, value): what a safe evaluator must compute (the first of the generated inputs).
 SAFE_EVAL_VALUES = [
@@ -527,7 +527,7 @@ def _why(args: tuple, expected: Any, got: Any) -> str | None:
         return "— '..' is a part of it: refused, wherever it would lead."
     links = {place for kind, place, *_ in layout if kind == "link"}
     on_the_way = next(("/".join(parts[:n]) for n in range(1, len(parts) + 1) if "/".join(parts[:n]) in links), "")
-    return f"— {on_the_way!r} on the way is a symbolic link." if on_the_way else None
+    return f"— {shown(on_the_way)} on the way is a symbolic link." if on_the_way else None
 
 
 def _show_judged(args: tuple) -> str:
@@ -535,7 +535,7 @@ def _show_judged(args: tuple) -> str:
     parts = [part for part in path.split("/") if part not in ("", ".")]
     on_the_way = [f"{place} -> {target[0]}" for kind, place, *target in layout
                   if kind == "link" and place.split("/") == parts[: place.count("/") + 1]]
-    return f"{path!r}" + (f" (the link {_brief(on_the_way[0], 60)})" if on_the_way else "")
+    return f"{shown(path)}" + (f" (the link {_brief(on_the_way[0], 60)})" if on_the_way else "")
 
 
 WORKSPACE_RULES = (

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import COURSE_NOW, _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import COURSE_NOW, _brief, _fail, _not_attempted, _passed, grades, shown
 from tinyagent.clock import fixed_clock
 from tinyagent.shop import Shop
 from tinyagent.shop.knowledge import Passage, query_terms, search_terms
@@ -404,15 +404,15 @@ RERANK_RULES = (
          lambda args, expected, got: None if got == expected else "— bm25's, whatever their scores."),
     Rule("the shop's own results come in that order too ('items' is not the question's 'item')", _shop_lists),
     Rule("the document's title is not read: only search_terms(f\"{section} {content}\")", _in_titles,
-         lambda args, expected, got: None if got == expected else f"— #1's title, {args[1][0].title!r}, is not "
+         lambda args, expected, got: None if got == expected else f"— #1's title, {shown(args[1][0].title)}, is not "
                                                                   "part of the text a term is looked for in."),
 )
 
 
 def _show_rerank_args(args: tuple) -> str:
     question, passages = args
-    shown = ", ".join(f"#{n} {_label(p)}" for n, p in enumerate(passages, start=1))
-    return f"{question!r} with [{shown[:120]}{'…' if len(shown) > 120 else ''}]"
+    listed = ", ".join(f"#{n} {_label(p)}" for n, p in enumerate(passages, start=1))
+    return f"{shown(question)} with [{listed[:120]}{'…' if len(listed) > 120 else ''}]"
 
 
 @grades("Exercise 2", spec=Spec(RERANK_RULES))

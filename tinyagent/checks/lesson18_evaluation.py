@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from tinyagent.checks.generated import Spec
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
 from tinyagent.evaluation import CHECKS, EvalTask, RunOutcome, ToolUse, evaluate, grade
 from tinyagent.llm_client import LlmClient
 from tinyagent.protocols.protocol_comparison import run_on_fresh_shop
@@ -31,10 +31,10 @@ def check_eval_task(my_task: Any) -> None:
         _fail(exercise, f"my_task should be an EvalTask(name, question, facts, lang=..., tools=..., refunds=...), "
                         f"got {type(my_task).__name__}")
     if my_task.question != EVAL_EXERCISE_REQUEST:
-        _fail(exercise, f"the question should be the request above, exactly: {EVAL_EXERCISE_REQUEST!r}")
+        _fail(exercise, f"the question should be the request above, exactly: {shown(EVAL_EXERCISE_REQUEST)}")
     if my_task.lang != "en":
         _fail(exercise, f"lang says which language the customer wrote in, and expects the answer in: 'en' here, "
-                        f"got {my_task.lang!r}")
+                        f"got {shown(my_task.lang)}")
 
     for field in ("tools", "may_also_call", "refunds", "facts"):
         _tuple_of_strings(exercise, field, getattr(my_task, field))
@@ -84,7 +84,7 @@ def _tuple_of_strings(exercise: str, field: str, value: Any) -> None:
     characters would be a name or id of its own."""
     if isinstance(value, str):
         _fail(exercise, f"{field} is the string {_brief(value, 40)}, not a tuple: a tuple of one item needs its "
-                        f"comma, ({value!r},)")
+                        f"comma, ({shown(value)},)")
     if not isinstance(value, (tuple, list)) or not all(isinstance(item, str) for item in value):
         _fail(exercise, f"{field} should be a tuple of strings, got {_brief(value, 50)}")
 
@@ -112,11 +112,12 @@ def check_variant_failures(predicted_failures: dict | None) -> None:
         return _not_attempted(exercise, "Set predicted_failures to a dict: variant -> the set of checks it fails.")
     if not isinstance(predicted_failures, dict) or set(predicted_failures) != set(VARIANT_BEHAVIOUR):
         _fail(exercise, f"predicted_failures should be a dict with the keys {', '.join(VARIANT_BEHAVIOUR)}, "
-                        f"got {predicted_failures!r}")
+                        f"got {shown(predicted_failures)}")
     for model, predicted in predicted_failures.items():
-        if not isinstance(predicted, (set, frozenset, list, tuple)) or not set(predicted) <= set(CHECKS):
+        if not isinstance(predicted, (set, frozenset, list, tuple)) or not all(isinstance(name, str) and name in CHECKS
+                                                                                for name in predicted):
             _fail(exercise, f"{model}: give a set of check names from {', '.join(CHECKS)} (set() for none), "
-                            f"got {predicted!r}")
+                            f"got {shown(predicted)}")
     for model, behaviour in VARIANT_BEHAVIOUR.items():
         report = evaluate(LlmClient.classroom(model), names=["refund"], langs=["en"], progress=False)
         failed = set(report.results[0].failed_checks)

@@ -11,7 +11,7 @@ from typing import Any
 import requests
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
 from tinyagent.llm_client import LlmClient
 from tinyagent.registry import ToolRegistry
 from tinyagent.serving import ServiceConfig, ServiceServer
@@ -350,7 +350,7 @@ def check_status_predictions(predicted_status: dict | None) -> None:
                         f"each an HTTP status code (a whole number)")
     for name, status in predicted_status.items():
         if isinstance(status, bool) or not isinstance(status, int):
-            _fail(exercise, f"{name!r}: predict a status code, a whole number such as 200, got {status!r}")
+            _fail(exercise, f"{shown(name)}: predict a status code, a whole number such as 200, got {shown(status)}")
     answers = _ask_the_service()
     for name in SERVING_EXERCISE_REQUESTS:
         status, body = answers[name]

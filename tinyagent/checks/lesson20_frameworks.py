@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
 
 _QUESTION = "Order 88231: my robot vacuum won't charge any more. Please refund it."
 _ORDER = ('{"orderId":"88231","product":"比特 S10 Pro 扫地机","price":1999,"signTime":"2026-06-22",'
@@ -483,10 +483,10 @@ def check_part_lessons(part_lessons: dict | None) -> None:
         return _not_attempted(exercise, "Set part_lessons to a dict: framework name -> lesson number.")
     if not isinstance(part_lessons, dict) or set(part_lessons) != set(FRAMEWORK_PARTS):
         _fail(exercise, f"part_lessons should be a dict with exactly the keys of FRAMEWORK_PARTS "
-                        f"({', '.join(FRAMEWORK_PARTS)}), got {part_lessons!r}")
+                        f"({', '.join(FRAMEWORK_PARTS)}), got {shown(part_lessons)}")
     for name, lesson in part_lessons.items():
         if not isinstance(lesson, int) or isinstance(lesson, bool):
-            _fail(exercise, f"{name}: give the lesson's number as an int (e.g. 3), got {lesson!r}")
+            _fail(exercise, f"{name}: give the lesson's number as an int (e.g. 3), got {shown(lesson)}")
     wrong = [name for name in FRAMEWORK_PARTS if part_lessons[name] != _LESSONS[name]]
     if wrong:
         said = "; ".join(f"{name} is not lesson {part_lessons[name]}'s part ({FRAMEWORK_PARTS[name]})"

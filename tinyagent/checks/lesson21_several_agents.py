@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import COURSE_NOW, _brief, _fail, _not_attempted, _passed, _run, grades
+from tinyagent.checks.reporting import COURSE_NOW, _brief, _fail, _not_attempted, _passed, _run, grades, shown
 from tinyagent.clock import fixed_clock
 from tinyagent.registry import ToolRegistry, ToolResult, error_observation
 from tinyagent.shop import Shop
@@ -123,9 +123,9 @@ def _prober(scope: Callable[[ToolRegistry, list[str]], ToolRegistry], shared: Sh
                 return _Probe("", f"it returned {_brief(scoped, 30)}: return a ToolRegistry, so an agent can use it")
             if asked[0] == "list":
                 listed = scoped.build_tool_list(asked[1])
-                shown = _LISTED.findall(listed)
-                own = all(registry.get(name).describe(asked[1]) in listed for name in shown if name in registry)
-                return _Probe(f"{'' if own else 'not the registry descriptions: '}lists {shown}")
+                names = _LISTED.findall(listed)
+                own = all(registry.get(name).describe(asked[1]) in listed for name in names if name in registry)
+                return _Probe(f"{'' if own else 'not the registry descriptions: '}lists {names}")
             result = scoped.run(Action(asked[1], asked[2]))
             if asked[0] == "spaced":  # what the registry itself does with that name
                 ran = registry.run(Action(asked[1], asked[2]))
@@ -155,7 +155,7 @@ def _refusal(shared: Shop, extras: tuple[str, ...], asked: tuple, result: ToolRe
     if effects or result.text == ran.text:
         return f"it ran {asked[1].strip()}{effects}"
     if not result.error:
-        return "error=False, its text an error" if _looks_like_error(result.text) else f"no error: {result.text!r}"
+        return "error=False, its text an error" if _looks_like_error(result.text) else f"no error: {shown(result.text)}"
     if not _looks_like_error(result.text):
         return 'error=True, its text not {"error": ...}'
     return "an error Observation; nothing ran"
@@ -237,9 +237,9 @@ def _scope_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
         return 'An error Observation is JSON {"error": ...}: build its text with error_observation(...).'
     if got.what.startswith(("it ran", "no error")) and name.strip() not in args[1] and name.strip().lower() in {
             allowed.lower() for allowed in args[1]}:
-        return f"Names are compared as written: {name.strip()!r} is no tool; the registry refuses it too."
+        return f"Names are compared as written: {shown(name.strip())} is no tool; the registry refuses it too."
     if got.what.startswith("it ran") and name != name.strip():
-        return f"A tool outside the names must never run: the registry strips {name!r} to {name.strip()}."
+        return f"A tool outside the names must never run: the registry strips {shown(name)} to {name.strip()}."
     if got.what.startswith("it ran"):
         return "A tool outside the names must never run."
     if got.what.startswith("the error also names"):
@@ -247,7 +247,7 @@ def _scope_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
     if got.what.startswith("not the registry"):
         return "Hold the registry's own tools (registry.get(name)): they keep their zh descriptions."
     if name != name.strip():
-        return f"The registry strips {name!r} to {name.strip()}: strip the name before you compare."
+        return f"The registry strips {shown(name)} to {name.strip()}: strip the name before you compare."
     return None
 
 
@@ -269,7 +269,7 @@ def _show_probe(args: tuple) -> str:
     extras, names, asked = args
     held = f"shop + {', '.join(extras)}" if extras else "shop"
     name = asked[1] if asked[0] == "list" or asked[1] == asked[1].strip() else repr(asked[1])
-    doing = f"build_tool_list({asked[1]!r})" if asked[0] == "list" else f"run {name} {_brief(asked[2], 40)}"
+    doing = f"build_tool_list({shown(asked[1])})" if asked[0] == "list" else f"run {name} {_brief(asked[2], 40)}"
     return f"scope(<{held}>, {list(names)}), then {doing}"
 
 

@@ -8,7 +8,7 @@ import string
 from collections.abc import Callable, Iterator
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
 from tinyagent.protocols.gbnf import GrammarError, parse_grammar
 
 # The solution's grammar: what the learner's is compared with on every generated text.
@@ -87,7 +87,7 @@ def _between_hint(args: tuple, expected: str, got: str) -> str | None:
 
 def _grammar_hint(args: tuple, expected: str, got: str) -> str | None:
     if got == "allowed" and re.fullmatch(r"[A-Z]{2}[0-9]{10}.+", args[0], re.DOTALL):
-        return f"It allows {args[0][12:]!r} after the number: nothing may follow it."
+        return f"It allows {shown(args[0][12:])} after the number: nothing may follow it."
     if got == "allowed":
         return "It allows a text that is not a tracking number: two capitals, ten digits, nothing else."
     return "It refuses a tracking number: any two capital letters A-Z, then any ten digits 0-9."
@@ -123,6 +123,10 @@ def check_tracking_grammar(tracking_grammar: str | None) -> None:
         grammar = parse_grammar(tracking_grammar)
     except GrammarError as exc:
         _fail(exercise, f"llama.cpp could not read this grammar either: {exc}")
+    try:
+        grammar.accepts("SF1234567890")
+    except GrammarError as exc:  # llama.cpp may read it; the check's matcher cannot follow it
+        _fail(exercise, f"the check cannot follow this grammar: {exc}")
     # A grammar holds nothing between texts, so it is not asked again.
     tried = agree_on(exercise, "check_tracking_grammar", GRAMMAR_RULES, lambda text: _accepted(grammar.accepts(text)),
                      lambda text: _accepted(_REFERENCE_GRAMMAR.accepts(text)), call="your grammar", again=False)
@@ -228,8 +232,8 @@ def _shapes(rng: random.Random) -> Iterator[tuple]:
 def _whose_words(rng: random.Random) -> Iterator[tuple]:
     for _ in range(10):  # the model's guesses and the system prompt's examples are not facts
         example = _example(rng)
-        asked, shown, guessed = (_shape_like(rng, example) for _ in range(3))
-        turns = [("user", [asked]), ("assistant", [guessed]), ("observation", [shown])]
+        asked, observed, guessed = (_shape_like(rng, example) for _ in range(3))
+        turns = [("user", [asked]), ("assistant", [guessed]), ("observation", [observed])]
         if rng.random() < 0.5:
             turns.append(("assistant", [asked]))
         yield (_conversation(rng, example, turns), example)
@@ -385,7 +389,7 @@ def _show_messages(args: tuple) -> str:
                       for m in messages).replace("\n", "⏎")
     if len(said) > 80:
         said = f"{said[:50]} … {said[-27:]}"
-    return f"example {example!r}; {said}"
+    return f"example {shown(example)}; {said}"
 
 
 @grades("Exercise 2", spec=Spec(IDS_RULES))

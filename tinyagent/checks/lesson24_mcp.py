@@ -140,8 +140,8 @@ def _show_result(args: tuple) -> str:
     parts = ", ".join(repr(part["text"]) if part["type"] == "text" else part["type"]
                       for part in result.get("content", []))
     flag = f"isError={result['isError']}, " if "isError" in result else ""
-    shown = f"{flag}content=[{parts}]"
-    return shown if len(shown) <= 90 else f"{shown[:60]} … {shown[-25:]}"
+    text = f"{flag}content=[{parts}]"
+    return text if len(text) <= 90 else f"{text[:60]} … {text[-25:]}"
 
 
 @grades("Exercise 1", spec=Spec(OBSERVATION_RULES))

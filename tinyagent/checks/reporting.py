@@ -46,8 +46,8 @@ def failure_lines(message: str) -> list[str]:
     for n, paragraph in enumerate(message.splitlines() or [""]):
         # No more of a paragraph than the lines could show (a character takes a column or more): a learner's
         # answer quoted whole, a megabyte long, still shows at once.
-        shown = paragraph[: FAILURE_LINES * FAILURE_COLUMNS + 1]
-        lines += _wrap(shown, FAILURE_COLUMNS, first=len(_HEAD) if n == 0 else 0)
+        part = paragraph[: FAILURE_LINES * FAILURE_COLUMNS + 1]
+        lines += _wrap(part, FAILURE_COLUMNS, first=len(_HEAD) if n == 0 else 0)
         if len(lines) > FAILURE_LINES:
             break
     if len(lines) > FAILURE_LINES:
@@ -56,10 +56,30 @@ def failure_lines(message: str) -> list[str]:
     return lines
 
 
+def shown(value: Any) -> str:
+    """repr(value), or, when the learner's value cannot be shown (its __repr__ raises or returns no string, an
+    int of more than 4,300 digits, nesting deeper than Python recurses), a line that says so: a failure that
+    quotes it must still be a failure, never an exception from the check."""
+    try:
+        text = repr(value)
+    except Exception as exc:  # noqa: BLE001 - whatever repr raised, the value is the learner's
+        return f"<a {type(value).__name__} that cannot be shown: repr() raised {type(exc).__name__}>"
+    return text if isinstance(text, str) else f"<a {type(value).__name__} whose repr() is no string>"
+
+
+def said(exc: BaseException) -> str:
+    """str(exc), or what it was when its __str__ raises: the message of an exception the learner's code raised."""
+    try:
+        text = str(exc)
+    except Exception as failed:  # noqa: BLE001 - the exception is the learner's
+        return f"<its message cannot be shown: str() raised {type(failed).__name__}>"
+    return text if isinstance(text, str) else "<its message is no string>"
+
+
 def _brief(value: Any, columns: int = 60) -> str:
     """`value` as a failure quotes it: a string as its repr (so line ends show as \\n), cut in the middle to
     about `columns` columns when longer, so one sample never fills the learner's screen."""
-    text = repr(value)
+    text = shown(value)
     if len(text) <= columns and _columns(text) <= columns:  # a longer text cannot fit: no need to count it
         return text
     head, tail = "", ""
@@ -133,7 +153,7 @@ def _run(exercise: str, what: str, function: Callable, *args: Any, **kwargs: Any
         stopped_while(exercise, what)
         raise
     except Exception as exc:  # noqa: BLE001 - the learner's bug, reported as the check's failure
-        _fail(exercise, f"{what} raised {type(exc).__name__}: {exc}")
+        _fail(exercise, f"{what} raised {type(exc).__name__}: {said(exc)}")
 
 
 def stopped_while(exercise: str, what: str, given: str | None = None) -> None:
@@ -170,6 +190,11 @@ def grades(exercise: str, spec: Any = None) -> Callable[[Check], Check]:
                 return check(*args, **kwargs)
             except ExerciseFailed:
                 raise
+            except SystemExit as exc:  # sys.exit() in the learner's code: not an Exception, so nothing below saw it
+                if _learners_frame(exc.__traceback__) is None:
+                    raise
+                _fail(exercise, f"your code called sys.exit() (SystemExit: {said(exc)}): an answer returns its "
+                                "result instead")
             except KeyboardInterrupt as exc:  # stopped in the learner's code, where no _run or agree_on saw it
                 if (frame := _learners_frame(exc.__traceback__)) is not None:
                     stopped_while(exercise, f"your {frame.tb_frame.f_code.co_name} (line {frame.tb_lineno})")
@@ -191,7 +216,7 @@ def learners_mistake(exc: BaseException) -> str | None:
     frame = _learners_frame(exc.__traceback__)
     if frame is not None:
         where = f" (in {frame.tb_frame.f_code.co_name}, line {frame.tb_lineno})"
-        return f"your code raised {type(exc).__name__}: {exc}{where}"
+        return f"your code raised {type(exc).__name__}: {said(exc)}{where}"
     if isinstance(exc, AttributeError) and exc.obj is not None and not _ours(type(exc.obj)):
         owner = (exc.obj if isinstance(exc.obj, type) else type(exc.obj)).__name__
         return (f"your {owner} has no {exc.name!r}, which the exercise asks for: give {owner} a method or "
@@ -230,6 +255,6 @@ def _json(exercise: str, text: Any, where: str) -> Any:
         _fail(exercise, f"{where} returned {type(text).__name__}, not a string: a tool returns text")
     try:
         return json.loads(text)
-    except ValueError:
-        _fail(exercise, f"{where} returned text that is not JSON: {text[:120]!r}")
+    except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python reads
+        _fail(exercise, f"{where} returned text that is not JSON: {_brief(text[:120], 130)}")
 

@@ -25,6 +25,7 @@ from functools import lru_cache
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _RULE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
+MAX_GROUP_DEPTH = 100  # ( groups ) inside each other: past this the reader would run out of Python's stack
 
 
 class GrammarError(ValueError):
@@ -111,7 +112,11 @@ class Grammar:
         """True when `rule` (root by default) can produce exactly `text`."""
         if rule not in self.rules:
             raise GrammarError(f"the grammar has no rule {rule!r}")
-        return len(text) in _Matcher(self.rules, text).ends(_Ref(rule), 0)
+        try:
+            return len(text) in _Matcher(self.rules, text).ends(_Ref(rule), 0)
+        except RecursionError:  # each rule named inside another is a level of Python's stack
+            raise GrammarError("the grammar's rules lead through one another too deep for this checker (a chain of "
+                               "some hundreds of rules): name fewer rules in a row") from None
 
     def __str__(self) -> str:
         return self.source
@@ -190,6 +195,7 @@ def _names_in(node) -> set[str]:
 class _Reader:
     def __init__(self, text: str, line_no: int):
         self.text, self.pos, self.line_no = text, 0, line_no
+        self.depth = 0  # how many ( groups ) the reader is inside
 
     def fail(self, why: str) -> GrammarError:
         return GrammarError(f"line {self.line_no}: {why}")
@@ -221,7 +227,11 @@ class _Reader:
             return self.char_class()
         if ch == "(":
             self.pos += 1
+            self.depth += 1
+            if self.depth > MAX_GROUP_DEPTH:
+                raise self.fail(f"groups are nested more than {MAX_GROUP_DEPTH} deep")
             inner = self.alternatives()
+            self.depth -= 1
             self.skip()
             if self.pos >= len(self.text) or self.text[self.pos] != ")":
                 raise self.fail("a group ( is never closed")
@@ -268,6 +278,9 @@ class _Reader:
         digits = self.text[self.pos + 2: self.pos + 2 + (width or 0)]
         if width is None or not re.fullmatch(r"[0-9a-fA-F]+", digits or "-") or len(digits) != width:
             raise self.fail(f"unknown escape {self.text[self.pos:self.pos + 2]!r}")
+        if int(digits, 16) > 0x10FFFF:  # chr() would refuse it: past the last code point Unicode has
+            raise self.fail(f"the escape {self.text[self.pos:self.pos + 2 + width]!r} is past Unicode's last "
+                            "character, \\U0010FFFF")
         self.pos += 2 + width
         return chr(int(digits, 16))
 
@@ -330,8 +343,11 @@ class _Matcher:
             frontier, count = {pos}, 0
             while frontier and (node.high is None or count < node.high):
                 count += 1
-                frontier = {end for start in frontier for end in self.ends(node.item, start)
-                            if end != start or count <= node.low}
+                step = {end for start in frontier for end in self.ends(node.item, start)
+                        if end != start or count <= node.low}
+                if step == frontier and count < node.low:
+                    count = node.low  # the same places again (the item matched empty text): so up to `low`
+                frontier = step
                 if count >= node.low:
                     new = frontier - reached
                     reached |= frontier
