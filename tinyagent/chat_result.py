@@ -123,7 +123,7 @@ def _server_message(text: str) -> str:
     """The human part of an error body: OpenAI's {"error": {"message": ...}} or a clipped raw body."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads
         return _describe_body(text)
     if isinstance(data, dict):
         error = data.get("error", data)

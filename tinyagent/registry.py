@@ -121,6 +121,6 @@ def _reports_error(text: str) -> bool:
         return False
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a tool's text may be a web page's: nested deeper than Python reads
         return False
     return isinstance(value, dict) and "error" in value

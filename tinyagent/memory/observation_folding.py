@@ -46,11 +46,11 @@ def fold_observation(text: str) -> str:
         return text
     try:
         value = json.loads(text)
-    except ValueError:
-        value = None
-    if isinstance(value, (dict, list)):
-        body = json.dumps(_fold_value(value), ensure_ascii=False, separators=(",", ":"))
-    else:
+        body = json.dumps(_fold_value(value), ensure_ascii=False, separators=(",", ":")) \
+            if isinstance(value, (dict, list)) else None
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads (or folds): text
+        body = None
+    if body is None:
         reports_error = text.lstrip().lower().startswith(("error", "错误"))
         body = _fold_text(text, ERROR_TEXT if reports_error else PLAIN_TEXT)
     folded = FOLD_MARK.format(chars=len(text)) + body

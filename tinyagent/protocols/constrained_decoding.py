@@ -361,7 +361,7 @@ def _argument(call: Action, tool: Tool, key: str) -> str:
     text = call.tool_input.strip()
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     if isinstance(data, dict):
         return str(data.get(key, "")).upper()
@@ -428,7 +428,7 @@ def read_step(text: str, tools: Any = None) -> ParsedStep:
         return parse_step(text)
     try:
         data = json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python reads
         return ParsedStep("", None, None, "no_format")
     if isinstance(data, dict) and isinstance(data.get("final_answer"), str):
         return ParsedStep("", None, data["final_answer"], "final_answer")

@@ -115,12 +115,12 @@ def read_arguments(arguments: Any) -> tuple[str, dict | None, str | None]:
         return "{}", {}, None
     try:
         value = json.loads(arguments)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python reads
         return arguments, None, f"not valid JSON: {_short(exc)}"
     if isinstance(value, str):  # encoded twice: a string that holds the object
         try:
             inner = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             inner = None
         if isinstance(inner, dict):
             return arguments, inner, None

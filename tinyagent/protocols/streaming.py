@@ -369,6 +369,11 @@ class ReplyStream:
             raise self._server_error(event.data)
         try:
             return self._read_chunk(replace_lone_surrogates(chunk) if json_may_hold_surrogates(event.data) else chunk)
+        except RecursionError:  # the repair walks the chunk: two levels of Python's stack for each of its own
+            raise BadResponseError(
+                f"a line of the stream from {self._host} is nested too deeply to be a Chat Completions chunk",
+                self._response.status_code,
+            ) from None
         except _WrongShape as exc:
             raise BadResponseError(
                 f"a chunk of the stream from {self._host} is not a Chat Completions chunk: {exc}. The chunk: "

@@ -169,7 +169,7 @@ def input_from_arguments(tool: Tool, arguments: Mapping[str, Any] | str | None) 
         text = arguments.strip()
         try:
             arguments = json.loads(text) if text else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             return text
         if not isinstance(arguments, dict):
             return text

@@ -569,7 +569,7 @@ def normalize(text: str) -> str:
     text = (text or "").strip()
     try:
         return json.dumps(json.loads(text), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: an Observation nested deeper than Python reads
         return " ".join(text.split())
 
 

@@ -536,7 +536,7 @@ def _json_step(text: str, known: list[str], found: _Found, whole_reply: bool = F
             break
         try:
             value, _ = decoder.raw_decode(text, match.start())
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads
             continue
         step = _json_action(value) if isinstance(value, dict) else None
         if step is None:

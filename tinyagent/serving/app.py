@@ -463,7 +463,11 @@ async def read_json_body(request: Request, limit: int, fields: tuple[str, ...] =
                        '{"query": "..."} with the question as text') from None
     # A lone surrogate ("\ud800" is valid JSON) cannot be stored or sent back as UTF-8: repaired now,
     # before the run, so that nothing after the tools have run can fail on it.
-    data = replace_lone_surrogates(data)
+    try:
+        data = replace_lone_surrogates(data)
+    except RecursionError:  # the repair walks the body: two levels of Python's stack for each of its own
+        raise ApiError(400, "too_deep", 'the body is JSON nested too deeply to read: send a flat object such as '
+                       '{"query": "..."}') from None
     if not isinstance(data, dict):
         raise ApiError(400, "not_an_object", f"the body is JSON {type(data).__name__}, not an object: "
                        f"send {example}")

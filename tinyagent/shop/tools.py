@@ -109,8 +109,8 @@ def _id_text_in_json(text: str, field: str) -> str:
     """The part of a JSON input that holds the id: the value under `field`, else every scalar value."""
     try:
         value = json.loads(text)
-    except ValueError:
-        return text  # not JSON after all: read it as text
+    except (ValueError, RecursionError):
+        return text  # not JSON after all (or nested deeper than Python reads): read it as text
     if isinstance(value, dict):
         keys = {key.lower().replace("_", ""): key for key in value}
         if field.lower() in keys:
@@ -281,7 +281,7 @@ class SearchKnowledgeTool(Tool):
         if query.startswith("{"):  # {"query": "..."}: the model sent arguments as JSON
             try:
                 payload = json.loads(query)
-            except ValueError:
+            except (ValueError, RecursionError):
                 payload = None
             if isinstance(payload, dict) and isinstance(payload.get("query"), str):
                 query = payload["query"].strip()

@@ -70,7 +70,7 @@ def read_arguments(text: str, parameters: Mapping[str, Any]) -> dict[str, Any] |
     if text.startswith("{"):
         try:
             value = json.loads(text, strict=False)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python reads
             if single is not None and accepts_strings(properties[single]):
                 return {single: text}  # a text parameter: a "{" is just its first character
             return Problem("", f"the input is not valid JSON: {_json_error(exc)}", _object_expected(names))
@@ -90,7 +90,7 @@ def _single_value(text: str, schema: Mapping[str, Any]) -> Any:
     """The value of a tool's one parameter, written as plain text."""
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text  # not JSON: the words themselves (the validator says if a string will not do)
     if accepts_strings(schema) and not isinstance(value, str):
         return text  # 88231 for `order_id: str` is the text "88231"
