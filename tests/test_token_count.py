@@ -43,6 +43,18 @@ def test_cl100k_counts_known_ids(fresh_counter):
     assert counter.chat([{"role": "user", "content": "hello"}, {"role": "system", "content": "hi"}]) == 13
 
 
+def test_a_special_token_s_text_and_a_lone_surrogate_are_counted_not_refused(fresh_counter):
+    # "<|endoftext|>" in a question or a page is text, as a provider reads it: encode() raised ValueError on it,
+    # and a budgeted run (ContextBudget.fit) with it.
+    pytest.importorskip("quicktok")
+    counter = token_counter()
+    assert counter.text("what is <|endoftext|>?") == 8
+    assert counter.text("x\ud800") == counter.text("x\ufffd")  # sent as U+FFFD; it raised TypeError
+    from tinyagent.memory.context_budget import ContextBudget
+
+    ContextBudget(2000).fit([{"role": "system", "content": "s"}, {"role": "user", "content": "what is <|endoftext|>?"}])
+
+
 def test_chat_rule_is_the_benchmarks_rule(fresh_counter):
     pytest.importorskip("quicktok")
     overhead = _overhead()

@@ -25,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
+from tinyagent.safe_text import replace_lone_surrogates
+
 ENCODING = "cl100k_base"
 TOKENS_PER_MESSAGE = 3  # OpenAI's cookbook, for its chat models
 TOKENS_PER_REPLY = 3
@@ -55,7 +57,9 @@ def token_counter() -> TokenCounter:
     encoding = quicktok.get_encoding(ENCODING)
 
     def text(value: str) -> int:
-        return len(encoding.encode(value)) if value else 0
+        # The words of a customer, a tool or a page: "<|endoftext|>" in them is text, as a provider reads a
+        # message (encode would raise on it), and a lone surrogate counts as the U+FFFD a request sends for it.
+        return len(encoding.encode_ordinary(replace_lone_surrogates(value))) if value else 0
 
     def chat(messages: list[dict]) -> int:
         return TOKENS_PER_REPLY + sum(
