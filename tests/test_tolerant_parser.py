@@ -4,6 +4,8 @@ it never raises, and every well-formed step round-trips."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -304,3 +306,14 @@ def test_brackets_that_close_on_a_later_line_hold_the_whole_input():
     step = parse_tolerant(reply)
     assert step.action == Action("applyRefund", '{"orderId": "88231",\n  "reason": "不回充 [质量问题]"}')
     assert parse_tolerant("Action: queryOrder\n88231").action == Action("queryOrder", "88231")  # no brackets: as before
+
+
+@pytest.mark.parametrize("reply", [" " * 100_000 + "x", "Action" + " " * 100_000 + "x", "x" + "Action:" * 50_000,
+                                   "**" + " \t" * 50_000 + "Action"])
+def test_a_long_degenerate_line_does_not_hang_the_parser(reply):
+    # A looping model writes such lines. The regexes once backtracked over every split of a run, so the time grew
+    # with the square of the length: 16,000 spaces took 8 s, so these (100,000; 350,000 characters) took minutes.
+    # Now milliseconds; 60 s only tells a hang from a loaded machine, it measures nothing.
+    started = time.monotonic()
+    parse_tolerant(reply)
+    assert time.monotonic() - started < 60

@@ -97,14 +97,17 @@ _WEAK_SPELLINGS = {"reason", "reasoning", "thoughts", "思考", "行动", "动�
 # The patterns.
 _QUOTES = "*`'\"“”‘’「」"
 _MARKS = _QUOTES + "_"
-KEY_LINE = re.compile(r"^[ \t]*(?P<before>[*_#>`~+-]*)[ \t]*"  # Markdown before the key: **Action, ## Action, > Action, - Action
+# The runs of spaces and marks are possessive (*+): none of them can give back what another could take, and
+# without it a line of 16,000 spaces took 8 s (each split of the run between two [ \t]* was tried).
+KEY_LINE = re.compile(r"^[ \t]*+(?P<before>[*_#>`~+-]*+)[ \t]*+"  # Markdown before the key: **Action, ## Action, > Action, - Action
         r"(?P<key>thoughts?|reasoning|reason|action[ _-]*input|action|final[ _-]*answer|observation"
         r"|思考|行动输入|动作输入|行动|动作|最终答案|最终回答|观察)"
-        r"(?P<number>[ \t]*\d+)?"  # Action 1: (the ReAct paper's numbered steps)
-        r"(?P<after>[ \t]*[*_`]*[ \t]*)"  # **Action**:
+        r"(?P<number>[ \t]*+\d+)?"  # Action 1: (the ReAct paper's numbered steps)
+        r"(?P<after>[ \t]*+[*_`]*+[ \t]*+)"  # **Action**:
         r"(?P<colon>[:：])[ \t]*(?P<value>.*)$", re.IGNORECASE)
 # Keys in the middle of a line, as the second article's model writes them: "Reason: ... Action: x ActionInput: y".
-INLINE_ACTION = re.compile(r"(?<!\w)[Aa]ction[ \t]*[:：][ \t]*(?P<name>[^\s,;，；]+)[\s,;，；]*[Aa]ction[ _]?[Ii]nput[ \t]*[:：][ \t]*"
+# A tool's name is at most 64 characters (OpenAI's limit): an unbounded name made "x" + "Action:" * 8000 take 6 s.
+INLINE_ACTION = re.compile(r"(?<!\w)[Aa]ction[ \t]*[:：][ \t]*(?P<name>[^\s,;，；]{1,64})[\s,;，；]*[Aa]ction[ _]?[Ii]nput[ \t]*[:：][ \t]*"
         r"(?P<input>.*)", re.DOTALL)
 INLINE_INPUT = re.compile(r"(?<!\w)[Aa]ction[ _]?[Ii]nput[ \t]*[:：][ \t]*(?P<input>.*)", re.DOTALL)
 INLINE_FINAL = re.compile(r"(?<!\w)Final[ _]?Answer[ \t]*[:：][ \t]*(?P<answer>.*)", re.DOTALL)
