@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import socket
 import threading
 import time
 
@@ -60,6 +61,44 @@ def test_health_and_methods(service):
     assert get(service, "/health").json() == {"ok": True}
     response = requests.post(service.url("/weather"), json={"city": "杭州"}, timeout=PATIENCE)
     assert response.status_code == 405 and "only GET" in response.json()["error"]
+
+
+def raw_reply(service: WeatherService, request: bytes) -> bytes:
+    """Send `request` as it is (requests would tidy it up) and read the reply until the service closes."""
+    with socket.create_connection(("127.0.0.1", service.port), timeout=PATIENCE) as client:
+        client.sendall(request)
+        reply = b""
+        while chunk := client.recv(65536):
+            reply += chunk
+    return reply
+
+
+@pytest.mark.parametrize(("request_bytes", "status"), [
+    (b"GET http://[/weather HTTP/1.1\r\n\r\n", b"400"),  # urlsplit raised: a traceback and no reply
+    (b"OPTIONS /weather HTTP/1.1\r\n\r\n", b"405"),  # was the standard library's 501, an HTML page
+    (b"FOO /weather HTTP/1.1\r\n\r\n", b"501"),
+    (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", b"414"),
+])
+def test_a_request_the_standard_library_refuses_is_answered_in_json(service, request_bytes, status):
+    head, _, body = raw_reply(service, request_bytes).partition(b"\r\n\r\n")
+    assert head.split(b" ")[1] == status and b"application/json" in head
+    assert "error" in json.loads(body)
+
+
+def test_head_gets_405_headers_and_no_body(service):
+    head, _, body = raw_reply(service, b"HEAD /weather HTTP/1.1\r\n\r\n").partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 405") and body == b""
+
+
+def test_a_request_that_stalls_is_dropped_not_held_for_ever(monkeypatch):
+    from tinyagent.toolkit import weather_api
+
+    monkeypatch.setattr(weather_api._Handler, "timeout", 0.5)  # 30 s in the service: the same rule, sooner
+    with WeatherService() as service:
+        # Half a request: the headers never end. The connection once stayed open, a thread held, until the client left.
+        reply = raw_reply(service, b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        assert reply == b""  # closed without a reply, once the half request had waited its time
+        assert get(service, "/health").json() == {"ok": True}
 
 
 def test_a_fault_applies_to_the_next_requests_then_the_service_recovers(service):

@@ -49,7 +49,7 @@ from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -422,13 +422,21 @@ def check_not_cross_site(request: Request) -> None:
         raise ApiError(403, "cross_site", f"a request from another site ({fetched_from}) may not run the agent: "
                        "use this service's own page, or call it from a program")
     origin = request.headers.get("origin")
-    if origin is not None and urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower():
+    if origin is not None and _origin_host(origin) != request.headers.get("host", "").lower():
         raise ApiError(403, "cross_site", f"a request from the page of {origin[:80]!r} may not run the agent: "
                        "use this service's own page, or call it from a program")
     media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if media_type != "application/json":
         raise ApiError(415, "not_json", f"the body must be sent as Content-Type: application/json, not "
                        f"{media_type or 'none'!r}")
+
+
+def _origin_host(origin: str) -> str | None:
+    """The host:port of an Origin header; None for one no page sends ("http://[" makes urlsplit raise)."""
+    try:
+        return urlsplit(origin).netloc.lower()
+    except ValueError:
+        return None
 
 
 async def read_json_body(request: Request, limit: int, fields: tuple[str, ...] = FIELDS,
@@ -446,6 +454,9 @@ async def read_json_body(request: Request, limit: int, fields: tuple[str, ...] =
     except TimeoutError:
         raise ApiError(408, "body_timeout", f"the body did not arrive within {BODY_TIMEOUT_S:g} s: send it "
                        "all at once") from None
+    except ClientDisconnect:  # the client went away (or broke its chunked body) before the end: nothing to run
+        raise ApiError(400, "body_cut", "the connection closed before the whole body arrived: send it again") \
+            from None
     if not body.strip():
         raise ApiError(400, "empty_body", 'the body is empty: send JSON such as {"query": "Where is order 88231?"}')
     try:

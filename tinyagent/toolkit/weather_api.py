@@ -44,6 +44,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from datetime import timedelta
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -139,6 +140,9 @@ class Fault:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.0"  # one request per connection: nothing idle to clean up at stop()
+    # A client that stalls (half a request line, headers never ended) is dropped after this long: without it,
+    # each such connection held a thread for ever.
+    timeout = 30
 
     def do_GET(self) -> None:
         service = self.server.service
@@ -153,7 +157,10 @@ class _Handler(BaseHTTPRequestHandler):
             return  # the handler returns without a byte written: the client sees the connection close
         if fault.status is not None:
             return self._send(fault.status, {"error": f"the weather service is failing on purpose ({fault.status})"})
-        url = urlsplit(self.path)
+        try:
+            url = urlsplit(self.path)
+        except ValueError:  # an absolute-form target whose host urlsplit cannot read: "http://[/weather"
+            return self._send(400, {"error": f"the request target {self.path[:80]!r} is not a URL it reads"})
         if url.path == "/health":
             return self._send(200, {"ok": True})
         if url.path == "/forecast":
@@ -222,7 +229,19 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._send(405, {"error": "only GET is served here"})
 
-    do_PUT = do_DELETE = do_PATCH = do_POST
+    do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_TRACE = do_CONNECT = do_POST
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard library's own refusals (a method it does not know, a malformed request line or header,
+        one too long) in this API's JSON, not its HTML page."""
+        self.close_connection = True
+        body = json.dumps({"error": message or HTTPStatus(code).phrase}, ensure_ascii=False).encode("utf-8")
+        self.send_response(code)  # the standard phrase: `message` may hold what the client sent
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
     def _send(self, status: int, payload: dict) -> None:
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
@@ -233,7 +252,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":  # a reply to HEAD has headers only
+            self.wfile.write(body)
 
     def log_message(self, format: str, *args) -> None:
         if self.server.service.verbose:
