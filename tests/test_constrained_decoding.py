@@ -146,6 +146,13 @@ def test_what_would_break_the_reader_is_a_grammar_error(grammar, says):
         parse_grammar(grammar)
 
 
+@pytest.mark.parametrize("inside", ["\u2028", "\x85", "\u2029"])
+def test_a_literal_holding_a_line_separator_means_itself(inside):
+    # llama.cpp ends a line at "\n" only: splitlines() broke the literal there, and joined it back with a space.
+    grammar = parse_grammar("root ::= " + literal(f"a{inside}b"))
+    assert grammar.accepts(f"a{inside}b") and not grammar.accepts("a b")
+
+
 def test_a_chain_of_rules_too_long_to_follow_is_a_grammar_error_not_a_recursion_error():
     chain = [f"r{n} ::= r{n + 1}" for n in range(5000)]
     grammar = parse_grammar("\n".join([*chain, 'r5000 ::= "a"', "root ::= r0"]))

@@ -29,7 +29,7 @@ def test_unknown_tool_becomes_error_observation_listing_the_tools():
     assert data["available_tools"] == ["echo"]
 
 
-@pytest.mark.parametrize("action", [None, Action("", "x"), Action("   ", "")])
+@pytest.mark.parametrize("action", [None, Action("", "x"), Action("   ", ""), Action(5, "x"), Action(None, "x")])
 def test_empty_action_becomes_error_observation(action):
     result = registry_with().run(action)
     assert result.error

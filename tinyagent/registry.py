@@ -81,7 +81,7 @@ class ToolRegistry:
         return ToolResult(replace_lone_surrogates(result.text), result.error)
 
     def _run(self, action: Action | None) -> ToolResult:
-        if action is None or not (action.tool_name or "").strip():
+        if action is None or not isinstance(action.tool_name, str) or not action.tool_name.strip():
             return ToolResult(error_observation("no tool name was found in the reply"), error=True)
         name = action.tool_name.strip()
         tool = self._tools.get(name)

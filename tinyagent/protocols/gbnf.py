@@ -145,7 +145,8 @@ def parse_grammar(source: str) -> Grammar:
 def _rule_texts(source: str):
     """(name, right side, line number) per rule; a line that does not start a rule continues the last."""
     rules: list[list] = []
-    for line_no, line in enumerate(source.splitlines(), start=1):
+    # Lines end at "\n" only, as llama.cpp reads them: splitlines() also broke a literal at U+2028 or U+0085.
+    for line_no, line in enumerate(source.split("\n"), start=1):
         stripped = _strip_comment(line).strip()
         if not stripped:
             continue
