@@ -126,6 +126,23 @@ def test_what_a_grammar_cannot_say_is_refused_not_dropped():
         schema_grammar({"type": "object", "properties": {}, "additionalProperties": {"type": "string"}})
 
 
+@pytest.mark.parametrize("schema, says", [
+    # Each once gave a grammar llama.cpp refuses ({3,2}, {-1,}), one that allows too much ([] for minItems 3, ""
+    # for an empty enum, only {} for additionalProperties true), or an OverflowError or AttributeError.
+    ({"type": "string", "minLength": 3, "maxLength": 2}, "the first no more than the second"),
+    ({"type": "string", "minLength": -1}, "whole numbers from 0"),
+    ({"type": "string", "maxLength": -1}, "whole numbers from 0"),
+    ({"type": "string", "minLength": float("inf")}, "whole numbers from 0"),
+    ({"type": "array", "items": {"type": "integer"}, "minItems": 3, "maxItems": 1}, "the first no more"),
+    ({"type": "array", "items": [{"type": "integer"}]}, "items must be one schema"),
+    ({"enum": []}, "enum must be a non-empty list"),
+    ({"type": "object", "additionalProperties": True}, "set additionalProperties to false"),
+])
+def test_a_schema_no_grammar_can_say_exactly_is_refused(schema, says):
+    with pytest.raises(ValueError, match=says):
+        schema_grammar(schema)
+
+
 def test_the_matcher_refuses_what_llama_cpp_refuses():
     for bad in ("root ::= foo", 'root ::= "open', "root ::= [a-", 'x ::= "a"', 'root ::= ("a"', 'root ::= "a"{3,1}'):
         with pytest.raises(GrammarError):

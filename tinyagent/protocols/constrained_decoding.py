@@ -121,6 +121,8 @@ def schema_rules(schema: Mapping[str, Any], book: RuleBook | None = None, name: 
     if "const" in schema:
         return json_literal(schema["const"])
     if "enum" in schema:
+        if not isinstance(schema["enum"], list) or not schema["enum"]:
+            raise ValueError(f"{name}: enum must be a non-empty list of values; an empty one lets no value fit")
         return "(" + " | ".join(json_literal(v) for v in schema["enum"]) + ")"
     for key in ("anyOf", "oneOf"):
         if key in schema:
@@ -131,15 +133,18 @@ def schema_rules(schema: Mapping[str, Any], book: RuleBook | None = None, name: 
         options = [schema_rules({**schema, "type": k}, book, f"{name}-{k}", values) for k in kind]
         return book.add(name, " | ".join(options))
     if kind == "string":
-        low, high = int(schema.get("minLength", 0)), schema.get("maxLength")
+        low, high = _bounds(schema, "minLength", "maxLength", name)
         if low == 0 and high is None:
             return "json-string"
         return book.add(name, f'"\\"" json-char{{{low},{"" if high is None else int(high)}}} "\\""')
     if kind in ("integer", "number", "boolean", "null"):
         return f"json-{kind}"
     if kind == "array":
+        if not isinstance(schema.get("items", {}), Mapping):
+            raise ValueError(f"{name}: items must be one schema; the older list form (a schema per place) is not "
+                             "expressible here")
         item = schema_rules(schema.get("items", {}), book, f"{name}-item", values)
-        low, high = int(schema.get("minItems", 0)), schema.get("maxItems")
+        low, high = _bounds(schema, "minItems", "maxItems", name)
         more = f'(ws "," ws {item}){{{max(low - 1, 0)},{"" if high is None else max(int(high) - 1, 0)}}}'
         body = f'"[" ws {item} {more} ws "]"'
         if low == 0:
@@ -154,9 +159,21 @@ def schema_rules(schema: Mapping[str, Any], book: RuleBook | None = None, name: 
     raise ValueError(f"{name}: unknown type {kind!r}")
 
 
+def _bounds(schema: Mapping[str, Any], low_key: str, high_key: str, name: str) -> tuple[int, int | None]:
+    """(least, most) of a length or a count: whole numbers, 0 or more, the least no more than the most (None: no
+    most); a ValueError for any other pair, which would make a grammar llama.cpp refuses or one that allows too
+    much ({3,2}, {-1,}, Infinity)."""
+    low, high = schema.get(low_key, 0), schema.get(high_key)
+    whole = [isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (low, 0 if high is None else high)]
+    if not all(whole) or (high is not None and high < low):
+        raise ValueError(f"{name}: {low_key} {low!r} and {high_key} {high!r} must be whole numbers from 0, the first "
+                         "no more than the second")
+    return low, high
+
+
 def _object_rule(schema: Mapping[str, Any], book: RuleBook, name: str, values: Mapping[str, Iterable[str]]) -> str:
     extra = schema.get("additionalProperties", False)
-    if extra not in (False, None) and schema.get("properties") is not None and extra != {}:
+    if extra not in (False, None) and extra != {}:  # with properties or without: other keys cannot be written
         raise ValueError(f"{name}: the grammar writes only the keys the schema names; set additionalProperties "
                          "to false")
     properties = schema.get("properties") or {}

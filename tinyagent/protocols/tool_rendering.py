@@ -72,7 +72,7 @@ def type_words(schema: Mapping[str, Any]) -> str:
     if "enum" in schema:
         return " | ".join(_show(value) for value in schema["enum"])
     if "anyOf" in schema or "oneOf" in schema:
-        return " | ".join(type_words(branch) for branch in schema.get("anyOf") or schema["oneOf"])
+        return " | ".join(type_words(branch) for branch in schema.get("anyOf") or schema.get("oneOf") or ())
     kinds = schema.get("type")
     kinds = [kinds] if isinstance(kinds, str) else list(kinds or ["any"])
     words = []

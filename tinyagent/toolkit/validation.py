@@ -54,7 +54,7 @@ def describe_schema(schema: Mapping[str, Any], with_description: bool = True) ->
     elif "enum" in schema:
         words = "one of " + ", ".join(_show(value) for value in schema["enum"])
     elif "anyOf" in schema or "oneOf" in schema:
-        words = " or ".join(describe_schema(branch, False) for branch in schema.get("anyOf") or schema["oneOf"])
+        words = " or ".join(describe_schema(branch, False) for branch in schema.get("anyOf") or schema.get("oneOf") or ())
     else:
         kinds = schema.get("type")
         kinds = [kinds] if isinstance(kinds, str) else list(kinds or [])
