@@ -61,5 +61,20 @@ def test_from_json_rejects_garbage():
         Trace.from_json('{"events": [{"type": "nope", "step": 1}]}')
 
 
+@pytest.mark.parametrize("text, says", [
+    # Each once loaded, then failed far from the file: summing the usage, counting the rounds, printing.
+    ('{"events": [{"type": "llm_call", "step": 1, "usage": null}]}', "usage should be dict"),
+    ('{"events": [{"type": "llm_call", "step": "1"}]}', "step should be int"),
+    ('{"events": [{"type": "final", "step": 1, "answer": 5}]}', "answer should be str"),
+    ('{"events": [{"type": "tool_call", "step": true, "name": "x"}]}', "step should be int"),
+    ('{"events": [], "lang": "fr"}', "lang must be one of"),
+    ('{"events": [], "lang": null}', "lang must be one of"),
+    ('{"events": [5]}', "events as objects"),
+])
+def test_from_json_refuses_a_field_of_the_wrong_type_where_it_reads_it(text, says):
+    with pytest.raises((TypeError, ValueError), match=says):
+        Trace.from_json(text)
+
+
 def test_repr_is_short():
     assert repr(run().trace) == "<Trace 3 rounds, 11 events, ended: final_answer>"

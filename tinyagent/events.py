@@ -243,4 +243,29 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     for f in fields(cls):  # tuples in the event, lists in JSON
         if isinstance(data.get(f.name), list) and str(f.type).startswith("tuple"):
             data[f.name] = tuple(data[f.name])
+        if f.name in data and not _fits(data[f.name], str(f.type)):
+            # Checked here, where the file is read: a wrong type once loaded and failed later, far from it,
+            # when the trace was printed or its usage summed.
+            raise ValueError(f"{kind} event: {f.name} should be {f.type}, got {type(data[f.name]).__name__}")
     return cls(**data)
+
+
+# What a field's annotation admits from JSON (the annotations events use; any other is not checked).
+_JSON_KINDS = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,), "dict": (dict,)}
+
+
+def _fits(value: Any, annotation: str) -> bool:
+    kinds = annotation.split(" | ")
+    if value is None:
+        return "None" in kinds
+    for kind in kinds:
+        if kind.startswith("tuple["):  # tuple[str, ...], tuple[dict, ...]: each item of that kind
+            item = _JSON_KINDS.get(kind.removeprefix("tuple[").split(",")[0])
+            if isinstance(value, tuple) and (item is None or all(isinstance(v, item) for v in value)):
+                return True
+        elif kind in _JSON_KINDS:
+            if isinstance(value, _JSON_KINDS[kind]) and (kind == "bool" or not isinstance(value, bool)):
+                return True
+        elif kind != "None":
+            return True  # an annotation this check does not know: not checked
+    return False

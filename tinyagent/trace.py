@@ -113,6 +113,8 @@ class Trace:
         data = json.loads(text)
         if not isinstance(data, dict) or not isinstance(data.get("events"), list):
             raise TypeError('a trace in JSON is an object with an "events" list')
-        return cls([event_from_dict(item) for item in data["events"]], lang=data.get("lang", "en"))
+        if not all(isinstance(item, dict) for item in data["events"]):
+            raise TypeError("a trace in JSON holds its events as objects")
+        return cls([event_from_dict(item) for item in data["events"]], lang=check_language(data.get("lang", "en")))
 
 
