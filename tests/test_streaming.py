@@ -91,6 +91,15 @@ def test_a_last_event_without_its_blank_line_is_still_read():
     assert list(read_events([b"data: {}\n", b"data: [DONE]\n"])) == [SseEvent("message", "{}\n[DONE]")]
 
 
+def test_a_long_line_in_one_byte_chunks_is_read_once_not_once_a_byte():
+    # Each chunk once re-split and copied the whole line so far: 200 KB in 1-byte chunks took 12 s. Now about a
+    # second; 60 s only tells a hang from a loaded machine.
+    line = b"data: " + b"x" * 1_000_000 + b"\n\n"  # about 5 minutes before
+    started = time.monotonic()
+    assert [len(event.data) for event in read_events(line[n : n + 1] for n in range(len(line)))] == [1_000_000]
+    assert time.monotonic() - started < 60
+
+
 def test_a_lone_cr_at_the_very_end_still_ends_its_line():
     assert list(read_events([b"data: [DONE]\r"])) == [SseEvent("message", "[DONE]")]
 

@@ -163,6 +163,8 @@ def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
     first = True
     for chunk in chunks:
         buffer += chunk
+        if b"\n" not in chunk and b"\r" not in chunk:
+            continue  # no line ends here: a long line in small chunks is looked through once, at its end
         if b"\r" not in buffer:  # lines that end with LF only, as most servers send them: split at once
             *lines, rest = buffer.split(b"\n")
             for line in lines:
