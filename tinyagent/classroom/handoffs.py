@@ -16,7 +16,7 @@ import re
 
 from tinyagent.classroom.conversation import Conversation, tool_kind
 from tinyagent.classroom.intents import detect_intent
-from tinyagent.classroom.plan_and_reflect import NEEDS
+from tinyagent.classroom.plan_and_reflect import NEEDS, listed_tools
 from tinyagent.classroom.planning import Act, Answer, Call
 
 _TOOLS_NOTE = re.compile(r"[(（](?:tools|工具)\s*[:：]\s*([^)）]*)[)）]")
@@ -71,7 +71,7 @@ def _covering(handoffs: dict[str, str], needed: set[str]) -> list[tuple[str, int
     found = []
     for name, text in handoffs.items():
         note = _TOOLS_NOTE.search(text)
-        tools = [tool.strip() for tool in note.group(1).split(",") if tool.strip()] if note else []
+        tools = listed_tools(note.group(1)) if note else []
         if needed <= {tool_kind(tool) for tool in tools}:
             found.append((name, len(tools)))
     return found

@@ -217,6 +217,11 @@ NEEDS = {
 }
 
 
+def listed_tools(listing: str) -> list[str]:
+    """The tool names of a "(tools: a, b)" note's list, as a skill or a specialist is described."""
+    return [tool.strip() for tool in listing.split(",") if tool.strip()]
+
+
 def choose_skill(system: str, question: str) -> str:
     """"Skill: <name>": of the listed skills ("name: description (tools: a, b)") whose tools cover the kinds of
     tool the request needs, the one with the fewest tools (the first listed on a tie); "Skill: none" when none
@@ -230,7 +235,7 @@ def choose_skill(system: str, question: str) -> str:
         match = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9_-]*)\s*[:：].*\((?:tools|工具)\s*[:：]\s*([^)]*)\)\s*$", line)
         if match is None or needed is None:
             continue
-        tools = [tool.strip() for tool in match.group(2).split(",") if tool.strip()]
+        tools = listed_tools(match.group(2))
         if needed <= {tool_kind(tool) for tool in tools} and (best is None or len(tools) < best[1]):
             best = (match.group(1), len(tools))
     return f"Skill: {best[0] if best else 'none'}"

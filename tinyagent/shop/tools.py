@@ -19,6 +19,7 @@ from types import MappingProxyType
 
 from tinyagent.clock import Clock, system_clock
 from tinyagent.registry import ToolRegistry, error_observation
+from tinyagent.safe_text import holds_surrogate
 from tinyagent.shop.database import MAX_QUERY_CHARS, Shop
 from tinyagent.shop.shop_errors import ShopError
 from tinyagent.tools import Tool
@@ -251,7 +252,7 @@ def read_refund_input(text: str) -> tuple[str, str]:
     reason = payload.get("reason")
     if not isinstance(reason, str) or not reason.strip():
         raise BadInput("缺少 reason，请写明退款原因（reason is missing）")
-    if any("\ud800" <= char <= "\udfff" for char in reason):  # SQLite could not store it (UTF-8)
+    if holds_surrogate(reason):  # SQLite could not store it (UTF-8)
         raise BadInput("reason 含有无效字符（the reason holds a lone surrogate, \\ud800-\\udfff: not text）")
     return order_id, reason
 

@@ -235,13 +235,7 @@ class _Handler(BaseHTTPRequestHandler):
         """The standard library's own refusals (a method it does not know, a malformed request line or header,
         one too long) in this API's JSON, not its HTML page."""
         self.close_connection = True
-        body = json.dumps({"error": message or HTTPStatus(code).phrase}, ensure_ascii=False).encode("utf-8")
-        self.send_response(code)  # the standard phrase: `message` may hold what the client sent
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+        self._send(code, {"error": message or HTTPStatus(code).phrase})
 
     def _send(self, status: int, payload: dict) -> None:
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")

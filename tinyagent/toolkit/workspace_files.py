@@ -45,6 +45,7 @@ from typing import Annotated
 
 from tinyagent.number_checks import check_whole
 from tinyagent.registry import error_observation
+from tinyagent.safe_text import holds_surrogate
 from tinyagent.toolkit.typed_tool import TypedTool, as_observation, tool
 
 MAX_CONTENT_CHARS = 100_000  # about 30 pages of text: more than a file the agent should write in one step
@@ -83,7 +84,7 @@ def check_relative_path(file_path: str, *, folder: bool = False, use: str = "wri
         raise Refused(f"{field} {file_path!r} starts or ends with spaces", "write the name without them")
     if any(ord(char) < 32 or ord(char) == 127 for char in file_path):
         raise Refused(f"{field} contains a control character (a line break, a tab, a NUL, ...)")
-    if any("\ud800" <= char <= "\udfff" for char in file_path):  # no file system can name a file with one
+    if holds_surrogate(file_path):  # no file system can name a file with one
         raise Refused(f"{field} contains a lone surrogate (\\ud800-\\udfff), which is not a character")
     if len(file_path) > MAX_PATH_CHARS:
         raise Refused(f"{field} is {len(file_path)} characters long; the limit is {MAX_PATH_CHARS}")
