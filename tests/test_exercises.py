@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import difflib
+import functools
 import io
 import json
 import operator
@@ -3305,6 +3306,21 @@ def test_15_inside_workspace():
 
     fails(check_inside_workspace, empty_is_the_workspace, says="an empty path names nothing: False.")
     fails(check_inside_workspace, dot_refused, says="'.' is the workspace itself, which is inside: True.")
+
+    remembered = functools.cache(inside_workspace)  # each (workspace, path) judged once, the answer kept
+    fails(check_inside_workspace, remembered, says="was a folder when this workspace was asked about before, and is a link now")
+    refused = set()
+
+    def refusals_kept(workspace, path):  # a path refused once stays refused, though the link became a folder
+        if (str(workspace), path) in refused:
+            return False
+        inside = inside_workspace(workspace, path)
+        if not inside:
+            refused.add((str(workspace), path))
+        return inside
+
+    fails(check_inside_workspace, refusals_kept, says="'data97'\nexpected True, got False — 'data97' was a link when this "
+                                                      "workspace was asked about before, and is a folder now")
 
 
 _DEPTH = [0]  # the module-level recursion counter of a wrong answer below

@@ -6,6 +6,7 @@ import ast
 import operator
 import os
 import random
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -320,6 +321,8 @@ def _inside_workspace(workspace: Any, path: str) -> bool:
 # A workspace as data, so that generated inputs stay plain: (kind, path, link target) entries under a root
 # that holds `workspace/`, `outside/` and a look-alike `workspace-evil/`. A link's target is a path under the
 # root ("outside/secret.txt", "workspace/notes"); {root} in a path to judge stands for the root's real path.
+# An entry ("place", name) puts the workspace in a folder of that name: two layouts with the same place are one
+# workspace changed between two calls, rebuilt where it stands (same path) when the other layout is asked about.
 Layout = tuple[tuple[str, ...], ...]
 
 
@@ -335,7 +338,7 @@ def _build(root: Path, layout: Layout) -> Path:
             where.mkdir(exist_ok=True)
         elif kind == "file":
             where.write_text("mine", encoding="utf-8")
-        else:  # a link, to a folder or a file, there or not
+        elif kind == "link":  # to a folder or a file, there or not
             aim = root / target[0]
             where.symlink_to(aim, target_is_directory=aim.is_dir())
     return root / "workspace"
@@ -371,7 +374,13 @@ class _Workspaces:
 
     def root(self, layout: Layout) -> Path:
         if layout not in self.built:
-            root = self.scratch / f"root{len(os.listdir(self.scratch))}"
+            place = next((entry[1] for entry in layout if entry[0] == "place"), None)
+            if place is None:
+                root = self.scratch / f"root{len(os.listdir(self.scratch))}"
+            else:  # the same workspace as it is now: what stood there before is taken down first
+                root = self.scratch / f"place-{place}"
+                self.built = {other: built for other, built in self.built.items() if built[0] != root}
+                shutil.rmtree(root, ignore_errors=True)
             _build(root, layout)
             self.built[layout] = (root, _listing(root), self._times(root))
         return self.built[layout][0]
@@ -504,6 +513,31 @@ def _empty_and_dot(rng: random.Random) -> Iterator[tuple]:
     for path in ("", ".", "./"):
         yield (layout, path)
 
+def _changed_paths(rng: random.Random) -> Iterator[tuple]:
+    """One workspace asked about twice, a folder on the path made a link in between (and, in another, a link
+    made a folder): the answer is the disk's at each call, never one kept from before."""
+    for n, link_first in enumerate((False, True, False)):
+        layout, plain, _ = _layout(rng, links=False)
+        folder = plain[0]
+        path = rng.choice((f"{folder}/{_name(rng, '.txt')}", folder))
+        as_link = tuple(("link", folder, rng.choice(("outside", "outside/secret.txt", "workspace-evil")))
+                        if entry == ("dir", folder) else entry
+                        for entry in layout if not entry[1].startswith(f"{folder}/"))
+        before, after = (as_link, layout) if link_first else (layout, as_link)
+        yield ((("place", f"changed{n}"), *before), path)
+        yield ((("place", f"changed{n}"), *after), path)
+
+
+def _why_changed(args: tuple, expected: Any, got: Any) -> str | None:
+    """What the changed entry (the first after the place) was when the same workspace was asked about before."""
+    if got == expected or not isinstance(got, bool):
+        return None
+    kind, folder, *_ = args[0][1]
+    was, now = ("a link", "a folder") if kind == "dir" else ("a folder", "a link")
+    return f"— {shown(folder)} was {was} when this workspace was asked about before, and is {now} now: look at " \
+           "the disk at each call."
+
+
 def _why(args: tuple, expected: Any, got: Any) -> str | None:
     """Why the path is refused or allowed, by the rule that settles it."""
     if got == expected or not isinstance(got, bool):
@@ -546,6 +580,8 @@ WORKSPACE_RULES = (
          _dotted_paths, _why),
     Rule("no symbolic link on the way, file or folder, wherever it points", _linked_paths, _why),
     Rule("an empty path names nothing (False); `.` names the workspace itself (True)", _empty_and_dot, _why),
+    Rule("each call looks at the disk as it is then (a folder may have become a link since an earlier call, or a "
+         "link a folder)", _changed_paths, _why_changed),
 )
 
 
