@@ -448,6 +448,27 @@ def test_usage_in_a_chunk_is_checked_like_a_reply_usage(scripted_server):
     assert isinstance(error, BadResponseError) and "usage.prompt_tokens" in str(error)
 
 
+def tool_call_piece(**call) -> bytes:
+    body = {"choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]}
+    return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+
+def test_a_streamed_tool_call_that_never_names_its_function_is_a_bad_response_as_in_chat(scripted_server):
+    scripted_server.reply(sse(tool_call_piece(index=0, id="call_1", function={"arguments": '{"orderId": '}),
+                              tool_call_piece(index=0, function={"arguments": '"88231"}'}),
+                              chunk(None, "tool_calls"), b"data: [DONE]\n\n"))
+    _, error = read_all(client(scripted_server))
+    assert isinstance(error, BadResponseError) and "tool call 0 still nameless" in str(error)
+    # the name may come in any piece, not only the first: then the call is whole
+    scripted_server.reply(sse(tool_call_piece(index=0, id="call_1", function={"arguments": '{"orderId": '}),
+                              tool_call_piece(index=0, function={"name": "queryOrder", "arguments": '"88231"}'}),
+                              chunk(None, "tool_calls"), b"data: [DONE]\n\n"))
+    with open_stream(client(scripted_server), [{"role": "user", "content": "hi"}]) as stream:
+        reply = stream.finish()
+    assert reply.tool_calls == ({"id": "call_1", "type": "function",
+                                 "function": {"name": "queryOrder", "arguments": '{"orderId": "88231"}'}},)
+
+
 # -- any bytes at all: an answer or an LlmError, never anything else ----------------------------------------------
 class FakeRaw:
     def __init__(self, parts: list[bytes]):

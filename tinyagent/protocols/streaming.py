@@ -442,6 +442,12 @@ class ReplyStream:
         if self._usage is None:
             self.notes.append(CUT_BEFORE_USAGE if stopped else NO_USAGE)
         calls = tuple(self._calls[i] for i in sorted(self._calls))
+        for n, call in enumerate(calls):
+            if not call["function"]["name"]:  # as `chat` refuses a call without one: there is nothing to run
+                raise BadResponseError(
+                    f"the stream from {self._host} ended with tool call {n} still nameless: none of its pieces "
+                    "gave tool_calls[].function.name", self._response.status_code,
+                )
         return ChatResult(
             text=text,
             finish_reason="stop" if stopped else self._finish_reason,
