@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 
@@ -169,6 +170,23 @@ def test_a_simple_cross_site_post_runs_no_tool(shop, http_server, content_type):
             reply = requests.post(http_server.url, data=json.dumps(body),
                                   headers={**ACCEPT, "Content-Type": content_type, **origin}, timeout=PATIENCE)
             assert 400 <= reply.status_code < 500 and "error" in reply.json()
+    assert shop[0].refunds() == []
+
+
+@pytest.mark.parametrize("request_bytes", [
+    b"POST /m\x00cp HTTP/1.1\r\nHost: {host}\r\nContent-Length: 2\r\n\r\n{{}}",  # a NUL in the path
+    b"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{{}}",
+], ids=["nul-in-path", "two-lengths"])
+def test_a_request_that_is_not_readable_http_gets_a_json_400(shop, http_server, request_bytes):
+    host = f"127.0.0.1:{http_server.port}"
+    with socket.create_connection(("127.0.0.1", http_server.port), timeout=PATIENCE) as client:
+        client.sendall(request_bytes.replace(b"{host}", host.encode()).replace(b"{{}}", b"{}"))
+        answer = b""
+        while chunk := client.recv(65536):  # the server answers, then closes
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ") and b"content-type: application/json" in head.lower(), answer[:300]
+    assert "not HTTP/1.1 this server can read" in json.loads(body)["error"]
     assert shop[0].refunds() == []
 
 

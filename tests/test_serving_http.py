@@ -190,6 +190,25 @@ def test_a_body_cut_short_runs_nothing_and_prints_no_traceback(tmp_path, cut):
     assert "Traceback" not in service.output() and "ClientDisconnect" not in service.output()
 
 
+@pytest.mark.parametrize("request_bytes", [
+    b"GET /he\x00alth HTTP/1.1\r\nHost: {host}\r\n\r\n",  # a NUL in the path
+    b"POST /agent/invoke HTTP/1.1\r\nHost: {host}\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{{}}",
+    b"GET /health HTTP/1.1\r\nHost: {host}\r\na header line without a colon\r\n\r\n",
+    b"GET /health HTTP/1.1\r\nHost: {host}\r\nX-Big: " + b"x" * 20_000,  # unfinished past MAX_HEADER_BYTES
+])
+def test_a_request_that_is_not_readable_http_gets_a_json_400_before_the_app(service, request_bytes):
+    host, port = service.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=PATIENCE) as client:
+        client.sendall(request_bytes.replace(b"{host}", f"{host}:{port}".encode()).replace(b"{{}}", b"{}"))
+        answer = b""
+        while chunk := client.recv(65536):  # the service answers, then closes
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ") and b"content-type: application/json" in head.lower(), answer[:300]
+    assert json.loads(body)["error"]["code"] == "unreadable_request"
+    assert requests.get(service.url + "/health", timeout=PATIENCE).status_code == 200
+
+
 def test_an_oversized_body_is_a_json_413_declared_or_chunked(service):
     big = json.dumps({"query": "退" * 4000}).encode()
     json_body = {"Content-Type": "application/json"}

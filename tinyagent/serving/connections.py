@@ -29,19 +29,22 @@ import asyncio
 import functools
 import ipaddress
 import json
+from typing import Any
 
 import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from tinyagent.hosting.unreadable_requests import JsonErrorsH11Protocol
 from tinyagent.serving.stopping import STATE_KEY
 
-# h11's own limit on a request's line and headers together (its default too): larger is refused with a 400.
+# h11's own limit on a request's line and headers together (its default too), while they are unfinished: a
+# request whose headers have not ended within it is refused with a 400. Headers that arrive whole in one read of
+# the socket (asyncio reads up to 256 KB at a time) are read, even past it.
 MAX_HEADER_BYTES = 16 * 1024
 
 
-class GuardedH11Protocol(H11Protocol):
+class GuardedH11Protocol(JsonErrorsH11Protocol):
     """uvicorn's h11 protocol with a deadline for each request's headers, and caps on connections held, by all
-    clients and by one."""
+    clients and by one; a request h11 cannot read gets the service's JSON 400."""
 
     def __init__(self, *args, header_timeout_s: float, max_connections: int, max_connections_per_client: int,
                  **kwargs):
@@ -77,6 +80,9 @@ class GuardedH11Protocol(H11Protocol):
         self.transport.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: "
                              f"{len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
         self.transport.close()
+
+    def error_body(self, message: str) -> dict[str, Any]:
+        return {"error": {"code": "unreadable_request", "message": message}}  # the app's ApiError shape
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

@@ -152,6 +152,8 @@ class McpHttpServer:
     def __init__(self, registry: ToolRegistry, port: int = 0, **options: Any):
         import uvicorn
 
+        from tinyagent.hosting.unreadable_requests import JsonErrorsH11Protocol
+
         try:
             self._socket = listening_socket("127.0.0.1", port)
         except OSError as exc:
@@ -159,7 +161,7 @@ class McpHttpServer:
         self.port = self._socket.getsockname()[1]
         app = registry_server(registry, **options).streamable_http_app(transport_security=loopback_security(self.port))
         config = uvicorn.Config(LoopbackGuard(app, self.port), log_level="warning", lifespan="on",
-                                timeout_graceful_shutdown=2)
+                                timeout_graceful_shutdown=2, http=JsonErrorsH11Protocol)
         self._uvicorn = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._uvicorn.run, kwargs={"sockets": [self._socket]},
                                         name="mcp-http", daemon=True)

@@ -1,0 +1,34 @@
+"""uvicorn's h11 protocol, answering a request it cannot read with a JSON 400 in place of a text/plain line.
+
+h11 refuses some requests before any app sees them: a NUL in the path, two Content-Lengths, a header line without a
+colon, headers still unfinished past its size limit. uvicorn then writes "Invalid HTTP request received." as
+text/plain. The course's servers answer every error in JSON, each in its own shape (`error_body`): the agent service
+of lesson 19 (serving/connections.py) and the MCP server of lesson 24.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+UNREADABLE = "the request is not HTTP/1.1 this server can read (its request line or headers): nothing was run"
+
+
+class JsonErrorsH11Protocol(H11Protocol):
+    """The `http=` protocol of uvicorn.Config for a server whose errors are JSON."""
+
+    def error_body(self, message: str) -> dict[str, Any]:
+        """The error as this server writes one (the MCP server's shape; the service's names a code)."""
+        return {"error": message}
+
+    def send_400_response(self, msg: str) -> None:
+        body = json.dumps(self.error_body(UNREADABLE)).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                   (b"connection", b"close")]
+        for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"), h11.Data(data=body),
+                      h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event))
+        self.transport.close()
