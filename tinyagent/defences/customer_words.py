@@ -20,6 +20,7 @@ What it cannot judge: an argument the customer did write, used for something the
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Generator, Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -45,6 +46,11 @@ def ids_from_customer(messages: Iterable[dict], example: str = "88231") -> list[
     return ids_in("\n".join(customer_texts(messages)), example)
 
 
+def as_read(value: str) -> str:
+    """An argument as `ids_in` reads the customer's words: NFKC-normalised (８８２３１ is 88231) and upper-cased."""
+    return unicodedata.normalize("NFKC", value).upper()
+
+
 def arguments_of(action: Action) -> dict:
     """The action's arguments: its input as a JSON object, or {"input": the text} when it is not one."""
     text = action.tool_input if isinstance(action.tool_input, str) else json.dumps(action.tool_input)
@@ -66,7 +72,7 @@ def refusal(action: Action, messages: list[dict], watched: Mapping[str, tuple[st
         if value is None:
             continue
         value = str(value).strip()
-        if value.lower() in ALWAYS_ALLOWED.get(name, ()) or value.upper() in ids_from_customer(messages, value):
+        if value.lower() in ALWAYS_ALLOWED.get(name, ()) or as_read(value) in ids_from_customer(messages, value):
             continue
         return f"{action.tool_name.strip()} was not run: {name} {value} is not in the customer's messages"
     return None

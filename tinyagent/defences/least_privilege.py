@@ -37,7 +37,9 @@ def as_skill(skill: Skill | Iterable[str]) -> Skill:
 
 
 class OfferOnly:
-    """The request part: the system prompt (or the `tools` of function calling) offers only the skill's tools."""
+    """The request part: the system prompt (or the `tools` of function calling) offers only the skill's tools.
+    The ReAct prompt's tool list is narrowed where it stands, so a rule another part added (FencedData's) stays; a
+    `system_prompt` given to the agent is the author's own text and is sent as it is (RunOnly still refuses)."""
 
     slot: ClassVar[str] = "request"
 
@@ -54,8 +56,12 @@ class OfferOnly:
         if options.get("tools"):
             options = {**options, "tools": [t for t in options["tools"] if t["function"]["name"] in allowed]}
         elif messages and messages[0].get("role") == "system" and not run.agent.system_prompt:
-            scoped = self.skill.scope(run.agent.tools)
-            messages = [{**messages[0], "content": run.agent.prompt_for(run.lang, scoped)}, *messages[1:]]
+            whole = run.agent.prompt_for(run.lang)
+            scoped = run.agent.prompt_for(run.lang, self.skill.scope(run.agent.tools))
+            content = str(messages[0].get("content") or "")
+            # Only the prompt's own text is swapped: what another part added to it (defence (a)'s rule) stays.
+            content = content.replace(whole, scoped, 1) if whole in content else scoped
+            messages = [{**messages[0], "content": content}, *messages[1:]]
         return messages, options
 
     def __repr__(self) -> str:
