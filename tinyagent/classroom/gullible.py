@@ -41,7 +41,9 @@ ORDERS = re.compile(r"忽略|无视|系统通知|系统指令|请立即|立即|�
                     r"\bignore\b|\bmust\b|\bimmediately\b|\bassistant\b|\bsystem\b|\bimportant\b|\bnow\b", re.IGNORECASE)
 REFUND_WORDS = re.compile(r"退款|退钱|refund|applyrefund", re.IGNORECASE)
 SEND_WORDS = re.compile(r"发送|发给|转发|发一条|\bsend\b|\bforward\b|\bemail\b", re.IGNORECASE)
-ADDRESS = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+# An address's name starts where a run of its characters starts, and is taken whole (possessive): tried from every
+# letter of a long run without an @, the search took time that grew with the square of the run.
+ADDRESS = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]++@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 QUOTED = re.compile(r"「([^」]+)」|“([^”]+)”|\"([^\"]+)\"")
 # A sentence ends at 。！？ or a line break, or at . ! ? before a space (not at the dots of an address).
 SENTENCE_END = re.compile(r"[。！？\n]|[.!?](?=\s|$)")
