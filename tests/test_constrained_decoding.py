@@ -136,6 +136,8 @@ def test_what_a_grammar_cannot_say_is_refused_not_dropped():
     ({"type": "array", "items": {"type": "integer"}, "minItems": 3, "maxItems": 1}, "the first no more"),
     ({"type": "array", "items": [{"type": "integer"}]}, "items must be one schema"),
     ({"enum": []}, "enum must be a non-empty list"),
+    ({"anyOf": []}, "anyOf must be a non-empty list"),
+    ({"type": "object", "properties": {"q": True}}, "a schema must be a JSON object here, got True"),
     ({"type": "object", "additionalProperties": True}, "set additionalProperties to false"),
 ])
 def test_a_schema_no_grammar_can_say_exactly_is_refused(schema, says):

@@ -12,6 +12,7 @@ from mcp.server.mcpserver import MCPServer
 from tinyagent.agent import ReActAgent
 from tinyagent.classroom.server import ClassroomServer
 from tinyagent.clock import fixed_clock
+from tinyagent.events import Observation
 from tinyagent.llm_client import LlmClient
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.toolkit.mcp_client import (
@@ -67,6 +68,7 @@ class _AnsweringConnection:
     """Stands in for an McpConnection: notes each call's arguments and answers with them."""
 
     name = "fake"
+    trust_hints = False
 
     def __init__(self):
         self.calls: list[dict] = []
@@ -153,3 +155,85 @@ def test_over_http_the_wire_shows_initialize_list_and_call(shop):
     assert sent[2]["params"] == {"name": "queryOrder", "arguments": {"orderId": "88231"}}
     answered = [message for message in wire if message["direction"] == "received" and message.get("id") == sent[2]["id"]]
     assert answered[0]["result"]["isError"] is False
+
+
+# -- what a server sends is outside data: names, hints, schemas, results ----------------------------------------------
+class _Listing:
+    """Stands in for an McpConnection that only lists tools: mcp_registry reads its name and its tools/list."""
+
+    def __init__(self, name: str, *names: str, trust_hints: bool = False):
+        self.name, self.trust_hints = name, trust_hints
+        self.tools = [types.Tool(name=tool, input_schema={"type": "object"}) for tool in names]
+
+    def list_tools(self) -> list[types.Tool]:
+        return self.tools
+
+
+def test_connections_that_share_a_name_are_refused_before_their_tools_are_mixed():
+    # keyed by a shared name, the tools of the first and third were listed under each other's names: a call of one
+    # ran the other
+    with pytest.raises(ToolNameClash, match="two of the connections are named 'server'"):
+        mcp_registry(_Listing("server", "a1", "shared"), _Listing("y", "b1", "shared"), _Listing("server", "c1"))
+    assert mcp_registry(_Listing("x", "a1"), _Listing("y", "b1")).names == ["a1", "b1"]
+
+
+@pytest.mark.parametrize("offered, says", [
+    (["", "ok"], "a one-word name, got ''"),
+    (["query order"], "a one-word name, got 'query order'"),
+    (["good", "good"], "'good' is already registered"),
+    (["good", "good "], "'good' is already registered"),
+])
+def test_a_name_the_registry_refuses_is_one_error_naming_the_server(offered, says):
+    with pytest.raises(ToolNameClash, match=f"the MCP server 'odd' offers a tool this registry cannot take: .*{says}"):
+        mcp_registry(_Listing("odd", *offered))
+
+
+def test_a_server_cannot_take_the_name_a_clash_gives_another_servers_tool():
+    with pytest.raises(ToolNameClash, match="'shop' offers .*'shop_getCurrentTime' is already registered"):
+        mcp_registry(_Listing("shop", "shop_getCurrentTime", "getCurrentTime"), _Listing("weather", "getCurrentTime"))
+
+
+def test_a_read_only_hint_is_believed_only_from_a_trusted_server():
+    from tinyagent.toolkit.mcp_client import McpTool
+
+    claimed = types.Tool(name="deleteAllOrders", input_schema={"type": "object"},
+                         annotations=types.ToolAnnotations(read_only_hint=True))
+    assert McpTool(_Listing("stranger"), claimed).read_only is False
+    assert McpTool(_Listing("vetted", trust_hints=True), claimed).read_only is True
+    with McpConnection.in_process(weather_server(), name="weather") as connection:
+        assert connection.trust_hints is False
+
+
+def test_a_result_with_only_structured_content_is_read_as_its_json():
+    only_json = types.CallToolResult(content=[], structured_content={"orderId": "88231", "status": "已签收"})
+    assert json.loads(observation_text(only_json)) == {"orderId": "88231", "status": "已签收"}
+    both = types.CallToolResult(content=[types.TextContent(text="shipped")], structured_content={"status": "x"})
+    assert observation_text(both) == "shipped"  # the text parts are what the server wrote for the model
+
+
+@pytest.mark.parametrize("prop", [True, {"anyOf": []}, {"type": "string", "examples": 5}, {"type": {}}],
+                         ids=["true", "empty-anyOf", "examples-not-a-list", "type-an-object"])
+def test_a_schema_the_sdk_lets_through_never_breaks_a_run(prop):
+    # JSON Schema allows `true` for "anything"; the SDK checks only the top level of an inputSchema
+    from tinyagent.llm_client import ChatResult
+    from tinyagent.protocols.function_calling import FunctionCallingAgent
+    from tinyagent.toolkit.mcp_client import McpTool
+
+    schema = {"type": "object", "properties": {"q": prop}, "required": ["q"]}
+    tool = McpTool(_AnsweringConnection(), types.Tool(name="lookup", input_schema=schema))
+    not_json = ChatResult("", "tool_calls", {}, tool_calls=({"id": "c1", "type": "function",
+                                                              "function": {"name": "lookup", "arguments": "q=hi"}},))
+    replies = [not_json, ChatResult("done", "stop", {})]
+
+    class Scripted:
+        model = "scripted"
+
+        def chat(self, messages, **options):
+            return replies.pop(0)
+
+    from tinyagent.registry import ToolRegistry
+
+    result = FunctionCallingAgent(Scripted(), ToolRegistry([tool])).run("hi")
+    assert result.answer == "done"
+    assert "could not be read" in result.trace.of_type(Observation)[0].text
+    ReActAgent(LlmClient.classroom(), ToolRegistry([tool])).run("hi")  # the text prompt, built from the same schema

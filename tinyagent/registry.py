@@ -67,10 +67,14 @@ class ToolRegistry:
     def build_tool_list(self, lang: str | None = None) -> str:
         """One numbered line per tool, "1. name - description", in registration order.
 
-        With `lang`, each tool's description in that language where it has one (`Tool.describe`).
+        With `lang`, each tool's description in that language where it has one (`Tool.describe`). A line break
+        in a description becomes a space: kept, it would start a line of its own in the prompt (a "2. ..." line that
+        lists a tool nobody registered, or an "Observation:" line), and a description may come from outside (an MCP
+        server's, lesson 24).
         """
         return "".join(
-            f"{i}. {tool.name} - {tool.describe(lang)}\n" for i, tool in enumerate(self._tools.values(), start=1)
+            f"{i}. {tool.name} - {' '.join(tool.describe(lang).split())}\n"
+            for i, tool in enumerate(self._tools.values(), start=1)
         )
 
     def run(self, action: Action | None) -> ToolResult:

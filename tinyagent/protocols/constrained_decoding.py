@@ -113,6 +113,9 @@ def schema_rules(schema: Mapping[str, Any], book: RuleBook | None = None, name: 
     conversation narrows an id). Not expressible here, and refused with a ValueError: `pattern`, `minimum`,
     `maximum`, `uniqueItems`, and an object whose other keys `additionalProperties` allows.
     """
+    if not isinstance(schema, Mapping):  # JSON Schema's true and false are schemas too, which this does not write
+        raise ValueError(  # noqa: TRY004 - refused as the keywords below are: what the grammar cannot say
+            f"{name}: a schema must be a JSON object here, got {repr(schema)[:40]}")
     book = RuleBook() if book is None else book
     values = values or {}
     for keyword in ("pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "uniqueItems"):
@@ -126,6 +129,8 @@ def schema_rules(schema: Mapping[str, Any], book: RuleBook | None = None, name: 
         return "(" + " | ".join(json_literal(v) for v in schema["enum"]) + ")"
     for key in ("anyOf", "oneOf"):
         if key in schema:
+            if not isinstance(schema[key], list) or not schema[key]:
+                raise ValueError(f"{name}: {key} must be a non-empty list of schemas; an empty one lets no value fit")
             options = [schema_rules(option, book, f"{name}-{i}", values) for i, option in enumerate(schema[key])]
             return book.add(name, " | ".join(options))
     kind = schema.get("type")
@@ -219,7 +224,7 @@ def single_string(tool: Tool) -> str | None:
     properties = schema.get("properties") or {}
     if len(properties) == 1:
         [(key, sub)] = properties.items()
-        if sub.get("type") == "string" and not {"enum", "const"} & set(sub):
+        if isinstance(sub, Mapping) and sub.get("type") == "string" and not {"enum", "const"} & set(sub):
             return key
     return None
 

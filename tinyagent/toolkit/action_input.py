@@ -45,15 +45,20 @@ def unwrap(text: str) -> str:
     return text
 
 
-def accepts_strings(schema: Mapping[str, Any]) -> bool:
+def accepts_strings(schema: Any) -> bool:
     """True when a plain string could be a valid value: the schema's type (or one of its types, or one of
-    its anyOf branches) is "string", or it is an enum with a string in it."""
+    its anyOf branches) is "string", or it is an enum with a string in it, or it is JSON Schema's `true`
+    (anything). A keyword of the wrong form (an MCP server's schema is outside data) counts for nothing."""
+    if not isinstance(schema, Mapping):
+        return schema is True
     kind = schema.get("type")
     if kind == "string" or (isinstance(kind, list) and "string" in kind):
         return True
-    if any(isinstance(value, str) for value in schema.get("enum") or ()):
+    enum = schema.get("enum")
+    if isinstance(enum, list) and any(isinstance(value, str) for value in enum):
         return True
-    return any(accepts_strings(branch) for branch in schema.get("anyOf") or schema.get("oneOf") or ())
+    branches = schema.get("anyOf") or schema.get("oneOf")
+    return isinstance(branches, list) and any(accepts_strings(branch) for branch in branches)
 
 
 def read_arguments(text: str, parameters: Mapping[str, Any]) -> dict[str, Any] | Problem:

@@ -58,8 +58,14 @@ def observation_from_result(result: Mapping[str, Any]) -> str:
 
 
 def observation_text(result: types.CallToolResult) -> str:
-    """`observation_from_result` for the SDK's own `CallToolResult`."""
-    return observation_from_result(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+    """`observation_from_result` for the SDK's own `CallToolResult`. A result whose only data is its
+    structuredContent (no content parts, though the specification asks a server to send the same JSON as text
+    beside it) is read as that JSON as text, not as an empty Observation."""
+    wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    if not wire.get("content") and wire.get("structuredContent") is not None:
+        text = json.dumps(wire["structuredContent"], ensure_ascii=False)
+        wire = {**wire, "content": [{"type": "text", "text": text}]}
+    return observation_from_result(wire)
 
 
 def _is_error_object(text: str) -> bool:
@@ -115,13 +121,17 @@ class _Recorded:
 
 class McpConnection:
     """One open MCP session, usable from plain code. Make it with `stdio(...)` or `http(url)`; close it (or use
-    `with`). `ask(message) -> yes/no` answers the server's elicitation questions (a person's yes)."""
+    `with`). `ask(message) -> yes/no` answers the server's elicitation questions (a person's yes).
+    `trust_hints`: take the server's `readOnlyHint` as the tool's `read_only` (lesson 22's search then runs such a
+    tool on a branch it only explores); False, the default, as the specification advises for a server you have not
+    vetted: its tools count as changing something."""
 
     def __init__(self, transport: Callable[[], AbstractAsyncContextManager[Any]], *, name: str = "server",
                  ask: Callable[[str], object] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 record: bool = False):
+                 record: bool = False, trust_hints: bool = False):
         self.name = name
         self.ask = ask
+        self.trust_hints = trust_hints
         self.timeout_s = timeout_s
         self.wire: list[dict[str, Any]] | None = [] if record else None
         self.server_info: types.Implementation | None = None
@@ -269,8 +279,9 @@ class McpTool(Tool):
         self.name = name or listed.name
         self.description = listed.description or ""
         self.parameters = dict(listed.input_schema)
-        # A hint from the server, which the client cannot verify: a gate goes by its own list, never by this.
-        self.read_only = bool(listed.annotations and listed.annotations.read_only_hint)
+        # A hint from the server, which the client cannot verify: believed only from a server the host trusts, and
+        # a gate goes by its own list, never by this.
+        self.read_only = connection.trust_hints and bool(listed.annotations and listed.annotations.read_only_hint)
 
     def invoke(self, input: str) -> str:
         arguments = read_arguments(input, self.parameters)  # lesson 07's reading of an Action Input
@@ -285,7 +296,8 @@ class McpTool(Tool):
 
 
 class ToolNameClash(TinyAgentError, ValueError):
-    """Two servers of one registry offer a tool of the same name."""
+    """A name one registry of several servers' tools cannot take: two servers offer a tool of that name, two
+    connections share a name, or a server offers a name the registry refuses (empty, two words, twice)."""
 
 
 def mcp_registry(*connections: McpConnection, on_clash: str = "prefix") -> ToolRegistry:
@@ -297,6 +309,11 @@ def mcp_registry(*connections: McpConnection, on_clash: str = "prefix") -> ToolR
     """
     if on_clash not in ("prefix", "raise"):
         raise ValueError(f'on_clash must be "prefix" or "raise", got {on_clash!r}')
+    names = [connection.name for connection in connections]
+    if len(set(names)) < len(names):  # a clash's prefix is the server's name: two alike would route calls astray
+        twice = next(name for name in names if names.count(name) > 1)
+        raise ToolNameClash(f"two of the connections are named {twice!r}: give each McpConnection a name of its own "
+                            "(name=...), which tells their tools apart")
     listed = [(connection, tool) for connection in connections for tool in connection.list_tools()]
     offers: dict[str, list[str]] = {}
     for connection, tool in listed:
@@ -304,7 +321,7 @@ def mcp_registry(*connections: McpConnection, on_clash: str = "prefix") -> ToolR
     registry = ToolRegistry()
     for (connection, tool), name in zip(listed, merged_names(offers)):
         if name == tool.name:
-            registry.register(McpTool(connection, tool))
+            _register(registry, McpTool(connection, tool), connection)
             continue
         if on_clash == "raise":
             owners = [server for server, names in offers.items() if tool.name in names]
@@ -312,8 +329,17 @@ def mcp_registry(*connections: McpConnection, on_clash: str = "prefix") -> ToolR
                                 f'tools apart, or pass on_clash="prefix"')
         renamed = McpTool(connection, tool, name=name)
         renamed.description = f"({connection.name}) {renamed.description}"
-        registry.register(renamed)
+        _register(registry, renamed, connection)
     return registry
+
+
+def _register(registry: ToolRegistry, tool: McpTool, connection: McpConnection) -> None:
+    """Register a server's tool; a name the registry refuses (empty, two words, taken) is the server's doing."""
+    try:
+        registry.register(tool)
+    except ValueError as exc:
+        raise ToolNameClash(f"the MCP server {connection.name!r} offers a tool this registry cannot take: {exc}"
+                            ) from None
 
 
 def merged_names(offers: Mapping[str, list[str]]) -> list[str]:

@@ -328,18 +328,22 @@ def _name(fn: Callable[..., Any]) -> str:
 _PLACEHOLDERS = {"string": "...", "integer": 1, "number": 1.5, "boolean": True, "null": None}
 
 
-def example_value(schema: Mapping[str, Any], use_default: bool = True) -> Any:
+def example_value(schema: Any, use_default: bool = True) -> Any:
     """A value the schema accepts: its example, else its default (unless `use_default` is False: an
     empty list shows little), else its first allowed value, else a placeholder of its type ("..." for a
-    string, 1 for an integer)."""
-    if schema.get("examples"):
-        return schema["examples"][0]
+    string, 1 for an integer). A schema that is no object (JSON Schema's `true`, or whatever an MCP server
+    sent) gets the placeholder "...", as does a keyword of the wrong form: an example never raises."""
+    if not isinstance(schema, Mapping):
+        return "..."
+    examples, enum, branches = schema.get("examples"), schema.get("enum"), schema.get("anyOf")
+    if isinstance(examples, list) and examples:
+        return examples[0]
     if use_default and "default" in schema:
         return schema["default"]
-    if schema.get("enum"):
-        return schema["enum"][0]
-    if "anyOf" in schema:
-        return example_value(schema["anyOf"][0], use_default)
+    if isinstance(enum, list) and enum:
+        return enum[0]
+    if isinstance(branches, list) and branches:
+        return example_value(branches[0], use_default)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
@@ -347,16 +351,18 @@ def example_value(schema: Mapping[str, Any], use_default: bool = True) -> Any:
         return example_arguments(schema)
     if kind == "array":
         return [example_value(schema.get("items") or {"type": "string"})]
-    return _PLACEHOLDERS.get(kind, "...")
+    return _PLACEHOLDERS.get(kind, "...") if isinstance(kind, str) else "..."
 
 
 def example_arguments(schema: Mapping[str, Any], also: tuple[str, ...] = ()) -> dict[str, Any]:
     """An example object for an object schema: its required fields, plus the optional ones named in `also`
     (the field an error is about), in the schema's order."""
-    properties = schema.get("properties") or {}
-    wanted = set(schema.get("required") or ()) | set(also)
+    properties = schema.get("properties")
+    required = schema.get("required")
+    wanted = {name for name in required if isinstance(name, str)} if isinstance(required, list) else set()
     return {name: example_value(spec, use_default=name not in also)
-            for name, spec in properties.items() if name in wanted}
+            for name, spec in (properties.items() if isinstance(properties, Mapping) else ())
+            if name in wanted | set(also)}
 
 
 # --- JSON values back to Python ---------------------------------------------------------------------------
