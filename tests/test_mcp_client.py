@@ -237,3 +237,26 @@ def test_a_schema_the_sdk_lets_through_never_breaks_a_run(prop):
     assert result.answer == "done"
     assert "could not be read" in result.trace.of_type(Observation)[0].text
     ReActAgent(LlmClient.classroom(), ToolRegistry([tool])).run("hi")  # the text prompt, built from the same schema
+
+
+# A server that answers initialize, then answers tools/list with a line the SDK cannot parse: "\ud800" is a lone
+# surrogate, which no JSON reader of the SDK's accepts. The SDK drops the line, so the request waits its timeout.
+UNREADABLE_SERVER = r'''
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("method") == "initialize":
+        result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                  "serverInfo": {"name": "unreadable", "version": "1"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+    elif message.get("method") == "tools/list":
+        print('{"jsonrpc": "2.0", "id": %d, "result": {"tools": [{"name": "t", "description": "bad \\ud800", '
+              '"inputSchema": {"type": "object"}}]}}' % message["id"], flush=True)
+'''
+
+
+def test_an_answer_the_sdk_cannot_read_is_named_in_the_error_that_ends_the_wait():
+    said = "'odd'.*timed out.*could not read, perhaps the answer: Invalid JSON"
+    with McpConnection.stdio(sys.executable, ["-c", UNREADABLE_SERVER], name="odd", timeout_s=8) as connection, \
+            pytest.raises(McpError, match=said):
+        connection.list_tools()

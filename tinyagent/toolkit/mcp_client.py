@@ -143,6 +143,7 @@ class McpConnection:
         self._closing: asyncio.Event | None = None
         self._ready = threading.Event()
         self._failure: BaseException | None = None
+        self._unreadable: Exception | None = None  # the last message from the server the SDK could not read
         self._holder = asyncio.run_coroutine_threadsafe(self._hold(), self._loop)
         if not self._ready.wait(timeout_s) or self._failure is not None:
             why = self._failure or TimeoutError(f"no answer in {timeout_s:g} s")
@@ -194,7 +195,8 @@ class McpConnection:
                     read, write = _Recorded(read, self.wire, "received"), _Recorded(write, self.wire, "sent")
                 elicit = self._elicit if self.ask is not None else None
                 async with ClientSession(read, write, elicitation_callback=elicit, client_info=CLIENT_INFO,
-                                         read_timeout_seconds=self.timeout_s) as session:
+                                         read_timeout_seconds=self.timeout_s,
+                                         message_handler=self._note_unreadable) as session:
                     init = await session.initialize()
                     self.server_info, self._session = init.server_info, session
                     self._ready.set()
@@ -204,6 +206,13 @@ class McpConnection:
         finally:
             self._session = None
             self._ready.set()
+
+    async def _note_unreadable(self, message: Any) -> None:
+        """The session hands over a message it could not parse (a lone surrogate, JSON nested past its limit) as an
+        exception and drops it: an answer lost that way leaves its request waiting until `timeout_s`, and the error
+        then should say why."""
+        if isinstance(message, Exception):
+            self._unreadable = message
 
     async def _elicit(self, context: Any, params: Any) -> types.ElicitResult:
         from tinyagent.toolkit.confirmation import read_answer
@@ -220,12 +229,16 @@ class McpConnection:
         session = self._session
         if session is None:
             raise McpError(f"the MCP session with {self.name!r} is closed")
+        self._unreadable = None
         future = asyncio.run_coroutine_threadsafe(make(session), self._loop)
         try:
             return future.result(self.timeout_s + 5)
         except Exception as exc:  # noqa: BLE001 - a timeout, a broken session: one error the tool turns into text
             future.cancel()
-            raise McpError(f"MCP server {self.name!r}: {_describe(exc)}") from None
+            lost = "" if self._unreadable is None else (
+                f" (the server sent a message this client could not read, perhaps the answer: "
+                f"{_first_reason(self._unreadable)})")
+            raise McpError(f"MCP server {self.name!r}: {_describe(exc)}{lost}") from None
 
     def list_tools(self) -> list[types.Tool]:
         """The server's `tools/list`, every page."""
@@ -352,6 +365,13 @@ def merged_names(offers: Mapping[str, list[str]]) -> list[str]:
             servers_of[name] = servers_of.get(name, 0) + 1
     return [name if servers_of[name] == 1 else f"{server}_{name}" for server, names in offers.items()
             for name in names]
+
+
+def _first_reason(exc: Exception) -> str:
+    """One line on why a message could not be read: pydantic's first error ("Invalid JSON: ...") or the text."""
+    errors = exc.errors() if callable(getattr(exc, "errors", None)) else None
+    reason = str(errors[0].get("msg", "")) if errors and isinstance(errors[0], dict) else str(exc)
+    return (reason.splitlines() or [type(exc).__name__])[0][:160]
 
 
 def _describe(exc: BaseException) -> str:
