@@ -209,6 +209,16 @@ def test_a_request_that_is_not_readable_http_gets_a_json_400_before_the_app(serv
     assert requests.get(service.url + "/health", timeout=PATIENCE).status_code == 200
 
 
+@pytest.mark.parametrize("path", ["/", "/docs"])
+def test_no_other_site_may_frame_the_pages(service, path):
+    # the page holds the approve button: framed by another site under a lure, a person could be made to click it
+    page = requests.get(service.url + path, timeout=PATIENCE)
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert page.headers["x-frame-options"] == "DENY"
+    assert page.headers["content-security-policy"] == "frame-ancestors 'none'"
+    assert page.headers["x-content-type-options"] == "nosniff"
+
+
 def test_an_oversized_body_is_a_json_413_declared_or_chunked(service):
     big = json.dumps({"query": "退" * 4000}).encode()
     json_body = {"Content-Type": "application/json"}

@@ -3,6 +3,7 @@ never a side effect on a branch that was not chosen; a reply it cannot read is a
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -392,3 +393,23 @@ def test_the_trace_viewer_s_card_shows_the_round_s_search(llm):
     candidates = [c for c in trace.of_type(ThoughtCandidate) if c.step == 1]
     assert first.count("ta-thought_candidate") == len(candidates) == 9
     assert first.count("ta-path_chosen") == 1 and "[Chosen] path 1 -&gt; 1.2" in first
+
+
+def test_the_mermaid_drawing_holds_what_a_model_or_a_loaded_trace_wrote_inside_its_labels():
+    # parse_step lets an Action name run on over lines: one holding ``` closed the notebook's code block around the
+    # chart, and the Markdown after it was HTML; a loaded trace's node ids went into the chart as statements
+    named = "queryOrder\n```\n<img src=x onerror=alert(1)>"
+    trace = Trace([
+        ThoughtCandidate(1, node="1", depth=1, tool_name=named, tool_input='"88231"', score=0.9),
+        ThoughtCandidate(1, node='2"]; click r1_2 href "javascript:alert(1)"; x["', depth=1, final_answer="`x`"),
+        TreeNote(2, stage='budget"]) click r2 call alert(1) %%', node=""),
+        PathChosen(1, path=("1",), committed="1", score=0.9),
+    ])
+    drawing = tree_mermaid(trace)
+    lines = drawing.splitlines()
+    assert lines[0] == "flowchart TD" and all(line.startswith("  ") for line in lines[1:])
+    assert "```" not in drawing and "<img" not in drawing and "#60;img src=x onerror=alert(1)#62;" in drawing
+    statements = re.sub(r'"[^"\n]*"', '""', drawing).splitlines()[1:]  # each quoted label taken out
+    shapes = (r'  ID\(\[""\]\)', r'  ID\[""\]', r"  ID (-->|==>|-\.->) ID", r"  style ID stroke-width:3px")
+    shapes = [re.compile(shape.replace("ID", "[A-Za-z0-9_]+")) for shape in shapes]
+    assert all(any(shape.fullmatch(line) for shape in shapes) for line in statements), statements

@@ -7,6 +7,7 @@ here each behaviour is pinned on the plain attributes the widgets keep: cards, s
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -90,6 +91,21 @@ def test_card_html_shows_thought_action_observation_tokens_and_latency(refund_tr
     usage = card.llm.usage
     assert f"输入 {usage['prompt_tokens']} + 输出 {usage['completion_tokens']} token" in html
     assert f"{card.llm.latency_s:.2f} s" in html and "finish_reason=stop" in html
+
+
+def test_what_a_loaded_trace_holds_is_escaped_in_the_summary_and_in_a_rows_class():
+    # Trace.from_json takes any text for a reason or an approval's outcome (a file, a service's reply)
+    from tinyagent.toolkit.confirmation import ApprovalDecided
+
+    hostile = '"><img src=x onerror=alert(1)>'
+    trace = Trace.from_json(json.dumps({"events": [
+        {"type": "approval_decided", "step": 1, "tool": "applyRefund", "outcome": hostile, "by": "a person"},
+        {"type": "stopped", "step": 1, "reason": hostile, "answer": "sorry", "detail": ""}]}))
+    assert isinstance(trace.events[0], ApprovalDecided)
+    viewer = TraceViewer(trace)
+    assert "<img" not in viewer.summary.value and "&lt;img src=x onerror=alert(1)&gt;" in viewer.summary.value
+    card = build_cards(trace.events)[0].html()
+    assert "<img" not in card and 'ta-approval-&quot;&gt;&lt;img' in card
 
 
 def test_card_html_escapes_what_the_model_and_tools_wrote():

@@ -555,27 +555,42 @@ def tree_text(trace: Trace, step: int | None = None) -> str:
 
 def tree_mermaid(trace: Trace, step: int | None = None) -> str:
     """Each search of a trace (or only round `step`'s) as a Mermaid flowchart: the candidates with their scores,
-    the chosen path in bold, and a dotted arrow from the step each round took to the next round."""
+    the chosen path in bold, and a dotted arrow from the step each round took to the next round. Every text from
+    the trace goes in through `_mermaid_id` or `_mermaid_label`: a tool name is the model's writing, and a trace
+    loaded from a file may hold anything."""
     lines = ["flowchart TD"]
     taken = None  # the node of the previous round's step, drawn into the next round
     for round_no, nodes, _, notes, chosen in _searches(trace, step):
         root = f"r{round_no}"
         stages = sorted({note.stage for note in notes})
         label = f"round {round_no}" if nodes else f"round {round_no}: no search ({', '.join(stages) or 'none'})"
-        lines.append(f'  {root}(["{label}"])')
+        lines.append(f'  {root}(["{_mermaid_label(label)}"])')
         if taken:
             lines.append(f"  {taken} -.-> {root}")
         for node in nodes.values():
-            key = f"{root}_" + node.node.replace(".", "_")
-            text = _step_label(node, 40).replace('"', "'")
-            lines.append(f'  {key}["{node.node} {text}<br/>{node.score:.2f}"]')
-            parent = f"{root}_" + node.parent.replace(".", "_") if node.parent else root
+            key = _mermaid_id(root, node.node)
+            text = _mermaid_label(f"{node.node} {_step_label(node, 40)}")
+            lines.append(f'  {key}["{text}<br/>{node.score:.2f}"]')
+            parent = _mermaid_id(root, node.parent) if node.parent else root
             arrow = "==>" if chosen and node.node in chosen.path else "-->"
             lines.append(f"  {parent} {arrow} {key}")
         if chosen:
-            lines.extend(f"  style {root}_{n.replace('.', '_')} stroke-width:3px" for n in chosen.path)
-        taken = f"{root}_{chosen.committed.replace('.', '_')}" if chosen else root
+            lines.extend(f"  style {_mermaid_id(root, n)} stroke-width:3px" for n in chosen.path)
+        taken = _mermaid_id(root, chosen.committed) if chosen else root
     return "\n".join(lines)
+
+
+def _mermaid_id(root: str, node: str) -> str:
+    """A node's Mermaid id: its round, then its id ("1.2") with every character but letters and digits made _."""
+    return f"{root}_" + re.sub(r"[^0-9A-Za-z]", "_", node)
+
+
+def _mermaid_label(text: str) -> str:
+    """Text for inside a quoted Mermaid label, on one line (a line break could end the Markdown code block around
+    the chart), with no quote to end the label and no tag or Markdown string to start: " as ', ` as ', < and > as
+    Mermaid's entity codes."""
+    text = " ".join(text.split()).replace('"', "'").replace("`", "'")
+    return text.replace("<", "#60;").replace(">", "#62;")
 
 
 def _searches(trace: Trace, step: int | None):
@@ -595,8 +610,14 @@ def _searches(trace: Trace, step: int | None):
             else:
                 chosen.append(event)
     for round_no, (nodes, explored, notes, chosen) in sorted(by_round.items()):
-        ordered = dict(sorted(nodes.items(), key=lambda item: [int(p) for p in item[0].split(".")]))
+        ordered = dict(sorted(nodes.items(), key=lambda item: _tree_order(item[0])))
         yield round_no, ordered, explored, notes, (chosen[-1] if chosen else None)
+
+
+def _tree_order(node: str) -> list[tuple[int, int | str]]:
+    """A node id's place in the tree: "1.10" after "1.9", by the numbers its parts are; a part that is no number
+    (a trace loaded from a file may hold any id) after every number, by its text."""
+    return [(0, int(part)) if part.isdigit() else (1, part) for part in node.split(".")]
 
 
 def _step_label(node: ThoughtCandidate, width: int = 60) -> str:

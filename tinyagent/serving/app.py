@@ -252,7 +252,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
              "rounds": t.rounds, "tools": list(t.tools)} for t in turns]})
 
     async def page(request: Request) -> Response:
-        return HTMLResponse(PAGE)
+        return HTMLResponse(PAGE, headers=PAGE_HEADERS)
 
     document = openapi_document()
     docs = docs_page(document)
@@ -261,7 +261,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         return JSONResponse(document)
 
     async def docs_html(request: Request) -> Response:
-        return HTMLResponse(docs)
+        return HTMLResponse(docs, headers=PAGE_HEADERS)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", **service.counts}, headers=served_by())
@@ -551,3 +551,7 @@ def served_by() -> dict:
 
 
 PAGE = resources.files(__package__).joinpath("page/index.html").read_text(encoding="utf-8")
+# The page holds the approve button: no other site may frame it under a lure and have a person click through
+# (clickjacking). Nor may a browser read either page as anything but HTML.
+PAGE_HEADERS = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'",
+                "X-Content-Type-Options": "nosniff"}

@@ -224,14 +224,14 @@ def esc(text: object) -> str:
 
 def badge(text: str, colour: str, css_class: str = "") -> str:
     return (
-        f'<span class="ta-badge {css_class}" style="background:{colour};color:#fff;border-radius:3px;'
+        f'<span class="ta-badge {esc(css_class)}" style="background:{colour};color:#fff;border-radius:3px;'
         f'padding:0 6px;font-size:85%;font-weight:600;white-space:nowrap">{esc(text)}</span>'
     )
 
 
 def row(label: str, body_html: str, colour: str, css_class: str, tint: str = "transparent") -> str:
     return (
-        f'<div class="ta-row {css_class}" style="margin:3px 0;padding:2px 6px;background:{tint};'
+        f'<div class="ta-row {esc(css_class)}" style="margin:3px 0;padding:2px 6px;background:{tint};'
         f'border-radius:3px"><span style="color:{colour};font-weight:600">{esc(label)}</span> '
         f'<span class="ta-value" style="white-space:pre-wrap">{body_html}</span></div>'
     )

@@ -21,7 +21,7 @@ import ipywidgets as widgets
 from tinyagent.events import Event
 from tinyagent.protocols.streaming import ReplyDelta
 from tinyagent.trace import Trace
-from tinyagent.widgets.cards import LABELS, Card, apply_event, messages_html, plural, pre_html
+from tinyagent.widgets.cards import LABELS, Card, apply_event, esc, messages_html, plural, pre_html
 
 
 class CardView(widgets.VBox):
@@ -144,7 +144,7 @@ class TraceViewer(widgets.VBox):
         said = SUMMARY[self.lang]
         timing = said["timing"].format(seconds=latency) if self.cards else ""
         self.summary.value = (
-            f'<div class="ta-summary" style="opacity:0.8">{said["heading"]}{self.summary_text()}{timing}</div>'
+            f'<div class="ta-summary" style="opacity:0.8">{said["heading"]}{esc(self.summary_text())}{timing}</div>'
         )
 
     def __repr__(self) -> str:
