@@ -104,7 +104,8 @@ def score_configured(protocols: tuple[str, ...], max_steps: int, json_path: str 
         print(f"  whole suite: {time.perf_counter() - started:.0f} s\n")
         reports.append(report)
         if json_path:
-            path = json_path if len(protocols) == 1 else json_path.replace(".json", f".{protocol}.json")
+            stem = json_path.removesuffix(".json")  # one file a protocol: "out" and "out.json" both make two
+            path = json_path if len(protocols) == 1 else f"{stem}.{protocol}.json"
             report.save(path)
             print(f"  written to {path}\n")
     if len(reports) > 1:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,7 @@ from tinyagent.evaluation import (
 )
 from tinyagent.evaluation.grading import holds_fact
 from tinyagent.evaluation.progress import PlainProgress, progress_bar
+from tinyagent.evaluation.tasks import EvalTask
 from tinyagent.prompts import detect_language
 from tinyagent.shop.tasks import SHOP_TASKS
 
@@ -489,6 +491,44 @@ def test_a_fact_is_found_as_a_fact_not_as_digits_inside_something_else():
     assert holds_fact("the order was cancelled", "cancel") and not holds_fact("", "cancel")
 
 
+def test_a_fact_is_found_in_the_other_usual_spellings_and_not_inside_a_grouped_number():
+    for spelling in ("2026/6/22", "2026.06.22", "6月22日", "6月22号", "June 22nd, 2026", "22 Jun 2026",
+                     "Jun. 22, 2026", "２０２６-０６-２２"):
+        assert holds_fact(f"signed for on {spelling}.", "2026-06-22"), spelling
+    for wrong in ("2026/6/221", "16月22日", "12026/6/22", "June 221, 2026"):
+        assert not holds_fact(f"signed for on {wrong}.", "2026-06-22"), wrong
+    assert holds_fact("19点05分", "19:05") and holds_fact("现在是 19：05", "19:05") and not holds_fact("119点05分", "19:05")
+    assert holds_fact("还有 ３４３ 天", "343") and holds_fact("ＳＦ1234567890", "SF1234567890")
+    assert holds_fact("1—3 working days", "1-3")
+    # a comma between digits groups thousands: 15,000 and 3,343 hold no 15 and no 343; "15, 16" still holds 15
+    assert not holds_fact("up to 15,000 yuan", "15") and not holds_fact("3,343 days", "343")
+    assert holds_fact("days 15, 16 and 17", "15")
+
+
+def test_a_product_name_copied_from_a_tool_does_not_make_a_chinese_answer_english():
+    # 6 Han characters of its own (下单于, 运单号) against the 7 letters of AirPure: graded English before
+    quoted = ['{"orderId": "88233", "product": "比特 AirPure 空气净化器", "status": "待发货", "orderedAt": "2026-06-29"}',
+              '{"orderId": "88234", "status": "已签收", "trackingNo": "ZT5566778899"}']
+    answer = "88233（比特 AirPure 空气净化器）：待发货，下单于 2026-06-29；88234：已签收，运单号 ZT5566778899。"
+    assert written_in(answer, quoted) == "zh"
+    assert written_in("Order 88233 (比特 AirPure 空气净化器) has not shipped yet.", quoted) == "en"
+
+
+@pytest.mark.parametrize("options, says", [
+    ({"lang": "fr"}, 'lang must be "zh" or "en", got \'fr\''),
+    ({"tools": "queryOrder"}, "tools must be a tuple of texts, got the text 'queryOrder'"),
+    ({"refunds": ("88231", 88232)}, "every item of refunds must be a non-empty text"),
+])
+def test_a_task_written_wrong_is_one_clear_error_before_the_suite_runs(options, says):
+    # lang="fr" was a KeyError in the middle of the suite, the results so far lost
+    good = EvalTask("mine", "Where is order 88231?", ("SF1234567890",), tools=("queryOrder",))
+    wrong = EvalTask("mine", "Where is order 88231?", ("SF1234567890",), **options)
+    asked = []
+    with pytest.raises(ValueError, match=re.escape(says)):
+        evaluate(LlmClient.classroom(), tasks=[good, wrong], progress=False, on_result=asked.append)
+    assert asked == []  # nothing ran
+
+
 def test_a_reply_cut_at_max_tokens_is_unreadable_even_when_its_first_lines_parse():
     assert failing("refund (zh)", swap(REFUND_RUN, unreadable_replies=1, cut_replies=1)) == {
         "format": "1 reply could not be read as a step (cut at max_tokens)"}
@@ -507,3 +547,16 @@ def test_from_run_counts_a_reply_that_ended_at_max_tokens_once():
     assert (outcome.unreadable_replies, outcome.cut_replies) == (2, 2)
     fine = Trace([LlmCall(1, (), "Thought: x\nFinal Answer: y", "stop"), Parsed(1, "x", None, None, "y", "final_answer")])
     assert RunOutcome.from_run(AgentResult("y", "final_answer", fine, []), []).unreadable_replies == 0
+
+
+@pytest.mark.parametrize("name", ["scores", "scores.json"])
+def test_the_benchmark_writes_one_file_a_protocol_whatever_the_name_ends_with(tmp_path, capsys, name):
+    # "scores" (no .json) once gave both protocols the same file: the second overwrote the first
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("evaluation_benchmark", ROOT / "benchmarks" / "evaluation.py")
+    benchmark = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(benchmark)
+    benchmark.main(["--configured", "--json", str(tmp_path / name)])
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["scores.function.json", "scores.text.json"]
+    assert "function calling" in (tmp_path / "scores.function.json").read_text(encoding="utf-8")

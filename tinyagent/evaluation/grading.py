@@ -3,8 +3,9 @@
     outcome = RunOutcome.from_run(result, shop.refunds())     # what happened, read from the trace and the shop
     checks = grade(task, outcome)                            # {"tools": Check, "database": ..., ...}
 
-tools     the calls the task needs were made (each as often as listed), no other tool was called (except
-          the task's `may_also_call`), none came back with an error, and no call was repeated as it was
+tools     the calls the task needs were made (each at least as often as listed; the arguments are not read), no
+          other tool was called (except the task's `may_also_call`), none came back with an error, and no call
+          was repeated as it was
 database  the refunds table holds a row for exactly the task's `refunds`: none for a question
 answer    the run ended with an answer (not a stop), holding every fact as a fact (see `holds_fact`: 15
           as the whole number 15, not inside 1.15 or 2015), in the customer's language
@@ -15,11 +16,14 @@ format    every reply followed the protocol: each one could be read, none ended 
 
 A task passes when all four pass. The checks read what happened, not how the model worded it, so they
 hold on any model; the outcome is plain data, so a test can build a wrong run by hand and see each fail.
+What they cannot read is meaning: the answer check finds the facts, not whether the sentence around them is
+true ("order 88235 is not cancelled" holds cancel).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -182,21 +186,27 @@ def check_answer(task: EvalTask, outcome: RunOutcome) -> Check:
 def holds_fact(answer: str, fact: str) -> bool:
     """Whether `answer` states `fact` as the fact it is, not as a piece of something longer:
 
-    a number (15, 343)        as a whole number: not inside 2015, 1.15 or 1.1.15, not in 15.5
-    a date (2026-06-22)       as that date: 2026-06-22, 2026/06/22, 2026年6月22日, June 22, 2026, 22 June 2026
-    a range, a time (1-3, 19:05)  whole: not inside 11-30 or 19:055; 1–3 and 1~3 say 1-3 too
+    a number (15, 343)        as a whole number: not inside 2015, 1.15, 1.1.15 or 15,000, not in 15.5
+    a date (2026-06-22)       as that date: 2026-06-22, 2026/6/22, 2026.06.22, 2026年6月22日 (or 6月22日, 6月22号),
+                              June 22, 2026, June 22nd 2026, Jun. 22, 2026, 22 June 2026
+    a range, a time (1-3, 19:05)  whole: not inside 11-30 or 19:055; 1–3, 1—3, 1~3 and 1到3 say 1-3 too,
+                              19点05分 says 19:05
     an id (SF1234567890)      as a whole word: not inside SF12345678901
     a word (cancel, 取消)      anywhere, as a word's beginning may be ("cancelled" says cancel)
+
+    The answer is read NFKC-normalised, so full-width digits and letters (３４３, ＳＦ1234567890, 19：05) are the
+    plain ones. It finds the fact's words, not their truth: "not cancelled" holds cancel.
     """
     if not answer:
         return False
+    answer = unicodedata.normalize("NFKC", answer)
     return any(re.search(pattern, answer, re.IGNORECASE) for pattern in fact_patterns(fact))
 
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
-_NUMBER_EDGE_BEFORE = r"(?<![0-9A-Za-z])(?<![0-9][.\-])"
-_NUMBER_EDGE_AFTER = r"(?![0-9A-Za-z])(?![.\-:][0-9])"
+_NUMBER_EDGE_BEFORE = r"(?<![0-9A-Za-z])(?<![0-9][.,\-])"  # a comma between digits groups thousands: 3,343
+_NUMBER_EDGE_AFTER = r"(?![0-9A-Za-z])(?![.,\-:][0-9])"
 
 
 def fact_patterns(fact: str) -> list[str]:
@@ -205,18 +215,20 @@ def fact_patterns(fact: str) -> list[str]:
     if date:
         year, month, day = date.groups()
         m, d = int(month), int(day)
-        spellings = [fact, f"{year}/{month}/{day}", f"{year}年0?{m}月0?{d}日",
-                     f"{_MONTHS[m - 1]} 0?{d},? {year}", f"0?{d} {_MONTHS[m - 1]},? {year}"]
+        month_name = f"{_MONTHS[m - 1][:3]}(?:{_MONTHS[m - 1][3:]}|\\.)?"  # June, Jun or Jun.
+        spellings = [fact, f"{year}/0?{m}/0?{d}", f"{year}\\.0?{m}\\.0?{d}", f"(?:{year}年)?0?{m}月0?{d}[日号]",
+                     f"{month_name} 0?{d}(?:st|nd|rd|th)?,? {year}", f"0?{d}(?:st|nd|rd|th)? {month_name},? {year}"]
         return [_NUMBER_EDGE_BEFORE + s + _NUMBER_EDGE_AFTER for s in spellings]
     if re.fullmatch(r"\d+", fact):
         return [_NUMBER_EDGE_BEFORE + fact + _NUMBER_EDGE_AFTER]
     span = re.fullmatch(r"(\d+)-(\d+)", fact)
     if span:
         low, high = span.groups()
-        return [_NUMBER_EDGE_BEFORE + low + r"\s?[-–~～至到]\s?" + high + _NUMBER_EDGE_AFTER,
+        return [_NUMBER_EDGE_BEFORE + low + r"\s?[-–—~～至到]\s?" + high + _NUMBER_EDGE_AFTER,
                 _NUMBER_EDGE_BEFORE + low + r" to " + high + _NUMBER_EDGE_AFTER]
     if re.fullmatch(r"\d+:\d+", fact):
-        return [_NUMBER_EDGE_BEFORE + fact + r"(?![0-9])"]
+        hour, minute = fact.split(":")
+        return [_NUMBER_EDGE_BEFORE + fact + r"(?![0-9])", _NUMBER_EDGE_BEFORE + f"{hour}[点點]{minute}(?![0-9])"]
     if re.search(r"\d", fact):  # an id: a whole word
         return [r"(?<![0-9A-Za-z])" + re.escape(fact) + r"(?![0-9A-Za-z])"]
     return [re.escape(fact)]
@@ -246,12 +258,16 @@ def written_in(text: str, quoted: Iterable[str] = ()) -> str | None:
     """"zh" or "en": the language the writer of `text` used; None when it wrote no word of its own.
 
     An answer quotes the shop: an English one the product, the carrier or a policy in Chinese ("比特 S10
-    Pro 扫地机"), a Chinese one the ids (SF1234567890). So the Han characters copied from `quoted` (the
-    tools' results) do not count, nor do ids (words with a digit); what is left, the writer's own Han
-    characters against the letters of its own Latin words, says which language it wrote in.
+    Pro 扫地机"), a Chinese one the ids (SF1234567890) or a product's Latin name ("AirPure"). So the Han
+    characters and the Latin words copied from `quoted` (the tools' results) do not count, nor do ids (words
+    with a digit); what is left, the writer's own Han characters against the letters of its own Latin words,
+    says which language it wrote in. It tells the two scripts apart, no more: Spanish counts as English here,
+    and Japanese kanji as Chinese (the suite's customers write Chinese or English).
     """
+    quoted = list(quoted)
+    copied = {word.lower() for source in quoted for word in _LATIN_WORD.findall(source)}
     own_han = sum(len(run) for run in _HAN_RUN.findall(text) if not any(run in source for source in quoted))
-    latin = sum(len(word) for word in _LATIN_WORD.findall(text))
+    latin = sum(len(word) for word in _LATIN_WORD.findall(text) if word.lower() not in copied)
     if own_han == latin == 0:
         return None
     return "zh" if own_han >= latin else "en"

@@ -21,7 +21,7 @@ from tinyagent.agent import MAX_STEPS
 from tinyagent.evaluation.grading import RunOutcome, grade
 from tinyagent.evaluation.progress import progress_bar
 from tinyagent.evaluation.report import EvalReport, TaskResult
-from tinyagent.evaluation.tasks import EVAL_TASKS, EvalTask, select_tasks
+from tinyagent.evaluation.tasks import EVAL_TASKS, EvalTask, check_task, select_tasks
 from tinyagent.events import LlmCall
 from tinyagent.protocols.protocol_comparison import COURSE_NOW, PROTOCOLS, run_on_fresh_shop
 
@@ -70,6 +70,8 @@ def evaluate(
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     chosen = select_tasks(names, langs, tasks)
+    for task in chosen:
+        check_task(task)
     report = EvalReport(getattr(llm, "model", "?"), protocol, [], now, max_steps, label)
     bar = progress_bar(len(chosen), report.label, progress, progress_file)
     try:

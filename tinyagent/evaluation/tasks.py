@@ -4,7 +4,7 @@ Lesson 09's task set (shop/tasks.py) gave each request the facts a right answer 
 needs more than its words, so each task here also says which tools a right run calls and what the shop's
 database holds afterwards:
 
-    tools          the calls a right run makes, each as often as listed, in any order
+    tools          the calls a right run makes, each at least as often as listed, in any order
     may_also_call  lookups that are fine on top of those (a careful model may check the parcel too)
     refunds        the orders that have a refund row at the end: exactly these, and none for a question
     facts          what the final answer must contain: ids, dates and numbers only the tools can give
@@ -33,7 +33,7 @@ class EvalTask(ShopTask):
     """A request of the suite (`name`, `question`, `facts` as in lesson 09) and what a right run does.
 
     lang:          "zh" or "en", the language of the question and of the answer expected
-    tools:         the tool calls a right run makes, each as often as it is listed (order free)
+    tools:         the tool calls a right run makes, each at least as often as it is listed (order free)
     may_also_call: tools a right run may call besides (harmless lookups); any other tool fails the task
     refunds:       the order ids with a refund row in the database at the end, and no others
     """
@@ -47,6 +47,22 @@ class EvalTask(ShopTask):
     def id(self) -> str:
         """The task's name and language, e.g. "refund (zh)": unique in the suite."""
         return f"{self.name} ({self.lang})"
+
+
+def check_task(task: EvalTask) -> None:
+    """A ValueError of one line for a task written wrong, so that `evaluate` says it before it runs anything (not
+    as a KeyError in the middle of the suite, with the results so far lost). Lesson 18's exercise check says the
+    same mistakes in its own words."""
+    if task.lang not in ("zh", "en"):
+        raise ValueError(f"the task {task.name!r}: lang must be \"zh\" or \"en\", got {task.lang!r}")
+    for field_name in ("facts", "tools", "may_also_call", "refunds"):
+        value = getattr(task, field_name)
+        if isinstance(value, str):
+            raise ValueError(f"the task {task.name!r}: {field_name} must be a tuple of texts, got the text "  # noqa: TRY004
+                             f"{value!r} (one item needs a comma: ({value!r},))")
+        if not all(isinstance(item, str) and item for item in value):
+            raise ValueError(f"the task {task.name!r}: every item of {field_name} must be a non-empty text, "
+                             f"got {value!r}")
 
 
 def _lesson_09(name: str) -> ShopTask:
