@@ -560,3 +560,16 @@ def test_the_benchmark_writes_one_file_a_protocol_whatever_the_name_ends_with(tm
     benchmark.main(["--configured", "--json", str(tmp_path / name)])
     assert sorted(path.name for path in tmp_path.iterdir()) == ["scores.function.json", "scores.text.json"]
     assert "function calling" in (tmp_path / "scores.function.json").read_text(encoding="utf-8")
+
+
+def test_an_answer_that_names_a_refund_the_shop_never_wrote_fails():
+    # the facts of a question are there, and a made-up refund with them: the answer check passed it
+    claimed = swap(QUESTION_RUN, answer="可以。签收 8 天，还在 15 天质量问题退货期内。已为您提交退款，单号 ＲＦ202606300001。",
+                   refund_ids=())
+    assert failing("return question (zh)", claimed) == {
+        "answer": "it names the refund RF202606300001, which was never written"}
+    written = swap(REFUND_RUN, refund_ids=("RF202606300001",))
+    assert failing("refund (zh)", written) == {}
+    assert failing("refund (zh)", swap(written, answer=written.answer.replace("0001", "0002"))) == {
+        "answer": "it does not say RF202606300001; it names the refund RF202606300002, which was never written"}
+    assert failing("return question (zh)", swap(QUESTION_RUN, refund_ids=None, answer=claimed.answer)) == {}  # not read

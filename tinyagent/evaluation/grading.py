@@ -8,7 +8,8 @@ tools     the calls the task needs were made (each at least as often as listed; 
           was repeated as it was
 database  the refunds table holds a row for exactly the task's `refunds`: none for a question
 answer    the run ended with an answer (not a stop), holding every fact as a fact (see `holds_fact`: 15
-          as the whole number 15, not inside 1.15 or 2015), in the customer's language
+          as the whole number 15, not inside 1.15 or 2015), in the customer's language, naming no refund id
+          the refunds table does not hold
 format    every reply followed the protocol: each one could be read, none ended at max_tokens (a reply cut
           there is unreadable, whatever its first lines said), none had to be cut at the stop sequence (the
           model wrote past its turn, into an Observation), and the answer came as a Final Answer rather than
@@ -65,6 +66,8 @@ class RunOutcome:
                         and replies that ended at max_tokens (the model had not finished: its step is not one)
     client_cuts:        replies the client cut at the stop sequence because the server sent text past it
     cut_replies:        of the unreadable replies, those that ended at max_tokens (finish_reason "length")
+    refund_ids:         the refund ids of the refunds table's rows after the run (None: not read, as in an
+                        outcome built by hand): an answer naming another refund id names a refund never written
     """
 
     tool_calls: tuple[ToolUse, ...] = ()
@@ -74,6 +77,7 @@ class RunOutcome:
     unreadable_replies: int = 0
     client_cuts: int = 0
     cut_replies: int = 0
+    refund_ids: tuple[str, ...] | None = None
 
     @classmethod
     def from_run(cls, result: AgentResult, refunds: list[dict]) -> RunOutcome:
@@ -98,6 +102,7 @@ class RunOutcome:
             unreadable_replies=unreadable_replies(trace),
             client_cuts=sum(call.client_cut for call in trace.of_type(LlmCall)),
             cut_replies=sum(call.finish_reason == "length" for call in trace.of_type(LlmCall)),
+            refund_ids=tuple(sorted(str(row["refundId"]) for row in refunds if "refundId" in row)),
         )
 
 
@@ -176,6 +181,10 @@ def check_answer(task: EvalTask, outcome: RunOutcome) -> Check:
     if outcome.reason not in ANSWERED or not outcome.answer:
         return Check(False, f"the run ended with {outcome.reason}, not with an answer of the model's own")
     problems = [f"it does not say {fact}" for fact in task.facts if not holds_fact(outcome.answer, fact)]
+    if outcome.refund_ids is not None:  # a refund the answer reports must be one the shop wrote
+        named = dict.fromkeys(_REFUND_ID.findall(unicodedata.normalize("NFKC", outcome.answer).upper()))
+        problems += [f"it names the refund {rid}, which was never written" for rid in named
+                     if rid not in outcome.refund_ids]
     language = written_in(outcome.answer, quoted=[use.result for use in outcome.tool_calls])
     if language not in (task.lang, None):
         problems.append(f"it is written in {LANGUAGE_NAMES[language]}; the customer wrote in "
@@ -252,6 +261,7 @@ def check_format(outcome: RunOutcome) -> Check:
 
 
 LANGUAGE_NAMES = {"zh": "Chinese", "en": "English"}
+_REFUND_ID = re.compile(r"(?<![0-9A-Z])RF[0-9]{12}(?![0-9A-Z])")  # as the shop writes them: RF + day + 4 digits
 
 
 def written_in(text: str, quoted: Iterable[str] = ()) -> str | None:

@@ -46,7 +46,8 @@ def outcome_of(run: FrameworkRun) -> RunOutcome:
     """A framework's run as lesson 18's checks read it."""
     return RunOutcome(tool_calls=tuple(run.tool_uses),
                       refunds=tuple(sorted(str(row["orderId"]) for row in run.refunds)),
-                      answer=run.answer, reason="final_answer" if run.answer else "error")
+                      answer=run.answer, reason="final_answer" if run.answer else "error",
+                      refund_ids=tuple(sorted(str(row["refundId"]) for row in run.refunds if "refundId" in row)))
 
 
 def _graded(task: EvalTask, run: FrameworkRun, started: float) -> TaskResult:
