@@ -573,3 +573,16 @@ def test_an_answer_that_names_a_refund_the_shop_never_wrote_fails():
     assert failing("refund (zh)", swap(written, answer=written.answer.replace("0001", "0002"))) == {
         "answer": "it does not say RF202606300001; it names the refund RF202606300002, which was never written"}
     assert failing("return question (zh)", swap(QUESTION_RUN, refund_ids=None, answer=claimed.answer)) == {}  # not read
+
+
+def test_the_format_check_says_when_replies_were_read_only_after_repairs_or_not_by_it_at_all():
+    from tinyagent.robustness.tolerant_parser import TolerantRead
+
+    sloppy = evaluate(LlmClient.classroom("classroom-sloppy"), parts=[TolerantRead()], progress=False,
+                      names=["time"], langs=["zh"])
+    verdict = sloppy.results[0].checks["format"]
+    assert verdict.passed and verdict.detail.startswith("every reply could be read, 2 of them only once the parser")
+    careful = evaluate(LlmClient.classroom(), progress=False, names=["time"], langs=["zh"])
+    assert careful.results[0].checks["format"].detail == "every reply followed the protocol"
+    elsewhere = swap(QUESTION_RUN, replies_read=False)
+    assert grade(task("return question (zh)"), elsewhere)["format"].detail.startswith("no unreadable reply reported")

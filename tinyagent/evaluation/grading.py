@@ -68,6 +68,10 @@ class RunOutcome:
     cut_replies:        of the unreadable replies, those that ended at max_tokens (finish_reason "length")
     refund_ids:         the refund ids of the refunds table's rows after the run (None: not read, as in an
                         outcome built by hand): an answer naming another refund id names a refund never written
+    repaired_replies:   replies read only after a forgiving parser repaired them (lesson 11: its rule names the
+                        repairs in parentheses, "action (Markdown around keys)")
+    replies_read:       False when the agent's own parser never saw the replies (a framework read them, and
+                        reports none it could not read): the format check then has nothing to go on
     """
 
     tool_calls: tuple[ToolUse, ...] = ()
@@ -78,6 +82,8 @@ class RunOutcome:
     client_cuts: int = 0
     cut_replies: int = 0
     refund_ids: tuple[str, ...] | None = None
+    repaired_replies: int = 0
+    replies_read: bool = True
 
     @classmethod
     def from_run(cls, result: AgentResult, refunds: list[dict]) -> RunOutcome:
@@ -103,6 +109,7 @@ class RunOutcome:
             client_cuts=sum(call.client_cut for call in trace.of_type(LlmCall)),
             cut_replies=sum(call.finish_reason == "length" for call in trace.of_type(LlmCall)),
             refund_ids=tuple(sorted(str(row["refundId"]) for row in refunds if "refundId" in row)),
+            repaired_replies=sum(parsed.rule.endswith(")") for parsed in trace.of_type(Parsed)),
         )
 
 
@@ -257,7 +264,13 @@ def check_format(outcome: RunOutcome) -> Check:
         problems.append(f"{n} {'reply' if n == 1 else 'replies'} ran past the stop sequence and had to be cut")
     if outcome.reason == "fallback":
         problems.append("the answer came as prose the fallback took, not as a Final Answer")
-    return _verdict(problems, "every reply followed the protocol")
+    fine = "every reply followed the protocol"
+    if not outcome.replies_read:
+        fine = "no unreadable reply reported (the replies were read by the framework, not checked here)"
+    elif outcome.repaired_replies:
+        n = outcome.repaired_replies
+        fine = f"every reply could be read, {n} of them only once the parser had repaired {'it' if n == 1 else 'them'}"
+    return _verdict(problems, fine)
 
 
 LANGUAGE_NAMES = {"zh": "Chinese", "en": "English"}

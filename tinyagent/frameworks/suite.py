@@ -47,7 +47,8 @@ def outcome_of(run: FrameworkRun) -> RunOutcome:
     return RunOutcome(tool_calls=tuple(run.tool_uses),
                       refunds=tuple(sorted(str(row["orderId"]) for row in run.refunds)),
                       answer=run.answer, reason="final_answer" if run.answer else "error",
-                      refund_ids=tuple(sorted(str(row["refundId"]) for row in run.refunds if "refundId" in row)))
+                      refund_ids=tuple(sorted(str(row["refundId"]) for row in run.refunds if "refundId" in row)),
+                      replies_read=False)
 
 
 def _graded(task: EvalTask, run: FrameworkRun, started: float) -> TaskResult:
