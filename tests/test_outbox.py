@@ -16,7 +16,6 @@ from tinyagent import LlmClient, ReActAgent
 from tinyagent.architectures.reminder_loop import (
     ReminderStore,
     message_tool,
-    one_line,
     outbox_report,
     reminder_gate,
     reminder_registry,
@@ -24,6 +23,7 @@ from tinyagent.architectures.reminder_loop import (
 from tinyagent.clock import fixed_clock
 from tinyagent.events import Observation, ToolCall
 from tinyagent.registry import Action, ToolRegistry
+from tinyagent.safe_text import one_line
 from tinyagent.toolkit.confirmation import ApprovalRequest, GatedAct
 from tinyagent.toolkit.weather_api import WeatherService
 

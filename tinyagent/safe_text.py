@@ -5,11 +5,15 @@ str that cannot be encoded as UTF-8: printing it, saving it or sending it raises
 far from where it came in. tinyagent repairs text where it enters (a model's reply, a tool's result,
 the question, a request about to be sent) by replacing each lone surrogate with U+FFFD, the
 replacement character. The meaning is already lost at that point; the run goes on.
+
+`one_line` is for text a person must read as it is, one line of it (what a gate asks, what an outbox sent): a
+line break, a terminal's escape sequence or a bidi override in it is shown, not obeyed.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # how JSON spells one: \\ud800 to \\udfff
@@ -45,3 +49,33 @@ def replace_lone_surrogates(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(replace_lone_surrogates(item) for item in value)
     return value
+
+
+# Characters a text may hold that would end a line or change how one reads, in Unicode's categories: Cc
+# (controls: \n, \r, \x85, ESC, which a terminal obeys), Zl and Zp (U+2028, U+2029, which str.splitlines and
+# many viewers break on), Cf (format: the bidi overrides that reorder what is shown) and Cs (a lone surrogate,
+# which cannot even be printed).
+HIDDEN_CATEGORIES = frozenset({"Cc", "Zl", "Zp", "Cf", "Cs"})
+KEPT = frozenset({"\u200d"})  # the zero-width joiner holds emoji such as 👩‍💻 together
+SHORT_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def one_line(text: str) -> str:
+    """`text` as one line that shows what it holds: a newline as \\n, a backslash as \\\\, other hidden
+    characters as \\xNN, \\uNNNN or \\UNNNNNNNN, as Python writes them; everything else (Chinese, emoji) as it
+    is. The invisible tag characters (U+E0020 to U+E007F) are hidden characters too, though a few flags, such as
+    England's, are made with them: they can carry text a reader does not see."""
+    return "".join(_shown(ch) for ch in text)
+
+
+def _shown(ch: str) -> str:
+    if ch in SHORT_ESCAPES:
+        return SHORT_ESCAPES[ch]
+    if ch in KEPT or unicodedata.category(ch) not in HIDDEN_CATEGORIES:
+        return ch
+    return _escape(ch)
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

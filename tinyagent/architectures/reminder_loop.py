@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import unicodedata
 from datetime import date, timedelta
 from typing import Annotated
 
 from tinyagent.clock import Clock, fixed_clock
 from tinyagent.memory.sqlite_writes import immediate_transaction
 from tinyagent.registry import ToolRegistry
+from tinyagent.safe_text import one_line
 from tinyagent.toolkit.action_input import read_arguments
 from tinyagent.toolkit.confirmation import ConfirmationGate
 from tinyagent.toolkit.http_tool import ApiCallFailed, JsonApi
@@ -234,8 +234,8 @@ def message_of(action_input: str) -> str:
 
 def reminder_gate(**options) -> ConfirmationGate:
     """Lesson 15's gate on sendWechat, showing the person the message that would leave."""
-    # On one line, as the report prints it: the person reads the message that would leave, not the JSON around it.
-    describe = {"sendWechat": lambda text: f"send a WeChat message to {RECIPIENT}: {one_line(message_of(text))}"}
+    # The person reads the message that would leave, not the JSON around it (the gate puts it on one line).
+    describe = {"sendWechat": lambda text: f"send a WeChat message to {RECIPIENT}: {message_of(text)}"}
     return ConfirmationGate(("sendWechat",), describe=describe, **options)
 
 
@@ -249,33 +249,3 @@ def outbox_report(store: ReminderStore, before: int = 0, lang: str = "en") -> st
     head = {"en": "Sent", "zh": "已发出"}[lang]
     return "\n".join(f"{head} #{m['id']} ({one_line(m['channel'])} to {one_line(m['recipient'])}, "
                      f"{one_line(m['sent_at'])}): {one_line(m['text'])}" for m in sent)
-
-
-# Characters a body may hold that would end a line or change how one reads, in Unicode's categories: Cc
-# (controls: \n, \r, \x85, ESC, which a terminal obeys), Zl and Zp (U+2028, U+2029, which str.splitlines and
-# many viewers break on), Cf (format: the bidi overrides that reorder what is shown) and Cs (a lone surrogate,
-# which cannot even be printed).
-HIDDEN_CATEGORIES = frozenset({"Cc", "Zl", "Zp", "Cf", "Cs"})
-KEPT = frozenset({"\u200d"})  # the zero-width joiner holds emoji such as 👩‍💻 together
-SHORT_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def one_line(text: str) -> str:
-    """`text` as one line that shows what it holds: a newline as \\n, a backslash as \\\\, other hidden
-    characters as \\xNN, \\uNNNN or \\UNNNNNNNN, as Python writes them; everything else (Chinese, emoji) as it
-    is. The invisible tag characters (U+E0020 to U+E007F) are hidden characters too, though a few flags, such as
-    England's, are made with them: they can carry text a reader does not see."""
-    return "".join(_shown(ch) for ch in text)
-
-
-def _shown(ch: str) -> str:
-    if ch in SHORT_ESCAPES:
-        return SHORT_ESCAPES[ch]
-    if ch in KEPT or unicodedata.category(ch) not in HIDDEN_CATEGORIES:
-        return ch
-    return _escape(ch)
-
-
-def _escape(ch: str) -> str:
-    code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

@@ -20,6 +20,7 @@ from typing import Any
 
 from tinyagent.defences.customer_words import OBSERVATION, arguments_of, as_read
 from tinyagent.protocols.constrained_decoding import ids_in
+from tinyagent.safe_text import one_line
 from tinyagent.toolkit.confirmation import ApprovalRequest, ConfirmationGate
 from tinyagent.tools import Action
 
@@ -78,7 +79,7 @@ class SourcedGate(ConfirmationGate):
         arguments = arguments_of(action)
         sources = tuple((name, str(arguments[name]), source_of(str(arguments[name]), messages, parse_text))
                         for name in ARGUMENTS if name in arguments and str(arguments[name]).strip())
-        said = "; ".join(f"{name} {value} from: {where}" for name, value, where in sources)
+        said = one_line("; ".join(f"{name} {value} from: {where}" for name, value, where in sources))
         return SourcedRequest(plain.id, plain.step, plain.tool, plain.input,
                               f"{plain.summary} · {said}" if said and self.in_summary else plain.summary,
                               plain.timeout_s, sources)

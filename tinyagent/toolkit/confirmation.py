@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 from tinyagent.events import Event, ToolCall, event_kind
 from tinyagent.number_checks import check_seconds
 from tinyagent.registry import ToolResult, error_observation
+from tinyagent.safe_text import one_line
 from tinyagent.tools import Action
 
 # What a printed trace says of a request for approval and its outcome.
@@ -223,7 +224,9 @@ class ConfirmationGate:
         text = action.tool_input if isinstance(action.tool_input, str) else str(action.tool_input)
         describe = self.describe.get(name)
         summary = describe(text) if describe is not None else f"{name}({text})"
-        return ApprovalRequest(next(self._ids), step, name, text, str(summary), self.timeout_s)
+        # One line, shown as it is: a "\r" or an escape sequence in the model's words must not rewrite what the
+        # person reads (a reason of "x\rrefund ¥39 for order 88234" hid the ¥1999 refund asked for).
+        return ApprovalRequest(next(self._ids), step, name, text, one_line(str(summary)), self.timeout_s)
 
     def answer(self, request_id: int, approved: object, by: str = "a person") -> Decision:
         """A person's answer to a request (from any thread). Returns the decision that stands: this one, or
