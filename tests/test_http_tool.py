@@ -281,3 +281,28 @@ def test_only_known_kinds_and_sane_limits():
             JsonApi("http://127.0.0.1:9", **options)
     with pytest.raises(ValueError, match="http://"):
         JsonApi("127.0.0.1:9")
+
+
+@pytest.mark.parametrize("status", [200, 500])
+def test_json_nested_too_deeply_is_an_api_call_failed_not_a_recursion_error(status):
+    # "nothing else escapes" (JsonApi.get): a reply 5,000 deep raised RecursionError, a 200 and a 500's body alike
+    def deep(request):
+        body = b'{"city": "x", "condition": "c", "condition_zh": "z", "temperature_c": 1, "extra": ' + \
+            b"[" * 5_000 + b"]" * 5_000 + b"}"
+        request.send_response(status)
+        request.send_header("Content-Type", "application/json")
+        request.send_header("Content-Length", str(len(body)))
+        request.end_headers()
+        request.wfile.write(body)
+
+    with Scripted(deep) as server:
+        with pytest.raises(ApiCallFailed) as failed:
+            JsonApi(server.base_url, name="the weather API").get("/weather", {"city": "x"}, shape=WEATHER_SHAPE)
+        data = observe(weather_tool(server.base_url))
+    assert failed.value.kind == ("not_json" if status == 200 else "status")
+    assert data["kind"] == failed.value.kind and "Recursion" not in data["error"]
+
+
+def test_a_city_that_cannot_be_put_in_a_url_is_an_error_observation_of_the_tool():
+    data = observe(weather_tool("http://127.0.0.1:9"), '{"city": "\\ud800"}')  # a lone surrogate, as JSON spells it
+    assert data["kind"] == "unreachable" and data["retryable"] is False and "could not be sent" in data["error"]

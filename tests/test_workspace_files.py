@@ -470,3 +470,38 @@ def test_a_long_listing_is_cut_and_says_how_many_more(place):
 def test_workspace_tools_are_the_three_file_tools(place):
     workspace, _ = place
     assert [tool.name for tool in workspace_files.workspace_tools(workspace)] == ["writeFile", "readFile", "listFiles"]
+
+
+# A write that fails half way, in a process of its own: the file size limit (RLIMIT_FSIZE) makes os.write fail
+# with EFBIG after 1,000 bytes, as a full disk would.
+HALF_WAY = r'''
+import json, resource, signal, sys
+from pathlib import Path
+from tinyagent.toolkit.workspace_files import workspace_tools
+workspace = Path(sys.argv[1])
+write, read, listing = workspace_tools(workspace)
+(workspace / "old.txt").write_text("the old content")
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1000, resource.RLIM_INFINITY))
+said = [write.invoke(json.dumps({"file_path": "new.txt", "content": "y" * 5000})),
+        write.invoke(json.dumps({"file_path": "old.txt", "content": "z" * 5000, "overwrite": True}))]
+resource.setrlimit(resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+print(json.dumps(said))
+'''
+
+
+@pytest.mark.skipif(os.name != "posix", reason="RLIMIT_FSIZE is POSIX")
+def test_a_write_that_fails_half_way_leaves_neither_half_a_file_nor_a_temporary_one(tmp_path):
+    # a new file stayed on disk at 1,000 bytes (and a retry was refused: "already exists"); a replacement's
+    # temporary file stayed beside the old one, and listFiles showed it
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", HALF_WAY, str(tmp_path)], capture_output=True, text=True,
+                          timeout=PATIENCE, check=True)
+    new, replaced = (json.loads(said) for said in json.loads(done.stdout))
+    assert new["error"].startswith("writeFile failed") and replaced["error"].startswith("writeFile failed")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["old.txt"]
+    assert (tmp_path / "old.txt").read_text() == "the old content"
+    write = workspace_files.workspace_tools(tmp_path)[0]
+    assert json.loads(write.invoke(json.dumps({"file_path": "new.txt", "content": "y" * 5000})))["created"]

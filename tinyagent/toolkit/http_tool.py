@@ -5,7 +5,10 @@ one and decide what to do. The third article's weather tool gets four things rig
 
     a hard timeout        connect_timeout to reach the server, read_timeout for each wait for data,
                           total_timeout for the whole reply (a server that trickles a byte a second never
-                          trips a read timeout, so the whole reply has a clock of its own)
+                          trips a read timeout, so the whole reply has a clock of its own). The clock is read
+                          between the pieces of the body: the status line and headers are bounded by
+                          read_timeout for each wait and by http.client's limits (100 header lines of 64 KB),
+                          not by total_timeout
     a status check        anything but 2xx is a failure; a redirect is not followed (it could lead anywhere)
     a shape check         the reply must be JSON and hold the fields the tool reads, checked against a JSON
                           Schema (validation.py); fields the tool does not read are allowed (an upstream
@@ -80,7 +83,8 @@ class JsonApi:
     name:            how errors name it: "the weather API"
     connect_timeout: seconds to open the connection
     read_timeout:    seconds to wait for the server's first byte, and between any two pieces of data
-    total_timeout:   seconds for the whole call, from connecting to the last byte
+    total_timeout:   seconds for the whole call, from connecting to the body's last byte (checked as the body
+                     arrives: see the module's docstring for the headers)
     max_bytes:       the longest reply read; a longer one is refused
     session:         a requests.Session (default: a new one, kept for connection reuse)
     """
@@ -123,7 +127,8 @@ class JsonApi:
         except requests.ConnectionError:
             raise self._failed("unreachable", f"{self.name} cannot be reached (connection refused or dropped)",
                                True) from None
-        except requests.RequestException as exc:  # an invalid URL or parameter: the tool's own bug
+        except (requests.RequestException, UnicodeError) as exc:  # an invalid URL or parameter (a lone surrogate
+            # in the model's text cannot be put in a URL): the tool's own bug or its input's, not the server's
             raise self._failed("unreachable", f"the request to {self.name} could not be sent "
                                f"({type(exc).__name__})", False) from None
         with response:
@@ -135,6 +140,9 @@ class JsonApi:
             except (UnicodeDecodeError, ValueError):
                 raise self._failed("not_json", f"{self.name} answered {response.status_code} with a body that "
                                    f"is not JSON: {_excerpt(body)}", False) from None
+            except RecursionError:  # JSON, but nested deeper than Python's reader goes
+                raise self._failed("not_json", f"{self.name} answered {response.status_code} with JSON nested "
+                                   "too deeply to read", False) from None
         if shape is not None:
             problems = problems_in(data, shape)
             if problems:
@@ -198,7 +206,7 @@ def _server_message(body: bytes) -> str:
     """What a failing server said about itself: its JSON "error"/"message", else the start of its text."""
     try:
         data = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return _excerpt(body) if body.strip() else ""
     if isinstance(data, dict):
         for key in ("error", "message", "detail", "info"):

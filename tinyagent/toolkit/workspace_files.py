@@ -20,7 +20,8 @@ How it writes, on POSIX systems: every folder on the way is opened relative to t
 (`dir_fd`) with `O_NOFOLLOW`, so a link swapped in while the tool runs is refused too, not followed. A new
 file is created with `O_EXCL` (it must not exist yet); a replaced file is written to a temporary name in
 the same folder first and then renamed over the old one (`os.replace`): a reader never sees half a file,
-and a hard link to a file elsewhere keeps that file's content. Where `dir_fd` is not supported (Windows),
+and a hard link to a file elsewhere keeps that file's content. A write that fails half way (a full disk)
+removes what it had written, the new file or the temporary one. Where `dir_fd` is not supported (Windows),
 each folder on the way is checked for links before the write instead; a link put there between that check
 and the write is not caught.
 
@@ -202,15 +203,23 @@ def _check_replaceable(info: os.stat_result, shown: str, overwrite: bool) -> int
 
 
 def _write_new(name: str, data: bytes, fd: int | None) -> None:
-    """Create `name` (it must not exist: O_EXCL, and O_NOFOLLOW where there is one) and write `data`."""
+    """Create `name` (it must not exist: O_EXCL, and O_NOFOLLOW where there is one) and write `data`. A write that
+    fails half way (a full disk, a size limit) removes what it wrote: half a file is no file, and a retry must not
+    find one there ("already exists"), nor listFiles a temporary name."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     handle = os.open(name, flags, 0o644, dir_fd=fd) if fd is not None else os.open(name, flags, 0o644)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(handle, view):]
-    finally:
+    except BaseException:
         os.close(handle)
+        if fd is not None:
+            os.unlink(name, dir_fd=fd)
+        else:
+            os.unlink(name)
+        raise
+    os.close(handle)
 
 
 def _write_portably(root: Path, parts: list[str], data: bytes, overwrite: bool) -> dict:
