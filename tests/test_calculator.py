@@ -116,7 +116,7 @@ HOSTILE = [
     ("(2 ** 1000) ** 4", "the result would be too large"),
     ("9" * 150 + " ** 999", "the result would be too large"),
     ("(10 ** 999) * (10 ** 999) * (10 ** 999)", "the result would be too large"),
-    ("1e400", "a number in the expression is too large"),
+    ("1e9999", "the result would be too large"),  # read as written: 10 ** 9999, not a float's inf
     ("2.0 ** 5000.5", "the exponent 5000.5 is too large"),
     ("10 ** 999.5", "the result would be too large"),
     ("-" * 150 + "1", "nested more than"),
@@ -173,3 +173,11 @@ def test_any_text_is_a_number_or_a_calculator_error_and_never_anything_else(text
         return
     assert isinstance(value.number, Fraction)
     json.dumps(format_number(value)[0])
+
+
+def test_a_number_is_read_as_it_is_written_not_as_the_float_python_makes_of_it():
+    # a float literal lost what a float cannot hold, and the answer still said it was exact
+    assert format_number(calculate("12345678901234567.89 - 12345678901234567")) == (0.89, True)
+    assert format_number(calculate("1_000.5 * 2")) == (2001, True)
+    tiny = calculate("1e-400")
+    assert tiny.number == Fraction(1, 10**400) and format_number(tiny) == (0.0, False)  # shown as 0.0, not exact

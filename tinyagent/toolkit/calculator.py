@@ -12,8 +12,9 @@ does not know is refused, so anything that is not arithmetic is refused:
     errors      `CalculatorError` (a ValueError) with one clear sentence: division by zero, a name, a number
                 that is too large, a negative number to a fractional power, text that is not arithmetic
 
-It computes with fractions (`fractions.Fraction`), so a price stays a price: 1999 * 0.85 is 1699.15 and
-0.1 + 0.2 is 0.3, where floats give 1699.1499999999999 and 0.30000000000000004. Only a fractional power
+It computes with fractions (`fractions.Fraction`), each number read as it is written, so a price stays a
+price: 1999 * 0.85 is 1699.15 and 0.1 + 0.2 is 0.3, where floats give 1699.1499999999999 and
+0.30000000000000004. Only a fractional power
 (2 ** 0.5) is computed in floating point, and the result says it is not exact. For convenience, `×` and
 `÷` are read as `*` and `/`, and `^` as `**`: a calculator's power, where Python would read `2 ^ 10` as
 exclusive-or (8). The tool's answer then says so in a "note", so neither the model nor the reader of the trace
@@ -88,19 +89,19 @@ def calculate(expression: str) -> Value:
         raise CalculatorError(f"this is not an arithmetic expression: {text}; only {ALLOWED} are allowed") from None
     except (ValueError, MemoryError, RecursionError):  # a NUL byte; a pathological nesting
         raise CalculatorError(f"this is not an arithmetic expression; only {ALLOWED} are allowed") from None
-    return _value(tree.body, 0)
+    return _value(tree.body, 0, text)
 
 
-def _value(node: ast.AST, depth: int) -> Value:
+def _value(node: ast.AST, depth: int, text: str) -> Value:
     if depth > MAX_DEPTH:
         raise CalculatorError(f"the expression is nested more than {MAX_DEPTH} levels deep")
     if isinstance(node, ast.Constant):
-        return Value(_number(node.value))
+        return _checked(Value(_number(node.value, ast.get_source_segment(text, node) or "")))
     if isinstance(node, ast.UnaryOp) and type(node.op) in UNARY:
-        operand = _value(node.operand, depth + 1)
+        operand = _value(node.operand, depth + 1, text)
         return Value(-operand.number if isinstance(node.op, ast.USub) else operand.number, operand.exact)
     if isinstance(node, ast.BinOp) and type(node.op) in BINARY:
-        left, right = _value(node.left, depth + 1), _value(node.right, depth + 1)
+        left, right = _value(node.left, depth + 1, text), _value(node.right, depth + 1, text)
         return _checked(_apply(node.op, left, right))
     if isinstance(node, (ast.BinOp, ast.UnaryOp)):
         symbol = {ast.BitXor: "^", ast.BitAnd: "&", ast.BitOr: "|", ast.LShift: "<<", ast.RShift: ">>",
@@ -111,16 +112,16 @@ def _value(node: ast.AST, depth: int) -> Value:
     raise CalculatorError(f"{what}{shown} is not allowed in an expression; only {ALLOWED} are")
 
 
-def _number(value: object) -> Fraction:
-    """A literal as an exact fraction: 0.85 is 17/20, read from its shortest decimal form."""
+def _number(value: object, written: str) -> Fraction:
+    """A literal as an exact fraction, read from how it is `written`: 0.85 is 17/20, and
+    12345678901234567.89 keeps its .89 and 1e-400 is not 0, which a float (Python's reading) would lose."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         what = {str: "text", bytes: "bytes", complex: "an imaginary number"}.get(type(value), type(value).__name__)
         if isinstance(value, bool):
             what = str(value)
         raise CalculatorError(f"{what} is not allowed in an expression; only {ALLOWED} are")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise CalculatorError("a number in the expression is too large")
-    return Fraction(value) if isinstance(value, int) else Fraction(repr(value))
+    # Every float literal Python reads (5., .5, 1e-400, 1_000.5) is decimal text Fraction reads exactly.
+    return Fraction(value) if isinstance(value, int) else Fraction(written.replace("_", ""))
 
 
 def _apply(op: ast.operator, left: Value, right: Value) -> Value:
