@@ -155,3 +155,98 @@ def test_the_openapi_document_is_valid_and_describes_every_route(service):
     served = {(route.path, method.lower()) for route in routes for method in route.methods if method != "HEAD"}
     described = {(path, method) for path, methods in document["paths"].items() for method in methods}
     assert served == described
+
+
+# -- a run that ends without its own answer after a refund was written still says so --------------------------------
+REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
+
+
+class _RefundThenTrouble:
+    """A model that asks for the refund at once, then fails (or has the run stopped) at its next call."""
+
+    model = "scripted"
+
+    def __init__(self, trouble):
+        self.trouble, self.calls = trouble, 0
+
+    def chat(self, messages, **options):
+        from tinyagent import ChatResult
+
+        self.calls += 1
+        if self.calls == 1:
+            return ChatResult('Thought: refund it.\nAction: applyRefund\nAction Input: {"orderId": "88231", '
+                              '"reason": "不回充"}\n', "stop", {})
+        return self.trouble()
+
+    def close(self):
+        pass
+
+
+def test_a_model_that_fails_after_the_refund_leaves_an_answer_that_says_it():
+    # the answer was the loop's "the model cannot be reached", and the session's next turn denied the refund
+    from tinyagent.errors import LlmConnectionError
+
+    def unreachable():
+        raise LlmConnectionError("the model stopped answering")
+
+    service = AgentService(config(auto_approve=True), llm=lambda: _RefundThenTrouble(unreachable))
+    try:
+        outcome = service.submit(REFUND, None).result(60)
+        refund_id = service.shop.refunds()[0]["refundId"]
+        assert outcome.result.reason == "llm_error"
+        assert "已经完成了以下操作" in outcome.result.answer and refund_id in outcome.result.answer
+        assert refund_id in service.store.turns(outcome.session_id)[0].answer
+    finally:
+        service.close()
+
+
+def test_a_run_stopped_after_the_refund_keeps_a_turn_and_names_the_refund():
+    # the client went away after the yes: the refund stood, and the session kept nothing of it
+    cancelled = threading.Event()
+
+    def client_leaves():
+        from tinyagent import ChatResult
+
+        cancelled.set()
+        return ChatResult("Thought: done.\nFinal Answer: 已退款。", "stop", {})
+
+    service = AgentService(config(auto_approve=True), llm=lambda: _RefundThenTrouble(client_leaves))
+    try:
+        future = service.submit(REFUND, "s1", cancelled=cancelled)
+        with pytest.raises(RunCancelled) as stopped:
+            future.result(60)
+        refund_id = service.shop.refunds()[0]["refundId"]
+        assert len(stopped.value.changes) == 1 and refund_id in stopped.value.changes[0]
+        assert stopped.value.turn == 1 and refund_id in stopped.value.said("stopped")
+        [turn] = service.store.turns("s1")
+        assert turn.reason == "cancelled" and turn.tools == ("applyRefund",) and refund_id in turn.answer
+    finally:
+        service.close()
+
+
+def test_a_run_stopped_before_any_change_stores_nothing_and_says_nothing_was_done(service):
+    cancelled = threading.Event()
+    cancelled.set()
+    with pytest.raises(RunCancelled) as stopped:
+        service.submit(LOGISTICS, "s2", cancelled=cancelled).result(60)
+    assert stopped.value.changes == [] and stopped.value.turn is None
+    assert service.store.turns("s2") == []
+
+
+def test_what_a_client_is_told_of_a_stopped_run_names_its_changes_or_says_there_were_none():
+    from tinyagent.serving.app import stopped_message
+
+    nothing = RunCancelled()
+    assert stopped_message(nothing, "the service is stopping") == \
+        "the service is stopping: nothing was done; ask again in a moment"
+    refunded = RunCancelled(['applyRefund {"orderId": "88231"} -> {"refundId": "RF202606300001"}'], "en")
+    refunded.turn = 3
+    said = stopped_message(refunded, "the service is stopping")
+    assert said.startswith("the service is stopping (kept as turn 3 of the session)\nBefore the run stopped")
+    assert "RF202606300001" in said and "nothing was done" not in said
+
+
+def test_a_runs_time_limit_allows_a_persons_answer_for_every_round_that_may_ask_one():
+    # one approval's time only: a run asking for two refunds got a 504 while the second waited for its yes
+    assert config(timeout_s=60, approval_timeout_s=35, max_steps=4).longest_run_s == 60 + 4 * 35
+    assert config(timeout_s=60, approval_timeout_s=35, auto_approve=True).longest_run_s == 60

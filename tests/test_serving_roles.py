@@ -262,3 +262,14 @@ def test_an_unusable_operator_key_is_one_line_and_exit_code_2(tmp_path, options,
                           capture_output=True, text=True, timeout=PATIENCE, check=False)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and says in done.stderr and "same" not in done.stderr.replace(says, "")
+
+
+@pytest.mark.parametrize("forwarded", [b"x-forwarded-for", b"forwarded", b"x-real-ip", b"via"])
+def test_a_request_that_says_a_proxy_forwarded_it_is_no_person_at_this_machine(forwarded):
+    # a proxy on this machine that names 127.0.0.1 as the host made every customer the operator
+    from starlette.requests import Request
+
+    from tinyagent.serving.app import from_this_machine
+
+    headers = [(b"host", b"127.0.0.1:8000"), (forwarded, b"203.0.113.9")]
+    assert from_this_machine(Request({"type": "http", "client": ("127.0.0.1", 50000), "headers": headers})) is False

@@ -71,6 +71,7 @@ MAX_QUERY_CHARS = 4000
 FIELDS = ("query", "session_id")
 STARTED = openai_chat.now()  # "created" of the one model /v1/models lists
 BODY_TIMEOUT_S = 10.0  # a question's body is a few hundred bytes: this is for clients that never finish
+STOP_WAIT_S = 10.0  # a run told to stop stops at its next event: how long a 504 waits to say what it had done
 
 
 class ApiError(Exception):
@@ -79,6 +80,15 @@ class ApiError(Exception):
     def __init__(self, status: int, code: str, message: str, headers: dict | None = None):
         super().__init__(message)
         self.status, self.code, self.message, self.headers = status, code, message, headers
+
+
+def stopped_message(stopped: RunCancelled, what: str) -> str:
+    """What a client is told of a run that was stopped: `what`, and either that nothing was done or the changes
+    it had made (a refund written after a person's yes), which the session's turn keeps too."""
+    if not stopped.changes:
+        return f"{what}: nothing was done; ask again in a moment"
+    kept = f" (kept as turn {stopped.turn} of the session)" if stopped.turn else ""
+    return stopped.said(f"{what}{kept}")
 
 
 def error_response(status: int, code: str, message: str, headers: dict | None = None) -> JSONResponse:
@@ -123,8 +133,8 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         except asyncio.CancelledError:  # the server stops while the run goes on (a refund waiting for a person)
             cancelled.set()
             service.approvals.abandon(run_id, "the service stopped")
-            raise ApiError(503, "stopping", "the service is stopping, and the run was stopped before it ended: "
-                           "nothing was done; ask again in a moment") from None
+            raise ApiError(503, "stopping", "the service is stopping, and the run was stopped before its answer; "
+                           "a change it had made stands, and the session's last turn says it") from None
         finally:
             gone.cancel()
         if waited in done:
@@ -132,17 +142,23 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
                 return waited.result()
             except TinyAgentError as exc:  # the session store or the shop failed (a database that went away)
                 raise ApiError(503, "unavailable", str(exc).splitlines()[0]) from None
-            except RunCancelled:  # the service is stopping: the run was stopped before its end, nothing stored
-                raise ApiError(503, "stopping", "the service is stopping, and the run was stopped before it "
-                               "ended: nothing was done; ask again in a moment") from None
+            except RunCancelled as stopped:  # the service is stopping: the run was stopped before its end
+                raise ApiError(503, "stopping", stopped_message(stopped, "the service is stopping, and the run was "
+                               "stopped before it ended")) from None
         cancelled.set()
         if gone in done:  # nobody is left to read the answer: this response goes nowhere
             service.approvals.abandon(run_id, "the client went away")
             raise ApiError(499, "client_gone", "the client went away before the answer: the run was stopped, and "
                            "a refund waiting for a yes was declined")
         service.approvals.abandon(run_id, "the run took too long")
-        raise ApiError(504, "timeout", f"the run took longer than {service.config.timeout_s:g} s and was "
-                       "stopped; ask a simpler question, or start the service with a larger --timeout")
+        said = (f"the run took longer than {service.config.longest_run_s:g} s in all (its own "
+                f"{service.config.timeout_s:g} s and a person's time for each approval) and was stopped")
+        # It stops at its next event; what it had changed by then (a refund approved earlier) is said too.
+        ended, _ = await asyncio.wait({waited}, timeout=STOP_WAIT_S)
+        if ended and not waited.cancelled() and isinstance(waited.exception(), RunCancelled):
+            said = stopped_message(waited.exception(), said)
+        raise ApiError(504, "timeout", f"{said}; ask a simpler question, or start the service with a larger "
+                       "--timeout")
 
     async def chat_completions(request: Request) -> Response:
         """OpenAI's Chat Completions API over the agent (openai_chat.py): any chat client can ask the shop."""
@@ -307,6 +323,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
 
 # -- which host names are answered -------------------------------------------------------------------------
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+FORWARDING_HEADERS = ("x-forwarded-for", "forwarded", "x-real-ip", "via")
 _ANY_ADDRESS = ("", "0.0.0.0", "::")
 
 
@@ -397,7 +414,12 @@ def check_operator(request: Request, service: AgentService) -> None:
 
 def from_this_machine(request: Request) -> bool:
     """A request from a loopback address that names a loopback host: a person at this machine, not a client of a
-    proxy on it (a proxy passes on the name its clients used) nor a neighbour naming 127.0.0.1."""
+    proxy on it (a proxy passes on the name its clients used) nor a neighbour naming 127.0.0.1. A request that
+    says it was forwarded (X-Forwarded-For, Forwarded, X-Real-IP, Via) is a proxy's client too. A proxy that
+    names 127.0.0.1 and says nothing of forwarding (nginx's defaults do both) cannot be told from a person here:
+    behind one, start the service with --operator-key (the README says so)."""
+    if any(name in request.headers for name in FORWARDING_HEADERS):
+        return False
     peer = request.client.host if request.client else ""
     try:
         address = ipaddress.ip_address(peer)

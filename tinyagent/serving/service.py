@@ -39,6 +39,7 @@ from tinyagent.registry import ToolRegistry
 from tinyagent.robustness.stop_rules import StopRules, WallClock
 from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.serving.approvals import Approvals, PausableClock, new_gate, new_run_id
+from tinyagent.serving.changes_made import STOPPED, canned, changes_made, said_after
 from tinyagent.serving.edits import Edit, KeptTraces
 from tinyagent.settings import load_settings
 from tinyagent.toolkit.confirmation import ApprovalDecided, ApprovalRequested, ConfirmationGate, GatedAct
@@ -112,12 +113,24 @@ class ServiceConfig:
 
     @property
     def longest_run_s(self) -> float:
-        """How long a run may take in all: its own time, and the time a person may take to approve."""
-        return self.timeout_s + (0.0 if self.auto_approve else self.approval_timeout_s)
+        """How long a run may take in all: its own time, and the time a person may take to approve each request
+        it may ask (one a round: a run asking for two refunds waits for two answers)."""
+        return self.timeout_s + (0.0 if self.auto_approve else self.max_steps * self.approval_timeout_s)
 
 
 class RunCancelled(Exception):  # a signal between threads, not an error the user sees
-    """The client went away (or the service stops): the run stopped between two events and stored nothing."""
+    """The client went away (or the service stops, or the run took too long): the run stopped between two events.
+    `changes` are what it had changed by then (changes_made.py: a refund approved and written); when there are
+    any, the session keeps a turn that says them (`turn`), and every answer to the client names them."""
+
+    def __init__(self, changes: list[str] | None = None, lang: str = "en"):
+        super().__init__("the run was stopped")
+        self.changes, self.lang = list(changes or []), lang
+        self.turn: int | None = None
+
+    def said(self, stopped: str) -> str:
+        """`stopped` (what the client is told), with the changes after it."""
+        return said_after(stopped, self.changes, self.lang)
 
 
 @dataclass
@@ -219,14 +232,23 @@ class AgentService:
             clock = PausableClock()
             agent = self.agent(stream, gate, clock)
             relay = _RelayingAgent(edit.agent(agent) if edit else agent, on_event, cancelled, clock,
-                                   lambda request_id: self.approvals.asked(run_id, request_id), self._stopping)
+                                   lambda request_id: self.approvals.asked(run_id, request_id), self._stopping,
+                                   gate.guards)
             if history is not None:
                 result = relay.run(question, history)
                 ended = "finished"
                 return RunOutcome(result, "", None)
             store = _TurnRecordingStore(self.store)
             session = Session(relay, store=store, session_id=session_id)
-            result = session.ask(question)
+            try:
+                result = session.ask(question)
+            except RunCancelled as stopped:
+                if stopped.changes:  # the session must know what was done, or its next turn contradicts the shop
+                    turn = Turn(question, stopped.said(STOPPED.get(stopped.lang, STOPPED['en'])), "cancelled", 0,
+                                tuple(change.split(" ", 1)[0] for change in stopped.changes))
+                    appended = store.append_turn(session.id, turn)
+                    stopped.turn = appended.number or None
+                raise
             ended = "finished"
             number = store.appended.number if store.appended is not None else None
             return RunOutcome(result, session.id, number, store.error)
@@ -289,9 +311,10 @@ class _RelayingAgent:
 
     def __init__(self, agent: ReActAgent, on_event: Callable[[Event], None] | None, cancelled: threading.Event,
                  clock: PausableClock | None = None, asked: Callable[[int], None] | None = None,
-                 stopping: threading.Event | None = None):
+                 stopping: threading.Event | None = None, guards: Callable[[str], bool] = lambda name: False):
         self._agent, self._on_event, self._cancelled = agent, on_event, cancelled
         self._clock, self._asked, self._stopping = clock, asked, stopping or threading.Event()
+        self._guards = guards  # the tools that change something (the gate's): what a stop must still report
 
     def __getattr__(self, name: str):  # lang, language_for: what a Session asks of its agent
         return getattr(self._agent, name)
@@ -309,10 +332,14 @@ class _RelayingAgent:
             if self._on_event is not None:
                 self._on_event(event)
             if self._cancelled.is_set() or self._stopping.is_set():
+                changes = changes_made(run.trace, self._guards)
                 _close_run(run)
-                raise RunCancelled
+                raise RunCancelled(changes, run.lang)
         result = run.finish()
         _hang_up(self._agent)
+        if canned(result.trace):  # the loop's words for a stop (the model failed): they must not hide a refund
+            return replace(result, answer=said_after(result.answer, changes_made(result.trace, self._guards),
+                                                     run.lang))
         return result
 
 

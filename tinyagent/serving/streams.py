@@ -133,7 +133,9 @@ class RunStream:
     def _finish(self) -> None:
         try:
             outcome = self.future.result()
-        except RunCancelled:
+        except RunCancelled as stopped:  # the reader went (and did not come back in time), or the service stops
+            said = stopped.said("the run was stopped before its answer")
+            self._push("error", {"error": {"code": "stopped", "message": said, "turn": stopped.turn}})
             outcome = None
         except TinyAgentError as exc:
             self._push("error", {"error": {"code": "unavailable", "message": str(exc).splitlines()[0]}})
@@ -150,9 +152,10 @@ class RunStream:
         if self.done:
             return
         self._stop_run("the run took too long")
-        limit = self.service.config.timeout_s
-        self._push("error", {"error": {"code": "timeout", "message": f"the run took longer than {limit:g} s and "
-                                       "was stopped"}})
+        config = self.service.config
+        self._push("error", {"error": {"code": "timeout", "message": f"the run took longer than "
+                                       f"{config.longest_run_s:g} s in all (its own {config.timeout_s:g} s and a "
+                                       "person's time for each approval) and was stopped"}})
         self._close()
 
     def _push(self, kind: str, data: dict) -> None:

@@ -1,0 +1,56 @@
+"""What a run changed before it ended without an answer of its own: said to the person who asked, and kept.
+
+The service's promise is that no answer hides an effect. A run ends with the model's answer, which reports
+what it did, or it ends another way after a person's yes was given and the refund written: the model failed
+on its next call (the answer is then the loop's canned "the model cannot be reached"), the service was told
+to stop, the client went away, the run took too long. Each of those must still say what was done:
+
+    changes_made(trace, guards)   the calls of guarded tools (the ones a person must approve: a refund, a
+                                  message) that ran without an error, with what each returned
+    said_after(answer, changes)   the answer with those changes after it, in the run's language
+
+A change is counted from the trace, where the tool's own result says it happened; the shop is not read again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tinyagent.events import Observation, Stopped, ToolCall
+from tinyagent.robustness.tolerant_parser import FormatObservation
+from tinyagent.safe_text import one_line
+from tinyagent.trace import Trace
+
+MAX_CHANGE_CHARS = 300  # one change, as a line: the call and the start of its result
+
+SAID = {"en": "Before the run stopped, it had already done this:",
+        "zh": "在停下之前，已经完成了以下操作："}
+STOPPED = {"en": "The run was stopped before its answer.", "zh": "这次运行在给出回答之前被停下了。"}
+
+
+def changes_made(trace: Trace, guards: Callable[[str], bool]) -> list[str]:
+    """Each call of a tool `guards` names that came back without an error, as one line: "applyRefund
+    {...} -> {...}". A round's calls are paired with its results in order, as both protocols write them."""
+    changes = []
+    for step in dict.fromkeys(call.step for call in trace.of_type(ToolCall)):
+        calls = [call for call in trace.of_type(ToolCall) if call.step == step]
+        results = [o for o in trace.of_type(Observation) if o.step == step and not isinstance(o, FormatObservation)]
+        for call, result in zip(calls, results):
+            if guards(call.name) and not result.error:
+                line = one_line(f"{call.name} {call.input} -> {result.text}")
+                changes.append(line if len(line) <= MAX_CHANGE_CHARS else line[: MAX_CHANGE_CHARS - 1] + "…")
+    return changes
+
+
+def canned(trace: Trace) -> bool:
+    """Whether the run's answer is the loop's own words for a stop (its trace ends with `Stopped`), not the
+    model's: a stop with a closing call ends with the model's `Final`, which reports what was done itself."""
+    return isinstance(trace.end, Stopped)
+
+
+def said_after(answer: str, changes: list[str], lang: str) -> str:
+    """`answer`, then the changes, one per line, under a heading in `lang` ("en" or "zh")."""
+    if not changes:
+        return answer
+    listed = "\n".join(f"- {change}" for change in changes)
+    return f"{answer}\n{SAID.get(lang, SAID['en'])}\n{listed}".strip()
