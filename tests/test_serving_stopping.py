@@ -110,6 +110,9 @@ def test_a_stop_declines_the_waiting_refunds_and_ends_every_stream_before_the_ex
     assert service.refunds() == []
     _clean_exit(service)
     assert "service stopped" in service.output()
+    # approvals live in each worker: the banner says an answer may miss, and what to do
+    assert ("approvals with 2 workers: each waits in the worker running its refund" in service.output()) is \
+        (workers == "2")
 
 
 def test_a_run_still_going_after_the_decline_is_ended_by_the_service_not_cut_by_uvicorn(tmp_path):

@@ -542,6 +542,10 @@ def _serve(args: argparse.Namespace) -> int:
                 who = f"each refund waits for a yes from this machine ({where})"
             print(f"approvals: {who}; no answer in {config.approval_timeout_s:g} s is a timeout: nothing is paid",
                   flush=True)
+            if args.workers > 1:  # approvals.py keeps them in memory, per process
+                print(f"approvals with {args.workers} workers: each waits in the worker running its refund, and a list "
+                      "or an answer reaches it only when its request lands on that worker (else 404, and the "
+                      "refund times out unpaid); to approve refunds by hand, run one worker", flush=True)
         print("Press Ctrl-C to stop.", flush=True)
 
     with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost
