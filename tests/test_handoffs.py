@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.lesson17_helpers import CLOCK, ScriptedLlm
 from tinyagent import LlmClient, Trace
 from tinyagent.architectures.handoffs import (
@@ -172,3 +174,43 @@ def test_the_classroom_triage_takes_the_specialist_with_the_fewest_tools_and_the
     # Four tools (three of a kind the model does not know) against two: the one with two.
     assert first_target(handoff("Big", "queryOrder, getOrderNotes, getOrderHistory, getOrderInvoice"),
                         handoff("Small", "queryOrder, queryLogistics")) == "handOffToSmall"
+
+
+def test_an_empty_hand_back_is_handed_back_not_a_key_error():
+    # a specialist's "Action: handBack" with no input raised KeyError: 'answer' out of the team's run
+    with Shop(":memory:", clock=CLOCK) as shop:
+        llm = ScriptedLlm("Thought: not mine.\nAction: handBack\n")
+        team = Team(llm, shop_specialists(llm, shop_registry(shop, CLOCK)))
+        result = team.hand_to("logistics", "帮我看看订单 88231 的快递到哪了。")
+    assert result.reason == "handed_back" and result.answer == ""
+    assert result.trace.events[-1] == Handoff(1, source=TRIAGE, target="logistics", message="", back=True,
+                                              agent=TRIAGE)
+
+
+def test_a_gate_mounted_on_the_team_is_refused_since_it_would_guard_nothing():
+    # on the triage, which calls handoffs only, the refunds specialist refunded with nobody asked
+    from tinyagent import ConfirmationGate
+    from tinyagent.toolkit.confirmation import GatedAct
+
+    with Shop(":memory:", clock=CLOCK) as shop:
+        tools = shop_registry(shop, CLOCK)
+        with pytest.raises(ValueError, match="mount it on the specialists instead"):
+            shop_team(LlmClient.classroom(), tools, parts=[GatedAct(ConfirmationGate())])
+
+
+def test_closing_a_team_run_cancels_the_request_its_specialist_waits_on():
+    from tinyagent import ConfirmationGate
+    from tinyagent.toolkit.confirmation import ApprovalRequested, GatedAct
+
+    gate = ConfirmationGate(("applyRefund",), timeout_s=60)
+    llm = ScriptedLlm("Thought: refunds.\nAction: handOffToRefunds\nAction Input: 订单 88231 退款\n",
+                      'Thought: refund.\nAction: applyRefund\nAction Input: {"orderId": "88231", "reason": "坏了"}\n')
+    with Shop(":memory:", clock=CLOCK) as shop:
+        team = Team(llm, shop_specialists(llm, shop_registry(shop, CLOCK), parts=[GatedAct(gate)]))
+        run = team.start("订单 88231 坏了，退款。")
+        for event in run:
+            if isinstance(event, ApprovalRequested):
+                break
+        assert len(gate.pending) == 1
+        run.close()
+        assert gate.pending == [] and gate.answer(1, True).outcome != "approved" and shop.refunds() == []

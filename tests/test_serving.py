@@ -250,3 +250,21 @@ def test_a_runs_time_limit_allows_a_persons_answer_for_every_round_that_may_ask_
     # one approval's time only: a run asking for two refunds got a 504 while the second waited for its yes
     assert config(timeout_s=60, approval_timeout_s=35, max_steps=4).longest_run_s == 60 + 4 * 35
     assert config(timeout_s=60, approval_timeout_s=35, auto_approve=True).longest_run_s == 60
+
+
+def test_a_specialists_declined_refund_is_no_change_of_the_teams_run():
+    # in a team's trace a specialist's round 1 sits inside the triage's: its declined applyRefund was paired with
+    # the triage's handoff result, and a stopped run said a refund had been made
+    from tinyagent.events import ToolCall
+    from tinyagent.serving.changes_made import changes_made
+    from tinyagent.trace import Trace
+
+    declined = '{"error":"applyRefund was not run: a person declined it"}'
+    trace = Trace([ToolCall(1, "handOffToRefunds", "退款", agent="triage"),
+                   ToolCall(1, "applyRefund", '{"orderId": "88231"}', agent="refunds"),
+                   Observation(1, declined, error=True, agent="refunds"),
+                   Observation(1, '{"agent": "refunds", "answer": "not approved"}', agent="triage")])
+    assert changes_made(trace, lambda name: name == "applyRefund") == []
+    written = Trace([*trace.events[:2], Observation(1, '{"refundId": "RF202606300001"}', agent="refunds")])
+    assert changes_made(written, lambda name: name == "applyRefund") == [
+        'applyRefund {"orderId": "88231"} -> {"refundId": "RF202606300001"}']

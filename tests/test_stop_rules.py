@@ -461,3 +461,12 @@ def test_a_rule_written_as_a_plain_class_works_in_the_agent():
     result = ReActAgent(ScriptedLlm(ACT, ACT, ANSWER), registry(), parts=[StopRules([AtMostTwoCalls()])]).run("88231?")
     assert result.reason == "two_calls" and "a limit was reached (two_calls)" in result.messages[-2]["content"]
     assert Stop("two_calls").message("zh") == "抱歉，我在处理完之前不得不停下（two_calls）。请再试一次。"
+
+
+@pytest.mark.parametrize("reply", ["Thought: x\nFinal Answer:", "Thought: x\nFinal Answer:   \n"])
+def test_a_closing_reply_whose_final_answer_is_empty_brings_no_answer(reply):
+    # it fell through to the prose fallback, and the customer got the reply's raw text as the answer
+    from tinyagent.parser import parse_step
+    from tinyagent.robustness.stop_rules import closing_answer
+
+    assert closing_answer(reply, "stop", parse_step(reply)) == (None, "the Final Answer was empty")

@@ -34,6 +34,7 @@ from tinyagent.llm_client import LlmClient
 from tinyagent.loop_parts import RunInTurn
 from tinyagent.prompts import build_system_prompt
 from tinyagent.registry import ToolRegistry, ToolResult, error_observation
+from tinyagent.toolkit.confirmation import GatedAct
 from tinyagent.tools import Action, FunctionTool
 from tinyagent.trace import Trace
 
@@ -249,7 +250,13 @@ class Team:
         if not self.members:
             raise ValueError("a team needs at least one specialist")
         tools = ToolRegistry([handoff_tool(member) for member in self.members.values()])
-        parts = [*options.pop("parts", ()), HandoffAct(self), OwnEvents()]
+        given = list(options.pop("parts", ()))
+        if any(isinstance(part, GatedAct) for part in given):
+            # The triage calls handoffs only: a gate there would guard nothing while a specialist refunds.
+            raise ValueError("a confirmation gate in the team's parts guards the triage, which calls no shop tool: "
+                             "mount it on the specialists instead, shop_specialists(llm, tools, "
+                             "parts=[GatedAct(gate)])")
+        parts = [*given, HandoffAct(self), OwnEvents()]
         self.triage = TriageAgent(llm, tools, parts=parts, **options)
 
     @property
@@ -277,12 +284,16 @@ class Team:
         yield Handoff(step, source=TRIAGE, target=member.name, message=message, agent=TRIAGE)
         run = member.agent(lang).start(message)
         handed_back = None
-        for event in run:
-            yield replace(event, agent=member.name)
-            if isinstance(event, ToolCall) and event.name.strip() == HAND_BACK:
-                handed_back = event.input.strip()
-                run.close()  # the specialist's turn ends at its handBack: the tool does not run
-                break
+        try:
+            for event in run:
+                yield replace(event, agent=member.name)
+                if isinstance(event, ToolCall) and event.name.strip() == HAND_BACK:
+                    handed_back = event.input.strip()
+                    break  # the specialist's turn ends at its handBack: the tool does not run
+        finally:
+            # Also when the team's run is closed while the specialist waits for a person's yes: that request is
+            # cancelled with it, not left to be answered later.
+            run.close()
         if handed_back is not None:
             said = {"agent": member.name, "handed_back": handed_back}
         else:
@@ -290,8 +301,9 @@ class Team:
             said = {"agent": member.name, "answer": end.answer if end else ""}
             if not isinstance(end, Final) or end.reason not in ("final_answer", "fallback"):
                 said["ended"] = end.reason if end else "unended"
-        yield Handoff(step, source=TRIAGE, target=member.name, message=handed_back or said["answer"], back=True,
-                      agent=TRIAGE)
+        # An empty handBack is still one: its message is what it said, nothing (there is no "answer" then).
+        yield Handoff(step, source=TRIAGE, target=member.name,
+                      message=handed_back if handed_back is not None else said["answer"], back=True, agent=TRIAGE)
         return ToolResult(json.dumps(said, ensure_ascii=False), error=False)
 
     def hand_to(self, name: str, message: str, lang: str | None = None) -> AgentResult:

@@ -556,6 +556,8 @@ def closing_answer(text: str, finish_reason: str | None, parsed: Any) -> tuple[s
         return None, "the reply was cut at max_tokens"
     if parsed.final_answer is not None and parsed.final_answer.strip():
         return parsed.final_answer.strip(), ""
+    if parsed.final_answer is not None:  # its reply, "Thought: ...\nFinal Answer:", is no answer to give
+        return None, "the Final Answer was empty"
     if parsed.action is not None:
         return None, f"the model asked for a tool ({parsed.action.tool_name}) instead of answering"
     if not text.strip():

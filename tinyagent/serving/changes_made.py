@@ -30,11 +30,13 @@ STOPPED = {"en": "The run was stopped before its answer.", "zh": "这次运行�
 
 def changes_made(trace: Trace, guards: Callable[[str], bool]) -> list[str]:
     """Each call of a tool `guards` names that came back without an error, as one line: "applyRefund
-    {...} -> {...}". A round's calls are paired with its results in order, as both protocols write them."""
+    {...} -> {...}". A round's calls are paired with its results in order, as both protocols write them; a
+    round is one agent's (lesson 21's team: a specialist's round 1 sits inside the triage's round 1)."""
     changes = []
-    for step in dict.fromkeys(call.step for call in trace.of_type(ToolCall)):
-        calls = [call for call in trace.of_type(ToolCall) if call.step == step]
-        results = [o for o in trace.of_type(Observation) if o.step == step and not isinstance(o, FormatObservation)]
+    for step, agent in dict.fromkeys((call.step, call.agent) for call in trace.of_type(ToolCall)):
+        calls = [call for call in trace.of_type(ToolCall) if (call.step, call.agent) == (step, agent)]
+        results = [o for o in trace.of_type(Observation)
+                   if (o.step, o.agent) == (step, agent) and not isinstance(o, FormatObservation)]
         for call, result in zip(calls, results):
             if guards(call.name) and not result.error:
                 line = one_line(f"{call.name} {call.input} -> {result.text}")
