@@ -334,3 +334,25 @@ def test_facts_come_before_the_memory_in_the_history(facts):
     history = session.history("What is my usual order doing?")
     assert history[0]["role"] == "system" and "88231" in history[0]["content"]
     assert history[1:] == session.turns()[0].messages()
+
+
+@pytest.mark.parametrize("bad", ["   ", "x" * 201, 42, "s\ud800"])
+def test_a_bad_session_id_is_refused_before_anything_runs(bad):
+    # it was refused only when the turn was stored: after the run, with its refund written, and the turn lost
+    with pytest.raises(ValueError, match="session id"):
+        Session(new_agent(), session_id=bad)
+
+
+def test_a_question_holding_a_lone_surrogate_is_stored_as_the_agent_read_it():
+    # the agent repaired its copy, the session stored the original: UnicodeEncodeError after the run
+    session = Session(new_agent())
+    session.ask("帮我看看订单 88231 的快递到哪了。\ud800")
+    assert session.turns()[0].question == "帮我看看订单 88231 的快递到哪了。\ufffd"
+
+
+def test_facts_with_a_lone_surrogate_are_kept_and_recalled_and_a_bad_limit_is_refused():
+    facts = UserFacts()
+    facts.remember("u1", "My usual order is 88231.\ud800")
+    assert [f.text for f in facts.recall("u1", "order 88231 \ud800")] == ["My usual order is 88231.\ufffd"]
+    with pytest.raises(ValueError, match="limit"):
+        facts.recall("u1", "order", limit=2.5)

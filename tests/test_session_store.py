@@ -120,8 +120,23 @@ def test_delete_forgets_the_turns_and_the_summary(store):
     assert store.append_turn("s1", a_turn(1)).number == 1  # a new session under the old id starts at 1
 
 
+def test_a_nul_in_a_turn_or_a_summary_is_kept_alike_by_both_stores(store):
+    # pasted text may hold a NUL: PostgreSQL refused it (after the run, the turn lost), SQLite kept it
+    store.append_turn("s1", a_turn(1, question="where is 88231?\x00", answer="on its way\x00"))
+    store.save_summary("s1", 1, "asked about 88231\x00")
+    [turn] = store.turns("s1")
+    assert (turn.question, turn.answer) == ("where is 88231?\ufffd", "on its way\ufffd")
+    assert store.summary("s1") == (1, "asked about 88231\ufffd")
+
+
+def test_a_session_deleted_between_two_appends_starts_again_at_turn_one(store):
+    store.append_turn("s1", a_turn(1))
+    store.delete("s1")
+    assert store.append_turn("s1", a_turn(2)).number == 1 and [t.question for t in store.turns("s1")] == ["question 2"]
+
+
 def test_a_bad_session_id_is_refused(store):
-    for bad in ("", "   ", None, 42, "x" * 201):
+    for bad in ("", "   ", None, 42, "x" * 201, "s\ud800"):
         with pytest.raises(ValueError, match="session id"):
             store.append_turn(bad, a_turn(1))
     assert store.session_ids() == []

@@ -38,10 +38,11 @@ from typing import TYPE_CHECKING
 
 from tinyagent.events import LlmCall
 from tinyagent.memory.session_memory import FullHistory, Memory
-from tinyagent.memory.session_store import SessionStore, SqliteSessionStore, Turn
+from tinyagent.memory.session_store import SessionStore, SqliteSessionStore, Turn, check_session_id
 from tinyagent.memory.user_facts import UserFacts, facts_message
 from tinyagent.prompts import detect_language
 from tinyagent.protocols.token_count import TokenCounter, token_counter
+from tinyagent.safe_text import replace_lone_surrogates
 
 if TYPE_CHECKING:
     from tinyagent.agent import AgentResult
@@ -88,7 +89,7 @@ class Session:
         self.agent = agent
         self.memory = memory if memory is not None else FullHistory()
         self.store = store if store is not None else SqliteSessionStore()
-        self.id = session_id if session_id is not None else uuid.uuid4().hex
+        self.id = check_session_id(session_id) if session_id is not None else uuid.uuid4().hex
         self.facts = facts
         self.user_id = user_id
         self.counter = counter or token_counter()
@@ -116,6 +117,7 @@ class Session:
         """Run the agent on `question` with this session's memory, store the turn, return the AgentResult."""
         if not isinstance(question, str) or not question.strip():
             raise ValueError("the question must be a non-empty string")
+        question = replace_lone_surrogates(question)  # as the agent reads it, and as the store can keep it
         history = self.history(question)
         result = self.agent.run(question, history=history)
         calls = result.trace.of_type(LlmCall)

@@ -43,6 +43,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from tinyagent.errors import TinyAgentError
 from tinyagent.memory.sqlite_writes import immediate_transaction
+from tinyagent.safe_text import holds_surrogate
 
 # How long a writer waits for another one's transaction (SQLite's busy timeout; PostgreSQL waits for a row
 # lock without limit). Transactions here take milliseconds; the margin is for a loaded machine.
@@ -131,16 +132,18 @@ class SessionStore:
     def append_turn(self, session_id: str, turn: Turn) -> Turn:
         """Store `turn` as the session's next turn (the session is created on its first turn); returns it
         with its number. Safe when several processes append to the same session at once."""
-        session_id = _check_id(session_id)
+        session_id = check_session_id(session_id)
         with self._transaction() as run:
-            run("INSERT INTO sessions (id) VALUES (?) ON CONFLICT (id) DO NOTHING", (session_id,))
-            # Takes the session's row lock until the transaction ends: concurrent appends queue up here.
-            run("UPDATE sessions SET turn_count = turn_count + 1 WHERE id = ?", (session_id,))
-            number = run("SELECT turn_count FROM sessions WHERE id = ?", (session_id,))[0][0]
+            # One statement creates the session or counts one more turn on it, and takes its row lock until the
+            # transaction ends: concurrent appends queue up here. (Apart, a delete committed between the two
+            # left nothing to count in PostgreSQL, and the turn was lost.)
+            number = run("INSERT INTO sessions (id, turn_count) VALUES (?, 1) ON CONFLICT (id) DO UPDATE "
+                         "SET turn_count = sessions.turn_count + 1 RETURNING turn_count", (session_id,))[0][0]
             run(
                 f"INSERT INTO session_turns (session_id, {_TURN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, number, turn.question, turn.answer, turn.reason, turn.rounds,
-                 json.dumps(list(turn.tools)), turn.history_tokens, turn.prompt_tokens, turn.tokens_sent),
+                (session_id, number, _storable(turn.question), _storable(turn.answer), _storable(turn.reason),
+                 turn.rounds, json.dumps(list(turn.tools)), turn.history_tokens, turn.prompt_tokens,
+                 turn.tokens_sent),
             )
         return replace(turn, number=number)
 
@@ -158,12 +161,12 @@ class SessionStore:
     def save_summary(self, session_id: str, covered: int, text: str) -> None:
         """Keep `text` as the summary of turns 1..`covered`. A summary never moves backwards: if another
         process already saved one that covers as much or more, this one is dropped."""
-        session_id = _check_id(session_id)
+        session_id = check_session_id(session_id)
         with self._transaction() as run:
             run("INSERT INTO sessions (id) VALUES (?) ON CONFLICT (id) DO NOTHING", (session_id,))
             run(
                 "UPDATE sessions SET summary_covered = ?, summary = ? WHERE id = ? AND summary_covered < ?",
-                (covered, text, session_id, covered),
+                (covered, _storable(text), session_id, covered),
             )
 
     def summary(self, session_id: str) -> tuple[int, str] | None:
@@ -206,8 +209,17 @@ class SessionStore:
         raise NotImplementedError
 
 
-def _check_id(session_id: object) -> str:
-    if not isinstance(session_id, str) or not session_id.strip() or len(session_id) > 200:
+def _storable(text: object) -> object:
+    """Text as both stores keep it: a NUL (pasted text may hold one) as U+FFFD, since PostgreSQL's text holds
+    none and SQLite's would keep it; anything else as it is."""
+    return text.replace("\x00", "\ufffd") if isinstance(text, str) else text
+
+
+def check_session_id(session_id: object) -> str:
+    """`session_id` if a store can keep it: a non-empty string of at most 200 characters, UTF-8 (no lone
+    surrogate); else a ValueError. `Session` asks it before its first run, so a bad id costs no run."""
+    if not isinstance(session_id, str) or not session_id.strip() or len(session_id) > 200 or \
+            holds_surrogate(session_id):
         raise ValueError(f"a session id must be a non-empty string of at most 200 characters, got {session_id!r}")
     return session_id
 

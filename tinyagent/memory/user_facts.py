@@ -33,6 +33,8 @@ from pathlib import Path
 
 from tinyagent.memory.session_store import BUSY_TIMEOUT_SECONDS, SessionStoreError
 from tinyagent.memory.sqlite_writes import immediate_transaction
+from tinyagent.number_checks import check_whole
+from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.shop.knowledge import match_query, search_terms
 
 MAX_FACT_CHARS = 500
@@ -101,7 +103,8 @@ class UserFacts:
 
     def recall(self, user_id: str, question: str, limit: int = RECALL_LIMIT) -> list[Fact]:
         """The user's facts that share words with `question`, most relevant first (at most `limit`)."""
-        expression = match_query(question or "")
+        check_whole("limit", limit, least=0)
+        expression = match_query(replace_lone_surrogates(question or ""))
         if not expression or limit < 1:
             return []
         with self._lock:
@@ -156,7 +159,7 @@ class UserFacts:
 def _check(name: str, value: object, limit: int) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{name} must be a non-empty string, got {value!r}")
-    value = value.strip()
+    value = replace_lone_surrogates(value.strip())  # text pasted from anywhere: SQLite stores only UTF-8
     if len(value) > limit:
         raise ValueError(f"{name} is {len(value)} characters; the limit is {limit}")
     return value
