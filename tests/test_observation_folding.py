@@ -142,3 +142,17 @@ def test_a_long_run_of_letters_without_a_digit_does_not_hang_the_fold():
     assert is_folded(fold_observation("a" * 1_000_000))
     assert time.monotonic() - started < 60
     assert ids_and_numbers("x-1 ab1-cd SF1234567890, 2026-06-22") == ["1", "ab1-cd", "SF1234567890", "2026-06-22"]
+
+
+def test_ids_typed_in_full_width_are_kept_as_written():
+    # a Chinese keyboard in full-width mode: the refund id and the amount past the kept part were dropped
+    text = "退款申请已经收到，我们会尽快处理，请耐心等待，谢谢您的理解与支持。" * 3 + \
+        "退款单号ＲＦ２０２６０６３００００１，金额１９９９元，预计１－３个工作日到账。"
+    folded = fold_observation(text)
+    assert is_folded(folded) and folded.endswith("(ＲＦ２０２６０６３００００１, １９９９, １－３)")
+
+
+def test_a_json_number_past_a_floats_range_folds_as_text_not_as_infinity():
+    text = '{"note": "' + "x" * 100 + '", "amount": 1e400}'
+    folded = fold_observation(text)
+    assert "Infinity" not in folded and "1e400" in folded

@@ -15,7 +15,9 @@ Observation always folds the same way):
   reports an error ("Error: ...", "错误：...") stays whole up to `ERROR_TEXT` characters.
 
 An id or a number is a run that holds a digit, with the letters and separators around it: 88231,
-SF1234567890, RF202606300001, 2026-06-22, 19:05:23, 1-3, 6.792 (`IDS_AND_NUMBERS`).
+SF1234567890, RF202606300001, 2026-06-22, 19:05:23, 1-3, 6.792, and the same typed in full width
+(`IDS_AND_NUMBERS`). A word joined to an id by a hyphen but holding no digit itself is not part of it: CASE-77
+keeps 77. JSON numbers stay numbers, as Python writes them (1999.00 becomes 1999.0).
 
 The folded text starts with `(folded from N characters)`, so a model, and a reader of the trace, can see
 that something was left out and how much. A fold that would not be shorter leaves the Observation as it
@@ -25,6 +27,7 @@ was, and folding a folded Observation changes nothing.
 from __future__ import annotations
 
 import json
+import math
 import re
 
 SHORT_TEXT = 24
@@ -32,10 +35,12 @@ PLAIN_TEXT = 60
 ERROR_TEXT = 200
 FOLD_MARK = "(folded from {chars} characters) "
 _MARK_START, _MARK_END = "(folded from ", " characters) "
-# A digit with the letters, digits and inner separators around it.
+# A digit with the letters, digits and inner separators around it, in ASCII or full width (ＲＦ２０２６…, as a
+# Chinese keyboard in full-width mode types them).
 # Starting only where a run of letters and digits starts: it finds the same ids, and a run of 32,000 letters with
 # no digit is tried once, not from each of its letters (that took 4 s, a megabyte about an hour).
-IDS_AND_NUMBERS = r"(?<![A-Za-z0-9])[A-Za-z0-9]*[0-9][A-Za-z0-9]*(?:[-:./][A-Za-z0-9]+)*"
+_WORD, _DIGIT, _SEPARATOR = "A-Za-z0-9Ａ-Ｚａ-ｚ０-９", "0-9０-９", "-:./－：．／"
+IDS_AND_NUMBERS = (rf"(?<![{_WORD}])[{_WORD}]*[{_DIGIT}][{_WORD}]*(?:[{_SEPARATOR}][{_WORD}]+)*")
 
 
 _IDS_AND_NUMBERS = re.compile(IDS_AND_NUMBERS)
@@ -47,7 +52,7 @@ def fold_observation(text: str) -> str:
     if is_folded(text):
         return text
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_float=_finite)
         body = json.dumps(_fold_value(value), ensure_ascii=False, separators=(",", ":")) \
             if isinstance(value, (dict, list)) else None
     except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads (or folds): text
@@ -57,6 +62,15 @@ def fold_observation(text: str) -> str:
         body = _fold_text(text, ERROR_TEXT if reports_error else PLAIN_TEXT)
     folded = FOLD_MARK.format(chars=len(text)) + body
     return folded if len(folded) < len(text) else text
+
+
+def _finite(number: str) -> float:
+    """A JSON number as a float, or a ValueError (then the Observation folds as text) for one past a float's range:
+    1e400 would be written back as Infinity, which is no JSON."""
+    value = float(number)
+    if not math.isfinite(value):
+        raise ValueError(f"{number} is past a float's range")
+    return value
 
 
 def is_folded(text: str) -> bool:
