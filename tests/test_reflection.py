@@ -32,6 +32,11 @@ def llm():
      "Line one.\nLine two.", ("wrong status",)),
     ("Looks fine to me!", "unchecked", DRAFT, ("the check's reply has no 'Verdict:' line",)),
     ("Verdict: maybe", "unchecked", DRAFT, ("unknown verdict 'maybe'",)),
+    # the label's Markdown is no part of the answer; a word is a whole word ("correction" is not "correct")
+    ("Verdict: revise\n**Revised answer:** Order 88231 was signed for.", "revise", "Order 88231 was signed for.", ()),
+    ("Verdict: correction needed", "unchecked", DRAFT, ("unknown verdict 'correction needed'",)),
+    ("Verdict: okay-ish, but wrong", "unchecked", DRAFT, ("unknown verdict 'okay-ish, but wrong'",)),
+    ("结论：通过了", "ok", DRAFT, ()),
 ])
 def test_the_check_s_reply_is_read_leniently(reply, verdict, answer, problems):
     got = read_verdict(reply, DRAFT)

@@ -75,8 +75,10 @@ LABELS = {
 }
 _VERDICT = re.compile(r"^\s*[*_#>\s]*(?:verdict|结论)[*_\s]*[:：]\s*[*_]*\s*(.+?)\s*[*_]*\s*$",
                       re.IGNORECASE | re.MULTILINE)
-_PROBLEMS = re.compile(r"^\s*[*_#\s]*(?:problems?|问题)[*_\s]*[:：]\s*(.*)$", re.IGNORECASE)
-_REVISED = re.compile(r"^\s*[*_#\s]*(?:revised answer|修改后的答复|修改后答复)[*_\s]*[:：]\s*(.*)$", re.IGNORECASE)
+# The Markdown a model puts around a label ("**Revised answer:** fixed") is no part of what follows it.
+_PROBLEMS = re.compile(r"^\s*[*_#\s]*(?:problems?|问题)[*_\s]*[:：][*_\s]*(.*)$", re.IGNORECASE)
+_REVISED = re.compile(r"^\s*[*_#\s]*(?:revised answer|修改后的答复|修改后答复)[*_\s]*[:：][*_\s]*(.*)$",
+                      re.IGNORECASE)
 _OK_WORDS = ("ok", "pass", "passed", "correct", "通过", "正确", "没问题", "无误")
 _REVISE_WORDS = ("revise", "revised", "wrong", "incorrect", "fix", "需修改", "修改", "错误", "有误")
 
@@ -111,6 +113,13 @@ def observations_of(trace: Trace) -> list[str]:
     return lines
 
 
+def _says(verdict: str, words: tuple[str, ...]) -> bool:
+    """Whether `verdict` begins with one of `words`: a whole English word ("correction needed" is not "correct",
+    "okay-ish" not "ok"), a Chinese one at the start of what follows ("通过了" is "通过")."""
+    return any(verdict.startswith(w) and (not w.isascii() or not verdict[len(w):len(w) + 1].isalnum())
+               for w in words)
+
+
 def read_verdict(text: str, draft: str) -> Verdict:
     """The check's reply read leniently. Never raises; whatever cannot be read leaves the draft standing."""
     text = text if isinstance(text, str) else ""
@@ -118,9 +127,9 @@ def read_verdict(text: str, draft: str) -> Verdict:
     if match is None:
         return Verdict("unchecked", ("the check's reply has no 'Verdict:' line",), draft)
     word = match.group(1).strip().strip("。.!！").lower()
-    if any(word.startswith(w) for w in _OK_WORDS):
+    if _says(word, _OK_WORDS):
         return Verdict("ok", (), draft)
-    if not any(word.startswith(w) for w in _REVISE_WORDS):
+    if not _says(word, _REVISE_WORDS):
         return Verdict("unchecked", (f"unknown verdict {match.group(1).strip()!r}",), draft)
     problems, revised, section = [], [], None
     for line in text[match.end():].splitlines():
