@@ -337,3 +337,23 @@ def test_without_a_budget_the_whole_conversation_is_sent():
     result = ReActAgent(scripted, registry()).run("What time is it?", [{"role": "user", "content": "hi"},
                                                                       {"role": "assistant", "content": "Hello!"}])
     assert scripted.sent[-1] == result.messages[:-1] and result.answer == "19:05"
+
+
+def test_a_budget_that_narrows_the_tool_list_keeps_what_another_part_added_to_the_prompt():
+    # the budget rebuilt the system prompt for the tools it offers, and dropped lesson 25's fence rule from it
+    from tinyagent import LlmCall, LlmClient, ReActAgent, fixed_clock
+    from tinyagent.defences.fenced_data import FENCE_RULE, FencedData
+    from tinyagent.memory.context_budget import BudgetedRequest, ContextBudget
+    from tinyagent.memory.tool_filter import ToolFilter
+    from tinyagent.shop import Shop, shop_registry
+    from tinyagent.shop.tool_hints import SHOP_TOOL_HINTS
+
+    clock = fixed_clock("2026-06-30T19:05:23")
+    with Shop(":memory:", clock=clock) as shop:
+        budget = ContextBudget(100_000, tool_filter=ToolFilter(SHOP_TOOL_HINTS))
+        agent = ReActAgent(LlmClient.classroom(), shop_registry(shop, clock),
+                           parts=[FencedData(), BudgetedRequest(budget)])
+        result = agent.run("帮我看看订单 88231 的快递到哪了。")
+    prompts = [call.messages[0]["content"] for call in result.trace.of_type(LlmCall)]
+    assert prompts and all(prompt.endswith(FENCE_RULE["zh"]) for prompt in prompts)
+    assert all("applyRefund" not in prompt for prompt in prompts)  # and the list is still the narrowed one

@@ -196,7 +196,8 @@ class BudgetedRequest:
 
     The run's message list stays whole; each fitted request is kept in `fits`, request by request (the run's own
     part: `run.parts.request.fits`). A request that cannot fit raises ContextBudgetError, which ends the run with
-    Stopped("context_budget")."""
+    Stopped("context_budget"). List it after the other request parts (`parts=[FencedData(), BudgetedRequest(b)]`):
+    it fits what they built, and a part listed after it would change the request once it was fitted."""
 
     slot: ClassVar[str] = "request"
 
@@ -223,7 +224,15 @@ class BudgetedRequest:
         if "tools" in options:
             rebuild = {"tool_specs": lambda tools: function_specs(tools, run.lang)}
         elif run.agent.system_prompt is None:
-            rebuild = {"system_prompt": lambda tools: run.agent.prompt_for(run.lang, tools)}
+            # The tool list is narrowed where it stands in the prompt the wrapped part built: what another part
+            # added to it (lesson 25's fence rule) stays.
+            whole, built = run.agent.prompt_for(run.lang), str(messages[0].get("content") or "") if messages else ""
+
+            def narrowed(tools: Any) -> str:
+                prompt = run.agent.prompt_for(run.lang, tools)
+                return built.replace(whole, prompt, 1) if whole in built else prompt
+
+            rebuild = {"system_prompt": narrowed}
         else:
             rebuild = {}
         fitted = self.budget.fit(messages, run.agent.tools, request_index=self.request_index, **rebuild)
