@@ -224,15 +224,7 @@ class BudgetedRequest:
         if "tools" in options:
             rebuild = {"tool_specs": lambda tools: function_specs(tools, run.lang)}
         elif run.agent.system_prompt is None:
-            # The tool list is narrowed where it stands in the prompt the wrapped part built: what another part
-            # added to it (lesson 25's fence rule) stays.
-            whole, built = run.agent.prompt_for(run.lang), str(messages[0].get("content") or "") if messages else ""
-
-            def narrowed(tools: Any) -> str:
-                prompt = run.agent.prompt_for(run.lang, tools)
-                return built.replace(whole, prompt, 1) if whole in built else prompt
-
-            rebuild = {"system_prompt": narrowed}
+            rebuild = {"system_prompt": lambda tools: narrowed_prompt(run, messages, tools)}
         else:
             rebuild = {}
         fitted = self.budget.fit(messages, run.agent.tools, request_index=self.request_index, **rebuild)
@@ -243,6 +235,14 @@ class BudgetedRequest:
 
     def __repr__(self) -> str:
         return f"BudgetedRequest({self.budget!r}, {self.inner!r})"
+
+
+def narrowed_prompt(run: Any, messages: list[dict], tools: Any) -> str:
+    """The system prompt of `messages` with its tool list narrowed to `tools`, where the list stands: a rule another
+    part added to the prompt stays."""
+    whole, built = run.agent.prompt_for(run.lang), str(messages[0].get("content") or "") if messages else ""
+    prompt = run.agent.prompt_for(run.lang, tools)
+    return built.replace(whole, prompt, 1) if whole in built else prompt
 
 
 def _question_index(messages: list[dict], question: str) -> int:
