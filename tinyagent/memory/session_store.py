@@ -75,6 +75,8 @@ class Turn:
     history_tokens: tokens of the memory given to the run (earlier turns, a summary, recalled facts)
     prompt_tokens:  tokens of the run's first request: system prompt + memory + question
     tokens_sent:    tokens of every request of the run, added up (each round re-sends the conversation)
+    Both by the session's counter on the messages' text (`TokenCounter.chat`): what function calling sends
+    besides (the tools offered, the calls' arguments) is not in them, nor is a budget's fitting (lesson 13).
     """
 
     question: str

@@ -6,7 +6,8 @@ round. A stop rule watches the run while it goes and ends it early, with a reaso
 
     rule               reason            checked               fires when
     StepCap(n)         max_steps         before a model call   n rounds have run
-    TokenBudget(n)     token_budget      before a model call   the next call would take the run past n tokens
+    TokenBudget(n)     token_budget      before a model call   the next call, estimated as the last, would take
+                                                               the run past n tokens
     WallClock(s)       timeout           before a model call   s seconds have passed since the first call
     NoProgress(n)      no_progress       before a model call   n rounds in a row brought no new information
     RepeatedAction()   repeated_action   after a reply         an action is asked for again: a warning first,
