@@ -306,3 +306,25 @@ def test_json_nested_too_deeply_is_an_api_call_failed_not_a_recursion_error(stat
 def test_a_city_that_cannot_be_put_in_a_url_is_an_error_observation_of_the_tool():
     data = observe(weather_tool("http://127.0.0.1:9"), '{"city": "\\ud800"}')  # a lone surrogate, as JSON spells it
     assert data["kind"] == "unreachable" and data["retryable"] is False and "could not be sent" in data["error"]
+
+
+def test_nan_in_a_reply_is_no_json_and_a_long_reason_phrase_is_cut():
+    # Python's json reads NaN, JSON has none: it reached the model in the Observation; and a 60 KB reason phrase
+    # made a 60 KB Observation
+    def nan(request):
+        body = b'{"city": "x", "condition": "c", "condition_zh": "z", "temperature_c": NaN}'
+        request.send_response(200)
+        request.send_header("Content-Length", str(len(body)))
+        request.end_headers()
+        request.wfile.write(body)
+
+    def long_reason(request):
+        request.send_response(503, "Busy " * 12_000)
+        request.send_header("Content-Length", "0")
+        request.end_headers()
+
+    with Scripted(nan) as server:
+        assert observe(weather_tool(server.base_url))["kind"] == "not_json"
+    with Scripted(long_reason) as server:
+        data = observe(weather_tool(server.base_url))
+    assert data["kind"] == "status" and data["status"] == 503 and len(data["error"]) < 400

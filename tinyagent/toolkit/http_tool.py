@@ -136,7 +136,7 @@ class JsonApi:
             if not 200 <= response.status_code < 300:
                 raise self._status_failure(response, body)
             try:
-                data = json.loads(body.decode("utf-8"))
+                data = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
             except (UnicodeDecodeError, ValueError):
                 raise self._failed("not_json", f"{self.name} answered {response.status_code} with a body that "
                                    f"is not JSON: {_excerpt(body)}", False) from None
@@ -182,7 +182,7 @@ class JsonApi:
     def _status_failure(self, response: requests.Response, body: bytes) -> ApiCallFailed:
         status = response.status_code
         said = _server_message(body)
-        message = f"{self.name} answered {status} {response.reason or ''}".rstrip()
+        message = f"{self.name} answered {status} {_shorten(response.reason or '')}".rstrip()  # a server's words
         if 300 <= status < 400:
             message += " (a redirect, which the tool does not follow)"
         return self._failed("status", f"{message}: {said}" if said else message, status in RETRYABLE_STATUS,
@@ -200,6 +200,12 @@ class JsonApi:
     def __repr__(self) -> str:  # the address stays out: it may hold a key, and its port changes run to run
         return (f"<JsonApi {self.name}: connect {self.connect_timeout:g} s, read {self.read_timeout:g} s, "
                 f"total {self.total_timeout:g} s, at most {self.max_bytes} bytes>")
+
+
+def _no_constant(name: str) -> float:
+    """NaN, Infinity and -Infinity, which Python's json reads but JSON has not: a reply holding one is no JSON
+    (passed on, it would make the tool's Observation no JSON either)."""
+    raise ValueError(f"{name} is not JSON")
 
 
 def _server_message(body: bytes) -> str:
