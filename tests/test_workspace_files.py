@@ -505,3 +505,15 @@ def test_a_write_that_fails_half_way_leaves_neither_half_a_file_nor_a_temporary_
     assert (tmp_path / "old.txt").read_text() == "the old content"
     write = workspace_files.workspace_tools(tmp_path)[0]
     assert json.loads(write.invoke(json.dumps({"file_path": "new.txt", "content": "y" * 5000})))["created"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_a_replaced_file_keeps_its_permissions(tmp_path):
+    # a private file (0600) came back 0644 once writeFile had replaced it
+    private = tmp_path / "private.txt"
+    private.write_text("secret")
+    private.chmod(0o600)
+    write = workspace_files.workspace_tools(tmp_path)[0]
+    assert json.loads(write.invoke(json.dumps({"file_path": "private.txt", "content": "new", "overwrite": True})))[
+        "replaced"]
+    assert private.read_text() == "new" and private.stat().st_mode & 0o777 == 0o600

@@ -174,6 +174,11 @@ def _write_file(fd: int, parts: list[str], data: bytes, overwrite: bool) -> dict
     temporary = _temporary_name(name)
     _write_new(temporary, data, fd)
     try:
+        # The new content keeps the old file's permissions: a private file (0600) must not come back readable by all.
+        if fd is not None:
+            os.chmod(temporary, stat.S_IMODE(info.st_mode), dir_fd=fd)
+        else:
+            os.chmod(temporary, stat.S_IMODE(info.st_mode))
         os.replace(temporary, name, src_dir_fd=fd, dst_dir_fd=fd)
     except OSError:
         os.unlink(temporary, dir_fd=fd)
