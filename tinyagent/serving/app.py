@@ -151,8 +151,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
             raise ApiError(499, "client_gone", "the client went away before the answer: the run was stopped, and "
                            "a refund waiting for a yes was declined")
         service.approvals.abandon(run_id, "the run took too long")
-        said = (f"the run took longer than {service.config.longest_run_s:g} s in all (its own "
-                f"{service.config.timeout_s:g} s and a person's time for each approval) and was stopped")
+        said = service.config.too_long()
         # It stops at its next event; what it had changed by then (a refund approved earlier) is said too.
         ended, _ = await asyncio.wait({waited}, timeout=STOP_WAIT_S)
         if ended and not waited.cancelled() and isinstance(waited.exception(), RunCancelled):

@@ -117,6 +117,11 @@ class ServiceConfig:
         it may ask (one a round: a run asking for two refunds waits for two answers)."""
         return self.timeout_s + (0.0 if self.auto_approve else self.max_steps * self.approval_timeout_s)
 
+    def too_long(self) -> str:
+        """What a client is told of a run stopped at `longest_run_s` (the 504, a stream's error event)."""
+        return (f"the run took longer than {self.longest_run_s:g} s in all (its own {self.timeout_s:g} s and a "
+                "person's time for each approval) and was stopped")
+
 
 class RunCancelled(Exception):  # a signal between threads, not an error the user sees
     """The client went away (or the service stops, or the run took too long): the run stopped between two events.

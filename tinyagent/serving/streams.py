@@ -152,10 +152,7 @@ class RunStream:
         if self.done:
             return
         self._stop_run("the run took too long")
-        config = self.service.config
-        self._push("error", {"error": {"code": "timeout", "message": f"the run took longer than "
-                                       f"{config.longest_run_s:g} s in all (its own {config.timeout_s:g} s and a "
-                                       "person's time for each approval) and was stopped"}})
+        self._push("error", {"error": {"code": "timeout", "message": self.service.config.too_long()}})
         self._close()
 
     def _push(self, kind: str, data: dict) -> None:
