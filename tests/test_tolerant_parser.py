@@ -136,6 +136,49 @@ def test_the_first_complete_step_wins_over_a_thought_line_that_starts_with_actio
     assert parse_tolerant(text).action == ORDER
 
 
+@pytest.mark.parametrize("first", ["Action: queryOrder[88231]", "Action: queryOrder(88231)",
+                                   'Action: {"action": "queryOrder", "action_input": "88231"}',
+                                   "Action: queryOrder ActionInput: 88231"])
+@pytest.mark.parametrize("later", ['Action: applyRefund({"orderId":"88231"})',
+                                   'Action: applyRefund\nAction Input: {"orderId":"88231"}'])
+def test_a_step_whose_input_sits_beside_its_name_is_complete_and_wins_over_later_ones(first, later):
+    # The refund rests on an order nobody has looked at yet: the first complete step runs, whatever its shape.
+    step = parse_tolerant(f"Thought: Check the order, then refund.\n{first}\n{later}", SHOP)
+    assert step.action == ORDER and "later steps dropped" in step.rule
+
+
+@pytest.mark.parametrize(("reply", "tool_input"), [
+    ("**Thought:** read it.\n**Action:** readFile\n**Action Input:** __init__.py", "__init__.py"),
+    ("**Thought:** logs.\n**Action:** listFiles\n**Action Input:** *.log", "*.log"),
+    ("**Thought: a bold key and value.**\n**Action: readFile**\n**Action Input: _notes_.md**", "_notes_.md"),
+    ("Thought: quoted.\nAction: readFile\nAction Input: `a.md` or `b.md`", "`a.md` or `b.md`"),
+    ("Thought: one span.\nAction: readFile\nAction Input: `a.md`", "a.md"),
+])
+def test_bold_keys_and_code_spans_come_off_the_value_and_nothing_else(reply, tool_input):
+    assert parse_tolerant(reply).action == Action("readFile" if "readFile" in reply else "listFiles", tool_input)
+
+
+@pytest.mark.parametrize(("reply", "answer"), [
+    ("**Final Answer:** *Refund submitted*, in 1-3 days.", "*Refund submitted*, in 1-3 days."),
+    ("Final Answer: `88231` is your order; the parcel is `SF1234567890`",
+     "`88231` is your order; the parcel is `SF1234567890`"),
+    ("Final Answer: Run this:\n```\npip install tinyagent\n```", "Run this:\n```\npip install tinyagent\n```"),
+    ("Final Answer: ```\nYour parcel is out for delivery.\n```", "Your parcel is out for delivery."),
+    ("Final Answer: ```\nYour parcel is out for delivery.", "Your parcel is out for delivery."),
+])
+def test_an_answer_keeps_its_own_markdown(reply, answer):
+    # What the customer reads is changed only where a fence or a bold key was wrapped around the whole of it.
+    assert parse_tolerant(reply).final_answer == answer
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u202f", "\u3000", " "])
+def test_a_no_break_space_before_a_colon_is_a_space(space):
+    # French typography puts one before a colon; without this the step fell to the fallback, notes and all.
+    step = parse_tolerant(f"Thought{space}: je vérifie.\nAction{space}: queryOrder\nAction{space}Input{space}: 88231")
+    assert step.action == ORDER and step.thought == "je vérifie."
+    assert parse_tolerant(f"Thought{space}: c'est fait.\nFinal Answer{space}: Livré.").final_answer == "Livré."
+
+
 # -- a reply cut by max_tokens --------------------------------------------------------------------------
 def test_a_cut_reply_is_an_error_unless_its_step_was_complete():
     cut = "Thought: x\nAction: queryOrder\nAction Input: 882"
@@ -309,7 +352,8 @@ def test_brackets_that_close_on_a_later_line_hold_the_whole_input():
 
 
 @pytest.mark.parametrize("reply", [" " * 100_000 + "x", "Action" + " " * 100_000 + "x", "x" + "Action:" * 50_000,
-                                   "**" + " \t" * 50_000 + "Action"])
+                                   "**" + " \t" * 50_000 + "Action", "Final Answer: ```\nok" + " " * 200_000 + ".",
+                                   "Thought: a\nObservation: b\n" * 100_000])
 def test_a_long_degenerate_line_does_not_hang_the_parser(reply):
     # A looping model writes such lines. The regexes once backtracked over every split of a run, so the time grew
     # with the square of the length: 16,000 spaces took 8 s, so these (100,000; 350,000 characters) took minutes.

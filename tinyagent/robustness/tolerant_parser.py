@@ -20,8 +20,9 @@ Three rules differ from `parse_step` on purpose:
 * An Action and a Final Answer in one reply: the Action wins (rule "action_over_final"). The answer was
   written before anything was observed (lesson 04's invented refund reaches the customer that way), so
   the agent runs the Action and the premature answer is dropped. `parse_step` keeps the first article's choice.
-* The first complete step wins. When a reply holds several Action / Action Input pairs, the later ones
-  rest on results nobody has seen yet. An `Action:` line without an input of its own (a Thought line
+* The first complete step wins. When a reply holds several steps, the later ones rest on results nobody has
+  seen yet. A step is complete with an input of its own: an Action Input after it, or one beside the name
+  (queryOrder[88231], queryOrder(88231), a JSON object). An `Action:` line without one (a Thought line
   that happens to start with the word, lesson 05) still gives way to a complete step after it.
 * A reply that looks like a botched step is an error, not an answer: keys but no usable Action or Final
   Answer, an empty reply, a reply cut by max_tokens (finish_reason "length") before its step was
@@ -99,20 +100,26 @@ _QUOTES = "*`'\"“”‘’「」"
 _MARKS = _QUOTES + "_"
 # The runs of spaces and marks are possessive (*+): none of them can give back what another could take, and
 # without it a line of 16,000 spaces took 8 s (each split of the run between two [ \t]* was tried).
-KEY_LINE = re.compile(r"^[ \t]*+(?P<before>[*_#>`~+-]*+)[ \t]*+"  # Markdown before the key: **Action, ## Action, > Action, - Action
-        r"(?P<key>thoughts?|reasoning|reason|action[ _-]*input|action|final[ _-]*answer|observation"
-        r"|思考|行动输入|动作输入|行动|动作|最终答案|最终回答|观察)"
-        r"(?P<number>[ \t]*+\d+)?"  # Action 1: (the ReAct paper's numbered steps)
-        r"(?P<after>[ \t]*+[*_`]*+[ \t]*+)"  # **Action**:
+# Inside a key and before its colon, a space may be a no-break one: French puts U+00A0 or U+202F before a colon
+# ("Action : queryOrder"), and a Chinese reply may hold an ideographic space, U+3000.
+_SPACE = "[ \t\u00a0\u202f\u3000]"
+KEY_LINE = re.compile(rf"^[ \t]*+(?P<before>[*_#>`~+-]*+)[ \t]*+"  # Markdown before the key: **Action, ## Action, > Action, - Action
+        rf"(?P<key>thoughts?|reasoning|reason|action(?:{_SPACE}|[_-])*input|action|final(?:{_SPACE}|[_-])*answer"
+        r"|observation|思考|行动输入|动作输入|行动|动作|最终答案|最终回答|观察)"
+        rf"(?P<number>{_SPACE}*+\d+)?"  # Action 1: (the ReAct paper's numbered steps)
+        rf"(?P<after>{_SPACE}*+[*_`]*+{_SPACE}*+)"  # **Action**:
         r"(?P<colon>[:：])[ \t]*(?P<value>.*)$", re.IGNORECASE)
 # Keys in the middle of a line, as the second article's model writes them: "Reason: ... Action: x ActionInput: y".
 # A tool's name is at most 64 characters (OpenAI's limit): an unbounded name made "x" + "Action:" * 8000 take 6 s.
-INLINE_ACTION = re.compile(r"(?<!\w)[Aa]ction[ \t]*[:：][ \t]*(?P<name>[^\s,;，；]{1,64})[\s,;，；]*[Aa]ction[ _]?[Ii]nput[ \t]*[:：][ \t]*"
-        r"(?P<input>.*)", re.DOTALL)
-INLINE_INPUT = re.compile(r"(?<!\w)[Aa]ction[ _]?[Ii]nput[ \t]*[:：][ \t]*(?P<input>.*)", re.DOTALL)
-INLINE_FINAL = re.compile(r"(?<!\w)Final[ _]?Answer[ \t]*[:：][ \t]*(?P<answer>.*)", re.DOTALL)
-ANY_INLINE_KEY = re.compile(r"(?<!\w)(?:Thought|Action|Action Input|Final Answer|Observation)[ \t]*[:：]")
-FENCED = re.compile(r"```[\w+.-]*[ \t]*\n?(?P<body>.*?)\n?[ \t]*```", re.DOTALL)
+INLINE_ACTION = re.compile(rf"(?<!\w)[Aa]ction{_SPACE}*[:：][ \t]*(?P<name>[^\s,;，；]{{1,64}})[\s,;，；]*"
+        rf"[Aa]ction(?:{_SPACE}|_)?[Ii]nput{_SPACE}*[:：][ \t]*(?P<input>.*)", re.DOTALL)
+INLINE_INPUT = re.compile(rf"(?<!\w)[Aa]ction(?:{_SPACE}|_)?[Ii]nput{_SPACE}*[:：][ \t]*(?P<input>.*)", re.DOTALL)
+INLINE_FINAL = re.compile(rf"(?<!\w)Final(?:{_SPACE}|_)?Answer{_SPACE}*[:：][ \t]*(?P<answer>.*)", re.DOTALL)
+ANY_INLINE_KEY = re.compile(rf"(?<!\w)(?:Thought|Action|Action{_SPACE}Input|Final{_SPACE}Answer|Observation)"
+                            rf"{_SPACE}*[:：]")
+# The body's spaces and line end before the closing fence are stripped by the callers: "\n?[ \t]*```" here was
+# tried again at every position of a run of spaces (80,000 characters with no closing fence: 9 s).
+FENCED = re.compile(r"```[\w+.-]*[ \t]*\n?(?P<body>.*?)```", re.DOTALL)
 NAME_PREFIX = re.compile(r"^(?:tool[ _]?name|tool|function|name)[ \t]*[=:：][ \t]*", re.IGNORECASE)
 CALL = re.compile(r"(?P<name>[\w.-]+)(?:[ \t]*\[(?P<square>.*)\]|[(（](?P<round>.*)[)）])", re.DOTALL)
 FIRST_WORD = re.compile(rf"[{_QUOTES}]*(?P<name>[^\s{_QUOTES},;:：，。、()（）\[\]#]+)[{_QUOTES}]*(?P<rest>.*)", re.DOTALL)
@@ -253,7 +260,7 @@ def _sections(lines: list[str]) -> list[_Section]:
 
 
 def _spelling(match: re.Match) -> str:
-    return re.sub(r"[ _-]", "", match["key"].lower())
+    return re.sub(r"[\s_-]", "", match["key"].lower())
 
 
 def _starts_section(match: re.Match, current: str | None) -> bool:
@@ -274,8 +281,7 @@ def _read_key(match: re.Match) -> tuple[str, str, list[str]]:
     value = match["value"]
     if marks:
         repairs.append(MARKDOWN)
-        if any(mark in marks for mark in "*_"):
-            value = value.strip("*_ \t")  # **Action:** queryOrder, and **Thought: ...**
+        value = _without_emphasis(value, match["before"])
     if not spelling.isascii():
         repairs.append(CHINESE_KEYS)
     elif written.lower() != key.lower() or spelling in _WEAK_SPELLINGS:
@@ -286,9 +292,21 @@ def _read_key(match: re.Match) -> tuple[str, str, list[str]]:
         repairs.append(NUMBERED)
     if match["colon"] == "：":
         repairs.append(FULL_WIDTH)
-    elif match["after"].strip(" \t") == "" and match["after"]:
-        repairs.append(KEY_SPELLING)  # "Action : queryOrder"
+    elif match["after"].strip() == "" and match["after"]:
+        repairs.append(KEY_SPELLING)  # "Action : queryOrder", the space perhaps a no-break one
     return key, value.strip(), repairs
+
+
+def _without_emphasis(value: str, before: str) -> str:
+    """The value of a key in bold or italics without the marks that close it: "** queryOrder" after **Action:**,
+    "... **" of **Thought: ...**. Only those: `__init__.py`, `*.log` and *a word in italics* stay as written."""
+    emphasis = re.search(r"[*_]*$", before.strip())[0]
+    value = value.strip(" \t")
+    if emphasis and value.startswith(emphasis):
+        value = value[len(emphasis):].lstrip(" \t")
+    if emphasis and value.endswith(emphasis):
+        value = value[: -len(emphasis)].rstrip(" \t")
+    return value
 
 
 def _split_at_observation(sections: list[_Section], found: _Found) -> tuple[list[_Section], list[_Section]]:
@@ -296,14 +314,16 @@ def _split_at_observation(sections: list[_Section], found: _Found) -> tuple[list
     Observation itself, so everything from it on is invented. An Observation before any Action is the
     last one echoed back: it is skipped."""
     step: list[_Section] = []
+    acted = False  # an Action is in the step so far
     for index, section in enumerate(sections):
         if section.key == OBSERVATION:
-            if any(s.key == ACTION for s in step):
+            if acted:
                 found.repaired(INVENTED)
                 return step, sections[index:]
             found.repaired(ECHO)
             continue
         step.append(section)
+        acted = acted or section.key == ACTION
     return step, []
 
 
@@ -314,15 +334,18 @@ def _unfence(text: str, found: _Found) -> str:
     if whole is not None:
         found.repaired(FENCE)
         return whole["body"].strip()
-    if stripped.startswith("```"):  # an opening fence that never closes (the reply was cut, or sloppy)
+    # A lone fence, opening or closing: the reply was cut, or its other half is on the key's line. A text that
+    # holds a second fence ends in a code block of its own ("Run this:\n```\npip install x\n```"): kept.
+    if stripped.startswith("```") and stripped.count("```") == 1:  # an opening fence that never closes
         found.repaired(FENCE)
         stripped = stripped.partition("\n")[2].strip()
-    if stripped.endswith("```"):  # the closing fence of a reply that was wrapped whole
+    if stripped.endswith("```") and stripped.count("```") == 1:  # the closing fence of a reply wrapped whole
         found.repaired(FENCE)
         stripped = stripped[:-3].strip()
-    if len(stripped) > 1 and stripped[0] == stripped[-1] == "`" and "\n" not in stripped:
-        found.repaired(FENCE)
-        stripped = stripped.strip("`").strip()
+    inner = stripped.strip("`")
+    if len(stripped) > 1 and stripped[0] == stripped[-1] == "`" and "`" not in inner and "\n" not in stripped:
+        found.repaired(FENCE)  # one code span around the whole value: `88231`, not `88231` and `SF1234567890`
+        stripped = inner.strip()
     return stripped
 
 
@@ -350,7 +373,7 @@ def _read_action(step: list[_Section], sections: list[_Section], known: list[str
     index, input_index = chosen
     found.complete = step[input_index if input_index is not None else index] is not sections[-1]
     _keyed_action(step[index], step[input_index] if input_index is not None else None, known, found)
-    if input_index is not None and any(_input_index(step, i) is not None for i in actions if i > index):
+    if _has_input(step, index) and any(_has_input(step, i) for i in actions if i > index):
         found.repaired(LATER_STEPS)
 
 
@@ -375,9 +398,21 @@ def _choose_action(step: list[_Section], actions: list[int], found: _Found) -> t
             continue
         named.append(i)
     for i in named:
-        if _input_index(step, i) is not None:
+        if _has_input(step, i):
             return i, _input_index(step, i)
     return (named[-1], None) if named else None
+
+
+def _has_input(step: list[_Section], action_index: int) -> bool:
+    """Whether the Action at `action_index` is a complete step: an Action Input of its own follows it, or its
+    input is written beside the name (queryOrder[88231], queryOrder(88231), a JSON object, "ActionInput:" on
+    the same line). Then it runs, and a later step, which rests on a result nobody has seen yet, does not."""
+    if _input_index(step, action_index) is not None:
+        return True
+    value = _unfence(step[action_index].value, _Found())
+    first = NAME_PREFIX.sub("", value.partition("\n")[0].strip())
+    return (first.startswith("{") or INLINE_INPUT.search(value) is not None
+            or CALL.fullmatch(first) is not None or CALL.fullmatch(NAME_PREFIX.sub("", value)) is not None)
 
 
 def _keyed_action(section: _Section, input_section: _Section | None, known: list[str], found: _Found) -> None:
@@ -545,6 +580,8 @@ def _json_step(text: str, known: list[str], found: _Found, whole_reply: bool = F
         if step is None:
             continue
         name, tool_input = step
+        if "```" in text[: match.start()]:  # ```json before the object: a fence read through
+            found.repaired(FENCE)
         found.repaired(JSON_AGENT)
         if whole_reply:  # the Thought is what comes before the object (a Thought section also holds the object)
             found.thought = _thought_before_json(text[: match.start()])
