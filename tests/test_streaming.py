@@ -375,6 +375,39 @@ def test_an_error_sent_in_the_stream_is_a_server_error_with_its_message(scripted
     assert isinstance(error, ServerError) and "model overloaded" in str(error) and "11 characters" in str(error)
 
 
+def test_an_error_field_that_is_null_is_no_error(scripted_server):
+    """Some servers put "error": null in every chunk; chat() reads such a reply, and so must the stream."""
+    scripted_server.reply(sse(chunk("Final Answer: ", error=None), chunk("hi", "stop", error=None),
+                              b"data: [DONE]\n\n"))
+    pieces, error = read_all(client(scripted_server))
+    assert error is None and "".join(pieces) == "Final Answer: hi"
+
+
+def test_content_sent_in_parts_streams_as_chat_reads_it(scripted_server):
+    """Mistral's reasoning models stream delta.content as a list of parts: the text parts are the reply."""
+    parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]},
+             {"type": "text", "text": "Final Answer: "}]
+    scripted_server.reply(sse(b"data: " + json.dumps({"choices": [{"delta": {"content": parts}}]}).encode() + b"\n\n",
+                              chunk("hi", "stop"), b"data: [DONE]\n\n"))
+    pieces, error = read_all(client(scripted_server))
+    assert error is None and "".join(pieces) == "Final Answer: hi"
+
+
+def test_a_stream_compressed_in_a_way_the_client_cannot_read_says_so(scripted_server):
+    """Not "the stream broke, try again", which could never help: what chat() says of the same body."""
+    def brotli(request):
+        request.send_response(200)
+        request.send_header("Content-Type", "text/event-stream")
+        request.send_header("Content-Encoding", "br")
+        request.send_header("Connection", "close")
+        request.end_headers()
+        request.close_connection = True
+        request.wfile.write(b"\x1b\x03\x00\xf8\xa5\x0c\x08\x9c")
+    scripted_server.reply(brotli)
+    _, error = read_all(client(scripted_server))
+    assert isinstance(error, BadResponseError) and "compressed its reply as 'br'" in str(error)
+
+
 def test_a_key_echoed_in_a_broken_chunk_is_redacted(scripted_server):
     scripted_server.reply(sse(f"data: not json, and your key is {KEY}\n\n".encode()))
     _, error = read_all(client(scripted_server))

@@ -64,6 +64,18 @@ ACCEPT_ENCODING = "gzip, deflate"
 READABLE_ENCODINGS = frozenset({"", "identity", "gzip", "x-gzip", "deflate"})
 
 
+def check_encoding(response: requests.Response, host: str) -> str:
+    """The body's Content-Encoding; BadResponseError when it is one this client cannot read (a stream's too)."""
+    encoding = response.headers.get("Content-Encoding", "").strip().lower()
+    if any(part.strip() not in READABLE_ENCODINGS for part in encoding.split(",")):
+        raise BadResponseError(
+            f"{host} compressed its reply as {encoding!r}, which tinyagent did not ask for (it asks for "
+            f"{ACCEPT_ENCODING}) and cannot read: a proxy may be rewriting the reply; " + CHECK_THE_URL,
+            response.status_code,
+        )
+    return encoding
+
+
 def reply_timeouts(seconds: float) -> dict[str, float]:
     """LlmClient options that give each reply `seconds` for each wait: to connect (at most 10 s), between two
     bytes (the reply's first byte too: a server that sends nothing until its reply is done must finish within
@@ -304,13 +316,7 @@ class LlmClient:
         deadline = time.monotonic() + self.total_timeout
         chunks, received = [], 0
         try:
-            encoding = response.headers.get("Content-Encoding", "").strip().lower()
-            if any(part.strip() not in READABLE_ENCODINGS for part in encoding.split(",")):
-                raise BadResponseError(
-                    f"{host} compressed its reply as {encoding!r}, which tinyagent did not ask for (it asks "
-                    f"for {ACCEPT_ENCODING}) and cannot read: a proxy may be rewriting the reply; "
-                    + CHECK_THE_URL, response.status_code,
-                )
+            encoding = check_encoding(response, host)
             # read1 returns whatever arrived (at most one socket read, decompressed to at most 64 kB),
             # so the deadline and the size cap are checked between drips; iter_content would wait to
             # fill a whole chunk first.

@@ -42,7 +42,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import requests
 import urllib3
@@ -55,17 +55,15 @@ from tinyagent.chat_result import (
     _expect,
     _server_message,
     _short_reason,
+    _text_of_parts,
     _WrongShape,
     cut_at_stop,
 )
 from tinyagent.errors import BadResponseError, LlmConnectionError, LlmTimeoutError, ServerError, redact
 from tinyagent.events import Event, LlmCall, event_kind
+from tinyagent.llm_client import LlmClient, check_encoding
 from tinyagent.protocols.streamed_stops import StopCutter
 from tinyagent.safe_text import json_may_hold_surrogates, replace_lone_surrogates
-
-if TYPE_CHECKING:
-    from tinyagent.llm_client import LlmClient
-
 
 # What a printed trace says of a streamed reply.
 STREAM_LABELS = {
@@ -314,6 +312,7 @@ class ReplyStream:
         """The body as it arrives, each read bounded by `read_timeout` (silence between chunks) and the
         whole by `total_timeout` (checked whenever bytes arrive) and MAX_REPLY_BYTES."""
         client, received = self._client, 0
+        check_encoding(self._response, self._host)  # else a body it cannot inflate reads as a broken line
         try:
             # read1: whatever has arrived (one socket read); iter_content would wait to fill a buffer.
             while chunk := self._response.raw.read1(65536, decode_content=True):
@@ -367,7 +366,7 @@ class ReplyStream:
                 f"a line of the stream from {self._host} is not JSON, so not a Chat Completions chunk: "
                 f"data: {redact(_clip(event.data, 120), key)!r}", self._response.status_code,
             ) from None
-        if isinstance(chunk, dict) and "error" in chunk:
+        if isinstance(chunk, dict) and chunk.get("error"):  # some servers send "error": null in every chunk
             raise self._server_error(event.data)
         try:
             return self._read_chunk(replace_lone_surrogates(chunk) if json_may_hold_surrogates(event.data) else chunk)
@@ -410,7 +409,9 @@ class ReplyStream:
         delta = _expect(choice.get("delta"), "choices[0].delta", dict) or {}
         for i, call in enumerate(_expect(delta.get("tool_calls"), "choices[0].delta.tool_calls", list) or []):
             self._add_tool_call_piece(_expect(call, f"choices[0].delta.tool_calls[{i}]", dict, required=True))
-        text = _expect(delta.get("content"), "choices[0].delta.content", str) or ""
+        content = _expect(delta.get("content"), "choices[0].delta.content", str, list)
+        # Content in parts, as chat() reads it too: Mistral's reasoning models stream a thinking part and text parts.
+        text = _text_of_parts(content, "choices[0].delta.content") if isinstance(content, list) else content or ""
         self._content.append(text)
         self._chars += len(text)
         return text
