@@ -455,3 +455,28 @@ def test_what_llama_cpp_writes_under_a_step_grammar_is_what_the_matcher_accepts(
         "name": "pickup", "schema": schema}}, max_tokens=120)
     if value.finish_reason == "stop":  # a 135M model may write a very long street: then it was cut
         assert not problems_in(json.loads(value.text), schema)
+
+
+def _one_string_tool(schema: dict) -> FunctionTool:
+    return FunctionTool("redeem", "Redeem a code.", lambda code: code,
+                        parameters={"type": "object", "properties": {"code": schema}, "required": ["code"]})
+
+
+def test_one_string_parameter_written_plain_keeps_its_schema_s_lengths():
+    grammar = parse_grammar(input_grammar(_one_string_tool({"type": "string", "minLength": 3, "maxLength": 5})))
+    assert [text for text in ("ab", "abc", "abcde", "abcdef") if grammar.accepts(text)] == ["abc", "abcde"]
+    assert parse_grammar(input_grammar(_one_string_tool({"type": "string", "maxLength": 0}))).accepts("")
+
+
+@pytest.mark.parametrize(("schema", "refused"), [
+    ({"type": "string", "pattern": "^[0-9]{6}$"}, "cannot express 'pattern'"),
+    ({"type": "string", "maxLength": -3}, "must be whole numbers"),
+    ({"type": "string", "maxLength": float("inf")}, "must be whole numbers"),
+    ({"type": "string", "minLength": 6, "maxLength": 2}, "must be whole numbers"),
+])
+def test_one_string_parameter_written_plain_is_refused_where_its_json_form_is(schema, refused):
+    # The same schema was refused as JSON and quietly loosened (or made a grammar llama.cpp refuses) as plain text.
+    with pytest.raises(ValueError, match=refused):
+        schema_grammar({"type": "object", "properties": {"code": schema}})
+    with pytest.raises(ValueError, match=refused):
+        input_grammar(_one_string_tool(schema))

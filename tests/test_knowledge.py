@@ -154,3 +154,20 @@ def test_han_runs_are_the_runs_a_class_of_the_two_han_ranges_finds():
     for _ in range(20000):
         text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 12)))
         assert han_runs(text) == by_class.findall(text), text
+
+
+def test_proximity_is_at_most_one_and_a_passage_holding_every_term_comes_first():
+    # 退 and 退货 both sit in the one word 退货: that is not two terms packed tighter than a phrase, and a passage
+    # that answers half the question must not come before the one that holds all of it.
+    from tinyagent.shop.knowledge import Passage
+    from tinyagent.shop.rerank import proximity, rerank
+
+    assert proximity(["退", "退货"], ["退货"]) == 1.0
+    assert proximity(["退货", "运费"], search_terms("退货运费")) <= 1.0
+    whole = Passage("政策", "退货需要先申请，审核通过后寄回商品，仓库验收无误之后，订单满足条件的可以包邮", 1.0, 1.0)
+    part = Passage("政策", "退货", 1.0, 1.0)
+    assert [p.content for p in rerank("退 退货 包邮", [part, whole])] == [whole.content, part.content]
+
+
+def test_search_terms_read_full_width_letters_and_digits_as_the_letters_and_digits():
+    assert search_terms("ｗａｒｒａｎｔｙ ７ 天") == search_terms("warranty 7 天")

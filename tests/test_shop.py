@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -680,6 +681,36 @@ def test_a_huge_search_query_is_refused_at_once_with_the_limit_stated(registry, 
     assert result.error
     assert str(MAX_QUERY_CHARS) in answer["error"] and "query" in answer["error"]
     assert len(result.text) < 1000  # the query is not echoed back whole
+
+
+@pytest.mark.parametrize("wrapped", ["```1" + " " * 100_000 + "1", "```json\n1" + " \n" * 50_000 + "1"])
+def test_a_huge_query_in_an_unclosed_fence_is_refused_at_once_too(registry, wrapped):
+    # The fence was taken off by a regex tried at every position of the spaces, before the length was checked:
+    # 100,000 of them held the shop's tool for 14 s. Now milliseconds; 60 s only tells a hang from a loaded machine.
+    started = time.monotonic()
+    result = registry.run(Action("searchKnowledge", wrapped))
+    assert time.monotonic() - started < 60
+    assert result.error and str(MAX_QUERY_CHARS) in json.loads(result.text)["error"]
+
+
+def test_a_query_typed_in_full_width_letters_finds_what_the_same_letters_find(registry):
+    # A Chinese keyboard in full-width mode types ｗａｒｒａｎｔｙ: the index reads it as warranty (NFKC).
+    assert call(registry, "searchKnowledge", "ｗａｒｒａｎｔｙ")["results"] == call(
+        registry, "searchKnowledge", "warranty")["results"] != []
+
+
+@pytest.mark.parametrize("limit", [2.5, "3", True, None])
+def test_a_search_limit_that_is_no_whole_number_is_refused_in_one_line(shop, limit):
+    with pytest.raises(TypeError, match="limit must be a whole number"):
+        shop.search_passages("保修", limit)
+    with pytest.raises(TypeError, match="limit must be a whole number"):
+        shop.search_knowledge("保修", limit)
+    with pytest.raises(TypeError, match="limit must be a whole number"):
+        SearchKnowledgeTool(shop, limit=limit)
+
+
+def test_a_huge_search_limit_returns_every_match(shop):
+    assert shop.search_passages("保修", 10**30) == shop.search_passages("保修", 1000)
 
 
 def test_the_shop_itself_refuses_a_huge_search_query(shop):

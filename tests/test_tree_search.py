@@ -4,11 +4,12 @@ never a side effect on a branch that was not chosen; a reply it cannot read is a
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import replace
 
 import pytest
 
-from tinyagent import FunctionTool, LlmClient, ReActAgent, ToolRegistry, Trace
+from tinyagent import ChatResult, FunctionTool, LlmClient, ReActAgent, ToolRegistry, Trace
 from tinyagent.architectures.tree_search import (
     PROPOSE_PROMPT,
     SCORE_PROMPT,
@@ -413,3 +414,53 @@ def test_the_mermaid_drawing_holds_what_a_model_or_a_loaded_trace_wrote_inside_i
     shapes = (r'  ID\(\[""\]\)', r'  ID\[""\]', r"  ID (-->|==>|-\.->) ID", r"  style ID stroke-width:3px")
     shapes = [re.compile(shape.replace("ID", "[A-Za-z0-9_]+")) for shape in shapes]
     assert all(any(shape.fullmatch(line) for shape in shapes) for line in statements), statements
+
+
+def test_a_node_is_looked_ahead_at_once_even_when_it_is_kept_as_a_leaf_for_a_deeper_level():
+    """Node 1's look-ahead finds nothing, so it is kept beside node 2's children at the next level: its tool is
+    not run again, and its steps are not proposed again (each repeat cost a model call and a tool run)."""
+    ran = []
+
+    def look(name):
+        lookup = FunctionTool(name, "look something up", lambda text: ran.append(name) or f"{name} result")
+        lookup.read_only = True
+        return lookup
+
+    class Model:
+        calls = 0
+
+        def chat(self, messages, **options):
+            Model.calls += 1
+            last = messages[-1]["content"]
+            observed = [str(m["content"]) for m in messages if str(m["content"]).startswith("Observation:")]
+            seen = " ".join(observed)
+            if last.startswith("Propose"):
+                if not observed:
+                    text = ("Candidate 1:\nThought: look\nAction: lookA\nAction Input: a\n\n"
+                            "Candidate 2:\nThought: look\nAction: lookB\nAction Input: b\n")
+                else:
+                    text = ("Candidate 1:\nThought: done\nFinal Answer: B says so\n" if "lookB result" in seen
+                            else "nothing readable")
+            elif last.startswith("Score"):
+                text = "Candidate 1: 9/10 - good\nCandidate 2: 8/10 - ok" if not observed else (
+                    "Candidate 1: 1/10 - meh")
+            else:
+                text = "Final Answer: plain"
+            return ChatResult(text, "stop", {"total_tokens": 10})
+
+    result = ReActAgent(Model(), ToolRegistry([look("lookA"), look("lookB")]),
+                        parts=[TreeSearch(k=2, beam=2, depth=4)], max_steps=1).run("q")
+    explored = [(event.node, event.tool) for event in result.trace.of_type(BranchExplored) if event.step == 1]
+    assert explored == [("1", "lookA"), ("2", "lookB")]
+    assert ran == ["lookA", "lookB", "lookA"]  # the last: the chosen step, run by the loop
+    assert Model.calls == 5  # propose + score, then a proposal after each look-ahead (one scored), then nothing
+
+
+@pytest.mark.parametrize("spaces", [16_000, 400_000])
+def test_a_reply_full_of_spaces_is_read_in_a_moment(spaces):
+    # The score and header patterns split a run of spaces two ways: 16,000 spaces took 23 s. Now milliseconds;
+    # 60 s only tells a hang from a loaded machine.
+    started = time.monotonic()
+    assert read_scores("Candidate 1: 9" + " " * spaces + "x", 3) == {}
+    read_candidates("Candidate 1:" + " " * spaces + "x", parse_step)
+    assert time.monotonic() - started < 60

@@ -186,10 +186,12 @@ CHOSEN = "tree of thoughts: candidate "  # the `model` of a round's LlmCall that
 TOKENS_PER_CANDIDATE = 160  # the cap on a proposal's reply, per candidate asked for
 TOKENS_PER_SCORE = 40  # the cap on a score reply, per candidate scored
 
-_HEADER = re.compile(r"^[ \t]*[*#>]*[ \t]*(?:candidate|候选)[ \t]*(\d+)[ \t]*[*]*[ \t]*[:：.)][ \t]*[*]*[ \t]*",
+# Possessive runs (*+): a run of spaces is never split two ways between neighbouring [ \t]*, which made a reply
+# with 16,000 spaces after a score take 23 s.
+_HEADER = re.compile(r"^[ \t]*+[*#>]*+[ \t]*+(?:candidate|候选)[ \t]*+(\d+)[ \t]*+[*]*+[ \t]*+[:：.)][ \t]*+[*]*+[ \t]*+",
                      re.IGNORECASE | re.MULTILINE)
-_SCORE_LINE = re.compile(r"^[ \t]*[*#>-]*[ \t]*(?:candidate|候选)[ \t]*(\d+)[ \t]*[*]*[ \t]*[:：][ \t]*[*]*[ \t]*"
-                         r"(\d+(?:\.\d+)?)[ \t]*(?:/[ \t]*10|分)?[*]*[ \t]*(?:[-–—:：,，][ \t]*(.*))?$",
+_SCORE_LINE = re.compile(r"^[ \t]*+[*#>-]*+[ \t]*+(?:candidate|候选)[ \t]*+(\d+)[ \t]*+[*]*+[ \t]*+[:：][ \t]*+[*]*+[ \t]*+"
+                         r"(\d+(?:\.\d+)?)[ \t]*+(?:/[ \t]*+10|分)?[*]*+[ \t]*+(?:[-–—:：,，][ \t]*+(.*))?$",
                          re.IGNORECASE | re.MULTILINE)
 
 
@@ -362,10 +364,14 @@ class TreeSearch:
         if not kept:
             return None
         kept = keep_best(kept, self.beam)
+        looked = set()  # the nodes already looked ahead at: a leaf kept for the next level is not run again
         for _ in range(2, self.depth + 1):
             children, leaves = [], []
             for node in kept:
-                grown = yield from self._look_ahead(run, step, node, options)
+                grown = []
+                if node.id not in looked:
+                    looked.add(node.id)
+                    grown = yield from self._look_ahead(run, step, node, options)
                 (children.extend(grown) if grown else leaves.append(node))
             if not children:
                 break

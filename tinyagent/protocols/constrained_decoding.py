@@ -118,9 +118,7 @@ def schema_rules(schema: Mapping[str, Any], book: RuleBook | None = None, name: 
             f"{name}: a schema must be a JSON object here, got {repr(schema)[:40]}")
     book = RuleBook() if book is None else book
     values = values or {}
-    for keyword in ("pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "uniqueItems"):
-        if keyword in schema:
-            raise ValueError(f"{name}: the grammar cannot express {keyword!r}; check it after the reply instead")
+    _refuse_inexpressible(schema, name)
     if "const" in schema:
         return json_literal(schema["const"])
     if "enum" in schema:
@@ -162,6 +160,12 @@ def schema_rules(schema: Mapping[str, Any], book: RuleBook | None = None, name: 
     if not schema or kind is None:
         raise ValueError(f"{name}: a schema without a type allows any JSON value; give it a type")
     raise ValueError(f"{name}: unknown type {kind!r}")
+
+
+def _refuse_inexpressible(schema: Mapping[str, Any], name: str) -> None:
+    for keyword in ("pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "uniqueItems"):
+        if keyword in schema:
+            raise ValueError(f"{name}: the grammar cannot express {keyword!r}; check it after the reply instead")
 
 
 def _bounds(schema: Mapping[str, Any], low_key: str, high_key: str, name: str) -> tuple[int, int | None]:
@@ -272,8 +276,14 @@ def input_rules(tool: Tool, book: RuleBook, values: Mapping[str, Iterable[str]] 
     if key is not None:
         if key in values:
             return book.add(f"{tool.name}-input", " | ".join(literal(lead + v) for v in dict.fromkeys(values[key])))
-        high = properties[key].get("maxLength", free_chars)
-        return book.add(f"{tool.name}-input", f"{space}[^\\n ] [^\\n]{{0,{int(high) - 1}}}")
+        # The string as written, on one line: what the schema says of it holds here as in JSON (its length, and
+        # a ValueError for what a grammar cannot say), not only in the JSON form of the same schema.
+        _refuse_inexpressible(properties[key], f"{tool.name}-{key}")
+        low, high = _bounds(properties[key], "minLength", "maxLength", f"{tool.name}-{key}")
+        high = max(low, free_chars) if high is None else high  # a line has an end
+        if high == 0:
+            return '""'
+        return book.add(f"{tool.name}-input", f"{space}[^\\n ] [^\\n]{{{max(low - 1, 0)},{high - 1}}}")
     bounded = {k: (dict(s, maxLength=s.get("maxLength", free_chars)) if s.get("type") == "string" else s)
                for k, s in properties.items()}
     return book.add(f"{tool.name}-input", space + schema_rules({**schema, "properties": bounded}, book,

@@ -18,13 +18,14 @@ searchKnowledge (tools.py) keeps the shape lessons 00-11 show.
 from __future__ import annotations
 
 from tinyagent.registry import error_observation
-from tinyagent.shop.database import MAX_QUERY_CHARS, Shop
+from tinyagent.shop.database import MAX_QUERY_CHARS, Shop, checked_limit
 from tinyagent.shop.shop_errors import ShopError
 from tinyagent.toolkit.typed_tool import TypedTool, tool
 
 
 def cited_search_tool(shop: Shop, limit: int = 3, rerank: bool = True) -> TypedTool:
     """A `searchKnowledge` tool over `shop`'s imported documents whose results carry their sources."""
+    limit = checked_limit(limit)  # refused here, not as a failure of every call
 
     @tool(
         name="searchKnowledge",

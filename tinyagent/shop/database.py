@@ -328,6 +328,7 @@ class Shop:
         Raises `InputTooLongError` for a query longer than `MAX_QUERY_CHARS`.
         """
         _check_query(query)
+        limit = checked_limit(limit)
         with self._lock:
             return knowledge.search(self._conn, query, limit)
 
@@ -345,6 +346,7 @@ class Shop:
         from tinyagent.shop import rerank as reranking  # imported when used: lessons 00-11 never need it
 
         _check_query(query)
+        limit = checked_limit(limit)
         with self._lock:
             found = knowledge.search_passages(
                 self._conn, query, max(limit, reranking.RERANK_CANDIDATES) if rerank else limit, scope
@@ -463,6 +465,17 @@ class Shop:
 
     def __repr__(self) -> str:
         return f"<Shop {self.path!r}>"
+
+
+MAX_RESULTS = 1000  # more passages than the shop's knowledge holds: a larger limit reads as this one
+
+
+def checked_limit(limit: int) -> int:
+    """How many results a search may return: a whole number (below 1: none; above MAX_RESULTS: MAX_RESULTS). A
+    TypeError for anything else, which SQLite would refuse with "datatype mismatch" or an OverflowError."""
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise TypeError(f"limit must be a whole number of results, got {limit!r}")
+    return min(limit, MAX_RESULTS)
 
 
 def _check_query(query: str) -> None:

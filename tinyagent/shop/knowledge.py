@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -154,6 +155,7 @@ def search_terms(text: str) -> list[str]:
     >>> search_terms("签收次日起 7 天 Warranty")
     ['签收', '收次', '次日', '日起', '天', '7', 'warranty']
     """
+    text = unicodedata.normalize("NFKC", text)  # ｗａｒｒａｎｔｙ and ７ as a Chinese keyboard's full-width mode types them
     terms: list[str] = []
     for run in han_runs(text):
         if len(run) == 1:

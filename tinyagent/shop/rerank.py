@@ -64,7 +64,9 @@ def proximity(terms: Sequence[str], words: Sequence[str]) -> float:
             if counts[hits[left][1]] == 0:
                 del counts[hits[left][1]]
             left += 1
-    return (wanted / best) * (wanted / len(terms))
+    # At most 1 however close: a word can hold two terms (退 and 退货 both in 退货), and a passage that holds fewer of
+    # the question's terms must not score above one that holds them all for packing them into fewer words.
+    return min(1.0, wanted / best) * (wanted / len(terms))
 
 
 def rerank(question: str, passages: Sequence[Passage]) -> list[Passage]:

@@ -20,7 +20,7 @@ from types import MappingProxyType
 from tinyagent.clock import Clock, system_clock
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.safe_text import holds_surrogate
-from tinyagent.shop.database import MAX_QUERY_CHARS, Shop
+from tinyagent.shop.database import MAX_QUERY_CHARS, Shop, checked_limit
 from tinyagent.shop.shop_errors import ShopError
 from tinyagent.tools import Tool
 
@@ -40,10 +40,18 @@ def to_json(value: object) -> str:
 
 def _unwrap(text: str) -> str:
     """Strip whitespace, a Markdown code fence and surrounding quotes: what models wrap values in."""
+    return _without_fence(text).strip("\"'“”‘’`").strip()
+
+
+def _without_fence(text: str) -> str:
+    """The text stripped, without a ```lang fence around it. (By hand: a regex's "\\s*```$" was tried at every
+    position of a run of spaces, and 100,000 of them took 14 s before the query's length was even checked.)"""
     text = text.strip()
     if text.startswith("```"):
-        text = re.sub(r"^```[A-Za-z]*\s*|\s*```$", "", text)
-    return text.strip().strip("\"'“”‘’`").strip()
+        text = re.sub(r"^```[A-Za-z]*", "", text).strip()
+        if text.endswith("```"):
+            text = text[:-3].strip()
+    return text
 
 
 def _shorten(text: str, limit: int = 200) -> str:
@@ -259,10 +267,7 @@ def read_refund_input(text: str) -> tuple[str, str]:
 
 def _unwrap_json(text: str) -> str:
     # Unlike _unwrap, quotes are kept: they belong to the JSON.
-    text = text.strip()
-    if text.startswith("```"):
-        text = re.sub(r"^```[A-Za-z]*\s*|\s*```$", "", text).strip()
-    return text
+    return _without_fence(text)
 
 
 class SearchKnowledgeTool(Tool):
@@ -275,7 +280,7 @@ class SearchKnowledgeTool(Tool):
 
     def __init__(self, shop: Shop, limit: int = 3):
         self.shop = shop
-        self.limit = limit
+        self.limit = checked_limit(limit)  # refused here, not as a failure of every call
 
     def invoke(self, input: str) -> str:
         query = _unwrap(input)

@@ -31,15 +31,17 @@ from typing import Any
 
 from tinyagent.toolkit.validation import Problem, describe_schema
 
-_FENCE = re.compile(r"^```[\w-]*[ \t]*\n?(.*?)\n?[ \t]*```$", re.DOTALL)
+_LANGUAGE = re.compile(r"[\w-]*[ \t]*")  # the first line of a fence: ```json
 
 
 def unwrap(text: str) -> str:
-    """The text without surrounding whitespace, a Markdown code fence (```json ... ```) or backticks."""
+    """The text without surrounding whitespace, a Markdown code fence (```json ... ```) or backticks.
+    (Read by hand, not by one regex: a fence that never closed, followed by spaces, took one cubic time.)"""
     text = (text or "").strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        return fenced.group(1).strip()
+    if len(text) >= 6 and text.startswith("```") and text.endswith("```"):
+        body = text[3:-3]
+        first, newline, rest = body.partition("\n")
+        return (rest if newline and _LANGUAGE.fullmatch(first) else body).strip()
     if len(text) >= 2 and text[0] == text[-1] == "`" and "`" not in text[1:-1]:
         return text[1:-1].strip()
     return text
