@@ -123,6 +123,17 @@ BAD_INPUTS = {
     "model with a newline": (["ask", "hi", "--model", "classroom\nevil"], "holds a control character"),
     "eval model with a newline": (["eval", "--model", "classroom\nevil"], "holds a control character"),
     "no command": ([], "the following arguments are required"),
+    # Python's sockets and locks refuse a timeout past about 9e9 s: a traceback from urllib3, a 500 from the service.
+    "ask timeout past a day": (["ask", "hi", "--timeout", "1e10"], "at most 86400 (a day)"),
+    "serve approval timeout past a day": (["serve", "--approval-timeout", "1e300"], "at most 86400 (a day)"),
+    # A key no client can send: invalid UTF-8 in argv comes as a surrogate, and ключ is no header's.
+    "serve key not ascii": (["serve", "--api-key", "ключ"], "must be printable ASCII without spaces"),
+    "serve key from invalid utf-8": (["serve", "--api-key", "k\udcff"], "must be printable ASCII without spaces"),
+    "classroom key with a space": (["classroom", "--api-key", "a key"], "must be printable ASCII without spaces"),
+    "operator key not ascii": (["serve", "--operator-key", "ключ"], "printable ASCII characters without spaces"),
+    "base path with a query": (["classroom", "--base-path", "/x?y#z"], "--base-path must be a URL path"),
+    "base path with a scheme": (["classroom", "--base-path", "http://x/y"], "--base-path must be a URL path"),
+    "eval file name too long": (["eval", "--json", "a" * 256 + ".json"], "File name too long"),
 }
 
 
@@ -166,3 +177,97 @@ def test_ctrl_c_during_ask_is_one_line_not_a_traceback(tmp_path, monkeypatch, ca
     code, _, err = run_main(["ask", "hi", "--db", str(tmp_path / "shop.db")], capsys)
     assert code == 130
     assert err.strip() == "interrupted"
+
+
+def test_a_database_name_too_long_for_the_file_system_is_one_line(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "tinyagent", "ask", "hi", "--db", "a" * 256 + ".db"],
+                          check=False, capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          env={**os.environ, "TINYAGENT_OFFLINE": "1"})
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().startswith("error: cannot create the shop's database") and "too long" in done.stderr
+
+
+def test_a_database_of_another_program_is_refused_and_left_as_it_was(tmp_path):
+    import sqlite3
+
+    notes = tmp_path / "notes.sqlite"
+    with sqlite3.connect(notes) as db:
+        db.execute("CREATE TABLE notes (text)")
+        db.execute("INSERT INTO notes VALUES ('mine')")
+    before = notes.read_bytes()
+    done = subprocess.run([sys.executable, "-m", "tinyagent", "ask", "Where is order 88231?", "--db", str(notes)],
+                          check=False, capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          env={**os.environ, "TINYAGENT_OFFLINE": "1"})
+    assert done.returncode == 2 and "another program's database (its tables: notes)" in done.stderr
+    assert notes.read_bytes() == before
+
+
+def _refund_writing_to(stdout, tmp_path, *more):
+    return subprocess.run([sys.executable, "-m", "tinyagent", "ask", REFUND, "--now", "2026-06-30T19:05:23",
+                           "--db", str(tmp_path / "shop.db"), *more], check=False, stdout=stdout,
+                          stderr=subprocess.PIPE, text=True, timeout=60, cwd=tmp_path,
+                          env={**os.environ, "TINYAGENT_OFFLINE": "1"})
+
+
+def _refunds(tmp_path):
+    from tinyagent.shop import Shop
+
+    with Shop(tmp_path / "shop.db") as shop:
+        return [refund["refundId"] for refund in shop.refunds()]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_an_answer_that_cannot_be_printed_says_what_the_run_did(tmp_path):
+    # The refund was written; the trace that shows it could not be: the one line on stderr must say it. (--json:
+    # without it the classroom model's notice is printed first, and fails before anything is done, as tested below.)
+    with open("/dev/full", "w") as full:
+        done = _refund_writing_to(full, tmp_path, "--json")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("error: could not write to standard output (No space left on device)")
+    assert "applyRefund" in line and "RF202606300001" in line
+    assert _refunds(tmp_path) == ["RF202606300001"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_a_notice_that_cannot_be_printed_stops_the_run_before_it_does_anything(tmp_path):
+    with open("/dev/full", "w") as full:
+        done = _refund_writing_to(full, tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == ("error: could not write to standard output (No space left on device) before "
+                                   "anything was done")
+    assert not (tmp_path / "shop.db").exists() or _refunds(tmp_path) == []
+
+
+def test_a_closed_standard_output_runs_nothing(tmp_path):
+    # print() to a closed stdout writes nothing and raises nothing: the refund would be made, and nobody told.
+    done = subprocess.run([sys.executable, "-m", "tinyagent", "ask", REFUND, "--db", str(tmp_path / "shop.db")],
+                          check=False, preexec_fn=lambda: os.close(1), stderr=subprocess.PIPE, text=True,  # >&-
+                          timeout=60, cwd=tmp_path, env={**os.environ, "TINYAGENT_OFFLINE": "1"})
+    assert done.returncode == 2 and "standard output is closed" in done.stderr, done.stderr
+    assert not (tmp_path / "shop.db").exists()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_eval_saves_its_results_before_printing_them(tmp_path):
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "tinyagent", "eval", "--task", "refund", "--lang", "en",
+                               "--no-progress", "--json", "results.json"], check=False, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=120, cwd=tmp_path,
+                              env={**os.environ, "TINYAGENT_OFFLINE": "1"})
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "the results are in results.json" in done.stderr
+    assert json.loads((tmp_path / "results.json").read_text())
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("host", ["a..b", "x" * 64 + ".lan"])
+def test_a_host_that_names_no_machine_is_one_line(tmp_path, host, workers):
+    # The IDNA codec's UnicodeError ("label empty or too long") came out raw, or as a traceback with two workers.
+    done = subprocess.run([sys.executable, "-m", "tinyagent", "serve", "--port", "0", "--host", host, "--workers",
+                           workers, "--db", str(tmp_path / "shop.db"), "--session-store", str(tmp_path / "s.db")],
+                          check=False, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "TINYAGENT_OFFLINE": "1"})
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == (f"error: cannot listen on {host!r}: it is not an address of this machine; use "
+                                   "--host 127.0.0.1 (this machine only) or --host 0.0.0.0 (every network it is on)")

@@ -222,3 +222,17 @@ def test_the_per_client_cap_is_an_option_of_serve_said_in_its_help(tmp_path):
                              capture_output=True, text=True, timeout=PATIENCE, check=False)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1
     assert "--max-connections-per-client must be a whole number from 1 to 100000, got '0'" in refused.stderr
+
+
+def test_a_stop_caught_before_the_workers_take_the_signals_ends_the_service_there(tmp_path):
+    """serve --workers: a Ctrl-C between the start and uvicorn's supervisor taking SIGINT over was caught by
+    StopSignals and then never looked at: the service ran on. Now no worker starts, and serve_workers returns."""
+    from tinyagent.hosting.signals import StopSignals
+    from tinyagent.serving import ServiceConfig, serve_workers
+
+    bound = []
+    config = ServiceConfig(shop_db=str(tmp_path / "shop.db"), session_store=str(tmp_path / "sessions.db"))
+    with StopSignals() as stop:  # also puts back this process's own handlers, which the supervisor replaces
+        stop.request_stop()
+        serve_workers(config, "127.0.0.1", 0, 2, listening=bound.append, stop=stop)
+    assert len(bound) == 1  # it bound its port, then returned: no worker ran (they would serve until a signal)

@@ -15,7 +15,9 @@ A bad argument is one line on stderr that says what is wrong and what to do, and
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
+import io
 import math
 import os
 import re
@@ -79,16 +81,22 @@ _steps = _whole_number("--max-steps", MAX_STEPS_LIMIT,
 _threads = _whole_number("--threads", MAX_THREADS, "1 suits a busy machine")
 
 
+# The longest wait any option may ask for. Python's sockets and locks refuse a timeout past about 9e9 s (an
+# OverflowError from deep inside urllib3, or a 500 on every request of the service): a day is wait enough.
+LONGEST_WAIT_S = 86_400
+
+
 def _number_of_seconds(option: str, highest: float | None = None):
-    """An argparse type for `option`: seconds above 0 (with `highest`: from 0 to `highest`), else one line."""
-    allowed = "above 0" if highest is None else f"from 0 to {highest:g}"
+    """An argparse type for `option`: seconds above 0, at most a day (with `highest`: from 0 to `highest`), else
+    one line."""
+    allowed = f"above 0 and at most {LONGEST_WAIT_S} (a day)" if highest is None else f"from 0 to {highest:g}"
 
     def parse(text: str) -> float:
         try:
             seconds = float(text)
         except ValueError:
             seconds = math.nan
-        fits = seconds > 0 if highest is None else 0 <= seconds <= highest
+        fits = 0 < seconds <= LONGEST_WAIT_S if highest is None else 0 <= seconds <= highest
         if not (math.isfinite(seconds) and fits):
             raise argparse.ArgumentTypeError(f"{option} must be a number of seconds {allowed}, got {text!r}")
         return seconds
@@ -117,9 +125,9 @@ def _host_name(text: str) -> str:
 
 def _operator_key(text: str) -> str:
     """--operator-key: a key a person can send in a header. An empty one must not quietly leave approvals open."""
-    if not text or any(c.isspace() or not c.isprintable() for c in text):
+    if not text or not _sendable(text):
         raise argparse.ArgumentTypeError("--operator-key (or TINYAGENT_SERVE_OPERATOR_KEY) must be a key of "
-                                         "printable characters without spaces, not empty")
+                                         "printable ASCII characters without spaces, not empty")
     return text
 
 
@@ -132,9 +140,18 @@ def _api_key(variable: str | None = None):
         if not text.strip():
             raise argparse.ArgumentTypeError(
                 f"{where} is empty: give the key clients must send, or leave it out to serve without one")
+        if not _sendable(text):
+            raise argparse.ArgumentTypeError(
+                f"{where} must be printable ASCII without spaces, as an HTTP header carries it: no client could "
+                "send this one")
         return text
 
     return parse
+
+
+def _sendable(key: str) -> bool:
+    """Whether a key can travel in an Authorization header as every client writes it: printable ASCII, no spaces."""
+    return key.isascii() and key.isprintable() and not any(c.isspace() for c in key)
 
 
 def _port(text: str) -> int:
@@ -145,6 +162,15 @@ def _port(text: str) -> int:
 
 
 _delay = _number_of_seconds("--delay", 3600)  # weather_api.MAX_DELAY_S (imported only when the service starts)
+
+
+def _base_path(text: str) -> str:
+    """--base-path: a path as a URL writes it, /services/classroom: no query or fragment, which would end the path
+    in the URL the room prints, and nothing to encode."""
+    if text.strip("/") and ("://" in text or not re.fullmatch(r"/?[A-Za-z0-9._~!$&'()*+,;=:@%/-]+", text)):
+        raise argparse.ArgumentTypeError(
+            f"--base-path must be a URL path such as /services/classroom (no ?, #, spaces or scheme), got {text!r}")
+    return text
 
 
 def _moment(text: str) -> str:
@@ -164,13 +190,16 @@ def _output_file(text: str) -> Path | str:
     if text == "-":
         return text
     path = Path(text)
-    if path.is_dir():
-        raise argparse.ArgumentTypeError(f"--json {text!r} is a folder: give a file name, e.g. results.json")
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise argparse.ArgumentTypeError(f"--json {text!r}: the folder {str(folder)!r} does not exist")
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise argparse.ArgumentTypeError(f"--json {text!r}: cannot write there (permission denied)")
+    try:
+        if path.is_dir():
+            raise argparse.ArgumentTypeError(f"--json {text!r} is a folder: give a file name, e.g. results.json")
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():
+            raise argparse.ArgumentTypeError(f"--json {text!r}: the folder {str(folder)!r} does not exist")
+        if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise argparse.ArgumentTypeError(f"--json {text!r}: cannot write there (permission denied)")
+    except OSError as exc:  # a name longer than the file system allows, a loop of links, ...
+        raise argparse.ArgumentTypeError(f"--json {text!r}: {exc.strerror or exc}") from None
     return path
 
 
@@ -206,7 +235,7 @@ def _classroom_arguments(room: argparse.ArgumentParser) -> None:
     keys.add_argument("--api-key", type=_api_key(), help="require this key from clients (default: none)")
     keys.add_argument("--hub-auth", action="store_true", help="as a JupyterHub service: serve only tokens "
                       "the hub accepts for this service (deploy/jupyterhub/)")
-    room.add_argument("--base-path", default="", help="a prefix a proxy adds to every path, e.g. "
+    room.add_argument("--base-path", type=_base_path, default="", help="a prefix a proxy adds to every path, e.g. "
                       "/services/classroom behind JupyterHub (default: none)")
 
 
@@ -348,11 +377,46 @@ def main(argv: list[str] | None = None) -> int:
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said by the command's own parser, so the error points at that command's --help
         commands.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+    if sys.stdout is None and args.command in ANSWERING:  # started with stdout closed (>&-): print() writes nothing
+        print(f"error: standard output is closed, so nothing could show what {args.command} finds; run it with "
+              "its output going somewhere", file=sys.stderr)
+        return 2
     try:
         return _dispatch(args, parser)
     except KeyboardInterrupt:  # Ctrl-C in a command that ends on its own (the servers stop on it themselves)
         print("interrupted", file=sys.stderr)
         return 130
+    except OutputLost as lost:
+        print(f"error: {lost}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a notice printed before the result, into a closed pipe (`| head -c 10`) or a full disk
+        if exc.errno not in STDOUT_FAILURES:
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        print(f"error: could not write to standard output ({exc.strerror}) before anything was done",
+              file=sys.stderr)
+        return 2
+
+
+ANSWERING = ("ask", "eval", "doctor")  # the commands whose output is their whole point
+STDOUT_FAILURES = (errno.EPIPE, errno.ENOSPC, errno.EBADF)  # what a print to a closed pipe or a full disk raises
+
+
+class OutputLost(Exception):
+    """Standard output could not be written (a pipe closed early, a full disk); the message says what was lost."""
+
+
+def _write_out(text: str, lost: str = "") -> None:
+    """Print a command's result to stdout. OutputLost when it cannot be written, with `lost` after the reason (what
+    the reader did not get: the run's changes, say), since nothing printed to stdout from here on reaches anyone."""
+    try:
+        print(text, flush=True)
+    except OSError as exc:
+        # What is still buffered would fail again when Python flushes at exit (a second error, a traceback-like
+        # "Exception ignored" message): from here on stdout goes nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise OutputLost(f"could not write to standard output ({exc.strerror or type(exc).__name__})"
+                         + (f"; {lost}" if lost else "")) from None
 
 
 def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -419,12 +483,22 @@ def _ask(args: argparse.Namespace) -> int:
     except TinyAgentError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(result.trace.to_json() if args.json else result.trace.format(args.lang, usage=args.usage))
+    _write_out(result.trace.to_json() if args.json else result.trace.format(args.lang, usage=args.usage),
+               lost=_what_was_done(result.trace, tools))
     if result.ok:
         return 0
     detail = (getattr(result.trace.end, "detail", "") or "").splitlines()
     print(f"stopped: {result.reason}" + (f": {detail[0]}" if detail else ""), file=sys.stderr)
     return 1
+
+
+def _what_was_done(trace, tools) -> str:
+    """The calls of tools that change something (`read_only` not set: a refund) that worked, for a reader who did
+    not get the trace that shows them; "" when there were none."""
+    from tinyagent.serving.changes_made import changes_made
+
+    changes = changes_made(trace, lambda name: not getattr(tools.get(name), "read_only", False))
+    return ("the run had done this before: " + "; ".join(changes)) if changes else ""
 
 
 def _ask_planned_or_scoped(args: argparse.Namespace, llm, tools):
@@ -478,16 +552,18 @@ def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json == "-":
-        print(report.to_json())
-    else:
-        print(report.table(latency=True))
-        if args.json is not None:
-            try:
-                report.save(args.json)
-            except OSError as exc:
-                print(f"error: could not write {args.json}: {exc.strerror or exc}", file=sys.stderr)
-                return 2
-            print(f"results written to {args.json}", file=sys.stderr)
+        _write_out(report.to_json(), lost="the results were not saved anywhere else")
+        return 0 if report.passed else 1
+    if args.json is not None:  # saved before the table is printed: a failed print must not lose the results
+        try:
+            report.save(args.json)
+        except OSError as exc:
+            print(f"error: could not write {args.json}: {exc.strerror or exc}", file=sys.stderr)
+            _write_out(report.table(latency=True))
+            return 2
+        print(f"results written to {args.json}", file=sys.stderr)
+    _write_out(report.table(latency=True),
+               lost=f"the results are in {args.json}" if args.json is not None else "the table was not shown")
     return 0 if report.passed else 1
 
 
@@ -562,11 +638,11 @@ def _serve(args: argparse.Namespace) -> int:
             stopped_by = server.serve_forever(stop)
         else:
             try:
-                serve_workers(config, args.host, args.port, args.workers, listening=banner)
+                serve_workers(config, args.host, args.port, args.workers, listening=banner, stop=stop)
             except TinyAgentError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 return 2
-            stopped_by = "SIGINT or SIGTERM"
+            stopped_by = stop.received.name if stop.received is not None else "SIGINT or SIGTERM"
     print(f"service stopped ({stopped_by}).", file=sys.stderr)
     return 0
 
@@ -624,7 +700,10 @@ def _doctor(args: argparse.Namespace) -> int:
         except TinyAgentError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
-    return run_doctor(settings, timeout=args.timeout)
+    report = io.StringIO()  # the report is printed once it is whole: a failed print is then one clear line
+    code = run_doctor(settings, out=report, timeout=args.timeout)
+    _write_out(report.getvalue().rstrip("\n"))
+    return code
 
 
 def run() -> None:

@@ -52,11 +52,19 @@ def explain_listen_error(host: str, port: int, error: OSError) -> ServerAddressE
     )
 
 
+def _family(host: str, port: int) -> socket.AddressFamily:
+    """The address family of `host` (IPv4 or IPv6); socket.gaierror when it names no machine."""
+    try:
+        return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    except UnicodeError:  # a label empty or over 63 characters ("a..b"): the IDNA codec's error, no machine's name
+        raise socket.gaierror(socket.EAI_NONAME, f"{host!r} is not a host name") from None
+
+
 def listening_socket(host: str, port: int, *, inheritable: bool = False) -> socket.socket:
     """A TCP socket bound to (host, port) and listening, for uvicorn to serve (`sockets=[...]`). OSError when the
     address cannot be had (explain_listen_error says it in a sentence). `inheritable`: for worker processes that
     serve the same socket."""
-    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    family = _family(host, port)
     # IPPROTO_TCP named, not left as 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on connections whose
     # socket says TCP. Left on, a response sent in two writes (its headers, then its body) waited for the client's
     # delayed ACK: 40 ms on every request over a kept-alive connection.
@@ -80,8 +88,7 @@ def check_can_listen(host: str, port: int) -> None:
     """
     check_port(port)
     try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
+        with socket.socket(_family(host, port), socket.SOCK_STREAM) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers do: TIME_WAIT is fine
             probe.bind((host, port))
     except OSError as error:

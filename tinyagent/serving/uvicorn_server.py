@@ -143,10 +143,12 @@ def app_from_environment():
 
 
 def serve_workers(config: ServiceConfig, host: str, port: int, workers: int,
-                  listening: Callable[[int], None] | None = None) -> None:
+                  listening: Callable[[int], None] | None = None, stop: StopSignals | None = None) -> None:
     """Serve with `workers` processes until SIGINT or SIGTERM (uvicorn's supervisor handles both, whatever
     the process started with, and stops its workers). `listening(port)` is called once the port is bound.
-    The configuration must already be known to work: a worker that fails to start only logs."""
+    `stop`: the StopSignals that held the signals until now; a stop it caught before the supervisor took them
+    over ends the service here, before any worker starts. The configuration must already be known to work: a
+    worker that fails to start only logs."""
     check_port(port)
     os.environ[CONFIG_VARIABLE] = json.dumps(asdict(config))
     settings = uvicorn.Config("tinyagent.serving.uvicorn_server:app_from_environment", factory=True, host=host, port=port,
@@ -160,6 +162,8 @@ def serve_workers(config: ServiceConfig, host: str, port: int, workers: int,
     from uvicorn.supervisors import Multiprocess
 
     try:
-        Multiprocess(settings, sockets=[sock]).run()
+        supervisor = Multiprocess(settings, sockets=[sock])  # from here on its own handlers take the signals
+        if stop is None or not stop.stop_requested:  # a Ctrl-C right after the start was caught, not lost
+            supervisor.run()
     finally:
         sock.close()

@@ -154,6 +154,9 @@ class Shop:
             raise ShopDatabaseError(_why_unusable(self.path, exc)) from exc
         try:
             self._prepare()
+        except ShopDatabaseError:
+            self._conn.close()
+            raise
         except (sqlite3.Error, OSError, ShopReadOnlyError) as exc:
             self._conn.close()
             raise ShopDatabaseError(_why_unusable(self.path, exc)) from exc
@@ -189,6 +192,7 @@ class Shop:
             if self.read_only:
                 self._prepare_read_only()
                 return
+            self._refuse_another_database()
             with self._write_transaction():
                 # executescript() would commit first, ending the transaction: one statement at a time.
                 for statement in filter(str.strip, _SCHEMA.split(";")):
@@ -206,6 +210,18 @@ class Shop:
         if not {"orders", "shipments", "traces", "refunds"} <= tables:
             return False
         return self._conn.execute("SELECT COUNT(*) FROM orders").fetchone()[0] > 0
+
+    def _refuse_another_database(self) -> None:
+        """ShopDatabaseError for an SQLite file that holds tables but no shop (a `--db` pointed at the wrong file):
+        the shop's tables and orders would be written into it, and nothing would say so."""
+        tables = [row[0] for row in self._conn.execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        if tables and "orders" not in tables:
+            shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+            raise ShopDatabaseError(
+                f"{self.path} is another program's database (its tables: {shown}), not the shop's: the shop does not "
+                "write into it; give a new file name, or a file the shop made"
+            )
 
     def _prepare_read_only(self) -> None:
         if not self._is_seeded():
@@ -507,6 +523,14 @@ def _why_unusable(path: str, exc: BaseException) -> str:
     """One line saying why `path` cannot be the shop's database, and what to do instead."""
     if isinstance(exc, ShopDatabaseError):
         return str(exc)
+    try:
+        return _why_this_path(path, exc)
+    except OSError as looking:  # the path itself cannot be looked at: a name past 255 bytes, a loop of links
+        return (f"cannot create the shop's database {path[:200]} ({looking.strerror or looking}): give a path in a "
+                "folder you can write to")
+
+
+def _why_this_path(path: str, exc: BaseException) -> str:
     where = Path(path)
     if where.is_dir():
         return f"{path} is a folder: give the shop's database a file path, such as {where / 'shop.db'}"
