@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from urllib.parse import urlsplit
 
 import pytest
@@ -32,7 +33,7 @@ from tinyagent.local_model import (
 from tinyagent.protocols.compliance import example_turns
 from tinyagent.shop import Shop, shop_registry
 
-from .conftest import ServerProcess, port_refuses_connections, require_local_model
+from .conftest import PATIENCE, ServerProcess, port_refuses_connections, require_local_model
 
 COUNT = [{"role": "user", "content": "Count from 1 to 10, separated by commas."}]
 SAME_EVERY_TIME = {"temperature": 0, "seed": 3}
@@ -131,6 +132,36 @@ def test_the_command_line_serves_the_model_and_stops_cleanly_on_a_signal(signum)
         # one line, and nothing from llama.cpp: its log stays off unless --verbose
         assert server.stderr == f"local model stopped ({signal.Signals(signum).name}).\n"
         assert port_refuses_connections(urlsplit(lines["TINYAGENT_API_URL"]).port)
+
+
+def _catches_sigterm(pid: int) -> bool:
+    """Whether the process has its own SIGTERM handler yet (Linux: SigCgt in /proc/PID/status)."""
+    with open(f"/proc/{pid}/status") as status:
+        caught = next(line.split()[1] for line in status if line.startswith("SigCgt:"))
+    return bool(int(caught, 16) & (1 << (signal.SIGTERM - 1)))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc (Linux)")
+def test_a_stop_while_the_model_loads_ends_the_command_beside_busy_processes():
+    """A SIGTERM while the model loaded is kept, and the server stopped right after its start. Freeing llama.cpp's
+    server that soon, on a busy machine, now and then waited forever for one of its threads while holding Python's
+    lock: the command never ended and heard no later signal (about 1 in 2 beside two busy processes). The command
+    now ends its process without freeing it."""
+    require_local_model()
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        for _ in range(6):
+            with ServerProcess("local-model", "--port", "0", "--threads", "1") as server:
+                deadline = time.monotonic() + PATIENCE
+                while not _catches_sigterm(server.process.pid):  # its handlers are in: the model is loading
+                    assert time.monotonic() < deadline and server.process.poll() is None, server.output()
+                    time.sleep(0.005)
+                assert server.stop(signal.SIGTERM) == 0, server.output()
+                assert server.stderr == "local model stopped (SIGTERM).\n"
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
 
 
 def test_the_model_file_is_found_without_importing_its_package():

@@ -19,10 +19,12 @@ only some of the time. That is the point of the appendix notebook: real behaviou
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib.util
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -181,7 +183,25 @@ def start_local_model(
             f"or {model_path.name} could not be loaded; run with verbose=True (--verbose) to see its log"
         ) from None
     bound_port = urlsplit(server.listening_address).port  # e.g. "http://127.0.0.1:40123"
-    return LocalModel(server, host, bound_port, MODEL_NAME, model_path)
+    model = LocalModel(server, host, bound_port, MODEL_NAME, model_path)
+    _wait_until_ready(model)
+    return model
+
+
+def _wait_until_ready(model: LocalModel, limit_s: float = 60.0) -> None:
+    """Return once llama.cpp says it is ready: its /health answers 200 (503 while the model loads)."""
+    import requests
+
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(f"http://{model.host}:{model.port}/health", timeout=1).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.02)
+    model.stop()
+    raise LocalModelUnavailableError(f"llama.cpp did not say it was ready on {model.base_url} within {limit_s:g} s")
 
 
 def threads_from_environment() -> int | None:
@@ -213,10 +233,11 @@ def ensure_local_model() -> LocalModel:
 def serve_local_model(
     port: int = DEFAULT_PORT, host: str = "127.0.0.1", verbose: bool = False, threads: int | None = None
 ) -> None:
-    """Serve the local model until Ctrl-C (SIGINT) or SIGTERM, after printing the .env lines that use it.
+    """Serve the local model until Ctrl-C (SIGINT) or SIGTERM, after printing the .env lines that use it; then
+    end the process (the command's: `python -m tinyagent local-model`).
 
-    Stops cleanly on either signal, even in a process started with SIGINT ignored, and says so in
-    one line on stderr. A host or port it cannot listen on raises ServerAddressError.
+    Stops on either signal, even in a process started with SIGINT ignored, and says so in one line on stderr. A
+    host or port it cannot listen on raises ServerAddressError.
     """
     check_can_listen(host, port)  # llama.cpp's own error would only say that it did not start
     # The handlers go in before the model loads (a few seconds): a stop asked for meanwhile is kept.
@@ -228,6 +249,15 @@ def serve_local_model(
             print(model.env_lines())
             print("\nCheck it with: python -m tinyagent doctor      Stop with Ctrl-C.", flush=True)
             stopped_by = stop.wait()
-        finally:
+        except BaseException:
             model.stop()
+            raise
     print(f"local model stopped ({stopped_by}).", file=sys.stderr)
+    # Not model.stop(): freeing llama.cpp's server on a busy machine now and then waits forever for one of its own
+    # threads, and holds Python's lock while it waits, so no later signal is heard either (a stop right after the
+    # start: 1 in 4 to 1 in 40, beside two busy processes). The process ends here; the operating system closes the
+    # port and frees the model as it ends.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # closed, or None: nothing more to lose
+            stream.flush()
+    os._exit(0)
