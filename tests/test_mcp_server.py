@@ -150,6 +150,28 @@ def test_closing_stdin_ends_the_stdio_server():
     assert "stopped (stdin closed)" in process.stderr
 
 
+def test_a_closed_stdout_is_one_line_and_exit_2():
+    # The stdio server's thread died with AttributeError ('NoneType' ... 'buffer'), and the command said
+    # "stopped (stdin closed)" with exit 0.
+    process = subprocess.run([sys.executable, *SERVER_ARGS], check=False, input=json.dumps(INITIALIZE) + "\n",
+                             stdout=None, stderr=subprocess.PIPE, text=True, timeout=PATIENCE,
+                             preexec_fn=lambda: os.close(1))
+    assert process.returncode == 2 and "Traceback" not in process.stderr, process.stderr
+    assert process.stderr.strip() == ("error: stdin or stdout is closed: an MCP client writes requests to the one "
+                                      "and reads answers from the other; run it from an MCP host, or give --port")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_an_answer_that_cannot_be_written_is_one_line_and_exit_2():
+    with open("/dev/full", "w") as full:
+        process = subprocess.run([sys.executable, *SERVER_ARGS], check=False, input=json.dumps(INITIALIZE) + "\n",
+                                 stdout=full, stderr=subprocess.PIPE, text=True, timeout=PATIENCE)
+    assert process.returncode == 2 and "Traceback" not in process.stderr, process.stderr
+    assert process.stderr.strip().splitlines()[-1] == (
+        "error: the answers could not be written to stdout (No space left on device): the client that reads them "
+        "has gone, or stdout is a full disk")
+
+
 @pytest.mark.parametrize("headers, status", [
     ({"Host": "rebound.example.com"}, 421),           # a DNS-rebinding name that points at 127.0.0.1
     ({"Host": "127.0.0.1:1"}, 421),                   # the right address, another port

@@ -237,6 +237,25 @@ def serve_stdio(registry: ToolRegistry, **options: Any) -> None:
     anyio.run(main)
 
 
+class StdioUnusable(TinyAgentError):
+    """The stdio server cannot speak: stdin or stdout is closed, or writing an answer failed."""
+
+
+def _serve_stdio_keeping_failure(registry: ToolRegistry, failed: list[BaseException]) -> None:
+    """serve_stdio, in the server's thread: what stopped it with an error goes into `failed`, not to a traceback."""
+    try:
+        serve_stdio(registry)
+    except Exception as exc:  # noqa: BLE001 - said by serve_mcp in one line, with the exit code
+        failed.append(exc)
+
+
+def _first_cause(exc: BaseException) -> str:
+    """The first error inside `exc` (anyio wraps a task's error in an ExceptionGroup), as a few words."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return getattr(exc, "strerror", None) or f"{type(exc).__name__}: {exc}"
+
+
 def serve_mcp(db: str, clock: Any, port: int | None = None) -> str:
     """`python -m tinyagent mcp-server`: the shop's tools, until the client hangs up (stdio) or SIGINT/SIGTERM.
 
@@ -250,14 +269,22 @@ def serve_mcp(db: str, clock: Any, port: int | None = None) -> str:
     with StopSignals() as stop, Shop(db, clock=clock) as shop:  # handlers first: no signal is lost at the start
         registry = shop_registry(shop, clock)
         if port is None:
+            if sys.stdin is None or sys.stdout is None:  # started with one closed (<&- or >&-)
+                raise StdioUnusable("stdin or stdout is closed: an MCP client writes requests to the one and "
+                                    "reads answers from the other; run it from an MCP host, or give --port")
             print("MCP server on stdio: the shop's tools; stop it by closing stdin, Ctrl-C or SIGTERM",
                   file=sys.stderr, flush=True)
-            thread = threading.Thread(target=serve_stdio, args=(registry,), name="mcp-stdio", daemon=True)
+            failed: list[BaseException] = []
+            thread = threading.Thread(target=_serve_stdio_keeping_failure, args=(registry, failed), name="mcp-stdio",
+                                      daemon=True)
             thread.start()
             # The stdio server ends when the client closes stdin; a signal ends the wait instead, and the
             # thread blocked on stdin goes with the process.
             while thread.is_alive() and not stop.stop_requested:
                 thread.join(0.2)
+            if failed:
+                raise StdioUnusable(f"the answers could not be written to stdout ({_first_cause(failed[0])}): the "
+                                    "client that reads them has gone, or stdout is a full disk")
             return stop.received.name if stop.received else "stdin closed"
         with McpHttpServer(registry, port) as server:
             print(f"MCP server on {server.url} (Streamable HTTP, this machine only). Press Ctrl-C to stop.",
