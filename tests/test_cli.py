@@ -134,6 +134,9 @@ BAD_INPUTS = {
     "base path with a query": (["classroom", "--base-path", "/x?y#z"], "--base-path must be a URL path"),
     "base path with a scheme": (["classroom", "--base-path", "http://x/y"], "--base-path must be a URL path"),
     "eval file name too long": (["eval", "--json", "a" * 256 + ".json"], "File name too long"),
+    # A misspelt classroom variant ran, and every call was a 404: a stopped trace and exit 1, as if the model failed.
+    "misspelt classroom model": (["ask", "hi", "--model", "classroom-lopp"],
+                                 "there is no classroom model called 'classroom-lopp': choose one of classroom,"),
 }
 
 

@@ -63,7 +63,7 @@ BAD_OPTIONS = {
     "json is a folder": (["--json", "{tmp}"], "is a folder: give a file name"),
     "max steps": (["--max-steps", "0"], "--max-steps must be a whole number from 1 to 100"),
     "timeout": (["--timeout", "0"], "--timeout must be a number of seconds above 0"),
-    "unknown model": (["--model", "classroom-nope"], "The model 'classroom-nope' does not exist"),
+    "unknown model": (["--model", "classroom-nope"], "there is no classroom model called 'classroom-nope': choose one of classroom,"),
     "unknown option": (["--colour"], "unrecognized arguments: --colour (see python -m tinyagent eval --help)"),
 }
 

@@ -115,6 +115,11 @@ def load_settings(
                 f"model {chosen_model!r} needs a provider, but none is configured ({why}): set "
                 "TINYAGENT_API_URL and TINYAGENT_API_KEY, or choose a classroom model such as 'classroom'"
             )
+        # A misspelt variant (classroom-lopp) would make every call a 404, and a run stop on "the model failed".
+        if chosen_model and chosen_model.startswith(CLASSROOM_MODEL) and chosen_model not in classroom_models():
+            raise ConfigurationError(
+                f"there is no classroom model called {chosen_model!r}: choose one of {', '.join(classroom_models())}"
+            )
         return _classroom_settings(chosen_model, why, notice)
 
     if url:
@@ -144,6 +149,13 @@ def load_settings(
         )
     described = ", ".join(sorted(set(sources.values())))
     return Settings(api_url=url, api_key=key or None, model=chosen_model, source=described)
+
+
+def classroom_models() -> tuple[str, ...]:
+    """The names the classroom model answers to: `classroom` and its variants."""
+    from tinyagent.classroom.variants import MODELS
+
+    return tuple(MODELS)
 
 
 def _classroom_settings(model: str | None, why: str, notice: bool) -> Settings:
