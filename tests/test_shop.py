@@ -812,3 +812,17 @@ def test_ask_with_a_db_in_a_read_only_folder_prints_one_line_and_exits_2(tmp_pat
     done = run_in_read_only_folder(tmp_path, *command)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "shop.db" in done.stderr
+
+
+def test_a_database_that_cannot_be_made_leaves_no_folders_behind(tmp_path):
+    # SQLite takes paths of at most 512 bytes; the folders on the way were made first, and stayed.
+    deep = tmp_path / "made" / ("d" * 200) / ("d" * 200) / ("d" * 200) / "shop.db"
+    with pytest.raises(ShopDatabaseError, match="cannot create the shop's database"):
+        Shop(deep, clock=fixed_clock(NOW))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_folders_for_a_new_database_are_made(tmp_path):
+    with Shop(tmp_path / "new" / "shop.db", clock=fixed_clock(NOW)) as shop:
+        assert shop.get_order("88231")
+    assert (tmp_path / "new" / "shop.db").is_file()

@@ -148,17 +148,21 @@ class Shop:
             self._conn = _connect(self.path)
             self._prepare()
             return
+        self._made_folders: list[Path] = []  # the folders _open_file made for the file, innermost first
         try:
             self._conn = self._open_file()
         except (sqlite3.Error, OSError) as exc:
+            self._remove_made_folders()
             raise ShopDatabaseError(_why_unusable(self.path, exc)) from exc
         try:
             self._prepare()
         except ShopDatabaseError:
             self._conn.close()
+            self._remove_made_folders()
             raise
         except (sqlite3.Error, OSError, ShopReadOnlyError) as exc:
             self._conn.close()
+            self._remove_made_folders()
             raise ShopDatabaseError(_why_unusable(self.path, exc)) from exc
 
     def _open_file(self) -> sqlite3.Connection:
@@ -175,8 +179,22 @@ class Shop:
                 self.read_only = True
                 return _connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
         else:
+            folder = path.absolute().parent
+            while not folder.exists() and folder != folder.parent:
+                self._made_folders.append(folder)
+                folder = folder.parent
             path.parent.mkdir(parents=True, exist_ok=True)
         return _connect(self.path)
+
+    def _remove_made_folders(self) -> None:
+        """A failed start leaves nothing behind: the folders made for the file go again (if still empty)."""
+        for folder in self._made_folders:
+            try:
+                for leftover in folder.glob(Path(self.path).name + "*"):  # the file, its -journal
+                    leftover.unlink()
+                folder.rmdir()
+            except OSError:
+                break
 
     def _prepare(self) -> None:
         """Make sure the file holds the schema, the first article's orders and the current knowledge index.
