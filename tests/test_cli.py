@@ -274,3 +274,14 @@ def test_a_host_that_names_no_machine_is_one_line(tmp_path, host, workers):
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip() == (f"error: cannot listen on {host!r}: it is not an address of this machine; use "
                                    "--host 127.0.0.1 (this machine only) or --host 0.0.0.0 (every network it is on)")
+
+
+def test_serve_reads_an_empty_shop_variable_as_unset(tmp_path):
+    # TINYAGENT_SHOP_DB= (set, empty) made serve use the path "." and stop: ". is a folder". ask reads it as unset.
+    from .conftest import ServerProcess
+
+    env = {**os.environ, "TINYAGENT_OFFLINE": "1", "TINYAGENT_SHOP_DB": "", "HOME": str(tmp_path)}
+    with ServerProcess("serve", "--port", "0", "--session-store", str(tmp_path / "s.db"), env=env) as server:
+        server.wait_for_line("Press Ctrl-C to stop")
+        assert (tmp_path / ".cache" / "tinyagent" / "bitmall.sqlite3").is_file()
+        assert server.stop() == 0, server.output()

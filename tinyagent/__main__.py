@@ -298,7 +298,7 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--session-store", default=None, metavar="FILE_OR_URL",
                        help="an SQLite file or a postgresql:// URL for the sessions (default "
                        "~/.cache/tinyagent/sessions.sqlite3)")
-    serve.add_argument("--db", type=Path, default=Path(os.environ.get("TINYAGENT_SHOP_DB", DEFAULT_DB)),
+    serve.add_argument("--db", type=Path, default=Path(os.environ.get("TINYAGENT_SHOP_DB") or DEFAULT_DB),
                        help=f"the shop's SQLite file, created on first use (default {DEFAULT_DB})")
     serve.add_argument("--max-steps", type=_steps, default=10,
                        help=f"rounds per run before giving up, 1 to {MAX_STEPS_LIMIT} (default 10)")
