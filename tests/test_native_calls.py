@@ -161,3 +161,22 @@ def test_every_call_of_any_reply_gets_one_tool_message_and_the_tools_never_raise
     assert result.reason == "final_answer"
     answered = [m["tool_call_id"] for m in result.messages if m["role"] == "tool"]
     assert answered == [f"c{i}" for i in range(len(items))]
+
+
+def test_an_id_made_for_a_call_never_repeats_an_id_the_server_sent():
+    calls = [{"id": "call_1_1", "function": {"name": "t", "arguments": "{}"}},
+             {"function": {"name": "t", "arguments": "{}"}},
+             {"id": "call_1_1_", "function": {"name": "t", "arguments": "{}"}}]
+    ids = [call.id for call in read_tool_calls(calls, prefix="call_1")]
+    assert len(set(ids)) == 3 and ids[0] == "call_1_1" and ids[2] == "call_1_1_"
+
+
+@pytest.mark.parametrize("arguments", ['{"amount": NaN}', '{"amount": Infinity}', '"{\\"amount\\": -Infinity}"'])
+def test_nan_and_infinity_are_not_json_arguments(arguments):
+    # Python's json reads them; a NaN then passed a schema's minimum and maximum (every comparison is false).
+    _, parsed, problem = read_arguments(arguments)
+    assert parsed is None and "not valid JSON" in problem or "not a JSON object" in problem
+
+
+def test_null_arguments_are_named_null():
+    assert read_arguments("null")[2] == "arguments are not a JSON object: a null"

@@ -117,3 +117,32 @@ def test_a_lone_surrogate_in_a_tool_result_or_error_is_replaced():
 def test_an_input_that_is_not_text_is_run_as_its_json_text(value, text):
     # Native function-call arguments are JSON values; an Action built from one must not crash the registry.
     assert registry_with().execute(Action("echo", value)) == text
+
+
+@pytest.mark.parametrize("leaving", [SystemExit(2), GeneratorExit()])
+def test_a_tool_that_tries_to_end_the_program_is_an_error_observation(leaving):
+    # A tool built on argparse exits on a bad input (SystemExit 2): the model's bad input ended the run.
+    def tool_that_leaves(text):
+        raise leaving
+
+    result = ToolRegistry([FunctionTool("cli", "A command.", tool_that_leaves)]).run(Action("cli", "--x 1"))
+    assert result.error and f"tool cli failed: {type(leaving).__name__}" in json.loads(result.text)["error"]
+
+
+def test_a_ctrl_c_inside_a_tool_still_stops_everything():
+    def interrupted(text):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ToolRegistry([FunctionTool("slow", "A slow tool.", interrupted)]).run(Action("slow", ""))
+
+
+@pytest.mark.parametrize(("said", "error"), [
+    ('{"result": 5, "error": null}', False),       # a tool saying there was no error
+    ('{"error": ""}', False),
+    ('\n{"error": "order not found"}', True),      # a line end before the object
+    ('  {"error": {"code": 404}}', True),
+    ('{"error": "x"}', True),
+])
+def test_the_error_flag_reads_what_the_tool_said(said, error):
+    assert ToolRegistry([FunctionTool("t", "A tool.", lambda text: said)]).run(Action("t", "")).error is error

@@ -279,3 +279,19 @@ class WithFactory:
 def test_a_dataclass_field_with_a_default_factory_is_optional_with_that_default():
     schema = schema_for(WithFactory)
     assert "required" not in schema and schema["properties"]["tags"]["default"] == []
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "string", "minLength": 6}, {"type": "string", "maxLength": 2}, {"type": "string", "maxLength": 0},
+    {"type": "integer", "minimum": 2}, {"type": "integer", "maximum": 0}, {"type": "integer", "exclusiveMinimum": 1},
+    {"type": "integer", "exclusiveMaximum": 1}, {"type": "number", "minimum": 2.5},
+    {"type": "array", "minItems": 3, "items": {"type": "integer", "minimum": 5}}, {"type": "array", "maxItems": 0},
+])
+def test_a_placeholder_example_fits_its_own_schema(schema):
+    # A model copying the example an error Observation shows must not be refused again (lesson 07's promise).
+    assert problems_in(example_value(schema), schema) == []
+
+
+def test_an_example_never_raises_on_a_bound_of_the_wrong_form():
+    assert example_value({"type": "integer", "minimum": "2"}) == 1
+    assert example_value({"type": "string", "minLength": True}) == "..."

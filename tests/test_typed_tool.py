@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 import pytest
 from hypothesis import given, settings
@@ -239,3 +239,18 @@ def test_import_tinyagent_does_not_load_the_schema_modules_until_they_are_used()
               "from tinyagent import tool, write_file_tool; print(before, tool.__module__, write_file_tool.__module__)")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["[]", "tinyagent.toolkit.typed_tool", "tinyagent.toolkit.workspace_files"]
+
+
+@pytest.mark.parametrize("written", ['{"amount": NaN}', "NaN", '{"amount": Infinity}', "-Infinity"])
+def test_nan_and_infinity_are_refused_not_run(written):
+    # json.loads reads them, and NaN passes minimum and maximum: the bounded refund ran with {"refunded":NaN}.
+    ran = []
+
+    @tool
+    def refund(amount: Annotated[float, {"minimum": 0, "maximum": 100}]) -> dict:
+        """Refund up to 100."""
+        ran.append(amount)
+        return {"refunded": amount}
+
+    said = json.loads(refund.invoke(written))
+    assert "error" in said and ran == []

@@ -99,7 +99,9 @@ class ToolRegistry:
         tool_input = tool_input.strip()
         try:
             output = tool.invoke(tool_input)
-        except Exception as exc:  # noqa: BLE001 - any crash must become an Observation, not end the loop
+        # Any crash must become an Observation, not end the loop: SystemExit too (a tool built on argparse exits on
+        # a bad input) and GeneratorExit. Only KeyboardInterrupt, a person's Ctrl-C, goes on.
+        except (Exception, SystemExit, GeneratorExit) as exc:  # noqa: BLE001
             return ToolResult(error_observation(f"tool {name} failed: {_describe(exc)}"), error=True)
         if not isinstance(output, str):
             return ToolResult(
@@ -112,7 +114,7 @@ class ToolRegistry:
         return self.run(action).text
 
 
-def _describe(exc: Exception) -> str:
+def _describe(exc: BaseException) -> str:
     try:
         return f"{type(exc).__name__}: {exc}"
     except Exception:  # noqa: BLE001 - an exception whose message itself fails must not escape either
@@ -120,11 +122,12 @@ def _describe(exc: Exception) -> str:
 
 
 def _reports_error(text: str) -> bool:
-    """A tool may report its own failure the same way the registry does: a JSON object with "error"."""
-    if not text.startswith("{"):
+    """A tool may report its own failure the same way the registry does: a JSON object whose "error" says
+    something ({"error": null} is a tool saying there was none)."""
+    if not text.lstrip().startswith("{"):
         return False
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):  # a tool's text may be a web page's: nested deeper than Python reads
         return False
-    return isinstance(value, dict) and "error" in value
+    return isinstance(value, dict) and value.get("error") not in (None, "", False)

@@ -27,6 +27,7 @@ from typing import Any
 
 from tinyagent.protocols.tool_rendering import FREE_TEXT_PARAMETERS, input_from_arguments
 from tinyagent.registry import ToolRegistry, ToolResult, error_observation
+from tinyagent.toolkit.action_input import no_json_constant
 from tinyagent.tools import Action
 
 NOT_AN_OBJECT = "arguments are not a JSON object"
@@ -79,16 +80,19 @@ def read_tool_calls(tool_calls: Iterable[Mapping[str, Any]], prefix: str = "call
     """The calls of a reply (`ChatResult.tool_calls`, each {"id", "type", "function": {"name", "arguments"}}).
 
     A call without an id, or with the id of an earlier call of the same reply, gets `<prefix>_<n>` (n its
-    position), so every tool message answers exactly one call. The client has already checked that each
-    call has a function with a name.
+    position; with "_" added while another call of the reply has that id), so every tool message answers exactly
+    one call. The client has already checked that each call has a function with a name.
     """
+    tool_calls = [copy.deepcopy(dict(call)) for call in tool_calls]
+    given = {call.get("id") for call in tool_calls if isinstance(call.get("id"), str)}
     calls, seen = [], set()
-    for index, call in enumerate(tool_calls):
-        raw = copy.deepcopy(dict(call))
+    for index, raw in enumerate(tool_calls):
         function = dict(raw.get("function") or {})
         call_id = raw.get("id")
         if not isinstance(call_id, str) or not call_id or call_id in seen:
             call_id = f"{prefix}_{index}"
+            while call_id in given or call_id in seen:  # a server's own id may look like one made here
+                call_id += "_"
         seen.add(call_id)
         arguments, parsed, problem = read_arguments(function.get("arguments"))
         function["arguments"] = arguments  # the API wants the string back, whatever a server sent
@@ -114,12 +118,12 @@ def read_arguments(arguments: Any) -> tuple[str, dict | None, str | None]:
     if not arguments.strip():
         return "{}", {}, None
     try:
-        value = json.loads(arguments)
+        value = json.loads(arguments, parse_constant=no_json_constant)
     except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python reads
         return arguments, None, f"not valid JSON: {_short(exc)}"
     if isinstance(value, str):  # encoded twice: a string that holds the object
         try:
-            inner = json.loads(value)
+            inner = json.loads(value, parse_constant=no_json_constant)
         except (ValueError, RecursionError):
             inner = None
         if isinstance(inner, dict):
@@ -144,6 +148,8 @@ def tool_message(call: NativeCall, text: str) -> dict:
 
 
 def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, (int, float)):

@@ -34,6 +34,13 @@ from tinyagent.toolkit.validation import Problem, describe_schema
 _LANGUAGE = re.compile(r"[\w-]*[ \t]*")  # the first line of a fence: ```json
 
 
+def no_json_constant(name: str) -> float:
+    """For json.loads(parse_constant=...): NaN, Infinity and -Infinity, which Python's json reads but JSON has not.
+    Read, a NaN slipped past a schema's minimum and maximum (every comparison with it is false), and an Observation
+    holding it was no JSON either."""
+    raise ValueError(f"{name} is not JSON")
+
+
 def unwrap(text: str) -> str:
     """The text without surrounding whitespace, a Markdown code fence (```json ... ```) or backticks.
     (Read by hand, not by one regex: a fence that never closed, followed by spaces, took one cubic time.)"""
@@ -76,7 +83,7 @@ def read_arguments(text: str, parameters: Mapping[str, Any]) -> dict[str, Any] |
         return {}
     if text.startswith("{"):
         try:
-            value = json.loads(text, strict=False)
+            value = json.loads(text, strict=False, parse_constant=no_json_constant)
         except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python reads
             if single is not None and accepts_strings(properties[single]):
                 return {single: text}  # a text parameter: a "{" is just its first character
@@ -96,7 +103,7 @@ def read_arguments(text: str, parameters: Mapping[str, Any]) -> dict[str, Any] |
 def _single_value(text: str, schema: Mapping[str, Any]) -> Any:
     """The value of a tool's one parameter, written as plain text."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=no_json_constant)
     except (ValueError, RecursionError):
         return text  # not JSON: the words themselves (the validator says if a string will not do)
     if accepts_strings(schema) and not isinstance(value, str):

@@ -48,6 +48,7 @@ from tinyagent.errors import TinyAgentError
 from tinyagent.llm_client import is_loopback
 from tinyagent.number_checks import ascii_number, check_seconds, check_whole
 from tinyagent.registry import error_observation
+from tinyagent.toolkit.action_input import no_json_constant
 from tinyagent.toolkit.validation import problems_in
 
 # What went wrong, for the model and for code: the first three may work if tried again.
@@ -136,7 +137,7 @@ class JsonApi:
             if not 200 <= response.status_code < 300:
                 raise self._status_failure(response, body)
             try:
-                data = json.loads(body.decode("utf-8"), parse_constant=_no_constant)
+                data = json.loads(body.decode("utf-8"), parse_constant=no_json_constant)
             except (UnicodeDecodeError, ValueError):
                 raise self._failed("not_json", f"{self.name} answered {response.status_code} with a body that "
                                    f"is not JSON: {_excerpt(body)}", False) from None
@@ -200,12 +201,6 @@ class JsonApi:
     def __repr__(self) -> str:  # the address stays out: it may hold a key, and its port changes run to run
         return (f"<JsonApi {self.name}: connect {self.connect_timeout:g} s, read {self.read_timeout:g} s, "
                 f"total {self.total_timeout:g} s, at most {self.max_bytes} bytes>")
-
-
-def _no_constant(name: str) -> float:
-    """NaN, Infinity and -Infinity, which Python's json reads but JSON has not: a reply holding one is no JSON
-    (passed on, it would make the tool's Observation no JSON either)."""
-    raise ValueError(f"{name} is not JSON")
 
 
 def _server_message(body: bytes) -> str:

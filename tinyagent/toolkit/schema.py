@@ -41,6 +41,7 @@ import dataclasses
 import enum
 import inspect
 import json
+import math
 import re
 import types
 import typing
@@ -350,8 +351,39 @@ def example_value(schema: Any, use_default: bool = True) -> Any:
     if kind == "object":
         return example_arguments(schema)
     if kind == "array":
-        return [example_value(schema.get("items") or {"type": "string"})]
-    return _PLACEHOLDERS.get(kind, "...") if isinstance(kind, str) else "..."
+        count = max(1, _bound(schema, "minItems", 1))
+        return [example_value(schema.get("items") or {"type": "string"})] * min(count, _bound(schema, "maxItems", count))
+    placeholder = _PLACEHOLDERS.get(kind, "...") if isinstance(kind, str) else "..."
+    return _within_bounds(placeholder, schema)
+
+
+def _bound(schema: Mapping[str, Any], keyword: str, otherwise: int) -> int:
+    """A whole-number keyword (minLength, maxItems, ...), or `otherwise` when it is missing or of the wrong form."""
+    value = schema.get(keyword)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else otherwise
+
+
+def _within_bounds(placeholder: Any, schema: Mapping[str, Any]) -> Any:
+    """The placeholder moved inside the schema's bounds, so that a model copying the example is not refused again:
+    "......" for minLength 6, 2 for minimum 2. (A pattern cannot be met this way: the example then breaks it.)"""
+    if isinstance(placeholder, str):
+        length = min(max(len(placeholder), _bound(schema, "minLength", 0)), _bound(schema, "maxLength", 10**6))
+        return placeholder[:length] if length <= len(placeholder) else "." * length
+    if isinstance(placeholder, bool) or not isinstance(placeholder, (int, float)):
+        return placeholder
+    number = {key: schema.get(key) for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")}
+    number = {key: value for key, value in number.items()
+              if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)}
+    whole = isinstance(placeholder, int)
+    if "minimum" in number and placeholder < number["minimum"]:
+        placeholder = math.ceil(number["minimum"]) if whole else number["minimum"]
+    if "exclusiveMinimum" in number and placeholder <= number["exclusiveMinimum"]:
+        placeholder = math.floor(number["exclusiveMinimum"]) + 1 if whole else number["exclusiveMinimum"] + 1
+    if "maximum" in number and placeholder > number["maximum"]:
+        placeholder = math.floor(number["maximum"]) if whole else number["maximum"]
+    if "exclusiveMaximum" in number and placeholder >= number["exclusiveMaximum"]:
+        placeholder = math.ceil(number["exclusiveMaximum"]) - 1 if whole else number["exclusiveMaximum"] - 1
+    return placeholder
 
 
 def example_arguments(schema: Mapping[str, Any], also: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -146,6 +146,21 @@ def _same(value: Any, allowed: Any) -> bool:
     return _json_type(value) == _json_type(allowed) and value == allowed
 
 
+def _json_key(value: Any) -> str:
+    """One text per JSON value, the same for values `_same` calls equal (1.0 is 1; true is not 1)."""
+    return json.dumps(_canonical(value), sort_keys=True)
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_canonical(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _canonical(item) for key, item in value.items()}
+    return value
+
+
 def _name(path: str) -> str:
     return path or "the input"
 
@@ -243,12 +258,13 @@ def _array_problems(value: list, schema: Mapping[str, Any], path: str, expected:
         problems.append(Problem(path, f"{_name(path)} has {len(value)} items; at most {schema['maxItems']} "
                                       "are allowed", expected))
     if schema.get("uniqueItems"):
-        seen: list[Any] = []
+        seen: set[str] = set()  # one pass with a set: `item in list` took 73 s for 140,000 numbers
         for index, item in enumerate(value):
-            if item in seen:
+            key = _json_key(item)
+            if key in seen:
                 problems.append(Problem(f"{path}[{index}]", f"{path}[{index}] repeats an earlier item", expected))
                 break
-            seen.append(item)
+            seen.add(key)
     items = schema.get("items")
     if isinstance(items, Mapping):
         for index, item in enumerate(value):
