@@ -218,6 +218,22 @@ def test_the_command_serves_until_a_signal_even_with_sigint_ignored(signum):
         assert port_refuses_connections(int(url.group(2)))
 
 
+def test_the_command_answers_only_for_its_own_names():
+    # A page on another site that points its own name at 127.0.0.1 (DNS rebinding) read the service: 200.
+    with ServerProcess("weather-service", "--port", "0") as process:
+        url = re.search(r"(http://127\.0\.0\.1:(\d+)/weather)", process.wait_for_line("weather service on"))
+        port = url.group(2)
+        for name in ("evil.example", "127.0.0.1.nip.io"):
+            answer = requests.get(url.group(1), params={"city": "Hangzhou"}, headers={"Host": f"{name}:{port}"},
+                                  timeout=PATIENCE)
+            assert answer.status_code == 421 and "answers only for" in answer.json()["error"]
+        for name in ("localhost", "127.0.0.1"):
+            answer = requests.get(url.group(1), params={"city": "Hangzhou"}, headers={"Host": f"{name}:{port}"},
+                                  timeout=PATIENCE)
+            assert answer.status_code == 200
+        assert process.stop(signal.SIGTERM) == 0
+
+
 def test_the_command_can_be_slow_or_failing_for_every_request():
     with ServerProcess("weather-service", "--port", "0", "--status", "503") as process:
         url = re.search(r"(http://127\.0\.0\.1:\d+/weather)", process.wait_for_line("weather service on")).group(1)

@@ -357,7 +357,8 @@ def serve_weather(host: str = "127.0.0.1", port: int = 8081, *, delay_s: float =
                   status: int | None = None) -> str:
     """`python -m tinyagent weather-service`: serve in the foreground until Ctrl-C or SIGTERM."""
     with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost
-        service = WeatherService(host, port, verbose=True)
+        # Only its own names: a page on another site that points its name at 127.0.0.1 (DNS rebinding) gets 421.
+        service = WeatherService(host, port, verbose=True, hosts=("127.0.0.1", "localhost", "[::1]"))
         if delay_s or status is not None:
             service.inject(delay_s=delay_s, status=status)
         print(f"weather service on {service.url('/weather')}?city=杭州", flush=True)
