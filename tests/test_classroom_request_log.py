@@ -21,7 +21,8 @@ def test_a_recording_holds_each_request_in_order_and_nothing_outside_it():
             requests.post(server.base_url + "/responses", json={"model": "classroom", "input": "Hi"}, headers=key,
                           timeout=30)
             requests.get(server.base_url + "/models", headers=key, timeout=30)
-            requests.post(server.chat_url, data=b"not json", headers=key, timeout=30)
+            requests.post(server.chat_url, data=b"not json", headers={**key, "Content-Type": "application/json"},
+                          timeout=30)
         requests.post(server.chat_url, json=ASK, headers=key, timeout=30)  # after: not recorded
     assert [(r.index, r.method, r.path) for r in log] == [
         (0, "POST", "/v1/chat/completions"), (1, "POST", "/v1/chat/completions"), (2, "POST", "/v1/responses"),

@@ -794,13 +794,42 @@ def test_a_silent_connection_is_closed_after_the_read_timeout():
         assert chat(quick, "still here").status_code == 200
 
 
+@pytest.mark.parametrize("content_type", ["text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+                                          "multipart/form-data; boundary=x", None])
+def test_a_post_a_web_page_could_send_without_asking_is_refused(content_type):
+    # A page on any site may POST these to 127.0.0.1 without a preflight: the room answered them all (200).
+    with ClassroomServer(responder=echo, models=MODELS) as server:
+        headers = {"Content-Type": content_type} if content_type else {}
+        answer = requests.post(server.chat_url, data=json.dumps({"messages": user("hi")}), headers=headers,
+                               timeout=PATIENCE)
+        assert answer.status_code == 415 and answer.json()["error"]["code"] == "unsupported_media_type"
+
+
+def test_a_post_from_another_site_s_page_is_refused_and_one_from_the_room_s_own_is_taken():
+    with ClassroomServer(responder=echo, models=MODELS) as server:
+        body = {"messages": user("hi")}
+        foreign = requests.post(server.chat_url, json=body, headers={"Origin": "http://evil.example"}, timeout=PATIENCE)
+        assert foreign.status_code == 403 and foreign.json()["error"]["code"] == "cross_site"
+        own = requests.post(server.chat_url, json=body, headers={"Origin": f"http://127.0.0.1:{server.port}"},
+                            timeout=PATIENCE)
+        assert own.status_code == 200
+
+
+def test_a_preflight_is_refused_with_405():
+    with ClassroomServer(responder=echo, models=MODELS) as server:
+        answer = requests.options(server.chat_url, headers={"Origin": "http://evil.example"}, timeout=PATIENCE)
+        assert answer.status_code == 405 and answer.headers["Allow"] == "POST"
+        assert "Access-Control-Allow-Origin" not in answer.headers
+
+
 def test_stop_closes_an_idle_keep_alive_connection():
     server = ClassroomServer(responder=echo, models=MODELS, read_timeout=3600).start()
     try:
         with socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) as connection:
             body = json.dumps({"messages": user("hi")}).encode()
             connection.sendall(
-                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n" % len(body) + body
             )
             assert connection.recv(65536).startswith(b"HTTP/1.1 200 ")
             server.stop()  # the connection is idle, kept alive for a next request that never comes

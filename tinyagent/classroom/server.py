@@ -586,12 +586,16 @@ class _Handler(BaseHTTPRequestHandler):
     def do_DELETE(self):
         self._handle()
 
+    def do_OPTIONS(self):  # a web page's preflight: 405 as for any other method a path does not take
+        self._handle()
+
     def _handle(self) -> None:
         # Until the body is read, it sits on the socket in front of the next request (see _send_json).
         self._body_read = "Content-Length" not in self.headers and "Transfer-Encoding" not in self.headers
         try:
             endpoint = self._route()
             body = self._read_body()
+            self._refuse_web_pages()
             self._check_key()
             # lesson 20: the request goes to any running recording(); after the key check, so no stranger's body
             self.room.record(self.command, unquote(urlsplit(self.path).path), body)
@@ -636,6 +640,19 @@ class _Handler(BaseHTTPRequestHandler):
                 headers={"Allow": allowed},
             )
         return endpoint
+
+    def _refuse_web_pages(self) -> None:
+        """A web page on another site may send a POST a browser lets through without asking (a form, text/plain)
+        to this machine's port: only JSON from a program, or from a page of this server itself, is taken."""
+        if self.command != "POST":
+            return
+        origin = self.headers.get("Origin")
+        if origin is not None and urlsplit(origin).netloc != (self.headers.get("Host") or ""):
+            raise ApiError(403, "Requests from web pages of other sites are refused.", code="cross_site")
+        media_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if media_type != "application/json":
+            raise ApiError(415, "Send the body as JSON, with Content-Type: application/json (as OpenAI's clients "
+                                "do).", code="unsupported_media_type")
 
     def _read_body(self) -> bytes:
         lengths = self.headers.get_all("Content-Length") or []
