@@ -115,7 +115,7 @@ def load_settings(
                 f"model {chosen_model!r} needs a provider, but none is configured ({why}): set "
                 "TINYAGENT_API_URL and TINYAGENT_API_KEY, or choose a classroom model such as 'classroom'"
             )
-        # A misspelt variant (classroom-lopp) would make every call a 404, and a run stop on "the model failed".
+        # A misspelt classroom model (classroom-lopp) would make every call a 404, and a run stop on "the model failed".
         if chosen_model and chosen_model.startswith(CLASSROOM_MODEL) and chosen_model not in classroom_models():
             raise ConfigurationError(
                 f"there is no classroom model called {chosen_model!r}: choose one of {', '.join(classroom_models())}"
