@@ -195,6 +195,21 @@ def test_a_simple_cross_site_post_runs_no_tool(shop, http_server, content_type):
     assert shop[0].refunds() == []
 
 
+def test_another_path_and_a_body_too_large_get_a_json_error(shop, http_server):
+    # The SDK answered these itself: 404 as text/plain, 413 with no content type.
+    base = http_server.url.rsplit("/", 1)[0]
+    for path in ("/", "/nothing", "/mcp/x"):
+        reply = requests.get(base + path, headers=ACCEPT, timeout=PATIENCE)
+        assert reply.status_code == 404 and "/mcp" in reply.json()["error"]
+    host = f"127.0.0.1:{http_server.port}"
+    with socket.create_connection(("127.0.0.1", http_server.port), timeout=PATIENCE) as client:
+        client.sendall(f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+                       f"Accept: application/json, text/event-stream\r\nContent-Length: 99999999\r\n\r\n".encode())
+        head = client.recv(65536)
+    assert head.startswith(b"HTTP/1.1 413 ") and b"application/json" in head.lower()
+    assert shop[0].refunds() == []
+
+
 @pytest.mark.parametrize("request_bytes", [
     b"POST /m\x00cp HTTP/1.1\r\nHost: {host}\r\nContent-Length: 2\r\n\r\n{{}}",  # a NUL in the path
     b"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{{}}",

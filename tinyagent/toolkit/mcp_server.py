@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 
 from tinyagent.errors import TinyAgentError
 from tinyagent.hosting.address import listening_socket
@@ -221,6 +221,12 @@ class LoopbackGuard:
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if scope["method"] == "POST" and content_type != "application/json":
             return 415, "a POST must be JSON-RPC with Content-Type: application/json"
+        # The SDK's own answers to these are text/plain (404) or no content type at all (413): said here in JSON.
+        if scope["path"] != "/mcp":
+            return 404, "this server answers only at /mcp (MCP's Streamable HTTP)"
+        length = headers.get("content-length", "")
+        if length.isdigit() and int(length) > DEFAULT_MAX_REQUEST_BODY_SIZE:
+            return 413, f"a request body may hold at most {DEFAULT_MAX_REQUEST_BODY_SIZE} bytes"
         return None
 
 
