@@ -7,7 +7,7 @@
         Args:
             order_id: the order id, e.g. 88231
         '''
-        return shop.get_order(order_id)
+        return shop.get_order(order_id) or {"error": f"订单不存在：{order_id}"}
 
 `query_order` is now a `TypedTool`: `name` "queryOrder" (the function's own name without `name=`),
 `description` the docstring's summary, `parameters` the JSON Schema built from the type hints and the
@@ -27,7 +27,8 @@ only if the first two pass:
                  "example":{"order_id":"88231","reason":"..."}}
     3. call     the function with the arguments as Python values (a JSON object becomes the dataclass the
                 hint names); what it returns becomes the Observation: a string as it is, anything else as
-                compact JSON, None as {"ok":true}
+                compact JSON, None as {"ok":true} (so a look-up that finds nothing must say so itself, as
+                query_order above does: None would tell the model it worked)
 
 The function's own exceptions are not caught here: the registry turns them into an error Observation, as
 for every tool.
