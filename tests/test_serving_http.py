@@ -209,6 +209,23 @@ def test_a_request_that_is_not_readable_http_gets_a_json_400_before_the_app(serv
     assert requests.get(service.url + "/health", timeout=PATIENCE).status_code == 200
 
 
+def test_a_body_whose_length_is_given_two_ways_is_refused_and_runs_nothing(service):
+    # h11 read the chunks and let Content-Length go: a proxy in front that reads the length instead would take this
+    # request's tail for the next request (smuggling). The classroom model refused it already.
+    host, port = service.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=PATIENCE) as client:
+        client.sendall(f"POST /agent/invoke HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+                       "Content-Length: 3\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                       "f\r\n{\"query\": \"hi\"}\r\n0\r\n\r\n".encode())  # 0xf: 15 bytes
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 "), answer[:300]
+    assert json.loads(body)["error"]["code"] == "ambiguous_body_length"
+    assert service.health()["finished"] == 0
+
+
 @pytest.mark.parametrize("path", ["/", "/docs"])
 def test_no_other_site_may_frame_the_pages(service, path):
     # the page holds the approve button: framed by another site under a lure, a person could be made to click it

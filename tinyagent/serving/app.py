@@ -313,11 +313,32 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
-        ApiError: refused, HTTPException: http_error, Exception: crashed})
+    app = OneBodyLength(Starlette(routes=routes, lifespan=lifespan, exception_handlers={
+        ApiError: refused, HTTPException: http_error, Exception: crashed}))
     if service.config.api_key:
         return app
     return HostCheck(app, {*LOOPBACK_NAMES, *service.config.allowed_hosts, *([listen_host] if listen_host else [])})
+
+
+class OneBodyLength:
+    """A request that gives its body's length two ways, Content-Length and Transfer-Encoding, is refused (400).
+
+    h11 reads the chunks and lets the length go; a proxy in front may read the length instead, and then what it
+    takes for the client's next request is the tail of this one (request smuggling). The classroom model refuses
+    the same request."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http":
+            names = {name for name, _ in scope["headers"]}
+            if b"content-length" in names and b"transfer-encoding" in names:
+                response = error_response(400, "ambiguous_body_length", "the request gives its body's length two "
+                                          "ways (Content-Length and Transfer-Encoding): send exactly one")
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 # -- which host names are answered -------------------------------------------------------------------------
