@@ -213,6 +213,7 @@ def test_a_body_whose_length_is_given_two_ways_is_refused_and_runs_nothing(servi
     # h11 read the chunks and let Content-Length go: a proxy in front that reads the length instead would take this
     # request's tail for the next request (smuggling). The classroom model refused it already.
     host, port = service.url.removeprefix("http://").rsplit(":", 1)
+    finished = service.health()["finished"]
     with socket.create_connection((host, int(port)), timeout=PATIENCE) as client:
         client.sendall(f"POST /agent/invoke HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
                        "Content-Length: 3\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
@@ -223,7 +224,7 @@ def test_a_body_whose_length_is_given_two_ways_is_refused_and_runs_nothing(servi
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 400 "), answer[:300]
     assert json.loads(body)["error"]["code"] == "ambiguous_body_length"
-    assert service.health()["finished"] == 0
+    assert service.health()["finished"] == finished
 
 
 @pytest.mark.parametrize("path", ["/", "/docs"])

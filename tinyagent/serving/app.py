@@ -330,6 +330,9 @@ class OneBodyLength:
     def __init__(self, app):
         self.app = app
 
+    def __getattr__(self, name: str):  # the app's own attributes (its routes, for the OpenAPI document)
+        return getattr(self.app, name)
+
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "http":
             names = {name for name, _ in scope["headers"]}
