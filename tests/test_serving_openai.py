@@ -107,7 +107,8 @@ def test_the_chat_endpoint_is_guarded_like_the_others(service):
 
 @pytest.mark.parametrize("options", [
     {"reasoning_effort": "low"}, {"service_tier": "auto"}, {"prompt_cache_key": "course-42"}, {"logit_bias": {}},
-    {"top_logprobs": 0, "logprobs": False}, {"modalities": ["text"]},
+    {"top_logprobs": 0, "logprobs": False}, {"modalities": ["text"]}, {"temperature": 0, "top_p": 1, "seed": 7},
+    {"stop": "Observation:"}, {"stop": ["Observation:"]}, {"metadata": {"class": "4b"}, "store": False},
 ])
 def test_fields_that_do_not_change_what_is_asked_are_taken_and_ignored(client, options):
     completion = client.chat.completions.create(model="tinyagent-shop", messages=[{"role": "user", "content": LOGISTICS}],
@@ -123,6 +124,15 @@ def test_fields_that_do_not_change_what_is_asked_are_taken_and_ignored(client, o
     ({"modalities": ["text", "audio"]}, "modalities_not_supported"),
     ({"max_tokens": 0}, "bad_max_tokens"),
     ({"max_completion_tokens": "12"}, "bad_max_tokens"),
+    # Taken and not used, but a client's mistake in one is said, as any model's server says it (it was a 200).
+    ({"temperature": "hot"}, "bad_temperature"),
+    ({"top_p": True}, "bad_top_p"),
+    ({"seed": 1.5}, "bad_seed"),
+    ({"stop": {"a": 1}}, "bad_stop"),
+    ({"stop": ["Observation:", 3]}, "bad_stop"),
+    ({"stream_options": "x"}, "bad_stream_options"),
+    ({"metadata": ["x"]}, "bad_metadata"),
+    ({"store": "yes"}, "bad_store"),
 ])
 def test_fields_that_ask_for_what_the_agent_cannot_give_are_refused_by_name(client, options, code):
     with pytest.raises(openai.BadRequestError) as raised:

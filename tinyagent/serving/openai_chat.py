@@ -82,6 +82,7 @@ def read_chat_request(data: dict) -> tuple[str, list[dict], bool]:
     stream = data.get("stream", False)
     if not isinstance(stream, bool):
         raise ChatRequestError("bad_stream", '"stream" must be true or false')
+    _check_unused_fields(data)
     messages = data.get("messages")
     if not isinstance(messages, list) or not messages:
         raise ChatRequestError("missing_messages", '"messages" must be a non-empty list, its last message the '
@@ -97,6 +98,35 @@ def read_chat_request(data: dict) -> tuple[str, list[dict], bool]:
         raise ChatRequestError("missing_question", "the last user or assistant message must be the customer's "
                                "question, a user message with text")
     return turns[-1]["content"], turns[:-1], stream
+
+
+# The fields the shop agent takes and does not use (its own run decides), each with the JSON it must be, as OpenAI's
+# API says: a client's mistake in one of them gets a 400 naming it, as any other model's server would answer.
+_NUMBER, _WHOLE, _TEXT, _OBJECT, _YES_NO = "a number", "a whole number", "a string", "an object", "true or false"
+UNUSED_FIELDS = {"temperature": _NUMBER, "top_p": _NUMBER, "presence_penalty": _NUMBER, "frequency_penalty": _NUMBER,
+                 "seed": _WHOLE, "user": _TEXT, "reasoning_effort": _TEXT, "service_tier": _TEXT,
+                 "prompt_cache_key": _TEXT, "metadata": _OBJECT, "stream_options": _OBJECT, "store": _YES_NO,
+                 "parallel_tool_calls": _YES_NO, "stop": "a string or a list of strings"}
+
+
+def _check_unused_fields(data: dict) -> None:
+    for name, kind in UNUSED_FIELDS.items():
+        value = data.get(name)
+        if value is not None and not _fits(value, kind):
+            raise ChatRequestError(f"bad_{name}", f'"{name}" must be {kind}, got {json.dumps(value)[:60]}')
+
+
+def _fits(value: Any, kind: str) -> bool:
+    if kind in (_NUMBER, _WHOLE):  # JSON's true is no number (Python's bool is an int)
+        number = (int, float) if kind == _NUMBER else int
+        return isinstance(value, number) and not isinstance(value, bool)
+    if kind == _TEXT:
+        return isinstance(value, str)
+    if kind == _OBJECT:
+        return isinstance(value, dict)
+    if kind == _YES_NO:
+        return isinstance(value, bool)
+    return isinstance(value, str) or (isinstance(value, list) and all(isinstance(item, str) for item in value))
 
 
 def answer_limit(data: dict) -> int | None:
