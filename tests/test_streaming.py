@@ -557,3 +557,16 @@ def test_a_chunk_nested_too_deeply_is_a_bad_response():
     stream = ReplyStream(LlmClient("http://127.0.0.1:9/v1", None, "m"), FakeResponse([deep]), STOP, time.perf_counter())
     with pytest.raises(BadResponseError, match="nested too deeply"):
         list(stream)
+
+
+@pytest.mark.parametrize(("pieces", "text"), [
+    ([r"ok \ud83d", r"\ude00!"], "ok \U0001F600!"),          # a pair split across two chunks: one emoji, as chat() reads it
+    ([r"ok \ud83d", "then more"], "ok \ufffdthen more"),     # a first half and no second half: repaired where it stood
+    ([r"ok \ud83d"], "ok \ufffd"),                           # ... at the very end too
+    ([r"a \ude00 b"], "a \ufffd b"),                         # a second half alone
+])
+def test_a_utf16_pair_split_across_chunks_reads_as_chat_reads_it(scripted_server, pieces, text):
+    chunks = [b'data: {"choices": [{"delta": {"content": "' + piece.encode() + b'"}}]}\n\n' for piece in pieces]
+    scripted_server.reply(sse(*chunks, chunk(None, "stop"), b"data: [DONE]\n\n"))
+    joined, error = read_all(client(scripted_server))
+    assert error is None and "".join(joined) == text

@@ -216,6 +216,7 @@ class ReplyStream:
         self._finish_reason: str | None = None
         self._usage: dict | None = None
         self._model: str | None = None
+        self._high = ""  # the first half of a UTF-16 pair whose second half comes in the next chunk (its JSON split)
         self.result: ChatResult | None = None
         self.first_piece_s: float | None = None
         self.pieces = 0
@@ -290,6 +291,12 @@ class ReplyStream:
                     f"the stream from {self._host} ended after {self._chars} characters without a finish_reason "
                     "or [DONE]: the reply is incomplete (the server or a proxy cut it); try again"
                 )
+            if self._high:  # a first half whose second half never came
+                self._high = ""
+                self._content.append("\ufffd")
+                safe = self._cutter.feed("\ufffd")
+                if safe:
+                    yield safe
             rest = self._cutter.finish()
             if rest:
                 yield rest
@@ -368,8 +375,10 @@ class ReplyStream:
             ) from None
         if isinstance(chunk, dict) and chunk.get("error"):  # some servers send "error": null in every chunk
             raise self._server_error(event.data)
+        if self._high or json_may_hold_surrogates(event.data):
+            chunk = replace_lone_surrogates(self._pair_across_chunks(chunk))
         try:
-            return self._read_chunk(replace_lone_surrogates(chunk) if json_may_hold_surrogates(event.data) else chunk)
+            return self._read_chunk(chunk)
         except RecursionError:  # the repair walks the chunk: two levels of Python's stack for each of its own
             raise BadResponseError(
                 f"a line of the stream from {self._host} is nested too deeply to be a Chat Completions chunk",
@@ -380,6 +389,23 @@ class ReplyStream:
                 f"a chunk of the stream from {self._host} is not a Chat Completions chunk: {exc}. The chunk: "
                 f"{redact(_clip(event.data, 200), key)}", self._response.status_code,
             ) from None
+
+    def _pair_across_chunks(self, chunk: Any) -> Any:
+        """The chunk with a UTF-16 pair split across chunks made whole: a server that writes \\ud83d at the end of
+        one chunk's text and \\ude00 at the start of the next means one emoji, which chat() keeps whole. A first
+        half with no second half after it is repaired as any lone surrogate is."""
+        try:
+            delta = chunk["choices"][0]["delta"]
+            text = delta["content"]
+        except (KeyError, IndexError, TypeError):
+            return chunk
+        if not isinstance(text, str):
+            return chunk
+        text, self._high = self._high + text, ""
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            text, self._high = text[:-1], text[-1]
+        delta["content"] = text
+        return chunk
 
     def _read_chunk(self, chunk: Any) -> str:
         text = _piece_of_text(chunk)
