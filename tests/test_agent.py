@@ -247,3 +247,9 @@ def test_a_lone_surrogate_in_the_question_is_replaced():
     assert llm.requests[0]["messages"][-1]["content"] == "order 88231 \ufffd?"
     assert llm.requests[0]["messages"][-2]["content"] == "\ufffd"
     result.trace.to_json().encode("utf-8")
+
+
+def test_a_stop_written_as_one_string_is_one_stop_sequence():
+    # tuple("Observation:") made twelve one-character stops: every reply was cut at its first "o" ("Th").
+    agent = ReActAgent(ScriptedLlm("Thought: done\nFinal Answer: shipped"), ToolRegistry([]), stop="Observation:")
+    assert agent.stop == ("Observation:",)

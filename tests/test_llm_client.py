@@ -303,3 +303,13 @@ def test_in_a_notebook_a_model_error_shows_as_its_message_not_the_packages_frame
         f"LlmConnectionError: {result.error_in_exec}"], shown
     assert "could not reach" in shown and "check TINYAGENT_API_URL" in shown
     assert "llm_client.py" in "".join(traceback.format_exception(result.error_in_exec))
+
+
+@pytest.mark.parametrize("usage", [{"prompt_tokens": -1_000_000_000, "completion_tokens": 1_000_000_001},
+                                   {"total_tokens": -1}])
+def test_a_negative_token_count_is_no_usage_a_reply_can_have(scripted_server, usage):
+    # A server's usage of -10**9 prompt tokens made every call cost 1 token to lesson 10's TokenBudget.
+    scripted_server.reply((200, {"choices": [{"message": {"content": "Final Answer: ok"}, "finish_reason": "stop"}],
+                                 "usage": usage}))
+    with pytest.raises(BadResponseError, match="where a count of tokens is 0 or more"):
+        LlmClient(scripted_server.url, None, "m", max_retries=0).chat([{"role": "user", "content": "hi"}])

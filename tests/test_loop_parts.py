@@ -177,3 +177,21 @@ def test_importing_the_loop_loads_no_later_lessons_part():
             "'tinyagent.protocols.function_calling']; print([m for m in late if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("steps", [float("nan"), "3", 0, -1, True, 2.5])
+def test_a_step_limit_that_is_no_positive_whole_number_is_refused_at_once(steps):
+    # StepLimit(nan) never stopped (rounds >= nan is always false): the loop ran on.
+    from tinyagent.loop_parts import StepLimit
+
+    with pytest.raises(ValueError, match="StepLimit\\(max_steps\\) must be a positive whole number"):
+        StepLimit(steps)
+
+
+@pytest.mark.parametrize("limit", [-5, 0, 2.5, float("nan")])
+def test_cut_observation_refuses_a_limit_that_is_no_positive_whole_number(limit):
+    # -5 gave "abcde" and "this is the first -5": a false note to the model.
+    from tinyagent.loop_parts import cut_observation
+
+    with pytest.raises(ValueError, match="limit must be a positive whole number"):
+        cut_observation("abcdefghij", limit)

@@ -111,7 +111,7 @@ class ReActAgent:
         max_steps: int = MAX_STEPS,
         lang: str | None = None,
         system_prompt: str | None = None,
-        stop: tuple[str, ...] | list[str] | None = STOP_SEQUENCES,
+        stop: str | tuple[str, ...] | list[str] | None = STOP_SEQUENCES,
         max_tokens: int | None = None,
         max_observation_chars: int | None = MAX_OBSERVATION_CHARS,
         parts: Iterable[Any] = (),
@@ -126,7 +126,7 @@ class ReActAgent:
         self.max_steps = max_steps
         self.lang = check_language(lang) if lang is not None else None
         self.system_prompt = system_prompt
-        self.stop = tuple(stop) if stop else ()
+        self.stop = (stop,) if isinstance(stop, str) else tuple(stop) if stop else ()  # a string is one sequence
         self.max_tokens = max_tokens
         self.max_observation_chars = max_observation_chars
         self.parts = self.default_parts().mount(parts)

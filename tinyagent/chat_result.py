@@ -76,8 +76,7 @@ def _reply_fields(data: Any) -> tuple[str | None, tuple[dict, ...], str | None, 
         raise _WrongShape("the reply has no choices[0].message.content")
     finish_reason = _expect(choice.get("finish_reason"), "choices[0].finish_reason", str)
     usage = _expect(data.get("usage"), "usage", dict) or {}
-    for key in USAGE_COUNTS:
-        _expect(usage.get(key), f"usage.{key}", int)
+    _check_counts(usage)
     model = _expect(data.get("model"), "model", str)
     return content, tuple(calls), finish_reason, dict(usage), model
 
@@ -91,6 +90,15 @@ def _text_of_parts(parts: list, where: str) -> str:
         if part.get("type") == "text":
             pieces.append(_expect(part.get("text"), f"{where}[{i}].text", str, required=True))
     return "".join(pieces)
+
+
+def _check_counts(usage: dict) -> None:
+    """Each token count of `usage` a whole number of 0 or more (or absent): a negative one would let a run's token
+    budget (lesson 10) count a call as costing nothing, or less."""
+    for key in USAGE_COUNTS:
+        count = _expect(usage.get(key), f"usage.{key}", int)
+        if count is not None and count < 0:
+            raise _WrongShape(f"the reply's usage.{key} is {count}, where a count of tokens is 0 or more")
 
 
 _EXPECTED = {dict: "an object", list: "a list", str: "a string", int: "a whole number"}

@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 from tinyagent.errors import TinyAgentError
 from tinyagent.events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from tinyagent.llm_client import ChatResult
+from tinyagent.number_checks import check_whole
 from tinyagent.parser import ParsedStep, parse_step
 from tinyagent.registry import ToolRegistry, ToolResult, error_observation
 from tinyagent.tools import Action
@@ -116,6 +117,8 @@ def text_reading(step: int, reply: ChatResult, parsed: ParsedStep, lang: str) ->
 def cut_observation(text: str, limit: int | None) -> tuple[str, int | None]:
     """`text` cut to its first `limit` characters, with a line telling the model so, and the original
     length; `(text, None)` when it fits."""
+    if limit is not None:
+        check_whole("limit", limit)
     if limit is None or len(text) <= limit:
         return text, None
     note = f"[cut: the tool returned {len(text)} characters; this is the first {limit}]"
@@ -240,6 +243,9 @@ class StepLimit:
 
     max_steps: int = 10
     slot: ClassVar[str] = "stop_rules"
+
+    def __post_init__(self) -> None:
+        check_whole("StepLimit(max_steps)", self.max_steps)  # NaN never compares >=: the loop would not end
 
     def before_call(self, trace: Trace) -> Stop | None:
         if trace.rounds >= self.max_steps:

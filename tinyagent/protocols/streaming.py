@@ -49,8 +49,8 @@ import urllib3
 
 from tinyagent.chat_result import (
     MAX_REPLY_BYTES,
-    USAGE_COUNTS,
     ChatResult,
+    _check_counts,
     _clip,
     _expect,
     _server_message,
@@ -422,8 +422,7 @@ class ReplyStream:
         self._model = self._model or _expect(chunk.get("model"), "model", str)
         usage = _expect(chunk.get("usage"), "usage", dict)
         if usage:
-            for name in USAGE_COUNTS:
-                _expect(usage.get(name), f"usage.{name}", int)
+            _check_counts(usage)
             self._usage = dict(usage)  # the last chunk that carries it (the final one, as asked)
         choices = _expect(chunk.get("choices"), "choices", list) or []  # [] in the usage chunk
         if not choices:
