@@ -87,8 +87,8 @@ def test_a_streamed_chunk_too_deep_to_read_is_a_bad_response(data):
     from tinyagent.errors import BadResponseError
     from tinyagent.protocols.streaming import ReplyStream, SseEvent
 
-    stream = ReplyStream.__new__(ReplyStream)  # only what _take reads: the host, the key, the status
-    stream._host, stream._client = "test", type("Client", (), {"_api_key": None})()
+    stream = ReplyStream.__new__(ReplyStream)  # only what _take reads: the host, the key, the status, a half pair
+    stream._host, stream._client, stream._high = "test", type("Client", (), {"_api_key": None})(), ""
     stream._response = type("Response", (), {"status_code": 200})()
     with pytest.raises(BadResponseError, match="nested too deeply"):
         stream._take(SseEvent(event="message", data=data))

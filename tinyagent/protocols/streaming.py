@@ -375,9 +375,9 @@ class ReplyStream:
             ) from None
         if isinstance(chunk, dict) and chunk.get("error"):  # some servers send "error": null in every chunk
             raise self._server_error(event.data)
-        if self._high or json_may_hold_surrogates(event.data):
-            chunk = replace_lone_surrogates(self._pair_across_chunks(chunk))
         try:
+            if self._high or json_may_hold_surrogates(event.data):
+                chunk = replace_lone_surrogates(self._pair_across_chunks(chunk))
             return self._read_chunk(chunk)
         except RecursionError:  # the repair walks the chunk: two levels of Python's stack for each of its own
             raise BadResponseError(
