@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from itertools import count
 from typing import Any
 
+from tinyagent.chat_result import stop_sequences
 from tinyagent.errors import TinyAgentError
 from tinyagent.events import Event, LlmCall
 from tinyagent.llm_client import ChatResult, LlmClient
@@ -126,7 +127,7 @@ class ReActAgent:
         self.max_steps = max_steps
         self.lang = check_language(lang) if lang is not None else None
         self.system_prompt = system_prompt
-        self.stop = (stop,) if isinstance(stop, str) else tuple(stop) if stop else ()  # a string is one sequence
+        self.stop = stop_sequences(stop)
         self.max_tokens = max_tokens
         self.max_observation_chars = max_observation_chars
         self.parts = self.default_parts().mount(parts)

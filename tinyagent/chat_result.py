@@ -32,6 +32,12 @@ class ChatResult:
     first_piece_s: float | None = field(default=None, repr=False)  # varies run to run, like latency_s
 
 
+def stop_sequences(stop: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
+    """`stop` as the API takes it, one string or several, as a tuple of stop strings (a string is one, not its
+    characters)."""
+    return (stop,) if isinstance(stop, str) else tuple(stop or ())
+
+
 def cut_at_stop(text: str, stop: list[str] | tuple[str, ...] | None) -> tuple[str, bool]:
     """Cut `text` at the earliest stop string (excluded), as the server should have done."""
     positions = [text.find(s) for s in (stop or ()) if s and s in text]

@@ -35,6 +35,7 @@ from tinyagent.chat_result import (
     _short_reason,
     _WrongShape,
     cut_at_stop,
+    stop_sequences,
 )
 from tinyagent.errors import (
     AuthenticationError,
@@ -184,7 +185,7 @@ class LlmClient:
             raise ValueError("messages must be a non-empty list of {'role': ..., 'content': ...}")
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
         if stop:
-            body["stop"] = [stop] if isinstance(stop, str) else list(stop)
+            body["stop"] = list(stop_sequences(stop))
         if max_tokens is None:
             max_tokens = self.max_tokens
             if self.llama_cpp and stop and max_tokens is not None:

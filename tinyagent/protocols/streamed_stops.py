@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from tinyagent.chat_result import stop_sequences
+
 
 class StopCutter:
     """Stop strings applied to text that arrives in pieces, exactly as `cut_at_stop` cuts the whole text.
@@ -28,8 +30,7 @@ class StopCutter:
     """
 
     def __init__(self, stop: Iterable[str] | str | None):
-        stop = [stop] if isinstance(stop, str) else list(stop or ())
-        self.stop = tuple(s for s in stop if s)  # an empty stop string would stop before the first character
+        self.stop = tuple(s for s in stop_sequences(stop) if s)  # an empty one would stop before the first character
         self._longest = max((len(s) for s in self.stop), default=0)
         self._firsts = frozenset(s[0] for s in self.stop)
         self.held = ""  # seen, not released yet: it may be the start of a stop string
