@@ -22,15 +22,16 @@ os.environ.setdefault("TINYAGENT_LOCAL_MODEL_THREADS", "1")
 _kernel_sockets = None
 
 
-def start_kernel_on_unix_sockets(startup_timeout=60, kernel_name="python", **kwargs):
-    """nbval's `start_new_kernel`, with the kernel's channels on Unix sockets named only for it."""
+def start_kernel_on_unix_sockets(startup_timeout=60, kernel_name="python", folder=None, **kwargs):
+    """nbval's `start_new_kernel`, with the kernel's channels on Unix sockets named only for it, in `folder` (by
+    default the run's own, made by pytest_configure)."""
     import uuid
 
     from jupyter_client import KernelManager
     from nbval.kernel import NbvalKernelspecManager
 
     km = KernelManager(kernel_name=kernel_name, kernel_spec_manager=NbvalKernelspecManager(), transport="ipc",
-                       ip=os.path.join(_kernel_sockets, uuid.uuid4().hex[:12]))
+                       ip=os.path.join(folder or _kernel_sockets, uuid.uuid4().hex[:12]))
     km.start_kernel(**kwargs)
     kc = km.client()
     kc.start_channels()

@@ -23,14 +23,17 @@ import socket
 import sys
 import tempfile
 import time
-import uuid
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from jupyter_client import KernelManager
-from nbval.kernel import NbvalKernelspecManager
+from nbval.kernel import NbvalKernelspecManager, start_new_kernel
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from conftest import start_kernel_on_unix_sockets
+
+NOTEBOOKS = ROOT / "notebooks"
 CHANNELS = ("shell", "iopub", "stdin", "control", "hb")
 
 
@@ -60,18 +63,21 @@ def held_port(channel: str, timeout: float) -> str:
 
 
 def start_and_stop(transport: str, sockets: str, timeout: float) -> str | None:
-    """One kernel as nbval starts it, a cell run, then stopped; why it failed, or None."""
-    options = {"transport": "ipc", "ip": os.path.join(sockets, uuid.uuid4().hex[:12])} if transport == "ipc" else {}
-    km = KernelManager(kernel_name="python3", kernel_spec_manager=NbvalKernelspecManager(), **options)
+    """One kernel started as the tests start it (nbval's own start over TCP, conftest.py's over Unix sockets in
+    `sockets`), a cell run, then stopped; why it failed, or None."""
     with open(os.devnull, "w") as quiet:
-        km.start_kernel(cwd=str(NOTEBOOKS), stderr=quiet)
-    kc = km.client()
-    kc.start_channels()
+        try:
+            if transport == "ipc":
+                km, kc = start_kernel_on_unix_sockets(timeout, "python3", folder=sockets, stderr=quiet,
+                                                      cwd=str(NOTEBOOKS))
+            else:
+                km, kc = start_new_kernel(timeout, "python3", stderr=quiet, cwd=str(NOTEBOOKS))
+        except RuntimeError as exc:  # it died, or never answered
+            return str(exc)
     try:
-        kc.wait_for_ready(timeout=timeout)
         kc.execute_interactive("1 + 1", timeout=timeout, output_hook=lambda message: None)
         return None
-    except (RuntimeError, TimeoutError) as exc:
+    except TimeoutError as exc:
         return str(exc)
     finally:
         kc.stop_channels()
