@@ -495,7 +495,7 @@ def _ask(args: argparse.Namespace) -> int:
 def _what_was_done(trace, tools) -> str:
     """The calls of tools that change something (`read_only` not set: a refund) that worked, for a reader who did
     not get the trace that shows them; "" when there were none."""
-    from tinyagent.serving.changes_made import changes_made
+    from tinyagent.toolkit.changes_made import changes_made
 
     changes = changes_made(trace, lambda name: not getattr(tools.get(name), "read_only", False))
     return ("the run had done this before: " + "; ".join(changes)) if changes else ""

@@ -39,9 +39,9 @@ from tinyagent.registry import ToolRegistry
 from tinyagent.robustness.stop_rules import StopRules, WallClock
 from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.serving.approvals import Approvals, PausableClock, new_gate, new_run_id
-from tinyagent.serving.changes_made import STOPPED, canned, changes_made, said_after
 from tinyagent.serving.edits import Edit, KeptTraces
 from tinyagent.settings import load_settings
+from tinyagent.toolkit.changes_made import STOPPED, canned, changes_made, said_after
 from tinyagent.toolkit.confirmation import ApprovalDecided, ApprovalRequested, ConfirmationGate, GatedAct
 
 DEFAULT_SESSIONS = Path.home() / ".cache" / "tinyagent" / "sessions.sqlite3"

@@ -10,6 +10,8 @@ to stop, the client went away, the run took too long. Each of those must still s
     said_after(answer, changes)   the answer with those changes after it, in the run's language
 
 A change is counted from the trace, where the tool's own result says it happened; the shop is not read again.
+Lesson 19's service uses it, and so does `python -m tinyagent ask` when its trace cannot be printed: here, beside
+the gate (confirmation.py) whose tools it counts, not in serving/, so that `ask` needs neither Starlette nor uvicorn.
 """
 
 from __future__ import annotations
