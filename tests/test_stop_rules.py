@@ -78,7 +78,8 @@ def test_step_cap_fires_once_n_rounds_have_run():
 @pytest.mark.parametrize("rule", [lambda: StepCap(0), lambda: StepCap(2.5), lambda: TokenBudget(-1),
                                   lambda: WallClock(0), lambda: NoProgress(0), lambda: RepeatedAction(-1),
                                   lambda: ToolTimeout(0), lambda: ToolTimeout(1, per_tool={"x": 0}),
-                                  lambda: StepCap(True)])
+                                  lambda: StepCap(True), lambda: ToolTimeout(1, per_tool=["applyRefund"]),
+                                  lambda: ToolTimeout(1, per_tool={1: 5})])
 def test_rules_refuse_settings_that_make_no_sense(rule):
     with pytest.raises(ValueError, match="must be"):
         rule()

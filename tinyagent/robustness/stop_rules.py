@@ -392,6 +392,10 @@ class ToolTimeout(StopRule):
 
     def __post_init__(self) -> None:
         _check_positive("ToolTimeout(seconds)", self.seconds)
+        # A list or a set of names has no seconds to read; a key that is no text never matches a tool's name.
+        if not isinstance(self.per_tool, Mapping) or not all(isinstance(name, str) for name in self.per_tool):
+            raise ValueError("ToolTimeout(per_tool) must be a mapping of tool names to seconds, like "
+                             f"{{'applyRefund': 60}}; got {self.per_tool!r}")
         for name, seconds in self.per_tool.items():
             _check_positive(f"ToolTimeout(per_tool[{name!r}])", seconds)
 
