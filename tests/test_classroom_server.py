@@ -591,6 +591,32 @@ def test_a_client_that_drips_its_body_is_cut_off_at_the_read_timeout():
         assert answer.startswith(b"HTTP/1.1 408 "), answer
 
 
+@pytest.mark.parametrize("sent", [b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Pad: ", b"GET /v1/mo"],
+                         ids=["headers", "request-line"])
+def test_a_client_that_drips_its_head_is_cut_off_at_the_read_timeout(sent):
+    # Each byte within the socket timeout, so only a bound on the whole request closes the connection; before,
+    # the thread was held as long as the client dripped (a room's threads and descriptors, one learner at a time).
+    with ClassroomServer(responder=echo, models=MODELS, read_timeout=1.0) as quick:
+        with socket.create_connection(("127.0.0.1", quick.port), timeout=60) as sock:
+            sock.sendall(sent)
+            started = time.monotonic()
+            closed = False
+            while not closed and time.monotonic() - started < 60:
+                try:
+                    sock.sendall(b"a")
+                    sock.setblocking(False)
+                    closed = sock.recv(65536) == b""
+                except BlockingIOError:
+                    pass
+                except OSError:  # reset: the server hung up on us, as it should
+                    closed = True
+                finally:
+                    sock.setblocking(True)
+                time.sleep(0.1)
+        assert closed, "the connection was still open after 60 s of a head sent a byte at a time"
+        assert chat(quick, "still here").json()["choices"][0]["message"]["content"] == "still here"
+
+
 SMUGGLED = b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"
 
 

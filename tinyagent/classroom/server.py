@@ -30,6 +30,7 @@ import atexit
 import errno
 import hashlib
 import hmac
+import io
 import json
 import selectors
 import socket
@@ -70,7 +71,7 @@ SYSTEM_FINGERPRINT = "classroom"
 MAX_STOP_SEQUENCES = 4  # the OpenAI API's limit
 MAX_BODY_BYTES = 8 * 1024 * 1024  # far above any lesson's conversation, far below trouble
 MAX_JSON_DEPTH = 64  # a tool's JSON Schema nests a handful of levels; nothing real nests 64
-READ_TIMEOUT = 60.0  # seconds a connection may stay silent, and the most a request body may take
+READ_TIMEOUT = 60.0  # seconds a connection may stay silent, and the most a request (head and body) may take
 TOKENS_PER_CHUNK = 3  # how many tokens each streamed content delta carries
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -546,6 +547,39 @@ def model_json(name: str, description: str) -> dict:
 # --- HTTP -------------------------------------------------------------------------------------------
 
 
+class _RequestClock(io.RawIOBase):
+    """A connection's bytes, each request's read within read_timeout of its first byte.
+
+    A socket timeout bounds one wait only: a client sending one byte every 59 s of a 60 s timeout would hold its
+    thread for days inside its request line or headers, which the base class reads. Here a request's first byte
+    starts a clock, and each later read of that request waits only for what is left of read_timeout. Between two
+    requests (an idle keep-alive connection) the wait is read_timeout of silence, as before.
+    """
+
+    def __init__(self, connection: socket.socket, seconds: float):
+        super().__init__()
+        self.connection, self.seconds = connection, seconds
+        self.deadline: float | None = None  # None: waiting for a request's first byte
+
+    def readable(self) -> bool:
+        return True
+
+    def start(self) -> None:
+        """The request has begun (its head may have come in an earlier read, with the request before it)."""
+        if self.deadline is None:
+            self.deadline = time.monotonic() + self.seconds
+
+    def readinto(self, buffer) -> int:
+        wait = self.seconds if self.deadline is None else self.deadline - time.monotonic()
+        if wait <= 0:
+            raise TimeoutError(f"the request did not arrive within {self.seconds:g} s")
+        self.connection.settimeout(wait)
+        count = self.connection.recv_into(buffer)
+        if count:
+            self.start()
+        return count
+
+
 class _Handler(BaseHTTPRequestHandler):
     """One connection. HTTP/1.1 keep-alive: every non-streamed answer carries Content-Length, so the
     client can send its next request on the same connection."""
@@ -567,6 +601,13 @@ class _Handler(BaseHTTPRequestHandler):
         # middle of its request line or headers, is closed after this many seconds of silence.
         self.timeout = self.room.read_timeout
         super().setup()
+        self.rfile.close()  # the socket's own reader, replaced by one that bounds each request in total
+        self.clock = _RequestClock(self.connection, self.room.read_timeout)
+        self.rfile = io.BufferedReader(self.clock)
+
+    def handle_one_request(self) -> None:
+        self.clock.deadline = None  # the next request's clock starts at its first byte
+        super().handle_one_request()
 
     def version_string(self) -> str:
         return self.server_version  # not the Python version: nobody needs it, and it varies
@@ -592,6 +633,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         # Until the body is read, it sits on the socket in front of the next request (see _send_json).
         self._body_read = "Content-Length" not in self.headers and "Transfer-Encoding" not in self.headers
+        self.clock.start()
         try:
             endpoint = self._route()
             body = self._read_body()
@@ -686,19 +728,11 @@ class _Handler(BaseHTTPRequestHandler):
         return body
 
     def _read_exactly(self, size: int) -> bytes:
-        """The next `size` bytes of the body, arriving within read_timeout in total, or a 408.
-
-        A per-read socket timeout alone would let a client that sends one byte a minute hold this
-        thread for days; the deadline bounds the whole body.
-        """
-        deadline = time.monotonic() + self.room.read_timeout
+        """The next `size` bytes of the body, or a 408 once the request's read_timeout is over (_RequestClock:
+        a client that sends one byte a minute does not hold this thread for days)."""
         parts, remaining = [], size
         try:
             while remaining:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                self.connection.settimeout(left)
                 part = self.rfile.read1(min(remaining, 1 << 16))
                 if not part:
                     raise ConnectionResetError("the client closed the connection in the middle of its body")
@@ -707,12 +741,10 @@ class _Handler(BaseHTTPRequestHandler):
         except TimeoutError:
             raise ApiError(
                 408,
-                f"The request body did not arrive within {self.room.read_timeout:g} s: {size - remaining} "
-                f"of the {size} bytes announced by Content-Length came. Send the whole body at once.",
+                f"The request did not arrive within {self.room.read_timeout:g} s: {size - remaining} "
+                f"of the {size} body bytes announced by Content-Length came. Send the whole request at once.",
                 code="request_timeout",
             ) from None
-        finally:
-            self.connection.settimeout(self.timeout)
         return b"".join(parts)
 
     def _check_key(self) -> None:
@@ -1139,8 +1171,9 @@ class ClassroomServer(BackgroundServer):
                  served from the cache
     prefill_tokens_per_second: with tokens_per_second, the pace at which the prompt is read before the
                  first token (None: at once), as a real server processes the whole prompt first
-    read_timeout: seconds a connection may stay silent (idle keep-alive, or mid-request) before it
-                 is closed, and the most a request body may take to arrive (else 408)
+    read_timeout: seconds a connection may stay silent (idle keep-alive) before it is closed, and the
+                 most a request may take to arrive from its first byte: a head that has not come by then
+                 closes the connection, a body a 408
     answer_cache_bytes: what the classroom model's answer cache may hold (see AnswerCache)
     base_path:   a prefix a proxy in front adds to every path, e.g. "/services/classroom" when JupyterHub
                  routes to it (deploy/jupyterhub/); the plain paths are answered too
