@@ -276,6 +276,21 @@ def test_a_host_that_names_no_machine_is_one_line(tmp_path, host, workers):
                                    "--host 127.0.0.1 (this machine only) or --host 0.0.0.0 (every network it is on)")
 
 
+@pytest.mark.parametrize("memory", [["--db", ":memory:"], ["--session-store", ":memory:"]], ids=["shop", "sessions"])
+def test_serve_with_workers_refuses_what_would_be_one_per_worker(tmp_path, memory):
+    # Each worker process had its own shop: order 88231 was refunded once by each, with the same refund id.
+    given = {"--db": str(tmp_path / "shop.db"), "--session-store": str(tmp_path / "s.db")}
+    given.update([memory])
+    done = subprocess.run([sys.executable, "-m", "tinyagent", "serve", "--port", "0", "--workers", "2",
+                           *[word for pair in given.items() for word in pair]],
+                          check=False, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "TINYAGENT_OFFLINE": "1"})
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == (f"error: {memory[0]} ':memory:' with 2 workers would be one per worker process (an "
+                                   "order refunded once by each, a session unknown to the others); give a file, or run "
+                                   "one worker")
+
+
 def test_serve_reads_an_empty_shop_variable_as_unset(tmp_path):
     # TINYAGENT_SHOP_DB= (set, empty) made serve use the path "." and stop: ". is a folder". ask reads it as unset.
     from .conftest import ServerProcess

@@ -25,6 +25,7 @@ from dataclasses import asdict
 
 import uvicorn
 
+from tinyagent.errors import ConfigurationError
 from tinyagent.hosting.address import check_port, explain_listen_error, listening_socket
 from tinyagent.hosting.signals import StopSignals
 from tinyagent.serving.app import create_app
@@ -148,7 +149,14 @@ def serve_workers(config: ServiceConfig, host: str, port: int, workers: int,
     the process started with, and stops its workers). `listening(port)` is called once the port is bound.
     `stop`: the StopSignals that held the signals until now; a stop it caught before the supervisor took them
     over ends the service here, before any worker starts. The configuration must already be known to work: a
-    worker that fails to start only logs."""
+    worker that fails to start only logs. A shop or a session store in memory is refused: each worker would
+    have its own, so one order could be refunded once per worker and a session be unknown to the others."""
+    in_memory = [option for option, place in (("--db", config.shop_db), ("--session-store", config.session_store))
+                 if place == ":memory:"]
+    if in_memory:
+        raise ConfigurationError(
+            f"{' and '.join(in_memory)} ':memory:' with {workers} workers would be one per worker process (an order "
+            "refunded once by each, a session unknown to the others); give a file, or run one worker")
     check_port(port)
     os.environ[CONFIG_VARIABLE] = json.dumps(asdict(config))
     settings = uvicorn.Config("tinyagent.serving.uvicorn_server:app_from_environment", factory=True, host=host, port=port,
