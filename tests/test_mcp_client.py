@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
 
+import anyio
 import mcp_types as types
 import pytest
 from mcp.server.mcpserver import MCPServer
@@ -137,6 +140,36 @@ def test_a_bad_input_and_a_closed_connection_are_error_observations(shop):
     connection.close()  # twice is fine
     closed = tools.run(Action("queryOrder", "88231"))
     assert closed.error and "closed" in json.loads(closed.text)["error"]
+
+
+def test_a_call_that_times_out_says_it_may_still_have_been_done():
+    # As the shop's server runs an approved refund: in a thread, which a cancelled request does not stop. A yes given
+    # just before the client's time ran out wrote the refund, and the model was told only that the call timed out.
+    done = threading.Event()
+    server = MCPServer("slow")
+
+    @server.tool()
+    async def slowRefund(orderId: str) -> str:
+        """A refund that takes longer than the client waits."""
+        def write() -> str:
+            time.sleep(2)
+            done.set()
+            return "refunded"
+        return await anyio.to_thread.run_sync(write)
+
+    with McpConnection.in_process(server, name="slow", timeout_s=0.5) as connection:
+        result = mcp_registry(connection).run(Action("slowRefund", '{"orderId": "88231"}'))
+    said = json.loads(result.text)["error"]
+    assert result.error and "timed out" in said
+    assert said.endswith("No answer came, so it is not known whether the server did it: it may still; check before "
+                         "asking for it again")
+    assert done.wait(30), "the server's thread ran on, as a refund's write does"
+
+
+def test_an_error_the_server_answers_is_not_called_unknown(shop):
+    with McpConnection.in_process(registry_server(shop[1])) as connection, pytest.raises(McpError) as raised:
+        connection._run(lambda session: session.get_prompt("nope"))  # this server offers no prompts
+    assert "Method not found" in str(raised.value) and not raised.value.unanswered
 
 
 def test_a_server_that_cannot_start_is_one_mcp_error():

@@ -37,7 +37,12 @@ CLIENT_INFO = types.Implementation(name="tinyagent", version="1.0")
 
 
 class McpError(TinyAgentError):
-    """The server could not be started or reached, or the session broke."""
+    """The server could not be started or reached, or the session broke. `unanswered`: a request was sent and no
+    answer came (a timeout, a broken session), so whatever it asked for may still have been done."""
+
+    def __init__(self, message: str, *, unanswered: bool = False):
+        super().__init__(message)
+        self.unanswered = unanswered
 
 
 def observation_from_result(result: Mapping[str, Any]) -> str:
@@ -238,7 +243,15 @@ class McpConnection:
             lost = "" if self._unreadable is None else (
                 f" (the server sent a message this client could not read, perhaps the answer: "
                 f"{_first_reason(self._unreadable)})")
-            raise McpError(f"MCP server {self.name!r}: {_describe(exc)}{lost}") from None
+            from mcp.shared.exceptions import MCPError
+
+            # An error the server sent is its answer; anything else (the SDK's own timeout among them) is none.
+            answered = isinstance(_first(exc), MCPError) and _first(exc).code != types.REQUEST_TIMEOUT
+            # A refund a person approved just before the time ran out is still written by the server: say so, or the
+            # model tells the customer it failed and asks for it again.
+            unknown = "" if answered else (". No answer came, so it is not known whether the server did it: it may "
+                                           "still; check before asking for it again")
+            raise McpError(f"MCP server {self.name!r}: {_describe(exc)}{lost}{unknown}", unanswered=not answered) from None
 
     def list_tools(self) -> list[types.Tool]:
         """The server's `tools/list`, every page."""
@@ -374,8 +387,13 @@ def _first_reason(exc: Exception) -> str:
     return (reason.splitlines() or [type(exc).__name__])[0][:160]
 
 
-def _describe(exc: BaseException) -> str:
-    # anyio's task groups wrap what failed inside them: the first real failure says the most.
+def _first(exc: BaseException) -> BaseException:
+    """anyio's task groups wrap what failed inside them: the first real failure says the most."""
     while getattr(exc, "exceptions", None):
         exc = exc.exceptions[0]
+    return exc
+
+
+def _describe(exc: BaseException) -> str:
+    exc = _first(exc)
     return f"{type(exc).__name__}: {exc}".rstrip(": ")
