@@ -16,18 +16,21 @@ Targets: with the grammar rebuilt from the conversation, at least 99% of replies
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import time
+from pathlib import Path
 
 from tinyagent.evaluation import evaluate
 from tinyagent.evaluation.grading import unreadable_replies
 from tinyagent.evaluation.tasks import LANGS, TASK_NAMES
 from tinyagent.events import LlmCall
-from tinyagent.local_model import LocalModelUnavailableError, start_local_model
+from tinyagent.local_model import MAX_THREADS, LocalModelUnavailableError, start_local_model
 from tinyagent.protocols.constrained_decoding import VARIANTS, ConstrainedSend, forced_share, variant_options
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, output_file, whole_number, write_whole
 
 READABLE_TARGET = 0.99
 
@@ -68,15 +71,18 @@ def table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), metavar="NAME",
                         help=f"which variants (default all): {', '.join(VARIANTS)}")
     parser.add_argument("--names", nargs="+", metavar="TASK", help="task names (default: all)")
     parser.add_argument("--langs", nargs="+", metavar="LANG", help="zh, en (default: both)")
-    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (default 1)")
-    parser.add_argument("--max-steps", type=int, default=6)
-    parser.add_argument("--max-tokens", type=int, default=512)
-    parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--threads", type=whole_number("--threads", MAX_THREADS, "1 suits a busy machine"), default=1,
+                        help="llama.cpp threads (default 1)")
+    parser.add_argument("--max-steps", type=whole_number("--max-steps", 100, "each round resends the whole "
+                        "conversation"), default=6, help="rounds per task (default 6)")
+    parser.add_argument("--max-tokens", type=whole_number("--max-tokens", 2048, "the model's whole context is "
+                        "2,048 tokens"), default=512, help="cap on each reply (default 512)")
+    parser.add_argument("--json", type=output_file, metavar="FILE", help="also write the rows to this file")
     args = parser.parse_args(argv)
     for name in args.variants:
         if name not in VARIANTS:
@@ -90,9 +96,6 @@ def main(argv: list[str] | None = None) -> int:
         if lang not in LANGS:
             print(f"error: --langs takes {', '.join(LANGS)}, got {lang!r}", file=sys.stderr)
             return 2
-    if args.threads < 1 or args.max_steps < 1 or args.max_tokens < 1:
-        print("error: --threads, --max-steps and --max-tokens must be 1 or more", file=sys.stderr)
-        return 2
     try:
         model = start_local_model(threads=args.threads)
     except LocalModelUnavailableError as exc:
@@ -122,12 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"target: with the conversation-built grammar, at least {READABLE_TARGET:.0%} of replies readable: "
               f"{'met' if met else 'NOT met'}")
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            # The shape lesson 23 reads (notebooks/data/constrained_decoding.json): runs made at the same time
-            # with other --variants can be merged by joining their "runs" and "rows".
-            json.dump({"max_steps": args.max_steps, "max_tokens": args.max_tokens, "threads": args.threads,
-                       "runs": [{"variants": args.variants, "load": [load_before, load_after]}], "rows": rows},
-                      out, indent=2)
+        # The shape lesson 23 reads (notebooks/data/constrained_decoding.json): runs made at the same time
+        # with other --variants can be merged by joining their "runs" and "rows".
+        runs = [{"variants": args.variants, "load": [load_before, load_after]}]
+        write_whole(args.json, json.dumps({"max_steps": args.max_steps, "max_tokens": args.max_tokens,
+                                           "threads": args.threads, "runs": runs, "rows": rows}, indent=2))
     return 0 if met else 1
 
 

@@ -17,15 +17,18 @@ instead, with a progress bar, and prints the table with seconds per task: the wa
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from tinyagent import LlmClient, load_settings
 from tinyagent.classroom.variants import MODELS
 from tinyagent.errors import TinyAgentError
 from tinyagent.evaluation import evaluate, scoreboard
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, output_file, whole_number, write_whole
 
 # A variant that misbehaves only on planted data (lesson 25's benchmark, prompt_injection.py): on this suite it is
 # the careful model.
@@ -42,20 +45,33 @@ def timed_suite(model: str, protocol: str) -> tuple[float, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configured", action="store_true", help="score the configured model (.env) instead")
     parser.add_argument("--protocol", choices=("text", "function", "both"), default="both")
-    parser.add_argument("--max-steps", type=int, default=10, help="rounds per task (default 10)")
-    parser.add_argument("--runs", type=int, default=3, help="timed runs of the classroom suite (default 3)")
-    parser.add_argument("--json", help="with --configured: write the report(s) to this file (protocol appended)")
+    parser.add_argument("--max-steps", type=whole_number("--max-steps", 100, "each round resends the whole "
+                        "conversation"), help="with --configured: rounds per task (default 10)")
+    parser.add_argument("--runs", type=whole_number("--runs", 100, "each run is the whole suite"),
+                        help="timed runs of the classroom suite (default 3)")
+    parser.add_argument("--json", type=output_file, metavar="FILE",
+                        help="with --configured: write the report(s) to this file (protocol appended)")
     args = parser.parse_args(argv)
-    if args.runs < 1 or args.max_steps < 1:
-        print("error: --runs and --max-steps must be 1 or more", file=sys.stderr)
-        return 2
     protocols = ("text", "function") if args.protocol == "both" else (args.protocol,)
 
     if args.configured:
-        return score_configured(protocols, args.max_steps, args.json)
+        if args.runs is not None:
+            parser.error("--runs times the classroom suite: with --configured the suite runs once")
+        files = {}
+        if args.json:  # one file a protocol: "out" and "out.json" both make two
+            stem = str(args.json).removesuffix(".json")
+            files = {p: args.json if len(protocols) == 1 else Path(f"{stem}.{p}.json") for p in protocols}
+        for path in files.values():
+            if path.is_dir():
+                parser.error(f"--json: {str(path)!r} is a folder, and the report would go there")
+        return score_configured(protocols, args.max_steps or 10, files)
+    if args.json or args.max_steps:
+        parser.error("--json and --max-steps go with --configured: the classroom suites write no file and take "
+                     "the default rounds")
+    args.runs = args.runs or 3
 
     print(f"1. The careful classroom model, the whole suite, {args.runs} runs (median wall time)")
     met = True
@@ -86,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if met else 1
 
 
-def score_configured(protocols: tuple[str, ...], max_steps: int, json_path: str | None) -> int:
+def score_configured(protocols: tuple[str, ...], max_steps: int, files: dict[str, Path]) -> int:
+    """The suite once on the configured model for each protocol; each report also written to its file in `files`."""
     try:
         settings = load_settings()
         # A small model on a busy CPU can take minutes for one reply: wait for it.
@@ -103,11 +120,9 @@ def score_configured(protocols: tuple[str, ...], max_steps: int, json_path: str 
         print(report.table(latency=True))
         print(f"  whole suite: {time.perf_counter() - started:.0f} s\n")
         reports.append(report)
-        if json_path:
-            stem = json_path.removesuffix(".json")  # one file a protocol: "out" and "out.json" both make two
-            path = json_path if len(protocols) == 1 else f"{stem}.{protocol}.json"
-            report.save(path)
-            print(f"  written to {path}\n")
+        if protocol in files:
+            write_whole(files[protocol], report.to_json() + "\n")  # what report.save writes
+            print(f"  written to {files[protocol]}\n")
     if len(reports) > 1:
         print(scoreboard(reports))
     return 0 if all(r.passed for r in reports) else 1

@@ -19,9 +19,9 @@
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
+from pathlib import Path
 
 from tinyagent import LlmClient, load_settings
 from tinyagent.clock import fixed_clock
@@ -37,6 +37,9 @@ from tinyagent.protocols.protocol_comparison import (
     totals,
 )
 from tinyagent.shop import Shop, shop_registry
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, number, whole_number
 
 TWO_ORDERS = "What is the status of orders 88233 and 88234?"
 TARGET = 1.3
@@ -64,15 +67,14 @@ def parallel_timings(llm: LlmClient, runs: int, seconds: float) -> dict[bool, li
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="classroom", help="a classroom model or variant (default classroom)")
     parser.add_argument("--configured", action="store_true", help="use the configured model (.env) instead")
-    parser.add_argument("--runs", type=int, default=7, help="timed runs of each tool mode (default 7)")
-    parser.add_argument("--tool-ms", type=float, default=200.0, help="how much slower each tool is (default 200)")
+    parser.add_argument("--runs", type=whole_number("--runs", 1000, "each run is a whole agent run"), default=7,
+                        help="timed runs of each tool mode (default 7)")
+    parser.add_argument("--tool-ms", type=number("--tool-ms", 0, 60_000, "a number of milliseconds", above=True),
+                        default=200.0, help="how much slower each tool is (default 200)")
     args = parser.parse_args(argv)
-    if args.runs < 1 or args.tool_ms <= 0:
-        print("error: --runs must be 1 or more and --tool-ms above 0", file=sys.stderr)
-        return 2
     try:
         llm = LlmClient.from_settings(load_settings()) if args.configured else LlmClient.classroom(args.model)
         llm.chat([{"role": "user", "content": "Hello"}], max_tokens=5)  # a wrong model or URL fails here, once

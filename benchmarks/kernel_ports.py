@@ -15,7 +15,6 @@ the tests start hundreds of servers on ports the system picks, another process k
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing
 import os
 import shutil
@@ -32,6 +31,9 @@ from nbval.kernel import NbvalKernelspecManager, start_new_kernel
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from conftest import start_kernel_on_unix_sockets
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, number, number_of_seconds, whole_number
 
 NOTEBOOKS = ROOT / "notebooks"
 CHANNELS = ("shell", "iopub", "stdin", "control", "hb")
@@ -127,12 +129,15 @@ def race(transport: str, loops: int, kernels: int, timeout: float, per_second: f
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kernels", type=int, default=300, help="kernels per loop and transport (default 300)")
-    parser.add_argument("--loops", type=int, default=3, help="loops starting kernels at once (default 3)")
-    parser.add_argument("--churn", type=float, default=500,
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kernels", type=whole_number("--kernels", 10_000, "each is a kernel started and stopped"),
+                        default=300, help="kernels per loop and transport (default 300)")
+    parser.add_argument("--loops", type=whole_number("--loops", 64, "each loop is a process of its own"), default=3,
+                        help="loops starting kernels at once (default 3)")
+    parser.add_argument("--churn", type=number("--churn", 0, 100_000, "a number of ports a second"), default=500,
                         help="new listening ports a second beside the kernels (default 500; 0: none)")
-    parser.add_argument("--timeout", type=float, default=60, help="seconds a kernel may take to answer (default 60)")
+    parser.add_argument("--timeout", type=number_of_seconds("--timeout", 3600), default=60,
+                        help="seconds a kernel may take to answer (default 60)")
     args = parser.parse_args()
 
     print("1. One channel's TCP port taken before the kernel binds it:")

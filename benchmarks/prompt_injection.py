@@ -21,10 +21,16 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 from tinyagent import LlmClient
+from tinyagent.api_url import normalize_chat_url
 from tinyagent.classroom.behaviour import MODELS
 from tinyagent.defences.attack_suite import ATTACKS, DEFENCES, rates, run_suite, suite_table, to_json
+from tinyagent.errors import ConfigurationError, TinyAgentError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, output_file, whole_number, write_whole
 
 
 def _said(result) -> None:
@@ -32,17 +38,27 @@ def _said(result) -> None:
           f"{'succeeded' if result.task_succeeded else 'failed'} ({result.seconds:.0f} s)", file=sys.stderr, flush=True)
 
 
+def _server_url(text: str) -> str:
+    try:
+        normalize_chat_url(text)
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(f"--base-url: {exc}") from None
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="classroom-gullible",
                         help="a classroom model (default classroom-gullible), or the model at --base-url")
-    parser.add_argument("--base-url", help="an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "
+    parser.add_argument("--base-url", type=_server_url, help="an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "
                                            "(python -m tinyagent local-model); default: the classroom model")
     parser.add_argument("--defences", nargs="+", default=list(DEFENCES), metavar="NAME",
                         help=f"which defences (default all): {', '.join(DEFENCES)}")
     parser.add_argument("--attacks", type=int, nargs="+", metavar="N", help="attack numbers, 1-20 (default all)")
-    parser.add_argument("--max-steps", type=int, default=8)
-    parser.add_argument("--json", help="also write the settings, figures and runs to this file")
+    parser.add_argument("--max-steps", type=whole_number("--max-steps", 100, "each round resends the whole "
+                        "conversation"), default=8, help="rounds per run (default 8)")
+    parser.add_argument("--json", type=output_file, metavar="FILE",
+                        help="also write the settings, figures and runs to this file")
     args = parser.parse_args(argv)
     for name in args.defences:
         if name not in DEFENCES:
@@ -53,9 +69,6 @@ def main(argv: list[str] | None = None) -> int:
         if number not in numbers:
             print(f"error: no attack {number}: the attacks are 1 to {len(ATTACKS)}", file=sys.stderr)
             return 2
-    if args.max_steps < 1:
-        print("error: --max-steps must be 1 or more", file=sys.stderr)
-        return 2
     if args.base_url is None and args.model not in MODELS:
         print(f"error: no classroom model {args.model!r} (give --base-url for another server): "
               f"{', '.join(MODELS)}", file=sys.stderr)
@@ -66,6 +79,13 @@ def main(argv: list[str] | None = None) -> int:
         llm = LlmClient(url, None, args.model, temperature=0, read_timeout=600, total_timeout=900)
     else:
         llm = LlmClient.classroom(args.model)
+    try:
+        # One tiny request first, as `python -m tinyagent eval` does: a model that cannot be reached would
+        # otherwise fail every run alike, and an attack that never ran would read as a perfect defence.
+        llm.chat([{"role": "user", "content": "Hello"}], max_tokens=5)
+    except TinyAgentError as exc:
+        print(f"error: the model does not answer: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
     attacks = [a for a in ATTACKS if not args.attacks or a.number in args.attacks]
     load_before, started = os.getloadavg(), time.perf_counter()
     results = run_suite(llm, args.defences, attacks, max_steps=args.max_steps,
@@ -76,10 +96,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.max_steps}, {seconds:.0f} s")
     print(suite_table(figures))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"model": args.model, "max_steps": args.max_steps, "seconds": round(seconds, 1),
-                       "load": [load_before[0], load_after[0]], "cores": os.cpu_count(),
-                       "figures": figures, "runs": to_json(results)}, out, ensure_ascii=False, indent=2)
+        write_whole(args.json, json.dumps({"model": args.model, "max_steps": args.max_steps,
+                                           "seconds": round(seconds, 1), "load": [load_before[0], load_after[0]],
+                                           "cores": os.cpu_count(), "figures": figures, "runs": to_json(results)},
+                                          ensure_ascii=False, indent=2))
     return 0
 
 

@@ -13,7 +13,8 @@ two take turns in slices of 2.5 s (invoke, stream, invoke, ...), and the stream'
 invoke's from the same run (the baseline): the load of the machine, which moves both, mostly cancels out. Each request
 is a whole agent run: every round a model call from the service to the classroom model over HTTP, the tools on the
 shop's SQLite file, a turn appended to the session store. Prints, for each, the requests that finished, the errors
-(any status but 200, a broken connection, a stream without its `end`), the throughput and the latency percentiles
+(any status but 200, a broken connection, a stream without its `end`, a run whose answer says `"ok": false`:
+the model could not be reached, say), the throughput and the latency percentiles
 (p50/p95/p99, nearest rank) and the CPU the service used a run (user + system, its process and workers, read from
 /proc where there is one): the steadier figure of what a run costs it, as the throughput also depends on what else the
 machine does.
@@ -24,7 +25,7 @@ around the model, on this machine: they swing with its load (2 cores shared with
 
 from __future__ import annotations
 
-import argparse
+import json
 import math
 import os
 import re
@@ -40,6 +41,9 @@ import requests
 
 from tinyagent.api_url import is_loopback, normalize_chat_url
 from tinyagent.errors import ConfigurationError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, number_of_seconds, whole_number
 
 QUESTIONS = ("我上周买的扫地机不回充了，修不好我想退。订单号 88231。", "帮我看看订单 88231 的快递到哪了。")
 NOW = "2026-06-30T19:05:23"
@@ -74,15 +78,31 @@ def start_service(folder: Path, workers: int, model_url: str | None = None,
     raise SystemExit("error: the service never answered /health")
 
 
-def one_request(session: requests.Session, url: str, question: str, stream: bool) -> bool:
-    """One whole run; True when it ended well (status 200, and for a stream its `end` event)."""
+def one_request(session: requests.Session, url: str, question: str, stream: bool) -> str:
+    """One whole run; "" when it ended well, else what went wrong. Ending well is status 200 and an answer that says
+    `"ok": true` (for a stream, in its `end` event): the service answers 200 with `"ok": false` and a reason
+    (`llm_error` when the model could not be reached, `max_steps`, ...) when the run itself failed."""
     if not stream:
         response = session.post(url + "/agent/invoke", json={"query": question}, timeout=120)
-        return response.status_code == 200 and bool(response.json().get("answer"))
+        if response.status_code != 200:
+            return f"status {response.status_code}"
+        return failed_run(response.json())
     with session.post(url + "/agent/stream", json={"query": question}, stream=True, timeout=120) as response:
         if response.status_code != 200:
-            return False
-        return any(line == "event: end" for line in response.iter_lines(decode_unicode=True))
+            return f"status {response.status_code}"
+        event = ""
+        for line in response.iter_lines(decode_unicode=True):
+            if line.startswith("event: "):
+                event = line.removeprefix("event: ")
+            elif line.startswith("data: ") and event in ("end", "error"):
+                data = json.loads(line.removeprefix("data: "))
+                return failed_run(data) if event == "end" else f"error event ({data['error']['code']})"
+        return "a stream without its end"
+
+
+def failed_run(answer: dict) -> str:
+    """"" for an answer that says its run ended well, else the run's reason (say llm_error)."""
+    return "" if answer.get("ok") is True else str(answer.get("reason") or "a run that did not end well")
 
 
 def client(url: str, until: float, stream: bool, latencies: list[float], errors: list[str],
@@ -95,15 +115,13 @@ def client(url: str, until: float, stream: bool, latencies: list[float], errors:
             turn += 1
             started = time.perf_counter()
             try:
-                ok = one_request(session, url, question, stream)
+                why = one_request(session, url, question, stream)
             except requests.RequestException as exc:
-                ok, why = False, type(exc).__name__
-            else:
-                why = "bad answer"
-            if ok:
-                latencies.append(time.perf_counter() - started)
-            else:
+                why = type(exc).__name__
+            if why:
                 errors.append(why)
+            else:
+                latencies.append(time.perf_counter() - started)
     ends.append(time.monotonic())
 
 
@@ -113,18 +131,18 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=20, help="clients at once (default 20)")
-    parser.add_argument("--seconds", type=float, default=10.0, help="how long they keep asking, each way (default 10)")
-    parser.add_argument("--workers", type=int, default=1, help="the service's worker processes (default 1)")
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=whole_number("--clients", 1000, "each client is a thread with its own "
+                        "connection"), default=20, help="clients at once (default 20)")
+    parser.add_argument("--seconds", type=number_of_seconds("--seconds", 3600), default=10.0,
+                        help="how long they keep asking, each way (default 10)")
+    parser.add_argument("--workers", type=whole_number("--workers", 64, "each worker is a process with its own "
+                        "threads; 2 cores need few"), default=1, help="the service's worker processes (default 1)")
     parser.add_argument("--only", choices=("invoke", "stream"), help="measure one way only (no ratio)")
     parser.add_argument("--model-url", help="the model the service asks, served elsewhere on this machine, e.g. "
                         "http://127.0.0.1:8000/v1/chat/completions (default: the service's own classroom model)")
     parser.add_argument("--model", default="classroom", help="the model's name at --model-url (default classroom)")
     args = parser.parse_args(argv)
-    if args.clients < 1 or args.seconds <= 0 or args.workers < 1:
-        print("error: --clients and --workers must be 1 or more, --seconds above 0", file=sys.stderr)
-        return 2
     if args.model_url is not None:
         try:
             args.model_url = normalize_chat_url(args.model_url)  # as the service reads TINYAGENT_API_URL

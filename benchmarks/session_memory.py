@@ -33,6 +33,9 @@ from tinyagent.memory.session_store import SessionStoreError, Turn, open_session
 from tinyagent.protocols.token_count import token_counter
 from tinyagent.shop import Shop, shop_registry
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, whole_number
+
 COURSE_NOW = "2026-06-30T19:05:23"
 FIRST = "Hi, my order is 88231. The vacuum won't charge any more."
 MIDDLE = (
@@ -141,17 +144,27 @@ def time_store(target: str, appends: int, workers: int, label: str) -> None:
           f"none lost, numbered 1..{each * workers}: {ok_shared})")
 
 
+def postgres_url(text: str) -> str:
+    """--postgres: a PostgreSQL URL; anything else would open (and make) an SQLite file of that name."""
+    if not text.startswith(("postgresql://", "postgres://")):
+        raise argparse.ArgumentTypeError(f"--postgres must be a URL such as postgresql://user:password@host:5432/db, "
+                                         f"got {text!r}")
+    return text
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=24)
-    parser.add_argument("--appends", type=int, default=200)
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--postgres", metavar="URL", help="also time a PostgreSQL store (an empty database)")
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=whole_number("--turns", 1000, "each turn is a model run", lowest=2),
+                        default=24, help="turns of the long session (default 24)")
+    parser.add_argument("--appends", type=whole_number("--appends", 100_000, "each is a write to the store"),
+                        default=200, help="turns each store appends (default 200)")
+    parser.add_argument("--workers", type=whole_number("--workers", 64, "each is a process of its own"), default=4,
+                        help="processes appending to one session at once (default 4)")
+    parser.add_argument("--postgres", metavar="URL", type=postgres_url,
+                        help="also time a PostgreSQL store (an empty database)")
     parser.add_argument("--throwaway-postgres", action="store_true",
                         help="start a throwaway PostgreSQL server for the store timings (tests/postgres_server.py)")
     args = parser.parse_args()
-    if args.turns < 2 or args.appends < 1 or args.workers < 1:
-        parser.error("--turns must be at least 2, --appends and --workers at least 1")
     os.environ["TINYAGENT_OFFLINE"] = "1"
 
     print_memories(run_memories(args.turns), args.turns)

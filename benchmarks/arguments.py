@@ -1,0 +1,100 @@
+"""The benchmarks' options, checked before anything runs: a bad one is one line on stderr and exit code 2.
+
+A benchmark is a command a teacher runs, so it follows the course's rule for commands (`python -m tinyagent`,
+tinyagent/__main__.py, whose wording these repeat): bad input gets `error: ...` on one line and exit code 2, never a
+traceback, never a result measured on nonsense, and a results file is checked before a long run and written whole.
+
+A script here imports this module as `arguments`: its folder is on sys.path when it runs, and a test that loads a
+script from its file puts it there through the script's own `sys.path.insert`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+from pathlib import Path
+from typing import NoReturn
+
+from tinyagent.number_checks import ascii_number
+
+# The longest wait any option may ask for: Python's sockets and locks refuse a timeout past about 9e9 s, and a
+# day is wait enough for any benchmark.
+LONGEST_WAIT_S = 86_400
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with its errors on one line (argparse prints the usage above them) and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        # "argument --runs: --runs must be ..." says the name twice: keep our own message whole.
+        own = re.match(r"argument ([^:]+): (.*)", message)
+        if own and own.group(1).split("/")[0].lstrip("-") in own.group(2).split(":")[0]:
+            message = own.group(2)
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
+
+
+def whole_number(option: str, highest: int, why: str, lowest: int = 1):
+    """An argparse type for `option`: a whole number from `lowest` to `highest`, else one line saying so and why."""
+
+    def parse(text: str) -> int:
+        number = ascii_number(text)
+        if number is None or not lowest <= number <= highest:
+            raise argparse.ArgumentTypeError(
+                f"{option} must be a whole number from {lowest} to {highest}, got {text!r} ({why})")
+        return number
+
+    return parse
+
+
+def number(option: str, lowest: float, highest: float, what: str = "a number", above: bool = False):
+    """An argparse type for `option`: a finite number from `lowest` (with `above`: more than `lowest`) to `highest`,
+    else one line. NaN and infinity are refused: every comparison with NaN is False, so a check like `<= 0` lets it
+    through."""
+    allowed = f"above {lowest:g} and at most {highest:g}" if above else f"from {lowest:g} to {highest:g}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        fits = (lowest < value if above else lowest <= value) and value <= highest
+        if not (math.isfinite(value) and fits):
+            raise argparse.ArgumentTypeError(f"{option} must be {what} {allowed}, got {text!r}")
+        return value
+
+    return parse
+
+
+def number_of_seconds(option: str, highest: float = LONGEST_WAIT_S):
+    """An argparse type for `option`: seconds above 0 and at most `highest` (a day unless said), else one line."""
+    return number(option, 0, highest, "a number of seconds", above=True)
+
+
+def output_file(text: str) -> Path:
+    """--json: a file the results can be written to, checked before the benchmark runs for minutes."""
+    path = Path(text)
+    try:
+        if path.is_dir():
+            raise argparse.ArgumentTypeError(f"--json {text!r} is a folder: give a file name, e.g. results.json")
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():
+            raise argparse.ArgumentTypeError(f"--json {text!r}: the folder {str(folder)!r} does not exist")
+        if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            raise argparse.ArgumentTypeError(f"--json {text!r}: cannot write there (permission denied)")
+    except OSError as exc:  # a name longer than the file system allows, a loop of links, ...
+        raise argparse.ArgumentTypeError(f"--json {text!r}: {exc.strerror or exc}") from None
+    return path
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write `text` to `path` so that a failure (a full disk, an interrupt) leaves the file that was there as it
+    was: into a new file beside it first, which then takes its place in one step."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

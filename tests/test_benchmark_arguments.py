@@ -1,0 +1,130 @@
+"""The benchmarks (benchmarks/*.py) against bad input, as a teacher would type it: one line `error: ...` and exit
+code 2 before anything runs, never a traceback, never a failure reported as a result, never results lost at the end
+of a long run (docs/benchmarks.md; benchmarks/arguments.py)."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+UNREACHABLE = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
+
+
+def run(tmp_path: Path, script: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TINYAGENT_OFFLINE": "1"}
+    return subprocess.run([sys.executable, str(BENCHMARKS / script), *args], check=False, cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def assert_refused(done: subprocess.CompletedProcess, *words: str) -> None:
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 2, (done.returncode, done.stdout[-500:], done.stderr[-500:])
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    for word in words:
+        assert word in lines[0]
+
+
+REFUSED = [
+    # a number that is no number, or none a run can use
+    ("serving.py", ["--seconds", "nan"], "--seconds"),
+    ("serving.py", ["--seconds", "inf"], "--seconds"),
+    ("kernel_ports.py", ["--timeout", "-1"], "--timeout"),
+    ("kernel_ports.py", ["--churn", "nan"], "--churn"),
+    ("kernel_ports.py", ["--loops", "0"], "--loops"),
+    ("function_calling.py", ["--tool-ms", "inf"], "--tool-ms"),
+    ("function_calling.py", ["--tool-ms", "nan"], "--tool-ms"),
+    ("evaluation.py", ["--runs", "0"], "--runs"),
+    ("constrained_decoding.py", ["--max-tokens", "-5"], "--max-tokens"),
+    # what is not what the option needs
+    ("session_memory.py", ["--turns", "2", "--appends", "1", "--workers", "1", "--postgres", "notaurl"],
+     "--postgres"),
+    ("prompt_injection.py", ["--base-url", "notaurl"], "--base-url"),
+    # options that would be ignored
+    ("evaluation.py", ["--json", "scores.json"], "--configured"),
+    ("evaluation.py", ["--max-steps", "4"], "--configured"),
+]
+
+
+@pytest.mark.parametrize(("script", "args", "word"), REFUSED, ids=[f"{s} {' '.join(a)}" for s, a, _ in REFUSED])
+def test_a_bad_option_is_one_line_and_exit_code_2(tmp_path, script, args, word):
+    assert_refused(run(tmp_path, script, *args), word)
+
+
+def test_session_memory_makes_no_sqlite_file_of_a_postgres_option_that_is_no_url(tmp_path):
+    run(tmp_path, "session_memory.py", "--postgres", "notaurl")
+    assert not (tmp_path / "notaurl").exists()
+
+
+# -- a failure is not a result -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("way", ["invoke", "stream"])
+def test_serving_counts_runs_that_could_not_reach_the_model_as_errors(tmp_path, way):
+    done = run(tmp_path, "serving.py", "--model-url", UNREACHABLE, "--seconds", "1", "--clients", "1", "--only", way)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "errors: 0" not in done.stdout and "llm_error" in done.stdout
+
+
+def test_serving_counts_no_errors_on_the_classroom_model(tmp_path):
+    done = run(tmp_path, "serving.py", "--seconds", "1", "--clients", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("errors: 0") == 2
+
+
+def test_prompt_injection_stops_when_the_model_does_not_answer(tmp_path):
+    done = run(tmp_path, "prompt_injection.py", "--attacks", "1", "--defences", "none", "--base-url", UNREACHABLE)
+    assert_refused(done, "does not answer")
+    assert "attack success" not in done.stdout
+
+
+# -- results files: checked before the run, written whole ---------------------------------------------------------
+OUTPUTS = [
+    ("evaluation.py", ["--configured", "--protocol", "text"]),
+    ("prompt_injection.py", ["--attacks", "1", "--defences", "none"]),
+    ("constrained_decoding.py", ["--variants", "none", "--names", "parcel", "--langs", "en"]),
+]
+
+
+@pytest.mark.parametrize("where", ["missing/x.json", "folder"])
+@pytest.mark.parametrize(("script", "args"), OUTPUTS, ids=[s for s, _ in OUTPUTS])
+def test_a_results_file_that_cannot_be_written_is_refused_before_the_run(tmp_path, script, args, where):
+    (tmp_path / "folder").mkdir()
+    started = time.monotonic()
+    done = run(tmp_path, script, *args, "--json", where)
+    assert_refused(done, "--json")
+    assert time.monotonic() - started < 20  # the suite did not run first
+    assert done.stdout == ""
+
+
+def test_a_refused_run_leaves_an_existing_results_file_as_it_was(tmp_path):
+    kept = tmp_path / "kept.json"
+    kept.write_text('{"earlier": "results"}', encoding="utf-8")
+    assert_refused(run(tmp_path, "evaluation.py", "--configured", "--max-steps", "0", "--json", "kept.json"))
+    assert kept.read_text(encoding="utf-8") == '{"earlier": "results"}'
+
+
+def _arguments():
+    spec = importlib.util.spec_from_file_location("benchmark_arguments", BENCHMARKS / "arguments.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_write_that_fails_half_way_leaves_the_earlier_file_and_no_part_of_the_new_one(tmp_path):
+    kept = tmp_path / "kept.json"
+    kept.write_text('{"earlier": "results"}', encoding="utf-8")
+    with pytest.raises(UnicodeEncodeError):  # a lone surrogate cannot be written as UTF-8: the write stops there
+        _arguments().write_whole(kept, '{"new": "' + "x" * 100_000 + '\udc80"}')
+    assert kept.read_text(encoding="utf-8") == '{"earlier": "results"}'
+    assert [p.name for p in tmp_path.iterdir()] == ["kept.json"]
+
+
+def test_a_whole_write_replaces_the_file(tmp_path):
+    kept = tmp_path / "kept.json"
+    kept.write_text("old", encoding="utf-8")
+    _arguments().write_whole(kept, "new")
+    assert kept.read_text(encoding="utf-8") == "new"
