@@ -357,3 +357,21 @@ def test_a_budget_that_narrows_the_tool_list_keeps_what_another_part_added_to_th
     prompts = [call.messages[0]["content"] for call in result.trace.of_type(LlmCall)]
     assert prompts and all(prompt.endswith(FENCE_RULE["zh"]) for prompt in prompts)
     assert all("applyRefund" not in prompt for prompt in prompts)  # and the list is still the narrowed one
+
+
+def test_a_worked_example_before_the_budget_leaves_the_current_turn_at_the_question(llm):
+    # WithExample puts four example messages before the history: the question's place in run.messages pointed into
+    # an earlier turn of what was built, the filter scored an Observation, and the refund was never offered.
+    from tinyagent.protocols.constrained_decoding import WithExample
+
+    questions = ["I ordered a floor washer last week, order 88232. Where is it now?", "What is your invoice policy?",
+                 "My robot vacuum from order 88231 will not go back to its dock any more, please refund it."]
+    with Shop(":memory:", clock=CLOCK) as shop:
+        agent = ReActAgent(llm, shop_registry(shop, CLOCK), parts=[WithExample(), BudgetedRequest(shop_budget(4000))])
+        history = next_history(run_turns(agent, questions[:2])[-1])
+        run = agent.start(questions[2], history)
+        result = run.finish()
+        assert [r["refundId"] for r in shop.refunds()] == ["RF202606300001"]
+        scores = ToolFilter(SHOP_TOOL_HINTS).scores(questions[2], agent.tools)
+    assert "RF202606300001" in result.answer
+    assert run.parts.request.fits and all(fit.selection.scores == scores for fit in run.parts.request.fits)

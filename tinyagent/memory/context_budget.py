@@ -197,7 +197,9 @@ class BudgetedRequest:
     The run's message list stays whole; each fitted request is kept in `fits`, request by request (the run's own
     part: `run.parts.request.fits`). A request that cannot fit raises ContextBudgetError, which ends the run with
     Stopped("context_budget"). List it after the other request parts (`parts=[FencedData(), BudgetedRequest(b)]`):
-    it fits what they built, and a part listed after it would change the request once it was fitted."""
+    it fits what they built, and a part listed after it would change the request once it was fitted. The current
+    turn starts at the run's question, found in what they built: they may add messages before it and change
+    messages in place, and leave the question as the customer wrote it."""
 
     slot: ClassVar[str] = "request"
 
@@ -207,7 +209,6 @@ class BudgetedRequest:
         self.budget = budget
         self.inner = inner
         self.fits: list[FittedRequest] = []  # this run's requests (a fresh part for every run)
-        self.request_index: int | None = None  # where the run's question is in its message list
 
     def around(self, inner: Any) -> BudgetedRequest:
         return BudgetedRequest(self.budget, inner)
@@ -217,8 +218,8 @@ class BudgetedRequest:
 
     def build(self, run: Any, closing: bool = False) -> tuple[list[dict], dict]:
         messages, options = self.inner.build(run, closing)
-        if self.request_index is None:
-            self.request_index = _question_index(run.messages, run.question)
+        # Found in what the wrapped part built: a part may have put messages before it (WithExample's example).
+        request_index = _question_index(messages, run.question)
         # Fewer tools are offered as the wrapped part offers tools: fewer `tools`, or a prompt rebuilt for them
         # (unless the prompt is the caller's own).
         if "tools" in options:
@@ -227,7 +228,7 @@ class BudgetedRequest:
             rebuild = {"system_prompt": lambda tools: narrowed_prompt(run, messages, tools)}
         else:
             rebuild = {}
-        fitted = self.budget.fit(messages, run.agent.tools, request_index=self.request_index, **rebuild)
+        fitted = self.budget.fit(messages, run.agent.tools, request_index=request_index, **rebuild)
         self.fits.append(fitted)
         if "tools" in options:
             options = {**options, "tools": fitted.tool_specs}
@@ -246,8 +247,8 @@ def narrowed_prompt(run: Any, messages: list[dict], tools: Any) -> str:
 
 
 def _question_index(messages: list[dict], question: str) -> int:
-    """Where the run's question is: the last user message that is exactly it (the Observations after it are user
-    messages too, in text ReAct)."""
+    """Where the run's question is in `messages`: the last user message that is exactly it (the Observations after it
+    are user messages too, in text ReAct)."""
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") == "user" and messages[i].get("content") == question:
             return i
