@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -69,3 +71,66 @@ def test_arbitrary_text_never_raises_anything_but_plan_error(text):
                 min_size=1, max_size=MAX_PLAN_STEPS))
 def test_a_written_plan_reads_back_as_itself(steps):
     assert parse_plan(format_plan(steps)) == steps
+
+
+@pytest.mark.parametrize("text", [
+    "1" + " " * 200_000 + "x",  # spaces between the number and the text, where the mark should be
+    " " * 200_000 + "x",  # spaces before the number
+    "1." + " " * 200_000 + "x\n2. " + " " * 200_000,
+    "**" + " " * 200_000 + "1",
+    "第" + " " * 200_000 + "1" + " " * 200_000 + "步" + " " * 200_000,
+])
+def test_a_plan_padded_with_spaces_is_read_in_linear_time(text):
+    # Before, the runs of spaces were split every way between the pattern's \s*: a 2,000-space line took 15 s
+    # and 200,000 spaces would take hours. 60 s tells a hang from a slow machine.
+    started = time.perf_counter()
+    try:
+        parse_plan(text)
+    except PlanError:
+        pass
+    assert time.perf_counter() - started < 60
+
+
+def test_nothing_left_padded_with_spaces_is_read_in_linear_time():
+    started = time.perf_counter()
+    with pytest.raises(PlanError):
+        parse_plan("none" + " " * 200_000 + "x", allow_empty=True)
+    assert parse_plan("none" + " " * 200_000 + ".", allow_empty=True) == []
+    assert time.perf_counter() - started < 60
+
+
+def test_a_step_wrapped_over_many_lines_is_read_in_linear_time():
+    started = time.perf_counter()
+    assert parse_plan("1. a\n" + "x\n" * 200_000) == ["a" + " x" * 200_000]
+    assert time.perf_counter() - started < 60
+
+
+@pytest.mark.parametrize("text", [
+    "1.5 kg parcel: where is it\n2. look up 88231",
+    "1:30 pm call the courier\n2. look up the order",
+    "1.88231 的物流",
+])
+def test_a_number_with_a_digit_after_its_mark_starts_no_step(text):
+    with pytest.raises(PlanError, match="no numbered steps"):
+        parse_plan(text)
+
+
+def test_a_decimal_or_a_time_inside_a_plan_continues_its_step():
+    assert parse_plan("1. Weigh the parcel:\n1.5 kg\n2. Call at\n1:30 pm") == ["Weigh the parcel: 1.5 kg", "Call at 1:30 pm"]
+
+
+@pytest.mark.parametrize("text, says", [
+    ("1. look up 88231\n1. look up 88232\n2. policy", "step 1 follows step 1"),
+    ("1. a\n2. b\n2. c\n3. d", "step 2 follows step 2"),
+    ("1. a\n   wrapped\n1. b", "step 1 follows step 1"),
+    ("1. a\n3. b\n2. c", "step 2 follows step 3"),
+])
+def test_a_number_that_does_not_go_up_right_after_a_step_is_a_plan_error(text, says):
+    with pytest.raises(PlanError, match=says) as caught:
+        parse_plan(text)
+    assert "1, 2, 3" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_number_that_does_not_go_up_after_a_blank_line_ends_the_list():
+    assert parse_plan("1. a\n2. b\n\n1. a again") == ["a", "b"]
+    assert parse_plan("1. a\n2. b\n\nSummary:\n1. a again") == ["a", "b"]

@@ -4,7 +4,8 @@ A planner is the model asked to break a request into steps before any tool runs 
 them). Its reply is text, and a model may wrap the steps in anything: a sentence before them, Markdown bold,
 "Step 1:" or "第 1 步：", a list after the first one. `parse_plan` takes the first numbered list and nothing
 else, and raises `PlanError` (one line, saying what to write instead) when there is no usable list. It never
-raises anything else, whatever the text: a bad plan is something to tell the planner, not a crash.
+raises anything else, whatever the text, and reads in time linear in the text's length: a bad plan is something
+to tell the planner, not a crash or a hang.
 
     1. 查询订单 88231 的物流                  -> ["查询订单 88231 的物流",
     2) **查询订单 88232 的物流**                   "查询订单 88232 的物流",
@@ -21,9 +22,12 @@ from tinyagent.errors import TinyAgentError
 MAX_PLAN_STEPS = 6  # a request a customer types rarely has more parts; a longer plan is a model rambling
 NO_FURTHER_STEPS = {"en": "No further steps.", "zh": "没有后续步骤。"}
 
-# One numbered line: an optional bullet or bold, "Step"/"第" before the number, a closing mark after it.
+# One numbered line: an optional bullet or bold, "Step"/"第" before the number, a closing mark after it, and no
+# digit right after the mark ("1.5 kg", "1:30 pm" are not steps). Every run of spaces is possessive (`\s*+`): it
+# keeps what it took, so a line padded with spaces is read once, not split every way between the runs.
 NUMBERED_LINE = re.compile(
-    r"^\s*(?:[-*>•]\s*)?(?:\*\*|__)?\s*(?:step\s*|第\s*)?(\d{1,3})\s*(?:步)?\s*(?:\*\*|__)?\s*[.)、:：．）]\s*(.*)$",
+    r"^\s*+(?:[-*>•]\s*+)?(?:\*\*|__)?\s*+(?:step\s*+|第\s*+)?(\d{1,3})\s*+(?:步\s*+)?(?:\*\*|__)?\s*+"
+    r"[.)、:：．）](?!\d)\s*+(.*)$",
     re.IGNORECASE,
 )
 
@@ -31,7 +35,8 @@ NUMBERED_LINE = re.compile(
 @cache
 def _nothing_left() -> re.Pattern:
     return re.compile(
-        r"^\s*(?:no (?:further|more) steps?|nothing (?:more|else|left) to do|none|没有后续步骤|无需后续步骤|没有了|无)\s*[.。!！]?\s*$",
+        r"^\s*+(?:no (?:further|more) steps?|nothing (?:more|else|left) to do|none|没有后续步骤|无需后续步骤|没有了|无)"
+        r"\s*+[.。!！]?\s*+$",
         re.IGNORECASE,
     )
 
@@ -43,16 +48,19 @@ class PlanError(TinyAgentError, ValueError):
 def parse_plan(text: str, *, allow_empty: bool = False, max_steps: int = MAX_PLAN_STEPS) -> list[str]:
     """The steps of the first numbered list in `text`, in order, their text without number or Markdown.
 
-    A line that is not numbered continues the step above it (a long step wrapped over two lines) until a
-    blank line. A number that does not go up ends the list (a second list, e.g. a summary). With
-    `allow_empty`, a reply that only says there is nothing left to do (`NO_FURTHER_STEPS`) is the empty plan.
-    Raises PlanError when there are no steps, a step is empty, or there are more than `max_steps`.
+    A step starts with its number and a mark (`.`, `)`, `、`, `:` ...) that no digit follows: "1.5 kg" and
+    "1:30 pm" are not steps. A line that is not numbered continues the step above it (a long step wrapped over
+    two lines) until a blank line. The numbers go up; one that does not ends the list when a blank line comes
+    before it (a second list, e.g. a summary), and is a PlanError right after a step ("1. / 1. / 2.": number
+    the steps 1, 2, 3). With `allow_empty`, a reply that only says there is nothing left to do
+    (`NO_FURTHER_STEPS`) is the empty plan. Raises PlanError also when there are no steps, a step is empty,
+    or there are more than `max_steps`.
     """
     if not isinstance(text, str):
         raise PlanError(f"the plan must be text, got {type(text).__name__}")
     if allow_empty and _nothing_left().match(_plain(text)):
         return []
-    steps: list[str] = []
+    steps: list[list[str]] = []  # each step's lines, joined at the end
     last_number = 0
     open_step = False  # the last line belonged to a step, so an unnumbered line continues it
     for line in text.splitlines():
@@ -60,24 +68,28 @@ def parse_plan(text: str, *, allow_empty: bool = False, max_steps: int = MAX_PLA
         if match:
             number = int(match.group(1))
             if steps and number <= last_number:
+                if open_step:
+                    raise PlanError(f"step {number} follows step {last_number}: the numbers must go up, number "
+                                    "the steps 1, 2, 3 in one list")
                 break
             if not steps and number != 1:
                 continue  # "2026 年..." or a stray number before the list: not a step
             last_number = number
-            steps.append(_plain(match.group(2)))
+            steps.append([_plain(match.group(2))])
             open_step = True
         elif steps and open_step and line.strip():
-            steps[-1] = f"{steps[-1]} {_plain(line)}".strip()
+            steps[-1].append(_plain(line))
         elif not line.strip():
             open_step = False
     if not steps:
         raise PlanError("no numbered steps found: write one step per line, starting '1. '")
-    for number, step in enumerate(steps, start=1):
+    texts = [" ".join(part for part in parts if part) for parts in steps]
+    for number, step in enumerate(texts, start=1):
         if not step:
             raise PlanError(f"step {number} is empty: say what the step does")
-    if len(steps) > max_steps:
-        raise PlanError(f"the plan has {len(steps)} steps, more than {max_steps}: merge steps, at most {max_steps}")
-    return steps
+    if len(texts) > max_steps:
+        raise PlanError(f"the plan has {len(texts)} steps, more than {max_steps}: merge steps, at most {max_steps}")
+    return texts
 
 
 def _plain(text: str) -> str:
