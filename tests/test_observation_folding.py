@@ -156,3 +156,44 @@ def test_a_json_number_past_a_floats_range_folds_as_text_not_as_infinity():
     text = '{"note": "' + "x" * 100 + '", "amount": 1e400}'
     folded = fold_observation(text)
     assert "Infinity" not in folded and "1e400" in folded
+
+
+def test_a_sign_stays_with_its_number():
+    # low -15°C folded to (15, 3), a balance of -120.50 to 120.50: the opposite of what the tool said
+    assert ids_and_numbers("low -15°C, high -3°C; -120.50 yuan; call +86-138-0013-8000; CASE-77; x-1") == [
+        "-15", "-3", "-120.50", "+86-138-0013-8000", "77", "1"]
+    weather = "Weather for Harbin today is cold and snowy with strong winds from the north and east; low -15°C, high -3°C."
+    assert fold_observation(weather).endswith("(-15, -3)")
+    note = json.dumps({"note": "After the coupon was removed the balance was adjusted by -120.50 yuan, see ticket"})
+    assert json.loads(strip_fold_mark(fold_observation(note)))["note"].endswith("…(-120.50)")
+
+
+def test_a_number_grouped_in_thousands_is_kept_as_one():
+    # ¥1,001,001 folded to (1, 001): split at its commas, and the second 001 taken for the first
+    assert ids_and_numbers("¥1,999.00, ¥1,001,001, sizes 38,40, ids 88231,88232") == [
+        "1,999.00", "1,001,001", "38", "40", "88231", "88232"]
+    note = json.dumps({"note": "The order total was ¥1,999.00, and a refund of ¥1,001,001 was requested for it"},
+                      ensure_ascii=False)
+    assert json.loads(strip_fold_mark(fold_observation(note)))["note"].endswith("…(1,999.00, 1,001,001)")
+
+
+def test_a_cut_that_changes_a_number_it_keeps_lists_it():
+    # cut after 12,345, the kept "12,3" reads as one grouped number: 12 is listed, as 3456 is
+    note = json.dumps({"note": "x" * (SHORT_TEXT - 7) + " 12,3456 is the number, and the rest is cut off"})
+    assert json.loads(strip_fold_mark(fold_observation(note)))["note"].endswith(" 12,345…(12, 3456)")
+
+
+def test_an_underscore_joins_an_id():
+    # REF_A_88231 kept only 88231: a reference nobody can look up
+    assert ids_and_numbers("REF_A_88231, order_88232 and CASE-77") == ["REF_A_88231", "order_88232", "77"]
+    note = json.dumps({"note": "Refund was filed and the internal reference is REF_A_88231 for the records"})
+    assert json.loads(strip_fold_mark(fold_observation(note)))["note"].endswith("…(REF_A_88231)")
+
+
+def test_a_json_number_a_float_cannot_hold_folds_as_text_as_it_was_written():
+    # 12345678901234567890123.0 came back as 1.2345678901234568e+22, another number
+    text = '{"amount": 0.30000000000000004441, "trackingNo": 12345678901234567890123.0, "x": "' + "y" * 80 + '"}'
+    folded = fold_observation(text)
+    assert is_folded(folded) and "e+22" not in folded
+    assert {"0.30000000000000004441", "12345678901234567890123.0"} <= set(ids_and_numbers(folded))
+    assert json.loads(strip_fold_mark(fold_observation(KNOWLEDGE)))["results"][1]["score"] == 0.622  # JSON still

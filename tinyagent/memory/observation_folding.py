@@ -16,8 +16,14 @@ Observation always folds the same way):
 
 An id or a number is a run that holds a digit, with the letters and separators around it: 88231,
 SF1234567890, RF202606300001, 2026-06-22, 19:05:23, 1-3, 6.792, and the same typed in full width
-(`IDS_AND_NUMBERS`). A word joined to an id by a hyphen but holding no digit itself is not part of it: CASE-77
-keeps 77. JSON numbers stay numbers, as Python writes them (1999.00 becomes 1999.0).
+(`IDS_AND_NUMBERS`). An underscore joins as a letter does (REF_A_88231 is one id); a word joined to an id by a
+hyphen but holding no digit itself is not part of it (CASE-77 keeps 77). A sign that starts a number is part of it
+(-15, -120.50, +86-138-0013-8000), and so are the commas that group its thousands (¥1,001,001 keeps 1,001,001; a
+comma followed by other than three digits separates two numbers: 1,2).
+
+JSON numbers stay numbers, as Python writes them (1999.00 becomes 1999.0, the same number). A number that a float
+cannot hold as written (more digits than a float keeps, 12345678901234567890123.0, or past its range, 1e400) makes
+the Observation fold as plain text, which keeps it as it was written.
 
 The folded text starts with `(folded from N characters)`, so a model, and a reader of the trace, can see
 that something was left out and how much. A fold that would not be shorter leaves the Observation as it
@@ -29,6 +35,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from decimal import Decimal
 
 SHORT_TEXT = 24
 PLAIN_TEXT = 60
@@ -39,8 +46,9 @@ _MARK_START, _MARK_END = "(folded from ", " characters) "
 # Chinese keyboard in full-width mode types them).
 # Starting only where a run of letters and digits starts: it finds the same ids, and a run of 32,000 letters with
 # no digit is tried once, not from each of its letters (that took 4 s, a megabyte about an hour).
-_WORD, _DIGIT, _SEPARATOR = "A-Za-z0-9Ａ-Ｚａ-ｚ０-９", "0-9０-９", "-:./－：．／"
-IDS_AND_NUMBERS = (rf"(?<![{_WORD}])[{_WORD}]*[{_DIGIT}][{_WORD}]*(?:[{_SEPARATOR}][{_WORD}]+)*")
+_WORD, _DIGIT, _SEPARATOR, _SIGN = "A-Za-z0-9Ａ-Ｚａ-ｚ０-９_", "0-9０-９", "-:./－：．／", "-+−－＋"
+IDS_AND_NUMBERS = (rf"(?<![{_WORD}])(?:[{_SIGN}](?=[{_DIGIT}]))?[{_WORD}]*[{_DIGIT}][{_WORD}]*"
+                   rf"(?:[{_SEPARATOR}][{_WORD}]+|(?<=[{_DIGIT}]),[{_DIGIT}]{{3}}(?![{_DIGIT}]))*")
 
 
 _IDS_AND_NUMBERS = re.compile(IDS_AND_NUMBERS)
@@ -52,7 +60,7 @@ def fold_observation(text: str) -> str:
     if is_folded(text):
         return text
     try:
-        value = json.loads(text, parse_float=_finite)
+        value = json.loads(text, parse_float=_float_as_written)
         body = json.dumps(_fold_value(value), ensure_ascii=False, separators=(",", ":")) \
             if isinstance(value, (dict, list)) else None
     except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads (or folds): text
@@ -64,12 +72,15 @@ def fold_observation(text: str) -> str:
     return folded if len(folded) < len(text) else text
 
 
-def _finite(number: str) -> float:
-    """A JSON number as a float, or a ValueError (then the Observation folds as text) for one past a float's range:
-    1e400 would be written back as Infinity, which is no JSON."""
+def _float_as_written(number: str) -> float:
+    """A JSON number as a float, or a ValueError (then the Observation folds as text) for one a float cannot hold:
+    1e400 would be written back as Infinity, which is no JSON, and 12345678901234567890123.0 as 1.2345678901234568e+22,
+    another number."""
     value = float(number)
     if not math.isfinite(value):
         raise ValueError(f"{number} is past a float's range")
+    if Decimal(repr(value)) != Decimal(number):
+        raise ValueError(f"{number} has more digits than a float keeps")
     return value
 
 
@@ -112,7 +123,9 @@ def _fold_text(text: str, keep: int) -> str:
     """The first `keep` characters, "…", and in brackets the ids and numbers that were cut off."""
     if len(text) <= keep:
         return text
-    # An id that starts in the kept part and runs past it is listed whole, so no id is ever half kept.
-    left_out = [m.group() for m in _IDS_AND_NUMBERS.finditer(text) if m.end() > keep]
-    tail = f"({', '.join(dict.fromkeys(left_out))})" if left_out else ""
-    return text[:keep].rstrip() + "…" + tail
+    kept = text[:keep].rstrip() + "…"
+    # An id that starts in the kept part and runs past it is listed whole, so no id is ever half kept; so is one the
+    # cut changed (12,3456 cut after 12,345 reads as one grouped number, and 12 is no longer there).
+    shown = set(ids_and_numbers(kept))
+    left_out = [m.group() for m in _IDS_AND_NUMBERS.finditer(text) if m.end() > keep or m.group() not in shown]
+    return kept + (f"({', '.join(dict.fromkeys(left_out))})" if left_out else "")
