@@ -17,7 +17,6 @@ latency of the request after the burst (best of a few bursts, and the worst).
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import resource
@@ -26,8 +25,12 @@ import struct
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, number, whole_number
 
 
 def start_server() -> tuple[subprocess.Popen, int]:
@@ -86,13 +89,21 @@ def dead_connection_burst(port: int, connections: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=40)
-    parser.add_argument("--megabytes", type=float, default=7.0)
-    parser.add_argument("--connections", type=int, default=2000)
-    parser.add_argument("--bursts", type=int, default=3)
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=whole_number("--requests", 1000, "each is a big request"), default=40,
+                        help="big distinct requests (default 40)")
+    parser.add_argument("--megabytes", type=number("--megabytes", 0, 8, "a number of megabytes", above=True),
+                        default=7.0, help="the size of each (default 7; the server refuses a body above 8 MiB)")
+    parser.add_argument("--connections", type=whole_number("--connections", 50_000, "each holds a file "
+                        "descriptor and a server thread"), default=2000,
+                        help="dead connections in a burst (default 2000)")
+    parser.add_argument("--bursts", type=whole_number("--bursts", 100, "the best and worst of a few"), default=3,
+                        help="bursts of dead connections (default 3)")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and args.connections + 256 > hard:
+        parser.error(f"--connections {args.connections}: this process may open {hard} files at most (ulimit -Hn), "
+                     "and a few hundred go to other things")
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, args.connections + 256)), hard))
 
     server, port = start_server()

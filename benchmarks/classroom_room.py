@@ -20,7 +20,6 @@ Targets on the 2-core course machine: zero errors, the room done in under 10 s, 
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
 import os
 import resource
@@ -29,12 +28,16 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import requests
 
 from tinyagent import LlmCall, LlmClient, ReActAgent, fixed_clock
 from tinyagent.hosting.address import quiet_port_run
 from tinyagent.shop import Shop, shop_registry
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, whole_number
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 
@@ -93,10 +96,13 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--learners", type=int, default=60)
-    parser.add_argument("--runs", type=int, default=3, help="refund scenarios per learner (5 completions each)")
-    parser.add_argument("--processes", type=int, default=2, help="learner processes (threads share the rest)")
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--learners", type=whole_number("--learners", 1000, "each is a thread with its own "
+                        "connection"), default=60, help="learners in the room (default 60)")
+    parser.add_argument("--runs", type=whole_number("--runs", 1000, "each is a whole refund run"), default=3,
+                        help="refund scenarios per learner (5 completions each)")
+    parser.add_argument("--processes", type=whole_number("--processes", 64, "2 cores need few"), default=2,
+                        help="learner processes, at most one a learner (threads share the rest)")
     parser.add_argument("--distinct", action="store_true",
                         help="give every learner a slightly different request, so no answer comes from the "
                              "server's answer cache (by default all run the same lesson: identical requests)")
@@ -105,12 +111,13 @@ def main() -> int:
     port = quiet_port_run()  # told to a server that binds it once it has started
     server = start_room_server(port)
     url = f"http://127.0.0.1:{port}/v1/chat/completions"
-    shares = [args.learners // args.processes + (i < args.learners % args.processes) for i in range(args.processes)]
-    start = mp.Barrier(args.processes + 1)
+    processes = min(args.processes, args.learners)  # a process without a learner would never reach the barrier
+    shares = [args.learners // processes + (i < args.learners % processes) for i in range(processes)]
+    start = mp.Barrier(processes + 1)
     results: mp.Queue = mp.Queue()
     firsts = [sum(shares[:i]) for i in range(len(shares))]
     workers = [mp.Process(target=worker, args=(url, n, args.runs, start, results, first, args.distinct))
-               for n, first in zip(shares, firsts) if n]
+               for n, first in zip(shares, firsts)]
     try:
         for w in workers:
             w.start()

@@ -19,15 +19,19 @@ The measurement itself lives in tinyagent/protocols/compliance.py, shared with t
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
+from pathlib import Path
 
 from tinyagent import LlmClient, fixed_clock, load_settings
 from tinyagent.errors import TinyAgentError
+from tinyagent.local_model import MAX_THREADS
 from tinyagent.protocols.compliance import PROMPTS, format_table, measure_compliance, summarize
 from tinyagent.protocols.prompt_variants import VARIANTS
 from tinyagent.shop import Shop, shop_registry
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, number, number_of_seconds, whole_number
 
 QUESTIONS = {
     "en": "The robot vacuum I bought last week no longer goes back to its dock. "
@@ -37,23 +41,25 @@ QUESTIONS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="replies per prompt and stop setting (default 5)")
     parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of prompt and question")
-    parser.add_argument("--max-tokens", type=int, default=120, help="cap on each reply (default 120)")
-    parser.add_argument("--temperature", type=float, default=0.7, help="sampling temperature (default 0.7)")
+    parser.add_argument("--max-tokens", type=whole_number("--max-tokens", 32_768, "a cap on one reply"), default=120,
+                        help="cap on each reply (default 120)")
+    parser.add_argument("--temperature", type=number("--temperature", 0, 2), default=0.7,
+                        help="sampling temperature, 0 to 2 as the API takes it (default 0.7)")
     parser.add_argument("--configured", action="store_true", help="measure the configured model, not SmolLM2")
-    parser.add_argument("--threads", type=int, help="llama.cpp threads (default: up to 4; 1 holds up best on "
+    parser.add_argument("--threads", type=whole_number("--threads", MAX_THREADS, "1 suits a busy machine"), help="llama.cpp threads (default: up to 4; 1 holds up best on "
                         "a machine other processes keep busy)")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for each reply (default 120)")
+    parser.add_argument("--timeout", type=number_of_seconds("--timeout"), default=120.0, help="seconds to wait for each reply (default 120)")
     parser.add_argument("--prompt", action="append", choices=[*PROMPTS, *VARIANTS], metavar="NAME",
                         help=f"a prompt to measure, repeatable (default: {' and '.join(PROMPTS)}); one of "
                         f"{', '.join([*PROMPTS, *VARIANTS])}")
     parser.add_argument("--stop", choices=("both", "yes", "no"), default="both",
                         help="measure with the stop sequence, without it, or both (default both)")
     args = parser.parse_args(argv)
-    if args.seeds < 1:
-        parser.error(f"--seeds must be 1 or more, got {args.seeds}")
+    if not 1 <= args.seeds <= 1000:  # each seed is a model reply for every prompt and stop setting
+        parser.error(f"--seeds must be 1 or more and at most 1000, got {args.seeds}")
     prompts = [name if name in PROMPTS else VARIANTS[name] for name in dict.fromkeys(args.prompt or PROMPTS)]
     stops = {"both": (False, True), "yes": (True,), "no": (False,)}[args.stop]
 

@@ -26,10 +26,14 @@ import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
 from tinyagent.classroom.server import ClassroomServer
-from tinyagent.frameworks import FRAMEWORKS, available, framework_name, run_framework
+from tinyagent.frameworks import FRAMEWORKS, available, check_key, framework_name, run_framework
 from tinyagent.frameworks.suite import score_framework
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, whole_number
 
 REFUND = "Order 88231: my robot vacuum won't charge any more. Please refund it."
 
@@ -79,14 +83,28 @@ def seconds_per_step(key: str, base_url: str, runs: int) -> float:
     return statistics.median(per_step)
 
 
+def framework_keys(text: str) -> list[str]:
+    """--only: comma-separated keys of FRAMEWORKS."""
+    keys = [key.strip() for key in text.split(",") if key.strip()]
+    for key in keys or [text]:
+        try:
+            check_key(key)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"--only: {exc}") from None
+    return keys
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="fresh processes per import line (median)")
-    parser.add_argument("--steps-runs", type=int, default=5, help="refund runs per agent for the cost per step")
-    parser.add_argument("--only", default="", help="comma-separated keys (default: every installed one)")
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=whole_number("--runs", 100, "each run is a fresh process"), default=5,
+                        help="fresh processes per import line (median)")
+    parser.add_argument("--steps-runs", type=whole_number("--steps-runs", 1000, "each is a whole refund run"),
+                        default=5, help="refund runs per agent for the cost per step")
+    parser.add_argument("--only", type=framework_keys, default=[],
+                        help="comma-separated keys (default: every installed one)")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")  # the frameworks' notices about their own renamed names
-    keys = [key for key in (args.only.split(",") if args.only else FRAMEWORKS) if available(key)]
+    keys = [key for key in (args.only or FRAMEWORKS) if available(key)]
     if "tinyagent" not in keys:
         keys.insert(0, "tinyagent")  # the ratios are against it
 

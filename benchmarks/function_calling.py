@@ -74,7 +74,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="timed runs of each tool mode (default 7)")
     parser.add_argument("--tool-ms", type=number("--tool-ms", 0, 60_000, "a number of milliseconds", above=True),
                         default=200.0, help="how much slower each tool is (default 200)")
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # a bad option, said in one line: returned as exit code 2, like every other refusal
+        return stop.code
     try:
         llm = LlmClient.from_settings(load_settings()) if args.configured else LlmClient.classroom(args.model)
         llm.chat([{"role": "user", "content": "Hello"}], max_tokens=5)  # a wrong model or URL fails here, once

@@ -14,8 +14,8 @@
 
 from __future__ import annotations
 
-import argparse
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,6 +24,9 @@ from tinyagent import fixed_clock
 from tinyagent.shop import Shop
 from tinyagent.shop.documents import MAX_DOCUMENT_BYTES
 from tinyagent.shop.policies import POLICY_FOLDER, POLICY_QUESTIONS, PolicyQuestion
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, whole_number
 
 HARD = (
     PolicyQuestion("Who pays the shipping when I return a faulty vacuum?", "en/returns.md",
@@ -77,8 +80,9 @@ def big_document(folder: Path) -> Path:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7)
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=whole_number("--runs", 1000, "each run times every question"), default=7,
+                        help="timed runs (default 7)")
     runs = parser.parse_args().runs
 
     shop = new_shop()

@@ -13,12 +13,15 @@ started: only the choice is measured.
 
 from __future__ import annotations
 
-import argparse
 import sys
+from pathlib import Path
 
 from jupyterhub.utils import random_port
 
 from tinyagent.hosting.address import quiet_port_run
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, whole_number
 
 
 def rooms_with_a_shared_port(pick, learners: int, rooms: int) -> int:
@@ -32,13 +35,13 @@ def rooms_with_a_shared_port(pick, learners: int, rooms: int) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--learners", type=int, default=45, help="learners starting together (default 45)")
-    parser.add_argument("--rooms", type=int, default=2000, help="rooms to try (default 2000)")
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--learners", type=whole_number("--learners", 1000, "a room, not every free port",
+                                                        lowest=2), default=45,
+                        help="learners starting together (default 45)")
+    parser.add_argument("--rooms", type=whole_number("--rooms", 100_000, "each room picks every learner's port"),
+                        default=2000, help="rooms to try (default 2000)")
     args = parser.parse_args(argv)
-    if args.learners < 2 or args.rooms < 1:
-        print("error: --learners must be 2 or more and --rooms 1 or more", file=sys.stderr)
-        return 2
     ways = {
         "JupyterHub's random_port": lambda told: random_port(),
         "OwnPortSpawner (quiet_port_run)": lambda told: quiet_port_run(avoid=told),

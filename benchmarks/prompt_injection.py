@@ -59,7 +59,10 @@ def main(argv: list[str] | None = None) -> int:
                         "conversation"), default=8, help="rounds per run (default 8)")
     parser.add_argument("--json", type=output_file, metavar="FILE",
                         help="also write the settings, figures and runs to this file")
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # a bad option, said in one line: returned as exit code 2, like every other refusal
+        return stop.code
     for name in args.defences:
         if name not in DEFENCES:
             print(f"error: no defence {name!r}: the defences are {', '.join(DEFENCES)}", file=sys.stderr)

@@ -21,10 +21,11 @@ Wall times vary with the machine's load: read the multiples.
 
 from __future__ import annotations
 
-import argparse
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import requests
 
@@ -32,6 +33,9 @@ from tinyagent import LlmClient, ReActAgent, WeatherService, calculator_tool, fi
 from tinyagent.shop import Shop, refund_gate, shop_registry
 from tinyagent.toolkit.calculator import CalculatorError, calculate
 from tinyagent.toolkit.confirmation import GatedAct
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, whole_number
 
 HOSTILE = [
     "__import__('os').system('echo pwned')", "().__class__.__bases__[0].__subclasses__()", "9 ** 9 ** 9",
@@ -139,8 +143,9 @@ def gate_cost(runs: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7)
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=whole_number("--runs", 1000, "each run times every call"), default=7,
+                        help="timed runs (default 7)")
     args = parser.parse_args()
     with WeatherService() as service:
         timeouts(service, args.runs)

@@ -15,7 +15,6 @@ wrong if anything did.
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
 import os
@@ -31,6 +30,9 @@ import time
 from pathlib import Path
 
 import requests
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, whole_number
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 NOW = "2026-06-30T19:05:23"
@@ -142,9 +144,11 @@ def measure_slow_connections(slow: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--waiting", type=int, default=30, help="streamed refunds waiting when the signal comes")
-    parser.add_argument("--slow", type=int, default=600, help="slow connections one client holds")
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--waiting", type=whole_number("--waiting", 1000, "each is a stream and a thread"),
+                        default=30, help="streamed refunds waiting when the signal comes (default 30)")
+    parser.add_argument("--slow", type=whole_number("--slow", 10_000, "each holds a file descriptor"), default=600,
+                        help="slow connections one client holds (default 600)")
     parser.add_argument("--signal", choices=("TERM", "INT"), default="TERM")
     args = parser.parse_args()
     measure_stop(args.waiting, getattr(signal, f"SIG{args.signal}"))

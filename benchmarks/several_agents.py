@@ -12,25 +12,30 @@ model calls and tokens per agent. On the classroom model the numbers are the sam
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
+from pathlib import Path
 
 from tinyagent import LlmClient, load_settings
 from tinyagent.architectures.handoffs import calls_by_agent, shop_team
 from tinyagent.errors import TinyAgentError
 from tinyagent.evaluation import evaluate, scoreboard
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, whole_number
+
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configured", action="store_true", help="the model in .env instead of the classroom's")
     parser.add_argument("--langs", nargs="*", choices=("zh", "en"), help="only these languages' tasks")
-    parser.add_argument("--max-steps", type=int, default=10)
+    parser.add_argument("--max-steps", type=whole_number("--max-steps", 100, "each round resends the whole "
+                        "conversation"), default=10, help="rounds per task (default 10)")
     args = parser.parse_args(argv)
     try:
         llm = LlmClient.from_settings(load_settings(), read_timeout=600, total_timeout=900) if args.configured \
             else LlmClient.classroom()
+        llm.chat([{"role": "user", "content": "Hello"}], max_tokens=5)  # a wrong model or URL fails here, once
     except TinyAgentError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -14,10 +14,10 @@ streamed run may cost beyond an invoked one.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 import requests
 
@@ -27,6 +27,9 @@ from tinyagent.clock import fixed_clock
 from tinyagent.protocols.streaming import DONE, read_events
 from tinyagent.serving.streams import sse
 from tinyagent.shop import Shop, shop_registry
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, whole_number
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 NOW = "2026-06-30T19:05:23"
@@ -61,12 +64,10 @@ def microseconds_each(step, items: list, repeat: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=2000, help="times over every piece (default 2000)")
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=whole_number("--repeat", 100_000, "2000 already gives a steady figure"),
+                        default=2000, help="times over every piece (default 2000)")
     args = parser.parse_args(argv)
-    if args.repeat < 1:
-        print("error: --repeat must be 1 or more", file=sys.stderr)
-        return 2
     with ClassroomServer() as room:
         pieces = text_chunks(room)
     chunks = [data for data, _ in pieces]

@@ -41,10 +41,35 @@ REFUSED = [
     ("function_calling.py", ["--tool-ms", "nan"], "--tool-ms"),
     ("evaluation.py", ["--runs", "0"], "--runs"),
     ("constrained_decoding.py", ["--max-tokens", "-5"], "--max-tokens"),
+    ("knowledge_ranking.py", ["--runs", "0"], "--runs"),
+    ("knowledge_ranking.py", ["--runs", "-3"], "--runs"),
+    ("real_tools.py", ["--runs", "0"], "--runs"),
+    ("frameworks.py", ["--runs", "0"], "--runs"),
+    ("frameworks.py", ["--steps-runs", "0"], "--steps-runs"),
+    ("classroom_hostile_clients.py", ["--bursts", "0"], "--bursts"),
+    ("classroom_hostile_clients.py", ["--megabytes", "nan"], "--megabytes"),
+    ("classroom_hostile_clients.py", ["--connections", "1e10"], "--connections"),
+    ("serving_limits.py", ["--waiting", "0", "--slow", "0"], "--waiting"),
+    ("serving_limits.py", ["--waiting", "-3"], "--waiting"),
+    ("serving_limits.py", ["--slow", "0"], "--slow"),
+    ("several_agents.py", ["--max-steps", "0"], "--max-steps"),
+    ("format_compliance.py", ["--timeout", "nan"], "--timeout"),
+    ("format_compliance.py", ["--timeout", "-1"], "--timeout"),
+    ("format_compliance.py", ["--max-tokens", "-5"], "--max-tokens"),
+    ("format_compliance.py", ["--temperature", "nan"], "--temperature"),
+    ("format_compliance.py", ["--temperature", "-7"], "--temperature"),
+    ("format_compliance.py", ["--threads", "0"], "--threads"),
+    ("learner_ports.py", ["--learners", "100000"], "--learners"),
+    ("classroom_room.py", ["--learners", "0"], "--learners"),
+    ("classroom_room.py", ["--learners", "-5"], "--learners"),
+    ("classroom_room.py", ["--processes", "0"], "--processes"),
+    # a count with no sane end: it would run until killed
+    ("stream_piece_floor.py", ["--repeat", str(10**23)], "--repeat"),
     # what is not what the option needs
     ("session_memory.py", ["--turns", "2", "--appends", "1", "--workers", "1", "--postgres", "notaurl"],
      "--postgres"),
     ("prompt_injection.py", ["--base-url", "notaurl"], "--base-url"),
+    ("frameworks.py", ["--only", "nope"], "nope"),
     # options that would be ignored
     ("evaluation.py", ["--json", "scores.json"], "--configured"),
     ("evaluation.py", ["--max-steps", "4"], "--configured"),
@@ -59,6 +84,12 @@ def test_a_bad_option_is_one_line_and_exit_code_2(tmp_path, script, args, word):
 def test_session_memory_makes_no_sqlite_file_of_a_postgres_option_that_is_no_url(tmp_path):
     run(tmp_path, "session_memory.py", "--postgres", "notaurl")
     assert not (tmp_path / "notaurl").exists()
+
+
+def test_a_room_with_fewer_learners_than_processes_runs_instead_of_waiting_for_ever(tmp_path):
+    done = run(tmp_path, "classroom_room.py", "--learners", "1", "--runs", "1", timeout=60)  # 2 processes by default
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "completions        5" in done.stdout
 
 
 # -- a failure is not a result -------------------------------------------------------------------------------------
