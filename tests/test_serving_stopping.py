@@ -12,6 +12,7 @@ import http.client
 import json
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -130,6 +131,37 @@ def test_a_run_still_going_after_the_decline_is_ended_by_the_service_not_cut_by_
     assert "the service is stopping" in data["error"]["message"]
     assert service.refunds() == []
     _clean_exit(service)
+
+
+def test_a_stream_ended_while_an_approved_refund_still_runs_says_it_may_yet_be_done(tmp_path):
+    # The shop's database is busy (another process holds its write lock) when the person says yes, so the refund is
+    # still being written when the stop ends the stream; it is written after. The stream said only "the events above
+    # say what it did", and above it was the yes with no result: read as a refund not made.
+    with serve_process(tmp_path) as service:
+        reader = StreamReader(service, REFUND)
+        locker = None
+        try:
+            reader.wait_for("approval_requested")
+            approval = next(data["approval_id"] for kind, data in reader.events if kind == "approval_requested")
+            locker = sqlite3.connect(tmp_path / "shop.sqlite3", isolation_level=None, check_same_thread=False)
+            locker.execute("BEGIN IMMEDIATE")  # the shop's write lock, held
+            answer = requests.post(f"{service.url}/agent/approvals/{approval}", json={"approve": True},
+                                   timeout=PATIENCE)
+            assert answer.status_code == 200, answer.text
+            reader.wait_for("approval_decided")
+            service.process.send_signal(signal.SIGTERM)
+            events = reader.wait_for_the_end()
+            locker.execute("ROLLBACK")  # the refund can be written now, after the stream has ended
+            assert service.process.wait(PATIENCE) == 0
+        finally:
+            reader.close()
+            if locker is not None:
+                locker.close()
+    kind, data = events[-1]
+    assert kind == "error" and data["error"]["code"] == "stopping", events[-3:]
+    assert ("applyRefund, approved above, was still running and may yet be done: the session's last turn will say, "
+            "check before asking for it again") in data["error"]["message"]
+    assert [order for _, order in service.refunds()] == ["88231"]  # and it was done
 
 
 # -- one client's connections do not lock out another --------------------------------------------------------------

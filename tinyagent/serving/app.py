@@ -134,7 +134,8 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
             cancelled.set()
             service.approvals.abandon(run_id, "the service stopped")
             raise ApiError(503, "stopping", "the service is stopping, and the run was stopped before its answer; "
-                           "a change it had made stands, and the session's last turn says it") from None
+                           "whatever it had done by then (a refund a person approved) stands: check before asking "
+                           "again") from None
         finally:
             gone.cancel()
         if waited in done:

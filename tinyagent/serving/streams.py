@@ -26,6 +26,7 @@ import threading
 from collections.abc import AsyncIterator
 
 from tinyagent.errors import TinyAgentError
+from tinyagent.events import Observation
 from tinyagent.number_checks import ascii_number
 from tinyagent.serving.approvals import approval_id, new_run_id
 from tinyagent.serving.service import AgentService, RunCancelled
@@ -94,6 +95,7 @@ class RunStream:
         self._handover_lock = threading.Lock()
         self._handed: list = []
         self._wake_pending = False
+        self._running_approved: str | None = None  # a tool approved above whose Observation has not come yet
         self._push("start", {"session_id": session_id, "query": query})
         self.future = service.submit(query, session_id, stream=True, on_event=self._from_run,
                                      cancelled=self._cancelled, run_id=self.run_id, edit=edit)
@@ -125,6 +127,10 @@ class RunStream:
         if item is _DONE:
             self._finish()
             return
+        if isinstance(item, ApprovalDecided) and item.outcome == "approved":
+            self._running_approved = item.tool
+        elif isinstance(item, Observation):
+            self._running_approved = None
         data = item.to_dict()
         if isinstance(item, (ApprovalRequested, ApprovalDecided)):  # where to answer it (approvals.py)
             data["approval_id"] = approval_id(self.run_id, item.request_id)
@@ -152,7 +158,8 @@ class RunStream:
         if self.done:
             return
         self._stop_run("the run took too long")
-        self._push("error", {"error": {"code": "timeout", "message": self.service.config.too_long()}})
+        said = self.service.config.too_long() + self._still_running()
+        self._push("error", {"error": {"code": "timeout", "message": said}})
         self._close()
 
     def _push(self, kind: str, data: dict) -> None:
@@ -178,9 +185,17 @@ class RunStream:
         if self.done:
             return
         self._stop_run(why)
-        self._push("error", {"error": {"code": "stopping", "message": f"{why}: the run was stopped before its "
-                                       "end (the events above say what it did); ask again in a moment"}})
+        said = f"{why}: the run was stopped before its end (the events above say what it did){self._still_running()}"
+        self._push("error", {"error": {"code": "stopping", "message": f"{said}; ask again in a moment"}})
         self._close()
+
+    def _still_running(self) -> str:
+        """A stream cannot wait for a tool a person approved and the run is still running (a refund waiting for the
+        shop's database): it may yet be done after the stream ends, and its client must not read it as not done."""
+        if self._running_approved is None:
+            return ""
+        return (f"; {self._running_approved}, approved above, was still running and may yet be done: the session's "
+                "last turn will say, check before asking for it again")
 
     def _stop_run(self, why: str) -> None:
         if not self.future.done():
