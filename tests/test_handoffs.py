@@ -214,3 +214,20 @@ def test_closing_a_team_run_cancels_the_request_its_specialist_waits_on():
         assert len(gate.pending) == 1
         run.close()
         assert gate.pending == [] and gate.answer(1, True).outcome != "approved" and shop.refunds() == []
+
+
+@pytest.mark.parametrize("question, handed, says", [
+    ("please refund order 88231", "", "handOffToRefunds needs the customer's words"),
+    ("please refund order 88231", "   ", "handOffToRefunds needs the customer's words"),
+    (REFUND, "", "handOffToRefunds 需要顾客的原话"),
+])
+def test_an_empty_handoff_is_an_error_observation_for_the_triage_and_runs_no_specialist(question, handed, says):
+    # an empty Action Input raised ValueError ("the question must be a non-empty string") out of Team.run
+    llm = ScriptedLlm(f"Thought: hand it on\nAction: handOffToRefunds\nAction Input: {handed}",
+                      "Thought: I cannot hand it on without the words.\nFinal Answer: done")
+    with Shop(":memory:", clock=CLOCK) as shop:
+        result = team_on(llm, shop).run(question)
+    assert result.reason == "final_answer" and result.answer == "done"
+    assert not result.trace.of_type(Handoff) and {event.agent for event in result.trace} == {TRIAGE}
+    [observation] = result.trace.of_type(Observation)
+    assert observation.error and says in json.loads(observation.text)["error"]

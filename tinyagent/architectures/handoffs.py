@@ -74,6 +74,10 @@ TRIAGE_INSTRUCTIONS = {
     "zh": "你是比特严选的分诊智能体。你没有店铺的工具：把顾客的请求按原话转交给工具对得上的那一位专员。专员答复后，把它的答复作为"
           "你的 Final Answer 告诉顾客。专员把请求交回时，转交给另一位合适的专员，或者告诉顾客哪些事做不了。问候和店铺以外的问题由你自己回答。",
 }
+EMPTY_HANDOFF = {  # the triage's Observation when its Action Input is empty: the specialist is not run
+    "en": "{tool} needs the customer's words: write the customer's request as its Action Input",
+    "zh": "{tool} 需要顾客的原话：把顾客的请求写在 Action Input 里",
+}
 HAND_BACK_INSTRUCTIONS = {
     "en": "If the request needs a tool you do not have, do not guess: call handBack with one sentence saying what "
           "it needs, and the triage agent will hand it to someone else.",
@@ -166,7 +170,8 @@ def handoff_tool(member: Specialist) -> FunctionTool:
 
 class HandoffAct:
     """How the triage's actions are run: a handoff runs the specialist's loop, every other call runs as `inner`
-    runs it. The specialist starts a conversation of its own from the handed message alone."""
+    runs it. The specialist starts a conversation of its own from the handed message alone; a handoff with an
+    empty message runs no specialist and is an error Observation (`EMPTY_HANDOFF`) for the triage."""
 
     slot: ClassVar[str] = "act"
 
@@ -184,7 +189,12 @@ class HandoffAct:
             yield ToolCall(step, action.tool_name, action.tool_input)
             member = self.team.member_for(action.tool_name)
             if member is not None and ready[i] is None:
-                ready[i] = yield from self.team.hand_off(member, str(action.tool_input or ""), step, run.lang)
+                message = str(action.tool_input or "")
+                if message.strip():
+                    ready[i] = yield from self.team.hand_off(member, message, step, run.lang)
+                else:  # the specialist would start from nothing: the triage is told what to hand over
+                    said = EMPTY_HANDOFF[run.lang].format(tool=handoff_name(member.name))
+                    ready[i] = ToolResult(error_observation(said), error=True)
         return self.inner.perform(run, actions, ready)
 
     def perform(self, run: AgentRun, actions: list[Action], ready: list[ToolResult | None]):
