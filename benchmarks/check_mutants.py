@@ -234,10 +234,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     notebooks = sorted(SOLUTIONS.glob("*.ipynb"))
     if args.lessons:
-        notebooks = [path for path in notebooks if path.name[:2] in {n.zfill(2) for n in args.lessons}]
-        if not notebooks:
-            print(f"error: no solutions notebook for lessons {' '.join(args.lessons)}", file=sys.stderr)
+        known = {path.name[:2] for path in notebooks}
+        unknown = [number for number in args.lessons if number.zfill(2) not in known]
+        if unknown:  # a typo must not quietly check the other lessons only
+            print(f"error: no solutions notebook for lessons {' '.join(unknown)}: there are {', '.join(sorted(known))}",
+                  file=sys.stderr)
             return 2
+        notebooks = [path for path in notebooks if path.name[:2] in {n.zfill(2) for n in args.lessons}]
     total = killed = 0
     for path in notebooks:
         command = [sys.executable, __file__, "--one", str(path), *(["--show"] if args.show else [])]

@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -139,6 +140,16 @@ def twice(paths: list[Path]) -> int:
     return 1 if broken else 0
 
 
+def moment(text: str) -> str:
+    """any-day's MOMENT, checked here: a bad one would fail only inside each kernel's sitecustomize, which Python
+    reports and goes on from, so nbval would run on today's clock and report passes."""
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        fail(f"any-day needs an ISO date-time such as 2028-02-29 23:59:50+00:00, got {text!r}")
+    return text
+
+
 def any_day(moment: str, paths: list[Path]) -> int:
     try:
         import time_machine  # noqa: F401 - only to say early that it is missing
@@ -221,7 +232,7 @@ def main(argv: list[str]) -> int:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     if argv[0] == "any-day":
-        return any_day(argv[1], lesson_notebooks(argv[2:]))
+        return any_day(moment(argv[1]), lesson_notebooks(argv[2:]))
     probe = {"out-of-reach": out_of_reach, "twice": twice, "in-a-browser": in_a_browser}[argv[0]]
     return probe(lesson_notebooks(argv[1:]))
 

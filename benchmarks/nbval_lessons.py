@@ -14,10 +14,14 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> int:
+    OneLineParser(description=__doc__.splitlines()[0]).parse_args()  # no options: --help, or a typo refused
     lessons = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "notebooks").glob("0[0-6]_*.ipynb"))
     env = {**os.environ, "TINYAGENT_OFFLINE": "1"}
     began = time.perf_counter()

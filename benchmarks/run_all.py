@@ -17,22 +17,30 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser
+
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT_S = 20.0  # issue 40: no lesson's Run All over this on the classroom model, or a reason given
 
 
 def lesson_notebooks(numbers: list[str]) -> list[Path]:
-    """The lessons whose numbers are given (`06`, `A1`), or every lesson; none found is one line and exit code 2."""
+    """The lessons whose numbers are given (`06`, `A1`), or every lesson; a number no lesson has is one line and exit
+    code 2 (a typo must not quietly run the other lessons only)."""
     lessons = sorted((ROOT / "notebooks").glob("[0-9A]*_*.ipynb"))
-    chosen = [path for path in lessons if not numbers or path.name.split("_")[0] in numbers]
-    if not chosen:
-        print(f"error: no lesson numbered {', '.join(numbers)} in notebooks/", file=sys.stderr)
+    known = [path.name.split("_")[0] for path in lessons]
+    unknown = [number for number in numbers if number not in known]
+    if unknown:
+        print(f"error: no lesson numbered {', '.join(unknown)} in notebooks/: the lessons are {', '.join(known)}",
+              file=sys.stderr)
         raise SystemExit(2)
-    return chosen
+    return [path for path in lessons if not numbers or path.name.split("_")[0] in numbers]
 
 
 def main(argv: list[str]) -> int:
-    lessons = lesson_notebooks(argv)
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("lessons", nargs="*", metavar="NN", help="lesson numbers, e.g. 06 A1 (default: every lesson)")
+    lessons = lesson_notebooks(parser.parse_args(argv).lessons)
     env = {**os.environ, "TINYAGENT_OFFLINE": "1"}
     print(f"load average {os.getloadavg()[0]:.1f} before")
     print("| lesson | Run All, fresh kernel |\n| --- | --- |")

@@ -70,6 +70,12 @@ REFUSED = [
      "--postgres"),
     ("prompt_injection.py", ["--base-url", "notaurl"], "--base-url"),
     ("frameworks.py", ["--only", "nope"], "nope"),
+    # a lesson number no lesson has, beside one that is there
+    ("run_all.py", ["00", "99"], "99"),
+    ("lesson_probes.py", ["twice", "00", "99"], "99"),
+    ("check_mutants.py", ["01", "99"], "99"),
+    # a moment that would fail only inside each kernel, which nbval goes on from
+    ("lesson_probes.py", ["any-day", "notadate", "00"], "notadate"),
     # options that would be ignored
     ("evaluation.py", ["--json", "scores.json"], "--configured"),
     ("evaluation.py", ["--max-steps", "4"], "--configured"),
@@ -79,6 +85,12 @@ REFUSED = [
 @pytest.mark.parametrize(("script", "args", "word"), REFUSED, ids=[f"{s} {' '.join(a)}" for s, a, _ in REFUSED])
 def test_a_bad_option_is_one_line_and_exit_code_2(tmp_path, script, args, word):
     assert_refused(run(tmp_path, script, *args), word)
+
+
+@pytest.mark.parametrize("script", ["run_all.py", "nbval_lessons.py"])
+def test_help_prints_the_usage_and_runs_nothing(tmp_path, script):
+    done = run(tmp_path, script, "--help", timeout=30)
+    assert done.returncode == 0 and done.stdout.startswith(f"usage: {script}"), done.stdout + done.stderr
 
 
 def test_session_memory_makes_no_sqlite_file_of_a_postgres_option_that_is_no_url(tmp_path):
