@@ -375,3 +375,22 @@ def test_a_worked_example_before_the_budget_leaves_the_current_turn_at_the_quest
         scores = ToolFilter(SHOP_TOOL_HINTS).scores(questions[2], agent.tools)
     assert "RF202606300001" in result.answer
     assert run.parts.request.fits and all(fit.selection.scores == scores for fit in run.parts.request.fits)
+
+
+@pytest.mark.parametrize("protocol", AGENTS)
+def test_a_fenced_observation_is_folded_inside_its_fence(llm, protocol):
+    # with FencedData before the budget, a fenced Observation was folded as plain text: the fold mark before the
+    # fence, the JSON cut after 60 characters with its keys gone, and the closing </data> cut off
+    from tinyagent.defences.fenced_data import FencedData, unfence
+    from tinyagent.memory.observation_folding import strip_fold_mark
+
+    recorder = Recorder(llm)
+    agent = AGENTS[protocol](recorder, registry(), parts=[FencedData(), BudgetedRequest(shop_budget(2500))])
+    results = run_turns(agent, QUESTIONS[:10])
+    assert [task.name for task, r in zip(LONG_SESSION, results) if not task.answered(r.answer)] == []
+    observations = [m["content"].removeprefix("Observation: ") for messages, _ in recorder.sent for m in messages
+                    if m["role"] == "tool" or (m["content"] or "").startswith("Observation: ")]
+    fenced = [unfence(text) for text in observations]
+    assert observations and None not in fenced  # every one still a whole fence
+    folded = [inside for inside, _ in fenced if is_folded(inside)]
+    assert folded and all(isinstance(json.loads(strip_fold_mark(inside)), dict) for inside in folded)

@@ -13,7 +13,8 @@ oldest first, one message or turn at a time:
 
   0. tools: with a `tool_filter`, only the tools relevant to the request are offered (tool_filter.py), and
      the system prompt is rebuilt with that list (function calling: the `tools` field holds only them);
-  1. fold the Observations of earlier turns into short summaries (observation_folding.py);
+  1. fold the Observations of earlier turns into short summaries (observation_folding.py); one fenced as data
+     (lesson 25's FencedData) keeps its fence, and what is inside it is folded;
   2. shorten earlier turns to the customer's request and the answer (their Thoughts, Actions and
      Observations go);
   3. drop earlier turns;
@@ -43,8 +44,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, ClassVar
 
+from tinyagent.defences.fenced_data import fence, unfence
 from tinyagent.errors import ContextBudgetError
-from tinyagent.memory.observation_folding import fold_observation, is_folded
+from tinyagent.memory.observation_folding import fold_observation
 from tinyagent.memory.tool_filter import ToolFilter, ToolSelection
 from tinyagent.number_checks import check_whole
 from tinyagent.parser import parse_step
@@ -365,14 +367,23 @@ def _fold(message: dict) -> dict | None:
     """The message with its Observation folded, or None when folding would not shorten it."""
     content = _text(message.get("content"))
     if message.get("role") == "tool":
-        folded = fold_observation(content)
-        return None if folded == content else {**message, "content": folded}
-    prefix, _, body = content.partition(OBSERVATION_PREFIX)
-    body = body.strip()
-    if is_folded(body):
-        return None
-    folded = fold_observation(body)
-    return None if folded == body else {**message, "content": f"{prefix}{OBSERVATION_PREFIX} {folded}"}
+        head, body = "", content
+    else:
+        prefix, _, body = content.partition(OBSERVATION_PREFIX)
+        head, body = f"{prefix}{OBSERVATION_PREFIX} ", body.strip()
+    folded = _folded_body(body)
+    return None if folded == body else {**message, "content": head + folded}
+
+
+def _folded_body(body: str) -> str:
+    """An Observation's text folded. One fenced as data (lesson 25's FencedData, listed before the budget) keeps its
+    fence, and what is inside it is folded: its JSON keeps its shape, and the fence still closes."""
+    inside = unfence(body)
+    if inside is None:
+        return fold_observation(body)
+    text, source = inside
+    folded = fence(fold_observation(text), source)
+    return folded if len(folded) < len(body) else body
 
 
 def _shortened(part: _Part) -> _Part:
