@@ -5,6 +5,7 @@ accounts themselves, and the ports their servers listen on, are in tests/test_ju
 from __future__ import annotations
 
 import asyncio
+import pwd
 import shutil
 import sys
 import tempfile
@@ -17,7 +18,13 @@ pytest.importorskip("jupyterhub")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "deploy" / "jupyterhub"))
 
 from jupyterhub.spawner import LocalProcessSpawner
-from learner_accounts import OneAccountSpawner, OwnPortSpawner, runtime_problem
+from learner_accounts import (
+    LearnerAccountSpawner,
+    OneAccountSpawner,
+    OwnPortSpawner,
+    ordinary_uids,
+    runtime_problem,
+)
 
 from tinyagent.hosting import address
 
@@ -107,3 +114,27 @@ def test_a_port_another_learners_server_was_told_is_not_told_again(no_process, m
     assert started_on(OwnPortSpawner, "ada") == spare
     picks = iter([spare])  # a learner's own port may come back to her at her next start
     assert started_on(OwnPortSpawner, "ada") == spare
+
+
+def test_the_ordinary_uids_are_read_from_login_defs(tmp_path):
+    defs = tmp_path / "login.defs"
+    defs.write_text("# comment\nUID_MIN\t\t\t 2000\n#UID_MAX 9\nUID_MAX 30000 # ours\nSYS_UID_MIN 100\n")
+    assert ordinary_uids(defs) == range(2000, 30001)
+    assert ordinary_uids(tmp_path / "none") == range(1000, 60001)
+
+
+@pytest.mark.parametrize(("name", "uid"), [("root", 0), ("daemon", 1), ("nobody", 65534)])
+def test_a_system_account_is_never_a_learners(monkeypatch, name, uid):
+    # With an empty prefix (PAM), the learner `root` was the account root: her server would have run as uid 0.
+    entry = pwd.struct_passwd((name, "x", uid, uid, "", "/root", "/bin/sh"))
+    monkeypatch.setattr(pwd, "getpwnam", lambda account: entry)
+    spawner = LearnerAccountSpawner(user=SimpleNamespace(name=name, url=f"/user/{name}/"), account_prefix="")
+    with pytest.raises(RuntimeError, match=f"the system account {name} \\(uid {uid}\\) is not an ordinary user's"):
+        asyncio.run(spawner._ensure_account())
+
+
+def test_an_ordinary_account_that_exists_is_the_learners(monkeypatch):
+    entry = pwd.struct_passwd(("ada", "x", 1001, 1001, "", "/home/ada", "/bin/bash"))
+    monkeypatch.setattr(pwd, "getpwnam", lambda account: entry)
+    spawner = LearnerAccountSpawner(user=SimpleNamespace(name="ada", url="/user/ada/"), account_prefix="")
+    assert asyncio.run(spawner._ensure_account()) == entry

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HUB_DIR = ROOT / "deploy" / "jupyterhub"
 sys.path.insert(0, str(HUB_DIR))
 
-from learner_names import LearnerListError, is_learner_name, read_learners
+from learner_names import LearnerListError, is_learner_name, read_learners, typed_name
 
 
 @pytest.mark.parametrize("name", ["ada", "bob.smith", "learner_007", "li-wei", "x", "a" * 24, "3d"])
@@ -44,6 +44,34 @@ def test_a_bad_line_of_learners_txt_is_one_line_naming_file_and_line(tmp_path, l
         read_learners(listed)
     message = str(bad.value)
     assert message.startswith(f"{listed}:2: ") and "\n" not in message and "\x0b" not in message
+
+
+@pytest.mark.parametrize(("line", "shown"), [("\u212aen", "'\u212aen'"), ("ada\u00a0", "'ada\\xa0'")],
+                         ids=["kelvin-sign", "no-break-space"])
+def test_a_name_that_is_no_ascii_is_refused_as_written(tmp_path, line, shown):
+    # The Kelvin sign lower-cases to an ASCII k, so the line was taken as `ken`; a no-break space was refused, but
+    # the message showed 'ada', which looks right.
+    listed = tmp_path / "learners.txt"
+    listed.write_text(f"ada\n{line}\n", encoding="utf-8")
+    with pytest.raises(LearnerListError) as bad:
+        read_learners(listed)
+    assert str(bad.value).startswith(f"{listed}:2: {shown} is not a learner name")
+
+
+class _Form:
+    """What typed_name reads of a login request: the form's raw fields."""
+
+    def __init__(self, *usernames: bytes):
+        self.request = type("Request", (), {"body_arguments": {"username": list(usernames)}})()
+
+
+@pytest.mark.parametrize(("fields", "name"), [
+    ((b"ada",), "ada"), ((b"Ada ",), "ada"), ((b"ada\x00",), "ada\x00"), (("\u212aen".encode(),), ""),
+    ((b"ada", b"ada\x00"), ""), ((b"ada", b"bob"), ""),
+], ids=["plain", "capital-and-space", "control", "kelvin-sign", "twice-one-bad", "twice"])
+def test_the_login_form_name_is_read_as_jupyterhub_will_take_it(fields, name):
+    # JupyterHub signs in the last `username` field; this checked the first, so `ada` then `ada\x00` passed.
+    assert typed_name(_Form(*fields), {}) == name
 
 
 def test_learners_txt_that_is_not_text_is_refused(tmp_path):

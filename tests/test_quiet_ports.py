@@ -59,3 +59,14 @@ def test_a_range_that_starts_low_takes_the_kernels_ports(tmp_path, monkeypatch):
     monkeypatch.setattr(address, "LINUX_EPHEMERAL_RANGE", str(table))
     first = quiet_port_run(3)
     assert 1024 <= first and first + 2 <= address.MAX_PORT
+
+
+def test_a_quiet_range_another_account_fills_gives_way_to_the_kernels_ports(monkeypatch):
+    # Any account may listen on every port below the ephemeral range (about 22,800 of them: two processes): then no
+    # learner's server could start, where the kernel's own choice still gives one.
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", quiet_port_run()))
+        taken = holder.getsockname()[1]
+        monkeypatch.setattr(address.random, "randint", lambda low, high: taken)  # every quiet port tried is held
+        port = quiet_port_run()
+    assert port != taken and port >= address.ephemeral_start()

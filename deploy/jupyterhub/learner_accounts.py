@@ -99,9 +99,16 @@ class LearnerAccountSpawner(OwnPortSpawner):
     async def _ensure_account(self) -> pwd.struct_passwd:
         async with self._accounts_lock:
             try:
-                return pwd.getpwnam(self.account)
+                entry = pwd.getpwnam(self.account)
             except KeyError:
                 pass
+            else:
+                # With an empty account_prefix (PAM) the learner `root` would be the account root: an account that
+                # exists is a learner's only if it is an ordinary one, as useradd makes them.
+                if entry.pw_uid not in ordinary_uids():
+                    raise RuntimeError(f"{self.user.name}: the system account {self.account} (uid {entry.pw_uid}) "
+                                       "is not an ordinary user's; no learner's server runs as it")
+                return entry
             home = Path(self.homes) / self.account
             await self._run("useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/bash",
                             "--user-group", "--comment", f"tinyagent learner {self.user.name}", self.account)
@@ -124,6 +131,20 @@ class LearnerAccountSpawner(OwnPortSpawner):
             raise RuntimeError(f"{command[0]} for {self.user.name} failed ({process.returncode}): {text}")
         if text:
             self.log.info("%s: %s", self.user.name, text)
+
+
+def ordinary_uids(login_defs: Path = Path("/etc/login.defs")) -> range:
+    """The uids useradd gives ordinary accounts: UID_MIN to UID_MAX in login.defs (1000 to 60000 if unset)."""
+    bounds = {"UID_MIN": 1000, "UID_MAX": 60000}
+    try:
+        lines = login_defs.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        words = line.partition("#")[0].split()
+        if len(words) == 2 and words[0] in bounds and words[1].isascii() and words[1].isdigit():
+            bounds[words[0]] = int(words[1])
+    return range(bounds["UID_MIN"], bounds["UID_MAX"] + 1)
 
 
 def runtime_problem(paths: list[Path]) -> str | None:

@@ -29,11 +29,22 @@ def is_learner_name(name: str) -> bool:
     return bool(_NAME.match(name))
 
 
+def lowered(typed: str) -> str:
+    """`typed` lower-cased as JupyterHub does, or "" (no name) when it is not ASCII: a Kelvin sign (U+212A)
+    lower-cases to the ASCII `k`, so `\\u212aen` would pass the rule as `ken`."""
+    return typed.lower() if typed.isascii() else ""
+
+
 def typed_name(handler, data: dict) -> str:
     """The user name as the login form sent it. Tornado turns control characters in form fields into
-    spaces and JupyterHub trims them, so `ada\\x00` would sign in as `ada`: the raw field shows them."""
-    raw = (handler.request.body_arguments.get("username") or [b""])[0] if handler is not None else b""
-    return raw.decode("utf-8", "replace").strip(" ").lower() if raw else data.get("username", "")
+    spaces and JupyterHub trims them, so `ada\\x00` would sign in as `ada`: the raw field shows them. A form
+    sending the field twice gives no name: this would check one and JupyterHub sign in the other."""
+    if handler is None:
+        return data.get("username", "")
+    fields = handler.request.body_arguments.get("username") or []
+    if len(fields) > 1:
+        return ""
+    return lowered(fields[0].decode("utf-8", "replace").strip(" ")) if fields else data.get("username", "")
 
 
 def read_learners(path: Path) -> set[str]:
@@ -47,10 +58,11 @@ def read_learners(path: Path) -> set[str]:
     except UnicodeDecodeError:
         raise LearnerListError(f"{path}: not UTF-8 text; write one learner name a line") from None
     for number, line in enumerate(text.split("\n"), start=1):
-        name = line.strip(" \t\r").lower()  # spaces around a name and Windows line ends are the editor's
-        if not name or name.startswith("#"):
+        typed = line.strip(" \t\r")  # spaces around a name and Windows line ends are the editor's
+        if not typed or typed.startswith("#"):
             continue
+        name = lowered(typed)
         if not is_learner_name(name):
-            raise LearnerListError(f"{path}:{number}: {line.strip()!r} is not a learner name ({RULE})")
+            raise LearnerListError(f"{path}:{number}: {typed!r} is not a learner name ({RULE})")
         names.add(name)
     return names

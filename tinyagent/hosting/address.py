@@ -8,6 +8,7 @@ service not known") or, for a port out of range, an OverflowError. A learner who
 from __future__ import annotations
 
 import errno
+import itertools
 import random
 import socket
 from collections.abc import Collection
@@ -119,13 +120,14 @@ def ephemeral_start() -> int:
 
 def quiet_port_run(count: int = 1, host: str = "127.0.0.1", avoid: Collection[int] = ()) -> int:
     """The first of `count` consecutive ports on `host`, each free when tried and none in `avoid` (ports already
-    promised to servers that have not bound them yet), from below the ephemeral range."""
+    promised to servers that have not bound them yet), from below the ephemeral range; from the kernel's own
+    choice when none is free there (any account may listen on every port below it: a room's servers must
+    still start)."""
     family = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM)[0][0]  # looked up once, not for every try
     top = ephemeral_start() - count
-    if top <= QUIET_PORTS_FROM:  # an unusual range that starts low: take the kernel's ports
-        candidates = (_port_from_kernel(family, host) for _ in range(200))
-    else:
-        candidates = (random.randint(QUIET_PORTS_FROM, top) for _ in range(200))
+    # An unusual range that starts low leaves no quiet ports: the kernel's then, at once.
+    quiet = (random.randint(QUIET_PORTS_FROM, top) for _ in range(200 if top > QUIET_PORTS_FROM else 0))
+    candidates = itertools.chain(quiet, (_port_from_kernel(family, host) for _ in range(200)))
     promised = set(avoid)
     for first in candidates:
         run = range(first, first + count)
