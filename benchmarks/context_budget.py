@@ -17,8 +17,8 @@ a request went over the budget. Deterministic on the classroom model: the same t
 
 from __future__ import annotations
 
-import argparse
 import sys
+from pathlib import Path
 
 from tinyagent import LlmClient, ReActAgent, load_settings
 from tinyagent.clock import fixed_clock
@@ -30,6 +30,9 @@ from tinyagent.protocols.function_calling import FunctionCallingAgent
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.shop.long_session import LONG_SESSION
 from tinyagent.shop.tool_hints import SHOP_TOOL_HINTS
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, whole_number
 
 COURSE_NOW = "2026-06-30T19:05:23"
 AGENTS = {"text": ReActAgent, "function": FunctionCallingAgent}
@@ -47,15 +50,16 @@ def sessions(llm, protocol: str, budget: int):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--budget", type=int, default=1500, help="tokens per request (default 1500)")
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", type=whole_number("--budget", 1_000_000, "tokens per request: no model reads "
+                        "more at once"), default=1500, help="tokens per request (default 1500)")
     parser.add_argument("--protocol", choices=AGENTS, default="text", help="text ReAct or function calling")
     parser.add_argument("--model", default="classroom", help="a classroom model or variant (default classroom)")
     parser.add_argument("--configured", action="store_true", help="use the configured model (.env) instead")
-    args = parser.parse_args(argv)
-    if args.budget < 1:
-        print("error: --budget must be a positive whole number", file=sys.stderr)
-        return 2
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # a bad option, said in one line: returned as exit code 2, like every other refusal
+        return stop.code
     try:
         llm = LlmClient.from_settings(load_settings()) if args.configured else LlmClient.classroom(args.model)
         llm.chat([{"role": "user", "content": "Hello"}], max_tokens=5)  # a wrong model or URL fails here, once

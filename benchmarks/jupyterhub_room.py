@@ -29,7 +29,6 @@ per learner in each room, with 30% to spare).
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
@@ -43,6 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/hub_server
 import psutil  # comes with Jupyter
 
 from tests.hub_server import ClassroomHub, hub_missing, run_notebook
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py
+from arguments import OneLineParser, whole_number
 
 LESSON = "notebooks/06_react_loop.ipynb"
 LIMIT_S = 300.0  # "under 5 minutes"
@@ -197,19 +199,18 @@ def find_max(start: int, step: int) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--learners", type=int, default=20, help="learners in the room (default 20)")
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--learners", type=whole_number("--learners", 500, "each is a Jupyter server and a kernel"),
+                        default=20, help="learners in the room (default 20)")
     parser.add_argument("--find-max", action="store_true",
                         help="search for the largest room that finishes in under 5 minutes")
-    parser.add_argument("--step", type=int, default=10, help="--find-max stops when the gap is this narrow")
+    parser.add_argument("--step", type=whole_number("--step", 500, "the gap between two room sizes"), default=10,
+                        help="--find-max stops when the gap is this narrow")
     parser.add_argument("--hub-log", type=Path, help="copy the hub's log (with every server's) to this file")
     args = parser.parse_args()
     missing = hub_missing()
     if missing:
         print(f"error: cannot start JupyterHub here: {missing}", file=sys.stderr)
-        return 2
-    if args.learners < 1 or args.step < 1:
-        print("error: --learners and --step must be at least 1", file=sys.stderr)
         return 2
     if args.find_max:
         find_max(args.learners, args.step)

@@ -39,7 +39,6 @@ of repeated measurements (the machine may be shared: medians are what survive no
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
@@ -52,6 +51,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, whole_number
 
 ROOT = Path(__file__).resolve().parent.parent
 # What a person would notice (issue 35): a cold ask over half a second, or the agent's own work per step more than
@@ -422,16 +424,18 @@ def ratio(times: dict[str, tuple[float, float]], name: str, baseline: str) -> st
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=15, help="subprocess runs per command (default 15)")
-    parser.add_argument("--episodes", type=int, default=300, help="episodes per per-step sample (default 300)")
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=whole_number("--runs", 1000, "each is a fresh process"), default=15,
+                        help="subprocess runs per command (default 15)")
+    parser.add_argument("--episodes", type=whole_number("--episodes", 1_000_000, "300 already gives a steady "
+                        "figure"), default=300, help="episodes per per-step sample (default 300)")
     parser.add_argument("--skip-size", action="store_true", help="skip the throwaway venv (needs pip access)")
     parser.add_argument("--instructions", action="store_true",
                         help="also count the cold run's machine instructions under valgrind (slow: about a minute)")
-    args = parser.parse_args(argv)
-    if args.runs < 1 or args.episodes < 1:
-        print("error: --runs and --episodes must be at least 1", file=sys.stderr)
-        return 2
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # a bad option, said in one line: returned as exit code 2, like every other refusal
+        return stop.code
 
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "tinyagent")],
                    check=True, stdout=subprocess.DEVNULL, env=child_env())

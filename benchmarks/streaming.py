@@ -24,17 +24,21 @@ local model is asked not to (`cache_prompt: false`, a llama.cpp field), and ever
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
+from pathlib import Path
 
 from tinyagent import LlmCall, LlmClient, ReActAgent, ReplyDelta, load_settings
 from tinyagent.classroom.server import ClassroomServer
 from tinyagent.clock import fixed_clock
 from tinyagent.errors import TinyAgentError
+from tinyagent.local_model import MAX_THREADS
 from tinyagent.protocols.streaming import StreamedSend, open_stream
 from tinyagent.shop import Shop, shop_registry
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
+from arguments import OneLineParser, number, whole_number
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 STOP = ["Observation:"]
@@ -116,20 +120,24 @@ def measure(label: str, llm: LlmClient, requests: list[list[dict]], runs: int, m
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="timed runs of each measurement (default 5)")
-    parser.add_argument("--tokens-per-second", type=float, default=40.0, help="the classroom model's typing pace")
-    parser.add_argument("--prefill-tokens-per-second", type=float, default=500.0,
+    parser = OneLineParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=whole_number("--runs", 1000, "each is a whole refund run"), default=5,
+                        help="timed runs of each measurement (default 5)")
+    parser.add_argument("--tokens-per-second", type=number("--tokens-per-second", 0, 100_000, "a pace", above=True),
+                        default=40.0, help="the classroom model's typing pace")
+    parser.add_argument("--prefill-tokens-per-second", default=500.0,
+                        type=number("--prefill-tokens-per-second", 0, 1_000_000, "a pace", above=True),
                         help="the pace at which the classroom model reads the prompt")
     parser.add_argument("--local", action="store_true", help="also measure SmolLM2 on llama.cpp (make setup)")
-    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads for --local (default 1)")
+    parser.add_argument("--threads", type=whole_number("--threads", MAX_THREADS, "1 suits a busy machine"), default=1,
+                        help="llama.cpp threads for --local (default 1)")
     parser.add_argument("--configured", action="store_true", help="also measure the model in .env")
-    parser.add_argument("--max-tokens", type=int, default=160,
+    parser.add_argument("--max-tokens", type=whole_number("--max-tokens", 32_768, "a cap on one reply"), default=160,
                         help="the cap on each reply of a real model (default 160; the classroom model's longest reply in the refund is 139 tokens)")
-    args = parser.parse_args(argv)
-    if args.runs < 1 or args.tokens_per_second <= 0 or args.prefill_tokens_per_second <= 0:
-        print("error: --runs must be 1 or more and the paces above 0", file=sys.stderr)
-        return 2
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # a bad option, said in one line: returned as exit code 2, like every other refusal
+        return stop.code
     try:
         requests = refund_requests(LlmClient.classroom())
         with ClassroomServer(tokens_per_second=args.tokens_per_second,
