@@ -394,3 +394,57 @@ def test_a_fenced_observation_is_folded_inside_its_fence(llm, protocol):
     assert observations and None not in fenced  # every one still a whole fence
     folded = [inside for inside, _ in fenced if is_folded(inside)]
     assert folded and all(isinstance(json.loads(strip_fold_mark(inside)), dict) for inside in folded)
+
+
+CUSTOMER_OBSERVATION = [
+    {"role": "system", "content": "You are a shop assistant."},
+    {"role": "user", "content": "Where is order 88232?"},
+    {"role": "assistant", "content": "Thought: look\nAction: queryOrder\nAction Input: 88232"},
+    {"role": "user", "content": "Observation: " + json.dumps({"orderId": "88232", "trackingNo": "YT2468013579",
+                                                              "status": "运输中", "note": "x" * 300})},
+    {"role": "assistant", "content": "Thought: done\nFinal Answer: It is in transit, tracking YT2468013579."},
+    {"role": "user", "content": "Observation: my parcel arrived with a cracked screen, order 88232. I want a refund."},
+    {"role": "assistant", "content": "Thought: ok\nFinal Answer: I am sorry; I have noted the cracked screen on 88232."},
+    {"role": "user", "content": "What did I tell you was wrong with my parcel?"},
+]
+
+
+def test_a_customers_message_that_starts_with_observation_is_a_turn_of_its_own():
+    # it was taken for a tool result: the two turns merged, and shortening kept the first request with the second
+    # turn's answer, the customer's words gone
+    customer, answer = CUSTOMER_OBSERVATION[5]["content"], CUSTOMER_OBSERVATION[6]["content"]
+    fits = []
+    for tokens in range(request_tokens(CUSTOMER_OBSERVATION), 0, -5):
+        try:
+            fits.append(ContextBudget(tokens).fit(CUSTOMER_OBSERVATION))
+        except ContextBudgetError:
+            break
+    for fitted in fits:
+        sent = [m["content"] for m in fitted.messages]
+        assert (customer in sent) == (answer in sent), fitted.summary()  # one turn: kept or dropped together
+    assert any(fitted.dropped == 1 and customer in [m["content"] for m in fitted.messages] for fitted in fits)
+
+
+def test_a_question_that_starts_with_observation_stays_the_current_turns_request():
+    # the run's own question is the customer's: FencedData fenced it as data, and the budget folded it
+    from tinyagent.defences.fenced_data import FencedData
+
+    question = "Observation: " + "my order 88231 has not arrived, and I have waited for it for a long time. " * 4
+    replies = iter([ChatResult("Thought: t\nAction: searchKnowledge\nAction Input: 退货 政策", "stop"),
+                    ChatResult("Thought: t\nAction: queryOrder\nAction Input: 88231", "stop"),
+                    ChatResult("Thought: t\nFinal Answer: It is on its way.", "stop")])
+
+    class Scripted:
+        model = "scripted"
+
+        def chat(self, messages, **options):
+            return next(replies)
+
+    run = ReActAgent(Scripted(), registry(), parts=[FencedData(), BudgetedRequest(ContextBudget(10_000))])
+    result = run.run(question)
+    assert result.answer == "It is on its way."
+    sent = [call.messages for call in result.trace.of_type(LlmCall)]
+    assert len(sent) == 3 and all(messages[1]["content"] == question for messages in sent)
+    messages = result.messages[:-1]  # the question, two steps and their Observations
+    fitted = ContextBudget(request_tokens(messages) - 1).fit(messages, request_index=1)
+    assert fitted.messages[1]["content"] == question and fitted.folded == 1  # the first Observation instead

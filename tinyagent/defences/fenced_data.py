@@ -65,14 +65,15 @@ class FencedData:
 
     def build(self, run: Any, closing: bool = False) -> tuple[list[dict], dict]:
         messages, options = self.inner.build(run, closing)
-        return fenced_messages(messages, run.lang, run.agent.parse_text), options
+        return fenced_messages(messages, run.lang, run.agent.parse_text, run.question), options
 
     def __repr__(self) -> str:
         return f"FencedData({self.inner!r})"
 
 
-def fenced_messages(messages: list[dict], lang: str, parse_text: Any) -> list[dict]:
-    """A copy of `messages` with the rule in the system prompt and every Observation fenced."""
+def fenced_messages(messages: list[dict], lang: str, parse_text: Any, question: str | None = None) -> list[dict]:
+    """A copy of `messages` with the rule in the system prompt and every Observation fenced. The run's `question` is
+    the customer's, never fenced, even when it starts with "Observation:"."""
     out: list[dict] = []
     tool_of: dict[str, str] = {}  # function calling: the call id -> the tool's name
     last_tool = "tool"  # text ReAct: the tool the latest assistant step called
@@ -89,7 +90,7 @@ def fenced_messages(messages: list[dict], lang: str, parse_text: Any) -> list[di
                 last_tool = action.tool_name if action is not None else last_tool
         elif role == "tool" and isinstance(content, str):
             message["content"] = fenced_once(content, tool_of.get(message.get("tool_call_id"), "tool"))
-        elif role == "user" and isinstance(content, str) and content.startswith(_OBSERVATION):
+        elif role == "user" and isinstance(content, str) and content.startswith(_OBSERVATION) and content != question:
             message["content"] = _OBSERVATION + fenced_once(content[len(_OBSERVATION):], last_tool)
         out.append(message)
     return out

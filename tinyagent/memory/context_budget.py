@@ -22,8 +22,11 @@ oldest first, one message or turn at a time:
   5. still over: `ContextBudgetError`, which says how big the smallest request is and of what. The agent
      ends the run with `Stopped("context_budget")`.
 
-A turn begins at a user message that is a request (not an "Observation: ..."); the current turn at the
-request the run was started with. The system prompt, and any system message in the history (a summary,
+A turn begins at a user message that is a request, not a tool's result ("Observation: ..."). One that starts with
+"Observation:" right after the model's Final Answer is a request too: no result is awaited there, so the customer
+wrote it; after an answer without "Final Answer:" (the model's prose, a stopped run's polite answer) it is still
+read as a result. The current turn begins at the question the run was started with, whatever it starts with, and a
+turn's request is never folded. The system prompt, and any system message in the history (a summary,
 instructions), are never folded or dropped.
 
 Counting. One tokenizer: `token_count.token_counter()`, cl100k_base through quicktok (exact), or the
@@ -329,13 +332,22 @@ def _is_observation(message: dict) -> bool:
     return message.get("role") == "user" and _text(message.get("content")).lstrip().startswith(OBSERVATION_PREFIX)
 
 
-def _is_request(message: dict) -> bool:
-    return message.get("role") == "user" and not _is_observation(message)
+def _is_request(message: dict, before: dict | None) -> bool:
+    """A user message that starts a turn: not an Observation, or one written after the model's Final Answer (the
+    customer's, who may begin with "Observation:" too: nothing is waiting for a tool's result there)."""
+    return message.get("role") == "user" and (not _is_observation(message) or _is_final_answer(before))
+
+
+def _is_final_answer(message: dict | None) -> bool:
+    if message is None or message.get("role") != "assistant" or message.get("tool_calls"):
+        return False
+    step = parse_step(_text(message.get("content")))
+    return step.final_answer is not None and step.action is None
 
 
 def _last_request(messages: list[dict]) -> int:
     for index in range(len(messages) - 1, -1, -1):
-        if _is_request(messages[index]):
+        if _is_request(messages[index], messages[index - 1] if index else None):
             return index
     raise ValueError("the conversation has no user request to fit a request around")
 
@@ -352,14 +364,16 @@ class _Part:
 
 def _split_turns(messages: list[dict]) -> list[_Part]:
     parts: list[_Part] = []
+    before = None
     for message in messages:
         message = dict(message)
         if message.get("role") in ("system", "developer"):
             parts.append(_Part([message], pinned=True))
-        elif _is_request(message) or not parts or parts[-1].pinned:
+        elif _is_request(message, before) or not parts or parts[-1].pinned:
             parts.append(_Part([message]))
         else:
             parts[-1].messages.append(message)
+        before = message
     return parts
 
 
@@ -427,7 +441,8 @@ class _Fitting:
             for i, message in enumerate(part.messages):
                 if total <= budget:
                     return
-                if not part.pinned and _is_observation(message) and (folded := _fold(message)) is not None:
+                # A turn's first message is its request, whatever it starts with.
+                if not part.pinned and i > 0 and _is_observation(message) and (folded := _fold(message)) is not None:
                     total += self.cost(folded) - self.cost(message)
                     part.messages[i] = self._keep_fold(folded)
         # 2. Shorten earlier turns to their request and answer, oldest first.
@@ -449,7 +464,7 @@ class _Fitting:
                 self.dropped += 1
                 self.shortened -= part.shortened  # counted as dropped, not as both
         # 4. Fold this turn's Observations, all but the latest.
-        observations = [i for i, m in enumerate(self.current) if _is_observation(m)]
+        observations = [i for i, m in enumerate(self.current) if i > 0 and _is_observation(m)]
         for i in observations[:-1]:
             if total <= budget:
                 return
