@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 import requests
 
 from tinyagent import LlmClient, ReActAgent
 from tinyagent.architectures.reminder_loop import (
+    DAY_WORDS,
     ReminderStore,
     outbox_report,
     reminder_gate,
     reminder_registry,
 )
+from tinyagent.classroom.reminders import DAY_SAID, day_named_in
 from tinyagent.events import ToolCall
 from tinyagent.registry import Action
 from tinyagent.toolkit.confirmation import ApprovalDecided, GatedAct
@@ -84,3 +88,63 @@ def test_no_rain_during_the_meeting_sends_nothing(weather):
         result = run(weather, store, EN, True)
         assert store.outbox() == []
     assert "Nothing was sent." in result.answer and "sendWechat" not in [e.name for e in result.trace.tool_calls]
+
+
+def calls(result) -> list[tuple[str, str]]:
+    return [(e.name, e.input) for e in result.trace if isinstance(e, ToolCall)]
+
+
+@pytest.mark.parametrize("question, day, forecast", [
+    ("will it rain in Shanghai during my meeting the day after tomorrow? remind me to take an umbrella",
+     "day after tomorrow", '{"city":"Shanghai","date":"2026-07-02"}'),
+    ("后天开会的时候上海会下雨吗？提醒我带伞", "后天", '{"city":"上海","date":"2026-07-02"}'),
+    ("will it rain during my meeting on 2026-07-01? remind me to take an umbrella", "2026-07-01",
+     '{"city":"Beijing","date":"2026-07-01"}'),
+    (EN, "tomorrow", '{"city":"Beijing","date":"2026-07-01"}'),
+    (ZH, "明天", '{"city":"北京","date":"2026-07-01"}'),
+])
+def test_the_classroom_looks_at_the_day_the_user_named(weather, question, day, forecast):
+    # "the day after tomorrow", 后天 and a date read as today or tomorrow: the wrong meeting's forecast
+    with ReminderStore() as store:
+        result = run(weather, store, question, False)
+    assert calls(result)[:2] == [("getMeetings", day), ("getForecast", forecast)]
+
+
+@pytest.mark.parametrize("question, says", [
+    ("will it rain in Shanghai during my meeting tomorrow? remind me to take an umbrella",
+     "no meeting in Shanghai that day (that day's meetings are in Beijing)"),
+    ("明天开会的时候上海会下雨吗？提醒我带伞", "那天您没有在上海的会议（那天的会议在北京）"),
+])
+def test_a_city_no_meeting_that_day_is_in_gets_no_forecast_of_another_city(weather, question, says):
+    # the meeting in Beijing was taken instead, and Beijing's rain sent as the answer about Shanghai
+    with ReminderStore() as store:
+        result = run(weather, store, question, True)
+        assert store.outbox() == []
+    assert [name for name, _ in calls(result)] == ["getMeetings"] and says in result.answer
+
+
+def test_the_store_reads_a_day_word_in_any_case_and_an_iso_date_as_python_reads_it():
+    with ReminderStore() as store:
+        assert store.day(" Tomorrow ") == store.day("明天") == date(2026, 7, 1)
+        assert store.day("day after tomorrow") == store.day("后天") == date(2026, 7, 2)
+        assert store.day("2026-W27-3") == date.fromisoformat("2026-W27-3") == date(2026, 7, 1)  # was refused
+        assert store.day("20260701") == date(2026, 7, 1)
+
+
+@pytest.mark.parametrize("text, day", [
+    ("my meeting the Day After Tomorrow", "day after tomorrow"),
+    ("大后天开会", "大后天"),
+    ("后天开会", "后天"),
+    ("tomorrow, that is 2026-07-01", "2026-07-01"),
+    ("order 120260701999", None),
+    ("will it rain?", None),
+])
+def test_day_named_in_finds_the_word_or_date_the_store_reads(text, day):
+    assert day_named_in(text) == day
+
+
+def test_the_classroom_spots_exactly_the_day_words_the_store_reads():
+    assert set(DAY_SAID) == set(DAY_WORDS)
+    with ReminderStore() as store:
+        for word, (zh, en) in DAY_SAID.items():
+            assert store.day(word) == store.day(zh), word

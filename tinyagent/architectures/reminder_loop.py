@@ -52,7 +52,7 @@ MEETINGS = (
     (1, "15:00", "16:30", "Project review · 项目评审", "北京", "望京 SOHO T1, 12F"),
     (2, "10:00", "11:00", "Supplier call · 供应商电话会", "上海", "online"),
 )
-DAY_WORDS = {"today": 0, "今天": 0, "tomorrow": 1, "明天": 1, "day after tomorrow": 2, "后天": 2}
+DAY_WORDS = {"today": 0, "今天": 0, "tomorrow": 1, "明天": 1, "day after tomorrow": 2, "后天": 2, "大后天": 3}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meetings (
@@ -101,11 +101,11 @@ class ReminderStore:
     def day(self, text: str) -> date:
         """A word of DAY_WORDS ("today", "tomorrow", "明天", ...) or an ISO date ("2026-07-01", or "20260701" as
         Python reads it too) -> the date; ValueError for anything else."""
-        key = text.strip().lower()
-        if key in DAY_WORDS:
-            return self.today() + timedelta(days=DAY_WORDS[key])
+        key = text.strip()
+        if key.lower() in DAY_WORDS:
+            return self.today() + timedelta(days=DAY_WORDS[key.lower()])
         try:
-            return date.fromisoformat(key)
+            return date.fromisoformat(key)  # as written: 2026-W27-3 has a capital W
         except ValueError:
             raise ValueError(f"not a day: {text[:40]!r}; write today, tomorrow, 明天 or a date like 2026-07-01") from None
 

@@ -10,6 +10,8 @@ A declined send (lesson 15's gate) is reported as nothing sent, never retried; a
 
 from __future__ import annotations
 
+import re
+
 from tinyagent.classroom.conversation import Conversation
 from tinyagent.classroom.intents import has_any
 from tinyagent.classroom.planning import Act, Answer, act, call
@@ -17,16 +19,34 @@ from tinyagent.classroom.small_talk import cannot
 from tinyagent.classroom.vocabulary import REMIND
 from tinyagent.classroom.weather_and_files import RAIN_WORDS, find_city
 
+# The words getMeetings reads as a day (reminder_loop.DAY_WORDS, which turns them into dates: the classroom only
+# spots them, and a test keeps the two lists the same), with how the thought names each day.
+DAY_SAID = {"today": ("今天", "today"), "今天": ("今天", "today"), "tomorrow": ("明天", "tomorrow"),
+            "明天": ("明天", "tomorrow"), "day after tomorrow": ("后天", "the day after tomorrow"),
+            "后天": ("后天", "the day after tomorrow"), "大后天": ("大后天", "in three days")}
+ISO_DATE = re.compile(r"(?<![0-9])[0-9]{4}-[0-9]{2}-[0-9]{2}(?![0-9])")  # 2026-07-01, as the tool's help writes it
+
+
+def day_named_in(request: str) -> str | None:
+    """What the request says the day is, for getMeetings: a date like 2026-07-01 in it, else its longest day word
+    ("day after tomorrow" before "tomorrow", 大后天 before 后天), in any case; None when it names no day."""
+    found = ISO_DATE.search(request)
+    if found:
+        return found.group()
+    low = request.lower()
+    return next((word for word in sorted(DAY_SAID, key=len, reverse=True) if word in low), None)
+
 
 def plan_reminder(conv: Conversation) -> Act | Answer:
     if conv.tool_for("calendar") is None:
         return cannot(conv, "查看您的日程", "look at your calendar")
     calendar = conv.result("calendar")
     if calendar is None:
-        day = "tomorrow" if has_any(conv.request, ("明天", "tomorrow")) else "today"
-        return act(conv, conv.say(f"先查日程，看{'明天' if day == 'tomorrow' else '今天'}的会议在什么时间、哪个城市。",
-                                  f"First the calendar: when and where is the meeting {day}?"),
-                   [call(conv, "calendar", content=conv.say("明天", "tomorrow") if day == "tomorrow" else "today")])
+        day = day_named_in(conv.request) or "today"  # the store reads it: ReminderStore.day
+        zh, en = DAY_SAID.get(day, (day, f"on {day}"))
+        return act(conv, conv.say(f"先查日程，看{zh}的会议在什么时间、哪个城市。",
+                                  f"First the calendar: when and where is the meeting {en}?"),
+                   [call(conv, "calendar", content=day)])
     nothing = conv.say("什么都没有发出。", "Nothing was sent.")
     data = calendar.data if isinstance(calendar.data, dict) else {}
     meetings = [m for m in data.get("meetings") or [] if isinstance(m, dict)]
@@ -37,7 +57,16 @@ def plan_reminder(conv: Conversation) -> Act | Answer:
                                f"{why[:1].upper()}{why[1:]}, so there is no weather to check and no reminder to send. "
                                f"{nothing}"))
     city = find_city(conv.request)
-    meeting = next((m for m in meetings if city and city in (m.get("city"), _english(m.get("city")))), meetings[0])
+    in_city = [m for m in meetings if city and city in (m.get("city"), _english(m.get("city")))]
+    if city and not in_city:  # the user asked about a city none of that day's meetings is in
+        cities = [str(m.get("city") if conv.zh else _english(m.get("city")) or m.get("city")) for m in meetings]
+        held = conv.say("、", ", ").join(dict.fromkeys(cities))
+        return Answer(conv.say(f"那天的会议不在{city}，在{held}。", f"No meeting that day is in {city}; they are in {held}."),
+                      conv.say(f"那天您没有在{city}的会议（那天的会议在{held}），所以不用看{city}的天气，"
+                               f"也没有提醒要发。{nothing}",
+                               f"You have no meeting in {city} that day (that day's meetings are in {held}), so there "
+                               f"is no weather to check and no reminder to send. {nothing}"))
+    meeting = (in_city or meetings)[0]
     city = str(meeting.get("city") or city or "")
     city = city if conv.zh else (_english(city) or city)
     title = _title(conv, str(meeting.get("title", "")))
