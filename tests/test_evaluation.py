@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,8 +31,9 @@ from tinyagent.evaluation import (
     select_tasks,
     written_in,
 )
-from tinyagent.evaluation.grading import holds_fact
+from tinyagent.evaluation.grading import Check, holds_fact
 from tinyagent.evaluation.progress import PlainProgress, progress_bar
+from tinyagent.evaluation.report import percent
 from tinyagent.evaluation.tasks import EvalTask
 from tinyagent.prompts import detect_language
 from tinyagent.shop.tasks import SHOP_TASKS
@@ -249,6 +251,41 @@ def test_a_model_that_cannot_be_reached_fails_its_tasks_and_raises_nothing():
     report = evaluate(unreachable, names=["time"], progress=False)
     assert [r.reason for r in report.results] == ["llm_error", "llm_error"]
     assert not report.passed and report.summary["passed"] == 0
+    # The format check passed such runs ("every reply followed the protocol"): a model nothing listens on scored 22/22.
+    assert {r.checks["format"] for r in report.results} == {Check(False, "the model never replied: no reply to check")}
+
+
+class RaisesOnItsThirdCall:
+    """A model client with a bug of its own: its third call raises."""
+
+    model = "buggy"
+
+    def __init__(self):
+        self.inner, self.calls = LlmClient.classroom(), 0
+
+    def chat(self, *args, **kwargs):
+        self.calls += 1
+        if self.calls == 3:
+            raise RuntimeError("the client's own bug")
+        return self.inner.chat(*args, **kwargs)
+
+
+def test_a_run_that_raises_fails_its_task_and_the_suite_goes_on():
+    # The exception ended evaluate: the results before it were lost (the progress showed one task, then nothing).
+    report = evaluate(RaisesOnItsThirdCall(), names=["time", "refund"], langs=["en"], progress=False)
+    assert [r.id for r in report.results] == ["refund (en)", "time (en)"]
+    broken = report.results[0]
+    assert broken.reason == "error: RuntimeError: the client's own bug"
+    assert set(broken.checks.values()) == {Check(False, "the run raised RuntimeError: the client's own bug")}
+    assert report.results[1].passed
+
+
+def test_no_task_or_a_task_twice_is_refused_before_anything_runs():
+    task = EvalTask("mine", "Where is order 88231?", ("SF1234567890",), tools=("queryOrder",))
+    with pytest.raises(ValueError, match="no task to run"):
+        evaluate(LlmClient.classroom(), names=[], progress=False)  # was "0 of 0 tasks passed (0%)"
+    with pytest.raises(ValueError, match=re.escape("the task 'mine (en)' is listed twice")):
+        evaluate(LlmClient.classroom(), tasks=[task, task], progress=False)  # was 2 of 2, one row in the plots
 
 
 # -- the classroom model and its variants, scored ------------------------------------------------------------
@@ -325,6 +362,32 @@ def test_a_report_that_breaks_the_schema_is_refused_with_what_is_wrong(careful, 
         EvalReport.from_dict(data)
 
 
+@pytest.mark.parametrize("damage, said", [
+    (lambda d: d["tasks"][0].update(passed=False), "the task refund (zh) says passed False against its checks"),
+    (lambda d: d["tasks"].append(d["tasks"][0]), "the task refund (zh) is there twice"),
+    (lambda d: d["summary"].update(passed=2), "the summary's passed is 2, the tasks give 22"),
+    (lambda d: d["summary"]["checks"].update(answer=0), "the summary's checks is"),
+])
+def test_a_report_that_contradicts_itself_is_refused_with_what_is_wrong(careful, damage, said):
+    # Read without complaint before, and its summary silently counted again.
+    data = json.loads(careful["text"].to_json())
+    damage(data)
+    assert any(said in problem for problem in report_problems(data)), report_problems(data)
+    with pytest.raises(ValueError, match="not an evaluation report"):
+        EvalReport.from_dict(data)
+
+
+def test_a_share_never_reads_as_none_or_all_when_it_is_neither():
+    assert [percent(rate) for rate in (0, 1 / 200, 1 / 3, 2 / 3, 199 / 200, 1)] == ["0%", "<1%", "33%", "67%", ">99%",
+                                                                                    "100%"]
+    result = evaluate(LlmClient.classroom(), names=["time"], langs=["en"], progress=False).results[0]
+    failed = replace(result, name="other", checks={**result.checks, "answer": Check(False, "wrong")})
+    report = EvalReport("m", "text", [replace(result, name=f"t{n}") for n in range(199)] + [failed], "now", 10, "m")
+    assert report.table().splitlines()[-2] == "199 of 200 tasks passed (>99%)"  # it said 100%
+    head, line = scoreboard([report]).splitlines()
+    assert line.split()[1:3] == ["199/200", ">99%"] and head.index("tools") == line.index("200/200")
+
+
 def test_the_json_is_the_same_on_every_run_but_for_the_seconds():
     def stable(report):
         data = report.to_dict()
@@ -339,8 +402,15 @@ def test_the_json_is_the_same_on_every_run_but_for_the_seconds():
 
 
 # -- progress --------------------------------------------------------------------------------------------------
+class Terminal(io.StringIO):
+    """What tqdm draws on a terminal, kept to read."""
+
+    def isatty(self) -> bool:
+        return True
+
+
 def test_progress_is_a_tqdm_bar_without_a_clock(careful):
-    out = io.StringIO()
+    out = Terminal()
     bar = progress_bar(2, "classroom · text ReAct", True, out)
     for result in careful["text"].results[:2]:
         bar.advance(result)
@@ -366,6 +436,17 @@ def test_in_a_notebook_the_progress_is_one_widget_bar_and_no_text_bar_beside_it(
     # tqdm writes its spaces as figure spaces (U+2007) in a notebook, to keep their width in HTML
     assert left.value.replace("\u2007", " ") == "classroom · text ReAct: "
     assert right.value.replace("\u2007", " ") == " 2/2, 2 passed, last: refund (en)"  # no "█" or "#" bar of its own
+
+
+def test_progress_into_a_log_file_is_plain_lines_even_with_tqdm(careful, tmp_path):
+    # tqdm into a file that is no terminal wrote one line of carriage returns a suite ("2>err.txt").
+    with open(tmp_path / "err.txt", "w", encoding="utf-8") as log:
+        bar = progress_bar(2, "classroom · text ReAct", True, log)
+        assert isinstance(bar, PlainProgress)
+        for result in careful["text"].results[:2]:
+            bar.advance(result)
+    assert (tmp_path / "err.txt").read_text(encoding="utf-8").splitlines() == [
+        "classroom · text ReAct: 2 tasks", "[1/2] refund (zh)              passed", "[2/2] refund (en)              passed"]
 
 
 def test_without_tqdm_progress_is_one_plain_line_per_task(careful, monkeypatch):
@@ -518,11 +599,12 @@ def test_a_product_name_copied_from_a_tool_does_not_make_a_chinese_answer_englis
     ({"lang": "fr"}, 'lang must be "zh" or "en", got \'fr\''),
     ({"tools": "queryOrder"}, "tools must be a tuple of texts, got the text 'queryOrder'"),
     ({"refunds": ("88231", 88232)}, "every item of refunds must be a non-empty text"),
+    ({"facts": ()}, "facts must hold at least one thing the answer must say"),  # the answer check passed anything
 ])
 def test_a_task_written_wrong_is_one_clear_error_before_the_suite_runs(options, says):
     # lang="fr" was a KeyError in the middle of the suite, the results so far lost
     good = EvalTask("mine", "Where is order 88231?", ("SF1234567890",), tools=("queryOrder",))
-    wrong = EvalTask("mine", "Where is order 88231?", ("SF1234567890",), **options)
+    wrong = EvalTask("mine", "Where is order 88231?", **{"facts": ("SF1234567890",), **options})
     asked = []
     with pytest.raises(ValueError, match=re.escape(says)):
         evaluate(LlmClient.classroom(), tasks=[good, wrong], progress=False, on_result=asked.append)

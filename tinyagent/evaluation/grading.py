@@ -72,6 +72,8 @@ class RunOutcome:
                         repairs in parentheses, "action (Markdown around keys)")
     replies_read:       False when the agent's own parser never saw the replies (a framework read them, and
                         reports none it could not read): the format check then has nothing to go on
+    replies:            the model's replies (None: not counted, as in an outcome built by hand); with none, the
+                        format check has nothing to pass
     """
 
     tool_calls: tuple[ToolUse, ...] = ()
@@ -84,6 +86,7 @@ class RunOutcome:
     refund_ids: tuple[str, ...] | None = None
     repaired_replies: int = 0
     replies_read: bool = True
+    replies: int | None = None
 
     @classmethod
     def from_run(cls, result: AgentResult, refunds: list[dict]) -> RunOutcome:
@@ -110,6 +113,7 @@ class RunOutcome:
             cut_replies=sum(call.finish_reason == "length" for call in trace.of_type(LlmCall)),
             refund_ids=tuple(sorted(str(row["refundId"]) for row in refunds if "refundId" in row)),
             repaired_replies=sum(parsed.rule.endswith(")") for parsed in trace.of_type(Parsed)),
+            replies=len(trace.of_type(LlmCall)),
         )
 
 
@@ -252,6 +256,8 @@ def fact_patterns(fact: str) -> list[str]:
 
 def check_format(outcome: RunOutcome) -> Check:
     """Every reply readable, none cut at the stop sequence, and a Final Answer rather than the fallback."""
+    if outcome.replies == 0:  # a model that never answered followed no protocol
+        return Check(False, "the model never replied: no reply to check")
     problems = []
     # The reply the fallback took is one of the unreadable ones (no Action, no Final Answer): said once, below.
     n = outcome.unreadable_replies - (outcome.reason == "fallback")

@@ -8,7 +8,8 @@ Each task gets a new in-memory shop with the course's clock (2026-06-30 19:05:23
 cannot change the next task's answer, and the facts of the suite hold. Options other than the ones named
 go to the agent (`ReActAgent` or `FunctionCallingAgent`): max_tokens, parts, ...
 Nothing here raises for what a model gets wrong: a failed model call ends its run ("llm_error"), and the
-task fails its checks like any other wrong run.
+task fails its checks like any other wrong run. A run that raises (a model client with a bug of its own) fails
+every check of its task, saying what it raised, and the suite goes on: the results so far are not lost.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 from tinyagent.agent import MAX_STEPS
-from tinyagent.evaluation.grading import RunOutcome, grade
+from tinyagent.evaluation.grading import CHECKS, Check, RunOutcome, grade
 from tinyagent.evaluation.progress import progress_bar
 from tinyagent.evaluation.report import EvalReport, TaskResult
 from tinyagent.evaluation.tasks import EVAL_TASKS, EvalTask, check_task, select_tasks
@@ -30,7 +31,16 @@ def run_eval_task(task: EvalTask, llm: Any, protocol: str = "text", *, now: str 
                   max_steps: int = MAX_STEPS, **options: Any) -> TaskResult:
     """Run one task on a fresh shop and grade it."""
     started = time.perf_counter()
-    result, refunds = run_on_fresh_shop(task.question, protocol, llm, now=now, max_steps=max_steps, **options)
+    try:
+        result, refunds = run_on_fresh_shop(task.question, protocol, llm, now=now, max_steps=max_steps, **options)
+    except Exception as exc:  # noqa: BLE001 - one task's crash is its failure, not the end of the suite
+        raised = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        return TaskResult(
+            name=task.name, lang=task.lang, question=task.question,
+            checks={name: Check(False, f"the run raised {raised}") for name in CHECKS}, reason=f"error: {raised}",
+            answer=None, steps=0, model_calls=0, tool_calls=(), refunds=(), prompt_tokens=0, completion_tokens=0,
+            seconds=round(time.perf_counter() - started, 3),
+        )
     seconds = round(time.perf_counter() - started, 3)  # milliseconds: as the JSON keeps them
     trace = result.trace
     usage = trace.total_usage()
@@ -70,8 +80,13 @@ def evaluate(
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     chosen = select_tasks(names, langs, tasks)
+    if not chosen:
+        raise ValueError("no task to run: the names, languages or tasks given leave none")
     for task in chosen:
         check_task(task)
+    twice = [task.id for task in chosen if [t.id for t in chosen].count(task.id) > 1]
+    if twice:
+        raise ValueError(f"the task {twice[0]!r} is listed twice: each task's name and language is one task")
     report = EvalReport(getattr(llm, "model", "?"), protocol, [], now, max_steps, label)
     bar = progress_bar(len(chosen), report.label, progress, progress_file)
     try:

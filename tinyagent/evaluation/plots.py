@@ -15,7 +15,7 @@ import logging
 from collections.abc import Collection, Sequence
 
 from tinyagent.evaluation.grading import CHECKS
-from tinyagent.evaluation.report import EvalReport
+from tinyagent.evaluation.report import EvalReport, percent
 
 TASKS_FIGSIZE = (12, 8)  # inches: room for the suite's 22 rows
 REPORTS_FIGSIZE = (12, 4.5)  # room for a dozen reports
@@ -123,7 +123,7 @@ def plot_reports(reports: Sequence[EvalReport], title: str = "the suite, model b
     _bars(axes[0], labels, [("", rates)], "success", "% of tasks passed")
     axes[0].set_xlim(0, 118)  # room for the label beside a full bar
     axes[0].set_xticks(range(0, 101, 20))
-    axes[0].bar_label(axes[0].containers[0], labels=[f"{rate:.0f}%" for rate in rates], padding=2, fontsize="small")
+    axes[0].bar_label(axes[0].containers[0], labels=[percent(s["success_rate"]) for s in summaries], padding=2, fontsize="small")
     _bars(axes[1], labels, [("", per_task("steps"))], "steps", "rounds per task")
     tokens = [0 if label in unknown else value
               for label, value in zip(labels, per_task("prompt_tokens+completion_tokens"))]

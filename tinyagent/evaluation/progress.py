@@ -2,7 +2,8 @@
 
 tqdm (the `eval` extra) draws a bar that updates in place, in a terminal and in JupyterLab alike. The core
 package needs only requests and python-dotenv, so without tqdm the same progress comes as one line per
-task, which also reads well in a log file. Both go to stderr, so the results on stdout stay clean.
+task; so it does when stderr is no terminal (a log file, a pipe), where a bar drawn in place would be one
+line of carriage returns. Both go to stderr, so the results on stdout stay clean.
 
 The bar shows no clock (no elapsed time, no rate): on a slow real model the per-task line says more, and
 a bar without times draws the same on every run.
@@ -72,7 +73,8 @@ class NoProgress:
 def progress_bar(total: int, desc: str, style: bool | str = True, file: TextIO | None = None):
     """A progress display with `.advance(result)` and `.close()`.
 
-    style: True for tqdm if it is installed, else plain lines; "plain" for plain lines; False for none.
+    style: True for tqdm if it is installed and there is somewhere to draw it (a notebook, a terminal), else
+           plain lines; "plain" for plain lines; False for none.
     """
     if style is False:
         return NoProgress()
@@ -85,5 +87,14 @@ def progress_bar(total: int, desc: str, style: bool | str = True, file: TextIO |
         except ImportError:  # the core install: no tqdm, plain lines instead
             pass
         else:
-            return TqdmProgress(tqdm, total, desc, file, widget=issubclass(tqdm, notebook_tqdm))
+            widget = issubclass(tqdm, notebook_tqdm)
+            if widget or _a_terminal(file or sys.stderr):
+                return TqdmProgress(tqdm, total, desc, file, widget=widget)
     return PlainProgress(total, desc, file)
+
+
+def _a_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed file
+        return False

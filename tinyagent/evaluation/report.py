@@ -227,7 +227,7 @@ class EvalReport:
         checks = " ".join(f"{_of(n, s['tasks']):<8}" for n in s["checks"].values())
         total = f"{'passed':<{width}}  {checks}  {s['steps']:>5}  {s['prompt_tokens'] + s['completion_tokens']:>6}"
         lines.append(total + (f"  {s['seconds']:>7.2f}" if latency else ""))
-        lines.append(f"{s['passed']} of {s['tasks']} tasks passed ({s['success_rate']:.0%})")
+        lines.append(f"{s['passed']} of {s['tasks']} tasks passed ({percent(s['success_rate'])})")
         if why:
             for r in self.failures():
                 lines += [f"  {r.id}, {name}: {r.checks[name].detail}" for name in r.failed_checks]
@@ -263,25 +263,50 @@ class EvalReport:
 
 def report_problems(data: Any) -> list[str]:
     """What keeps `data` from being a report of REPORT_SCHEMA, in words; [] when it is one (lesson 07's
-    validator does the checking)."""
-    return [problem.message for problem in problems_in(data, REPORT_SCHEMA)]
+    validator does the checking), and one that agrees with itself: a task passed when each of its checks did, no
+    task twice, and a summary that adds up (its seconds aside, which are rounded task by task)."""
+    problems = [problem.message for problem in problems_in(data, REPORT_SCHEMA)]
+    if problems:
+        return problems
+    tasks = data["tasks"]
+    for task in tasks:
+        if task["passed"] != all(check["passed"] for check in task["checks"].values()):
+            problems.append(f"the task {task['name']} ({task['lang']}) says passed {task['passed']} against its checks")
+    ids = [(task["name"], task["lang"]) for task in tasks]
+    problems += [f"the task {name} ({lang}) is there twice" for name, lang in dict.fromkeys(ids) if ids.count((name, lang)) > 1]
+    if not problems:
+        counted = EvalReport("", "text", [TaskResult.from_dict(task) for task in tasks], "", 1).summary
+        problems += [f"the summary's {key} is {data['summary'][key]!r}, the tasks give {counted[key]!r}"
+                     for key in counted if key != "seconds" and data["summary"][key] != counted[key]]
+    return problems
 
 
 def _of(part: int, whole: int) -> str:
     return f"{part}/{whole}"
 
 
+def percent(rate: float) -> str:
+    """A share as a whole percent, except that one never reads as none or all: 199 of 200 is ">99%", not "100%"."""
+    whole = f"{rate:.0%}"
+    if whole == "0%" and rate > 0:
+        return "<1%"
+    if whole == "100%" and rate < 1:
+        return ">99%"
+    return whole
+
+
 def scoreboard(reports: Iterable[EvalReport]) -> str:
     """One line per report: tasks passed, each check's passes, and steps and tokens per task (means)."""
     reports = list(reports)
     width = max([len(r.label) for r in reports] + [5])
-    lines = [f"{'model':<{width}}  passed      " + " ".join(f"{name:<8}" for name in CHECKS)
+    summaries = [report.summary for report in reports]
+    passed = [f"{s['passed']}/{s['tasks']} {percent(s['success_rate']):>4}" for s in summaries]
+    column = max([len(p) for p in passed] + [10])  # 200/200 and its share take more than 10
+    lines = [f"{'model':<{width}}  {'passed':<{column}}  " + " ".join(f"{name:<8}" for name in CHECKS)
              + "  steps/task  tokens/task"]
-    for report in reports:
-        s = report.summary
+    for report, s, share in zip(reports, summaries, passed):
         n = max(s["tasks"], 1)
         checks = " ".join(f"{_of(v, s['tasks']):<8}" for v in s["checks"].values())
-        passed = f"{s['passed']}/{s['tasks']} {s['success_rate']:>4.0%}"
         tokens = (s["prompt_tokens"] + s["completion_tokens"]) / n
-        lines.append(f"{report.label:<{width}}  {passed:<10}  {checks}  {s['steps'] / n:>10.1f}  {tokens:>11.0f}")
+        lines.append(f"{report.label:<{width}}  {share:<{column}}  {checks}  {s['steps'] / n:>10.1f}  {tokens:>11.0f}")
     return "\n".join(lines)

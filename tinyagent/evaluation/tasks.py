@@ -63,6 +63,9 @@ def check_task(task: EvalTask) -> None:
         if not all(isinstance(item, str) and item for item in value):
             raise ValueError(f"the task {task.name!r}: every item of {field_name} must be a non-empty text, "
                              f"got {value!r}")
+    if not task.facts:
+        raise ValueError(f"the task {task.name!r}: facts must hold at least one thing the answer must say (an id, "
+                         "a date, a number): with none, the answer check would pass any answer")
 
 
 def _lesson_09(name: str) -> ShopTask:

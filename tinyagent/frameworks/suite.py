@@ -48,7 +48,7 @@ def outcome_of(run: FrameworkRun) -> RunOutcome:
                       refunds=tuple(sorted(str(row["orderId"]) for row in run.refunds)),
                       answer=run.answer, reason="final_answer" if run.answer else "error",
                       refund_ids=tuple(sorted(str(row["refundId"]) for row in run.refunds if "refundId" in row)),
-                      replies_read=False)
+                      replies_read=False, replies=run.model_calls)
 
 
 def _graded(task: EvalTask, run: FrameworkRun, started: float) -> TaskResult:
