@@ -3,6 +3,8 @@ cannot be read or made leaves the draft standing."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -32,15 +34,76 @@ def llm():
      "Line one.\nLine two.", ("wrong status",)),
     ("Looks fine to me!", "unchecked", DRAFT, ("the check's reply has no 'Verdict:' line",)),
     ("Verdict: maybe", "unchecked", DRAFT, ("unknown verdict 'maybe'",)),
-    # the label's Markdown is no part of the answer; a word is a whole word ("correction" is not "correct")
+    # the label's Markdown is no part of the answer; a word is a whole word ("correction" is not "correct"): these
+    # two say revise, and wrote no revised answer
     ("Verdict: revise\n**Revised answer:** Order 88231 was signed for.", "revise", "Order 88231 was signed for.", ()),
-    ("Verdict: correction needed", "unchecked", DRAFT, ("unknown verdict 'correction needed'",)),
-    ("Verdict: okay-ish, but wrong", "unchecked", DRAFT, ("unknown verdict 'okay-ish, but wrong'",)),
+    ("Verdict: correction needed", "unchecked", DRAFT, ("the check asked for a revision but wrote no revised answer",)),
+    ("Verdict: okay-ish, but wrong", "unchecked", DRAFT,
+     ("the check asked for a revision but wrote no revised answer",)),
     ("结论：通过了", "ok", DRAFT, ()),
 ])
 def test_the_check_s_reply_is_read_leniently(reply, verdict, answer, problems):
     got = read_verdict(reply, DRAFT)
     assert (got.verdict, got.answer, got.problems) == (verdict, answer, problems)
+
+
+REVISION = "\nProblems:\n- it was signed for\nRevised answer: Order 88231 was signed for."
+REVISION_ZH = "\n问题：\n- 状态不对\n修改后的答复：订单 88231 已签收。"
+
+
+@pytest.mark.parametrize("verdict", [
+    # an ok word beside a revise word or a negation: read as revise, never as ok
+    "Verdict: OK -> revise", "Verdict: ok, but revise", "Verdict: pass? no - revise", "Verdict: not ok",
+    "Verdict: isn't ok", "结论：通过不了", "结论：无误？不，有误", "结论：正确与否：错误",
+    # the ordinary ways to say revise
+    "Verdict: fail", "Verdict: failed", "Verdict: needs revision", "Verdict: fix needed", "Verdict: wrong",
+    "结论：不通过", "结论：有误",
+])
+def test_a_verdict_that_holds_a_revise_word_or_a_negation_is_revise(verdict):
+    # each was read as ok (the problems dropped, the wrong draft sent) or as an unknown verdict
+    got = read_verdict(verdict + (REVISION_ZH if verdict.startswith("结论") else REVISION), DRAFT)
+    assert got.verdict == "revise" and got.answer in ("Order 88231 was signed for.", "订单 88231 已签收。")
+    assert got.problems in (("it was signed for",), ("状态不对",))
+
+
+@pytest.mark.parametrize("verdict", ["Verdict: correct the status", "Verdict: correct it as below",
+                                     "Verdict: ok, the draft matches", "结论：通过，但金额要再看"])
+def test_an_ok_word_with_more_words_beside_it_is_not_ok(verdict):
+    # "correct the status" was read as ok: an ok word is ok only alone
+    got = read_verdict(verdict + REVISION, DRAFT)
+    assert got.verdict == "unchecked" and got.answer == DRAFT
+
+
+@pytest.mark.parametrize("verdict", ["Verdict: ok", "**Verdict:** OK.", "Verdict: Passed!", "结论：没问题",
+                                     "结论：无误。", "结论：通过了", "> **Verdict**: *correct*"])
+def test_an_ok_word_alone_is_ok(verdict):
+    assert read_verdict(verdict, DRAFT) == read_verdict("Verdict: ok", DRAFT)
+    assert read_verdict(verdict, DRAFT).verdict == "ok"
+
+
+def test_verdicts_that_do_not_agree_leave_the_draft():
+    got = read_verdict("Verdict: ok\nVerdict: revise" + REVISION, DRAFT)
+    assert got.verdict == "unchecked" and got.answer == DRAFT and "do not agree" in got.problems[0]
+
+
+def test_a_revised_answer_stops_at_the_next_label_line():
+    # the template's second line "Verdict: ok" was given to the customer as the answer
+    got = read_verdict("Verdict: revise\nProblems:\n- x\nRevised answer:\nVerdict: revise", DRAFT)
+    assert got.verdict == "unchecked" and got.answer == DRAFT
+    got = read_verdict("Verdict: revise\nRevised answer: Order 88231 was signed for.\nProblems:\n- x", DRAFT)
+    assert (got.verdict, got.answer, got.problems) == ("revise", "Order 88231 was signed for.", ("x",))
+
+
+@pytest.mark.parametrize("reply", [
+    "Verdict: x" + " " * 200_000 + "x",  # 5,000 spaces took 380 s: the value's \s* and [*_]* split them every way
+    " " * 200_000 + "x",
+    "\n" * 200_000 + "Verdict: ok",
+    "Verdict: revise\n" + " " * 200_000 + "Problems" + " " * 200_000 + "x",
+])
+def test_a_reply_padded_with_spaces_is_read_in_linear_time(reply):
+    started = time.perf_counter()
+    read_verdict(reply, DRAFT)
+    assert time.perf_counter() - started < 60
 
 
 def test_a_revise_without_a_revised_answer_keeps_the_draft():

@@ -12,10 +12,20 @@ draft and before the customer sees it:
             - the draft says 运输中; queryOrder said 已签收
             Revised answer: ...
 
-`read_verdict` reads that reply, leniently (case, full-width colons, Chinese labels); a reply it cannot read,
-or a "revise" with no revised answer, leaves the draft as it is with verdict "unchecked": a check that did
-not work must never replace a right answer with nothing. `ReflectingAgent` wraps a ReActAgent: the run's
-Final is held back, checked, and given out as a `Reflected` event and then the Final of the checked answer.
+`read_verdict` reads that reply, leniently (case, full-width colons, Chinese labels, Markdown), and reads
+the verdict by one rule, so that a verdict that may mean "revise" is never read as "ok":
+
+    revise     the verdict holds a revise word (revise, revision, wrong, fix, fail, 修改, 错误, 有误 ...) or a
+               negation (not, no, never, n't, 不, 没, 未, 否, outside an ok word: 没问题 is ok, 通过不了 is not)
+    ok         otherwise, the verdict is an ok word alone (ok, pass, correct, 通过, 正确, 没问题, 无误; 通过了 too),
+               with nothing but Markdown and punctuation around it
+    unchecked  anything else ("correct the status", "maybe"), or Verdict lines that do not agree
+
+A revised answer is the lines after "Revised answer:" up to the next label line (Verdict, Problems). A reply
+it cannot read, or a "revise" with no revised answer, leaves the draft as it is with verdict "unchecked": a
+check that did not work must never replace a right answer with nothing. `ReflectingAgent` wraps a ReActAgent:
+the run's Final is held back, checked, and given out as a `Reflected` event and then the Final of the checked
+answer.
 """
 
 from __future__ import annotations
@@ -73,14 +83,20 @@ LABELS = {
     "en": {"request": "Request", "observations": "Observations", "draft": "Draft answer", "none": "(no tools ran)"},
     "zh": {"request": "请求", "observations": "观察结果", "draft": "草稿答复", "none": "（没有调用工具）"},
 }
-_VERDICT = re.compile(r"^\s*[*_#>\s]*(?:verdict|结论)[*_\s]*[:：]\s*[*_]*\s*(.+?)\s*[*_]*\s*$",
-                      re.IGNORECASE | re.MULTILINE)
-# The Markdown a model puts around a label ("**Revised answer:** fixed") is no part of what follows it.
-_PROBLEMS = re.compile(r"^\s*[*_#\s]*(?:problems?|问题)[*_\s]*[:：][*_\s]*(.*)$", re.IGNORECASE)
-_REVISED = re.compile(r"^\s*[*_#\s]*(?:revised answer|修改后的答复|修改后答复)[*_\s]*[:：][*_\s]*(.*)$",
+# A label line: Markdown and spaces may stand around the label (never a line end: each run of them is read
+# once, possessively, so a reply padded with spaces is read in linear time). The Markdown a model puts around a
+# label ("**Revised answer:** fixed") is no part of what follows it.
+_BEFORE = r"(?:[^\S\n]|[*_#>])*+"
+_AROUND = r"(?:[^\S\n]|[*_])*+"
+_VERDICT = re.compile(rf"^{_BEFORE}(?:verdict|结论){_AROUND}[:：](.*)$", re.IGNORECASE | re.MULTILINE)
+_PROBLEMS = re.compile(rf"^{_BEFORE}(?:problems?|问题){_AROUND}[:：]{_AROUND}(.*)$", re.IGNORECASE)
+_REVISED = re.compile(rf"^{_BEFORE}(?:revised answer|修改后的答复|修改后答复){_AROUND}[:：]{_AROUND}(.*)$",
                       re.IGNORECASE)
 _OK_WORDS = ("ok", "pass", "passed", "correct", "通过", "正确", "没问题", "无误")
-_REVISE_WORDS = ("revise", "revised", "wrong", "incorrect", "fix", "需修改", "修改", "错误", "有误")
+_REVISE_WORDS = ("revise", "revised", "revision", "wrong", "incorrect", "fix", "fail", "failed", "correction",
+                 "corrections", "需修改", "修改", "错误", "有误", "不通过")
+_NEGATIONS = ("not", "no", "never")
+_CHINESE_NEGATIONS = ("不", "没", "未", "否")
 
 
 @dataclass(frozen=True)
@@ -113,27 +129,47 @@ def observations_of(trace: Trace) -> list[str]:
     return lines
 
 
-def _says(verdict: str, words: tuple[str, ...]) -> bool:
-    """Whether `verdict` begins with one of `words`: a whole English word ("correction needed" is not "correct",
-    "okay-ish" not "ok"), a Chinese one at the start of what follows ("通过了" is "通过")."""
-    return any(verdict.startswith(w) and (not w.isascii() or not verdict[len(w):len(w) + 1].isalnum())
-               for w in words)
+def _bare(value: str) -> str:
+    """What follows a label, without the spaces and Markdown around it."""
+    return value.strip().strip("*_").strip()
+
+
+def _reading(verdict: str) -> str:
+    """One Verdict line's words read by the module's rule: "ok", "revise" or "unchecked"."""
+    low = verdict.lower()
+    words = re.findall(r"[a-z]+(?:['’]t)?", low)  # English whole words: "correction" is not "correct"
+    chinese = low
+    for word in _OK_WORDS:
+        if not word.isascii():
+            chinese = chinese.replace(word, " ")  # 没问题 and 无误 hold no negation
+    if (any(word in _REVISE_WORDS or word in _NEGATIONS or word.endswith(("n't", "n’t")) for word in words)
+            or any(word in low for word in _REVISE_WORDS if not word.isascii())
+            or any(mark in chinese for mark in _CHINESE_NEGATIONS)):
+        return "revise"
+    bare = re.sub(r"[\W_]+", "", low)  # only Markdown, punctuation and spaces around the word
+    return "ok" if bare in _OK_WORDS or (bare.endswith("了") and bare[:-1] in _OK_WORDS) else "unchecked"
 
 
 def read_verdict(text: str, draft: str) -> Verdict:
-    """The check's reply read leniently. Never raises; whatever cannot be read leaves the draft standing."""
+    """The check's reply read leniently, by the module's rule. Never raises; whatever cannot be read leaves the
+    draft standing."""
     text = text if isinstance(text, str) else ""
-    match = _VERDICT.search(text)
-    if match is None:
+    verdicts = [(match, value) for match in _VERDICT.finditer(text) if (value := _bare(match.group(1)))]
+    if not verdicts:
         return Verdict("unchecked", ("the check's reply has no 'Verdict:' line",), draft)
-    word = match.group(1).strip().strip("。.!！").lower()
-    if _says(word, _OK_WORDS):
+    readings = {_reading(value) for _, value in verdicts}
+    said = " / ".join(repr(value) for _, value in verdicts)
+    if len(readings) > 1:
+        return Verdict("unchecked", (f"the check's verdicts do not agree: {said}",), draft)
+    if readings == {"ok"}:
         return Verdict("ok", (), draft)
-    if not _says(word, _REVISE_WORDS):
-        return Verdict("unchecked", (f"unknown verdict {match.group(1).strip()!r}",), draft)
+    if readings == {"unchecked"}:
+        return Verdict("unchecked", (f"unknown verdict {said}",), draft)
     problems, revised, section = [], [], None
-    for line in text[match.end():].splitlines():
-        if (found := _PROBLEMS.match(line)) is not None:
+    for line in text[verdicts[0][0].end():].splitlines():
+        if _VERDICT.match(line):
+            section = None  # a label line ends the section before it
+        elif (found := _PROBLEMS.match(line)) is not None:
             section = "problems"
             if found.group(1).strip():
                 problems.append(found.group(1).strip())
