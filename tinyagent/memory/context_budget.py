@@ -13,8 +13,9 @@ oldest first, one message or turn at a time:
 
   0. tools: with a `tool_filter`, only the tools relevant to the request are offered (tool_filter.py), and
      the system prompt is rebuilt with that list (function calling: the `tools` field holds only them);
-  1. fold the Observations of earlier turns into short summaries (observation_folding.py); one fenced as data
-     (lesson 25's FencedData) keeps its fence, and what is inside it is folded;
+  1. fold the Observations of earlier turns into short summaries (observation_folding.py); one wrapped in a
+     tag of its own (`<data ...>` on its first line, `</data>` on its last) keeps the tag, and what is inside
+     it is folded;
   2. shorten earlier turns to the customer's request and the answer (their Thoughts, Actions and
      Observations go);
   3. drop earlier turns;
@@ -42,12 +43,12 @@ reply's `max_tokens` out of it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from tinyagent.defences.fenced_data import fence, unfence
 from tinyagent.errors import ContextBudgetError
 from tinyagent.memory.observation_folding import fold_observation
 from tinyagent.memory.tool_filter import ToolFilter, ToolSelection
@@ -389,14 +390,19 @@ def _fold(message: dict) -> dict | None:
     return None if folded == body else {**message, "content": head + folded}
 
 
+# A tool result wrapped in a tag of its own, the opening tag on the first line and the closing one on the last, as
+# prompts often mark what is data: the tag says what the text is, so it stays whole, and the text inside is folded.
+_WRAPPED = re.compile(r"(<([A-Za-z][\w-]*)[^<>\n]*>\n)(.*)(\n</\2>)", re.DOTALL)
+
+
 def _folded_body(body: str) -> str:
-    """An Observation's text folded. One fenced as data (lesson 25's FencedData, listed before the budget) keeps its
-    fence, and what is inside it is folded: its JSON keeps its shape, and the fence still closes."""
-    inside = unfence(body)
-    if inside is None:
+    """An Observation's text folded; one wrapped in a tag keeps the tag, and what is inside it is folded (its JSON
+    keeps its shape, and the tag still closes)."""
+    wrapped = _WRAPPED.fullmatch(body)
+    if wrapped is None:
         return fold_observation(body)
-    text, source = inside
-    folded = fence(fold_observation(text), source)
+    opening, _, inside, closing = wrapped.groups()
+    folded = f"{opening}{fold_observation(inside)}{closing}"
     return folded if len(folded) < len(body) else body
 
 
