@@ -205,6 +205,14 @@ def test_refund_decision_follows_the_dates(signed, question, expected_tools, in_
     assert "Final Answer:" in run.final
 
 
+def test_a_signing_date_after_today_is_not_day_zero():
+    # Signed five days after today (a wrong record): it was read as day 0, a no-reason refund written for ¥1999.
+    shop = FakeShop(signed="2026-07-05")
+    run = converse("订单 88231 我想退货", shop.registry())
+    assert shop.refunds == [] and "applyRefund" not in run.tools
+    assert "确认不了今天的日期或签收日期" in run.replies[-1] and "人工客服" in run.answer
+
+
 def test_forty_days_offers_a_repair_in_four_rounds():
     shop = FakeShop(signed="2026-05-21")
     run = converse(REFUND_ZH, shop.registry())

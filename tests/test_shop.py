@@ -34,7 +34,8 @@ from tinyagent.shop import (
     shop_tools,
 )
 from tinyagent.shop.database import MAX_QUERY_CHARS, MAX_REASON_CHARS
-from tinyagent.shop.tools import MAX_ID_INPUT_CHARS
+from tinyagent.shop.refund_review import describe_refund
+from tinyagent.shop.tools import MAX_ID_INPUT_CHARS, BadInput, read_refund_input
 
 NOW = "2026-06-30T19:05:23"
 SEED_ORDER_JSON = (
@@ -302,6 +303,24 @@ def test_cancelled_order_cannot_be_refunded(registry, shop):
     answer = call(registry, "applyRefund", refund_input("88235"))
     assert "已取消" in answer["error"]
     assert shop.refunds() == []
+
+
+@pytest.mark.parametrize("status", ["待付款", "已退款", "已退货", "已取消 "])
+def test_an_order_unpaid_refunded_or_returned_cannot_be_refunded(shop, status):
+    # Only 已取消 was refused: an unpaid order, or one refunded or returned already, got a refund of its price.
+    shop._conn.execute("UPDATE orders SET status = ? WHERE order_id = '88231'", (status,))
+    with pytest.raises(RefundNotAllowedError, match=status.strip()):
+        shop.apply_refund("88231", "坏了")
+    assert shop.refunds() == []
+
+
+def test_a_reason_too_long_is_refused_before_anyone_is_asked(shop):
+    # The approval summary showed "refund ¥1999 for order 88231" for a reason the tool then refused.
+    too_long = refund_input("88231", reason="质量问题" * 130)  # 520 characters
+    assert describe_refund(shop, "en")(too_long).startswith("applyRefund with an input the tool will refuse (退款原因过长：520")
+    with pytest.raises(BadInput, match="退款原因过长：520 个字符，上限 500"):
+        read_refund_input(too_long)
+    assert read_refund_input(refund_input("88231", reason="质" * 500)) == ("88231", "质" * 500)
 
 
 def test_shop_raises_typed_errors_the_tool_turns_into_observations(shop):

@@ -294,7 +294,7 @@ def _judge(conv: Conversation, order: Order, mode: str = "refund") -> Verdict | 
                 f"Order {order.order_id} is the {product}, signed for on {order.sign_time or 'an unknown date'} "
                 f"(status: {order.status}). To tell whether it is still within the return period I need today's date.",
             )
-        elif now and order.signed_on:
+        elif now and order.signed_on and order.signed_on <= now[0]:
             days = (now[0] - order.signed_on).days
             thought = conv.say(
                 f"今天是 {now[0]}，距 {order.signed_on} 签收已经 {days} 天。再查一下售后政策，看这种情况能不能退。",
@@ -325,7 +325,8 @@ def _judge(conv: Conversation, order: Order, mode: str = "refund") -> Verdict | 
                 "agent or apply under \"My orders\".",
             ),
         )
-    if now is None or order.signed_on is None:
+    # A signing date after today is a wrong record, not day 0 of the return period: as unknown as no date.
+    if now is None or order.signed_on is None or order.signed_on > now[0]:
         return Answer(
             conv.say(
                 "我确认不了今天的日期或签收日期，算不出是否还在退货期内，不能贸然退款。",
@@ -338,7 +339,7 @@ def _judge(conv: Conversation, order: Order, mode: str = "refund") -> Verdict | 
                 "To avoid a mistake, please ask a human agent to handle it.",
             ),
         )
-    days = max(0, (now[0] - order.signed_on).days)
+    days = (now[0] - order.signed_on).days
     limits = read_limits(policy_step.text if policy_step else "")
     verdict = decide(days, limits, read_fault(conv) is not None)
     if verdict.kind == "needs_fault" and unclear_problem(conv):

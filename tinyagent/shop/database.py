@@ -60,7 +60,19 @@ BUSY_TIMEOUT_SECONDS = 30.0
 
 
 # Statuses from which no refund can be asked: nothing was paid for or everything was already returned.
-NON_REFUNDABLE_STATUSES = frozenset({"已取消"})
+NON_REFUNDABLE_STATUSES = frozenset({"已取消", "待付款", "已退款", "已退货"})  # cancelled, unpaid, refunded, returned
+
+
+
+def reason_too_long(reason: str) -> str | None:
+    """Why a refund's reason (already stripped) is too long to be stored, in Chinese and English; None when it fits.
+    applyRefund's input is read with the same rule (tools.read_refund_input), so an approval is never asked for a
+    reason the shop would refuse."""
+    if len(reason) <= MAX_REASON_CHARS:
+        return None
+    return (f"退款原因过长：{len(reason)} 个字符，上限 {MAX_REASON_CHARS}"
+            f"（the reason is {len(reason)} characters long; the limit is {MAX_REASON_CHARS}）")
+
 
 REFUND_SUBMITTED = "已提交"
 
@@ -437,18 +449,16 @@ class Shop:
 
         Idempotent: a second request for the same order returns the first refund (same id, "duplicate":
         True) and writes nothing. Raises `OrderNotFoundError` for an unknown order, `RefundNotAllowedError`
-        for a cancelled one, `ValueError` for an empty reason. It does not judge the after-sales policy
+        for one in a status of NON_REFUNDABLE_STATUSES, `ValueError` for an empty reason, `InputTooLongError` for
+        a reason too long (`reason_too_long`). It does not judge the after-sales policy
         (return windows and the like): that is the agent's job, with searchKnowledge and getCurrentTime.
         """
         order_id = str(order_id).strip()
         reason = (reason or "").strip()
         if not reason:
             raise ValueError("a refund needs a reason")
-        if len(reason) > MAX_REASON_CHARS:
-            raise InputTooLongError(
-                f"退款原因过长：{len(reason)} 个字符，上限 {MAX_REASON_CHARS}"
-                f"（the reason is {len(reason)} characters long; the limit is {MAX_REASON_CHARS}）"
-            )
+        if (too_long := reason_too_long(reason)) is not None:
+            raise InputTooLongError(too_long)
         # One transaction from the first read to the insert: another thread waits on the lock, another
         # process on SQLite's write lock, so neither can slip a refund (or the same id) in between.
         with self._lock, self._write_transaction():
@@ -458,7 +468,7 @@ class Shop:
             order = self.get_order(order_id)
             if order is None:
                 raise OrderNotFoundError(f"订单不存在：{order_id}")
-            if order["status"] in NON_REFUNDABLE_STATUSES:
+            if order["status"].strip() in NON_REFUNDABLE_STATUSES:
                 raise RefundNotAllowedError(f"订单 {order_id} 状态为“{order['status']}”，不能申请退款")
             now = self.clock()
             self._conn.execute(

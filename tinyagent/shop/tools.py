@@ -20,7 +20,7 @@ from types import MappingProxyType
 from tinyagent.clock import Clock, system_clock
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.safe_text import holds_surrogate
-from tinyagent.shop.database import MAX_QUERY_CHARS, Shop, checked_limit
+from tinyagent.shop.database import MAX_QUERY_CHARS, Shop, checked_limit, reason_too_long
 from tinyagent.shop.shop_errors import ShopError
 from tinyagent.tools import Tool
 
@@ -262,6 +262,8 @@ def read_refund_input(text: str) -> tuple[str, str]:
         raise BadInput("缺少 reason，请写明退款原因（reason is missing）")
     if holds_surrogate(reason):  # SQLite could not store it (UTF-8)
         raise BadInput("reason 含有无效字符（the reason holds a lone surrogate, \\ud800-\\udfff: not text）")
+    if (too_long := reason_too_long(reason.strip())) is not None:
+        raise BadInput(too_long)
     return order_id, reason
 
 
