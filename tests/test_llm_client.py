@@ -90,6 +90,23 @@ def test_retries_are_capped(scripted_server):
     assert waits == [5, 5]
 
 
+@pytest.mark.parametrize("not_a_number", ["nan", "NaN", "inf", "-inf", "Infinity"])
+def test_a_retry_after_that_is_no_number_of_seconds_gets_the_clients_own_backoff(scripted_server, not_a_number):
+    # float() reads these; time.sleep(nan) raises ValueError, which is no LlmError.
+    waits = []
+    scripted_server.reply((503, {"error": {"message": "busy"}}, {"Retry-After": not_a_number}),
+                          (200, completion("Final Answer: ok")))
+    assert client(scripted_server, sleep=waits.append).chat(MESSAGES).text == "Final Answer: ok"
+    assert 1.0 <= waits[0] <= 1.5  # the first backoff: 1 s plus jitter
+
+
+def test_a_retry_after_of_nan_with_the_real_sleep_ends_in_an_llm_error(scripted_server):
+    scripted_server.reply((503, {"error": {"message": "busy"}}, {"Retry-After": "nan"}))
+    llm = LlmClient(scripted_server.url, KEY, "m", max_retries=1, max_retry_wait=0.01)
+    with pytest.raises(ServerError, match="after 2 attempts"):
+        llm.chat(MESSAGES)
+
+
 def test_rate_limit_error_after_retries(scripted_server):
     scripted_server.reply((429, {"error": {"message": "quota"}}))
     with pytest.raises(RateLimitError):

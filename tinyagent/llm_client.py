@@ -13,6 +13,7 @@ not into a message, a repr, a trace or a log.
 from __future__ import annotations
 
 import json
+import math
 import random
 import time
 from collections.abc import Callable
@@ -244,14 +245,14 @@ class LlmClient:
         1, 2, 4 s (+ jitter). Either way, never longer than `max_retry_wait`."""
         if retry_after:
             try:
-                return min(max(float(retry_after), 0.0), self.max_retry_wait)
+                seconds = float(retry_after)
             except ValueError:
-                pass
-            try:  # the other form the standard allows: "Wed, 21 Oct 2026 07:28:00 GMT"
-                wait = parsedate_to_datetime(retry_after).timestamp() - time.time()
-                return min(max(wait, 0.0), self.max_retry_wait)
-            except (TypeError, ValueError):
-                pass  # garbage: fall back to our own backoff
+                try:  # the other form the standard allows: "Wed, 21 Oct 2026 07:28:00 GMT"
+                    seconds = parsedate_to_datetime(retry_after).timestamp() - time.time()
+                except (TypeError, ValueError):
+                    seconds = math.nan  # garbage, like "soon"
+            if math.isfinite(seconds):  # "nan" and "inf" read as floats, and are garbage too
+                return min(max(seconds, 0.0), self.max_retry_wait)
         return min(2.0**attempt + random.uniform(0, 0.5), self.max_retry_wait)
 
     def _send(self, body: dict, accept: str = "application/json") -> requests.Response:
