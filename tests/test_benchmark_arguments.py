@@ -39,8 +39,6 @@ REFUSED = [
     ("kernel_ports.py", ["--loops", "0"], "--loops"),
     ("function_calling.py", ["--tool-ms", "inf"], "--tool-ms"),
     ("function_calling.py", ["--tool-ms", "nan"], "--tool-ms"),
-    ("evaluation.py", ["--runs", "0"], "--runs"),
-    ("constrained_decoding.py", ["--max-tokens", "-5"], "--max-tokens"),
     ("knowledge_ranking.py", ["--runs", "0"], "--runs"),
     ("knowledge_ranking.py", ["--runs", "-3"], "--runs"),
     ("real_tools.py", ["--runs", "0"], "--runs"),
@@ -148,7 +146,9 @@ def test_a_results_file_that_cannot_be_written_is_refused_before_the_run(tmp_pat
 def test_a_refused_run_leaves_an_existing_results_file_as_it_was(tmp_path):
     kept = tmp_path / "kept.json"
     kept.write_text('{"earlier": "results"}', encoding="utf-8")
-    assert_refused(run(tmp_path, "evaluation.py", "--configured", "--max-steps", "0", "--json", "kept.json"))
+    done = run(tmp_path, "prompt_injection.py", "--attacks", "1", "--defences", "none", "--base-url", UNREACHABLE,
+               "--json", "kept.json")
+    assert_refused(done, "does not answer")
     assert kept.read_text(encoding="utf-8") == '{"earlier": "results"}'
 
 
