@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tinyagent import ChatResult, fixed_clock
-from tinyagent.protocols.compliance import format_table, measure_compliance, summarize
+from tinyagent.protocols.compliance import ComplianceRow, format_table, measure_compliance, summarize
 from tinyagent.protocols.prompt_variants import VARIANTS
 from tinyagent.shop import Shop, shop_registry
 
@@ -77,6 +77,12 @@ def test_table_keeps_lesson_a1s_shape_and_widens_for_long_names(registry):
     lines = format_table(summarize(runs, registry)).splitlines()
     assert lines[0].startswith("prompt           stop") and lines[0].endswith("  listed tool")
     assert lines[2] == "one-shot-prompt  yes       4      3 (75%)               1 (25%)      1 (25%)"
+
+
+def test_a_share_in_the_table_never_reads_as_none_or_all_when_it_is_neither():
+    # 199 of 200 was written "199 (100%)" and 1 of 200 "1 (0%)".
+    row = ComplianceRow("zero-shot", True, runs=200, parsed=199, invented=1)
+    assert format_table([row]).splitlines()[2] == "zero-shot   yes     200   199 (>99%)               1 (<1%)"
 
 
 def _benchmark():

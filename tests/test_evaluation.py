@@ -33,9 +33,9 @@ from tinyagent.evaluation import (
 )
 from tinyagent.evaluation.grading import Check, holds_fact
 from tinyagent.evaluation.progress import PlainProgress, progress_bar
-from tinyagent.evaluation.report import percent
 from tinyagent.evaluation.tasks import EvalTask
 from tinyagent.prompts import detect_language
+from tinyagent.shares import percent
 from tinyagent.shop.tasks import SHOP_TASKS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,7 +15,8 @@ import logging
 from collections.abc import Collection, Sequence
 
 from tinyagent.evaluation.grading import CHECKS
-from tinyagent.evaluation.report import EvalReport, percent
+from tinyagent.evaluation.report import EvalReport
+from tinyagent.shares import percent
 
 TASKS_FIGSIZE = (12, 8)  # inches: room for the suite's 22 rows
 REPORTS_FIGSIZE = (12, 4.5)  # room for a dozen reports

@@ -20,6 +20,7 @@ from typing import Any
 from tinyagent.evaluation.grading import CHECKS, Check
 from tinyagent.events import LlmCall
 from tinyagent.protocols.protocol_comparison import PROTOCOL_NAMES
+from tinyagent.shares import percent
 from tinyagent.toolkit.validation import problems_in
 from tinyagent.trace import Trace
 
@@ -283,16 +284,6 @@ def report_problems(data: Any) -> list[str]:
 
 def _of(part: int, whole: int) -> str:
     return f"{part}/{whole}"
-
-
-def percent(rate: float) -> str:
-    """A share as a whole percent, except that one never reads as none or all: 199 of 200 is ">99%", not "100%"."""
-    whole = f"{rate:.0%}"
-    if whole == "0%" and rate > 0:
-        return "<1%"
-    if whole == "100%" and rate < 1:
-        return ">99%"
-    return whole
 
 
 def scoreboard(reports: Iterable[EvalReport]) -> str:

@@ -30,6 +30,7 @@ from tinyagent.llm_client import LlmClient
 from tinyagent.parser import parse_step
 from tinyagent.prompts import build_system_prompt, check_language, detect_language
 from tinyagent.registry import ToolRegistry
+from tinyagent.shares import percent
 
 PROMPTS = ("zero-shot", "one-shot")
 STOP = ("Observation:",)
@@ -218,10 +219,10 @@ def format_table(rows: Iterable[ComplianceRow]) -> str:
     header += f"  {'listed tool':>11}" if listed else ""
     lines = [header, "-" * len(header)]
     for row in rows:
-        parsed = f"{row.parsed} ({row.parsed_share:.0%})"
-        invented = f"{row.invented} ({row.invented_share:.0%})"
+        parsed = f"{row.parsed} ({percent(row.parsed_share)})"
+        invented = f"{row.invented} ({percent(row.invented_share)})"
         line = f"{row.prompt:<{width}}  {'yes' if row.stop else 'no':<5}  {row.runs:>4}  {parsed:>11}  {invented:>20}"
         if listed:
-            line += f"  {f'{row.listed or 0} ({row.listed_share:.0%})':>11}"
+            line += f"  {f'{row.listed or 0} ({percent(row.listed_share)})':>11}"
         lines.append(line)
     return "\n".join(lines)
