@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from tinyagent.errors import TinyAgentError
+from tinyagent.llm_client import key_problem
 from tinyagent.local_model import MAX_THREADS
 from tinyagent.number_checks import ascii_number
 
@@ -150,8 +151,8 @@ def _api_key(variable: str | None = None):
 
 
 def _sendable(key: str) -> bool:
-    """Whether a key can travel in an Authorization header as every client writes it: printable ASCII, no spaces."""
-    return key.isascii() and key.isprintable() and not any(c.isspace() for c in key)
+    """Whether a key can travel in an Authorization header as every client writes it: the client's own rule."""
+    return key_problem(key) is None
 
 
 def _port(text: str) -> int:
