@@ -5,7 +5,13 @@ import traceback
 import pytest
 
 from tinyagent import AuthenticationError, LlmClient, LlmConnectionError, LlmTimeoutError, NotFoundError
-from tinyagent.errors import BadRequestError, BadResponseError, RateLimitError, ServerError
+from tinyagent.errors import (
+    BadRequestError,
+    BadResponseError,
+    ConfigurationError,
+    RateLimitError,
+    ServerError,
+)
 from tinyagent.llm_client import DEFAULT_MAX_TOKENS, STEP_MAX_TOKENS, normalize_chat_url
 
 from .conftest import completion, drip, run_in_ipython
@@ -172,6 +178,43 @@ def test_connection_refused_is_clear():
     dead = LlmClient("http://127.0.0.1:9/v1/chat/completions", KEY, "m", connect_timeout=1)
     with pytest.raises(LlmConnectionError, match="could not reach 127.0.0.1:9"):
         dead.chat(MESSAGES)
+
+
+@pytest.mark.parametrize(("pasted", "named"), [
+    (KEY + "\u200b", "character 26 is U+200B (ZERO WIDTH SPACE)"),
+    ("\u201c" + KEY + "\u201d", "character 1 is U+201C (LEFT DOUBLE QUOTATION MARK)"),
+    ("\uff53\uff4b" + KEY[2:], "character 1 is U+FF53 (FULLWIDTH LATIN SMALL LETTER S)"),
+    (KEY + "\n", "character 26 is U+000A (unprintable)"),
+    (KEY + " ", "character 26 is a space"),
+    (KEY[:8] + " " + KEY[8:], "character 9 is a space"),
+    (KEY + "\u00e9", "character 26 is U+00E9 (LATIN SMALL LETTER E WITH ACUTE)"),
+])
+def test_a_key_no_http_header_can_carry_is_refused_when_the_client_is_made(pasted, named):
+    with pytest.raises(ConfigurationError) as info:
+        LlmClient("http://127.0.0.1:9/v1", pasted, "m")
+    message = str(info.value)
+    assert named in message
+    assert "\n" not in message  # one line
+    assert KEY[3:] not in message  # the key itself is never shown
+
+
+@pytest.mark.parametrize("pasted", ["Bearer " + KEY, "bearer " + KEY])
+def test_a_key_with_bearer_in_front_is_refused_not_sent_as_bearer_bearer(pasted):
+    with pytest.raises(ConfigurationError, match='starts with "Bearer ".*give the key alone') as info:
+        LlmClient("http://127.0.0.1:9/v1", pasted, "m")
+    assert KEY not in str(info.value)
+
+
+@pytest.mark.parametrize("key", [KEY + "\u200b", "Bearer " + KEY, KEY + " ", "ключ", "k\udcff", KEY, ""])
+def test_the_cli_refuses_exactly_the_keys_the_client_refuses(key):
+    from tinyagent.__main__ import _sendable
+
+    try:
+        LlmClient("http://127.0.0.1:9/v1", key, "m")
+        client_takes_it = True
+    except ConfigurationError:
+        client_takes_it = False
+    assert _sendable(key) == client_takes_it
 
 
 def test_repr_never_shows_the_key(scripted_server):

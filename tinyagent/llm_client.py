@@ -16,6 +16,7 @@ import json
 import math
 import random
 import time
+import unicodedata
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -42,6 +43,7 @@ from tinyagent.errors import (
     AuthenticationError,
     BadRequestError,
     BadResponseError,
+    ConfigurationError,
     LlmConnectionError,
     LlmError,
     LlmTimeoutError,
@@ -56,7 +58,7 @@ from tinyagent.settings import load_settings
 # Kept here too, where learners met them (lessons 03 and 04): the reply and the URL helpers live in their own
 # modules.
 __all__ = ["CHAT_PATH", "DEFAULT_MAX_TOKENS", "LOOPBACK_HOSTS", "MAX_REPLY_BYTES", "STEP_MAX_TOKENS", "ChatResult",
-           "LlmClient", "cut_at_stop", "is_loopback", "normalize_chat_url", "reply_timeouts"]
+           "LlmClient", "cut_at_stop", "is_loopback", "key_problem", "normalize_chat_url", "reply_timeouts"]
 
 # The encodings the client asks for, and reads: the two the standard library's zlib decodes. A reply
 # of a few kB compresses well, and proxies in front of HTTPS providers often compress whatever the
@@ -76,6 +78,20 @@ def check_encoding(response: requests.Response, host: str) -> str:
             response.status_code,
         )
     return encoding
+
+
+def key_problem(key: str) -> str | None:
+    """Why `key` cannot travel in an Authorization header as every client writes it (printable ASCII, no spaces),
+    or None when it can. Names the first character at fault by its position and Unicode name, never the key: a key
+    pasted through a chat or a document can gain a zero-width space, smart quotes or full-width letters. The one
+    rule for the client's key and for the keys `python -m tinyagent serve` asks clients to send."""
+    if key[:7].lower() == "bearer ":
+        return 'it starts with "Bearer ", which the client writes itself: give the key alone'
+    for position, char in enumerate(key, start=1):
+        if not (char.isascii() and char.isprintable()) or char.isspace():
+            what = "a space" if char == " " else f"U+{ord(char):04X} ({unicodedata.name(char, 'unprintable')})"
+            return f"its character {position} is {what}; a key is printable ASCII without spaces"
+    return None
 
 
 def reply_timeouts(seconds: float) -> dict[str, float]:
@@ -101,7 +117,8 @@ class LlmClient:
     """A client for any OpenAI-compatible `/chat/completions` endpoint.
 
     api_url:   the endpoint (or a base URL; see `normalize_chat_url`)
-    api_key:   sent as "Authorization: Bearer ..."; None or "" sends no header (local servers)
+    api_key:   sent as "Authorization: Bearer ..."; None or "" sends no header (local servers). A key that
+               `key_problem` refuses (a space, a zero-width space, "Bearer " in front) is a ConfigurationError here
     model:     the model name the server knows
     max_retries: extra attempts for 429 and 5xx, waiting with exponential backoff and jitter
                (or the server's Retry-After), each wait capped at `max_retry_wait` seconds
@@ -136,6 +153,9 @@ class LlmClient:
         if not model:
             raise ValueError("LlmClient needs a model name")
         self.api_url = normalize_chat_url(api_url)
+        if api_key and (problem := key_problem(api_key)):
+            raise ConfigurationError(f"the API key cannot be sent in an HTTP header: {problem}. Copy it again from "
+                                     "your provider's page into TINYAGENT_API_KEY")
         self._api_key = api_key or None
         self.model = model
         self.temperature = temperature
