@@ -238,6 +238,39 @@ def test_base_urls_are_normalized(given, expected):
     assert normalize_chat_url(given) == expected
 
 
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("https://h.example/v1?api-version=2024", "https://h.example/v1/chat/completions?api-version=2024"),
+        ("https://h.example/v1/?api-version=2024", "https://h.example/v1/chat/completions?api-version=2024"),
+        ("https://h.example?api-version=2024", "https://h.example/v1/chat/completions?api-version=2024"),
+        ("https://h.example/v1/chat/completions?x=/", "https://h.example/v1/chat/completions?x=/"),
+        ("https://h.example/v1/chat/completions#notes", "https://h.example/v1/chat/completions"),
+        ("https://h.example/v1?a=1#notes", "https://h.example/v1/chat/completions?a=1"),
+    ],
+)
+def test_a_query_is_kept_and_a_fragment_dropped(given, expected):
+    assert normalize_chat_url(given) == expected
+
+
+def test_a_password_in_the_url_is_sent_but_never_shown(scripted_server):
+    scripted_server.reply((404, {"error": {"message": "no such model"}}))
+    with_password = scripted_server.url.replace("http://", "http://ada:hunter2@")
+    llm = LlmClient(with_password, KEY, "test-model", sleep=lambda s: None)
+    assert "hunter2" not in repr(llm)
+    assert "ada:***@" in repr(llm)
+    with pytest.raises(NotFoundError) as info:
+        llm.chat(MESSAGES)
+    assert "hunter2" not in str(info.value)
+    dead = LlmClient("http://ada:hunter2@127.0.0.1:9/v1", None, "m", connect_timeout=1)
+    with pytest.raises(LlmConnectionError, match="could not reach 127.0.0.1:9 ") as info:
+        dead.chat(MESSAGES)
+    assert "hunter2" not in str(info.value)
+    with pytest.raises(ConfigurationError) as info:
+        normalize_chat_url("ftp://ada:hunter2@h.example/v1")
+    assert "hunter2" not in str(info.value)
+
+
 @pytest.mark.parametrize("bad", ["", "api.openai.com/v1", "ftp://x/y"])
 def test_bad_urls_are_refused(bad):
     with pytest.raises(ValueError, match="http:// or https://"):

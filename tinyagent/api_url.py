@@ -3,7 +3,7 @@ on this machine. Read by the settings (which model is configured) and the client
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from tinyagent.errors import ConfigurationError
 
@@ -16,17 +16,34 @@ def normalize_chat_url(url: str) -> str:
     https://api.deepseek.com                       -> https://api.deepseek.com/v1/chat/completions
     https://dashscope.aliyuncs.com/compatible-mode/v1 -> .../compatible-mode/v1/chat/completions
     http://127.0.0.1:8000/v1/chat/completions      -> unchanged
+    https://h.example/v1?api-version=2024          -> https://h.example/v1/chat/completions?api-version=2024
+
+    A query is kept (some providers want one on every request); a fragment (#...) is dropped, as HTTP never sends
+    it. A user and password in the URL are kept for the request, and shown as *** (`shown_url`).
     """
     url = (url or "").strip()
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigurationError(f"an API URL must start with http:// or https://, got {url!r}")
+        raise ConfigurationError(f"an API URL must start with http:// or https://, got {shown_url(url)!r}")
     path = parts.path.rstrip("/")
-    if path.endswith(CHAT_PATH):
-        return url.rstrip("/")
-    if not path:
-        path = "/v1"  # a bare host: OpenAI-compatible servers live under /v1
-    return f"{parts.scheme}://{parts.netloc}{path}{CHAT_PATH}"
+    if not path.endswith(CHAT_PATH):
+        path = (path or "/v1") + CHAT_PATH  # a bare host: OpenAI-compatible servers live under /v1
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def shown_url(url: str) -> str:
+    """`url` as a message or a repr may show it: a password in it (https://user:pw@host) becomes ***."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user_info, _, host = parts.netloc.rpartition("@")
+    user = user_info.partition(":")[0]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def url_host(url: str) -> str:
+    """The host and port of `url` as error messages name it, without a user or password."""
+    return urlsplit(url).netloc.rpartition("@")[2]
 
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0"})

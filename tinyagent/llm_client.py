@@ -20,12 +20,11 @@ import unicodedata
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 import requests
 import urllib3
 
-from tinyagent.api_url import CHAT_PATH, LOOPBACK_HOSTS, is_loopback, normalize_chat_url
+from tinyagent.api_url import CHAT_PATH, LOOPBACK_HOSTS, is_loopback, normalize_chat_url, shown_url, url_host
 from tinyagent.chat_result import (
     CHECK_THE_URL,
     MAX_REPLY_BYTES,
@@ -195,7 +194,7 @@ class LlmClient:
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "not set"
-        return f"LlmClient(api_url={self.api_url!r}, model={self.model!r}, api_key={key})"
+        return f"LlmClient(api_url={shown_url(self.api_url)!r}, model={self.model!r}, api_key={key})"
 
     # -- the request ---------------------------------------------------------------------------
     def build_request(
@@ -236,8 +235,8 @@ class LlmClient:
 
     @property
     def host(self) -> str:
-        """The server's host and port, as the error messages name it."""
-        return urlsplit(self.api_url).netloc
+        """The server's host and port, as the error messages name it (never a user or password in the URL)."""
+        return url_host(self.api_url)
 
     def _headers(self, accept: str = "application/json") -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": accept, "Accept-Encoding": ACCEPT_ENCODING}
@@ -334,7 +333,7 @@ class LlmClient:
     def _read_body(self, response: requests.Response) -> bytes:
         """Read (and decompress) the body under `total_timeout`, so a server that drips bytes cannot
         hang the loop, and under MAX_REPLY_BYTES, so a huge or inflating body cannot fill the memory."""
-        host = urlsplit(self.api_url).netloc
+        host = self.host
         deadline = time.monotonic() + self.total_timeout
         chunks, received = [], 0
         try:
@@ -421,7 +420,7 @@ class LlmClient:
             )
         if status == 404:
             return NotFoundError(
-                f"HTTP 404 from {self.api_url} for model {self.model!r}: check TINYAGENT_API_URL and "
+                f"HTTP 404 from {shown_url(self.api_url)} for model {self.model!r}: check TINYAGENT_API_URL and "
                 "TINYAGENT_MODEL. Server said: " + server_says,
                 status,
             )
