@@ -115,6 +115,41 @@ def test_the_suite_through_a_framework_is_graded_by_lesson_18s_checks(classroom)
     assert "was called" in failed.checks["tools"].detail  # the repeated queryOrder, named
 
 
+@pytest.mark.parametrize("key, protocol", [("tinyagent", "text"), ("tinyagent-function", "function")])
+def test_a_tinyagent_run_its_step_cap_ended_is_graded_as_lesson_18_grades_it(classroom, key, protocol):
+    # The step cap's apology is the run's answer, but not the model's: the suite must not grade it as one.
+    from tinyagent import LlmClient
+    from tinyagent.evaluation import evaluate
+    from tinyagent.frameworks.suite import evaluate_framework
+
+    chosen = {"names": ["refund"], "langs": ["en"], "max_steps": 3}
+    (suite,) = evaluate_framework(key, base_url=classroom.base_url, model="classroom-loop", **chosen).results
+    (own,) = evaluate(LlmClient(classroom.chat_url, None, "classroom-loop"), protocol, progress=False,
+                      **chosen).results
+    assert suite.reason == own.reason == "max_steps"
+    assert suite.checks["answer"].passed is own.checks["answer"].passed is False
+    assert "ended with max_steps" in suite.checks["answer"].detail
+
+
+def test_a_tinyagent_run_that_could_not_reach_the_model_is_graded_as_llm_error():
+    from tinyagent.frameworks.suite import outcome_of
+
+    with ClassroomServer(tokens_per_second=40) as slow:  # the reply takes longer than the client waits
+        run = frameworks().run_framework("tinyagent", REFUND_REQUEST, base_url=slow.base_url, timeout=1.0)
+    assert run.error is None and run.answer  # the loop's polite message, handed back as its answer
+    assert run.reason == outcome_of(run).reason == "llm_error"
+
+
+@pytest.mark.parametrize("key", ["langchain-classic", "smolagents"])
+def test_a_framework_that_answers_at_its_step_cap_says_it_stopped_there(classroom, key):
+    fw = frameworks()
+    capped = fw.run_framework(key, REFUND_REQUEST, base_url=classroom.base_url, model="classroom-loop", max_steps=3)
+    assert capped.error is None and capped.answer  # langchain-classic's stop sentence, smolagents' last reply
+    assert capped.reason == "max_steps"
+    done = fw.run_framework(key, REFUND_REQUEST, base_url=classroom.base_url)
+    assert done.reason == "final_answer" and REFUND_ID in done.answer
+
+
 def test_importing_the_adapters_loads_no_framework():
     code = ("import sys, tinyagent.frameworks, tinyagent.frameworks.suite; "
             "print([m for m in ('langchain', 'langchain_core', 'llama_index', 'smolagents', 'pydantic_ai', "

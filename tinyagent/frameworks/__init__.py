@@ -56,7 +56,12 @@ PACKAGES = {"tinyagent": "tinyagent", "tinyagent-function": "tinyagent", "langch
 
 @dataclass
 class FrameworkRun:
-    """One request through one framework: its answer (None if it raised), and what went over the wire."""
+    """One request through one framework: its answer (None if it raised), and what went over the wire.
+
+    reason says how the run ended, in lesson 18's words, where the framework says so: tinyagent's own end reason
+    ("max_steps", "llm_error", ... as lesson 18's evaluate reads the same run), and "max_steps" or "final_answer"
+    from langchain-classic and smolagents, which hand back text at their step cap too (a stop sentence, or one
+    last reply). The others raise at their cap, so a run of theirs with an answer ended on it: reason None."""
 
     framework: str
     question: str
@@ -65,6 +70,7 @@ class FrameworkRun:
     calls: list[WireCall] = field(default_factory=list)
     tool_uses: list[ToolUse] = field(default_factory=list)
     refunds: list[dict] = field(default_factory=list)
+    reason: str | None = None
 
     @property
     def model_calls(self) -> int:
@@ -151,7 +157,7 @@ def run_framework(key: str, question: str, *, base_url: str, model: str = "class
     calls = list(setup.wire.calls)
     asked = [tool_call for call in calls for tool_call in call.asked]
     run = FrameworkRun(key, question, answer, error, calls, in_asked_order(setup.tool_log.uses, asked),
-                       shop.refunds())
+                       shop.refunds(), setup.reason if error is None else None)
     if own:
         shop.close()
     return run

@@ -47,5 +47,10 @@ def run(setup: Setup, question: str, handle_parsing_errors: bool = False) -> str
     shop = [tool(spec) for spec in setup.registry]
     agent = create_react_agent(chat_model(setup), shop, PromptTemplate.from_template(REACT_PROMPT))
     executor = AgentExecutor(agent=agent, tools=shop, max_iterations=setup.max_steps,
-                             handle_parsing_errors=handle_parsing_errors)
-    return str(executor.invoke({"input": question})["output"])
+                             handle_parsing_errors=handle_parsing_errors, return_intermediate_steps=True)
+    result = executor.invoke({"input": question})
+    # At its cap the executor hands back a stop text as the output ("Agent stopped due to iteration limit or time
+    # limit."); the cap is how to tell: each round it ran is one step (an Action, or a reply it could not read).
+    stopped = len(result["intermediate_steps"]) >= setup.max_steps
+    setup.reason = "max_steps" if stopped else "final_answer"
+    return str(result["output"])

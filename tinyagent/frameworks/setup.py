@@ -26,6 +26,8 @@ class Setup:
     max_tokens: int | None = None
     wire: Wire = field(default_factory=Wire)
     tool_log: ToolLog = field(default_factory=ToolLog)
+    # how the run ended, in lesson 18's words ("final_answer", "max_steps", ...), when the framework says so
+    reason: str | None = None
 
     def functions(self) -> list[Callable[..., str]]:
         """The five shop tools as typed functions that note each call in `tool_log`."""

@@ -16,4 +16,7 @@ def run(setup: Setup, question: str) -> str:
                               **cap)
     agent = ToolCallingAgent(tools=[tool(fn) for fn in setup.functions()], model=model,
                              max_steps=setup.max_steps, verbosity_level=LogLevel.OFF)  # quiet: errors too
-    return str(agent.run(question))
+    result = agent.run(question, return_full_result=True)
+    # At max_steps smolagents asks the model once more for an answer and returns it: its state says so.
+    setup.reason = "max_steps" if result.state == "max_steps_error" else "final_answer"
+    return str(result.output)

@@ -8,6 +8,12 @@ from the shop functions' log, the refunds from the shop's table, the model calls
 difference, said plainly: a framework reads its model's replies itself and does not tell us how many it
 could not read, so the "format" check sees none (unreadable_replies is 0); a reply it could not read and gave
 up on ends the run with an error, which fails the "answer" check instead.
+
+How a run ended is the framework's own word where it gives one (FrameworkRun.reason): tinyagent's loops say
+theirs, so a step cap's apology or "cannot reach the model" is graded as lesson 18 grades it (max_steps,
+llm_error), not as an answer; langchain-classic and smolagents say when their step cap stopped them. A framework
+that says nothing is read by what it handed back: an answer is graded as the model's (LangChain, LlamaIndex,
+pydantic-ai and the Agents SDK raise at their caps, so their stops are errors).
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ def outcome_of(run: FrameworkRun) -> RunOutcome:
     """A framework's run as lesson 18's checks read it."""
     return RunOutcome(tool_calls=tuple(run.tool_uses),
                       refunds=tuple(sorted(str(row["orderId"]) for row in run.refunds)),
-                      answer=run.answer, reason="final_answer" if run.answer else "error",
+                      answer=run.answer, reason=run.reason or ("final_answer" if run.answer else "error"),
                       refund_ids=tuple(sorted(str(row["refundId"]) for row in run.refunds if "refundId" in row)),
                       replies_read=False, replies=run.model_calls)
 

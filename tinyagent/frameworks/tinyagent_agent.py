@@ -23,6 +23,7 @@ def run(setup: Setup, question: str, protocol: str = "text") -> str | None:
     # the loop's own record of the calls, as lesson 18 reads it: no wrapper needed around the tools
     setup.tool_log.uses += RunOutcome.from_run(result, []).tool_calls
     setup.wire.with_usage([call.usage for call in result.trace.of_type(LlmCall)])
+    setup.reason = result.reason  # a step cap's apology is an answer too: the reason says it is not the model's
     return result.answer
 
 
