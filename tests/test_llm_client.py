@@ -10,6 +10,7 @@ from tinyagent.errors import (
     BadResponseError,
     ConfigurationError,
     RateLimitError,
+    RedirectError,
     ServerError,
 )
 from tinyagent.llm_client import DEFAULT_MAX_TOKENS, STEP_MAX_TOKENS, normalize_chat_url
@@ -111,6 +112,17 @@ def test_a_retry_after_of_nan_with_the_real_sleep_ends_in_an_llm_error(scripted_
     llm = LlmClient(scripted_server.url, KEY, "m", max_retries=1, max_retry_wait=0.01)
     with pytest.raises(ServerError, match="after 2 attempts"):
         llm.chat(MESSAGES)
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_is_not_followed_but_named(scripted_server, status):
+    # requests followed it, and a 302 resent the request as a GET: the error then said "choices is missing".
+    scripted_server.reply((status, "", {"Location": "/moved/v1/chat/completions"}))
+    with pytest.raises(RedirectError, match=rf"HTTP {status}, a redirect to http://127\.0\.0\.1:\d+/moved/v1/chat/"
+                                            "completions: set TINYAGENT_API_URL to that URL") as info:
+        client(scripted_server).chat(MESSAGES)
+    assert isinstance(info.value, NotFoundError) and info.value.status == status
+    assert len(scripted_server.requests) == 1  # not followed
 
 
 def test_rate_limit_error_after_retries(scripted_server):

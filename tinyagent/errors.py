@@ -45,6 +45,11 @@ class NotFoundError(LlmError):
     """404: the URL or the model name is wrong."""
 
 
+class RedirectError(NotFoundError):
+    """301, 302, 307...: the endpoint is at another URL, which the message names. The client does not follow it
+    (a 302 would send the request again as a GET, without its body)."""
+
+
 class BadRequestError(LlmError):
     """400 (or another 4xx): the server rejected the request; its own message is included."""
 

@@ -20,6 +20,7 @@ import unicodedata
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urljoin
 
 import requests
 import urllib3
@@ -48,6 +49,7 @@ from tinyagent.errors import (
     LlmTimeoutError,
     NotFoundError,
     RateLimitError,
+    RedirectError,
     ServerError,
     redact,
 )
@@ -247,11 +249,18 @@ class LlmClient:
     def post(self, body: dict, accept: str = "application/json") -> requests.Response:
         """POST `body`; the last response, its body unread. Every request is sent through here (`chat`, and a
         streamed request), so each retries the same way: 429 and 5xx up to `max_retries` times, waiting as
-        `_retry_wait` says."""
+        `_retry_wait` says. A redirect is not followed: it is a RedirectError naming where it points."""
         attempt = 0
         while True:
             response = self._send(body, accept)
             status = response.status_code
+            if 300 <= status < 400 and "Location" in response.headers:
+                response.close()
+                where = redact(shown_url(urljoin(self.api_url, response.headers["Location"])), self._api_key)
+                raise RedirectError(
+                    f"{self.host} answered HTTP {status}, a redirect to {_clip(where, 200)}: set TINYAGENT_API_URL "
+                    "to that URL if you trust it (tinyagent does not follow redirects)", status,
+                )
             if not (status == 429 or status >= 500) or attempt >= self.max_retries:
                 return response
             retry_after = response.headers.get("Retry-After")
@@ -291,6 +300,7 @@ class LlmClient:
                     headers=self._headers(accept),
                     timeout=(self.connect_timeout, self.read_timeout),
                     stream=True,
+                    allow_redirects=False,  # see `post`
                 )
             except requests.exceptions.ConnectTimeout:
                 raise LlmTimeoutError(
