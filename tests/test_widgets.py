@@ -24,6 +24,7 @@ from tinyagent import (
 )
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.widgets import ChatPanel, StepDebugger, StopComparison, TraceViewer, build_cards
+from tinyagent.widgets.cards import plural
 from tinyagent.widgets.trace_viewer import CardView
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
@@ -222,6 +223,85 @@ def test_a_server_that_ignores_stop_shows_the_client_cut():
     assert viewer.cards[0].llm.client_cut
     assert "cut by the client" in viewer.cards[0].html()
     assert "the client cut the text here" in viewer.card_box.children[0].folds[1].children[0].value
+
+
+def test_a_handoff_answered_in_a_later_card_is_not_shown_as_waiting():
+    # Lesson 21: the triage agent's handoff is one card, the refunds agent's rounds follow, and the handoff's
+    # result comes in a second card of the triage agent's round 1. Only a call answered nowhere is waiting.
+    from tinyagent.architectures.handoffs import shop_team
+
+    shop = new_shop()
+    run = shop_team(classroom(), shop_registry(shop, fixed_clock("2026-06-30T19:05:23"))).start(REFUND)
+    viewer = TraceViewer()
+    handoff_card = None
+    for event in run:
+        viewer.add(event)
+        if handoff_card is None and viewer.cards[0].tool_calls:
+            handoff_card = viewer.cards[0]
+            assert handoff_card.status == "acting" and "ta-waiting" in viewer.card_box.children[0].body.value
+    first, resumed = viewer.cards[0], viewer.cards[-2]
+    assert (first.step, first.agent) == (resumed.step, resumed.agent) == (1, "triage") and first is not resumed
+    assert first.status == "observed" and first.pending == 0
+    shown = viewer.card_box.children[0].body.value  # the widget was refreshed when the result came
+    assert "ta-waiting" not in shown and "待执行工具" not in shown and "ta-answered-later" in shown
+    assert all("ta-waiting" not in card.html("zh") for card in viewer.cards)
+
+
+def test_a_limit_reached_is_shown_and_the_closing_answer_is_labelled_as_the_trace_labels_it():
+    from tinyagent import RepeatedAction, StopRules
+
+    agent = shop_agent("classroom-loop", parts=[StopRules([RepeatedAction()])])
+    trace = agent.run(LOGISTICS).trace
+    viewer = TraceViewer(trace)
+    assert sum(len(card.events) for card in viewer.cards) == len(trace)  # every event is in a card
+    limit = next(e for e in trace.events if e.kind == "limit_reached")
+    card = next(c for c in viewer.cards if c.step == limit.step)
+    assert card.status == "limit" and "ta-limit_reached" in card.html("zh") and limit.detail in card.html("zh")
+    assert "[到达限制：repeated_action]" in card.html("zh")
+    closing = viewer.cards[-1]
+    assert closing.end.reason == "repeated_action" and "[最终答复-到达限制后]" in trace.format()
+    assert closing.status == "after_limit"
+    assert "到达限制后" in closing.html("zh") and "ta-after_limit" in closing.html("zh")
+    assert "answer after a limit" in closing.html("en") and "Final answer (after a limit)" in closing.html("en")
+
+
+def several_calls_trace() -> Trace:
+    """One round of two model calls (as lesson 22's tree search makes), then the answer."""
+    def call(text, prompt, latency, model="m"):
+        return LlmCall(1, ({"role": "user", "content": "q"},), text, "stop",
+                       {"prompt_tokens": prompt, "completion_tokens": 10}, latency, model, False)
+    from tinyagent import Final, Parsed
+
+    return Trace([call("candidates", 100, 1.5), call("Thought: t\nFinal Answer: ok", 0, 2.0, "chosen"),
+                  Parsed(1, "t", None, None, "ok", "final_answer"), Final(1, "ok")])
+
+
+def test_a_round_of_several_model_calls_sums_them_in_its_header_and_summary():
+    viewer = TraceViewer(several_calls_trace())
+    (card,) = viewer.cards
+    html = card.html("en")
+    assert "2 model calls" in html and "100 in + 20 out tokens" in html and "3.50 s in all" in html
+    assert "model time" not in html and "3.50 s in the model" in viewer.summary.value
+    folds = viewer.card_box.children[0].folds
+    assert folds[1].titles == ("Raw reply: the one this round read, call 2 of 2",)
+    assert "Final Answer: ok" in folds[1].children[0].value  # the reply read, not the first call's
+
+
+def test_the_summary_stays_right_as_events_arrive_one_by_one():
+    run = shop_agent().start(LOGISTICS)
+    viewer = TraceViewer()
+    for event in run:
+        viewer.add(event)
+        trace = run.trace
+        usage = trace.total_usage()
+        ended = f"ended: {trace.reason}" if trace.end else "still running"
+        assert viewer.summary_text() == (f"{plural(trace.rounds, 'round')}, {plural(len(trace), 'event')}, "
+                                         f"{usage['prompt_tokens']} in + {usage['completion_tokens']} out tokens, "
+                                         f"{ended}")
+        assert len(viewer.card_box.children) == len(viewer.cards)  # a card added by hand shows at once
+    watched = TraceViewer(lang="en")
+    watched.watch(shop_agent().start(LOGISTICS))
+    assert watched.summary_text() == viewer.summary_text() and len(watched.card_box.children) == 3
 
 
 # -- StepDebugger ------------------------------------------------------------------------------

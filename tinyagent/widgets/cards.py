@@ -10,7 +10,12 @@ With a streaming agent (lesson 14) a round starts with ReplyDelta events: the ca
 growing as the pieces arrive (status "typing"), then the round as usual once its LlmCall and Parsed come.
 
 A round of native function calling (lesson 09) may ask for several tools: its card holds every call and
-every result, in order.
+every result, in order. A round may make several model calls (lesson 22's tree search): its header sums them all,
+and its fold shows the reply the round read, the last one.
+
+A round can come in two cards: in lesson 21 the triage agent's handoff is one card, the refunds agent's rounds
+follow, and the handoff's result arrives in a second card of the triage agent's round. A call counts as waiting only
+while its result has come nowhere in the trace: the first card says where the result is.
 
 `apply_event(cards, event)` files each event into the card of its round, so a viewer can grow
 while the agent runs. The plain text is the trace's own `format()`, which leaves latency out: the
@@ -33,6 +38,8 @@ from tinyagent.architectures.tree_search import TREE_EVENTS
 from tinyagent.editable_trace import PersonEdit
 from tinyagent.events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from tinyagent.protocols.streaming import ReplyDelta
+from tinyagent.robustness.stop_rules import LimitReached
+from tinyagent.robustness.tolerant_parser import FormatObservation
 from tinyagent.toolkit.confirmation import APPROVAL_LABELS, ApprovalDecided, ApprovalRequested
 from tinyagent.trace import Trace
 
@@ -45,10 +52,16 @@ LABELS = {
         "tool_error": "Tool error",
         "final": "Final answer",
         "fallback": "Final answer (fallback: no format)",
+        "after_limit": "Final answer (after a limit)",
         "stopped": "Stopped: {reason}",
         "waiting": "waiting: the tool has not run yet",
+        "answered_later": "its result comes in a later card of this round, below",
+        "calls": "{n} model calls",
+        "total_time": "{seconds:.2f} s in all",
         "messages": "Messages sent ({n})",
         "raw": "Raw reply",
+        "messages_of": "Messages sent ({n}) with call {i} of {total}",
+        "raw_of": "Raw reply: the one this round read, call {i} of {total}",
         "tokens": "{prompt} in + {completion} out tokens",
         "streamed": "streamed in {n} pieces, the first after {first:.2f} s",
         "typing_rest": "typing",
@@ -63,6 +76,8 @@ LABELS = {
             "tool_error": "tool error",
             "final": "final answer",
             "fallback": "fallback answer",
+            "after_limit": "answer after a limit",
+            "limit": "limit reached",
             "stopped": "stopped",
         },
     },
@@ -74,10 +89,16 @@ LABELS = {
         "tool_error": "工具出错",
         "final": "最终答复",
         "fallback": "最终答复（兜底：没按格式）",
+        "after_limit": "最终答复（到达限制后）",
         "stopped": "停止：{reason}",
         "waiting": "等待中：工具还没执行",
+        "answered_later": "它的结果在这一圈后面的卡片里（见下方）",
+        "calls": "{n} 次模型调用",
+        "total_time": "共 {seconds:.2f} 秒",
         "messages": "发送的消息（{n} 条）",
         "raw": "模型原始回复",
+        "messages_of": "发送的消息（{n} 条），第 {i} 次调用（共 {total} 次）",
+        "raw_of": "模型原始回复：这一圈读的那条，第 {i} 次调用（共 {total} 次）",
         "tokens": "输入 {prompt} + 输出 {completion} token",
         "streamed": "分 {n} 段流式到达，第一段用了 {first:.2f} 秒",
         "typing_rest": "正在输入",
@@ -92,6 +113,8 @@ LABELS = {
             "tool_error": "工具出错",
             "final": "最终答复",
             "fallback": "兜底答复",
+            "after_limit": "到达限制后的答复",
+            "limit": "到达限制",
             "stopped": "已停止",
         },
     },
@@ -106,6 +129,8 @@ STATUS = {
     "tool_error": "#c62828",
     "final": "#2e7d32",
     "fallback": "#9e7700",
+    "after_limit": "#9e7700",
+    "limit": "#d84315",
     "stopped": "#ad1457",
     "waiting_approval": "#6a1b9a",
 }
@@ -114,10 +139,13 @@ STATUS = {
 @dataclass
 class Card:
     """The events of one round. Every field is None (or empty) until its event arrives; `parsed` is the
-    round's first Parsed (the one with the thought), `tool_calls` and `observations` all of them, in order."""
+    round's first Parsed (the one with the thought), `tool_calls` and `observations` all of them, in order.
+    `llm` is the round's last model call (the reply it read), `calls` all of them. `later_results`: results to
+    this card's calls that came in a later card of the same round (lesson 21's handoff)."""
 
     step: int
     llm: LlmCall | None = None
+    calls: list[LlmCall] = field(default_factory=list)
     parsed: Parsed | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
@@ -128,6 +156,7 @@ class Card:
     approvals: list[ApprovalRequested | ApprovalDecided] = field(default_factory=list)  # lesson 15
     notes: list[Event] = field(default_factory=list)  # lesson 17: the route, the skill, the plan, the reflection
     agent: str = ""  # lesson 21: the agent whose round it is (several agents: a card per agent and round)
+    later_results: list[Observation] = field(default_factory=list)
 
     @property
     def tool_call(self) -> ToolCall | None:
@@ -140,14 +169,23 @@ class Card:
         return self.observations[-1] if self.observations else None
 
     @property
+    def pending(self) -> int:
+        """How many of the card's tool calls have no result anywhere in the trace yet."""
+        return max(0, len(self.tool_calls) - len(self.observations) - len(self.later_results))
+
+    @property
     def status(self) -> str:
-        """typing, thinking, acting, waiting_approval, observed, tool_error, final, fallback or stopped."""
+        """typing, thinking, acting, waiting_approval, observed, tool_error, limit, final, fallback, after_limit
+        or stopped."""
         if isinstance(self.end, Stopped):
             return "stopped"
         if isinstance(self.end, Final):
-            return "fallback" if self.end.reason == "fallback" else "final"
-        if self.observations and len(self.observations) >= len(self.tool_calls):
-            return "tool_error" if any(o.error for o in self.observations) else "observed"
+            return final_key(self.end)
+        if any(isinstance(note, LimitReached) for note in self.notes):
+            return "limit"
+        results = self.observations + self.later_results
+        if results and not self.pending:
+            return "tool_error" if any(o.error for o in results) else "observed"
         if self.approvals and isinstance(self.approvals[-1], ApprovalRequested):
             return "waiting_approval"
         if self.tool_calls:
@@ -164,8 +202,15 @@ class Card:
         return card_html(self, lang)
 
 
+def final_key(end: Final) -> str:
+    """How a Final is labelled, as the printed trace labels it: final, fallback, or after_limit (a stop rule's
+    closing call, lesson 10)."""
+    return {"final_answer": "final", "fallback": "fallback"}.get(end.reason, "after_limit")
+
+
 def apply_event(cards: list[Card], event: Event) -> Card:
-    """File `event` into its round's card (the last card, or a new one) and return that card."""
+    """File `event` into its round's card (the last card, or a new one) and return that card. A result to a call
+    of an earlier card of the same round (lesson 21's handoff) is noted in that card's `later_results` too."""
     if cards and (cards[-1].step, cards[-1].agent) == (event.step, event.agent):
         card = cards[-1]
     else:
@@ -179,12 +224,19 @@ def apply_event(cards: list[Card], event: Event) -> Card:
         card.typed += event.text
     elif isinstance(event, LlmCall):
         card.llm = event
+        card.calls.append(event)
     elif isinstance(event, Parsed):
         card.parsed = card.parsed or event
     elif isinstance(event, ToolCall):
         card.tool_calls.append(event)
     elif isinstance(event, Observation):
         card.observations.append(event)
+        # A result to no call of this card answers an earlier card's call of its round (not a format reminder).
+        if len(card.observations) > len(card.tool_calls) and not isinstance(event, FormatObservation):
+            earlier = next((c for c in reversed(cards[:-1]) if (c.step, c.agent) == (card.step, card.agent)
+                            and c.pending), None)
+            if earlier is not None:
+                earlier.later_results.append(event)
     elif isinstance(event, (Final, Stopped)):
         card.end = event
     elif isinstance(event, (ApprovalRequested, ApprovalDecided)):
@@ -197,8 +249,10 @@ def apply_event(cards: list[Card], event: Event) -> Card:
 # Lesson 17's events around the loop (and a person's edit, editable_trace.py): shown as the trace prints them, those that open a step above the round's
 # thought, those that close one (a step's result, a reflection) below its last Observation.
 NOTE_EVENTS = (Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected,
-               Handoff, PersonEdit, *TREE_EVENTS)  # lesson 22: the round's search, candidate by candidate, above its thought
-_CLOSING_NOTES = (PlanStepDone, Reflected, Handoff)  # lesson 21's handoff: below the call that made it
+               Handoff, PersonEdit, LimitReached,
+               *TREE_EVENTS)  # lesson 22: the round's search, candidate by candidate, above its thought
+# Lesson 21's handoff: below the call that made it; lesson 10's limit: below the reply that reached it.
+_CLOSING_NOTES = (PlanStepDone, Reflected, Handoff, LimitReached)
 
 
 def note_rows(card: Card, lang: str, closing: bool) -> list[str]:
@@ -206,7 +260,8 @@ def note_rows(card: Card, lang: str, closing: bool) -> list[str]:
     for note in card.notes:
         if isinstance(note, _CLOSING_NOTES) == closing:
             text = "\n".join(Trace([note], lang=lang).format().splitlines()[1:])  # without the round's heading
-            rows.append(row("", esc(text), "#00695c", f"ta-note ta-{note.kind}", tint("#00695c")))
+            colour = STATUS["limit"] if isinstance(note, LimitReached) else "#00695c"
+            rows.append(row("", esc(text), colour, f"ta-note ta-{note.kind}", tint(colour)))
     return rows
 
 
@@ -260,6 +315,22 @@ def usage_line(call: LlmCall, lang: str) -> str:
     return " · ".join(parts)
 
 
+def round_usage_line(card: Card, lang: str) -> str:
+    """The header's line: the one model call's usage_line, or for a round of several calls (lesson 22), their
+    tokens and time summed, then the finish_reason and model of the reply the round read."""
+    if len(card.calls) < 2:
+        return usage_line(card.llm, lang)
+    labels = LABELS[lang]
+    usages = [call.usage or {} for call in card.calls]
+    prompt, completion = (sum(int(u.get(key) or 0) for u in usages) for key in ("prompt_tokens", "completion_tokens"))
+    parts = [labels["calls"].format(n=len(card.calls)), labels["tokens"].format(prompt=prompt, completion=completion),
+             labels["total_time"].format(seconds=sum(call.latency_s for call in card.calls)),
+             f"finish_reason={card.llm.finish_reason}"]
+    if card.llm.model:
+        parts.append(card.llm.model)
+    return " · ".join(parts)
+
+
 def streamed_line(card: Card, lang: str) -> str:
     """How the round's reply arrived, when it was streamed (HTML only: the times vary)."""
     return LABELS[lang]["streamed"].format(n=len(card.pieces), first=card.pieces[0].elapsed_s)
@@ -295,7 +366,7 @@ def card_html(card: Card, lang: str = "en") -> str:
     if card.agent:  # lesson 21: whose round it is
         head.insert(1, badge(card.agent, "#0b57d0", "ta-agent"))
     if card.llm is not None:
-        line = usage_line(card.llm, lang) + (f" · {streamed_line(card, lang)}" if card.pieces else "")
+        line = round_usage_line(card, lang) + (f" · {streamed_line(card, lang)}" if card.pieces else "")
         head.append(f'<span class="ta-usage" style="opacity:0.75;font-size:90%">{esc(line)}</span>')
     rows = note_rows(card, lang, closing=False)
     if card.parsed is not None and card.parsed.thought:
@@ -319,8 +390,10 @@ def card_html(card: Card, lang: str = "en") -> str:
             detail = f" ({approval.detail})" if approval.detail else ""
             rows.append(row(labels["approval"], esc(f"{outcome} · {approval.by}{detail}"), c,
                             f"ta-approval ta-approval-{approval.outcome}"))
-    if card.tool_calls and len(card.observations) < len(card.tool_calls) and card.end is None:
+    if card.pending and card.end is None:
         rows.append(row("…", esc(labels["waiting"]), STATUS["acting"], "ta-waiting"))
+    if card.later_results:
+        rows.append(row("↓", esc(labels["answered_later"]), STATUS["observed"], "ta-answered-later"))
     for observation in card.observations:
         if observation.error:
             c = STATUS["tool_error"]
@@ -330,7 +403,7 @@ def card_html(card: Card, lang: str = "en") -> str:
             rows.append(row(labels["observation"], esc(observation.text), c, "ta-observation", tint(c)))
     rows += note_rows(card, lang, closing=True)
     if isinstance(card.end, Final):
-        key = "fallback" if card.end.reason == "fallback" else "final"
+        key = final_key(card.end)
         c = STATUS[key]
         rows.append(row(labels[key], esc(card.end.answer), c, f"ta-final ta-{key}", tint(c)))
     elif isinstance(card.end, Stopped):
