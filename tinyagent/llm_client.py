@@ -123,8 +123,10 @@ class LlmClient:
     model:     the model name the server knows
     max_retries: extra attempts for 429 and 5xx, waiting with exponential backoff and jitter
                (or the server's Retry-After), each wait capped at `max_retry_wait` seconds
-    total_timeout: a cap on the whole reply; `read_timeout` alone never fires if a server
-               drips one byte at a time
+    total_timeout: a cap on reading the reply's body, from the end of its headers to its last byte;
+               `read_timeout` alone never fires if a server drips one byte at a time. The status line and
+               headers are bounded by `read_timeout` between bytes only: requests reads them in one call
+               that no deadline interrupts
     max_tokens: the cap on each reply when `chat` is not given one; None sends no cap
 
     llama.cpp's server (`local-model`, `llama-server`) is recognised by its first reply, which carries its
@@ -341,8 +343,9 @@ class LlmClient:
             raise self._http_error(response.status_code, self._read_body(response).decode("utf-8", errors="replace"))
 
     def _read_body(self, response: requests.Response) -> bytes:
-        """Read (and decompress) the body under `total_timeout`, so a server that drips bytes cannot
-        hang the loop, and under MAX_REPLY_BYTES, so a huge or inflating body cannot fill the memory."""
+        """Read (and decompress) the body under `total_timeout`, counted from here (the headers are read), so a
+        server that drips bytes cannot hang the loop, and under MAX_REPLY_BYTES, so a huge or inflating body
+        cannot fill the memory."""
         host = self.host
         deadline = time.monotonic() + self.total_timeout
         chunks, received = [], 0
