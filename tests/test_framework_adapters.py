@@ -51,6 +51,32 @@ def test_each_framework_refunds_and_the_wire_holds_exactly_what_the_server_recei
     assert run.first_request_size > 500  # a system prompt or a tool list, and the question
 
 
+@pytest.mark.parametrize("key", ["tinyagent", "langchain", "pydantic-ai"])
+def test_a_request_that_timed_out_is_counted_and_marked_unanswered(key):
+    fw = frameworks()
+    with ClassroomServer(tokens_per_second=40) as slow, slow.recording() as log:  # slower than the client waits
+        run = fw.run_framework(key, REFUND_REQUEST, base_url=slow.base_url, timeout=1.0, max_steps=4)
+    assert run.model_calls == len(log) >= 1
+    assert [c.body for c in run.calls] == [r.body for r in log]
+    assert [c.answered for c in run.calls] == [True] * (len(log) - 1) + [False]
+    assert not run.calls[-1].usage_returned and run.calls[-1].asked == ()
+
+
+def test_the_wire_keeps_nothing_of_a_request_once_it_is_gone():
+    import gc
+
+    import httpx
+
+    from tinyagent.frameworks.wire import Wire
+
+    wire = Wire()
+    with (ClassroomServer(tokens_per_second=40) as slow, wire.client(timeout=0.5) as client,
+          pytest.raises(httpx.TimeoutException)):
+        client.post(slow.chat_url, json={"model": "classroom", "messages": [{"role": "user", "content": "hi"}]})
+    gc.collect()
+    assert [c.answered for c in wire.calls] == [False] and len(wire._pending) == 0
+
+
 @pytest.mark.parametrize("key", ["langchain", "smolagents", "pydantic-ai", "agents-sdk"])
 def test_tokens_are_the_usage_the_classroom_model_returned(classroom, key):
     from openai import OpenAI
@@ -351,7 +377,7 @@ def test_a_reply_of_the_wrong_shape_is_read_as_far_as_it_goes_and_never_stops_th
     for name, arguments in tool_calls_in(content):
         assert isinstance(name, str) and isinstance(arguments, str)
     wire = Wire()
-    wire._store("/v1/chat/completions", b'{"model": "m"}', content)
+    wire._answered(wire._sent_body("/v1/chat/completions", b'{"model": "m"}'), content)
     assert len(wire.calls) == 1
 
 
@@ -361,7 +387,7 @@ def test_a_reply_nested_too_deep_to_parse_is_read_as_holding_nothing():
     deep = b"[" * 100_000 + b"]" * 100_000  # RecursionError in json.loads, inside the framework's HTTP hook
     assert usage_in(deep) is None and tool_calls_in(deep) == ()
     wire = Wire()
-    wire._store("/v1/chat/completions", b'{"model": "m"}', b"data: " + deep + b"\n\n")
+    wire._answered(wire._sent_body("/v1/chat/completions", b'{"model": "m"}'), b"data: " + deep + b"\n\n")
     assert len(wire.calls) == 1
 
 

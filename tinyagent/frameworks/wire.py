@@ -3,9 +3,10 @@
 Every other framework of the lesson talks to the model through the official `openai` client, and that client
 takes an `httpx` client of ours. `Wire` gives it one whose event hooks keep each request's JSON body and the
 `usage` the server answered with, so the count of model calls and tokens is the wire's, not the framework's own
-bookkeeping, and it works the same on the classroom model and on a real one. tinyagent's own loops send with
-`requests`: `requests_session` records their requests, and `with_usage` adds the usage their trace's LlmCall
-events read.
+bookkeeping, and it works the same on the classroom model and on a real one. A call is recorded when it is sent,
+so one that never got an answer (it timed out, the connection dropped) is counted too, marked `answered=False`.
+tinyagent's own loops send with `requests`: `requests_session` records their requests, and `with_usage` adds the
+usage their trace's LlmCall events read.
 
     wire = Wire()
     openai.OpenAI(base_url=url, api_key=key, http_client=wire.client())       # or wire.async_client()
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import ssl
 import threading
+import weakref
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
@@ -37,7 +39,8 @@ def tls_context() -> ssl.SSLContext:
 
 @dataclass(frozen=True)
 class WireCall:
-    """One model call: the path, the JSON body sent, its size in bytes, and the usage that came back."""
+    """One model call: the path, the JSON body sent, its size in bytes, and the usage that came back (none if no
+    answer came: `answered` False)."""
 
     path: str
     body: dict
@@ -46,6 +49,7 @@ class WireCall:
     completion_tokens: int = 0
     usage_returned: bool = False  # a stream without stream_options.include_usage carries no usage
     asked: tuple[tuple[str, str], ...] = ()  # the reply's tool calls: (name, arguments JSON), in its order
+    answered: bool = True  # False: sent, and no answer came back (a timeout, a dropped connection)
 
     @property
     def messages(self) -> list:
@@ -64,10 +68,11 @@ class WireCall:
 
 @dataclass
 class Wire:
-    """The model calls one run made, in order (thread-safe: async frameworks answer on other threads)."""
+    """The model calls one run made, in the order sent (thread-safe: async frameworks answer on other threads)."""
 
     calls: list[WireCall] = field(default_factory=list)
-    _pending: dict = field(default_factory=dict, repr=False)
+    # a request on its way -> the index of its call; the entry goes with the request, answered or not
+    _pending: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def client(self, timeout: float = 60) -> httpx.Client:
@@ -90,23 +95,30 @@ class Wire:
         Their usage is not read here (LlmClient reads the reply as a stream, once): `with_usage` adds it after."""
         import requests
 
-        def got(response: Any, *args: Any, **kwargs: Any) -> None:
-            raw = response.request.body or b""
-            raw = raw.encode() if isinstance(raw, str) else raw
-            self._store(response.request.path_url.split("?")[0], raw, b"")
+        wire = self
 
-        session = requests.Session()
+        class RecordedSession(requests.Session):
+            def send(self, request: Any, **kwargs: Any) -> Any:
+                raw = request.body or b""
+                index = wire._sent_body(request.path_url.split("?")[0], raw.encode() if isinstance(raw, str) else raw)
+                response = super().send(request, **kwargs)  # a timeout raises: the call stays unanswered
+                if index is not None:
+                    wire._answered(index, b"")
+                return response
+
+        session = RecordedSession()
         if is_loopback(url):
             session.trust_env = False  # as LlmClient does: no proxy applies to this machine's own servers
-        session.hooks["response"].append(got)
         return session
 
     def with_usage(self, usages: list[dict]) -> None:
-        """Set the calls' usage, in order, from what the client read (tinyagent's LlmCall events)."""
+        """Set the answered calls' usage, in order, from what the client read (tinyagent's LlmCall events)."""
         with self._lock:
-            self.calls = [replace(call, prompt_tokens=u.get("prompt_tokens", 0),
+            answered = iter(usages)
+            self.calls = [call if not call.answered or (u := next(answered, None)) is None else
+                          replace(call, prompt_tokens=u.get("prompt_tokens", 0),
                                   completion_tokens=u.get("completion_tokens", 0), usage_returned=bool(u))
-                          for call, u in zip(self.calls, usages)] + self.calls[len(usages):]
+                          for call in self.calls]
 
     def usage(self) -> dict[str, int]:
         return {"prompt_tokens": sum(c.prompt_tokens for c in self.calls),
@@ -114,31 +126,42 @@ class Wire:
 
     # -- the hooks ------------------------------------------------------------------------------------------
     def _sent(self, request: httpx.Request) -> None:
-        with self._lock:
-            self._pending[id(request)] = request.content
+        index = self._sent_body(request.url.path, request.content)
+        if index is not None:
+            with self._lock:
+                self._pending[request] = index
 
     def _got(self, response: httpx.Response) -> None:
         response.read()
         self._record(response)
 
     def _record(self, response: httpx.Response) -> None:
-        self._store(response.request.url.path, None, response.content, id(response.request))
+        with self._lock:
+            index = self._pending.pop(response.request, None)
+        if index is not None:
+            self._answered(index, response.content)
 
-    def _store(self, path: str, raw: bytes | None, content: bytes, key: int | None = None) -> None:
-        if raw is None:  # httpx: the body was kept when the request went out
-            with self._lock:
-                raw = self._pending.pop(key, b"")
+    def _sent_body(self, path: str, raw: bytes) -> int | None:
+        """Record a request as it goes out, not yet answered; its index among the calls, or None when it is not
+        a model call (a models list, a health check)."""
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = {}
         if not isinstance(body, dict) or "model" not in body:
-            return  # not a model call (a models list, a health check)
+            return None
+        with self._lock:
+            self.calls.append(WireCall(path, body, len(raw), answered=False))
+            return len(self.calls) - 1
+
+    def _answered(self, index: int, content: bytes) -> None:
+        """The call at `index` got its answer, `content`: the usage and the tool calls it holds."""
         usage = usage_in(content)
         prompt, completion = usage or (0, 0)
         with self._lock:
-            self.calls.append(WireCall(path, body, len(raw), prompt, completion, usage is not None,
-                                       tool_calls_in(content)))
+            self.calls[index] = replace(self.calls[index], prompt_tokens=prompt, completion_tokens=completion,
+                                        usage_returned=usage is not None, asked=tool_calls_in(content),
+                                        answered=True)
 
 
 def reply_objects(content: bytes) -> list[dict]:
