@@ -82,3 +82,13 @@ def test_a_run_with_nothing_to_approve_just_ends(shop):
     agent = ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=[GatedAct(refund_gate(shop))])
     panel = ApprovalPanel(agent.start("帮我看看订单 88231 的快递到哪了。"))
     assert panel.waiting is None and panel.run.done and panel.approve_button.disabled
+
+
+def test_a_run_closed_under_the_panel_turns_the_buttons_off_and_says_the_run_ended(shop):
+    panel = panel_for(shop)
+    panel.run.close()  # the request is cancelled: no answer can count any more
+    assert panel.status_text().startswith("the run ended before an answer: applyRefund was not run")
+    assert "waiting for approval" not in panel.text() and panel.approve_button.disabled
+    panel.approve_button.click()  # a click that came anyway: said, not acted on
+    assert "the run ended" in panel.error and panel.decisions == []
+    assert shop.refunds() == [] and panel.approve_button.disabled

@@ -546,3 +546,96 @@ def test_a_server_that_ignores_stop_is_cut_by_the_client():
     comparison = StopComparison.from_agent(shop_agent("classroom-ignores-stop"), REFUND)
     assert comparison.with_stop.client_cut and comparison.fabricated
     assert "Observation:" not in comparison.with_stop.text
+
+
+def test_stop_comparison_from_an_agent_sends_the_agent_s_max_tokens():
+    llm = CountingLlm(classroom())
+    sent = []
+    chat = llm.chat
+    llm.chat = lambda messages, **options: sent.append(options) or chat(messages, **options)
+    StopComparison.from_agent(ReActAgent(llm, shop_registry(new_shop()), max_tokens=20), REFUND)
+    assert [options["max_tokens"] for options in sent] == [20, 20]
+
+
+# -- StepDebugger: stop rules, format reminders, edits, approvals --------------------------------
+def test_a_limit_reached_ends_its_step_and_the_closing_call_is_the_next_one():
+    from tinyagent import RepeatedAction, StopRules
+
+    agent = shop_agent("classroom-loop", parts=[StopRules([RepeatedAction()])], max_steps=5)
+    debugger = StepDebugger(agent, REFUND)
+    while not debugger.done:
+        events = debugger.step()
+        assert sum(isinstance(e, LlmCall) for e in events) <= 1, "one Next step, at most one model call"
+        if events[-1].kind == "limit_reached":
+            assert debugger.next_action().startswith("call the model once more for a closing answer")
+            count = len(debugger.run.messages)
+            closing = debugger.step()  # the closing call alone: its request joins the list, then its reply
+            assert [e.kind for e in closing][:1] == ["llm_call"] and len(debugger.run.messages) == count + 2
+    assert debugger.run.trace.reason == "repeated_action" and debugger.model_calls == 4
+
+
+def test_a_format_reminder_is_not_counted_as_a_tool_call():
+    from tinyagent import TolerantRead
+
+    debugger = StepDebugger(shop_agent("classroom-forgets-action", parts=[TolerantRead()]), REFUND)
+    debugger.run_to_end()
+    trace = debugger.run.trace
+    assert debugger.tool_calls == len(trace.tool_calls) == 4
+    assert "4 tool calls" in debugger.status_text()
+
+
+def test_after_an_edit_the_status_says_which_calls_were_of_replaced_rounds():
+    debugger = StepDebugger(shop_agent(), LOGISTICS)
+    debugger.step()
+    debugger.step()  # round 1: its model call and its tool call
+    debugger.edit_thought(1, "Thought: 先查物流\nAction: queryLogistics\nAction Input: SF1234567890")
+    assert debugger.replaced_calls == (1, 1)
+    assert "1 model call and 1 tool call of them in rounds an edit replaced" in debugger.status_text()
+
+
+def test_the_edit_button_is_on_only_for_a_round_check_edit_takes(monkeypatch):
+    from tinyagent.editable_trace import EditError
+    from tinyagent.widgets import step_debugger
+
+    def refusing(trace, step, **options):
+        raise EditError("not this round")
+
+    debugger = StepDebugger(shop_agent(), LOGISTICS)
+    debugger.step()
+    assert not debugger.edit_button.disabled
+    monkeypatch.setattr(step_debugger, "check_edit", refusing)
+    debugger.step()
+    assert debugger.edit_button.disabled and debugger.retry_button.disabled
+
+
+def test_a_native_call_round_can_be_edited_only_if_check_edit_takes_it():
+    from tinyagent import FunctionCallingAgent
+    from tinyagent.editable_trace import check_edit
+
+    debugger = StepDebugger(FunctionCallingAgent(classroom(), shop_registry(new_shop())), REFUND)
+    debugger.step()
+    debugger.round_picker.value = 1
+    try:
+        check_edit(debugger.run.trace, 1, reply="Thought: a person's reply")
+        takes = True
+    except ValueError:
+        takes = False
+    assert debugger.edit_button.disabled is not takes
+
+
+def test_a_gated_tool_step_stops_at_the_request_and_the_buttons_answer_it():
+    from tinyagent.shop import refund_gate
+    from tinyagent.toolkit.confirmation import GatedAct
+
+    shop = new_shop()
+    agent = ReActAgent(classroom(), shop_registry(shop), parts=[GatedAct(refund_gate(shop, timeout_s=30))])
+    debugger = StepDebugger(agent, REFUND)
+    debugger.run_to_end()  # runs up to the request, never into the gate's wait
+    assert debugger.waiting is not None and debugger.waiting.tool == "applyRefund" and not debugger.done
+    assert "applyRefund waits for a person's approval" in debugger.status_text() and "Approve" in debugger.next_action()
+    assert debugger.next_button.disabled and not debugger.approve_button.disabled
+    assert debugger.step() == [] and shop.refunds() == []
+    debugger.approve_button.click()
+    assert debugger.error is None and debugger.waiting is None and len(shop.refunds()) == 1
+    debugger.run_to_end()
+    assert debugger.run.trace.reason == "final_answer" and debugger.approve_button.disabled

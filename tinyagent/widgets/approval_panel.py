@@ -20,7 +20,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from tinyagent.agent import AgentRun
-from tinyagent.toolkit.confirmation import ApprovalRequested, Decision, gate_of
+from tinyagent.toolkit.confirmation import ERROR, ApprovalRequested, Decision, gate_of
 from tinyagent.widgets.cards import STATUS, esc, tint
 from tinyagent.widgets.trace_viewer import TraceViewer, with_text
 
@@ -74,6 +74,8 @@ class ApprovalPanel(widgets.VBox):
     def _answer(self, yes: bool) -> Decision:
         if self.waiting is None:
             raise RuntimeError("nothing is waiting for approval")
+        if self.ended_unanswered() is not None:
+            raise RuntimeError("the run ended before an answer: nothing waits for approval any more")
         decision = self.gate.answer(self.waiting.request_id, yes, by=f"a click on {'Approve' if yes else 'Decline'}")
         self.decisions.append(decision)
         self.resume()
@@ -90,8 +92,22 @@ class ApprovalPanel(widgets.VBox):
         finally:
             self._refresh()
 
+    def ended_unanswered(self) -> Decision | None:
+        """The error that closed the waiting request when its run was closed (`run.close()`), or None: no answer
+        can count any more."""
+        if self.waiting is None:
+            return None
+        for request, decision in reversed(self.gate.log):
+            if request.id == self.waiting.request_id:
+                return decision if decision.outcome == ERROR else None
+        return None
+
     # -- showing it ----------------------------------------------------------------------------------
     def status_text(self) -> str:
+        ended = self.ended_unanswered()
+        if ended is not None:
+            return (f"the run ended before an answer: {self.waiting.tool} was not run "
+                    f"({ended.detail or ended.by}); nothing waits for approval")
         if self.waiting is not None:
             return (f"waiting for approval: {self.waiting.tool}: {self.waiting.summary} (a yes after "
                     f"{self.waiting.timeout_s:g} s no longer counts)")
@@ -100,7 +116,7 @@ class ApprovalPanel(widgets.VBox):
         return "the run is stopped between steps"
 
     def _refresh(self) -> None:
-        waiting = self.waiting is not None
+        waiting = self.waiting is not None and self.ended_unanswered() is None
         self.approve_button.disabled = self.decline_button.disabled = not waiting
         colour = STATUS["waiting_approval"]
         if waiting:
@@ -116,6 +132,7 @@ class ApprovalPanel(widgets.VBox):
         self.status.value = f'<div class="ta-status">{esc(self.status_text())}</div>{error}'
 
     def text(self) -> str:
+        self._refresh()  # shown again after the run was closed: the buttons say so too
         lines = [f"ApprovalPanel: {self.status_text()}"]
         lines += [f"decision: {d.outcome}, by {d.by}" for d in self.decisions]
         if self.error:

@@ -10,8 +10,11 @@ Each "Next step" does exactly one thing the agent depends on the outside world f
 
 so a learner can stop between an Action and its Observation and read what the model will see. In function
 calling (lesson 09) one reply may ask for several tools: its model step ends once every call is shown, and its
-tool step runs them all and appends every result.
-"Run to end" finishes the run; "Reset" starts the same question again.
+tool step runs them all and appends every result. When a stop rule fires (lesson 10), the step ends at its
+LimitReached: the closing request is in the message list, and the next step makes the closing call.
+With a confirmation gate that has no `ask` (lesson 15), a tool step pauses where the gate asks for approval:
+"Approve" or "Decline" answers it and finishes the step (waiting in "Next step" could only time out).
+"Run to end" finishes the run (or runs to the next approval); "Reset" starts the same question again.
 
 A person can step into the trace (editable_trace.py): pick a round, then "Edit this Thought" replaces its reply with
 the text in the box (the round's reply, as the model wrote it, until you change it), or "Retry this tool" runs its
@@ -27,11 +30,15 @@ from tinyagent.agent import AgentRun, ReActAgent
 from tinyagent.editable_trace import PERSON, PersonEdit, check_edit, edit_thought, replies, retry_tool
 from tinyagent.events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
 from tinyagent.parser import parse_step
+from tinyagent.robustness.stop_rules import LimitReached
+from tinyagent.robustness.tolerant_parser import FormatObservation
+from tinyagent.toolkit.confirmation import ApprovalRequested, gate_of
 from tinyagent.widgets.cards import esc, messages_html, messages_text, plural
 from tinyagent.widgets.trace_viewer import TraceViewer, with_text
 
-# The events a step ends on: each one follows exactly one model call or tool call.
-STEP_ENDS = (ToolCall, Observation, Final, Stopped)
+# The events a step ends on: each one follows exactly one model call or tool call (a LimitReached follows the model
+# call whose reply fired a stop rule; the closing call is the next step).
+STEP_ENDS = (ToolCall, Observation, Final, Stopped, LimitReached)
 
 
 class StepDebugger(widgets.VBox):
@@ -39,7 +46,9 @@ class StepDebugger(widgets.VBox):
 
     State for tests: `.run` (the AgentRun), `.step_count`, `.model_calls`, `.tool_calls`,
     `.last_events` (what the last step produced), `.viewer.cards`, `.run.messages`, `.edits` (the PersonEdit
-    events of the edits made since the last reset), `.round_picker`, `.reply_box`, `.input_box`.
+    events of the edits made since the last reset), `.round_picker`, `.reply_box`, `.input_box`, `.waiting` (an
+    ApprovalRequested the run waits on, or None). `.model_calls` and `.tool_calls` count every call made since the
+    last reset, those of rounds an edit replaced too (`.replaced_calls` counts those).
     """
 
     def __init__(self, agent: ReActAgent, question: str, *, history: list[dict] | None = None):
@@ -53,6 +62,10 @@ class StepDebugger(widgets.VBox):
         )
         self.run_button = widgets.Button(description="Run to end", icon="fast-forward")
         self.reset_button = widgets.Button(description="Reset", icon="undo")
+        self.approve_button = widgets.Button(description="Approve", icon="check", button_style="success")
+        self.decline_button = widgets.Button(description="Decline", icon="times", button_style="danger")
+        self.approve_button.on_click(lambda _: self._safely(self.approve))
+        self.decline_button.on_click(lambda _: self._safely(self.decline))
         self.next_button.on_click(lambda _: self._safely(self.step))
         self.run_button.on_click(lambda _: self._safely(self.run_to_end))
         self.reset_button.on_click(lambda _: self._safely(self.reset))
@@ -93,7 +106,8 @@ class StepDebugger(widgets.VBox):
         super().__init__(
             [
                 self.header,
-                widgets.HBox([self.next_button, self.run_button, self.reset_button]),
+                widgets.HBox([self.next_button, self.run_button, self.reset_button, self.approve_button,
+                              self.decline_button]),
                 self.status,
                 self.viewer,
                 edit_box,
@@ -112,6 +126,8 @@ class StepDebugger(widgets.VBox):
         self.tool_calls = 0
         self.last_events: list[Event] = []
         self.edits: list[PersonEdit] = []
+        self.replaced_calls = (0, 0)  # model calls and tool calls of rounds an edit replaced
+        self.waiting: ApprovalRequested | None = None
         self._new_from = len(self.run.messages)
         self.viewer.clear()
         self._refresh()
@@ -130,6 +146,9 @@ class StepDebugger(widgets.VBox):
 
     def _continue(self, run: AgentRun) -> list[Event]:
         self.run.close()  # the old run stops where it is: nothing of it happens later
+        self.waiting = None
+        kept = run.trace.events  # the rounds before the edited one: their calls still count as the trace's
+        self.replaced_calls = (self.model_calls - _model_calls(kept), self.tool_calls - _tool_results(kept))
         self.run = run
         self.viewer.clear()
         for event in run.trace.events:
@@ -149,29 +168,47 @@ class StepDebugger(widgets.VBox):
 
     def _enable_edit_buttons(self) -> None:
         step = self.round_picker.value
-        self.edit_button.disabled = step is None
+        self.edit_button.disabled = step is None or not _can_edit(self.run.trace, step)
         self.retry_button.disabled = step is None or not _can_retry(self.run.trace, step)
 
     def step(self) -> list[Event]:
-        """One model call or one tool call; returns the events it produced ([] when done)."""
-        if self.run.done:
+        """One model call or one tool call; returns the events it produced ([] when done). While a request for
+        approval waits, it does nothing: `approve()` or `decline()` answers it and finishes the tool step."""
+        if self.run.done or self.waiting is not None:
             return []
         before = len(self.run.messages)
         events: list[Event] = []
+        gate = gate_of(self.run)
         while (event := self.run.advance()) is not None:
             events.append(event)
             self.viewer.add(event)
+            if isinstance(event, ApprovalRequested) and gate is not None and gate.ask is None:
+                self.waiting = event  # advancing now would block the kernel until the request times out
+                break
             if self._ends_step(event):
                 break
         self.step_count += 1
-        self.model_calls += sum(isinstance(e, LlmCall) and e.model != PERSON for e in events)
-        if events and isinstance(events[-1], Stopped) and events[-1].reason == "llm_error":
-            self.model_calls += 1  # the call was made; it failed
-        self.tool_calls += sum(isinstance(e, Observation) for e in events)
+        self.model_calls += _model_calls(events)
+        self.tool_calls += _tool_results(events)
         self.last_events = events
         self._new_from = before
         self._refresh()
         return events
+
+    def approve(self) -> list[Event]:
+        """What a click on Approve does: answer the waiting request yes, then finish the tool step."""
+        return self._answer(True)
+
+    def decline(self) -> list[Event]:
+        """What a click on Decline does: answer the waiting request no, then finish the tool step."""
+        return self._answer(False)
+
+    def _answer(self, yes: bool) -> list[Event]:
+        if self.waiting is None:
+            raise RuntimeError("nothing is waiting for approval")
+        gate_of(self.run).answer(self.waiting.request_id, yes, by=f"a click on {'Approve' if yes else 'Decline'}")
+        self.waiting = None
+        return self.step()
 
     def _ends_step(self, event: Event) -> bool:
         """Whether a step stops after `event`: a model step once every call of the reply is shown, a tool step
@@ -188,7 +225,8 @@ class StepDebugger(widgets.VBox):
         return sum(isinstance(e, Observation) for e in this_round) >= calls
 
     def run_to_end(self) -> None:
-        while not self.run.done:
+        """Step until the run ends, or until a request waits for approval."""
+        while not self.run.done and self.waiting is None:
             self.step()
 
     @property
@@ -199,7 +237,12 @@ class StepDebugger(widgets.VBox):
         """What "Next step" will do, in words."""
         if self.run.done:
             return f"nothing: the run has ended ({self.run.trace.reason})"
+        if self.waiting is not None:
+            return (f"{self.waiting.tool} waits for a person's approval ({self.waiting.summary}): click Approve or "
+                    f"Decline (a yes after {self.waiting.timeout_s:g} s no longer counts)")
         events = self.run.trace.events
+        if events and isinstance(events[-1], LimitReached):
+            return f"call the model once more for a closing answer (a stop rule fired: {events[-1].reason})"
         if events and isinstance(events[-1], ToolCall):
             calls = [e for e in events if isinstance(e, ToolCall) and e.step == events[-1].step]
             if len(calls) > 1:
@@ -211,7 +254,8 @@ class StepDebugger(widgets.VBox):
 
     def _safely(self, action) -> None:
         """Button callbacks run in the kernel, where an exception would vanish: show it instead."""
-        buttons = (self.next_button, self.run_button, self.reset_button, self.edit_button, self.retry_button)
+        buttons = (self.next_button, self.run_button, self.reset_button, self.edit_button, self.retry_button,
+                   self.approve_button, self.decline_button)
         for button in buttons:
             button.disabled = True
         try:
@@ -225,16 +269,21 @@ class StepDebugger(widgets.VBox):
 
     # -- showing it ----------------------------------------------------------------------------
     def status_text(self) -> str:
+        model, tools = self.replaced_calls
+        replaced = (f"; {plural(model, 'model call')} and {plural(tools, 'tool call')} of them in rounds an edit "
+                    "replaced" if model or tools else "")
         return (
             f"steps: {self.step_count} ({plural(self.model_calls, 'model call')}, "
-            f"{plural(self.tool_calls, 'tool call')}); "
+            f"{plural(self.tool_calls, 'tool call')}{replaced}); "
             f"next: {self.next_action()}"
         )
 
     def _refresh(self) -> None:
         done = self.run.done
-        self.next_button.disabled = done
-        self.run_button.disabled = done
+        waiting = self.waiting is not None
+        self.next_button.disabled = self.run_button.disabled = done or waiting
+        self.approve_button.disabled = self.decline_button.disabled = not waiting
+        self.approve_button.layout.display = self.decline_button.layout.display = None if waiting else "none"
         error = (
             f'<div class="ta-debugger-error" style="color:#c62828"><b>Error:</b> {esc(self.error)}</div>'
             if self.error
@@ -269,6 +318,26 @@ class StepDebugger(widgets.VBox):
 
     def _repr_mimebundle_(self, **kwargs):
         return with_text(super()._repr_mimebundle_(**kwargs), self.text())
+
+
+def _model_calls(events: list[Event]) -> int:
+    """The model calls `events` show: each LlmCall but a person's, and a call that failed (its Stopped)."""
+    made = sum(isinstance(e, LlmCall) and e.model != PERSON for e in events)
+    return made + sum(isinstance(e, Stopped) and e.reason == "llm_error" for e in events)
+
+
+def _tool_results(events: list[Event]) -> int:
+    """The tool calls `events` show a result of (a format reminder is no tool call: lesson 11)."""
+    return sum(isinstance(e, Observation) and not isinstance(e, FormatObservation) for e in events)
+
+
+def _can_edit(trace, step: int) -> bool:
+    """Whether check_edit takes an edited reply for round `step` (a round of native tool calls has no reply to edit)."""
+    try:
+        check_edit(trace, step, reply="Thought: a person's reply")
+    except ValueError:
+        return False
+    return True
 
 
 def _can_retry(trace, step: int) -> bool:

@@ -75,9 +75,10 @@ class StopComparison(widgets.VBox):
 
     @classmethod
     def from_agent(cls, agent: ReActAgent, question: str, **options) -> StopComparison:
-        """Compare on the exact first request `agent` would send for `question`."""
+        """Compare on the exact first request `agent` would send for `question` (its messages and max_tokens)."""
         messages = agent.start(question).messages
         options.setdefault("stop", agent.stop or STOP_SEQUENCES)
+        options.setdefault("max_tokens", agent.max_tokens)
         return cls(agent.llm, messages, **options)
 
     def _stop_label(self) -> str:
