@@ -17,12 +17,18 @@ read by the agent's read part, its Action runs through the agent's act part (les
 `applyRefund`), and the trace says whose it was: a `PersonEdit` event opens the round, and its LlmCall has the model
 "person" and no tokens. The loop itself (agent.py) knows nothing of it.
 
-Text ReAct rounds only: a round of native tool calls (lesson 09) has no Action line to edit or replay. With a context
-budget (lesson 13) the round's messages are the ones it sent, as fitted, and the continued run starts from those.
+A round is read as the agent read it: its Parsed event (lesson 11's tolerant reader, say) names the tool a retry runs
+again. Text ReAct rounds of one agent only: `check_edit` refuses, saying why, a run of native tool calls (lesson 09:
+no Action line to edit or replay, and a person's text would reach the customer as the answer) and a team's trace
+(lesson 21: its rounds are several agents'); `edit_thought` and `retry_tool` also refuse a round the agent's step cap
+would never reach. With a context budget (lesson 13) the round's messages are the ones it sent, as fitted, and the
+continued run starts from those.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Generator
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -30,8 +36,9 @@ from typing import Any, ClassVar
 from tinyagent.agent import AgentRun, ReActAgent
 from tinyagent.chat_result import ChatResult
 from tinyagent.errors import TinyAgentError
-from tinyagent.events import Event, LlmCall, Observation, ToolCall, event_kind
+from tinyagent.events import Event, LlmCall, Observation, Parsed, ToolCall, event_kind
 from tinyagent.parser import parse_step
+from tinyagent.protocols.function_calling import TOOL_CALL, UNREADABLE_ARGUMENTS
 from tinyagent.trace import Trace
 
 # What a printed trace says of a person's round.
@@ -76,10 +83,14 @@ __all__ = ["PERSON", "ContinuedRun", "EditError", "PersonsReply", "check_edit", 
 
 PERSON = "person"  # the `model` of an LlmCall whose reply a person wrote: no model was called
 MAX_REPLY_CHARS = 4000
+# An Observation key as a reader takes one (after NFKC, which makes "：" and "Ｏ" plain): any case, spaces or
+# Markdown before the colon, or the Chinese key. Only a tool writes Observations.
+OBSERVATION_KEY = re.compile(r"(?<![^\W_])(?:observation|观察)[ \t*_`]*:", re.IGNORECASE)
 
 
 class EditError(TinyAgentError, ValueError):
-    """An edit the trace cannot take: no such round, no tool in it, an empty reply. The message says which."""
+    """An edit the trace cannot take: no such round, no tool in it, an empty reply, a round of native tool calls,
+    a team's trace, a round past the agent's step cap. The message says which."""
 
 
 class PersonsReply:
@@ -118,14 +129,37 @@ def _round_call(trace: Trace, step: int) -> LlmCall:
     return calls[0]
 
 
+def _check_one_agent(trace: Trace) -> None:
+    agents = list(dict.fromkeys(e.agent for e in trace.events if e.agent))
+    if agents:
+        raise EditError(f"this trace is a team's (lesson 21: {', '.join(agents)}, each numbering its own rounds): an "
+                        "edit continues one agent's run, which would drop the team's handoffs and keep an answer "
+                        "handed back from before the edit; edit a single agent's run")
+
+
+def _check_text_round(trace: Trace, step: int) -> None:
+    native = [e.step for e in trace.events if isinstance(e, Parsed) and e.rule in (TOOL_CALL, UNREADABLE_ARGUMENTS)]
+    if step in native:
+        raise EditError(f"round {step} called its tools natively (lesson 09's function calling): the model asked "
+                        "in the API's tool_calls, not in Action lines, so there is no Action line to edit or run "
+                        "again, and a reply a person wrote would reach the customer as the answer")
+    if native:
+        raise EditError(f"this run called its tools natively (lesson 09's function calling, rounds "
+                        f"{', '.join(map(str, sorted(set(native))))}): its agent reads no Action lines, so a reply a "
+                        f"person wrote for round {step} would reach the customer as the answer")
+
+
 def check_edit(trace: Trace, step: int, *, reply: str | None = None, retry: bool = False,
-               tool_input: str | None = None) -> tuple[str, PersonEdit]:
+               tool_input: str | None = None, agent: ReActAgent | None = None) -> tuple[str, PersonEdit]:
     """The reply the person's round starts from and the event that marks it, or EditError naming what is wrong.
 
     reply:      the person's reply for round `step` (an edited Thought)
     retry:      run round `step`'s tool again, with `tool_input` if given (else its Action Input as it was)
+    agent:      the agent that will carry on, when known: the person's reply is read as it will read it
     """
     call = _round_call(trace, step)
+    _check_one_agent(trace)
+    _check_text_round(trace, step)
     if retry == (reply is not None):
         raise EditError("give either a reply (edit the Thought) or retry=True (run the tool again), not both")
     if reply is not None:
@@ -133,23 +167,30 @@ def check_edit(trace: Trace, step: int, *, reply: str | None = None, retry: bool
             raise EditError("the edited reply is empty: write the Thought (and the Action and Action Input to run)")
         if len(reply) > MAX_REPLY_CHARS:
             raise EditError(f"the edited reply is longer than {MAX_REPLY_CHARS} characters")
-        if "Observation:" in reply:
-            raise EditError("the edited reply holds an \"Observation:\" line: only a tool writes Observations; "
-                            "end the reply at its Action Input")
+        if found := OBSERVATION_KEY.search(unicodedata.normalize("NFKC", reply)):
+            raise EditError(f"the edited reply holds an Observation line ({found.group(0)!r}): only a tool writes "
+                            "Observations; end the reply at its Action Input")
+        if agent is not None:
+            read = agent.parse_text(reply.strip())
+            if read.action is None and read.final_answer is not None and parse_step(reply).action is not None:
+                raise EditError("this agent reads no Action lines (as lesson 09's FunctionCallingAgent does): it "
+                                "would take the whole reply, Action line and all, as its answer to the customer")
         return reply.strip(), PersonEdit(step, "thought", call.text, reply.strip())
+    # The round as the agent read it (its Parsed event): lesson 11's tolerant reader reads more than lesson 05's.
     calls = [e for e in trace.events if isinstance(e, ToolCall) and e.step == step]
-    parsed = parse_step(call.text)
-    if len(calls) != 1 or parsed.action is None:
+    read = [e for e in trace.events if isinstance(e, Parsed) and e.step == step and e.tool_name is not None]
+    if len(calls) != 1 or len(read) != 1:
         raise EditError(f"round {step} ran no tool (or more than one) from an Action line: there is nothing to retry")
     if tool_input is not None and (not isinstance(tool_input, str) or "\n" in tool_input):
         raise EditError("the tool input must be one line of text")
     seen = [e for e in trace.events if isinstance(e, Observation) and e.step == step]
     original = seen[0].text if seen else ""
+    (parsed,) = read
     if tool_input is None:
-        text, used = call.text, parsed.action.tool_input
+        text, used = call.text, parsed.tool_input or ""
     else:
         used = tool_input.strip()
-        text = f"Thought: {parsed.thought}\nAction: {parsed.action.tool_name}\nAction Input: {used}"
+        text = f"Thought: {parsed.thought}\nAction: {parsed.tool_name}\nAction Input: {used}"
     return text, PersonEdit(step, "retry", original, used)
 
 
@@ -166,6 +207,11 @@ class ContinuedRun(AgentRun):
         self.trace = Trace([e for e in trace.events if e.step < step], lang=trace.lang)
         self.offset = step - 1
         self.parts = self.parts.mount([PersonsReply(reply, edit)])
+        # Asked of a copy, since a rule may remember what it saw: would the run stop before the person's round?
+        if stop := self.parts.fresh().stop_rules.before_call(self.trace):
+            cap = f" (max_steps={agent.max_steps})" if stop.reason == "max_steps" else ""
+            raise EditError(f"the agent's stop rules end the run before round {step}: {stop.reason}{cap}, so the "
+                            "edited round would never run; edit an earlier round, or give the agent more steps")
 
     def __next__(self) -> Event:
         event = next(self._events)
@@ -176,13 +222,13 @@ class ContinuedRun(AgentRun):
 
 def edit_thought(agent: ReActAgent, trace: Trace, step: int, reply: str) -> ContinuedRun:
     """Round `step` with the person's `reply` in place of the model's, and the run from there."""
-    text, edit = check_edit(trace, step, reply=reply)
+    text, edit = check_edit(trace, step, reply=reply, agent=agent)
     return ContinuedRun(agent, trace, step, text, edit)
 
 
 def retry_tool(agent: ReActAgent, trace: Trace, step: int, tool_input: str | None = None) -> ContinuedRun:
     """Round `step`'s tool run again (with `tool_input`, or its own Action Input), and the run from there."""
-    text, edit = check_edit(trace, step, retry=True, tool_input=tool_input)
+    text, edit = check_edit(trace, step, retry=True, tool_input=tool_input, agent=agent)
     return ContinuedRun(agent, trace, step, text, edit)
 
 
