@@ -52,4 +52,5 @@ def test_lessons_12_and_24_fail_every_mutant_of_their_solutions():
 def test_an_unknown_lesson_is_a_one_line_error():
     done = subprocess.run([sys.executable, str(SCRIPT), "99"], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr == "error: no solutions notebook for lessons 99\n"
+    assert done.stderr.startswith("error: no solutions notebook for lessons 99: there are 00, 01, 02,")
+    assert done.stderr.endswith(", 25\n") and done.stderr.count("\n") == 1  # one line, naming the lessons there are
