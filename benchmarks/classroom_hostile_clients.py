@@ -25,12 +25,10 @@ import struct
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import requests
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, number, whole_number
+from tinyagent.command_options import OneLineParser, number, whole_number
 
 
 def start_server() -> tuple[subprocess.Popen, int]:

@@ -28,16 +28,13 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import requests
 
 from tinyagent import LlmCall, LlmClient, ReActAgent, fixed_clock
+from tinyagent.command_options import OneLineParser, whole_number
 from tinyagent.hosting.address import quiet_port_run
 from tinyagent.shop import Shop, shop_registry
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, whole_number
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 

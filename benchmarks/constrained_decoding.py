@@ -20,17 +20,14 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
+from tinyagent.command_options import OneLineParser, output_file, whole_number, write_whole
 from tinyagent.evaluation import evaluate
 from tinyagent.evaluation.grading import unreadable_replies
 from tinyagent.evaluation.tasks import LANGS, TASK_NAMES
 from tinyagent.events import LlmCall
 from tinyagent.local_model import MAX_THREADS, LocalModelUnavailableError, start_local_model
 from tinyagent.protocols.constrained_decoding import VARIANTS, ConstrainedSend, forced_share, variant_options
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, output_file, whole_number, write_whole
 
 READABLE_TARGET = 0.99
 

@@ -18,10 +18,10 @@ a request went over the budget. Deterministic on the classroom model: the same t
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from tinyagent import LlmClient, ReActAgent, load_settings
 from tinyagent.clock import fixed_clock
+from tinyagent.command_options import OneLineParser, whole_number
 from tinyagent.errors import TinyAgentError
 from tinyagent.memory.context_budget import BudgetedRequest, ContextBudget
 from tinyagent.memory.tool_filter import ToolFilter
@@ -30,9 +30,6 @@ from tinyagent.protocols.function_calling import FunctionCallingAgent
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.shop.long_session import LONG_SESSION
 from tinyagent.shop.tool_hints import SHOP_TOOL_HINTS
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, whole_number
 
 COURSE_NOW = "2026-06-30T19:05:23"
 AGENTS = {"text": ReActAgent, "function": FunctionCallingAgent}

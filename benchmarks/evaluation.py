@@ -24,11 +24,9 @@ from pathlib import Path
 
 from tinyagent import LlmClient, load_settings
 from tinyagent.classroom.variants import MODELS
+from tinyagent.command_options import OneLineParser, output_file, whole_number, write_whole
 from tinyagent.errors import TinyAgentError
 from tinyagent.evaluation import evaluate, scoreboard
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, output_file, whole_number, write_whole
 
 # A variant that misbehaves only on planted data (lesson 25's benchmark, prompt_injection.py): on this suite it is
 # the careful model.

@@ -21,17 +21,14 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 from tinyagent import LlmClient, fixed_clock, load_settings
+from tinyagent.command_options import OneLineParser, number, number_of_seconds, whole_number
 from tinyagent.errors import TinyAgentError
 from tinyagent.local_model import MAX_THREADS
 from tinyagent.protocols.compliance import PROMPTS, format_table, measure_compliance, summarize
 from tinyagent.protocols.prompt_variants import VARIANTS
 from tinyagent.shop import Shop, shop_registry
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, number, number_of_seconds, whole_number
 
 QUESTIONS = {
     "en": "The robot vacuum I bought last week no longer goes back to its dock. "

@@ -26,14 +26,11 @@ import subprocess
 import sys
 import time
 import warnings
-from pathlib import Path
 
 from tinyagent.classroom.server import ClassroomServer
+from tinyagent.command_options import OneLineParser, whole_number
 from tinyagent.frameworks import FRAMEWORKS, available, check_key, framework_name, run_framework
 from tinyagent.frameworks.suite import score_framework
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, whole_number
 
 REFUND = "Order 88231: my robot vacuum won't charge any more. Please refund it."
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import statistics
 import sys
-from pathlib import Path
 
 from tinyagent import LlmClient, load_settings
 from tinyagent.clock import fixed_clock
+from tinyagent.command_options import OneLineParser, number, whole_number
 from tinyagent.errors import TinyAgentError
 from tinyagent.loop_parts import RunInTurn
 from tinyagent.protocols.function_calling import FunctionCallingAgent
@@ -37,9 +37,6 @@ from tinyagent.protocols.protocol_comparison import (
     totals,
 )
 from tinyagent.shop import Shop, shop_registry
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, number, whole_number
 
 TWO_ORDERS = "What is the status of orders 88233 and 88234?"
 TARGET = 1.3

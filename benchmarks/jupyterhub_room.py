@@ -42,9 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/hub_server
 import psutil  # comes with Jupyter
 
 from tests.hub_server import ClassroomHub, hub_missing, run_notebook
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py
-from arguments import OneLineParser, whole_number
+from tinyagent.command_options import OneLineParser, whole_number
 
 LESSON = "notebooks/06_react_loop.ipynb"
 LIMIT_S = 300.0  # "under 5 minutes"

@@ -31,9 +31,7 @@ from nbval.kernel import NbvalKernelspecManager, start_new_kernel
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from conftest import start_kernel_on_unix_sockets
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, number, number_of_seconds, whole_number
+from tinyagent.command_options import OneLineParser, number, number_of_seconds, whole_number
 
 NOTEBOOKS = ROOT / "notebooks"
 CHANNELS = ("shell", "iopub", "stdin", "control", "hb")

@@ -15,18 +15,15 @@
 from __future__ import annotations
 
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from tinyagent import fixed_clock
+from tinyagent.command_options import OneLineParser, whole_number
 from tinyagent.shop import Shop
 from tinyagent.shop.documents import MAX_DOCUMENT_BYTES
 from tinyagent.shop.policies import POLICY_FOLDER, POLICY_QUESTIONS, PolicyQuestion
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, whole_number
 
 HARD = (
     PolicyQuestion("Who pays the shipping when I return a faulty vacuum?", "en/returns.md",

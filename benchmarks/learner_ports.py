@@ -13,15 +13,10 @@ started: only the choice is measured.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from jupyterhub.utils import random_port
 
+from tinyagent.command_options import OneLineParser, whole_number
 from tinyagent.hosting.address import quiet_port_run
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, whole_number
 
 
 def rooms_with_a_shared_port(pick, learners: int, rooms: int) -> int:

@@ -14,8 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser
+from tinyagent.command_options import OneLineParser
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -52,8 +52,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, whole_number
+from tinyagent.command_options import OneLineParser, whole_number
 
 ROOT = Path(__file__).resolve().parent.parent
 # What a person would notice (issue 35): a cold ask over half a second, or the agent's own work per step more than

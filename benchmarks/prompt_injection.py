@@ -21,16 +21,13 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
 from tinyagent import LlmClient
 from tinyagent.api_url import normalize_chat_url
 from tinyagent.classroom.behaviour import MODELS
+from tinyagent.command_options import OneLineParser, output_file, whole_number, write_whole
 from tinyagent.defences.attack_suite import ATTACKS, DEFENCES, rates, run_suite, suite_table, to_json
 from tinyagent.errors import ConfigurationError, TinyAgentError
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, output_file, whole_number, write_whole
 
 
 def _said(result) -> None:

@@ -22,20 +22,16 @@ Wall times vary with the machine's load: read the multiples.
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import requests
 
 from tinyagent import LlmClient, ReActAgent, WeatherService, calculator_tool, fixed_clock, weather_tool
+from tinyagent.command_options import OneLineParser, whole_number
 from tinyagent.shop import Shop, refund_gate, shop_registry
 from tinyagent.toolkit.calculator import CalculatorError, calculate
 from tinyagent.toolkit.confirmation import GatedAct
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, whole_number
 
 HOSTILE = [
     "__import__('os').system('echo pwned')", "().__class__.__bases__[0].__subclasses__()", "9 ** 9 ** 9",

@@ -17,8 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser
+from tinyagent.command_options import OneLineParser
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT_S = 20.0  # issue 40: no lesson's Run All over this on the classroom model, or a reason given

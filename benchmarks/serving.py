@@ -40,10 +40,8 @@ from pathlib import Path
 import requests
 
 from tinyagent.api_url import is_loopback, normalize_chat_url
+from tinyagent.command_options import OneLineParser, number_of_seconds, whole_number
 from tinyagent.errors import ConfigurationError
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, number_of_seconds, whole_number
 
 QUESTIONS = ("我上周买的扫地机不回充了，修不好我想退。订单号 88231。", "帮我看看订单 88231 的快递到哪了。")
 NOW = "2026-06-30T19:05:23"

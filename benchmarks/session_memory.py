@@ -29,12 +29,10 @@ import time
 from pathlib import Path
 
 from tinyagent import FullHistory, LlmClient, ReActAgent, Session, SlidingWindow, SummaryMemory, fixed_clock
+from tinyagent.command_options import OneLineParser, whole_number
 from tinyagent.memory.session_store import SessionStoreError, Turn, open_session_store
 from tinyagent.protocols.token_count import token_counter
 from tinyagent.shop import Shop, shop_registry
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, whole_number
 
 COURSE_NOW = "2026-06-30T19:05:23"
 FIRST = "Hi, my order is 88231. The vacuum won't charge any more."

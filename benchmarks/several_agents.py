@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 from tinyagent import LlmClient, load_settings
 from tinyagent.architectures.handoffs import calls_by_agent, shop_team
+from tinyagent.command_options import OneLineParser, whole_number
 from tinyagent.errors import TinyAgentError
 from tinyagent.evaluation import evaluate, scoreboard
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, whole_number
 
 
 def main(argv: list[str] | None = None) -> int:

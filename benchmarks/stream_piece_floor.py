@@ -17,19 +17,16 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 
 import requests
 
 from tinyagent import LlmCall, LlmClient, ReActAgent, ReplyDelta
 from tinyagent.classroom.server import ClassroomServer
 from tinyagent.clock import fixed_clock
+from tinyagent.command_options import OneLineParser, whole_number
 from tinyagent.protocols.streaming import DONE, read_events
 from tinyagent.serving.streams import sse
 from tinyagent.shop import Shop, shop_registry
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, whole_number
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 NOW = "2026-06-30T19:05:23"

@@ -27,18 +27,15 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from pathlib import Path
 
 from tinyagent import LlmCall, LlmClient, ReActAgent, ReplyDelta, load_settings
 from tinyagent.classroom.server import ClassroomServer
 from tinyagent.clock import fixed_clock
+from tinyagent.command_options import OneLineParser, number, whole_number
 from tinyagent.errors import TinyAgentError
 from tinyagent.local_model import MAX_THREADS
 from tinyagent.protocols.streaming import StreamedSend, open_stream
 from tinyagent.shop import Shop, shop_registry
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # arguments.py, also when a test loads this file
-from arguments import OneLineParser, number, whole_number
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
 STOP = ["Observation:"]

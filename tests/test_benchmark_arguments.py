@@ -1,8 +1,7 @@
 """The benchmarks (benchmarks/*.py) against bad input, as a teacher would type it: one line `error: ...` and exit
 code 2 before anything runs, never a traceback, never a failure reported as a result, never results lost at the end
-of a long run (docs/benchmarks.md; benchmarks/arguments.py)."""
+of a long run (docs/benchmarks.md; tinyagent/command_options.py)."""
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -10,6 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tinyagent.command_options import write_whole
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 UNREACHABLE = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
@@ -152,18 +153,12 @@ def test_a_refused_run_leaves_an_existing_results_file_as_it_was(tmp_path):
     assert kept.read_text(encoding="utf-8") == '{"earlier": "results"}'
 
 
-def _arguments():
-    spec = importlib.util.spec_from_file_location("benchmark_arguments", BENCHMARKS / "arguments.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
 
 def test_a_write_that_fails_half_way_leaves_the_earlier_file_and_no_part_of_the_new_one(tmp_path):
     kept = tmp_path / "kept.json"
     kept.write_text('{"earlier": "results"}', encoding="utf-8")
     with pytest.raises(UnicodeEncodeError):  # a lone surrogate cannot be written as UTF-8: the write stops there
-        _arguments().write_whole(kept, '{"new": "' + "x" * 100_000 + '\udc80"}')
+        write_whole(kept, '{"new": "' + "x" * 100_000 + '\udc80"}')
     assert kept.read_text(encoding="utf-8") == '{"earlier": "results"}'
     assert [p.name for p in tmp_path.iterdir()] == ["kept.json"]
 
@@ -171,5 +166,5 @@ def test_a_write_that_fails_half_way_leaves_the_earlier_file_and_no_part_of_the_
 def test_a_whole_write_replaces_the_file(tmp_path):
     kept = tmp_path / "kept.json"
     kept.write_text("old", encoding="utf-8")
-    _arguments().write_whole(kept, "new")
+    write_whole(kept, "new")
     assert kept.read_text(encoding="utf-8") == "new"

@@ -18,13 +18,12 @@ import argparse
 import errno
 import gc
 import io
-import math
 import os
 import re
 import sys
 from pathlib import Path
-from typing import NoReturn
 
+from tinyagent.command_options import OneLineParser, number_of_seconds, output_file, whole_number
 from tinyagent.errors import TinyAgentError
 from tinyagent.llm_client import key_problem
 from tinyagent.local_model import MAX_THREADS
@@ -35,17 +34,6 @@ DEFAULT_DB = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"
 # run grow with the square of its rounds: 100 rounds cost about 5,000 rounds' worth of Observations.
 # The course's longest run takes 5 rounds; a task that needs more than 100 needs a better prompt.
 MAX_STEPS_LIMIT = 100
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, with its errors on one line (argparse prints the usage above them) and exit code 2."""
-
-    def error(self, message: str) -> NoReturn:
-        # "argument --timeout: --timeout must be ..." says the name twice: keep our own message whole.
-        own = re.match(r"argument ([^:]+): (.*)", message)
-        if own and own.group(1).split("/")[0].lstrip("-") in own.group(2).split(":")[0]:
-            message = own.group(2)
-        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
 
 def _question(text: str) -> str:
@@ -64,55 +52,19 @@ def _skill_name(text: str) -> str:
     return text
 
 
-def _whole_number(option: str, highest: int, why: str):
-    """An argparse type for `option`: a whole number from 1 to `highest`, else one line saying so and why."""
-
-    def parse(text: str) -> int:
-        number = ascii_number(text)
-        if number is None or not 1 <= number <= highest:
-            raise argparse.ArgumentTypeError(
-                f"{option} must be a whole number from 1 to {highest}, got {text!r} ({why})")
-        return number
-
-    return parse
-
-
-_steps = _whole_number("--max-steps", MAX_STEPS_LIMIT,
+_steps = whole_number("--max-steps", MAX_STEPS_LIMIT,
                        "each round resends the whole conversation, so long runs cost quadratically")
-_threads = _whole_number("--threads", MAX_THREADS, "1 suits a busy machine")
+_threads = whole_number("--threads", MAX_THREADS, "1 suits a busy machine")
 
 
-# The longest wait any option may ask for. Python's sockets and locks refuse a timeout past about 9e9 s (an
-# OverflowError from deep inside urllib3, or a 500 on every request of the service): a day is wait enough.
-LONGEST_WAIT_S = 86_400
-
-
-def _number_of_seconds(option: str, highest: float | None = None):
-    """An argparse type for `option`: seconds above 0, at most a day (with `highest`: from 0 to `highest`), else
-    one line."""
-    allowed = f"above 0 and at most {LONGEST_WAIT_S} (a day)" if highest is None else f"from 0 to {highest:g}"
-
-    def parse(text: str) -> float:
-        try:
-            seconds = float(text)
-        except ValueError:
-            seconds = math.nan
-        fits = 0 < seconds <= LONGEST_WAIT_S if highest is None else 0 <= seconds <= highest
-        if not (math.isfinite(seconds) and fits):
-            raise argparse.ArgumentTypeError(f"{option} must be a number of seconds {allowed}, got {text!r}")
-        return seconds
-
-    return parse
-
-
-_seconds = _number_of_seconds("--timeout")
-_workers = _whole_number("--workers", 64, "each worker is a process with its own threads; 2 cores need few")
-_header_seconds = _number_of_seconds("--header-timeout")
-_seconds_to_approve = _number_of_seconds("--approval-timeout")
-_resume_seconds = _number_of_seconds("--resume-grace", 3600)
-_connections = _whole_number("--max-connections", 100_000, "each one holds a file descriptor")
-_client_connections = _whole_number("--max-connections-per-client", 100_000, "a browser holds 6 at most")
-_body_bytes = _whole_number("--max-body", 10 * 1024 * 1024, "a question is a few hundred bytes")
+_seconds = number_of_seconds("--timeout")
+_workers = whole_number("--workers", 64, "each worker is a process with its own threads; 2 cores need few")
+_header_seconds = number_of_seconds("--header-timeout")
+_seconds_to_approve = number_of_seconds("--approval-timeout")
+_resume_seconds = number_of_seconds("--resume-grace", 3600, zero_ok=True)
+_connections = whole_number("--max-connections", 100_000, "each one holds a file descriptor")
+_client_connections = whole_number("--max-connections-per-client", 100_000, "a browser holds 6 at most")
+_body_bytes = whole_number("--max-body", 10 * 1024 * 1024, "a question is a few hundred bytes")
 
 
 def _host_name(text: str) -> str:
@@ -162,7 +114,7 @@ def _port(text: str) -> int:
     return port
 
 
-_delay = _number_of_seconds("--delay", 3600)  # weather_api.MAX_DELAY_S (imported only when the service starts)
+_delay = number_of_seconds("--delay", 3600)  # weather_api.MAX_DELAY_S (imported only when the service starts)
 
 
 def _base_path(text: str) -> str:
@@ -188,20 +140,7 @@ def _moment(text: str) -> str:
 
 def _output_file(text: str) -> Path | str:
     """A file the results can be written to (checked before the suite runs for minutes), or "-"."""
-    if text == "-":
-        return text
-    path = Path(text)
-    try:
-        if path.is_dir():
-            raise argparse.ArgumentTypeError(f"--json {text!r} is a folder: give a file name, e.g. results.json")
-        folder = path.parent if str(path.parent) else Path(".")
-        if not folder.is_dir():
-            raise argparse.ArgumentTypeError(f"--json {text!r}: the folder {str(folder)!r} does not exist")
-        if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-            raise argparse.ArgumentTypeError(f"--json {text!r}: cannot write there (permission denied)")
-    except OSError as exc:  # a name longer than the file system allows, a loop of links, ...
-        raise argparse.ArgumentTypeError(f"--json {text!r}: {exc.strerror or exc}") from None
-    return path
+    return text if text == "-" else output_file(text)
 
 
 def _ask_arguments(ask: argparse.ArgumentParser) -> None:
@@ -370,7 +309,7 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = _Parser(prog="python -m tinyagent", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m tinyagent", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     for name, (help_text, more, add_arguments) in COMMANDS.items():
         add_arguments(commands.add_parser(name, help=help_text, **more))

@@ -1,11 +1,9 @@
-"""The benchmarks' options, checked before anything runs: a bad one is one line on stderr and exit code 2.
+"""The options of the course's commands, checked before anything runs: a bad one is one line and exit code 2.
 
-A benchmark is a command a teacher runs, so it follows the course's rule for commands (`python -m tinyagent`,
-tinyagent/__main__.py, whose wording these repeat): bad input gets `error: ...` on one line and exit code 2, never a
-traceback, never a result measured on nonsense, and a results file is checked before a long run and written whole.
-
-A script here imports this module as `arguments`: its folder is on sys.path when it runs, and a test that loads a
-script from its file puts it there through the script's own `sys.path.insert`.
+`python -m tinyagent` (__main__.py) and the benchmarks a teacher runs (benchmarks/) follow one rule for what they are
+given: bad input gets `error: ...` on one line and exit code 2, never a traceback and never a result measured on
+nonsense, and a results file is checked before a long run and written whole. These are the parser and the argparse
+types that keep that rule, in one place for both.
 """
 
 from __future__ import annotations
@@ -19,8 +17,8 @@ from typing import NoReturn
 
 from tinyagent.number_checks import ascii_number
 
-# The longest wait any option may ask for: Python's sockets and locks refuse a timeout past about 9e9 s, and a
-# day is wait enough for any benchmark.
+# The longest wait any option may ask for. Python's sockets and locks refuse a timeout past about 9e9 s (an
+# OverflowError from deep inside urllib3, or a 500 on every request of the service): a day is wait enough.
 LONGEST_WAIT_S = 86_400
 
 
@@ -28,7 +26,7 @@ class OneLineParser(argparse.ArgumentParser):
     """argparse, with its errors on one line (argparse prints the usage above them) and exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        # "argument --runs: --runs must be ..." says the name twice: keep our own message whole.
+        # "argument --timeout: --timeout must be ..." says the name twice: keep our own message whole.
         own = re.match(r"argument ([^:]+): (.*)", message)
         if own and own.group(1).split("/")[0].lstrip("-") in own.group(2).split(":")[0]:
             message = own.group(2)
@@ -48,10 +46,11 @@ def whole_number(option: str, highest: int, why: str, lowest: int = 1):
     return parse
 
 
-def number(option: str, lowest: float, highest: float, what: str = "a number", above: bool = False):
+def number(option: str, lowest: float, highest: float, what: str = "a number", above: bool = False,
+           highest_said: str = ""):
     """An argparse type for `option`: a finite number from `lowest` (with `above`: more than `lowest`) to `highest`,
-    else one line. NaN and infinity are refused: every comparison with NaN is False, so a check like `<= 0` lets it
-    through."""
+    else one line (`highest_said` follows the highest value in it). NaN and infinity are refused: every comparison
+    with NaN is False, so a check like `<= 0` lets it through."""
     allowed = f"above {lowest:g} and at most {highest:g}" if above else f"from {lowest:g} to {highest:g}"
 
     def parse(text: str) -> float:
@@ -61,19 +60,21 @@ def number(option: str, lowest: float, highest: float, what: str = "a number", a
             value = math.nan
         fits = (lowest < value if above else lowest <= value) and value <= highest
         if not (math.isfinite(value) and fits):
-            raise argparse.ArgumentTypeError(f"{option} must be {what} {allowed}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"{option} must be {what} {allowed}{highest_said}, got {text!r}")
         return value
 
     return parse
 
 
-def number_of_seconds(option: str, highest: float = LONGEST_WAIT_S):
-    """An argparse type for `option`: seconds above 0 and at most `highest` (a day unless said), else one line."""
-    return number(option, 0, highest, "a number of seconds", above=True)
+def number_of_seconds(option: str, highest: float = LONGEST_WAIT_S, zero_ok: bool = False):
+    """An argparse type for `option`: seconds above 0 (from 0 with `zero_ok`) and at most `highest`, a day unless
+    said, else one line."""
+    return number(option, 0, highest, "a number of seconds", above=not zero_ok,
+                  highest_said=" (a day)" if highest == LONGEST_WAIT_S else "")
 
 
 def output_file(text: str) -> Path:
-    """--json: a file the results can be written to, checked before the benchmark runs for minutes."""
+    """--json: a file the results can be written to, checked before the command runs for minutes."""
     path = Path(text)
     try:
         if path.is_dir():
