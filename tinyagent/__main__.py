@@ -114,7 +114,7 @@ def _port(text: str) -> int:
     return port
 
 
-_delay = number_of_seconds("--delay", 3600)  # weather_api.MAX_DELAY_S (imported only when the service starts)
+_delay = number_of_seconds("--delay", 3600, zero_ok=True)  # weather_api.MAX_DELAY_S (imported only when the service starts)
 
 
 def _base_path(text: str) -> str:
