@@ -5,6 +5,7 @@ import traceback
 import pytest
 
 from tinyagent import AuthenticationError, LlmClient, LlmConnectionError, LlmTimeoutError, NotFoundError
+from tinyagent.api_url import models_url
 from tinyagent.errors import (
     BadRequestError,
     BadResponseError,
@@ -263,6 +264,15 @@ def test_base_urls_are_normalized(given, expected):
 )
 def test_a_query_is_kept_and_a_fragment_dropped(given, expected):
     assert normalize_chat_url(given) == expected
+
+
+@pytest.mark.parametrize(("chat_url", "listed"), [
+    ("http://h/v1/chat/completions", "http://h/v1/models"),
+    ("https://h/v1/chat/completions?api-version=2024", "https://h/v1/models?api-version=2024"),
+])
+def test_the_model_list_is_beside_the_endpoint_with_its_query(chat_url, listed):
+    # doctor cut len("/chat/completions") characters off the end: into the query, when there was one.
+    assert models_url(chat_url) == listed
 
 
 def test_a_password_in_the_url_is_sent_but_never_shown(scripted_server):

@@ -130,3 +130,13 @@ def test_the_env_file_is_found_from_a_subfolder_upward_as_python_dotenv_finds_it
     (tmp_path / "a" / ".env").write_text("TINYAGENT_MODEL=nearer\n")
     assert find_env_file() == str(tmp_path / "a" / ".env") == find_dotenv(usecwd=True)
     assert find_env_file(tmp_path) == str(tmp_path / ".env")
+
+
+def test_a_password_in_the_url_is_never_shown_by_the_settings():
+    # describe() (printed by every command and lesson 00) and the error for a URL of another scheme showed it.
+    settings = load_settings(api_url="https://ada:hunter2@api.example.com/v1", api_key="sk-x", model="m", environ={},
+                             notice=False)
+    assert "hunter2" not in settings.describe() and "ada:***@api.example.com" in settings.describe()
+    with pytest.raises(ConfigurationError) as refused:
+        load_settings(api_url="ftp://ada:hunter2@x.example", api_key="sk-x", model="m", environ={}, notice=False)
+    assert "hunter2" not in str(refused.value) and "ada:***@x.example" in str(refused.value)

@@ -31,6 +31,12 @@ def normalize_chat_url(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
+def models_url(chat_url: str) -> str:
+    """The model list (GET .../models) beside an endpoint `normalize_chat_url` made, with its query kept."""
+    parts = urlsplit(chat_url)
+    return urlunsplit(parts._replace(path=parts.path.removesuffix(CHAT_PATH) + "/models"))
+
+
 def shown_url(url: str) -> str:
     """`url` as a message or a repr may show it: a password in it (https://user:pw@host) becomes ***."""
     parts = urlsplit(url)

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 
 import requests
 
+from tinyagent.api_url import models_url, shown_url
 from tinyagent.errors import (
     AuthenticationError,
     BadRequestError,
@@ -46,7 +47,7 @@ from tinyagent.errors import (
     ServerError,
     redact,
 )
-from tinyagent.llm_client import CHAT_PATH, ChatResult, LlmClient, reply_timeouts
+from tinyagent.llm_client import ChatResult, LlmClient, reply_timeouts
 from tinyagent.settings import Settings, load_settings
 
 OK, WARN, FAIL, SKIP = "OK", "WARN", "FAIL", "SKIP"
@@ -121,7 +122,7 @@ def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
             "check TINYAGENT_API_URL; for a local server (classroom, llama.cpp, Ollama) check that it is "
             "running and listening on that port", required=True)
         return skip_the_rest("the server cannot be reached")
-    add("reachable", OK, f"HTTP {listing.status_code} from GET {_models_url(llm)}", required=True)
+    add("reachable", OK, f"HTTP {listing.status_code} from GET {shown_url(models_url(llm.api_url))}", required=True)
 
     # 2-4: one small chat request, made the way the agent makes them, answers the other required
     # questions, in the order they fail.
@@ -182,10 +183,6 @@ def _explain_failure(exc: LlmError, add: Callable) -> None:
     add("reply", FAIL, message, fix, required=True)
 
 
-def _models_url(llm: LlmClient) -> str:
-    return llm.api_url[: -len(CHAT_PATH)] + "/models"
-
-
 def _headers(settings: Settings, accept: str = "application/json") -> dict[str, str]:
     headers = {"Accept": accept}
     if settings.api_key:
@@ -195,7 +192,7 @@ def _headers(settings: Settings, accept: str = "application/json") -> dict[str, 
 
 def _get_models(settings: Settings, llm: LlmClient, timeout: float) -> requests.Response | Exception:
     try:
-        return requests.get(_models_url(llm), headers=_headers(settings), timeout=(min(timeout, 10.0), timeout))
+        return requests.get(models_url(llm.api_url), headers=_headers(settings), timeout=(min(timeout, 10.0), timeout))
     except requests.RequestException as exc:
         return exc
 

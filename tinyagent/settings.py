@@ -17,7 +17,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from tinyagent.api_url import is_loopback, normalize_chat_url
+from tinyagent.api_url import is_loopback, normalize_chat_url, shown_url
 from tinyagent.errors import ConfigurationError, redact
 
 NAMES = ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL")
@@ -47,7 +47,7 @@ class Settings:
         if self.offline:
             return f"classroom model {self.model!r}, offline, in this process ({self.source})"
         key = "key set" if self.api_key else "no key"
-        return f"model {self.model!r} at {self.api_url} ({key}; from {self.source})"
+        return f"model {self.model!r} at {shown_url(self.api_url)} ({key}; from {self.source})"
 
 
 def find_env_file(start: str | os.PathLike | None = None) -> str:
@@ -128,7 +128,8 @@ def load_settings(
         except ConfigurationError:
             where = "the .env" if sources["TINYAGENT_API_URL"] == ".env" else f"the {sources['TINYAGENT_API_URL']}"
             # Never echo what may be a key (URL and key swapped is an easy slip): a URL has a dot or ://.
-            got = repr(url) if ("." in url or "://" in url) and not url.startswith("sk-") else "something that is not a URL"
+            shown = repr(shown_url(url))
+            got = shown if ("." in url or "://" in url) and not url.startswith("sk-") else "something that is not a URL"
             raise ConfigurationError(
                 f"TINYAGENT_API_URL in {where} must start with http:// or https://, got {redact(got, key)}: "
                 "write the provider's full URL, e.g. https://api.deepseek.com (see .env.example)"
