@@ -845,3 +845,9 @@ def test_the_folders_for_a_new_database_are_made(tmp_path):
     with Shop(tmp_path / "new" / "shop.db", clock=fixed_clock(NOW)) as shop:
         assert shop.get_order("88231")
     assert (tmp_path / "new" / "shop.db").is_file()
+
+
+@pytest.mark.parametrize("written", ["SF 1234567890", "运单 SF 1234567890", '{"trackingNo": "SF  1234567890"}'])
+def test_a_tracking_number_with_its_carrier_letters_set_apart_is_read_whole(registry, written):
+    # The letters, holding no digit, were dropped: "运单不存在：1234567890", a number the model never wrote.
+    assert call(registry, "queryLogistics", written)["trackingNo"] == "SF1234567890"

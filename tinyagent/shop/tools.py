@@ -74,11 +74,15 @@ class IdKind:
     shape: re.Pattern[str]
     rule_zh: str  # the shape in words, for the error
     rule_en: str
+    # A tracking number's carrier letters written apart from its digits ("SF 1234567890") are one id with them; else
+    # the letters, holding no digit, would be dropped, and the digits looked up alone.
+    joins_carrier_letters: bool = False
 
 
 ORDER_ID = IdKind("orderId", "订单号", "an order id", "88231", re.compile(r"[0-9]+"), "只含数字", "digits only")
 TRACKING_NO = IdKind("trackingNo", "运单号", "a tracking number", "SF1234567890", re.compile(r"[A-Za-z0-9]+"),
-                     "由字母和数字组成", "letters and digits")
+                     "由字母和数字组成", "letters and digits", joins_carrier_letters=True)
+_CARRIER_LETTERS_APART = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2,4})[ \t]+(?=[0-9])")  # "SF 123": capitals, as written
 
 # A candidate id: a number with its sign and decimal or thousands separators (so "-88236" and "88231.5" are
 # read whole, and refused, rather than as 88236 and 88231), or a run of letters and digits. (The minus sign
@@ -90,7 +94,8 @@ def read_one_id(text: str, kind: IdKind) -> str:
     """The one id of `kind` that `text` names, or `BadInput` saying why there is not exactly one.
 
     Forgiven: whitespace, quotes, a code fence, words around the id ("订单 88231", "order #88231, please"),
-    full-width digits, the same id twice, and JSON: a bare value, or an object holding the id under
+    full-width digits, the same id twice, a tracking number's carrier letters in capitals set apart from its digits
+    ("SF 1234567890"), and JSON: a bare value, or an object holding the id under
     `kind.field` (or as its only value with digits). Refused: no id, two different ids ("88231, 88232",
     "88231-88234"), or something that only contains one ("-88236", "88231.5").
     """
@@ -100,6 +105,8 @@ def read_one_id(text: str, kind: IdKind) -> str:
     text = unicodedata.normalize("NFKC", _unwrap(text)).replace("−", "-")  # "８８２３１" -> "88231", "−1" -> "-1"
     if text[:1] in "{[":
         text = _id_text_in_json(text, kind.field)
+    if kind.joins_carrier_letters:
+        text = _CARRIER_LETTERS_APART.sub(r"\1", text)
     candidates = list(dict.fromkeys(word for word in _CANDIDATE.findall(text) if any(c.isdigit() for c in word)))
     if not candidates:
         raise BadInput(f"请提供{kind.zh}（{kind.en} is needed）")
