@@ -19,7 +19,8 @@ The parts, in the order they appear:
 
 With every switch off, `build_prompt` returns what `build_system_prompt` returns, character for
 character: the course's default prompt is the first variant, not a separate text. Every part exists in
-English and Chinese, so a prompt is in one language throughout.
+English and Chinese, so a prompt is in one language throughout, but for what the tools write themselves: the "json"
+tool list shows each parameter's schema as its tool wrote it (the shop's in English).
 
 A tool's parameters come from its `parameters` attribute (a JSON Schema object, lesson 07) when it has
 one; otherwise the block shows one string field, `input`, which the tool's description explains.
