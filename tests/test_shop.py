@@ -851,3 +851,10 @@ def test_the_folders_for_a_new_database_are_made(tmp_path):
 def test_a_tracking_number_with_its_carrier_letters_set_apart_is_read_whole(registry, written):
     # The letters, holding no digit, were dropped: "运单不存在：1234567890", a number the model never wrote.
     assert call(registry, "queryLogistics", written)["trackingNo"] == "SF1234567890"
+
+
+def test_a_refund_input_giving_a_key_twice_is_refused(registry, shop):
+    # Python's json took the last orderId (88232), where a person reading the input sees 88231 first.
+    answer = call(registry, "applyRefund", '{"orderId": "88231", "orderId": "88232", "reason": "坏了"}')
+    assert answer["error"] == "输入中 orderId 出现了不止一次（orderId is given more than once）"
+    assert shop.refunds() == []

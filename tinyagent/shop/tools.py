@@ -252,7 +252,9 @@ def read_refund_input(text: str) -> tuple[str, str]:
     The approval summary (refund_review.py) reads it the same way: a person is never asked to approve a refund
     that the tool would then refuse."""
     try:
-        payload = json.loads(_unwrap_json(text))
+        payload = json.loads(_unwrap_json(text), object_pairs_hook=_keys_once)
+    except BadInput:
+        raise
     except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python reads
         raise BadInput("输入不是合法的 JSON（input is not valid JSON）") from None
     if not isinstance(payload, dict):
@@ -272,6 +274,18 @@ def read_refund_input(text: str) -> tuple[str, str]:
     if (too_long := reason_too_long(reason.strip())) is not None:
         raise BadInput(too_long)
     return order_id, reason
+
+
+def _keys_once(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object whose keys are each given once: `{"orderId": "88231", "orderId": "88232"}` is read by Python
+    as 88232, while a person reading the input sees 88231 first; neither may be guessed."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            shown = _shorten(key, 30)
+            raise BadInput(f"输入中 {shown} 出现了不止一次（{shown} is given more than once）")
+        seen.add(key)
+    return dict(pairs)
 
 
 def _unwrap_json(text: str) -> str:
