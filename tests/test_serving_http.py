@@ -120,6 +120,28 @@ def test_openapi_json_and_a_docs_page_that_loads_nothing_from_elsewhere(service)
     assert "://" not in docs.text and "<script" not in docs.text  # nothing to fetch from anywhere
 
 
+@pytest.mark.parametrize(("method", "path", "described", "options", "status", "code"), [
+    ("GET", "/agent/invoke", ("/agent/invoke", "post"), {}, 405, "method_not_allowed"),
+    ("POST", "/health", ("/health", "get"), {}, 405, "method_not_allowed"),
+    ("POST", "/agent/approvals/x.1", ("/agent/approvals/{approval_id}", "post"),
+     {"json": {"approve": True, "pad": "x" * 4000}}, 413, "body_too_large"),
+    ("GET", "/openapi.json", ("/openapi.json", "get"), {"headers": {"Host": "evil.example"}}, 403, "host_not_allowed"),
+    ("POST", "/v1/chat/completions", ("/v1/chat/completions", "post"),
+     {"json": {"messages": [{"role": "user", "content": "hi"}]}}, 400, "missing_model"),
+    ("POST", "/v1/chat/completions", ("/v1/chat/completions", "post"),
+     {"json": {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}}, 404, "model_not_found"),
+], ids=["get-invoke", "post-health", "approval-too-large", "docs-foreign-host", "chat-no-model", "chat-other-model"])
+def test_what_the_service_answers_is_in_its_description(service, method, path, described, options, status, code):
+    # A read-through found these answered but not described (405 nowhere, 413 not on approvals, only 200 on the
+    # docs), and a chat request without a model called a 404, where a missing required field is a 400.
+    from tinyagent.serving.openapi import openapi_document
+
+    answer = requests.request(method, service.url + path, timeout=PATIENCE, **options)
+    assert (answer.status_code, answer.json()["error"]["code"]) == (status, code), answer.text
+    route, verb = described
+    assert str(status) in openapi_document()["paths"][route][verb]["responses"]
+
+
 # -- bad requests ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("body", "code"), [
     (b"{bad json", "malformed_json"),

@@ -59,6 +59,9 @@ def models_json(created: int) -> dict:
 def read_chat_request(data: dict) -> tuple[str, list[dict], bool]:
     """(the question, the history before it, whether to stream) from an OpenAI chat request's JSON."""
     model = data.get("model")
+    if model is None:
+        raise ChatRequestError("missing_model", f"the request names no model: ask for {MODEL!r} (GET /v1/models "
+                               "lists it)")
     if model != MODEL:
         raise ChatRequestError("model_not_found", f"the model {str(model)[:60]!r} is not served here: ask for "
                                f"{MODEL!r} (GET /v1/models lists it)")

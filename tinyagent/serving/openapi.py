@@ -11,23 +11,37 @@ from __future__ import annotations
 import html
 from importlib import metadata
 
+from tinyagent.serving import openai_chat
+
 _ERROR = {"$ref": "#/components/schemas/Error"}
 _QUESTION = {"$ref": "#/components/schemas/Question"}
 
 
+# What any route may answer, whatever it does: a request that cannot be read at all, a host name the service does
+# not answer, a method the route does not take (the Allow header names those it does), one client holding too many
+# connections, every connection taken.
+_ANY_ROUTE = (400, 403, 405, 429, 503)
+
+
 def _errors(*statuses: int) -> dict:
-    said = {400: "the body cannot be read or lacks what it must hold (the code says which)",
-            401: "no API key, or a wrong one (only when the service has one)",
+    said = {400: "the request or its body cannot be read, or lacks what it must hold (the code says which)",
+            401: "no API key, or a wrong one (only when the service has one; the approval routes want the operator's "
+                 "key when it has one)",
             403: "a host name the service does not answer, a request from another site's page, or (approvals) "
                  "a caller who is not the operator",
-            404: "no such session, turn, approval request or stream",
+            404: "no such session, turn, approval request or stream, or (the chat route) another model than "
+                 "tinyagent-shop",
+            405: "a method this path does not take: the Allow header names those it does",
             408: "the body did not arrive in time",
-            409: "the request was decided already (an approval), or cannot be done by this service (an edit of a team's run)",
+            409: "the request was decided already the other way (an approval), or cannot be done by this service "
+                 "(an edit of a team's run)",
             413: "the body is larger than the limit", 415: "the body is not sent as application/json",
-            503: "the session store is unreachable, or the service is stopping",
+            429: "this client holds too many connections already (--max-connections-per-client)",
+            503: "the session store is unreachable, the service is stopping, or every connection it may hold is "
+                 "taken (--max-connections)",
             504: "the run took longer than its time limit"}
     return {str(status): {"description": said[status], "content": {"application/json": {"schema": _ERROR}}}
-            for status in statuses}
+            for status in sorted({*statuses, *_ANY_ROUTE})}
 
 
 def _version() -> str:
@@ -73,7 +87,8 @@ def openapi_document() -> dict:
                 "summary": "Run the agent on a question; its events as Server-Sent Events while it runs",
                 "description": "Blocks of `id:`, `event:` and `data:` (JSON): `start`, one per event of the loop "
                                "(`reply_delta` while the model types, `approval_requested` with its `approval_id`), "
-                               "then `end` or `error`. Send the header Last-Event-ID to resume a dropped stream.",
+                               "then `end` or `error`. Send the header Last-Event-ID to resume a dropped stream: "
+                               "the events after that one come, and the body is not read then.",
                 "parameters": [{"name": "Last-Event-ID", "in": "header", "required": False,
                                 "schema": {"type": "string"}, "description": "the id of the last event read"}],
                 "requestBody": {"required": True, "content": {"application/json": {"schema": _QUESTION}}},
@@ -89,7 +104,7 @@ def openapi_document() -> dict:
                 "description": "Round `step` of the turn's trace gets the person's `reply` (Thought, Action, Action "
                                "Input) in place of the model's, or (`retry`) runs its tool again, with `input` if "
                                "given; the model carries on from there. The events come as on /agent/stream, from "
-                               "that round on, with a `person_edit` event first; the run is a new turn of the "
+                               "that round on, after `start` a `person_edit` event; the run is a new turn of the "
                                "session, and a refund waits for a yes again. Only the last turns this process "
                                "ran are kept for it.",
                 "parameters": [{"name": "session_id", "in": "path", "required": True, "schema": {"type": "string"}},
@@ -106,7 +121,8 @@ def openapi_document() -> dict:
                 "summary": "The refunds waiting for a person's yes (the operator only)",
                 "description": "Only the operator may call it: Authorization: Bearer <operator key> (--operator-key), "
                                "or, on a service with no key at all, a request from this machine. A client's key "
-                               "gets a 403. Each entry: approval_id, question, tool, input, summary, seconds_left "
+                               "gets a 403. Each entry: approval_id, question, tool, input, summary, seconds_left, "
+                               "sources (where the refund's order id was read, lesson 25) "
                                "(no session id: that stays with the client that started the session).",
                 "responses": {"200": {"description": "every request waiting now", "content": {
                     "application/json": {"schema": {"type": "object", "properties": {
@@ -121,7 +137,7 @@ def openapi_document() -> dict:
                 "responses": {"200": {"description": "the decision", "content": {"application/json": {"schema": {
                     "type": "object", "properties": {"approval_id": {"type": "string"},
                                                      "outcome": {"type": "string"}, "by": {"type": "string"}}}}}},
-                              **_errors(400, 401, 403, 404, 409, 415)}}},
+                              **_errors(400, 401, 403, 404, 408, 409, 413, 415)}}},
             "/v1/chat/completions": {"post": {
                 "summary": "The shop agent as an OpenAI-compatible chat model (model tinyagent-shop)",
                 "description": "OpenAI's Chat Completions request: the last user message is the question, earlier "
@@ -131,11 +147,23 @@ def openapi_document() -> dict:
                                "data: [DONE]. Stateless: nothing is stored. A refund waits for a yes as on "
                                "every route.",
                 "requestBody": {"required": True, "content": {"application/json": {"schema": {
-                    "type": "object", "required": ["model", "messages"], "properties": {
-                        "model": {"type": "string", "const": "tinyagent-shop"},
+                    "type": "object", "required": ["model", "messages"], "additionalProperties": False,
+                    "description": "Any other field of OpenAI's request is refused (400 unknown_field); of these, "
+                                   "the ones not described tune a sampler or a bill and are taken and not used, "
+                                   "and tools, tool_choice, response_format, logit_bias, logprobs, top_logprobs, "
+                                   "modalities and n are refused but for values that ask for nothing more.",
+                    "properties": {
+                        "model": {"type": "string", "const": "tinyagent-shop",
+                                  "description": "another model is a 404 model_not_found, as OpenAI answers"},
                         "messages": {"type": "array", "minItems": 1, "items": {"type": "object"}},
                         "stream": {"type": "boolean"},
-                        "stream_options": {"type": "object"}}}}}},
+                        "stream_options": {"type": "object", "description": "include_usage: a usage chunk last"},
+                        "max_tokens": {"type": "integer", "description": "the answer is cut to this many tokens "
+                                                                         "(finish_reason length)"},
+                        "max_completion_tokens": {"type": "integer", "description": "as max_tokens"},
+                        **{name: {} for name in openai_chat.ACCEPTED if name not in (
+                            "model", "messages", "stream", "stream_options", "max_tokens",
+                            "max_completion_tokens")}}}}}},
                 "responses": {"200": {"description": "a chat.completion, or its chunks as Server-Sent Events",
                                       "content": {"application/json": {"schema": {"type": "object"}},
                                                   "text/event-stream": {"schema": {"type": "string"}}}},
@@ -148,11 +176,14 @@ def openapi_document() -> dict:
                 "200": {"description": "the counts", "content": {"application/json": {"schema": {"type": "object"}}}},
                 **_errors(403)}}},
             "/": {"get": {"summary": "The live trace page", "responses": {
-                "200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}}}},
+                "200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}},
+                **_errors()}}},
             "/docs": {"get": {"summary": "This description, as a page", "responses": {
-                "200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}}}}},
+                "200": {"description": "HTML", "content": {"text/html": {"schema": {"type": "string"}}}},
+                **_errors()}}},
             "/openapi.json": {"get": {"summary": "This description, as OpenAPI 3.1", "responses": {
-                "200": {"description": "JSON", "content": {"application/json": {"schema": {"type": "object"}}}}}}},
+                "200": {"description": "JSON", "content": {"application/json": {"schema": {"type": "object"}}}},
+                **_errors()}}},
         },
         "components": {
             "schemas": {
@@ -167,7 +198,10 @@ def openapi_document() -> dict:
                         "message": {"type": "string", "description": "for people: what is wrong and what to do"}}}}},
             },
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
-                                           "description": "only when the service was started with --api-key"}},
+                                           "description": "the client's key when the service was started with "
+                                                          "--api-key (every route but /health, /, /docs and "
+                                                          "/openapi.json); on the approval routes the operator's, "
+                                                          "when it was started with --operator-key"}},
         },
         "security": [{}, {"bearer": []}],
     }
