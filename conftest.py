@@ -48,7 +48,7 @@ def pytest_configure(config):
     global _kernel_sockets
     try:
         import nbval.kernel
-    except ImportError:  # a learner's install without the dev extra: no notebooks to run under pytest
+    except ImportError:  # an install without nbval (the notebooks extra): no notebooks to run under pytest
         return
     import tempfile
 
