@@ -38,7 +38,6 @@ from tinyagent.chat_result import ChatResult
 from tinyagent.errors import TinyAgentError
 from tinyagent.events import Event, LlmCall, Observation, Parsed, ToolCall, event_kind
 from tinyagent.parser import parse_step
-from tinyagent.protocols.function_calling import TOOL_CALL, UNREADABLE_ARGUMENTS
 from tinyagent.trace import Trace
 
 # What a printed trace says of a person's round.
@@ -138,7 +137,10 @@ def _check_one_agent(trace: Trace) -> None:
 
 
 def _check_text_round(trace: Trace, step: int) -> None:
-    native = [e.step for e in trace.events if isinstance(e, Parsed) and e.rule in (TOOL_CALL, UNREADABLE_ARGUMENTS)]
+    # A round whose reply asked for its tools in the API's own tool_calls field (lesson 09) is followed by a request
+    # whose last assistant message is that reply, tool_calls and all; a text round's reply is text there.
+    native = [call.step - 1 for call in trace.of_type(LlmCall)
+              if next((m for m in reversed(call.messages) if m.get("role") == "assistant"), {}).get("tool_calls")]
     if step in native:
         raise EditError(f"round {step} called its tools natively (lesson 09's function calling): the model asked "
                         "in the API's tool_calls, not in Action lines, so there is no Action line to edit or run "
