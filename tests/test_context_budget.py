@@ -448,3 +448,18 @@ def test_a_question_that_starts_with_observation_stays_the_current_turns_request
     messages = result.messages[:-1]  # the question, two steps and their Observations
     fitted = ContextBudget(request_tokens(messages) - 1).fit(messages, request_index=1)
     assert fitted.messages[1]["content"] == question and fitted.folded == 1  # the first Observation instead
+
+
+@pytest.mark.parametrize("agent_class", [ReActAgent, FunctionCallingAgent], ids=["text", "function"])
+def test_the_tool_filter_never_offers_a_tool_a_part_before_it_took_away(agent_class):
+    # Lesson 25's least privilege offered the logistics skill's tools; the budget's filter chose among the agent's
+    # whole registry and offered applyRefund again, and the refund was written.
+    from tinyagent.architectures.skills import shop_skills
+    from tinyagent.defences.least_privilege import OfferOnly
+
+    shop = Shop(":memory:", clock=fixed_clock("2026-06-30T19:05:23"))
+    budget = BudgetedRequest(ContextBudget(100_000, tool_filter=ToolFilter(SHOP_TOOL_HINTS)))
+    agent = agent_class(LlmClient.classroom(), shop_registry(shop, fixed_clock("2026-06-30T19:05:23")),
+                        parts=[OfferOnly(shop_skills()["logistics"]), budget])  # the order the budget asks for
+    result = agent.run("我上周买的扫地机不回充了，修不好我想退。订单号 88231。")
+    assert [call.name for call in result.trace.tool_calls] == ["queryOrder"] and shop.refunds() == []

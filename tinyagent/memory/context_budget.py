@@ -227,14 +227,14 @@ class BudgetedRequest:
         # Found in what the wrapped part built: a part may have put messages before it (WithExample's example).
         request_index = _question_index(messages, run.question)
         # Fewer tools are offered as the wrapped part offers tools: fewer `tools`, or a prompt rebuilt for them
-        # (unless the prompt is the caller's own).
+        # (unless the prompt is the caller's own, or a part before this one narrowed its tool list already).
         if "tools" in options:
             rebuild = {"tool_specs": lambda tools: function_specs(tools, run.lang)}
-        elif run.agent.system_prompt is None:
+        elif run.agent.system_prompt is None and run.agent.prompt_for(run.lang) in _text(messages[0].get("content")):
             rebuild = {"system_prompt": lambda tools: narrowed_prompt(run, messages, tools)}
         else:
             rebuild = {}
-        fitted = self.budget.fit(messages, run.agent.tools, request_index=request_index, **rebuild)
+        fitted = self.budget.fit(messages, offered_tools(run, options), request_index=request_index, **rebuild)
         self.fits.append(fitted)
         if "tools" in options:
             options = {**options, "tools": fitted.tool_specs}
@@ -242,6 +242,16 @@ class BudgetedRequest:
 
     def __repr__(self) -> str:
         return f"BudgetedRequest({self.budget!r}, {self.inner!r})"
+
+
+def offered_tools(run: Any, options: dict) -> ToolRegistry:
+    """The tools the wrapped part offers, among which the filter chooses: a part before this one may offer fewer
+    than the agent has, and the filter must never add one back. In function calling they are the request's `tools`;
+    a text prompt whose tool list another part narrowed is left as it was built, so the agent's are given."""
+    if "tools" not in options:
+        return run.agent.tools
+    names = {spec.get("function", {}).get("name") for spec in options["tools"] or ()}
+    return ToolRegistry([tool for tool in run.agent.tools if tool.name in names])
 
 
 def narrowed_prompt(run: Any, messages: list[dict], tools: Any) -> str:
