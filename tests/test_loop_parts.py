@@ -94,6 +94,18 @@ def test_each_later_part_takes_its_slot_and_a_wrapping_part_wraps_what_holds_it(
     assert type(FunctionCallingAgent(llm, shop_tools, parts=[RunInTurn()]).parts.act) is RunInTurn
 
 
+@pytest.mark.parametrize("agent_class", [ReActAgent, FunctionCallingAgent], ids=["text", "function"])
+def test_a_part_that_takes_its_slot_whole_may_not_throw_away_one_listed_before_it(agent_class):
+    # [GatedAct(gate), RunInTurn()] mounted RunInTurn in the gate's place: a refund was written with nobody asked.
+    shop = Shop(":memory:")
+    with pytest.raises(TypeError, match=r"RunInTurn.* takes the act slot whole, and would throw away GatedAct"):
+        agent_class(LlmClient.classroom(), tools(), parts=[GatedAct(refund_gate(shop)), RunInTurn()])
+    with pytest.raises(TypeError, match=r"NativeRequest.* takes the request slot whole, and would throw away Budget"):
+        agent_class(LlmClient.classroom(), tools(), parts=[BudgetedRequest(ContextBudget(900)), NativeRequest()])
+    listed_first = agent_class(LlmClient.classroom(), tools(), parts=[RunInTurn(), GatedAct(refund_gate(shop))])
+    assert isinstance(listed_first.parts.act, GatedAct) and isinstance(listed_first.parts.act.inner, RunInTurn)
+
+
 def test_a_part_is_checked_when_the_agent_is_made():
     class NoSlot:
         def __call__(self, run, step, messages, **options):

@@ -290,17 +290,23 @@ class LoopParts:
 
     def mount(self, parts: Iterable[Any] = ()) -> LoopParts:
         """These parts with `parts` mounted, in order: each takes its `slot`, or wraps what holds it when it has
-        `around(inner)`."""
+        `around(inner)`. A part without `around` listed after another part of the same slot would throw that one
+        away (a confirmation gate, a budget): a TypeError says to list it first."""
         if isinstance(parts, Mapping) or not isinstance(parts, Iterable):
             raise TypeError(f"parts must be a list of parts, such as parts=[MyPart()], got {parts!r}")
         slots = {name: getattr(self, name) for name in _NEEDS}
+        given: dict[str, Any] = {}  # the slots a part of this list holds already, and that part
         for part in parts:
             slot = getattr(part, "slot", None)
             if slot not in slots:
                 raise TypeError(f"{part!r} names no slot of the loop: a part's class says `slot = ...`, one of "
                                 f"{', '.join(_NEEDS)}")
             around = getattr(part, "around", None)
+            if not callable(around) and slot in given:
+                raise TypeError(f"{part!r} takes the {slot} slot whole, and would throw away {given[slot]!r}, listed "
+                                "before it: list it first, so that the other wraps it")
             slots[slot] = around(slots[slot]) if callable(around) else part
+            given[slot] = part
         return LoopParts(**slots)
 
 
