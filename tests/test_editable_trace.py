@@ -71,6 +71,18 @@ def test_an_edited_thought_is_recorded_as_the_persons_not_the_models(shop):
     assert Trace.from_json(trace.to_json()).events == trace.events  # the mark is saved with the trace
 
 
+def test_half_a_utf16_pair_in_an_edit_is_kept_as_the_model_is_sent_it_and_the_trace_saves(shop):
+    # The person's text went into the trace as written: the model was sent U+FFFD, and the trace's JSON could not be
+    # written as UTF-8 (UnicodeEncodeError), in an edited reply and in a retried tool's input alike.
+    agent = agent_on(shop)
+    original = agent.run(LOGISTICS).trace
+    edited = edit_thought(agent, original, 1, EDITED + " \ud83d").finish().trace
+    retried = retry_tool(agent, original, 1, "SF1234567890\ud83d").finish().trace
+    for trace, text in ((edited, EDITED + " \ufffd"), (retried, "SF1234567890\ufffd")):
+        assert of_round(trace, 1, PersonEdit)[0].text == text
+        trace.to_json().encode("utf-8")  # raised before
+
+
 def test_rounds_before_the_edit_are_kept_and_later_ones_numbered_on(shop):
     agent = agent_on(shop)
     original = agent.run(LOGISTICS).trace

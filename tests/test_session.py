@@ -350,6 +350,28 @@ def test_a_question_holding_a_lone_surrogate_is_stored_as_the_agent_read_it():
     assert session.turns()[0].question == "帮我看看订单 88231 的快递到哪了。\ufffd"
 
 
+def test_an_answer_holding_a_lone_surrogate_is_stored_repaired_not_lost_after_the_tools_ran():
+    # A client other than LlmClient (which repairs its replies) sent half an emoji: the refund ran, then storing the
+    # turn raised UnicodeEncodeError, and the session never learnt what was done.
+    class HalfAnEmoji:
+        model = "scripted"
+
+        def __init__(self):
+            self.replies = ['Thought: refund\nAction: applyRefund\nAction Input: {"orderId": "88231", "reason": "x"}',
+                            "Thought: done\nFinal Answer: refunded \ud83d"]
+
+        def chat(self, messages, **options):
+            return ChatResult(self.replies.pop(0), "stop")
+
+    clock = fixed_clock("2026-06-30T19:05:23")
+    shop = Shop(":memory:", clock=clock)
+    session = Session(ReActAgent(HalfAnEmoji(), shop_registry(shop, clock)))
+    session.ask("refund 88231")
+    assert [row["orderId"] for row in shop.refunds()] == ["88231"]
+    (turn,) = session.turns()
+    assert turn.answer == "refunded \ufffd" and turn.tools == ("applyRefund",)
+
+
 def test_facts_with_a_lone_surrogate_are_kept_and_recalled_and_a_bad_limit_is_refused():
     facts = UserFacts()
     facts.remember("u1", "My usual order is 88231.\ud800")

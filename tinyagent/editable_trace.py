@@ -38,6 +38,7 @@ from tinyagent.chat_result import ChatResult
 from tinyagent.errors import TinyAgentError
 from tinyagent.events import Event, LlmCall, Observation, Parsed, ToolCall, event_kind
 from tinyagent.parser import parse_step
+from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.trace import Trace
 
 # What a printed trace says of a person's round.
@@ -167,6 +168,8 @@ def check_edit(trace: Trace, step: int, *, reply: str | None = None, retry: bool
     if reply is not None:
         if not isinstance(reply, str) or not reply.strip():
             raise EditError("the edited reply is empty: write the Thought (and the Action and Action Input to run)")
+        # As the model is sent it, and as the trace can be saved: half of a UTF-16 pair is U+FFFD (safe_text).
+        reply = replace_lone_surrogates(reply)
         if len(reply) > MAX_REPLY_CHARS:
             raise EditError(f"the edited reply is longer than {MAX_REPLY_CHARS} characters")
         if found := OBSERVATION_KEY.search(unicodedata.normalize("NFKC", reply)):
@@ -191,7 +194,7 @@ def check_edit(trace: Trace, step: int, *, reply: str | None = None, retry: bool
     if tool_input is None:
         text, used = call.text, parsed.tool_input or ""
     else:
-        used = tool_input.strip()
+        used = replace_lone_surrogates(tool_input.strip())
         text = f"Thought: {parsed.thought}\nAction: {parsed.tool_name}\nAction Input: {used}"
     return text, PersonEdit(step, "retry", original, used)
 

@@ -43,7 +43,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from tinyagent.errors import TinyAgentError
 from tinyagent.memory.sqlite_writes import immediate_transaction
-from tinyagent.safe_text import holds_surrogate
+from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
 
 # How long a writer waits for another one's transaction (SQLite's busy timeout; PostgreSQL waits for a row
 # lock without limit). Transactions here take milliseconds; the margin is for a loaded machine.
@@ -144,7 +144,7 @@ class SessionStore:
             run(
                 f"INSERT INTO session_turns (session_id, {_TURN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (session_id, number, _storable(turn.question), _storable(turn.answer), _storable(turn.reason),
-                 turn.rounds, json.dumps(list(turn.tools)), turn.history_tokens, turn.prompt_tokens,
+                 turn.rounds, json.dumps([_storable(tool) for tool in turn.tools]), turn.history_tokens, turn.prompt_tokens,
                  turn.tokens_sent),
             )
         return replace(turn, number=number)
@@ -213,8 +213,9 @@ class SessionStore:
 
 def _storable(text: object) -> object:
     """Text as both stores keep it: a NUL (pasted text may hold one) as U+FFFD, since PostgreSQL's text holds
-    none and SQLite's would keep it; anything else as it is."""
-    return text.replace("\x00", "\ufffd") if isinstance(text, str) else text
+    none and SQLite's would keep it, and a lone surrogate (half of a UTF-16 pair, which no UTF-8 store holds) as
+    U+FFFD too: a turn is stored after its tools have run, and must not be lost then; anything else as it is."""
+    return replace_lone_surrogates(text).replace("\x00", "\ufffd") if isinstance(text, str) else text
 
 
 def check_session_id(session_id: object) -> str:
