@@ -471,3 +471,17 @@ def test_a_closing_reply_whose_final_answer_is_empty_brings_no_answer(reply):
     from tinyagent.robustness.stop_rules import closing_answer
 
     assert closing_answer(reply, "stop", parse_step(reply)) == (None, "the Final Answer was empty")
+
+
+def test_two_lists_of_rules_compose_and_a_part_that_wraps_rules_is_not_thrown_away():
+    from tinyagent import LlmClient, ReActAgent, ToolRegistry
+    from tinyagent.architectures.handoffs import OwnEvents
+
+    # The second list replaced the first: RepeatedAction was gone, and a looping model ran to the step cap.
+    agent = ReActAgent(LlmClient.classroom(), ToolRegistry(), parts=[StopRules([RepeatedAction()]),
+                                                                     StopRules([TokenBudget(100_000)])])
+    kinds = [type(rule) for rule in agent.stop_rules.rules]
+    assert kinds == [TokenBudget, RepeatedAction, StepCap, CutOff]
+    # StopRules over OwnEvents (lesson 21) was a TypeError about a StepLimit not being iterable.
+    with pytest.raises(TypeError, match=r"StopRules would throw away OwnEvents\(.*\), which holds the stop_rules slot"):
+        ReActAgent(LlmClient.classroom(), ToolRegistry(), parts=[OwnEvents(), StopRules([RepeatedAction()])])

@@ -454,13 +454,18 @@ class StopRules:
                     for when in (BEFORE_CALL, AFTER_REPLY)}
 
     def around(self, inner: Any) -> StopRules:
-        """These rules, mounted where `inner` held the slot: with inner's step cap and CutOff() if they have none."""
+        """These rules, mounted where `inner` held the slot: with inner's step cap and CutOff() if they have none.
+        Mounted over another StopRules, its rules of a kind these lack are kept too: two lists compose. Over any
+        other part (one that wraps rules, such as lesson 21's OwnEvents) it would throw that part away: a TypeError
+        says to mount StopRules first."""
         rules = list(self.rules)
-        if not any(isinstance(rule, StepCap) for rule in rules):
-            if isinstance(inner, StepLimit):
-                rules.append(StepCap(inner.max_steps))
-            else:
-                rules.extend(r for r in getattr(inner, "rules", ()) if isinstance(r, StepCap))
+        if isinstance(inner, StopRules):
+            rules += [rule for rule in inner.rules if not any(type(rule) is type(mine) for mine in rules)]
+        elif not isinstance(inner, StepLimit):
+            raise TypeError(f"StopRules would throw away {inner!r}, which holds the stop_rules slot: mount StopRules "
+                            "before it, so that it wraps these rules")
+        if isinstance(inner, StepLimit) and not any(isinstance(rule, StepCap) for rule in rules):
+            rules.append(StepCap(inner.max_steps))
         if not any(isinstance(rule, CutOff) for rule in rules):
             rules.append(CutOff())
         return StopRules(rules, closing_call=self.closing_call)
