@@ -366,3 +366,14 @@ def test_bad_settings_are_refused_at_once():
         ReActAgent(LlmClient.classroom(), ToolRegistry(), parts=[GatedAct(lambda request: True)])
     with pytest.raises(KeyError):
         ConfirmationGate().answer(42, True)
+
+
+def test_a_second_gate_around_the_first_is_refused_when_the_agent_is_made():
+    # The same gate mounted twice asked once and was approved, and the refund was still refused ("no approval was
+    # asked for this call"); two different gates never asked the inner one, so its tool could never run.
+    shop = Shop(":memory:")
+    gate = refund_gate(shop, ask=lambda request: True)
+    other = ConfirmationGate(("queryOrder",), ask=lambda request: True)
+    for parts in ([GatedAct(gate), GatedAct(gate)], [GatedAct(gate), GatedAct(other)]):
+        with pytest.raises(TypeError, match="an agent has one confirmation gate; give it every tool that needs"):
+            ReActAgent(LlmClient.classroom(), shop_registry(shop), parts=parts)

@@ -333,6 +333,14 @@ class GatedAct:
         self.inner = inner
 
     def around(self, inner: Any) -> GatedAct:
+        # Under another gate, this one's yes would reach that gate's perform, which refuses whatever it was not asked
+        # about: one gate holds every tool that needs a person's yes.
+        part = inner
+        while part is not None:
+            if isinstance(part, GatedAct):
+                raise TypeError(f"{self!r} would go around {part!r}: an agent has one confirmation gate; give it "
+                                "every tool that needs a person's yes")
+            part = getattr(part, "inner", None)
         return GatedAct(self.gate, inner)
 
     def __call__(self, run: Any, step: int, actions: list[Action], ready: list[ToolResult | None]
