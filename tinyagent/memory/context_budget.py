@@ -317,13 +317,9 @@ class _MessageCost:
         return self._one(str(message.get("role") or ""), _text(message.get("content")), calls_text)
 
     def _count(self, role: str, content: str, calls_text: str) -> int:
-        tokens = self.counter.chat([{"role": role, "content": content}]) - self.reply
-        for call in json.loads(calls_text) if calls_text else []:
-            function = call.get("function") if isinstance(call, dict) else None
-            if isinstance(function, dict):
-                tokens += self.counter.text(_text(function.get("name"))) + self.counter.text(
-                    _text(function.get("arguments")))
-        return tokens
+        # The counter's chat rule counts a message's tool calls too (their names and arguments), as a provider does.
+        message = {"role": role, "content": content, "tool_calls": json.loads(calls_text) if calls_text else None}
+        return self.counter.chat([message]) - self.reply
 
     def tools(self, specs: list[dict] | None) -> int:
         return self.counter.text(json.dumps(specs, ensure_ascii=False)) if specs else 0
