@@ -115,10 +115,14 @@ class Wire:
         """Set the answered calls' usage, in order, from what the client read (tinyagent's LlmCall events)."""
         with self._lock:
             answered = iter(usages)
-            self.calls = [call if not call.answered or (u := next(answered, None)) is None else
-                          replace(call, prompt_tokens=u.get("prompt_tokens", 0),
-                                  completion_tokens=u.get("completion_tokens", 0), usage_returned=bool(u))
-                          for call in self.calls]
+            calls = []
+            for call in self.calls:
+                usage = next(answered, None) if call.answered else None
+                if usage is not None:
+                    call = replace(call, prompt_tokens=usage.get("prompt_tokens", 0),
+                                   completion_tokens=usage.get("completion_tokens", 0), usage_returned=bool(usage))
+                calls.append(call)
+            self.calls = calls
 
     def usage(self) -> dict[str, int]:
         return {"prompt_tokens": sum(c.prompt_tokens for c in self.calls),
