@@ -224,3 +224,13 @@ def test_a_models_list_of_the_wrong_shape_is_ignored(scripted_server, monkeypatc
     scripted_server.reply((200, completion("Hello there, dear customer.")))
     found = statuses(diagnose(settings_for(scripted_server.url)))
     assert found["model exists"] == OK
+
+
+def test_a_stream_holding_nan_warns_and_names_it(scripted_server):
+    # The course's client refuses a chunk holding NaN (not JSON); the doctor must not call that stream fine.
+    plain = (200, completion("Hello there, dear customer, how can I help?"))
+    scripted_server.reply(plain, plain, plain, sse('{"choices": [{"delta": {"content": "Hi"}}]}',
+                                                   '{"choices": [], "usage": {"cost": NaN}}'), plain)
+    code, text = report(settings_for(scripted_server.url))
+    assert code == 0, text
+    assert "streaming      WARN" in text and "a chunk holds NaN, which JSON does not allow" in text

@@ -488,3 +488,19 @@ def test_timeout_option_bounds_the_wait_for_a_stalled_server(scripted_server, mo
     assert code == 1
     assert "no reply within 1.5 s" in out + err
     assert "Traceback" not in err and KEY not in out + err
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_reply_holding_a_number_json_does_not_allow_is_a_bad_response_naming_it(
+        scripted_server, make_agent, constant, no_key_anywhere):
+    # Python's json reads NaN; kept in the usage, it made the trace's JSON unreadable to any other reader (and the
+    # service's response to an invoke failed after the run). The reply is refused before anything acts on it.
+    body = ('{"choices": [{"message": {"role": "assistant", "content": "Final Answer: hi"}, "finish_reason": "stop"}],'
+            f' "usage": {{"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5, "cost": {constant}}}}}')
+    scripted_server.reply((200, body), (200, body))
+    with pytest.raises(BadResponseError, match=f"with {re.escape(constant)} in its JSON, which JSON does not allow"):
+        LlmClient(scripted_server.url, KEY, "m").chat([{"role": "user", "content": "hi"}])
+    result = run_agent(make_agent(scripted_server.url))
+    no_key_anywhere(result)
+    assert result.reason == "llm_error" and constant in result.trace.end.detail
+    json.loads(result.trace.to_json(), parse_constant=lambda name: pytest.fail(f"{name} in the trace's JSON"))

@@ -570,3 +570,11 @@ def test_a_utf16_pair_split_across_chunks_reads_as_chat_reads_it(scripted_server
     scripted_server.reply(sse(*chunks, chunk(None, "stop"), b"data: [DONE]\n\n"))
     joined, error = read_all(client(scripted_server))
     assert error is None and "".join(joined) == text
+
+
+def test_a_chunk_holding_a_number_json_does_not_allow_is_a_bad_response_naming_it(scripted_server):
+    scripted_server.reply(sse(chunk("Thought: hi"), b'data: {"choices": [], "usage": {"cost": Infinity}}\n\n'))
+    pieces, error = read_all(client(scripted_server))
+    assert "".join(pieces) == "Thought: hi"
+    assert isinstance(error, BadResponseError)
+    assert "holds Infinity, which JSON does not allow" in str(error)

@@ -32,6 +32,17 @@ class ChatResult:
     first_piece_s: float | None = field(default=None, repr=False)  # varies run to run, like latency_s
 
 
+class NotJsonNumber(ValueError):
+    """NaN, Infinity or -Infinity in a text read as JSON (see no_json_constant)."""
+
+
+def no_json_constant(name: str) -> float:
+    """For json.loads(parse_constant=...): NaN, Infinity and -Infinity, which Python's json reads but JSON has not.
+    A reply holding one is not JSON: kept, it made the trace's JSON unreadable to any other reader (a browser's
+    JSON.parse, the service's own response), and a tool's arguments holding one slipped past every comparison."""
+    raise NotJsonNumber(f"{name} is not JSON")
+
+
 def stop_sequences(stop: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:
     """`stop` as the API takes it, one string or several, as a tuple of stop strings (a string is one, not its
     characters)."""

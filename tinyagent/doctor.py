@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 import requests
 
 from tinyagent.api_url import models_url, shown_url
+from tinyagent.chat_result import NotJsonNumber, no_json_constant
 from tinyagent.errors import (
     AuthenticationError,
     BadRequestError,
@@ -288,6 +289,8 @@ def _check_streaming(llm: LlmClient, settings: Settings, timeout: float) -> tupl
                 chunks += 1
     except requests.RequestException as exc:
         return WARN, f"the stream broke: {type(exc).__name__}", fix
+    except NotJsonNumber as exc:  # the course's client refuses such a chunk (streaming.py)
+        return WARN, f"the stream broke: a chunk holds {exc.args[0].removesuffix(' is not JSON')}, which JSON does not allow", fix
     except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python reads
         return WARN, "the stream broke: a chunk is not a Chat Completions chunk (choices[].delta.content)", fix
     if not chunks:
@@ -303,7 +306,7 @@ class _NotAChunk(ValueError):
 
 def _chunk_text(data: str) -> str:
     """The text one streamed chunk adds: {"choices": [{"delta": {"content": "..."}}, ...]}."""
-    chunk = json.loads(data)
+    chunk = json.loads(data, parse_constant=no_json_constant)  # as the stream's reader reads it
     choices = chunk.get("choices") if isinstance(chunk, dict) else None
     if not isinstance(chunk, dict) or not isinstance(choices, (list, type(None))):
         raise _NotAChunk("a chunk is not an object with a list of choices")

@@ -30,6 +30,7 @@ from tinyagent.chat_result import (
     CHECK_THE_URL,
     MAX_REPLY_BYTES,
     ChatResult,
+    NotJsonNumber,
     _clip,
     _describe_body,
     _reply_fields,
@@ -37,6 +38,7 @@ from tinyagent.chat_result import (
     _short_reason,
     _WrongShape,
     cut_at_stop,
+    no_json_constant,
     stop_sequences,
 )
 from tinyagent.errors import (
@@ -393,7 +395,7 @@ class LlmClient:
         if status >= 400:
             raise self._http_error(status, text)
         try:
-            data = json.loads(text)
+            data = json.loads(text, parse_constant=no_json_constant)  # NaN is not JSON: see no_json_constant
             if json_may_hold_surrogates(text):  # only a \ud800-style escape can put one in
                 data = replace_lone_surrogates(data)
             content, tool_calls, finish_reason, usage, model = _reply_fields(data)
@@ -405,6 +407,12 @@ class LlmClient:
         except _WrongShape as exc:
             raise BadResponseError(
                 f"{exc}: {CHECK_THE_URL}. The reply: {redact(_clip(text), self._api_key)}", status
+            ) from None
+        except NotJsonNumber as exc:
+            raise BadResponseError(
+                f"the server answered HTTP {status} with {exc.args[0].removesuffix(' is not JSON')} in its JSON, which "
+                "JSON does not allow (a number is finite): the server's reply is not standard JSON. The reply: "
+                f"{redact(_clip(text), self._api_key)}", status,
             ) from None
         except ValueError:
             body = redact(_describe_body(text), self._api_key)

@@ -25,9 +25,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tinyagent.chat_result import no_json_constant
 from tinyagent.protocols.tool_rendering import FREE_TEXT_PARAMETERS, input_from_arguments
 from tinyagent.registry import ToolRegistry, ToolResult, error_observation
-from tinyagent.toolkit.action_input import no_json_constant
 from tinyagent.tools import Action
 
 NOT_AN_OBJECT = "arguments are not a JSON object"

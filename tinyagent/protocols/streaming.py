@@ -50,6 +50,7 @@ import urllib3
 from tinyagent.chat_result import (
     MAX_REPLY_BYTES,
     ChatResult,
+    NotJsonNumber,
     _check_counts,
     _clip,
     _expect,
@@ -58,6 +59,7 @@ from tinyagent.chat_result import (
     _text_of_parts,
     _WrongShape,
     cut_at_stop,
+    no_json_constant,
 )
 from tinyagent.errors import BadResponseError, LlmConnectionError, LlmTimeoutError, ServerError, redact
 from tinyagent.events import Event, LlmCall, event_kind
@@ -362,10 +364,16 @@ class ReplyStream:
         if event.event == "error":
             raise self._server_error(event.data)
         try:
-            chunk = json.loads(event.data)
+            chunk = json.loads(event.data, parse_constant=no_json_constant)
         except RecursionError:
             raise BadResponseError(
                 f"a line of the stream from {self._host} is nested too deeply to be a Chat Completions chunk",
+                self._response.status_code,
+            ) from None
+        except NotJsonNumber as exc:
+            raise BadResponseError(
+                f"a chunk of the stream from {self._host} holds {exc.args[0].removesuffix(' is not JSON')}, which JSON "
+                f"does not allow (a number is finite): data: {redact(_clip(event.data, 120), key)!r}",
                 self._response.status_code,
             ) from None
         except ValueError:

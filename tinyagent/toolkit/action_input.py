@@ -29,16 +29,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from tinyagent.chat_result import no_json_constant
 from tinyagent.toolkit.validation import Problem, describe_schema
 
 _LANGUAGE = re.compile(r"[\w-]*[ \t]*")  # the first line of a fence: ```json
-
-
-def no_json_constant(name: str) -> float:
-    """For json.loads(parse_constant=...): NaN, Infinity and -Infinity, which Python's json reads but JSON has not.
-    Read, a NaN slipped past a schema's minimum and maximum (every comparison with it is false), and an Observation
-    holding it was no JSON either."""
-    raise ValueError(f"{name} is not JSON")
 
 
 def unwrap(text: str) -> str:

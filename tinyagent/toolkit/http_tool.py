@@ -44,11 +44,11 @@ from typing import Any
 import requests
 import urllib3
 
+from tinyagent.chat_result import no_json_constant
 from tinyagent.errors import TinyAgentError
 from tinyagent.llm_client import is_loopback
 from tinyagent.number_checks import ascii_number, check_seconds, check_whole
 from tinyagent.registry import error_observation
-from tinyagent.toolkit.action_input import no_json_constant
 from tinyagent.toolkit.validation import problems_in
 
 # What went wrong, for the model and for code: the first three may work if tried again.
