@@ -100,8 +100,10 @@ def test_a_part_that_takes_its_slot_whole_may_not_throw_away_one_listed_before_i
     shop = Shop(":memory:")
     with pytest.raises(TypeError, match=r"RunInTurn.* takes the act slot whole, and would throw away GatedAct"):
         agent_class(LlmClient.classroom(), tools(), parts=[GatedAct(refund_gate(shop)), RunInTurn()])
-    with pytest.raises(TypeError, match=r"NativeRequest.* takes the request slot whole, and would throw away Budget"):
-        agent_class(LlmClient.classroom(), tools(), parts=[BudgetedRequest(ContextBudget(900)), NativeRequest()])
+    whole = NativeRequest() if agent_class is FunctionCallingAgent else WholeConversation()  # of the agent's protocol
+    with pytest.raises(TypeError, match=r"(NativeRequest|WholeConversation).* takes the request slot whole, and would "
+                                        r"throw away Budget"):
+        agent_class(LlmClient.classroom(), tools(), parts=[BudgetedRequest(ContextBudget(900)), whole])
     listed_first = agent_class(LlmClient.classroom(), tools(), parts=[RunInTurn(), GatedAct(refund_gate(shop))])
     assert isinstance(listed_first.parts.act, GatedAct) and isinstance(listed_first.parts.act.inner, RunInTurn)
 

@@ -104,6 +104,8 @@ class ReActAgent:
                 `agent.parts` shows the parts in use.
     """
 
+    protocol = "text"  # how it talks to the model; a part made for another protocol is refused (loop_parts.py)
+
     def __init__(
         self,
         llm: LlmClient | None = None,
@@ -130,7 +132,7 @@ class ReActAgent:
         self.stop = stop_sequences(stop)
         self.max_tokens = max_tokens
         self.max_observation_chars = max_observation_chars
-        self.parts = self.default_parts().mount(parts)
+        self.parts = self.default_parts().mount(parts, protocol=self.protocol)
 
     def default_parts(self) -> LoopParts:
         """Lesson 06's parts: the whole conversation, one plain request, lesson 05's line scanner, the actions in

@@ -32,6 +32,12 @@ calls it:
 
 A part with state of its own for one run (a count, a cache) has `fresh()`, which the run calls at its start: two
 runs of one agent never share what a part remembers.
+
+A part made for one protocol says which with `protocol`, the agent's word for the way it talks to the model
+(lesson 06's agent speaks "text": Thought / Action / Action Input lines). The agent refuses, when it is made, a part
+that says another protocol than its own: lesson 06's line scanner would read a reply of another protocol as no step
+at all, and a part that builds another protocol's request asks the agent for what it does not have. A part that
+names no protocol works with any.
 """
 
 from __future__ import annotations
@@ -130,6 +136,7 @@ class WholeConversation:
     """What is sent: the whole message list, with the agent's stop sequences and reply cap."""
 
     slot: ClassVar[str] = "request"
+    protocol: ClassVar[str] = "text"  # the tools are listed in the text prompt, not sent beside it
 
     def build(self, run: Any, closing: bool = False) -> tuple[list[dict], dict]:
         return run.messages, {"stop": run.agent.stop, "max_tokens": run.agent.max_tokens}
@@ -156,6 +163,7 @@ class StrictRead:
     """How a reply is read: lesson 05's line scanner."""
 
     slot: ClassVar[str] = "read"
+    protocol: ClassVar[str] = "text"
 
     def __call__(self, run: Any, step: int, reply: ChatResult) -> Reading:
         return text_reading(step, reply, self.parse(reply.text, reply.finish_reason, run.agent.tools), run.lang)
@@ -288,10 +296,11 @@ class LoopParts:
         """The same parts for a new run: each that remembers something, with nothing remembered."""
         return LoopParts(*(_fresh(getattr(self, name)) for name in _NEEDS))
 
-    def mount(self, parts: Iterable[Any] = ()) -> LoopParts:
+    def mount(self, parts: Iterable[Any] = (), protocol: str | None = None) -> LoopParts:
         """These parts with `parts` mounted, in order: each takes its `slot`, or wraps what holds it when it has
         `around(inner)`. A part without `around` listed after another part of the same slot would throw that one
-        away (a confirmation gate, a budget): a TypeError says to list it first."""
+        away (a confirmation gate, a budget): a TypeError says to list it first. With `protocol` (the agent's), a
+        part that says it is for another protocol is a TypeError too."""
         if isinstance(parts, Mapping) or not isinstance(parts, Iterable):
             raise TypeError(f"parts must be a list of parts, such as parts=[MyPart()], got {parts!r}")
         slots = {name: getattr(self, name) for name in _NEEDS}
@@ -301,6 +310,10 @@ class LoopParts:
             if slot not in slots:
                 raise TypeError(f"{part!r} names no slot of the loop: a part's class says `slot = ...`, one of "
                                 f"{', '.join(_NEEDS)}")
+            wanted = getattr(part, "protocol", None)
+            if protocol is not None and wanted is not None and wanted != protocol:
+                raise TypeError(f"{part!r} is a part for the {wanted} protocol, and this agent speaks the {protocol} "
+                                f"protocol: mount it on an agent that speaks {wanted}, or leave it out")
             around = getattr(part, "around", None)
             if not callable(around) and slot in given:
                 raise TypeError(f"{part!r} takes the {slot} slot whole, and would throw away {given[slot]!r}, listed "

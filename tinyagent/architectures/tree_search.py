@@ -327,6 +327,7 @@ class TreeSearch:
     """
 
     slot: ClassVar[str] = "send"
+    protocol: ClassVar[str] = "text"  # its candidates are Thought / Action lines, read by the agent's line scanner
 
     def __init__(self, k: int = 3, beam: int = 2, depth: int = 2, rule: Callable[[Candidate], float] | None = None,
                  budget: TreeBudget | None = None):

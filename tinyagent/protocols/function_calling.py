@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 
 from tinyagent.agent import ReActAgent
 from tinyagent.events import Final, Observation, Parsed, Stopped
-from tinyagent.llm_client import ChatResult
+from tinyagent.llm_client import ChatResult, LlmClient
 from tinyagent.loop_parts import EMPTY_REPLY, LoopParts, Reading, RunInTurn, cut_observation, run_tool
 from tinyagent.number_checks import check_whole
 from tinyagent.parser import ParsedStep
@@ -75,8 +75,20 @@ class FunctionCallingAgent(ReActAgent):
     """A ReAct loop on native function calling: `ReActAgent` with this lesson's three parts in place of lesson 06's
     request, read and act. It takes the same arguments, and sends no `stop` (no text format to cut). To change
     how it calls, mount a part: `parts=[NativeRequest(tool_choice="required")]` sends a tool_choice, and
-    `parts=[RunInTurn()]` runs a reply's calls one after the other instead of at once.
+    `parts=[RunInTurn()]` runs a reply's calls one after the other instead of at once. A part made for the text
+    protocol (lesson 06's line scanner, lesson 11's tolerant read) is refused when the agent is made.
     """
+
+    protocol = "function calling"
+
+    def __init__(self, llm: LlmClient | None = None, tools: ToolRegistry | None = None, **options: Any):
+        super().__init__(llm, tools, **options)
+        # A read part that names no protocol reads "Action:" lines (lesson 11's, lesson 23's): it would take this
+        # agent's first tool call for a reply with no step and stop the run. Only a read for function calling reads one.
+        read = self.parts.read
+        if getattr(read, "protocol", None) != self.protocol:
+            raise TypeError(f"{read!r} reads the text protocol's lines, and a FunctionCallingAgent's replies are tool "
+                            "calls: leave that read part out (NativeRead reads them), or mount it on a ReActAgent")
 
     def default_parts(self) -> LoopParts:
         return super().default_parts().mount([NativeRequest(), NativeRead(), ParallelAct()])
@@ -96,6 +108,7 @@ class NativeRequest:
     "function": {"name": ...}}). A closing call for the best answer sends the same tools with tool_choice "none"."""
 
     slot: ClassVar[str] = "request"
+    protocol: ClassVar[str] = "function calling"  # it needs the agent's `tool_specs`
 
     def __init__(self, tool_choice: str | dict = "auto"):
         self.tool_choice = tool_choice
@@ -120,6 +133,7 @@ class NativeRead:
     is the answer."""
 
     slot: ClassVar[str] = "read"
+    protocol: ClassVar[str] = "function calling"  # on a text agent it would take every "Action:" step for the answer
 
     def __call__(self, run: Any, step: int, reply: ChatResult) -> Reading:
         calls = read_tool_calls(reply.tool_calls, prefix=f"call_{step}")
