@@ -1168,3 +1168,12 @@ def test_the_room_server_behind_jupyterhub_takes_its_base_path_from_the_command_
         assert url, room.stdout
         assert requests.post(url[1], json=refund_request(stop=["Observation:"]), timeout=60).status_code == 200
         assert room.stop(signal.SIGTERM) == 0, room.output()
+
+
+@pytest.mark.parametrize("constant", [b"NaN", b"Infinity", b"-Infinity"])
+def test_a_number_json_does_not_allow_is_the_clients_fault_400(room, constant):
+    # OpenAI's API refuses such a body as not JSON; the classroom model read it, and answered, in a field it ignores.
+    error = assert_error(post_raw(room, b'{"messages": [{"role": "user", "content": "hi"}], "temperature": '
+                                        + constant + b"}"), 400)
+    assert error["code"] == "invalid_json"
+    assert f"({constant.decode()} is not JSON)" in error["message"]

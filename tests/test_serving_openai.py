@@ -162,3 +162,15 @@ def test_max_tokens_bounds_the_answer_the_client_reads(client):
     streamed = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert count_tokens(streamed) == 5 and answer.startswith(streamed)
     assert [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason] == ["length"]
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_number_json_does_not_allow_is_a_json_400_naming_it(service, constant):
+    # Python's json reads NaN; the temperature it sat in is unused, so it was accepted: JSON (and OpenAI's API) has not.
+    body = ('{"model": "tinyagent-shop", "messages": [{"role": "user", "content": "hi"}], '
+            f'"temperature": {constant}}}')
+    answer = requests.post(service.url + "/v1/chat/completions", data=body, timeout=PATIENCE,
+                           headers={"Content-Type": "application/json"})
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["code"] == "malformed_json" and f"{constant} is not JSON" in error["message"]

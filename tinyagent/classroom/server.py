@@ -48,6 +48,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
+from tinyagent.chat_result import NotJsonNumber, no_json_constant
 from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 from tinyagent.hosting.threaded_server import BackgroundServer
@@ -201,10 +202,11 @@ def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
 def _decode_json(raw: bytes) -> object:
     """The request body as JSON that everything after this can handle, or the ApiError that says why not."""
     try:
-        body = json.loads(raw)
-    except ValueError:  # not UTF-8, or not JSON
+        body = json.loads(raw, parse_constant=no_json_constant)  # NaN and Infinity: not JSON, as OpenAI's API says
+    except ValueError as exc:  # not UTF-8, or not JSON
+        why = f" ({exc})" if isinstance(exc, NotJsonNumber) else ""
         raise _bad_request(
-            "The request body is not valid JSON. Send a JSON object with Content-Type: application/json.",
+            f"The request body is not valid JSON{why}. Send a JSON object with Content-Type: application/json.",
             code="invalid_json",
         ) from None
     except RecursionError:  # nested deeper than the decoder's stack allows
