@@ -5,13 +5,23 @@ from __future__ import annotations
 
 import pytest
 
-from tinyagent import FunctionCallingAgent, LlmClient, ReActAgent, fixed_clock
+from tinyagent import ConfirmationGate, FunctionCallingAgent, LlmClient, ReActAgent, ToolRegistry, fixed_clock
+from tinyagent.architectures.handoffs import (
+    Handoff,
+    HandoffAct,
+    OwnEvents,
+    Team,
+    TriageAgent,
+    handoff_tool,
+    shop_specialists,
+)
 from tinyagent.architectures.tree_search import TreeSearch
 from tinyagent.loop_parts import StrictRead, WholeConversation
 from tinyagent.protocols.constrained_decoding import JsonStepRead
 from tinyagent.protocols.function_calling import NativeRead, NativeRequest, ParallelAct
 from tinyagent.robustness.tolerant_parser import TolerantRead
 from tinyagent.shop import Shop, shop_registry
+from tinyagent.toolkit.confirmation import GatedAct
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
 
@@ -52,3 +62,30 @@ def test_parts_of_either_protocol_or_of_none_still_mount_where_they_belong():
     text = ReActAgent(LlmClient.classroom(), tools(), parts=[TolerantRead(), ParallelAct(2)])
     assert isinstance(text.parts.read, TolerantRead) and isinstance(text.parts.act, ParallelAct)
     assert ReActAgent(LlmClient.classroom(), tools(), parts=[StrictRead()]).run("现在几点？").reason == "final_answer"
+
+
+# -- 2. a confirmation gate and the handoffs on one triage --------------------------------------------------------
+def hand_built_triage(*order: str):
+    """A triage made by hand, as Team makes its own, with a gate and the handoffs in `order`."""
+    llm = LlmClient.classroom()
+    team = Team(llm, shop_specialists(llm, tools()))
+    triage_tools = ToolRegistry([handoff_tool(member) for member in team.members.values()])
+    made = {"gate": GatedAct(ConfirmationGate(("applyRefund",), ask=lambda request: True)), "handoffs": HandoffAct(team)}
+    return TriageAgent(llm, triage_tools, parts=[*(made[name] for name in order), OwnEvents()])
+
+
+@pytest.mark.parametrize("order, says", [
+    # the gate around the handoffs ran them as plain tools: "handOffToRefunds runs only inside a team's loop"
+    (("handoffs", "gate"), r"GatedAct.* would go around HandoffAct.*, which settles each call itself before it runs"),
+    # the handoffs around the gate never asked it: a guarded call was refused as "no approval was asked"
+    (("gate", "handoffs"), r"HandoffAct.* would go around GatedAct.*mount the gate on the specialists"),
+])
+def test_a_gate_and_the_handoffs_on_one_hand_built_triage_are_refused_in_either_order(order, says):
+    with pytest.raises(TypeError, match=says):
+        hand_built_triage(*order)
+
+
+def test_the_handoffs_alone_still_hand_off():
+    result = hand_built_triage("handoffs").run("Where is my parcel for order 88231?")
+    assert [(h.target, h.back) for h in result.trace.of_type(Handoff)] == [("logistics", False), ("logistics", True)]
+    assert result.reason == "final_answer" and "SF1234567890" in result.answer

@@ -34,7 +34,7 @@ from tinyagent.llm_client import LlmClient
 from tinyagent.loop_parts import RunInTurn
 from tinyagent.prompts import build_system_prompt
 from tinyagent.registry import ToolRegistry, ToolResult, error_observation
-from tinyagent.toolkit.confirmation import GatedAct
+from tinyagent.toolkit.confirmation import GatedAct, settling_part
 from tinyagent.tools import Action, FunctionTool
 from tinyagent.trace import Trace
 
@@ -174,12 +174,23 @@ class HandoffAct:
     empty message runs no specialist and is an error Observation (`EMPTY_HANDOFF`) for the triage."""
 
     slot: ClassVar[str] = "act"
+    settles_calls: ClassVar[bool] = True  # a handoff's result comes in __call__, before the calls run (settling_part)
 
     def __init__(self, team: Team, inner: Any | None = None):
         self.team = team
         self.inner = inner if inner is not None else RunInTurn()
 
     def around(self, inner: Any) -> HandoffAct:
+        # Around a gate, the gate is never asked (its `perform` refuses each guarded call); under one, no handoff
+        # runs (the gate runs the calls with this part's `perform`). GatedAct refuses the second order itself.
+        part = settling_part(inner)
+        if isinstance(part, GatedAct):
+            raise TypeError(f"{self!r} would go around {part!r}, which would never be asked and would refuse every "
+                            "guarded call: mount the gate on the specialists that call the guarded tools, "
+                            "shop_specialists(llm, tools, parts=[GatedAct(gate)])")
+        if part is not None:
+            raise TypeError(f"{self!r} would go around {part!r}, which settles each call itself before it runs, and "
+                            "the handoffs would skip that: mount one of them only")
         return HandoffAct(self.team, inner)
 
     def __call__(self, run: AgentRun, step: int, actions: list[Action], ready: list[ToolResult | None]

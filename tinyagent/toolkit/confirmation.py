@@ -325,6 +325,9 @@ class GatedAct:
     does not run anyway."""
 
     slot: ClassVar[str] = "act"
+    # It settles calls in `__call__`, between a call's ToolCall and its run, and runs them with the inner part's
+    # `perform`: a part that settles calls too must be neither around it nor under it (`settling_part`).
+    settles_calls: ClassVar[bool] = True
 
     def __init__(self, gate: ConfirmationGate, inner: Any = None):
         if not isinstance(gate, ConfirmationGate):
@@ -334,13 +337,16 @@ class GatedAct:
 
     def around(self, inner: Any) -> GatedAct:
         # Under another gate, this one's yes would reach that gate's perform, which refuses whatever it was not asked
-        # about: one gate holds every tool that needs a person's yes.
-        part = inner
-        while part is not None:
-            if isinstance(part, GatedAct):
-                raise TypeError(f"{self!r} would go around {part!r}: an agent has one confirmation gate; give it "
-                                "every tool that needs a person's yes")
-            part = getattr(part, "inner", None)
+        # about: one gate holds every tool that needs a person's yes. Any other part that settles calls would be
+        # skipped the same way: this gate runs the calls with its `perform`, never its `__call__`.
+        part = settling_part(inner)
+        if isinstance(part, GatedAct):
+            raise TypeError(f"{self!r} would go around {part!r}: an agent has one confirmation gate; give it "
+                            "every tool that needs a person's yes")
+        if part is not None:
+            raise TypeError(f"{self!r} would go around {part!r}, which settles each call itself before it runs, and "
+                            "the gate would skip that: mount the gate on an agent without it, the one that calls the "
+                            "guarded tools")
         return GatedAct(self.gate, inner)
 
     def __call__(self, run: Any, step: int, actions: list[Action], ready: list[ToolResult | None]
@@ -362,6 +368,18 @@ class GatedAct:
 
     def __repr__(self) -> str:
         return f"GatedAct({self.gate!r}, {self.inner!r})"
+
+
+def settling_part(part: Any) -> Any | None:
+    """The first part of an act part's chain (it, the part it wraps, and so on) that settles calls itself before
+    they run (its class says `settles_calls = True`, as GatedAct's does), or None. Such a part does its work in
+    `__call__` and runs the calls with the `perform` of the part it wraps: one around another would skip the inner
+    one's work."""
+    while part is not None:
+        if getattr(part, "settles_calls", False):
+            return part
+        part = getattr(part, "inner", None)
+    return None
 
 
 def gate_of(run: Any) -> ConfirmationGate | None:
