@@ -19,9 +19,9 @@ same sessions.
 
 Several processes may write turns to the same session at once (two browser tabs, two workers behind a
 load balancer). Numbering them is a read-then-write (the next number is the count plus one), so each
-append is one transaction that first takes the session's row lock, `UPDATE sessions SET turn_count =
-turn_count + 1 WHERE id = ...`, then reads the new count: PostgreSQL locks that row until the transaction ends, and SQLite
-(`BEGIN IMMEDIATE`) the whole database. The other writers wait their turn; nobody's turn is lost or
+append is one transaction whose first statement creates the session's row or counts one more turn on it and returns
+the new count (`INSERT ... ON CONFLICT (id) DO UPDATE SET turn_count = sessions.turn_count + 1 RETURNING
+turn_count`): PostgreSQL locks that row until the transaction ends, and SQLite (`BEGIN IMMEDIATE`) the whole database. The other writers wait their turn; nobody's turn is lost or
 numbered twice. The same SQL serves both backends; only the placeholders differ (`?` and `%s`).
 
 Why PostgreSQL at all: an SQLite file lives on one machine and lets one writer in at a time. A service
