@@ -16,14 +16,22 @@ from tinyagent.architectures.handoffs import (
     shop_specialists,
 )
 from tinyagent.architectures.tree_search import TreeSearch
+from tinyagent.defences.fenced_data import FencedData
+from tinyagent.defences.least_privilege import OfferOnly
 from tinyagent.loop_parts import StrictRead, WholeConversation
-from tinyagent.protocols.constrained_decoding import JsonStepRead
+from tinyagent.memory.context_budget import BudgetedRequest, ContextBudget
+from tinyagent.memory.plain_turns import run_turns
+from tinyagent.memory.tool_filter import ToolFilter
+from tinyagent.protocols.constrained_decoding import JsonStepRead, WithExample
 from tinyagent.protocols.function_calling import NativeRead, NativeRequest, ParallelAct
 from tinyagent.robustness.tolerant_parser import TolerantRead
 from tinyagent.shop import Shop, shop_registry
+from tinyagent.shop.long_session import LONG_SESSION
+from tinyagent.shop.tool_hints import SHOP_TOOL_HINTS
 from tinyagent.toolkit.confirmation import GatedAct
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
+QUESTIONS = [task.question for task in LONG_SESSION]
 
 
 def tools():
@@ -89,3 +97,38 @@ def test_the_handoffs_alone_still_hand_off():
     result = hand_built_triage("handoffs").run("Where is my parcel for order 88231?")
     assert [(h.target, h.back) for h in result.trace.of_type(Handoff)] == [("logistics", False), ("logistics", True)]
     assert result.reason == "final_answer" and "SF1234567890" in result.answer
+
+
+# -- 3. a request part around the budget ----------------------------------------------------------------------------
+class Recorder:
+    """Passes every call on to the model and keeps what was sent."""
+
+    def __init__(self, llm):
+        self.llm, self.model = llm, getattr(llm, "model", "")
+        self.sent: list[tuple[list[dict], list[dict] | None]] = []
+
+    def chat(self, messages, **options):
+        self.sent.append(([dict(m) for m in messages], options.get("tools")))
+        return self.llm.chat(messages, **options)
+
+
+@pytest.mark.parametrize("agent_class, after", [
+    (ReActAgent, FencedData()), (FunctionCallingAgent, FencedData()), (ReActAgent, WithExample()),
+    (ReActAgent, OfferOnly(["queryOrder"])), (FunctionCallingAgent, OfferOnly(["queryOrder"])),
+], ids=lambda value: value.__name__ if isinstance(value, type) else type(value).__name__)
+def test_a_request_part_listed_after_the_budget_is_refused_and_says_which_order_to_use(agent_class, after):
+    # [BudgetedRequest(b), FencedData()]: the fence went round the fitted request, and 2 of 25 requests of a
+    # 10-turn session went over a 1,500-token budget with nothing said
+    name = type(after).__name__
+    with pytest.raises(TypeError, match=rf"{name}.* would go around BudgetedRequest.*, which must be the last request "
+                                        rf"part .*: list {name} before BudgetedRequest"):
+        agent_class(LlmClient.classroom(), tools(), parts=[BudgetedRequest(ContextBudget(1500)), after])
+
+
+@pytest.mark.parametrize("agent_class", [ReActAgent, FunctionCallingAgent], ids=["text", "function"])
+def test_the_fence_listed_before_the_budget_keeps_every_request_within_it(agent_class):
+    recorder, budget = Recorder(LlmClient.classroom()), ContextBudget(1500, tool_filter=ToolFilter(SHOP_TOOL_HINTS))
+    run_turns(agent_class(recorder, tools(), parts=[FencedData(), BudgetedRequest(budget)]), QUESTIONS[:10])
+    sent = [budget.count(messages, specs) for messages, specs in recorder.sent]
+    assert len(sent) > 10 and max(sent) <= 1500, max(sent)
+    assert any("<data source=" in str(m.get("content")) for messages, _ in recorder.sent for m in messages)

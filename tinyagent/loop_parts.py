@@ -38,6 +38,9 @@ A part made for one protocol says which with `protocol`, the agent's word for th
 that says another protocol than its own: lesson 06's line scanner would read a reply of another protocol as no step
 at all, and a part that builds another protocol's request asks the agent for what it does not have. A part that
 names no protocol works with any.
+
+A part whose work must go out as it is (it measures what the parts before it made) says `outermost = True`: it must be
+the last part of its slot in the list, and a part listed after it for that slot, which would wrap it, is refused.
 """
 
 from __future__ import annotations
@@ -299,8 +302,9 @@ class LoopParts:
     def mount(self, parts: Iterable[Any] = (), protocol: str | None = None) -> LoopParts:
         """These parts with `parts` mounted, in order: each takes its `slot`, or wraps what holds it when it has
         `around(inner)`. A part without `around` listed after another part of the same slot would throw that one
-        away (a confirmation gate, a budget): a TypeError says to list it first. With `protocol` (the agent's), a
-        part that says it is for another protocol is a TypeError too."""
+        away (a confirmation gate, a budget): a TypeError says to list it first; so does a part listed after one
+        that must stay `outermost`. With `protocol` (the agent's), a part that says it is for another protocol is a
+        TypeError too."""
         if isinstance(parts, Mapping) or not isinstance(parts, Iterable):
             raise TypeError(f"parts must be a list of parts, such as parts=[MyPart()], got {parts!r}")
         slots = {name: getattr(self, name) for name in _NEEDS}
@@ -318,6 +322,10 @@ class LoopParts:
             if not callable(around) and slot in given:
                 raise TypeError(f"{part!r} takes the {slot} slot whole, and would throw away {given[slot]!r}, listed "
                                 "before it: list it first, so that the other wraps it")
+            if getattr(given.get(slot), "outermost", False):
+                raise TypeError(f"{part!r} would go around {given[slot]!r}, which must be the last {slot} part (what it "
+                                f"builds goes out as it is): list {type(part).__name__} before "
+                                f"{type(given[slot]).__name__}")
             slots[slot] = around(slots[slot]) if callable(around) else part
             given[slot] = part
         return LoopParts(**slots)

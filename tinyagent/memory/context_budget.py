@@ -203,11 +203,13 @@ class BudgetedRequest:
     The run's message list stays whole; each fitted request is kept in `fits`, request by request (the run's own
     part: `run.parts.request.fits`). A request that cannot fit raises ContextBudgetError, which ends the run with
     Stopped("context_budget"). List it after the other request parts (`parts=[FencedData(), BudgetedRequest(b)]`):
-    it fits what they built, and a part listed after it would change the request once it was fitted. The current
-    turn starts at the run's question, found in what they built: they may add messages before it and change
-    messages in place, and leave the question as the customer wrote it."""
+    it fits what they built; a request part listed after it would change the request once it was fitted (a fence
+    adds characters the budget never counted), so the agent refuses one. The current turn starts at the run's
+    question, found in what they built: they may add messages before it and change messages in place, and leave the
+    question as the customer wrote it."""
 
     slot: ClassVar[str] = "request"
+    outermost: ClassVar[bool] = True  # what it fitted goes out as it is: no request part may wrap it (loop_parts.py)
 
     def __init__(self, budget: ContextBudget, inner: Any = None):
         if not isinstance(budget, ContextBudget):
