@@ -122,6 +122,10 @@ BAD_INPUTS = {
     "blank skill": (["ask", "hi", "--skill", "  "], "--skill needs the name of one of the shop's skills"),
     "model with a newline": (["ask", "hi", "--model", "classroom\nevil"], "holds a control character"),
     "eval model with a newline": (["eval", "--model", "classroom\nevil"], "holds a control character"),
+    # doctor exits 1 when a check it ran failed; a --model it cannot use is the command line's mistake, as in ask
+    "doctor model with a newline": (["doctor", "--model", "classroom\nevil"], "holds a control character"),
+    "doctor misspelt classroom model": (["doctor", "--model", "classroom-lopp"],
+                                        "there is no classroom model called 'classroom-lopp'"),
     "no command": ([], "the following arguments are required"),
     # Python's sockets and locks refuse a timeout past about 9e9 s: a traceback from urllib3, a 500 from the service.
     "ask timeout past a day": (["ask", "hi", "--timeout", "1e10"], "at most 86400 (a day)"),

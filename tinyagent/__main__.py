@@ -637,9 +637,9 @@ def _doctor(args: argparse.Namespace) -> int:
     if args.model:
         try:
             settings = load_settings(model=args.model, notice=False)
-        except TinyAgentError as exc:
+        except TinyAgentError as exc:  # the command line's mistake, as in ask: no check ran (1 says one failed)
             print(f"error: {exc}", file=sys.stderr)
-            return 1
+            return 2
     report = io.StringIO()  # the report is printed once it is whole: a failed print is then one clear line
     code = run_doctor(settings, out=report, timeout=args.timeout)
     _write_out(report.getvalue().rstrip("\n"))
