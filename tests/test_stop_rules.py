@@ -138,6 +138,14 @@ def test_wall_clock_counts_from_its_first_check_and_fires_at_the_limit():
     assert stop.reason == "timeout" and stop.detail == "60.0 s since the first model call; the limit is 60 s"
 
 
+def test_a_wall_clock_under_a_second_shows_the_time_it_took_beside_its_limit():
+    clock = ManualClock()
+    rule = WallClock(0.01, clock=clock)
+    rule.check(trace_of())
+    clock.now += 0.04  # read "0.0 s since the first model call; the limit is 0.01 s"
+    assert rule.check(trace_of()).detail == "0.040 s since the first model call; the limit is 0.01 s"
+
+
 def test_a_fresh_wall_clock_starts_again():
     clock = ManualClock()
     rule = WallClock(10, clock=clock)

@@ -284,7 +284,9 @@ class WallClock(StopRule):
             self.started = now  # the first check comes just before the first model call
         elapsed = now - self.started
         if elapsed >= self.seconds:
-            return _stop("timeout", detail=f"{elapsed:.1f} s since the first model call; the limit is "
+            # Tenths of a second, or thousandths under a one-second limit (0.04 s read "0.0 s" beside "the limit is 0.01 s").
+            shown = f"{elapsed:.1f}" if self.seconds >= 1 else f"{elapsed:.3f}"
+            return _stop("timeout", detail=f"{shown} s since the first model call; the limit is "
                                           f"{self.seconds:g} s", values={"seconds": self.seconds})
         return None
 
