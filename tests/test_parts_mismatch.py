@@ -15,8 +15,8 @@ from tinyagent.architectures.handoffs import (
     handoff_tool,
     shop_specialists,
 )
-from tinyagent.architectures.tree_search import TreeSearch
-from tinyagent.defences.fenced_data import FencedData
+from tinyagent.architectures.tree_search import BranchExplored, TreeNote, TreeSearch, shop_rule
+from tinyagent.defences.fenced_data import FencedData, unfence
 from tinyagent.defences.least_privilege import OfferOnly
 from tinyagent.loop_parts import StrictRead, WholeConversation
 from tinyagent.memory.context_budget import BudgetedRequest, ContextBudget
@@ -132,3 +132,37 @@ def test_the_fence_listed_before_the_budget_keeps_every_request_within_it(agent_
     sent = [budget.count(messages, specs) for messages, specs in recorder.sent]
     assert len(sent) > 10 and max(sent) <= 1500, max(sent)
     assert any("<data source=" in str(m.get("content")) for messages, _ in recorder.sent for m in messages)
+
+
+# -- 4. the tree search's look-ahead under the fence ----------------------------------------------------------------
+def test_a_looked_ahead_observation_goes_to_the_model_fenced():
+    # the look-ahead appended "Observation: <the tool's text>" itself: under FencedData the model read the result of
+    # queryOrder, getTime and searchKnowledge unfenced in the search's requests
+    recorder = Recorder(LlmClient.classroom())
+    search = TreeSearch(3, 2, 2, rule=shop_rule)
+    result = ReActAgent(recorder, tools(), parts=[search, FencedData()]).run("我的扫地机不回充了，想退货，订单号 88234")
+    observations = [m["content"].removeprefix("Observation: ") for messages, _ in recorder.sent for m in messages
+                    if m["role"] == "user" and m["content"].startswith("Observation: ")]
+    assert observations and all(unfence(text) is not None for text in observations), observations
+    looked_ahead = [e for e in result.trace.of_type(BranchExplored) if e.ran]
+    assert looked_ahead  # the search did run a tool on a branch, and what it returned was sent fenced
+    assert {unfence(text)[1] for text in observations} >= {e.tool for e in looked_ahead}
+
+
+def test_a_looked_ahead_branch_without_a_request_part_that_changes_it_is_the_conversation_as_before():
+    recorder = Recorder(LlmClient.classroom())
+    ReActAgent(recorder, tools(), parts=[TreeSearch(3, 2, 2, rule=shop_rule)]).run("我的扫地机不回充了，想退货，订单号 88234")
+    branches = [messages for messages, _ in recorder.sent if any(m["content"].startswith("Observation: ")
+                                                                for m in messages if m["role"] == "user")]
+    assert branches and all(m["content"].startswith("Observation: {") for messages in branches for m in messages
+                            if m["role"] == "user" and m["content"].startswith("Observation: "))
+
+
+def test_a_looked_ahead_branch_too_long_for_the_context_budget_is_a_note_and_the_run_goes_on():
+    # built through the budget, a branch over it is left out; the round's own request fits, so the run goes on
+    search = TreeSearch(3, 2, 2, rule=shop_rule)
+    agent = ReActAgent(LlmClient.classroom(), tools(), parts=[search, FencedData(), BudgetedRequest(ContextBudget(700))])
+    result = agent.run("我的扫地机不回充了，想退货，订单号 88234")
+    notes = [note for note in result.trace.of_type(TreeNote) if note.stage == "budget"]
+    assert result.reason == "final_answer"
+    assert notes and notes[0].detail.startswith("the branch's request could not be built: even the smallest request")

@@ -23,6 +23,9 @@ What it promises:
   (a model that does not count, or says 0) pays what was sent and received, counted by that same rule, so a
   model that reports nothing cannot search for free. On another model the token limit holds to within the
   difference between its tokenizer and that rule.
+- A looked-ahead branch goes out as the loop's own requests do: the run's conversation with the branch's steps after
+  it, built by the agent's request part (`branch_request`). Under lesson 25's fence its Observation is fenced;
+  under lesson 13's budget it is fitted, and a branch that cannot fit is a TreeNote, not the end of the run.
 - A reply the search cannot read is a TreeNote in the trace, never an exception: no readable candidate means the
   greedy step; no readable score means the rule alone ranks.
 - The round's own LlmCall holds the chosen candidate's text with no usage: no request was made for it. The
@@ -31,6 +34,7 @@ What it promises:
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from collections.abc import Callable, Generator, Iterable
@@ -38,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from tinyagent.editable_trace import PERSON
+from tinyagent.errors import TinyAgentError
 from tinyagent.events import Event, LlmCall, ToolCall, event_kind
 from tinyagent.llm_client import ChatResult
 from tinyagent.loop_parts import cut_observation
@@ -114,7 +119,7 @@ class TreeNote(Event):
     """Lesson 22: what the search could not do at `node`. stage "propose" (a proposal with no heading, or one of
     its candidates left out: no step, a repeat, or cut at max_tokens), "score" (no readable score for one or more
     candidates), "rule" (the scoring rule raised or gave no number in 0..1), "budget" (the next call would not fit
-    the budget)."""
+    the budget, or a looked-ahead branch the agent's context budget)."""
 
     kind: ClassVar[str] = "tree_note"
     node: str = ""
@@ -233,8 +238,9 @@ class Candidate:
 @dataclass
 class Node:
     """A candidate in the tree: its place (`id`, `parent`, `depth`, `order` among all the search's nodes), what
-    it says (`text`, `parsed`), the conversation before it (`messages`), the calls on its branch before it
-    (`history`), and its scores."""
+    it says (`text`, `parsed`), the conversation before it as it was sent (`messages`), the calls on its branch
+    before it (`history`), the messages its branch added to the run's conversation (`steps`: none at the root), and
+    its scores."""
 
     id: str
     parent: Node | None
@@ -244,6 +250,7 @@ class Node:
     parsed: ParsedStep
     messages: list[dict] = field(repr=False, default_factory=list)
     history: tuple[tuple[str, str], ...] = ()
+    steps: list[dict] = field(repr=False, default_factory=list)
     model_score: float | None = None
     rule_score: float | None = None
     score: float = 0.0
@@ -387,8 +394,9 @@ class TreeSearch:
         return committed
 
     def _grow(self, run: Any, step: int, parent: Node | None, messages: list[dict], history: tuple,
-              options: dict) -> Generator[Event, None, list[Node]]:
-        """Propose and score the candidates after `messages`: the new nodes (none when there are none)."""
+              options: dict, steps: Iterable[dict] = ()) -> Generator[Event, None, list[Node]]:
+        """Propose and score the candidates after `messages` (the request sent for the run's conversation and then
+        `steps`): the new nodes (none when there are none)."""
         where = parent.id if parent is not None else ""
         lang = run.lang
         asked = [*messages, {"role": "user", "content": PROPOSE_PROMPT[lang].format(k=self.k)}]
@@ -411,7 +419,7 @@ class TreeSearch:
         for n, (text, parsed) in enumerate(found, 1):
             node_id = f"{where}.{n}" if where else str(n)
             node = Node(node_id, parent, parent.depth + 1 if parent else 1, self._order, text, parsed, messages,
-                        history)
+                        history, list(steps))
             self._order += 1
             node.model_score, node.why = scores.get(n, (None, ""))
             node.rule_score, problem = self._rule_score(run, node)
@@ -440,10 +448,15 @@ class TreeSearch:
         result = run.agent.tools.run(action)
         text, _ = cut_observation(result.text, run.agent.max_observation_chars)
         yield BranchExplored(step, node.id, action.tool_name, True, text, result.error)
-        branch = [*node.messages, {"role": "assistant", "content": node.text},
-                  {"role": "user", "content": f"Observation: {text}"}]
+        steps = [*node.steps, {"role": "assistant", "content": node.text},
+                 {"role": "user", "content": f"Observation: {text}"}]
+        try:
+            branch = branch_request(run, steps)
+        except TinyAgentError as exc:  # a branch too long for a context budget: the search goes on without it
+            yield TreeNote(step, node.id, "budget", f"the branch's request could not be built: {exc}")
+            return []
         history = (*node.history, (action.tool_name, action.tool_input))
-        return (yield from self._grow(run, step, node, branch, history, options))
+        return (yield from self._grow(run, step, node, branch, history, options, steps))
 
     def _rule_score(self, run: Any, node: Node) -> tuple[float | None, str]:
         if self.rule is None:
@@ -485,6 +498,16 @@ class TreeSearch:
         calls = f"{self.calls} of {self.budget.calls}" if self.budget.calls is not None else str(self.calls)
         tokens = f"{self.tokens} of {self.budget.tokens}" if self.budget.tokens is not None else str(self.tokens)
         return f"{calls} calls, {tokens} tokens spent"
+
+
+def branch_request(run: Any, steps: list[dict]) -> list[dict]:
+    """The messages the run's request part sends for its conversation with a branch's `steps` after it: a branch goes
+    out as the loop's own requests do, so a part that changes what is sent (lesson 25's fence around each
+    Observation, lesson 13's budget) changes a looked-ahead request too."""
+    branch = copy.copy(run)  # the same run, seen with the branch's conversation
+    branch.messages = [*run.messages, *steps]
+    messages, _ = run.parts.request.build(branch)
+    return [dict(m) for m in messages]
 
 
 def read_only(run: Any, tool_name: str) -> bool:
