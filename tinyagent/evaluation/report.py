@@ -192,7 +192,8 @@ class EvalReport:
             "model_calls": sum(r.model_calls for r in results),
             "prompt_tokens": sum(r.prompt_tokens for r in results),
             "completion_tokens": sum(r.completion_tokens for r in results),
-            "seconds": round(sum(r.seconds for r in results), 3),
+            # The tasks' seconds as saved (to the millisecond), summed: a report read back and saved again is the same.
+            "seconds": round(sum(round(r.seconds, 3) for r in results), 3),
         }
 
     def failures(self) -> list[TaskResult]:
@@ -265,7 +266,8 @@ class EvalReport:
 def report_problems(data: Any) -> list[str]:
     """What keeps `data` from being a report of REPORT_SCHEMA, in words; [] when it is one (lesson 07's
     validator does the checking), and one that agrees with itself: a task passed when each of its checks did, no
-    task twice, and a summary that adds up (its seconds aside, which are rounded task by task)."""
+    task twice, and a summary that adds up (its seconds aside: reports saved before 2026-12-05 summed the seconds
+    before rounding them)."""
     problems = [problem.message for problem in problems_in(data, REPORT_SCHEMA)]
     if problems:
         return problems
