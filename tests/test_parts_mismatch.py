@@ -22,7 +22,7 @@ from tinyagent.loop_parts import StrictRead, WholeConversation
 from tinyagent.memory.context_budget import BudgetedRequest, ContextBudget
 from tinyagent.memory.plain_turns import run_turns
 from tinyagent.memory.tool_filter import ToolFilter
-from tinyagent.protocols.constrained_decoding import JsonStepRead, WithExample
+from tinyagent.protocols.constrained_decoding import ConstrainedSend, JsonStepRead, WithExample
 from tinyagent.protocols.function_calling import NativeRead, NativeRequest, ParallelAct
 from tinyagent.robustness.tolerant_parser import TolerantRead
 from tinyagent.shop import Shop, shop_registry
@@ -48,7 +48,8 @@ def test_a_function_calling_part_on_a_text_agent_is_refused_when_the_agent_is_ma
         ReActAgent(LlmClient.classroom(), tools(), parts=[part])
 
 
-@pytest.mark.parametrize("part", [StrictRead(), WholeConversation(), TreeSearch()], ids=repr)
+@pytest.mark.parametrize("part", [StrictRead(), WholeConversation(), TreeSearch(), TolerantRead(), JsonStepRead(),
+                                  ConstrainedSend(), WithExample()], ids=repr)
 def test_a_text_part_on_a_function_calling_agent_is_refused_when_the_agent_is_made(part):
     # the text read stopped the run at the first tool call ("native_tool_calls"); the text request sent no tools
     with pytest.raises(TypeError, match=r"is a part for the text protocol, and this agent speaks the function "
@@ -56,12 +57,18 @@ def test_a_text_part_on_a_function_calling_agent_is_refused_when_the_agent_is_ma
         FunctionCallingAgent(LlmClient.classroom(), tools(), parts=[part])
 
 
-@pytest.mark.parametrize("read", [TolerantRead(), JsonStepRead()], ids=repr)
-def test_a_read_part_that_names_no_protocol_reads_text_and_a_function_calling_agent_refuses_it(read):
-    # lesson 11's tolerant read on function calling: the first tool call ended the run as "native_tool_calls"
+class LinesRead(StrictRead):
+    """A learner's own read part: it reads Thought / Action lines and names no protocol."""
+
+    protocol = None
+
+
+def test_a_read_part_that_names_no_protocol_reads_text_and_a_function_calling_agent_refuses_it():
+    # a read that says nothing reads "Action:" lines (every read but NativeRead does): the first tool call ended the
+    # run as "native_tool_calls"
     with pytest.raises(TypeError, match=r"reads the text protocol's lines, and a FunctionCallingAgent's replies are "
-                                        r"tool calls: leave that read part out"):
-        FunctionCallingAgent(LlmClient.classroom(), tools(), parts=[read])
+                                        r"tool calls: leave that read part out \(NativeRead reads them\)"):
+        FunctionCallingAgent(LlmClient.classroom(), tools(), parts=[LinesRead()])
 
 
 def test_parts_of_either_protocol_or_of_none_still_mount_where_they_belong():

@@ -478,6 +478,7 @@ class JsonStepRead:
     """How a reply is read when it is a step of `step_schema` (JSON), or text ReAct when it is not."""
 
     slot: ClassVar[str] = "read"
+    protocol: ClassVar[str] = "text"  # a Thought / Action step, in lines or as JSON (loop_parts.py)
 
     def __call__(self, run: Any, step: int, reply: ChatResult):
         return text_reading(step, reply, self.parse(reply.text, reply.finish_reason, run.agent.tools), run.lang)
@@ -514,6 +515,7 @@ class ConstrainedSend:
     """
 
     slot: ClassVar[str] = "send"
+    protocol: ClassVar[str] = "text"  # a Thought / Action step, in lines or as JSON (loop_parts.py)
 
     def __init__(self, form: str = "grammar", *, inputs: bool = True, narrow: bool = True, tool_filter: Any = None,
                  thought_chars: int = THOUGHT_CHARS, answer_chars: int = ANSWER_CHARS):
@@ -554,6 +556,7 @@ class WithExample:
     prompt, in the run's language (compliance.example_turns)."""
 
     slot: ClassVar[str] = "request"
+    protocol: ClassVar[str] = "text"  # a Thought / Action step, in lines or as JSON (loop_parts.py)
 
     def __init__(self, inner: Any = None):
         self.inner = inner or WholeConversation()

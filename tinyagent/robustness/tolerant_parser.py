@@ -665,6 +665,7 @@ class TolerantRead:
     "format_errors")."""
 
     slot: ClassVar[str] = "read"
+    protocol: ClassVar[str] = "text"  # it reads Thought / Action lines (loop_parts.py)
 
     def __init__(self, max_format_errors: int = 2):
         check_whole("max_format_errors", max_format_errors, least=0)
