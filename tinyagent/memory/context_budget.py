@@ -33,7 +33,7 @@ instructions), are never folded or dropped.
 Counting. One tokenizer: `token_count.token_counter()`, cl100k_base through quicktok (exact), or the
 classroom model's rule where quicktok is not installed; `counter.name` says which. One rule for the chat
 format, `request_tokens`: the counter's chat rule on each message's role and text (3 tokens a message, its
-role, its content, and 3 that start the reply), plus the name and arguments of each tool call a message
+role (cl100k_base only: the classroom rule leaves it out), its content, and 3 that start the reply), plus the name and arguments of each tool call a message
 carries, plus the JSON text of the request's `tools` (function calling). It is the rule the classroom model
 counts its `usage` by, so with `classroom_counter()` the count equals its `prompt_tokens`. A real provider
 counts with its own tokenizer: give the budget some room below the model's context window, and leave the

@@ -75,8 +75,10 @@ class Turn:
     history_tokens: tokens of the memory given to the run (earlier turns, a summary, recalled facts)
     prompt_tokens:  tokens of the run's first request: system prompt + memory + question
     tokens_sent:    tokens of every request of the run, added up (each round re-sends the conversation)
-    Both by the session's counter on the messages' text (`TokenCounter.chat`): what function calling sends
-    besides (the tools offered, the calls' arguments) is not in them, nor is a budget's fitting (lesson 13).
+    Both by the session's counter (`TokenCounter.chat`): each message's text and each tool call's name and
+    arguments, but not the `tools` definitions function calling sends beside them. `prompt_tokens` is the first
+    request as the run built it, before any budget's fitting (lesson 13); `tokens_sent` counts each request as it
+    went out, fitted.
     """
 
     question: str
@@ -264,7 +266,8 @@ class SqliteSessionStore(SessionStore):
 
     @contextmanager
     def _transaction(self) -> Iterator:
-        # IMMEDIATE (sqlite_writes.py): the turn count read in it cannot change before it writes.
+        # IMMEDIATE (sqlite_writes.py): one writer at a time, from the first statement to the commit (the append's
+        # upsert counts the turn and returns its number in one statement).
         with self._failures(), self._lock, immediate_transaction(self._conn) as conn:
             yield lambda statement, params: conn.execute(statement, params).fetchall()
 

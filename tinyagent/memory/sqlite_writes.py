@@ -1,7 +1,7 @@
 """One SQLite write transaction, as the shop, the session store and the user facts all write.
 
 `BEGIN IMMEDIATE` takes SQLite's write lock before the first read, so what the block reads (is there a
-refund for this order? which turn number comes next? is this fact already known?) cannot change under it
+refund for this order? which refund id comes next? is this fact already known?) cannot change under it
 before it writes: two processes doing the same thing at once take turns instead of both finding the row
 missing. Another writer waits for the lock (the connection's busy timeout). The connection must be opened
 with `isolation_level=None`, so that the transactions are these and not Python's implicit ones.

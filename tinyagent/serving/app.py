@@ -431,7 +431,7 @@ def check_operator(request: Request, service: AgentService) -> None:
     if config.api_key:
         check_client(request, service)
         raise ApiError(403, "no_operator", "nobody may answer approvals on this service: it was started with "
-                       "--api-key and without --operator-key, so each refund is declined when its time runs out")
+                       "--api-key and without --operator-key, so each refund waits until its time runs out, and does not run")
     if not from_this_machine(request):
         raise ApiError(403, "operator_only", "without --operator-key, approvals are listed and answered only "
                        "from this machine, at http://127.0.0.1:<port>/; start the service with --operator-key")

@@ -6,8 +6,9 @@ Two requests at once are then two runs at once (up to `max_runs`; more wait in l
 
 A run reports its events as they happen through `on_event`, called from the run's thread: the app turns
 them into Server-Sent Events. The app may ask a run to stop (the client went away): the run checks between
-events, so it stops at its next event (the next piece of the model's reply, when the run streams), and no turn
-is stored for it.
+events, so it stops at its next event (the next piece of the model's reply, when the run streams). No turn is
+stored for it, unless it had already changed something (a refund approved and written): then the session keeps a
+turn with reason "cancelled" that says what was done (`RunCancelled.turn`).
 
 A refund needs a person's yes (lesson 15's gate, one per run; approvals.py): the run pauses at the
 `ApprovalRequested` event until an answer arrives over HTTP or the time runs out, and its own time limit
@@ -72,7 +73,8 @@ class ServiceConfig:
                     it are closed as they open, so that one client cannot take every slot
     allowed_hosts:  without api_key, the host names answered besides localhost, 127.0.0.1, ::1 and the address the
                     service listens on
-    approval_timeout_s: how long a refund waits for a person's yes before it is declined (approvals.py)
+    approval_timeout_s: how long a refund waits for a person's yes; then it does not run (outcome "timeout",
+                    approvals.py)
     auto_approve:   say yes to every refund without asking anyone (a demonstration; printed at start)
     resume_grace_s: how long a streamed run goes on with nobody reading it, for its client to come back with
                     Last-Event-ID (streams.py); then it is stopped
@@ -271,7 +273,8 @@ class AgentService:
 
     def stop_runs(self) -> None:
         """The service stops: every run under way (and any still queued) stops at its next event, as if its
-        client had gone (RunCancelled), and stores nothing. stopping.py says when."""
+        client had gone (RunCancelled): it stores no turn, unless it had already changed something, and then a
+        "cancelled" turn that says what. stopping.py says when."""
         self._stopping.set()
 
     def close(self) -> None:

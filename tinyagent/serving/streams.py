@@ -12,7 +12,8 @@ itself). The stream id is random (128 bits): only the client that read the strea
 
 The run does not belong to one connection. When its last reader goes away, it goes on for `resume_grace_s`
 seconds (ServiceConfig) in case the client comes back; then it is asked to stop, at the next piece of the
-model's reply, and stores nothing (a refund waiting for a person is declined as an error). A finished stream
+model's reply (a refund waiting for a person is declined as an error). It stores no turn, unless it had already
+changed something: then the session keeps a "cancelled" turn that says what. A finished stream
 is kept for the same few seconds, for a client that lost only its last events.
 """
 

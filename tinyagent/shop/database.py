@@ -1,7 +1,8 @@
 """`Shop`: the Bit Mall (比特严选) backend behind the five tools, in one SQLite database.
 
 Four tables: `orders`, `traces` (one row per logistics event, keyed by tracking number), `shipments` (carrier
-and status per tracking number) and `refunds`, plus the knowledge index from `knowledge.py`. The first time a
+and status per tracking number) and `refunds`, plus the knowledge index from `knowledge.py` (and `order_notes`
+once a delivery note is written: `add_order_note`, lesson 25). The first time a
 database is opened it is created and seeded with a handful of orders, each taking a different path through an
 after-sales conversation:
 

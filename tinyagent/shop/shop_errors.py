@@ -16,7 +16,8 @@ class OrderNotFoundError(ShopError, LookupError):
 
 
 class RefundNotAllowedError(ShopError):
-    """The order exists but its status rules out a refund (it was cancelled)."""
+    """The order exists but its status rules out a refund (cancelled, unpaid, already refunded or returned:
+    NON_REFUNDABLE_STATUSES)."""
 
 
 class ShopReadOnlyError(ShopError):

@@ -2,7 +2,7 @@
 
 The service's promise is that no answer hides an effect. A run ends with the model's answer, which reports
 what it did, or it ends another way after a person's yes was given and the refund written: the model failed
-on its next call (the answer is then the loop's canned "the model cannot be reached"), the service was told
+on its next call (the answer is then the loop's canned MODEL_UNAVAILABLE, "Sorry, I cannot reach the language model ..."), the service was told
 to stop, the client went away, the run took too long. Each of those must still say what was done:
 
     changes_made(trace, guards)   the calls of guarded tools (the ones a person must approve: a refund, a

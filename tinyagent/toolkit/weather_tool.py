@@ -6,7 +6,8 @@
                               "retryable":true}
 
 The tool reads only the fields of `WEATHER_SHAPE` and passes exactly those on: a field the service adds
-later changes nothing, and one it drops is a `bad_shape` error rather than a `None` in the model's answer.
+later changes nothing; a required field it drops (city, condition, condition_zh, temperature_c) is a `bad_shape`
+error rather than a `None` in the model's answer, and an optional one it drops is left out of the Observation.
 """
 
 from typing import Annotated
