@@ -18,6 +18,7 @@ from tinyagent import (
     ToolRegistry,
     Trace,
 )
+from tinyagent.loop_parts import EMPTY_REPLY
 
 
 class ScriptedLlm:
@@ -146,6 +147,14 @@ def test_reply_cut_at_max_tokens_is_never_executed():
 
 def test_empty_reply_stops_with_a_reason():
     assert ReActAgent(ScriptedLlm("   "), tools()).run("order?").reason == "empty_reply"
+
+
+@pytest.mark.parametrize("reply", ["Thought: done\nFinal Answer:", "Final Answer:   \n\n"])
+def test_an_empty_final_answer_stops_with_a_reason_not_an_empty_answer(reply):
+    # It was given as the answer: the customer got nothing, and the run said final_answer.
+    result = ReActAgent(ScriptedLlm(reply), tools()).run("order?")
+    assert (result.reason, result.answer) == ("empty_reply", EMPTY_REPLY["en"])
+    assert result.trace.end.detail == "the model's Final Answer was empty"
 
 
 def test_history_is_placed_between_system_and_question():

@@ -107,7 +107,10 @@ def text_reading(step: int, reply: ChatResult, parsed: ParsedStep, lang: str) ->
     event = Parsed(step, parsed.thought, action.tool_name if action else None,
                    action.tool_input if action else None, parsed.final_answer, parsed.rule)
     reading = Reading({"role": "assistant", "content": reply.text}, [event])
-    if parsed.final_answer is not None:
+    if parsed.final_answer is not None and not parsed.final_answer.strip():
+        # "Final Answer:" with nothing after it: an empty answer would reach the customer as if it were one.
+        reading.ending = Stopped(step, "empty_reply", EMPTY_REPLY[lang], detail="the model's Final Answer was empty")
+    elif parsed.final_answer is not None:
         reading.ending = Final(step, parsed.final_answer, "final_answer")
     elif action is not None:
         reading.actions, reading.ready = [action], [None]
