@@ -66,9 +66,21 @@ class LinesRead(StrictRead):
 def test_a_read_part_that_names_no_protocol_reads_text_and_a_function_calling_agent_refuses_it():
     # a read that says nothing reads "Action:" lines (every read but NativeRead does): the first tool call ended the
     # run as "native_tool_calls"
-    with pytest.raises(TypeError, match=r"reads the text protocol's lines, and a FunctionCallingAgent's replies are "
-                                        r"tool calls: leave that read part out \(NativeRead reads them\)"):
+    with pytest.raises(TypeError, match=r"names no protocol, so it is taken to read the text protocol's lines, and a "
+                                        r"FunctionCallingAgent's replies are tool calls: leave that read part out "
+                                        r"\(NativeRead reads them\).*give its class protocol = 'function calling'"):
         FunctionCallingAgent(LlmClient.classroom(), tools(), parts=[LinesRead()])
+
+    class CallsRead:  # a learner's own read of the tool calls, which says so: it mounts, and reads them
+        slot, protocol = "read", "function calling"
+
+        def __call__(self, run, step, reply):
+            return NativeRead()(run, step, reply)
+
+        def parse(self, text, finish_reason=None, tools=None):
+            return NativeRead().parse(text, finish_reason, tools)
+
+    assert isinstance(FunctionCallingAgent(LlmClient.classroom(), tools(), parts=[CallsRead()]).parts.read, CallsRead)
 
 
 def test_parts_of_either_protocol_or_of_none_still_mount_where_they_belong():

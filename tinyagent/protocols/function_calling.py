@@ -87,8 +87,10 @@ class FunctionCallingAgent(ReActAgent):
         # agent's first tool call for a reply with no step and stop the run. Only a read for function calling reads one.
         read = self.parts.read
         if getattr(read, "protocol", None) != self.protocol:
-            raise TypeError(f"{read!r} reads the text protocol's lines, and a FunctionCallingAgent's replies are tool "
-                            "calls: leave that read part out (NativeRead reads them), or mount it on a ReActAgent")
+            raise TypeError(f"{read!r} names no protocol, so it is taken to read the text protocol's lines, and a "
+                            "FunctionCallingAgent's replies are tool calls: leave that read part out (NativeRead reads "
+                            "them), mount it on a ReActAgent, or, if it does read tool calls, give its class "
+                            "protocol = 'function calling'")
 
     def default_parts(self) -> LoopParts:
         return super().default_parts().mount([NativeRequest(), NativeRead(), ParallelAct()])
