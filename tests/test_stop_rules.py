@@ -168,6 +168,22 @@ def test_no_progress_fires_after_n_rounds_that_brought_nothing_new():
     assert "round 2: the same as round 1; round 3: the same as round 1; round 4: the same as round 1" in stop.detail
 
 
+def test_no_progress_counts_rounds_when_a_round_holds_several_calls():
+    # Function calling: round 2 made two calls, both repeating round 1. Counted call by call, NoProgress(3) fired after
+    # two stale rounds, naming round 2 twice.
+    rule = NoProgress(3)
+    events = [*round_events(1), *round_events(2), Observation(2, ORDER)]
+    assert rule.check(trace_of(*events)) is None
+    events += round_events(3)
+    assert rule.check(trace_of(*events)) is None
+    events += [*round_events(4, observation='{"error":"x"}', error=True), Observation(4, ORDER)]
+    stop = rule.check(trace_of(*events))
+    assert stop.detail == ("no new information in the last 3 rounds (round 2: the same as round 1, the same as round 1; "
+                           "round 3: the same as round 1; round 4: an error, the same as round 1)")
+    # one new result in a round is new information
+    assert rule.check(trace_of(*events, *round_events(5), Observation(5, '{"trackingNo":"SF1"}'))) is None
+
+
 def test_no_progress_counts_errors_and_resets_on_new_information():
     rule = NoProgress(2)
     events = [*round_events(1), *round_events(2, observation='{"error":"x"}', error=True)]

@@ -44,6 +44,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, is_dataclass, replace
+from itertools import groupby
 from typing import Any, ClassVar
 
 from tinyagent.errors import TinyAgentError
@@ -297,7 +298,7 @@ class NoProgress(StopRule):
 
     A round brings new information when its tool call worked (the Observation is not an error) and
     what it returned is not something the run has already seen (compared after putting JSON keys in
-    order and collapsing spaces). So the same Observation coming back, however the action was worded,
+    order and collapsing spaces); a round of function calling with several calls, when one of them did. So the same Observation coming back, however the action was worded,
     counts as nothing new, and so does an error: it may teach the model the right format, which is why
     a few are allowed in a row, but it tells nothing about the customer's order. A warning from
     `RepeatedAction` and a `ToolTimeout` are errors too.
@@ -315,15 +316,20 @@ class NoProgress(StopRule):
     def check(self, trace: Trace) -> Stop | None:
         seen: dict[str, int] = {}  # normalized Observation -> the round it first came back
         stale: list[str] = []  # the rounds since the last new information, each with why
-        for observation in trace.of_type(Observation):
-            key = normalize(observation.text)
-            if observation.error:
-                stale.append(f"round {observation.step}: an error")
-            elif key in seen:
-                stale.append(f"round {observation.step}: the same as round {seen[key]}")
-            else:
-                stale = []
-            seen.setdefault(key, observation.step)
+        # Round by round (a round of function calling may hold several Observations: counted one by one, two calls
+        # of one round made it two stale rounds, and the detail named the round twice).
+        for step, observations in groupby(trace.of_type(Observation), key=lambda observation: observation.step):
+            why, new = [], False
+            for observation in observations:
+                key = normalize(observation.text)
+                if observation.error:
+                    why.append("an error")
+                elif key in seen:
+                    why.append(f"the same as round {seen[key]}")
+                else:
+                    new = True
+                seen.setdefault(key, step)
+            stale = [] if new else [*stale, f"round {step}: {', '.join(why)}"]
         if len(stale) < self.rounds:
             return None
         return _stop("no_progress", detail="no new information in the last "

@@ -11,7 +11,8 @@ Each "Next step" does exactly one thing the agent depends on the outside world f
 so a learner can stop between an Action and its Observation and read what the model will see. In function
 calling (lesson 09) one reply may ask for several tools: its model step ends once every call is shown, and its
 tool step runs them all and appends every result. When a stop rule fires (lesson 10), the step ends at its
-LimitReached: the closing request is in the message list, and the next step makes the closing call.
+LimitReached: a rule that fires before a model call (the step cap, the budget, the time, no progress) takes a step
+of its own with no call, and the next step adds the closing request to the message list and makes the closing call.
 With a confirmation gate that has no `ask` (lesson 15), a tool step pauses where the gate asks for approval:
 "Approve" or "Decline" answers it and finishes the step (waiting in "Next step" could only time out).
 "Run to end" finishes the run (or runs to the next approval); "Reset" starts the same question again.
@@ -36,8 +37,9 @@ from tinyagent.toolkit.confirmation import ApprovalRequested, gate_of
 from tinyagent.widgets.cards import esc, messages_html, messages_text, plural
 from tinyagent.widgets.trace_viewer import TraceViewer, with_text
 
-# The events a step ends on: each one follows exactly one model call or tool call (a LimitReached follows the model
-# call whose reply fired a stop rule; the closing call is the next step).
+# The events a step ends on: each one follows exactly one model call or tool call, but a LimitReached: it follows the
+# reply that fired an after-reply rule (cut off, a repeated action), or, for a rule that fires before a model call,
+# stands alone as a step with no call. The closing call is the next step.
 STEP_ENDS = (ToolCall, Observation, Final, Stopped, LimitReached)
 
 
