@@ -1,5 +1,6 @@
 """`ApprovalPanel`: a run that stops before a side effect and waits for a click on Approve or Decline.
 
+    shop = Shop(":memory:", clock=fixed_clock("2026-06-30T19:05:23"))   # the seed's day: 88231 may be refunded
     gate = refund_gate(shop)                                     # no `ask`: the run pauses at each request
     agent = ReActAgent(llm, shop_registry(shop), parts=[GatedAct(gate)])
     ApprovalPanel(agent.start("订单 88231 的扫地机不回充，帮我退款"))
