@@ -29,6 +29,7 @@ from tinyagent.hosting.address import QUIET_PORTS_FROM, ephemeral_start
 MISSING = hub_missing()
 if MISSING and not os.environ.get("CI"):
     pytest.skip(f"JupyterHub tests skipped: {MISSING}", allow_module_level=True)
+sys.path.insert(0, str(ROOT / "deploy" / "jupyterhub"))  # the config's modules, for the tests' own checks
 
 LEARNERS = ["ada", "bob"]
 COURSE = ROOT / "notebooks"
@@ -90,6 +91,43 @@ def test_the_classroom_service_refuses_a_request_without_a_valid_token(hub):
     assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"]
 
 
+def classroom_model_process(hub):
+    import psutil
+
+    for child in psutil.Process(hub.process.pid).children(recursive=True):
+        try:
+            command = child.cmdline()
+        except psutil.Error:  # gone, or a zombie the hub has not reaped yet
+            continue
+        if command[1:4] == ["-m", "tinyagent", "classroom"]:
+            return child
+    return None
+
+
+def test_the_classroom_model_runs_as_a_system_account_of_its_own_not_as_the_hubs_root(hub):
+    # Every learner's code reaches it over loopback: a flaw in its HTTP server must not be root's.
+    import requests
+    from learner_accounts import ordinary_uids
+
+    service = classroom_model_process(hub)
+    assert service is not None
+    account = pwd.getpwnam(hub.account("_classroom"))  # the learners' prefix, then a name no learner has
+    assert set(service.uids()) == {account.pw_uid} and account.pw_uid != 0
+    assert set(service.gids()) == {account.pw_gid} and account.pw_gid != 0
+    assert account.pw_uid not in ordinary_uids()  # a system account: no learner's server may run as it
+    assert (account.pw_shell, os.path.exists(account.pw_dir)) == ("/usr/sbin/nologin", False)
+    assert not any(account.pw_name == hub.account(name) for name in LEARNERS)
+    # It cannot enter the hub's state, so it runs from "/", with the learners' Python (the course's .venv may
+    # sit where only root goes) ...
+    assert service.cwd() == "/"
+    assert service.cmdline()[0] == learner_servers(hub, "ada")[0].cmdline()[0]
+    # ... and still asks the hub about tokens: a learner's token gets an answer (lesson 06 below, from kernels).
+    chat = requests.post(f"{hub.url}/services/classroom/v1/chat/completions", timeout=60,
+                         headers={"Authorization": f"Bearer {hub.tokens['ada']}"},
+                         json={"model": "classroom", "messages": [{"role": "user", "content": "hi"}]})
+    assert chat.status_code == 200, chat.text
+
+
 def test_each_learner_gets_their_own_copy_of_the_course(hub):
     for name in LEARNERS:
         copied = hub.home(name) / "notebooks"
@@ -110,6 +148,10 @@ def test_each_learner_is_a_system_account_of_their_own_and_the_hubs_state_is_roo
         servers = hub.processes_of(name)
         assert servers and {p.uids().real for p in servers} == {account.pw_uid}
         uids.add(account.pw_uid)
+        # A folder of their own for temporary files, not the shared /tmp, made before the server started.
+        tmp = hub.home(name) / ".tmp"
+        assert (tmp.stat().st_uid, stat.S_IMODE(tmp.stat().st_mode)) == (account.pw_uid, 0o700)
+        assert {p.environ().get("TMPDIR") for p in learner_servers(hub, name)} == {str(tmp)}
     assert len(uids) == len(LEARNERS)
     state = hub.state.stat()
     assert (state.st_uid, stat.S_IMODE(state.st_mode)) == (0, 0o700)
@@ -169,6 +211,9 @@ def test_from_a_learners_kernel_other_learners_files_and_the_hubs_state_cannot_b
         "    except OSError as exc:\n"
         "        print(label, type(exc).__name__)\n"
         "print('uid', os.getuid())\n"
+        "import tempfile, ipykernel.compiler\n"
+        "print('tmp', tempfile.gettempdir())\n"
+        "print('ipykernel tmp', ipykernel.compiler.get_tmp_directory())\n"
         "import json, ipykernel.connect\n"
         "print('kernel transport', json.load(open(ipykernel.connect.get_connection_file()))['transport'])\n"
     )
@@ -182,6 +227,11 @@ def test_from_a_learners_kernel_other_learners_files_and_the_hubs_state_cannot_b
     seen = dict(line.rsplit(" ", 1) for line in run.text.splitlines())
     assert seen.pop("her own lesson") == "OPENED"
     assert seen.pop("uid") == str(pwd.getpwnam(hub.account("ada")).pw_uid)
+    # Her temporary files (ipykernel's cell files among them) in her own folder, never in the shared /tmp,
+    # where another learner could have made /tmp/ipykernel_<pid> first.
+    own_tmp = hub.home("ada") / ".tmp"
+    assert seen.pop("tmp") == str(own_tmp)
+    assert Path(seen.pop("ipykernel tmp")).parent == own_tmp
     # Unix sockets in her home, not TCP ports any account could connect to (or collide on)
     assert seen.pop("kernel transport") == "ipc"
     assert seen == {label: "PermissionError" for label in targets if label != "her own lesson"}, seen
@@ -274,6 +324,9 @@ def test_the_one_account_trial_says_what_it_gives_away_and_does_it():
         trial.start_servers(["solo"])
         trial.wait_until_ready(["solo"])
         assert {p.uids().real for p in trial.processes_of("solo")} == {0}
+        # The classroom model runs as the hub's account too, and no account is made for it.
+        assert classroom_model_process(trial).uids().real == os.geteuid() and trial.model_answers()
+        assert not any(e.pw_name == trial.account("_classroom") for e in pwd.getpwall())
         (port,) = learner_server_ports(trial, "solo")  # OneAccountSpawner, a port of its own
         assert QUIET_PORTS_FROM <= port < ephemeral_start()
         assert not any(e.pw_name == trial.account("solo") for e in pwd.getpwall())
@@ -312,22 +365,10 @@ def test_a_learner_signs_in_opens_lesson_00_runs_it_and_sees_the_trace(hub):
 
 
 # -- last: it takes the classroom model away for a while ---------------------------------------------------
-def classroom_model_process(hub):
-    import psutil
-
-    for child in psutil.Process(hub.process.pid).children(recursive=True):
-        try:
-            command = child.cmdline()
-        except psutil.Error:  # gone, or a zombie the hub has not reaped yet
-            continue
-        if command[1:4] == ["-m", "tinyagent", "classroom"]:
-            return child
-    return None
-
-
 def test_the_hub_restarts_the_classroom_model_when_it_dies(hub):
     first = classroom_model_process(hub)
     assert first is not None and hub.model_answers()
+    runs_as = first.uids().real
     first.kill()
     # The killed process is the hub's child, not ours: it stays a zombie until the hub reaps it,
     # so the loop below waits for a new pid rather than for the old one to vanish.
@@ -336,6 +377,7 @@ def test_the_hub_restarts_the_classroom_model_when_it_dies(hub):
     while time.monotonic() < deadline:
         again = classroom_model_process(hub)
         if again is not None and again.pid != first.pid and hub.model_answers():
+            assert again.uids().real == runs_as != 0  # restarted as its own account, not root
             return
         time.sleep(1)
     pytest.fail(f"the classroom model was not restarted within 180 s:\n{hub.log_tail()}")

@@ -1,12 +1,14 @@
 """deploy/jupyterhub/learner_accounts.py without a hub: the check the classroom hub makes before it starts (can
-another account use the learners' Python and the course?) and the port each learner's server is told. Learner
-accounts themselves, and the ports their servers listen on, are in tests/test_jupyterhub.py."""
+another account use the learners' Python and the course?), the port each learner's server is told, the accounts
+it would make (useradd's arguments, the classroom model's account) and each learner's TMPDIR. Learner accounts
+themselves, the service's account, and the ports their servers listen on, are in tests/test_jupyterhub.py."""
 
 from __future__ import annotations
 
 import asyncio
 import pwd
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +26,11 @@ from learner_accounts import (
     OwnPortSpawner,
     ordinary_uids,
     runtime_problem,
+    service_account,
+    service_account_name,
+    useradd_command,
 )
+from learner_names import is_learner_name
 
 from tinyagent.hosting import address
 
@@ -138,3 +144,63 @@ def test_an_ordinary_account_that_exists_is_the_learners(monkeypatch):
     monkeypatch.setattr(pwd, "getpwnam", lambda account: entry)
     spawner = LearnerAccountSpawner(user=SimpleNamespace(name="ada", url="/user/ada/"), account_prefix="")
     assert asyncio.run(spawner._ensure_account()) == entry
+
+
+def test_each_learners_temporary_files_go_to_a_folder_in_her_home(monkeypatch):
+    # Not the shared /tmp, where another learner could make /tmp/ipykernel_<pid> (ipykernel's cell files) first.
+    entry = pwd.struct_passwd(("jupyter-ada", "x", 1001, 1001, "", "/home/jupyter-ada", "/bin/bash"))
+    monkeypatch.setattr(pwd, "getpwnam", lambda account: entry)
+    spawner = LearnerAccountSpawner(user=SimpleNamespace(name="ada", url="/user/ada/"))
+    assert spawner.user_env({})["TMPDIR"] == "/home/jupyter-ada/.tmp"
+
+
+# -- the accounts useradd makes: a learner's, and the classroom model's -----------------------------------------
+def test_a_learner_gets_an_ordinary_account_and_a_service_a_system_account_with_no_home_or_login():
+    assert useradd_command("jupyter-ada", "tinyagent learner ada", home=Path("/home/jupyter-ada")) == [
+        "useradd", "--create-home", "--home-dir", "/home/jupyter-ada", "--shell", "/bin/bash",
+        "--user-group", "--comment", "tinyagent learner ada", "jupyter-ada"]
+    assert useradd_command("jupyter-_classroom", "tinyagent classroom model") == [
+        "useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin",
+        "--user-group", "--comment", "tinyagent classroom model", "jupyter-_classroom"]
+
+
+@pytest.mark.parametrize("prefix", ["jupyter-", "", "t1a2b-", "_"])
+def test_no_learners_account_is_named_as_the_services(prefix):
+    account = service_account_name(prefix, "classroom")
+    assert account == f"{prefix}_classroom"
+    # A learner's account is prefix + a learner name; what follows the prefix here is never one.
+    assert not is_learner_name(account.removeprefix(prefix))
+
+
+def test_the_services_account_is_made_when_missing(monkeypatch):
+    made = []
+    entry = pwd.struct_passwd(("jupyter-_classroom", "x", 998, 998, "", "/nonexistent", "/usr/sbin/nologin"))
+
+    def getpwnam(account):
+        if not made:
+            raise KeyError(account)
+        return entry
+
+    monkeypatch.setattr(pwd, "getpwnam", getpwnam)
+    monkeypatch.setattr(subprocess, "run", lambda command, **options: made.append(command) or
+                        subprocess.CompletedProcess(command, 0, "", ""))
+    assert service_account("jupyter-_classroom", "tinyagent classroom model") == entry
+    assert made == [useradd_command("jupyter-_classroom", "tinyagent classroom model")]
+    made.clear()
+    monkeypatch.setattr(subprocess, "run", lambda command, **options: made.append(command) or
+                        subprocess.CompletedProcess(command, 9, "", "useradd: group '_classroom' exists\n"))
+    with pytest.raises(RuntimeError, match=r"^useradd _classroom failed \(9\): useradd: group '_classroom' exists$"):
+        service_account("_classroom", "tinyagent classroom model")
+
+
+@pytest.mark.parametrize(("uid", "used"), [(998, True), (65534, True), (0, False), (1001, False)])
+def test_an_account_the_service_would_run_as_is_used_only_if_a_system_account_not_root(monkeypatch, uid, used):
+    # Root, or an ordinary user's (a learner's, a person's): the service must not run as either.
+    entry = pwd.struct_passwd(("_classroom", "x", uid, uid, "", "/nonexistent", "/usr/sbin/nologin"))
+    monkeypatch.setattr(pwd, "getpwnam", lambda account: entry)
+    monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: pytest.fail("no useradd for an account that exists"))
+    if used:
+        assert service_account("_classroom", "tinyagent classroom model") == entry
+    else:
+        with pytest.raises(RuntimeError, match=f"the account _classroom \\(uid {uid}\\) is not a system account"):
+            service_account("_classroom", "tinyagent classroom model")

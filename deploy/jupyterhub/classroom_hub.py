@@ -60,7 +60,8 @@ def banner(url: str) -> str:
         (f"TRIAL ON ONE ACCOUNT (TINYAGENT_HUB_ONE_ACCOUNT=1): every learner's server runs as this account, so "
          f"any learner can read the others' files and these passwords. Learners' folders: {STATE / 'homes'}."
          if ONE_ACCOUNT else
-         f"Each learner's server runs as a system account of their own, {PREFIX}NAME, home {HOMES}/{PREFIX}NAME."),
+         f"Each learner's server runs as a system account of their own, {PREFIX}NAME, home {HOMES}/{PREFIX}NAME; "
+         f"the classroom model as {PREFIX}_classroom."),
         f"Passwords and the log are in {STATE} (root's only).",
         "Press Ctrl-C to stop (every learner's server stops too; their files stay).",
     ])

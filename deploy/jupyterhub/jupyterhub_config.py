@@ -9,8 +9,16 @@
 #   3. the classroom model runs as a service of the hub: the hub starts it, restarts it if it dies, and its
 #      proxy routes /services/classroom/ to it;
 #   4. every learner gets a system account of their own and a JupyterLab server running as it, with the
-#      learners' Python (RUNTIME), TINYAGENT_API_URL and TINYAGENT_MODEL set to that service, and their own
-#      copy of notebooks/.
+#      learners' Python (RUNTIME), TINYAGENT_API_URL and TINYAGENT_MODEL set to that service, their own
+#      copy of notebooks/ and their own folder for temporary files.
+#
+# What runs as whom:
+#   root                the hub and its proxy (root, to start each learner's server as their account)
+#   jupyter-_classroom  the classroom model (section 3): a system account of its own, no home, no login shell;
+#                       the account prefix, then `_classroom`: no learner name starts with `_`, so no
+#                       learner's account is ever this one
+#   jupyter-NAME        learner NAME's server, kernels and terminals (section 4)
+# With TINYAGENT_HUB_ONE_ACCOUNT=1 all of them run as the account that started the hub.
 #
 # Settings come from the environment, so the same file serves the make target, the tests and a teacher:
 #   TINYAGENT_HUB_IP      address to listen on (default 127.0.0.1)
@@ -19,7 +27,8 @@
 #   TINYAGENT_HUB_STATE   folder for the hub's database, secrets and log, root's only (default: .hub/)
 #   TINYAGENT_HUB_HOMES   where the learners' accounts get their homes (default /home)
 #   TINYAGENT_HUB_RUNTIME the learners' Python environment (default .venv-learners, from make hub-setup)
-#   TINYAGENT_HUB_ACCOUNT_PREFIX   system account name = this + learner name (default jupyter-)
+#   TINYAGENT_HUB_ACCOUNT_PREFIX   system account name = this + learner name (default jupyter-); the
+#                                  classroom model's is this + _classroom
 #   TINYAGENT_HUB_ONE_ACCOUNT=1    a trial: every learner's server runs as the hub's account (section 4)
 
 import os
@@ -36,6 +45,7 @@ HOMES = Path(os.environ.get("TINYAGENT_HUB_HOMES") or "/home")
 # Not resolved: a venv's bin/python is a link to the interpreter, and must be run through the venv.
 RUNTIME = Path(os.environ.get("TINYAGENT_HUB_RUNTIME") or COURSE / ".venv-learners").absolute()
 ONE_ACCOUNT = os.environ.get("TINYAGENT_HUB_ONE_ACCOUNT") == "1"
+PREFIX = os.environ.get("TINYAGENT_HUB_ACCOUNT_PREFIX", "jupyter-")
 IP = os.environ.get("TINYAGENT_HUB_IP", "127.0.0.1")
 PORT = int(os.environ.get("TINYAGENT_HUB_PORT", "8000"))
 PROXY_API_PORT, HUB_API_PORT, MODEL_PORT = PORT + 1, PORT + 2, PORT + 3
@@ -46,7 +56,13 @@ c = get_config()  # noqa: F821 - JupyterHub defines get_config() when it loads t
 
 sys.path.insert(0, str(HERE))  # this folder's modules: learner_names.py, ...
 from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
-from learner_accounts import LearnerAccountSpawner, OneAccountSpawner, runtime_problem
+from learner_accounts import (
+    LearnerAccountSpawner,
+    OneAccountSpawner,
+    runtime_problem,
+    service_account,
+    service_account_name,
+)
 from learner_names import PATTERN, LearnerListError, is_learner_name, read_learners, typed_name
 
 from tinyagent.hosting.lesson_copies import copy_new_lessons
@@ -119,15 +135,26 @@ else:
 # hub starts it with the hub, restarts it when it exits, and stops it with the hub. It answers only
 # tokens the hub vouches for (--hub-auth): every signed-in user may use it (the "user" role below), and
 # each learner's server gets a token that may too, which its kernels send as TINYAGENT_API_KEY.
+#
+# Every learner's code can reach it over loopback, so it must not run as the hub's root: it runs as a
+# system account of its own, CLASSROOM_ACCOUNT (made in section 4, with the checks that need root), which
+# the hub setuids to. That account can read the course but not the hub's STATE, so it runs the learners'
+# Python (RUNTIME: the course's .venv may sit under /root) from "/". It keeps nothing on disk, and talks to
+# the hub's API with the token the hub puts in its environment. On one account (section 4) it runs as the
+# hub's account, with the hub's Python, as everything else does there.
+CLASSROOM_ACCOUNT = service_account_name(PREFIX, "classroom")
+CLASSROOM_ARGS = ["-m", "tinyagent", "classroom", "--hub-auth",
+                  "--host", "127.0.0.1", "--port", str(MODEL_PORT), "--base-path", "/services/classroom"]
+if ONE_ACCOUNT:
+    CLASSROOM_RUNS = {"command": [sys.executable, *CLASSROOM_ARGS], "cwd": str(STATE)}
+else:
+    CLASSROOM_RUNS = {"command": [str(RUNTIME / "bin" / "python"), *CLASSROOM_ARGS], "cwd": "/",
+                      "user": CLASSROOM_ACCOUNT}
 c.JupyterHub.services = [
     {
         "name": "classroom",
-        "command": [
-            sys.executable, "-m", "tinyagent", "classroom", "--hub-auth",
-            "--host", "127.0.0.1", "--port", str(MODEL_PORT), "--base-path", "/services/classroom",
-        ],
+        **CLASSROOM_RUNS,
         "url": f"http://127.0.0.1:{MODEL_PORT}",
-        "cwd": str(STATE),
         "display": False,  # an API for the notebooks, not a page for the hub's home menu
     }
 ]
@@ -144,7 +171,9 @@ c.Spawner.server_token_scopes = ["users:activity!user", "access:servers!server",
 # running as that account, so they can open neither another learner's files nor STATE. Their Python is
 # RUNTIME (`make hub-setup` builds it from /usr/bin/python3: the course's own .venv may sit where other
 # accounts cannot go, such as under /root). A trial on one account only, where every learner can read
-# every other's files and the teacher's password, needs TINYAGENT_HUB_ONE_ACCOUNT=1.
+# every other's files and the teacher's password, needs TINYAGENT_HUB_ONE_ACCOUNT=1. Each learner's TMPDIR is
+# ~/.tmp (mode 0700, made by their account at each start): the kernels' temporary files (ipykernel's
+# /tmp/ipykernel_<pid>/) stay out of the shared /tmp, where another learner could make those paths first.
 LEARNER_PATH = f"{RUNTIME / 'bin'}{os.pathsep}/usr/local/bin{os.pathsep}/usr/bin{os.pathsep}/bin"
 LAB_SETTINGS = HERE / "lab-settings"  # JupyterLab's defaults for the room: no news or update checks online
 # `python -m jupyterhub.singleuser`, without the hub's database code it imports and a learner never runs
@@ -171,8 +200,12 @@ else:
                                LAB_SETTINGS / "overrides.json", LEARNER_SERVER])
     if problem:
         sys.exit(f"error: the learners' accounts cannot use the course: {problem}")
+    try:
+        service_account(CLASSROOM_ACCOUNT, "tinyagent classroom model")  # section 3
+    except RuntimeError as exc:
+        sys.exit(f"error: the classroom model's account: {exc}")
     c.JupyterHub.spawner_class = LearnerAccountSpawner
-    c.LearnerAccountSpawner.account_prefix = os.environ.get("TINYAGENT_HUB_ACCOUNT_PREFIX", "jupyter-")
+    c.LearnerAccountSpawner.account_prefix = PREFIX
     c.LearnerAccountSpawner.homes = str(HOMES)
     c.LearnerAccountSpawner.course_notebooks = str(COURSE / "notebooks")
     c.LearnerAccountSpawner.runtime_python = str(RUNTIME / "bin" / "python")

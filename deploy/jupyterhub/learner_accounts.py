@@ -11,8 +11,15 @@ and nothing the hub writes can be steered by a link she planted in her home.
 The learners' Python (their JupyterLab, kernels and the course package) must be usable by every
 account: `runtime_problem()` says why it is not, in one line, before the hub starts.
 
+Her server and kernels keep their temporary files in `~/.tmp` (TMPDIR), mode 0700, made by her account before
+the server starts: not in the shared /tmp, where another learner could make a path first (ipykernel's
+`/tmp/ipykernel_<pid>/`, jupyter_server's `/tmp/jupyter_checkpoints/`) and read or replace what she writes there.
+
 Each learner's server listens on a port of its own that no other learner's server was told (OwnPortSpawner,
 which the trial on one account uses too).
+
+The hub's own services run as system accounts of their own (`service_account`), made with the same useradd, so
+that a learner who reaches a service over loopback never reaches a root process.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import asyncio
 import os
 import pwd
 import stat
+import subprocess
 from pathlib import Path
 from typing import ClassVar
 
@@ -82,6 +90,7 @@ class LearnerAccountSpawner(OwnPortSpawner):
         # The kernels' sockets (get_args) live here; a Unix socket's path may be at most 107 bytes, and
         # ~/.local/share/jupyter/runtime/kernel-<uuid>-ipc-1 would pass that for a 24-character name.
         env["JUPYTER_RUNTIME_DIR"] = f"{entry.pw_dir}/.run"
+        env["TMPDIR"] = private_tmp(entry)  # tempfile.gettempdir() in the server and every kernel
         return env
 
     def get_args(self):
@@ -93,6 +102,7 @@ class LearnerAccountSpawner(OwnPortSpawner):
 
     async def start(self):
         entry = await self._ensure_account()
+        await self._make_private_tmp(entry)
         await self._copy_lessons(entry)
         return await super().start()
 
@@ -110,11 +120,17 @@ class LearnerAccountSpawner(OwnPortSpawner):
                                        "is not an ordinary user's; no learner's server runs as it")
                 return entry
             home = Path(self.homes) / self.account
-            await self._run("useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/bash",
-                            "--user-group", "--comment", f"tinyagent learner {self.user.name}", self.account)
+            await self._run(*useradd_command(self.account, f"tinyagent learner {self.user.name}", home=home))
             home.chmod(0o700)  # Debian's useradd makes it 0755: readable by every other learner
             self.log.info("%s: made the system account %s, home %s", self.user.name, self.account, home)
             return pwd.getpwnam(self.account)
+
+    async def _make_private_tmp(self, entry: pwd.struct_passwd) -> None:
+        # Made (or set back to 0700) by her own account, as her lessons are copied: a link she planted in her
+        # home can then only lead her own account somewhere, never the hub's root.
+        await self._run("install", "-d", "--mode=0700", private_tmp(entry),
+                        user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], cwd=entry.pw_dir,
+                        env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
 
     async def _copy_lessons(self, entry: pwd.struct_passwd) -> None:
         await self._run(self.runtime_python, "-m", "tinyagent.hosting.lesson_copies", self.course_notebooks,
@@ -131,6 +147,48 @@ class LearnerAccountSpawner(OwnPortSpawner):
             raise RuntimeError(f"{command[0]} for {self.user.name} failed ({process.returncode}): {text}")
         if text:
             self.log.info("%s: %s", self.user.name, text)
+
+
+def private_tmp(entry: pwd.struct_passwd) -> str:
+    """The learner's own folder for temporary files (TMPDIR), in her home."""
+    return f"{entry.pw_dir}/.tmp"
+
+
+def useradd_command(account: str, comment: str, *, home: Path | None = None) -> list[str]:
+    """The useradd command that makes `account`: with a `home`, a learner's (an ordinary account, a uid from
+    UID_MIN, that home made, bash); without, a service's (a system account, a uid below UID_MIN, no home folder,
+    no login shell)."""
+    if home is not None:
+        kind = ["--create-home", "--home-dir", str(home), "--shell", "/bin/bash"]
+    else:
+        kind = ["--system", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin"]
+    return ["useradd", *kind, "--user-group", "--comment", comment, account]
+
+
+def service_account_name(prefix: str, service: str) -> str:
+    """The system account a service of the hub runs as: the learners' account prefix, `_`, the service's name
+    (`jupyter-_classroom`). No learner's account is ever named so: a learner name never starts with `_`
+    (learner_names.PATTERN), whatever the prefix, empty included."""
+    return f"{prefix}_{service}"
+
+
+def service_account(account: str, comment: str) -> pwd.struct_passwd:
+    """`account`, a system account for one of the hub's services, made with useradd if it is missing.
+
+    An account of that name that exists is used only if it is a system account (not root, a uid outside
+    UID_MIN..UID_MAX): the service must never run as root, nor as a person's or a learner's account, whose
+    files it could then read and write."""
+    try:
+        entry = pwd.getpwnam(account)
+    except KeyError:
+        made = subprocess.run(useradd_command(account, comment), capture_output=True, text=True, check=False)
+        if made.returncode != 0:
+            raise RuntimeError(f"useradd {account} failed ({made.returncode}): {made.stderr.strip()}") from None
+        return pwd.getpwnam(account)
+    if entry.pw_uid == 0 or entry.pw_uid in ordinary_uids():
+        raise RuntimeError(f"the account {account} (uid {entry.pw_uid}) is not a system account of its own; "
+                           "remove it or choose another TINYAGENT_HUB_ACCOUNT_PREFIX")
+    return entry
 
 
 def ordinary_uids(login_defs: Path = Path("/etc/login.defs")) -> range:
