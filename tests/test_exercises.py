@@ -2927,6 +2927,24 @@ def test_14_wrong_answers_by_kind():
                 return
             yield piece
 
+    def last_match_held(pieces, stop):  # holds back what the last stop string in the list matches, not the longest
+        held = ""
+        for piece in pieces:
+            text = held + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                yield text[: min(found)]
+                return
+            hold = 0
+            for s in stop:
+                for k in range(len(s) - 1, 0, -1):
+                    if text.endswith(s[:k]):
+                        hold = k  # overwritten by a later stop string: max(hold, k) keeps the longest
+                        break
+            held = text[len(text) - hold:] if hold else ""
+            yield text[: len(text) - hold]
+        yield held
+
     def by_words(pieces, stop):  # holds back the last word if it starts a stop string: Chinese has no spaces
         held = ""
         for piece in pieces:
@@ -2970,7 +2988,7 @@ def test_14_wrong_answers_by_kind():
     fails_by_kind(check_cut_stream, {
         "right only for the example": [observation_only, twelve_held],
         "state kept between calls": [held_at_module_level],
-        "only one of many read": [new_piece_only],
+        "only one of many read": [new_piece_only, last_match_held],
         "one language only": [by_words],
         "the wrong kind of comparison": [inside_not_start],
         "a stated type ignored": [none_for_nothing],
@@ -2981,6 +2999,7 @@ def test_14_wrong_answers_by_kind():
     assert "".join(by_words(["Thought: 先查订单。观", "察：已签收"], ["观察："])) != "Thought: 先查订单。"
     fails(check_cut_stream, sorts_the_stops, says="it changed the input it was given")
     fails(check_cut_stream, none_for_nothing, says="it yielded None: yield the text, as strings")
+    fails(check_cut_stream, last_match_held, says="of the ends that could start a stop string, hold back the longest")
 
     def finish_is_stop(chunks):  # the classroom model's "stop" written in
         text, _, usage = read_chunks(chunks)

@@ -188,6 +188,9 @@ def _texts_in_pieces(rng: random.Random) -> Iterator[tuple]:
     # the longest stop string split across pieces, a shorter one first in the list: hold back what the longest needs
     yield (["Thought: 先查订单。\nObserv", "ation: x"], ["观察：", "Observation:"], "text")
     yield (["Thought: done.\nFinal Answer", ": ok"], ["Observation:", "Final Answer:"], "text")
+    # two stop strings whose starts both match the end so far: hold back the longer start, whichever is later
+    yield (["Thought: ok\nObs", "ervation: x"], ["\nObservation:", "Observation:"], "text")
+    yield (["Thought: 已签收。\nFin", "al Answer: 已签收"], ["\nFinal", "Final Answer:"], "text")
 
 
 def _pieces_safe_to_show(rng: random.Random) -> Iterator[tuple]:
@@ -229,6 +232,9 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
     after = text[len(got):] if text.startswith(got) else ""
     cut_at = [s for s in stop if after.startswith(s)]
     earliest = [s for s in stop if text[len(expected):].startswith(s)]
+    if earliest and 0 < len(got) - len(expected) < len(earliest[0]) and earliest[0].startswith(got[len(expected):]):
+        return (f"— the start of {shown(earliest[0])} came out before it was complete: of the ends that could "
+                "start a stop string, hold back the longest.")
     if cut_at and earliest and len(got) > len(expected):
         if cut_at[0] in earliest:
             starts = [sum(map(len, pieces[:k])) for k in range(len(pieces))]
