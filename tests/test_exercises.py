@@ -6159,7 +6159,7 @@ def test_20_observations_in():
           says="lines after its last Question:\nobservations_in(body)")
     fails(check_observations_in, prompt_lines_cut_at_13, says="Result 1 lost its first character")
     fails(check_observations_in, label_before_strip,
-          says="Strip a message's text before looking for Observation: (an empty first part adds a newline).")
+          says="Strip, then look for Observation: (an empty first part adds a newline).")
 
     # every "Observation:" taken out, the one inside the result too
     every_label_removed = _observations_in_with(cut=lambda text: text.replace("Observation:", ""))
@@ -6187,12 +6187,12 @@ def test_20_observations_in():
     fails(check_observations_in, _observations_in_with(first_line=False),
           says="a prompt may start with its Question: line")
 
-    def parts_joined_flat(content):  # parts joined with "", so no line end comes before the label
-        return content if isinstance(content, str) else "".join(
-            part.get("text", "") for part in content or [] if isinstance(part, dict))
+    def empty_parts_left_out(content):  # empty parts left out, so no line end comes before the label
+        return content if isinstance(content, str) else "\n".join(
+            part.get("text", "") for part in content or [] if isinstance(part, dict) and part.get("text"))
 
     # the label looked for before the text is stripped: " Observation: …" is not read as a result
-    fails(check_observations_in, _observations_in_with(text_of=parts_joined_flat, strip=False),
+    fails(check_observations_in, _observations_in_with(text_of=empty_parts_left_out, strip=False),
           says="a user message is read stripped")
 
     def prompt_split_at_any_question(body):  # the last 'Question:' anywhere, inside a result too
@@ -6214,7 +6214,7 @@ def test_20_observations_in():
         return _solution_20_observations_in(body)
 
     fails(check_observations_in, label_anywhere_in_the_prompt,
-          says="It read a Thought line quoting the label: a result's line starts with Observation:.")
+          says="It read a Thought line quoting the label: a result's line starts with it.")
 
     # '^Observation:\s*(.*)$': \s* runs past an empty result into the next line
     prompt_read_by_regex = _observations_in_with(
@@ -6267,6 +6267,18 @@ def test_20_wrong_answers_by_kind():
             return message
         return solution({**body, "messages": [first(m) for m in body.get("messages", [])]} if "messages" in body
                         else body)
+
+    def parts_run_together(body, joiner=""):  # content as parts: their text joined with no newline between
+        def joined(message):
+            content = message.get("content")
+            if isinstance(content, list):
+                return {**message, "content": joiner.join(part.get("text", "") for part in content)}
+            return message
+        return solution({**body, "messages": [joined(m) for m in body.get("messages", [])]} if "messages" in body
+                        else body)
+
+    def parts_joined_by_spaces(body):
+        return parts_run_together(body, " ")
 
     def first_line_only(body):  # an Observation of several lines: only its first line is kept
         return [text.strip().split("\n")[0] for text in solution(body)]
@@ -6330,12 +6342,13 @@ def test_20_wrong_answers_by_kind():
         "right only for the example": [json_results_only, known_call_ids],
         "state kept between calls": [remembers],
         "only one of many read": [first_part_only, first_line_only, one_tool_message_per_turn],
-        "the wrong kind of comparison": [label_anywhere, first_question],
+        "the wrong kind of comparison": [label_anywhere, first_question, parts_run_together, parts_joined_by_spaces],
         "a stated type ignored": [parsed, rewritten],
         "changes what it was given": [pops_messages],
     })
+    fails(check_observations_in, parts_run_together, says="read the parts' text, joined with newlines")
     # (e) the same results in the same order, written again: the message says so, not "count or order"
-    fails(check_observations_in, rewritten, says="Count and order are right, but result 1 was parsed and dumped again")
+    fails(check_observations_in, rewritten, says="Result 1 was parsed and dumped again: return its text as sent.")
     found.clear()
     fails(check_observations_in, remembers, says="it keeps something between calls")
     fails(check_observations_in, pops_messages, says="it changed the input it was given")

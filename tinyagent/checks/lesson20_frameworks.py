@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
+from tinyagent.checks.reporting import _brief, _columns, _fail, _not_attempted, _passed, grades, shown
 
 _QUESTION = "Order 88231: my robot vacuum won't charge any more. Please refund it."
 _ORDER = ('{"orderId":"88231","product":"比特 S10 Pro 扫地机","price":1999,"signTime":"2026-06-22",'
@@ -217,6 +217,16 @@ def _content_parts(rng: random.Random) -> Iterator[tuple]:
         {"role": "user", "content": [{"type": "text", "text": _QUESTION}]},
         {"role": "assistant", "content": [{"type": "text", "text": "Calling tools:\n[{'name': 'queryOrder'}]"}]},
         {"role": "user", "content": [{"type": "text", "text": "Observation:"}, {"type": "text", "text": _ORDER}]}]},)
+    # a result in two text parts: one result, its parts' text joined with newlines
+    yield ({"model": "m", "messages": [
+        {"role": "user", "content": _QUESTION}, {"role": "assistant", "content": None, "tool_calls": [_CALL]},
+        {"role": "tool", "tool_call_id": "call_1", "content": [{"type": "text", "text": "Order 88231: signed for."},
+                                                               {"type": "text", "text": _ORDER}]}]},)
+    yield ({"model": "m", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": _QUESTION}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Calling tools:\n[{'name': 'searchKnowledge'}]"}]},
+        {"role": "user", "content": [{"type": "text", "text": "Observation: 七天无理由退货："},
+                                     {"type": "text", "text": "签收后 7 天内，商品未使用可退。"}]}]},)
 
 
 _FORMAT = ("Use the following format:\n\nQuestion: the input question you must answer\nThought: think\n"
@@ -270,7 +280,7 @@ def _nothing_observed(rng: random.Random) -> Iterator[tuple]:
 def _list_of_strings(value: object) -> str | None:
     if isinstance(value, list) and all(isinstance(text, str) for text in value):
         return None
-    return f"it returned {_brief(value, 50)}: return a list of strings, each result as the request carries it"
+    return f"it returned {_brief(value, 30)}: return a list of strings, each result as the request carries it"
 
 
 def _stripped(found: list[str]) -> list[str]:
@@ -298,14 +308,12 @@ def _first_difference(args: tuple, expected: list[str], got: list[str]) -> str |
             except (ValueError, TypeError):
                 same = False
             if same:
-                return (f"Count and order are right, but result {place + 1} was parsed and dumped again: return "
-                        "its text as sent.")
+                return f"Result {place + 1} was parsed and dumped again: return its text as sent."
             if "Observation:" in want:
-                return (f"Result {place + 1} is {_brief(have, 30)}: the result holds Observation: too; cut only "
-                        "the label at the start.")
+                return f"Result {place + 1}: the result holds Observation: too; cut only the label at the start."
             if want in _stripped(got):
-                return f"Result {place + 1} is {_brief(have, 30)}, expected {_brief(want, 30)}: not in the order sent."
-            return f"Result {place + 1} is {_brief(have, 40)}, expected {_brief(want, 40)}."
+                return f"Result {place + 1} is another result: not in the order sent."
+            return f"Result {place + 1} differs."
     return None
 
 
@@ -326,15 +334,25 @@ def _one_text_part(content: Any, last: bool) -> str:
     return next((text for text in texts if text), "")
 
 
+def _parts_joined(content: Any, joiner: str) -> str:
+    """A message's text with its parts' text joined by `joiner`: a mistaken reading unless `joiner` is a newline."""
+    if not isinstance(content, list):
+        return _text_of(content)
+    return joiner.join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
 def _parts_read_wrong(args: tuple, expected: list[str], got: list[str]) -> str | None:
-    """_first_difference, and where the answer reads as one part only would, or as one that looks for the label
-    before stripping the text, that."""
+    """_first_difference, and where the answer reads as one part only would, joins the parts with no newline, or
+    looks for the label before stripping the text, that."""
     body, have = args[0], _stripped(got)
     if any(have == _stripped(_observations(body, lambda content, last=last: _one_text_part(content, last)))
            for last in (True, False)):
         return "It read one text part of a message: a message's text is all its parts' text."
+    for joiner in ("", " "):
+        if have == _stripped(_observations(body, lambda content, joiner=joiner: _parts_joined(content, joiner))):
+            return f"It joined the parts' text with {joiner!r}: join them with newlines, \"\\n\".join(...)."
     if have == _stripped(_observations(body, strip=False)):
-        return "Strip a message's text before looking for Observation: (an empty first part adds a newline)."
+        return "Strip, then look for Observation: (an empty first part adds a newline)."
     return _first_difference(args, expected, got)
 
 
@@ -355,7 +373,7 @@ def _lines_of_the_prompt(rng: random.Random) -> Iterator[tuple]:
 def _prompt_lines_read_wrong(args: tuple, expected: list[str], got: list[str]) -> str | None:
     """_first_difference, and where the answer read a line by what it holds rather than how it starts, that."""
     if len(got) > len(expected):
-        return "It read a Thought line quoting the label: a result's line starts with Observation:."
+        return "It read a Thought line quoting the label: a result's line starts with it."
     if len(got) < len(expected):
         return "A result holding 'Question:' is not the last Question: line: that line starts with Question:."
     return _first_difference(args, expected, got)
@@ -418,8 +436,8 @@ OBSERVATION_RULES = (
     Rule("a message with role \"tool\": its content, each one, in the order sent", _native, _first_difference),
     Rule("a user message that begins with Observation: gives all the text after the label", _text_react,
          _first_difference),
-    Rule("content that is a list of parts rather than a string: read the parts' text", _content_parts,
-         _parts_read_wrong),
+    Rule("content that is a list of parts rather than a string: read the parts' text, joined with newlines",
+         _content_parts, _parts_read_wrong),
     Rule("a user message holding the whole prompt: Observation: lines after its last Question:", _whole_prompt,
          _first_difference),
     Rule("the Responses API's input: each function_call_output item's output", _responses, _first_difference),
@@ -434,6 +452,56 @@ OBSERVATION_RULES = (
     Rule("a user message is read stripped: spaces or a line end before Observation: still make it a result",
          _label_after_spaces, _first_difference),
 )
+
+
+def _show_request(args: tuple) -> str:
+    """A request as a failure shows it: each message's role (or item's type) and the start of its text, a list of
+    parts as a list, the whole cut in the middle when long; the results are where the shapes differ."""
+    body = args[0]
+    key = "messages" if "messages" in body else "input"
+    said = []
+    for item in body[key]:
+        if "content" not in item:  # a Responses item
+            said.append(f"{item['type']} {_start(item.get('output', item.get('name')))}")
+        elif item.get("tool_calls"):
+            said.append(f"{item['role']} calls {', '.join(call['function']['name'] for call in item['tool_calls'])}")
+        elif isinstance(item["content"], list):
+            parts = [_start(part["text"]) if part.get("type") == "text" else part.get("type", "?")
+                     for part in item["content"]]
+            said.append(f"{item['role']} [{', '.join(parts)}]")
+        elif len(body[key]) == 1:  # one message holding the whole prompt: its end is the scratchpad
+            said.append(f"{item['role']} {_brief(item['content'], 50)}")
+        else:
+            said.append(f"{item['role']} {_start(item['content'])}")
+    return _cut(f"{key}: {' | '.join(said) or '(none)'}", 80)
+
+
+def _start(text: Any, columns: int = 14) -> str:
+    """The start of a message's text, quoted, with … when there is more."""
+    if not isinstance(text, str):
+        return shown(text)
+    start = ""
+    for ch in text:
+        if _columns(start + ch) > columns:
+            return shown(start) + "…"
+        start += ch
+    return shown(start)
+
+
+def _cut(text: str, columns: int) -> str:
+    """`text` cut in the middle to about `columns` columns, with … where it was cut (as _brief cuts a value)."""
+    if _columns(text) <= columns:
+        return text
+    head, tail = "", ""
+    for ch in text:
+        if _columns(head + ch) > columns // 2:
+            break
+        head += ch
+    for ch in reversed(text):
+        if _columns(tail + ch) > columns // 2 - 3:
+            break
+        tail = ch + tail
+    return f"{head} … {tail}"
 
 
 def _a_copy_of(answer: Callable[..., Any]) -> Callable[..., Any]:
@@ -454,7 +522,7 @@ def check_observations_in(observations_in: Callable[[dict], list[str]] | None) -
     tried = agree_on(exercise, "check_observations_in", OBSERVATION_RULES, _a_copy_of(observations_in),
                      observations_reference,
                      shape=_list_of_strings, read=_stripped, call="observations_in(body)",
-                     show=lambda args: _brief(args[0], 30))
+                     show=_show_request)
     return _passed(exercise, f"{tried} generated requests read: the same tool results travel as tool messages, as "
                              "user text, inside one prompt and as Responses items.")
 
