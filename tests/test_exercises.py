@@ -7186,12 +7186,23 @@ def test_23_wrong_answers_by_kind():
             m["content"] = m["content"].upper()
         return _ids_seen_solution(messages, example)
 
+    def seen_with(messages, example, before, after):  # the solution's reading, with other lookarounds
+        word = rf"{before}{shape_of(example)}{after}"
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
+                                  for w in re.findall(word, m["content"], re.IGNORECASE)))
+
+    def point_after_only(messages, example):  # a decimal point looked for after the digits only: 0.12345 is read
+        return seen_with(messages, example, r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])(?![.][0-9])")
+
+    def any_point_before(messages, example):  # any '.' before the id taken for a decimal point: No.88231 is missed
+        return seen_with(messages, example, r"(?<![A-Za-z0-9.])", r"(?![A-Za-z0-9])(?![.][0-9])")
+
     fails_by_kind(check_ids_seen, {
         "right only for the example": [the_shops_two_shapes, digits_only],
         "state kept between calls": [module_level_list],
         "only one of many read": [first_user_message, latest_message, first_match_per_message],
         "one language only": [word_boundaries],
-        "the wrong kind of comparison": [case_sensitive, once_as_written],
+        "the wrong kind of comparison": [case_sensitive, once_as_written, point_after_only, any_point_before],
         "a stated type ignored": [comma_separated],
         "changes what it was given": [drops_the_system_prompt, upper_cases_in_place],
     })
@@ -7203,6 +7214,8 @@ def test_23_wrong_answers_by_kind():
     fails(check_ids_seen, lambda messages, example: _ids_seen_solution(
         [{**m, "role": "user"} if m["role"] == "assistant" else m for m in messages], example),
         says="An id only the model wrote")
+    fails(check_ids_seen, point_after_only, says="'¥12345.67' and '0.12345' hold no id")
+    fails(check_ids_seen, any_point_before, says="in 'No.88231' the id counts")
 
 
 # -- 24 ---------------------------------------------------------------------------------------------

@@ -332,6 +332,20 @@ def _decimals(rng: random.Random) -> Iterator[tuple]:
     # digits beside a decimal point belong to a number (a price, an amount), not to an id
     yield ([{"role": "user", "content": "I paid ¥12345.67 for order 88231"}], "88231")
     yield ([{"role": "user", "content": "Observation: {\"price\": 12000.50, \"orderId\": \"88232\"}"}], "88231")
+    # digits after the point too: 0.12345 is an amount
+    yield ([{"role": "user", "content": "It weighs 0.12345 kg, order 88231"}], "88231")
+
+
+def _points_after_letters(rng: random.Random) -> Iterator[tuple]:
+    # a point after a letter is no decimal point: it ends the word before, and the id after it counts
+    yield ([{"role": "user", "content": "订单No.88231还没到"}], "88231")
+    yield ([{"role": "user", "content": "Tracking no.SF2468013579, please"}], "SF1234567890")
+
+
+def _point_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if isinstance(got, list) and any(one not in got for one in expected):
+        return "A point after a letter is no decimal point: in 'No.88231' the id counts."
+    return _ids_hint(args, expected, got)
 
 
 def read_from_a_decimal(got: object, expected: list[str], said: str) -> bool:
@@ -344,7 +358,7 @@ def read_from_a_decimal(got: object, expected: list[str], said: str) -> bool:
 
 def _decimal_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if read_from_a_decimal(got, expected, " ".join(m["content"] for m in args[0] if m["role"] == "user")):
-        return "Digits beside a decimal point belong to a number: in '¥12345.67' there is no id."
+        return "Digits beside a decimal point belong to a number: '¥12345.67' and '0.12345' hold no id."
     return _ids_hint(args, expected, got)
 
 
@@ -370,8 +384,10 @@ IDS_RULES = (
          _letters_only, _letters_hint),
     Rule("each place as in the example (letters after digits too: EA123456789CN)", _places, _places_hint),
     Rule("a full stop ends a word: an id that ends a sentence counts", _full_stops, _places_hint),
-    Rule("digits beside a decimal point belong to a number, not an id: ¥12345.67 holds none", _decimals,
+    Rule("digits beside a decimal point belong to a number, not an id: ¥12345.67 and 0.12345 hold none", _decimals,
          _decimal_hint),
+    Rule("a point with a letter before it is no decimal point: it ends a word, and No.88231 holds an id",
+         _points_after_letters, _point_hint),
 )
 
 
