@@ -7663,14 +7663,23 @@ def test_25_wrong_answers_by_kind():
             messages.remove(m)
         return _ids_from_customer_solution(messages)
 
+    def any_point_before(messages):  # any '.' before the digits taken for a decimal point: No.88231 is missed
+        return list(dict.fromkeys(one for m in messages if m["role"] == "user"
+                                  and not m["content"].startswith("Observation:")
+                                  for one in re.findall(r"(?<![A-Za-z0-9.])[0-9]{5}(?![A-Za-z0-9])(?![.][0-9])",
+                                                        m["content"])))
+
     fails_by_kind(check_ids_from_customer, {
         "right only for the example": [the_lessons_order],
         "state kept between calls": [module_level_list],
         "only one of many read": [latest_customer_message],
         "one language only": [word_boundaries],
-        "the wrong kind of comparison": [sorted_ids],
+        "the wrong kind of comparison": [sorted_ids, any_point_before],
         "changes what it was given": [pops_observations],
     })
+    fails(check_ids_from_customer, any_point_before, says="in 'No.88231' the number is whole")
+    # the failure shows the customer's words, the system prompt only begun
+    fails(check_ids_from_customer, word_boundaries, says="system: Tools: que… | user: 订单")
 
 
 # -- the checks' other arguments, and what a learner's code hands back, of any form (a fuzz of the checks) -----------

@@ -225,6 +225,29 @@ def _decimals(rng: random.Random) -> Iterator[tuple]:
     yield ([_system(), {"role": "user", "content": "退款 0.12345 元？订单 38112。"}],)
 
 
+def _points_after_letters(rng: random.Random) -> Iterator[tuple]:
+    # a point after a letter is no decimal point: it ends the word before, and the number after it is whole
+    yield ([_system(), {"role": "user", "content": "订单No.88231还没到"}],)
+    yield ([_system(), {"role": "user", "content": "It is order no.38112, not 38119."}],)
+
+
+def _point_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if isinstance(got, list) and any(one not in got for one in expected):
+        return "A point after a letter is no decimal point: in 'No.88231' the number is whole."
+    return _ids_hint(args, expected, got)
+
+
+def _show_customer(args: tuple) -> str:
+    """The conversation in a line: each message's role and its words (the system prompt's cut short, as the
+    customer's are what counts), line ends as ⏎, the whole cut in the middle when long."""
+    (messages,) = args
+    said = " | ".join(f"{m['role']}: " + (m["content"][:10] + "…" if m["role"] == "system" else m["content"])
+                      for m in messages).replace("\n", "⏎")
+    if len(said) > 90:
+        said = f"{said[:58]} … {said[-29:]}"
+    return said
+
+
 def _decimal_hint(args: tuple, expected: list[str], got: object) -> str | None:
     (messages,) = args
     if read_from_a_decimal(got, expected, " ".join(m["content"] for m in messages if m["role"] == "user")):
@@ -243,6 +266,8 @@ IDS_RULES = (
          _full_stops, _stop_hint),
     Rule("a number with a decimal point is not a whole number: ¥12345.67 and 0.12345 hold no id", _decimals,
          _decimal_hint),
+    Rule("a point with a letter before it is no decimal point: No.88231 is a whole number", _points_after_letters,
+         _point_hint),
 )
 
 
@@ -262,6 +287,6 @@ def check_ids_from_customer(ids_from_customer: Callable[[list[dict]], list[str]]
         _fail(exercise, f"ids_from_customer should be a function, got {type(ids_from_customer).__name__}")
     tried = agree_on(exercise, "check_ids_from_customer", IDS_RULES, ids_from_customer, _reference_ids,
                      shape=_a_list, read=lambda ids: list(ids) if isinstance(ids, (list, tuple)) else ids,
-                     call="ids_from_customer(messages)")
+                     call="ids_from_customer(messages)", show=_show_customer)
     _passed(exercise, f"ids_from_customer read {tried} generated conversations: the customer's ids only, whole, "
                       "once each, in order; none from an Observation.")
