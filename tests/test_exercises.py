@@ -2515,6 +2515,9 @@ def test_13_wrong_answers_by_kind():
     def time_of_day(text):  # the times compared without their dates
         return fold_with(text, lambda ts: max(ts, key=lambda t: t["time"][11:]))
 
+    def date_only(text):  # the times compared by their dates alone: the first trace of the newest day is taken
+        return fold_with(text, lambda ts: max(ts, key=lambda t: t["time"][:10]))
+
     def starts_with_error(text):  # an error told by the shop's first characters, not by its "error" key
         if text.startswith('{"error"'):
             return text
@@ -2534,11 +2537,14 @@ def test_13_wrong_answers_by_kind():
         "state kept between calls": [cached_by_parcel],
         "only one of many read": [ends_only],
         "one language only": [escaped_chinese],
-        "the wrong kind of comparison": [time_of_day],
+        "the wrong kind of comparison": [time_of_day, date_only],
         "a stated type ignored": [a_dict, latest_as_text],
     })
     fails(check_fold_logistics, cached_by_parcel, says="each Observation is folded on its own")
     fails(check_fold_logistics, time_of_day, says="the latest time (date and time)")
+    # a mistake in `latest` quotes the sentence about `latest`, not the one about the parcel's ids
+    for picks_latest_wrongly in (time_of_day, date_only, shop_order, ends_only):
+        fails(check_fold_logistics, picks_latest_wrongly, says="the spec says: `latest` is the trace with the latest")
     fails(check_fold_logistics, starts_with_error, says="it raised KeyError")
     fails(check_fold_logistics, latest_as_text, says="not JSON text inside the JSON")
 
