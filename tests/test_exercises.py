@@ -7440,6 +7440,24 @@ def test_24_wrong_answers_by_kind():
         return [name if servers_of[name.lower()] == 1 else f"{server}_{name}" for server, names in offers.items()
                 for name in names]
 
+    def first_server_keeps(offers):  # a clash prefixed on the servers after the first that offers the name
+        owner, names_out = {}, []
+        for server, names in offers.items():
+            for name in names:
+                if owner.setdefault(name, server) != server:
+                    names_out.append(f"{server}_{name}")
+                else:
+                    names_out.append(name)
+        return names_out
+
+    def seen_before(offers):  # a name prefixed when it was seen before, one server's twice too
+        seen, names_out = set(), []
+        for server, names in offers.items():
+            for name in names:
+                names_out.append(f"{server}_{name}" if name in seen else name)
+                seen.add(name)
+        return names_out
+
     def as_a_set(offers):
         return set(_merge_solution(offers))
 
@@ -7452,10 +7470,13 @@ def test_24_wrong_answers_by_kind():
         "right only for the example": [only_the_lessons_clash],
         "state kept between calls": [module_level_counts],
         "only one of many read": [first_two_servers],
-        "the wrong kind of comparison": [case_folded],
+        "the wrong kind of comparison": [case_folded, first_server_keeps, seen_before],
         "a stated type ignored": [as_a_set],
         "changes what it was given": [sorted_in_place],
     })
+    # a clashing name kept by its first server breaks the sentence on clashes, and the failure quotes that one
+    for keeps_the_first in (first_server_keeps, seen_before):
+        fails(check_merged_names, keeps_the_first, says="the spec says: a name that two or more servers offer is kept by")
 
 
 # -- 25 ---------------------------------------------------------------------------------------------
