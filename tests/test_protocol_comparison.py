@@ -3,6 +3,7 @@ script that prints them (benchmarks/function_calling.py)."""
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import threading
 from pathlib import Path
@@ -114,9 +115,12 @@ def test_a_slow_tool_is_offered_exactly_as_the_original_and_sleeps_before_runnin
     assert slow.names == tools.names
     assert slow.build_tool_list("zh") == tools.build_tool_list("zh")
     assert function_specs(slow, "en") == function_specs(tools, "en")
-    slept = []
-    order = SlowTool(tools.get("queryOrder"), 0.2, sleep=slept.append)
-    assert order.invoke("88231") == tools.get("queryOrder").invoke("88231") and slept == [0.2]
+    happened = []
+    recording = copy.copy(tools.get("queryOrder"))  # the same tool, saying when it runs
+    recording.invoke = lambda text: happened.append("run") or tools.get("queryOrder").invoke(text)
+    order = SlowTool(recording, 0.2, sleep=lambda seconds: happened.append(f"sleep {seconds}"))
+    assert order.invoke("88231") == tools.get("queryOrder").invoke("88231")
+    assert happened == ["sleep 0.2", "run"]  # the wait stands for a slow tool: it comes before the result
 
 
 class FakeClock:

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tinyagent import LlmClient, ReActAgent, Trace
+from tinyagent import LlmClient, ReActAgent
 from tinyagent.architectures.reflection import Reflected, ReflectingAgent, read_verdict, reflection_messages
-from tinyagent.events import Final
+from tinyagent.events import Final, Observation
 
 from .lesson17_helpers import ScriptedLlm, SlippingLlm, down, shop_tools
 
@@ -145,11 +145,17 @@ def test_a_wrong_amount_and_an_invented_tracking_number_are_caught(llm):
 
 
 def test_the_checking_call_sends_the_request_the_observations_and_the_draft():
-    trace = Trace()
     messages = reflection_messages("Where is 88231?", "Signed.", ["queryOrder(88231) -> {}"], "en")
     assert messages[0]["content"].startswith("Check the draft answer against the Observations")
     assert messages[1]["content"] == "Request: Where is 88231?\n\nObservations:\n- queryOrder(88231) -> {}\n\nDraft answer: Signed."
-    assert len(trace) == 0
+    # and the call a run makes sends them: the run's own tool result, its draft, the customer's request
+    drafting = ScriptedLlm("Thought: look it up\nAction: queryOrder\nAction Input: 88231",
+                           "Thought: signed\nFinal Answer: Order 88231 was signed for.")
+    checking = ScriptedLlm("Verdict: ok")
+    result = ReflectingAgent(ReActAgent(drafting, shop_tools()), checking).run("Where is 88231?")
+    observation = result.trace.of_type(Observation)[0].text
+    assert checking.calls == [reflection_messages("Where is 88231?", "Order 88231 was signed for.",
+                                                  [f"queryOrder(88231) -> {observation}"], "en")]
 
 
 def test_a_check_that_cannot_be_made_leaves_the_draft(llm):

@@ -110,6 +110,13 @@ def test_a_connection_to_the_service_has_nagle_off():
         return nodelay
 
     assert asyncio.run(accept_one()) == 1
+    # and the service's own connections: a kept-alive connection of a running ServiceServer, read on its side
+    with ServiceServer(config(), llm=LlmClient.classroom) as server, socket.create_connection(("127.0.0.1", server.port)) as client:
+        client.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert client.recv(65536).startswith(b"HTTP/1.1 200")  # answered: the connection is the server's, and kept
+        connections = server._server.server_state.connections
+        assert [c.transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for c in connections
+                ] == [1]
 
 
 def test_a_port_in_use_is_one_sentence():

@@ -103,7 +103,9 @@ def test_a_sliding_window_drops_the_order_given_in_turn_one():
     assert results[-1].trace.tool_calls == [] and "order number" in results[-1].answer
     assert shop.refunds() == []
     later = [t.history_tokens for t in session.turns()]
-    assert max(later) == max(later[2:])  # the window stops the growth: no turn carries more than two turns
+    whole, _ = converse(FIVE_TURNS, shop=Shop(":memory:", clock=CLOCK))  # the same turns, every one remembered
+    assert later[:3] == [t.history_tokens for t in whole.turns()][:3]  # the first two turns fit the window
+    assert later[4] < whole.turns()[4].history_tokens  # the fifth carries two turns, not four
 
 
 @pytest.mark.parametrize("n", [0, 1, 3, 10])

@@ -20,9 +20,10 @@ from tinyagent.architectures.skills import (
 )
 from tinyagent.classroom.tool_list import read_tool_list
 from tinyagent.events import Observation, Parsed
+from tinyagent.shop import Shop, shop_registry
 from tinyagent.shop.skills import SKILL_FOLDER
 
-from .lesson17_helpers import ScriptedLlm, shop_tools
+from .lesson17_helpers import CLOCK, ScriptedLlm, shop_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = "---\nname: logistics\ndescription: Where a parcel is\ntools: [queryOrder, queryLogistics]\n---\nTrack it.\n"
@@ -122,15 +123,18 @@ def test_the_prompt_of_an_active_skill_lists_only_its_tools_and_gives_its_instru
 
 
 def test_the_registry_refuses_a_tool_outside_the_skill_with_an_observation():
-    scoped = shop_skills()["logistics"].scope(shop_tools())
+    shop = Shop(":memory:", clock=CLOCK)
+    scoped = shop_skills()["logistics"].scope(shop_registry(shop, CLOCK))
     result = scoped.run(Action("applyRefund", '{"orderId": "88231", "reason": "x"}'))
     assert result.error and "not available: the active skill 'logistics' allows only queryOrder, queryLogistics" in result.text
+    assert shop.refunds() == []  # refused before it ran, not after
     assert scoped.run(Action("queryOrder", "88231")).error is False
     assert "unknown tool: noSuchTool" in scoped.run(Action("noSuchTool", "")).text
 
 
 def test_a_model_that_calls_a_tool_outside_the_skill_is_refused_in_the_loop_and_nothing_is_written():
-    tools = shop_tools()
+    shop = Shop(":memory:", clock=CLOCK)
+    tools = shop_registry(shop, CLOCK)
     skill = shop_skills()["logistics"]
     model = ScriptedLlm('Thought: refund it\nAction: applyRefund\nAction Input: {"orderId": "88231", "reason": "x"}',
                         "Thought: I cannot.\nFinal Answer: I cannot refund here.")
@@ -138,8 +142,7 @@ def test_a_model_that_calls_a_tool_outside_the_skill_is_refused_in_the_loop_and_
     result = agent.run("Refund 88231")
     observation = result.trace.of_type(Observation)[0]
     assert observation.error and "not available" in observation.text
-    refund_tool = tools.get("applyRefund")
-    assert refund_tool is not None and "RF" not in result.answer
+    assert shop.refunds() == [] and "RF" not in result.answer  # nothing written, nothing said
 
 
 def test_the_classroom_model_inside_a_skill_uses_only_its_tools():
