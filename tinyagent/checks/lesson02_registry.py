@@ -210,8 +210,20 @@ def _unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
                     "(n=1).")
         return f"{shown(args[0].tool_name)} should suggest {shown(want['did_you_mean'])}."
     if "did_you_mean" in have:
-        name = args[0].tool_name.strip()
-        if difflib.get_close_matches(name, want["available_tools"], n=1, cutoff=0.5):
+        name, names = args[0].tool_name.strip(), want["available_tools"]
+        lowered = {known.lower(): known for known in names}
+        by_case = [lowered[close] for close in difflib.get_close_matches(name.lower(), list(lowered), n=1)]
+        by_cutoff = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
+        # Two mistakes give a suggestion here: lower-casing both sides, and a lowered cutoff. Name the one that
+        # explains this suggestion, or both when either would.
+        lower_cased = by_case == [have["did_you_mean"]]
+        if lower_cased and by_cutoff == by_case:
+            return (f"{shown(args[0].tool_name)} is not close to any tool name at difflib's default cutoff (0.6), the "
+                    "names compared as written (not lower-cased).")
+        if lower_cased:
+            return (f"{shown(args[0].tool_name)} is not close to any tool name as written: compare the names as they "
+                    "are, not lower-cased.")
+        if by_cutoff:
             return (f"{shown(args[0].tool_name)} is not close to any tool name at difflib's default cutoff (0.6): "
                     "keep the default.")
         return (f"{shown(args[0].tool_name)} is not close to any tool name: suggest only a near-miss, and leave the key "
