@@ -5000,6 +5000,27 @@ def test_03_wrong_answers_by_kind():
     # the exception's name, or its message, instead of the exception LlmClient raised
     fails_by_kind(unknown_model_error, {"a stated type ignored": ["NotFoundError", str(error)]}, says="LlmError")
 
+    # The lesson's own example of a mistake, the wrong key on its locked server, kept for the unknown model: a 401
+    # and an AuthenticationError, both by hand and through LlmClient, are the key's error, not the model's.
+    from tinyagent import AuthenticationError
+    from tinyagent.classroom.server import ClassroomServer
+    from tinyagent.errors import BadRequestError
+
+    locked = ClassroomServer(api_key="sk-classroom-demo").start()
+    try:
+        LlmClient(locked.chat_url, "sk-not-the-right-one", "classroom-xl").chat([{"role": "user", "content": "hi"}])
+    except AuthenticationError as exc:
+        wrong_key = exc
+    finally:
+        locked.stop()
+
+    def with_status_401(caught):
+        return check_unknown_model(401, caught, "body")
+
+    fails_by_kind(with_status_401, {"right only for the example": [wrong_key]}, says="that is the key's error")
+    fails(check_unknown_model, 400, BadRequestError("the server rejected the request (HTTP 400): 'messages' must "
+                                                    "be a list", 400), "body", says="not the unknown model's error")
+
     llm = LlmClient.classroom()
     short = [{"role": "system", "content": "Answer briefly."},
              {"role": "user", "content": "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"}]

@@ -6,13 +6,14 @@ import re
 from typing import Any
 
 from tinyagent.checks.generated import Spec
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades, shown
-from tinyagent.errors import LlmError
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades, said, shown
+from tinyagent.errors import AuthenticationError, BadRequestError, LlmError, NotFoundError
 
 
 @grades("Exercise 1", spec=Spec(fixed=(
     "nothing to generate: the answer is what one request did (its status, the exception LlmClient raised) and "
-    "where to look first; compared with the error's own status, and the part named must be the body")))
+    "where to look first; compared with the error's own status, which must be the unknown model's (404, a "
+    "NotFoundError; not the key's 401), and the part named must be the body")))
 def check_unknown_model(status: int | None, error: BaseException | None, check_first: str | None) -> None:
     """03, exercise 1: the status by hand, the error LlmClient raises, and which part of the request to check."""
     exercise = "Exercise 1"
@@ -26,6 +27,14 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
     if getattr(error, "status", None) != status:
         _fail(exercise, f"by hand you got {status}, but the error says {getattr(error, 'status', None)}: "
                         "they are answers to the same request")
+    spec = ('the spec says: send the body with "model": "classroom-xl", then make the same mistake through '
+            'LlmClient(settings.api_url, settings.api_key, "classroom-xl")')
+    if isinstance(error, AuthenticationError):
+        _fail(exercise, f"HTTP {status}, {type(error).__name__}: that is the key's error (a wrong or missing key), "
+                        f"not the unknown model's (a 404); {spec}")
+    if not _unknown_model(error):
+        _fail(exercise, f"HTTP {status}, {type(error).__name__}: that is not the unknown model's error (the lesson's "
+                        f"diagram: unknown model: 404, malformed body: 400); {spec}")
     if not isinstance(check_first, str):
         _fail(exercise, f"check_first={shown(check_first)}: name one part of the request in a string: the URL, the "
                         "headers or the body?")
@@ -36,6 +45,14 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
                         "worked; which part of the request holds the \"model\" field?")
     return _passed(exercise, f"HTTP {status}, {type(error).__name__}: the URL and the key were right, "
                              "the body's \"model\" field was not.")
+
+
+def _unknown_model(error: LlmError) -> bool:
+    """Whether `error` is a server's answer to an unknown model: a 404 (NotFoundError), as the classroom and most
+    providers send, or a 400 whose message names the model, as some providers send instead."""
+    if isinstance(error, NotFoundError) and error.status == 404:
+        return True
+    return isinstance(error, BadRequestError) and error.status == 400 and "model" in said(error).lower()
 
 
 def _prompt_tokens(exercise: str, llm: Any, messages: list[dict]) -> int:
