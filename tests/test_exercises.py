@@ -5128,10 +5128,18 @@ def test_04_wrong_answers_by_kind():
     def joined(text):
         return ", ".join(pretended_tools(text))
 
+    def word_after_the_key(text):  # the lesson's names are one word each: \w* stops at a space or a bracket
+        return re.findall(r"^[ \t]*Action:[ \t]*(\w*)", text, re.MULTILINE)
+
+    def first_word_of_the_rest(text):  # 'Action: queryOrder (先查订单)' read as its first word
+        rests = [line.strip()[len("Action:"):].split() for line in text.splitlines()
+                 if line.strip().startswith("Action:")]
+        return [rest[0] if rest else "" for rest in rests]
+
     fails_by_kind(with_skipped, {
-        "right only for the example": [the_lessons_two_tools],
+        "right only for the example": [the_lessons_two_tools, word_after_the_key],
         "state kept between calls": [every_reply_so_far],
-        "only one of many read": [first_action_only, last_action_only],
+        "only one of many read": [first_action_only, last_action_only, first_word_of_the_rest],
         "one language only": [latin_names_only],
         "the wrong kind of comparison": [searched_anywhere, as_a_set],
         "a stated type ignored": [joined],
@@ -5139,6 +5147,7 @@ def test_04_wrong_answers_by_kind():
     fails(with_skipped, every_reply_so_far, says="it keeps something between calls")
     fails(with_skipped, as_a_set, says="(a tool called twice is listed twice)")
     fails(with_skipped, joined, says="return a list of tool names")
+    fails(with_skipped, first_word_of_the_rest, says="not its first word")
     # A tuple of names is a sequence in order too: the spec does not ask for a list by type.
     assert passes(check_pretended_calls, lambda text: tuple(pretended_tools(text)), ["getCurrentTime",
                                                                                     "searchKnowledge"])

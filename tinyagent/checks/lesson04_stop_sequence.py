@@ -296,6 +296,31 @@ def _empty_actions(rng: random.Random) -> Iterator[tuple]:
     yield ("Thought: 查物流。\nAction:\nqueryLogistics\nAction Input: SF1234567890",)
 
 
+# What models write after a name on the Action line: a comment, the input in brackets, backticks, a second word.
+_NAME_TAILS = (" (先查订单)", " (to see when it was signed for)", "[{id}]", " [{id}]", " 查一下", " now", "()")
+
+
+def _names_of_several_words(rng: random.Random) -> Iterator[tuple]:
+    yield ("Action: queryOrder (先查订单)\nAction Input: 88231",)
+    yield ("Thought: 查物流。\nAction: `queryLogistics`\nAction Input: SF1234567890",)
+    yield ("Action: query order\nAction Input: 88231\nObservation: {}\nAction:  查询 物流 \nAction Input:",)
+    for steps in (1, 2, 3):
+        lines: list[str] = []
+        for tool in _tools(rng, steps):
+            tail = rng.choice(_NAME_TAILS).format(id=_order_id(rng))
+            lines += _step(rng, tool + tail + rng.choice(("", " ", "  ")), indent=rng.choice(("", " ")))
+            lines.append(f"Observation: {_observation_value(rng)}")
+        yield ("\n".join(lines),)
+
+
+def _first_word_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if not isinstance(got, (list, tuple)) or len(got) != len(expected):
+        return None
+    if any(str(mine) != name and name.startswith(str(mine)) for mine, name in zip(got, expected)):
+        return "(the name is all the text after `Action:` on its line, not its first word)"
+    return None
+
+
 def _next_line_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if not isinstance(got, (list, tuple)) or "" not in expected or "" in got:
         return None
@@ -316,6 +341,9 @@ PRETENDED_RULES = (
          "gives an empty list", _no_action, hint=_key_as_written("Action:")),
     Rule("a name is the text after `Action:` on that line: an `Action:` line with nothing after it gives \"\"",
          _empty_actions, hint=_next_line_hint),
+    Rule("a name is all the text after `Action:` on its line, stripped of the spaces around it: spaces and "
+         "brackets within it are kept (`queryOrder (先查订单)`)",
+         _names_of_several_words, hint=_first_word_hint),
 )
 
 
