@@ -48,9 +48,13 @@ def test_each_solution_agrees_with_its_checks_reference(notebook, monkeypatch, t
     graded = _checks_with_rules()
     out = io.StringIO()
     namespace: dict[str, object] = {"__name__": "__main__"}
+    environment = dict(os.environ)
     with recording() as tallies, contextlib.redirect_stdout(out):
         for source in code:
             exec(compile(source, notebook.name, "exec"), namespace)  # noqa: S102 - the course's own solutions
+    # The solutions run in this process: nothing they set may leak into the next test.
+    changed = {key for key in {*environment, *os.environ} if environment.get(key) != os.environ.get(key)}
+    assert not changed, f"{notebook.name} changed the environment: {sorted(changed)}"
     printed = out.getvalue()
     assert printed.count(": passed.") >= len(called), printed
     for name in called:
@@ -165,8 +169,3 @@ def test_the_table_of_checks_in_the_authoring_notes_is_current():
     assert table == made, ("docs/authoring-notebooks.md's table of checks is out of date; make it with\n"
                            "  .venv/bin/python -c 'from tinyagent.checks.generated import spec_table; "
                            "print(spec_table())'")
-
-
-def test_the_offline_environment_is_not_left_changed():
-    # The solutions run in this process under monkeypatch; nothing they set may leak into the next test.
-    assert os.environ.get("TINYAGENT_OFFLINE") in (None, "1")

@@ -5,6 +5,7 @@ import sqlite3
 
 import pytest
 
+from tinyagent.shop import knowledge
 from tinyagent.shop.knowledge import (
     KNOWLEDGE_BASE,
     KnowledgeEntry,
@@ -121,10 +122,17 @@ def test_an_empty_database_has_no_current_index():
     assert not index_is_current(sqlite3.connect(":memory:"))
 
 
-def test_the_fingerprint_covers_the_text_and_how_it_is_split():
+def test_the_fingerprint_covers_the_text_and_how_it_is_split(monkeypatch):
     first = KNOWLEDGE_BASE[0]
     retitled = (KnowledgeEntry(first.title + "！", first.content, first.keywords), *KNOWLEDGE_BASE[1:])
-    assert knowledge_hash() == knowledge_hash(KNOWLEDGE_BASE) != knowledge_hash(retitled)
+    before = knowledge_hash()
+    assert before == knowledge_hash(KNOWLEDGE_BASE) != knowledge_hash(retitled)
+    # the same text split another way (a change to search_terms), and a new table layout: each rebuilds the index
+    monkeypatch.setattr(knowledge, "indexed_terms", lambda title, body: (" ".join(title), " ".join(body)))
+    split_otherwise = knowledge_hash()
+    assert split_otherwise != before
+    monkeypatch.setattr(knowledge, "INDEX_LAYOUT", knowledge.INDEX_LAYOUT + 1)
+    assert knowledge_hash() not in (before, split_otherwise)
 
 
 def test_a_temp_index_hides_the_stored_one_for_this_connection_only(conn):
