@@ -2037,10 +2037,10 @@ def test_11_action_over_final():
         return (next((value for key, value in keyed if key == "Action:"), ""),
                 next((value for key, value in keyed if key == "Action Input:"), ""))
 
-    def drops_final_answer_lines(text):  # parses again without "Final Answer:" lines: a mid-line one stays
+    def drops_final_answer_lines(text):  # parses again without "Final Answer:" sections: a mid-line one stays
         if parse_step(text).final_answer is None:
             return parse_step(text)
-        kept = [line for line in text.split("\n") if not line.startswith("Final Answer:")]
+        kept = [f"{key} {value}" for key, value in split_keyed_lines(text) if key and key != "Final Answer:"]
         step = parse_step("\n".join(kept))
         return step if step.action else parse_step(text)
 
@@ -5766,16 +5766,39 @@ def test_11_wrong_answers_by_kind():
         step = action_first(text)
         return {"action": step.action, "final_answer": step.final_answer}
 
+    def answer_line_dropped(text):  # the Final Answer line taken out and the rest parsed again: its later lines
+        step = parse_step(text)    # become the Action Input's
+        if step.final_answer is None:
+            return step
+        kept = [line for line in text.splitlines() if not line.strip().startswith("Final Answer:")]
+        again = parse_step("\n".join(kept).replace("Final Answer:", "Final answer -"))
+        return ParsedStep(step.thought, again.action, None, "action_over_final") if again.action else step
+
+    def named_actions_only(text):  # an `Action:` that names nothing is skipped, not the last one
+        def pick(t):
+            name, tool_input = None, ""
+            for key, value in split_keyed_lines(t):
+                if key == "Observation:":
+                    break
+                if key == "Action:" and value:
+                    name, tool_input = value, ""
+                elif key == "Action Input:" and name:
+                    tool_input = value
+            return (name, tool_input) if name else None
+        return with_action(text, pick)
+
     fails_by_kind(check_action_over_final, {
-        "right only for the example": [lesson_tools_action],
+        "right only for the example": [lesson_tools_action, answer_line_dropped],
         "state kept between calls": [each_tool_once],
         "only one of many read": [first_input_line],
         "one language only": [ascii_input],
-        "the wrong kind of comparison": [action_anywhere],
+        "the wrong kind of comparison": [action_anywhere, named_actions_only],
         "a stated type ignored": [dict_step],
     })
     fails(check_action_over_final, first_input_line, says="it is every line after 'Action Input:'")
     fails(check_action_over_final, action_anywhere, says="Only an 'Action:' at the start of a line")
+    fails(check_action_over_final, answer_line_dropped, says="a final answer's later lines are the answer's")
+    fails(check_action_over_final, named_actions_only, says="even when it names nothing: then there is no action")
 
 
 def test_12_each_sentence_of_the_specs():

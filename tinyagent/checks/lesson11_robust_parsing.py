@@ -333,8 +333,14 @@ _LESSON05_THOUGHTS = ("Thought: It is faulty, so I refund it.", "Thought: 先查
                       "Thought: 顾客要退款。")
 
 
-def _final(rng: random.Random) -> str:
-    return "Final Answer: " + rng.choice(_FINALS).format(n=rng.randint(10**7, 10**8), id=_order_id(rng))
+# Answers of several lines (lesson 05: an answer runs to the end of the reply): after an Action, the lines after
+# the first are the answer's too, not the Action Input's.
+_LONG_FINALS = (MULTI_LINE_ANSWER.split("Final Answer: ", 1)[1], "已签收：\n- 单号 SF{n}\n- 签收时间 6月22日",
+                "Your refund RF2026{n} is on its way.\nIt takes 1-3 working days.", "订单 {id}：\n\n已发货。")
+
+
+def _final(rng: random.Random, finals: tuple[str, ...] = _FINALS) -> str:
+    return "Final Answer: " + rng.choice(finals).format(n=rng.randint(10**7, 10**8), id=_order_id(rng))
 
 
 def _action_lines(rng: random.Random) -> list[str]:
@@ -363,7 +369,18 @@ def _action_and_answer(rng: random.Random) -> Iterator[tuple]:
         lines = [rng.choice(_LESSON05_THOUGHTS), *action, _final(rng)] if n % 3 else \
             [rng.choice(_LESSON05_THOUGHTS), _final(rng), *action]  # the answer may come first
         yield ("\n".join(lines),)
+    for _ in range(4):  # a final answer of several lines after the Action: none of its lines is the input
+        yield ("\n".join([rng.choice(_LESSON05_THOUGHTS), *_action_lines(rng), _final(rng, _LONG_FINALS)]),)
     yield from _lesson_cases("action")
+
+
+def _empty_last_actions(rng: random.Random) -> Iterator[tuple]:
+    """The last `Action:` names nothing (lesson 05: then there is no action): parse_step's answer stands."""
+    yield ("Thought: x\nAction: queryOrder\nAction Input: 88231\nAction:\nFinal Answer: done",)
+    yield ("Thought: 先查订单。\nAction: queryOrder\nAction:   \nAction Input: 88231\nFinal Answer: 已签收。",)
+    for _ in range(3):
+        lines = [rng.choice(_LESSON05_THOUGHTS), *_action_lines(rng), "Action:" + rng.choice(("", " ", "  "))]
+        yield ("\n".join([*lines, _final(rng)] if rng.random() < 0.7 else [lines[0], _final(rng), *lines[1:]]),)
 
 
 def _inputs_as_parse_step_reads(rng: random.Random) -> Iterator[tuple]:
@@ -413,6 +430,17 @@ def _otherwise(rng: random.Random) -> Iterator[tuple]:
     yield from _lesson_cases("otherwise")
 
 
+def _action_names(text: str) -> list[str]:
+    """The values of the step's `Action:` lines (those before any `Observation:`), in order."""
+    names = []
+    for key, value in split_keyed_lines(text):
+        if key == "Observation:":
+            break
+        if key == "Action:":
+            names.append(value)
+    return names
+
+
 def _action_first_hint(args: tuple, expected: Any, got: Any) -> str | None:
     (text,) = args
     got = _as_reading(got)
@@ -423,6 +451,9 @@ def _action_first_hint(args: tuple, expected: Any, got: Any) -> str | None:
             return "parse_step reads that 'Final Answer:' mid-line as an answer: the Action still wins."
         return "The answer rests on nothing observed yet: the Action must run first."
     if expected[0] is None and got[0] is not None:
+        names = _action_names(text)
+        if names and not names[-1]:
+            return "The last 'Action:' names nothing, so there is no action (lesson 05): parse_step's answer stands."
         return "Only an 'Action:' at the start of a line is an action."
     if expected[0] is not None and got[0] is not None and expected[0][0] == got[0][0]:
         keys = [key for key, _ in split_keyed_lines(text)]
@@ -438,6 +469,8 @@ def _action_first_hint(args: tuple, expected: Any, got: Any) -> str | None:
             return "The input is as parse_step reads it, ``` fences too: do not unfence it."
         if keys[action + 1:].count("Action Input:") > 1:
             return "Of two 'Action Input:' lines after the Action, the last counts, as parse_step reads it."
+        if isinstance(got[0][1], str) and got[0][1].startswith(expected[0][1]):
+            return "The input ends where the next key starts: a final answer's later lines are the answer's."
         return "The tool is right, the input is not: it is every line after 'Action Input:'."
     if expected[0] is not None and got[0] is not None and "Observation:" in text:
         return "Nothing after an Observation the model wrote itself is part of this step."
@@ -453,6 +486,8 @@ ACTION_FIRST_RULES = _with_hint((
     Rule("otherwise it returns what `parse_step(text)` returns", _otherwise),
     Rule("the Action's input is as parse_step reads it: ``` fences kept; of two `Action Input:`s, the last",
          _inputs_as_parse_step_reads),
+    Rule("the last `Action:` wins, as in lesson 05, even when it names nothing: then there is no action, and "
+         "parse_step's answer stands", _empty_last_actions),
 ), _action_first_hint)
 
 
