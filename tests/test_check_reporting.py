@@ -15,7 +15,15 @@ from tinyagent import checks
 from tinyagent.checks import ExerciseFailed, check_cost_budget, check_first_and_last, check_invented_counter
 from tinyagent.checks.generated import _expected_got
 from tinyagent.checks.lesson14_streaming import _pieces_of
-from tinyagent.checks.reporting import FAILURE_COLUMNS, FAILURE_LINES, _brief, _columns, failure_lines, grades
+from tinyagent.checks.reporting import (
+    FAILURE_COLUMNS,
+    FAILURE_LINES,
+    _brief,
+    _columns,
+    _cut_middle,
+    failure_lines,
+    grades,
+)
 
 from .conftest import run_in_ipython
 
@@ -57,6 +65,13 @@ def test_brief_cuts_long_values_in_the_middle_and_leaves_short_ones():
     assert _brief("Observation: x") == "'Observation: x'"
     long = _brief("a" * 50 + "\n" + "b" * 50, 40)
     assert _columns(long) <= 42 and long.startswith("'aaa") and long.endswith("bbb'") and " … " in long
+
+
+def test_a_middle_cut_keeps_the_columns_it_is_given_at_each_end():
+    # _brief and lesson 20's request outline both cut with it, each with its own proportions
+    assert _cut_middle("abcdefghij", 3, 2) == "abc … ij"
+    assert _cut_middle("订单号88231", 4, 3) == "订单 … 231"  # a Chinese character takes two columns
+    assert _cut_middle("订单号88231", 5, 1) == "订单 … 1"  # a character that would pass the limit is left out
 
 
 def test_expected_and_got_that_differ_only_where_cut_are_shown_from_the_difference():

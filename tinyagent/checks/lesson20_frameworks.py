@@ -10,7 +10,16 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _columns, _fail, _not_attempted, _passed, grades, shown
+from tinyagent.checks.reporting import (
+    _brief,
+    _columns,
+    _cut_middle,
+    _fail,
+    _not_attempted,
+    _passed,
+    grades,
+    shown,
+)
 
 _QUESTION = "Order 88231: my robot vacuum won't charge any more. Please refund it."
 _ORDER = ('{"orderId":"88231","product":"比特 S10 Pro 扫地机","price":1999,"signTime":"2026-06-22",'
@@ -492,16 +501,7 @@ def _cut(text: str, columns: int) -> str:
     """`text` cut in the middle to about `columns` columns, with … where it was cut (as _brief cuts a value)."""
     if _columns(text) <= columns:
         return text
-    head, tail = "", ""
-    for ch in text:
-        if _columns(head + ch) > columns // 2:
-            break
-        head += ch
-    for ch in reversed(text):
-        if _columns(tail + ch) > columns // 2 - 3:
-            break
-        tail = ch + tail
-    return f"{head} … {tail}"
+    return _cut_middle(text, columns // 2, columns // 2 - 3)
 
 
 def _a_copy_of(answer: Callable[..., Any]) -> Callable[..., Any]:

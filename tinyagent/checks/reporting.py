@@ -82,13 +82,19 @@ def _brief(value: Any, columns: int = 60) -> str:
     text = shown(value)
     if len(text) <= columns and _columns(text) <= columns:  # a longer text cannot fit: no need to count it
         return text
+    return _cut_middle(text, columns * 2 // 3, columns // 3 - 2)
+
+
+def _cut_middle(text: str, head_columns: int, tail_columns: int) -> str:
+    """`text` without its middle: as much of its start as fits in `head_columns` columns and of its end as fits
+    in `tail_columns`, with " … " where it was cut."""
     head, tail = "", ""
     for ch in text:
-        if _columns(head + ch) > columns * 2 // 3:
+        if _columns(head + ch) > head_columns:
             break
         head += ch
     for ch in reversed(text):
-        if _columns(tail + ch) > columns // 3 - 2:
+        if _columns(tail + ch) > tail_columns:
             break
         tail = ch + tail
     return f"{head} … {tail}"
