@@ -4134,7 +4134,7 @@ def read_events_with(names_it=lambda line, data: line.startswith("event:"),
                 elif line.startswith("data:"):
                     data.append(data_in(line))
             if data:
-                events.append((name, json.loads("\n".join(data))))
+                events.append((name, "\n".join(data)))
         return events
     return read_events
 
@@ -4147,7 +4147,8 @@ def test_19_sse_reader():
     fails(check_sse_reader, lambda text: None, says="return a list of (event name, data) pairs")
 
     def one_pair_per_block(text):  # every block is taken to be "event:" then one "data:" line
-        return [(block.split("\n")[0][7:], json.loads(block.split("\n")[1][6:])) for block in text.strip().split("\n\n")]
+        return [(block.split("\n")[0][7:], block.split("\n")[1][5:].removeprefix(" "))
+                for block in text.strip("\n").split("\n\n")]
 
     fails(check_sse_reader, one_pair_per_block, says="raised IndexError")
 
@@ -4159,12 +4160,12 @@ def test_19_sse_reader():
                 if line.startswith("event:"):
                     name = line[6:].strip()
                 elif line.startswith("data:"):
-                    data = line[5:]
+                    data = line[5:].removeprefix(" ")
             if data is not None:
-                events.append((name, json.loads(data)))
+                events.append((name, data))
         return events
 
-    fails(check_sse_reader, last_data_line_only, says="raised JSONDecodeError")
+    fails(check_sse_reader, last_data_line_only, says="a block's data: lines are joined with newlines")
 
     def no_default_name(text):  # an event without "event:" keeps no name at all
         events = []
@@ -4174,9 +4175,9 @@ def test_19_sse_reader():
                 if line.startswith("event:"):
                     name = line[6:].strip()
                 elif line.startswith("data:"):
-                    data.append(line[5:])
+                    data.append(line[5:].removeprefix(" "))
             if data:
-                events.append((name, json.loads("\n".join(data))))
+                events.append((name, "\n".join(data)))
         return events
 
     fails(check_sse_reader, no_default_name, says='is named "message"')
@@ -4188,7 +4189,7 @@ def test_19_sse_reader():
             if lines:
                 name = next((line[6:].strip() for line in lines if line.startswith("event:")), "message")
                 data = "\n".join(line[5:].removeprefix(" ") for line in lines if line.startswith("data:"))
-                events.append((name, json.loads(data)))
+                events.append((name, data))
         return events
 
     fails(check_sse_reader, unix_only, says="Windows line ends")
@@ -4202,22 +4203,22 @@ def test_19_sse_reader():
                 if line.startswith("event:"):
                     name = line[6:].strip()
                 elif line.startswith("data:"):
-                    data.append(line[5:])
+                    data.append(line[5:].removeprefix(" "))
             if data:
-                events.append((name, json.loads("\n".join(data))))
+                events.append((name, "\n".join(data)))
         return events
 
     fails(check_sse_reader, keeps_the_name, says="Event 2's name: 'tool_call', expected 'message'")
 
     def every_block_an_event(text):  # a block of only comments becomes an event with no data
         events = []
-        for block in text.replace("\r\n", "\n").strip().split("\n\n"):
-            data = [line[5:] for line in block.split("\n") if line.startswith("data:")]
+        for block in text.replace("\r\n", "\n").strip("\n").split("\n\n"):
+            data = [line[5:].removeprefix(" ") for line in block.split("\n") if line.startswith("data:")]
             name = next((line[6:].strip() for line in block.split("\n") if line.startswith("event:")), "message")
-            events.append((name, json.loads("\n".join(data)) if data else None))
+            events.append((name, "\n".join(data) if data else None))
         return events
 
-    fails(check_sse_reader, every_block_an_event, says="got [('message', None)] It read 1 event(s), expected 0")
+    fails(check_sse_reader, every_block_an_event, says="data None: the data is the text of the data: lines, a str")
 
     def id_read_as_data(text):  # every field but event: read as data, the service's id: line too
         events = []
@@ -4232,7 +4233,7 @@ def test_19_sse_reader():
                 else:
                     data.append(value.removeprefix(" "))
             if data:
-                events.append((name, json.loads("\n".join(data))))
+                events.append((name, "\n".join(data)))
         return events
 
     fails(check_sse_reader, id_read_as_data, says="an id: line (the service sends one) numbers the event")
@@ -4246,7 +4247,7 @@ def test_19_sse_reader():
             name = "message"
             if not lines[0].startswith("data:"):
                 name, lines = lines[0].split(":", 1)[1].strip(), lines[1:]
-            events.append((name, json.loads("\n".join(line[5:] for line in lines))))
+            events.append((name, "\n".join(line[5:].removeprefix(" ") for line in lines)))
         return events
 
     fails(check_sse_reader, first_field_is_the_name, says="it is not its name or data")
@@ -4281,10 +4282,10 @@ def test_19_sse_reader():
     fails(check_sse_reader, name_only_before_data,
           says="An event: line names its block even when it comes after the data: lines.")
 
-    def falsy_data_dropped(text):  # an event kept only when its JSON is truthy: null, 0, {} are lost
+    def empty_data_dropped(text):  # an event kept only when its data is not empty: 'data:' alone is lost
         return [(name, data) for name, data in read_events_solution(text) if data]
 
-    fails(check_sse_reader, falsy_data_dropped, says="A block with data is an event even when its JSON is null")
+    fails(check_sse_reader, empty_data_dropped, says="A block with a data: line is an event even when the data is empty")
 
     def line_by_line_reader(lines_of, last_block_too):
         """A reader that goes line by line, a blank line ending a block: lines_of(text) gives its lines, and with
@@ -4294,7 +4295,7 @@ def test_19_sse_reader():
             for line in [*lines_of(text), *([""] if last_block_too else [])]:
                 if not line:
                     if data:
-                        events.append((name, json.loads("\n".join(data))))
+                        events.append((name, "\n".join(data)))
                     name, data = "message", []
                 elif line.startswith("event:"):
                     name = line[len("event:"):].strip()
@@ -4334,8 +4335,8 @@ def test_19_status_predictions():
 
 
 def test_19_wrong_answers_by_kind():
-    # Exercise 1. Kinds that do not apply: "one language only" (the labels are ASCII and the data is JSON, which
-    # json.loads reads in any language; the generated streams carry Chinese and an emoji all the same) and
+    # Exercise 1. Kinds that do not apply: "one language only" (the labels are ASCII and the data is text taken as
+    # it is, in any language; the generated streams carry Chinese and an emoji all the same) and
     # "changes what it was given" (a str cannot be changed).
     def known_names_only(text):  # the service's own event names written in; any other becomes "message"
         return [(name if name in ("start", "reply_delta", "end", "tool_call", "observation", "final") else "message",
@@ -4351,7 +4352,7 @@ def test_19_wrong_answers_by_kind():
                 elif line.startswith("data:"):
                     data.append(line[6:])
             if data:
-                events.append((name, json.loads("\n".join(data))))
+                events.append((name, "\n".join(data)))
         return events
 
     seen = []
@@ -4364,10 +4365,10 @@ def test_19_wrong_answers_by_kind():
         events = []
         for block in text.replace("\r\n", "\n").split("\n\n"):
             lines = block.split("\n")
-            data = next((line[5:] for line in lines if line.startswith("data:")), None)
+            data = next((line[5:].removeprefix(" ") for line in lines if line.startswith("data:")), None)
             if data is not None:
                 name = next((line[6:].strip() for line in lines if line.startswith("event:")), "message")
-                events.append((name, json.loads(data)))
+                events.append((name, data))
         return events
 
     def first_event_only(text):
@@ -4383,17 +4384,20 @@ def test_19_wrong_answers_by_kind():
                 elif "data:" in line:
                     data.append(line.split("data:", 1)[1])
             if data:
-                events.append((name, json.loads("\n".join(data))))
-        return events
-
-    def data_left_as_text(text):  # the spec says the data is read as JSON
-        events = []
-        for block in text.replace("\r\n", "\n").split("\n\n"):
-            name = next((line[6:].strip() for line in block.split("\n") if line.startswith("event:")), "message")
-            data = [line[5:].removeprefix(" ") for line in block.split("\n") if line.startswith("data:")]
-            if data:
                 events.append((name, "\n".join(data)))
         return events
+
+    def data_read_as_json(text):  # the spec says the data is the text: the caller reads the JSON
+        return [(name, json.loads(data)) for name, data in read_events_solution(text)]
+
+    # the two rules the data's text shows, and JSON read afterwards would not: how the lines are joined, and how
+    # many spaces after data: are left out
+    data_lines_concatenated = read_events_with(data_in=lambda line: line[len("data:"):].removeprefix(" ") + "\0")
+
+    def concatenated(text):
+        return [(name, data.replace("\0\n", "").replace("\0", "")) for name, data in data_lines_concatenated(text)]
+
+    every_space_stripped = read_events_with(data_in=lambda line: line[len("data:"):].strip())
 
     def a_dict_of_events(text):  # one dict, name -> data: two events of one name keep only the last
         return dict(read_events_solution(text))
@@ -4402,15 +4406,18 @@ def test_19_wrong_answers_by_kind():
         "right only for the example": [known_names_only, one_space_always],
         "state kept between calls": [remembers_events],
         "only one of many read": [first_data_line_only, first_event_only],
-        "the wrong kind of comparison": [data_anywhere_in_the_line],
-        "a stated type ignored": [data_left_as_text, a_dict_of_events],
+        "a stated type ignored": [data_read_as_json, a_dict_of_events],
+        "the wrong kind of comparison": [data_anywhere_in_the_line, concatenated, every_space_stripped],
     })
+    fails(check_sse_reader, data_read_as_json, says="the data is the text of the data: lines, not read as JSON")
+    fails(check_sse_reader, concatenated, says="a block's data: lines are joined with newlines")
+    fails(check_sse_reader, every_space_stripped, says="one space after data: is not data; any other space is")
     # (c) a reader wrong only on its second call is told it keeps something between calls, not the SSE rules
     seen.clear()
     fails(check_sse_reader, remembers_events, says="it keeps something between calls (a module-level list")
     fails(check_sse_reader, a_dict_of_events, says="return a list of (event name, data) pairs")
     # at a boundary the spec states: 'event:' names the event, with or without a space after the colon
-    name_after_one_space = read_events_with(name_in=lambda line: line[7:], data_in=lambda line: line[5:])
+    name_after_one_space = read_events_with(name_in=lambda line: line[7:])
 
     fails(check_sse_reader, name_after_one_space, says="Event 1's name: 'tart', expected 'start'")
 

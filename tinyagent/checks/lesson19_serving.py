@@ -30,7 +30,7 @@ SSE_EXERCISE_STREAMS = (
     ("a stream with a keep-alive comment between two events",
      ('event: tool_call\ndata: {"name": "queryOrder", "input": "88231"}\n\n: keep-alive\n\n'
      'event: observation\ndata: {"text": "signed"}\n\n')),
-    ("an event whose data comes on two data: lines (joined with a newline, then read as JSON)",
+    ("an event whose data comes on two data: lines (joined with a newline)",
      'event: observation\ndata: {"text":\ndata:  "two lines"}\n\n'),
     ("an event with no event: line (its name is then \"message\")",
      'data: {"note": "no name"}\n\n'),
@@ -42,7 +42,7 @@ SSE_EXERCISE_STREAMS = (
 
 
 def read_sse_reference(text: str) -> list[tuple[str, Any]]:
-    """The check's own reader, as the lesson's solution reads: (event name, data as JSON) for each block of a
+    """The check's own reader, as the lesson's solution reads: (event name, data text) for each block of a
     Server-Sent Events text."""
     events = []
     for block in text.replace("\r\n", "\n").split("\n\n"):
@@ -55,7 +55,7 @@ def read_sse_reference(text: str) -> list[tuple[str, Any]]:
             elif line.startswith("data:"):
                 data.append(line[len("data:"):].removeprefix(" "))
         if data:
-            events.append((name, json.loads("\n".join(data))))
+            events.append((name, "\n".join(data)))
     return events
 
 
@@ -155,6 +155,7 @@ def _streams_with_data_on_several_lines(rng: random.Random) -> Iterator[tuple]:
         blocks = [_block(rng, rng.choice(_NAMES), _data(rng), lines=rng.choice((1, 2, 3)))
                   for _ in range(rng.randint(1, 4))]
         yield (_stream(blocks),)
+    yield from _text_data_lines(rng)
 
 
 def _streams_with_unnamed_events(rng: random.Random) -> Iterator[tuple]:
@@ -178,6 +179,48 @@ def _data_holding_field_names(rng: random.Random) -> Iterator[tuple]:
     """A line's field is the word it starts with: data that holds "event:" or "data:" as text is still data."""
     yield ('event: reply_delta\ndata: {"type": "reply_delta", "step": 1, "text": "event: end"}\n\n',)
     yield ('data: {"text": "an SSE line reads data: {...}"}\n\nevent: end\ndata: {"answer": "done"}\n\n',)
+
+
+def _text_data_lines(rng: random.Random) -> Iterator[tuple]:
+    """Data lines whose join shows: a second line that begins with a space (kept: only the first space after
+    data: is not data), an empty line between two, text that is not JSON."""
+    yield ("event: reply_delta\ndata: a\ndata:  b\n\n",)
+    yield ("event: reply_delta\ndata: 第一行\ndata:\ndata: 第三行\n\n",)
+    for _ in range(4):
+        lines = [rng.choice(_TEXTS).format(id=rng.randint(10000, 99999), n=rng.randint(1, 99),
+                                           sf=rng.randint(10**9, 10**10 - 1)) for _ in range(rng.randint(2, 3))]
+        lines = [line for text in lines for line in text.split("\n")]
+        block = [f"event: {rng.choice(_NAMES)}", *(f"data:{rng.choice((' ', ' ', ''))}{line}" for line in lines)]
+        yield (_stream([block]),)
+
+
+def _one_space_only(rng: random.Random) -> Iterator[tuple]:
+    """One space after data: is not data; any more are (and so are spaces at the data's end)."""
+    # One named block each, its data a JSON object or list: this rule comes first, and a reader wrong on anything
+    # else (one that reads the JSON too, which the shape check names) must not fail here.
+    yield ('event: reply_delta\ndata:  {"x": 1}\n\n',)
+    yield ('event: reply_delta\ndata:   {"text": "It is"}\n\n',)
+    yield ('event: end\ndata: {"answer": "done"}  \n\n',)
+    yield ('event: observation\ndata:\t["已签收"]\n\n',)
+
+
+def _spaces_hint(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where the answer took away more than the one space after data:, that."""
+    for (_, data), (_, right_data) in zip([tuple(pair) for pair in got], expected):
+        if data == " " + right_data:
+            return "Leave out the one space after data: (data: x is 'x')."
+        if data != right_data and isinstance(data, str) and data.strip() == right_data.strip():
+            return "Only one space after data: is left out: the data keeps every other space as sent."
+    return _first_difference(args, expected, got)
+
+
+def _joined_hint(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where the answer joined the data: lines with something other than a newline."""
+    for (_, data), (_, right_data) in zip([tuple(pair) for pair in got], expected):
+        joiner = next((joiner for joiner in ("", " ", ", ") if data == right_data.replace("\n", joiner)), None)
+        if data != right_data and joiner is not None:
+            return f"Join a block's data: lines with a newline (\"\\n\".join), not with {joiner!r}."
+    return _first_difference(args, expected, got)
 
 
 def _first_difference(args: tuple, expected: list, got: list) -> str | None:
@@ -235,15 +278,15 @@ def _name_placed_late(args: tuple, expected: list, got: list) -> str | None:
     return _first_difference(args, expected, got)
 
 
-def _any_json_data(rng: random.Random) -> Iterator[tuple]:
-    """Data is any JSON, a falsy value too."""
-    yield (('event: end\ndata: null\n\nevent: usage\ndata: 0\n\nevent: ping\ndata: {}\n\n'
-            'data: []\n\nevent: reply_delta\ndata: ""\n\nevent: final\ndata: false\n\n'),)
+def _empty_data(rng: random.Random) -> Iterator[tuple]:
+    """A data: line with nothing after it is data too: its block is an event, with the data ''."""
+    yield ('event: ping\ndata:\n\nevent: end\ndata: {"answer": "done"}\n\n',)
+    yield ("data: \n\nevent: reply_delta\ndata:\ndata:\n\n",)
 
 
-def _falsy_data_dropped(args: tuple, expected: list, got: list) -> str | None:
+def _empty_data_dropped(args: tuple, expected: list, got: list) -> str | None:
     if len(got) < len(expected):
-        return "A block with data is an event even when its JSON is null, 0, false, \"\", [] or {}."
+        return "A block with a data: line is an event even when the data is empty ('')."
     return _first_difference(args, expected, got)
 
 
@@ -266,12 +309,13 @@ def _last_block_dropped(args: tuple, expected: list, got: list) -> str | None:
     return _first_difference(args, expected, got)
 
 SSE_RULES = (
+    Rule("one space after data: is not data; any other space is (data:  x is ' x')", _one_space_only, _spaces_hint),
     Rule("a blank line ends a block; each block with data is one (name, data) pair, in order", _named_streams,
          _name_as_written),
     Rule("a ':' line is a comment (a block of only comments gives no event)", _streams_with_comments,
          _first_difference),
-    Rule("data: lines are joined with newlines, then read as JSON; one space after data: is not data",
-         _streams_with_data_on_several_lines, _first_difference),
+    Rule("a block's data: lines are joined with newlines (data: a, then data:  b, is 'a\\n b')",
+         _streams_with_data_on_several_lines, _joined_hint),
     Rule("a block with no event: line is named \"message\" (not the block before's name)",
          _streams_with_unnamed_events, _first_difference),
     Rule("Windows line ends (\\r\\n) read as \\n do", _streams_with_windows_line_ends, _first_difference),
@@ -281,7 +325,7 @@ SSE_RULES = (
          _data_holding_field_names, _field_by_its_start),
     Rule("a block's event: line names it wherever it stands in the block, after its data: lines too",
          _name_after_data, _name_placed_late),
-    Rule("the data is any JSON (null, 0 or {} too)", _any_json_data, _falsy_data_dropped),
+    Rule("a block with a data: line is an event, even when the data is empty ('')", _empty_data, _empty_data_dropped),
     Rule("a line ends only at \\n or \\r\\n (not at U+2028 or U+0085, which the data may hold)", _other_line_breaks,
          _first_difference),
     Rule("the end of the text ends the last block too, with no blank line after it", _no_blank_line_at_the_end,
@@ -290,10 +334,15 @@ SSE_RULES = (
 
 
 def _list_of_pairs(value: object) -> str | None:
-    if isinstance(value, (list, tuple)) and all(
-            isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in value):
-        return None
-    return f"it returned {_brief(value, 50)}: return a list of (event name, data) pairs"
+    if not (isinstance(value, (list, tuple)) and all(
+            isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in value)):
+        return f"it returned {_brief(value, 50)}: return a list of (event name, data) pairs"
+    data = next((data for _, data in value if not isinstance(data, str)), "")
+    if isinstance(data, (dict, list, int, float)):  # bool is an int
+        return f"it returned data {_brief(data, 40)}: the data is the text of the data: lines, not read as JSON"
+    if not isinstance(data, str):
+        return f"it returned data {_brief(data, 40)}: the data is the text of the data: lines, a str"
+    return None
 
 
 def _a_copy_of(answer: Callable[..., Any]) -> Callable[..., Any]:
@@ -304,7 +353,7 @@ def _a_copy_of(answer: Callable[..., Any]) -> Callable[..., Any]:
 
 @grades("Exercise 1", spec=Spec(SSE_RULES))
 def check_sse_reader(read_events: Callable[[str], list] | None) -> None:
-    """19, exercise 1: read_events(text) -> [(event name, data), ...], on streams drawn from the spec (the six of
+    """19, exercise 1: read_events(text) -> [(event name, data text), ...], on streams drawn from the spec (the six of
     SSE_EXERCISE_STREAMS among them)."""
     exercise = "Exercise 1"
     if read_events is None:
