@@ -62,3 +62,22 @@ def pytest_unconfigure(config):
         import shutil
 
         shutil.rmtree(_kernel_sockets, ignore_errors=True)
+
+
+# CI installs everything the tests need (.ci/run, `make setup`, `make hub-setup`): a test that skips there tests
+# nothing while the run stays green. A skip is a developer's convenience on a machine without a tool; with CI set,
+# any skip (a module-level importorskip, a missing binary) fails the run, naming it.
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    skipped = terminalreporter.stats.get("skipped", [])
+    if os.environ.get("CI") and skipped and not hasattr(config, "workerinput"):
+        terminalreporter.section("skipped in CI", red=True)
+        for report in skipped:
+            where, reason = report.nodeid or report.fspath, report.longrepr
+            terminalreporter.line(f"{where}: {reason[-1] if isinstance(reason, tuple) else reason}")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
+    if os.environ.get("CI") and skipped and not hasattr(session.config, "workerinput") and exitstatus == 0:
+        session.exitstatus = 1  # pytest.ExitCode.TESTS_FAILED

@@ -270,6 +270,20 @@ def test_a_key_in_the_query_never_reaches_an_error():
     failure = caught.value
     assert secret not in str(failure) and secret not in failure.observation("getWeather")  # ... never shown
     assert server.base_url not in failure.observation("getWeather") and server.base_url not in repr(api)
+    # and the failures where a URL is most tempting to show: nothing listening, a reply that stalls, one that trickles
+    failures = []
+    nobody = JsonApi(f"http://127.0.0.1:{quiet_port_run()}", name="the weather API")
+    with pytest.raises(ApiCallFailed) as caught:
+        nobody.get("/weather", {"city": "杭州", "key": secret}, shape=WEATHER_SHAPE)
+    failures.append(caught.value)
+    for handler, options in ((stall_mid_body, {"read_timeout": 0.3}), (trickle, {"total_timeout": 0.3})):
+        with Scripted(handler) as server, pytest.raises(ApiCallFailed) as caught:
+            JsonApi(server.base_url, name="the weather API", **options).get(
+                "/weather", {"city": "杭州", "key": secret}, shape=WEATHER_SHAPE)
+        failures.append(caught.value)
+    assert [failure.kind for failure in failures] == ["unreachable", "timeout", "timeout"]
+    for failure in failures:
+        assert secret not in str(failure) and secret not in failure.observation("getWeather")
 
 
 def test_only_known_kinds_and_sane_limits():

@@ -293,11 +293,18 @@ def test_an_agent_run_reads_only_each_prompts_new_end_and_caps_each_step(local_m
     from tinyagent.llm_client import STEP_MAX_TOKENS
 
     llm = local_model.client()
+    sent = []  # every body the client posts: what it asks of the server, not what a small model happened to write
+    post = llm.post
+    llm.post = lambda body, accept="application/json": sent.append(body) or post(body, accept)
     agent = ReActAgent(llm, shop_registry(Shop(":memory:", clock=CLOCK), CLOCK), lang="en", max_steps=3)
     result = agent.run("Where is the parcel for order 88231?", history=example_turns("en"))
     assert llm.llama_cpp is True
     calls = result.trace.of_type(LlmCall)
     assert all(call.usage["completion_tokens"] <= STEP_MAX_TOKENS for call in calls[1:])
+    llm.chat(list(calls[-1].messages), stop=["Observation:"])  # one more step: at least one after the first
+    assert "cache_prompt" not in sent[0]  # the first, before the client knew the server
+    assert len(sent) >= 2 and all(body["cache_prompt"] is True and body["max_tokens"] == STEP_MAX_TOKENS
+                                  for body in sent[1:]), [(b.get("cache_prompt"), b.get("max_tokens")) for b in sent]
     # Asked again, the same conversation is read from the cache: only its last token is read afresh.
     again = requests.post(local_model.chat_url, json=llm.build_request(list(calls[-1].messages), stop=["Observation:"]),
                           timeout=300).json()

@@ -441,3 +441,21 @@ def test_make_course_opens_the_first_lesson_trusted():
     signs = "jupyter trust notebooks/*.ipynb notebooks/solutions/*.ipynb"
     assert signs in recipe and recipe.index(signs) < recipe.index("jupyter lab")
     assert signs in (ROOT / "postBuild").read_text(encoding="utf-8")
+
+
+def test_a_skip_fails_the_run_in_ci_and_only_there(tmp_path):
+    # CI installs every tool and extra: a test skipped there (a module-level importorskip, a missing binary) tests
+    # nothing while the run stays green. The project's conftest.py fails such a run, and names what skipped.
+    (tmp_path / "test_skips.py").write_text('import pytest\npytest.importorskip("no_such_module_in_ci")\n')
+    (tmp_path / "test_passes.py").write_text("def test_passes():\n    pass\n")
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "conftest", "-c", os.devnull,
+               str(tmp_path)]
+    base = {**os.environ, "PYTHONPATH": str(ROOT)}
+    base.pop("CI", None)
+    in_ci = subprocess.run(command, env={**base, "CI": "1"}, cwd=tmp_path, capture_output=True, text=True,
+                           timeout=300, check=False)
+    assert in_ci.returncode == 1, in_ci.stdout
+    assert "skipped in CI" in in_ci.stdout and "no_such_module_in_ci" in in_ci.stdout
+    elsewhere = subprocess.run(command, env=base, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                               check=False)
+    assert elsewhere.returncode == 0, elsewhere.stdout

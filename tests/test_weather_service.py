@@ -93,7 +93,8 @@ def test_head_gets_405_headers_and_no_body(service):
 def test_a_request_that_stalls_is_dropped_not_held_for_ever(monkeypatch):
     from tinyagent.toolkit import weather_api
 
-    monkeypatch.setattr(weather_api._Handler, "timeout", 0.5)  # 30 s in the service: the same rule, sooner
+    assert weather_api._Handler.timeout == 30  # the service's own rule (a setting of None held a half request)
+    monkeypatch.setattr(weather_api._Handler, "timeout", 0.5)  # the same rule, sooner
     with WeatherService() as service:
         # Half a request: the headers never end. The connection once stayed open, a thread held, until the client left.
         reply = raw_reply(service, b"GET /health HTTP/1.1\r\nHost: x\r\n")
