@@ -581,8 +581,16 @@ def test_ignores_stop_has_the_classroom_text_and_the_flag():
 
 def test_keywords_stay_in_english_in_chinese_replies():
     run = converse(REFUND_ZH, FakeShop().registry())
-    for reply in run.replies:
-        assert reply.startswith("Thought: ")
+    # Every line of every reply starts with an English key, in the order of the format: a translated key
+    # ("最终答案：", "行动输入：") on any line, not only the first, fails. Four steps, then the answer.
+    key = re.compile(r"(Thought|Action Input|Action|Final Answer):(?: |$)")
+    step, last = ["Thought", "Action", "Action Input"], ["Thought", "Final Answer"]
+    assert len(run.replies) == 5
+    for number, reply in enumerate(run.replies, 1):
+        keys = [match.group(1) if (match := key.match(line)) else line for line in reply.splitlines()]
+        assert keys == (last if number == len(run.replies) else step), reply
+        assert re.search(r"[\u4e00-\u9fff]", reply), reply  # the reply itself is in Chinese
+    assert "\nFinal Answer: " in run.final
 
 
 # --- function calling ----------------------------------------------------------------------------------

@@ -74,9 +74,25 @@ def test_no_passage_states_the_rule_so_none_is_cited(llm, question, answer_says)
     assert "出处" not in result.answer and "Source" not in result.answer
 
 
-@pytest.mark.parametrize("question", ["满多少包邮？", "88231 的扫地机坏了，我要退货", "Is order 88236 still under warranty?"])
+# Each answer in full, checked against the shop (88231 signed 2026-06-22, 8 days before CLOCK; 88236 signed
+# 2026-06-08, 22 days before, of a 365-day warranty): not only the absence of a citation, so an answer that lost
+# its facts, or was swapped for the Thought, fails.
+ANSWERS_WITHOUT_SOURCES = {
+    "满多少包邮？": "根据《配送与运费》：全场满 99 元包邮，不满 99 元收取运费 8 元；现货商品下单后 48 小时内发货，"
+                "默认使用顺丰速运或圆通速递，发货后可凭运单号查询物流。",
+    "88231 的扫地机坏了，我要退货": "您好！订单 88231（比特 S10 Pro 扫地机）的退款申请已经提交，退款单号：RF202606300001。"
+                               "您在签收后第 8 天反馈扫地机坏了，属于 15 天内的质量问题，可以退货退款。系统提示：退款申请已提交，"
+                               "预计 1-3 个工作日到账。如有其他问题，随时联系我。",
+    "Is order 88236 still under warranty?": "Yes, it is under warranty: order 88236 (比特 H2 手持吸尘器) was signed for on "
+                                            "2026-06-08, 22 days ago, and the warranty lasts 365 days, so 343 days "
+                                            "are left. Faults not caused by damage are repaired free of charge.",
+}
+
+
+@pytest.mark.parametrize("question", list(ANSWERS_WITHOUT_SOURCES))
 def test_without_sources_in_the_observation_the_answers_are_as_before(llm, question):
     result, _, _ = ask(llm, question, citations=False, shop=Shop(":memory:", clock=CLOCK))
+    assert result.answer == ANSWERS_WITHOUT_SOURCES[question]
     assert "出处" not in result.answer and "Source:" not in result.answer and "section" not in result.answer
 
 

@@ -252,14 +252,15 @@ def test_the_step_grammar_allows_each_open_choice_and_nothing_else():
     tools = shop_tools()
     choices = allowed_steps(conversation(QUESTION), tools)
     grammar = parse_grammar(step_grammar(choices, tools))
-    assert grammar.accepts("Thought: look it up\nAction: queryOrder\nAction Input: 88231")
+    accepted = "Thought: look it up\nAction: queryOrder\nAction Input: 88231"
+    assert grammar.accepts(accepted)
+    assert parse_step(accepted).action.tool_input == "88231"  # what the grammar lets through reads as the action
     for text in ("Thought: x\nAction: queryOrder\nAction Input: 88232",  # an id nobody wrote
                  "Thought: x\nAction: queryLogistics\nAction Input: SF1234567890",  # not seen yet
                  "Thought: x\nFinal Answer: it is on its way",  # nothing looked up yet
                  "Action: queryOrder\nAction Input: 88231",  # no Thought
                  "Thought: x\nAction: queryOrder\nAction Input: 88231\nObservation: {}"):
         assert not grammar.accepts(text), text
-        assert parse_step("Thought: look it up\nAction: queryOrder\nAction Input: 88231").action.tool_input == "88231"
 
 
 def test_the_json_schema_step_says_the_same_and_reads_back_as_an_action():
@@ -400,10 +401,27 @@ def test_the_benchmark_measures_every_variant_with_its_send_parts_log():
     spec = importlib.util.spec_from_file_location("constrained_decoding_benchmark", path)
     benchmark = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(benchmark)
+    real_evaluate, sends = benchmark.evaluate, []
+
+    def evaluate(llm, **options):  # keeps the ConstrainedSend the variant's run was given
+        sends.append(next((p for p in options.get("parts", []) if isinstance(p, ConstrainedSend)), None))
+        return real_evaluate(llm, **options)
+
+    benchmark.evaluate = evaluate
+    # The share of steps the grammar forced on parcel (en), deterministic on the classroom model: the format and
+    # the inputs leave a choice at each of the three steps; the grammar rebuilt from the conversation forces two
+    # (first queryOrder on the one id the question gives, last the answer), not the second (the parcel or answer).
+    forced = {"none": None, "format": 0.0, "inputs": 0.0, "conversation": pytest.approx(2 / 3),
+              "json_schema": pytest.approx(2 / 3)}
     for name in ("none", "format", "inputs", "conversation", "json_schema"):
         row = benchmark.measure(LlmClient.classroom(), name, ["parcel"], ["en"], 6, 512)
         assert row["variant"] == name and row["tasks"] == 1 and row["replies"] >= 1
-        assert (row["forced"] is None) == (name == "none")
+        # Pinned, not just "a number": a share read from a send that never ran (forced_share([]) is 0.0) fails.
+        assert row["forced"] == forced[name], (name, row["forced"])
+        # And the send whose log is read is the one the run used: it logged one step for each of the replies.
+        send = sends[-1]
+        assert (send is None) == (name == "none")
+        assert send is None or len(send.log) == row["replies"], (name, len(send.log), row["replies"])
 
 
 def test_the_classroom_model_takes_a_grammar_and_answers_as_before():
@@ -450,11 +468,18 @@ def test_what_llama_cpp_writes_under_a_step_grammar_is_what_the_matcher_accepts(
     assert reply.finish_reason == "stop"
     assert parse_grammar(grammar).accepts(reply.text)
     assert parse_step(reply.text).rule == "action"
-    schema = dict(pickup_tool().parameters)
+    # Every string and list bounded, so whatever the schema lets through fits in max_tokens: the reply must end by
+    # itself and be valid. (Unbounded, a 135M model may write a very long street and be cut; a check skipped when
+    # the reply was cut would also pass if llama.cpp ignored the schema and wrote prose up to the cap.)
+    schema = json.loads(json.dumps(dict(pickup_tool().parameters)))
+    for string in (schema["properties"]["order_id"], schema["properties"]["items"]["items"],
+                   *schema["properties"]["address"]["properties"].values()):
+        string["maxLength"] = 12
+    schema["properties"]["items"]["maxItems"] = 2
     value = real_model.chat(messages, response_format={"type": "json_schema", "json_schema": {
-        "name": "pickup", "schema": schema}}, max_tokens=120)
-    if value.finish_reason == "stop":  # a 135M model may write a very long street: then it was cut
-        assert not problems_in(json.loads(value.text), schema)
+        "name": "pickup", "schema": schema}}, max_tokens=400)
+    assert value.finish_reason == "stop", value.text
+    assert not problems_in(json.loads(value.text), schema)
 
 
 def _one_string_tool(schema: dict) -> FunctionTool:

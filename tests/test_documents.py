@@ -221,11 +221,30 @@ def test_a_missing_path_and_an_empty_folder_are_refused(shop, tmp_path):
 
 
 def test_a_huge_document_is_refused_before_it_is_read(shop, tmp_path, monkeypatch):
+    import os
+
     path = bad_file(tmp_path, "huge.md", "# 大\n\n" + "退货" * (MAX_DOCUMENT_BYTES // 4))
     assert path.stat().st_size > MAX_DOCUMENT_BYTES
-    monkeypatch.setattr(type(path), "read_bytes", lambda self: pytest.fail("a huge file must not be read"))
     with pytest.raises(DocumentError, match=r"bytes is more than the 1,000,000 a document may have"):
         shop.import_documents(path)
+    # The refusal must come from the size the file system gives, before any read: code that read the whole file
+    # and then refused it (decode_document says the same) would load it, whichever way it read. So a small, valid
+    # document whose stat() says one byte too many must be refused too, with the size stat() gave.
+    small = bad_file(tmp_path, "small.md", "# 运费\n\n满 99 元包邮。\n")
+    real_stat = type(small).stat
+
+    def stat(self, **options):
+        info = real_stat(self, **options)
+        if self.name != small.name:
+            return info
+        fields = list(info[:10])
+        fields[6] = MAX_DOCUMENT_BYTES + 1  # st_size; st_mode stays that of a regular file
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(type(small), "stat", stat)
+    with pytest.raises(DocumentError, match=r"1,000,001 bytes is more than the 1,000,000 a document may have"):
+        shop.import_documents(small)
+    assert shop.documents() == []
 
 
 def test_something_that_is_not_a_regular_file_is_refused(shop, tmp_path):
