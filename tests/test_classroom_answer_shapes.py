@@ -11,6 +11,7 @@ import requests
 from tinyagent.classroom.answer_shapes import (
     MAX_FILL_DEPTH,
     AnswerShape,
+    Filled,
     check_schema,
     fill,
     read_answer_shape,
@@ -45,6 +46,28 @@ def test_nested_models_are_filled_through_their_refs():
                                    "properties": {"tracking_no": {"type": "string"}}}},
               "type": "object", "required": ["parcel"], "properties": {"parcel": {"$ref": "#/$defs/Parcel"}}}
     assert fill(schema, ORDER, "").value == {"parcel": {"tracking_no": "SF1234567890"}}
+
+
+def test_a_schema_of_several_shapes_is_filled_as_the_first_one_it_can_fill_whole():
+    # Lesson 23's JSON step: a tool call's shapes or {"final_answer": ...}. It was filled as "any object": every fact
+    # and an "answer" key, a value none of the shapes allows, and the step reader took the answer for prose.
+    step = {"anyOf": [
+        {"type": "object", "required": ["tool", "arguments"], "additionalProperties": False,
+         "properties": {"tool": {"const": "searchKnowledge"}, "arguments": {"type": "object"}}},
+        {"type": "object", "required": ["final_answer"], "additionalProperties": False,
+         "properties": {"final_answer": {"type": "string", "minLength": 1}}}]}
+    assert fill(step, ORDER, "Order 88231 was signed for.") == Filled({"final_answer": "Order 88231 was signed for."}, [])
+    # through a $ref, under oneOf; and when no shape can be filled whole, the one missing least says what it lacks
+    either = {"$defs": {"Parcel": {"type": "object", "required": ["tracking_no"],
+                                   "properties": {"tracking_no": {"type": "string"}}}},
+              "oneOf": [{"type": "object", "required": ["customer", "email"],
+                         "properties": {"customer": {"type": "string"}, "email": {"type": "string"}}},
+                        {"$ref": "#/$defs/Parcel"}]}
+    assert fill(either, ORDER, "").value == {"tracking_no": "SF1234567890"}
+    neither = {"anyOf": [{"type": "object", "required": ["customer", "email"],
+                          "properties": {"customer": {"type": "string"}, "email": {"type": "string"}}},
+                         {"type": "object", "required": ["email"], "properties": {"email": {"type": "string"}}}]}
+    assert fill(neither, ORDER, "").missing == ["email"]
 
 
 def test_response_format_is_read_and_a_bad_one_is_refused():

@@ -231,8 +231,12 @@ def _fill(schema: dict, root: dict, facts: dict[str, object], prose: str, path: 
           depth: int) -> Filled:
     """`fill` at `path` (dotted, "" at the top), `depth` objects down; `seen` holds the $refs followed so far."""
     properties = schema.get("properties")
-    if not isinstance(properties, dict) or not properties:  # any object: what is known, and the answer
-        return Filled({**facts, "answer": prose}, [])
+    if not isinstance(properties, dict) or not properties:
+        branches = _object_branches(schema, root, seen)
+        if branches:  # one of several shapes (lesson 23's JSON step: a tool call, or {"final_answer": ...})
+            tried = [_fill(spec, root, facts, prose, path, inner_seen, depth) for spec, inner_seen in branches]
+            return next((one for one in tried if not one.missing), min(tried, key=lambda one: len(one.missing)))
+        return Filled({**facts, "answer": prose}, [])  # any object: what is known, and the answer
     required = set(schema.get("required") or ())
     value: dict = {}
     missing: list[str] = []
@@ -259,6 +263,18 @@ def _fill(schema: dict, root: dict, facts: dict[str, object], prose: str, path: 
         elif name in required:
             missing.append(where)
     return Filled(value, missing)
+
+
+def _object_branches(schema: dict, root: dict, seen: frozenset) -> list[tuple[dict, frozenset]]:
+    """The anyOf / oneOf branches of `schema` that are objects with properties, each resolved, in order (a branch
+    that is any object at all would take every answer from the shaped ones after it)."""
+    branches = []
+    for option in (*schema.get("anyOf", ()), *schema.get("oneOf", ())):
+        spec, inner_seen, repeated = _resolve(option if isinstance(option, dict) else {}, root, seen)
+        if not repeated and "object" in (_types(spec) or {"object"}) and isinstance(spec.get("properties"), dict) \
+                and spec["properties"]:
+            branches.append((spec, inner_seen))
+    return branches
 
 
 def _resolve(spec: dict, root: dict, seen: frozenset) -> tuple[dict, frozenset, bool]:
