@@ -177,11 +177,16 @@ def test_a_looked_ahead_branch_without_a_request_part_that_changes_it_is_the_con
                             if m["role"] == "user" and m["content"].startswith("Observation: "))
 
 
-def test_a_looked_ahead_branch_too_long_for_the_context_budget_is_a_note_and_the_run_goes_on():
-    # built through the budget, a branch over it is left out; the round's own request fits, so the run goes on
-    search = TreeSearch(3, 2, 2, rule=shop_rule)
-    agent = ReActAgent(LlmClient.classroom(), tools(), parts=[search, FencedData(), BudgetedRequest(ContextBudget(700))])
+def test_every_request_of_the_search_is_built_within_the_context_budget_and_the_run_goes_on():
+    # The search's requests (its propose and score prompts, and each looked-ahead branch) are built through the budget
+    # as the loop's are: one that cannot fit is a note, and the search goes on without it (the greedy step at worst).
+    # Before, the prompts were added after the fitted request, and went over the budget.
+    budget = ContextBudget(1000)
+    recorder = Recorder(LlmClient.classroom())
+    agent = ReActAgent(recorder, tools(), parts=[TreeSearch(3, 2, 2, rule=shop_rule), FencedData(),
+                                                 BudgetedRequest(budget)])
     result = agent.run("我的扫地机不回充了，想退货，订单号 88234")
     notes = [note for note in result.trace.of_type(TreeNote) if note.stage == "budget"]
     assert result.reason == "final_answer"
-    assert notes and notes[0].detail.startswith("the branch's request could not be built: even the smallest request")
+    assert notes and notes[0].detail.startswith("the search's request could not be built: even the smallest request")
+    assert max(budget.count(messages) for messages, _ in recorder.sent) <= budget.max_tokens

@@ -23,9 +23,10 @@ What it promises:
   (a model that does not count, or says 0) pays what was sent and received, counted by that same rule, so a
   model that reports nothing cannot search for free. On another model the token limit holds to within the
   difference between its tokenizer and that rule.
-- A looked-ahead branch goes out as the loop's own requests do: the run's conversation with the branch's steps after
-  it, built by the agent's request part (`branch_request`). Under lesson 25's fence its Observation is fenced;
-  under lesson 13's budget it is fitted, and a branch that cannot fit is a TreeNote, not the end of the run.
+- Every request of the search goes out as the loop's own requests do: the run's conversation with the branch's steps
+  (none at the root) and the search's prompt after it, built by the agent's request part (`branch_request`). Under
+  lesson 25's fence a looked-ahead Observation is fenced; under lesson 13's budget each request is fitted, and one
+  that cannot fit is a TreeNote, not the end of the run (with no candidate, the loop's greedy step).
 - A reply the search cannot read is a TreeNote in the trace, never an exception: no readable candidate means the
   greedy step; no readable score means the rule alone ranks.
 - The round's own LlmCall holds the chosen candidate's text with no usage: no request was made for it. The
@@ -399,7 +400,9 @@ class TreeSearch:
         `steps`): the new nodes (none when there are none)."""
         where = parent.id if parent is not None else ""
         lang = run.lang
-        asked = [*messages, {"role": "user", "content": PROPOSE_PROMPT[lang].format(k=self.k)}]
+        asked = yield from self._asking(run, step, where, steps, PROPOSE_PROMPT[lang].format(k=self.k))
+        if asked is None:
+            return []
         reply = yield from self._call(run, step, where, asked, TOKENS_PER_CANDIDATE * self.k, options.get("stop"))
         if reply is None:
             return []
@@ -409,8 +412,9 @@ class TreeSearch:
         if not found:
             return []
         listing = "\n\n".join(f"{HEADING[lang].format(n=n)}\n{text}" for n, (text, _) in enumerate(found, 1))
-        asked = [*messages, {"role": "user", "content": SCORE_PROMPT[lang].format(listing=listing)}]
-        reply = yield from self._call(run, step, where, asked, TOKENS_PER_SCORE * len(found), None)
+        asked = yield from self._asking(run, step, where, steps, SCORE_PROMPT[lang].format(listing=listing))
+        reply = None if asked is None else (yield from self._call(run, step, where, asked, TOKENS_PER_SCORE * len(found),
+                                                                   None))
         scores = read_scores(reply.text, len(found)) if reply is not None else {}
         if reply is not None and len(scores) < len(found):
             missing = ", ".join(str(n) for n in range(1, len(found) + 1) if n not in scores)
@@ -474,6 +478,17 @@ class TreeSearch:
         return float(value), ""
 
     # -- the budget -------------------------------------------------------------------------------------------
+    def _asking(self, run: Any, step: int, where: str, steps: Iterable[dict], prompt: str
+                ) -> Generator[Event, None, list[dict] | None]:
+        """The search's own request: the run's conversation, the branch's `steps` and the search's `prompt` after
+        them, built by the agent's request part as the loop's requests are (`branch_request`): a context budget fits
+        the prompt too, a fence fences the branch's Observations. None, with a TreeNote, when it cannot be built."""
+        try:
+            return branch_request(run, [*steps, {"role": "user", "content": prompt}])
+        except TinyAgentError as exc:  # too long for a context budget: the search goes on without this call
+            yield TreeNote(step, where, "budget", f"the search's request could not be built: {exc}")
+            return None
+
     def _call(self, run: Any, step: int, where: str, messages: list[dict], cap: int, stop: Any
               ) -> Generator[Event, None, ChatResult | None]:
         if not self._fits(messages, cap):
