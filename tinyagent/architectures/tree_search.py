@@ -239,9 +239,8 @@ class Candidate:
 @dataclass
 class Node:
     """A candidate in the tree: its place (`id`, `parent`, `depth`, `order` among all the search's nodes), what
-    it says (`text`, `parsed`), the conversation before it as it was sent (`messages`), the calls on its branch
-    before it (`history`), the messages its branch added to the run's conversation (`steps`: none at the root), and
-    its scores."""
+    it says (`text`, `parsed`), the calls on its branch before it (`history`), the messages its branch added to the
+    run's conversation (`steps`: none at the root; `branch_request` builds what is sent from them), and its scores."""
 
     id: str
     parent: Node | None
@@ -249,7 +248,6 @@ class Node:
     order: int
     text: str
     parsed: ParsedStep
-    messages: list[dict] = field(repr=False, default_factory=list)
     history: tuple[tuple[str, str], ...] = ()
     steps: list[dict] = field(repr=False, default_factory=list)
     model_score: float | None = None
@@ -358,7 +356,7 @@ class TreeSearch:
 
     # -- the send part ----------------------------------------------------------------------------------------
     def __call__(self, run: Any, step: int, messages: list[dict], **options: Any) -> Generator[Event, None, ChatResult]:
-        chosen = yield from self._search(run, step, [dict(m) for m in messages], options)
+        chosen = yield from self._search(run, step, options)
         if chosen is not None:
             nothing = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}  # no request was made for it
             return ChatResult(chosen.text, "stop", nothing, model=f"{CHOSEN}{chosen.id}")
@@ -366,10 +364,10 @@ class TreeSearch:
         return run.agent.llm.chat(messages, **options)
 
     # -- the search -------------------------------------------------------------------------------------------
-    def _search(self, run: Any, step: int, messages: list[dict], options: dict) -> Generator[Event, None, Node | None]:
+    def _search(self, run: Any, step: int, options: dict) -> Generator[Event, None, Node | None]:
         self._order = 0
         history = committed_calls(run.trace)
-        kept = yield from self._grow(run, step, None, messages, history, options)
+        kept = yield from self._grow(run, step, None, history, options)
         if not kept:
             return None
         kept = keep_best(kept, self.beam)
@@ -394,10 +392,10 @@ class TreeSearch:
                          f"the best node found is {best.id} ({best.score:.2f}); its first step is {committed.id}")
         return committed
 
-    def _grow(self, run: Any, step: int, parent: Node | None, messages: list[dict], history: tuple,
-              options: dict, steps: Iterable[dict] = ()) -> Generator[Event, None, list[Node]]:
-        """Propose and score the candidates after `messages` (the request sent for the run's conversation and then
-        `steps`): the new nodes (none when there are none)."""
+    def _grow(self, run: Any, step: int, parent: Node | None, history: tuple, options: dict,
+              steps: Iterable[dict] = ()) -> Generator[Event, None, list[Node]]:
+        """Propose and score the candidates after the run's conversation and then `steps` (the branch so far): the new
+        nodes (none when there are none)."""
         where = parent.id if parent is not None else ""
         lang = run.lang
         asked = yield from self._asking(run, step, where, steps, PROPOSE_PROMPT[lang].format(k=self.k))
@@ -422,8 +420,8 @@ class TreeSearch:
         nodes = []
         for n, (text, parsed) in enumerate(found, 1):
             node_id = f"{where}.{n}" if where else str(n)
-            node = Node(node_id, parent, parent.depth + 1 if parent else 1, self._order, text, parsed, messages,
-                        history, list(steps))
+            node = Node(node_id, parent, parent.depth + 1 if parent else 1, self._order, text, parsed, history,
+                        list(steps))
             self._order += 1
             node.model_score, node.why = scores.get(n, (None, ""))
             node.rule_score, problem = self._rule_score(run, node)
@@ -454,13 +452,8 @@ class TreeSearch:
         yield BranchExplored(step, node.id, action.tool_name, True, text, result.error)
         steps = [*node.steps, {"role": "assistant", "content": node.text},
                  {"role": "user", "content": f"Observation: {text}"}]
-        try:
-            branch = branch_request(run, steps)
-        except TinyAgentError as exc:  # a branch too long for a context budget: the search goes on without it
-            yield TreeNote(step, node.id, "budget", f"the branch's request could not be built: {exc}")
-            return []
         history = (*node.history, (action.tool_name, action.tool_input))
-        return (yield from self._grow(run, step, node, branch, history, options, steps))
+        return (yield from self._grow(run, step, node, history, options, steps))
 
     def _rule_score(self, run: Any, node: Node) -> tuple[float | None, str]:
         if self.rule is None:
