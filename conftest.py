@@ -67,9 +67,17 @@ def pytest_unconfigure(config):
 # CI installs everything the tests need (.ci/run, `make setup`, `make hub-setup`): a test that skips there tests
 # nothing while the run stays green. A skip is a developer's convenience on a machine without a tool; with CI set,
 # any skip (a module-level importorskip, a missing binary) fails the run, naming it.
+def _skipped_in_ci(config) -> list:
+    """The skip reports of this run when CI is set, on the process that reports (not an xdist worker)."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if not os.environ.get("CI") or reporter is None or hasattr(config, "workerinput"):
+        return []
+    return reporter.stats.get("skipped", [])
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    skipped = terminalreporter.stats.get("skipped", [])
-    if os.environ.get("CI") and skipped and not hasattr(config, "workerinput"):
+    skipped = _skipped_in_ci(config)
+    if skipped:
         terminalreporter.section("skipped in CI", red=True)
         for report in skipped:
             where, reason = report.nodeid or report.fspath, report.longrepr
@@ -77,7 +85,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
-    if os.environ.get("CI") and skipped and not hasattr(session.config, "workerinput") and exitstatus == 0:
+    if exitstatus == 0 and _skipped_in_ci(session.config):
         session.exitstatus = 1  # pytest.ExitCode.TESTS_FAILED
