@@ -33,14 +33,18 @@ class ChatResult:
 
 
 class NotJsonNumber(ValueError):
-    """NaN, Infinity or -Infinity in a text read as JSON (see no_json_constant)."""
+    """NaN, Infinity or -Infinity in a text read as JSON (see no_json_constant): `constant` says which."""
+
+    def __init__(self, constant: str):
+        super().__init__(f"{constant} is not JSON")
+        self.constant = constant
 
 
 def no_json_constant(name: str) -> float:
     """For json.loads(parse_constant=...): NaN, Infinity and -Infinity, which Python's json reads but JSON has not.
     A reply holding one is not JSON: kept, it made the trace's JSON unreadable to any other reader (a browser's
     JSON.parse, the service's own response), and a tool's arguments holding one slipped past every comparison."""
-    raise NotJsonNumber(f"{name} is not JSON")
+    raise NotJsonNumber(name)
 
 
 def stop_sequences(stop: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:

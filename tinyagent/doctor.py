@@ -290,7 +290,7 @@ def _check_streaming(llm: LlmClient, settings: Settings, timeout: float) -> tupl
     except requests.RequestException as exc:
         return WARN, f"the stream broke: {type(exc).__name__}", fix
     except NotJsonNumber as exc:  # the course's client refuses such a chunk (streaming.py)
-        return WARN, f"the stream broke: a chunk holds {exc.args[0].removesuffix(' is not JSON')}, which JSON does not allow", fix
+        return WARN, f"the stream broke: a chunk holds {exc.constant}, which JSON does not allow", fix
     except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python reads
         return WARN, "the stream broke: a chunk is not a Chat Completions chunk (choices[].delta.content)", fix
     if not chunks:

@@ -410,7 +410,7 @@ class LlmClient:
             ) from None
         except NotJsonNumber as exc:
             raise BadResponseError(
-                f"the server answered HTTP {status} with {exc.args[0].removesuffix(' is not JSON')} in its JSON, which "
+                f"the server answered HTTP {status} with {exc.constant} in its JSON, which "
                 "JSON does not allow (a number is finite): the server's reply is not standard JSON. The reply: "
                 f"{redact(_clip(text), self._api_key)}", status,
             ) from None

@@ -372,7 +372,7 @@ class ReplyStream:
             ) from None
         except NotJsonNumber as exc:
             raise BadResponseError(
-                f"a chunk of the stream from {self._host} holds {exc.args[0].removesuffix(' is not JSON')}, which JSON "
+                f"a chunk of the stream from {self._host} holds {exc.constant}, which JSON "
                 f"does not allow (a number is finite): data: {redact(_clip(event.data, 120), key)!r}",
                 self._response.status_code,
             ) from None
