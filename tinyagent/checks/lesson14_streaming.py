@@ -191,6 +191,14 @@ def _texts_in_pieces(rng: random.Random) -> Iterator[tuple]:
     # two stop strings whose starts both match the end so far: hold back the longer start, whichever is later
     yield (["Thought: ok\nObs", "ervation: x"], ["\nObservation:", "Observation:"], "text")
     yield (["Thought: 已签收。\nFin", "al Answer: 已签收"], ["\nFinal", "Final Answer:"], "text")
+    for _ in range(4):  # the same, drawn: a stop string and itself after a line end, in either order, cut in both
+        base = rng.choice(("Observation:", "Final Answer:", "观察："))
+        stop = ["\n" + base, base]
+        rng.shuffle(stop)
+        head = _reply(rng, run_on=False).rstrip("\n")
+        text = f"{head}\n{base} {rng.choice(('x', '已签收', '{}'))}"
+        cut = len(head) + 1 + rng.randint(1, len(base) - 1)
+        yield ([text[:cut], text[cut:]], stop, "text")
 
 
 def _pieces_safe_to_show(rng: random.Random) -> Iterator[tuple]:
