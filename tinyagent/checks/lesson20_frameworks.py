@@ -218,8 +218,12 @@ def _content_parts(rng: random.Random) -> Iterator[tuple]:
                                                                     rng)})
             if rng.random() < 0.5:
                 messages.append({"role": "user", "content": _parts(f"Observation:\n{result}", rng)})
-            else:  # a tool message's content may come as parts too
+            elif rng.random() < 0.7 or len(result) < 2:  # a tool message's content may come as parts too
                 messages.append({"role": "tool", "tool_call_id": "c", "content": _parts(result, rng)})
+            else:  # or as two text parts, one result: their text joined with a newline
+                at = rng.randint(1, len(result) - 1)
+                messages.append({"role": "tool", "tool_call_id": "c", "content": [
+                    {"type": "text", "text": result[:at]}, {"type": "text", "text": result[at:]}]})
         yield ({"model": "m", "messages": messages},)
     # the label and the result in two text parts: the message's text is both parts'
     yield ({"model": "m", "messages": [

@@ -340,6 +340,14 @@ def _points_after_letters(rng: random.Random) -> Iterator[tuple]:
     # a point after a letter is no decimal point: it ends the word before, and the id after it counts
     yield ([{"role": "user", "content": "订单No.88231还没到"}], "88231")
     yield ([{"role": "user", "content": "Tracking no.SF2468013579, please"}], "SF1234567890")
+    for _ in range(4):  # drawn: a word ending in a point just before the id, an order's or a parcel's, either language
+        word = rng.choice(("No.", "no.", "NO.", "Nr.", "ord."))
+        if rng.random() < 0.5:
+            found, example = str(rng.randint(10000, 99999)), "88231"
+        else:
+            found, example = "SF" + "".join(rng.choice("0123456789") for _ in range(10)), "SF1234567890"
+        said = rng.choice(("订单{w}{id}还没到", "Please check {w}{id} for me.", "单号 {w}{id}，谢谢", "It is {w}{id}, thanks."))
+        yield ([{"role": "user", "content": said.format(w=word, id=found)}], example)
 
 
 def _point_hint(args: tuple, expected: list[str], got: object) -> str | None:

@@ -229,6 +229,10 @@ def _points_after_letters(rng: random.Random) -> Iterator[tuple]:
     # a point after a letter is no decimal point: it ends the word before, and the number after it is whole
     yield ([_system(), {"role": "user", "content": "订单No.88231还没到"}],)
     yield ([_system(), {"role": "user", "content": "It is order no.38112, not 38119."}],)
+    for _ in range(4):  # drawn: a word ending in a point just before the number, either language
+        word = rng.choice(("No.", "no.", "NO.", "Nr.", "ord."))
+        said = rng.choice(("订单{w}{n}还没到", "Please refund {w}{n}.", "单号 {w}{n}，谢谢", "It is {w}{n}, thanks."))
+        yield ([_system(), {"role": "user", "content": said.format(w=word, n=rng.randint(10000, 99999))}],)
 
 
 def _point_hint(args: tuple, expected: list[str], got: object) -> str | None:
