@@ -4419,7 +4419,7 @@ def test_19_wrong_answers_by_kind():
     # at a boundary the spec states: 'event:' names the event, with or without a space after the colon
     name_after_one_space = read_events_with(name_in=lambda line: line[7:])
 
-    fails(check_sse_reader, name_after_one_space, says="Event 1's name: 'tart', expected 'start'")
+    fails(check_sse_reader, name_after_one_space, says="Event 1's name: 'rror', expected 'error'")
 
 
 # -- every sentence of a spec: one wrong answer that breaks only it ---------------------------------

@@ -202,6 +202,12 @@ def _one_space_only(rng: random.Random) -> Iterator[tuple]:
     yield ('event: reply_delta\ndata:   {"text": "It is"}\n\n',)
     yield ('event: end\ndata: {"answer": "done"}  \n\n',)
     yield ('event: observation\ndata:\t["已签收"]\n\n',)
+    for _ in range(3):  # drawn: more than one space (or a tab) after data:, or spaces after the data
+        text = rng.choice(_TEXTS).format(id=rng.randint(10000, 99999), n=rng.randint(1, 99),
+                                         sf=rng.randint(10**9, 10**10 - 1)).split("\n")[0]
+        data = json.dumps({"text": text}, ensure_ascii=False)
+        before, after = rng.choice((("  ", ""), ("   ", ""), (" \t", ""), (" ", "  "), ("  ", " ")))
+        yield (f"event: {rng.choice(_NAMES)}\ndata:{before}{data}{after}\n\n",)
 
 
 def _spaces_hint(args: tuple, expected: list, got: list) -> str | None:
