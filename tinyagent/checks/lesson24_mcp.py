@@ -208,6 +208,18 @@ def _prefixed(rng: random.Random) -> Iterator[tuple]:
     yield ({"shop": ["getCurrentTime"], "weather": ["getCurrentTime"]},)
     yield ({"shop": ["queryOrder", "getCurrentTime"], "weather": ["getCurrentTime", "queryOrder"]},)
     yield ({"kb": ["search"], "maps2": ["search", "getTime"], "calendar": ["getTime", "search"]},)
+    for servers in (2, 3, 4):  # drawn: a few shared names, each on two or more servers, and no name of one's own
+        names, pool = list(_SERVERS), list(_TOOLS)
+        rng.shuffle(names)
+        rng.shuffle(pool)
+        offers: dict[str, list[str]] = {server: [] for server in names[:servers]}
+        for name in pool[: rng.randint(1, 3)]:
+            for server in rng.sample(list(offers), rng.randint(2, servers)):
+                offers[server].append(name)
+        for server, offered in offers.items():  # a server left with none offers one of the others' names too
+            if not offered:
+                offered.append(next(name for other in offers.values() for name in other))
+        yield (offers,)
 
 
 def _case(rng: random.Random) -> Iterator[tuple]:
