@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -405,6 +406,31 @@ def test_current_time_comes_from_the_injected_clock(registry):
 def test_current_time_ignores_its_input():
     tool = GetCurrentTimeTool(fixed_clock(NOW))
     assert tool.invoke("now please") == tool.invoke("")
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles", "Asia/Tokyo", "Asia/Shanghai"])
+def test_the_real_clock_tells_the_shops_time_whatever_zone_the_machine_is_in(zone):
+    # A hub or a CI runner in UTC would be 8 hours behind the shop in China: for those hours its getCurrentTime
+    # said yesterday, and the return windows (counted in the shop's days) stayed open too long.
+    code = ("import datetime, json; from tinyagent.clock import system_clock; "
+            "before = datetime.datetime.now(datetime.timezone.utc); shop = system_clock(); "
+            "after = datetime.datetime.now(datetime.timezone.utc); "
+            "print(json.dumps([before.isoformat(), shop.isoformat(), after.isoformat()]))")
+    env = {**os.environ, "TZ": zone}
+    output = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    before, shop_time, after = (datetime.fromisoformat(text) for text in json.loads(output))
+    assert shop_time.tzinfo is None  # naive, like every date the shop keeps
+    eight = timedelta(hours=8)
+    assert (before + eight).replace(tzinfo=None, microsecond=0) <= shop_time <= (after + eight).replace(tzinfo=None)
+
+
+def test_a_fixed_moment_with_an_offset_reads_as_the_shops_time_at_that_instant():
+    assert fixed_clock("2026-06-30T13:05:23+02:00")() == datetime(2026, 6, 30, 19, 5, 23)
+    assert fixed_clock("2026-06-30T16:30:00+00:00")() == datetime(2026, 7, 1, 0, 30)  # a day later in the shop
+    assert fixed_clock(datetime(2026, 6, 30, 11, 5, 23, tzinfo=UTC))() == datetime(2026, 6, 30, 19, 5, 23)
+    assert fixed_clock(NOW)() == datetime.fromisoformat(NOW)  # a naive moment is the shop's time already
+    tool = GetCurrentTimeTool(fixed_clock("2026-06-30T16:30:00Z"))
+    assert json.loads(tool.invoke("")) == {"currentTime": "2026-07-01T00:30:00", "weekday": "星期三"}
 
 
 # --- wiring -----------------------------------------------------------------------------------------------

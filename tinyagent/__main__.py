@@ -157,7 +157,7 @@ def _ask_arguments(ask: argparse.ArgumentParser) -> None:
                      help="keep the shop in this SQLite file across runs, filled with the course's orders on first use; "
                      "delete it to start afresh (default: $TINYAGENT_SHOP_DB, else a freshly seeded shop in "
                      "memory for every run)")
-    ask.add_argument("--now", type=_moment, help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
+    ask.add_argument("--now", type=_moment, help="pretend it is this time in the shop (China, UTC+8), e.g. 2026-06-30T19:05:23 (default: the real time)")
     ask.add_argument("--usage", action="store_true", help="show token counts per model call")
     ask.add_argument("--timeout", type=_seconds, help="seconds each model reply may go without data, and take from "
                      "its first byte to its last (default: 10 to connect, 120 without data, 300 first byte to last)")
@@ -246,7 +246,7 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
                        help="seconds a run may take in all (default 120)")
     serve.add_argument("--max-body", type=_body_bytes, default=16 * 1024, metavar="BYTES",
                        help="the largest request body accepted (default 16384)")
-    serve.add_argument("--now", type=_moment, help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
+    serve.add_argument("--now", type=_moment, help="pretend it is this time in the shop (China, UTC+8), e.g. 2026-06-30T19:05:23 (default: the real time)")
     serve.add_argument("--model", help="override TINYAGENT_MODEL (e.g. a classroom variant: classroom-loop)")
     serve.add_argument("--allowed-host", action="append", type=_host_name, default=[], metavar="NAME",
                        help="without --api-key, a host name to answer besides localhost, 127.0.0.1 and [::1] (the "
@@ -283,7 +283,7 @@ def _mcp_server_arguments(mcp: argparse.ArgumentParser) -> None:
     mcp.add_argument("--db", default=os.environ.get("TINYAGENT_SHOP_DB") or ":memory:", metavar="FILE",
                      help="the shop's SQLite file, filled with the course's orders on first use (default: "
                      "$TINYAGENT_SHOP_DB, else a freshly seeded shop in memory)")
-    mcp.add_argument("--now", type=_moment, help="pretend it is this time, e.g. 2026-06-30T19:05:23 (default: the real time)")
+    mcp.add_argument("--now", type=_moment, help="pretend it is this time in the shop (China, UTC+8), e.g. 2026-06-30T19:05:23 (default: the real time)")
 
 
 # Each command: its one-line help, anything more add_parser takes, and what adds its arguments.
