@@ -591,6 +591,24 @@ def test_03_unknown_model():
     assert passes(check_unknown_model, 404, error, "body.model")
 
 
+def test_03_a_400_counts_only_when_it_says_the_model_is_unknown():
+    from tinyagent.errors import BadRequestError
+
+    # The classroom's 400 for a model that is no string names 'model' too: another mistake, not this one.
+    try:
+        LlmClient.classroom(["classroom-xl"]).chat([{"role": "user", "content": "hi"}])
+    except BadRequestError as exc:
+        wrong_type = exc
+    fails(check_unknown_model, 400, wrong_type, "body", says="expected a string")
+    # Providers that answer an unknown model with a 400, in their own words:
+    for message in ("HTTP 400: Model Not Exist", "HTTP 400: 模型不存在，请检查模型代码。",
+                    "HTTP 400: The model `classroom-xl` does not exist", "HTTP 400: invalid model ID"):
+        assert passes(check_unknown_model, 400, BadRequestError(message, 400), "body"), message
+    for message in ("HTTP 400: 'model' is a required property", "HTTP 400: model: Input should be a valid string",
+                    "HTTP 400: Invalid 'messages': empty array."):
+        fails(check_unknown_model, 400, BadRequestError(message, 400), "body", says="not the unknown model's error")
+
+
 def test_03_prompt_share_is_measured_not_pinned():
     from tinyagent.shop import Shop, shop_registry
 

@@ -33,8 +33,8 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
         _fail(exercise, f"HTTP {status}, {type(error).__name__}: that is the key's error (a wrong or missing key), "
                         f"not the unknown model's (a 404); {spec}")
     if not _unknown_model(error):
-        _fail(exercise, f"HTTP {status}, {type(error).__name__}: that is not the unknown model's error (the lesson's "
-                        f"diagram: unknown model: 404, malformed body: 400); {spec}")
+        _fail(exercise, f"HTTP {status}, {type(error).__name__} ({_brief(said(error), 120)}): that is not the unknown "
+                        f"model's error (the lesson's diagram: unknown model: 404, malformed body: 400); {spec}")
     if not isinstance(check_first, str):
         _fail(exercise, f"check_first={shown(check_first)}: name one part of the request in a string: the URL, the "
                         "headers or the body?")
@@ -47,12 +47,23 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
                              "the body's \"model\" field was not.")
 
 
+# Some providers answer an unknown model with a 400, in words like "Model Not Exist" or "模型不存在". A 400 about
+# another mistake may name the model too ("Invalid type for 'model': expected a string."), so the words must say
+# the model is unknown, not merely name it.
+_NAMES_THE_MODEL = re.compile(r"model|模型", re.IGNORECASE)
+_SAYS_UNKNOWN = re.compile(r"not exist|not found|unknown|no such|not supported|unsupported|invalid model\b|"
+                           r"不存在|未找到|不支持", re.IGNORECASE)
+
+
 def _unknown_model(error: LlmError) -> bool:
     """Whether `error` is a server's answer to an unknown model: a 404 (NotFoundError), as the classroom and most
-    providers send, or a 400 whose message names the model, as some providers send instead."""
+    providers send, or a 400 whose message says the model is unknown, as some providers send instead."""
     if isinstance(error, NotFoundError) and error.status == 404:
         return True
-    return isinstance(error, BadRequestError) and error.status == 400 and "model" in said(error).lower()
+    if not (isinstance(error, BadRequestError) and error.status == 400):
+        return False
+    message = said(error)
+    return bool(_NAMES_THE_MODEL.search(message) and _SAYS_UNKNOWN.search(message))
 
 
 def _prompt_tokens(exercise: str, llm: Any, messages: list[dict]) -> int:
