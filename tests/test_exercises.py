@@ -6301,7 +6301,7 @@ def test_20_observations_in():
         return _solution_20_observations_in(body)
 
     fails(check_observations_in, prompt_split_at_any_question,
-          says="A result holding 'Question:' is not the last Question: line")
+          says="It took a line not starting with Question: for the last Question: line.")
 
     def label_anywhere_in_the_prompt(body):  # every 'Observation:' after the last Question:, in a Thought line too
         messages = body.get("messages", [])
@@ -6311,7 +6311,49 @@ def test_20_observations_in():
         return _solution_20_observations_in(body)
 
     fails(check_observations_in, label_anywhere_in_the_prompt,
-          says="It read a Thought line quoting the label: a result's line starts with it.")
+          says="It read a line that does not start with Observation: as a result.")
+
+    def labels_without_their_colons(label_word, question_word):
+        """The solution with the labels looked for as words: `label_word` for Observation:, `question_word` for
+        Question:, so a line or message starting "Observations" or "Questions" is taken for one."""
+        def observations_in(body):
+            found = []
+            for item in body.get("messages", body.get("input", [])):
+                if item.get("type") == "function_call_output":
+                    found.append(item["output"])
+                    continue
+                text = _text_of(item.get("content")).strip()
+                if item.get("role") == "tool":
+                    found.append(text)
+                elif item.get("role") == "user" and text.startswith(label_word):
+                    found.append(text[len("Observation:"):].strip())
+                elif item.get("role") == "user" and "\n" + question_word in "\n" + text:
+                    scratchpad = ("\n" + text).rsplit("\n" + question_word, 1)[1]
+                    found += [line[len("Observation:"):].strip() for line in scratchpad.splitlines()
+                              if line.startswith(label_word)]
+            return found
+        return observations_in
+
+    assert passes(check_observations_in, labels_without_their_colons("Observation:", "Question:"))  # the solution
+    # a customer's "Observations from me: ..." taken for a result
+    fails(check_observations_in, labels_without_their_colons("Observation", "Question:"),
+          says="begins with Observation: gives all the text after the label")
+    # a result's next line "Questions on a return ..." taken for the last Question: line
+    fails(check_observations_in, labels_without_their_colons("Observation:", "Question"),
+          says="It took a line not starting with Question: for the last Question: line.")
+    # a result's next line "Observations of damage ..." taken for a result (the user messages read right)
+    label_word_in_the_prompt = labels_without_their_colons("Observation:", "Question:")
+
+    def observations_line_too(body):
+        messages = body.get("messages", [])
+        if len(messages) == 1 and "\nQuestion:" in str(messages[0].get("content")):
+            scratchpad = ("\n" + messages[0]["content"]).rsplit("\nQuestion:", 1)[1]
+            return [line[len("Observation:"):].strip() for line in scratchpad.splitlines()
+                    if line.startswith("Observation")]
+        return label_word_in_the_prompt(body)
+
+    fails(check_observations_in, observations_line_too,
+          says="It read a line that does not start with Observation: as a result.")
 
     # '^Observation:\s*(.*)$': \s* runs past an empty result into the next line
     prompt_read_by_regex = _observations_in_with(

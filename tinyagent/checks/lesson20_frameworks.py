@@ -207,6 +207,16 @@ def _text_react(rng: random.Random) -> Iterator[tuple]:
     # a result that itself holds the label: all the text after the first one is the result
     yield ({"model": "m", "messages": [{"role": "user", "content": _QUESTION}, {"role": "assistant", "content": _STEP_1},
                                        {"role": "user", "content": f"Observation: {_QUOTING}"}]},)
+    # a customer's message that begins with the word but not the label (no colon right after it) is no result
+    yield ({"model": "m", "messages": [{"role": "user", "content": _QUESTION}, {"role": "assistant", "content": _STEP_1},
+                                       {"role": "user", "content": f"Observation: {_ORDER}"},
+                                       {"role": "assistant", "content": "Final Answer: it was signed for on 22 June."},
+                                       {"role": "user", "content": "Observations from me: the box came crushed."}]},)
+    # nor does one that begins with "Questions": it holds no Question: line, so it is not a whole prompt either
+    yield ({"model": "m", "messages": [{"role": "user", "content": _QUESTION}, {"role": "assistant", "content": _STEP_1},
+                                       {"role": "user", "content": f"Observation: {_ORDER}"},
+                                       {"role": "assistant", "content": "Final Answer: it was signed for on 22 June."},
+                                       {"role": "user", "content": "Questions first: is a crushed box covered?"}]},)
 
 
 def _content_parts(rng: random.Random) -> Iterator[tuple]:
@@ -370,8 +380,9 @@ def _parts_read_wrong(args: tuple, expected: list[str], got: list[str]) -> str |
 
 
 def _lines_of_the_prompt(rng: random.Random) -> Iterator[tuple]:
-    """The whole prompt again: a result holding `Question:` in its line, and a Thought line quoting the label,
-    are neither a Question: line nor an Observation: line."""
+    """The whole prompt again: a result holding `Question:` in its line, a Thought line quoting the label, and a
+    result's next lines starting "Questions" and "Observations" are neither a Question: line nor an Observation:
+    line."""
     faq = '{"faq": "Question: can I return it? Answer: within 7 days of signing."}'
     yield ({"model": "m", "stop": ["\nObservation"], "messages": [{"role": "user", "content": (
         f"Answer as best you can.\n\n{_FORMAT}Question: {_QUESTION}\nThought: I look the policy up.\n"
@@ -381,14 +392,20 @@ def _lines_of_the_prompt(rng: random.Random) -> Iterator[tuple]:
         f"Action: queryOrder\nAction Input: 88231\nObservation: {_ORDER}\n"
         "Thought: the Observation: above says it was signed for.\nAction: getCurrentTime\nAction Input: \n"
         f"Observation: {_TIME}\nThought:")}]},)
+    # a result's next lines beginning with the words but not the labels: neither a Question: nor an Observation: line
+    yield ({"model": "m", "stop": ["\nObservation"], "messages": [{"role": "user", "content": (
+        f"Answer as best you can.\n\n{_FORMAT}Question: {_QUESTION}\nThought: I look the policy up.\n"
+        "Action: searchKnowledge\nAction Input: 退货\nObservation: 七天无理由退货\n"
+        "Questions on a return: ask within 7 days of signing.\nObservations of damage need a photo.\n"
+        f"Thought: now the order.\nAction: queryOrder\nAction Input: 88231\nObservation: {_ORDER}\nThought:")}]},)
 
 
 def _prompt_lines_read_wrong(args: tuple, expected: list[str], got: list[str]) -> str | None:
     """_first_difference, and where the answer read a line by what it holds rather than how it starts, that."""
     if len(got) > len(expected):
-        return "It read a Thought line quoting the label: a result's line starts with it."
+        return "It read a line that does not start with Observation: as a result."
     if len(got) < len(expected):
-        return "A result holding 'Question:' is not the last Question: line: that line starts with Question:."
+        return "It took a line not starting with Question: for the last Question: line."
     return _first_difference(args, expected, got)
 
 
