@@ -59,6 +59,11 @@ from tinyagent.safe_text import holds_surrogate
 if TYPE_CHECKING:
     from tinyagent.classroom.hub_tokens import HubTokens
 
+try:
+    import resource  # Unix only: how many file descriptors this process may open
+except ImportError:
+    resource = None
+
 Responder = Callable[[dict], Reply]
 
 DEFAULT_MODEL = "classroom"
@@ -74,6 +79,8 @@ MAX_BODY_BYTES = 8 * 1024 * 1024  # far above any lesson's conversation, far bel
 MAX_JSON_DEPTH = 64  # a tool's JSON Schema nests a handful of levels; nothing real nests 64
 READ_TIMEOUT = 60.0  # seconds a connection may stay silent, and the most a request (head and body) may take
 TOKENS_PER_CHUNK = 3  # how many tokens each streamed content delta carries
+MAX_CONNECTIONS = 256  # connections served at once where the descriptor limit is unknown (see connection_cap())
+ACCEPT_PAUSE = 0.1  # seconds the server stops accepting when the process has no file descriptor left
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 RESPONSES_PATHS = ("/v1/responses", "/responses")
@@ -562,14 +569,22 @@ class _RequestClock(io.RawIOBase):
         super().__init__()
         self.connection, self.seconds = connection, seconds
         self.deadline: float | None = None  # None: waiting for a request's first byte
+        self.idle = False  # waiting for the next request after an answer: the server may close it for room
 
     def readable(self) -> bool:
         return True
 
     def start(self) -> None:
         """The request has begun (its head may have come in an earlier read, with the request before it)."""
+        self.idle = False
         if self.deadline is None:
             self.deadline = time.monotonic() + self.seconds
+
+    def between_requests(self) -> None:
+        """An answer has gone out: the connection waits, idle, for the next request, whose clock starts at its
+        first byte."""
+        self.deadline = None
+        self.idle = True
 
     def readinto(self, buffer) -> int:
         wait = self.seconds if self.deadline is None else self.deadline - time.monotonic()
@@ -606,10 +621,20 @@ class _Handler(BaseHTTPRequestHandler):
         self.rfile.close()  # the socket's own reader, replaced by one that bounds each request in total
         self.clock = _RequestClock(self.connection, self.room.read_timeout)
         self.rfile = io.BufferedReader(self.clock)
+        self.server.watch_clock(self.connection, self.clock)
 
-    def handle_one_request(self) -> None:
-        self.clock.deadline = None  # the next request's clock starts at its first byte
-        super().handle_one_request()
+    def handle(self) -> None:
+        # BaseHTTPRequestHandler.handle, with the wait between two requests marked on the clock: a server
+        # with no room left may close a connection idle there for a new one (_HTTPServer._room_for_one_more).
+        self.close_connection = True
+        self.handle_one_request()
+        while not self.close_connection:
+            self.clock.between_requests()
+            self.handle_one_request()
+
+    def parse_request(self) -> bool:
+        self.clock.start()  # a request line has come, perhaps read with the request before it
+        return super().parse_request()
 
     def version_string(self) -> str:
         return self.server_version  # not the Python version: nobody needs it, and it varies
@@ -635,7 +660,6 @@ class _Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         # Until the body is read, it sits on the socket in front of the next request (see _send_json).
         self._body_read = "Content-Length" not in self.headers and "Transfer-Encoding" not in self.headers
-        self.clock.start()
         try:
             endpoint = self._route()
             body = self._read_body()
@@ -942,8 +966,25 @@ class _Handler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
 
+def connection_cap() -> int:
+    """How many connections the classroom server gives a thread at once, from this process's descriptor limit.
+
+    A quarter of the file descriptors it may open (RLIMIT_NOFILE), between 8 and 512: each connection served
+    holds one, as many again may wait silent for their first bytes, and the other half stays for whatever else
+    the process opens (a notebook kernel's files and sockets, the hub's token checks). MAX_CONNECTIONS where the
+    limit cannot be read.
+    """
+    if resource is None:
+        return MAX_CONNECTIONS
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 512
+    return max(8, min(512, soft // 4))
+
+
 class _HTTPServer(ThreadingHTTPServer):
-    """A thread per connection, started only once the connection has sent something.
+    """A thread per connection, started only once the connection has sent something; at most
+    `max_connections` at once.
 
     The standard loop accepts one connection per wake-up and starts its thread at once (and
     Thread.start waits for the new thread to run). A burst of 2,000 connections that never send a
@@ -952,6 +993,14 @@ class _HTTPServer(ThreadingHTTPServer):
     request was even accepted. Here the loop accepts everything pending, and a connection waits in
     the loop's selector, costing no thread, until its first bytes (or its end) arrive. A dead one is
     then closed on the spot; a silent one is closed after read_timeout, as before.
+
+    On a hub one server serves every learner, so no client may take the descriptors they share. Clients
+    that each sent a byte a second (within read_timeout) and reconnected when closed held every thread
+    and descriptor of a server limited to 256 (250 threads), and every other client was accepted and
+    then closed unanswered until they stopped. Now at most max_connections connections have a thread,
+    and as many again may wait silent (the oldest makes room for a new one). When all are served, one
+    idle between two requests (kept alive, or a Session a script forgot) is closed to make room for a
+    new request; if none is, the request gets a 503 in the API's shape, with Retry-After, and no thread.
     """
 
     daemon_threads = True  # a connection left open never keeps the interpreter alive
@@ -962,10 +1011,13 @@ class _HTTPServer(ThreadingHTTPServer):
         self.room = room
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
+        self.max_connections = connection_cap()
         self._stop_asked = False
         self._loop_done = threading.Event()
         self._loop_done.set()  # not serving yet: a shutdown() now has nothing to wait for
-        self._open: set[socket.socket] = set()  # connections that have a thread
+        # The connections that have a thread, each with its thread's _RequestClock (None until the thread has
+        # set it up, and once it has been closed to make room: either way, not one to close for room).
+        self._open: dict[socket.socket, _RequestClock | None] = {}
         self._open_lock = threading.Lock()
         # shutdown() writes a byte here, so the loop stops at once instead of at its next poll (which
         # would add up to a poll interval to the end of every `python -m tinyagent ask`).
@@ -981,19 +1033,29 @@ class _HTTPServer(ThreadingHTTPServer):
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         self._loop_done.clear()
         waiting: OrderedDict[socket.socket, tuple[object, float]] = OrderedDict()  # oldest first
+        accept_again: float | None = None  # out of descriptors: when to try accepting again
         try:
             with selectors.DefaultSelector() as selector:
                 self.socket.setblocking(False)
                 selector.register(self.socket, selectors.EVENT_READ)
                 selector.register(self._wake_up, selectors.EVENT_READ)
                 while not self._stop_asked:
-                    for key, _ in selector.select(poll_interval):
-                        if key.fileobj is self.socket:
-                            self._accept_all(selector, waiting)
-                        elif key.fileobj is self._wake_up:
+                    wait = poll_interval if accept_again is None else min(poll_interval, accept_again - time.monotonic())
+                    ready = [key.fileobj for key, _ in selector.select(max(wait, 0.0))]
+                    # The connections already here first: accepting may close a silent one, not to be read after.
+                    for connection in ready:
+                        if connection in waiting:
+                            self._first_bytes(selector, waiting, connection)
+                        elif connection is self._wake_up:
                             self._wake_up.recv(64)  # shutdown() asked: the loop condition ends it
-                        else:
-                            self._first_bytes(selector, waiting, key.fileobj)
+                    if self.socket in ready and not self._accept_all(selector, waiting):
+                        # The queue is still there, so the loop would wake at once to fail again: stop
+                        # listening for a moment, while the threads finish and give descriptors back.
+                        selector.unregister(self.socket)
+                        accept_again = time.monotonic() + ACCEPT_PAUSE
+                    if accept_again is not None and time.monotonic() >= accept_again:
+                        selector.register(self.socket, selectors.EVENT_READ)
+                        accept_again = None
                     self._close_silent(selector, waiting)
         finally:
             for connection in waiting:
@@ -1001,29 +1063,38 @@ class _HTTPServer(ThreadingHTTPServer):
             self._stop_asked = False
             self._loop_done.set()
 
-    def _accept_all(self, selector: selectors.BaseSelector, waiting: OrderedDict) -> None:
+    def _accept_all(self, selector: selectors.BaseSelector, waiting: OrderedDict) -> bool:
+        """Accept every connection queued; False if the process is out of descriptors and none could be freed."""
         deadline = time.monotonic() + self.room.read_timeout
         while True:
             try:
                 connection, address = self.socket.accept()
             except BlockingIOError:
-                return  # the queue is empty
+                return True  # the queue is empty
             except ConnectionAbortedError:
                 continue  # the client gave up while it was queued
             except OSError as error:
                 if error.errno in (errno.EMFILE, errno.ENFILE) and waiting:
-                    # Out of file descriptors: the silent connections are the likely cause, and the
-                    # oldest of them has the least claim to one. It makes room for a real client.
-                    oldest = next(iter(waiting))
-                    del waiting[oldest]
-                    selector.unregister(oldest)
-                    oldest.close()
+                    # Out of file descriptors (what else the process opens holds them too): a waiting
+                    # connection gives its own back.
+                    self._make_room(selector, waiting)
                     continue
-                time.sleep(0.01)  # nothing to free: let the threads finish, rather than spin here
-                return
+                return False
+            if len(waiting) >= self.max_connections:
+                self._make_room(selector, waiting)
             connection.setblocking(False)
             selector.register(connection, selectors.EVENT_READ)
             waiting[connection] = (address, deadline)
+
+    def _make_room(self, selector: selectors.BaseSelector, waiting: OrderedDict) -> None:
+        """The oldest waiting connection leaves the waiting room: served (or refused) if it has sent something
+        since the loop last looked, closed if it is still silent (it has the least claim to a place)."""
+        oldest = next(iter(waiting))
+        self._first_bytes(selector, waiting, oldest)
+        if oldest in waiting:
+            del waiting[oldest]
+            selector.unregister(oldest)
+            oldest.close()
 
     def _first_bytes(self, selector: selectors.BaseSelector, waiting: OrderedDict, connection) -> None:
         """The connection has something to read: a request (give it a thread), or its end (close it)."""
@@ -1035,11 +1106,49 @@ class _HTTPServer(ThreadingHTTPServer):
             alive = False
         selector.unregister(connection)
         address, _ = waiting.pop(connection)
-        if alive:
+        if not alive:
+            connection.close()
+        elif self._room_for_one_more():
             connection.setblocking(True)
             self.process_request(connection, address)
         else:
-            connection.close()
+            self._refuse(connection)
+
+    def _room_for_one_more(self) -> bool:
+        """Whether one more connection may have a thread: fewer than max_connections have one, or one of them
+        waits idle for its next request, and is closed now to make room.
+
+        Its thread ends at once. A client that sends its next request on it just then finds it closed, as when
+        any server closes an idle connection, and sends the request again (LlmClient and OpenAI's clients do).
+        """
+        with self._open_lock:
+            if len(self._open) < self.max_connections:
+                return True
+            idle = next((connection for connection, clock in self._open.items() if clock and clock.idle), None)
+            if idle is None:
+                return False
+            self._open[idle] = None  # closed: not one to close again
+        try:
+            idle.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        return True
+
+    def _refuse(self, connection: socket.socket) -> None:
+        """Answer a connection the server has no room for with a 503, and close it; it never gets a thread."""
+        error = ApiError(503, f"The classroom model is serving as many requests as it may at once "
+                              f"({self.max_connections}); try again in a moment.", "server_error", "server_busy")
+        body = json.dumps(error.to_json()).encode("utf-8")
+        head = ("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n")
+        try:
+            # Its request is read first: closing a socket with bytes unread sends a reset, which can
+            # destroy the answer before the client reads it.
+            connection.recv(65536)
+            connection.send(head.encode("ascii") + body)  # an empty send buffer takes it whole: no wait
+        except OSError:  # the client has gone
+            pass
+        connection.close()
 
     def _close_silent(self, selector: selectors.BaseSelector, waiting: OrderedDict) -> None:
         """Close the connections that sent nothing for read_timeout (the oldest are first in line)."""
@@ -1063,12 +1172,18 @@ class _HTTPServer(ThreadingHTTPServer):
 
     def process_request(self, request, client_address) -> None:
         with self._open_lock:
-            self._open.add(request)
+            self._open[request] = None
         super().process_request(request, client_address)
+
+    def watch_clock(self, connection: socket.socket, clock: _RequestClock) -> None:
+        """A connection's thread has set up: its clock tells when it waits idle between two requests."""
+        with self._open_lock:
+            if connection in self._open:
+                self._open[connection] = clock
 
     def shutdown_request(self, request) -> None:
         with self._open_lock:
-            self._open.discard(request)
+            self._open.pop(request, None)
         super().shutdown_request(request)
 
     def server_close(self) -> None:
@@ -1179,6 +1294,9 @@ class ClassroomServer(BackgroundServer):
     answer_cache_bytes: what the classroom model's answer cache may hold (see AnswerCache)
     base_path:   a prefix a proxy in front adds to every path, e.g. "/services/classroom" when JupyterHub
                  routes to it (deploy/jupyterhub/); the plain paths are answered too
+
+    It serves at most connection_cap() connections at once (a quarter of the process's file descriptors, 8 to
+    512); past that, a request gets a 503 with Retry-After, which LlmClient waits for and retries.
     """
 
     thread_name = "classroom-server"

@@ -1,0 +1,157 @@
+"""How many connections the classroom server holds, and what it does past that: one server serves a whole hub.
+
+Each test runs the server in a child process allowed 64 file descriptors, so that a few dozen connections reach
+its limits: it then gives a thread to 16 connections at once (server.connection_cap: a quarter of them). Before
+the cap, clients sending a byte a second past the limit held every thread and descriptor, and every other client
+was accepted and closed unanswered until they stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import sys
+import time
+from contextlib import ExitStack, contextmanager
+
+import pytest
+import requests
+
+from .conftest import PATIENCE, ServerProcess
+from .serving_process import wait_for
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the server's threads in /proc")
+
+DESCRIPTORS = 64
+CAP = DESCRIPTORS // 4  # what connection_cap() gives for 64 descriptors
+
+LIMITED_SERVER = f"""
+import os, resource, signal, threading
+resource.setrlimit(resource.RLIMIT_NOFILE, ({DESCRIPTORS}, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+from tinyagent.classroom.server import ClassroomServer
+
+hoard = []
+
+def take_every_descriptor(signum, frame):  # as a notebook kernel's own files and sockets could
+    try:
+        while True:
+            hoard.append(os.open(os.devnull, os.O_RDONLY))
+    except OSError:
+        print(f"hoarding {{len(hoard)}}", flush=True)
+
+def give_them_back(signum, frame):
+    while hoard:
+        os.close(hoard.pop())
+    print("released", flush=True)
+
+signal.signal(signal.SIGUSR1, take_every_descriptor)
+signal.signal(signal.SIGUSR2, give_them_back)
+server = ClassroomServer().start()
+loop = next(thread for thread in threading.enumerate() if thread.name.startswith("classroom-server"))
+print(f"port {{server.port}} loop {{loop.native_id}}", flush=True)
+server.serve_forever()
+"""
+
+BODY = json.dumps({"model": "classroom", "messages": [{"role": "user", "content": "Hello there."}]}).encode()
+REQUEST = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+           b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(BODY)) + BODY
+
+
+@contextmanager
+def limited_server():
+    """The child's ServerProcess, its port and its serving loop's thread id; stopped (or killed) on the way out."""
+    with ServerProcess(code=LIMITED_SERVER) as process:
+        words = process.wait_for_line("port ").split()
+        yield process, int(words[1]), int(words[3])
+        assert process.stop(signal.SIGTERM) == 0, process.output()
+
+
+def threads(process: ServerProcess) -> int:
+    with open(f"/proc/{process.process.pid}/status") as status:
+        return int(next(line for line in status if line.startswith("Threads:")).split()[1])
+
+
+def wake_ups(process: ServerProcess, thread_id: int) -> int:
+    """How many times the thread has gone to sleep and been woken (each select or sleep that waited)."""
+    with open(f"/proc/{process.process.pid}/task/{thread_id}/status") as status:
+        return int(next(line for line in status if line.startswith("voluntary_ctxt_switches:")).split()[1])
+
+
+def chat(port: int) -> requests.Response:
+    return requests.post(f"http://127.0.0.1:{port}/v1/chat/completions", data=BODY,
+                         headers={"Content-Type": "application/json"}, timeout=PATIENCE)
+
+
+def answer_to(connection: socket.socket) -> bytes:
+    """Everything the server sends on the connection until it closes it."""
+    connection.settimeout(PATIENCE)
+    answer = b""
+    while part := connection.recv(65536):
+        answer += part
+    return answer
+
+
+def test_past_its_cap_a_request_gets_a_503_without_a_thread_and_is_served_once_room_frees():
+    with limited_server() as (process, port, _), ExitStack() as held:
+        before = threads(process)
+        # Dribblers: each sends the start of a request line and waits (within read_timeout), holding a thread.
+        dribblers = [held.enter_context(socket.create_connection(("127.0.0.1", port), timeout=PATIENCE))
+                     for _ in range(CAP)]
+        for dribbler in dribblers:
+            dribbler.sendall(b"POST /v1/chat/completions HTTP/1.1\r\n")
+        wait_for(lambda: threads(process) == before + CAP, f"{CAP} threads for the dribblers")
+
+        busy = chat(port)
+        assert busy.status_code == 503, busy.text
+        assert busy.headers["Retry-After"] == "1"
+        error = busy.json()["error"]
+        assert error["type"] == "server_error" and error["code"] == "server_busy" and error["param"] is None
+        assert f"({CAP})" in error["message"] and "try again" in error["message"]
+
+        # More dribblers, reconnecting each time they are closed, than the server has descriptors: each is
+        # answered with the 503 and closed, and none gets a thread (ten at a time: each is refused as it sends).
+        for _ in range(DESCRIPTORS // 8):
+            with ExitStack() as round_:
+                more = [round_.enter_context(socket.create_connection(("127.0.0.1", port), timeout=PATIENCE))
+                        for _ in range(10)]
+                for connection in more:
+                    connection.sendall(b"P")
+                assert all(answer_to(connection).startswith(b"HTTP/1.1 503 ") for connection in more)
+        assert threads(process) == before + CAP
+
+        held.close()  # the dribblers give up: their threads end, and a new request is served again
+        wait_for(lambda: chat(port).status_code == 200, "a request served once the dribblers are gone")
+
+
+def test_connections_left_idle_between_requests_make_room_for_new_requests():
+    # A script that opens a Session for each call and never closes it: each connection is kept alive, idle, after
+    # its answer; more of them than the server has descriptors.
+    with limited_server() as (process, port, _), ExitStack() as sessions:
+        before = threads(process)
+        for _ in range(DESCRIPTORS + 6):
+            session = sessions.enter_context(requests.Session())
+            answer = session.post(f"http://127.0.0.1:{port}/v1/chat/completions", data=BODY,
+                                  headers={"Content-Type": "application/json"}, timeout=PATIENCE)
+            assert answer.status_code == 200
+        assert chat(port).status_code == 200
+        wait_for(lambda: threads(process) <= before + CAP, f"at most {CAP} threads for the idle connections")
+
+
+def test_out_of_descriptors_the_server_waits_without_spinning_and_serves_when_they_come_back():
+    with limited_server() as (process, port, loop), socket.socket() as client:
+        process.process.send_signal(signal.SIGUSR1)
+        process.wait_for_line("hoarding")
+        # The kernel completes the connection on its own; the server needs a descriptor to accept it.
+        client.settimeout(PATIENCE)
+        client.connect(("127.0.0.1", port))
+        client.sendall(REQUEST)
+        woken = wake_ups(process, loop)
+        time.sleep(1.0)
+        woken = wake_ups(process, loop) - woken
+        # Pausing to accept again, it wakes about 10 times a second; one that retried every 10 ms woke 100 times.
+        assert woken < 40, f"the serving loop woke {woken} times in a second while out of descriptors"
+        process.process.send_signal(signal.SIGUSR2)
+        process.wait_for_line("released")
+        assert answer_to(client).startswith(b"HTTP/1.1 200 ")
+        assert chat(port).status_code == 200
