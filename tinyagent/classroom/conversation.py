@@ -34,6 +34,7 @@ from tinyagent.classroom.tool_list import (
 from tinyagent.defences.fenced_data import unfence
 from tinyagent.memory.observation_folding import strip_fold_mark
 from tinyagent.prompts import detect_language
+from tinyagent.tools import without_fence
 
 # The heading of the note a plan's step is given (lesson 17), in either language.
 PLAN_CONTEXT = tuple(CONTEXT_HEADING.values())
@@ -707,16 +708,9 @@ def parse_action(text: str) -> tuple[str, str] | None:
             tool_input, collecting, extra = value, True, []
     if not tool:
         return None
-    if not tool_input and extra:
-        tool_input = "\n".join(extra)
-    return tool, _strip_fence(tool_input)
-
-
-def _strip_fence(text: str) -> str:
-    text = text.strip()
-    if text.startswith("```"):
-        text = re.sub(r"^```[A-Za-z]*\s*|\s*```$", "", text)
-    return text.strip()
+    if extra:  # the input goes on over the next lines (a fence, a JSON object), as the agent's parser reads it
+        tool_input = "\n".join([tool_input, *extra]) if tool_input else "\n".join(extra)
+    return tool, without_fence(tool_input)
 
 
 def _arguments_as_input(arguments: object) -> str:

@@ -48,7 +48,7 @@ from tinyagent.loop_parts import EMPTY_REPLY as NO_ANSWER
 from tinyagent.loop_parts import Reading, text_reading
 from tinyagent.number_checks import check_whole
 from tinyagent.parser import ParsedStep
-from tinyagent.tools import Action
+from tinyagent.tools import Action, without_fence
 
 THOUGHT, ACTION, ACTION_INPUT, FINAL_ANSWER, OBSERVATION = (
     "Thought", "Action", "Action Input", "Final Answer", "Observation",
@@ -117,9 +117,6 @@ INLINE_INPUT = re.compile(rf"(?<!\w)[Aa]ction(?:{_SPACE}|_)?[Ii]nput{_SPACE}*[:�
 INLINE_FINAL = re.compile(rf"(?<!\w)Final(?:{_SPACE}|_)?Answer{_SPACE}*[:：][ \t]*(?P<answer>.*)", re.DOTALL)
 ANY_INLINE_KEY = re.compile(rf"(?<!\w)(?:Thought|Action|Action{_SPACE}Input|Final{_SPACE}Answer|Observation)"
                             rf"{_SPACE}*[:：]")
-# The body's spaces and line end before the closing fence are stripped by the callers: "\n?[ \t]*```" here was
-# tried again at every position of a run of spaces (80,000 characters with no closing fence: 9 s).
-FENCED = re.compile(r"```[\w+.-]*[ \t]*\n?(?P<body>.*?)```", re.DOTALL)
 NAME_PREFIX = re.compile(r"^(?:tool[ _]?name|tool|function|name)[ \t]*[=:：][ \t]*", re.IGNORECASE)
 CALL = re.compile(r"(?P<name>[\w.-]+)(?:[ \t]*\[(?P<square>.*)\]|[(（](?P<round>.*)[)）])", re.DOTALL)
 FIRST_WORD = re.compile(rf"[{_QUOTES}]*(?P<name>[^\s{_QUOTES},;:：，。、()（）\[\]#]+)[{_QUOTES}]*(?P<rest>.*)", re.DOTALL)
@@ -330,15 +327,15 @@ def _split_at_observation(sections: list[_Section], found: _Found) -> tuple[list
 def _unfence(text: str, found: _Found) -> str:
     """The text without a ``` fence (or a pair of backticks) around it."""
     stripped = text.strip()
-    whole = FENCED.fullmatch(stripped)
-    if whole is not None:
-        found.repaired(FENCE)
-        return whole["body"].strip()
-    # A lone fence, opening or closing: the reply was cut, or its other half is on the key's line. A text that
-    # holds a second fence ends in a code block of its own ("Run this:\n```\npip install x\n```"): kept.
-    if stripped.startswith("```") and stripped.count("```") == 1:  # an opening fence that never closes
-        found.repaired(FENCE)
-        stripped = stripped.partition("\n")[2].strip()
+    # A fence around the whole value, or an opening one that never closes (the reply was cut): lesson 01's
+    # without_fence, which the shop's tools read their input with too. A text that holds a second fence after an
+    # unclosed one ends in a code block of its own ("```\nx\nRun this:\n```\npip install x"): kept.
+    if stripped.startswith("```") and (stripped.endswith("```") or stripped.count("```") == 1):
+        inside = without_fence(stripped)
+        if inside != stripped:
+            found.repaired(FENCE)
+            return inside
+    # A lone closing fence: the reply was wrapped whole, its opening fence on the key's line.
     if stripped.endswith("```") and stripped.count("```") == 1:  # the closing fence of a reply wrapped whole
         found.repaired(FENCE)
         stripped = stripped[:-3].strip()

@@ -22,7 +22,7 @@ from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.safe_text import holds_surrogate
 from tinyagent.shop.database import MAX_QUERY_CHARS, Shop, checked_limit, reason_too_long
 from tinyagent.shop.shop_errors import ShopError
-from tinyagent.tools import Tool
+from tinyagent.tools import Tool, without_fence
 
 REFUND_MESSAGE = "退款申请已提交，预计 1-3 个工作日到账"
 REFUND_INPUT_EXAMPLE = '{"orderId": "88231", "reason": "质量问题：扫地机不回充"}'
@@ -40,18 +40,7 @@ def to_json(value: object) -> str:
 
 def _unwrap(text: str) -> str:
     """Strip whitespace, a Markdown code fence and surrounding quotes: what models wrap values in."""
-    return _without_fence(text).strip("\"'“”‘’`").strip()
-
-
-def _without_fence(text: str) -> str:
-    """The text stripped, without a ```lang fence around it. (By hand: a regex's "\\s*```$" was tried at every
-    position of a run of spaces, and 100,000 of them took 14 s before the query's length was even checked.)"""
-    text = text.strip()
-    if text.startswith("```"):
-        text = re.sub(r"^```[A-Za-z]*", "", text).strip()
-        if text.endswith("```"):
-            text = text[:-3].strip()
-    return text
+    return without_fence(text).strip("\"'“”‘’`").strip()
 
 
 def _shorten(text: str, limit: int = 200) -> str:
@@ -290,7 +279,7 @@ def _keys_once(pairs: list[tuple[str, object]]) -> dict:
 
 def _unwrap_json(text: str) -> str:
     # Unlike _unwrap, quotes are kept: they belong to the JSON.
-    return _without_fence(text)
+    return without_fence(text)
 
 
 class SearchKnowledgeTool(Tool):

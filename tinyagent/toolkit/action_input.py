@@ -25,24 +25,18 @@ JSON, plain text for a tool that needs several fields) comes back as a `Problem`
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
 from tinyagent.chat_result import no_json_constant
 from tinyagent.toolkit.validation import Problem, describe_schema
-
-_LANGUAGE = re.compile(r"[\w-]*[ \t]*")  # the first line of a fence: ```json
+from tinyagent.tools import without_fence
 
 
 def unwrap(text: str) -> str:
-    """The text without surrounding whitespace, a Markdown code fence (```json ... ```) or backticks.
-    (Read by hand, not by one regex: a fence that never closed, followed by spaces, took one cubic time.)"""
-    text = (text or "").strip()
-    if len(text) >= 6 and text.startswith("```") and text.endswith("```"):
-        body = text[3:-3]
-        first, newline, rest = body.partition("\n")
-        return (rest if newline and _LANGUAGE.fullmatch(first) else body).strip()
+    """The text without surrounding whitespace, a Markdown code fence (```json ... ```: lesson 01's
+    `without_fence`, which the shop's tools read with too) or a pair of backticks."""
+    text = without_fence(text or "")
     if len(text) >= 2 and text[0] == text[-1] == "`" and "`" not in text[1:-1]:
         return text[1:-1].strip()
     return text
