@@ -2737,8 +2737,9 @@ def test_14_cut_stream():
     fails(check_cut_stream, never_releases, says="what was held back must come out when the stream ends")
     fails(check_cut_stream, first_stop_only, says="every stop string counts")
 
-    def cut_with(find, hold=None, window=lambda stop: max(len(s) for s in stop)):
-        """The solution with its search for a stop string (what it holds, how far back it looks) swapped."""
+    def cut_with(find, hold=None, window=lambda stop: max(len(s) for s in stop), floor=0):
+        """The solution with its search for a stop string (what it holds, how far back it looks, from where at the
+        earliest) swapped."""
         def cutter(pieces, stop):
             held = ""
             for piece in pieces:
@@ -2748,7 +2749,7 @@ def test_14_cut_stream():
                     yield text[:at]
                     return
                 keep = len(text)
-                for i in range(max(len(text) - window(stop) + 1, 0), len(text)):
+                for i in range(max(len(text) - window(stop) + 1, floor), len(text)):
                     if any(s.startswith(text[i:]) for s in stop):
                         keep = i
                         break
@@ -2797,6 +2798,12 @@ def test_14_cut_stream():
     spaces_stripped = cut_with(lambda text, stop: None if (at := earliest(text, stop)) is None
                                else len(text[:at].rstrip(" \t")))
     fails(check_cut_stream, spaces_stripped, says="kept as it is, spaces at its end too")
+
+    # the search for what to hold back starts at -1 when the text is shorter than the longest stop string: the last
+    # character alone is tried first, so of "Done.\n\n" only one "\n" is held, and "\n\nObservation:" gets through
+    last_character_first = cut_with(earliest, floor=-1)
+    fails(check_cut_stream, last_character_first,
+          says="stop=['\\n\\nUser:']\nexpected '好的。', got '好的。\\n\\nUser: 还有别的吗？' — a stop string split")
 
 
 def read_chunks(chunks):  # the solution of exercise 2
@@ -3910,6 +3917,9 @@ def test_17_plan_parser():
     step_line = r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$"
     fails(check_plan_parser, _plan_parser(step_line, tidy=lambda step: step), says="without the spaces around it")
     fails(check_plan_parser, _plan_parser(step_line, tidy=str.lstrip), says="without the spaces around it")
+    # the number made optional: a note starting with `.` or `)` ("...", ") and its parcel") read as a step
+    fails(check_plan_parser, _plan_parser(r"^\s*(?:\*\*)?(\d*)[.)](?:\*\*)?\s*(.*)$"),
+          says="lines that are not numbered are ignored")
 
     def empty_list_instead_of_error(text):
         try:
@@ -4136,10 +4146,11 @@ def test_17_wrong_answers_by_kind():
 # -- 19 ---------------------------------------------------------------------------------------------
 def read_events_with(names_it=lambda line, data: line.startswith("event:"),
                      name_in=lambda line: line[len("event:"):].strip(),
-                     data_in=lambda line: line[len("data:"):].removeprefix(" ")):
+                     data_in=lambda line: line[len("data:"):].removeprefix(" "),
+                     is_data=lambda line: line.startswith("data:")):
     """The solution of 19's exercise 1 (notebooks/solutions/19_serving.ipynb), with each piece a wrong answer swaps
-    given: which line names its block (names_it(line, the block's data so far)), and how the name and the data are
-    read off their lines."""
+    given: which line names its block (names_it(line, the block's data so far)), which line is data (is_data), and
+    how the name and the data are read off their lines."""
     def read_events(text):
         events = []
         for block in text.replace("\r\n", "\n").split("\n\n"):
@@ -4149,7 +4160,7 @@ def read_events_with(names_it=lambda line, data: line.startswith("event:"),
                     continue
                 if names_it(line, data):
                     name = name_in(line)
-                elif line.startswith("data:"):
+                elif is_data(line):
                     data.append(data_in(line))
             if data:
                 events.append((name, "\n".join(data)))
@@ -4169,6 +4180,12 @@ def test_19_sse_reader():
                 for block in text.strip("\n").split("\n\n")]
 
     fails(check_sse_reader, one_pair_per_block, says="raised IndexError")
+
+    # the field names looked for without their colons: eventId: 7 names the block "d: 7", datatype: json is data
+    fails(check_sse_reader, read_events_with(names_it=lambda line, data: line.startswith("event")),
+          says="a line of any other field is skipped")
+    fails(check_sse_reader, read_events_with(is_data=lambda line: line.startswith("data")),
+          says="eventId:, datatype: and retry: lines are skipped")
 
     def last_data_line_only(text):
         events = []

@@ -199,6 +199,10 @@ def _texts_in_pieces(rng: random.Random) -> Iterator[tuple]:
         text = f"{head}\n{base} {rng.choice(('x', '已签收', '{}'))}"
         cut = len(head) + 1 + rng.randint(1, len(base) - 1)
         yield ([text[:cut], text[cut:]], stop, "text")
+    # a stop string whose first characters repeat, the text so far shorter than it: hold back all that could start
+    # it ("\n\n"), not only its last character, or the stop string gets through whole
+    yield (["Done.\n\n", "Observation: x"], ["\n\nObservation:"], "text")
+    yield (["好的。\n\n", "User: 还有别的吗？"], ["\n\nUser:"], "text")
 
 
 def _pieces_safe_to_show(rng: random.Random) -> Iterator[tuple]:

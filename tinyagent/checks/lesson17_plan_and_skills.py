@@ -87,6 +87,9 @@ def _plans_with_notes(rng: random.Random) -> Iterator[tuple]:
     yield ("1、查询订单 88231\n2. 查询物流\n3. 回复顾客",)
     yield ("1. 查询订单 88231\n2）查询物流\n3. 回复顾客",)  # full-width marks are not `.` or `)`
     yield ("1。查询订单 88231\n2. 查询物流\n3. 回复顾客",)
+    # A line that starts with `.` or `)` but no number is a note too.
+    yield ("1. 查询订单 88231\n...\n2. 查询售后政策",)
+    yield ("1. Look up order 88231\n) and its parcel, if it has one\n2. Answer the customer",)
 
 
 _BOLD_LINE = re.compile(r"(?m)^\*\*\d+[.)] .*\*\*$")
@@ -104,6 +107,7 @@ def _texts_without_steps(rng: random.Random) -> Iterator[tuple]:
     yield ("",)
     yield ("I will look both orders up and then answer.",)
     yield ("先查订单 88231，再查物流。\n然后回复顾客。",)
+    yield ("...\n) 注意：先核对订单号",)  # `.` and `)` without a number before them
     yield ("Step one: look up the order.\n- then track it",)
     yield ("\u200b\n  \n🙂",)
     for _ in range(4):

@@ -309,6 +309,22 @@ def _no_blank_line_at_the_end(rng: random.Random) -> Iterator[tuple]:
     yield ('data: {"n": 1}\n\ndata: {"n": 2}',)
 
 
+def _other_fields(rng: random.Random) -> Iterator[tuple]:
+    """Lines of other fields, some whose names begin with event or data: none is an event: or data: line."""
+    yield ('retry: 3000\n\nevent: start\ndata: {"session_id": "s1"}\n\n',)
+    yield ('event: reply_delta\neventId: 7\ndata: {"text": "hi"}\n\n',)
+    yield ('event: end\ndata: {"answer": "ok"}\ndatatype: json\n\n',)
+    yield ('events: 2\ndata: {"n": 1}\n\ndata_source: shop\nevent: end\ndata: {"n": 2}\n\n',)
+
+
+def _another_field_read(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where the answer took another field's line for an event: or data: line, that."""
+    if isinstance(got, list) and got != expected:
+        return ("A line is an event: or data: line only when it starts with event: or data:, colon and all: "
+                "eventId:, datatype: and retry: lines are skipped.")
+    return _first_difference(args, expected, got)
+
+
 def _last_block_dropped(args: tuple, expected: list, got: list) -> str | None:
     if isinstance(got, list) and len(got) == len(expected) - 1:
         return "The end of the text ends the last block too: it is an event even with no blank line after it."
@@ -336,6 +352,8 @@ SSE_RULES = (
          _first_difference),
     Rule("the end of the text ends the last block too, with no blank line after it", _no_blank_line_at_the_end,
          _last_block_dropped),
+    Rule("a line of any other field is skipped (retry:, eventId:, datatype:): only event:, data: and id: lines count",
+         _other_fields, _another_field_read),
 )
 
 
