@@ -1082,6 +1082,23 @@ def test_07_typed_logistics_tool():
 
     fails(check_typed_logistics_tool, hard_coded, says="got SF1234567890: 3 traces")
 
+    for example in ("sf1234567890", "SF 1234567890", "the tracking number"):  # a model would copy it as written
+        @typed_tool(name="queryLogistics")
+        def badly_shown(tracking_no: str, latest_only: bool = False) -> dict:
+            """Track a parcel.
+
+            Args:
+                tracking_no: the tracking number, e.g. SF1234567890 (replaced below)
+                latest_only: only the newest event
+            """
+            parcel = SHOP_07.get_logistics(tracking_no)
+            if parcel is None:
+                return {"error": f"运单不存在：{tracking_no}"}
+            return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
+
+        badly_shown.parameters["properties"]["tracking_no"]["examples"] = [example]
+        fails(check_typed_logistics_tool, badly_shown, says="write one as the shop writes its numbers")
+
 
 def test_07_error_fields():
     solution = [None, "address.street", "window", "items[1]", "order_id"]

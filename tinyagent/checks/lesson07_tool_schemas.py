@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -193,8 +194,11 @@ LOGISTICS_RULES = (
 )
 
 
-_SCHEMA = ("named queryLogistics, a required string tracking_no with an example under Args:, an optional boolean "
-           "latest_only (default False), read from the schema")
+# A tracking number as the shop writes them (SF1234567890): what an example must look like for a model to copy it.
+_TRACKING_NO = re.compile(r"[A-Z]+[0-9]+")
+_SCHEMA = ("named queryLogistics, a required string tracking_no with an example under Args: written as the shop "
+           "writes its numbers (capitals, then digits), an optional boolean latest_only (default False), read from "
+           "the schema")
 
 
 @grades("Exercise 1", spec=Spec(LOGISTICS_RULES, extra=(_SCHEMA,)))
@@ -220,6 +224,9 @@ def check_typed_logistics_tool(track_parcel: Any) -> None:
     if not number.get("examples"):
         _fail(exercise, "describe tracking_no in the docstring, with an example the model can copy: under `Args:`, "
                         "`tracking_no: the tracking number from queryOrder, e.g. SF1234567890`")
+    if not any(isinstance(example, str) and _TRACKING_NO.fullmatch(example) for example in number["examples"]):
+        _fail(exercise, f"tracking_no's example is {shown(number['examples'][0])}: a model copies it as written, so "
+                        "write one as the shop writes its numbers, capitals then digits (e.g. SF1234567890)")
     if latest.get("type") != "boolean":
         _fail(exercise, f"latest_only should be a boolean (`latest_only: bool = False`); its schema is {latest}")
     if "latest_only" in params.get("required", ()) or latest.get("default") is not False:
