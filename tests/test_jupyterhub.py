@@ -3,7 +3,9 @@
 One hub for the module (tests/hub_server.py): two learners sign in through the hub's login form with the
 class password, each asks for a token of their own and starts their server with it; lesson 06 runs in a kernel of each, over the Jupyter server API (a websocket, as JupyterLab
 does), against the classroom model the hub manages and routes to. Then learner A tries learner B's server,
-and a third learner signs in through the hub's login page in Chromium and runs lesson 00.
+a process of B's account takes a third learner's port once her server has stopped (the proxy, talking TLS
+inside the hub, refuses it), and a fourth learner signs in through the hub's login page in Chromium and runs
+lesson 00.
 
 Node.js runs the hub's proxy: where it is missing these tests are skipped, except in CI (the CI environment
 variable set), where they fail. The browser test follows the browser tests' rule for Chromium.
@@ -11,14 +13,17 @@ variable set), where they fail. The browser test follows the browser tests' rule
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import pwd
 import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -200,6 +205,8 @@ def test_from_a_learners_kernel_other_learners_files_and_the_hubs_state_cannot_b
         "class password": hub.state / "class-password",
         "cookie secret": hub.state / "cookie_secret",
         "hub database": hub.state / "jupyterhub.sqlite",
+        "bob's server key": Path(learner_servers(hub, "bob")[0].environ()["JUPYTERHUB_SSL_KEYFILE"]),
+        "the hub's CA key for servers": hub.state / "internal-ssl" / "notebooks-ca" / "notebooks-ca.key",
         "her own lesson": hub.home("ada") / "notebooks" / "00_welcome.ipynb",
     }
     probe = (
@@ -294,6 +301,105 @@ def test_a_learner_cannot_reach_another_learners_server(hub):
         bobs.close()
 
 
+# -- internal_ssl: the proxy talks to a learner's server only if it shows the certificate made for it ----------
+def test_each_learners_server_speaks_tls_on_an_address_of_its_own_with_a_key_only_she_can_read(hub):
+    from cryptography import x509
+
+    addresses = set()
+    for name in LEARNERS:
+        (server,) = learner_servers(hub, name)
+        env = server.environ()
+        told = urlparse(env["JUPYTERHUB_SERVICE_URL"])  # https://127.1.0.N:PORT/user/NAME/
+        assert told.scheme == "https", told
+        assert ipaddress.ip_address(told.hostname).is_loopback and told.hostname != "127.0.0.1", told
+        addresses.add(told.hostname)
+        # Her certificate names her server's address and nothing else: no 127.0.0.1, no localhost, which every
+        # learner's certificate would name and so pass for hers.
+        cert = x509.load_pem_x509_certificate(Path(env["JUPYTERHUB_SSL_CERTFILE"]).read_bytes())
+        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        assert [str(ip) for ip in names.get_values_for_type(x509.IPAddress)] == [told.hostname]
+        assert names.get_values_for_type(x509.DNSName) == []
+        # Her copy of her key, certificate and the CAs her server trusts: hers alone, in her home.
+        account = pwd.getpwnam(hub.account(name))
+        copies = [Path(env[f"JUPYTERHUB_SSL_{kind}"]) for kind in ("KEYFILE", "CERTFILE", "CLIENT_CA")]
+        folder = copies[0].parent
+        assert folder.parent == hub.home(name)
+        for path, mode in [(folder, 0o700)] + [(copy, 0o600) for copy in copies]:
+            assert (path.stat().st_uid, stat.S_IMODE(path.stat().st_mode)) == (account.pw_uid, mode), path
+    assert len(addresses) == len(LEARNERS)
+    # The CAs' keys and every certificate: in the hub's state (root's only, 0700), past which no other account can
+    # go, whatever modes certipy gives the folders inside (0755).
+    assert (hub.state / "internal-ssl" / "notebooks-ca" / "notebooks-ca.key").exists()
+    state = hub.state.stat()
+    assert (state.st_uid, stat.S_IMODE(state.st_mode)) == (0, 0o700)
+
+
+# Another learner's code, listening where a learner's server listened, with the one certificate it can read: its
+# own learner's server's. It says what reaches it: each connection, then the request line or why TLS failed.
+IMPOSTOR = """\
+import socket, ssl, sys
+host, port, cert, key = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(cert, key)
+listener = socket.create_server((host, port))
+print("listening", flush=True)
+while True:
+    connection, _ = listener.accept()
+    print("connection", flush=True)
+    try:
+        with context.wrap_socket(connection, server_side=True) as tls:
+            print("request", tls.recv(65536).split(b"\\r\\n")[0].decode("latin-1"), flush=True)
+            tls.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 8\\r\\nConnection: close\\r\\n\\r\\nimpostor")
+    except OSError as exc:  # ssl.SSLError: the other side would not take this certificate
+        print("refused", exc, flush=True)
+"""
+
+
+def test_an_impostor_on_a_learners_port_gets_none_of_her_requests_and_her_own_server_works(hub):
+    # A learner's server that stops (killed here) frees its port while the proxy still routes her requests there:
+    # the hub notices at its next poll, up to 30 s later. bob's code binds her address and port at once, with his
+    # own server's certificate. Over plain HTTP the proxy handed such a process her requests, her token with them;
+    # with internal_ssl it asks for the certificate made for her server's address, and bob's names his.
+    import psutil
+    import requests
+
+    assert hub.sign_in("dan") == 302
+    hub.start_servers(["dan"])
+    hub.wait_until_ready(["dan"])
+    dans = {"Authorization": f"token {hub.tokens['dan']}"}
+    (server,) = learner_servers(hub, "dan")
+    told = urlparse(server.environ()["JUPYTERHUB_SERVICE_URL"])
+    (bobs_server,) = learner_servers(hub, "bob")
+    bobs = bobs_server.environ()
+    bob = pwd.getpwnam(hub.account("bob"))
+    server.kill()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(
+            c.laddr.port == told.port and c.status == "LISTEN" for c in psutil.net_connections(kind="tcp")):
+        time.sleep(0.01)  # until his server's socket is closed
+    impostor = subprocess.Popen(
+        [bobs_server.cmdline()[0], "-c", IMPOSTOR, told.hostname, str(told.port),
+         bobs["JUPYTERHUB_SSL_CERTFILE"], bobs["JUPYTERHUB_SSL_KEYFILE"]],
+        user=bob.pw_uid, group=bob.pw_gid, extra_groups=[], cwd=bob.pw_dir, env={"PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert impostor.stdout.readline() == "listening\n"
+        answer = requests.get(f"{hub.url}/user/dan/api/contents/notebooks", headers=dans, timeout=60,
+                              allow_redirects=False)
+    finally:
+        impostor.kill()
+        said = impostor.communicate(timeout=30)[0].splitlines()
+    assert "connection" in said, said  # the proxy did go to dan's address and port ...
+    assert not any(line.startswith("request") for line in said), said  # ... and sent nothing past TLS
+    assert answer.status_code >= 500 and "impostor" not in answer.text, (answer.status_code, answer.text[:200])
+
+    hub.api("DELETE", "/users/dan/server")  # the hub finds his server gone, and takes its route away
+    hub.start_servers(["dan"])
+    hub.wait_until_ready(["dan"])
+    own = requests.get(f"{hub.url}/user/dan/api/contents/notebooks", headers=dans, timeout=60)
+    assert own.status_code == 200 and "00_welcome.ipynb" in {item["name"] for item in own.json()["content"]}
+
+
 # -- the hub's own checks at start, each with a hub of its own ----------------------------------------------
 def test_a_learners_runtime_other_accounts_cannot_use_stops_the_hub_with_one_line():
     if MISSING:
@@ -329,6 +435,9 @@ def test_the_one_account_trial_says_what_it_gives_away_and_does_it():
         assert not any(e.pw_name == trial.account("_classroom") for e in pwd.getpwall())
         (port,) = learner_server_ports(trial, "solo")  # OneAccountSpawner, a port of its own
         assert QUIET_PORTS_FROM <= port < ephemeral_start()
+        (server,) = learner_servers(trial, "solo")  # and TLS on an address of its own, as with accounts
+        told = urlparse(server.environ()["JUPYTERHUB_SERVICE_URL"])
+        assert (told.scheme, told.port) == ("https", port) and told.hostname.startswith("127.1."), told
         assert not any(e.pw_name == trial.account("solo") for e in pwd.getpwall())
 
 

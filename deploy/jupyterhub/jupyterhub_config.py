@@ -19,6 +19,8 @@
 #                       learner's account is ever this one
 #   jupyter-NAME        learner NAME's server, kernels and terminals (section 4)
 # With TINYAGENT_HUB_ONE_ACCOUNT=1 all of them run as the account that started the hub.
+# The hub, its proxy and each learner's server talk TLS (section 1): the certificate authorities and their keys in
+# STATE/internal-ssl (root's), each learner's server's key in a copy in her home (hers).
 #
 # Settings come from the environment, so the same file serves the make target, the tests and a teacher:
 #   TINYAGENT_HUB_IP      address to listen on (default 127.0.0.1)
@@ -72,8 +74,17 @@ STATE.chmod(0o700)  # the passwords, the cookie secret and the database: the hub
 
 # -- 1. where it listens, where it keeps its state -------------------------------------------------
 c.JupyterHub.bind_url = f"http://[{IP}]:{PORT}" if ":" in IP else f"http://{IP}:{PORT}"
-c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{HUB_API_PORT}"
-c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{PROXY_API_PORT}"
+# Inside the machine, everything the hub starts talks TLS with certificates the hub's own CAs make (internal_ssl):
+# the hub's API, the proxy's API, and each learner's server, which the proxy and the hub reach only if it shows
+# the certificate made for it. Without it, another learner's code that bound a learner's port before her server
+# did (or after it stopped) got her requests through the proxy, her token and her cookies with them. Each
+# learner's server gets an address of its own and a certificate that names it alone
+# (learner_accounts.OwnAddressSpawner, section 4). The CAs, their keys and every certificate live in
+# STATE/internal-ssl, root's only; each learner's server reads a copy of its own key in her home (section 4).
+c.JupyterHub.internal_ssl = True
+c.JupyterHub.internal_certs_location = str(STATE / "internal-ssl")  # its folders are 0755, inside STATE's 0700
+c.JupyterHub.hub_bind_url = f"https://127.0.0.1:{HUB_API_PORT}"
+c.ConfigurableHTTPProxy.api_url = f"https://127.0.0.1:{PROXY_API_PORT}"
 c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(STATE / "cookie_secret")
 c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
@@ -142,6 +153,11 @@ else:
 # Python (RUNTIME: the course's .venv may sit under /root) from "/". It keeps nothing on disk, and talks to
 # the hub's API with the token the hub puts in its environment. On one account (section 4) it runs as the
 # hub's account, with the hub's Python, as everything else does there.
+#
+# The hub's own API takes only TLS with a certificate of the hub's (section 1), and the service's copy would sit
+# in STATE, where its account cannot go: so it asks the hub about tokens through the proxy's page, as learners'
+# browsers reach the hub, and the proxy passes that on over TLS. The proxy reaches the service over plain HTTP on
+# 127.0.0.1: the service binds its port once, when the hub starts, before any learner's code runs.
 CLASSROOM_ACCOUNT = service_account_name(PREFIX, "classroom")
 CLASSROOM_ARGS = ["-m", "tinyagent", "classroom", "--hub-auth",
                   "--host", "127.0.0.1", "--port", str(MODEL_PORT), "--base-path", "/services/classroom"]
@@ -156,6 +172,10 @@ c.JupyterHub.services = [
         **CLASSROOM_RUNS,
         "url": f"http://127.0.0.1:{MODEL_PORT}",
         "display": False,  # an API for the notebooks, not a page for the hub's home menu
+        "environment": {
+            "JUPYTERHUB_API_URL": f"http://{HERE_ADDRESS}:{PORT}/hub/api",
+            "JUPYTERHUB_SSL_KEYFILE": "", "JUPYTERHUB_SSL_CERTFILE": "", "JUPYTERHUB_SSL_CLIENT_CA": "",
+        },
     }
 ]
 CLASSROOM_URL = f"http://{HERE_ADDRESS}:{PORT}/services/classroom/v1/chat/completions"

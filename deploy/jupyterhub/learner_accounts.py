@@ -16,7 +16,10 @@ the server starts: not in the shared /tmp, where another learner could make a pa
 `/tmp/ipykernel_<pid>/`, jupyter_server's `/tmp/jupyter_checkpoints/`) and read or replace what she writes there.
 
 Each learner's server listens on a port of its own that no other learner's server was told (OwnPortSpawner,
-which the trial on one account uses too).
+which the trial on one account uses too), on a loopback address of its own, with a certificate the hub's CA made
+for that address alone (OwnAddressSpawner): the hub and its proxy talk to it over TLS (internal_ssl) and check that
+certificate, so another account that binds her port first is refused, and her key is in a copy only her account
+can read.
 
 The hub's own services run as system accounts of their own (`service_account`), made with the same useradd, so
 that a learner who reaches a service over loopback never reaches a root process.
@@ -25,10 +28,13 @@ that a learner who reaches a service over loopback never reaches a root process.
 from __future__ import annotations
 
 import asyncio
+import io
+import ipaddress
 import os
 import pwd
 import stat
 import subprocess
+import tarfile
 from pathlib import Path
 from typing import ClassVar
 
@@ -61,12 +67,45 @@ class OwnPortSpawner(LocalProcessSpawner):
         return await super().start()
 
 
-class OneAccountSpawner(OwnPortSpawner, SimpleLocalProcessSpawner):
+class OwnAddressSpawner(OwnPortSpawner):
+    """OwnPortSpawner whose servers each get, with the hub's internal_ssl, a loopback address of their own and a
+    certificate for that address alone.
+
+    Another account can bind a learner's port in the seconds between the hub's choice and her server's bind, or
+    after her server stopped, while its route stays until the hub's next poll (30 s); over plain HTTP the hub
+    took such an impostor for her server and its proxy sent her requests to it, her token with them. With
+    internal_ssl the proxy talks to her server over TLS and checks its certificate, but JupyterHub signs every
+    learner's certificate with one CA ("notebooks-ca") and names 127.0.0.1 in each: bob's server's certificate,
+    which bob can read, would pass for ada's. So each server listens on an address of its own from 127.0.0.0/8
+    (learner_address: every one of them is this machine's loopback), and her certificate names that address only.
+    """
+
+    async def create_certs(self):
+        self.ip = learner_address(self.user.id)
+        self.ssl_alt_names = [f"IP:{self.ip}"]
+        self.ssl_alt_names_include_local = False  # no 127.0.0.1, no localhost: those would be everyone's
+        return await super().create_certs()
+
+
+def learner_address(user_id: int) -> str:
+    """The loopback address of the hub's user number `user_id` (from 1): 127.1.0.1, 127.1.0.2, ... 127.255.255.255.
+    Never 127.0.0.1, where the hub, its proxy and its services listen."""
+    if not 1 <= user_id <= int(LAST_LEARNER_ADDRESS) - int(FIRST_LEARNER_ADDRESS):
+        raise ValueError(f"no loopback address of its own for user number {user_id}")
+    return str(FIRST_LEARNER_ADDRESS + user_id)
+
+
+FIRST_LEARNER_ADDRESS = ipaddress.IPv4Address("127.1.0.0")
+LAST_LEARNER_ADDRESS = ipaddress.IPv4Address("127.255.255.255")
+
+
+class OneAccountSpawner(OwnAddressSpawner, SimpleLocalProcessSpawner):
     """The trial on one account (TINYAGENT_HUB_ONE_ACCOUNT=1): every server as the hub's own account, each in a
-    folder of its own (SimpleLocalProcessSpawner), on a port of its own."""
+    folder of its own (SimpleLocalProcessSpawner), on a port and an address of its own. Its certificates stay in
+    the hub's folder (SimpleLocalProcessSpawner.move_certs), which every server there can read anyway."""
 
 
-class LearnerAccountSpawner(OwnPortSpawner):
+class LearnerAccountSpawner(OwnAddressSpawner):
     """LocalProcessSpawner, with the learner's account made on first start and their lessons copied."""
 
     account_prefix = Unicode("jupyter-", config=True, help="system account name = prefix + hub user name")
@@ -99,6 +138,27 @@ class LearnerAccountSpawner(OwnPortSpawner):
         # kernel died with "Address already in use" five restarts running and its websocket closed;
         # and a TCP port is open to every account on the machine.
         return [*super().get_args(), "--KernelManager.transport=ipc"]
+
+    async def move_certs(self, paths: dict[str, str]) -> dict[str, str]:
+        """Her copy of her server's key, its certificate and the CAs it trusts, in ~/.jupyterhub-certs (0700, files
+        0600), for JupyterHub's internal_ssl. The hub keeps the originals in its own folder, root's only. Written by
+        her own account (tar reading what the hub hands it), like her lessons: a link she planted can only lead her
+        own account somewhere, never root. The hub calls this before start(), so her account may be new here."""
+        entry = await self._ensure_account()
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            folder = tarfile.TarInfo(CERTS_FOLDER)
+            folder.type, folder.mode = tarfile.DIRTYPE, 0o700
+            tar.addfile(folder)
+            for path in paths.values():
+                data = Path(path).read_bytes()
+                member = tarfile.TarInfo(f"{CERTS_FOLDER}/{Path(path).name}")
+                member.mode, member.size = 0o600, len(data)
+                tar.addfile(member, io.BytesIO(data))
+        await self._run("tar", "--extract", "--no-same-owner", "--file=-", f"--directory={entry.pw_dir}",
+                        input=archive.getvalue(), user=entry.pw_uid, group=entry.pw_gid, extra_groups=[],
+                        cwd=entry.pw_dir, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+        return {kind: f"{entry.pw_dir}/{CERTS_FOLDER}/{Path(path).name}" for kind, path in paths.items()}
 
     async def start(self):
         entry = await self._ensure_account()
@@ -138,15 +198,20 @@ class LearnerAccountSpawner(OwnPortSpawner):
                         user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], cwd=entry.pw_dir,
                         env={"PATH": "/usr/bin:/bin", "HOME": entry.pw_dir, "LANG": "C.UTF-8"})
 
-    async def _run(self, *command: str, **options) -> None:
+    async def _run(self, *command: str, input: bytes | None = None, **options) -> None:
         process = await asyncio.create_subprocess_exec(
-            *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, **options)
-        output, _ = await process.communicate()
+            *command, stdin=asyncio.subprocess.PIPE if input is not None else None,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, **options)
+        output, _ = await process.communicate(input)
         text = output.decode(errors="replace").strip()
         if process.returncode != 0:
             raise RuntimeError(f"{command[0]} for {self.user.name} failed ({process.returncode}): {text}")
         if text:
             self.log.info("%s: %s", self.user.name, text)
+
+
+# Her copy of her server's certificate and key (LearnerAccountSpawner.move_certs), in her home.
+CERTS_FOLDER = ".jupyterhub-certs"
 
 
 def private_tmp(entry: pwd.struct_passwd) -> str:
