@@ -6188,12 +6188,13 @@ def _label_cut(text):
 
 
 def _observations_in_with(text_of=_text_of, strip=True, cut=_label_cut, line_cut=_label_cut, user_reader=None,
-                          prompt_reader=None, first_line=True):
+                          prompt_reader=None, first_line=True, label="Observation:", question="Question:"):
     """The solution of 20's exercise 1 (notebooks/solutions/20_frameworks.ipynb), with each piece a wrong answer swaps
     given: how a message's text is read (`text_of`), stripped or not before the label is looked for, how the label
     comes off a user message (`cut`) and off the whole prompt's lines (`line_cut`); or, given `user_reader(text)` or
     `prompt_reader(scratchpad)`, the results they find there; `first_line=False` looks for the last Question: line
-    only after a newline, missing a prompt that starts with it."""
+    only after a newline, missing a prompt that starts with it; `label` and `question`: what a result's line and the
+    question's line are found by (their colons left out: "Observations ..." and "Questions ..." taken for them)."""
     def observations_in(body):
         found = []
         for item in body.get("messages", body.get("input", [])):
@@ -6204,12 +6205,12 @@ def _observations_in_with(text_of=_text_of, strip=True, cut=_label_cut, line_cut
             text = text.strip() if strip else text
             if item.get("role") == "tool":
                 found.append(text.strip())
-            elif item.get("role") == "user" and text.startswith("Observation:"):
+            elif item.get("role") == "user" and text.startswith(label):
                 found += [one.strip() for one in user_reader(text)] if user_reader else [cut(text).strip()]
-            elif item.get("role") == "user" and "\nQuestion:" in ("\n" + text if first_line else text):
-                scratchpad = ("\n" + text if first_line else text).rsplit("\nQuestion:", 1)[1]
+            elif item.get("role") == "user" and "\n" + question in ("\n" + text if first_line else text):
+                scratchpad = ("\n" + text if first_line else text).rsplit("\n" + question, 1)[1]
                 found += [one.strip() for one in prompt_reader(scratchpad)] if prompt_reader else [
-                    line_cut(line).strip() for line in scratchpad.splitlines() if line.startswith("Observation:")]
+                    line_cut(line).strip() for line in scratchpad.splitlines() if line.startswith(label)]
         return found
     return observations_in
 
@@ -6347,44 +6348,20 @@ def test_20_observations_in():
     fails(check_observations_in, label_anywhere_in_the_prompt,
           says="It read a line that does not start with Observation: as a result.")
 
-    def labels_without_their_colons(label_word, question_word):
-        """The solution with the labels looked for as words: `label_word` for Observation:, `question_word` for
-        Question:, so a line or message starting "Observations" or "Questions" is taken for one."""
-        def observations_in(body):
-            found = []
-            for item in body.get("messages", body.get("input", [])):
-                if item.get("type") == "function_call_output":
-                    found.append(item["output"])
-                    continue
-                text = _text_of(item.get("content")).strip()
-                if item.get("role") == "tool":
-                    found.append(text)
-                elif item.get("role") == "user" and text.startswith(label_word):
-                    found.append(text[len("Observation:"):].strip())
-                elif item.get("role") == "user" and "\n" + question_word in "\n" + text:
-                    scratchpad = ("\n" + text).rsplit("\n" + question_word, 1)[1]
-                    found += [line[len("Observation:"):].strip() for line in scratchpad.splitlines()
-                              if line.startswith(label_word)]
-            return found
-        return observations_in
-
-    assert passes(check_observations_in, labels_without_their_colons("Observation:", "Question:"))  # the solution
     # a customer's "Observations from me: ..." taken for a result
-    fails(check_observations_in, labels_without_their_colons("Observation", "Question:"),
+    fails(check_observations_in, _observations_in_with(label="Observation"),
           says="begins with Observation: gives all the text after the label")
     # a result's next line "Questions on a return ..." taken for the last Question: line
-    fails(check_observations_in, labels_without_their_colons("Observation:", "Question"),
+    fails(check_observations_in, _observations_in_with(question="Question"),
           says="It took a line not starting with Question: for the last Question: line.")
-    # a result's next line "Observations of damage ..." taken for a result (the user messages read right)
-    label_word_in_the_prompt = labels_without_their_colons("Observation:", "Question:")
 
-    def observations_line_too(body):
+    def observations_line_too(body):  # a result's next line "Observations of damage ..." taken for a result
         messages = body.get("messages", [])
         if len(messages) == 1 and "\nQuestion:" in str(messages[0].get("content")):
             scratchpad = ("\n" + messages[0]["content"]).rsplit("\nQuestion:", 1)[1]
             return [line[len("Observation:"):].strip() for line in scratchpad.splitlines()
                     if line.startswith("Observation")]
-        return label_word_in_the_prompt(body)
+        return _solution_20_observations_in(body)
 
     fails(check_observations_in, observations_line_too,
           says="It read a line that does not start with Observation: as a result.")
