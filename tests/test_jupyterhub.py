@@ -5,7 +5,8 @@ class password, each asks for a token of their own and starts their server with 
 does), against the classroom model the hub manages and routes to. Then learner A tries learner B's server,
 a process of B's account takes a third learner's port once her server has stopped (the proxy, talking TLS
 inside the hub, refuses it), and a fourth learner signs in through the hub's login page in Chromium and runs
-lesson 00.
+lesson 00. Last, the classroom model is killed and a process of B's account takes its address and port until the
+hub starts it again (the proxy, talking TLS to the model too, refuses that as well).
 
 Node.js runs the hub's proxy: where it is missing these tests are skipped, except in CI (the CI environment
 variable set), where they fail. The browser test follows the browser tests' rule for Chromium.
@@ -71,7 +72,7 @@ def test_the_classroom_model_is_a_service_the_hub_routes_to(hub):
     models = requests.get(f"{hub.url}/services/classroom/v1/models", headers=ada, timeout=30).json()
     assert "classroom" in [m["id"] for m in models["data"]]
     service = hub.api("GET", "/services/classroom")
-    assert service["command"][-4:] == ["--port", str(hub.port + 3), "--base-path", "/services/classroom"]
+    assert service["command"][-8:-4] == ["--port", str(hub.port + 3), "--base-path", "/services/classroom"]
 
 
 def test_the_classroom_service_refuses_a_request_without_a_valid_token(hub):
@@ -207,6 +208,7 @@ def test_from_a_learners_kernel_other_learners_files_and_the_hubs_state_cannot_b
         "hub database": hub.state / "jupyterhub.sqlite",
         "bob's server key": Path(learner_servers(hub, "bob")[0].environ()["JUPYTERHUB_SSL_KEYFILE"]),
         "the hub's CA key for servers": hub.state / "internal-ssl" / "notebooks-ca" / "notebooks-ca.key",
+        "the classroom model's key": hub.homes / hub.account("_classroom") / "classroom.key",
         "her own lesson": hub.home("ada") / "notebooks" / "00_welcome.ipynb",
     }
     probe = (
@@ -432,6 +434,7 @@ def test_the_one_account_trial_says_what_it_gives_away_and_does_it():
         assert {p.uids().real for p in trial.processes_of("solo")} == {0}
         # The classroom model runs as the hub's account too, and no account is made for it.
         assert classroom_model_process(trial).uids().real == os.geteuid() and trial.model_answers()
+        assert trial.api("GET", "/services/classroom")["url"] == f"https://127.0.0.2:{trial.port + 3}"  # TLS too
         assert not any(e.pw_name == trial.account("_classroom") for e in pwd.getpwall())
         (port,) = learner_server_ports(trial, "solo")  # OneAccountSpawner, a port of its own
         assert QUIET_PORTS_FROM <= port < ephemeral_start()
@@ -474,19 +477,109 @@ def test_a_learner_signs_in_opens_lesson_00_runs_it_and_sees_the_trace(hub):
 
 
 # -- last: it takes the classroom model away for a while ---------------------------------------------------
-def test_the_hub_restarts_the_classroom_model_when_it_dies(hub):
+# Another learner's code on the classroom model's address and port, with its own learner's certificate or with none
+# (plain HTTP). It says what reaches it: each connection, then the request line if one came, or what came instead.
+MODEL_IMPOSTOR = """\
+import socket, ssl, sys
+host, port, cert, key = sys.argv[1], int(sys.argv[2]), sys.argv[3:4], sys.argv[4:5]
+context = None
+if cert:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert[0], key[0])
+listener = socket.create_server((host, port))
+print("listening", flush=True)
+while True:
+    connection, _ = listener.accept()
+    print("connection", flush=True)
+    try:
+        if context is not None:
+            connection = context.wrap_socket(connection, server_side=True)
+        first = connection.recv(65536)
+        if first[:1].isalpha():  # GET, POST, ...: an HTTP request, a token in its headers
+            print("request", first.split(b"\\r\\n")[0].decode("latin-1"), flush=True)
+        else:  # a TLS ClientHello (0x16), which a plain listener cannot answer
+            print("not http", first[:1].hex(), flush=True)
+        connection.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 8\\r\\nConnection: close\\r\\n\\r\\nimpostor")
+        connection.close()
+    except OSError as exc:  # ssl.SSLError: the other side would not take this certificate
+        print("refused", exc, flush=True)
+"""
+
+
+def test_the_hub_restarts_the_classroom_model_when_it_dies_and_a_learner_on_its_port_meanwhile_gets_nothing(hub):
+    # When the model dies, its port is free until the hub notices (it looks at its services every 30 s) and
+    # starts it again. Over plain HTTP a process of bob's account that bound it got ada's model requests through the
+    # proxy, her token with them. Now the proxy talks TLS to the model's own address (127.0.0.2, no learner's), and
+    # asks for the certificate made for that address: bob's names his server's address, and without one there is no
+    # TLS at all.
+    import psutil
+    import requests
+    from cryptography import x509
+    from learner_accounts import FIRST_LEARNER_ADDRESS, LAST_LEARNER_ADDRESS
+
+    service = urlparse(hub.api("GET", "/services/classroom")["url"])
+    assert service.scheme == "https" and ipaddress.ip_address(service.hostname).is_loopback, service
+    assert service.hostname != "127.0.0.1"
+    assert not FIRST_LEARNER_ADDRESS <= ipaddress.ip_address(service.hostname) <= LAST_LEARNER_ADDRESS
     first = classroom_model_process(hub)
     assert first is not None and hub.model_answers()
     runs_as = first.uids().real
+    # Its key and certificate, a copy in a folder of its account's alone; the certificate names its address only.
+    command = first.cmdline()
+    certfile, keyfile = Path(command[command.index("--certfile") + 1]), Path(command[command.index("--keyfile") + 1])
+    for path, mode in [(keyfile.parent, 0o700), (keyfile, 0o600), (certfile, 0o600)]:
+        assert (path.stat().st_uid, stat.S_IMODE(path.stat().st_mode)) == (runs_as, mode), path
+    names = x509.load_pem_x509_certificate(certfile.read_bytes()).extensions.get_extension_for_class(
+        x509.SubjectAlternativeName).value
+    assert ([str(ip) for ip in names.get_values_for_type(x509.IPAddress)], names.get_values_for_type(x509.DNSName)) \
+        == ([service.hostname], [])
+
+    (bobs_server,) = learner_servers(hub, "bob")
+    bobs = bobs_server.environ()
+    bob = pwd.getpwnam(hub.account("bob"))
+    ada = {"Authorization": f"Bearer {hub.tokens['ada']}"}
     first.kill()
     # The killed process is the hub's child, not ours: it stays a zombie until the hub reaps it,
-    # so the loop below waits for a new pid rather than for the old one to vanish.
-    # The hub looks at its services every 30 s (JupyterHub's poll interval), then starts it again.
+    # so the loops below wait for its socket to close and for a new pid rather than for the old one to vanish.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(
+            c.laddr.port == service.port and c.status == "LISTEN" for c in psutil.net_connections(kind="tcp")):
+        time.sleep(0.01)
+    for certificate in ([bobs["JUPYTERHUB_SSL_CERTFILE"], bobs["JUPYTERHUB_SSL_KEYFILE"]], []):
+        impostor = subprocess.Popen(
+            [bobs_server.cmdline()[0], "-c", MODEL_IMPOSTOR, service.hostname, str(service.port), *certificate],
+            user=bob.pw_uid, group=bob.pw_gid, extra_groups=[], cwd=bob.pw_dir, env={"PATH": "/usr/bin:/bin"},
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            assert impostor.stdout.readline() == "listening\n", "bob's process could not bind the model's port"
+            answer = requests.get(f"{hub.url}/services/classroom/v1/models", headers=ada, timeout=60)
+        finally:
+            impostor.kill()
+            said = impostor.communicate(timeout=30)[0].splitlines()
+        kind = "bob's certificate" if certificate else "no certificate"
+        assert "connection" in said, (kind, said)  # the proxy did go to the model's address and port ...
+        assert not any(line.startswith("request") for line in said), (kind, said)  # ... and sent no request
+        assert answer.status_code >= 500 and "impostor" not in answer.text, (kind, answer.status_code, answer.text)
+
+    # The hub starts the model again, as its own account, and learners' kernels are served as before.
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         again = classroom_model_process(hub)
         if again is not None and again.pid != first.pid and hub.model_answers():
-            assert again.uids().real == runs_as != 0  # restarted as its own account, not root
-            return
+            break
         time.sleep(1)
-    pytest.fail(f"the classroom model was not restarted within 180 s:\n{hub.log_tail()}")
+    else:
+        pytest.fail(f"the classroom model was not restarted within 180 s:\n{hub.log_tail()}")
+    assert again.uids().real == runs_as != 0  # restarted as its own account, not root
+    kernel = Kernel(hub, "ada")
+    run = NotebookRun()
+    try:
+        kernel.execute("import os, json, urllib.request\n"
+                       "ask = urllib.request.Request(os.environ['TINYAGENT_API_URL'], headers={\n"
+                       "    'Authorization': 'Bearer ' + os.environ['TINYAGENT_API_KEY'],\n"
+                       "    'Content-Type': 'application/json'}, data=json.dumps({'model': 'classroom',\n"
+                       "    'messages': [{'role': 'user', 'content': 'hi'}]}).encode())\n"
+                       "print(json.load(urllib.request.urlopen(ask, timeout=60))['object'])\n", run)
+    finally:
+        kernel.close()
+    assert (run.errors, run.stderr, run.text.strip()) == ([], [], "chat.completion"), run

@@ -177,6 +177,9 @@ def _classroom_arguments(room: argparse.ArgumentParser) -> None:
                       "the hub accepts for this service (deploy/jupyterhub/)")
     room.add_argument("--base-path", type=_base_path, default="", help="a prefix a proxy adds to every path, e.g. "
                       "/services/classroom behind JupyterHub (default: none)")
+    room.add_argument("--certfile", metavar="FILE", help="serve HTTPS with this certificate (PEM), with --keyfile "
+                      "(default: plain HTTP)")
+    room.add_argument("--keyfile", metavar="FILE", help="the certificate's private key (PEM, unencrypted)")
 
 
 def _local_model_arguments(local: argparse.ArgumentParser) -> None:
@@ -607,11 +610,16 @@ def _mcp_server(args: argparse.Namespace) -> int:
 
 
 def _classroom(args: argparse.Namespace) -> int:
-    from tinyagent.classroom.server import serve_room
+    from tinyagent.classroom.server import serve_room, tls_context
 
+    if (args.certfile is None) != (args.keyfile is None):
+        print("error: --certfile and --keyfile go together: the certificate and its private key", file=sys.stderr)
+        return 2
     try:
-        serve_room(args.host, args.port, api_key=args.api_key, base_path=args.base_path, hub_auth=args.hub_auth)
-    except TinyAgentError as exc:  # a host or port it cannot listen on
+        tls = tls_context(args.certfile, args.keyfile) if args.certfile is not None else None
+        serve_room(args.host, args.port, api_key=args.api_key, base_path=args.base_path, hub_auth=args.hub_auth,
+                   tls=tls)
+    except TinyAgentError as exc:  # a certificate or key it cannot use, a host or port it cannot listen on
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0

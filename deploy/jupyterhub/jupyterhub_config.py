@@ -16,7 +16,7 @@
 #   root                the hub and its proxy (root, to start each learner's server as their account)
 #   jupyter-_classroom  the classroom model (section 3): a system account of its own, no home, no login shell;
 #                       the account prefix, then `_classroom`: no learner name starts with `_`, so no
-#                       learner's account is ever this one
+#                       learner's account is ever this one. Over TLS on 127.0.0.2, its key in HOMES/jupyter-_classroom
 #   jupyter-NAME        learner NAME's server, kernels and terminals (section 4)
 # With TINYAGENT_HUB_ONE_ACCOUNT=1 all of them run as the account that started the hub.
 # The hub, its proxy and each learner's server talk TLS (section 1): the certificate authorities and their keys in
@@ -25,7 +25,7 @@
 # Settings come from the environment, so the same file serves the make target, the tests and a teacher:
 #   TINYAGENT_HUB_IP      address to listen on (default 127.0.0.1)
 #   TINYAGENT_HUB_PORT    the page learners open (default 8000); the next three ports are the proxy's
-#                         API, the hub's API and the classroom model
+#                         API, the hub's API and the classroom model (on 127.0.0.2)
 #   TINYAGENT_HUB_STATE   folder for the hub's database, secrets and log, root's only (default: .hub/)
 #   TINYAGENT_HUB_HOMES   where the learners' accounts get their homes (default /home)
 #   TINYAGENT_HUB_RUNTIME the learners' Python environment (default .venv-learners, from make hub-setup)
@@ -57,10 +57,13 @@ HERE_ADDRESS = "127.0.0.1" if IP in ("", "0.0.0.0", "::") else IP
 c = get_config()  # noqa: F821 - JupyterHub defines get_config() when it loads this file
 
 sys.path.insert(0, str(HERE))  # this folder's modules: learner_names.py, ...
+from jupyterhub.app import JupyterHub as JupyterHubApp
 from jupyterhub.authenticators.shared import SharedPasswordAuthenticator
 from learner_accounts import (
+    SERVICE_ADDRESS,
     LearnerAccountSpawner,
     OneAccountSpawner,
+    ServiceCertificate,
     runtime_problem,
     service_account,
     service_account_name,
@@ -156,11 +159,21 @@ else:
 #
 # The hub's own API takes only TLS with a certificate of the hub's (section 1), and the service's copy would sit
 # in STATE, where its account cannot go: so it asks the hub about tokens through the proxy's page, as learners'
-# browsers reach the hub, and the proxy passes that on over TLS. The proxy reaches the service over plain HTTP on
-# 127.0.0.1: the service binds its port once, when the hub starts, before any learner's code runs.
+# browsers reach the hub, and the proxy passes that on over TLS.
+#
+# The proxy reaches the service over TLS too, on an address of its own (SERVICE_ADDRESS, 127.0.0.2: no learner's
+# server's, and not 127.0.0.1), and only if it shows the certificate the hub's CA made for that address alone.
+# Over plain HTTP, if the model died, a learner's process that bound its port before the hub restarted it got
+# the other learners' model requests, their tokens with them. The service's copy of its key is in HOMES/<its
+# account>/ (0700, files 0600), written by its account at each start (learner_accounts.ServiceCertificate); on one
+# account (section 4), in STATE/classroom-certs.
 CLASSROOM_ACCOUNT = service_account_name(PREFIX, "classroom")
+CLASSROOM_CERTS = ServiceCertificate(
+    "classroom", SERVICE_ADDRESS, STATE / "classroom-certs" if ONE_ACCOUNT else HOMES / CLASSROOM_ACCOUNT,
+    account=None if ONE_ACCOUNT else CLASSROOM_ACCOUNT)
 CLASSROOM_ARGS = ["-m", "tinyagent", "classroom", "--hub-auth",
-                  "--host", "127.0.0.1", "--port", str(MODEL_PORT), "--base-path", "/services/classroom"]
+                  "--host", SERVICE_ADDRESS, "--port", str(MODEL_PORT), "--base-path", "/services/classroom",
+                  "--certfile", CLASSROOM_CERTS.certfile, "--keyfile", CLASSROOM_CERTS.keyfile]
 if ONE_ACCOUNT:
     CLASSROOM_RUNS = {"command": [sys.executable, *CLASSROOM_ARGS], "cwd": str(STATE)}
 else:
@@ -170,14 +183,31 @@ c.JupyterHub.services = [
     {
         "name": "classroom",
         **CLASSROOM_RUNS,
-        "url": f"http://127.0.0.1:{MODEL_PORT}",
+        "url": f"https://{SERVICE_ADDRESS}:{MODEL_PORT}",
         "display": False,  # an API for the notebooks, not a page for the hub's home menu
         "environment": {
             "JUPYTERHUB_API_URL": f"http://{HERE_ADDRESS}:{PORT}/hub/api",
-            "JUPYTERHUB_SSL_KEYFILE": "", "JUPYTERHUB_SSL_CERTFILE": "", "JUPYTERHUB_SSL_CLIENT_CA": "",
+            # Called by the hub as it starts the service: makes the certificate and its copy (see above).
+            "JUPYTERHUB_SSL_KEYFILE": CLASSROOM_CERTS.prepare,
+            "JUPYTERHUB_SSL_CERTFILE": CLASSROOM_CERTS.certfile,
+            "JUPYTERHUB_SSL_CLIENT_CA": "",  # it checks the hub's tokens, not its clients' certificates
         },
     }
 ]
+
+
+# JupyterHub (6.1.1 here) waits for a managed service at its start with its own API's TLS context, a server's, which
+# cannot open a connection ("Cannot create a client socket with a PROTOCOL_TLS_SERVER context"): a service on https
+# never answers that wait, and the hub exits. Without the argument, start_service makes the client context it
+# needs (the hub's certificate and CAs, the service's address checked). A restart after a crash does not wait.
+async def _start_service_as_a_client(hub, name, service, ssl_context=None):
+    return await _start_service(hub, name, service)
+
+
+_start_service = JupyterHubApp.start_service
+JupyterHubApp.start_service = _start_service_as_a_client
+
+
 CLASSROOM_URL = f"http://{HERE_ADDRESS}:{PORT}/services/classroom/v1/chat/completions"
 USE_CLASSROOM = "access:services!service=classroom"
 # JupyterHub's default "user" role ("self": their own server and tokens) plus the classroom model.

@@ -22,7 +22,9 @@ certificate, so another account that binds her port first is refused, and her ke
 can read.
 
 The hub's own services run as system accounts of their own (`service_account`), made with the same useradd, so
-that a learner who reaches a service over loopback never reaches a root process.
+that a learner who reaches a service over loopback never reaches a root process. The classroom model listens over
+TLS on an address of its own (SERVICE_ADDRESS), with a certificate for that address alone (ServiceCertificate): a
+learner's process that binds its port while it is down gets no request from the proxy.
 """
 
 from __future__ import annotations
@@ -97,6 +99,75 @@ def learner_address(user_id: int) -> str:
 
 FIRST_LEARNER_ADDRESS = ipaddress.IPv4Address("127.1.0.0")
 LAST_LEARNER_ADDRESS = ipaddress.IPv4Address("127.255.255.255")
+# The classroom model's address (jupyterhub_config.py, section 3): loopback, below every learner's, and not 127.0.0.1,
+# which the hub's and the proxy's own certificates name.
+SERVICE_ADDRESS = "127.0.0.2"
+
+
+class ServiceCertificate:
+    """A managed service's certificate under internal_ssl, for an address of its own, and its account's copy.
+
+    JupyterHub makes each managed service a certificate when it starts it (Spawner.create_certs, signed by the
+    "notebooks-ca" that the proxy trusts for every route's target), but always for 127.0.0.1 and localhost, where
+    the hub and the proxy listen too, and only in its own folder, which the service's account cannot read: it has
+    no move_certs and no setting of alt names for services. So at each start of the service this makes, with the
+    same authority, a certificate for `address` alone, and writes it and its key into `folder` (0700, files 0600)
+    as the service's `account`, as LearnerAccountSpawner.move_certs writes a learner's: root only makes the folder,
+    in a folder of root's, and a link the service planted in it can only lead its own account somewhere. Without an
+    account (the trial on one account) the hub's account writes the copy.
+
+    JupyterHub calls a service's environment values that are functions with its spawner just before it starts the
+    process, and only then: `prepare` is one, whose value is the key's path (JUPYTERHUB_SSL_KEYFILE).
+    """
+
+    def __init__(self, name: str, address: str, folder: Path, account: str | None = None):
+        self.name, self.address, self.folder, self.account = name, address, folder, account
+        self.certfile = str(folder / f"{name}.crt")
+        self.keyfile = str(folder / f"{name}.key")
+
+    def prepare(self, spawner) -> str:
+        from certipy import Certipy
+
+        store = Certipy(store_dir=spawner.internal_certs_location)
+        pair = store.create_signed_pair(f"service-{self.name}", "notebooks-ca", alt_names=[f"IP:{self.address}"],
+                                        overwrite=True)
+        files = {self.certfile: Path(pair["files"]["cert"]).read_bytes(),
+                 self.keyfile: Path(pair["files"]["key"]).read_bytes()}
+        if self.account is None:
+            self.folder.mkdir(mode=0o700, exist_ok=True)
+            for path, data in files.items():
+                Path(path).touch(mode=0o600)
+                Path(path).write_bytes(data)
+        else:
+            self._write_as_account(files)
+        spawner.log.info("%s: certificate for %s alone in %s", self.name, self.address, self.folder)
+        return self.keyfile
+
+    def _write_as_account(self, files: dict[str, bytes]) -> None:
+        entry = pwd.getpwnam(self.account)
+        try:
+            self.folder.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        made = self.folder.lstat()
+        if not stat.S_ISDIR(made.st_mode) or made.st_uid not in (0, entry.pw_uid):
+            raise RuntimeError(f"{self.folder} is not a folder of root's or {self.account}'s")
+        os.chown(self.folder, entry.pw_uid, entry.pw_gid)  # not a link (lstat), in a folder only root writes
+        self.folder.chmod(0o700)
+        archive = io.BytesIO()
+        with tarfile.open(fileobj=archive, mode="w") as tar:
+            for path, data in files.items():
+                member = tarfile.TarInfo(Path(path).name)
+                member.mode, member.size = 0o600, len(data)
+                tar.addfile(member, io.BytesIO(data))
+        # Synchronous, on the hub's loop: once a start of the service, a few milliseconds.
+        done = subprocess.run(["tar", "--extract", "--no-same-owner", "--file=-", f"--directory={self.folder}"],
+                              input=archive.getvalue(), capture_output=True, user=entry.pw_uid,
+                              group=entry.pw_gid, extra_groups=[], cwd=self.folder,
+                              env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, check=False)
+        if done.returncode != 0:
+            output = (done.stderr or done.stdout).decode(errors="replace").strip()
+            raise RuntimeError(f"tar for {self.account} failed ({done.returncode}): {output}")
 
 
 class OneAccountSpawner(OwnAddressSpawner, SimpleLocalProcessSpawner):

@@ -35,6 +35,7 @@ import json
 import selectors
 import socket
 import socketserver
+import ssl
 import sys
 import threading
 import time
@@ -51,6 +52,7 @@ from urllib.parse import unquote, urlsplit
 from tinyagent.chat_result import NotJsonNumber, no_json_constant
 from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
+from tinyagent.errors import ConfigurationError
 from tinyagent.hosting.threaded_server import BackgroundServer
 from tinyagent.number_checks import ascii_number
 from tinyagent.protocols.streamed_stops import StopCutter
@@ -1128,14 +1130,15 @@ class _HTTPServer(ThreadingHTTPServer):
             if idle is None:
                 return False
             self._open[idle] = None  # closed: not one to close again
-        try:
-            idle.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+        _shut_from_outside(idle)
         return True
 
     def _refuse(self, connection: socket.socket) -> None:
-        """Answer a connection the server has no room for with a 503, and close it; it never gets a thread."""
+        """Answer a connection the server has no room for with a 503, and close it; it never gets a thread.
+        Over TLS it is closed unanswered: an answer would need a handshake, which the serving loop never waits for."""
+        if self.room.tls is not None:
+            connection.close()
+            return
         error = ApiError(503, f"The classroom model is serving as many requests as it may at once "
                               f"({self.max_connections}); try again in a moment.", "server_error", "server_busy")
         body = json.dumps(error.to_json()).encode("utf-8")
@@ -1175,6 +1178,34 @@ class _HTTPServer(ThreadingHTTPServer):
             self._open[request] = None
         super().process_request(request, client_address)
 
+    def process_request_thread(self, request, client_address) -> None:
+        if self.room.tls is not None:
+            request = self._start_tls(request)
+            if request is None:
+                return
+        super().process_request_thread(request, client_address)
+
+    def _start_tls(self, connection: socket.socket) -> ssl.SSLSocket | None:
+        """The connection over TLS, its handshake done in its own thread (a client slow to shake hands holds that
+        thread only, never the serving loop) within read_timeout in all (CPython's do_handshake waits for the
+        whole handshake against one deadline: the socket's timeout). None, the connection closed, if the client
+        speaks plain HTTP, hangs up, or takes longer."""
+        connection.settimeout(self.room.read_timeout)
+        with self._open_lock:  # the TLS socket takes the connection's file descriptor, and its place in _open
+            try:
+                tls = self.room.tls.wrap_socket(connection, server_side=True, do_handshake_on_connect=False)
+            except OSError:
+                self._open.pop(connection, None)
+                connection.close()
+                return None
+            self._open[tls] = self._open.pop(connection, None)
+        try:
+            tls.do_handshake()
+        except OSError:  # ssl.SSLError ("http request", "wrong version number"), TimeoutError, a reset
+            self.shutdown_request(tls)
+            return None
+        return tls
+
     def watch_clock(self, connection: socket.socket, clock: _RequestClock) -> None:
         """A connection's thread has set up: its clock tells when it waits idle between two requests."""
         with self._open_lock:
@@ -1194,14 +1225,42 @@ class _HTTPServer(ThreadingHTTPServer):
         with self._open_lock:
             open_connections = list(self._open)
         for connection in open_connections:
-            try:
-                connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+            _shut_from_outside(connection)
 
     def handle_error(self, request, client_address) -> None:
         if self.room.verbose:  # a client that hung up mid-request is not worth a traceback in a notebook
             super().handle_error(request, client_address)
+
+
+def _shut_from_outside(connection: socket.socket) -> None:
+    """End a connection another thread is reading: shut down its socket, which wakes that thread. For a TLS
+    connection, the socket's own shutdown, not SSLSocket.shutdown, which would also drop its TLS state while that
+    thread may be using it."""
+    try:
+        socket.socket.shutdown(connection, socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def tls_context(certfile: str, keyfile: str) -> ssl.SSLContext:
+    """What ClassroomServer(tls=...) serves with: this certificate (a PEM file, the chain after it if any) and its
+    private key (PEM, unencrypted). ConfigurationError, in one line, if either cannot be read or the key is not the
+    certificate's."""
+    for path in (certfile, keyfile):  # load_cert_chain's own error does not say which file it could not read
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            raise ConfigurationError(f"cannot read {path}: {exc.strerror or exc}") from None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(certfile, keyfile)
+    except ssl.SSLError as exc:
+        if exc.reason == "KEY_VALUES_MISMATCH":
+            raise ConfigurationError(f"the key in {keyfile} is not the key of the certificate in {certfile}") from None
+        raise ConfigurationError(f"cannot use {certfile} as a PEM certificate and {keyfile} as its unencrypted "
+                                 "PEM key") from None
+    return context
 
 
 def _encode_events(chunks: list[dict], named: bool = False) -> list[bytes]:
@@ -1294,6 +1353,9 @@ class ClassroomServer(BackgroundServer):
     answer_cache_bytes: what the classroom model's answer cache may hold (see AnswerCache)
     base_path:   a prefix a proxy in front adds to every path, e.g. "/services/classroom" when JupyterHub
                  routes to it (deploy/jupyterhub/); the plain paths are answered too
+    tls:         serve HTTPS with this context (tls_context(certfile, keyfile)) instead of plain HTTP: each
+                 connection's handshake in its own thread, within read_timeout; a plain HTTP request is closed
+                 unanswered
 
     It serves at most connection_cap() connections at once (a quarter of the process's file descriptors, 8 to
     512); past that, a request gets a 503 with Retry-After, which LlmClient waits for and retries.
@@ -1318,6 +1380,7 @@ class ClassroomServer(BackgroundServer):
         answer_cache_bytes: int = 16 * 1024 * 1024,
         base_path: str = "",
         hub_tokens: HubTokens | None = None,
+        tls: ssl.SSLContext | None = None,
     ):
         # The classroom model is a pure function of the request, so a room that runs the same
         # notebook cells gets the same answers from memory. An injected responder may keep state:
@@ -1347,6 +1410,7 @@ class ClassroomServer(BackgroundServer):
         self.tokens_per_second = tokens_per_second
         self.prefill_tokens_per_second = prefill_tokens_per_second
         self.read_timeout = read_timeout
+        self.tls = tls
         self.base_path = "/" + base_path.strip("/") if base_path.strip("/") else ""
         self._logs: list = []  # the RequestLogs of the recording() blocks running now
         self._logs_lock = threading.Lock()
@@ -1397,7 +1461,7 @@ class ClassroomServer(BackgroundServer):
         host = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
         if ":" in host:
             host = f"[{host}]"
-        return f"http://{host}:{self.port}{self.base_path}/v1"
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}{self.base_path}/v1"
 
     @property
     def chat_url(self) -> str:
@@ -1441,13 +1505,14 @@ def _stop_room() -> None:
 
 def serve_room(
     host: str = "127.0.0.1", port: int = 8000, api_key: str | None = None, verbose: bool = True,
-    base_path: str = "", hub_auth: bool = False,
+    base_path: str = "", hub_auth: bool = False, tls: ssl.SSLContext | None = None,
 ) -> None:
     """Run one classroom model for a whole room, in the foreground, until Ctrl-C (SIGINT) or SIGTERM.
 
     Prints what it is and the three `.env` lines each learner needs to use it, and one line on
     stderr when it stops. A host or port it cannot listen on raises ServerAddressError. With `hub_auth`,
-    only tokens the JupyterHub running this as a service accepts are served (hub_tokens.py).
+    only tokens the JupyterHub running this as a service accepts are served (hub_tokens.py). With `tls`
+    (tls_context()), it serves HTTPS.
     """
     hub_tokens = None
     if hub_auth:
@@ -1460,7 +1525,7 @@ def serve_room(
 
     with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost
         room = ClassroomServer(host, port, api_key=api_key, verbose=verbose, base_path=base_path,
-                               hub_tokens=hub_tokens)
+                               hub_tokens=hub_tokens, tls=tls)
         _print_banner(room, host, api_key)
         stopped_by = room.serve_forever(stop)
     print(f"classroom model stopped ({stopped_by}).", file=sys.stderr)
@@ -1470,7 +1535,7 @@ def _print_banner(room: ClassroomServer, host: str, api_key: str | None) -> None
     address = host if host not in ("0.0.0.0", "::", "") else _this_machine_address()
     if ":" in address:
         address = f"[{address}]"
-    url = f"http://{address}:{room.port}{room.base_path}/v1/chat/completions"
+    url = f"{'https' if room.tls else 'http'}://{address}:{room.port}{room.base_path}/v1/chat/completions"
     lines = [
         "tinyagent classroom model",
         "",
