@@ -6,8 +6,8 @@ language lists that description, so the model reads every line of its prompt in 
 `Action` is what the parser extracts from the model's text; a `Tool` is what the registry runs for it.
 Input and output are plain strings on purpose: the model writes text and reads text, so the tool is
 where parsing and validation happen (lesson 07 adds JSON Schema on top). Models often wrap an input in a
-Markdown code fence (```json ... ```): `without_fence` takes it off, for the shop's tools here and for every
-later reader of a tool's input (lesson 07's typed tools, lesson 11's tolerant parser, the classroom model).
+Markdown code fence (```json ... ```): `without_fence` takes it off, for the shop's tools and for every reader of
+a tool's input after them.
 
 `parameters` is the JSON Schema of the tool's arguments (an object schema), or None for a tool that takes
 one free-text input, as its description says. `@tool` (typed_tool.py) builds it from type hints; a
