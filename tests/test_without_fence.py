@@ -42,6 +42,14 @@ ORDER = '{"orderId": "88231"}'
     ("```json " + ORDER + "```", ORDER),  # but a word before a JSON value is one
     ("```" + ORDER + "\n```", ORDER),  # an opening line holding more than a word: the first line inside
     ("```退货\n政策\n```", "退货\n政策"),  # a Chinese first line is no language word
+    ("```88231\n```", "88231"),  # an id on the opening line is what the fence holds, not its language
+    ("```88231", "88231"),
+    ("```SF1234567890\n```", "SF1234567890"),
+    ("```SF1234567890", "SF1234567890"),
+    ("```python3\nx\n```", "x"),
+    ("```json 88231```", "88231"),  # json before any JSON value
+    ('```json "88231"```', '"88231"'),
+    ("```SF 1234```", "SF 1234"),  # but only json before a number
     ("  \n```json\n  " + ORDER + "  \n```\n\n", ORDER),
     ('```json\n{"note": "a ``` inside"}\n```', '{"note": "a ``` inside"}'),
     # not read: text before the fence, another kind of fence
@@ -67,9 +75,15 @@ def registry():
     return shop_registry(Shop(":memory:", clock=fixed_clock("2026-06-30T19:05:23")))
 
 
-def test_the_shop_keeps_a_tracking_numbers_letters(registry):
-    found = json.loads(registry.execute(Action("queryLogistics", "```SF1234567890```")))
+@pytest.mark.parametrize("fenced", ["```SF1234567890```", "```SF1234567890\n```", "```SF1234567890"])
+def test_the_shop_keeps_a_tracking_numbers_letters(registry, fenced):
+    found = json.loads(registry.execute(Action("queryLogistics", fenced)))
     assert found["trackingNo"] == "SF1234567890"
+
+
+@pytest.mark.parametrize("fenced", ["```88231\n```", "```88231", "```json 88231```"])
+def test_the_shop_reads_an_order_id_fenced_any_way(registry, fenced):
+    assert json.loads(registry.execute(Action("queryOrder", fenced)))["orderId"] == "88231"
 
 
 def test_the_shop_reads_an_order_fenced_on_one_line_with_its_language(registry):
@@ -96,6 +110,11 @@ def test_a_typed_tool_reads_a_fence_cut_short_as_what_it_holds():
     schema = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
     assert read_arguments('```json\n{"order_id": "88231"}', schema) == {"order_id": "88231"}
     assert read_arguments('``` json\n{"order_id": "88231"}\n```', schema) == {"order_id": "88231"}
+
+
+def test_the_classroom_reads_a_reply_wrapped_whole_in_a_fence():
+    assert parse_action("```\nThought: look it up.\nAction: queryOrder\nAction Input: 88231\n```\n") == (
+        "queryOrder", "88231")
 
 
 @pytest.mark.parametrize("tool_input", ["```json\n" + ORDER + "\n```", "{\n  \"orderId\": \"88231\"\n}"])

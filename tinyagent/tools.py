@@ -83,11 +83,13 @@ class FunctionTool(Tool):
         return self._fn(input)
 
 
-# The language word of an opening fence (json, JSON, json5, c++, objective-c): ASCII only, so a Chinese first line
-# (```退货) is never mistaken for one.
-_LANGUAGE = re.compile(r"[A-Za-z0-9_+.#-]*")
-# On one line, a language word before a JSON value: ```json {"orderId": "88231"}``` (what models mean by it).
-_LANGUAGE_BEFORE_JSON = re.compile(r"[A-Za-z][A-Za-z0-9_+.#-]*[ \t]+(?=[\[{])")
+# The language word of an opening fence (json, JSON, json5, c++, objective-c, python3), or none: letters, at most
+# two digits at its end. ASCII only, so a Chinese first line (```退货) is never taken for one, and an id (```88231,
+# ```SF1234567890) is what the fence holds.
+_LANGUAGE = re.compile(r"(?:[A-Za-z][A-Za-z_+.#-]*[0-9]{0,2})?")
+# On one line, a language word before a JSON value: ```json {"orderId": "88231"}```, ```json 88231``` (what models
+# mean by it). Before an object or a list any word is one; before a number or a string, json only.
+_LANGUAGE_BEFORE_JSON = re.compile(r"[A-Za-z][A-Za-z0-9_+.#-]*[ \t]+(?=[\[{])|(?i:json)[ \t]+(?=[\"0-9-])")
 
 
 def without_fence(text: str) -> str:
@@ -95,9 +97,9 @@ def without_fence(text: str) -> str:
 
     The opening line's language word may be any or none, with spaces around it; an opening line that holds more
     (```{"orderId": "88231"}) is the first line of what is inside. The closing fence may be missing (a reply cut
-    short: ```json alone is nothing yet). On one line the fence is a code span: ```SF1234567890``` is SF1234567890,
-    letters and all (they are no language there), though a word before a JSON value, ```json {"orderId": "88231"}```,
-    is one. Text before the fence, and ~~~, are not read: they come back stripped, as written.
+    short: ```json alone is nothing yet, but ```88231 is 88231: an id is no language word). On one line the fence is a
+    code span: ```SF1234567890``` is SF1234567890, letters and all, though a word before a JSON object or list
+    (```json {"orderId": "88231"}```), or json before any JSON value (```json 88231```), is a language. Text before the fence, and ~~~, are not read: they come back stripped, as written.
     Read by hand, not by one regex: a regex's "\\s*```$" is tried at every position of a run of spaces, and
     100,000 of them took 14 s."""
     text = text.strip()

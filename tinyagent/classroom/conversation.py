@@ -708,6 +708,8 @@ def parse_action(text: str) -> tuple[str, str] | None:
             tool_input, collecting, extra = value, True, []
     if not tool:
         return None
+    while extra and extra[-1].strip() in ("", "```"):
+        extra.pop()  # the closing fence of a reply wrapped whole in one, and blank lines: not part of the input
     if extra:  # the input goes on over the next lines (a fence, a JSON object), as the agent's parser reads it
         tool_input = "\n".join([tool_input, *extra]) if tool_input else "\n".join(extra)
     return tool, without_fence(tool_input)
