@@ -1098,6 +1098,9 @@ def test_07_typed_logistics_tool():
 
         badly_shown.parameters["properties"]["tracking_no"]["examples"] = [example]
         fails(check_typed_logistics_tool, badly_shown, says="write one as the shop writes its numbers")
+    for example in ("SF1234567890 (from queryOrder", "SF1234567890 or YT9876543210", "`SF1234567890`"):
+        badly_shown.parameters["properties"]["tracking_no"]["examples"] = [example]  # words around the number: fine
+        assert passes(check_typed_logistics_tool, badly_shown), example
 
 
 def test_07_error_fields():

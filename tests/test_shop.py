@@ -431,6 +431,8 @@ def test_a_fixed_moment_with_an_offset_reads_as_the_shops_time_at_that_instant()
     assert fixed_clock(NOW)() == datetime.fromisoformat(NOW)  # a naive moment is the shop's time already
     tool = GetCurrentTimeTool(fixed_clock("2026-06-30T16:30:00Z"))
     assert json.loads(tool.invoke("")) == {"currentTime": "2026-07-01T00:30:00", "weekday": "星期三"}
+    with pytest.raises(ValueError, match="outside the dates the shop's clock can tell"):  # not an OverflowError
+        fixed_clock("0001-01-01T05:00:00+09:00")
 
 
 # --- wiring -----------------------------------------------------------------------------------------------

@@ -37,7 +37,10 @@ def fixed_clock(moment: datetime | str) -> Clock:
     if not isinstance(moment, datetime):
         raise TypeError(f"fixed_clock needs a datetime or an ISO date string, got {type(moment).__name__}")
     if moment.tzinfo is not None:
-        moment = moment.astimezone(SHOP_TIME_ZONE).replace(tzinfo=None)
+        try:
+            moment = moment.astimezone(SHOP_TIME_ZONE).replace(tzinfo=None)
+        except OverflowError:  # 0001-01-01T05:00+09:00 is a moment of the year 0 in the shop
+            raise ValueError(f"{moment.isoformat()} is outside the dates the shop's clock can tell") from None
 
     def clock() -> datetime:
         return moment
