@@ -144,3 +144,54 @@ def test_a_certificate_or_key_it_cannot_use_is_one_line_and_exit_2(case, certifi
     assert code == 2, (out, err)
     assert len(err.strip().splitlines()) == 1 and err.startswith(said), err
     assert "Traceback" not in err and out == ""
+
+
+def test_llmclient_sends_again_when_a_tls_server_closes_without_a_word(certificate):
+    # A TLS server that closes a connection before its handshake (as the classroom did past its cap) shows as an
+    # SSLError, not as "remote end closed": LlmClient gave up at once ("could not reach ... (SSLError)"). It now
+    # sends once more on a fresh connection, as it does when a plain HTTP server closes one unanswered.
+    import json
+    import threading
+
+    import requests
+
+    from tinyagent import LlmClient
+
+    certfile, keyfile = certificate
+    listener = socket.create_server(("127.0.0.1", 0))
+    context = tls_context(certfile, keyfile)
+    reply = json.dumps({"id": "x", "object": "chat.completion", "model": "classroom", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": "hello"}, "finish_reason": "stop"}]}).encode()
+    served = []
+
+    def serve():
+        connection, _ = listener.accept()
+        connection.close()  # the first: closed before any handshake, as a server with no room did
+        served.append(0)
+        connection, _ = listener.accept()
+        with context.wrap_socket(connection, server_side=True) as tls:
+            tls.settimeout(60)
+            request = b""
+            while b"\r\n\r\n" not in request:  # the head, then the body it announces: all read before answering
+                request += tls.recv(65536)
+            head, _, body = request.partition(b"\r\n\r\n")
+            length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length:")))
+            while len(body) < length:
+                body += tls.recv(65536)
+            tls.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                        b"Connection: close\r\n\r\n%s" % (len(reply), reply))
+            served.append(1)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        with requests.Session() as session:
+            session.verify = certfile
+            session.trust_env = False  # else REQUESTS_CA_BUNDLE, where set, wins over session.verify
+            llm = LlmClient(f"https://127.0.0.1:{listener.getsockname()[1]}/v1", "", "classroom", session=session)
+            assert llm.chat([{"role": "user", "content": "hi"}]).text == "hello"
+        assert served == [0, 1]
+    finally:
+        listener.close()
+        thread.join(timeout=60)

@@ -181,6 +181,9 @@ _REASONS = {
     "Connection reset": "connection reset",
     "Name or service not known": "name or service not known",
     "Remote end closed": "remote end closed",
+    # The same over TLS: the server closed the connection without a word (Python's ssl names it two ways).
+    "UNEXPECTED_EOF_WHILE_READING": "remote end closed",
+    "EOF occurred in violation of protocol": "remote end closed",
     "IncompleteRead": "the body ended early",
     "InvalidChunkLength": "the body ended early",
 }

@@ -83,6 +83,10 @@ READ_TIMEOUT = 60.0  # seconds a connection may stay silent, and the most a requ
 TOKENS_PER_CHUNK = 3  # how many tokens each streamed content delta carries
 MAX_CONNECTIONS = 256  # connections served at once where the descriptor limit is unknown (see connection_cap())
 ACCEPT_PAUSE = 0.1  # seconds the server stops accepting when the process has no file descriptor left
+# Over TLS a refused connection's 503 needs a handshake, which the serving loop never waits for: at most this many
+# threads do those at once (past that a connection is closed unanswered), each within REFUSAL_SECONDS.
+REFUSING_AT_ONCE = 8
+REFUSAL_SECONDS = 5.0
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 RESPONSES_PATHS = ("/v1/responses", "/responses")
@@ -1021,6 +1025,7 @@ class _HTTPServer(ThreadingHTTPServer):
         # set it up, and once it has been closed to make room: either way, not one to close for room).
         self._open: dict[socket.socket, _RequestClock | None] = {}
         self._open_lock = threading.Lock()
+        self._refusing = 0  # threads answering a 503 over TLS now (_refuse_over_tls)
         # shutdown() writes a byte here, so the loop stops at once instead of at its next poll (which
         # would add up to a poll interval to the end of every `python -m tinyagent ask`).
         self._wake_up, self._wake_up_sender = socket.socketpair()
@@ -1134,24 +1139,54 @@ class _HTTPServer(ThreadingHTTPServer):
         return True
 
     def _refuse(self, connection: socket.socket) -> None:
-        """Answer a connection the server has no room for with a 503, and close it; it never gets a thread.
-        Over TLS it is closed unanswered: an answer would need a handshake, which the serving loop never waits for."""
+        """Answer a connection the server has no room for with a 503, and close it; it never gets a thread of the
+        cap's. Over TLS the answer needs a handshake, so a short-lived thread of its own gives it
+        (_refuse_over_tls)."""
         if self.room.tls is not None:
-            connection.close()
+            self._refuse_over_tls(connection)
             return
+        try:
+            # Its request is read first: closing a socket with bytes unread sends a reset, which can
+            # destroy the answer before the client reads it.
+            connection.recv(65536)
+            connection.send(self._busy_answer())  # an empty send buffer takes it whole: no wait
+        except OSError:  # the client has gone
+            pass
+        connection.close()
+
+    def _busy_answer(self) -> bytes:
+        """The 503 a connection past the cap gets: the API's error shape, and when to try again."""
         error = ApiError(503, f"The classroom model is serving as many requests as it may at once "
                               f"({self.max_connections}); try again in a moment.", "server_error", "server_busy")
         body = json.dumps(error.to_json()).encode("utf-8")
         head = ("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n")
+        return head.encode("ascii") + body
+
+    def _refuse_over_tls(self, connection: socket.socket) -> None:
+        """The 503 over TLS, from a thread of its own: at most REFUSING_AT_ONCE at once, so a flood costs a few
+        threads, never the cap's (past that, closed unanswered). Unanswered, a client could not tell a full
+        server from a broken one, and LlmClient would not wait and try again."""
+        with self._open_lock:
+            if self._refusing >= REFUSING_AT_ONCE:
+                connection.close()
+                return
+            self._refusing += 1
+        threading.Thread(target=self._answer_busy_over_tls, args=(connection,), name="classroom-busy",
+                         daemon=True).start()
+
+    def _answer_busy_over_tls(self, connection: socket.socket) -> None:
         try:
-            # Its request is read first: closing a socket with bytes unread sends a reset, which can
-            # destroy the answer before the client reads it.
-            connection.recv(65536)
-            connection.send(head.encode("ascii") + body)  # an empty send buffer takes it whole: no wait
-        except OSError:  # the client has gone
-            pass
-        connection.close()
+            connection.setblocking(True)
+            connection.settimeout(REFUSAL_SECONDS)  # each wait below; the handshake as a whole (see _start_tls)
+            with self.room.tls.wrap_socket(connection, server_side=True) as tls:
+                tls.recv(65536)  # the request, read before the answer (see _refuse)
+                tls.sendall(self._busy_answer())
+        except OSError:  # plain HTTP, a handshake that never came, a client that has gone
+            connection.close()
+        finally:
+            with self._open_lock:
+                self._refusing -= 1
 
     def _close_silent(self, selector: selectors.BaseSelector, waiting: OrderedDict) -> None:
         """Close the connections that sent nothing for read_timeout (the oldest are first in line)."""
