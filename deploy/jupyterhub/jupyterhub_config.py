@@ -53,6 +53,7 @@ PORT = int(os.environ.get("TINYAGENT_HUB_PORT", "8000"))
 PROXY_API_PORT, HUB_API_PORT, MODEL_PORT = PORT + 1, PORT + 2, PORT + 3
 # How the learners' kernels, on this machine, reach the hub's public port.
 HERE_ADDRESS = "127.0.0.1" if IP in ("", "0.0.0.0", "::") else IP
+HERE_IN_URL = f"[{HERE_ADDRESS}]" if ":" in HERE_ADDRESS else HERE_ADDRESS  # an IPv6 address in brackets
 
 c = get_config()  # noqa: F821 - JupyterHub defines get_config() when it loads this file
 
@@ -186,7 +187,7 @@ c.JupyterHub.services = [
         "url": f"https://{SERVICE_ADDRESS}:{MODEL_PORT}",
         "display": False,  # an API for the notebooks, not a page for the hub's home menu
         "environment": {
-            "JUPYTERHUB_API_URL": f"http://{HERE_ADDRESS}:{PORT}/hub/api",
+            "JUPYTERHUB_API_URL": f"http://{HERE_IN_URL}:{PORT}/hub/api",
             # Called by the hub as it starts the service: makes the certificate and its copy (see above).
             "JUPYTERHUB_SSL_KEYFILE": CLASSROOM_CERTS.prepare,
             "JUPYTERHUB_SSL_CERTFILE": CLASSROOM_CERTS.certfile,
@@ -208,7 +209,7 @@ _start_service = JupyterHubApp.start_service
 JupyterHubApp.start_service = _start_service_as_a_client
 
 
-CLASSROOM_URL = f"http://{HERE_ADDRESS}:{PORT}/services/classroom/v1/chat/completions"
+CLASSROOM_URL = f"http://{HERE_IN_URL}:{PORT}/services/classroom/v1/chat/completions"
 USE_CLASSROOM = "access:services!service=classroom"
 # JupyterHub's default "user" role ("self": their own server and tokens) plus the classroom model.
 c.JupyterHub.load_roles = [{"name": "user", "scopes": ["self", USE_CLASSROOM]}]
