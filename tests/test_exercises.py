@@ -602,7 +602,8 @@ def test_03_a_400_counts_only_when_it_says_the_model_is_unknown():
     fails(check_unknown_model, 400, wrong_type, "body", says="expected a string")
     # Providers that answer an unknown model with a 400, in their own words:
     for message in ("HTTP 400: Model Not Exist", "HTTP 400: 模型不存在，请检查模型代码。",
-                    "HTTP 400: The model `classroom-xl` does not exist", "HTTP 400: invalid model ID"):
+                    "HTTP 400: The model `classroom-xl` does not exist", "HTTP 400: invalid model ID",
+                    "HTTP 400: classroom-xl is not a valid model ID", "HTTP 400: That model doesn't exist"):
         assert passes(check_unknown_model, 400, BadRequestError(message, 400), "body"), message
     for message in ("HTTP 400: 'model' is a required property", "HTTP 400: model: Input should be a valid string",
                     "HTTP 400: Invalid 'messages': empty array."):

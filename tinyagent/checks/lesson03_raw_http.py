@@ -51,8 +51,8 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
 # another mistake may name the model too ("Invalid type for 'model': expected a string."), so the words must say
 # the model is unknown, not merely name it.
 _NAMES_THE_MODEL = re.compile(r"model|模型", re.IGNORECASE)
-_SAYS_UNKNOWN = re.compile(r"not exist|not found|unknown|no such|not supported|unsupported|invalid model\b|"
-                           r"不存在|未找到|不支持", re.IGNORECASE)
+_SAYS_UNKNOWN = re.compile(r"not exist|n't exist|not found|unknown|no such|not supported|unsupported|invalid model\b|"
+                           r"not a valid model|不存在|未找到|不支持", re.IGNORECASE)
 
 
 def _unknown_model(error: LlmError) -> bool:
