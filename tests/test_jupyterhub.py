@@ -336,27 +336,6 @@ def test_each_learners_server_speaks_tls_on_an_address_of_its_own_with_a_key_onl
     assert (state.st_uid, stat.S_IMODE(state.st_mode)) == (0, 0o700)
 
 
-# Another learner's code, listening where a learner's server listened, with the one certificate it can read: its
-# own learner's server's. It says what reaches it: each connection, then the request line or why TLS failed.
-IMPOSTOR = """\
-import socket, ssl, sys
-host, port, cert, key = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-context.load_cert_chain(cert, key)
-listener = socket.create_server((host, port))
-print("listening", flush=True)
-while True:
-    connection, _ = listener.accept()
-    print("connection", flush=True)
-    try:
-        with context.wrap_socket(connection, server_side=True) as tls:
-            print("request", tls.recv(65536).split(b"\\r\\n")[0].decode("latin-1"), flush=True)
-            tls.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 8\\r\\nConnection: close\\r\\n\\r\\nimpostor")
-    except OSError as exc:  # ssl.SSLError: the other side would not take this certificate
-        print("refused", exc, flush=True)
-"""
-
-
 def test_an_impostor_on_a_learners_port_gets_none_of_her_requests_and_her_own_server_works(hub):
     # A learner's server that stops (killed here) frees its port while the proxy still routes her requests there:
     # the hub notices at its next poll, up to 30 s later. bob's code binds her address and port at once, with his
@@ -477,9 +456,10 @@ def test_a_learner_signs_in_opens_lesson_00_runs_it_and_sees_the_trace(hub):
 
 
 # -- last: it takes the classroom model away for a while ---------------------------------------------------
-# Another learner's code on the classroom model's address and port, with its own learner's certificate or with none
-# (plain HTTP). It says what reaches it: each connection, then the request line if one came, or what came instead.
-MODEL_IMPOSTOR = """\
+# Another learner's code where a learner's server or the classroom model listened, with the one certificate it can
+# read (its own learner's server's) or with none (plain HTTP). It says what reaches it: each connection, then the
+# request line if one came, or what came instead.
+IMPOSTOR = """\
 import socket, ssl, sys
 host, port, cert, key = sys.argv[1], int(sys.argv[2]), sys.argv[3:4], sys.argv[4:5]
 context = None
@@ -547,7 +527,7 @@ def test_the_hub_restarts_the_classroom_model_when_it_dies_and_a_learner_on_its_
         time.sleep(0.01)
     for certificate in ([bobs["JUPYTERHUB_SSL_CERTFILE"], bobs["JUPYTERHUB_SSL_KEYFILE"]], []):
         impostor = subprocess.Popen(
-            [bobs_server.cmdline()[0], "-c", MODEL_IMPOSTOR, service.hostname, str(service.port), *certificate],
+            [bobs_server.cmdline()[0], "-c", IMPOSTOR, service.hostname, str(service.port), *certificate],
             user=bob.pw_uid, group=bob.pw_gid, extra_groups=[], cwd=bob.pw_dir, env={"PATH": "/usr/bin:/bin"},
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
