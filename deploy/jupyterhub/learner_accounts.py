@@ -154,15 +154,10 @@ class ServiceCertificate:
             raise RuntimeError(f"{self.folder} is not a folder of root's or {self.account}'s")
         os.chown(self.folder, entry.pw_uid, entry.pw_gid)  # not a link (lstat), in a folder only root writes
         self.folder.chmod(0o700)
-        archive = io.BytesIO()
-        with tarfile.open(fileobj=archive, mode="w") as tar:
-            for path, data in files.items():
-                member = tarfile.TarInfo(Path(path).name)
-                member.mode, member.size = 0o600, len(data)
-                tar.addfile(member, io.BytesIO(data))
+        archive = private_files_tar({Path(path).name: data for path, data in files.items()})
         # Synchronous, on the hub's loop: once a start of the service, a few milliseconds.
         done = subprocess.run(["tar", "--extract", "--no-same-owner", "--file=-", f"--directory={self.folder}"],
-                              input=archive.getvalue(), capture_output=True, user=entry.pw_uid,
+                              input=archive, capture_output=True, user=entry.pw_uid,
                               group=entry.pw_gid, extra_groups=[], cwd=self.folder,
                               env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, check=False)
         if done.returncode != 0:
@@ -216,18 +211,10 @@ class LearnerAccountSpawner(OwnAddressSpawner):
         her own account (tar reading what the hub hands it), like her lessons: a link she planted can only lead her
         own account somewhere, never root. The hub calls this before start(), so her account may be new here."""
         entry = await self._ensure_account()
-        archive = io.BytesIO()
-        with tarfile.open(fileobj=archive, mode="w") as tar:
-            folder = tarfile.TarInfo(CERTS_FOLDER)
-            folder.type, folder.mode = tarfile.DIRTYPE, 0o700
-            tar.addfile(folder)
-            for path in paths.values():
-                data = Path(path).read_bytes()
-                member = tarfile.TarInfo(f"{CERTS_FOLDER}/{Path(path).name}")
-                member.mode, member.size = 0o600, len(data)
-                tar.addfile(member, io.BytesIO(data))
+        archive = private_files_tar({Path(path).name: Path(path).read_bytes() for path in paths.values()},
+                                    folder=CERTS_FOLDER)
         await self._run("tar", "--extract", "--no-same-owner", "--file=-", f"--directory={entry.pw_dir}",
-                        input=archive.getvalue(), user=entry.pw_uid, group=entry.pw_gid, extra_groups=[],
+                        input=archive, user=entry.pw_uid, group=entry.pw_gid, extra_groups=[],
                         cwd=entry.pw_dir, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
         return {kind: f"{entry.pw_dir}/{CERTS_FOLDER}/{Path(path).name}" for kind, path in paths.items()}
 
@@ -283,6 +270,23 @@ class LearnerAccountSpawner(OwnAddressSpawner):
 
 # Her copy of her server's certificate and key (LearnerAccountSpawner.move_certs), in her home.
 CERTS_FOLDER = ".jupyterhub-certs"
+
+
+def private_files_tar(files: dict[str, bytes], folder: str | None = None) -> bytes:
+    """A tar archive of `files` (name: content), each mode 0600, inside `folder` (made 0700) if given: what an
+    account's own tar extracts, so that the account itself writes its copy of a key (never root, whom a link it
+    planted could lead anywhere)."""
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w") as tar:
+        if folder is not None:
+            entry = tarfile.TarInfo(folder)
+            entry.type, entry.mode = tarfile.DIRTYPE, 0o700
+            tar.addfile(entry)
+        for name, data in files.items():
+            member = tarfile.TarInfo(f"{folder}/{name}" if folder is not None else name)
+            member.mode, member.size = 0o600, len(data)
+            tar.addfile(member, io.BytesIO(data))
+    return archive.getvalue()
 
 
 def private_tmp(entry: pwd.struct_passwd) -> str:
