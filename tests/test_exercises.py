@@ -2681,6 +2681,39 @@ def cut_stream(pieces, stop):  # the solution of exercise 1
         yield held
 
 
+def _earliest_stop(text, stop):
+    """Where the earliest stop string starts in `text`, or None: how the solution finds one."""
+    found = [text.find(s) for s in stop if s in text]
+    return min(found) if found else None
+
+
+def _cut_stream_with(find, hold=None, window=lambda stop: max(len(s) for s in stop), floor=0):
+    """The solution of 14's exercise 1 with its search for a stop string swapped (`find(text, stop)`: where it cuts,
+    or None), what it holds back (`hold(text, keep, stop)`: where the text shown ends instead of `keep`), how far
+    back it looks for the start of one (`window`), from where at the earliest (`floor`)."""
+    def cutter(pieces, stop):
+        held = ""
+        for piece in pieces:
+            text = held + piece
+            at = find(text, stop)
+            if at is not None:
+                yield text[:at]
+                return
+            keep = len(text)
+            for i in range(max(len(text) - window(stop) + 1, floor), len(text)):
+                if any(s.startswith(text[i:]) for s in stop):
+                    keep = i
+                    break
+            if hold is not None:
+                keep = hold(text, keep, stop)
+            held = text[keep:]
+            if keep:
+                yield text[:keep]
+        if held:
+            yield held
+    return cutter
+
+
 def test_14_cut_stream():
     assert passes(check_cut_stream, cut_stream)
 
@@ -2758,34 +2791,7 @@ def test_14_cut_stream():
     fails(check_cut_stream, never_releases, says="what was held back must come out when the stream ends")
     fails(check_cut_stream, first_stop_only, says="every stop string counts")
 
-    def cut_with(find, hold=None, window=lambda stop: max(len(s) for s in stop), floor=0):
-        """The solution with its search for a stop string (what it holds, how far back it looks, from where at the
-        earliest) swapped."""
-        def cutter(pieces, stop):
-            held = ""
-            for piece in pieces:
-                text = held + piece
-                at = find(text, stop)
-                if at is not None:
-                    yield text[:at]
-                    return
-                keep = len(text)
-                for i in range(max(len(text) - window(stop) + 1, floor), len(text)):
-                    if any(s.startswith(text[i:]) for s in stop):
-                        keep = i
-                        break
-                if hold is not None:
-                    keep = hold(text, keep)
-                held = text[keep:]
-                if keep:
-                    yield text[:keep]
-            if held:
-                yield held
-        return cutter
-
-    def earliest(text, stop):
-        found = [text.find(s) for s in stop if s in text]
-        return min(found) if found else None
+    cut_with, earliest = _cut_stream_with, _earliest_stop
 
     # the first stop string of the list that is in the text, not the earliest one in the text
     first_in_the_list = cut_with(lambda text, stop: next((text.find(s) for s in stop if s in text), None))
@@ -2799,7 +2805,7 @@ def test_14_cut_stream():
     # the text before the stop string stripped of its "\n"
     stripped = cut_with(lambda text, stop: None if (at := earliest(text, stop)) is None else len(text[:at].rstrip()))
     # also holds back a line's last "\n", though no stop string starts with one
-    holds_newlines = cut_with(earliest, lambda text, keep: len(text) - 1 if keep == len(text) and text.endswith("\n")
+    holds_newlines = cut_with(earliest, lambda text, keep, stop: len(text) - 1 if keep == len(text) and text.endswith("\n")
                               else keep)
 
     fails(check_cut_stream, first_in_the_list, says="every stop string counts, the earliest cuts")
@@ -2979,23 +2985,16 @@ def test_14_wrong_answers_by_kind():
                 return
             yield piece
 
-    def last_match_held(pieces, stop):  # holds back what the last stop string in the list matches, not the longest
-        held = ""
-        for piece in pieces:
-            text = held + piece
-            found = [text.find(s) for s in stop if s in text]
-            if found:
-                yield text[: min(found)]
-                return
-            hold = 0
-            for s in stop:
-                for k in range(len(s) - 1, 0, -1):
-                    if text.endswith(s[:k]):
-                        hold = k  # overwritten by a later stop string: max(hold, k) keeps the longest
-                        break
-            held = text[len(text) - hold:] if hold else ""
-            yield text[: len(text) - hold]
-        yield held
+    def last_match_held_back(text, keep, stop):  # what the last stop string in the list matches, not the longest
+        hold = 0
+        for s in stop:
+            for k in range(len(s) - 1, 0, -1):
+                if text.endswith(s[:k]):
+                    hold = k  # overwritten by a later stop string: max(hold, k) keeps the longest
+                    break
+        return len(text) - hold
+
+    last_match_held = _cut_stream_with(_earliest_stop, hold=last_match_held_back)
 
     def by_words(pieces, stop):  # holds back the last word if it starts a stop string: Chinese has no spaces
         held = ""
