@@ -381,6 +381,44 @@ def test_an_impostor_on_a_learners_port_gets_none_of_her_requests_and_her_own_se
     assert own.status_code == 200 and "00_welcome.ipynb" in {item["name"] for item in own.json()["content"]}
 
 
+def hub_user_id(hub, name: str) -> int:
+    """The hub's number for user `name`, from its database (its API does not show it)."""
+    import sqlite3
+
+    with sqlite3.connect(hub.state / "jupyterhub.sqlite") as db:
+        (found,) = db.execute("SELECT id FROM users WHERE name = ?", (name,)).fetchone()
+    return found
+
+
+def test_a_new_learner_never_gets_the_address_of_a_learner_deleted_from_the_hub(hub):
+    # The hub's SQLite database gives a new user the number of the last one deleted. Were her address made from that
+    # number, fay would listen where eve did, and a process eve's account left running, with eve's certificate for
+    # that address, would pass for fay's server. Her address comes from her own system account's uid.
+    from cryptography import x509
+
+    assert hub.sign_in("eve") == 302
+    hub.start_servers(["eve"])
+    hub.wait_until_ready(["eve"])
+    (server,) = learner_servers(hub, "eve")
+    eves = server.environ()
+    eves_address = urlparse(eves["JUPYTERHUB_SERVICE_URL"]).hostname
+    eves_number = hub_user_id(hub, "eve")
+    hub.api("DELETE", "/users/eve")  # her server stopped, her user gone; her account and its files stay
+    assert hub.sign_in("fay") == 302
+    assert hub_user_id(hub, "fay") == eves_number  # what made the hub's number unfit for an address
+    hub.start_servers(["fay"])
+    hub.wait_until_ready(["fay"])
+    (server,) = learner_servers(hub, "fay")
+    fays_address = urlparse(server.environ()["JUPYTERHUB_SERVICE_URL"]).hostname
+    assert fays_address != eves_address
+    left = x509.load_pem_x509_certificate(Path(eves["JUPYTERHUB_SSL_CERTFILE"]).read_bytes())
+    names = left.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert [str(ip) for ip in names.get_values_for_type(x509.IPAddress)] == [eves_address]
+    for name, address in (("eve", eves_address), ("fay", fays_address)):  # 127.1.0.0 plus her account's uid
+        uid = pwd.getpwnam(hub.account(name)).pw_uid
+        assert ipaddress.ip_address(address) == ipaddress.ip_address("127.1.0.0") + uid, (name, address, uid)
+
+
 # -- the hub's own checks at start, each with a hub of its own ----------------------------------------------
 def test_a_learners_runtime_other_accounts_cannot_use_stops_the_hub_with_one_line():
     if MISSING:

@@ -82,19 +82,24 @@ class OwnAddressSpawner(OwnPortSpawner):
     (learner_address: every one of them is this machine's loopback), and her certificate names that address only.
     """
 
+    async def address_number(self) -> int:
+        """The number her address is made from: here the hub's id of her user, which is enough where every server
+        runs as one account anyway (the trial). LearnerAccountSpawner uses her system account's uid instead."""
+        return self.user.id
+
     async def create_certs(self):
-        self.ip = learner_address(self.user.id)
+        self.ip = learner_address(await self.address_number())
         self.ssl_alt_names = [f"IP:{self.ip}"]
         self.ssl_alt_names_include_local = False  # no 127.0.0.1, no localhost: those would be everyone's
         return await super().create_certs()
 
 
-def learner_address(user_id: int) -> str:
-    """The loopback address of the hub's user number `user_id` (from 1): 127.1.0.1, 127.1.0.2, ... 127.255.255.255.
-    Never 127.0.0.1, where the hub, its proxy and its services listen."""
-    if not 1 <= user_id <= int(LAST_LEARNER_ADDRESS) - int(FIRST_LEARNER_ADDRESS):
-        raise ValueError(f"no loopback address of its own for user number {user_id}")
-    return str(FIRST_LEARNER_ADDRESS + user_id)
+def learner_address(number: int) -> str:
+    """The loopback address for `number` (from 1): 127.1.0.1, 127.1.0.2, ... 127.255.255.255, so a uid of 1001 is
+    127.1.3.233. Never 127.0.0.1, where the hub, its proxy and its services listen."""
+    if not 1 <= number <= int(LAST_LEARNER_ADDRESS) - int(FIRST_LEARNER_ADDRESS):
+        raise ValueError(f"no loopback address of its own for number {number}")
+    return str(FIRST_LEARNER_ADDRESS + number)
 
 
 FIRST_LEARNER_ADDRESS = ipaddress.IPv4Address("127.1.0.0")
@@ -185,6 +190,15 @@ class LearnerAccountSpawner(OwnAddressSpawner):
     @property
     def account(self) -> str:
         return self.account_prefix + self.user.name
+
+    async def address_number(self) -> int:
+        """Her system account's uid, made here if it is new (the hub makes her certificate before move_certs and
+        start). Not the hub's id of her user: SQLite gives a new user the id of the last one deleted, so a new
+        learner would get a deleted learner's address, and a process his account left running could show his
+        certificate for it and pass for her server. A uid is his account's while the account exists, and the
+        deploy never removes one; an account removed by hand with `userdel` should have its processes killed
+        first (`pkill -KILL -u`), as a uid given again is the same owner to the kernel."""
+        return (await self._ensure_account()).pw_uid
 
     def make_preexec_fn(self, name):
         return set_user_setuid(self.account)  # and chdir to its home
