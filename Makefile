@@ -54,7 +54,7 @@ test: setup
 	@if command -v npm >/dev/null && [ ! -x $(BIN)/configurable-http-proxy ]; then \
 	  $(MAKE) --no-print-directory $(BIN)/configurable-http-proxy; fi
 	@if command -v npm >/dev/null && [ "$$(id -u)" = 0 ]; then \
-	  $(MAKE) --no-print-directory $(LEARNERS_VENV)/.installed; fi
+	  $(MAKE) --no-print-directory $(LEARNERS_VENV)/.installed $(LEARNERS_VENV)/bin/configurable-http-proxy; fi
 	$(BIN)/python -m pytest -n auto --dist loadfile --durations=10
 
 clean:
@@ -69,7 +69,7 @@ clean:
 # what a learner's `make course` installs, and the hub's single-user server.
 LEARNER_PYTHON ?= /usr/bin/python3
 LEARNERS_VENV  ?= .venv-learners
-hub-setup: setup $(BIN)/configurable-http-proxy $(LEARNERS_VENV)/.installed
+hub-setup: setup $(BIN)/configurable-http-proxy $(LEARNERS_VENV)/.installed $(LEARNERS_VENV)/bin/configurable-http-proxy
 
 $(LEARNERS_VENV)/.installed: pyproject.toml
 	@$(LEARNER_PYTHON) -c "import venv, ensurepip" 2>/dev/null || { echo "error: $(LEARNER_PYTHON) cannot make a venv: install Python's venv module (Debian: apt-get install python3-venv)"; exit 2; }
@@ -85,6 +85,12 @@ $(LEARNERS_VENV)/.installed: pyproject.toml
 $(BIN)/configurable-http-proxy:
 	@command -v npm >/dev/null || { echo "error: npm is missing: install Node.js first (Debian: apt-get install nodejs npm)"; exit 2; }
 	npm install --global --prefix $(VENV) --no-fund --no-audit --loglevel=error configurable-http-proxy@5
+
+# The proxy as the hub runs it with learners' accounts: as an account of its own, so from the learners' runtime,
+# which every account can run (the course's .venv may be where other accounts cannot go).
+$(LEARNERS_VENV)/bin/configurable-http-proxy: $(LEARNERS_VENV)/.installed
+	@command -v npm >/dev/null || { echo "error: npm is missing: install Node.js first (Debian: apt-get install nodejs npm)"; exit 2; }
+	npm install --global --prefix $(LEARNERS_VENV) --no-fund --no-audit --loglevel=error configurable-http-proxy@5
 
 # Start the classroom's JupyterHub on this machine (127.0.0.1:8000 unless TINYAGENT_HUB_IP / TINYAGENT_HUB_PORT
 # say otherwise) and print its address, the passwords and how to add learners. Ctrl-C stops it.

@@ -85,6 +85,8 @@ def hub_missing() -> str | None:
         return "the hub starts each learner's server as a system account of their own, which needs root"
     if not (RUNTIME / "bin" / "python").exists():
         return f"no learners' runtime at {RUNTIME} (make hub-setup builds it)"
+    if not (RUNTIME / "bin" / "configurable-http-proxy").exists():  # the proxy as its own account runs this one
+        return f"no configurable-http-proxy in {RUNTIME / 'bin'} (make hub-setup installs it from npm)"
     try:
         import jupyterhub  # noqa: F401
         import websocket  # noqa: F401

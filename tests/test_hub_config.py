@@ -40,3 +40,37 @@ def test_the_urls_learners_and_the_classroom_use_hold_the_hubs_address_as_a_url_
     urls = json.loads(done.stdout.strip().splitlines()[-1])
     assert urls["api"] == f"http://{in_url}:18100/hub/api"
     assert urls["classroom"] == f"http://{in_url}:18100/services/classroom/v1/chat/completions"
+
+
+def test_a_page_port_below_1024_stops_the_hub_with_one_line_before_any_account_is_made(tmp_path):
+    # The proxy runs as an account of its own, which may not listen there: the hub would start and its proxy die.
+    if os.geteuid() != 0:
+        pytest.fail("this test reads the config as the hub runs it with learners' accounts: as root", pytrace=False)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TINYAGENT_")}
+    prefix = "tport-"
+    env.update(TINYAGENT_HUB_STATE=str(tmp_path / "state"), TINYAGENT_HUB_PORT="443",
+               TINYAGENT_HUB_ACCOUNT_PREFIX=prefix)
+    done = subprocess.run([sys.executable, "-c", READ], env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode != 0
+    assert done.stderr.splitlines() == [
+        ("error: TINYAGENT_HUB_PORT=443: the proxy runs as an account of its own, which may not listen on a port "
+         "below 1024; use 8000 (the default), with a web server such as nginx or Caddy in front for ports 80 and 443")]
+    import pwd
+
+    assert not [entry.pw_name for entry in pwd.getpwall() if entry.pw_name.startswith(prefix)]
+
+
+def test_the_proxys_launcher_says_in_one_line_what_is_wrong_and_exits_2(tmp_path):
+    launcher = CONFIG.parent / "proxy_account.py"
+    cases = [(["tinyagent-no-such-account", str(tmp_path / "copies"), "/bin/true", "--api-ssl-key", "/etc/hostname"],
+              "error: the proxy's account tinyagent-no-such-account: "),
+             (["root", str(tmp_path / "copies"), "/bin/true", "--api-ssl-key", str(tmp_path / "missing.key")],
+              "error: the proxy's account root: ")]
+    for arguments, start in cases:
+        done = subprocess.run([sys.executable, str(launcher), *arguments], capture_output=True, text=True,
+                              timeout=120, check=False)
+        assert done.returncode == 2, done.stderr
+        (line,) = done.stderr.splitlines()
+        assert line.startswith(start), line
+    assert not (tmp_path / "copies").exists()  # nothing written for an account that is not there, or a file missing

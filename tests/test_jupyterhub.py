@@ -134,6 +134,38 @@ def test_the_classroom_model_runs_as_a_system_account_of_its_own_not_as_the_hubs
     assert chat.status_code == 200, chat.text
 
 
+def test_the_hubs_proxy_runs_as_a_system_account_of_its_own_with_its_own_copies_of_its_keys(hub):
+    # The proxy reads what the whole network sends: a flaw in it must not be root's. The process the hub started
+    # (its pid file) became the proxy as that account, and the files it reads are copies its account wrote.
+    import psutil
+    from learner_accounts import ordinary_uids
+    from proxy_account import FILE_OPTIONS
+
+    proxy = psutil.Process(int((hub.state / "proxy.pid").read_text()))
+    assert "configurable-http-proxy" in " ".join(proxy.cmdline())
+    account = pwd.getpwnam(hub.account("_proxy"))
+    assert set(proxy.uids()) == {account.pw_uid} and account.pw_uid != 0
+    assert set(proxy.gids()) == {account.pw_gid} and account.pw_gid != 0
+    assert account.pw_uid not in ordinary_uids() and account.pw_shell == "/usr/sbin/nologin"
+    assert proxy.cwd() == "/"
+    # None of the hub's environment but the proxy's token, PATH and LANG (the tests' admin token is in the hub's).
+    assert set(proxy.environ()) <= {"CONFIGPROXY_AUTH_TOKEN", "PATH", "LANG"}
+    assert "CONFIGPROXY_AUTH_TOKEN" in proxy.environ()
+    command = proxy.cmdline()
+    read = [Path(command[at + 1]) for at, word in enumerate(command[:-1]) if word in FILE_OPTIONS]
+    assert len(read) == 6, command  # the API's key, certificate and CA; the same for its connections out
+    folder = hub.homes / hub.account("_proxy")
+    for path in [folder, *read]:
+        assert path == folder or path.parent == folder, path
+        assert (path.stat().st_uid, stat.S_IMODE(path.stat().st_mode)) == (
+            account.pw_uid, 0o700 if path == folder else 0o600), path
+    # The hub's originals stay where the proxy's account cannot go.
+    assert not any(str(path).startswith(str(hub.state)) for path in read)
+    # And it proxies: the page answers, and so does a learner's server through it.
+    ada = {"Authorization": f"token {hub.tokens['ada']}"}
+    assert hub.session.get(f"{hub.url}/user/ada/api/status", headers=ada, timeout=60).status_code == 200
+
+
 def test_each_learner_gets_their_own_copy_of_the_course(hub):
     for name in LEARNERS:
         copied = hub.home(name) / "notebooks"

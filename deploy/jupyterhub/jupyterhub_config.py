@@ -13,7 +13,9 @@
 #      copy of notebooks/ and their own folder for temporary files.
 #
 # What runs as whom:
-#   root                the hub and its proxy (root, to start each learner's server as their account)
+#   root                the hub (root, to start each learner's server as their account)
+#   jupyter-_proxy      the hub's proxy (section 1), which reads what the network sends: a system account of its
+#                       own, no login shell, its copies of its keys in HOMES/jupyter-_proxy
 #   jupyter-_classroom  the classroom model (section 3): a system account of its own, no home, no login shell;
 #                       the account prefix, then `_classroom`: no learner name starts with `_`, so no
 #                       learner's account is ever this one. Over TLS on 127.0.0.2, its key in HOMES/jupyter-_classroom
@@ -24,18 +26,19 @@
 #
 # Settings come from the environment, so the same file serves the make target, the tests and a teacher:
 #   TINYAGENT_HUB_IP      address to listen on (default 127.0.0.1)
-#   TINYAGENT_HUB_PORT    the page learners open (default 8000); the next three ports are the proxy's
+#   TINYAGENT_HUB_PORT    the page learners open (default 8000, at least 1024); the next three ports are the proxy's
 #                         API, the hub's API and the classroom model (on 127.0.0.2)
 #   TINYAGENT_HUB_STATE   folder for the hub's database, secrets and log, root's only (default: .hub/)
 #   TINYAGENT_HUB_HOMES   where the learners' accounts get their homes (default /home)
 #   TINYAGENT_HUB_RUNTIME the learners' Python environment (default .venv-learners, from make hub-setup)
 #   TINYAGENT_HUB_ACCOUNT_PREFIX   system account name = this + learner name (default jupyter-); the
-#                                  classroom model's is this + _classroom
+#                                  classroom model's is this + _classroom, the proxy's this + _proxy
 #   TINYAGENT_HUB_ONE_ACCOUNT=1    a trial: every learner's server runs as the hub's account (section 4)
 
 import os
 import pwd
 import secrets
+import shutil
 import sys
 from pathlib import Path
 
@@ -93,8 +96,18 @@ c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(STATE / "cookie_secret")
 c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
 c.ConfigurableHTTPProxy.pid_file = str(STATE / "proxy.pid")
-if (VENV_BIN / "configurable-http-proxy").exists():  # installed into the venv by `make hub-setup`
-    c.ConfigurableHTTPProxy.command = [str(VENV_BIN / "configurable-http-proxy")]
+# The proxy reads what the whole network sends: with learners' accounts (section 4) it runs as a system account of
+# its own, PROXY_ACCOUNT, not as the hub's root. proxy_account.py gives its account copies of the proxy's keys
+# (in HOMES/<its account>/, 0700, files 0600) and gives up root before it becomes the proxy; the program is the
+# learners' runtime's (`make hub-setup`), which every account can run. On one account, it is the hub's.
+PROXY_ACCOUNT = service_account_name(PREFIX, "proxy")
+PROXY_PROGRAM = (VENV_BIN if ONE_ACCOUNT else RUNTIME / "bin") / "configurable-http-proxy"
+if ONE_ACCOUNT:
+    if PROXY_PROGRAM.exists():  # installed into the venv by `make hub-setup`
+        c.ConfigurableHTTPProxy.command = [str(PROXY_PROGRAM)]
+else:
+    c.ConfigurableHTTPProxy.command = [sys.executable, str(HERE / "proxy_account.py"), PROXY_ACCOUNT,
+                                       str(HOMES / PROXY_ACCOUNT), str(PROXY_PROGRAM)]
 
 
 # -- 2. sign-in --------------------------------------------------------------------------------------
@@ -247,14 +260,25 @@ else:
         sys.exit("error: the hub must run as root to start each learner's server as their own account; "
                  "for a trial on one account, set TINYAGENT_HUB_ONE_ACCOUNT=1 (learners can then read each "
                  "other's files and the hub's passwords)")
+    if PORT < 1024:
+        sys.exit(f"error: TINYAGENT_HUB_PORT={PORT}: the proxy runs as an account of its own, which may not listen "
+                 "on a port below 1024; use 8000 (the default), with a web server such as nginx or Caddy in front "
+                 "for ports 80 and 443")
     problem = runtime_problem([RUNTIME / "bin" / "python", COURSE / "notebooks", COURSE / "tinyagent",
                                LAB_SETTINGS / "overrides.json", LEARNER_SERVER])
     if problem:
         sys.exit(f"error: the learners' accounts cannot use the course: {problem}")
+    problem = runtime_problem([PROXY_PROGRAM, Path(shutil.which("node") or "node")])
+    if problem:
+        sys.exit(f"error: the proxy's account cannot run the proxy: {problem}")
     try:
         service_account(CLASSROOM_ACCOUNT, "tinyagent classroom model")  # section 3
     except RuntimeError as exc:
         sys.exit(f"error: the classroom model's account: {exc}")
+    try:
+        service_account(PROXY_ACCOUNT, "tinyagent hub's proxy")  # section 1
+    except RuntimeError as exc:
+        sys.exit(f"error: the proxy's account: {exc}")
     c.JupyterHub.spawner_class = LearnerAccountSpawner
     c.LearnerAccountSpawner.account_prefix = PREFIX
     c.LearnerAccountSpawner.homes = str(HOMES)

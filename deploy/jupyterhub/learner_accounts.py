@@ -144,30 +144,9 @@ class ServiceCertificate:
                 Path(path).touch(mode=0o600)
                 Path(path).write_bytes(data)
         else:
-            self._write_as_account(files)
+            write_private_copies(self.account, self.folder, {Path(path).name: data for path, data in files.items()})
         spawner.log.info("%s: certificate for %s alone in %s", self.name, self.address, self.folder)
         return self.keyfile
-
-    def _write_as_account(self, files: dict[str, bytes]) -> None:
-        entry = pwd.getpwnam(self.account)
-        try:
-            self.folder.mkdir(mode=0o700)
-        except FileExistsError:
-            pass
-        made = self.folder.lstat()
-        if not stat.S_ISDIR(made.st_mode) or made.st_uid not in (0, entry.pw_uid):
-            raise RuntimeError(f"{self.folder} is not a folder of root's or {self.account}'s")
-        os.chown(self.folder, entry.pw_uid, entry.pw_gid)  # not a link (lstat), in a folder only root writes
-        self.folder.chmod(0o700)
-        archive = private_files_tar({Path(path).name: data for path, data in files.items()})
-        # Synchronous, on the hub's loop: once a start of the service, a few milliseconds.
-        done = subprocess.run(["tar", "--extract", "--no-same-owner", "--file=-", f"--directory={self.folder}"],
-                              input=archive, capture_output=True, user=entry.pw_uid,
-                              group=entry.pw_gid, extra_groups=[], cwd=self.folder,
-                              env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, check=False)
-        if done.returncode != 0:
-            output = (done.stderr or done.stdout).decode(errors="replace").strip()
-            raise RuntimeError(f"tar for {self.account} failed ({done.returncode}): {output}")
 
 
 class OneAccountSpawner(OwnAddressSpawner, SimpleLocalProcessSpawner):
@@ -301,6 +280,30 @@ def private_files_tar(files: dict[str, bytes], folder: str | None = None) -> byt
             member.mode, member.size = 0o600, len(data)
             tar.addfile(member, io.BytesIO(data))
     return archive.getvalue()
+
+
+def write_private_copies(account: str, folder: Path, files: dict[str, bytes]) -> None:
+    """`files` (name: content) written into `folder` (0700, files 0600) by `account` itself, for a service of the
+    hub's (its certificate and key). Root makes the folder only, in a folder only root writes (HOMES), and hands
+    it to the account; the account's own tar writes the files, so a link the account planted there can only lead
+    the account itself somewhere, never root. Synchronous: once a start of the service, a few milliseconds."""
+    entry = pwd.getpwnam(account)
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    made = folder.lstat()
+    if not stat.S_ISDIR(made.st_mode) or made.st_uid not in (0, entry.pw_uid):
+        raise RuntimeError(f"{folder} is not a folder of root's or {account}'s")
+    os.chown(folder, entry.pw_uid, entry.pw_gid)  # not a link (lstat), in a folder only root writes
+    folder.chmod(0o700)
+    done = subprocess.run(["tar", "--extract", "--no-same-owner", "--file=-", f"--directory={folder}"],
+                          input=private_files_tar(files), capture_output=True, user=entry.pw_uid,
+                          group=entry.pw_gid, extra_groups=[], cwd=folder,
+                          env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, check=False)
+    if done.returncode != 0:
+        output = (done.stderr or done.stdout).decode(errors="replace").strip()
+        raise RuntimeError(f"tar for {account} failed ({done.returncode}): {output}")
 
 
 def private_tmp(entry: pwd.struct_passwd) -> str:
