@@ -4030,6 +4030,25 @@ def test_17_plan_parser():
     for cut_short in (mark_found_by_str_find, number_lstripped):
         fails(check_plan_parser, cut_short, says="a step may hold digits, `.` and `)` of its own")
 
+    def first_number_compared_too(text):  # `number <= last` from last = 0, not only once there is a step
+        steps, last = [], 0
+        for line in text.splitlines():
+            match = re.match(r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$", line)
+            if match is None:
+                continue
+            if int(match.group(1)) <= last:
+                break
+            steps.append(match.group(2).replace("**", "").strip())
+            last = int(match.group(1))
+        if not steps:
+            raise ValueError("no numbered steps")
+        return steps
+
+    # a list from 0 (`0. 查询订单 88231`) ends before its first step: passed while no generated list started at 0
+    fails(check_plan_parser, first_number_compared_too,
+          says="the list may start at any number, 0 too (`0. 查询订单` is a step)\nmy_parse_plan(text) does not hold "
+               "to it. Smallest failing input: '0. 查询订单 88231'")
+
 
 def _solution_17_needs_plan():  # notebooks/solutions/17_plan_and_skills.ipynb
     order_id = re.compile(r"(?<!\d)\d{5}(?!\d)")

@@ -131,6 +131,18 @@ def _step_text_cut(args: tuple, expected: list, got: list) -> str | None:
     return None
 
 
+def _plans_from_zero(rng: random.Random) -> Iterator[tuple]:
+    """A list that starts at 0: its first step is a step like any other (only a number that does not go up after a
+    step ends the list)."""
+    yield ("0. 查询订单 88231\n1. 回复顾客",)
+    yield ("Plan:\n0) Look up order 88231\n1) Track its parcel\n2) Answer the customer",)
+    yield ("0. 查询订单 88231",)  # one step, numbered 0
+    for _ in range(3):
+        lines = [_numbered(rng, n, _step(rng)) for n in range(rng.randint(1, 4))]  # from 0
+        yield ("\n".join([*lines, *([rng.choice(_NOTES)] if rng.random() < 0.5 else []),
+                          _numbered(rng, 0, _step(rng))]),)  # a second list from 0 after it: not the plan
+
+
 PLAN_RULES = (
     Rule("a step line may be indented, its number followed by `.` or `)`, and in Markdown bold (`**1.**`); take "
          "every `**` out of the step (a bold word in it too)", _plans_styled,
@@ -142,6 +154,7 @@ PLAN_RULES = (
     Rule("when there is no numbered step at all, raise ValueError", _texts_without_steps),
     Rule("a step is its text without the spaces around it (`1. 查询订单   ` is `查询订单`)", _steps_with_spaces,
          _step_text_cut),
+    Rule("the list may start at any number, 0 too (`0. 查询订单` is a step)", _plans_from_zero),
 )
 
 
