@@ -4388,6 +4388,21 @@ def test_19_sse_reader():
 
     fails(check_sse_reader, blank_line_required, says="The end of the text ends the last block too")
 
+    # a lone \r read as a line end too: passed while no generated stream held one
+    def lone_cr_ends_a_line(text):
+        return read_events_solution(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+    fails(check_sse_reader, lone_cr_ends_a_line, says="nor at a lone \\r)\nread_events(text) does not hold to it")
+    fails(check_sse_reader, lone_cr_ends_a_line, says="A lone \\r ends no line")
+
+    # the name read without its one space after event: only, or its spaces on the left only: passed while every
+    # generated event: line had one space or none before the name and none after it
+    for name_in in (lambda line: line[len("event:"):].removeprefix(" "), lambda line: line[len("event:"):].lstrip()):
+        fails(check_sse_reader, read_events_with(name_in=name_in),
+              says="the spec says: a block's name is the text after event:, stripped")
+    fails(check_sse_reader, read_events_with(name_in=lambda line: line[len("event:"):].removeprefix(" ")),
+          says="Event name 'start  ', expected 'start': strip the name, every space and tab around it.")
+
 
 STATUS_SOLUTION = {  # notebooks/solutions/19_serving.ipynb
     "malformed JSON": 400, "no query field": 400, "body over the limit": 413, "GET on /agent/invoke": 405,

@@ -300,6 +300,41 @@ def _other_line_breaks(rng: random.Random) -> Iterator[tuple]:
     """A line ends at \n (or \r\n) only, not at the other line breaks str.splitlines() knows (U+2028, U+0085),
     which JSON text may hold as they are."""
     yield ('event: reply_delta\ndata: {"text": "第一行\u2028第二行"}\n\nevent: end\ndata: {"answer": "a\u0085b"}\n\n',)
+    # nor at a lone \r (a carriage return with no \n after it): data may hold one, where it stands
+    yield ('event: reply_delta\ndata: {"text": "第一行\r第二行"}\n\n',)
+    yield ("event: reply_delta\ndata: a\rdata: b\n\n",)  # one data: line: 'a\rdata: b'
+    yield ('data: {"text": "It is"}\r\rdata: {"text": "on its way"}\n\nevent: end\ndata: done\n\n',)
+
+
+def _lone_carriage_return(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where the answer read a lone carriage return as a line end, that."""
+    if "\r" in args[0].replace("\r\n", "") and got == read_sse_reference(args[0].replace("\r\n", "\n")
+                                                                        .replace("\r", "\n")):
+        return "A lone \\r ends no line: only \\n and \\r\\n do, and the data keeps the \\r."
+    return _first_difference(args, expected, got)
+
+
+def _names_with_spaces(rng: random.Random) -> Iterator[tuple]:
+    """Names with spaces and tabs around them, as a server may write them: stripped, they are the name."""
+    yield ('event:   end\ndata: {"answer": "It is on its way."}\n\n',)
+    yield ('event: start  \ndata: {"session_id": "s1"}\n\n',)
+    yield ('event:\ttool_call\t\ndata: {"name": "queryOrder", "input": "88231"}\n\n',)
+    yield ('event: \t observation \t \r\ndata: {"text": "已签收"}\r\n\r\n',)
+    for _ in range(4):
+        blocks = []
+        for _ in range(rng.randint(1, 3)):
+            before, after = rng.choice((("  ", ""), ("", " "), ("\t", ""), (" \t", "  "), ("   ", "\t"), ("", "")))
+            blocks.append([f"event:{before}{rng.choice(_NAMES)}{after}", *_data_lines(_data(rng), rng)])
+        yield (_stream(blocks),)
+
+
+def _name_not_stripped(args: tuple, expected: list, got: list) -> str | None:
+    """_name_as_written, and where a name kept spaces or tabs around it, that."""
+    for (name, _), (right_name, _) in zip([tuple(pair) for pair in got], expected):
+        if isinstance(name, str) and name != right_name and name.strip() == right_name:
+            return (f"Event name {_brief(name, 25)}, expected {_brief(right_name, 25)}: strip the name, every space "
+                    "and tab around it.")
+    return _name_as_written(args, expected, got)
 
 
 def _no_blank_line_at_the_end(rng: random.Random) -> Iterator[tuple]:
@@ -348,12 +383,14 @@ SSE_RULES = (
     Rule("a block's event: line names it wherever it stands in the block, after its data: lines too",
          _name_after_data, _name_placed_late),
     Rule("a block with a data: line is an event, even when the data is empty ('')", _empty_data, _empty_data_dropped),
-    Rule("a line ends only at \\n or \\r\\n (not at U+2028 or U+0085, which the data may hold)", _other_line_breaks,
-         _first_difference),
+    Rule("a line ends only at \\n or \\r\\n (not at U+2028 or U+0085, which the data may hold, nor at a lone \\r)",
+         _other_line_breaks, _lone_carriage_return),
     Rule("the end of the text ends the last block too, with no blank line after it", _no_blank_line_at_the_end,
          _last_block_dropped),
     Rule("a line of any other field is skipped (retry:, eventId:, datatype:): only event:, data: and id: lines count",
          _other_fields, _another_field_read),
+    Rule("a block's name is the text after event:, stripped: spaces and tabs around it are not part of it "
+         "('event:  end\\t' names 'end')", _names_with_spaces, _name_not_stripped),
 )
 
 
