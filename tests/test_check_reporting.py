@@ -13,7 +13,7 @@ import pytest
 
 from tinyagent import checks
 from tinyagent.checks import ExerciseFailed, check_cost_budget, check_first_and_last, check_invented_counter
-from tinyagent.checks.generated import _expected_got
+from tinyagent.checks.generated import Rule, _expected_got, agree_on
 from tinyagent.checks.lesson14_streaming import _pieces_of
 from tinyagent.checks.reporting import (
     FAILURE_COLUMNS,
@@ -319,3 +319,43 @@ def test_every_check_fails_answers_of_every_form_with_a_short_message(name):
         shown = failure_lines(message)
         assert len(shown) <= FAILURE_LINES and "is cut" not in shown[-1], (form, message[:300])
         assert "tinyagent/" not in message, (form, message[:300])
+
+
+# Two mistakes no rule of an exercise is about: a failure names them, not the first rule's sentence.
+_EVENS = [Rule("the numbers ending in 0, 2, 4, 6 or 8, in order", lambda rng: [([1, 2, 3, 4],), ([10, 11],)]),
+          Rule("an empty list gives an empty list", lambda rng: [([],)])]
+
+
+def _evens(numbers: list[int]) -> list[int]:
+    return [n for n in numbers if n % 2 == 0]
+
+
+def test_an_answer_that_returns_none_for_every_input_is_told_to_return_its_answer():
+    def prints(numbers):
+        print(_evens(numbers))
+
+    with contextlib.redirect_stdout(io.StringIO()), pytest.raises(ExerciseFailed) as failure:
+        agree_on("Exercise 1", "check_evens", _EVENS, prints, _evens, call="evens(numbers)")
+    assert str(failure.value) == ("Exercise 1: evens(numbers) returned None for every input, where a list was "
+                                  "expected: return the answer (print only shows a value, and the function still "
+                                  "returns None)")
+    # None for some inputs only is a rule's failure, quoted as such.
+    with pytest.raises(ExerciseFailed) as failure:
+        agree_on("Exercise 1", "check_evens", _EVENS, lambda numbers: _evens(numbers) or None, _evens)
+    assert "the spec says: an empty list gives an empty list" in str(failure.value)
+
+
+def test_an_answer_that_changes_its_input_is_told_so_without_a_rules_sentence():
+    def in_place(numbers):
+        numbers[:] = _evens(numbers)
+        return list(numbers)
+
+    with pytest.raises(ExerciseFailed) as failure:
+        agree_on("Exercise 1", "check_evens", _EVENS, in_place, _evens, call="evens(numbers)")
+    assert str(failure.value) == ("Exercise 1: evens(numbers): it changed the input it was given, which the spec "
+                                  "does not ask it to: work on a copy. Smallest input it changed: [10, 11]\n"
+                                  "which it left as [10]")
+    # A rule it breaks as well comes first.
+    with pytest.raises(ExerciseFailed) as failure:
+        agree_on("Exercise 1", "check_evens", _EVENS, lambda numbers: in_place(numbers)[::-1], _evens)
+    assert "the spec says: the numbers ending in 0, 2, 4, 6 or 8, in order" in str(failure.value)

@@ -4212,7 +4212,7 @@ read_events_solution = read_events_with()  # the solution as it is
 
 def test_19_sse_reader():
     assert passes(check_sse_reader, read_events_solution)
-    fails(check_sse_reader, lambda text: None, says="return a list of (event name, data) pairs")
+    fails(check_sse_reader, lambda text: None, says="returned None for every input, where a list was expected")
 
     def one_pair_per_block(text):  # every block is taken to be "event:" then one "data:" line
         return [(block.split("\n")[0][7:], block.split("\n")[1][5:].removeprefix(" "))
@@ -6258,7 +6258,7 @@ _solution_20_observations_in = _observations_in_with()  # the solution as it is
 def test_20_observations_in():
     solution = _solution_20_observations_in
     assert passes(check_observations_in, solution)
-    fails(check_observations_in, lambda body: None, says="return a list of strings")
+    fails(check_observations_in, lambda body: None, says="returned None for every input, where a list was expected")
 
     def no_tool_messages(body):  # sentence 1: role "tool" messages
         return [o for o in solution(body) if not any(m.get("role") == "tool" and m.get("content") == o
@@ -7716,7 +7716,7 @@ def test_25_fence():
     fails(check_fence, no_escaping, says="nothing inside can close it")
     fails(check_fence, angle_brackets_only, says="Escape & first")
     fails(check_fence, source_as_is, says="the source is escaped")
-    fails(check_fence, lambda text, source: None, says="a str")
+    fails(check_fence, lambda text, source: None, says="returned None for every input, where a str was expected")
     fails(check_fence, quotes_escaped_in_the_text, says="The text keeps its quotes")
     fails(check_fence, one_line, says="Three parts joined by newlines")
     fails(check_fence, ampersand_last, says="turns their &lt; and &gt; into &amp;lt;")

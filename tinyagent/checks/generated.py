@@ -130,29 +130,41 @@ def agree_on(
     tally.inputs = len(tried)
     first: dict[int, Outcome] = {}
     broken: dict[int, list[tuple[int, str]]] = {}  # rule's index -> (input size, what went wrong)
+    changed: list[tuple[int, str]] = []  # (input size, the input and what it became): no rule's, every exercise's
+    expected_kind = ""  # the kind of value the reference returned ("a list"), once it returned one that is not None
     rule_index = {id(rule): n for n, rule in enumerate(rules)}
     try:
         for n, (rule, args) in enumerate(tried):
             expected = _call(reference, args)
             if expected.raised is not None and not issubclass(expected.raised, Exception):
                 raise RuntimeError(f"the reference of {check} raised {expected.raised.__name__}")
+            if not expected_kind and expected.raised is None and expected.value is not None:
+                expected_kind = _kind(expected.value)
             given = copy.deepcopy(args)
             got = _call_answer(mine, given, exercise, call, partial(show, args))
             first[n] = got
             wrong = _disagreement(expected, got, shape, read)
             if wrong is None and unchanged and _plain(args) and _differ(given, args) is not False:
-                wrong = (f"it changed the input it was given (now {_brief(given, 50)}); the spec does not ask it "
-                         "to: work on a copy")
+                # _show, not show: a check's own show is made for inputs as given, not as an answer left them
+                changed.append((len(repr(args)), f"{show(args)}\nwhich it left as {_show(given)}"))
             if wrong is not None and got.raised is None and (why := _hint(rule, args, expected, got)):
                 wrong = f"{wrong} {why}"
             if wrong is not None:
                 broken.setdefault(rule_index[id(rule)], []).append((len(repr(args)), f"{show(args)}\n{wrong}"))
         if broken:
             _kept_between_calls(exercise, call, [0, 1, 2], tried, first, mine, read, show)
+            if expected_kind and all(got.raised is None and got.value is None for got in first.values()):
+                # No rule's fault: the answer gives nothing back, whatever it is given (it prints, say).
+                _fail(exercise, f"{call} returned None for every input, where {expected_kind} was expected: return "
+                                "the answer (print only shows a value, and the function still returns None)")
             index = min(broken)
             _, smallest = min(broken[index], key=lambda item: item[0])
             _fail(exercise, f"the spec says: {rules[index].sentence}\n{call} does not hold to it. "
                             f"Smallest failing input: {smallest}")
+        if changed:
+            _, smallest = min(changed, key=lambda item: item[0])
+            _fail(exercise, f"{call}: it changed the input it was given, which the spec does not ask it to: work on "
+                            f"a copy. Smallest input it changed: {smallest}")
         if again:
             _kept_between_calls(exercise, call, reversed(range(min(AGAIN, len(tried)))), tried, first, mine, read,
                                 show)
@@ -160,6 +172,12 @@ def agree_on(
         tally.failure = str(failure)
         raise
     return tally.inputs
+
+
+def _kind(value: Any) -> str:
+    """How a failure names the kind of a value: "a list", "an int", "a generator"."""
+    name = "generator" if isinstance(value, Iterator) else type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
 def _kept_between_calls(exercise: str, call: str, indices: Iterable[int], tried: list[tuple[Rule, tuple]],
