@@ -6414,6 +6414,22 @@ def test_20_observations_in():
     for empty_lost in (prompt_read_by_regex, empty_output_dropped):
         fails(check_observations_in, empty_lost, says="with nothing after it is an empty result")
 
+    def label_in_any_case(body):  # text.lower().startswith("observation:"): a customer's "observation: …" is read
+        def as_a_result(message):
+            text = _text_of(message.get("content")).strip()
+            if message.get("role") == "user" and text.lower().startswith("observation:"):
+                return {**message, "content": "Observation:" + text[len("Observation:"):]}
+            return message
+
+        return solution({**body, "messages": [as_a_result(m) for m in body["messages"]]} if "messages" in body
+                        else body)
+
+    # passed while no generated customer's message began with the label in another case
+    fails(check_observations_in, label_in_any_case,
+          says="begins with Observation: gives all the text after the label\nobservations_in(body)")
+    fails(check_observations_in, label_in_any_case,
+          says="The label is Observation: as written: 'observation: …' is the customer's.")
+
 
 def test_20_part_lessons():
     solution = {"AgentExecutor": 6, "bind_tools": 9, "with_structured_output": 7, "max_iterations": 10,

@@ -217,6 +217,13 @@ def _text_react(rng: random.Random) -> Iterator[tuple]:
                                        {"role": "user", "content": f"Observation: {_ORDER}"},
                                        {"role": "assistant", "content": "Final Answer: it was signed for on 22 June."},
                                        {"role": "user", "content": "Questions first: is a crushed box covered?"}]},)
+    # the label counts as written, case and all: a customer's message that begins "observation:" is no result
+    for said in ("observation: 盒子压坏了", "OBSERVATION: the box came crushed, and the charger is missing."):
+        yield ({"model": "m", "messages": [
+            {"role": "user", "content": _QUESTION}, {"role": "assistant", "content": _STEP_1},
+            {"role": "user", "content": f"Observation: {_ORDER}"},
+            {"role": "assistant", "content": "Final Answer: it was signed for on 22 June."},
+            {"role": "user", "content": said}]},)
 
 
 def _content_parts(rng: random.Random) -> Iterator[tuple]:
@@ -338,6 +345,17 @@ def _first_difference(args: tuple, expected: list[str], got: list[str]) -> str |
                 return f"Result {place + 1} is another result: not in the order sent."
             return f"Result {place + 1} differs."
     return None
+
+
+def _label_in_another_case(args: tuple, expected: list[str], got: list[str]) -> str | None:
+    """_first_difference, and where the answer took a user message that begins with the label in another case
+    ("observation:") for a result, that."""
+    others = [_text_of(item.get("content")).strip() for item in args[0].get("messages", [])
+              if item.get("role") == "user"]
+    if len(got) > len(expected) and any(text.lower().startswith("observation:") and not text.startswith(
+            "Observation:") for text in others):
+        return "The label is Observation: as written: 'observation: …' is the customer's."
+    return _first_difference(args, expected, got)
 
 
 def _empty_result_dropped(args: tuple, expected: list[str], got: list[str]) -> str | None:
@@ -465,7 +483,7 @@ def _first_line_missed(args: tuple, expected: list[str], got: list[str]) -> str 
 OBSERVATION_RULES = (
     Rule("a message with role \"tool\": its content, each one, in the order sent", _native, _first_difference),
     Rule("a user message that begins with Observation: gives all the text after the label", _text_react,
-         _first_difference),
+         _label_in_another_case),
     Rule("content that is a list of parts rather than a string: read the parts' text, joined with newlines",
          _content_parts, _parts_read_wrong),
     Rule("a user message holding the whole prompt: Observation: lines after its last Question:", _whole_prompt,
