@@ -7179,6 +7179,19 @@ def test_23_tracking_grammar():
     fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{5} "-"? [0-9]{5}', says="It allows a space or dash")
     fails(check_tracking_grammar, 'root ::= [A-Z] [A-Z] [0-9]{10} | "88231"', says="not an order id")
 
+    # an extra alternative beside the number: passed while no generated text was a word, letters or digits alone (13
+    # and more), or the digits before the letters
+    for extra, smallest in (("[a-z]+", "'sf'"), ('"SF"', "'SF'"), ('"error"', "'error'"),
+                            ("[0-9]{13,}", "'4503579758569'"), ("[0-9]{10} [A-Z]{2}", "'1234567890SF'")):
+        fails(check_tracking_grammar, f"root ::= [A-Z]{{2}} [0-9]{{10}} | {extra}",
+              says=f"the spec says: nothing else at all: no word (sf, error), no letters or digits alone (of any "
+                   f"length), no digits before the letters, not the empty text\nyour grammar does not hold to it. "
+                   f"Smallest failing input: {smallest}\nexpected 'refused', got 'allowed' It allows a text that is "
+                   "not a tracking number")
+    # the check's own GBNF reader refused it (llama.cpp was not asked)
+    fails(check_tracking_grammar, "root := [A-Z]{2} [0-9]{10}",
+          says="the check could not read this as GBNF (llama.cpp's grammar language): line 1: expected `name ::= ...`")
+
 
 def _ids_seen_solution(messages, example):
     import re
@@ -7308,6 +7321,18 @@ def test_23_ids_seen():
 
     fails(check_ids_seen, letters_then_digits, says="letters after its digits too")
     fails(check_ids_seen, no_full_stop_after, says="the full stop is not part of the id")
+
+    def ascii_word_boundaries(messages, example):  # \b with re.ASCII: _ is a word character, so order_88231 is missed
+        shape = "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
+                                  for w in re.findall(rf"\b(?<![0-9][.]){shape}\b(?![.][0-9])", m["content"],
+                                                      re.IGNORECASE | re.ASCII)))
+
+    # passed while no generated id stood beside a _
+    fails(check_ids_seen, ascii_word_boundaries,
+          says="a word ends at anything that is not a Latin letter or a digit, _ included: order_88231 and #88231 hold "
+               "88231\nids_seen(messages, example) does not hold to it. Smallest failing input: example '88231'; "
+               "user: order_88231 还没到\nexpected ['88231'], got [] _ is not a Latin letter or digit: it ends a word")
 
 
 def test_23_wrong_answers_by_kind():

@@ -79,6 +79,18 @@ def _nothing_between(rng: random.Random) -> Iterator[tuple]:
         yield (text,)  # a space or a dash inside: not the shape
 
 
+def _anything_else(rng: random.Random) -> Iterator[tuple]:
+    """Texts that are no tracking number at all, as an extra alternative in `root` would let through: words, letters
+    alone, digits alone (of every length, 13 and more too), the digits before the letters, the empty text."""
+    for text in ("sf", "abc", "error", "none", "订单", "SF", "S", "SFX", "ABCD", ""):
+        yield (text,)
+    for digits in (1, 5, 10, 11, 12, 13, 16, 20):
+        yield (_digits(rng, digits),)
+    yield ("1234567890SF",)  # the ten digits, then the two letters
+    yield (_digits(rng, 10) + _letters(rng, 2),)
+    yield ("ＳＦ１２３４５６７８９０",)  # full-width: not A-Z, not 0-9
+
+
 def _between_hint(args: tuple, expected: str, got: str) -> str | None:
     if got == "allowed":
         return "It allows a space or dash inside the number: ten digits right after the letters."
@@ -104,6 +116,8 @@ GRAMMAR_RULES = (
          _something_around, _grammar_hint),
     Rule("nothing between: the ten digits follow the two letters with no space or dash among them",
          _nothing_between, _between_hint),
+    Rule("nothing else at all: no word (sf, error), no letters or digits alone (of any length), no digits before "
+         "the letters, not the empty text", _anything_else, _grammar_hint),
 )
 
 
@@ -122,7 +136,7 @@ def check_tracking_grammar(tracking_grammar: str | None) -> None:
     try:
         grammar = parse_grammar(tracking_grammar)
     except GrammarError as exc:
-        _fail(exercise, f"llama.cpp could not read this grammar either: {exc}")
+        _fail(exercise, f"the check could not read this as GBNF (llama.cpp's grammar language): {exc}")
     try:
         grammar.accepts("SF1234567890")
     except GrammarError as exc:  # llama.cpp may read it; the check's matcher cannot follow it
@@ -350,6 +364,30 @@ def _points_after_letters(rng: random.Random) -> Iterator[tuple]:
         yield ([{"role": "user", "content": said.format(w=word, id=found)}], example)
 
 
+def _beside_marks(rng: random.Random) -> Iterator[tuple]:
+    # a word ends at anything that is not a Latin letter or a digit: _ too (which \b takes for a word character),
+    # and any other mark of the keyboard
+    yield ([{"role": "user", "content": "order_88231 还没到"}], "88231")
+    yield ([{"role": "user", "content": "Tracking: SF2468013579_copy, id=YT1357924680"}], "SF1234567890")
+    yield ([{"role": "user", "content": "订单#38112、<38119> 和 [38120]"}], "88231")
+    for _ in range(4):  # drawn: ids between marks, an order's or a parcel's, either language
+        example = rng.choice(("88231", "SF1234567890"))
+        marks = [rng.choice(("_", "#", "=", "/", "-", ":", "@", "~", "+", "*", "|", "`", "'", '"', "&", "%"))
+                 for _ in range(4)]
+        ids = [_shape_like(rng, example) for _ in range(2)]
+        said = rng.choice(("ref{0}{2}{1} and {3}{4}", "单号{0}{2}{1}，还有{3}{4}", "{0}{2}{1}{3}{4}"))
+        yield ([{"role": "user", "content": said.format(marks[0], marks[1], ids[0], marks[2], ids[1])}], example)
+
+
+def _marks_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if not isinstance(got, list) or all(one in got for one in expected):
+        return _ids_hint(args, expected, got)
+    said = " ".join(m["content"] for m in args[0] if m["role"] == "user").upper()
+    if any(re.search(rf"_{one}|{one}_", said) for one in expected if one not in got):
+        return "_ is not a Latin letter or digit: it ends a word (\\b takes it for a word character)."
+    return "A word ends at any mark that is not a Latin letter or digit: an id beside one counts."
+
+
 def _point_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if isinstance(got, list) and any(one not in got for one in expected):
         return "A point after a letter is no decimal point: in 'No.88231' the id counts."
@@ -396,6 +434,8 @@ IDS_RULES = (
          _decimal_hint),
     Rule("a point with a letter before it is no decimal point: it ends a word, and No.88231 holds an id",
          _points_after_letters, _point_hint),
+    Rule("a word ends at anything that is not a Latin letter or a digit, _ included: order_88231 and #88231 hold 88231",
+         _beside_marks, _marks_hint),
 )
 
 
