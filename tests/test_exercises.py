@@ -7849,6 +7849,19 @@ def test_25_ids_from_customer():
 
     fails(check_ids_from_customer, no_full_stop_after, says="the full stop is not part of the id")
 
+    def messages_joined(messages):  # the customer's messages joined with "": 8823 then 1 read as 88231
+        said = "".join(m["content"] for m in messages if m["role"] == "user"
+                       and not m["content"].startswith("Observation:"))
+        return list(dict.fromkeys(re.findall(r"(?<![A-Za-z0-9])(?<![0-9][.])[0-9]{5}(?![A-Za-z0-9])(?![.][0-9])",
+                                             said)))
+
+    # passed while no two generated customer's messages had digits where they meet
+    fails(check_ids_from_customer, messages_joined,
+          says="the spec says: each message is read on its own: a number does not run on from one message into the "
+               "next (8823, then 1, is no 88231)")
+    fails(check_ids_from_customer, messages_joined,
+          says="Read each message on its own: joined with nothing between them, two messages' digits run together.")
+
 
 def test_25_wrong_answers_by_kind():
     import html

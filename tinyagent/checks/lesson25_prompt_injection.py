@@ -241,6 +241,28 @@ def _point_hint(args: tuple, expected: list[str], got: object) -> str | None:
     return _ids_hint(args, expected, got)
 
 
+def _messages_apart(rng: random.Random) -> Iterator[tuple]:
+    # digits at the end of one customer's message and at the start of the next are two numbers, not one
+    yield ([_system(), {"role": "user", "content": "我的订单是 8823"}, {"role": "user", "content": "1 号那天买的"}],)
+    yield ([_system(), {"role": "user", "content": "Refund order 88231"}, {"role": "user", "content": "7 days ago I got it"}],)
+    yield ([_system(), {"role": "user", "content": "订单 38112"}, {"role": "user", "content": "B 款也坏了"}],)
+    yield ([_system(), {"role": "user", "content": "It is order A"}, {"role": "user", "content": "38119, sorry"}],)
+    for _ in range(4):  # drawn: the two messages apart or with the model's turn and an Observation between them
+        whole, cut = _order(rng), rng.randint(1, 4)
+        first = {"role": "user", "content": rng.choice(("订单 {}", "My order is {}", "{}")).format(whole[:cut])}
+        second = {"role": "user", "content": rng.choice(("{} 还没到", "{} has not arrived", "{}")).format(whole[cut:])}
+        between = [_assistant(_order(rng)), _observation(rng, [_order(rng)])] if rng.random() < 0.5 else []
+        yield ([_system(), first, *between, second],)
+
+
+def _apart_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    (messages,) = args
+    if isinstance(got, list) and got == _reference_ids([{"role": "user", "content": "".join(
+            m["content"] for m in messages if m["role"] == "user" and not m["content"].startswith("Observation:"))}]):
+        return "Read each message on its own: joined with nothing between them, two messages' digits run together."
+    return _ids_hint(args, expected, got)
+
+
 def _show_customer(args: tuple) -> str:
     """The conversation in a line: each message's role and its words (the system prompt's cut short, as the
     customer's are what counts), line ends as ⏎, the whole cut in the middle when long."""
@@ -272,6 +294,8 @@ IDS_RULES = (
          _decimal_hint),
     Rule("a point with a letter before it is no decimal point: No.88231 is a whole number", _points_after_letters,
          _point_hint),
+    Rule("each message is read on its own: a number does not run on from one message into the next (8823, then 1, "
+         "is no 88231)", _messages_apart, _apart_hint),
 )
 
 
