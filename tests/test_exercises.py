@@ -7542,6 +7542,27 @@ def test_24_observation_from_result():
     fails(check_observation_from_result, any_error_key, says='Only the key "error" itself counts')
     fails(check_observation_from_result, spaces_say_nothing, says="A text of spaces is still text")
 
+    def dumped_with(**options):  # json.dumps({"error": text}) in place of the lesson's error_observation(text)
+        def observation_from(result):
+            text = _observation_solution({**result, "isError": False})
+            if result.get("isError"):
+                try:
+                    value = json.loads(text)
+                except ValueError:
+                    value = None
+                if not (isinstance(value, dict) and "error" in value):
+                    return json.dumps({"error": text or "the tool failed and said nothing"}, **options)
+            return text
+        return observation_from
+
+    # the same JSON written another way is named, not only shown beside the expected text
+    fails(check_observation_from_result, dumped_with(),
+          says=r"""got '{"error": "[\\"error\\"]"}' json.dumps's spaces after : and ,: use error_observation(text), """
+               "which writes none.")
+    fails(check_observation_from_result, dumped_with(ensure_ascii=False), says="json.dumps's spaces after : and ,")
+    fails(check_observation_from_result, dumped_with(separators=(",", ":")),
+          says="Chinese written as \\u escapes: use error_observation(text), which keeps it as it is.")
+
 
 def test_24_merged_names():
     assert passes(check_merged_names, _merge_solution)

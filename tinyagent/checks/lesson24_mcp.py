@@ -60,8 +60,28 @@ def _errors(rng: random.Random) -> Iterator[tuple]:
         yield ({"content": [_text(text)], "isError": True},)
 
 
+def _written_another_way(expected: str, got: object) -> str | None:
+    """When the answer wrote the expected JSON another way (json.dumps's spaces after : and , or its \\u escapes for
+    Chinese): which, and that the lesson's helper writes it."""
+    if not isinstance(got, str) or got == expected:
+        return None
+    try:
+        same = json.loads(got) == json.loads(expected)
+    except ValueError:
+        return None
+    if not same:
+        return None
+    if "\\u" in got and "\\u" not in expected:
+        return "Chinese written as \\u escapes: use error_observation(text), which keeps it as it is."
+    if len(got) > len(expected):
+        return "json.dumps's spaces after : and ,: use error_observation(text), which writes none."
+    return "The same JSON, written another way: use error_observation(text)."
+
+
 def _error_hint(args: tuple, expected: str, got: object) -> str | None:
     """When the text is an error object whose "error" is empty (or null): the key is what counts, not its value."""
+    if why := _written_another_way(expected, got):
+        return why
     try:
         value = json.loads(expected)
     except ValueError:
@@ -88,6 +108,8 @@ def _error_kinds(rng: random.Random) -> Iterator[tuple]:
 
 
 def _error_kinds_hint(args: tuple, expected: str, got: object) -> str | None:
+    if why := _written_another_way(expected, got):
+        return why
     return "An error's other parts are shown too, as [image], where they come." if got != expected else None
 
 
@@ -106,6 +128,8 @@ def _spaces_are_text(rng: random.Random) -> Iterator[tuple]:
 def _error_key_hint(args: tuple, expected: str, got: object) -> str | None:
     if got == expected:
         return None
+    if why := _written_another_way(expected, got):
+        return why
     if not "".join(part.get("text", "") for part in args[0]["content"]).strip():
         return 'A text of spaces is still text: error_observation(text), not "said nothing".'
     return 'Only the key "error" itself counts: {"errorCode": …} is made error_observation(text).'
@@ -120,7 +144,7 @@ OBSERVATION_RULES = (
     Rule('without "isError" (or with false) the text is passed as it is, even when it reads like an error',
          _not_errors),
     Rule('an error with no text at all says so: error_observation("the tool failed and said nothing")',
-         _silent_errors),
+         _silent_errors, lambda args, expected, got: _written_another_way(expected, got)),
     Rule("an error's parts of another type are shown where they come too ([image]), then the text is made "
          "an error",
          _error_kinds, _error_kinds_hint),
