@@ -440,6 +440,21 @@ def test_02_suggesting_registry():
             return json.dumps(data, ensure_ascii=False)
 
     fails(check_suggesting_registry, AlwaysSuggests, says="not close")
+
+    class SuggestsTheShopsNames(CarefulRegistry):  # the five shop names typed in, not the registry's own
+        def execute(self, action):
+            observation = super().execute(action)
+            data = json.loads(observation) if observation.startswith("{") else None
+            if isinstance(data, dict) and "available_tools" in data:
+                close = difflib.get_close_matches(action.tool_name.strip(), ["queryOrder", "queryLogistics",
+                                                  "applyRefund", "searchKnowledge", "getCurrentTime"], n=1)
+                if close:
+                    data["did_you_mean"] = close[0]
+                return json.dumps(data, ensure_ascii=False)
+            return observation
+
+    # passed while every registry the check built held the shop's five tools
+    fails(check_suggesting_registry, SuggestsTheShopsNames, says="suggests among its own names only")
     fails(check_suggesting_registry, DropsTheList, says="available_tools")
     fails(check_suggesting_registry, CarefulRegistry, says="should suggest")
 
@@ -589,6 +604,10 @@ def test_03_unknown_model():
     fails(check_unknown_model, 404, error, "body or url", says="model")  # two parts named: which one first?
     fails(check_unknown_model, 404, error, "body, then headers", says="model")
     assert passes(check_unknown_model, 404, error, "body.model")
+    # were failed, though each names the body and nothing else
+    for body in ("the request body", "Request body", "the body's \"model\" field", "the body's 'model' field"):
+        assert passes(check_unknown_model, 404, error, body)
+    fails(check_unknown_model, 404, error, "the request", says='Give one of "url", "headers" or "body"')
 
 
 def test_03_a_400_counts_only_when_it_says_the_model_is_unknown():
@@ -626,6 +645,14 @@ def test_03_prompt_share_is_measured_not_pinned():
     fails(check_prompt_share, without_prompt / with_prompt, llm, messages, says="NOT the system prompt")
     fails(check_prompt_share, share * 100, llm, messages, says="between 0 and 1")
     fails(check_prompt_share, 0.5, llm, messages, says="(with the prompt - without)")
+    # a number between 0 and 1 of another kind than float was failed as no number
+    from decimal import Decimal
+    from fractions import Fraction
+
+    assert passes(check_prompt_share, Fraction(with_prompt - without_prompt, with_prompt), llm, messages)
+    assert passes(check_prompt_share, Decimal(str(round(share, 3))), llm, messages)
+    for not_a_share in (Decimal("sNaN"), Fraction(10**400, 3), True, "0.9"):
+        fails(check_prompt_share, not_a_share, llm, messages, says="share")
     # A shorter system prompt has a smaller share: the check measures, it does not remember a number.
     short = [{"role": "system", "content": "Answer briefly."}, messages[1]]
     fails(check_prompt_share, share, llm, short)
@@ -682,6 +709,20 @@ def test_04_pretended_calls():
     fails(check_pretended_calls, pretended_tools, ["getCurrentTime"], says="policy")
     fails(check_pretended_calls, pretended_tools, ["applyRefund", "queryOrder"], says="policy")
     fails(check_pretended_calls, pretended_tools, None, says="skipped")
+    fails(check_pretended_calls, pretended_tools, "getCurrentTime, searchKnowledge", says="not one string")
+
+    def split_at_every_colon(text):  # the name is the second of the line's colon-separated parts
+        return [line.split(":")[1].strip() for line in text.splitlines() if line.strip().startswith("Action:")]
+
+    def last_colon_part(text):  # the name is the last of the line's colon-separated parts
+        return [line.split(":")[-1].strip() for line in text.splitlines() if line.strip().startswith("Action:")]
+
+    # passed while no generated Action line had a colon after its key
+    for colons_lost in (split_at_every_colon, last_colon_part):
+        fails(check_pretended_calls, colons_lost, ["getCurrentTime", "searchKnowledge"],
+              says="colons in it stay")
+    fails(check_pretended_calls, split_at_every_colon, ["getCurrentTime", "searchKnowledge"],
+          says="only the key's colon ends the key")
 
     def first_word_after_the_key(text):  # `\s*` after the colon runs into the next line when the name is missing
         return re.findall(r"^\s*Action:\s*(\S+)", text, re.MULTILINE)
@@ -2018,6 +2059,16 @@ def test_11_bracket_actions():
     fails(check_bracket_actions, lambda text: my_tolerant(text, unfences_the_brackets), says="``` fences too")
     fails(check_bracket_actions, lambda text: my_tolerant(text, no_closing_bracket), says="no ] closes it")
 
+    def never_checks_the_end(value):  # from the first [ to the last ], whatever follows the last ]
+        start, end = value.find("["), value.rfind("]")
+        if start > 0 and end > start:
+            return value[:start].strip(), value[start + 1:end].strip()
+        return read_action(value)
+
+    # passed while no generated value held brackets without ending in ]
+    fails(check_bracket_actions, lambda text: my_tolerant(text, never_checks_the_end),
+          says="otherwise it does what `read_action` does")
+
 
 def _action_first_choosing(choose, past_observation=False):
     """The solution (action_first) with the choice of the Action and its input swapped: `choose(keyed)` gets the step's
@@ -2054,6 +2105,12 @@ action_first = _action_first_choosing(_last_action)  # the solution of exercise 
 
 def test_11_action_over_final():
     assert passes(check_action_over_final, action_first)
+
+    def any_spelling_of_the_key(text):  # a bold, lower-case or full-width-colon key read as lesson 05's Action:
+        return action_first(re.sub(r"^(\*\*Action:\*\*|action:|Action：)", "Action:", text, flags=re.MULTILINE))
+
+    # passed while every generated key was written as lesson 05 writes it
+    fails(check_action_over_final, any_spelling_of_the_key, says="only `Action:` at the start of a line counts")
     fails(check_action_over_final, parse_step, says="rests on nothing observed")
 
     def searches_anywhere(text):  # finds "Action:" anywhere, so a mere mention becomes an action
@@ -2717,6 +2774,18 @@ def _cut_stream_with(find, hold=None, window=lambda stop: max(len(s) for s in st
 def test_14_cut_stream():
     assert passes(check_cut_stream, cut_stream)
 
+    def prints_the_pieces(pieces, stop):  # print, no yield: it returns None
+        for piece in cut_stream(pieces, stop):
+            print(piece, end="")
+
+    def returns_a_list(pieces, stop):  # the right pieces, made at once
+        return list(cut_stream(pieces, stop))
+
+    # were told "it raised TypeError" (None) or that text should come out at once (the list)
+    with contextlib.redirect_stdout(io.StringIO()):
+        fails(check_cut_stream, prints_the_pieces, says="it returned None, not a generator: yield each piece")
+    fails(check_cut_stream, returns_a_list, says="it returned a list, not a generator: yield each piece")
+
     def piece_by_piece(pieces, stop):  # looks for the stop string in each piece alone
         for piece in pieces:
             found = [piece.find(s) for s in stop if s in piece]
@@ -2846,6 +2915,16 @@ def read_chunks(chunks):  # the solution of exercise 2
 
 def test_14_read_chunks():
     assert passes(check_read_chunks, read_chunks)
+
+    def every_choice_overwrites(chunks):  # a later choice's finish_reason null overwrites the "stop" before it
+        text, reason, usage = read_chunks(chunks)
+        for chunk in chunks:
+            for choice in chunk.get("choices") or []:
+                reason = choice.get("finish_reason")
+        return text, reason, usage
+
+    # passed while no generated stream had a choice after the one with finish_reason
+    fails(check_read_chunks, every_choice_overwrites, says="finish_reason comes from the chunk that has one")
 
     def last_chunk(chunks):  # finish_reason and usage from the very last chunk
         text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])

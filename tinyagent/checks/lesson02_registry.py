@@ -16,7 +16,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fresh_shop, _instance, _not_attempted, _passed, grades, shown
+from tinyagent.checks.reporting import (
+    _brief,
+    _fail,
+    _fresh_shop,
+    _instance,
+    _not_attempted,
+    _passed,
+    grades,
+    shown,
+)
 from tinyagent.shop import Shop, shop_tools
 from tinyagent.tools import Action, Tool
 
@@ -303,7 +312,18 @@ def _with_shop(execute: Callable[[Action], Any], shop: Shop) -> Callable[[Action
     return run
 
 
-@grades("Exercise 1", spec=Spec(SUGGESTION_RULES))
+# Fixed: a registry of other tools than the shop's, and names near to its own and to the shop's it lacks.
+OTHER_REGISTRY = "a registry of other tools suggests among its own names only, never a tool it does not hold"
+_OTHER_ACTIONS = (Action("echoTxt", "hi"), Action("echoLines", "hi"), Action("queryOrdr", "88231"),
+                  Action("queryLogistic", "SF1234567890"), Action("applyRefnd", "88231"))
+
+
+def _other_tools(shop: Shop) -> list[Tool]:
+    """The registry of other tools: the check's own two and one of the shop's."""
+    return [EchoTool(), LineTool(), next(tool for tool in shop_tools(shop) if tool.name == "queryOrder")]
+
+
+@grades("Exercise 1", spec=Spec(SUGGESTION_RULES, extra=(OTHER_REGISTRY,)))
 def check_suggesting_registry(SuggestingRegistry: type | None) -> None:
     """02, exercise 1: an unknown-tool error with "did_you_mean" for near-misses only."""
     exercise = "Exercise 1"
@@ -315,8 +335,18 @@ def check_suggesting_registry(SuggestingRegistry: type | None) -> None:
     tried = agree_on(exercise, "check_suggesting_registry", SUGGESTION_RULES, _with_shop(registry.execute, shop),
                      _with_shop(reference, reference_shop), shape=_a_string, read=_read_suggestion,
                      call="execute(action)", show=_show_action)
+    other_shop = _fresh_shop()
+    other = _instance(exercise, SuggestingRegistry, _other_tools(other_shop))
+    reference = _suggesting({tool.name: tool for tool in _other_tools(_fresh_shop())})
+    names = [tool.name for tool in _other_tools(other_shop)]
+    for action in _OTHER_ACTIONS:
+        expected, got = _read_suggestion(reference(action)), _read_suggestion(other.execute(action))
+        if got != expected:
+            _fail(exercise, f"the spec says: {OTHER_REGISTRY}.\nA registry of {names} answered "
+                            f"{_show_action((action,))} with {_brief(got, 70)}; expected {_brief(expected, 70)}: "
+                            "suggest among the names the registry holds (self.tools), not a list of your own.")
     return _passed(exercise, f"{tried} generated Actions: near-misses get the closest name, other names only the "
-                             "list of tools, and real tools still run.")
+                             "list of tools, and real tools still run; a registry of other tools suggests its own.")
 
 
 # -- exercise 2's inputs, drawn from its spec ------------------------------------------------------

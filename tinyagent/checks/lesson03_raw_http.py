@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import decimal
+import numbers
 import re
 from typing import Any
 
@@ -38,11 +40,13 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
     if not isinstance(check_first, str):
         _fail(exercise, f"check_first={shown(check_first)}: name one part of the request in a string: the URL, the "
                         "headers or the body?")
-    # "body", "the body", or the body with its field named (body["model"], body.model); one part, not two
-    named_body = r"(the )?body( ?\[ ?[\"']model[\"'] ?\]|\.model|'s model field)?"
+    # "body", "the (request) body", or the body with its field named (body["model"], body.model, the body's "model"
+    # field); one part, not two
+    named_body = r"(the )?(request )?body( ?\[ ?[\"']model[\"'] ?\]|\.model|'s [\"']?model[\"']? field)?"
     if not re.fullmatch(named_body, check_first.strip().lower()):
         _fail(exercise, f"check_first={shown(check_first)}: the error names the model, so the URL and the key "
-                        "worked; which part of the request holds the \"model\" field?")
+                        "worked; which part of the request holds the \"model\" field? Give one of \"url\", "
+                        "\"headers\" or \"body\".")
     return _passed(exercise, f"HTTP {status}, {type(error).__name__}: the URL and the key were right, "
                              "the body's \"model\" field was not.")
 
@@ -84,7 +88,12 @@ def check_prompt_share(share: float | None, llm: Any, messages: list[dict]) -> N
     exercise = "Exercise 2"
     if share is None:
         return _not_attempted(exercise, "Set share to a number between 0 and 1.")
-    if not isinstance(share, (int, float)) or isinstance(share, bool):
+    # Any real number: 0.91, Fraction(305, 336), Decimal("0.91"); not True, not a string.
+    if not isinstance(share, (numbers.Real, decimal.Decimal)) or isinstance(share, bool):
+        _fail(exercise, f"share should be a number between 0 and 1, got {shown(share)}")
+    try:
+        share = float(share)
+    except (ValueError, OverflowError):  # Decimal("sNaN"), a Fraction too large for a float
         _fail(exercise, f"share should be a number between 0 and 1, got {shown(share)}")
     if share > 1:
         _fail(exercise, f"share={share}: give a fraction between 0 and 1 (95% is 0.95)")

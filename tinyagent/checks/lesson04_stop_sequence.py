@@ -311,11 +311,18 @@ def _names_of_several_words(rng: random.Random) -> Iterator[tuple]:
             lines += _step(rng, tool + tail + rng.choice(("", " ", "  ")), indent=rng.choice(("", " ")))
             lines.append(f"Observation: {_observation_value(rng)}")
         yield ("\n".join(lines),)
+    # Colons within the name: only the first one, the key's, ends the key.
+    yield ("Action: queryOrder: 88231",)
+    yield ("Thought: 查一下退货规则。\nAction: mcp:searchKnowledge\nAction Input: 七天无理由",)
+    yield ("Action: tools:queryLogistics:v2 \nAction Input: SF1234567890",)
 
 
 def _first_word_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if not isinstance(got, (list, tuple)) or len(got) != len(expected):
         return None
+    if any(str(mine) != name and ":" in name and str(mine).strip() in name.split(":")
+           for mine, name in zip(got, expected)):
+        return "(only the key's colon ends the key: the name is all the text after the first `:`, colons and all)"
     if any(str(mine) != name and name.startswith(str(mine)) for mine, name in zip(got, expected)):
         return "(the name is all the text after `Action:` on its line, not its first word)"
     return None
@@ -341,8 +348,8 @@ PRETENDED_RULES = (
          "gives an empty list", _no_action, hint=_key_as_written("Action:")),
     Rule("a name is the text after `Action:` on that line: an `Action:` line with nothing after it gives \"\"",
          _empty_actions, hint=_next_line_hint),
-    Rule("a name is all the text after `Action:` on its line, stripped of the spaces around it: spaces and "
-         "brackets within it are kept (`queryOrder (先查订单)`)",
+    Rule("a name is all the text after `Action:` on its line, stripped of the spaces around it: spaces, "
+         "brackets and colons in it stay",
          _names_of_several_words, hint=_first_word_hint),
 )
 
@@ -375,6 +382,9 @@ def check_pretended_calls(pretended_tools: Callable[[str], list[str]] | None, sk
     if skipped is None:
         _fail(exercise, "set skipped to the tools the invented run skipped")
     # Fixed: which tools a refund decision needs is a fact of the lesson's run, not something to generate.
+    if isinstance(skipped, str):
+        _fail(exercise, f"skipped={shown(skipped)}: give a list of tool names, one string each "
+                        "(['toolA', 'toolB']), not one string")
     names = list(skipped) if isinstance(skipped, (list, tuple, set)) else None
     if names is not None and not all(isinstance(name, str) for name in names):
         _fail(exercise, f"skipped={_brief(skipped, 50)}: give a list of tool names (strings)")

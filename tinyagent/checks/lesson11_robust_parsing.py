@@ -215,6 +215,10 @@ def _other_shapes(rng: random.Random) -> Iterator[tuple]:
     yield ("",)
     yield ("您好，您的包裹已经签收了。",)
     yield ("Thought: I need the order first.\nAction: queryOrder[88231",)  # no last ]: not name[input]
+    # Brackets inside the value, which does not end in ]: not name[input] either.
+    yield ("Thought: I need the order first.\nAction: queryOrder (order [88231])\nAction Input: 88231",)
+    yield ("Action: queryOrder [88231] please\nAction Input: 88231",)
+    yield ("Thought: 查物流。\nAction: queryLogistics [SF1234567890] 先查\nAction Input: SF1234567890",)
 
 
 def _lesson_replies(rng: random.Random) -> Iterator[tuple]:
@@ -418,6 +422,9 @@ def _mentions(rng: random.Random) -> Iterator[tuple]:
         thought = rng.choice((f"Thought: No need for another Action: {name}.", f"Thought: 上一步的 Action: {name} 已完成。",
                               f"Thought: The Action: {name} before has its result."))
         yield (f"{thought}\n{_final(rng)}",)
+    # A key not written as lesson 05 writes it is no Action line: bold, lower case, a full-width colon.
+    for key in ("**Action:**", "action:", "Action："):
+        yield (f"Thought: 查一下。\n{key} queryOrder\nAction Input: 88231\nFinal Answer: done",)
 
 
 def _otherwise(rng: random.Random) -> Iterator[tuple]:

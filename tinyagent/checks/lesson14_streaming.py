@@ -69,6 +69,13 @@ class _NotText:
     item: Any
 
 
+@dataclass(frozen=True)
+class _NotAGenerator:
+    """What the answer returned when it is no generator (a list made at once, None from a function that prints)."""
+
+    kind: str
+
+
 def _watched(generator: Callable) -> Callable[[list[str], list[str], str], Any]:
     """`generator` run on pieces handed out one at a time, as a stream delivers them. What comes back is what
     the rule's sentence is about (`watch`): "text", the text it yielded, joined; "at once", what it had yielded
@@ -91,7 +98,10 @@ def _watched(generator: Callable) -> Callable[[list[str], list[str], str], Any]:
                 taken += 1
                 yield piece
 
-        for item in generator(arriving(), stop):
+        produced = generator(arriving(), stop)
+        if not isinstance(produced, Iterator):  # a list or a string made at once, or None: nothing streams
+            return _NotAGenerator("None" if produced is None else f"a {type(produced).__name__}")
+        for item in produced:
             out.append(item)  # noqa: PERF402 - one at a time: arriving() reads `out` while the generator runs
         wrong = [item for item in out if not isinstance(item, str)]
         if wrong:  # its type alone when it is not plain data (an object's repr changes from call to call)
@@ -107,6 +117,9 @@ def _watched(generator: Callable) -> Callable[[list[str], list[str], str], Any]:
 
 
 def _yields_text(value: Any) -> str | None:
+    if isinstance(value, _NotAGenerator):
+        return (f"it returned {value.kind}, not a generator: yield each piece of text as soon as it may go out "
+                "(a function with yield in it), so the text streams")
     if isinstance(value, _NotText):
         return f"it yielded {_brief(value.item, 40)}: yield the text, as strings"
     return None
@@ -436,6 +449,10 @@ def _streams_for_finish(rng: random.Random) -> Iterator[tuple]:
     for _ in range(8):
         yield (_streamed_chunks(rng, rng.choice(("none", *_WITH_USAGE))), "finish_reason")
     yield (_streamed_chunks(rng, "last", finish=None), "finish_reason")  # cut off: no chunk has one
+    # A chunk after the finish chunk whose choice says finish_reason null (with the usage, as some servers send it).
+    yield ([_chunk({"role": "assistant", "content": ""}), _chunk({"content": "已签收。"}), _chunk({}, "stop"),
+            _chunk({}, None, usage={"prompt_tokens": 40, "completion_tokens": 3, "total_tokens": 43})],
+           "finish_reason")
 
 
 def _streams_for_usage(rng: random.Random) -> Iterator[tuple]:
