@@ -730,6 +730,52 @@ def test_headers_that_never_end_are_cut_off(tmp_path):
         assert service.health()["status"] == "ok"  # a request that sends its headers at once is answered
 
 
+def _head(path: str, content_type: str, length: int, *extra: str) -> bytes:
+    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", f"Content-Type: {content_type}", f"Content-Length: {length}",
+             *extra]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+@pytest.mark.parametrize(("request_head", "status"), [
+    (_head("/agent/invoke", "text/plain", 1_000_000), b"415"),
+    (_head("/agent/invoke", "application/json", 1_000_000), b"413"),
+    (_head("/agent/approvals/x.1", "application/json", 100, "Origin: http://evil.example"), b"403"),
+    (_head("/agent/invoke", "application/json", 100) + b"{", b"408"),  # the app's 10 s for the body run out
+], ids=["415-not-json", "413-too-large", "403-cross-site", "408-body-too-slow"])
+def test_a_body_its_answer_left_unread_cannot_hold_the_connection(tmp_path, request_head, status):
+    # The service answers without reading the body; the client goes on sending it, a byte every half second, for
+    # ever. uvicorn's keep-alive timeout restarts at every byte: the connection was held as long as the client liked.
+    with serve_process(tmp_path, "--header-timeout", "1") as service:
+        dripping = _connected(service)
+        try:
+            dripping.sendall(request_head)
+            dripping.settimeout(PATIENCE)
+            assert dripping.recv(4096).startswith(b"HTTP/1.1 " + status)
+            assert _closed_by_the_service(dripping, b"x")
+        finally:
+            dripping.close()
+
+
+def test_a_refused_body_sent_whole_keeps_its_connection(tmp_path):
+    # The rest of an unread body is read and thrown away: a client that sent it all goes on with its next request.
+    with serve_process(tmp_path, "--max-body", "2048") as service:
+        client = _connected(service)
+        try:
+            client.sendall(_head("/agent/invoke", "application/json", 5000) + b" " * 5000)
+            client.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            replies = b""
+            client.settimeout(PATIENCE)
+            while replies.count(b"HTTP/1.1 ") < 2 or not replies.endswith(b"}"):
+                chunk = client.recv(4096)
+                assert chunk, f"closed after {replies!r}"
+                replies += chunk
+            refusal, _, health = replies.partition(b"HTTP/1.1 200 OK")
+            assert refusal.startswith(b"HTTP/1.1 413 ") and b'"body_too_large"' in refusal
+            assert b'"status":"ok"' in health
+        finally:
+            client.close()
+
+
 def _reply_until_closed(sock: socket.socket) -> bytes:
     """Everything the service wrote on `sock` before it hung up."""
     sock.settimeout(PATIENCE)

@@ -8,6 +8,9 @@ hold the service's descriptors until it could accept nobody. So, per connection:
 
     headers     the request line and headers must be complete `header_timeout_s` after the connection opens
                 (or after the previous response on a kept-alive connection); otherwise it is closed
+    the rest    a request answered before its body was read (a refusal: 413, 415, 408, 403...) has the same
+                `header_timeout_s` after the answer for the rest of its body to arrive (it is read and thrown
+                away, so a client that sent it all keeps its connection); otherwise the connection is closed
     connections beyond `max_connections` held at once, a new connection is closed as soon as it opens
     per client  beyond `max_connections_per_client` held at once from one client address, a new connection from it
                 is closed as soon as it opens: one client cannot take every slot
@@ -18,7 +21,9 @@ still sending when the connection is closed gets a reset). A client is its IPv4 
 network (one machine commonly holds a whole /64). Behind a reverse proxy every connection comes from the proxy:
 give the per-client cap the same number as `max_connections` there, and let the proxy limit each client.
 
-A request that is slow after its headers (a body that drips) is the app's to bound (app.py, BODY_TIMEOUT_S).
+A body that drips while the app waits for it is the app's to bound (app.py, BODY_TIMEOUT_S); once the app has
+answered, this clock bounds the rest of it. uvicorn's own keep-alive timeout does not: every byte received resets
+it, so a body dripping a byte every few seconds would hold its connection for ever.
 This is a floor, not a shield: on a network, put a reverse proxy (nginx, Caddy) in front, which buffers
 requests and limits clients per address (the README says how).
 """
@@ -43,8 +48,9 @@ MAX_HEADER_BYTES = 16 * 1024
 
 
 class GuardedH11Protocol(JsonErrorsH11Protocol):
-    """uvicorn's h11 protocol with a deadline for each request's headers, and caps on connections held, by all
-    clients and by one; a request h11 cannot read gets the service's JSON 400."""
+    """uvicorn's h11 protocol with a deadline for each request's headers (and for the rest of a body its answer
+    left unread), and caps on connections held, by all clients and by one; a request h11 cannot read gets the
+    service's JSON 400."""
 
     def __init__(self, *args, header_timeout_s: float, max_connections: int, max_connections_per_client: int,
                  **kwargs):
@@ -86,7 +92,8 @@ class GuardedH11Protocol(JsonErrorsH11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        self._start_header_clock()  # a kept-alive connection's next request gets the same time
+        # A kept-alive connection's next request gets the same time, and so does the rest of a body left unread.
+        self._start_header_clock()
 
     def shutdown(self) -> None:
         # uvicorn stops, and asks each connection to end: first the app declines what waits (stopping.py),
@@ -111,8 +118,12 @@ class GuardedH11Protocol(JsonErrorsH11Protocol):
 
     def _headers_overdue(self) -> None:
         self._header_deadline = None
-        # IDLE: h11 has not yet seen a whole request line and headers from this client.
-        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+        # IDLE: h11 has not yet seen a whole request line and headers from this client. SEND_BODY once we are DONE:
+        # the request was answered without reading its body, and the rest of that body stands before the next
+        # request's headers. Either way the client owes what nobody is working on.
+        waiting_for_headers = self.conn.their_state is h11.IDLE
+        body_after_answer = self.conn.their_state is h11.SEND_BODY and self.conn.our_state is h11.DONE
+        if (waiting_for_headers or body_after_answer) and not self.transport.is_closing():
             self.transport.close()
 
 

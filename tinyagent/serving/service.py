@@ -67,7 +67,8 @@ class ServiceConfig:
     shop_db:        the shop's SQLite file (":memory:": a fresh shop per process)
     now:            pretend it is this time (ISO), as `ask --now`; None: the real time
     model:          override TINYAGENT_MODEL (a classroom variant, say)
-    header_timeout_s: seconds a connection may take to send a request's headers (connections.py)
+    header_timeout_s: seconds a connection may take to send a request's headers, and the rest of a body that
+                      its answer left unread (connections.py)
     max_connections:  connections held at once; more are closed as they open
     max_connections_per_client: connections held at once from one client address (connections.py); more from
                     it are closed as they open, so that one client cannot take every slot
