@@ -1,9 +1,10 @@
 """Lesson 19's service under a stop and under load: `python -m tinyagent serve` as a subprocess, on a free port.
 
 A stop (SIGTERM, SIGINT, SIGINT with SIGINT ignored at start) while refunds wait for a person's yes declines them
-and ends every stream before the process exits (stopping.py); one client holding hundreds of slow connections
-does not lock out another (connections.py). Nothing is timed: the tests wait for the events they need (a
-stream's approval request, the service closing a connection), with a generous patience.
+and ends every stream before the process exits, and a request whose body is still arriving is answered 503 at
+once (stopping.py); one client holding hundreds of slow connections does not lock out another (connections.py).
+Nothing is timed: the tests wait for the events they need (a stream's approval request, the service closing a
+connection), with a generous patience.
 """
 
 from __future__ import annotations
@@ -162,6 +163,33 @@ def test_a_stream_ended_while_an_approved_refund_still_runs_says_it_may_yet_be_d
     assert ("applyRefund, approved above, was still running and may yet be done: the session's last turn will say, "
             "check before asking for it again") in data["error"]["message"]
     assert [order for _, order in service.refunds()] == ["88231"]  # and it was done
+
+
+# -- a stop while a request's body is still arriving ----------------------------------------------------------------
+@pytest.mark.parametrize(("signum", "ignore_sigint"), [
+    (signal.SIGTERM, False), (signal.SIGINT, False), (signal.SIGINT, True),
+], ids=["SIGTERM", "SIGINT", "SIGINT-while-ignored-at-start"])
+def test_a_stop_while_a_body_is_still_arriving_answers_503_and_does_not_wait_for_it(tmp_path, signum, ignore_sigint):
+    # The body's first byte of a hundred, and no more: the app waited for the rest until uvicorn's grace ran out,
+    # and uvicorn cancelled it with a traceback (CancelledError in the body's reading).
+    with serve_process(tmp_path, ignore_sigint=ignore_sigint) as service:
+        host, port = service.url.removeprefix("http://").rsplit(":", 1)
+        client = socket.create_connection((host, int(port)), timeout=PATIENCE)
+        try:
+            # uvicorn says 100 Continue when the app first asks for the body: the app is waiting for it now.
+            client.sendall(b"POST /agent/invoke HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                           b"Content-Length: 100\r\nExpect: 100-continue\r\n\r\n")
+            assert client.recv(4096).startswith(b"HTTP/1.1 100 ")
+            client.sendall(b"{")
+            assert service.server.stop(signum) == 0
+            reply = _refused(client)  # the whole reply, then the connection closed
+        finally:
+            client.close()
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 503 "), reply
+    error = json.loads(body)["error"]
+    assert error["code"] == "stopping" and "nothing was run" in error["message"]
+    _clean_exit(service)
 
 
 # -- one client's connections do not lock out another --------------------------------------------------------------

@@ -113,7 +113,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
     async def invoke(request: Request) -> Response:
         check_client(request, service)
         check_not_cross_site(request)
-        query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes))
+        query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes, stop.begun))
         check_session(service, session_id)
         outcome = await finished_run(request, query, session_id)
         return JSONResponse(outcome_json(outcome, trace=True), headers=served_by())
@@ -165,7 +165,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         """OpenAI's Chat Completions API over the agent (openai_chat.py): any chat client can ask the shop."""
         check_client(request, service)
         check_not_cross_site(request)
-        data = await read_json_body(request, service.config.max_body_bytes, fields=openai_chat.ACCEPTED,
+        data = await read_json_body(request, service.config.max_body_bytes, stop.begun, fields=openai_chat.ACCEPTED,
                                     example='{"model": "tinyagent-shop", "messages": [{"role": "user", '
                                             '"content": "..."}]}')
         try:
@@ -200,7 +200,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
     async def approve(request: Request) -> Response:
         check_operator(request, service)
         check_not_cross_site(request)
-        data = await read_json_body(request, service.config.max_body_bytes, fields=("approve",),
+        data = await read_json_body(request, service.config.max_body_bytes, stop.begun, fields=("approve",),
                                     example='{"approve": true}')
         approve = data.get("approve")
         if not isinstance(approve, bool):
@@ -228,7 +228,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
                                "was never issued); send the question again without the header")
             events = found[0].events(found[1])
         else:
-            query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes))
+            query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes, stop.begun))
             check_session(service, session_id)
             session_id = session_id or uuid.uuid4().hex  # known now, so the first event can name it
             events = streams.start(query, session_id, outcome_json).events()
@@ -239,7 +239,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         """A stored turn's run, continued from a person's edit of one round (edits.py): streamed like /agent/stream."""
         check_client(request, service)
         check_not_cross_site(request)
-        data = await read_json_body(request, service.config.max_body_bytes, fields=edits.FIELDS,
+        data = await read_json_body(request, service.config.max_body_bytes, stop.begun, fields=edits.FIELDS,
                                     example='{"step": 1, "reply": "Thought: ...\\nAction: ...\\nAction Input: ..."}')
         session_id, turn = request.path_params["session_id"], request.path_params["turn"]
         check_session(service, session_id)
@@ -486,24 +486,31 @@ def _origin_host(origin: str) -> str | None:
         return None
 
 
-async def read_json_body(request: Request, limit: int, fields: tuple[str, ...] = FIELDS,
+async def read_json_body(request: Request, limit: int, stopping: asyncio.Event, fields: tuple[str, ...] = FIELDS,
                          example: str = '{"query": "..."}') -> dict:
+    """The request's body as a JSON object with only `fields`, or an ApiError: 413 past `limit` bytes, 408 when
+    it drips past BODY_TIMEOUT_S, 503 when the service begins to stop (`stopping` is set) before it has all come."""
     declared = request.headers.get("content-length")
     if declared is not None and ((size := ascii_number(declared)) is None or size > limit):
         raise too_large(limit)
-    body = bytearray()
+    reading = asyncio.ensure_future(whole_body(request, limit))
+    stop = asyncio.ensure_future(stopping.wait())
     try:
-        async with asyncio.timeout(BODY_TIMEOUT_S):  # a body that drips holds a connection: bounded too
-            async for chunk in request.stream():  # a body sent in chunks has no length to check first
-                body += chunk
-                if len(body) > limit:
-                    raise too_large(limit)
-    except TimeoutError:
+        # A body that drips holds a connection, and would hold the service's stop until uvicorn cuts it (with a
+        # traceback): both bounded here.
+        done, _ = await asyncio.wait({reading, stop}, timeout=BODY_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        reading.cancel()
+        stop.cancel()
+    if reading in done:
+        body = reading.result()  # or its ApiError
+    elif stop in done:
+        # Connection: close, since the rest of the body is not waited for (uvicorn would close it anyway).
+        raise ApiError(503, "stopping", "the service is stopping, and the request's body had not all arrived: "
+                       "nothing was run; send it again once the service is back", {"Connection": "close"})
+    else:
         raise ApiError(408, "body_timeout", f"the body did not arrive within {BODY_TIMEOUT_S:g} s: send it "
-                       "all at once") from None
-    except ClientDisconnect:  # the client went away (or broke its chunked body) before the end: nothing to run
-        raise ApiError(400, "body_cut", "the connection closed before the whole body arrived: send it again") \
-            from None
+                       "all at once")
     if not body.strip():
         raise ApiError(400, "empty_body", 'the body is empty: send JSON such as {"query": "Where is order 88231?"}')
     try:
@@ -538,6 +545,19 @@ async def read_json_body(request: Request, limit: int, fields: tuple[str, ...] =
     if unknown:
         raise ApiError(400, "unknown_field", f"unknown field {unknown[0]!r}: send {example}")
     return data
+
+
+async def whole_body(request: Request, limit: int) -> bytes:
+    body = bytearray()
+    try:
+        async for chunk in request.stream():  # a body sent in chunks has no length to check first
+            body += chunk
+            if len(body) > limit:
+                raise too_large(limit)
+    except ClientDisconnect:  # the client went away (or broke its chunked body) before the end: nothing to run
+        raise ApiError(400, "body_cut", "the connection closed before the whole body arrived: send it again") \
+            from None
+    return bytes(body)
 
 
 def too_large(limit: int) -> ApiError:

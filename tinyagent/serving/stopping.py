@@ -6,6 +6,8 @@ stream whose refund waits for a person does not end by itself, so it used to be 
 response once the grace ran out: a traceback a stream, and an exit that took the whole grace. Now the first step
 (connections.py hands each connection's shutdown to `ServiceStop.begin`) starts this:
 
+    0. a request whose body is still arriving is answered 503 `stopping` (nothing was run) and its connection
+       closed: a client that sends the rest late, or never, does not hold the stop (app.py, read_json_body)
     1. every refund waiting for a yes is declined as an error ("the service is stopping"), and so is any one
        asked later: nothing is done that nobody could be told about
     2. the runs go on from the decline as from any other: the model reads it and answers, each stream sends
@@ -36,22 +38,22 @@ class ServiceStop:
 
     def __init__(self, service, streams):
         self.service, self.streams = service, streams
-        self._begun = False
+        self.begun = asyncio.Event()  # set on the event loop when the stop begins: what a body's reader waits on
         self._last_call: asyncio.TimerHandle | None = None
 
     def begin(self) -> None:
         """Decline what waits, and give the runs RUNS_END_WITHIN_S to end. Called on the event loop, once per
         open connection: only the first call does anything."""
-        if self._begun:
+        if self.begun.is_set():
             return
-        self._begun = True
+        self.begun.set()
         self.service.approvals.stop(WHY, BY)
         self._last_call = asyncio.get_running_loop().call_later(RUNS_END_WITHIN_S, self.end_now)
 
     def end_now(self) -> None:
         """Stop every run still going and end every stream (the time is up, or the app's lifespan ends)."""
-        if not self._begun:  # no connection was open when the server stopped: nothing was declined yet
-            self._begun = True
+        if not self.begun.is_set():  # no connection was open when the server stopped: nothing was declined yet
+            self.begun.set()
             self.service.approvals.stop(WHY, BY)
         if self._last_call is not None:
             self._last_call.cancel()
