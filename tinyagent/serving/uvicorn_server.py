@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -130,7 +131,10 @@ class _already:
 
 def _limits(config: ServiceConfig) -> dict:
     """uvicorn's options for every server here: quiet, a bounded stop, and bounded connections (connections.py)."""
+    # use_colors given: uvicorn's formatter would otherwise ask sys.stdout.isatty(), and with stdout closed
+    # (`serve >&-`) sys.stdout is None and uvicorn cannot set up its logging at all.
     return {"log_level": "warning", "access_log": False, "timeout_graceful_shutdown": GRACEFUL_SECONDS,
+            "use_colors": sys.stdout is not None and sys.stdout.isatty(),
             "http": guarded_protocol(config.header_timeout_s, config.max_connections,
                                      config.max_connections_per_client),
             "h11_max_incomplete_event_size": MAX_HEADER_BYTES, "timeout_keep_alive": KEEP_ALIVE_SECONDS}
