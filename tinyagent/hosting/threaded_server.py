@@ -11,6 +11,7 @@ line's way: serve until SIGINT or SIGTERM, even in a process started with SIGINT
 from __future__ import annotations
 
 import contextlib
+import socket
 import socketserver
 import threading
 from collections.abc import Callable
@@ -28,6 +29,13 @@ class BackgroundServer:
     def _listen(self, host: str, port: int,
                 make_server: Callable[[tuple[str, int]], socketserver.BaseServer]) -> None:
         check_port(port)
+        try:
+            # bind() encodes a name that is not ASCII as IDNA, and one that cannot be ('\udcff', a byte of a
+            # command line that is not text) is a TypeError there: encoded first, it is a name of no machine.
+            host.encode("idna")
+        except UnicodeError:
+            unknown = socket.gaierror(socket.EAI_NONAME, f"{host!r} is not a host name")
+            raise explain_listen_error(host, port, unknown) from None
         try:
             self._httpd = make_server((host, port))  # bound now, so .port is known before start()
         except OSError as error:
