@@ -1,3 +1,8 @@
+import os
+import shutil
+import subprocess
+import sys
+
 import pytest
 
 from tinyagent import load_settings
@@ -140,3 +145,65 @@ def test_a_password_in_the_url_is_never_shown_by_the_settings():
     with pytest.raises(ConfigurationError) as refused:
         load_settings(api_url="ftp://ada:hunter2@x.example", api_key="sk-x", model="m", environ={}, notice=False)
     assert "hunter2" not in str(refused.value) and "ada:***@x.example" in str(refused.value)
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://[zz]/v1", "http://ada:hunter2@[::1/v1"])
+def test_an_ipv6_host_without_its_brackets_right_is_a_configuration_error(tmp_path, url):
+    # urlsplit's ValueError ("Invalid IPv6 URL") came out of load_settings as a traceback.
+    with pytest.raises(ConfigurationError) as info:
+        load_settings(environ={**REAL, "TINYAGENT_API_URL": url}, dotenv_path=tmp_path / "none")
+    message = str(info.value)
+    assert message.startswith("TINYAGENT_API_URL in the environment must write an IPv6 host as an address between "
+                              "[ and ], as in http://[::1]:8080/v1, got ")
+    assert "\n" not in message and KEY not in message and "hunter2" not in message
+
+
+@pytest.mark.parametrize("port", ["99999", "abc", "-1", "0"])
+def test_a_port_that_is_no_port_is_a_configuration_error(tmp_path, port):
+    # It was accepted, and every run stopped at its first call with requests' InvalidURL, as if the model failed.
+    url = f"http://127.0.0.1:{port}/v1"
+    env_file = write_env(tmp_path, TINYAGENT_API_URL=url, TINYAGENT_API_KEY=KEY, TINYAGENT_MODEL="m")
+    with pytest.raises(ConfigurationError) as info:
+        load_settings(environ={}, dotenv_path=env_file)
+    assert str(info.value).startswith("TINYAGENT_API_URL in the .env must give a port from 1 to 65535 after the "
+                                      f"host's colon, as in http://127.0.0.1:8080/v1, got {url!r}: ")
+
+
+def test_the_client_refuses_a_url_the_settings_refuse():
+    from tinyagent import LlmClient
+
+    for url in ("http://[::1", "http://127.0.0.1:99999/v1"):
+        with pytest.raises(ConfigurationError, match="an API URL must"):
+            LlmClient(url, None, "m")
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "utf-16"])
+def test_an_env_file_that_is_not_utf8_is_a_configuration_error_naming_it(tmp_path, encoding):
+    # UnicodeDecodeError from python-dotenv came out as a traceback (Notepad's "Unicode" is UTF-16 with a BOM).
+    env_file = tmp_path / ".env"
+    env_file.write_text("TINYAGENT_API_URL=https://api.deepseek.com\nTINYAGENT_API_KEY=k\nTINYAGENT_MODEL=café\n",
+                        encoding=encoding)
+    with pytest.raises(ConfigurationError) as info:
+        load_settings(environ={}, dotenv_path=env_file)
+    message = str(info.value)
+    assert message.startswith(f"the .env file {env_file} must be readable UTF-8 text, and is not: it holds bytes")
+    assert "save it again as UTF-8" in message and "\n" not in message
+
+
+def test_an_env_file_that_cannot_be_read_is_a_configuration_error_naming_it(tmp_path):
+    # A PermissionError from python-dotenv came out as a traceback. Run as another process so that root can drop the
+    # capability that lets it read any file.
+    env_file = write_env(tmp_path, **REAL)
+    env_file.chmod(0)
+    script = ("import sys; from tinyagent import load_settings\n"
+              "try:\n    load_settings(environ={}, dotenv_path=sys.argv[1])\n"
+              "except ValueError as error:\n    print(type(error).__name__, error)")
+    command = [sys.executable, "-c", script, str(env_file)]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("root reads every file, and setpriv is not here to drop that")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search",
+                   "--inh-caps=-dac_override,-dac_read_search", *command]
+    done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == (f"ConfigurationError the .env file {env_file} must be readable UTF-8 text, and is "
+                                   "not: Permission denied; give your account permission to read it"), done.stderr

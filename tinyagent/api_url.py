@@ -3,11 +3,13 @@ on this machine. Read by the settings (which model is configured) and the client
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit, urlunsplit
 
 from tinyagent.errors import ConfigurationError
 
 CHAT_PATH = "/chat/completions"
+_PASSWORD_IN_URL = re.compile(r"(?<=//)([^/?#@:]*):[^/?#@]*@")  # user:password@ after the scheme's //
 
 
 def normalize_chat_url(url: str) -> str:
@@ -22,13 +24,34 @@ def normalize_chat_url(url: str) -> str:
     it. A user and password in the URL are kept for the request, and shown as *** (`shown_url`).
     """
     url = (url or "").strip()
+    if problem := url_problem(url):
+        raise ConfigurationError(f"an API URL {problem}, got {shown_url(url)!r}")
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigurationError(f"an API URL must start with http:// or https://, got {shown_url(url)!r}")
     path = parts.path.rstrip("/")
     if not path.endswith(CHAT_PATH):
         path = (path or "/v1") + CHAT_PATH  # a bare host: OpenAI-compatible servers live under /v1
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def url_problem(url: str) -> str | None:
+    """What is wrong with `url` as an API URL, as words that follow "an API URL" (or the variable's name), or None
+    when nothing is. urlsplit refuses a bracket left open with a ValueError, and requests a port that is no port
+    only at the first call (InvalidURL, a run stopped as if the model failed): both are the settings' mistake."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        if "[" in url or "]" in url:  # "http://[::1" (Invalid IPv6 URL), "http://[zz]/v1"
+            return "must write an IPv6 host as an address between [ and ], as in http://[::1]:8080/v1"
+        return "must name its host in characters a URL allows there (not full-width ones)"  # NFKC's refusal
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return "must start with http:// or https://"
+    try:
+        has_port = parts.port != 0  # None (no port given) is fine: the scheme's own
+    except ValueError:  # "Port out of range", "could not be cast to integer": :99999, :abc, :-1
+        has_port = False
+    if not has_port:
+        return "must give a port from 1 to 65535 after the host's colon, as in http://127.0.0.1:8080/v1"
+    return None
 
 
 def models_url(chat_url: str) -> str:
@@ -39,7 +62,10 @@ def models_url(chat_url: str) -> str:
 
 def shown_url(url: str) -> str:
     """`url` as a message or a repr may show it: a password in it (https://user:pw@host) becomes ***."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL urlsplit reads ("http://u:pw@[::1"), and shown to say so: hide a password by hand
+        return _PASSWORD_IN_URL.sub(r"\1:***@", url)
     if parts.password is None:
         return url
     user_info, _, host = parts.netloc.rpartition("@")

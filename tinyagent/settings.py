@@ -17,7 +17,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from tinyagent.api_url import is_loopback, normalize_chat_url, shown_url
+from tinyagent.api_url import is_loopback, shown_url, url_problem
 from tinyagent.errors import ConfigurationError, redact
 
 NAMES = ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL")
@@ -87,10 +87,7 @@ def load_settings(
         layers.append(("environment", environ))
         path = dotenv_path if dotenv_path is not None else find_env_file()
         if path and os.path.isfile(path):
-            # imported only when there is a file: python-dotenv takes longer to import than the look takes
-            from dotenv import dotenv_values
-
-            layers.append((".env", dotenv_values(path)))
+            layers.append((".env", _read_env_file(path)))
 
     values: dict[str, str] = {}
     sources: dict[str, str] = {}
@@ -122,18 +119,15 @@ def load_settings(
             )
         return _classroom_settings(chosen_model, why, notice)
 
-    if url:
-        try:
-            normalize_chat_url(url)
-        except ConfigurationError:
-            where = "the .env" if sources["TINYAGENT_API_URL"] == ".env" else f"the {sources['TINYAGENT_API_URL']}"
-            # Never echo what may be a key (URL and key swapped is an easy slip): a URL has a dot or ://.
-            shown = repr(shown_url(url))
-            got = shown if ("." in url or "://" in url) and not url.startswith("sk-") else "something that is not a URL"
-            raise ConfigurationError(
-                f"TINYAGENT_API_URL in {where} must start with http:// or https://, got {redact(got, key)}: "
-                "write the provider's full URL, e.g. https://api.deepseek.com (see .env.example)"
-            ) from None
+    if url and (problem := url_problem(url)):
+        where = "the .env" if sources["TINYAGENT_API_URL"] == ".env" else f"the {sources['TINYAGENT_API_URL']}"
+        # Never echo what may be a key (URL and key swapped is an easy slip): a URL has a dot or ://.
+        shown = repr(shown_url(url))
+        got = shown if ("." in url or "://" in url) and not url.startswith("sk-") else "something that is not a URL"
+        raise ConfigurationError(
+            f"TINYAGENT_API_URL in {where} {problem}, got {redact(got, key)}: "
+            "write the provider's full URL, e.g. https://api.deepseek.com (see .env.example)"
+        )
     if not url:
         raise ConfigurationError(
             f"TINYAGENT_API_KEY is set (in the {sources['TINYAGENT_API_KEY']}) but TINYAGENT_API_URL is not: "
@@ -150,6 +144,21 @@ def load_settings(
         )
     described = ", ".join(sorted(set(sources.values())))
     return Settings(api_url=url, api_key=key or None, model=chosen_model, source=described)
+
+
+def _read_env_file(path: str | os.PathLike) -> dict[str, str | None]:
+    """The variables in the .env file at `path`; ConfigurationError, naming the file, when it cannot be read as
+    UTF-8 text (saved as UTF-16 or Latin-1, or not readable by this account)."""
+    # imported only when there is a file: python-dotenv takes longer to import than the look takes
+    from dotenv import dotenv_values
+
+    try:
+        return dotenv_values(path)  # as UTF-8 (python-dotenv skips a byte order mark)
+    except UnicodeDecodeError:
+        why = "it holds bytes that are not UTF-8 (saved as UTF-16 or Latin-1?); save it again as UTF-8 in your editor"
+    except OSError as error:
+        why = f"{error.strerror or error}; give your account permission to read it"
+    raise ConfigurationError(f"the .env file {os.fspath(path)} must be readable UTF-8 text, and is not: {why}")
 
 
 def classroom_models() -> tuple[str, ...]:
