@@ -234,3 +234,27 @@ def test_a_stream_holding_nan_warns_and_names_it(scripted_server):
     code, text = report(settings_for(scripted_server.url))
     assert code == 0, text
     assert "streaming      WARN" in text and "a chunk holds NaN, which JSON does not allow" in text
+
+
+@pytest.mark.parametrize("key", ["sk-abc def", "sk-ké", "sk-a\nb", "sk-\x01", "sk-\udcff"],
+                         ids=["space", "not ascii", "newline", "control", "not text"])
+def test_a_key_that_cannot_go_in_a_header_is_a_failed_check_not_a_traceback(key):
+    # LlmClient's ConfigurationError escaped diagnose(): `python -m tinyagent doctor` ended in a traceback.
+    code, text = report(settings_for("http://127.0.0.1:1/v1", key=key))
+    assert code == 1, text
+    assert "key accepted   FAIL    the API key cannot be sent in an HTTP header: its character" in text
+    assert "reachable      SKIP    not tried: the key cannot be sent" in text
+    assert "Required checks failed: key accepted." in text
+    assert key not in text and key[3:] not in text
+
+
+def test_the_doctor_command_reports_a_key_with_a_space_as_a_failed_check(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TINYAGENT_OFFLINE", raising=False)
+    monkeypatch.setenv("TINYAGENT_API_URL", "http://127.0.0.1:1/v1")
+    monkeypatch.setenv("TINYAGENT_API_KEY", "sk-abc def")
+    monkeypatch.setenv("TINYAGENT_MODEL", "m")
+    assert main(["doctor"]) == 1
+    out, err = capsys.readouterr()
+    assert "key accepted   FAIL    the API key cannot be sent in an HTTP header: its character 7 is a space" in out
+    assert err == ""

@@ -100,10 +100,6 @@ def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
     """Run every check against `settings`' endpoint and return them in order; each reply may go `timeout` seconds
     without data, and take `timeout` seconds from its first byte to its last (`reply_timeouts`)."""
     secret = settings.api_key
-    llm = LlmClient(
-        settings.api_url, settings.api_key, settings.model, **reply_timeouts(timeout),
-        max_retries=1, max_retry_wait=5.0,
-    )
     checks: list[Check] = []
 
     def add(name, status, detail, fix="", required=False):
@@ -115,6 +111,16 @@ def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
             if name not in done:
                 add(name, SKIP, f"not tried: {why}", required=name in CHECKS[:4])
         return sorted(checks, key=lambda check: CHECKS.index(check.name))
+
+    try:
+        llm = LlmClient(
+            settings.api_url, settings.api_key, settings.model, **reply_timeouts(timeout),
+            max_retries=1, max_retry_wait=5.0,
+        )
+    except ConfigurationError as exc:  # a key that cannot go in a header (a space, a letter that is not ASCII)
+        add("key accepted", FAIL, str(exc), "copy the key again from your provider's page into TINYAGENT_API_KEY "
+            "(in .env), with nothing around it", required=True)
+        return skip_the_rest("the key cannot be sent")
 
     # 1. Reachable: any HTTP answer at all. GET /models is cheap, and its list helps check 3.
     listing = _get_models(settings, llm, timeout)
