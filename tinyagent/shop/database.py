@@ -21,7 +21,8 @@ A database that cannot be written (a read-only folder or disk) is opened for rea
 refund is refused with `ShopReadOnlyError`; a write that fails on the way to the disk (a full disk, an I/O
 error) is refused with `ShopWriteError`, and nothing of it is kept. Methods return plain dicts shaped like the JSON the tools print;
 they raise `ShopError`s for requests the shop refuses, and the tools turn those into error Observations.
-A path that cannot hold a database at all (a folder, a text file, /dev/null) raises `ShopDatabaseError`.
+A path that cannot hold a database at all (a folder, a text file, /dev/null, a damaged or unreadable database file)
+raises `ShopDatabaseError`; a damaged file is left as it is, for its owner to restore or move away.
 
 Since lesson 16 the knowledge base also takes documents: `import_documents` (documents.py, one transaction per
 call), `search_passages` (results that name their document and section, optionally re-ranked: rerank.py).
@@ -218,6 +219,7 @@ class Shop:
         """
         with self._lock:
             self._conn.execute("PRAGMA foreign_keys = ON")
+            self._refuse_damaged()
             if self._is_complete():
                 return
             if self.read_only:
@@ -232,6 +234,14 @@ class Shop:
                     self._seed()
                 if not knowledge.index_is_current(self._conn):
                     knowledge.create_index(self._conn)
+
+    def _refuse_damaged(self) -> None:
+        """ShopDatabaseError for a file with a damaged page (a disk's fault, a copy cut short): opened without a
+        look, it served until a query reached the page, and the tool's error read like a wrong order number.
+        quick_check reads each page once; it skips integrity_check's slow part, matching indexes to their tables."""
+        finding = self._conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+        if finding != "ok":  # "*** in database main ***\nPage 2: btreeInitPage() returns error code 11"
+            raise ShopDatabaseError(_damaged(self.path, finding.splitlines()[-1]))
 
     def _is_complete(self) -> bool:
         return self._is_seeded() and knowledge.index_is_current(self._conn)
@@ -565,6 +575,12 @@ def _why_this_path(path: str, exc: BaseException) -> str:
         return f"{path} is a folder: give the shop's database a file path, such as {where / 'shop.db'}"
     if "file is not a database" in str(exc):
         return f"{path} is not an SQLite database: give the path of a shop database, or a new file to create"
+    if where.is_file():  # it exists, so creating it was not what failed
+        if "malformed" in str(exc):  # SQLITE_CORRUPT: a page, or the file's end, is missing or overwritten
+            return _damaged(path, str(exc))
+        if not os.access(where, os.R_OK):
+            return f"the shop's database {path} cannot be read: give your account permission to read it"
+        return f"cannot open the shop's database {path} ({exc}): give the path of a shop database, or a new file"
     folder = where.absolute().parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent  # the nearest folder (or file) that exists: where creating it stopped
@@ -577,6 +593,11 @@ def _why_this_path(path: str, exc: BaseException) -> str:
     else:
         reason = str(exc)
     return f"cannot create the shop's database {path} ({reason}): give a path in a folder you can write to"
+
+
+def _damaged(path: str, finding: str) -> str:
+    return (f"the shop's database {path} is damaged ({finding}): restore it from a copy, or move it away and a new "
+            "shop is made in its place")
 
 
 def _order_dict(row: tuple) -> dict:
