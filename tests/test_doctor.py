@@ -258,3 +258,12 @@ def test_the_doctor_command_reports_a_key_with_a_space_as_a_failed_check(tmp_pat
     out, err = capsys.readouterr()
     assert "key accepted   FAIL    the API key cannot be sent in an HTTP header: its character 7 is a space" in out
     assert err == ""
+
+
+def test_a_password_in_the_url_is_never_shown_by_the_doctor():
+    # The report's endpoint line and the reachable check's detail showed it, where the settings line hid it.
+    code, text = report(settings_for("http://ada:hunter2@127.0.0.1:1/v1"))
+    assert code == 1
+    assert "hunter2" not in text
+    assert "  endpoint: http://ada:***@127.0.0.1:1/v1\n" in text
+    assert "reachable      FAIL    could not reach 127.0.0.1:1: connection refused" in text

@@ -29,11 +29,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
-from urllib.parse import urlsplit
 
 import requests
 
-from tinyagent.api_url import models_url, shown_url
+from tinyagent.api_url import models_url, shown_url, url_host
 from tinyagent.chat_result import NotJsonNumber, no_json_constant
 from tinyagent.errors import (
     AuthenticationError,
@@ -125,7 +124,7 @@ def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
     # 1. Reachable: any HTTP answer at all. GET /models is cheap, and its list helps check 3.
     listing = _get_models(settings, llm, timeout)
     if isinstance(listing, Exception):
-        add("reachable", FAIL, f"could not reach {urlsplit(llm.api_url).netloc}: {_reason(listing)}",
+        add("reachable", FAIL, f"could not reach {url_host(llm.api_url)}: {_reason(listing)}",
             "check TINYAGENT_API_URL; for a local server (classroom, llama.cpp, Ollama) check that it is "
             "running and listening on that port", required=True)
         return skip_the_rest("the server cannot be reached")
@@ -373,7 +372,7 @@ def _json_or_none(text: str):
 def format_report(settings: Settings | None, checks: list[Check]) -> str:
     lines = ["tinyagent doctor"]
     if settings is not None:
-        lines.append(f"  endpoint: {settings.api_url}")
+        lines.append(f"  endpoint: {shown_url(settings.api_url)}")
         lines.append(f"  model:    {settings.model}")
         lines.append(f"  key:      {'set (not shown)' if settings.api_key else 'not set'}")
         lines.append(f"  settings: {settings.source}")
