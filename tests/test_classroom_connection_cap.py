@@ -8,6 +8,8 @@ was accepted and closed unanswered until they stopped.
 
 from __future__ import annotations
 
+import http.client
+import ipaddress
 import json
 import signal
 import socket
@@ -26,6 +28,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 
 DESCRIPTORS = 64
 CAP = DESCRIPTORS // 4  # what connection_cap() gives for 64 descriptors
+PER_CLIENT = CAP // 4  # what one client address may hold of them, unless it is this machine's (loopback)
 
 LIMITED_SERVER = f"""
 import os, resource, signal, threading
@@ -55,7 +58,7 @@ server.serve_forever()
 """
 
 BODY = json.dumps({"model": "classroom", "messages": [{"role": "user", "content": "Hello there."}]}).encode()
-REQUEST = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+REQUEST = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
            b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(BODY)) + BODY
 
 
@@ -181,3 +184,66 @@ def test_past_its_cap_over_tls_a_request_still_gets_the_503(tmp_path):
                              headers={"Content-Type": "application/json"}, timeout=PATIENCE)
         assert busy.status_code == 503 and busy.headers["Retry-After"] == "1", busy.text
         assert busy.json()["error"]["code"] == "server_busy"
+
+
+def lan_address() -> str:
+    """An address of this machine that is not loopback: connecting from it, a test is a machine on the LAN."""
+    from tinyagent.classroom.server import _this_machine_address
+
+    address = _this_machine_address()
+    try:
+        if not ipaddress.ip_address(address).is_loopback:
+            return address
+    except ValueError:
+        pass
+    pytest.skip(f"this machine has no address but loopback to connect from ({address})")
+
+
+def test_one_client_address_holds_at_most_a_quarter_of_the_threads_and_this_machine_is_not_capped():
+    # One address took every thread, each connection dripping its body, and every other learner got the 503 for
+    # as long as it went on. Loopback is not capped: behind the hub, every learner's request comes from the proxy.
+    address = lan_address()
+    with limited_server() as (process, port, _), ExitStack() as held:
+        def from_the_lan() -> socket.socket:
+            return held.enter_context(socket.create_connection(("127.0.0.1", port), timeout=PATIENCE,
+                                                               source_address=(address, 0)))
+
+        before = threads(process)
+        for _ in range(PER_CLIENT):
+            from_the_lan().sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        wait_for(lambda: threads(process) == before + PER_CLIENT, f"{PER_CLIENT} threads for one client")
+
+        one_more = from_the_lan()
+        one_more.sendall(REQUEST)
+        head, _, body = answer_to(one_more).partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 429 ") and b"Retry-After: 1" in head, head
+        error = json.loads(body)["error"]
+        assert error["code"] == "too_many_connections" and f"{PER_CLIENT} connections" in error["message"]
+        assert threads(process) == before + PER_CLIENT  # refused without a thread
+
+        for _ in range(PER_CLIENT + 2):  # this machine: more than one LAN client may hold, and still served
+            loopback = held.enter_context(socket.create_connection(("127.0.0.1", port), timeout=PATIENCE))
+            loopback.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        wait_for(lambda: threads(process) == before + 2 * PER_CLIENT + 2, "threads for this machine's connections")
+        assert chat(port).status_code == 200
+
+        held.close()  # the client lets go: it is served again
+        def served_from_the_lan() -> bool:
+            with socket.create_connection(("127.0.0.1", port), timeout=PATIENCE, source_address=(address, 0)) as again:
+                again.sendall(REQUEST)
+                return answer_to(again).startswith(b"HTTP/1.1 200 ")
+        wait_for(served_from_the_lan, "the client served once its connections are gone")
+
+
+def test_a_client_at_its_cap_makes_room_with_its_own_idle_connections():
+    # A script on a learner's machine that opens a connection per call and never closes one (a Session each time)
+    # is served: each new one closes one of its own, idle between two requests, as the server does for all.
+    address = lan_address()
+    with limited_server() as (_, port, _), ExitStack() as kept:
+        for _ in range(PER_CLIENT + 3):
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=PATIENCE, source_address=(address, 0))
+            kept.callback(connection.close)
+            connection.request("POST", "/v1/chat/completions", BODY, {"Content-Type": "application/json"})
+            answer = connection.getresponse()
+            assert answer.status == 200, answer.read()
+            answer.read()

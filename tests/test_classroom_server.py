@@ -853,6 +853,24 @@ def test_a_post_from_another_site_s_page_is_refused_and_one_from_the_room_s_own_
         assert own.status_code == 200
 
 
+@pytest.mark.parametrize("request_bytes, status, code", [
+    (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://[\r\n", b"403", "cross_site"),
+    (b"GET http://[/v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n", b"400", "invalid_request_target"),
+    (b"POST http://[::1/v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n", b"400", "invalid_request_target"),
+], ids=["origin", "get-target", "post-target"])
+def test_an_origin_or_a_target_urlsplit_cannot_read_is_a_json_4xx_without_a_traceback(request_bytes, status, code,
+                                                                                     capfd):
+    # urlsplit raises ValueError ("Invalid IPv6 URL") for both: they were a 500, with a traceback on stderr.
+    body = json.dumps({"messages": user("hi")}).encode()
+    request_bytes += (b"Content-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n"
+                      % len(body) + body)
+    with ClassroomServer(responder=echo, models=MODELS, verbose=True) as server:
+        head, _, answer = raw_exchange(server, request_bytes).partition(b"\r\n\r\n")
+        assert head.split(b" ")[1] == status, head
+        assert json.loads(answer)["error"]["code"] == code
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_a_preflight_is_refused_with_405():
     with ClassroomServer(responder=echo, models=MODELS) as server:
         answer = requests.options(server.chat_url, headers={"Origin": "http://evil.example"}, timeout=PATIENCE)
@@ -866,7 +884,7 @@ def test_stop_closes_an_idle_keep_alive_connection():
         with socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) as connection:
             body = json.dumps({"messages": user("hi")}).encode()
             connection.sendall(
-                b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 b"Content-Length: %d\r\n\r\n" % len(body) + body
             )
             assert connection.recv(65536).startswith(b"HTTP/1.1 200 ")

@@ -31,6 +31,7 @@ import errno
 import hashlib
 import hmac
 import io
+import ipaddress
 import json
 import selectors
 import socket
@@ -53,6 +54,7 @@ from tinyagent.chat_result import NotJsonNumber, no_json_constant
 from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 from tinyagent.errors import ConfigurationError
+from tinyagent.hosting.slow_clients import RequestClock, connection_cap
 from tinyagent.hosting.threaded_server import BackgroundServer
 from tinyagent.number_checks import ascii_number
 from tinyagent.protocols.streamed_stops import StopCutter
@@ -60,11 +62,6 @@ from tinyagent.safe_text import holds_surrogate
 
 if TYPE_CHECKING:
     from tinyagent.classroom.hub_tokens import HubTokens
-
-try:
-    import resource  # Unix only: how many file descriptors this process may open
-except ImportError:
-    resource = None
 
 Responder = Callable[[dict], Reply]
 
@@ -81,7 +78,6 @@ MAX_BODY_BYTES = 8 * 1024 * 1024  # far above any lesson's conversation, far bel
 MAX_JSON_DEPTH = 64  # a tool's JSON Schema nests a handful of levels; nothing real nests 64
 READ_TIMEOUT = 60.0  # seconds a connection may stay silent, and the most a request (head and body) may take
 TOKENS_PER_CHUNK = 3  # how many tokens each streamed content delta carries
-MAX_CONNECTIONS = 256  # connections served at once where the descriptor limit is unknown (see connection_cap())
 ACCEPT_PAUSE = 0.1  # seconds the server stops accepting when the process has no file descriptor left
 # Over TLS a refused connection's 503 needs a handshake, which the serving loop never waits for: at most this many
 # threads do those at once (past that a connection is closed unanswered), each within REFUSAL_SECONDS.
@@ -562,47 +558,6 @@ def model_json(name: str, description: str) -> dict:
 # --- HTTP -------------------------------------------------------------------------------------------
 
 
-class _RequestClock(io.RawIOBase):
-    """A connection's bytes, each request's read within read_timeout of its first byte.
-
-    A socket timeout bounds one wait only: a client sending one byte every 59 s of a 60 s timeout would hold its
-    thread for days inside its request line or headers, which the base class reads. Here a request's first byte
-    starts a clock, and each later read of that request waits only for what is left of read_timeout. Between two
-    requests (an idle keep-alive connection) the wait is read_timeout of silence, as before.
-    """
-
-    def __init__(self, connection: socket.socket, seconds: float):
-        super().__init__()
-        self.connection, self.seconds = connection, seconds
-        self.deadline: float | None = None  # None: waiting for a request's first byte
-        self.idle = False  # waiting for the next request after an answer: the server may close it for room
-
-    def readable(self) -> bool:
-        return True
-
-    def start(self) -> None:
-        """The request has begun (its head may have come in an earlier read, with the request before it)."""
-        self.idle = False
-        if self.deadline is None:
-            self.deadline = time.monotonic() + self.seconds
-
-    def between_requests(self) -> None:
-        """An answer has gone out: the connection waits, idle, for the next request, whose clock starts at its
-        first byte."""
-        self.deadline = None
-        self.idle = True
-
-    def readinto(self, buffer) -> int:
-        wait = self.seconds if self.deadline is None else self.deadline - time.monotonic()
-        if wait <= 0:
-            raise TimeoutError(f"the request did not arrive within {self.seconds:g} s")
-        self.connection.settimeout(wait)
-        count = self.connection.recv_into(buffer)
-        if count:
-            self.start()
-        return count
-
-
 class _Handler(BaseHTTPRequestHandler):
     """One connection. HTTP/1.1 keep-alive: every non-streamed answer carries Content-Length, so the
     client can send its next request on the same connection."""
@@ -625,13 +580,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.timeout = self.room.read_timeout
         super().setup()
         self.rfile.close()  # the socket's own reader, replaced by one that bounds each request in total
-        self.clock = _RequestClock(self.connection, self.room.read_timeout)
+        self.clock = RequestClock(self.connection, self.room.read_timeout)
         self.rfile = io.BufferedReader(self.clock)
         self.server.watch_clock(self.connection, self.clock)
 
     def handle(self) -> None:
         # BaseHTTPRequestHandler.handle, with the wait between two requests marked on the clock: a server
-        # with no room left may close a connection idle there for a new one (_HTTPServer._room_for_one_more).
+        # with no room left may close a connection idle there for a new one (_HTTPServer._no_room_for).
         self.close_connection = True
         self.handle_one_request()
         while not self.close_connection:
@@ -667,12 +622,14 @@ class _Handler(BaseHTTPRequestHandler):
         # Until the body is read, it sits on the socket in front of the next request (see _send_json).
         self._body_read = "Content-Length" not in self.headers and "Transfer-Encoding" not in self.headers
         try:
-            endpoint = self._route()
+            path = self._request_path()
+            endpoint = self._route(path)
             body = self._read_body()
             self._refuse_web_pages()
+            self._check_host()
             self._check_key()
             # lesson 20: the request goes to any running recording(); after the key check, so no stranger's body
-            self.room.record(self.command, unquote(urlsplit(self.path).path), body)
+            self.room.record(self.command, path, body)
             endpoint(body)
         except ApiError as err:
             self._send_json(err.status, err.to_json(), err.headers)
@@ -686,8 +643,15 @@ class _Handler(BaseHTTPRequestHandler):
 
                 traceback.print_exc()
 
-    def _route(self) -> Callable[[bytes], None]:
-        path = unquote(urlsplit(self.path).path)
+    def _request_path(self) -> str:
+        """The path the request asks for, decoded; a 400 for a target urlsplit cannot read ("http://[/v1/models")."""
+        try:
+            return unquote(urlsplit(self.path).path)
+        except ValueError:
+            raise _bad_request(f"The request target {self.path[:80]!r} is not a URL this server can read. Send a "
+                               "path such as /v1/chat/completions.", code="invalid_request_target") from None
+
+    def _route(self, path: str) -> Callable[[bytes], None]:
         prefix = self.room.base_path
         if prefix and path.startswith(prefix + "/"):
             path = path[len(prefix):]  # a proxy (JupyterHub's) forwards the whole path
@@ -721,12 +685,34 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "POST":
             return
         origin = self.headers.get("Origin")
-        if origin is not None and urlsplit(origin).netloc != (self.headers.get("Host") or ""):
+        if origin is not None and _origin_host(origin) != (self.headers.get("Host") or "").lower():
             raise ApiError(403, "Requests from web pages of other sites are refused.", code="cross_site")
         media_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         if media_type != "application/json":
             raise ApiError(415, "Send the body as JSON, with Content-Type: application/json (as OpenAI's clients "
                                 "do).", code="unsupported_media_type")
+
+    def _check_host(self) -> None:
+        """Without a key, a request must name this server in its Host header: localhost, an IP address, or the
+        name it listens on; anything else is a 403.
+
+        A page on another site can point its own name at this machine's address (DNS rebinding): the browser then
+        takes this server for the page's own site, and lets the page read what it answers. Its requests still name
+        the page's site in Host, which is what this refuses. An IP address cannot be rebound (the only page at
+        http://<address>:<port>/ is this server, which serves none), so a room on a LAN that asks no key is still
+        reached at the address the banner prints. With --api-key or --hub-auth there is no check, as `serve --api-key`
+        has none: a page cannot send the key or the hub's token, so naming its own site gains it nothing, and the
+        Host is whatever name the room uses (the hub's public name, behind its proxy; the teacher's machine's name).
+        """
+        if self.room.api_key is not None or self.room.hub_tokens is not None:
+            return
+        sent = self.headers.get("Host") or ""
+        name = _host_name(sent)
+        if name and (name in ("localhost", _host_name(self.room.host)) or _is_ip_address(name)):
+            return
+        raise ApiError(403, f"This classroom model asks no key, so it answers only requests that name it: localhost, "
+                            f"an IP address or the name it listens on, not {sent[:80] or '(no Host header)'!r}. Open "
+                            f"it as {self.room.base_url}, or start it with --api-key.", code="host_not_allowed")
 
     def _read_body(self) -> bytes:
         lengths = self.headers.get_all("Content-Length") or []
@@ -760,7 +746,7 @@ class _Handler(BaseHTTPRequestHandler):
         return body
 
     def _read_exactly(self, size: int) -> bytes:
-        """The next `size` bytes of the body, or a 408 once the request's read_timeout is over (_RequestClock:
+        """The next `size` bytes of the body, or a 408 once the request's read_timeout is over (RequestClock:
         a client that sends one byte a minute does not hold this thread for days)."""
         parts, remaining = [], size
         try:
@@ -972,20 +958,35 @@ class _Handler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
 
-def connection_cap() -> int:
-    """How many connections the classroom server gives a thread at once, from this process's descriptor limit.
+@dataclass
+class _Served:
+    """A connection that has a thread: its client, for the per-client cap (None: this machine, never capped), and
+    its thread's RequestClock (None until the thread has set it up, and once the connection has been closed to make
+    room: either way, not one to close for room)."""
 
-    A quarter of the file descriptors it may open (RLIMIT_NOFILE), between 8 and 512: each connection served
-    holds one, as many again may wait silent for their first bytes, and the other half stays for whatever else
-    the process opens (a notebook kernel's files and sockets, the hub's token checks). MAX_CONNECTIONS where the
-    limit cannot be read.
-    """
-    if resource is None:
-        return MAX_CONNECTIONS
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return 512
-    return max(8, min(512, soft // 4))
+    client: str | None
+    clock: RequestClock | None = None
+
+
+def _capped_client(address: str) -> str | None:
+    """Whom a connection from `address` counts against, for the per-client cap: its IP address (an IPv4 one however
+    a dual-stack socket writes it), or None for this machine's own (loopback), which are never capped
+    (_HTTPServer says why)."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address
+    ip = getattr(ip, "ipv4_mapped", None) or ip
+    return None if ip.is_loopback else str(ip)
+
+
+def _refusal_bytes(error: ApiError) -> bytes:
+    """A whole HTTP answer refusing a connection the server gives no thread: the API's error shape, when to try
+    again, and the connection closed."""
+    body = json.dumps(error.to_json()).encode("utf-8")
+    head = (f"HTTP/1.1 {error.status} {HTTPStatus(error.status).phrase}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n")
+    return head.encode("ascii") + body
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -1007,6 +1008,18 @@ class _HTTPServer(ThreadingHTTPServer):
     and as many again may wait silent (the oldest makes room for a new one). When all are served, one
     idle between two requests (kept alive, or a Session a script forgot) is closed to make room for a
     new request; if none is, the request gets a 503 in the API's shape, with Retry-After, and no thread.
+
+    That still let one client take every thread: 512 connections from one address, each dripping its body a byte
+    every 3 s, and every other learner got the 503 for as long as it went on (each request's read_timeout does
+    not help: the client sends another). So one client address may hold at most max_per_client connections (a
+    quarter of max_connections, as `serve` allows each client); past that, its own idle one makes room, or it
+    gets a 429 `too_many_connections`, with Retry-After, and no thread. A client is its IP address, not its IPv6
+    /64 network as `serve` counts: a classroom's LAN is one /64, which would be the whole room under one cap.
+    This machine's own addresses (loopback) are never capped: behind the hub every learner's request comes from
+    the proxy's one address there, so a cap would be the whole room's, and a program on this machine may bind any
+    of 127.0.0.0/8's sixteen million addresses, so it would stop nobody here. What that leaves: a program on this
+    machine (a learner's code on the hub's own machine, which can reach the service directly) can still hold every
+    thread, as before; at accept time, before any token, it cannot be told from the proxy.
     """
 
     daemon_threads = True  # a connection left open never keeps the interpreter alive
@@ -1021,9 +1034,8 @@ class _HTTPServer(ThreadingHTTPServer):
         self._stop_asked = False
         self._loop_done = threading.Event()
         self._loop_done.set()  # not serving yet: a shutdown() now has nothing to wait for
-        # The connections that have a thread, each with its thread's _RequestClock (None until the thread has
-        # set it up, and once it has been closed to make room: either way, not one to close for room).
-        self._open: dict[socket.socket, _RequestClock | None] = {}
+        self.max_per_client = max(2, self.max_connections // 4)
+        self._open: dict[socket.socket, _Served] = {}  # the connections that have a thread
         self._open_lock = threading.Lock()
         self._refusing = 0  # threads answering a 503 over TLS now (_refuse_over_tls)
         # shutdown() writes a byte here, so the loop stops at once instead of at its next poll (which
@@ -1115,56 +1127,64 @@ class _HTTPServer(ThreadingHTTPServer):
         address, _ = waiting.pop(connection)
         if not alive:
             connection.close()
-        elif self._room_for_one_more():
+            return
+        client = _capped_client(address[0])
+        refusal = self._no_room_for(client)
+        if refusal is None:
             connection.setblocking(True)
-            self.process_request(connection, address)
+            self.process_request(connection, address, client)
         else:
-            self._refuse(connection)
+            self._refuse(connection, refusal)
 
-    def _room_for_one_more(self) -> bool:
-        """Whether one more connection may have a thread: fewer than max_connections have one, or one of them
-        waits idle for its next request, and is closed now to make room.
+    def _no_room_for(self, client: str | None) -> ApiError | None:
+        """None if one more connection from `client` may have a thread now; else the error that refuses it.
 
-        Its thread ends at once. A client that sends its next request on it just then finds it closed, as when
-        any server closes an idle connection, and sends the request again (LlmClient and OpenAI's clients do).
+        It may if its client holds fewer than max_per_client (a client None is this machine: never capped) and
+        fewer than max_connections have one; or if, past either cap, a connection within it (the client's own,
+        for the first) waits idle for its next request, and is closed now to make room. Its thread ends at once. A
+        client that sends its next request on it just then finds it closed, as when any server closes an idle
+        connection, and sends the request again (LlmClient and OpenAI's clients do).
         """
         with self._open_lock:
-            if len(self._open) < self.max_connections:
-                return True
-            idle = next((connection for connection, clock in self._open.items() if clock and clock.idle), None)
+            own = [connection for connection, served in self._open.items()
+                   if client is not None and served.client == client]
+            if len(own) >= self.max_per_client:
+                within, refusal = own, ApiError(
+                    429, f"This client already holds {self.max_per_client} connections to the classroom model, as "
+                         "many as one client may: close some, or reuse one (a requests.Session, one OpenAI client).",
+                    code="too_many_connections")
+            elif len(self._open) >= self.max_connections:
+                within, refusal = list(self._open), ApiError(
+                    503, f"The classroom model is serving as many requests as it may at once "
+                         f"({self.max_connections}); try again in a moment.", "server_error", "server_busy")
+            else:
+                return None
+            idle = next((connection for connection in within
+                         if (clock := self._open[connection].clock) and clock.idle), None)
             if idle is None:
-                return False
-            self._open[idle] = None  # closed: not one to close again
+                return refusal
+            self._open[idle].clock = None  # closed: not one to close again
         _shut_from_outside(idle)
-        return True
+        return None
 
-    def _refuse(self, connection: socket.socket) -> None:
-        """Answer a connection the server has no room for with a 503, and close it; it never gets a thread of the
-        cap's. Over TLS the answer needs a handshake, so a short-lived thread of its own gives it
-        (_refuse_over_tls)."""
+    def _refuse(self, connection: socket.socket, error: ApiError) -> None:
+        """Answer a connection the server has no room for with `error` (a 503, or a 429 for one client's
+        connections past its own cap), and close it; it never gets a thread of the cap's. Over TLS the answer needs
+        a handshake, so a short-lived thread of its own gives it (_refuse_over_tls)."""
         if self.room.tls is not None:
-            self._refuse_over_tls(connection)
+            self._refuse_over_tls(connection, error)
             return
         try:
             # Its request is read first: closing a socket with bytes unread sends a reset, which can
             # destroy the answer before the client reads it.
             connection.recv(65536)
-            connection.send(self._busy_answer())  # an empty send buffer takes it whole: no wait
+            connection.send(_refusal_bytes(error))  # an empty send buffer takes it whole: no wait
         except OSError:  # the client has gone
             pass
         connection.close()
 
-    def _busy_answer(self) -> bytes:
-        """The 503 a connection past the cap gets: the API's error shape, and when to try again."""
-        error = ApiError(503, f"The classroom model is serving as many requests as it may at once "
-                              f"({self.max_connections}); try again in a moment.", "server_error", "server_busy")
-        body = json.dumps(error.to_json()).encode("utf-8")
-        head = ("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n")
-        return head.encode("ascii") + body
-
-    def _refuse_over_tls(self, connection: socket.socket) -> None:
-        """The 503 over TLS, from a thread of its own: at most REFUSING_AT_ONCE at once, so a flood costs a few
+    def _refuse_over_tls(self, connection: socket.socket, error: ApiError) -> None:
+        """The refusal over TLS, from a thread of its own: at most REFUSING_AT_ONCE at once, so a flood costs a few
         threads, never the cap's (past that, closed unanswered). Unanswered, a client could not tell a full
         server from a broken one, and LlmClient would not wait and try again."""
         with self._open_lock:
@@ -1172,16 +1192,16 @@ class _HTTPServer(ThreadingHTTPServer):
                 connection.close()
                 return
             self._refusing += 1
-        threading.Thread(target=self._answer_busy_over_tls, args=(connection,), name="classroom-busy",
+        threading.Thread(target=self._answer_busy_over_tls, args=(connection, error), name="classroom-busy",
                          daemon=True).start()
 
-    def _answer_busy_over_tls(self, connection: socket.socket) -> None:
+    def _answer_busy_over_tls(self, connection: socket.socket, error: ApiError) -> None:
         try:
             connection.setblocking(True)
             connection.settimeout(REFUSAL_SECONDS)  # each wait below; the handshake as a whole (see _start_tls)
             with self.room.tls.wrap_socket(connection, server_side=True) as tls:
                 tls.recv(65536)  # the request, read before the answer (see _refuse)
-                tls.sendall(self._busy_answer())
+                tls.sendall(_refusal_bytes(error))
         except OSError:  # plain HTTP, a handshake that never came, a client that has gone
             connection.close()
         finally:
@@ -1208,9 +1228,9 @@ class _HTTPServer(ThreadingHTTPServer):
             pass
         self._loop_done.wait()
 
-    def process_request(self, request, client_address) -> None:
+    def process_request(self, request, client_address, client: str | None = None) -> None:
         with self._open_lock:
-            self._open[request] = None
+            self._open[request] = _Served(client)
         super().process_request(request, client_address)
 
     def process_request_thread(self, request, client_address) -> None:
@@ -1233,7 +1253,7 @@ class _HTTPServer(ThreadingHTTPServer):
                 self._open.pop(connection, None)
                 connection.close()
                 return None
-            self._open[tls] = self._open.pop(connection, None)
+            self._open[tls] = self._open.pop(connection)
         try:
             tls.do_handshake()
         except OSError:  # ssl.SSLError ("http request", "wrong version number"), TimeoutError, a reset
@@ -1241,11 +1261,11 @@ class _HTTPServer(ThreadingHTTPServer):
             return None
         return tls
 
-    def watch_clock(self, connection: socket.socket, clock: _RequestClock) -> None:
+    def watch_clock(self, connection: socket.socket, clock: RequestClock) -> None:
         """A connection's thread has set up: its clock tells when it waits idle between two requests."""
         with self._open_lock:
             if connection in self._open:
-                self._open[connection] = clock
+                self._open[connection].clock = clock
 
     def shutdown_request(self, request) -> None:
         with self._open_lock:
@@ -1265,6 +1285,36 @@ class _HTTPServer(ThreadingHTTPServer):
     def handle_error(self, request, client_address) -> None:
         if self.room.verbose:  # a client that hung up mid-request is not worth a traceback in a notebook
             super().handle_error(request, client_address)
+
+
+def _origin_host(origin: str) -> str | None:
+    """The host:port of an Origin header, lower-cased; None for one no page sends ("http://[" makes urlsplit
+    raise)."""
+    try:
+        return urlsplit(origin).netloc.lower()
+    except ValueError:
+        return None
+
+
+def _host_name(host: str) -> str:
+    """The name in a Host header, without its port, lower-cased: "[::1]:8000" -> "::1", "LocalHost.:80" ->
+    "localhost" (as the service reads one: serving/app.py). Anything after "[...]" but a port stays, so
+    "[::1].evil.example" is no address."""
+    text = host.strip().lower()
+    if text.startswith("["):
+        address, _, port = text[1:].partition("]")
+        return address if port == "" or (port[0] == ":" and port[1:].isascii() and port[1:].isdigit()) else text
+    if text.count(":") == 1:
+        text = text.split(":", 1)[0]
+    return text.rstrip(".")
+
+
+def _is_ip_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _shut_from_outside(connection: socket.socket) -> None:
@@ -1371,6 +1421,8 @@ class ClassroomServer(BackgroundServer):
     api_key:     when set, requests must send `Authorization: Bearer <api_key>` (else 401)
     hub_tokens:  when set (a hub_tokens.HubTokens), requests must send a token the JupyterHub running
                  this service accepts (else 401, or 403 for a token without access to it)
+                 (with neither, a request must name in its Host localhost, an IP address or `host`, else 403:
+                 _Handler._check_host says why)
     responder:   request dict -> Reply; defaults to the classroom model (`behaviour.respond`)
     models:      model name -> description, for /v1/models and for checking `model`
     verbose:     log each request to stderr (off by default: notebooks compare stderr)
@@ -1393,7 +1445,8 @@ class ClassroomServer(BackgroundServer):
                  unanswered
 
     It serves at most connection_cap() connections at once (a quarter of the process's file descriptors, 8 to
-    512); past that, a request gets a 503 with Retry-After, which LlmClient waits for and retries.
+    512), and a quarter of those from one client address other than this machine's; past that, a request gets a
+    503 (or that client a 429) with Retry-After, which LlmClient waits for and retries.
     """
 
     thread_name = "classroom-server"

@@ -1,0 +1,82 @@
+"""What a thread-per-connection HTTP server does about clients that are slow or many: the classroom model
+(lesson 00) and the weather API (lesson 15) share it.
+
+    RequestClock      a connection's reader that gives each request one deadline for all its bytes
+    connection_cap()  how many connections may have a thread at once, from the process's descriptor limit
+
+A socket timeout bounds one wait only: a client that sends a byte every few seconds, each within the timeout,
+holds its thread and its file descriptor for as long as it likes, and a few hundred such clients hold every
+descriptor the process has, until it can accept nobody. The clock bounds the whole request; the cap bounds how
+many threads and descriptors the connections being served may take.
+"""
+
+from __future__ import annotations
+
+import io
+import socket
+import time
+
+try:
+    import resource  # Unix only: how many file descriptors this process may open
+except ImportError:
+    resource = None
+
+MAX_CONNECTIONS = 256  # connections served at once where the descriptor limit is unknown (see connection_cap())
+
+
+class RequestClock(io.RawIOBase):
+    """A connection's bytes, each request's read within `seconds` of its start.
+
+    A request starts at its first byte (or when `start()` is called: a server that takes one request per
+    connection starts it as the connection opens), and each later read of that request waits only for what is
+    left of `seconds`; past that, a read raises TimeoutError. Between two requests on a kept-alive connection
+    (`between_requests()`), the wait is `seconds` of silence. Use it as a handler's rfile:
+    `io.BufferedReader(RequestClock(connection, seconds))`.
+    """
+
+    def __init__(self, connection: socket.socket, seconds: float):
+        super().__init__()
+        self.connection, self.seconds = connection, seconds
+        self.deadline: float | None = None  # None: waiting for a request's first byte
+        self.idle = False  # waiting for the next request after an answer: the server may close it for room
+
+    def readable(self) -> bool:
+        return True
+
+    def start(self) -> None:
+        """The request has begun (its head may have come in an earlier read, with the request before it)."""
+        self.idle = False
+        if self.deadline is None:
+            self.deadline = time.monotonic() + self.seconds
+
+    def between_requests(self) -> None:
+        """An answer has gone out: the connection waits, idle, for the next request, whose clock starts at its
+        first byte."""
+        self.deadline = None
+        self.idle = True
+
+    def readinto(self, buffer) -> int:
+        wait = self.seconds if self.deadline is None else self.deadline - time.monotonic()
+        if wait <= 0:
+            raise TimeoutError(f"the request did not arrive within {self.seconds:g} s")
+        self.connection.settimeout(wait)
+        count = self.connection.recv_into(buffer)
+        if count:
+            self.start()
+        return count
+
+
+def connection_cap() -> int:
+    """How many connections a server gives a thread at once, from this process's descriptor limit.
+
+    A quarter of the file descriptors it may open (RLIMIT_NOFILE), between 8 and 512: each connection served
+    holds one, as many again may wait for a thread (the classroom server keeps silent ones waiting), and the other
+    half stays for whatever else the process opens (a notebook kernel's files and sockets, the hub's token checks,
+    the other server a lesson runs beside it). MAX_CONNECTIONS where the limit cannot be read.
+    """
+    if resource is None:
+        return MAX_CONNECTIONS
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 512
+    return max(8, min(512, soft // 4))
