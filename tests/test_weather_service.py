@@ -6,8 +6,10 @@ import json
 import re
 import signal
 import socket
+import sys
 import threading
 import time
+from contextlib import ExitStack
 
 import pytest
 import requests
@@ -15,6 +17,7 @@ import requests
 from tinyagent.toolkit.weather_api import CITIES, WeatherService, find_city
 
 from .conftest import PATIENCE, ServerProcess, port_refuses_connections
+from .serving_process import wait_for
 
 
 @pytest.fixture
@@ -100,6 +103,74 @@ def test_a_request_that_stalls_is_dropped_not_held_for_ever(monkeypatch):
         reply = raw_reply(service, b"GET /health HTTP/1.1\r\nHost: x\r\n")
         assert reply == b""  # closed without a reply, once the half request had waited its time
         assert get(service, "/health").json() == {"ok": True}
+
+
+def test_a_request_that_drips_is_dropped_at_its_deadline_not_held_for_ever(monkeypatch):
+    from tinyagent.toolkit import weather_api
+
+    monkeypatch.setattr(weather_api._Handler, "timeout", 1.0)  # the same rule, sooner
+    with WeatherService() as service, socket.create_connection(("127.0.0.1", service.port), timeout=60) as client:
+        # A header byte every 0.1 s, each well within the timeout: once, each byte started the wait anew, and a
+        # byte every 5 s held the thread and its descriptor for ever.
+        client.sendall(b"GET /weather?city=Beijing HTTP/1.0\r\nHost: 127.0.0.1\r\nX-Pad: ")
+        started, closed = time.monotonic(), False
+        while not closed and time.monotonic() - started < 60:
+            try:
+                client.sendall(b"a")
+                client.setblocking(False)
+                closed = client.recv(65536) == b""
+            except BlockingIOError:
+                pass
+            except OSError:  # reset: the service hung up on us, as it should
+                closed = True
+            finally:
+                client.setblocking(True)
+            time.sleep(0.1)
+        assert closed, "the connection was still open after 60 s of a header sent a byte at a time"
+        assert get(service, "/health").json() == {"ok": True}
+
+
+DESCRIPTORS = 64
+CAP = DESCRIPTORS // 4  # what connection_cap() gives for 64 descriptors
+LIMITED_SERVICE = f"""
+import resource
+resource.setrlimit(resource.RLIMIT_NOFILE, ({DESCRIPTORS}, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+from tinyagent.toolkit.weather_api import WeatherService
+service = WeatherService()
+print(f"port {{service.port}}", flush=True)
+service.serve_forever()
+"""
+HALF_A_REQUEST = b"GET /weather?city=Beijing HTTP/1.0\r\nHost: 127.0.0.1\r\nX-Pad: "
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="sets the descriptor limit with the resource module")
+def test_past_its_cap_a_connection_gets_a_503_and_the_descriptors_stay_free():
+    # Connections that never finish their request held a thread and a descriptor each, with no cap: under the
+    # usual limit of 1,024 descriptors, 1,024 of them left the service unable to accept a GET /weather at all.
+    with ServerProcess(code=LIMITED_SERVICE) as process:
+        port = int(process.wait_for_line("port ").split()[1])
+
+        def weather() -> requests.Response:
+            return requests.get(f"http://127.0.0.1:{port}/weather", params={"city": "Beijing"}, timeout=PATIENCE)
+
+        with ExitStack() as held:
+            for _ in range(CAP):  # each holds a thread: its request begun, never finished
+                held.enter_context(socket.create_connection(("127.0.0.1", port), timeout=PATIENCE)).sendall(
+                    HALF_A_REQUEST)
+            wait_for(lambda: weather().status_code == 503, "a 503 once every thread is held")
+            busy = weather()
+            assert busy.status_code == 503 and busy.headers["Retry-After"] == "1"
+            assert "as many connections" in busy.json()["error"]
+
+            # More than the process has descriptors: each is refused and closed as it comes, none is kept.
+            for _ in range(2 * DESCRIPTORS):
+                with socket.create_connection(("127.0.0.1", port), timeout=PATIENCE) as more:
+                    more.sendall(HALF_A_REQUEST)
+                    assert more.recv(65536).startswith(b"HTTP/1.0 503 ")
+        # The holders let go: the service answers again.
+        wait_for(lambda: weather().status_code == 200, "a report once the holders are gone")
+        assert weather().json()["city_en"] == "Beijing"
+        assert process.stop(signal.SIGTERM) == 0, process.output()
 
 
 def test_a_fault_applies_to_the_next_requests_then_the_service_recovers(service):

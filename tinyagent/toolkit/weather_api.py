@@ -22,6 +22,9 @@ fixed table of cities, and can be told to misbehave, which is the point of the l
                             404 {"error": "no forecast for ...", "dates": [today, tomorrow]}
     GET /health             200 {"ok": true}
     any GET                 421 {"error": ...} for a Host it does not answer for, when given `hosts`
+    any request             503 {"error": ...} with Retry-After: 1 while it serves as many connections as it may
+                                 (connection_cap(): a quarter of the process's file descriptors); a request not
+                                 whole 30 s after its connection opened is dropped unanswered
 
 The faults (`inject`), each for the next `times` requests or until `clear_faults()` (every GET answered counts,
 whichever path it asks for):
@@ -39,6 +42,7 @@ started with SIGINT ignored: hosting/signals.py); `--delay` and `--status` set a
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import threading
@@ -50,6 +54,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from tinyagent.clock import Clock, fixed_clock
 from tinyagent.hosting.signals import StopSignals
+from tinyagent.hosting.slow_clients import RequestClock, connection_cap
 from tinyagent.hosting.threaded_server import BackgroundServer
 from tinyagent.number_checks import check_whole
 
@@ -140,9 +145,19 @@ class Fault:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.0"  # one request per connection: nothing idle to clean up at stop()
-    # A client that stalls (half a request line, headers never ended) is dropped after this long: without it,
-    # each such connection held a thread for ever.
+    # A client that stalls (half a request line, headers never ended, or a header byte every few seconds) is
+    # dropped once its connection has been open this long without a whole request: without it, each such
+    # connection held a thread and a file descriptor for ever.
     timeout = 30
+
+    def setup(self) -> None:
+        super().setup()
+        # A socket timeout bounds one wait only, so the request is read through a clock that bounds them all,
+        # started now; past it a read raises TimeoutError, and the base class closes the connection.
+        self.rfile.close()
+        clock = RequestClock(self.connection, self.timeout)
+        clock.start()
+        self.rfile = io.BufferedReader(clock)
 
     def do_GET(self) -> None:
         service = self.server.service
@@ -255,12 +270,43 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _Server(ThreadingHTTPServer):
+    """A thread per connection, at most connection_cap() at once (a quarter of the process's file descriptors): a
+    connection past that gets a 503 and is closed, so clients that hold connections open cannot take every
+    descriptor, after which the process could accept nobody."""
+
     daemon_threads = True  # a request still being served never keeps the process alive
     allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], service: WeatherService):
         self.service = service
+        self.threads_free = threading.BoundedSemaphore(connection_cap())
         super().__init__(address, _Handler)
+
+    def verify_request(self, request, client_address) -> bool:
+        """Whether the connection gets a thread; if not, it is answered with a 503 here and closed."""
+        if self.threads_free.acquire(blocking=False):
+            return True
+        body = json.dumps({"error": "the weather service is serving as many connections as it may: try again in "
+                                    "a moment"}).encode()
+        try:
+            # What the client has sent is read first (a socket closed with bytes unread sends a reset, which can
+            # destroy the answer), without waiting for more: nothing here may wait on a client.
+            request.setblocking(False)
+            request.recv(65536)
+        except OSError:  # nothing has arrived yet, or the client has gone
+            pass
+        try:
+            request.send(b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: "
+                         b"%d\r\nRetry-After: 1\r\n\r\n%s" % (len(body), body))  # a new connection's buffer takes it
+        except OSError:
+            pass
+        return False  # the server then closes it
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.threads_free.release()
 
     def handle_error(self, request, client_address) -> None:
         # A client that hung up mid-reply (its timeout, its size cap) is normal here: no traceback.
