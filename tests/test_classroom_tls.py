@@ -122,11 +122,24 @@ def other_key(tmp_path_factory):
     return make_certificate(tmp_path_factory.mktemp("other"), "other")[1]
 
 
+@pytest.fixture(scope="module")
+def encrypted_key(certificate, tmp_path_factory):
+    """The certificate's own key, encrypted with a pass phrase: OpenSSL would ask for it on the terminal."""
+    encrypted = tmp_path_factory.mktemp("encrypted") / "classroom.key"
+    subprocess.run(["openssl", "pkey", "-in", certificate[1], "-out", str(encrypted), "-aes256", "-passout",
+                    "pass:a pass phrase"], check=True, capture_output=True, timeout=60)
+    return str(encrypted)
+
+
 @pytest.mark.parametrize("case", ["no certfile", "no keyfile", "a folder", "the key of another certificate",
-                                  "certificate and key swapped", "certfile without keyfile", "keyfile without certfile"])
-def test_a_certificate_or_key_it_cannot_use_is_one_line_and_exit_2(case, certificate, other_key, tmp_path, capsys):
+                                  "certificate and key swapped", "certfile without keyfile", "keyfile without certfile",
+                                  "an encrypted key"])
+def test_a_certificate_or_key_it_cannot_use_is_one_line_and_exit_2(case, certificate, other_key, encrypted_key,
+                                                                    tmp_path, capsys):
     certfile, keyfile = certificate
     options, said = {
+        "an encrypted key": (["--certfile", certfile, "--keyfile", encrypted_key],
+                             f"error: the key in {encrypted_key} is encrypted: give it unencrypted"),
         "no certfile": (["--certfile", str(tmp_path / "none.crt"), "--keyfile", keyfile],
                         f"error: cannot read {tmp_path / 'none.crt'}: No such file or directory"),
         "no keyfile": (["--certfile", certfile, "--keyfile", str(tmp_path / "none.key")],

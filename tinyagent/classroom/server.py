@@ -1338,8 +1338,13 @@ def tls_context(certfile: str, keyfile: str) -> ssl.SSLContext:
         except OSError as exc:
             raise ConfigurationError(f"cannot read {path}: {exc.strerror or exc}") from None
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+
+    def no_pass_phrase() -> str:  # asked only for an encrypted key; without it OpenSSL would prompt on the terminal
+        raise ConfigurationError(f"the key in {keyfile} is encrypted: give it unencrypted (openssl pkey -in "
+                                 f"{keyfile} -out plain.key), readable by the classroom model's account only")
+
     try:
-        context.load_cert_chain(certfile, keyfile)
+        context.load_cert_chain(certfile, keyfile, password=no_pass_phrase)
     except ssl.SSLError as exc:
         if exc.reason == "KEY_VALUES_MISMATCH":
             raise ConfigurationError(f"the key in {keyfile} is not the key of the certificate in {certfile}") from None
