@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 
 import anyio
 import mcp_types as types
@@ -262,3 +263,170 @@ def test_list_changed_is_not_claimed():
 
         options = registry_server(shop_registry(shop, clock)).create_initialization_options()
     assert options.capabilities.tools == types.ToolsCapability(list_changed=False)
+
+
+# -- what one client can hold, and stopping with something open ----------------------------------------------------
+def _answer_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server wrote on `sock` before it closed it; fails if it is still open after PATIENCE s."""
+    sock.settimeout(PATIENCE)
+    received = b""
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+    except ConnectionResetError:  # closed while some of what we sent was unread
+        pass
+    return received
+
+
+def _json_error(answer: bytes, status: int) -> str:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 %d " % status) and b"content-type: application/json" in head.lower(), answer
+    return json.loads(body)["error"]
+
+
+@pytest.mark.parametrize("sends", [b"", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a"], ids=["silent", "drip"])
+def test_a_connection_that_never_finishes_its_headers_is_closed(shop, sends):
+    # It stayed open for as long as the client liked, holding a descriptor: a few hundred took the server's all.
+    with McpHttpServer(shop[1], header_timeout_s=1) as server, \
+            socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) as client:
+        client.sendall(sends)
+        assert _answer_until_closed(client) == b""
+        reply = requests.post(server.url, json=INITIALIZE, headers=ACCEPT, timeout=PATIENCE)  # one that sends at once
+        assert reply.status_code == 200
+
+
+def test_a_body_that_does_not_all_arrive_gets_a_json_408(shop):
+    with McpHttpServer(shop[1], body_timeout_s=1, header_timeout_s=1) as server, \
+            socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) as client:
+        client.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nContent-Type: application/json\r\n"
+                       "Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n\r\n{".encode())
+        assert "did not all arrive within 1 s" in _json_error(_answer_until_closed(client), 408)
+    assert shop[0].refunds() == []
+
+
+def test_connections_past_the_cap_get_a_json_503_and_others_are_served_once_they_close(shop):
+    with McpHttpServer(shop[1], max_connections=4) as server:
+        held = [socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) for _ in range(4)]
+        try:
+            # Connections are taken in the order they came: this one is the fifth.
+            with socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) as fifth:
+                assert "as many connections as it may (4)" in _json_error(_answer_until_closed(fifth), 503)
+        finally:
+            for sock in held:
+                sock.close()
+        # The server forgets a closed connection when it reads the close: a few 503s may come first.
+        deadline = time.monotonic() + PATIENCE
+        while (reply := requests.post(server.url, json=INITIALIZE, headers=ACCEPT, timeout=PATIENCE)).status_code == 503:
+            assert "error" in reply.json() and time.monotonic() < deadline
+        assert reply.status_code == 200
+
+
+# Starts the server with at most 512 descriptors, the way `ulimit -n 512` would.
+LOW_DESCRIPTORS = ("import os, resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, "
+                   "(512, resource.getrlimit(resource.RLIMIT_NOFILE)[1])); "
+                   "os.execv(sys.executable, [sys.executable, '-m', 'tinyagent', *sys.argv[1:]])")
+
+
+def test_more_silent_connections_than_descriptors_are_refused_without_a_traceback():
+    # With no cap, 1030 of them under `ulimit -n 1024` left normal clients waiting unanswered, and stderr took
+    # hundreds of thousands of "Too many open files" tracebacks.
+    with ServerProcess("mcp-server", "--port", "0", code=LOW_DESCRIPTORS) as server:
+        port = int(re.search(r"127\.0\.0\.1:(\d+)/mcp", server.wait_for_line("MCP server on")).group(1))
+        held = []
+        try:
+            for _ in range(600):
+                held.append(socket.create_connection(("127.0.0.1", port), timeout=PATIENCE))
+            reply = requests.post(f"http://127.0.0.1:{port}/mcp", json=INITIALIZE, headers=ACCEPT, timeout=PATIENCE)
+            # 503 while the silent connections are held (10 s); once they were cut, the request is served.
+            assert reply.status_code in (200, 503)
+            if reply.status_code == 503:
+                assert "as many connections as it may" in reply.json()["error"]
+        finally:
+            for sock in held:
+                sock.close()
+        assert server.stop(signal.SIGTERM) == 0
+    assert "Too many open files" not in server.stderr and "Traceback" not in server.stderr, server.stderr[-2000:]
+
+
+def _initialize(url: str) -> str:
+    """A new session's id, initialized as a client does."""
+    reply = requests.post(url, json=INITIALIZE, headers=ACCEPT, timeout=PATIENCE)
+    assert reply.status_code == 200, reply.text
+    session = reply.headers["mcp-session-id"]
+    done = requests.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                         headers={**ACCEPT, "Mcp-Session-Id": session}, timeout=PATIENCE)
+    assert done.status_code == 202
+    return session
+
+
+def _ping(url: str, session: str) -> int:
+    return requests.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"},
+                         headers={**ACCEPT, "Mcp-Session-Id": session}, timeout=PATIENCE).status_code
+
+
+def test_a_new_session_takes_the_place_of_the_one_idle_longest(shop):
+    # The SDK's 10,000 sessions, each kept 30 minutes idle: one client filled them in 23 s, and every new client
+    # got 503 "Too many open sessions" for half an hour.
+    with McpHttpServer(shop[1], max_sessions=3) as server:
+        streaming, oldest, newer = (_initialize(server.url) for _ in range(3))
+        # An open GET stream: the session is in use, however long ago it was opened.
+        with requests.get(server.url, headers={"Accept": "text/event-stream", "Mcp-Session-Id": streaming},
+                          stream=True, timeout=PATIENCE) as stream:
+            assert stream.status_code == 200
+            newest = _initialize(server.url)
+            assert _ping(server.url, oldest) == 404  # it initializes again, as the specification says
+            assert [_ping(server.url, session) for session in (streaming, newer, newest)] == [200, 200, 200]
+            assert len(server.sessions._server_instances) == 3
+
+
+def test_a_server_whose_sessions_are_all_in_use_says_so_in_json(shop):
+    with McpHttpServer(shop[1], max_sessions=1) as server:
+        session = _initialize(server.url)
+        with requests.get(server.url, headers={"Accept": "text/event-stream", "Mcp-Session-Id": session},
+                          stream=True, timeout=PATIENCE) as stream:
+            assert stream.status_code == 200
+            reply = requests.post(server.url, json=INITIALIZE, headers=ACCEPT, timeout=PATIENCE)
+            assert reply.status_code == 503 and "Too many open sessions" in reply.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stop_ends_an_open_get_stream_without_a_traceback(signum):
+    # The stream ran out uvicorn's 2 s grace and was cancelled: CancelledError's traceback on stderr.
+    with ServerProcess("mcp-server", "--port", "0") as server:
+        url = re.search(r"http://127\.0\.0\.1:\d+/mcp", server.wait_for_line("MCP server on")).group(0)
+        session = _initialize(url)
+        with requests.get(url, headers={"Accept": "text/event-stream", "Mcp-Session-Id": session}, stream=True,
+                          timeout=PATIENCE) as stream:
+            assert stream.status_code == 200  # the stream is open
+            assert server.stop(signum) == 0
+        assert "Traceback" not in server.stderr and "timeout graceful shutdown" not in server.stderr, server.stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stop_while_a_body_is_arriving_is_a_json_503_without_a_traceback(signum):
+    with ServerProcess("mcp-server", "--port", "0") as server:
+        port = int(re.search(r"127\.0\.0\.1:(\d+)/mcp", server.wait_for_line("MCP server on")).group(1))
+        with socket.create_connection(("127.0.0.1", port), timeout=PATIENCE) as client:
+            client.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                           "Accept: application/json, text/event-stream\r\nContent-Length: 100\r\n"
+                           "Expect: 100-continue\r\n\r\n".encode())
+            client.settimeout(PATIENCE)
+            # uvicorn answers 100 Continue once the server asks for the body: it is waiting for it now.
+            assert client.recv(65536).startswith(b"HTTP/1.1 100 ")
+            client.sendall(b"{")
+            assert server.stop(signum) == 0
+            assert "stopping" in _json_error(_answer_until_closed(client), 503)
+        assert "Traceback" not in server.stderr and "timeout graceful shutdown" not in server.stderr, server.stderr
+
+
+def test_a_body_too_large_sent_in_chunks_gets_a_json_413(shop, http_server):
+    # Without a Content-Length the SDK counted the body itself and answered 413 "Request body too large" as text.
+    session = _initialize(http_server.url)
+    too_large = b'{"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {"x": "' + b"a" * 4_200_000 + b'"}}'
+    with socket.create_connection(("127.0.0.1", http_server.port), timeout=PATIENCE) as client:
+        client.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{http_server.port}\r\nContent-Type: application/json\r\n"
+                       f"Accept: application/json, text/event-stream\r\nMcp-Session-Id: {session}\r\n"
+                       "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n".encode()
+                       + b"%x\r\n" % len(too_large) + too_large + b"\r\n0\r\n\r\n")
+        assert "at most 4194304 bytes" in _json_error(_answer_until_closed(client), 413)
+    assert shop[0].refunds() == []

@@ -15,25 +15,35 @@ way for a server to ask the person is *elicitation*: the server sends `elicitati
 small form, the host shows it, and answers accept, decline or cancel. A client that did not declare the
 elicitation capability cannot be asked, so the tool does not run and the model reads why. Who the person is and
 how they are asked is the host's business; the protocol only carries the question and the answer.
+
+Over HTTP the server answers this machine only (LoopbackGuard), and bounds what one client can hold, with lesson
+19's guards (serving/connections.py): a request's headers within HEADER_TIMEOUT_S and its body within
+BODY_TIMEOUT_S (10 s each), MAX_CONNECTIONS (64) held at once, more get a JSON 503; MAX_SESSIONS (100) sessions,
+a new one taking the place of the one idle longest. A stop (Ctrl-C, SIGTERM) first ends every open stream.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import anyio
+import h11
 import mcp_types as types
 from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 
 from tinyagent.errors import TinyAgentError
 from tinyagent.hosting.address import listening_socket
 from tinyagent.protocols.prompt_variants import tool_parameters
 from tinyagent.registry import ToolRegistry, error_observation
+from tinyagent.serving.connections import MAX_HEADER_BYTES, GuardedH11Protocol
 from tinyagent.tools import Action, Tool
 
 NEEDS_YES = ("applyRefund",)
@@ -142,26 +152,52 @@ def shop_server_process(*options: str) -> dict[str, Any]:
     return {"command": sys.executable, "args": ["-m", "tinyagent", "mcp-server", *options], "env": {"PYTHONPATH": path}}
 
 
+# The limits of the HTTP server. It listens on 127.0.0.1 only, for a learner's few clients (a notebook, an
+# inspector, an editor), each holding a session and a connection or two. Every client comes from 127.0.0.1, so the
+# service's per-client cap (serving/connections.py) is the cap on everyone here.
+HEADER_TIMEOUT_S = 10.0  # a connection that has not sent a whole request line and headers by then is closed
+BODY_TIMEOUT_S = 10.0  # and a body that has not all arrived this long after its headers is a JSON 408
+MAX_CONNECTIONS = 64  # held at once, well under a common descriptor limit (ulimit -n 1024); more get a JSON 503
+# Sessions open at once. Each `initialize` opens one, and the SDK's defaults (10,000, each kept 30 minutes idle)
+# let one client fill them in seconds and lock every new client out for half an hour. Here a new session takes
+# the place of the one idle longest when they are all open (McpSessions): a new client always gets in, and an
+# idle client that lost its session gets a 404 and initializes again, as the specification says it must. The
+# 30-minute idle timeout stays: a learner reading between two cells keeps their session. A session with a
+# request in flight (an open GET stream) is never closed for room; at most MAX_CONNECTIONS of them can be, so
+# at least the rest are idle and can give their place.
+MAX_SESSIONS = 100
+
+
 class McpHttpServer:
     """The server over Streamable HTTP at http://127.0.0.1:<port>/mcp (this machine only), run by uvicorn in a thread of
     its own.
 
     `port=0` takes a free port (read `port` after the start). `stop()` ends it and waits; also a context manager.
+    The keyword limits default to the ones above.
     """
 
-    def __init__(self, registry: ToolRegistry, port: int = 0, **options: Any):
+    def __init__(self, registry: ToolRegistry, port: int = 0, *, header_timeout_s: float = HEADER_TIMEOUT_S,
+                 body_timeout_s: float = BODY_TIMEOUT_S, max_connections: int = MAX_CONNECTIONS,
+                 max_sessions: int = MAX_SESSIONS, **options: Any):
         import uvicorn
-
-        from tinyagent.hosting.unreadable_requests import JsonErrorsH11Protocol
 
         try:
             self._socket = listening_socket("127.0.0.1", port)
         except OSError as exc:
             raise TinyAgentError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}") from None
         self.port = self._socket.getsockname()[1]
-        app = registry_server(registry, **options).streamable_http_app(transport_security=loopback_security(self.port))
-        config = uvicorn.Config(LoopbackGuard(app, self.port), log_level="warning", lifespan="on",
-                                timeout_graceful_shutdown=2, http=JsonErrorsH11Protocol)
+        self.sessions = McpSessions(registry_server(registry, **options), max_sessions=max_sessions,
+                                    security_settings=loopback_security(self.port))
+        protocol = functools.partial(McpH11Protocol, end_sessions=self.sessions.end_all,
+                                     header_timeout_s=header_timeout_s, max_connections=max_connections,
+                                     max_connections_per_client=max_connections)
+        config = uvicorn.Config(LoopbackGuard(self.sessions.asgi(), self.port, body_timeout_s), log_level="warning", lifespan="on",
+                                timeout_graceful_shutdown=2, http=protocol,
+                                h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+                                # asyncio accepts up to `backlog` waiting connections in one go, before any is
+                                # refused and closed: with uvicorn's 2048, a burst of them ran out of descriptors
+                                # anyway, and each accept that failed logged a traceback.
+                                backlog=max_connections)
         self._uvicorn = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._uvicorn.run, kwargs={"sockets": [self._socket]},
                                         name="mcp-http", daemon=True)
@@ -188,28 +224,117 @@ class McpHttpServer:
         self.stop()
 
 
+class McpSessions(StreamableHTTPSessionManager):
+    """The SDK's session manager, with two changes: at `max_sessions`, a new session closes the one idle longest
+    (MAX_SESSIONS says why), and `end_all` ends every session at once, its open streams with it, for the stop.
+
+    Both close a session the way the SDK's own idle timeout does, by cancelling the session's `idle_scope`: its
+    server task then ends and forgets it, and its streams end. The SDK keeps its sessions in `_server_instances`
+    and admits one in `_admit_session` (mcp 2.3); tests/test_mcp_server.py fails if that changes."""
+
+    def _admit_session(self, requestor: Any) -> Any:
+        if self.max_sessions is not None and len(self._server_instances) >= self.max_sessions:
+            self._close_longest_idle()
+        return super()._admit_session(requestor)
+
+    def _close_longest_idle(self) -> None:
+        # An idle session's deadline is when its idle timeout would close it; one serving a request has none (inf).
+        idle = {session_id: transport.idle_scope.deadline for session_id, transport in self._server_instances.items()
+                if transport.idle_scope is not None and transport.idle_scope.deadline != math.inf}
+        if idle:
+            session_id = min(idle, key=idle.__getitem__)
+            transport = self._server_instances.pop(session_id)  # its place is free now: its task ends it soon
+            self._session_owners.pop(session_id, None)
+            transport.idle_scope.cancel()
+
+    def end_all(self) -> None:
+        """End every session and its streams (an open GET stream, a POST's answer under way): the server stops.
+        Called on the event loop, once for each open connection; the later calls find nothing left to end."""
+        for transport in list(self._server_instances.values()):
+            if transport.idle_scope is not None:
+                transport.idle_scope.cancel()
+
+    def asgi(self) -> Any:
+        """The app to serve: this manager at /mcp, run for the app's lifespan (what the SDK's streamable_http_app
+        builds around its own manager)."""
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        return Starlette(routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(self))], lifespan=lambda app: self.run())
+
+
+class McpH11Protocol(GuardedH11Protocol):
+    """The service's guarded h11 protocol (lesson 19: a deadline for each request's headers, a cap on connections
+    held), with this server's errors, `{"error": "..."}`, and a stop that ends what would otherwise run out
+    uvicorn's grace and be cancelled with a traceback: every open stream (`end_sessions`), and a request whose
+    body is still arriving, which gets a 503."""
+
+    def __init__(self, *args: Any, end_sessions: Callable[[], None], **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.end_sessions = end_sessions
+
+    def error_body(self, message: str) -> dict[str, Any]:
+        return {"error": message}
+
+    def _refuse(self, status: int, reason: str, code: str, message: str) -> None:
+        # As the service refuses a connection (it stops counting, one JSON error, closed), in this server's shape.
+        self.connections.discard(self)
+        body = json.dumps(self.error_body(message)).encode()
+        self.transport.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: "
+                             f"{len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+        self.transport.close()
+
+    def shutdown(self) -> None:
+        self.end_sessions()
+        if self.cycle is not None and not self.cycle.response_started and self.conn.their_state is h11.SEND_BODY:
+            # LoopbackGuard waits for the rest of the body, which may never come: end the wait (it then finds the
+            # connection gone and runs nothing).
+            self._refuse(503, "Service Unavailable", "stopping",
+                         "this MCP server is stopping: the request was not run")
+            return
+        super().shutdown()
+
+
 class LoopbackGuard:
     """ASGI middleware in front of the MCP endpoint: a request from anywhere but this machine's own pages is refused
     before the SDK reads it, with a JSON error. The Host must name this machine and port (a DNS-rebinding name
     pointing here is 421); an Origin, sent by every browser's cross-site POST, must be this server's (403); a POST
     must say application/json (415), which a page cannot send across sites without a preflight this server never
-    answers, so a plain form's text/plain POST runs nothing."""
+    answers, so a plain form's text/plain POST runs nothing. A POST's body must arrive within `body_timeout_s`
+    (408) and hold at most the SDK's limit (413), however it is sent."""
 
-    def __init__(self, app: Any, port: int):
+    def __init__(self, app: Any, port: int, body_timeout_s: float = BODY_TIMEOUT_S):
         self.app = app
         self.settings = loopback_security(port)
+        self.body_timeout_s = body_timeout_s
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            refusal = self.refusal(scope)
-            if refusal is not None:
-                status, message = refusal
-                body = json.dumps({"error": message}).encode()
-                await send({"type": "http.response.start", "status": status,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = self.refusal(scope)
+        if refusal is None and scope["method"] == "POST":
+            # The whole body is read here, so that one too large is a JSON 413 however it comes: the SDK reads it
+            # too, and answers a body sent in chunks (no Content-Length) past its limit with a text 413 of its own.
+            # A body that drips would hold its connection for ever: the header deadline ends with the headers.
+            body = b""
+            with anyio.move_on_after(self.body_timeout_s) as waiting:
+                body = await read_body(receive, DEFAULT_MAX_REQUEST_BODY_SIZE)
+            if waiting.cancelled_caught:
+                refusal = 408, f"the request body did not all arrive within {self.body_timeout_s:g} s"
+            elif body is None:  # the client hung up before the end of it, or the server is stopping
                 return
+            elif len(body) > DEFAULT_MAX_REQUEST_BODY_SIZE:
+                refusal = 413, f"a request body may hold at most {DEFAULT_MAX_REQUEST_BODY_SIZE} bytes"
+            receive = replaying(body, receive)
+        if refusal is not None:
+            status, message = refusal
+            answer = json.dumps({"error": message}).encode()
+            await send({"type": "http.response.start", "status": status,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(answer)).encode())]})
+            await send({"type": "http.response.body", "body": answer})
+            return
         await self.app(scope, receive, send)
 
     def refusal(self, scope: dict) -> tuple[int, str] | None:
@@ -228,6 +353,33 @@ class LoopbackGuard:
         if length.isdigit() and int(length) > DEFAULT_MAX_REQUEST_BODY_SIZE:
             return 413, f"a request body may hold at most {DEFAULT_MAX_REQUEST_BODY_SIZE} bytes"
         return None
+
+
+async def read_body(receive: Any, limit: int) -> bytes | None:
+    """A request's body, read until its end or until it holds more than `limit` bytes; None if the connection
+    closed first."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        body += message.get("body", b"")
+        if len(body) > limit or not message.get("more_body", False):
+            return bytes(body)
+
+
+def replaying(body: bytes, receive: Any) -> Any:
+    """An ASGI `receive` that gives `body` whole, then what `receive` gives (a disconnect, for a stream)."""
+    given = False
+
+    async def receive_again() -> dict:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return receive_again
 
 
 def serve_stdio(registry: ToolRegistry, **options: Any) -> None:
