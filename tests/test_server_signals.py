@@ -46,3 +46,23 @@ def test_outside_the_main_thread_it_installs_nothing_and_request_stop_works():
     thread.start()
     thread.join(timeout=120)
     assert results == [before, "request"]
+
+
+def test_a_signal_that_comes_while_the_wait_holds_its_events_lock_neither_hangs_nor_is_lost():
+    # A handler runs between two bytecodes of the main thread, which may be inside Event.wait() holding the event's
+    # lock. The handler used to call Event.set(), which waited for that lock for ever: about one stop in a hundred
+    # hung. Here the lock is held as wait() holds it, and the handler is run as the interpreter would run it.
+    stop = StopSignals()
+    done = threading.Event()
+
+    def handler_inside_the_lock():
+        with stop._stop._cond:  # what Event.wait() holds between entering and sleeping
+            stop._on_signal(signal.SIGTERM, None)
+        done.set()
+
+    runner = threading.Thread(target=handler_inside_the_lock, daemon=True)  # a hung handler must not hang the run
+    runner.start()
+    runner.join(60)
+    assert done.is_set(), "the handler waited for the lock the interrupted wait held"
+    assert stop.stop_requested
+    assert stop.wait() == "SIGTERM"

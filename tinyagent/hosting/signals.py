@@ -37,7 +37,7 @@ class StopSignals:
     def __init__(self, signals: tuple[signal.Signals, ...] = STOP_SIGNALS):
         self.signals = signals
         self.received: signal.Signals | None = None  # the first stop signal that arrived
-        self._stop = threading.Event()
+        self._stop = threading.Event()  # set by request_stop(), or by wait() once a signal came
         self._previous: dict[signal.Signals, object] = {}
 
     def __enter__(self) -> StopSignals:  # noqa: PYI034 - typing.Self needs Python 3.11
@@ -52,10 +52,11 @@ class StopSignals:
         self._previous.clear()
 
     def _on_signal(self, signum: int, frame) -> None:
-        # Runs in the main thread, between two bytecodes: only set a flag, the waiter does the work.
+        # Runs in the main thread, between two bytecodes: it only notes the signal, and takes no lock. Event.set()
+        # here would take the lock the main thread may already hold inside Event.wait() (between entering it and
+        # sleeping), and wait for it for ever: about one stop in a hundred hung that way.
         if self.received is None:
             self.received = signal.Signals(signum)
-        self._stop.set()
 
     def request_stop(self) -> None:
         """Stop as a signal would (from any thread)."""
@@ -63,12 +64,13 @@ class StopSignals:
 
     @property
     def stop_requested(self) -> bool:
-        return self._stop.is_set()
+        return self.received is not None or self._stop.is_set()
 
     def wait(self) -> str:
         """Block until a stop is requested; the name of the signal that asked ("SIGTERM"), or "request"."""
-        # A wait with a timeout returns to the interpreter now and then, so the signal handler runs
-        # promptly even on platforms where a blocked wait is not interrupted by signals.
-        while not self._stop.wait(0.5):
+        # A wait with a timeout returns to the interpreter now and then: the handler runs promptly even on platforms
+        # where a blocked wait is not interrupted by signals, and what it noted is seen within a tenth of a second.
+        while not self._stop.wait(0.1) and self.received is None:
             pass
+        self._stop.set()  # here, not in the handler: for anyone else who asks
         return self.received.name if self.received is not None else "request"
