@@ -430,3 +430,32 @@ def test_a_body_too_large_sent_in_chunks_gets_a_json_413(shop, http_server):
                        + b"%x\r\n" % len(too_large) + too_large + b"\r\n0\r\n\r\n")
         assert "at most 4194304 bytes" in _json_error(_answer_until_closed(client), 413)
     assert shop[0].refunds() == []
+
+
+def test_streamable_http_with_its_standard_output_closed_still_serves_and_stops_cleanly(tmp_path):
+    # uvicorn's log formatter asked sys.stdout.isatty(), and with stdout closed sys.stdout is None: the server
+    # stopped at once with a traceback ("Unable to configure formatter 'default'").
+    from tinyagent.hosting.address import quiet_port_run
+
+    port = quiet_port_run()
+    process = subprocess.Popen(["bash", "-c", 'exec "$@" >&-', "mcp-closed", sys.executable, *SERVER_ARGS,
+                                "--port", str(port), "--db", str(tmp_path / "shop.sqlite3")],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               env={k: v for k, v in os.environ.items() if not k.startswith("TINYAGENT_")})
+    try:
+        deadline, session = time.monotonic() + PATIENCE, None
+        while session is None and time.monotonic() < deadline and process.poll() is None:
+            try:
+                session = _initialize(f"http://127.0.0.1:{port}/mcp")
+            except requests.ConnectionError:
+                time.sleep(0.2)
+        assert session is not None, process.poll()
+        assert _ping(f"http://127.0.0.1:{port}/mcp", session) == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            _, said = process.communicate(timeout=PATIENCE)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, said = process.communicate()
+    assert process.returncode == 0 and "Traceback" not in said, said

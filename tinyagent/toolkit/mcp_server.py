@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -197,7 +198,10 @@ class McpHttpServer:
                                 # asyncio accepts up to `backlog` waiting connections in one go, before any is
                                 # refused and closed: with uvicorn's 2048, a burst of them ran out of descriptors
                                 # anyway, and each accept that failed logged a traceback.
-                                backlog=max_connections)
+                                backlog=max_connections,
+                                # Told, so uvicorn's log formatter does not ask sys.stdout.isatty(): with stdout
+                                # closed (`mcp-server --port 0 >&-`) sys.stdout is None and its logging fails.
+                                use_colors=sys.stdout is not None and sys.stdout.isatty())
         self._uvicorn = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._uvicorn.run, kwargs={"sockets": [self._socket]},
                                         name="mcp-http", daemon=True)
