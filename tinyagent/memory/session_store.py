@@ -236,7 +236,8 @@ class SqliteSessionStore(SessionStore):
     """Sessions in an SQLite file (or in memory with ":memory:", gone when the store is closed).
 
     The file and its folder are created on first use. Raises `SessionStoreError` when `path` cannot hold a
-    database (a folder, a text file, a place that cannot be written).
+    database (a folder, a text file, a place that cannot be written), or when the file is another program's
+    database (the shop's, say): tables of its own, which the store's would join.
     """
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:"):
@@ -258,9 +259,14 @@ class SqliteSessionStore(SessionStore):
             self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None,
                                          check_same_thread=False)
             self._conn.execute("PRAGMA foreign_keys = ON")
-            with self._lock, immediate_transaction(self._conn) as conn:
-                for statement in _SCHEMA:
-                    conn.execute(statement)
+            try:
+                with self._lock, immediate_transaction(self._conn) as conn:
+                    _refuse_another_database(conn, self.path)
+                    for statement in _SCHEMA:
+                        conn.execute(statement)
+            except SessionStoreError:
+                self._conn.close()  # the file is left as it was, and not held open
+                raise
         except (sqlite3.Error, OSError) as exc:
             raise SessionStoreError(f"cannot use {self.path} as a session store: {_first_line(exc)}") from None
 
@@ -290,6 +296,29 @@ class SqliteSessionStore(SessionStore):
 
     def __repr__(self) -> str:
         return f"SqliteSessionStore({self.path!r})"
+
+
+_SESSION_COLUMNS = {"sessions": {"id", "turn_count", "summary_covered", "summary"},
+                    "session_turns": {"session_id", *_TURN_COLUMNS.split(", ")}}
+
+
+def _refuse_another_database(conn: sqlite3.Connection, path: str) -> None:
+    """SessionStoreError for an SQLite file that holds tables of its own (the shop's `--db`, another program's
+    file), or a `sessions` table that is not ours: the store's tables would be written into it, and nothing would
+    say so. The shop refuses such a file the same way (Shop's `_refuse_another_database`)."""
+    tables = [row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+    others = [name for name in tables if name not in _SESSION_COLUMNS]
+    for name in set(tables) & _SESSION_COLUMNS.keys():
+        if {row[1] for row in conn.execute(f"PRAGMA table_info({name})")} != _SESSION_COLUMNS[name]:
+            others.append(name)  # a table of that name, another program's (a web framework's `sessions`)
+    if others:
+        shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
+        whose = "the shop's database" if "orders" in others else "another program's database"
+        raise SessionStoreError(
+            f"{path} is {whose} (its tables: {shown}), not a session store: sessions are not written into it; give "
+            "a new file name, or a file a session store made"
+        )
 
 
 # --- PostgreSQL -------------------------------------------------------------------------------------------
