@@ -174,13 +174,13 @@ def test_an_api_url_without_a_scheme_is_one_line_naming_the_variable(tmp_path, m
 
 
 def test_ctrl_c_during_ask_is_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
-    from tinyagent import ReActAgent
+    from tinyagent.agent import AgentRun
 
-    def interrupted(self, question, history=None):
+    def interrupted(self):
         raise KeyboardInterrupt
 
     monkeypatch.setenv("TINYAGENT_OFFLINE", "1")
-    monkeypatch.setattr(ReActAgent, "run", interrupted)
+    monkeypatch.setattr(AgentRun, "finish", interrupted)  # ask runs ReActAgent.start(...).finish()
     code, _, err = run_main(["ask", "hi", "--db", str(tmp_path / "shop.db")], capsys)
     assert code == 130
     assert err.strip() == "interrupted"

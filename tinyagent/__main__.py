@@ -15,13 +15,16 @@ A bad argument is one line on stderr that says what is wrong and what to do, and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import gc
 import io
 import os
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 from tinyagent.command_options import OneLineParser, number_of_seconds, output_file, whole_number
 from tinyagent.errors import TinyAgentError
@@ -119,10 +122,26 @@ _delay = number_of_seconds("--delay", 3600, zero_ok=True)  # weather_api.MAX_DEL
 
 def _base_path(text: str) -> str:
     """--base-path: a path as a URL writes it, /services/classroom: no query or fragment, which would end the path
-    in the URL the room prints, and nothing to encode."""
-    if text.strip("/") and ("://" in text or not re.fullmatch(r"/?[A-Za-z0-9._~!$&'()*+,;=:@%/-]+", text)):
-        raise argparse.ArgumentTypeError(
-            f"--base-path must be a URL path such as /services/classroom (no ?, #, spaces or scheme), got {text!r}")
+    in the URL the room prints, nothing encoded (the room matches the decoded path, where %2F is a slash), and no
+    . or .. segment (a client resolves those before it sends: /a/./b arrives as /a/b). Else the URL printed for the
+    learners' .env would answer 404."""
+    if not text.strip("/"):
+        return text
+    if "://" in text or not re.fullmatch(r"/?[A-Za-z0-9._~!$&'()*+,;=:@/-]+", text):
+        raise argparse.ArgumentTypeError(f"--base-path must be a URL path such as /services/classroom (no ?, #, %, "
+                                         f"spaces or scheme), got {text!r}")
+    if {".", ".."} & set(text.split("/")):
+        raise argparse.ArgumentTypeError(f"--base-path {text!r} holds a . or .. segment, which clients resolve before "
+                                         "they send (/a/./b arrives as /a/b): write the path without it")
+    return text
+
+
+def _session_store(text: str) -> str:
+    """--session-store: a file or a URL. An empty one must not quietly mean the default, nor a blank one make a
+    file named " "."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"--session-store needs an SQLite file or a postgresql:// URL, got {text!r} "
+                                         "(leave it out for ~/.cache/tinyagent/sessions.sqlite3)")
     return text
 
 
@@ -238,7 +257,7 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
                        help="the key of the person who lists and answers refund approvals; a client's --api-key "
                        "cannot (default: $TINYAGENT_SERVE_OPERATOR_KEY; without one, only a service with no key takes "
                        "answers, from this machine)")
-    serve.add_argument("--session-store", default=None, metavar="FILE_OR_URL",
+    serve.add_argument("--session-store", type=_session_store, default=None, metavar="FILE_OR_URL",
                        help="an SQLite file or a postgresql:// URL for the sessions (default "
                        "~/.cache/tinyagent/sessions.sqlite3)")
     serve.add_argument("--db", type=Path, default=Path(os.environ.get("TINYAGENT_SHOP_DB") or DEFAULT_DB),
@@ -269,7 +288,9 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
                        help="how long a streamed run goes on after its reader is gone, for the client to come back "
                        "with Last-Event-ID, before it is stopped (default 5; 0: stop at once)")
     serve.add_argument("--header-timeout", type=_header_seconds, default=10.0, metavar="SECONDS",
-                       help="seconds a client may take to send a request's headers before it is cut off (default 10)")
+                       help="seconds a client may take to send a request's headers before it is cut off, and, once a "
+                       "request was answered before its body was read (415, 413, 403, 408), to send the rest of that "
+                       "body (default 10)")
     serve.add_argument("--max-connections", type=_connections, default=512,
                        help="connections held at once; more are closed as they open (default 512)")
     serve.add_argument("--max-connections-per-client", type=_client_connections, default=None, metavar="N",
@@ -311,7 +332,16 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+    stderr = sys.stderr
+    if stderr is not None:
+        sys.stderr = BestEffortStream(stderr)
+    try:
+        return _run_command(sys.argv[1:] if argv is None else list(argv))
+    finally:
+        sys.stderr = stderr
+
+
+def _run_command(argv: list[str]) -> int:
     parser = OneLineParser(prog="python -m tinyagent", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     for name, (help_text, more, add_arguments) in COMMANDS.items():
@@ -333,11 +363,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {lost}", file=sys.stderr)
         return 2
     except OSError as exc:  # a notice printed before the result, into a closed pipe (`| head -c 10`) or a full disk
-        if exc.errno not in STDOUT_FAILURES:
+        if exc.errno not in STDOUT_FAILURES:  # (stderr's failures never come here: BestEffortStream keeps them)
             raise
-        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-        print(f"error: could not write to standard output ({exc.strerror}) before anything was done",
-              file=sys.stderr)
+        print(f"error: {_stdout_lost(exc)} before anything was done", file=sys.stderr)
         return 2
 
 
@@ -349,17 +377,74 @@ class OutputLost(Exception):
     """Standard output could not be written (a pipe closed early, a full disk); the message says what was lost."""
 
 
+class BestEffortStream:
+    """sys.stderr while a command runs: a message that cannot be written (stderr into a closed pipe, as in
+    `2>&1 | head -1`, or a full disk) is dropped. Raised, it would stop the command halfway, or break the handler
+    that reports a failure, and the exit code would say something else (1: "a task failed"). Nobody can be told
+    through a stream that is gone; the exit code still tells. From its first failure on, the stream goes nowhere."""
+
+    def __init__(self, stream: TextIO):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError:
+            self._gone()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError:
+            self._gone()
+
+    def _gone(self) -> None:
+        # What is still buffered would fail again at exit, with an "Exception ignored" message: to /dev/null.
+        _to_nowhere(self._stream)
+
+    def __getattr__(self, name: str):  # isatty, fileno, encoding, ...: the stream's own
+        return getattr(self._stream, name)
+
+
+def _to_nowhere(stream: TextIO) -> None:
+    """Point the file descriptor under `stream` at /dev/null, if it has one (a test's captured stream has none)."""
+    with contextlib.suppress(OSError, ValueError):  # io.UnsupportedOperation is both
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+
+
+def _stdout_lost(exc: OSError, lost: str = "") -> OutputLost:
+    """OutputLost for a print to stdout that failed with `exc`, with `lost` after the reason (what the reader did
+    not get: the run's changes, say). From here on stdout goes nowhere: what is still buffered would fail again when
+    Python flushes at exit (a second error, a traceback-like "Exception ignored" message)."""
+    _to_nowhere(sys.stdout)
+    return OutputLost(f"could not write to standard output ({exc.strerror or type(exc).__name__})"
+                      + (f"; {lost}" if lost else ""))
+
+
 def _write_out(text: str, lost: str = "") -> None:
-    """Print a command's result to stdout. OutputLost when it cannot be written, with `lost` after the reason (what
-    the reader did not get: the run's changes, say), since nothing printed to stdout from here on reaches anyone."""
+    """Print a command's result to stdout. OutputLost when it cannot be written, with `lost` after the reason, since
+    nothing printed to stdout from here on reaches anyone."""
     try:
         print(text, flush=True)
     except OSError as exc:
-        # What is still buffered would fail again when Python flushes at exit (a second error, a traceback-like
-        # "Exception ignored" message): from here on stdout goes nowhere.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise OutputLost(f"could not write to standard output ({exc.strerror or type(exc).__name__})"
-                         + (f"; {lost}" if lost else "")) from None
+        raise _stdout_lost(exc, lost) from None
+
+
+@contextlib.contextmanager
+def _saying_what_it_made(*paths: str | Path) -> Iterator[None]:
+    """Around a server's start: if its banner cannot be printed (`| true`) after it made some of `paths` (its shop,
+    its session store: those that were not there before), the error names them, and does not say nothing was done.
+    ":memory:" and URLs are no files."""
+    new = [str(path) for path in paths if str(path) != ":memory:" and "://" not in str(path)
+           and not os.path.lexists(path)]
+    try:
+        yield
+    except OSError as exc:
+        made = [path for path in new if os.path.lexists(path)]
+        if exc.errno not in STDOUT_FAILURES or not made:
+            raise
+        raise _stdout_lost(exc, f"the server stopped before serving, after creating {' and '.join(made)}") from None
 
 
 def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -420,9 +505,13 @@ def _ask(args: argparse.Namespace) -> int:
         with Shop(str(args.db), clock=clock) as shop:
             llm, tools = LlmClient.from_settings(settings, **timeouts), shop_registry(shop, clock)
             if args.plan or args.skill:
-                result = _ask_planned_or_scoped(args, llm, tools)
+                run = _start_planned_or_scoped(args, llm, tools)
             else:
-                result = ReActAgent(llm, tools, max_steps=args.max_steps, lang=args.lang).run(args.question)
+                run = ReActAgent(llm, tools, max_steps=args.max_steps, lang=args.lang).start(args.question)
+            try:
+                result = run.finish()
+            except KeyboardInterrupt:  # Ctrl-C: run.trace still holds the rounds that ran, a refund among them
+                return _interrupted(args, run.trace, tools)
     except TinyAgentError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -435,6 +524,16 @@ def _ask(args: argparse.Namespace) -> int:
     return 1
 
 
+def _interrupted(args: argparse.Namespace, trace, tools) -> int:
+    """Ctrl-C during an `ask` run: the rounds that ran are printed as a finished run's are, and the line on stderr
+    names what they changed (a refund stays made), so that nothing done goes unreported."""
+    done = _what_was_done(trace, tools)
+    if trace.events:
+        _write_out(trace.to_json() if args.json else trace.format(args.lang, usage=args.usage), lost=done)
+    print("interrupted" + (f"; {done}" if done else ""), file=sys.stderr)
+    return 130
+
+
 def _what_was_done(trace, tools) -> str:
     """The calls of tools that change something (`read_only` not set: a refund) that worked, for a reader who did
     not get the trace that shows them; "" when there were none."""
@@ -444,9 +543,9 @@ def _what_was_done(trace, tools) -> str:
     return ("the run had done this before: " + "; ".join(changes)) if changes else ""
 
 
-def _ask_planned_or_scoped(args: argparse.Namespace, llm, tools):
-    """Lesson 17: `ask --plan` runs plan-and-execute; `ask --skill NAME` one loop inside that skill. An unknown
-    skill name raises SkillError (one line, exit 2)."""
+def _start_planned_or_scoped(args: argparse.Namespace, llm, tools):
+    """Lesson 17: `ask --plan` starts plan-and-execute; `ask --skill NAME` one loop inside that skill (the run,
+    started, for the caller to finish). An unknown skill name raises SkillError (one line, exit 2)."""
     from tinyagent.agent import ReActAgent
     from tinyagent.architectures.skills import SkillActivated
     from tinyagent.prompts import detect_language
@@ -455,7 +554,7 @@ def _ask_planned_or_scoped(args: argparse.Namespace, llm, tools):
         from tinyagent.architectures.plan_execute import PlanAndExecuteAgent
 
         executor = ReActAgent(llm, tools, max_steps=args.max_steps, lang=args.lang)
-        return PlanAndExecuteAgent(llm, executor=executor, lang=args.lang).run(args.question)
+        return PlanAndExecuteAgent(llm, executor=executor, lang=args.lang).start(args.question)
     from tinyagent.architectures.skills import SkillError, shop_skills
 
     skills = shop_skills()
@@ -465,9 +564,9 @@ def _ask_planned_or_scoped(args: argparse.Namespace, llm, tools):
     lang = args.lang or detect_language(args.question)
     agent = ReActAgent(llm, skill.scope(tools), max_steps=args.max_steps, lang=args.lang,
                        system_prompt=skill.system_prompt(tools, lang))
-    result = agent.run(args.question)
-    result.trace.events.insert(0, SkillActivated(1, skill.name, skill.tools, "--skill"))
-    return result
+    run = agent.start(args.question)
+    run.trace.append(SkillActivated(1, skill.name, skill.tools, "--skill"))  # first, before the run's own events
+    return run
 
 
 def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -498,10 +597,12 @@ def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         _write_out(report.to_json(), lost="the results were not saved anywhere else")
         return 0 if report.passed else 1
     if args.json is not None:  # saved before the table is printed: a failed print must not lose the results
+        earlier = args.json.exists()
         try:
-            report.save(args.json)
+            report.save(args.json)  # whole or not at all: a failure leaves an earlier run's results in place
         except OSError as exc:
-            print(f"error: could not write {args.json}: {exc.strerror or exc}", file=sys.stderr)
+            kept = "; the file that was there is left as it was" if earlier else ""
+            print(f"error: could not write {args.json}: {exc.strerror or exc}{kept}", file=sys.stderr)
             _write_out(report.table(latency=True))
             return 2
         print(f"results written to {args.json}", file=sys.stderr)
@@ -525,6 +626,11 @@ def _serve(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     store = args.session_store or str(DEFAULT_SESSIONS)
+    if store != ":memory:" and os.path.realpath(store) == os.path.realpath(args.db):
+        # Checked here, before the shop makes the file: the store would then only find the shop's tables in it.
+        print(f"error: --session-store and --db are the same file ({store}): the sessions need a file of their own",
+              file=sys.stderr)
+        return 2
     per_client = args.max_connections_per_client or max(args.max_connections // 4, 1)
     config = ServiceConfig(max_steps=args.max_steps, timeout_s=args.timeout, max_body_bytes=args.max_body,
                            api_key=args.api_key or None, operator_key=args.operator_key, session_store=store,
@@ -567,7 +673,8 @@ def _serve(args: argparse.Namespace) -> int:
                       "refund times out unpaid); to approve refunds by hand, run one worker", flush=True)
         print("Press Ctrl-C to stop.", flush=True)
 
-    with StopSignals() as stop:  # before the banner: a Ctrl-C right after it must not be lost
+    # StopSignals before the banner: a Ctrl-C right after it must not be lost.
+    with _saying_what_it_made(args.db, store), StopSignals() as stop:
         try:
             if args.workers == 1:
                 server = ServiceServer(config, args.host, args.port)
@@ -601,7 +708,8 @@ def _mcp_server(args: argparse.Namespace) -> int:
         return 2
     clock = fixed_clock(args.now) if args.now else system_clock
     try:
-        stopped_by = serve_mcp(args.db, clock, port=args.port)
+        with _saying_what_it_made(args.db):
+            stopped_by = serve_mcp(args.db, clock, port=args.port)
     except TinyAgentError as exc:  # a shop file it cannot use, a port it cannot listen on
         print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tinyagent.command_options import write_whole
 from tinyagent.evaluation.grading import CHECKS, Check
 from tinyagent.events import LlmCall
 from tinyagent.protocols.protocol_comparison import PROTOCOL_NAMES
@@ -247,8 +248,9 @@ class EvalReport:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
 
     def save(self, path: str | Path) -> None:
-        """Write the JSON to `path` (UTF-8)."""
-        Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
+        """Write the JSON to `path` (UTF-8), whole: if the write fails (a full disk), a file already at `path`, the
+        results of an earlier run, is left as it was."""
+        write_whole(Path(path), self.to_json() + "\n")
 
     @classmethod
     def from_dict(cls, data: Any) -> EvalReport:

@@ -1,0 +1,16 @@
+"""`python -m tinyagent serve --help` says what each limit bounds."""
+
+from __future__ import annotations
+
+import re
+
+from .test_cli import run_main
+
+
+def test_header_timeout_help_says_it_bounds_the_rest_of_a_body_already_answered(capsys):
+    # connections.py's header clock also runs after a request answered before its body was read (415, 413, ...).
+    code, out, _ = run_main(["serve", "--help"], capsys)
+    assert code == 0
+    said = " ".join(out.split("--header-timeout SECONDS", 2)[2].split("--max-connections")[0].split())
+    assert re.search(r"headers before it is cut off, and, once a request was answered before its body was read "
+                     r"\(.*\), to send the rest of that body", said), said

@@ -1,0 +1,70 @@
+"""`python -m tinyagent serve --session-store ...`: a value that cannot be the sessions' own file is one line, exit 2,
+before anything is made or changed."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import pytest
+
+from tinyagent.shop import Shop
+
+from .conftest import ServerProcess
+from .test_cli import run_main
+
+
+def _refused(tmp_path, *args) -> str:
+    """The one line `serve ARGS` says on stderr as it exits 2 without serving; the test fails, not hangs, if it
+    starts serving (ServerProcess kills it on the way out)."""
+    env = {**os.environ, "TINYAGENT_OFFLINE": "1", "HOME": str(tmp_path)}
+    with ServerProcess("serve", "--port", "0", *args, env=env) as server:
+        with pytest.raises(AssertionError, match="before printing"):
+            server.wait_for_line("Press Ctrl-C to stop")
+        assert server.process.returncode == 2 and "Traceback" not in server.stderr, server.output()
+        [line] = server.stderr.strip().splitlines()
+        return line
+
+
+def _tables(path) -> list[str]:
+    with sqlite3.connect(path) as db:
+        tables = sorted(row[0] for row in db.execute("SELECT name FROM sqlite_schema WHERE type = 'table'"))
+    db.close()
+    return tables
+
+
+def test_the_shops_database_as_the_session_store_is_refused_and_left_as_it_was(tmp_path):
+    # It got tables sessions and session_turns, and the service started as if nothing were amiss.
+    shop = tmp_path / "shop.db"
+    with Shop(shop):
+        pass
+    tables = _tables(shop)
+    line = _refused(tmp_path, "--db", str(tmp_path / "other.db"), "--session-store", str(shop))
+    assert line.startswith(f"error: {shop} is the shop's database (its tables: ")
+    assert _tables(shop) == tables and "sessions" not in tables
+
+
+def test_the_same_file_for_shop_and_sessions_is_refused_before_it_is_made(tmp_path):
+    line = _refused(tmp_path, "--db", str(tmp_path / "both.db"), "--session-store", f"{tmp_path}/./both.db")
+    assert line == (f"error: --session-store and --db are the same file ({tmp_path}/./both.db): the sessions need a "
+                    "file of their own")
+    assert not (tmp_path / "both.db").exists()
+
+
+@pytest.mark.parametrize("store", ["", " ", "\t"], ids=["empty", "space", "tab"])
+def test_an_empty_or_blank_session_store_is_one_line(tmp_path, monkeypatch, capsys, store):
+    # '' quietly meant the default file; ' ' made a file named " " in the current folder.
+    from tinyagent.serving import ServiceServer
+
+    def started(*args, **kwargs):
+        raise AssertionError(f"--session-store {store!r}: the service started")
+
+    monkeypatch.setattr(ServiceServer, "serve_forever", started)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    code, out, err = run_main(["serve", "--port", "0", "--db", str(tmp_path / "shop.db"), "--session-store", store],
+                              capsys)
+    assert code == 2 and out == "", err
+    assert err.strip() == (f"error: --session-store needs an SQLite file or a postgresql:// URL, got {store!r} (leave "
+                           "it out for ~/.cache/tinyagent/sessions.sqlite3) (see python -m tinyagent serve --help)")
+    assert list(tmp_path.iterdir()) == []
