@@ -66,3 +66,55 @@ def test_a_signal_that_comes_while_the_wait_holds_its_events_lock_neither_hangs_
     assert done.is_set(), "the handler waited for the lock the interrupted wait held"
     assert stop.stop_requested
     assert stop.wait() == "SIGTERM"
+
+
+def test_a_stop_noted_by_an_earlier_stopsignals_is_the_next_ones_too():
+    with StopSignals() as early:
+        os.kill(os.getpid(), signal.SIGINT)
+        with StopSignals() as server:  # entered after the slow imports: the stop was asked before it
+            assert server.stop_requested
+            assert server.wait() == "SIGINT"
+    assert early.received is signal.SIGINT
+
+
+# A server started with SIGINT ignored gets a SIGINT while its modules load (before its own StopSignals).
+_INTERRUPTED_START = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a background job or nohup starts it
+class Trip:
+    def find_spec(self, name, path=None, target=None):
+        if name == sys.argv[1]:
+            print("SIGINT while importing " + name, file=sys.stderr, flush=True)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+sys.meta_path.insert(0, Trip())
+from tinyagent.__main__ import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize(("command", "module"), [(["mcp-server", "--port", "0"], "tinyagent.toolkit.mcp_server"),
+                                                 (["serve", "--port", "0"], "tinyagent.serving.service")],
+                         ids=["mcp-server", "serve"])
+def test_a_sigint_while_a_server_started_with_sigint_ignored_loads_its_modules_still_stops_it(command, module,
+                                                                                              tmp_path):
+    # The SIGINT came before the server's StopSignals, while SIGINT was still ignored: it was lost, and the server
+    # ran on (the MCP SDK alone takes half a second to load).
+    import subprocess
+    import sys
+
+    from tests.conftest import PATIENCE
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TINYAGENT_")} | {"TINYAGENT_OFFLINE": "1"}
+    process = subprocess.Popen([sys.executable, "-c", _INTERRUPTED_START, module, *command,
+                                "--db", str(tmp_path / "shop.sqlite3")], cwd=tmp_path, env=env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = process.communicate(timeout=PATIENCE)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            out, err = process.communicate()
+    assert f"SIGINT while importing {module}" in err
+    assert process.returncode == 0, (out, err)
+    assert "stopped (SIGINT)" in out + err and "Traceback" not in err, (out, err)

@@ -28,6 +28,7 @@ from typing import TextIO
 
 from tinyagent.command_options import OneLineParser, number_of_seconds, output_file, whole_number
 from tinyagent.errors import TinyAgentError
+from tinyagent.hosting.signals import StopSignals
 from tinyagent.llm_client import key_problem
 from tinyagent.local_model import MAX_THREADS
 from tinyagent.number_checks import ascii_number
@@ -355,7 +356,8 @@ def _run_command(argv: list[str]) -> int:
               "its output going somewhere", file=sys.stderr)
         return 2
     try:
-        return _dispatch(args, parser)
+        with _stop_signals_for(args):
+            return _dispatch(args, parser)
     except KeyboardInterrupt:  # Ctrl-C in a command that ends on its own (the servers stop on it themselves)
         print("interrupted", file=sys.stderr)
         return 130
@@ -370,6 +372,17 @@ def _run_command(argv: list[str]) -> int:
 
 
 ANSWERING = ("ask", "eval", "doctor")  # the commands whose output is their whole point
+SERVING = ("classroom", "local-model", "weather-service", "serve")  # and mcp-server with --port: each stops on
+# SIGINT or SIGTERM through its own StopSignals (hosting/signals.py), entered once its modules are imported
+
+
+def _stop_signals_for(args: argparse.Namespace) -> contextlib.AbstractContextManager:
+    """For a server, StopSignals from now on: its imports take up to half a second (the MCP SDK, uvicorn), and a
+    SIGINT in that time was lost when the server was started with SIGINT ignored (a background job, nohup), which
+    left it running. The server's own StopSignals takes over the stop noted here. Other commands: nothing."""
+    if args.command in SERVING or (args.command == "mcp-server" and args.port is not None):
+        return StopSignals()
+    return contextlib.nullcontext()
 STDOUT_FAILURES = (errno.EPIPE, errno.ENOSPC, errno.EBADF)  # what a print to a closed pipe or a full disk raises
 
 
@@ -618,7 +631,6 @@ def _serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from tinyagent.hosting.signals import StopSignals
     from tinyagent.memory.session_store import safe_url
 
     if args.operator_key is not None and args.operator_key == args.api_key:

@@ -43,7 +43,12 @@ class StopSignals:
     def __enter__(self) -> StopSignals:  # noqa: PYI034 - typing.Self needs Python 3.11
         if threading.current_thread() is threading.main_thread():
             for signum in self.signals:
-                self._previous[signum] = signal.signal(signum, self._on_signal)
+                self._previous[signum] = previous = signal.signal(signum, self._on_signal)
+                # A StopSignals entered earlier (the command line's, before the server's slow imports) may already
+                # hold a stop: it is this one's too, so a Ctrl-C during the start stops the server once it is up.
+                earlier = getattr(previous, "__self__", None)
+                if isinstance(earlier, StopSignals) and earlier.received is not None and self.received is None:
+                    self.received = earlier.received
         return self
 
     def __exit__(self, *exc) -> None:
