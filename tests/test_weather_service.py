@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import socket
@@ -303,6 +304,16 @@ def test_the_command_answers_only_for_its_own_names():
             answer = requests.get(url.group(1), params={"city": "Hangzhou"}, headers={"Host": f"{name}:{port}"},
                                   timeout=PATIENCE)
             assert answer.status_code == 200
+        assert process.stop(signal.SIGTERM) == 0
+
+
+def test_the_command_serves_when_its_output_cannot_show_chinese():
+    # Its banner names 杭州 in a URL: with an ASCII-only stdout (LANG=C without UTF-8, PYTHONIOENCODING=ascii) the
+    # print raised UnicodeEncodeError and the service never started.
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    with ServerProcess("weather-service", "--port", "0", env=env) as process:
+        url = re.search(r"(http://127\.0\.0\.1:\d+/weather)", process.wait_for_line("weather service on")).group(1)
+        assert requests.get(url, params={"city": "Hangzhou"}, timeout=PATIENCE).status_code == 200
         assert process.stop(signal.SIGTERM) == 0
 
 

@@ -488,6 +488,7 @@ def _http_status(text: str) -> int:
 def _weather_service(args: argparse.Namespace) -> int:
     from tinyagent.toolkit.weather_api import serve_weather
 
+    _printable_stdout()  # its banner shows a city in Chinese: a terminal that cannot must still get the service
     try:
         serve_weather(port=args.port, delay_s=args.delay, status=args.status)
     except TinyAgentError as exc:  # a port it cannot listen on
