@@ -340,6 +340,26 @@ class ServerProcess:
         self.process.stderr.close()
 
 
+def dripped_until_closed(sock, patience: float = 60.0) -> bool:
+    """Send `sock`'s server one byte every 0.1 s, each well within any per-read timeout, until the server closes the
+    connection (True) or `patience` seconds have passed (False): only a bound on the whole request closes it."""
+    started = time.monotonic()
+    while time.monotonic() - started < patience:
+        try:
+            sock.sendall(b"a")
+            sock.setblocking(False)
+            if sock.recv(65536) == b"":
+                return True
+        except BlockingIOError:
+            pass
+        except OSError:  # reset: the server hung up on us, as it should
+            return True
+        finally:
+            sock.setblocking(True)
+        time.sleep(0.1)
+    return False
+
+
 def port_refuses_connections(port: int) -> bool:
     """True when nothing listens on 127.0.0.1:port any more."""
     try:

@@ -37,7 +37,7 @@ from tinyagent.classroom.server import (
 )
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 
-from .conftest import PATIENCE, ServerProcess, port_refuses_connections
+from .conftest import PATIENCE, ServerProcess, dripped_until_closed, port_refuses_connections
 
 MODELS = {"classroom": "echo", "classroom-ignores-stop": "echo, ignoring stop"}
 TOOL_CALLS = (
@@ -599,20 +599,7 @@ def test_a_client_that_drips_its_head_is_cut_off_at_the_read_timeout(sent):
     with ClassroomServer(responder=echo, models=MODELS, read_timeout=1.0) as quick:
         with socket.create_connection(("127.0.0.1", quick.port), timeout=60) as sock:
             sock.sendall(sent)
-            started = time.monotonic()
-            closed = False
-            while not closed and time.monotonic() - started < 60:
-                try:
-                    sock.sendall(b"a")
-                    sock.setblocking(False)
-                    closed = sock.recv(65536) == b""
-                except BlockingIOError:
-                    pass
-                except OSError:  # reset: the server hung up on us, as it should
-                    closed = True
-                finally:
-                    sock.setblocking(True)
-                time.sleep(0.1)
+            closed = dripped_until_closed(sock)
         assert closed, "the connection was still open after 60 s of a head sent a byte at a time"
         assert chat(quick, "still here").json()["choices"][0]["message"]["content"] == "still here"
 

@@ -17,7 +17,7 @@ import requests
 
 from tinyagent.toolkit.weather_api import CITIES, WeatherService, find_city
 
-from .conftest import PATIENCE, ServerProcess, port_refuses_connections
+from .conftest import PATIENCE, ServerProcess, dripped_until_closed, port_refuses_connections
 from .serving_process import wait_for
 
 
@@ -114,20 +114,7 @@ def test_a_request_that_drips_is_dropped_at_its_deadline_not_held_for_ever(monke
         # A header byte every 0.1 s, each well within the timeout: once, each byte started the wait anew, and a
         # byte every 5 s held the thread and its descriptor for ever.
         client.sendall(b"GET /weather?city=Beijing HTTP/1.0\r\nHost: 127.0.0.1\r\nX-Pad: ")
-        started, closed = time.monotonic(), False
-        while not closed and time.monotonic() - started < 60:
-            try:
-                client.sendall(b"a")
-                client.setblocking(False)
-                closed = client.recv(65536) == b""
-            except BlockingIOError:
-                pass
-            except OSError:  # reset: the service hung up on us, as it should
-                closed = True
-            finally:
-                client.setblocking(True)
-            time.sleep(0.1)
-        assert closed, "the connection was still open after 60 s of a header sent a byte at a time"
+        assert dripped_until_closed(client), "the connection was still open after 60 s of a header sent a byte at a time"
         assert get(service, "/health").json() == {"ok": True}
 
 
