@@ -68,3 +68,12 @@ def test_an_empty_or_blank_session_store_is_one_line(tmp_path, monkeypatch, caps
     assert err.strip() == (f"error: --session-store needs an SQLite file or a postgresql:// URL, got {store!r} (leave "
                            "it out for ~/.cache/tinyagent/sessions.sqlite3) (see python -m tinyagent serve --help)")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("url", ["postgres://[::1/db", "postgresql://tiny:secret@[zz]/db",
+                                 "postgresql://tiny:secret@host:99x/db"], ids=["bracket open", "no address", "no port"])
+def test_a_postgresql_url_that_cannot_be_read_is_one_line_that_keeps_its_password(tmp_path, url):
+    # It was "error: Invalid IPv6 URL", naming neither the option nor the form a URL takes.
+    line = _refused(tmp_path, "--db", str(tmp_path / "shop.db"), "--session-store", url)
+    assert line.startswith("error: the PostgreSQL URL cannot be read (") and "postgresql://user@[::1]" in line, line
+    assert "secret" not in line

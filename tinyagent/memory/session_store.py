@@ -347,6 +347,14 @@ class PostgresSessionStore(SessionStore):
         super().__init__()
         if not isinstance(url, str) or not url.strip():
             raise ValueError("PostgresSessionStore needs a URL such as postgresql://user:password@host:5432/db")
+        if "://" in url:
+            try:
+                urlsplit(url).port  # noqa: B018 - reads the host and port, as libpq and safe_url will
+            except ValueError as exc:  # a [ left open, an IPv6 host that is none, a port that is no number
+                # The URL is not quoted: it may hold a password, and safe_url cannot read it either.
+                raise SessionStoreError(
+                    f"the PostgreSQL URL cannot be read ({exc}): write it as postgresql://user:password@host:5432/db, "
+                    "an IPv6 host between [ and ] (postgresql://user@[::1]:5432/db)") from None
         self.url = safe_url(url)  # the only form of the URL this object keeps where it can be seen
         try:
             import psycopg
