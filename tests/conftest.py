@@ -235,6 +235,12 @@ def local_model():
 IGNORE_SIGINT_THEN_EXEC = (
     "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])"
 )
+# The other way round, for a test that presses Ctrl-C on a command that ends on its own: Python raises
+# KeyboardInterrupt only when SIGINT was not ignored at its start, and a test run started as a background job (CI's
+# may be) hands its children SIGINT ignored.
+DEFAULT_SIGINT_THEN_EXEC = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+)
 PATIENCE = 120.0  # seconds: generous, so a loaded machine slows a test down but never fails it
 
 

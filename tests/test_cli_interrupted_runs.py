@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from .conftest import PATIENCE, completion
+from .conftest import DEFAULT_SIGINT_THEN_EXEC, PATIENCE, completion
 
 REFUND_ACTION = ('Thought: refund it.\nAction: applyRefund\n'
                  'Action Input: {"orderId": "88231", "reason": "faulty: does not dock"}')
@@ -41,7 +41,8 @@ def test_ctrl_c_after_a_refund_says_the_refund_was_made(tmp_path, scripted_serve
     env = {name: value for name, value in os.environ.items() if not name.startswith("TINYAGENT_")}
     env.update(HOME=str(tmp_path), TINYAGENT_API_URL=scripted_server.url.removesuffix("/chat/completions"),
                TINYAGENT_API_KEY="", TINYAGENT_MODEL="test-model")
-    command = subprocess.Popen([sys.executable, "-m", "tinyagent", "ask", "Refund order 88231, it is faulty",
+    command = subprocess.Popen([sys.executable, "-c", DEFAULT_SIGINT_THEN_EXEC,  # Ctrl-C works, however the run began
+                                sys.executable, "-m", "tinyagent", "ask", "Refund order 88231, it is faulty",
                                 "--db", str(tmp_path / "shop.db"), "--now", "2026-06-25T10:00:00", *json_flag],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
     try:
