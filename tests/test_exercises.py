@@ -7879,6 +7879,16 @@ def test_25_fence():
 def test_25_ids_from_customer():
     assert passes(check_ids_from_customer, _ids_from_customer_solution)
 
+    def ascii_word_boundaries(messages):  # \b with re.ASCII: _ counts as a letter, so order_88231 holds no id
+        return list(dict.fromkeys(one for m in messages if m["role"] == "user"
+                                  and not m["content"].startswith("Observation:")
+                                  for one in re.findall(r"(?<![0-9][.])\b[0-9]{5}\b(?![.][0-9])", m["content"],
+                                                        re.ASCII)))
+
+    # passed while no generated customer's message had an id beside _
+    fails(check_ids_from_customer, ascii_word_boundaries, says="_ included: order_88231 holds 88231")
+    fails(check_ids_from_customer, ascii_word_boundaries, says="_ is not a Latin letter or digit: it ends a word")
+
     def decimals_read(messages):  # a decimal point taken for a full stop: ¥12345.67 gives 12345
         return list(dict.fromkeys(one for m in messages if m["role"] == "user"
                                   and not m["content"].startswith("Observation:")

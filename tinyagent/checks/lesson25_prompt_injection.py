@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import random
+import re
 import string
 from collections.abc import Callable, Iterator
 
@@ -263,6 +264,23 @@ def _apart_hint(args: tuple, expected: list[str], got: object) -> str | None:
     return _ids_hint(args, expected, got)
 
 
+def _beside_marks(rng: random.Random) -> Iterator[tuple]:
+    # a word ends at anything that is not a Latin letter or a digit: _ too (which \b takes for a word character)
+    yield ([_system(), {"role": "user", "content": "order_88231 还没到"}],)
+    yield ([_system(), {"role": "user", "content": "退款单号是 refund_38112_v2"}],)
+    yield ([_system(), {"role": "user", "content": "Order #38119, id=38120 / ref:38121"}],)
+    yield ([_system(), {"role": "user", "content": "订单@88231~和+38112*"}],)
+
+
+def _marks_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if not isinstance(got, list) or all(one in got for one in expected):
+        return _ids_hint(args, expected, got)
+    said = " ".join(m["content"] for m in args[0] if m["role"] == "user")
+    if any(re.search(rf"_{one}|{one}_", said) for one in expected if one not in got):
+        return "_ is not a Latin letter or digit: it ends a word (\\b takes it for a word character)."
+    return "A word ends at any mark that is not a Latin letter or digit: an id beside one counts."
+
+
 def _show_customer(args: tuple) -> str:
     """The conversation in a line: each message's role and its words (the system prompt's cut short, as the
     customer's are what counts), line ends as ⏎, the whole cut in the middle when long."""
@@ -296,6 +314,8 @@ IDS_RULES = (
          _point_hint),
     Rule("each message is read on its own: a number does not run on from one message into the next (8823, then 1, "
          "is no 88231)", _messages_apart, _apart_hint),
+    Rule("a word ends at anything that is not a Latin letter or a digit, _ included: order_88231 holds 88231",
+         _beside_marks, _marks_hint),
 )
 
 
