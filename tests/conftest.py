@@ -7,6 +7,7 @@ import gzip
 import json
 import os
 import queue
+import shutil
 import signal
 import socket
 import struct
@@ -344,6 +345,17 @@ class ServerProcess:
             reader.join(timeout=10)
         self.process.stdout.close()
         self.process.stderr.close()
+
+
+def as_if_not_root(command: list[str]) -> list[str]:
+    """`command` run without the capabilities that let root read any file, so a file of mode 0 is unreadable to it
+    as to anyone else (setpriv); the command as it is for another account. Skips the test as root without setpriv."""
+    if os.geteuid() != 0:
+        return command
+    if shutil.which("setpriv") is None:
+        pytest.skip("root reads every file, and setpriv is not here to drop that")
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-dac_override,-dac_read_search",
+            *command]
 
 
 def dripped_until_closed(sock, patience: float = 60.0) -> bool:

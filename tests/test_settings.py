@@ -1,5 +1,3 @@
-import os
-import shutil
 import subprocess
 import sys
 
@@ -7,6 +5,8 @@ import pytest
 
 from tinyagent import load_settings
 from tinyagent.errors import ConfigurationError
+
+from .conftest import as_if_not_root
 
 KEY = "sk-live-VERYSECRET-42"
 REAL = {"TINYAGENT_API_URL": "https://api.deepseek.com/v1", "TINYAGENT_API_KEY": KEY,
@@ -198,12 +198,7 @@ def test_an_env_file_that_cannot_be_read_is_a_configuration_error_naming_it(tmp_
     script = ("import sys; from tinyagent import load_settings\n"
               "try:\n    load_settings(environ={}, dotenv_path=sys.argv[1])\n"
               "except ValueError as error:\n    print(type(error).__name__, error)")
-    command = [sys.executable, "-c", script, str(env_file)]
-    if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            pytest.skip("root reads every file, and setpriv is not here to drop that")
-        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search",
-                   "--inh-caps=-dac_override,-dac_read_search", *command]
+    command = as_if_not_root([sys.executable, "-c", script, str(env_file)])
     done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == (f"ConfigurationError the .env file {env_file} must be readable UTF-8 text, and is "
                                    "not: Permission denied; give your account permission to read it"), done.stderr

@@ -4,7 +4,6 @@ ShopDatabaseError line that says so and names the file, which is left exactly as
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 
@@ -12,6 +11,8 @@ import pytest
 
 from tinyagent.errors import ShopDatabaseError
 from tinyagent.shop import Shop
+
+from .conftest import as_if_not_root
 
 PAGE = 4096  # SQLite's page size here: the second page is bytes 4096-8191
 
@@ -57,12 +58,7 @@ def test_a_file_that_cannot_be_read_is_called_unreadable_not_a_file_that_cannot_
     shop_file.chmod(0)
     script = ("import sys\nfrom tinyagent.errors import ShopDatabaseError\nfrom tinyagent.shop import Shop\n"
               "try:\n    Shop(sys.argv[1])\nexcept ShopDatabaseError as exc:\n    print(exc)\n")
-    command = [sys.executable, "-c", script, str(shop_file)]
-    if os.geteuid() == 0:  # root reads every file: drop the capabilities that let it
-        if shutil.which("setpriv") is None:
-            pytest.skip("root reads every file, and setpriv is not here to drop that")
-        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search",
-                   "--inh-caps=-dac_override,-dac_read_search", *command]
+    command = as_if_not_root([sys.executable, "-c", script, str(shop_file)])
     done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == (f"the shop's database {shop_file} cannot be read: give your account permission "
                                    "to read it"), done.stderr
