@@ -358,6 +358,38 @@ def as_if_not_root(command: list[str]) -> list[str]:
             *command]
 
 
+def answered_with_stdout_closed(args: list[str], env: dict, ask) -> tuple[object, int, str]:
+    """`python -m tinyagent ARGS --port P` started with its standard output closed (`>&-`: the shell closes fd 1, then
+    becomes the server), on a free port P. `ask(base_url)` is tried until the server stops refusing connections;
+    then SIGTERM. Returns what `ask` returned, the exit code and stderr; the server is killed on the way out."""
+    import requests
+
+    from tinyagent.hosting.address import quiet_port_run
+
+    port = quiet_port_run()
+    process = subprocess.Popen(["bash", "-c", 'exec "$@" >&-', "stdout-closed", sys.executable, "-m", "tinyagent",
+                                *args, "--port", str(port)], env=env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + PATIENCE
+        while True:
+            assert process.poll() is None, f"exited ({process.returncode}) before it answered"
+            try:
+                answer = ask(f"http://127.0.0.1:{port}")
+                break
+            except requests.ConnectionError:
+                assert time.monotonic() < deadline, f"no answer within {PATIENCE:g} s"
+                time.sleep(0.2)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            _, said = process.communicate(timeout=PATIENCE)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, said = process.communicate()
+    return answer, process.returncode, said
+
+
 def dripped_until_closed(sock, patience: float = 60.0) -> bool:
     """Send `sock`'s server one byte every 0.1 s, each well within any per-read timeout, until the server closes the
     connection (True) or `patience` seconds have passed (False): only a bound on the whole request closes it."""

@@ -18,7 +18,7 @@ import requests
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.conftest import PATIENCE, ServerProcess, port_refuses_connections
+from tests.conftest import PATIENCE, ServerProcess, answered_with_stdout_closed, port_refuses_connections
 from tinyagent.clock import fixed_clock
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.toolkit.mcp_client import McpConnection, mcp_registry
@@ -435,27 +435,11 @@ def test_a_body_too_large_sent_in_chunks_gets_a_json_413(shop, http_server):
 def test_streamable_http_with_its_standard_output_closed_still_serves_and_stops_cleanly(tmp_path):
     # uvicorn's log formatter asked sys.stdout.isatty(), and with stdout closed sys.stdout is None: the server
     # stopped at once with a traceback ("Unable to configure formatter 'default'").
-    from tinyagent.hosting.address import quiet_port_run
+    def a_session_pinged(url):
+        return _ping(url + "/mcp", _initialize(url + "/mcp"))
 
-    port = quiet_port_run()
-    process = subprocess.Popen(["bash", "-c", 'exec "$@" >&-', "mcp-closed", sys.executable, *SERVER_ARGS,
-                                "--port", str(port), "--db", str(tmp_path / "shop.sqlite3")],
-                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                               env={k: v for k, v in os.environ.items() if not k.startswith("TINYAGENT_")})
-    try:
-        deadline, session = time.monotonic() + PATIENCE, None
-        while session is None and time.monotonic() < deadline and process.poll() is None:
-            try:
-                session = _initialize(f"http://127.0.0.1:{port}/mcp")
-            except requests.ConnectionError:
-                time.sleep(0.2)
-        assert session is not None, process.poll()
-        assert _ping(f"http://127.0.0.1:{port}/mcp", session) == 200
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            _, said = process.communicate(timeout=PATIENCE)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            _, said = process.communicate()
-    assert process.returncode == 0 and "Traceback" not in said, said
+    pinged, code, said = answered_with_stdout_closed(
+        ["mcp-server", "--now", NOW, "--db", str(tmp_path / "shop.sqlite3")],
+        {k: v for k, v in os.environ.items() if not k.startswith("TINYAGENT_")}, a_session_pinged)
+    assert pinged == 200
+    assert code == 0 and "Traceback" not in said, said
