@@ -333,7 +333,8 @@ class PostgresSessionStore(SessionStore):
 
     `url` is a libpq URL (`postgresql://user:password@host:port/dbname`) or key=value string. Install the
     driver with the `postgres` extra (`pip install -e '.[postgres]'` in the course folder). Raises `SessionStoreError` with
-    one line naming the URL without its password when the server cannot be reached.
+    one line naming the URL without its password when the server cannot be reached, or when the schema it would use
+    holds another program's `sessions` or `session_turns` table (other tables are fine: an application's database).
 
     The connections come from a pool that checks each one before handing it out (psycopg_pool's
     `check_connection`): a connection the server dropped (a restart, a failover, an idle timeout) is replaced
@@ -373,6 +374,7 @@ class PostgresSessionStore(SessionStore):
             # the tables before any worker uses them.
             with psycopg.connect(url, **options) as conn, conn.transaction(), conn.cursor() as cursor:
                 cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+                _refuse_another_programs_table(cursor, self.url)  # before any CREATE: nothing is half made
                 for statement in _SCHEMA:
                     cursor.execute(statement)
         except psycopg.OperationalError as exc:
@@ -413,6 +415,26 @@ class PostgresSessionStore(SessionStore):
 
     def __repr__(self) -> str:
         return f"PostgresSessionStore({self.url!r})"
+
+
+def _refuse_another_programs_table(cursor, url: str) -> None:
+    """SessionStoreError for a `sessions` or `session_turns` table in the schema the store would use (the
+    connection's current_schema(), the first of its search_path) whose columns are not the store's: a web
+    framework's `sessions`, say. CREATE TABLE IF NOT EXISTS would skip it, and the store would fail at its first
+    turn, or write into it. Other tables are fine: a database shared with an application is normal here."""
+    # pg_class sees a table whatever the user may read; information_schema.columns only the columns they may.
+    cursor.execute(
+        "SELECT c.relname, n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = current_schema() AND c.relname IN ('sessions', 'session_turns') ORDER BY c.relname")
+    for name, schema in cursor.fetchall():
+        cursor.execute("SELECT column_name FROM information_schema.columns WHERE table_schema = %s AND "
+                       "table_name = %s", (schema, name))
+        if {row[0] for row in cursor.fetchall()} != _SESSION_COLUMNS[name]:
+            raise SessionStoreError(
+                f"{url} already has a table {schema}.{name} that is another program's, not a session store's: "
+                "sessions are not written into it; give the store a database of its own (or a schema of its own, "
+                "first on its user's search_path)"
+            )
 
 
 def safe_url(url: str) -> str:
