@@ -19,7 +19,8 @@ def _native_call(call_id: str, name: str, arguments: str) -> dict:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-# The reply exercise 1 answers: four calls, one of them with broken JSON, one whose tool raises.
+# The reply exercise 1 answers: six calls, one of them broken JSON, two JSON that is not an object, one whose tool
+# raises.
 TOOL_CALLS_REPLY = {"role": "assistant", "content": None, "tool_calls": [
     _native_call("call_order", "queryOrder", '{"orderId": "88231"}'),
     _native_call("call_broken", "queryOrder", '{"orderId": 88232'),
