@@ -77,3 +77,26 @@ def test_a_postgresql_url_that_cannot_be_read_is_one_line_that_keeps_its_passwor
     line = _refused(tmp_path, "--db", str(tmp_path / "shop.db"), "--session-store", url)
     assert line.startswith("error: the PostgreSQL URL cannot be read (") and "postgresql://user@[::1]" in line, line
     assert "secret" not in line
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_refused_session_store_leaves_no_new_shop_file(tmp_path, workers):
+    # The shop's file was made first, then the store refused: exit 2, and a new shop.db nobody was told about.
+    notes = tmp_path / "notes.sqlite"
+    with sqlite3.connect(notes) as db:
+        db.execute("CREATE TABLE notes (text)")
+    db.close()
+    line = _refused(tmp_path, "--workers", workers, "--db", str(tmp_path / "shop.db"), "--session-store", str(notes))
+    assert line.startswith(f"error: {notes} is another program's database (its tables: notes)"), line
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["notes.sqlite"]
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_refused_shop_leaves_no_new_session_store(tmp_path, workers):
+    # The other order's mistake: the store made first, then the shop refused (the shop's file is there, so it is
+    # checked first).
+    (tmp_path / "folder").mkdir()
+    line = _refused(tmp_path, "--workers", workers, "--db", str(tmp_path / "folder"), "--session-store",
+                    str(tmp_path / "sessions.db"))
+    assert line.startswith(f"error: {tmp_path / 'folder'} is a folder: give the shop's database a file path"), line
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["folder"]

@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -174,8 +175,17 @@ class AgentService:
             llm = lambda: LlmClient.from_settings(settings, **timeouts)  # one client per run
         self._llm = llm
         self._tools = tools or shop_registry
-        self.shop = Shop(config.shop_db, clock=self.clock)
-        self.store: SessionStore = open_session_store(config.session_store)
+        # The shop and the store may each make a new file. Whichever is refused, the other must leave none behind for
+        # a service that never started: an existing shop file is opened first (that makes nothing new), else the
+        # store is (a refused store, another program's database or a server that is down, makes no shop file).
+        with ExitStack() as opened:  # the first is closed again if the second is refused
+            if Path(config.shop_db).exists():
+                self.shop = opened.enter_context(Shop(config.shop_db, clock=self.clock))
+                self.store: SessionStore = opened.enter_context(open_session_store(config.session_store))
+            else:
+                self.store = opened.enter_context(open_session_store(config.session_store))
+                self.shop = opened.enter_context(Shop(config.shop_db, clock=self.clock))
+            opened.pop_all()  # both open: the service keeps them (close() closes them)
         self._pool = ThreadPoolExecutor(max_workers=config.max_runs, thread_name_prefix="agent-run")
         self._lock = threading.Lock()
         self.counts = {"running": 0, "finished": 0, "cancelled": 0, "failed": 0}
