@@ -455,6 +455,9 @@ def test_02_suggesting_registry():
 
     # passed while every registry the check built held the shop's five tools
     fails(check_suggesting_registry, SuggestsTheShopsNames, says="suggests among its own names only")
+    # the smallest input it gets wrong: a near-miss of a name a registry of other tools holds, which its five lack
+    fails(check_suggesting_registry, SuggestsTheShopsNames,
+          says="is in this registry: suggest among the names in self.tools")
     fails(check_suggesting_registry, DropsTheList, says="available_tools")
     fails(check_suggesting_registry, CarefulRegistry, says="should suggest")
 
@@ -518,6 +521,44 @@ def test_02_suggesting_registry():
             return observation
 
     fails(check_suggesting_registry, LowerCutoff, says="at difflib's default cutoff (0.6): keep the default")
+
+
+SHOP_NAMES = ["queryOrder", "queryLogistics", "applyRefund", "searchKnowledge", "getCurrentTime"]
+
+
+def suggesting_among(names_of):
+    """A SuggestingRegistry whose did_you_mean is the closest of names_of(registry), not of self.tools."""
+    class SuggestsAmong(CarefulRegistry):
+        def execute(self, action):
+            observation = super().execute(action)
+            data = json.loads(observation) if observation.startswith("{") else None
+            if isinstance(data, dict) and "available_tools" in data:
+                close = difflib.get_close_matches(action.tool_name.strip(), names_of(self), n=1)
+                if close:
+                    data["did_you_mean"] = close[0]
+                return json.dumps(data, ensure_ascii=False)
+            return observation
+
+    return SuggestsAmong
+
+
+def test_02_a_registry_of_other_tools_suggests_its_own_names():
+    # (test_02_suggesting_registry's SuggestsTheShopsNames is the shop's five names in a list of its own.)
+    # self.tools and then the shop's names it lacks: a registry without queryOrder suggests it for queryOrdr
+    own_and_shops = suggesting_among(lambda registry: [*registry.tools, *(name for name in SHOP_NAMES
+                                                                            if name not in registry.tools)])
+    # the names the check's registries held, written in and kept to those it holds: right for the shop's registry
+    # and for the one fixed registry of other tools the check built (echoText, echoLine, queryOrder), which passed;
+    # a registry of other names gets no suggestion at all
+    names_seen = suggesting_among(lambda registry: [name for name in [*SHOP_NAMES, "echoText", "echoLine"]
+                                                    if name in registry.tools])
+    for answer in (own_and_shops, names_seen):
+        fails(check_suggesting_registry, answer,
+              says="the spec says: a registry of other tools suggests among its own names only")
+    # the smallest input each gets wrong: a near-miss of a shop's name the registry lacks, which the answer's own
+    # list still holds; a near-miss of a name the registry holds, which the answer's list lacks
+    fails(check_suggesting_registry, own_and_shops, says="in this registry: suggest among self.tools, not your own")
+    fails(check_suggesting_registry, names_seen, says="is in this registry: suggest among the names in self.tools")
 
 
 class CappedRegistry(CarefulRegistry):

@@ -2,8 +2,9 @@
 
 Both answers are subclasses of the lesson's `CarefulRegistry`, so each check's reference is the solution's
 subclass of it, written here on `_careful_execute` (the lesson's `CarefulRegistry.execute`). One registry answers
-every generated Action, as one registry serves every round of a run, so state it keeps shows; the refunds a call
-makes in the shop are compared too, so a registry that runs a tool it should not (or twice) fails."""
+every generated Action, as one registry serves every round of a run, so state it keeps shows (exercise 1's registries
+of other tools, drawn per case, each answer their case's Actions); the refunds a call makes in the shop are compared
+too, so a registry that runs a tool it should not (or twice) fails."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from typing import Any
 from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.reporting import (
     _brief,
-    _fail,
     _fresh_shop,
     _instance,
     _not_attempted,
@@ -27,7 +27,7 @@ from tinyagent.checks.reporting import (
     shown,
 )
 from tinyagent.shop import Shop, shop_tools
-from tinyagent.tools import Action, Tool
+from tinyagent.tools import Action, FunctionTool, Tool
 
 
 def _error_json(message: str, **details: object) -> str:
@@ -252,6 +252,104 @@ def _passed_on_hint(args: tuple, expected: Any, got: Any) -> str:
     return "A real tool must still run, its Observation unchanged."
 
 
+# -- exercise 1 on registries of other tools: the suggestions come from the registry, not from the shop ----------
+# Other services' tools: verbs and nouns apart from the shop's, and Chinese names (difflib compares characters).
+_OTHER_VERBS = ("send", "book", "convert", "translate", "cancel", "list", "create", "get", "check", "find")
+_OTHER_NOUNS = ("Email", "Flight", "Weather", "Invoice", "Coupon", "Stock", "Address", "Reminder", "Currency")
+_OTHER_ZH = ("查天气", "发邮件", "订机票", "开发票", "换汇率", "翻译文本")
+
+
+def _other_name(rng: random.Random) -> str:
+    """A tool name of another service: one near to a shop's name (checkOrder, query_logistics, applyRefunds),
+    a Chinese one, or another verb and noun (sendEmail)."""
+    kind = rng.randrange(6)
+    if kind < 2:
+        real = rng.choice(_NAMES)
+        verb = re.match(r"[a-z]+", real).group()
+        return rng.choice((rng.choice(_VERBS) + real[len(verb):], re.sub(r"(?<!^)([A-Z])", r"_\1", real).lower(),
+                           real + rng.choice(("s", "V2", "Info"))))
+    if kind == 2:
+        return rng.choice(_OTHER_ZH)
+    return rng.choice(_OTHER_VERBS) + rng.choice(_OTHER_NOUNS)
+
+
+def _other_names(rng: random.Random) -> tuple[str, ...]:
+    """A registry's two to four names; one time in two, one of them is a shop's tool (it gets the shop's own)."""
+    held = rng.choice(_NAMES) if rng.random() < 0.5 else None
+    names: list[str] = [held] if held else []
+    size = rng.randint(2, 4)
+    while len(names) < size:
+        name = _other_name(rng)
+        # Not a shop's name (that is its tool), nor a second spelling of the shop's tool it holds.
+        if name in _NAMES or name in names or (held and difflib.get_close_matches(name, [held])):
+            continue
+        names.append(name)
+    rng.shuffle(names)
+    return tuple(names)
+
+
+def _near_held(rng: random.Random, names: tuple[str, ...]) -> str:
+    """A near-miss of one of the registry's own names: difflib finds a name of it close."""
+    while True:
+        target = rng.choice(names)
+        if target.isascii():
+            name = _near_miss(rng, target)
+        else:  # a Chinese name: a character left out, or a word added
+            name = rng.choice((target[:-1], target[1:], target + rng.choice(("一下", "吧"))))
+        if name not in names and difflib.get_close_matches(name, list(names), n=1):
+            return name
+
+
+def _near_lacked(rng: random.Random, names: tuple[str, ...]) -> str:
+    """A near-miss of a shop's name the registry lacks (the shop's name closest to it is that one)."""
+    lacked = [name for name in _NAMES if name not in names]
+    while True:
+        real = rng.choice(lacked)
+        name = _near_miss(rng, real)
+        if name not in names and name not in _NAMES and _close(name) == real:
+            return name
+
+
+def _far_from_all(rng: random.Random, names: tuple[str, ...]) -> str:
+    """A name close to none of the registry's names and none of the shop's."""
+    while True:
+        name = rng.choice((*_FAR, *_OTHER_ZH, "fetchNews", "playMusic"))
+        if name not in names and not difflib.get_close_matches(name, [*names, *_NAMES]):
+            return name
+
+
+def _other_registries(rng: random.Random) -> Iterator[tuple]:
+    """(the registry's names, an Action): the check builds one registry of those tools per case and asks it each
+    Action of the case in turn."""
+    names = ("echoText", "echoLine", "queryOrder")  # the check's own two tools and one of the shop's
+    for action in (Action("echoTxt", "hi"), Action("echoLines", "hi"), Action("queryOrdr", "88231"),
+                   Action("queryLogistic", "SF1234567890"), Action("applyRefnd", "88231")):
+        yield (names, action)
+    for _ in range(6):
+        names = _other_names(rng)
+        asked = [_near_held(rng, names), _near_lacked(rng, names), _far_from_all(rng, names)]
+        rng.shuffle(asked)
+        for name in asked:
+            real = _close(name)
+            yield (names, Action(name, _inputs_for(rng, real) if real else rng.choice(("88231", "", "明天 北京"))))
+
+
+def _other_registry_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    """A suggestion from a list of names of the answer's own (the shop's, typed in or added) shows as a name the
+    registry lacks, or as none where the registry holds a close one."""
+    names, action = args
+    want, have = json.loads(_text_of(expected)), json.loads(_text_of(got))
+    if isinstance(have, dict) and have.get("available_tools") == want["available_tools"]:
+        said = have.get("did_you_mean")
+        if isinstance(said, str) and said not in names:
+            return f"No {shown(said)} in this registry: suggest among self.tools, not your own list."
+        if "did_you_mean" in want and said is None:
+            return f"{shown(want['did_you_mean'])} is in this registry: suggest among the names in self.tools."
+    return _unknown_tool_hint((action,), expected, got)
+
+
+OTHER_REGISTRY = "a registry of other tools suggests among its own names only, never a tool it does not hold"
+
 SUGGESTION_RULES = (
     Rule("a near-miss of a tool's name gets did_you_mean: the closest name "
          "difflib.get_close_matches(name, names, n=1) finds", _near_misses, hint=_unknown_tool_hint),
@@ -263,6 +361,8 @@ SUGGESTION_RULES = (
          hint=lambda args, expected, got: "The suggestion is for the model to take up, not the registry."),
     Rule("a real tool run before changes nothing: the suggestion comes from the name asked, among all names",
          _after_real_calls, hint=_after_real_calls_hint),
+    # Last, so the inputs drawn for the rules above stay as they were.
+    Rule(OTHER_REGISTRY, _other_registries, hint=_other_registry_hint),
 )
 
 
@@ -312,41 +412,61 @@ def _with_shop(execute: Callable[[Action], Any], shop: Shop) -> Callable[[Action
     return run
 
 
-# Fixed: a registry of other tools than the shop's, and names near to its own and to the shop's it lacks.
-OTHER_REGISTRY = "a registry of other tools suggests among its own names only, never a tool it does not hold"
-_OTHER_ACTIONS = (Action("echoTxt", "hi"), Action("echoLines", "hi"), Action("queryOrdr", "88231"),
-                  Action("queryLogistic", "SF1234567890"), Action("applyRefnd", "88231"))
+def _registry_tools(names: tuple[str, ...], shop: Shop) -> list[Tool]:
+    """The tools of a registry of other tools: the shop's where it holds one, the check's own echo tools, and for
+    any other name a tool that returns its input."""
+    shops = {tool.name: tool for tool in shop_tools(shop)}
+    own = {EchoTool.name: EchoTool, LineTool.name: LineTool}
+    return [shops[name] if name in shops else own[name]() if name in own
+            else FunctionTool(name, "A tool of another service: returns its input.", str) for name in names]
 
 
-def _other_tools(shop: Shop) -> list[Tool]:
-    """The registry of other tools: the check's own two and one of the shop's."""
-    return [EchoTool(), LineTool(), next(tool for tool in shop_tools(shop) if tool.name == "queryOrder")]
+def _show_asked(args: tuple) -> str:
+    if len(args) == 1:
+        return _show_action(args)
+    names, action = args
+    return f"{_show_action((action,))} in a registry of {', '.join(names)}"
 
 
-@grades("Exercise 1", spec=Spec(SUGGESTION_RULES, extra=(OTHER_REGISTRY,)))
+@grades("Exercise 1", spec=Spec(SUGGESTION_RULES))
 def check_suggesting_registry(SuggestingRegistry: type | None) -> None:
     """02, exercise 1: an unknown-tool error with "did_you_mean" for near-misses only."""
     exercise = "Exercise 1"
     if SuggestingRegistry is None:
         return _not_attempted(exercise, "Write class SuggestingRegistry(CarefulRegistry) in the cell above.")
     shop, reference_shop = _fresh_shop(), _fresh_shop()
-    registry = _instance(exercise, SuggestingRegistry, shop_tools(shop))
-    reference = _suggesting({tool.name: tool for tool in shop_tools(reference_shop)})
-    tried = agree_on(exercise, "check_suggesting_registry", SUGGESTION_RULES, _with_shop(registry.execute, shop),
-                     _with_shop(reference, reference_shop), shape=_a_string, read=_read_suggestion,
-                     call="execute(action)", show=_show_action)
-    other_shop = _fresh_shop()
-    other = _instance(exercise, SuggestingRegistry, _other_tools(other_shop))
-    reference = _suggesting({tool.name: tool for tool in _other_tools(_fresh_shop())})
-    names = [tool.name for tool in _other_tools(other_shop)]
-    for action in _OTHER_ACTIONS:
-        expected, got = _read_suggestion(reference(action)), _read_suggestion(other.execute(action))
-        if got != expected:
-            _fail(exercise, f"the spec says: {OTHER_REGISTRY}.\nA registry of {names} answered "
-                            f"{_show_action((action,))} with {_brief(got, 70)}; expected {_brief(expected, 70)}: "
-                            "suggest among the names the registry holds (self.tools), not a list of your own.")
+    registry = _with_shop(_instance(exercise, SuggestingRegistry, shop_tools(shop)).execute, shop)
+    reference = _with_shop(_suggesting({tool.name: tool for tool in shop_tools(reference_shop)}), reference_shop)
+    # A registry of other tools per case, over a shop of its own (it may hold applyRefund), answers the case's
+    # every Action, as the shop's registry answers all the others.
+    others: dict[tuple[str, ...], Callable[[Action], Any]] = {}
+    other_references: dict[tuple[str, ...], Callable[[Action], Any]] = {}
+
+    def mine(*args: Any) -> Any:
+        if len(args) == 1:
+            return registry(*args)
+        names, action = args
+        if names not in others:
+            own_shop = _fresh_shop()
+            made = _instance(exercise, SuggestingRegistry, _registry_tools(names, own_shop))
+            others[names] = _with_shop(made.execute, own_shop)
+        return others[names](action)
+
+    def expected(*args: Any) -> Any:
+        if len(args) == 1:
+            return reference(*args)
+        names, action = args
+        if names not in other_references:
+            own_shop = _fresh_shop()
+            tools = {tool.name: tool for tool in _registry_tools(names, own_shop)}
+            other_references[names] = _with_shop(_suggesting(tools), own_shop)
+        return other_references[names](action)
+
+    tried = agree_on(exercise, "check_suggesting_registry", SUGGESTION_RULES, mine, expected, shape=_a_string,
+                     read=_read_suggestion, call="execute(action)", show=_show_asked)
     return _passed(exercise, f"{tried} generated Actions: near-misses get the closest name, other names only the "
-                             "list of tools, and real tools still run; a registry of other tools suggests its own.")
+                             "list of tools, and real tools still run; registries of other tools suggest their "
+                             "own names.")
 
 
 # -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
