@@ -34,7 +34,7 @@ import threading
 from datetime import date, timedelta
 from typing import Annotated
 
-from tinyagent.clock import Clock, fixed_clock
+from tinyagent.clock import COURSE_NOW, Clock, fixed_clock
 from tinyagent.memory.sqlite_writes import immediate_transaction
 from tinyagent.registry import ToolRegistry
 from tinyagent.safe_text import one_line
@@ -44,7 +44,7 @@ from tinyagent.toolkit.http_tool import ApiCallFailed, JsonApi
 from tinyagent.toolkit.typed_tool import TypedTool, tool
 from tinyagent.toolkit.weather_tool import MAX_CITY_CHARS
 
-COURSE_CLOCK = fixed_clock("2026-06-30T19:05:23")  # the course's day (lesson 00): tomorrow is 2026-07-01
+COURSE_CLOCK = fixed_clock(COURSE_NOW)  # the course's day (lesson 00): tomorrow is 2026-07-01
 RECIPIENT = "me"  # a reminder goes to the learner's own WeChat
 MAX_MESSAGE_CHARS = 500
 # The learner's meetings, as days from the store's today: (days ahead, start, end, title, city, place).

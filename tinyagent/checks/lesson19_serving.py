@@ -11,7 +11,7 @@ from typing import Any
 import requests
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
+from tinyagent.checks.reporting import COURSE_NOW, _brief, _fail, _not_attempted, _passed, grades, shown
 from tinyagent.llm_client import LlmClient
 from tinyagent.registry import ToolRegistry
 from tinyagent.serving import ServiceConfig, ServiceServer
@@ -474,7 +474,7 @@ def check_status_predictions(predicted_status: dict | None) -> None:
 
 def _ask_the_service() -> dict[str, tuple[int, Any]]:
     config = ServiceConfig(api_key="exercise-key", max_body_bytes=2048, session_store=":memory:", shop_db=":memory:",
-                           now="2026-06-30T19:05:23", max_steps=6)
+                           now=COURSE_NOW, max_steps=6)
     key = {"Authorization": "Bearer exercise-key"}
     with ServiceServer(config, llm=LlmClient.classroom, tools=registry_with_a_broken_courier) as server:
         invoke = server.url + "/agent/invoke"

@@ -14,12 +14,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from tinyagent.clock import fixed_clock
+from tinyagent.clock import COURSE_NOW, fixed_clock
 from tinyagent.shop import Shop
-
-# The course's "today" (lesson 00): every check builds its shop with this clock.
-COURSE_NOW = "2026-06-30T19:05:23"
-
 
 # A failure as the learner sees it in a notebook: at most this many lines of at most this many columns, so
 # that no line wraps again in a notebook's output area and the message stays one glance long.

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tinyagent.agent import AgentResult, ReActAgent
-from tinyagent.clock import fixed_clock
+from tinyagent.clock import COURSE_NOW, fixed_clock
 from tinyagent.events import LlmCall, Observation, Parsed, ToolCall
 from tinyagent.protocols.function_calling import UNREADABLE_ARGUMENTS, FunctionCallingAgent
 from tinyagent.protocols.tool_rendering import parameters_of
@@ -35,7 +35,6 @@ from tinyagent.shop.tasks import SHOP_TASKS, ShopTask
 from tinyagent.tools import Tool
 from tinyagent.trace import Trace
 
-COURSE_NOW = "2026-06-30T19:05:23"
 PROTOCOLS = {"text": ReActAgent, "function": FunctionCallingAgent}
 PROTOCOL_NAMES = {"text": "text ReAct", "function": "function calling"}
 UNREADABLE_REPLIES = ("no_format", "format_error")
