@@ -2,6 +2,7 @@
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -278,6 +279,24 @@ def test_a_host_that_names_no_machine_is_one_line(tmp_path, host, workers):
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip() == (f"error: cannot listen on {host!r}: it is not an address of this machine; use "
                                    "--host 127.0.0.1 (this machine only) or --host 0.0.0.0 (every network it is on)")
+    assert list(tmp_path.iterdir()) == []  # the shop's and the store's files were made before the host was tried
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_port_in_use_is_one_line_and_makes_no_file(tmp_path, workers):
+    # The shop's file and the session store were made, then the port was found taken: exit 2, two new files unsaid.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "tinyagent", "serve", "--port", str(port), "--workers", workers,
+                               "--db", str(tmp_path / "shop.db"), "--session-store", str(tmp_path / "s.db")],
+                              check=False, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                              env={**os.environ, "TINYAGENT_OFFLINE": "1"})
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith(f"error: port {port} on 127.0.0.1 is already in use"), line
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("memory", [["--db", ":memory:"], ["--session-store", ":memory:"]], ids=["shop", "sessions"])
@@ -293,6 +312,7 @@ def test_serve_with_workers_refuses_what_would_be_one_per_worker(tmp_path, memor
     assert done.stderr.strip() == (f"error: {memory[0]} ':memory:' with 2 workers would be one per worker process (an "
                                    "order refunded once by each, a session unknown to the others); give a file, or run "
                                    "one worker")
+    assert list(tmp_path.iterdir()) == []  # the other one's file was made before the refusal
 
 
 def test_serve_reads_an_empty_shop_variable_as_unset(tmp_path):

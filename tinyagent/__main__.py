@@ -627,7 +627,7 @@ def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     try:
-        from tinyagent.serving import AgentService, ServiceConfig, ServiceServer, serve_workers
+        from tinyagent.serving import ServiceConfig, ServiceServer, serve_workers
         from tinyagent.serving.service import DEFAULT_SESSIONS, SERVICE_DEFENCES
     except ImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -688,11 +688,13 @@ def _serve(args: argparse.Namespace) -> int:
 
     # StopSignals before the banner: a Ctrl-C right after it must not be lost.
     with _saying_what_it_made(args.db, store), StopSignals() as stop:
+        # Each binds its port before it makes the shop's and the store's files, then checks them (serve_workers
+        # with an AgentService made and closed), so a refusal leaves nothing new behind.
         try:
             if args.workers == 1:
                 server = ServiceServer(config, args.host, args.port)
             else:
-                AgentService(config).close()  # the settings, the store and the shop, checked once, here
+                serve_workers(config, args.host, args.port, args.workers, listening=banner, stop=stop)
         except (TinyAgentError, ValueError) as exc:
             print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
             return 2
@@ -700,11 +702,6 @@ def _serve(args: argparse.Namespace) -> int:
             banner(server.port)
             stopped_by = server.serve_forever(stop)
         else:
-            try:
-                serve_workers(config, args.host, args.port, args.workers, listening=banner, stop=stop)
-            except TinyAgentError as exc:
-                print(f"error: {exc}", file=sys.stderr)
-                return 2
             stopped_by = stop.received.name if stop.received is not None else "SIGINT or SIGTERM"
     print(f"service stopped ({stopped_by}).", file=sys.stderr)
     return 0

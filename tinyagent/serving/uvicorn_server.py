@@ -47,12 +47,20 @@ class ServiceServer:
                  service: AgentService | None = None, **service_options):
         check_port(port)
         self.host = host
-        self.service = service if service is not None else AgentService(config or ServiceConfig(), **service_options)
+        # The port first: a port in use (or a host that names no machine) must not leave behind a shop file and a
+        # session store that a new service made for a server that never served.
         try:
             self._socket = listening_socket(host, port)
         except OSError as error:
-            self.service.close()
+            if service is not None:
+                service.close()
             raise explain_listen_error(host, port, error) from None
+        try:
+            self.service = service if service is not None else AgentService(config or ServiceConfig(),
+                                                                                 **service_options)
+        except BaseException:
+            self._socket.close()
+            raise
         self._port = self._socket.getsockname()[1]  # kept: the socket cannot say it once closed
         self.app = create_app(self.service, listen_host=host)
         self._server = uvicorn.Server(uvicorn.Config(self.app, **_limits(self.service.config)))
@@ -152,9 +160,10 @@ def serve_workers(config: ServiceConfig, host: str, port: int, workers: int,
     """Serve with `workers` processes until SIGINT or SIGTERM (uvicorn's supervisor handles both, whatever
     the process started with, and stops its workers). `listening(port)` is called once the port is bound.
     `stop`: the StopSignals that held the signals until now; a stop it caught before the supervisor took them
-    over ends the service here, before any worker starts. The configuration must already be known to work: a
-    worker that fails to start only logs. A shop or a session store in memory is refused: each worker would
-    have its own, so one order could be refunded once per worker and a session be unknown to the others."""
+    over ends the service here, before any worker starts. The configuration is checked here, once (a worker
+    that fails to start only logs): an AgentService is made and closed after the port is bound, so a port in
+    use makes no file. A shop or a session store in memory is refused: each worker would have its own, so one
+    order could be refunded once per worker and a session be unknown to the others."""
     in_memory = [option for option, place in (("--db", config.shop_db), ("--session-store", config.session_store))
                  if place == ":memory:"]
     if in_memory:
@@ -169,6 +178,11 @@ def serve_workers(config: ServiceConfig, host: str, port: int, workers: int,
         sock = listening_socket(host, port, inheritable=True)  # worker processes serve it
     except OSError as error:
         raise explain_listen_error(host, port, error) from None
+    try:
+        AgentService(config).close()  # the settings, the shop and the store, as every worker will open them
+    except BaseException:
+        sock.close()
+        raise
     if listening is not None:
         listening(sock.getsockname()[1])
     from uvicorn.supervisors import Multiprocess
