@@ -4303,16 +4303,20 @@ def test_17_wrong_answers_by_kind():
 
 
 # -- 19 ---------------------------------------------------------------------------------------------
+from tinyagent.protocols.streaming import _LINE_END as LESSON_14_LINE_END
+
+
 def read_events_with(names_it=lambda line, data: line.startswith("event:"),
                      name_in=lambda line: line[len("event:"):].strip(),
                      data_in=lambda line: line[len("data:"):].removeprefix(" "),
-                     is_data=lambda line: line.startswith("data:")):
+                     is_data=lambda line: line.startswith("data:"),
+                     line_ends_as_lf=lambda text: re.sub(r"\r\n|\r", "\n", text)):
     """The solution of 19's exercise 1 (notebooks/solutions/19_serving.ipynb), with each piece a wrong answer swaps
-    given: which line names its block (names_it(line, the block's data so far)), which line is data (is_data), and
-    how the name and the data are read off their lines."""
+    given: which line names its block (names_it(line, the block's data so far)), which line is data (is_data), how
+    the name and the data are read off their lines, and how the text's line ends become \n (line_ends_as_lf)."""
     def read_events(text):
         events = []
-        for block in text.replace("\r\n", "\n").split("\n\n"):
+        for block in line_ends_as_lf(text).split("\n\n"):
             name, data = "message", []
             for line in block.split("\n"):
                 if line.startswith(":"):
@@ -4501,19 +4505,33 @@ def test_19_sse_reader():
     # str.splitlines() also cuts at U+2028 and U+0085 inside the JSON text
     lines_by_splitlines = line_by_line_reader(str.splitlines, last_block_too=True)
 
-    fails(check_sse_reader, lines_by_splitlines, says="a line ends only at \\n or \\r\\n (not at U+2028 or U+0085")
+    fails(check_sse_reader, lines_by_splitlines,
+          says="and nowhere else: not at U+2028 or U+0085, which the data may hold\nread_events(text) does not hold")
+    fails(check_sse_reader, lines_by_splitlines, says="str.splitlines() also breaks at U+2028, U+0085 and more")
 
     # a block counts only once its blank line comes (the WHATWG reading of a stream)
-    blank_line_required = line_by_line_reader(lambda text: text.replace("\r\n", "\n").split("\n"), last_block_too=False)
+    blank_line_required = line_by_line_reader(lambda text: re.split(r"\r\n|\r|\n", text), last_block_too=False)
 
     fails(check_sse_reader, blank_line_required, says="The end of the text ends the last block too")
 
-    # a lone \r read as a line end too: passed while no generated stream held one
-    def lone_cr_ends_a_line(text):
-        return read_events_solution(text.replace("\r\n", "\n").replace("\r", "\n"))
+    # a line ends where lesson 14's reader ends one (the SSE standard's CRLF, LF or a lone CR): the old check failed
+    # this reader, as it failed any reader of the standard, on a lone \r
+    standard_lines = line_by_line_reader(lambda text: re.split(LESSON_14_LINE_END.pattern.decode(), text),
+                                         last_block_too=True)
+    assert passes(check_sse_reader, standard_lines)
 
-    fails(check_sse_reader, lone_cr_ends_a_line, says="nor at a lone \\r)\nread_events(text) does not hold to it")
-    fails(check_sse_reader, lone_cr_ends_a_line, says="A lone \\r ends no line")
+    # only \r\n made \n: a lone \r stays in the data (the old check's reading, which passed it)
+    crlf_only = read_events_with(line_ends_as_lf=lambda text: text.replace("\r\n", "\n"))
+
+    fails(check_sse_reader, crlf_only, says="nowhere else: not at U+2028 or U+0085, which the data may hold\n")
+    fails(check_sse_reader, crlf_only,
+          says="A lone \\r ends a line too, as the SSE standard and lesson 14's read_events say.")
+
+    # every \r made \n before \r\n is looked for: \r\n becomes two line ends, a blank line after every line
+    cr_first = read_events_with(line_ends_as_lf=lambda text: text.replace("\r", "\n"))
+
+    fails(check_sse_reader, cr_first, says="the spec says: Windows line ends (\\r\\n) read as \\n do")
+    fails(check_sse_reader, cr_first, says="\\r\\n is one line end, not two: look for \\r\\n before a lone \\r.")
 
     # the name read without its one space after event: only, or its spaces on the left only: passed while every
     # generated event: line had one space or none before the name and none after it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -43,9 +44,15 @@ SSE_EXERCISE_STREAMS = (
 
 def read_sse_reference(text: str) -> list[tuple[str, Any]]:
     """The check's own reader, as the lesson's solution reads: (event name, data text) for each block of a
-    Server-Sent Events text."""
+    Server-Sent Events text. A line ends at \r\n, \n or a lone \r, as the SSE standard says (and lesson 14's
+    reader), and nowhere else."""
+    return _read_blocks(re.sub(r"\r\n|\r", "\n", text))
+
+
+def _read_blocks(text: str) -> list[tuple[str, Any]]:
+    """The events of a text whose lines all end at \n: blocks split at blank lines."""
     events = []
-    for block in text.replace("\r\n", "\n").split("\n\n"):
+    for block in text.split("\n\n"):
         name, data = "message", []
         for line in block.split("\n"):
             if line.startswith(":"):
@@ -175,6 +182,13 @@ def _streams_with_windows_line_ends(rng: random.Random) -> Iterator[tuple]:
         yield (_stream(blocks, end="\r\n"),)
 
 
+def _crlf_read_as_two(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where the answer read \r\n as two line ends (a lone \r, then \n), that."""
+    if "\r\n" in args[0] and got == _read_blocks(args[0].replace("\r", "\n")):
+        return "\\r\\n is one line end, not two: look for \\r\\n before a lone \\r."
+    return _first_difference(args, expected, got)
+
+
 def _data_holding_field_names(rng: random.Random) -> Iterator[tuple]:
     """A line's field is the word it starts with: data that holds "event:" or "data:" as text is still data."""
     yield ('event: reply_delta\ndata: {"type": "reply_delta", "step": 1, "text": "event: end"}\n\n',)
@@ -297,20 +311,32 @@ def _empty_data_dropped(args: tuple, expected: list, got: list) -> str | None:
 
 
 def _other_line_breaks(rng: random.Random) -> Iterator[tuple]:
-    """A line ends at \n (or \r\n) only, not at the other line breaks str.splitlines() knows (U+2028, U+0085),
-    which JSON text may hold as they are."""
+    """A line ends at \r\n, \n or a lone \r (the SSE standard's three), not at the other line breaks
+    str.splitlines() knows (U+2028, U+0085), which JSON text may hold as they are."""
     yield ('event: reply_delta\ndata: {"text": "第一行\u2028第二行"}\n\nevent: end\ndata: {"answer": "a\u0085b"}\n\n',)
-    # nor at a lone \r (a carriage return with no \n after it): data may hold one, where it stands
+    # a lone \r (a carriage return with no \n after it) ends a line, in the middle of JSON text too
     yield ('event: reply_delta\ndata: {"text": "第一行\r第二行"}\n\n',)
-    yield ("event: reply_delta\ndata: a\rdata: b\n\n",)  # one data: line: 'a\rdata: b'
-    yield ('data: {"text": "It is"}\r\rdata: {"text": "on its way"}\n\nevent: end\ndata: done\n\n',)
+    yield ("event: reply_delta\ndata: a\rdata: b\n\n",)  # two data: lines: 'a\nb'
+    yield ('data: {"text": "It is"}\r\rdata: {"text": "on its way"}\n\nevent: end\ndata: done\n\n',)  # \r\r: a blank line
+    # \n then \r is two line ends (a blank line); \r then \r\n too
+    yield ("event: start\ndata: a\n\rdata: b\r\r\nevent: end\ndata: c\n\n",)
+    # every line ended by a lone \r, which the standard allows (drawn from a generator of their own, so the other
+    # rules' inputs stay as they were)
+    own = random.Random("lone \\r line ends")
+    for _ in range(3):
+        blocks = [_block(own, own.choice((None, *_NAMES)), _data(own), lines=own.choice((1, 2)),
+                         comments=own.random() < 0.3) for _ in range(own.randint(1, 4))]
+        yield (_stream(blocks, end="\r"),)
 
 
-def _lone_carriage_return(args: tuple, expected: list, got: list) -> str | None:
-    """_first_difference, and where the answer read a lone carriage return as a line end, that."""
-    if "\r" in args[0].replace("\r\n", "") and got == read_sse_reference(args[0].replace("\r\n", "\n")
-                                                                        .replace("\r", "\n")):
-        return "A lone \\r ends no line: only \\n and \\r\\n do, and the data keeps the \\r."
+def _line_end_hint(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where the answer kept a lone carriage return in the data (only \r\n and \n ended
+    its lines), or ended lines where str.splitlines() does, that."""
+    text = args[0]
+    if "\r" in text.replace("\r\n", "") and got == _read_blocks(text.replace("\r\n", "\n")):
+        return "A lone \\r ends a line too, as the SSE standard and lesson 14's read_events say."
+    if got == _read_blocks("\n".join(text.splitlines())):
+        return "str.splitlines() also breaks at U+2028, U+0085 and more: split at \\r\\n, \\n and \\r only."
     return _first_difference(args, expected, got)
 
 
@@ -375,7 +401,7 @@ SSE_RULES = (
          _streams_with_data_on_several_lines, _joined_hint),
     Rule("a block with no event: line is named \"message\" (not the block before's name)",
          _streams_with_unnamed_events, _first_difference),
-    Rule("Windows line ends (\\r\\n) read as \\n do", _streams_with_windows_line_ends, _first_difference),
+    Rule("Windows line ends (\\r\\n) read as \\n do", _streams_with_windows_line_ends, _crlf_read_as_two),
     Rule("an id: line (the service sends one) numbers the event; it is not its name or data",
          _streams_with_ids, _id_not_a_name),
     Rule("a line is an event: or data: line by how it starts: data holding 'event:' is still data",
@@ -383,8 +409,8 @@ SSE_RULES = (
     Rule("a block's event: line names it wherever it stands in the block, after its data: lines too",
          _name_after_data, _name_placed_late),
     Rule("a block with a data: line is an event, even when the data is empty ('')", _empty_data, _empty_data_dropped),
-    Rule("a line ends only at \\n or \\r\\n (not at U+2028 or U+0085, which the data may hold, nor at a lone \\r)",
-         _other_line_breaks, _lone_carriage_return),
+    Rule("a line ends at \\r\\n, \\n or a lone \\r (as the SSE standard says), and nowhere else: not at U+2028 or "
+         "U+0085, which the data may hold", _other_line_breaks, _line_end_hint),
     Rule("the end of the text ends the last block too, with no blank line after it", _no_blank_line_at_the_end,
          _last_block_dropped),
     Rule("a line of any other field is skipped (retry:, eventId:, datatype:): only event:, data: and id: lines count",
@@ -425,7 +451,7 @@ def check_sse_reader(read_events: Callable[[str], list] | None) -> None:
                      read=lambda pairs: [tuple(pair) for pair in pairs], call="read_events(text)",
                      show=lambda args: _brief(args[0], 34))
     return _passed(exercise, f"{tried} generated streams read as the spec says: comments skipped, data lines "
-                             "joined, unnamed events called \"message\", \\r\\n line ends too.")
+                             "joined, unnamed events called \"message\", \\r\\n and \\r line ends too.")
 
 
 def registry_with_a_broken_courier(shop, clock=None):
