@@ -7635,6 +7635,22 @@ def test_24_observation_from_result():
     fails(check_observation_from_result, error_flag_ignored, says='with "isError": true')
     fails(check_observation_from_result, lambda result: result["content"], says="return the Observation's text")
 
+    def error_word_makes_an_error(result):  # bullet 4: "error" in the text taken for the flag
+        text = _observation_solution({**result, "isError": False})
+        return _observation_solution({**result, "isError": result.get("isError") or "error" in text.lower()})
+
+    def error_start_makes_an_error(result):  # bullet 4: a text that starts with "error" taken for the flag
+        text = _observation_solution({**result, "isError": False})
+        return _observation_solution({**result, "isError": result.get("isError")
+                                      or text.lstrip().lower().startswith("error")})
+
+    for wrong in (error_word_makes_an_error, error_start_makes_an_error):
+        fails(check_observation_from_result, wrong,
+              says="the text is passed as it is, even when it reads like an error\nobservation_from(result) does "
+                   "not hold to it.")
+        fails(check_observation_from_result, wrong, says='Only "isError": true makes an error: what the text says '
+                                                         "does not.")
+
     def error_value_asked(result):  # {"error": ""} taken for no error object: its value asked, not its key
         from tinyagent.registry import error_observation
 

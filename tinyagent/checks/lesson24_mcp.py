@@ -94,6 +94,22 @@ def _error_hint(args: tuple, expected: str, got: object) -> str | None:
 def _not_errors(rng: random.Random) -> Iterator[tuple]:
     for text in _ERRORS[:4]:  # looks like an error, but the server did not say so: the text as it is
         yield (_result([_text(text)], rng, rng.choice((None, False))),)
+    # Texts that say "error" (or start with it) in words, each with the flag missing and with false: an answer that
+    # takes the word for the flag fails here. No draws from rng, so the next rules' inputs stay as they were.
+    for text in (*_ERRORS[4:], "Error: order 99999 not found", "No errors found in the order."):
+        yield ({"content": [_text(text)]},)
+        yield ({"content": [_text(text)], "isError": False},)
+
+
+def _not_an_error_hint(args: tuple, expected: str, got: object) -> str | None:
+    """When the answer made an error Observation of a text the server did not flag: the flag decides, not words."""
+    try:
+        value = json.loads(got) if isinstance(got, str) else None
+    except ValueError:
+        return None
+    if got != expected and isinstance(value, dict) and "error" in value:
+        return 'Only "isError": true makes an error: what the text says does not.'
+    return None
 
 
 def _silent_errors(rng: random.Random) -> Iterator[tuple]:
@@ -142,7 +158,7 @@ OBSERVATION_RULES = (
     Rule('with "isError": true, an error Observation: the text itself if it is a JSON object with "error", else '
          'error_observation(text)', _errors, _error_hint),
     Rule('without "isError" (or with false) the text is passed as it is, even when it reads like an error',
-         _not_errors),
+         _not_errors, _not_an_error_hint),
     Rule('an error with no text at all says so: error_observation("the tool failed and said nothing")',
          _silent_errors, lambda args, expected, got: _written_another_way(expected, got)),
     Rule("an error's parts of another type are shown where they come too ([image]), then the text is made "
