@@ -3933,7 +3933,15 @@ def test_18_eval_task():
         fails(check_eval_task, replace(solution, tools=tuple(t for t in refund if t != optional),
                                        may_also_call=(optional,)), says=f"refunded without calling {optional}")
     fails(check_eval_task, replace(solution, facts=("88234",)), says="a refund id the shop never issued")
-    fails(check_eval_task, replace(solution, facts=()), says="a refund id the shop never issued")
+    # what evaluate() refuses (check_task), the check refuses in the harness's words, before any run
+    fails(check_eval_task, replace(solution, facts=()),
+          says="evaluate() would refuse your task: the task 'unused refund': facts must hold at least one thing")
+    fails(check_eval_task, replace(solution, facts=("RF202606300001", "")),
+          says="every item of facts must be a non-empty text, got ('RF202606300001', ''). An empty fact is in every "
+               "answer, so it would check nothing.")
+    fails(check_eval_task, replace(solution, may_also_call=("",)),
+          says="evaluate() would refuse your task: the task 'unused refund': every item of may_also_call must be a "
+               "non-empty text, got ('',).")
     fails(check_eval_task, replace(solution, facts=("RF20260630001",)), says="fails your task's answer check")
     fails(check_eval_task, replace(solution, lang="zh"), says="'en' here")
     fails(check_eval_task, replace(solution, question="Please refund order 88234."), says="the request above, exactly")

@@ -8,6 +8,7 @@ from typing import Any
 from tinyagent.checks.generated import Spec
 from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
 from tinyagent.evaluation import CHECKS, EvalTask, RunOutcome, ToolUse, evaluate, grade
+from tinyagent.evaluation.tasks import check_task
 from tinyagent.llm_client import LlmClient
 from tinyagent.protocols.protocol_comparison import run_on_fresh_shop
 
@@ -19,8 +20,9 @@ EVAL_EXERCISE_REQUEST = "Order 88234 arrived three days ago and I have not used 
 @grades("Exercise 1", spec=Spec(fixed="one fixed request, named by the exercise: the learner's task is graded on the "
                                        "careful model's run of it (which must pass) and on seven wrong runs made "
                                        "from that run (each must fail), not on inputs of the learner's code; its tools, "
-                                       "may_also_call, refunds and facts must be tuples of strings (a one-item tuple "
-                                       "keeps its comma)"))
+                                       "may_also_call, refunds and facts must be tuples of non-empty strings (a "
+                                       "one-item tuple keeps its comma), with a fact or more, or evaluate() refuses "
+                                       "the task"))
 def check_eval_task(my_task: Any) -> None:
     """18, exercise 1: an EvalTask for EVAL_EXERCISE_REQUEST that the careful model's run passes and that
     fails each wrong run: no refund written, a refund without the checks, the wrong order, an invented id."""
@@ -38,6 +40,11 @@ def check_eval_task(my_task: Any) -> None:
 
     for field in ("tools", "may_also_call", "refunds", "facts"):
         _tuple_of_strings(exercise, field, getattr(my_task, field))
+    try:  # a task the harness refuses is refused here too, in its words: evaluate() would never run it
+        check_task(my_task)
+    except ValueError as refused:
+        empty = " An empty fact is in every answer, so it would check nothing." if "" in my_task.facts else ""
+        _fail(exercise, f"evaluate() would refuse your task: {refused}.{empty}")
 
     # The careful classroom model gets it right (tests/test_exercises.py shows it): its run must pass.
     result, refunds = run_on_fresh_shop(my_task.question, "text", LlmClient.classroom())
