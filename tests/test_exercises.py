@@ -3968,7 +3968,20 @@ def test_18_variant_failures():
     fails(check_variant_failures, {**solution, "classroom-forgets-action": {"format"}},
           says="classroom-forgets-action: it also fails tools, database, answer")
     fails(check_variant_failures, {**solution, "classroom-loop": {"steps"}}, says="give a set of check names")
-    fails(check_variant_failures, {"classroom-loop": {"tools"}}, says="should be a dict with the keys")
+    # a key missing or one too many is named, not the whole dict shown
+    fails(check_variant_failures, {"classroom-loop": {"tools"}},
+          says="predicted_failures: no prediction for 'classroom-no-final', 'classroom-wrong-tool', "
+               "'classroom-forgets-action'.")
+    fails(check_variant_failures, {key: value for key, value in solution.items() if key != "classroom-loop"},
+          says="Exercise 2: predicted_failures: no prediction for 'classroom-loop'.")
+    fails(check_variant_failures, {**solution, "classroom": set()},
+          says="predicted_failures: 'classroom' is not one of the variants (classroom-no-final, ")
+    fails(check_variant_failures, {key.replace("loop", "loops"): value for key, value in solution.items()},
+          says="predicted_failures: no prediction for 'classroom-loop'; 'classroom-loops' is not one of the "
+               "variants.")
+    fails(check_variant_failures, {key.removeprefix("classroom-"): value for key, value in solution.items()},
+          says="'loop', 'forgets-action' are not among the variants; each variant's name begins with classroom-.")
+    fails(check_variant_failures, [*solution.items()], says="should be a dict with the keys")
 
 
 def test_18_a_one_item_tuple_without_its_comma_is_named():

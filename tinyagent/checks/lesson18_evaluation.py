@@ -96,6 +96,25 @@ def _tuple_of_strings(exercise: str, field: str, value: Any) -> None:
         _fail(exercise, f"{field} should be a tuple of strings, got {_brief(value, 50)}")
 
 
+def _same_keys(exercise: str, predicted_failures: dict) -> None:
+    """A prediction for each variant and for nothing else: the keys missing and those that are no variant named,
+    not the whole dict shown (four sets of names hide the one key that is wrong)."""
+    missing = [model for model in VARIANT_BEHAVIOUR if model not in predicted_failures]
+    extra = [key for key in predicted_failures if key not in VARIANT_BEHAVIOUR]
+    if not missing and not extra:
+        return
+    says = [f"no prediction for {', '.join(map(shown, missing))}"] if missing else []
+    if extra:
+        named = ", ".join(_brief(key, 40) for key in extra)
+        says.append(f"{named} is not one of the variants" if len(extra) == 1 else
+                    f"{named} are not among the variants")
+        if not missing:  # the missing names show the variants' names; with none missing, say them
+            says[-1] += f" ({', '.join(VARIANT_BEHAVIOUR)})"
+    if any(isinstance(key, str) and f"classroom-{key}" in VARIANT_BEHAVIOUR for key in extra):
+        says.append("each variant's name begins with classroom-")
+    _fail(exercise, f"predicted_failures: {'; '.join(says)}.")
+
+
 # Exercise 2: the variants to predict, and what each does on the English refund with text ReAct.
 VARIANT_BEHAVIOUR = {
     "classroom-no-final": "it calls the right tools and its last reply holds the refund id, but in plain prose: "
@@ -117,9 +136,10 @@ def check_variant_failures(predicted_failures: dict | None) -> None:
     exercise = "Exercise 2"
     if predicted_failures is None:
         return _not_attempted(exercise, "Set predicted_failures to a dict: variant -> the set of checks it fails.")
-    if not isinstance(predicted_failures, dict) or set(predicted_failures) != set(VARIANT_BEHAVIOUR):
+    if not isinstance(predicted_failures, dict):
         _fail(exercise, f"predicted_failures should be a dict with the keys {', '.join(VARIANT_BEHAVIOUR)}, "
-                        f"got {shown(predicted_failures)}")
+                        f"got {_brief(predicted_failures, 60)}")
+    _same_keys(exercise, predicted_failures)
     for model, predicted in predicted_failures.items():
         if not isinstance(predicted, (set, frozenset, list, tuple)) or not all(isinstance(name, str) and name in CHECKS
                                                                                 for name in predicted):
