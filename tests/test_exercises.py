@@ -4171,6 +4171,40 @@ def test_17_plan_parser():
     for cut_short in (mark_found_by_str_find, number_lstripped):
         fails(check_plan_parser, cut_short, says="a step may hold digits, `.` and `)` of its own")
 
+    def marks_run_taken_off(text):  # any run of `.` and `)` after the number taken for its mark
+        steps, last = [], 0
+        for line in text.splitlines():
+            head = re.match(r"\s*(?:\*\*)?(\d+)[.)]", line)
+            if head is None:
+                continue
+            if steps and int(head.group(1)) <= last:
+                break
+            steps.append(re.sub(r"^\s*\**\d+[.)]+\**\s*", "", line).replace("**", "").strip())
+            last = int(head.group(1))
+        if not steps:
+            raise ValueError("no steps")
+        return steps
+
+    def digits_then_marks_lstripped(text):  # .lstrip("0123456789").lstrip(".)"): the step's own `...` goes too
+        steps, last = [], 0
+        for line in text.splitlines():
+            head = re.match(r"\s*(?:\*\*)?(\d+)[.)]", line)
+            if head is None:
+                continue
+            if steps and int(head.group(1)) <= last:
+                break
+            steps.append(line.strip().replace("**", "").lstrip("0123456789").lstrip(".)").strip())
+            last = int(head.group(1))
+        if not steps:
+            raise ValueError("no steps")
+        return steps
+
+    # one mark: passed while every step that began with `.` or `)` had a space after the number's mark
+    for one_run in (marks_run_taken_off, digits_then_marks_lstripped):
+        fails(check_plan_parser, one_run,
+              says="Smallest failing input: '1)...稍后再问\\n2) 回复顾客'\nexpected ['...稍后再问', '回复顾客'], got "
+                   "['稍后再问', '回复顾客'] — only the number and its one mark come off")
+
     def first_number_compared_too(text):  # `number <= last` from last = 0, not only once there is a step
         steps, last = [], 0
         for line in text.splitlines():

@@ -123,11 +123,17 @@ def _steps_with_spaces(rng: random.Random) -> Iterator[tuple]:
     # only the number and its mark come off: a step's own digits, `.` and `)` stay
     yield ("1) Look up order 88231. Check the date.\n2) Answer the customer (in English)",)
     yield ("1. 88231 的物流\n2. 1) 查询政策",)
+    # one mark, even where the step itself starts with `.` or `)` right after it (an ellipsis): it stays
+    yield ("1. 查询订单 88231\n2....然后回复顾客",)
+    yield ("1)...稍后再问\n2) 回复顾客",)
+    yield ("**1.**...查询售后政策\n**2.** Answer the customer",)
+    yield ("1. Look up order 88231\n2. ...then answer the customer",)
 
 
 def _step_text_cut(args: tuple, expected: list, got: list) -> str | None:
     if any(re.search(r"^\d|[.)]", step) for step in expected):
-        return "— only the number and its mark come off: a step may hold digits, `.` and `)` of its own."
+        return ("— only the number and its one mark come off: a step may hold digits, `.` and `)` of its own "
+                "(`1....稍后再问` is `...稍后再问`).")
     return None
 
 
