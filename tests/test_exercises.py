@@ -1724,6 +1724,15 @@ def test_09_wrong_answers_by_kind():
             return text
 
     fails(check_tool_messages, tool_messages_with(content=tidied), says="holds what run_tool returned, but rewritten")
+
+    def tidied_keeping_chinese(text):  # re-serialised with the Chinese kept: a compact result gains spaces
+        try:
+            return json.dumps(json.loads(text), ensure_ascii=False)
+        except ValueError:
+            return text
+
+    fails(check_tool_messages, tool_messages_with(content=tidied_keeping_chinese),
+          says="holds what run_tool returned, but rewritten")
     fails(check_tool_messages, parses_in_place, says="it changed the input it was given")
     answered.clear()  # as in a fresh notebook: the fixed reply is its first call
     fails(check_tool_messages, keeps_every_message, says="keeps something between calls")

@@ -13,6 +13,7 @@ from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.reporting import _brief, _fail, _json, _not_attempted, _passed, _run, grades, shown
+from tinyagent.shop.tools import to_json
 
 
 def _native_call(call_id: str, name: str, arguments: str) -> dict:
@@ -207,10 +208,11 @@ def _no_calls(rng: random.Random) -> Iterator[tuple]:
 
 
 def _result(name: str, arguments: dict) -> str:
-    """What the generated inputs' run_tool returns: JSON for some tools, plain text for others."""
+    """What the generated inputs' run_tool returns: plain text for some tools, and for others compact JSON as the
+    shop's tools write it (to_json), which json.dumps(json.loads(result)) would rewrite (spaces after , and :)."""
     if name in ("getCurrentTime", "get_weather"):
         return f"{name} 结果：{json.dumps(arguments, ensure_ascii=False, sort_keys=True)}"
-    return json.dumps({"tool": name, "received": arguments, "status": "已签收"}, ensure_ascii=False)
+    return to_json({"tool": name, "received": arguments, "status": "已签收"})
 
 
 @dataclass(frozen=True)
