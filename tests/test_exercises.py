@@ -408,6 +408,72 @@ def test_01_forgiving_query_order():
     fails(check_forgiving_query_order, EmptyError, says="an error is a message, a text that says what went wrong")
 
 
+LESSONS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def lessons_own(notebook: str, *defining: str) -> dict:
+    """What the lesson's own code cells that write `defining` define, run in order: the classes and functions a
+    learner's answer builds on in the notebook (lesson 01's `class Tool(ABC)`), not the package's."""
+    cells = json.loads((LESSONS / notebook).read_text(encoding="utf-8"))["cells"]
+    sources = ["".join(cell["source"]) for cell in cells if cell["cell_type"] == "code"]
+    namespace: dict = {}
+    for text in defining:
+        source = next(source for source in sources if text in source)
+        with contextlib.redirect_stdout(io.StringIO()):  # what the cell prints is the lesson's, not the test's
+            exec(source, namespace)  # noqa: S102 - the course's own lesson
+    return namespace
+
+
+def test_01_answers_on_the_lessons_own_tool_class_pass():
+    # The lesson writes its own `class Tool(ABC)` (the contract: a name, a description, invoke) and its toy
+    # QueryOrderTool on it; the answer cells say `class QueryLogisticsTool(Tool)` there, so a learner's tool
+    # subclasses the lesson's Tool, not tinyagent's.
+    lesson = lessons_own("01_tools.ipynb", "class Tool(ABC)", "import json", "def to_json",
+                         "class QueryOrderTool(Tool)")
+    assert lesson["Tool"] is not Tool
+
+    class QueryLogisticsTool(lesson["Tool"]):  # the solution's class, in the lesson
+        name = "queryLogistics"
+        description = "Track a parcel. Input: the tracking number, e.g. SF1234567890. Returns JSON with its events."
+
+        def invoke(self, input: str) -> str:
+            tracking_no = input.strip()
+            if tracking_no == "SF1234567890":
+                return to_json(LOGISTICS)
+            return to_json({"error": f"运单不存在：{tracking_no}"})
+
+    class ForgivingQueryOrderTool(lesson["QueryOrderTool"]):  # the solution's, on the lesson's toy
+        def invoke(self, input: str) -> str:
+            digits = re.search(r"\d+", input)
+            if digits is None:
+                return to_json({"error": "请提供订单号（an order id is needed）", "expected": "订单号数字，如 88231"})
+            return super().invoke(digits.group())
+
+    assert passes(check_toy_logistics_tool, QueryLogisticsTool)
+    assert passes(check_forgiving_query_order, ForgivingQueryOrderTool)
+
+    # The contract is still held: a class that subclasses no Tool and lacks a part of it is told which, in a line.
+    class NoInvoke:
+        name = "queryLogistics"
+        description = "Track a parcel."
+
+        def run(self, input):
+            return QueryLogisticsTool().invoke(input)
+
+    class NoDescription:
+        name = "queryLogistics"
+
+        def invoke(self, input):
+            return QueryLogisticsTool().invoke(input)
+
+    fails(check_toy_logistics_tool, NoInvoke, says="NoInvoke has no invoke(input): a tool has a name, a description")
+    fails(check_toy_logistics_tool, NoDescription, says="NoDescription has no description: a tool has a name")
+    for wrong in (NoInvoke, NoDescription):
+        with pytest.raises(ExerciseFailed) as failure:
+            check_toy_logistics_tool(wrong)
+        assert "\n" not in str(failure.value), str(failure.value)
+
+
 # -- 02 ---------------------------------------------------------------------------------------------
 class SuggestingRegistry(CarefulRegistry):
     def execute(self, action):
@@ -4765,7 +4831,7 @@ def test_01_each_sentence_of_the_specs():
             return super().invoke(input) if input.strip() == "SF1234567890" else to_json(
                 {"error": "运单不存在：SF0000000000"})
 
-    class NotATool:  # "in the style of our queryOrder": a Tool
+    class NotATool:  # "in the style of our queryOrder": a Tool, with a name, a description and invoke
         name = "queryLogistics"
 
         def invoke(self, input):
@@ -4778,7 +4844,7 @@ def test_01_each_sentence_of_the_specs():
     fails(check_toy_logistics_tool, TwoEvents, says="['traces']")
     fails(check_toy_logistics_tool, OtherErrorWords, says="expected {'error': '运单不存在：")
     fails(check_toy_logistics_tool, OneNumberInTheError, says="gets the error 运单不存在：<number>, that number")
-    fails(check_toy_logistics_tool, NotATool, says="should subclass Tool")
+    fails(check_toy_logistics_tool, NotATool, says="NotATool has no description: a tool has a name, a description")
     fails(check_toy_logistics_tool, OtherName, says="Action: queryLogistics")
 
     class HintWithoutError(ForgivingQueryOrderTool):  # "an error that contains an "expected" hint"
