@@ -408,6 +408,37 @@ def test_01_forgiving_query_order():
     fails(check_forgiving_query_order, EmptyError, says="an error is a message, a text that says what went wrong")
 
 
+def test_01_a_hint_beside_the_unknown_order_error_is_allowed():
+    # The exercise asks for an "expected" hint when there is no number and forbids it nowhere else; the package's
+    # queryOrder itself adds a hint to 订单不存在：99999. What is compared of that error is its "error" text.
+    class HintsEverywhere(ForgivingQueryOrderTool):
+        def invoke(self, input):
+            data = json.loads(super().invoke(input))
+            if "error" in data:
+                data.setdefault("expected", "订单号数字，如 88231")
+            return to_json(data)
+
+    assert passes(check_forgiving_query_order, HintsEverywhere)
+
+    class WrongIdWithHint(HintsEverywhere):  # the error names another id: still wrong, and the message says which
+        def invoke(self, input):
+            digits = re.search(r"\d+", input)
+            if digits is None or digits.group() == "88231":
+                return super().invoke(input)
+            return to_json({"error": f"订单不存在：{digits.group()[:-1]}", "expected": "订单号数字，如 88231"})
+
+    class OtherWordsWithHint(HintsEverywhere):  # the unknown id's error in words of its own, with a hint
+        def invoke(self, input):
+            digits = re.search(r"\d+", input)
+            if digits is None or digits.group() == "88231":
+                return super().invoke(input)
+            return to_json({"error": f"no order {digits.group()}", "expected": "订单号数字，如 88231"})
+
+    fails(check_forgiving_query_order, WrongIdWithHint, says="expected {'error': '订单不存在：99999'}, got {'error': "
+                                                             "'订单不存在：9999'}")
+    fails(check_forgiving_query_order, OtherWordsWithHint, says="Its error says 'no order 99999'.")
+
+
 LESSONS = Path(__file__).resolve().parents[1] / "notebooks"
 
 

@@ -224,6 +224,8 @@ def _other_order_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return f"The id read is {digits.group()}: keep it as text (int() drops its leading zeros)."
     if _found(got) and digits is not None:
         return f"The id read is {digits.group()}, not {ORDER}: compare the whole run of digits."
+    if isinstance(got, str) and _read_hint(got) is not None:  # read as "an error with a hint": show its words
+        return f"Its error says {_brief(json.loads(got)['error'], 40)}."
     return None
 
 
@@ -276,12 +278,17 @@ def _toy_forgiving(order: dict) -> Callable[[str], str]:
 
 
 def _read_forgiving(value: Any) -> Any:
-    """As `_read_answer`, and an error with an "expected" hint is compared as that: its words are the learner's."""
+    """As `_read_answer`, and an error with an "expected" hint is compared as that: its words are the learner's.
+    The unknown id's error, 订单不存在：<id>, is compared by its "error" text, with a hint or without: the exercise
+    asks for the hint when there is no number and forbids it nowhere (the package's queryOrder adds one there)."""
     if isinstance(value, str):
         with_hint = _read_hint(value)
         if with_hint is not None:
             return with_hint
     return _read_answer(value)
+
+
+_UNKNOWN_ORDER = re.compile(r"订单不存在：\d+")  # the error of an id the toy lacks (an input with no number has no id)
 
 
 def _read_hint(text: str) -> str | None:
@@ -290,7 +297,7 @@ def _read_hint(text: str) -> str | None:
     except ValueError:
         return None
     if (isinstance(parsed, dict) and isinstance(parsed.get("error"), str) and not _blank(parsed["error"])
-            and not _blank(parsed.get("expected"))):
+            and not _blank(parsed.get("expected")) and not _UNKNOWN_ORDER.fullmatch(parsed["error"])):
         return 'an error with an "expected" hint'
     return None
 
