@@ -6996,6 +6996,27 @@ def test_21_scoped_registry():
 
     fails(check_scoped_registry, any_case, says="Names are compared as written: 'queryorder' is no tool")
 
+    # every tool held, the others refused in _run, the prompt's list built of the named ones: a name the registry
+    # does not hold ('queryorder') goes on to the registry, whose error offers all five tools. Nothing ran: the
+    # failure said "got 'it ran queryorder'"; it names the error's offer now
+    def filters_every_tool(registry, names):
+        class Filtered(ToolRegistry):
+            def _run(self, action):
+                name = (action.tool_name or "").strip()
+                if name in registry and name not in names:
+                    return ToolResult(error_observation(f"{name} is not available: use {', '.join(names)}"),
+                                      error=True)
+                return super()._run(action)
+
+            def build_tool_list(self, lang=None):
+                return ToolRegistry([registry.get(n) for n in names]).build_tool_list(lang)
+
+        return Filtered(list(registry))
+
+    fails(check_scoped_registry, filters_every_tool,
+          says="expected 'an error Observation; nothing ran', got 'an error offering other tools' Nothing ran, but "
+               "the registry's own error (unknown tool) offers all its tools: name only those in names.")
+
 
 def _solution_21_rains_during(meeting, forecast):  # notebooks/solutions/21_several_agents.ipynb
     start, end = meeting["start"], meeting["end"]

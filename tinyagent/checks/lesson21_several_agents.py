@@ -133,12 +133,12 @@ def _prober(scope: Callable[[ToolRegistry, list[str]], ToolRegistry], shared: Sh
                 return _Probe(f"{'it ran' if same else 'it did not run'} {asked[1].strip()} as the registry does")
             effects = _effects(shop, before, calls)
             if asked[0] == "refuse":
-                return _Probe(_refusal(shared, extras, asked, result, effects))
+                return _Probe(_refusal(shared, extras, names, asked, result, effects))
         if asked[0] == "run":
             return _Probe(f"{'error ' if result.error else ''}{result.text}{effects}")
-        missing = [name for name in names if not re.search(rf"(?<![A-Za-z]){name}(?![A-Za-z])", result.text)]
+        missing = [name for name in names if not _mentions(result.text, name)]
         others = [name for name in registry.names if name not in names and name != asked[1].strip()
-                  and re.search(rf"(?<![A-Za-z]){name}(?![A-Za-z])", result.text)]
+                  and _mentions(result.text, name)]
         if missing:
             return _Probe(f"the error does not name {', '.join(missing)}")
         if others:
@@ -148,17 +148,29 @@ def _prober(scope: Callable[[ToolRegistry, list[str]], ToolRegistry], shared: Sh
     return probe
 
 
-def _refusal(shared: Shop, extras: tuple[str, ...], asked: tuple, result: ToolResult, effects: str) -> str:
+def _refusal(shared: Shop, extras: tuple[str, ...], names: tuple[str, ...], asked: tuple, result: ToolResult,
+             effects: str) -> str:
     """How a call to a tool outside the names came back, in words (the reference's: the last one)."""
     with _shop_for(shared, asked[1]) as shop:  # what the tool gives when it does run
-        ran = _registry(shop, extras, []).run(Action(asked[1], asked[2]))
-    if effects or result.text == ran.text:
-        return f"it ran {asked[1].strip()}{effects}"
+        registry = _registry(shop, extras, [])
+        ran = registry.run(Action(asked[1], asked[2]))
+    name = asked[1].strip()
+    if effects or (result.text == ran.text and name in registry):
+        return f"it ran {name}{effects}"
     if not result.error:
         return "error=False, its text an error" if _looks_like_error(result.text) else f"no error: {shown(result.text)}"
     if not _looks_like_error(result.text):
         return 'error=True, its text not {"error": ...}'
+    # A name the registry does not hold ran nothing (no refund, no call recorded): the scope passed it on, and the
+    # registry's own refusal offers every tool it holds, those outside the scope too. That is the fault to name.
+    if result.text == ran.text and any(tool not in names and _mentions(result.text, tool) for tool in registry.names):
+        return "an error offering other tools"
     return "an error Observation; nothing ran"
+
+
+def _mentions(text: str, tool: str) -> bool:
+    """Whether `text` names `tool` as a word of its own (queryOrder is not named by queryOrderStatus)."""
+    return re.search(rf"(?<![A-Za-z]){tool}(?![A-Za-z])", text) is not None
 
 
 def _looks_like_error(text: str) -> bool:
@@ -231,6 +243,9 @@ def _other_cases(rng: random.Random) -> Iterator[tuple]:
 
 def _scope_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
     name = args[2][1] if args[2][0] != "list" else ""
+    if got.what.startswith("an error offering"):
+        return ("Nothing ran, but the registry's own error (unknown tool) offers all its tools: name only those in "
+                "names.")
     if got.what.startswith("error=False"):
         return "Its text is an error, but its ToolResult has error=False: return ToolResult(text, error=True)."
     if got.what.startswith("error=True"):
