@@ -408,6 +408,24 @@ def test_01_forgiving_query_order():
     fails(check_forgiving_query_order, EmptyError, says="an error is a message, a text that says what went wrong")
 
 
+def test_01_a_dict_returned_is_told_so_and_nothing_more():
+    # A dict where JSON text belongs agrees with the package's parcel in every key: the failure says what is wrong
+    # (the type) and adds no empty "differs in []" nor "(order 88231 is in that text)".
+    class LogisticsDict(QueryLogisticsTool):
+        def invoke(self, input):
+            return json.loads(super().invoke(input))
+
+    class OrderDict(ForgivingQueryOrderTool):
+        def invoke(self, input):
+            return json.loads(super().invoke(input))
+
+    for check, answer in ((check_toy_logistics_tool, LogisticsDict), (check_forgiving_query_order, OrderDict)):
+        with pytest.raises(ExerciseFailed) as failure:
+            check(answer)
+        assert str(failure.value).endswith("returned dict, not a string: a tool returns JSON text (json.dumps)"), (
+            str(failure.value))
+
+
 def test_01_a_hint_beside_the_unknown_order_error_is_allowed():
     # The exercise asks for an "expected" hint when there is no number and forbids it nowhere else; the package's
     # queryOrder itself adds a hint to 订单不存在：99999. What is compared of that error is its "error" text.

@@ -67,12 +67,15 @@ def _read_answer(value: Any) -> Any:
 
 
 def _differs_in(expected: Any, got: Any) -> str | None:
-    """Which keys of a found parcel or order differ: the two dicts are too long to show whole."""
+    """Which keys of a found parcel or order differ: the two dicts are too long to show whole. None for an answer
+    that is no text (its type is what is wrong, and the failure says so) or differs in no key."""
+    if not isinstance(got, str):
+        return None
     want, have = _read_answer(expected), _read_answer(got)
     if not isinstance(want, dict) or not isinstance(have, dict) or "error" in want or "error" in have:
         return None
     keys = sorted(key for key in set(want) | set(have) if want.get(key) != have.get(key))
-    return f"It differs from the package's in {keys}."
+    return f"It differs from the package's in {keys}." if keys else None
 
 
 # -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
@@ -236,6 +239,12 @@ def _no_number(rng: random.Random) -> Iterator[tuple]:
     yield from ((text,) for text in rng.sample(texts[2:], 8))
 
 
+def _order_in_the_text(got: Any) -> str | None:
+    """For an answer (JSON text) that did not find the order in a wrapped input; an answer that is no text is told
+    its type, and nothing else."""
+    return f"(order {ORDER} is in that text)" if isinstance(got, str) else None
+
+
 def _blank(value: Any) -> bool:
     """Whether an "error" or "expected" value says nothing: missing, None, False, empty or only whitespace."""
     return not value or (isinstance(value, str) and not value.strip())
@@ -256,7 +265,7 @@ def _no_number_hint(got: Any) -> str:
 FORGIVING_RULES = (
     Rule("the order id is found in what models write around it: quotes, Chinese or English words, JSON, "
          "line breaks", _wrapped_order,
-         hint=lambda args, expected, got: _differs_in(expected, got) or f"(order {ORDER} is in that text)"),
+         hint=lambda args, expected, got: _differs_in(expected, got) or _order_in_the_text(got)),
     Rule("an id the toy does not have gets 订单不存在：<id>, the id it read", _other_orders,
          hint=_other_order_hint),
     Rule('no number at all gets an error (a message) with an "expected" hint (not empty)', _no_number,
