@@ -3893,6 +3893,16 @@ def test_16_coverage_rerank():
     fails(check_coverage_rerank, counts_repeats, says="however often the passage repeats it")
     fails(check_coverage_rerank, content_only, says="the passage's section heading counts")
     fails(check_coverage_rerank, ties_by_score, says="keep the order they came in")
+
+    def reversed_ascending(question, passages):  # the counts most first, but ties in reverse order
+        terms = query_terms(question)
+        return list(reversed(sorted(passages, key=lambda p: len(set(terms) & set(search_terms(f"{p.section} "
+                                                                                                f"{p.content}"))))))
+
+    # the first rule's inputs have ties too, so it fails there: the hint gives the tie rule's sentence
+    fails(check_coverage_rerank, reversed_ascending,
+          says="expected '#1 #2', got '#2 #1' — #1 and #2 hold as many terms: passages that hold as many terms keep "
+               "the order they came in (bm25's).")
     fails(check_coverage_rerank, lambda question, passages: passages[:3], says="the spec says: passages in order")
     fails(check_coverage_rerank, lambda question, passages: 1 / 0, says="raised ZeroDivisionError")
 

@@ -183,12 +183,29 @@ def _coverage_order(question: str, passages: list) -> list:
     """16, exercise 2's answer (the solution's behaviour): passages by how many distinct question terms their
     section and content hold; ties keep their order."""
     terms = query_terms(question)
+    return sorted(passages, key=lambda passage: _terms_held(terms, passage), reverse=True)
 
-    def held(passage: Any) -> int:
-        words = set(search_terms(f"{passage.section} {passage.content}"))
-        return sum(term in words for term in terms)
 
-    return sorted(passages, key=held, reverse=True)
+def _terms_held(terms: list[str], passage: Any) -> int:
+    """How many of `terms` the passage holds: among search_terms of its section and content, each once."""
+    words = set(search_terms(f"{passage.section} {passage.content}"))
+    return sum(term in words for term in terms)
+
+
+def _ties_reordered(args: tuple, expected: Any, got: Any) -> str | None:
+    """When the answer's order is right by the counts and differs only among passages that hold as many terms
+    (a reversed ascending sort, say): the tie rule, which these inputs meet before its own."""
+    if not isinstance(got, str) or got == expected:
+        return None
+    question, passages = args
+    terms = query_terms(question)
+    want, have = ([int(place[1:]) for place in order.split()] for order in (expected, got))
+    count = {place: _terms_held(terms, passages[place - 1]) for place in want}
+    if [count[place] for place in want] != [count.get(place) for place in have]:
+        return None
+    first, other = next((a, b) for a, b in zip(want, have) if a != b)
+    return (f"— #{first} and #{other} hold as many terms: passages that hold as many terms keep the order they came "
+            "in (bm25's).")
 
 
 def rerank_cases() -> list[tuple[str, list, str]]:
@@ -394,7 +411,8 @@ def _twice_held(args: tuple, expected: Any, got: Any) -> str | None:
 
 
 RERANK_RULES = (
-    Rule("passages in order of how many of the question's terms each holds, most first", _mixed_lists),
+    Rule("passages in order of how many of the question's terms each holds, most first", _mixed_lists,
+         _ties_reordered),
     Rule("a term is held when among search_terms(section + content), not as a substring", _look_alikes),
     Rule("the passage's section heading counts", _in_headings,
          lambda args, expected, got: None if got == expected else "— its terms are search_terms(f\"{section} "
