@@ -1949,8 +1949,9 @@ def test_10_fixed_seed_loop():
 
     def seed_loop_fixed_but(system=True, assistant=True, observation=True, give_up=None, language=None,
                             stop=("Observation:",), kept=None):
-        """The solution, with one of the things it sends the model (or its give-up text) left out or changed:
-        the system prompt in a fixed `language`, no `stop`, or one conversation `kept` from call to call."""
+        """The solution, with one of the things it sends the model (or its give-up text, `give_up(last reply, last
+        result)`) left out or changed: the system prompt in a fixed `language`, no `stop`, or one conversation `kept`
+        from call to call."""
         def loop(question, llm, tools, limit=10):
             fresh = [{"role": "user", "content": question}]
             if system:
@@ -1959,7 +1960,7 @@ def test_10_fixed_seed_loop():
             messages = fresh if kept is None else kept
             if kept is not None:
                 kept.extend(fresh)
-            text = ""
+            text = result = ""
             for _ in range(limit):
                 with contextlib.suppress(Exception):
                     text = llm.chat(messages, stop=list(stop) or None).text
@@ -1971,18 +1972,24 @@ def test_10_fixed_seed_loop():
                         messages.append({"role": "assistant", "content": text})
                     if observation:
                         messages.append({"role": "user", "content": f"Observation: {result}"})
-            return give_up(text) if give_up else "达到了循环最大次数"
+            return give_up(text, result) if give_up else "达到了循环最大次数"
         return loop
 
     forgets_the_rounds = seed_loop_fixed_but(assistant=False, observation=False)  # every round sends the question only
     no_assistant_turn = seed_loop_fixed_but(assistant=False)  # the Observation kept, the model's own step not
     no_system_prompt = seed_loop_fixed_but(system=False)  # no tool list, no format: the question alone
-    gives_up_with_the_last_reply = seed_loop_fixed_but(give_up=lambda text: text or "没有答案")  # the model's raw reply
+    gives_up_with_the_last_reply = seed_loop_fixed_but(give_up=lambda text, result: text or "没有答案")  # the raw reply
 
     fails(check_fixed_seed_loop, forgets_the_rounds, says="model call 2 was not sent round 1's reply")
     fails(check_fixed_seed_loop, no_assistant_turn, says="round 1's reply (its tool worked) as an assistant message")
     fails(check_fixed_seed_loop, no_system_prompt, says="model call 1 was not sent the system prompt first")
     fails(check_fixed_seed_loop, gives_up_with_the_last_reply, says="that is the model's own reply, not a give-up text")
+    # part of the model's last reply, or the last tool result, with a text of its own only when there is none
+    gives_up_with_the_last_thought = seed_loop_fixed_but(
+        give_up=lambda text, result: parse_step(text).thought or "达到了循环最大次数")
+    gives_up_with_the_last_result = seed_loop_fixed_but(give_up=lambda text, result: result or "gave up")
+    fails(check_fixed_seed_loop, gives_up_with_the_last_thought, says="use words of your own, not the model's")
+    fails(check_fixed_seed_loop, gives_up_with_the_last_result, says="use words of your own, not the model's")
 
     assert passes(check_fixed_seed_loop, seed_loop_fixed_but())
     # the system prompt in one language whatever the question's

@@ -201,6 +201,23 @@ def _answers_too_late(rng: random.Random) -> Iterator[tuple]:
         yield (question, limit, (*before, _final_step(rng, order_id)))
 
 
+def _never_answering_pairs(rng: random.Random) -> Iterator[tuple]:
+    """Two models that never answer, for the same question and limit: every round a tool that works, the two with
+    other Thoughts and other order ids, so other tool results too."""
+    thoughts = (("先查一下。", "Let me look it up.", "查订单。"), ("再核对一次。", "Checking once more.", "看看别的订单。"))
+    for _ in range(6):
+        question, _ = _question(rng)
+        limit = rng.randint(1, 5)
+        ids = ["88231", "88232", "88233", "88235"]  # the shop's orders, and ids it does not have (an error result)
+        while len(ids) < 2 * limit + 4:
+            if (order_id := str(rng.randint(10000, 99999))) not in ids:
+                ids.append(order_id)
+        ids = rng.sample(ids, 2 * limit)
+        yield (question, limit, *(tuple(
+            f"Thought: {rng.choice(thoughts[model])}\nAction: queryOrder\nAction Input: {ids[2 * n + model]}\n"
+            for n in range(limit)) for model in (0, 1)))
+
+
 GIVE_UP = "<a give-up text>"
 
 
@@ -219,20 +236,42 @@ def _tools() -> ToolRegistry:
 
 
 def _looped(fixed_seed_loop: Callable) -> Callable[..., tuple]:
-    """The answer as agree_on calls it: on a scripted model of `replies`, what it returned and how many model
-    calls it made. Any text it gives up with reads as one give-up text (the spec names none)."""
+    """The answer as agree_on calls it: on a scripted model of `replies`, how many model calls it made and what it
+    returned. Any text it gives up with reads as one give-up text (the spec names none). Given `other` replies too,
+    the same loop (the same question, limit and tools) runs on a second model as well: the calls of each, and the
+    one answer both got, or _TwoTexts when they got different ones."""
 
-    def run(question: str, limit: int, replies: tuple) -> tuple:
+    def once(question: str, limit: int, replies: tuple) -> tuple[int, Any, Any]:
         model = GivingUpModel(lambda n: replies[min(n, len(replies) - 1)], give_up_after=3 * limit + 2)
-        answer = fixed_seed_loop(question, model, _tools(), limit=limit)
+        returned = answer = fixed_seed_loop(question, model, _tools(), limit=limit)
         asked = [replies[min(n, len(replies) - 1)] for n in range(min(model.calls, model.give_up_after))]
         answered = any(parse_step(reply).final_answer is not None for reply in asked)
         if (not answered and not model.ran_away and isinstance(answer, str) and answer.strip()
                 and not _model_reply(answer, asked)):
             answer = GIVE_UP
-        return model.calls, answer
+        return model.calls, answer, returned
+
+    def run(question: str, limit: int, replies: tuple, other: tuple | None = None) -> tuple:
+        calls, answer, returned = once(question, limit, replies)
+        if other is None:
+            return calls, answer
+        other_calls, _, other_returned = once(question, limit, other)
+        if returned != other_returned:
+            return calls, other_calls, _TwoTexts(returned, other_returned)
+        return calls, other_calls, answer
 
     return run
+
+
+@dataclass(frozen=True)
+class _TwoTexts:
+    """What a loop returned on two models where the spec wants one give-up text: a different text on each."""
+
+    first: Any
+    second: Any
+
+    def __repr__(self) -> str:
+        return "a text on each model"
 
 
 def _loop_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
@@ -250,8 +289,18 @@ def _loop_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
     return "(return the model's final answer as it is)"
 
 
+def _own_text_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
+    if isinstance(got[2], _TwoTexts):
+        return (f"(it gave up with {_brief(got[2].first, 20)} and {_brief(got[2].second, 20)}: use words of your "
+                "own, not the model's or a tool's)")
+    model = 0 if got[0] != expected[0] else 1  # the model whose calls differ (either, when only the answer does)
+    return _loop_hint((*args[:2], args[2 + model]), (expected[model], expected[2]), (got[model], got[2]))
+
+
 def _show_loop(args: tuple) -> str:
-    _, limit, replies = args
+    _, limit, replies, *other = args
+    if other:
+        return f"limit={limit}, a model's replies {_brief(list(replies), 30)}, another's {_brief(list(other[0]), 30)}"
     return f"limit={limit}, replies {_brief(list(replies), 64)}"
 
 
@@ -282,6 +331,8 @@ LOOP_RULES = (
     Rule("it returns the model's final answer as parse_step reads it", _answers, _loop_hint),
     Rule("an answer after `limit` rounds is never asked for: it gives up with a text", _answers_too_late,
          _loop_hint),
+    Rule("the give-up text is the loop's own: two models that never answer (other Thoughts, other tool results) "
+         "get the same one", _never_answering_pairs, _own_text_hint),
 )
 
 
