@@ -1301,6 +1301,33 @@ def test_07_typed_logistics_tool():
         assert passes(check_typed_logistics_tool, badly_shown), example
 
 
+def test_07_fields_dropped_or_added_with_latest_only_are_named_within_six_lines():
+    # With latest_only true "the other fields stay as they are": a parcel that lost or gained a field is shown
+    # (its number and newest event) like the expected one, so the failure names the fields, in the lines a
+    # notebook shows (the old hint listed both sets of fields in a seventh line, which the notebook cut).
+    def reshaped(keep=("trackingNo", "carrier", "status"), add=None):
+        @typed_tool(name="queryLogistics")
+        def track_parcel(tracking_no: str, latest_only: bool = False) -> dict:
+            """Track a parcel.
+
+            Args:
+                tracking_no: the tracking number from queryOrder, e.g. SF1234567890
+                latest_only: only the newest event
+            """
+            parcel = SHOP_07.get_logistics(tracking_no)
+            if parcel is None:
+                return {"error": f"运单不存在：{tracking_no}"}
+            if latest_only:
+                return {**{key: parcel[key] for key in keep}, "traces": parcel["traces"][-1:], **(add or {})}
+            return parcel
+
+        return track_parcel
+
+    fails(check_typed_logistics_tool, reshaped(keep=("trackingNo",)), says="It lacks carrier and status.")
+    fails(check_typed_logistics_tool, reshaped(keep=("trackingNo", "status")), says="It lacks carrier.")
+    fails(check_typed_logistics_tool, reshaped(add={"latestOnly": True}), says="It adds latestOnly.")
+
+
 def test_07_error_fields():
     solution = [None, "address.street", "window", "items[1]", "order_id"]
     assert passes(check_error_fields, solution)

@@ -110,7 +110,16 @@ def _what_differs(args: tuple, expected: _Answer, got: _Answer) -> str | None:
     if "error" in want and "error" not in have:
         return "It found a parcel for a number the shop lacks: look the number up as given, not tidied."
     if set(want) != set(have):
-        return f"Its fields are {sorted(have)}, the spec's {sorted(want)}."
+        # Named in a few words: a parcel is shown as a summary that looks the same with a field more or less, and
+        # the hint shares its lines with that summary.
+        lacks = [str(key) for key in want if key not in have]
+        adds = [str(key) for key in have if key not in want]
+        parts = []
+        if lacks:
+            parts.append(f"lacks {_and(lacks)}")
+        if adds:
+            parts.append(f"adds {_and(adds)}")
+        return f"It {'; it '.join(parts)}."
     if "traces" in want and want["traces"] != have["traces"]:
         newest = want["traces"][-1]["time"] if want["traces"] else None
         if not isinstance(have["traces"], list):
@@ -124,6 +133,11 @@ def _what_differs(args: tuple, expected: _Answer, got: _Answer) -> str | None:
         return f"traces holds {len(have['traces'])} event(s), not {len(want['traces'])}."
     key = next(key for key in want if want[key] != have[key])
     return f"Its {key} is {_brief(have[key], 40)}, not {_brief(want[key], 40)}."
+
+
+def _and(names: list[str]) -> str:
+    """"carrier", "carrier and status", "a, b and c"."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 # -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
