@@ -321,6 +321,18 @@ def test_00_missing_order_prediction():
     fails(check_missing_order_prediction, None, True, says="first_tool is still None")
 
 
+def test_00_a_tool_name_in_another_case_is_named_in_both_exercises():
+    # Exercise 2 already says which name is meant; exercise 1 said only "not among the shop's tools".
+    fails(check_parcel_prediction, ["queryorder", "querylogistics"],
+          says="a tool name is written exactly, 'queryOrder', 'queryLogistics'")
+    fails(check_parcel_prediction, ["queryOrder", "QueryLogistics"], says="a tool name is written exactly, "
+                                                                          "'queryLogistics'")
+    with pytest.raises(ExerciseFailed) as failure:  # a name that is no tool's in any case gets no such hint
+        check_parcel_prediction(["queryOrder", "trackParcel"])
+    assert "written exactly" not in str(failure.value)
+    fails(check_missing_order_prediction, "queryorder", True, says="a tool name is written exactly, 'queryOrder'")
+
+
 # -- 01 ---------------------------------------------------------------------------------------------
 LOGISTICS = {
     "trackingNo": "SF1234567890", "carrier": "顺丰速运", "status": "已签收",

@@ -8,6 +8,13 @@ from tinyagent.shop import shop_registry, shop_tools
 from tinyagent.tools import Action
 
 
+def _written_exactly(names: list[str], known: list[str]) -> str:
+    """For names that are a shop tool's but for case: which names are meant (the registry looks a name up as it is
+    written), or "" when none is."""
+    meant = [tool for name in names for tool in known if tool.lower() == name.lower()]
+    return f": a tool name is written exactly, {', '.join(map(shown, meant))}" if meant else ""
+
+
 @grades("Exercise 1", spec=Spec(fixed="a prediction of one run (order 88231's parcel), so nothing to generate: the "
                                       "names are compared with the two tools that run takes, queryOrder then "
                                       "queryLogistics"))
@@ -25,7 +32,8 @@ def check_parcel_prediction(predicted_tools: list[str] | None) -> None:
     known = [tool.name for tool in shop_tools(_fresh_shop())]
     unknown = [name for name in names if name not in known]
     if unknown:
-        _fail(exercise, f"{unknown} {'is' if len(unknown) == 1 else 'are'} not among the shop's tools {known}")
+        _fail(exercise, f"{unknown} {'is' if len(unknown) == 1 else 'are'} not among the shop's tools {known}"
+                        + _written_exactly(unknown, known))
     if "queryLogistics" not in names:
         _fail(exercise, "the question is where the parcel is: which tool tracks a parcel?")
     if "queryOrder" not in names:
@@ -56,9 +64,8 @@ def check_missing_order_prediction(first_tool: str | None, observation_is_error:
     if not isinstance(first_tool, str):
         _fail(exercise, f"first_tool={shown(first_tool)}: write one tool's name as a string, like 'getCurrentTime'")
     if first_tool.strip() not in known:
-        close = [name for name in known if name.lower() == first_tool.strip().lower()]
         _fail(exercise, f"first_tool={shown(first_tool)} is not among the shop's tools {known}"
-                        + (f": a tool name is written exactly, {shown(close[0])}" if close else ""))
+                        + _written_exactly([first_tool.strip()], known))
     if first_tool.strip() != "queryOrder":
         _fail(exercise, f"first_tool={shown(first_tool)}: the customer gave an order id and wants the parcel; "
                         "tracking needs a tracking number, which only the order holds")
