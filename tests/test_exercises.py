@@ -811,8 +811,18 @@ def test_03_prompt_share_is_measured_not_pinned():
     assert passes(check_prompt_share, share, llm, messages)
     assert passes(check_prompt_share, round(share, 2), llm, messages)
     fails(check_prompt_share, without_prompt / with_prompt, llm, messages, says="NOT the system prompt")
-    fails(check_prompt_share, share * 100, llm, messages, says="between 0 and 1")
+    fails(check_prompt_share, share * 100, llm, messages, says="is a percentage: give a fraction between 0 and 1")
     fails(check_prompt_share, 0.5, llm, messages, says="(with the prompt - without)")
+    # a share outside 0 to 1 that is no percentage is told what the share is of, not "95% is 0.95"
+    whole = "the share is of the first round's whole input (the prompt_tokens with the system prompt)"
+    fails(check_prompt_share, (with_prompt - without_prompt) / without_prompt, llm, messages,
+          says=f"is over the prompt_tokens without the system prompt: {whole}")
+    fails(check_prompt_share, with_prompt - without_prompt, llm, messages,
+          says=f"is the system prompt's count of tokens: {whole}, so divide by that")
+    fails(check_prompt_share, 1.5, llm, messages, says=f"share=1.5 is not between 0 and 1: {whole}, and the system")
+    fails(check_prompt_share, (without_prompt - with_prompt) / with_prompt, llm, messages,
+          says="is negative: the system prompt's tokens are (with the prompt - without), not the other way round")
+    fails(check_prompt_share, -0.3, llm, messages, says=f"share=-0.3 is not between 0 and 1: {whole}")
     # a number between 0 and 1 of another kind than float was failed as no number
     from decimal import Decimal
     from fractions import Fraction

@@ -80,6 +80,28 @@ def _prompt_tokens(exercise: str, llm: Any, messages: list[dict]) -> int:
     return tokens
 
 
+def _outside_the_whole(share: float, with_prompt: int, without_prompt: int) -> str:
+    """Why a share above 1 or below 0 is none: what it most likely is, from the two counts measured. The share is
+    of the first round's whole input, so it lies between 0 and 1."""
+    prompt = with_prompt - without_prompt
+    whole = "the share is of the first round's whole input (the prompt_tokens with the system prompt)"
+    if _near(share, 100 * prompt / with_prompt):
+        return f"share={share:.4g} is a percentage: give a fraction between 0 and 1 (95% is 0.95)"
+    if _near(share, prompt):
+        return f"share={share:.4g} is the system prompt's count of tokens: {whole}, so divide by that"
+    if _near(share, prompt / without_prompt):
+        return f"share={share:.4g} is over the prompt_tokens without the system prompt: {whole}"
+    if _near(share, -prompt / with_prompt):
+        return (f"share={share:.4g} is negative: the system prompt's tokens are (with the prompt - without), not the "
+                "other way round")
+    return f"share={share:.4g} is not between 0 and 1: {whole}, and the system prompt is a part of it"
+
+
+def _near(value: float, target: float) -> bool:
+    """Within 1% of `target` (0.01 for a target below 1): a value rounded as a learner would still counts."""
+    return abs(value - target) <= 0.01 * max(1.0, abs(target))
+
+
 @grades("Exercise 2", spec=Spec(fixed=(
     "nothing to generate: the answer is one measured number; compared with the share the check measures on the "
     "learner's own model and messages (with and without the system prompt), within 0.01")))
@@ -95,8 +117,6 @@ def check_prompt_share(share: float | None, llm: Any, messages: list[dict]) -> N
         share = float(share)
     except (ValueError, OverflowError):  # Decimal("sNaN"), a Fraction too large for a float
         _fail(exercise, f"share should be a number between 0 and 1, got {shown(share)}")
-    if share > 1:
-        _fail(exercise, f"share={share}: give a fraction between 0 and 1 (95% is 0.95)")
     # Measured here, on the same model, so the check holds whatever the prompt's length or the tokenizer.
     if not callable(getattr(llm, "chat", None)):
         _fail(exercise, f"pass the lesson's llm (an LlmClient) as the second argument, got {_brief(llm, 40)}")
@@ -109,6 +129,8 @@ def check_prompt_share(share: float | None, llm: Any, messages: list[dict]) -> N
     if abs(share - truth) <= 0.01:
         return _passed(exercise, f"the system prompt is {truth:.0%} of the first round's input, "
                                  "and it is sent again every round.")
+    if not 0 <= share <= 1:
+        _fail(exercise, _outside_the_whole(share, with_prompt, without_prompt))
     if abs(share - (1 - truth)) <= 0.01 or abs(share - without_prompt / with_prompt) <= 0.01:
         _fail(exercise, f"share={share:.2f} is the part that is NOT the system prompt: the system prompt's "
                         "tokens are the difference between the two counts")
