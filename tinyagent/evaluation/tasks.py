@@ -51,8 +51,8 @@ class EvalTask(ShopTask):
 
 def check_task(task: EvalTask) -> None:
     """A ValueError of one line for a task written wrong, so that `evaluate` says it before it runs anything (not
-    as a KeyError in the middle of the suite, with the results so far lost). Lesson 18's exercise check says the
-    same mistakes in its own words."""
+    as a KeyError in the middle of the suite, with the results so far lost). Lesson 18's exercise check calls it
+    too, so a task it passes is one `evaluate` runs."""
     if task.lang not in ("zh", "en"):
         raise ValueError(f"the task {task.name!r}: lang must be \"zh\" or \"en\", got {task.lang!r}")
     for field_name in ("facts", "tools", "may_also_call", "refunds"):
