@@ -2149,6 +2149,26 @@ def test_10_cost_budget():
     fails(check_cost_budget, RoundedToSixPlaces, says="¥0.9999995 spent of a budget of ¥1: go on: just under")
     fails(check_cost_budget, FinishedCallsOnly, says="a call cut by length is billed too")
 
+    # Right answers that add the floats in another order: where that order decides the verdict (¥0.0135 spent of a
+    # budget of ¥0.0135, reached in exact arithmetic, comes out 0.013499999999999998), the check does not ask.
+    class TokensInMillionsFirst(CostBudget):  # a running total of tokens / 1e6 * price, a kind at a time
+        def check(self, trace):
+            spent = 0.0
+            for call in trace.of_type(LlmCall):
+                spent += call.usage["prompt_tokens"] / 1e6 * self.input_price
+                spent += call.usage["completion_tokens"] / 1e6 * self.output_price
+            return Stop("cost_budget") if spent >= self.yuan else None
+
+    class PricePerTokenFirst(CostBudget):  # every call's tokens together, times the price of one token
+        def check(self, trace):
+            calls = trace.of_type(LlmCall)
+            prompt, completion = (sum(c.usage[kind] for c in calls) for kind in ("prompt_tokens", "completion_tokens"))
+            spent = prompt * (self.input_price / 1e6) + completion * (self.output_price / 1e6)
+            return Stop("cost_budget") if spent >= self.yuan else None
+
+    assert passes(check_cost_budget, TokensInMillionsFirst)
+    assert passes(check_cost_budget, PricePerTokenFirst)
+
 
 # -- 11 ---------------------------------------------------------------------------------------------
 # The lesson's hand-built tolerant parser (notebooks/11_robust_parsing.ipynb, step 2).

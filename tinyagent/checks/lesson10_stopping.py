@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import itertools
+import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -459,11 +461,56 @@ def _ways(prices: tuple[float, float], done: Sequence[tuple[int, int]]) -> tuple
     )
 
 
+# One kind of token's cost in floats, (tokens, price per million) -> yuan, the million divided out of the product, of
+# the token count first, or of the price first.
+_TERMS = (
+    lambda tokens, price: tokens * price / 1_000_000,
+    lambda tokens, price: tokens / 1_000_000 * price,
+    lambda tokens, price: tokens * (price / 1_000_000),
+)
+
+
+def _float_costs(prices: tuple[float, float], done: Sequence[tuple[int, int]]) -> Iterator[float]:
+    """What `done` costs in floats, every way a learner may order the work: each call's prompt and completion cost
+    a term (made each of the _TERMS ways), the terms added in every order; each call's cost a term, in every
+    order; the token counts added up first, then priced; the million divided out of the whole, last."""
+    done = [usage[:2] for usage in done]
+    totals = [sum(usage[kind] for usage in done) for kind in (0, 1)]
+    for term in _TERMS:
+        terms = [term(tokens, price) for usage in done for tokens, price in zip(usage, prices)]
+        yield from (sum(order) for order in itertools.permutations(terms))
+        yield math.fsum(terms)
+        yield from (sum(order) for order in itertools.permutations(term(p, prices[0]) + term(c, prices[1])
+                                                                    for p, c in done))
+        yield term(totals[0], prices[0]) + term(totals[1], prices[1])
+    yield from (sum(order) / 1_000_000 for order in itertools.permutations(
+        tokens * price for usage in done for tokens, price in zip(usage, prices)))
+    yield from (sum(order) for order in itertools.permutations((p * prices[0] + c * prices[1]) / 1_000_000
+                                                                for p, c in done))
+    yield (totals[0] * prices[0] + totals[1] * prices[1]) / 1_000_000
+
+
+# How near the budget an exact cost must be for float rounding to decide the verdict: a few float operations are
+# off by a few parts in 10**16; a billionth leaves room for any order of them.
+_NEAR = Fraction(1, 10**9)
+_MOST_TERMS = 6  # every order of more terms than this is too many to try (8! sums for 4 calls)
+
+
 def _settled(args: tuple) -> bool:
-    """Whether every way of adding the prices up gives the same verdict at each time the rule is asked: an input
-    where float rounding decides is left out, since the spec does not say how to add."""
+    """Whether no way of adding the prices up can change the verdict at any time the rule is asked: the exact cost
+    (the prices and the budget read as written) is clearly over or under the budget, or is the budget exactly and
+    every float order of the work (_float_costs) reaches it too. An input where float rounding decides is left
+    out, since the spec does not say how to add."""
     yuan, prices, usages, asks, _ = args
-    return all(len({way >= yuan for way in _ways(prices, usages[:calls])}) == 1 for calls in asks)
+    budget = Fraction(str(yuan))
+    for calls in asks:
+        exact = _cost(prices, usages[:calls])
+        if abs(exact - budget) > budget * _NEAR:
+            continue
+        if exact != budget or 2 * calls > _MOST_TERMS or not all(
+                cost >= yuan for cost in _float_costs(prices, usages[:calls])):
+            return False
+    return True
 
 
 def _usages(rng: random.Random, calls: int) -> tuple[tuple[int, int], ...]:
@@ -500,12 +547,14 @@ def _several_calls(rng: random.Random) -> Iterator[tuple]:
 def _exactly_the_budget(rng: random.Random) -> Iterator[tuple]:
     yield (0.02, (2.0, 8.0), ((3000, 500), (6000, 500)), (0, 1, 2), True)
     found = 0
-    for _ in range(200):  # budgets the run's cost reaches exactly, whichever way it is added up (see _settled)
+    for _ in range(200):  # budgets the run's cost reaches exactly
         prices = rng.choice(((1.0, 2.0), (2.0, 8.0), (4.0, 0.0), (0.5, 1.5), (3.0, 0.0)))
         usages = tuple((rng.randint(1, 40) * 500, rng.choice((0, 500, 1000, 2000))) for _ in range(rng.randint(1, 3)))
         yuan = _ways(prices, usages)[0]
         args = (yuan, prices, usages, tuple(range(len(usages) + 1)), rng.random() < 0.5)
-        if yuan > 0 and _settled(args):
+        # The draws stop at the fourth budget that _ways agree on, as they did before _settled tried every order,
+        # so the later rules' inputs are drawn as they were; _settled_only leaves out a budget another order misses.
+        if yuan > 0 and all(len({way >= yuan for way in _ways(prices, usages[:calls])}) == 1 for calls in args[3]):
             yield args
             yield (yuan + 0.0001, *args[1:])  # a ten-thousandth of a yuan more: not reached
             found += 1
@@ -515,6 +564,20 @@ def _exactly_the_budget(rng: random.Random) -> Iterator[tuple]:
     yield (0.01, (1.0, 0.0), ((9999, 0),), (0, 1), False)  # ¥0.009999
     yield (1.0, (0.5, 0.0), ((1999999, 0),), (0, 1), False)  # ¥0.9999995
     yield (0.05, (2.0, 8.0), ((3000, 500), (9999, 2499)), (0, 1, 2), True)  # ¥0.049990
+    # More budgets the cost reaches exactly, that no way of adding it up misses (_settled), from a generator of
+    # their own: the shared one's draws stay as they were for the later rules.
+    own, found = random.Random("check_cost_budget: exactly the budget"), 0
+    for _ in range(200):
+        prices = own.choice(((1.0, 2.0), (2.0, 8.0), (4.0, 0.0), (0.5, 1.5), (3.0, 0.0), (0.27, 1.1), (15.0, 60.0)))
+        usages = tuple((own.randint(1, 40) * 500, own.choice((0, 500, 1000, 2000))) for _ in range(own.randint(1, 3)))
+        yuan = float(_cost(prices, usages))
+        args = (yuan, prices, usages, tuple(range(len(usages) + 1)), own.random() < 0.5)
+        if yuan > 0 and _settled(args):
+            yield args
+            yield (yuan + 0.0001, *args[1:])
+            found += 1
+        if found == 4:
+            break
 
 
 def _nothing_spent_yet(rng: random.Random) -> Iterator[tuple]:
