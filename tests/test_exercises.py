@@ -2478,6 +2478,47 @@ def test_12_first_and_last():
     fails(check_first_and_last, JustTheWindow, says="Turn 1 is missing")
     fails(check_first_and_last, lambda last: None, says="expected a class")
 
+    class FirstTurnKept(FirstAndLast):  # turn 1 kept on self when first seen: the next session is given it too
+        def __init__(self, last):
+            super().__init__(last)
+            self.first = None
+
+        def history(self, session):
+            turns = session.turns()
+            if self.first is None and turns:
+                self.first = turns[0]
+            return turn_pairs(([self.first] if self.first else []) + turns[max(1, len(turns) - self.last):])
+
+    class FirstTurnOfEachSession(FirstAndLast):  # turn 1 kept per session, by its id: one memory, many sessions
+        def __init__(self, last):
+            super().__init__(last)
+            self.first = {}
+
+        def history(self, session):
+            turns = session.turns()
+            if turns:
+                self.first.setdefault(session.id, turns[0])
+            kept = [self.first[session.id]] if turns else []
+            return turn_pairs(kept + turns[max(1, len(turns) - self.last):])
+
+    fails(check_first_and_last, FirstTurnKept, says="for session B, after session A: turns not its own")
+    assert passes(check_first_and_last, FirstTurnOfEachSession)
+
+    class FromTheSessionsHistory(FirstAndLast):  # session.history() asks the memory: on a real session, without end
+        def history(self, session):
+            messages = session.history()
+            return messages[:2] + messages[max(2, len(messages) - 2 * self.last):]
+
+    class FromTheMessages(FirstAndLast):  # a session has no messages(): its turns are session.turns()
+        def history(self, session):
+            messages = session.messages()
+            return messages[:2] + messages[max(2, len(messages) - 2 * self.last):]
+
+    fails(check_first_and_last, FromTheSessionsHistory,
+          says="your history(session) called session.history(), which asks the session's memory")
+    fails(check_first_and_last, FromTheMessages,
+          says="a session has no 'messages' for a memory: session.turns() lists its turns, oldest first")
+
 
 class TokenWindow:  # the solution of exercise 2
     def __init__(self, max_tokens):
@@ -2538,6 +2579,21 @@ def test_12_token_window():
     fails(check_token_window, SkipsBigTurns, says="without gaps")
     fails(check_token_window, NewestFirst, says="Oldest first")
     fails(check_token_window, OneOver, says="over the budget")
+
+    class KeepsItsWindow(TokenWindow):  # the window kept on self, new turns added to it: a second session's join it
+        def __init__(self, max_tokens):
+            super().__init__(max_tokens)
+            self.seen, self.kept = 0, []
+
+        def history(self, session):
+            turns = session.turns()
+            self.kept += turns[self.seen:]
+            self.seen = len(turns)
+            while self.kept and message_tokens(turn_pairs(self.kept)) > self.max_tokens:
+                self.kept = self.kept[1:]
+            return turn_pairs(self.kept)
+
+    fails(check_token_window, KeepsItsWindow, says="for session B, after session A: turns not its own")
 
 
 # -- 13 · Context engineering -----------------------------------------------------------------------

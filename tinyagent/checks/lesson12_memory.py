@@ -26,13 +26,23 @@ from tinyagent.shop import shop_registry
 
 
 class _TurnsOnly:
-    """A stand-in for a Session that a memory reads: its turns, an id, a store and a language."""
+    """A stand-in for a Session that a memory reads: its turns, an id, a store and a language. What else a memory
+    asks of it is answered with what a memory reads, in the lesson's words (`exercise`: whose check asks)."""
 
-    def __init__(self, turns: list):
-        self._turns, self.id, self.lang, self.store = list(turns), "check", "en", SqliteSessionStore()
+    def __init__(self, turns: list, exercise: str, session_id: str = "check", store: Any = None):
+        self._turns, self.exercise, self.id, self.lang = list(turns), exercise, session_id, "en"
+        self.store = store if store is not None else SqliteSessionStore()
 
     def turns(self) -> list:
         return list(self._turns)
+
+    def history(self, question: str | None = None) -> list:
+        _fail(self.exercise, "your history(session) called session.history(), which asks the session's memory, so on "
+                             "a real session it calls your history again, without end: read the turns with "
+                             "session.turns(), which lists them oldest first")
+
+    def __getattr__(self, name: str) -> Any:  # only for names the stand-in lacks
+        raise AttributeError(f"a session has no {name!r} for a memory: session.turns() lists its turns, oldest first")
 
 
 # -- the answers, as each exercise's solution behaves ----------------------------------------------
@@ -99,16 +109,65 @@ def _read_back(messages: Any, turns: list) -> Any:
     return numbers
 
 
-def _grown(memory_class: Any, argument: int, texts: tuple) -> Any:
+def _grown(memory_class: Any, argument: int, texts: tuple, exercise: str) -> Any:
     """One memory, asked as a Session asks it: after every turn of a conversation that grows to `texts`; what
     it gives for the whole conversation, read back as turn numbers."""
     memory, turns = memory_class(argument), _turns_of(texts)
     for count in range(len(turns)):
-        memory.history(_TurnsOnly(turns[:count]))
-    return _read_back(memory.history(_TurnsOnly(turns)), turns)
+        memory.history(_TurnsOnly(turns[:count], exercise))
+    return _read_back(memory.history(_TurnsOnly(turns, exercise)), turns)
+
+
+class _InTurn(tuple):
+    """What one memory gave two sessions asked in turn (see _in_turn), each read back as turn numbers; shown as
+    the numbers, or "not its turns"."""
+
+    def __repr__(self) -> str:
+        return ", ".join(f"{asked} {list(got) if isinstance(got, _TurnNumbers) else 'not its turns'}"
+                         for asked, got in zip(("B", "A again", "A grown"), self))
+
+
+def _in_turn(history: Any, texts: tuple, other: tuple) -> _InTurn:
+    """`history(turns, session_id)` asked as a service with two customers asks one memory: session A as it grows to
+    all but its last turn, then session B as it grows, then A again, then A with its last turn; what it gave B (once
+    whole), A again and A grown."""
+    a, b = _turns_of(texts), _turns_of(other)
+    for count in range(len(a)):
+        history(a[:count], "a")
+    for count in range(len(b)):
+        history(b[:count], "b")
+    return _InTurn((_read_back(history(b, "b"), b), _read_back(history(a[:-1], "a"), a),
+                    _read_back(history(a, "a"), a)))
+
+
+def _one_memory(memory_class: Any, exercise: str) -> Any:
+    """The answer as agree_on calls it: on one session (`texts`), as _grown; on two (`other` too), as _in_turn,
+    with one memory and one store for both sessions."""
+
+    def asked(argument: int, texts: tuple, other: tuple | None = None) -> Any:
+        if other is None:
+            return _grown(memory_class, argument, texts, exercise)
+        memory, store = memory_class(argument), SqliteSessionStore()
+        return _in_turn(lambda turns, session_id: memory.history(_TurnsOnly(turns, exercise, session_id, store)),
+                        texts, other)
+
+    return asked
+
+
+def _reference(answer: Any) -> Any:
+    """The reference as agree_on calls it: `answer(turns, argument)` on one session, or on two in turn."""
+
+    def asked(argument: int, texts: tuple, other: tuple | None = None) -> Any:
+        if other is None:
+            return _read_back(answer(_turns_of(texts), argument), _turns_of(texts))
+        return _in_turn(lambda turns, session_id: answer(turns, argument), texts, other)
+
+    return asked
 
 
 def _history_shape(value: Any) -> str | None:
+    if isinstance(value, _InTurn):
+        return next(filter(None, map(_history_shape, value)), None)
     if isinstance(value, (_TurnNumbers, _NotTurns)):
         return None
     if not isinstance(value, list):
@@ -180,15 +239,42 @@ def _first_and_last_hint(args: tuple, expected: Any, got: Any) -> str | None:
     return None
 
 
+def _two_conversations(rng: random.Random) -> tuple[tuple, tuple]:
+    """Sessions A (2 to 9 turns) and B (1 to 9), no turn of one like a turn of the other."""
+    count = rng.randint(2, 9)
+    texts = _conversation(rng, count + rng.randint(1, 9))
+    return texts[:count], texts[count:]
+
+
+def _one_memory_two_sessions(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(6):
+        yield (rng.choice((0, 1, 2, 3, 5)), *_two_conversations(rng))
+
+
+_ASKED_IN_TURN = ("session B, after session A", "session A again, after B", "session A, one turn longer")
+
+
+def _in_turn_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if not isinstance(got, _InTurn):
+        return None
+    asked, want, have = next(item for item in zip(_ASKED_IN_TURN, expected, got) if item[1] != item[2])
+    why = "turns not its own" if isinstance(have, _NotTurns) else f"turns {list(have)}, not {list(want)}"
+    return f"(for {asked}: {why}; keep no session's turns on self)"
+
+
 FIRST_AND_LAST_RULES = (
     Rule("the first turn and the last `last` turns, each once, oldest first", _short_sessions, _first_and_last_hint),
     Rule("the same in a long conversation, whatever `last` is", _long_sessions, _first_and_last_hint),
     Rule("`last=0` keeps the first turn only", _last_zero, _first_and_last_hint),
+    Rule("one memory, many sessions: asked for session A, then B, then A again, each gets its own first and last "
+         "turns", _one_memory_two_sessions, _in_turn_hint),
 )
 
 
 def _sessions_shown(args: tuple, name: str) -> str:
-    argument, texts = args
+    argument, texts, *other = args
+    if other:
+        return f"session A of {len(texts)} turns, then session B of {len(other[0])}, {name}={argument}"
     return f"a session of {len(texts)} turn{'' if len(texts) == 1 else 's'}, {name}={argument}"
 
 
@@ -209,9 +295,8 @@ def check_first_and_last(FirstAndLast: type | None) -> None:
     if FirstAndLast is None:
         return _not_attempted(exercise, "Write class FirstAndLast in the cell above.")
     _instance(exercise, FirstAndLast, 1)  # a class, and one that can be built
-    tried = agree_on(exercise, "check_first_and_last", FIRST_AND_LAST_RULES,
-                     lambda last, texts: _grown(FirstAndLast, last, texts),
-                     lambda last, texts: _read_back(_first_and_last(_turns_of(texts), last), _turns_of(texts)),
+    tried = agree_on(exercise, "check_first_and_last", FIRST_AND_LAST_RULES, _one_memory(FirstAndLast, exercise),
+                     _reference(_first_and_last),
                      shape=_history_shape, call="FirstAndLast(last).history(session)",
                      show=lambda args: _sessions_shown(args, "last"))
     # In a real session on the classroom model: turn 5 needs the order and the fault from turn 1.
@@ -290,6 +375,11 @@ def _one_budget_many_sessions(rng: random.Random) -> Iterator[tuple]:
         yield (budget, _conversation(rng, count))
 
 
+def _one_window_two_sessions(rng: random.Random) -> Iterator[tuple]:
+    for _ in range(6):
+        yield (rng.randint(120, 400), *_two_conversations(rng))
+
+
 TOKEN_WINDOW_RULES = (
     Rule("as many of the latest whole turns as fit in `max_tokens`, oldest first", _at_the_edges, _token_window_hint),
     Rule("everything when it all fits; nothing when the latest turn does not", _big_and_small_budgets,
@@ -297,6 +387,8 @@ TOKEN_WINDOW_RULES = (
     Rule("stop at the first turn that does not fit (no hole)", _a_big_turn_in_between, _token_window_hint),
     Rule("each session is windowed on its own turns (one budget, many sessions)", _one_budget_many_sessions,
          _token_window_hint),
+    Rule("one memory, many sessions: asked for session A, then B, then A again, each is windowed on its own turns",
+         _one_window_two_sessions, _in_turn_hint),
 )
 
 
@@ -307,9 +399,8 @@ def check_token_window(TokenWindow: type | None) -> None:
     if TokenWindow is None:
         return _not_attempted(exercise, "Write class TokenWindow in the cell above.")
     _instance(exercise, TokenWindow, 100)  # a class, and one that can be built
-    tried = agree_on(exercise, "check_token_window", TOKEN_WINDOW_RULES,
-                     lambda budget, texts: _grown(TokenWindow, budget, texts),
-                     lambda budget, texts: _read_back(_token_window(_turns_of(texts), budget), _turns_of(texts)),
+    tried = agree_on(exercise, "check_token_window", TOKEN_WINDOW_RULES, _one_memory(TokenWindow, exercise),
+                     _reference(_token_window),
                      shape=_history_shape, call="TokenWindow(max_tokens).history(session)",
                      show=lambda args: _sessions_shown(args, "max_tokens"))
     return _passed(exercise, f"{tried} generated sessions and budgets, many right at a turn's edge or next to it: "
