@@ -345,6 +345,34 @@ def test_an_answer_that_returns_none_for_every_input_is_told_to_return_its_answe
     assert "the spec says: an empty list gives an empty list" in str(failure.value)
 
 
+def test_an_answer_of_another_kind_every_time_is_told_so_not_a_rule():
+    # A tuple where a list belongs (a dict where JSON text does): every input fails, and the first rule's sentence
+    # would send the learner to read a rule the answer follows.
+    with pytest.raises(ExerciseFailed) as failure:
+        agree_on("Exercise 1", "check_evens", _EVENS, lambda numbers: tuple(_evens(numbers)), _evens,
+                 call="evens(numbers)")
+    assert str(failure.value) == ("Exercise 1: evens(numbers) returned a tuple each time it should return a list. "
+                                  "Smallest failing input: [10, 11]\nexpected [10], got (10,)")
+    with pytest.raises(ExerciseFailed) as failure:
+        agree_on("Exercise 1", "check_evens", _EVENS, lambda numbers: (n for n in _evens(numbers)), _evens)
+    assert "returned a generator each time it should return a list" in str(failure.value)
+    # Of the same kind, or right for some inputs: a rule's failure, quoted as such.
+    with pytest.raises(ExerciseFailed) as failure:
+        agree_on("Exercise 1", "check_evens", _EVENS, lambda numbers: list(numbers), _evens)
+    assert str(failure.value).startswith("Exercise 1: the spec says: the numbers ending in 0, 2, 4, 6 or 8, in order")
+    with pytest.raises(ExerciseFailed) as failure:
+        agree_on("Exercise 1", "check_evens", _EVENS, lambda numbers: tuple(_evens(numbers)) or [], _evens)
+    assert "the spec says: the numbers ending in 0, 2, 4, 6 or 8, in order" in str(failure.value)
+
+    # A class of the learner's is named as it likes (lesson 11's Step for ParsedStep): never "another kind".
+    class Evens(list):
+        pass
+
+    with pytest.raises(ExerciseFailed) as failure:
+        agree_on("Exercise 1", "check_evens", _EVENS, lambda numbers: Evens(numbers), _evens)
+    assert "the spec says: the numbers ending in 0, 2, 4, 6 or 8, in order" in str(failure.value)
+
+
 def test_an_answer_that_changes_its_input_is_told_so_without_a_rules_sentence():
     def in_place(numbers):
         numbers[:] = _evens(numbers)

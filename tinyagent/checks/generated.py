@@ -132,6 +132,7 @@ def agree_on(
     broken: dict[int, list[tuple[int, str]]] = {}  # rule's index -> (input size, what went wrong)
     changed: list[tuple[int, str]] = []  # (input size, the input and what it became): no rule's, every exercise's
     expected_kind = ""  # the kind of value the reference returned ("a list"), once it returned one that is not None
+    kinds: list[tuple[str | None, str | None, bool]] = []  # (the reference's kind, the answer's, agreed), both returned
     rule_index = {id(rule): n for n, rule in enumerate(rules)}
     try:
         for n, (rule, args) in enumerate(tried):
@@ -144,6 +145,8 @@ def agree_on(
             got = _call_answer(mine, given, exercise, call, partial(show, args))
             first[n] = got
             wrong = _disagreement(expected, got, shape, read)
+            if expected.raised is None and got.raised is None and None not in (expected.value, got.value):
+                kinds.append((_plain_kind(expected.value), _plain_kind(got.value), wrong is None))
             if wrong is None and unchanged and _plain(args) and _differ(given, args) is not False:
                 # _show, not show: a check's own show is made for inputs as given, not as an answer left them
                 changed.append((len(repr(args)), f"{show(args)}\nwhich it left as {_show(given)}"))
@@ -159,6 +162,13 @@ def agree_on(
                                 "the answer (print only shows a value, and the function still returns None)")
             index = min(broken)
             _, smallest = min(broken[index], key=lambda item: item[0])
+            if kinds and all(ours and theirs and theirs != ours and not agreed for ours, theirs, agreed in kinds):
+                # No rule's fault either: a value of another kind every time (a dict for JSON text, a tuple for a
+                # list); the first rule's sentence would point at the wrong thing.
+                answered = " or ".join(sorted({theirs for _, theirs, _ in kinds}))
+                wanted = " or ".join(sorted({ours for ours, _, _ in kinds}))
+                _fail(exercise, f"{call} returned {answered} each time it should return {wanted}. "
+                                f"Smallest failing input: {smallest}")
             _fail(exercise, f"the spec says: {rules[index].sentence}\n{call} does not hold to it. "
                             f"Smallest failing input: {smallest}")
         if changed:
@@ -178,6 +188,15 @@ def _kind(value: Any) -> str:
     """How a failure names the kind of a value: "a list", "an int", "a generator"."""
     name = "generator" if isinstance(value, Iterator) else type(value).__name__
     return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+_PLAIN_TYPES = (str, bytes, bool, int, float, list, tuple, dict, set, frozenset)
+
+
+def _plain_kind(value: Any) -> str | None:
+    """_kind for Python's own kinds of value (and generators); None for a class of the lesson's or the learner's,
+    whose name need not be the reference's (lesson 11's `Step` for `ParsedStep`)."""
+    return _kind(value) if type(value) in _PLAIN_TYPES or isinstance(value, Iterator) else None
 
 
 def _kept_between_calls(exercise: str, call: str, indices: Iterable[int], tried: list[tuple[Rule, tuple]],
