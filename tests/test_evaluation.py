@@ -422,10 +422,13 @@ def test_progress_is_a_tqdm_bar_without_a_clock(careful):
 
 
 def test_in_a_notebook_the_progress_is_one_widget_bar_and_no_text_bar_beside_it(careful, monkeypatch):
+    import IPython.display
     import tqdm.auto
     from tqdm.notebook import tqdm as notebook_tqdm
 
     monkeypatch.setattr(tqdm.auto, "tqdm", notebook_tqdm)  # what tqdm.auto gives in a Jupyter kernel
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objects, **options: shown.append((objects, options)))
     bar = progress_bar(2, "classroom · text ReAct", True)
     for result in careful["text"].results[:2]:
         bar.advance(result)
@@ -435,6 +438,12 @@ def test_in_a_notebook_the_progress_is_one_widget_bar_and_no_text_bar_beside_it(
     # tqdm writes its spaces as figure spaces (U+2007) in a notebook, to keep their width in HTML
     assert left.value.replace("\u2007", " ") == "classroom · text ReAct: "
     assert right.value.replace("\u2007", " ") == " 2/2, 2 passed, last: refund (en)"  # no "█" or "#" bar of its own
+    # Shown once, as that widget; its text, which a saved notebook keeps as it was when shown, says what it was, not
+    # the count at the start ("0/2" beside the report's "2/2 passed").
+    [((bundle,), options)] = shown
+    assert options == {"raw": True}
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == bar.bar.container.model_id
+    assert bundle["text/plain"] == "classroom · text ReAct: a progress bar of 2 tasks"
 
 
 def test_progress_into_a_log_file_is_plain_lines_even_with_tqdm(careful, tmp_path):

@@ -50,8 +50,18 @@ class TqdmProgress:
 
     def __init__(self, tqdm: Any, total: int, desc: str, file: TextIO | None = None, *, widget: bool = False):
         self.passed = 0
-        self.bar = tqdm(total=total, desc=desc, unit="task", bar_format=WIDGET_BAR_FORMAT if widget else BAR_FORMAT,
-                        file=file, mininterval=0)
+        if widget:
+            # Shown here rather than by tqdm: a saved notebook keeps a widget's text as it was when shown, and
+            # tqdm's reads "0/22" beside the report's "22/22 passed". This text says what the widget was instead.
+            from IPython.display import display
+
+            self.bar = tqdm(total=total, desc=desc, unit="task", bar_format=WIDGET_BAR_FORMAT, mininterval=0,
+                            display=False)
+            shown = self.bar.container._repr_mimebundle_()
+            shown["text/plain"] = f"{desc}: a progress bar of {total} tasks"
+            display(shown, raw=True)
+        else:
+            self.bar = tqdm(total=total, desc=desc, unit="task", bar_format=BAR_FORMAT, file=file, mininterval=0)
 
     def advance(self, result: TaskResult) -> None:
         self.passed += result.passed
