@@ -4028,7 +4028,8 @@ def test_16_coverage_rerank():
 
     def reversed_ascending(question, passages):  # the counts most first, but ties in reverse order
         terms = query_terms(question)
-        return list(reversed(sorted(passages, key=lambda p: len(set(terms) & set(search_terms(f"{p.section} "
+        # reversed(sorted(...)) on purpose: the learner's slip, not sorted(..., reverse=True), which keeps ties
+        return list(reversed(sorted(passages, key=lambda p: len(set(terms) & set(search_terms(f"{p.section} "  # noqa: C413
                                                                                                 f"{p.content}"))))))
 
     # the first rule's inputs have ties too, so it fails there: the hint gives the tie rule's sentence

@@ -90,8 +90,8 @@ def _tables_and_rows(url: str) -> dict:
 
 @pytest.mark.parametrize("table, made", [
     # An auth library's sessions (Lucia's shape): a text id, as ours, so the store's foreign key fitted it.
-    ("sessions", ["CREATE TABLE sessions (id TEXT PRIMARY KEY, user_id INTEGER NOT NULL, expires_at TIMESTAMPTZ "
-                  "NOT NULL)", "INSERT INTO sessions VALUES ('abc', 7, '2026-06-30T19:05:23Z')"]),
+    ("sessions", [("CREATE TABLE sessions (id TEXT PRIMARY KEY, user_id INTEGER NOT NULL, expires_at TIMESTAMPTZ "
+                   "NOT NULL)"), "INSERT INTO sessions VALUES ('abc', 7, '2026-06-30T19:05:23Z')"]),
     ("session_turns", ["CREATE TABLE session_turns (id INTEGER PRIMARY KEY, session_key TEXT, body TEXT)",
                        "INSERT INTO session_turns VALUES (1, 'abc', 'x')"]),
 ])
