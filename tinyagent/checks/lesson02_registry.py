@@ -421,6 +421,25 @@ def _registry_tools(names: tuple[str, ...], shop: Shop) -> list[Tool]:
             else FunctionTool(name, "A tool of another service: returns its input.", str) for name in names]
 
 
+def _per_registry(shops: Callable[[Action], Any],
+                  build: Callable[[list[Tool]], Callable[[Action], Any]]) -> Callable[..., Any]:
+    """One side of the check: an Action alone goes to `shops` (the shop's registry); (names, Action) to a registry
+    of other tools `build` makes once per case, over a shop of its own (it may hold applyRefund), which answers
+    every Action of its case, as the shop's registry answers all the others."""
+    made: dict[tuple[str, ...], Callable[[Action], Any]] = {}
+
+    def answer(*args: Any) -> Any:
+        if len(args) == 1:
+            return shops(*args)
+        names, action = args
+        if names not in made:
+            own_shop = _fresh_shop()
+            made[names] = _with_shop(build(_registry_tools(names, own_shop)), own_shop)
+        return made[names](action)
+
+    return answer
+
+
 def _show_asked(args: tuple) -> str:
     if len(args) == 1:
         return _show_action(args)
@@ -437,31 +456,8 @@ def check_suggesting_registry(SuggestingRegistry: type | None) -> None:
     shop, reference_shop = _fresh_shop(), _fresh_shop()
     registry = _with_shop(_instance(exercise, SuggestingRegistry, shop_tools(shop)).execute, shop)
     reference = _with_shop(_suggesting({tool.name: tool for tool in shop_tools(reference_shop)}), reference_shop)
-    # A registry of other tools per case, over a shop of its own (it may hold applyRefund), answers the case's
-    # every Action, as the shop's registry answers all the others.
-    others: dict[tuple[str, ...], Callable[[Action], Any]] = {}
-    other_references: dict[tuple[str, ...], Callable[[Action], Any]] = {}
-
-    def mine(*args: Any) -> Any:
-        if len(args) == 1:
-            return registry(*args)
-        names, action = args
-        if names not in others:
-            own_shop = _fresh_shop()
-            made = _instance(exercise, SuggestingRegistry, _registry_tools(names, own_shop))
-            others[names] = _with_shop(made.execute, own_shop)
-        return others[names](action)
-
-    def expected(*args: Any) -> Any:
-        if len(args) == 1:
-            return reference(*args)
-        names, action = args
-        if names not in other_references:
-            own_shop = _fresh_shop()
-            tools = {tool.name: tool for tool in _registry_tools(names, own_shop)}
-            other_references[names] = _with_shop(_suggesting(tools), own_shop)
-        return other_references[names](action)
-
+    mine = _per_registry(registry, lambda tools: _instance(exercise, SuggestingRegistry, tools).execute)
+    expected = _per_registry(reference, lambda tools: _suggesting({tool.name: tool for tool in tools}))
     tried = agree_on(exercise, "check_suggesting_registry", SUGGESTION_RULES, mine, expected, shape=_a_string,
                      read=_read_suggestion, call="execute(action)", show=_show_asked)
     return _passed(exercise, f"{tried} generated Actions: near-misses get the closest name, other names only the "
