@@ -32,19 +32,15 @@ def test_the_shops_database_is_refused_and_left_as_it_was(tmp_path):
     assert path.read_bytes() == before  # no sessions, no session_turns
 
 
-def test_another_programs_database_is_refused_with_its_tables(tmp_path):
-    path = tmp_path / "notes.sqlite"
-    before = _made_by_another_program(path, "CREATE TABLE notes (text)")
-    with pytest.raises(SessionStoreError, match=r"is another program's database \(its tables: notes\)"):
-        SqliteSessionStore(path)
-    assert path.read_bytes() == before
-
-
-def test_a_sessions_table_of_another_program_is_not_taken_for_ours(tmp_path):
+@pytest.mark.parametrize("table, schema", [
+    ("notes", "CREATE TABLE notes (text)"),
     # A web framework's database often has a table called sessions: ours would have added session_turns beside it.
-    path = tmp_path / "web.sqlite"
-    before = _made_by_another_program(path, "CREATE TABLE sessions (session_key TEXT PRIMARY KEY, data TEXT)")
-    with pytest.raises(SessionStoreError, match=r"another program's database \(its tables: sessions\)"):
+    ("sessions", "CREATE TABLE sessions (session_key TEXT PRIMARY KEY, data TEXT)"),
+], ids=["its own tables", "a sessions table not ours"])
+def test_another_programs_database_is_refused_with_its_tables(tmp_path, table, schema):
+    path = tmp_path / "other.sqlite"
+    before = _made_by_another_program(path, schema)
+    with pytest.raises(SessionStoreError, match=rf"is another program's database \(its tables: {table}\)"):
         SqliteSessionStore(path)
     assert path.read_bytes() == before
 
