@@ -72,7 +72,10 @@ def read_stream(url: str, asked: threading.Event, events: list[tuple[str, dict]]
 
 def measure_stop(waiting: int, signum: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
-        process, url, errors = start_service(Path(folder), "--approval-timeout", "600")
+        # Every stream comes from 127.0.0.1: as behind a proxy, one client's share is the whole service's, so that
+        # all of them wait (with the default share, the 17th would be declined at once; approvals.py).
+        process, url, errors = start_service(Path(folder), "--approval-timeout", "600",
+                                             "--max-connections-per-client", "512")
         try:
             streams = [(threading.Event(), []) for _ in range(waiting)]
             readers = [threading.Thread(target=read_stream, args=(url, *s), daemon=True) for s in streams]

@@ -275,3 +275,48 @@ def test_a_specialists_declined_refund_is_no_change_of_the_teams_run():
     written = Trace([*trace.events[:2], Observation(1, '{"refundId": "RF202606300001"}', agent="refunds")])
     assert changes_made(written, lambda name: name == "applyRefund") == [
         'applyRefund {"orderId": "88231"} -> {"refundId": "RF202606300001"}']
+
+
+
+def test_each_client_may_have_only_its_share_of_requests_waiting():
+    from tinyagent.parser import Action
+    from tinyagent.serving.approvals import Approvals
+    from tinyagent.toolkit.confirmation import ConfirmationGate
+
+    approvals = Approvals(per_client=2)
+    gates: dict[str, ConfirmationGate] = {}
+
+    def ask(run_id: str, client: str):
+        """Run `run_id` of `client` asks for a refund (its gate opens a request, as the loop does)."""
+        if run_id not in gates:
+            gates[run_id] = ConfirmationGate()
+            approvals.add(run_id, gates[run_id], "refund 88231", client)
+        request = gates[run_id].open(Action("applyRefund", '{"orderId":"88231"}'), 1)
+        approvals.asked(run_id, request.id)
+        return gates[run_id], request
+
+    first = [ask(f"a{n}", "192.0.2.7") for n in range(2)]
+    assert all(gate.pending == [request] for gate, request in first)  # its share: both wait
+    gate, third = ask("a2", "192.0.2.7")
+    decision = gate.decide(third)  # ended at once, not after the gate's time limit
+    assert (decision.outcome, decision.by) == ("error", "the service") and "2 refunds" in decision.detail
+    # Another client has a share of its own; a run started inside the process ("") is not counted.
+    gate, other = ask("b0", "192.0.2.8")
+    assert gate.pending == [other]
+    assert all(ask(f"own{n}", "")[0].pending for n in range(3))
+    # A second request of a run already waiting counts too; once one of the client's requests is answered, a new
+    # one may wait again.
+    gate, fourth = ask("a0", "192.0.2.7")
+    assert gate.decide(fourth).outcome == "error"
+    assert approvals.answer(f"a0.{first[0][1].id}", False).outcome == "declined"
+    gate, fifth = ask("a3", "192.0.2.7")
+    assert gate.pending == [fifth]
+    assert sorted(p["approval_id"] for p in approvals.pending() if p["approval_id"][0] == "a") == [
+        f"a1.{first[1][1].id}", f"a3.{fifth.id}"]
+
+
+def test_a_clients_share_of_waiting_refunds_is_its_share_of_the_connections():
+    assert ServiceConfig().approvals_per_client == 16  # 64 threads × 128 / 512 connections
+    assert ServiceConfig(max_connections=256, max_connections_per_client=8).approvals_per_client == 2
+    assert ServiceConfig(max_connections=512, max_connections_per_client=512).approvals_per_client == 64  # a proxy
+    assert ServiceConfig(max_connections=1000, max_connections_per_client=1).approvals_per_client == 1

@@ -468,6 +468,35 @@ def test_sigterm_while_refunds_wait_for_a_yes_does_nothing_and_exits_cleanly(tmp
     assert "Traceback" not in service.output() and "never retrieved" not in service.output()
 
 
+def test_one_client_cannot_hold_every_run_thread_with_refunds_nobody_answers(tmp_path):
+    # 64 run threads × 8 / 256 connections: this client's share is 2 refunds waiting at once.
+    with serve_process(tmp_path, "--max-connections", "256", "--max-connections-per-client", "8",
+                       "--approval-timeout", "600") as service:
+        held = [stream(service, {"query": REFUND}) for _ in range(2)]
+        try:
+            asked = [until_approval_requested(sse_events(response)) for response in held]
+            # The third is not kept waiting 600 s: its request ends at once, nothing is paid, and the answer says so.
+            third = invoke(service, {"query": REFUND})
+            assert third.status_code == 200, third.text
+            decided = [e for e in third.json()["trace"]["events"] if e["type"] == "approval_decided"]
+            assert [(d["outcome"], d["by"]) for d in decided] == [("error", "the service")]
+            assert "2 refunds this client asked for wait for a person's yes already" in decided[0]["detail"]
+            observations = [e["text"] for e in third.json()["trace"]["events"] if e["type"] == "observation"]
+            assert any("applyRefund was not run" in text for text in observations)
+            assert service.refunds() == [] and "RF2026" not in third.json()["answer"]
+            pending = requests.get(service.url + "/agent/approvals", timeout=PATIENCE).json()["pending"]
+            assert sorted(p["approval_id"] for p in pending) == sorted(a["approval_id"] for a in asked)
+            # One answered: the client may have one waiting again.
+            assert answer_approval(service, asked[0]["approval_id"], False).status_code == 200
+            again = stream(service, {"query": REFUND})
+            held.append(again)
+            until_approval_requested(sse_events(again))
+            assert len(requests.get(service.url + "/agent/approvals", timeout=PATIENCE).json()["pending"]) == 2
+        finally:
+            for response in held:
+                response.close()
+
+
 def test_auto_approve_is_said_at_start_and_in_the_trace(tmp_path):
     with serve_process(tmp_path, "--auto-approve") as service:
         trace = invoke(service, {"query": REFUND}).json()["trace"]["events"]

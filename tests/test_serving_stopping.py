@@ -88,8 +88,10 @@ def _clean_exit(service) -> None:
 ], ids=["SIGTERM", "SIGINT", "SIGINT-while-ignored-at-start", "SIGTERM-two-workers"])
 def test_a_stop_declines_the_waiting_refunds_and_ends_every_stream_before_the_exit(tmp_path, signum, ignore_sigint,
                                                                                    workers):
-    with serve_process(tmp_path, "--approval-timeout", "600", "--workers", workers,
-                       ignore_sigint=ignore_sigint) as service:
+    # Every stream comes from 127.0.0.1: one client's share is made the whole service's, so that all 20 wait (with
+    # the default share of 16, the rest would be declined at once by the share, not by the stop).
+    with serve_process(tmp_path, "--approval-timeout", "600", "--workers", workers, "--max-connections-per-client",
+                       "512", ignore_sigint=ignore_sigint) as service:
         readers: list[StreamReader] = []
         try:
             for _ in range(WAITING):

@@ -60,6 +60,7 @@ from tinyagent.number_checks import ascii_number
 from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.serving import edits, openai_chat
 from tinyagent.serving.approvals import new_run_id
+from tinyagent.serving.connections import client_key
 from tinyagent.serving.openapi import docs_page, openapi_document
 from tinyagent.serving.service import AgentService, RunCancelled, RunOutcome
 from tinyagent.serving.stopping import STATE_KEY, ServiceStop
@@ -124,7 +125,8 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         A client that hangs up meanwhile stops the run: its refund, if one waits for a yes, is declined, since
         nobody could be told it was made (the stream does the same once its resume grace is over)."""
         cancelled, run_id = threading.Event(), new_run_id()
-        future = service.submit(query, session_id, cancelled=cancelled, run_id=run_id, history=history)
+        future = service.submit(query, session_id, cancelled=cancelled, run_id=run_id, history=history,
+                                client=client_of(request))
         waited = asyncio.wrap_future(future)
         waited.add_done_callback(lambda done: done.cancelled() or done.exception())  # read, even if nobody waits
         gone = asyncio.ensure_future(client_gone(request))
@@ -231,7 +233,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
             query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes, stop.begun))
             check_session(service, session_id)
             session_id = session_id or uuid.uuid4().hex  # known now, so the first event can name it
-            events = streams.start(query, session_id, outcome_json).events()
+            events = streams.start(query, session_id, outcome_json, client=client_of(request)).events()
         return StreamingResponse(events, media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **served_by()})
 
@@ -255,7 +257,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
             edit = edits.read_edit(data, trace)
         except EditError as exc:
             raise ApiError(400, "bad_edit", str(exc)) from None
-        events = streams.start(edit.question, session_id, outcome_json, edit).events()
+        events = streams.start(edit.question, session_id, outcome_json, edit, client_of(request)).events()
         return StreamingResponse(events, media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", **served_by()})
 
@@ -411,6 +413,11 @@ def check_client(request: Request, service: AgentService) -> None:
         what = "no API key was sent" if not request.headers.get("authorization") else "the API key is wrong"
         raise ApiError(401, "unauthorized", f"{what}: send the header Authorization: Bearer <key>",
                        {"WWW-Authenticate": "Bearer"})
+
+
+def client_of(request: Request) -> str:
+    """Who sent the request, as the per-client caps count (connections.client_key): its address, or its /64."""
+    return client_key(request.client.host) if request.client else ""
 
 
 def check_operator(request: Request, service: AgentService) -> None:

@@ -17,6 +17,12 @@ gives every gate a callback that says yes, for a demonstration with nobody at ha
 are still in the trace.
 
 While a run waits for a person, its own time limit (WallClock) stands still: `PausableClock`.
+
+A waiting run holds one of the service's run threads until the answer or the time limit. So one client address
+may have only its share of requests waiting at once (`per_client`; ServiceConfig.approvals_per_client): a request
+beyond it is ended at once as an error by "the service", the tool not run, and the run goes on from there (the model
+reads why, and the answer says it could not be done now). Without the share, a client could ask for refunds
+nobody answers until every thread waited, and every other client's question waited in line behind them.
 """
 
 from __future__ import annotations
@@ -91,29 +97,40 @@ class PausableClock:
 class _Waiting:
     gate: ConfirmationGate
     question: str = ""
+    client: str = ""  # who asked (connections.client_key); "" for a run started inside the process
     opened: dict[int, float] = field(default_factory=dict)  # request id -> when it was asked (monotonic)
 
 
 class Approvals:
     """The gates of the runs under way, by run id; what the approval routes read and answer."""
 
-    def __init__(self):
+    def __init__(self, per_client: int | None = None):
         self._lock = threading.Lock()
         self._runs: dict[str, _Waiting] = {}
         self._stopped: tuple[str, str] | None = None  # (why, by) once the service stops: nothing waits any more
+        self.per_client = per_client  # requests one client may have waiting at once; None: no limit
 
-    def add(self, run_id: str, gate: ConfirmationGate, question: str) -> None:
+    def add(self, run_id: str, gate: ConfirmationGate, question: str, client: str = "") -> None:
         with self._lock:
-            self._runs[run_id] = _Waiting(gate, question=question)
+            self._runs[run_id] = _Waiting(gate, question=question, client=client)
 
     def asked(self, run_id: str, request_id: int) -> None:
+        """A run's gate opened request `request_id` (its thread is about to wait): ended at once as an error when
+        the service stops, or when the run's client has its share waiting already."""
         with self._lock:
             run = self._runs.get(run_id)
             if run is not None:
                 run.opened[request_id] = time.monotonic()
-            stopped = self._stopped
-        if run is not None and stopped is not None:  # asked while the service stops: declined at once
-            run.gate.cancel(request_id, *stopped)
+            refused = self._stopped
+            if run is not None and refused is None and run.client and self.per_client is not None:
+                # The client's requests waiting now, this one among them.
+                waiting = sum(len(other.gate.pending) for other in self._runs.values() if other.client == run.client)
+                if waiting > self.per_client:
+                    why = (f"{self.per_client} refunds this client asked for wait for a person's yes already, as many "
+                           "as one client may have waiting at once; ask again once they are answered")
+                    refused = (why, "the service")
+        if run is not None and refused is not None:
+            run.gate.cancel(request_id, *refused)
 
     def remove(self, run_id: str) -> None:
         with self._lock:

@@ -72,7 +72,8 @@ class ServiceConfig:
                       its answer left unread (connections.py)
     max_connections:  connections held at once; more are closed as they open
     max_connections_per_client: connections held at once from one client address (connections.py); more from
-                    it are closed as they open, so that one client cannot take every slot
+                    it are closed as they open, so that one client cannot take every slot. The same share of the
+                    run threads bounds the refunds one client may have waiting for a yes (approvals_per_client)
     allowed_hosts:  without api_key, the host names answered besides localhost, 127.0.0.1, ::1 and the address the
                     service listens on
     approval_timeout_s: how long a refund waits for a person's yes; then it does not run (outcome "timeout",
@@ -120,6 +121,14 @@ class ServiceConfig:
         """How long a run may take in all: its own time, and the time a person may take to approve each request
         it may ask (one a round: a run asking for two refunds waits for two answers)."""
         return self.timeout_s + (0.0 if self.auto_approve else self.max_steps * self.approval_timeout_s)
+
+    @property
+    def approvals_per_client(self) -> int:
+        """How many refunds one client address may have waiting for a person's yes at once: its share of the
+        connections, taken of the run threads (64 × 128 / 512 = 16 by default). Each waiting run holds a thread
+        for up to `approval_timeout_s`; without a share, one client asking for refunds nobody answers would hold
+        every thread, and everyone else's question would wait in line behind them (approvals.py)."""
+        return max(1, self.max_runs * self.max_connections_per_client // max(self.max_connections, 1))
 
     def too_long(self) -> str:
         """What a client is told of a run stopped at `longest_run_s` (the 504, a stream's error event)."""
@@ -189,7 +198,7 @@ class AgentService:
         self._pool = ThreadPoolExecutor(max_workers=config.max_runs, thread_name_prefix="agent-run")
         self._lock = threading.Lock()
         self.counts = {"running": 0, "finished": 0, "cancelled": 0, "failed": 0}
-        self.approvals = Approvals()
+        self.approvals = Approvals(per_client=config.approvals_per_client)
         self._stopping = threading.Event()  # stop_runs(): every run stops at its next event
         self.traces = KeptTraces()  # the last turns' traces, for a person's edit (edits.py)
 
@@ -223,14 +232,15 @@ class AgentService:
     def submit(self, question: str, session_id: str | None, *, stream: bool = False,
                on_event: Callable[[Event], None] | None = None,
                cancelled: threading.Event | None = None, run_id: str | None = None,
-               history: list[dict] | None = None, edit: Edit | None = None) -> Future:
+               history: list[dict] | None = None, edit: Edit | None = None, client: str = "") -> Future:
         """Start a run in the pool; the Future holds its RunOutcome (or RunCancelled). `run_id` names the run
         in its approval ids (approvals.py): give a random one (new_run_id) to know them as they come.
         `history` (the OpenAI-compatible route's messages before the question) runs the question after it
         with no session: the conversation is the client's, and nothing is stored. `edit` continues a kept trace
-        from a person's edit (edits.py) as a new turn of `session_id`."""
+        from a person's edit (edits.py) as a new turn of `session_id`. `client` is who asks (connections.client_key):
+        its refunds waiting for a yes are bounded by `config.approvals_per_client`."""
         future = self._pool.submit(self._run, question, session_id, stream, on_event,
-                                   cancelled or threading.Event(), run_id or new_run_id(), history, edit)
+                                   cancelled or threading.Event(), run_id or new_run_id(), history, edit, client)
         future.add_done_callback(self._keep_trace)
         return future
 
@@ -241,11 +251,11 @@ class AgentService:
 
     def _run(self, question: str, session_id: str | None, stream: bool,
              on_event: Callable[[Event], None] | None, cancelled: threading.Event, run_id: str,
-             history: list[dict] | None = None, edit: Edit | None = None) -> RunOutcome:
+             history: list[dict] | None = None, edit: Edit | None = None, client: str = "") -> RunOutcome:
         self._count("running", +1)
         ended = "failed"
         gate = new_gate(self.config.approval_timeout_s, self.config.auto_approve, "sourced gate" in self.config.defences)
-        self.approvals.add(run_id, gate, question)
+        self.approvals.add(run_id, gate, question, client)
         try:
             clock = PausableClock()
             agent = self.agent(stream, gate, clock)

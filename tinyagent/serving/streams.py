@@ -55,8 +55,8 @@ class RunStreams:
         self.service = service
         self._streams: dict[str, RunStream] = {}
 
-    def start(self, query: str, session_id: str, outcome_json, edit=None) -> RunStream:
-        stream = RunStream(self, query, session_id, outcome_json, edit)
+    def start(self, query: str, session_id: str, outcome_json, edit=None, client: str = "") -> RunStream:
+        stream = RunStream(self, query, session_id, outcome_json, edit, client)
         self._streams[stream.id] = stream
         return stream
 
@@ -82,7 +82,7 @@ class RunStreams:
 class RunStream:
     """A run started for a stream: its events so far (as SSE blocks), and the readers attached to it."""
 
-    def __init__(self, streams: RunStreams, query: str, session_id: str, outcome_json, edit=None):
+    def __init__(self, streams: RunStreams, query: str, session_id: str, outcome_json, edit=None, client: str = ""):
         self._streams, self._outcome_json = streams, outcome_json
         service = self.service = streams.service
         self._loop = asyncio.get_running_loop()
@@ -99,7 +99,7 @@ class RunStream:
         self._running_approved: str | None = None  # a tool approved above whose Observation has not come yet
         self._push("start", {"session_id": session_id, "query": query})
         self.future = service.submit(query, session_id, stream=True, on_event=self._from_run,
-                                     cancelled=self._cancelled, run_id=self.run_id, edit=edit)
+                                     cancelled=self._cancelled, run_id=self.run_id, edit=edit, client=client)
         self.future.add_done_callback(lambda _: self._from_run(_DONE))
         self._deadline = self._loop.call_later(service.config.longest_run_s + GRACE_SECONDS, self._too_long)
 
