@@ -2040,6 +2040,15 @@ def test_10_fixed_seed_loop():
     fails(check_fixed_seed_loop, gives_up_with_the_last_thought, says="use words of your own, not the model's")
     fails(check_fixed_seed_loop, gives_up_with_the_last_result, says="use words of your own, not the model's")
 
+    def last_tool(text: str) -> str:
+        action = parse_step(text).action if text else None
+        return action.tool_name if action else "none"
+
+    # words of its own around the model's last tool name: passed while the two models called the same tool
+    gives_up_naming_the_last_tool = seed_loop_fixed_but(give_up=lambda text, result: f"gave up; last tool "
+                                                        f"{last_tool(text)}")
+    fails(check_fixed_seed_loop, gives_up_naming_the_last_tool, says="use words of your own, not the model's")
+
     assert passes(check_fixed_seed_loop, seed_loop_fixed_but())
     # the system prompt in one language whatever the question's
     fails(check_fixed_seed_loop, seed_loop_fixed_but(language="zh"),

@@ -218,6 +218,23 @@ def _never_answering_pairs(rng: random.Random) -> Iterator[tuple]:
         yield (question, limit, *(tuple(
             f"Thought: {rng.choice(thoughts[model])}\nAction: queryOrder\nAction Input: {ids[2 * n + model]}\n"
             for n in range(limit)) for model in (0, 1)))
+    # The two calling other tools of the shop, so a give-up text that quotes the model's tool name differs too.
+    for _ in range(4):
+        question, _ = _question(rng)
+        limit = rng.randint(1, 4)
+        names = rng.sample(("queryOrder", "queryLogistics", "searchKnowledge", "getCurrentTime"), 2)
+        yield (question, limit, *(tuple(
+            f"Thought: {rng.choice(thoughts[model])}\nAction: {names[model]}\nAction Input: {_input_for(names[model], rng)}\n"
+            for _ in range(limit)) for model in (0, 1)))
+
+
+def _input_for(tool: str, rng: random.Random) -> str:
+    """An input the shop's `tool` answers (a result, or an error result for an order it does not have)."""
+    if tool == "getCurrentTime":
+        return ""
+    if tool == "searchKnowledge":
+        return rng.choice(("退货 政策", "warranty", "运费", "发票"))
+    return rng.choice(("88231", "88232", str(rng.randint(10000, 99999))))
 
 
 GIVE_UP = "<a give-up text>"
@@ -333,8 +350,8 @@ LOOP_RULES = (
     Rule("it returns the model's final answer as parse_step reads it", _answers, _loop_hint),
     Rule("an answer after `limit` rounds is never asked for: it gives up with a text", _answers_too_late,
          _loop_hint),
-    Rule("the give-up text is the loop's own: two models that never answer (other Thoughts, other tool results) "
-         "get the same one", _never_answering_pairs, _own_text_hint),
+    Rule("the give-up text is the loop's own: two models that never answer (other Thoughts, other tools, other tool "
+         "results) get the same one", _never_answering_pairs, _own_text_hint),
 )
 
 
