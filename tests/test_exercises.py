@@ -1576,6 +1576,12 @@ def test_08_lean_prompt():
           says="Observation")
     fails(check_lean_prompt, lambda tools: lean_prompt(tools).replace("Tools:\n", "You can use ").replace(
         ".\n", ". ", len(tools) - 1), says="tool-list reader finds []")
+    # one tool a line, but in a shape the reader does not know: the line is shown (the message asked for one tool on
+    # each line, which the answer did)
+    fails(check_lean_prompt, lambda tools: lean_prompt(tools).replace(
+        "".join(f"{t.name}: {t.describe('en')}\n" for t in tools), "".join(f"{t.name} | {t.describe('en')}\n"
+                                                                           for t in tools)),
+          says="its line 'queryOrder | Look up an order")
     fails(check_lean_prompt, lambda tools: None, says="returned NoneType")
     fails(check_lean_prompt, "Tools: ...", says="should be a function")
 

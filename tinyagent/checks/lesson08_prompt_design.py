@@ -63,6 +63,22 @@ def _shared_line(prompt: str, registry: ToolRegistry) -> str | None:
     return None
 
 
+def _unread_line(prompt: str, registry: ToolRegistry, found: list[str]) -> str | None:
+    """The first line that holds one tool's name and description, no other tool's, which the reader did not find:
+    written one per line, but in a shape the reader does not know (`name | description`, `name = description`).
+    None: no such line (the tools share lines, or a description is missing)."""
+    for tool in registry:
+        if tool.name in found:
+            continue
+        described = tool.describe("en").splitlines()[0] if tool.describe("en") else ""
+        line = next((text for text in prompt.splitlines() if tool.name in text and described in text
+                     and not any(other.name in text.replace(described, "") for other in registry
+                                 if other.name != tool.name)), None)
+        if line is not None:
+            return line.strip()
+    return None
+
+
 def _second_registry():
     """Tools the lean prompt has never seen: a prompt written for the shop's five alone fails here."""
     return ToolRegistry([
@@ -252,8 +268,11 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
                             "cannot know that it should stop after Action Input")
         found = list(read_tool_list(prompt).tools)
         if sorted(found) != sorted(registry.names):  # in any order: the spec asks for none
+            unread = _unread_line(prompt, registry, found)
+            said = f"its line {_brief(unread, 60)} is in no shape it reads; " if unread else ""
             _fail(exercise, f"with {label}, a tool-list reader finds {found} in your prompt, expected "
-                            f"{registry.names}: put one tool on each line (numbered, or `name: description`)")
+                            f"{registry.names}: {said}write one tool per line as `name: description`, numbered "
+                            "(`1. name - description`), or as a Markdown list or table")
         if (shared := _shared_line(prompt, registry)) is not None:
             _fail(exercise, f"with {label}, {shown(shared)} is not on a line of its own with its description: one tool "
                             "per line, `name: description`")
