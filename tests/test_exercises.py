@@ -1115,6 +1115,14 @@ def test_06_counting_llm():
 
     fails(check_counting_llm, ByMessageCount, says="1 item(s) for 2 call(s)")
 
+    class NewestFirst(CountingLlm):  # the right usages, in the wrong order: told the order, not the kind
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            self.usages.insert(0, reply.usage)
+            return reply
+
+    fails(check_counting_llm, NewestFirst, says="in another order' Keep them in the order of the calls")
+
 
 class Recorder:
     def __init__(self, llm):

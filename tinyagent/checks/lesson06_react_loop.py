@@ -162,6 +162,7 @@ _ADVICE = {
     "not a list": "Keep them in a list.",
     "answered": "Hand back the next reply on each call, whatever the messages.",
     "now": "Copy the list (list(replies)) or keep a position in it, so the recorder's replies stay.",
+    "another order": "Keep them in the order of the calls: add each one at the end (append).",
 }
 
 
@@ -215,10 +216,23 @@ def _kept(kept: Any, wanted: list, what: str, script: list) -> str:
         return f"{len(kept) - calls} more, from an earlier object"
     if len(kept) != calls:
         return f"{len(kept)} item(s) for {calls} call(s)"
+    if kept != wanted and _same_items(kept, wanted):
+        return f"the {calls} {what} in another order"
     for n, (have, want) in enumerate(zip(kept, wanted), start=1):
         if have is not want and have != want:
             return f"item {n}: {_brief(have, 30)}"
     return f"{calls} {what}, in order"  # "3 usage(s), in order"
+
+
+def _same_items(kept: list, wanted: list) -> bool:
+    """Whether `kept` holds `wanted`'s items, each once, in any order (a list kept newest first)."""
+    left = list(wanted)
+    for item in kept:
+        match = next((n for n, want in enumerate(left) if item is want or item == want), None)
+        if match is None:
+            return False
+        del left[match]
+    return not left
 
 
 def _two_kept(make: Callable[[Any], Any], attr: str, what: str, script: list) -> str:
