@@ -6925,6 +6925,12 @@ def test_20_part_lessons():
     fails(check_part_lessons, {**solution, "checkpointer": "12"}, says="as an int")
     fails(check_part_lessons, {**solution, "interrupt": True}, says="as an int")
     fails(check_part_lessons, {"AgentExecutor": 6}, says="exactly the keys")
+    # the stop key typed as the lesson prints it, in a plain string literal: its \n is a line break, the same name
+    typed = {'stop=["\nObservation"]' if k.startswith("stop") else k: v for k, v in solution.items()}
+    assert "\n" in next(k for k in typed if k.startswith("stop")) and passes(check_part_lessons, typed)
+    fails(check_part_lessons, {"AgentExecutor": 6}, says="missing 'bind_tools', 'with_structured_output'")
+    misspelled = {("interupt" if k == "interrupt" else k): v for k, v in solution.items()}
+    fails(check_part_lessons, misspelled, says="missing 'interrupt'; not one of its names: 'interupt'")
 
 
 def test_20_wrong_answers_by_kind():

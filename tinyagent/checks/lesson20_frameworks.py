@@ -588,9 +588,20 @@ def check_part_lessons(part_lessons: dict | None) -> None:
     exercise = "Exercise 2"
     if part_lessons is None:
         return _not_attempted(exercise, "Set part_lessons to a dict: framework name -> lesson number.")
-    if not isinstance(part_lessons, dict) or set(part_lessons) != set(FRAMEWORK_PARTS):
+    if not isinstance(part_lessons, dict):
         _fail(exercise, f"part_lessons should be a dict with exactly the keys of FRAMEWORK_PARTS "
                         f"({', '.join(FRAMEWORK_PARTS)}), got {shown(part_lessons)}")
+    # The lesson prints stop=["\nObservation"] with a backslash and an n; typed into a string literal as shown, the
+    # \n is a line break. Either spelling names the same part.
+    part_lessons = {key.replace("\n", "\\n") if isinstance(key, str) else key: value
+                    for key, value in part_lessons.items()}
+    missing = [name for name in FRAMEWORK_PARTS if name not in part_lessons]
+    extra = [key for key in part_lessons if key not in FRAMEWORK_PARTS]
+    if missing or extra:
+        said = "; ".join([*([f"missing {', '.join(map(shown, missing))}"] if missing else []),
+                          *([f"not one of its names: {', '.join(map(shown, extra))}"] if extra else [])])
+        _fail(exercise, f"part_lessons should have exactly the keys of FRAMEWORK_PARTS ({', '.join(FRAMEWORK_PARTS)}): "
+                        f"{said}")
     for name, lesson in part_lessons.items():
         if not isinstance(lesson, int) or isinstance(lesson, bool):
             _fail(exercise, f"{name}: give the lesson's number as an int (e.g. 3), got {shown(lesson)}")
