@@ -7955,6 +7955,15 @@ def test_23_wrong_answers_by_kind():
     fails(check_ids_seen, point_after_only, says="'¥12345.67' and '0.12345' hold no id")
     fails(check_ids_seen, any_point_before, says="in 'No.88231' the id counts")
 
+    # any Unicode letter in a letter's place (what str.isalpha() and [^\W\d_] take): passed while no input put Chinese
+    # characters where the example has letters
+    def any_letter(messages, example):
+        shape = "".join(r"[^\W\d_]" if ch.isalpha() else "[0-9]" for ch in example)
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user" for w in re.findall(
+            rf"(?<![A-Za-z0-9])(?<![0-9][.]){shape}(?![A-Za-z0-9])(?![.][0-9])", m["content"])))
+
+    fails(check_ids_seen, any_letter, says="a Chinese character (which str.isalpha() takes for a letter) ends a word")
+
 
 # -- 24 ---------------------------------------------------------------------------------------------
 def _observation_solution(result):  # notebooks/solutions/24_mcp.ipynb

@@ -420,6 +420,26 @@ def _places_hint(args: tuple, expected: list[str], got: object) -> str | None:
     return _ids_hint(args, expected, got)
 
 
+def _han_for_letters(rng: random.Random) -> Iterator[tuple]:
+    # Chinese characters where the example has letters: str.isalpha() says yes to them, but they are no Latin
+    # letters, so they end the word before the digits (and the digits alone are too short for the shape)
+    yield ([{"role": "user", "content": "我的运单号是1234567890，麻烦查一下"}], "SF1234567890")
+    yield ([{"role": "user", "content": "请查订单123456，谢谢"}], "A123456")
+    for _ in range(4):  # drawn: one id of the shape beside Han characters standing where its letters would
+        example = rng.choice(("SF1234567890", "A123456", _tracking(rng)))
+        letters = sum(ch.isalpha() for ch in example)
+        one, han = _shape_like(rng, example), "".join(rng.choice("运单号是编码查询订") for _ in range(letters))
+        digits = one[letters:]
+        said = rng.choice(("单号{han}{digits}，另一个是 {one}", "{one} 和 {han}{digits} 都是我的", "Is {han}{digits} mine, or {one}?"))
+        yield ([{"role": "user", "content": said.format(han=han, digits=digits, one=one)}], example)
+
+
+def _han_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if isinstance(got, list) and any(isinstance(one, str) and re.search("[\u4e00-\u9fff]", one) for one in got):
+        return "Only A to Z are letters of an id: a Chinese character (which str.isalpha() takes for a letter) ends a word."
+    return _ids_hint(args, expected, got)
+
+
 IDS_RULES = (
     Rule("the whole words shaped like `example` (letters as letters, digits as digits)", _shapes, _ids_hint),
     Rule("only the `user` messages (the customer's, the Observations), not the system's or the model's",
@@ -436,6 +456,8 @@ IDS_RULES = (
          _points_after_letters, _point_hint),
     Rule("a word ends at anything that is not a Latin letter or a digit, _ included: order_88231 and #88231 hold 88231",
          _beside_marks, _marks_hint),
+    Rule("a Chinese character is no Latin letter: in 运单号是1234567890 it ends the word, which holds no SF1234567890",
+         _han_for_letters, _han_hint),
 )
 
 
