@@ -4060,6 +4060,14 @@ def test_16_coverage_rerank():
           says="expected '#1 #2', got '#2 #1' — #1 and #2 hold as many terms: passages that hold as many terms keep "
                "the order they came in (bm25's).")
     fails(check_coverage_rerank, lambda question, passages: passages[:3], says="the spec says: passages in order")
+
+    def ties_by_section(question, passages):  # the counts right, ties by section heading: caught first by the
+        terms = query_terms(question)        # heading's rule, and told of the ties there, not of the heading
+        held = lambda p: len(set(terms) & set(search_terms(f"{p.section} {p.content}")))
+        return sorted(passages, key=lambda p: (-held(p), p.section))
+
+    fails(check_coverage_rerank, ties_by_section, says="hold as many terms: passages that hold as many terms keep "
+                                                      "the order they came in")
     fails(check_coverage_rerank, lambda question, passages: 1 / 0, says="raised ZeroDivisionError")
 
     def by_count(held):  # the passages sorted by held(terms, passage), most first

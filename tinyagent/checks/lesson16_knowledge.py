@@ -410,13 +410,19 @@ def _twice_held(args: tuple, expected: Any, got: Any) -> str | None:
     return None
 
 
+def _heading_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    """The heading's rule: an order right by the counts but not among ties is the tie rule's mistake, met here
+    first; any other is most likely a heading left unread."""
+    if got == expected:
+        return None
+    return _ties_reordered(args, expected, got) or "— its terms are search_terms(f\"{section} {content}\"), the heading's too."
+
+
 RERANK_RULES = (
     Rule("passages in order of how many of the question's terms each holds, most first", _mixed_lists,
          _ties_reordered),
     Rule("a term is held when among search_terms(section + content), not as a substring", _look_alikes),
-    Rule("the passage's section heading counts", _in_headings,
-         lambda args, expected, got: None if got == expected else "— its terms are search_terms(f\"{section} "
-                                                                  "{content}\"), the heading's too."),
+    Rule("the passage's section heading counts", _in_headings, _heading_hint),
     Rule("each term counts once, however often the passage repeats it", _repeats, _twice_held),
     Rule("passages that hold as many terms keep the order they came in", _ties,
          lambda args, expected, got: None if got == expected else "— bm25's, whatever their scores."),
