@@ -4376,6 +4376,19 @@ def test_17_plan_parser():
     step_line = r"^\s*(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$"
     fails(check_plan_parser, _plan_parser(step_line, tidy=lambda step: step), says="without the spaces around it")
     fails(check_plan_parser, _plan_parser(step_line, tidy=str.lstrip), says="without the spaces around it")
+
+    def strips_before_unbolding(text):  # `**1. 查询订单 **` gives '查询订单 ': passed while no bold held a space inside
+        steps, last = [], 0
+        for match in filter(None, map(numbered.match, text.splitlines())):
+            if steps and int(match.group(1)) <= last:
+                break
+            steps.append(match.group(2).strip().replace("**", ""))
+            last = int(match.group(1))
+        if not steps:
+            raise ValueError("no numbered steps")
+        return steps
+
+    fails(check_plan_parser, strips_before_unbolding, says="take the `**` out first, then the spaces")
     # the number made optional: a note starting with `.` or `)` ("...", ") and its parcel") read as a step
     fails(check_plan_parser, _plan_parser(r"^\s*(?:\*\*)?(\d*)[.)](?:\*\*)?\s*(.*)$"),
           says="lines that are not numbered are ignored")

@@ -128,9 +128,15 @@ def _steps_with_spaces(rng: random.Random) -> Iterator[tuple]:
     yield ("1)...稍后再问\n2) 回复顾客",)
     yield ("**1.**...查询售后政策\n**2.** Answer the customer",)
     yield ("1. Look up order 88231\n2. ...then answer the customer",)
+    # a space just inside the bold, as a model may write it: the spaces around the step go once the `**` are out
+    yield ("**1. 查询订单 **\n2) ** 查询售后政策**",)
+    yield ("计划：\n**1.** Look up order 88231 **\n**2.**  ** Answer the customer",)
 
 
 def _step_text_cut(args: tuple, expected: list, got: list) -> str | None:
+    if isinstance(got, list) and len(got) == len(expected) and got != expected and all(
+            isinstance(have, str) and have.strip() == want for have, want in zip(got, expected)):
+        return "— take the `**` out first, then the spaces: `**1. 查询订单 **` is `查询订单`."
     if any(re.search(r"^\d|[.)]", step) for step in expected):
         return ("— only the number and its one mark come off: a step may hold digits, `.` and `)` of its own "
                 "(`1....稍后再问` is `...稍后再问`).")
