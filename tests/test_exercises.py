@@ -1310,6 +1310,20 @@ def test_07_typed_logistics_tool():
 
     fails(check_typed_logistics_tool, hard_coded, says="got SF1234567890: 3 traces")
 
+    @typed_tool(name="queryLogistics")
+    def example_unread(tracking_no: str, latest_only: bool = False) -> dict:
+        """Track a parcel.
+
+        Args:
+            tracking_no: the tracking number. Example: SF1234567890
+            latest_only: only the newest event
+        """
+        return make_track_parcel(default=True)(tracking_no=tracking_no, latest_only=latest_only)
+
+    # an example written in words @tool does not read: told which words it reads, not to add an example
+    fails(check_typed_logistics_tool, example_unread, says="has no example @tool can read: it takes the words after "
+                                                          "`e.g.`")
+
     for example in ("sf1234567890", "SF 1234567890", "the tracking number"):  # a model would copy it as written
         @typed_tool(name="queryLogistics")
         def badly_shown(tracking_no: str, latest_only: bool = False) -> dict:

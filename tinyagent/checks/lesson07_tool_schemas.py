@@ -235,6 +235,10 @@ def check_typed_logistics_tool(track_parcel: Any) -> None:
     if number.get("type") != "string" or "tracking_no" not in params.get("required", ()):
         _fail(exercise, f"tracking_no should be a required string (`tracking_no: str`, no default); its schema is "
                         f"{number}")
+    if not number.get("examples") and number.get("description"):
+        _fail(exercise, f"tracking_no's description, {_brief(number['description'], 50)}, has no example @tool can "
+                        "read: it takes the words after `e.g.` (or `for example`, `such as`, `例如`), as in "
+                        "`tracking_no: the tracking number from queryOrder, e.g. SF1234567890`")
     if not number.get("examples"):
         _fail(exercise, "describe tracking_no in the docstring, with an example the model can copy: under `Args:`, "
                         "`tracking_no: the tracking number from queryOrder, e.g. SF1234567890`")
