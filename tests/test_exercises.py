@@ -2292,6 +2292,9 @@ def test_11_bracket_actions():
         return (call.group(1), call.group(2)) if call else read_action(value)
 
     fails(check_bracket_actions, lambda text: my_tolerant(text, input_as_written), says="without the spaces around it")
+    # the hint names the same slip (it spoke of the first [ and the last ] before)
+    fails(check_bracket_actions, lambda text: my_tolerant(text, input_as_written),
+          says="' 88231 ' (the input is without the spaces around it)")
 
     def bracket_right_after_the_name(value):  # `queryOrder [88231]` not read as a call
         call = re.fullmatch(r"(\w+)\[(.*)\]", value.strip(), re.DOTALL)
@@ -2299,6 +2302,8 @@ def test_11_bracket_actions():
 
     fails(check_bracket_actions, lambda text: my_tolerant(text, bracket_right_after_the_name),
           says="spaces between the name and its `[` are allowed")
+    fails(check_bracket_actions, lambda text: my_tolerant(text, bracket_right_after_the_name),
+          says="(spaces may stand between the name and its [: it is still name[input])")
 
     def split_first(value):  # the first word, then the brackets: an input with a space is cut
         call = CALL.fullmatch(value.split()[0]) if value.split() else None

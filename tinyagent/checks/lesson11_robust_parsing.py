@@ -240,6 +240,11 @@ def _bracket_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return None
     if expected[0][0] == got[0][0] and got[0][1] == _unfence(expected[0][1]):
         return "(the input is everything between the brackets as written, ``` fences too)"
+    if expected[0][0] == got[0][0] and isinstance(got[0][1], str) and got[0][1] != expected[0][1]:
+        if got[0][1].strip() == expected[0][1]:
+            return "(the input is without the spaces around it)"
+        if not got[0][1] and re.search(rf"{re.escape(got[0][0])}[ \t]+\[", args[0]):
+            return "(spaces may stand between the name and its [: it is still name[input])"
     if expected[0][0] == got[0][0]:
         return "(the input runs from the first [ to the last ], on every line)"
     if "[" in expected[0][0] and "]" not in expected[0][0] and "[" not in got[0][0]:
