@@ -23,7 +23,8 @@ c = Config()
 names = {{"get_config": lambda: c, "__file__": {str(CONFIG)!r}}}
 exec(compile(open({str(CONFIG)!r}).read(), {str(CONFIG)!r}, "exec"), names)
 print(json.dumps({{"api": c.JupyterHub.services[0]["environment"]["JUPYTERHUB_API_URL"],
-                  "classroom": names["CLASSROOM_URL"], "bind": c.JupyterHub.bind_url}}))
+                  "classroom": names["CLASSROOM_URL"], "bind": c.JupyterHub.bind_url,
+                  "threads": c.Spawner.environment.get("TINYAGENT_LOCAL_MODEL_THREADS")}}))
 """
 
 
@@ -74,3 +75,17 @@ def test_the_proxys_launcher_says_in_one_line_what_is_wrong_and_exits_2(tmp_path
         (line,) = done.stderr.splitlines()
         assert line.startswith(start), line
     assert not (tmp_path / "copies").exists()  # nothing written for an account that is not there, or a file missing
+
+
+@pytest.mark.parametrize(("teacher_says", "learners_get"), [(None, "1"), ("2", "2")])
+def test_learners_real_model_takes_one_thread_each_unless_the_teacher_says(teacher_says, learners_get, tmp_path):
+    # A room's kernels share the cores: two llama.cpp servers of two threads each on 2 cores took 4.5 times as long
+    # as with one thread each (benchmarks/local_model_neighbours.py). The learners' environment said nothing before.
+    env = {k: v for k, v in os.environ.items() if k != "TINYAGENT_LOCAL_MODEL_THREADS"}
+    env.update(TINYAGENT_HUB_ONE_ACCOUNT="1", TINYAGENT_HUB_STATE=str(tmp_path / "state"), TINYAGENT_HUB_PORT="18100")
+    if teacher_says is not None:
+        env["TINYAGENT_LOCAL_MODEL_THREADS"] = teacher_says
+    done = subprocess.run([sys.executable, "-c", READ], env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.strip().splitlines()[-1])["threads"] == learners_get

@@ -96,3 +96,10 @@ def test_each_learner_gets_the_images_notebooks_on_their_volume(values):
     assert "COPY notebooks ./notebooks" in (DEPLOY / "Dockerfile").read_text() and source == "/opt/tinyagent/notebooks"
     assert dest.startswith("/home/jovyan/")  # the chart mounts the learner's volume there
     assert values["singleuser"]["defaultUrl"] == f"/lab/tree/{dest.removeprefix('/home/jovyan/')}/00_welcome.ipynb"
+
+
+def test_a_learners_real_model_takes_no_more_threads_than_the_pods_cpu_limit(values):
+    # llama.cpp counts the node's cores, not the pod's limit: threads beyond the limit wait for each other at every
+    # token (benchmarks/local_model_neighbours.py). The learners' environment said nothing before.
+    threads = int(values["singleuser"]["extraEnv"]["TINYAGENT_LOCAL_MODEL_THREADS"])
+    assert 1 <= threads <= float(values["singleuser"]["cpu"]["limit"])
