@@ -343,6 +343,8 @@ def main(argv: list[str]) -> int:
     if options.keep is not None:
         options.keep.mkdir(parents=True, exist_ok=True)
     os.environ["TINYAGENT_OFFLINE"] = "1"  # the kernels inherit it: the classroom model, whatever .env says
+    if options.jobs > 1:  # two lessons' real-model cells at once share the cores, as the test run's do (conftest.py)
+        os.environ.setdefault("TINYAGENT_LOCAL_MODEL_THREADS", "1")
     print(f"load average {os.getloadavg()[0]:.1f} before; no exercises: {', '.join(without) or 'none'}")
     print("| lesson | exercise | verdict | Run All |\n| --- | --- | --- | --- |", flush=True)
     results: list[LessonResult] = []
