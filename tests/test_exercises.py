@@ -2305,6 +2305,16 @@ def test_11_bracket_actions():
     fails(check_bracket_actions, lambda text: my_tolerant(text, bracket_right_after_the_name),
           says="(spaces may stand between the name and its [: it is still name[input])")
 
+    def brackets_in_a_longer_value(value):  # `queryOrder [88231] please` read as name[input]: the text after the ]
+        value = value.strip()               # passed while every such value had an Action Input with the same input
+        name, bracket, rest = value.partition("[")
+        if bracket and "]" in rest and name.strip() and " " not in name.strip():
+            return name.strip(), rest[:rest.rfind("]")].strip()
+        return read_action(value)
+
+    fails(check_bracket_actions, lambda text: my_tolerant(text, brackets_in_a_longer_value),
+          says="text follows the last ]: the value as a whole is not name[input]")
+
     def split_first(value):  # the first word, then the brackets: an input with a space is cut
         call = CALL.fullmatch(value.split()[0]) if value.split() else None
         return (call.group(1), call.group(2)) if call else read_action(value)
@@ -2394,6 +2404,13 @@ def test_11_action_over_final():
 
     # passed while every generated key was written as lesson 05 writes it
     fails(check_action_over_final, any_spelling_of_the_key, says="only `Action:` at the start of a line counts")
+
+    def unindented_keys_only(text):  # "  Action:" not counted, though split_keyed_lines (and parse_step) reads it:
+        if not any(line.startswith("Action:") for line in text.split("\n")):  # passed while no Action was indented
+            return parse_step(text)
+        return action_first(text)
+
+    fails(check_action_over_final, unindented_keys_only, says="spaces before it too, as split_keyed_lines reads it")
     fails(check_action_over_final, parse_step, says="rests on nothing observed")
 
     def searches_anywhere(text):  # finds "Action:" anywhere, so a mere mention becomes an action

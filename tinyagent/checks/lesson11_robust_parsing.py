@@ -219,6 +219,10 @@ def _other_shapes(rng: random.Random) -> Iterator[tuple]:
     yield ("Thought: I need the order first.\nAction: queryOrder (order [88231])\nAction Input: 88231",)
     yield ("Action: queryOrder [88231] please\nAction Input: 88231",)
     yield ("Thought: 查物流。\nAction: queryLogistics [SF1234567890] 先查\nAction Input: SF1234567890",)
+    # The same with no Action Input line: read_action's reading, the first word and no input, shows apart from a
+    # reader that takes the brackets out of a longer value.
+    yield ("Thought: I need the order.\nAction: queryOrder [88231] please",)
+    yield ("Thought: 查物流。\nAction: queryLogistics [SF1234567890] 先查",)
 
 
 def _lesson_replies(rng: random.Random) -> Iterator[tuple]:
@@ -240,6 +244,9 @@ def _bracket_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return None
     if expected[0][0] == got[0][0] and got[0][1] == _unfence(expected[0][1]):
         return "(the input is everything between the brackets as written, ``` fences too)"
+    if expected[0][0] == got[0][0] and not expected[0][1] and got[0][1] and re.search(r"\][^\]\n]*\S[^\]\n]*$",
+                                                                                    args[0]):
+        return "(text follows the last ]: the value as a whole is not name[input], so read_action reads it)"
     if expected[0][0] == got[0][0] and isinstance(got[0][1], str) and got[0][1] != expected[0][1]:
         if got[0][1].strip() == expected[0][1]:
             return "(the input is without the spaces around it)"
@@ -430,6 +437,9 @@ def _mentions(rng: random.Random) -> Iterator[tuple]:
     # A key not written as lesson 05 writes it is no Action line: bold, lower case, a full-width colon.
     for key in ("**Action:**", "action:", "Action："):
         yield (f"Thought: 查一下。\n{key} queryOrder\nAction Input: 88231\nFinal Answer: done",)
+    # Spaces before the key: still the start of the line, as split_keyed_lines (and so parse_step) reads it.
+    yield ("Thought: I need the order.\n  Action: queryOrder\n  Action Input: 88231\nFinal Answer: It was signed for.",)
+    yield ("Thought: 查一下。\n\tAction: queryLogistics\nAction Input: SF1234567890\nFinal Answer: 已签收",)
 
 
 def _otherwise(rng: random.Random) -> Iterator[tuple]:
@@ -493,7 +503,8 @@ ACTION_FIRST_RULES = _with_hint((
     Rule("an `Action:` beside a final answer wins, with its whole `Action Input:`, and no final answer",
          _action_and_answer),
     Rule("nothing after an `Observation:` is part of the step", _invented_observations),
-    Rule("only `Action:` at the start of a line counts", _mentions),
+    Rule("only `Action:` at the start of a line counts (spaces before it too, as split_keyed_lines reads it)",
+         _mentions),
     Rule("the Action's input is the `Action Input:` after it, not one written before it", _inputs_before),
     Rule("otherwise it returns what `parse_step(text)` returns", _otherwise),
     Rule("the Action's input is as parse_step reads it: ``` fences kept; of two `Action Input:`s, the last",
