@@ -64,6 +64,8 @@ REFUSED = [
     ("classroom_room.py", ["--processes", "0"], "--processes"),
     ("streaming.py", ["--tokens-per-second", "nan"], "--tokens-per-second"),
     ("context_budget.py", ["--budget", "0"], "--budget"),
+    ("local_model_neighbours.py", ["--kernels", "0"], "--kernels"),
+    ("local_model_neighbours.py", ["--replies", "nan"], "--replies"),
     # a count with no sane end: it would run until killed
     ("stream_piece_floor.py", ["--repeat", str(10**23)], "--repeat"),
     # what is not what the option needs
