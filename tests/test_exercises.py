@@ -2695,6 +2695,14 @@ def test_13_fold_logistics():
     fails(check_fold_logistics, pretty, says="compact JSON")
     fails(check_fold_logistics, lambda text: json.loads(text), says="return the fold as JSON text (json.dumps), not a dict")
 
+    def tidied_number(text):  # the tracking number upper-cased and stripped: passed while every one was tidy already
+        data = json.loads(fold_logistics(text))
+        if "error" in data:
+            return text
+        return to_json({**data, "trackingNo": data["trackingNo"].upper().strip()})
+
+    fails(check_fold_logistics, tidied_number, says="`trackingNo`, `carrier` and `status` as they were")
+
     def plain_dumps(text):  # json.dumps with its defaults: \\u escapes and spaces, not what the spec asks
         folded = fold_logistics(text)
         return folded if folded == text else json.dumps(json.loads(folded))

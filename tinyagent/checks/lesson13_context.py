@@ -73,6 +73,9 @@ def _parcels_in_order(rng: random.Random) -> Iterator[tuple]:
     # picking it fails the next sentence, the one about `latest`, not this one
     for _ in range(8):
         yield (_a_parcel(rng, _traces(rng, rng.randint(1, 5))[-1:]),)
+    # as they were means untidied too: a tracking number in lower case or with a space, a status with spaces
+    for tracking_no, status in (("sf1234567890", "运输中"), ("SF1234567890 ", " delivered "), (" yt9876543210", "已签收")):
+        yield (_parcel(tracking_no, _traces(rng, 1), rng.choice(_CARRIERS), status),)
 
 
 def _parcels_out_of_order(rng: random.Random) -> Iterator[tuple]:
