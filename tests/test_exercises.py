@@ -877,6 +877,17 @@ def pretended_tools(text):
 def test_04_pretended_calls():
     assert passes(check_pretended_calls, pretended_tools, ["getCurrentTime", "searchKnowledge"])
     assert passes(check_pretended_calls, pretended_tools, {"searchKnowledge", "getCurrentTime"})
+    # a space typed after a name is the same tool, as lesson 00's checks read names (it was refused, told of policy)
+    assert passes(check_pretended_calls, pretended_tools, ["getCurrentTime", "searchKnowledge "])
+
+    def none_for_an_empty_name(text):  # told of the shape only: no hint about a \s crossing a line end
+        return [name or None for name in pretended_tools(text)]
+
+    fails(check_pretended_calls, none_for_an_empty_name, ["getCurrentTime", "searchKnowledge"],
+          says="return a list of tool names")
+    with pytest.raises(ExerciseFailed) as failure:
+        check_pretended_calls(none_for_an_empty_name, ["getCurrentTime", "searchKnowledge"])
+    assert "crossed a line end" not in str(failure.value)
 
     def lesson_05_bug(text):  # the loose match: "Action Input: 88231" starts with "Action" too
         return [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Action")]
@@ -1248,7 +1259,8 @@ def make_track_parcel(name="queryLogistics", doc=True, newest=True, default=Fals
         if parcel is None:
             return {"as asked": {"error": f"运单不存在：{tracking_no}"}, "empty": {}, "none": None,
                     "other words": {"error": f"no such parcel: {tracking_no}"},
-                    "one number": {"error": "运单不存在：SF0000000000"}}[unknown]
+                    "one number": {"error": "运单不存在：SF0000000000"},
+                    "message key": {"message": f"运单不存在：{tracking_no}"}}[unknown]
         if latest_only:
             parcel["traces"] = parcel["traces"][-1:] if newest else parcel["traces"][:1]
         return parcel
@@ -1296,6 +1308,9 @@ def test_07_typed_logistics_tool():
           says="Its error is 'no such parcel: SF")
     fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="one number"),
           says="Its error is '运单不存在：SF0000000000', not")
+    # the right words under another key: told the key, not that it found a parcel (it said so before)
+    fails(check_typed_logistics_tool, make_track_parcel(default=True, unknown="message key"),
+          says="Its error is under 'message'; the spec's error dict has the key \"error\"")
 
     @typed_tool(name="queryLogistics")
     def hard_coded(tracking_no: str, latest_only: bool = False) -> dict:
@@ -1382,6 +1397,8 @@ def test_07_error_fields():
     fails(check_error_fields, [None, None, *solution[2:]], says="it is refused")
     fails(check_error_fields, solution[:4], says="there are 5 inputs")
     fails(check_error_fields, "address.street", says="should be a list")
+    # a space typed around a field is the same field (it was refused: 'address.street ' is not 'address.street')
+    assert passes(check_error_fields, [None, "address.street ", "window", "items[1]", " order_id"])
     assert len(PICKUP_INPUTS) == len(solution)
 
 

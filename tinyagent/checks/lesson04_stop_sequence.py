@@ -331,6 +331,8 @@ def _first_word_hint(args: tuple, expected: list[str], got: object) -> str | Non
 def _next_line_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if not isinstance(got, (list, tuple)) or "" not in expected or "" in got:
         return None
+    if not all(isinstance(name, str) for name in got):
+        return None  # the shape's own message says what is wrong (None for an empty name, say)
     if len(got) < len(expected):
         return "(an `Action:` line with nothing after it is still an Action line: its name is \"\")"
     return "(the name is on the Action line itself: a \\s after the colon crossed a line end)"
@@ -388,6 +390,8 @@ def check_pretended_calls(pretended_tools: Callable[[str], list[str]] | None, sk
     names = list(skipped) if isinstance(skipped, (list, tuple, set)) else None
     if names is not None and not all(isinstance(name, str) for name in names):
         _fail(exercise, f"skipped={_brief(skipped, 50)}: give a list of tool names (strings)")
+    if names is not None:  # a space typed around a name is no other tool (lesson 00's names are read so too)
+        names = [name.strip() for name in names]
     if names is None or set(names) != {"getCurrentTime", "searchKnowledge"}:
         _fail(exercise, f"skipped={shown(skipped)}: deciding a refund needs today's date (how many days since "
                         "signing?) and the shop's policy (which windows apply?); which tools give those?")
