@@ -344,13 +344,20 @@ LOGISTICS = {
 }
 
 
-class QueryLogisticsTool(Tool):
-    name = "queryLogistics"
-    description = "Track a parcel."
+def logistics_tool_on(base):
+    """01, exercise 1's solution on a Tool class: the package's, or the one lesson 01 writes itself."""
+    class QueryLogisticsTool(base):
+        name = "queryLogistics"
+        description = "Track a parcel. Input: the tracking number, e.g. SF1234567890. Returns JSON with its events."
 
-    def invoke(self, input: str) -> str:
-        number = input.strip()
-        return to_json(LOGISTICS) if number == "SF1234567890" else to_json({"error": f"运单不存在：{number}"})
+        def invoke(self, input: str) -> str:
+            number = input.strip()
+            return to_json(LOGISTICS) if number == "SF1234567890" else to_json({"error": f"运单不存在：{number}"})
+
+    return QueryLogisticsTool
+
+
+QueryLogisticsTool = logistics_tool_on(Tool)
 
 
 def test_01_toy_logistics_tool():
@@ -381,12 +388,19 @@ def test_01_toy_logistics_tool():
     fails(check_toy_logistics_tool, QueryLogisticsTool(), says="expected a class")
 
 
-class ForgivingQueryOrderTool(QueryOrderTool):
-    def invoke(self, input: str) -> str:
-        digits = re.search(r"\d+", input)
-        if digits is None:
-            return to_json({"error": "请提供订单号（an order id is needed）", "expected": "订单号数字，如 88231"})
-        return super().invoke(digits.group())
+def forgiving_tool_on(toy):
+    """01, exercise 2's solution on a toy QueryOrderTool: this file's, or the one lesson 01 writes itself."""
+    class ForgivingQueryOrderTool(toy):
+        def invoke(self, input: str) -> str:
+            digits = re.search(r"\d+", input)
+            if digits is None:
+                return to_json({"error": "请提供订单号（an order id is needed）", "expected": "订单号数字，如 88231"})
+            return super().invoke(digits.group())
+
+    return ForgivingQueryOrderTool
+
+
+ForgivingQueryOrderTool = forgiving_tool_on(QueryOrderTool)
 
 
 def test_01_forgiving_query_order():
@@ -493,25 +507,10 @@ def test_01_answers_on_the_lessons_own_tool_class_pass():
                          "class QueryOrderTool(Tool)")
     assert lesson["Tool"] is not Tool
 
-    class QueryLogisticsTool(lesson["Tool"]):  # the solution's class, in the lesson
-        name = "queryLogistics"
-        description = "Track a parcel. Input: the tracking number, e.g. SF1234567890. Returns JSON with its events."
-
-        def invoke(self, input: str) -> str:
-            tracking_no = input.strip()
-            if tracking_no == "SF1234567890":
-                return to_json(LOGISTICS)
-            return to_json({"error": f"运单不存在：{tracking_no}"})
-
-    class ForgivingQueryOrderTool(lesson["QueryOrderTool"]):  # the solution's, on the lesson's toy
-        def invoke(self, input: str) -> str:
-            digits = re.search(r"\d+", input)
-            if digits is None:
-                return to_json({"error": "请提供订单号（an order id is needed）", "expected": "订单号数字，如 88231"})
-            return super().invoke(digits.group())
-
-    assert passes(check_toy_logistics_tool, QueryLogisticsTool)
-    assert passes(check_forgiving_query_order, ForgivingQueryOrderTool)
+    in_lesson = logistics_tool_on(lesson["Tool"])  # the solutions' classes, in the lesson
+    assert not issubclass(in_lesson, Tool)
+    assert passes(check_toy_logistics_tool, in_lesson)
+    assert passes(check_forgiving_query_order, forgiving_tool_on(lesson["QueryOrderTool"]))
 
     # The contract is still held: a class that subclasses no Tool and lacks a part of it is told which, in a line.
     class NoInvoke:
@@ -1246,8 +1245,10 @@ SHOP_07 = Shop(":memory:")
 
 
 def make_track_parcel(name="queryLogistics", doc=True, newest=True, default=False, typed=True, decorate=True,
-                      unknown="as asked"):
-    """The solution of 07's exercise 1, and plausible wrong versions of it."""
+                      unknown="as asked", reshape=None):
+    """The solution of 07's exercise 1, and plausible wrong versions of it. `doc` False leaves out the Args section,
+    a string replaces the docstring; `reshape(parcel)` is what latest_only returns instead of the parcel's other
+    fields as they are."""
     def track_parcel(tracking_no: str, latest_only: bool = False) -> dict:
         """Track a parcel.
 
@@ -1263,10 +1264,13 @@ def make_track_parcel(name="queryLogistics", doc=True, newest=True, default=Fals
                     "message key": {"message": f"运单不存在：{tracking_no}"}}[unknown]
         if latest_only:
             parcel["traces"] = parcel["traces"][-1:] if newest else parcel["traces"][:1]
+            return reshape(parcel) if reshape else parcel
         return parcel
 
     if not doc:
         track_parcel.__doc__ = "Track a parcel."
+    elif isinstance(doc, str):
+        track_parcel.__doc__ = doc
     if not default:
         def required(tracking_no: str, latest_only: bool) -> dict:
             """Track a parcel.
@@ -1325,34 +1329,19 @@ def test_07_typed_logistics_tool():
 
     fails(check_typed_logistics_tool, hard_coded, says="got SF1234567890: 3 traces")
 
-    @typed_tool(name="queryLogistics")
-    def example_unread(tracking_no: str, latest_only: bool = False) -> dict:
-        """Track a parcel.
+    example_unread = make_track_parcel(default=True, doc="""Track a parcel.
 
         Args:
             tracking_no: the tracking number. Example: SF1234567890
             latest_only: only the newest event
-        """
-        return make_track_parcel(default=True)(tracking_no=tracking_no, latest_only=latest_only)
+        """)
 
     # an example written in words @tool does not read: told which words it reads, not to add an example
     fails(check_typed_logistics_tool, example_unread, says="has no example @tool can read: it takes the words after "
                                                           "`e.g.`")
 
     for example in ("sf1234567890", "SF 1234567890", "the tracking number"):  # a model would copy it as written
-        @typed_tool(name="queryLogistics")
-        def badly_shown(tracking_no: str, latest_only: bool = False) -> dict:
-            """Track a parcel.
-
-            Args:
-                tracking_no: the tracking number, e.g. SF1234567890 (replaced below)
-                latest_only: only the newest event
-            """
-            parcel = SHOP_07.get_logistics(tracking_no)
-            if parcel is None:
-                return {"error": f"运单不存在：{tracking_no}"}
-            return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
-
+        badly_shown = make_track_parcel(default=True)  # the solution, its example replaced
         badly_shown.parameters["properties"]["tracking_no"]["examples"] = [example]
         fails(check_typed_logistics_tool, badly_shown, says="write one as the shop writes its numbers")
     for example in ("SF1234567890 (from queryOrder", "SF1234567890 or YT9876543210", "`SF1234567890`"):
@@ -1365,22 +1354,8 @@ def test_07_fields_dropped_or_added_with_latest_only_are_named_within_six_lines(
     # (its number and newest event) like the expected one, so the failure names the fields, in the lines a
     # notebook shows (the old hint listed both sets of fields in a seventh line, which the notebook cut).
     def reshaped(keep=("trackingNo", "carrier", "status"), add=None):
-        @typed_tool(name="queryLogistics")
-        def track_parcel(tracking_no: str, latest_only: bool = False) -> dict:
-            """Track a parcel.
-
-            Args:
-                tracking_no: the tracking number from queryOrder, e.g. SF1234567890
-                latest_only: only the newest event
-            """
-            parcel = SHOP_07.get_logistics(tracking_no)
-            if parcel is None:
-                return {"error": f"运单不存在：{tracking_no}"}
-            if latest_only:
-                return {**{key: parcel[key] for key in keep}, "traces": parcel["traces"][-1:], **(add or {})}
-            return parcel
-
-        return track_parcel
+        return make_track_parcel(default=True, reshape=lambda parcel: {
+            **{key: parcel[key] for key in keep}, "traces": parcel["traces"], **(add or {})})
 
     fails(check_typed_logistics_tool, reshaped(keep=("trackingNo",)), says="It lacks carrier and status.")
     fails(check_typed_logistics_tool, reshaped(keep=("trackingNo", "status")), says="It lacks carrier.")
