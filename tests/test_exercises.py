@@ -4395,6 +4395,26 @@ def _plan_parser(step_line, find="match", tidy=str.strip):
     return my_parse_plan
 
 
+def _steps_taken_by(step_of):
+    """The solution's parser with its step text taken another way: `step_of(line)` for each numbered line (spaces,
+    maybe `**`, the number, its mark), the list ending where a number does not go up."""
+    def my_parse_plan(text):
+        steps, last = [], 0
+        for line in text.splitlines():
+            head = re.match(r"\s*(?:\*\*)?(\d+)[.)]", line)
+            if head is None:
+                continue
+            if steps and int(head.group(1)) <= last:
+                break
+            steps.append(step_of(line))
+            last = int(head.group(1))
+        if not steps:
+            raise ValueError("no steps")
+        return steps
+
+    return my_parse_plan
+
+
 def test_17_plan_parser():
     from tinyagent.checks import check_plan_parser
 
@@ -4413,16 +4433,8 @@ def test_17_plan_parser():
     fails(check_plan_parser, _plan_parser(step_line, tidy=lambda step: step), says="without the spaces around it")
     fails(check_plan_parser, _plan_parser(step_line, tidy=str.lstrip), says="without the spaces around it")
 
-    def strips_before_unbolding(text):  # `**1. 查询订单 **` gives '查询订单 ': passed while no bold held a space inside
-        steps, last = [], 0
-        for match in filter(None, map(numbered.match, text.splitlines())):
-            if steps and int(match.group(1)) <= last:
-                break
-            steps.append(match.group(2).strip().replace("**", ""))
-            last = int(match.group(1))
-        if not steps:
-            raise ValueError("no numbered steps")
-        return steps
+    # `**1. 查询订单 **` gives '查询订单 ': passed while no bold held a space inside
+    strips_before_unbolding = _steps_taken_by(lambda line: numbered.match(line).group(2).strip().replace("**", ""))
 
     fails(check_plan_parser, strips_before_unbolding, says="take the `**` out first, then the spaces")
     # the number made optional: a note starting with `.` or `)` ("...", ") and its parcel") read as a step
@@ -4501,50 +4513,20 @@ def test_17_plan_parser():
             raise ValueError("no steps")
         return steps
 
-    def number_lstripped(text):  # the number taken off with lstrip: a step's own leading digits go too
-        steps, last = [], 0
-        for line in text.splitlines():
-            head = re.match(r"\s*(?:\*\*)?(\d+)[.)]", line)
-            if head is None:
-                continue
-            if steps and int(head.group(1)) <= last:
-                break
-            steps.append(line.strip().lstrip("*0123456789.) \t").replace("**", "").strip())
-            last = int(head.group(1))
-        if not steps:
-            raise ValueError("no steps")
-        return steps
+    # the number taken off with lstrip: a step's own leading digits go too
+    number_lstripped = _steps_taken_by(lambda line: line.strip().lstrip("*0123456789.) \t").replace("**", "")
+                                       .strip())
 
     for cut_short in (mark_found_by_str_find, number_lstripped):
         fails(check_plan_parser, cut_short, says="a step may hold digits, `.` and `)` of its own")
 
-    def marks_run_taken_off(text):  # any run of `.` and `)` after the number taken for its mark
-        steps, last = [], 0
-        for line in text.splitlines():
-            head = re.match(r"\s*(?:\*\*)?(\d+)[.)]", line)
-            if head is None:
-                continue
-            if steps and int(head.group(1)) <= last:
-                break
-            steps.append(re.sub(r"^\s*\**\d+[.)]+\**\s*", "", line).replace("**", "").strip())
-            last = int(head.group(1))
-        if not steps:
-            raise ValueError("no steps")
-        return steps
+    # any run of `.` and `)` after the number taken for its mark
+    marks_run_taken_off = _steps_taken_by(lambda line: re.sub(r"^\s*\**\d+[.)]+\**\s*", "", line)
+                                          .replace("**", "").strip())
 
-    def digits_then_marks_lstripped(text):  # .lstrip("0123456789").lstrip(".)"): the step's own `...` goes too
-        steps, last = [], 0
-        for line in text.splitlines():
-            head = re.match(r"\s*(?:\*\*)?(\d+)[.)]", line)
-            if head is None:
-                continue
-            if steps and int(head.group(1)) <= last:
-                break
-            steps.append(line.strip().replace("**", "").lstrip("0123456789").lstrip(".)").strip())
-            last = int(head.group(1))
-        if not steps:
-            raise ValueError("no steps")
-        return steps
+    # .lstrip("0123456789").lstrip(".)"): the step's own `...` goes too
+    digits_then_marks_lstripped = _steps_taken_by(lambda line: line.strip().replace("**", "")
+                                                  .lstrip("0123456789").lstrip(".)").strip())
 
     # one mark: passed while every step that began with `.` or `)` had a space after the number's mark
     for one_run in (marks_run_taken_off, digits_then_marks_lstripped):
