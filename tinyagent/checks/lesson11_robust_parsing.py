@@ -242,17 +242,16 @@ def _bracket_hint(args: tuple, expected: Any, got: Any) -> str | None:
     got = _as_reading(got)
     if not isinstance(got, tuple) or expected[0] is None or got[0] is None:
         return None
-    if expected[0][0] == got[0][0] and got[0][1] == _unfence(expected[0][1]):
-        return "(the input is everything between the brackets as written, ``` fences too)"
-    if expected[0][0] == got[0][0] and not expected[0][1] and got[0][1] and re.search(r"\][^\]\n]*\S[^\]\n]*$",
-                                                                                    args[0]):
-        return "(text follows the last ]: the value as a whole is not name[input], so read_action reads it)"
-    if expected[0][0] == got[0][0] and isinstance(got[0][1], str) and got[0][1] != expected[0][1]:
-        if got[0][1].strip() == expected[0][1]:
+    (name, wanted), (_, given) = expected[0], got[0]
+    if name == got[0][0]:  # the right tool, another input: which of the input's rules it missed
+        if given == _unfence(wanted):
+            return "(the input is everything between the brackets as written, ``` fences too)"
+        if not wanted and given and re.search(r"\][^\]\n]*\S[^\]\n]*$", args[0]):
+            return "(text follows the last ]: the value as a whole is not name[input], so read_action reads it)"
+        if isinstance(given, str) and given != wanted and given.strip() == wanted:
             return "(the input is without the spaces around it)"
-        if not got[0][1] and re.search(rf"{re.escape(got[0][0])}[ \t]+\[", args[0]):
+        if isinstance(given, str) and not given and wanted and re.search(rf"{re.escape(name)}[ \t]+\[", args[0]):
             return "(spaces may stand between the name and its [: it is still name[input])"
-    if expected[0][0] == got[0][0]:
         return "(the input runs from the first [ to the last ], on every line)"
     if "[" in expected[0][0] and "]" not in expected[0][0] and "[" not in got[0][0]:
         return "(no ] closes it, so it is not name[input]: read it as read_action does)"
