@@ -11,6 +11,8 @@ from __future__ import annotations
 import http.client
 import ipaddress
 import json
+import os
+import select
 import signal
 import socket
 import ssl
@@ -79,6 +81,10 @@ def threads(process: ServerProcess) -> int:
         return int(next(line for line in status if line.startswith("Threads:")).split()[1])
 
 
+def descriptors(process: ServerProcess) -> int:
+    return len(os.listdir(f"/proc/{process.process.pid}/fd"))
+
+
 def wake_ups(process: ServerProcess, thread_id: int) -> int:
     """How many times the thread has gone to sleep and been woken (each select or sleep that waited)."""
     with open(f"/proc/{process.process.pid}/task/{thread_id}/status") as status:
@@ -88,6 +94,16 @@ def wake_ups(process: ServerProcess, thread_id: int) -> int:
 def chat(port: int) -> requests.Response:
     return requests.post(f"http://127.0.0.1:{port}/v1/chat/completions", data=BODY,
                          headers={"Content-Type": "application/json"}, timeout=PATIENCE)
+
+
+def ended_cleanly(connection: socket.socket) -> bool:
+    """Wait until the server has ended its side of the connection: True for a FIN, False for a reset (which can
+    take the answer with it before the client reads it)."""
+    ended = select.poll()
+    ended.register(connection, select.POLLRDHUP)
+    events = ended.poll(PATIENCE * 1000)
+    assert events, "the server never ended its side"
+    return events == [(connection.fileno(), select.POLLRDHUP)]  # a reset adds POLLERR and POLLHUP
 
 
 def answer_to(connection: socket.socket) -> bytes:
@@ -116,6 +132,18 @@ def test_past_its_cap_a_request_gets_a_503_without_a_thread_and_is_served_once_r
         assert error["type"] == "server_error" and error["code"] == "server_busy" and error["param"] is None
         assert f"({CAP})" in error["message"] and "try again" in error["message"]
 
+        # A client slow between its request's head and its body gets the answer to the head: the server closed
+        # at once, the body that came after met a closed socket, and its reset could take the answer with it
+        # ("Connection reset by peer" where the 503 was). Now the server ends its side and reads on.
+        with socket.create_connection(("127.0.0.1", port), timeout=PATIENCE) as slow:
+            slow.sendall(REQUEST[:-len(BODY)])
+            answered = select.poll()
+            answered.register(slow, select.POLLIN)
+            assert answered.poll(PATIENCE * 1000)
+            slow.sendall(BODY)
+            assert ended_cleanly(slow)
+            assert answer_to(slow).startswith(b"HTTP/1.1 503 ")
+
         # More dribblers, reconnecting each time they are closed, than the server has descriptors: each is
         # answered with the 503 and closed, and none gets a thread (ten at a time: each is refused as it sends).
         for _ in range(DESCRIPTORS // 8):
@@ -129,6 +157,30 @@ def test_past_its_cap_a_request_gets_a_503_without_a_thread_and_is_served_once_r
 
         held.close()  # the dribblers give up: their threads end, and a new request is served again
         wait_for(lambda: chat(port).status_code == 200, "a request served once the dribblers are gone")
+
+
+def test_refused_connections_their_clients_keep_open_hold_few_descriptors_and_not_for_long():
+    # After its answer a refused connection is read until the client closes it (ended_cleanly above); clients that
+    # never close theirs may keep at most CAP of them open, each for REFUSAL_SECONDS at most.
+    from tinyagent.classroom.server import REFUSAL_SECONDS
+
+    with limited_server() as (process, port, _), ExitStack() as held:
+        before = threads(process)
+        for _ in range(CAP):
+            held.enter_context(socket.create_connection(("127.0.0.1", port), timeout=PATIENCE)).sendall(b"P")
+        wait_for(lambda: threads(process) == before + CAP, f"{CAP} threads for the dribblers")
+        served = descriptors(process)
+
+        refused_at = time.monotonic()
+        for _ in range(3 * CAP):
+            kept = held.enter_context(socket.create_connection(("127.0.0.1", port), timeout=PATIENCE))
+            kept.sendall(REQUEST)
+            assert answer_to(kept).startswith(b"HTTP/1.1 503 ")  # answered, and kept open by its client
+            assert descriptors(process) <= served + CAP
+        wait_for(lambda: descriptors(process) == served, "the refused connections closed",
+                 patience=REFUSAL_SECONDS + PATIENCE)
+        assert time.monotonic() - refused_at >= REFUSAL_SECONDS  # not closed before their time was up
+        assert chat(port).status_code == 503
 
 
 def test_connections_left_idle_between_requests_make_room_for_new_requests():
@@ -164,6 +216,57 @@ def test_out_of_descriptors_the_server_waits_without_spinning_and_serves_when_th
         assert chat(port).status_code == 200
 
 
+STARTED_SHORT_OF_DESCRIPTORS = f"""
+import os, resource, time
+import requests
+resource.setrlimit(resource.RLIMIT_NOFILE, ({DESCRIPTORS}, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+from tinyagent.classroom.server import ClassroomServer
+
+ClassroomServer().stop()  # what it imports on first use, imported now
+for free in range(8):
+    hoard = []
+    try:
+        while True:
+            hoard.append(os.open(os.devnull, os.O_RDONLY))
+    except OSError:
+        pass
+    for _ in range(free):
+        os.close(hoard.pop())
+    try:
+        server = ClassroomServer().start()
+    except Exception as error:
+        print(free, "refused:", type(error).__name__, error, flush=True)
+    else:
+        time.sleep(0.2)  # the serving thread under way, still short of descriptors
+        while hoard:
+            os.close(hoard.pop())
+        try:  # (not `with server`, which would start a thread again if the first had died)
+            answer = requests.post(f"http://127.0.0.1:{{server.port}}/v1/chat/completions", timeout={PATIENCE},
+                                   json={{"model": "classroom", "messages": [{{"role": "user", "content": "Hi"}}]}})
+            print(free, "served:", answer.status_code, flush=True)
+        finally:
+            server.stop()
+    while hoard:
+        os.close(hoard.pop())
+"""
+
+
+def test_started_short_of_descriptors_it_says_so_or_serves():
+    # The serving loop made its selector in its own thread: started with a descriptor or two left (a kernel's files
+    # take them), the loop died there ("Too many open files", on stderr) and the server never answered.
+    with ServerProcess(code=STARTED_SHORT_OF_DESCRIPTORS) as process:
+        process.wait_for_line("7 ")
+        assert process.process.wait(timeout=PATIENCE) == 0, process.output()
+        lines = process.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == [str(free) for free in range(8)], process.output()
+    for line in lines:
+        served = line.split(" ", 1)[1]
+        assert served == "served: 200" or served == (
+            "refused: ServerAddressError cannot listen on 127.0.0.1:0: this program has no file descriptor left to "
+            "serve with (too many open files); close some, or raise its limit (ulimit -n)"), line
+    assert "refused" in lines[0] and "served" in lines[-1]
+
+
 def test_past_its_cap_over_tls_a_request_still_gets_the_503(tmp_path):
     # Over TLS the 503 needs a handshake, which the serving loop never waits for: a few threads of their own give
     # it. Closed unanswered, as it first was, LlmClient took the server for a broken one ("could not reach ...
@@ -184,6 +287,18 @@ def test_past_its_cap_over_tls_a_request_still_gets_the_503(tmp_path):
                              headers={"Content-Type": "application/json"}, timeout=PATIENCE)
         assert busy.status_code == 503 and busy.headers["Retry-After"] == "1", busy.text
         assert busy.json()["error"]["code"] == "server_busy"
+
+        # A request in two records, as urllib3 sends a body after its head. The server read only the first before
+        # it answered, then closed with the body unread, which sent a reset: a client that came to read a moment
+        # later found nothing (requests, now and then on a loaded machine: "Remote end closed connection without
+        # response"). Now it ends its side after the answer (a FIN, no reset) and reads on until the client closes.
+        for _ in range(3):
+            with context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=PATIENCE),
+                                     server_hostname="127.0.0.1") as client:
+                client.sendall(REQUEST[:-len(BODY)])
+                client.sendall(BODY)
+                assert ended_cleanly(client)
+                assert answer_to(client).startswith(b"HTTP/1.1 503 ")
 
 
 def lan_address() -> str:

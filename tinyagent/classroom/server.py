@@ -80,7 +80,8 @@ READ_TIMEOUT = 60.0  # seconds a connection may stay silent, and the most a requ
 TOKENS_PER_CHUNK = 3  # how many tokens each streamed content delta carries
 ACCEPT_PAUSE = 0.1  # seconds the server stops accepting when the process has no file descriptor left
 # Over TLS a refused connection's 503 needs a handshake, which the serving loop never waits for: at most this many
-# threads do those at once (past that a connection is closed unanswered), each within REFUSAL_SECONDS.
+# threads do those at once (past that a connection is closed unanswered), each within REFUSAL_SECONDS. After its
+# answer a refused connection is read until the client closes it, for REFUSAL_SECONDS at most (_EndingGently).
 REFUSING_AT_ONCE = 8
 REFUSAL_SECONDS = 5.0
 
@@ -980,6 +981,20 @@ def _capped_client(address: str) -> str | None:
     return None if ip.is_loopback else str(ip)
 
 
+def _let_the_client_finish(tls: ssl.SSLSocket, deadline: float) -> None:
+    """After a refusal over TLS, from its own thread: end our side (the client reads the answer, then the end),
+    and read what the client still sends until it closes, the deadline passes or MAX_BODY_BYTES came. Why: see
+    _EndingGently, which does the same for plain HTTP in the serving loop."""
+    tls.shutdown(socket.SHUT_WR)  # also ends TLS on this socket: what follows is read as it comes, undecrypted
+    received = 0
+    while received < MAX_BODY_BYTES and (left := deadline - time.monotonic()) > 0:
+        tls.settimeout(left)
+        part = tls.recv(65536)
+        if not part:
+            return
+        received += len(part)
+
+
 def _refusal_bytes(error: ApiError) -> bytes:
     """A whole HTTP answer refusing a connection the server gives no thread: the API's error shape, when to try
     again, and the connection closed."""
@@ -987,6 +1002,71 @@ def _refusal_bytes(error: ApiError) -> bytes:
     head = (f"HTTP/1.1 {error.status} {HTTPStatus(error.status).phrase}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n")
     return head.encode("ascii") + body
+
+
+class _EndingGently:
+    """Refused connections, answered and ended on our side, read in the serving loop until the client closes them.
+
+    Closing a connection with bytes of its request unread, or still to come (urllib3 sends a body after its head),
+    sends a reset, and a client that read a moment later found its answer gone: requests said "Remote end closed
+    connection without response" or "Connection reset by peer" instead of the 503 it would wait on and retry. Each
+    is closed REFUSAL_SECONDS after its answer at the latest; past `limit` of them (they cost a descriptor each)
+    the oldest is closed at once, as every refused connection was before.
+    """
+
+    def __init__(self, selector: selectors.BaseSelector, limit: int):
+        self._selector = selector
+        self._limit = limit
+        self._until: OrderedDict[socket.socket, float] = OrderedDict()  # oldest first
+
+    def __contains__(self, connection: object) -> bool:
+        return connection in self._until
+
+    def __len__(self) -> int:
+        return len(self._until)
+
+    def add(self, connection: socket.socket) -> None:
+        """The answer is sent: end our side, and read what comes until the client ends its own."""
+        if len(self._until) >= self._limit:
+            self.close_oldest()
+        try:
+            connection.shutdown(socket.SHUT_WR)
+        except OSError:  # the client has gone
+            connection.close()
+            return
+        self._selector.register(connection, selectors.EVENT_READ)
+        self._until[connection] = time.monotonic() + REFUSAL_SECONDS
+
+    def read(self, connection: socket.socket) -> None:
+        try:
+            if connection.recv(65536):
+                return
+        except BlockingIOError:
+            return  # a spurious wake-up
+        except OSError:  # reset by the client
+            pass
+        self._close(connection)  # the client has closed its side
+
+    def close_overdue(self) -> None:
+        now = time.monotonic()
+        while self._until and next(iter(self._until.values())) <= now:
+            self.close_oldest()
+
+    def close_oldest(self) -> None:
+        self._close(next(iter(self._until)))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception) -> None:  # the loop has stopped: close them all
+        for connection in self._until:
+            connection.close()
+        self._until.clear()
+
+    def _close(self, connection: socket.socket) -> None:
+        del self._until[connection]
+        self._selector.unregister(connection)
+        connection.close()
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -1042,6 +1122,10 @@ class _HTTPServer(ThreadingHTTPServer):
         # would add up to a poll interval to the end of every `python -m tinyagent ask`).
         self._wake_up, self._wake_up_sender = socket.socketpair()
         self._wake_up_sender.setblocking(False)
+        # Made here, not in the serving thread: a process out of descriptors when that thread began (a kernel's
+        # files, say) killed the loop there with "Too many open files", and the server never answered; here it
+        # is the constructor's error, said at once.
+        self._selector = selectors.DefaultSelector()
         super().__init__(address, _Handler)
 
     def server_bind(self) -> None:
@@ -1054,7 +1138,7 @@ class _HTTPServer(ThreadingHTTPServer):
         waiting: OrderedDict[socket.socket, tuple[object, float]] = OrderedDict()  # oldest first
         accept_again: float | None = None  # out of descriptors: when to try accepting again
         try:
-            with selectors.DefaultSelector() as selector:
+            with self._selector as selector, _EndingGently(selector, limit=self.max_connections) as self._ending:
                 self.socket.setblocking(False)
                 selector.register(self.socket, selectors.EVENT_READ)
                 selector.register(self._wake_up, selectors.EVENT_READ)
@@ -1065,6 +1149,8 @@ class _HTTPServer(ThreadingHTTPServer):
                     for connection in ready:
                         if connection in waiting:
                             self._first_bytes(selector, waiting, connection)
+                        elif connection in self._ending:
+                            self._ending.read(connection)
                         elif connection is self._wake_up:
                             self._wake_up.recv(64)  # shutdown() asked: the loop condition ends it
                     if self.socket in ready and not self._accept_all(selector, waiting):
@@ -1076,6 +1162,7 @@ class _HTTPServer(ThreadingHTTPServer):
                         selector.register(self.socket, selectors.EVENT_READ)
                         accept_again = None
                     self._close_silent(selector, waiting)
+                    self._ending.close_overdue()
         finally:
             for connection in waiting:
                 connection.close()
@@ -1093,10 +1180,13 @@ class _HTTPServer(ThreadingHTTPServer):
             except ConnectionAbortedError:
                 continue  # the client gave up while it was queued
             except OSError as error:
-                if error.errno in (errno.EMFILE, errno.ENFILE) and waiting:
-                    # Out of file descriptors (what else the process opens holds them too): a waiting
-                    # connection gives its own back.
-                    self._make_room(selector, waiting)
+                if error.errno in (errno.EMFILE, errno.ENFILE) and (waiting or self._ending):
+                    # Out of file descriptors (what else the process opens holds them too): a refused connection
+                    # still being read, or else a waiting one, gives its own back.
+                    if self._ending:
+                        self._ending.close_oldest()
+                    else:
+                        self._make_room(selector, waiting)
                     continue
                 return False
             if len(waiting) >= self.max_connections:
@@ -1175,13 +1265,12 @@ class _HTTPServer(ThreadingHTTPServer):
             self._refuse_over_tls(connection, error)
             return
         try:
-            # Its request is read first: closing a socket with bytes unread sends a reset, which can
-            # destroy the answer before the client reads it.
-            connection.recv(65536)
+            connection.recv(65536)  # what has come of the request (the rest is read after the answer)
             connection.send(_refusal_bytes(error))  # an empty send buffer takes it whole: no wait
         except OSError:  # the client has gone
-            pass
-        connection.close()
+            connection.close()
+            return
+        self._ending.add(connection)
 
     def _refuse_over_tls(self, connection: socket.socket, error: ApiError) -> None:
         """The refusal over TLS, from a thread of its own: at most REFUSING_AT_ONCE at once, so a flood costs a few
@@ -1200,8 +1289,9 @@ class _HTTPServer(ThreadingHTTPServer):
             connection.setblocking(True)
             connection.settimeout(REFUSAL_SECONDS)  # each wait below; the handshake as a whole (see _start_tls)
             with self.room.tls.wrap_socket(connection, server_side=True) as tls:
-                tls.recv(65536)  # the request, read before the answer (see _refuse)
+                tls.recv(65536)  # the request's first record, read before the answer (see _refuse)
                 tls.sendall(_refusal_bytes(error))
+                _let_the_client_finish(tls, time.monotonic() + REFUSAL_SECONDS)
         except OSError:  # plain HTTP, a handshake that never came, a client that has gone
             connection.close()
         finally:
@@ -1274,6 +1364,7 @@ class _HTTPServer(ThreadingHTTPServer):
 
     def server_close(self) -> None:
         super().server_close()
+        self._selector.close()  # serve_forever closed it if it ran
         self._wake_up.close()
         self._wake_up_sender.close()
         # A keep-alive client's thread would wait up to read_timeout for its next request: end it now.

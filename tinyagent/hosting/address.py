@@ -44,6 +44,11 @@ def explain_listen_error(host: str, port: int, error: OSError) -> ServerAddressE
             f"port {port} on {host} is already in use by another program: stop that program, "
             "or pick another --port (0: any free port)"
         )
+    if error.errno in (errno.EMFILE, errno.ENFILE):
+        return ServerAddressError(
+            f"cannot listen on {host}:{port}: this program has no file descriptor left to serve with (too many "
+            "open files); close some, or raise its limit (ulimit -n)"
+        )
     if error.errno == errno.EACCES:
         return ServerAddressError(
             f"port {port} needs administrator rights on this machine: pick a --port from 1024 to {MAX_PORT}"
