@@ -1832,6 +1832,23 @@ def test_09_tool_messages():
                                                             OSError))
     fails(check_tool_messages, catches_the_usual_errors, says="catch every exception a tool raises, whatever its type")
 
+    def decoded_twice(text):  # as the package's read_arguments forgives, which the exercise's spec does not
+        value = json.loads(text)
+        if isinstance(value, str):
+            with contextlib.suppress(ValueError):
+                return json.loads(value)
+        return value
+
+    def no_arguments_refused(message, run_tool):  # json.loads("") without the `or "{}"` of answer_calls
+        messages = tool_messages(message, run_tool)
+        return [dict(answer, content=json.dumps({"error": "the arguments are not valid JSON"}))
+                if call["function"]["arguments"] == "" else answer
+                for call, answer in zip(message["tool_calls"], messages)]
+
+    fails(check_tool_messages, tool_messages_with(read_arguments=decoded_twice),
+          says="even one that holds an object's JSON (encoded twice)")
+    fails(check_tool_messages, no_arguments_refused, says='empty arguments ("") are no arguments')
+
 
 def test_09_fewest_model_calls():
     assert passes(check_fewest_model_calls, [(6, 3), (4, 2), (3, 3)])

@@ -207,6 +207,24 @@ def _no_calls(rng: random.Random) -> Iterator[tuple]:
     yield ({"role": "assistant", "content": "订单 88231 已签收。", "tool_calls": []}, {})
 
 
+def _encoded_twice(rng: random.Random) -> Iterator[tuple]:
+    """Calls whose arguments are a JSON string holding an object's JSON, among good ones."""
+    for _ in range(6):
+        texts = [_good(rng) for _ in range(rng.randint(0, 3))]
+        for _ in range(rng.randint(1, 2)):
+            twice = json.dumps(_encoded(rng, rng.choice(_GOOD_ARGUMENTS)(rng)), ensure_ascii=rng.random() < 0.5)
+            texts.insert(rng.randint(0, len(texts)), twice)
+        yield (_reply(rng, texts), {})
+
+
+def _empty_arguments(rng: random.Random) -> Iterator[tuple]:
+    """Calls with empty arguments (""), as some servers send a tool without parameters, among good ones."""
+    for _ in range(4):
+        texts = [_good(rng) for _ in range(rng.randint(0, 3))]
+        texts.insert(rng.randint(0, len(texts)), "")
+        yield (_reply(rng, texts), {})
+
+
 def _result(name: str, arguments: dict) -> str:
     """What the generated inputs' run_tool returns: plain text for some tools, and for others compact JSON as the
     shop's tools write it (to_json), which json.dumps(json.loads(result)) would rewrite (spaces after , and :)."""
@@ -343,6 +361,9 @@ MESSAGES_RULES = (
     Rule("a tool that raises (any exception) ends nothing: its content is an error that says what went wrong",
          _tools_that_raise, _messages_hint),
     Rule("a reply with no calls (an empty tool_calls) gets no tool messages: []", _no_calls, _messages_hint),
+    Rule("a JSON string is not an object, even one that holds an object's JSON (encoded twice): not run",
+         _encoded_twice, _messages_hint),
+    Rule('empty arguments ("") are no arguments: the tool runs with {}', _empty_arguments, _messages_hint),
 )
 
 
