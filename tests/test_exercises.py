@@ -7263,6 +7263,28 @@ def test_21_scoped_registry():
           says="expected 'an error Observation; nothing ran', got 'an error offering other tools' Nothing ran, but "
                "the registry's own error (unknown tool) offers all its tools: name only those in names.")
 
+    # the last sentence: a name the registry does not hold is refused with the tools allowed, and no other
+    def out_of_scope(name, registry, names):
+        return name.strip() in registry and name.strip() not in names
+
+    def unknown(name, registry, names):
+        return name.strip() not in registry
+
+    def refusing_each(text_for_unknown):
+        return scope_refusing(lambda name, registry, names: out_of_scope(name, registry, names) or unknown(
+            name, registry, names), lambda name, registry, names: (
+            text_for_unknown(name, registry, names) if unknown(name, registry, names) else allowed(name, registry, names)))
+
+    # its own words for an unknown name, offering every tool of the registry (it passed: only handing the call on to
+    # the registry, whose error offers them, was caught)
+    offers_the_registry = refusing_each(lambda name, registry, names: error_observation(
+        f"unknown tool {name.strip()}; the registry has {', '.join(registry.names)}"))
+    says_only_unknown = refusing_each(lambda name, registry, names: error_observation(f"unknown tool {name.strip()}"))
+
+    fails(check_scoped_registry, offers_the_registry, says="a name `registry` does not hold at all gets such an error")
+    fails(check_scoped_registry, offers_the_registry, says="Name only the tools in names")
+    fails(check_scoped_registry, says_only_unknown, says="is no tool of the registry: its error names the tools allowed too.")
+
 
 def _solution_21_rains_during(meeting, forecast):  # notebooks/solutions/21_several_agents.ipynb
     start, end = meeting["start"], meeting["end"]

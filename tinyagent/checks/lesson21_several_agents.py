@@ -222,6 +222,19 @@ def _error_names(rng: random.Random) -> Iterator[tuple]:
         yield (extras, names, ("names", tool, _tool_input(rng, tool)))
 
 
+# Names no registry here holds (beside the extra tools a drawn registry lacks): the scope refuses them as well.
+_UNKNOWN_NAMES = ("cancelOrder", "query_order", "queryOrders", "refund", "查询订单", "weather")
+
+
+def _unknown_names(rng: random.Random) -> Iterator[tuple]:
+    """A name `registry` does not hold: its error offers the tools allowed and no other, as the registry's own
+    unknown-tool error offers its tools (a scope that hands such a call on to `registry` offers them all)."""
+    for _ in range(6):
+        extras, names, _ = _draw(rng, leave_out=rng.random() < 0.8)
+        unknown = rng.choice([*_UNKNOWN_NAMES, *(name for name in _EXTRA_TOOLS if name not in extras)])
+        yield (extras, names, ("names", unknown, _tool_input(rng, "queryOrder")))
+
+
 def _tool_lists(rng: random.Random) -> Iterator[tuple]:
     yield ((), SCOPE_ALLOWED, ("list", "en"))
     yield ((), tuple(reversed(SCOPE_ALLOWED)), ("list", "zh"))
@@ -259,6 +272,8 @@ def _scope_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
         return "A tool outside the names must never run."
     if got.what.startswith("the error also names"):
         return "Name only the tools in names: a tool it may not call is no choice for the model."
+    if got.what.startswith("the error does not name") and name.strip() not in (*_SHOP_TOOLS, *args[0]):
+        return f"{name.strip()} is no tool of the registry: its error names the tools allowed too."
     if got.what.startswith("not the registry"):
         return "Hold the registry's own tools (registry.get(name)): they keep their zh descriptions."
     if name != name.strip():
@@ -271,12 +286,14 @@ SCOPE_RULES = (
          _named_runs, _scope_hint),
     Rule("a call to any other tool must not run it: it comes back as an error Observation",
          _other_tools, _scope_hint),
-    Rule("that error names the tools that are allowed, so the model can pick one", _error_names, _scope_hint),
+    Rule("that error names the tools that are allowed, and no other, so the model can pick one", _error_names,
+         _scope_hint),
     Rule("the tool list it builds for the prompt shows only the named tools, in the order `names` gives them",
          _tool_lists, _scope_hint),
     Rule("a named tool runs with spaces around its name too, as in `registry`",
          _spaced_runs, _scope_hint),
     Rule("a name in another case is another name: queryorder runs nothing", _other_cases, _scope_hint),
+    Rule("a name `registry` does not hold at all gets such an error too", _unknown_names, _scope_hint),
 )
 
 
