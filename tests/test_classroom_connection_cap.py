@@ -182,6 +182,21 @@ def test_refused_connections_their_clients_keep_open_hold_few_descriptors_and_no
         assert time.monotonic() - refused_at >= REFUSAL_SECONDS  # not closed before their time was up
         assert chat(port).status_code == 503
 
+        # A client that sends on and on after its answer is read no further than a request's most, MAX_BODY_BYTES:
+        # then closed (a reset, its bytes unread), long before its time is up.
+        from tinyagent.classroom.server import MAX_BODY_BYTES
+
+        with socket.create_connection(("127.0.0.1", port), timeout=PATIENCE) as flooding:
+            flooding.sendall(REQUEST)
+            assert answer_to(flooding).startswith(b"HTTP/1.1 503 ")
+            sent, chunk = 0, b"x" * 65536
+            # BrokenPipeError or ConnectionResetError once the server has closed it; well before 16 times as much
+            # (what the two sockets buffer comes on top: the kernel may let a receiving socket's grow to 32 MiB).
+            with pytest.raises((BrokenPipeError, ConnectionResetError)):  # not a timeout: it was read, then closed
+                while sent < 16 * MAX_BODY_BYTES:
+                    sent += flooding.send(chunk)
+        assert sent >= MAX_BODY_BYTES, sent
+
 
 def test_connections_left_idle_between_requests_make_room_for_new_requests():
     # A script that opens a Session for each call and never closes it: each connection is kept alive, idle, after

@@ -1010,14 +1010,16 @@ class _EndingGently:
     Closing a connection with bytes of its request unread, or still to come (urllib3 sends a body after its head),
     sends a reset, and a client that read a moment later found its answer gone: requests said "Remote end closed
     connection without response" or "Connection reset by peer" instead of the 503 it would wait on and retry. Each
-    is closed REFUSAL_SECONDS after its answer at the latest; past `limit` of them (they cost a descriptor each)
-    the oldest is closed at once, as every refused connection was before.
+    is closed REFUSAL_SECONDS after its answer at the latest, or once MAX_BODY_BYTES came (a client that keeps
+    sending is no client reading its answer); past `limit` of them (they cost a descriptor each) the oldest is
+    closed at once, as every refused connection was before.
     """
 
     def __init__(self, selector: selectors.BaseSelector, limit: int):
         self._selector = selector
         self._limit = limit
         self._until: OrderedDict[socket.socket, float] = OrderedDict()  # oldest first
+        self._received: dict[socket.socket, int] = {}
 
     def __contains__(self, connection: object) -> bool:
         return connection in self._until
@@ -1036,16 +1038,18 @@ class _EndingGently:
             return
         self._selector.register(connection, selectors.EVENT_READ)
         self._until[connection] = time.monotonic() + REFUSAL_SECONDS
+        self._received[connection] = 0
 
     def read(self, connection: socket.socket) -> None:
         try:
-            if connection.recv(65536):
-                return
+            part = connection.recv(65536)
         except BlockingIOError:
             return  # a spurious wake-up
         except OSError:  # reset by the client
-            pass
-        self._close(connection)  # the client has closed its side
+            part = b""
+        self._received[connection] += len(part)
+        if not part or self._received[connection] >= MAX_BODY_BYTES:
+            self._close(connection)  # the client has closed its side, or sends on and on
 
     def close_overdue(self) -> None:
         now = time.monotonic()
@@ -1062,9 +1066,10 @@ class _EndingGently:
         for connection in self._until:
             connection.close()
         self._until.clear()
+        self._received.clear()
 
     def _close(self, connection: socket.socket) -> None:
-        del self._until[connection]
+        del self._until[connection], self._received[connection]
         self._selector.unregister(connection)
         connection.close()
 
