@@ -433,6 +433,14 @@ def test_01_forgiving_query_order():
     fails(check_forgiving_query_order, NoneHint, says='Its "expected" hint is None: say what to send')
     fails(check_forgiving_query_order, EmptyError, says="an error is a message, a text that says what went wrong")
 
+    class MisspeltHint(ForgivingQueryOrderTool):  # the hint under "expect": the answer shown keeps the spec's keys only
+        def invoke(self, input):
+            if re.search(r"\d+", input) is None:
+                return to_json({"error": "请提供订单号", "expect": "订单号数字，如 88231"})
+            return super().invoke(input)
+
+    fails(check_forgiving_query_order, MisspeltHint, says="""It has no "expected" key, but 'expect': the hint goes""")
+
 
 def test_01_a_dict_returned_is_told_so_and_nothing_more():
     # A dict where JSON text belongs agrees with the package's parcel in every key: the failure says what is wrong
@@ -586,6 +594,16 @@ def test_02_suggesting_registry():
           says="is in this registry: suggest among the names in self.tools")
     fails(check_suggesting_registry, DropsTheList, says="available_tools")
     fails(check_suggesting_registry, CarefulRegistry, says="should suggest")
+
+    class MisspeltKey(CarefulRegistry):  # the right name, under "suggestion" (the answer shown keeps the spec's keys)
+        def execute(self, action):
+            data = json.loads(super().execute(action))
+            close = difflib.get_close_matches(action.tool_name.strip(), list(self.tools), n=1)
+            if "available_tools" in data and close:
+                data["suggestion"] = close[0]
+            return json.dumps(data, ensure_ascii=False)
+
+    fails(check_suggesting_registry, MisspeltKey, says="is under 'suggestion': the key is did_you_mean.")
 
     class FallsBackToLastUsed(SuggestingRegistry):  # nothing close: suggests the tool that ran last instead
         def __init__(self, tools=()):

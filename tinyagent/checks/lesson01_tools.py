@@ -259,6 +259,9 @@ def _no_number_hint(got: Any) -> str:
         return f'Its "expected" hint is {shown(data["expected"])}: say what to send (e.g. 订单号数字，如 88231).'
     if isinstance(data, dict) and "error" in data and (_blank(data["error"]) or not isinstance(data["error"], str)):
         return f'Its "error" is {shown(data["error"])}: an error is a message, a text that says what went wrong.'
+    if isinstance(data, dict) and "expected" not in data and (others := [key for key in data if key != "error"]):
+        # a misspelt key ("expect"): the answer is shown reduced to the keys the spec names, so say it here
+        return f'It has no "expected" key, but {", ".join(map(shown, others))}: the hint goes under "expected".'
     return 'Answer with an error object that has "error" and an "expected" hint.'
 
 
