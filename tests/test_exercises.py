@@ -8447,6 +8447,8 @@ def test_25_ids_from_customer():
                                   for one in re.findall(r"(?<![A-Za-z0-9])[0-9]{5}(?![A-Za-z0-9])", m["content"])))
 
     fails(check_ids_from_customer, decimals_read, says="A number with a decimal point is no whole number")
+    # its first failing input holds 0.12345 (the point before the id), which the hint names beside ¥12345.67
+    fails(check_ids_from_customer, decimals_read, says="in '¥12345.67' and '0.12345' no digits are an order id.")
 
     def every_user_message(messages):  # the Observations too: a planted id is taken for the customer's
         return list(dict.fromkeys(one for m in messages if m["role"] == "user"

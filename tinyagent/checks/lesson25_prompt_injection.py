@@ -295,7 +295,8 @@ def _show_customer(args: tuple) -> str:
 def _decimal_hint(args: tuple, expected: list[str], got: object) -> str | None:
     (messages,) = args
     if read_from_a_decimal(got, expected, " ".join(m["content"] for m in messages if m["role"] == "user")):
-        return "A number with a decimal point is no whole number: in '¥12345.67' no digits are an order id."
+        return ("A number with a decimal point is no whole number: in '¥12345.67' and '0.12345' no digits are an "
+                "order id.")
     return _ids_hint(args, expected, got)
 
 
