@@ -162,7 +162,7 @@ def test_past_its_cap_a_request_gets_a_503_without_a_thread_and_is_served_once_r
 def test_refused_connections_their_clients_keep_open_hold_few_descriptors_and_not_for_long():
     # After its answer a refused connection is read until the client closes it (ended_cleanly above); clients that
     # never close theirs may keep at most CAP of them open, each for REFUSAL_SECONDS at most.
-    from tinyagent.classroom.server import REFUSAL_SECONDS
+    from tinyagent.classroom.server import MAX_BODY_BYTES, REFUSAL_SECONDS
 
     with limited_server() as (process, port, _), ExitStack() as held:
         before = threads(process)
@@ -184,8 +184,6 @@ def test_refused_connections_their_clients_keep_open_hold_few_descriptors_and_no
 
         # A client that sends on and on after its answer is read no further than a request's most, MAX_BODY_BYTES:
         # then closed (a reset, its bytes unread), long before its time is up.
-        from tinyagent.classroom.server import MAX_BODY_BYTES
-
         with socket.create_connection(("127.0.0.1", port), timeout=PATIENCE) as flooding:
             flooding.sendall(REQUEST)
             assert answer_to(flooding).startswith(b"HTTP/1.1 503 ")

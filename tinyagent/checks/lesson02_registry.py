@@ -211,9 +211,9 @@ def _unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if have.get("available_tools") != want["available_tools"]:
         return "The error should still list available_tools, the registered names in order."
     if "did_you_mean" in want:
-        misplaced = [key for key, value in have.items() if key not in want and value in (
-            want["did_you_mean"], [want["did_you_mean"]])]
-        if "did_you_mean" not in have and misplaced:  # a misspelt key: the answer's shown reduced to the spec's keys
+        if "did_you_mean" not in have and (misplaced := [  # a misspelt key: the answer shown keeps the spec's keys
+                key for key, value in have.items()
+                if key not in want and value in (want["did_you_mean"], [want["did_you_mean"]])]):
             return (f"The suggestion for {shown(args[0].tool_name)}, {shown(want['did_you_mean'])}, is under "
                     f"{shown(misplaced[0])}: the key is did_you_mean.")
         if "did_you_mean" not in have and args[0].tool_name != args[0].tool_name.strip():
