@@ -7,6 +7,7 @@ import gzip
 import json
 import os
 import queue
+import select
 import shutil
 import signal
 import socket
@@ -408,6 +409,16 @@ def dripped_until_closed(sock, patience: float = 60.0) -> bool:
             sock.setblocking(True)
         time.sleep(0.1)
     return False
+
+
+def ended_cleanly(connection: socket.socket) -> bool:
+    """Wait until the server has ended its side of the connection: True for a FIN, False for a reset (which can
+    take the answer with it before the client reads it). Linux only (POLLRDHUP)."""
+    ended = select.poll()
+    ended.register(connection, select.POLLRDHUP)
+    events = ended.poll(PATIENCE * 1000)
+    assert events, "the server never ended its side"
+    return events == [(connection.fileno(), select.POLLRDHUP)]  # a reset adds POLLERR and POLLHUP
 
 
 def port_refuses_connections(port: int) -> bool:

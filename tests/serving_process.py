@@ -52,6 +52,15 @@ class ServiceProcess:
     def open_descriptors(self) -> int:
         return len(os.listdir(f"/proc/{self.process.pid}/fd"))
 
+    def open_sockets(self) -> int:
+        """Its descriptors that are sockets: the connections it holds, its listening socket, its loop's own."""
+        folder = f"/proc/{self.process.pid}/fd"
+        links = []
+        for descriptor in os.listdir(folder):
+            with contextlib.suppress(FileNotFoundError):  # closed since it was listed
+                links.append(os.readlink(f"{folder}/{descriptor}"))
+        return sum(link.startswith("socket:") for link in links)
+
 
 def service_environment(model_url: str | None) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TINYAGENT_")}

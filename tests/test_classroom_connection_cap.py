@@ -23,7 +23,7 @@ from contextlib import ExitStack, contextmanager
 import pytest
 import requests
 
-from .conftest import PATIENCE, ServerProcess
+from .conftest import PATIENCE, ServerProcess, ended_cleanly
 from .serving_process import wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the server's threads in /proc")
@@ -94,16 +94,6 @@ def wake_ups(process: ServerProcess, thread_id: int) -> int:
 def chat(port: int) -> requests.Response:
     return requests.post(f"http://127.0.0.1:{port}/v1/chat/completions", data=BODY,
                          headers={"Content-Type": "application/json"}, timeout=PATIENCE)
-
-
-def ended_cleanly(connection: socket.socket) -> bool:
-    """Wait until the server has ended its side of the connection: True for a FIN, False for a reset (which can
-    take the answer with it before the client reads it)."""
-    ended = select.poll()
-    ended.register(connection, select.POLLRDHUP)
-    events = ended.poll(PATIENCE * 1000)
-    assert events, "the server never ended its side"
-    return events == [(connection.fileno(), select.POLLRDHUP)]  # a reset adds POLLERR and POLLHUP
 
 
 def answer_to(connection: socket.socket) -> bytes:

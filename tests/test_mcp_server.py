@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
 import sys
 import time
+from contextlib import ExitStack
 
 import anyio
 import mcp_types as types
@@ -18,8 +20,17 @@ import requests
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.conftest import PATIENCE, ServerProcess, answered_with_stdout_closed, port_refuses_connections
+from tests.conftest import (
+    PATIENCE,
+    ServerProcess,
+    answered_with_stdout_closed,
+    ended_cleanly,
+    port_refuses_connections,
+)
+from tests.serving_process import wait_for
 from tinyagent.clock import fixed_clock
+from tinyagent.serving import connections
+from tinyagent.serving.connections import ENDING_BYTES, ENDING_SECONDS
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.toolkit.mcp_client import McpConnection, mcp_registry
 from tinyagent.toolkit.mcp_server import McpHttpServer, input_schema, mcp_tool, shop_server_process
@@ -319,6 +330,97 @@ def test_connections_past_the_cap_get_a_json_503_and_others_are_served_once_they
         while (reply := requests.post(server.url, json=INITIALIZE, headers=ACCEPT, timeout=PATIENCE)).status_code == 503:
             assert "error" in reply.json() and time.monotonic() < deadline
         assert reply.status_code == 200
+
+
+def _initialize_request(port: int) -> tuple[bytes, bytes]:
+    """An initialize request as its head and its body, which urllib3 sends apart."""
+    body = json.dumps(INITIALIZE).encode()
+    head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n").encode()
+    return head, body
+
+
+def _answered(sock: socket.socket) -> None:
+    """Wait until the server's answer has started to arrive on `sock` (without reading it)."""
+    arrived = select.poll()
+    arrived.register(sock, select.POLLIN)
+    assert arrived.poll(PATIENCE * 1000), "no answer"
+
+
+def test_a_refused_client_still_sending_its_body_reads_the_503_not_a_reset(shop):
+    # The server closed a refused connection at once, and the body that came after its answer met a closed socket:
+    # the reset that sent took the 503 with it, and all ten such clients in a row read "Connection reset by peer".
+    with McpHttpServer(shop[1], max_connections=1) as server, \
+            socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE):
+        head, body = _initialize_request(server.port)
+        for _ in range(3):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) as late:
+                late.sendall(head)
+                _answered(late)
+                late.sendall(body)
+                assert ended_cleanly(late)  # a FIN after the answer, not a reset
+                assert "as many connections as it may (1)" in _json_error(_answer_until_closed(late), 503)
+
+
+def test_refused_connections_their_clients_keep_open_are_few_and_closed_in_time(shop):
+    # A refused connection is read until its client closes it: clients that never do keep at most a quarter of the
+    # cap open (the oldest is closed first), each for ENDING_SECONDS at most, and none counts against the cap.
+    with McpHttpServer(shop[1], max_connections=8) as server, ExitStack() as held:
+        ending = server._uvicorn.config.http.keywords["ending"]
+        assert ending.limit == 2
+        for _ in range(8):
+            held.enter_context(socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE))
+        head, body = _initialize_request(server.port)
+        refused_at = time.monotonic()
+        for _ in range(6):
+            kept = held.enter_context(socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE))
+            kept.sendall(head + body)
+            assert "as many connections as it may (8)" in _json_error(_answer_until_closed(kept), 503)
+            assert len(ending) <= 2
+        wait_for(lambda: len(ending) == 0, "the refused connections closed", patience=ENDING_SECONDS + PATIENCE)
+        assert time.monotonic() - refused_at >= ENDING_SECONDS  # not before their time was up
+
+        # One that sends on and on after its answer is read no further than ENDING_BYTES, then closed.
+        with socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE) as flooding:
+            flooding.sendall(head)
+            _answered(flooding)
+            sent, chunk = 0, b"x" * 65536
+            with pytest.raises((BrokenPipeError, ConnectionResetError)):  # closed, not a timeout
+                while sent < 16 * ENDING_BYTES:
+                    sent += flooding.send(chunk)
+        assert sent >= ENDING_BYTES, sent
+
+        # The kept ones never counted: once one held connection goes, a request is served.
+        held.close()
+        reply = requests.post(server.url, json=INITIALIZE, headers=ACCEPT, timeout=PATIENCE)
+        assert reply.status_code == 200, reply.text
+
+
+def test_an_ending_connection_counts_against_no_cap_and_a_stop_closes_it(shop, monkeypatch):
+    # Two connections ending for as long as the test runs: one refused, one answered with a 400.
+    monkeypatch.setattr(connections, "ENDING_SECONDS", 600.0)
+    with McpHttpServer(shop[1], max_connections=8) as server, ExitStack() as held:
+        ending = server._uvicorn.config.http.keywords["ending"]
+        assert ending.limit == 2
+        known = server._uvicorn.server_state.connections
+        first, *_ = [held.enter_context(socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE))
+                     for _ in range(8)]
+        refused = held.enter_context(socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE))
+        assert "(8)" in _json_error(_answer_until_closed(refused), 503)
+        first.sendall(b"GET /m\x00cp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # a NUL in the path
+        assert "nothing was run" in _json_error(_answer_until_closed(first), 400)
+        wait_for(lambda: len(ending) == 2, "both connections ending")
+        # Counted, they would fill the cap with the seven connections still served: the request would get a 503.
+        wait_for(lambda: len(known) == 9, "the server to hold the seven served connections and the two ending")
+        reply = requests.post(server.url, json=INITIALIZE, headers=ACCEPT, timeout=PATIENCE)
+        assert reply.status_code == 200, reply.text
+
+        # They stay among the connections uvicorn knows, so that its stop closes them too: out of its reach, they
+        # would be left open when the server's loop ended. (A stop's own 503 to a body still arriving ends a
+        # connection that is serving a request, which only the protocol's stop closes: test_a_stop_while_a_body_...)
+        server.stop()
+        assert not server._thread.is_alive()
+        assert len(ending) == 0 and not known
 
 
 # Starts the server with at most 512 descriptors, the way `ulimit -n 512` would.

@@ -9,8 +9,10 @@ generous patience.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -22,9 +24,11 @@ from pathlib import Path
 import pytest
 import requests
 
+from tests.conftest import ended_cleanly
 from tests.serving_process import PATIENCE, serve_process, wait_for
 from tinyagent import Observation, Trace
 from tinyagent.classroom.server import ClassroomServer
+from tinyagent.serving.connections import ENDING_SECONDS
 
 pytest.importorskip("starlette")
 
@@ -848,3 +852,74 @@ def test_connections_beyond_the_limit_are_closed_as_they_open(tmp_path):
                 sock.close()
         wait_for(lambda: requests.get(service.url + "/health", timeout=PATIENCE).status_code == 200,
                  "the service to answer again once the held connections are gone")
+
+
+def _invoke_request(service) -> tuple[bytes, bytes]:
+    """A question as its request's head and its body, which urllib3 sends apart."""
+    host, port = service.url.removeprefix("http://").rsplit(":", 1)
+    body = json.dumps({"query": LOGISTICS}).encode()
+    return (f"POST /agent/invoke HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode(), body
+
+
+def _answered(sock: socket.socket) -> None:
+    """Wait until the service's answer has started to arrive on `sock` (without reading it)."""
+    arrived = select.poll()
+    arrived.register(sock, select.POLLIN)
+    assert arrived.poll(PATIENCE * 1000), "no answer"
+
+
+@pytest.mark.parametrize(("options", "status", "code"), [
+    (("--max-connections", "1"), 503, "busy"),
+    (("--max-connections-per-client", "1"), 429, "too_many_connections"),
+    ((), 400, "unreadable_request"),  # a NUL in the path: h11 cannot read the request
+])
+def test_a_client_still_sending_after_its_last_answer_reads_it_not_a_reset(tmp_path, options, status, code):
+    # The service closed such a connection at once, and what the client sent after the answer met a closed
+    # socket: the reset that sent could take the answer with it ("Connection reset by peer" where the JSON was).
+    with serve_process(tmp_path, *options) as service:
+        head, body = _invoke_request(service)
+        if status == 400:
+            head = head.replace(b"/agent/invoke", b"/agent/in\x00voke")
+        with _connected(service) as holding, _connected(service) as late:
+            holding.sendall(b"GET /health HTTP/1.1\r\n")  # takes the one place, where there is one
+            for _ in range(3):  # its body after the answer, and then more
+                late.sendall(head)
+                _answered(late)
+                late.sendall(body)
+            assert ended_cleanly(late)  # a FIN after the answer, not a reset
+            answer = _reply_until_closed(late)
+        head, _, reply = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 %d " % status) and json.loads(reply)["error"]["code"] == code, answer
+
+
+def _settled_sockets(service) -> int:
+    """How many sockets the service holds, once two counts 0.2 s apart agree (a connection just closed is gone)."""
+    def settled():
+        first = service.open_sockets()
+        time.sleep(0.2)
+        return first == service.open_sockets() and first
+    return wait_for(settled, "the service's sockets to settle")
+
+
+def test_refused_connections_their_clients_keep_open_hold_few_descriptors_and_not_for_long(tmp_path):
+    # A refused connection is read until its client closes it; clients that never close theirs keep at most a
+    # quarter of --max-connections open, each for ENDING_SECONDS at most.
+    with serve_process(tmp_path, "--max-connections", "8", "--max-connections-per-client", "8", "--header-timeout",
+                       "600") as service, \
+            contextlib.ExitStack() as held:
+        head, body = _invoke_request(service)
+        service.health()  # its first request makes the sockets the service then keeps
+        served = _settled_sockets(service) + 8
+        for _ in range(8):
+            held.enter_context(_connected(service)).sendall(b"GET /health HTTP/1.1\r\n")
+        wait_for(lambda: service.open_sockets() == served, "the eight connections held")
+        refused_at = time.monotonic()
+        for _ in range(6):
+            kept = held.enter_context(_connected(service))
+            kept.sendall(head + body)
+            assert _reply_until_closed(kept).startswith(b"HTTP/1.1 503 ")  # answered, and kept open by its client
+            wait_for(lambda: service.open_sockets() <= served + 2, "at most two refused connections held")
+        wait_for(lambda: service.open_sockets() == served, "the refused connections closed",
+                 patience=ENDING_SECONDS + PATIENCE)
+        assert time.monotonic() - refused_at >= ENDING_SECONDS  # not closed before their time was up

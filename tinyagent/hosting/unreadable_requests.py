@@ -31,4 +31,8 @@ class JsonErrorsH11Protocol(H11Protocol):
         for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"), h11.Data(data=body),
                       h11.EndOfMessage()):
             self.transport.write(self.conn.send(event))
+        self.hang_up()
+
+    def hang_up(self) -> None:
+        """The connection has had its last answer: close it (serving/connections.py ends it more gently)."""
         self.transport.close()

@@ -15,9 +15,11 @@ hold the service's descriptors until it could accept nobody. So, per connection:
     per client  beyond `max_connections_per_client` held at once from one client address, a new connection from it
                 is closed as soon as it opens: one client cannot take every slot
 
-Either refusal writes a one-line JSON error first (503 `busy`, 429 `too_many_connections`), for a client that
-is not an attack and would like to know; it may arrive after its request was read, or not at all (a client
-still sending when the connection is closed gets a reset). A client is its IPv4 address, or its IPv6 /64
+Either refusal writes a one-line JSON error (503 `busy`, 429 `too_many_connections`), for a client that is not
+an attack and would like to know. Then the connection is ended as gently as a request h11 cannot read after its
+400 (`EndingConnections`): the server ends its side, and reads and drops what the client still sends until the
+client closes, ENDING_SECONDS or ENDING_BYTES at most. A refused connection counts against neither cap. A client is
+its IPv4 address, or its IPv6 /64
 network (one machine commonly holds a whole /64). Behind a reverse proxy every connection comes from the proxy:
 give the per-client cap the same number as `max_connections` there, and let the proxy limit each client.
 
@@ -34,6 +36,7 @@ import asyncio
 import functools
 import ipaddress
 import json
+from collections import OrderedDict
 from typing import Any
 
 import h11
@@ -46,31 +49,92 @@ from tinyagent.serving.stopping import STATE_KEY
 # the socket (asyncio reads up to 256 KB at a time) are read, even past it.
 MAX_HEADER_BYTES = 16 * 1024
 
+# A connection given its last answer is read for this long at most after it, and this many bytes: more than a
+# request either server reads (the service's --max-body goes to 10 MiB, the MCP SDK's limit is 4 MiB).
+ENDING_SECONDS = 5.0
+ENDING_BYTES = 16 * 1024 * 1024
+
+
+class EndingConnections:
+    """One server's connections that have had their last answer (a refusal, a 400), each ended on the server's
+    side and read until its client closes it.
+
+    Closing a connection with bytes of its request unread, or still to come (urllib3 sends a body after its head),
+    sends a reset, and the reset can take the answer with it: the client reads "Connection reset by peer" where
+    the JSON 503 was, and cannot tell a full server, to try again in a moment, from a broken one. So each is ended
+    with a FIN (its answer sent first), and what comes after is read and dropped until the client closes, for
+    ENDING_SECONDS at most or ENDING_BYTES (a client that sends on and on is not reading its answer). Past `limit`
+    of them at once (each holds a descriptor) the oldest is closed. They stay in uvicorn's set of connections, so
+    that a stop closes them too, but count against neither cap. Over TLS (asyncio cannot end one side of it) a
+    connection is closed at once, as before.
+    """
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._closing: OrderedDict[GuardedH11Protocol, asyncio.TimerHandle] = OrderedDict()  # oldest first
+        self._received: dict[GuardedH11Protocol, int] = {}
+
+    def __contains__(self, connection: object) -> bool:
+        return connection in self._closing
+
+    def __len__(self) -> int:
+        return len(self._closing)
+
+    def add(self, connection: GuardedH11Protocol) -> None:
+        """Its answer is written: end our side once it is sent, and read what comes until the client ends its."""
+        transport = connection.transport
+        if not transport.can_write_eof():
+            transport.close()
+            return
+        if len(self._closing) >= self.limit:
+            self.close(next(iter(self._closing)))
+        transport.write_eof()
+        transport.resume_reading()  # in case uvicorn's flow control had paused it
+        self._closing[connection] = connection.loop.call_later(ENDING_SECONDS, self.close, connection)
+        self._received[connection] = 0
+
+    def received(self, connection: GuardedH11Protocol, size: int) -> None:
+        self._received[connection] += size
+        if self._received[connection] >= ENDING_BYTES:
+            self.close(connection)
+
+    def close(self, connection: GuardedH11Protocol) -> None:
+        self.forget(connection)
+        connection.transport.close()
+
+    def forget(self, connection: GuardedH11Protocol) -> None:
+        """The connection is closed (by either side): nothing more to wait for."""
+        if (timer := self._closing.pop(connection, None)) is not None:
+            timer.cancel()
+            del self._received[connection]
+
 
 class GuardedH11Protocol(JsonErrorsH11Protocol):
     """uvicorn's h11 protocol with a deadline for each request's headers (and for the rest of a body its answer
     left unread), and caps on connections held, by all clients and by one; a request h11 cannot read gets the
-    service's JSON 400."""
+    service's JSON 400. A connection given its last answer is ended gently (`ending`, shared by the server's
+    connections)."""
 
     def __init__(self, *args, header_timeout_s: float, max_connections: int, max_connections_per_client: int,
-                 **kwargs):
+                 ending: EndingConnections, **kwargs):
         super().__init__(*args, **kwargs)
         self.header_timeout_s = header_timeout_s
         self.max_connections = max_connections
         self.max_connections_per_client = max_connections_per_client
+        self.ending = ending
         self.client_key: str | None = None
         self._header_deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)  # adds this connection to `self.connections`, sets `self.client`
         self.client_key = client_key(self.client[0]) if self.client else None
-        if len(self.connections) > self.max_connections:
+        if len(self.connections) - len(self.ending) > self.max_connections:
             self._refuse(503, "Service Unavailable", "busy", f"the service holds as many connections as it may "
                          f"({self.max_connections}): try again in a moment")
             return
         # Counted over the connections held (at most max_connections): no tally to keep right.
         if self.client_key is not None and sum(
-                getattr(other, "client_key", None) == self.client_key
+                getattr(other, "client_key", None) == self.client_key and other not in self.ending
                 for other in self.connections) > self.max_connections_per_client:
             self._refuse(429, "Too Many Requests", "too_many_connections", f"this client already holds "
                          f"{self.max_connections_per_client} connections to the service: close some, or reuse them")
@@ -78,17 +142,28 @@ class GuardedH11Protocol(JsonErrorsH11Protocol):
         self._start_header_clock()
 
     def _refuse(self, status: int, reason: str, code: str, message: str) -> None:
-        """Answer a connection the service will not hold with one JSON error, and close it. It stops counting now:
-        a burst of connections is taken in before any closed one is forgotten (connection_lost), and those
-        refused must not count against the next ones."""
-        self.connections.discard(self)
-        body = json.dumps({"error": {"code": code, "message": message}}).encode()
+        """Answer a connection the server will not hold with one JSON error, and end it. It stops counting now
+        (it is ending): a burst of connections is taken in before any closed one is forgotten (connection_lost),
+        and those refused must not count against the next ones."""
+        body = json.dumps(self.refusal_body(code, message)).encode()
         self.transport.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: "
                              f"{len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
-        self.transport.close()
+        self.hang_up()
+
+    def refusal_body(self, code: str, message: str) -> dict[str, Any]:
+        return {"error": {"code": code, "message": message}}  # the app's ApiError shape
 
     def error_body(self, message: str) -> dict[str, Any]:
-        return {"error": {"code": "unreadable_request", "message": message}}  # the app's ApiError shape
+        return self.refusal_body("unreadable_request", message)
+
+    def hang_up(self) -> None:
+        self.ending.add(self)
+
+    def data_received(self, data: bytes) -> None:
+        if self in self.ending:  # answered for the last time: what the client still sends is read and dropped
+            self.ending.received(self, len(data))
+            return
+        super().data_received(data)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -101,10 +176,14 @@ class GuardedH11Protocol(JsonErrorsH11Protocol):
         begin_stopping = self.app_state.get(STATE_KEY)
         if callable(begin_stopping):
             begin_stopping()
+        if self in self.ending:  # answered already: a stop does not wait for its client
+            self.ending.close(self)
+            return
         super().shutdown()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_header_clock()
+        self.ending.forget(self)
         super().connection_lost(exc)
 
     def _start_header_clock(self) -> None:
@@ -143,8 +222,12 @@ def client_key(host: str) -> str:
     return str(address)
 
 
-def guarded_protocol(header_timeout_s: float, max_connections: int, max_connections_per_client: int):
-    """The `http=` argument of uvicorn.Config: the protocol with these limits (a partial pickles, so worker
-    processes get it too)."""
-    return functools.partial(GuardedH11Protocol, header_timeout_s=header_timeout_s, max_connections=max_connections,
-                             max_connections_per_client=max_connections_per_client)
+def guarded_protocol(header_timeout_s: float, max_connections: int, max_connections_per_client: int,
+                     protocol: type[GuardedH11Protocol] = GuardedH11Protocol, **options: Any):
+    """The `http=` argument of uvicorn.Config: `protocol` with these limits (a partial pickles, so worker
+    processes get it too, each its own EndingConnections). A quarter as many connections may be ending at once as
+    are served: a client that reads its answer closes at once, and together they stay well under the descriptors
+    the process has."""
+    return functools.partial(protocol, header_timeout_s=header_timeout_s, max_connections=max_connections,
+                             max_connections_per_client=max_connections_per_client,
+                             ending=EndingConnections(max(1, max_connections // 4)), **options)

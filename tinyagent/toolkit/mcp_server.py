@@ -24,7 +24,6 @@ a new one taking the place of the one idle longest. A stop (Ctrl-C, SIGTERM) fir
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import sys
@@ -44,7 +43,7 @@ from tinyagent.errors import TinyAgentError
 from tinyagent.hosting.address import listening_socket
 from tinyagent.protocols.prompt_variants import tool_parameters
 from tinyagent.registry import ToolRegistry, error_observation
-from tinyagent.serving.connections import MAX_HEADER_BYTES, GuardedH11Protocol
+from tinyagent.serving.connections import MAX_HEADER_BYTES, GuardedH11Protocol, guarded_protocol
 from tinyagent.tools import Action, Tool
 
 NEEDS_YES = ("applyRefund",)
@@ -189,9 +188,8 @@ class McpHttpServer:
         self.port = self._socket.getsockname()[1]
         self.sessions = McpSessions(registry_server(registry, **options), max_sessions=max_sessions,
                                     security_settings=loopback_security(self.port))
-        protocol = functools.partial(McpH11Protocol, end_sessions=self.sessions.end_all,
-                                     header_timeout_s=header_timeout_s, max_connections=max_connections,
-                                     max_connections_per_client=max_connections)
+        protocol = guarded_protocol(header_timeout_s, max_connections, max_connections, McpH11Protocol,
+                                    end_sessions=self.sessions.end_all)
         config = uvicorn.Config(LoopbackGuard(self.sessions.asgi(), self.port, body_timeout_s), log_level="warning", lifespan="on",
                                 timeout_graceful_shutdown=2, http=protocol,
                                 h11_max_incomplete_event_size=MAX_HEADER_BYTES,
@@ -277,16 +275,8 @@ class McpH11Protocol(GuardedH11Protocol):
         super().__init__(*args, **kwargs)
         self.end_sessions = end_sessions
 
-    def error_body(self, message: str) -> dict[str, Any]:
-        return {"error": message}
-
-    def _refuse(self, status: int, reason: str, code: str, message: str) -> None:
-        # As the service refuses a connection (it stops counting, one JSON error, closed), in this server's shape.
-        self.connections.discard(self)
-        body = json.dumps(self.error_body(message)).encode()
-        self.transport.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: "
-                             f"{len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
-        self.transport.close()
+    def refusal_body(self, code: str, message: str) -> dict[str, Any]:
+        return {"error": message}  # this server's shape, for its refusals and its 400
 
     def shutdown(self) -> None:
         self.end_sessions()
@@ -295,8 +285,7 @@ class McpH11Protocol(GuardedH11Protocol):
             # connection gone and runs nothing).
             self._refuse(503, "Service Unavailable", "stopping",
                          "this MCP server is stopping: the request was not run")
-            return
-        super().shutdown()
+        super().shutdown()  # which closes a connection it has answered
 
 
 class LoopbackGuard:
