@@ -115,6 +115,8 @@ class GuardedH11Protocol(JsonErrorsH11Protocol):
     service's JSON 400. A connection given its last answer is ended gently (`ending`, shared by the server's
     connections)."""
 
+    name = "the service"  # as its refusals name the server
+
     def __init__(self, *args, header_timeout_s: float, max_connections: int, max_connections_per_client: int,
                  ending: EndingConnections, **kwargs):
         super().__init__(*args, **kwargs)
@@ -129,7 +131,7 @@ class GuardedH11Protocol(JsonErrorsH11Protocol):
         super().connection_made(transport)  # adds this connection to `self.connections`, sets `self.client`
         self.client_key = client_key(self.client[0]) if self.client else None
         if len(self.connections) - len(self.ending) > self.max_connections:
-            self._refuse(503, "Service Unavailable", "busy", f"the service holds as many connections as it may "
+            self._refuse(503, "Service Unavailable", "busy", f"{self.name} holds as many connections as it may "
                          f"({self.max_connections}): try again in a moment")
             return
         # Counted over the connections held (at most max_connections): no tally to keep right.
@@ -137,7 +139,7 @@ class GuardedH11Protocol(JsonErrorsH11Protocol):
                 getattr(other, "client_key", None) == self.client_key and other not in self.ending
                 for other in self.connections) > self.max_connections_per_client:
             self._refuse(429, "Too Many Requests", "too_many_connections", f"this client already holds "
-                         f"{self.max_connections_per_client} connections to the service: close some, or reuse them")
+                         f"{self.max_connections_per_client} connections to {self.name}: close some, or reuse them")
             return
         self._start_header_clock()
 

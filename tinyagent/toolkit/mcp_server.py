@@ -275,6 +275,8 @@ class McpH11Protocol(GuardedH11Protocol):
         super().__init__(*args, **kwargs)
         self.end_sessions = end_sessions
 
+    name = "this MCP server"
+
     def refusal_body(self, code: str, message: str) -> dict[str, Any]:
         return {"error": message}  # this server's shape, for its refusals and its 400
 
