@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import socket
 import sys
@@ -17,7 +18,7 @@ import requests
 
 from tinyagent.toolkit.weather_api import CITIES, WeatherService, find_city
 
-from .conftest import PATIENCE, ServerProcess, dripped_until_closed, port_refuses_connections
+from .conftest import PATIENCE, ServerProcess, dripped_until_closed, ended_cleanly, port_refuses_connections
 from .serving_process import wait_for
 
 
@@ -150,15 +151,32 @@ def test_past_its_cap_a_connection_gets_a_503_and_the_descriptors_stay_free():
             assert busy.status_code == 503 and busy.headers["Retry-After"] == "1"
             assert "as many connections" in busy.json()["error"]
 
-            # More than the process has descriptors: each is refused and closed as it comes, none is kept.
+            # A request that arrives after its 503 (answered as the connection was accepted) leaves the 503 to be
+            # read: the server closed at once, the request met a closed socket, and the reset that sent took the
+            # answer with it ("Connection reset by peer").
+            for _ in range(3):
+                with socket.create_connection(("127.0.0.1", port), timeout=PATIENCE) as late:
+                    answered = select.poll()
+                    answered.register(late, select.POLLIN)
+                    assert answered.poll(PATIENCE * 1000)
+                    late.sendall(b"GET /weather?city=Beijing HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+                    assert ended_cleanly(late)
+                    assert late.recv(65536).startswith(b"HTTP/1.0 503 ")
+
+            # More than the process has descriptors: each is refused and closed once its client closes it.
             for _ in range(2 * DESCRIPTORS):
                 with socket.create_connection(("127.0.0.1", port), timeout=PATIENCE) as more:
                     more.sendall(HALF_A_REQUEST)
                     assert more.recv(65536).startswith(b"HTTP/1.0 503 ")
-        # The holders let go: the service answers again.
-        wait_for(lambda: weather().status_code == 200, "a report once the holders are gone")
-        assert weather().json()["city_en"] == "Beijing"
-        assert process.stop(signal.SIGTERM) == 0, process.output()
+            kept = socket.create_connection(("127.0.0.1", port), timeout=PATIENCE)  # open past the stop below
+            assert kept.recv(65536).startswith(b"HTTP/1.0 503 ")
+        try:
+            # The holders let go: the service answers again.
+            wait_for(lambda: weather().status_code == 200, "a report once the holders are gone")
+            assert weather().json()["city_en"] == "Beijing"
+            assert process.stop(signal.SIGTERM) == 0, process.output()
+        finally:
+            kept.close()
 
 
 def test_a_fault_applies_to_the_next_requests_then_the_service_recovers(service):

@@ -54,7 +54,7 @@ from tinyagent.chat_result import NotJsonNumber, no_json_constant
 from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 from tinyagent.errors import ConfigurationError
-from tinyagent.hosting.slow_clients import RequestClock, connection_cap
+from tinyagent.hosting.slow_clients import EndingGently, RequestClock, connection_cap
 from tinyagent.hosting.threaded_server import BackgroundServer
 from tinyagent.number_checks import ascii_number
 from tinyagent.protocols.streamed_stops import StopCutter
@@ -81,7 +81,7 @@ TOKENS_PER_CHUNK = 3  # how many tokens each streamed content delta carries
 ACCEPT_PAUSE = 0.1  # seconds the server stops accepting when the process has no file descriptor left
 # Over TLS a refused connection's 503 needs a handshake, which the serving loop never waits for: at most this many
 # threads do those at once (past that a connection is closed unanswered), each within REFUSAL_SECONDS. After its
-# answer a refused connection is read until the client closes it, for REFUSAL_SECONDS at most (_EndingGently).
+# answer a refused connection is read until the client closes it, for REFUSAL_SECONDS at most (EndingGently).
 REFUSING_AT_ONCE = 8
 REFUSAL_SECONDS = 5.0
 
@@ -984,7 +984,7 @@ def _capped_client(address: str) -> str | None:
 def _let_the_client_finish(tls: ssl.SSLSocket, deadline: float) -> None:
     """After a refusal over TLS, from its own thread: end our side (the client reads the answer, then the end),
     and read what the client still sends until it closes, the deadline passes or MAX_BODY_BYTES came. Why: see
-    _EndingGently, which does the same for plain HTTP in the serving loop."""
+    hosting.slow_clients.EndingGently, which does the same for plain HTTP in the serving loop."""
     tls.shutdown(socket.SHUT_WR)  # also ends TLS on this socket: what follows is read as it comes, undecrypted
     received = 0
     while received < MAX_BODY_BYTES and (left := deadline - time.monotonic()) > 0:
@@ -1002,76 +1002,6 @@ def _refusal_bytes(error: ApiError) -> bytes:
     head = (f"HTTP/1.1 {error.status} {HTTPStatus(error.status).phrase}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n")
     return head.encode("ascii") + body
-
-
-class _EndingGently:
-    """Refused connections, answered and ended on our side, read in the serving loop until the client closes them.
-
-    Closing a connection with bytes of its request unread, or still to come (urllib3 sends a body after its head),
-    sends a reset, and a client that read a moment later found its answer gone: requests said "Remote end closed
-    connection without response" or "Connection reset by peer" instead of the 503 it would wait on and retry. Each
-    is closed REFUSAL_SECONDS after its answer at the latest, or once MAX_BODY_BYTES came (a client that keeps
-    sending is no client reading its answer); past `limit` of them (they cost a descriptor each) the oldest is
-    closed at once, as every refused connection was before.
-    """
-
-    def __init__(self, selector: selectors.BaseSelector, limit: int):
-        self._selector = selector
-        self._limit = limit
-        self._until: OrderedDict[socket.socket, float] = OrderedDict()  # oldest first
-        self._received: dict[socket.socket, int] = {}
-
-    def __contains__(self, connection: object) -> bool:
-        return connection in self._until
-
-    def __len__(self) -> int:
-        return len(self._until)
-
-    def add(self, connection: socket.socket) -> None:
-        """The answer is sent: end our side, and read what comes until the client ends its own."""
-        if len(self._until) >= self._limit:
-            self.close_oldest()
-        try:
-            connection.shutdown(socket.SHUT_WR)
-        except OSError:  # the client has gone
-            connection.close()
-            return
-        self._selector.register(connection, selectors.EVENT_READ)
-        self._until[connection] = time.monotonic() + REFUSAL_SECONDS
-        self._received[connection] = 0
-
-    def read(self, connection: socket.socket) -> None:
-        try:
-            part = connection.recv(65536)
-        except BlockingIOError:
-            return  # a spurious wake-up
-        except OSError:  # reset by the client
-            part = b""
-        self._received[connection] += len(part)
-        if not part or self._received[connection] >= MAX_BODY_BYTES:
-            self._close(connection)  # the client has closed its side, or sends on and on
-
-    def close_overdue(self) -> None:
-        now = time.monotonic()
-        while self._until and next(iter(self._until.values())) <= now:
-            self.close_oldest()
-
-    def close_oldest(self) -> None:
-        self._close(next(iter(self._until)))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exception) -> None:  # the loop has stopped: close them all
-        for connection in self._until:
-            connection.close()
-        self._until.clear()
-        self._received.clear()
-
-    def _close(self, connection: socket.socket) -> None:
-        del self._until[connection], self._received[connection]
-        self._selector.unregister(connection)
-        connection.close()
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -1143,7 +1073,7 @@ class _HTTPServer(ThreadingHTTPServer):
         waiting: OrderedDict[socket.socket, tuple[object, float]] = OrderedDict()  # oldest first
         accept_again: float | None = None  # out of descriptors: when to try accepting again
         try:
-            with self._selector as selector, _EndingGently(selector, limit=self.max_connections) as self._ending:
+            with self._selector as selector, EndingGently(selector, self.max_connections, REFUSAL_SECONDS, MAX_BODY_BYTES) as self._ending:
                 self.socket.setblocking(False)
                 selector.register(self.socket, selectors.EVENT_READ)
                 selector.register(self._wake_up, selectors.EVENT_READ)

@@ -3,6 +3,7 @@
 
     RequestClock      a connection's reader that gives each request one deadline for all its bytes
     connection_cap()  how many connections may have a thread at once, from the process's descriptor limit
+    EndingGently      connections refused past the cap, each read after its answer until its client closes it
 
 A socket timeout bounds one wait only: a client that sends a byte every few seconds, each within the timeout,
 holds its thread and its file descriptor for as long as it likes, and a few hundred such clients hold every
@@ -13,8 +14,10 @@ many threads and descriptors the connections being served may take.
 from __future__ import annotations
 
 import io
+import selectors
 import socket
 import time
+from collections import OrderedDict
 
 try:
     import resource  # Unix only: how many file descriptors this process may open
@@ -80,3 +83,75 @@ def connection_cap() -> int:
     if soft == resource.RLIM_INFINITY:
         return 512
     return max(8, min(512, soft // 4))
+
+
+class EndingGently:
+    """Refused connections, answered and ended on our side, read in a serving loop until the client closes them.
+
+    Closing a connection with bytes of its request unread, or still to come (urllib3 sends a body after its head),
+    sends a reset, and a client that read a moment later found its answer gone: requests said "Remote end closed
+    connection without response" or "Connection reset by peer" instead of the 503 it would wait on and retry. Each
+    is closed `seconds` after its answer at the latest, or once `most_bytes` came (a client that keeps sending is
+    no client reading its answer); past `limit` of them (they cost a descriptor each) the oldest is closed at once,
+    as every refused connection was before. The loop calls `read` for each of them `selector` finds readable, and
+    `close_overdue` now and then.
+    """
+
+    def __init__(self, selector: selectors.BaseSelector, limit: int, seconds: float, most_bytes: int):
+        self._selector = selector
+        self._limit, self._seconds, self._most_bytes = limit, seconds, most_bytes
+        self._until: OrderedDict[socket.socket, float] = OrderedDict()  # oldest first
+        self._received: dict[socket.socket, int] = {}
+
+    def __contains__(self, connection: object) -> bool:
+        return connection in self._until
+
+    def __len__(self) -> int:
+        return len(self._until)
+
+    def add(self, connection: socket.socket) -> None:
+        """The answer is sent: end our side, and read what comes until the client ends its own."""
+        if len(self._until) >= self._limit:
+            self.close_oldest()
+        try:
+            connection.shutdown(socket.SHUT_WR)
+        except OSError:  # the client has gone
+            connection.close()
+            return
+        connection.setblocking(False)
+        self._selector.register(connection, selectors.EVENT_READ)
+        self._until[connection] = time.monotonic() + self._seconds
+        self._received[connection] = 0
+
+    def read(self, connection: socket.socket) -> None:
+        try:
+            part = connection.recv(65536)
+        except BlockingIOError:
+            return  # a spurious wake-up
+        except OSError:  # reset by the client
+            part = b""
+        self._received[connection] += len(part)
+        if not part or self._received[connection] >= self._most_bytes:
+            self._close(connection)  # the client has closed its side, or sends on and on
+
+    def close_overdue(self) -> None:
+        now = time.monotonic()
+        while self._until and next(iter(self._until.values())) <= now:
+            self.close_oldest()
+
+    def close_oldest(self) -> None:
+        self._close(next(iter(self._until)))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exception) -> None:  # the loop has stopped: close them all
+        for connection in self._until:
+            connection.close()
+        self._until.clear()
+        self._received.clear()
+
+    def _close(self, connection: socket.socket) -> None:
+        del self._until[connection], self._received[connection]
+        self._selector.unregister(connection)
+        connection.close()

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import io
 import json
+import selectors
 import sys
 import threading
 from dataclasses import dataclass
@@ -54,7 +55,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from tinyagent.clock import Clock, fixed_clock
 from tinyagent.hosting.signals import StopSignals
-from tinyagent.hosting.slow_clients import RequestClock, connection_cap
+from tinyagent.hosting.slow_clients import EndingGently, RequestClock, connection_cap
 from tinyagent.hosting.threaded_server import BackgroundServer
 from tinyagent.number_checks import check_whole
 
@@ -64,6 +65,10 @@ COURSE_CLOCK = fixed_clock("2026-06-30T19:00:00")
 HUGE_BYTES = 5 * 1024 * 1024  # a "huge" reply: far beyond any sane weather report
 MAX_DELAY_S = 3600  # a slow upstream's longest wait (`--delay` has the same bound); longer overflows a lock's wait
 BODIES = ("json", "not_json", "wrong_shape", "huge", "trickle", "drop")
+# A refused connection is read after its 503 until its client closes it, this long and this much at most: a GET's
+# head is far less (http.server reads lines of 64 KiB at most).
+REFUSAL_SECONDS = 5.0
+REFUSAL_BYTES = 1024 * 1024
 # "trickle": 16 bytes every 0.1 s, so a report (about 210 bytes) takes about 1.3 s
 TRICKLE_PIECE, TRICKLE_PAUSE_S = 16, 0.1
 
@@ -271,26 +276,31 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     """A thread per connection, at most connection_cap() at once (a quarter of the process's file descriptors): a
-    connection past that gets a 503 and is closed, so clients that hold connections open cannot take every
-    descriptor, after which the process could accept nobody."""
+    connection past that gets a 503, so clients that hold connections open cannot take every descriptor, after
+    which the process could accept nobody. The refused connection is then read until its client closes it
+    (EndingGently: REFUSAL_SECONDS, REFUSAL_BYTES at most, and as many at once as the cap), each time the serving
+    loop looks up (every poll_interval, 0.5 s): closed at once, the request's bytes still to come made a reset,
+    which could take the 503 with it."""
 
     daemon_threads = True  # a request still being served never keeps the process alive
     allow_reuse_address = True
 
     def __init__(self, address: tuple[str, int], service: WeatherService):
         self.service = service
-        self.threads_free = threading.BoundedSemaphore(connection_cap())
+        cap = connection_cap()
+        self.threads_free = threading.BoundedSemaphore(cap)
+        self._refused = selectors.DefaultSelector()
+        self._ending = EndingGently(self._refused, cap, REFUSAL_SECONDS, REFUSAL_BYTES)
         super().__init__(address, _Handler)
 
     def verify_request(self, request, client_address) -> bool:
-        """Whether the connection gets a thread; if not, it is answered with a 503 here and closed."""
+        """Whether the connection gets a thread; if not, it is answered with a 503 here and ended gently."""
         if self.threads_free.acquire(blocking=False):
             return True
         body = json.dumps({"error": "the weather service is serving as many connections as it may: try again in "
                                     "a moment"}).encode()
         try:
-            # What the client has sent is read first (a socket closed with bytes unread sends a reset, which can
-            # destroy the answer), without waiting for more: nothing here may wait on a client.
+            # What the client has sent is read first, without waiting for more: nothing here may wait on a client.
             request.setblocking(False)
             request.recv(65536)
         except OSError:  # nothing has arrived yet, or the client has gone
@@ -299,8 +309,24 @@ class _Server(ThreadingHTTPServer):
             request.send(b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: "
                          b"%d\r\nRetry-After: 1\r\n\r\n%s" % (len(body), body))  # a new connection's buffer takes it
         except OSError:
-            pass
-        return False  # the server then closes it
+            return False  # the client has gone: the server closes it
+        self._ending.add(request)
+        return False
+
+    def shutdown_request(self, request) -> None:
+        if request not in self._ending:  # a refused one is closed by EndingGently
+            super().shutdown_request(request)
+
+    def service_actions(self) -> None:
+        # The serving loop calls this each time it looks up (a connection came, or poll_interval passed).
+        for key, _ in self._refused.select(0):
+            self._ending.read(key.fileobj)
+        self._ending.close_overdue()
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._ending.__exit__(None, None, None)
+        self._refused.close()
 
     def process_request_thread(self, request, client_address) -> None:
         try:
