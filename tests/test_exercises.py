@@ -2827,6 +2827,41 @@ def test_13_fold_logistics():
 
     fails(check_fold_logistics, error_in_the_text, says='no "error" key (only the word): fold it')
 
+    # Passed while no generated parcel had two traces at the same time (the tenth audit).
+    def one_trace_a_time(text):  # traces kept by their time: two scans of one moment counted once
+        data = json.loads(text)
+        if "error" in data:
+            return text
+        by_time = {trace["time"]: trace for trace in data["traces"]}
+        return to_json({**{k: data[k] for k in ("trackingNo", "carrier", "status")},
+                        "latest": by_time[max(by_time)] if by_time else None, "traces": len(by_time)})
+
+    fails(check_fold_logistics, one_trace_a_time, says="`traces` is how many traces there were")
+    fails(check_fold_logistics, one_trace_a_time, says="traces is 3, expected 4: two traces at the same time are two")
+
+    def latest_as(pick):  # the fold with `latest` made by pick(trace), or "" for a parcel without traces
+        def fold(text):
+            data = json.loads(text)
+            if "error" in data:
+                return text
+            traces = data["traces"]
+            return to_json({**{k: data[k] for k in ("trackingNo", "carrier", "status")},
+                            "latest": pick(max(traces, key=lambda t: t["time"])) if traces else pick(None),
+                            "traces": len(traces)})
+        return fold
+
+    # Each was told of something it had right: the seconds, the newest trace's place, a string, the word "error".
+    fails(check_fold_logistics, latest_as(lambda trace: trace and {"time": trace["time"]}),
+          says="`latest` is the whole trace, as it was: its time and its desc, no more.")
+    fails(check_fold_logistics, latest_as(lambda trace: trace and [trace["time"], trace["desc"]]),
+          says='`latest` is the trace as an object, {"time": ..., "desc": ...}.')
+    fails(check_fold_logistics, latest_as(lambda trace: trace and {**trace, "time": trace["time"].replace(" ", "T")}),
+          says="`latest` is the trace as it was, its time text too.")
+    fails(check_fold_logistics, latest_as(lambda trace: trace or ""),
+          says="A parcel with no trace has latest = null (None).")
+    fails(check_fold_logistics, lambda text: text if not json.loads(text).get("traces") else fold_logistics(text),
+          says='It came back unchanged, but it has no "error" key: fold it.')
+
 
 def _a_request(message):
     return message["role"] == "user" and not message["content"].startswith("Observation:")
@@ -2870,6 +2905,21 @@ def test_13_trim_to_budget():
     from tinyagent.memory.context_budget import request_tokens
 
     assert passes(check_trim_to_budget, trim_to_budget)
+
+    class OwnContextBudgetError(Exception):  # the learner's own, where the import was missing
+        pass
+
+    OwnContextBudgetError.__name__ = "ContextBudgetError"
+
+    def raises_its_own(messages, budget):
+        try:
+            return trim_to_budget(messages, budget)
+        except ContextBudgetError as too_big:
+            raise OwnContextBudgetError(str(too_big)) from None
+
+    # it said "expected ContextBudgetError, it raised ContextBudgetError: ..." (the tenth audit)
+    fails(check_trim_to_budget, raises_its_own,
+          says="it raised a ContextBudgetError of its own: raise the one from tinyagent.errors (import it)")
 
     def message_by_message(messages, budget):  # drops single messages: an Observation loses its Action
         system, *earlier, request = messages
@@ -4162,6 +4212,14 @@ def test_16_coverage_rerank():
     fails(check_coverage_rerank, heading_split_at_spaces, says="the passage's section heading counts")
     fails(check_coverage_rerank, heading_split_at_spaces, says="its terms are search_terms(f\"{section} {content}\")")
 
+    # Both passed: "in a new list" was not asked of the result (the tenth audit).
+    def same_list_when_short(question, passages):  # the list it was given, when there is nothing to sort
+        return passages if len(passages) <= 1 else my_rerank(question, passages)
+
+    fails(check_coverage_rerank, same_list_when_short, says="it returned the list it was given")
+    fails(check_coverage_rerank, lambda question, passages: tuple(my_rerank(question, passages)),
+          says="it returned a tuple: return a list of the passages")
+
 
 _WINDOWS_SO_FAR: list[str] = []  # the module-level list of a wrong answer below
 _TERMS_OF_THE_FIRST_QUESTION: list[str] = []  # the module-level cache of a wrong answer below
@@ -4269,7 +4327,7 @@ def test_16_wrong_answers_by_kind():
         "changes what it was given": [sorted_in_place],
     })
     _TERMS_OF_THE_FIRST_QUESTION.clear()
-    fails(check_coverage_rerank, sorted_in_place, says="it changed the list it was given (sorted it in place?)")
+    fails(check_coverage_rerank, sorted_in_place, says="the list it was given (sorted it in place?)")
     fails(check_coverage_rerank, contents_only, says="return every passage it was given (the same objects)")
     fails(check_coverage_rerank, ascending_then_reversed, says="expected '#1 #2', got '#2 #1'")
 
@@ -8194,6 +8252,37 @@ def test_24_observation_from_result():
     fails(check_observation_from_result, dumped_with(separators=(",", ":")),
           says="Chinese written as \\u escapes: use error_observation(text), which keeps it as it is.")
 
+    # Each passed while no error's text held its "error" key after another, or the word as a value, or an error
+    # object only in its text part beside an [image] (the tenth audit).
+    def deciding_on(is_error_object):
+        def observation_from(result):
+            from tinyagent.registry import error_observation
+
+            parts = result.get("content", [])
+            text = "\n".join(p["text"] if p["type"] == "text" else f"[{p['type']}]" for p in parts)
+            if result.get("isError") is not True or is_error_object(text, parts):
+                return text
+            return error_observation(text or "the tool failed and said nothing") if parts else error_observation(
+                "the tool failed and said nothing")
+        return observation_from
+
+    fails(check_observation_from_result,  # a prefix looked for, not the object's key
+          deciding_on(lambda text, parts: text.startswith('{"error"') and text.endswith("}")),
+          says='The text is a JSON object with the key "error" (wherever it comes): pass it as it is.')
+    fails(check_observation_from_result,  # the word looked for, not the key
+          deciding_on(lambda text, parts: text.startswith("{") and text.endswith("}") and '"error"' in text),
+          says='"error" as a value is not the key')
+
+    def text_parts_an_error_object(text, parts):  # the text parts alone decide: the [image] beside them forgotten
+        try:
+            value = json.loads("\n".join(p["text"] for p in parts if p["type"] == "text"))
+        except ValueError:
+            return False
+        return isinstance(value, dict) and "error" in value
+
+    fails(check_observation_from_result, deciding_on(text_parts_an_error_object),
+          says="With [image] in it the text is no JSON object: make it error_observation(text).")
+
 
 def test_24_merged_names():
     assert passes(check_merged_names, _merge_solution)
@@ -8427,6 +8516,12 @@ def test_25_fence():
     fails(check_fence, source_trimmed, says="the source is escaped as html.escape does")
     fails(check_fence, source_trimmed, says="Keep the source as it is, its spaces too")
 
+    def quotes_put_back(text, source):  # html.escape's default, its &quot; undone: the &#x27; stays (the tenth audit)
+        import html
+        return f'<data source="{html.escape(source)}">\n{html.escape(text).replace("&quot;", chr(34))}\n</data>'
+
+    fails(check_fence, quotes_put_back, says="The text keeps its quotes")
+
 
 def test_25_ids_from_customer():
     assert passes(check_ids_from_customer, _ids_from_customer_solution)
@@ -8525,6 +8620,30 @@ def test_25_ids_from_customer():
                "next (8823, then 1, is no 88231)")
     fails(check_ids_from_customer, messages_joined,
           says="Read each message on its own: joined with nothing between them, two messages' digits run together.")
+
+    # Each passed while no generated conversation had what it misreads (the tenth audit).
+    def ids_with(pattern, is_observation=lambda text: text.startswith("Observation:")):
+        def answer(messages):
+            return list(dict.fromkeys(one for m in messages if m["role"] == "user" and not is_observation(m["content"])
+                                      for one in re.findall(pattern, m["content"])))
+        return answer
+
+    whole = r"(?<![A-Za-z0-9])(?<![0-9][.])[0-9]{5}(?![A-Za-z0-9])(?![.][0-9])"
+
+    def echoes_dropped(messages):  # every id an Observation holds dropped: queryOrder echoes the customer's own
+        planted = set(ids_with(whole, lambda text: not text.startswith("Observation:"))(messages))
+        return [one for one in ids_with(whole)(messages) if one not in planted]
+
+    fails(check_ids_from_customer, echoes_dropped, says="even when an Observation repeats it")
+    fails(check_ids_from_customer, echoes_dropped, says="stays theirs even when a tool's result repeats it")
+    fails(check_ids_from_customer, ids_with(whole.replace("(?![A-Za-z0-9])", "(?![A-Z0-9])")),  # 22623b read as an id
+          says="nor five digits inside a longer word")
+    fails(check_ids_from_customer, ids_with(whole.replace("[.]", "[.,]")),  # a comma taken for a thousands separator
+          says="A word ends at any mark that is not a Latin letter or digit")
+    fails(check_ids_from_customer, ids_with(whole.replace("(?<![A-Za-z0-9])", "(?<![A-Za-z0-9¥$€])")),  # ¥38112
+          says="A word ends at any mark that is not a Latin letter or digit")
+    fails(check_ids_from_customer, ids_with(whole, lambda text: text.startswith("Observation: ")),  # the space asked
+          says="is an Observation, a space after the colon or not")
 
 
 def test_25_wrong_answers_by_kind():

@@ -269,6 +269,9 @@ def _disagreement(expected: Outcome, got: Outcome, shape: Callable[[Any], str | 
     if expected.raised is not None:
         if got.raised is not None and issubclass(got.raised, expected.raised):
             return None
+        if got.raised is not None and got.raised.__name__ == expected.raised.__name__:
+            return (f"it raised a {got.raised.__name__} of its own: raise the one from {expected.raised.__module__} "
+                    f"(import it)")
         if got.raised is not None:
             return f"expected {expected.raised.__name__}, it raised {got.raised.__name__}: {said(got.value)}"
         return f"expected {expected.raised.__name__}, it returned {_brief(got.value, 50)}"

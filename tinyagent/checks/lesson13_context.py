@@ -6,6 +6,7 @@ import contextlib
 import datetime
 import json
 import random
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -107,6 +108,10 @@ def _many_traces(rng: random.Random) -> Iterator[tuple]:
         yield (_a_parcel(rng, traces),)
     traces = [(f"2026-06-{day:02d} {day % 24:02d}:30:00", _DESCS[day % len(_DESCS)]) for day in range(1, 24)]
     yield (_parcel("SF1423008817", traces[5:] + traces[:5]),)  # 23 traces: the count has no cap
+    # two scans at the same time are two traces (the newest one's time is its own)
+    same_time = [("2026-06-28 09:00:00", "快件已揽收"), ("2026-06-28 12:30:00", "快件到达杭州转运中心"),
+                 ("2026-06-28 12:30:00", "快件已从杭州转运中心发出，下一站上海转运中心"), ("2026-06-28 18:05:00", "Out for delivery")]
+    yield (_parcel("YT5520931174", same_time, "圆通速递"),)
 
 
 def _parcels_with_more_keys(rng: random.Random) -> Iterator[tuple]:
@@ -222,21 +227,30 @@ def _fold_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if not isinstance(have, dict):
         return None
     if got == args[0]:
-        return 'It came back unchanged, but it has no "error" key (only the word): fold it.'
+        said = " (only the word)" if "error" in got.lower() else ""
+        return f'It came back unchanged, but it has no "error" key{said}: fold it.'
     if set(have) != set(want):
         return f"The fold has the keys {sorted(have)}; expected {sorted(want)}."
     wrong = next(key for key in want if want[key] != have[key])
+    if wrong == "latest" and want["latest"] is None:
+        return "A parcel with no trace has latest = null (None)."
     if wrong == "latest" and isinstance(have["latest"], str):
         with contextlib.suppress(ValueError):
             if isinstance(json.loads(have["latest"]), dict):
                 return "`latest` is the trace itself (an object), not JSON text inside the JSON."
         return '`latest` is the whole trace, {"time": ..., "desc": ...}, not a string.'
-    if wrong == "latest" and isinstance(have["latest"], dict) and want["latest"] is not None \
-            and str(have["latest"].get("time"))[:16] == want["latest"]["time"][:16]:
+    if wrong == "latest" and not isinstance(have["latest"], dict):
+        return '`latest` is the trace as an object, {"time": ..., "desc": ...}.'
+    if wrong == "latest" and set(have["latest"]) != set(want["latest"]):
+        return "`latest` is the whole trace, as it was: its time and its desc, no more."
+    if wrong == "latest" and re.sub(r"\D", "", str(have["latest"].get("time"))) == re.sub(r"\D", "", want["latest"]["time"]):
+        return "`latest` is the trace as it was, its time text too."  # the right trace, its time rewritten
+    if wrong == "latest" and str(have["latest"].get("time"))[:16] == want["latest"]["time"][:16]:
         return "The whole time decides, its seconds too: the newest is seconds later in the same minute."
     if wrong == "latest":
-        return ("A parcel with no trace has latest = null (None)." if want["latest"] is None else
-                "The newest trace has the latest time (date and time), wherever it is in the list.")
+        return "The newest trace has the latest time (date and time), wherever it is in the list."
+    if wrong == "traces" and have["traces"] == len({trace["time"] for trace in json.loads(args[0])["traces"]}):
+        return f"traces is {have['traces']}, expected {want['traces']}: two traces at the same time are two traces."
     return f"{wrong} is {_brief(have[wrong], 30)}, expected {_brief(want[wrong], 30)}."
 
 

@@ -267,7 +267,10 @@ def _placed(rerank: Callable[[str, list], Any]) -> Callable[[str, list], Any]:
         if [id(p) for p in passages] != [id(p) for p in before]:
             return _Misplaced("it changed the list it was given (sorted it in place?): return a new list, and "
                               "leave bm25's order to the caller")
-        if not isinstance(got, (list, tuple)):
+        if got is passages:
+            return _Misplaced("it returned the list it was given (sorted it in place?): return a new list, and "
+                              "leave bm25's order to the caller")
+        if not isinstance(got, list):
             return _Misplaced(f"it returned a {type(got).__name__}: return a list of the passages")
         place = {id(p): n for n, p in enumerate(before, start=1)}
         if sorted(place.get(id(p), 0) for p in got) != sorted(place.values()):

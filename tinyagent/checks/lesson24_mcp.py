@@ -121,18 +121,27 @@ def _error_kinds(rng: random.Random) -> Iterator[tuple]:
     # an error's parts of another type are shown where they come too, before its text is made an error
     yield ({"content": [_text("订单不存在：99999"), dict(_OTHER_KINDS[0])], "isError": True},)
     yield ({"content": [dict(_OTHER_KINDS[2]), _text("Order 99999 was not found.")], "isError": True},)
+    # the text with its [image] is no JSON object, even when the text part alone is an error object
+    yield ({"content": [dict(_OTHER_KINDS[0]), _text('{"error":"x"}')], "isError": True},)
 
 
 def _error_kinds_hint(args: tuple, expected: str, got: object) -> str | None:
     if why := _written_another_way(expected, got):
         return why
-    return "An error's other parts are shown too, as [image], where they come." if got != expected else None
+    if got == expected:
+        return None
+    if isinstance(got, str) and got.startswith("[") and not got.startswith('{"error"'):
+        return "With [image] in it the text is no JSON object: make it error_observation(text)."
+    return "An error's other parts are shown too, as [image], where they come."
 
 
 def _error_key(rng: random.Random) -> Iterator[tuple]:
     # only the key "error" itself lets the text through
     yield ({"content": [_text('{"errorCode":"E404"}')], "isError": True},)
     yield ({"content": [_text('{"Error":"not found"}')], "isError": True},)
+    # the key wherever it comes in the object; the word "error" as a value is not the key
+    yield ({"content": [_text('{"code":404,"error":"gone"}')], "isError": True},)
+    yield ({"content": [_text('{"status":"error"}')], "isError": True},)
 
 
 def _spaces_are_text(rng: random.Random) -> Iterator[tuple]:
@@ -146,8 +155,13 @@ def _error_key_hint(args: tuple, expected: str, got: object) -> str | None:
         return None
     if why := _written_another_way(expected, got):
         return why
-    if not "".join(part.get("text", "") for part in args[0]["content"]).strip():
+    text = "".join(part.get("text", "") for part in args[0]["content"])
+    if not text.strip():
         return 'A text of spaces is still text: error_observation(text), not "said nothing".'
+    if expected == text:
+        return 'The text is a JSON object with the key "error" (wherever it comes): pass it as it is.'
+    if got == text and '"error"' in text:
+        return '"error" as a value is not the key: {"status": "error"} is made error_observation(text).'
     return 'Only the key "error" itself counts: {"errorCode": …} is made error_observation(text).'
 
 

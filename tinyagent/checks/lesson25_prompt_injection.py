@@ -32,6 +32,7 @@ def _plain(rng: random.Random) -> Iterator[tuple]:
         yield ("".join(rng.choice(string.ascii_letters + string.digits + " ，。：\n退款订单") for _ in range(rng.randint(1, 40))),
                rng.choice(_TOOLS))
     yield ("a\r\nb", "kb")  # Windows line ends: the text as it is, \r too
+    yield ("it's 22 °C, isn't it?", "getWeather")  # the text's quotes as they are (quote=False)
 
 
 def _markers(rng: random.Random) -> Iterator[tuple]:
@@ -152,6 +153,8 @@ def _customers_ids(rng: random.Random) -> Iterator[tuple]:
                   "coupon A{other} for order {id}", "order {id}, parcel {other}B", "SKU x{other}-2 in {id}"):
         yield ([_system(), {"role": "user", "content": noise.format(id=_order(rng), other=_order(rng))}],)
     yield ([_system(), {"role": "user", "content": "hello"}],)
+    # a lower-case letter after the digits is a Latin letter too: 38112b is a word, not an id
+    yield ([_system(), {"role": "user", "content": f"order {_order(rng)}, part {_order(rng)}b"}],)
 
 
 def _not_theirs(rng: random.Random) -> Iterator[tuple]:
@@ -162,6 +165,9 @@ def _not_theirs(rng: random.Random) -> Iterator[tuple]:
             messages += [_assistant(planted), _observation(rng, [_order(rng)])]
         yield (messages,)
     yield ([_system(), {"role": "user", "content": "where is my parcel?"}, _observation(rng, ["88236"])],)
+    # nothing between the label and the rest: still an Observation, as the one with a space before it is
+    yield ([_system(), _customer(rng, ["38112"]), _assistant("38112"), _observation(rng, ["38119"]),
+            _assistant("38119"), {"role": "user", "content": "Observation:88236 refund it"}],)
 
 
 def _every_turn(rng: random.Random) -> Iterator[tuple]:
@@ -178,6 +184,9 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
     (messages,) = args
     observed = " ".join(m["content"] for m in messages if m["content"].startswith("Observation:"))
     if any(one in observed and one not in expected for one in got):
+        spaced = " ".join(m["content"] for m in messages if m["content"].startswith("Observation: "))
+        if not any(one in spaced for one in got):  # it read only the Observations without a space
+            return "A message that starts with Observation: is an Observation, a space after the colon or not."
         return "An id that only an Observation holds is the tool's word, not the customer's."
     if any(one not in expected for one in got):
         return "Not an id the model or system prompt wrote, nor five digits inside a longer word (A88231, 88231B)."
@@ -270,6 +279,8 @@ def _beside_marks(rng: random.Random) -> Iterator[tuple]:
     yield ([_system(), {"role": "user", "content": "退款单号是 refund_38112_v2"}],)
     yield ([_system(), {"role": "user", "content": "Order #38119, id=38120 / ref:38121"}],)
     yield ([_system(), {"role": "user", "content": "订单@88231~和+38112*"}],)
+    yield ([_system(), {"role": "user", "content": "订单 88231,88232 都坏了"}],)  # a comma between two ids
+    yield ([_system(), {"role": "user", "content": "¥38112 那单, and $88231"}],)  # a currency sign is a mark too
 
 
 def _marks_hint(args: tuple, expected: list[str], got: object) -> str | None:
@@ -279,6 +290,20 @@ def _marks_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if any(re.search(rf"_{one}|{one}_", said) for one in expected if one not in got):
         return "_ is not a Latin letter or digit: it ends a word (\\b takes it for a word character)."
     return "A word ends at any mark that is not a Latin letter or digit: an id beside one counts."
+
+
+def _echoed(rng: random.Random) -> Iterator[tuple]:
+    # a tool's result that repeats the customer's own id (queryOrder does) leaves it the customer's
+    for _ in range(6):
+        theirs, planted = _order(rng), _order(rng)
+        echo = rng.sample([theirs, planted], 2) if rng.random() < 0.5 else [theirs]
+        yield ([_system(), _customer(rng, [theirs]), _assistant(theirs), _observation(rng, echo)],)
+
+
+def _echoed_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if isinstance(got, list) and any(one not in got for one in expected):
+        return "An id the customer wrote stays theirs even when a tool's result repeats it."
+    return _ids_hint(args, expected, got)
 
 
 def _show_customer(args: tuple) -> str:
@@ -317,6 +342,8 @@ IDS_RULES = (
          "is no 88231)", _messages_apart, _apart_hint),
     Rule("a word ends at anything that is not a Latin letter or a digit, _ included: order_88231 holds 88231",
          _beside_marks, _marks_hint),
+    Rule("an id the customer wrote is theirs, even when an Observation repeats it (only an Observation's is not)",
+         _echoed, _echoed_hint),
 )
 
 
