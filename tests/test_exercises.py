@@ -4217,6 +4217,9 @@ def test_16_coverage_rerank():
         return passages if len(passages) <= 1 else my_rerank(question, passages)
 
     fails(check_coverage_rerank, same_list_when_short, says="it returned the list it was given")
+    # its orders are right: the headline names the form of its result, not the first rule's order
+    fails(check_coverage_rerank, same_list_when_short,
+          says="my_rerank returns a result of another form than the spec asks. Smallest failing input:")
     fails(check_coverage_rerank, lambda question, passages: tuple(my_rerank(question, passages)),
           says="it returned a tuple: return a list of the passages")
 

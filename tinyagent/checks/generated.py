@@ -130,6 +130,7 @@ def agree_on(
     tally.inputs = len(tried)
     first: dict[int, Outcome] = {}
     broken: dict[int, list[tuple[int, str]]] = {}  # rule's index -> (input size, what went wrong)
+    form_only = True  # every input that failed failed on the form of what was returned (`shape`), not its value
     changed: list[tuple[int, str]] = []  # (input size, the input and what it became): no rule's, every exercise's
     expected_kind = ""  # the kind of value the reference returned ("a list"), once it returned one that is not None
     kinds: list[tuple[str | None, str | None, bool]] = []  # (the reference's kind, the answer's, agreed), both returned
@@ -145,6 +146,8 @@ def agree_on(
             got = _call_answer(mine, given, exercise, call, partial(show, args))
             first[n] = got
             wrong = _disagreement(expected, got, shape, read)
+            if wrong is not None:
+                form_only = form_only and _form_of(got, expected, shape) == wrong
             if expected.raised is None and got.raised is None and None not in (expected.value, got.value):
                 kinds.append((_plain_kind(expected.value), _plain_kind(got.value), wrong is None))
             if wrong is None and unchanged and _plain(args) and _differ(given, args) is not False:
@@ -168,6 +171,11 @@ def agree_on(
                 answered = " or ".join(sorted({theirs for _, theirs, _ in kinds}))
                 wanted = " or ".join(sorted({ours for ours, _, _ in kinds}))
                 _fail(exercise, f"{call} returned {answered} each time it should return {wanted}. "
+                                f"Smallest failing input: {smallest}")
+            if form_only:
+                # No rule's fault: what it returns has the wrong form (a list it was given, a mutated one), and
+                # the first rule's sentence would send the learner to what it got right.
+                _fail(exercise, f"{call} returns a result of another form than the spec asks. "
                                 f"Smallest failing input: {smallest}")
             _fail(exercise, f"the spec says: {rules[index].sentence}\n{call} does not hold to it. "
                             f"Smallest failing input: {smallest}")
@@ -292,6 +300,16 @@ def _disagreement(expected: Outcome, got: Outcome, shape: Callable[[Any], str | 
     if differ is None:
         return f"its result cannot be compared with the expected one (== raised): {_brief(have, 50)}"
     return _expected_got(want, have) if differ else None
+
+
+def _form_of(got: Outcome, expected: Outcome, shape: Callable[[Any], str | None] | None) -> str | None:
+    """What `shape` says of the answer's returned value (when both returned), or None."""
+    if shape is None or got.raised is not None or expected.raised is not None:
+        return None
+    try:
+        return shape(got.value)
+    except Exception:  # noqa: BLE001 - as in _disagreement: a value shape cannot read is no form it names
+        return None
 
 
 def _differ(want: Any, have: Any) -> bool | None:
