@@ -2980,6 +2980,18 @@ def test_13_trim_to_budget():
         return trim_to_budget(messages, budget)
 
     fails(check_trim_to_budget, drops_at_the_budget, says="no more dropped than needed")
+    fails(check_trim_to_budget, drops_at_the_budget, says="by request_tokens alone: exactly the budget fits.")
+    # the reply counted again on top of request_tokens: told its count fits as it is, with the number
+    fails(check_trim_to_budget, trim_to_budget_with(count=lambda messages: request_tokens(messages) + 3),
+          says="Kept, those turns make 239 tokens by request_tokens alone")
+
+    def answered_turns_only(earlier):  # a turn with no Final Answer (stopped at max steps) dropped as unfinished
+        return [turn for turn in split_turns(earlier) if any(message["role"] == "assistant" and "Final Answer"
+                                                              in message["content"] for message in turn)]
+
+    # both were told "a request of exactly the budget fits", which sent them looking for a < (the tenth audit)
+    fails(check_trim_to_budget, trim_to_budget_with(split=answered_turns_only),
+          says="A turn with no Final Answer is still a whole turn: keep it when it fits.")
     fails(check_trim_to_budget, trim_to_budget_with(split=every_user_message_a_turn), says="It split a turn")
     fails(check_trim_to_budget, same_list_when_it_fits, says="return a new list")
     fails(check_trim_to_budget, refuses_at_the_smallest, says="raised ContextBudgetError")
@@ -4128,6 +4140,28 @@ def test_16_overlapping_windows():
     fails(check_overlapping_windows, same_text_is_inside, says="inside another by position only")
     fails(check_overlapping_windows, drops_repeated_windows, says="inside another by position only")
 
+    # Told of the starts before (the twelfth audit): each window one character short, its starts right
+    def one_short(text, size, overlap):
+        return [piece[:size - 1] if len(piece) == size else piece for piece in windows(text, size, overlap)]
+
+    fails(check_overlapping_windows, one_short, says="a window before the last is shorter than size (5): each "
+                                                     "window is text[start : start + size]")
+
+    def last_padded(text, size, overlap):  # the last window made full size: text[-size:] (no hint before)
+        out = windows(text, size, overlap)
+        if out:
+            out[-1] = text[-size:]
+        return out
+
+    fails(check_overlapping_windows, last_padded, says="the last window was made size (5) long: it may be shorter, "
+                                                       "as it starts size - overlap = 2 characters after the one "
+                                                       "before")
+
+    def utf8_bytes(text, size, overlap):  # the UTF-8 bytes cut: told of the starts before
+        return [piece.decode(errors="ignore") for piece in windows(text.encode(), size, overlap)]
+
+    fails(check_overlapping_windows, utf8_bytes, says="size and overlap count characters, not bytes")
+
 
 def my_rerank(question, passages):  # the solution of exercise 2
     from tinyagent.shop.knowledge import query_terms, search_terms
@@ -4222,6 +4256,41 @@ def test_16_coverage_rerank():
           says="my_rerank returns a result of another form than the spec asks. Smallest failing input:")
     fails(check_coverage_rerank, lambda question, passages: tuple(my_rerank(question, passages)),
           says="it returned a tuple: return a list of the passages")
+
+    # The twelfth audit: each slip's hint names that slip, by the order it gives.
+    def occurrences(question, passages):  # every occurrence counted: told of section and content before
+        terms = query_terms(question)
+        return sorted(passages, key=lambda p: sum(search_terms(f"{p.section} {p.content}").count(t) for t in terms),
+                      reverse=True)
+
+    fails(check_coverage_rerank, occurrences, says="it counted each time a term occurs: count the distinct terms")
+
+    def split_at_spaces(question, passages):  # the whole text split at spaces: told the heading was unread
+        terms = query_terms(question)
+        return sorted(passages, key=lambda p: sum(t in f"{p.section} {p.content}".lower().split() for t in terms),
+                      reverse=True)
+
+    fails(check_coverage_rerank, split_at_spaces, says="the heading and the content split as it splits them (Han "
+                                                       "bigrams), not at spaces")
+    fails(check_coverage_rerank, content_only, says="the heading was left unread")
+
+    def ties_by_position(question, passages):  # ties by p.position: passed the tie rule, then failed on the shop's
+        terms = query_terms(question)
+        held = lambda p: len(set(terms) & set(search_terms(f"{p.section} {p.content}")))
+        return sorted(passages, key=lambda p: (-held(p), p.position))
+
+    fails(check_coverage_rerank, ties_by_position, says="keep the order they came in\nmy_rerank does not hold")
+    fails(check_coverage_rerank, ties_by_position, says="the order given (bm25's), whatever their scores or "
+                                                        "positions")
+
+    def stop_words_kept(question, passages):  # search_terms(question): 'can', 'i', 'the' counted as terms
+        terms = search_terms(question)
+        return sorted(passages, key=lambda p: len(set(terms) & set(search_terms(f"{p.section} {p.content}"))),
+                      reverse=True)
+
+    fails(check_coverage_rerank, stop_words_kept, says="the question's terms are query_terms(question): stop words "
+                                                       "such as 'can', 'i', 'the' are left out")
+    fails(check_coverage_rerank, lambda question, passages: 1 / 0, says="expected [] (no passages)")
 
 
 _WINDOWS_SO_FAR: list[str] = []  # the module-level list of a wrong answer below
@@ -8286,6 +8355,30 @@ def test_24_observation_from_result():
     fails(check_observation_from_result, deciding_on(text_parts_an_error_object),
           says="With [image] in it the text is no JSON object: make it error_observation(text).")
 
+    # Each was sent to the wrong fix: to the join rule, to error_observation for an error object it had right but
+    # wrote again, to no hint at all on ["error"] (an audit of lesson 24's messages).
+    def flag_present(result):  # "isError": false taken for an error: the key asked, not its value
+        return _observation_solution({**result, "isError": "isError" in result})
+
+    def flag_not_none(result):
+        return _observation_solution({**result, "isError": result.get("isError") is not None})
+
+    for wrong in (flag_present, flag_not_none):
+        fails(check_observation_from_result, wrong,
+              says='Only "isError": true makes an error: with false (or no flag) pass the text as it is.')
+
+    def error_object_written_again(result):  # the server's error object parsed and dumped again
+        text = _observation_solution({**result, "isError": False})
+        if result.get("isError") and _observation_solution(result) == text:
+            return json.dumps(json.loads(text))
+        return _observation_solution(result)
+
+    fails(check_observation_from_result, error_object_written_again,
+          says='This text already is an {"error": …} object: return it exactly as the server sent it, without '
+               "parsing and writing it again.")
+    fails(check_observation_from_result, error_flag_ignored,
+          says='With "isError": true the text is made an error Observation: error_observation(text).')
+
 
 def test_24_merged_names():
     assert passes(check_merged_names, _merge_solution)
@@ -8316,6 +8409,27 @@ def test_24_merged_names():
     fails(check_merged_names, lambda offers: sorted(_merge_solution(offers)), says="each server's tools in its own order")
     fails(check_merged_names, lambda offers: {n: s for s, ns in offers.items() for n in ns},
           says="return a list of names")
+
+    # The right names in another order, and a name one server lists twice, were hidden in lists cut short (an
+    # audit of lesson 24's messages); the offers are shown as servers and their tools, not a dict cut at 70.
+    def kept_then_prefixed(offers):  # every kept name first, the prefixed ones after
+        listed = {name for tools in offers.values() for name in tools}
+        merged = _merge_solution(offers)
+        return [name for name in merged if name in listed] + [name for name in merged if name not in listed]
+
+    def by_name(offers):  # grouped by tool name: each name's servers together
+        names = [name for tools in offers.values() for name in tools]
+        return [merged for _, merged in sorted(zip(names, _merge_solution(offers)),
+                                               key=lambda pair: names.index(pair[0]))]
+
+    for wrong in (kept_then_prefixed, by_name):
+        fails(check_merged_names, wrong,
+              says="the right names in the wrong order: server by server, each tool where it comes.")
+    fails(check_merged_names, kept_then_prefixed,
+          says="Smallest failing input: shop: queryOrder, getCurrentTime | weather: getWeather, getCurrentTime\n")
+    fails(check_merged_names, names_counted,
+          says="shop lists queryOrder twice: one server is still one server; count servers, not names.")
+    fails(check_merged_names, each_name_once, says="every tool listed is named: it left some out.")
 
 
 def test_24_wrong_answers_by_kind():
@@ -8525,6 +8639,13 @@ def test_25_fence():
 
     fails(check_fence, quotes_put_back, says="The text keeps its quotes")
 
+    def single_quoted(text, source):  # the attribute between single quotes
+        return _fence_solution(text, source).replace('source="', "source='", 1).replace('">\n', "'>\n", 1)
+
+    # the smallest failing input was ('a\r\nb', 'kb'), which pointed at line ends; the hint at escaping
+    fails(check_fence, single_quoted, says="Smallest failing input: ('', ")
+    fails(check_fence, single_quoted, says='The source goes between double quotes: <data source="...">.')
+
 
 def test_25_ids_from_customer():
     assert passes(check_ids_from_customer, _ids_from_customer_solution)
@@ -8567,7 +8688,7 @@ def test_25_ids_from_customer():
                                   for one in re.findall(r"(?<![0-9])[0-9]{5}(?![0-9])", m["content"])))
 
     fails(check_ids_from_customer, digits_around_only, says="not in a phone number, A88231 or 88231B")
-    fails(check_ids_from_customer, digits_around_only, says="five digits inside a longer word")
+    fails(check_ids_from_customer, digits_around_only, says="five digits beside a Latin letter or a digit are no id")
     fails(check_ids_from_customer, lambda messages: "88231", says="a list of order ids")
 
     def customer_ids(messages, is_observation):
@@ -8640,13 +8761,26 @@ def test_25_ids_from_customer():
     fails(check_ids_from_customer, echoes_dropped, says="even when an Observation repeats it")
     fails(check_ids_from_customer, echoes_dropped, says="stays theirs even when a tool's result repeats it")
     fails(check_ids_from_customer, ids_with(whole.replace("(?![A-Za-z0-9])", "(?![A-Z0-9])")),  # 22623b read as an id
-          says="nor five digits inside a longer word")
+          says="22623b is one word: five digits beside a Latin letter or a digit are no id")
     fails(check_ids_from_customer, ids_with(whole.replace("[.]", "[.,]")),  # a comma taken for a thousands separator
           says="A word ends at any mark that is not a Latin letter or digit")
     fails(check_ids_from_customer, ids_with(whole.replace("(?<![A-Za-z0-9])", "(?<![A-Za-z0-9¥$€])")),  # ¥38112
           says="A word ends at any mark that is not a Latin letter or digit")
     fails(check_ids_from_customer, ids_with(whole, lambda text: text.startswith("Observation: ")),  # the space asked
           says="is an Observation, a space after the colon or not")
+
+    def not_the_models(messages):  # every message but the model's: the system prompt's example id read too
+        return list(dict.fromkeys(one for m in messages if m["role"] != "assistant"
+                                  and not m["content"].startswith("Observation:") for one in re.findall(whole, m["content"])))
+
+    def the_last_only(messages):  # the customer's last message only
+        said = [m for m in messages if m["role"] == "user" and not m["content"].startswith("Observation:")]
+        return _ids_from_customer_solution(said[-1:])
+
+    # told of "five digits inside a longer word" and of the order, which they had right (the tenth audit)
+    fails(check_ids_from_customer, not_the_models,
+          says="88231 is in the system prompt: read only the customer's (user) messages.")
+    fails(check_ids_from_customer, the_last_only, says="Read every message of the customer's")
 
 
 def test_25_wrong_answers_by_kind():

@@ -458,8 +458,10 @@ def _trim_hint(args: tuple, expected: Any, got: Any) -> str | None:
         if start and not _answered(earlier[start - 1]) and [_answered(m) for m in earlier[start:dropped]].count(
                 True) == 1 and _answered(earlier[dropped - 1]):
             return "A turn with no Final Answer ends where the next user request starts: keep that turn."
+        if not any(_answered(m) for m in earlier[start:dropped]):  # the turns it dropped and could keep
+            return "A turn with no Final Answer is still a whole turn: keep it when it fits."
         if request_tokens(expected) == budget:
-            return "No more dropped than needed: a request of exactly the budget fits."
+            return f"Kept, those turns make {budget} tokens by request_tokens alone: exactly the budget fits."
         return "Drop the oldest turn, one at a time, only until it fits."
     return None
 

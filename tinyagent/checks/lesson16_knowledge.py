@@ -142,6 +142,20 @@ def _window_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return "— the last window lies inside the one before: stop once a window reaches the end of the text."
     if len(got) < len(expected) and set(got) == set(expected):
         return "— windows with the same text are still windows: one lies inside another by position only."
+    if text.encode() != text.encode("ascii", errors="ignore") and got in (
+            [piece.decode(errors=errors) for piece in _windows(text.encode(), size, overlap)]
+            for errors in ("ignore", "replace")):
+        return "— size and overlap count characters, not bytes: cut the str itself, not text.encode()."
+    step = size - overlap
+    if any(len(piece) < size for piece in got[:-1]) and all(
+            piece and piece == text[n * step : n * step + len(piece)] for n, piece in enumerate(got)):
+        # every window starts where it should, one before the last ends early: text[start : start + size - 1]
+        return (f"— a window before the last is shorter than size ({size}): each window is "
+                "text[start : start + size].")
+    if (len(expected) > 1 and len(got) == len(expected) and got[:-1] == expected[:-1] and got[-1] != expected[-1]
+            and got[-1] == text[-size:]):
+        return (f"— the last window was made size ({size}) long: it may be shorter, as it starts size - overlap = "
+                f"{size - overlap} characters after the one before and runs to the end of the text.")
     if len(got) > 1 and got[1] != text[size - overlap : 2 * size - overlap]:
         return f"— each window starts size - overlap = {size - overlap} characters after the one before."
     if len(got) < len(expected):
@@ -208,6 +222,24 @@ def _ties_reordered(args: tuple, expected: Any, got: Any) -> str | None:
             "in (bm25's).")
 
 
+def _stop_words_kept(args: tuple, expected: Any, got: Any) -> str | None:
+    """An order by the terms of search_terms(question), stop words and all, not query_terms(question)."""
+    if got == expected:
+        return None
+    question, passages = args
+    kept = search_terms(question)
+    if got not in {_order(passages, lambda p: _held_in(kept, f"{p.section} {p.content}")),
+                   _order(passages, lambda p: sum(term in search_terms(f"{p.section} {p.content}") for term in kept))}:
+        return None
+    stop = [term for term in dict.fromkeys(kept) if term not in query_terms(question)]
+    return (f"— the question's terms are query_terms(question): stop words such as {', '.join(map(repr, stop[:3]))} "
+            "are left out.")
+
+
+def _in_order_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    return _ties_reordered(args, expected, got) or _stop_words_kept(args, expected, got)
+
+
 def rerank_cases() -> list[tuple[str, list, str]]:
     """(question, passages, what it is): the real shop's bm25 results for one question, and small made-up ones."""
     with Shop(":memory:", clock=fixed_clock(COURSE_NOW)) as shop:
@@ -249,6 +281,25 @@ def _shop_results() -> tuple[tuple[str, tuple[Passage, ...]], ...]:
                      for question in questions)
 
 
+class _Order(str):
+    """An order as `_placed` gives it ("#2 #1"), shown in a failure as it is written; an empty one (no passages
+    given) as `[] (no passages)`, not as ''."""
+
+    def __repr__(self) -> str:
+        return str.__repr__(self) if self else "[] (no passages)"
+
+
+def _order(passages: list, count: Callable[[Any], int]) -> str:
+    """The order a re-rank by `count(passage)` gives, most first, ties as given: "#2 #1 #3"."""
+    ranked = sorted(range(len(passages)), key=lambda n: count(passages[n]), reverse=True)
+    return " ".join(f"#{n + 1}" for n in ranked)
+
+
+def _held_in(terms: list[str], text: str) -> int:
+    """How many of `terms` search_terms(text) holds, each once."""
+    return len(set(terms) & set(search_terms(text)))
+
+
 @dataclass(frozen=True)
 class _Misplaced:
     """What my_rerank did that no rule asks for: handed back something it was not given, or changed the list."""
@@ -276,7 +327,7 @@ def _placed(rerank: Callable[[str, list], Any]) -> Callable[[str, list], Any]:
         if sorted(place.get(id(p), 0) for p in got) != sorted(place.values()):
             return _Misplaced(f"it returned {_brief([_label(p) for p in got], 40)}: return every passage it was "
                               "given (the same objects), once each, in a new order")
-        return " ".join(f"#{place[id(p)]}" for p in got)
+        return _Order(" ".join(f"#{place[id(p)]}" for p in got))
 
     return run
 
@@ -326,6 +377,10 @@ def _mixed_lists(rng: random.Random) -> Iterator[tuple]:
         yield (question, [_passage(rng, _some_of(rng, terms), n) for n in range(1, rng.randint(2, 8))])
     yield (_question(rng), [])
     yield (_question(rng), [_passage(rng, [], 1)])
+    # the passages hold the question's stop words ('can', 'i', 'the'): they are no terms of it
+    yield ("Can I return the item?", [Passage("Policies", content, 12.0 - n, 12.0 - n, "made-up.md", "", n)
+                                      for n, content in enumerate(("return the item", "item within 7 days",
+                                                                   "can I open the box"), start=1)])
 
 
 def _look_alikes(rng: random.Random) -> Iterator[tuple]:
@@ -360,6 +415,12 @@ def _in_headings(rng: random.Random) -> Iterator[tuple]:
             ("opened item return", (("", "return the item"), ("Policies › Opened, item", "return within 7 days")))):
         yield (question, [Passage("Policies", content, 12.0 - n, 12.0 - n, "made-up.md", section, n)
                           for n, (section, content) in enumerate(items, start=1)])
+    # Chinese with no spaces: a text split at spaces finds 退货 in the heading and nothing in the content; then
+    # a term in the heading only, as a word of its own: found split at spaces, missed with the heading unread
+    for question, items in (("退货运费？", (("", "运费 8 元"), ("售后 › 退货", "退货运费由买家承担"))),
+                            ("运费？", (("", "满 99 元包邮"), ("售后 › 运费", "8 元")))):
+        yield (question, [Passage("Policies", content, 12.0 - n, 12.0 - n, "made-up.md", section, n)
+                          for n, (section, content) in enumerate(items, start=1)])
 
 
 def _repeats(rng: random.Random) -> Iterator[tuple]:
@@ -376,6 +437,9 @@ def _repeats(rng: random.Random) -> Iterator[tuple]:
             ("退货运费谁承担？", (("售后 › 运费", "运费由买家承担"), ("", "退货运费")))):
         yield (question, [Passage("Policies", content, 12.0 - n, 12.0 - n, "made-up.md", section, n)
                           for n, (section, content) in enumerate(items, start=1)])
+    # a term repeated, no heading: occurrences counted is told apart from section and content counted apart
+    yield ("退货运费", [Passage("Policies", content, 12.0 - n, 12.0 - n, "made-up.md", "", n)
+                       for n, content in enumerate(("运费运费运费", "退货运费"), start=1)])
 
 
 def _shop_lists(rng: random.Random) -> Iterator[tuple]:
@@ -393,6 +457,16 @@ def _ties(rng: random.Random) -> Iterator[tuple]:
                     for n in range(1, rng.randint(3, 6))]
         passages.insert(rng.randint(0, len(passages)), _passage(rng, terms, 9, score=0.1))
         yield (question, passages)
+    # positions that do not follow the order given: a tie is not broken by position either
+    for question, items in (("退货 运费", (("运费 8 元", 7), ("退货须在七天内申请", 2), ("退货运费由买家承担", 5))),
+                            ("return item", (("item in its box", 9), ("return within 7 days", 4),
+                                             ("return the item", 1)))):
+        yield (question, [Passage("Policies", content, 12.0 - n, 12.0 - n, "made-up.md", "", position)
+                          for n, (content, position) in enumerate(items, start=1)])
+
+
+def _tie_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    return None if got == expected else "— the order given (bm25's), whatever their scores or positions."
 
 
 def _in_titles(rng: random.Random) -> Iterator[tuple]:
@@ -405,30 +479,57 @@ def _in_titles(rng: random.Random) -> Iterator[tuple]:
 
 
 def _twice_held(args: tuple, expected: Any, got: Any) -> str | None:
-    """A term in both a passage's heading and its content, counted twice."""
+    """A term counted more than once: as often as it occurs, or once in the heading and again in the content
+    (section and content counted apart and added); named by the order each gives that is the answer's."""
+    if got == expected:
+        return None
     question, passages = args
-    terms = set(query_terms(question))
-    if got != expected and any(terms & set(search_terms(p.section)) & set(search_terms(p.content)) for p in passages):
+    terms = query_terms(question)
+    occurrences = got == _order(passages, lambda p: sum(search_terms(f"{p.section} {p.content}").count(term)
+                                                        for term in terms))
+    apart = got == _order(passages, lambda p: _held_in(terms, p.section) + _held_in(terms, p.content))
+    if occurrences and apart:  # this input does not tell the two apart
+        return "— section and content are one text: a term in both counts once, as does a term repeated."
+    if occurrences:
+        return "— it counted each time a term occurs: count the distinct terms the passage holds."
+    if apart:
         return "— section and content are one text: a term in both counts once."
     return None
 
 
 def _heading_hint(args: tuple, expected: Any, got: Any) -> str | None:
     """The heading's rule: an order right by the counts but not among ties is the tie rule's mistake, met here
-    first; any other is most likely a heading left unread."""
+    first; otherwise the heading left unread (the order of the content's terms alone), or the text split at
+    spaces (the whole text, or the heading), whichever order is the answer's."""
     if got == expected:
         return None
-    return _ties_reordered(args, expected, got) or "— its terms are search_terms(f\"{section} {content}\"), the heading's too."
+    if tied := _ties_reordered(args, expected, got):
+        return tied
+    question, passages = args
+    terms = query_terms(question)
+    unread = got == _order(passages, lambda p: _held_in(terms, p.content))
+    at_spaces = got == _order(passages, lambda p: len(set(terms) & set(f"{p.section} {p.content}".lower().split())))
+    heading_at_spaces = got == _order(passages, lambda p: len(set(terms) & (set(search_terms(p.content))
+                                                                         | set(p.section.lower().split()))))
+    said = "— its terms are search_terms(f\"{section} {content}\")"
+    if unread and (at_spaces or heading_at_spaces):  # this input does not tell the two apart
+        return f"{said}: the heading's terms count too, as search_terms finds them (Han bigrams, not words between spaces)."
+    if unread:
+        return f"{said}: the heading was left unread."
+    if at_spaces:
+        return f"{said}: the heading and the content split as it splits them (Han bigrams), not at spaces."
+    if heading_at_spaces:
+        return f"{said}: the heading split as it splits the content (Han bigrams), not at spaces."
+    return f"{said}, the heading's too."
 
 
 RERANK_RULES = (
     Rule("passages in order of how many of the question's terms each holds, most first", _mixed_lists,
-         _ties_reordered),
+         _in_order_hint),
     Rule("a term is held when among search_terms(section + content), not as a substring", _look_alikes),
     Rule("the passage's section heading counts", _in_headings, _heading_hint),
     Rule("each term counts once, however often the passage repeats it", _repeats, _twice_held),
-    Rule("passages that hold as many terms keep the order they came in", _ties,
-         lambda args, expected, got: None if got == expected else "— bm25's, whatever their scores."),
+    Rule("passages that hold as many terms keep the order they came in", _ties, _tie_hint),
     Rule("the shop's own results come in that order too ('items' is not the question's 'item')", _shop_lists),
     Rule("the document's title is not read: only search_terms(f\"{section} {content}\")", _in_titles,
          lambda args, expected, got: None if got == expected else f"— #1's title, {shown(args[1][0].title)}, is not "

@@ -60,9 +60,15 @@ def _errors(rng: random.Random) -> Iterator[tuple]:
         yield ({"content": [_text(text)], "isError": True},)
 
 
-def _written_another_way(expected: str, got: object) -> str | None:
+def _joined_text(args: tuple) -> str:
+    """The result's parts as one text, as the spec joins them: text parts as they are, others as [their type]."""
+    return "\n".join(part["text"] if part["type"] == "text" else f"[{part['type']}]" for part in args[0]["content"])
+
+
+def _written_another_way(expected: str, got: object, text: str | None = None) -> str | None:
     """When the answer wrote the expected JSON another way (json.dumps's spaces after : and , or its \\u escapes for
-    Chinese): which, and that the lesson's helper writes it."""
+    Chinese): which, and that the lesson's helper writes it; or, when the expected JSON is the server's `text`
+    itself (an error object, passed through), that it is passed as it came, not parsed and written again."""
     if not isinstance(got, str) or got == expected:
         return None
     try:
@@ -71,6 +77,9 @@ def _written_another_way(expected: str, got: object) -> str | None:
         return None
     if not same:
         return None
+    if expected == text:
+        return ('This text already is an {"error": …} object: return it exactly as the server sent it, without '
+                "parsing and writing it again.")
     if "\\u" in got and "\\u" not in expected:
         return "Chinese written as \\u escapes: use error_observation(text), which keeps it as it is."
     if len(got) > len(expected):
@@ -78,16 +87,38 @@ def _written_another_way(expected: str, got: object) -> str | None:
     return "The same JSON, written another way: use error_observation(text)."
 
 
+# When an answer returned the text of a result flagged "isError": true as it is (the flag not read).
+_FLAG_IGNORED = 'With "isError": true the text is made an error Observation: error_observation(text).'
+
+
 def _error_hint(args: tuple, expected: str, got: object) -> str | None:
-    """When the text is an error object whose "error" is empty (or null): the key is what counts, not its value."""
-    if why := _written_another_way(expected, got):
+    """When the text is an error object whose "error" is empty (or null): the key is what counts, not its value.
+    When the answer returned the text as it is, where it is no error object: the flag was not read."""
+    text = _joined_text(args)
+    if why := _written_another_way(expected, got, text):
         return why
+    if args[0].get("isError") is True and got == text and expected != text and len(args[0]["content"]) == 1:
+        return _FLAG_IGNORED  # one part only: an error in several parts shows too long to leave room for it
     try:
         value = json.loads(expected)
     except ValueError:
         return None
     if isinstance(value, dict) and "error" in value and not value["error"] and got != expected:
         return 'The text has an "error" key: pass it as it is, whatever the key\'s value (even "" or null).'
+    return None
+
+
+def _not_flagged_hint(args: tuple, expected: str, got: object) -> str | None:
+    """When the answer made an error Observation of a result not flagged "isError": true (false taken for true, or
+    the key's presence for its value)."""
+    if args[0].get("isError") is True or not isinstance(got, str) or got == expected:
+        return None
+    try:
+        value = json.loads(got)
+    except ValueError:
+        return None
+    if isinstance(value, dict) and "error" in value:
+        return 'Only "isError": true makes an error: with false (or no flag) pass the text as it is.'
     return None
 
 
@@ -126,12 +157,15 @@ def _error_kinds(rng: random.Random) -> Iterator[tuple]:
 
 
 def _error_kinds_hint(args: tuple, expected: str, got: object) -> str | None:
-    if why := _written_another_way(expected, got):
+    text = _joined_text(args)
+    if why := _written_another_way(expected, got, text):
         return why
     if got == expected:
         return None
     if isinstance(got, str) and got.startswith("[") and not got.startswith('{"error"'):
         return "With [image] in it the text is no JSON object: make it error_observation(text)."
+    if got == text:
+        return _FLAG_IGNORED
     return "An error's other parts are shown too, as [image], where they come."
 
 
@@ -153,7 +187,7 @@ def _spaces_are_text(rng: random.Random) -> Iterator[tuple]:
 def _error_key_hint(args: tuple, expected: str, got: object) -> str | None:
     if got == expected:
         return None
-    if why := _written_another_way(expected, got):
+    if why := _written_another_way(expected, got, _joined_text(args)):
         return why
     text = "".join(part.get("text", "") for part in args[0]["content"])
     if not text.strip():
@@ -166,15 +200,16 @@ def _error_key_hint(args: tuple, expected: str, got: object) -> str | None:
 
 
 OBSERVATION_RULES = (
-    Rule('the text of each part of type "text", joined with newlines ("\\n"), in the order sent', _joined),
+    Rule('the text of each part of type "text", joined with newlines ("\\n"), in the order sent', _joined,
+         _not_flagged_hint),
     Rule("a part of another type (image, audio, resource_link, resource) is shown where it comes as [its type], "
-         "e.g. [image]", _other_kinds),
+         "e.g. [image]", _other_kinds, _not_flagged_hint),
     Rule('with "isError": true, an error Observation: the text itself if it is a JSON object with "error", else '
          'error_observation(text)', _errors, _error_hint),
     Rule('without "isError" (or with false) the text is passed as it is, even when it reads like an error',
          _not_errors, _not_an_error_hint),
     Rule('an error with no text at all says so: error_observation("the tool failed and said nothing")',
-         _silent_errors, lambda args, expected, got: _written_another_way(expected, got)),
+         _silent_errors, lambda args, expected, got: _written_another_way(expected, got, _joined_text(args))),
     Rule("an error's parts of another type are shown where they come too ([image]), then the text is made "
          "an error",
          _error_kinds, _error_kinds_hint),
@@ -281,12 +316,30 @@ def _case(rng: random.Random) -> Iterator[tuple]:
     yield ({"a": ["Search"], "b": ["search"], "c": ["search", "SEARCH"]},)
 
 
+def _merge_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    """The right names in another order; a name one server lists twice counted as two servers; names left out."""
+    if not isinstance(got, (list, tuple)) or _a_list(got) is not None or list(got) == expected:
+        return None
+    answer, offers = list(got), args[0]
+    if sorted(answer) == sorted(expected):
+        return "the right names in the wrong order: server by server, each tool where it comes."
+    for server, names in offers.items():
+        for name in names:
+            alone = all(name not in others for other, others in offers.items() if other != server)
+            if alone and names.count(name) > 1 and f"{server}_{name}" in answer and f"{server}_{name}" not in expected:
+                return f"{server} lists {name} twice: one server is still one server; count servers, not names."
+    if len(answer) < len(expected):
+        return "every tool listed is named: it left some out."
+    return None
+
+
 MERGE_RULES = (
     Rule("every tool of every server, the servers in their order and each server's tools in its own order",
-         _in_order),
-    Rule("a name that two or more servers offer is kept by none of them: each becomes <server>_<name>", _prefixed),
-    Rule("a name only one server offers is kept as it is", _kept),
-    Rule("names that differ in case are different names (getTime and gettime do not clash)", _case),
+         _in_order, _merge_hint),
+    Rule("a name that two or more servers offer is kept by none of them: each becomes <server>_<name>", _prefixed,
+         _merge_hint),
+    Rule("a name only one server offers is kept as it is", _kept, _merge_hint),
+    Rule("names that differ in case are different names (getTime and gettime do not clash)", _case, _merge_hint),
 )
 
 
@@ -294,6 +347,12 @@ def _a_list(value: object) -> str | None:
     if isinstance(value, (list, tuple)) and all(isinstance(one, str) for one in value):
         return None
     return f"it returned {_brief(value, 40)}: return a list of names (strings)"
+
+
+def _show_offers(args: tuple) -> str:
+    """Servers and their tools in a line: "shop: queryOrder, getCurrentTime | weather: getWeather"."""
+    text = " | ".join(f"{server}: {', '.join(names) or '(none)'}" for server, names in args[0].items())
+    return text if len(text) <= 90 else f"{text[:60]} … {text[-25:]}"
 
 
 @grades("Exercise 2", spec=Spec(MERGE_RULES))
@@ -306,6 +365,6 @@ def check_merged_names(merge: Callable[[dict[str, list[str]]], list[str]] | None
         _fail(exercise, f"merge should be a function, got {type(merge).__name__}")
     tried = agree_on(exercise, "check_merged_names", MERGE_RULES, merge, merged_names, shape=_a_list,
                      read=lambda names: list(names) if isinstance(names, (list, tuple)) else names,
-                     call="merge(offers)")
+                     call="merge(offers)", show=_show_offers)
     _passed(exercise, f"merge named the tools of {tried} generated sets of servers: each kept, or prefixed with its "
                       "server where two servers offer it.")

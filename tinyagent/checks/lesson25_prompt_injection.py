@@ -31,7 +31,7 @@ def _plain(rng: random.Random) -> Iterator[tuple]:
     for _ in range(4):
         yield ("".join(rng.choice(string.ascii_letters + string.digits + " ，。：\n退款订单") for _ in range(rng.randint(1, 40))),
                rng.choice(_TOOLS))
-    yield ("a\r\nb", "kb")  # Windows line ends: the text as it is, \r too
+    yield ("line one\r\nline two", "kb")  # Windows line ends: the text as it is, \r too (not the smallest input)
     yield ("it's 22 °C, isn't it?", "getWeather")  # the text's quotes as they are (quote=False)
 
 
@@ -76,6 +76,8 @@ def _fence_hint(args: tuple, expected: str, got: object) -> str | None:
         return "Keep the source as it is, its spaces too: html.escape(source), nothing more."
     if "\r" in text and got == expected.replace("\r\n", "\n").replace("\r", "\n"):
         return "Keep the text as it is, its \\r\\n line ends too: only &, < and > change."
+    if got.startswith("<data source='"):
+        return 'The source goes between double quotes: <data source="...">.'
     if not got.startswith(head):
         return 'The first line is <data source="...">, the source as html.escape(source) writes it.'
     if got == head + body.strip() + close:
@@ -188,10 +190,23 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
         if not any(one in spaced for one in got):  # it read only the Observations without a space
             return "A message that starts with Observation: is an Observation, a space after the colon or not."
         return "An id that only an Observation holds is the tool's word, not the customer's."
-    if any(one not in expected for one in got):
-        return "Not an id the model or system prompt wrote, nor five digits inside a longer word (A88231, 88231B)."
+    extra = next((one for one in got if one not in expected), None)
+    if extra is not None:
+        customers = " ".join(m["content"] for m in messages if m["role"] == "user")
+        if extra not in customers:  # the system prompt's or the model's
+            writer = next(m["role"] for m in messages if extra in m["content"])
+            where = "the system prompt" if writer == "system" else "a message of the model's"
+            return f"{extra} is in {where}: read only the customer's (user) messages."
+        if word := re.search(rf"[A-Za-z0-9]+{extra}[A-Za-z0-9]*|{extra}[A-Za-z0-9]+", customers):
+            return f"{word.group()} is one word: five digits beside a Latin letter or a digit are no id."
+        return "Not five digits inside a longer word (A88231, 88231B), nor a decimal."
     if len(got) != len(set(got)):
         return "Each id once."
+    said = [m for m in messages if m["role"] == "user" and not m["content"].startswith("Observation:")]
+    if len(said) > 1 and got == _reference_ids(said[-1:]):
+        if got == sorted(got) == sorted(expected):  # sorted ids would look the same here
+            return "Read every message of the customer's, each id in the order first written."
+        return "Read every message of the customer's, not only the last."
     if sorted(got) == sorted(expected):
         return "Keep the order the customer first wrote them in."
     return "Read every customer message, each id in it (next to Chinese too)."
