@@ -146,14 +146,15 @@ def agree_on(
             got = _call_answer(mine, given, exercise, call, partial(show, args))
             first[n] = got
             wrong = _disagreement(expected, got, shape, read)
-            if wrong is not None:
-                form_only = form_only and _form_of(got, expected, shape) == wrong
+            of_form = wrong is not None and _form_of(got, expected, shape) == wrong
+            form_only = form_only and (wrong is None or of_form)
             if expected.raised is None and got.raised is None and None not in (expected.value, got.value):
                 kinds.append((_plain_kind(expected.value), _plain_kind(got.value), wrong is None))
             if wrong is None and unchanged and _plain(args) and _differ(given, args) is not False:
                 # _show, not show: a check's own show is made for inputs as given, not as an answer left them
                 changed.append((len(repr(args)), f"{show(args)}\nwhich it left as {_show(given)}"))
-            if wrong is not None and got.raised is None and (why := _hint(rule, args, expected, got)):
+            # a rule's hint reads the values it compares: none for a result of the wrong form (a dict for a pair)
+            if wrong is not None and got.raised is None and not of_form and (why := _hint(rule, args, expected, got)):
                 wrong = f"{wrong} {why}"
             if wrong is not None:
                 broken.setdefault(rule_index[id(rule)], []).append((len(repr(args)), f"{show(args)}\n{wrong}"))
