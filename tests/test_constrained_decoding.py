@@ -155,6 +155,24 @@ def test_the_matcher_refuses_what_llama_cpp_refuses():
     assert parse_grammar("root ::= " + literal(tricky)).accepts(tricky)
 
 
+def test_an_operator_may_stand_apart_from_its_element_as_llama_cpp_reads_it():
+    # llama.cpp skips spaces and tabs after an element before its */+/?/{m,n}: these were refused as unreadable
+    for grammar in ("root ::= [A-Z] {2} [0-9] {10}", "root ::= [A-Z]\t{2} [0-9]{ 10 }"):
+        assert parse_grammar(grammar).accepts("SF1234567890") and not parse_grammar(grammar).accepts("S1234567890")
+    grammar = parse_grammar('root ::= ("a" | "b") + "c" ? "d" *')
+    assert [grammar.accepts(text) for text in ("ab", "bacdd", "c", "acc")] == [True, True, False, False]
+
+
+def test_a_rule_goes_on_to_a_new_line_only_where_llama_cpp_lets_it():
+    # after ::=, after |, inside ( ): the rule goes on
+    grammar = parse_grammar('root ::=\n  "a" (\n  "b"\n  | "c" ) |\n  "d"\nnext ::= "e"')
+    assert [grammar.accepts(text) for text in ("ab", "ac", "d", "a", "e")] == [True, True, True, False, False]
+    # anywhere else llama.cpp ends the rule there, and the next line is no rule: it refuses the grammar
+    for bad in ("root ::=\n    [A-Z]{2}\n    [0-9]{10}", 'root ::= "a"\n  | "b"', 'root ::= ("a") # (\n  "b"'):
+        with pytest.raises(GrammarError, match="a new line ends rule 'root' here"):
+            parse_grammar(bad)
+
+
 @pytest.mark.parametrize("grammar, says", [
     ('root ::= "\\U00110000"', "past Unicode's last character"),  # chr() raised ValueError
     ('root ::= "\\UFFFFFFFF"', "past Unicode's last character"),  # ... and OverflowError

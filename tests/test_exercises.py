@@ -3354,6 +3354,115 @@ def test_14_cut_stream():
     fails(check_cut_stream, last_character_first,
           says="stop=['\\n\\nUser:']\nexpected '好的。', got '好的。\\n\\nUser: 还有别的吗？' — a stop string split")
 
+    # passed while no generated reply held a "\r": each piece's "\r\n" made "\n", or its "\r" dropped
+    def crlf_made_lf(pieces, stop):
+        yield from cut_stream((piece.replace("\r\n", "\n") for piece in pieces), stop)
+
+    def cr_dropped(pieces, stop):
+        yield from cut_stream((piece.replace("\r", "") for piece in pieces), stop)
+
+    fails(check_cut_stream, crlf_made_lf, says="'\\r' is text too: keep every character")
+    fails(check_cut_stream, cr_dropped, says="expected 'Action Input: 88231\\r', got 'Action Input: 88231'")
+
+    # passed while no stop string held a character special to re: the stop strings joined unescaped
+    unescaped = cut_with(lambda text, stop: match.start() if (match := re.search("|".join(stop), text)) else None)
+    fails(check_cut_stream, unescaped, says="a stop string is plain text, not a regular expression")
+
+    def holds_the_whole_piece(pieces, stop):  # holds back all of a text whose end could start a stop string
+        held = ""
+        for piece in pieces:
+            text = held + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                yield text[: min(found)]
+                return
+            if any(text.endswith(s[:k]) for s in stop for k in range(1, len(s))):
+                held = text
+            else:
+                held = ""
+                yield text
+        if held:
+            yield held
+
+    # passed: rule 2 watched only pieces whose end could start no stop string
+    fails(check_cut_stream, holds_the_whole_piece,
+          says="the spec says: of a piece, only an end that could start a stop string waits for the next one")
+
+    def empty_piece_lets_go(pieces, stop):  # an empty piece taken for a pause: out goes what was held back
+        held = ""
+        for piece in pieces:
+            if not piece:
+                if held:
+                    yield held
+                held = ""
+                continue
+            text = held + piece
+            found = [text.find(s) for s in stop if s in text]
+            if found:
+                yield text[: min(found)]
+                return
+            keep = next((i for i in range(len(text)) if any(s.startswith(text[i:]) for s in stop)), len(text))
+            held = text[keep:]
+            if keep:
+                yield text[:keep]
+        if held:
+            yield held
+
+    # passed while no generated input had an empty piece between the parts of a stop string
+    fails(check_cut_stream, empty_piece_lets_go, says="an empty piece between a stop string's parts changes nothing")
+
+    def cutter(empty="skip", at_stop="return"):  # the solution with a slip: at an empty piece, or after the cut
+        def cut(pieces, stop):
+            held = ""
+            for piece in pieces:
+                if not piece and empty == "break":
+                    break
+                text = held + piece
+                found = [text.find(s) for s in stop if s in text]
+                if found:
+                    yield text[: min(found)]
+                    if at_stop == "return":
+                        return
+                    break
+                keep = next((i for i in range(len(text)) if any(s.startswith(text[i:]) for s in stop)), len(text))
+                held = text[keep:]
+                if keep:
+                    yield text[:keep]
+            if held:
+                yield held
+        return cut
+
+    # were told the stop string's start came out before it was complete
+    fails(check_cut_stream, cutter(at_stop="break"),
+          says="after a stop string, return: what was held back must not come out after it")
+    fails(check_cut_stream, cutter(empty="break"), says="an empty piece is not the end of the stream: skip it")
+
+    def the_buffer_again(pieces, stop):  # at the stop, the whole buffer up to it, though most of it is out already
+        buffer, sent = "", 0
+        for piece in pieces:
+            buffer += piece
+            found = [buffer.find(s) for s in stop if s in buffer]
+            if found:
+                yield buffer[: min(found)]
+                return
+            keep = next((i for i in range(len(buffer)) if any(s.startswith(buffer[i:]) for s in stop)), len(buffer))
+            if keep > sent:
+                yield buffer[sent:keep]
+                sent = keep
+        yield buffer[sent:]
+
+    # the stop string kept: text[:at + len(stop)]
+    keeps_the_stop = cut_with(lambda text, stop: min(((text.find(s), text.find(s) + len(s)) for s in stop if s in text),
+                                                     default=(None, None))[1])
+    # range(1, len(s) - 1): all but the last character of a stop string is never held back
+    not_all_but_the_last = cut_with(earliest, hold=lambda text, keep, stop: len(text) - max(
+        (k for s in stop for k in range(1, len(s) - 1) if text.endswith(s[:k])), default=0))
+
+    # were told a stop string split across pieces must still be found (the last one in a message cut past 6 lines)
+    fails(check_cut_stream, the_buffer_again, says="at the stop, yield only what has not come out yet")
+    fails(check_cut_stream, keeps_the_stop, says="cut the stop string off too: text[:at]")
+    fails(check_cut_stream, not_all_but_the_last, says="hold back up to len(stop) - 1 characters")
+
 
 def read_chunks(chunks):  # the solution of exercise 2
     text, finish_reason, usage = "", None, None
@@ -3465,6 +3574,54 @@ def test_14_read_chunks():
         return text, reason, usage
 
     fails(check_read_chunks, usage_with_the_finish, says="no chunk has a finish_reason (cut off)")
+
+    def none_for_no_text(chunks):  # text or None: None for a reply with no content (a tool call)
+        text, reason, usage = read_chunks(chunks)
+        return text or None, reason, usage
+
+    def three_counts(chunks):  # the usage rebuilt from the three counts: prompt_tokens_details is lost
+        text, reason, usage = read_chunks(chunks)
+        keys = ("prompt_tokens", "completion_tokens", "total_tokens")
+        return text, reason, usage and {key: usage[key] for key in keys}
+
+    # passed while every generated reply had content and every usage the three counts only
+    fails(check_read_chunks, none_for_no_text, says="expected '', got None — no chunk carries content here")
+    fails(check_read_chunks, three_counts, says="every key (prompt_tokens_details too)")
+
+    def reason_in_the_delta(chunks):  # finish_reason looked for inside the delta
+        text, _, usage = read_chunks(chunks)
+        reason = None
+        for chunk in chunks:
+            for choice in chunk.get("choices") or []:
+                reason = choice["delta"].get("finish_reason") or reason
+        return text, reason, usage
+
+    def reason_by_default(default):  # a default finish_reason when no chunk has one
+        def answer(chunks):
+            text, reason, usage = read_chunks(chunks)
+            return text, reason or default, usage
+        return answer
+
+    # were told "it comes in the chunk that has it, not always the last chunk"
+    fails(check_read_chunks, reason_in_the_delta, says='it is choice["finish_reason"], beside delta')
+    fails(check_read_chunks, reason_by_default("stop"), says="no chunk has one here: return None, not a default")
+    fails(check_read_chunks, reason_by_default(""), says="expected None, got '' — no chunk has one here")
+
+    def usage_before_reason(chunks):  # (text, usage, finish_reason)
+        text, reason, usage = read_chunks(chunks)
+        return text, usage, reason
+
+    def usage_of_choiceless_chunks(chunks):  # the usage read only from a chunk with no choices
+        text, reason, _ = read_chunks(chunks)
+        return text, reason, read_chunks([chunk for chunk in chunks if not chunk["choices"]])[2]
+
+    def total_only(chunks):  # one count, not the usage
+        text, reason, usage = read_chunks(chunks)
+        return text, reason, usage and usage["total_tokens"]
+
+    fails(check_read_chunks, usage_before_reason, says="the order is (text, finish_reason, usage)")
+    fails(check_read_chunks, usage_of_choiceless_chunks, says="any chunk may carry it, even one with choices")
+    fails(check_read_chunks, total_only, says="return the usage dict, not one count")
 
 
 _CARRIED_OVER = [""]  # the module-level buffer of a wrong answer below
@@ -4718,6 +4875,70 @@ def test_17_plan_parser():
           says="the list may start at any number, 0 too (`0. 查询订单` is a step)\nmy_parse_plan(text) does not hold "
                "to it. Smallest failing input: '0. 查询订单 88231'")
 
+    def longest_list(text):  # every list read, the longest returned: passed while no later list was longer
+        lists, last = [], 0
+        for match in filter(None, map(numbered.match, text.splitlines())):
+            if not lists or int(match.group(1)) <= last:
+                lists.append([])
+            lists[-1].append(match.group(2).replace("**", "").strip())
+            last = int(match.group(1))
+        if not lists:
+            raise ValueError("no numbered steps")
+        return max(lists, key=len)
+
+    fails(check_plan_parser, longest_list, says="the plan is the first list, even when a later one is longer")
+    # ASCII spaces only ([ \t]*, .strip(" \t")): U+3000, the full-width space, left in an indent or on a step
+    ascii_spaces_only = _plan_parser(r"^[ \t]*(?:\*\*)?(\d+)[.)](?:\*\*)?[ \t]*(.*)$", tidy=lambda step: step.strip(" \t"))
+
+    fails(check_plan_parser, ascii_spaces_only, says="U+3000, the full-width space, is a space too")
+    fails(check_plan_parser, _plan_parser(step_line, tidy=lambda step: step.strip(" \t")),
+          says="'1. 查询订单 88231\\u3000\\n\\u30002. 回复顾客'\nexpected ['查询订单 88231', '回复顾客'], got "
+               "['查询订单 88231\\u3000', '回复顾客'] — strip every kind of space")
+    # every `*` taken out, not only `**`: `2*3` is lost
+    fails(check_plan_parser, _steps_taken_by(lambda line: numbered.match(line).group(2).replace("*", "").strip()),
+          says="only `**` come out: a single `*` (`2*3`) is part of the step")
+    # an indent of at most 3 (Markdown's rule for a list): passed while no step was indented by 4 spaces
+    fails(check_plan_parser, _plan_parser(r"^\s{0,3}(?:\*\*)?(\d+)[.)](?:\*\*)?\s*(.*)$"),
+          says="Smallest failing input: '    1. 查询订单 88231\\n    2. 回复顾客'")
+    # .strip(" "): a tab left on a step was told to take the `**` out first
+    fails(check_plan_parser, _plan_parser(step_line, tidy=lambda step: step.strip(" ")),
+          says="got ['为订单 64095 申请退款\\t'] — strip every kind of space, a tab too: str.strip() with no argument")
+
+    def split_at_newlines(text):  # text.split("\n") and .strip(" "): a \r left, told nothing under the notes rule
+        steps, last = [], 0
+        for match in filter(None, map(numbered.match, text.split("\n"))):
+            if steps and int(match.group(1)) <= last:
+                break
+            steps.append(match.group(2).replace("**", "").strip(" "))
+            last = int(match.group(1))
+        if not steps:
+            raise ValueError("no numbered steps")
+        return steps
+
+    fails(check_plan_parser, split_at_newlines, says="— a line may end in \\r\\n: use text.splitlines().")
+
+    def from_one_only(text):  # a list must start at 1: told where a list ends, not where it may start
+        first = next((int(m.group(1)) for m in map(numbered.match, text.splitlines()) if m), 1)
+        return _solution_17_parse_plan()(text) if first == 1 else []
+
+    fails(check_plan_parser, from_one_only, says="got [] — a list may start at any number, not only at 1")
+
+    def the_same_number_goes_on(text):  # `number < last` ends the list: a repeated 2. was hidden by the cut
+        steps, last = [], 0
+        for match in filter(None, map(numbered.match, text.splitlines())):
+            if steps and int(match.group(1)) < last:
+                break
+            steps.append(match.group(2).replace("**", "").strip())
+            last = int(match.group(1))
+        if not steps:
+            raise ValueError("no numbered steps")
+        return steps
+
+    fails(check_plan_parser, the_same_number_goes_on, says="— 2. after 2. does not go up: the list ends there")
+    # .strip().rstrip(".。"): the hint was cut off past the failure's 6 lines
+    fails(check_plan_parser, _plan_parser(step_line, tidy=lambda step: step.strip().rstrip(".。")),
+          says="only the number and its one mark come off: a `.` or `。` that ends a step is the step's own")
+
 
 def _solution_17_needs_plan():  # notebooks/solutions/17_plan_and_skills.ipynb
     order_id = re.compile(r"(?<!\d)\d{5}(?!\d)")
@@ -4782,6 +5003,19 @@ def test_17_plan_rule():
             re.search(r"另外|还有|\b(?:also|and|then|too)\b", question, re.IGNORECASE) is not None
 
     fails(check_plan_rule, more_joiners, says="only 另外, 还有 and \"also\" join parts")
+
+    def joiner_only_beside_an_id(question):  # a joining word counted only when an order id is present
+        ids = set(re.findall(order_id, question))
+        return len(ids) >= 2 or (bool(ids) and joiner.search(question) is not None)
+
+    fails(check_plan_rule, joiner_only_beside_an_id, says="a joining word makes several parts with no order id too")
+
+    def joined_by(word):  # 也 ("too") or 和 ("and") taken for a joining word
+        return lambda question: len(set(re.findall(order_id, question))) >= 2 or joiner.search(question) is not None \
+            or word in question
+
+    fails(check_plan_rule, joined_by("也"), says="'订单 88231 也没到'\nexpected False, got True — 也 is no joining word")
+    fails(check_plan_rule, joined_by("和"), says="one order; and 和 is no joining word.")
 
 
 def test_17_wrong_answers_by_kind():
@@ -5090,6 +5324,61 @@ def test_19_sse_reader():
     fails(check_sse_reader, read_events_with(name_in=lambda line: line[len("event:"):].removeprefix(" ")),
           says="Event name 'start  ', expected 'start': strip the name, every space and tab around it.")
 
+    # wrong answers that passed the old check, each now told its mistake
+    def reader(text, comment=":", is_data=lambda line: line.startswith("data:"),
+               data_in=lambda line: line[len("data:"):].removeprefix(" "), named_is_an_event=False):
+        events = []
+        for block in re.sub(r"\r\n|\r", "\n", text).split("\n\n"):
+            name, data, named = "message", [], False
+            for line in block.split("\n"):
+                if line.startswith(comment):
+                    continue
+                if line.startswith("event:"):
+                    name, named = line[len("event:"):].strip(), True
+                elif is_data(line):
+                    data.append(data_in(line))
+            if data or (named_is_an_event and named):
+                events.append((name, "\n".join(data)))
+        return events
+
+    # `if data or named:` an event: line alone made an event
+    fails(check_sse_reader, functools.partial(reader, named_is_an_event=True),
+          says="A block with an event: line but no data: line is no event.")
+    fails(check_sse_reader, read_events_with(name_in=lambda line: line.split(":")[1].strip()),  # 'order:update' cut
+          says="expected 'order:update': read all the text after event:, colons too (not split(':')[1]).")
+    fails(check_sse_reader, lambda text: list(dict.fromkeys(read_events_solution(text))),  # duplicates dropped
+          says="Two blocks alike are two events: keep each, in order.")
+    fails(check_sse_reader, read_events_with(names_it=lambda line, data: line.lower().startswith("event:"),
+                                             is_data=lambda line: line.lower().startswith("data:")),
+          says="Field names are case-sensitive (the SSE standard): Event: is not event:")
+    # only ': ' a comment, and data: looked for anywhere in a line: ':data: {"x": 1}' read as data
+    fails(check_sse_reader, functools.partial(reader, comment=": ", is_data=lambda line: "data:" in line,
+                                              data_in=lambda line: line.split("data:", 1)[1].removeprefix(" ")),
+          says="A line that starts with ':' is a comment, whatever follows (':data: …' too).")
+    fails(check_sse_reader, lambda text: tuple(read_events_solution(text)),
+          says="it returned a tuple, (('end', '{\"n\":1}'),): return a list of (event name, data) pairs")
+
+    def yields_events(text):
+        yield from read_events_solution(text)
+
+    fails(check_sse_reader, yields_events, says="it returns a generator (yield): return a list")
+    fails(check_sse_reader, lambda text: [(name, "".join(f"{line}\n" for line in data.split("\n")))
+                                          for name, data in read_events_solution(text)],  # data += value + "\n"
+          says="ends with an extra '\\n': join the data lines with '\\n'.")
+    fails(check_sse_reader, lambda text: [(data, name) for name, data in read_events_solution(text)],
+          says="Each pair is (event name, data), name first.")
+    fails(check_sse_reader, lambda text: [(name, json.dumps(json.loads(data))) for name, data in
+                                          read_events_solution(text)],
+          says="The data is the text as sent: json.dumps wrote it again.")
+    for chars in ("event:", "event: "):
+        fails(check_sse_reader, read_events_with(name_in=lambda line, chars=chars: line.lstrip(chars).strip()),
+              says="lstrip('event:') strips those letters, not the prefix: use line[len('event:'):].")
+    fails(check_sse_reader, read_events_with(is_data=lambda line: line.startswith("data: "),
+                                             data_in=lambda line: line[len("data: "):]),
+          says="data:x, with no space after the colon, is a data line too.")
+    fails(check_sse_reader, read_events_with(names_it=lambda line, data: line.startswith("event: ")),
+          says="event:x, with no space after the colon, is an event: line too.")
+
 
 STATUS_SOLUTION = {  # notebooks/solutions/19_serving.ipynb
     "malformed JSON": 400, "no query field": 400, "body over the limit": 413, "GET on /agent/invoke": 405,
@@ -5108,6 +5397,12 @@ def test_19_status_predictions():
     fails(check_status_predictions, {**STATUS_SOLUTION, "GET on /agent/invoke": 404}, says="answered 405")
     fails(check_status_predictions, {**STATUS_SOLUTION, "no query field": "400"}, says="predict a status code")
     fails(check_status_predictions, {"malformed JSON": 400}, says="should be a dict with the keys")
+    # a wrong, missing or extra key: named, with the nearest request's name
+    without_key = {name: status for name, status in STATUS_SOLUTION.items() if name != "no API key"}
+    fails(check_status_predictions, {**without_key, "no api key": 401},
+          says="Missing: 'no API key'. Not a request of the exercise: 'no api key' (did you mean 'no API key'?).")
+    fails(check_status_predictions, {**STATUS_SOLUTION, "timeout": 504}, says="Not a request of the exercise: 'timeout'.")
+    fails(check_status_predictions, {"malformed JSON": 400}, says="Missing: 'no query field', 'body over the limit'")
 
 
 def test_19_wrong_answers_by_kind():
@@ -7927,6 +8222,27 @@ def test_23_tracking_grammar():
     # the check's own GBNF reader refused it (llama.cpp was not asked)
     fails(check_tracking_grammar, "root := [A-Z]{2} [0-9]{10}",
           says="the check could not read this as GBNF (llama.cpp's grammar language): line 1: expected `name ::= ...`")
+    # a mark or a space in a letter's or a digit's place (twelve long), or between the letters: passed while no
+    # generated text was one
+    for grammar, text in (("[A-Z]{2} [0-9 ]{10}", "SF12345 6789"), ("[A-Z]{2} [0-9-]{10}", "SF-123456789"),
+                          ("[A-Z]{2} [0-9.]{10}", "SF12345.6789"), ("[A-Z ]{2} [0-9]{10}", "S 1234567890"),
+                          ("[A-Z_]{2} [0-9]{10}", "S_1234567890"), ("[A-Z-]{2} [0-9]{10}", "S-1234567890"),
+                          ('[A-Z] " "? [A-Z] [0-9]{10}', "S F1234567890")):
+        fails(check_tracking_grammar, f"root ::= {grammar}",
+              says=f"got 'allowed' It allows {text!r}: two capitals, then ten digits, and no mark in any place.")
+    fails(check_tracking_grammar, 'root ::= [A-Z]{2} ([0-9]{10} | [0-9]{4} " " [0-9]{6})',
+          says="Smallest failing input: 'SF1234 567890'\nexpected 'refused', got 'allowed' It allows a space or dash")
+    fails(check_tracking_grammar, "root ::= [A-Z] [A-Z0-9] [0-9]{10}",
+          says="It allows 'S01234567890': two capitals A-Z first, then ten digits 0-9.")
+    # too few digits: the counts said, not "a text that is not a tracking number"
+    fails(check_tracking_grammar, "root ::= [A-Z]{2} [0-9]+",
+          says="It allows 2 letters and 8 digits: exactly two and ten.")
+    fails(check_tracking_grammar, "root ::= [A-Z]{2} [0-9]{0,10}",
+          says="It allows 2 letters and 0 digits: exactly two and ten.")
+    # llama.cpp skips spaces before a repetition ({2}, *), and ends a rule at a new line (but after ::= or |, or in ( ))
+    assert passes(check_tracking_grammar, "root ::= [A-Z] {2} [0-9] {10}")
+    fails(check_tracking_grammar, "root ::=\n    [A-Z]{2}\n    [0-9]{10}",
+          says="could not read this as GBNF (llama.cpp's grammar language): line 3: a new line ends rule 'root' here")
 
 
 def _ids_seen_solution(messages, example):
@@ -8069,6 +8385,68 @@ def test_23_ids_seen():
           says="a word ends at anything that is not a Latin letter or a digit, _ included: order_88231 and #88231 hold "
                "88231\nids_seen(messages, example) does not hold to it. Smallest failing input: example '88231'; "
                "user: order_88231 还没到\nexpected ['88231'], got [] _ is not a Latin letter or digit: it ends a word")
+
+    def seen(messages, example, before, after, flags=re.IGNORECASE, shape=None):  # the solution, other lookarounds
+        word = before + (shape or "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)) + after
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
+                                  for w in re.findall(word, m["content"], flags)))
+
+    fence = (r"(?<![A-Za-z0-9])(?<![0-9][.])", r"(?![A-Za-z0-9])(?![.][0-9])")
+    # passed while no generated id had a lower-case letter glued on: [A-Z0-9] boundaries without re.IGNORECASE
+    fails(check_ids_seen, lambda messages, example: seen(
+        messages, example, r"(?<![A-Z0-9])(?<![0-9][.])", r"(?![A-Z0-9])(?![.][0-9])", 0,
+        "".join("[A-Za-z]" if ch.isalpha() else "[0-9]" for ch in example)),
+        says="got ['88231', '88232', '88233'] Whole words only: with a letter or digit glued on, in either case")
+    # ... no '-' beside an id: '-' taken for a letter of a word
+    fails(check_ids_seen, lambda messages, example: seen(messages, example, r"(?<![A-Za-z0-9-])(?<![0-9][.])",
+                                                         r"(?![A-Za-z0-9-])(?![.][0-9])"),
+          says="user: ref-SF2468013579- or -YT1357924680\nexpected ['SF2468013579', 'YT1357924680'], got [] A word "
+               "ends at any mark that is not a Latin letter or digit")
+    # ... no two ids one mark apart: boundaries that take the mark, so the second id has none left
+    fails(check_ids_seen, lambda messages, example: list(dict.fromkeys(w.upper() for w in re.findall(
+        rf"(?:^|[^A-Za-z0-9])(?<![0-9][.])({''.join('[A-Z]' if ch.isalpha() else '[0-9]' for ch in example)})"
+        r"(?![.][0-9])(?:[^A-Za-z0-9]|$)",
+        "\n".join(m["content"] for m in messages if m["role"] == "user"), re.IGNORECASE))),
+        says="got ['88231', '88233'] It missed ['88232']: one mark between two ids ends the first and starts")
+    # ... no comma between digits: a comma taken for a decimal point
+    fails(check_ids_seen, lambda messages, example: seen(messages, example, r"(?<![A-Za-z0-9])(?<![0-9][.,])",
+                                                         r"(?![A-Za-z0-9])(?![.,][0-9])"),
+          says="Smallest failing input: example '88231'; user: Orders 88231,88232 please\nexpected ['88231', '88232'], "
+               "got [] A comma is no decimal point")
+    # ... no decimal with one place after the point: only .NN guarded
+    fails(check_ids_seen, lambda messages, example: seen(messages, example, fence[0],
+                                                         r"(?![A-Za-z0-9])(?![.][0-9]{2})"),
+          says="user: It weighs 88231.5 g, order 88232\nexpected ['88232'], got ['88231', '88232'] Digits beside")
+
+    def json_observations_only(messages, example):  # an Observation's JSON strings read, its other text not
+        import json
+        found = []
+        for m in messages:
+            if m["role"] == "user" and m["content"].startswith("Observation:"):
+                for line in m["content"][len("Observation:"):].strip().splitlines():
+                    try:
+                        data = json.loads(line)
+                    except ValueError:
+                        continue
+                    found += [v.upper() for v in (data.values() if isinstance(data, dict) else [])
+                              if isinstance(v, str) and seen([{"role": "user", "content": v}], example, "^", "$")]
+            elif m["role"] == "user":
+                found += _ids_seen_solution([m], example)
+        return list(dict.fromkeys(found))
+
+    fails(check_ids_seen, json_observations_only,
+          says="got [] It missed ['88231']: ids come from every Observation's text, JSON or not.")
+    # the hints: the example's letters written in, a mark beside an id, a user message skipped
+    fails(check_ids_seen, lambda messages, example: seen(
+        messages, example, *fence, shape="".join(re.escape(ch) if ch.isalpha() else "[0-9]" for ch in example)),
+        says="got [] Any letter A-Z in a letter's place: ZT5566778899 is shaped like SF1234567890.")
+    fails(check_ids_seen, lambda messages, example: seen(messages, example, r"(?<![A-Za-z0-9#])(?<![0-9][.])",
+                                                         r"(?![A-Za-z0-9#])(?![.][0-9])"),
+          says="got ['C907000', 'Q561726', 'I948700'] A word ends at any mark that is not a Latin letter or digit")
+    for skipping in (lambda messages, example: _ids_seen_solution([m for m in messages if m["role"] == "user"][1:],
+                                                                  example),
+                     lambda messages, example: _ids_seen_solution(messages[1:], example)):
+        fails(check_ids_seen, skipping, says="got [] It skipped a user message: read every one")
 
 
 def test_23_wrong_answers_by_kind():

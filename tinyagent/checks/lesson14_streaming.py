@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import random
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Any, Self
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
@@ -62,6 +64,27 @@ def _could_go_on(text: str, stop: list[str]) -> bool:
     return any(s.startswith(text[i:]) for s in stop for i in range(max(len(text) - len(s) + 1, 0), len(text)))
 
 
+class _Joined(str):
+    """What a generator yielded, joined; `items` are its yields one by one, and `taken` how many pieces it had read
+    when it yielded each (a hint tells text held back and let out after the stop from text let out too early)."""
+
+    items: tuple[str, ...]
+    taken: tuple[int, ...]
+
+    def __new__(cls, items: list[str], taken: list[int]) -> Self:
+        joined = super().__new__(cls, "".join(items))
+        joined.items, joined.taken = tuple(items), tuple(taken)
+        return joined
+
+
+def _safe_end(text: str, stop: list[str]) -> int:
+    """Where the text safe to show ends: before the longest end of `text` that could start a stop string."""
+    for i in range(max(len(text) - max(len(s) for s in stop) + 1, 0), len(text)):
+        if any(s.startswith(text[i:]) for s in stop):
+            return i
+    return len(text)
+
+
 @dataclass(frozen=True)
 class _NotText:
     """What a generator yielded that is not a string (the check joins what it yields)."""
@@ -79,13 +102,16 @@ class _NotAGenerator:
 def _watched(generator: Callable) -> Callable[[list[str], list[str], str], Any]:
     """`generator` run on pieces handed out one at a time, as a stream delivers them. What comes back is what
     the rule's sentence is about (`watch`): "text", the text it yielded, joined; "at once", what it had yielded
-    when it asked for a next piece though nothing in the text so far could start a stop string; "reads",
-    how many pieces it took."""
+    when it asked for a next piece though nothing in the text so far could start a stop string; "before its end",
+    what it had yielded when it asked for a next piece, the text so far ending in what could start one (all before
+    that end is safe to show); "reads", how many pieces it took."""
 
     def run(pieces: list[str], stop: list[str], watch: str) -> Any:
         out: list[Any] = []
         taken = 0
         late: list[str] = []  # the first time safe text was not out when the next piece was asked for
+        early: list[str] = []  # the first time what was out was not the text before an end that could start one
+        at: list[int] = []  # how many pieces it had read at each yield
 
         def arriving() -> Iterator[str]:
             nonlocal taken
@@ -95,6 +121,10 @@ def _watched(generator: Callable) -> Callable[[list[str], list[str], str], Any]:
                 if k and not _could_go_on(so_far, stop) and sent != so_far and not late:
                     late.append(f"held back {shown(so_far[len(sent):])} at piece {k + 1}" if so_far.startswith(sent)
                                 else f"{shown(sent)} out at piece {k + 1}")
+                if k and not early and not any(s in so_far for s in stop) and sent != so_far[:_safe_end(so_far, stop)]:
+                    early.append(f"held back {shown(so_far[len(sent):])} at piece {k + 1}"
+                                 if so_far[:_safe_end(so_far, stop)].startswith(sent)
+                                 else f"{shown(sent)} out at piece {k + 1}")
                 taken += 1
                 yield piece
 
@@ -102,15 +132,18 @@ def _watched(generator: Callable) -> Callable[[list[str], list[str], str], Any]:
         if not isinstance(produced, Iterator):  # a list or a string made at once, or None: nothing streams
             return _NotAGenerator("None" if produced is None else f"a {type(produced).__name__}")
         for item in produced:
-            out.append(item)  # noqa: PERF402 - one at a time: arriving() reads `out` while the generator runs
+            out.append(item)  # one at a time: arriving() reads `out` while the generator runs
+            at.append(taken)
         wrong = [item for item in out if not isinstance(item, str)]
         if wrong:  # its type alone when it is not plain data (an object's repr changes from call to call)
             plain = isinstance(wrong[0], (bytes, list, tuple, dict, int, float, type(None)))
             return _NotText(wrong[0] if plain else f"a {type(wrong[0]).__name__}")
         if watch == "text":
-            return "".join(out)
+            return _Joined(out, at)
         if watch == "at once":
             return late[0] if late else "nothing held back"
+        if watch == "before its end":
+            return early[0] if early else "only that end held back"
         return taken
 
     return run
@@ -216,6 +249,13 @@ def _texts_in_pieces(rng: random.Random) -> Iterator[tuple]:
     # it ("\n\n"), not only its last character, or the stop string gets through whole
     yield (["Done.\n\n", "Observation: x"], ["\n\nObservation:"], "text")
     yield (["好的。\n\n", "User: 还有别的吗？"], ["\n\nUser:"], "text")
+    # fixed inputs from here on (no draws: the later rules' inputs stay as they were)
+    # a "\r" is text like any other character: kept, even right before the stop string
+    yield (["Action Input: 88231\r\n", "Observation: x"], ["\nObservation:"], "text")
+    # a stop string is plain text, not a regular expression: "|" and ">" are characters to find
+    yield (["Thought: 3 > 2\n", "Final Answer: 3<|im_end|>"], ["<|im_end|>"], "text")
+    # an empty piece between the parts of a split stop string: it changes nothing
+    yield (["Thought: ok\nObs", "", "ervation: x"], ["Observation:"], "text")
 
 
 def _pieces_safe_to_show(rng: random.Random) -> Iterator[tuple]:
@@ -257,6 +297,8 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
     after = text[len(got):] if text.startswith(got) else ""
     cut_at = [s for s in stop if after.startswith(s)]
     earliest = [s for s in stop if text[len(expected):].startswith(s)]
+    if why := _slip(pieces, stop, expected, got, earliest):
+        return why
     if earliest and 0 < len(got) - len(expected) < len(earliest[0]) and earliest[0].startswith(got[len(expected):]):
         return (f"— the start of {shown(earliest[0])} came out before it was complete: of the ends that could "
                 "start a stop string, hold back the longest.")
@@ -287,6 +329,59 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
     return "— only a stop string ends the text."
 
 
+def _as_pattern(stop: list[str]) -> re.Pattern | None:
+    """The stop strings joined into a regular expression unescaped, when one of them holds a character special there
+    (what `re.compile("|".join(stop))` finds)."""
+    if not any(ch in s for s in stop for ch in "\\.^$*+?{}[]|()"):
+        return None
+    try:
+        return re.compile("|".join(stop))
+    except re.error:
+        return None
+
+
+def _out_by(got: _Joined, taken: int) -> str:
+    """What a generator had yielded before it asked for piece `taken` + 1."""
+    return "".join(item for item, read in zip(got.items, got.taken, strict=True) if read <= taken)
+
+
+def _slip(pieces: list[str], stop: list[str], expected: str, got: str, earliest: list[str]) -> str | None:
+    """A slip of a cut that is right but for one thing, told from what came out (and when): None when it is none
+    of these."""
+    text = "".join(pieces)
+    if "\r" in expected and "\r" not in got:
+        return f"— {shown(chr(13))} is text too: keep every character of the pieces as it came."
+    pattern = _as_pattern(stop)
+    if len(got) < len(expected) and pattern and (match := pattern.search(text)) and match.start() == len(got):
+        return "— a stop string is plain text, not a regular expression: str.find it (or re.escape it)."
+    if len(got) < len(text) and any(got == expected + s for s in earliest):
+        return "— cut the stop string off too: text[:at]."
+    extra = got[len(expected):] if got.startswith(expected) else ""
+    if extra and isinstance(got, _Joined) and any(s.startswith(extra) and extra != s for s in earliest):
+        # the held start of the stop string, yielded after the piece that completed it (not before: too early)
+        end = len(expected) + min(map(len, earliest))
+        completed = next(k for k in range(1, len(pieces) + 1) if len("".join(pieces[:k])) >= end)
+        if got.taken[-1] >= completed and got.items[-1] == extra:
+            return "— after a stop string, return: what was held back must not come out after it."
+    if len(got) > len(expected) > 0 and got.endswith(expected) and expected.startswith(got[: -len(expected)]):
+        return "— at the stop, yield only what has not come out yet."
+    starts = [sum(map(len, pieces[:k])) for k in range(1, len(pieces))]
+    if isinstance(got, _Joined):  # all but the last character of the stop string out before its last came
+        for s in earliest:
+            at = len(expected) + len(s) - 1
+            if len(s) > 1 and at in starts and _out_by(got, starts.index(at) + 1).startswith(expected + s[:-1]):
+                return f"— hold back up to len(stop) - 1 characters ({shown(s[:-1])} here)."
+    if "" in pieces:
+        before = "".join(_cut_stream(pieces[: pieces.index("")], stop))
+        if before != expected and before.startswith(got) and len(before) - len(got) < max(map(len, stop)):
+            return "— an empty piece is not the end of the stream: skip it."
+    inside = [at for at, piece in zip([0, *starts], pieces, strict=True) if not piece
+              and any(len(expected) < at < len(expected) + len(s) for s in earliest)]
+    if inside and len(got) > len(expected):
+        return "— an empty piece between a stop string's parts changes nothing: keep holding back."
+    return None
+
+
 def _held_back(args: tuple, expected: Any, got: Any) -> str | None:
     if got == expected:
         return None
@@ -309,6 +404,24 @@ def _spaces_before_the_stop(rng: random.Random) -> Iterator[tuple]:
     yield (["Thought: 先查订单。\t观察：已签收"], ["观察："], "text")
 
 
+def _pieces_ending_in_a_start(rng: random.Random) -> Iterator[tuple]:
+    """Pieces whose end could start a stop string: the text before that end comes out before the next piece."""
+    yield (["Action Input: 88231\nObs", "erved it"], ["Observation:"], "before its end")
+    yield (["Thought: 先查订单。\n观", "察到了"], ["观察："], "before its end")
+    for _ in range(8):
+        stop = list(rng.choice(_STOPS))
+        text = _reply(rng, run_on=rng.random() < 0.7)
+        yield (_cut_inside_the_stop(rng, text, stop), stop, "before its end")
+
+
+def _held_too_much(args: tuple, expected: Any, got: Any) -> str | None:
+    if got == expected:
+        return None
+    if isinstance(got, str) and " out at piece " in got:
+        return "— the end that could start a stop string waits for the next piece."
+    return "— only the end that could start a stop string waits; the rest comes out at once."
+
+
 def _stripped_before_the_stop(args: tuple, expected: Any, got: Any) -> str | None:
     if got == expected:
         return None
@@ -326,6 +439,8 @@ CUT_STREAM_RULES = (
          _read_on),
     Rule("the text before the stop string is kept whole, spaces at its end too", _spaces_before_the_stop,
          _stripped_before_the_stop),
+    Rule("of a piece, only an end that could start a stop string waits for the next one", _pieces_ending_in_a_start,
+         _held_too_much),
 )
 
 
@@ -440,9 +555,19 @@ def _streamed_chunks(rng: random.Random, usage_mode: str, *, finish: str | None 
 _WITH_USAGE = ("nulls", "last", "with finish", "running", "then null")
 
 
+_TOOL_CALL_ROUND = [  # a reply that is a tool call: its chunks carry no content at all
+    _chunk({"role": "assistant", "content": None}),
+    _chunk({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                            "function": {"name": "queryOrder", "arguments": ""}}]}),
+    _chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"orderId": "88231"}'}}]}),
+    _chunk({}, "tool_calls"),
+]
+
+
 def _streams_for_text(rng: random.Random) -> Iterator[tuple]:
     for _ in range(8):
         yield (_streamed_chunks(rng, rng.choice(("none", *_WITH_USAGE))), "text")
+    yield (copy.deepcopy(_TOOL_CALL_ROUND), "text")  # no draws from here on: the later rules' inputs stay as they were
 
 
 def _streams_for_finish(rng: random.Random) -> Iterator[tuple]:
@@ -460,6 +585,11 @@ def _streams_for_usage(rng: random.Random) -> Iterator[tuple]:
         yield (_streamed_chunks(rng, mode), "usage")
     # cut off (no finish_reason anywhere) with a running usage: the last chunk's usage still counts
     yield (_streamed_chunks(rng, "running", finish=None), "usage")
+    # a usage with more than the three counts (OpenAI's cached tokens): all of it, as it came (no draws: the next
+    # rule's inputs stay as they were)
+    yield ([_chunk({"role": "assistant", "content": ""}), _chunk({"content": "已签收。"}), _chunk({}, "stop"),
+            _chunk(None, usage={"prompt_tokens": 40, "completion_tokens": 3, "total_tokens": 43,
+                                "prompt_tokens_details": {"cached_tokens": 32}})], "usage")
 
 
 def _streams_without_usage(rng: random.Random) -> Iterator[tuple]:
@@ -467,21 +597,52 @@ def _streams_without_usage(rng: random.Random) -> Iterator[tuple]:
         yield (_streamed_chunks(rng, "none"), "usage")
 
 
+_IN_ORDER = "— the order is (text, finish_reason, usage)."
+
+
+def _text_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if got is None and expected == "":
+        return "— no chunk carries content here (a tool call): the text is '', not None."
+    return None
+
+
+def _finish_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if got == expected:
+        return None
+    chunks = args[0]
+    if got is not None and got == _read_chunks(chunks)[2]:
+        return _IN_ORDER
+    if expected is None:
+        return "— no chunk has one here: return None, not a default."
+    last = chunks[-1]["choices"] if chunks else []
+    if got is None and last and last[0].get("finish_reason") == expected:
+        return '— it is choice["finish_reason"], beside delta.'
+    return "— it comes in the chunk that has it, not always the last chunk."
+
+
 def _usage_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if got == expected:
         return None
+    chunks = args[0]
+    if isinstance(got, str) and got == _read_chunks(chunks)[1]:
+        return _IN_ORDER
     if expected is None:
         return "— the server sent none, so say so (None); never make counts up."
-    if got is None and not any(choice.get("finish_reason") for chunk in args[0] for choice in chunk["choices"]):
+    if isinstance(got, int) and isinstance(expected, dict):
+        return "— return the usage dict, not one count."
+    if isinstance(got, dict) and isinstance(expected, dict) and got.items() < expected.items():
+        return "— return the usage as the server sent it, every key (prompt_tokens_details too)."
+    if got is None and not any(choice.get("finish_reason") for chunk in chunks for choice in chunk["choices"]):
         return "— no chunk has a finish_reason (cut off), yet the last usage sent still counts."
+    choiceless = _read_chunks([chunk for chunk in chunks if not chunk["choices"]])[2]
+    if got == choiceless:
+        return "— any chunk may carry it, even one with choices."
     return "— it is in the last chunk that carries a usage (often one with no choices)."
 
 
 READ_CHUNKS_RULES = (
-    Rule("the text is every chunk's content joined (content may be null)", _streams_for_text),
-    Rule("finish_reason comes from the chunk that has one, not always the last", _streams_for_finish,
-         lambda args, expected, got: None if got == expected else "— it comes in the chunk that has it, not "
-                                                                  "always the last chunk."),
+    Rule("the text is every chunk's content joined (content may be null)", _streams_for_text, _text_hint),
+    Rule("finish_reason comes from the chunk that has one, not always the last", _streams_for_finish, _finish_hint),
     Rule("usage comes from the last chunk that carries one (\"usage\": null carries none)", _streams_for_usage,
          _usage_hint),
     Rule("usage is None when the server sent none", _streams_without_usage, _usage_hint),
@@ -489,15 +650,15 @@ READ_CHUNKS_RULES = (
 
 
 def _show_chunks(args: tuple) -> str:
-    """The chunks as a failure shows them, one short word each: the delta's content (null, or - when absent),
-    +finish_reason, [] for no choices, and the usage (its completion tokens, or null)."""
+    """The chunks as a failure shows them, one short word each: the delta's content (null, or tool_calls or - when
+    absent), +finish_reason, [] for no choices, and the usage (its completion tokens, or null)."""
     each = []
     for chunk in args[0]:
         words = []
         for choice in chunk.get("choices") or []:
             delta = choice.get("delta", {})
             words.append(("null" if delta["content"] is None else repr(delta["content"])) if "content" in delta
-                         else "-")
+                         else "tool_calls" if "tool_calls" in delta else "-")
             if choice.get("finish_reason"):
                 words.append(f"+{choice['finish_reason']}")
         if not chunk.get("choices"):

@@ -55,6 +55,17 @@ def _plans_styled(rng: random.Random) -> Iterator[tuple]:
     yield ("计划：\n1.查询订单 88231\n2)查询物流",)  # no space after the mark: a model writes that too
     yield ("**1. Look up order 88231**\n2. Answer the customer",)  # the whole line in bold
     yield ("计划：\n1) 查询订单 88231\n**2) 查询物流**",)
+    yield ("1. 计算 2*3 的运费",)  # a single `*` is the step's own: only `**` come out
+    yield ("    1. 查询订单 88231\n    2. 回复顾客",)  # an indent of more than 3 spaces is an indent too
+
+
+def _styled_missed(args: tuple, expected: list, got: list) -> str | None:
+    if _BOLD_LINE.search(args[0]) and len(got) < len(expected):
+        return "— the bold may cover the whole line (`**1. step**`): it is still a step."
+    if len(got) == len(expected) and any("*" in want.replace("**", "") and want != have
+                                         for want, have in zip(expected, got)):
+        return "— only `**` come out: a single `*` (`2*3`) is part of the step."
+    return None
 
 
 def _plans_with_a_second_list(rng: random.Random) -> Iterator[tuple]:
@@ -67,6 +78,25 @@ def _plans_with_a_second_list(rng: random.Random) -> Iterator[tuple]:
         yield ("\n".join(_numbered(rng, n, _step(rng)) for n in (start, start + 1, start)),)
     yield ("\n".join(_numbered(rng, n, _step(rng)) for n in (1, 2, 2, 3)),)
     yield ("\n".join(_numbered(rng, n, _step(rng)) for n in (1, 3, 7, 12)),)  # going up, not one by one
+    yield ("1. 查询订单 88231\n总结：\n1. 查询订单\n2. 查询物流\n3. 回复顾客",)  # the first list, though shorter
+    yield ("1. 查询订单\n2. 查询物流\n2. 回复顾客",)  # the same number again does not go up
+
+
+def _numbers(text: str) -> list[int]:
+    return [int(match.group(1)) for match in map(_PLAN_LINE.match, text.splitlines()) if match]
+
+
+def _list_end_missed(args: tuple, expected: list, got: list) -> str | None:
+    numbers = _numbers(args[0])
+    if got == [] and numbers and numbers[0] > 1:
+        return "— a list may start at any number, not only at 1."
+    if not isinstance(got, list) or len(got) <= len(expected):
+        return None
+    if got[:len(expected)] != expected:
+        return "— the plan is the first list, even when a later one is longer."
+    if len(numbers) > len(expected) and numbers[len(expected)] == numbers[len(expected) - 1]:
+        return f"— {numbers[len(expected)]}. after {numbers[len(expected)]}. does not go up: the list ends there."
+    return None
 
 
 def _plans_with_notes(rng: random.Random) -> Iterator[tuple]:
@@ -96,7 +126,27 @@ _BOLD_LINE = re.compile(r"(?m)^\*\*\d+[.)] .*\*\*$")
 _NOTE_LINE = re.compile(r"^\s*(?:\*\*)?\d+(?![\d.)])")
 
 
+def _spaces_left(text: str, expected: list, got: list) -> str | None:
+    """What the answer left around steps it read right but for the spaces at their ends, or None."""
+    if not isinstance(got, list) or len(got) != len(expected) or got == expected:
+        return None
+    wrong = [n for n, (have, want) in enumerate(zip(got, expected)) if have != want]
+    if not all(isinstance(got[n], str) and got[n].strip() == expected[n] for n in wrong):
+        return None
+    left = {char for n in wrong for char in got[n][:len(got[n]) - len(got[n].lstrip())] + got[n][len(got[n].rstrip()):]}
+    if "\r" in left:
+        return "— a line may end in \\r\\n: use text.splitlines()."
+    if left - {" "}:
+        return "— strip every kind of space, a tab too: str.strip() with no argument."
+    rests = [match.group(2) for match in map(_PLAN_LINE.match, text.splitlines()) if match]
+    if any(n < len(rests) and re.search(r"\s\*\*|\*\*\s", rests[n]) for n in wrong):
+        return "— take the `**` out first, then the spaces: `**1. 查询订单 **` is `查询订单`."
+    return None
+
+
 def _note_read_as_step(args: tuple, expected: list, got: list) -> str | None:
+    if why := _spaces_left(args[0], expected, got):
+        return why
     notes = [line for line in args[0].splitlines() if _NOTE_LINE.match(line)]
     if any(isinstance(step, str) and step and step in line and step not in expected for step in got for line in notes):
         return "— a line starting with a number but no `.` or `)` after it is a note, not a step."
@@ -131,12 +181,19 @@ def _steps_with_spaces(rng: random.Random) -> Iterator[tuple]:
     # a space just inside the bold, as a model may write it: the spaces around the step go once the `**` are out
     yield ("**1. 查询订单 **\n2) ** 查询售后政策**",)
     yield ("计划：\n**1.** Look up order 88231 **\n**2.**  ** Answer the customer",)
+    yield ("1. 查询订单 88231\u3000\n\u30002. 回复顾客",)  # U+3000, the full-width space, is a space too
+    yield ("1. 查询订单.\n2. 回复顾客。",)  # a step's own `.` or `。` at its end stays
 
 
 def _step_text_cut(args: tuple, expected: list, got: list) -> str | None:
-    if isinstance(got, list) and len(got) == len(expected) and got != expected and all(
-            isinstance(have, str) and have.strip() == want for have, want in zip(got, expected)):
-        return "— take the `**` out first, then the spaces: `**1. 查询订单 **` is `查询订单`."
+    if why := _spaces_left(args[0], expected, got):
+        return why
+    if "\u3000" in args[0] and got != expected:
+        return "— U+3000, the full-width space, is a space too (in an indent as well): `\\s` and str.strip() know it."
+    if isinstance(got, list) and len(got) == len(expected) and any(
+            isinstance(have, str) and have != want and want.startswith(have) and want[len(have):].strip(".。") == ""
+            for have, want in zip(got, expected)):
+        return "— only the number and its one mark come off: a `.` or `。` that ends a step is the step's own."
     if any(re.search(r"^\d|[.)]", step) for step in expected):
         return ("— only the number and its one mark come off: a step may hold digits, `.` and `)` of its own "
                 "(`1....稍后再问` is `...稍后再问`).")
@@ -157,11 +214,9 @@ def _plans_from_zero(rng: random.Random) -> Iterator[tuple]:
 
 PLAN_RULES = (
     Rule("a step line may be indented, its number followed by `.` or `)`, and in Markdown bold (`**1.**`); take "
-         "every `**` out of the step (a bold word in it too)", _plans_styled,
-         lambda args, expected, got: "— the bold may cover the whole line (`**1. step**`): it is still a step."
-         if _BOLD_LINE.search(args[0]) and len(got) < len(expected) else None),
+         "every `**` out of the step (a bold word in it too)", _plans_styled, _styled_missed),
     Rule("the list ends where a number does not go up (a second list after the first is not part of the plan)",
-         _plans_with_a_second_list),
+         _plans_with_a_second_list, _list_end_missed),
     Rule("lines that are not numbered are ignored", _plans_with_notes, _note_read_as_step),
     Rule("when there is no numbered step at all, raise ValueError", _texts_without_steps),
     Rule("a step is its text without the spaces around it (`1. 查询订单   ` is `查询订单`)", _steps_with_spaces,
@@ -226,7 +281,8 @@ def _two_orders(rng: random.Random) -> Iterator[tuple]:
 
 def _ids_missed(args: tuple, expected: object, got: object) -> str | None:
     if got is True and expected is False:
-        return "— count different ids: one id, however often it is named, is one order."
+        return "— count different ids: one id, however often it is named, is one order" + (
+            "; and 和 is no joining word." if "和" in args[0] else ".")
     if got is False and expected is True and re.search(r"[A-Za-z]\d|\b0\d{4}", args[0]):
         return "— five digits are an id next to letters too, and may start with 0."
     return None
@@ -254,6 +310,7 @@ def _joining_words(rng: random.Random) -> Iterator[tuple]:
     yield (f"{rng.choice(_ASKS).format(a=_order_id(rng))}, also.",)
     yield (f"{rng.choice(_ASKS).format(a=_order_id(rng))} (also {rng.choice(_QUESTIONS)})",)  # a word in brackets
     yield (f'{rng.choice(_ASKS).format(a=_order_id(rng))} "Also" {rng.choice(_QUESTIONS)}',)
+    yield ("发票怎么开？另外，运费怎么算？",)  # no order id: the joining word alone makes two parts
 
 
 def _one_part(rng: random.Random) -> Iterator[tuple]:
@@ -263,6 +320,26 @@ def _one_part(rng: random.Random) -> Iterator[tuple]:
     yield (rng.choice(_QUESTIONS),)
     yield ("Where is order 88231 and when will it arrive?",)  # only the rule's words join parts
     yield ("Refund 88231, then tell me the policy too.",)
+    yield ("订单 88231 也没到",)  # 也 ("too") joins no parts
+    yield ("订单 88231 和发票都要查",)  # nor does 和 ("and")
+
+
+def _joiner_missed(args: tuple, expected: object, got: object) -> str | None:
+    if got is False and re.search(r"[(\"]also", args[0], re.IGNORECASE):
+        return "— a word next to a bracket or quote is still the word: not only spaces part it."
+    if got is False and expected is True and not _ORDER_ID.search(args[0]):
+        return "— a joining word makes several parts with no order id too."
+    return None
+
+
+def _other_words_joined(args: tuple, expected: object, got: object) -> str | None:
+    if got is not True or expected is not False:
+        return None
+    if re.search(r"\b(and|then|too)\b", args[0]):
+        return "— only 另外, 还有 and \"also\" join parts: not \"and\", \"then\" or \"too\"."
+    if words := [word for word in ("和", "也") if word in args[0]]:
+        return f"— {' and '.join(words)} {'is no joining word' if len(words) == 1 else 'are no joining words'}: only 另外, 还有 and \"also\" join parts."
+    return None
 
 
 ROUTER_RULES = (
@@ -270,11 +347,8 @@ ROUTER_RULES = (
          _ids_missed),
     Rule("an order id is exactly five digits, not part of a longer number", _not_order_ids),
     Rule("另外, 还有 or the word \"also\" (a whole word, in any case) make several parts", _joining_words,
-         lambda args, expected, got: "— a word next to a bracket or quote is still the word: not only spaces part it."
-         if got is False and re.search(r"[(\"]also", args[0], re.IGNORECASE) else None),
-    Rule("anything else is one part: False", _one_part,
-         lambda args, expected, got: "— only 另外, 还有 and \"also\" join parts: not \"and\", \"then\" or \"too\"."
-         if got is True and expected is False and re.search(r"\b(and|then|too)\b", args[0]) else None),
+         _joiner_missed),
+    Rule("anything else is one part: False", _one_part, _other_words_joined),
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import difflib
 import json
 import random
 import re
@@ -124,6 +125,7 @@ def _named_streams(rng: random.Random) -> Iterator[tuple]:
     # a name is the line's text as written: capitals and a hyphen kept
     yield ('event: Done\ndata: {"answer": "It is on its way."}\n\n',)
     yield ('event: approval-requested\ndata: {"approval_id": "a1", "tool": "applyRefund"}\n\n',)
+    yield ('event: reply_delta\ndata: {"text": "."}\n\n' * 2,)  # two blocks alike are two events
 
 
 _ID_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -154,6 +156,9 @@ def _streams_with_comments(rng: random.Random) -> Iterator[tuple]:
             blocks.append(_block(rng, rng.choice(_NAMES), _data(rng), comments=rng.random() < 0.5))
         yield (_stream(blocks),)
     yield (_stream([[rng.choice(_COMMENTS)] for _ in range(3)]),)  # nothing but keep-alives: no event at all
+    # a ':' line is a comment whatever follows the colon, a field's name too (':data: …' holds no data)
+    yield ('event: end\n:data: {"x": 1}\ndata: {"answer": "done"}\n\n',)
+    yield ('event: end\n:event: ping\ndata: ok\n\n',)
 
 
 def _streams_with_data_on_several_lines(rng: random.Random) -> Iterator[tuple]:
@@ -180,6 +185,20 @@ def _streams_with_windows_line_ends(rng: random.Random) -> Iterator[tuple]:
         blocks = [_block(rng, rng.choice((None, *_NAMES)), _data(rng), lines=rng.choice((1, 2)),
                          comments=rng.random() < 0.3) for _ in range(rng.randint(1, 4))]
         yield (_stream(blocks, end="\r\n"),)
+
+
+def _comment_read(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where the answer read a ':' line that holds a field's name (':data: {"x": 1}') as that
+    field's line, that."""
+    texts = [text for pair in got for text in pair if isinstance(text, str)]
+    right_texts = [text for pair in expected for text in pair]
+    for line in re.split(r"\r\n|\r|\n", args[0]):
+        field, colon, value = line[1:].partition(":")
+        value = value.strip()
+        if (line.startswith(":") and colon and field.strip() in ("event", "data") and value
+                and any(value in text for text in texts) and not any(value in text for text in right_texts)):
+            return "A line that starts with ':' is a comment, whatever follows (':data: …' too)."
+    return _first_difference(args, expected, got)
 
 
 def _crlf_read_as_two(args: tuple, expected: list, got: list) -> str | None:
@@ -222,6 +241,8 @@ def _one_space_only(rng: random.Random) -> Iterator[tuple]:
         data = json.dumps({"text": text}, ensure_ascii=False)
         before, after = rng.choice((("  ", ""), ("   ", ""), (" \t", ""), (" ", "  "), ("  ", " ")))
         yield (f"event: {rng.choice(_NAMES)}\ndata:{before}{data}{after}\n\n",)
+    # JSON written with no space after its colon: the data keeps it so (json.dumps would write one)
+    yield ('event: end\ndata: {"n":1}\n\n',)
 
 
 def _spaces_hint(args: tuple, expected: list, got: list) -> str | None:
@@ -229,7 +250,9 @@ def _spaces_hint(args: tuple, expected: list, got: list) -> str | None:
     for (_, data), (_, right_data) in zip([tuple(pair) for pair in got], expected):
         if data == " " + right_data:
             return "Leave out the one space after data: (data: x is 'x')."
-        if data != right_data and isinstance(data, str) and data.strip() == right_data.strip():
+        if data == right_data + "\n":
+            return "Each data ends with an extra '\\n': join the data lines with '\\n'."
+        if data != right_data and isinstance(data, str) and data.strip(" \t") == right_data.strip(" \t"):
             return "Only one space after data: is left out: the data keeps every other space as sent."
     return _first_difference(args, expected, got)
 
@@ -243,10 +266,95 @@ def _joined_hint(args: tuple, expected: list, got: list) -> str | None:
     return _first_difference(args, expected, got)
 
 
+def _misread(text: str, *, is_name: Callable[[str], bool] = lambda line: line.startswith("event:"),
+             name_of: Callable[[str], str] = lambda line: line[len("event:"):].strip(),
+             is_data: Callable[[str], bool] = lambda line: line.startswith("data:"),
+             data_of: Callable[[str], str] = lambda line: line[len("data:"):].removeprefix(" "),
+             named_is_an_event: bool = False) -> list[tuple[str, str]]:
+    """The reference's reading with one piece swapped for a mistake's: what an answer that made it returns."""
+    events = []
+    for block in re.sub(r"\r\n|\r", "\n", text).split("\n\n"):
+        name, data, named = "message", [], False
+        for line in block.split("\n"):
+            if line.startswith(":"):
+                continue
+            if is_name(line):
+                name, named = name_of(line), True
+            elif is_data(line):
+                data.append(data_of(line))
+        if data or (named_is_an_event and named):
+            events.append((name, "\n".join(data)))
+    return events
+
+
+def _with_a_space(field: str) -> dict:
+    """_misread's pieces for a reader that takes `field` + ": " (a space required) for the field's line."""
+    if field == "event":
+        return {"is_name": lambda line: line.startswith("event: ")}
+    return {"is_data": lambda line: line.startswith("data: "), "data_of": lambda line: line[len("data: "):]}
+
+
+def _any_case(field: str) -> dict:
+    """_misread's pieces for a reader that finds `field`'s lines in any case (Event:, DATA:)."""
+    if field == "event":
+        return {"is_name": lambda line: line.lower().startswith("event:")}
+    return {"is_data": lambda line: line.lower().startswith("data:")}
+
+
+_LSTRIPPED = tuple({"name_of": lambda line, chars=chars, strip=strip: (line.lstrip(chars).strip() if strip
+                                                                       else line.lstrip(chars))}
+                   for chars in ("event:", "event: ") for strip in (True, False))
+_CUT_AT_7 = ({"name_of": lambda line: line[7:]}, {"name_of": lambda line: line[7:].strip()})
+
+
+def _json_written_again(data: Any, right_data: str) -> bool:
+    """Whether `data` is `right_data` read as JSON and written again with json.dumps (its spaces and escapes)."""
+    try:
+        value = json.loads(right_data)
+    except ValueError:
+        return False
+    return data != right_data and data in (json.dumps(value), json.dumps(value, ensure_ascii=False)) and (
+        data != right_data.replace("\n", ""))  # data: lines joined with no newline: the joining rule's hint says it
+
+
+def _mistake_seen(text: str, expected: list, got: list) -> str | None:
+    """The mistake an answer that returned `got` most likely made, when its reading is that mistake's exactly;
+    None when none fits."""
+    if got == [(data, name) for name, data in expected]:
+        return "Each pair is (event name, data), name first."
+    if got == list(dict.fromkeys(expected)):
+        return "Two blocks alike are two events: keep each, in order."
+    if got == _misread(text, named_is_an_event=True):
+        return "A block with an event: line but no data: line is no event."
+    spaced = [field for field in ("event", "data") if got == _misread(text, **_with_a_space(field))]
+    if not spaced and got == _misread(text, **_with_a_space("event"), **_with_a_space("data")):
+        spaced = ["event", "data"]
+    if spaced:
+        return " ".join(f"{field}:x, with no space after the colon, is {'a data' if field == 'data' else 'an event:'} "
+                        "line too." for field in spaced)
+    if any(got == _misread(text, **_any_case(field)) for field in ("event", "data")) or got == _misread(
+            text, **_any_case("event"), **_any_case("data")):
+        return "Field names are case-sensitive (the SSE standard): Event: is not event:, and its line is skipped."
+    if any(got == _misread(text, **lstripped) for lstripped in _LSTRIPPED):
+        why = "lstrip('event:') strips those letters, not the prefix: use line[len('event:'):]."
+        if any(got == _misread(text, **cut) for cut in _CUT_AT_7):  # the same names as line[7:] would read
+            why = f"line[7:] counts a space that may not be there, and {why}"
+        return why
+    for (name, data), (right_name, right_data) in zip(got, expected):
+        if name == right_name and _json_written_again(data, right_data):
+            return "The data is the text as sent: json.dumps wrote it again."
+    return None
+
+
 def _first_difference(args: tuple, expected: list, got: list) -> str | None:
     """Where the answer's events part from the reference's, in a few words: the whole lists, cut to fit a
-    failure, can hide it."""
+    failure, can hide it. Where the answer's reading is a known mistake's exactly, that mistake too."""
     got = [tuple(pair) for pair in got]
+    return _mistake_seen(args[0], expected, got) or _where_they_part(expected, got)
+
+
+def _where_they_part(expected: list, got: list) -> str | None:
+    """The first event where `got` (a list of pairs) parts from `expected`, or how many events each has."""
     for place, ((name, data), (right_name, right_data)) in enumerate(zip(got, expected), 1):
         if name != right_name:
             return f"Event {place}'s name: {_brief(name, 25)}, expected {_brief(right_name, 25)}."
@@ -265,7 +373,9 @@ def _name_as_written(args: tuple, expected: list, got: list) -> str | None:
         if isinstance(name, str) and name.lower() == right_name.lower():
             return f"Event name {_brief(name, 25)}, expected {_brief(right_name, 25)}: keep its case as written."
         if isinstance(name, str) and name and right_name.startswith(name):
-            return f"Event name {_brief(name, 25)}, expected {_brief(right_name, 25)}: read all the text after event:."
+            colons = ", colons too (not split(':')[1])" if right_name[len(name)] == ":" else ""
+            return (f"Event name {_brief(name, 25)}, expected {_brief(right_name, 25)}: read all the text after "
+                    f"event:{colons}.")
         break
     return _first_difference(args, expected, got)
 
@@ -352,6 +462,7 @@ def _names_with_spaces(rng: random.Random) -> Iterator[tuple]:
             before, after = rng.choice((("  ", ""), ("", " "), ("\t", ""), (" \t", "  "), ("   ", "\t"), ("", "")))
             blocks.append([f"event:{before}{rng.choice(_NAMES)}{after}", *_data_lines(_data(rng), rng)])
         yield (_stream(blocks),)
+    yield ('event: order:update\ndata: {}\n\n',)  # a name may hold a colon: all the text after event: is it
 
 
 def _name_not_stripped(args: tuple, expected: list, got: list) -> str | None:
@@ -378,6 +489,18 @@ def _other_fields(rng: random.Random) -> Iterator[tuple]:
     yield ('events: 2\ndata: {"n": 1}\n\ndata_source: shop\nevent: end\ndata: {"n": 2}\n\n',)
 
 
+def _names_without_data(rng: random.Random) -> Iterator[tuple]:
+    """A block with an event: line and no data: line is no event: its name names nothing."""
+    yield ("event: ping\n\nevent: end\ndata: done\n\n",)
+    yield ("event: end\ndata: x\n\nevent: ping\n",)
+
+
+def _fields_in_another_case(rng: random.Random) -> Iterator[tuple]:
+    """Field names are case-sensitive, as the SSE standard says: Event: and Data: are other fields, skipped."""
+    yield ("Event: end\ndata: x\n\n",)
+    yield ("event: end\nData: x\n\ndata: y\n\n",)
+
+
 def _another_field_read(args: tuple, expected: list, got: list) -> str | None:
     """_first_difference, and where the answer took another field's line for an event: or data: line, that."""
     if isinstance(got, list) and got != expected:
@@ -396,7 +519,7 @@ SSE_RULES = (
     Rule("a blank line ends a block; each block with data is one (name, data) pair, in order", _named_streams,
          _name_as_written),
     Rule("a ':' line is a comment (a block of only comments gives no event)", _streams_with_comments,
-         _first_difference),
+         _comment_read),
     Rule("a block's data: lines are joined with newlines (data: a, then data:  b, is 'a\\n b')",
          _streams_with_data_on_several_lines, _joined_hint),
     Rule("a block with no event: line is named \"message\" (not the block before's name)",
@@ -417,11 +540,19 @@ SSE_RULES = (
          _other_fields, _another_field_read),
     Rule("a block's name is the text after event:, stripped: spaces and tabs around it are not part of it "
          "('event:  end\\t' names 'end')", _names_with_spaces, _name_not_stripped),
+    Rule("a block with an event: line but no data: line gives no event ('event: ping' alone is none)",
+         _names_without_data, _first_difference),
+    Rule("field names are case-sensitive: an Event: or Data: line is another field's, skipped",
+         _fields_in_another_case, _first_difference),
 )
 
 
 def _list_of_pairs(value: object) -> str | None:
-    if not (isinstance(value, (list, tuple)) and all(
+    if isinstance(value, Iterator):
+        return "it returns a generator (yield): return a list of (event name, data) pairs"
+    if isinstance(value, tuple):
+        return f"it returned a tuple, {_brief(value, 40)}: return a list of (event name, data) pairs"
+    if not (isinstance(value, list) and all(
             isinstance(pair, (list, tuple)) and len(pair) == 2 for pair in value)):
         return f"it returned {_brief(value, 50)}: return a list of (event name, data) pairs"
     data = next((data for _, data in value if not isinstance(data, str)), "")
@@ -434,8 +565,16 @@ def _list_of_pairs(value: object) -> str | None:
 
 def _a_copy_of(answer: Callable[..., Any]) -> Callable[..., Any]:
     """`answer`, returning a copy of what it returns: an answer that hands back one module-level list each call
-    would otherwise change its own first answer too, and the state it keeps would not show."""
-    return lambda *args: copy.deepcopy(answer(*args))
+    would otherwise change its own first answer too, and the state it keeps would not show. A value that cannot be
+    copied (a generator) is returned as it is, for the shape check to name."""
+    def copied(*args: Any) -> Any:
+        value = answer(*args)
+        try:
+            return copy.deepcopy(value)
+        except Exception:  # noqa: BLE001 - the learner's value, of any kind: its form is judged, not copied
+            return value
+
+    return copied
 
 
 @grades("Exercise 1", spec=Spec(SSE_RULES))
@@ -483,7 +622,7 @@ def check_status_predictions(predicted_status: dict | None) -> None:
         return _not_attempted(exercise, "Set predicted_status = {...} in the cell above.")
     if not isinstance(predicted_status, dict) or set(predicted_status) != set(SERVING_EXERCISE_REQUESTS):
         _fail(exercise, f"predicted_status should be a dict with the keys {list(SERVING_EXERCISE_REQUESTS)}, "
-                        f"each an HTTP status code (a whole number)")
+                        f"each an HTTP status code (a whole number){_keys_told(predicted_status)}")
     for name, status in predicted_status.items():
         if isinstance(status, bool) or not isinstance(status, int):
             _fail(exercise, f"{shown(name)}: predict a status code, a whole number such as 200, got {shown(status)}")
@@ -496,6 +635,29 @@ def check_status_predictions(predicted_status: dict | None) -> None:
             _fail(exercise, f"{name}: you predicted {predicted_status[name]}, the service answered {status}{why}")
     return _passed(exercise, "every status as the service answered: the client's mistakes are 4xx with a JSON "
                              "error, and a tool that fails mid-run is an Observation inside a 200.")
+
+
+def _keys_told(predicted: object) -> str:
+    """For a dict whose keys are not the seven requests': the keys it lacks and the ones it should not have, each
+    of those with the nearest request's name where one is near (a letter's case, a word left out)."""
+    if not isinstance(predicted, dict):
+        return ""
+    missing = [name for name in SERVING_EXERCISE_REQUESTS if name not in predicted]
+    unexpected = [key for key in predicted if key not in SERVING_EXERCISE_REQUESTS]
+    told = []
+    if missing:
+        every = len(missing) == len(SERVING_EXERCISE_REQUESTS)
+        told.append(f"Missing: {'all seven' if every else ', '.join(map(shown, missing))}.")
+    if unexpected:
+        keys = []
+        for key in unexpected[:3]:
+            near = difflib.get_close_matches(key.lower(), [name.lower() for name in missing], n=1, cutoff=0.6) if (
+                isinstance(key, str)) else []
+            meant = next((name for name in missing if near and name.lower() == near[0]), None)
+            keys.append(_brief(key, 30) + (f" (did you mean {shown(meant)}?)" if meant else ""))
+        more = f" and {len(unexpected) - 3} more" if len(unexpected) > 3 else ""
+        told.append(f"Not a request of the exercise: {', '.join(keys)}{more}.")
+    return "\n" + " ".join(told)
 
 
 def _ask_the_service() -> dict[str, tuple[int, Any]]:

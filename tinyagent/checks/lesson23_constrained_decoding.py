@@ -52,6 +52,7 @@ def _not_the_shape(rng: random.Random) -> Iterator[tuple]:
     yield (_digits(rng, 2) + _letters(rng, 2) + _digits(rng, 8),)  # the letters not first
     yield (_letters(rng, 2) + _digits(rng, 5) + _letters(rng, 1) + _digits(rng, 4),)  # a letter among the digits
     yield ("88231",)  # the lesson's own order id
+    yield ("S01234567890",)  # twelve long, but a digit in the second letter's place
 
 
 def _wrong_counts(rng: random.Random) -> Iterator[tuple]:
@@ -77,6 +78,10 @@ def _something_around(rng: random.Random) -> Iterator[tuple]:
 def _nothing_between(rng: random.Random) -> Iterator[tuple]:
     for text in ("SF 1234567890", "SF-1234567890", "SF12345 67890", "SF12345-67890"):
         yield (text,)  # a space or a dash inside: not the shape
+    # twelve long with a mark in a letter's or a digit's place, or a space between the letters or among the digits
+    for text in ("SF12345 6789", "SF-123456789", "SF12345.6789", "S 1234567890", "S_1234567890", "S-1234567890",
+                 "SF1234 567890", "S F1234567890"):
+        yield (text,)
 
 
 def _anything_else(rng: random.Random) -> Iterator[tuple]:
@@ -92,9 +97,25 @@ def _anything_else(rng: random.Random) -> Iterator[tuple]:
 
 
 def _between_hint(args: tuple, expected: str, got: str) -> str | None:
-    if got == "allowed":
+    if got == "allowed" and re.fullmatch(r"[A-Z]{2}[0-9]*[ -][0-9]*", args[0]) and len(args[0]) == 13:
         return "It allows a space or dash inside the number: ten digits right after the letters."
+    if got == "allowed":
+        return f"It allows {shown(args[0])}: two capitals, then ten digits, and no mark in any place."
     return None
+
+
+def _shape_hint(args: tuple, expected: str, got: str) -> str | None:
+    if got == "allowed" and len(args[0]) == 12:  # the length is right: a place holds the wrong kind of character
+        return f"It allows {shown(args[0])}: two capitals A-Z first, then ten digits 0-9."
+    return _grammar_hint(args, expected, got)
+
+
+def _counts_hint(args: tuple, expected: str, got: str) -> str | None:
+    letters, digits = (len(re.findall(kind, args[0])) for kind in ("[A-Z]", "[0-9]"))
+    if got == "allowed" and re.fullmatch("[A-Z]*[0-9]*", args[0]):
+        return (f"It allows {letters} letter{'s' * (letters != 1)} and {digits} digit{'s' * (digits != 1)}: "
+                "exactly two and ten.")
+    return _grammar_hint(args, expected, got)
 
 
 def _grammar_hint(args: tuple, expected: str, got: str) -> str | None:
@@ -109,12 +130,13 @@ GRAMMAR_RULES = (
     Rule("a tracking number is two capital letters, then ten digits: any letters, any digits (SF1234567890)",
          _tracking_numbers, _grammar_hint),
     Rule("not an order id, not lower case: the two letters are capitals from A to Z, and come first",
-         _not_the_shape, _grammar_hint),
+         _not_the_shape, _shape_hint),
     Rule("exactly two letters and ten digits: not nine or eleven digits, not one or three letters",
-         _wrong_counts, _grammar_hint),
+         _wrong_counts, _counts_hint),
     Rule("nothing else: nothing after it (no space, no newline, no Observation) and nothing before it",
          _something_around, _grammar_hint),
-    Rule("nothing between: the ten digits follow the two letters with no space or dash among them",
+    Rule("nothing between or instead: no space, dash or other mark among the two letters and ten digits, nor in "
+         "their places",
          _nothing_between, _between_hint),
     Rule("nothing else at all: no word (sf, error), no letters or digits alone (of any length), no digits before "
          "the letters, not the empty text", _anything_else, _grammar_hint),
@@ -241,6 +263,11 @@ def _shapes(rng: random.Random) -> Iterator[tuple]:
                 {"role": "user", "content": "I have {}, {} and {} here.".format(*words)}], example)
     yield ([{"role": "user", "content": ""}], "88231")
     yield ([{"role": "user", "content": "\u200b🙂 nothing here\n　"}], "SF1234567890")
+    # a lower-case letter glued on makes another word too, as a capital does
+    yield ([{"role": "user", "content": "Not order88231 nor 88232x, but 88233"}], "88231")
+    yield ([{"role": "user", "content": "Not xSF2468013579 nor YT1357924680y, but ZT5566778899"}], "SF1234567890")
+    # two ids one mark apart: the mark ends the first word and starts the second
+    yield ([{"role": "user", "content": "Orders 88231 88232 and 88233"}], "88231")
 
 
 def _whose_words(rng: random.Random) -> Iterator[tuple]:
@@ -254,6 +281,12 @@ def _whose_words(rng: random.Random) -> Iterator[tuple]:
     for example in ("88231", "SF1234567890"):  # only the system prompt has the example itself
         yield ([{"role": "system", "content": rng.choice(_SYSTEMS)},
                 {"role": "user", "content": "Hello, where is my parcel?"}], example)
+    # an Observation is read as text, whatever it holds: a number in its JSON, an error in words
+    yield ([{"role": "user", "content": "Where is my order?"},
+            {"role": "user", "content": 'Observation: {"orderId": 88231, "price": 1999}'}], "88231")
+    yield ([{"role": "user", "content": "Where is order 88231?"},
+            {"role": "assistant", "content": "Thought: look it up\nAction: queryOrder\nAction Input: 88231"},
+            {"role": "user", "content": "Observation: Error: no order 88231; did you mean 88239?"}], "88231")
 
 
 def _cases(rng: random.Random) -> Iterator[tuple]:
@@ -294,11 +327,41 @@ def _letters_hint(args: tuple, expected: list[str], got: object) -> str | None:
     return None
 
 
+_MARK_HINT = "A word ends at any mark that is not a Latin letter or digit: an id beside one counts."
+_SKIPPED_HINT = "It skipped a user message: read every one, the customer's messages and the Observations."
+
+
+def _neighbours(one: str, text: str) -> list[str]:
+    """The two characters beside each place `one` stands in `text` (either case), "" at an end of the text."""
+    return [text[at - 1: at] + text[at + len(one): at + len(one) + 1]
+            for at in (match.start() for match in re.finditer(re.escape(one), text, re.IGNORECASE))]
+
+
+def _beside_a_mark(one: str, text: str) -> bool:
+    """Whether `one` stands in `text` only beside ASCII marks, spaces and the text's ends, a mark at least once."""
+    beside = _neighbours(one, text)
+    return bool(beside) and all(ch.isascii() and not ch.isalnum() for pair in beside for ch in pair) and \
+        any(ch in string.punctuation for pair in beside for ch in pair)
+
+
+def _skipped_the_first(messages: list[dict], example: str, got: list[str]) -> bool:
+    """Whether `got` is what the user messages after the first hold, and the first holds ids no reading could miss:
+    each with a space or an end of the text on both sides."""
+    users = [m for m in messages if m["role"] == "user"]
+    first = [one for one in _reference_ids_seen(users[:1], example) if one not in got]
+    return bool(first) and got == _reference_ids_seen(users[1:], example) and all(
+        any(pair.strip() == "" for pair in _neighbours(one, users[0]["content"])) for one in first)
+
+
+def _keeps_letters(one: str, example: str) -> bool:
+    return all(ch == ex for ch, ex in zip(one, example.upper()) if ex.isalpha())
+
+
 def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
     """What the answer most likely did, worked out from its list and the input's messages."""
     if _a_list(got) is not None or list(got) == expected:
         return None  # the shape's own message, or another one (a changed input), says it
-    messages, _ = args
+    messages, example = args
     got = list(got)
     users = [m["content"] for m in messages if m["role"] == "user"]
     said = " ".join(users).upper()
@@ -310,22 +373,42 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
         return "Each id once."
     if sorted(got) == sorted(expected) and got == _reference_ids_seen(
             [m for m in messages if not m["content"].startswith("Observation:")]
-            + [m for m in messages if m["content"].startswith("Observation:")], args[1]):
+            + [m for m in messages if m["content"].startswith("Observation:")], example):
         return "It read the customer's messages first: keep the messages' order, Observations in their place."
     if sorted(got) == sorted(expected):
         return "Keep the order they first appear in."
-    if any(one.upper() not in expected for one in got):
+    extra = [one for one in got if one.upper() not in expected]
+    if any(re.search(rf"[a-z]{re.escape(one)}|{re.escape(one)}[a-z]", text) for one in extra for text in users):
+        return ("Whole words only: with a letter or digit glued on, in either case (order88231, 88232x), it is "
+                "another word.")
+    if extra:
         return "Whole words only: with a letter or digit glued on (A88231, 9SF1234567890) it is another word."
     missed = [one for one in expected if one not in got]
     if not missed or any(one not in expected for one in got):
         return None
     if not any(one in text for one in missed for text in users):
         return "Match the letters in either case (sf1234567890 is an id), then upper-case them."
+    if any(re.search(rf"{re.escape(before)}[^A-Z0-9]{re.escape(one)}", text.upper())
+           for before in got for one in missed for text in users):
+        return f"It missed {_brief(missed, 30)}: one mark between two ids ends the first and starts the second."
+    if any(re.search(rf"[0-9],{one}|{one},[0-9]", text) for one in missed for text in users):
+        return "A comma is no decimal point: it ends a word, and '88231,88232' holds two ids."
+    if any(ch.isalpha() for ch in example) and all(_keeps_letters(one, example) for one in got) and \
+            not any(_keeps_letters(one, example) for one in missed):
+        return f"Any letter A-Z in a letter's place: {missed[0]} is shaped like {example}."
+    if _skipped_the_first(messages, example, got):
+        return _SKIPPED_HINT
     observed = [text for text in users if text.startswith("Observation:")]
+    customers = [text for text in users if text not in observed]
     if all(any(one in text for text in observed) for one in missed) and \
-            not any(one in text for one in missed for text in users if text not in observed):
+            not any(one in text for one in missed for text in customers):
+        if any(f'"{one}"' not in text for one in missed for text in observed if one in text):
+            return f"It missed {_brief(missed, 30)}: ids come from every Observation's text, JSON or not."
         return f"It missed {_brief(missed, 30)}: ids come from every Observation too."
     if not any(one in text for one in missed for text in observed):
+        if (not got or any(one in text for one in got for text in customers)) and \
+                all(_beside_a_mark(one, text) for one in missed for text in customers if one in text.upper()):
+            return _MARK_HINT
         return f"It missed {_brief(missed, 30)} in the customer's messages: next to Chinese, on any line, each one."
     return f"It missed {_brief(missed, 30)}: ids come from the customer's messages and from every Observation."
 
@@ -348,6 +431,9 @@ def _decimals(rng: random.Random) -> Iterator[tuple]:
     yield ([{"role": "user", "content": "Observation: {\"price\": 12000.50, \"orderId\": \"88232\"}"}], "88231")
     # digits after the point too: 0.12345 is an amount
     yield ([{"role": "user", "content": "It weighs 0.12345 kg, order 88231"}], "88231")
+    # one place after the point is a decimal too; a comma is no decimal point: it ends a word
+    yield ([{"role": "user", "content": "It weighs 88231.5 g, order 88232"}], "88231")
+    yield ([{"role": "user", "content": "Orders 88231,88232 please"}], "88231")
 
 
 def _points_after_letters(rng: random.Random) -> Iterator[tuple]:
@@ -364,19 +450,29 @@ def _points_after_letters(rng: random.Random) -> Iterator[tuple]:
         yield ([{"role": "user", "content": said.format(w=word, id=found)}], example)
 
 
+_MARKS = ("_", "#", "=", "/", "-", ":", "@", "~", "+", "*", "|", "`", "'", '"', "&", "%")
+
+
 def _beside_marks(rng: random.Random) -> Iterator[tuple]:
     # a word ends at anything that is not a Latin letter or a digit: _ too (which \b takes for a word character),
     # and any other mark of the keyboard
     yield ([{"role": "user", "content": "order_88231 还没到"}], "88231")
     yield ([{"role": "user", "content": "Tracking: SF2468013579_copy, id=YT1357924680"}], "SF1234567890")
     yield ([{"role": "user", "content": "订单#38112、<38119> 和 [38120]"}], "88231")
+    drawn = set()
     for _ in range(4):  # drawn: ids between marks, an order's or a parcel's, either language
         example = rng.choice(("88231", "SF1234567890"))
-        marks = [rng.choice(("_", "#", "=", "/", "-", ":", "@", "~", "+", "*", "|", "`", "'", '"', "&", "%"))
-                 for _ in range(4)]
+        marks = [rng.choice(_MARKS) for _ in range(4)]
+        drawn.update(marks[:3])  # the fourth is drawn but not written
         ids = [_shape_like(rng, example) for _ in range(2)]
         said = rng.choice(("ref{0}{2}{1} and {3}{4}", "单号{0}{2}{1}，还有{3}{4}", "{0}{2}{1}{3}{4}"))
         yield ([{"role": "user", "content": said.format(marks[0], marks[1], ids[0], marks[2], ids[1])}], example)
+    # every mark the draws left out, on both sides of an id (no rng: the rules after this one draw as before)
+    for n, mark in enumerate(mark for mark in _MARKS if mark not in drawn):
+        if n % 2:
+            yield ([{"role": "user", "content": f"ref{mark}SF2468013579{mark} or {mark}YT1357924680"}], "SF1234567890")
+        else:
+            yield ([{"role": "user", "content": f"order{mark}88231{mark}，还有{mark}38112"}], "88231")
 
 
 def _marks_hint(args: tuple, expected: list[str], got: object) -> str | None:
@@ -385,7 +481,7 @@ def _marks_hint(args: tuple, expected: list[str], got: object) -> str | None:
     said = " ".join(m["content"] for m in args[0] if m["role"] == "user").upper()
     if any(re.search(rf"_{one}|{one}_", said) for one in expected if one not in got):
         return "_ is not a Latin letter or digit: it ends a word (\\b takes it for a word character)."
-    return "A word ends at any mark that is not a Latin letter or digit: an id beside one counts."
+    return _MARK_HINT
 
 
 def _point_hint(args: tuple, expected: list[str], got: object) -> str | None:

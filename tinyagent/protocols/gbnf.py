@@ -25,6 +25,7 @@ from functools import lru_cache
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _RULE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
+_SPACES = re.compile(r"[ \t]*")  # what llama.cpp skips between an element and its `*`, `+`, `?` or `{m,n}`
 MAX_GROUP_DEPTH = 100  # ( groups ) inside each other: past this the reader would run out of Python's stack
 
 
@@ -143,7 +144,9 @@ def parse_grammar(source: str) -> Grammar:
 
 
 def _rule_texts(source: str):
-    """(name, right side, line number) per rule; a line that does not start a rule continues the last."""
+    """(name, right side, line number) per rule; a line that does not start a rule continues the last, where
+    llama.cpp lets a rule go on: after its `::=`, after a `|`, or inside ( ). Anywhere else a new line ends the
+    rule, and llama.cpp reads the next line as a new one (`root ::= [A-Z]{2}` then `[0-9]{10}` is refused)."""
     rules: list[list] = []
     # Lines end at "\n" only, as llama.cpp reads them: splitlines() also broke a literal at U+2028 or U+0085.
     for line_no, line in enumerate(source.split("\n"), start=1):
@@ -151,21 +154,25 @@ def _rule_texts(source: str):
         if not stripped:
             continue
         head = re.match(r"([A-Za-z][A-Za-z0-9-]*)\s*::=\s*", stripped)
-        if head:
-            rules.append([head.group(1), stripped[head.end():], line_no])
-        elif rules:
+        if head:  # [name, right side, line, how many ( it leaves open]
+            rules.append([head.group(1), stripped[head.end():], line_no, _open_groups(stripped[head.end():])])
+        elif rules and (not rules[-1][1] or rules[-1][1].endswith("|") or rules[-1][3] > 0):
             rules[-1][1] += " " + stripped
+            rules[-1][3] += _open_groups(stripped)
+        elif rules:
+            raise GrammarError(f"line {line_no}: a new line ends rule {rules[-1][0]!r} here (llama.cpp goes on to the "
+                               f"next line only after `::=` or `|`, or inside ( )): {stripped[:30]!r}")
         else:
             raise GrammarError(f"line {line_no}: expected `name ::= ...`, got {stripped[:30]!r}")
-    return [tuple(rule) for rule in rules]
+    return [tuple(rule[:3]) for rule in rules]
 
 
-def _strip_comment(line: str) -> str:
-    """The line without a `#` comment (a # inside a literal or a class is not one)."""
+def _bare(text: str):
+    """(index, character) of each character of `text` outside literals and classes, escapes skipped."""
     quote = bracket = False
     i = 0
-    while i < len(line):
-        ch = line[i]
+    while i < len(text):
+        ch = text[i]
         if ch == "\\":
             i += 2
             continue
@@ -175,10 +182,19 @@ def _strip_comment(line: str) -> str:
             bracket = True
         elif ch == "]" and not quote:
             bracket = False
-        elif ch == "#" and not quote and not bracket:
-            return line[:i]
+        elif not quote and not bracket:
+            yield i, ch
         i += 1
-    return line
+
+
+def _strip_comment(line: str) -> str:
+    """The line without a `#` comment (a # inside a literal or a class is not one)."""
+    return next((line[:i] for i, ch in _bare(line) if ch == "#"), line)
+
+
+def _open_groups(text: str) -> int:
+    """How many ( groups ) `text` opens and does not close (fewer than none when it closes more)."""
+    return sum((ch == "(") - (ch == ")") for _, ch in _bare(text))
 
 
 def _names_in(node) -> set[str]:
@@ -246,8 +262,12 @@ class _Reader:
 
     def postfix(self, item):
         while self.pos < len(self.text):
-            ch = self.text[self.pos]
-            if ch in "*+?":
+            # llama.cpp skips spaces after an element, so an operator may stand apart from it: [A-Z] {2}
+            after = _SPACES.match(self.text, self.pos).end()
+            ch = self.text[after: after + 1]
+            if ch and ch in "*+?{":
+                self.pos = after
+            if ch and ch in "*+?":
                 self.pos += 1
                 item = _Repeat(item, 1 if ch == "+" else 0, None if ch in "*+" else 1)
             elif ch == "{":
