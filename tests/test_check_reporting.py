@@ -387,3 +387,26 @@ def test_an_answer_that_changes_its_input_is_told_so_without_a_rules_sentence():
     with pytest.raises(ExerciseFailed) as failure:
         agree_on("Exercise 1", "check_evens", _EVENS, lambda numbers: in_place(numbers)[::-1], _evens)
     assert "the spec says: the numbers ending in 0, 2, 4, 6 or 8, in order" in str(failure.value)
+
+
+def test_an_answer_wrong_only_in_the_form_of_its_result_is_told_so_without_a_rules_sentence_or_hint():
+    # `shape` names the form (a set where a list belongs); the rule's hint reads values as if the form were right.
+    hinted = [Rule(rule.sentence, rule.inputs, lambda args, expected, got: "— HINT about the values")
+              for rule in _EVENS]
+
+    def a_list(value):
+        return None if isinstance(value, list) else "it returned a set: return a list of the numbers"
+
+    def set_when_some(numbers):  # right for the empty list, a set for the rest
+        return set(_evens(numbers)) if numbers else []
+
+    with pytest.raises(ExerciseFailed) as failure:
+        agree_on("Exercise 1", "check_evens", hinted, set_when_some, _evens, shape=a_list, call="evens(numbers)")
+    assert str(failure.value) == ("Exercise 1: evens(numbers) returns a result of another form than the spec asks. "
+                                  "Smallest failing input: [10, 11]\nit returned a set: return a list of the numbers")
+    # Wrong in its values too: the rule's sentence and its hint, as before.
+    with pytest.raises(ExerciseFailed) as failure:
+        agree_on("Exercise 1", "check_evens", hinted, lambda numbers: set(numbers) if len(numbers) > 2 else numbers,
+                 _evens, shape=a_list)
+    assert "the spec says: the numbers ending in 0, 2, 4, 6 or 8, in order" in str(failure.value)
+    assert "— HINT about the values" in str(failure.value)
