@@ -108,16 +108,19 @@ def _error_hint(args: tuple, expected: str, got: object) -> str | None:
     return None
 
 
+def _made_an_error(expected: str, got: object) -> bool:
+    """Whether the answer returned an error object where the expected text is none."""
+    try:
+        value = json.loads(got) if isinstance(got, str) else None
+    except ValueError:
+        return False
+    return got != expected and isinstance(value, dict) and "error" in value
+
+
 def _not_flagged_hint(args: tuple, expected: str, got: object) -> str | None:
     """When the answer made an error Observation of a result not flagged "isError": true (false taken for true, or
     the key's presence for its value)."""
-    if args[0].get("isError") is True or not isinstance(got, str) or got == expected:
-        return None
-    try:
-        value = json.loads(got)
-    except ValueError:
-        return None
-    if isinstance(value, dict) and "error" in value:
+    if args[0].get("isError") is not True and _made_an_error(expected, got):
         return 'Only "isError": true makes an error: with false (or no flag) pass the text as it is.'
     return None
 
@@ -134,11 +137,7 @@ def _not_errors(rng: random.Random) -> Iterator[tuple]:
 
 def _not_an_error_hint(args: tuple, expected: str, got: object) -> str | None:
     """When the answer made an error Observation of a text the server did not flag: the flag decides, not words."""
-    try:
-        value = json.loads(got) if isinstance(got, str) else None
-    except ValueError:
-        return None
-    if got != expected and isinstance(value, dict) and "error" in value:
+    if _made_an_error(expected, got):
         return 'Only "isError": true makes an error: what the text says does not.'
     return None
 
