@@ -1867,6 +1867,72 @@ def test_09_tool_messages():
           says="even one that holds an object's JSON (encoded twice)")
     fails(check_tool_messages, no_arguments_refused, says='empty arguments ("") are no arguments')
 
+    # any pool of at most 32 threads (ThreadPoolExecutor()'s own size is min(32, cpus + 4)): 33 calls beat it
+    own_thread = "Give every call its own thread (max_workers=len(calls))"
+    fails(quick, tool_messages_with(workers=lambda calls: None), says=own_thread)  # ThreadPoolExecutor()
+    fails(quick, tool_messages_with(workers=lambda calls: 32),
+          says=f"fewer than 33 threads runs the calls in turns. {own_thread}")
+
+    def sorted_by_tool(message, run_tool):  # one after the other, queryLogistics before queryOrder
+        calls = message["tool_calls"]
+        order = sorted(range(len(calls)), key=lambda n: calls[n]["function"]["name"])
+        answers = {n: tool_messages({"tool_calls": [calls[n]]}, run_tool)[0] for n in order}
+        return [answers[n] for n in range(len(calls))]
+
+    def from_the_end(message, run_tool):  # one after the other, calls.pop() from the last
+        calls, out = list(message["tool_calls"]), []
+        while calls:
+            out.insert(0, tool_messages({"tool_calls": [calls.pop()]}, run_tool)[0])
+        return out
+
+    fails(quick, sorted_by_tool, says="the calls ran one after the other: in a reply of queryLogistics, queryOrder")
+    fails(quick, from_the_end, says="the calls ran one after the other: in a reply of queryLogistics, queryOrder")
+    # a decoder that ignores what follows the object ('{"orderId": "88231"} and more')
+    ignores_the_rest = tool_messages_with(read_arguments=lambda raw: json.JSONDecoder().raw_decode(raw.strip())[0])
+    fails(check_tool_messages, ignores_the_rest,
+          says="""Smallest failing input: calls ['call_0 queryOrder({"orderId": "88231"} and more)']""")
+
+    results = {}
+
+    def cached(message, run_tool):  # a module-level cache by (name, arguments): the second reply's parcel is not run
+        def run(name, arguments):
+            key = (name, json.dumps(arguments, sort_keys=True))
+            if key not in results:
+                results[key] = run_tool(name, arguments)
+            return results[key]
+        return tool_messages(message, run)
+
+    fails(quick, cached, says="queryLogistics was never run on the second reply: run every call each time; keep "
+                              "nothing between calls.")
+
+    def by_keywords(message, run_tool):  # run_tool(name, **arguments): the tool never runs
+        return tool_messages(message, lambda name, arguments: run_tool(name, **arguments))
+
+    def as_one_dict(message, run_tool):
+        return tool_messages(message, lambda name, arguments: run_tool({"name": name, "arguments": arguments}))
+
+    never_called = "run_tool was never called as the exercise says: run_tool(name, arguments)"
+    fails(check_tool_messages, by_keywords, says=never_called)
+    fails(check_tool_messages, as_one_dict, says=never_called)
+
+    def retries(message, run_tool):  # a tool that raises is run a second time
+        def run(name, arguments):
+            try:
+                return run_tool(name, arguments)
+            except Exception:  # noqa: BLE001
+                return run_tool(name, arguments)
+        return tool_messages(message, run)
+
+    fails(check_tool_messages, retries, says="""(it ran 'searchKnowledge {"query": "发票"}' 2 times: run each call once)""")
+
+    def wrapped(text):  # JSON that is not an object made one: {"value": ["88231"]}
+        value = json.loads(text)
+        return value if isinstance(value, dict) else {"value": value}
+
+    fails(check_tool_messages, tool_messages_with(read_arguments=wrapped),
+          says="call_list's arguments are JSON but not an object (['88231']), and the tool ran with "
+               "{'value': ['88231']}")
+
 
 def test_09_fewest_model_calls():
     assert passes(check_fewest_model_calls, [(6, 3), (4, 2), (3, 3)])
@@ -1882,6 +1948,12 @@ def test_09_fewest_model_calls():
 
     # request 2's getCurrentTime not counted (3 = two queryOrder calls and the answer)
     fails(check_fewest_model_calls, [(6, 3), (3, 2), (3, 3)], says="every tool call (getCurrentTime too)")
+
+    # (function calling, text ReAct): each pair swapped
+    fails(check_fewest_model_calls, [(3, 6), (2, 4), (3, 3)],
+          says="the pairs are (text ReAct, function calling): yours look swapped")
+    assert passes(check_fewest_model_calls, [(6.0, 3.0), (4.0, 2.0), (3.0, 3.0)])  # floats that are whole numbers
+    fails(check_fewest_model_calls, [(6.5, 3), (4, 2), (3, 3)], says="pairs of whole numbers")
 
 
 def test_09_wrong_answers_by_kind():
@@ -2389,6 +2461,60 @@ def test_11_bracket_actions():
     fails(check_bracket_actions, lambda text: my_tolerant(text, never_checks_the_end),
           says="otherwise it does what `read_action` does")
 
+    def unlike_my_tolerant(slip):  # my_tolerant with read_action_v2, and one of its other decisions changed
+        def answer(text):
+            every = tolerant_sections(text)
+            step = every[:next((n for n, (key, _) in enumerate(every) if key == "Observation"), len(every))]
+            name, tool_input, before = "", "", ""
+            for key, value in step:
+                if key == "Action" and not (slip == "first action" and name):
+                    name, tool_input = read_action_v2(value)
+                    tool_input = tool_input or (before if slip == "input before" else "")
+                elif key == "Action Input" and name:
+                    tool_input = value.strip("`").strip() if slip == "strip" else unfence(value)
+                elif key == "Action Input":  # one before any Action
+                    before = unfence(value)
+            finals = [unfence(v) for k, v in (every if slip == "answer past observation" else step)
+                      if k == "Final Answer"]
+            if finals and not (slip == "action wins" and name):
+                return Step("", None, finals[-1] if slip == "last answer" else finals[0])
+            return Step("", Action(name, tool_input) if name else None, None)
+        return answer
+
+    # passed while no generated reply held two Actions, two answers, an Action beside an answer, and so on
+    fails(check_bracket_actions, unlike_my_tolerant("action wins"), says="a Final Answer beside an Action wins")
+    fails(check_bracket_actions, unlike_my_tolerant("first action"), says="(the last Action wins")
+    fails(check_bracket_actions, unlike_my_tolerant("input before"), says="before the Action is not its input")
+    fails(check_bracket_actions, unlike_my_tolerant("last answer"), says="my_tolerant takes the first")
+    fails(check_bracket_actions, unlike_my_tolerant("answer past observation"), says="my_tolerant stops at an Obs")
+    fails(check_bracket_actions, unlike_my_tolerant("strip"), says="single backticks stay")
+    fails(check_bracket_actions, unlike_my_tolerant("strip"), says="all else as `my_tolerant` reads it")
+
+    def prose_before_the_name(value):  # "I will use queryOrder[88231]" read as a call
+        name, bracket, rest = value.strip().partition("[")
+        return (name.strip(), rest[:-1].strip()) if bracket and value.strip().endswith("]") else read_action(value)
+
+    def call_at_the_end(value):  # the same, with the name the last word before the [
+        call = re.search(r"(\w+)[ \t]*\[(.*)\]$", value.strip(), re.DOTALL)
+        return (call.group(1), call.group(2).strip()) if call else read_action(value)
+
+    def quotes_stripped(value):  # searchKnowledge["refund"] read as the input refund
+        call = CALL.fullmatch(value.strip())
+        return (call.group(1), call.group(2).strip().strip("'\"")) if call else read_action(value)
+
+    def spaces_only(value):  # a space before the [, not a tab
+        call = re.fullmatch(r"(\w+) *\[(.*)\]", value.strip(), re.DOTALL)
+        return (call.group(1), call.group(2).strip()) if call else read_action(value)
+
+    before_the_name = "(text stands before the name: the value as a whole is not name[input]"
+    fails(check_bracket_actions, lambda text: my_tolerant(text, prose_before_the_name), says=before_the_name)
+    fails(check_bracket_actions, lambda text: my_tolerant(text, call_at_the_end), says=before_the_name)
+    fails(check_bracket_actions, lambda text: my_tolerant(text, quotes_stripped), says="as written, quotes too")
+    fails(check_bracket_actions, lambda text: my_tolerant(text, spaces_only), says="are allowed, tabs too")
+    fails(check_bracket_actions, lambda text: my_tolerant(text, spaces_only), says="(a tab may stand between the")
+    fails(check_bracket_actions, lambda text: print(my_tolerant(text, read_action_v2)),
+          says="where a step (Step or ParsedStep) was expected")
+
 
 def _action_first_choosing(choose, past_observation=False):
     """The solution (action_first) with the choice of the Action and its input swapped: `choose(keyed)` gets the step's
@@ -2500,6 +2626,37 @@ def test_11_action_over_final():
 
     fails(check_action_over_final, unfences_the_input, says="``` fences too: do not unfence it")
     fails(check_action_over_final, first_input_after, says="the last counts")
+
+    def cut_at_observation_lines(text):  # the text cut at its first "Observation:" line, then the solution: an
+        lines = text.split("\n")          # answer after the Observation is lost, and one before it cut short
+        at = next((n for n, line in enumerate(lines) if line.strip().startswith("Observation:")), len(lines))
+        return action_first("\n".join(lines[:at]))
+
+    def answer_cut_at_observation(text):  # parse_step's answer, but ended at an Observation line in it
+        step = action_first(text)
+        if step.final_answer is None or "\nObservation:" not in step.final_answer:
+            return step
+        return ParsedStep(step.thought, None, step.final_answer.split("\nObservation:")[0], step.rule)
+
+    def cut_mid_line(text):  # text.split("Observation:")[0]: a mere mention of "Observation:" ends the step
+        return action_first(text.split("Observation:")[0])
+
+    def first_word_of_the_name(text):  # the winning Action's name cut to its first word
+        step = action_first(text)
+        if step.action is None or step.rule != "action_over_final" or not step.action.tool_name.split():
+            return step
+        return ParsedStep(step.thought, Action(step.action.tool_name.split()[0], step.action.tool_input), None,
+                          step.rule)
+
+    # each passed while no generated reply had an answer after an Observation, a mid-line Observation, or a name
+    # of more than one word beside an answer
+    fails(check_action_over_final, cut_at_observation_lines, says="parse_step's answer counts wherever it is")
+    fails(check_action_over_final, answer_cut_at_observation, says="runs to the end of the text, past an Observation")
+    fails(check_action_over_final, cut_mid_line, says="Only an 'Observation:' at the start of a line ends the step")
+    fails(check_action_over_final, first_word_of_the_name, says="the whole value of the `Action:` line")
+    fails(check_action_over_final, first_word_of_the_name, says="not only its first word")
+    fails(check_action_over_final, lambda text: print(action_first(text)),
+          says="where a step (Step or ParsedStep) was expected")
 
 
 # -- 12 · Memory ------------------------------------------------------------------------------------
@@ -6738,6 +6895,7 @@ def test_11_each_sentence_of_the_specs():
 
     fails(check_action_over_final, input_dropped, says="The tool is right, the input is not")
     fails(check_action_over_final, answer_kept_too, says="rests on nothing observed")
+    fails(check_action_over_final, answer_kept_too, says="The Action is right; beside it final_answer must be None (got")
 
 
 def test_11_wrong_answers_by_kind():
@@ -7728,6 +7886,99 @@ def test_21_scoped_registry():
     fails(check_scoped_registry, offers_the_registry, says="Name only the tools in names")
     fails(check_scoped_registry, says_only_unknown, says="is no tool of the registry: its error names the tools allowed too.")
 
+    # the last sentence: a list of names kept on the class, set by each call, lets the last scope built win (it passed)
+    class SharedNames(ToolRegistry):
+        allowed = ()
+
+        def _run(self, action):
+            if (action.tool_name or "").strip() not in SharedNames.allowed:
+                return ToolResult(error_observation(f"use one of {', '.join(SharedNames.allowed)}"), error=True)
+            return super()._run(action)
+
+    def shared_names(registry, names):
+        SharedNames.allowed = tuple(names)
+        return SharedNames([registry.get(n) for n in names])
+
+    fails(check_scoped_registry, shared_names, says="a scope keeps its names when another is built after it")
+    fails(check_scoped_registry, shared_names, says="Each scope keeps its own names: a second scope changed the first.")
+
+    # the registry it was given, changed: it said "returns a result of another form" on an unrelated input
+    import copy
+
+    def copied(registry, names):  # copy.copy shares the tool dict: deleting from the copy empties the team's registry
+        scoped = copy.copy(registry)
+        for name in registry.names:
+            if name not in names:
+                del scoped._tools[name]
+        return scoped
+
+    def pops(registry, names):
+        for name in [n for n in registry.names if n not in names]:
+            registry._tools.pop(name)
+        return _solution_21_scope(registry, names)
+
+    changed = ("scope changed the registry it was given: copy.copy shares its tool dict; build a new ToolRegistry of "
+               "registry.get(name) for each name.\nThe input: scope(<shop>, ['queryOrder', 'queryLogistics'])")
+    fails(check_scoped_registry, copied, says=changed)
+    fails(check_scoped_registry, pops, says=changed)
+
+    # the error flag lost on a named tool's error (execute() and invoke() give text only): the expected side was
+    # quoted with an "error " prefix, and no hint
+    def text_of(run_text):
+        def scope(registry, names):
+            class Scoped(ToolRegistry):
+                def _run(self, action):
+                    if (action.tool_name or "").strip() not in names:
+                        return ToolResult(error_observation(f"use one of {', '.join(names)}"), error=True)
+                    return ToolResult(run_text(registry, action))
+
+            return Scoped([registry.get(n) for n in names])
+        return scope
+
+    executed = text_of(lambda registry, action: registry.execute(action))
+    invoked = text_of(lambda registry, action: registry.get(action.tool_name.strip()).invoke(action.tool_input.strip()))
+    for flagless_run in (executed, invoked):
+        fails(check_scoped_registry, flagless_run, says="expected 'error=True: {\"error\":")
+        fails(check_scoped_registry, flagless_run, says="got 'same text, error=False' Same text, but error=False: return "
+                                                        "registry.run(action) as it is (execute() and invoke() drop the flag).")
+
+    # run() returning text or a pair: the check's own AttributeError was reported as the learner's
+    def run_returns(form):
+        def scope(registry, names):
+            inner = _solution_21_scope(registry, names)
+
+            class Scoped(ToolRegistry):
+                def run(self, action):
+                    return form(inner.run(action))
+
+            return Scoped([registry.get(n) for n in names])
+        return scope
+
+    fails(check_scoped_registry, run_returns(lambda result: result.text), says="run() returned a str: return a ToolResult")
+    fails(check_scoped_registry, run_returns(lambda result: (result.text, result.error)),
+          says="run() returned a tuple: return a ToolResult")
+
+    built = {}
+
+    def cached(registry, names):  # a scope per tuple of names: the next call's registry is never read
+        return built.setdefault(tuple(names), _solution_21_scope(registry, names))
+
+    fails(check_scoped_registry, cached,
+          says="It ran on a registry from an earlier call: build the scope anew each call (no cache).")
+
+    # a slip seen only with five names or more: its input named them all, and its hint was cut
+    def flagless_when_long(registry, names):
+        class Scoped(ToolRegistry):
+            def _run(self, action):
+                if (action.tool_name or "").strip() not in names:
+                    return ToolResult(error_observation(f"use one of {', '.join(names)}"), error=len(names) < 5)
+                return super()._run(action)
+
+        return Scoped([registry.get(n) for n in names])
+
+    fails(check_scoped_registry, flagless_when_long, says="[5 names: queryOrder, searchKnowledge, …]")
+    fails(check_scoped_registry, flagless_when_long, says="its ToolResult has error=False: return ToolResult(text, error=True)")
+
 
 def _solution_21_rains_during(meeting, forecast):  # notebooks/solutions/21_several_agents.ipynb
     start, end = meeting["start"], meeting["end"]
@@ -7808,6 +8059,22 @@ def test_21_rains_during():
         return solution({**meeting, "end": f"{int(meeting['end'][:2]) + late:02d}:{meeting['end'][3:5]}"}, forecast)
 
     fails(check_rains_during, an_hour_past_a_late_end, says="(nor after the end)")
+
+    def case_kept(meeting, forecast):  # no .lower(): 'Heavy Rain' has no 'rain' in it (it passed)
+        start, end = meeting["start"], meeting["end"]
+        last = int(end[:2]) + (0 if end[3:] == "00" else 1)
+        return any(int(start[:2]) <= int(h["hour"][:2]) < last and any(
+            word in f"{h.get('condition', '')} {h.get('condition_zh', '')}"
+            for word in ("rain", "shower", "storm", "drizzle", "雨")) for h in forecast["hours"])
+
+    fails(check_rains_during, case_kept, says="the case of a condition does not matter: Heavy Rain is rain")
+    fails(check_rains_during, case_kept, says="Case does not matter: 'Heavy Rain' is rain")
+
+    def snow_too(meeting, forecast):  # snow taken for rain
+        return solution(meeting, {"hours": [{**h, "condition_zh": h.get("condition_zh", "").replace("雪", "雨")}
+                                            for h in forecast["hours"]]})
+
+    fails(check_rains_during, snow_too, says="light snow/小雪 is not rain: only rain, shower, storm, drizzle or 雨.")
 
 
 def test_21_wrong_answers_by_kind():
@@ -8007,6 +8274,51 @@ def test_22_shop_rule(capsys):
     fails(check_shop_rule, repeat_first, says="Rule 1 comes first")
     fails(check_shop_rule, by_prefix, says="queryOrderStatus is another tool")
 
+    def read_only_by_prefix(candidate, prefixes=("query", "get", "search", "check")):  # sentence 1: read_only decides
+        read_only = candidate.tool_name is not None and candidate.tool_name.startswith(prefixes)
+        if candidate.tool_name is not None and not read_only and not any(t == "queryOrder" for t, _ in candidate.history):
+            return 0.0
+        return 0.2 if (candidate.tool_name, candidate.tool_input or "") in candidate.history else 1.0
+
+    known = ("queryOrder", "queryLogistics", "searchKnowledge", "getCurrentTime", "getForecast", "checkStock",
+             "getMeetings")
+
+    def read_only_by_list(candidate):  # sentence 1: a read-only tool of a name no lesson uses (trackParcel)
+        if candidate.tool_name not in (None, *known) and not any(t == "queryOrder" for t, _ in candidate.history):
+            return 0.0
+        return 0.2 if (candidate.tool_name, candidate.tool_input or "") in candidate.history else 1.0
+
+    def loosely(norm):  # sentence 2: the same input is the same text (case and spaces count)
+        def rule(candidate):
+            if shop_rule(candidate) == 0.0:
+                return 0.0
+            same = any(t == candidate.tool_name and norm(i) == norm(candidate.tool_input or "")
+                       for t, i in candidate.history)
+            return 0.2 if candidate.tool_name is not None and same else 1.0
+        return rule
+
+    def order_with_an_input(candidate):  # sentence 1: queryOrder ran, whatever its input
+        looked_up = any(t == "queryOrder" and i for t, i in candidate.history)
+        if candidate.tool_name is not None and not candidate.read_only and not looked_up:
+            return 0.0
+        return 0.2 if (candidate.tool_name, candidate.tool_input or "") in candidate.history else 1.0
+
+    fails(check_shop_rule, read_only_by_prefix, says="checkout '88231', read_only=False, history=[]\nexpected 0.0, "
+          "got 1.0 Read candidate.read_only (not the tool's name)")
+    fails(check_shop_rule, read_only_by_list, says="trackParcel 'SF1234567890', read_only=True, history=[]\n"
+          "expected 1.0, got 0.0 Only a tool that changes something (read_only False) waits for queryOrder: "
+          "this one is read-only.")
+    fails(check_shop_rule, loosely(str.lower), says="A repeat needs the same tool and the same input, character "
+          "for character: 'Return Policy' is not 'return policy'.")
+    fails(check_shop_rule, loosely(lambda text: text.replace(" ", "")), says="'退货政策' is not '退货 政策'.")
+    fails(check_shop_rule, loosely(str.strip), says="'return policy' is not 'return policy '.")
+    fails(check_shop_rule, order_with_an_input, says="history=[('queryOrder', '')]\nexpected 1.0, got 0.0 Once "
+          "queryOrder has run on the branch (whatever its input)")
+    # a score is any real number from 0 to 1: a Fraction too
+    from fractions import Fraction
+
+    assert passes(check_shop_rule, lambda candidate: Fraction(shop_rule(candidate)).limit_denominator(10))
+
 
 def test_22_keep_best(capsys):
     from tinyagent.architectures.tree_search import keep_best
@@ -8056,6 +8368,34 @@ def test_22_keep_best(capsys):
         return kept
 
     fails(check_keep_best, appends_then_compares, says="Keep at most `width` nodes.")
+
+    def drops_zero_scores(nodes, width):  # sentence 1: the `width` best, or all of them when there are fewer
+        return [node for node in keep_best(nodes, width) if node.score > 0]
+
+    def rounds_before_comparing(nodes, width):  # sentence 1: 0.804 is more than 0.801
+        return sorted(nodes, key=lambda n: (-round(n.score, 2), n.depth, n.order))[:width]
+
+    def marks_the_pruned(nodes, width):  # sentence 4: the nodes given are left as they were too
+        kept = keep_best(nodes, width)
+        for node in nodes:
+            if all(node is not one for one in kept):
+                node.why = "pruned"
+        return kept
+
+    def fits_unsorted(nodes, width):  # sentence 1: sorted even when every node fits
+        return list(nodes) if len(nodes) <= width else keep_best(nodes, width)
+
+    fails(check_keep_best, drops_zero_scores, says="[1:0.0/d1/o0, 2:0.5/d1/o1]\nexpected ['2', '1'], got ['2'] It "
+          "kept 1 node where there was room for 2: keep min(width, len(nodes)); a low score or a tie is no reason")
+    fails(check_keep_best, rounds_before_comparing, says="[1.1:0.804/d2/o0, 2:0.801/d1/o1]\nexpected ['1.1'], got "
+          "['2'] Compare the scores as they are, not rounded")
+    fails(check_keep_best, marks_the_pruned, says="changed it (the list's order, or a node in it)")
+    import copy
+
+    fails(check_keep_best, lambda nodes, width: copy.deepcopy(keep_best(nodes, width)),
+          says="it returned copies of the nodes: return a list of the nodes themselves, not copies")
+    fails(check_keep_best, fits_unsorted, says="expected ['2', '1'], got ['1', '2'] Sort by score, highest first, "
+          "even when every node fits.")
 
 
 def test_22_wrong_answers_by_kind():

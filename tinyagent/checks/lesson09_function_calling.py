@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import random
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -37,35 +39,67 @@ CROWDED_REPLY = {"role": "assistant", "content": None, "tool_calls": [
     *(_native_call(f"call_order_{n}", "queryOrder", f'{{"orderId": "8823{n}"}}') for n in range(1, 5)),
     _native_call("call_parcel", "queryLogistics", '{"trackingNo": "SF1234567890"}'),
 ]}
+# More calls than any pool of at most 32 threads has (ThreadPoolExecutor() has min(32, cpus + 4)): 32 queryOrder
+# calls, each waiting for the queryLogistics after them.
+CROWDED_33_REPLY = {"role": "assistant", "content": None, "tool_calls": [
+    *(_native_call(f"call_order_{n}", "queryOrder", f'{{"orderId": "{88200 + n}"}}') for n in range(1, 33)),
+    _native_call("call_parcel", "queryLogistics", '{"trackingNo": "SF1234567890"}'),
+]}
+# The other way round: each queryLogistics waits for the queryOrder between them, so calls run one after the
+# other fail in any order (the reply's, from the end, sorted by tool name).
+PARCEL_WAITS_REPLY = {"role": "assistant", "content": None, "tool_calls": [
+    _native_call("call_parcel_1", "queryLogistics", '{"trackingNo": "SF1234567890"}'),
+    _native_call("call_order", "queryOrder", '{"orderId": "88231"}'),
+    _native_call("call_parcel_2", "queryLogistics", '{"trackingNo": "YT2468013579"}'),
+]}
 KNOWLEDGE_OFFLINE = "searchKnowledge failed: the knowledge base is offline"
 
 
-class _CheckTools:
-    """run_tool(name, arguments) for exercise 1. queryOrder waits (at most `patience` s) until queryLogistics
-    has started, which happens only when the calls run at the same time; searchKnowledge raises."""
+def _run_tool(name: str, arguments: Any) -> None:
+    """How the exercise calls run_tool (its signature, for _CheckTools to bind a call to)."""
 
-    def __init__(self, patience: float):
+
+_RUN_TOOL = inspect.signature(_run_tool)
+
+
+class _CheckTools:
+    """run_tool(name, arguments) for exercise 1. The `waiter` tool (queryOrder, or queryLogistics) waits (at most
+    `patience` s) until the other of the two has started, which happens only when the calls run at the same time;
+    searchKnowledge raises."""
+
+    def __init__(self, patience: float, waiter: str = "queryOrder"):
         self.patience = patience
-        self.parcel_started = threading.Event()
+        self.waiter = waiter
+        self.awaited = "queryLogistics" if waiter == "queryOrder" else "queryOrder"
+        self.started = threading.Event()
         self.lock = threading.Lock()
         self.calls: list[tuple[str, Any]] = []
-        self.order_saw_parcel: bool | None = None
-        self.orders_saw_parcel: list[bool] = []
+        self.saw: list[bool] = []  # for each run of the waiter: whether the awaited tool had started
 
-    def __call__(self, name: str, arguments: Any) -> str:
+    def __call__(self, *args: Any, **kwargs: Any) -> str:
+        try:  # bound here, so that a call of another shape never names this class in what it raises
+            bound = _RUN_TOOL.bind(*args, **kwargs).arguments
+        except TypeError as error:
+            raise TypeError(f"run_tool(name, arguments): {error}") from None
+        name, arguments = bound["name"], bound["arguments"]
         with self.lock:
             self.calls.append((name, arguments))
         if not isinstance(arguments, dict):
             raise TypeError(f"run_tool takes the arguments as a dict, got {type(arguments).__name__}")
+        if name == self.awaited:
+            self.started.set()
+        if name == self.waiter:
+            saw = self.started.wait(self.patience)
+            with self.lock:
+                self.saw.append(saw)
         if name == "queryLogistics":
-            self.parcel_started.set()
             return json.dumps({"trackingNo": arguments.get("trackingNo"), "status": "已签收"}, ensure_ascii=False)
         if name == "queryOrder":
-            self.order_saw_parcel = self.parcel_started.wait(self.patience)
-            with self.lock:
-                self.orders_saw_parcel.append(self.order_saw_parcel)
             return json.dumps({"orderId": arguments.get("orderId"), "trackingNo": "SF1234567890"})
         raise RuntimeError(KNOWLEDGE_OFFLINE)
+
+    def all_saw(self) -> bool:
+        return bool(self.saw) and all(self.saw)
 
 
 def _tool_messages(message: dict, run_tool: Callable[[str, Any], str]) -> list[dict]:
@@ -143,11 +177,20 @@ def _every_call_answered(rng: random.Random) -> Iterator[tuple]:
 
 
 def _unreadable_arguments(rng: random.Random) -> Iterator[tuple]:
+    drawn = set()
     for _ in range(10):
         texts = [_good(rng) for _ in range(rng.randint(0, 4))]
         for _ in range(rng.randint(1, 3)):
-            texts.insert(rng.randint(0, len(texts)), rng.choice(_NOT_JSON + _NOT_OBJECTS))
+            at = rng.randint(0, len(texts))  # drawn before the text, as always
+            text = rng.choice(_NOT_JSON + _NOT_OBJECTS)
+            drawn.add(text)
+            texts.insert(at, text)
         yield (_reply(rng, texts), {})
+    # every one the draws above missed (trailing text after an object, say), a call of its own; no draw here, so
+    # that the rules after this one get the inputs they always got
+    for n, text in enumerate(text for text in _NOT_JSON + _NOT_OBJECTS if text not in drawn):
+        call = _native_call(f"call_{n}", "queryOrder", text)
+        yield ({"role": "assistant", "content": None, "tool_calls": [call]}, {})
 
 
 _RAISED = ("the knowledge base is offline", "知识库离线", "timeout after 5 s", "订单服务不可用：503")
@@ -317,10 +360,15 @@ def _list_of_messages(value: _Answered) -> str | None:
 def _messages_hint(args: tuple, expected: _Answered, got: _Answered) -> str | None:
     want, want_ran, have, have_ran = expected.messages, expected.ran, got.messages, got.ran
     if want_ran != have_ran:
-        extra = [run for run in have_ran if run not in want_ran]
-        if extra:
-            return f"(it ran {_brief(extra[0], 40)}, which the spec does not run)"
-        missing = next(run for run in want_ran if run not in have_ran)
+        wanted, had = Counter(want_ran), Counter(have_ran)
+        extra = next((run for run in have_ran if had[run] > wanted[run]), None)
+        if extra is not None and not wanted[extra]:
+            return f"(it ran {_brief(extra, 40)}, which the spec does not run)"
+        if extra is not None:
+            return f"(it ran {_brief(extra, 40)} {had[extra]} times: run each call once)"
+        missing = next(run for run in want_ran if had[run] < wanted[run])
+        if had[missing]:
+            return f"(it ran {_brief(missing, 40)} {had[missing]} times for {wanted[missing]} calls: run every call)"
         return f"(it did not run {_brief(missing, 40)})"
     if len(want) != len(have):
         return f"({len(want)} calls need {len(want)} tool messages)"
@@ -369,7 +417,7 @@ MESSAGES_RULES = (
 
 @grades("Exercise 1", spec=Spec(MESSAGES_RULES, extra=(
     ("the calls run at the same time, in threads (queryOrder waits until queryLogistics has started, "
-     "also behind four other calls)"),)))
+     "also behind four and behind 32 other calls; and queryLogistics, first and last, for the queryOrder between)"),)))
 def check_tool_messages(tool_messages: Callable[[dict, Callable], list] | None, patience: float = 10.0) -> None:
     """09, exercise 1: the tool messages that answer a reply's calls: one per call, in the order of the calls,
     each quoting its call's id; unreadable arguments and a failing tool answered with an error; run at once.
@@ -398,10 +446,18 @@ def check_tool_messages(tool_messages: Callable[[dict, Callable], list] | None, 
                         f"got {got}")
     if not all(isinstance(m.get("content"), str) for m in messages):
         _fail(exercise, "each message's content is the tool's result as a string")
+    if not tools.calls:  # a tool's error in every content: run_tool called with keywords of its own, or a dict
+        _fail(exercise, "run_tool was never called as the exercise says: run_tool(name, arguments), the tool's name "
+                        "and the dict json.loads makes of the call's arguments")
     by_id = {m["tool_call_id"]: m["content"] for m in messages}
     if any(arguments in NOT_OBJECTS.values() for _, arguments in tools.calls):
         _fail(exercise, "call_list's and call_text's arguments are JSON but not an object (an array, a string): "
                         "do not run the tool with them; answer each with an error")
+    if wrapped := _made_of_non_objects(tools.calls):
+        call_id, arguments = wrapped
+        _fail(exercise, f"{call_id}'s arguments are JSON but not an object ({_brief(NOT_OBJECTS[call_id], 20)}), "
+                        f"and the tool ran with {_brief(arguments, 40)}, made of them: do not run it; answer "
+                        f"{call_id} with an error")
     if any(not isinstance(arguments, dict) for _, arguments in tools.calls):
         kinds = sorted({type(arguments).__name__ for _, arguments in tools.calls})
         _fail(exercise, f"run_tool takes the arguments as a dict (json.loads of the call's arguments string), got "
@@ -426,23 +482,74 @@ def check_tool_messages(tool_messages: Callable[[dict, Callable], list] | None, 
     if not (isinstance(order, dict) and order.get("orderId") == "88231" and isinstance(parcel, dict)
             and parcel.get("trackingNo") == "SF1234567890"):
         _fail(exercise, "call_order and call_parcel should carry what run_tool returned for them, as it is")
-    if not tools.order_saw_parcel:
+    if not tools.all_saw():
         _fail(exercise, f"the calls ran one after the other: queryOrder waited {patience:g} s for queryLogistics to "
                         "start, and it never did. Run them at the same time, e.g. with "
                         "concurrent.futures.ThreadPoolExecutor")
-    crowded = _CheckTools(patience)
-    _run(exercise, "tool_messages(reply, run_tool)", tool_messages, copy.deepcopy(CROWDED_REPLY), crowded)
-    if not all(crowded.orders_saw_parcel):
-        calls = len(CROWDED_REPLY["tool_calls"])
-        _fail(exercise, f"in a reply of {calls} calls, queryLogistics last, a queryOrder waited {patience:g} s for it to "
-                        f"start, and it never did: a pool of fewer than {calls} threads runs the calls in turns. "
-                        "Give every call its own thread (max_workers=len(calls))")
+    _crowded(exercise, tool_messages, CROWDED_REPLY, patience, "the second reply")
     tried = agree_on(exercise, "check_tool_messages", MESSAGES_RULES, _answered(tool_messages),
                      _answered(_tool_messages), shape=_list_of_messages, call="tool_messages",
                      show=_show_reply)
+    # last, as they take `patience` s to fail: any pool of at most 32 threads, and calls run one by one in another
+    # order than the reply's (from the last, or sorted by the tool's name)
+    _crowded(exercise, tool_messages, CROWDED_33_REPLY, patience, "a reply of 33 calls")
+    waiting = _replied(exercise, tool_messages, PARCEL_WAITS_REPLY, _CheckTools(patience, waiter="queryLogistics"),
+                       "a reply of queryLogistics, queryOrder, queryLogistics")
+    if not waiting.all_saw():
+        _fail(exercise, "the calls ran one after the other: in a reply of queryLogistics, queryOrder, queryLogistics, "
+                        f"a queryLogistics waited {patience:g} s for the queryOrder to start, and it never did "
+                        "(whatever their order, calls run one by one fail here). Run them at the same time, in threads")
     return _passed(exercise, f"one tool message per call, in the order of the calls, each quoting its id; the broken "
                              f"calls and the failing tools are answered with errors the model can read, on "
                              f"{tried} generated replies; and the calls ran at the same time.")
+
+
+def _crowded(exercise: str, tool_messages: Callable, reply: dict, patience: float, which: str) -> None:
+    """Failed when, in `reply` (queryOrder calls, then the queryLogistics they wait for), a queryOrder waited in
+    vain: the calls ran in turns, in a pool of fewer threads than calls."""
+    crowded = _replied(exercise, tool_messages, reply, _CheckTools(patience), which)
+    if not crowded.all_saw():
+        calls = len(reply["tool_calls"])
+        _fail(exercise, f"in a reply of {calls} calls, queryLogistics last, a queryOrder waited {patience:g} s for it "
+                        f"to start, and it never did: a pool of fewer than {calls} threads runs the calls in turns. "
+                        "Give every call its own thread (max_workers=len(calls))")
+
+
+def _replied(exercise: str, tool_messages: Callable, reply: dict, tools: _CheckTools, which: str) -> _CheckTools:
+    """`tools` after the answer answered `reply` (`which`, as a failure names it) with them: failed when it did not
+    run one of the reply's tools (it kept an answer from a reply before: the waits would be blamed)."""
+    _run(exercise, "tool_messages(reply, run_tool)", tool_messages, copy.deepcopy(reply), tools)
+    ran = {name for name, _ in tools.calls}
+    for name in (tools.awaited, tools.waiter):
+        if name not in ran:
+            _fail(exercise, f"{name} was never run on {which}: run every call each time; keep nothing "
+                            "between calls.")
+    return tools
+
+
+def _made_of_non_objects(calls: list[tuple[str, Any]]) -> tuple[str, Any] | None:
+    """(the call's id, the arguments the tool ran with) for the first call of TOOL_CALLS_REPLY whose arguments are
+    JSON but not an object and still reached its tool, made into an object ({"value": ["88231"]}), or None."""
+    for call in TOOL_CALLS_REPLY["tool_calls"]:
+        call_id, name = call["id"], call["function"]["name"]
+        if call_id not in NOT_OBJECTS:
+            continue
+        meant = {"queryOrder": {"orderId": "88231"}, "queryLogistics": {"trackingNo": "SF1234567890"}}[name]
+        for ran, arguments in calls:
+            if ran == name and arguments != meant and _holds(arguments, NOT_OBJECTS[call_id]):
+                return call_id, arguments
+    return None
+
+
+def _holds(value: Any, part: Any) -> bool:
+    """Whether `value` is `part` or holds it, at any depth of its dicts and lists."""
+    if value == part:
+        return True
+    if isinstance(value, dict):
+        return any(_holds(item, part) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds(item, part) for item in value)
+    return False
 
 
 def _json_error(text: str) -> str | None:
@@ -469,6 +576,13 @@ _WAVES = (
 )
 
 
+def _whole(number: Any) -> bool:
+    """An int (not a bool), or a float that is one (6.0)."""
+    if isinstance(number, float):
+        return number.is_integer()
+    return isinstance(number, int) and not isinstance(number, bool)
+
+
 @grades("Exercise 2", spec=Spec(fixed=(
     "a prediction about three fixed requests (the fewest model calls each protocol needs): nothing to generate; "
     "each pair is compared with the count of the request's tool calls and waves of calls")))
@@ -481,14 +595,18 @@ def check_fewest_model_calls(predicted_calls: list | None) -> None:
     n = len(FEWEST_CALLS_REQUESTS)
     if (not isinstance(predicted_calls, (list, tuple)) or len(predicted_calls) != n or not all(
             isinstance(pair, (list, tuple)) and len(pair) == 2
-            and all(isinstance(x, int) and not isinstance(x, bool) for x in pair) for pair in predicted_calls)):
+            and all(_whole(x) for x in pair) for pair in predicted_calls)):
         _fail(exercise, f"predicted_calls should be a list of {n} pairs of whole numbers, (text ReAct, function "
                         f"calling) for each request, got {shown(predicted_calls)}")
     last_call = "Did you count the last model call, the one that writes the answer from the results?"
-    for number, (waves, (text, native)) in enumerate(zip(_WAVES, predicted_calls), start=1):
+    pairs = [(int(text), int(native)) for text, native in predicted_calls]  # 6.0 is 6: a whole number all the same
+    for number, (waves, (text, native)) in enumerate(zip(_WAVES, pairs), start=1):
         calls = sum(len(wave) for wave in waves)
         right_text, right_native = calls + 1, len(waves) + 1
         where = f"request {number} ({shown(FEWEST_CALLS_REQUESTS[number - 1])})"
+        if text != right_text and (text, native) == (right_native, right_text):
+            _fail(exercise, f"{where}: the pairs are (text ReAct, function calling): yours look swapped, "
+                            f"({text}, {native}) for ({native}, {text})")
         if text != right_text:
             if text == right_text - 1:
                 every = " (getCurrentTime too)" if any("getCurrentTime" in wave for wave in waves) else ""

@@ -95,6 +95,11 @@ class _Reading(tuple):
         return _reading(*self)
 
 
+# The reference's readings, of a type named for what the learner returns: generated.py names the reference's value
+# by its type ("returned None for every input, where a step (Step or ParsedStep) was expected").
+_Expected = type("step (Step or ParsedStep)", (_Reading,), {"__module__": __name__})
+
+
 def _reading_of(step: Any) -> Any:
     """The step's (action as (name, input), final answer); the value itself when it has not those fields."""
     if not (hasattr(step, "action") and hasattr(step, "final_answer")):
@@ -169,6 +174,7 @@ def _named_calls(rng: random.Random) -> Iterator[tuple]:
     yield ("Thought: 先查一下订单。\nAction: 查询订单[88231]",)
     yield ("Thought: I need the weather.\nAction: 天气_查询[上海 明天]",)
     yield ("Thought: I count them.\nAction: zählen[3]",)
+    yield ('Action: searchKnowledge["refund"]',)  # quotes are part of the input as written
 
 
 def _inputs_with_brackets(rng: random.Random) -> Iterator[tuple]:
@@ -223,6 +229,8 @@ def _other_shapes(rng: random.Random) -> Iterator[tuple]:
     # reader that takes the brackets out of a longer value.
     yield ("Thought: I need the order.\nAction: queryOrder [88231] please",)
     yield ("Thought: 查物流。\nAction: queryLogistics [SF1234567890] 先查",)
+    # The mirror: text before the name. The value is not name[input] as a whole either: read_action reads "I".
+    yield ("Action: I will use queryOrder[88231]",)
 
 
 def _lesson_replies(rng: random.Random) -> Iterator[tuple]:
@@ -250,8 +258,13 @@ def _bracket_hint(args: tuple, expected: Any, got: Any) -> str | None:
             return "(text follows the last ]: the value as a whole is not name[input], so read_action reads it)"
         if isinstance(given, str) and given != wanted and given.strip() == wanted:
             return "(the input is without the spaces around it)"
+        if isinstance(given, str) and not given and wanted and re.search(rf"{re.escape(name)}[ \t]*\t[ \t]*\[",
+                                                                         args[0]):
+            return "(a tab may stand between the name and its [ too, as spaces may: it is still name[input])"
         if isinstance(given, str) and not given and wanted and re.search(rf"{re.escape(name)}[ \t]+\[", args[0]):
             return "(spaces may stand between the name and its [: it is still name[input])"
+        if isinstance(given, str) and given != wanted and given == wanted.strip("'\""):
+            return "(the input is everything between the brackets as written, quotes too)"
         return "(the input runs from the first [ to the last ], on every line)"
     if "[" in expected[0][0] and "]" not in expected[0][0] and "[" not in got[0][0]:
         return "(no ] closes it, so it is not name[input]: read it as read_action does)"
@@ -259,6 +272,8 @@ def _bracket_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return f"(the name ends at the first [, whatever letters it is in: here {expected[0][0]})"
     if "[" in got[0][0]:
         return "(the name ends at the first [)"
+    if not wanted and given and "[" in args[0]:
+        return "(text stands before the name: the value as a whole is not name[input], so read_action reads it)"
     return None
 
 
@@ -272,6 +287,40 @@ def _space_before_the_bracket(rng: random.Random) -> Iterator[tuple]:
     yield (_reply(rng, f"searchKnowledge\t[{rng.choice(_WORDS)} 退货]"),)
     yield (_reply(rng, f"{rng.choice(_TOOLS)}  [{_plain_input(rng)}]"),)
 
+
+def _as_my_tolerant_reads(rng: random.Random) -> Iterator[tuple]:
+    """The rest of step 2's `my_tolerant`, which `my_tolerant_v2` keeps (its comments say each of these)."""
+    yield ("Action: queryOrder[88231]\nFinal Answer: done",)  # as in lesson 05: an answer ends the run
+    yield ("Action: queryOrder[1]\nAction: applyRefund[2]",)  # the last Action wins
+    yield ("Action Input: 88231\nAction: queryOrder",)  # ... with the input that follows it
+    yield ("Final Answer: a\nFinal Answer: b",)  # next(...): the first Final Answer
+    yield ('Action: queryOrder[88231]\nObservation: {"status": "已签收"}\nFinal Answer: It was signed for.',)
+    yield ("Action: queryOrder\nAction Input: `88231`",)  # unfence takes off ``` lines, not single backticks
+
+
+def _my_tolerant_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    (text,) = args
+    got = _as_reading(got)
+    if not isinstance(got, tuple):
+        return None
+    (want_action, want_final), (got_action, got_final) = expected, got
+    if want_final is not None and got_final is None and got_action is not None:
+        return "(my_tolerant keeps lesson 05's order: a Final Answer beside an Action wins)"
+    if want_action is not None and got_final is not None and re.search(r"observation", text, re.IGNORECASE):
+        return "(my_tolerant stops at an Observation the model wrote: what follows it is invented)"
+    if want_final is not None and got_final is not None:
+        return "(of two Final Answers, my_tolerant takes the first)"
+    if want_action is None or got_action is None:
+        return None
+    if want_action[0] != got_action[0]:
+        return "(the last Action wins, as in my_tolerant)" if want_action[0] in text else None
+    if not want_action[1] and got_action[1]:
+        return "(an `Action Input:` before the Action is not its input: only one after it is)"
+    if got_action[1] == want_action[1].strip("`"):
+        return "(unfence takes off ``` lines only: single backticks stay)"
+    return _bracket_hint(args, expected, got)
+
+
 BRACKET_RULES = _with_hint((
     Rule("`Action: name[input]` is the tool `name` with the input in the brackets, for any tool and any input",
          _named_calls),
@@ -283,9 +332,12 @@ BRACKET_RULES = _with_hint((
          _other_shapes),
     Rule("the lesson's own replies are read as the lesson reads them", _lesson_replies),
     Rule("the input is without the spaces around it (`queryOrder[ 88231 ]` reads 88231)", _inputs_with_spaces),
-    Rule("spaces between the name and its `[` are allowed (`queryOrder [88231]` reads 88231)",
+    Rule("spaces between the name and its `[` are allowed, tabs too (`queryOrder [88231]` reads 88231)",
          _space_before_the_bracket),
-), _bracket_hint)
+), _bracket_hint) + (
+    Rule("all else as `my_tolerant` reads it: the first Final Answer wins over an Action, the last Action with the "
+         "`Action Input:` after it, nothing after an Observation", _as_my_tolerant_reads, _my_tolerant_hint),
+)
 
 
 @grades("Exercise 1", spec=Spec(BRACKET_RULES))
@@ -297,7 +349,7 @@ def check_bracket_actions(my_tolerant_v2: Callable[[str], Any] | None) -> None:
     if not callable(my_tolerant_v2):
         _fail(exercise, f"my_tolerant_v2 should be a function, got {type(my_tolerant_v2).__name__}")
     tried = agree_on(exercise, "check_bracket_actions", BRACKET_RULES, my_tolerant_v2,
-                     lambda text: _Reading(_tolerant_v2(text)), shape=_a_step, read=_as_reading,
+                     lambda text: _Expected(_tolerant_v2(text)), shape=_a_step, read=_as_reading,
                      call="my_tolerant_v2(text)", show=_shown)
     return _passed(exercise, f"{tried} generated replies read as the spec says: name[input] with any tool and any "
                              "input, to the last ], over several lines too; every other shape as before.")
@@ -425,6 +477,8 @@ def _invented_observations(rng: random.Random) -> Iterator[tuple]:
                  *_action_lines(rng), _final(rng)]
         yield ("\n".join(lines),)
     yield from _lesson_cases("observation")
+    # an "Observation:" in the middle of a line is a mention: the step goes on
+    yield ("Thought: The Observation: above says signed.\nAction: queryOrder\nAction Input: 88231\nFinal Answer: done",)
 
 
 def _mentions(rng: random.Random) -> Iterator[tuple]:
@@ -449,6 +503,9 @@ def _otherwise(rng: random.Random) -> Iterator[tuple]:
     yield ("您好，您的包裹已经签收了。",)
     yield ("",)
     yield from _lesson_cases("otherwise")
+    # parse_step's answer wherever it is, after an Observation too, and running to the end past one
+    yield ('Thought: t\nObservation: {"a": 1}\nFinal Answer: It was signed for.',)
+    yield ('Thought: t\nFinal Answer: It was signed for.\nObservation: {"a": 1}',)
 
 
 def _action_names(text: str) -> list[str]:
@@ -468,14 +525,27 @@ def _action_first_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if not isinstance(got, tuple):
         return None
     if expected[0] is not None and got[1] is not None:
+        if got[0] == expected[0]:
+            return (f"The Action is right; beside it final_answer must be None (got {_brief(got[1], 20)}): that "
+                    "answer rests on nothing observed yet.")
         if not re.search(r"^Final Answer:", text, re.MULTILINE):
             return "parse_step reads that 'Final Answer:' mid-line as an answer: the Action still wins."
         return "The answer rests on nothing observed yet: the Action must run first."
+    observation = re.search(r"^[ \t]*Observation:", text, re.MULTILINE)
+    if expected[0] is None and expected[1] is not None and got[1] != expected[1] and observation:
+        if isinstance(got[1], str) and got[1] and expected[1].startswith(got[1]):
+            return "parse_step's answer runs to the end of the text, past an Observation too."
+        return "parse_step's answer counts wherever it is; the Action before the Observation still wins over it."
+    if expected[0] is not None and got[0] is None and re.search(r"^.*\S.*Observation:", text, re.MULTILINE):
+        return "Only an 'Observation:' at the start of a line ends the step: one mid-line is a mention."
     if expected[0] is None and got[0] is not None:
         names = _action_names(text)
         if names and not names[-1]:
             return "The last 'Action:' names nothing, so there is no action (lesson 05): parse_step's answer stands."
         return "Only an 'Action:' at the start of a line is an action."
+    if (expected[0] is not None and got[0] is not None and expected[0][0] != got[0][0]
+            and isinstance(got[0][0], str) and got[0][0] and expected[0][0].startswith(got[0][0])):
+        return "parse_step keeps the whole value as the tool name, not only its first word."
     if expected[0] is not None and got[0] is not None and expected[0][0] == got[0][0]:
         keys = [key for key, _ in split_keyed_lines(text)]
         keys = keys[:keys.index("Observation:")] if "Observation:" in keys else keys
@@ -498,10 +568,15 @@ def _action_first_hint(args: tuple, expected: Any, got: Any) -> str | None:
     return None
 
 
+def _whole_names(rng: random.Random) -> Iterator[tuple]:
+    """The tool name is the whole value of the Action line, as parse_step reads it, not its first word."""
+    yield ("Action: queryOrder (to see when)\nAction Input: 88231\nFinal Answer: done",)
+
+
 ACTION_FIRST_RULES = _with_hint((
     Rule("an `Action:` beside a final answer wins, with its whole `Action Input:`, and no final answer",
          _action_and_answer),
-    Rule("nothing after an `Observation:` is part of the step", _invented_observations),
+    Rule("nothing after an `Observation:` at the start of a line is part of the step", _invented_observations),
     Rule("only `Action:` at the start of a line counts (spaces before it too, as split_keyed_lines reads it)",
          _mentions),
     Rule("the Action's input is the `Action Input:` after it, not one written before it", _inputs_before),
@@ -510,6 +585,7 @@ ACTION_FIRST_RULES = _with_hint((
          _inputs_as_parse_step_reads),
     Rule("the last `Action:` wins, as in lesson 05, even when it names nothing: then there is no action, and "
          "parse_step's answer stands", _empty_last_actions),
+    Rule("the Action's tool name is as parse_step reads it: the whole value of the `Action:` line", _whole_names),
 ), _action_first_hint)
 
 
@@ -522,7 +598,7 @@ def check_action_over_final(action_first: Callable[[str], Any] | None) -> None:
     if not callable(action_first):
         _fail(exercise, f"action_first should be a function, got {type(action_first).__name__}")
     tried = agree_on(exercise, "check_action_over_final", ACTION_FIRST_RULES,
-                     action_first, _action_first, shape=_a_step, read=_as_reading, call="action_first(text)",
-                     show=_shown)
+                     action_first, lambda text: _Expected(_action_first(text)), shape=_a_step, read=_as_reading,
+                     call="action_first(text)", show=_shown)
     return _passed(exercise, f"{tried} generated replies: every Action beside a Final Answer runs with its whole "
                              "input, and a mere mention of 'Action:' stays a mention.")

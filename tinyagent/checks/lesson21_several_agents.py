@@ -107,35 +107,50 @@ def _shop_for(shared: Shop, tool: str) -> Iterator[Shop]:
         yield shop
 
 
-def _prober(scope: Callable[[ToolRegistry, list[str]], ToolRegistry], shared: Shop) -> Callable[..., _Probe]:
+def _prober(scope: Callable[[ToolRegistry, list[str]], ToolRegistry], shared: Shop,
+            exercise: str = "Exercise 1") -> Callable[..., _Probe]:
     """`scope` as the check calls it: on a new registry, scoped to `names`, then asked one thing (`asked`): run a
-    tool, or build the prompt's tool list. What the call wrote in the shop is part of the answer."""
+    tool, or build the prompt's tool list; or ("second", tool, input, other names): build a second scope on the
+    same registry, then run the tool in the first. What the call wrote in the shop is part of the answer. A
+    registry or names list the answer changed fails at once, on the input that changed it."""
 
     def probe(extras: tuple[str, ...], names: tuple[str, ...], asked: tuple) -> _Probe:
         calls: list[tuple[str, str]] = []
         with _shop_for(shared, asked[1] if asked[0] != "list" else "") as shop:
             registry = _registry(shop, extras, calls)
+            held = [(tool.name, id(tool)) for tool in registry]
             given, before = list(names), len(shop.refunds())
             scoped = scope(registry, given)
-            if given != list(names) or len(registry.names) != len(_SHOP_TOOLS) + len(extras):
-                return _Probe("", "it changed the registry or the names it was given: build a new registry")
+            _unchanged(exercise, registry, held, given, names, (extras, names, asked))
             if not isinstance(scoped, ToolRegistry):
                 return _Probe("", f"it returned {_brief(scoped, 30)}: return a ToolRegistry, so an agent can use it")
+            if asked[0] == "second":  # another scope on the same registry, then the first one's tool run
+                other = list(asked[3])
+                scope(registry, other)
+                _unchanged(exercise, registry, held, other, asked[3], (extras, names, asked))
             if asked[0] == "list":
                 listed = scoped.build_tool_list(asked[1])
+                if not isinstance(listed, str):
+                    return _Probe("", f"build_tool_list() returned {_kind(listed)}: return a str")
                 names = _LISTED.findall(listed)
                 own = all(registry.get(name).describe(asked[1]) in listed for name in names if name in registry)
                 return _Probe(f"{'' if own else 'not the registry descriptions: '}lists {names}")
             result = scoped.run(Action(asked[1], asked[2]))
+            _unchanged(exercise, registry, held, given, names, (extras, names, asked))
+            if not isinstance(result, ToolResult):
+                return _Probe("", f"run() returned {_kind(result)}: return a ToolResult")
             if asked[0] == "spaced":  # what the registry itself does with that name
                 ran = registry.run(Action(asked[1], asked[2]))
                 same = (result.text, result.error) == (ran.text, ran.error)
                 return _Probe(f"{'it ran' if same else 'it did not run'} {asked[1].strip()} as the registry does")
             effects = _effects(shop, before, calls)
-            if asked[0] == "refuse":
-                return _Probe(_refusal(shared, extras, names, asked, result, effects))
-        if asked[0] == "run":
-            return _Probe(f"{'error ' if result.error else ''}{result.text}{effects}")
+            refused = asked[0] == "refuse" or (asked[0] == "second" and asked[1].strip() not in names)
+            if refused:
+                refusal = _refusal(shared, extras, names, asked, result, effects)
+                if asked[0] == "refuse" or refusal != _REFUSED:
+                    return _Probe(refusal)
+        if asked[0] == "run" or (asked[0] == "second" and not refused):
+            return _Probe(_ran(shared, extras, asked, result, effects))
         missing = [name for name in names if not _mentions(result.text, name)]
         others = [name for name in registry.names if name not in names and name != asked[1].strip()
                   and _mentions(result.text, name)]
@@ -146,6 +161,42 @@ def _prober(scope: Callable[[ToolRegistry, list[str]], ToolRegistry], shared: Sh
         return _Probe("names every tool allowed")
 
     return probe
+
+
+# How a probe shows a ToolResult with error=True: its flag, then its text.
+_FLAGGED = "error=True: "
+_REFUSED = "an error Observation; nothing ran"
+
+
+def _ran(shared: Shop, extras: tuple[str, ...], asked: tuple, result: ToolResult, effects: str) -> str:
+    """How a call to a named tool came back, in words: its text (error=True before it), or, where only the flag
+    differs from what the registry gives, that in a few words (the same long text twice cuts a failure's hint)."""
+    if "closed database" in result.text:  # a tool of a registry from an earlier call: its shop is gone
+        return f"error=True: a closed database{effects}"
+    with _shop_for(shared, asked[1]) as shop:  # what the registry itself gives
+        ran = _registry(shop, extras, []).run(Action(asked[1], asked[2]))
+    if result.text == ran.text and result.error != ran.error:
+        return f"same text, error={result.error}{effects}"
+    return f"{_FLAGGED if result.error else ''}{result.text}{effects}"
+
+
+def _kind(value: object) -> str:
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiouAEIOU' else 'a'} {name}"
+
+
+def _unchanged(exercise: str, registry: ToolRegistry, held: list[tuple[str, int]], given: list[str],
+               names: tuple[str, ...], args: tuple) -> None:
+    """Fail at once when the answer changed the registry (it `held` those tools) or the names list it was given
+    (`given`, a list of `names`); `args`: the probe's input, as the failure shows it."""
+    where = _show_probe(args)
+    if [(tool.name, id(tool)) for tool in registry] != held:
+        _fail(exercise, "scope changed the registry it was given: copy.copy shares its tool dict; build a new "
+                        f"ToolRegistry of registry.get(name) for each name.\nThe input: {where}\n"
+                        f"It held {len(held)} tools; after it, {len(registry)}: {_brief(registry.names, 50)}")
+    if given != list(names):
+        _fail(exercise, "scope changed the names list it was given: read it, do not sort or change it (sorted(names) "
+                        f"makes a new list).\nThe input: {where}\nIt left the names as {_brief(given, 60)}")
 
 
 def _refusal(shared: Shop, extras: tuple[str, ...], names: tuple[str, ...], asked: tuple, result: ToolResult,
@@ -165,7 +216,7 @@ def _refusal(shared: Shop, extras: tuple[str, ...], names: tuple[str, ...], aske
     # registry's own refusal offers every tool it holds, those outside the scope too. That is the fault to name.
     if result.text == ran.text and any(tool not in names and _mentions(result.text, tool) for tool in registry.names):
         return "an error offering other tools"
-    return "an error Observation; nothing ran"
+    return _REFUSED
 
 
 def _mentions(text: str, tool: str) -> bool:
@@ -254,14 +305,39 @@ def _other_cases(rng: random.Random) -> Iterator[tuple]:
     yield (("getForecast",), ("getForecast", "queryOrder"), ("refuse", "GetForecast", "北京 明天"))
 
 
+def _second_scopes(rng: random.Random) -> Iterator[tuple]:
+    """Two scopes on one registry: the first must keep its own names once the second is built (a list kept on the
+    class, shared by every scope, lets the last one built win). A tool named only in the first runs in it; any other
+    is refused there, naming the first's tools."""
+    yield ((), SCOPE_ALLOWED, ("second", "queryOrder", "88231", ("applyRefund", "searchKnowledge")))
+    yield ((), SCOPE_ALLOWED, ("second", "applyRefund", '{"orderId": "88231", "reason": "不想要了"}', ("applyRefund",)))
+    yield ((), SCOPE_ALLOWED, ("second", "searchKnowledge", "退货 政策", ("applyRefund",)))
+    for _ in range(8):
+        extras, names, tools = _draw(rng, leave_out=True)
+        other = _subset(rng, [name for name in tools if name != names[0]], leave_out=False)
+        only_first = [name for name in names if name not in other]  # names[0] at least
+        outside = [name for name in tools if name not in names]
+        tool = rng.choice(only_first if rng.random() < 0.6 else outside)
+        yield (extras, names, ("second", tool, _tool_input(rng, tool), other))
+
+
 def _scope_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
     name = args[2][1] if args[2][0] != "list" else ""
+    if "a closed database" in got.what:
+        return "It ran on a registry from an earlier call: build the scope anew each call (no cache)."
+    if got.what.startswith("same text, error=False"):
+        return ("Same text, but error=False: return registry.run(action) as it is (execute() and invoke() drop "
+                "the flag).")
+    if got.what.startswith("same text, error=True"):
+        return "Same text, but error=True: return registry.run(action) as it is."
+    if args[2][0] == "second":
+        return "Each scope keeps its own names: a second scope changed the first."
     if got.what.startswith("an error offering"):
         return ("Nothing ran, but the registry's own error (unknown tool) offers all its tools: name only those in "
                 "names.")
-    if got.what.startswith("error=False"):
+    if got.what.startswith("error=False, its text"):
         return "Its text is an error, but its ToolResult has error=False: return ToolResult(text, error=True)."
-    if got.what.startswith("error=True"):
+    if got.what.startswith("error=True, its text"):
         return 'An error Observation is JSON {"error": ...}: build its text with error_observation(...).'
     if got.what.startswith(("it ran", "no error")) and name.strip() not in args[1] and name.strip().lower() in {
             allowed.lower() for allowed in args[1]}:
@@ -294,6 +370,7 @@ SCOPE_RULES = (
          _spaced_runs, _scope_hint),
     Rule("a name in another case is another name: queryorder runs nothing", _other_cases, _scope_hint),
     Rule("a name `registry` does not hold at all gets such an error too", _unknown_names, _scope_hint),
+    Rule("a scope keeps its names when another is built after it", _second_scopes, _scope_hint),
 )
 
 
@@ -302,7 +379,20 @@ def _show_probe(args: tuple) -> str:
     held = f"shop + {', '.join(extras)}" if extras else "shop"
     name = asked[1] if asked[0] == "list" or asked[1] == asked[1].strip() else repr(asked[1])
     doing = f"build_tool_list({shown(asked[1])})" if asked[0] == "list" else f"run {name} {_brief(asked[2], 40)}"
-    return f"scope(<{held}>, {list(names)}), then {doing}"
+    first = f"scope(<{held}>, {_names_shown(names, asked[1] if asked[0] != 'list' else '')})"
+    if asked[0] == "second":
+        return f"{first}, then scope(<same>, {_names_shown(asked[3], '')}), then in the first {doing}"
+    return f"{first}, then {doing}"
+
+
+def _names_shown(names: tuple[str, ...], tool: str) -> str:
+    """`names` as a failure shows them: whole when short, else how many, the first two and `tool` if named (a
+    failure longer than a few lines is cut, its hint lost)."""
+    if len(names) < 4:
+        return str(list(names))
+    kept = [name if n < 2 or name == tool.strip() else "…" for n, name in enumerate(names)]
+    kept = [name for n, name in enumerate(kept) if name != "…" or n == 0 or kept[n - 1] != "…"]
+    return f"[{len(names)} names: {', '.join(kept)}]"
 
 
 @grades("Exercise 1", spec=Spec(SCOPE_RULES))
@@ -320,8 +410,8 @@ def check_scoped_registry(scope: Callable[[ToolRegistry, list[str]], ToolRegistr
             _fail(exercise, f"scope returned {type(scoped).__name__}: return a ToolRegistry, so an agent can use it")
     with Shop(":memory:", clock=fixed_clock(COURSE_NOW)) as mine, \
             Shop(":memory:", clock=fixed_clock(COURSE_NOW)) as reference:
-        tried = agree_on(exercise, "check_scoped_registry", SCOPE_RULES, _prober(scope, mine),
-                         _prober(_reference_scope, reference), shape=lambda probe: probe.problem,
+        tried = agree_on(exercise, "check_scoped_registry", SCOPE_RULES, _prober(scope, mine, exercise),
+                         _prober(_reference_scope, reference, exercise), shape=lambda probe: probe.problem,
                          read=lambda probe: probe.what, call="scope(registry, names)", show=_show_probe)
     return _passed(exercise, f"{tried} generated scopes tried: the named tools run as in the registry, any other "
                              "comes back as an error naming the tools allowed and runs nothing, and the prompt "
@@ -475,11 +565,25 @@ def _rain_words(rng: random.Random) -> Iterator[tuple]:
     yield ({"start": "15:00", "end": "16:30"}, {"hours": hours})
 
 
+def _cases(rng: random.Random) -> Iterator[tuple]:
+    """A condition written with capitals (Heavy Rain), its Chinese left out so the English alone decides."""
+    yield ({"start": "15:00", "end": "16:00"}, {"hours": [{"hour": "15:00", "condition": "Heavy Rain",
+                                                          "condition_zh": ""}]})
+    for english in ("Thundershowers", "Light Drizzle", "RAIN", "Storm"):
+        start = rng.randint(8, 18)
+        forecast = _forecast(rng, set())
+        wet = next(hour for hour in forecast["hours"] if hour["hour"] == _time(start))
+        wet.update(condition=english, condition_zh="")
+        yield (_meeting(rng, start, start + rng.randint(1, 3)), forecast)
+    yield ({"start": "09:00", "end": "10:00"}, {"hours": [{"hour": "09:00", "condition": "Light Snow",
+                                                          "condition_zh": "小雪"}]})
+
+
 def _start_hint(args: tuple, expected: bool, got: object) -> str | None:
     start, end = args[0]["start"], args[0]["end"]
     if expected is True and got is False and (start[:2] == end[:2] or start[3:5] >= "50"):
         return f"{start}–{end} has the {start[:2]}:00 hour, however late in it the meeting starts."
-    return None
+    return _dry_hint(args, expected, got)
 
 
 def _rain_hint(args: tuple, expected: bool, got: object) -> str | None:
@@ -488,20 +592,48 @@ def _rain_hint(args: tuple, expected: bool, got: object) -> str | None:
     if expected is False and got is True and any(h.get("rain_chance_pct", 0) >= 50
                                                  for h in args[1]["hours"]):
         return "Rain is in the condition's words, not in rain_chance_pct."
-    return None
+    return _dry_hint(args, expected, got)
+
+
+def _covered(meeting: dict, forecast: dict) -> list[dict]:
+    """The hours of `forecast` the meeting covers, as the reference counts them."""
+    start, end = int(meeting["start"][:2]), int(meeting["end"][:2]) + (meeting["end"][3:5] != "00")
+    return [hour for hour in forecast["hours"] if start <= int(hour["hour"][:2]) < end]
+
+
+def _dry_hint(args: tuple, expected: bool, got: object) -> str | None:
+    """True where no hour of the meeting has rain: the dry condition it took for rain, named (snow first, the one
+    most taken for rain). Not said when rain outside the meeting may be what it counted."""
+    if not (expected is False and got is True):
+        return None
+    dry = [hour for hour in _covered(*args) if not _rainy(hour)]
+    snowy = [hour for hour in dry if "snow" in hour.get("condition", "").lower() or "雪" in hour.get("condition_zh", "")]
+    if not snowy and (not dry or any(_rainy(hour) for hour in args[1]["hours"])):
+        return None
+    hour = (snowy or dry)[0]
+    return (f"{hour.get('condition', '')}/{hour.get('condition_zh', '')} is not rain: only "
+            f"{', '.join(RAIN_WORDS[:-1])} or {RAIN_WORDS[-1]}.")
+
+
+def _case_hint(args: tuple, expected: bool, got: object) -> str | None:
+    if expected is True and got is False:
+        hour = next(hour for hour in _covered(*args) if _rainy(hour))
+        return f"Case does not matter: {hour['condition']!r} is rain (lower-case the condition before you look)."
+    return _dry_hint(args, expected, got)
 
 
 RAIN_RULES = (
     Rule("an hour counts from the meeting's start hour (a meeting from 15:30 has the 15:00 hour) up to its end",
-         _start_hours),
+         _start_hours, _dry_hint),
     Rule("the hour the meeting ends in counts only if the meeting runs into it (15:00–16:00 does not include "
-         "16:00; 15:00–16:30 does)", _end_hours),
-    Rule("rain before the start does not count (nor after the end)", _outside),
+         "16:00; 15:00–16:30 does)", _end_hours, _dry_hint),
+    Rule("rain before the start does not count (nor after the end)", _outside, _dry_hint),
     Rule("rain is a condition with rain, shower, storm or drizzle in it, or 雨 in `condition_zh`", _rain_words,
          _rain_hint),
     Rule("the start hour counts however late the meeting starts in it (15:50–16:30 and 15:10–15:50 "
          "have 15:00)",
          _late_starts, _start_hint),
+    Rule("the case of a condition does not matter: Heavy Rain is rain", _cases, _case_hint),
 )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import numbers
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -110,6 +112,10 @@ def _side_effects(rng: random.Random) -> Iterator[tuple]:
     yield (Candidate("Refund.", "applyRefund", '{"orderId":"88231"}', None, False, (("queryOrderStatus", "88231"),)),)
     yield (Candidate("通知客户", "sendMessage", "您的退款已提交", None, False,
                      (("searchKnowledge", "退货 政策"), ("queryOrders", "88232"))),)
+    # read_only decides, not the name: checkout begins like checkStock and changes something
+    yield (Candidate("Pay.", "checkout", "88231", None, False, ()),)
+    # queryOrder ran, whatever its input
+    yield (Candidate("Refund.", "applyRefund", '{"orderId":"88231"}', None, False, (("queryOrder", ""),)),)
 
 
 def _first_rule_first(rng: random.Random) -> Iterator[tuple]:
@@ -144,6 +150,10 @@ def _repeats(rng: random.Random) -> Iterator[tuple]:
             other = "queryLogistics" if tool == "queryOrder" else "queryOrder"
             history.append((other, tool_input))
         yield (_candidate(rng, tool, tool_input, True, history),)
+    # near misses in the text only: another case, a space inside, a space at the end (no repeats: the input differs)
+    for tool_input, before in (("Return Policy", "return policy"), ("退货政策", "退货 政策"),
+                               ("return policy", "return policy ")):
+        yield (Candidate("Again.", "searchKnowledge", tool_input, None, True, (("searchKnowledge", before),)),)
 
 
 def _everything_else(rng: random.Random) -> Iterator[tuple]:
@@ -156,12 +166,18 @@ def _everything_else(rng: random.Random) -> Iterator[tuple]:
         tool_input = _tool_input(rng, tool)
         history = [call for call in _look_ups(rng, 3, order=rng.random() < 0.5) if call != (tool, tool_input)]
         yield (_candidate(rng, tool, tool_input, True, history),)
+    # read-only by its flag, whatever its name
+    yield (Candidate("Track it.", "trackParcel", "SF1234567890", None, True, ()),)
 
 
 def _rule_hint(args: tuple, expected: float, got: object) -> str | None:
     candidate = args[0]
     if _a_score(got) is not None:
         return None  # the shape's own message says it
+    call = (candidate.tool_name, candidate.tool_input or "")
+    if got == 0.0 and candidate.read_only and call not in candidate.history:
+        return ("Only a tool that changes something (read_only False) waits for queryOrder: this one is "
+                "read-only.")
     if expected == 0.0 and got == 0.2:
         return "Rule 1 comes first: before queryOrder, a side effect scores 0.0 even when it repeats."
     near = [tool for tool, _ in candidate.history if tool != "queryOrder" and tool.startswith("queryOrder")]
@@ -174,8 +190,18 @@ def _rule_hint(args: tuple, expected: float, got: object) -> str | None:
     if candidate.tool_name is None:
         return "A Final Answer has no tool: nothing in it can change the shop."
     if not candidate.read_only:
-        return "Once queryOrder has run on the branch, a side effect is scored like any other step."
+        return ("Once queryOrder has run on the branch (whatever its input), a side effect is scored like any "
+                "other step.")
+    loose = [text for tool, text in candidate.history
+             if tool == candidate.tool_name and _loosely(text) == _loosely(candidate.tool_input or "")]
+    if got == 0.2 and loose:
+        return (f"A repeat needs the same tool and the same input, character for character: "
+                f"{candidate.tool_input!r} is not {loose[0]!r}.")
     return "A repeat needs the same tool and the same input."
+
+
+def _loosely(text: str) -> str:
+    return "".join(text.split()).casefold()
 
 
 RULE_RULES = (
@@ -190,9 +216,16 @@ RULE_RULES = (
 
 
 def _a_score(value: object) -> str | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
         return f"it returned {_brief(value, 30)}: a score is a number from 0 to 1"
     return None
+
+
+def _read_score(score: object) -> object:
+    """A score as compared: any real number (a Fraction too) as a float, to 9 places."""
+    if isinstance(score, numbers.Real) and not isinstance(score, bool):
+        return round(float(score), 9)
+    return score
 
 
 def _show_candidate(args: tuple) -> str:
@@ -212,7 +245,7 @@ def check_shop_rule(my_rule: Callable[[Candidate], float] | None) -> None:
     if not callable(my_rule):
         _fail(exercise, f"my_rule should be a function, got {type(my_rule).__name__}")
     tried = agree_on(exercise, "check_shop_rule", RULE_RULES, my_rule, _reference_rule, shape=_a_score,
-                     read=lambda score: round(score, 9) if isinstance(score, (int, float)) else score,
+                     read=_read_score,
                      call="my_rule(candidate)", show=_show_candidate)
     return _passed(exercise, f"{tried} generated candidates scored: side effects wait for queryOrder, repeats are "
                              "marked down, everything else is left to the model's score.")
@@ -264,8 +297,9 @@ def _beam(exercise: str, keep_best: Callable[[list[Node], int], list[Node]]) -> 
     def kept(spec: tuple, width: int) -> _Kept:
         nodes = _nodes(spec)
         given = list(nodes)
+        before = [dataclasses.astuple(node) for node in nodes]  # every field: a node marked ("why") is changed too
         result = keep_best(given, width)
-        if given != nodes or [(n.id, n.score, n.depth, n.order) for n in nodes] != [tuple(s) for s in spec]:
+        if given != nodes or [dataclasses.astuple(node) for node in nodes] != before:
             _fail(exercise, "the spec says: leave the list you are given as it was\nmy_keep_best(nodes, width) "
                             "changed it (the list's order, or a node in it): return a new list, nodes untouched. "
                             f"The input: {_show_beam((spec, width))}")
@@ -273,6 +307,8 @@ def _beam(exercise: str, keep_best: Callable[[list[Node], int], list[Node]]) -> 
             return _Kept(None, "it returned the list it was given: return a new list (sorted() makes one)")
         if not isinstance(result, list) or not all(isinstance(node, Node) for node in result):
             return _Kept(None, f"it returned {_brief(result, 40)}: return a list of the nodes themselves")
+        if not all(any(node is one for one in nodes) for node in result):
+            return _Kept(None, "it returned copies of the nodes: return a list of the nodes themselves, not copies")
         return _Kept([node.id for node in result])
 
     return kept
@@ -302,6 +338,8 @@ def _best_first(rng: random.Random) -> Iterator[tuple]:
         scores = [round(x, 2) for x in rng.sample([n / 100 for n in range(101)], count)]  # all different
         width = rng.randint(1, count + 2)  # more room than nodes too: at most `width`
         yield (_beam_input(rng, scores, [rng.randint(1, 4) for _ in scores]), width)
+    yield ((("1", 0.0, 1, 0), ("2", 0.5, 1, 1)), 2)  # a score of 0.0 is kept while there is room
+    yield ((("1.1", 0.804, 2, 0), ("2", 0.801, 1, 1)), 1)  # scores as they are, not rounded: no tie here
 
 
 def _ties_by_depth(rng: random.Random) -> Iterator[tuple]:
@@ -347,8 +385,16 @@ def _beam_hint(args: tuple, expected: _Kept, got: _Kept) -> str | None:
     ids, want = got.ids, expected.ids or []
     if len(ids) > len(want):
         return "Keep at most `width` nodes."
+    if len(ids) < len(want) and ids == want[:len(ids)]:
+        return (f"It kept {len(ids)} node{'s' * (len(ids) != 1)} where there was room for {len(want)}: keep "
+                "min(width, len(nodes)); a low score or a tie is no reason to drop one.")
+    if len(want) == len(args[0]) and ids == [node_id for node_id, _, _, _ in args[0]]:
+        return "Sort by score, highest first, even when every node fits."
     if [scores.get(one) for one in ids] == [scores[one] for one in want]:
         return "Best first; on a tie, the smaller depth, then the smaller order (a number: 9 before 12)."
+    rounded = [node_id for node_id, *_ in sorted(args[0], key=lambda node: (-round(node[1], 2), node[2], node[3]))]
+    if ids == rounded[:len(want)]:
+        return "Compare the scores as they are, not rounded: two scores that round alike are no tie."
     return "Sort by score, highest first, before you cut to `width`."
 
 
