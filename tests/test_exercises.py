@@ -2192,6 +2192,25 @@ def test_10_fixed_seed_loop():
 
     fails(check_fixed_seed_loop, asks_before_counting, says="limit=0 allows no round")
 
+    def answers_only_when_it_says_something(question, llm, tools, limit=10):  # `if step.final_answer:`, not `is not None`
+        messages = [{"role": "system", "content": build_system_prompt(tools, detect_language(question))},
+                    {"role": "user", "content": question}]
+        for _ in range(limit):
+            with contextlib.suppress(Exception):
+                reply = llm.chat(messages, stop=["Observation:"])
+                step = parse_step(reply.text)
+                if step.final_answer:
+                    return step.final_answer
+                observation = tools.get(step.action.tool_name).invoke(step.action.tool_input)
+                messages += [{"role": "assistant", "content": reply.text},
+                             {"role": "user", "content": f"Observation: {observation}"}]
+        return "达到了循环最大次数"
+
+    fails(check_fixed_seed_loop, answers_only_when_it_says_something, says='an empty "Final Answer:" is still the answer')
+    # at most 10 rounds whatever the limit: every tool worked, so the hint does not blame a throwing round
+    fails(check_fixed_seed_loop, lambda question, llm, tools, limit=10: fixed_seed_loop(question, llm, tools, min(limit, 10)),
+          says="fewer calls, though every tool worked")
+
 
 class CostBudget:
     def __init__(self, yuan, input_price, output_price):
@@ -6873,6 +6892,14 @@ def test_10_wrong_answers_by_kind():
             return super().check(trace) if trace.of_type(LlmCall) else None
 
     fails(check_cost_budget, NothingSpentNeverStops, says="a budget of 0 is spent before the first call")
+
+    class RoundedToEightPlaces(CostBudget):  # rounded "only to hide float noise": ¥0.999999997 reads as ¥1
+        def check(self, trace):
+            spent = sum(c.usage["prompt_tokens"] * self.input_price + c.usage["completion_tokens"] * self.output_price
+                        for c in trace.of_type(LlmCall)) / 1e6
+            return Stop("cost_budget") if round(spent, 8) >= self.yuan else None
+
+    fails(check_cost_budget, RoundedToEightPlaces, says="¥0.999999997 spent of a budget of ¥1: go on: just under")
 
 
 def test_11_each_sentence_of_the_specs():

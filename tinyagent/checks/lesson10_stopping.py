@@ -193,6 +193,8 @@ def _answers(rng: random.Random) -> Iterator[tuple]:
         before = [rng.choice((_working_step, _throwing_step))(rng) for _ in range(rng.randint(0, 4))]
         limit = rng.randint(len(before) + 1, len(before) + 4)
         yield (question, limit, (*before, _final_step(rng, order_id)))
+    # "Final Answer:" with nothing after it: parse_step reads "" (not None), the model's answer all the same
+    yield ("订单 88231 能退吗？", 3, (ORDER_STEP, "Thought: 没什么可说的。\nFinal Answer:"))
 
 
 def _answers_too_late(rng: random.Random) -> Iterator[tuple]:
@@ -297,8 +299,12 @@ def _loop_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
     (calls, answer), (made, returned) = expected, got
     if args[1] == 0 and made > calls:
         return "(limit=0 allows no round: test the counter before each model call, not after it)"
+    if answer == "" and returned != "":
+        return '(an empty "Final Answer:" is still the answer: parse_step reads "", so test `is not None`)'
     if made > calls:
         return "(more calls than rounds: does the counter move every round?)"
+    if made < calls and all(_works(reply) for reply in args[2]):
+        return "(fewer calls, though every tool worked: does the loop stop before `limit` rounds?)"
     if made < calls:
         return "(fewer calls: does a round that throws count twice?)"
     if answer == GIVE_UP and returned != GIVE_UP:
@@ -306,6 +312,12 @@ def _loop_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
             return "(that is the model's own reply, not a give-up text)"
         return "(give up with a text the caller can show)"
     return "(return the model's final answer as it is)"
+
+
+def _works(reply: str) -> bool:
+    """Whether `reply` asks for a tool of the check's registry that answers (not missing, not raising)."""
+    action = parse_step(reply).action
+    return action is not None and action.tool_name != RAISING_TOOL and _tools().get(action.tool_name) is not None
 
 
 def _own_text_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
@@ -595,6 +607,8 @@ def _exactly_the_budget(rng: random.Random) -> Iterator[tuple]:
             found += 1
         if found == 4:
             break
+    # just under by three billionths (¥0.999999997, at a price of ¥0.001 per million): rounded to 7 or 8 places, ¥1
+    yield (1.0, (0.001, 0.0), ((999999997, 0),), (0, 1), False)
 
 
 def _nothing_spent_yet(rng: random.Random) -> Iterator[tuple]:
