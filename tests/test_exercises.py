@@ -542,6 +542,53 @@ def test_01_answers_on_the_lessons_own_tool_class_pass():
         assert "\n" not in str(failure.value), str(failure.value)
 
 
+def test_01_an_error_under_another_key_is_told_where_it_goes():
+    # {"message": "运单不存在：…"} has no "error" key: it was read as a parcel found, and told to compare the whole
+    # number (or the whole run of digits), which it did.
+    class MessageKey(QueryLogisticsTool):
+        def invoke(self, input):
+            number = input.strip()
+            return super().invoke(input) if number == "SF1234567890" else to_json({"message": f"运单不存在：{number}"})
+
+    class StatusKey(QueryLogisticsTool):  # the number and a status, as a parcel has, but no events
+        def invoke(self, input):
+            number = input.strip()
+            return super().invoke(input) if number == "SF1234567890" else to_json({"trackingNo": number,
+                                                                                    "status": "运单不存在"})
+
+    class OrderMessageKey(ForgivingQueryOrderTool):
+        def invoke(self, input):
+            data = json.loads(super().invoke(input))
+            return to_json({"message": data.pop("error"), **data} if "error" in data and "expected" not in data
+                           else data)
+
+    for check, answer in ((check_toy_logistics_tool, MessageKey), (check_toy_logistics_tool, StatusKey),
+                          (check_forgiving_query_order, OrderMessageKey)):
+        fails(check, answer, says='An error goes under the key "error".')
+
+
+def test_01_a_parcel_or_order_for_an_unrelated_number_is_not_told_to_compare_the_whole_number():
+    # An answer that returns the toy's data whatever it is asked (dict.get with a default) did not match a part of
+    # the number: the hint says what is wrong, not "compare the whole number".
+    class ParcelByDefault(QueryLogisticsTool):
+        def invoke(self, input):
+            return to_json({"SF1234567890": LOGISTICS}.get(input.strip(), LOGISTICS))
+
+    class OrderByDefault(ForgivingQueryOrderTool):
+        def invoke(self, input):
+            digits = re.search(r"\d+", input)
+            return super().invoke(input) if digits is None else to_json({"88231": ORDER_88231}.get(digits.group(),
+                                                                                                   ORDER_88231))
+
+    for check, answer, says in ((check_toy_logistics_tool, ParcelByDefault, "Only SF1234567890 itself has events."),
+                                (check_forgiving_query_order, OrderByDefault,
+                                 "The id read is 99999: the toy has order 88231 only.")):
+        fails(check, answer, says=says)
+        with pytest.raises(ExerciseFailed) as failure:
+            check(answer)
+        assert "compare the whole" not in str(failure.value), str(failure.value)
+
+
 # -- 02 ---------------------------------------------------------------------------------------------
 class SuggestingRegistry(CarefulRegistry):
     def execute(self, action):
@@ -767,6 +814,72 @@ def test_02_capped_registry():
     assert passes(check_capped_registry, NoteOnItsOwnLine)
 
 
+def suggesting_by(close_to):
+    """A SuggestingRegistry whose did_you_mean is close_to(name as written, registered names), or none."""
+    class Suggests(CarefulRegistry):
+        def execute(self, action):
+            observation = super().execute(action)
+            data = json.loads(observation) if observation.startswith("{") else None
+            if isinstance(data, dict) and "available_tools" in data:
+                close = close_to(action.tool_name, list(self.tools))
+                if close:
+                    data["did_you_mean"] = close
+                return json.dumps(data, ensure_ascii=False)
+            return observation
+
+    return Suggests
+
+
+def test_02_suggestions_of_learners_that_passed():
+    def closest(name, names):
+        return next(iter(difflib.get_close_matches(name, names, n=1)), None)
+
+    # strip(" ") for strip(): a tab and a line end around a near-miss are left, and difflib finds nothing
+    fails(check_suggesting_registry, suggesting_by(lambda name, names: closest(name.strip(" "), names)),
+          says="'\\tgetTime\\r\\n' should suggest 'getCurrentTime': compare the name stripped")
+    # a name equal but for its case suggested before difflib is asked: QUERYORDER is close to none as written
+    fails(check_suggesting_registry, suggesting_by(lambda name, names: next(
+        (known for known in names if known.lower() == name.strip().lower()), None) or closest(name.strip(), names)),
+          says="'QUERYORDER' is not close to any tool name as written")
+
+    class NameFirst(CarefulRegistry):  # reads action.tool_name before CarefulRegistry can see there is no Action
+        def execute(self, action):
+            name = action.tool_name.strip()
+            if name and name not in self.tools:
+                close = difflib.get_close_matches(name, list(self.tools), n=1)
+                extra = {"did_you_mean": close[0]} if close else {}
+                return error_json(f"unknown tool: {name}", available_tools=list(self.tools), **extra)
+            return super().execute(action)
+
+    fails(check_suggesting_registry, NameFirst, says="execute never raises: no Action at all (None)")
+
+    class SuggestsForABlankName(SuggestingRegistry):  # a blank name gets the first tool: was told "a real tool"
+        def execute(self, action):
+            if action is not None and not action.tool_name.strip():
+                first = next(iter(self.tools))
+                return error_json("no tool name", available_tools=list(self.tools), did_you_mean=first)
+            return super().execute(action)
+
+    fails(check_suggesting_registry, SuggestsForABlankName, says="A blank name has no name to suggest from")
+
+
+def test_02_capped_hints_name_the_slip():
+    class StripsFirst(CappedRegistry):  # 'abc\n' came back 'abc': was told it lacks a note
+        def execute(self, action):
+            observation = CarefulRegistry.execute(self, action).strip()
+            if len(observation) <= self.limit:
+                return observation
+            return observation[: self.limit] + f"… [cut: {len(observation) - self.limit} more characters]"
+
+    fails(check_capped_registry, StripsFirst, says="came back stripped, with no note: the whitespace at its end")
+
+    class DefaultOf1000(CappedRegistry):  # was told exactly the limit is within it
+        def __init__(self, tools=(), limit=1000):
+            super().__init__(tools, limit)
+
+    fails(check_capped_registry, DefaultOf1000, says="It kept 1000 characters: with no limit given, the limit is 2000")
+
+
 # -- 03 ---------------------------------------------------------------------------------------------
 def test_03_unknown_model():
     from tinyagent import NotFoundError
@@ -853,6 +966,35 @@ def test_03_prompt_share_is_measured_not_pinned():
     fails(check_prompt_share, share, llm, short)
 
 
+def test_03_a_share_rounded_too_far_is_told_so():
+    llm = LlmClient.classroom()
+    # a system prompt whose share, 0.367 on the classroom model, is 0.4 to one decimal: was told the formula
+    messages = [{"role": "system", "content": " ".join(["Answer briefly."] * 5)},
+                {"role": "user", "content": "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"}]
+    with_prompt = llm.chat(messages).usage["prompt_tokens"]
+    share = (with_prompt - llm.chat(messages[1:]).usage["prompt_tokens"]) / with_prompt
+    assert abs(round(share, 1) - share) > 0.01
+    assert passes(check_prompt_share, round(share, 2), llm, messages)
+    fails(check_prompt_share, round(share, 1), llm, messages, says="rounded too far: the check allows 0.01")
+
+
+def test_03_an_error_of_another_form_is_told_so_in_a_few_lines():
+    from tinyagent import NotFoundError
+
+    try:
+        LlmClient.classroom("classroom-xl").chat([{"role": "user", "content": "hi"}])
+    except NotFoundError as exc:
+        error = exc
+    # its text and its class look right at a glance; its repr, or a tuple of it, ran over six lines
+    fails(check_unknown_model, 404, str(error), "body", says="(its text: keep the exception itself")
+    fails(check_unknown_model, 404, NotFoundError, "body", says="(its class: keep the exception itself")
+    for other in (repr(error), (error,)):
+        fails(check_unknown_model, 404, other, "body", says="should be the exception LlmClient raised")
+    # the body named in quotes, in backticks or with a full stop
+    for body in ('"body"', "`body`", "body."):
+        assert passes(check_unknown_model, 404, error, body)
+
+
 # -- 04 ---------------------------------------------------------------------------------------------
 def count_invented_observations(text):
     return sum(1 for line in text.splitlines() if line.strip().startswith("Observation:"))
@@ -885,6 +1027,16 @@ def test_04_invented_counter():
         return count
 
     fails(check_invented_counter, adjacent_once, says="Observation lines one after another count one each")
+
+    def stops_at_the_answer(text):  # stops counting at a `Final Answer:` line (was blamed on a mention, no hint)
+        count = 0
+        for line in text.splitlines():
+            if line.strip().startswith("Final Answer:"):
+                break
+            count += line.strip().startswith("Observation:")
+        return count
+
+    fails(check_invented_counter, stops_at_the_answer, says="also one after a `Final Answer:` line")
 
 
 def pretended_tools(text):
@@ -963,6 +1115,28 @@ def test_04_pretended_calls():
 
     fails(check_pretended_calls, line_ends_kept, skipped, says="a name is without the '\\r'")
 
+    def key_lstripped(text):  # lstrip('Action:') strips the letters A, c, t, i, o, n: 'Action:checkStock' -> 'heckStock'
+        return [line.strip().lstrip("Action:").strip() for line in text.splitlines()
+                if line.strip().startswith("Action:")]
+
+    fails(check_pretended_calls, key_lstripped, skipped, says="lstrip('Action:') strips letters, not the key")
+
+    def split_at_the_key(text):  # split("Action:")[1]: a second `Action:` on the line cuts the name short
+        return [line.split("Action:")[1].strip() for line in text.splitlines() if line.strip().startswith("Action:")]
+
+    def every_key_removed(text):  # replace("Action:", ""): a second `Action:` on the line is dropped from the name
+        return [line.replace("Action:", "").strip() for line in text.splitlines() if line.strip().startswith("Action:")]
+
+    for second_key_lost in (split_at_the_key, every_key_removed):
+        fails(check_pretended_calls, second_key_lost, skipped, says="only the first `Action:` of a line is its key")
+
+    def stops_at_the_answer(text):  # no Action line after a `Final Answer:` line (was blamed on a mention, no hint)
+        lines = [line.strip() for line in text.splitlines()]
+        end = next((n for n, line in enumerate(lines) if line.startswith("Final Answer:")), len(lines))
+        return [line[len("Action:"):].strip() for line in lines[:end] if line.startswith("Action:")]
+
+    fails(check_pretended_calls, stops_at_the_answer, skipped, says="also one after a `Final Answer:` line")
+
 
 # -- 05 ---------------------------------------------------------------------------------------------
 def test_05_parser_stops_at_observation():
@@ -1018,6 +1192,51 @@ def test_05_parser_stops_at_observation():
         return my_parse("\n".join(lines[:cut]))
 
     fails(check_parser_stops_at_observation, any_observation_key, says="a key counts only as written")
+
+    def answer_split_at_the_key(which):  # split(FINAL)[1] or [-1]: a second `Final Answer:` cuts the answer short
+        return lambda text: (Step("", None, text.split(FINAL)[which].strip()) if FINAL in text
+                             else my_parse(text, stop_at_observation=True))
+
+    for which in (1, -1):
+        fails(check_parser_stops_at_observation, answer_split_at_the_key(which),
+              says="a later `Final Answer:` is part of the answer")
+
+    def answer_key_lstripped(text):  # lstrip(FINAL) strips letters: 'Final Answer: All set' -> 't'
+        index = text.find(FINAL)
+        return my_parse(text, stop_at_observation=True) if index < 0 else Step("", None, text[index:].lstrip(FINAL).strip())
+
+    fails(check_parser_stops_at_observation, answer_key_lstripped, says="lstrip('Final Answer:') strips letters")
+
+    def keys_lstripped(text):  # each key cut off with lstrip: 'Action:checkStock' -> 'heckStock', 'iPhone' -> 'Phone'
+        def cut(line):
+            for key in ("Action Input:", "Action:"):
+                if line.strip().startswith(key):
+                    return f"{key} {line.strip().lstrip(key)}"
+            return line
+
+        if FINAL in text:  # the answer is read as the lesson reads it
+            return my_parse(text, stop_at_observation=True)
+        return my_parse("\n".join(cut(line) for line in text.splitlines()), stop_at_observation=True)
+
+    fails(check_parser_stops_at_observation, keys_lstripped, says="a value is all the text after its key")
+
+    def input_unstripped(text):  # the input's leading space kept: blamed on an invented step before
+        step = my_parse(text, stop_at_observation=True)
+        if step.action is None or step.final_answer is not None:
+            return step
+        return Step(step.thought, Action(step.action.tool_name, " " + step.action.tool_input), None)
+
+    fails(check_parser_stops_at_observation, input_unstripped, says="strip the Action Input of the spaces around it")
+    with pytest.raises(ExerciseFailed) as failure:
+        check_parser_stops_at_observation(input_unstripped)
+    assert "invented after its Observation" not in str(failure.value)
+
+    def nameless_action(text):  # Action("", "") where there is no action
+        step = my_parse(text, stop_at_observation=True)
+        both_none = step.action is None and step.final_answer is None
+        return Step(step.thought, Action("", ""), None) if both_none else step
+
+    fails(check_parser_stops_at_observation, nameless_action, says="an `Action:` with no name is no action")
 
 
 def final_answer_anchored(text):
@@ -1084,6 +1303,25 @@ def test_05_anchored_final_answer():
         return None
 
     fails(check_anchored_final_answer, stops_at_an_observation, says="not to the end of its line: keyed lines too")
+
+    def anchored_with(cut):  # the lesson's anchored answer, with the key cut off the line by `cut`
+        def answer(text):
+            lines = text.splitlines()
+            for i, line in enumerate(lines):
+                if line.strip().startswith(FINAL):
+                    return "\n".join([cut(line.strip())] + lines[i + 1:]).strip()
+            return None
+        return answer
+
+    fails(check_anchored_final_answer, anchored_with(lambda line: line.lstrip(FINAL)),
+          says="lstrip('Final Answer:') strips letters")
+    fails(check_anchored_final_answer, anchored_with(lambda line: line.split(":")[-1]), says="colons in the answer stay")
+
+    def fence_dropped(text):  # the fence lines around a fenced answer taken off
+        answer = final_answer_anchored(text)
+        return answer if answer is None else answer.strip("`").strip()
+
+    fails(check_anchored_final_answer, fence_dropped, says="the answer is everything after it to the end of the text")
 
 
 # -- 06 ---------------------------------------------------------------------------------------------
@@ -1233,6 +1471,50 @@ def test_06_record_replay_holds_on_scripted_replies_and_the_classroom(capsys):
     fails(check_record_replay, RecordsByMessageCount, Replayer, run_loop, says="1 item(s) for 2 call(s)")
 
 
+def test_06_every_call_of_a_run_longer_than_ten_rounds_counts():
+    # "keeps each reply.usage" / "each reply" / "every call": not the last MAX_STEPS (10) of them only.
+    class KeepsTheLastTen(CountingLlm):
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            self.usages = (self.usages + [reply.usage])[-10:]
+            return reply
+
+    class RecordsTheLastTen(Recorder):
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            self.replies = (self.replies + [reply])[-10:]
+            return reply
+
+    class ReplaysTen(Replayer):  # at most MAX_STEPS replies
+        def __init__(self, replies):
+            self.replies = list(replies)[:10]
+
+    fails(check_counting_llm, KeepsTheLastTen, says="10 item(s) for 11 call(s)")
+    fails(check_record_replay, RecordsTheLastTen, Replayer, run_loop, says="10 item(s) for 11 call(s)")
+    fails(check_record_replay, Recorder, ReplaysTen, run_loop, says="Replayer(replies) answers every call")
+
+
+def test_06_the_same_reply_twice_is_recorded_twice():
+    class RecordsEachReplyOnce(Recorder):  # a retry that got the very same reply is still a call
+        def chat(self, messages, **options):
+            reply = self.llm.chat(messages, **options)
+            if reply not in self.replies:
+                self.replies.append(reply)
+            return reply
+
+    fails(check_record_replay, RecordsEachReplyOnce, Replayer, run_loop, says="1 item(s) for 2 call(s)")
+
+
+def test_06_a_model_called_twice_per_chat_is_told_so():
+    # The check's stand-in model runs out of replies: said as what the answer did, not as an IndexError.
+    class AsksTwice(CountingLlm):
+        def chat(self, messages, **options):
+            self.usages.append(self.llm.chat(messages, **options).usage)
+            return self.llm.chat(messages, **options)
+
+    fails(check_counting_llm, AsksTwice, says="call it once per call of chat()")
+
+
 # -- classroom-only checks say why they are skipped ------------------------------------------------
 def test_classroom_only_says_why_on_a_real_model(capsys):
     offline = Settings(api_url="http://127.0.0.1:1/v1", api_key=None, model="classroom", offline=True, source="test")
@@ -1378,6 +1660,41 @@ def test_07_fields_dropped_or_added_with_latest_only_are_named_within_six_lines(
     fails(check_typed_logistics_tool, reshaped(keep=("trackingNo",)), says="It lacks carrier and status.")
     fails(check_typed_logistics_tool, reshaped(keep=("trackingNo", "status")), says="It lacks carrier.")
     fails(check_typed_logistics_tool, reshaped(add={"latestOnly": True}), says="It adds latestOnly.")
+
+
+def test_07_an_example_is_a_number_as_the_shop_writes_them():
+    # "two capitals then ten digits": an example cut short, or an order id in capitals, is copied as written.
+    for example in ("SF123", "SF12345678901", "ORDER88231"):
+        shortened = make_track_parcel(default=True)
+        shortened.parameters["properties"]["tracking_no"]["examples"] = [example]
+        fails(check_typed_logistics_tool, shortened, says="two capitals then ten digits")
+    shortened.parameters["properties"]["tracking_no"]["examples"] = ["YT9876543210"]  # another carrier's: fine
+    assert passes(check_typed_logistics_tool, shortened)
+
+
+def test_07_what_the_function_returned_is_named_as_it_is():
+    # A "field" in the function's own error dict is not @tool's refusal: told the key it adds, not that it found
+    # a parcel; an event turned into its text is told so, not shown as "1 trace, ?".
+    def error_with_field(tracking_no, latest_only):
+        parcel = SHOP_07.get_logistics(tracking_no)
+        if parcel is None:
+            return {"error": f"运单不存在：{tracking_no}", "field": "tracking_no"}
+        return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
+
+    def newest_text(tracking_no, latest_only):
+        parcel = SHOP_07.get_logistics(tracking_no)
+        if parcel is None:
+            return {"error": f"运单不存在：{tracking_no}"}
+        return {**parcel, "traces": [parcel["traces"][-1]["desc"]]} if latest_only else parcel
+
+    fails(check_typed_logistics_tool, typed_logistics(error_with_field), says="It adds field.")
+    fails(check_typed_logistics_tool, typed_logistics(newest_text), says="something else than the shop's events")
+
+
+def test_07_a_field_in_another_case_is_told_so():
+    solution = [None, "address.street", "window", "items[1]", "order_id"]
+    fails(check_error_fields, [*solution[:4], "ORDER_ID"], says="the right field, in another case")
+    fails(check_error_fields, [None, "Address.street", *solution[2:]], says="the right field, in another case")
 
 
 def test_07_error_fields():
@@ -1731,6 +2048,28 @@ def test_08_wrong_answers_by_kind():
     # Exercise 2 is a prediction about three fixed pairs of texts: no kind applies (nothing is generated).
 
 
+def test_08_lean_prompt_long_descriptions_and_the_budgets_own_sentence():
+    def with_list(tools, listed):  # lean_prompt's words around the tools, with the tool list `listed`
+        return "Tools:\n" + listed + lean_prompt(tools).split("\n", len(tools) + 1)[-1]
+
+    # Every description cut to 150 characters "to save tokens": the generated registries held no long description
+    # (drawn by chance, never drawn), and the failure on schedulePickup said "you wrote tool.description".
+    fails(check_lean_prompt, lambda tools: with_list(tools, "".join(
+        f"{t.name}: {t.describe('en')[:150]}\n" for t in tools)),
+          says="the spec says: a long description (three sentences, over 200 characters) kept word for word too")
+    # Cut to 250: only schedulePickup's describe("en") is longer; it was cut, not written as tool.description.
+    fails(check_lean_prompt, lambda tools: with_list(tools, "".join(
+        f"{t.name}: {t.describe('en')[:250]}\n" for t in tools)),
+          says="with lesson 07's schedulePickup the descriptions of ['schedulePickup'] are missing (each must "
+               "appear word for word)")
+
+    # A Markdown table with a header row, over the budget with six tools: the failure quotes the budget's
+    # sentence, not the first sentence of the registry it was first over on.
+    fails(check_lean_prompt, lambda tools: "| tool | what it does |\n|---|---|\n" + "".join(
+        f"| {t.name} | {t.describe('en')} |\n" for t in tools) + lean_prompt(tools).split("\n", len(tools) + 1)[-1],
+          says="the spec says: at most 75% of the default prompt's tokens")
+
+
 # -- 09 ---------------------------------------------------------------------------------------------
 def tool_messages_with(read_arguments=json.loads, is_object=lambda value: isinstance(value, dict),
                        content=lambda text: text, workers=None, catching=Exception,
@@ -1866,6 +2205,9 @@ def test_09_tool_messages():
     fails(check_tool_messages, tool_messages_with(read_arguments=decoded_twice),
           says="even one that holds an object's JSON (encoded twice)")
     fails(check_tool_messages, no_arguments_refused, says='empty arguments ("") are no arguments')
+    # a raw line break inside a string read with strict=False was told only "which the spec does not run"
+    fails(check_tool_messages, tool_messages_with(read_arguments=lambda text: json.loads(text, strict=False)),
+          says="a raw line break or tab inside a string is not JSON: json.loads(text) refuses it")
 
     # any pool of at most 32 threads (ThreadPoolExecutor()'s own size is min(32, cpus + 4)): 33 calls beat it
     own_thread = "Give every call its own thread (max_workers=len(calls))"
@@ -2405,6 +2747,24 @@ def test_11_bracket_actions():
     assert passes(check_bracket_actions, lambda text: my_tolerant(text, read_action_v2))
     fails(check_bracket_actions, my_tolerant, says="the name ends at the first [")
 
+    def brackets_win(text):  # an `Action Input:` read only where the brackets gave none: it passed before
+        step = [(key, value) for key, value in tolerant_sections(text)]
+        step = step[:next((n for n, (key, _) in enumerate(step) if key == "Observation"), len(step))]
+        name, tool_input, bracketed = "", "", False
+        for key, value in step:
+            if key == "Action":
+                name, written = read_action_v2(value)
+                tool_input, bracketed = written or "", written is not None
+            elif key == "Action Input" and name and not bracketed:
+                tool_input = unfence(value)
+        final = next((unfence(value) for key, value in step if key == "Final Answer"), None)
+        if final is not None:
+            return Step("", None, final)
+        return Step("", Action(name, tool_input) if name else None, None)
+
+    fails(check_bracket_actions, brackets_win, says="an `Action Input:` after `name[input]` is the Action's input")
+    fails(check_bracket_actions, brackets_win, says="it comes after the brackets)")
+
     def input_as_written(value):  # the brackets' content kept with the spaces around it
         call = CALL.fullmatch(value.strip())
         return (call.group(1), call.group(2)) if call else read_action(value)
@@ -2856,6 +3216,32 @@ def test_12_token_window():
             return turn_pairs(self.kept)
 
     fails(check_token_window, KeepsItsWindow, says="for session B, after session A: turns not its own")
+
+
+def test_12_token_window_too_few_turns_shows_what_they_cost():
+    class Characters(TokenWindow):  # counts characters, not tokens: told the cost, not only that <= fits
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                candidate = turn_pairs([turn]) + kept
+                if sum(len(m["content"]) for m in candidate) > self.max_tokens:
+                    break
+                kept = candidate
+            return kept
+
+    fails(check_token_window, Characters, says="cost 39 tokens by message_tokens(), exactly max_tokens, which fits")
+
+    class LeavesRoomForTheReply(TokenWindow):  # 3 tokens kept back for the reply's priming: too few turns
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                candidate = turn_pairs([turn]) + kept
+                if message_tokens(candidate) + 3 > self.max_tokens:
+                    break
+                kept = candidate
+            return kept
+
+    fails(check_token_window, LeavesRoomForTheReply, says="tokens by message_tokens(), exactly max_tokens")
 
 
 # -- 13 · Context engineering -----------------------------------------------------------------------
@@ -3780,6 +4166,13 @@ def test_14_read_chunks():
 
     # were told "it comes in the chunk that has it, not always the last chunk"
     fails(check_read_chunks, reason_in_the_delta, says='it is choice["finish_reason"], beside delta')
+    # and where a usage chunk came after the finish chunk, None was told only "not always the last chunk", though
+    # reading the delta gives None as well: both places are named
+    from tinyagent.checks.lesson14_streaming import _chunk, _finish_hint
+    usage_last = [_chunk({"role": "assistant", "content": "好"}), _chunk({}, "stop"),
+                  _chunk(None, usage={"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4})]
+    told = _finish_hint((usage_last,), "stop", None)
+    assert 'it is choice["finish_reason"], beside delta' in told and "not always the last chunk" in told
     fails(check_read_chunks, reason_by_default("stop"), says="no chunk has one here: return None, not a default")
     fails(check_read_chunks, reason_by_default(""), says="expected None, got '' — no chunk has one here")
 
@@ -4418,6 +4811,22 @@ def test_15_the_exercise_judges_paths_as_the_package_does(tmp_path):
         refusal = json.loads(read.invoke(json.dumps({"file_path": path}))).get("error", "")
         refused_for_the_path = any(word in refusal for word in ("goes up", "absolute", "symbolic link", "':'"))
         assert refused_for_the_path is not inside, (path, refusal)
+
+
+def test_15_safe_eval_compares_the_number_not_its_kind():
+    def whole_as_int(text):  # right: a whole float given back as an int (2 ** 44.0 is 17592186044416, exactly)
+        value = safe_eval(text)
+        return int(value) if isinstance(value, float) and value.is_integer() else value
+
+    assert passes(check_safe_eval, whole_as_int)
+
+    def always_a_float(text):  # right to 12 digits, but a big result does not fit a float
+        return float(safe_eval(text))
+
+    # not "expected 1267650600228229401496703205376, got 1.26765060023e+30" for 2 ** 100, the same number
+    fails(check_safe_eval, always_a_float, says="a big base, or a big result, is computed when the exponent is 100 "
+                                                "or less\nsafe_eval(text) does not hold to it. Smallest failing "
+                                                "input: '(-123456789) ** 50'\nit raised OverflowError")
 
 
 # -- 16 · Knowledge -----------------------------------------------------------------------------------
@@ -7736,6 +8145,33 @@ def test_20_wrong_answers_by_kind():
     }, says="as an int")
 
 
+def test_20_whole_prompt_known_by_its_text():
+    solution = _solution_20_observations_in
+
+    def known_by_its_stop(body):  # a whole prompt looked for only in a request that sends a stop
+        if "stop" in body or "messages" not in body:
+            return solution(body)
+        return solution({**body, "messages": [m for m in body["messages"]
+                                              if "\nQuestion:" not in "\n" + _text_of(m.get("content"))]})
+
+    fails(check_observations_in, known_by_its_stop,
+          says="the whole prompt is known by its text alone: a request with no stop field")
+    fails(check_observations_in, known_by_its_stop, says="not by the stop sent (none here)")
+
+
+def test_20_a_generator_is_told_to_return_a_list():
+    def as_it_goes(body):  # yields each result: not a list (the check's copy of it raised TypeError: cannot pickle)
+        yield from _solution_20_observations_in(body)
+
+    fails(check_observations_in, as_it_goes, says="returned a generator each time it should return a list")
+
+
+def test_20_part_lessons_all_wrong_in_six_lines():
+    every_one_13 = {name: 13 for name in FRAMEWORK_PARTS}  # ran past six lines, cut: every part's what-it-does
+    fails(check_part_lessons, every_one_13, says="8 of 8 wrong: AgentExecutor is not lesson 13's part")
+    fails(check_part_lessons, every_one_13, says="also wrong: with_structured_output (13), max_iterations (13)")
+
+
 # -- 21 ---------------------------------------------------------------------------------------------
 def _solution_21_scope(registry, names):  # notebooks/solutions/21_several_agents.ipynb
     from tinyagent.registry import ToolRegistry, ToolResult, error_observation
@@ -8022,6 +8458,16 @@ def test_21_rains_during():
     solution = _solution_21_rains_during
     assert passes(check_rains_during, solution)
 
+    def no_forecast_is_rain(meeting, forecast):  # "no forecast: take the umbrella", which the spec does not say
+        return not forecast["hours"] or solution(meeting, forecast)
+
+    # the input was shown as "rain at no hour"; an empty forecast is said to be one, a dry one to be dry
+    fails(check_rains_during, no_forecast_is_rain, says="meeting 10:00–11:30, a forecast with no hours in it")
+    from tinyagent.checks.lesson21_several_agents import _show_meeting
+    snow = {"hours": [{"hour": "09:00", "condition": "Light Snow", "condition_zh": "小雪"}]}
+    assert _show_meeting(({"start": "09:00", "end": "10:00"}, snow)) == (
+        "meeting 09:00–10:00, no rain at any hour of the forecast")
+
     def any_rain_that_day(meeting, forecast):  # sentence 1: only the hours of the meeting
         return any("rain" in h.get("condition", "") or "雨" in h.get("condition_zh", "") for h in forecast["hours"])
 
@@ -8249,6 +8695,16 @@ def test_22_shop_rule(capsys):
 
     assert check_shop_rule(None) is None and "not attempted yet" in capsys.readouterr().out
     assert passes(check_shop_rule, shop_rule)
+
+    def answer_by_its_text(candidate):  # a Final Answer told by its text: an empty one is scored as a side effect
+        if candidate.final_answer:
+            return 1.0
+        if not candidate.read_only and not any(tool == "queryOrder" for tool, _ in candidate.history):
+            return 0.0
+        return shop_rule(candidate)
+
+    # was told "A Final Answer has no tool: nothing in it can change the shop", which it knew
+    fails(check_shop_rule, answer_by_its_text, says="with empty text is a Final Answer all the same")
 
     def by_name(candidate):  # sentence 1: "changes something" is read_only, not one tool's name
         if candidate.tool_name == "applyRefund" and not any(t == "queryOrder" for t, _ in candidate.history):
@@ -9394,6 +9850,12 @@ def test_25_fence():
 
 def test_25_ids_from_customer():
     assert passes(check_ids_from_customer, _ids_from_customer_solution)
+
+    def sorted_ids(messages):  # each id once, but in number order: the headline names the order, not the digits
+        return sorted(_ids_from_customer_solution(messages))
+
+    fails(check_ids_from_customer, sorted_ids, says="the five-digit ids the customer wrote, in the order written")
+    fails(check_ids_from_customer, sorted_ids, says="Keep the order the customer first wrote them in.")
 
     def ascii_word_boundaries(messages):  # \b with re.ASCII: _ counts as a letter, so order_88231 holds no id
         return list(dict.fromkeys(one for m in messages if m["role"] == "user"

@@ -127,15 +127,29 @@ def _other_numbers(rng: random.Random) -> Iterator[tuple]:
 
 
 def _found(value: Any) -> bool:
-    """Whether a tool's answer is a found parcel or order (a JSON object with no "error")."""
+    """Whether a tool's answer is a found parcel or order: a JSON object with no "error" that holds the toy's
+    parcel or order (its number, its events, its product), not an error under another key."""
     answer = _read_answer(value)
-    return isinstance(answer, dict) and "error" not in answer
+    return isinstance(answer, dict) and "error" not in answer and (
+        answer.get("trackingNo") == PARCEL or answer.get("orderId") == ORDER or "traces" in answer
+        or "product" in answer)
+
+
+def _error_elsewhere(value: Any) -> str | None:
+    """For an error written under another key ({"message": "运单不存在：…"}): where it goes."""
+    answer = _read_answer(value)
+    if isinstance(answer, dict) and "error" not in answer and not _found(value):
+        return 'An error goes under the key "error".'
+    return None
 
 
 def _other_number_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if _found(got):
-        return f"Only {PARCEL} itself has events: compare the whole number, not a part of it."
-    return None
+        number = args[0].strip()
+        if PARCEL in number or number in PARCEL or PARCEL[2:] in number:
+            return f"Only {PARCEL} itself has events: compare the whole number, not a part of it."
+        return f"Only {PARCEL} itself has events."
+    return _error_elsewhere(got)
 
 
 TRACKING_RULES = (
@@ -226,10 +240,12 @@ def _other_order_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if digits is not None and digits.group().startswith("0"):
         return f"The id read is {digits.group()}: keep it as text (int() drops its leading zeros)."
     if _found(got) and digits is not None:
-        return f"The id read is {digits.group()}, not {ORDER}: compare the whole run of digits."
+        if ORDER in digits.group():
+            return f"The id read is {digits.group()}, not {ORDER}: compare the whole run of digits."
+        return f"The id read is {digits.group()}: the toy has order {ORDER} only."
     if isinstance(got, str) and _read_hint(got) is not None:  # read as "an error with a hint": show its words
         return f"Its error says {_brief(json.loads(got)['error'], 40)}."
-    return None
+    return _error_elsewhere(got)
 
 
 def _no_number(rng: random.Random) -> Iterator[tuple]:

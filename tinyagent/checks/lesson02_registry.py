@@ -81,6 +81,8 @@ def _a_string(value: Any) -> str | None:
 
 def _show_action(args: tuple) -> str:
     action = args[-1]
+    if action is None:
+        return "None (no Action)"
     said = f"Action({shown(action.tool_name)}, {_brief(action.tool_input, 26)})"
     if len(args) == 1:
         return said
@@ -147,6 +149,9 @@ def _near_misses(rng: random.Random) -> Iterator[tuple]:
     # Near-misses with stray spaces: the name compared is the stripped one, as CarefulRegistry looks it up.
     yield (Action(" checkOrder ", "88231"),)
     yield (Action("  getTime\n", ""),)
+    # A tab and a Windows line end: strip() takes them, as CarefulRegistry does; strip(" ") leaves them, and
+    # difflib then finds nothing close.
+    yield (Action("\tgetTime\r\n", ""),)
 
 
 def _far_names(rng: random.Random) -> Iterator[tuple]:
@@ -158,6 +163,9 @@ def _far_names(rng: random.Random) -> Iterator[tuple]:
     # Just under difflib's default cutoff (0.6): a lower cutoff would suggest applyRefund, searchKnowledge, ...
     for name, tool_input in (("refund", "88231"), ("search", "退货"), ("lookupOrder", "88231"), ("queryStock", "")):
         yield (Action(name, tool_input),)
+    # Names in capitals: difflib compares them as written and finds none close; a case-blind lookup suggests one.
+    for name in ("QUERYORDER", "GETCURRENTTIME"):
+        yield (Action(name, "88231"),)
 
 
 def _registered(rng: random.Random) -> Iterator[tuple]:
@@ -246,7 +254,8 @@ def _unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
 
 
 def _passed_on_hint(args: tuple, expected: Any, got: Any) -> str:
-    """A registered tool's Observation comes back changed: re-serialised (the same data in other text), or not run."""
+    """A registered tool's Observation comes back changed: re-serialised (the same data in other text), or not run;
+    or a blank name, which is CarefulRegistry's own error, with no name to suggest from."""
     try:
         same_data = json.loads(_text_of(got)) == json.loads(_text_of(expected))
     except ValueError:
@@ -254,6 +263,8 @@ def _passed_on_hint(args: tuple, expected: Any, got: Any) -> str:
     if same_data:
         return ("It holds the same data, re-serialised: pass the Observation on as it is (json.dumps changes its "
                 "spacing and escapes).")
+    if not args[0].tool_name.strip():
+        return "A blank name has no name to suggest from: pass CarefulRegistry's \"no tool name\" error on as it is."
     return "A real tool must still run, its Observation unchanged."
 
 
@@ -353,6 +364,10 @@ def _other_registry_hint(args: tuple, expected: Any, got: Any) -> str | None:
     return _unknown_tool_hint((action,), expected, got)
 
 
+def _no_action(rng: random.Random) -> Iterator[tuple]:
+    yield (None,)  # a reply with no Action: CarefulRegistry's error, never an exception
+
+
 OTHER_REGISTRY = "a registry of other tools suggests among its own names only, never a tool it does not hold"
 
 SUGGESTION_RULES = (
@@ -368,6 +383,8 @@ SUGGESTION_RULES = (
          _after_real_calls, hint=_after_real_calls_hint),
     # Last, so the inputs drawn for the rules above stay as they were.
     Rule(OTHER_REGISTRY, _other_registries, hint=_other_registry_hint),
+    Rule("execute never raises: no Action at all (None) still gets CarefulRegistry's error", _no_action,
+         hint=lambda args, expected, got: "Pass CarefulRegistry's error for it on as it is."),
 )
 
 
@@ -624,6 +641,8 @@ def _cut_hint(args: tuple, expected: Any, got: Any) -> str | None:
     limit, action = 2000 if args[0] is None else args[0], args[1]
     got = _text_of(got)
     full = _careful_execute({tool.name: tool for tool in _cap_tools(_fresh_shop())}, action)
+    if args[0] is None and (cut := _CUT_TAIL.match(got)) and len(cut.group(1)) != limit:
+        return f"It kept {_characters_n(len(cut.group(1)))}: with no limit given, the limit is 2000."
     if len(full) <= limit:
         notes = ["exactly the limit is within it"] if len(full) == limit else []
         if full[-1:].isspace():
@@ -635,6 +654,9 @@ def _cut_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if got == full:
         tail = ": the whitespace at its end counts too" if full[-1].isspace() else ""
         return f"It is {_characters_n(len(full))}, over limit={limit}, and came back whole{tail}."
+    if got in (full.rstrip(), full.strip()):
+        return (f"It is {_characters_n(len(full))}, over limit={limit}, and came back stripped, with no note: the "
+                "whitespace at its end counts too.")
     if not got.startswith(full[:limit]):
         if full[:limit] != full[:limit].rstrip() and got.startswith(full[:limit].rstrip()):
             return f"Keep the first {_characters_n(limit)} whole, whitespace at the cut too: do not strip it."

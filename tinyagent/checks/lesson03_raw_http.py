@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from tinyagent.checks.generated import Spec
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades, said, shown
+from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, _run, grades, said
 from tinyagent.errors import AuthenticationError, BadRequestError, LlmError, NotFoundError
 
 
@@ -22,10 +22,15 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
     if status is None and error is None and check_first is None:
         return _not_attempted(exercise, "Set status, error (the exception you caught) and check_first.")
     if not isinstance(status, int) or not 400 <= status < 500:
-        _fail(exercise, f"status={shown(status)}: the server refuses a request it cannot serve with a 4xx status "
-                        "(an int, from response.status_code)")
+        _fail(exercise, f"status={_brief(status, 40)}: the server refuses a request it cannot serve with a 4xx "
+                        "status (an int, from response.status_code)")
     if not isinstance(error, LlmError):
-        _fail(exercise, f"error should be the exception LlmClient raised (a tinyagent.LlmError), got {shown(error)}")
+        got = _brief(error, 80)
+        if isinstance(error, str) or (isinstance(error, type) and issubclass(error, BaseException)):
+            # its text, or its class, looks right at a glance: say which it is
+            got += (f" (its {'text' if isinstance(error, str) else 'class'}: keep the exception itself, "
+                    "except LlmError as exc: error = exc)")
+        _fail(exercise, f"error should be the exception LlmClient raised (a tinyagent.LlmError), got {got}")
     if getattr(error, "status", None) != status:
         _fail(exercise, f"by hand you got {status}, but the error says {getattr(error, 'status', None)}: "
                         "they are answers to the same request")
@@ -38,13 +43,14 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
         _fail(exercise, f"HTTP {status}, {type(error).__name__} ({_brief(said(error), 120)}): that is not the unknown "
                         f"model's error (the lesson's diagram: unknown model: 404, malformed body: 400); {spec}")
     if not isinstance(check_first, str):
-        _fail(exercise, f"check_first={shown(check_first)}: name one part of the request in a string: the URL, the "
-                        "headers or the body?")
+        _fail(exercise, f"check_first={_brief(check_first, 40)}: name one part of the request in a string: the URL, "
+                        "the headers or the body?")
     # "body", "the (request) body", or the body with its field named (body["model"], body.model, the body's "model"
     # field); one part, not two
     named_body = r"(the )?(request )?body( ?\[ ?[\"']model[\"'] ?\]|\.model|'s [\"']?model[\"']? field)?"
-    if not re.fullmatch(named_body, check_first.strip().lower()):
-        _fail(exercise, f"check_first={shown(check_first)}: the error names the model, so the URL and the key "
+    # written in quotes or backticks, or as a sentence with its full stop, it names the same part
+    if not re.fullmatch(named_body, check_first.strip().strip("\"'`.").strip().lower()):
+        _fail(exercise, f"check_first={_brief(check_first, 40)}: the error names the model, so the URL and the key "
                         "worked; which part of the request holds the \"model\" field? Give one of \"url\", "
                         "\"headers\" or \"body\".")
     return _passed(exercise, f"HTTP {status}, {type(error).__name__}: the URL and the key were right, "
@@ -112,11 +118,11 @@ def check_prompt_share(share: float | None, llm: Any, messages: list[dict]) -> N
         return _not_attempted(exercise, "Set share to a number between 0 and 1.")
     # Any real number: 0.91, Fraction(305, 336), Decimal("0.91"); not True, not a string.
     if not isinstance(share, (numbers.Real, decimal.Decimal)) or isinstance(share, bool):
-        _fail(exercise, f"share should be a number between 0 and 1, got {shown(share)}")
+        _fail(exercise, f"share should be a number between 0 and 1, got {_brief(share, 60)}")
     try:
         share = float(share)
     except (ValueError, OverflowError):  # Decimal("sNaN"), a Fraction too large for a float
-        _fail(exercise, f"share should be a number between 0 and 1, got {shown(share)}")
+        _fail(exercise, f"share should be a number between 0 and 1, got {_brief(share, 60)}")
     # Measured here, on the same model, so the check holds whatever the prompt's length or the tokenizer.
     if not callable(getattr(llm, "chat", None)):
         _fail(exercise, f"pass the lesson's llm (an LlmClient) as the second argument, got {_brief(llm, 40)}")
@@ -134,5 +140,8 @@ def check_prompt_share(share: float | None, llm: Any, messages: list[dict]) -> N
     if abs(share - (1 - truth)) <= 0.01 or abs(share - without_prompt / with_prompt) <= 0.01:
         _fail(exercise, f"share={share:.2f} is the part that is NOT the system prompt: the system prompt's "
                         "tokens are the difference between the two counts")
+    if abs(share - truth) <= 0.05 and share == round(share, 1):
+        _fail(exercise, f"share={share:g} is the share, {truth:.3f}, rounded too far: the check allows 0.01, so "
+                        "give two decimals or more")
     _fail(exercise, f"share={share:.2f} is not what the two prompt_tokens counts give; "
                     "share = (with the prompt - without) / with the prompt")

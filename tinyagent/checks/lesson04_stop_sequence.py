@@ -156,6 +156,21 @@ def _mentions(rng: random.Random) -> Iterator[tuple]:
     yield ("Observations are what the tools return.\nObservation is not a key without its colon.",)
 
 
+def _after_an_answer(key: str) -> Callable[[tuple, Any, Any], str | None]:
+    """A hint for an answer that stopped reading at a `Final Answer:` line: the mentions above put one before
+    some `key` lines."""
+    def hint(args: tuple, expected: Any, got: Any) -> str | None:
+        found = len(got) if isinstance(got, (list, tuple)) else got
+        wanted = len(expected) if isinstance(expected, list) else expected
+        lines = [line.strip() for line in args[0].splitlines()]
+        answer = next((n for n, line in enumerate(lines) if line.startswith("Final Answer:")), None)
+        if (isinstance(found, int) and found < wanted and answer is not None
+                and any(line.startswith(key) for line in lines[answer + 1:])):
+            return f"(every line that starts with `{key}` counts, also one after a `Final Answer:` line)"
+        return None
+    return hint
+
+
 def _no_observation(rng: random.Random) -> Iterator[tuple]:
     yield (STOPPED,)
     yield ("",)
@@ -186,7 +201,8 @@ INVENTED_RULES = (
          hint=_run_on_hint),
     Rule("a line that starts with `Observation:` after leading spaces (an indented line) counts too",
          _indented_observations),
-    Rule("a line that mentions `Observation:` in the middle (a Thought, an answer) does not count", _mentions),
+    Rule("a line that mentions `Observation:` in the middle (a Thought, an answer) does not count", _mentions,
+         hint=_after_an_answer("Observation:")),
     Rule("a reply with no `Observation:` line (a stopped one, an empty one, a lower-case or full-width-colon key) "
          "counts 0", _no_observation, hint=_key_as_written("Observation:")),
 )
@@ -236,11 +252,17 @@ def _each_action(rng: random.Random) -> Iterator[tuple]:
 def _no_space_after_the_key(rng: random.Random) -> Iterator[tuple]:
     yield ("Thought: 查订单\nAction:queryOrder\nAction Input:88231",)
     yield ("Action:查询物流\nAction Input:SF1234567890\nObservation:{}\nAction: getCurrentTime\nAction Input:",)
+    # Names that start with letters of the key: lstrip("Action:") strips them too ('heckStock').
+    yield ("Action:checkStock\nAction Input:88231\nObservation:{}\nAction:cancelOrder\nAction Input:88231",)
 
 
 def _no_space_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if isinstance(got, (list, tuple)) and len(got) < len(expected):
         return "(nothing need follow the colon: 'Action:queryOrder' names queryOrder)"
+    if isinstance(got, (list, tuple)) and any(
+            str(mine) != name and str(mine) and name.endswith(str(mine)) and set(name[: -len(str(mine))]) <= set("Action:")
+            for mine, name in zip(got, expected)):
+        return "(lstrip('Action:') strips letters, not the key: cut the key off by its length)"
     return None
 
 
@@ -317,6 +339,17 @@ def _names_of_several_words(rng: random.Random) -> Iterator[tuple]:
     yield ("Action: tools:queryLogistics:v2 \nAction Input: SF1234567890",)
 
 
+def _keys_written_twice(rng: random.Random) -> Iterator[tuple]:
+    yield ("Action: Action: queryOrder\nAction Input: 88231",)
+    yield ("Thought: 先查订单。\nAction: queryOrder (not Action: applyRefund yet)\nAction Input: 88231",)
+
+
+def _second_key_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if isinstance(got, (list, tuple)) and any("Action:" in name for name in expected):
+        return "(only the first `Action:` of a line is its key: a second one is part of the name)"
+    return None
+
+
 def _first_word_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if not isinstance(got, (list, tuple)) or len(got) != len(expected):
         return None
@@ -345,7 +378,7 @@ PRETENDED_RULES = (
          hint=_no_space_hint),
     Rule("an indented `Action:` line is an Action line too", _indented_actions),
     Rule("a line that mentions `Action:` in the middle (a Thought, an answer) is not an Action line",
-         _mentioned_actions),
+         _mentioned_actions, hint=_after_an_answer("Action:")),
     Rule("a reply with no `Action:` line (a final answer, an empty reply, a lower-case or full-width-colon key) "
          "gives an empty list", _no_action, hint=_key_as_written("Action:")),
     Rule("a name is the text after `Action:` on that line: an `Action:` line with nothing after it gives \"\"",
@@ -353,6 +386,8 @@ PRETENDED_RULES = (
     Rule("a name is all the text after `Action:` on its line, stripped of the spaces around it: spaces, "
          "brackets and colons in it stay",
          _names_of_several_words, hint=_first_word_hint),
+    Rule("only a line's first `Action:` is its key: a second `Action:` on the line is part of the name",
+         _keys_written_twice, hint=_second_key_hint),
 )
 
 

@@ -156,12 +156,22 @@ def _invented_steps(rng: random.Random) -> Iterator[tuple]:
 
 
 def _invented_step_hint(args: tuple, expected: Any, got: Any) -> str | None:
-    action = _action_of(got)
-    if action is None or _action_of(expected) == action:
+    action, want = _action_of(got), _action_of(expected)
+    if action is None or want == action:
         return None
-    if f"Action: {action[0]}" not in args[0].split("Observation:", 1)[-1]:
+    if not action[0]:
+        return "(an `Action:` with no name is no action: .action is None)"
+    if want is not None and want[0] == action[0] and not isinstance(action[1], str):
+        return "(the Action Input is a string: '' when there is none)"
+    if want is not None and want[0] == action[0] and want[1] == action[1].strip():
+        return "(strip the Action Input of the spaces around it, as split_sections does)"
+    if want is not None and want[0] == action[0]:
+        return None  # the same tool: what differs is its input, not the step it came from
+    lines = [line.strip() for line in args[0].splitlines()]
+    start = next((n for n, line in enumerate(lines) if line.startswith("Observation:")), len(lines))
+    if not any(line.startswith("Action:") and line[len("Action:"):].strip() == action[0] for line in lines[start:]):
         return None
-    if any(line.strip() == "Observation:" for line in args[0].splitlines()):
+    if any(line == "Observation:" for line in lines):
         return "(an `Observation:` line with nothing after it ends the step too)"
     return "(it read the step the model invented after its Observation)"
 
@@ -237,6 +247,10 @@ def _final_answers(rng: random.Random) -> Iterator[tuple]:
     # A reply may end in a newline or spaces: the answer is stripped of them, as parse_step strips it.
     yield ("Thought: 可以回复了。\nFinal Answer: 订单 88231 已签收。\n",)
     yield ("Final Answer: Your refund is on its way.  \n\n",)
+    # Only the first `Final Answer:` starts the answer: a later one is part of it (not split(...)[1] or [-1]).
+    yield ("Final Answer: 已提交。\nFinal Answer: 单号 RF202606300001",)
+    # An answer that starts with letters of the key, with a colon of its own: all of it stays.
+    yield ("Final Answer: All set at 19:05.",)
 
 
 def _answer_after_observation_hint(args: tuple, expected: Any, got: Any) -> str | None:
@@ -247,6 +261,23 @@ def _answer_after_observation_hint(args: tuple, expected: Any, got: Any) -> str 
     want, have = getattr(expected, "final_answer", None), getattr(got, "final_answer", None)
     if isinstance(want, str) and isinstance(have, str) and have != want and have.strip() == want:
         return "(strip the answer of the spaces and newlines around it, as parse_step does)"
+    if isinstance(want, str) and isinstance(have, str) and have != want:
+        return _answer_cut_hint(want, have)
+    return None
+
+
+def _answer_cut_hint(want: str, have: str) -> str | None:
+    """A hint for an answer that is a piece of the expected one: cut at a second `Final Answer:`, at a colon
+    of its own, or by lstrip('Final Answer:'), which strips letters, not the key."""
+    if FINAL_ANSWER in want and (want.startswith(have) or want.endswith(have)):
+        return "(a later `Final Answer:` is part of the answer)"
+    if not have or not want.endswith(have):
+        return None
+    cut = want[: len(want) - len(have)]
+    if cut.rstrip().endswith(":"):
+        return "(colons in the answer stay: only the key's colon ends the key)"
+    if set(cut) <= set(FINAL_ANSWER):
+        return "(lstrip('Final Answer:') strips letters, not the key: cut the key off by its length)"
     return None
 
 
@@ -283,6 +314,23 @@ def _sloppy_observation_hint(args: tuple, expected: Any, got: Any) -> str | None
     return None
 
 
+def _values_after_keys(rng: random.Random) -> Iterator[tuple]:
+    """Values that start with letters of their key: all of them stay."""
+    yield ("Thought: 先看库存。\nAction:checkStock\nAction Input:iPhone 15",)
+    yield ("Thought: 查一下政策。\nAction: searchKnowledge\nAction Input: noise-cancelling headphones 退货",)
+    yield ("Action:cancelOrder\nAction Input: 88231",)
+
+
+def _value_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    want, have = _action_of(expected), _action_of(got)
+    if want is None or have is None or want == have:
+        return None
+    for mine, theirs, key in zip(have, want, ("Action:", "Action Input:")):
+        if mine != theirs and mine and theirs.endswith(mine) and set(theirs[: len(theirs) - len(mine)]) <= set(key):
+            return f"(lstrip('{key}') strips letters, not the key: cut the key off by its length)"
+    return None
+
+
 PARSER_RULES = (
     Rule("an `Observation:` section ends the step: the action the model invented after it is not read",
          _invented_steps, hint=_invented_step_hint),
@@ -299,6 +347,8 @@ PARSER_RULES = (
     Rule("an `Observation:` key counts only as written too: a bold, lower-case or full-width-colon one ends no step",
          _sloppy_observations, hint=_sloppy_observation_hint),
     Rule("the last `Action:` line wins even when it names nothing: then there is no action", _empty_last_actions),
+    Rule("a value is all the text after its key (`Action:checkStock` names checkStock, `Action Input: iPhone 15` "
+         "reads iPhone 15)", _values_after_keys, hint=_value_hint),
 )
 
 
@@ -375,6 +425,10 @@ def _answers_to_the_end(rng: random.Random) -> Iterator[tuple]:
     yield ("Final Answer: 退款已提交。\nThought: 再确认一下。\nFinal Answer: 单号 RF202606300001。",)
     # An Observation line after the answer is part of it too (it ends actions, not the answer).
     yield ('Thought: 可以回复了。\nFinal Answer: 订单 88231 已签收。\nObservation: {"orderId":"88231","status":"已签收"}',)
+    # An answer that starts with letters of the key, with a colon of its own: all of it stays.
+    yield ("Final Answer: All set at 19:05.",)
+    # A fenced answer is everything after the key too, its fence lines included.
+    yield ("Thought: 可以回复了。\nFinal Answer: ```\n订单 88231 已签收。\n```",)
 
 
 def _indented_keys(rng: random.Random) -> Iterator[tuple]:
@@ -425,6 +479,8 @@ def _cut_at_line_end(args: tuple, expected: Any, got: Any) -> str | None:
     if (isinstance(expected, str) and isinstance(got, str) and got != expected and expected.endswith(got)
             and FINAL_ANSWER in expected):
         return "(the first line that starts with `Final Answer:` counts: a later one is part of the answer)"
+    if isinstance(expected, str) and isinstance(got, str) and got != expected:
+        return _answer_cut_hint(expected, got)
     return None
 
 

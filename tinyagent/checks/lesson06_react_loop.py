@@ -133,13 +133,18 @@ class _Playback:
 
     def chat(self, messages: list[dict], **options: Any) -> ChatResult:
         self.sent.append((copy.deepcopy(messages), dict(options)))
+        if len(self.sent) > len(self.replies):  # said as what the answer did, not as an IndexError of the check's
+            raise RuntimeError(f"the model was called {len(self.sent)} times for {len(self.replies)} call(s) of "
+                               "chat(): call it once per call of chat()")
         return self.replies[len(self.sent) - 1]
 
 
 def _replies_of(script: list) -> list[ChatResult]:
-    # Each reply names its round in `model`, so two replies of the same text are still told apart.
+    # Each reply names its round in `model`, so two replies of the same text are still told apart (unless the
+    # conversation gives a reply a `model` of its own: the very same reply twice).
     return [ChatResult(call["reply"]["text"], call["reply"]["finish_reason"], call["reply"]["usage"],
-                       model=f"scripted, round {n}") for n, call in enumerate(script, start=1)]
+                       model=call["reply"].get("model", f"scripted, round {n}"))
+            for n, call in enumerate(script, start=1)]
 
 
 def _named(value: Any, replies: list[ChatResult]) -> str:
@@ -345,9 +350,35 @@ def _retried_conversations() -> Iterator[tuple]:
         yield ("keeps", _conversation(retried, calls, retry=True))
 
 
+def _long_conversations(aspect: str) -> Iterator[tuple]:
+    """Conversations of 11 and 12 calls, longer than the loop's ten rounds: every call's item is kept or replayed,
+    not only the first or last ten (drawn from a generator of their own)."""
+    longer = random.Random(f"{aspect}, twelve calls")
+    for calls in (11, 12):
+        yield (aspect, _conversation(longer, calls))
+
+
+def _same_reply_twice() -> Iterator[tuple]:
+    """A retry that got the very same reply (the same text, usage and model): two calls, so two replies kept, equal
+    as they are (drawn from a generator of their own)."""
+    twice = random.Random("keeps, the same reply twice")
+    for calls in (2, 3):
+        script = _conversation(twice, calls, retry=True)
+        same = {**script[0]["reply"], "model": "scripted"}
+        script[0]["reply"], script[1]["reply"] = same, dict(same)
+        yield ("keeps", script)
+
+
 def _replies_kept(rng: random.Random) -> Iterator[tuple]:
     yield from _two_at_once("keeps", range(1, 9))(rng)
     yield from _retried_conversations()
+    yield from _long_conversations("keeps")
+    yield from _same_reply_twice()
+
+
+def _replies_replayed(rng: random.Random) -> Iterator[tuple]:
+    yield from _two_at_once("replays", range(1, 11))(rng)
+    yield from _long_conversations("replays")
 
 
 def _two_kinds_of_usage(rng: random.Random) -> Iterator[tuple]:
@@ -360,6 +391,7 @@ def _two_kinds_of_usage(rng: random.Random) -> Iterator[tuple]:
     for calls in (2, 3, 5):
         yield ("keeps, two at once", _conversation(two, calls))
     yield from _retried_conversations()
+    yield from _long_conversations("keeps")
 
 
 COUNTING_RULES = (
@@ -488,7 +520,7 @@ RECORD_REPLAY_RULES = (
     Rule("Recorder keeps each reply (the reply itself, not its text) in a list .replies of its own, in order",
          _replies_kept, _advice),
     Rule("Replayer(replies) answers every call with the next recorded reply, in order, whatever it is asked (two "
-         "Replayers each their own)", _two_at_once("replays", range(1, 11)), _advice),
+         "Replayers each their own)", _replies_replayed, _advice),
     Rule("Replayer does not use up the list it is given: the recorder's .replies stays as it was, to replay again",
          _conversations("leaves the list", range(1, 5)), _advice),
 )

@@ -74,8 +74,9 @@ def _through(track_parcel: TypedTool) -> Callable[[str], _Answer]:
             observation = json.loads(observation)
         except ValueError:
             pass  # compared as the text it is
-        if isinstance(observation, dict) and "field" in observation:
-            # A refusal's wording quotes the docstring's example: what the spec fixes is the field it names.
+        if not returned and isinstance(observation, dict) and "field" in observation:
+            # A refusal's wording quotes the docstring's example: what the spec fixes is the field it names (a
+            # "field" in a dict the function returned is the function's, compared as it is).
             observation = {"refused, naming": observation["field"]}
         return _Answer(observation, _kind(returned[0]) if returned else NOT_CALLED)
     return run
@@ -127,6 +128,8 @@ def _what_differs(args: tuple, expected: _Answer, got: _Answer) -> str | None:
         newest = want["traces"][-1]["time"] if want["traces"] else None
         if not isinstance(have["traces"], list):
             return f"Its traces is a {type(have['traces']).__name__}; the spec keeps it a list (of one event)."
+        if not all(isinstance(event, dict) for event in have["traces"]):
+            return "Its traces holds something else than the shop's events: keep each event as it is (a dict)."
         if len(want["traces"]) == 1 and len(have["traces"]) == 1:
             return f"It kept the event of {have['traces'][0].get('time')}; the newest is that of {newest}."
         if have["traces"] == want["traces"][::-1]:
@@ -212,10 +215,10 @@ LOGISTICS_RULES = (
 
 
 # A tracking number as the shop writes them (SF1234567890): what an example must look like for a model to copy it.
-_TRACKING_NO = re.compile(r"(?<![A-Za-z0-9])[A-Z]+[0-9]+(?![A-Za-z0-9])")  # in the example, words around it free
+_TRACKING_NO = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{10}(?![A-Za-z0-9])")  # in the example, words around it free
 _SCHEMA = ("named queryLogistics, a required string tracking_no with an example under Args: written as the shop "
-           "writes its numbers (capitals, then digits), an optional boolean latest_only (default False), read from "
-           "the schema")
+           "writes its numbers (two capitals, then ten digits), an optional boolean latest_only (default False), "
+           "read from the schema")
 
 
 @grades("Exercise 1", spec=Spec(LOGISTICS_RULES, extra=(_SCHEMA,)))
@@ -247,7 +250,7 @@ def check_typed_logistics_tool(track_parcel: Any) -> None:
                         "`tracking_no: the tracking number from queryOrder, e.g. SF1234567890`")
     if not any(isinstance(example, str) and _TRACKING_NO.search(example) for example in number["examples"]):
         _fail(exercise, f"tracking_no's example is {shown(number['examples'][0])}: a model copies it as written, so "
-                        "write one as the shop writes its numbers, capitals then digits (e.g. SF1234567890)")
+                        "write one as the shop writes its numbers, two capitals then ten digits (e.g. SF1234567890)")
     if latest.get("type") != "boolean":
         _fail(exercise, f"latest_only should be a boolean (`latest_only: bool = False`); its schema is {latest}")
     if "latest_only" in params.get("required", ()) or latest.get("default") is not False:
@@ -325,7 +328,9 @@ def check_error_fields(predicted_fields: list | None) -> None:
             _fail(exercise, f"input {number} is accepted (every required field is there, each of the right type), "
                             f"so predict None; you predicted {shown(predicted)}")
         hint = ""
-        if isinstance(predicted, str) and (actual.startswith((predicted + ".", predicted + "["))):
+        if isinstance(predicted, str) and predicted.strip().lower() == actual.lower():
+            hint = ": the right field, in another case; a field is named as the schema writes it"
+        elif isinstance(predicted, str) and (actual.startswith((predicted + ".", predicted + "["))):
             hint = ": a field inside an object or a list is named by its path, down to the part that is wrong"
         elif predicted is None:
             hint = ": it is refused; read it against the schema again"

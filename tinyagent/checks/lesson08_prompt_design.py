@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 
-from tinyagent.checks.generated import Rule, Spec, agree_on
+from tinyagent.checks.generated import Rule, Spec, agree_on, cases
 from tinyagent.checks.lesson07_tool_schemas import pickup_tool
 from tinyagent.checks.reporting import (
     _brief,
@@ -79,6 +79,14 @@ def _unread_line(prompt: str, registry: ToolRegistry, found: list[str]) -> str |
     return None
 
 
+def _wrote_description(tool, prompt: str) -> bool:
+    """The prompt holds tool.description where describe("en") belongs: the description, and not the words
+    describe("en") adds after it (a describe("en") cut short holds those, and is not tool.description)."""
+    described = tool.describe("en")
+    added = described[len(tool.description):][:8] if described.startswith(tool.description) else ""
+    return tool.description in prompt and not (added.strip() and tool.description + added in prompt)
+
+
 def _second_registry():
     """Tools the lean prompt has never seen: a prompt written for the shop's five alone fails here."""
     return ToolRegistry([
@@ -109,6 +117,9 @@ _SAYS = ("Units in stock for a product. Input: the product name, e.g. S10 Pro.",
          "Track a parcel. Input: its number, e.g. YT2468013579 or JD0012345678.",
          "The current date and time. Input: none (empty).",
          "Book a repair visit; says the first free slot (09:00–18:00). Input: the order id.")
+
+
+_LONG = "Search the after-sales policies: returns, exchanges, repairs and warranty. " * 3 + "Input: keywords."
 
 
 def _tool_name(rng: random.Random, taken: set[str]) -> str:
@@ -145,9 +156,22 @@ def _many_or_few(rng: random.Random) -> Iterator[tuple]:
     # the list: past about seven tools the descriptions alone, word for word, take more than 75%. Not tried.
     for size in (1, 2, 6):
         yield (_registry_of(rng, size),)
-    long = "Search the after-sales policies: returns, exchanges, repairs and warranty. " * 3 + "Input: keywords."
     for size in (1, 2, 3):
-        yield (_registry_of(rng, size, (long, *_SAYS)),)
+        yield (_registry_of(rng, size, (_LONG, *_SAYS)),)
+    # The long description above is drawn by chance, and was drawn for none of them: registries whose first
+    # description is long, for sure; then the sizes not tried yet (the budget is judged on this sentence's
+    # registries only, and only the budget is: the others judge the rest).
+    yield from _long_first(rng)
+    for size in (3, 4, 5):
+        yield (_registry_of(rng, size),)
+    for size in (1, 6):  # and descriptions in Chinese or odd Unicode, which a tokenizer may count dearly
+        yield (_registry_of(rng, size, _ODD + _SAYS),)
+
+
+def _long_first(rng: random.Random) -> Iterator[tuple]:
+    for size in (1, 2, 3):
+        first, *rest = _registry_of(rng, size)
+        yield (((first[0], _LONG), *rest),)
 
 
 @dataclass(frozen=True)
@@ -164,8 +188,10 @@ def _registry(tools: tuple[tuple[str, str], ...]) -> ToolRegistry:
     return ToolRegistry([FunctionTool(name, says, lambda text: "{}") for name, says in tools])
 
 
-def _judged(lean_prompt: Callable) -> Callable[[tuple], _Verdict]:
-    """The answer as agree_on calls it: its prompt for the registry `tools`, judged sentence by sentence."""
+def _judged(lean_prompt: Callable, budgeted: Collection[tuple] = ()) -> Callable[[tuple], _Verdict]:
+    """The answer as agree_on calls it: its prompt for the registry `tools`, judged sentence by sentence; for the
+    registries in `budgeted` (the budget's own sentence's), on the budget alone, so that a prompt over it is told
+    that sentence, and one that cuts a description is told the sentence on descriptions."""
     counter = token_counter()
 
     def judge(tools: tuple[tuple[str, str], ...]) -> _Verdict:
@@ -178,6 +204,11 @@ def _judged(lean_prompt: Callable) -> Callable[[tuple], _Verdict]:
         if registry.names != names:  # judged on the tools it was given, not on what it left of them
             problems.append("it changed the registry it was given")
             registry = _registry(tools)
+        if tools in budgeted:  # the budget's own sentence: judged on the budget alone
+            budget = int(counter.text(build_system_prompt(registry, "en")) * LEAN_SHARE)
+            if (used := counter.text(prompt)) > budget:
+                problems.append(f"{used} tokens, over the budget of {budget}")
+            return _Verdict(tuple(problems))
         if lost := [tool.name for tool in registry if tool.describe("en") not in prompt]:
             more = f" and {len(lost) - 1} more" if len(lost) > 1 else ""
             problems.append(f"no description of {shown(lost[0])}{more}")
@@ -196,9 +227,6 @@ def _judged(lean_prompt: Callable) -> Callable[[tuple], _Verdict]:
                                 f"{shown(next(name for name in names if name not in found))}")
         if not problems and (shared := _shared_line(prompt, registry)) is not None:
             problems.append(f"{shown(shared)} is not on a line of its own with its description")
-        budget = int(counter.text(build_system_prompt(registry, "en")) * LEAN_SHARE)
-        if (used := counter.text(prompt)) > budget:
-            problems.append(f"{used} tokens, over the budget of {budget}")
         return _Verdict(tuple(problems))
 
     return judge
@@ -221,7 +249,14 @@ LEAN_RULES = (
          _odd_descriptions),
     Rule("at most 75% of the default prompt's tokens, for one tool or six, short descriptions or long",
          _many_or_few),
+    Rule("a long description (three sentences, over 200 characters) kept word for word too, not cut short",
+         _long_first),
 )
+
+
+def _budgeted() -> set[tuple]:
+    """The registries of the budget's sentence (LEAN_RULES' third), as agree_on draws them."""
+    return {args[0] for rule, args in cases(LEAN_RULES, "check_lean_prompt") if rule is LEAN_RULES[2]}
 
 
 LEAN_FIXED = ("with the shop's tools, two other tools and lesson 07's typed schedulePickup (its describe(\"en\") "
@@ -249,7 +284,7 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
         if not isinstance(prompt, str):
             _fail(exercise, f"lean_prompt returned {type(prompt).__name__}, not the prompt's text")
         lost = [tool.name for tool in registry if tool.describe("en") not in prompt]
-        if lost and all(tool.description in prompt for tool in registry if tool.name in lost):
+        if lost and all(_wrote_description(tool, prompt) for tool in registry if tool.name in lost):
             _fail(exercise, f"with {label} the descriptions of {lost} are missing: you wrote tool.description; "
                             "the spec asks for tool.describe(\"en\"), which adds what input the tool takes")
         if lost:
@@ -286,7 +321,7 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
     with _fresh_shop() as shop:
         sizes = [holds(label, registry) for label, registry in (
             ("the shop's tools", shop_registry(shop)), ("two other tools", _second_registry()))]
-    tried = agree_on(exercise, "check_lean_prompt", LEAN_RULES, _judged(lean_prompt), _spec_held,
+    tried = agree_on(exercise, "check_lean_prompt", LEAN_RULES, _judged(lean_prompt, _budgeted()), _spec_held,
                      call="lean_prompt(tools)", show=_show_tools)
     # a typed tool, whose describe("en") adds its input's schema to its description
     holds("lesson 07's schedulePickup", ToolRegistry([pickup_tool()]))

@@ -321,6 +321,21 @@ def _my_tolerant_hint(args: tuple, expected: Any, got: Any) -> str | None:
     return _bracket_hint(args, expected, got)
 
 
+def _input_lines_after_brackets(rng: random.Random) -> Iterator[tuple]:
+    """`name[input]`, then an `Action Input:` line: the line is read last, so it is the input (parse_tolerant)."""
+    yield ("Thought: 先查订单。\nAction: queryOrder[88231]\nAction Input: 12345",)
+    yield (_reply(rng, "getCurrentTime[]", f"Action Input: {_plain_input(rng)}"),)
+    tool = rng.choice(_TOOLS)
+    yield (_reply(rng, f"{tool}[{_plain_input(rng)}]", f"Action Input: {_plain_input(rng)}"),)
+
+
+def _input_line_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    got = _as_reading(got)
+    if isinstance(got, tuple) and expected[0] is not None and got[0] is not None and got[0][0] == expected[0][0]:
+        return "(an `Action Input:` line after the Action is its input, as in my_tolerant: it comes after the brackets)"
+    return _bracket_hint(args, expected, got)
+
+
 BRACKET_RULES = _with_hint((
     Rule("`Action: name[input]` is the tool `name` with the input in the brackets, for any tool and any input",
          _named_calls),
@@ -337,6 +352,8 @@ BRACKET_RULES = _with_hint((
 ), _bracket_hint) + (
     Rule("all else as `my_tolerant` reads it: the first Final Answer wins over an Action, the last Action with the "
          "`Action Input:` after it, nothing after an Observation", _as_my_tolerant_reads, _my_tolerant_hint),
+    Rule("an `Action Input:` after `name[input]` is the Action's input all the same, in place of the brackets'",
+         _input_lines_after_brackets, _input_line_hint),
 )
 
 

@@ -352,20 +352,23 @@ def _a_big_turn_in_between(rng: random.Random) -> Iterator[tuple]:
 
 def _token_window_hint(args: tuple, expected: Any, got: Any) -> str | None:
     budget, texts = args
-    if (why := _pairs_hint(got)) or not isinstance(got, _TurnNumbers) or not got:
+    if (why := _pairs_hint(got)) or not isinstance(got, _TurnNumbers) or not (got or expected):
         return why
     turns = _turns_of(texts)
-    cost = message_tokens([m for number in got for m in turns[number - 1].messages()])
-    if cost > budget:
+    if got and (cost := message_tokens([m for number in got for m in turns[number - 1].messages()])) > budget:
         return f"Those messages cost {cost} tokens (message_tokens), over the budget."
     if got != sorted(got):
         return "Oldest first: the model reads the conversation in the order it happened."
-    if got != list(range(got[0], got[-1] + 1)) or got[-1] != len(turns):
+    if got and (got != list(range(got[0], got[-1] + 1)) or got[-1] != len(turns)):
         return ("Keep the latest turns without gaps: once a turn does not fit, the older ones are dropped too "
                 "(a conversation with a hole in it reads wrong).")
     if len(got) < len(expected):
-        return (f"Turn {got[0] - 1} fits too: keep a turn while message_tokens() of the whole is <= max_tokens "
-                "(exactly max_tokens fits).")
+        # the numbers, not a guess at the slip: `<` for `<=`, and counting characters, look the same at the edge
+        fits = (got[0] if got else len(turns) + 1) - 1
+        whole = message_tokens([m for turn in turns[fits - 1:] for m in turn.messages()])
+        span = f"turn {fits} costs" if fits == len(turns) else f"turns {fits} to {len(turns)} cost"
+        within = "exactly max_tokens, which fits (<=)" if whole == budget else f"within max_tokens={budget}"
+        return f"Turn {fits} fits too: {span} {whole} tokens by message_tokens(), {within}."
     return "Count the whole with message_tokens(messages), not characters: Chinese and English differ."
 
 

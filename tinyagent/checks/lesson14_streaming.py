@@ -617,6 +617,8 @@ def _finish_hint(args: tuple, expected: Any, got: Any) -> str | None:
     last = chunks[-1]["choices"] if chunks else []
     if got is None and last and last[0].get("finish_reason") == expected:
         return '— it is choice["finish_reason"], beside delta.'
+    if got is None:  # read from delta, or from the last chunk only: None either way, so name both places
+        return '— it is choice["finish_reason"], beside delta, in the chunk that has it, not always the last chunk.'
     return "— it comes in the chunk that has it, not always the last chunk."
 
 

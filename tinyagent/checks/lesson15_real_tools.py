@@ -95,12 +95,37 @@ def _with_message(safe_eval: Callable[[str], Any]) -> Callable[[str], Any]:
     return run
 
 
-def _as_compared(value: Any) -> Any:
-    """A number as the check compares it: an int exactly, a float to 12 significant digits (so 1999 * 0.85
-    computed another way still agrees)."""
-    if isinstance(value, float) and not isinstance(value, bool):
-        return float(f"{value:.12g}")
-    return value
+class _Compared:
+    """A number as the check compares it: two ints exactly; where either is a float, both to 12 significant
+    digits (so 1999 * 0.85 computed another way still agrees, and 2 ** 44.0 may come back as the int
+    17592186044416). Shown as the number itself."""
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Compared):
+            return NotImplemented
+        mine, theirs = self.value, other.value
+        if any(isinstance(number, float) for number in (mine, theirs)):
+            return _to_12_digits(mine) == _to_12_digits(theirs)
+        return bool(mine == theirs)
+
+    def __repr__(self) -> str:
+        return shown(self.value)
+
+
+def _to_12_digits(value: Any) -> Any:
+    """`value` as a float to 12 significant digits; an int too big for a float (or anything not a number) as
+    it is."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    try:
+        return float(f"{float(value):.12g}")
+    except OverflowError:
+        return value
 
 
 def _a_number(value: Any) -> str | None:
@@ -261,7 +286,7 @@ def check_safe_eval(safe_eval: Callable[[str], float] | None) -> None:
     if not callable(safe_eval):
         _fail(exercise, f"safe_eval should be a function, got {type(safe_eval).__name__}")
     tried = agree_on(exercise, "check_safe_eval", SAFE_EVAL_RULES, _with_message(safe_eval), _safe_eval,
-                     shape=_a_number, read=_as_compared, call="safe_eval(text)")
+                     shape=_a_number, read=_Compared, call="safe_eval(text)")
     return _passed(exercise, f"{tried} generated expressions: numbers, brackets and + - * / ** computed; names, "
                              "calls, attributes, text, other operators, huge powers and division by zero refused "
                              "with ValueError.")

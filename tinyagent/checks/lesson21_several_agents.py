@@ -644,7 +644,10 @@ def _a_bool(value: object) -> str | None:
 def _show_meeting(args: tuple) -> str:
     meeting, forecast = args
     wet = [f"{h['hour']} {h.get('condition', '')}/{h.get('condition_zh', '')}" for h in forecast["hours"] if _rainy(h)]
-    return f"meeting {meeting['start']}–{meeting['end']}, rain at {', '.join(wet) or 'no hour'}"
+    if not forecast["hours"]:
+        return f"meeting {meeting['start']}–{meeting['end']}, a forecast with no hours in it"
+    return f"meeting {meeting['start']}–{meeting['end']}, " + (f"rain at {', '.join(wet)}" if wet else
+                                                            "no rain at any hour of the forecast")
 
 
 @grades("Exercise 2", spec=Spec(RAIN_RULES))

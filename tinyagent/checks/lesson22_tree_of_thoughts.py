@@ -187,6 +187,9 @@ def _rule_hint(args: tuple, expected: float, got: object) -> str | None:
         return "Read candidate.read_only (not the tool's name), and look for queryOrder in candidate.history."
     if expected == 0.2:
         return "A repeat is the same (tool, input) pair as any one in candidate.history."
+    if candidate.tool_name is None and not candidate.final_answer:
+        return ("A Final Answer with empty text is a Final Answer all the same: tell one by tool_name None, not by "
+                "its text.")
     if candidate.tool_name is None:
         return "A Final Answer has no tool: nothing in it can change the shop."
     if not candidate.read_only:

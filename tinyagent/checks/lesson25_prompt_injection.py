@@ -341,8 +341,8 @@ def _decimal_hint(args: tuple, expected: list[str], got: object) -> str | None:
 
 
 IDS_RULES = (
-    Rule("the five-digit order ids the customer wrote, whole numbers only (not in a phone number, A88231 or 88231B; "
-         "next to Chinese they count)", _customers_ids, _ids_hint),
+    Rule("the five-digit ids the customer wrote, in the order written, whole numbers only (not in a phone number, "
+         "A88231 or 88231B; beside Chinese too)", _customers_ids, _ids_hint),
     Rule("never an id only an Observation, the system prompt or the model wrote", _not_theirs, _ids_hint),
     Rule("from every message of the customer's, each id once, in the order first written", _every_turn, _ids_hint),
     Rule("an Observation starts with Observation: (a customer's message that only mentions it is the customer's)",
