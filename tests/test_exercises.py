@@ -2378,6 +2378,53 @@ def test_09_wrong_answers_by_kind():
     # Exercise 2 is a prediction about three fixed requests: no kind applies (nothing is generated).
 
 
+def test_09_tool_messages_read_as_a_learner_writes_them():
+    from concurrent.futures import ThreadPoolExecutor
+
+    def object_by_its_braces(text):  # "an object starts with { and ends with }": a line break after it is refused
+        if text and not (text.startswith("{") and text.endswith("}")):
+            raise ValueError("the arguments are not a JSON object")
+        return json.loads(text or "{}")
+
+    fails(check_tool_messages, tool_messages_with(read_arguments=object_by_its_braces),
+          says="an object with spaces or line breaks around it is a JSON object all the same")
+
+    def each_call_once(message, run_tool):  # a call that asks what another asks is answered from the first's result
+        results = {}
+
+        def run(name, arguments):
+            key = (name, json.dumps(arguments, sort_keys=True))
+            if key not in results:
+                results[key] = run_tool(name, arguments)
+            return results[key]
+
+        return tool_messages(message, run)
+
+    fails(check_tool_messages, each_call_once, says="every call runs, one that asks the same as another")
+    fails(check_tool_messages, tool_messages_with(content=str.strip),
+          says="lost the spaces or line ends around run_tool's result")
+
+    def strips_then_reads(message, run_tool):  # right: json.loads(text.strip()) reads what json.loads(text) reads
+        def answer(call):
+            try:
+                arguments = json.loads(call["function"]["arguments"].strip() or "{}")
+            except ValueError as error:
+                return json.dumps({"error": str(error)})
+            if type(arguments) is not dict:
+                return json.dumps({"error": "not an object"})
+            try:
+                return run_tool(call["function"]["name"], arguments)
+            except Exception as error:  # noqa: BLE001
+                return json.dumps({"error": str(error) or type(error).__name__}, ensure_ascii=False)
+
+        calls = message["tool_calls"]
+        with ThreadPoolExecutor(max(1, len(calls))) as pool:
+            futures = [pool.submit(answer, call) for call in calls]
+        return [{"role": "tool", "tool_call_id": c["id"], "content": f.result()} for c, f in zip(calls, futures)]
+
+    assert passes(check_tool_messages, strips_then_reads)
+
+
 # -- 10 ---------------------------------------------------------------------------------------------
 def fixed_seed_loop(question, llm, tools, limit=10):
     messages = [
@@ -2665,6 +2712,78 @@ def test_10_cost_budget():
 
     assert passes(check_cost_budget, TokensInMillionsFirst)
     assert passes(check_cost_budget, PricePerTokenFirst)
+
+
+def test_10_read_as_a_learner_writes_them():
+    from tinyagent import LlmCall, Stop
+
+    # one round short on a model whose every tool works: the hint blamed a round that throws, and none did
+    fails(check_fixed_seed_loop, lambda question, llm, tools, limit=10: fixed_seed_loop(question, llm, tools,
+                                                                                        max(limit - 1, 0)),
+          says="though no round threw: does it stop before `limit` rounds (mind < and <=)?")
+
+    def any_case_final_answer(question, llm, tools, limit=10):  # its own regex for the answer, re.IGNORECASE
+        messages = [{"role": "system", "content": build_system_prompt(tools, detect_language(question))},
+                    {"role": "user", "content": question}]
+        for _ in range(limit):
+            with contextlib.suppress(Exception):
+                reply = llm.chat(messages, stop=["Observation:"])
+                if found := re.search(r"final answer:\s*(.*)", reply.text, re.DOTALL | re.IGNORECASE):
+                    return found.group(1).strip()
+                step = parse_step(reply.text)
+                observation = tools.get(step.action.tool_name).invoke(step.action.tool_input)
+                messages += [{"role": "assistant", "content": reply.text},
+                             {"role": "user", "content": f"Observation: {observation}"}]
+        return "达到了循环最大次数"
+
+    fails(check_fixed_seed_loop, any_case_final_answer, says="`final answer:` in lower case is none")
+
+    class StopsOnce(CostBudget):  # says stop the first time only, and None after it
+        def __init__(self, yuan, input_price, output_price):
+            super().__init__(yuan, input_price, output_price)
+            self.stopped = False
+
+        def check(self, trace):
+            stop = None if self.stopped else super().check(trace)
+            self.stopped = self.stopped or stop is not None
+            return stop
+
+    class LastThreeCalls(CostBudget):  # "the recent calls": the cost of the last three only
+        def check(self, trace):
+            spent = sum(c.usage["prompt_tokens"] * self.input_price + c.usage["completion_tokens"] * self.output_price
+                        for c in trace.of_type(LlmCall)[-3:]) / 1e6
+            return Stop("cost_budget") if spent >= self.yuan else None
+
+    # both told in at most 6 lines (their traces of several calls made the message 7 lines long)
+    fails(check_cost_budget, StopsOnce, says="then go on after 3: money spent stays spent")
+    fails(check_cost_budget, LastThreeCalls, says="every call counts")
+
+    class TimesAMillionth(CostBudget):  # right: tokens * price * 1e-6, another float order the check did not try
+        def check(self, trace):
+            spent = sum(c.usage["prompt_tokens"] * self.input_price * 1e-6
+                        + c.usage["completion_tokens"] * self.output_price * 1e-6 for c in trace.of_type(LlmCall))
+            return Stop("cost_budget") if spent >= self.yuan else None
+
+    assert passes(check_cost_budget, TimesAMillionth)
+
+    def gives_up_on_a_reply_without_action(question, llm, tools, limit=10):  # a round with no Action ends the loop
+        messages = [{"role": "system", "content": build_system_prompt(tools, detect_language(question))},
+                    {"role": "user", "content": question}]
+        for _ in range(limit):
+            reply = llm.chat(messages, stop=["Observation:"])
+            step = parse_step(reply.text)
+            if step.final_answer is not None:
+                return step.final_answer
+            if step.action is None:
+                break
+            with contextlib.suppress(Exception):
+                observation = tools.get(step.action.tool_name).invoke(step.action.tool_input)
+                messages += [{"role": "assistant", "content": reply.text},
+                             {"role": "user", "content": f"Observation: {observation}"}]
+        return "达到了循环最大次数"
+
+    fails(check_fixed_seed_loop, gives_up_on_a_reply_without_action,
+          says="whose reply has no Action and no Final Answer: that round throws in the seed, counts once")
 
 
 # -- 11 ---------------------------------------------------------------------------------------------
@@ -3036,6 +3155,71 @@ def test_11_action_over_final():
     fails(check_action_over_final, first_word_of_the_name, says="not only its first word")
     fails(check_action_over_final, lambda text: print(action_first(text)),
           says="where a step (Step or ParsedStep) was expected")
+
+
+def test_11_bracket_actions_line_breaks_full_stops_and_mentions():
+    def find_and_rfind(value):  # right, written without a regex: the name before the first [, up to the last ]
+        value = value.strip()
+        start, end = value.find("["), value.rfind("]")
+        name = value[:start].rstrip(" \t")
+        if 0 < start and end == len(value) - 1 and re.fullmatch(r"\w+", name):
+            return name, value[start + 1:end].strip()
+        return read_action(value)
+
+    assert passes(check_bracket_actions, lambda text: my_tolerant(text, find_and_rfind))
+
+    def any_whitespace(value):  # \s* before the [: "queryOrder\n[88231]" read as a call (passed before)
+        call = re.fullmatch(r"(\w+)\s*\[(.*)\]", value.strip(), re.DOTALL)
+        return (call.group(1), call.group(2).strip()) if call else read_action(value)
+
+    fails(check_bracket_actions, lambda text: my_tolerant(text, any_whitespace),
+          says="only spaces or tabs may stand between the name and its `[`")
+    fails(check_bracket_actions, lambda text: my_tolerant(text, any_whitespace),
+          says="(a line break is neither a space nor a tab")
+
+    def full_stop_allowed(value):  # "queryOrder[88231]." read as a call: text after the ] (passed before)
+        call = re.fullmatch(r"(\w+)[ \t]*\[(.*)\][.。]?", value.strip(), re.DOTALL)
+        return (call.group(1), call.group(2).strip()) if call else read_action(value)
+
+    fails(check_bracket_actions, lambda text: my_tolerant(text, full_stop_allowed),
+          says="so read_action reads it; a full stop too)")
+
+    def cut_at_any_observation(text):  # the text cut at "Observation" wherever it stands (passed before)
+        return my_tolerant(text.split("Observation")[0], read_action_v2)
+
+    fails(check_bracket_actions, cut_at_any_observation,
+          says="a Thought that mentions `Observation:` goes on\nmy_tolerant_v2(text) does not hold to it")
+
+
+def test_11_action_over_final_empty_answers_and_observation_keys():
+    def truthy_answer(text):  # `if not step.final_answer`: an empty answer taken for none (passed before)
+        return parse_step(text) if not parse_step(text).final_answer else action_first(text)
+
+    fails(check_action_over_final, truthy_answer, says="a `Final Answer:` with nothing after it is a final answer too")
+    fails(check_action_over_final, truthy_answer, says="parse_step reads an empty 'Final Answer:' as the answer ''")
+
+    def cut_at_unindented_observations(text):  # text.split("\nObservation:"): an indented one, or one on the first
+        step = parse_step(text)                  # line, is missed (passed before)
+        if step.final_answer is None:
+            return step
+        name, tool_input = _last_action(split_keyed_lines(text.split("\nObservation:")[0]))
+        return ParsedStep(step.thought, Action(name, tool_input), None, "action_over_final") if name else step
+
+    def forgiving_observations(text):  # the lesson's forgiving keys for the Observation: **Observation:** ends it
+        cut = re.split(r"^[\s*]*observation[\s*]*[:：]", text, maxsplit=1, flags=re.MULTILINE | re.IGNORECASE)
+        step = parse_step(text)
+        if step.final_answer is None:
+            return step
+        name, tool_input = _last_action(split_keyed_lines(cut[0]))
+        return ParsedStep(step.thought, Action(name, tool_input), None, "action_over_final") if name else step
+
+    def forgiving_answers(text):  # "final answer:" or "Final Answer：" read as an answer, as parse_tolerant would
+        return action_first(re.sub(r"^final answer\s*[:：]", "Final Answer:", text, flags=re.MULTILINE | re.IGNORECASE))
+
+    fails(check_action_over_final, cut_at_unindented_observations, says="an indented one, or the first line, too")
+    fails(check_action_over_final, forgiving_observations,
+          says="a bold, lower-case or full-width-colon one ends no step")
+    fails(check_action_over_final, forgiving_answers, says="parse_step reads 'Final Answer:' only as written")
 
 
 # -- 12 · Memory ------------------------------------------------------------------------------------
@@ -3423,6 +3607,31 @@ def test_13_fold_logistics():
           says="A parcel with no trace has latest = null (None).")
     fails(check_fold_logistics, lambda text: text if not json.loads(text).get("traces") else fold_logistics(text),
           says='It came back unchanged, but it has no "error" key: fold it.')
+
+
+def test_13_fold_logistics_abnormal_status_and_forms():
+    def abnormal_is_an_error(text):  # a parcel whose status is 异常 ("exception") passed on as an error (passed before)
+        return text if json.loads(text).get("status") == "异常" else fold_logistics(text)
+
+    fails(check_fold_logistics, abnormal_is_an_error,
+          says='the spec says: a parcel that only mentions an error (no "error" key) is folded')
+
+    def refolded(text, **changed):  # the solution's fold with some of its fields made another way
+        folded = json.loads(fold_logistics(text))
+        if "error" in folded:
+            return text
+        return to_json({**{key: value for key, value in folded.items() if key not in changed},
+                        **{key: make(folded) for key, make in changed.items() if make}})
+
+    # Each was told "the spec says: `trackingNo`, `carrier` and `status` as they were", which it had right.
+    form = "fold_logistics(text) returns a result of another form than the spec asks"
+    fails(check_fold_logistics, lambda text: refolded(text, latest=lambda f: f["latest"] and f["latest"]["desc"]),
+          says=f'{form}. Smallest failing input: parcel 1Z038540185590 with 1 trace\n`latest` is the whole trace')
+    fails(check_fold_logistics, lambda text: refolded(text, traces=lambda f: str(f["traces"])),
+          says=f"{form}. Smallest failing input: parcel 1Z038540185590 with 1 trace\ntraces is '1': it is how many")
+    fails(check_fold_logistics, lambda text: refolded(text, traces=None, count=lambda f: f["traces"]),
+          says=f"{form}. Smallest failing input: parcel 1Z038540185590 with 1 trace\nThe fold has the keys ['carrier', "
+               "'count', 'latest', 'status', 'trackingNo']")
 
 
 def _a_request(message):
@@ -4025,6 +4234,44 @@ def test_14_cut_stream():
     fails(check_cut_stream, keeps_the_stop, says="cut the stop string off too: text[:at]")
     fails(check_cut_stream, not_all_but_the_last, says="hold back up to len(stop) - 1 characters")
 
+    # The thirteenth audit. Passed: what to hold back judged case-blind ("obs" held, as if it could start
+    # "Observation:"), while the stop strings were found as written.
+    case_blind_hold = cut_with(earliest, hold=lambda text, keep, stop: min(
+        [keep] + [i for i in range(max(len(text) - max(map(len, stop)) + 1, 0), len(text))
+                  if any(s.lower().startswith(text[i:].lower()) for s in stop)]))
+    fails(check_cut_stream, case_blind_hold, says="a stop string starts only as written, case and all")
+
+    def returns_the_cut(pieces, stop):  # `return text[:at]` in a generator: the text before the stop never comes out
+        held = ""
+        for piece in pieces:
+            text = held + piece
+            if (at := earliest(text, stop)) is not None:
+                return text[:at]
+            keep = next((i for i in range(len(text)) if any(s.startswith(text[i:]) for s in stop)), len(text))
+            held = text[keep:]
+            yield text[:keep]
+        yield held
+
+    def split_off_in_turn(pieces, stop):  # text.split(s)[0] for each stop string in turn: the later of two that overlap
+        yield from cut_with(lambda text, stop: len(functools.reduce(lambda cut, s: cut.split(s)[0], stop, text))
+                            if earliest(text, stop) is not None else None)(pieces, stop)
+
+    def line_starts_only(pieces, stop):  # a stop string counts only at the start of a line
+        yield from cut_with(lambda text, stop: min((m.start() for s in stop
+                                                    for m in re.finditer("(?m)^" + re.escape(s), text)),
+                                                   default=None))(pieces, stop)
+
+    def blank_pieces_skipped(pieces, stop):  # a piece of only spaces taken for a keep-alive
+        yield from cut_stream((piece for piece in pieces if piece.strip()), stop)
+
+    # were told "what was held back must come out when the stream ends", "after a stop string, return", "every
+    # stop string counts" and "only a stop string ends the text"
+    fails(check_cut_stream, returns_the_cut, says="the text before the stop string must all come out: yield text[:at]")
+    fails(check_cut_stream, split_off_in_turn, says="'\\n观察：' comes before '观察：': every stop string counts, the "
+                                                    "earliest cuts")
+    fails(check_cut_stream, line_starts_only, says="every stop string counts, mid-line too")
+    fails(check_cut_stream, blank_pieces_skipped, says="spaces went missing: keep every piece, one of only spaces too")
+
 
 def read_chunks(chunks):  # the solution of exercise 2
     text, finish_reason, usage = "", None, None
@@ -4191,6 +4438,26 @@ def test_14_read_chunks():
     fails(check_read_chunks, usage_before_reason, says="the order is (text, finish_reason, usage)")
     fails(check_read_chunks, usage_of_choiceless_chunks, says="any chunk may carry it, even one with choices")
     fails(check_read_chunks, total_only, says="return the usage dict, not one count")
+
+    # The thirteenth audit: each was told of another slip (the usage "in the last chunk that carries one", the
+    # finish_reason "not always the last chunk", and read from the delta)
+    def usage_as_json_text(chunks):  # the usage as the JSON text of the wire
+        text, reason, usage = read_chunks(chunks)
+        return text, reason, None if usage is None else json.dumps(usage)
+
+    def reasons_listed(chunks):  # every finish_reason, in a list
+        text, _, usage = read_chunks(chunks)
+        return text, [choice["finish_reason"] for c in chunks for choice in c["choices"] if choice.get("finish_reason")], usage
+
+    def finish_of_the_one_before_last(chunks):  # the lesson's printout: finish_reason in chunks[-2], usage in chunks[-1]
+        text, _, _ = read_chunks(chunks)
+        before = chunks[-2]["choices"] if len(chunks) > 1 else []
+        return text, before[0]["finish_reason"] if before else None, chunks[-1].get("usage")
+
+    fails(check_read_chunks, usage_as_json_text, says="return the usage as the dict it is in the chunk, not as JSON text")
+    fails(check_read_chunks, reasons_listed, says="return the finish_reason itself, one string (or None), not a list")
+    fails(check_read_chunks, finish_of_the_one_before_last, says='beside delta, in the chunk that has it (here the last '
+                                                                 'one)')
 
 
 _CARRIED_OVER = [""]  # the module-level buffer of a wrong answer below
@@ -4366,6 +4633,11 @@ def test_14_wrong_answers_by_kind():
     fails(check_read_chunks, text_kept, says="it keeps something between calls")
     fails(check_read_chunks, a_dict, says="return (text, finish_reason, usage), a tuple")
     fails(check_read_chunks, pops_the_usage, says="it changed the input it was given")
+
+    # The thirteenth audit: told only that the text was not cut right
+    _CARRIED_OVER[0] = ""
+    fails(check_cut_stream, held_at_module_level, says="an earlier call's text came first: keep held text local")
+    _CARRIED_OVER[0] = ""
 
 
 # -- 15 ---------------------------------------------------------------------------------------------
@@ -4904,6 +5176,38 @@ def test_16_overlapping_windows():
 
     fails(check_overlapping_windows, utf8_bytes, says="size and overlap count characters, not bytes")
 
+    # The thirteenth audit. Passed: a window of only spaces or line ends left out, as blank chunks often are
+    def blank_windows_left_out(text, size, overlap):
+        return [piece for piece in windows(text, size, overlap) if piece.strip()]
+
+    fails(check_overlapping_windows, blank_windows_left_out, says="strip none, and keep one of only spaces")
+
+    # Told nothing, or of the starts or the end: each window stripped, each line cut on its own, the windows
+    # that fit whole and then the rest after them, and the text normalised (NFKC) first
+    def stripped(text, size, overlap):
+        return [piece.strip() for piece in windows(text, size, overlap)]
+
+    def each_line(text, size, overlap):
+        return [piece for line in text.split("\n") for piece in windows(line, size, overlap)]
+
+    def whole_windows_then_the_rest(text, size, overlap):
+        step = size - overlap
+        out = [text[i:i + size] for i in range(0, len(text) - size + 1, step)]
+        if not out:
+            return [text] if text else []
+        end = (len(out) - 1) * step + size
+        return out + [text[end:]] if end < len(text) else out
+
+    def normalised(text, size, overlap):
+        import unicodedata
+        return windows(unicodedata.normalize("NFKC", text), size, overlap)
+
+    fails(check_overlapping_windows, stripped, says="a window is the text as it is, spaces and line ends too")
+    fails(check_overlapping_windows, each_line, says="a window may hold a line end")
+    fails(check_overlapping_windows, whole_windows_then_the_rest, says="the last window starts size - overlap = 2 "
+                                                                       "characters after the one before too")
+    fails(check_overlapping_windows, normalised, says="some characters are not the text's")
+
 
 def my_rerank(question, passages):  # the solution of exercise 2
     from tinyagent.shop.knowledge import query_terms, search_terms
@@ -5033,6 +5337,23 @@ def test_16_coverage_rerank():
     fails(check_coverage_rerank, stop_words_kept, says="the question's terms are query_terms(question): stop words "
                                                        "such as 'can', 'i', 'the' are left out")
     fails(check_coverage_rerank, lambda question, passages: 1 / 0, says="expected [] (no passages)")
+
+    # The thirteenth audit. Passed: the counts kept in a dict by content, so two passages with the same text
+    # under different headings both got the last one's count
+    def counted_by_content(question, passages):
+        terms = query_terms(question)
+        held = {p.content: len(set(terms) & set(search_terms(f"{p.section} {p.content}"))) for p in passages}
+        return sorted(passages, key=lambda p: held[p.content], reverse=True)
+
+    fails(check_coverage_rerank, counted_by_content, says="each passage is counted on its own: two with the same "
+                                                          "content under different headings")
+    fails(check_coverage_rerank, counted_by_content, says="count each passage on its own, its own heading too")
+
+    def least_first(question, passages):  # sorted without reverse=True: told only "expected '#2 #1', got '#1 #2'"
+        terms = query_terms(question)
+        return sorted(passages, key=lambda p: len(set(terms) & set(search_terms(f"{p.section} {p.content}"))))
+
+    fails(check_coverage_rerank, least_first, says="most first: the passage that holds the most terms comes first")
 
 
 _WINDOWS_SO_FAR: list[str] = []  # the module-level list of a wrong answer below
@@ -5187,6 +5508,10 @@ def test_18_eval_task():
     fails(check_eval_task, replace(solution, lang="zh"), says="'en' here")
     fails(check_eval_task, replace(solution, question="Please refund order 88234."), says="the request above, exactly")
     fails(check_eval_task, {"question": EVAL_EXERCISE_REQUEST}, says="should be an EvalTask")
+    # a space around a name or id: the harness's own words read "queryOrder  was not called; queryOrder was called"
+    fails(check_eval_task, replace(solution, tools=("queryOrder ", *refund[1:])),
+          says="tools holds 'queryOrder ', with spaces around it")
+    fails(check_eval_task, replace(solution, refunds=("88234 ",)), says="refunds holds '88234 ', with spaces around it")
 
 
 def test_18_variant_failures():
@@ -5523,6 +5848,37 @@ def test_17_plan_parser():
     # .strip().rstrip(".。"): the hint was cut off past the failure's 6 lines
     fails(check_plan_parser, _plan_parser(step_line, tidy=lambda step: step.strip().rstrip(".。")),
           says="only the number and its one mark come off: a `.` or `。` that ends a step is the step's own")
+    # .strip("*") to take the bold off: passed while no single `*` stood at a step's end (a footnote mark)
+    fails(check_plan_parser, _plan_parser(step_line, tidy=lambda step: step.strip().strip("*").strip()),
+          says="'1. 查询订单 88231\\n2. 查询售后政策*'\nexpected ['查询订单 88231', '查询售后政策*'], got "
+               "['查询订单 88231', '查询售后政策'] — only `**` come out")
+
+    def a_note_number_ends_the_list(text):  # the number compared before the mark is looked for: '1 件商品…' ends it
+        steps, last = [], 0
+        for line in text.splitlines():
+            head = re.match(r"\s*(?:\*\*)?(\d+)", line)
+            if head is None:
+                continue
+            if steps and int(head.group(1)) <= last:
+                break
+            if match := numbered.match(line):
+                steps.append(match.group(2).replace("**", "").strip())
+                last = int(match.group(1))
+        if not steps:
+            raise ValueError("no numbered steps")
+        return steps
+
+    fails(check_plan_parser, a_note_number_ends_the_list,
+          says="— a note does not end the list, even one that starts with a number that does not go up.")
+    # " ".join(step.split()): the spaces inside a step squeezed too (`order  88231`, a tab)
+    fails(check_plan_parser, _plan_parser(step_line, tidy=lambda step: " ".join(step.split())),
+          says="— only the spaces around a step come off: the spaces inside it stay as they are.")
+
+    def reads_chinese_step_numbers(text):  # 第1步： read as a step, as Step 2's parse_plan reads it
+        return _solution_17_parse_plan()(re.sub(r"(?m)^(\s*)第\s*(\d+)\s*步[：:]", r"\1\2.", text))
+
+    fails(check_plan_parser, reads_chinese_step_numbers,
+          says="Smallest failing input: '第1步：查询订单 88231\\n第2步：查询物流'\nexpected ValueError")
 
 
 def _solution_17_needs_plan():  # notebooks/solutions/17_plan_and_skills.ipynb
@@ -5601,6 +5957,18 @@ def test_17_plan_rule():
 
     fails(check_plan_rule, joined_by("也"), says="'订单 88231 也没到'\nexpected False, got True — 也 is no joining word")
     fails(check_plan_rule, joined_by("和"), says="one order; and 和 is no joining word.")
+
+    from tinyagent.architectures.router import needs_plan
+
+    # the package's needs_plan (Step 7): more joining words and question marks, which the rule does not count
+    fails(check_plan_rule, lambda question: needs_plan(question) is not None,
+          says="'订单 88231 以及发票'\nexpected False, got True — 以及 is the package's joining word, not the rule's")
+
+    def two_questions_too(question):  # two question marks counted as two parts, as needs_plan counts them
+        return len(set(re.findall(order_id, question))) >= 2 or joiner.search(question) is not None \
+            or len(re.findall(r"[?？]", question)) >= 2
+
+    fails(check_plan_rule, two_questions_too, says="— the rule counts no question marks (the package's needs_plan does)")
 
 
 def test_17_wrong_answers_by_kind():
@@ -6076,6 +6444,46 @@ def test_19_wrong_answers_by_kind():
     name_after_one_space = read_events_with(name_in=lambda line: line[7:])
 
     fails(check_sse_reader, name_after_one_space, says="Event 1's name: 'rror', expected 'error'")
+
+
+def test_19_sse_reader_learners_own_readings():
+    # a line-by-line reader that splits each line at its first colon: right, written unlike the solution
+    def by_field(text, line_of=lambda line: line, name_of=lambda value: value.strip()):
+        events, name, data = [], "message", []
+        for line in [*re.split(r"\r\n|\r|\n", text), ""]:
+            if line == "":
+                if data:
+                    events.append((name, "\n".join(data)))
+                name, data = "message", []
+                continue
+            field, _, value = line_of(line).partition(":")
+            if field == "event":
+                name = name_of(value)
+            elif field == "data":
+                data.append(value.removeprefix(" "))
+        return events
+
+    assert passes(check_sse_reader, by_field)
+    # the name read as one word (\S+, or split()[0]): 'event: tool call' read as 'tool' (it passed)
+    for first_word in (lambda value: re.match(r"\s*(\S*)", value).group(1), lambda value: (value.split() or [""])[0]):
+        fails(check_sse_reader, functools.partial(by_field, name_of=first_word),
+              says="the name is all the text after event:, stripped only around it: the spaces inside it stay.")
+    fails(check_sse_reader, functools.partial(by_field, name_of=lambda value: " ".join(value.split())),
+          says="Event name 'reply delta', expected 'reply  delta'")
+    # each line stripped before its field is looked for, or a full-width colon taken for a colon: ' data: x' and
+    # 'event：end' read as fields (it passed)
+    fails(check_sse_reader, functools.partial(by_field, line_of=str.lstrip),
+          says="an indented line is another field's, skipped (do not strip a line before you look at its start)")
+    fails(check_sse_reader, functools.partial(by_field, line_of=lambda line: line.replace("：", ":", 1)),
+          says="Only the ASCII colon makes a field's line: event：end (a full-width ：) is another field's")
+
+    # (c) an empty data: line dropped: it was told "data:x, with no space after the colon, is a data line too"
+    def empty_lines_dropped(text):
+        return [(name, "\n".join(line for line in data.split("\n") if line))
+                for name, data in read_events_solution(text) if data]
+
+    fails(check_sse_reader, empty_lines_dropped,
+          says="A data: line with nothing after it is a data: line too: it adds an empty line ('') to the data.")
 
 
 # -- every sentence of a spec: one wrong answer that breaks only it ---------------------------------
@@ -8442,6 +8850,19 @@ def test_21_scoped_registry():
     fails(check_scoped_registry, flagless_when_long, says="[5 names: queryOrder, searchKnowledge, …]")
     fails(check_scoped_registry, flagless_when_long, says="its ToolResult has error=False: return ToolResult(text, error=True)")
 
+    def spaces_stripped(registry, names):  # strip(" "): 'queryOrder\t', which the registry runs, refused (it passed)
+        class Scoped(ToolRegistry):
+            def _run(self, action):
+                if (action.tool_name or "").strip(" ") not in names:
+                    return ToolResult(error_observation(f"use one of {', '.join(names)}"), error=True)
+                return registry.run(action)
+
+        return Scoped([registry.get(name) for name in names])
+
+    fails(check_scoped_registry, spaces_stripped, says="a named tool runs with spaces around its name too")
+    fails(check_scoped_registry, spaces_stripped,
+          says="The registry strips 'queryOrder\\t' to queryOrder: strip(), not strip(' ').")
+
 
 def _solution_21_rains_during(meeting, forecast):  # notebooks/solutions/21_several_agents.ipynb
     start, end = meeting["start"], meeting["end"]
@@ -8548,6 +8969,25 @@ def test_21_rains_during():
                                             for h in forecast["hours"]]})
 
     fails(check_rains_during, snow_too, says="light snow/小雪 is not rain: only rain, shower, storm, drizzle or 雨.")
+
+    def plural_words(meeting, forecast):  # 'showers' looked for: every generated shower was plural (it passed)
+        start, end = meeting["start"], meeting["end"]
+        last = int(end[:2]) + (0 if end[3:] == "00" else 1)
+        return any(int(start[:2]) <= int(h["hour"][:2]) < last and (
+            any(word in h.get("condition", "").lower() for word in ("rain", "showers", "storm", "drizzle"))
+            or "雨" in h.get("condition_zh", "")) for h in forecast["hours"])
+
+    fails(check_rains_during, plural_words, says="rain is a condition with rain, shower, storm or drizzle in it")
+    fails(check_rains_during, plural_words,
+          says="Each word alone is rain: rain, shower, storm or drizzle in condition, 雨 in condition_zh "
+               "('a passing shower' holds shower, not showers).")
+
+    def chinese_when_given(meeting, forecast):  # condition_zh read in place of condition when it has one (it passed)
+        return solution(meeting, {"hours": [{**h, "condition": h.get("condition_zh") or h.get("condition", "")}
+                                            for h in forecast["hours"]]})
+
+    fails(check_rains_during, chinese_when_given, says="rain at 14:00 thunderstorm/雷暴")
+    fails(check_rains_during, chinese_when_given, says="Each word alone is rain")
 
 
 def test_21_wrong_answers_by_kind():
@@ -8802,6 +9242,53 @@ def test_22_shop_rule(capsys):
 
     assert passes(check_shop_rule, lambda candidate: Fraction(shop_rule(candidate)).limit_denominator(10))
 
+    # the twelfth audit: passed while no history held queryOrder in another case, or a repeat written otherwise
+    def case_blind_look_up(candidate):  # sentence 1: queryorder (a misspelt call, which ran nothing) is not queryOrder
+        looked_up = any(tool.lower() == "queryorder" for tool, _ in candidate.history)
+        if candidate.tool_name is not None and not candidate.read_only and not looked_up:
+            return 0.0
+        return 0.2 if (candidate.tool_name, candidate.tool_input or "") in candidate.history else 1.0
+
+    def same_json_data(candidate):  # sentence 2: the same input character for character, not the same JSON data
+        import json
+
+        def data(text):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return text
+        if shop_rule(candidate) == 0.0:
+            return 0.0
+        return 0.2 if candidate.tool_name is not None and any(
+            tool == candidate.tool_name and data(text) == data(candidate.tool_input or "")
+            for tool, text in candidate.history) else 1.0
+
+    def case_blind_repeat(candidate):  # sentence 2: the same tool, by its name as written
+        if shop_rule(candidate) == 0.0:
+            return 0.0
+        return 0.2 if candidate.tool_name is not None and any(
+            tool.lower() == candidate.tool_name.lower() and text == (candidate.tool_input or "")
+            for tool, text in candidate.history) else 1.0
+
+    fails(check_shop_rule, case_blind_look_up, says="QueryOrder is another tool: look for queryOrder in "
+          "candidate.history by its whole name, as written.")
+    fails(check_shop_rule, same_json_data, says="""expected 1.0, got 0.2 A repeat needs the same tool and the same """
+          """input, character for character: '{"orderId":"88231"}' is not '{"orderId": "88231"}'.""")
+    fails(check_shop_rule, case_blind_repeat, says="history=[('queryorder', '88231')]\nexpected 1.0, got 0.2 A repeat "
+          "needs the same tool, by its name as written: queryorder is not queryOrder.")
+
+    made = set()
+
+    def calls_of_every_branch(candidate):  # a module-level set: was told a side effect after queryOrder is scored as usual
+        score = shop_rule(candidate)
+        if score == 1.0 and (candidate.tool_name, candidate.tool_input) in made:
+            return 0.2
+        made.add((candidate.tool_name, candidate.tool_input))
+        return score
+
+    fails(check_shop_rule, calls_of_every_branch, says="got 0.2 No call in candidate.history has this tool or this "
+          "input, so it is no repeat (only the branch's own history counts, nothing kept from other candidates).")
+
 
 def test_22_keep_best(capsys):
     from tinyagent.architectures.tree_search import keep_best
@@ -8879,6 +9366,19 @@ def test_22_keep_best(capsys):
           says="it returned copies of the nodes: return a list of the nodes themselves, not copies")
     fails(check_keep_best, fits_unsorted, says="expected ['2', '1'], got ['1', '2'] Sort by score, highest first, "
           "even when every node fits.")
+
+    # the twelfth audit: an attribute of the answer's own on a node passed (only the fields were compared)
+    def ranks_the_kept(nodes, width):  # sentence 4: the nodes given are left as they were: no new attribute either
+        kept = keep_best(nodes, width)
+        for rank, node in enumerate(kept, 1):
+            node.rank = rank
+        return kept
+
+    fails(check_keep_best, ranks_the_kept, says="changed it (the list's order, or a node in it)")
+    # a tie put deeper first, where the list happens to hold it first too, was told to sort by score, which it did
+    fails(check_keep_best, lambda nodes, width: sorted(nodes, key=lambda n: (n.score, n.depth, n.order),
+                                                       reverse=True)[:width],
+          says="got ['3.11.5', '12.4'] Best first; on a tie, the smaller depth, then the smaller order")
 
 
 def test_22_wrong_answers_by_kind():
@@ -9066,6 +9566,9 @@ def test_23_tracking_grammar():
     assert passes(check_tracking_grammar, "root ::= [A-Z] {2} [0-9] {10}")
     fails(check_tracking_grammar, "root ::=\n    [A-Z]{2}\n    [0-9]{10}",
           says="could not read this as GBNF (llama.cpp's grammar language): line 3: a new line ends rule 'root' here")
+    # the twelfth audit: letters in the last digits' places passed (a postal shape's end: EA123456789CN)
+    fails(check_tracking_grammar, "root ::= [A-Z]{2} [0-9]{8} [0-9A-Z]{2}",
+          says="It allows 'SF12345678CN': two capitals A-Z first, then ten digits 0-9.")
 
 
 def _ids_seen_solution(messages, example):
@@ -9270,6 +9773,20 @@ def test_23_ids_seen():
                                                                   example),
                      lambda messages, example: _ids_seen_solution(messages[1:], example)):
         fails(check_ids_seen, skipping, says="got [] It skipped a user message: read every one")
+
+    # the twelfth audit: \d for a digit (full-width ８ too), and a point before a letter taken for part of a word,
+    # passed while no input held them
+    fails(check_ids_seen, lambda messages, example: seen(
+        messages, example, *fence, shape="".join("[A-Z]" if ch.isalpha() else r"\d" for ch in example)),
+        says="got ['８８２３１', '88232'] Digits are 0 to 9 only: \\d (and str.isdigit()) take full-width ８")
+    fails(check_ids_seen, lambda messages, example: seen(messages, example, fence[0],
+                                                         r"(?![A-Za-z0-9])(?![.][A-Za-z0-9])"),
+          says="user: Orders 88232 and 88231.Thanks\nexpected ['88232', '88231'], got ['88232'] An id may end a "
+               "sentence: in '88231.' the full stop is not part of the id")
+    # the messages joined with nothing between: was told to look next to Chinese
+    fails(check_ids_seen, lambda messages, example: _ids_seen_solution(
+        [{"role": "user", "content": "".join(m["content"] for m in messages if m["role"] == "user")}], example),
+        says="Read every user message, each on its own: an id at a message's end does not run into the next.")
 
 
 def test_23_wrong_answers_by_kind():
@@ -9760,6 +10277,35 @@ def test_24_wrong_answers_by_kind():
         fails(check_merged_names, keeps_the_first, says="the spec says: a name that two or more servers offer is kept by")
 
 
+def test_24_an_image_alone_and_an_error_object_over_several_lines():
+    # Each passed while no error had an [image] alone, nor an error object over several lines (the twelfth audit).
+    from tinyagent.registry import error_observation
+
+    def text_of(result):
+        return "\n".join(p["text"] if p["type"] == "text" else f"[{p['type']}]" for p in result["content"])
+
+    def no_text_part_said_nothing(result):  # "no text at all" read as no text part with text: [image] alone too
+        text = text_of(result)
+        if result.get("isError") and _observation_solution(result) != text:  # an error to be made
+            said = "".join(p["text"] for p in result["content"] if p["type"] == "text")
+            return error_observation(text if said else "the tool failed and said nothing")
+        return text
+
+    def regex_without_dotall(result):  # an error object told by a regex whose . stops at a line end
+        text = text_of(result)
+        if result.get("isError") and not re.match(r'\s*\{.*"error"\s*:.*\}$', text):
+            return error_observation(text or "the tool failed and said nothing")
+        return text
+
+    fails(check_observation_from_result, no_text_part_said_nothing,
+          says="the spec says: an error's parts of another type are shown where they come too")
+    fails(check_observation_from_result, no_text_part_said_nothing,
+          says='an [image] alone is text, not "said nothing".')
+    fails(check_observation_from_result, regex_without_dotall,
+          says='the spec says: an error\'s JSON object with "error" over several lines is one too')
+    fails(check_observation_from_result, regex_without_dotall, says="a regex's . stops at a line end")
+
+
 # -- 25 ---------------------------------------------------------------------------------------------
 def _fence_solution(text, source):  # notebooks/solutions/25_prompt_injection.ipynb
     import html
@@ -10069,6 +10615,61 @@ def test_25_wrong_answers_by_kind():
     fails(check_ids_from_customer, any_point_before, says="in 'No.88231' the number is whole")
     # the failure shows the customer's words, the system prompt only begun
     fails(check_ids_from_customer, word_boundaries, says="system: Tools: que… | user: 订单")
+
+
+def test_25_ids_not_from_tool_messages_nor_six_digits():
+    # Exercise 2. Each passed while no conversation had a "tool" message, a customer's later line that starts with
+    # Observation: or a number of six digits.
+    whole = r"(?<![A-Za-z0-9])(?<![0-9][.])[0-9]{5}(?![A-Za-z0-9])(?![.][0-9])"
+
+    def ids_where(keep, pattern=whole):
+        def answer(messages):
+            return list(dict.fromkeys(one for m in messages if keep(m) for one in re.findall(pattern, m["content"])))
+        return answer
+
+    not_the_systems_nor_the_models = ids_where(  # a "tool" message read as the customer's
+        lambda m: m["role"] not in ("system", "assistant") and not m["content"].startswith("Observation:"))
+    any_line_an_observation = ids_where(  # ^Observation: with re.MULTILINE: a later line of the customer's
+        lambda m: m["role"] == "user" and not re.search(r"^Observation:", m["content"], re.MULTILINE))
+    five_or_six_digits = ids_where(lambda m: m["role"] == "user" and not m["content"].startswith("Observation:"),
+                                   whole.replace("{5}", "{5,6}"))
+
+    fails(check_ids_from_customer, not_the_systems_nor_the_models, says='only messages whose role is "user"')
+    fails(check_ids_from_customer, not_the_systems_nor_the_models, says="is in a message whose role is 'tool'")
+    fails(check_ids_from_customer, any_line_an_observation, says="the spec says: an Observation starts with")
+    fails(check_ids_from_customer, any_line_an_observation, says="at the start of the message, not of a later line")
+    fails(check_ids_from_customer, five_or_six_digits, says="the spec says: the five-digit ids the customer wrote")
+    fails(check_ids_from_customer, five_or_six_digits, says="310000 has 6 digits: an order id has exactly five.")
+
+    # Told of a longer word or of Chinese, which they had right.
+    def as_numbers(messages):  # int() and back: 00717 loses its zeros
+        return [str(int(one)) for one in _ids_from_customer_solution(messages)]
+
+    def others_ids_taken_out(messages):  # every id the model, a tool or the system prompt also wrote taken out
+        others = " ".join(m["content"] for m in messages if m["role"] != "user"
+                          or m["content"].startswith("Observation:"))
+        return [one for one in _ids_from_customer_solution(messages) if one not in others]
+
+    fails(check_ids_from_customer, as_numbers, says="without its zeros: keep the id as the text the customer wrote")
+    fails(check_ids_from_customer, others_ids_taken_out,
+          says="stays theirs even when the system prompt, the model or a tool's result holds it too")
+
+    # Exercise 1. Each was given no hint, or one about what it had right.
+    import html
+
+    def quotes_as_numbers(text, source):  # markupsafe's escape: ' and " in the text as &#39; and &#34;
+        body = html.escape(text, quote=False).replace("'", "&#39;").replace('"', "&#34;")
+        return f'<data source="{html.escape(source)}">\n{body}\n</data>'
+
+    def source_escaped_twice(text, source):
+        return _fence_solution(text, html.escape(source))
+
+    def left_stripped(text, source):
+        return _fence_solution(text.lstrip(), source)
+
+    fails(check_fence, quotes_as_numbers, says="The text keeps its quotes")
+    fails(check_fence, source_escaped_twice, says="The source is escaped twice")
+    fails(check_fence, left_stripped, says="Keep the text as it is, its spaces and newlines too")
 
 
 # -- the checks' other arguments, and what a learner's code hands back, of any form (a fuzz of the checks) -----------

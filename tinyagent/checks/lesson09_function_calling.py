@@ -268,9 +268,49 @@ def _empty_arguments(rng: random.Random) -> Iterator[tuple]:
         yield (_reply(rng, texts), {})
 
 
+def _padded_objects(rng: random.Random) -> Iterator[tuple]:
+    """Calls whose arguments are an object with JSON's own whitespace around it (a model may end them with a line
+    break), among good ones: json.loads reads an object, so the tool runs."""
+    for pad in (" ", "\n", "  ", "\r\n", "\t"):
+        texts = [_good(rng) for _ in range(rng.randint(0, 3))]
+        padded = _encoded(rng, rng.choice(_GOOD_ARGUMENTS)(rng))
+        padded = rng.choice((pad + padded, padded + pad, pad + padded + pad))
+        texts.insert(rng.randint(0, len(texts)), padded)
+        yield (_reply(rng, texts), {})
+
+
+def _repeated_calls(rng: random.Random) -> Iterator[tuple]:
+    """Replies that ask for the same tool with the same arguments twice or more (under other ids): each call runs."""
+    for _ in range(5):
+        texts = [_good(rng) for _ in range(rng.randint(1, 3))]
+        twice = rng.choice(texts)
+        for _ in range(rng.randint(1, 2)):
+            texts.insert(rng.randint(0, len(texts)), twice)
+        reply = _reply(rng, texts)
+        name = rng.choice(_TOOLS)
+        for call in reply["tool_calls"]:
+            if call["function"]["arguments"] == twice:
+                call["function"]["name"] = name
+        yield (reply, {})
+
+
+# Tools whose result has spaces or a line end around it: the content is the result as run_tool returned it.
+_PADDED_RESULTS = {"printLabel": "  运单标签 {}\n", "readNote": "\nnote: {}\n\n", "listFiles": "files: {} \t"}
+
+
+def _padded_results(rng: random.Random) -> Iterator[tuple]:
+    for name in _PADDED_RESULTS:
+        texts = [_good(rng) for _ in range(rng.randint(1, 3))]
+        reply = _reply(rng, texts)
+        rng.choice(reply["tool_calls"])["function"]["name"] = name
+        yield (reply, {})
+
+
 def _result(name: str, arguments: dict) -> str:
     """What the generated inputs' run_tool returns: plain text for some tools, and for others compact JSON as the
     shop's tools write it (to_json), which json.dumps(json.loads(result)) would rewrite (spaces after , and :)."""
+    if name in _PADDED_RESULTS:
+        return _PADDED_RESULTS[name].format(json.dumps(arguments, ensure_ascii=False, sort_keys=True))
     if name in ("getCurrentTime", "get_weather"):
         return f"{name} 结果：{json.dumps(arguments, ensure_ascii=False, sort_keys=True)}"
     return to_json({"tool": name, "received": arguments, "status": "已签收"})
@@ -382,6 +422,8 @@ def _messages_hint(args: tuple, expected: _Answered, got: _Answered) -> str | No
                     isinstance(why, tuple) and not why[1] for why in args[1].values()):
                 raised = _exception(next(iter(args[1].values())))
                 return f"(a tool raised {shown(raised)}, no message: name its type too)"
+            if key == "content" and isinstance(other[key], str) and one[key] != other[key] == one[key].strip():
+                return f"(message {n}'s content lost the spaces or line ends around run_tool's result: keep them)"
             if key == "content" and _same_json(one[key], other[key]):
                 return (f"(message {n}'s content holds what run_tool returned, but rewritten: the content is the "
                         "tool's result as it is, the same string)")
@@ -437,6 +479,12 @@ MESSAGES_RULES = (
     Rule("a JSON string is not an object, even one that holds an object's JSON (encoded twice): not run",
          _encoded_twice, _messages_hint),
     Rule('empty arguments ("") are no arguments: the tool runs with {}', _empty_arguments, _messages_hint),
+    Rule("an object with spaces or line breaks around it is a JSON object all the same: the tool runs",
+         _padded_objects, _messages_hint),
+    Rule("every call runs, one that asks the same as another (the same tool and arguments) too", _repeated_calls,
+         _messages_hint),
+    Rule("the content is what run_tool returned as it is, spaces and line ends around it too", _padded_results,
+         _messages_hint),
 )
 
 

@@ -195,6 +195,10 @@ def _answers(rng: random.Random) -> Iterator[tuple]:
         yield (question, limit, (*before, _final_step(rng, order_id)))
     # "Final Answer:" with nothing after it: parse_step reads "" (not None), the model's answer all the same
     yield ("订单 88231 能退吗？", 3, (ORDER_STEP, "Thought: 没什么可说的。\nFinal Answer:"))
+    # a Thought that mentions "final answer:" in lower case is no answer: parse_step reads the Action after it
+    yield ("Where is the parcel of order 88231?", 3, (
+        "Thought: I have no final answer: yet, so I check the order.\nAction: queryOrder\nAction Input: 88231\n",
+        FINAL_STEP))
 
 
 def _answers_too_late(rng: random.Random) -> Iterator[tuple]:
@@ -301,8 +305,15 @@ def _loop_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
         return "(limit=0 allows no round: test the counter before each model call, not after it)"
     if answer == "" and returned != "":
         return '(an empty "Final Answer:" is still the answer: parse_step reads "", so test `is not None`)'
+    if 0 < made < calls and made <= len(args[2]) and _answer_in_other_case(args[2][made - 1]):
+        return (f"(it ended in round {made}, whose reply parse_step reads no Final Answer in: `final answer:` in "
+                "lower case is none)")
     if made > calls:
         return "(more calls than rounds: does the counter move every round?)"
+    last = parse_step(args[2][made - 1]) if 0 < made <= len(args[2]) else None
+    if made < calls and last is not None and last.action is None and last.final_answer is None:
+        return (f"(it stopped in round {made}, whose reply has no Action and no Final Answer: that round throws in the "
+                "seed, counts once, and the loop goes on)")
     if made < calls and all(_works(reply) for reply in args[2]):
         return "(fewer calls, though every tool worked: does the loop stop before `limit` rounds?)"
     if made < calls:
@@ -314,10 +325,20 @@ def _loop_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
     return "(return the model's final answer as it is)"
 
 
+def _answer_in_other_case(reply: str) -> bool:
+    """Whether `reply` writes "final answer:" in another case than parse_step reads, and parse_step reads none."""
+    return "final answer:" in reply.lower() and parse_step(reply).final_answer is None
+
+
 def _works(reply: str) -> bool:
     """Whether `reply` asks for a tool of the check's registry that answers (not missing, not raising)."""
     action = parse_step(reply).action
     return action is not None and action.tool_name != RAISING_TOOL and _tools().get(action.tool_name) is not None
+
+
+def _throws(reply: str) -> bool:
+    """Whether the seed's round throws on `reply`: no Final Answer, and no tool of the check's registry that answers."""
+    return parse_step(reply).final_answer is None and not _works(reply)
 
 
 def _own_text_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
@@ -400,6 +421,9 @@ def check_fixed_seed_loop(fixed_seed_loop: Callable | None) -> None:
         if calls > expected_calls:
             _fail(exercise, f"{where}, your loop made {calls} model calls, expected {expected_calls}: "
                             "limit rounds means limit model calls (mind < and <=)")
+        if calls < expected_calls and not any(_throws(reply) for reply in replies):
+            _fail(exercise, f"{where}, your loop stopped after {calls} model calls, expected {expected_calls}, though "
+                            "no round threw: does it stop before `limit` rounds (mind < and <=)?")
         if calls < expected_calls:
             _fail(exercise, f"{where}, your loop stopped after {calls} model calls, expected {expected_calls}: "
                             "does a round that throws move the counter twice?")
@@ -491,11 +515,13 @@ def _ways(prices: tuple[float, float], done: Sequence[tuple[int, int]]) -> tuple
 
 
 # One kind of token's cost in floats, (tokens, price per million) -> yuan, the million divided out of the product, of
-# the token count first, or of the price first.
+# the token count first, or of the price first; or the product, or the token count, times 1e-6.
 _TERMS = (
     lambda tokens, price: tokens * price / 1_000_000,
     lambda tokens, price: tokens / 1_000_000 * price,
     lambda tokens, price: tokens * (price / 1_000_000),
+    lambda tokens, price: tokens * price * 1e-6,
+    lambda tokens, price: tokens * 1e-6 * price,
 )
 
 
@@ -517,6 +543,7 @@ def _float_costs(prices: tuple[float, float], done: Sequence[tuple[int, int]]) -
     yield from (sum(order) for order in itertools.permutations((p * prices[0] + c * prices[1]) / 1_000_000
                                                                 for p, c in done))
     yield (totals[0] * prices[0] + totals[1] * prices[1]) / 1_000_000
+    yield (totals[0] * prices[0] + totals[1] * prices[1]) * 1e-6
 
 
 # How near the budget an exact cost must be for float rounding to decide the verdict: a few float operations are
@@ -674,13 +701,16 @@ def _stop_or_none(verdicts: tuple) -> str | None:
 
 def _show_budget(args: tuple) -> str:
     yuan, prices, usages, asks, _ = args
-    return (f"CostBudget({yuan:g}, {prices[0]:g}, {prices[1]:g}), calls of (prompt, completion) tokens "
-            f"{_brief(list(usages), 60)}, asked after {_brief(list(asks), 20)}")
+    return (f"CostBudget({yuan:g}, {prices[0]:g}, {prices[1]:g}), (prompt, completion) tokens "
+            f"{_brief(list(usages), 34)}, asked after {_brief(list(asks), 18)}")
 
 
 def _budget_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
     yuan, prices, usages, asks, _ = args
     for calls, want, have in zip(asks, expected, got):
+        stopped = next((before for before, said in zip(asks, got) if said and before <= calls), None)
+        if want and not have and stopped is not None:
+            return f"(stop after {stopped} call(s), then go on after {calls}: money spent stays spent)"
         if want != have:
             exact = _cost(prices, usages[:calls])
             spent = f"{float(exact):.6f}"

@@ -231,6 +231,9 @@ def _other_shapes(rng: random.Random) -> Iterator[tuple]:
     yield ("Thought: 查物流。\nAction: queryLogistics [SF1234567890] 先查",)
     # The mirror: text before the name. The value is not name[input] as a whole either: read_action reads "I".
     yield ("Action: I will use queryOrder[88231]",)
+    # Nothing after its ]: not even a full stop, so read_action reads the value (its first word, all of it).
+    yield ("Thought: I need the order before I can answer.\nAction: queryOrder[88231].",)
+    yield ("Thought: 客户问包裹到哪了，先查一下物流再回答。\nAction: queryLogistics[SF1234567890]。",)
 
 
 def _lesson_replies(rng: random.Random) -> Iterator[tuple]:
@@ -268,6 +271,9 @@ def _bracket_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return "(the input runs from the first [ to the last ], on every line)"
     if "[" in expected[0][0] and "]" not in expected[0][0] and "[" not in got[0][0]:
         return "(no ] closes it, so it is not name[input]: read it as read_action does)"
+    if re.search(r"\][^\]]+$", expected[0][0]) and "[" not in got[0][0]:
+        return ("(text follows the last ]: the value as a whole is not name[input], so read_action reads it; a full "
+                "stop too)")
     if "[" in got[0][0] and not expected[0][0].isascii():
         return f"(the name ends at the first [, whatever letters it is in: here {expected[0][0]})"
     if "[" in got[0][0]:
@@ -329,6 +335,32 @@ def _input_lines_after_brackets(rng: random.Random) -> Iterator[tuple]:
     yield (_reply(rng, f"{tool}[{_plain_input(rng)}]", f"Action Input: {_plain_input(rng)}"),)
 
 
+def _line_break_before_the_bracket(rng: random.Random) -> Iterator[tuple]:
+    """A line break between the name and its `[`: not a space or a tab, so not name[input] (read_action reads it)."""
+    yield ("Thought: 先查订单。\nAction: queryOrder\n[88231]",)
+    yield ("Thought: I need the policy.\nAction: searchKnowledge\n[退货 政策]",)
+
+
+def _line_break_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    got = _as_reading(got)
+    if isinstance(got, tuple) and got[0] is not None and expected[0] is not None and got[0][1] != expected[0][1]:
+        return "(a line break is neither a space nor a tab: the value is not name[input], so read_action reads it)"
+    return None
+
+
+def _observations_mentioned(rng: random.Random) -> Iterator[tuple]:
+    """A Thought that mentions `Observation:` mid-line: no key, so the step goes on (my_tolerant's sections)."""
+    yield ("Thought: The Observation: above says signed, so I refund it.\nAction: applyRefund[88231]",)
+    yield ("Thought: 上一个 Observation: 显示已签收。\nAction: queryLogistics[SF1234567890]",)
+
+
+def _mention_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    got = _as_reading(got)
+    if isinstance(got, tuple) and expected[0] is not None and got[0] is None:
+        return "(only an Observation key at the start of a line ends the step: a Thought that mentions one goes on)"
+    return None
+
+
 def _input_line_hint(args: tuple, expected: Any, got: Any) -> str | None:
     got = _as_reading(got)
     if isinstance(got, tuple) and expected[0] is not None and got[0] is not None and got[0][0] == expected[0][0]:
@@ -354,6 +386,10 @@ BRACKET_RULES = _with_hint((
          "`Action Input:` after it, nothing after an Observation", _as_my_tolerant_reads, _my_tolerant_hint),
     Rule("an `Action Input:` after `name[input]` is the Action's input all the same, in place of the brackets'",
          _input_lines_after_brackets, _input_line_hint),
+    Rule("only spaces or tabs may stand between the name and its `[`: after a line break it is not name[input]",
+         _line_break_before_the_bracket, _line_break_hint),
+    Rule("an Observation ends the step only as a key at the start of a line, as in my_tolerant: a Thought that "
+         "mentions `Observation:` goes on", _observations_mentioned, _mention_hint),
 )
 
 
@@ -523,6 +559,9 @@ def _otherwise(rng: random.Random) -> Iterator[tuple]:
     # parse_step's answer wherever it is, after an Observation too, and running to the end past one
     yield ('Thought: t\nObservation: {"a": 1}\nFinal Answer: It was signed for.',)
     yield ('Thought: t\nFinal Answer: It was signed for.\nObservation: {"a": 1}',)
+    # parse_step reads `Final Answer:` only as written: a lower-case or full-width-colon one is no answer
+    yield ("Thought: Done.\nfinal answer: It was signed for.",)
+    yield ("Thought: 好了。\nFinal Answer：已签收。",)
 
 
 def _action_names(text: str) -> list[str]:
@@ -560,6 +599,8 @@ def _action_first_hint(args: tuple, expected: Any, got: Any) -> str | None:
         if names and not names[-1]:
             return "The last 'Action:' names nothing, so there is no action (lesson 05): parse_step's answer stands."
         return "Only an 'Action:' at the start of a line is an action."
+    if expected == (None, None) and got[0] is None and got[1] is not None:
+        return "parse_step reads 'Final Answer:' only as written: a lower-case or full-width-colon one is no answer."
     if (expected[0] is not None and got[0] is not None and expected[0][0] != got[0][0]
             and isinstance(got[0][0], str) and got[0][0] and expected[0][0].startswith(got[0][0])):
         return "parse_step keeps the whole value as the tool name, not only its first word."
@@ -585,6 +626,50 @@ def _action_first_hint(args: tuple, expected: Any, got: Any) -> str | None:
     return None
 
 
+def _empty_finals(rng: random.Random) -> Iterator[tuple]:
+    """`Final Answer:` with nothing after it: parse_step reads the answer '' (not None), so the Action wins."""
+    yield ("Thought: I need the order first.\nAction: queryOrder\nAction Input: 88231\nFinal Answer:",)
+    yield ("Thought: 先查物流。\nAction: queryLogistics\nAction Input: SF1234567890\nFinal Answer:   \n",)
+
+
+def _empty_final_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    got = _as_reading(got)
+    if isinstance(got, tuple) and expected[0] is not None and got[0] is None and got[1] == "":
+        return "parse_step reads an empty 'Final Answer:' as the answer '' (not None): the Action still wins."
+    return None
+
+
+def _observation_lines(rng: random.Random) -> Iterator[tuple]:
+    """An `Observation:` key as split_keyed_lines reads it: on an indented line, and on the reply's first line."""
+    yield (("Thought: I need the order.\nAction: queryOrder\nAction Input: 88231\n"
+            '  Observation: {"orderId":"88231","status":"已签收"}\nAction: applyRefund\nAction Input: 88231\n'
+            "Final Answer: Refunded."),)
+    yield (('Observation: {"orderId":"88231","status":"已签收"}\nThought: Signed, so I refund it.\n'
+            "Action: applyRefund\nAction Input: 88231\nFinal Answer: 已退款。"),)
+
+
+def _observation_line_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if _as_reading(got) != expected:
+        return ("An 'Observation:' key ends the step as split_keyed_lines reads it: on an indented line, or on "
+                "the reply's first line, too.")
+    return None
+
+
+def _observations_as_written(rng: random.Random) -> Iterator[tuple]:
+    """A bold, lower-case or full-width-colon `Observation:` is no key: it ends no step."""
+    for key in ("**Observation:**", "observation:", "Observation："):
+        yield (("Thought: I need the order.\nAction: queryOrder\nAction Input: 88231\n"
+                f'{key} {{"orderId":"88231","status":"已签收"}}\nAction: applyRefund\nAction Input: 88231\n'
+                "Final Answer: Refunded."),)
+
+
+def _observation_as_written_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if _as_reading(got) != expected:
+        return ("An 'Observation:' counts only as written, as split_keyed_lines reads it: a bold, lower-case or "
+                "full-width-colon one ends no step.")
+    return None
+
+
 def _whole_names(rng: random.Random) -> Iterator[tuple]:
     """The tool name is the whole value of the Action line, as parse_step reads it, not its first word."""
     yield ("Action: queryOrder (to see when)\nAction Input: 88231\nFinal Answer: done",)
@@ -603,7 +688,14 @@ ACTION_FIRST_RULES = _with_hint((
     Rule("the last `Action:` wins, as in lesson 05, even when it names nothing: then there is no action, and "
          "parse_step's answer stands", _empty_last_actions),
     Rule("the Action's tool name is as parse_step reads it: the whole value of the `Action:` line", _whole_names),
-), _action_first_hint)
+), _action_first_hint) + (
+    Rule("a `Final Answer:` with nothing after it is a final answer too (parse_step reads ''): the Action wins",
+         _empty_finals, _empty_final_hint),
+    Rule("an `Observation:` line ends the step as split_keyed_lines reads it: an indented one, or the first line, too",
+         _observation_lines, _observation_line_hint),
+    Rule("an `Observation:` counts only as written: a bold, lower-case or full-width-colon one ends no step",
+         _observations_as_written, _observation_as_written_hint),
+)
 
 
 @grades("Exercise 2", spec=Spec(ACTION_FIRST_RULES))

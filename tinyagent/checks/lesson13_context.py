@@ -153,6 +153,9 @@ def _parcels_that_mention_an_error(rng: random.Random) -> Iterator[tuple]:
     # the word alone as a value ("error" in quotes in the text): still no "error" key, so it is folded
     yield (_parcel("SF2045318876", [("2026-06-29 08:10:00", "快件已揽收"), ("2026-06-30 06:02:00", "error")],
                    "顺丰速运", "error"),)
+    # a status that says something went wrong (异常, "exception"), in Chinese: still no "error" key, so it is folded
+    yield (_parcel("YT3318840572", [("2026-06-30 10:25:00", "快件到达上海转运中心"), ("2026-06-30 14:40:00", "派送失败，联系不上收件人")],
+                   "圆通速递", "异常"),)
 
 
 FOLD_RULES = (
@@ -205,12 +208,36 @@ def _compact_json(value: Any) -> str | None:
         return f"it returned text that is not JSON: {_brief(value, 40)}"
     if isinstance(data, dict) and "error" in data:
         return None  # compared word for word with the Observation
+    if isinstance(data, dict) and (wrong := _fold_form(data)):
+        return wrong
     if value != _compact(data):
         if value.strip() == _compact(data):
             return "the fold has whitespace around it (a newline?): return the compact JSON text alone"
         if "\\u" in value:
             return "the fold's Chinese is written as \\u escapes: ensure_ascii=False keeps it readable (and shorter)"
         return 'the fold is not compact JSON: separators=(",", ":") leaves out the spaces after , and :'
+    return None
+
+
+def _fold_form(data: dict) -> str | None:
+    """What is wrong with a fold's form whatever the parcel (a key missing, `latest` or `traces` of another type),
+    so that a failure says so, not the first sentence, about the ids, whose inputs show it first."""
+    if isinstance(data.get("traces"), list) and "latest" not in data:
+        return None  # the parcel as it came, not folded: the rules' hint says so
+    if not _FOLD_KEYS <= set(data):
+        return f"The fold has the keys {sorted(data)}; expected {sorted(_FOLD_KEYS)}."
+    latest, count = data["latest"], data["traces"]
+    if not isinstance(count, (int, float)) or isinstance(count, bool):
+        return f"traces is {_brief(count, 30)}: it is how many traces there were, a number."
+    if isinstance(latest, str) and latest not in ("", "null", "None"):
+        with contextlib.suppress(ValueError):
+            if isinstance(json.loads(latest), dict):
+                return "`latest` is the trace itself (an object), not JSON text inside the JSON."
+        return '`latest` is the whole trace, {"time": ..., "desc": ...}, not a string.'
+    if latest and not isinstance(latest, (dict, str)):
+        return '`latest` is the trace as an object, {"time": ..., "desc": ...}.'
+    if isinstance(latest, dict) and latest and set(latest) != {"time", "desc"}:  # every trace the check makes
+        return "`latest` is the whole trace, as it was: its time and its desc, no more."
     return None
 
 

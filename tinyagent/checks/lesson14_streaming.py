@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import random
 import re
 from collections.abc import Callable, Iterator
@@ -276,6 +277,9 @@ def _pieces_safe_to_show(rng: random.Random) -> Iterator[tuple]:
     for _ in range(4):
         stop = list(own.choice(_STOPS))
         yield (_reply(own, run_on=False).splitlines(keepends=True), stop, "at once")
+    # an end that starts a stop string only when case is ignored cannot start it: a stop string matches as written
+    yield (["Thought: I will obs", "erve the order first.\n", "Action: queryOrder\n"], ["Observation:"], "at once")
+    yield (["Thought: 先查订单。\nfinal", " check, then answer.\n"], ["\nFinal Answer:"], "at once")
 
 
 def _pieces_after_the_stop(rng: random.Random) -> Iterator[tuple]:
@@ -292,11 +296,16 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
     """What a wrong cut most likely did, judged from what came out."""
     pieces, stop = args[0], args[1]
     text = "".join(pieces)
+    if isinstance(got, str) and got != expected and got.endswith(expected) and not text.startswith(
+            got[: len(got) - len(expected)]):
+        return "— an earlier call's text came first: keep held text local."
     if not isinstance(got, str) or got == expected or not text.startswith(got[:1]):
         return None  # right (another sentence failed), or nothing like the text: no guess
     after = text[len(got):] if text.startswith(got) else ""
     cut_at = [s for s in stop if after.startswith(s)]
     earliest = [s for s in stop if text[len(expected):].startswith(s)]
+    if why := _later_of_two(pieces, stop, expected, got, earliest):
+        return why
     if why := _slip(pieces, stop, expected, got, earliest):
         return why
     if earliest and 0 < len(got) - len(expected) < len(earliest[0]) and earliest[0].startswith(got[len(expected):]):
@@ -315,18 +324,26 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
     if expected.startswith(got):
         if len(expected) < len(text) and got == expected.rstrip():
             return "— keep the text before the stop string as it is: no strip()."
+        if len(expected) < len(text):  # a stop string cuts it: what is missing comes right before it
+            return ("— the text before the stop string must all come out: yield text[:at], then return (what a "
+                    "generator returns is not yielded).")
         return "— what was held back must come out when the stream ends."
     read = ["".join(pieces[:k]) for k in range(1, len(pieces) + 1)]
     if any(so_far[:-1] == got and any(s not in so_far for s in stop) for so_far in read):
         return "— str.find gives -1 for a stop string that is not there: leave those out of min()."
     whole = [s for s in stop if s in got and any(s in piece for piece in pieces)]
     if whole:
-        return f"— {shown(whole[0])} came through whole: every stop string counts."
+        at = got.find(whole[0])
+        mid_line = at > 0 and got[at - 1] != "\n" and not whole[0].startswith("\n")
+        return (f"— {shown(whole[0])} came through whole: every stop string counts"
+                + (", mid-line too." if mid_line else "."))
     if len(got) > len(expected):
         if earliest and len(earliest[0]) > min(len(s) for s in stop):
             return "— every stop string counts; one split across pieces must still be found, the longest too."
         return "— a stop string split across pieces must still be found."
-    return "— only a stop string ends the text."
+    if "".join(got.split()) == "".join(expected.split()):
+        return "— spaces went missing: keep every piece, one of only spaces too."
+    return "— keep every character of the pieces as it came: only a stop string changes the text, by ending it."
 
 
 def _as_pattern(stop: list[str]) -> re.Pattern | None:
@@ -338,6 +355,20 @@ def _as_pattern(stop: list[str]) -> re.Pattern | None:
         return re.compile("|".join(stop))
     except re.error:
         return None
+
+
+def _later_of_two(pieces: list[str], stop: list[str], expected: str, got: str, earliest: list[str]) -> str | None:
+    """A cut at a stop string that starts after the earliest one (two that overlap, each searched on its own): the
+    text up to the later one came out in one yield once the earliest was complete, not held back and let out."""
+    text = "".join(pieces)
+    later = [s for s in stop if text[len(got):].startswith(s) and s not in earliest]
+    if not (later and earliest and len(got) > len(expected) and isinstance(got, _Joined) and text.startswith(got)):
+        return None
+    end = len(expected) + len(earliest[0])
+    completed = next((k for k in range(1, len(pieces) + 1) if len("".join(pieces[:k])) >= end), len(pieces))
+    if len(_out_by(got, completed - 1)) > len(expected) or sum(read >= completed for read in got.taken) > 1:
+        return None  # its start came out too early, or was let out after the cut: _slip tells those
+    return f"— {shown(earliest[0])} comes before {shown(later[0])}: every stop string counts, the earliest cuts."
 
 
 def _out_by(got: _Joined, taken: int) -> str:
@@ -385,6 +416,13 @@ def _slip(pieces: list[str], stop: list[str], expected: str, got: str, earliest:
 def _held_back(args: tuple, expected: Any, got: Any) -> str | None:
     if got == expected:
         return None
+    pieces, stop = args[0], args[1]
+    for k in range(1, len(pieces)):
+        so_far = "".join(pieces[:k])
+        end = so_far[_safe_end(so_far.lower(), [s.lower() for s in stop]):]
+        if end and not _could_go_on(so_far, stop) and got == f"held back {shown(end)} at piece {k + 1}":
+            return (f"— a stop string starts only as written, case and all (as cut_at_stop finds it): {shown(end)} "
+                    "cannot start one.")
     return "— text comes out at once; hold back only what could start a stop string."
 
 
@@ -600,6 +638,13 @@ def _streams_without_usage(rng: random.Random) -> Iterator[tuple]:
 _IN_ORDER = "— the order is (text, finish_reason, usage)."
 
 
+def _json_of(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
 def _text_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if got is None and expected == "":
         return "— no chunk carries content here (a tool call): the text is '', not None."
@@ -614,9 +659,11 @@ def _finish_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return _IN_ORDER
     if expected is None:
         return "— no chunk has one here: return None, not a default."
+    if isinstance(got, (list, tuple)) and expected in got:
+        return "— return the finish_reason itself, one string (or None), not a list of them."
     last = chunks[-1]["choices"] if chunks else []
     if got is None and last and last[0].get("finish_reason") == expected:
-        return '— it is choice["finish_reason"], beside delta.'
+        return '— it is choice["finish_reason"], beside delta, in the chunk that has it (here the last one).'
     if got is None:  # read from delta, or from the last chunk only: None either way, so name both places
         return '— it is choice["finish_reason"], beside delta, in the chunk that has it, not always the last chunk.'
     return "— it comes in the chunk that has it, not always the last chunk."
@@ -632,6 +679,8 @@ def _usage_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return "— the server sent none, so say so (None); never make counts up."
     if isinstance(got, int) and isinstance(expected, dict):
         return "— return the usage dict, not one count."
+    if isinstance(got, str) and isinstance(expected, dict) and _json_of(got) == expected:
+        return "— return the usage as the dict it is in the chunk, not as JSON text."
     if isinstance(got, dict) and isinstance(expected, dict) and got.items() < expected.items():
         return "— return the usage as the server sent it, every key (prompt_tokens_details too)."
     if got is None and not any(choice.get("finish_reason") for chunk in chunks for choice in chunk["choices"]):

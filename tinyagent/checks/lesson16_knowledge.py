@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import random
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -97,6 +98,9 @@ def _cut_texts(rng: random.Random) -> Iterator[tuple]:
     for _ in range(14):
         size, overlap = _sized(rng)
         yield (_text(rng, rng.randint(1, 4 * size + 10)), size, overlap)
+    # a window of only spaces or line ends is a window too (no draws: the later rules' inputs stay as they were)
+    yield ("退货须知如下" + "\n" * 4 + "七天无理由退货。", 4, 1)
+    yield ("Refunds:" + " " * 4 + "1-3 days.", 4, 2)
 
 
 def _ends(rng: random.Random) -> Iterator[tuple]:
@@ -138,6 +142,11 @@ def _window_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return "— an empty text has no windows: return []."
     if any(len(piece) > size for piece in got):
         return f"— a window is longer than size ({size})."
+    if got in ([piece for piece in expected if piece.strip()], [piece.strip() for piece in expected],
+               [piece.strip() for piece in expected if piece.strip()]):
+        return "— a window is the text as it is, spaces and line ends too: strip none, and keep one of only spaces."
+    if any("\n" in piece for piece in expected) and not any("\n" in piece for piece in got):
+        return "— the text is cut as one string: a window may hold a line end (\\n) and run on into the next line."
     if len(got) > len(expected) and got[: len(expected)] == expected:
         return "— the last window lies inside the one before: stop once a window reaches the end of the text."
     if len(got) < len(expected) and set(got) == set(expected):
@@ -147,6 +156,10 @@ def _window_hint(args: tuple, expected: Any, got: Any) -> str | None:
             for errors in ("ignore", "replace")):
         return "— size and overlap count characters, not bytes: cut the str itself, not text.encode()."
     step = size - overlap
+    rebuilt = "".join(piece if n == 0 else piece[overlap:] for n, piece in enumerate(got))
+    if (len(rebuilt) == len(text) and rebuilt != text and got == _windows(rebuilt, size, overlap)) or (
+            got == _windows(unicodedata.normalize("NFKC", text), size, overlap)):
+        return "— the windows are in the right places, but some characters are not the text's: cut it as it is."
     if any(len(piece) < size for piece in got[:-1]) and all(
             piece and piece == text[n * step : n * step + len(piece)] for n, piece in enumerate(got)):
         # every window starts where it should, one before the last ends early: text[start : start + size - 1]
@@ -156,6 +169,9 @@ def _window_hint(args: tuple, expected: Any, got: Any) -> str | None:
             and got[-1] == text[-size:]):
         return (f"— the last window was made size ({size}) long: it may be shorter, as it starts size - overlap = "
                 f"{size - overlap} characters after the one before and runs to the end of the text.")
+    if len(got) == len(expected) > 1 and got[:-1] == expected[:-1] and text.endswith(got[-1]):
+        return (f"— the last window starts size - overlap = {size - overlap} characters after the one before too, and "
+                "runs to the end of the text.")
     if len(got) > 1 and got[1] != text[size - overlap : 2 * size - overlap]:
         return f"— each window starts size - overlap = {size - overlap} characters after the one before."
     if len(got) < len(expected):
@@ -236,8 +252,19 @@ def _stop_words_kept(args: tuple, expected: Any, got: Any) -> str | None:
             "are left out.")
 
 
+def _least_first(args: tuple, expected: Any, got: Any) -> str | None:
+    """An order by the right counts, least first (sorted without reverse=True)."""
+    question, passages = args
+    terms = query_terms(question)
+    ascending = sorted(range(len(passages)), key=lambda n: _terms_held(terms, passages[n]))
+    if got == expected or got != " ".join(f"#{n + 1}" for n in ascending):
+        return None
+    return "— most first: the passage that holds the most terms comes first (sorted(..., reverse=True))."
+
+
 def _in_order_hint(args: tuple, expected: Any, got: Any) -> str | None:
-    return _ties_reordered(args, expected, got) or _stop_words_kept(args, expected, got)
+    return _ties_reordered(args, expected, got) or _stop_words_kept(args, expected, got) or _least_first(
+        args, expected, got)
 
 
 def rerank_cases() -> list[tuple[str, list, str]]:
@@ -478,6 +505,23 @@ def _in_titles(rng: random.Random) -> Iterator[tuple]:
         yield (question, [titled, _passage(rng, terms[:1], 2)])
 
 
+def _same_content(rng: random.Random) -> Iterator[tuple]:
+    """Passages with the same content under different headings: each holds its own heading's terms (an answer that
+    keeps its counts by content gives them all the last one's)."""
+    for question, items in (("退货运费", (("", "运费由买家承担"), ("售后 › 退货", "运费由买家承担"))),
+                            ("return item", (("", "the item in its box"), ("Policies › Return", "the item in its box"))),
+                            ("opened item reason", (("", "item"), ("Opened", "item"), ("Opened › Reason", "item")))):
+        yield (question, [Passage("Policies", content, 12.0 - n, 12.0 - n, "made-up.md", section, n)
+                          for n, (section, content) in enumerate(items, start=1)])
+
+
+def _counted_by_content(args: tuple, expected: Any, got: Any) -> str | None:
+    if got == expected:
+        return None
+    return ("— these passages have the same content under different headings: count each passage on its own, its "
+            "own heading too (not by its content).")
+
+
 def _twice_held(args: tuple, expected: Any, got: Any) -> str | None:
     """A term counted more than once: as often as it occurs, or once in the heading and again in the content
     (section and content counted apart and added); named by the order each gives that is the answer's."""
@@ -534,6 +578,8 @@ RERANK_RULES = (
     Rule("the document's title is not read: only search_terms(f\"{section} {content}\")", _in_titles,
          lambda args, expected, got: None if got == expected else f"— #1's title, {shown(args[1][0].title)}, is not "
                                                                   "part of the text a term is looked for in."),
+    Rule("each passage is counted on its own: two with the same content under different headings hold different "
+         "terms", _same_content, _counted_by_content),
 )
 
 

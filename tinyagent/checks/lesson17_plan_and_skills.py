@@ -57,6 +57,7 @@ def _plans_styled(rng: random.Random) -> Iterator[tuple]:
     yield ("计划：\n1) 查询订单 88231\n**2) 查询物流**",)
     yield ("1. 计算 2*3 的运费",)  # a single `*` is the step's own: only `**` come out
     yield ("    1. 查询订单 88231\n    2. 回复顾客",)  # an indent of more than 3 spaces is an indent too
+    yield ("1. 查询订单 88231\n2. 查询售后政策*",)  # a single `*` at a step's end (a footnote mark) stays too
 
 
 def _styled_missed(args: tuple, expected: list, got: list) -> str | None:
@@ -120,6 +121,9 @@ def _plans_with_notes(rng: random.Random) -> Iterator[tuple]:
     # A line that starts with `.` or `)` but no number is a note too.
     yield ("1. 查询订单 88231\n...\n2. 查询售后政策",)
     yield ("1. Look up order 88231\n) and its parcel, if it has one\n2. Answer the customer",)
+    # a note's number is no step's: a note that starts with a number that does not go up ends nothing
+    yield ("1. 查询订单 88231\n2. 查询物流\n1 件商品已签收\n3. 回复顾客",)
+    yield ("1. Look up order 88231\n2. Track its parcel\n2 days ago it was signed for\n3. Answer the customer",)
 
 
 _BOLD_LINE = re.compile(r"(?m)^\*\*\d+[.)] .*\*\*$")
@@ -150,6 +154,8 @@ def _note_read_as_step(args: tuple, expected: list, got: list) -> str | None:
     notes = [line for line in args[0].splitlines() if _NOTE_LINE.match(line)]
     if any(isinstance(step, str) and step and step in line and step not in expected for step in got for line in notes):
         return "— a line starting with a number but no `.` or `)` after it is a note, not a step."
+    if notes and isinstance(got, list) and 0 < len(got) < len(expected) and got == expected[:len(got)]:
+        return "— a note does not end the list, even one that starts with a number that does not go up."
     return None
 
 
@@ -162,6 +168,9 @@ def _texts_without_steps(rng: random.Random) -> Iterator[tuple]:
     yield ("\u200b\n  \n🙂",)
     for _ in range(4):
         yield ("\n".join(rng.choice(_NOTES) for _ in range(rng.randint(1, 4))),)
+    # the shapes parse_plan reads besides (Step 2's cell): a line that starts with 第 or Step starts with no number
+    yield ("第1步：查询订单 88231\n第2步：查询物流",)
+    yield ("Step 1: look up order 88231\nStep 2: answer the customer",)
 
 
 def _steps_with_spaces(rng: random.Random) -> Iterator[tuple]:
@@ -183,11 +192,15 @@ def _steps_with_spaces(rng: random.Random) -> Iterator[tuple]:
     yield ("计划：\n**1.** Look up order 88231 **\n**2.**  ** Answer the customer",)
     yield ("1. 查询订单 88231\u3000\n\u30002. 回复顾客",)  # U+3000, the full-width space, is a space too
     yield ("1. 查询订单.\n2. 回复顾客。",)  # a step's own `.` or `。` at its end stays
+    yield ("1. Look up order  88231\n2. 回复顾客：\t已处理",)  # only the spaces around a step go: those inside stay
 
 
 def _step_text_cut(args: tuple, expected: list, got: list) -> str | None:
     if why := _spaces_left(args[0], expected, got):
         return why
+    if isinstance(got, list) and len(got) == len(expected) and got != expected and all(
+            isinstance(have, str) and have.split() == want.split() for have, want in zip(got, expected)):
+        return "— only the spaces around a step come off: the spaces inside it stay as they are."
     if "\u3000" in args[0] and got != expected:
         return "— U+3000, the full-width space, is a space too (in an indent as well): `\\s` and str.strip() know it."
     if isinstance(got, list) and len(got) == len(expected) and any(
@@ -322,6 +335,11 @@ def _one_part(rng: random.Random) -> Iterator[tuple]:
     yield ("Refund 88231, then tell me the policy too.",)
     yield ("订单 88231 也没到",)  # 也 ("too") joins no parts
     yield ("订单 88231 和发票都要查",)  # nor does 和 ("and")
+    # what the package's needs_plan counts besides (the exercise's Markdown says so): one part here
+    yield ("88231 到哪了？能退吗？",)  # two question marks
+    yield ("订单 88231 的物流查一下，顺便问下发票怎么开",)
+    yield ("Refund 88231 please. Besides, how do I get an invoice",)
+    yield ("订单 88231 以及发票",)
 
 
 def _joiner_missed(args: tuple, expected: object, got: object) -> str | None:
@@ -337,6 +355,11 @@ def _other_words_joined(args: tuple, expected: object, got: object) -> str | Non
         return None
     if re.search(r"\b(and|then|too)\b", args[0]):
         return "— only 另外, 还有 and \"also\" join parts: not \"and\", \"then\" or \"too\"."
+    if more := [word for word in ("以及", "顺便", "同时", "此外", "besides", "in addition", "as well as")
+                if word in args[0].lower()]:
+        return f"— {more[0]} is the package's joining word, not the rule's: only 另外, 还有 and \"also\" join parts."
+    if len(re.findall(r"[?？]", args[0])) >= 2:
+        return "— the rule counts no question marks (the package's needs_plan does): only ids and its three words."
     if words := [word for word in ("和", "也") if word in args[0]]:
         return f"— {' and '.join(words)} {'is no joining word' if len(words) == 1 else 'are no joining words'}: only 另外, 还有 and \"also\" join parts."
     return None

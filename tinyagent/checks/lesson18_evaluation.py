@@ -45,6 +45,11 @@ def check_eval_task(my_task: Any) -> None:
     except ValueError as refused:
         empty = " An empty fact is in every answer, so it would check nothing." if "" in my_task.facts else ""
         _fail(exercise, f"evaluate() would refuse your task: {refused}.{empty}")
+    for field in ("tools", "may_also_call", "refunds", "facts"):  # 'queryOrder ' fails a right run, and its
+        # failure reads oddly: "queryOrder  was not called; queryOrder was called"
+        if spaced := [item for item in getattr(my_task, field) if item != item.strip()]:
+            _fail(exercise, f"{field} holds {shown(spaced[0])}, with spaces around it: a tool's name, an order id or "
+                            f"a fact is written without them, {shown(spaced[0].strip())}")
 
     # The careful classroom model gets it right (tests/test_exercises.py shows it): its run must pass.
     result, refunds = run_on_fresh_shop(my_task.question, "text", LlmClient.classroom())

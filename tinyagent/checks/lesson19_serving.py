@@ -326,6 +326,9 @@ def _mistake_seen(text: str, expected: list, got: list) -> str | None:
         return "Two blocks alike are two events: keep each, in order."
     if got == _misread(text, named_is_an_event=True):
         return "A block with an event: line but no data: line is no event."
+    if re.search(r"^data: ?$", text, re.MULTILINE) and got == _misread(
+            text, is_data=lambda line: line.startswith("data:") and line[len("data:"):].removeprefix(" ") != ""):
+        return "A data: line with nothing after it is a data: line too: it adds an empty line ('') to the data."
     spaced = [field for field in ("event", "data") if got == _misread(text, **_with_a_space(field))]
     if not spaced and got == _misread(text, **_with_a_space("event"), **_with_a_space("data")):
         spaced = ["event", "data"]
@@ -514,6 +517,44 @@ def _last_block_dropped(args: tuple, expected: list, got: list) -> str | None:
         return "The end of the text ends the last block too: it is an event even with no blank line after it."
     return _first_difference(args, expected, got)
 
+
+def _names_with_spaces_inside(rng: random.Random) -> Iterator[tuple]:
+    """Names with spaces inside them: all the text after event:, stripped only around it, is the name."""
+    yield ('event: tool call\ndata: {"name": "queryOrder"}\n\n',)
+    yield ('event:  reply  delta \ndata: {"text": "It is"}\n\n',)
+    yield ('event: 订单 更新\ndata: {"orderId": "88231"}\n\nevent:\tapproval\trequested\ndata: {}\n\n',)
+
+
+def _spaces_inside_cut(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where a name lost the spaces inside it (or the words after its first), that."""
+    for (name, _), (right_name, _) in zip([tuple(pair) for pair in got], expected):
+        if isinstance(name, str) and name != right_name and (name.split() == right_name.split()
+                                                             or right_name.startswith(name)):
+            return (f"Event name {_brief(name, 25)}, expected {_brief(right_name, 25)}: the name is all the text "
+                    "after event:, stripped only around it: the spaces inside it stay.")
+    return _first_difference(args, expected, got)
+
+
+def _lines_not_quite_fields(rng: random.Random) -> Iterator[tuple]:
+    """Lines that are not event: or data: lines, though they look like them: indented ones, and ones with a
+    full-width colon (：). Each is another field's, skipped."""
+    yield (' data: {"text": "indented"}\ndata: {"text": "kept"}\n\n',)
+    yield ("event: end\n\tevent: ping\ndata: done\n\n",)
+    yield ("event：end\ndata: x\n\ndata：{\"a\": 1}\ndata: y\n\n",)
+
+
+def _not_quite_a_field(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where the answer read an indented line, or one with a full-width colon, as an event:
+    or data: line, that."""
+    lines = re.split(r"\r\n|\r|\n", args[0])
+    if any(line[:1] in (" ", "\t") and line.lstrip().startswith(("event:", "data:")) for line in lines):
+        return ("A line is an event: or data: line only when it starts with event: or data: itself: an indented "
+                "line is another field's, skipped (do not strip a line before you look at its start).")
+    if any(line.startswith(("event：", "data：")) for line in lines):
+        return "Only the ASCII colon makes a field's line: event：end (a full-width ：) is another field's, skipped."
+    return _first_difference(args, expected, got)
+
+
 SSE_RULES = (
     Rule("one space after data: is not data; any other space is (data:  x is ' x')", _one_space_only, _spaces_hint),
     Rule("a blank line ends a block; each block with data is one (name, data) pair, in order", _named_streams,
@@ -544,6 +585,10 @@ SSE_RULES = (
          _names_without_data, _first_difference),
     Rule("field names are case-sensitive: an Event: or Data: line is another field's, skipped",
          _fields_in_another_case, _first_difference),
+    Rule("a name is all the text after event:, spaces inside it too ('event: tool call' names 'tool call')",
+         _names_with_spaces_inside, _spaces_inside_cut),
+    Rule("a line that only looks like an event: or data: line is another field's, skipped: an indented one "
+         "(' data: x'), one with a full-width colon ('data：x')", _lines_not_quite_fields, _not_quite_a_field),
 )
 
 

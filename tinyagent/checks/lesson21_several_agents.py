@@ -297,6 +297,8 @@ def _tool_lists(rng: random.Random) -> Iterator[tuple]:
 def _spaced_runs(rng: random.Random) -> Iterator[tuple]:
     yield ((), SCOPE_ALLOWED, ("spaced", " queryOrder", "88231"))  # the registry strips a tool's name
     yield (("getForecast",), ("getForecast", "queryOrder"), ("spaced", "getForecast ", "北京 明天"))
+    # a tab or a line end around the name is stripped too, as str.strip() strips it
+    yield ((), SCOPE_ALLOWED, ("spaced", "queryOrder\t", "88231"))
 
 
 def _other_cases(rng: random.Random) -> Iterator[tuple]:
@@ -352,6 +354,8 @@ def _scope_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
         return f"{name.strip()} is no tool of the registry: its error names the tools allowed too."
     if got.what.startswith("not the registry"):
         return "Hold the registry's own tools (registry.get(name)): they keep their zh descriptions."
+    if name.strip(" ") != name.strip():
+        return f"The registry strips {shown(name)} to {name.strip()}: strip(), not strip(' ')."
     if name != name.strip():
         return f"The registry strips {shown(name)} to {name.strip()}: strip the name before you compare."
     return None
@@ -563,6 +567,14 @@ def _rain_words(rng: random.Random) -> Iterator[tuple]:
     hours = [{"hour": "15:00", "condition": "overcast", "condition_zh": "阴", "rain_chance_pct": 70},
              {"hour": "16:00", "condition": "cloudy", "condition_zh": "多云", "rain_chance_pct": 60}]
     yield ({"start": "15:00", "end": "16:30"}, {"hours": hours})
+    # shower as the spec writes it, singular: a shower is rain as showers are (English alone decides)
+    hours = [{"hour": "10:00", "condition": "cloudy", "condition_zh": "多云"},
+             {"hour": "11:00", "condition": "a passing shower", "condition_zh": ""}]
+    yield ({"start": "10:30", "end": "11:30"}, {"hours": hours})
+    # the English alone decides when the Chinese has no 雨 (a thunderstorm is 雷暴): both fields are read
+    hours = [{"hour": "14:00", "condition": "thunderstorm", "condition_zh": "雷暴"},
+             {"hour": "15:00", "condition": "cloudy", "condition_zh": "多云"}]
+    yield ({"start": "14:00", "end": "15:00"}, {"hours": hours})
 
 
 def _cases(rng: random.Random) -> Iterator[tuple]:
@@ -588,7 +600,10 @@ def _start_hint(args: tuple, expected: bool, got: object) -> str | None:
 
 def _rain_hint(args: tuple, expected: bool, got: object) -> str | None:
     if expected is True and got is False:
-        return "Each word alone is rain: rain, shower, storm or drizzle in condition, 雨 in condition_zh."
+        said = [hour.get("condition", "").lower() for hour in _covered(*args) if _rainy(hour)]
+        singular = next((f" ({condition!r} holds shower, not showers)" for condition in said
+                         if "shower" in condition and "showers" not in condition), "")
+        return f"Each word alone is rain: rain, shower, storm or drizzle in condition, 雨 in condition_zh{singular}."
     if expected is False and got is True and any(h.get("rain_chance_pct", 0) >= 50
                                                  for h in args[1]["hours"]):
         return "Rain is in the condition's words, not in rain_chance_pct."

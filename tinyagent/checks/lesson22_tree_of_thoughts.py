@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import numbers
 import random
 from collections.abc import Callable, Iterator
@@ -116,6 +117,9 @@ def _side_effects(rng: random.Random) -> Iterator[tuple]:
     yield (Candidate("Pay.", "checkout", "88231", None, False, ()),)
     # queryOrder ran, whatever its input
     yield (Candidate("Refund.", "applyRefund", '{"orderId":"88231"}', None, False, (("queryOrder", ""),)),)
+    # a name in another case is another tool (one the model misspelt: it ran nothing), not queryOrder
+    yield (Candidate("Refund.", "applyRefund", '{"orderId":"88231"}', None, False, (("queryorder", "88231"),)),)
+    yield (Candidate("通知客户", "sendMessage", "您的退款已提交", None, False, (("QueryOrder", "88232"),)),)
 
 
 def _first_rule_first(rng: random.Random) -> Iterator[tuple]:
@@ -154,6 +158,13 @@ def _repeats(rng: random.Random) -> Iterator[tuple]:
     for tool_input, before in (("Return Policy", "return policy"), ("退货政策", "退货 政策"),
                                ("return policy", "return policy ")):
         yield (Candidate("Again.", "searchKnowledge", tool_input, None, True, (("searchKnowledge", before),)),)
+    # the same JSON written with other spaces or another key order is another input, character for character
+    yield (Candidate("Refund again.", "applyRefund", '{"orderId":"88231"}', None, False,
+                     (("queryOrder", "88231"), ("applyRefund", '{"orderId": "88231"}'))),)
+    yield (Candidate("Refund again.", "applyRefund", '{"orderId": "88231", "reason": "质量问题"}', None, False,
+                     (("queryOrder", "88231"), ("applyRefund", '{"reason": "质量问题", "orderId": "88231"}'))),)
+    # the same input to a tool named in another case: another tool, so no repeat
+    yield (Candidate("Look it up.", "queryOrder", "88231", None, True, (("queryorder", "88231"),)),)
 
 
 def _everything_else(rng: random.Random) -> Iterator[tuple]:
@@ -175,14 +186,20 @@ def _rule_hint(args: tuple, expected: float, got: object) -> str | None:
     if _a_score(got) is not None:
         return None  # the shape's own message says it
     call = (candidate.tool_name, candidate.tool_input or "")
+    if got == 0.2 and expected == 1.0 and candidate.tool_name is not None and not any(
+            tool.casefold() == candidate.tool_name.casefold() or text == (candidate.tool_input or "")
+            for tool, text in candidate.history):
+        return ("No call in candidate.history has this tool or this input, so it is no repeat (only the branch's "
+                "own history counts, nothing kept from other candidates).")
     if got == 0.0 and candidate.read_only and call not in candidate.history:
         return ("Only a tool that changes something (read_only False) waits for queryOrder: this one is "
                 "read-only.")
     if expected == 0.0 and got == 0.2:
         return "Rule 1 comes first: before queryOrder, a side effect scores 0.0 even when it repeats."
-    near = [tool for tool, _ in candidate.history if tool != "queryOrder" and tool.startswith("queryOrder")]
+    near = [tool for tool, _ in candidate.history
+            if tool != "queryOrder" and tool.casefold().startswith("queryorder")]
     if expected == 0.0 and near:
-        return f"{near[0]} is another tool: look for queryOrder in candidate.history by its whole name."
+        return f"{near[0]} is another tool: look for queryOrder in candidate.history by its whole name, as written."
     if expected == 0.0:
         return "Read candidate.read_only (not the tool's name), and look for queryOrder in candidate.history."
     if expected == 0.2:
@@ -192,7 +209,7 @@ def _rule_hint(args: tuple, expected: float, got: object) -> str | None:
                 "its text.")
     if candidate.tool_name is None:
         return "A Final Answer has no tool: nothing in it can change the shop."
-    if not candidate.read_only:
+    if not candidate.read_only and got == 0.0:
         return ("Once queryOrder has run on the branch (whatever its input), a side effect is scored like any "
                 "other step.")
     loose = [text for tool, text in candidate.history
@@ -200,11 +217,27 @@ def _rule_hint(args: tuple, expected: float, got: object) -> str | None:
     if got == 0.2 and loose:
         return (f"A repeat needs the same tool and the same input, character for character: "
                 f"{candidate.tool_input!r} is not {loose[0]!r}.")
+    data = _as_data(candidate.tool_input or "")
+    same_data = [text for tool, text in candidate.history
+                 if tool == candidate.tool_name and data is not None and _as_data(text) == data]
+    if got == 0.2 and same_data:
+        return (f"A repeat needs the same input, character for character, not the same JSON data: "
+                f"{candidate.tool_input!r} is not {same_data[0]!r}.")
+    if got == 0.2 and any(tool.casefold() == (candidate.tool_name or "").casefold() for tool, _ in candidate.history):
+        return "A repeat needs the same tool, by its name as written: queryorder is not queryOrder."
     return "A repeat needs the same tool and the same input."
 
 
 def _loosely(text: str) -> str:
     return "".join(text.split()).casefold()
+
+
+def _as_data(text: str) -> object:
+    """An input read as JSON (None when it is not JSON): what an answer that compares inputs as data compares."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 RULE_RULES = (
@@ -300,9 +333,9 @@ def _beam(exercise: str, keep_best: Callable[[list[Node], int], list[Node]]) -> 
     def kept(spec: tuple, width: int) -> _Kept:
         nodes = _nodes(spec)
         given = list(nodes)
-        before = [dataclasses.astuple(node) for node in nodes]  # every field: a node marked ("why") is changed too
+        before = [_state(node) for node in nodes]  # every field: a node marked ("why") is changed too
         result = keep_best(given, width)
-        if given != nodes or [dataclasses.astuple(node) for node in nodes] != before:
+        if given != nodes or [_state(node) for node in nodes] != before:
             _fail(exercise, "the spec says: leave the list you are given as it was\nmy_keep_best(nodes, width) "
                             "changed it (the list's order, or a node in it): return a new list, nodes untouched. "
                             f"The input: {_show_beam((spec, width))}")
@@ -315,6 +348,12 @@ def _beam(exercise: str, keep_best: Callable[[list[Node], int], list[Node]]) -> 
         return _Kept([node.id for node in result])
 
     return kept
+
+
+def _state(node: Node) -> tuple:
+    """What a node holds, to tell whether an answer changed it: every field, and the names of its attributes (an
+    attribute of the answer's own, `node.rank = 1`, is a change too)."""
+    return dataclasses.astuple(node), sorted(vars(node))
 
 
 def _node_id(rng: random.Random, depth: int, taken: set[str]) -> str:
@@ -391,9 +430,11 @@ def _beam_hint(args: tuple, expected: _Kept, got: _Kept) -> str | None:
     if len(ids) < len(want) and ids == want[:len(ids)]:
         return (f"It kept {len(ids)} node{'s' * (len(ids) != 1)} where there was room for {len(want)}: keep "
                 "min(width, len(nodes)); a low score or a tie is no reason to drop one.")
-    if len(want) == len(args[0]) and ids == [node_id for node_id, _, _, _ in args[0]]:
+    got_scores = [scores.get(one) for one in ids]
+    if len(want) == len(args[0]) and ids == [node_id for node_id, _, _, _ in args[0]] and \
+            got_scores != sorted(got_scores, reverse=True):
         return "Sort by score, highest first, even when every node fits."
-    if [scores.get(one) for one in ids] == [scores[one] for one in want]:
+    if got_scores == [scores[one] for one in want]:
         return "Best first; on a tie, the smaller depth, then the smaller order (a number: 9 before 12)."
     rounded = [node_id for node_id, *_ in sorted(args[0], key=lambda node: (-round(node[1], 2), node[2], node[3]))]
     if ids == rounded[:len(want)]:

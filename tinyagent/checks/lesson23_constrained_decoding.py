@@ -53,6 +53,7 @@ def _not_the_shape(rng: random.Random) -> Iterator[tuple]:
     yield (_letters(rng, 2) + _digits(rng, 5) + _letters(rng, 1) + _digits(rng, 4),)  # a letter among the digits
     yield ("88231",)  # the lesson's own order id
     yield ("S01234567890",)  # twelve long, but a digit in the second letter's place
+    yield ("SF12345678CN",)  # twelve long, but letters in the last two digits' places (a postal shape's end)
 
 
 def _wrong_counts(rng: random.Random) -> Iterator[tuple]:
@@ -396,6 +397,8 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if any(ch.isalpha() for ch in example) and all(_keeps_letters(one, example) for one in got) and \
             not any(_keeps_letters(one, example) for one in missed):
         return f"Any letter A-Z in a letter's place: {missed[0]} is shaped like {example}."
+    if len(users) > 1 and got == _reference_ids_seen([{"role": "user", "content": "".join(users)}], example):
+        return "Read every user message, each on its own: an id at a message's end does not run into the next."
     if _skipped_the_first(messages, example, got):
         return _SKIPPED_HINT
     observed = [text for text in users if text.startswith("Observation:")]
@@ -423,6 +426,9 @@ def _full_stops(rng: random.Random) -> Iterator[tuple]:
     # an id that ends a sentence: the full stop is not part of the word
     yield ([{"role": "user", "content": "Hello"},
             {"role": "user", "content": "It is SF2468013579. Or YT1357924680, I think"}], "SF1234567890")
+    # a full stop with no space after it ends the word too, before a letter or a Chinese character
+    yield ([{"role": "user", "content": "Orders 88232 and 88231.Thanks"}], "88231")
+    yield ([{"role": "user", "content": "运单YT1357924680和SF2468013579.谢谢"}], "SF1234567890")
 
 
 def _decimals(rng: random.Random) -> Iterator[tuple]:
@@ -509,8 +515,9 @@ def _places_hint(args: tuple, expected: list[str], got: object) -> str | None:
         return None
     said = " ".join(m["content"] for m in args[0] if m["role"] == "user").upper()
     missed = [one for one in expected if one not in got]
-    if got and missed and all(f"{one}." in said for one in missed):
-        return "An id may end a sentence: in 'SF2468013579.' the full stop is not part of the id."
+    if missed and all(f"{one}." in said for one in missed):
+        return (f"An id may end a sentence: in '{missed[0]}.' the full stop is not part of the id, whatever comes "
+                "after it.")
     if not got and re.fullmatch("[A-Za-z]*[0-9]*", args[1]) is None:
         return "Follow the example place by place: EA123456789CN has letters after its digits too."
     return _ids_hint(args, expected, got)
@@ -536,6 +543,19 @@ def _han_hint(args: tuple, expected: list[str], got: object) -> str | None:
     return _ids_hint(args, expected, got)
 
 
+def _ascii_digits(rng: random.Random) -> Iterator[tuple]:
+    # full-width digits (a Chinese keyboard's) and another script's are digits to \d and str.isdigit(), not 0-9
+    yield ([{"role": "user", "content": "订单８８２３１还没到，另一个是88232"}], "88231")
+    yield ([{"role": "user", "content": "My parcel is SF１２３４５６７８９０, or maybe YT2468013579"}], "SF1234567890")
+    yield ([{"role": "user", "content": "Order ٨٨٢٣١ or 88233"}], "88231")
+
+
+def _digits_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if isinstance(got, list) and any(isinstance(one, str) and re.search(r"[^\x00-\x7f]", one) for one in got):
+        return "Digits are 0 to 9 only: \\d (and str.isdigit()) take full-width ８ and other scripts' digits too."
+    return _ids_hint(args, expected, got)
+
+
 IDS_RULES = (
     Rule("the whole words shaped like `example` (letters as letters, digits as digits)", _shapes, _ids_hint),
     Rule("only the `user` messages (the customer's, the Observations), not the system's or the model's",
@@ -554,6 +574,8 @@ IDS_RULES = (
          _beside_marks, _marks_hint),
     Rule("a Chinese character is no Latin letter: in 运单号是1234567890 it ends the word, which holds no SF1234567890",
          _han_for_letters, _han_hint),
+    Rule("digits are 0 to 9 only: a full-width ８８２３１ (or another script's digits) is no id", _ascii_digits,
+         _digits_hint),
 )
 
 

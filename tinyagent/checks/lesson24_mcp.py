@@ -9,6 +9,7 @@ from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.registry import error_observation
 from tinyagent.toolkit.mcp_client import merged_names, observation_from_result
 
 # -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
@@ -87,6 +88,9 @@ def _written_another_way(expected: str, got: object, text: str | None = None) ->
     return "The same JSON, written another way: use error_observation(text)."
 
 
+# What an error with no text at all is made.
+_SAID_NOTHING = error_observation("the tool failed and said nothing")
+
 # When an answer returned the text of a result flagged "isError": true as it is (the flag not read).
 _FLAG_IGNORED = 'With "isError": true the text is made an error Observation: error_observation(text).'
 
@@ -153,6 +157,8 @@ def _error_kinds(rng: random.Random) -> Iterator[tuple]:
     yield ({"content": [dict(_OTHER_KINDS[2]), _text("Order 99999 was not found.")], "isError": True},)
     # the text with its [image] is no JSON object, even when the text part alone is an error object
     yield ({"content": [dict(_OTHER_KINDS[0]), _text('{"error":"x"}')], "isError": True},)
+    # an [image] alone is text: the error is error_observation("[image]"), not one that "said nothing"
+    yield ({"content": [dict(_OTHER_KINDS[0])], "isError": True},)
 
 
 def _error_kinds_hint(args: tuple, expected: str, got: object) -> str | None:
@@ -161,6 +167,8 @@ def _error_kinds_hint(args: tuple, expected: str, got: object) -> str | None:
         return why
     if got == expected:
         return None
+    if got == _SAID_NOTHING and text:
+        return "An error's other parts are shown too, as [image]: an [image] alone is text, not \"said nothing\"."
     if isinstance(got, str) and got.startswith("[") and not got.startswith('{"error"'):
         return "With [image] in it the text is no JSON object: make it error_observation(text)."
     if got == text:
@@ -181,6 +189,18 @@ def _spaces_are_text(rng: random.Random) -> Iterator[tuple]:
     # a text of spaces is text, not "said nothing"
     yield ({"content": [_text(" ")], "isError": True},)
     yield ({"content": [_text("\n")], "isError": True},)
+
+
+def _several_lines(rng: random.Random) -> Iterator[tuple]:
+    # an error object written over several lines (as json.dumps(..., indent=2) writes it) is one all the same
+    yield ({"content": [_text('{\n  "error": "not found"\n}')], "isError": True},)
+    yield ({"content": [_text('{\n  "error": "订单不存在：99999",\n  "hint": "请核对订单号"\n}')], "isError": True},)
+
+
+def _several_lines_hint(args: tuple, expected: str, got: object) -> str | None:
+    if got != expected and expected == _joined_text(args):
+        return "Read it with json.loads (a regex's . stops at a line end): pass it as it is."
+    return None
 
 
 def _error_key_hint(args: tuple, expected: str, got: object) -> str | None:
@@ -215,6 +235,8 @@ OBSERVATION_RULES = (
     Rule('only the key "error" counts ({"errorCode": …} is made an error too)', _error_key, _error_key_hint),
     Rule('an error whose text is only spaces has text: error_observation(" "), not "said nothing"', _spaces_are_text,
          _error_key_hint),
+    Rule('an error\'s JSON object with "error" over several lines is one too: the text itself',
+         _several_lines, _several_lines_hint),
 )
 
 
