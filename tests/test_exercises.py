@@ -333,6 +333,20 @@ def test_00_a_tool_name_in_another_case_is_named_in_both_exercises():
     fails(check_missing_order_prediction, "queryorder", True, says="a tool name is written exactly, 'queryOrder'")
 
 
+def test_00_a_tool_name_with_more_around_it_is_named():
+    # The class's name, snake_case, `Action:` or the input written with the name: each holds one tool's name, and
+    # was told only "not among the shop's tools".
+    fails(check_parcel_prediction, ["QueryOrderTool", "QueryLogisticsTool"],
+          says="a tool name is written exactly, 'queryOrder', 'queryLogistics'")
+    fails(check_parcel_prediction, ["Action: queryOrder", "Action: queryLogistics"],
+          says="a tool name is written exactly, 'queryOrder', 'queryLogistics'")
+    fails(check_missing_order_prediction, "queryOrder(99999)", True, says="a tool name is written exactly, "
+                                                                          "'queryOrder'")
+    with pytest.raises(ExerciseFailed) as failure:  # two names in one string: no one name is meant
+        check_parcel_prediction(["queryOrder, queryLogistics"])
+    assert "written exactly" not in str(failure.value)
+
+
 # -- 01 ---------------------------------------------------------------------------------------------
 LOGISTICS = {
     "trackingNo": "SF1234567890", "carrier": "顺丰速运", "status": "已签收",
@@ -587,6 +601,43 @@ def test_01_a_parcel_or_order_for_an_unrelated_number_is_not_told_to_compare_the
         with pytest.raises(ExerciseFailed) as failure:
             check(answer)
         assert "compare the whole" not in str(failure.value), str(failure.value)
+
+
+def test_01_a_tool_keeps_its_description_and_the_forgiving_one_its_name():
+    # On the lesson's own Tool, a tool that writes no description has "" (the base class's): the prompt shows the
+    # model nothing about it, and it passed. Exercise 2 checked no part of the contract: a tool renamed, or a class
+    # with invoke alone, passed.
+    lesson = lessons_own("01_tools.ipynb", "class Tool(ABC)", "import json", "def to_json",
+                         "class QueryOrderTool(Tool)")
+
+    class NoDescription(lesson["Tool"]):
+        name = "queryLogistics"
+
+        def invoke(self, input):
+            return QueryLogisticsTool().invoke(input)
+
+    class NameMethod(QueryLogisticsTool):  # a method where the name belongs
+        def name(self):
+            return "queryLogistics"
+
+    fails(check_toy_logistics_tool, NoDescription, says="its description is '': the prompt shows it to the model")
+    fails(check_toy_logistics_tool, NameMethod, says="its name is a method; write name = 'queryLogistics'")
+
+    forgiving = forgiving_tool_on(lesson["QueryOrderTool"])
+
+    class Renamed(forgiving):
+        name = "forgivingQueryOrder"
+
+    class InvokeOnly:
+        invoke = forgiving.invoke
+
+    class DescriptionEmptied(forgiving):
+        description = ""
+
+    fails(check_forgiving_query_order, Renamed, says="its name is 'forgivingQueryOrder'; the model writes "
+                                                     "`Action: queryOrder`")
+    fails(check_forgiving_query_order, InvokeOnly, says="InvokeOnly has no name and no description")
+    fails(check_forgiving_query_order, DescriptionEmptied, says="its description is ''")
 
 
 # -- 02 ---------------------------------------------------------------------------------------------
@@ -880,6 +931,58 @@ def test_02_capped_hints_name_the_slip():
     fails(check_capped_registry, DefaultOf1000, says="It kept 1000 characters: with no limit given, the limit is 2000")
 
 
+def test_02_a_tool_that_says_unknown_tool_is_still_a_real_tool():
+    class ToldByItsWords(CarefulRegistry):  # passed: no real tool the check ran said "unknown tool"
+        def execute(self, action):
+            observation = super().execute(action)
+            if "unknown tool" in observation:  # a tool's own plain text says it too: json.loads raises
+                data = json.loads(observation)
+                close = difflib.get_close_matches(action.tool_name.strip(), list(self.tools), n=1)
+                if close:
+                    data["did_you_mean"] = close[0]
+                return json.dumps(data, ensure_ascii=False)
+            return observation
+
+    fails(check_suggesting_registry, ToldByItsWords,
+          says="the spec says: a real tool's Observation is passed as it is, even one that says \"unknown tool\"")
+
+    class ToldByTheErrorsWords(CarefulRegistry):  # the lesson's error_kind way, on parsed JSON: still right
+        def execute(self, action):
+            observation = super().execute(action)
+            try:
+                data = json.loads(observation)
+            except ValueError:
+                return observation
+            if isinstance(data, dict) and str(data.get("error", "")).startswith("unknown tool"):
+                close = difflib.get_close_matches(action.tool_name.strip(), list(self.tools), n=1)
+                if close:
+                    data["did_you_mean"] = close[0]
+                return json.dumps(data)
+            return observation
+
+    assert passes(check_suggesting_registry, ToldByTheErrorsWords)
+
+
+def test_02_a_note_in_another_form_is_told_its_form():
+    def capped_with(note):
+        class Capped(CappedRegistry):
+            def execute(self, action):
+                observation = CarefulRegistry.execute(self, action)
+                if len(observation) <= self.limit:
+                    return observation
+                return observation[: self.limit] + note(len(observation) - self.limit)
+
+        return Capped
+
+    # each was told the note was not there, or only that it should come alone after the kept part
+    fails(check_capped_registry, capped_with(lambda cut: f"... [cut: {cut} more characters]"),
+          says="The note starts with …, one character (an ellipsis), not three full stops")
+    for note in (lambda cut: f"… [cut: {cut} more characters].", lambda cut: f"… [Cut: {cut} more characters]",
+                 lambda cut: f"…（已截去 {cut} 个字符）", lambda cut: f"… [cut: {cut:,} more characters]"):
+        fails(check_capped_registry, capped_with(note),
+              says="Its note is not in the form '… [cut: N more characters]': write it so, N in digits, nothing after")
+
+
 # -- 03 ---------------------------------------------------------------------------------------------
 def test_03_unknown_model():
     from tinyagent import NotFoundError
@@ -995,6 +1098,35 @@ def test_03_an_error_of_another_form_is_told_so_in_a_few_lines():
         assert passes(check_unknown_model, 404, error, body)
 
 
+def test_03_the_body_in_other_words():
+    from tinyagent import NotFoundError
+
+    try:
+        LlmClient.classroom("classroom-xl").chat([{"role": "user", "content": "hi"}])
+    except NotFoundError as exc:
+        error = exc
+    # were failed, though each names the body: the JSON body, full-width letters, a Chinese full stop, a "!"
+    for body in ("JSON body", "the JSON body", "ｂｏｄｙ", "body。", "Body!"):
+        assert passes(check_unknown_model, 404, error, body), body
+    # the body named in a phrase was asked which part holds "model", as if it named another part
+    for body in ('the "model" field in the body', "body (the model field)", "the body: model"):
+        fails(check_unknown_model, 404, error, body, says="names the body, the right part, in more words")
+
+
+def test_03_a_share_of_another_conversation_is_told_which_to_measure():
+    from tinyagent.shop import Shop, shop_registry
+
+    llm = LlmClient.classroom()
+    system = {"role": "system", "content": build_system_prompt(shop_registry(Shop(":memory:")), "zh")}
+    messages = [system, {"role": "user", "content": "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"}]
+    english = [{"role": "system", "content": build_system_prompt(shop_registry(Shop(":memory:")), "en")},
+               {"role": "user", "content": "The robot vacuum no longer docks. Order 88231."}]
+    with_prompt = llm.chat(english).usage["prompt_tokens"]
+    share = (with_prompt - llm.chat(english[1:]).usage["prompt_tokens"]) / with_prompt
+    # the right formula on the English round: was told only the formula
+    fails(check_prompt_share, share, llm, messages, says="the two prompt_tokens counts of `messages` give")
+
+
 # -- 04 ---------------------------------------------------------------------------------------------
 def count_invented_observations(text):
     return sum(1 for line in text.splitlines() if line.strip().startswith("Observation:"))
@@ -1037,6 +1169,20 @@ def test_04_invented_counter():
         return count
 
     fails(check_invented_counter, stops_at_the_answer, says="also one after a `Final Answer:` line")
+
+    # passed while no generated reply held a key written another way, or a blank line before an Observation
+    def loose_key(text):  # lesson 05's loose regex: 'Observation : {}' (a space before the colon) read as a key
+        return len(re.findall(r"^\s*Observation\s*:", text, re.MULTILINE))
+
+    def bold_stripped(text):  # each line stripped of its '*' too: '**Observation:** x' read as a key
+        return sum(1 for line in text.splitlines() if line.strip().strip("*").startswith("Observation:"))
+
+    def first_paragraph_only(text):  # the reply read up to its first blank line
+        return count_invented_observations(text.split("\n\n")[0])
+
+    fails(check_invented_counter, loose_key, says="not 'Observation :'")
+    fails(check_invented_counter, bold_stripped, says="a bold `**Observation:**`) is none")
+    fails(check_invented_counter, first_paragraph_only, says="however many a run-on reply invents")
 
 
 def pretended_tools(text):
@@ -1136,6 +1282,21 @@ def test_04_pretended_calls():
         return [line[len("Action:"):].strip() for line in lines[:end] if line.startswith("Action:")]
 
     fails(check_pretended_calls, stops_at_the_answer, skipped, says="also one after a `Final Answer:` line")
+
+    # passed while no generated reply held a key written another way, or a name with a full stop after it
+    def loose_key(text):  # lesson 05's loose regex, without its prefix trap: 'Action : queryOrder' read as a key
+        return [name.strip() for name in re.findall(r"^\s*Action\s*:(?! *Input)(.*)$", text, re.MULTILINE)]
+
+    def bold_stripped(text):  # each line stripped of its '*' too: '**Action:** getCurrentTime' read as a key
+        lines = [line.strip().strip("*") for line in text.splitlines()]
+        return [line[len("Action:"):].strip("* ") for line in lines if line.startswith("Action:")]
+
+    def full_stop_dropped(text):  # 'Action: queryOrder。' read as queryOrder
+        return [name.rstrip(".。") for name in pretended_tools(text)]
+
+    fails(check_pretended_calls, loose_key, skipped, says="not 'Action :'")
+    fails(check_pretended_calls, bold_stripped, skipped, says="a bold `**Action:**`) is none")
+    fails(check_pretended_calls, full_stop_dropped, skipped, says="a full stop after it stays")
 
 
 # -- 05 ---------------------------------------------------------------------------------------------
@@ -1238,6 +1399,24 @@ def test_05_parser_stops_at_observation():
 
     fails(check_parser_stops_at_observation, nameless_action, says="an `Action:` with no name is no action")
 
+    # passed while no generated reply held a key with a space before its colon (lesson 05's loose regex)
+    def loose_keys(text):  # 'Action : x', 'Observation : x' and 'Final Answer : x' read as keys
+        keys = r"(?m)^(\s*)(Action Input|Action|Observation|Final Answer)\s+:"
+        return my_parse(re.sub(keys, r"\1\2:", text), stop_at_observation=True)
+
+    def loose_observation(text):  # only the cut is loose: 'Observation : {...}' ends the step
+        if FINAL in text:
+            return my_parse(text)
+        return my_parse(re.split(r"^\s*Observation\s*:", text, maxsplit=1, flags=re.MULTILINE)[0])
+
+    for loose in (loose_keys, loose_observation):
+        fails(check_parser_stops_at_observation, loose, says="'Action :', 'Observation :' or 'Final Answer :' is none")
+
+    def lines_stripped(text):  # its own scanner strips every line: a JSON input's indentation is lost
+        return my_parse("\n".join(line.strip() for line in text.splitlines()), stop_at_observation=True)
+
+    fails(check_parser_stops_at_observation, lines_stripped, says="keep a value's lines as written, indented too")
+
 
 def final_answer_anchored(text):
     lines = text.splitlines()
@@ -1322,6 +1501,12 @@ def test_05_anchored_final_answer():
         return answer if answer is None else answer.strip("`").strip()
 
     fails(check_anchored_final_answer, fence_dropped, says="the answer is everything after it to the end of the text")
+
+    def loose_key(text):  # passed while no generated reply held 'Final Answer :' (a space before the colon)
+        match = re.search(r"^\s*Final\s*Answer\s*:(.*)", text, re.MULTILINE | re.DOTALL)
+        return match.group(1).strip() if match else None
+
+    fails(check_anchored_final_answer, loose_key, says="'Final Answer :', with a space before the colon, is none")
 
 
 # -- 06 ---------------------------------------------------------------------------------------------
@@ -1513,6 +1698,93 @@ def test_06_a_model_called_twice_per_chat_is_told_so():
             return self.llm.chat(messages, **options)
 
     fails(check_counting_llm, AsksTwice, says="call it once per call of chat()")
+
+
+def test_06_a_reply_recorded_twice_is_replayed_twice():
+    # "answers every call with the next recorded reply": a retry's reply equal to the one before is still the next.
+    import copy
+
+    class SkipsRepeats(Replayer):  # drops a reply equal to one already in the list
+        def __init__(self, replies):
+            self.replies = []
+            for reply in replies:
+                if reply not in self.replies:
+                    self.replies.append(reply)
+
+    class CopiesThem:  # equal copies, handed back by position: right, a reply twice included
+        def __init__(self, replies):
+            self.replies, self.at = [copy.deepcopy(reply) for reply in replies], 0
+
+        def chat(self, messages, **options):
+            self.at += 1
+            return self.replies[self.at - 1]
+
+    fails(check_record_replay, Recorder, SkipsRepeats, run_loop, says="Replayer(replies) answers every call")
+    assert passes(check_record_replay, Recorder, CopiesThem, run_loop)
+
+
+def test_06_a_replayer_wrong_on_its_own_is_told_so_not_of_two():
+    # Skipping an empty reply is wrong for one Replayer alone: not told to keep its place on self.
+    class SkipsEmpty(Replayer):
+        def chat(self, messages, **options):
+            reply = self.replies.pop(0)
+            while not reply.text and self.replies:
+                reply = self.replies.pop(0)
+            return reply
+
+    fails(check_record_replay, Recorder, SkipsEmpty, run_loop,
+          says="'call 1 answered with reply 2' Hand back the next reply on each call")
+
+
+def test_06_a_retry_answered_from_a_cache_is_not_passed_on():
+    # A retry sends the same messages again: a wrapper that answers it from a cache of its own never asks the model,
+    # and is told that, not that it kept the wrong usage or reply.
+    class CachedCounting(CountingLlm):
+        def __init__(self, llm):
+            super().__init__(llm)
+            self.cache = {}
+
+        def chat(self, messages, **options):
+            key = json.dumps(messages, ensure_ascii=False)
+            if key not in self.cache:
+                self.cache[key] = self.llm.chat(messages, **options)
+            self.usages.append(self.cache[key].usage)
+            return self.cache[key]
+
+    class CachedRecorder(Recorder):
+        def __init__(self, llm):
+            super().__init__(llm)
+            self.cache = {}
+
+        def chat(self, messages, **options):
+            key = json.dumps(messages, ensure_ascii=False)
+            if key not in self.cache:
+                self.cache[key] = self.llm.chat(messages, **options)
+            self.replies.append(self.cache[key])
+            return self.cache[key]
+
+    fails(check_counting_llm, CachedCounting, says="the model called 1 times' Call the model once per call of chat()")
+    fails(check_record_replay, CachedRecorder, Replayer, run_loop,
+          says="the model called 1 times' Call the model once per call of chat()")
+
+
+def test_06_a_reply_made_anew_is_told_so():
+    # A ChatResult of the learner's own (the text stripped, fields copied over) is not "the ChatResult, not its text".
+    from tinyagent import ChatResult
+
+    class Rebuilds(CountingLlm):
+        def chat(self, messages, **options):
+            reply = super().chat(messages, **options)
+            return ChatResult(reply.text.strip(), reply.finish_reason, reply.usage)
+
+    class ReplaysRebuilt(Replayer):
+        def chat(self, messages, **options):
+            reply = self.replies.pop(0)
+            return ChatResult(reply.text, reply.finish_reason, reply.usage)
+
+    fails(check_counting_llm, Rebuilds, says="returned a new ChatResult' Hand back the model's reply itself")
+    fails(check_record_replay, Recorder, ReplaysRebuilt, run_loop,
+          says="answered with a new ChatResult' Hand back the model's reply itself")
 
 
 # -- classroom-only checks say why they are skipped ------------------------------------------------
@@ -1891,6 +2163,27 @@ def test_07_wrong_answers_by_kind():
     fails(check_typed_logistics_tool, typed_logistics(stripped_first), says="look the number up as given")
     fails(check_typed_logistics_tool, typed_logistics(error_names_it_stripped),
           says="Its error is '运单不存在：SF1234567890', not '运单不存在： SF1234567890'")
+
+
+def test_07_a_number_in_full_width_is_not_tidied():
+    # "the number as it was given, not tidied": ＳＦ１２３４５６７８９０ or YT２４６８… is no number the shop has;
+    # NFKC (or full-width digits turned into ASCII ones) finds a parcel for it.
+    import unicodedata
+
+    def nfkc_first(tracking_no, latest_only):
+        parcel = SHOP_07.get_logistics(unicodedata.normalize("NFKC", tracking_no))
+        if parcel is None:
+            return {"error": f"运单不存在：{tracking_no}"}
+        return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
+
+    def ascii_digits(tracking_no, latest_only):
+        parcel = SHOP_07.get_logistics("".join(str(int(c)) if c.isdigit() else c for c in tracking_no))
+        if parcel is None:
+            return {"error": f"运单不存在：{tracking_no}"}
+        return {**parcel, "traces": parcel["traces"][-1:]} if latest_only else parcel
+
+    for tidied in (nfkc_first, ascii_digits):
+        fails(check_typed_logistics_tool, typed_logistics(tidied), says="look the number up as given, not tidied")
 
 
 # -- 08 ---------------------------------------------------------------------------------------------
@@ -3426,6 +3719,55 @@ def test_12_token_window_too_few_turns_shows_what_they_cost():
             return kept
 
     fails(check_token_window, LeavesRoomForTheReply, says="tokens by message_tokens(), exactly max_tokens")
+
+
+def test_12_window_long_conversations_costs_per_session_and_turn_sizes():
+    class FromTheStore(FirstAndLast):  # a Session's turns() is its store's turns(session.id): right, read either way
+        def history(self, session):
+            turns = session.store.turns(session.id)
+            return turn_pairs(turns[:1] + turns[max(1, len(turns) - self.last):])
+
+    assert passes(check_first_and_last, FromTheStore)
+
+    class LastTenTurns(TokenWindow):  # looks at the last ten turns only: a longer conversation that fits is cut
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()[-10:]):
+                candidate = turn_pairs([turn]) + kept
+                if message_tokens(candidate) > self.max_tokens:
+                    break
+                kept = candidate
+            return kept
+
+    class CostsByNumber(TokenWindow):  # each turn's tokens kept on self by its number: session B gets A's counts
+        def __init__(self, max_tokens):
+            super().__init__(max_tokens)
+            self.costs = {}
+
+        def history(self, session):
+            kept, used = [], 0
+            for turn in reversed(session.turns()):
+                cost = self.costs.setdefault(turn.number, message_tokens(turn_pairs([turn])))
+                if used + cost > self.max_tokens:
+                    break
+                used += cost
+                kept = [turn, *kept]
+            return turn_pairs(kept)
+
+    class HistoryTokensGrowth(TokenWindow):  # a turn's size as the next turn's history_tokens minus its own
+        def history(self, session):
+            turns, kept, used = session.turns(), [], 0
+            for n in reversed(range(len(turns))):
+                later = turns[n + 1].history_tokens - turns[n].history_tokens if n + 1 < len(turns) else None
+                used += message_tokens(turn_pairs([turns[n]])) if later is None else later
+                if used > self.max_tokens:
+                    break
+                kept = [turns[n], *kept]
+            return turn_pairs(kept)
+
+    fails(check_token_window, LastTenTurns, says="a long conversation (11 to 20 turns) that all fits is kept whole")
+    fails(check_token_window, CostsByNumber, says="keep nothing of a session on self, not even its token counts")
+    fails(check_token_window, HistoryTokensGrowth, says="history_tokens is what the memory gave its run")
 
 
 # -- 13 · Context engineering -----------------------------------------------------------------------
@@ -5099,6 +5441,77 @@ def test_15_safe_eval_compares_the_number_not_its_kind():
     fails(check_safe_eval, always_a_float, says="a big base, or a big result, is computed when the exponent is 100 "
                                                 "or less\nsafe_eval(text) does not hold to it. Smallest failing "
                                                 "input: '(-123456789) ** 50'\nit raised OverflowError")
+
+
+def test_15_powers_refused_before_computed_long_sums_and_links_further_on():
+    """Passed before: wrong by the prose, right on every input the check drew."""
+
+    def computed_then_refused(text):  # the power worked out first, then refused: "refused, not computed"
+        def value(node):
+            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+                return node.value
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+                operand = value(node.operand)
+                return -operand if isinstance(node.op, ast.USub) else operand
+            if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+                left, right = value(node.left), value(node.right)
+                try:
+                    result = ARITHMETIC[type(node.op)](left, right)
+                except ZeroDivisionError:
+                    raise ValueError("division by zero") from None
+                if isinstance(node.op, ast.Pow) and abs(right) > 100:
+                    raise ValueError("the exponent is over 100")
+                return result
+            raise ValueError(f"{type(node).__name__} is not allowed")
+
+        try:
+            tree = ast.parse(text, mode="eval")
+        except SyntaxError:
+            raise ValueError("not an expression") from None
+        return value(tree.body)
+
+    fails(check_safe_eval, computed_then_refused,
+          says="is refused, not computed: the exponent is checked before the power is worked out")
+    fails(check_safe_eval, computed_then_refused, says="'10.0 ** 400'\nexpected ValueError, it raised OverflowError")
+
+    def longer_than_200(text):  # a cap on the input's length, as "safe" code often has: the spec sets none
+        if len(text) > 200:
+            raise ValueError("expression too long")
+        return safe_eval(text)
+
+    fails(check_safe_eval, longer_than_200, says="computed, at any length\nsafe_eval(text) does not hold to it")
+
+    def nearest_existing_folder(workspace, path):  # the path, and the deepest part of it that exists, only
+        if not path or path.startswith(("/", "~", "\\")) or ":" in path or ".." in path.split("/"):
+            return False
+        full = Path(workspace, path)
+        while not full.exists() and full != Path(workspace):
+            full = full.parent
+        return not (Path(workspace, path).is_symlink() or full.is_symlink())
+
+    def itself_and_its_folder(workspace, path):  # the path and the folder it is in: a link two steps up is missed
+        if not path or path.startswith(("/", "~", "\\")) or ":" in path or ".." in path.split("/"):
+            return False
+        return not (Path(workspace, path).is_symlink() or Path(workspace, path).parent.is_symlink())
+
+    for answer in (nearest_existing_folder, itself_and_its_folder):
+        fails(check_inside_workspace, answer, says="no symbolic link on the way, file or folder, wherever it points")
+        fails(check_inside_workspace, answer, says="on the way is a symbolic link.")
+    fails(check_inside_workspace, nearest_existing_folder, says="'./alias/todo.txt' (the link 'alias -> workspace/notes')")
+    fails(check_inside_workspace, itself_and_its_folder, says="'shared/草稿/new.txt' (the link 'shared -> outside')")
+
+    def tries_writing_there(workspace, path):  # makes a file to see if it may write, then deletes it
+        inside = inside_workspace(workspace, path)
+        folder = Path(workspace, path).parent
+        if inside and folder.is_dir():
+            probe = folder / ".probe"
+            probe.touch()
+            probe.unlink()
+        return inside
+
+    # told before: "its result cannot be read (IndexError reading it): _Changed(made=(), gone=())"
+    fails(check_inside_workspace, tries_writing_there,
+          says="it changed the workspace (wrote in a folder, then took it away): only look")
 
 
 # -- 16 · Knowledge -----------------------------------------------------------------------------------
@@ -8578,6 +8991,34 @@ def test_20_part_lessons_all_wrong_in_six_lines():
     every_one_13 = {name: 13 for name in FRAMEWORK_PARTS}  # ran past six lines, cut: every part's what-it-does
     fails(check_part_lessons, every_one_13, says="8 of 8 wrong: AgentExecutor is not lesson 13's part")
     fails(check_part_lessons, every_one_13, says="also wrong: with_structured_output (13), max_iterations (13)")
+
+
+def test_20_results_by_case_quotes_and_full_width_colons():
+    """Passed before: wrong by the prose (labels and results as written), right on every input the check drew."""
+
+    # the whole prompt read with re.IGNORECASE: the last Question: line found case-blind, so a result's next line
+    # "question: …" is taken for it; or every Observation: line found case-blind, so "observation: …" is a result
+    questions_any_case = _observations_in_with(prompt_reader=lambda scratchpad: re.findall(
+        r"(?m)^Observation:(.*)$", re.split(r"(?im)^question:", scratchpad)[-1]))
+    observations_any_case = _observations_in_with(prompt_reader=lambda scratchpad: re.findall(
+        r"(?im)^Observation:(.*)$", scratchpad))
+    fails(check_observations_in, questions_any_case,
+          says="only lines that start with Question: or Observation: are those lines\nobservations_in(body)")
+    fails(check_observations_in, questions_any_case,
+          says="It took a line not starting with Question: for the last Question: line.")
+    fails(check_observations_in, observations_any_case,
+          says="It read a line that does not start with Observation: as a result.")
+
+    def quotes_taken_off(body):  # each result "cleaned" of the quotes around it
+        return [text.strip().strip("\"'") for text in _solution_20_observations_in(body)]
+
+    fails(check_observations_in, quotes_taken_off, says='a message with role "tool": its content, each one')
+    fails(check_observations_in, quotes_taken_off, says="Result 1 lost its quotes: return the content as sent")
+
+    # the label with either colon, as Chinese text may write it: a customer's "Observation：…" read as a result
+    either_colon = _observations_in_with(label=("Observation:", "Observation："))
+    fails(check_observations_in, either_colon, says="begins with Observation: gives all the text after the label")
+    fails(check_observations_in, either_colon, says="'Observation：' (a full-width colon) is no label.")
 
 
 # -- 21 ---------------------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tinyagent.checks.generated import Spec
 from tinyagent.checks.reporting import _fail, _fresh_shop, _not_attempted, _passed, grades, shown
 from tinyagent.shop import shop_registry, shop_tools
@@ -9,9 +11,15 @@ from tinyagent.tools import Action
 
 
 def _written_exactly(names: list[str], known: list[str]) -> str:
-    """For names that are a shop tool's but for case: which names are meant (the registry looks a name up as it is
-    written), or "" when none is."""
-    meant = [tool for name in names for tool in known if tool.lower() == name.lower()]
+    """For names that are a shop tool's but for case, or that hold one tool's name among other characters (a
+    class name, snake_case, quotes, `Action:` or the input written with it): which names are meant (the registry
+    looks a name up as it is written), or "" when none is."""
+    meant = []
+    for name in names:
+        letters = re.sub(r"[^a-z]", "", name.lower())
+        held = [tool for tool in known if tool.lower() in letters]
+        if len(held) == 1:  # two tools in one name ("queryOrder, queryLogistics") are no one name meant
+            meant.extend(held)
     return f": a tool name is written exactly, {', '.join(map(shown, meant))}" if meant else ""
 
 

@@ -78,6 +78,26 @@ def _differs_in(expected: Any, got: Any) -> str | None:
     return f"It differs from the package's in {keys}." if keys else None
 
 
+def _holds_the_contract(exercise: str, cls: type, tool: Any, name: str, advice: str) -> None:
+    """The contract, not a class: the lesson writes its own `class Tool(ABC)` and the answer subclasses that one,
+    so a subclass of tinyagent's Tool (or of none) passes too, as long as it has the contract's three parts: the
+    name the model writes, a description the prompt shows (the lesson's Tool has "" until a tool says one), and
+    invoke. `advice`: how to get all three (the class the answer cell says to subclass)."""
+    lacks = [part for part in ("name", "description") if not hasattr(tool, part)]
+    if not callable(getattr(tool, "invoke", None)):
+        lacks.append("invoke(input)")
+    if lacks:
+        _fail(exercise, f"{cls.__name__} has no {' and no '.join(lacks)}: a tool has a name, a description and "
+                        f"invoke(input) -> str; {advice}")
+    if callable(tool.name):  # def name(self): a method is no name, and shown() would print its address
+        _fail(exercise, f"its name is a method; write name = {name!r} in the class: the model writes `Action: {name}`")
+    if tool.name != name:
+        _fail(exercise, f"its name is {shown(tool.name)}; the model writes `Action: {name}`")
+    if not isinstance(tool.description, str) or not tool.description.strip():
+        _fail(exercise, f"its description is {shown(tool.description)}: the prompt shows it to the model, so say "
+                        "what the tool does and what input it takes, as QueryOrderTool's description does")
+
+
 # -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
 _SPACES = (" ", "  ", "\t", "\n", "\r\n", " \n")
 
@@ -177,17 +197,8 @@ def check_toy_logistics_tool(QueryLogisticsTool: type | None) -> None:
     if QueryLogisticsTool is None:
         return _not_attempted(exercise, "Write class QueryLogisticsTool(Tool) in the cell above.")
     tool = _instance(exercise, QueryLogisticsTool)
-    # The contract, not a class: the lesson writes its own `class Tool(ABC)` and the answer subclasses that one,
-    # so a subclass of tinyagent's Tool (or of none) passes too, as long as it has the contract's three parts.
-    lacks = [part for part in ("name", "description") if not hasattr(tool, part)]
-    if not callable(getattr(tool, "invoke", None)):
-        lacks.append("invoke(input)")
-    if lacks:
-        _fail(exercise, f"{QueryLogisticsTool.__name__} has no {' and no '.join(lacks)}: a tool has a name, a "
-                        "description and invoke(input) -> str; write class QueryLogisticsTool(Tool), as the "
-                        "lesson's QueryOrderTool does")
-    if tool.name != "queryLogistics":
-        _fail(exercise, f"its name is {shown(tool.name)}; the model writes `Action: queryLogistics`")
+    _holds_the_contract(exercise, QueryLogisticsTool, tool, "queryLogistics",
+                        "write class QueryLogisticsTool(Tool), as the lesson's QueryOrderTool does")
     parcel = json.loads(_package_tool("queryLogistics").invoke(PARCEL))
     call = "invoke(text)"
     # One tool answers every input, as one tool object serves every round of a run.
@@ -337,6 +348,8 @@ def check_forgiving_query_order(ForgivingQueryOrderTool: type | None) -> None:
     if ForgivingQueryOrderTool is None:
         return _not_attempted(exercise, "Write class ForgivingQueryOrderTool in the cell above.")
     tool = _instance(exercise, ForgivingQueryOrderTool)
+    _holds_the_contract(exercise, ForgivingQueryOrderTool, tool, "queryOrder",
+                        "write class ForgivingQueryOrderTool(QueryOrderTool): the lesson's toy has all three")
     order = json.loads(_package_tool("queryOrder").invoke(ORDER))
     call = "invoke(text)"
     tried = agree_on(exercise, "check_forgiving_query_order", FORGIVING_RULES, tool.invoke, _toy_forgiving(order),

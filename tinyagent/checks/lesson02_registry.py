@@ -368,6 +368,23 @@ def _no_action(rng: random.Random) -> Iterator[tuple]:
     yield (None,)  # a reply with no Action: CarefulRegistry's error, never an exception
 
 
+# A registry whose echoText passes on what a service behind it said: a real tool, whatever its words.
+_ECHOES = ("echoText", "sendEmail", "queryOrder")
+
+
+def _says_unknown_tool(rng: random.Random) -> Iterator[tuple]:
+    """A real tool whose Observation, plain text, says "unknown tool" (the words of a service behind it): an answer
+    that tells CarefulRegistry's error by those words (`"unknown tool" in observation`) parses it as JSON, and
+    raises."""
+    for said_text in ("unknown tool: sendMail", "The mail service said: unknown tool. 请稍后再试"):
+        yield (_ECHOES, Action("echoText", said_text))
+
+
+def _says_unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    return (f"{shown(args[1].tool_name)} is a real tool, and it ran: its Observation is passed as it is, whatever it "
+            "says. Tell CarefulRegistry's error by what only it has (available_tools, or a name not in self.tools).")
+
+
 OTHER_REGISTRY = "a registry of other tools suggests among its own names only, never a tool it does not hold"
 
 SUGGESTION_RULES = (
@@ -385,6 +402,8 @@ SUGGESTION_RULES = (
     Rule(OTHER_REGISTRY, _other_registries, hint=_other_registry_hint),
     Rule("execute never raises: no Action at all (None) still gets CarefulRegistry's error", _no_action,
          hint=lambda args, expected, got: "Pass CarefulRegistry's error for it on as it is."),
+    Rule("a real tool's Observation is passed as it is, even one that says \"unknown tool\" (a tool's own words)",
+         _says_unknown_tool, hint=_says_unknown_tool_hint),
 )
 
 
@@ -493,6 +512,9 @@ CUT_NOTE = re.compile(r"\[cut: (\d+) more characters?\]\s*$")
 # (none between … and [, and "1 more character" are forgiven; spaces before it: `_note_spaces_forgiven`).
 _CUT_TAIL = re.compile(r"(.*?)… ?\[cut: (\d+) more characters?\]\s*\Z", re.DOTALL)
 _NOTE_ONLY = re.compile(r"\s*… ?\[cut: \d+ more characters?\]\s*")
+# What after the kept part is a note, in another form ('[Cut: …]', '(cut: …)', '… [cut: 1,112 …]', a full stop after
+# it, Chinese words): a hint says the form, not that there is no note.
+_A_NOTE = re.compile(r"cut|trunc|…|\.\.\.|截|省略", re.IGNORECASE)
 
 
 class EchoTool(Tool):
@@ -661,10 +683,15 @@ def _cut_hint(args: tuple, expected: Any, got: Any) -> str | None:
         if full[:limit] != full[:limit].rstrip() and got.startswith(full[:limit].rstrip()):
             return f"Keep the first {_characters_n(limit)} whole, whitespace at the cut too: do not strip it."
         return f"The kept part should be the first {_characters_n(limit)} of the Observation."
-    note = CUT_NOTE.search(got[limit:])
+    tail = got[limit:]
+    note = CUT_NOTE.search(tail)
+    if note is None and not full[limit:].startswith(tail) and _A_NOTE.search(tail):
+        return "Its note is not in the form '… [cut: N more characters]': write it so, N in digits, nothing after the ]."
     if note is None:
         return "It ends without a note such as '… [cut: N more characters]': the model cannot tell text is missing."
-    if _NOTE_ONLY.fullmatch(got[limit:]) is None:
+    if _NOTE_ONLY.fullmatch(tail) is None:
+        if tail.lstrip().startswith("..."):
+            return "The note starts with …, one character (an ellipsis), not three full stops: '… [cut: N more characters]'."
         return f"After the first {_characters_n(limit)} comes only the note, in the form '… [cut: N more characters]'."
     if int(note.group(1)) != len(full) - limit:
         return f"The note says {note.group(1)}, but {len(full) - limit} were cut ({len(full)} minus {limit} kept)."

@@ -5,6 +5,7 @@ from __future__ import annotations
 import decimal
 import numbers
 import re
+import unicodedata
 from typing import Any
 
 from tinyagent.checks.generated import Spec
@@ -47,9 +48,15 @@ def check_unknown_model(status: int | None, error: BaseException | None, check_f
                         "the headers or the body?")
     # "body", "the (request) body", or the body with its field named (body["model"], body.model, the body's "model"
     # field); one part, not two
-    named_body = r"(the )?(request )?body( ?\[ ?[\"']model[\"'] ?\]|\.model|'s [\"']?model[\"']? field)?"
-    # written in quotes or backticks, or as a sentence with its full stop, it names the same part
-    if not re.fullmatch(named_body, check_first.strip().strip("\"'`.").strip().lower()):
+    # ("the JSON body" too: the body is JSON)
+    named_body = r"(the )?((request|json) ){0,2}body( ?\[ ?[\"']model[\"'] ?\]|\.model|'s [\"']?model[\"']? field)?"
+    # written in quotes or backticks, or as a sentence with its full stop (. ! 。), it names the same part; full-width
+    # letters (ｂｏｄｙ, typed with a Chinese input method on) read as the letters they are
+    named = unicodedata.normalize("NFKC", check_first).strip().strip("\"'`.!。").strip().lower()
+    if not re.fullmatch(named_body, named):
+        if re.search(r"\bbody\b", named) and not re.search(r"url|header", named):
+            _fail(exercise, f"check_first={_brief(check_first, 40)} names the body, the right part, in more words: "
+                            "give the one word \"body\" (the spec's choices: \"url\", \"headers\" or \"body\").")
         _fail(exercise, f"check_first={_brief(check_first, 40)}: the error names the model, so the URL and the key "
                         "worked; which part of the request holds the \"model\" field? Give one of \"url\", "
                         "\"headers\" or \"body\".")
@@ -143,5 +150,6 @@ def check_prompt_share(share: float | None, llm: Any, messages: list[dict]) -> N
     if abs(share - truth) <= 0.05 and share == round(share, 1):
         _fail(exercise, f"share={share:g} is the share, {truth:.3f}, rounded too far: the check allows 0.01, so "
                         "give two decimals or more")
-    _fail(exercise, f"share={share:.2f} is not what the two prompt_tokens counts give; "
-                    "share = (with the prompt - without) / with the prompt")
+    # measured on another conversation (the English round), or counted another way (total_tokens, characters)
+    _fail(exercise, f"share={share:.2f} is not what the two prompt_tokens counts of `messages` give (the refund round, "
+                    "with and without its system message); share = (with the prompt - without) / with the prompt")

@@ -121,6 +121,8 @@ def _run_on_replies(rng: random.Random) -> Iterator[tuple]:
     # Observation lines one right after another: each is a line of its own, and counts.
     yield ("Action: a\nAction Input: 1\nObservation: {}\nObservation: {}",)
     yield (f"{STOPPED}Observation: {{}}\nObservation:\nObservation: 订单已签收",)
+    # Blank lines between the steps: every line of the reply is read, not only its first paragraph.
+    yield (f"{STOPPED}\nObservation: {{}}\n\nThought: 已签收。\nAction: applyRefund\n\nObservation: {{}}\n",)
 
 
 def _run_on_hint(args: tuple, expected: Any, got: Any) -> str | None:
@@ -196,6 +198,36 @@ def _key_as_written(key: str) -> Callable[[tuple, Any, Any], str | None]:
     return hint
 
 
+def _observations_written_otherwise(rng: random.Random) -> Iterator[tuple]:
+    """Observation keys written another way: a loose regex (`Observation\\s*:`) or a line stripped of its `*` reads
+    them as keys."""
+    yield ("Observation : {}",)
+    yield ("**Observation:** 订单已签收",)
+    yield ((f"{STOPPED}Observation : {{\"orderId\":\"88231\"}}\nThought: 已签收。\n**Observation:** 退款成功\n"
+            "Observation: {}"),)
+
+
+def _actions_written_otherwise(rng: random.Random) -> Iterator[tuple]:
+    """Action keys written another way: a loose regex (`Action\\s*:`) or a line stripped of its `*` reads them as
+    keys."""
+    yield ("Action : queryOrder\nAction Input: 88231",)
+    yield ("**Action:** getCurrentTime\n**Action Input:**",)
+    yield ((f"{STOPPED}Observation: {{}}\nThought: 已签收。\nAction : applyRefund\nAction Input: 88231\n"
+            "**Action:** searchKnowledge\nAction: getCurrentTime"),)
+
+
+def _written_otherwise_hint(key: str) -> Callable[[tuple, Any, Any], str | None]:
+    name = key[:-1]
+
+    def hint(args: tuple, expected: Any, got: Any) -> str | None:
+        found = len(got) if isinstance(got, (list, tuple)) else got
+        wanted = len(expected) if isinstance(expected, list) else expected
+        if isinstance(found, int) and found > wanted:
+            return f"(the key counts only as written: not '{name} :' or '**{key}**')"
+        return None
+    return hint
+
+
 INVENTED_RULES = (
     Rule("each line that starts with `Observation:` counts, however many a run-on reply invents", _run_on_replies,
          hint=_run_on_hint),
@@ -205,6 +237,9 @@ INVENTED_RULES = (
          hint=_after_an_answer("Observation:")),
     Rule("a reply with no `Observation:` line (a stopped one, an empty one, a lower-case or full-width-colon key) "
          "counts 0", _no_observation, hint=_key_as_written("Observation:")),
+    Rule("a key written another way (`Observation :` with a space before the colon, a bold `**Observation:**`) is "
+         "none: such a line does not count", _observations_written_otherwise,
+         hint=_written_otherwise_hint("Observation:")),
 )
 
 
@@ -337,6 +372,8 @@ def _names_of_several_words(rng: random.Random) -> Iterator[tuple]:
     yield ("Action: queryOrder: 88231",)
     yield ("Thought: 查一下退货规则。\nAction: mcp:searchKnowledge\nAction Input: 七天无理由",)
     yield ("Action: tools:queryLogistics:v2 \nAction Input: SF1234567890",)
+    # A full stop after the name is text after the key too: it stays.
+    yield ("Thought: 先查订单。\nAction: queryOrder。\nAction Input: 88231\nObservation: {}\nAction: applyRefund.",)
 
 
 def _keys_written_twice(rng: random.Random) -> Iterator[tuple]:
@@ -356,6 +393,9 @@ def _first_word_hint(args: tuple, expected: list[str], got: object) -> str | Non
     if any(str(mine) != name and ":" in name and str(mine).strip() in name.split(":")
            for mine, name in zip(got, expected)):
         return "(only the key's colon ends the key: the name is all the text after the first `:`, colons and all)"
+    if any(str(mine) != name and name.startswith(str(mine)) and not name[len(str(mine)):].strip(".。")
+           for mine, name in zip(got, expected)):
+        return "(the name is all the text after `Action:` on its line: a full stop after it stays)"
     if any(str(mine) != name and name.startswith(str(mine)) for mine, name in zip(got, expected)):
         return "(the name is all the text after `Action:` on its line, not its first word)"
     return None
@@ -388,6 +428,9 @@ PRETENDED_RULES = (
          _names_of_several_words, hint=_first_word_hint),
     Rule("only a line's first `Action:` is its key: a second `Action:` on the line is part of the name",
          _keys_written_twice, hint=_second_key_hint),
+    Rule("a key written another way (`Action :` with a space before the colon, a bold `**Action:**`) is none: "
+         "such a line is not an Action line", _actions_written_otherwise,
+         hint=_written_otherwise_hint("Action:")),
 )
 
 

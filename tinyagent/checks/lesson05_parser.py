@@ -218,6 +218,15 @@ def _values_over_lines(rng: random.Random) -> Iterator[tuple]:
         yield _text(lines)
 
 
+def _continued_value_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    want, have = _action_of(expected), _action_of(got)
+    if want is None or have is None or want[0] != have[0] or want[1] == have[1] or not isinstance(have[1], str):
+        return None
+    if "".join(want[1].split()) == "".join(have[1].split()):
+        return "(keep a value's lines as written, indented too)"
+    return None
+
+
 _ANSWERS = ("您好，订单 {id} 的退款申请已提交：\n- 退款单号：RF{refund}\n- 预计 1-3 个工作日到账",
             "Your parcel {tracking} was signed for on 22 June.", "订单 {id} 已签收。", "Done.\n\nRefund RF{refund} is on its way.",
             "1. 退款已提交\n2. 单号 RF{refund}")
@@ -331,6 +340,21 @@ def _value_hint(args: tuple, expected: Any, got: Any) -> str | None:
     return None
 
 
+def _keys_spaced(rng: random.Random) -> Iterator[tuple]:
+    """Keys with a space before the colon: a loose regex (`Action\\s*:`) reads them as keys, parse_step does not."""
+    order = _order_id(rng)
+    yield (f"Thought: 先查订单。\nAction : queryOrder\nAction Input : {order}",)
+    yield ((f"Thought: 先查订单。\nAction: queryOrder\nAction Input: {order}\nObservation : {{\"status\":\"已签收\"}}\n"
+            f"Thought: 已签收。\nAction: applyRefund\nAction Input: {order}"),)
+    yield (f"Thought: 可以回复了。\nFinal Answer : 订单 {order} 已签收。",)
+
+
+def _spaced_key_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if _read(got) != _read(expected):
+        return "(a key counts only as written: 'Action :', 'Observation :' or 'Final Answer :' is none)"
+    return None
+
+
 PARSER_RULES = (
     Rule("an `Observation:` section ends the step: the action the model invented after it is not read",
          _invented_steps, hint=_invented_step_hint),
@@ -339,7 +363,7 @@ PARSER_RULES = (
     Rule("the last `Action:` line wins, with the `Action Input:` that follows it (an earlier input belongs to the "
          "discarded action)", _last_action),
     Rule("a line that starts with no key continues the value above it (JSON written over several lines)",
-         _values_over_lines),
+         _values_over_lines, hint=_continued_value_hint),
     Rule("`Final Answer:` found anywhere (after an Observation too) makes the reply an answer: everything after "
          "it to the end of the text, as parse_step reads it", _final_answers, hint=_answer_after_observation_hint),
     Rule("keys count only as written (a bold, lower-case or full-width-colon key is none): a reply with no "
@@ -349,6 +373,8 @@ PARSER_RULES = (
     Rule("the last `Action:` line wins even when it names nothing: then there is no action", _empty_last_actions),
     Rule("a value is all the text after its key (`Action:checkStock` names checkStock, `Action Input: iPhone 15` "
          "reads iPhone 15)", _values_after_keys, hint=_value_hint),
+    Rule("a key with a space before its colon (`Action :`, `Observation :`, `Final Answer :`) is none either",
+         _keys_spaced, hint=_spaced_key_hint),
 )
 
 
@@ -492,6 +518,18 @@ def _key_as_written(args: tuple, expected: Any, got: Any) -> str | None:
     return None
 
 
+def _answer_keys_spaced(rng: random.Random) -> Iterator[tuple]:
+    yield ("Final Answer : 好的",)
+    yield (f"Thought: 好了。\n  Final Answer : 订单 {_order_id(rng)} 已签收。",)
+    yield ("Thought: 好了。\nFinal Answer : 退款已提交。\nFinal Answer: 单号 RF202606300001。",)
+
+
+def _spaced_answer_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if isinstance(got, str) and got != expected:
+        return "(the key counts only as written: 'Final Answer :', with a space before the colon, is none)"
+    return None
+
+
 ANCHORED_RULES = (
     Rule("`Final Answer:` at the start of a line: the answer is everything after it to the end of the text, every "
          "line of it (stripped of the spaces around it)", _answers_to_the_end, hint=_cut_at_line_end),
@@ -502,6 +540,8 @@ ANCHORED_RULES = (
     Rule("a `Final Answer:` line with nothing after it is an empty answer, '', not None", _nothing_after_the_key),
     Rule("with no line that starts with `Final Answer:` (a lower-case or full-width-colon key is none), return None",
          _no_answer_line, hint=_key_as_written),
+    Rule("a `Final Answer :` line (a space before the colon) does not start with `Final Answer:`: it is no answer line",
+         _answer_keys_spaced, hint=_spaced_answer_hint),
 )
 
 

@@ -147,17 +147,24 @@ def _replies_of(script: list) -> list[ChatResult]:
             for n, call in enumerate(script, start=1)]
 
 
-def _named(value: Any, replies: list[ChatResult]) -> str:
-    """A returned value in a few words: which of the model's replies it is, or what it is instead."""
+def _named(value: Any, replies: list[ChatResult], at: int | None = None) -> str:
+    """A returned value in a few words: which of the model's replies it is, or what it is instead. `at`: the reply
+    expected (1, 2, …); a value equal to that one is named by it, so of a reply recorded twice each is its own."""
+    if at is not None and 0 < at <= len(replies) and (value is replies[at - 1] or (
+            isinstance(value, ChatResult) and value == replies[at - 1])):
+        return f"reply {at}"
     for n, reply in enumerate(replies, start=1):
         if value is reply or (isinstance(value, ChatResult) and value == reply):
             return f"reply {n}"
+    if isinstance(value, ChatResult):
+        return "a new ChatResult"  # made anew, or a reply changed on the way: equal to none of the model's
     return f"{type(value).__name__} {_brief(value, 24)}"
 
 
 # What each outcome sentence below means the answer did, and what to do instead (a failure shows the outcome
 # cut to a few words, then this advice).
 _ADVICE = {
+    "new ChatResult": "Hand back the model's reply itself (the same object), not a new ChatResult made from it.",
     "changed": "Leave the message list as it was given: the loop goes on with it.",
     "messages": "Pass the message list on as it is.",
     "options": "Pass every option on: self.llm.chat(messages, **options).",
@@ -205,7 +212,7 @@ def _passed_on(wrapper: Any, model: _Playback, script: list, replies: list[ChatR
             return f"call {n}: {len(messages)} messages of {len(call['messages'])}"
         if options != call["options"]:
             return f"call {n}: options {_brief(options, 24)}"
-        if (named := _named(returned, replies)) != f"reply {n}":
+        if (named := _named(returned, replies, n)) != f"reply {n}":
             return f"call {n} returned {named}"
     return f"{len(script)} call(s) passed on, replies returned"
 
@@ -275,10 +282,14 @@ def _two_replayed(Replayer: type, script: list) -> str:
     """Two Replayers, each of its own copy of one recording, asked in turn: each hands back every reply in order
     (a place in the replies kept on the class does not)."""
     replies = _replies_of(script)
+    alone = Replayer(list(replies))  # what one Replayer alone gets wrong is said as that, not as two objects' fault
+    for n, call in enumerate(script, start=1):
+        if (name := _named(alone.chat(call["messages"], **call["options"]), replies, n)) != f"reply {n}":
+            return f"call {n} answered with {name}"
     players = [Replayer(list(replies)), Replayer(list(replies))]
     for n in range(1, len(script) + 1):
         for which, player in enumerate(players):
-            name = _named(player.chat(script[n - 1]["messages"], **script[n - 1]["options"]), replies)
+            name = _named(player.chat(script[n - 1]["messages"], **script[n - 1]["options"]), replies, n)
             if name != f"reply {n}":
                 return f"the {('first', 'second')[which]} of two: call {n} answered with {name}"
     return f"two objects, each {len(script)} reply(s), in order"
@@ -342,12 +353,12 @@ def _two_at_once(aspect: str, sizes: range) -> Callable[[random.Random], Iterato
     return inputs
 
 
-def _retried_conversations() -> Iterator[tuple]:
-    """The same messages sent twice (a loop that retries): two calls, so two usages or two replies kept (drawn from a
-    generator of their own)."""
-    retried = random.Random("keeps, a retry")
+def _retried_conversations(aspect: str = "keeps") -> Iterator[tuple]:
+    """The same messages sent twice (a loop that retries): two calls, so two usages or two replies kept, and the
+    model asked twice (drawn from a generator of their own)."""
+    retried = random.Random(f"{aspect}, a retry")
     for calls in (2, 4):
-        yield ("keeps", _conversation(retried, calls, retry=True))
+        yield (aspect, _conversation(retried, calls, retry=True))
 
 
 def _long_conversations(aspect: str) -> Iterator[tuple]:
@@ -358,15 +369,15 @@ def _long_conversations(aspect: str) -> Iterator[tuple]:
         yield (aspect, _conversation(longer, calls))
 
 
-def _same_reply_twice() -> Iterator[tuple]:
+def _same_reply_twice(aspect: str = "keeps") -> Iterator[tuple]:
     """A retry that got the very same reply (the same text, usage and model): two calls, so two replies kept, equal
-    as they are (drawn from a generator of their own)."""
-    twice = random.Random("keeps, the same reply twice")
+    as they are, and replayed, each in its turn (drawn from a generator of their own)."""
+    twice = random.Random(f"{aspect}, the same reply twice")
     for calls in (2, 3):
         script = _conversation(twice, calls, retry=True)
         same = {**script[0]["reply"], "model": "scripted"}
         script[0]["reply"], script[1]["reply"] = same, dict(same)
-        yield ("keeps", script)
+        yield (aspect, script)
 
 
 def _replies_kept(rng: random.Random) -> Iterator[tuple]:
@@ -379,6 +390,16 @@ def _replies_kept(rng: random.Random) -> Iterator[tuple]:
 def _replies_replayed(rng: random.Random) -> Iterator[tuple]:
     yield from _two_at_once("replays", range(1, 11))(rng)
     yield from _long_conversations("replays")
+    yield from _same_reply_twice("replays")
+
+
+def _calls_passed_on(sizes: range) -> Callable[[random.Random], Iterator[tuple]]:
+    """The conversations of "passes on", then two that retry a call (a wrapper that answers a retry from a cache of
+    its own does not pass that call on)."""
+    def inputs(rng: random.Random) -> Iterator[tuple]:
+        yield from _conversations("passes on", sizes)(rng)
+        yield from _retried_conversations("passes on")
+    return inputs
 
 
 def _two_kinds_of_usage(rng: random.Random) -> Iterator[tuple]:
@@ -396,7 +417,7 @@ def _two_kinds_of_usage(rng: random.Random) -> Iterator[tuple]:
 
 COUNTING_RULES = (
     Rule("chat(messages, **options) passes the call on (the same messages, every option) and returns the model's "
-         "reply as it is", _conversations("passes on", range(1, 13)), _advice),
+         "reply as it is", _calls_passed_on(range(1, 13)), _advice),
     Rule("it keeps each reply.usage, in order, in a list .usages of its own (an empty one, or two equal ones, "
          "too)",
          _two_kinds_of_usage, _advice),
@@ -505,7 +526,8 @@ def _record_replay_run(Recorder: type, Replayer: type) -> Callable[[str, list], 
         given = list(replies)
         replayer = Replayer(given)
         # Asked with the conversation's messages backwards: a replayer answers by position, not by what it is asked.
-        answered = [_named(replayer.chat(call["messages"], **call["options"]), replies) for call in script[::-1]]
+        answered = [_named(replayer.chat(call["messages"], **call["options"]), replies, n)
+                    for n, call in enumerate(script[::-1], start=1)]
         if aspect == "replays":
             wrong = [f"call {n} answered with {name}" for n, name in enumerate(answered, start=1)
                      if name != f"reply {n}"]
@@ -516,7 +538,7 @@ def _record_replay_run(Recorder: type, Replayer: type) -> Callable[[str, list], 
 
 RECORD_REPLAY_RULES = (
     Rule("Recorder(llm).chat(messages, **options) passes every call on (the same messages, every option) and "
-         "returns the model's reply as it is", _conversations("passes on", range(1, 9)), _advice),
+         "returns the model's reply as it is", _calls_passed_on(range(1, 9)), _advice),
     Rule("Recorder keeps each reply (the reply itself, not its text) in a list .replies of its own, in order",
          _replies_kept, _advice),
     Rule("Replayer(replies) answers every call with the next recorded reply, in order, whatever it is asked (two "

@@ -192,6 +192,10 @@ def _unknown(rng: random.Random) -> Iterator[tuple]:
     yield (json.dumps({"tracking_no": ""}),)
     yield (json.dumps({"tracking_no": " SF1234567890"}),)  # spaces around it, inside the JSON: as given too
     yield (json.dumps({"tracking_no": " SF0000000000 "}),)
+    # a shop's number in full-width letters or digits: the shop has none, and NFKC is tidying it too
+    yield (json.dumps({"tracking_no": "ＳＦ１２３４５６７８９０"}, ensure_ascii=False),)
+    yield (json.dumps({"tracking_no": "YT２４６８０１３５７９", "latest_only": True}, ensure_ascii=False),)
+    yield (json.dumps({"latest_only": False, "tracking_no": "ＪＤ００９８７６５４３２"}, ensure_ascii=False),)
 
 
 def _wrong_types(rng: random.Random) -> Iterator[tuple]:

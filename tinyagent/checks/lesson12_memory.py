@@ -31,7 +31,7 @@ class _TurnsOnly:
 
     def __init__(self, turns: list, exercise: str, session_id: str = "check", store: Any = None):
         self._turns, self.exercise, self.id, self.lang = list(turns), exercise, session_id, "en"
-        self.store = store if store is not None else SqliteSessionStore()
+        self.store = _StoreOf(self, store if store is not None else SqliteSessionStore())
 
     def turns(self) -> list:
         return list(self._turns)
@@ -43,6 +43,20 @@ class _TurnsOnly:
 
     def __getattr__(self, name: str) -> Any:  # only for names the stand-in lacks
         raise AttributeError(f"a session has no {name!r} for a memory: session.turns() lists its turns, oldest first")
+
+
+class _StoreOf:
+    """The stand-in's store: `store.turns(session.id)` lists the stand-in's turns, as a real Session's store lists
+    what `session.turns()` does (a memory may read them either way); everything else is the store's own."""
+
+    def __init__(self, session: _TurnsOnly, store: Any):
+        self._session, self._store = session, store
+
+    def turns(self, session_id: str) -> list:
+        return self._session.turns() if session_id == self._session.id else self._store.turns(session_id)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
 
 
 # -- the answers, as each exercise's solution behaves ----------------------------------------------
@@ -71,12 +85,27 @@ class _TurnNumbers(list):
         return f"turns {list(self)}"
 
 
+class _Recorded(tuple):
+    """The texts of a session whose memory gave each run only the last `window` turns (a `_Recorded` of them is
+    what `_turns_of` reads `history_tokens` from)."""
+
+    window: int = 0
+
+
+def _recorded(texts: tuple, window: int) -> _Recorded:
+    recorded = _Recorded(texts)
+    recorded.window = window
+    return recorded
+
+
 def _turns_of(texts: tuple) -> list:
     """The turns of a session that remembered everything: each carries the tokens of the turns before it as its
-    `history_tokens`, as a real session records them, so an answer that takes that for a turn's own size fails."""
+    `history_tokens`, as a real session records them, so an answer that takes that for a turn's own size fails.
+    For a `_Recorded` session, the tokens of the last `window` turns before it, as a windowed memory records them."""
     turns: list = []
     for n, (question, answer) in enumerate(texts, start=1):
-        before = [message for turn in turns for message in turn.messages()]
+        given = turns[max(0, len(turns) - texts.window):] if isinstance(texts, _Recorded) else turns
+        before = [message for turn in given for message in turn.messages()]
         turns.append(Turn(question, answer, number=n, history_tokens=message_tokens(before) if before else 0))
     return turns
 
@@ -275,7 +304,8 @@ def _sessions_shown(args: tuple, name: str) -> str:
     argument, texts, *other = args
     if other:
         return f"session A of {len(texts)} turns, then session B of {len(other[0])}, {name}={argument}"
-    return f"a session of {len(texts)} turn{'' if len(texts) == 1 else 's'}, {name}={argument}"
+    recorded = f" (recorded with a window of {texts.window} turns)" if isinstance(texts, _Recorded) else ""
+    return f"a session of {len(texts)} turn{'' if len(texts) == 1 else 's'}{recorded}, {name}={argument}"
 
 
 FIVE_TURN_CONVERSATION = (
@@ -383,6 +413,49 @@ def _one_window_two_sessions(rng: random.Random) -> Iterator[tuple]:
         yield (rng.randint(120, 400), *_two_conversations(rng))
 
 
+def _long_and_all_fits(rng: random.Random) -> Iterator[tuple]:
+    # the other rules' sessions have at most 12 turns, and only those of 8 or fewer ever fit whole: a window that
+    # looks at the last 8 or 10 turns only passed
+    for count in (11, 15, 20):
+        texts = _conversation(rng, count)
+        yield (_costs(texts)[-1] + rng.choice((0, 0, 40)), texts)
+
+
+def _same_numbers_other_costs(rng: random.Random) -> Iterator[tuple]:
+    # session A's turns are long, B's (one turn fewer) short; max_tokens is exactly all of B: a turn's token count
+    # kept on self by its number (A's turn 2 for B's turn 2) gives B too few turns, or too many
+    long_answer = "，".join(rng.choice(_ANSWERS).format(id=rng.randint(10000, 99999), n=rng.randint(10**9, 10**10 - 1))
+                           for _ in range(3))
+    for _ in range(3):
+        count = rng.randint(3, 6)
+        texts = _conversation(rng, 2 * count + 1)
+        a = tuple((question, long_answer + str(n)) for n, (question, _) in enumerate(texts[:count + 1]))
+        b = texts[count + 1:]
+        yield (_costs(b)[-1], a, b)
+
+
+def _recorded_by_a_window(rng: random.Random) -> Iterator[tuple]:
+    # turns as a session with a 2-turn window records them: history_tokens stops growing, so the difference of
+    # two turns' history_tokens is no turn's size (it is one only when every earlier turn was given)
+    for _ in range(3):
+        texts = _conversation(rng, rng.randint(5, 9))
+        costs = _costs(texts)
+        yield (costs[rng.randint(3, len(texts))], _recorded(texts, 2))
+
+
+def _recorded_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if (why := _pairs_hint(got)) or not isinstance(got, _TurnNumbers):
+        return why
+    return "history_tokens is what the memory gave its run (here the last 2 turns), not the turn's size."
+
+
+def _costs_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if not isinstance(got, _InTurn):
+        return None
+    asked = next(asked for asked, want, have in zip(_ASKED_IN_TURN, expected, got) if want != have)
+    return f"(for {asked}: keep nothing of a session on self, not even its token counts)"
+
+
 TOKEN_WINDOW_RULES = (
     Rule("as many of the latest whole turns as fit in `max_tokens`, oldest first", _at_the_edges, _token_window_hint),
     Rule("everything when it all fits; nothing when the latest turn does not", _big_and_small_budgets,
@@ -392,6 +465,12 @@ TOKEN_WINDOW_RULES = (
          _token_window_hint),
     Rule("one memory, many sessions: asked for session A, then B, then A again, each is windowed on its own turns",
          _one_window_two_sessions, _in_turn_hint),
+    Rule("as many turns as fit, however many: a long conversation (11 to 20 turns) that all fits is kept whole",
+         _long_and_all_fits, _token_window_hint),
+    Rule("one memory, many sessions: a turn's tokens are its own session's",
+         _same_numbers_other_costs, _costs_hint),
+    Rule("a turn's size is message_tokens(turn.messages()), not history_tokens", _recorded_by_a_window,
+         _recorded_hint),
 )
 
 

@@ -182,6 +182,9 @@ def _computable(rng: random.Random) -> Iterator[tuple]:
                  "1 - (2 - (3 - (4 - (5 - (6 - (7 - (8 - (9 - 10))))))))",
                  " + ".join(f"{n} * 1.5" for n in range(1, 16)), "-(-(-(-(-(-(-(-(-(-(-(-(7))))))))))))"):
         yield (text,)
+    # longer still: a cap on the text's length (200, 500 characters) or the brackets' depth is not the spec's
+    yield (" + ".join(f"{n} * 1.5" for n in range(1, 81)),)
+    yield ("(" * 40 + "1 + 2" + ") * 2" * 40,)
 
 
 def _names_calls_attributes(rng: random.Random) -> Iterator[tuple]:
@@ -247,6 +250,13 @@ def _big_bases(rng: random.Random) -> Iterator[tuple]:
         yield (text,)
 
 
+def _powers_never_computed(rng: random.Random) -> Iterator[tuple]:
+    """Powers over the limit whose value does not fit a float: computed first (then refused), they raise
+    OverflowError; refused before they are computed, ValueError."""
+    for text in ("10.0 ** 400", "2.5 ** 1000", "(-10.0) ** 401", "1e10 ** 101", "2 ** 1024.5"):
+        yield (text,)
+
+
 def _zero_bases(rng: random.Random) -> Iterator[tuple]:
     for text in ("0 ** 0", "0.0 ** 0", "(5 - 5) ** 0", "0 ** 0.5", "0 ** 1", "-0 ** 2"):
         yield (text,)
@@ -274,6 +284,8 @@ SAFE_EVAL_RULES = (
          "100 or less", _big_bases),
     Rule("0 to a power of 0 or more is computed (0 ** 0 is 1)", _zero_bases),
     Rule("unary plus is computed as unary minus is (+3 is 3)", _unary_plus),
+    Rule("a power whose exponent is over 100 is refused, not computed: the exponent is checked before the power is "
+         "worked out (10.0 ** 400 is a ValueError, never an OverflowError)", _powers_never_computed),
 )
 
 
@@ -439,7 +451,8 @@ def _judged(answer: Callable[[Any, str], Any], workspaces: _Workspaces, *, watch
 
 def _true_or_false(value: Any) -> str | None:
     if isinstance(value, _Changed):
-        what = f"made {value.made[0]}" if value.made else f"removed {value.gone[0]}"
+        what = f"made {value.made[0]}" if value.made else f"removed {value.gone[0]}" if value.gone else \
+            "wrote in a folder, then took it away"
         return f"it changed the workspace ({what[:60]}): only look, the spec asks for a True or False"
     if not isinstance(value, bool):
         return f"it returned {_brief(value, 40)}: return True or False"
@@ -530,6 +543,12 @@ def _linked_paths(rng: random.Random) -> Iterator[tuple]:
             yield (layout, rng.choice((link, f"{link}/{_name(rng, '.txt')}", f"./{link}")))
         first = linked[0]
         yield (layout, f"{first}2/{_name(rng, '.txt')}")  # a name that only starts like a link's is no link
+    # through a link to a folder, to a file that is there (the path exists), or two steps past it: a step before
+    # the path's end, or before its folder, is a link
+    layout = (("dir", "notes"), ("file", "notes/todo.txt"), ("link", "shared", "outside"),
+              ("link", "notes/共享", "outside"), ("link", "alias", "workspace/notes"))
+    for path in ("shared/secret.txt", "notes/共享/secret.txt", "./alias/todo.txt", "shared/草稿/new.txt"):
+        yield (layout, path)
 
 
 def _empty_and_dot(rng: random.Random) -> Iterator[tuple]:

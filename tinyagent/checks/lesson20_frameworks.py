@@ -174,6 +174,11 @@ def _native(rng: random.Random) -> Iterator[tuple]:
             messages.append({"role": "assistant", "content": "订单已签收。"})
             messages.append({"role": "user", "content": "Thanks! And the invoice?"})
         yield ({"model": "m", "messages": messages},)
+    # a tool that returned a JSON string, quotes and all: the content as sent, its quotes too
+    yield ({"model": "m", "messages": [
+        {"role": "user", "content": _QUESTION}, {"role": "assistant", "content": None, "tool_calls": [_CALL, _CALL_2]},
+        {"role": "tool", "tool_call_id": "call_1", "content": '"退款已提交"'},
+        {"role": "tool", "tool_call_id": "call_2", "content": "'ok'"}]},)
 
 
 def _empty_results(rng: random.Random) -> Iterator[tuple]:
@@ -224,6 +229,12 @@ def _text_react(rng: random.Random) -> Iterator[tuple]:
             {"role": "user", "content": f"Observation: {_ORDER}"},
             {"role": "assistant", "content": "Final Answer: it was signed for on 22 June."},
             {"role": "user", "content": said}]},)
+    # and its colon as written: "Observation：" (a full-width colon, as Chinese text writes it) is no label
+    yield ({"model": "m", "messages": [
+        {"role": "user", "content": _QUESTION}, {"role": "assistant", "content": _STEP_1},
+        {"role": "user", "content": f"Observation: {_ORDER}"},
+        {"role": "assistant", "content": "Final Answer: it was signed for on 22 June."},
+        {"role": "user", "content": "Observation：盒子压坏了，充电器也没有。"}]},)
 
 
 def _content_parts(rng: random.Random) -> Iterator[tuple]:
@@ -341,6 +352,8 @@ def _first_difference(args: tuple, expected: list[str], got: list[str]) -> str |
                 return f"Result {place + 1} was parsed and dumped again: return its text as sent."
             if "Observation:" in want:
                 return f"Result {place + 1}: the result holds Observation: too; cut only the label at the start."
+            if want != want.strip("\"'") and want.strip("\"'") == have:
+                return f"Result {place + 1} lost its quotes: return the content as sent, quotes and all."
             if want in _stripped(got):
                 return f"Result {place + 1} is another result: not in the order sent."
             return f"Result {place + 1} differs."
@@ -355,6 +368,8 @@ def _label_in_another_case(args: tuple, expected: list[str], got: list[str]) -> 
     if len(got) > len(expected) and any(text.lower().startswith("observation:") and not text.startswith(
             "Observation:") for text in others):
         return "The label is Observation: as written: 'observation: …' is the customer's."
+    if len(got) > len(expected) and any(text.startswith("Observation：") for text in others):
+        return "'Observation：' (a full-width colon) is no label."
     return _first_difference(args, expected, got)
 
 
@@ -415,6 +430,12 @@ def _lines_of_the_prompt(rng: random.Random) -> Iterator[tuple]:
         f"Answer as best you can.\n\n{_FORMAT}Question: {_QUESTION}\nThought: I look the policy up.\n"
         "Action: searchKnowledge\nAction Input: 退货\nObservation: 七天无理由退货\n"
         "Questions on a return: ask within 7 days of signing.\nObservations of damage need a photo.\n"
+        f"Thought: now the order.\nAction: queryOrder\nAction Input: 88231\nObservation: {_ORDER}\nThought:")}]},)
+    # nor the labels in lower case, as a result's next lines may begin: the labels count as written, case and all
+    yield ({"model": "m", "stop": ["\nObservation"], "messages": [{"role": "user", "content": (
+        f"Answer as best you can.\n\n{_FORMAT}Question: {_QUESTION}\nThought: I look the policy up.\n"
+        "Action: searchKnowledge\nAction Input: 退货\nObservation: 七天无理由退货\n"
+        "question: can I return an opened box?\nobservation: only an unused one.\n"
         f"Thought: now the order.\nAction: queryOrder\nAction Input: 88231\nObservation: {_ORDER}\nThought:")}]},)
 
 
