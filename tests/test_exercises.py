@@ -455,6 +455,33 @@ def test_01_forgiving_query_order():
 
     fails(check_forgiving_query_order, MisspeltHint, says="""It has no "expected" key, but 'expect': the hint goes""")
 
+    class HintInTheMessage(ForgivingQueryOrderTool):  # "expected" in the error's words, not a key: told where it goes
+        def invoke(self, input):
+            if re.search(r"\d+", input) is None:
+                return to_json({"error": f"expected an order id such as 88231, got {input!r}"})
+            return super().invoke(input)
+
+    fails(check_forgiving_query_order, HintInTheMessage, says='an "expected" hint, a key of its own')
+
+
+def test_01_a_parcel_under_other_keys_is_told_the_packages_keys():
+    # The events under "events" (the Markdown's word) or no "trackingNo": the failure names the package's keys.
+    class EventsKey(QueryLogisticsTool):
+        def invoke(self, input):
+            answer = json.loads(super().invoke(input))
+            if "traces" in answer:
+                answer["events"] = answer.pop("traces")
+            return to_json(answer)
+
+    class NoNumber(QueryLogisticsTool):
+        def invoke(self, input):
+            answer = json.loads(super().invoke(input))
+            answer.pop("trackingNo", None)
+            return to_json(answer)
+
+    fails(check_toy_logistics_tool, EventsKey, says="The package's keys are trackingNo, carrier, status, traces.")
+    fails(check_toy_logistics_tool, NoNumber, says="The package's keys are trackingNo, carrier, status, traces.")
+
 
 def test_01_a_dict_returned_is_told_so_and_nothing_more():
     # A dict where JSON text belongs agrees with the package's parcel in every key: the failure says what is wrong
@@ -1507,6 +1534,12 @@ def test_05_anchored_final_answer():
         return match.group(1).strip() if match else None
 
     fails(check_anchored_final_answer, loose_key, says="'Final Answer :', with a space before the colon, is none")
+
+    def spaces_regex(text):  # `^ *` anchors the key after spaces only; the failing input shown cut hides its tab
+        match = re.search(r"^ *Final Answer:(.*)", text, re.MULTILINE | re.DOTALL)
+        return match.group(1).strip() if match else None
+
+    fails(check_anchored_final_answer, spaces_regex, says="indented with a tab: strip() takes tabs off too")
 
 
 # -- 06 ---------------------------------------------------------------------------------------------
@@ -3006,6 +3039,17 @@ def test_10_cost_budget():
     assert passes(check_cost_budget, TokensInMillionsFirst)
     assert passes(check_cost_budget, PricePerTokenFirst)
 
+    class ExactFromFloat(CostBudget):  # exact sums, but Fraction(0.01) is the float's value, a little over 0.01
+        def check(self, trace):
+            from fractions import Fraction
+
+            spent = sum((Fraction(c.usage["prompt_tokens"]) * Fraction(self.input_price)
+                         + Fraction(c.usage["completion_tokens"]) * Fraction(self.output_price)) / 10**6
+                        for c in trace.of_type(LlmCall))
+            return Stop("cost_budget") if spent >= Fraction(self.yuan) else None
+
+    fails(check_cost_budget, ExactFromFloat, says="Fraction(0.01) is a little more than 0.01")
+
 
 def test_10_read_as_a_learner_writes_them():
     from tinyagent import LlmCall, Stop
@@ -3513,6 +3557,15 @@ def test_11_action_over_final_empty_answers_and_observation_keys():
     fails(check_action_over_final, forgiving_observations,
           says="a bold, lower-case or full-width-colon one ends no step")
     fails(check_action_over_final, forgiving_answers, says="parse_step reads 'Final Answer:' only as written")
+
+
+def test_11_bracket_input_stripped_of_spaces_only():
+    def spaces_only(value):  # `.strip(" ")`: "the spaces around it" read as spaces, a tab or line break kept
+        call = CALL.fullmatch(value.strip())
+        return (call.group(1), call.group(2).strip(" ")) if call else read_action(value)
+
+    fails(check_bracket_actions, lambda text: my_tolerant(text, spaces_only),
+          says="the spaces around it: tabs and line breaks too, as str.strip() removes")
 
 
 # -- 12 · Memory ------------------------------------------------------------------------------------
@@ -5443,6 +5496,45 @@ def test_15_safe_eval_compares_the_number_not_its_kind():
                                                 "input: '(-123456789) ** 50'\nit raised OverflowError")
 
 
+def test_15_safe_eval_text_that_is_not_an_expression_is_in_the_task_and_the_failure():
+    """tiny_eval grown as the task said lets ast.parse's SyntaxError through: the check wants ValueError, so the
+    task says so, and so does the failure."""
+
+    def grown_tiny_eval(text):
+        def value(node):
+            if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+                return node.value
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+                return -value(node.operand) if isinstance(node.op, ast.USub) else value(node.operand)
+            if isinstance(node, ast.BinOp) and type(node.op) in ARITHMETIC:
+                left, right = value(node.left), value(node.right)
+                if isinstance(node.op, ast.Pow) and abs(right) > 100:
+                    raise ValueError(f"exponent {right} is too large")
+                try:
+                    return ARITHMETIC[type(node.op)](left, right)
+                except ZeroDivisionError:
+                    raise ValueError("division by zero") from None
+            raise ValueError(f"{type(node).__name__} is not allowed")
+
+        return value(ast.parse(text, mode="eval").body)
+
+    def refuses_syntax_errors(text):
+        try:
+            return grown_tiny_eval(text)
+        except SyntaxError as error:
+            raise ValueError(f"not an expression: {error.msg}") from None
+
+    assert passes(check_safe_eval, refuses_syntax_errors)
+    fails(check_safe_eval, grown_tiny_eval, says="text that is not one expression (empty, cut short, two statements) "
+                                                 "is refused with ValueError too")
+    fails(check_safe_eval, grown_tiny_eval, says="expected ValueError, it raised SyntaxError")
+    notebook = json.loads((Path(__file__).parent.parent / "notebooks" / "15_real_tools.ipynb").read_text("utf-8"))
+    task = next("".join(cell["source"]) for cell in notebook["cells"]
+                if "### Exercise 1: a safe evaluator" in "".join(cell["source"]))
+    assert "Text that is not one expression (empty, cut short, two statements) is refused with `ValueError`" in task
+    assert "`SyntaxError`" in task
+
+
 def test_15_powers_refused_before_computed_long_sums_and_links_further_on():
     """Passed before: wrong by the prose, right on every input the check drew."""
 
@@ -6762,6 +6854,9 @@ def test_19_status_predictions():
     fails(check_status_predictions, {**STATUS_SOLUTION, "no API key": 403}, says="answered 401")
     fails(check_status_predictions, {**STATUS_SOLUTION, "GET on /agent/invoke": 404}, says="answered 405")
     fails(check_status_predictions, {**STATUS_SOLUTION, "no query field": "400"}, says="predict a status code")
+    # "predict each as a number": 400.0 is that number; 400.5 is no status code
+    assert passes(check_status_predictions, {name: float(status) for name, status in STATUS_SOLUTION.items()})
+    fails(check_status_predictions, {**STATUS_SOLUTION, "no query field": 400.5}, says="a whole number such as 200")
     fails(check_status_predictions, {"malformed JSON": 400}, says="should be a dict with the keys")
     # a wrong, missing or extra key: named, with the nearest request's name
     without_key = {name: status for name, status in STATUS_SOLUTION.items() if name != "no API key"}
@@ -10229,6 +10324,15 @@ def test_23_ids_seen():
         [{"role": "user", "content": "".join(m["content"] for m in messages if m["role"] == "user")}], example),
         says="Read every user message, each on its own: an id at a message's end does not run into the next.")
 
+    # \b for a word's ends: Python's \b and \w take Chinese characters and _ for letters, and the hint says so
+    def word_boundaries(messages, example):
+        shape = "".join("[A-Za-z]" if ch.isalpha() else "[0-9]" for ch in example)
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user"
+                                  for w in re.findall(rf"\b{shape}\b", m["content"])))
+
+    fails(check_ids_seen, word_boundaries,
+          says="next to Chinese or _ too (\\b and \\w count Chinese characters and _ as part of a word).")
+
 
 def test_23_wrong_answers_by_kind():
     import re
@@ -10938,6 +11042,15 @@ def test_25_ids_from_customer():
                "next (8823, then 1, is no 88231)")
     fails(check_ids_from_customer, messages_joined,
           says="Read each message on its own: joined with nothing between them, two messages' digits run together.")
+
+    # \b for a number's ends: Python's \b and \w take Chinese characters and _ for letters, and the hint says so
+    def word_boundaries(messages):
+        return list(dict.fromkeys(one for m in messages if m["role"] == "user"
+                                  and not m["content"].startswith("Observation:")
+                                  for one in re.findall(r"\b[0-9]{5}\b", m["content"])))
+
+    fails(check_ids_from_customer, word_boundaries,
+          says="next to Chinese or _ too: \\b and \\w count Chinese characters and _ as part of a word.")
 
     # Each passed while no generated conversation had what it misreads (the tenth audit).
     def ids_with(pattern, is_observation=lambda text: text.startswith("Observation:")):

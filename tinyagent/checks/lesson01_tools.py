@@ -75,7 +75,11 @@ def _differs_in(expected: Any, got: Any) -> str | None:
     if not isinstance(want, dict) or not isinstance(have, dict) or "error" in want or "error" in have:
         return None
     keys = sorted(key for key in set(want) | set(have) if want.get(key) != have.get(key))
-    return f"It differs from the package's in {keys}." if keys else None
+    if not keys:
+        return None
+    # Keys named otherwise ("events" for "traces") or left out: the expected value is cut, so name the package's keys.
+    named = f" The package's keys are {', '.join(want)}." if set(want) != set(have) else ""
+    return f"It differs from the package's in {keys}.{named}"
 
 
 def _holds_the_contract(exercise: str, cls: type, tool: Any, name: str, advice: str) -> None:
@@ -289,7 +293,8 @@ def _no_number_hint(got: Any) -> str:
     if isinstance(data, dict) and "expected" not in data and (others := [key for key in data if key != "error"]):
         # a misspelt key ("expect"): the answer is shown reduced to the keys the spec names, so say it here
         return f'It has no "expected" key, but {", ".join(map(shown, others))}: the hint goes under "expected".'
-    return 'Answer with an error object that has "error" and an "expected" hint.'
+    return ('Answer with an error object that has "error" and an "expected" hint, a key of its own: '
+            '{"error": "…", "expected": "订单号数字，如 88231"}.')
 
 
 FORGIVING_RULES = (

@@ -457,6 +457,15 @@ def _answers_to_the_end(rng: random.Random) -> Iterator[tuple]:
     yield ("Thought: 可以回复了。\nFinal Answer: ```\n订单 88231 已签收。\n```",)
 
 
+def _tab_indent_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    """A key indented with a tab missed: the failing input is shown cut short, so say what the indent is."""
+    if got is None and isinstance(expected, str) and any(
+            line.strip().startswith(FINAL_ANSWER) and "\t" in line[:line.find(FINAL_ANSWER)]
+            for line in str(args[0]).splitlines()):
+        return "(that `Final Answer:` line is indented with a tab: strip() takes tabs off too, ' ' or ' *' does not)"
+    return None
+
+
 def _indented_keys(rng: random.Random) -> Iterator[tuple]:
     yield (ANCHORED_CASES[2][0],)
     for _ in range(4):
@@ -534,7 +543,7 @@ ANCHORED_RULES = (
     Rule("`Final Answer:` at the start of a line: the answer is everything after it to the end of the text, every "
          "line of it (stripped of the spaces around it)", _answers_to_the_end, hint=_cut_at_line_end),
     Rule("the line is stripped before its start is tested: an indented `Final Answer:` line counts",
-         _indented_keys),
+         _indented_keys, hint=_tab_indent_hint),
     Rule("`Final Answer:` in the middle of a line (a Thought that mentions it, a bold **Final Answer:**) does not "
          "count; a later line that starts with it does", _mid_line),
     Rule("a `Final Answer:` line with nothing after it is an empty answer, '', not None", _nothing_after_the_key),

@@ -788,9 +788,13 @@ def check_cost_budget(CostBudget: type | None) -> None:
                                 f"time and {shown(again)} now: something is kept between rules (a class attribute, a "
                                 "module-level total), so every run after the first is wrong")
         if should_stop and not isinstance(verdict, Stop):
+            exact = ""  # ¥0.5 is a float exactly, ¥0.01 is not: an answer that stops at the one and not the other
+            if usages == ((3000, 500),) and isinstance(verdict_of(0.5, ((250000, 0),)), Stop):  # reads 0.01 inexactly
+                exact = (". It stops at a budget of ¥0.5 reached exactly: adding up exactly? Fraction(0.01) is a "
+                         "little more than 0.01; read the budget as written, Fraction(str(yuan))")
             _fail(exercise, f"CostBudget({budget}, 2.0, 8.0) {when} should stop the run: return "
                             f"Stop('cost_budget', ...) (from tinyagent), got {shown(verdict)}. Prices are per million "
-                            "tokens, prompt and completion priced apart, over every call so far")
+                            f"tokens, prompt and completion priced apart, over every call so far{exact}")
         if not should_stop and verdict is not None:
             _fail(exercise, f"CostBudget({budget}, 2.0, 8.0) {when} should let the run go on (return None), got "
                             f"{shown(verdict)}. Prices are per million tokens")

@@ -260,6 +260,8 @@ def _bracket_hint(args: tuple, expected: Any, got: Any) -> str | None:
         if not wanted and given and re.search(r"\][^\]\n]*\S[^\]\n]*$", args[0]):
             return "(text follows the last ]: the value as a whole is not name[input], so read_action reads it)"
         if isinstance(given, str) and given != wanted and given.strip() == wanted:
+            if given.strip(" ") != wanted:  # spaces off, a tab or a line break left
+                return "(the input is without the spaces around it: tabs and line breaks too, as str.strip() removes)"
             return "(the input is without the spaces around it)"
         if isinstance(given, str) and not given and wanted and re.search(rf"{re.escape(name)}[ \t]*\t[ \t]*\[",
                                                                          args[0]):

@@ -669,7 +669,9 @@ def check_status_predictions(predicted_status: dict | None) -> None:
         _fail(exercise, f"predicted_status should be a dict with the keys {list(SERVING_EXERCISE_REQUESTS)}, "
                         f"each an HTTP status code (a whole number){_keys_told(predicted_status)}")
     for name, status in predicted_status.items():
-        if isinstance(status, bool) or not isinstance(status, int):
+        # a number, as the exercise asks: 400.0 is the number 400 (a string, a bool or 400.5 is not a status code)
+        whole_float = isinstance(status, float) and status.is_integer()
+        if isinstance(status, bool) or not (isinstance(status, int) or whole_float):
             _fail(exercise, f"{shown(name)}: predict a status code, a whole number such as 200, got {shown(status)}")
     answers = _ask_the_service()
     for name in SERVING_EXERCISE_REQUESTS:

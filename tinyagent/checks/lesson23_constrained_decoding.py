@@ -412,6 +412,10 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
         if (not got or any(one in text for one in got for text in customers)) and \
                 all(_beside_a_mark(one, text) for one in missed for text in customers if one in text.upper()):
             return _MARK_HINT
+        if any(re.search(rf"(?:[^\x00-\x7f]|_){re.escape(one)}|{re.escape(one)}(?:[^\x00-\x7f]|_)", text.upper())
+               for one in missed for text in customers):  # what a \b (or \w) reading misses
+            return (f"It missed {_brief(missed, 30)} in the customer's messages: next to Chinese or _ too (\\b and "
+                    "\\w count Chinese characters and _ as part of a word).")
         return f"It missed {_brief(missed, 30)} in the customer's messages: next to Chinese, on any line, each one."
     return f"It missed {_brief(missed, 30)}: ids come from the customer's messages and from every Observation."
 

@@ -226,6 +226,11 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
         return "Read every message of the customer's, not only the last."
     if sorted(got) == sorted(expected):
         return "Keep the order the customer first wrote them in."
+    missed = [one for one in expected if one not in got]
+    beside = [rf"(?:[^\x00-\x7f]|_){re.escape(one)}|{re.escape(one)}(?:[^\x00-\x7f]|_)" for one in missed]
+    if any(re.search(pattern, m["content"]) for pattern in beside for m in said):  # what a \b (or \w) reading misses
+        return ("Read every customer message, each id in it, next to Chinese or _ too: \\b and \\w count Chinese "
+                "characters and _ as part of a word.")
     return "Read every customer message, each id in it (next to Chinese too)."
 
 
