@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from tinyagent.checks.generated import Rule, Spec, agree_on, cases
+from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.lesson07_tool_schemas import pickup_tool
 from tinyagent.checks.reporting import (
     _brief,
@@ -151,7 +151,17 @@ def _odd_descriptions(rng: random.Random) -> Iterator[tuple]:
         yield (_registry_of(rng, size, _ODD + _SAYS),)
 
 
+class _ForTheBudget(tuple):
+    """A registry the budget's sentence draws: judged on the budget alone, so that a prompt over it is told that
+    sentence, and one that cuts a description is told the sentence on descriptions (by the other rules)."""
+
+
 def _many_or_few(rng: random.Random) -> Iterator[tuple]:
+    for (tools,) in _for_the_budget(rng):
+        yield (_ForTheBudget(tools),)
+
+
+def _for_the_budget(rng: random.Random) -> Iterator[tuple]:
     # The budget is a share of the default prompt, so it can be met while the words around the list outweigh
     # the list: past about seven tools the descriptions alone, word for word, take more than 75%. Not tried.
     for size in (1, 2, 6):
@@ -159,8 +169,7 @@ def _many_or_few(rng: random.Random) -> Iterator[tuple]:
     for size in (1, 2, 3):
         yield (_registry_of(rng, size, (_LONG, *_SAYS)),)
     # The long description above is drawn by chance, and was drawn for none of them: registries whose first
-    # description is long, for sure; then the sizes not tried yet (the budget is judged on this sentence's
-    # registries only, and only the budget is: the others judge the rest).
+    # description is long, for sure; then the sizes not tried yet.
     yield from _long_first(rng)
     for size in (3, 4, 5):
         yield (_registry_of(rng, size),)
@@ -188,10 +197,9 @@ def _registry(tools: tuple[tuple[str, str], ...]) -> ToolRegistry:
     return ToolRegistry([FunctionTool(name, says, lambda text: "{}") for name, says in tools])
 
 
-def _judged(lean_prompt: Callable, budgeted: Collection[tuple] = ()) -> Callable[[tuple], _Verdict]:
-    """The answer as agree_on calls it: its prompt for the registry `tools`, judged sentence by sentence; for the
-    registries in `budgeted` (the budget's own sentence's), on the budget alone, so that a prompt over it is told
-    that sentence, and one that cuts a description is told the sentence on descriptions."""
+def _judged(lean_prompt: Callable) -> Callable[[tuple], _Verdict]:
+    """The answer as agree_on calls it: its prompt for the registry `tools`, judged sentence by sentence (a
+    `_ForTheBudget` registry on the budget alone)."""
     counter = token_counter()
 
     def judge(tools: tuple[tuple[str, str], ...]) -> _Verdict:
@@ -204,7 +212,7 @@ def _judged(lean_prompt: Callable, budgeted: Collection[tuple] = ()) -> Callable
         if registry.names != names:  # judged on the tools it was given, not on what it left of them
             problems.append("it changed the registry it was given")
             registry = _registry(tools)
-        if tools in budgeted:  # the budget's own sentence: judged on the budget alone
+        if isinstance(tools, _ForTheBudget):  # the budget's own sentence: judged on the budget alone
             budget = int(counter.text(build_system_prompt(registry, "en")) * LEAN_SHARE)
             if (used := counter.text(prompt)) > budget:
                 problems.append(f"{used} tokens, over the budget of {budget}")
@@ -252,11 +260,6 @@ LEAN_RULES = (
     Rule("a long description (three sentences, over 200 characters) kept word for word too, not cut short",
          _long_first),
 )
-
-
-def _budgeted() -> set[tuple]:
-    """The registries of the budget's sentence (LEAN_RULES' third), as agree_on draws them."""
-    return {args[0] for rule, args in cases(LEAN_RULES, "check_lean_prompt") if rule is LEAN_RULES[2]}
 
 
 LEAN_FIXED = ("with the shop's tools, two other tools and lesson 07's typed schedulePickup (its describe(\"en\") "
@@ -321,7 +324,7 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
     with _fresh_shop() as shop:
         sizes = [holds(label, registry) for label, registry in (
             ("the shop's tools", shop_registry(shop)), ("two other tools", _second_registry()))]
-    tried = agree_on(exercise, "check_lean_prompt", LEAN_RULES, _judged(lean_prompt, _budgeted()), _spec_held,
+    tried = agree_on(exercise, "check_lean_prompt", LEAN_RULES, _judged(lean_prompt), _spec_held,
                      call="lean_prompt(tools)", show=_show_tools)
     # a typed tool, whose describe("en") adds its input's schema to its description
     holds("lesson 07's schedulePickup", ToolRegistry([pickup_tool()]))

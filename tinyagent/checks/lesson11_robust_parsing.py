@@ -650,26 +650,12 @@ def _observation_lines(rng: random.Random) -> Iterator[tuple]:
             "Action: applyRefund\nAction Input: 88231\nFinal Answer: 已退款。"),)
 
 
-def _observation_line_hint(args: tuple, expected: Any, got: Any) -> str | None:
-    if _as_reading(got) != expected:
-        return ("An 'Observation:' key ends the step as split_keyed_lines reads it: on an indented line, or on "
-                "the reply's first line, too.")
-    return None
-
-
 def _observations_as_written(rng: random.Random) -> Iterator[tuple]:
     """A bold, lower-case or full-width-colon `Observation:` is no key: it ends no step."""
     for key in ("**Observation:**", "observation:", "Observation："):
         yield (("Thought: I need the order.\nAction: queryOrder\nAction Input: 88231\n"
                 f'{key} {{"orderId":"88231","status":"已签收"}}\nAction: applyRefund\nAction Input: 88231\n'
                 "Final Answer: Refunded."),)
-
-
-def _observation_as_written_hint(args: tuple, expected: Any, got: Any) -> str | None:
-    if _as_reading(got) != expected:
-        return ("An 'Observation:' counts only as written, as split_keyed_lines reads it: a bold, lower-case or "
-                "full-width-colon one ends no step.")
-    return None
 
 
 def _whole_names(rng: random.Random) -> Iterator[tuple]:
@@ -694,9 +680,13 @@ ACTION_FIRST_RULES = _with_hint((
     Rule("a `Final Answer:` with nothing after it is a final answer too (parse_step reads ''): the Action wins",
          _empty_finals, _empty_final_hint),
     Rule("an `Observation:` line ends the step as split_keyed_lines reads it: an indented one, or the first line, too",
-         _observation_lines, _observation_line_hint),
+         _observation_lines, lambda args, expected, got: "An 'Observation:' key ends the step as split_keyed_lines "
+                                                         "reads it: on an indented line, or on the reply's first "
+                                                         "line, too."),
     Rule("an `Observation:` counts only as written: a bold, lower-case or full-width-colon one ends no step",
-         _observations_as_written, _observation_as_written_hint),
+         _observations_as_written, lambda args, expected, got: "An 'Observation:' counts only as written, as "
+                                                               "split_keyed_lines reads it: a bold, lower-case or "
+                                                               "full-width-colon one ends no step."),
 )
 
 
