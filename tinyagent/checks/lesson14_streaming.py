@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import random
 import re
 from collections.abc import Callable, Iterator
@@ -12,7 +11,7 @@ from itertools import pairwise
 from typing import Any, Self
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
+from tinyagent.checks.reporting import _brief, _fail, _json_or_none, _not_attempted, _passed, grades, shown
 
 STREAMED_STEP = ("Thought: The customer wants the parcel; I need the tracking number first.\n"
                  "Action: queryOrder\nAction Input: 88231\n")
@@ -638,13 +637,6 @@ def _streams_without_usage(rng: random.Random) -> Iterator[tuple]:
 _IN_ORDER = "— the order is (text, finish_reason, usage)."
 
 
-def _json_of(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
 def _text_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if got is None and expected == "":
         return "— no chunk carries content here (a tool call): the text is '', not None."
@@ -679,7 +671,7 @@ def _usage_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return "— the server sent none, so say so (None); never make counts up."
     if isinstance(got, int) and isinstance(expected, dict):
         return "— return the usage dict, not one count."
-    if isinstance(got, str) and isinstance(expected, dict) and _json_of(got) == expected:
+    if isinstance(got, str) and isinstance(expected, dict) and _json_or_none(got) == expected:
         return "— return the usage as the dict it is in the chunk, not as JSON text."
     if isinstance(got, dict) and isinstance(expected, dict) and got.items() < expected.items():
         return "— return the usage as the server sent it, every key (prompt_tokens_details too)."

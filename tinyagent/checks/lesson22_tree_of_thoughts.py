@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import numbers
 import random
 from collections.abc import Callable, Iterator
@@ -11,7 +10,7 @@ from dataclasses import dataclass
 
 from tinyagent.architectures.tree_search import Candidate, Node
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
+from tinyagent.checks.reporting import _brief, _fail, _json_or_none, _not_attempted, _passed, grades
 from tinyagent.parser import parse_step
 
 
@@ -217,9 +216,9 @@ def _rule_hint(args: tuple, expected: float, got: object) -> str | None:
     if got == 0.2 and loose:
         return (f"A repeat needs the same tool and the same input, character for character: "
                 f"{candidate.tool_input!r} is not {loose[0]!r}.")
-    data = _as_data(candidate.tool_input or "")
+    data = _json_or_none(candidate.tool_input or "")
     same_data = [text for tool, text in candidate.history
-                 if tool == candidate.tool_name and data is not None and _as_data(text) == data]
+                 if tool == candidate.tool_name and data is not None and _json_or_none(text) == data]
     if got == 0.2 and same_data:
         return (f"A repeat needs the same input, character for character, not the same JSON data: "
                 f"{candidate.tool_input!r} is not {same_data[0]!r}.")
@@ -230,14 +229,6 @@ def _rule_hint(args: tuple, expected: float, got: object) -> str | None:
 
 def _loosely(text: str) -> str:
     return "".join(text.split()).casefold()
-
-
-def _as_data(text: str) -> object:
-    """An input read as JSON (None when it is not JSON): what an answer that compares inputs as data compares."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 RULE_RULES = (

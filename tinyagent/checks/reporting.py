@@ -252,6 +252,15 @@ def _instance(exercise: str, cls: Any, *args: Any, **kwargs: Any) -> Any:
     return _run(exercise, f"{cls.__name__}({', '.join(map(repr, args))})", cls, *args, **kwargs)
 
 
+def _json_or_none(text: Any) -> Any:
+    """`text` read as JSON, or None when it is not JSON (for a hint that asks whether an answer wrote the same data
+    as other text)."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
 def _json(exercise: str, text: Any, where: str) -> Any:
     if not isinstance(text, str):
         _fail(exercise, f"{where} returned {type(text).__name__}, not a string: a tool returns text")
