@@ -402,6 +402,32 @@ def test_01_toy_logistics_tool():
     fails(check_toy_logistics_tool, QueryLogisticsTool(), says="expected a class")
 
 
+def test_01_only_the_exact_tracking_number_has_events():
+    # The Markdown says it: sf1234567890 or SF 1234 5678 90 is another number (the package's tool forgives lower
+    # case, the toy does not). An answer that upper-cases, or takes the spaces inside out, reads them as the parcel.
+    class UpperCased(QueryLogisticsTool):
+        def invoke(self, input):
+            return super().invoke(input.strip().upper())
+
+    class SpacesTakenOut(QueryLogisticsTool):
+        def invoke(self, input):
+            return super().invoke("".join(input.split()))
+
+    for answer in (UpperCased, SpacesTakenOut):
+        fails(check_toy_logistics_tool, answer, says="only SF1234567890 exactly has events: in another case")
+        fails(check_toy_logistics_tool, answer, says="Only SF1234567890 exactly has events")
+
+    class ErrorUpperCased(QueryLogisticsTool):  # the parcel only as written, but its error names the number changed
+        def invoke(self, input):
+            number = input.strip()
+            if number == "SF1234567890" or number.upper() != "SF1234567890":
+                return super().invoke(number)
+            return to_json({"error": f"运单不存在：{number.upper()}"})
+
+    fails(check_toy_logistics_tool, ErrorUpperCased, says="The error names the number as given")
+    assert passes(check_toy_logistics_tool, QueryLogisticsTool)
+
+
 def forgiving_tool_on(toy):
     """01, exercise 2's solution on a toy QueryOrderTool: this file's, or the one lesson 01 writes itself."""
     class ForgivingQueryOrderTool(toy):
@@ -1443,6 +1469,28 @@ def test_05_parser_stops_at_observation():
         return my_parse("\n".join(line.strip() for line in text.splitlines()), stop_at_observation=True)
 
     fails(check_parser_stops_at_observation, lines_stripped, says="keep a value's lines as written, indented too")
+
+
+def test_05_the_later_of_two_action_inputs_counts():
+    # The Markdown says it, as parse_step and my_parse read it: of two `Action Input:` lines after the last
+    # `Action:`, the later one counts. An answer that keeps the first one read the other way, and passed.
+    def first_input_kept(text):
+        step = my_parse(text, stop_at_observation=True)
+        if step.action is None:
+            return step
+        tool_input, seen = "", False
+        for key, value in split_sections(text):
+            if key == "Action:":
+                tool_input, seen = "", False
+            elif key == "Action Input:" and not seen:
+                tool_input, seen = value, True
+            elif key == "Observation:":
+                break
+        return Step(step.thought, Action(step.action.tool_name, tool_input), None)
+
+    fails(check_parser_stops_at_observation, first_input_kept,
+          says="of two `Action Input:` lines after the last `Action:`, the later one counts")
+    assert passes(check_parser_stops_at_observation, lambda text: my_parse(text, stop_at_observation=True))
 
 
 def final_answer_anchored(text):
@@ -3823,6 +3871,36 @@ def test_12_window_long_conversations_costs_per_session_and_turn_sizes():
     fails(check_token_window, HistoryTokensGrowth, says="history_tokens is what the memory gave its run")
 
 
+def test_12_messages_have_role_and_content_only():
+    # The Markdown says it, as the package's memories give turn.messages(): role and content, no other key. An
+    # answer that adds one (a "name", the turn's number) passed, since only the two were read.
+    def named(turns):
+        return [{**message, "name": "customer" if message["role"] == "user" else "assistant"}
+                for message in turn_pairs(turns)]
+
+    class NamedFirstAndLast(FirstAndLast):
+        def history(self, session):
+            turns = session.turns()
+            return named(turns[:1] + turns[max(1, len(turns) - self.last):])
+
+    class NumberedWindow(TokenWindow):  # the turn's number beside each message, and counted on the pairs it keeps
+        def history(self, session):
+            kept = []
+            for turn in reversed(session.turns()):
+                candidate = turn_pairs([turn]) + kept
+                if message_tokens(candidate) > self.max_tokens:
+                    break
+                kept = candidate
+            numbers = [turn.number for turn in session.turns() for _ in range(2)][len(session.turns()) * 2 - len(kept):]
+            return [{**message, "turn": number} for message, number in zip(kept, numbers)]
+
+    says = "each message as turn.messages() gives it: role and content, no other key"
+    fails(check_first_and_last, NamedFirstAndLast, says=says)
+    fails(check_token_window, NumberedWindow, says=says)
+    fails(check_token_window, NumberedWindow, says="add no other key")
+    assert passes(check_first_and_last, FirstAndLast) and passes(check_token_window, TokenWindow)
+
+
 # -- 13 · Context engineering -----------------------------------------------------------------------
 def fold_logistics(text):  # the solution of exercise 1
     data = json.loads(text)
@@ -5247,7 +5325,7 @@ def test_15_safe_eval():
 
 
 def inside_workspace(workspace, path):  # the solution of exercise 2
-    if not path or path.startswith(("/", "~", "\\")) or ":" in path:
+    if not path or path.startswith(("/", "~", "\\")) or "\\" in path or ":" in path:
         return False
     parts = [part for part in path.split("/") if part not in ("", ".")]
     if ".." in parts:
@@ -5476,8 +5554,27 @@ def test_15_the_exercise_judges_paths_as_the_package_does(tmp_path):
     read = read_file_tool(workspace)
     for path, inside, _ in cases:
         refusal = json.loads(read.invoke(json.dumps({"file_path": path}))).get("error", "")
-        refused_for_the_path = any(word in refusal for word in ("goes up", "absolute", "symbolic link", "':'"))
+        refused_for_the_path = any(word in refusal for word in ("goes up", "absolute", "symbolic link", "':'",
+                                                                "backslash"))
         assert refused_for_the_path is not inside, (path, refusal)
+
+
+def test_15_a_backslash_anywhere_in_a_path_is_refused_as_the_package_refuses_it():
+    def backslash_only_at_the_start(workspace, path):  # "starts with \" read as the only rule about \
+        if not path or path.startswith(("/", "~", "\\")) or ":" in path:
+            return False
+        parts = [part for part in path.split("/") if part not in ("", ".")]
+        if ".." in parts:
+            return False
+        return not any(Path(workspace, *parts[:n]).is_symlink() for n in range(1, len(parts) + 1))
+
+    def backslash_anywhere(workspace, path):  # another right answer: the \ first, then the other rules
+        return "\\" not in path and backslash_only_at_the_start(workspace, path)
+
+    fails(check_inside_workspace, backslash_only_at_the_start, says="the spec says: no \\ anywhere in it")
+    fails(check_inside_workspace, backslash_only_at_the_start, says="it holds a \\: folders are separated with /")
+    assert passes(check_inside_workspace, backslash_anywhere)
+    assert passes(check_inside_workspace, inside_workspace)
 
 
 def test_15_safe_eval_compares_the_number_not_its_kind():
@@ -6386,6 +6483,36 @@ def test_17_plan_parser():
           says="Smallest failing input: '第1步：查询订单 88231\\n第2步：查询物流'\nexpected ValueError")
 
 
+def test_17_step_numbers_in_any_digits_as_the_package_reads_them():
+    from tinyagent.architectures.plan_text import parse_plan
+    from tinyagent.checks import check_plan_parser
+
+    assert parse_plan("１. 查询订单 88231\n２. 回复顾客") == ["查询订单 88231", "回复顾客"]  # the package's side
+    ascii_digits = _plan_parser(r"^\s*(?:\*\*)?([0-9]+)[.)](?:\*\*)?\s*(.*)$")  # [0-9]: 0 to 9 only
+    fails(check_plan_parser, ascii_digits, says="a number may be written in any digits `\\d` reads")
+    fails(check_plan_parser, ascii_digits, says="'１. 查询订单 88231\\n２. 回复顾客'\nit raised ValueError")
+
+    def by_isdecimal(text):  # another right answer: a loop, str.isdecimal() for the digits \d reads
+        steps, last = [], 0
+        for line in text.splitlines():
+            rest = line.strip().removeprefix("**")
+            digits = 0
+            while digits < len(rest) and rest[digits].isdecimal():
+                digits += 1
+            if not digits or rest[digits:digits + 1] not in (".", ")"):
+                continue
+            if steps and int(rest[:digits]) <= last:
+                break
+            steps.append(rest[digits + 1:].replace("**", "").strip())
+            last = int(rest[:digits])
+        if not steps:
+            raise ValueError("no numbered steps")
+        return steps
+
+    assert passes(check_plan_parser, by_isdecimal)
+    assert passes(check_plan_parser, _solution_17_parse_plan())
+
+
 def _solution_17_needs_plan():  # notebooks/solutions/17_plan_and_skills.ipynb
     order_id = re.compile(r"(?<!\d)\d{5}(?!\d)")
     joiner = re.compile(r"另外|还有|\balso\b", re.IGNORECASE)
@@ -6548,13 +6675,14 @@ from tinyagent.protocols.streaming import _LINE_END as LESSON_14_LINE_END
 
 
 def read_events_with(names_it=lambda line, data: line.startswith("event:"),
-                     name_in=lambda line: line[len("event:"):].strip(),
+                     name_in=lambda line: line[len("event:"):].strip() or "message",
                      data_in=lambda line: line[len("data:"):].removeprefix(" "),
                      is_data=lambda line: line.startswith("data:"),
                      line_ends_as_lf=lambda text: re.sub(r"\r\n|\r", "\n", text)):
-    """The solution of 19's exercise 1 (notebooks/solutions/19_serving.ipynb), with each piece a wrong answer swaps
-    given: which line names its block (names_it(line, the block's data so far)), which line is data (is_data), how
-    the name and the data are read off their lines, and how the text's line ends become \n (line_ends_as_lf)."""
+    """The solution of 19's exercise 1 (notebooks/solutions/19_serving.ipynb; a bare event: line names its block
+    "message", as the SSE standard says), with each piece a wrong answer swaps given: which line names its block
+    (names_it(line, the block's data so far)), which line is data (is_data), how the name and the data are read off
+    their lines, and how the text's line ends become \n (line_ends_as_lf)."""
     def read_events(text):
         events = []
         for block in line_ends_as_lf(text).split("\n\n"):
@@ -6737,7 +6865,7 @@ def test_19_sse_reader():
                         events.append((name, "\n".join(data)))
                     name, data = "message", []
                 elif line.startswith("event:"):
-                    name = line[len("event:"):].strip()
+                    name = line[len("event:"):].strip() or "message"
                 elif line.startswith("data:"):
                     data.append(line[len("data:"):].removeprefix(" "))
             return events
@@ -6956,7 +7084,7 @@ def test_19_wrong_answers_by_kind():
 
 def test_19_sse_reader_learners_own_readings():
     # a line-by-line reader that splits each line at its first colon: right, written unlike the solution
-    def by_field(text, line_of=lambda line: line, name_of=lambda value: value.strip()):
+    def by_field(text, line_of=lambda line: line, name_of=lambda value: value.strip() or "message"):
         events, name, data = [], "message", []
         for line in [*re.split(r"\r\n|\r|\n", text), ""]:
             if line == "":
@@ -6992,6 +7120,57 @@ def test_19_sse_reader_learners_own_readings():
 
     fails(check_sse_reader, empty_lines_dropped,
           says="A data: line with nothing after it is a data: line too: it adds an empty line ('') to the data.")
+
+
+def sse_reader_by_lines(text, is_blank=lambda line: line == "", name_of=lambda value: value.strip() or "message",
+                        first_name_only=False):
+    """A right reader of 19's exercise 1 written line by line, unlike the solution: a blank line (is_blank) ends a
+    block; the pieces a wrong answer swaps are given."""
+    events, name, named, data = [], "message", False, []
+    for line in [*re.split(r"\r\n|\r|\n", text), ""]:
+        if is_blank(line):
+            if data:
+                events.append((name, "\n".join(data)))
+            name, named, data = "message", False, []
+        elif line.startswith("event:") and not (first_name_only and named):
+            name, named = name_of(line[len("event:"):]), True
+        elif line.startswith("data:"):
+            data.append(line[len("data:"):].removeprefix(" "))
+    return events
+
+
+def test_19_sse_reader_bare_event_line_names_message():
+    # a bare event: line (or one of spaces) names its block "message", as the SSE standard and lesson 14's reader
+    # say: the name read as '' (the solution's .strip() alone) passed the old check
+    assert passes(check_sse_reader, sse_reader_by_lines)
+    fails(check_sse_reader, read_events_with(name_in=lambda line: line[len("event:"):].strip()),
+          says='the spec says: an event: line with nothing after it (or only spaces or tabs) names its block "message"')
+    fails(check_sse_reader, functools.partial(sse_reader_by_lines, name_of=str.strip),
+          says="Event name '', expected 'message': an event: line with nothing after it names nothing")
+
+
+def test_19_sse_reader_line_of_spaces_is_no_blank_line():
+    # a line of only spaces or tabs is no blank line (the SSE standard's is empty): it ends no block, and is skipped;
+    # a reader that strips a line before it looks for a blank one passed the old check
+    assert passes(check_sse_reader, sse_reader_by_lines)
+    stripped_blank = functools.partial(sse_reader_by_lines, is_blank=lambda line: not line.strip())
+    fails(check_sse_reader, stripped_blank,
+          says="the spec says: a line of only spaces or tabs is not a blank line: it ends no block, and is skipped")
+    fails(check_sse_reader, stripped_blank, says="A line of only spaces or tabs is no blank line: it ends no block")
+
+    def blocks_split_at_spaces_too(text):  # blocks cut at a line of spaces as at an empty one
+        return read_events_solution(re.sub(r"\n[ \t]+\n", "\n\n", re.sub(r"\r\n|\r", "\n", text)))
+
+    fails(check_sse_reader, blocks_split_at_spaces_too, says="A line of only spaces or tabs is no blank line")
+
+
+def test_19_sse_reader_last_event_line_names_the_block():
+    # two event: lines in a block: the last names it, as the SSE standard says; the first kept passed the old check
+    assert passes(check_sse_reader, sse_reader_by_lines)
+    fails(check_sse_reader, functools.partial(sse_reader_by_lines, first_name_only=True),
+          says="the spec says: a block with two event: lines is named by the last one")
+    fails(check_sse_reader, functools.partial(sse_reader_by_lines, first_name_only=True),
+          says="A block with two event: lines is named by the last: each event: line replaces the name before it.")
 
 
 # -- every sentence of a spec: one wrong answer that breaks only it ---------------------------------
@@ -9411,6 +9590,58 @@ def _solution_21_rains_during(meeting, forecast):  # notebooks/solutions/21_seve
     return False
 
 
+def test_21_a_scope_never_raises_on_a_call_with_no_tool_name():
+    from tinyagent.registry import ToolRegistry, ToolResult, error_observation
+
+    assert ToolRegistry().run(None).error  # the package's side: registry.run(None) is an error Observation
+
+    def scoped_by(refusal):  # a scope that strips the name as the registry does, then refuses `refusal(name)`
+        def scope(registry, names):
+            class Scoped(ToolRegistry):
+                def _run(self, action):
+                    name = action.tool_name.strip()  # None, or Action(None, ...), has no strip
+                    if name in registry and name not in names:
+                        return refusal(name, names)
+                    return super()._run(action)
+
+            return Scoped([registry.get(name) for name in names])
+
+        return scope
+
+    def not_allowed(name, names):
+        return ToolResult(error_observation(f"tool {name} is not available here: use one of {', '.join(names)}"),
+                          error=True)
+
+    fails(check_scoped_registry, scoped_by(not_allowed), says="the spec says: run never raises, as in `registry`")
+    fails(check_scoped_registry, scoped_by(not_allowed), says="then run(None)\nit raised AttributeError")
+
+    def no_name_ok(registry, names):  # no name: not an error, says the flag
+        inner = _solution_21_scope(registry, names)
+
+        class Lenient(type(inner)):
+            def _run(self, action):
+                if action is None or not (action.tool_name or "").strip():
+                    return ToolResult(error_observation("no tool name"), error=False)
+                return super()._run(action)
+
+        return Lenient(list(inner))
+
+    fails(check_scoped_registry, no_name_ok, says="return ToolResult(error_observation(...), error=True)")
+
+    def own_error(registry, names):  # another right answer: its own error for a call with no name
+        class Scoped(ToolRegistry):
+            def _run(self, action):
+                name = action.tool_name if action is not None and isinstance(action.tool_name, str) else ""
+                if not name.strip() or (name.strip() in registry and name.strip() not in names):
+                    return not_allowed(name.strip() or "(none)", names)
+                return super()._run(action)
+
+        return Scoped([registry.get(name) for name in names])
+
+    assert passes(check_scoped_registry, own_error)
+    assert passes(check_scoped_registry, _solution_21_scope)
+
+
 def test_21_rains_during():
     solution = _solution_21_rains_during
     assert passes(check_rains_during, solution)
@@ -10109,13 +10340,15 @@ def test_23_tracking_grammar():
 
 def _ids_seen_solution(messages, example):
     import re
+    import unicodedata
 
     shape = "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
     found = []
     for message in messages:
         if message["role"] != "user":
             continue
-        for word in re.findall(rf"(?<![A-Za-z0-9])(?<![0-9][.]){shape}(?![A-Za-z0-9])(?![.][0-9])", message["content"],
+        text = unicodedata.normalize("NFKC", message["content"])  # as ids_in reads it: full-width ８８２３１ is 88231
+        for word in re.findall(rf"(?<![A-Za-z0-9])(?<![0-9][.]){shape}(?![A-Za-z0-9])(?![.][0-9])", text,
                                re.IGNORECASE):
             if word.upper() not in found:
                 found.append(word.upper())
@@ -10311,10 +10544,10 @@ def test_23_ids_seen():
         fails(check_ids_seen, skipping, says="got [] It skipped a user message: read every one")
 
     # the twelfth audit: \d for a digit (full-width ８ too), and a point before a letter taken for part of a word,
-    # passed while no input held them
+    # passed while no input held them; the text not NFKC-normalised, \d keeps ８８２３１ as typed
     fails(check_ids_seen, lambda messages, example: seen(
         messages, example, *fence, shape="".join("[A-Z]" if ch.isalpha() else r"\d" for ch in example)),
-        says="got ['８８２３１', '88232'] Digits are 0 to 9 only: \\d (and str.isdigit()) take full-width ８")
+        says="got ['８８２３１', '88232'] Read the text NFKC-normalised, as ids_in does: ８８２３１ is 88231")
     fails(check_ids_seen, lambda messages, example: seen(messages, example, fence[0],
                                                          r"(?![A-Za-z0-9])(?![.][A-Za-z0-9])"),
           says="user: Orders 88232 and 88231.Thanks\nexpected ['88232', '88231'], got ['88232'] An id may end a "
@@ -10452,6 +10685,58 @@ def test_23_wrong_answers_by_kind():
             rf"(?<![A-Za-z0-9])(?<![0-9][.]){shape}(?![A-Za-z0-9])(?![.][0-9])", m["content"])))
 
     fails(check_ids_seen, any_letter, says="a Chinese character (which str.isalpha() takes for a letter) ends a word")
+
+
+def test_23_ids_seen_is_a_list_and_a_currency_sign_ends_a_word():
+    # The prose now says "returning a list" (the package's ids_in returns one): a tuple of the right ids fails,
+    # where the check read it as a list before.
+    fails(check_ids_seen, lambda messages, example: tuple(_ids_seen_solution(messages, example)),
+          says="ids_seen(messages, example) returned a tuple each time it should return a list")
+    assert passes(check_ids_seen, _ids_seen_solution)
+
+    # ¥12345 holds an id (only a decimal point makes digits a number's): passed while no input put a currency sign
+    # before an id with no decimal point after it
+    def currency_is_a_price(messages, example):  # a number after ¥ or $ taken for a price
+        import unicodedata
+
+        shape = "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
+        return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user" for w in re.findall(
+            rf"(?<![A-Za-z0-9¥￥$€])(?<![0-9][.]){shape}(?![A-Za-z0-9])(?![.][0-9])",
+            unicodedata.normalize("NFKC", m["content"]), re.IGNORECASE)))
+
+    fails(check_ids_seen, currency_is_a_price,
+          says="the spec says: only a decimal point makes digits a number's: ¥12345, with none after it, holds the id")
+    fails(check_ids_seen, currency_is_a_price,
+          says="A currency sign is no decimal point: it ends a word like any mark, and '¥12345' holds the id 12345.")
+
+
+def test_23_ids_read_nfkc_normalised_as_ids_in_does():
+    # The prose now says to read the text as ids_in does, NFKC-normalised (a full-width ８８２３１ is the id 88231), where
+    # it said a full-width id was none; digits are 0 to 9 after that. The solution as it was (no NFKC) passed before;
+    # \d after NFKC, and full-width digits alone turned into ASCII ones (not ｓｆ), passed while no input held them.
+    import unicodedata
+
+    def reading(read, digit="[0-9]"):
+        def ids_seen(messages, example):
+            shape = "".join("[A-Z]" if ch.isalpha() else digit for ch in example)
+            return list(dict.fromkeys(w.upper() for m in messages if m["role"] == "user" for w in re.findall(
+                rf"(?<![A-Za-z0-9])(?<![0-9][.]){shape}(?![A-Za-z0-9])(?![.][0-9])", read(m["content"]),
+                re.IGNORECASE)))
+        return ids_seen
+
+    as_written = reading(lambda text: text)
+    any_digit_after_nfkc = reading(lambda text: unicodedata.normalize("NFKC", text), r"\d")
+    full_width_digits_only = reading(lambda text: text.translate(str.maketrans("０１２３４５６７８９", "0123456789")))
+    for wrong in (as_written, any_digit_after_nfkc, full_width_digits_only):
+        fails(check_ids_seen, wrong, says="the spec says: the text read NFKC-normalised, as ids_in reads it: a "
+                                          "full-width ８８２３１ is the id 88231")
+    fails(check_ids_seen, as_written, says="got ['88232'] Read the text NFKC-normalised, as ids_in does: ８８２３１ is 88231")
+    fails(check_ids_seen, any_digit_after_nfkc,
+          says="got ['٨٨٢٣١', '88233'] Digits are 0 to 9 only, even after NFKC: \\d (and str.isdigit()) take")
+    fails(check_ids_seen, full_width_digits_only,
+          says="user: 运单ｓｆ２４６８０１３５７９还没到\nexpected ['SF2468013579'], got [] Read the text NFKC-normalised")
+    assert passes(check_ids_seen, reading(lambda text: unicodedata.normalize("NFKC", text)))
+    assert passes(check_ids_seen, _ids_seen_solution)
 
 
 # -- 24 ---------------------------------------------------------------------------------------------
@@ -10851,6 +11136,37 @@ def test_24_an_image_alone_and_an_error_object_over_several_lines():
     fails(check_observation_from_result, regex_without_dotall, says="a regex's . stops at a line end")
 
 
+def test_24_an_error_object_with_spaces_around_it():
+    # JSON allows spaces and line ends around a value, and the package reads an error object with json.loads: a text
+    # of spaces, then {"error": ...}, is one, passed as it came. Both answers below passed while no input had any.
+    from tinyagent.registry import error_observation
+
+    def error_object(text):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return False
+        return isinstance(value, dict) and "error" in value
+
+    def answer(result, is_error_object, passed=lambda text: text):
+        text = "\n".join(p["text"] if p["type"] == "text" else f"[{p['type']}]" for p in result.get("content", []))
+        if result.get("isError") is True:
+            if not is_error_object(text):
+                return error_observation(text or "the tool failed and said nothing")
+            return passed(text)
+        return text
+
+    fails(check_observation_from_result, lambda result: answer(result, lambda t: t.startswith("{") and error_object(t)),
+          says='the spec says: a JSON object with "error" and spaces or line ends around it is one too')
+    fails(check_observation_from_result, lambda result: answer(result, lambda t: t.startswith("{") and error_object(t)),
+          says="json.loads reads spaces around JSON: it is an error object, pass it as it is.")
+    fails(check_observation_from_result, lambda result: answer(result, error_object, str.strip),
+          says="Pass the text itself, spaces around it too.")
+    assert passes(check_observation_from_result, _observation_solution)
+    assert passes(check_observation_from_result,
+                  lambda result: answer(result, lambda t: t.strip().startswith("{") and error_object(t)))
+
+
 # -- 25 ---------------------------------------------------------------------------------------------
 def _fence_solution(text, source):  # notebooks/solutions/25_prompt_injection.ipynb
     import html
@@ -10859,11 +11175,14 @@ def _fence_solution(text, source):  # notebooks/solutions/25_prompt_injection.ip
 
 
 def _ids_from_customer_solution(messages):  # notebooks/solutions/25_prompt_injection.ipynb
+    import unicodedata
+
     found = []
     for message in messages:
         if message["role"] != "user" or message["content"].startswith("Observation:"):
             continue
-        for one in re.findall(r"(?<![A-Za-z0-9])(?<![0-9][.])[0-9]{5}(?![A-Za-z0-9])(?![.][0-9])", message["content"]):
+        text = unicodedata.normalize("NFKC", message["content"])  # as ids_in reads it: full-width ８８２３１ is 88231
+        for one in re.findall(r"(?<![A-Za-z0-9])(?<![0-9][.])[0-9]{5}(?![A-Za-z0-9])(?![.][0-9])", text):
             if one not in found:
                 found.append(one)
     return found
@@ -11169,6 +11488,38 @@ def test_25_wrong_answers_by_kind():
     fails(check_ids_from_customer, any_point_before, says="in 'No.88231' the number is whole")
     # the failure shows the customer's words, the system prompt only begun
     fails(check_ids_from_customer, word_boundaries, says="system: Tools: que… | user: 订单")
+
+
+def test_25_ids_read_nfkc_normalised_as_ids_in_does():
+    # The prose now says to read the customer's words as ids_in does, NFKC-normalised (a full-width ８８２３１ is 88231,
+    # as the package's ids_from_customer reads them), and digits are 0 to 9 after that. The solution as it was (no
+    # NFKC), \d after NFKC, and full-width digits alone turned into ASCII ones passed while no input held such digits.
+    import unicodedata
+
+    def reading(read, digit="[0-9]"):
+        def ids_from_customer(messages):
+            return list(dict.fromkeys(one for m in messages if m["role"] == "user" and not m["content"].startswith(
+                "Observation:") for one in re.findall(
+                    rf"(?<![A-Za-z0-9])(?<![0-9][.]){digit}{{5}}(?![A-Za-z0-9])(?![.][0-9])", read(m["content"]))))
+        return ids_from_customer
+
+    as_written = reading(lambda text: text)
+    any_digit = reading(lambda text: text, r"\d")  # \d takes full-width ８ and Arabic-Indic ٨ too, as typed
+    any_digit_after_nfkc = reading(lambda text: unicodedata.normalize("NFKC", text), r"\d")
+    full_width_digits_only = reading(lambda text: text.translate(str.maketrans("０１２３４５６７８９", "0123456789")))
+    for wrong in (as_written, any_digit, any_digit_after_nfkc, full_width_digits_only):
+        fails(check_ids_from_customer, wrong, says="the spec says: the text read NFKC-normalised, as ids_in reads it: "
+                                                   "a full-width ８８２３１ is the id 88231")
+    fails(check_ids_from_customer, as_written,
+          says="user: 订单号：３８１１２\nexpected ['38112'], got [] Read the text NFKC-normalised, as ids_in does: ８８２３１ is")
+    fails(check_ids_from_customer, any_digit,
+          says="expected ['38112'], got ['３８１１２'] Read the text NFKC-normalised, as ids_in does: ８８２３１ is 88231.")
+    fails(check_ids_from_customer, any_digit_after_nfkc,
+          says="got ['٨٨٢٣١', '88233'] Digits are 0 to 9 only, even after NFKC: \\d (and str.isdigit()) take")
+    fails(check_ids_from_customer, full_width_digits_only,
+          says="user: Refund 𝟖𝟖𝟐𝟑𝟏 and 38112\nexpected ['88231', '38112'], got ['38112'] Read the text NFKC-normalised")
+    assert passes(check_ids_from_customer, reading(lambda text: unicodedata.normalize("NFKC", text)))
+    assert passes(check_ids_from_customer, _ids_from_customer_solution)
 
 
 def test_25_ids_not_from_tool_messages_nor_six_digits():

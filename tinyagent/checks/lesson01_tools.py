@@ -3,7 +3,9 @@
 Both exercises are toys with hard-coded data (SF1234567890, order 88231), so each check's reference is the
 solution's toy, built from what the package's tool answers for that one parcel or order, and the generated inputs
 are those on which the toy and the package's tool agree: numbers and ids the shop does not have, whitespace
-around them, and (for exercise 2) the wrappings models write around one order id."""
+around them, and (for exercise 2) the wrappings models write around one order id. One kind of input is the toy's
+alone, as exercise 1's Markdown says: SF1234567890 in another case or with spaces inside is another number (the
+package's tool forgives lower case)."""
 
 from __future__ import annotations
 
@@ -176,11 +178,35 @@ def _other_number_hint(args: tuple, expected: Any, got: Any) -> str | None:
     return _error_elsewhere(got)
 
 
+def _the_parcel_written_otherwise(rng: random.Random) -> Iterator[tuple]:
+    """SF1234567890 in another case or with spaces inside: the package's tool forgives the case, the toy does not (the
+    spec says so), so each is another number. Fixed inputs: nothing drawn from `rng`."""
+    yield ("sf1234567890",)
+    yield ("Sf1234567890",)
+    yield ("SF 1234567890",)
+    yield ("SF 1234 5678 90",)
+    yield (" sf1234567890\n",)
+    yield ("SF12345\t67890",)
+
+
+def _written_otherwise_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if _found(got):
+        return (f"Only {PARCEL} exactly has events: compare the number as written (only the spaces around it "
+                "stripped), not upper-cased or with the spaces inside it taken out.")
+    answer = _read_answer(got)
+    if isinstance(answer, dict) and isinstance(answer.get("error"), str) and answer != _read_answer(expected):
+        return f"The error names the number as given, without the spaces around it: {args[0].strip()!r}."
+    return _error_elsewhere(got)
+
+
 TRACKING_RULES = (
     Rule("SF1234567890, also with stray spaces around it, gets its hard-coded events", _the_parcel,
          hint=lambda args, expected, got: _differs_in(expected, got)),
     Rule("any other number gets the error 运单不存在：<number>, that number (without the spaces)", _other_numbers,
          hint=_other_number_hint),
+    Rule("only SF1234567890 exactly has events: in another case or with spaces inside (sf1234567890, "
+         "SF 1234 5678 90) it is another number, and gets the error", _the_parcel_written_otherwise,
+         hint=_written_otherwise_hint),
 )
 
 
@@ -208,8 +234,8 @@ def check_toy_logistics_tool(QueryLogisticsTool: type | None) -> None:
     # One tool answers every input, as one tool object serves every round of a run.
     tried = agree_on(exercise, "check_toy_logistics_tool", TRACKING_RULES, tool.invoke, _toy_logistics(parcel),
                      shape=lambda value: _as_json_object(value, call), read=_read_answer, call=call)
-    return _passed(exercise, f"{tried} generated tracking numbers answered as tinyagent's queryLogistics does: "
-                             "SF1234567890's events, spaces or not, and 运单不存在 for every other number.")
+    return _passed(exercise, f"{tried} generated tracking numbers answered as the exercise asks: SF1234567890's "
+                             "events, spaces around it or not, and 运单不存在 for every other number (sf1234567890 too).")
 
 
 # -- exercise 2's inputs, drawn from its spec ------------------------------------------------------

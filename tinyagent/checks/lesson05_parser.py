@@ -355,6 +355,26 @@ def _spaced_key_hint(args: tuple, expected: Any, got: Any) -> str | None:
     return None
 
 
+def _two_inputs(rng: random.Random) -> Iterator[tuple]:
+    """Two `Action Input:` lines after the last `Action:`: parse_step keeps the later (each replaces the one before).
+    Fixed inputs: nothing drawn from `rng`."""
+    yield ("Thought: 先查订单。\nAction: queryOrder\nAction Input: 88231\nAction Input: 88232",)
+    yield ("Action: searchKnowledge\nAction Input: 退货\nAction Input: 扫地机 退货 政策",)
+    yield ('Action: applyRefund\nAction Input: 88231\nAction Input: {\n  "orderId": "88231",\n  "reason": "不回充"\n}',)
+    yield (("Action: queryOrder\nAction Input: 88231\nAction: queryLogistics\nAction Input: 88231\n"
+            "Action Input: SF1234567890"),)
+    yield (('Action: queryOrder\nAction Input: 88230\nAction Input: 88231\nObservation: {"status":"已签收"}\n'
+            "Action: applyRefund\nAction Input: 88231"),)
+    yield ("Thought: 看看时间。\nAction: getCurrentTime\nAction Input: now\nAction Input:",)
+
+
+def _two_inputs_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    want, have = _action_of(expected), _action_of(got)
+    if want is not None and have is not None and want[0] == have[0] and want[1] != have[1]:
+        return "(of two `Action Input:` lines after the last `Action:`, the later one counts)"
+    return None
+
+
 PARSER_RULES = (
     Rule("an `Observation:` section ends the step: the action the model invented after it is not read",
          _invented_steps, hint=_invented_step_hint),
@@ -375,6 +395,8 @@ PARSER_RULES = (
          "reads iPhone 15)", _values_after_keys, hint=_value_hint),
     Rule("a key with a space before its colon (`Action :`, `Observation :`, `Final Answer :`) is none either",
          _keys_spaced, hint=_spaced_key_hint),
+    Rule("of two `Action Input:` lines after the last `Action:`, the later one counts (each replaces the one before)",
+         _two_inputs, hint=_two_inputs_hint),
 )
 
 

@@ -110,20 +110,34 @@ def _turns_of(texts: tuple) -> list:
     return turns
 
 
+_KEYS = ("role", "content")  # a message's keys, as turn.messages() gives them
+
+
 class _NotTurns(list):
     """Messages that are not whole turns of the session, shown as (role, the start of the content); `why` says
-    how: "roles" (not a user message then an assistant one) or "foreign" (words the session does not hold)."""
+    how: "roles" (not a user message then an assistant one), "foreign" (words the session does not hold) or
+    "keys" (a key beside role and content: each message shown with its other keys too)."""
 
     def __init__(self, messages: list[dict], why: str):
-        super().__init__((m.get("role"), _brief(m.get("content"), 16)) for m in messages)
+        super().__init__((m.get("role"), _brief(m.get("content"), 16)) if why != "keys" else
+                         (m.get("role"), {key: value for key, value in m.items() if key not in _KEYS})
+                         for m in messages)
         self.why = why
 
 
-def _read_back(messages: Any, turns: list) -> Any:
+class _KeysRead(tuple):
+    """The texts of a session whose history is read with its messages' keys: role and content, as turn.messages()
+    gives them, and no other (`_read_back` reads only those two of every other session)."""
+
+
+def _read_back(messages: Any, turns: list, keys: bool = False) -> Any:
     """`messages` as the turn numbers they are (a `_TurnNumbers`), a `_NotTurns` when they are not whole turns
-    of this session, or as they are when they are not a list of dicts."""
+    of this session (or, with `keys`, when a message has a key beside role and content), or as they are when
+    they are not a list of dicts."""
     if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
         return messages
+    if keys and any(set(m) - set(_KEYS) for m in messages):
+        return _NotTurns(messages, "keys")
     pairs = {(turn.question, turn.answer): turn.number for turn in turns}
     numbers = _TurnNumbers()
     for i in range(0, len(messages), 2):
@@ -144,7 +158,7 @@ def _grown(memory_class: Any, argument: int, texts: tuple, exercise: str) -> Any
     memory, turns = memory_class(argument), _turns_of(texts)
     for count in range(len(turns)):
         memory.history(_TurnsOnly(turns[:count], exercise))
-    return _read_back(memory.history(_TurnsOnly(turns, exercise)), turns)
+    return _read_back(memory.history(_TurnsOnly(turns, exercise)), turns, isinstance(texts, _KeysRead))
 
 
 class _InTurn(tuple):
@@ -188,7 +202,7 @@ def _reference(answer: Any) -> Any:
 
     def asked(argument: int, texts: tuple, other: tuple | None = None) -> Any:
         if other is None:
-            return _read_back(answer(_turns_of(texts), argument), _turns_of(texts))
+            return _read_back(answer(_turns_of(texts), argument), _turns_of(texts), isinstance(texts, _KeysRead))
         return _in_turn(lambda turns, session_id: answer(turns, argument), texts, other)
 
     return asked
@@ -206,6 +220,8 @@ def _history_shape(value: Any) -> str | None:
 
 
 def _pairs_hint(got: Any) -> str | None:
+    if isinstance(got, _NotTurns) and got.why == "keys":
+        return "Each message has role and content only, as turn.messages() gives them: add no other key."
     if isinstance(got, _NotTurns) and got.why == "roles":
         return "Each turn is a user message, then an assistant one, as turn.messages() gives them."
     if isinstance(got, _NotTurns):
@@ -291,12 +307,24 @@ def _in_turn_hint(args: tuple, expected: Any, got: Any) -> str | None:
     return f"(for {asked}: {why}; keep no session's turns on self)"
 
 
+def _keys_of_messages(budgets: bool) -> Iterator[tuple]:
+    """Sessions whose history is read with its messages' keys; drawn from a generator of their own (the shared one
+    draws the other rules' inputs). `budgets`: the argument is a budget that fits them all (exercise 2), else
+    `last`."""
+    rng = random.Random("lesson 12: role and content, no other key")
+    for count, last in ((1, 1), (3, 0), (5, 2)):
+        texts = _KeysRead(_conversation(rng, count))
+        yield ((_costs(texts)[-1] if budgets else last), texts)
+
+
 FIRST_AND_LAST_RULES = (
     Rule("the first turn and the last `last` turns, each once, oldest first", _short_sessions, _first_and_last_hint),
     Rule("the same in a long conversation, whatever `last` is", _long_sessions, _first_and_last_hint),
     Rule("`last=0` keeps the first turn only", _last_zero, _first_and_last_hint),
     Rule("one memory, many sessions: asked for session A, then B, then A again, each gets its own first and last "
          "turns", _one_memory_two_sessions, _in_turn_hint),
+    Rule("each message as turn.messages() gives it: role and content, no other key",
+         lambda rng: _keys_of_messages(budgets=False), _first_and_last_hint),
 )
 
 
@@ -471,6 +499,8 @@ TOKEN_WINDOW_RULES = (
          _same_numbers_other_costs, _costs_hint),
     Rule("a turn's size is message_tokens(turn.messages()), not history_tokens", _recorded_by_a_window,
          _recorded_hint),
+    Rule("each message as turn.messages() gives it: role and content, no other key",
+         lambda rng: _keys_of_messages(budgets=True), _token_window_hint),
 )
 
 

@@ -336,13 +336,16 @@ def _workspace_traps(root: Any) -> tuple[Any, list[tuple[str, bool, str]]]:
         ("~/notes/todo.txt", False, "a path that starts with ~ (the home folder)"),
         ("\\notes\\todo.txt", False, "a path that starts with \\ (absolute on Windows)"),
         ("C:notes/todo.txt", False, "a path with a drive letter (it holds a ':')"),
+        ("notes\\todo.txt", False, "a path that holds a \\ (folders are separated with /)"),
     ]
     return workspace, cases
 
 
 def _inside_workspace(workspace: Any, path: str) -> bool:
-    """15, exercise 2's answer (the solution's behaviour): the text rules first, then every step on the disk."""
-    if not path or path.startswith(("/", "~", "\\")) or ":" in path:
+    """15, exercise 2's answer (the solution's behaviour): the text rules first, then every step on the disk. A \\
+    anywhere is refused, as the package's `check_relative_path` refuses it (on Windows it separates folders, so
+    `notes\\..\\..\\secret.txt` would go up)."""
+    if not path or path.startswith(("/", "~")) or "\\" in path or ":" in path:
         return False
     parts = [part for part in path.split("/") if part not in ("", ".")]
     if ".." in parts:
@@ -572,6 +575,15 @@ def _changed_paths(rng: random.Random) -> Iterator[tuple]:
         yield ((("place", f"changed{n}"), *after), path)
 
 
+def _backslashed_paths(rng: random.Random) -> Iterator[tuple]:
+    """A \\ inside a path, not at its start: refused as the package's tools refuse it. Fixed inputs (no draw from
+    `rng`), a workspace where each path would otherwise be fine."""
+    layout = (("dir", "notes"), ("file", "notes/todo.txt"), ("dir", "笔记"))
+    for path in ("notes\\todo.txt", "notes\\new.txt", "笔记\\草稿.md", "notes/a\\b.txt", "notes\\",
+                 "notes\\..\\..\\outside\\secret.txt", "..\\outside\\secret.txt"):
+        yield (layout, path)
+
+
 def _why_changed(args: tuple, expected: Any, got: Any) -> str | None:
     """What the changed entry (the first after the place) was when the same workspace was asked about before."""
     if got == expected or not isinstance(got, bool):
@@ -600,6 +612,8 @@ def _why(args: tuple, expected: Any, got: Any) -> str | None:
             return f"— it starts with {mark} ({what})."
     if ":" in path:
         return "— it holds a ':' (a drive letter, C:)."
+    if "\\" in path:
+        return "— it holds a \\: folders are separated with /, and a \\ anywhere is refused."
     parts = [part for part in path.split("/") if part not in ("", ".")]
     if ".." in parts:
         return "— '..' is a part of it: refused, wherever it would lead."
@@ -626,6 +640,7 @@ WORKSPACE_RULES = (
     Rule("an empty path names nothing (False); `.` names the workspace itself (True)", _empty_and_dot, _why),
     Rule("each call looks at the disk as it is then (a folder may have become a link since an earlier call, or a "
          "link a folder)", _changed_paths, _why_changed),
+    Rule("no \\ anywhere in it (folders are separated with /): notes\\todo.txt is refused", _backslashed_paths, _why),
 )
 
 

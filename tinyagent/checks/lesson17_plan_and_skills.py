@@ -225,6 +225,24 @@ def _plans_from_zero(rng: random.Random) -> Iterator[tuple]:
                           _numbered(rng, 0, _step(rng))]),)  # a second list from 0 after it: not the plan
 
 
+def _plans_in_other_digits(rng: random.Random) -> Iterator[tuple]:
+    """Step numbers in digits other than 0 to 9, as `\\d` and int() read them (and the package's parse_plan): the
+    full-width ones a Chinese keyboard types, Arabic-Indic ones. Fixed inputs: nothing is drawn from `rng`."""
+    yield ("１. 查询订单 88231\n２. 回复顾客",)
+    yield ("计划：\n１) 查询订单 88231\n２) 查询物流\n３) 回复顾客",)
+    yield ("1. Look up order 88231\n２. Answer the customer",)
+    yield ("**１.** 查询订单 88231\n**２.** 回复顾客",)
+    yield ("١. Look up order 88231\n٢. Answer the customer",)
+    yield ("٩. Look up order 88231\n١٠. Answer the customer",)  # 9 then 10: it goes up
+    yield ("1. 查询订单 88231\n2. 查询物流\n１. 回复顾客",)  # １ is 1: after 2 it does not go up
+
+
+def _other_digits_missed(args: tuple, expected: list, got: list) -> str | None:
+    if isinstance(got, list) and len(got) < len(expected):
+        return "— １ (full-width) and ١ are digits too: `\\d` and int() read them, as the package's parse_plan does."
+    return None
+
+
 PLAN_RULES = (
     Rule("a step line may be indented, its number followed by `.` or `)`, and in Markdown bold (`**1.**`); take "
          "every `**` out of the step (a bold word in it too)", _plans_styled, _styled_missed),
@@ -235,6 +253,8 @@ PLAN_RULES = (
     Rule("a step is its text without the spaces around it (`1. 查询订单   ` is `查询订单`)", _steps_with_spaces,
          _step_text_cut),
     Rule("the list may start at any number, 0 too (`0. 查询订单` is a step)", _plans_from_zero),
+    Rule("a number may be written in any digits `\\d` reads (full-width `１.`, Arabic-Indic `١.`)",
+         _plans_in_other_digits, _other_digits_missed),
 )
 
 

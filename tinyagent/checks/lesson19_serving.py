@@ -51,7 +51,9 @@ def read_sse_reference(text: str) -> list[tuple[str, Any]]:
 
 
 def _read_blocks(text: str) -> list[tuple[str, Any]]:
-    """The events of a text whose lines all end at \n: blocks split at blank lines."""
+    """The events of a text whose lines all end at \n: blocks split at blank lines (a line of spaces is no blank
+    line: it is skipped). The last event: line names the block; one with nothing after it, as the SSE standard and
+    lesson 14's reader say, names it "message"."""
     events = []
     for block in text.split("\n\n"):
         name, data = "message", []
@@ -59,7 +61,7 @@ def _read_blocks(text: str) -> list[tuple[str, Any]]:
             if line.startswith(":"):
                 continue
             if line.startswith("event:"):
-                name = line[len("event:"):].strip()
+                name = line[len("event:"):].strip() or "message"
             elif line.startswith("data:"):
                 data.append(line[len("data:"):].removeprefix(" "))
         if data:
@@ -267,7 +269,7 @@ def _joined_hint(args: tuple, expected: list, got: list) -> str | None:
 
 
 def _misread(text: str, *, is_name: Callable[[str], bool] = lambda line: line.startswith("event:"),
-             name_of: Callable[[str], str] = lambda line: line[len("event:"):].strip(),
+             name_of: Callable[[str], str] = lambda line: line[len("event:"):].strip() or "message",
              is_data: Callable[[str], bool] = lambda line: line.startswith("data:"),
              data_of: Callable[[str], str] = lambda line: line[len("data:"):].removeprefix(" "),
              named_is_an_event: bool = False) -> list[tuple[str, str]]:
@@ -555,6 +557,70 @@ def _not_quite_a_field(args: tuple, expected: list, got: list) -> str | None:
     return _first_difference(args, expected, got)
 
 
+def _bare_event_lines(rng: random.Random) -> Iterator[tuple]:
+    """event: lines with nothing after them, or only spaces and tabs: the name is empty, so the block is "message",
+    as the SSE standard says and lesson 14's reader reads (not '', nor the block before's name)."""
+    yield ('event:\ndata: {"text": "no name"}\n\n',)
+    yield ('event: \ndata: x\n\nevent: end\ndata: y\n\n',)
+    yield ('event:  \t \ndata: {"n": 1}\n\n',)
+    yield ('event: tool_call\ndata: {"name": "queryOrder"}\n\nevent:\ndata: {"note": "unnamed"}\n\n',)
+    yield ('event:\r\ndata: {"answer": "done"}\r\n\r\n',)
+
+
+def _bare_name_kept(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where a bare event: line named its block '' (or its spaces), that."""
+    for (name, _), (right_name, _) in zip([tuple(pair) for pair in got], expected):
+        if right_name == "message" and isinstance(name, str) and name != right_name and not name.strip():
+            return (f"Event name {_brief(name, 25)}, expected 'message': an event: line with nothing after it names "
+                    "nothing, so the block is \"message\", as with no event: line (the SSE standard).")
+    return _first_difference(args, expected, got)
+
+
+def _lines_of_spaces(rng: random.Random) -> Iterator[tuple]:
+    """Lines of only spaces or tabs inside a block: no blank line (the SSE standard's blank line is empty), so they
+    end no block; each is a line of an unknown field, skipped."""
+    yield ("data: a\n \ndata: b\n\n",)
+    yield ('event: tool_call\ndata: {"name": "queryOrder"}\n\t\ndata: {"input": "88231"}\n\n',)
+    yield ('event: end\n   \ndata: {"answer": "done"}\n\n',)
+    yield ("data: x\r\n  \r\ndata: y\r\n\r\n",)
+
+
+def _spaces_line_read_as_blank(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where the answer took a line of only spaces or tabs for a blank line, that."""
+    text = re.sub(r"\r\n|\r", "\n", args[0])
+    if got != expected and got == _read_blocks(re.sub(r"(?m)^[ \t]+$", "", text)):
+        return ("A line of only spaces or tabs is no blank line: it ends no block (skip it, as another field's "
+                "line); only an empty line ends a block.")
+    return _first_difference(args, expected, got)
+
+
+def _two_event_lines(rng: random.Random) -> Iterator[tuple]:
+    """Blocks with two event: lines (or three): the last one names the block, as the SSE standard says."""
+    yield ('event: start\nevent: end\ndata: {"answer": "done"}\n\n',)
+    yield ('event: tool_call\ndata: {"name": "queryOrder"}\nevent: observation\n\n',)
+    yield ("event: reply_delta\nevent: reply_delta\nevent: final\ndata: a\ndata: b\n\n",)
+    yield ("event: ping\ndata: 1\n\nevent: start\nid: 2\nevent: end\ndata: 2\n\n",)
+
+
+def _first_name_read(text: str) -> list[tuple[str, str]]:
+    """The reference's reading, but a block named by its first event: line: what an answer that kept it returns."""
+    events = []
+    for block in re.sub(r"\r\n|\r", "\n", text).split("\n\n"):
+        lines = block.split("\n")
+        names = [line[len("event:"):].strip() or "message" for line in lines if line.startswith("event:")]
+        data = [line[len("data:"):].removeprefix(" ") for line in lines if line.startswith("data:")]
+        if data:
+            events.append((names[0] if names else "message", "\n".join(data)))
+    return events
+
+
+def _first_name_kept(args: tuple, expected: list, got: list) -> str | None:
+    """_first_difference, and where the answer named a block by its first event: line, not its last, that."""
+    if got != expected and got == _first_name_read(args[0]):
+        return "A block with two event: lines is named by the last: each event: line replaces the name before it."
+    return _first_difference(args, expected, got)
+
+
 SSE_RULES = (
     Rule("one space after data: is not data; any other space is (data:  x is ' x')", _one_space_only, _spaces_hint),
     Rule("a blank line ends a block; each block with data is one (name, data) pair, in order", _named_streams,
@@ -589,6 +655,11 @@ SSE_RULES = (
          _names_with_spaces_inside, _spaces_inside_cut),
     Rule("a line that only looks like an event: or data: line is another field's, skipped: an indented one "
          "(' data: x'), one with a full-width colon ('data：x')", _lines_not_quite_fields, _not_quite_a_field),
+    Rule("an event: line with nothing after it (or only spaces or tabs) names its block \"message\", as no event: "
+         "line does", _bare_event_lines, _bare_name_kept),
+    Rule("a line of only spaces or tabs is not a blank line: it ends no block, and is skipped", _lines_of_spaces,
+         _spaces_line_read_as_blank),
+    Rule("a block with two event: lines is named by the last one", _two_event_lines, _first_name_kept),
 )
 
 

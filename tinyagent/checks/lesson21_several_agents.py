@@ -116,7 +116,7 @@ def _prober(scope: Callable[[ToolRegistry, list[str]], ToolRegistry], shared: Sh
 
     def probe(extras: tuple[str, ...], names: tuple[str, ...], asked: tuple) -> _Probe:
         calls: list[tuple[str, str]] = []
-        with _shop_for(shared, asked[1] if asked[0] != "list" else "") as shop:
+        with _shop_for(shared, asked[1] if asked[0] not in ("list", "no name") else "") as shop:
             registry = _registry(shop, extras, calls)
             held = [(tool.name, id(tool)) for tool in registry]
             given, before = list(names), len(shop.refunds())
@@ -135,10 +135,12 @@ def _prober(scope: Callable[[ToolRegistry, list[str]], ToolRegistry], shared: Sh
                 names = _LISTED.findall(listed)
                 own = all(registry.get(name).describe(asked[1]) in listed for name in names if name in registry)
                 return _Probe(f"{'' if own else 'not the registry descriptions: '}lists {names}")
-            result = scoped.run(Action(asked[1], asked[2]))
+            result = scoped.run(_action(asked))
             _unchanged(exercise, registry, held, given, names, (extras, names, asked))
             if not isinstance(result, ToolResult):
                 return _Probe("", f"run() returned {_kind(result)}: return a ToolResult")
+            if asked[0] == "no name":  # run(None), or an Action with no name: an error, nothing run
+                return _Probe(_nameless(result, _effects(shop, before, calls)))
             if asked[0] == "spaced":  # what the registry itself does with that name
                 ran = registry.run(Action(asked[1], asked[2]))
                 same = (result.text, result.error) == (ran.text, ran.error)
@@ -161,6 +163,25 @@ def _prober(scope: Callable[[ToolRegistry, list[str]], ToolRegistry], shared: Sh
         return _Probe("names every tool allowed")
 
     return probe
+
+
+def _action(asked: tuple) -> Action | None:
+    """The Action a probe runs: ("no name",) is run(None); ("no name", name) an Action with that name, which is no
+    tool's (None, "", spaces); any other, Action(tool, input)."""
+    if asked[0] == "no name":
+        return Action(asked[1], "88231") if len(asked) > 1 else None
+    return Action(asked[1], asked[2])
+
+
+def _nameless(result: ToolResult, effects: str) -> str:
+    """How run(None), or an Action with no tool name, came back, in words (the reference's: the last one)."""
+    if effects:
+        return f"it ran a tool{effects}"
+    if not result.error:
+        return "error=False, its text an error" if _looks_like_error(result.text) else f"no error: {shown(result.text)}"
+    if not _looks_like_error(result.text):
+        return 'error=True, its text not {"error": ...}'
+    return _REFUSED
 
 
 # How a probe shows a ToolResult with error=True: its flag, then its text.
@@ -323,6 +344,25 @@ def _second_scopes(rng: random.Random) -> Iterator[tuple]:
         yield (extras, names, ("second", tool, _tool_input(rng, tool), other))
 
 
+def _no_names(rng: random.Random) -> Iterator[tuple]:
+    """run(None), and Actions with no tool name (None, empty, spaces): fixed inputs, nothing drawn from `rng`."""
+    yield ((), SCOPE_ALLOWED, ("no name",))
+    yield ((), SCOPE_ALLOWED, ("no name", None))
+    yield ((), SCOPE_ALLOWED, ("no name", ""))
+    yield (("getForecast",), ("getForecast", "queryOrder"), ("no name", "  "))
+    yield ((), ("applyRefund",), ("no name",))
+
+
+def _nameless_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
+    if got.what.startswith("it ran"):
+        return "A call with no tool name runs nothing."
+    if got.what.startswith(("error=False", "no error")):
+        return "It is an error: return ToolResult(error_observation(...), error=True), as registry.run(None) does."
+    if got.what.startswith("error=True, its text"):
+        return 'An error Observation is JSON {"error": ...}: build its text with error_observation(...).'
+    return None
+
+
 def _scope_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
     name = args[2][1] if args[2][0] != "list" else ""
     if "a closed database" in got.what:
@@ -375,12 +415,17 @@ SCOPE_RULES = (
     Rule("a name in another case is another name: queryorder runs nothing", _other_cases, _scope_hint),
     Rule("a name `registry` does not hold at all gets such an error too", _unknown_names, _scope_hint),
     Rule("a scope keeps its names when another is built after it", _second_scopes, _scope_hint),
+    Rule("run never raises, as in `registry`: run(None), or an Action with no tool name, comes back as an error "
+         "Observation", _no_names, _nameless_hint),
 )
 
 
 def _show_probe(args: tuple) -> str:
     extras, names, asked = args
     held = f"shop + {', '.join(extras)}" if extras else "shop"
+    if asked[0] == "no name":
+        doing = f"run(Action({asked[1]!r}, '88231'))" if len(asked) > 1 else "run(None)"
+        return f"scope(<{held}>, {_names_shown(names, '')}), then {doing}"
     name = asked[1] if asked[0] == "list" or asked[1] == asked[1].strip() else repr(asked[1])
     doing = f"build_tool_list({shown(asked[1])})" if asked[0] == "list" else f"run {name} {_brief(asked[2], 40)}"
     first = f"scope(<{held}>, {_names_shown(names, asked[1] if asked[0] != 'list' else '')})"

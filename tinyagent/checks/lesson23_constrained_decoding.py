@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 import string
+import unicodedata
 from collections.abc import Callable, Iterator
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
@@ -173,15 +174,16 @@ def check_tracking_grammar(tracking_grammar: str | None) -> None:
 
 # -- exercise 2 ------------------------------------------------------------------------------------
 def _reference_ids_seen(messages: list[dict], example: str) -> list[str]:
-    """23, exercise 2's answer (the solution's): the words shaped like `example` in the user messages,
-    upper-cased, each once, in the order they first appear."""
+    """23, exercise 2's answer (the solution's): the words shaped like `example` in the user messages, read
+    NFKC-normalised as the package's `ids_in` reads them (a full-width ８８２３１ is 88231), upper-cased, each once, in
+    the order they first appear."""
     shape = "".join("[A-Z]" if ch.isalpha() else "[0-9]" for ch in example)
     word = re.compile(rf"(?<![A-Za-z0-9])(?<![0-9][.]){shape}(?![A-Za-z0-9])(?![.][0-9])", re.IGNORECASE)
     found: list[str] = []
     for message in messages:
         if message["role"] != "user":
             continue
-        for match in word.finditer(message["content"]):
+        for match in word.finditer(unicodedata.normalize("NFKC", message["content"])):
             if match.group().upper() not in found:
                 found.append(match.group().upper())
     return found
@@ -548,15 +550,43 @@ def _han_hint(args: tuple, expected: list[str], got: object) -> str | None:
 
 
 def _ascii_digits(rng: random.Random) -> Iterator[tuple]:
-    # full-width digits (a Chinese keyboard's) and another script's are digits to \d and str.isdigit(), not 0-9
+    # the text read NFKC-normalised, as ids_in reads it: full-width digits and letters (a Chinese keyboard's) are the
+    # ASCII ones they stand for; another script's digits (Arabic-Indic) stay what they are, digits to \d and
+    # str.isdigit() but not 0-9
     yield ([{"role": "user", "content": "订单８８２３１还没到，另一个是88232"}], "88231")
     yield ([{"role": "user", "content": "My parcel is SF１２３４５６７８９０, or maybe YT2468013579"}], "SF1234567890")
     yield ([{"role": "user", "content": "Order ٨٨٢٣١ or 88233"}], "88231")
+    # full-width lower-case letters too: upper-cased once read
+    yield ([{"role": "user", "content": "运单ｓｆ２４６８０１３５７９还没到"}], "SF1234567890")
+
+
+def read_unnormalised(got: object, expected: list[str], said: str) -> bool:
+    """Whether the answer's list holds a word that NFKC changes (８８２３１ kept as typed), or misses one of the
+    reference's that `said` holds only once NFKC-normalised (８８２３１ skipped): lessons 23 and 25 both hint at it."""
+    return isinstance(got, list) and (
+        any(isinstance(one, str) and unicodedata.normalize("NFKC", one) != one for one in got)
+        or any(one not in got and one not in said.upper() for one in expected))
 
 
 def _digits_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if read_unnormalised(got, expected, " ".join(m["content"] for m in args[0] if m["role"] == "user")):
+        return "Read the text NFKC-normalised, as ids_in does: ８８２３１ is 88231 (and ｓｆ is SF)."
     if isinstance(got, list) and any(isinstance(one, str) and re.search(r"[^\x00-\x7f]", one) for one in got):
-        return "Digits are 0 to 9 only: \\d (and str.isdigit()) take full-width ８ and other scripts' digits too."
+        return "Digits are 0 to 9 only, even after NFKC: \\d (and str.isdigit()) take another script's ٨ too."
+    return _ids_hint(args, expected, got)
+
+
+def _currency_signs(rng: random.Random) -> Iterator[tuple]:
+    # a currency sign is a mark like any other: with no decimal point after the digits, ¥12345 holds the id 12345
+    yield ([{"role": "user", "content": "I paid ¥12345 for order 88231"}], "88231")
+    yield ([{"role": "user", "content": "价格￥38112，订单88231"}], "88231")  # the full-width yen of a Chinese keyboard
+    yield ([{"role": "user", "content": "Not ¥12345.67, but $38112 and €88231"}], "88231")
+
+
+def _currency_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    said = " ".join(m["content"] for m in args[0] if m["role"] == "user")
+    if isinstance(got, list) and any(re.search(rf"[¥￥$€]{one}(?![.][0-9])", said) for one in expected if one not in got):
+        return "A currency sign is no decimal point: it ends a word like any mark, and '¥12345' holds the id 12345."
     return _ids_hint(args, expected, got)
 
 
@@ -578,15 +608,17 @@ IDS_RULES = (
          _beside_marks, _marks_hint),
     Rule("a Chinese character is no Latin letter: in 运单号是1234567890 it ends the word, which holds no SF1234567890",
          _han_for_letters, _han_hint),
-    Rule("digits are 0 to 9 only: a full-width ８８２３１ (or another script's digits) is no id", _ascii_digits,
-         _digits_hint),
+    Rule("the text read NFKC-normalised, as ids_in reads it: a full-width ８８２３１ is the id 88231, but "
+         "٨٨٢٣١ (no 0 to 9 even then) is none", _ascii_digits, _digits_hint),
+    Rule("only a decimal point makes digits a number's: ¥12345, with none after it, holds the id 12345",
+         _currency_signs, _currency_hint),
 )
 
 
 def _a_list(value: object) -> str | None:
-    if isinstance(value, (list, tuple)) and all(isinstance(one, str) for one in value):
+    if isinstance(value, list) and all(isinstance(one, str) for one in value):
         return None
-    return f"it returned {_brief(value, 40)}: return a list of ids (strings)"
+    return f"it returned {_brief(value, 40)}: return a list of ids (strings){', not a tuple' * isinstance(value, tuple)}"
 
 
 def _show_messages(args: tuple) -> str:
@@ -610,7 +642,6 @@ def check_ids_seen(ids_seen: Callable[[list[dict], str], list[str]] | None) -> N
     if not callable(ids_seen):
         _fail(exercise, f"ids_seen should be a function, got {type(ids_seen).__name__}")
     tried = agree_on(exercise, "check_ids_seen", IDS_RULES, ids_seen, _reference_ids_seen, shape=_a_list,
-                     read=lambda ids: list(ids) if isinstance(ids, (list, tuple)) else ids,
                      call="ids_seen(messages, example)", show=_show_messages)
     _passed(exercise, f"ids_seen read {tried} generated conversations: ids from the customer and the Observations "
                       "only, of the example's shape, upper-cased, once each, in order.")

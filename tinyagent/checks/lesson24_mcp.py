@@ -203,6 +203,23 @@ def _several_lines_hint(args: tuple, expected: str, got: object) -> str | None:
     return None
 
 
+def _spaced_objects(rng: random.Random) -> Iterator[tuple]:
+    # JSON allows spaces and line ends around a value (json.loads reads them): still an error object, passed as it is
+    yield ({"content": [_text('  {"error":"not found"}')], "isError": True},)
+    yield ({"content": [_text('\n{"error":"订单不存在：99999","hint":"请核对订单号"}\n')], "isError": True},)
+    yield ({"content": [_text('{"error":"timeout"}\t ')], "isError": True},)
+
+
+def _spaced_hint(args: tuple, expected: str, got: object) -> str | None:
+    if not isinstance(got, str) or got == expected:
+        return None
+    if got == error_observation(expected):
+        return "json.loads reads spaces around JSON: it is an error object, pass it as it is."
+    if got.strip() == expected.strip():
+        return "Pass the text itself, spaces around it too."
+    return _written_another_way(expected, got, _joined_text(args))
+
+
 def _error_key_hint(args: tuple, expected: str, got: object) -> str | None:
     if got == expected:
         return None
@@ -237,6 +254,8 @@ OBSERVATION_RULES = (
          _error_key_hint),
     Rule('an error\'s JSON object with "error" over several lines is one too: the text itself',
          _several_lines, _several_lines_hint),
+    Rule('a JSON object with "error" and spaces or line ends around it is one too: the text itself, as it came',
+         _spaced_objects, _spaced_hint),
 )
 
 

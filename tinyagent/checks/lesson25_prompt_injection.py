@@ -9,7 +9,7 @@ import string
 from collections.abc import Callable, Iterator
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.lesson23_constrained_decoding import read_from_a_decimal
+from tinyagent.checks.lesson23_constrained_decoding import read_from_a_decimal, read_unnormalised
 from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
 from tinyagent.defences.customer_words import ids_from_customer
 
@@ -122,7 +122,8 @@ def check_fence(fence: Callable[[str, str], str] | None) -> None:
 
 # -- exercise 2: ids_from_customer(messages) -------------------------------------------------------------------
 def _reference_ids(messages: list[dict]) -> list[str]:
-    """25, exercise 2's answer: the package's `ids_from_customer` for order ids (its example 88231)."""
+    """25, exercise 2's answer: the package's `ids_from_customer` for order ids (its example 88231), which reads the
+    customer's words NFKC-normalised as `ids_in` does (a full-width ８８２３１ is 88231, an Arabic-Indic ٨٨٢٣١ no id)."""
     return ids_from_customer(messages)
 
 
@@ -377,6 +378,24 @@ def _decimal_hint(args: tuple, expected: list[str], got: object) -> str | None:
     return _ids_hint(args, expected, got)
 
 
+def _ascii_digits(rng: random.Random) -> Iterator[tuple]:
+    # the text read NFKC-normalised, as ids_in reads it: full-width digits (a Chinese keyboard's) and mathematical bold
+    # ones are the ASCII ones they stand for; another script's digits (Arabic-Indic) stay what they are, digits to \d
+    # and str.isdigit() but not 0-9
+    yield ([_system(), {"role": "user", "content": "订单８８２３１还没到，另一个是88232"}],)
+    yield ([_system(), {"role": "user", "content": "Order ٨٨٢٣١ or 88233"}],)
+    yield ([_system(), {"role": "user", "content": "订单号：３８１１２"}],)
+    yield ([_system(), {"role": "user", "content": "Refund 𝟖𝟖𝟐𝟑𝟏 and 38112"}],)
+
+
+def _digits_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if read_unnormalised(got, expected, " ".join(m["content"] for m in args[0] if m["role"] == "user")):
+        return "Read the text NFKC-normalised, as ids_in does: ８８２３１ is 88231."
+    if isinstance(got, list) and any(isinstance(one, str) and re.search(r"[^\x00-\x7f]", one) for one in got):
+        return "Digits are 0 to 9 only, even after NFKC: \\d (and str.isdigit()) take another script's ٨ too."
+    return _ids_hint(args, expected, got)
+
+
 IDS_RULES = (
     Rule("the five-digit ids the customer wrote, in the order written, whole numbers only (not in a phone number, "
          "A88231 or 88231B; beside Chinese too)", _customers_ids, _ids_hint),
@@ -398,6 +417,8 @@ IDS_RULES = (
          _echoed, _echoed_hint),
     Rule('only messages whose role is "user" are the customer\'s: a "tool" message (a tool\'s result) is not, even '
          "without Observation:", _tool_messages, _ids_hint),
+    Rule("the text read NFKC-normalised, as ids_in reads it: a full-width ８８２３１ is the id 88231, but "
+         "٨٨٢٣١ (no 0 to 9 even then) is none", _ascii_digits, _digits_hint),
 )
 
 
