@@ -560,20 +560,21 @@ def _ascii_digits(rng: random.Random) -> Iterator[tuple]:
     yield ([{"role": "user", "content": "运单ｓｆ２４６８０１３５７９还没到"}], "SF1234567890")
 
 
-def read_unnormalised(got: object, expected: list[str], said: str) -> bool:
-    """Whether the answer's list holds a word that NFKC changes (８８２３１ kept as typed), or misses one of the
-    reference's that `said` holds only once NFKC-normalised (８８２３１ skipped): lessons 23 and 25 both hint at it."""
-    return isinstance(got, list) and (
-        any(isinstance(one, str) and unicodedata.normalize("NFKC", one) != one for one in got)
-        or any(one not in got and one not in said.upper() for one in expected))
+def digits_slip(args: tuple, expected: list[str], got: object, letters: str = " (and ｓｆ is SF)") -> str | None:
+    """What an answer got wrong about digits, lessons 23 and 25 alike, or None: a word kept as typed that NFKC
+    changes (８８２３１), or one of the reference's missed that the messages hold only once NFKC-normalised; else a
+    digit of another script taken (\\d's ٨). `letters`: what the first hint adds about full-width letters."""
+    said = " ".join(m["content"] for m in args[0] if m["role"] == "user")
+    if isinstance(got, list) and (any(isinstance(one, str) and unicodedata.normalize("NFKC", one) != one for one in got)
+                                  or any(one not in got and one not in said.upper() for one in expected)):
+        return f"Read the text NFKC-normalised, as ids_in does: ８８２３１ is 88231{letters}."
+    if isinstance(got, list) and any(isinstance(one, str) and re.search(r"[^\x00-\x7f]", one) for one in got):
+        return "Digits are 0 to 9 only, even after NFKC: \\d (and str.isdigit()) take another script's ٨ too."
+    return None
 
 
 def _digits_hint(args: tuple, expected: list[str], got: object) -> str | None:
-    if read_unnormalised(got, expected, " ".join(m["content"] for m in args[0] if m["role"] == "user")):
-        return "Read the text NFKC-normalised, as ids_in does: ８８２３１ is 88231 (and ｓｆ is SF)."
-    if isinstance(got, list) and any(isinstance(one, str) and re.search(r"[^\x00-\x7f]", one) for one in got):
-        return "Digits are 0 to 9 only, even after NFKC: \\d (and str.isdigit()) take another script's ٨ too."
-    return _ids_hint(args, expected, got)
+    return digits_slip(args, expected, got) or _ids_hint(args, expected, got)
 
 
 def _currency_signs(rng: random.Random) -> Iterator[tuple]:

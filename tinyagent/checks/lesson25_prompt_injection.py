@@ -9,7 +9,7 @@ import string
 from collections.abc import Callable, Iterator
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.lesson23_constrained_decoding import read_from_a_decimal, read_unnormalised
+from tinyagent.checks.lesson23_constrained_decoding import digits_slip, read_from_a_decimal
 from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
 from tinyagent.defences.customer_words import ids_from_customer
 
@@ -389,11 +389,7 @@ def _ascii_digits(rng: random.Random) -> Iterator[tuple]:
 
 
 def _digits_hint(args: tuple, expected: list[str], got: object) -> str | None:
-    if read_unnormalised(got, expected, " ".join(m["content"] for m in args[0] if m["role"] == "user")):
-        return "Read the text NFKC-normalised, as ids_in does: ８８２３１ is 88231."
-    if isinstance(got, list) and any(isinstance(one, str) and re.search(r"[^\x00-\x7f]", one) for one in got):
-        return "Digits are 0 to 9 only, even after NFKC: \\d (and str.isdigit()) take another script's ٨ too."
-    return _ids_hint(args, expected, got)
+    return digits_slip(args, expected, got, letters="") or _ids_hint(args, expected, got)
 
 
 IDS_RULES = (
