@@ -3073,14 +3073,14 @@ def test_10_cost_budget():
         def check(self, trace):
             spent = 0.0
             for call in trace.of_type(LlmCall):
-                spent += call.usage["prompt_tokens"] / 1e6 * self.input_price
-                spent += call.usage["completion_tokens"] / 1e6 * self.output_price
+                spent += call.usage.get("prompt_tokens", 0) / 1e6 * self.input_price
+                spent += call.usage.get("completion_tokens", 0) / 1e6 * self.output_price
             return Stop("cost_budget") if spent >= self.yuan else None
 
     class PricePerTokenFirst(CostBudget):  # every call's tokens together, times the price of one token
         def check(self, trace):
             calls = trace.of_type(LlmCall)
-            prompt, completion = (sum(c.usage[kind] for c in calls) for kind in ("prompt_tokens", "completion_tokens"))
+            prompt, completion = (sum(c.usage.get(kind, 0) for c in calls) for kind in ("prompt_tokens", "completion_tokens"))
             spent = prompt * (self.input_price / 1e6) + completion * (self.output_price / 1e6)
             return Stop("cost_budget") if spent >= self.yuan else None
 
@@ -3145,8 +3145,8 @@ def test_10_read_as_a_learner_writes_them():
 
     class TimesAMillionth(CostBudget):  # right: tokens * price * 1e-6, another float order the check did not try
         def check(self, trace):
-            spent = sum(c.usage["prompt_tokens"] * self.input_price * 1e-6
-                        + c.usage["completion_tokens"] * self.output_price * 1e-6 for c in trace.of_type(LlmCall))
+            spent = sum(c.usage.get("prompt_tokens", 0) * self.input_price * 1e-6
+                        + c.usage.get("completion_tokens", 0) * self.output_price * 1e-6 for c in trace.of_type(LlmCall))
             return Stop("cost_budget") if spent >= self.yuan else None
 
     assert passes(check_cost_budget, TimesAMillionth)
@@ -3169,6 +3169,44 @@ def test_10_read_as_a_learner_writes_them():
 
     fails(check_fixed_seed_loop, gives_up_on_a_reply_without_action,
           says="whose reply has no Action and no Final Answer: that round throws in the seed, counts once")
+
+
+def test_10_cost_budget_counts_a_missing_count_as_0():
+    from tinyagent import LlmCall, Stop
+
+    # a usage without prompt_tokens or completion_tokens: that count is 0, as Trace.total_usage counts it
+    class KeyRequired(CostBudget):  # usage["prompt_tokens"]: a KeyError when the server sent no such count
+        def check(self, trace):
+            spent = sum(c.usage["prompt_tokens"] * self.input_price + c.usage["completion_tokens"] * self.output_price
+                        for c in trace.of_type(LlmCall)) / 1e6
+            return Stop("cost_budget") if spent >= self.yuan else None
+
+    class MissingIsOne(CostBudget):  # a missing count read as one token
+        def check(self, trace):
+            spent = sum(c.usage.get("prompt_tokens", 1) * self.input_price
+                        + c.usage.get("completion_tokens", 1) * self.output_price for c in trace.of_type(LlmCall)) / 1e6
+            return Stop("cost_budget") if spent >= self.yuan else None
+
+    class WholeUsagesOnly(CostBudget):  # a call whose usage lacks a count is not counted at all
+        def check(self, trace):
+            spent = sum(c.usage["prompt_tokens"] * self.input_price + c.usage["completion_tokens"] * self.output_price
+                        for c in trace.of_type(LlmCall) if {"prompt_tokens", "completion_tokens"} <= c.usage.keys())
+            return Stop("cost_budget") if spent / 1e6 >= self.yuan else None
+
+    class OrZero(CostBudget):  # right: usage.get(key) or 0, as Trace.total_usage reads it
+        def check(self, trace):
+            spent = sum((c.usage.get("prompt_tokens") or 0) * self.input_price
+                        + (c.usage.get("completion_tokens") or 0) * self.output_price
+                        for c in trace.of_type(LlmCall)) / 1e6
+            return Stop("cost_budget") if spent >= self.yuan else None
+
+    missing = "a count the usage lacks (no prompt_tokens, or no completion_tokens) is 0"
+    fails(check_cost_budget, KeyRequired, says="KeyError: 'prompt_tokens'")
+    fails(check_cost_budget, KeyRequired, says=missing)
+    fails(check_cost_budget, MissingIsOne, says="a count the usage lacks, missing here, is 0")
+    fails(check_cost_budget, WholeUsagesOnly, says=missing)
+    assert passes(check_cost_budget, CostBudget)  # usage.get(key, 0)
+    assert passes(check_cost_budget, OrZero)
 
 
 # -- 11 ---------------------------------------------------------------------------------------------
@@ -4596,7 +4634,8 @@ def test_14_cut_stream():
     # character alone is tried first, so of "Done.\n\n" only one "\n" is held, and "\n\nObservation:" gets through
     last_character_first = cut_with(earliest, floor=-1)
     fails(check_cut_stream, last_character_first,
-          says="stop=['\\n\\nUser:']\nexpected '好的。', got '好的。\\n\\nUser: 还有别的吗？' — a stop string split")
+          says="stop=['\\n\\nUser:']\nexpected '好的。', got '好的。\\n\\nUser: 还有别的吗？' — '\\n' came out too soon: "
+               "hold back the longest end that could start a stop string ('\\n\\n' here)")
 
     # passed while no generated reply held a "\r": each piece's "\r\n" made "\n", or its "\r" dropped
     def crlf_made_lf(pieces, stop):
@@ -5111,6 +5150,52 @@ def test_14_wrong_answers_by_kind():
     _CARRIED_OVER[0] = ""
     fails(check_cut_stream, held_at_module_level, says="an earlier call's text came first: keep held text local")
     _CARRIED_OVER[0] = ""
+
+
+def test_14_cut_stream_stop_strings_whose_first_characters_repeat():
+    # Of the ends that could start a stop string, the longest waits: "\n\n" of "...\n\n" before "\n\nUser:", not
+    # the last "\n" alone. (The benchmark's mutants that look one or two characters further back than the solution
+    # are the solution: an end as long as every stop string can start one only by being one, and that was cut.)
+    def cut_holding(held_from):  # the solution, holding back the text from held_from(text, stop) on
+        def cut(pieces, stop):
+            held = ""
+            for piece in pieces:
+                text = held + piece
+                if (at := _earliest_stop(text, stop)) is not None:
+                    yield text[:at]
+                    return
+                keep = held_from(text, stop)
+                held = text[keep:]
+                if keep:
+                    yield text[:keep]
+            if held:
+                yield held
+        return cut
+
+    def shortest_end(text, stop):  # the shortest end that could start one: "\n", where "\n\n" could too
+        ends = [n for n in range(1, min(len(text), max(map(len, stop)) - 1) + 1)
+                if any(s.startswith(text[-n:]) for s in stop)]
+        return len(text) - min(ends, default=0)
+
+    def first_of_its_character(text, stop):  # only the first place of a stop string's first character is tried
+        window = max(len(text) - max(map(len, stop)) + 1, 0)
+        at = [i for s in stop if (i := text.find(s[0], window)) >= 0 and s.startswith(text[i:])]
+        return min(at, default=len(text))
+
+    def whole_run(text, stop):  # from the first place that is its first character, when a later one could start it
+        window = max(len(text) - max(map(len, stop)) + 1, 0)
+        could = [i for i in range(window, len(text)) if any(s.startswith(text[i:]) for s in stop)]
+        return min((text.find(s[0], window) for s in stop if could and s[0] in text[window:]), default=len(text))
+
+    fails(check_cut_stream, cut_holding(shortest_end),
+          says="'\\n' came out too soon: hold back the longest end that could start a stop string ('\\n\\n' here)")
+    # "<<<<END": its first "<" is text, the stop string "<<<END" starts at the second
+    fails(check_cut_stream, cut_holding(first_of_its_character),
+          says="['Thought: 3 << 2 <<<<', 'END x'], stop=['<<<END']\nexpected 'Thought: 3 << 2 <'")
+    fails(check_cut_stream, cut_holding(whole_run),
+          says="['Thought: ok\\n\\n\\n', 'Observed'], stop=['\\n\\nObservation:']\nexpected 'only that end held back'")
+    assert passes(check_cut_stream, cut_holding(lambda text, stop: next(
+        (i for i in range(len(text)) if any(s.startswith(text[i:]) for s in stop)), len(text))))
 
 
 # -- 15 ---------------------------------------------------------------------------------------------

@@ -461,13 +461,34 @@ def _costly_trace(*usages: tuple[int, int]) -> Any:
     return Trace(_events(usages, tools=False))
 
 
+class _Missing:
+    """A count the server did not send: its key is not in the call's usage (one of it, copies too)."""
+
+    def __repr__(self) -> str:
+        return "missing"
+
+    def __deepcopy__(self, memo: dict) -> _Missing:
+        return self
+
+
+_MISSING = _Missing()
+
+
+def _counted(usage: Sequence) -> tuple:
+    """A usage's (prompt, completion) counts as priced: a missing one is 0 (as Trace.total_usage counts it)."""
+    return tuple(0 if count is _MISSING else count for count in usage[:2])
+
+
 def _events(usages: Sequence[tuple[int, int]], *, tools: bool) -> list:
     """A run's events: a model call of each (prompt, completion) usage (a third item: its finish_reason, else
-    "stop"), and, with `tools`, the Parsed, ToolCall and Observation events a round also holds (they cost nothing)."""
+    "stop"; a count that is _MISSING: no such key in the usage), and, with `tools`, the Parsed, ToolCall and
+    Observation events a round also holds (they cost nothing)."""
     events: list = []
     for n, (prompt, completion, *finish) in enumerate(usages, start=1):
-        events.append(LlmCall(n, text="...", finish_reason=(*finish, "stop")[0], usage={
-            "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}))
+        counts = {key: count for key, count in (("prompt_tokens", prompt), ("completion_tokens", completion))
+                  if count is not _MISSING}
+        events.append(LlmCall(n, text="...", finish_reason=(*finish, "stop")[0],
+                              usage={**counts, "total_tokens": sum(counts.values())}))
         if tools:
             events += [Parsed(n, thought="查订单", tool_name="queryOrder", tool_input="88231"),
                        ToolCall(n, name="queryOrder", input="88231"), Observation(n, text='{"status": "已签收"}')]
@@ -498,7 +519,8 @@ _PRICES = ((2.0, 8.0), (0.5, 1.5), (4.0, 16.0), (15.0, 60.0), (0.27, 1.1), (1.0,
 def _cost(prices: tuple[float, float], usages: Sequence[tuple[int, int]]) -> Fraction:
     """What `usages` cost, exactly (no float rounding), in yuan."""
     rate = [Fraction(price).limit_denominator(1000) for price in prices]
-    return sum((prompt * rate[0] + completion * rate[1] for prompt, completion, *_ in usages), Fraction(0)) / 1_000_000
+    return sum((prompt * rate[0] + completion * rate[1] for prompt, completion in map(_counted, usages)),
+               Fraction(0)) / 1_000_000
 
 
 def _ways(prices: tuple[float, float], done: Sequence[tuple[int, int]]) -> tuple[float, ...]:
@@ -529,7 +551,7 @@ def _float_costs(prices: tuple[float, float], done: Sequence[tuple[int, int]]) -
     """What `done` costs in floats, every way a learner may order the work: each call's prompt and completion cost
     a term (made each of the _TERMS ways), the terms added in every order; each call's cost a term, in every
     order; the token counts added up first, then priced; the million divided out of the whole, last."""
-    done = [usage[:2] for usage in done]
+    done = [_counted(usage) for usage in done]
     totals = [sum(usage[kind] for usage in done) for kind in (0, 1)]
     for term in _TERMS:
         terms = [term(tokens, price) for usage in done for tokens, price in zip(usage, prices)]
@@ -732,6 +754,26 @@ def _zero_budget(rng: random.Random) -> Iterator[tuple]:
     yield (0.0, rng.choice(_PRICES), ((1000, 100),), (0, 1), False)
 
 
+def _counts_missing(rng: random.Random) -> Iterator[tuple]:
+    """A usage without prompt_tokens or completion_tokens (a server that sent only one of them): that count is 0, as
+    Trace.total_usage counts it. Budgets a token over or under the cost, so a missing count read as 1 or -1 shows."""
+    yield (0.001, (2.0, 8.0), ((_MISSING, 125),), (0, 1), False)  # ¥0.001 spent: the budget exactly
+    yield (0.001001, (2.0, 8.0), ((_MISSING, 125),), (0, 1), True)
+    yield (0.00025, (2.0, 8.0), ((125, _MISSING),), (0, 1), False)
+    yield (0.000251, (2.0, 8.0), ((125, _MISSING),), (0, 1), True)
+    yield (0.015, (2.0, 8.0), ((3000, 500), (_MISSING, 400), (2000, _MISSING)), (0, 1, 2, 3), False)
+    yield (0.0001, (0.5, 1.5), ((_MISSING, _MISSING), (1000, 100)), (0, 1, 2), True)
+
+
+def _missing_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
+    yuan, prices, usages, asks, _ = args
+    for calls, want, have in zip(asks, expected, got):
+        if want != have:
+            return (f"(after {calls} call(s), ¥{float(_cost(prices, usages[:calls])):.6g} spent of a budget of "
+                    f"¥{yuan:g}: {'stop' if want else 'go on'}; a count the usage lacks, missing here, is 0)")
+    return None
+
+
 def _settled_only(inputs: Callable[[random.Random], Iterator[tuple]]) -> Callable[[random.Random], Iterator[tuple]]:
     return lambda rng: (args for args in inputs(rng) if _settled(args))
 
@@ -749,6 +791,8 @@ BUDGET_RULES = (
          _settled_only(_asked_out_of_turn), _budget_hint),
     Rule("a budget of 0 is spent before the first call: ¥0 is already `yuan` or more", _settled_only(_zero_budget),
          _budget_hint),
+    Rule("a count the usage lacks (no prompt_tokens, or no completion_tokens) is 0, as Trace.total_usage counts it",
+         _settled_only(_counts_missing), _missing_hint),
 )
 
 

@@ -256,6 +256,14 @@ def _texts_in_pieces(rng: random.Random) -> Iterator[tuple]:
     yield (["Thought: 3 > 2\n", "Final Answer: 3<|im_end|>"], ["<|im_end|>"], "text")
     # an empty piece between the parts of a split stop string: it changes nothing
     yield (["Thought: ok\nObs", "", "ervation: x"], ["Observation:"], "text")
+    # a stop string whose first characters repeat, the text holding one of them more than it does ("\n\n\n" before
+    # "\n\nObservation:"), cut at every place and one character a piece: of the ends that could start it, the longest
+    # waits, or its start comes out and the stop string gets through
+    for text, stop in (("Thought: ok\n\n\nObservation: x", ["\n\nObservation:"]),
+                       ("Thought: 3 << 2 <<<<END x", ["<<<END"])):
+        for at in range(1, len(text)):
+            yield ([text[:at], text[at:]], stop, "text")
+        yield (list(text), stop, "text")
 
 
 def _pieces_safe_to_show(rng: random.Random) -> Iterator[tuple]:
@@ -310,6 +318,8 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
     if earliest and 0 < len(got) - len(expected) < len(earliest[0]) and earliest[0].startswith(got[len(expected):]):
         return (f"— the start of {shown(earliest[0])} came out before it was complete: of the ends that could "
                 "start a stop string, hold back the longest.")
+    if why := _held_too_little(pieces, stop, expected, got, earliest):
+        return why
     if cut_at and earliest and len(got) > len(expected):
         if cut_at[0] in earliest:
             starts = [sum(map(len, pieces[:k])) for k in range(len(pieces))]
@@ -368,6 +378,21 @@ def _later_of_two(pieces: list[str], stop: list[str], expected: str, got: str, e
     if len(_out_by(got, completed - 1)) > len(expected) or sum(read >= completed for read in got.taken) > 1:
         return None  # its start came out too early, or was let out after the cut: _slip tells those
     return f"— {shown(earliest[0])} comes before {shown(later[0])}: every stop string counts, the earliest cuts."
+
+
+def _held_too_little(pieces: list[str], stop: list[str], expected: str, got: str, earliest: list[str]) -> str | None:
+    """A shorter end held back than the longest that could start a stop string (one "\n" of "\n\n"): part of the
+    stop string's start came out before the piece that completed it, and the stop string got through."""
+    if not (earliest and isinstance(got, _Joined)):
+        return None
+    end = len(expected) + len(earliest[0])
+    completed = next((k for k in range(1, len(pieces) + 1) if len("".join(pieces[:k])) >= end), len(pieces))
+    so_far = "".join(pieces[: completed - 1])
+    out, longest = _out_by(got, completed - 1), so_far[_safe_end(so_far, stop):]
+    if not (out.startswith(expected) and len(expected) < len(out) < len(so_far) and len(so_far) - len(out) < len(longest)):
+        return None
+    return (f"— {shown(out[len(expected):])} came out too soon: hold back the longest end that could start a stop "
+            f"string ({shown(longest)} here).")
 
 
 def _out_by(got: _Joined, taken: int) -> str:
@@ -449,6 +474,9 @@ def _pieces_ending_in_a_start(rng: random.Random) -> Iterator[tuple]:
         stop = list(rng.choice(_STOPS))
         text = _reply(rng, run_on=rng.random() < 0.7)
         yield (_cut_inside_the_stop(rng, text, stop), stop, "before its end")
+    # a stop string whose first characters repeat: only the end that could start it waits, not all of the run
+    yield (["Thought: ok\n\n\n", "Observed"], ["\n\nObservation:"], "before its end")
+    yield (["Final Answer: 先查 ## 订单 ##", " 再说"], ["###"], "before its end")
 
 
 def _held_too_much(args: tuple, expected: Any, got: Any) -> str | None:
