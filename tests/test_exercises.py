@@ -7234,6 +7234,27 @@ def test_19_sse_reader_bare_event_line_names_message():
           says="Event name '', expected 'message': an event: line with nothing after it names nothing")
 
 
+def test_19_sse_reader_bare_event_line_after_a_named_one():
+    # event: end, then a bare event: in the same block: the bare one is the last, so the block is "message"; a reader
+    # that skips an empty name (keeping "end") passed while no block held both
+    def keep_last_given(text):  # the reader above, an empty name leaving the one before it
+        events, name, data = [], "message", []
+        for line in [*re.split(r"\r\n|\r|\n", text), ""]:
+            if line == "":
+                if data:
+                    events.append((name, "\n".join(data)))
+                name, data = "message", []
+            elif line.startswith("event:"):
+                name = line[len("event:"):].strip() or name
+            elif line.startswith("data:"):
+                data.append(line[len("data:"):].removeprefix(" "))
+        return events
+
+    fails(check_sse_reader, keep_last_given, says="the spec says: a block with two event: lines is named by the last one")
+    fails(check_sse_reader, keep_last_given, says="expected [('message', '{\"answer\": \"done\"}')], got [('end',")
+    assert passes(check_sse_reader, sse_reader_by_lines)
+
+
 def test_19_sse_reader_line_of_spaces_is_no_blank_line():
     # a line of only spaces or tabs is no blank line (the SSE standard's is empty): it ends no block, and is skipped;
     # a reader that strips a line before it looks for a blank one passed the old check

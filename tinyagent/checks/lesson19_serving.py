@@ -600,6 +600,8 @@ def _two_event_lines(rng: random.Random) -> Iterator[tuple]:
     yield ('event: tool_call\ndata: {"name": "queryOrder"}\nevent: observation\n\n',)
     yield ("event: reply_delta\nevent: reply_delta\nevent: final\ndata: a\ndata: b\n\n",)
     yield ("event: ping\ndata: 1\n\nevent: start\nid: 2\nevent: end\ndata: 2\n\n",)
+    # the last one bare: it names the block too, "message" (the standard: it sets the name to ""), not the one before
+    yield ('event: end\nevent:\ndata: {"answer": "done"}\n\n',)
 
 
 def _first_name_read(text: str) -> list[tuple[str, str]]:
