@@ -2338,6 +2338,17 @@ def test_08_lean_prompt():
     fails(check_lean_prompt, one_paragraph, says="is not on a line of its own with its description")
 
 
+def test_08_lean_prompt_other_lines_shaped_like_entries():
+    # a right bullet list, then two prose lines shaped `Word: text`: the reader takes them for tools; the failure
+    # told the learner to rewrite the list, which was right; it names the two lines now
+    def with_steps(tools):
+        return "\n".join(["Tools:", *(f"* {tool.name}: {tool.describe('en')}" for tool in tools),
+                          "Steps: Thought: / Action: / Action Input: , then stop for the Observation.",
+                          "Done: Final Answer: <reply>"])
+
+    fails(check_lean_prompt, with_steps, says="'Steps', 'Done' come from lines shaped like the list's entries")
+
+
 def test_08_shorter_predictions(capsys):
     right = {"system prompt": "en", "question": "zh", "json or example": "one-shot-prompt"}
     assert passes(check_shorter_predictions, right)
@@ -6606,6 +6617,16 @@ def _solution_17_needs_plan():  # notebooks/solutions/17_plan_and_skills.ipynb
         return len(set(order_id.findall(question))) >= 2 or joiner.search(question) is not None
 
     return my_needs_plan
+
+
+def test_17_plan_rule_ids_beside_chinese_are_told_why_word_edges_miss_them():
+    # \b\d{5}\b finds no id right after a Chinese character (to \b it is a word character): the failure was headlined
+    # by the different-ids rule with no word on the slip; the hint names it now
+    from tinyagent.checks import check_plan_rule
+
+    fails(check_plan_rule, lambda q: len(set(re.findall(r"\b\d{5}\b", q))) >= 2 or "另外" in q or "还有" in q
+          or re.search(r"\balso\b", q, re.IGNORECASE) is not None,
+          says="five digits are an id next to Chinese characters too (to \\b a Chinese character is a word character")
 
 
 def test_17_plan_rule():

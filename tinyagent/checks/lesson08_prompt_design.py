@@ -306,6 +306,12 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
                             "cannot know that it should stop after Action Input")
         found = list(read_tool_list(prompt).tools)
         if sorted(found) != sorted(registry.names):  # in any order: the spec asks for none
+            extra = [name for name in found if name not in registry.names]
+            if extra and all(name in found for name in registry.names):  # the list is right; another line reads as one
+                _fail(exercise, f"with {label}, a tool-list reader finds {found} in your prompt, expected "
+                                f"{registry.names}: {', '.join(map(repr, extra))} come{'s' * (len(extra) == 1)} from "
+                                "lines shaped like the list's entries (`Word: text`), which read as tools too; write "
+                                "the prompt's other lines otherwise")
             unread = _unread_line(prompt, registry, found)
             said = f"its line {_brief(unread, 60)} is in no shape it reads; " if unread else ""
             _fail(exercise, f"with {label}, a tool-list reader finds {found} in your prompt, expected "

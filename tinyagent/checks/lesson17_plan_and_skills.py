@@ -318,6 +318,9 @@ def _ids_missed(args: tuple, expected: object, got: object) -> str | None:
             "; and 和 is no joining word." if "和" in args[0] else ".")
     if got is False and expected is True and re.search(r"[A-Za-z]\d|\b0\d{4}", args[0]):
         return "— five digits are an id next to letters too, and may start with 0."
+    if got is False and expected is True and re.search(r"[^\x00-\x7f]\d|\d{5}[^\x00-\x7f]", args[0]):
+        return ("— five digits are an id next to Chinese characters too (to \\b a Chinese character is a word "
+                "character, so it finds no edge there): only more digits make them part of a longer number.")
     return None
 
 

@@ -154,7 +154,7 @@ def check_tracking_grammar(tracking_grammar: str | None) -> None:
     """23, exercise 1: GBNF whose root allows exactly a tracking number: two capital letters, ten digits."""
     exercise = "Exercise 1"
     if tracking_grammar is None:
-        return _not_attempted(exercise, 'Set tracking_grammar to GBNF text, e.g. \'root ::= "SF" ...\'.')
+        return _not_attempted(exercise, 'Set tracking_grammar to GBNF text, e.g. \'root ::= [A-Z] ...\'.')
     if not isinstance(tracking_grammar, str):
         _fail(exercise, f"tracking_grammar should be GBNF text (a str), got {type(tracking_grammar).__name__}")
     try:
