@@ -189,7 +189,8 @@ def _ask_arguments(ask: argparse.ArgumentParser) -> None:
 
 
 def _classroom_arguments(room: argparse.ArgumentParser) -> None:
-    room.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 for the whole LAN)")
+    room.add_argument("--host", default="127.0.0.1",
+                      help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 for the whole LAN)")
     room.add_argument("--port", type=_port, default=8000, help="port to listen on (default 8000; 0: any free port)")
     keys = room.add_mutually_exclusive_group()
     keys.add_argument("--api-key", type=_api_key(), help="require this key from clients (default: none)")
@@ -272,8 +273,8 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--now", type=_moment, help="pretend it is this time in the shop (China, UTC+8), e.g. 2026-06-30T19:05:23 (default: the real time)")
     serve.add_argument("--model", help="override TINYAGENT_MODEL (e.g. a classroom variant: classroom-loop)")
     serve.add_argument("--allowed-host", action="append", type=_host_name, default=[], metavar="NAME",
-                       help="without --api-key, a host name to answer besides localhost, 127.0.0.1 and [::1] (the "
-                       "name clients use in the URL); repeat for several")
+                       help="without --api-key, a host name to answer besides localhost, 127.0.0.1, [::1] and the "
+                       "--host address (the name clients use in the URL); repeat for several")
     serve.add_argument("--approval-timeout", type=_seconds_to_approve, default=60.0, metavar="SECONDS",
                        help="how long a refund waits for a person's yes (on the page, or POST /agent/approvals/<id>) "
                        "before it is declined (default 60)")
