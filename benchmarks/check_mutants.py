@@ -35,6 +35,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tinyagent.command_options import OneLineParser
+
 SOLUTIONS = Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
 MUTANT_SECONDS = 30
 
@@ -221,7 +223,7 @@ def _passes(call: str, namespace: dict) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("lessons", nargs="*", help="lesson numbers (default: every solutions notebook)")
     parser.add_argument("--show", action="store_true", help="print every mutant a check passed")
     parser.add_argument("--one", help=argparse.SUPPRESS)  # a single notebook, in a process of its own

@@ -228,8 +228,13 @@ def in_a_browser(paths: list[Path]) -> int:
 
 def main(argv: list[str]) -> int:
     modes = ("out-of-reach", "twice", "any-day", "in-a-browser")
+    if argv[:1] in (["-h"], ["--help"]):
+        print(f"usage: lesson_probes.py {{{','.join(modes)}}} [NN ...]\n\n{__doc__}")
+        return 0
     if not argv or argv[0] not in modes or (argv[0] == "any-day" and len(argv) < 2):
-        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        got = " ".join(argv) or "nothing"
+        print(f"error: the first argument is a probe, one of {', '.join(modes)} (any-day then a moment); got {got!r} "
+              "(see lesson_probes.py --help)", file=sys.stderr)
         return 2
     if argv[0] == "any-day":
         return any_day(moment(argv[1]), lesson_notebooks(argv[2:]))

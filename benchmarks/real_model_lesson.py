@@ -25,7 +25,6 @@ a ratio of `before`'s.
 
 from __future__ import annotations
 
-import argparse
 import http.server
 import json
 import os
@@ -39,6 +38,7 @@ from pathlib import Path
 
 import requests
 
+from tinyagent.command_options import OneLineParser
 from tinyagent.hosting.address import quiet_port_run
 from tinyagent.llm_client import DEFAULT_MAX_TOKENS, STEP_MAX_TOKENS
 from tinyagent.local_model import MODEL_NAME, local_model_available
@@ -171,7 +171,7 @@ def start_local_model() -> tuple[subprocess.Popen, str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", default="classroom,before,now",
                         help=f"which runs, in this order, comma-separated: {', '.join(RUNS)} (default classroom,before,now)")
     parser.add_argument("--lesson", type=Path, default=ROOT / "notebooks" / "06_react_loop.ipynb")

@@ -77,6 +77,8 @@ REFUSED = [
     ("run_all.py", ["00", "99"], "99"),
     ("lesson_probes.py", ["twice", "00", "99"], "99"),
     ("check_mutants.py", ["01", "99"], "99"),
+    ("lesson_probes.py", ["nope"], "nope"),
+    ("lesson_probes.py", ["any-day"], "any-day"),
     # a moment that would fail only inside each kernel, which nbval goes on from
     ("lesson_probes.py", ["any-day", "notadate", "00"], "notadate"),
     # options that would be ignored
@@ -90,7 +92,14 @@ def test_a_bad_option_is_one_line_and_exit_code_2(tmp_path, script, args, word):
     assert_refused(run(tmp_path, script, *args), word)
 
 
-@pytest.mark.parametrize("script", ["run_all.py", "nbval_lessons.py"])
+@pytest.mark.parametrize("script", sorted(path.name for path in BENCHMARKS.glob("*.py")))
+def test_every_benchmark_refuses_an_option_it_does_not_have_in_one_line(tmp_path, script):
+    # check_mutants.py and real_model_lesson.py printed argparse's usage above the error, and lesson_probes.py its
+    # modes on four lines, beside the rule the others keep (tinyagent/command_options.py)
+    assert_refused(run(tmp_path, script, "--no-such-option", timeout=60), "--no-such-option")
+
+
+@pytest.mark.parametrize("script", ["run_all.py", "nbval_lessons.py", "lesson_probes.py"])
 def test_help_prints_the_usage_and_runs_nothing(tmp_path, script):
     done = run(tmp_path, script, "--help", timeout=30)
     assert done.returncode == 0 and done.stdout.startswith(f"usage: {script}"), done.stdout + done.stderr

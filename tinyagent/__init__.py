@@ -37,7 +37,8 @@ from tinyagent.tools import Action, FunctionTool, Tool
 from tinyagent.trace import Trace
 
 # Lessons 07-17: each module is imported the first time one of its names is asked for, so that a cold
-# `python -m tinyagent ask` (lesson 06's loop) waits for none of them. `from tinyagent import X` works the same.
+# `python -m tinyagent ask` (lesson 06's loop) loads only the two it uses: tolerant_parser, for the changes it reports
+# after the run, and streamed_stops, with the offline classroom server. `from tinyagent import X` works the same.
 LATER = {
     # 07 tool schemas
     "toolkit.typed_tool": ("tool",),

@@ -36,7 +36,8 @@ from tinyagent.number_checks import ascii_number
 DEFAULT_DB = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"
 # Every round resends the whole conversation, which grows by two messages a round, so the tokens of a
 # run grow with the square of its rounds: 100 rounds cost about 5,000 rounds' worth of Observations.
-# The course's longest run takes 5 rounds; a task that needs more than 100 needs a better prompt.
+# The course's longest single loop takes 7 rounds (lesson 07's refund with bad arguments); a task that needs more than
+# 100 needs a better prompt.
 MAX_STEPS_LIMIT = 100
 
 

@@ -104,7 +104,8 @@ class LlmCall(Event):
 
     messages:      the message list that was sent (a copy, as it was at that moment)
     text:          the reply text, after any stop-string cut
-    finish_reason: "stop", "length", ... as the server said
+    finish_reason: "stop", "length", ... as the server said, or "stop" when the client cut the reply at a stop
+                   string itself (client_cut)
     usage:         the server's token counts (prompt/completion/total), {} if it sent none
     latency_s:     seconds the request took (varies run to run; printed traces leave it out)
     model:         the model that answered

@@ -64,7 +64,8 @@ SYNONYMS = {
 class AnswerShape(NamedTuple):
     """What the request wants the answer to look like (None for both: prose).
 
-    schema: the JSON Schema of the answer ({} for `json_object`: any object); name: the schema's name
+    schema: the JSON Schema of the answer ({} for `json_object`, or an object with the keys the messages ask for by
+            name); name: the schema's name
     tool:   the answer tool to call with the answer as its arguments (its schema is `schema`)
     """
 

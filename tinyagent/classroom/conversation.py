@@ -390,7 +390,8 @@ def read_conversation(request: dict) -> Conversation:
         prefilled=scratchpad.prefilled if scratchpad else "",
         json_input=json_input,
         answer_key=_answer_key("\n".join(texts[i] for i, m in enumerate(messages) if m["role"] in ("system", "developer"))),
-        # read only for a structured answer: a tool's description may hold an example object, which is no fact
+        # read only for a response_format answer, not an answer tool's arguments: a tool's description may hold an
+        # example object, which is no fact
         pasted=tuple(json_objects_in(texts[i] for i, m in enumerate(messages) if m["role"] == "user"))
         if shape.schema is not None and not shape.tool else (),
         told_before=results_before(messages[:start], texts[:start]),

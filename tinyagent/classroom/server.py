@@ -16,7 +16,8 @@ a real inference server does:
     GET  /v1/models
 
 (All also answer without the /v1 prefix.) Run it in-process with `ensure_classroom_server()`, which
-is what the notebooks do when no API key is set, or for a whole room with `serve_room(...)`
+is what the notebooks do when neither TINYAGENT_API_KEY nor TINYAGENT_API_URL is set (or with TINYAGENT_OFFLINE=1),
+or for a whole room with `serve_room(...)`
 (`python -m tinyagent classroom`).
 
 Every answer is a pure function of the request: the ids are hashes of the request, and `created` is a
@@ -889,10 +890,11 @@ class _Handler(BaseHTTPRequestHandler):
         The length is not known in advance, so the body goes out in HTTP/1.1 chunks (`Transfer-Encoding:
         chunked`) and the connection stays open for the client's next request, as with a JSON answer (a
         run makes several calls: a new connection each time would cost a connect and a server thread). An
-        HTTP/1.0 client gets the old way: the connection closes at the end. Unpaced, every event goes out in
-        one write (the same bytes; nothing to wait for between them). A paced room (tokens_per_second) reads
-        the prompt first (`prefill` seconds), then sends each chat completion chunk once its tokens are
-        "typed"; the Responses API's events, which hold no chat chunk, go out without a wait.
+        HTTP/1.0 client gets the old way: the connection closes at the end. With neither pacing nor
+        chunk_delay, every event goes out in one write (the same bytes; nothing to wait for between them). A
+        paced room (tokens_per_second) reads the prompt first (`prefill` seconds), then sends each chat
+        completion chunk once its tokens are "typed"; the Responses API's events, which hold no chat chunk,
+        wait for no typing, only for chunk_delay when one is set.
         """
         events = _encode_events(chunks, named)
         if not (self.room.paced or self.room.chunk_delay):

@@ -8,7 +8,7 @@ reply to what `tool_choice` asks:
   with its arguments filled from what the conversation knows (the order id asked about, a tracking number, the
   customer's words for a free-text field), under the names its own schema gives;
 - "required": the plan's calls, or, when the plan wanted to answer, a call to the tool the request most needs:
-  the first tool of its kind the request's intent uses that has not run yet, else the tool whose name and
+  the first tool of its kind the request's intent uses that has not been called yet, else the tool whose name and
   description share the most words with the request.
 
 A framework that forces a call to give its answer through a tool of its own ("final_result") is answered by

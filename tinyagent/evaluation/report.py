@@ -96,8 +96,9 @@ REPORT_SCHEMA["required"] = list(REPORT_SCHEMA["properties"])
 class TaskResult:
     """One task, run once: the checks' verdicts and what the run cost.
 
-    steps are the loop's rounds; model_calls can be one more (a stop rule's closing call); tokens are the
-    server's `usage`. `trace` is the whole run, kept in memory to look at a failure (not saved in the JSON).
+    steps is the highest round in the trace; model_calls counts every model call: one more with a stop rule's
+    closing call, and more still when one agent's rounds run inside another's (lesson 21's team) or a round searches
+    several candidates (lesson 22); tokens are the server's `usage`. `trace` is the whole run, kept in memory to look at a failure (not saved in the JSON).
     """
 
     name: str

@@ -15,8 +15,8 @@ included), and turns either into an event the server waits for:
         server.stop()                 # the `finally` work runs, sockets close, exit code 0
     print(f"stopped ({signal_name}).")
 
-The previous handlers come back when the block ends. Used by `python -m tinyagent classroom` and
-`local-model`, and meant for every later foreground server (lesson 19's `serve`).
+The previous handlers come back when the block ends. Used by every foreground server of the command line:
+`classroom`, `local-model`, `weather-service`, `serve` and `mcp-server` (with `--port`).
 """
 
 from __future__ import annotations

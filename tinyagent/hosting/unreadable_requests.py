@@ -1,7 +1,7 @@
 """uvicorn's h11 protocol, answering a request it cannot read with a JSON 400 in place of a text/plain line.
 
-h11 refuses some requests before any app sees them: a NUL in the path, two Content-Lengths, a header line without a
-colon, headers still unfinished past its size limit. uvicorn then writes "Invalid HTTP request received." as
+h11 refuses some requests before any app sees them: a NUL in the path, two Content-Lengths that differ, a header line
+without a colon, headers still unfinished past its size limit. uvicorn then writes "Invalid HTTP request received." as
 text/plain. The course's servers answer every error in JSON, each in its own shape (`error_body`): the agent service
 of lesson 19 (serving/connections.py) and the MCP server of lesson 24.
 """

@@ -83,8 +83,9 @@ class FunctionCallingAgent(ReActAgent):
 
     def __init__(self, llm: LlmClient | None = None, tools: ToolRegistry | None = None, **options: Any):
         super().__init__(llm, tools, **options)
-        # A read part that names no protocol reads "Action:" lines (lesson 11's, lesson 23's): it would take this
-        # agent's first tool call for a reply with no step and stop the run. Only a read for function calling reads one.
+        # A read part that names no protocol is taken to read "Action:" lines (a learner's own, say; lesson 11's and
+        # 23's say protocol = "text", and mount() refuses them): it would take this agent's first tool call for a reply
+        # with no step and stop the run. Only a read for function calling reads one.
         read = self.parts.read
         if getattr(read, "protocol", None) != self.protocol:
             raise TypeError(f"{read!r} names no protocol, so it is taken to read the text protocol's lines, and a "

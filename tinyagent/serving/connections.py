@@ -24,8 +24,8 @@ network (one machine commonly holds a whole /64). Behind a reverse proxy every c
 give the per-client cap the same number as `max_connections` there, and let the proxy limit each client.
 
 A body that drips while the app waits for it is the app's to bound (app.py, BODY_TIMEOUT_S); once the app has
-answered, this clock bounds the rest of it. uvicorn's own keep-alive timeout does not: every byte received resets
-it, so a body dripping a byte every few seconds would hold its connection for ever.
+answered, this clock bounds the rest of it. uvicorn's own keep-alive timeout does not: the first byte received
+cancels it until the next response, so a body dripping a byte every few seconds would hold its connection for ever.
 This is a floor, not a shield: on a network, put a reverse proxy (nginx, Caddy) in front, which buffers
 requests and limits clients per address (the README says how).
 """

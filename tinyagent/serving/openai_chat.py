@@ -20,8 +20,9 @@ What the endpoint is, and is not:
   something the agent cannot give (`logit_bias` with entries, `logprobs`, `top_logprobs`, an audio modality) are
   refused with a 400 that names them.
 * `stream: true` sends `chat.completion.chunk` events as the API does: the role, then the answer in pieces once
-  the run has ended (the agent's Thoughts are not the answer), then a last chunk with `finish_reason` and the
-  `tinyagent` field, then `data: [DONE]`. `POST /agent/stream` is the stream of the agent's own events.
+  the run has ended (the agent's Thoughts are not the answer), then a chunk with `finish_reason` and the
+  `tinyagent` field, then (with `stream_options.include_usage`) a usage chunk, then `data: [DONE]`.
+  `POST /agent/stream` is the stream of the agent's own events.
 * A refund waits for a person's yes as on every route (`GET /agent/approvals` lists it; `--auto-approve` for a
   demonstration): a chat client has no way to answer it in its own conversation.
 """

@@ -6,9 +6,10 @@ Each event goes out as a block with an `id:` line, `<stream id>.<n>` (n counts f
     event: tool_call
     data: {"type": "tool_call", "step": 1, "name": "queryOrder", "input": "88231"}
 
-A client that loses the connection sends the same request again with the header `Last-Event-ID: <the last id it
-read>` and gets every event after that one, then the rest as it comes (what the browser's EventSource does by
-itself). The stream id is random (128 bits): only the client that read the stream can resume it.
+A client that loses the connection sends `POST /agent/stream` again with the header `Last-Event-ID: <the last id it
+read>` (for a continued run's stream too; the body is not read) and gets every event after that one, then the rest as
+it comes: EventSource's convention, done by hand, since EventSource cannot POST. The stream id is random (128 bits):
+only the client that read the stream can resume it.
 
 The run does not belong to one connection. When its last reader goes away, it goes on for `resume_grace_s`
 seconds (ServiceConfig) in case the client comes back; then it is asked to stop, at the next piece of the
@@ -86,7 +87,8 @@ class RunStream:
         self._streams, self._outcome_json = streams, outcome_json
         service = self.service = streams.service
         self._loop = asyncio.get_running_loop()
-        self.id, self.run_id = new_run_id(), new_run_id()  # the run id is the approvals' secret, not shown here
+        # the run id names this run's approvals: the stream shows it only inside their approval_id
+        self.id, self.run_id = new_run_id(), new_run_id()
         self.blocks: list[str] = []
         self.done = False
         self.readers = 0

@@ -53,8 +53,8 @@ YES_FORM = {"type": "object", "properties": {"approve": {"type": "boolean", "tit
 
 
 def input_schema(tool: Tool) -> dict[str, Any]:
-    """What `tools/list` says a tool takes: the JSON Schema function calling offers the model (lesson 09), the
-    tool's own (lesson 07) or one free-text `input`."""
+    """What `tools/list` says a tool takes: the tool's own JSON Schema (lesson 07), or one required string `input`
+    (prompt_variants.tool_parameters, as lesson 08's JSON tool list shows it)."""
     return tool_parameters(tool)
 
 

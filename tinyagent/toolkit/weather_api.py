@@ -26,8 +26,8 @@ fixed table of cities, and can be told to misbehave, which is the point of the l
                                  (connection_cap(): a quarter of the process's file descriptors); a request not
                                  whole 30 s after its connection opened is dropped unanswered
 
-The faults (`inject`), each for the next `times` requests or until `clear_faults()` (every GET answered counts,
-whichever path it asks for):
+The faults (`inject`), each for the next `times` requests or until `clear_faults()` (every GET from a Host it answers
+counts, whichever path it asks for; a 421 does not):
 
     delay_s       wait this long before answering (a slow upstream); stop() cuts the wait short
     status        answer with this HTTP status and a JSON error body (503, 429, 500, ...)
@@ -279,7 +279,7 @@ class _Server(ThreadingHTTPServer):
     connection past that gets a 503, so clients that hold connections open cannot take every descriptor, after
     which the process could accept nobody. The refused connection is then read until its client closes it
     (EndingGently: REFUSAL_SECONDS, REFUSAL_BYTES at most, and as many at once as the cap), each time the serving
-    loop looks up (every poll_interval, 0.5 s): closed at once, the request's bytes still to come made a reset,
+    loop looks up (every poll_interval: 0.2 s for WeatherService): closed at once, the request's bytes still to come made a reset,
     which could take the 503 with it."""
 
     daemon_threads = True  # a request still being served never keeps the process alive
