@@ -18,6 +18,7 @@ import threading
 import time
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 
 import pytest
 
@@ -269,7 +270,7 @@ class ServerProcess:
         self._lines: queue.Queue[str | None] = queue.Queue()
         self.process: subprocess.Popen | None = None
 
-    def __enter__(self) -> ServerProcess:  # noqa: PYI034 - typing.Self needs Python 3.11
+    def __enter__(self) -> Self:
         args = self.args
         if self.ignore_sigint:
             # What a background job of a non-interactive shell, nohup or some CI runners do to a child:

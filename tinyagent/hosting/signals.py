@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from typing import Self
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -40,7 +41,7 @@ class StopSignals:
         self._stop = threading.Event()  # set by request_stop(), or by wait() once a signal came
         self._previous: dict[signal.Signals, object] = {}
 
-    def __enter__(self) -> StopSignals:  # noqa: PYI034 - typing.Self needs Python 3.11
+    def __enter__(self) -> Self:
         if threading.current_thread() is threading.main_thread():
             for signum in self.signals:
                 self._previous[signum] = previous = signal.signal(signum, self._on_signal)

@@ -42,7 +42,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import requests
 import urllib3
@@ -251,7 +251,7 @@ class ReplyStream:
         self._reading.close()
         self._response.close()
 
-    def __enter__(self) -> ReplyStream:  # noqa: PYI034 - typing.Self needs Python 3.11
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

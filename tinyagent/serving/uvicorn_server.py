@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict
+from typing import Self
 
 import uvicorn
 
@@ -113,7 +114,7 @@ class ServiceServer:
             finally:
                 self.stop()
 
-    def __enter__(self) -> ServiceServer:  # noqa: PYI034 - typing.Self needs Python 3.11
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -22,7 +22,7 @@ import json
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, Self
 
 import mcp_types as types
 
@@ -113,7 +113,7 @@ class _Recorded:
     async def aclose(self) -> None:
         await self._stream.aclose()
 
-    async def __aenter__(self) -> _Recorded:  # noqa: PYI034 - typing.Self needs Python 3.11
+    async def __aenter__(self) -> Self:
         await self._stream.__aenter__()
         return self
 
@@ -285,7 +285,7 @@ class McpConnection:
         if not self._thread.is_alive():
             self._loop.close()
 
-    def __enter__(self) -> McpConnection:  # noqa: PYI034 - typing.Self needs Python 3.11
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Self
 
 import anyio
 import h11
@@ -219,7 +219,7 @@ class McpHttpServer:
         self._thread.join(10)
         self._socket.close()
 
-    def __enter__(self) -> McpHttpServer:  # noqa: PYI034 - typing.Self needs Python 3.11
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
