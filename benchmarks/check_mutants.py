@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/check_mutants.py [NN ...] [--show]
 
-For each solutions notebook (all, or the lessons named by number), runs its code cells in this process (an IPython
-shell, offline, in a throwaway folder), then for every check cell that is given a function or a class, makes
+For each solutions notebook (all, or the lessons named by number), runs its code cells in a Python process of its own (an
+IPython shell, offline, in a throwaway folder), then for every check cell that is given a function or a class, makes
 mutants of that definition and of the notebook's own helpers it uses (functions, classes, and constants: strings,
 regular expressions, tuples of words): one small edit each, of the kinds a learner makes (`<` for `<=`, `and` for
 `or`, a number one off, `strip()` left out or made `lstrip()`, `find` for `rfind`, a key without its colon, a regex

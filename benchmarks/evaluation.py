@@ -8,8 +8,8 @@
    called, the refunds table afterwards, the answer and the format. Target: every task passes, and each
    protocol's whole suite takes under 30 s (wall time; the first run includes the classroom server's start). `--runs` repeats
    it and prints the median.
-2. Every misbehaving variant (tinyagent/classroom/variants.py), both protocols: the scoreboard, which must show
-   each variant below 100% in text ReAct. Deterministic: the same table on every run.
+2. Every misbehaving variant (tinyagent/classroom/variants.py) but classroom-gullible (it misbehaves only on planted
+   data), both protocols: the scoreboard, which must show each variant below 100% in text ReAct. Deterministic: the same table on every run.
 
 With `--configured` it runs the suite once against the model in .env (or TINYAGENT_API_URL/TINYAGENT_MODEL)
 instead, with a progress bar, and prints the table with seconds per task: the way to score a real model.
@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=whole_number("--runs", 100, "each run is the whole suite"),
                         help="timed runs of the classroom suite (default 3)")
     parser.add_argument("--json", type=output_file, metavar="FILE",
-                        help="with --configured: write the report(s) to this file (protocol appended)")
+                        help="with --configured: write the report(s) to this file (with both protocols, one file "
+                             "each, the protocol appended)")
     args = parser.parse_args(argv)
     protocols = ("text", "function") if args.protocol == "both" else (args.protocol,)
 

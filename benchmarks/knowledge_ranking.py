@@ -8,7 +8,7 @@
    section first) and MRR@3 (1 / rank of the right section in the first three, 0 if absent). Deterministic:
    the same figures on every run.
 2. Cost. Medians of `--runs` runs: importing the policy folder (8 documents) into a new in-memory shop;
-   importing one generated Markdown document just under the 1,000,000-byte limit; and one search, over
+   importing one generated Markdown document just under the 1,000,000-byte limit (median of max(3, --runs // 2)); and one search, over
    every question, with and without the re-rank. Times vary with the machine's load.
 """
 

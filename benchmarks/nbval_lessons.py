@@ -1,4 +1,4 @@
-"""Wall time of the nbval run over lessons 00-06, the way CI runs it (strict, offline).
+"""Wall time of nbval over lessons 00-06 in one serial pytest run, strict and offline as in CI.
 
     .venv/bin/python benchmarks/nbval_lessons.py
 

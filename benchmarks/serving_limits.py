@@ -4,7 +4,7 @@
 
 Stop: starts `python -m tinyagent serve` (offline classroom model, a throwaway shop) on a free loopback port, opens
 `--waiting` streamed refunds and reads each until its approval request (nobody answers), sends the signal, and prints
-the seconds from the signal to the exit, the exit code, the tracebacks on stderr, and how many streams ended with
+the seconds from the signal to the exit, the exit code, how many tracebacks stderr holds, and how many streams ended with
 their refund declined and an `end` event (the rest were cut).
 
 Load: starts it again with `--header-timeout 600` (so nothing is cut while it runs), opens `--slow` connections from

@@ -303,8 +303,8 @@ c.Spawner.environment = {
     # busy threads do not need them, and a room pays for them once per learner.
     "MALLOC_ARENA_MAX": "2",
     # The real local model (lessons 08, 18, 23, A1) starts a llama.cpp server in each learner's kernel, by default
-    # with a generating thread per core. A room's kernels share the cores, and llama.cpp's threads wait for each
-    # other at every token: two kernels at once on 2 cores took 4.5 times as long as with one thread each
+    # with a generating thread per core, up to 4. A room's kernels share the cores, and llama.cpp's threads wait for
+    # each other at every token: two kernels at once on 2 cores took 4.5 times as long as with one thread each
     # (benchmarks/local_model_neighbours.py). One thread each, unless the teacher starts the hub with another number.
     "TINYAGENT_LOCAL_MODEL_THREADS": os.environ.get("TINYAGENT_LOCAL_MODEL_THREADS") or "1",
 }

@@ -96,7 +96,7 @@ class OwnAddressSpawner(OwnPortSpawner):
 
 def learner_address(number: int) -> str:
     """The loopback address for `number` (from 1): 127.1.0.1, 127.1.0.2, ... 127.255.255.255, so a uid of 1001 is
-    127.1.3.233. Never 127.0.0.1, where the hub, its proxy and its services listen."""
+    127.1.3.233. Never 127.0.0.1, where the hub and its proxy listen, nor 127.0.0.2, the classroom model's."""
     if not 1 <= number <= int(LAST_LEARNER_ADDRESS) - int(FIRST_LEARNER_ADDRESS):
         raise ValueError(f"no loopback address of its own for number {number}")
     return str(FIRST_LEARNER_ADDRESS + number)
