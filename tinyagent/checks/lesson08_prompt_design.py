@@ -308,10 +308,11 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
         if sorted(found) != sorted(registry.names):  # in any order: the spec asks for none
             extra = [name for name in found if name not in registry.names]
             if extra and all(name in found for name in registry.names):  # the list is right; another line reads as one
+                come = "comes" if len(extra) == 1 else "come"
                 _fail(exercise, f"with {label}, a tool-list reader finds {found} in your prompt, expected "
-                                f"{registry.names}: {', '.join(map(repr, extra))} come{'s' * (len(extra) == 1)} from "
-                                "lines shaped like the list's entries (`Word: text`), which read as tools too; write "
-                                "the prompt's other lines otherwise")
+                                f"{registry.names}: {', '.join(map(repr, extra))} {come} from lines shaped like "
+                                "the list's entries (`Word: text`), which read as tools too; write the prompt's other "
+                                "lines otherwise")
             unread = _unread_line(prompt, registry, found)
             said = f"its line {_brief(unread, 60)} is in no shape it reads; " if unread else ""
             _fail(exercise, f"with {label}, a tool-list reader finds {found} in your prompt, expected "

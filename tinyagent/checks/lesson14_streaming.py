@@ -389,7 +389,8 @@ def _held_too_little(pieces: list[str], stop: list[str], expected: str, got: str
     completed = next((k for k in range(1, len(pieces) + 1) if len("".join(pieces[:k])) >= end), len(pieces))
     so_far = "".join(pieces[: completed - 1])
     out, longest = _out_by(got, completed - 1), so_far[_safe_end(so_far, stop):]
-    if not (out.startswith(expected) and len(expected) < len(out) < len(so_far) and len(so_far) - len(out) < len(longest)):
+    held = len(so_far) - len(out)
+    if not (out.startswith(expected) and len(expected) < len(out) < len(so_far) and held < len(longest)):
         return None
     return (f"— {shown(out[len(expected):])} came out too soon: hold back the longest end that could start a stop "
             f"string ({shown(longest)} here).")

@@ -272,8 +272,9 @@ def _misread(text: str, *, is_name: Callable[[str], bool] = lambda line: line.st
              name_of: Callable[[str], str] = lambda line: line[len("event:"):].strip() or "message",
              is_data: Callable[[str], bool] = lambda line: line.startswith("data:"),
              data_of: Callable[[str], str] = lambda line: line[len("data:"):].removeprefix(" "),
-             named_is_an_event: bool = False) -> list[tuple[str, str]]:
-    """The reference's reading with one piece swapped for a mistake's: what an answer that made it returns."""
+             named_is_an_event: bool = False, first_name_only: bool = False) -> list[tuple[str, str]]:
+    """The reference's reading with one piece swapped for a mistake's: what an answer that made it returns
+    (`first_name_only`: a block named by its first event: line, not its last)."""
     events = []
     for block in re.sub(r"\r\n|\r", "\n", text).split("\n\n"):
         name, data, named = "message", [], False
@@ -281,7 +282,8 @@ def _misread(text: str, *, is_name: Callable[[str], bool] = lambda line: line.st
             if line.startswith(":"):
                 continue
             if is_name(line):
-                name, named = name_of(line), True
+                if not (first_name_only and named):
+                    name, named = name_of(line), True
             elif is_data(line):
                 data.append(data_of(line))
         if data or (named_is_an_event and named):
@@ -604,21 +606,9 @@ def _two_event_lines(rng: random.Random) -> Iterator[tuple]:
     yield ('event: end\nevent:\ndata: {"answer": "done"}\n\n',)
 
 
-def _first_name_read(text: str) -> list[tuple[str, str]]:
-    """The reference's reading, but a block named by its first event: line: what an answer that kept it returns."""
-    events = []
-    for block in re.sub(r"\r\n|\r", "\n", text).split("\n\n"):
-        lines = block.split("\n")
-        names = [line[len("event:"):].strip() or "message" for line in lines if line.startswith("event:")]
-        data = [line[len("data:"):].removeprefix(" ") for line in lines if line.startswith("data:")]
-        if data:
-            events.append((names[0] if names else "message", "\n".join(data)))
-    return events
-
-
 def _first_name_kept(args: tuple, expected: list, got: list) -> str | None:
     """_first_difference, and where the answer named a block by its first event: line, not its last, that."""
-    if got != expected and got == _first_name_read(args[0]):
+    if got != expected and got == _misread(args[0], first_name_only=True):
         return "A block with two event: lines is named by the last: each event: line replaces the name before it."
     return _first_difference(args, expected, got)
 

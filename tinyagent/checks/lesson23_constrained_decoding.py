@@ -619,7 +619,8 @@ IDS_RULES = (
 def _a_list(value: object) -> str | None:
     if isinstance(value, list) and all(isinstance(one, str) for one in value):
         return None
-    return f"it returned {_brief(value, 40)}: return a list of ids (strings){', not a tuple' * isinstance(value, tuple)}"
+    not_a_tuple = ", not a tuple" if isinstance(value, tuple) else ""
+    return f"it returned {_brief(value, 40)}: return a list of ids (strings){not_a_tuple}"
 
 
 def _show_messages(args: tuple) -> str:

@@ -98,7 +98,8 @@ class TaskResult:
 
     steps is the highest round in the trace; model_calls counts every model call: one more with a stop rule's
     closing call, and more still when one agent's rounds run inside another's (lesson 21's team) or a round searches
-    several candidates (lesson 22); tokens are the server's `usage`. `trace` is the whole run, kept in memory to look at a failure (not saved in the JSON).
+    several candidates (lesson 22); tokens are the server's `usage`. `trace` is the whole run, kept in memory to look
+    at a failure (not saved in the JSON).
     """
 
     name: str

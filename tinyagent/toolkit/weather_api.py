@@ -279,8 +279,8 @@ class _Server(ThreadingHTTPServer):
     connection past that gets a 503, so clients that hold connections open cannot take every descriptor, after
     which the process could accept nobody. The refused connection is then read until its client closes it
     (EndingGently: REFUSAL_SECONDS, REFUSAL_BYTES at most, and as many at once as the cap), each time the serving
-    loop looks up (every poll_interval: 0.2 s for WeatherService): closed at once, the request's bytes still to come made a reset,
-    which could take the 503 with it."""
+    loop looks up (every poll_interval: 0.2 s for WeatherService): closed at once, the request's bytes still to come
+    made a reset, which could take the 503 with it."""
 
     daemon_threads = True  # a request still being served never keeps the process alive
     allow_reuse_address = True
