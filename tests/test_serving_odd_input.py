@@ -221,3 +221,48 @@ def test_a_refund_on_a_real_full_disk_is_answered_with_what_happened(tmp_path):
     assert_told_what_happened(result["end"])
     assert result["refunds"] == []
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("route", ["invoke", "stream", "turns"])
+def test_a_session_store_locked_by_another_process_holds_up_only_the_requests_that_read_it(tmp_path, route):
+    """Checking that a session exists reads the store; SQLite waits out another process's lock (the busy timeout,
+    30 s). That wait is in a thread: the event loop goes on answering everyone else, an operator's approval included.
+    Once the lock goes, the waiting request is answered as usual."""
+    import sqlite3
+    import threading
+
+    from tinyagent.serving import ServiceConfig, ServiceServer
+
+    store = tmp_path / "sessions.sqlite3"
+    config = ServiceConfig(shop_db=":memory:", session_store=str(store), now="2026-06-30T19:05:23")
+    with ServiceServer(config, llm=LlmClient.classroom) as server:
+        first = requests.post(server.url + "/agent/invoke", json={"query": "Hi"}, timeout=PATIENCE).json()
+        session = first["session_id"]
+        other_process = sqlite3.connect(store, isolation_level=None)  # as a teacher's sqlite3 shell would hold it
+        other_process.execute("BEGIN EXCLUSIVE")
+        answers: list[requests.Response] = []
+        send = {
+            "invoke": lambda: requests.post(server.url + "/agent/invoke", json={"query": "Hi", "session_id": session},
+                                            timeout=PATIENCE),
+            "stream": lambda: requests.post(server.url + "/agent/stream", json={"query": "Hi", "session_id": session},
+                                            timeout=PATIENCE),
+            "turns": lambda: requests.get(f"{server.url}/agent/sessions/{session}", timeout=PATIENCE),
+        }[route]
+        reading, read = threading.Event(), server.service.session_exists
+
+        def noted(session_id: str) -> bool:
+            reading.set()
+            return read(session_id)  # waits for the lock
+
+        server.service.session_exists = noted
+        waiting = threading.Thread(target=lambda: answers.append(send()))
+        try:
+            waiting.start()
+            reading.wait()
+            health = requests.get(server.url + "/health", timeout=PATIENCE / 4)  # well inside the 30 s busy timeout
+            assert health.status_code == 200 and waiting.is_alive()
+        finally:
+            other_process.rollback()
+            other_process.close()
+            waiting.join()
+        assert answers[0].status_code == 200, answers[0].text

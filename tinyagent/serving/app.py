@@ -115,7 +115,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         check_client(request, service)
         check_not_cross_site(request)
         query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes, stop.begun))
-        check_session(service, session_id)
+        await check_session(service, session_id)
         outcome = await finished_run(request, query, session_id)
         return JSONResponse(outcome_json(outcome, trace=True), headers=served_by())
 
@@ -231,7 +231,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
             events = found[0].events(found[1])
         else:
             query, session_id = read_question(await read_json_body(request, service.config.max_body_bytes, stop.begun))
-            check_session(service, session_id)
+            await check_session(service, session_id)
             session_id = session_id or uuid.uuid4().hex  # known now, so the first event can name it
             events = streams.start(query, session_id, outcome_json, client=client_of(request)).events()
         return StreamingResponse(events, media_type="text/event-stream",
@@ -244,7 +244,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         data = await read_json_body(request, service.config.max_body_bytes, stop.begun, fields=edits.FIELDS,
                                     example='{"step": 1, "reply": "Thought: ...\\nAction: ...\\nAction Input: ..."}')
         session_id, turn = request.path_params["session_id"], request.path_params["turn"]
-        check_session(service, session_id)
+        await check_session(service, session_id)
         if service.config.team:  # a team's trace holds several agents' rounds: an edit names one agent's loop only
             raise ApiError(409, "edits_need_one_agent", "this service answers with a team of agents (--team); a "
                            "person's edit continues a single agent's run: start the service without --team")
@@ -264,7 +264,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
     async def session_turns(request: Request) -> Response:
         check_client(request, service)
         session_id = request.path_params["session_id"]
-        check_session(service, session_id)
+        await check_session(service, session_id)
         turns = await asyncio.get_running_loop().run_in_executor(None, service.store.turns, session_id)
         return JSONResponse({"session_id": session_id, "turns": [
             {"number": t.number, "question": t.question, "answer": t.answer, "reason": t.reason,
@@ -594,13 +594,15 @@ async def client_gone(request: Request) -> None:
         pass
 
 
-def check_session(service: AgentService, session_id: str | None) -> None:
+async def check_session(service: AgentService, session_id: str | None) -> None:
     if session_id is None:
         return
     if not SESSION_ID.fullmatch(session_id):
         raise ApiError(400, "bad_session_id", "a session id is up to 128 letters, digits and _ . : -")
     try:
-        known = service.session_exists(session_id)
+        # In a thread, as every read of the store: a store that is slow or locked by another process (SQLite
+        # waits up to its busy timeout) holds up this request only, not the event loop that answers all others.
+        known = await asyncio.get_running_loop().run_in_executor(None, service.session_exists, session_id)
     except TinyAgentError as exc:
         raise ApiError(503, "unavailable", str(exc).splitlines()[0]) from None
     if not known:
