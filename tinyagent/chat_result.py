@@ -6,6 +6,7 @@ streaming.py (a reply in chunks), so neither needs the other to read a reply.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,10 +34,12 @@ class ChatResult:
 
 
 class NotJsonNumber(ValueError):
-    """NaN, Infinity or -Infinity in a text read as JSON (see no_json_constant): `constant` says which."""
+    """NaN, Infinity or -Infinity in a text read as JSON (see no_json_constant), or a number beyond a float's range
+    (see finite_float): `constant` says which."""
 
     def __init__(self, constant: str):
-        super().__init__(f"{constant} is not JSON")
+        said = "is not JSON" if constant in ("NaN", "Infinity", "-Infinity") else "is beyond a float's range"
+        super().__init__(f"{constant[:40]} {said}")
         self.constant = constant
 
 
@@ -45,6 +48,16 @@ def no_json_constant(name: str) -> float:
     A reply holding one is not JSON: kept, it made the trace's JSON unreadable to any other reader (a browser's
     JSON.parse, the service's own response), and a tool's arguments holding one slipped past every comparison."""
     raise NotJsonNumber(name)
+
+
+def finite_float(text: str) -> float:
+    """For json.loads(parse_float=...): a number too large for a float (`1e400`) reads as inf, which is no JSON
+    either: written back (an echoed field, a trace) it comes out as `Infinity`, which no other reader takes. Refused
+    as NaN is (NotJsonNumber)."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise NotJsonNumber(text)
+    return value
 
 
 def stop_sequences(stop: str | list[str] | tuple[str, ...] | None) -> tuple[str, ...]:

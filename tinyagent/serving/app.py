@@ -53,7 +53,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from tinyagent.chat_result import NotJsonNumber, no_json_constant
+from tinyagent.chat_result import NotJsonNumber, finite_float, no_json_constant
 from tinyagent.editable_trace import EditError
 from tinyagent.errors import TinyAgentError
 from tinyagent.number_checks import ascii_number
@@ -521,14 +521,16 @@ async def read_json_body(request: Request, limit: int, stopping: asyncio.Event, 
     if not body.strip():
         raise ApiError(400, "empty_body", 'the body is empty: send JSON such as {"query": "Where is order 88231?"}')
     try:
-        data = json.loads(body, parse_constant=no_json_constant)
+        data = json.loads(body, parse_constant=no_json_constant, parse_float=finite_float)
     except UnicodeDecodeError:
         raise ApiError(400, "malformed_json", "the body is not UTF-8 text: send JSON in UTF-8") from None
     except json.JSONDecodeError as exc:
         raise ApiError(400, "malformed_json", f"the body is not valid JSON ({exc.msg} at line {exc.lineno} "
                        f"column {exc.colno}): send an object such as {{\"query\": \"...\"}}") from None
-    except NotJsonNumber as exc:  # Python's json reads NaN and Infinity; JSON (and so the client's other readers) has not
-        raise ApiError(400, "malformed_json", f"the body is not valid JSON ({exc}): send finite numbers") from None
+    except NotJsonNumber as exc:  # Python's json reads NaN, Infinity and 1e400 (as inf); JSON (and so the client's
+        # other readers, and this service's answer that would echo it) has no such number
+        raise ApiError(400, "malformed_json", f"the body cannot be read as JSON ({exc}): send finite numbers") \
+            from None
     except RecursionError:  # valid JSON nested deeper than Python's parser goes: still the client's doing
         raise ApiError(400, "too_deep", 'the body is JSON nested too deeply to read: send a flat object such as '
                        '{"query": "..."}') from None
