@@ -296,6 +296,12 @@ def test_the_api_key_is_required_when_set(tmp_path):
         right = invoke(service, {"query": LOGISTICS}, headers={"Authorization": "Bearer s3cret-key"})
         assert right.status_code == 200 and right.json()["ok"]
         assert requests.get(service.url + "/", timeout=PATIENCE).status_code == 200  # the page holds no data
+        # A key lets any host name through: a path with a slash too many is no redirect to the name it was sent
+        for method, path in (("GET", "/health/"), ("POST", "/agent/invoke/")):
+            extra = requests.request(method, service.url + path, headers={"Host": "evil.example"},
+                                     json={"query": LOGISTICS}, allow_redirects=False, timeout=PATIENCE)
+            assert extra.status_code == 404 and error_of(extra)["code"] == "not_found", (path, extra.status_code)
+            assert "location" not in extra.headers
     assert "s3cret" not in service.output()
 
 

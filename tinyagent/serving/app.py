@@ -317,8 +317,12 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
     ]
-    app = OneBodyLength(Starlette(routes=routes, lifespan=lifespan, exception_handlers={
-        ApiError: refused, HTTPException: http_error, Exception: crashed}))
+    starlette = Starlette(routes=routes, lifespan=lifespan, exception_handlers={
+        ApiError: refused, HTTPException: http_error, Exception: crashed})
+    # Starlette's default answers "/health/" with a redirect to "/health" on whatever host the request named (an
+    # empty body, and a Location a client never asked for): here it is the JSON 404 of any other unknown path.
+    starlette.router.redirect_slashes = False
+    app = OneBodyLength(starlette)
     if service.config.api_key:
         return app
     return HostCheck(app, {*LOOPBACK_NAMES, *service.config.allowed_hosts, *([listen_host] if listen_host else [])})
