@@ -929,3 +929,12 @@ def test_refused_connections_their_clients_keep_open_hold_few_descriptors_and_no
         wait_for(lambda: service.open_sockets() == served, "the refused connections closed",
                  patience=ENDING_SECONDS + PATIENCE)
         assert time.monotonic() - refused_at >= ENDING_SECONDS  # not closed before their time was up
+
+
+@pytest.mark.parametrize("body", [b"", b"{bad json", b"[1, 2]"])
+def test_an_unreadable_answer_to_an_approval_is_told_with_the_approval_body(service, body):
+    # These answers once asked for {"query": ...}, the body of the agent's own routes
+    answer = requests.post(service.url + "/agent/approvals/" + "ab" * 16, data=body, timeout=PATIENCE,
+                           headers={"Content-Type": "application/json"})
+    assert answer.status_code == 400, answer.text
+    assert '{"approve": true}' in error_of(answer)["message"] and '"query"' not in error_of(answer)["message"]

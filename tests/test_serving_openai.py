@@ -133,6 +133,10 @@ def test_fields_that_do_not_change_what_is_asked_are_taken_and_ignored(client, o
     ({"stream_options": "x"}, "bad_stream_options"),
     ({"metadata": ["x"]}, "bad_metadata"),
     ({"store": "yes"}, "bad_store"),
+    # Python's True == 1 and False == 0: these passed as n 1 and as no log probabilities
+    ({"n": True}, "n_not_supported"),
+    ({"logprobs": 0}, "logprobs_not_supported"),
+    ({"logprobs": False, "top_logprobs": False}, "logprobs_not_supported"),
 ])
 def test_fields_that_ask_for_what_the_agent_cannot_give_are_refused_by_name(client, options, code):
     with pytest.raises(openai.BadRequestError) as raised:
@@ -176,3 +180,20 @@ def test_a_number_json_does_not_allow_is_a_json_400_naming_it(service, constant)
     # 1e400 is JSON's grammar, but Python reads it as inf, and an answer that echoed it would say Infinity
     said = "is not JSON" if "e" not in constant.lower() else "is beyond a float's range"
     assert error["code"] == "malformed_json" and f"{constant} {said}" in error["message"]
+
+
+@pytest.mark.parametrize(("body", "code"), [
+    (b"", "empty_body"),
+    (b'{"model": "tinyagent-shop", "messages": [{"role": "user", "content": "hi"}], "seed": ' + b"7" * 5000 + b"}",
+     "number_too_long"),
+    (b'{"model": "tinyagent-shop", "messages": [{"role": "user", "content": "hi\\u0000"}]}', "control_character"),
+    (('{"model": "tinyagent-shop", "messages": [{"role": "user", "content": "' + "x" * 4001 + '"}]}').encode(),
+     "query_too_long"),
+])
+def test_a_chat_clients_mistake_is_told_in_the_chat_requests_own_terms(service, body, code):
+    # These answers once asked for a "query" field, which a chat request has not (the agent's own routes have it)
+    answer = requests.post(service.url + "/v1/chat/completions", data=body, timeout=PATIENCE,
+                           headers={"Content-Type": "application/json"})
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == code, answer.text
+    message = answer.json()["error"]["message"]
+    assert '"query"' not in message and ("messages" in message or "the last user message" in message), message

@@ -176,7 +176,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
         except openai_chat.ChatRequestError as exc:
             status = 404 if exc.code == "model_not_found" else 400
             raise ApiError(status, exc.code, str(exc)) from None
-        read_question({"query": query})  # the same limits as the agent's own routes
+        check_question_text(query, "the last user message")  # the same limits as the agent's own routes
         outcome = await finished_run(request, query, None, history)
         completion_id, created = f"chatcmpl-{uuid.uuid4().hex}", openai_chat.now()
         answer, finish = openai_chat.cut_answer(outcome.result.answer, limit)
@@ -523,31 +523,29 @@ async def read_json_body(request: Request, limit: int, stopping: asyncio.Event, 
         raise ApiError(408, "body_timeout", f"the body did not arrive within {BODY_TIMEOUT_S:g} s: send it "
                        "all at once")
     if not body.strip():
-        raise ApiError(400, "empty_body", 'the body is empty: send JSON such as {"query": "Where is order 88231?"}')
+        raise ApiError(400, "empty_body", f"the body is empty: send JSON such as {example}")
     try:
         data = json.loads(body, parse_constant=no_json_constant, parse_float=finite_float)
     except UnicodeDecodeError:
         raise ApiError(400, "malformed_json", "the body is not UTF-8 text: send JSON in UTF-8") from None
     except json.JSONDecodeError as exc:
         raise ApiError(400, "malformed_json", f"the body is not valid JSON ({exc.msg} at line {exc.lineno} "
-                       f"column {exc.colno}): send an object such as {{\"query\": \"...\"}}") from None
+                       f"column {exc.colno}): send an object such as {example}") from None
     except NotJsonNumber as exc:  # Python's json reads NaN, Infinity and 1e400 (as inf); JSON (and so the client's
         # other readers, and this service's answer that would echo it) has no such number
         raise ApiError(400, "malformed_json", f"the body cannot be read as JSON ({exc}): send finite numbers") \
             from None
     except RecursionError:  # valid JSON nested deeper than Python's parser goes: still the client's doing
-        raise ApiError(400, "too_deep", 'the body is JSON nested too deeply to read: send a flat object such as '
-                       '{"query": "..."}') from None
+        raise too_deep(example) from None
     except ValueError:  # an integer of more digits than int() converts (sys.get_int_max_str_digits)
-        raise ApiError(400, "number_too_long", "the body holds a number with too many digits to read: send "
-                       '{"query": "..."} with the question as text') from None
+        raise ApiError(400, "number_too_long", f"the body holds a number with too many digits to read: send "
+                       f"{example}, numbers as short as JSON's readers take") from None
     # A lone surrogate ("\ud800" is valid JSON) cannot be stored or sent back as UTF-8: repaired now,
     # before the run, so that nothing after the tools have run can fail on it.
     try:
         data = replace_lone_surrogates(data)
     except RecursionError:  # the repair walks the body: two levels of Python's stack for each of its own
-        raise ApiError(400, "too_deep", 'the body is JSON nested too deeply to read: send a flat object such as '
-                       '{"query": "..."}') from None
+        raise too_deep(example) from None
     if not isinstance(data, dict):
         raise ApiError(400, "not_an_object", f"the body is JSON {type(data).__name__}, not an object: "
                        f"send {example}")
@@ -573,6 +571,10 @@ async def whole_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
+def too_deep(example: str) -> ApiError:
+    return ApiError(400, "too_deep", f"the body is JSON nested too deeply to read: send a flat object such as {example}")
+
+
 def too_large(limit: int) -> ApiError:
     return ApiError(413, "body_too_large", f"the body is larger than {limit} bytes: send a shorter question")
 
@@ -583,14 +585,19 @@ def read_question(data: dict) -> tuple[str, str | None]:
         raise ApiError(400, "missing_query", 'no "query": send the question, e.g. {"query": "Where is order 88231?"}')
     if not isinstance(query, str) or not query.strip():
         raise ApiError(400, "empty_query", '"query" must be a non-empty string: the question for the agent')
-    if "\x00" in query:  # PostgreSQL cannot store it: refused before the run, not after the refund
-        raise ApiError(400, "control_character", '"query" holds a NUL character (\\u0000): send plain text')
-    if len(query) > MAX_QUERY_CHARS:
-        raise ApiError(400, "query_too_long", f'"query" is longer than {MAX_QUERY_CHARS} characters')
+    check_question_text(query, '"query"')
     if session_id is not None and (not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id)):
         raise ApiError(400, "bad_session_id", '"session_id" must be up to 128 letters, digits and _ . : - '
                        "(the id an earlier answer returned)")
     return query, session_id
+
+
+def check_question_text(text: str, name: str) -> None:
+    """The limits on a question, whichever field holds it (`name`, as the client's request calls it)."""
+    if "\x00" in text:  # PostgreSQL cannot store it: refused before the run, not after the refund
+        raise ApiError(400, "control_character", f"{name} holds a NUL character (\\u0000): send plain text")
+    if len(text) > MAX_QUERY_CHARS:
+        raise ApiError(400, "query_too_long", f"{name} is longer than {MAX_QUERY_CHARS} characters")
 
 
 async def client_gone(request: Request) -> None:

@@ -75,13 +75,15 @@ def read_chat_request(data: dict) -> tuple[str, list[dict], bool]:
     if data.get("logit_bias") not in (None, {}):
         raise ChatRequestError("logit_bias_not_supported", f"{MODEL} cannot bias tokens: its answer comes from an "
                                "agent's run on a model of its own tokenizer; leave out logit_bias")
-    if data.get("logprobs") not in (None, False) or data.get("top_logprobs") not in (None, 0):
+    # `is` and _whole, not `in (None, False)`: in Python 0 == False and True == 1, so `"logprobs": 0` passed
+    logprobs, top_logprobs = data.get("logprobs"), data.get("top_logprobs")
+    if not (logprobs is None or logprobs is False) or not (top_logprobs is None or _whole(top_logprobs, 0)):
         raise ChatRequestError("logprobs_not_supported", f"{MODEL} has no log probabilities to give: its answer "
                                "is an agent's final answer, not one sample; leave out logprobs and top_logprobs")
     if data.get("modalities") not in (None, ["text"]):
         raise ChatRequestError("modalities_not_supported", f'{MODEL} answers in text only: send "modalities": '
                                '["text"], or leave it out')
-    if data.get("n") not in (None, 1):
+    if data.get("n") is not None and not _whole(data["n"], 1):
         raise ChatRequestError("n_not_supported", f"{MODEL} gives one answer per request: leave out n, or send 1")
     stream = data.get("stream", False)
     if not isinstance(stream, bool):
@@ -111,6 +113,11 @@ UNUSED_FIELDS = {"temperature": _NUMBER, "top_p": _NUMBER, "presence_penalty": _
                  "seed": _WHOLE, "user": _TEXT, "reasoning_effort": _TEXT, "service_tier": _TEXT,
                  "prompt_cache_key": _TEXT, "metadata": _OBJECT, "stream_options": _OBJECT, "store": _YES_NO,
                  "parallel_tool_calls": _YES_NO, "stop": "a string or a list of strings"}
+
+
+def _whole(value: Any, number: int) -> bool:
+    """`value` is the JSON whole number `number` (JSON's true is no number, though Python's True == 1)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value == number
 
 
 def _check_unused_fields(data: dict) -> None:
