@@ -266,3 +266,37 @@ def test_a_session_store_locked_by_another_process_holds_up_only_the_requests_th
             other_process.close()
             waiting.join()
         assert answers[0].status_code == 200, answers[0].text
+
+
+def test_a_chat_client_gone_after_a_refund_was_approved_leaves_a_log_line_that_says_what_was_done(caplog):
+    """The chat route keeps no session: a client that hangs up after the operator's yes, before the answer, had its
+    run stopped with nobody told of the refund and nothing kept but the shop's row. The log says it now."""
+    import socket
+    import threading
+
+    from tinyagent.classroom.server import ClassroomServer
+    from tinyagent.serving import ServiceConfig, ServiceServer
+
+    config = ServiceConfig(shop_db=":memory:", session_store=":memory:", now="2026-06-30T19:05:23",
+                           approval_timeout_s=600)
+    with ClassroomServer() as room, \
+            ServiceServer(config, llm=lambda: LlmClient(room.chat_url, None, "classroom")) as server:
+        body = json.dumps({"model": "tinyagent-shop", "messages": [{"role": "user", "content": REFUND}]}).encode()
+        client = socket.create_connection(("127.0.0.1", server.port))
+        try:
+            client.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+                           b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+            while not (waiting := requests.get(server.url + "/agent/approvals", timeout=PATIENCE).json()["pending"]):
+                threading.Event().wait(0.05)
+            room.tokens_per_second = 10  # the answer after the refund takes seconds: the client is gone long before
+            yes = requests.post(f"{server.url}/agent/approvals/{waiting[0]['approval_id']}", json={"approve": True},
+                                timeout=PATIENCE)
+            assert yes.status_code == 200, yes.text
+        finally:
+            client.close()
+        while server.service.counts["running"]:
+            threading.Event().wait(0.05)
+        refunds = server.service.shop.refunds()
+        assert server.service.counts["cancelled"] == 1 and len(refunds) == 1
+    said = [record.getMessage() for record in caplog.records if record.name == "tinyagent.serving"]
+    assert len(said) == 1 and "changed the shop" in said[0] and refunds[0]["refundId"] in said[0], said

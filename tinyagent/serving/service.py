@@ -21,6 +21,7 @@ or PostgreSQL by URL (several workers, several machines), so any worker can cont
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -46,6 +47,7 @@ from tinyagent.settings import load_settings
 from tinyagent.toolkit.changes_made import STOPPED, canned, changes_made, said_after
 from tinyagent.toolkit.confirmation import ApprovalDecided, ApprovalRequested, ConfirmationGate, GatedAct
 
+log = logging.getLogger("tinyagent.serving")  # the app's logger (app.py, streams.py)
 DEFAULT_SESSIONS = Path.home() / ".cache" / "tinyagent" / "sessions.sqlite3"
 DEFAULT_SHOP = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"  # `ask --db` keeps a shop like this one
 SERVICE_DEFENCES = ("fenced data", "customer's words", "sourced gate")  # lesson 25: all on unless turned off
@@ -262,8 +264,14 @@ class AgentService:
             relay = _RelayingAgent(edit.agent(agent) if edit else agent, on_event, cancelled, clock,
                                    lambda request_id: self.approvals.asked(run_id, request_id), self._stopping,
                                    gate.guards)
-            if history is not None:
-                result = relay.run(question, history)
+            if history is not None:  # the chat route: the conversation is the client's, and no session keeps it
+                try:
+                    result = relay.run(question, history)
+                except RunCancelled as stopped:
+                    if stopped.changes:  # the client is gone and no session keeps a turn: the log says what was done
+                        log.warning("a chat run was stopped after it had changed the shop: %s",
+                                    "; ".join(stopped.changes))
+                    raise
                 ended = "finished"
                 return RunOutcome(result, "", None)
             store = _TurnRecordingStore(self.store)
