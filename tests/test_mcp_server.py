@@ -119,6 +119,31 @@ def test_a_refund_runs_only_after_a_persons_yes(shop, http_server, answer, refun
         assert len(asked) == 1 and "88231" in asked[0]
 
 
+def test_arguments_the_schema_refuses_are_refused_before_a_person_is_asked(shop, http_server):
+    """A yes must be to the call that runs: an extra field ("amount": "0.01") was shown in the question and then
+    dropped by the tool, which refunded the whole price."""
+    from tinyagent.tools import Action
+
+    asked = []
+    with McpConnection.http(http_server.url, ask=lambda message: asked.append(message) or "yes") as connection:
+        tools = mcp_registry(connection)
+        partial = tools.run(Action("applyRefund", {"orderId": "88231", "reason": "faulty", "amount": "0.01"}))
+        untyped = tools.run(Action("applyRefund", {"orderId": 88231, "reason": "faulty"}))
+    assert asked == [] and shop[0].refunds() == []
+    assert partial.error and "amount" in json.loads(partial.text)["error"]
+    assert untyped.error and json.loads(untyped.text)["field"] == "orderId"
+
+
+def test_the_question_shows_a_hidden_character_in_an_argument_as_its_escape(shop, http_server):
+    from tinyagent.tools import Action
+
+    asked = []
+    with McpConnection.http(http_server.url, ask=lambda message: asked.append(message) or "no") as connection:
+        mcp_registry(connection).run(Action("applyRefund", {"orderId": "88231", "reason": "\u202edeifsitas"}))
+    # a right-to-left override would show the rest of the question reversed: "satisfied"
+    assert len(asked) == 1 and "\u202e" not in asked[0] and "\\u202edeifsitas" in asked[0], asked
+
+
 def test_streamable_http_in_a_subprocess_serves_the_official_client_and_stops_on_sigterm():
     with ServerProcess("mcp-server", "--port", "0", "--now", NOW) as server:
         url = re.search(r"http://127\.0\.0\.1:\d+/mcp", server.wait_for_line("MCP server on")).group(0)

@@ -12,6 +12,7 @@ line break, a terminal's escape sequence or a bidi override in it is shown, not 
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from typing import Any
@@ -68,12 +69,23 @@ def one_line(text: str) -> str:
     return "".join(_shown(ch) for ch in text)
 
 
+def json_shown(value: Any) -> str:
+    """`value` as JSON a person reads (a question put to them, a log line): Chinese and emoji as they are, and every
+    hidden character (a bidi override that would reorder what is shown, a tag character) as its JSON escape, which
+    any JSON reader reads back as the same character. json.dumps(ensure_ascii=False) escapes only the controls below
+    U+0020."""
+    text = json.dumps(value, ensure_ascii=False)
+    return "".join(json.dumps(ch)[1:-1] if _hidden(ch) else ch for ch in text)
+
+
+def _hidden(ch: str) -> bool:
+    return ch not in KEPT and unicodedata.category(ch) in HIDDEN_CATEGORIES
+
+
 def _shown(ch: str) -> str:
     if ch in SHORT_ESCAPES:
         return SHORT_ESCAPES[ch]
-    if ch in KEPT or unicodedata.category(ch) not in HIDDEN_CATEGORIES:
-        return ch
-    return _escape(ch)
+    return _escape(ch) if _hidden(ch) else ch
 
 
 def _escape(ch: str) -> str:

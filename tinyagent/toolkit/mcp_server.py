@@ -43,7 +43,9 @@ from tinyagent.errors import TinyAgentError
 from tinyagent.hosting.address import listening_socket
 from tinyagent.protocols.prompt_variants import tool_parameters
 from tinyagent.registry import ToolRegistry, error_observation
+from tinyagent.safe_text import json_shown
 from tinyagent.serving.connections import MAX_HEADER_BYTES, GuardedH11Protocol, guarded_protocol
+from tinyagent.toolkit.validation import problems_in
 from tinyagent.tools import Action, Tool
 
 NEEDS_YES = ("applyRefund",)
@@ -97,6 +99,11 @@ class RegistryServer:
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         tool = self.registry.get(params.name)
+        problems = problems_in(params.arguments or {}, tool.parameters) if tool and tool.parameters else []
+        if problems:  # refused before anyone is asked: a person's yes must be to the call that runs, all of it
+            return mcp_error_result(error_observation(
+                f"invalid arguments for {params.name}: " + "; ".join(problem.message for problem in problems),
+                field=problems[0].field, expected=problems[0].expected))
         if tool is not None and params.name in self.needs_yes:
             refusal = await self.ask_for_yes(ctx, params)
             if refusal is not None:
@@ -112,7 +119,8 @@ class RegistryServer:
         if not ctx.session.check_client_capability(capabilities):
             return error_observation(f"{name} needs a person's yes, and this client cannot ask one (it did not "
                                      "declare MCP elicitation): nothing was done", tool=name)
-        arguments = json.dumps(params.arguments or {}, ensure_ascii=False)
+        # json_shown: a bidi override in an argument would reorder what the person reads
+        arguments = json_shown(params.arguments or {})
         try:
             answer = await ctx.session.elicit_form(f"Allow {name} {arguments}?", YES_FORM,
                                                    related_request_id=ctx.request_id)
