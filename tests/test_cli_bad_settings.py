@@ -18,7 +18,18 @@ BAD_SETTINGS = {
                                "TINYAGENT_API_URL in the environment must write an IPv6 host as an address between"),
     "port out of range": ({**PROVIDER, "TINYAGENT_API_URL": "http://127.0.0.1:99999/v1"},
                           "TINYAGENT_API_URL in the environment must give a port from 1 to 65535"),
-    "latin-1 .env": (".env", "must be readable UTF-8 text, and is not: it holds bytes that are not UTF-8"),
+    "latin-1 .env": (b"TINYAGENT_API_URL=http://127.0.0.1:1/v1\nTINYAGENT_MODEL=caf\xe9\n",
+                     "must be readable UTF-8 text, and is not: it holds bytes that are not UTF-8"),
+    # python-dotenv warned and skipped the line, and the key of a URL with its quote left open was then told to have
+    # no URL beside it
+    ".env line not NAME=value": ((b"TINYAGENT_API_URL='https://api.deepseek.com\nTINYAGENT_API_KEY=sk-cli-SECRET-0077\n"
+                                  b"TINYAGENT_MODEL=m\n"), "cannot be read from line 1: each line must be NAME=value"),
+    # read as not offline: a room's requests would go to the provider
+    "offline neither yes nor no": ({**PROVIDER, "TINYAGENT_API_URL": "http://127.0.0.1:1/v1", "TINYAGENT_OFFLINE": "on"},
+                                   "TINYAGENT_OFFLINE must be 1 (or true, yes) to force the classroom model"),
+    # requests refused it only at the first call: a run stopped as if the model had failed
+    "space in the host": ({**PROVIDER, "TINYAGENT_API_URL": "https://api.deep seek.com/v1"},
+                          "TINYAGENT_API_URL in the environment must name its host without spaces or control characters"),
 }
 
 
@@ -29,8 +40,8 @@ def configure(name, tmp_path, monkeypatch):
     monkeypatch.delenv("TINYAGENT_OFFLINE", raising=False)
     for variable in ("TINYAGENT_API_URL", *PROVIDER):
         monkeypatch.delenv(variable, raising=False)
-    if settings == ".env":
-        (tmp_path / ".env").write_bytes(b"TINYAGENT_API_URL=http://127.0.0.1:1/v1\nTINYAGENT_MODEL=caf\xe9\n")
+    if isinstance(settings, bytes):  # a .env in the current folder
+        (tmp_path / ".env").write_bytes(settings)
         said = f"error: the .env file {tmp_path / '.env'} {said}"
     else:
         for variable, value in settings.items():
@@ -78,3 +89,12 @@ def test_serve_names_the_variable_of_a_url_it_cannot_read(tmp_path):
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: TINYAGENT_API_URL in the environment must write an IPv6 host as an address")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", ["classroom", "serve"])
+@pytest.mark.parametrize("host", ["", "  "])
+def test_an_empty_host_is_refused_not_read_as_every_network(command, host, capsys):
+    # The classroom's server read "" as 0.0.0.0 and listened on every network, printing the LAN's address
+    code, _out, err = run_main([command, "--host", host, "--port", "0"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("error: --host must name an address: 127.0.0.1 (this machine only) or 0.0.0.0")

@@ -119,6 +119,15 @@ def _port(text: str) -> int:
     return port
 
 
+def _listen_host(text: str) -> str:
+    """--host: an address to listen on. An empty one would make the classroom's server listen on every network
+    (Python's socketserver reads "" as 0.0.0.0), which only --host 0.0.0.0 should ask for."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("--host must name an address: 127.0.0.1 (this machine only) or 0.0.0.0 "
+                                         "(every network it is on)")
+    return text
+
+
 _delay = number_of_seconds("--delay", 3600, zero_ok=True)  # weather_api.MAX_DELAY_S (imported only when the service starts)
 
 
@@ -190,7 +199,7 @@ def _ask_arguments(ask: argparse.ArgumentParser) -> None:
 
 
 def _classroom_arguments(room: argparse.ArgumentParser) -> None:
-    room.add_argument("--host", default="127.0.0.1",
+    room.add_argument("--host", type=_listen_host, default="127.0.0.1",
                       help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 for the whole LAN)")
     room.add_argument("--port", type=_port, default=8000, help="port to listen on (default 8000; 0: any free port)")
     keys = room.add_mutually_exclusive_group()
@@ -246,7 +255,7 @@ def _eval_arguments(evaluation: argparse.ArgumentParser) -> None:
 
 def _serve_arguments(serve: argparse.ArgumentParser) -> None:
     """Lesson 19: the agent as a web service, with the trace page at /."""
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this "
+    serve.add_argument("--host", type=_listen_host, default="127.0.0.1", help="address to listen on (default 127.0.0.1: this "
                        "machine only; 0.0.0.0 for every network it is on)")
     serve.add_argument("--port", type=_port, default=8000, help="port to listen on (default 8000; 0: any free port)")
     serve.add_argument("--workers", type=_workers, default=1,

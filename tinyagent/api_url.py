@@ -45,6 +45,8 @@ def url_problem(url: str) -> str | None:
         return "must name its host in characters a URL allows there (not full-width ones)"  # NFKC's refusal
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return "must start with http:// or https://"
+    if any(ch.isspace() or ch < " " or ch == "\x7f" for ch in parts.netloc):  # requests refuses it only at the call
+        return "must name its host without spaces or control characters"
     try:
         has_port = parts.port != 0  # None (no port given) is fine: the scheme's own
     except ValueError:  # "Port out of range", "could not be cast to integer": :99999, :abc, :-1

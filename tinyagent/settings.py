@@ -12,6 +12,7 @@ only explicit arguments, written in code, still win over it.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Mapping
@@ -80,7 +81,7 @@ def load_settings(
     """
     environ = os.environ if environ is None else environ
     explicit = {"TINYAGENT_API_URL": api_url, "TINYAGENT_API_KEY": api_key, "TINYAGENT_MODEL": model}
-    forced_offline = environ.get("TINYAGENT_OFFLINE", "").strip().lower() in ("1", "true", "yes")
+    forced_offline = _forced_offline(environ.get("TINYAGENT_OFFLINE", ""))
 
     layers: list[tuple[str, Mapping[str, str | None]]] = [("arguments", explicit)]
     if not forced_offline:
@@ -146,18 +147,42 @@ def load_settings(
     return Settings(api_url=url, api_key=key or None, model=chosen_model, source=described)
 
 
+OFFLINE_YES, OFFLINE_NO = ("1", "true", "yes"), ("", "0", "false", "no")
+
+
+def _forced_offline(value: str) -> bool:
+    """TINYAGENT_OFFLINE read: yes or no. Any other value is refused, not read as no: a teacher who wrote `on` or
+    `maybe` meant the classroom model, and would otherwise send the room's requests to a paid provider."""
+    said = value.strip().lower()
+    if said not in OFFLINE_YES + OFFLINE_NO:
+        raise ConfigurationError(f"TINYAGENT_OFFLINE must be 1 (or true, yes) to force the classroom model, or 0 (or "
+                                 f"false, no, empty) to use the configured one; got {value.strip()[:40]!r}")
+    return said in OFFLINE_YES
+
+
 def _read_env_file(path: str | os.PathLike) -> dict[str, str | None]:
     """The variables in the .env file at `path`; ConfigurationError, naming the file, when it cannot be read as
-    UTF-8 text (saved as UTF-16 or Latin-1, or not readable by this account)."""
+    UTF-8 text (saved as UTF-16 or Latin-1, or not readable by this account), or when a line of it is not
+    `NAME=value` (python-dotenv would only warn and skip it: a key with its quote left open, then, was no key)."""
     # imported only when there is a file: python-dotenv takes longer to import than the look takes
     from dotenv import dotenv_values
+    from dotenv.parser import parse_stream
 
     try:
-        return dotenv_values(path)  # as UTF-8 (python-dotenv skips a byte order mark)
+        with open(path, encoding="utf-8-sig") as file:  # -sig: a byte order mark, as python-dotenv skips it
+            text = file.read()
     except UnicodeDecodeError:
         why = "it holds bytes that are not UTF-8 (saved as UTF-16 or Latin-1?); save it again as UTF-8 in your editor"
     except OSError as error:
         why = f"{error.strerror or error}; give your account permission to read it"
+    else:
+        unreadable = next((binding.original.line for binding in parse_stream(io.StringIO(text)) if binding.error),
+                          None)
+        if unreadable is None:
+            return dotenv_values(stream=io.StringIO(text))
+        # The line itself is not shown: it may hold a key.
+        raise ConfigurationError(f"the .env file {os.fspath(path)} cannot be read from line {unreadable}: each line "
+                                 "must be NAME=value (a value in quotes must close them), or a # comment")
     raise ConfigurationError(f"the .env file {os.fspath(path)} must be readable UTF-8 text, and is not: {why}")
 
 
