@@ -10,6 +10,7 @@ import requests
 
 from tinyagent.classroom.answer_shapes import (
     MAX_FILL_DEPTH,
+    MAX_FILL_FIELDS,
     AnswerShape,
     Filled,
     check_schema,
@@ -248,3 +249,47 @@ def test_a_malformed_message_is_a_400_before_any_lesson_s_call_reads_it(classroo
     answer = requests.post(classroom.chat_url, json={"model": "classroom", "messages": messages}, timeout=30)
     assert answer.status_code == 400, answer.text
     assert answer.json()["error"]["message"].startswith("messages[")
+
+
+def doubling_chain(levels: int) -> dict:
+    """Each definition holds two of the next: about 130 bytes a level, 2^levels fields if filled out."""
+    defs = {f"L{i}": {"type": "object", "properties": {"a": {"$ref": f"#/$defs/L{i + 1}"},
+                                                      "b": {"$ref": f"#/$defs/L{i + 1}"}}, "required": ["a", "b"]}
+            for i in range(levels)}
+    return {"$defs": {**defs, f"L{levels}": {"type": "string"}}, "$ref": "#/$defs/L0"}
+
+
+def forced_tool_route(classroom, schema, **extra):
+    """A named tool_choice: the call's arguments are filled from the tool's parameters."""
+    tool = {"type": "function", "function": {"name": "lookUp", "description": "Look it up.", "parameters": schema}}
+    return requests.post(classroom.chat_url, timeout=30, json={
+        "model": "classroom", "messages": [{"role": "user", "content": QUESTION}], "tools": [tool],
+        "tool_choice": {"type": "function", "function": {"name": "lookUp"}}, **extra})
+
+
+@pytest.mark.parametrize("levels", [19, 40])
+def test_a_schema_whose_refs_double_at_each_level_is_refused_before_any_fill(levels):
+    # 19 levels took 3.5 s of CPU to fill; 40 would have taken 2^40 steps. The check counts what a fill would look
+    # at and stops at MAX_FILL_FIELDS, so it costs no more than that whatever the schema says.
+    with pytest.raises(ValueError, match=f"more than {MAX_FILL_FIELDS} fields"):
+        check_schema(doubling_chain(levels))
+
+
+@pytest.mark.parametrize(("route", "param"), [(chat_route, "response_format"), (responses_route, "text.format"),
+                                              (forced_tool_route, "tools[0].function.parameters")],
+                         ids=["response_format", "text.format", "named tool_choice"])
+@pytest.mark.parametrize("levels", [19, 40])
+def test_a_schema_whose_refs_double_at_each_level_is_a_400_naming_the_field(classroom, route, param, levels):
+    answer = route(classroom, doubling_chain(levels))
+    assert answer.status_code == 400, answer.text[:300]
+    error = answer.json()["error"]
+    assert error["param"] == param and f"more than {MAX_FILL_FIELDS} fields" in error["message"], error
+
+
+def test_a_tree_of_its_own_kind_is_still_filled_under_the_limit():
+    # Two optional children of the node's own kind: the fill stops at the first repeat, so it stays small.
+    node = {"type": "object", "required": ["orderId"], "properties": {
+        "orderId": {"type": "string"}, "left": {"$ref": "#/$defs/Node"}, "right": {"$ref": "#/$defs/Node"}}}
+    schema = {"$defs": {"Node": node}, "$ref": "#/$defs/Node"}
+    check_schema(schema)
+    assert fill(schema, ORDER, "").value == {"orderId": "88231"}

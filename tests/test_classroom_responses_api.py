@@ -106,3 +106,26 @@ def test_max_output_tokens_makes_an_incomplete_response(classroom):
     streamed = post(classroom, {**body, "stream": True}, stream=True)
     last = [line for line in streamed.iter_lines(decode_unicode=True) if line.startswith("event: ")][-1]
     assert last == "event: response.incomplete"
+
+
+@pytest.mark.parametrize(("extra", "param", "says"), [
+    ({"text": "json"}, "text", "'text' must be an object"),
+    ({"text": {"format": "json"}}, "text.format", "'text.format' must be an object"),
+    ({"text": {"format": {"type": "yaml"}}}, "text.format", "'text.format' must be an object"),
+    ({"text": {"format": {"type": "json_schema"}}}, "text.format.name", "must be a string"),
+    ({"text": {"format": {"type": "json_schema", "name": "Answer"}}}, "text.format.schema", "must be a JSON Schema"),
+    ({"text": {"format": {"type": "json_schema", "name": "A", "schema": {"type": 5}}}}, "text.format", "'type' must"),
+    ({"max_output_tokens": 0}, "max_output_tokens", "'max_output_tokens' must be an integer of 1 or more"),
+    ({"max_output_tokens": "ten"}, "max_output_tokens", "'max_output_tokens' must be an integer of 1 or more"),
+    ({"tool_choice": "required"}, "tool_choice", "offers no 'tools'"),
+    ({"temperature": "hot"}, "temperature", "Invalid type for 'temperature'"),
+    ({"metadata": [1]}, "metadata", "Invalid type for 'metadata'"),
+    ({"parallel_tool_calls": "yes"}, "parallel_tool_calls", "Invalid type for 'parallel_tool_calls'"),
+])
+def test_a_field_of_the_wrong_shape_is_a_400_naming_it_not_echoed_back(classroom, extra, param, says):
+    # Each came back as sent in the response (text, temperature, metadata, parallel_tool_calls), or was a 400
+    # naming the chat route's field (max_tokens, messages) or, for a json_schema format without a schema, none.
+    answer = post(classroom, {"model": "classroom", "input": "Where is order 88231?", **extra})
+    assert answer.status_code == 400, answer.text[:300]
+    error = answer.json()["error"]
+    assert error["param"] == param and says in error["message"], error

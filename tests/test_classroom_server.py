@@ -1194,3 +1194,46 @@ def test_a_number_json_does_not_allow_is_the_clients_fault_400(room, constant):
                                         + constant + b"}"), 400)
     assert error["code"] == "invalid_json"
     assert f"({constant.decode()} is not JSON)" in error["message"]
+
+
+@pytest.mark.parametrize("number", [b"1e400", b"-1E999"])
+def test_a_number_beyond_a_float_s_range_is_the_clients_fault_400(room, number):
+    # Python's json read it as inf: the Responses API echoed it back as Infinity, which is no JSON.
+    for url in (room.chat_url, room.base_url + "/responses"):
+        answer = requests.post(url, data=b'{"messages": [{"role": "user", "content": "hi"}], "input": "hi", '
+                                         b'"user": ' + number + b"}",
+                               headers={"Content-Type": "application/json"}, timeout=PATIENCE)
+        error = assert_error(answer, 400)
+        assert error["code"] == "invalid_json" and "beyond a float's range" in error["message"], error
+
+
+@pytest.mark.parametrize(("path", "status"), [(b"/v1/models", b"200"), (b"/v1/models/classroom", b"200"),
+                                              (b"/v1/models/nope", b"404"), (b"/v1/chat/completions", b"405"),
+                                              (b"/nowhere", b"404")])
+def test_head_answers_what_get_would_without_the_body(room, path, status):
+    # It was a 501, a server's error for a client's ordinary request.
+    def exchange(method: bytes) -> tuple[bytes, bytes]:
+        answer = raw_exchange(room, method + b" " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        head, _, body = answer.partition(b"\r\n\r\n")
+        return head, body
+
+    head, body = exchange(b"HEAD")
+    get_head, get_body = exchange(b"GET")
+    assert head.split(b" ")[1] == status and body == b""
+    assert head == get_head and int(re.search(rb"Content-Length: (\d+)", head)[1]) == len(get_body)
+
+
+@pytest.mark.parametrize(("option", "value", "says"), [
+    ("temperature", "hot", "Invalid type for 'temperature'"),
+    ("temperature", 2.5, "from 0 to 2"),
+    ("top_p", 5, "from 0 to 1"),
+    ("top_p", True, "Invalid type for 'top_p'"),
+    ("seed", "x", "Invalid type for 'seed'"),
+    ("parallel_tool_calls", "yes", "Invalid type for 'parallel_tool_calls'"),
+    ("metadata", {"a": 1}, "Invalid 'metadata'"),
+])
+def test_a_sampling_option_of_the_wrong_type_or_range_is_a_400_naming_it(room, option, value, says):
+    # OpenAI's API refuses each; the classroom model took them silently (and the Responses API echoed them back).
+    for url, body in ((room.chat_url, {"messages": user("hi")}), (room.base_url + "/responses", {"input": "hi"})):
+        error = assert_error(requests.post(url, json={**body, option: value}, timeout=PATIENCE), 400)
+        assert error["param"] == option and says in error["message"], error

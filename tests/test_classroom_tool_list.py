@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 
 import pytest
+import requests
 
 from tinyagent.classroom.behaviour import respond
+from tinyagent.classroom.server import ClassroomServer
 from tinyagent.classroom.tool_list import read_tool_list
 
 NAMES = ["queryOrder", "queryLogistics", "applyRefund"]
@@ -140,3 +142,77 @@ def test_malformed_native_tools_are_a_value_error():
                  "messages": [{"role": "user", "content": "hi"}]})
 
 
+
+
+# --- a tool's `parameters` is checked as the request is read ---------------------------------------------------
+SOUND = {"type": "object", "properties": {"orderId": {"type": "string"}}}
+MALFORMED_PARAMETERS = {
+    "enum that is no list": ({"type": "object", "properties": {"q": {"enum": True}}}, "'enum' must be a list"),
+    "a $ref to nothing": ({"type": "object", "properties": {"q": {"$ref": "#/$defs/nope"}}}, "points to nothing"),
+    "a $ref to another document": ({"type": "object", "properties": {"q": {"$ref": "https://example.com/q.json"}}},
+                                   "is not inside the schema"),
+    "required holding an object": ({"type": "object", "properties": {"q": {"type": "string"}}, "required": [{}]},
+                                   "'required' must be a list of property names"),
+    "a type that is a list of lists": ({"type": "object", "properties": {"q": {"type": [[]]}}},
+                                       "'type' must be a type name"),
+    "required: 3": ({"type": "object", "properties": {"q": {"type": "string"}}, "required": 3},
+                    "'required' must be a list of property names"),
+    "properties as a list": ({"type": "object", "properties": ["orderId"]}, "'properties' must be an object"),
+    "no object at all": ("x", "must be a JSON Schema object"),
+}
+
+
+@pytest.fixture(scope="module")
+def classroom():
+    with ClassroomServer() as server:
+        yield server
+
+
+@pytest.mark.parametrize("tool_choice", [None, "required", {"type": "function", "function": {"name": "lookUp"}}])
+@pytest.mark.parametrize(("parameters", "says"), MALFORMED_PARAMETERS.values(), ids=MALFORMED_PARAMETERS.keys())
+def test_malformed_tool_parameters_are_a_400_naming_the_tool_on_both_apis(classroom, parameters, says, tool_choice):
+    # Each was a 500 with a traceback on the room's stderr, from the forced call's arguments or the planner.
+    question = "Where is my order 88231?"
+    chat_tools = [{"type": "function", "function": {"name": name, "description": name, "parameters": schema}}
+                  for name, schema in (("searchThings", SOUND), ("lookUp", parameters))]
+    chat_body = {"model": "classroom", "messages": [{"role": "user", "content": question}], "tools": chat_tools}
+    responses_body = {"model": "classroom", "input": question,
+                      "tools": [{"type": "function", **tool["function"]} for tool in chat_tools]}
+    if tool_choice is not None:
+        chat_body["tool_choice"] = tool_choice
+        responses_body["tool_choice"] = tool_choice if isinstance(tool_choice, str) else {
+            "type": "function", "name": "lookUp"}
+    for url, body, param in ((classroom.chat_url, chat_body, "tools[1].function.parameters"),
+                             (classroom.base_url + "/responses", responses_body, "tools[1].parameters")):
+        answer = requests.post(url, json=body, timeout=30)
+        assert answer.status_code == 400, answer.text
+        error = answer.json()["error"]
+        assert error["type"] == "invalid_request_error" and error["param"] == param, error
+        assert error["message"].startswith(param) and says in error["message"] and "\n" not in error["message"]
+
+
+def test_a_malformed_schema_in_a_prompt_s_tool_args_leaves_the_tool_without_one():
+    prompt = ("> Tool Name: queryOrder\nTool Description: look an order up\n"
+              'Tool Args: {"type": "object", "properties": ["orderId"]}\n')
+    assert read_tool_list(prompt).schemas == {}
+    assert read_tool_list(prompt.replace('["orderId"]', '{"orderId": {"type": "string"}}')).schemas == {
+        "queryOrder": {"type": "object", "properties": {"orderId": {"type": "string"}}}}
+
+
+@pytest.mark.parametrize(("extra", "param", "says"), [
+    ({"tool_choice": "required"}, "tool_choice", "offers no 'tools'"),
+    ({"tool_choice": {"type": "function", "function": {"name": "queryOrder"}}}, "tool_choice", "offers no 'tools'"),
+    ({"tools": [SOUND]}, "tools[0]", "tools[0] must be"),
+    ({"tools": [{"type": "function", "function": {"name": "queryOrder", "parameters": SOUND}}],
+      "tool_choice": "sometimes"}, "tool_choice", "tool_choice must be"),
+    ({"tools": [{"type": "function", "function": {"name": "queryOrder", "parameters": SOUND}}],
+      "tool_choice": {"type": "function", "function": {"name": "gone"}}}, "tool_choice", "names 'gone'"),
+    ({"response_format": {"type": "yaml"}}, "response_format", "response_format.type must be"),
+])
+def test_a_bad_tools_tool_choice_or_response_format_is_a_400_naming_that_param(classroom, extra, param, says):
+    # Each said param "messages"; a tool_choice that asks for a call with no tools to call was taken silently.
+    body = {"model": "classroom", "messages": [{"role": "user", "content": "Where is my order 88231?"}], **extra}
+    answer = requests.post(classroom.chat_url, json=body, timeout=30)
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["param"] == param and says in error["message"], error

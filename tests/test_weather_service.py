@@ -360,3 +360,21 @@ def test_given_hosts_it_answers_only_for_them_and_by_default_for_any():
         assert refused.status_code == 421 and "127.0.0.1" in refused.json()["error"]
         assert get(guarded, city="杭州").json()["city"] == "杭州"
         assert rebound(open_to_all).json()["city"] == "杭州"
+
+
+@pytest.mark.parametrize(("request_line", "status"), [(b"GET /health HTTP/2.0", b"505"), (b"GET", b"400"),
+                                                     (b"POST /health", b"400")])
+def test_a_malformed_request_line_is_answered_with_a_status_line_and_headers(service, request_line, status):
+    # The standard library takes such a line for HTTP/0.9, whose answers are a bare body: no status, no headers.
+    head, _, body = raw_reply(service, request_line + b"\r\n\r\n").partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 " + status) and b"application/json" in head, head
+    assert "error" in json.loads(body)
+
+
+def test_the_log_escapes_the_control_characters_a_request_sends(capsys):
+    # A client's escape sequence (here one that turns a terminal red) or line break went to stderr as it came.
+    with WeatherService(verbose=True) as service:
+        raw_reply(service, b"GET /weather?city=\x1b[31mred\x07 HTTP/1.0\r\n\r\n")
+        raw_reply(service, b"GET /\x1b[2J HTTP/9.9\r\n\r\n")  # refused by the standard library: log_error
+    logged = capsys.readouterr().err
+    assert "\x1b" not in logged and "\x07" not in logged and logged.count("\\x1b") == 2, logged

@@ -22,10 +22,12 @@ prose when the answer goes through a tool).
 A schema the model cannot fill at all is the request's fault, a 400 with one line that says why (`check_schema`):
 a keyword it reads with the wrong type (`"required": 5`, `"anyOf": 5`, `"$defs": []`), a `$ref` that points
 nowhere, or `$ref`s that loop with no way out, so no finite JSON value fits (`{"$ref": "#"}`, A -> B -> A, an
-object that requires an object like itself). A loop with a way out (a `$ref` under an optional property, or in
-an optional array) is filled: the facts are flat, so an object inside an object of the same kind would only hold
-the same facts again; `fill` stops at the first repeat and treats that field as one it cannot know. `fill` writes
-no arrays, so a required array, looping or not, is a required field it cannot fill (the reply says so).
+object that requires an object like itself), or `$ref`s that name the same definitions so often that a fill would
+look at more than MAX_FILL_FIELDS fields (definitions that each hold two of the next double it at each level). A
+loop with a way out (a `$ref` under an optional property, or in an optional array) is filled: the facts are flat, so
+an object inside an object of the same kind would only hold the same facts again; `fill` stops at the first repeat
+and treats that field as one it cannot know. `fill` writes no arrays, so a required array, looping or not, is a
+required field it cannot fill (the reply says so).
 """
 
 from __future__ import annotations
@@ -76,8 +78,8 @@ class AnswerShape(NamedTuple):
 
 def read_answer_shape(request: dict, tools: dict[str, str], schemas: dict[str, dict],
                       unplanned: tuple[str, ...] = ()) -> AnswerShape:
-    """The answer's shape: an answer tool among `tools`, else `response_format`. A malformed `response_format`
-    is a ValueError (the server answers 400).
+    """The answer's shape: an answer tool among `tools` (`schemas`: their parameters, each one `check_schema`
+    passed), else `response_format`. A malformed `response_format` is a ValueError (the server answers 400).
 
     An answer tool is one named as frameworks name them (ANSWER_TOOLS), or, when `tool_choice` is "required"
     (every reply must be a call, so the answer must be one too), the only tool of `unplanned`, the tools no
@@ -86,10 +88,8 @@ def read_answer_shape(request: dict, tools: dict[str, str], schemas: dict[str, d
     tool = next((name for name in tools if name.lower() in ANSWER_TOOLS or name.startswith("final_result_")), None)
     if tool is None and request.get("tool_choice") == "required" and len(unplanned) == 1:
         tool = unplanned[0]
-    if tool is not None:
-        schema = schemas.get(tool) or {}
-        check_schema(schema, f"The answer tool {tool}'s parameters")
-        return AnswerShape(schema, tool, tool)
+    if tool is not None:  # its schema is one tool_list.read_native_tools checked
+        return AnswerShape(schemas.get(tool) or {}, tool, tool)
     wanted = request.get("response_format")
     if wanted is None:
         return AnswerShape()
@@ -221,21 +221,39 @@ class Filled:
     missing: list[str]
 
 
+class TooManyFields(ValueError):
+    """`fill` would look at more than MAX_FILL_FIELDS fields (check_schema refuses such a schema first)."""
+
+
+class _Budget:
+    """How many more fields a `fill` may look at: each property, branch and $ref it follows costs one."""
+
+    def __init__(self, fields: int):
+        self.left = fields
+
+    def spend(self, fields: int = 1) -> None:
+        self.left -= fields
+        if self.left < 0:
+            raise TooManyFields(f"filling it would look at more than {MAX_FILL_FIELDS} fields")
+
+
 def fill(schema: dict, facts: dict[str, object], prose: str) -> Filled:
     """An object that matches `schema`, filled from `facts` and `prose` only (see the module's docstring).
-    `schema` is one `check_schema` passed."""
-    spec, seen, _ = _resolve(schema, schema, frozenset({"#"}))  # "#" is the schema itself: already inside it
-    return _fill(spec, schema, facts, prose, "", seen, 0)
+    `schema` is one `check_schema` passed (so TooManyFields cannot happen)."""
+    budget = _Budget(MAX_FILL_FIELDS)
+    spec, seen, _ = _resolve(schema, schema, frozenset({"#"}), budget)  # "#" is the schema itself: already inside it
+    return _fill(spec, schema, facts, prose, "", seen, 0, budget)
 
 
 def _fill(schema: dict, root: dict, facts: dict[str, object], prose: str, path: str, seen: frozenset,
-          depth: int) -> Filled:
+          depth: int, budget: _Budget) -> Filled:
     """`fill` at `path` (dotted, "" at the top), `depth` objects down; `seen` holds the $refs followed so far."""
     properties = schema.get("properties")
     if not isinstance(properties, dict) or not properties:
-        branches = _object_branches(schema, root, seen)
+        branches = _object_branches(schema, root, seen, budget)
         if branches:  # one of several shapes (lesson 23's JSON step: a tool call, or {"final_answer": ...})
-            tried = [_fill(spec, root, facts, prose, path, inner_seen, depth) for spec, inner_seen in branches]
+            tried = [_fill(spec, root, facts, prose, path, inner_seen, depth, budget)
+                     for spec, inner_seen in branches]
             return next((one for one in tried if not one.missing), min(tried, key=lambda one: len(one.missing)))
         return Filled({**facts, "answer": prose}, [])  # any object: what is known, and the answer
     required = set(schema.get("required") or ())
@@ -246,11 +264,12 @@ def _fill(schema: dict, root: dict, facts: dict[str, object], prose: str, path: 
         if raw is False:  # no value may stand here
             missing += [where] if name in required else []
             continue
-        spec, inner_seen, repeated = _resolve(raw if isinstance(raw, dict) else {}, root, seen)
+        spec, inner_seen, repeated = _resolve(raw if isinstance(raw, dict) else {}, root, seen, budget)
+        budget.spend(1 + len(spec.get("anyOf", ())) + len(spec.get("oneOf", ())))  # what _types reads of it
         nested = not repeated and depth < MAX_FILL_DEPTH
         found: object = None
         if nested and "object" in _types(spec) and isinstance(spec.get("properties"), dict):
-            inner = _fill(spec, root, facts, prose, where + ".", inner_seen, depth + 1)
+            inner = _fill(spec, root, facts, prose, where + ".", inner_seen, depth + 1, budget)
             found, missing = (inner.value, [*missing, *inner.missing]) if inner.value else (None, missing)
         elif _norm(name) in PROSE_FIELDS and not _types(spec) - {"string", "null", "any"}:
             found = prose or None
@@ -266,23 +285,25 @@ def _fill(schema: dict, root: dict, facts: dict[str, object], prose: str, path: 
     return Filled(value, missing)
 
 
-def _object_branches(schema: dict, root: dict, seen: frozenset) -> list[tuple[dict, frozenset]]:
+def _object_branches(schema: dict, root: dict, seen: frozenset, budget: _Budget) -> list[tuple[dict, frozenset]]:
     """The anyOf / oneOf branches of `schema` that are objects with properties, each resolved, in order (a branch
     that is any object at all would take every answer from the shaped ones after it)."""
     branches = []
     for option in (*schema.get("anyOf", ()), *schema.get("oneOf", ())):
-        spec, inner_seen, repeated = _resolve(option if isinstance(option, dict) else {}, root, seen)
+        budget.spend()
+        spec, inner_seen, repeated = _resolve(option if isinstance(option, dict) else {}, root, seen, budget)
         if not repeated and "object" in (_types(spec) or {"object"}) and isinstance(spec.get("properties"), dict) \
                 and spec["properties"]:
             branches.append((spec, inner_seen))
     return branches
 
 
-def _resolve(spec: dict, root: dict, seen: frozenset) -> tuple[dict, frozenset, bool]:
+def _resolve(spec: dict, root: dict, seen: frozenset, budget: _Budget) -> tuple[dict, frozenset, bool]:
     """`spec` with its `$ref` replaced by what it points to (pydantic writes nested models as `#/$defs/Name`),
     the $refs followed so far, and True when this one was followed already on the way here (a loop)."""
     repeated = False
     while isinstance(spec.get("$ref"), str) and not repeated:
+        budget.spend()
         ref = spec["$ref"]
         repeated = ref in seen
         seen = seen | {ref}
@@ -296,18 +317,30 @@ MAX_SCHEMA_DEPTH = 64  # the server's own limit on a body's nesting (server.MAX_
 # How many objects deep `fill` goes. $refs to ever new definitions can lead deeper than the schema's own nesting
 # (D0 holds a D1, which holds a D2, ...); a field past this depth is one it cannot know. No real answer nests so.
 MAX_FILL_DEPTH = 32
+# How many fields (properties, branches, $refs followed) `fill` may look at for one answer. $refs can name one
+# definition several times, so what a small schema expands to can double at each level (each definition holding
+# two of the next: 4 KB of JSON, 2^32 fields); check_schema refuses a schema that would pass this. Real answers
+# have tens of fields.
+MAX_FILL_FIELDS = 10_000
 LIST_KEYWORDS = ("anyOf", "oneOf", "allOf")
 
 
 def check_schema(schema: object, what: str = "The json_schema") -> None:
     """Raise a one-line ValueError (the server answers 400) when the classroom model cannot fill `schema`: a
     keyword it reads that has the wrong type, a `$ref` it cannot follow, nesting deeper than MAX_SCHEMA_DEPTH,
-    or no finite JSON value that fits (`$ref`s that loop with no way out). `what` names the schema."""
+    no finite JSON value that fits (`$ref`s that loop with no way out), or a fill that would look at more than
+    MAX_FILL_FIELDS fields. `what` names the schema."""
     refs = _check_shape(schema, what)
     stuck = _without_finite_value(schema, refs)
     if stuck is not None:
         loop = f" (its $refs {', '.join(sorted(stuck)[:3])} loop with no way out)" if stuck else ""
         raise ValueError(f"{what}: no finite JSON value fits it{loop}, so the classroom model cannot fill it.")
+    if isinstance(schema, dict):
+        try:  # a fill looks at the same fields whatever the facts: this one, with none, costs what a real one would
+            fill(schema, {}, "")
+        except TooManyFields as exc:
+            raise ValueError(f"{what}: {exc} (its $refs name the same definitions over and over); the classroom "
+                             "model fills no answer that large.") from None
 
 
 def _check_shape(schema: object, what: str) -> set[str]:

@@ -44,7 +44,12 @@ _WRAPPED_ERROR = re.compile(r"\ban error occurred\b", re.IGNORECASE)
 
 
 class MalformedRequestError(ValueError):
-    """The request is not a well-formed chat completion request (the server answers 400)."""
+    """The request is not a well-formed chat completion request (the server answers 400). `param` names the field
+    at fault, as OpenAI's error does."""
+
+    def __init__(self, message: str, param: str = "messages"):
+        super().__init__(message)
+        self.param = param
 
 
 ORDER_ID = re.compile(r"(?<!\d)\d{5}(?!\d)")  # the shop's order ids: five digits (88231)
@@ -339,13 +344,13 @@ def read_conversation(request: dict) -> Conversation:
     try:
         native_tools, schemas = read_native_tools(request)
     except MalformedToolsError as exc:
-        raise MalformedRequestError(str(exc)) from None
+        raise MalformedRequestError(str(exc), exc.param) from None
     tool_problem = None
     try:
         unplanned = tuple(name for name in native_tools or {} if tool_kind(name) is None)
         shape = read_answer_shape(request, native_tools or {}, schemas, unplanned)
-    except ValueError as exc:
-        raise MalformedRequestError(str(exc)) from None
+    except ValueError as exc:  # the answer tool's schema was checked with the tools: this is response_format's
+        raise MalformedRequestError(str(exc), "response_format") from None
     if shape.tool is not None:  # the answer goes through it: it is not a tool to plan with
         native_tools = {name: text for name, text in native_tools.items() if name != shape.tool}
     scratchpad: Scratchpad | None = None

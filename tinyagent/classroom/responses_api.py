@@ -23,12 +23,16 @@ Nothing is stored: `previous_response_id` is refused with a 400 that says to sen
 from __future__ import annotations
 
 import json
+import re
 
 from tinyagent.classroom.tokens import split_tokens
 
 TOKENS_PER_CHUNK = 3
 PART_TYPES = ("input_text", "output_text", "text")
 SKIPPED_ITEMS = ("reasoning",)  # what a reasoning model wrote to itself: nothing the classroom model reads
+FORMAT_TYPES = ("text", "json_object", "json_schema")
+# The chat route's names of the fields to_chat_body fills, by the name the Responses request gave them.
+CHAT_TO_RESPONSES = {"max_tokens": "max_output_tokens", "response_format": "text.format"}
 JSON_KINDS = {dict: "an object", list: "an array", bool: "a boolean", int: "a number", float: "a number"}
 
 
@@ -64,11 +68,18 @@ def to_chat_body(body: dict) -> dict:
         chat["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}
     elif choice is not None:
         chat["tool_choice"] = choice
-    if body.get("max_output_tokens") is not None:
-        chat["max_tokens"] = body["max_output_tokens"]
+    limit = body.get("max_output_tokens")
+    if limit is not None:
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise ResponsesRequestError(f"'max_output_tokens' must be an integer of 1 or more, got {limit!r}.",
+                                        "max_output_tokens")
+        chat["max_tokens"] = limit
     text = body.get("text")
-    if isinstance(text, dict) and isinstance(text.get("format"), dict):
-        chat["response_format"] = _response_format(text["format"])
+    if text is not None:
+        if not isinstance(text, dict):
+            raise ResponsesRequestError("'text' must be an object such as {\"format\": {\"type\": \"text\"}}.", "text")
+        if text.get("format") is not None:
+            chat["response_format"] = _response_format(text["format"])
     return chat
 
 
@@ -135,18 +146,39 @@ def _tools(tools: object) -> list[dict]:
             kind = tool.get("type") if isinstance(tool, dict) else None
             raise ResponsesRequestError(
                 f"'tools[{index}]' is a {kind!r} tool: the classroom model has only function tools.", f"tools[{index}]")
+        parameters = tool.get("parameters")  # checked with the chat route's tools (tool_list.read_native_tools)
         function = {"name": tool.get("name"), "description": tool.get("description") or "",
-                    "parameters": tool.get("parameters") or {"type": "object", "properties": {}}}
+                    "parameters": {"type": "object", "properties": {}} if parameters is None else parameters}
         found.append({"type": "function", "function": function})
     return found
 
 
-def _response_format(form: dict) -> dict:
-    kind = form.get("type")
+def _response_format(form: object) -> dict:
+    """`text.format` as the chat route's `response_format`; the fields the Responses API requires, checked."""
+    kind = form.get("type") if isinstance(form, dict) else None
+    if kind not in FORMAT_TYPES:
+        raise ResponsesRequestError(f"'text.format' must be an object whose 'type' is one of {', '.join(FORMAT_TYPES)}.",
+                                    "text.format")
     if kind == "json_schema":
+        for key, kind_of, wanted in (("name", str, "a string"), ("schema", dict, "a JSON Schema object")):
+            if not isinstance(form.get(key), kind_of):
+                raise ResponsesRequestError(f"'text.format.{key}' must be {wanted} for a json_schema format.",
+                                            f"text.format.{key}")
         return {"type": "json_schema",
                 "json_schema": {key: form[key] for key in ("name", "schema", "strict", "description") if key in form}}
     return {"type": kind}
+
+
+def in_responses_terms(message: str, param: str | None) -> tuple[str, str | None]:
+    """An error the chat route wrote for the translated request, with its field named as the Responses request
+    names it (`tools[1].function.parameters` is `tools[1].parameters`, `response_format` is `text.format`)."""
+    if param is None:
+        return message, None
+    if param.startswith("messages"):  # the messages are input's items, numbered otherwise (instructions come first)
+        return message, "input"
+    renamed = re.sub(r"^tools\[(\d+)\]\.function\b", r"tools[\1]", param)
+    renamed = CHAT_TO_RESPONSES.get(renamed, renamed)
+    return message.replace(param, renamed), renamed
 
 
 # --- writing the response ------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from tinyagent.chat_result import NotJsonNumber, no_json_constant
+from tinyagent.chat_result import NotJsonNumber, finite_float, no_json_constant
 from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 from tinyagent.errors import ConfigurationError
@@ -197,6 +197,7 @@ def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
         )
     _optional(body, "tools", list)
     _optional(body, "response_format", dict)
+    _check_sampling_options(body)
     _optional(body, "grammar", str)  # llama.cpp's GBNF (lesson 23): read, not followed (the script keeps the format)
 
     return ChatRequest(
@@ -213,7 +214,9 @@ def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
 def _decode_json(raw: bytes) -> object:
     """The request body as JSON that everything after this can handle, or the ApiError that says why not."""
     try:
-        body = json.loads(raw, parse_constant=no_json_constant)  # NaN and Infinity: not JSON, as OpenAI's API says
+        # NaN and Infinity are not JSON, as OpenAI's API says; nor is 1e400, which Python reads as inf (echoed back
+        # by the Responses API, it came out as Infinity)
+        body = json.loads(raw, parse_constant=no_json_constant, parse_float=finite_float)
     except ValueError as exc:  # not UTF-8, or not JSON
         why = f" ({exc})" if isinstance(exc, NotJsonNumber) else ""
         raise _bad_request(
@@ -284,6 +287,31 @@ def _parse_max_tokens(body: dict) -> int | None:
                 raise _bad_request(f"Invalid '{name}': expected an integer of 1 or more, got {value}.", name)
             limits.append(value)
     return min(limits) if limits else None
+
+
+def _check_sampling_options(body: dict) -> None:
+    """The options both APIs take that the classroom model reads but does not follow, checked as OpenAI checks
+    them: a 400 naming the first one of the wrong type or out of range (the Responses API echoes them back)."""
+    _number(body, "temperature", 0, 2)
+    _number(body, "top_p", 0, 1)
+    _optional(body, "seed", int)
+    _optional(body, "parallel_tool_calls", bool)
+    metadata = _optional(body, "metadata", dict)
+    if metadata and not all(isinstance(value, str) for value in metadata.values()):
+        raise _bad_request("Invalid 'metadata': expected an object of string values.", "metadata", "invalid_type")
+
+
+def _number(body: dict, name: str, low: float, high: float) -> None:
+    """A 400 unless body[name] is missing, null, or a number from `low` to `high`."""
+    value = body.get(name)
+    if value is None:
+        return
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise _bad_request(f"Invalid type for '{name}': expected a number, got {_json_type(value)}.", name,
+                           "invalid_type")
+    if not low <= value <= high:
+        raise _bad_request(f"Invalid '{name}': expected a number from {low} to {high}, got {value}.", name,
+                           "decimal_above_max_value" if value > high else "decimal_below_min_value")
 
 
 def _optional(body: dict, name: str, kind: type):
@@ -605,6 +633,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self._handle()
 
+    def do_HEAD(self):  # GET's answer, headers only (_send_json writes no body for HEAD)
+        self._handle()
+
     def do_POST(self):
         self._handle()
 
@@ -672,10 +703,11 @@ class _Handler(BaseHTTPRequestHandler):
                 "and GET /v1/models.",
                 code="unknown_url",
             )
-        if self.command != allowed:
+        method = "GET" if self.command == "HEAD" else self.command  # HEAD: GET's answer, headers only
+        if method != allowed:
             raise ApiError(
                 405,
-                f"{self.command} is not allowed on {path}; use {allowed}.",
+                f"{method} is not allowed on {path}; use {allowed}.",
                 code="method_not_allowed",
                 headers={"Allow": allowed},
             )
@@ -808,11 +840,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_event_bytes(remembered)
             return
         request = parse_chat_request(body, self.room.models)
-        try:
-            reply = self.room.responder(dict(request.body, model=request.model))
-        except ValueError as exc:  # the model's way of saying the conversation is malformed
-            raise _bad_request(str(exc), "messages") from None
-        answer = make_answer(request, reply)
+        answer = make_answer(request, self._ask_model(request))
         prefill = self.room.prefill_seconds(answer.usage["prompt_tokens"])
         if request.stream:
             chunks = completion_chunks(request, answer)
@@ -840,17 +868,25 @@ class _Handler(BaseHTTPRequestHandler):
             chat = responses_api.to_chat_body(asked)
         except responses_api.ResponsesRequestError as exc:
             raise _bad_request(str(exc), exc.param) from None
-        request = parse_chat_request(responses_api.encode_body(chat), self.room.models)
+        _check_sampling_options(asked)  # before the echo: response_json sends them back as they came
         try:
-            reply = self.room.responder(dict(request.body, model=request.model))
-        except ValueError as exc:
-            raise _bad_request(str(exc), "input") from None
+            request = parse_chat_request(responses_api.encode_body(chat), self.room.models)
+            reply = self._ask_model(request)
+        except ApiError as err:  # a chat field's name in it is the Responses field's name for the caller
+            err.message, err.param = responses_api.in_responses_terms(err.message, err.param)
+            raise
         answer = make_answer(request, reply)
         if _optional(asked, "stream", bool):
             events = responses_api.response_events(asked, request.digest, request.model, CREATED, answer)
             self._send_events(events, named=True)
         else:
             self._send_json(200, responses_api.response_json(asked, request.digest, request.model, CREATED, answer))
+
+    def _ask_model(self, request: ChatRequest) -> Reply:
+        try:
+            return self.room.responder(dict(request.body, model=request.model))
+        except ValueError as exc:  # the model's way of saying the request is malformed; `param`: the field at fault
+            raise _bad_request(str(exc), getattr(exc, "param", "messages")) from None
 
     def _list_models(self, body: bytes) -> None:
         data = [model_json(name, description) for name, description in self.room.models.items()]

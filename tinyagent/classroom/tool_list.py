@@ -30,6 +30,8 @@ import json
 import re
 from typing import NamedTuple
 
+from tinyagent.classroom.answer_shapes import check_schema
+
 # Words that start a `word: text` line in prompts without being tools: the ReAct keywords and the
 # usual headings. Compared in lower case.
 NOT_TOOLS = frozenset({
@@ -127,12 +129,19 @@ def tools_in_blocks(prompt: str) -> list[tuple[str, str, dict | None]]:
         if first.startswith(name + "(") and rest.strip():  # the signature LlamaIndex puts first is not the text
             text = rest
         text = text.strip().split("\n\n", 1)[0]  # a docstring's Args: section repeats the schema
-        try:
-            schema = json.loads(args.group(1)) if args else None
-        except ValueError:
-            schema = None
-        found.append((name, " ".join(text.split()), schema if isinstance(schema, dict) else None))
+        found.append((name, " ".join(text.split()), _prompt_schema(args.group(1)) if args else None))
     return found
+
+
+def _prompt_schema(text: str) -> dict | None:
+    """The JSON Schema a prompt writes after `Tool Args:`, or None when it is no schema the classroom model can
+    fill (the prompt's words, not a request's field: the tool is still offered, only without its schema)."""
+    try:
+        schema = json.loads(text)
+        check_schema(schema)
+    except (ValueError, RecursionError):
+        return None
+    return schema if isinstance(schema, dict) else None
 
 
 def asks_for_tools(prompt: str) -> bool:
@@ -285,15 +294,28 @@ def _tools_in_value(value: object) -> list[tuple[str, str]]:
 
 
 class MalformedToolsError(ValueError):
-    """`tools` or `tool_choice` in the request is not what the API accepts (the server answers 400)."""
+    """`tools` or `tool_choice` in the request is not what the API accepts (the server answers 400).
+    `param` names the field, as OpenAI's error does (`tools[1].function.parameters`)."""
+
+    def __init__(self, message: str, param: str = "tools"):
+        super().__init__(message)
+        self.param = param
 
 
 def read_native_tools(request: dict) -> tuple[dict[str, str] | None, dict[str, dict]]:
     """The request's `tools` as name -> description (None when absent; none at all for `tool_choice` "none"),
     and each tool's JSON Schema `parameters`. A named function keeps every tool in view, as a real model sees them;
-    tool_choice.py holds the reply to the name."""
+    tool_choice.py holds the reply to the name.
+
+    Each `parameters` is checked here, as it is read (answer_shapes.check_schema, the check `response_format`
+    gets): everything after this (a forced call's arguments, the planner's renaming) may take the schema as sound.
+    """
     tools = request.get("tools")
+    choice = request.get("tool_choice")
     if tools is None or tools == []:
+        if choice == "required" or isinstance(choice, dict):  # nothing to call: OpenAI's API refuses it too
+            raise MalformedToolsError("tool_choice asks for a tool call, but the request offers no 'tools'",
+                                      "tool_choice")
         return None, {}
     if not isinstance(tools, list):
         raise MalformedToolsError("'tools' must be a list of function tools")
@@ -302,12 +324,11 @@ def read_native_tools(request: dict) -> tuple[dict[str, str] | None, dict[str, d
     for index, tool in enumerate(tools):
         function = tool.get("function") if isinstance(tool, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str) or not function["name"]:
-            raise MalformedToolsError(f"tools[{index}] must be {{'type': 'function', 'function': {{'name': ...}}}}")
+            raise MalformedToolsError(f"tools[{index}] must be {{'type': 'function', 'function': {{'name': ...}}}}",
+                                      f"tools[{index}]")
         offered[function["name"]] = str(function.get("description") or "")
-        parameters = function.get("parameters")
-        schemas[function["name"]] = parameters if isinstance(parameters, dict) else {}
+        schemas[function["name"]] = _parameters(function.get("parameters"), f"tools[{index}].function.parameters")
 
-    choice = request.get("tool_choice")
     if choice in (None, "auto", "required"):
         return offered, schemas
     if choice == "none":  # the caller forbids calls this turn: answer with what is known
@@ -315,8 +336,22 @@ def read_native_tools(request: dict) -> tuple[dict[str, str] | None, dict[str, d
     if isinstance(choice, dict) and isinstance(choice.get("function"), dict):
         name = choice["function"].get("name")
         if name not in offered:
-            raise MalformedToolsError(f"tool_choice names {name!r}, which is not in 'tools'")
+            raise MalformedToolsError(f"tool_choice names {name!r}, which is not in 'tools'", "tool_choice")
         return offered, schemas
     raise MalformedToolsError(
-        "tool_choice must be 'auto', 'none', 'required' or {'type': 'function', 'function': {...}}"
+        "tool_choice must be 'auto', 'none', 'required' or {'type': 'function', 'function': {...}}", "tool_choice"
     )
+
+
+def _parameters(parameters: object, where: str) -> dict:
+    """A tool's `parameters`, checked: absent is no arguments ({}); anything but a JSON Schema the classroom model
+    can fill is a MalformedToolsError naming `where`."""
+    if parameters is None:
+        return {}
+    if not isinstance(parameters, dict):
+        raise MalformedToolsError(f"{where} must be a JSON Schema object, got {json.dumps(parameters)[:40]}.", where)
+    try:
+        check_schema(parameters, where)
+    except ValueError as exc:
+        raise MalformedToolsError(str(exc), where) from None
+    return parameters

@@ -255,6 +255,10 @@ class _Handler(BaseHTTPRequestHandler):
         """The standard library's own refusals (a method it does not know, a malformed request line or header,
         one too long) in this API's JSON, not its HTML page."""
         self.close_connection = True
+        # A garbled request line leaves the base class taking it for HTTP/0.9, whose answers have no status line or
+        # headers: answer as HTTP/1.0 all the same (classroom/server.py's send_error does the same).
+        if self.request_version == "HTTP/0.9":
+            self.request_version = "HTTP/1.0"
         self._send(code, {"error": message or HTTPStatus(code).phrase})
 
     def _send(self, status: int, payload: dict) -> None:
@@ -271,7 +275,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args) -> None:
         if self.server.service.verbose:
-            sys.stderr.write(f"weather-service: {format % args}\n")
+            # The request line is the client's: its control characters (a line break, an escape that recolours a
+            # terminal) are written as \x.. escapes, with the table the standard library's own log_message uses.
+            message = (format % args).translate(self._control_char_table)
+            sys.stderr.write(f"weather-service: {message}\n")
 
 
 class _Server(ThreadingHTTPServer):
