@@ -476,9 +476,10 @@ def test_more_silent_connections_than_descriptors_are_refused_without_a_tracebac
     assert "Too many open files" not in server.stderr and "Traceback" not in server.stderr, server.stderr[-2000:]
 
 
-def _initialize(url: str) -> str:
-    """A new session's id, initialized as a client does."""
-    reply = requests.post(url, json=INITIALIZE, headers=ACCEPT, timeout=PATIENCE)
+def _initialize(url: str, capabilities: dict | None = None) -> str:
+    """A new session's id, initialized as a client does (one that declares `capabilities`)."""
+    opening = {**INITIALIZE, "params": {**INITIALIZE["params"], "capabilities": capabilities or {}}}
+    reply = requests.post(url, json=opening, headers=ACCEPT, timeout=PATIENCE)
     assert reply.status_code == 200, reply.text
     session = reply.headers["mcp-session-id"]
     done = requests.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
@@ -571,3 +572,126 @@ def test_streamable_http_with_its_standard_output_closed_still_serves_and_stops_
         {k: v for k, v in os.environ.items() if not k.startswith("TINYAGENT_")}, a_session_pinged)
     assert pinged == 200
     assert code == 0 and "Traceback" not in said, said
+
+
+def _events(reply: requests.Response):
+    """The JSON-RPC messages on a POST's SSE stream, as they come. Keep the generator while the stream is to stay
+    open: one dropped half-read closes its connection."""
+    for line in reply.iter_lines():
+        if line.startswith(b"data: "):
+            yield json.loads(line[len(b"data: "):])
+
+
+def _yes(question: dict) -> dict:
+    return {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": {"approve": True}}}
+
+
+def test_a_yes_that_comes_after_the_caller_hung_up_runs_nothing(shop, http_server):
+    # The question kept waiting after the client that sent tools/call had gone: the yes was taken (202), the
+    # refund was written, and its result went nowhere.
+    session = _initialize(http_server.url, {"elicitation": {}})
+    headers = {**ACCEPT, "Mcp-Session-Id": session}
+    with requests.post(http_server.url, json=REFUND_CALL, headers=headers, stream=True, timeout=PATIENCE) as call:
+        question = next(_events(call))
+        assert question["method"] == "elicitation/create"
+    time.sleep(0.5)  # the server sees the connection close
+    assert requests.post(http_server.url, json=_yes(question), headers=headers, timeout=PATIENCE).status_code == 202
+    time.sleep(0.5)  # a refund would be written by now
+    assert shop[0].refunds() == []
+
+
+@pytest.mark.parametrize("signum, hung_up", [(signal.SIGTERM, True), (signal.SIGINT, True), (signal.SIGINT, False)],
+                         ids=["SIGTERM-hung-up", "SIGINT-hung-up", "SIGINT-stream-open"])
+def test_a_stop_while_a_person_is_asked_is_prompt_and_quiet_and_pays_nothing(signum, hung_up, tmp_path):
+    # A question whose client had hung up, and no connection open: the stop took 6.3 s and said "courtesy cancel
+    # ... gave up: transport write blocked" and "shutdown error response ... gave up" (the session's writer had
+    # ended before the question was cancelled).
+    db = tmp_path / "shop.sqlite3"
+    with ServerProcess("mcp-server", "--port", "0", "--now", NOW, "--db", str(db)) as server:
+        url = re.search(r"http://127\.0\.0\.1:\d+/mcp", server.wait_for_line("MCP server on")).group(0)
+        headers = {**ACCEPT, "Mcp-Session-Id": _initialize(url, {"elicitation": {}})}
+        with requests.post(url, json=REFUND_CALL, headers=headers, stream=True, timeout=PATIENCE) as call:
+            events = _events(call)
+            assert next(events)["method"] == "elicitation/create"
+            if hung_up:
+                call.close()
+                time.sleep(0.5)  # the server sees the connection close
+            started = time.monotonic()
+            assert server.stop(signum) == 0
+            took = time.monotonic() - started
+    assert took < 2 and "gave up" not in server.stderr and "Traceback" not in server.stderr, (took, server.stderr)
+    with Shop(str(db), clock=fixed_clock(NOW)) as shop:
+        assert shop.refunds() == []
+
+
+def test_a_second_request_with_an_id_still_in_flight_is_refused_and_the_first_is_answered(shop, http_server):
+    # The SDK keeps one stream per id: the second request took the first one's, which waited for ever.
+    headers = {**ACCEPT, "Mcp-Session-Id": _initialize(http_server.url, {"elicitation": {}})}
+    with requests.post(http_server.url, json=REFUND_CALL, headers=headers, stream=True, timeout=PATIENCE) as first:
+        events = _events(first)
+        question = next(events)
+        again = requests.post(http_server.url, json={**REFUND_CALL, "params": {"name": "getCurrentTime",
+                                                                               "arguments": {}}},
+                              headers=headers, timeout=PATIENCE)
+        assert again.status_code == 409 and again.json()["error"]["code"] == -32600, again.text
+        assert "already in use" in again.json()["error"]["message"]
+        no = {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "decline"}}
+        assert requests.post(http_server.url, json=no, headers=headers, timeout=PATIENCE).status_code == 202
+        answer = next(events)
+    assert answer["id"] == REFUND_CALL["id"] and answer["result"]["isError"]
+    assert "declined" in answer["result"]["content"][0]["text"] and shop[0].refunds() == []
+    # Once answered, the id is free again.
+    assert _ping(http_server.url, headers["Mcp-Session-Id"]) == 200
+
+
+@pytest.mark.parametrize("request_id", [None, True, 1.5, {"a": 1}], ids=["null", "true", "float", "object"])
+def test_a_request_whose_id_is_not_a_string_or_an_integer_is_a_json_rpc_invalid_request(http_server, request_id):
+    # The SDK took it for a notification: 202, an empty body, nothing run, and the client waited for ever.
+    session = _initialize(http_server.url)
+    reply = requests.post(http_server.url, json={"jsonrpc": "2.0", "id": request_id, "method": "tools/list"},
+                          headers={**ACCEPT, "Mcp-Session-Id": session}, timeout=PATIENCE)
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == -32600, (reply.status_code, reply.text)
+    assert reply.json()["id"] is None
+
+
+@pytest.mark.parametrize("line", [b"not json", b"\xff\xfe", b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "tools/list"}',
+                                  b"[" * 100_000], ids=["not-json", "invalid-utf8", "lone-surrogate", "deep"])
+def test_an_unreadable_line_over_stdio_is_a_parse_error_and_the_server_serves_on(line):
+    # Nothing came back (over HTTP the same body is a -32700): the client waited for ever.
+    opening = [json.dumps(INITIALIZE).encode(), b'{"jsonrpc": "2.0", "method": "notifications/initialized"}']
+    ping = b'{"jsonrpc": "2.0", "id": 5, "method": "ping"}'
+    process = subprocess.Popen([sys.executable, *SERVER_ARGS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    try:
+        process.stdin.write(b"\n".join([*opening, line, ping, b""]))
+        process.stdin.flush()  # and kept open: a client that is still there
+        answers = [json.loads(process.stdout.readline())]
+        while answers[-1].get("id") != 5:  # the ping's answer comes last
+            answers.append(json.loads(process.stdout.readline()))
+        process.stdin.close()
+        assert process.wait(timeout=PATIENCE) == 0 and b"Traceback" not in process.stderr.read()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            pipe.close()
+    assert [answer.get("id") for answer in answers] == [1, None, 5], answers
+    assert answers[1]["error"]["code"] == -32700 and answers[2]["result"] == {}
+
+
+@pytest.mark.parametrize("doubled", [
+    "Origin: http://evil.example\r\nOrigin: http://{host}",
+    "Content-Type: text/plain\r\nContent-Type: application/json",
+], ids=["origin", "content-type"])  # two Hosts are h11's 400 already
+def test_a_header_sent_twice_gets_the_servers_json_400(shop, http_server, doubled):
+    # The guard kept the last of two headers and the SDK read the first: a plain-text 403 or 400 from the SDK.
+    host = f"127.0.0.1:{http_server.port}"
+    body = json.dumps(INITIALIZE)
+    head = f"POST /mcp HTTP/1.1\r\nHost: {host}\r\n"
+    head += "" if doubled.startswith("Content-Type") else "Content-Type: application/json\r\n"
+    head += (doubled.replace("{host}", host) + f"\r\nAccept: application/json, text/event-stream\r\n"
+             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+    with socket.create_connection(("127.0.0.1", http_server.port), timeout=PATIENCE) as client:
+        client.sendall(head.encode() + body.encode())
+        assert "one" in _json_error(_answer_until_closed(client), 400)

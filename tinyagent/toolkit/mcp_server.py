@@ -13,31 +13,36 @@ such; here it is lesson 02's error Observation too, listing the names there are,
 A tool that changes something and is named in `needs_yes` (applyRefund) runs only after a person said yes. MCP's
 way for a server to ask the person is *elicitation*: the server sends `elicitation/create` with a message and a
 small form, the host shows it, and answers accept, decline or cancel. A client that did not declare the
-elicitation capability cannot be asked, so the tool does not run and the model reads why. Who the person is and
-how they are asked is the host's business; the protocol only carries the question and the answer.
+elicitation capability cannot be asked, so the tool does not run and the model reads why. Nor does it run when the
+client that made the call hangs up before the person answers: the question is withdrawn, and a later yes finds
+nobody waiting for it. Who the person is and how they are asked is the host's business; the protocol only carries
+the question and the answer.
 
-Over HTTP the server answers this machine only (LoopbackGuard), and bounds what one client can hold, with lesson
-19's guards (serving/connections.py): a request's headers within HEADER_TIMEOUT_S and its body within
-BODY_TIMEOUT_S (10 s each), MAX_CONNECTIONS (64) held at once, more get a JSON 503; MAX_SESSIONS (100) sessions,
-a new one taking the place of the one idle longest. A stop (Ctrl-C, SIGTERM) first ends every open stream.
+Over HTTP the server answers this machine only (mcp_guards.LoopbackGuard), and bounds what one client can hold, with
+lesson 19's guards (serving/connections.py): a request's headers within HEADER_TIMEOUT_S and its body within
+BODY_TIMEOUT_S (10 s each), MAX_CONNECTIONS (64) held at once, more get a JSON 503; MAX_SESSIONS (100) sessions, a
+new one taking the place of the one idle longest. A stop (Ctrl-C, SIGTERM) first ends every open stream. A message
+the SDK would drop in silence is answered with a JSON-RPC error: an id that is neither a string nor an integer, an
+id still in flight in the same session, and over stdio a line that is not a message (mcp_guards.py).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
-from typing import Any, Self
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any, Self, TypeVar
 
 import anyio
 import h11
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from starlette.requests import Request
 
 from tinyagent.errors import TinyAgentError
 from tinyagent.hosting.address import listening_socket
@@ -45,8 +50,16 @@ from tinyagent.protocols.prompt_variants import tool_parameters
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.safe_text import json_shown
 from tinyagent.serving.connections import MAX_HEADER_BYTES, GuardedH11Protocol, guarded_protocol
+from tinyagent.toolkit.mcp_guards import (
+    JsonRpcGuard,
+    LoopbackGuard,
+    UnreadableLinesAnswered,
+    loopback_security,
+)
 from tinyagent.toolkit.validation import problems_in
 from tinyagent.tools import Action, Tool
+
+T = TypeVar("T")
 
 NEEDS_YES = ("applyRefund",)
 # The form the client shows the person before a NEEDS_YES tool runs (MCP elicitation): one box, Approve?, required.
@@ -121,30 +134,51 @@ class RegistryServer:
                                      "declare MCP elicitation): nothing was done", tool=name)
         # json_shown: a bidi override in an argument would reorder what the person reads
         arguments = json_shown(params.arguments or {})
+        caller = ctx.request if isinstance(ctx.request, Request) else None  # the HTTP request; None over stdio
         try:
-            answer = await ctx.session.elicit_form(f"Allow {name} {arguments}?", YES_FORM,
-                                                   related_request_id=ctx.request_id)
+            answer = await while_caller_waits(caller, partial(
+                ctx.session.elicit_form, f"Allow {name} {arguments}?", YES_FORM, related_request_id=ctx.request_id))
         except Exception as exc:  # noqa: BLE001 - a host that fails to ask is a no, said to the model
-            return error_observation(f"{name} needs a person's yes, and asking failed: {type(exc).__name__}: {exc}",
-                                     tool=name)
+            return error_observation(f"{name} needs a person's yes, and asking failed: {_first_cause(exc)}", tool=name)
+        # The answer to this call goes back on its request's stream: with the stream gone (the client hung up while
+        # the person read the question), a yes would change the shop in a call whose result nobody reads.
+        if answer is None or (caller is not None and await caller.is_disconnected()):
+            return error_observation(f"the client that called {name} hung up before the person answered: {name} "
+                                     "was not run", tool=name)
         if answer.action == "accept" and (answer.content or {}).get("approve") is True:
             return None
         said = "declined" if answer.action != "cancel" else "dismissed the question"
         return error_observation(f"the person {said}: {name} was not run", tool=name)
 
 
+CALLER_CHECK_S = 0.2  # how often a question to a person looks whether the client that is waiting is still there
+
+
+async def while_caller_waits(caller: Request | None, asking: Callable[[], Awaitable[T]]) -> T | None:
+    """What `asking()` gives, or None as soon as the HTTP request `caller` is gone (its client hung up), `asking`
+    then cancelled: an answer that comes later finds nobody waiting for it. (Its error comes in an ExceptionGroup.)
+
+    The SDK gives a handler no sign that its request's stream closed (only a client's `notifications/cancelled`
+    cancels it), so this asks Starlette's `is_disconnected`. Over stdio (`caller` None) a client that leaves
+    closes the whole session, which ends every handler."""
+    if caller is None:
+        return await asking()
+    given: list[T] = []
+    async with anyio.create_task_group() as waiting:
+        async def ask() -> None:
+            given.append(await asking())
+            waiting.cancel_scope.cancel()
+
+        waiting.start_soon(ask)
+        while not await caller.is_disconnected():
+            await anyio.sleep(CALLER_CHECK_S)
+        waiting.cancel_scope.cancel()
+    return given[0] if given else None
+
+
 def registry_server(registry: ToolRegistry, **options: Any) -> Server:
     """An MCP server (the SDK's low-level `Server`) listing and calling the tools of `registry`."""
     return RegistryServer(registry, **options).server
-
-
-def loopback_security(port: int) -> TransportSecuritySettings:
-    """Only this machine's names in Host, and no web page's Origin but this server's own: a page elsewhere (or a
-    DNS-rebinding name that points here) gets 421 or 403 before any tool runs."""
-    names = ("127.0.0.1", "localhost", "[::1]")
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                     allowed_hosts=[f"{name}:{port}" for name in names],
-                                     allowed_origins=[f"http://{name}:{port}" for name in names])
 
 
 def shop_server_process(*options: str) -> dict[str, Any]:
@@ -198,7 +232,8 @@ class McpHttpServer:
                                     security_settings=loopback_security(self.port))
         protocol = guarded_protocol(header_timeout_s, max_connections, max_connections, McpH11Protocol,
                                     end_sessions=self.sessions.end_all)
-        config = uvicorn.Config(LoopbackGuard(self.sessions.asgi(), self.port, body_timeout_s), log_level="warning", lifespan="on",
+        app = LoopbackGuard(JsonRpcGuard(self.sessions.asgi()), self.port, body_timeout_s)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on",
                                 timeout_graceful_shutdown=2, http=protocol,
                                 h11_max_incomplete_event_size=MAX_HEADER_BYTES,
                                 # asyncio accepts up to `backlog` waiting connections in one go, before any is
@@ -270,7 +305,20 @@ class McpSessions(StreamableHTTPSessionManager):
         from starlette.applications import Starlette
         from starlette.routing import Route
 
-        return Starlette(routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(self))], lifespan=lambda app: self.run())
+        return Starlette(routes=[Route("/mcp", endpoint=StreamableHTTPASGIApp(self))], lifespan=self.lifespan)
+
+    @asynccontextmanager
+    async def lifespan(self, app: Any) -> AsyncIterator[None]:
+        """This manager, run for the app's life. At the stop its sessions end first, while it still runs: a
+        request still in flight with no connection left to end it (a question its client hung up on) is cancelled
+        with the session's writer still there. Cut off with the manager instead, its last writes waited 6 s
+        for a writer that was gone ("courtesy cancel ... gave up")."""
+        async with self.run():
+            yield
+            self.end_all()
+            with anyio.move_on_after(1):  # each session's task forgets it as it ends
+                while self._server_instances:
+                    await anyio.sleep(0.01)
 
 
 class McpH11Protocol(GuardedH11Protocol):
@@ -298,93 +346,6 @@ class McpH11Protocol(GuardedH11Protocol):
         super().shutdown()  # which closes a connection it has answered
 
 
-class LoopbackGuard:
-    """ASGI middleware in front of the MCP endpoint: a request from anywhere but this machine's own pages is refused
-    before the SDK reads it, with a JSON error. The Host must name this machine and port (a DNS-rebinding name
-    pointing here is 421); an Origin, sent by every browser's cross-site POST, must be this server's (403); a POST
-    must say application/json (415), which a page cannot send across sites without a preflight this server never
-    answers, so a plain form's text/plain POST runs nothing. A POST's body must arrive within `body_timeout_s`
-    (408) and hold at most the SDK's limit (413), however it is sent."""
-
-    def __init__(self, app: Any, port: int, body_timeout_s: float = BODY_TIMEOUT_S):
-        self.app = app
-        self.settings = loopback_security(port)
-        self.body_timeout_s = body_timeout_s
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        refusal = self.refusal(scope)
-        if refusal is None and scope["method"] == "POST":
-            # The whole body is read here, so that one too large is a JSON 413 however it comes: the SDK reads it
-            # too, and answers a body sent in chunks (no Content-Length) past its limit with a text 413 of its own.
-            # A body that drips would hold its connection for ever: the header deadline ends with the headers.
-            body = b""
-            with anyio.move_on_after(self.body_timeout_s) as waiting:
-                body = await read_body(receive, DEFAULT_MAX_REQUEST_BODY_SIZE)
-            if waiting.cancelled_caught:
-                refusal = 408, f"the request body did not all arrive within {self.body_timeout_s:g} s"
-            elif body is None:  # the client hung up before the end of it, or the server is stopping
-                return
-            elif len(body) > DEFAULT_MAX_REQUEST_BODY_SIZE:
-                refusal = 413, f"a request body may hold at most {DEFAULT_MAX_REQUEST_BODY_SIZE} bytes"
-            receive = replaying(body, receive)
-        if refusal is not None:
-            status, message = refusal
-            answer = json.dumps({"error": message}).encode()
-            await send({"type": "http.response.start", "status": status,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"content-length", str(len(answer)).encode())]})
-            await send({"type": "http.response.body", "body": answer})
-            return
-        await self.app(scope, receive, send)
-
-    def refusal(self, scope: dict) -> tuple[int, str] | None:
-        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
-        if headers.get("host", "") not in self.settings.allowed_hosts:
-            return 421, "this server answers only for 127.0.0.1, localhost and [::1] on its own port"
-        if "origin" in headers and headers["origin"] not in self.settings.allowed_origins:
-            return 403, "requests from other web sites are refused"
-        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
-        if scope["method"] == "POST" and content_type != "application/json":
-            return 415, "a POST must be JSON-RPC with Content-Type: application/json"
-        # The SDK's own answers to these are text/plain (404) or no content type at all (413): said here in JSON.
-        if scope["path"] != "/mcp":
-            return 404, "this server answers only at /mcp (MCP's Streamable HTTP)"
-        length = headers.get("content-length", "")
-        if length.isdigit() and int(length) > DEFAULT_MAX_REQUEST_BODY_SIZE:
-            return 413, f"a request body may hold at most {DEFAULT_MAX_REQUEST_BODY_SIZE} bytes"
-        return None
-
-
-async def read_body(receive: Any, limit: int) -> bytes | None:
-    """A request's body, read until its end or until it holds more than `limit` bytes; None if the connection
-    closed first."""
-    body = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return None
-        body += message.get("body", b"")
-        if len(body) > limit or not message.get("more_body", False):
-            return bytes(body)
-
-
-def replaying(body: bytes, receive: Any) -> Any:
-    """An ASGI `receive` that gives `body` whole, then what `receive` gives (a disconnect, for a stream)."""
-    given = False
-
-    async def receive_again() -> dict:
-        nonlocal given
-        if not given:
-            given = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return receive_again
-
-
 def serve_stdio(registry: ToolRegistry, **options: Any) -> None:
     """Serve over this process's stdin and stdout until the client closes them (how a host runs a local server)."""
     from mcp.server.stdio import stdio_server
@@ -393,7 +354,7 @@ def serve_stdio(registry: ToolRegistry, **options: Any) -> None:
 
     async def main() -> None:
         async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+            await server.run(UnreadableLinesAnswered(read, write), write, server.create_initialization_options())
 
     anyio.run(main)
 

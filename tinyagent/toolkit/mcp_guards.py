@@ -1,0 +1,240 @@
+"""The MCP server's guards over HTTP and stdio (lesson 24): what reaches the SDK is a request it can answer, from
+this machine. mcp_server.py puts them in front of the SDK's transports.
+
+- `LoopbackGuard` (HTTP): only this machine's Host and pages, a JSON body that arrives in time and within the SDK's
+  limit, each refused with a JSON error before the SDK reads anything.
+- `JsonRpcGuard` (HTTP): a request id the SDK can answer (a string or an integer), not one still in flight in the
+  same session; the SDK dropped the first in silence and lost the first request's answer to the second.
+- `UnreadableLinesAnswered` (stdio): a line that is no JSON-RPC message gets a JSON-RPC error, where the SDK only
+  logged it and the client waited.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Self
+
+import anyio
+import mcp_types as types
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+from starlette.datastructures import Headers
+
+
+def loopback_security(port: int) -> TransportSecuritySettings:
+    """Only this machine's names in Host, and no web page's Origin but this server's own: a page elsewhere (or a
+    DNS-rebinding name that points here) gets 421 or 403 before any tool runs."""
+    names = ("127.0.0.1", "localhost", "[::1]")
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=[f"{name}:{port}" for name in names],
+                                     allowed_origins=[f"http://{name}:{port}" for name in names])
+
+
+class LoopbackGuard:
+    """ASGI middleware in front of the MCP endpoint: a request from anywhere but this machine's own pages is refused
+    before the SDK reads it, with a JSON error. The Host must name this machine and port (a DNS-rebinding name
+    pointing here is 421); an Origin, sent by every browser's cross-site POST, must be this server's (403); a POST
+    must say application/json (415), which a page cannot send across sites without a preflight this server never
+    answers, so a plain form's text/plain POST runs nothing. A POST's body must arrive within `body_timeout_s`
+    (408) and hold at most the SDK's limit (413), however it is sent."""
+
+    def __init__(self, app: Any, port: int, body_timeout_s: float):
+        self.app = app
+        self.settings = loopback_security(port)
+        self.body_timeout_s = body_timeout_s
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = self.refusal(scope)
+        if refusal is None and scope["method"] == "POST":
+            # The whole body is read here, so that one too large is a JSON 413 however it comes: the SDK reads it
+            # too, and answers a body sent in chunks (no Content-Length) past its limit with a text 413 of its own.
+            # A body that drips would hold its connection for ever: the header deadline ends with the headers.
+            body = b""
+            with anyio.move_on_after(self.body_timeout_s) as waiting:
+                body = await read_body(receive, DEFAULT_MAX_REQUEST_BODY_SIZE)
+            if waiting.cancelled_caught:
+                refusal = 408, f"the request body did not all arrive within {self.body_timeout_s:g} s"
+            elif body is None:  # the client hung up before the end of it, or the server is stopping
+                return
+            elif len(body) > DEFAULT_MAX_REQUEST_BODY_SIZE:
+                refusal = 413, f"a request body may hold at most {DEFAULT_MAX_REQUEST_BODY_SIZE} bytes"
+            receive = replaying(body, receive)
+        if refusal is not None:
+            status, message = refusal
+            await send_json(send, status, json.dumps({"error": message}).encode())
+            return
+        await self.app(scope, receive, send)
+
+    def refusal(self, scope: dict) -> tuple[int, str] | None:
+        names = [name.decode("latin-1").lower() for name, _ in scope["headers"]]
+        # Read once here and once by the SDK, a header sent twice could pass here and be refused there in plain
+        # text, or the other way round: one of each is all a client needs to send.
+        doubled = [name for name in ("host", "origin", "content-type") if names.count(name) > 1]
+        if doubled:
+            return 400, f"a request may carry one {doubled[0].title()} header, not {names.count(doubled[0])}"
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
+        if headers.get("host", "") not in self.settings.allowed_hosts:
+            return 421, "this server answers only for 127.0.0.1, localhost and [::1] on its own port"
+        if "origin" in headers and headers["origin"] not in self.settings.allowed_origins:
+            return 403, "requests from other web sites are refused"
+        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+        if scope["method"] == "POST" and content_type != "application/json":
+            return 415, "a POST must be JSON-RPC with Content-Type: application/json"
+        # The SDK's own answers to these are text/plain (404) or no content type at all (413): said here in JSON.
+        if scope["path"] != "/mcp":
+            return 404, "this server answers only at /mcp (MCP's Streamable HTTP)"
+        length = headers.get("content-length", "")
+        if length.isdigit() and int(length) > DEFAULT_MAX_REQUEST_BODY_SIZE:
+            return 413, f"a request body may hold at most {DEFAULT_MAX_REQUEST_BODY_SIZE} bytes"
+        return None
+
+
+class JsonRpcGuard:
+    """ASGI middleware between LoopbackGuard and the SDK: a POST's JSON-RPC id must be one the SDK can answer.
+
+    An id that is not a string or an integer (null, true, 1.5, an object) is refused with JSON-RPC's -32600
+    (HTTP 400): the SDK took such a request for a notification, answered 202 and ran nothing, and the client
+    waited for ever. So is a request whose id is still being answered in the same session (HTTP 409): the SDK
+    keeps one response stream per id, and the second request took the first one's, which then waited for ever
+    and held a stop until uvicorn cancelled it with a traceback."""
+
+    def __init__(self, app: Any):
+        self.app = app
+        self.in_flight: set[tuple[str, str]] = set()  # (session, id): the SDK keys a request's stream by str(id)
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body = await read_body(receive, DEFAULT_MAX_REQUEST_BODY_SIZE)  # LoopbackGuard read it: it is all here
+        if body is None:
+            return
+        receive = replaying(body, receive)
+        message = json_object(body)
+        if message is None or "id" not in message:  # not JSON (the SDK's -32700), a batch, or a notification
+            await self.app(scope, receive, send)
+            return
+        request_id = message["id"]
+        readable = isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool))
+        if not readable and not (request_id is None and "error" in message):  # a client's error may have no id
+            await send_jsonrpc_error(send, 400, "Invalid request: a JSON-RPC id must be a string or an integer, "
+                                                f"not {json.dumps(request_id)}")
+            return
+        session = Headers(scope=scope).get("mcp-session-id")  # the first one, as the SDK reads it
+        if "method" not in message or session is None or not readable:  # an answer, or a session's opening
+            await self.app(scope, receive, send)
+            return
+        key = (session, str(request_id))
+        if key in self.in_flight:
+            await send_jsonrpc_error(send, 409, f"Invalid request: id {json.dumps(request_id)} is already in use by "
+                                                "a request of this session still being answered; use a new id")
+            return
+        self.in_flight.add(key)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight.discard(key)
+
+
+def json_object(body: bytes) -> dict[str, Any] | None:
+    """The JSON object `body` holds, or None (not JSON, too deeply nested, or not an object)."""
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+async def send_json(send: Any, status: int, answer: bytes) -> None:
+    """Answer an ASGI request with `status` and the JSON `answer`."""
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]})
+    await send({"type": "http.response.body", "body": answer})
+
+
+async def send_jsonrpc_error(send: Any, status: int, message: str) -> None:
+    """A JSON-RPC -32600 with no id, as the SDK says its own refusals."""
+    error = types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=types.INVALID_REQUEST,
+                                                                               message=message))
+    await send_json(send, status, error.model_dump_json(by_alias=True, exclude_unset=True).encode())
+
+
+async def read_body(receive: Any, limit: int) -> bytes | None:
+    """A request's body, read until its end or until it holds more than `limit` bytes; None if the connection
+    closed first."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        body += message.get("body", b"")
+        if len(body) > limit or not message.get("more_body", False):
+            return bytes(body)
+
+
+def replaying(body: bytes, receive: Any) -> Any:
+    """An ASGI `receive` that gives `body` whole, then what `receive` gives (a disconnect, for a stream)."""
+    given = False
+
+    async def receive_again() -> dict:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return receive_again
+
+
+class UnreadableLinesAnswered:
+    """The stdio server's read stream, where a line that is not a JSON-RPC message is answered on stdout (id null):
+    -32700 if it is not JSON at all (invalid UTF-8, a lone surrogate, nesting too deep), else -32600.
+
+    The SDK's stdio transport hands such a line's error to the dispatcher, which only logs it: the client
+    waited for ever for an answer. (Over HTTP the SDK answers -32700 itself.)"""
+
+    def __init__(self, read: Any, write: Any):
+        self.read = read
+        self.write = write
+
+    @property
+    def last_context(self) -> Any:  # the sender's context, which the SDK's loop reads off its read stream
+        return getattr(self.read, "last_context", None)
+
+    async def receive(self) -> Any:
+        while isinstance(item := await self.read.receive(), Exception):
+            await self.write.send(SessionMessage(unreadable_answer(item)))
+        return item
+
+    async def aclose(self) -> None:
+        await self.read.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def unreadable_answer(exc: Exception) -> types.JSONRPCError:
+    """The JSON-RPC error for a line the SDK could not read as a message (`exc`, its pydantic ValidationError)."""
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    if not errors or any(error["type"] == "json_invalid" for error in errors):
+        error = types.ErrorData(code=types.PARSE_ERROR, message="Parse error: the line is not JSON")
+    else:
+        error = types.ErrorData(code=types.INVALID_REQUEST, message="Invalid request: the line is JSON but not a "
+                                                                    "JSON-RPC 2.0 message")
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
