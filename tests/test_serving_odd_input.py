@@ -288,10 +288,12 @@ def test_a_chat_client_gone_after_a_refund_was_approved_leaves_a_log_line_that_s
                            b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
             while not (waiting := requests.get(server.url + "/agent/approvals", timeout=PATIENCE).json()["pending"]):
                 threading.Event().wait(0.05)
-            room.tokens_per_second = 10  # the answer after the refund takes seconds: the client is gone long before
+            room.tokens_per_second = 25  # the answer after the refund takes seconds: the client is gone long before
             yes = requests.post(f"{server.url}/agent/approvals/{waiting[0]['approval_id']}", json={"approve": True},
                                 timeout=PATIENCE)
             assert yes.status_code == 200, yes.text
+            while not server.service.shop.refunds():  # the refund is written: the client hangs up after it
+                threading.Event().wait(0.01)
         finally:
             client.close()
         while server.service.counts["running"]:
