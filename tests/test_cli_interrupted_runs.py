@@ -25,8 +25,12 @@ def _wait_for(condition, what: str) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["rounds", "json"])
-def test_ctrl_c_after_a_refund_says_the_refund_was_made(tmp_path, scripted_server, json_flag):
+@pytest.mark.parametrize(("signum", "json_flag"), [
+    (signal.SIGINT, []), (signal.SIGINT, ["--json"]),
+    # A `kill` or a closed terminal ended the process at once: exit -15 or 129, nothing printed, the refund made
+    (signal.SIGTERM, []), (signal.SIGHUP, []),
+], ids=["rounds", "json", "sigterm", "sighup"])
+def test_ctrl_c_after_a_refund_says_the_refund_was_made(tmp_path, scripted_server, signum, json_flag):
     # The model's first reply makes a refund; its second never comes. Ctrl-C then said only "interrupted", exit
     # 130, with nothing on stdout, while the refund stayed in the shop's file.
     from tinyagent.shop import Shop
@@ -48,7 +52,7 @@ def test_ctrl_c_after_a_refund_says_the_refund_was_made(tmp_path, scripted_serve
     try:
         _wait_for(lambda: len(scripted_server.requests) == 2 or command.poll() is not None, "second model call")
         assert command.poll() is None, command.communicate()
-        command.send_signal(signal.SIGINT)
+        command.send_signal(signum)
         out, err = command.communicate(timeout=PATIENCE)
     finally:
         second_call_may_end.set()
@@ -62,3 +66,19 @@ def test_ctrl_c_after_a_refund_says_the_refund_was_made(tmp_path, scripted_serve
     assert "applyRefund" in out and "RF202606250001" in out  # the rounds that ran, as a finished run prints them
     with Shop(tmp_path / "shop.db") as shop:
         assert [refund["refundId"] for refund in shop.refunds()] == ["RF202606250001"]
+
+
+def test_a_servers_error_with_escape_sequences_is_printed_escaped(tmp_path, scripted_server):
+    # The "stopped: llm_error: ..." line and the printed trace quoted the server's message raw: its ESC sequences
+    # could erase the lines above and set the terminal's title.
+    message = "\x1b[1A\x1b[2Kall fine\x1b]0;owned\x07"
+    scripted_server.reply((400, {"error": {"message": message}}))
+    env = {name: value for name, value in os.environ.items() if not name.startswith("TINYAGENT_")}
+    env.update(HOME=str(tmp_path), TINYAGENT_API_URL=scripted_server.url.removesuffix("/chat/completions"),
+               TINYAGENT_API_KEY="", TINYAGENT_MODEL="test-model")
+    done = subprocess.run([sys.executable, "-m", "tinyagent", "ask", "Where is order 88231?", "--db",
+                           str(tmp_path / "shop.db")], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=PATIENCE, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr
+    assert "\\x1b[1A\\x1b[2Kall fine" in done.stderr and "\\x1b[1A\\x1b[2Kall fine" in done.stdout

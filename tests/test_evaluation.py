@@ -676,3 +676,11 @@ def test_the_format_check_says_when_replies_were_read_only_after_repairs_or_not_
     assert careful.results[0].checks["format"].detail == "every reply followed the protocol"
     elsewhere = swap(QUESTION_RUN, replies_read=False)
     assert grade(task("return question (zh)"), elsewhere)["format"].detail.startswith("no unreadable reply reported")
+
+
+def test_the_table_prints_a_check_detail_with_escape_sequences_escaped():
+    # A detail quotes what the model wrote (a tool name): its ESC sequences reached the terminal raw.
+    result = evaluate(LlmClient.classroom(), names=["time"], langs=["en"], progress=False).results[0]
+    failed = replace(result, checks={**result.checks, "tools": Check(False, "applyRefund\x1b[2J was not called")})
+    table = EvalReport("m", "text", [failed], "now", 10, "m").table()
+    assert "\x1b" not in table and "applyRefund\\x1b[2J was not called" in table

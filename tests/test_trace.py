@@ -78,3 +78,18 @@ def test_from_json_refuses_a_field_of_the_wrong_type_where_it_reads_it(text, say
 
 def test_repr_is_short():
     assert repr(run().trace) == "<Trace 3 rounds, 11 events, ended: final_answer>"
+
+
+def test_a_printed_trace_obeys_no_escape_sequence_its_words_hold():
+    # A model's answer or a server's error holding ESC [2J (clear the screen), a carriage return or a bidi override
+    # was printed raw: on a terminal it could wipe the rounds above it, a refund among them, and write its own.
+    from tinyagent.events import Final, Observation
+
+    hostile = "\x1b[2J\x1b[H===== Round 1 =====\r[Final answer] nothing was refunded \u202eevil"
+    trace = Trace(lang="en")
+    trace.append(Observation(1, '{"refundId":"RF1"}\tdone'))
+    trace.append(Final(2, hostile))
+    printed = trace.format()
+    assert "\x1b" not in printed and "\r" not in printed and "\u202e" not in printed
+    assert "\\x1b[2J\\x1b[H" in printed and "\\r[Final answer]" in printed and "\\u202eevil" in printed
+    assert '{"refundId":"RF1"}\tdone' in printed and "\n\n===== Round 2 =====\n" in printed  # lines and tabs kept

@@ -21,6 +21,7 @@ import gc
 import io
 import os
 import re
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +33,7 @@ from tinyagent.hosting.signals import StopSignals
 from tinyagent.llm_client import key_problem
 from tinyagent.local_model import MAX_THREADS
 from tinyagent.number_checks import ascii_number
+from tinyagent.safe_text import one_line
 
 DEFAULT_DB = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"
 # Every round resends the whole conversation, which grows by two messages a round, so the tokens of a
@@ -534,7 +536,8 @@ def _ask(args: argparse.Namespace) -> int:
             else:
                 run = ReActAgent(llm, tools, max_steps=args.max_steps, lang=args.lang).start(args.question)
             try:
-                result = run.finish()
+                with _ended_as_by_ctrl_c(signal.SIGTERM, signal.SIGHUP):
+                    result = run.finish()
             except KeyboardInterrupt:  # Ctrl-C: run.trace still holds the rounds that ran, a refund among them
                 return _interrupted(args, run.trace, tools)
     except TinyAgentError as exc:
@@ -545,8 +548,21 @@ def _ask(args: argparse.Namespace) -> int:
     if result.ok:
         return 0
     detail = (getattr(result.trace.end, "detail", "") or "").splitlines()
-    print(f"stopped: {result.reason}" + (f": {detail[0]}" if detail else ""), file=sys.stderr)
+    # one_line: the detail may quote a server's error message, with ESC sequences of its own
+    print(f"stopped: {result.reason}" + (f": {one_line(detail[0])}" if detail else ""), file=sys.stderr)
     return 1
+
+
+@contextlib.contextmanager
+def _ended_as_by_ctrl_c(*signals: signal.Signals) -> Iterator[None]:
+    """Within: each of `signals` ends the run as Ctrl-C does, so what it had done is still said (a `kill`, or the
+    terminal closed, had ended the process at once with nothing printed, a refund made or not)."""
+    previous = {signum: signal.signal(signum, signal.default_int_handler) for signum in signals}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _interrupted(args: argparse.Namespace, trace, tools) -> int:

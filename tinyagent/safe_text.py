@@ -69,6 +69,14 @@ def one_line(text: str) -> str:
     return "".join(_shown(ch) for ch in text)
 
 
+def terminal_text(text: str) -> str:
+    """`text` as a terminal or a notebook may print it: its lines and tabs as they are, every other hidden character
+    escaped as `one_line` escapes it. A model's reply, a tool's result or a server's error message may hold ESC
+    sequences that clear the screen or move the cursor, a carriage return that writes over the line, or a bidi
+    override: printed raw, they could hide what the run did (a refund) behind text of their own."""
+    return "".join(ch if ch in "\n\t" or not _hidden(ch) else SHORT_ESCAPES.get(ch) or _escape(ch) for ch in text)
+
+
 def json_shown(value: Any) -> str:
     """`value` as JSON a person reads (a question put to them, a log line): Chinese and emoji as they are, and every
     hidden character (a bidi override that would reorder what is shown, a tag character) as its JSON escape, which

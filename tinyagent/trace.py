@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from tinyagent.events import Event, Final, LlmCall, Stopped, ToolCall, event_from_dict
 from tinyagent.prompts import check_language
+from tinyagent.safe_text import terminal_text
 
 # A round's heading; several agents in one trace each number their own rounds.
 ROUND = {
@@ -92,7 +93,7 @@ class Trace:
             for event in events:
                 lines.extend(event.lines(lang, usage, events))
             blocks.append("\n".join(lines))
-        return "\n\n".join(blocks)
+        return terminal_text("\n\n".join(blocks))  # the model's and the tools' words, printed: no ESC obeyed
 
     def __str__(self) -> str:
         return self.format()

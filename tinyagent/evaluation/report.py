@@ -21,6 +21,7 @@ from tinyagent.command_options import write_whole
 from tinyagent.evaluation.grading import CHECKS, Check
 from tinyagent.events import LlmCall
 from tinyagent.protocols.protocol_comparison import PROTOCOL_NAMES
+from tinyagent.safe_text import terminal_text
 from tinyagent.shares import percent
 from tinyagent.toolkit.validation import problems_in
 from tinyagent.trace import Trace
@@ -236,7 +237,7 @@ class EvalReport:
         if why:
             for r in self.failures():
                 lines += [f"  {r.id}, {name}: {r.checks[name].detail}" for name in r.failed_checks]
-        return "\n".join(lines)
+        return terminal_text("\n".join(lines))  # a detail may quote a model's tool name: no ESC obeyed
 
     # -- as JSON ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
