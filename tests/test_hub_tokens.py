@@ -102,3 +102,74 @@ def test_hub_auth_outside_a_hub_is_a_one_line_error():
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: --hub-auth needs"), done.stderr
     assert done.stdout == ""
+
+
+ODD_ANSWERS = {  # token: (status, body) the stand-in hub answers for it
+    "hang-token": None,  # never answers
+    "no-scopes-token": (200, {"kind": "user", "name": "x"}),
+    "list-token": (200, [1, 2, 3]),
+    "null-scopes-token": (200, {"kind": "user", "name": "x", "scopes": None}),
+    "false-token": (200, False),
+}
+
+
+class _OddHub(_FakeHub):
+    released = threading.Event()
+
+    def do_GET(self):
+        token = self.headers.get("Authorization", "").removeprefix("token ")
+        if token not in ODD_ANSWERS:
+            return super().do_GET()
+        self.asked.append(token)
+        if ODD_ANSWERS[token] is None:
+            self.released.wait(120)  # a hub that hangs on this one token
+            return
+        status, body = ODD_ANSWERS[token]
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_a_hub_that_hangs_on_one_token_holds_up_no_other_learner(hub_api, monkeypatch):
+    # HubAuth asked on one thread for the whole process, and waited up to 300 s: a learner whose token was already
+    # remembered waited behind a stranger's made-up token, and so did a stop.
+    from tinyagent.classroom import hub_tokens
+
+    hub_api.RequestHandlerClass = _OddHub
+    monkeypatch.setattr(hub_tokens, "HUB_TIMEOUT_S", 60.0)  # the hang outlasts the test: nothing may wait for it
+    _OddHub.released.clear()
+    with ClassroomServer(hub_tokens=HubTokens()) as room:
+        def models(token):
+            return requests.get(room.base_url + "/models", headers={"Authorization": f"Bearer {token}"}, timeout=120)
+
+        assert models("ada-token").status_code == 200  # remembered from now on
+        stranger = threading.Thread(target=models, args=("hang-token",))
+        stranger.start()
+        try:
+            while "hang-token" not in _FakeHub.asked:  # the hub has the stranger's question
+                threading.Event().wait(0.01)
+            assert models("ada-token").status_code == 200  # answered while the hub still hangs
+            assert stranger.is_alive()
+        finally:
+            _OddHub.released.set()
+            stranger.join()
+
+
+@pytest.mark.parametrize("token", ["no-scopes-token", "list-token", "null-scopes-token", "false-token"])
+def test_a_hub_answer_that_is_no_user_model_is_a_503_not_a_500(hub_api, token):
+    # It was a 500 "KeyError: 'scopes'" (or TypeError) with a traceback, and remembered for a minute.
+    hub_api.RequestHandlerClass = _OddHub
+    with ClassroomServer(hub_tokens=HubTokens()) as room:
+        answer = requests.get(room.base_url + "/models", headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    assert answer.status_code == 503 and answer.json()["error"]["code"] == "hub_unavailable", answer.text
+
+
+@pytest.mark.parametrize("token", ["a\x01b", "ab\x7f", "caf\u00e9"])
+def test_a_token_no_hub_issues_is_a_401_and_the_hub_is_not_asked(hub_api, token):
+    # It was a 503 "cannot reach the JupyterHub": the client's own mistake told as the hub's
+    tokens = HubTokens()
+    assert tokens.check(f"Bearer {token}").status == 401
+    assert _FakeHub.asked == []
