@@ -684,3 +684,13 @@ def test_the_table_prints_a_check_detail_with_escape_sequences_escaped():
     failed = replace(result, checks={**result.checks, "tools": Check(False, "applyRefund\x1b[2J was not called")})
     table = EvalReport("m", "text", [failed], "now", 10, "m").table()
     assert "\x1b" not in table and "applyRefund\\x1b[2J was not called" in table
+
+
+def test_a_tool_name_with_spaces_around_it_counts_as_the_tool_the_registry_ran():
+    # The registry strips a call's name and ran the refund; the tools check said "applyRefund was not called"
+    from tinyagent import Observation, ToolCall, Trace
+    from tinyagent.agent import AgentResult
+
+    trace = Trace([ToolCall(1, "applyRefund ", '{"orderId": "88231"}'), Observation(1, '{"refundId":"RF1"}')])
+    outcome = RunOutcome.from_run(AgentResult("done", "final_answer", trace, []), [{"orderId": "88231"}])
+    assert [use.name for use in outcome.tool_calls] == ["applyRefund"]

@@ -101,8 +101,9 @@ class RunOutcome:
             calls = [e for e in trace.of_type(ToolCall) if (e.step, e.agent) == (step, agent)]
             results = [e for e in trace.of_type(Observation)
                        if (e.step, e.agent) == (step, agent) and not isinstance(e, FormatObservation)]
-            uses += [ToolUse(call.name, call.input, bool(obs.error), obs.text) for call, obs in zip(calls, results)
-                     if not is_handoff(call.name)]
+            # .strip(): the registry runs the name without the spaces around it, so "applyRefund " ran applyRefund
+            uses += [ToolUse(call.name.strip(), call.input, bool(obs.error), obs.text)
+                     for call, obs in zip(calls, results) if not is_handoff(call.name)]
         return cls(
             tool_calls=tuple(uses),
             refunds=tuple(sorted(str(row["orderId"]) for row in refunds)),
