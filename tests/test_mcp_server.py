@@ -163,6 +163,15 @@ def test_sigint_stops_it_even_when_started_with_sigint_ignored():
         assert "stopped (SIGINT)" in server.stderr and "Traceback" not in server.stderr
 
 
+def _ended(process: subprocess.Popen) -> None:
+    """Kill `process` if it still runs, reap it, and close its pipes."""
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        pipe.close()
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_the_stdio_server_stops_cleanly_on_a_signal(signum):
     process = subprocess.Popen([sys.executable, *SERVER_ARGS], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -173,11 +182,7 @@ def test_the_stdio_server_stops_cleanly_on_a_signal(signum):
         assert process.wait(timeout=PATIENCE) == 0
         assert "stopped (" + signal.Signals(signum).name + ")" in process.stderr.read()
     finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
-        for pipe in (process.stdin, process.stdout, process.stderr):
-            pipe.close()
+        _ended(process)
 
 
 def test_closing_stdin_ends_the_stdio_server():
@@ -671,11 +676,7 @@ def test_an_unreadable_line_over_stdio_is_a_parse_error_and_the_server_serves_on
         process.stdin.close()
         assert process.wait(timeout=PATIENCE) == 0 and b"Traceback" not in process.stderr.read()
     finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
-        for pipe in (process.stdin, process.stdout, process.stderr):
-            pipe.close()
+        _ended(process)
     assert [answer.get("id") for answer in answers] == [1, None, 5], answers
     assert answers[1]["error"]["code"] == -32700 and answers[2]["result"] == {}
 
