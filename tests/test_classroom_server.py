@@ -38,6 +38,7 @@ from tinyagent.classroom.server import (
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 
 from .conftest import PATIENCE, ServerProcess, dripped_until_closed, port_refuses_connections
+from .serving_process import wait_for
 
 MODELS = {"classroom": "echo", "classroom-ignores-stop": "echo, ignoring stop"}
 TOOL_CALLS = (
@@ -855,6 +856,23 @@ def test_an_origin_or_a_target_urlsplit_cannot_read_is_a_json_4xx_without_a_trac
         head, _, answer = raw_exchange(server, request_bytes).partition(b"\r\n\r\n")
         assert head.split(b" ")[1] == status, head
         assert json.loads(answer)["error"]["code"] == code
+    assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("sent", [b"GET /v1/mod", (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                           b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{")],
+                         ids=["request-line", "body"])
+def test_a_client_that_resets_mid_request_leaves_no_traceback_on_a_verbose_room(sent, capfd):
+    # The `classroom` command is verbose: a reset in the request line printed socketserver's traceback of the
+    # ConnectionResetError, so anyone who could reach the room could fill the teacher's terminal with them.
+    with ClassroomServer(responder=echo, models=MODELS, verbose=True) as server:
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=PATIENCE)
+        sock.sendall(sent)
+        wait_for(lambda: server._httpd._open, "the connection to be served")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+        sock.close()
+        wait_for(lambda: not server._httpd._open, "the connection's thread to end")
+        assert requests.get(server.base_url + "/models", timeout=PATIENCE).status_code == 200
     assert "Traceback" not in capfd.readouterr().err
 
 

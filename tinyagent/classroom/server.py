@@ -55,7 +55,7 @@ from tinyagent.chat_result import NotJsonNumber, finite_float, no_json_constant
 from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 from tinyagent.errors import ConfigurationError
-from tinyagent.hosting.slow_clients import EndingGently, RequestClock, connection_cap
+from tinyagent.hosting.slow_clients import CLIENT_GONE, EndingGently, RequestClock, connection_cap
 from tinyagent.hosting.threaded_server import BackgroundServer
 from tinyagent.number_checks import ascii_number
 from tinyagent.protocols.streamed_stops import StopCutter
@@ -1347,7 +1347,9 @@ class _HTTPServer(ThreadingHTTPServer):
             _shut_from_outside(connection)
 
     def handle_error(self, request, client_address) -> None:
-        if self.room.verbose:  # a client that hung up mid-request is not worth a traceback in a notebook
+        # Quiet unless verbose (a notebook compares stderr), and even then nothing for a client that hung up:
+        # anyone who can reach the room could fill the teacher's terminal with tracebacks by resetting connections.
+        if self.room.verbose and not isinstance(sys.exc_info()[1], CLIENT_GONE):
             super().handle_error(request, client_address)
 
 

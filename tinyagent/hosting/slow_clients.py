@@ -4,6 +4,7 @@
     RequestClock      a connection's reader that gives each request one deadline for all its bytes
     connection_cap()  how many connections may have a thread at once, from the process's descriptor limit
     EndingGently      connections refused past the cap, each read after its answer until its client closes it
+    CLIENT_GONE       what a read or write raises when the client has gone: no traceback for it
 
 A socket timeout bounds one wait only: a client that sends a byte every few seconds, each within the timeout,
 holds its thread and its file descriptor for as long as it likes, and a few hundred such clients hold every
@@ -25,6 +26,11 @@ except ImportError:
     resource = None
 
 MAX_CONNECTIONS = 256  # connections served at once where the descriptor limit is unknown (see connection_cap())
+
+# What a connection's reads and writes raise when its client hung up (a reset, a closed tab) or ran out of time:
+# normal for a server, not a fault worth the traceback socketserver's handle_error prints for anything a handler
+# lets out.
+CLIENT_GONE = (BrokenPipeError, ConnectionResetError, TimeoutError)
 
 
 class RequestClock(io.RawIOBase):

@@ -55,7 +55,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from tinyagent.clock import Clock, fixed_clock
 from tinyagent.hosting.signals import StopSignals
-from tinyagent.hosting.slow_clients import EndingGently, RequestClock, connection_cap
+from tinyagent.hosting.slow_clients import CLIENT_GONE, EndingGently, RequestClock, connection_cap
 from tinyagent.hosting.threaded_server import BackgroundServer
 from tinyagent.number_checks import check_whole
 
@@ -343,7 +343,7 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request, client_address) -> None:
         # A client that hung up mid-reply (its timeout, its size cap) is normal here: no traceback.
-        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError, TimeoutError)):
+        if not isinstance(sys.exc_info()[1], CLIENT_GONE):
             super().handle_error(request, client_address)
 
 
