@@ -557,7 +557,8 @@ def test_a_body_shorter_than_its_content_length_gets_408_after_the_read_timeout(
     # A short read_timeout, so the test does not wait a minute; the client side waits generously.
     with ClassroomServer(responder=echo, models=MODELS, read_timeout=0.5) as quick:
         with socket.create_connection(("127.0.0.1", quick.port), timeout=60) as sock:
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"mess")
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 100\r\n\r\n{\"mess")
             chunks = []
             while chunk := sock.recv(65536):  # the server answers, then closes the connection
                 chunks.append(chunk)
@@ -572,7 +573,8 @@ def test_a_client_that_drips_its_body_is_cut_off_at_the_read_timeout():
     # One byte at a time, each well within the timeout: the thread is still not held past it in total.
     with ClassroomServer(responder=echo, models=MODELS, read_timeout=1.0) as quick:
         with socket.create_connection(("127.0.0.1", quick.port), timeout=60) as sock:
-            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 1000\r\n\r\n")
             answer = b""
             for _ in range(1000):
                 try:
@@ -590,6 +592,56 @@ def test_a_client_that_drips_its_body_is_cut_off_at_the_read_timeout():
                 if answer:
                     break
         assert answer.startswith(b"HTTP/1.1 408 "), answer
+
+
+def test_a_stranger_is_refused_before_its_body_is_read_and_the_body_is_never_held():
+    # The body was read whole (up to MAX_BODY_BYTES, 8 MB) before the key was checked: any client with no key
+    # could make the room hold 8 MB per connection. Refused from its headers, it is now read past and dropped.
+    body = json.dumps({"messages": user("x" * 4_000_000)}).encode()
+    with ClassroomServer(responder=echo, models=MODELS, api_key="right") as keyed:
+        tracemalloc.start()
+        try:
+            baseline = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            refused = requests.post(keyed.chat_url, data=body, headers={"Content-Type": "application/json",
+                                                                        "Authorization": "Bearer wrong"},
+                                    timeout=PATIENCE)
+            held = tracemalloc.get_traced_memory()[1] - baseline
+        finally:
+            tracemalloc.stop()
+        # The 401 itself arrives, not a reset: the body is read after it, so closing does not throw it away.
+        assert refused.status_code == 401 and refused.json()["error"]["code"] == "invalid_api_key"
+        assert held < 1_000_000, f"{held} bytes held at the peak for a refused 4 MB body"
+        answer = requests.post(keyed.chat_url, data=body, headers={"Content-Type": "application/json",
+                                                                   "Authorization": "Bearer right"},
+                               timeout=PATIENCE)
+        assert answer.status_code == 200
+
+
+def test_a_refused_client_that_drips_its_body_is_still_cut_off_at_the_read_timeout():
+    # The body of a refused request is read past in the same request's time: a stranger dripping it does not
+    # hold the thread for longer than anyone else.
+    with (ClassroomServer(responder=echo, models=MODELS, read_timeout=1.0, api_key="right") as quick,
+          socket.create_connection(("127.0.0.1", quick.port), timeout=60) as sock):
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 401 ")
+        for _ in range(1000):
+            try:
+                sock.sendall(b" ")
+            except OSError:  # the server hung up on us, as it should
+                break
+            time.sleep(0.1)
+            sock.setblocking(False)
+            try:
+                if sock.recv(65536) == b"":
+                    break
+            except BlockingIOError:
+                pass
+            finally:
+                sock.setblocking(True)
+        else:
+            raise AssertionError("the refused connection was still open after 100 s of a body sent a byte at a time")
 
 
 @pytest.mark.parametrize("sent", [b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Pad: ", b"GET /v1/mo"],

@@ -43,7 +43,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -657,15 +657,19 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             path = self._request_path()
             endpoint = self._route(path)
-            body = self._read_body()
+            size = self._body_size()
+            # Who may ask is told from the headers alone: a stranger's body is never held in memory, only read
+            # past once the refusal is sent (_read_past_refused_body).
             self._refuse_web_pages()
             self._check_host()
             self._check_key()
+            body = self._read_body(size)
             # lesson 20: the request goes to any running recording(); after the key check, so no stranger's body
             self.room.record(self.command, path, body)
             endpoint(body)
         except ApiError as err:
             self._send_json(err.status, err.to_json(), err.headers)
+            self._read_past_refused_body()
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client went away; nobody to answer
         except Exception as exc:  # noqa: BLE001 - a bug must cost one request a 500, never the server
@@ -748,7 +752,8 @@ class _Handler(BaseHTTPRequestHandler):
                             f"an IP address or the name it listens on, not {sent[:80] or '(no Host header)'!r}. Open "
                             f"it as {self.room.base_url}, or start it with --api-key.", code="host_not_allowed")
 
-    def _read_body(self) -> bytes:
+    def _body_size(self) -> int:
+        """The body's length in bytes, from the headers: a 400, 411 or 413 for one that cannot be read safely."""
         lengths = self.headers.get_all("Content-Length") or []
         if len(lengths) > 1 or (lengths and "Transfer-Encoding" in self.headers):
             # Two ways to tell where the body ends: a proxy in front may pick the other one, and
@@ -761,8 +766,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not lengths:
             if self.command == "POST" or self.headers.get("Transfer-Encoding"):
                 raise ApiError(411, "A Content-Length header is required.", code="length_required")
-            self._body_read = True
-            return b""
+            return 0
         size = ascii_number(lengths[0].strip(), most_digits=19)  # no sign, no spaces, no other digits
         if size is None:
             raise _bad_request(
@@ -775,20 +779,38 @@ class _Handler(BaseHTTPRequestHandler):
                 f"The request body is {size} bytes; the limit is {MAX_BODY_BYTES}.",
                 code="request_too_large",
             )
+        return size
+
+    def _read_body(self, size: int) -> bytes:
         body = self._read_exactly(size)
         self._body_read = True
         return body
 
-    def _read_exactly(self, size: int) -> bytes:
-        """The next `size` bytes of the body, or a 408 once the request's read_timeout is over (RequestClock:
-        a client that sends one byte a minute does not hold this thread for days)."""
+    def _read_past_refused_body(self) -> None:
+        """The body of a request refused before it was read, read and dropped as it comes: closing the connection
+        with it unread would reset it, and a client that sends its body after its head (urllib3 does) would read
+        "Connection reset by peer" in place of the refusal. One too large (413) or of no clear length is not read."""
+        if self._body_read:
+            return
+        try:
+            size = self._body_size()
+        except ApiError:
+            return
+        with suppress(ApiError, *CLIENT_GONE):  # out of time, or gone: the connection closes anyway
+            self._read_exactly(size, keep=False)
+
+    def _read_exactly(self, size: int, keep: bool = True) -> bytes:
+        """The next `size` bytes of the body (or none kept, b"", unless `keep`), or a 408 once the request's
+        read_timeout is over (RequestClock: a client that sends one byte a minute does not hold this thread for
+        days)."""
         parts, remaining = [], size
         try:
             while remaining:
                 part = self.rfile.read1(min(remaining, 1 << 16))
                 if not part:
                     raise ConnectionResetError("the client closed the connection in the middle of its body")
-                parts.append(part)
+                if keep:
+                    parts.append(part)
                 remaining -= len(part)
         except TimeoutError:
             raise ApiError(
