@@ -3,6 +3,7 @@ never a side effect on a branch that was not chosen; a reply it cannot read is a
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from dataclasses import replace
@@ -320,6 +321,24 @@ def test_an_unreadable_score_reply_is_a_note_and_the_rule_alone_ranks():
     assert [(c.model_score, c.rule_score, c.score) for c in first] == [(None, 1.0, 1.0), (None, 1.0, 1.0)]
     assert result.trace.of_type(PathChosen)[0].committed == "1"  # a tie: the model's own first candidate
     assert result.reason == "final_answer"
+
+
+def test_a_candidate_number_too_long_for_int_is_an_unread_score_not_a_traceback():
+    # int() of a number of 5,000 digits raises ValueError ("Exceeds the limit ... for integer string conversion"),
+    # and it escaped the run as a traceback.
+    proposal = f"Candidate 1:\n{ANSWER}\n\nCandidate 2:\n{STEP}"
+    result, _ = scripted_run(proposal, "Candidate " + "9" * 5000 + ": 5/10\nCandidate ²: 6/10")
+    notes = [n.detail for n in result.trace.of_type(TreeNote) if n.stage == "score"]
+    assert notes == ["no readable score for candidate(s) 1, 2"] and result.reason == "final_answer"
+
+
+def test_a_loaded_trace_with_node_ids_int_refuses_still_draws_its_tree(llm):
+    # A trace loaded from a file may hold any node id: "²" passed isdigit() and int() refused it.
+    _, tools = shop_and_tools()
+    saved = tree_agent(llm, tools, beam=3).run(WRONG_ORDER_EN).trace.to_json()
+    for odd in ("1.²", "1." + "9" * 5000):
+        loaded = Trace.from_json(saved.replace('"1.2"', json.dumps(odd)))
+        assert f" {odd} " in tree_text(loaded) and "flowchart TD" in tree_mermaid(loaded)
 
 
 def test_a_rule_that_raises_or_returns_no_score_is_a_note():

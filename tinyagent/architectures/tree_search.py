@@ -47,7 +47,7 @@ from tinyagent.errors import TinyAgentError
 from tinyagent.events import Event, LlmCall, ToolCall, event_kind
 from tinyagent.llm_client import ChatResult
 from tinyagent.loop_parts import cut_observation
-from tinyagent.number_checks import check_whole
+from tinyagent.number_checks import ascii_number, check_whole
 from tinyagent.parser import ParsedStep
 from tinyagent.protocols.token_count import classroom_counter
 from tinyagent.toolkit.confirmation import gate_of
@@ -309,8 +309,9 @@ def read_scores(text: str, count: int) -> dict[int, tuple[float, str]]:
     score above 10 counts as 10; a number outside 1..count is ignored."""
     scores: dict[int, tuple[float, str]] = {}
     for match in _SCORE_LINE.finditer(text or ""):
-        number, value = int(match.group(1)), float(match.group(2))
-        if 1 <= number <= count and number not in scores and math.isfinite(value):
+        # ascii_number, not int(): a candidate "number" of 5,000 digits made int() raise out of the run
+        number, value = ascii_number(match.group(1)), float(match.group(2))
+        if number is not None and 1 <= number <= count and number not in scores and math.isfinite(value):
             scores[number] = (min(value, 10.0) / 10.0, (match.group(3) or "").strip())
     return scores
 
@@ -654,8 +655,13 @@ def _searches(trace: Trace, step: int | None):
 
 def _tree_order(node: str) -> list[tuple[int, int | str]]:
     """A node id's place in the tree: "1.10" after "1.9", by the numbers its parts are; a part that is no number
-    (a trace loaded from a file may hold any id) after every number, by its text."""
-    return [(0, int(part)) if part.isdigit() else (1, part) for part in node.split(".")]
+    (a trace loaded from a file may hold any id: "²" or 5,000 digits, which int() refuses) after every number, by its
+    text."""
+    order = []
+    for part in node.split("."):
+        number = ascii_number(part)
+        order.append((1, part) if number is None else (0, number))
+    return order
 
 
 def _step_label(node: ThoughtCandidate, width: int = 60) -> str:
