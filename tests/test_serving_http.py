@@ -354,6 +354,29 @@ def test_no_simple_cross_site_request_runs_the_agent(tmp_path):
         assert own.status_code == 200
 
 
+@pytest.mark.parametrize("doubled", [b"Origin: http://127.0.0.1:{port}\r\nOrigin: http://evil.example\r\n",
+                                     b"Sec-Fetch-Site: same-origin\r\nSec-Fetch-Site: cross-site\r\n",
+                                     b"Content-Type: application/json\r\nContent-Type: text/plain\r\n"],
+                         ids=["origin", "sec-fetch-site", "content-type"])
+def test_a_header_the_cross_site_check_reads_sent_twice_is_a_json_400_and_runs_nothing(service, doubled):
+    # The first of two was read: a same-origin Origin before another site's passed (the MCP server refuses both).
+    host, port = service.url.removeprefix("http://").rsplit(":", 1)
+    body = json.dumps({"query": REFUND}).encode()
+    finished = service.health()["finished"]
+    with socket.create_connection((host, int(port)), timeout=PATIENCE) as client:
+        content_type = b"" if b"Content-Type" in doubled else b"Content-Type: application/json\r\n"
+        client.sendall(f"POST /agent/invoke HTTP/1.1\r\nHost: {host}:{port}\r\n".encode() + content_type
+                       + doubled.replace(b"{port}", port.encode())
+                       + b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+    head, _, reply = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 "), answer[:300]
+    assert json.loads(reply)["error"]["code"] == "duplicate_header"
+    assert service.health()["finished"] == finished and service.refunds() == []
+
+
 # -- a refund waits for a person's yes ---------------------------------------------------------------------
 def read_block(block: str) -> tuple[str | None, str, dict]:
     """(id, event name, data) of one Server-Sent Events block as the service writes it."""

@@ -474,7 +474,11 @@ def check_not_cross_site(request: Request) -> None:
     or of text/plain. So these routes take only POST with a JSON body (a cross-site page cannot send that
     without the browser asking this service first, and this service never says yes), and refuse a request
     whose `Sec-Fetch-Site` or `Origin` header says it comes from another site. Programs (requests, curl) send
-    neither header and are not affected."""
+    neither header and are not affected. Each of the three headers read here may come once: read first-wins, a
+    second one could say what a proxy in front, reading the last, refused (no browser sends one twice)."""
+    for name in ("sec-fetch-site", "origin", "content-type"):
+        if len(sent := request.headers.getlist(name)) > 1:
+            raise ApiError(400, "duplicate_header", f"a request may carry one {name.title()} header, not {len(sent)}")
     fetched_from = request.headers.get("sec-fetch-site")
     if fetched_from is not None and fetched_from not in ("same-origin", "none"):
         raise ApiError(403, "cross_site", f"a request from another site ({fetched_from}) may not run the agent: "
