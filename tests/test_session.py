@@ -6,6 +6,8 @@ Run against the classroom model and the real shop; the store backends have their
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from tinyagent import ChatResult, FunctionCallingAgent, LlmClient, LlmConnectionError, ReActAgent, fixed_clock
@@ -380,3 +382,58 @@ def test_facts_with_a_lone_surrogate_are_kept_and_recalled_and_a_bad_limit_is_re
     assert [f.text for f in facts.recall("u1", "order 88231 \ud800")] == ["My usual order is 88231.\ufffd"]
     with pytest.raises(ValueError, match="limit"):
         facts.recall("u1", "order", limit=2.5)
+
+
+@pytest.mark.parametrize("user_id, same_user", [(" alice ", "alice"), ("bob\ud800", "bob\ud800")],
+                         ids=["spaces", "lone-surrogate"])
+def test_a_user_id_is_read_as_remember_kept_it(user_id, same_user):
+    # remember() kept the id stripped and with its surrogate replaced; recall(), facts() and forget() used it as
+    # given: " alice " found nothing, and "bob\ud800" raised UnicodeEncodeError from SQLite.
+    facts = UserFacts()
+    kept = facts.remember(user_id, "Prefers SF express delivery.")
+    assert [f.text for f in facts.recall(same_user, "express delivery")] == ["Prefers SF express delivery."]
+    assert facts.facts(user_id) == facts.facts(same_user) == [kept]
+    assert facts.forget(same_user, kept.id) and facts.facts(user_id) == []
+    with pytest.raises(ValueError, match="user_id must be a non-empty string"):
+        facts.facts("  ")
+
+
+# --- a run the session cannot keep: the answer still reaches the caller ----------------------------------------
+
+REFUND = 'Thought: refund\nAction: applyRefund\nAction Input: {"orderId": "88231", "reason": "x"}'
+
+
+class RefundThen:
+    """A scripted model: the refund, then `then`."""
+
+    model = "scripted"
+
+    def __init__(self, then):
+        self.replies = [REFUND, then]
+
+    def chat(self, messages, **options):
+        return ChatResult(self.replies.pop(0), "stop")
+
+
+def refund_session(then, **options) -> tuple[Session, Shop]:
+    shop = Shop(":memory:", clock=CLOCK)
+    return Session(ReActAgent(RefundThen(then), shop_registry(shop, CLOCK)), **options), shop
+
+
+def test_a_store_that_fails_after_the_run_still_returns_the_answer_and_says_why(tmp_path, monkeypatch):
+    # Another connection held the file's write lock: ask() raised SessionStoreError after the refund was written,
+    # last_result stayed None, and the caller never saw the answer that reports the refund.
+    monkeypatch.setattr("tinyagent.memory.session_store.BUSY_TIMEOUT_SECONDS", 0.1)
+    path = tmp_path / "sessions.db"
+    session, shop = refund_session("Thought: done\nFinal Answer: refund done", store=SqliteSessionStore(path))
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.warns(UserWarning, match="the answer was not stored in the session: .*database is locked") as said:
+            result = session.ask("refund 88231")
+    finally:
+        holder.rollback()
+        holder.close()
+    assert result.answer == "refund done" and session.last_result is result
+    assert "database is locked" in session.store_error and said[0].category.__name__ == "TurnNotStored"
+    assert [row["orderId"] for row in shop.refunds()] == ["88231"] and session.turns() == []

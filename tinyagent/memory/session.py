@@ -26,6 +26,10 @@ Messages given to a run, in order: recalled facts (a system message), then the m
 as a system message, then user/assistant pairs). The agent puts its own system prompt first and the new
 question last.
 
+A store that fails after the run (a file another process holds locked past the busy timeout, a full disk) does not
+lose the answer, whose tools have run: `ask` still returns it, with a `TurnNotStored` warning and `store_error`
+saying why.
+
 Token counts are taken with `tinyagent.protocols.token_count.token_counter()` (cl100k_base when quicktok-v1 is
 installed, else the classroom rule; `counter.name` says which), not the server's `usage`, so they can be
 compared across models.
@@ -34,11 +38,18 @@ compared across models.
 from __future__ import annotations
 
 import uuid
+import warnings
 from typing import TYPE_CHECKING
 
 from tinyagent.events import LlmCall
 from tinyagent.memory.session_memory import FullHistory, Memory
-from tinyagent.memory.session_store import SessionStore, SqliteSessionStore, Turn, check_session_id
+from tinyagent.memory.session_store import (
+    SessionStore,
+    SessionStoreError,
+    SqliteSessionStore,
+    Turn,
+    check_session_id,
+)
 from tinyagent.memory.user_facts import UserFacts, facts_message
 from tinyagent.prompts import detect_language
 from tinyagent.protocols.token_count import TokenCounter, token_counter
@@ -47,7 +58,12 @@ from tinyagent.safe_text import replace_lone_surrogates
 if TYPE_CHECKING:
     from tinyagent.agent import AgentResult
 
-__all__ = ["Session", "Turn", "message_tokens"]
+__all__ = ["Session", "Turn", "TurnNotStored", "message_tokens"]
+
+
+class TurnNotStored(UserWarning):
+    """The run finished (its tools ran) but the session's store could not keep its turn: the answer is still
+    returned, and `Session.store_error` says why."""
 
 
 def message_tokens(messages: list[dict], counter: TokenCounter | None = None) -> int:
@@ -96,6 +112,7 @@ class Session:
         self.lang = getattr(agent, "lang", None) or "en"  # the language of the question being answered
         self.last_history: list[dict] = []
         self.last_result = None
+        self.store_error = ""  # why the last turn could not be stored ("" when it was)
 
     def turns(self) -> list[Turn]:
         """Every turn of this session so far, oldest first (read from the store each time, so turns other
@@ -114,7 +131,8 @@ class Session:
         return recalled + list(self.memory.history(self))
 
     def ask(self, question: str) -> AgentResult:
-        """Run the agent on `question` with this session's memory, store the turn, return the AgentResult."""
+        """Run the agent on `question` with this session's memory, store the turn, return the AgentResult (also
+        when the turn could not be stored: see `store_error`)."""
         if not isinstance(question, str) or not question.strip():
             raise ValueError("the question must be a non-empty string")
         question = replace_lone_surrogates(question)  # as the agent reads it, and as the store can keep it
@@ -132,7 +150,13 @@ class Session:
             prompt_tokens=self.counter.chat(first_request),
             tokens_sent=sum(self.counter.chat(list(call.messages)) for call in calls),
         )
-        self.store.append_turn(self.id, turn)
+        try:
+            self.store.append_turn(self.id, turn)
+            self.store_error = ""
+        except SessionStoreError as exc:  # after the run, whose tools have run: said, never raised over its answer
+            self.store_error = str(exc).splitlines()[0]
+            warnings.warn(f"the answer was not stored in the session: {self.store_error}", TurnNotStored,
+                          stacklevel=2)
         self.last_history, self.last_result = history, result
         return result
 

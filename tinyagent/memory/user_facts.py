@@ -38,6 +38,7 @@ from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.shop.knowledge import match_query, search_terms
 
 MAX_FACT_CHARS = 500
+MAX_USER_ID_CHARS = 200
 RECALL_LIMIT = 3
 
 FACTS_HEADER = {
@@ -87,7 +88,7 @@ class UserFacts:
 
     def remember(self, user_id: str, text: str) -> Fact:
         """Keep `text` about `user_id` (a fact kept already is not kept twice); returns it with its id."""
-        user_id, text = _check("user_id", user_id, 200), _check("text", text, MAX_FACT_CHARS)
+        user_id, text = _check("user_id", user_id, MAX_USER_ID_CHARS), _check("text", text, MAX_FACT_CHARS)
         with self._write():
             row = self._conn.execute("SELECT id FROM user_facts WHERE user_id = ? AND text = ?", (user_id, text))
             found = row.fetchone()
@@ -104,6 +105,7 @@ class UserFacts:
     def recall(self, user_id: str, question: str, limit: int = RECALL_LIMIT) -> list[Fact]:
         """The user's facts that share words with `question`, most relevant first (at most `limit`)."""
         check_whole("limit", limit, least=0)
+        user_id = _check("user_id", user_id, MAX_USER_ID_CHARS)  # read as remember() kept it: stripped, surrogates replaced
         expression = match_query(replace_lone_surrogates(question or ""))
         if not expression or limit < 1:
             return []
@@ -119,6 +121,7 @@ class UserFacts:
 
     def facts(self, user_id: str) -> list[Fact]:
         """Everything kept about `user_id`, oldest first."""
+        user_id = _check("user_id", user_id, MAX_USER_ID_CHARS)
         with self._lock:
             rows = self._conn.execute(
                 "SELECT id, text FROM user_facts WHERE user_id = ? ORDER BY id", (user_id,)
@@ -127,6 +130,7 @@ class UserFacts:
 
     def forget(self, user_id: str, fact_id: int) -> bool:
         """Delete one fact; True if it existed (and belonged to `user_id`)."""
+        user_id = _check("user_id", user_id, MAX_USER_ID_CHARS)
         with self._write():
             gone = self._conn.execute(
                 "DELETE FROM user_facts WHERE id = ? AND user_id = ?", (fact_id, user_id)
