@@ -231,3 +231,38 @@ def test_an_empty_handoff_is_an_error_observation_for_the_triage_and_runs_no_spe
     assert not result.trace.of_type(Handoff) and {event.agent for event in result.trace} == {TRIAGE}
     [observation] = result.trace.of_type(Observation)
     assert observation.error and says in json.loads(observation.text)["error"]
+
+
+def _refund_then(*after: str) -> ScriptedLlm:
+    """A triage that hands a refund on, a specialist that makes it and then goes on with `after`."""
+    return ScriptedLlm(step("a refund", "handOffToRefunds", "refund order 88231, it is broken"),
+                       step("refund it", "applyRefund", json.dumps({"orderId": "88231", "reason": "broken"})),
+                       *after)
+
+
+@pytest.mark.parametrize("after", [
+    [step("check again", "queryOrder", "88231")] * 5,  # to its step cap, no answer of its own
+    [step("not sure this was mine", "handBack", "this needs a person")],
+], ids=["max_steps", "hand_back"])
+def test_a_refund_the_specialist_made_is_in_what_the_triage_reads_however_its_run_ended(after):
+    # the triage read only {"agent","answer":"Sorry, I could not finish…","ended":"max_steps"} or {"handed_back"}
+    from tinyagent.shop.refund_review import refund_gate
+    from tinyagent.toolkit.confirmation import GatedAct
+
+    llm = _refund_then(*after, "Thought: tell them.\nFinal Answer: done")
+    with Shop(":memory:", clock=CLOCK) as shop:
+        gated = [GatedAct(refund_gate(shop, ask=lambda request: True))]
+        result = Team(llm, shop_specialists(llm, shop_registry(shop, CLOCK), parts=gated)).run("refund order 88231")
+        [refund] = shop.refunds()
+    [read] = [json.loads(e.text) for e in result.trace.of_type(Observation) if e.agent == TRIAGE]
+    [change] = read["changes"]
+    assert change.startswith("applyRefund") and refund["refundId"] in change
+
+
+def test_a_specialist_tried_alone_says_the_refund_it_made_before_its_step_cap():
+    llm = _refund_then(*[step("check again", "queryOrder", "88231")] * 5)
+    llm.replies.pop(0)  # the triage is not asked
+    with Shop(":memory:", clock=CLOCK) as shop:
+        result = Team(llm, shop_specialists(llm, shop_registry(shop, CLOCK))).hand_to("refunds", "refund 88231")
+        [refund] = shop.refunds()
+    assert result.reason == "max_steps" and refund["refundId"] in result.answer

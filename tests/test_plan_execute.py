@@ -177,3 +177,22 @@ def test_an_english_plan_is_re_planned_in_english(llm):
     assert plans[1].steps == ("Try again: Track the parcel of order 88231", "Track the parcel of order 88232")
     assert result.answer.startswith("Hello! Here is what you asked about:")
     assert "SF1234567890" in result.answer and "could not be done" not in result.answer
+
+
+def test_a_refund_made_by_a_step_that_failed_is_told_to_the_re_planner_and_the_composer():
+    # they read only "Failed step: refund 88231 / why: the loop ended without an answer (max_steps)"
+    import json
+
+    refund = json.dumps({"orderId": "88231", "reason": "broken"})
+    scripted = ScriptedLlm(
+        "1. refund 88231",
+        f"Thought: refund it\nAction: applyRefund\nAction Input: {refund}",
+        *["Thought: check again\nAction: queryOrder\nAction Input: 88231"] * 5,  # to the step's cap
+        "No further steps.",
+        "Final Answer: done",
+    )
+    result = PlanAndExecuteAgent(scripted, shop_tools()).run("Please refund order 88231, it is broken.")
+    replanner, composer = scripted.calls[-2][-1]["content"], scripted.calls[-1][-1]["content"]
+    assert "RF202606300001" in replanner and "RF202606300001" in composer
+    [step] = result.outcomes
+    assert not step.ok and len(step.changes) == 1 and "RF202606300001" in step.changes[0]

@@ -195,3 +195,17 @@ def test_the_classroom_checker_corrects_an_amount_where_it_stands(draft, lang, r
     assert said.splitlines()[-1].split(":" if lang == "en" else "：", 1)[1].strip() == revised
     right = draft.replace("1299", "1999").replace("23 yuan", "1999 yuan")
     assert classroom_check(f"{labels[0]}:\n{OBSERVED}\n\n{labels[1]}: {right}", lang) in ("Verdict: ok", "结论：通过")
+
+
+def test_a_revised_answer_cannot_deny_a_refund_the_run_made():
+    # "Verdict: revise … Revised answer: nothing was changed" replaced "Refund RF202606300001 submitted"
+    import json
+
+    drafting = ScriptedLlm(
+        f"Thought: refund it\nAction: applyRefund\nAction Input: {json.dumps({'orderId': '88231', 'reason': 'broken'})}",
+        "Thought: done\nFinal Answer: Refund RF202606300001 submitted.",
+    )
+    checking = ScriptedLlm("Verdict: revise\nProblems:\n- no refund id\nRevised answer: nothing was changed")
+    result = ReflectingAgent(ReActAgent(drafting, shop_tools()), checking).run("Refund order 88231, it is broken.")
+    assert result.answer.startswith("nothing was changed") and "RF202606300001" in result.answer
+    assert result.trace.of_type(Reflected)[0].answer == result.answer

@@ -578,9 +578,9 @@ def _interrupted(args: argparse.Namespace, trace, tools) -> int:
 def _what_was_done(trace, tools) -> str:
     """The calls of tools that change something (`read_only` not set: a refund) that worked, for a reader who did
     not get the trace that shows them; "" when there were none."""
-    from tinyagent.toolkit.changes_made import changes_made
+    from tinyagent.toolkit.changes_made import changes_made, writes_in
 
-    changes = changes_made(trace, lambda name: not getattr(tools.get(name), "read_only", False))
+    changes = changes_made(trace, writes_in(tools))
     return ("the run had done this before: " + "; ".join(changes)) if changes else ""
 
 

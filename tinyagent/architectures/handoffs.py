@@ -34,6 +34,7 @@ from tinyagent.llm_client import LlmClient
 from tinyagent.loop_parts import RunInTurn
 from tinyagent.prompts import build_system_prompt
 from tinyagent.registry import ToolRegistry, ToolResult, error_observation
+from tinyagent.toolkit.changes_made import changes_made, said_after, writes_in
 from tinyagent.toolkit.confirmation import GatedAct, settling_part
 from tinyagent.tools import Action, FunctionTool
 from tinyagent.trace import Trace
@@ -301,7 +302,8 @@ class Team:
                  ) -> Iterator[Event]:
         """Run `member` on `message` alone; yields its events (named) between two Handoff events and returns
         the result the triage reads, as JSON: {"agent", "answer"} or {"agent", "handed_back"}, with "ended" when
-        the specialist's run ended other than by a final answer or the fallback (its reason, e.g. "max_steps")."""
+        the specialist's run ended other than by a final answer or the fallback (its reason, e.g. "max_steps"),
+        and "changes" when it changed something (changes_made: a refund made, one line each)."""
         yield Handoff(step, source=TRIAGE, target=member.name, message=message, agent=TRIAGE)
         run = member.agent(lang).start(message)
         handed_back = None
@@ -322,6 +324,11 @@ class Team:
             said = {"agent": member.name, "answer": end.answer if end else ""}
             if not isinstance(end, Final) or end.reason not in ("final_answer", "fallback"):
                 said["ended"] = end.reason if end else "unended"
+        # A refund made stands whatever the specialist said after it, or if it handed back: the triage must hear of
+        # it, or its answer to the customer would hide it.
+        changes = changes_made(run.trace, writes_in(member.registry))
+        if changes:
+            said["changes"] = changes
         # An empty handBack is still one: its message is what it said, nothing (there is no "answer" then).
         yield Handoff(step, source=TRIAGE, target=member.name,
                       message=handed_back if handed_back is not None else said["answer"], back=True, agent=TRIAGE)
@@ -343,7 +350,10 @@ class Team:
                 break
         said = json.loads(result.text)
         reason = "handed_back" if "handed_back" in said else said.get("ended", "final_answer")
-        return AgentResult(said.get("handed_back") or said.get("answer", ""), reason, trace, [])
+        answer = said.get("handed_back") or said.get("answer", "")
+        if reason != "final_answer":  # then no answer of the specialist's own reports what it changed
+            answer = said_after(answer, said.get("changes", []), lang)
+        return AgentResult(answer, reason, trace, [])
 
     def start(self, question: str, history: list[dict] | None = None) -> TeamRun:
         return TeamRun(self, self.triage.start(question, history))

@@ -40,6 +40,7 @@ from tinyagent.llm_client import ChatResult, LlmClient
 from tinyagent.number_checks import check_whole
 from tinyagent.prompts import check_language, detect_language
 from tinyagent.registry import ToolRegistry
+from tinyagent.toolkit.changes_made import MADE, changes_made, said_after, writes_in
 from tinyagent.trace import Trace
 
 # What a printed trace says of a plan and its steps.
@@ -108,11 +109,13 @@ STEP_MAX_STEPS = 6  # rounds of the loop for one step: a step is one part of a r
 
 @dataclass(frozen=True)
 class StepOutcome:
-    """What one step of the plan came to: its text, its answer, and why it failed (None when it did not)."""
+    """What one step of the plan came to: its text, its answer, why it failed (None when it did not), and what
+    it changed (changes_made: a refund made, one line each), which stands even when the step failed."""
 
     text: str
     result: str
     failure: str | None = None
+    changes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -292,8 +295,14 @@ class PlanRun:
         self.round = max(self.round, offset + 1)
         failure = step_failure(run.trace, self.lang)
         result = run.trace.answer or ""
+        changes = changes_made(run.trace, writes_in(self.agent.tools))
         yield PlanStepDone(self.round, number, failure is None, result, failure or run.trace.reason or "")
-        return StepOutcome(text, result, failure)
+        return StepOutcome(text, result, failure, tuple(changes))
+
+    def _reported(self, outcome: StepOutcome) -> str:
+        """A step's answer and what it changed: a step that failed after a refund must not read as one that
+        did nothing, to the re-planner (who would plan the refund again) or the composer (who would deny it)."""
+        return said_after(outcome.result or "-", list(outcome.changes), self.lang, MADE)
 
     def _context(self) -> list[dict]:
         """What the step is told besides its own text: the request and what earlier steps found."""
@@ -312,8 +321,9 @@ class PlanRun:
         failed = self.outcomes[-1]
         parts = [
             f"{labels['request']}: {self.question}",
-            f"{labels['done']}:\n" + ("\n".join(f"- {o.text} -> {o.result}" for o in done) or labels["none"]),
-            f"{labels['failed']}: {failed.text}\n{labels['why']}: {failed.failure}",
+            f"{labels['done']}:\n" + ("\n".join(f"- {o.text} -> {self._reported(o)}" for o in done) or labels["none"]),
+            f"{labels['failed']}: {failed.text}\n{labels['why']}: "
+            + said_after(failed.failure, list(failed.changes), self.lang),
             f"{labels['left']}:\n" + (format_plan(left) or labels["none"]),
         ]
         prompt = REPLANNER_PROMPT[self.lang].format(max_steps=self.agent.max_plan_steps, tools=self._tool_list())
@@ -324,7 +334,7 @@ class PlanRun:
         lines = []
         for n, o in enumerate(self.outcomes, start=1):
             status = "" if o.ok else f" [{labels['failed']}: {o.failure}]"
-            lines.append(f"{n}. {o.text}{status}\n   -> {o.result or '-'}")
+            lines.append(f"{n}. {o.text}{status}\n   -> {self._reported(o)}")
         user = f"{labels['request']}: {self.question}\n\n{labels['results']}:\n" + "\n".join(lines)
         text = yield from self._call([{"role": "system", "content": COMPOSER_PROMPT[self.lang]},
                                       {"role": "user", "content": user}])

@@ -23,7 +23,9 @@ the verdict by one rule, so that a verdict that may mean "revise" is never read 
 
 A revised answer is the lines after "Revised answer:" up to the next label line (Verdict, Problems). A reply
 it cannot read, or a "revise" with no revised answer, leaves the draft as it is with verdict "unchecked": a
-check that did not work must never replace a right answer with nothing. `ReflectingAgent` wraps a ReActAgent:
+check that did not work must never replace a right answer with nothing, and a revision never drops what the run
+changed: when it ran a tool that changes something (a refund), those changes are said after the revised answer
+(changes_made.py), which may correct a fact but not deny an effect. `ReflectingAgent` wraps a ReActAgent:
 the run's Final is held back, checked, and given out as a `Reflected` event and then the Final of the checked
 answer.
 """
@@ -40,6 +42,7 @@ from tinyagent.errors import LlmError
 from tinyagent.events import Event, Final, LlmCall, Observation, ToolCall, event_kind
 from tinyagent.llm_client import LlmClient
 from tinyagent.robustness.tolerant_parser import FormatObservation
+from tinyagent.toolkit.changes_made import MADE, changes_made, said_after, writes_in
 from tinyagent.trace import Trace
 
 REFLECTION_LABELS = {  # in a printed trace
@@ -221,8 +224,11 @@ class ReflectingAgent:
             if reply is not None:
                 messages = reflection_messages(question, event.answer, observations_of(run.trace), run.lang)
                 yield LlmCall.of_reply(step, messages, reply)
-            yield Reflected(step, verdict.verdict, event.answer, verdict.problems, verdict.answer)
-            yield Final(step, verdict.answer, event.reason)
+            answer = verdict.answer
+            if verdict.verdict == "revise":  # the checker's words replace the draft's, and may leave out a refund
+                answer = said_after(answer, changes_made(run.trace, writes_in(self.tools)), run.lang, MADE)
+            yield Reflected(step, verdict.verdict, event.answer, verdict.problems, answer)
+            yield Final(step, answer, event.reason)
 
     def run(self, question: str, history: list[dict] | None = None) -> AgentResult:
         trace = Trace(lang=self.agent.language_for(question))

@@ -7,6 +7,7 @@ to stop, the client went away, the run took too long. Each of those must still s
 
     changes_made(trace, guards)   the calls of guarded tools (the ones a person must approve: a refund, a
                                   message) that ran without an error, with what each returned
+    writes_in(tools)              the guards when no gate names them: every tool of a registry not `read_only`
     said_after(answer, changes)   the answer with those changes after it, in the run's language
 
 A change is counted from the trace, where the tool's own result says it happened; the shop is not read again.
@@ -17,6 +18,7 @@ the gate (confirmation.py) whose tools it counts, not in serving/, so that `ask`
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from tinyagent.events import Observation, Stopped, ToolCall
 from tinyagent.robustness.tolerant_parser import FormatObservation
@@ -27,6 +29,7 @@ MAX_CHANGE_CHARS = 300  # one change, as a line: the call and the start of its r
 
 SAID = {"en": "Before the run stopped, it had already done this:",
         "zh": "在停下之前，已经完成了以下操作："}
+MADE = {"en": "The run made these changes:", "zh": "这次运行做了以下更改："}  # said after an answer it did give
 STOPPED = {"en": "The run was stopped before its answer.", "zh": "这次运行在给出回答之前被停下了。"}
 
 
@@ -46,15 +49,23 @@ def changes_made(trace: Trace, guards: Callable[[str], bool]) -> list[str]:
     return changes
 
 
+def writes_in(tools: Any) -> Callable[[str], bool]:
+    """For changes_made: a tool name is a change unless `tools` (a ToolRegistry) marks its tool `read_only`; a name
+    it does not know counts, so an unknown tool that ran is never left unsaid (`ask` and lessons 17 and 21 count
+    this way: they have no gate that names the tools)."""
+    return lambda name: not getattr(tools.get(name), "read_only", False)
+
+
 def canned(trace: Trace) -> bool:
     """Whether the run's answer is the loop's own words for a stop (its trace ends with `Stopped`), not the
     model's: a stop with a closing call ends with the model's `Final`, which reports what was done itself."""
     return isinstance(trace.end, Stopped)
 
 
-def said_after(answer: str, changes: list[str], lang: str) -> str:
-    """`answer`, then the changes, one per line, under a heading in `lang` ("en" or "zh")."""
+def said_after(answer: str, changes: list[str], lang: str, heading: dict[str, str] = SAID) -> str:
+    """`answer`, then the changes, one per line, under `heading` in `lang` ("en" or "zh"): SAID after a stop,
+    MADE after an answer the run gave that may not say them."""
     if not changes:
         return answer
     listed = "\n".join(f"- {change}" for change in changes)
-    return f"{answer}\n{SAID.get(lang, SAID['en'])}\n{listed}".strip()
+    return f"{answer}\n{heading.get(lang, heading['en'])}\n{listed}".strip()
