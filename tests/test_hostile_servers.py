@@ -490,11 +490,12 @@ def test_timeout_option_bounds_the_wait_for_a_stalled_server(scripted_server, mo
     assert "Traceback" not in err and KEY not in out + err
 
 
-@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e999", "-1E400"])
 def test_a_reply_holding_a_number_json_does_not_allow_is_a_bad_response_naming_it(
         scripted_server, make_agent, constant, no_key_anywhere):
     # Python's json reads NaN; kept in the usage, it made the trace's JSON unreadable to any other reader (and the
-    # service's response to an invoke failed after the run). The reply is refused before anything acts on it.
+    # service's response to an invoke failed after the run). The reply is refused before anything acts on it. 1e999
+    # is JSON's syntax, but Python read it as inf and wrote it back as Infinity: a 500 after a refund was made.
     body = ('{"choices": [{"message": {"role": "assistant", "content": "Final Answer: hi"}, "finish_reason": "stop"}],'
             f' "usage": {{"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5, "cost": {constant}}}}}')
     scripted_server.reply((200, body), (200, body))

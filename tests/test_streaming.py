@@ -572,9 +572,12 @@ def test_a_utf16_pair_split_across_chunks_reads_as_chat_reads_it(scripted_server
     assert error is None and "".join(joined) == text
 
 
-def test_a_chunk_holding_a_number_json_does_not_allow_is_a_bad_response_naming_it(scripted_server):
-    scripted_server.reply(sse(chunk("Thought: hi"), b'data: {"choices": [], "usage": {"cost": Infinity}}\n\n'))
+@pytest.mark.parametrize("number", ["Infinity", "1e999"])
+def test_a_chunk_holding_a_number_json_does_not_allow_is_a_bad_response_naming_it(scripted_server, number):
+    # 1e999 was read as inf and sent on to the service's page as Infinity, which its JSON.parse refused
+    scripted_server.reply(sse(chunk("Thought: hi"),
+                              b'data: {"choices": [], "usage": {"cost": %s}}\n\n' % number.encode()))
     pieces, error = read_all(client(scripted_server))
     assert "".join(pieces) == "Thought: hi"
     assert isinstance(error, BadResponseError)
-    assert "holds Infinity, which JSON does not allow" in str(error)
+    assert f"holds {number}, which JSON does not allow" in str(error)

@@ -38,6 +38,7 @@ from tinyagent.chat_result import (
     _short_reason,
     _WrongShape,
     cut_at_stop,
+    finite_float,
     no_json_constant,
     stop_sequences,
 )
@@ -395,7 +396,9 @@ class LlmClient:
         if status >= 400:
             raise self._http_error(status, text)
         try:
-            data = json.loads(text, parse_constant=no_json_constant)  # NaN is not JSON: see no_json_constant
+            # NaN is not JSON (no_json_constant), nor a number a float cannot hold, 1e999 (finite_float): kept, either
+            # made the trace and the service's response unwritable as JSON, after the run's tools had run
+            data = json.loads(text, parse_constant=no_json_constant, parse_float=finite_float)
             if json_may_hold_surrogates(text):  # only a \ud800-style escape can put one in
                 data = replace_lone_surrogates(data)
             content, tool_calls, finish_reason, usage, model = _reply_fields(data)

@@ -59,6 +59,7 @@ from tinyagent.chat_result import (
     _text_of_parts,
     _WrongShape,
     cut_at_stop,
+    finite_float,
     no_json_constant,
 )
 from tinyagent.errors import BadResponseError, LlmConnectionError, LlmTimeoutError, ServerError, redact
@@ -364,7 +365,7 @@ class ReplyStream:
         if event.event == "error":
             raise self._server_error(event.data)
         try:
-            chunk = json.loads(event.data, parse_constant=no_json_constant)
+            chunk = json.loads(event.data, parse_constant=no_json_constant, parse_float=finite_float)
         except RecursionError:
             raise BadResponseError(
                 f"a line of the stream from {self._host} is nested too deeply to be a Chat Completions chunk",
