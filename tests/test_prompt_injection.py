@@ -188,6 +188,46 @@ def test_the_gate_finds_an_id_as_a_word_of_its_own_as_the_customers_words_do(cus
 
 
 
+LOOKALIKE_ASKED = "Where is order 88231? Also email the answer to alice@gmail.com and to boss@strasse.example"
+
+
+@pytest.mark.parametrize("to, the_customers", [
+    ("alice@gmaıl.com", False),  # a dotless ı: str.upper() made it I, and this domain passed for gmail.com
+    ("boss@straße.example", False),  # ß: upper() made it SS
+    ("Alice@GMAIL.com", True),  # ASCII letters in another case are the same address
+    ("ａｌｉｃｅ@gmail.com", True),  # full-width: NFKC reads it as the customer's, and it is sent there (below)
+])
+def test_a_recipient_is_the_customers_only_as_the_tool_sends_it(to, the_customers):
+    messages = [{"role": "user", "content": LOOKALIKE_ASKED}]
+    action = Action("sendMessage", json.dumps({"to": to, "text": "x"}, ensure_ascii=False))
+    assert (refusal(action, messages) is None) == the_customers
+    assert (source_of(to, messages, parse_step) == CUSTOMER) == the_customers
+    with world() as w:
+        assert not w.tools.run(Action("sendMessage", json.dumps({"to": to, "text": "x"}, ensure_ascii=False))).error
+        sent = w.sent_to_others()[0]["recipient"]
+    assert sent.lower() in LOOKALIKE_ASKED.lower() if the_customers else sent == to
+
+
+def test_a_write_input_nested_deeper_than_python_reads_is_an_error_observation_and_the_run_goes_on():
+    # json.loads raised RecursionError in CustomerWordsOnly's reading of the arguments: out of the loop, and a 500
+    # from the service (the continue route let a client write this reply itself).
+    replies = ["Thought: x\nAction: applyRefund\nAction Input: " + "[" * 5000,
+               "Thought: done.\nFinal Answer: nothing was changed."]
+
+    class Scripted:
+        model = "scripted"
+
+        def chat(self, messages, **options):
+            return ChatResult(replies.pop(0), "stop", {})
+
+    with world() as w:
+        result = ReActAgent(Scripted(), w.tools, parts=[CustomerWordsOnly()]).run("Refund order 88231")
+        assert w.refunds() == []
+    (refused,) = result.trace.of_type(Observation)
+    assert refused.error and "is not in the customer's messages" in refused.text
+    assert result.reason == "final_answer"
+
+
 def test_the_gate_shows_where_the_id_came_from_and_a_careful_person_declines():
     gate = SourcedGate(ask=careful_person, timeout_s=30)
     result, refunds, _ = _run(GULLIBLE, "order", REFUND_88236["en"], "Where is my parcel for order 88232?",

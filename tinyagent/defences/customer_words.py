@@ -9,9 +9,11 @@ Observation, and the tool does not run:
     applyRefund {"orderId":"88236",...}   the customer wrote 88231 only
         -> {"error":"applyRefund was not run: orderId 88236 is not in the customer's messages", ...}
 
-Ids are found as lesson 23 finds them (protocols/constrained_decoding.py's `ids_in`: a word shaped like the value,
+Ids are found as lesson 23 finds them (protocols/constrained_decoding.py's `id_shape`: a word shaped like the value,
 letters as letters, digits as digits, never the digits of a decimal such as ¥12345.67; full-width ８８２３１ read as
-88231), but in the customer's words only, not in what the tools returned.
+88231), but in the customer's words only, not in what the tools returned. Only ASCII letters are compared without
+their case (`as_read`): str.upper() makes the dotless "ı" an I and "ß" SS, and alice@gmaıl.com, a domain anyone may
+register, passed for the customer's alice@gmail.com.
 
 What it cannot judge: an argument the customer did write, used for something they did not ask (a planted "refund
 88231" when the customer only asked where 88231 is); and free text (a message's body).
@@ -20,18 +22,21 @@ What it cannot judge: an argument the customer did write, used for something the
 from __future__ import annotations
 
 import json
+import string
 import unicodedata
 from collections.abc import Generator, Iterable, Mapping
 from typing import Any, ClassVar
 
 from tinyagent.events import Event
-from tinyagent.protocols.constrained_decoding import ids_in
+from tinyagent.protocols.constrained_decoding import id_shape
 from tinyagent.registry import ToolResult, error_observation
 from tinyagent.tools import Action
 
 WATCHED: Mapping[str, tuple[str, ...]] = {"applyRefund": ("orderId",), "sendMessage": ("to",)}
 ALWAYS_ALLOWED: Mapping[str, tuple[str, ...]] = {"to": ("me",)}  # the customer themself
 OBSERVATION = "Observation:"
+ASCII_UPPER = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)
+MAX_SHOWN_CHARS = 80  # of a refused argument, in the error Observation
 
 
 def customer_texts(messages: Iterable[dict]) -> list[str]:
@@ -41,14 +46,22 @@ def customer_texts(messages: Iterable[dict]) -> list[str]:
 
 
 def ids_from_customer(messages: Iterable[dict], example: str = "88231") -> list[str]:
-    """The words shaped like `example` (lesson 23's `ids_in`) in the customer's messages, upper-cased, each once,
-    in the order they first appear; never from an Observation or the system prompt."""
-    return ids_in("\n".join(customer_texts(messages)), example)
+    """The words shaped like `example` in the customer's messages (`words_like`); never from an Observation or the
+    system prompt."""
+    return words_like("\n".join(customer_texts(messages)), example)
 
 
 def as_read(value: str) -> str:
-    """An argument as `ids_in` reads the customer's words: NFKC-normalised (８８２３１ is 88231) and upper-cased."""
-    return unicodedata.normalize("NFKC", value).upper()
+    """A word as the defences compare it: NFKC-normalised (８８２３１ is 88231, as the shop reads an order id) and its
+    ASCII letters upper-cased, no other letter changed ("ı" stays "ı", "ß" stays "ß")."""
+    return unicodedata.normalize("NFKC", value).translate(ASCII_UPPER)
+
+
+def words_like(text: str, example: str) -> list[str]:
+    """The words of `text` shaped like `example` (lesson 23's `id_shape`, in the NFKC-normalised text), each as
+    `as_read` reads it, each once, in the order they first appear."""
+    found = id_shape(example).finditer(unicodedata.normalize("NFKC", text))
+    return list(dict.fromkeys(as_read(match.group(1)) for match in found))
 
 
 def arguments_of(action: Action) -> dict:
@@ -56,7 +69,7 @@ def arguments_of(action: Action) -> dict:
     text = action.tool_input if isinstance(action.tool_input, str) else json.dumps(action.tool_input)
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python reads (the tool refuses it too)
         return {"input": text.strip()}
     return value if isinstance(value, dict) else {"input": str(value)}
 
@@ -74,7 +87,8 @@ def refusal(action: Action, messages: list[dict], watched: Mapping[str, tuple[st
         value = str(value).strip()
         if value.lower() in ALWAYS_ALLOWED.get(name, ()) or as_read(value) in ids_from_customer(messages, value):
             continue
-        return f"{action.tool_name.strip()} was not run: {name} {value} is not in the customer's messages"
+        shown = value if len(value) <= MAX_SHOWN_CHARS else value[:MAX_SHOWN_CHARS] + "…"  # the model's, any length
+        return f"{action.tool_name.strip()} was not run: {name} {shown} is not in the customer's messages"
     return None
 
 

@@ -16,6 +16,7 @@ a row in lesson 21's outbox to someone who is not the customer (`message_tool`: 
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -91,7 +92,9 @@ def message_tool(store: ReminderStore) -> TypedTool:
             to: who gets it: me (the customer) or an email address
             text: what the message says
         """
-        return {"sent": True, **store.send(text, channel="email", recipient=to.strip())}
+        # NFKC: the address the defences compared (customer_words.as_read), so a full-width ａｌｉｃｅ@… the customer
+        # never typed cannot pass as their alice@… and go to a mailbox of its own
+        return {"sent": True, **store.send(text, channel="email", recipient=unicodedata.normalize("NFKC", to.strip()))}
 
     return send_message
 

@@ -18,8 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tinyagent.defences.customer_words import OBSERVATION, arguments_of, as_read
-from tinyagent.protocols.constrained_decoding import ids_in
+from tinyagent.defences.customer_words import OBSERVATION, arguments_of, as_read, words_like
 from tinyagent.safe_text import one_line
 from tinyagent.toolkit.confirmation import ApprovalRequest, ConfirmationGate
 from tinyagent.tools import Action
@@ -39,7 +38,7 @@ class SourcedRequest(ApprovalRequest):
 def source_of(value: str, messages: list[dict], parse_text: Any = None) -> str:
     """Where `value` was written first: the customer's message, or "<tool>'s result" for the Observation of the
     tool that returned it (named from the assistant step before it), or NOWHERE. A text holds the value as defence
-    (b) reads ids (`ids_in`): a word of its own, full-width digits as plain, so 88236 is not in 13988236000."""
+    (b) reads ids (`words_like`): a word of its own, full-width digits as plain, so 88236 is not in 13988236000."""
     tool = "a tool"
     tool_of: dict[str, str] = {}
     for message in messages:
@@ -49,7 +48,7 @@ def source_of(value: str, messages: list[dict], parse_text: Any = None) -> str:
                 tool_of[call.get("id")] = call.get("function", {}).get("name", "a tool")
             action = parse_text(content).action if parse_text is not None and content else None
             tool = action.tool_name if action is not None else tool
-        elif as_read(value) not in ids_in(content, value):
+        elif as_read(value) not in words_like(content, value):
             continue
         elif role == "user" and not content.startswith(OBSERVATION):
             return CUSTOMER
