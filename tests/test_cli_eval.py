@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 
@@ -54,6 +55,26 @@ def test_json_goes_to_a_file_beside_the_table_or_alone_to_stdout(tmp_path, capsy
     assert code == 0
     report = EvalReport.from_json(out)  # stdout holds the JSON and nothing else
     assert [r.id for r in report.results] == ["time (zh)"]
+
+
+def test_json_that_names_a_pipe_or_a_device_is_refused_and_left_as_it_is(tmp_path, capsys):
+    # The results took its place: run as root, --json /dev/full left a regular file where the device had been. A pipe
+    # stands in for the device here, so that this test, failing, replaces nothing of the machine's.
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    code, out, err = run_main(["eval", "--task", "time", "--json", str(pipe), "--no-progress"], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert f"--json {str(pipe)!r} is not a file (a device or a pipe)" in err
+    assert stat.S_ISFIFO(pipe.lstat().st_mode)
+
+
+def test_json_through_a_link_writes_the_file_it_names_and_the_link_stays(tmp_path, capsys):
+    results, link = tmp_path / "results.json", tmp_path / "latest.json"
+    results.write_text("{}", encoding="utf-8")
+    link.symlink_to(results)
+    code, _, err = run_main(["eval", "--task", "time", "--lang", "en", "--json", str(link), "--no-progress"], capsys)
+    assert code == 0, err
+    assert link.is_symlink() and EvalReport.from_json(results.read_text(encoding="utf-8")).results
 
 
 BAD_OPTIONS = {

@@ -79,6 +79,9 @@ def output_file(text: str) -> Path:
     try:
         if path.is_dir():
             raise argparse.ArgumentTypeError(f"--json {text!r} is a folder: give a file name, e.g. results.json")
+        if path.exists() and not path.is_file():  # written whole, the results would take its place (write_whole)
+            raise argparse.ArgumentTypeError(f"--json {text!r} is not a file (a device or a pipe): give a file name, "
+                                             "e.g. results.json")
         folder = path.parent if str(path.parent) else Path(".")
         if not folder.is_dir():
             raise argparse.ArgumentTypeError(f"--json {text!r}: the folder {str(folder)!r} does not exist")
@@ -91,7 +94,9 @@ def output_file(text: str) -> Path:
 
 def write_whole(path: Path, text: str) -> None:
     """Write `text` to `path` so that a failure (a full disk, an interrupt) leaves the file that was there as it
-    was: into a new file beside it first, which then takes its place in one step."""
+    was: into a new file beside it first, which then takes its place in one step. A link is followed: the file it
+    names is written, and the link stays a link."""
+    path = Path(os.path.realpath(path))
     temporary = path.with_name(f".{path.name}.{os.getpid()}.partial")
     try:
         temporary.write_text(text, encoding="utf-8")
