@@ -23,6 +23,7 @@ from typing import Annotated
 from tinyagent.architectures.reminder_loop import COURSE_CLOCK, MAX_MESSAGE_CHARS, RECIPIENT, ReminderStore
 from tinyagent.clock import Clock
 from tinyagent.registry import ToolRegistry
+from tinyagent.safe_text import holds_surrogate
 from tinyagent.shop.chunking import Chunk
 from tinyagent.shop.database import Shop
 from tinyagent.shop.tools import shop_tools
@@ -136,12 +137,20 @@ def world(channel: str | None = None, text: str = "", *, order_id: str = "88232"
     "description"). `order_id` is the order whose note holds the text."""
     if channel is not None and channel not in CHANNELS:
         raise ValueError(f"channel must be one of {', '.join(CHANNELS)}, got {channel!r}")
+    if not isinstance(text, str) or holds_surrogate(text):  # SQLite and a web page hold UTF-8 only
+        raise ValueError("the planted text must be a string with no lone surrogate (e.g. '\\ud800'); "
+                         "safe_text.replace_lone_surrogates makes one so")
     shop = Shop(":memory:", clock=clock)
     store = ReminderStore(clock=clock)
-    if channel == "document":
-        plant_document(shop, text)
-    elif channel == "order":
-        shop.add_order_note(order_id, text)
+    try:
+        if channel == "document":
+            plant_document(shop, text)
+        elif channel == "order":
+            shop.add_order_note(order_id, text)
+    except BaseException:  # an order that does not exist: nothing of this world is left open
+        store.close()
+        shop.close()
+        raise
     page = PlantedPage(text if channel == "page" else "", clock=clock).start()
     tools = ToolRegistry([*shop_tools(shop, clock), weather_tool(page.base_url), message_tool(store),
                           described_tool(text if channel == "description" else "")])
