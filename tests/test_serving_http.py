@@ -216,6 +216,18 @@ def test_a_body_cut_short_runs_nothing_and_prints_no_traceback(tmp_path, cut):
     assert "Traceback" not in service.output() and "ClientDisconnect" not in service.output()
 
 
+def raw_exchange(service, request_bytes: bytes) -> tuple[bytes, bytes]:
+    """Send bytes on a fresh connection and read until the service closes it: (the answer's head, its body)."""
+    host, port = service.url.removeprefix("http://").rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=PATIENCE) as client:
+        client.sendall(request_bytes)
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return head, body
+
+
 @pytest.mark.parametrize("request_bytes", [
     b"GET /he\x00alth HTTP/1.1\r\nHost: {host}\r\n\r\n",  # a NUL in the path
     b"POST /agent/invoke HTTP/1.1\r\nHost: {host}\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{{}}",
@@ -223,14 +235,9 @@ def test_a_body_cut_short_runs_nothing_and_prints_no_traceback(tmp_path, cut):
     b"GET /health HTTP/1.1\r\nHost: {host}\r\nX-Big: " + b"x" * 20_000,  # unfinished past MAX_HEADER_BYTES
 ])
 def test_a_request_that_is_not_readable_http_gets_a_json_400_before_the_app(service, request_bytes):
-    host, port = service.url.removeprefix("http://").rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=PATIENCE) as client:
-        client.sendall(request_bytes.replace(b"{host}", f"{host}:{port}".encode()).replace(b"{{}}", b"{}"))
-        answer = b""
-        while chunk := client.recv(65536):  # the service answers, then closes
-            answer += chunk
-    head, _, body = answer.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 400 ") and b"content-type: application/json" in head.lower(), answer[:300]
+    host = service.url.removeprefix("http://")
+    head, body = raw_exchange(service, request_bytes.replace(b"{host}", host.encode()).replace(b"{{}}", b"{}"))
+    assert head.startswith(b"HTTP/1.1 400 ") and b"content-type: application/json" in head.lower(), head
     assert json.loads(body)["error"]["code"] == "unreadable_request"
     assert requests.get(service.url + "/health", timeout=PATIENCE).status_code == 200
 
@@ -238,17 +245,12 @@ def test_a_request_that_is_not_readable_http_gets_a_json_400_before_the_app(serv
 def test_a_body_whose_length_is_given_two_ways_is_refused_and_runs_nothing(service):
     # h11 read the chunks and let Content-Length go: a proxy in front that reads the length instead would take this
     # request's tail for the next request (smuggling). The classroom model refused it already.
-    host, port = service.url.removeprefix("http://").rsplit(":", 1)
+    host = service.url.removeprefix("http://")
     finished = service.health()["finished"]
-    with socket.create_connection((host, int(port)), timeout=PATIENCE) as client:
-        client.sendall(f"POST /agent/invoke HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
-                       "Content-Length: 3\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-                       "f\r\n{\"query\": \"hi\"}\r\n0\r\n\r\n".encode())  # 0xf: 15 bytes
-        answer = b""
-        while chunk := client.recv(65536):
-            answer += chunk
-    head, _, body = answer.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 400 "), answer[:300]
+    head, body = raw_exchange(service, f"POST /agent/invoke HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+                                       "Content-Length: 3\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                                       "f\r\n{\"query\": \"hi\"}\r\n0\r\n\r\n".encode())  # 0xf: 15 bytes
+    assert head.startswith(b"HTTP/1.1 400 "), head
     assert json.loads(body)["error"]["code"] == "ambiguous_body_length"
     assert service.health()["finished"] == finished
 
@@ -363,16 +365,11 @@ def test_a_header_the_cross_site_check_reads_sent_twice_is_a_json_400_and_runs_n
     host, port = service.url.removeprefix("http://").rsplit(":", 1)
     body = json.dumps({"query": REFUND}).encode()
     finished = service.health()["finished"]
-    with socket.create_connection((host, int(port)), timeout=PATIENCE) as client:
-        content_type = b"" if b"Content-Type" in doubled else b"Content-Type: application/json\r\n"
-        client.sendall(f"POST /agent/invoke HTTP/1.1\r\nHost: {host}:{port}\r\n".encode() + content_type
-                       + doubled.replace(b"{port}", port.encode())
-                       + b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
-        answer = b""
-        while chunk := client.recv(65536):
-            answer += chunk
-    head, _, reply = answer.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 400 "), answer[:300]
+    content_type = b"" if b"Content-Type" in doubled else b"Content-Type: application/json\r\n"
+    head, reply = raw_exchange(service, f"POST /agent/invoke HTTP/1.1\r\nHost: {host}:{port}\r\n".encode()
+                               + content_type + doubled.replace(b"{port}", port.encode())
+                               + b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    assert head.startswith(b"HTTP/1.1 400 "), head
     assert json.loads(reply)["error"]["code"] == "duplicate_header"
     assert service.health()["finished"] == finished and service.refunds() == []
 
