@@ -23,8 +23,10 @@ from urllib.parse import urlencode
 import pytest
 
 from tests.browser.lab import Browser, browser_missing
+from tests.conftest import completion
 from tests.serving_process import PATIENCE, serve_process
 from tinyagent.classroom.server import ClassroomServer
+from tinyagent.safe_text import terminal_text
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts"
@@ -151,6 +153,37 @@ def test_on_the_page_a_clients_key_cannot_approve_and_the_operators_can(tmp_path
         page.locator("#status", has_text="done").wait_for(timeout=wait)
         assert "approved" in page.locator(".approval").get_attribute("class").split()
         assert len(service.refunds()) == 1 and service.refunds()[0][0] in page.locator("#answer p").inner_text()
+
+
+# The Python rule the page's JavaScript must follow (safe_text.terminal_text): controls, format characters (a bidi
+# override, a zero-width space, a tag character), line and paragraph separators escaped; \n, \t and the joiner kept.
+HIDDEN_SAMPLE = ("a\x00\x1b[2J\r\n\t\x7f\x85\xad\u200b\u200d\u200e\u202e\u2028\u2029\u2066\ufeff\U000e0041"
+                 " 中文👩‍💻 \\u202e")
+
+
+def test_the_page_shows_a_bidi_override_as_its_escape_and_wraps_a_long_answer(tmp_path, scripted_server):
+    """A U+202E in the model's Action Input reversed the tool call shown beside Approve ("1999" read "9991"); an answer
+    of "C" * 100000 made the page a million pixels wide. Both come from the model, so the page must show, not obey."""
+    if MISSING:
+        pytest.fail(f"browser tests need Chromium in CI: {MISSING}", pytrace=False)
+    scripted_server.reply(
+        (200, completion('Thought: look it up.\nAction: queryOrder\nAction Input: {"orderId": "\u202e88231"}')),
+        (200, completion("Thought: done.\nFinal Answer: \u202e1999 " + "C" * 100_000)))
+    with serve_process(tmp_path, model_url=scripted_server.url) as service, Browser() as browser:
+        page = browser.context.new_page()
+        page.goto(service.url + "/")
+        page.fill("#query", "Where is order 88231?")
+        page.click("#send")
+        page.locator("#status", has_text="done").wait_for(timeout=PATIENCE * 1000)
+        action = page.locator(".round .tool-call .value").first.inner_text()
+        trace = page.locator("#trace").inner_text()
+        answer = page.locator("#answer p").inner_text()
+        widths = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert action == 'queryOrder({"orderId": "\\u202e88231"})'
+        assert answer.startswith("\\u202e1999 CCC") and "\u202e" not in answer + trace  # the Observation row too
+        assert widths[0] <= widths[1], f"the page scrolls sideways: {widths[0]} px wide in a {widths[1]} px window"
+        # the page's rule is the Python one: the same characters escaped, in the same form
+        assert page.evaluate("(text) => shown(text)", HIDDEN_SAMPLE) == terminal_text(HIDDEN_SAMPLE)
 
 
 if __name__ == "__main__":

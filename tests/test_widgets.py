@@ -14,17 +14,21 @@ import pytest
 from tinyagent import (
     AuthenticationError,
     ChatResult,
+    Final,
     LlmCall,
     LlmClient,
     Observation,
+    Parsed,
     ReActAgent,
+    ToolCall,
     Trace,
     fixed_clock,
     load_settings,
 )
 from tinyagent.shop import Shop, shop_registry
-from tinyagent.widgets import ChatPanel, StepDebugger, StopComparison, TraceViewer, build_cards
+from tinyagent.widgets import ChatPanel, StepDebugger, StopComparison, TraceViewer, Turn, build_cards
 from tinyagent.widgets.cards import plural
+from tinyagent.widgets.chat_panel import bubble
 from tinyagent.widgets.trace_viewer import CardView
 
 REFUND = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
@@ -113,6 +117,32 @@ def test_card_html_escapes_what_the_model_and_tools_wrote():
     events = [Observation(1, "<script>alert(1)</script>")]
     assert "<script>" not in build_cards(events)[0].html()
     assert "&lt;script&gt;" in build_cards(events)[0].html()
+
+
+def test_a_bidi_override_the_model_wrote_is_shown_as_its_escape_in_every_row():
+    # A U+202E in the Action Input reversed the call shown in the card ("1999" read "9991", 88231 read 13288)
+    bidi = "\u202e1999"
+    events = [Parsed(1, thought=f"think {bidi}"),
+              ToolCall(1, "applyRefund", f'{{"reason": "{bidi}", "orderId": "88231"}}'),
+              Observation(1, f"refused: {bidi}"), Final(2, f"done {bidi}\ttab\nline")]
+    html = "".join(card.html() for card in build_cards(events))
+    assert "\u202e" not in html
+    assert html.count("\\u202e1999") == 4 and "\ttab\nline" in html  # a tab and a line break kept
+    chat = ChatPanel(shop_agent())
+    chat.turns.append(Turn(f"ask {bidi}", f"answer {bidi}", "final_answer", Trace(events)))
+    chat._refresh()
+    assert "\u202e" not in chat.transcript.value and chat.transcript.value.count("\\u202e1999") == 2
+    assert "\u202e" not in chat._repr_mimebundle_()["text/plain"]
+
+
+def test_a_long_unbroken_string_wraps_in_the_cards_and_the_chat():
+    # "C" * 100000 made a card 900,000 px wide and pushed the user's bubble out of view: white-space:pre-wrap alone
+    # breaks only at spaces
+    long = "C" * 1000
+    events = [ToolCall(1, "queryOrder", long), Observation(1, long), Final(2, long)]
+    html = "".join(card.html() for card in build_cards(events))
+    assert html.count("overflow-wrap:anywhere") == html.count('class="ta-value"') == 3
+    assert "overflow-wrap:anywhere" in bubble(long, "#1565c0", "ta-turn-user", "You", right=True)
 
 
 def test_raw_messages_and_reply_sit_folded_behind_an_accordion(refund_trace):

@@ -122,7 +122,8 @@ class ApprovalPanel(widgets.VBox):
         colour = STATUS["waiting_approval"]
         if waiting:
             self.request_box.value = (
-                f'<div style="border-left:4px solid {colour};background:{tint(colour)};padding:4px 8px">'
+                f'<div style="border-left:4px solid {colour};background:{tint(colour)};padding:4px 8px;'
+                f'overflow-wrap:anywhere">'
                 f"<b>{esc(self.waiting.tool)} is waiting for your approval</b><br>{esc(self.waiting.summary)}"
                 f'<br><span style="opacity:0.75">Nothing has been done yet. A yes after '
                 f"{self.waiting.timeout_s:g} s no longer counts.</span></div>"

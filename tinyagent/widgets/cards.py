@@ -40,6 +40,7 @@ from tinyagent.events import Event, Final, LlmCall, Observation, Parsed, Stopped
 from tinyagent.protocols.streaming import ReplyDelta
 from tinyagent.robustness.stop_rules import LimitReached
 from tinyagent.robustness.tolerant_parser import FormatObservation
+from tinyagent.safe_text import terminal_text
 from tinyagent.toolkit.confirmation import APPROVAL_LABELS, ApprovalDecided, ApprovalRequested
 from tinyagent.trace import Trace
 
@@ -274,7 +275,13 @@ def build_cards(events: Iterable[Event]) -> list[Card]:
 
 # -- HTML --------------------------------------------------------------------------------------
 def esc(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    """`text` as HTML that shows what it holds: a bidi override or other hidden character a model or a tool wrote
+    appears as its escape (\\u202e), as the printed trace shows it, rather than reordering the Action beside it."""
+    return html.escape(terminal_text(str(text)), quote=True)
+
+
+# A long unbroken string (a hash, "C" * 100000) breaks anywhere rather than widening the notebook.
+WRAP = "white-space:pre-wrap;overflow-wrap:anywhere"
 
 
 def badge(text: str, colour: str, css_class: str = "") -> str:
@@ -288,7 +295,7 @@ def row(label: str, body_html: str, colour: str, css_class: str, tint: str = "tr
     return (
         f'<div class="ta-row {esc(css_class)}" style="margin:3px 0;padding:2px 6px;background:{tint};'
         f'border-radius:3px"><span style="color:{colour};font-weight:600">{esc(label)}</span> '
-        f'<span class="ta-value" style="white-space:pre-wrap">{body_html}</span></div>'
+        f'<span class="ta-value" style="{WRAP}">{body_html}</span></div>'
     )
 
 
@@ -451,7 +458,7 @@ def messages_html(messages: Iterable[dict], *, new_from: int | None = None) -> s
         content = message_content(message)
         mark = " " + badge("new", "#ef6c00") if new_from is not None and i >= new_from else ""
         title = f'<span style="color:{colour};font-weight:600">[{i}] {esc(role)}</span>{mark}'
-        body = f'<pre style="white-space:pre-wrap;margin:2px 0 0 0;font-size:90%">{esc(content)}</pre>'
+        body = f'<pre style="{WRAP};margin:2px 0 0 0;font-size:90%">{esc(content)}</pre>'
         if role == "system":
             first = content.splitlines()[0] if content else ""
             body = f"<details><summary>{esc(first)} …</summary>{body}</details>"
@@ -463,7 +470,7 @@ def messages_html(messages: Iterable[dict], *, new_from: int | None = None) -> s
 
 
 def pre_html(text: str) -> str:
-    return f'<pre style="white-space:pre-wrap;margin:0;font-size:90%">{esc(text)}</pre>'
+    return f'<pre style="{WRAP};margin:0;font-size:90%">{esc(text)}</pre>'
 
 
 # -- plain text --------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import ipywidgets as widgets
 from tinyagent.agent import ReActAgent
 from tinyagent.llm_client import LOOPBACK_HOSTS
 from tinyagent.trace import Trace
-from tinyagent.widgets.cards import STATUS, esc, plural, tint
+from tinyagent.widgets.cards import STATUS, WRAP, esc, plural, tint
 from tinyagent.widgets.trace_viewer import TraceViewer, with_text
 
 
@@ -179,5 +179,5 @@ def bubble(text: str, colour: str, css_class: str, who: str, right: bool = False
         f'<div class="ta-turn {css_class}" style="{align};margin-top:4px;margin-bottom:4px;padding:4px 10px;'
         f'border-radius:8px;border:1px solid {colour};background:{tint(colour)}">'
         f'<div style="color:{colour};font-size:85%;font-weight:600">{esc(who)}</div>'
-        f'<div class="ta-turn-text" style="white-space:pre-wrap">{esc(text)}</div></div>'
+        f'<div class="ta-turn-text" style="{WRAP}">{esc(text)}</div></div>'
     )

@@ -18,7 +18,7 @@ import ipywidgets as widgets
 
 from tinyagent.agent import STOP_SEQUENCES, ReActAgent
 from tinyagent.llm_client import ChatResult
-from tinyagent.widgets.cards import STATUS, badge, esc, tint
+from tinyagent.widgets.cards import STATUS, WRAP, badge, esc, tint
 from tinyagent.widgets.trace_viewer import with_text
 
 INVENTED = STATUS["tool_error"]
@@ -90,7 +90,7 @@ class StopComparison(widgets.VBox):
         return f"finish_reason={reply.finish_reason}, {usage.get('completion_tokens', '?')} tokens out"
 
     def html(self) -> str:
-        cell = "vertical-align:top;padding:1px 8px;white-space:pre-wrap;line-height:1.35;font-family:var(--jp-code-font-family,monospace);font-size:90%"
+        cell = f"vertical-align:top;padding:1px 8px;{WRAP};line-height:1.35;font-family:var(--jp-code-font-family,monospace);font-size:90%"
         rows = []
         cut_marked = False
         for row in self.rows:

@@ -20,6 +20,7 @@ import ipywidgets as widgets
 
 from tinyagent.events import Event, Final, LlmCall, Observation, Stopped
 from tinyagent.protocols.streaming import ReplyDelta
+from tinyagent.safe_text import terminal_text
 from tinyagent.trace import Trace
 from tinyagent.widgets.cards import LABELS, Card, apply_event, esc, messages_html, plural, pre_html
 
@@ -214,7 +215,8 @@ class TraceViewer(widgets.VBox):
 
 
 def with_text(bundle: dict | None, text: str) -> dict:
-    """A widget's display data with our deterministic text in place of the default repr."""
+    """A widget's display data with our deterministic text in place of the default repr (what a model or a tool
+    wrote in it shown, not obeyed, as the printed trace shows it)."""
     bundle = dict(bundle or {})
-    bundle["text/plain"] = text
+    bundle["text/plain"] = terminal_text(text)
     return bundle
