@@ -256,6 +256,20 @@ def test_something_that_is_not_a_regular_file_is_refused(shop, tmp_path):
         shop.import_documents(fifo)
 
 
+def test_a_link_in_a_folder_to_a_file_outside_it_is_refused_and_one_inside_is_read(shop, folder, tmp_path_factory):
+    # The .md check looked at the link's name: a folder of documents could pull any readable file into the search.
+    secret = tmp_path_factory.mktemp("elsewhere") / "key.txt"
+    secret.write_text("the teacher's key: sk-not-a-document\n", encoding="utf-8")
+    (folder / "notes.md").symlink_to(secret)
+    with pytest.raises(DocumentError, match=r"notes\.md: a link to .*key\.txt, outside the folder"):
+        shop.import_documents(folder)
+    assert shop.documents() == [] and not shop.search_passages("sk-not-a-document", 5, scope="documents")
+    (folder / "notes.md").unlink()
+    inside = next(folder.rglob("*.md"))
+    (folder / "again.md").symlink_to(inside)
+    assert "again.md" in [result.document for result in shop.import_documents(folder)]
+
+
 def test_a_byte_order_mark_and_windows_line_ends_are_read(shop, tmp_path):
     path = bad_file(tmp_path, "bom.md", "\ufeff# 标题\r\n\r\n## 运费\r\n\r\n满 99 元包邮。\r\n".encode())
     shop.import_documents(path)

@@ -33,7 +33,9 @@ from tinyagent.shop.knowledge import SECTION_SEPARATOR
 CHUNK_CHARS = 400
 OVERLAP_CHARS = 80
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+# The heading's text is everything after its marks; a closing run of #s is taken off by hand (heading_of): a lazy
+# text followed by optional spaces and #s made a line of 32,000 spaces take 7 s, a square of its length.
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+)$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 # Where a cut may go, best first: the text may end right after one of these.
@@ -101,11 +103,11 @@ def markdown_sections(text: str) -> tuple[str | None, list[Section]]:
             fence = marker.group(1) if fence is None else None
             lines.append(line)
             continue
-        heading = None if fence else _HEADING.match(line)
+        heading = None if fence else heading_of(line)
         if heading is None:
             lines.append(line)
             continue
-        level, name = len(heading.group(1)), heading.group(2).strip()
+        level, name = heading
         if level == 1 and not seen_heading and title is None:
             title = name  # the document's title: text above it (rare) stays a section without a path
             seen_heading = True
@@ -118,6 +120,19 @@ def markdown_sections(text: str) -> tuple[str | None, list[Section]]:
         path.append((level, name))
     close()
     return title, sections
+
+
+def heading_of(line: str) -> tuple[int, str] | None:
+    """(level, text) of an ATX heading line ("## 期限与检测 ##" is (2, "期限与检测")), or None for any other line. A
+    closing run of #s counts only after a space ("C#" stays "C#") and when text is left before it ("# #" is "#")."""
+    found = _HEADING.match(line)
+    if found is None:
+        return None
+    text = found.group(2).rstrip(" \t")
+    before_closing = text.rstrip("#")
+    if before_closing != text and before_closing.strip() and before_closing[-1] in " \t":
+        text = before_closing
+    return len(found.group(1)), text.strip()
 
 
 def text_sections(text: str) -> tuple[str | None, list[Section]]:

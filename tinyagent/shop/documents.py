@@ -59,7 +59,8 @@ def document_files(path: str | os.PathLike[str]) -> list[tuple[Path, str]]:
     """(file, name) for `path`: the file itself, or every document below a folder, sorted by name.
 
     Hidden files and folders (a name starting with "."), such as JupyterLab's `.ipynb_checkpoints` copies,
-    are not documents of the folder.
+    are not documents of the folder. A link in the folder to a file outside it is refused: a folder of documents
+    from anyone could otherwise make any file this process can read (a key, a password file) searchable.
     """
     path = Path(path)
     if not path.exists():
@@ -73,6 +74,11 @@ def document_files(path: str | os.PathLike[str]) -> list[tuple[Path, str]]:
         )
         if not found:
             raise DocumentError(f"{path}: the folder holds no .md or .txt documents")
+        inside = path.resolve()
+        for file, _ in found:
+            if not file.resolve().is_relative_to(inside):
+                raise DocumentError(f"{file}: a link to {file.resolve()}, outside the folder; import that file by its "
+                                    "own name if it is a document")
         return [(file, name) for file, name in found]
     return [(path, path.name)]
 
