@@ -87,9 +87,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: the model does not answer: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     attacks = [a for a in ATTACKS if not args.attacks or a.number in args.attacks]
+    results: list = []  # each run as it ends: a Ctrl-C on a slow model keeps the runs that finished
+
+    def finished(result) -> None:
+        results.append(result)
+        if args.base_url:  # a slow model: say each run as it ends
+            _said(result)
+
     load_before, started = os.getloadavg(), time.perf_counter()
-    results = run_suite(llm, args.defences, attacks, max_steps=args.max_steps,
-                        on_result=_said if args.base_url else None)  # a slow model: say each run as it ends
+    try:
+        run_suite(llm, args.defences, attacks, max_steps=args.max_steps, on_result=finished)
+        interrupted = False
+    except KeyboardInterrupt:
+        interrupted = True
     seconds, load_after = time.perf_counter() - started, os.getloadavg()
     figures = rates(results)
     print(f"{args.model}, {len(attacks)} attacks x {len(args.defences)} defences, text ReAct, max_steps "
@@ -98,8 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         write_whole(args.json, json.dumps({"model": args.model, "max_steps": args.max_steps,
                                            "seconds": round(seconds, 1), "load": [load_before[0], load_after[0]],
-                                           "cores": os.cpu_count(), "figures": figures, "runs": to_json(results)},
-                                          ensure_ascii=False, indent=2))
+                                           "cores": os.cpu_count(), "interrupted": interrupted, "figures": figures,
+                                           "runs": to_json(results)}, ensure_ascii=False, indent=2))
+    if interrupted:
+        print(f"interrupted: {len(results)} of {len(attacks) * len(args.defences)} runs finished, and the table "
+              "holds only those", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -322,6 +322,28 @@ def test_the_benchmark_prints_the_table_and_saves_its_runs(tmp_path, capsys):
     assert data["figures"]["fenced data"]["attack order"] == 0.0 and len(data["runs"]) == 4
 
 
+def test_a_ctrl_c_during_the_benchmark_keeps_the_runs_that_finished(tmp_path, capsys, monkeypatch):
+    # It printed a KeyboardInterrupt traceback and wrote nothing: on a slow model, the minutes of runs before it lost.
+    from tinyagent.defences import attack_suite
+
+    ran, run_attack_as_it_is = [], attack_suite.run_attack
+
+    def ctrl_c_at_the_third(*args, **options):
+        ran.append(args)
+        if len(ran) == 3:
+            raise KeyboardInterrupt
+        return run_attack_as_it_is(*args, **options)
+
+    monkeypatch.setattr(attack_suite, "run_attack", ctrl_c_at_the_third)
+    saved = tmp_path / "pi.json"
+    assert _benchmark().main(["--attacks", "6", "16", "--defences", "none", "fenced data", "--json", str(saved)]) == 130
+    out, err = capsys.readouterr()
+    assert out.splitlines()[3].startswith("| none | 100% | 100% |") and "Traceback" not in err
+    assert err.splitlines() == ["interrupted: 2 of 4 runs finished, and the table holds only those"]
+    data = json.loads(saved.read_text(encoding="utf-8"))
+    assert data["interrupted"] and len(data["runs"]) == 2
+
+
 @pytest.mark.parametrize("argv", [["--defences", "a moat"], ["--attacks", "21"], ["--model", "gpt-9"],
                                   ["--max-steps", "0"]])
 def test_the_benchmark_refuses_bad_arguments_in_one_line(argv, capsys):
