@@ -116,7 +116,7 @@ HOSTILE = [
     ("(2 ** 1000) ** 4", "the result would be too large"),
     ("9" * 150 + " ** 999", "the result would be too large"),
     ("(10 ** 999) * (10 ** 999) * (10 ** 999)", "the result would be too large"),
-    ("1e9999", "the result would be too large"),  # read as written: 10 ** 9999, not a float's inf
+    ("1e9999", "the exponent of 1e9999 is too large"),  # read as written: 10 ** 9999, not a float's inf
     ("2.0 ** 5000.5", "the exponent 5000.5 is too large"),
     ("10 ** 999.5", "the result would be too large"),
     ("-" * 150 + "1", "nested more than"),
@@ -181,3 +181,43 @@ def test_a_number_is_read_as_it_is_written_not_as_the_float_python_makes_of_it()
     assert format_number(calculate("1_000.5 * 2")) == (2001, True)
     tiny = calculate("1e-400")
     assert tiny.number == Fraction(1, 10**400) and format_number(tiny) == (0.0, False)  # shown as 0.0, not exact
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["1e3000000", "1e-3000000", "2 ** 1E+99999999999999999999", "1e99999999999999999999", "１ｅ９９９９９９９９９９"],
+)
+def test_a_number_with_a_huge_exponent_is_refused_before_it_is_built(expression):
+    # building 10 ** exponent holds the interpreter, so no timeout could stop it: the exponent is read first
+    started = time.perf_counter()
+    data = result(expression)
+    assert time.perf_counter() - started < 1
+    assert "the exponent of " in data["error"] and f"is too large; the limit is {MAX_EXPONENT}" in data["error"]
+
+
+def test_a_number_with_an_exponent_at_the_limit_is_still_read_exactly():
+    assert calculate(f"1e{MAX_EXPONENT}").number == 10**MAX_EXPONENT
+    assert calculate(f"2.5e-{MAX_EXPONENT}").number == Fraction(25, 10 ** (MAX_EXPONENT + 1))
+
+
+@pytest.mark.parametrize(
+    ("expression", "says"),
+    [
+        ("3²", "3² is not read: write 3**2"),  # NFKC alone makes it 32
+        ("10³", "10³ is not read: write 10**3"),
+        ("5²+1", "5²+1 is not read: write 5**2+1"),
+        ("2⁵ * 3", "2⁵ * 3 is not read: write 2**5 * 3"),
+        ("10⁻³", "10⁻³ is not read: write 10**-3"),
+        ("2₃ + 1", "the subscript ₃ is not read: write plain digits, and ** for a power"),
+    ],
+)
+def test_a_superscript_or_subscript_is_refused_not_read_as_a_plain_digit(expression, says):
+    data = result(expression)
+    assert data.get("error") == f"calculator: {says}", data
+
+
+def test_a_comment_is_refused_not_silently_dropped():
+    for written, comment in (("1999 # minus 200", "# minus 200"), ("1999 ＃ 减 200", "# 减 200")):
+        data = result(written)
+        assert data.get("error", "").startswith(f"calculator: {comment} is a comment, which would be skipped"), data
+    assert result("１２３×２")["result"] == 246  # full-width digits, which NFKC is there for, still work

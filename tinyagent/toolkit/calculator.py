@@ -6,9 +6,11 @@
 does not know is refused, so anything that is not arithmetic is refused:
 
     allowed     numbers (int and float literals), + - * / // % ** and unary + -, round brackets
-    refused     names, calls, attributes, strings, lists, comparisons, lambdas, True, 2j, ...
-    limits      MAX_EXPRESSION_CHARS characters; an exponent up to MAX_EXPONENT; every result (also halfway
-                through) at most MAX_RESULT_BITS bits, checked *before* a power is computed
+    refused     names, calls, attributes, strings, lists, comparisons, lambdas, True, 2j, ...; and what
+                would be read other than as written: a # comment, a superscript or subscript (3² is not 32)
+    limits      MAX_EXPRESSION_CHARS characters; an exponent up to MAX_EXPONENT, of a power (10 ** 1000) and
+                of a number (1e1000) alike; every result (also halfway through) at most MAX_RESULT_BITS bits,
+                checked *before* a power or a number is computed
     errors      `CalculatorError` (a ValueError) with one clear sentence: division by zero, a name, a number
                 that is too large, a negative number to a fractional power, text that is not arithmetic
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
@@ -80,9 +83,14 @@ def calculate(expression: str) -> Value:
     if len(expression) > MAX_EXPRESSION_CHARS:
         raise CalculatorError(f"the expression is {len(expression)} characters long; the limit is "
                               f"{MAX_EXPRESSION_CHARS}")
+    _refuse_superscripts(expression)
     text = normalize(expression)
     if not text:
         raise CalculatorError("the expression is empty: write one such as (1999 - 200) * 0.85")
+    if "#" in text:  # ast.parse drops a comment without a word, so "1999 # minus 200" would be 1999
+        comment = text[text.index("#"):]
+        raise CalculatorError(f"{comment} is a comment, which would be skipped, not computed; only {ALLOWED} "
+                              "are allowed")
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
@@ -90,6 +98,22 @@ def calculate(expression: str) -> Value:
     except (ValueError, MemoryError, RecursionError):  # a NUL byte; a pathological nesting
         raise CalculatorError(f"this is not an arithmetic expression; only {ALLOWED} are allowed") from None
     return _value(tree.body, 0, text)
+
+
+def _refuse_superscripts(expression: str) -> None:
+    """NFKC, which makes full-width digits plain, also makes 3² into 32 and x₂ into x2: a person reads
+    something else than would be computed, so a superscript or subscript is refused with what to write."""
+    tags = {char: unicodedata.decomposition(char).partition(" ")[0] for char in set(expression)}
+    lowered = "".join(sorted(char for char, tag in tags.items() if tag == "<sub>"))
+    raised = "".join(sorted(char for char, tag in tags.items() if tag == "<super>"))
+    if lowered:
+        raise CalculatorError(f"the subscript {lowered} is not read: write plain digits, and ** for a power")
+    if raised:
+        def as_power(run: re.Match) -> str:  # ⁻ is the minus sign − in NFKC, which Python does not read
+            return "**" + unicodedata.normalize("NFKC", run[0]).replace("−", "-")
+
+        as_powers = re.sub(f"[{re.escape(raised)}]+", as_power, expression.strip())
+        raise CalculatorError(f"{expression.strip()} is not read: write {as_powers}")
 
 
 def _value(node: ast.AST, depth: int, text: str) -> Value:
@@ -120,8 +144,15 @@ def _number(value: object, written: str) -> Fraction:
         if isinstance(value, bool):
             what = str(value)
         raise CalculatorError(f"{what} is not allowed in an expression; only {ALLOWED} are")
+    if isinstance(value, int):
+        return Fraction(value)
+    # Fraction("1e99999999999999999999") would compute 10 to that power, holding the interpreter (and with it
+    # every timeout) for good, so the exponent is read from the text and limited first, as a power's is.
+    exponent = written.lower().partition("e")[2]
+    if exponent and abs(int(exponent)) > MAX_EXPONENT:
+        raise CalculatorError(f"the exponent of {written} is too large; the limit is {MAX_EXPONENT}")
     # Every float literal Python reads (5., .5, 1e-400, 1_000.5) is decimal text Fraction reads exactly.
-    return Fraction(value) if isinstance(value, int) else Fraction(written.replace("_", ""))
+    return Fraction(written.replace("_", ""))
 
 
 def _apply(op: ast.operator, left: Value, right: Value) -> Value:
