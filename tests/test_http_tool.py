@@ -342,3 +342,19 @@ def test_nan_in_a_reply_is_no_json_and_a_long_reason_phrase_is_cut():
     with Scripted(long_reason) as server:
         data = observe(weather_tool(server.base_url))
     assert data["kind"] == "status" and data["status"] == 503 and len(data["error"]) < 400
+
+
+def test_a_number_beyond_a_float_is_no_json():
+    # 1e400 read as inf and went to the model as Infinity, which is no JSON, in a reply taken as a success
+    body = {"city": "x", "condition": "c", "condition_zh": "z", "temperature_c": 1}
+    with Scripted(lambda r: _send_json_text(r, json.dumps(body).replace("1}", "1e400}"))) as server:
+        data = observe(weather_tool(server.base_url))
+    assert data.get("kind") == "not_json" and "1e400" in data["error"], data
+
+
+def _send_json_text(request, text: str) -> None:
+    body = text.encode()
+    request.send_response(200)
+    request.send_header("Content-Length", str(len(body)))
+    request.end_headers()
+    request.wfile.write(body)

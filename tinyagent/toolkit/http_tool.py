@@ -8,7 +8,9 @@ one and decide what to do. The third article's weather tool gets four things rig
                           trips a read timeout, so the whole reply has a clock of its own). The clock is read
                           between the pieces of the body: the status line and headers are bounded by
                           read_timeout for each wait and by http.client's limits (100 header lines of 64 KB),
-                          not by total_timeout
+                          not by total_timeout, and interim "100 Continue" replies, which http.client skips
+                          without counting, are not bounded at all: lesson 10's ToolTimeout bounds the call as
+                          a whole (the tool waits on the network, so the loop goes on without it)
     a status check        anything but 2xx is a failure; a redirect is not followed (it could lead anywhere)
     a shape check         the reply must be JSON and hold the fields the tool reads, checked against a JSON
                           Schema (validation.py); fields the tool does not read are allowed (an upstream
@@ -44,7 +46,7 @@ from typing import Any
 import requests
 import urllib3
 
-from tinyagent.chat_result import no_json_constant
+from tinyagent.chat_result import finite_float, no_json_constant
 from tinyagent.errors import TinyAgentError
 from tinyagent.llm_client import is_loopback
 from tinyagent.number_checks import ascii_number, check_seconds, check_whole
@@ -137,7 +139,8 @@ class JsonApi:
             if not 200 <= response.status_code < 300:
                 raise self._status_failure(response, body)
             try:
-                data = json.loads(body.decode("utf-8"), parse_constant=no_json_constant)
+                # 1e400 is no float: read as inf, it reached the model as Infinity, which no JSON reader takes
+                data = json.loads(body.decode("utf-8"), parse_constant=no_json_constant, parse_float=finite_float)
             except (UnicodeDecodeError, ValueError):
                 raise self._failed("not_json", f"{self.name} answered {response.status_code} with a body that "
                                    f"is not JSON: {_excerpt(body)}", False) from None
