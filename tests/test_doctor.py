@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import json
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -150,13 +153,8 @@ def test_incomplete_settings_fail_before_any_request(monkeypatch, tmp_path, caps
 def test_model_missing_from_the_models_list_warns(scripted_server, monkeypatch, listed):
     from tinyagent import doctor
 
-    class Listing:
-        ok, status_code = True, 200
-
-        def json(self):
-            return {"object": "list", "data": [{"id": name} for name in listed]}
-
-    monkeypatch.setattr(doctor.requests, "get", lambda *a, **k: Listing())
+    listing = json.dumps({"object": "list", "data": [{"id": name} for name in listed]}).encode()
+    monkeypatch.setattr(doctor, "_get_models", lambda *a, **k: (200, listing))
     scripted_server.reply((200, completion("Hello there, dear customer.")))
     found = statuses(diagnose(settings_for(scripted_server.url)))
     assert found["model exists"] == (WARN if listed else OK)
@@ -208,19 +206,12 @@ def test_a_stream_that_never_ends_warns_once_its_time_is_up(scripted_server):
     assert checks["streaming"].status == WARN and "did not end within 1 s" in checks["streaming"].detail
 
 
-@pytest.mark.parametrize("listing", [[1, 2], {"data": 5}, {"data": [7, None]}, RecursionError])
+@pytest.mark.parametrize("listing", [b"[1, 2]", b'{"data": 5}', b'{"data": [7, null]}',
+                                     b"[" * 100_000 + b"]" * 100_000, b"\xff not text"])
 def test_a_models_list_of_the_wrong_shape_is_ignored(scripted_server, monkeypatch, listing):
     from tinyagent import doctor
 
-    class Listing:
-        ok, status_code = True, 200
-
-        def json(self):
-            if listing is RecursionError:
-                raise RecursionError("maximum recursion depth exceeded")
-            return listing
-
-    monkeypatch.setattr(doctor.requests, "get", lambda *a, **k: Listing())
+    monkeypatch.setattr(doctor, "_get_models", lambda *a, **k: (200, listing))
     scripted_server.reply((200, completion("Hello there, dear customer.")))
     found = statuses(diagnose(settings_for(scripted_server.url)))
     assert found["model exists"] == OK
@@ -267,3 +258,133 @@ def test_a_password_in_the_url_is_never_shown_by_the_doctor():
     assert "hunter2" not in text
     assert "  endpoint: http://ada:***@127.0.0.1:1/v1\n" in text
     assert "reachable      FAIL    could not reach 127.0.0.1:1: connection refused" in text
+
+
+# -- a hostile server cannot hold the doctor, nor write over its report ---------------------------------------------
+class ModelsServer:
+    """A loopback server whose GET /models is `handler(request)`; every POST gets a plain completion."""
+
+    def __init__(self, handler):
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                handler(self)
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                body = json.dumps(completion("Hello there, dear customer, how can I help?")).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1/chat/completions"
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def drip_for_a_minute(request, content_type="application/json", start=b'{"data": ['):
+    """Promise a huge body, then send one byte every 0.2 s for 60 s (or until the client hangs up): never a pause
+    long enough for a read timeout, and never the end."""
+    request.send_response(200)
+    request.send_header("Content-Type", content_type)
+    request.send_header("Content-Length", "100000000")
+    request.end_headers()
+    try:
+        request.wfile.write(start)
+        for _ in range(300):
+            time.sleep(0.2)
+            request.wfile.write(b" ")
+            request.wfile.flush()
+    except OSError:
+        return
+
+
+def test_a_models_list_that_drips_for_ever_fails_reachable_once_the_timeout_is_up():
+    # `doctor --timeout 3` hung for ever on such a server: requests' timeout is a wait between two bytes only.
+    server = ModelsServer(drip_for_a_minute)
+    try:
+        started = time.monotonic()
+        out = io.StringIO()
+        code = run_doctor(settings_for(server.url), out=out, timeout=1)
+        elapsed = time.monotonic() - started
+    finally:
+        server.close()
+    text = out.getvalue()
+    assert elapsed < 30, f"the doctor waited {elapsed:.0f} s for a server that drips for 60 s"
+    assert code == 1, text
+    assert "reachable      FAIL    GET http://127.0.0.1:" in text
+    assert "began to answer, but its body did not come in full within 1 s" in text
+    assert "Required checks failed: reachable." in text
+
+
+def test_a_models_list_larger_than_any_reply_fails_reachable():
+    def huge(request):
+        body = b'{"data": [' + b'{"id": "' + b"x" * (17 * 2**20) + b'"}]}'
+        request.send_response(200)
+        request.send_header("Content-Type", "application/json")
+        request.send_header("Content-Length", str(len(body)))
+        request.end_headers()
+        try:
+            request.wfile.write(body)
+        except OSError:
+            return
+
+    server = ModelsServer(huge)
+    try:
+        checks = {check.name: check for check in diagnose(settings_for(server.url), timeout=10)}
+    finally:
+        server.close()
+    assert checks["reachable"].status == FAIL
+    assert "is larger than 16 MB" in checks["reachable"].detail
+
+
+def test_a_stream_that_drips_for_ever_warns_once_the_timeout_is_up(scripted_server):
+    # iter_lines waited for 512 bytes or a line's end: at a byte every 0.2 s, the deadline was never looked at.
+    plain = (200, completion("Hello there, dear customer, how can I help?"))
+    stream = lambda request: drip_for_a_minute(request, "text/event-stream", b"data: ")
+    scripted_server.reply(plain, plain, plain, stream, plain)
+    started = time.monotonic()
+    checks = {check.name: check for check in diagnose(settings_for(scripted_server.url), timeout=1)}
+    assert time.monotonic() - started < 30
+    assert checks["streaming"].status == WARN and "did not end within 1 s" in checks["streaming"].detail
+
+
+HOSTILE = "stop\r\x1b[2K\x1b[1A\x1b[2KAll required checks passed: tinyagent can use this endpoint.\x1b[8m"
+
+
+def assert_nothing_a_terminal_obeys(text):
+    for hidden in ("\x1b", "\r", "\x07", "\u202e"):
+        assert hidden not in text, f"{hidden!r} reached the terminal: {text!r}"
+
+
+def test_a_finish_reason_and_tool_names_holding_escapes_are_shown_not_obeyed(scripted_server):
+    # A server's finish_reason wrote "All required checks passed" over the report's own lines.
+    plain = (200, completion("Hello there, dear customer, how can I help?", finish_reason=HOSTILE))
+    call = {"id": "c", "type": "function",
+            "function": {"name": "\x1b]0;pwned\x07\rX\nY\u202eevil", "arguments": "{}"}}
+    tools = (200, completion(None, finish_reason="tool_calls", tool_calls=[call]))
+    scripted_server.reply(plain, plain, plain, sse('{"choices": [{"delta": {"content": "Hi"}}]}'), tools, plain)
+    code, text = report(settings_for(scripted_server.url))
+    assert code == 0, text
+    assert_nothing_a_terminal_obeys(text)
+    assert "finish_reason=stop\\r\\x1b[2K\\x1b[1A" in text
+    assert "tool_calls: \\x1b]0;pwned\\x07\\rX\\nY\\u202eevil" in text
+
+
+def test_a_server_error_message_holding_escapes_is_shown_on_one_line(scripted_server):
+    scripted_server.reply((400, {"error": {"message": "bad \x1b[31mRED\r\nsecond line\u202e"}}))
+    code, text = report(settings_for(scripted_server.url))
+    assert code == 1, text
+    assert_nothing_a_terminal_obeys(text)
+    assert "(HTTP 400): bad \\x1b[31mRED\\r\\nsecond line\\u202e\n" in text

@@ -17,7 +17,10 @@ line per check:
                                                                           structured outputs)
 
 The exit code is 1 when a required check fails. The key is never printed: every detail that quotes
-a server passes through `redact()`.
+a server passes through `redact()`. Every body the doctor reads (GET /models, the stream) is read as
+`LlmClient` reads a reply, within `--timeout` in all and MAX_REPLY_BYTES, and every detail is printed
+through `one_line`: a server that drips bytes for ever, or writes ESC sequences into its finish_reason,
+cannot hold the doctor or rewrite its report.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
@@ -47,7 +49,8 @@ from tinyagent.errors import (
     ServerError,
     redact,
 )
-from tinyagent.llm_client import ChatResult, LlmClient, reply_timeouts
+from tinyagent.llm_client import ACCEPT_ENCODING, ChatResult, LlmClient, reply_timeouts
+from tinyagent.safe_text import one_line, terminal_text
 from tinyagent.settings import Settings, load_settings
 
 OK, WARN, FAIL, SKIP = "OK", "WARN", "FAIL", "SKIP"
@@ -122,13 +125,19 @@ def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
         return skip_the_rest("the key cannot be sent")
 
     # 1. Reachable: any HTTP answer at all. GET /models is cheap, and its list helps check 3.
-    listing = _get_models(settings, llm, timeout)
+    listing = _get_models(settings, llm)
+    if isinstance(listing, LlmError):  # it answered, but its body did not come in full
+        shown = shown_url(models_url(llm.api_url))
+        add("reachable", FAIL, f"GET {shown} began to answer, but {_unfinished(listing, timeout)}",
+            "the server or a proxy in front of it is stuck or sending far too much: restart it, or check "
+            "TINYAGENT_API_URL", required=True)
+        return skip_the_rest("GET /models did not finish")
     if isinstance(listing, Exception):
         add("reachable", FAIL, f"could not reach {url_host(llm.api_url)}: {_reason(listing)}",
             "check TINYAGENT_API_URL; for a local server (classroom, llama.cpp, Ollama) check that it is "
             "running and listening on that port", required=True)
         return skip_the_rest("the server cannot be reached")
-    add("reachable", OK, f"HTTP {listing.status_code} from GET {shown_url(models_url(llm.api_url))}", required=True)
+    add("reachable", OK, f"HTTP {listing[0]} from GET {shown_url(models_url(llm.api_url))}", required=True)
 
     # 2-4: one small chat request, made the way the agent makes them, answers the other required
     # questions, in the order they fail.
@@ -190,17 +199,32 @@ def _explain_failure(exc: LlmError, add: Callable) -> None:
 
 
 def _headers(settings: Settings, accept: str = "application/json") -> dict[str, str]:
-    headers = {"Accept": accept}
+    headers = {"Accept": accept, "Accept-Encoding": ACCEPT_ENCODING}  # the encodings LlmClient's reader inflates
     if settings.api_key:
         headers["Authorization"] = f"Bearer {settings.api_key}"
     return headers
 
 
-def _get_models(settings: Settings, llm: LlmClient, timeout: float) -> requests.Response | Exception:
+def _get_models(settings: Settings, llm: LlmClient) -> tuple[int, bytes] | Exception:
+    """GET /models: its status and body, or what went wrong. The body is read by the reader `chat` uses, within
+    `llm.total_timeout` and MAX_REPLY_BYTES: requests' own timeout is only the wait for each byte."""
     try:
-        return requests.get(models_url(llm.api_url), headers=_headers(settings), timeout=(min(timeout, 10.0), timeout))
+        response = requests.get(models_url(llm.api_url), headers=_headers(settings), stream=True,
+                                timeout=(llm.connect_timeout, llm.read_timeout))
     except requests.RequestException as exc:
         return exc
+    try:
+        return response.status_code, llm._read_body(response)
+    except LlmError as exc:
+        return exc
+
+
+def _unfinished(exc: LlmError, timeout: float) -> str:
+    """Why a body the doctor read did not come in full, in the doctor's words: the client's message names its own
+    options (total_timeout, read_timeout), where the doctor's is --timeout."""
+    if isinstance(exc, LlmTimeoutError):
+        return f"its body did not come in full within {timeout:g} s (--timeout bounds the whole body, and each pause)"
+    return str(exc)
 
 
 def _reason(exc: Exception) -> str:
@@ -211,10 +235,11 @@ def _reason(exc: Exception) -> str:
     return type(exc).__name__
 
 
-def _model_listed(settings: Settings, listing: requests.Response) -> tuple[str, str, str]:
-    """The chat call worked, so the model exists for the server; /models may say more."""
+def _model_listed(settings: Settings, listing: tuple[int, bytes]) -> tuple[str, str, str]:
+    """The chat call worked, so the model exists for the server; /models (its status and body) may say more."""
+    status, body = listing
     try:
-        names = [item.get("id") for item in listing.json().get("data", [])] if listing.ok else []
+        names = [item.get("id") for item in json.loads(body).get("data", [])] if status < 400 else []
     except (ValueError, AttributeError, TypeError, RecursionError):  # not the list OpenAI's /models sends
         names = []
     if settings.model in names:
@@ -277,23 +302,27 @@ def _check_streaming(llm: LlmClient, settings: Settings, timeout: float) -> tupl
                 return WARN, f"stream=true answered HTTP {response.status_code}", fix
             if "text/event-stream" not in kind:
                 return WARN, f"stream=true answered {kind or 'no Content-Type'}, not text/event-stream", fix
-            chunks, done, pieces = 0, False, []
-            # As reply_timeouts bounds a reply: `timeout` without data, and `timeout` more for the whole body,
-            # so a server that sends keep-alive comments for ever cannot hold the doctor.
-            deadline = time.monotonic() + timeout
-            for line in response.iter_lines(decode_unicode=True):
-                if time.monotonic() > deadline:
-                    return WARN, f"the stream did not end within {timeout:g} s of its first byte", fix
-                if not line or not line.startswith("data:"):
-                    continue  # blank separators, ": keep-alive" comments, event: lines
-                data = line[len("data:"):].strip()
-                if data == "[DONE]":
-                    done = True
-                    break
-                pieces.append(_chunk_text(data))
-                chunks += 1
+            # Read whole, as `chat` reads a reply: `timeout` without data, `timeout` for the whole body, at most
+            # MAX_REPLY_BYTES, so a server that sends keep-alive comments, or one byte a second, for ever cannot
+            # hold the doctor (iter_lines waits for 512 bytes, or a line's end, before it returns).
+            stream = llm._read_body(response).decode("utf-8", errors="replace")
+        chunks, done, pieces = 0, False, []
+        for line in re.split(r"\r\n|\r|\n", stream):  # SSE's line ends only: not splitlines(), which also
+            # breaks at U+2028, a character JSON lets a chunk's text hold as it is
+            if not line.startswith("data:"):
+                continue  # blank separators, ": keep-alive" comments, event: lines
+            data = line[len("data:"):].strip()
+            if data == "[DONE]":
+                done = True
+                break
+            pieces.append(_chunk_text(data))
+            chunks += 1
     except requests.RequestException as exc:
         return WARN, f"the stream broke: {type(exc).__name__}", fix
+    except LlmTimeoutError:
+        return WARN, f"the stream did not end within {timeout:g} s of its first byte, or paused longer", fix
+    except LlmError as exc:  # larger than MAX_REPLY_BYTES, a broken connection, an encoding it cannot inflate
+        return WARN, f"the stream broke: {exc}", fix
     except NotJsonNumber as exc:  # the course's client refuses such a chunk (streaming.py)
         return WARN, f"the stream broke: a chunk holds {exc.constant}, which JSON does not allow", fix
     except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python reads
@@ -381,7 +410,7 @@ def format_report(settings: Settings | None, checks: list[Check]) -> str:
     lines.append(f"{'check':<{width}}  {'result':<6}  detail")
     lines.append(f"{'-' * width}  ------  {'-' * 40}")
     for check in checks:
-        detail = check.detail.replace("\n", " ")
+        detail = one_line(check.detail)  # it may quote a server: a CR, an ESC or a bidi override is shown, not obeyed
         lines.append(f"{check.name:<{width}}  {check.status:<6}  {detail}")
     fixes = [check for check in checks if check.status in (FAIL, WARN) and check.fix]
     if fixes:
@@ -392,7 +421,7 @@ def format_report(settings: Settings | None, checks: list[Check]) -> str:
     lines.append("")
     lines.append(f"Required checks failed: {', '.join(failed)}." if failed
                  else "All required checks passed: tinyagent can use this endpoint.")
-    return "\n".join(lines)
+    return terminal_text("\n".join(lines))  # the model's name and the fixes too: nothing in it a terminal obeys
 
 
 def run_doctor(settings: Settings | None = None, *, out: TextIO | None = None, timeout: float = 30.0) -> int:
