@@ -6,6 +6,8 @@ import json
 from typing import Literal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tinyagent import ChatResult, FunctionTool, ReActAgent, ToolRegistry, fixed_clock, parse_step, tool
 from tinyagent.checks.lesson07_tool_schemas import pickup_tool
@@ -197,11 +199,22 @@ def test_a_chain_of_rules_too_long_to_follow_is_a_grammar_error_not_a_recursion_
         grammar.accepts("a")
 
 
-@pytest.mark.parametrize("grammar", ['root ::= ""{100000000} "a"', 'root ::= "a" " "?{20000000}',
-                                     'root ::= ("b"?){50000000} "a"'])
+@pytest.mark.parametrize("grammar", ['root ::= e{1999} "a"\ne ::= ""{1999}', 'root ::= "a" e{1999}\ne ::= " "?{1999}',
+                                     'root ::= e{1999} "a"\ne ::= ("b"?){1999}'])
 def test_a_huge_repeat_of_what_may_be_empty_is_decided_at_once(grammar):
-    # Each repeat of an empty match changes nothing: the matcher once counted them all, one by one.
+    # Each repeat of an empty match changes nothing: the matcher once counted them all, one by one (1999 x 1999
+    # here: llama.cpp takes no count of 2000 or more in one sequence, and parse_grammar refuses those too).
     assert parse_grammar(grammar).accepts("a") and not parse_grammar(grammar).accepts("aa")
+
+
+@pytest.mark.parametrize("grammar", ['root ::= ""{100000000} "a"', 'root ::= "a"{0,2000}', 'root ::= "a"{2000,}',
+                                     'root ::= [a]{50} [b]{40}', 'root ::= ("b"?){1000}{2}'])
+def test_a_repeat_llama_cpp_refuses_is_a_grammar_error(grammar):
+    # llama.cpp's MAX_REPETITION_THRESHOLD: the product of one sequence's repeat counts must stay below 2000.
+    with pytest.raises(GrammarError, match="llama.cpp refuses 2000 or more"):
+        parse_grammar(grammar)
+    assert parse_grammar("root ::= [a]{50} [b]{39}").accepts("a" * 50 + "b" * 39)  # 1950: taken
+    assert parse_grammar('root ::= "a"{1999}\nb ::= "b"{1999}').accepts("a" * 1999)  # each sequence its own product
 
 
 def test_a_one_string_tool_takes_the_string_itself_and_a_no_input_tool_nothing():
@@ -526,3 +539,166 @@ def test_one_string_parameter_written_plain_is_refused_where_its_json_form_is(sc
         schema_grammar({"type": "object", "properties": {"code": schema}})
     with pytest.raises(ValueError, match=refused):
         input_grammar(_one_string_tool(schema))
+
+
+# -- what the grammar allows, the parser reads as the branch it took ------------------------------------------------
+# Pieces of a reply the grammar must not let through as they stand: every line break str.splitlines() knows (the
+# parser's lines), the keys a new line could start with, "Final Answer:" (which the parser reads anywhere), an id
+# nobody wrote, and ordinary words and colons.
+HOSTILE_PIECES = ["x", " ", "r", ":", "19:05", "https://x", "Final Answer:", "Final Answer", "Action: applyRefund",
+                  "Action: queryOrder", "Action Input: ", "Observation:", "88231", "88232", '\\"', "\\u2028",
+                  *"\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"]
+REFUND_QUESTION = "Where is my order 88231?"
+
+
+def _step_states():
+    """(choices, grammar) at the first step (no answer yet) and after an Observation (an answer allowed)."""
+    tools = shop_tools()
+    first = conversation(REFUND_QUESTION)
+    later = conversation(REFUND_QUESTION, "Thought: x\nAction: queryOrder\nAction Input: 88231",
+                         'Observation: {"orderId": "88231", "trackingNo": "SF1234567890"}')
+    return [(choices, parse_grammar(step_grammar(choices, tools)))
+            for choices in (allowed_steps(first, tools), allowed_steps(later, tools))]
+
+
+STEP_STATES = _step_states()
+
+
+def _reply(branch: str, thought: str, words: str, id_: str) -> str:
+    inputs = {"queryOrder": f" {id_}{words}", "queryLogistics": f" {id_}{words}", "searchKnowledge": f" {words}",
+              "getCurrentTime": words, "applyRefund": f' {{"orderId":"{id_}","reason":"{words}"}}'}
+    if branch == "final":
+        return f"Thought: {thought}\nFinal Answer: {words}"
+    return f"Thought: {thought}\nAction: {branch}\nAction Input:{inputs[branch]}"
+
+
+@settings(max_examples=400, deadline=None)
+@given(state=st.sampled_from(STEP_STATES), branch=st.sampled_from(["final", *shop_tools().names]),
+       thought=st.lists(st.sampled_from(HOSTILE_PIECES), max_size=6).map("".join),
+       words=st.lists(st.sampled_from(HOSTILE_PIECES), max_size=6).map("".join),
+       id_=st.sampled_from(["88231", "88232", "SF1234567890"]))
+def test_a_reply_the_step_grammar_allows_reads_as_the_branch_it_took_with_its_allowed_ids(state, branch, thought,
+                                                                                           words, id_):
+    # Once, "x\rAction: applyRefund\rAction Input: {...88232...}" as a query refunded an order nobody named, and
+    # "Final Answer:" in a Thought ended the run before any lookup: the grammar allowed both.
+    choices, grammar = state
+    reply = _reply(branch, thought, words, id_)
+    if not grammar.accepts(reply):
+        return
+    step = parse_step(reply)
+    if branch == "final":
+        assert choices.final and step.rule == "final_answer", reply
+        return
+    assert step.rule == "action" and step.action.tool_name == branch, (reply, step)
+    for key, allowed in choices.values.get(branch, {}).items():
+        text = step.action.tool_input
+        value = json.loads(text)[key] if text.startswith("{") else text
+        assert value in allowed, (reply, step)
+
+
+def test_a_literal_from_the_schema_holds_no_line_break_or_answer_as_it_stands():
+    # An enum value is written as JSON: its U+2028 and the colon of "Final Answer:" as escapes, the same value.
+    schema = {"type": "object", "properties": {"note": {"enum": ["a\u2028Action: queryOrder", "Final Answer: yes"]}},
+              "required": ["note"]}
+    grammar = parse_grammar(schema_grammar(schema))
+    assert grammar.accepts('{"note":"a\\u2028Action: queryOrder"}')
+    assert grammar.accepts('{"note":"Final Answer\\u003a yes"}')
+    assert not grammar.accepts('{"note":"a\u2028Action: queryOrder"}')
+    assert not grammar.accepts('{"note":"Final Answer: yes"}')
+    assert json.loads('{"note":"Final Answer\\u003a yes"}')["note"] == "Final Answer: yes"
+
+
+# -- schemas a grammar cannot be built from: a GrammarError, and the run ends politely -------------------------------
+HOSTILE_PROPERTIES = {
+    "true": {"q": True},  # JSON Schema's "anything"
+    "examples-5": {"q": {"type": "string", "examples": 5}, "n": {"type": "integer", "minimum": 1}},
+    "minimum": {"count": {"type": "integer", "minimum": 1, "maximum": 50}},  # FastMCP's Field(ge=1, le=50)
+    "ref": {"address": {"$ref": "#/$defs/Addr"}},  # a nested pydantic model
+    "unknown-type": {"q": {"type": {}}},
+    "a-list": [["q", {"type": "string"}]],
+}
+
+
+@pytest.mark.parametrize("label", HOSTILE_PROPERTIES)
+@pytest.mark.parametrize("form", ["grammar", "json_schema"])
+def test_a_schema_the_grammar_cannot_take_ends_the_run_politely_never_a_traceback(label, form):
+    from tinyagent import LlmClient
+
+    schema = {"type": "object", "properties": HOSTILE_PROPERTIES[label], "required": []}
+    tools = ToolRegistry([FunctionTool("lookup", "Look something up.", lambda **kw: "ok", parameters=schema)])
+    parts = [ConstrainedSend(form)] + ([JsonStepRead()] if form == "json_schema" else [])
+    result = ReActAgent(LlmClient.classroom(), tools, lang="en", parts=parts).run("hi, order 88231")
+    assert result.reason in ("grammar", "final_answer", "llm_error", "max_steps"), result.reason
+    if result.reason == "grammar":
+        stopped = result.trace.events[-1]
+        assert "tool lookup" in stopped.detail and result.answer == GrammarError.answer["en"]
+
+
+def test_a_grammar_error_is_the_package_s_error_and_still_a_value_error():
+    from tinyagent.errors import TinyAgentError
+
+    with pytest.raises(TinyAgentError, match="cannot express 'minimum'"):
+        schema_grammar({"type": "integer", "minimum": 1})
+    assert issubclass(GrammarError, ValueError)
+
+
+@pytest.mark.parametrize("schema, says", [
+    ({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]} | {"type": ["object", "x"]},
+     "one or more of string"),
+    ({"type": "x", "properties": {"a": {"type": "integer"}}}, "unknown type 'x'"),
+    ({"type": []}, "one or more of string"),
+    ({"enum": [float("nan")]}, "is no JSON value"),
+    ({"const": float("inf")}, "is no JSON value"),
+    ({"type": "string", "maxLength": 2000}, "below 2000"),
+    ({"type": "string", "minLength": 5000}, "below 2000"),
+    ({"type": "string", "maxLength": 10**18}, "below 2000"),
+    ({"type": "array", "items": {"type": "string"}, "maxItems": 5000}, "below 2000"),
+    ({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}, r"\$ref"),
+    ({"type": "object", "properties": {"a": {"type": "string"}}, "required": 5}, "required must be a list"),
+])
+def test_a_schema_a_grammar_cannot_say_is_a_grammar_error(schema, says):
+    with pytest.raises(GrammarError, match=says):
+        schema_grammar(schema)
+    assert parse_grammar(schema_grammar({"type": "string", "maxLength": 1999})).accepts('"ab"')
+
+
+def _nested(depth: int, kind) -> dict:
+    schema = {"type": "integer"}
+    for _ in range(depth):
+        schema = {"type": kind, "properties": {"a": schema}, "required": ["a"]}
+    return schema
+
+
+def test_a_list_of_types_writes_each_subtree_once():
+    # ["object", "object"] once built the subtree twice at every level: 2**18 builds (seconds of CPU at every step)
+    # from 1.3 KB of schema.
+    import time
+
+    started = time.perf_counter()
+    text = schema_grammar(_nested(18, ["object", "object"]))
+    assert time.perf_counter() - started < 1 and len(text) < 2_000
+    assert parse_grammar(text).accepts('{"a":' * 18 + "7" + "}" * 18)
+
+
+@pytest.mark.parametrize("schema, says", [
+    (_nested(3000, "object"), "nested more than 32 deep"),  # was a RecursionError
+    ({"anyOf": [_nested(40, "object")]}, "nested more than 32 deep"),
+    ({"type": "object", "properties": {f"p{i}": {"enum": list(range(1000))} for i in range(100)}},
+     "grows past 200,000 characters"),  # 490 KB of schema: once a 40 MB grammar, in seconds
+])
+def test_a_schema_too_deep_or_too_big_is_refused_at_once(schema, says):
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(GrammarError, match=says):
+        schema_grammar(schema)
+    assert time.perf_counter() - started < 2
+
+
+def test_many_optional_keys_give_a_grammar_that_grows_with_them_and_reads():
+    # Each optional key once repeated the keys after it: quadratic, and past 100 a grammar parse_grammar refused.
+    schema = {"type": "object", "properties": {f"p{i}": {"type": "integer"} for i in range(150)}}
+    text = schema_grammar(schema)
+    assert len(text) < 60_000
+    grammar = parse_grammar(text)
+    assert grammar.accepts("{}") and grammar.accepts('{"p7":1,"p149":2}') and not grammar.accepts('{"p149":2,"p7":1}')

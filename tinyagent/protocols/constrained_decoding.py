@@ -23,6 +23,9 @@ What the conversation narrows (`allowed_steps` with narrow=True), and nothing mo
 - a Final Answer only after at least one Observation (or when no call is left);
 - with a `tool_filter` (lesson 13's ToolFilter), only the tools it offers for the question.
 
+Whatever text a grammar of this module allows, lesson 05's parser reads as the step the grammar took: its lines
+hold no line break the parser splits at, and its Thought and inputs no "Final Answer:" (see LINE_BREAKS).
+
 The grammar never holds an answer: no fact, no tool result, no wording of the Final Answer. But when it leaves
 one action only, that step was chosen by the program, not the model; `StepChoices.forced` says so, and the
 send part keeps a log of it, so a measurement can report the share of such steps beside its pass count.
@@ -40,21 +43,39 @@ from typing import Any, ClassVar
 from tinyagent.events import Event
 from tinyagent.llm_client import ChatResult
 from tinyagent.loop_parts import WholeConversation, text_reading
-from tinyagent.parser import ParsedStep, parse_step
+from tinyagent.parser import FINAL_ANSWER, ParsedStep, parse_step
 from tinyagent.protocols.compliance import example_turns
-from tinyagent.protocols.gbnf import literal, rule_name
+from tinyagent.protocols.gbnf import MAX_REPETITIONS, GrammarError, char_class, literal, rule_name
 from tinyagent.protocols.tool_rendering import input_from_arguments, parameters_of
 from tinyagent.tools import Action, Tool
 
 THOUGHT_CHARS = 160
 ANSWER_CHARS = 300
 FREE_TEXT_CHARS = 80  # a query or a reason: a short line
+MAX_GRAMMAR_CHARS = 200_000  # a step's grammar past this is refused: the server reads it again at every step
+MAX_SCHEMA_DEPTH = 32  # schemas inside schemas (objects, lists, anyOf): deeper is refused, not followed
+JSON_TYPES = ("string", "integer", "number", "boolean", "null", "array", "object")
 _ID_EXAMPLE = re.compile(r"[A-Za-z]*\d[A-Za-z0-9]*")
 
-# JSON's own pieces, as the JSON grammars of llama.cpp's examples write them.
-JSON_BASICS = {
+# What a text the model writes may not hold, so that a reply the grammar allows reads as the step it chose. Lesson
+# 05's parser ends a line wherever str.splitlines() does (at these characters), and a new line may start with
+# "Action:" or "Observation:". And it reads "Final Answer:" anywhere in a reply as the answer, so in a Thought, a
+# query or a JSON string a colon comes only after a character other than "r" (or a colon): "Final Answer:" cannot
+# be written, "19:05" and "https://" can (and a JSON string may still hold "r:", written "r\u003a"). A character and
+# its colon count as one in a length bound, so a text with colons may run longer by as many; the tool's own check of
+# its input still sees that. The Final Answer's own line may hold anything: the reply ends with it.
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+# The pieces a grammar may use, written once at its end when it does: one character of a line or of free text,
+# and JSON's own, as the JSON grammars of llama.cpp's examples write them (json-char kept to the rules above).
+BASICS = {
+    "line-char": char_class(LINE_BREAKS, negate=True),
+    "text-char": f'{char_class(LINE_BREAKS + ":", negate=True)} | {char_class(LINE_BREAKS + ":r", negate=True)} ":"',
+    # the same, but not a space: the parser strips the spaces around an Action Input, so one written first is lost
+    "text-start": f'{char_class(LINE_BREAKS + ": ", negate=True)} | {char_class(LINE_BREAKS + ": r", negate=True)} ":"',
     "ws": '[ ]?',
-    "json-char": '[^"\\\\\\x00-\\x1F\\x7F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})',
+    "json-char": '[^"\\\\\\x00-\\x1F\\x7F\\x85\\u2028\\u2029:] | [^"\\\\\\x00-\\x1F\\x7F\\x85\\u2028\\u2029:r] ":" | '
+                 '"\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})',
     "json-string": '"\\"" json-char* "\\""',
     "json-integer": '"-"? ("0" | [1-9] [0-9]{0,15})',
     "json-number": 'json-integer ("." [0-9]+)? ([eE] [-+]? [0-9]+)?',
@@ -69,6 +90,7 @@ class RuleBook:
 
     def __init__(self) -> None:
         self.rules: dict[str, str] = {}
+        self.size = 0  # the characters of the rules so far (MAX_GRAMMAR_CHARS)
 
     def add(self, name: str, body: str) -> str:
         """Add a rule named after `name` (made a valid name by gbnf.rule_name, whatever a tool is called) and
@@ -76,9 +98,14 @@ class RuleBook:
         name already, and never a JSON basic's name (`text` writes those)."""
         name = rule_name(name)
         unique, n = name, 1
-        while (unique in self.rules and self.rules[unique] != body) or unique in JSON_BASICS:
+        while (unique in self.rules and self.rules[unique] != body) or unique in BASICS:
             n += 1
             unique = f"{name}-{n}"
+        if unique not in self.rules:
+            self.size += len(unique) + len(body)
+            if self.size > MAX_GRAMMAR_CHARS:
+                raise GrammarError(f"{name}: the grammar grows past {MAX_GRAMMAR_CHARS:,} characters here (a schema "
+                                   "this big would cost the server its time at every step)")
         self.rules[unique] = body
         return unique
 
@@ -87,68 +114,90 @@ class RuleBook:
         names = [root] + [n for n in self.rules if n != root]
         lines = [f"{n} ::= {self.rules[n]}" for n in names]
         used = " ".join(self.rules.values())
-        needed = [n for n in JSON_BASICS if re.search(rf"(?<![\w-]){n}(?![\w-])", used)]
+        needed = [n for n in BASICS if re.search(rf"(?<![\w-]){n}(?![\w-])", used)]
         # json-number needs json-integer, json-string needs json-char: close over what the basics use
         for name in list(needed):
-            for other in JSON_BASICS:
-                if other not in needed and re.search(rf"(?<![\w-]){other}(?![\w-])", JSON_BASICS[name]):
+            for other in BASICS:
+                if other not in needed and re.search(rf"(?<![\w-]){other}(?![\w-])", BASICS[name]):
                     needed.append(other)
-        lines += [f"{n} ::= {JSON_BASICS[n]}" for n in JSON_BASICS if n in needed]
+        lines += [f"{n} ::= {BASICS[n]}" for n in BASICS if n in needed]
         return "\n".join(lines) + "\n"
 
 
-def json_literal(value: Any) -> str:
-    """A JSON value written as the GBNF literal of its compact JSON text."""
-    return literal(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+def json_literal(value: Any, name: str = "value") -> str:
+    r"""A JSON value written as the GBNF literal of its compact JSON text; a GrammarError for what is no JSON value
+    (NaN, Infinity, a set). Inside its strings a line break and the colon of "Final Answer:" are written as
+    escapes (\u2028, \u003a): the same value, and no text the parser would split or read as an answer."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise GrammarError(f"{name}: {repr(value)[:40]} is no JSON value ({exc})") from None
+    for ch in "\x85\u2028\u2029":  # json.dumps escapes the other line breaks (control characters) already
+        text = text.replace(ch, f"\\u{ord(ch):04x}")
+    return literal(text.replace(FINAL_ANSWER, FINAL_ANSWER[:-1] + "\\u003a"))
 
 
 def schema_rules(schema: Mapping[str, Any], book: RuleBook | None = None, name: str = "value",
-                 values: Mapping[str, Iterable[str]] | None = None) -> str:
+                 values: Mapping[str, Iterable[str]] | None = None, depth: int = 0) -> str:
     """The GBNF expression for a JSON value that fits `schema`; its rules go into `book`.
 
     What it writes for each keyword: `type` (one or a list), `enum` and `const` (the JSON literals),
     `properties` + `required` (the keys in the schema's order, optional ones may be left out; no others, with
     `additionalProperties` false, absent or `{}`), `items` with `minItems`/`maxItems`, `minLength`/`maxLength`,
     `anyOf`/`oneOf` (alternatives). `values` maps a property name to the only strings it may take (how the
-    conversation narrows an id). Not expressible here, and refused with a ValueError: `pattern`, `minimum`,
-    `maximum`, `uniqueItems`, and an object whose other keys `additionalProperties` allows.
+    conversation narrows an id). Not expressible here, and refused with a GrammarError: `pattern`, `minimum`,
+    `maximum`, `uniqueItems`, `$ref`, an object whose other keys `additionalProperties` allows, a count past
+    llama.cpp's limit (MAX_REPETITIONS), a schema nested deeper than MAX_SCHEMA_DEPTH and a grammar bigger than
+    MAX_GRAMMAR_CHARS. Any other keyword (`format`, `multipleOf`, `minProperties`, `allOf`, ...) is left out: the
+    grammar does not enforce it, and only the tool's own check of its input (if it has one) sees it.
     """
     if not isinstance(schema, Mapping):  # JSON Schema's true and false are schemas too, which this does not write
-        raise ValueError(  # noqa: TRY004 - refused as the keywords below are: what the grammar cannot say
-            f"{name}: a schema must be a JSON object here, got {repr(schema)[:40]}")
+        raise GrammarError(f"{name}: a schema must be a JSON object here, got {repr(schema)[:40]}")
+    if depth > MAX_SCHEMA_DEPTH:
+        raise GrammarError(f"{name}: schemas nested more than {MAX_SCHEMA_DEPTH} deep are not written here")
     book = RuleBook() if book is None else book
     values = values or {}
     _refuse_inexpressible(schema, name)
     if "const" in schema:
-        return json_literal(schema["const"])
+        return json_literal(schema["const"], name)
     if "enum" in schema:
         if not isinstance(schema["enum"], list) or not schema["enum"]:
-            raise ValueError(f"{name}: enum must be a non-empty list of values; an empty one lets no value fit")
-        return "(" + " | ".join(json_literal(v) for v in schema["enum"]) + ")"
+            raise GrammarError(f"{name}: enum must be a non-empty list of values; an empty one lets no value fit")
+        return "(" + " | ".join(json_literal(v, name) for v in schema["enum"]) + ")"
     for key in ("anyOf", "oneOf"):
         if key in schema:
             if not isinstance(schema[key], list) or not schema[key]:
-                raise ValueError(f"{name}: {key} must be a non-empty list of schemas; an empty one lets no value fit")
-            options = [schema_rules(option, book, f"{name}-{i}", values) for i, option in enumerate(schema[key])]
+                raise GrammarError(f"{name}: {key} must be a non-empty list of schemas; an empty one lets no value fit")
+            options = [schema_rules(option, book, f"{name}-{i}", values, depth + 1)
+                       for i, option in enumerate(schema[key])]
             return book.add(name, " | ".join(options))
     kind = schema.get("type")
     if isinstance(kind, list):
-        options = [schema_rules({**schema, "type": k}, book, f"{name}-{k}", values) for k in kind]
+        if not kind or not all(isinstance(k, str) and k in JSON_TYPES for k in kind):
+            raise GrammarError(f"{name}: a list of types must hold one or more of {', '.join(JSON_TYPES)}; "
+                               f"got {repr(kind)[:60]}")
+        # Each type once, and each writes only its own keywords: the rest of the schema is not written twice.
+        kinds = list(dict.fromkeys(kind))
+        if len(kinds) == 1:
+            return schema_rules({**schema, "type": kinds[0]}, book, name, values, depth)
+        options = [schema_rules({**schema, "type": k}, book, f"{name}-{k}", values, depth) for k in kinds]
         return book.add(name, " | ".join(options))
+    if kind is not None and kind not in JSON_TYPES:
+        raise GrammarError(f"{name}: unknown type {repr(kind)[:40]}; the types are {', '.join(JSON_TYPES)}")
     if kind == "string":
         low, high = _bounds(schema, "minLength", "maxLength", name)
         if low == 0 and high is None:
             return "json-string"
-        return book.add(name, f'"\\"" json-char{{{low},{"" if high is None else int(high)}}} "\\""')
+        return book.add(name, f'"\\"" json-char{{{low},{"" if high is None else high}}} "\\""')
     if kind in ("integer", "number", "boolean", "null"):
         return f"json-{kind}"
     if kind == "array":
         if not isinstance(schema.get("items", {}), Mapping):
-            raise ValueError(f"{name}: items must be one schema; the older list form (a schema per place) is not "
-                             "expressible here")
-        item = schema_rules(schema.get("items", {}), book, f"{name}-item", values)
+            raise GrammarError(f"{name}: items must be one schema; the older list form (a schema per place) is not "
+                               "expressible here")
+        item = schema_rules(schema.get("items", {}), book, f"{name}-item", values, depth + 1)
         low, high = _bounds(schema, "minItems", "maxItems", name)
-        more = f'(ws "," ws {item}){{{max(low - 1, 0)},{"" if high is None else max(int(high) - 1, 0)}}}'
+        more = f'(ws "," ws {item}){{{max(low - 1, 0)},{"" if high is None else max(high - 1, 0)}}}'
         body = f'"[" ws {item} {more} ws "]"'
         if low == 0:
             body = f'"[" ws "]" | {body}'
@@ -156,61 +205,76 @@ def schema_rules(schema: Mapping[str, Any], book: RuleBook | None = None, name: 
             body = '"[" ws "]"'
         return book.add(name, body)
     if kind == "object" or "properties" in schema:
-        return _object_rule(schema, book, name, values)
-    if not schema or kind is None:
-        raise ValueError(f"{name}: a schema without a type allows any JSON value; give it a type")
-    raise ValueError(f"{name}: unknown type {kind!r}")
+        return _object_rule(schema, book, name, values, depth)
+    if "$ref" in schema:
+        raise GrammarError(f"{name}: $ref (a definition kept elsewhere in the schema) is not written here; give the "
+                           "definition in its place")
+    raise GrammarError(f"{name}: a schema without a type allows any JSON value; give it a type")
 
 
 def _refuse_inexpressible(schema: Mapping[str, Any], name: str) -> None:
     for keyword in ("pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "uniqueItems"):
         if keyword in schema:
-            raise ValueError(f"{name}: the grammar cannot express {keyword!r}; check it after the reply instead")
+            raise GrammarError(f"{name}: the grammar cannot express {keyword!r}; check it after the reply instead")
 
 
 def _bounds(schema: Mapping[str, Any], low_key: str, high_key: str, name: str) -> tuple[int, int | None]:
     """(least, most) of a length or a count: whole numbers, 0 or more, the least no more than the most (None: no
-    most); a ValueError for any other pair, which would make a grammar llama.cpp refuses or one that allows too
-    much ({3,2}, {-1,}, Infinity)."""
+    most), below llama.cpp's MAX_REPETITIONS; a GrammarError for any other pair, which would make a grammar
+    llama.cpp refuses or one that allows too much ({3,2}, {-1,}, Infinity, {0,5000})."""
     low, high = schema.get(low_key, 0), schema.get(high_key)
     whole = [isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (low, 0 if high is None else high)]
     if not all(whole) or (high is not None and high < low):
-        raise ValueError(f"{name}: {low_key} {low!r} and {high_key} {high!r} must be whole numbers from 0, the first "
-                         "no more than the second")
+        raise GrammarError(f"{name}: {low_key} {low!r} and {high_key} {high!r} must be whole numbers from 0, the "
+                           "first no more than the second")
+    if max(low, high or 0) >= MAX_REPETITIONS:
+        raise GrammarError(f"{name}: {low_key} {low!r} and {high_key} {high!r} must be below {MAX_REPETITIONS}, "
+                           "the most repeats llama.cpp takes in a grammar")
     return low, high
 
 
-def _object_rule(schema: Mapping[str, Any], book: RuleBook, name: str, values: Mapping[str, Iterable[str]]) -> str:
+def _object_rule(schema: Mapping[str, Any], book: RuleBook, name: str, values: Mapping[str, Iterable[str]],
+                 depth: int = 0) -> str:
     extra = schema.get("additionalProperties", False)
     if extra not in (False, None) and extra != {}:  # with properties or without: other keys cannot be written
-        raise ValueError(f"{name}: the grammar writes only the keys the schema names; set additionalProperties "
-                         "to false")
-    properties = schema.get("properties") or {}
-    required = set(schema.get("required", ()))
+        raise GrammarError(f"{name}: the grammar writes only the keys the schema names; set additionalProperties "
+                           "to false")
+    properties = properties_in(schema, name)
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(key, str) for key in required):
+        raise GrammarError(f"{name}: required must be a list of property names, got {repr(required)[:40]}")
     pieces = []
     for key, sub in properties.items():
         if key in values:
             choices = list(dict.fromkeys(values[key]))
             if not choices:
-                raise ValueError(f"{name}.{key}: no value is left for it")
-            value = "(" + " | ".join(json_literal(v) for v in choices) + ")"
+                raise GrammarError(f"{name}.{key}: no value is left for it")
+            value = "(" + " | ".join(json_literal(v, name) for v in choices) + ")"
         else:
-            value = schema_rules(sub, book, f"{name}-{key}", values)
-        pieces.append((f'{json_literal(key)} ws ":" ws {value}', key in required))
+            value = schema_rules(sub, book, f"{name}-{key}", values, depth + 1)
+        pieces.append((f'{json_literal(key, name)} ws ":" ws {value}', key in required))
 
-    # Keys in the schema's order, a comma before every key but the first one written; an optional key may
-    # be left out. rest(i): the keys from i on, after one is written; start(i): the same, none written yet.
-    def rest(i: int) -> str:
-        return " ".join(f'ws "," ws {p}' if needed else f'(ws "," ws {p})?' for p, needed in pieces[i:])
-
-    def start(i: int) -> str:
-        if i == len(pieces):
-            return ""
+    if all(needed for _, needed in pieces):  # every key, in the schema's order
+        body = " ws \",\" ws ".join(piece for piece, _ in pieces)
+        return book.add(name, f'"{{" ws {body} ws "}}"'.replace("  ", " "))
+    # With optional keys: the keys in the schema's order, a comma before every key but the first one written. A
+    # rule per place, so the grammar grows with the keys, not with their square: NAME-rest-i, the keys from i on
+    # after one was written; NAME-start-i, the same with none written yet.
+    rest = start = ""
+    for i in reversed(range(len(pieces))):
         piece, needed = pieces[i]
-        first = f"{piece} {rest(i + 1)}".strip()
-        return first if needed else f'({first} | {start(i + 1) or chr(34) * 2})'
+        first = f"{piece} {rest}".strip()
+        start = book.add(f"{name}-start-{i}", first if needed else f'{first} | {start or chr(34) * 2}')
+        rest = book.add(f"{name}-rest-{i}", f'ws "," ws {first}' if needed else f'(ws "," ws {piece})? {rest}'.strip())
+    return book.add(name, f'"{{" ws {start} ws "}}"')
 
-    return book.add(name, f'"{{" ws {start(0)} ws "}}"'.replace("  ", " "))
+
+def properties_in(schema: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """A schema's `properties` ({} when it has none); a GrammarError when they are no JSON object of schemas."""
+    properties = schema.get("properties") or {}
+    if not isinstance(properties, Mapping) or not all(isinstance(key, str) for key in properties):
+        raise GrammarError(f"{name}: properties must be a JSON object (a schema per key), got {repr(properties)[:40]}")
+    return properties
 
 
 def schema_grammar(schema: Mapping[str, Any], values: Mapping[str, Iterable[str]] | None = None) -> str:
@@ -226,7 +290,7 @@ def single_string(tool: Tool) -> str | None:
     Action Input, as the shop's queryOrder takes 88231), else None."""
     schema = parameters_of(tool) or {}
     properties = schema.get("properties") or {}
-    if len(properties) == 1:
+    if isinstance(properties, Mapping) and len(properties) == 1:  # (a malformed schema has no single string)
         [(key, sub)] = properties.items()
         if isinstance(sub, Mapping) and sub.get("type") == "string" and not {"enum", "const"} & set(sub):
             return key
@@ -235,8 +299,9 @@ def single_string(tool: Tool) -> str | None:
 
 def id_property(schema: Mapping[str, Any]) -> bool:
     """A property holds an id when its example is one word with a digit in it (88231, SF1234567890)."""
-    examples = schema.get("examples") or []
-    return schema.get("type") == "string" and bool(examples) and bool(_ID_EXAMPLE.fullmatch(str(examples[0])))
+    if not isinstance(schema, Mapping) or not isinstance(schema.get("examples"), list) or not schema["examples"]:
+        return False  # no examples, or a malformed schema (true, examples: 5): no id
+    return schema.get("type") == "string" and bool(_ID_EXAMPLE.fullmatch(str(schema["examples"][0])))
 
 
 def id_shape(example: str) -> re.Pattern:
@@ -267,8 +332,8 @@ def input_rules(tool: Tool, book: RuleBook, values: Mapping[str, Iterable[str]] 
     schema = parameters_of(tool)
     space = literal(lead) + " " if lead else ""
     if schema is None:
-        return book.add(f"{tool.name}-input", f"{space}[^\\n]{{1,{free_chars}}}")
-    properties = schema.get("properties") or {}
+        return book.add(f"{tool.name}-input", f"{space}text-char{{1,{free_chars}}}")
+    properties = properties_in(schema, tool.name)
     if not properties:
         return '""'
     key = single_string(tool)
@@ -283,8 +348,9 @@ def input_rules(tool: Tool, book: RuleBook, values: Mapping[str, Iterable[str]] 
         high = max(low, free_chars) if high is None else high  # a line has an end
         if high == 0:
             return '""'
-        return book.add(f"{tool.name}-input", f"{space}[^\\n ] [^\\n]{{{max(low - 1, 0)},{high - 1}}}")
-    bounded = {k: (dict(s, maxLength=s.get("maxLength", free_chars)) if s.get("type") == "string" else s)
+        return book.add(f"{tool.name}-input", f"{space}text-start text-char{{{max(low - 1, 0)},{high - 1}}}")
+    bounded = {k: (dict(s, maxLength=s.get("maxLength", free_chars))
+                   if isinstance(s, Mapping) and s.get("type") == "string" else s)
                for k, s in properties.items()}
     return book.add(f"{tool.name}-input", space + schema_rules({**schema, "properties": bounded}, book,
                                                                f"{tool.name}-args", values))
@@ -368,8 +434,7 @@ def allowed_steps(messages: list[dict], tools: Any, *, narrow: bool = True, tool
     open_tools = []
     for name in offered:
         tool = tools.get(name)
-        schema = parameters_of(tool) or {}
-        properties = schema.get("properties") or {}
+        properties = properties_in(parameters_of(tool) or {}, f"tool {name}")
         mine = [c for c in calls if c.tool_name == name]
         ids = {key: sub for key, sub in properties.items() if id_property(sub)}
         if narrow and mine and not ids:
@@ -411,21 +476,30 @@ def step_grammar(choices: StepChoices, tools: Any, *, ids: bool = True, thought_
         Thought: <one line>
         Final Answer: <one line>
 
-    ids=False writes each tool's input as a free line (the format alone, not the inputs)."""
+    A line holds no line break of str.splitlines(), and the Thought and the inputs no "Final Answer:" (see
+    LINE_BREAKS), so whatever the grammar allows, lesson 05's parser reads as the branch it took. ids=False writes
+    each tool's input as a free line (the format alone, not the inputs). A GrammarError names the tool whose
+    schema cannot be written."""
+    for what, chars in (("thought_chars", thought_chars), ("answer_chars", answer_chars)):
+        if not 0 < chars < MAX_REPETITIONS:
+            raise GrammarError(f"{what} must be from 1 to {MAX_REPETITIONS - 1} (llama.cpp's limit), got {chars}")
     book = RuleBook()
     book.add("root", "")
-    book.add("thought", f'"Thought: " [^\\n]{{1,{thought_chars}}} "\\n"')
+    book.add("thought", f'"Thought: " text-char{{1,{thought_chars}}} "\\n"')
     branches = []
     for name in choices.tools:
         tool = tools.get(name)
-        if ids:
-            given = choices.values.get(name, {})
-            value = input_rules(tool, book, given)
-        else:
-            value = book.add(f"{name}-input", f'(" " [^\\n]{{1,{FREE_TEXT_CHARS}}})?')
-        branches.append(book.add(f"call-{name}", f'{literal("Action: " + name + chr(10) + "Action Input:")} {value}'))
+        try:
+            if ids:
+                value = input_rules(tool, book, choices.values.get(name, {}))
+            else:
+                value = book.add(f"{name}-input", f'(" " text-char{{1,{FREE_TEXT_CHARS}}})?')
+            branches.append(book.add(f"call-{name}",
+                                     f'{literal("Action: " + name + chr(10) + "Action Input:")} {value}'))
+        except GrammarError as exc:
+            raise GrammarError(f"tool {name}: {exc}") from None
     if choices.final:
-        branches.append(book.add("answer", f'"Final Answer: " [^\\n]{{1,{answer_chars}}}'))
+        branches.append(book.add("answer", f'"Final Answer: " line-char{{1,{answer_chars}}}'))
     book.rules["root"] = "thought (" + " | ".join(branches) + ")"
     return book.text()
 
@@ -439,8 +513,8 @@ def step_schema(choices: StepChoices, tools: Any, *, answer_chars: int = ANSWER_
         properties = {key: ({**sub, "enum": list(choices.values[name][key])}
                             if key in choices.values.get(name, {}) else
                             {**sub, "maxLength": sub.get("maxLength", FREE_TEXT_CHARS)}
-                            if sub.get("type") == "string" else sub)
-                      for key, sub in (schema.get("properties") or {}).items()}
+                            if isinstance(sub, Mapping) and sub.get("type") == "string" else sub)
+                      for key, sub in properties_in(schema, f"tool {name}").items()}
         arguments = {"type": "object", "properties": properties, "required": list(properties),
                      "additionalProperties": False}
         options.append({"type": "object", "properties": {"tool": {"const": name}, "arguments": arguments},

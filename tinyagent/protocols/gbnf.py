@@ -22,15 +22,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import ClassVar
+
+from tinyagent.errors import TinyAgentError
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _RULE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
 _SPACES = re.compile(r"[ \t]*")  # what llama.cpp skips between an element and its `*`, `+`, `?` or `{m,n}`
 MAX_GROUP_DEPTH = 100  # ( groups ) inside each other: past this the reader would run out of Python's stack
+# llama.cpp's MAX_REPETITION_THRESHOLD (src/llama-grammar.cpp): it expands {m,n} into a rule per repeat and refuses a
+# sequence once the product of its repeat counts (n, or m when there is no n; 1 for *, + and ?) reaches it.
+MAX_REPETITIONS = 2000
 
 
-class GrammarError(ValueError):
-    """A grammar this module cannot read (and llama.cpp would refuse): says where and why."""
+class GrammarError(TinyAgentError, ValueError):
+    """A grammar this module cannot read (and llama.cpp would refuse), or one that cannot be written for a tool's
+    schema (constrained_decoding.py): says where and why. A run whose grammar cannot be built ends with
+    Stopped("grammar"), this polite answer, and the message as its detail (loop_parts.stopped_on_error)."""
+
+    stop_reason: ClassVar[str] = "grammar"
+    answer: ClassVar[dict[str, str]] = {
+        "en": "Sorry, I cannot use my tools for this request right now. Please try again later.",
+        "zh": "抱歉，我现在无法为这个请求使用工具，请稍后再试。",
+    }
 
 
 def literal(text: str) -> str:
@@ -59,9 +73,20 @@ def rule_name(text: str) -> str:
 
 def char_class(chars: str, negate: bool = False) -> str:
     r"""A character class of exactly these characters (or all others with `negate`): a quote, a backslash and a
-    newline, negated, give `[^\"\\\n]`."""
-    inner = "".join(_ESCAPES.get(ch, "\\" + ch if ch in "]-^[" else ch) for ch in chars)
-    return f"[{'^' if negate else ''}{inner}]"
+    newline, negated, give `[^\"\\\n]`. A character that does not print (a control character, U+2028) is written
+    as an escape, so the grammar's text shows it."""
+    return f"[{'^' if negate else ''}{''.join(map(_class_char, chars))}]"
+
+
+def _class_char(ch: str) -> str:
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    if ch in "]-^[":
+        return "\\" + ch
+    if not ch.isprintable():
+        code = ord(ch)
+        return f"\\x{code:02X}" if code < 0x100 else f"\\u{code:04X}" if code < 0x10000 else f"\\U{code:08X}"
+    return ch
 
 
 # -- the matcher ------------------------------------------------------------------------------------------------
@@ -125,7 +150,8 @@ class Grammar:
 
 def parse_grammar(source: str) -> Grammar:
     """Read GBNF text into a `Grammar`. Raises GrammarError for what llama.cpp would refuse too: a rule
-    used but never defined, no `root`, an unclosed literal, class or group, a bad repetition."""
+    used but never defined, no `root`, an unclosed literal, class or group, a bad repetition or one too big
+    (MAX_REPETITIONS)."""
     grammar = Grammar(source=source)
     for name, body, line_no in _rule_texts(source):
         if name in grammar.rules:
@@ -230,11 +256,20 @@ class _Reader:
 
     def sequence(self):
         items = []
+        repeats = 1  # the product of this sequence's repeat counts, as llama.cpp counts them (MAX_REPETITIONS)
         while True:
             self.skip()
             if self.pos >= len(self.text) or self.text[self.pos] in "|)":
                 return items[0] if len(items) == 1 else _Seq(tuple(items))
-            items.append(self.postfix(self.element()))
+            item = self.postfix(self.element())
+            repeat = item
+            while isinstance(repeat, _Repeat):  # "a"{2}{3} is a repeat of a repeat: each one counts
+                repeats *= repeat.high or repeat.low or 1
+                repeat = repeat.item
+            if repeats >= MAX_REPETITIONS:
+                raise self.fail(f"repeats multiply to {repeats} in one sequence; llama.cpp refuses {MAX_REPETITIONS} "
+                                "or more (its MAX_REPETITION_THRESHOLD): use smaller counts")
+            items.append(item)
 
     def element(self):
         ch = self.text[self.pos]
