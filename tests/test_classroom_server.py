@@ -618,6 +618,29 @@ def test_a_stranger_is_refused_before_its_body_is_read_and_the_body_is_never_hel
         assert answer.status_code == 200
 
 
+def test_a_refusal_from_the_headers_is_sent_before_the_body_comes():
+    # The 401 sat in the handler's buffer until the body had been read past, or the read_timeout (here an hour).
+    with (ClassroomServer(responder=echo, models=MODELS, read_timeout=3600, api_key="right") as keyed,
+          socket.create_connection(("127.0.0.1", keyed.port), timeout=PATIENCE) as sock):
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 401 ")
+
+
+@pytest.mark.parametrize("doubled", [b"Origin: http://127.0.0.1\r\nOrigin: http://evil.example\r\n",
+                                     b"Host: evil.example\r\n",
+                                     b"Content-Type: text/plain\r\n"], ids=["origin", "host", "content-type"])
+def test_a_header_the_checks_read_sent_twice_is_a_json_400(room, doubled):
+    # The first was read: a same-site Origin (or this machine's Host) before another site's passed.
+    body = json.dumps({"messages": user("hi")}).encode()
+    raw = raw_exchange(room, b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                             b"Content-Type: application/json\r\n" + doubled
+                       + b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    head, _, rest = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 "), raw
+    assert json.loads(rest)["error"]["code"] == "duplicate_header"
+
+
 def test_a_refused_client_that_drips_its_body_is_still_cut_off_at_the_read_timeout():
     # The body of a refused request is read past in the same request's time: a stranger dripping it does not
     # hold the thread for longer than anyone else.

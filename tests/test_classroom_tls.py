@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import ssl
+import struct
 import subprocess
 import time
 
@@ -17,6 +18,7 @@ import pytest
 import requests
 
 from tests.conftest import ServerProcess
+from tests.serving_process import wait_for
 from tinyagent.__main__ import main
 from tinyagent.classroom.server import ClassroomServer, tls_context
 
@@ -102,6 +104,25 @@ def test_a_handshake_slower_than_read_timeout_is_closed(certificate):
                 pass
             assert time.monotonic() - started < 60
         assert requests.get(room.base_url + "/models", verify=certfile, timeout=60).status_code == 200
+
+
+def test_a_refused_client_that_resets_over_tls_leaves_no_traceback(certificate, capfd):
+    # Refused from its headers, its body read past: the reset came as an SSLEOFError, printed twice a connection
+    # (the classroom command is verbose), where on plain HTTP a reset is quiet.
+    certfile, keyfile = certificate
+    client = ssl.create_default_context(cafile=certfile)
+    with ClassroomServer(tls=tls_context(certfile, keyfile), api_key="k", verbose=True) as room:
+        for _ in range(3):
+            tls = client.wrap_socket(raw_connection(room), server_hostname="127.0.0.1")
+            tls.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: 100000\r\n\r\nabc")
+            assert tls.recv(65536).startswith(b"HTTP/1.1 401 ")
+            tls.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+            tls.close()
+            wait_for(lambda: not room._httpd._open, "the connection's thread to end")
+        assert requests.get(room.base_url + "/models", verify=certfile, timeout=60,
+                            headers={"Authorization": "Bearer k"}).status_code == 200
+    assert "Traceback" not in capfd.readouterr().err
 
 
 def test_python_m_tinyagent_classroom_serves_https_with_certfile_and_keyfile(certificate):

@@ -719,7 +719,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _refuse_web_pages(self) -> None:
         """A web page on another site may send a POST a browser lets through without asking (a form, text/plain)
-        to this machine's port: only JSON from a program, or from a page of this server itself, is taken."""
+        to this machine's port: only JSON from a program, or from a page of this server itself, is taken. Each
+        header read here and in _check_host comes once: read first-wins, a second could say what a proxy in front,
+        reading the last, refused."""
+        for name in ("Host", "Origin", "Content-Type"):
+            if len(sent := self.headers.get_all(name) or []) > 1:
+                raise _bad_request(f"A request may carry one {name} header, not {len(sent)}.",
+                                   code="duplicate_header")
         if self.command != "POST":
             return
         origin = self.headers.get("Origin")
@@ -797,6 +803,7 @@ class _Handler(BaseHTTPRequestHandler):
         except ApiError:
             return
         with suppress(ApiError, *CLIENT_GONE):  # out of time, or gone: the connection closes anyway
+            self.wfile.flush()  # the refusal goes out now, not once the body has come (or the read_timeout)
             self._read_exactly(size, keep=False)
 
     def _read_exactly(self, size: int, keep: bool = True) -> bytes:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import selectors
 import socket
+import ssl
 import time
 from collections import OrderedDict
 
@@ -29,8 +30,8 @@ MAX_CONNECTIONS = 256  # connections served at once where the descriptor limit i
 
 # What a connection's reads and writes raise when its client hung up (a reset, a closed tab) or ran out of time:
 # normal for a server, not a fault worth the traceback socketserver's handle_error prints for anything a handler
-# lets out.
-CLIENT_GONE = (BrokenPipeError, ConnectionResetError, TimeoutError)
+# lets out. Over TLS a reset is an SSLEOFError.
+CLIENT_GONE = (BrokenPipeError, ConnectionResetError, TimeoutError, ssl.SSLEOFError)
 
 
 class RequestClock(io.RawIOBase):
