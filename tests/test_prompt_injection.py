@@ -208,6 +208,17 @@ def test_a_recipient_is_the_customers_only_as_the_tool_sends_it(to, the_customer
     assert sent.lower() in LOOKALIKE_ASKED.lower() if the_customers else sent == to
 
 
+@pytest.mark.parametrize("to, the_customers", [
+    ("alice@company.co", False), ("smith@gmail.com", False), ("alice@company", False),
+    ("alice@company.co.uk", True), ("bob.smith@gmail.com", True), ("BOB.Smith@gmail.com", True),
+])
+def test_a_recipient_is_the_customers_only_as_a_whole_address(to, the_customers):
+    # A word ended at a dot: a piece of an address the customer wrote passed, another domain or someone else's box
+    messages = [{"role": "user", "content": "Send the receipt to alice@company.co.uk and cc bob.smith@gmail.com."}]
+    assert (refusal(Action("sendMessage", json.dumps({"to": to, "text": "x"})), messages) is None) == the_customers
+    assert (source_of(to, messages, parse_step) == CUSTOMER) == the_customers
+
+
 def test_a_write_input_nested_deeper_than_python_reads_is_an_error_observation_and_the_run_goes_on():
     # json.loads raised RecursionError in CustomerWordsOnly's reading of the arguments: out of the loop, and a 500
     # from the service (the continue route let a client write this reply itself).

@@ -22,6 +22,7 @@ What it cannot judge: an argument the customer did write, used for something the
 from __future__ import annotations
 
 import json
+import re
 import string
 import unicodedata
 from collections.abc import Generator, Iterable, Mapping
@@ -37,6 +38,9 @@ ALWAYS_ALLOWED: Mapping[str, tuple[str, ...]] = {"to": ("me",)}  # the customer 
 OBSERVATION = "Observation:"
 ASCII_UPPER = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)
 MAX_SHOWN_CHARS = 80  # of a refused argument, in the error Observation
+# An email address as a whole: the name before the @ and every label of the domain after it (ASCII only: an address
+# with other letters is never the customer's, and is refused).
+ADDRESS = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 
 
 def customer_texts(messages: Iterable[dict]) -> list[str]:
@@ -59,9 +63,15 @@ def as_read(value: str) -> str:
 
 def words_like(text: str, example: str) -> list[str]:
     """The words of `text` shaped like `example` (lesson 23's `id_shape`, in the NFKC-normalised text), each as
-    `as_read` reads it, each once, in the order they first appear."""
-    found = id_shape(example).finditer(unicodedata.normalize("NFKC", text))
-    return list(dict.fromkeys(as_read(match.group(1)) for match in found))
+    `as_read` reads it, each once, in the order they first appear. An email address (an `example` with an @) is
+    read whole (ADDRESS): id_shape ends a word at a dot, so alice@company.co in alice@company.co.uk, and
+    smith@gmail.com in bob.smith@gmail.com, had passed for addresses the customer wrote."""
+    text = unicodedata.normalize("NFKC", text)
+    if "@" in example:
+        found = [match.group(0) for match in ADDRESS.finditer(text)]
+    else:
+        found = [match.group(1) for match in id_shape(example).finditer(text)]
+    return list(dict.fromkeys(as_read(word) for word in found))
 
 
 def arguments_of(action: Action) -> dict:
