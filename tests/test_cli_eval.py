@@ -68,6 +68,21 @@ def test_json_that_names_a_pipe_or_a_device_is_refused_and_left_as_it_is(tmp_pat
     assert stat.S_ISFIFO(pipe.lstat().st_mode)
 
 
+@pytest.mark.parametrize("links, says", [
+    ({"results.json": "no/such/folder/x.json"}, "the folder"),  # the run ended in "could not write", after it all
+    ({"results.json": "loop.json", "loop.json": "results.json"}, "a loop of links"),  # the link became a file
+    ({"results.json": "pipe"}, "is not a file (a device or a pipe)"),
+], ids=["dangling", "loop", "to-a-pipe"])
+def test_json_through_a_link_is_checked_where_the_link_leads(links, says, tmp_path, capsys):
+    os.mkfifo(tmp_path / "pipe")
+    for name, target in links.items():
+        (tmp_path / name).symlink_to(target)
+    code, out, err = run_main(["eval", "--task", "time", "--json", str(tmp_path / "results.json"), "--no-progress"],
+                              capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and says in err, err
+    assert (tmp_path / "results.json").is_symlink()
+
+
 def test_json_through_a_link_writes_the_file_it_names_and_the_link_stays(tmp_path, capsys):
     results, link = tmp_path / "results.json", tmp_path / "latest.json"
     results.write_text("{}", encoding="utf-8")

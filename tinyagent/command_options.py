@@ -75,8 +75,10 @@ def number_of_seconds(option: str, highest: float = LONGEST_WAIT_S, zero_ok: boo
 
 def output_file(text: str) -> Path:
     """--json: a file the results can be written to, checked before the command runs for minutes."""
-    path = Path(text)
     try:
+        # A link is followed: the file it names is what write_whole writes, and what is checked here (a link to a
+        # folder that does not exist, or a loop of links, is refused now, not after the run)
+        path = Path(text).resolve(strict=False) if Path(text).is_symlink() else Path(text)
         if path.is_dir():
             raise argparse.ArgumentTypeError(f"--json {text!r} is a folder: give a file name, e.g. results.json")
         if path.exists() and not path.is_file():  # written whole, the results would take its place (write_whole)
@@ -87,9 +89,11 @@ def output_file(text: str) -> Path:
             raise argparse.ArgumentTypeError(f"--json {text!r}: the folder {str(folder)!r} does not exist")
         if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
             raise argparse.ArgumentTypeError(f"--json {text!r}: cannot write there (permission denied)")
-    except OSError as exc:  # a name longer than the file system allows, a loop of links, ...
+    except OSError as exc:  # a name longer than the file system allows, ...
         raise argparse.ArgumentTypeError(f"--json {text!r}: {exc.strerror or exc}") from None
-    return path
+    except RuntimeError:  # Path.resolve on a loop of links (Python 3.11 and 3.12; later ones raise OSError)
+        raise argparse.ArgumentTypeError(f"--json {text!r}: a loop of links, naming no file") from None
+    return Path(text)
 
 
 def write_whole(path: Path, text: str) -> None:
