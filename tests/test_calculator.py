@@ -200,6 +200,9 @@ def test_a_number_with_an_exponent_at_the_limit_is_still_read_exactly():
     assert calculate(f"2.5e-{MAX_EXPONENT}").number == Fraction(25, 10 ** (MAX_EXPONENT + 1))
 
 
+LOOKS = " is not read as it looks: write plain digits, a point and + - * / ( )"
+
+
 @pytest.mark.parametrize(
     ("expression", "says"),
     [
@@ -209,9 +212,14 @@ def test_a_number_with_an_exponent_at_the_limit_is_still_read_exactly():
         ("2⁵ * 3", "2⁵ * 3 is not read: write 2**5 * 3"),
         ("10⁻³", "10⁻³ is not read: write 10**-3"),
         ("2₃ + 1", "the subscript ₃ is not read: write plain digits, and ** for a power"),
+        # NFKC made these 13, 1010, 17.5 and 2.5: not what a person reads
+        ("①②+1", "①②" + LOOKS),
+        ("⑩⑩", "⑩" + LOOKS),
+        ("1⒎5", "⒎" + LOOKS),
+        ("2\u20245", "\u2024" + LOOKS),
     ],
 )
-def test_a_superscript_or_subscript_is_refused_not_read_as_a_plain_digit(expression, says):
+def test_a_superscript_subscript_or_other_lookalike_is_refused_not_read_as_a_plain_digit(expression, says):
     data = result(expression)
     assert data.get("error") == f"calculator: {says}", data
 

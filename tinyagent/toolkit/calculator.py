@@ -100,12 +100,22 @@ def calculate(expression: str) -> Value:
     return _value(tree.body, 0, text)
 
 
+# The characters NFKC may change and the expression still reads as written: full-width and half-width forms (a
+# Chinese keyboard's １２３), and a no-break space.
+READ_AS_WRITTEN = ("<wide>", "<narrow>", "<noBreak>")
+
+
 def _refuse_superscripts(expression: str) -> None:
-    """NFKC, which makes full-width digits plain, also makes 3² into 32 and x₂ into x2: a person reads
-    something else than would be computed, so a superscript or subscript is refused with what to write."""
+    """NFKC, which makes full-width digits plain, also makes 3² into 32, x₂ into x2, ①② into 12 and ⒈5 into 1.5:
+    a person reads something else than would be computed, so any such character is refused, a superscript or
+    subscript with what to write."""
     tags = {char: unicodedata.decomposition(char).partition(" ")[0] for char in set(expression)}
     lowered = "".join(sorted(char for char, tag in tags.items() if tag == "<sub>"))
     raised = "".join(sorted(char for char, tag in tags.items() if tag == "<super>"))
+    other = "".join(sorted(char for char, tag in tags.items() if tag.startswith("<") and tag not in READ_AS_WRITTEN
+                           and char not in lowered + raised))
+    if other:
+        raise CalculatorError(f"{other} is not read as it looks: write plain digits, a point and + - * / ( )")
     if lowered:
         raise CalculatorError(f"the subscript {lowered} is not read: write plain digits, and ** for a power")
     if raised:
