@@ -490,6 +490,26 @@ def test_timeout_option_bounds_the_wait_for_a_stalled_server(scripted_server, mo
     assert "Traceback" not in err and KEY not in out + err
 
 
+@pytest.mark.parametrize("where", ["extra", "arguments"])
+def test_a_tool_call_nested_deeper_than_python_copies_is_a_bad_response_not_a_traceback(scripted_server, where,
+                                                                                          no_key_anywhere):
+    # The loop copies each call it reads: 600 lists deep, RecursionError raised out of FunctionCallingAgent.run()
+    from tinyagent import FunctionCallingAgent, FunctionTool, ToolRegistry
+
+    deep = "[" * 600 + "]" * 600
+    call = {"id": "a", "type": "function", "function": {"name": "echo", "arguments": "{}"}}
+    text = json.dumps({"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                                    "finish_reason": "tool_calls"}]})
+    text = (text.replace('"type": "function",', f'"type": "function", "extra": {deep},') if where == "extra"
+            else text.replace('"arguments": "{}"', f'"arguments": {{"a": {deep}}}'))
+    scripted_server.reply((200, text), (200, text))
+    agent = FunctionCallingAgent(LlmClient(scripted_server.url, KEY, "m"),
+                                 ToolRegistry([FunctionTool("echo", "says it back", lambda s: s)]))
+    result = agent.run("hi")
+    no_key_anywhere(result)
+    assert result.reason == "llm_error" and "nested too deeply to be a tool call" in result.trace.end.detail
+
+
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity", "1e999", "-1E400"])
 def test_a_reply_holding_a_number_json_does_not_allow_is_a_bad_response_naming_it(
         scripted_server, make_agent, constant, no_key_anywhere):

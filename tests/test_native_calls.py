@@ -171,7 +171,8 @@ def test_an_id_made_for_a_call_never_repeats_an_id_the_server_sent():
     assert len(set(ids)) == 3 and ids[0] == "call_1_1" and ids[2] == "call_1_1_"
 
 
-@pytest.mark.parametrize("arguments", ['{"amount": NaN}', '{"amount": Infinity}', '"{\\"amount\\": -Infinity}"'])
+@pytest.mark.parametrize("arguments", ['{"amount": NaN}', '{"amount": Infinity}', '"{\\"amount\\": -Infinity}"',
+                                       '{"amount": 1e999}', '"{\\"amount\\": -1e400}"'])
 def test_nan_and_infinity_are_not_json_arguments(arguments):
     # Python's json reads them; a NaN then passed a schema's minimum and maximum (every comparison is false).
     _, parsed, problem = read_arguments(arguments)

@@ -5,6 +5,7 @@ streaming.py (a reply in chunks), so neither needs the other to read a reply.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from dataclasses import dataclass, field
@@ -106,6 +107,10 @@ def _reply_fields(data: Any) -> tuple[str | None, tuple[dict, ...], str | None, 
         function = _expect(_expect(call, where, dict, required=True).get("function"), f"{where}.function", dict,
                            required=True)
         _expect(function.get("name"), f"{where}.function.name", str, required=True)
+        try:  # the loop copies each call it reads (native_calls.read_tool_calls), and sends it back to the model
+            copy.deepcopy(call)
+        except RecursionError:  # a field nested 600 lists deep: it raised out of the run
+            raise _WrongShape(f"{where} is nested too deeply to be a tool call") from None
     if content is None and not calls:
         raise _WrongShape("the reply has no choices[0].message.content")
     finish_reason = _expect(choice.get("finish_reason"), "choices[0].finish_reason", str)

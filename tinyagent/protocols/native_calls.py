@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tinyagent.chat_result import no_json_constant
+from tinyagent.chat_result import finite_float, no_json_constant
 from tinyagent.protocols.tool_rendering import FREE_TEXT_PARAMETERS, input_from_arguments
 from tinyagent.registry import ToolRegistry, ToolResult, error_observation
 from tinyagent.tools import Action
@@ -83,7 +83,7 @@ def read_tool_calls(tool_calls: Iterable[Mapping[str, Any]], prefix: str = "call
     position; with "_" added while another call of the reply has that id), so every tool message answers exactly
     one call. The client has already checked that each call has a function with a name.
     """
-    tool_calls = [copy.deepcopy(dict(call)) for call in tool_calls]
+    tool_calls = [copy.deepcopy(dict(call)) for call in tool_calls]  # the client refused one too deep to copy
     given = {call.get("id") for call in tool_calls if isinstance(call.get("id"), str)}
     calls, seen = [], set()
     for index, raw in enumerate(tool_calls):
@@ -118,12 +118,12 @@ def read_arguments(arguments: Any) -> tuple[str, dict | None, str | None]:
     if not arguments.strip():
         return "{}", {}, None
     try:
-        value = json.loads(arguments, parse_constant=no_json_constant)
+        value = json.loads(arguments, parse_constant=no_json_constant, parse_float=finite_float)  # 1e999: no float
     except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python reads
         return arguments, None, f"not valid JSON: {_short(exc)}"
     if isinstance(value, str):  # encoded twice: a string that holds the object
         try:
-            inner = json.loads(value, parse_constant=no_json_constant)
+            inner = json.loads(value, parse_constant=no_json_constant, parse_float=finite_float)
         except (ValueError, RecursionError):
             inner = None
         if isinstance(inner, dict):
