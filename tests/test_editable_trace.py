@@ -182,6 +182,19 @@ def test_a_round_of_native_tool_calls_is_refused_and_says_why(shop):
     assert shop.refunds()[0]["orderId"] == "88231" and len(shop.refunds()) == 1  # nothing ran again
 
 
+def test_a_last_round_of_native_tool_calls_is_refused_too(shop):
+    # Cut at its step cap after a tool call, the run has no request after its last round, which was how a native
+    # round was told: a retry of it ended as "final_answer" with an Action line as the customer's answer.
+    from tinyagent import FunctionCallingAgent
+
+    agent = FunctionCallingAgent(LlmClient.classroom(), shop_registry(shop, CLOCK), max_steps=1)
+    trace = agent.run(REFUND).trace
+    assert trace.reason == "max_steps" and trace.tool_calls
+    for how in ({}, {"tool_input": '{"orderId": "88232"}'}):
+        with pytest.raises(EditError, match="called its tools natively"):
+            retry_tool(agent, trace, 1, **how)
+
+
 def test_a_round_is_retried_as_the_agent_read_it(shop):
     from tinyagent import TolerantRead
 

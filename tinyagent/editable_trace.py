@@ -139,9 +139,11 @@ def _check_one_agent(trace: Trace) -> None:
 
 def _check_text_round(trace: Trace, step: int) -> None:
     # A round whose reply asked for its tools in the API's own tool_calls field (lesson 09) is followed by a request
-    # whose last assistant message is that reply, tool_calls and all; a text round's reply is text there.
+    # whose last assistant message is that reply, tool_calls and all; a text round's reply is text there. The last
+    # round has no request after it: its Parsed events say it, read by lesson 09's NativeRead ("tool_call ...").
     native = [call.step - 1 for call in trace.of_type(LlmCall)
               if next((m for m in reversed(call.messages) if m.get("role") == "assistant"), {}).get("tool_calls")]
+    native += [read.step for read in trace.of_type(Parsed) if read.rule.startswith("tool_call")]
     if step in native:
         raise EditError(f"round {step} called its tools natively (lesson 09's function calling): the model asked "
                         "in the API's tool_calls, not in Action lines, so there is no Action line to edit or run "
