@@ -83,7 +83,7 @@ def calculate(expression: str) -> Value:
     if len(expression) > MAX_EXPRESSION_CHARS:
         raise CalculatorError(f"the expression is {len(expression)} characters long; the limit is "
                               f"{MAX_EXPRESSION_CHARS}")
-    _refuse_superscripts(expression)
+    _refuse_lookalikes(expression)
     text = normalize(expression)
     if not text:
         raise CalculatorError("the expression is empty: write one such as (1999 - 200) * 0.85")
@@ -105,7 +105,7 @@ def calculate(expression: str) -> Value:
 READ_AS_WRITTEN = ("<wide>", "<narrow>", "<noBreak>")
 
 
-def _refuse_superscripts(expression: str) -> None:
+def _refuse_lookalikes(expression: str) -> None:
     """NFKC, which makes full-width digits plain, also makes 3² into 32, x₂ into x2, ①② into 12 and ⒈5 into 1.5:
     a person reads something else than would be computed, so any such character is refused, a superscript or
     subscript with what to write."""
