@@ -568,20 +568,26 @@ def _ended_as_by_ctrl_c(*signals: signal.Signals) -> Iterator[None]:
 def _interrupted(args: argparse.Namespace, trace, tools) -> int:
     """Ctrl-C during an `ask` run: the rounds that ran are printed as a finished run's are, and the line on stderr
     names what they changed (a refund stays made), so that nothing done goes unreported."""
-    done = _what_was_done(trace, tools)
+    done = _what_was_done(trace, tools, interrupted=True)
     if trace.events:
         _write_out(trace.to_json() if args.json else trace.format(args.lang, usage=args.usage), lost=done)
     print("interrupted" + (f"; {done}" if done else ""), file=sys.stderr)
     return 130
 
 
-def _what_was_done(trace, tools) -> str:
+def _what_was_done(trace, tools, interrupted: bool = False) -> str:
     """The calls of tools that change something (`read_only` not set: a refund) that worked, for a reader who did
-    not get the trace that shows them; "" when there were none."""
-    from tinyagent.toolkit.changes_made import changes_made, writes_in
+    not get the trace that shows them; "" when there were none. `interrupted`: the run was stopped where it was,
+    perhaps inside a call (a refund's write may commit just before Ctrl-C), so a call with no result is said too."""
+    from tinyagent.toolkit.changes_made import calls_cut_short, changes_made, writes_in
 
-    changes = changes_made(trace, writes_in(tools))
-    return ("the run had done this before: " + "; ".join(changes)) if changes else ""
+    guards = writes_in(tools)
+    changes = changes_made(trace, guards)
+    said = ["the run had done this before: " + "; ".join(changes)] if changes else []
+    cut_short = calls_cut_short(trace, guards) if interrupted else []
+    if cut_short:
+        said.append("the run may have done this: " + "; ".join(cut_short))
+    return "; ".join(said)
 
 
 def _start_planned_or_scoped(args: argparse.Namespace, llm, tools):
