@@ -119,6 +119,22 @@ def test_an_input_that_is_not_text_is_run_as_its_json_text(value, text):
     assert registry_with().execute(Action("echo", value)) == text
 
 
+def _holding_itself() -> dict:
+    value: dict = {"orderId": "88231"}
+    value["self"] = value
+    return value
+
+
+@pytest.mark.parametrize("value, says", [({"orderId": 10**5000}, "ValueError: Exceeds the limit"),
+                                         ({("order", "id"): "88231"}, "TypeError: keys must be"),
+                                         (_holding_itself(), "ValueError: Circular reference")])
+def test_an_input_json_cannot_write_becomes_error_observation(value, says):
+    # json.dumps ran outside the try: ToolRegistry.run, documented "never raises", raised and ended the loop.
+    result = registry_with().run(Action("echo", value))
+    assert result.error
+    assert json.loads(result.text)["error"].startswith(f"the input for tool echo cannot be written as JSON: {says}")
+
+
 @pytest.mark.parametrize("leaving", [SystemExit(2), GeneratorExit()])
 def test_a_tool_that_tries_to_end_the_program_is_an_error_observation(leaving):
     # A tool built on argparse exits on a bad input (SystemExit 2): the model's bad input ended the run.

@@ -97,6 +97,24 @@ def test_a_lone_surrogate_in_a_path_is_refused_by_each_tool(place, path):
     assert files_in(workspace) == {}
 
 
+@pytest.mark.parametrize(("path", "shown"), [("c1\x85nel.txt", "\\x85"), ("\x9b31m.txt", "\\x9b"),
+                                           ("line\u2028break.txt", "\\u2028"), ("rtl\u202etxt.exe", "\\u202e"),
+                                           ("notes/zero\u200bwidth.txt", "\\u200b")])
+def test_a_hidden_character_in_a_path_is_refused_by_each_tool(place, path, shown):
+    # Only C0 controls and DEL were refused: \x9b (an 8-bit terminal escape) or a bidi override ("rtl\u202etxt.exe"
+    # is listed as "rtlexe.txt") made files whose names do not show what they are.
+    workspace, _ = place
+    said = [write(write_file_tool(workspace), file_path=path, content="x"), read(workspace, path),
+            listing(workspace, path)]
+    assert all(f"contains a hidden character, {shown} " in result["error"] for result in said), said
+    assert files_in(workspace) == {}
+
+
+def test_a_name_with_an_emoji_held_together_by_a_joiner_is_written(place):
+    workspace, _ = place
+    assert write(write_file_tool(workspace), file_path="\U0001f469\u200d\U0001f4bb.txt", content="x")["created"]
+
+
 def test_list_files_refuses_a_limit_that_is_not_a_positive_whole_number(place):
     workspace, _ = place
     for bad in (0, -1, 2.5, True):

@@ -1,8 +1,9 @@
 """`ToolRegistry`: register tools, list them for the prompt, and run the model's Actions.
 
-The one rule that matters: `execute` never raises. An unknown tool, an empty action, a tool that
-crashes or returns something other than a string all come back as an error Observation (a small JSON
-object) that the model can read and correct itself from. An exception would end the loop instead.
+The one rule that matters: `execute` never raises. An unknown tool, an empty action, an input that
+JSON cannot write, a tool that crashes or returns something other than a string all come back as an
+error Observation (a small JSON object) that the model can read and correct itself from. An exception
+would end the loop instead.
 What comes back can always be encoded: a lone surrogate in a tool's text is replaced (safe_text.py).
 """
 
@@ -95,7 +96,15 @@ class ToolRegistry:
             )
         tool_input = action.tool_input
         if not isinstance(tool_input, str):  # a JSON value (a native call's argument), not text: its JSON text
-            tool_input = "" if tool_input is None else json.dumps(tool_input, ensure_ascii=False, default=str)
+            try:
+                tool_input = "" if tool_input is None else json.dumps(tool_input, ensure_ascii=False, default=str)
+            # A value JSON cannot spell (a number of 5000 digits, a tuple as a key, a dict that holds itself) is the
+            # caller's mistake, told like a tool's: the loop goes on.
+            except Exception as exc:  # noqa: BLE001
+                return ToolResult(
+                    error_observation(f"the input for tool {name} cannot be written as JSON: {_describe(exc)}"),
+                    error=True,
+                )
         tool_input = tool_input.strip()
         try:
             output = tool.invoke(tool_input)

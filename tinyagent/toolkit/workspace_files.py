@@ -9,8 +9,9 @@ given when the tool is made, and every refusal is an error Observation the model
                                                                   would come back inside
     symbolic links      a link (file or folder) on the way        refused: links are never followed, so one
                                                                   that leads out cannot be used to get out
-    odd names           a NUL or a control character, "\\", ":",
-                        a name over 255 bytes, a path over 1024   refused: not portable, or not a plain name
+    odd names           a NUL or a control character, a hidden    refused: not portable, not a plain name, or
+                        one (a bidi override), "\\", ":", a name   not shown as it is
+                        over 255 bytes, a path over 1024
     too much content    over `max_chars` characters               refused, with the limit
     an existing file    replaced only with "overwrite": true; the Observation then says it replaced one and
                         how big it was. Without it: refused, with the file's size, so nothing is lost silently
@@ -46,7 +47,7 @@ from typing import Annotated
 
 from tinyagent.number_checks import check_whole
 from tinyagent.registry import error_observation
-from tinyagent.safe_text import holds_surrogate
+from tinyagent.safe_text import holds_surrogate, one_line, terminal_text
 from tinyagent.toolkit.typed_tool import TypedTool, as_observation, tool
 
 MAX_CONTENT_CHARS = 100_000  # about 30 pages of text: more than a file the agent should write in one step
@@ -87,6 +88,12 @@ def check_relative_path(file_path: str, *, folder: bool = False, use: str = "wri
         raise Refused(f"{field} contains a control character (a line break, a tab, a NUL, ...)")
     if holds_surrogate(file_path):  # no file system can name a file with one
         raise Refused(f"{field} contains a lone surrogate (\\ud800-\\udfff), which is not a character")
+    # Any other character safe_text would escape before showing it: a C1 control (\x9b starts a terminal's escape
+    # sequence), a line separator, a bidi override ("rtl\u202etxt.exe" is listed as "rtlexe.txt").
+    hidden = next((char for char in file_path if terminal_text(char) != char), None)
+    if hidden is not None:
+        raise Refused(f"{field} contains a hidden character, {one_line(hidden)} (a control, a line separator, "
+                      "a bidi override, ...)", "write the name without it")
     if len(file_path) > MAX_PATH_CHARS:
         raise Refused(f"{field} is {len(file_path)} characters long; the limit is {MAX_PATH_CHARS}")
     if file_path.startswith(("/", "\\", "~")):
