@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tinyagent import (
     ChatResult,
@@ -292,6 +294,53 @@ def test_tool_calls_and_tools_add_their_text():
         '{"orderId":"88231"}')
     assert request_tokens(with_call, tools, counter) == request_tokens(with_call, None, counter) + counter.text(
         json.dumps(tools, ensure_ascii=False))
+
+
+# Messages as a chat request may hold them: text, no content, or a list of content parts (text and images).
+_WORDS = st.text(alphabet="ab 7:{}退款\n.", max_size=12)
+_PART = st.one_of(st.builds(lambda text: {"type": "text", "text": text}, _WORDS),
+                  st.just({"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}))
+_MESSAGE = st.builds(
+    lambda role, content, name: {"role": role, "content": content, **({"name": name} if name else {})},
+    st.sampled_from(["system", "user", "assistant", "tool"]),
+    st.one_of(st.none(), _WORDS, st.lists(_PART, max_size=5)),
+    st.one_of(st.none(), st.sampled_from(["ana", "shop_bot"])),
+)
+# One budget per counter for every example: what it remembers of one message must not be taken for another's.
+_BUDGETS = [ContextBudget(10**6, counter=counter) for counter in (token_counter(), classroom_counter())]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_MESSAGE, max_size=6))
+def test_the_count_is_the_counters_chat_rule_for_text_and_content_parts(messages):
+    for budget in _BUDGETS:
+        counter = budget.counter
+        assert request_tokens(messages, None, counter) == counter.chat(messages), counter.name
+        assert budget.count(messages) == counter.chat(messages), counter.name
+
+
+def test_content_parts_count_each_part_as_the_classroom_model_does(llm):
+    # 600 words in parts: "hello" and "world" are a token each, not one "helloworld...". The earlier turn is over the
+    # budget on its own, so it goes, and no request the server counts is over 700.
+    counter = classroom_counter()
+    parts = [{"type": "text", "text": word} for word in ["hello", "world"] * 300]
+    history = [{"role": "user", "content": parts}, {"role": "assistant", "content": "Final Answer: ok"}]
+    agent = ReActAgent(llm, registry(), parts=[BudgetedRequest(ContextBudget(700, counter=counter))])
+    result = agent.run("Where is order 88231?", history=history)
+    calls = result.trace.of_type(LlmCall)
+    assert calls and result.reason == "final_answer"
+    for call in calls:
+        assert call.usage["prompt_tokens"] <= 700
+        assert request_tokens(list(call.messages), None, counter) == call.usage["prompt_tokens"]
+
+
+def test_content_the_budget_cannot_count_is_refused_not_sent_as_nothing():
+    for content in ({"text": "hello"}, 12345678, ["hello"], [{"type": "text", "text": 5}]):
+        messages = [{"role": "user", "content": "Where is order 88231?"}, {"role": "assistant", "content": content}]
+        with pytest.raises(ValueError, match="role 'assistant' has content the context budget cannot count"):
+            request_tokens(messages)
+        with pytest.raises(ValueError, match="cannot count"):
+            ContextBudget(700).fit(messages, request_index=0)
 
 
 def test_called_tools_reads_text_actions_and_native_calls():

@@ -200,6 +200,41 @@ def test_a_summary_cut_at_max_tokens_or_empty_is_not_kept():
         assert session.store.summary(session.id) is None and len(memory.failures) == 1
 
 
+def test_a_summary_no_shorter_than_the_turns_is_not_kept():
+    class Wordy:
+        def chat(self, messages, **options):
+            return ChatResult("S " * 50000, "stop")
+
+    memory = SummaryMemory(llm=Wordy(), window=1)
+    session, _ = converse(THREE_TURNS, memory=memory)
+    whole = [m for t in session.turns()[:2] for m in t.messages()]
+    assert session.last_history == whole  # turns 1 and 2 whole, no 50,000-token summary in front of them
+    assert session.turns()[-1].history_tokens < 1000
+    assert session.store.summary(session.id) is None
+    assert memory.failures[-1].startswith("the summary came back no shorter than what it would replace")
+
+
+def test_a_summarizer_that_fails_any_way_loses_no_turn():
+    class Broken:
+        def __init__(self, reply):
+            self.reply = reply
+
+        def chat(self, messages, **options):
+            if isinstance(self.reply, Exception):
+                raise self.reply
+            return self.reply
+
+    for reply, failure in ((RuntimeError("boom"), "the summarizing call failed: RuntimeError: boom"),
+                           (ChatResult(None, "stop"),
+                            "the summarizing call returned ChatResult, not a ChatResult with text"),
+                           ("a summary", "the summarizing call returned str, not a ChatResult with text")):
+        memory = SummaryMemory(llm=Broken(reply), window=1)
+        session, results = converse(THREE_TURNS, memory=memory)
+        assert session.last_history == [m for t in session.turns()[:2] for m in t.messages()]
+        assert memory.failures == [failure]  # turn 1 left the window before turn 3
+        assert "7-day no-reason return period" in results[-1].answer  # turn 3 still knew the order of turn 1
+
+
 def test_the_summary_is_in_the_questions_language():
     memory = SummaryMemory(window=1)
     session, results = converse(("订单 88231 的扫地机充不进电了", "它现在到哪了？", "那帮我退款吧"), memory=memory)

@@ -141,3 +141,20 @@ def test_words_alone_miss_what_a_refund_needs_and_the_model_refuses_to_guess(llm
                         ).run(question)
     assert [call.name for call in result.trace.tool_calls] == ["queryOrder"] and shop.refunds() == []
     assert "cannot establish today's date" in result.trace.of_type(LlmCall)[-1].text
+
+
+def test_always_must_be_tool_names_not_one_string():
+    # tuple("applyRefund") is its letters: the tool would never be offered always.
+    with pytest.raises(TypeError, match="not one string"):
+        ToolFilter(always="applyRefund")
+    assert ToolFilter(always=["applyRefund"]).select("Hello", registry()).offered == ("applyRefund",)
+
+
+def test_a_blank_hint_word_is_refused():
+    # "" is in every request: a blank word would offer its tool for anything.
+    for blank in ("", "   "):
+        with pytest.raises(ValueError, match="empty or blank"):
+            ToolHint(words=("refund", blank))
+    with pytest.raises(TypeError, match="not one string"):
+        ToolHint(words="refund")
+    assert ToolHint(words=["refund"], needs=["queryOrder"]) == ToolHint(("refund",), ("queryOrder",))

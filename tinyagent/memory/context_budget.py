@@ -32,12 +32,14 @@ instructions), are never folded or dropped.
 
 Counting. One tokenizer: `token_count.token_counter()`, cl100k_base through quicktok (exact), or the
 classroom model's rule where quicktok is not installed; `counter.name` says which. One rule for the chat
-format, `request_tokens`: the counter's chat rule on each message's role and text (3 tokens a message, its
-role (cl100k_base only: the classroom rule leaves it out), its content, and 3 that start the reply), plus the name and arguments of each tool call a message
-carries, plus the JSON text of the request's `tools` (function calling). It is the rule the classroom model
-counts its `usage` by, so with `classroom_counter()` the count equals its `prompt_tokens`. A real provider
-counts with its own tokenizer: give the budget some room below the model's context window, and leave the
-reply's `max_tokens` out of it.
+format, `request_tokens`: the counter's chat rule on each message (3 tokens a message, its role and `name`
+(cl100k_base only: the classroom rule leaves them out), its content, and 3 that start the reply), plus the name and
+arguments of each tool call a message carries, plus the JSON text of the request's `tools` (function calling).
+Content given as a list of parts counts each text part on its own, as the chat rule does; content of any other
+kind (a dict, a number) would be counted as nothing and sent, so it is refused with a ValueError. It is the rule
+the classroom model counts its `usage` by, so with `classroom_counter()` the count equals its `prompt_tokens`. A
+real provider counts with its own tokenizer: give the budget some room below the model's context window, and leave
+the reply's `max_tokens` out of it.
 """
 
 from __future__ import annotations
@@ -152,7 +154,7 @@ class ContextBudget:
         head = [dict(messages[0])] if has_prompt else []
         earlier = _split_turns(messages[len(head) : request_index])
         current = [dict(m) for m in messages[request_index:]]
-        request = str(messages[request_index].get("content") or "")
+        request = _text(messages[request_index].get("content"))
 
         # 0. The tools: filtered when there is a filter and a prompt (or `tools`) to rebuild.
         filtering = self.tool_filter is not None and tools is not None and (system_prompt or tool_specs)
@@ -314,24 +316,52 @@ class _MessageCost:
         self._one = lru_cache(maxsize=4096)(self._count)
 
     def __call__(self, message: dict) -> int:
-        calls = message.get("tool_calls")
-        calls_text = json.dumps(calls, ensure_ascii=False, sort_keys=True) if calls else ""
-        return self._one(str(message.get("role") or ""), _text(message.get("content")), calls_text)
+        # What the chat rule reads of a message, as JSON text so that its count can be remembered: the role, the
+        # name, the content (a string, or parts, each counted on its own as the rule does: "hello" and "world" are
+        # two tokens, "helloworld" one; an image's bytes, which no rule counts, as their repr) and the tool calls
+        # (their names and arguments, as a provider counts them).
+        content = _checked_content(message)
+        counted = {"role": str(message.get("role") or ""), "content": "" if content is None else content,
+                   "tool_calls": message.get("tool_calls") or None}
+        if message.get("name"):
+            counted["name"] = str(message["name"])
+        return self._one(json.dumps(counted, ensure_ascii=False, sort_keys=True, default=repr))
 
-    def _count(self, role: str, content: str, calls_text: str) -> int:
-        # The counter's chat rule counts a message's tool calls too (their names and arguments), as a provider does.
-        message = {"role": role, "content": content, "tool_calls": json.loads(calls_text) if calls_text else None}
-        return self.counter.chat([message]) - self.reply
+    def _count(self, counted: str) -> int:
+        return self.counter.chat([json.loads(counted)]) - self.reply
 
     def tools(self, specs: list[dict] | None) -> int:
         return self.counter.text(json.dumps(specs, ensure_ascii=False)) if specs else 0
 
 
+def _checked_content(message: dict) -> str | list | None:
+    """A message's content, when it is one a provider takes: a string, None, or a list of content parts (dicts;
+    a text part's text a string). Anything else would be counted as nothing and sent: it is refused."""
+    content = message.get("content")
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+        isinstance(part, dict) and (part.get("type") != "text" or isinstance(part.get("text"), str))
+        for part in content
+    ):
+        return content
+    raise ValueError(
+        f"a message with role {message.get('role')!r} has content the context budget cannot count: "
+        f"{_preview(content)}; content must be a string, None or a list of parts like "
+        '[{"type": "text", "text": "..."}]'
+    )
+
+
+def _preview(value: object, limit: int = 60) -> str:
+    shown = repr(value)
+    return f"{type(value).__name__} {shown[:limit]}{'...' if len(shown) > limit else ''}"
+
+
 def _text(value: object) -> str:
     if isinstance(value, str):
         return value
-    if isinstance(value, list):  # content parts: [{"type": "text", "text": "..."}]
-        return "".join(p.get("text", "") for p in value if isinstance(p, dict) and isinstance(p.get("text"), str))
+    if isinstance(value, list):  # content parts: [{"type": "text", "text": "..."}], a line each (words stay apart)
+        return "\n".join(p["text"] for p in value if isinstance(p, dict) and isinstance(p.get("text"), str))
     return ""
 
 

@@ -15,8 +15,10 @@ and may use `session.store`, `session.id`, `session.lang` (the new question's la
 A summary is written incrementally: the previous summary plus the turns that just fell out of the window
 go to the model, which returns the new summary. It is saved in the session store with the number of turns
 it covers, so a resumed session (a restarted kernel, another worker) does not summarize again. If the
-summarizing call fails, nothing is lost: the turns not yet summarized are given whole, and the next turn
-tries again.
+summarizing call fails (an error, a reply with no text, a summary cut at `max_tokens` or empty), nothing is
+lost: the turns not yet summarized are given whole, and the next turn tries again. A summary that is not
+shorter than what it would replace (the previous summary and those turns) is not kept either: it would only
+make the prompt longer.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from tinyagent.errors import TinyAgentError
 from tinyagent.llm_client import ChatResult
 from tinyagent.memory.session_store import Turn
 from tinyagent.number_checks import check_whole
+from tinyagent.protocols.token_count import token_counter
 
 if TYPE_CHECKING:  # for type hints only: session.py imports this module
     from tinyagent.memory.session import Session
@@ -141,18 +144,36 @@ class SummaryMemory:
         return messages + turn_messages(turns[covered:])
 
     def _summarize(self, session: Session, turns: Sequence[Turn], previous: str | None) -> str | None:
+        """The new summary of `previous` and `turns`, or None when there is none to keep: the turns stay whole."""
         llm = self.llm if self.llm is not None else session.agent.llm
         try:
             reply = summarize_turns(llm, turns, previous, session.lang)
         except TinyAgentError as exc:
             self.failures.append(str(exc))
             return None
-        self.calls.append(reply)
-        if reply.finish_reason == "length" or not reply.text.strip():
-            # A summary cut in the middle may have lost the very fact that matters: keep the turns instead.
-            self.failures.append(f"the summary came back {'cut at max_tokens' if reply.text.strip() else 'empty'}")
+        except Exception as exc:  # noqa: BLE001 - a summarizer of one's own may fail any way: the turns stay whole
+            self.failures.append(f"the summarizing call failed: {type(exc).__name__}: {exc}")
             return None
-        return reply.text.strip()
+        text = getattr(reply, "text", None)
+        if not isinstance(text, str):
+            self.failures.append(f"the summarizing call returned {type(reply).__name__}, not a ChatResult with text")
+            return None
+        self.calls.append(reply)
+        if getattr(reply, "finish_reason", None) == "length" or not text.strip():
+            # A summary cut in the middle may have lost the very fact that matters: keep the turns instead.
+            self.failures.append(f"the summary came back {'cut at max_tokens' if text.strip() else 'empty'}")
+            return None
+        summary = text.strip()
+        # A summary is kept only if it is shorter than what it replaces, the previous summary and the turns, counted
+        # as the history is (Turn.history_tokens, the header in front of a summary left out): else it only adds.
+        counter = getattr(session, "counter", None) or token_counter()
+        whole = counter.chat(([{"role": "system", "content": previous}] if previous else []) + turn_messages(turns))
+        summarized = counter.chat([{"role": "system", "content": summary}])
+        if summarized >= whole:
+            self.failures.append(f"the summary came back no shorter than what it would replace ({summarized} tokens "
+                                 f"against {whole}): the turns are kept whole")
+            return None
+        return summary
 
     def __repr__(self) -> str:
         return f"SummaryMemory(window={self.window})"

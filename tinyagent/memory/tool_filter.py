@@ -56,6 +56,14 @@ class ToolHint:
     words: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()
 
+    def __post_init__(self):
+        # Kept as tuples: a list would make the hint unhashable, a generator would be used up by the first request.
+        object.__setattr__(self, "words", _names("ToolHint words", self.words))
+        object.__setattr__(self, "needs", _names("ToolHint needs", self.needs))
+        # "" is in every request, so a blank word would point every request at this tool.
+        if any(not word.strip() for word in self.words):
+            raise ValueError(f"ToolHint words must not be empty or blank: got {self.words!r}")
+
 
 @dataclass(frozen=True)
 class ToolSelection:
@@ -82,7 +90,7 @@ class ToolFilter:
         check_whole("max_tools", max_tools)
         self.hints = dict(hints or {})
         self.max_tools = max_tools
-        self.always = tuple(always)
+        self.always = _names("ToolFilter always", always)
 
     def __repr__(self) -> str:
         return f"ToolFilter({len(self.hints)} hints, max_tools={self.max_tools})"
@@ -128,6 +136,16 @@ class ToolFilter:
             if needed in tools and needed not in why:
                 why[needed] = f"needed by {name}"
                 self._add_needs(needed, tools, why)
+
+
+def _names(what: str, names: Iterable[str]) -> tuple[str, ...]:
+    """`names` as a tuple of strings; one string is refused, as tuple("applyRefund") would be its letters."""
+    if isinstance(names, str):
+        raise TypeError(f"{what} must be a list or tuple of strings, not one string: use ({names!r},)")
+    names = tuple(names)
+    if not all(isinstance(name, str) for name in names):
+        raise TypeError(f"{what} must be strings, got {names!r}")
+    return names
 
 
 def _describe_all(tool) -> str:
