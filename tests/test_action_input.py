@@ -127,3 +127,26 @@ def test_a_fence_that_never_closes_is_read_in_a_moment(text, inside):
     started = time.monotonic()
     assert unwrap(text) == inside  # a fence cut short: what it holds so far
     assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize(("text", "schema"), [
+    ('{"file_path": "notes.txt", "content": "q", "overwrite": false, "overwrite": true}', TWO),
+    ('{"order_id": "88231", "order_id": "88232"}', ONE_TEXT),
+    ('[{"a": 1, "a": 2}]', ONE_LIST),
+])
+def test_a_key_given_twice_is_a_problem_not_its_last_value(text, schema):
+    # Python's json keeps the last value: writeFile with "overwrite": false, then true, replaced the file.
+    problem = read_arguments(text, schema)
+    assert isinstance(problem, Problem) and "more than once" in problem.message, problem
+
+
+def test_write_file_with_overwrite_given_twice_keeps_the_file(tmp_path):
+    from tinyagent import Action, ToolRegistry
+    from tinyagent.toolkit.workspace_files import workspace_tools
+
+    registry = ToolRegistry(workspace_tools(tmp_path))
+    (tmp_path / "notes.txt").write_text("kept", encoding="utf-8")
+    result = registry.run(Action("writeFile", '{"file_path": "notes.txt", "content": "q", "overwrite": false, '
+                                              '"overwrite": true}'))
+    assert result.error and "'overwrite' more than once" in result.text
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "kept"

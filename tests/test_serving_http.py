@@ -958,3 +958,34 @@ def test_an_unreadable_answer_to_an_approval_is_told_with_the_approval_body(serv
                            headers={"Content-Type": "application/json"})
     assert answer.status_code == 400, answer.text
     assert '{"approve": true}' in error_of(answer)["message"] and '"query"' not in error_of(answer)["message"]
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/agent/invoke", b'{"query": "Where is order 88231?", "query": "' + REFUND.encode() + b'"}'),
+    ("/v1/chat/completions", b'{"model": "tinyagent-shop", "messages": [{"role": "user", "content": "hi", '
+                             b'"content": "' + REFUND.encode() + b'"}]}'),
+    ("/agent/approvals/" + "ab" * 16, b'{"approve": false, "approve": true}'),
+])
+def test_a_body_giving_a_key_twice_is_a_json_400(service, path, body):
+    # Python's json keeps the last value, at any depth: the client's request was read as what it did not say first.
+    refunds = service.refunds()
+    answer = requests.post(service.url + path, data=body, timeout=PATIENCE,
+                           headers={"Content-Type": "application/json"})
+    assert answer.status_code == 400, answer.text
+    assert error_of(answer)["code"] == "duplicate_key"
+    assert service.refunds() == refunds  # nothing was run
+
+
+def test_an_approval_giving_approve_twice_is_no_yes(tmp_path):
+    # {"approve": false, "approve": true} was read as true: 200 "approved", and the refund was paid.
+    with serve_process(tmp_path) as service:
+        events = sse_events(stream(service, {"query": REFUND}))
+        approval = until_approval_requested(events)["approval_id"]
+        ambiguous = requests.post(f"{service.url}/agent/approvals/{approval}", data=b'{"approve": false, "approve": true}',
+                                  headers={"Content-Type": "application/json"}, timeout=PATIENCE)
+        assert ambiguous.status_code == 400, ambiguous.text
+        assert error_of(ambiguous)["code"] == "duplicate_key" and "'approve'" in error_of(ambiguous)["message"]
+        assert service.refunds() == []
+        assert answer_approval(service, approval, False).json()["outcome"] == "declined"  # still waiting for an answer
+        assert rest_of(events)["approval_decided"][0]["outcome"] == "declined" and service.refunds() == []
+    assert "Traceback" not in service.output()

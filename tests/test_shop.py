@@ -882,6 +882,21 @@ def test_the_folders_for_a_new_database_are_made(tmp_path):
     assert (tmp_path / "new" / "shop.db").is_file()
 
 
+@pytest.mark.parametrize("uri_like", ["file:{}?mode=memory", "file:{}"])
+def test_a_database_name_that_reads_like_an_sqlite_uri_is_just_a_file_name(tmp_path, monkeypatch, uri_like):
+    # SQLite read "file:/x/m.db?mode=memory" as a URI even with uri=False: the refund lived in memory and was lost (the
+    # next run issued the same id); "file:/x/m.db" opened /x/m.db, while the folders made were ./file:/x.
+    monkeypatch.chdir(tmp_path)
+    elsewhere = tmp_path / "elsewhere" / "m.db"
+    elsewhere.parent.mkdir()
+    name = uri_like.format(elsewhere)
+    with Shop(name, clock=fixed_clock(NOW)) as shop:
+        refund = shop.apply_refund("88231", "质量问题")
+    with Shop(name, clock=fixed_clock(NOW)) as shop:
+        assert shop.refunds() == [{key: value for key, value in refund.items() if key != "duplicate"}]
+    assert (tmp_path / name).is_file() and not elsewhere.exists()
+
+
 @pytest.mark.parametrize("written", ["SF 1234567890", "运单 SF 1234567890", '{"trackingNo": "SF  1234567890"}'])
 def test_a_tracking_number_with_its_carrier_letters_set_apart_is_read_whole(registry, written):
     # The letters, holding no digit, were dropped: "运单不存在：1234567890", a number the model never wrote.
@@ -893,3 +908,30 @@ def test_a_refund_input_giving_a_key_twice_is_refused(registry, shop):
     answer = call(registry, "applyRefund", '{"orderId": "88231", "orderId": "88232", "reason": "坏了"}')
     assert answer["error"] == "输入中 orderId 出现了不止一次（orderId is given more than once）"
     assert shop.refunds() == []
+
+
+@pytest.mark.parametrize(("tool", "written", "twice"), [
+    ("queryOrder", '{"orderId": "88231", "orderId": "88232"}', "orderId"),
+    ("queryOrder", '{"orderId": "88231", "orderid": "88232"}', "orderId / orderid"),
+    ("queryOrder", '{"order_id": "88231", "ORDERID": "88232"}', "order_id / ORDERID"),
+    ("queryLogistics", '{"trackingNo": "SF1234567890", "tracking_no": "YT2468013579"}', "trackingNo / tracking_no"),
+])
+def test_a_look_up_giving_its_id_twice_is_refused_as_applyrefund_refuses_it(registry, tool, written, twice):
+    # The key is matched however it is spelled, and the last spelling won: queryOrder looked up 88232, not 88231.
+    answer = call(registry, tool, written)
+    assert answer.get("error") == f"输入中 {twice} 出现了不止一次（{twice} is given more than once）", answer
+    assert call(registry, "queryOrder", '{"order_id": "88232"}')["orderId"] == "88232"  # one spelling is still read
+
+
+def test_the_approval_summary_says_what_applyrefund_will_do_with_a_cancelled_or_refunded_order(registry, shop):
+    # It said "refund ¥199 for order 88235 (..., 已取消)" and "refund ¥1999" for an order refunded already: a person
+    # was asked to approve a payment the tool would refuse, or not make.
+    cancelled = describe_refund(shop, "en")(refund_input("88235"))
+    assert cancelled.startswith("applyRefund will refuse order 88235") and "nothing is paid" in cancelled
+    assert "已取消" in call(registry, "applyRefund", refund_input("88235"))["error"]
+    first = shop.apply_refund("88231", "坏了")
+    for lang in ("en", "zh"):
+        again = describe_refund(shop, lang)(refund_input("88231"))
+        assert first["refundId"] in again and not again.startswith(("refund ¥", "退款 ¥")), again
+    assert call(registry, "applyRefund", refund_input("88231"))["duplicate"] is True
+    assert describe_refund(shop, "en")(refund_input("88234")).startswith("refund ¥39 for order 88234")

@@ -65,6 +65,7 @@ from tinyagent.serving.openapi import docs_page, openapi_document
 from tinyagent.serving.service import AgentService, RunCancelled, RunOutcome
 from tinyagent.serving.stopping import STATE_KEY, ServiceStop
 from tinyagent.serving.streams import GRACE_SECONDS, RunStreams
+from tinyagent.shop.tools import RepeatedKey, keys_once
 
 log = logging.getLogger("tinyagent.serving")
 
@@ -529,9 +530,13 @@ async def read_json_body(request: Request, limit: int, stopping: asyncio.Event, 
     if not body.strip():
         raise ApiError(400, "empty_body", f"the body is empty: send JSON such as {example}")
     try:
-        data = json.loads(body, parse_constant=no_json_constant, parse_float=finite_float)
+        data = json.loads(body, parse_constant=no_json_constant, parse_float=finite_float, object_pairs_hook=keys_once)
     except UnicodeDecodeError:
         raise ApiError(400, "malformed_json", "the body is not UTF-8 text: send JSON in UTF-8") from None
+    except RepeatedKey as exc:  # Python keeps the last value: {"approve": false, "approve": true} would be a yes
+        key = replace_lone_surrogates(exc.key[:40])  # "\ud800" is a valid key, and no UTF-8 answer holds it
+        raise ApiError(400, "duplicate_key", f"the body gives {key!r} more than once, so what it asks cannot be "
+                       f"told: send each field once, as in {example}") from None
     except json.JSONDecodeError as exc:
         raise ApiError(400, "malformed_json", f"the body is not valid JSON ({exc.msg} at line {exc.lineno} "
                        f"column {exc.colno}): send an object such as {example}") from None

@@ -37,7 +37,6 @@ import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote
 
 from tinyagent.clock import Clock, system_clock
 from tinyagent.errors import ShopDatabaseError
@@ -191,14 +190,14 @@ class Shop:
             # Asking the kernel (not the file mode) is right for root too: on a read-only disk it says no.
             if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
                 self.read_only = True
-                return _connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+                return _connect(_file_uri(path) + "?mode=ro", uri=True)
         else:
             folder = path.absolute().parent
             while not folder.exists() and folder != folder.parent:
                 self._made_folders.append(folder)
                 folder = folder.parent
             path.parent.mkdir(parents=True, exist_ok=True)
-        return _connect(self.path)
+        return _connect(_file_uri(path), uri=True)
 
     def _remove_made_folders(self) -> None:
         """A failed start leaves nothing behind: the folders made for the file go again (if still empty)."""
@@ -546,6 +545,12 @@ def _connect(target: str, uri: bool = False) -> sqlite3.Connection:
     # leaves transactions to `_write_transaction` (Python's own would begin them late, after the reads).
     return sqlite3.connect(target, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, uri=uri,
                            check_same_thread=False)
+
+
+def _file_uri(path: Path) -> str:
+    """The URI of the file `path` names. This Python's SQLite reads a name such as "file:x.db?mode=memory" as a URI
+    even when asked not to, and would keep the shop in memory; a URI built here names the file, whatever its name."""
+    return path.resolve().as_uri()  # "?", "#" and "%" in the name are escaped, so they stay part of it
 
 
 def _is_read_only_error(exc: sqlite3.Error) -> bool:

@@ -7,7 +7,9 @@ a `ConfirmationGate` for applyRefund that shows that summary.
 
 The summary only reads the shop; what the refund really does is still up to `applyRefund` (which checks
 the order again when it runs). The input is read as applyRefund reads it (`read_refund_input`): one the tool
-would refuse is shown as it is, with why, so the person is never asked about a refund that cannot happen.
+would refuse is shown as it is, with why, so the person is never asked about a refund that cannot happen; so is
+an order the shop will not refund (cancelled, unpaid, already refunded or returned: NON_REFUNDABLE_STATUSES), and
+one that already has a refund, which the tool only returns (nothing new is paid).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tinyagent.prompts import check_language, detect_language
-from tinyagent.shop.database import Shop
+from tinyagent.shop.database import NON_REFUNDABLE_STATUSES, Shop
 from tinyagent.shop.tools import BadInput, read_refund_input
 from tinyagent.toolkit.confirmation import ConfirmationGate
 
@@ -24,9 +26,17 @@ from tinyagent.toolkit.confirmation import ConfirmationGate
 SUMMARIES = {
     "en": {"refused": "applyRefund with an input the tool will refuse ({why}): {text}",
            "unknown": "refund order {order_id}, which the shop does not have; reason: {reason}",
+           "refunded": "order {order_id} ({product}) already has refund {refund_id} of ¥{amount}: applyRefund will "
+                       "only return it, nothing new is paid; reason: {reason}",
+           "not_allowed": "applyRefund will refuse order {order_id} ({product}, ¥{price}): its status {status} cannot "
+                          "be refunded, nothing is paid; reason: {reason}",
            "refund": "refund ¥{price} for order {order_id} ({product}, ordered {ordered}, {status}); reason: {reason}"},
     "zh": {"refused": "applyRefund 的输入会被工具拒绝（{why}）：{text}",
            "unknown": "为订单 {order_id} 退款，但店里没有这个订单；原因：{reason}",
+           "refunded": "订单 {order_id}（{product}）已有退款 {refund_id}（¥{amount}）：applyRefund 只会返回这笔退款，"
+                       "不会再付款；原因：{reason}",
+           "not_allowed": "applyRefund 会拒绝订单 {order_id}（{product}，¥{price}）：状态“{status}”不能退款，不会付款；"
+                          "原因：{reason}",
            "refund": "退款 ¥{price}，订单 {order_id}（{product}，{ordered} 下单，{status}）；原因：{reason}"},
 }
 
@@ -43,9 +53,18 @@ def describe_refund(shop: Shop, lang: str | None = None) -> Callable[[str], str]
             shown = text[:200].encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate as \ud800
             return said["refused"].format(why=exc, text=shown)
         reason = reason[:200]
+        # The shop's own checks, in the order Shop.apply_refund makes them: an existing refund is returned
+        # before anything else is looked at, then an unknown order and a status it refunds no order in are refused.
+        existing = next((refund for refund in shop.refunds() if refund["orderId"] == order_id), None)
         order = shop.get_order(order_id)
+        if existing is not None:
+            return said["refunded"].format(order_id=order_id, product=order["product"] if order else "?",
+                                           refund_id=existing["refundId"], amount=existing["amount"], reason=reason)
         if order is None:
             return said["unknown"].format(order_id=order_id, reason=reason)
+        if order["status"].strip() in NON_REFUNDABLE_STATUSES:
+            return said["not_allowed"].format(order_id=order_id, product=order["product"], price=order["price"],
+                                              status=order["status"], reason=reason)
         return said["refund"].format(price=order["price"], order_id=order_id, product=order["product"],
                                      ordered=order["orderTime"], status=order["status"], reason=reason)
 

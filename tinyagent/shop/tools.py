@@ -85,8 +85,9 @@ def read_one_id(text: str, kind: IdKind) -> str:
     Forgiven: whitespace, quotes, a code fence, words around the id ("订单 88231", "order #88231, please"),
     full-width digits, the same id twice, a tracking number's carrier letters in capitals set apart from its digits
     ("SF 1234567890"), and JSON: a bare value, or an object holding the id under
-    `kind.field` (or as its only value with digits). Refused: no id, two different ids ("88231, 88232",
-    "88231-88234"), or something that only contains one ("-88236", "88231.5").
+    `kind.field`, however its key is spelled ("orderid", "order_id"), or as its only value with digits. Refused: no
+    id, two different ids ("88231, 88232", "88231-88234"), something that only contains one ("-88236", "88231.5"),
+    or JSON that gives a key, or `kind.field` in two spellings, more than once.
     """
     if len(text) > MAX_ID_INPUT_CHARS:
         raise BadInput(f"输入过长：{len(text)} 个字符，上限 {MAX_ID_INPUT_CHARS}"
@@ -113,17 +114,23 @@ def read_one_id(text: str, kind: IdKind) -> str:
 def _id_text_in_json(text: str, field: str) -> str:
     """The part of a JSON input that holds the id: the value under `field`, else every scalar value."""
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=keys_once)
+    except BadInput:
+        raise  # a key given twice: which of its values is meant cannot be told
     except (ValueError, RecursionError):
         return text  # not JSON after all (or nested deeper than Python reads): read it as text
     if isinstance(value, dict):
-        keys = {key.lower().replace("_", ""): key for key in value}
-        if field.lower() in keys:
-            value = value[keys[field.lower()]]
-        else:
-            value = list(value.values())
+        # The field is matched however it is spelled ("orderid", "order_id"): two spellings name it twice.
+        named = [key for key in value if _loose_key(key) == _loose_key(field)]
+        if len(named) > 1:
+            raise BadInput(_given_more_than_once(" / ".join(_shorten(key, 30) for key in named)))
+        value = value[named[0]] if named else list(value.values())
     values = value if isinstance(value, list) else [value]
     return " ".join(str(item) for item in values if isinstance(item, (str, int, float)) and not isinstance(item, bool))
+
+
+def _loose_key(key: str) -> str:
+    return key.lower().replace("_", "")
 
 
 def _schema(properties: dict[str, dict]) -> MappingProxyType:
@@ -241,7 +248,7 @@ def read_refund_input(text: str) -> tuple[str, str]:
     The approval summary (refund_review.py) reads it the same way: a person is never asked to approve a refund
     that the tool would then refuse."""
     try:
-        payload = json.loads(_unwrap_json(text), object_pairs_hook=_keys_once)
+        payload = json.loads(_unwrap_json(text), object_pairs_hook=keys_once)
     except BadInput:
         raise
     except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python reads
@@ -265,16 +272,29 @@ def read_refund_input(text: str) -> tuple[str, str]:
     return order_id, reason
 
 
-def _keys_once(pairs: list[tuple[str, object]]) -> dict:
-    """A JSON object whose keys are each given once: `{"orderId": "88231", "orderId": "88232"}` is read by Python
-    as 88232, while a person reading the input sees 88231 first; neither may be guessed."""
+class RepeatedKey(BadInput):
+    """A JSON object that gives `key` more than once (see `keys_once`)."""
+
+    def __init__(self, key: str):
+        super().__init__(_given_more_than_once(_shorten(key, 30)))
+        self.key = key
+
+
+def keys_once(pairs: list[tuple[str, object]]) -> dict:
+    """For json.loads(object_pairs_hook=...): a JSON object whose keys are each given once, or `RepeatedKey`.
+    `{"orderId": "88231", "orderId": "88232"}` is read by Python as 88232, while a person reading the input sees
+    88231 first; neither may be guessed. Lesson 07's tool arguments and lesson 19's request bodies read JSON
+    with it too."""
     seen: set[str] = set()
     for key, _ in pairs:
         if key in seen:
-            shown = _shorten(key, 30)
-            raise BadInput(f"输入中 {shown} 出现了不止一次（{shown} is given more than once）")
+            raise RepeatedKey(key)
         seen.add(key)
     return dict(pairs)
+
+
+def _given_more_than_once(shown: str) -> str:
+    return f"输入中 {shown} 出现了不止一次（{shown} is given more than once）"
 
 
 def _unwrap_json(text: str) -> str:

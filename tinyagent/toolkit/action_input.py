@@ -16,6 +16,8 @@ Plain text also works for a tool whose other parameters are all optional: it is 
 parameter's value (`SF1234567890` for `track(tracking_no: str, latest_only: bool = False)`). Any other tool
 with two or more parameters needs the JSON object. Inside a JSON string a raw line break is read as
 a line break (`json.loads(..., strict=False)`): models writing a file's content often forget to escape it.
+A key given twice (`{"overwrite": false, "overwrite": true}`) is a `Problem`, never its last value (lesson 01's
+`keys_once`, which the shop's applyRefund reads with).
 
 `read_arguments` only reads; it does not judge. `{"order_id": 88231}` comes back as it is, and the
 validator (validation.py) then says that order_id must be a string. What it cannot read at all (broken
@@ -29,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tinyagent.chat_result import no_json_constant
+from tinyagent.shop.tools import RepeatedKey, keys_once
 from tinyagent.toolkit.validation import Problem, describe_schema
 from tinyagent.tools import without_fence
 
@@ -71,7 +74,9 @@ def read_arguments(text: str, parameters: Mapping[str, Any]) -> dict[str, Any] |
         return {}
     if text.startswith("{"):
         try:
-            value = json.loads(text, strict=False, parse_constant=no_json_constant)
+            value = json.loads(text, strict=False, parse_constant=no_json_constant, object_pairs_hook=keys_once)
+        except RepeatedKey as exc:
+            return _repeated(exc, names)
         except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python reads
             if single is not None and accepts_strings(properties[single]):
                 return {single: text}  # a text parameter: a "{" is just its first character
@@ -85,18 +90,29 @@ def read_arguments(text: str, parameters: Mapping[str, Any]) -> dict[str, Any] |
     if single is None:
         return Problem("", f"the input must be a JSON object, not plain text ({_fields_in_words(parameters)})",
                        _object_expected(names))
-    return {single: _single_value(text, properties[single])}
+    try:
+        return {single: _single_value(text, properties[single])}
+    except RepeatedKey as exc:  # [{"a": 1, "a": 2}] for a list parameter
+        return _repeated(exc, names)
 
 
 def _single_value(text: str, schema: Mapping[str, Any]) -> Any:
     """The value of a tool's one parameter, written as plain text."""
     try:
-        value = json.loads(text, parse_constant=no_json_constant)
+        value = json.loads(text, parse_constant=no_json_constant, object_pairs_hook=keys_once)
+    except RepeatedKey:
+        raise
     except (ValueError, RecursionError):
         return text  # not JSON: the words themselves (the validator says if a string will not do)
     if accepts_strings(schema) and not isinstance(value, str):
         return text  # 88231 for `order_id: str` is the text "88231"
     return value  # 88231 -> 88231 for an integer ("88231", quoted, stays a string); true, [1, 2], ... as JSON
+
+
+def _repeated(exc: RepeatedKey, names: list[str]) -> Problem:
+    # Python's json keeps the last value: {"overwrite": false, "overwrite": true} would overwrite the file.
+    key = exc.key[:30]
+    return Problem("", f"the input gives {key!r} more than once: give each field once", _object_expected(names))
 
 
 def _fields_in_words(parameters: Mapping[str, Any]) -> str:
