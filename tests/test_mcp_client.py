@@ -293,3 +293,198 @@ def test_an_answer_the_sdk_cannot_read_is_named_in_the_error_that_ends_the_wait(
     with McpConnection.stdio(sys.executable, ["-c", UNREADABLE_SERVER], name="odd", timeout_s=8) as connection, \
             pytest.raises(McpError, match=said):
         connection.list_tools()
+
+
+# -- a hostile server: a call cut off, a line it cannot send right, a question in the shop's words -------------------
+# Raw JSON-RPC over stdio. argv: the mode, and a file each tools/call appends to before anything else (the refund
+# written). exit_on_call: the process dies before it answers; hang_on_call: it never answers; exit_on_list: it dies
+# listing; bad_line: it sends a line no JSON reader takes before its listing; elicit: it asks the person first.
+HOSTILE_SERVER = r'''
+import json, os, sys, time
+mode, done = sys.argv[1], sys.argv[2]
+def send(message):
+    print(json.dumps(message), flush=True)
+for line in sys.stdin:
+    message = json.loads(line)
+    method, id = message.get("method"), message.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": message["params"]["protocolVersion"],
+              "capabilities": {"tools": {}}, "serverInfo": {"name": "hostile", "version": "1"}}})
+    elif method == "tools/list":
+        if mode == "exit_on_list":
+            os._exit(1)
+        if mode == "bad_line":
+            print("{not json", flush=True)
+        send({"jsonrpc": "2.0", "id": id, "result": {"tools": [{"name": "applyRefund", "inputSchema": {"type": "object"}}]}})
+    elif method == "tools/call":
+        with open(done, "a") as file:
+            file.write("refunded\n")
+        if mode == "exit_on_call":
+            os._exit(1)
+        if mode == "hang_on_call":
+            time.sleep(60)
+        if mode == "elicit":
+            send({"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create", "params": {"mode": "form",
+                  "message": "Approve refund of order 88231?",
+                  "requestedSchema": {"type": "object", "properties": {"approve": {"type": "boolean"}}}}})
+            sys.stdin.readline()
+        send({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "refunded"}]}})
+'''
+MAYBE_DONE = "No answer came, so it is not known whether the server did it: it may still; check before asking for it again"
+
+
+def hostile(mode: str, done, **options) -> McpConnection:
+    return McpConnection.stdio(sys.executable, ["-c", HOSTILE_SERVER, mode, str(done)], name="evil", timeout_s=20,
+                               **options)
+
+
+def test_a_call_cut_off_by_the_server_exiting_says_it_may_have_been_done(tmp_path):
+    done = tmp_path / "refunds"
+    with hostile("exit_on_call", done) as connection:
+        result = mcp_registry(connection).run(Action("applyRefund", "{}"))
+    said = json.loads(result.text)["error"]
+    assert done.read_text() == "refunded\n"  # it ran
+    assert result.error and "Connection closed" in said and said.endswith(MAYBE_DONE)
+
+
+def test_closing_while_a_call_waits_says_it_may_have_been_done(tmp_path):
+    done = tmp_path / "refunds"
+    connection = hostile("hang_on_call", done)
+    tools = mcp_registry(connection)
+    results = []
+    caller = threading.Thread(target=lambda: results.append(tools.run(Action("applyRefund", "{}"))))
+    caller.start()
+    deadline = time.monotonic() + 20
+    while not done.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    connection.close()
+    caller.join(30)
+    assert done.read_text() == "refunded\n"
+    assert results and results[0].error and json.loads(results[0].text)["error"].endswith(MAYBE_DONE)
+
+
+def test_a_listing_that_fails_does_not_speak_of_a_call_done(tmp_path):
+    with hostile("exit_on_list", tmp_path / "refunds") as connection, pytest.raises(McpError) as raised:
+        connection.list_tools()
+    assert "Connection closed" in str(raised.value) and "whether the server did it" not in str(raised.value)
+    assert raised.value.unanswered
+
+
+def test_a_line_the_sdk_cannot_read_is_logged_in_one_line_without_a_traceback(tmp_path):
+    import os
+    import subprocess
+    from pathlib import Path
+
+    script = (f"import sys\nfrom tinyagent.toolkit.mcp_client import McpConnection\n"
+              f"with McpConnection.stdio(sys.executable, ['-c', {HOSTILE_SERVER!r}, 'bad_line', "
+              f"{str(tmp_path / 'refunds')!r}], timeout_s=20) as connection:\n"
+              f"    print([tool.name for tool in connection.list_tools()])\n")
+    run = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=60,
+                         cwd=Path(__file__).resolve().parents[1], env={**os.environ, "TINYAGENT_OFFLINE": "1"})
+    assert run.stdout.strip() == "['applyRefund']", run.stderr
+    assert "Traceback" not in run.stderr
+    logged = [line for line in run.stderr.splitlines() if "Failed to parse JSONRPC message" in line]
+    assert len(logged) == 1 and "Invalid JSON" in logged[0]
+
+
+def test_the_person_is_told_which_server_asks(tmp_path):
+    asked = []
+    with hostile("elicit", tmp_path / "refunds", ask=lambda question: asked.append(question) or "yes") as connection:
+        assert observation_text(connection.call_tool("applyRefund", {})) == "refunded"
+    assert asked == ["MCP server 'evil' asks: Approve refund of order 88231?"]
+
+
+def test_a_name_clash_between_two_servers_names_both():
+    with pytest.raises(ToolNameClash, match="the MCP servers 'evil' and 'shop' both offer .*'shop_applyRefund'"):
+        mcp_registry(_Listing("evil", "applyRefund", "shop_applyRefund"), _Listing("shop", "applyRefund"))
+
+
+class _HostileHttp:
+    """A Streamable HTTP server in a thread that answers initialize and tools/list, then breaks each tools/call its
+    `mode`'s way after noting it in `calls`: drop (the connection closed), http500 (a text page), badjson, html,
+    sse_drop (an event stream that ends without the answer)."""
+
+    def __init__(self, mode: str):
+        import socket
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.calls: list[dict] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def reply(self, body: bytes, status: int = 200, kind: str = "application/json"):
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Mcp-Session-Id", "s1")
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                self.send_response(405)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_DELETE = do_GET
+
+            def do_POST(self):
+                message = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                id, method = message.get("id"), message.get("method")
+                if id is None:
+                    self.send_response(202)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                elif method == "initialize":
+                    info = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "hostile", "version": "1"}}
+                    self.reply(json.dumps({"jsonrpc": "2.0", "id": id, "result": info}).encode())
+                elif method == "tools/list":
+                    tools = [{"name": "applyRefund", "inputSchema": {"type": "object"}}]
+                    self.reply(json.dumps({"jsonrpc": "2.0", "id": id, "result": {"tools": tools}}).encode())
+                elif method != "tools/call":
+                    self.reply(json.dumps({"jsonrpc": "2.0", "id": id, "result": {}}).encode())
+                else:
+                    outer.calls.append(message["params"])
+                    if mode == "drop":
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        self.close_connection = True
+                    elif mode == "http500":
+                        self.reply(b"Traceback (most recent call last):\nKeyError: 'boom'", 500, "text/plain")
+                    elif mode == "badjson":
+                        self.reply(b"{nope")
+                    elif mode == "html":
+                        self.reply(b"<html>done</html>", 200, "text/html")
+                    else:  # sse_drop
+                        self.send_response(200)
+                        self.send_header("Content-Type", "text/event-stream")
+                        self.send_header("Connection", "close")
+                        self.end_headers()
+                        self.wfile.write(b'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message",'
+                                         b'"params":{"level":"info","data":"x"}}\n\n')
+                        self.close_connection = True
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("mode", ["drop", "http500", "badjson", "html", "sse_drop"])
+def test_over_http_a_call_with_no_answer_says_it_may_have_been_done(mode):
+    server = _HostileHttp(mode)
+    try:
+        with McpConnection.http(server.url, name="evil", timeout_s=10) as connection:
+            result = mcp_registry(connection).run(Action("applyRefund", "{}"))
+    finally:
+        server.close()
+    assert server.calls, "the call reached the server"
+    assert result.error and json.loads(result.text)["error"].endswith(MAYBE_DONE)

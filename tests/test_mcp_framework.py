@@ -48,3 +48,105 @@ def test_the_agents_sdk_starts_the_server_over_stdio(classroom):
 
     run = run_over_mcp("What time is it now?", base_url=classroom.base_url, server=shop_server_process("--now", NOW))
     assert run.error is None and run.tools_called == ["getCurrentTime"]
+
+
+# A shop server that misbehaves on purpose, speaking raw JSON-RPC over stdio: argv[1] is how, argv[2] the file each
+# refund it does is written to (the effect a run must not hide).
+HOSTILE_SHOP = r'''
+import json, os, sys, time
+mode, done = sys.argv[1], sys.argv[2]
+ORDER = {"orderId": "88231", "product": "S10 Pro", "price": 1999, "orderTime": "2026-06-20",
+         "signTime": "2026-06-22", "status": "signed", "trackingNo": "SF1234567890"}
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n"); sys.stdout.flush()
+def tool(name, *required):
+    return {"name": name, "description": name, "inputSchema": {"type": "object", "required": list(required),
+            "properties": {key: {"type": "string"} for key in required}}}
+for line in sys.stdin:
+    message = json.loads(line)
+    key, method = message.get("id"), message.get("method")
+    if method == "initialize":
+        if mode == "exit_at_start":
+            sys.exit(3)
+        send({"jsonrpc": "2.0", "id": key, "result": {"protocolVersion": message["params"]["protocolVersion"],
+              "capabilities": {"tools": {}}, "serverInfo": {"name": "hostile", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": key, "result": {"tools": [tool("queryOrder", "orderId"), tool("getCurrentTime"),
+              tool("searchKnowledge", "query"), tool("applyRefund", "orderId", "reason")]}})
+    elif method == "tools/call":
+        name = message["params"]["name"]
+        text = {"queryOrder": json.dumps(ORDER), "getCurrentTime": '{"currentTime": "2026-06-30T19:05:23"}',
+                "searchKnowledge": '{"results": [{"title": "quality", "content": "15 days from signing"}]}'}.get(name)
+        if name == "queryOrder" and mode == "huge_order":
+            text = "A" * 100_000
+        if name == "applyRefund":
+            with open(done, "a") as log:
+                log.write(json.dumps(message["params"]["arguments"]) + "\n")
+            if mode == "exit_on_refund":
+                os._exit(1)
+            if mode == "hang_on_refund":
+                continue
+            time.sleep(6 if mode == "slow_refund" else 0)
+            text = '{"refundId": "RF-LATE", "status": "submitted"}'
+        send({"jsonrpc": "2.0", "id": key, "result": {"content": [{"type": "text", "text": text}]}})
+    elif key is not None:
+        send({"jsonrpc": "2.0", "id": key, "result": {}})
+'''
+REFUND = "Order 88231 won't charge any more. Please refund it."
+
+
+def hostile_run(classroom, mode, done, question=REFUND, timeout=20):
+    import os
+    import sys
+
+    from tinyagent.frameworks.agents_sdk_mcp import run_over_mcp
+
+    server = {"command": sys.executable, "args": ["-c", HOSTILE_SHOP, mode, str(done)],
+              "env": {"PATH": os.environ["PATH"]}}
+    return run_over_mcp(question, base_url=classroom.base_url, server=server, timeout=timeout)
+
+
+def tool_messages(run):
+    return [str(message.get("content")) for call in run.calls for message in call.messages
+            if isinstance(message, dict) and message.get("role") == "tool"]
+
+
+def test_a_refund_the_server_did_before_it_broke_is_listed_though_the_run_failed(classroom, tmp_path):
+    need("agents")
+    done = tmp_path / "refunds"
+    run = hostile_run(classroom, "exit_on_refund", done)
+    assert len(done.read_text().splitlines()) == 1  # the refund was written
+    assert run.error is not None and "applyRefund" in run.tools_called
+
+
+def test_a_call_with_no_answer_is_said_to_be_perhaps_done_in_tinyagents_words(classroom, tmp_path):
+    need("agents")
+    from tinyagent.toolkit.mcp_client import MAYBE_DONE
+
+    run = hostile_run(classroom, "hang_on_refund", tmp_path / "refunds", timeout=2)
+    said = tool_messages(run)[-1]
+    assert "applyRefund" in run.tools_called and "timed out" in said
+    assert MAYBE_DONE in said and "Please try again" not in said
+
+
+def test_the_runs_timeout_governs_the_servers_calls_too(classroom, tmp_path):
+    need("agents")
+    # the SDK's own limit for a tools/call is 5 s; this server answers after 6, within the run's 20
+    run = hostile_run(classroom, "slow_refund", tmp_path / "refunds", timeout=20)
+    assert run.error is None and "RF-LATE" in tool_messages(run)[-1]
+
+
+def test_a_server_that_exits_at_start_is_named_not_its_task_group(classroom, tmp_path):
+    need("agents")
+    run = hostile_run(classroom, "exit_at_start", tmp_path / "refunds")
+    assert run.error == "MCPError: Connection closed" and run.tools_listed == []
+
+
+def test_a_huge_tool_result_is_cut_as_tinyagents_loop_cuts_it(classroom, tmp_path):
+    need("agents")
+    from tinyagent.agent import MAX_OBSERVATION_CHARS
+
+    run = hostile_run(classroom, "huge_order", tmp_path / "refunds")
+    order = tool_messages(run)[0]
+    assert run.tools_called[0] == "queryOrder" and len(order) < MAX_OBSERVATION_CHARS + 200
+    assert "[cut: the tool returned 100000 characters; this is the first 4000]" in order

@@ -5,7 +5,10 @@
 
 The agent gets no Python function at all: the SDK connects to the server (`MCPServerStreamableHttp` for a URL,
 `MCPServerStdio` for a command), lists its tools, puts them in every request to the model, and sends each tool call
-the model makes as a `tools/call`. The same server serves tinyagent's own client (toolkit/mcp_client.py).
+the model makes as a `tools/call`. The same server serves tinyagent's own client (toolkit/mcp_client.py), and the
+SDK's client here is made to treat it the same way: each call is listed when it is sent (a run that then fails still
+shows it), a long result is cut as lesson 06 cuts an Observation, and a call that got no answer is said to be perhaps
+done, in tinyagent's words, not the SDK's "Please try again".
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tinyagent.agent import MAX_OBSERVATION_CHARS
 from tinyagent.frameworks.agents_sdk_agent import INSTRUCTIONS
 from tinyagent.frameworks.setup import Setup, run_async
 from tinyagent.frameworks.wire import WireCall
-from tinyagent.registry import ToolRegistry
+from tinyagent.loop_parts import cut_observation
+from tinyagent.registry import ToolRegistry, error_observation
 
 NAME = "OpenAI Agents SDK over MCP"
 
@@ -37,20 +42,19 @@ def run_over_mcp(question: str, *, base_url: str, server: dict[str, Any], model:
                  api_key: str = "none", max_steps: int = 8, timeout: float = 60,
                  max_tokens: int | None = None) -> McpAgentRun:
     """Ask `question` with the tools of the MCP server `server`: {"url": ...} (Streamable HTTP) or
-    {"command": ..., "args": [...], "env": {...}} (stdio). A failure of the framework is the run's `error`."""
+    {"command": ..., "args": [...], "env": {...}} (stdio). `timeout`: the seconds any one request may wait, to the
+    model or to the server (starting it, listing, each tool call). A failure of the framework is the run's `error`;
+    `tools_called` lists every call sent to the server, also when the run then failed."""
     from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, RunConfig, Runner
-    from agents.items import ToolCallItem
-    from agents.mcp import MCPServerStdio, MCPServerStreamableHttp
+
+    from tinyagent.toolkit.mcp_client import _first
 
     # lesson 20's setup, with no tools of its own: the server has them
     setup = Setup(base_url, model, api_key, ToolRegistry(), max_steps, timeout, max_tokens)
     run = McpAgentRun(question, None)
 
     async def go() -> None:
-        if "url" in server:
-            mcp = MCPServerStreamableHttp(params={"url": server["url"]}, name="bitmall-shop")
-        else:
-            mcp = MCPServerStdio(params=server, name="bitmall-shop")
+        mcp = _shop_server(server, timeout, run.tools_called)
         async with mcp:
             run.tools_listed = [tool.name for tool in await mcp.list_tools()]
             agent = Agent(name="Bit Mall", instructions=INSTRUCTIONS, mcp_servers=[mcp],
@@ -58,13 +62,57 @@ def run_over_mcp(question: str, *, base_url: str, server: dict[str, Any], model:
             chat = OpenAIChatCompletionsModel(model=setup.model, openai_client=setup.async_openai_client())
             config = RunConfig(model=chat, tracing_disabled=True)  # tracing would post to OpenAI's servers
             result = await Runner.run(agent, question, run_config=config, max_turns=setup.max_steps)
-            run.tools_called = [getattr(item.raw_item, "name", "?") for item in result.new_items
-                                if isinstance(item, ToolCallItem)]
             run.answer = str(result.final_output)
 
     try:
         run_async(go)
     except Exception as exc:  # noqa: BLE001 - the framework's failure is a result to look at
+        exc = _first(exc)  # a server that never started fails inside anyio's task group: say what failed there
         run.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     run.calls = list(setup.wire.calls)
     return run
+
+
+def _shop_server(server: dict[str, Any], timeout: float, called: list[str]) -> Any:
+    """The SDK's client of `server`, each request waiting at most `timeout` s (the SDK's own default is 5), noting
+    each `tools/call` in `called` as it is sent and cutting what it returns as tinyagent's loop would."""
+    from agents.mcp import MCPServerStdio, MCPServerStreamableHttp
+
+    if "url" in server:
+        transport, params = MCPServerStreamableHttp, {"url": server["url"], "timeout": timeout}
+    else:
+        transport, params = MCPServerStdio, server
+
+    class ShopServer(transport):
+        async def call_tool(self, tool_name: str, arguments: dict[str, Any] | None,
+                            meta: dict[str, Any] | None = None) -> Any:
+            called.append(tool_name)  # before it is sent: a server that does it and then breaks has still done it
+            return _cut(await super().call_tool(tool_name, arguments, meta))
+
+    return ShopServer(params=params, name="bitmall-shop", client_session_timeout_seconds=timeout,
+                      failure_error_function=_say_tool_failed)
+
+
+def _cut(result: Any) -> Any:
+    """A result whose text is longer than lesson 06's cap, as tinyagent's loop would give it: read as tinyagent reads
+    a result, then cut with a line telling the model so. A 20 MB result would otherwise go whole to the model."""
+    from tinyagent.toolkit.mcp_client import observation_text
+
+    size = sum(len(getattr(part, "text", "") or "") for part in result.content)
+    if size <= MAX_OBSERVATION_CHARS:
+        return result
+    text, _ = cut_observation(observation_text(result), MAX_OBSERVATION_CHARS)
+    return type(result)(content=[{"type": "text", "text": text}], is_error=result.is_error)
+
+
+def _say_tool_failed(context: Any, error: Exception) -> str:
+    """What the model reads when a tool call failed, as tinyagent's own client says it: the server's error, or, when
+    no answer came (a timeout, the server gone), that it may have been done, so the model does not report a refund
+    that ran as failed and ask for it again."""
+    from agents.exceptions import ModelBehaviorError
+
+    from tinyagent.toolkit.mcp_client import MAYBE_DONE, _describe, _no_answer
+
+    sent = not isinstance(error, ModelBehaviorError)  # the SDK refuses arguments that are not a JSON object unsent
+    note = f". {MAYBE_DONE}" if sent and _no_answer(error) else ""
+    return error_observation(f"{_describe(error)}{note}")

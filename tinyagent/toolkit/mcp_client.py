@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -34,6 +35,34 @@ from tinyagent.tools import Tool
 
 DEFAULT_TIMEOUT_S = 30.0
 CLIENT_INFO = types.Implementation(name="tinyagent", version="1.0")
+
+
+# The codes of the errors the SDK writes itself, in the server's place, when no answer came: the pipe or the HTTP
+# connection closed or an SSE stream ended (CONNECTION_CLOSED), its own timeout, a body it could not read (PARSE_ERROR),
+# an HTTP error status with no JSON-RPC error in it (INTERNAL_ERROR), a page that is neither JSON nor SSE or a 202
+# (INVALID_REQUEST). Once written, nothing tells them from a server's own error of the same code, so these codes all
+# count as no answer: a server that sends one itself broke mid-request or could not read it, and saying "not known"
+# then is only caution. A server's refusal (METHOD_NOT_FOUND, INVALID_PARAMS) or a code of its own is its answer.
+NO_ANSWER_CODES = frozenset({types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT, types.PARSE_ERROR, types.INTERNAL_ERROR,
+                             types.INVALID_REQUEST})
+MAYBE_DONE = ("No answer came, so it is not known whether the server did it: it may still; check before asking for it "
+              "again")
+
+
+class _OneLineRecord(logging.Filter):
+    """The SDK's transports log a traceback for every line a server sends that they cannot read; this client already
+    says why in the error that ends the wait (`_note_unreadable`), so the record keeps one line: its message and the
+    first reason."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[1] is not None:
+            record.msg, record.args = f"{record.getMessage()}: {_first_reason(record.exc_info[1])}", ()
+            record.exc_info = record.exc_text = None
+        return True
+
+
+for _transport in ("mcp.client.stdio", "mcp.client.streamable_http"):
+    logging.getLogger(_transport).addFilter(_OneLineRecord())
 
 
 class McpError(TinyAgentError):
@@ -126,7 +155,8 @@ class _Recorded:
 
 class McpConnection:
     """One open MCP session, usable from plain code. Make it with `stdio(...)` or `http(url)`; close it (or use
-    `with`). `ask(message) -> yes/no` answers the server's elicitation questions (a person's yes).
+    `with`). `ask(question) -> yes/no` answers the server's elicitation questions (a person's yes); the question
+    starts with the server's name ("MCP server 'shop' asks: ..."), so a person can tell who asks.
     `trust_hints`: take the server's `readOnlyHint` as the tool's `read_only` (lesson 22's search then runs such a
     tool on a branch it only explores); False, the default, as the specification advises for a server you have not
     vetted: its tools count as changing something."""
@@ -223,14 +253,16 @@ class McpConnection:
         from tinyagent.toolkit.confirmation import read_answer
 
         try:
-            answer = read_answer(await asyncio.to_thread(self.ask, params.message))
+            # Which server asks, as this client names it: any server can write "Approve refund of order 88231?"
+            question = f"MCP server {self.name!r} asks: {params.message}"
+            answer = read_answer(await asyncio.to_thread(self.ask, question))
         except Exception:  # noqa: BLE001 - a failure to ask is no yes
             answer = None
         if answer is None:
             return types.ElicitResult(action="cancel")
         return types.ElicitResult(action="accept", content={"approve": answer})
 
-    def _run(self, make: Callable[[Any], Any]) -> Any:
+    def _run(self, make: Callable[[Any], Any], *, calls_tool: bool = False) -> Any:
         session = self._session
         if session is None:
             raise McpError(f"the MCP session with {self.name!r} is closed")
@@ -243,15 +275,11 @@ class McpConnection:
             lost = "" if self._unreadable is None else (
                 f" (the server sent a message this client could not read, perhaps the answer: "
                 f"{_first_reason(self._unreadable)})")
-            from mcp.shared.exceptions import MCPError
-
-            # An error the server sent is its answer; anything else (the SDK's own timeout among them) is none.
-            answered = isinstance(_first(exc), MCPError) and _first(exc).code != types.REQUEST_TIMEOUT
-            # A refund a person approved just before the time ran out is still written by the server: say so, or the
-            # model tells the customer it failed and asks for it again.
-            unknown = "" if answered else (". No answer came, so it is not known whether the server did it: it may "
-                                           "still; check before asking for it again")
-            raise McpError(f"MCP server {self.name!r}: {_describe(exc)}{lost}{unknown}", unanswered=not answered) from None
+            unanswered = _no_answer(exc)
+            # A refund a person approved just before the time ran out, or that the server wrote before it crashed, is
+            # done: say so, or the model tells the customer it failed and asks for it again. A listing changes nothing.
+            unknown = f". {MAYBE_DONE}" if unanswered and calls_tool else ""
+            raise McpError(f"MCP server {self.name!r}: {_describe(exc)}{lost}{unknown}", unanswered=unanswered) from None
 
     def list_tools(self) -> list[types.Tool]:
         """The server's `tools/list`, every page."""
@@ -268,7 +296,7 @@ class McpConnection:
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """One `tools/call`; an error the tool reported comes back as a result with `is_error`, not raised."""
-        return self._run(lambda session: session.call_tool(name, arguments))
+        return self._run(lambda session: session.call_tool(name, arguments), calls_tool=True)
 
     def close(self) -> None:
         """End the session (and the server's process, for stdio), then the event loop's thread. Safe to repeat."""
@@ -360,10 +388,16 @@ def mcp_registry(*connections: McpConnection, on_clash: str = "prefix") -> ToolR
 
 
 def _register(registry: ToolRegistry, tool: McpTool, connection: McpConnection) -> None:
-    """Register a server's tool; a name the registry refuses (empty, two words, taken) is the server's doing."""
+    """Register a server's tool; a name the registry refuses (empty, two words, taken) is the server's doing, and a
+    name another server's tool already holds is the doing of one of the two, which the error cannot tell."""
     try:
         registry.register(tool)
     except ValueError as exc:
+        name = (tool.name or "").strip()
+        other = getattr(registry.get(name), "connection", connection)
+        if other is not connection:
+            raise ToolNameClash(f"the MCP servers {other.name!r} and {connection.name!r} both offer a tool that "
+                                f"becomes {name!r} in this registry: {exc}") from None
         raise ToolNameClash(f"the MCP server {connection.name!r} offers a tool this registry cannot take: {exc}"
                             ) from None
 
@@ -385,6 +419,15 @@ def _first_reason(exc: Exception) -> str:
     errors = exc.errors() if callable(getattr(exc, "errors", None)) else None
     reason = str(errors[0].get("msg", "")) if errors and isinstance(errors[0], dict) else str(exc)
     return (reason.splitlines() or [type(exc).__name__])[0][:160]
+
+
+def _no_answer(exc: BaseException) -> bool:
+    """Whether a request ended without the server's answer: any failure but an error whose code the SDK never makes
+    up itself (NO_ANSWER_CODES)."""
+    from mcp.shared.exceptions import MCPError
+
+    first = _first(exc)
+    return not isinstance(first, MCPError) or first.code in NO_ANSWER_CODES
 
 
 def _first(exc: BaseException) -> BaseException:
