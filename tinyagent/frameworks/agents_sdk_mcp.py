@@ -47,7 +47,7 @@ def run_over_mcp(question: str, *, base_url: str, server: dict[str, Any], model:
     `tools_called` lists every call sent to the server, also when the run then failed."""
     from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, RunConfig, Runner
 
-    from tinyagent.toolkit.mcp_client import _first
+    from tinyagent.toolkit.mcp_client import first_failure
 
     # lesson 20's setup, with no tools of its own: the server has them
     setup = Setup(base_url, model, api_key, ToolRegistry(), max_steps, timeout, max_tokens)
@@ -67,7 +67,7 @@ def run_over_mcp(question: str, *, base_url: str, server: dict[str, Any], model:
     try:
         run_async(go)
     except Exception as exc:  # noqa: BLE001 - the framework's failure is a result to look at
-        exc = _first(exc)  # a server that never started fails inside anyio's task group: say what failed there
+        exc = first_failure(exc)  # a server that never started fails inside anyio's task group: say what failed there
         run.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     run.calls = list(setup.wire.calls)
     return run
@@ -111,8 +111,8 @@ def _say_tool_failed(context: Any, error: Exception) -> str:
     that ran as failed and ask for it again."""
     from agents.exceptions import ModelBehaviorError
 
-    from tinyagent.toolkit.mcp_client import MAYBE_DONE, _describe, _no_answer
+    from tinyagent.toolkit.mcp_client import MAYBE_DONE, describe_failure, no_answer_came
 
     sent = not isinstance(error, ModelBehaviorError)  # the SDK refuses arguments that are not a JSON object unsent
-    note = f". {MAYBE_DONE}" if sent and _no_answer(error) else ""
-    return error_observation(f"{_describe(error)}{note}")
+    note = f". {MAYBE_DONE}" if sent and no_answer_came(error) else ""
+    return error_observation(f"{describe_failure(error)}{note}")

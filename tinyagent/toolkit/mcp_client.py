@@ -183,7 +183,7 @@ class McpConnection:
         if not self._ready.wait(timeout_s) or self._failure is not None:
             why = self._failure or TimeoutError(f"no answer in {timeout_s:g} s")
             self.close()
-            raise McpError(f"cannot connect to the MCP server {name!r}: {_describe(why)}") from None
+            raise McpError(f"cannot connect to the MCP server {name!r}: {describe_failure(why)}") from None
 
     @classmethod
     def stdio(cls, command: str, args: list[str] | tuple[str, ...] = (), *, env: Mapping[str, str] | None = None,
@@ -275,11 +275,11 @@ class McpConnection:
             lost = "" if self._unreadable is None else (
                 f" (the server sent a message this client could not read, perhaps the answer: "
                 f"{_first_reason(self._unreadable)})")
-            unanswered = _no_answer(exc)
+            unanswered = no_answer_came(exc)
             # A refund a person approved just before the time ran out, or that the server wrote before it crashed, is
             # done: say so, or the model tells the customer it failed and asks for it again. A listing changes nothing.
             unknown = f". {MAYBE_DONE}" if unanswered and calls_tool else ""
-            raise McpError(f"MCP server {self.name!r}: {_describe(exc)}{lost}{unknown}", unanswered=unanswered) from None
+            raise McpError(f"MCP server {self.name!r}: {describe_failure(exc)}{lost}{unknown}", unanswered=unanswered) from None
 
     def list_tools(self) -> list[types.Tool]:
         """The server's `tools/list`, every page."""
@@ -421,22 +421,22 @@ def _first_reason(exc: Exception) -> str:
     return (reason.splitlines() or [type(exc).__name__])[0][:160]
 
 
-def _no_answer(exc: BaseException) -> bool:
+def no_answer_came(exc: BaseException) -> bool:
     """Whether a request ended without the server's answer: any failure but an error whose code the SDK never makes
     up itself (NO_ANSWER_CODES)."""
     from mcp.shared.exceptions import MCPError
 
-    first = _first(exc)
+    first = first_failure(exc)
     return not isinstance(first, MCPError) or first.code in NO_ANSWER_CODES
 
 
-def _first(exc: BaseException) -> BaseException:
+def first_failure(exc: BaseException) -> BaseException:
     """anyio's task groups wrap what failed inside them: the first real failure says the most."""
     while getattr(exc, "exceptions", None):
         exc = exc.exceptions[0]
     return exc
 
 
-def _describe(exc: BaseException) -> str:
-    exc = _first(exc)
+def describe_failure(exc: BaseException) -> str:
+    exc = first_failure(exc)
     return f"{type(exc).__name__}: {exc}".rstrip(": ")
