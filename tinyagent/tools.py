@@ -92,6 +92,26 @@ _LANGUAGE = re.compile(r"(?:[A-Za-z][A-Za-z_+.#-]*[0-9]{0,2})?")
 _LANGUAGE_BEFORE_JSON = re.compile(r"[A-Za-z][A-Za-z0-9_+.#-]*[ \t]+(?=[\[{])|(?i:json)[ \t]+(?=[\"0-9-])")
 
 
+class RepeatedKey(ValueError):
+    """A JSON object that gives `key` more than once (see `keys_once`)."""
+
+    def __init__(self, key: str):
+        super().__init__(f"{key!r} is given more than once")
+        self.key = key
+
+
+def keys_once(pairs: list[tuple[str, object]]) -> dict:
+    """For json.loads(object_pairs_hook=...): a JSON object whose keys are each given once, or `RepeatedKey`.
+    `{"orderId": "88231", "orderId": "88232"}` is read by Python as 88232, while a person reading the input sees
+    88231 first; neither may be guessed. The shop's tools read their JSON input with it."""
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise RepeatedKey(key)
+        seen.add(key)
+    return dict(pairs)
+
+
 def without_fence(text: str) -> str:
     """`text` stripped, and without the Markdown code fence models wrap a tool's input in: ```json, its lines, ```.
 

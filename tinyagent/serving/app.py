@@ -65,7 +65,7 @@ from tinyagent.serving.openapi import docs_page, openapi_document
 from tinyagent.serving.service import AgentService, RunCancelled, RunOutcome
 from tinyagent.serving.stopping import STATE_KEY, ServiceStop
 from tinyagent.serving.streams import GRACE_SECONDS, RunStreams
-from tinyagent.shop.tools import RepeatedKey, keys_once
+from tinyagent.tools import RepeatedKey, keys_once
 
 log = logging.getLogger("tinyagent.serving")
 

@@ -22,7 +22,7 @@ from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.safe_text import holds_surrogate
 from tinyagent.shop.database import MAX_QUERY_CHARS, Shop, checked_limit, reason_too_long
 from tinyagent.shop.shop_errors import ShopError
-from tinyagent.tools import Tool, without_fence
+from tinyagent.tools import RepeatedKey, Tool, keys_once, without_fence
 
 REFUND_MESSAGE = "退款申请已提交，预计 1-3 个工作日到账"
 REFUND_INPUT_EXAMPLE = '{"orderId": "88231", "reason": "质量问题：扫地机不回充"}'
@@ -114,7 +114,7 @@ def read_one_id(text: str, kind: IdKind) -> str:
 def _id_text_in_json(text: str, field: str) -> str:
     """The part of a JSON input that holds the id: the value under `field`, else every scalar value."""
     try:
-        value = json.loads(text, object_pairs_hook=keys_once)
+        value = json.loads(text, object_pairs_hook=_keys_once)
     except BadInput:
         raise  # a key given twice: which of its values is meant cannot be told
     except (ValueError, RecursionError):
@@ -248,7 +248,7 @@ def read_refund_input(text: str) -> tuple[str, str]:
     The approval summary (refund_review.py) reads it the same way: a person is never asked to approve a refund
     that the tool would then refuse."""
     try:
-        payload = json.loads(_unwrap_json(text), object_pairs_hook=keys_once)
+        payload = json.loads(_unwrap_json(text), object_pairs_hook=_keys_once)
     except BadInput:
         raise
     except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python reads
@@ -272,25 +272,12 @@ def read_refund_input(text: str) -> tuple[str, str]:
     return order_id, reason
 
 
-class RepeatedKey(BadInput):
-    """A JSON object that gives `key` more than once (see `keys_once`)."""
-
-    def __init__(self, key: str):
-        super().__init__(_given_more_than_once(_shorten(key, 30)))
-        self.key = key
-
-
-def keys_once(pairs: list[tuple[str, object]]) -> dict:
-    """For json.loads(object_pairs_hook=...): a JSON object whose keys are each given once, or `RepeatedKey`.
-    `{"orderId": "88231", "orderId": "88232"}` is read by Python as 88232, while a person reading the input sees
-    88231 first; neither may be guessed. Lesson 07's tool arguments and lesson 19's request bodies read JSON
-    with it too."""
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            raise RepeatedKey(key)
-        seen.add(key)
-    return dict(pairs)
+def _keys_once(pairs: list[tuple[str, object]]) -> dict:
+    """`keys_once` (tools.py), its refusal said in the shop's words, for the model."""
+    try:
+        return keys_once(pairs)
+    except RepeatedKey as exc:
+        raise BadInput(_given_more_than_once(_shorten(exc.key, 30))) from None
 
 
 def _given_more_than_once(shown: str) -> str:

@@ -17,7 +17,7 @@ parameter's value (`SF1234567890` for `track(tracking_no: str, latest_only: bool
 with two or more parameters needs the JSON object. Inside a JSON string a raw line break is read as
 a line break (`json.loads(..., strict=False)`): models writing a file's content often forget to escape it.
 A key given twice (`{"overwrite": false, "overwrite": true}`) is a `Problem`, never its last value (lesson 01's
-`keys_once`, which the shop's applyRefund reads with).
+`keys_once` in tools.py, which the shop's tools read with).
 
 `read_arguments` only reads; it does not judge. `{"order_id": 88231}` comes back as it is, and the
 validator (validation.py) then says that order_id must be a string. What it cannot read at all (broken
@@ -31,9 +31,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from tinyagent.chat_result import no_json_constant
-from tinyagent.shop.tools import RepeatedKey, keys_once
 from tinyagent.toolkit.validation import Problem, describe_schema
-from tinyagent.tools import without_fence
+from tinyagent.tools import RepeatedKey, keys_once, without_fence
 
 
 def unwrap(text: str) -> str:
