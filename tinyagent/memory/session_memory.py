@@ -30,7 +30,6 @@ from tinyagent.errors import TinyAgentError
 from tinyagent.llm_client import ChatResult
 from tinyagent.memory.session_store import Turn
 from tinyagent.number_checks import check_whole
-from tinyagent.protocols.token_count import token_counter
 
 if TYPE_CHECKING:  # for type hints only: session.py imports this module
     from tinyagent.memory.session import Session
@@ -166,7 +165,7 @@ class SummaryMemory:
         summary = text.strip()
         # A summary is kept only if it is shorter than what it replaces, the previous summary and the turns, counted
         # as the history is (Turn.history_tokens, the header in front of a summary left out): else it only adds.
-        counter = getattr(session, "counter", None) or token_counter()
+        counter = session.counter
         whole = counter.chat(([{"role": "system", "content": previous}] if previous else []) + turn_messages(turns))
         summarized = counter.chat([{"role": "system", "content": summary}])
         if summarized >= whole:

@@ -472,14 +472,14 @@ class Shop:
         # One transaction from the first read to the insert: another thread waits on the lock, another
         # process on SQLite's write lock, so neither can slip a refund (or the same id) in between.
         with self._lock, self._write_transaction():
-            existing = self._find_refund(order_id)
-            if existing:
-                return {**existing, "duplicate": True}
-            order = self.get_order(order_id)
-            if order is None:
+            outcome, found = self.refund_outcome(order_id)
+            if outcome == "existing":
+                return {**found, "duplicate": True}
+            if outcome == "unknown":
                 raise OrderNotFoundError(f"订单不存在：{order_id}")
-            if order["status"].strip() in NON_REFUNDABLE_STATUSES:
-                raise RefundNotAllowedError(f"订单 {order_id} 状态为“{order['status']}”，不能申请退款")
+            if outcome == "not_allowed":
+                raise RefundNotAllowedError(f"订单 {order_id} 状态为“{found['status']}”，不能申请退款")
+            order = found
             now = self.clock()
             self._conn.execute(
                 "INSERT INTO refunds VALUES (?, ?, ?, ?, ?, ?)",
@@ -487,6 +487,23 @@ class Shop:
                  REFUND_SUBMITTED, now.isoformat(timespec="seconds")),
             )
             return {**self._find_refund(order_id), "duplicate": False}
+
+    def refund_outcome(self, order_id: str | int) -> tuple[str, dict | None]:
+        """What `apply_refund` would do for the order now, in the order it checks, writing nothing:
+        ("existing", the refund it would return), ("unknown", None), ("not_allowed", the order, whose status is
+        in NON_REFUNDABLE_STATUSES) or ("refund", the order). The approval summary (refund_review.py) asks it too,
+        so a person is told what the tool will do by the tool's own rule."""
+        order_id = str(order_id).strip()
+        with self._lock:
+            existing = self._find_refund(order_id)
+            if existing:
+                return "existing", existing
+            order = self.get_order(order_id)
+            if order is None:
+                return "unknown", None
+            if order["status"].strip() in NON_REFUNDABLE_STATUSES:
+                return "not_allowed", order
+            return "refund", order
 
     def _find_refund(self, order_id: str) -> dict | None:
         row = self._conn.execute(

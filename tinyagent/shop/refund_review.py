@@ -8,8 +8,9 @@ a `ConfirmationGate` for applyRefund that shows that summary.
 The summary only reads the shop; what the refund really does is still up to `applyRefund` (which checks
 the order again when it runs). The input is read as applyRefund reads it (`read_refund_input`): one the tool
 would refuse is shown as it is, with why, so the person is never asked about a refund that cannot happen; so is
-an order the shop will not refund (cancelled, unpaid, already refunded or returned: NON_REFUNDABLE_STATUSES), and
-one that already has a refund, which the tool only returns (nothing new is paid).
+an order the shop will not refund (cancelled, unpaid, already refunded or returned), and one that already has a
+refund, which the tool only returns (nothing new is paid): both read by `Shop.refund_outcome`, the rule
+applyRefund itself follows.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tinyagent.prompts import check_language, detect_language
-from tinyagent.shop.database import NON_REFUNDABLE_STATUSES, Shop
+from tinyagent.shop.database import Shop
 from tinyagent.shop.tools import BadInput, read_refund_input
 from tinyagent.toolkit.confirmation import ConfirmationGate
 
@@ -53,16 +54,15 @@ def describe_refund(shop: Shop, lang: str | None = None) -> Callable[[str], str]
             shown = text[:200].encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate as \ud800
             return said["refused"].format(why=exc, text=shown)
         reason = reason[:200]
-        # The shop's own checks, in the order Shop.apply_refund makes them: an existing refund is returned
-        # before anything else is looked at, then an unknown order and a status it refunds no order in are refused.
-        existing = next((refund for refund in shop.refunds() if refund["orderId"] == order_id), None)
-        order = shop.get_order(order_id)
-        if existing is not None:
+        outcome, found = shop.refund_outcome(order_id)  # what applyRefund will do, by the shop's own rule
+        if outcome == "existing":
+            order = shop.get_order(order_id)
             return said["refunded"].format(order_id=order_id, product=order["product"] if order else "?",
-                                           refund_id=existing["refundId"], amount=existing["amount"], reason=reason)
-        if order is None:
+                                           refund_id=found["refundId"], amount=found["amount"], reason=reason)
+        if outcome == "unknown":
             return said["unknown"].format(order_id=order_id, reason=reason)
-        if order["status"].strip() in NON_REFUNDABLE_STATUSES:
+        order = found
+        if outcome == "not_allowed":
             return said["not_allowed"].format(order_id=order_id, product=order["product"], price=order["price"],
                                               status=order["status"], reason=reason)
         return said["refund"].format(price=order["price"], order_id=order_id, product=order["product"],
