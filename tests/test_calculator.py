@@ -131,11 +131,11 @@ HOSTILE = [
 
 @pytest.mark.parametrize(("expression", "says"), HOSTILE)
 def test_hostile_input_is_refused_quickly_without_running_anything(expression, says):
-    started = time.perf_counter()
+    started = time.thread_time()  # this thread's CPU, not the wall clock: a loaded machine does not stretch it
     with pytest.raises(CalculatorError) as caught:
         calculate(expression)
     assert says in str(caught.value), str(caught.value)
-    assert time.perf_counter() - started < 5  # refused, not computed: well under a second even on a busy machine
+    assert time.thread_time() - started < 5  # refused, not computed: well under a second of CPU
 
 
 @pytest.mark.parametrize(("expression", "says"), HOSTILE[:8])
@@ -189,9 +189,9 @@ def test_a_number_is_read_as_it_is_written_not_as_the_float_python_makes_of_it()
 )
 def test_a_number_with_a_huge_exponent_is_refused_before_it_is_built(expression):
     # building 10 ** exponent holds the interpreter, so no timeout could stop it: the exponent is read first
-    started = time.perf_counter()
+    started = time.thread_time()  # this thread's CPU, not the wall clock: a loaded machine does not stretch it
     data = result(expression)
-    assert time.perf_counter() - started < 1
+    assert time.thread_time() - started < 1
     assert "the exponent of " in data["error"] and f"is too large; the limit is {MAX_EXPONENT}" in data["error"]
 
 

@@ -671,12 +671,12 @@ def _nested(depth: int, kind) -> dict:
 
 def test_a_list_of_types_writes_each_subtree_once():
     # ["object", "object"] once built the subtree twice at every level: 2**18 builds (seconds of CPU at every step)
-    # from 1.3 KB of schema.
+    # from 1.3 KB of schema. The CPU this thread used, not the wall clock: a loaded machine does not stretch it.
     import time
 
-    started = time.perf_counter()
+    started = time.thread_time()
     text = schema_grammar(_nested(18, ["object", "object"]))
-    assert time.perf_counter() - started < 1 and len(text) < 2_000
+    assert time.thread_time() - started < 1 and len(text) < 2_000
     assert parse_grammar(text).accepts('{"a":' * 18 + "7" + "}" * 18)
 
 
@@ -689,10 +689,10 @@ def test_a_list_of_types_writes_each_subtree_once():
 def test_a_schema_too_deep_or_too_big_is_refused_at_once(schema, says):
     import time
 
-    started = time.perf_counter()
+    started = time.thread_time()  # this thread's CPU: what the refusal cost, however busy the machine
     with pytest.raises(GrammarError, match=says):
         schema_grammar(schema)
-    assert time.perf_counter() - started < 2
+    assert time.thread_time() - started < 2
 
 
 def test_many_optional_keys_give_a_grammar_that_grows_with_them_and_reads():
