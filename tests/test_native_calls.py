@@ -181,3 +181,13 @@ def test_nan_and_infinity_are_not_json_arguments(arguments):
 
 def test_null_arguments_are_named_null():
     assert read_arguments("null")[2] == "arguments are not a JSON object: a null"
+
+
+@pytest.mark.parametrize("arguments", ['{"orderId": "88231", "orderId": "88232"}',
+                                       json.dumps('{"orderId": "88231", "orderId": "88232"}')])  # encoded twice
+def test_arguments_giving_a_key_twice_are_a_problem_that_names_the_key(arguments):
+    # json.loads kept the last orderId (88232) silently, where the text protocol's tools refuse such an input.
+    (read,) = read_tool_calls([call(arguments=arguments)])
+    assert read.parsed is None and read.problem == "the key 'orderId' is given more than once"
+    error = json.loads(read.rejection(registry()).text)["error"]
+    assert "'orderId' is given more than once" in error and "nothing ran" in error

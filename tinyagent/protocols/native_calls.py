@@ -12,9 +12,10 @@ what goes back:
                   in the order of the calls (`tool_message`)
 
 `read_tool_calls` reads a reply's calls into `NativeCall`s and checks what a model can get wrong. The
-`arguments` are a JSON *string* the model wrote, so it can be broken JSON, or JSON that is not an object
-(`"88231"`): the call then has a `problem`, and the agent answers it with an error tool message instead
-of running anything. A call without an id (some local servers) gets one, so its tool message can answer it.
+`arguments` are a JSON *string* the model wrote, so it can be broken JSON, JSON that is not an object
+(`"88231"`), or an object that gives a key twice: the call then has a `problem`, and the agent answers it
+with an error tool message instead of running anything. A call without an id (some local servers) gets
+one, so its tool message can answer it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 from tinyagent.chat_result import finite_float, no_json_constant
 from tinyagent.protocols.tool_rendering import FREE_TEXT_PARAMETERS, input_from_arguments
 from tinyagent.registry import ToolRegistry, ToolResult, error_observation
-from tinyagent.tools import Action
+from tinyagent.tools import Action, RepeatedKey, keys_once
 
 NOT_AN_OBJECT = "arguments are not a JSON object"
 
@@ -107,7 +108,8 @@ def read_arguments(arguments: Any) -> tuple[str, dict | None, str | None]:
     The API sends a JSON string. Forgiven: no arguments or "" (a tool without parameters; some servers
     leave them out), an object instead of a string (some servers decode it), and an object encoded twice
     (a JSON string that holds the object's JSON, which small models write). Anything else that is not an
-    object is a problem: the tool never sees it.
+    object is a problem: the tool never sees it. So is an object that gives a key twice (`{"orderId": "88231",
+    "orderId": "88232"}`): json.loads keeps the last value silently, and which one was meant cannot be told.
     """
     if arguments is None:
         return "{}", {}, None
@@ -118,12 +120,18 @@ def read_arguments(arguments: Any) -> tuple[str, dict | None, str | None]:
     if not arguments.strip():
         return "{}", {}, None
     try:
-        value = json.loads(arguments, parse_constant=no_json_constant, parse_float=finite_float)  # 1e999: no float
+        value = json.loads(arguments, object_pairs_hook=keys_once,  # a key given twice: RepeatedKey
+                           parse_constant=no_json_constant, parse_float=finite_float)  # 1e999: no float
+    except RepeatedKey as exc:
+        return arguments, None, _given_twice(exc)
     except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python reads
         return arguments, None, f"not valid JSON: {_short(exc)}"
     if isinstance(value, str):  # encoded twice: a string that holds the object
         try:
-            inner = json.loads(value, parse_constant=no_json_constant, parse_float=finite_float)
+            inner = json.loads(value, object_pairs_hook=keys_once, parse_constant=no_json_constant,
+                               parse_float=finite_float)
+        except RepeatedKey as exc:
+            return arguments, None, _given_twice(exc)
         except (ValueError, RecursionError):
             inner = None
         if isinstance(inner, dict):
@@ -131,6 +139,11 @@ def read_arguments(arguments: Any) -> tuple[str, dict | None, str | None]:
     if not isinstance(value, dict):
         return arguments, None, f"{NOT_AN_OBJECT}: a {_kind(value)}"
     return arguments, value, None
+
+
+def _given_twice(exc: RepeatedKey) -> str:
+    key = exc.key if len(exc.key) <= 60 else exc.key[:60] + "..."
+    return f"the key {key!r} is given more than once"
 
 
 def assistant_message(text: str | None, calls: Iterable[NativeCall]) -> dict:

@@ -19,7 +19,8 @@ Several processes may share one file: every write (seeding, the knowledge index,
 lets one process at a time decide (whether to seed, which refund id comes next) and the others wait.
 A database that cannot be written (a read-only folder or disk) is opened for reading: queries work, and a
 refund is refused with `ShopReadOnlyError`; a write that fails on the way to the disk (a full disk, an I/O
-error) is refused with `ShopWriteError`, and nothing of it is kept. Methods return plain dicts shaped like the JSON the tools print;
+error) is refused with `ShopWriteError`, and nothing of it is kept; so is one that waited past
+BUSY_TIMEOUT_SECONDS for another process's lock. Methods return plain dicts shaped like the JSON the tools print;
 they raise `ShopError`s for requests the shop refuses, and the tools turn those into error Observations.
 A path that cannot hold a database at all (a folder, a text file, /dev/null, a damaged or unreadable database file)
 raises `ShopDatabaseError`; a damaged file is left as it is, for its owner to restore or move away.
@@ -57,6 +58,7 @@ MAX_REASON_CHARS = 500
 
 # How long a process waits for another one's write transaction before giving up (SQLite's busy timeout).
 # Transactions here take milliseconds; the margin is for a loaded machine with many processes at once.
+# Read when a connection is opened, so a test can set it small (monkeypatch) before making a Shop.
 BUSY_TIMEOUT_SECONDS = 30.0
 
 
@@ -169,7 +171,7 @@ class Shop:
             raise ShopDatabaseError(_why_unusable(self.path, exc)) from exc
         try:
             self._prepare()
-        except ShopDatabaseError:
+        except (ShopDatabaseError, ShopWriteError):  # says why already (a write failed, the file is busy)
             self._conn.close()
             self._remove_made_folders()
             raise
@@ -304,6 +306,10 @@ class Shop:
             if _is_write_failure(exc):  # SQLite has rolled back: nothing of the write was kept
                 raise ShopWriteError(f"商店数据库写入失败，什么都没有改（the shop's database could not be written, "
                                      f"nothing was changed: {exc}: {self.path}）") from exc
+            if _is_busy(exc):  # at BEGIN IMMEDIATE, before anything was written, or at COMMIT, rolled back above
+                raise ShopWriteError(f"商店数据库正忙（另一个程序正在使用它），什么都没有改，请稍后再试（the shop's "
+                                     "database is busy (another program is using it); nothing was changed; "
+                                     f"try again shortly: {self.path}）") from exc
             raise
 
     def _read_only_message(self) -> str:
@@ -573,6 +579,11 @@ def _file_uri(path: Path) -> str:
 def _is_read_only_error(exc: sqlite3.Error) -> bool:
     # SQLITE_READONLY (8, with its extended codes) or SQLITE_CANTOPEN (14): the journal cannot be created.
     return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (8, 14)
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    # SQLITE_BUSY (5, "database is locked"): another connection held the lock past BUSY_TIMEOUT_SECONDS.
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == 5
 
 
 def _is_write_failure(exc: sqlite3.Error) -> bool:

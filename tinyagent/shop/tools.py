@@ -64,14 +64,15 @@ class IdKind:
     rule_zh: str  # the shape in words, for the error
     rule_en: str
     # A tracking number's carrier letters written apart from its digits ("SF 1234567890") are one id with them; else
-    # the letters, holding no digit, would be dropped, and the digits looked up alone.
+    # the letters, holding no digit, would be dropped, and the digits looked up alone. Letters not in capitals
+    # ("sf 1234567890", but also "no 1234567890") may be a word: refused, as neither reading can be told right.
     joins_carrier_letters: bool = False
 
 
 ORDER_ID = IdKind("orderId", "订单号", "an order id", "88231", re.compile(r"[0-9]+"), "只含数字", "digits only")
 TRACKING_NO = IdKind("trackingNo", "运单号", "a tracking number", "SF1234567890", re.compile(r"[A-Za-z0-9]+"),
                      "由字母和数字组成", "letters and digits", joins_carrier_letters=True)
-_CARRIER_LETTERS_APART = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2,4})[ \t]+(?=[0-9])")  # "SF 123": capitals, as written
+_LETTERS_APART = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2,4})[ \t]+([0-9]+)")  # "SF 123", "sf 123", "no 123"
 
 # A candidate id: a number with its sign and decimal or thousands separators (so "-88236" and "88231.5" are
 # read whole, and refused, rather than as 88236 and 88231), or a run of letters and digits. (The minus sign
@@ -87,6 +88,7 @@ def read_one_id(text: str, kind: IdKind) -> str:
     ("SF 1234567890"), and JSON: a bare value, or an object holding the id under
     `kind.field`, however its key is spelled ("orderid", "order_id"), or as its only value with digits. Refused: no
     id, two different ids ("88231, 88232", "88231-88234"), something that only contains one ("-88236", "88231.5"),
+    a tracking number's letters set apart not in capitals ("sf 1234567890": a carrier's, or a word before a number?),
     or JSON that gives a key, or `kind.field` in two spellings, more than once.
     """
     if len(text) > MAX_ID_INPUT_CHARS:
@@ -96,7 +98,7 @@ def read_one_id(text: str, kind: IdKind) -> str:
     if text[:1] in "{[":
         text = _id_text_in_json(text, kind.field)
     if kind.joins_carrier_letters:
-        text = _CARRIER_LETTERS_APART.sub(r"\1", text)
+        text = _LETTERS_APART.sub(lambda apart: _carrier_letters(apart, kind), text)
     candidates = list(dict.fromkeys(word for word in _CANDIDATE.findall(text) if any(c.isdigit() for c in word)))
     if not candidates:
         raise BadInput(f"请提供{kind.zh}（{kind.en} is needed）")
@@ -109,6 +111,17 @@ def read_one_id(text: str, kind: IdKind) -> str:
         raise BadInput(f"“{word}”不是{kind.zh}，{kind.zh}{kind.rule_zh}"
                        f"（{word} is not {kind.en}: {kind.rule_en}, e.g. {kind.example}）")
     return candidates[0]
+
+
+def _carrier_letters(apart: re.Match[str], kind: IdKind) -> str:
+    """The letters of "SF 1234567890", joined to its digits; `BadInput` for letters not in capitals, which may be
+    the carrier's (sf1234567890) or a word (no 1234567890, the digits alone)."""
+    if apart[1].isupper():
+        return apart[1] + apart[2]
+    shown, joined = _shorten(f"{apart[1]} {apart[2]}", 30), _shorten(apart[1].upper() + apart[2], 30)
+    raise BadInput(f"“{shown}”：字母与数字分开写，看不出字母是不是{kind.zh}的一部分，请连写（如 {joined}）或只写数字"
+                   f"（{shown}: letters set apart from the digits may or may not belong to {kind.en}: write it as "
+                   f"one word, e.g. {joined}, or the digits alone）")
 
 
 def _id_text_in_json(text: str, field: str) -> str:
@@ -305,7 +318,9 @@ class SearchKnowledgeTool(Tool):
         query = _unwrap(input)
         if query.startswith("{"):  # {"query": "..."}: the model sent arguments as JSON
             try:
-                payload = json.loads(query)
+                payload = json.loads(query, object_pairs_hook=_keys_once)
+            except BadInput as exc:  # a key given twice: which query is meant cannot be told
+                return error_observation(str(exc), expected='如 {"query": "退货 政策"}', received=_shorten(input))
             except (ValueError, RecursionError):
                 payload = None
             if isinstance(payload, dict) and isinstance(payload.get("query"), str):
