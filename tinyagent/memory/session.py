@@ -20,7 +20,11 @@ The agent stays as it is: a run is `agent.run(question, history=messages)` (any 
 the run's final answer, plus figures. The run's inner rounds (Thought, Action, Observation) are not kept: the
 next run sees the earlier turns as plain user/assistant messages, as a chat app shows them. So a later turn
 that needs an earlier tool result (a tracking number) must find it in an earlier answer, or call the tool
-again. The memory strategy (session_memory.py) decides how much of the history each run is given.
+again. A run that stopped without an answer of its own (the step cap, the model failing, lesson 13's budget)
+answers with the loop's canned sentence: what it had changed by then (a refund written: run_changes.py) is
+said after that sentence, in the answer `ask` returns and in the answer the Turn keeps, so neither the caller
+nor the next run is told less than was done. The memory strategy (session_memory.py) decides how much of
+the history each run is given.
 
 Messages given to a run, in order: recalled facts (a system message), then the memory's messages (a summary
 as a system message, then user/assistant pairs). The agent puts its own system prompt first and the new
@@ -39,9 +43,11 @@ from __future__ import annotations
 
 import uuid
 import warnings
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tinyagent.events import LlmCall
+from tinyagent.memory.run_changes import canned, changes_made, said_after, writes_in
 from tinyagent.memory.session_memory import FullHistory, Memory
 from tinyagent.memory.session_store import (
     SessionStore,
@@ -132,12 +138,13 @@ class Session:
 
     def ask(self, question: str) -> AgentResult:
         """Run the agent on `question` with this session's memory, store the turn, return the AgentResult (also
-        when the turn could not be stored: see `store_error`)."""
+        when the turn could not be stored: see `store_error`). After a stop, its answer and the turn's are the
+        canned sentence followed by the changes the run had made (a refund), if it made any."""
         if not isinstance(question, str) or not question.strip():
             raise ValueError("the question must be a non-empty string")
         question = replace_lone_surrogates(question)  # as the agent reads it, and as the store can keep it
         history = self.history(question)
-        result = self.agent.run(question, history=history)
+        result = self._with_changes_said(self.agent.run(question, history=history))
         calls = result.trace.of_type(LlmCall)
         first_request = result.messages[: len(history) + 2]  # system prompt, history, question
         turn = Turn(
@@ -159,6 +166,19 @@ class Session:
                           stacklevel=2)
         self.last_history, self.last_result = history, result
         return result
+
+    def _with_changes_said(self, result: AgentResult) -> AgentResult:
+        """`result`, whose answer, when it is the loop's canned sentence for a stop, is followed by what the run
+        had changed before it: that sentence knows nothing of a refund written a round earlier."""
+        trace = result.trace
+        # An answer other than the stop's own words is the model's, or already says the changes (lesson 19's
+        # service adds them to its runs' answers before this session keeps them).
+        if not canned(trace) or result.answer != trace.end.answer:
+            return result
+        tools = getattr(self.agent, "tools", None)  # an agent without a registry: every tool may change something
+        guards = writes_in(tools) if callable(getattr(tools, "get", None)) else lambda name: True
+        changes = changes_made(trace, guards)
+        return replace(result, answer=said_after(result.answer, changes, trace.lang)) if changes else result
 
     def remember(self, text: str):
         """Keep `text` as a long-term fact about this session's user (needs `facts=` and `user_id=`)."""
