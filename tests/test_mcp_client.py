@@ -272,6 +272,30 @@ def test_a_schema_the_sdk_lets_through_never_breaks_a_run(prop):
     ReActAgent(LlmClient.classroom(), ToolRegistry([tool])).run("hi")  # the text prompt, built from the same schema
 
 
+@pytest.mark.parametrize("schema, says", [
+    ({"type": "object", "properties": {"q": {"type": "string", "enum": []}}, "required": ["q"]},
+     "property 'q' is an enum with no values"),
+    ({"type": "object", "properties": {"filters": {"type": "object", "properties": {"kind": {"enum": []}}}}},
+     "property 'filters.kind' is an enum with no values"),
+    ({"type": "object", "properties": {"q": {"anyOf": []}}}, "property 'q' is an anyOf with no schemas"),
+], ids=["enum", "nested-enum", "anyOf"])
+def test_a_tool_whose_schema_allows_no_value_is_refused_when_listed(schema, says):
+    # offered to a model, such a schema has the whole request refused (the classroom model's 400), and a native run
+    # ended with "I cannot reach the language model": the model was reached; one tool's schema is unusable
+    odd = _Listing("odd", "queryOrder", "lookup")
+    odd.tools[1] = types.Tool(name="lookup", input_schema=schema)
+    with pytest.raises(ValueError) as refused:
+        mcp_registry(_Listing("shop", "getCurrentTime"), odd)
+    from tinyagent.toolkit.mcp_client import UnusableToolSchema
+
+    assert isinstance(refused.value, UnusableToolSchema)
+    assert str(refused.value) == ("the MCP server 'odd' lists the tool 'lookup' with a schema no model can use: "
+                                  f"{says}, so no value of it can be valid")
+    fine = {"type": "object", "properties": {"q": {"type": "string", "enum": ["a"]}, "r": True}}
+    odd.tools[1] = types.Tool(name="lookup", input_schema=fine)
+    assert mcp_registry(odd).get("lookup").parameters == fine  # a usable schema is passed on as it came
+
+
 # A server that answers initialize, then answers tools/list with a line the SDK cannot parse: "\ud800" is a lone
 # surrogate, which no JSON reader of the SDK's accepts. The SDK drops the line, so the request waits its timeout.
 UNREADABLE_SERVER = r'''

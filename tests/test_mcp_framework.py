@@ -151,3 +151,27 @@ def test_a_huge_tool_result_is_cut_as_tinyagents_loop_cuts_it(classroom, tmp_pat
     order = tool_messages(run)[0]
     assert run.tools_called[0] == "queryOrder" and len(order) < MAX_OBSERVATION_CHARS + 200
     assert "[cut: the tool returned 100000 characters; this is the first 4000]" in order
+
+
+def test_arguments_the_sdk_refuses_unsent_are_not_said_to_be_perhaps_done():
+    # The SDK reads a call's arguments before it sends anything (MCPUtil.invoke_mcp_tool): JSON that does not parse, or
+    # is not an object, is a ModelBehaviorError there, and nothing reached the server. (A call missing a required
+    # parameter is refused unsent too, but as a UserError, the type and unchained form the SDK also gives a transport
+    # failure after sending: the adapter cannot tell those apart, and keeps saying it may have been done.)
+    need("agents")
+    import asyncio
+
+    import mcp_types as types
+    from agents.exceptions import ModelBehaviorError
+    from agents.mcp.util import MCPUtil
+
+    from tinyagent.frameworks.agents_sdk_mcp import _say_tool_failed
+    from tinyagent.toolkit.mcp_client import MAYBE_DONE
+
+    refund = types.Tool(name="applyRefund", input_schema={"type": "object", "required": ["orderId"],
+                                                          "properties": {"orderId": {"type": "string"}}})
+    for written in ('{"orderId": "88231"', '["88231"]'):
+        with pytest.raises(ModelBehaviorError) as refused:
+            asyncio.run(MCPUtil.invoke_mcp_tool(None, refund, None, written))  # no server: nothing can be sent
+        said = _say_tool_failed(None, refused.value)
+        assert "Invalid JSON input for tool applyRefund" in said and MAYBE_DONE not in said

@@ -28,7 +28,21 @@ from tinyagent.classroom.citations import cited_passages, source_note
 from tinyagent.classroom.conversation import Conversation
 from tinyagent.classroom.intents import fault_clause
 from tinyagent.classroom.planning import Act, Answer, Order, act, call, pick, read_now, read_order, sentence
-from tinyagent.classroom.vocabulary import NO_FAULT_REASON, PRODUCTS_EN, PRODUCTS_ZH, VAGUE_PROBLEM, WARRANTY
+from tinyagent.classroom.vocabulary import (
+    NO_FAULT_REASON,
+    PRODUCTS_EN,
+    PRODUCTS_ZH,
+    VAGUE_PROBLEM,
+    WARRANTY,
+    Words,
+)
+
+# A refund's error that says no answer came, so it may have been done (lesson 24's MCP client, MAYBE_DONE: "it is not
+# known whether the server did it: it may still"; a run stopped inside the call, changes_made.CUT_SHORT: "it may have
+# been made"). Read as a model reads them, by their words: the classroom imports neither the MCP SDK nor lesson 24, and
+# tests/test_classroom_unknown_outcome.py checks that these words still find both notes.
+OUTCOME_UNKNOWN = Words(zh=("可能已经", "不知道是否", "不确定是否"),
+                        en=("not known whether", "may have been"))
 
 # --- the policy's day limits ------------------------------------------------------------------------
 
@@ -428,6 +442,8 @@ def _act_on(conv: Conversation, order: Order, verdict: Verdict, mode: str = "ref
     approval = pick(refund.data, "approval") if refund.error else None
     if approval in ("declined", "timeout", "error"):
         return _answer_not_approved(conv, order, str(approval))
+    if refund.error and OUTCOME_UNKNOWN.found_in(refund.error):
+        return _answer_outcome_unknown(conv, order, refund.error)
     if refund.error:
         return Answer(
             conv.say(
@@ -442,6 +458,26 @@ def _act_on(conv: Conversation, order: Order, verdict: Verdict, mode: str = "ref
             ),
         )
     return _answer_refunded(conv, order, verdict, refund.data)
+
+
+def _answer_outcome_unknown(conv: Conversation, order: Order, error: str) -> Answer:
+    """The refund call got no answer (the server broke or went quiet after it was sent): it may have been written.
+    Saying it failed would have the customer apply again for a refund they may already have; saying it went through
+    would promise one there may not be. The answer says it is not known, and to look at the order before applying."""
+    oid = order.order_id
+    return Answer(
+        conv.say(f"提交退款后没有收到结果：{error}。退款可能已经提交，也可能没有；不能说失败，也不能说成功，"
+                 "要请用户先查订单状态，不要重复申请。",
+                 f"The refund call got no answer: {error}. It may have been submitted or not; I must not say it "
+                 "failed, nor that it went through. The customer should check the order before applying again."),
+        conv.say(f"订单 {oid} 的退款申请已经发出，但系统没有返回结果（系统提示：{error}），"
+                 "所以目前无法确认是否提交成功：退款可能已经提交。请先查询订单状态（queryOrder），"
+                 "确认没有退款记录后再重新申请，以免重复退款；也可以联系人工客服核实。",
+                 f"The refund request for order {oid} was sent, but no answer came back (the system said: {error}), "
+                 "so it is not known whether it went through: the refund may have been submitted. Please check "
+                 "the order (queryOrder) before applying again, so it is not refunded twice, or ask a human agent "
+                 "to confirm."),
+    )
 
 
 def _answer_not_approved(conv: Conversation, order: Order, approval: str) -> Answer:

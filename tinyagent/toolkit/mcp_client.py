@@ -354,12 +354,19 @@ class ToolNameClash(TinyAgentError, ValueError):
     connections share a name, or a server offers a name the registry refuses (empty, two words, twice)."""
 
 
+class UnusableToolSchema(TinyAgentError, ValueError):
+    """A tool a server lists with an inputSchema that no value can fill where it says: an `enum` with no values, an
+    `anyOf` or `oneOf` with no schemas. A model's provider refuses the whole request that offers it (the classroom
+    model with a 400), and the agent could only say it cannot reach the model."""
+
+
 def mcp_registry(*connections: McpConnection, on_clash: str = "prefix") -> ToolRegistry:
     """One registry from the tools of one or more servers, in the servers' order then each server's.
 
     A name that two servers offer is ambiguous: with on_clash="prefix" each of those tools is named
     <server>_<tool> (the others keep their names), and its description says which server it is from;
-    with on_clash="raise" it is a ToolNameClash naming both servers.
+    with on_clash="raise" it is a ToolNameClash naming both servers. A tool whose schema allows no value somewhere
+    (an enum with no values) is an UnusableToolSchema naming the server, the tool and the property.
     """
     if on_clash not in ("prefix", "raise"):
         raise ValueError(f'on_clash must be "prefix" or "raise", got {on_clash!r}')
@@ -369,6 +376,8 @@ def mcp_registry(*connections: McpConnection, on_clash: str = "prefix") -> ToolR
         raise ToolNameClash(f"two of the connections are named {twice!r}: give each McpConnection a name of its own "
                             "(name=...), which tells their tools apart")
     listed = [(connection, tool) for connection in connections for tool in connection.list_tools()]
+    for connection, tool in listed:
+        _check_schema(tool, connection)
     offers: dict[str, list[str]] = {}
     for connection, tool in listed:
         offers.setdefault(connection.name, []).append(tool.name)
@@ -400,6 +409,43 @@ def _register(registry: ToolRegistry, tool: McpTool, connection: McpConnection) 
                                 f"becomes {name!r} in this registry: {exc}") from None
         raise ToolNameClash(f"the MCP server {connection.name!r} offers a tool this registry cannot take: {exc}"
                             ) from None
+
+
+def _check_schema(tool: types.Tool, connection: McpConnection) -> None:
+    """Refuse a tool whose inputSchema has a part no value can fill (UnusableToolSchema), naming the server, the tool
+    and the property. Any other oddity the SDK lets through is passed on as it came: the code that reads a schema
+    copes with it (tests/test_mcp_client.py, test_a_schema_the_sdk_lets_through_never_breaks_a_run)."""
+    found = _empty_choice_in(tool.input_schema)
+    if found is not None:
+        where, what = found
+        part = f"property {where!r}" if where else "its input"
+        raise UnusableToolSchema(f"the MCP server {connection.name!r} lists the tool {tool.name!r} with a schema no "
+                                 f"model can use: {part} is {what}, so no value of it can be valid")
+
+
+def _empty_choice_in(schema: object) -> tuple[str, str] | None:
+    """The first place in a JSON Schema that allows no value at all, as (its property path, e.g. "filters.kind", ""
+    for the whole input; what it is: "an enum with no values", "an anyOf with no schemas"), or None. The walk keeps
+    its own stack: a server's schema may nest deeper than Python's recursion limit."""
+    stack: list[tuple[object, str]] = [(schema, "")]
+    while stack:
+        node, path = stack.pop()
+        if not isinstance(node, Mapping):
+            continue
+        if node.get("enum") == []:
+            return path, "an enum with no values"
+        for key in ("anyOf", "oneOf"):
+            if node.get(key) == []:
+                return path, f"an {key} with no schemas"
+        properties = node.get("properties")
+        if isinstance(properties, Mapping):
+            stack.extend((sub, f"{path}.{name}" if path else str(name)) for name, sub in reversed(properties.items()))
+        items = node.get("items")
+        stack.extend((sub, f"{path}[]") for sub in (items if isinstance(items, list) else [items]))
+        for key in ("anyOf", "oneOf", "allOf"):
+            branches = node.get(key)
+            stack.extend((sub, path) for sub in (branches if isinstance(branches, list) else ()))
+    return None
 
 
 def merged_names(offers: Mapping[str, list[str]]) -> list[str]:

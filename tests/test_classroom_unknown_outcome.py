@@ -1,0 +1,72 @@
+"""The classroom model after a refund call that got no answer: the refund may have been written, so the answer says
+the outcome is not known and to check the order before applying again, never that it was not submitted.
+
+The words it reads are lesson 24's MCP client's (MAYBE_DONE) and lesson 15's/19's note on a call cut short
+(CUT_SHORT); the classroom recognises them by their words (refund.OUTCOME_UNKNOWN), and these tests keep the two in
+step.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_classroom_behaviour import REFUND_EN, REFUND_ZH, FakeShop, converse
+from tinyagent.registry import error_observation
+from tinyagent.toolkit.changes_made import CUT_SHORT
+
+mcp_client = pytest.importorskip("tinyagent.toolkit.mcp_client")  # the `mcp` extra
+
+NOT_SUBMITTED = ("没有提交成功", "没有提交", "提交失败", "could not be submitted", "not submitted", "was not", "failed")
+MAY_HAVE_BEEN = {"zh": "退款可能已经提交", "en": "the refund may have been submitted"}
+CHECK_FIRST = {"zh": "请先查询订单状态", "en": "check the order (queryOrder) before applying again"}
+
+
+class CrashedRefundShop(FakeShop):
+    """The shop's tools, with applyRefund answering as lesson 24's McpTool does when the server wrote the refund and
+    then crashed: its error Observation, the client's MAYBE_DONE at the end."""
+
+    def apply_refund(self, text: str) -> str:
+        said = f"MCP server 'shop': McpError: Connection closed. {mcp_client.MAYBE_DONE}"
+        return error_observation(said, tool="applyRefund")
+
+
+def said_not_done(answer: str) -> list[str]:
+    return [words for words in NOT_SUBMITTED if words in answer.lower()]
+
+
+@pytest.mark.parametrize(("question", "lang"), [(REFUND_ZH, "zh"), (REFUND_EN, "en")])
+def test_a_refund_with_no_answer_is_said_as_perhaps_submitted_never_as_not_submitted(question, lang):
+    run = converse(question, CrashedRefundShop().registry(), lang=lang)
+    assert run.tools == ["queryOrder", "getCurrentTime", "searchKnowledge", "applyRefund"]
+    assert not said_not_done(run.answer), run.answer
+    assert MAY_HAVE_BEEN[lang] in run.answer and CHECK_FIRST[lang] in run.answer
+    assert "RF20" not in run.answer  # no refund id is made up
+
+
+def test_the_classroom_recognises_the_mcp_client_and_the_cut_short_notes():
+    from tinyagent.classroom.refund import OUTCOME_UNKNOWN
+
+    assert OUTCOME_UNKNOWN.found_in(mcp_client.MAYBE_DONE)
+    assert all(OUTCOME_UNKNOWN.found_in(note) for note in CUT_SHORT.values())
+    assert not OUTCOME_UNKNOWN.found_in("退款系统维护中") and not OUTCOME_UNKNOWN.found_in("order not found")
+
+
+def test_a_refund_cut_off_by_a_real_server_crash_is_said_as_perhaps_submitted(tmp_path):
+    """End to end: an MCP server that writes the refund, then exits before it answers; the classroom model reads the
+    client's Observation."""
+    from tests.test_mcp_client import hostile
+
+    done = tmp_path / "refunds"
+    shop = FakeShop()
+    with hostile("exit_on_call", done) as connection:
+        tools = shop.registry(("queryOrder", "getCurrentTime", "searchKnowledge"))
+        tools.register(mcp_client.McpTool(connection, connection.list_tools()[0]))
+        run = converse(REFUND_EN, tools, lang="en")
+    assert done.read_text() == "refunded\n" and run.tools[-1] == "applyRefund"
+    assert not said_not_done(run.answer), run.answer
+    assert MAY_HAVE_BEEN["en"] in run.answer
+
+
+def test_a_refund_the_shop_refused_is_still_said_as_not_submitted():
+    run = converse(REFUND_ZH, FakeShop(refund_error="退款系统维护中").registry())
+    assert "没有提交成功" in run.answer and "退款系统维护中" in run.answer
