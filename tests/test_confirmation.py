@@ -235,18 +235,7 @@ class Scripted:
 
 def test_only_guarded_tools_wait_and_a_rejected_input_is_not_put_to_a_person():
     sent: list[str] = []
-
-    @tool(name="sendEmail")
-    def send_email(to: str, body: str) -> str:
-        """Send an email.
-
-        Args:
-            to: the address, e.g. a@b.c
-            body: the text
-        """
-        sent.append(to)
-        return "sent"
-
+    send_email = email_tool(sent)
     asked: list = []
     gate = ConfirmationGate(("sendEmail",), ask=lambda request: asked.append(request) or True)
     model = Scripted('Thought: mail it.\nAction: sendEmail\nAction Input: {"to": "a@b.c"}',
@@ -295,6 +284,102 @@ def test_function_calling_waits_for_the_same_yes(shop_file):
         gate.answer(event.request_id, False)
         result = run.finish()
     assert refunds_on_disk(shop_file) == [] and "not approved" in result.answer
+
+
+class ScriptedCalls:
+    """A function-calling model whose replies are lists of sendEmail calls (one reply, several calls), then done."""
+
+    def __init__(self, *replies: list[str]):
+        self.replies = [ChatResult("", "tool_calls", tool_calls=tuple(
+            {"id": f"c{n}{i}", "type": "function",
+             "function": {"name": "sendEmail", "arguments": json.dumps({"to": to, "body": "hi"})}}
+            for i, to in enumerate(reply))) for n, reply in enumerate(replies)]
+
+    def chat(self, messages, **options):
+        return self.replies.pop(0) if self.replies else ChatResult("done", "stop")
+
+
+def email_tool(sent: list[str]):
+    @tool(name="sendEmail")
+    def send_email(to: str, body: str) -> str:
+        """Send an email.
+
+        Args:
+            to: the address, e.g. a@b.c
+            body: the text
+        """
+        sent.append(to)
+        return "sent"
+
+    return send_email
+
+
+def test_after_a_request_nobody_answered_the_rest_of_the_reply_is_not_asked():
+    # 40 refunds in one reply, nobody there: each waited its 120 s in turn, 80 minutes before the run went on.
+    asked, sent, came_back = [], [], threading.Event()
+
+    def person(request):  # away for the first reply's first request; back for the next reply
+        asked.append(request.input)
+        if len(asked) == 1:
+            came_back.wait(PATIENCE)
+        return True
+
+    gate = ConfirmationGate(("sendEmail",), ask=person, timeout_s=0.3)
+    model = ScriptedCalls(["a@b.c", "d@e.f", "g@h.i"], ["j@k.l"])
+    try:
+        result = FunctionCallingAgent(model, ToolRegistry([email_tool(sent)]), parts=[GatedAct(gate)]).run("mail")
+    finally:
+        came_back.set()
+    assert [json.loads(text)["to"] for text in asked] == ["a@b.c", "j@k.l"]  # the first reply asked once
+    assert [(e.step, e.outcome) for e in approvals(result) if isinstance(e, ApprovalDecided)] == [
+        (1, TIMEOUT), (1, "not_asked"), (1, "not_asked"), (2, APPROVED)]  # the next reply asks again
+    assert len(result.trace.of_type(ApprovalRequested)) == 2 and len(gate.log) == 2 and gate.pending == []
+    assert sent == ["j@k.l"]
+    first, *skipped, last = result.trace.of_type(Observation)
+    assert json.loads(first.text)["approval"] == TIMEOUT and not last.error
+    for observation in skipped:  # read as a timeout is read (the classroom model, the service), saying why
+        said = json.loads(observation.text)
+        assert (said["approval"], said["changed"]) == (TIMEOUT, "nothing")
+        assert said["error"] == ("sendEmail was not run: it was not asked, because the request before it in the "
+                                 "same reply got no answer within 0.3 s")
+    assert "[Approval: not asked, nobody answered the request before it] by the gate\nrequest 1 got no answer " \
+           "within 0.3 s" in result.trace.format("en")
+    assert "[批准结果：未询问，前一个请求无人答复] 决定方：the gate" in result.trace.format("zh")
+
+
+def test_step_by_step_a_call_not_asked_is_never_shown_as_waiting():
+    # The approval panel and the service's list show what `pending` holds: a call not asked must never be there.
+    sent: list[str] = []
+    gate = ConfirmationGate(("sendEmail",), timeout_s=0.2)
+    run = FunctionCallingAgent(ScriptedCalls(["a@b.c", "d@e.f"]), ToolRegistry([email_tool(sent)]),
+                               parts=[GatedAct(gate)]).start("mail")
+    shown = []
+    while (event := run.advance()) is not None:
+        shown.append((type(event).__name__, [request.id for request in gate.pending]))
+    assert [waiting for name, waiting in shown if waiting] == [[1]]  # only the first request, while it waited
+    assert [name for name, _ in shown].count("ApprovalRequested") == 1 and sent == []
+
+
+@pytest.mark.parametrize("answer", [False, "late"])
+def test_a_person_who_answers_is_asked_about_each_call_of_the_reply(answer):
+    # A no (or a yes that came after the limit) says a person is there: the next call is asked, not skipped.
+    sent: list[str] = []
+    gate = ConfirmationGate(("sendEmail",), timeout_s=0.2)
+    run = FunctionCallingAgent(ScriptedCalls(["a@b.c", "d@e.f"]), ToolRegistry([email_tool(sent)]),
+                               parts=[GatedAct(gate)]).start("mail")
+    requests = []
+    while (event := run.advance()) is not None:
+        if isinstance(event, ApprovalRequested):
+            requests.append(event.request_id)
+            if len(requests) == 1 and answer == "late":
+                time.sleep(0.4)
+                gate.answer(event.request_id, True, by="a late click")
+            else:
+                gate.answer(event.request_id, len(requests) == 2, by="a click")
+    first = DECLINED if answer is False else TIMEOUT
+    assert requests == [1, 2]
+    assert [e.outcome for e in approvals(run) if isinstance(e, ApprovalDecided)] == [first, APPROVED]
+    assert sent == ["d@e.f"]
 
 
 def test_a_refund_summary_says_what_would_happen():

@@ -12,6 +12,7 @@ model reads why as an error Observation:
                  does not count
     an error     the same with "approval":"error": the ask callback raised, answered neither yes nor no,
                  or the summary could not be made. Nothing runs on a failure to ask.
+    not asked    the same as no answer ("approval":"timeout"), at once: see "Nobody there" below.
 
 How a person answers, two ways:
 
@@ -27,8 +28,17 @@ How a person answers, two ways:
 
 If a run is advanced past the pause with no answer and no callback, the gate waits out `timeout_s` and the
 request times out. A run abandoned while it waits closes its request as an error: nothing runs later.
+
+Nobody there: one reply may hold several guarded calls (lesson 09's parallel calls). Once one of them timed out with
+no answer at all, the reply's later guarded calls are not asked: nobody is there to answer them, and asking each
+would hold the run `timeout_s` more per call (40 refunds, 80 minutes). Each is refused at once as a timeout is
+("approval":"timeout"), its Observation saying it was not asked because the request before it got no answer, and
+nothing was done; it is never opened, so no one is shown it as waiting (`pending`). A no does not skip the rest (a
+person is there and answers each), nor does an answer that came after the limit; the next reply asks again.
+
 Every request and decision goes into the trace (`ApprovalRequested`, `ApprovalDecided`) and `gate.log`; a call whose
-summary cannot be made is never asked: the trace records an error decision for it (request 0), the log nothing.
+summary cannot be made is never asked: the trace records an error decision for it (request 0), the log nothing. A call
+not asked because nobody was there is recorded the same way, with the outcome "not_asked".
 """
 
 from __future__ import annotations
@@ -50,10 +60,12 @@ from tinyagent.tools import Action
 APPROVAL_LABELS = {
     "en": {"asked": "[Approval asked] {tool}: {summary} (waits up to {timeout:g} s)",
            "decided": "[Approval: {outcome}] by {by}",
-           "outcomes": {"approved": "approved", "declined": "declined", "timeout": "no answer in time", "error": "error"}},
+           "outcomes": {"approved": "approved", "declined": "declined", "timeout": "no answer in time",
+                        "error": "error", "not_asked": "not asked, nobody answered the request before it"}},
     "zh": {"asked": "[等待批准] {tool}：{summary}（最多等 {timeout:g} 秒）",
            "decided": "[批准结果：{outcome}] 决定方：{by}",
-           "outcomes": {"approved": "已批准", "declined": "被拒绝", "timeout": "超时无人答复", "error": "出错"}},
+           "outcomes": {"approved": "已批准", "declined": "被拒绝", "timeout": "超时无人答复",
+                        "error": "出错", "not_asked": "未询问，前一个请求无人答复"}},
 }
 
 
@@ -74,8 +86,8 @@ class ApprovalRequested(Event):
 
 @event_kind
 class ApprovalDecided(Event):
-    """How the request ended: outcome "approved" (the tool runs next), "declined", "timeout" or "error" (the
-    tool does not run; the Observation says why). `by` says who or what decided."""
+    """How the request ended: outcome "approved" (the tool runs next), "declined", "timeout", "error" or
+    "not_asked" (the tool does not run; the Observation says why). `by` says who or what decided."""
 
     kind: ClassVar[str] = "approval_decided"
     request_id: int = 0
@@ -91,7 +103,8 @@ class ApprovalDecided(Event):
 
 
 APPROVED, DECLINED, TIMEOUT, ERROR = "approved", "declined", "timeout", "error"
-OUTCOMES = (APPROVED, DECLINED, TIMEOUT, ERROR)
+NOT_ASKED = "not_asked"  # a call of a reply whose earlier request nobody answered ("Nobody there" above)
+OUTCOMES = (APPROVED, DECLINED, TIMEOUT, ERROR, NOT_ASKED)
 DEFAULT_TIMEOUT_S = 120.0
 MAX_REMEMBERED = 1000  # requests whose late answers still get their standing decision back
 YES = ("y", "yes", "ok", "approve", "approved", "是", "好", "同意", "确认", "可以")
@@ -102,13 +115,18 @@ _WHY = {
     DECLINED: "a person declined it",
     TIMEOUT: "nobody approved it within {timeout:g} s",
     ERROR: "asking for approval failed ({detail})",
+    NOT_ASKED: "it was not asked, because the request before it in the same reply got no answer within {timeout:g} s",
 }
 _HINT = {
     DECLINED: "nothing was changed; tell the customer it was not approved, and do not call it again for this "
               "request",
     TIMEOUT: "nothing was changed; tell the customer the request is waiting for a person to approve it",
     ERROR: "nothing was changed; tell the customer it could not be done now",
+    NOT_ASKED: "nothing was changed; tell the customer the request needs a person's approval, and nobody has given it "
+               "yet",
 }
+# What the Observation's "approval" says: a call not asked is, to the model and the service reading it, a timeout.
+_APPROVAL_SAID = {NOT_ASKED: TIMEOUT}
 
 
 @dataclass(frozen=True)
@@ -136,11 +154,17 @@ class Decision:
     def approved(self) -> bool:
         return self.outcome == APPROVED
 
+    @property
+    def nobody_answered(self) -> bool:
+        """The time limit passed with no answer at all (the limit's own decision has no detail; a late answer's
+        names who came, so a person is there)."""
+        return self.outcome == TIMEOUT and not self.detail
+
     def observation(self, tool: str, timeout_s: float) -> str:
         """The error Observation for a call that did not run (never for an approved one)."""
         why = _WHY[self.outcome].format(timeout=timeout_s, detail=self.detail)
-        return error_observation(f"{tool} was not run: {why}", approval=self.outcome, changed="nothing",
-                                 hint=_HINT[self.outcome])
+        return error_observation(f"{tool} was not run: {why}", approval=_APPROVAL_SAID.get(self.outcome, self.outcome),
+                                 changed="nothing", hint=_HINT[self.outcome])
 
 
 @dataclass
@@ -277,24 +301,32 @@ class ConfirmationGate:
             return pending.decision
 
     # -- in the agent's loop ---------------------------------------------------------------------------
-    def settle(self, run: Any, step: int, action: Action) -> Generator[Event, None, ToolResult | None]:
+    def settle(self, run: Any, step: int, action: Action, unanswered: int | None = None
+               ) -> Generator[Event, None, tuple[ToolResult | None, Decision | None]]:
         """Put one guarded call to a person (`GatedAct` calls this right after the call's ToolCall).
 
         Yields ApprovalRequested (the run pauses there, the tool not run yet), waits for the decision
-        (`decide`) and yields ApprovalDecided. Returns None when the tool may run, else the error result that
-        stands in for it. An input the tool's own schema rejects is not put to a person: the tool refuses it
-        without running its function. A run closed while it waits cancels its request: nothing runs later.
+        (`decide`) and yields ApprovalDecided. Returns the result and the decision: the result is None when the
+        tool may run, else the error result that stands in for it. An input the tool's own schema rejects is not
+        put to a person: the tool refuses it without running its function (None, None). A run closed while it
+        waits cancels its request: nothing runs later. `unanswered`: the id of an earlier request of the same reply
+        that nobody answered; the call is then not asked, never opened, and refused at once ("Nobody there").
         """
         name = action.tool_name.strip()
         check = getattr(run.agent.tools.get(name), "check", None)
         if callable(check) and isinstance(check(action.tool_input), list):
-            return None  # the typed tool answers with its rejection; its function never runs
+            return None, None  # the typed tool answers with its rejection; its function never runs
+        if unanswered is not None:
+            why = f"request {unanswered} got no answer within {self.timeout_s:g} s"
+            decision = Decision(0, NOT_ASKED, "the gate", why)
+            yield ApprovalDecided(step, 0, name, NOT_ASKED, decision.by, decision.detail)
+            return ToolResult(decision.observation(name, self.timeout_s), error=True), decision
         try:
             request = self.open(action, step, run)
         except Exception as exc:  # noqa: BLE001 - a summary that fails is a failure to ask: nothing runs
             decision = Decision(0, ERROR, "the summary", f"{type(exc).__name__}: {exc}")
             yield ApprovalDecided(step, 0, name, ERROR, decision.by, decision.detail)
-            return ToolResult(decision.observation(name, self.timeout_s), error=True)
+            return ToolResult(decision.observation(name, self.timeout_s), error=True), decision
         decision = None
         try:
             yield ApprovalRequested(step, request.id, request.tool, request.summary, request.timeout_s)
@@ -303,7 +335,8 @@ class ConfirmationGate:
             if decision is None:  # the run was closed while it waited: the request can never run
                 self.cancel(request.id, "the run ended before an answer")
         yield ApprovalDecided(step, request.id, request.tool, decision.outcome, decision.by, decision.detail)
-        return None if decision.approved else ToolResult(decision.observation(name, self.timeout_s), error=True)
+        return (None if decision.approved else ToolResult(decision.observation(name, self.timeout_s), error=True)), \
+            decision
 
     def __repr__(self) -> str:
         how = "asks a callback" if self.ask is not None else "pauses the run"
@@ -322,7 +355,8 @@ class GatedAct:
     it wraps runs them (one after the other, or at once in function calling), except that each call of a guarded
     tool is put to a person first, right after its ToolCall and before any tool of the reply runs. A call another
     part has answered already (a stop rule's warning, arguments that could not be read) is not asked about: it
-    does not run anyway."""
+    does not run anyway. Once a request of the reply got no answer in time, its later guarded calls are not asked
+    either: they are refused at once as a timeout ("Nobody there" in the module docstring)."""
 
     slot: ClassVar[str] = "act"
     # It settles calls in `__call__`, between a call's ToolCall and its run, and runs them with the inner part's
@@ -352,10 +386,13 @@ class GatedAct:
     def __call__(self, run: Any, step: int, actions: list[Action], ready: list[ToolResult | None]
                  ) -> Generator[Event, None, Iterable[ToolResult]]:
         ready = list(ready)
+        unanswered: int | None = None  # the id of this reply's request that timed out with nobody answering
         for i, action in enumerate(actions):
             yield ToolCall(step, action.tool_name, action.tool_input)
             if ready[i] is None and self.gate.guards(action.tool_name):
-                ready[i] = yield from self.gate.settle(run, step, action)
+                ready[i], decision = yield from self.gate.settle(run, step, action, unanswered)
+                if unanswered is None and decision is not None and decision.nobody_answered:
+                    unanswered = decision.request_id
         return self.inner.perform(run, actions, ready)
 
     def perform(self, run: Any, actions: list[Action], ready: list[ToolResult | None]) -> Iterable[ToolResult]:
