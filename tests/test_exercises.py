@@ -3110,6 +3110,42 @@ def test_10_cost_budget():
     fails(check_cost_budget, ExactFromFloat, says="Fraction(0.01) is a little more than 0.01")
 
 
+def test_10_cost_budget_names_the_rounding_of_the_budget_or_the_cost():
+    # an answer that rounded both sides to fen was headlined by the pricing rule (prices per million tokens), its
+    # hint silent on the rounding; one that rounded (or cut) the cost alone, likewise
+    from tinyagent import LlmCall, Stop
+
+    def comparing(cost, budget):  # check() with the cost and the budget each passed through its own function
+        class Rounded(CostBudget):
+            def check(self, trace):
+                spent = sum(c.usage.get("prompt_tokens", 0) * self.input_price
+                            + c.usage.get("completion_tokens", 0) * self.output_price
+                            for c in trace.of_type(LlmCall)) / 1e6
+                return Stop("cost_budget") if cost(spent) >= budget(self.yuan) else None
+
+        return Rounded
+
+    def to(places):
+        return lambda amount: round(amount, places)
+
+    def as_it_is(amount):
+        return amount
+
+    fails(check_cost_budget, comparing(to(2), to(2)),
+          says="it rounds before it compares, the budget to 2 places (fen): with nothing spent, a budget of ¥0.004 "
+               "stops it (¥0.006 does not)")
+    fails(check_cost_budget, comparing(to(2), as_it_is),
+          says="the cost to 2 places (fen): ¥0.004 spent of ¥0.001 does not stop it (¥0.012 does)")
+    fails(check_cost_budget, comparing(lambda amount: int(amount * 100) / 100, as_it_is),
+          says="the cost to 2 places (fen)")
+    # the detail's 4 places on both: the budget's rounding is named, which the exact-budget rule's hint is not
+    fails(check_cost_budget, comparing(to(4), to(4)), says="the budget to 4 places: with nothing spent, a budget of "
+                                                          "¥0.00004 stops it")
+    # on the cost alone the exact-budget rule's hint names it already, and stays; a widened boundary is no rounding
+    fails(check_cost_budget, comparing(to(4), as_it_is), says="¥0.009999 spent of a budget of ¥0.01: go on: just under")
+    fails(check_cost_budget, comparing(as_it_is, lambda amount: amount - 0.001), says="exactly `yuan` stops")
+
+
 def test_10_read_as_a_learner_writes_them():
     from tinyagent import LlmCall, Stop
 
@@ -6629,6 +6665,28 @@ def test_17_plan_rule_ids_beside_chinese_are_told_why_word_edges_miss_them():
           says="five digits are an id next to Chinese characters too (to \\b a Chinese character is a word character")
 
 
+def test_17_plan_rule_ids_are_whole_five_digit_numbers():
+    # an answer that also took six digits for an id passed: no input held a six-digit number beside an id
+    from tinyagent.checks import check_plan_rule
+
+    joiner = re.compile(r"另外|还有|\balso\b", re.IGNORECASE)
+
+    def ids_of(digits):
+        return lambda question: len(set(re.findall(digits, question))) >= 2 or joiner.search(question) is not None
+
+    fails(check_plan_rule, ids_of(r"(?<!\d)\d{5,6}(?!\d)"),
+          says="is a 6-digit number: no five of its digits are an order id")
+    fails(check_plan_rule, ids_of(r"(?<!\d)\d{5}"), says="is a 6-digit number: no five of its digits are an order id")
+    fails(check_plan_rule, ids_of(r"(?<!\d)\d{4,5}(?!\d)"), says="has 4 digits: no order id")
+
+    def whole_numbers(question):  # another right answer: every run of digits, kept when it is five long
+        ids = {number for number in re.findall(r"\d+", question) if len(number) == 5}
+        return len(ids) >= 2 or joiner.search(question) is not None
+
+    assert passes(check_plan_rule, whole_numbers)
+    assert passes(check_plan_rule, _solution_17_needs_plan())
+
+
 def test_17_plan_rule():
     from tinyagent.checks import check_plan_rule
 
@@ -9428,7 +9486,8 @@ def _solution_21_scope(registry, names):  # notebooks/solutions/21_several_agent
 
     class Scoped(ToolRegistry):
         def _run(self, action):
-            name = (action.tool_name or "").strip() if action is not None else ""
+            name = action.tool_name if action is not None else None
+            name = name.strip() if isinstance(name, str) else ""  # None, or no text (42): the registry's own error
             if name in registry and name not in names:
                 return ToolResult(error_observation(f"tool {name} is not available here: use one of "
                                                     f"{', '.join(names)}"), error=True)
@@ -9766,6 +9825,42 @@ def test_21_a_scope_never_raises_on_a_call_with_no_tool_name():
         return Scoped([registry.get(name) for name in names])
 
     assert passes(check_scoped_registry, own_error)
+    assert passes(check_scoped_registry, _solution_21_scope)
+
+
+def test_21_a_scope_never_raises_on_a_tool_name_that_is_no_text():
+    # The solution read `(action.tool_name or "").strip()`: Action(42, ...) raised AttributeError where registry.run
+    # says no tool name was found. The check never drew such a name, so it passed the solution and this answer alike.
+    from tinyagent.registry import ToolRegistry, ToolResult, error_observation
+    from tinyagent.tools import Action
+
+    assert ToolRegistry().run(Action(42, "88231")).error  # the package's side: an error Observation, no exception
+
+    def strips_any_name(registry, names):  # right for None, "" and spaces; a number has no strip()
+        class Scoped(ToolRegistry):
+            def _run(self, action):
+                name = (action.tool_name or "").strip() if action is not None else ""
+                if name in registry and name not in names:
+                    return ToolResult(error_observation(f"tool {name} is not available here: use one of "
+                                                        f"{', '.join(names)}"), error=True)
+                return super()._run(action)
+
+        return Scoped([registry.get(name) for name in names])
+
+    fails(check_scoped_registry, strips_any_name,
+          says="then run(Action(42, '88231'))\nit raised AttributeError: 'int' object has no attribute 'strip'")
+
+    def read_as_text(registry, names):  # another right answer: str(42) is "42", no tool, so the registry answers
+        class Scoped(ToolRegistry):
+            def _run(self, action):
+                name = str(action.tool_name).strip() if action is not None else ""
+                if name in registry and name not in names:
+                    return ToolResult(error_observation(f"{name} is not yours: use {' or '.join(names)}"), error=True)
+                return super()._run(action)
+
+        return Scoped([registry.get(name) for name in names])
+
+    assert passes(check_scoped_registry, read_as_text)
     assert passes(check_scoped_registry, _solution_21_scope)
 
 

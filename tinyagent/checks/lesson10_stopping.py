@@ -9,6 +9,7 @@ import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -16,6 +17,7 @@ from tinyagent.agent import ReActAgent
 from tinyagent.checks.generated import Rule, Spec, agree_on
 from tinyagent.checks.lesson06_react_loop import ORDER_STEP
 from tinyagent.checks.reporting import (
+    ExerciseFailed,
     _brief,
     _fail,
     _fresh_shop,
@@ -740,12 +742,46 @@ def _budget_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
                 spent = f"{float(exact):.10g}"
             why = ""
             if not want and have and exact < Fraction(yuan) and exact * 1000 > Fraction(yuan) * 999:
-                why = ": just under, so do not round the cost"
+                why = f": just under, {_NOT_ROUNDED}"
             elif want and not have and any(usage[2:] == ("length",) for usage in usages[:calls]):
                 why = ": a call cut by length is billed too"
             return (f"(after {calls} call(s), ¥{spent} spent of a budget of ¥{yuan:g}: "
                     f"{'stop' if want else 'go on'}{why})")
     return None
+
+
+# What the hint above says of an answer that rounds a cost just under the budget up to it; _rounding names the rest.
+_NOT_ROUNDED = "so do not round the cost"
+
+
+def _rounding(CostBudget: type, exercise: str, *, cost_named: bool) -> str | None:
+    """What an answer rounds before it compares, and to how many places, told by probes at ¥1 per million prompt
+    tokens (completion free, one call or none, so no mistake of pricing or summing changes them). Rounded to p
+    places, a budget of 0.4 units of the p-th place is ¥0 (nothing spent stops it) and one of 0.6 units is not; a
+    cost of 0.4 units is ¥0 (it does not stop a budget of 0.1 units), rounded or cut down, and one of 1.2 units is
+    not. A widened boundary (a tolerance) or an answer that never stops shows neither pair. `cost_named`: the
+    failure already says not to round the cost (_NOT_ROUNDED). None when nothing more shows, or a probe fails."""
+
+    def stops(yuan: Decimal, spent: Decimal = Decimal(0)) -> bool:
+        rule = _instance(exercise, CostBudget, float(yuan), 1.0, 0.0)
+        calls = [(int(spent * 1_000_000), 0)] if spent else []
+        return isinstance(_run(exercise, "check(trace)", rule.check, _costly_trace(*calls)), Stop)
+
+    budget = cost = ""
+    try:
+        for places in range(6):  # to a whole yuan, to fen (2), to the detail's 4 places, ...
+            low, high, over, tiny = (Decimal(unit).scaleb(-places) for unit in ("0.4", "0.6", "1.2", "0.1"))
+            where = f"{places} places" + (" (fen)" if places == 2 else "")
+            if not budget and stops(low) and not stops(high):
+                budget = f"the budget to {where}: with nothing spent, a budget of ¥{low} stops it (¥{high} does not)"
+            if not cost and not cost_named and not stops(tiny, low) and stops(tiny, over):
+                cost = f"the cost to {where}: ¥{low} spent of ¥{tiny} does not stop it (¥{over} does)"
+    except Exception:  # noqa: BLE001 - the answer failed a probe itself: the failure it had already stands
+        return None
+    if not budget and not cost:
+        return None
+    return (f"it rounds before it compares, {'; and '.join(filter(None, (budget, cost)))}. The spec stops once the "
+            "calls have cost `yuan` or more, both as they are: round neither.")
 
 
 def _zero_budget(rng: random.Random) -> Iterator[tuple]:
@@ -849,9 +885,16 @@ def check_cost_budget(CostBudget: type | None) -> None:
         def chat(self, messages: list[dict], **options: Any) -> ChatResult:
             return ChatResult(ORDER_STEP, "stop", {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100})
 
-    tried = agree_on(exercise, "check_cost_budget", BUDGET_RULES, _verdicts(CostBudget, exercise),
-                     _verdicts(_CostBudget, exercise), shape=_stop_or_none,
-                     call="CostBudget(...).check(trace)", show=_show_budget)
+    try:
+        tried = agree_on(exercise, "check_cost_budget", BUDGET_RULES, _verdicts(CostBudget, exercise),
+                         _verdicts(_CostBudget, exercise), shape=_stop_or_none,
+                         call="CostBudget(...).check(trace)", show=_show_budget)
+    except ExerciseFailed as failure:
+        # A rule's sentence (prices per million, say) would send an answer that rounds to the wrong place: the
+        # rounding is named instead, unless the failure names it already.
+        if rounded := _rounding(CostBudget, exercise, cost_named=_NOT_ROUNDED in str(failure)):
+            _fail(exercise, rounded)
+        raise
 
     rule = _instance(exercise, CostBudget, 0.01, *prices)
     agent = ReActAgent(Endless(), shop_registry(_fresh_shop()), parts=[StopRules([rule])])

@@ -310,6 +310,10 @@ def _two_orders(rng: random.Random) -> Iterator[tuple]:
     yield ("Refund 88231. Then 88232.",)  # an id at the end of a sentence is still an id
     yield ("order88231 and order88232",)  # letters next to an id do not make it a longer number
     yield ("订单 01234 和 05678 都没到",)  # an id may start with 0
+    # letters or Chinese right after an id, or a mark before it, make no longer number either
+    yield ("订单88231号和88232号都没到",)
+    yield ("#88231 and #88232",)
+    yield ("88231的物流，88232的发票",)
 
 
 def _ids_missed(args: tuple, expected: object, got: object) -> str | None:
@@ -324,6 +328,18 @@ def _ids_missed(args: tuple, expected: object, got: object) -> str | None:
     return None
 
 
+def _longer_or_shorter(args: tuple, expected: object, got: object) -> str | None:
+    """The number of another length that an answer took for an id (or for two), named."""
+    if got is True and expected is False:
+        other = next((number for number in re.findall(r"\d+", args[0]) if len(number) != 5), None)
+        if other is not None and len(other) > 5:
+            return (f"— {other} is a {len(other)}-digit number: no five of its digits are an order id (an id is "
+                    "exactly five digits, with no digit on either side).")
+        if other is not None:
+            return f"— {other} has {len(other)} digits: no order id (an id is exactly five digits)."
+    return None
+
+
 def _not_order_ids(rng: random.Random) -> Iterator[tuple]:
     a = _order_id(rng)
     for _ in range(3):
@@ -333,6 +349,11 @@ def _not_order_ids(rng: random.Random) -> Iterator[tuple]:
     yield (f"{a}{rng.randint(10000, 99999)}",)  # ten digits in a row: one longer number
     yield (f"Tracking SF{rng.randint(1000000000, 9999999999)} for {a}",)
     yield (f"订单{a}和{rng.randint(100, 999)}号快递",)
+    # four and six digits beside an id (one digit short of one, one over), and two six-digit numbers: one order or none
+    yield (f"Order {a}, invoice {rng.randint(100000, 999999)}",)
+    yield (f"订单{a}的发票号是{rng.randint(100000, 999999)}",)
+    yield (f"{rng.randint(100000, 999999)} 和 {rng.randint(100000, 999999)} 是运单号",)
+    yield (f"订单{a}，取件码{rng.randint(1000, 9999)}",)
 
 
 def _joining_words(rng: random.Random) -> Iterator[tuple]:
@@ -391,7 +412,7 @@ def _other_words_joined(args: tuple, expected: object, got: object) -> str | Non
 ROUTER_RULES = (
     Rule("two or more *different* order ids make several parts (the same id twice or more is one)", _two_orders,
          _ids_missed),
-    Rule("an order id is exactly five digits, not part of a longer number", _not_order_ids),
+    Rule("an order id is exactly five digits, not part of a longer number", _not_order_ids, _longer_or_shorter),
     Rule("另外, 还有 or the word \"also\" (a whole word, in any case) make several parts", _joining_words,
          _joiner_missed),
     Rule("anything else is one part: False", _one_part, _other_words_joined),

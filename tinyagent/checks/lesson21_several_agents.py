@@ -26,7 +26,8 @@ def _reference_scope(registry: ToolRegistry, names: list[str]) -> ToolRegistry:
 
     class Scoped(ToolRegistry):
         def _run(self, action: Action | None) -> ToolResult:
-            name = (action.tool_name or "").strip() if action is not None else ""
+            name = action.tool_name if action is not None else None
+            name = name.strip() if isinstance(name, str) else ""  # None, or no text (42): the registry's own error
             if name in registry and name not in names:
                 return ToolResult(error_observation(f"tool {name} is not available here: use one of "
                                                     f"{', '.join(names)}"), error=True)
@@ -345,12 +346,15 @@ def _second_scopes(rng: random.Random) -> Iterator[tuple]:
 
 
 def _no_names(rng: random.Random) -> Iterator[tuple]:
-    """run(None), and Actions with no tool name (None, empty, spaces): fixed inputs, nothing drawn from `rng`."""
+    """run(None), and Actions with no tool name (None, empty, spaces, a name that is no text): fixed inputs, nothing
+    drawn from `rng`."""
     yield ((), SCOPE_ALLOWED, ("no name",))
     yield ((), SCOPE_ALLOWED, ("no name", None))
     yield ((), SCOPE_ALLOWED, ("no name", ""))
     yield (("getForecast",), ("getForecast", "queryOrder"), ("no name", "  "))
     yield ((), ("applyRefund",), ("no name",))
+    # a number where the name belongs: registry.run checks the name is text, and says no name was found
+    yield ((), SCOPE_ALLOWED, ("no name", 42))
 
 
 def _nameless_hint(args: tuple, expected: _Probe, got: _Probe) -> str | None:
@@ -415,8 +419,8 @@ SCOPE_RULES = (
     Rule("a name in another case is another name: queryorder runs nothing", _other_cases, _scope_hint),
     Rule("a name `registry` does not hold at all gets such an error too", _unknown_names, _scope_hint),
     Rule("a scope keeps its names when another is built after it", _second_scopes, _scope_hint),
-    Rule("run never raises, as in `registry`: run(None), or an Action with no tool name, comes back as an error "
-         "Observation", _no_names, _nameless_hint),
+    Rule("run never raises, as in `registry`: run(None), or an Action with no tool name (or a name that is no text: "
+         "42), comes back as an error Observation", _no_names, _nameless_hint),
 )
 
 
