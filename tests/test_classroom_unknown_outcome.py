@@ -2,8 +2,8 @@
 the outcome is not known and to check the order before applying again, never that it was not submitted.
 
 The words it reads are lesson 24's MCP client's (MAYBE_DONE) and lesson 15's/19's note on a call cut short
-(CUT_SHORT); the classroom recognises them by their words (refund.OUTCOME_UNKNOWN), and these tests keep the two in
-step.
+(CUT_SHORT); the classroom recognises them by their words (planning.maybe_done), and these tests keep the two in
+step. Lesson 21's reminder reads them the same way.
 """
 
 from __future__ import annotations
@@ -44,11 +44,11 @@ def test_a_refund_with_no_answer_is_said_as_perhaps_submitted_never_as_not_submi
 
 
 def test_the_classroom_recognises_the_mcp_client_and_the_cut_short_notes():
-    from tinyagent.classroom.refund import OUTCOME_UNKNOWN
+    from tinyagent.classroom.planning import maybe_done
 
-    assert OUTCOME_UNKNOWN.found_in(mcp_client.MAYBE_DONE)
-    assert all(OUTCOME_UNKNOWN.found_in(note) for note in CUT_SHORT.values())
-    assert not OUTCOME_UNKNOWN.found_in("退款系统维护中") and not OUTCOME_UNKNOWN.found_in("order not found")
+    assert maybe_done(mcp_client.MAYBE_DONE)
+    assert all(maybe_done(note) for note in CUT_SHORT.values())
+    assert not maybe_done("退款系统维护中") and not maybe_done("order not found")
 
 
 def test_a_refund_cut_off_by_a_real_server_crash_is_said_as_perhaps_submitted(tmp_path):
@@ -70,3 +70,29 @@ def test_a_refund_cut_off_by_a_real_server_crash_is_said_as_perhaps_submitted(tm
 def test_a_refund_the_shop_refused_is_still_said_as_not_submitted():
     run = converse(REFUND_ZH, FakeShop(refund_error="退款系统维护中").registry())
     assert "没有提交成功" in run.answer and "退款系统维护中" in run.answer
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_reminder_with_no_answer_is_said_as_perhaps_sent_never_as_not_sent(lang):
+    """Lesson 21's closed loop, its sendWechat answering as an MCP tool does when its server went away mid-call."""
+    from tests.test_reminders import EN, ZH
+    from tinyagent import LlmClient, ReActAgent, ToolRegistry, tool
+    from tinyagent.architectures.reminder_loop import ReminderStore, reminder_registry
+    from tinyagent.toolkit.weather_api import WeatherService
+
+    @tool(name="sendWechat")
+    def send_wechat(text: str) -> str:
+        """Send me a WeChat reminder.
+
+        Args:
+            text: the message
+        """
+        return error_observation(f"MCP server 'outbox': McpError: Connection closed. {mcp_client.MAYBE_DONE}")
+
+    with WeatherService() as weather, ReminderStore() as store:
+        kept = [kept for kept in reminder_registry(store, weather.base_url) if kept.name != "sendWechat"]
+        tools = ToolRegistry([*kept, send_wechat])
+        result = ReActAgent(LlmClient.classroom(), tools, lang=lang).run(EN if lang == "en" else ZH)
+    assert [call.name for call in result.trace.tool_calls][-1] == "sendWechat"
+    said = {"en": ("may have been sent", "not sent"), "zh": ("可能已经发出", "没有发出")}[lang]
+    assert said[0] in result.answer and said[1] not in result.answer, result.answer

@@ -188,6 +188,19 @@ def pick(data: object, *keys: str) -> object:
     return None
 
 
+# A tool's error that says no answer came, so the call may have done its work all the same: lesson 24's MCP client
+# (MAYBE_DONE: "it is not known whether the server did it: it may still") and a run stopped inside the call
+# (changes_made.CUT_SHORT: "it may have been made"). Read by their words, as a model reads them: the classroom imports
+# neither the MCP SDK nor lesson 19, and tests/test_classroom_unknown_outcome.py keeps these words finding both notes.
+MAYBE_DONE_WORDS = ("not known whether", "may have been", "可能已经", "不知道是否", "不确定是否")
+
+
+def maybe_done(error: str) -> bool:
+    """Whether a tool's error says the call may have done its work (no answer came): not a failure to report as one."""
+    low = error.lower()
+    return any(words in low for words in MAYBE_DONE_WORDS)
+
+
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 DATETIME = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})")
 

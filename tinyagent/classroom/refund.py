@@ -27,22 +27,19 @@ from dataclasses import dataclass
 from tinyagent.classroom.citations import cited_passages, source_note
 from tinyagent.classroom.conversation import Conversation
 from tinyagent.classroom.intents import fault_clause
-from tinyagent.classroom.planning import Act, Answer, Order, act, call, pick, read_now, read_order, sentence
-from tinyagent.classroom.vocabulary import (
-    NO_FAULT_REASON,
-    PRODUCTS_EN,
-    PRODUCTS_ZH,
-    VAGUE_PROBLEM,
-    WARRANTY,
-    Words,
+from tinyagent.classroom.planning import (
+    Act,
+    Answer,
+    Order,
+    act,
+    call,
+    maybe_done,
+    pick,
+    read_now,
+    read_order,
+    sentence,
 )
-
-# A refund's error that says no answer came, so it may have been done (lesson 24's MCP client, MAYBE_DONE: "it is not
-# known whether the server did it: it may still"; a run stopped inside the call, changes_made.CUT_SHORT: "it may have
-# been made"). Read as a model reads them, by their words: the classroom imports neither the MCP SDK nor lesson 24, and
-# tests/test_classroom_unknown_outcome.py checks that these words still find both notes.
-OUTCOME_UNKNOWN = Words(zh=("可能已经", "不知道是否", "不确定是否"),
-                        en=("not known whether", "may have been"))
+from tinyagent.classroom.vocabulary import NO_FAULT_REASON, PRODUCTS_EN, PRODUCTS_ZH, VAGUE_PROBLEM, WARRANTY
 
 # --- the policy's day limits ------------------------------------------------------------------------
 
@@ -442,7 +439,7 @@ def _act_on(conv: Conversation, order: Order, verdict: Verdict, mode: str = "ref
     approval = pick(refund.data, "approval") if refund.error else None
     if approval in ("declined", "timeout", "error"):
         return _answer_not_approved(conv, order, str(approval))
-    if refund.error and OUTCOME_UNKNOWN.found_in(refund.error):
+    if refund.error and maybe_done(refund.error):
         return _answer_outcome_unknown(conv, order, refund.error)
     if refund.error:
         return Answer(

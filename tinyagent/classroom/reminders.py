@@ -14,7 +14,7 @@ import re
 
 from tinyagent.classroom.conversation import Conversation
 from tinyagent.classroom.intents import has_any
-from tinyagent.classroom.planning import Act, Answer, act, call
+from tinyagent.classroom.planning import Act, Answer, act, call, maybe_done
 from tinyagent.classroom.small_talk import cannot
 from tinyagent.classroom.vocabulary import REMIND
 from tinyagent.classroom.weather_and_files import RAIN_WORDS, find_city
@@ -113,6 +113,15 @@ def plan_reminder(conv: Conversation) -> Act | Answer:
         return act(conv, conv.say(f"{hours} 有雨，用户要我提醒带伞。发一条微信提醒（需要确认）。",
                                   f"Rain from {hours}, and the user asked for a reminder: I send one (it needs a yes)."),
                    [call(conv, "message", content=text)])
+    if sent.error and maybe_done(sent.error):  # no answer came: it may have left, so never "not sent"
+        return Answer(conv.say(f"发提醒后没有收到结果：{sent.error}。它可能已经发出，不能说没发。",
+                               f"The reminder got no answer: {sent.error}. It may have been sent; I must not say "
+                               "it was not."),
+                      conv.say(f"{weather}。会议期间有雨，记得带伞。提醒已经发出请求，但没有收到结果（{sent.error}），"
+                               "它可能已经发出：请先看看微信里有没有这条提醒，再决定要不要重发。",
+                               f"{weather}. It rains during the meeting: take an umbrella. The reminder was sent off "
+                               f"but no answer came back ({sent.error}), so it may have been sent: look in WeChat "
+                               "for it before asking for it again."))
     if sent.error:
         return Answer(conv.say(f"提醒没有发出：{sent.error}。", f"The reminder was not sent: {sent.error}."),
                       conv.say(f"{weather}。会议期间有雨，记得带伞。提醒没有发出（{sent.error}）。{nothing}",
