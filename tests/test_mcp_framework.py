@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from tests.framework_shop import need
@@ -156,8 +158,7 @@ def test_a_huge_tool_result_is_cut_as_tinyagents_loop_cuts_it(classroom, tmp_pat
 def test_arguments_the_sdk_refuses_unsent_are_not_said_to_be_perhaps_done():
     # The SDK reads a call's arguments before it sends anything (MCPUtil.invoke_mcp_tool): JSON that does not parse, or
     # is not an object, is a ModelBehaviorError there, and nothing reached the server. (A call missing a required
-    # parameter is refused unsent too, but as a UserError, the type and unchained form the SDK also gives a transport
-    # failure after sending: the adapter cannot tell those apart, and keeps saying it may have been done.)
+    # parameter is refused before it is sent by the adapter itself: the next test.)
     need("agents")
     import asyncio
 
@@ -175,3 +176,32 @@ def test_arguments_the_sdk_refuses_unsent_are_not_said_to_be_perhaps_done():
             asyncio.run(MCPUtil.invoke_mcp_tool(None, refund, None, written))  # no server: nothing can be sent
         said = _say_tool_failed(None, refused.value)
         assert "Invalid JSON input for tool applyRefund" in said and MAYBE_DONE not in said
+
+
+def test_a_call_missing_a_required_parameter_is_refused_unsent_unlisted_and_not_said_perhaps_done():
+    # The SDK refuses it unsent as a UserError, the type (and unchained form) it also gives a call whose server broke
+    # after it was sent: the adapter refuses it first, so it is neither listed as sent nor said to be perhaps done.
+    need("agents")
+    import asyncio
+
+    import mcp_types as types
+    from agents.exceptions import AgentsException
+    from agents.mcp.util import MCPUtil
+
+    from tinyagent.frameworks.agents_sdk_mcp import _say_tool_failed, _shop_server
+    from tinyagent.toolkit.mcp_client import MAYBE_DONE
+
+    called: list[str] = []
+    server = _shop_server({"command": sys.executable, "args": []}, 5, called)  # never started: nothing can be sent
+    refund = types.Tool(name="applyRefund", input_schema={
+        "type": "object", "required": ["orderId", "reason"], "properties": {"orderId": {"type": "string"}}})
+    server._tools_list = [refund]  # as list_tools leaves it
+    for written in ("{}", '{"orderId": "88231"}', ""):
+        with pytest.raises(AgentsException) as refused:  # the SDK's own path from the model's call to the server
+            asyncio.run(MCPUtil.invoke_mcp_tool(server, refund, None, written))
+        said = _say_tool_failed(None, refused.value)
+        assert "was not called: missing required parameters:" in said and MAYBE_DONE not in said, said
+    assert "orderId, reason" in said and called == []
+    with pytest.raises(Exception) as unsent:  # all there: listed as sent, and the SDK finds no session to send it on
+        asyncio.run(server.call_tool("applyRefund", {"orderId": "88231", "reason": "x"}))
+    assert called == ["applyRefund"] and "not initialized" in str(unsent.value)

@@ -76,6 +76,7 @@ def run_over_mcp(question: str, *, base_url: str, server: dict[str, Any], model:
 def _shop_server(server: dict[str, Any], timeout: float, called: list[str]) -> Any:
     """The SDK's client of `server`, each request waiting at most `timeout` s (the SDK's own default is 5), noting
     each `tools/call` in `called` as it is sent and cutting what it returns as tinyagent's loop would."""
+    from agents.exceptions import ModelBehaviorError
     from agents.mcp import MCPServerStdio, MCPServerStreamableHttp
 
     if "url" in server:
@@ -86,11 +87,25 @@ def _shop_server(server: dict[str, Any], timeout: float, called: list[str]) -> A
     class ShopServer(transport):
         async def call_tool(self, tool_name: str, arguments: dict[str, Any] | None,
                             meta: dict[str, Any] | None = None) -> Any:
+            if missing := _missing_required(self.cached_tools, tool_name, arguments):
+                # The SDK refuses such a call unsent too, but with the error it gives a call that got no answer: so
+                # it is refused here, as the SDK refuses arguments that are not JSON, and never said perhaps done.
+                raise ModelBehaviorError(f"{tool_name} was not called: missing required parameters: "
+                                         f"{', '.join(missing)}")
             called.append(tool_name)  # before it is sent: a server that does it and then breaks has still done it
             return _cut(await super().call_tool(tool_name, arguments, meta))
 
     return ShopServer(params=params, name="bitmall-shop", client_session_timeout_seconds=timeout,
                       failure_error_function=_say_tool_failed)
+
+
+def _missing_required(listed: list[Any] | None, tool_name: str, arguments: dict[str, Any] | None) -> list[str]:
+    """The parameters the listed tool's schema requires that `arguments` leaves out, in the schema's order."""
+    tool = next((tool for tool in listed or () if tool.name == tool_name), None)
+    schema = tool.input_schema if tool is not None else None
+    required = schema.get("required") if isinstance(schema, dict) else None
+    given = arguments if isinstance(arguments, dict) else {}
+    return [name for name in required or () if isinstance(name, str) and name not in given]
 
 
 def _cut(result: Any) -> Any:
@@ -113,6 +128,18 @@ def _say_tool_failed(context: Any, error: Exception) -> str:
 
     from tinyagent.toolkit.mcp_client import MAYBE_DONE, describe_failure, no_answer_came
 
-    sent = not isinstance(error, ModelBehaviorError)  # the SDK refuses arguments that are not a JSON object unsent
-    note = f". {MAYBE_DONE}" if sent and no_answer_came(error) else ""
+    # Refused unsent: arguments that are not a JSON object (the SDK's ModelBehaviorError), or that leave out a required
+    # parameter (ShopServer's, which the SDK wraps in an AgentsException on its way here).
+    unsent = next((cause for cause in _chain(error) if isinstance(cause, ModelBehaviorError)), None)
+    if unsent is not None:
+        return error_observation(describe_failure(unsent))
+    note = f". {MAYBE_DONE}" if no_answer_came(error) else ""
     return error_observation(f"{describe_failure(error)}{note}")
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """The error and what it was raised from, in turn (`raise ... from`)."""
+    chain = [error]
+    while chain[-1].__cause__ is not None and chain[-1].__cause__ not in chain:
+        chain.append(chain[-1].__cause__)
+    return chain
