@@ -3,8 +3,8 @@
 Both answers are subclasses of the lesson's `CarefulRegistry`, so each check's reference is the solution's
 subclass of it, written here on `_careful_execute` (the lesson's `CarefulRegistry.execute`). One registry answers
 every generated Action, as one registry serves every round of a run, so state it keeps shows (exercise 1's registries
-of other tools, drawn per case, each answer their case's Actions); the refunds a call makes in the shop are compared
-too, so a registry that runs a tool it should not (or twice) fails."""
+of other tools, drawn per case, each answer their case's Actions); the refunds a call asks the shop for, and those it
+makes, are compared too, so a registry that runs a tool it should not (or twice) fails."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import json
 import random
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
@@ -26,6 +26,7 @@ from tinyagent.checks.reporting import (
     grades,
     shown,
 )
+from tinyagent.clock import COURSE_NOW, fixed_clock
 from tinyagent.shop import Shop, shop_tools
 from tinyagent.tools import Action, FunctionTool, Tool
 
@@ -56,15 +57,42 @@ def _refunds(shop: Shop) -> list[str]:
     return [refund["orderId"] for refund in shop.refunds()]
 
 
+class CountingShop(Shop):
+    """The course's shop, counting the refunds asked of it: the shop refunds an order once (a second request gets
+    the first refund back), so a registry that runs applyRefund twice shows in the count, not in its refunds."""
+
+    asked = 0
+
+    def apply_refund(self, order_id: str | int, reason: str) -> dict:
+        self.asked += 1
+        return super().apply_refund(order_id, reason)
+
+
+def _counting_shop() -> CountingShop:
+    return CountingShop(":memory:", clock=fixed_clock(COURSE_NOW))
+
+
 @dataclass(frozen=True)
 class WithRefunds:
-    """A call's outcome when it made refunds: its Observation, and the orders refunded."""
+    """A call's outcome when it made refunds, or ran applyRefund more than once: its Observation, the orders
+    refunded, and how many refunds it asked the shop for (applyRefund's runs)."""
 
     observation: Any
     refunds: tuple[str, ...]
+    asked: int = 1
 
     def __repr__(self) -> str:
-        return f"{shown(self.observation)}, and it refunded {list(self.refunds)}"
+        said = f"{shown(self.observation)}, and it refunded {list(self.refunds)}"
+        return said if self.asked == 1 else f"{said} in {self.asked} runs"
+
+
+def _ran_twice_hint(expected: Any, got: Any) -> str | None:
+    """An answer that ran applyRefund more than once for one Action (the same tool twice, most likely)."""
+    if not (isinstance(got, WithRefunds) and got.asked > 1):
+        return None
+    if _text_of(got) != _text_of(expected):
+        return f"Its Observation should be the first run's: it ran applyRefund {got.asked} times."
+    return f"It ran applyRefund {got.asked} times for one Action: run the tool once."
 
 
 def _text_of(value: Any) -> Any:
@@ -175,6 +203,9 @@ def _registered(rng: random.Random) -> Iterator[tuple]:
         name = rng.choice(_NAMES)
         padded = rng.choice(("", " ", "\t")) + name + rng.choice(("", " ", "\n"))
         yield (Action(padded, _inputs_for(rng, name)),)
+    # Refunds the shop makes: a tool that writes runs once too (a second run asks the shop for a second refund).
+    for order in ("88232", "88236"):
+        yield (Action("applyRefund", json.dumps({"orderId": order, "reason": "质量问题"}, ensure_ascii=False)),)
     yield (Action("", "88231"),)  # no tool name: CarefulRegistry's own error, with nothing to suggest from
     yield (Action("  ", ""),)
 
@@ -227,6 +258,9 @@ def _unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
         if "did_you_mean" not in have and args[0].tool_name != args[0].tool_name.strip():
             return (f"{shown(args[0].tool_name)} should suggest {shown(want['did_you_mean'])}: compare the name "
                     "stripped, as CarefulRegistry looks it up.")
+        if isinstance(have.get("did_you_mean"), (list, tuple)):
+            return (f"did_you_mean is one name, a string ({shown(want['did_you_mean'])}), not a list: take the name "
+                    "out of the list get_close_matches returns.")
         if isinstance(have.get("did_you_mean"), str) and have["did_you_mean"]:
             return (f"{shown(args[0].tool_name)} should suggest only {shown(want['did_you_mean'])}, the closest name "
                     "(n=1).")
@@ -254,8 +288,10 @@ def _unknown_tool_hint(args: tuple, expected: Any, got: Any) -> str | None:
 
 
 def _passed_on_hint(args: tuple, expected: Any, got: Any) -> str:
-    """A registered tool's Observation comes back changed: re-serialised (the same data in other text), or not run;
-    or a blank name, which is CarefulRegistry's own error, with no name to suggest from."""
+    """A registered tool's Observation comes back changed: re-serialised (the same data in other text), or not run,
+    or run twice; or a blank name, which is CarefulRegistry's own error, with no name to suggest from."""
+    if twice := _ran_twice_hint(expected, got):
+        return twice
     try:
         same_data = json.loads(_text_of(got)) == json.loads(_text_of(expected))
     except ValueError:
@@ -392,7 +428,7 @@ SUGGESTION_RULES = (
          "difflib.get_close_matches(name, names, n=1) finds", _near_misses, hint=_unknown_tool_hint),
     Rule("a name close to none gets no did_you_mean key, but still the error and available_tools", _far_names,
          hint=_unknown_tool_hint),
-    Rule("everything else is CarefulRegistry's: a real tool still runs, and its Observation is passed as it is",
+    Rule("everything else is CarefulRegistry's: a real tool still runs, once, and its Observation is passed as it is",
          _registered, hint=_passed_on_hint),
     Rule("a near-miss runs no tool, not even the one suggested: the shop holds what it held", _refund_near_misses,
          hint=lambda args, expected, got: "The suggestion is for the model to take up, not the registry."),
@@ -420,7 +456,7 @@ def _read_suggestion(value: Any) -> Any:
         # did_you_mean first: a failure shows the head of this, cut short
         text = {key: data[key] for key in ("did_you_mean", "available_tools") if key in data}
         text["error"] = "…" if "error" in data else "(none)"
-    return WithRefunds(text, value.refunds) if isinstance(value, WithRefunds) else text
+    return replace(value, observation=text) if isinstance(value, WithRefunds) else text
 
 
 def _suggesting(tools: dict[str, Tool]) -> Callable[[Action], str]:
@@ -440,15 +476,16 @@ def _suggesting(tools: dict[str, Tool]) -> Callable[[Action], str]:
     return execute
 
 
-def _with_shop(execute: Callable[[Action], Any], shop: Shop) -> Callable[[Action], Any]:
-    """`execute`, and the refunds the call made in `shop` when it made any (the call's, not the shop's: asking
-    again compares the call)."""
+def _with_shop(execute: Callable[[Action], Any], shop: CountingShop) -> Callable[[Action], Any]:
+    """`execute`, and the refunds the call made in `shop` when it made any, or asked for more than one (the call's,
+    not the shop's: asking again compares the call)."""
 
     def run(action: Action) -> Any:
-        before = _refunds(shop)
+        before, asked = _refunds(shop), shop.asked
         observation = execute(action)
         made = [order for order in _refunds(shop) if order not in before]
-        return WithRefunds(observation, tuple(made)) if made else observation
+        asked = shop.asked - asked
+        return WithRefunds(observation, tuple(made), asked) if made or asked > 1 else observation
 
     return run
 
@@ -474,7 +511,7 @@ def _per_registry(shops: Callable[[Action], Any],
             return shops(*args)
         names, action = args
         if names not in made:
-            own_shop = _fresh_shop()
+            own_shop = _counting_shop()
             made[names] = _with_shop(build(_registry_tools(names, own_shop)), own_shop)
         return made[names](action)
 
@@ -494,7 +531,7 @@ def check_suggesting_registry(SuggestingRegistry: type | None) -> None:
     exercise = "Exercise 1"
     if SuggestingRegistry is None:
         return _not_attempted(exercise, "Write class SuggestingRegistry(CarefulRegistry) in the cell above.")
-    shop, reference_shop = _fresh_shop(), _fresh_shop()
+    shop, reference_shop = _counting_shop(), _counting_shop()
     registry = _with_shop(_instance(exercise, SuggestingRegistry, shop_tools(shop)).execute, shop)
     reference = _with_shop(_suggesting({tool.name: tool for tool in shop_tools(reference_shop)}), reference_shop)
     mine = _per_registry(registry, lambda tools: _instance(exercise, SuggestingRegistry, tools).execute)
@@ -651,7 +688,7 @@ def _read_capped(value: Any) -> Any:
     text = _text_of(value)
     if isinstance(text, str) and (match := _CUT_TAIL.match(text)):
         text = f"{match.group(1)}… [cut: {match.group(2)} more characters]"
-    return WithRefunds(text, value.refunds) if isinstance(value, WithRefunds) else text
+    return replace(value, observation=text) if isinstance(value, WithRefunds) else text
 
 
 def _characters_n(count: int) -> str:
@@ -679,9 +716,13 @@ def _cut_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if got in (full.rstrip(), full.strip()):
         return (f"It is {_characters_n(len(full))}, over limit={limit}, and came back stripped, with no note: the "
                 "whitespace at its end counts too.")
+    if not got.startswith(full[:limit]) and full[:limit] != full[:limit].rstrip() and got.startswith(
+            full[:limit].rstrip()):
+        return f"Keep the first {_characters_n(limit)} whole, whitespace at the cut too: do not strip it."
+    if (cut := _CUT_TAIL.match(got)) and len(kept := cut.group(1)) != limit and full.startswith(kept):
+        return (f"After the first {_characters_n(limit)} comes only the note, but it kept "
+                f"{_characters_n(len(kept))}: cut at limit={limit}, the registry's own, the note after it.")
     if not got.startswith(full[:limit]):
-        if full[:limit] != full[:limit].rstrip() and got.startswith(full[:limit].rstrip()):
-            return f"Keep the first {_characters_n(limit)} whole, whitespace at the cut too: do not strip it."
         return f"The kept part should be the first {_characters_n(limit)} of the Observation."
     tail = got[limit:]
     note = CUT_NOTE.search(tail)
@@ -704,8 +745,9 @@ CAP_RULES = (
     Rule("within the limit (exactly limit long too): untouched", _within, hint=_cut_hint),
     Rule("limit is 2000 when not given", _default_limit, hint=_cut_hint),
     Rule("Chinese and emoji count one character each, not bytes", _characters, hint=_cut_hint),
-    Rule("the tool runs once (applyRefund records one refund)", _refunds_once,
-         hint=lambda args, expected, got: "Its Observation should be the first run's: run the tool once per call."),
+    Rule("the tool runs once (applyRefund asks the shop for one refund)", _refunds_once,
+         hint=lambda args, expected, got: _ran_twice_hint(expected, got)
+         or "Its Observation should be the first run's: run the tool once per call."),
     Rule("an Observation's whitespace at its end counts too, and is kept within the limit",
          _trailing_whitespace, hint=_cut_hint),
 )
@@ -721,12 +763,12 @@ def check_capped_registry(CappedRegistry: type | None) -> None:
         _instance(exercise, CappedRegistry)  # says a class is expected
     # One registry per limit over one shop answers every Action with that limit, as one registry serves a run;
     # applyRefund, which writes, gets a fresh shop each time, so asking it again is asked of a shop as it was.
-    shop = _fresh_shop()
+    shop = _counting_shop()
     registries: dict[int | None, Any] = {}
 
     def mine(limit: int | None, action: Action) -> Any:
         writes = action.tool_name == "applyRefund"
-        own_shop = _fresh_shop() if writes else shop
+        own_shop = _counting_shop() if writes else shop
         if writes or limit not in registries:
             tools = _cap_tools(own_shop)
             made = _instance(exercise, CappedRegistry, tools) if limit is None else _instance(
@@ -738,13 +780,13 @@ def check_capped_registry(CappedRegistry: type | None) -> None:
         cap = 2000 if limit is None else limit
         return _with_shop(lambda action: _note_spaces_forgiven(made.execute(action), cap), own_shop)(action)
 
-    reference_shop = _fresh_shop()
+    reference_shop = _counting_shop()
     reference_tools = {tool.name: tool for tool in _cap_tools(reference_shop)}
 
-    def tools_of_reference(action_writes: bool) -> tuple[dict[str, Tool], Shop]:
+    def tools_of_reference(action_writes: bool) -> tuple[dict[str, Tool], CountingShop]:
         if not action_writes:
             return reference_tools, reference_shop
-        fresh = _fresh_shop()
+        fresh = _counting_shop()
         return {tool.name: tool for tool in _cap_tools(fresh)}, fresh
 
     def reference(limit: int | None, action: Action) -> Any:

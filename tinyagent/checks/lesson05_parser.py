@@ -542,6 +542,8 @@ def _cut_at_line_end(args: tuple, expected: Any, got: Any) -> str | None:
 
 
 def _key_as_written(args: tuple, expected: Any, got: Any) -> str | None:
+    if expected is None and got == "":
+        return "(no line starts with `Final Answer:` here: return None; '' is for a key with nothing after it)"
     if expected is None and isinstance(got, str):
         lines = [line.strip() for line in args[0].splitlines()]
         if any(line.lower().replace("：", ":").startswith("final answer:") for line in lines):
@@ -566,11 +568,13 @@ ANCHORED_RULES = (
          "line of it (stripped of the spaces around it)", _answers_to_the_end, hint=_cut_at_line_end),
     Rule("the line is stripped before its start is tested: an indented `Final Answer:` line counts",
          _indented_keys, hint=_tab_indent_hint),
+    # Before the mid-line rule: an answer that returns '' for no answer line fails on these first, under the
+    # sentence that says None, not on a bold key under the mid-line sentence.
+    Rule("with no line that starts with `Final Answer:` (a lower-case or full-width-colon key is none), return None",
+         _no_answer_line, hint=_key_as_written),
     Rule("`Final Answer:` in the middle of a line (a Thought that mentions it, a bold **Final Answer:**) does not "
          "count; a later line that starts with it does", _mid_line),
     Rule("a `Final Answer:` line with nothing after it is an empty answer, '', not None", _nothing_after_the_key),
-    Rule("with no line that starts with `Final Answer:` (a lower-case or full-width-colon key is none), return None",
-         _no_answer_line, hint=_key_as_written),
     Rule("a `Final Answer :` line (a space before the colon) does not start with `Final Answer:`: it is no answer line",
          _answer_keys_spaced, hint=_spaced_answer_hint),
 )
