@@ -31,21 +31,75 @@ LEAN_SHARE = 0.75  # the lean prompt's budget: this share of the default prompt'
 LEAN_KEYS = ("Thought:", "Action:", "Action Input:", "Final Answer:")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _HAN_RUN = re.compile(_HAN.pattern + "+")
-_ENGLISH_WORD = re.compile(r"[A-Za-z]+")
+# Scripts written without spaces between words: each character counts as a word, as a Han character does.
+_UNSPACED = re.compile(_HAN.pattern[:-1] + r"\u3040-\u30ff\u31f0-\u31ff\uac00-\ud7af]")
+_WORD = re.compile(r"[^\W\d_]+")  # a run of letters, in any script
+# French's l' d' qu' j' before a word (l'Observation): a sign of French, not an English word.
+_ELISION = re.compile(r"(?<![^\W\d_])(?:[ldjLDJ]|[qQ]u)['’](?=[^\W\d_])")
+# The words a learner who writes the prompt in another language can hardly do without: its commonest small words,
+# and its words for what a tool prompt says (tool, reply, input, result, then, comes back). Words that are English
+# too (die, as, per, son, pour, con, van, met, ton, par, usa, com) are left out; a word with an accent needs no
+# place here (any letter outside ASCII counts), so only its spelling without one is listed.
+_SMALL_WORDS = {
+    "French": "avec puis et les des du une un le la est sont vous votre vos tu tes nous ne pas que qui dans sur ou au "
+              "aux ce cette ces mais chaque outil outils reponse reponds repondez repondre entree sortie resultat "
+              "ensuite alors quand utilise utilisez revient arrete arretez",
+    "Spanish": "el los las una del por es cada entonces luego herramienta herramientas respuesta responde responder "
+               "entrada resultado usar vuelve despues cuando su muy siempre nunca",
+    "Portuguese": "uma da das ferramenta ferramentas resposta responda depois entao volta nao voce",
+    "Italian": "il gli della poi strumento strumenti risposta rispondi ingresso risultato ogni sono che",
+    "German": "und mit der das ein eine einen einem dann zum zur nicht oder ist sind sie du dein deine jede jeden "
+              "jedes werkzeug werkzeuge antwort antworte antworten eingabe ergebnis kommt zurueck nur wenn auf fuer "
+              "zu nach verwende benutze danach immer stopp bitte dem",
+    "Dutch": "het een voor gereedschap antwoord antwoorden invoer resultaat terug elke niet",
+}
+_OTHER_LANGUAGES = frozenset(word for words in _SMALL_WORDS.values() for word in words.split())
 
 
-def _chinese_around(prompt: str, registry: ToolRegistry) -> str | None:
-    """The first Chinese words of the prompt's own words (the descriptions, the names and the four keys taken out)
-    when they are more Chinese than English: a Han character counts against each English word. None: English."""
+def _own_words(prompt: str, registry: ToolRegistry) -> str:
+    """The prompt without the tools' descriptions, their names, the four keys and the word Observation: the words
+    the learner wrote around them."""
     own = prompt
     for tool in registry:
         own = own.replace(tool.describe("en"), " ")
     for word in (*registry.names, *LEAN_KEYS, "Observation"):
         own = own.replace(word, " ")
-    han = _HAN.findall(own)
-    if not han or len(han) <= len(_ENGLISH_WORD.findall(own)):
-        return None
-    return _HAN_RUN.search(own).group()
+    return own
+
+
+def _not_english(prompt: str, registry: ToolRegistry) -> list[str]:
+    """The first words of the prompt's own words (`_own_words`) that are not English, when there are more of them
+    than English words; [] when the prompt is English (or more English than not: a Chinese example in an English
+    sentence is English).
+
+    Not English: a character of a script written without spaces (Chinese, Japanese, Korean: each counts), a word
+    with a letter outside ASCII (Répondez, Werkzeug's zurück, Инструменты), one of `_OTHER_LANGUAGES`' words, and
+    French's l' d' qu'. Every other ASCII word counts as English, since no English dictionary comes with Python: a
+    prompt in another language written in plain ASCII with none of those words (Indonesian, French without its
+    accents or its small words) reads as English here."""
+    own = _own_words(prompt, registry)
+    foreign: list[str] = []
+    weight = english = 0  # how many words are not English, and how many are
+    for word in _WORD.findall(own):
+        unspaced = len(_UNSPACED.findall(word))
+        if unspaced or not word.isascii() or word.lower() in _OTHER_LANGUAGES:
+            foreign.append(word)
+            weight += unspaced or 1
+            english += len(_WORD.findall(_UNSPACED.sub(" ", word))) if unspaced else 0  # "use中文": use is English
+        else:
+            english += 1
+    for mark in _ELISION.findall(own):  # l, d, qu: counted as English words above
+        foreign.append(mark)
+        weight, english = weight + 1, english - 1
+    return list(dict.fromkeys(foreign)) if weight > english else []
+
+
+def _foreign_words(words: list[str]) -> str:
+    """How a failure names the words that are not English: Chinese, quoting the first, when each is Chinese
+    characters; else up to three of them."""
+    if all(_HAN_RUN.fullmatch(word) for word in words):
+        return f"Chinese ({shown(words[0])})"
+    return f"not English ({', '.join(shown(word) for word in words[:3])})"
 
 
 def _shared_line(prompt: str, registry: ToolRegistry) -> str | None:
@@ -224,8 +278,8 @@ def _judged(lean_prompt: Callable) -> Callable[[tuple], _Verdict]:
             problems.append(f"no key {shown(keys[0])}")
         if "Observation" not in prompt:
             problems.append("no word Observation")
-        if chinese := _chinese_around(prompt, registry):
-            problems.append(f"its own words are Chinese ({shown(chinese)}), not English")
+        if foreign := _not_english(prompt, registry):
+            problems.append(f"its own words are {_foreign_words(foreign)}, where English was asked for")
         if sorted(found := list(read_tool_list(prompt).tools)) != sorted(names):  # in any order: the spec says none
             if len(found) != len(names):
                 problems.append(f"a tool-list reader finds {len(found)} tools, not {len(names)}")
@@ -294,9 +348,9 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
             _fail(exercise, f"with {label} the descriptions of {lost} are missing (each must appear word for "
                             "word): they say what input each tool takes. Build the list from `tools`, and "
                             "cut the words around it instead")
-        if chinese := _chinese_around(prompt, registry):
-            _fail(exercise, f"with {label}, the words around the tools are Chinese ({shown(chinese)}): the spec "
-                            "asks for an English prompt (only a description may hold Chinese)")
+        if foreign := _not_english(prompt, registry):
+            _fail(exercise, f"with {label}, the words around the tools are {_foreign_words(foreign)}: the spec "
+                            "asks for an English prompt (only a description may hold another language)")
         keys = [key for key in LEAN_KEYS if key not in prompt]
         if keys:
             _fail(exercise, f"the keys {keys} are missing: the parser reads only lines that start with them, "

@@ -7,6 +7,7 @@ import inspect
 import json
 import random
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -63,9 +64,10 @@ _RUN_TOOL = inspect.signature(_run_tool)
 
 
 class _CheckTools:
-    """run_tool(name, arguments) for exercise 1. The `waiter` tool (queryOrder, or queryLogistics) waits (at most
-    `patience` s) until the other of the two has started, which happens only when the calls run at the same time;
-    searchKnowledge raises."""
+    """run_tool(name, arguments) for exercise 1. The `waiter` tool (queryOrder, or queryLogistics) waits until the
+    other of the two has started, which happens only when the calls run at the same time; searchKnowledge raises.
+    Every waiter waits until one deadline, `patience` s after the first began to wait: calls run in turns, a pool's
+    worth at a time, fail in `patience` s, not in `patience` s a turn."""
 
     def __init__(self, patience: float, waiter: str = "queryOrder"):
         self.patience = patience
@@ -75,6 +77,8 @@ class _CheckTools:
         self.lock = threading.Lock()
         self.calls: list[tuple[str, Any]] = []
         self.saw: list[bool] = []  # for each run of the waiter: whether the awaited tool had started
+        self.threads: set[str] = set()  # the names of the threads the waiter ran in (asyncio's are asyncio_0, ...)
+        self.deadline: float | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> str:
         try:  # bound here, so that a call of another shape never names this class in what it raises
@@ -89,14 +93,22 @@ class _CheckTools:
         if name == self.awaited:
             self.started.set()
         if name == self.waiter:
-            saw = self.started.wait(self.patience)
+            saw = self.started.wait(self._left())
             with self.lock:
                 self.saw.append(saw)
+                self.threads.add(threading.current_thread().name)
         if name == "queryLogistics":
             return json.dumps({"trackingNo": arguments.get("trackingNo"), "status": "已签收"}, ensure_ascii=False)
         if name == "queryOrder":
             return json.dumps({"orderId": arguments.get("orderId"), "trackingNo": "SF1234567890"})
         raise RuntimeError(KNOWLEDGE_OFFLINE)
+
+    def _left(self) -> float:
+        """How long a waiter may still wait: until the deadline, set when the first waiter began."""
+        with self.lock:
+            if self.deadline is None:
+                self.deadline = time.monotonic() + self.patience
+            return max(0.0, self.deadline - time.monotonic())
 
     def all_saw(self) -> bool:
         return bool(self.saw) and all(self.saw)
@@ -583,9 +595,14 @@ def _crowded(exercise: str, tool_messages: Callable, reply: dict, patience: floa
     crowded = _replied(exercise, tool_messages, reply, _CheckTools(patience), which)
     if not crowded.all_saw():
         calls = len(reply["tool_calls"])
-        _fail(exercise, f"in a reply of {calls} calls, queryLogistics last, a queryOrder waited {patience:g} s for it "
-                        f"to start, and it never did: a pool of fewer than {calls} threads runs the calls in turns. "
-                        "Give every call its own thread (max_workers=len(calls))")
+        waited = (f"in a reply of {calls} calls, queryLogistics last, a queryOrder waited {patience:g} s for it to "
+                  "start, and it never did")
+        if any(name.startswith("asyncio") for name in crowded.threads):  # asyncio.to_thread, run_in_executor(None)
+            _fail(exercise, f"{waited}: asyncio runs the calls in its own pool of threads, min(32, cpus + 4) of them "
+                            "at a time, so in turns. Give every call its own thread: a ThreadPoolExecutor("
+                            "max_workers=len(calls)) of your own, passed to loop.run_in_executor")
+        _fail(exercise, f"{waited}: a pool of fewer than {calls} threads runs the calls in turns. Give every call its "
+                        "own thread (max_workers=len(calls))")
 
 
 def _replied(exercise: str, tool_messages: Callable, reply: dict, tools: _CheckTools, which: str) -> _CheckTools:
