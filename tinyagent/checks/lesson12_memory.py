@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 from tinyagent.agent import ReActAgent
@@ -183,16 +184,24 @@ def _in_turn(history: Any, texts: tuple, other: tuple) -> _InTurn:
                     _read_back(history(a, "a"), a)))
 
 
+class _SameId(tuple):
+    """Session B's texts, when B has session A's id: an application chooses its sessions' ids
+    (`Session(..., session_id=...)`), so two stores may each hold a session "a", and a session deleted
+    (`store.delete`) may be made again with its id. B then lives in a store of its own."""
+
+
 def _one_memory(memory_class: Any, exercise: str) -> Any:
     """The answer as agree_on calls it: on one session (`texts`), as _grown; on two (`other` too), as _in_turn,
-    with one memory and one store for both sessions."""
+    with one memory for both sessions, and one store (two when B has A's id: a `_SameId`)."""
 
     def asked(argument: int, texts: tuple, other: tuple | None = None) -> Any:
         if other is None:
             return _grown(memory_class, argument, texts, exercise)
         memory, store = memory_class(argument), SqliteSessionStore()
-        return _in_turn(lambda turns, session_id: memory.history(_TurnsOnly(turns, exercise, session_id, store)),
-                        texts, other)
+        stores = {"a": store, "b": SqliteSessionStore() if isinstance(other, _SameId) else store}
+        ids = {"a": "a", "b": "a" if isinstance(other, _SameId) else "b"}
+        return _in_turn(lambda turns, session: memory.history(_TurnsOnly(turns, exercise, ids[session],
+                                                                          stores[session])), texts, other)
 
     return asked
 
@@ -304,7 +313,18 @@ def _in_turn_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return None
     asked, want, have = next(item for item in zip(_ASKED_IN_TURN, expected, got) if item[1] != item[2])
     why = "turns not its own" if isinstance(have, _NotTurns) else f"turns {list(have)}, not {list(want)}"
+    if isinstance(args[2], _SameId):  # the lines a failure shows are full: the numbers above say where
+        return "(B had A's id: keep no session's turns on self, not even by id)"
     return f"(for {asked}: {why}; keep no session's turns on self)"
+
+
+def _same_id_two_sessions(rng: random.Random) -> Iterator[tuple]:
+    """Sessions A and B with the same id, B in a store of its own; drawn from a generator of their own, so the
+    other rules' inputs stay as they were."""
+    own = random.Random("lesson 12: two sessions, one id")
+    for _ in range(4):
+        a, b = _two_conversations(own)
+        yield (own.choice((0, 1, 2, 3, 5)), a, _SameId(b))
 
 
 def _keys_of_messages(budgets: bool) -> Iterator[tuple]:
@@ -325,13 +345,16 @@ FIRST_AND_LAST_RULES = (
          "turns", _one_memory_two_sessions, _in_turn_hint),
     Rule("each message as turn.messages() gives it: role and content, no other key",
          lambda rng: _keys_of_messages(budgets=False), _first_and_last_hint),
+    Rule("one memory, many sessions, two with one id too (in two stores, or one deleted and made again): each gets "
+         "its own first and last turns", _same_id_two_sessions, _in_turn_hint),
 )
 
 
 def _sessions_shown(args: tuple, name: str) -> str:
     argument, texts, *other = args
     if other:
-        return f"session A of {len(texts)} turns, then session B of {len(other[0])}, {name}={argument}"
+        same = " with A's id" if isinstance(other[0], _SameId) else ""
+        return f"session A of {len(texts)} turns, then session B of {len(other[0])}{same}, {name}={argument}"
     recorded = f" (recorded with a window of {texts.window} turns)" if isinstance(texts, _Recorded) else ""
     return f"a session of {len(texts)} turn{'' if len(texts) == 1 else 's'}{recorded}, {name}={argument}"
 
@@ -481,7 +504,17 @@ def _costs_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if not isinstance(got, _InTurn):
         return None
     asked = next(asked for asked, want, have in zip(_ASKED_IN_TURN, expected, got) if want != have)
+    if isinstance(args[2], _SameId):  # the lines a failure shows are full: the numbers above say where
+        return "(B had A's id: keep nothing of a session on self, not even by id)"
     return f"(for {asked}: keep nothing of a session on self, not even its token counts)"
+
+
+def _same_id_other_costs(rng: random.Random) -> Iterator[tuple]:
+    """_same_numbers_other_costs and _one_window_two_sessions, with B under A's id in a store of its own: a window
+    or a turn's tokens kept on self by session.id (and turn number) gives B A's. Drawn from a generator of their own."""
+    own = random.Random("lesson 12: two windows, one id")
+    for budget, a, b in (*_same_numbers_other_costs(own), *islice(_one_window_two_sessions(own), 2)):
+        yield (budget, a, _SameId(b))
 
 
 TOKEN_WINDOW_RULES = (
@@ -501,6 +534,8 @@ TOKEN_WINDOW_RULES = (
          _recorded_hint),
     Rule("each message as turn.messages() gives it: role and content, no other key",
          lambda rng: _keys_of_messages(budgets=True), _token_window_hint),
+    Rule("one memory, many sessions, two with one id too (in two stores, or one deleted and made again): each is "
+         "windowed on its own turns", _same_id_other_costs, _costs_hint),
 )
 
 

@@ -54,10 +54,12 @@ def check_eval_task(my_task: Any) -> None:
     # The careful classroom model gets it right (tests/test_exercises.py shows it): its run must pass.
     result, refunds = run_on_fresh_shop(my_task.question, "text", LlmClient.classroom())
     right = RunOutcome.from_run(result, refunds)
+    # the refund id the shop issued, named: the answer is cut to fit a failure, and the id may be in the part cut
+    written = ", ".join(f"refund {row['refundId']} for order {row['orderId']}" for row in refunds) or "no refund"
     for name, check in grade(my_task, right).items():
         if not check.passed:
             _fail(exercise, f"the careful model's run is right (it called {' → '.join(u.name for u in right.tool_calls)}, "
-                            f"wrote refund {', '.join(right.refunds)} and answered {_brief(right.answer)}), but it fails "
+                            f"wrote {written} and answered {_brief(right.answer)}), but it fails "
                             f"your task's {name} check: {_brief(check.detail, 120)[1:-1]}. Fix what your task expects there.")
 
     refund_call = next(use for use in right.tool_calls if use.name == "applyRefund")

@@ -272,9 +272,11 @@ def _misread(text: str, *, is_name: Callable[[str], bool] = lambda line: line.st
              name_of: Callable[[str], str] = lambda line: line[len("event:"):].strip() or "message",
              is_data: Callable[[str], bool] = lambda line: line.startswith("data:"),
              data_of: Callable[[str], str] = lambda line: line[len("data:"):].removeprefix(" "),
-             named_is_an_event: bool = False, first_name_only: bool = False) -> list[tuple[str, str]]:
+             named_is_an_event: bool = False, first_name_only: bool = False,
+             every_block: bool = False) -> list[tuple[str, str]]:
     """The reference's reading with one piece swapped for a mistake's: what an answer that made it returns
-    (`first_name_only`: a block named by its first event: line, not its last)."""
+    (`first_name_only`: a block named by its first event: line, not its last; `every_block`: each block an event,
+    one with no data: line too, the empty text after the last blank line among them)."""
     events = []
     for block in re.sub(r"\r\n|\r", "\n", text).split("\n\n"):
         name, data, named = "message", [], False
@@ -286,7 +288,7 @@ def _misread(text: str, *, is_name: Callable[[str], bool] = lambda line: line.st
                     name, named = name_of(line), True
             elif is_data(line):
                 data.append(data_of(line))
-        if data or (named_is_an_event and named):
+        if data or (named_is_an_event and named) or every_block:
             events.append((name, "\n".join(data)))
     return events
 
@@ -330,6 +332,10 @@ def _mistake_seen(text: str, expected: list, got: list) -> str | None:
         return "Two blocks alike are two events: keep each, in order."
     if got == _misread(text, named_is_an_event=True):
         return "A block with an event: line but no data: line is no event."
+    if got == _misread(text, every_block=True):
+        # reported under whichever rule's stream it met first (one space after data:, on its first): say what it is
+        return ("Its events' names and data are right, but it made an event of a block with no data: line: such a "
+                "block gives none, nor does the empty text after the stream's last blank line.")
     if re.search(r"^data: ?$", text, re.MULTILINE) and got == _misread(
             text, is_data=lambda line: line.startswith("data:") and line[len("data:"):].removeprefix(" ") != ""):
         return "A data: line with nothing after it is a data: line too: it adds an empty line ('') to the data."

@@ -84,21 +84,23 @@ def observations_reference(body: dict) -> list[str]:
     return _observations(body)
 
 
-def _observations(body: dict, text_of: Callable[[Any], str] = _text_of, strip: bool = True) -> list[str]:
+def _observations(body: dict, text_of: Callable[[Any], str] = _text_of, strip: bool = True,
+                  customers: tuple[str, ...] = ("user",)) -> list[str]:
     """observations_reference, or (for a failure's hint) a mistaken reading of it: `text_of` reading a message's
-    text another way, `strip=False` looking for the label before the text is stripped."""
+    text another way, `strip=False` looking for the label before the text is stripped, `customers` the roles
+    whose messages are read as user messages are (a system prompt's or the model's too)."""
     found = []
     for item in body.get("messages", body.get("input", [])):
         if item.get("type") == "function_call_output":  # the Responses API
-            found.append(item["output"])
+            found.append("" if item["output"] is None else item["output"])  # None: a tool that returned nothing
             continue
         text = text_of(item.get("content"))
         text = text.strip() if strip else text
         if item.get("role") == "tool":
             found.append(text)
-        elif item.get("role") == "user" and text.startswith("Observation:"):
+        elif item.get("role") in customers and text.startswith("Observation:"):
             found.append(text[len("Observation:"):].strip())
-        elif item.get("role") == "user" and "\nQuestion:" in "\n" + text:  # one prompt with its scratchpad
+        elif item.get("role") in customers and "\nQuestion:" in "\n" + text:  # one prompt with its scratchpad
             scratchpad = ("\n" + text).rsplit("\nQuestion:", 1)[1]  # after its last Question: line, the first too
             found += [line[len("Observation:"):].strip() for line in scratchpad.splitlines()
                       if line.startswith("Observation:")]
@@ -187,6 +189,11 @@ def _empty_results(rng: random.Random) -> Iterator[tuple]:
         {"role": "user", "content": _QUESTION}, {"role": "assistant", "content": None, "tool_calls": [_CALL, _CALL_2]},
         {"role": "tool", "tool_call_id": "call_1", "content": ""},
         {"role": "tool", "tool_call_id": "call_2", "content": _TIME}]},)
+    # content null in the JSON (None), as a client may send a tool's empty result: "" too, not 'None'
+    yield ({"model": "m", "messages": [
+        {"role": "user", "content": _QUESTION}, {"role": "assistant", "content": None, "tool_calls": [_CALL_2, _CALL]},
+        {"role": "tool", "tool_call_id": "call_2", "content": _TIME},
+        {"role": "tool", "tool_call_id": "call_1", "content": None}]},)
 
 
 def _text_react(rng: random.Random) -> Iterator[tuple]:
@@ -338,9 +345,15 @@ def _right_after_the_label(body: dict, result: str) -> bool:
 def _first_difference(args: tuple, expected: list[str], got: list[str]) -> str | None:
     """What differs, in words: how many results were found, or the first one read otherwise; and when the count
     and order are right but a result is the same JSON written again, say so rather than blame count or order."""
+    if len(got) < len(expected) and _stripped(got) == list(dict.fromkeys(_stripped(expected))):
+        return "It dropped a result that repeats one: two alike are two results."
+    if len(got) > len(expected) and (role := _read_as_the_customers(args[0], got)):
+        return f"{role} message holds no results: only user and tool messages do."
     if len(expected) != len(got):
         return f"It found {len(got)} result(s), expected {len(expected)}."
     for place, (want, have) in enumerate(zip(_stripped(expected), _stripped(got))):
+        if want == "" and have == "None":
+            return f"Result {place + 1}: content None (null) is a tool that returned nothing, \"\", not 'None'."
         if want != have and want[1:] == have and _right_after_the_label(args[0], want):
             return f"Result {place + 1} lost its first character: cut len('Observation:'), 12, then strip."
         if want != have:
@@ -357,6 +370,15 @@ def _first_difference(args: tuple, expected: list[str], got: list[str]) -> str |
             if want in _stripped(got):
                 return f"Result {place + 1} is another result: not in the order sent."
             return f"Result {place + 1} differs."
+    return None
+
+
+def _read_as_the_customers(body: dict, got: list[str]) -> str | None:
+    """The role ("system", "assistant", or both) whose messages the answer read as user messages, when its results
+    are exactly that reading's; else None."""
+    for roles in (("system",), ("assistant",), ("system", "assistant")):
+        if _stripped(got) == _stripped(_observations(body, customers=("user", *roles))):
+            return "An assistant" if roles == ("assistant",) else f"A {' or '.join(roles)}"
     return None
 
 
@@ -466,6 +488,10 @@ def _empty_observations(rng: random.Random) -> Iterator[tuple]:
         {"type": "function_call_output", "call_id": "call_1", "output": ""},
         {"type": "function_call", "call_id": "call_2", "name": "getCurrentTime", "arguments": "{}"},
         {"type": "function_call_output", "call_id": "call_2", "output": _TIME}]},)
+    yield ({"model": "m", "input": [
+        {"role": "user", "content": _QUESTION},
+        {"type": "function_call", "call_id": "call_1", "name": "queryOrder", "arguments": '{"orderId":"88231"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": None}]},)
 
 
 def _empty_observation_missed(args: tuple, expected: list[str], got: list[str]) -> str | None:
@@ -533,10 +559,12 @@ OBSERVATION_RULES = (
          _first_difference),
     Rule("the Responses API's input: each function_call_output item's output", _responses, _first_difference),
     Rule("[] when the request carries no result", _nothing_observed, _first_difference),
-    Rule("a message with role \"tool\": its content, an empty one too", _empty_results, _empty_result_dropped),
+    Rule("a message with role \"tool\": its content, an empty one too (content \"\" or None gives \"\")", _empty_results,
+         _empty_result_dropped),
     Rule("the whole prompt: only lines that start with Question: or Observation: are those lines",
          _lines_of_the_prompt, _prompt_lines_read_wrong),
-    Rule("a tool that returned nothing is an empty result in every shape: `Observation:` alone gives \"\"",
+    Rule("a tool that returned nothing is an empty result in every shape: `Observation:` alone, or an output of None, "
+         "gives \"\"",
          _empty_observations, _empty_observation_missed),
     Rule("the whole prompt: its last Question: line may be its first line, with nothing above it",
          _prompt_from_its_question, _first_line_missed),
