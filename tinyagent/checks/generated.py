@@ -21,6 +21,7 @@ import contextlib
 import copy
 import random
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -113,6 +114,7 @@ def agree_on(
     unchanged: bool = True,
     again: bool = True,
     show: Callable[[tuple], str] | None = None,
+    steps: int | None = None,
 ) -> int:
     """Run `mine` and `reference` on every input of `rules`; fail on the first rule `mine` breaks. Returns how
     many inputs were tried.
@@ -121,7 +123,9 @@ def agree_on(
     None; checked before comparing. `read(value)`: what of a returned value is compared (both sides).
     `call`: how the failure names the learner's code (`"my_parse_plan(text)"`). `unchanged`: arguments of plain
     data must come back as they were given. `again`: the first inputs are asked again, in reverse order.
-    `show(args)`: the input as a failure shows it (default: the one argument, or the tuple, cut short)."""
+    `show(args)`: the input as a failure shows it (default: the one argument, or the tuple, cut short).
+    `steps`: the lines of Python one call of `mine` may run before it fails as a loop that does not end (a loop
+    that appends fills the memory, and the kernel dies, long before anyone presses Interrupt)."""
     tally = Tally(check)
     for tallies in _recordings:
         tallies.append(tally)
@@ -143,7 +147,7 @@ def agree_on(
             if not expected_kind and expected.raised is None and expected.value is not None:
                 expected_kind = _kind(expected.value)
             given = copy.deepcopy(args)
-            got = _call_answer(mine, given, exercise, call, partial(show, args))
+            got = _call_answer(mine, given, exercise, call, partial(show, args), steps=steps)
             first[n] = got
             wrong = _disagreement(expected, got, shape, read)
             of_form = wrong is not None and _form_of(got, expected, shape) == wrong
@@ -159,7 +163,7 @@ def agree_on(
             if wrong is not None:
                 broken.setdefault(rule_index[id(rule)], []).append((len(repr(args)), f"{show(args)}\n{wrong}"))
         if broken:
-            _kept_between_calls(exercise, call, [0, 1, 2], tried, first, mine, read, show)
+            _kept_between_calls(exercise, call, [0, 1, 2], tried, first, mine, read, show, steps)
             if expected_kind and all(got.raised is None and got.value is None for got in first.values()):
                 # No rule's fault: the answer gives nothing back, whatever it is given (it prints, say).
                 _fail(exercise, f"{call} returned None for every input, where {expected_kind} was expected: return "
@@ -186,7 +190,7 @@ def agree_on(
                             f"a copy. Smallest input it changed: {smallest}")
         if again:
             _kept_between_calls(exercise, call, reversed(range(min(AGAIN, len(tried)))), tried, first, mine, read,
-                                show)
+                                show, steps)
     except ExerciseFailed as failure:
         tally.failure = str(failure)
         raise
@@ -210,7 +214,7 @@ def _plain_kind(value: Any) -> str | None:
 
 def _kept_between_calls(exercise: str, call: str, indices: Iterable[int], tried: list[tuple[Rule, tuple]],
                         first: dict[int, Outcome], mine: Callable[..., Any], read: Callable[[Any], Any],
-                        show: Callable[[tuple], str]) -> None:
+                        show: Callable[[tuple], str], steps: int | None = None) -> None:
     """Ask `mine` again on inputs it answered before: an answer that differs from its first one means state kept
     between calls, which is the failure to report, whatever else went wrong."""
     for n in indices:
@@ -219,7 +223,8 @@ def _kept_between_calls(exercise: str, call: str, indices: Iterable[int], tried:
         if first[n].raised is None and not _readable(read, first[n].value):
             continue  # an answer of the wrong form (None for a list): that is the failure to report, not state
         args = tried[n][1]
-        got = _call_answer(mine, copy.deepcopy(args), exercise, call, partial(show, args), mistakes=False)
+        got = _call_answer(mine, copy.deepcopy(args), exercise, call, partial(show, args), mistakes=False,
+                           steps=steps)
         if _disagreement(first[n], got, None, read) is not None:
             if first[n].raised is None and got.raised is None and _looks_the_same(first[n].value, got.value):
                 _fail(exercise, f"asked again, {call} gave an answer that looks the same but is not == to the "
@@ -245,22 +250,63 @@ def _readable(read: Callable[[Any], Any], value: Any) -> bool:
 
 
 def _call_answer(mine: Callable[..., Any], args: tuple, exercise: str, call: str, given: Callable[[], str], *,
-                 mistakes: bool = True) -> Outcome:
-    """`_call` on the learner's answer; interrupted in a notebook, a failure that names the input it ran on
-    (`given()`, made only then). `mistakes`: a method their class lacks, or a wrong signature, fails the check
-    at once."""
+                 mistakes: bool = True, steps: int | None = None) -> Outcome:
+    """`_call` on the learner's answer; interrupted in a notebook, out of memory, or past `steps` lines of Python,
+    a failure that names the input it ran on (`given()`, made only then). `mistakes`: a method their class lacks,
+    or a wrong signature, fails the check at once."""
     try:
-        return _call(mine, args, exercise if mistakes else None)
+        return _call(_within(steps, mine) if steps else mine, args, exercise if mistakes else None)
     except KeyboardInterrupt:
         stopped_while(exercise, call, given())
         raise
+    except MemoryError as exc:
+        # Its traceback holds the answer's frames, and they hold what filled the memory: let them go before anything
+        # else is allocated (a failure kept there raises MemoryError again, from the check).
+        exc.__traceback__ = None
+        ran = "ran out of memory"
+    except _Runaway:
+        ran = f"did not stop within {steps:,} steps"
+    raise ExerciseFailed(f"{exercise}: {call} {ran} on {given()}: does its loop end?")
+
+
+class _Runaway(BaseException):
+    """The answer ran past its budget of lines: a BaseException, so that its own `except Exception` does not
+    swallow it and loop on."""
+
+
+def _within(steps: int, function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function`, stopped with `_Runaway` once it has run `steps` lines of Python (its own and all it calls), by
+    a trace function (sys.settrace). A tracer already set (a debugger, coverage) is left alone, and then there is
+    no budget."""
+
+    def run(*args: Any) -> Any:
+        if sys.gettrace() is not None:
+            return function(*args)
+        left = steps
+
+        def line(frame: Any, event: str, arg: Any) -> Any:
+            nonlocal left
+            if event == "line":
+                left -= 1
+                if left < 0:
+                    raise _Runaway
+            return line
+
+        sys.settrace(lambda frame, event, arg: line)
+        try:
+            return function(*args)
+        finally:
+            sys.settrace(None)
+
+    return run
 
 
 def _call(function: Callable[..., Any], args: tuple, exercise: str | None = None) -> Outcome:
-    """Call `function(*args)`; an exception is an outcome (the reference raises where the spec says to)."""
+    """Call `function(*args)`; an exception is an outcome (the reference raises where the spec says to), but
+    for MemoryError, which the caller reports."""
     try:
         value = function(*args)
-    except ExerciseFailed:
+    except (ExerciseFailed, MemoryError):
         raise
     except Exception as exc:  # noqa: BLE001 - an exception is what the call did; compared with the reference's
         if exercise is not None and _learners_frame(exc.__traceback__) is None and (why := learners_mistake(exc)):

@@ -126,6 +126,16 @@ def _as_reading(value: Any) -> Any:
     return _reading_of(value) if _a_step(value) is None else value
 
 
+def _read(value: Any) -> Any:
+    """What agree_on compares: the step's reading. A value of the wrong form (an action that is a tuple) has none:
+    its failure is the form `_a_step` names, never "asked again, it gave another answer"."""
+    if isinstance(value, _Reading):  # the reference's, read already
+        return value
+    if _a_step(value) is not None:
+        raise ValueError("not a step of the right form")
+    return _reading_of(value)
+
+
 def _shown(args: tuple) -> str:
     """A reply as a failure shows it: from its Action or answer on (its Thought says nothing), cut short."""
     (text,) = args
@@ -404,7 +414,7 @@ def check_bracket_actions(my_tolerant_v2: Callable[[str], Any] | None) -> None:
     if not callable(my_tolerant_v2):
         _fail(exercise, f"my_tolerant_v2 should be a function, got {type(my_tolerant_v2).__name__}")
     tried = agree_on(exercise, "check_bracket_actions", BRACKET_RULES, my_tolerant_v2,
-                     lambda text: _Expected(_tolerant_v2(text)), shape=_a_step, read=_as_reading,
+                     lambda text: _Expected(_tolerant_v2(text)), shape=_a_step, read=_read,
                      call="my_tolerant_v2(text)", show=_shown)
     return _passed(exercise, f"{tried} generated replies read as the spec says: name[input] with any tool and any "
                              "input, to the last ], over several lines too; every other shape as before.")
@@ -566,6 +576,11 @@ def _otherwise(rng: random.Random) -> Iterator[tuple]:
     yield ("Thought: 好了。\nFinal Answer：已签收。",)
 
 
+# A line that starts with an `Action:` key written another way (bold, lower-case, a full-width colon, a space before
+# the colon), which split_keyed_lines does not read as a key.
+_LOOSE_ACTION = re.compile(r"^(?!(?-i:[ \t]*Action:))[\s*_]*action[\s*_]*[:：]", re.IGNORECASE)
+
+
 def _action_names(text: str) -> list[str]:
     """The values of the step's `Action:` lines (those before any `Observation:`), in order."""
     names = []
@@ -600,12 +615,18 @@ def _action_first_hint(args: tuple, expected: Any, got: Any) -> str | None:
         names = _action_names(text)
         if names and not names[-1]:
             return "The last 'Action:' names nothing, so there is no action (lesson 05): parse_step's answer stands."
-        return "Only an 'Action:' at the start of a line is an action."
+        if any(_LOOSE_ACTION.match(line) for line in text.split("\n")):
+            return ("A bold, lower-case or full-width-colon 'Action:' is no key, as split_keyed_lines reads it: only "
+                    "'Action:' as written starts an Action line.")
+        return "Only an 'Action:' at the start of a line is an action: one in the middle of a line is a mention."
     if expected == (None, None) and got[0] is None and got[1] is not None:
         return "parse_step reads 'Final Answer:' only as written: a lower-case or full-width-colon one is no answer."
     if (expected[0] is not None and got[0] is not None and expected[0][0] != got[0][0]
-            and isinstance(got[0][0], str) and got[0][0] and expected[0][0].startswith(got[0][0])):
-        return "parse_step keeps the whole value as the tool name, not only its first word."
+            and isinstance(got[0][0], str) and got[0][0] and got[0][0] in expected[0][0]):
+        if expected[0][0].startswith(got[0][0]) and expected[0][0][len(got[0][0])].isspace():
+            return "parse_step keeps the whole value as the tool name, not only its first word."
+        return ("parse_step keeps the whole value as the tool name, as written: its backticks, stars, quotes or "
+                "brackets too.")
     if expected[0] is not None and got[0] is not None and expected[0][0] == got[0][0]:
         keys = [key for key, _ in split_keyed_lines(text)]
         keys = keys[:keys.index("Observation:")] if "Observation:" in keys else keys
@@ -658,9 +679,20 @@ def _observations_as_written(rng: random.Random) -> Iterator[tuple]:
                 "Final Answer: Refunded."),)
 
 
+# How models write a tool's name on its `Action:` line: parse_step keeps every mark of it, as written.
+_NAMES_AS_WRITTEN = ("`{}`", "**{}**", "*{}*", "'{}'", '"{}"', "{}[{id}]", "{}()", "<{}>", "{}:", "{}.",
+                     "{} (to look it up)", "{} 工具", "```{}```")
+
+
 def _whole_names(rng: random.Random) -> Iterator[tuple]:
-    """The tool name is the whole value of the Action line, as parse_step reads it, not its first word."""
+    """The tool name is the whole value of the Action line, as parse_step reads it: not its first word, and with
+    its backticks, stars, quotes and brackets."""
     yield ("Action: queryOrder (to see when)\nAction Input: 88231\nFinal Answer: done",)
+    for form in _NAMES_AS_WRITTEN:
+        name = form.format(rng.choice(_TOOLS), id=_order_id(rng))
+        action = [f"Action: {name}", f"Action Input: {_plain_input(rng)}"]
+        thought, final = rng.choice(_LESSON05_THOUGHTS), _final(rng)
+        yield ("\n".join([thought, *action, final] if rng.random() < 0.7 else [thought, final, *action]),)
 
 
 ACTION_FIRST_RULES = _with_hint((
@@ -675,7 +707,8 @@ ACTION_FIRST_RULES = _with_hint((
          _inputs_as_parse_step_reads),
     Rule("the last `Action:` wins, as in lesson 05, even when it names nothing: then there is no action, and "
          "parse_step's answer stands", _empty_last_actions),
-    Rule("the Action's tool name is as parse_step reads it: the whole value of the `Action:` line", _whole_names),
+    Rule("the Action's tool name is as parse_step reads it: the whole value of the `Action:` line, its backticks, "
+         "stars and brackets too", _whole_names),
 ), _action_first_hint) + (
     Rule("a `Final Answer:` with nothing after it is a final answer too (parse_step reads ''): the Action wins",
          _empty_finals, _empty_final_hint),
@@ -699,7 +732,7 @@ def check_action_over_final(action_first: Callable[[str], Any] | None) -> None:
     if not callable(action_first):
         _fail(exercise, f"action_first should be a function, got {type(action_first).__name__}")
     tried = agree_on(exercise, "check_action_over_final", ACTION_FIRST_RULES,
-                     action_first, lambda text: _Expected(_action_first(text)), shape=_a_step, read=_as_reading,
+                     action_first, lambda text: _Expected(_action_first(text)), shape=_a_step, read=_read,
                      call="action_first(text)", show=_shown)
     return _passed(exercise, f"{tried} generated replies: every Action beside a Final Answer runs with its whole "
                              "input, and a mere mention of 'Action:' stays a mention.")

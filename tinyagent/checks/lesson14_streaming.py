@@ -303,7 +303,9 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
     """What a wrong cut most likely did, judged from what came out."""
     pieces, stop = args[0], args[1]
     text = "".join(pieces)
-    if isinstance(got, str) and got != expected and got.endswith(expected) and not text.startswith(
+    if isinstance(got, str) and got and not text:
+        return "— the pieces hold no text, so there is nothing to yield."
+    if isinstance(got, str) and expected and got != expected and got.endswith(expected) and not text.startswith(
             got[: len(got) - len(expected)]):
         return "— an earlier call's text came first: keep held text local."
     if not isinstance(got, str) or got == expected or not text.startswith(got[:1]):
