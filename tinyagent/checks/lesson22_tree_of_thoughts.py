@@ -193,6 +193,10 @@ def _rule_hint(args: tuple, expected: float, got: object) -> str | None:
     if got == 0.0 and candidate.read_only and call not in candidate.history:
         return ("Only a tool that changes something (read_only False) waits for queryOrder: this one is "
                 "read-only.")
+    if got == 0.0 and candidate.read_only and all(tool != "queryOrder" for tool, _ in candidate.history):
+        # a read-only repeat before queryOrder: made to wait for it, or a repeat scored 0.0; this input cannot tell
+        return ("A repeat scores 0.2, and a read-only tool never waits for queryOrder (only read_only False "
+                "does).")
     if expected == 0.0 and got == 0.2:
         return "Rule 1 comes first: before queryOrder, a side effect scores 0.0 even when it repeats."
     near = [tool for tool, _ in candidate.history

@@ -63,6 +63,16 @@ def _wrong_counts(rng: random.Random) -> Iterator[tuple]:
     for letters in (1, 3, 0):
         yield (_letters(rng, letters) + _digits(rng, 10),)
     yield (_letters(rng, 2),)
+    # every other count beside a wrong one too, in capitals and in lower case: both counts wrong (three letters and
+    # nine digits), four or five letters, thirteen digits and more. Drawn apart, so the texts above stay as they were.
+    more = random.Random("wrong counts")
+    for letters in range(1, 6):
+        for digits in (*range(1, 21), more.randint(21, 40)):
+            if (letters, digits) == (2, 10):
+                continue
+            if not ((letters == 2 or digits == 10) and letters <= 3 and digits <= 12):  # in capitals, tried above
+                yield (_letters(more, letters) + _digits(more, digits),)
+            yield (_letters(more, letters, string.ascii_lowercase) + _digits(more, digits),)
 
 
 def _something_around(rng: random.Random) -> Iterator[tuple]:
@@ -77,6 +87,10 @@ def _something_around(rng: random.Random) -> Iterator[tuple]:
         yield ("SF1234567890" + after,)
 
 
+# Marks that may stand among the letters and digits: spaces, the usual separators, and one more drawn per place.
+_SEPARATORS = (" ", "-", "_", ".", "/", ":", "#", "\t", "　", "－")
+
+
 def _nothing_between(rng: random.Random) -> Iterator[tuple]:
     for text in ("SF 1234567890", "SF-1234567890", "SF12345 67890", "SF12345-67890"):
         yield (text,)  # a space or a dash inside: not the shape
@@ -84,6 +98,30 @@ def _nothing_between(rng: random.Random) -> Iterator[tuple]:
     for text in ("SF12345 6789", "SF-123456789", "SF12345.6789", "S 1234567890", "S_1234567890", "S-1234567890",
                  "SF1234 567890", "S F1234567890"):
         yield (text,)
+    # each mark at every place among the twelve characters (S-F1234567890, SF1234.567890), and instead of each of
+    # them (S_1234567890). Drawn apart, so the texts of the rules after this one stay as they were.
+    more = random.Random("marks between")
+    for place in range(12):
+        for mark in (*_SEPARATORS, more.choice(string.punctuation)):
+            number = _tracking(more)
+            if place:
+                yield (number[:place] + mark + number[place:],)
+            yield (number[:place] + mark + number[place + 1:],)
+
+
+# What a rule may offer when there is no number: the spec's "no word", in the words a model writes for nothing.
+_FALLBACK_WORDS = ("null", "None", "unknown", "N/A", "n/a", "-", "?", "not found", "no tracking number", "无", "未知",
+                   "暂无")
+
+
+def _word(rng: random.Random) -> str:
+    """A random word: lower case, capitals or both, two to twenty letters, now and then with a mark or a digit."""
+    word = _letters(rng, rng.randint(2, 20), rng.choice((string.ascii_lowercase, string.ascii_uppercase,
+                                                         string.ascii_letters)))
+    if rng.random() < 0.3:
+        place = rng.randint(0, len(word))
+        word = word[:place] + rng.choice(string.punctuation + " " + string.digits) + word[place:]
+    return word
 
 
 def _anything_else(rng: random.Random) -> Iterator[tuple]:
@@ -96,6 +134,16 @@ def _anything_else(rng: random.Random) -> Iterator[tuple]:
     yield ("1234567890SF",)  # the ten digits, then the two letters
     yield (_digits(rng, 10) + _letters(rng, 2),)
     yield ("ＳＦ１２３４５６７８９０",)  # full-width: not A-Z, not 0-9
+    # more words, and letters alone and digits alone of every length to forty and a few longer, in both cases.
+    # Drawn apart, so the texts above stay as they were.
+    more = random.Random("anything else")
+    yield from ((text,) for text in _FALLBACK_WORDS)
+    for _ in range(20):
+        yield (_word(more),)
+    for count in (*range(2, 41), *(more.randint(41, 200) for _ in range(4))):
+        yield (_digits(more, count),)
+        yield (_letters(more, count),)
+        yield (_letters(more, count, string.ascii_lowercase),)
 
 
 def _between_hint(args: tuple, expected: str, got: str) -> str | None:
@@ -113,10 +161,11 @@ def _shape_hint(args: tuple, expected: str, got: str) -> str | None:
 
 
 def _counts_hint(args: tuple, expected: str, got: str) -> str | None:
-    letters, digits = (len(re.findall(kind, args[0])) for kind in ("[A-Z]", "[0-9]"))
-    if got == "allowed" and re.fullmatch("[A-Z]*[0-9]*", args[0]):
-        return (f"It allows {letters} letter{'s' * (letters != 1)} and {digits} digit{'s' * (digits != 1)}: "
-                "exactly two and ten.")
+    letters, digits = (len(re.findall(kind, args[0])) for kind in ("[A-Za-z]", "[0-9]"))
+    if got == "allowed" and re.fullmatch("[A-Za-z]*[0-9]*", args[0]):
+        small, capitals = (" lower-case", " capitals") if re.search("[a-z]", args[0]) else ("", "")
+        return (f"It allows {letters}{small} letter{'s' * (letters != 1)} and {digits} digit{'s' * (digits != 1)}: "
+                f"exactly two{capitals} and ten.")
     return _grammar_hint(args, expected, got)
 
 
@@ -133,8 +182,8 @@ GRAMMAR_RULES = (
          _tracking_numbers, _grammar_hint),
     Rule("not an order id, not lower case: the two letters are capitals from A to Z, and come first",
          _not_the_shape, _shape_hint),
-    Rule("exactly two letters and ten digits: not nine or eleven digits, not one or three letters",
-         _wrong_counts, _counts_hint),
+    Rule("exactly two letters and ten digits: not nine or eleven digits, not one or three letters, nor both counts "
+         "wrong (three letters and nine digits)", _wrong_counts, _counts_hint),
     Rule("nothing else: nothing after it (no space, no newline, no Observation) and nothing before it",
          _something_around, _grammar_hint),
     Rule("nothing between or instead: no space, dash or other mark among the two letters and ten digits, nor in "
@@ -368,12 +417,16 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
     got = list(got)
     users = [m["content"] for m in messages if m["role"] == "user"]
     said = " ".join(users).upper()
+    if any(one.upper() != example.upper() and one.upper() not in
+           unicodedata.normalize("NFKC", " ".join(m["content"] for m in messages)).upper() for one in got):
+        return ("It returned an id that none of these messages holds: it keeps something between calls (a cache, a "
+                "module-level list).")
     if any(one.upper() not in said for one in got):
         return "An id only the model wrote, or only the system prompt's example, is not a fact."
     if got != [one.upper() for one in got] and [one.upper() for one in got] == expected:
         return "Upper-case each id: 'sf…' and 'SF…' are the same id."
     if len(got) != len(set(got)):
-        return "Each id once."
+        return "Each id once. An id said twice is given once, where it first appears."
     if sorted(got) == sorted(expected) and got == _reference_ids_seen(
             [m for m in messages if not m["content"].startswith("Observation:")]
             + [m for m in messages if m["content"].startswith("Observation:")], example):
@@ -394,8 +447,9 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if any(re.search(rf"{re.escape(before)}[^A-Z0-9]{re.escape(one)}", text.upper())
            for before in got for one in missed for text in users):
         return f"It missed {_brief(missed, 30)}: one mark between two ids ends the first and starts the second."
-    if any(re.search(rf"[0-9],{one}|{one},[0-9]", text) for one in missed for text in users):
-        return "A comma is no decimal point: it ends a word, and '88231,88232' holds two ids."
+    if any(re.search(rf"[0-9],{one}|{one},[0-9]", unicodedata.normalize("NFKC", text).upper())
+           for one in missed for text in users):  # a full-width ， is a comma once normalised
+        return "A comma is no decimal point (nor ，): it ends a word, and '88231,88232' holds two ids."
     if any(ch.isalpha() for ch in example) and all(_keeps_letters(one, example) for one in got) and \
             not any(_keeps_letters(one, example) for one in missed):
         return f"Any letter A-Z in a letter's place: {missed[0]} is shaped like {example}."

@@ -356,11 +356,33 @@ def _case(rng: random.Random) -> Iterator[tuple]:
     yield ({"a": ["Search"], "b": ["search"], "c": ["search", "SEARCH"]},)
 
 
+def _server_name(rng: random.Random) -> str:
+    """A server's name as a person writes one: capitals, digits, a hyphen or an underscore, or Chinese."""
+    word = rng.choice(("GitHub", "Shop", "WeatherAPI", "KB", "Calendar", "maps", "outbox", "天气", "商城"))
+    return word + rng.choice(("", "", "2", "-EU", "_v2", "-cn", "Pro"))
+
+
+def _named_servers(rng: random.Random) -> Iterator[tuple]:
+    yield ({"GitHub": ["search", "getIssue"], "KB-2": ["search"]},)
+    for servers in (2, 2, 3, 3):  # a shared name and names of their own, on servers named as people name them
+        names: list[str] = []
+        while len(names) < servers:
+            if (name := _server_name(rng)) not in names:
+                names.append(name)
+        offers = _offers(rng, servers, rng.choice((1, 2)))
+        yield ({name: tools for name, tools in zip(names, offers.values(), strict=True)},)
+
+
 def _merge_hint(args: tuple, expected: list[str], got: object) -> str | None:
     """The right names in another order; a name one server lists twice counted as two servers; names left out."""
     if not isinstance(got, (list, tuple)) or _a_list(got) is not None or list(got) == expected:
         return None
     answer, offers = list(got), args[0]
+    prefixed = [f"{server}_{name}" for server, names in offers.items() for name in names]
+    if answer == prefixed:
+        return "a name only one server offers is kept as it is: prefix only the names two servers offer."
+    if [one.lower() for one in answer] == [one.lower() for one in expected]:
+        return "use the server's name as it is given, capitals and all: GitHub_search, not github_search."
     if sorted(answer) == sorted(expected):
         return "the right names in the wrong order: server by server, each tool where it comes."
     for server, names in offers.items():
@@ -380,6 +402,8 @@ MERGE_RULES = (
          _merge_hint),
     Rule("a name only one server offers is kept as it is", _kept, _merge_hint),
     Rule("names that differ in case are different names (getTime and gettime do not clash)", _case, _merge_hint),
+    Rule("<server> is the server's name as it is given (GitHub_search, KB-2_search): capitals, digits, a hyphen",
+         _named_servers, _merge_hint),
 )
 
 

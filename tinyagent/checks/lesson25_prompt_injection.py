@@ -70,6 +70,10 @@ def _fence_hint(args: tuple, expected: str, got: object) -> str | None:
     after_head = got.split("\n", 1)[-1]  # the answer's text and closing line: its source is not asked here
     if ("&amp;lt;" in after_head or "&amp;gt;" in after_head) and "&lt;" not in text and "&gt;" not in text:
         return "Escape & first: replaced after < and >, it turns their &lt; and &gt; into &amp;lt; and &amp;gt;."
+    tags = (got[:len(head)], got[len(got) - len(close):])
+    if got[len(head):len(got) - len(close)] == body and tags != (head, close) and \
+            (tags[0].lower(), tags[1].lower()) == (head.lower(), close.lower()):  # the text right, the tags' case not
+        return 'The tags are lower case, as written: <data source="..."> and </data>.'
     if not got.endswith(close) or (got.startswith(head[:-1]) and not got.startswith(head)):
         return "Three parts joined by newlines: the <data ...> line, the text, a line </data>."
     source = args[1]
@@ -230,9 +234,9 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
     missed = [one for one in expected if one not in got]
     beside = [rf"(?:[^\x00-\x7f]|_){re.escape(one)}|{re.escape(one)}(?:[^\x00-\x7f]|_)" for one in missed]
     if any(re.search(pattern, m["content"]) for pattern in beside for m in said):  # what a \b (or \w) reading misses
-        return ("Read every customer message, each id in it, next to Chinese or _ too: \\b and \\w count Chinese "
-                "characters and _ as part of a word.")
-    return "Read every customer message, each id in it (next to Chinese too)."
+        return (f"It missed {_brief(missed, 24)}: any five digits, next to Chinese or _ too: \\b and \\w count "
+                "Chinese characters and _ as part of a word.")
+    return f"It missed {_brief(missed, 24)}: read every customer message, each id in it (any five digits)."
 
 
 def _said_observation(rng: random.Random) -> Iterator[tuple]:
