@@ -155,6 +155,19 @@ def windows(text, size, overlap):
 
 @pytest.mark.skipif(sys.gettrace() is not None, reason="a tracer (coverage, a debugger) is set: the check leaves it "
                                                        "alone, and so has no step budget")
+def test_14_a_stream_that_never_ends_fails_within_its_steps():
+    def for_ever(pieces, stop):  # the text, then padding for ever: the check's reading of it would fill the memory
+        yield from cut_stream(pieces, stop)
+        for count in range(10_000_000):  # past the check's budget, so this test never fills the memory anyway
+            yield " "
+        raise RuntimeError("the test's own bound")
+
+    fails(check_cut_stream, for_ever, says="cut_stream(pieces, stop) did not stop within 1,000,000 steps on [")
+    fails(check_cut_stream, for_ever, says="does its loop end?")
+
+
+@pytest.mark.skipif(sys.gettrace() is not None, reason="a tracer (coverage, a debugger) is set: the check leaves it "
+                                                       "alone, and so has no step budget")
 def test_16_a_loop_that_never_ends_fails_within_its_steps():
     assert passes(check_overlapping_windows, windows)
 
