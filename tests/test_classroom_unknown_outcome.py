@@ -8,9 +8,12 @@ step. Lesson 21's reminder reads them the same way.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.test_classroom_behaviour import REFUND_EN, REFUND_ZH, FakeShop, converse
+from tinyagent.events import Observation
 from tinyagent.registry import error_observation
 from tinyagent.toolkit.changes_made import CUT_SHORT
 
@@ -49,6 +52,34 @@ def test_the_classroom_recognises_the_mcp_client_and_the_cut_short_notes():
     assert maybe_done(mcp_client.MAYBE_DONE)
     assert all(maybe_done(note) for note in CUT_SHORT.values())
     assert not maybe_done("退款系统维护中") and not maybe_done("order not found")
+    # a server's own refusal in words near a note's is a refusal
+    assert not maybe_done("MCP server 'shop': refund refused: this order may have been refunded by phone already")
+    assert not maybe_done("该订单可能已经退款，请勿重复申请")
+
+
+@pytest.mark.parametrize(("question", "lang"), [(REFUND_ZH, "zh"), (REFUND_EN, "en")])
+def test_a_refund_past_its_time_limit_is_said_as_perhaps_submitted_and_it_was(question, lang, tmp_path):
+    """Lesson 10's ToolTimeout gives up waiting on a slow applyRefund, which goes on and writes the refund: the
+    answer must not say it was not submitted."""
+    import time
+
+    from tinyagent import LlmClient, ReActAgent, fixed_clock
+    from tinyagent.robustness.stop_rules import StopRules, ToolTimeout
+    from tinyagent.shop import Shop, shop_registry
+
+    with Shop(str(tmp_path / "shop.db"), clock=fixed_clock("2026-06-30T10:00:00")) as shop:
+        registry = shop_registry(shop)
+        refund = registry.get("applyRefund")
+        invoke = refund.invoke
+        refund.invoke = lambda text: time.sleep(1.5) or invoke(text)  # slower than its limit, and it still writes
+        timeout = ToolTimeout(per_tool={"applyRefund": 0.3})
+        agent = ReActAgent(LlmClient.classroom(), registry, lang=lang, parts=[StopRules([timeout])])
+        run = agent.run(question)
+        assert timeout.join_abandoned(30)
+        assert len(shop.refunds()) == 1
+    quoted = run.trace.of_type(Observation)[-1].text  # the tool's note, quoted: "It was not stopped", "failed"
+    assert not said_not_done(run.answer.replace(json.loads(quoted)["error"], "")), run.answer
+    assert MAY_HAVE_BEEN[lang] in run.answer
 
 
 def test_a_refund_cut_off_by_a_real_server_crash_is_said_as_perhaps_submitted(tmp_path):
