@@ -272,28 +272,92 @@ def test_a_schema_the_sdk_lets_through_never_breaks_a_run(prop):
     ReActAgent(LlmClient.classroom(), ToolRegistry([tool])).run("hi")  # the text prompt, built from the same schema
 
 
-@pytest.mark.parametrize("schema, says", [
-    ({"type": "object", "properties": {"q": {"type": "string", "enum": []}}, "required": ["q"]},
-     "property 'q' is an enum with no values"),
-    ({"type": "object", "properties": {"filters": {"type": "object", "properties": {"kind": {"enum": []}}}}},
-     "property 'filters.kind' is an enum with no values"),
-    ({"type": "object", "properties": {"q": {"anyOf": []}}}, "property 'q' is an anyOf with no schemas"),
-], ids=["enum", "nested-enum", "anyOf"])
-def test_a_tool_whose_schema_allows_no_value_is_refused_when_listed(schema, says):
-    # offered to a model, such a schema has the whole request refused (the classroom model's 400), and a native run
-    # ended with "I cannot reach the language model": the model was reached; one tool's schema is unusable
-    odd = _Listing("odd", "queryOrder", "lookup")
-    odd.tools[1] = types.Tool(name="lookup", input_schema=schema)
-    with pytest.raises(ValueError) as refused:
-        mcp_registry(_Listing("shop", "getCurrentTime"), odd)
-    from tinyagent.toolkit.mcp_client import UnusableToolSchema
+def _with_q(prop: object, required: bool = True, **more: object) -> dict:
+    return {"type": "object", "properties": {"q": prop}, **({"required": ["q"]} if required else {}), **more}
 
-    assert isinstance(refused.value, UnusableToolSchema)
-    assert str(refused.value) == ("the MCP server 'odd' lists the tool 'lookup' with a schema no model can use: "
-                                  f"{says}, so no value of it can be valid")
-    fine = {"type": "object", "properties": {"q": {"type": "string", "enum": ["a"]}, "r": True}}
-    odd.tools[1] = types.Tool(name="lookup", input_schema=fine)
-    assert mcp_registry(odd).get("lookup").parameters == fine  # a usable schema is passed on as it came
+
+def _nested(levels: int) -> dict:
+    schema: dict = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"q": schema}}
+    return schema
+
+
+class _WeatherServer(_AnsweringConnection):
+    """Lists one tool, getWeather, with the schema given, and answers every call with the weather in Paris."""
+
+    name = "odd"
+
+    def __init__(self, schema: dict):
+        super().__init__()
+        self.tools = [types.Tool(name="getWeather", description="The weather now in one city.", input_schema=schema)]
+
+    def list_tools(self) -> list[types.Tool]:
+        return self.tools
+
+    def call_tool(self, name: str, arguments: dict) -> types.CallToolResult:
+        self.calls.append(arguments)
+        return _text(json.dumps({"city": "Paris", "condition": "sunny"}))
+
+
+USE = "the MCP server 'odd' lists the tool 'getWeather' with a schema no model can use: "
+NO_FINITE_VALUE = "no finite JSON value fits it{}, so the classroom model cannot fill it."
+
+
+@pytest.mark.parametrize("schema, says", [
+    (_with_q({"type": "string", "enum": []}), NO_FINITE_VALUE.format("")),
+    (_with_q({"enum": None}), "'enum' must be a list of values, got null (at properties.q)."),
+    (_with_q({"anyOf": {}}), "'anyOf' must be a non-empty list of schemas, got {} (at properties.q)."),
+    (_with_q({"anyOf": []}, required=False), "'anyOf' must be a non-empty list of schemas, got [] (at properties.q)."),
+    (_with_q({"allOf": []}), "'allOf' must be a non-empty list of schemas, got [] (at properties.q)."),
+    (_with_q({"$ref": "#/$defs/nope"}), "$ref '#/$defs/nope' points to nothing in the schema (at properties.q)."),
+    (_with_q({"$ref": "#/$defs/none"}, **{"$defs": {"none": {"enum": []}}}),
+     NO_FINITE_VALUE.format(" (its $refs #/$defs/none loop with no way out)")),
+    (_with_q([]), "a schema must be an object, got [] (at properties.q)."),
+    (_with_q({"type": 5}), "'type' must be a type name or a list of them, got 5 (at properties.q)."),
+    ({"type": "object", "properties": {"q": {"type": "string"}}, "required": "q"},
+     "'required' must be a list of property names, got \"q\"."),
+    (_with_q(False), NO_FINITE_VALUE.format("")),
+    (_with_q({"$ref": "#/$defs/a"}, **{"$defs": {"a": {"$ref": "#/$defs/a"}}}),
+     NO_FINITE_VALUE.format(" (its $refs #/$defs/a loop with no way out)")),
+    (_nested(70), "nests more than 64 levels deep (at " + ".".join(["properties.q"] * 64) + ")."),
+], ids=["required-empty-enum", "enum-null", "anyOf-object", "anyOf-empty", "allOf-empty", "ref-to-nothing",
+        "ref-to-empty-enum", "property-a-list", "type-a-number", "required-a-string", "required-false", "ref-loop",
+        "70-levels"])
+def test_a_tool_whose_schema_allows_no_value_is_refused_when_listed(schema, says):
+    # offered to a model, such a schema has the whole request refused (the classroom model's 400 for
+    # tools[i].function.parameters), and a native run ended with "I cannot reach the language model": the model was
+    # reached; one tool's schema is unusable. Listing refuses exactly what that check refuses, in its words.
+    from tinyagent.protocols.function_calling import FunctionCallingAgent
+    from tinyagent.registry import ToolRegistry
+    from tinyagent.toolkit.mcp_client import McpTool, UnusableToolSchema
+
+    odd = _WeatherServer(schema)
+    with pytest.raises(UnusableToolSchema) as refused:
+        mcp_registry(_Listing("shop", "getCurrentTime"), odd)
+    assert str(refused.value) == USE + says
+    assert "\n" not in str(refused.value)
+    # what the listing spares a learner: the run a registry built by hand, past the check, ends in
+    hand_built = ToolRegistry([McpTool(odd, odd.tools[0])])
+    assert FunctionCallingAgent(LlmClient.classroom(), hand_built).run("weather in Paris?").reason == "llm_error"
+
+
+@pytest.mark.parametrize("schema", [
+    _with_q({"anyOf": [{"enum": []}, {"type": "string"}]}),  # one branch allows no value; the other does
+    _with_q({"enum": []}, required=False),  # an optional property that can never be given is only left out
+    _with_q({"type": "array", "items": {"enum": []}}),  # the empty array fits
+    {"type": "object", "properties": {"filters": {"type": "object", "properties": {"kind": {"enum": []}}}}},
+    {"type": "object", "properties": {"q": {"type": "string", "enum": ["a"]}, "r": True}},
+], ids=["anyOf-with-a-usable-branch", "optional-empty-enum", "items-empty-enum", "nested-optional", "plain"])
+def test_a_tool_whose_schema_a_model_accepts_is_listed_and_runs(schema):
+    from tinyagent.protocols.function_calling import FunctionCallingAgent
+
+    odd = _WeatherServer(schema)
+    tools = mcp_registry(_Listing("shop", "getCurrentTime"), odd)
+    assert tools.get("getWeather").parameters == schema  # passed on as it came
+    result = FunctionCallingAgent(LlmClient.classroom(), tools).run("weather in Paris?")
+    assert (result.reason, result.answer) == ("final_answer", "The weather in Paris now: sunny.")
+    assert odd.calls  # the answer came from the server's tool
 
 
 # A server that answers initialize, then answers tools/list with a line the SDK cannot parse: "\ud800" is a lone

@@ -27,6 +27,7 @@ from typing import Any, Self
 
 import mcp_types as types
 
+from tinyagent.classroom.answer_shapes import check_schema
 from tinyagent.errors import TinyAgentError
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.toolkit.action_input import read_arguments
@@ -355,9 +356,10 @@ class ToolNameClash(TinyAgentError, ValueError):
 
 
 class UnusableToolSchema(TinyAgentError, ValueError):
-    """A tool a server lists with an inputSchema that no value can fill where it says: an `enum` with no values, an
-    `anyOf` or `oneOf` with no schemas. A model's provider refuses the whole request that offers it (the classroom
-    model with a 400), and the agent could only say it cannot reach the model."""
+    """A tool a server lists with an inputSchema a model cannot fill: a keyword of the wrong type (`"enum": null`,
+    `"required": "x"`), a `$ref` that points nowhere, nesting too deep, or no value at all that fits (a required
+    property whose enum is empty, `$ref`s that loop with no way out). A model's provider refuses the whole request
+    that offers it (the classroom model with a 400), and the agent could only say it cannot reach the model."""
 
 
 def mcp_registry(*connections: McpConnection, on_clash: str = "prefix") -> ToolRegistry:
@@ -365,8 +367,9 @@ def mcp_registry(*connections: McpConnection, on_clash: str = "prefix") -> ToolR
 
     A name that two servers offer is ambiguous: with on_clash="prefix" each of those tools is named
     <server>_<tool> (the others keep their names), and its description says which server it is from;
-    with on_clash="raise" it is a ToolNameClash naming both servers. A tool whose schema allows no value somewhere
-    (an enum with no values) is an UnusableToolSchema naming the server, the tool and the property.
+    with on_clash="raise" it is a ToolNameClash naming both servers. A tool whose schema a model cannot fill (a
+    required property whose enum is empty, a `$ref` to nothing) is an UnusableToolSchema naming the server, the tool
+    and what is wrong where.
     """
     if on_clash not in ("prefix", "raise"):
         raise ValueError(f'on_clash must be "prefix" or "raise", got {on_clash!r}')
@@ -412,40 +415,16 @@ def _register(registry: ToolRegistry, tool: McpTool, connection: McpConnection) 
 
 
 def _check_schema(tool: types.Tool, connection: McpConnection) -> None:
-    """Refuse a tool whose inputSchema has a part no value can fill (UnusableToolSchema), naming the server, the tool
-    and the property. Any other oddity the SDK lets through is passed on as it came: the code that reads a schema
-    copes with it (tests/test_mcp_client.py, test_a_schema_the_sdk_lets_through_never_breaks_a_run)."""
-    found = _empty_choice_in(tool.input_schema)
-    if found is not None:
-        where, what = found
-        part = f"property {where!r}" if where else "its input"
-        raise UnusableToolSchema(f"the MCP server {connection.name!r} lists the tool {tool.name!r} with a schema no "
-                                 f"model can use: {part} is {what}, so no value of it can be valid")
-
-
-def _empty_choice_in(schema: object) -> tuple[str, str] | None:
-    """The first place in a JSON Schema that allows no value at all, as (its property path, e.g. "filters.kind", ""
-    for the whole input; what it is: "an enum with no values", "an anyOf with no schemas"), or None. The walk keeps
-    its own stack: a server's schema may nest deeper than Python's recursion limit."""
-    stack: list[tuple[object, str]] = [(schema, "")]
-    while stack:
-        node, path = stack.pop()
-        if not isinstance(node, Mapping):
-            continue
-        if node.get("enum") == []:
-            return path, "an enum with no values"
-        for key in ("anyOf", "oneOf"):
-            if node.get(key) == []:
-                return path, f"an {key} with no schemas"
-        properties = node.get("properties")
-        if isinstance(properties, Mapping):
-            stack.extend((sub, f"{path}.{name}" if path else str(name)) for name, sub in reversed(properties.items()))
-        items = node.get("items")
-        stack.extend((sub, f"{path}[]") for sub in (items if isinstance(items, list) else [items]))
-        for key in ("anyOf", "oneOf", "allOf"):
-            branches = node.get(key)
-            stack.extend((sub, path) for sub in (branches if isinstance(branches, list) else ()))
-    return None
+    """Refuse a tool whose inputSchema the classroom model refuses in a request's `tools` (its 400 for
+    `tools[i].function.parameters` is answer_shapes.check_schema's verdict, so both judge alike), as an
+    UnusableToolSchema naming the server, the tool and what the check says. A schema it accepts is passed on as it
+    came, odd or not: the code that reads a schema copes with it (tests/test_mcp_client.py,
+    test_a_schema_the_sdk_lets_through_never_breaks_a_run)."""
+    try:
+        check_schema(tool.input_schema, f"the MCP server {connection.name!r} lists the tool {tool.name!r} with a "
+                                         "schema no model can use")
+    except ValueError as exc:
+        raise UnusableToolSchema(str(exc)) from None
 
 
 def merged_names(offers: Mapping[str, list[str]]) -> list[str]:
