@@ -19,8 +19,8 @@ Several processes may share one file: every write (seeding, the knowledge index,
 lets one process at a time decide (whether to seed, which refund id comes next) and the others wait.
 A database that cannot be written (a read-only folder or disk) is opened for reading: queries work, and a
 refund is refused with `ShopReadOnlyError`; a write that fails on the way to the disk (a full disk, an I/O
-error) is refused with `ShopWriteError`, and nothing of it is kept; so is one that waited past
-BUSY_TIMEOUT_SECONDS for another process's lock. Methods return plain dicts shaped like the JSON the tools print;
+error) is refused with `ShopWriteError`, and nothing of it is kept. A read or write that waited past
+BUSY_TIMEOUT_SECONDS for another process's lock is refused with `ShopBusyError`, to be tried again. Methods return plain dicts shaped like the JSON the tools print;
 they raise `ShopError`s for requests the shop refuses, and the tools turn those into error Observations.
 A path that cannot hold a database at all (a folder, a text file, /dev/null, a damaged or unreadable database file)
 raises `ShopDatabaseError`; a damaged file is left as it is, for its owner to restore or move away.
@@ -32,6 +32,7 @@ call), `search_passages` (results that name their document and section, optional
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import stat
 import threading
@@ -47,6 +48,7 @@ from tinyagent.shop.shop_errors import (
     InputTooLongError,
     OrderNotFoundError,
     RefundNotAllowedError,
+    ShopBusyError,
     ShopReadOnlyError,
     ShopWriteError,
 )
@@ -143,6 +145,9 @@ SEED_SHIPMENTS = {
         ("2026-06-08 10:02:00", "快件已由本人签收"),
     ]),
 }
+# The carriers' codes that start the shop's tracking numbers (SF, YT, ZT, JD): queryLogistics joins them to the digits
+# when a model writes them apart ("sf 1234567890"), and reads other letters there as words ("tracking no 123").
+CARRIER_CODES = frozenset(re.match(r"[A-Z]+", tracking_no)[0] for tracking_no in SEED_SHIPMENTS)
 
 
 class Shop:
@@ -171,7 +176,7 @@ class Shop:
             raise ShopDatabaseError(_why_unusable(self.path, exc)) from exc
         try:
             self._prepare()
-        except (ShopDatabaseError, ShopWriteError):  # says why already (a write failed, the file is busy)
+        except (ShopDatabaseError, ShopWriteError, ShopBusyError):  # says why already (a write failed, the file is busy)
             self._conn.close()
             self._remove_made_folders()
             raise
@@ -307,10 +312,23 @@ class Shop:
                 raise ShopWriteError(f"商店数据库写入失败，什么都没有改（the shop's database could not be written, "
                                      f"nothing was changed: {exc}: {self.path}）") from exc
             if _is_busy(exc):  # at BEGIN IMMEDIATE, before anything was written, or at COMMIT, rolled back above
-                raise ShopWriteError(f"商店数据库正忙（另一个程序正在使用它），什么都没有改，请稍后再试（the shop's "
-                                     "database is busy (another program is using it); nothing was changed; "
-                                     f"try again shortly: {self.path}）") from exc
+                raise ShopBusyError(f"商店数据库正忙（另一个程序正在使用它），什么都没有改，请稍后再试（the shop's "
+                                    "database is busy (another program is using it); nothing was changed; "
+                                    f"try again shortly: {self.path}）") from exc
             raise
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """The lock, for reads: another process's lock held past BUSY_TIMEOUT_SECONDS is `ShopBusyError`, in words
+        that claim nothing about changes (nothing was being changed), not the raw "database is locked"."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.OperationalError as exc:
+                if _is_busy(exc):
+                    raise ShopBusyError(f"商店数据库正忙（另一个程序正在使用它），请稍后再试（the shop's database is "
+                                        f"busy (another program is using it); try again shortly: {self.path}）") from exc
+                raise
 
     def _read_only_message(self) -> str:
         return f"商店数据库是只读的，无法写入（the shop's database is read-only: {self.path}）"
@@ -320,7 +338,7 @@ class Shop:
     def get_order(self, order_id: str | int) -> dict | None:
         """The order as the queryOrder JSON shows it, or None if there is no such order. An order with a note
         (`add_order_note`) shows it as "note"; one without shows no such key."""
-        with self._lock:
+        with self._reading():
             row = self._conn.execute(
                 "SELECT order_id, product, price, order_time, sign_time, status, tracking_no"
                 " FROM orders WHERE order_id = ?",
@@ -345,13 +363,15 @@ class Shop:
     def _order_note(self, order_id: str) -> str | None:
         try:
             row = self._conn.execute("SELECT note FROM order_notes WHERE order_id = ?", (order_id,)).fetchone()
-        except sqlite3.OperationalError:  # no note was ever written: the table does not exist
+        except sqlite3.OperationalError as exc:  # no note was ever written: the table does not exist
+            if _is_busy(exc):
+                raise  # not "no note": _reading says the database is busy
             return None
         return row[0] if row else None
 
     def orders(self) -> list[dict]:
         """Every order, by id: handy for a notebook cell that shows what the shop holds."""
-        with self._lock:
+        with self._reading():
             rows = self._conn.execute(
                 "SELECT order_id, product, price, order_time, sign_time, status, tracking_no"
                 " FROM orders ORDER BY order_id"
@@ -360,7 +380,7 @@ class Shop:
 
     def get_logistics(self, tracking_no: str) -> dict | None:
         """Carrier, status and traces (oldest first) for a tracking number, or None if it is unknown."""
-        with self._lock:
+        with self._reading():
             shipment = self._conn.execute(
                 "SELECT tracking_no, carrier, status FROM shipments WHERE tracking_no = ?", (tracking_no,)
             ).fetchone()
@@ -378,7 +398,7 @@ class Shop:
 
     def refunds(self) -> list[dict]:
         """Every refund ever submitted, oldest first. Empty in a fresh shop."""
-        with self._lock:
+        with self._reading():
             rows = self._conn.execute(
                 "SELECT refund_id, order_id, reason, amount, status, created_at FROM refunds ORDER BY refund_id"
             ).fetchall()
@@ -391,7 +411,7 @@ class Shop:
         """
         _check_query(query)
         limit = checked_limit(limit)
-        with self._lock:
+        with self._reading():
             return knowledge.search(self._conn, query, limit)
 
     # --- documents (lesson 16: documents.py, chunking.py, rerank.py) ---------------------------------------
@@ -409,7 +429,7 @@ class Shop:
 
         _check_query(query)
         limit = checked_limit(limit)
-        with self._lock:
+        with self._reading():
             found = knowledge.search_passages(
                 self._conn, query, max(limit, reranking.RERANK_CANDIDATES) if rerank else limit, scope
             )
@@ -448,7 +468,7 @@ class Shop:
         """Every imported document: name, title, number of chunks, when it was imported."""
         from tinyagent.shop import documents
 
-        with self._lock:
+        with self._reading():
             return documents.list_documents(self._conn)
 
     def remove_document(self, name: str) -> bool:
@@ -500,7 +520,7 @@ class Shop:
         in NON_REFUNDABLE_STATUSES) or ("refund", the order). The approval summary (refund_review.py) asks it too,
         so a person is told what the tool will do by the tool's own rule."""
         order_id = str(order_id).strip()
-        with self._lock:
+        with self._reading():
             existing = self._find_refund(order_id)
             if existing:
                 return "existing", existing
@@ -595,6 +615,9 @@ def _why_unusable(path: str, exc: BaseException) -> str:
     """One line saying why `path` cannot be the shop's database, and what to do instead."""
     if isinstance(exc, ShopDatabaseError):
         return str(exc)
+    if isinstance(exc, sqlite3.Error) and _is_busy(exc):  # a good file, that another program holds locked
+        return (f"the shop's database {path} is busy (another program holds it locked past {BUSY_TIMEOUT_SECONDS:g} s): "
+                "try again shortly")
     try:
         return _why_this_path(path, exc)
     except OSError as looking:  # the path itself cannot be looked at: a name past 255 bytes, a loop of links

@@ -28,5 +28,10 @@ class ShopWriteError(ShopError):
     """A write failed on the way to the disk (a full disk, an I/O error): nothing of it was kept."""
 
 
+class ShopBusyError(ShopError):
+    """Another program held the database's lock past BUSY_TIMEOUT_SECONDS: a read or write gave up, changing
+    nothing; it may be tried again shortly."""
+
+
 class InputTooLongError(ShopError, ValueError):
     """A query or a field is longer than the shop accepts; the message states the limit."""

@@ -20,8 +20,8 @@ from types import MappingProxyType
 from tinyagent.clock import Clock, system_clock
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.safe_text import holds_surrogate
-from tinyagent.shop.database import MAX_QUERY_CHARS, Shop, checked_limit, reason_too_long
-from tinyagent.shop.shop_errors import ShopError
+from tinyagent.shop.database import CARRIER_CODES, MAX_QUERY_CHARS, Shop, checked_limit, reason_too_long
+from tinyagent.shop.shop_errors import InputTooLongError, ShopError
 from tinyagent.tools import RepeatedKey, Tool, keys_once, without_fence
 
 REFUND_MESSAGE = "退款申请已提交，预计 1-3 个工作日到账"
@@ -63,16 +63,18 @@ class IdKind:
     shape: re.Pattern[str]
     rule_zh: str  # the shape in words, for the error
     rule_en: str
-    # A tracking number's carrier letters written apart from its digits ("SF 1234567890") are one id with them; else
-    # the letters, holding no digit, would be dropped, and the digits looked up alone. Letters not in capitals
-    # ("sf 1234567890", but also "no 1234567890") may be a word: refused, as neither reading can be told right.
-    joins_carrier_letters: bool = False
+    # The carriers' codes that start this kind of id (SF, YT, ...). Written apart from the digits ("SF 1234567890",
+    # "sf 1234567890", "SF 顺丰 1234567890") they are one id with them; else the letters, holding no digit, would be
+    # dropped and the digits looked up alone. Other letters ("tracking no 1234567890", "in 3 days") are words.
+    carrier_codes: frozenset[str] = frozenset()
 
 
 ORDER_ID = IdKind("orderId", "订单号", "an order id", "88231", re.compile(r"[0-9]+"), "只含数字", "digits only")
 TRACKING_NO = IdKind("trackingNo", "运单号", "a tracking number", "SF1234567890", re.compile(r"[A-Za-z0-9]+"),
-                     "由字母和数字组成", "letters and digits", joins_carrier_letters=True)
-_LETTERS_APART = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2,4})[ \t]+([0-9]+)")  # "SF 123", "sf 123", "no 123"
+                     "由字母和数字组成", "letters and digits", carrier_codes=CARRIER_CODES)
+# A short word set apart from digits by spaces or a carrier's name ("SF 123", "SF 顺丰 123", "no 123", "in 3").
+_LETTERS_APART = re.compile(r"(?<![A-Za-z0-9])([A-Za-z]{2,4})(?:[ \t]+|[ \t]*[^\x00-\x7f\s]{1,4}[ \t]*)(?=[0-9])")
+_CARRIER_AND_DIGITS = re.compile(r"([A-Za-z]+)[0-9]+")
 
 # A candidate id: a number with its sign and decimal or thousands separators (so "-88236" and "88231.5" are
 # read whole, and refused, rather than as 88236 and 88231), or a run of letters and digits. (The minus sign
@@ -84,12 +86,12 @@ def read_one_id(text: str, kind: IdKind) -> str:
     """The one id of `kind` that `text` names, or `BadInput` saying why there is not exactly one.
 
     Forgiven: whitespace, quotes, a code fence, words around the id ("订单 88231", "order #88231, please"),
-    full-width digits, the same id twice, a tracking number's carrier letters in capitals set apart from its digits
-    ("SF 1234567890"), and JSON: a bare value, or an object holding the id under
-    `kind.field`, however its key is spelled ("orderid", "order_id"), or as its only value with digits. Refused: no
-    id, two different ids ("88231, 88232", "88231-88234"), something that only contains one ("-88236", "88231.5"),
-    a tracking number's letters set apart not in capitals ("sf 1234567890": a carrier's, or a word before a number?),
-    or JSON that gives a key, or `kind.field` in two spellings, more than once.
+    full-width digits, the same id twice, a tracking number's carrier code set apart from its digits in any case
+    ("SF 1234567890", "sf 1234567890"), a bare number beside one tracking number with a carrier's code
+    ("SF1234567890 arriving in 3 days": a tracking number always has its letters), and JSON: a bare value, or an
+    object holding the id under `kind.field`, however its key is spelled ("orderid", "order_id"), or as its only value
+    with digits. Refused: no id, two different ids ("88231, 88232", "88231-88234"), something that only contains one
+    ("-88236", "88231.5"), or JSON that gives a key, or `kind.field` in two spellings, more than once.
     """
     if len(text) > MAX_ID_INPUT_CHARS:
         raise BadInput(f"输入过长：{len(text)} 个字符，上限 {MAX_ID_INPUT_CHARS}"
@@ -97,9 +99,13 @@ def read_one_id(text: str, kind: IdKind) -> str:
     text = unicodedata.normalize("NFKC", _unwrap(text)).replace("−", "-")  # "８８２３１" -> "88231", "−1" -> "-1"
     if text[:1] in "{[":
         text = _id_text_in_json(text, kind.field)
-    if kind.joins_carrier_letters:
-        text = _LETTERS_APART.sub(lambda apart: _carrier_letters(apart, kind), text)
+    if kind.carrier_codes:
+        text = _LETTERS_APART.sub(lambda apart: apart[1] if _is_carrier(apart[1], kind) else apart[0], text)
     candidates = list(dict.fromkeys(word for word in _CANDIDATE.findall(text) if any(c.isdigit() for c in word)))
+    with_code = [word for word in candidates
+                 if (code := _CARRIER_AND_DIGITS.fullmatch(word)) and _is_carrier(code[1], kind)]
+    if len(with_code) == 1 and not any(c.isalpha() for word in candidates if word not in with_code for c in word):
+        candidates = with_code  # the other numbers ("in 3 days") have no carrier's letters: not tracking numbers
     if not candidates:
         raise BadInput(f"请提供{kind.zh}（{kind.en} is needed）")
     if len(candidates) > 1:
@@ -113,15 +119,8 @@ def read_one_id(text: str, kind: IdKind) -> str:
     return candidates[0]
 
 
-def _carrier_letters(apart: re.Match[str], kind: IdKind) -> str:
-    """The letters of "SF 1234567890", joined to its digits; `BadInput` for letters not in capitals, which may be
-    the carrier's (sf1234567890) or a word (no 1234567890, the digits alone)."""
-    if apart[1].isupper():
-        return apart[1] + apart[2]
-    shown, joined = _shorten(f"{apart[1]} {apart[2]}", 30), _shorten(apart[1].upper() + apart[2], 30)
-    raise BadInput(f"“{shown}”：字母与数字分开写，看不出字母是不是{kind.zh}的一部分，请连写（如 {joined}）或只写数字"
-                   f"（{shown}: letters set apart from the digits may or may not belong to {kind.en}: write it as "
-                   f"one word, e.g. {joined}, or the digits alone）")
+def _is_carrier(letters: str, kind: IdKind) -> bool:
+    return letters.upper() in kind.carrier_codes
 
 
 def _id_text_in_json(text: str, field: str) -> str:
@@ -133,13 +132,19 @@ def _id_text_in_json(text: str, field: str) -> str:
     except (ValueError, RecursionError):
         return text  # not JSON after all (or nested deeper than Python reads): read it as text
     if isinstance(value, dict):
-        # The field is matched however it is spelled ("orderid", "order_id"): two spellings name it twice.
-        named = [key for key in value if _loose_key(key) == _loose_key(field)]
-        if len(named) > 1:
-            raise BadInput(_given_more_than_once(" / ".join(_shorten(key, 30) for key in named)))
+        named = _spellings(value, field)
         value = value[named[0]] if named else list(value.values())
     values = value if isinstance(value, list) else [value]
     return " ".join(str(item) for item in values if isinstance(item, (str, int, float)) and not isinstance(item, bool))
+
+
+def _spellings(payload: dict, field: str) -> list[str]:
+    """The keys of `payload` that spell `field` ("orderId", "orderid", "order_id"): at most one, else `BadInput`, as
+    two spellings name the field twice and one of the values would be dropped unsaid."""
+    named = [key for key in payload if _loose_key(key) == _loose_key(field)]
+    if len(named) > 1:
+        raise BadInput(_given_more_than_once(" / ".join(_shorten(key, 30) for key in named)))
+    return named
 
 
 def _loose_key(key: str) -> str:
@@ -175,7 +180,10 @@ class QueryOrderTool(Tool):
             order_id = read_one_id(input, ORDER_ID)
         except BadInput as exc:
             return error_observation(str(exc), expected="订单号数字，如 88231", received=_shorten(input))
-        order = self.shop.get_order(order_id)
+        try:
+            order = self.shop.get_order(order_id)
+        except ShopError as exc:  # the database is busy: the shop says so, in both languages
+            return error_observation(str(exc), orderId=order_id)
         if order is None:
             return error_observation(f"订单不存在：{order_id}", hint="请核对订单号，或请用户确认（check the id）")
         return to_json(order)
@@ -198,10 +206,13 @@ class QueryLogisticsTool(Tool):
             tracking_no = read_one_id(input, TRACKING_NO).upper()
         except BadInput as exc:
             return error_observation(str(exc), expected="运单号，如 SF1234567890", received=_shorten(input))
-        logistics = self.shop.get_logistics(tracking_no)
+        try:
+            logistics = self.shop.get_logistics(tracking_no)
+            order = None if logistics is not None else self.shop.get_order(tracking_no)
+        except ShopError as exc:  # the database is busy: the shop says so, in both languages
+            return error_observation(str(exc), trackingNo=tracking_no)
         if logistics is not None:
             return to_json(logistics)
-        order = self.shop.get_order(tracking_no)
         if order is not None:
             # The commonest slip: passing the order id. Say so, and say how to get the right number.
             return error_observation(
@@ -268,6 +279,8 @@ def read_refund_input(text: str) -> tuple[str, str]:
         raise BadInput("输入不是合法的 JSON（input is not valid JSON）") from None
     if not isinstance(payload, dict):
         raise BadInput("输入应是一个 JSON 对象（expected a JSON object）")
+    for field in ("orderId", "reason"):  # {"orderId": "88232", "order_id": "88234"}: which order is meant?
+        _spellings(payload, field)
     raw_id = payload.get("orderId")
     if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):  # True is an int in Python
         raise BadInput("缺少 orderId，或 orderId 不是订单号（orderId is missing）")
@@ -319,6 +332,8 @@ class SearchKnowledgeTool(Tool):
         if query.startswith("{"):  # {"query": "..."}: the model sent arguments as JSON
             try:
                 payload = json.loads(query, object_pairs_hook=_keys_once)
+                if isinstance(payload, dict):
+                    _spellings(payload, "query")  # {"query": "warranty", "Query": "退货"}
             except BadInput as exc:  # a key given twice: which query is meant cannot be told
                 return error_observation(str(exc), expected='如 {"query": "退货 政策"}', received=_shorten(input))
             except (ValueError, RecursionError):
@@ -329,8 +344,10 @@ class SearchKnowledgeTool(Tool):
             return error_observation("请提供检索关键词（a search query is needed）", expected="如 退货 政策、warranty")
         try:
             results = self.shop.search_knowledge(query, self.limit)
-        except ShopError as exc:  # too long: the shop states its limit
+        except InputTooLongError as exc:  # the shop states its limit
             return error_observation(str(exc), expected=f"检索词，最多 {MAX_QUERY_CHARS} 个字符，如 退货 政策")
+        except ShopError as exc:  # the database is busy
+            return error_observation(str(exc))
         answer: dict = {"query": query, "results": results}
         if not results:
             answer["hint"] = "没有匹配的条目，换个说法试试，如 退货、保修、运费、退款（try other words）"
