@@ -10,7 +10,10 @@ from __future__ import annotations
 import pytest
 
 from tinyagent import ChatResult, LlmConnectionError, ReActAgent, fixed_clock
+from tinyagent.architectures.handoffs import Team, shop_specialists
+from tinyagent.events import Observation
 from tinyagent.loop_parts import GIVE_UP, MODEL_UNAVAILABLE
+from tinyagent.memory.run_changes import calls_and_results
 from tinyagent.memory.session import Session
 from tinyagent.shop import Shop, shop_registry
 
@@ -79,3 +82,58 @@ def test_a_run_the_model_answered_keeps_its_own_answer():
     session, _ = session_with(REFUND, "Thought: done\nFinal Answer: refund done")
     result = session.ask("Refund order 88231, please.")
     assert result.reason == "final_answer" and result.answer == "refund done" == session.turns()[-1].answer
+
+
+def act(tool: str, text: str) -> str:
+    return f"Thought: go\nAction: {tool}\nAction Input: {text}"
+
+
+def team_session_with(*replies) -> tuple[Session, Shop]:
+    shop = Shop(":memory:", clock=CLOCK)
+    llm = Scripted(*replies)  # the triage and its specialists share one model, so one script
+    return Session(Team(llm, shop_specialists(llm, shop_registry(shop, CLOCK)))), shop
+
+
+def test_a_team_run_handed_twice_to_one_specialist_says_the_refund_under_its_own_call():
+    # Both of the refunds specialist's runs number their first round 1: pairing by (step, agent) gave handBack the
+    # refund's result and applyRefund none, so the refund written went unsaid and a handoff was said instead.
+    session, shop = team_session_with(
+        act("handOffToRefunds", "Refund order 88231"), act("handBack", "need more"),
+        act("handOffToRefunds", "Refund order 88231, reason broken"), REFUND,
+        "Thought: ok\nFinal Answer: Refund done.", FAILS)
+    result = session.ask("Refund order 88231 please")
+    (refund,) = shop.refunds()
+    said = result.answer.split("Before the run stopped, it had already done this:\n")[1].splitlines()
+    assert result.reason == "llm_error" and len(said) == 1
+    assert said[0].startswith("- applyRefund ") and refund["refundId"] in said[0]
+    assert session.turns()[-1].answer == result.answer
+    pairs = [(call.name, result and result.text[:12]) for call, result in calls_and_results(result.trace)]
+    assert pairs == [("handOffToRefunds", '{"agent": "r'), ("handBack", None), ("handOffToRefunds", '{"agent": "r'),
+                     ("applyRefund", '{"success":t')]
+
+
+def test_a_team_run_that_only_looked_keeps_the_canned_answer():
+    # A Team has no `tools`: every call was counted, and a handoff and a look-up were said as done.
+    session, shop = team_session_with(
+        act("handOffToLogistics", "Where is order 88231?"), LOOK, "Thought: ok\nFinal Answer: It was delivered.",
+        FAILS)
+    result = session.ask("Where is order 88231?")
+    assert result.reason == "llm_error" and result.answer == MODEL_UNAVAILABLE["en"] == session.turns()[-1].answer
+    assert shop.refunds() == []
+
+
+def test_a_refund_asked_twice_is_said_once_the_second_changed_nothing():
+    # The shop writes one refund and answers the second call with "duplicate": true ("未重复提交"); both were said.
+    session, shop = session_with(REFUND, REFUND, FAILS, max_steps=3)
+    result = session.ask("Refund order 88231, please.")
+    assert len(shop.refunds()) == 1 and '"duplicate":true' in result.trace.of_type(Observation)[-1].text
+    assert result.answer.count("applyRefund") == 1 and "duplicate" not in result.answer
+
+
+def test_ask_says_a_refund_asked_twice_once():
+    from tinyagent.__main__ import _what_was_done
+
+    session, shop = session_with(REFUND, REFUND, FAILS, max_steps=3)
+    result = session.ask("Refund order 88231, please.")
+    done = _what_was_done(result.trace, shop_registry(shop, CLOCK), interrupted=True)
+    assert done.count("applyRefund") == 1 and shop.refunds()[0]["refundId"] in done

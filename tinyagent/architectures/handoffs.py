@@ -298,6 +298,16 @@ class Team:
         name = (tool_name or "").strip()
         return next((m for m in self.members.values() if handoff_name(m.name) == name), None)
 
+    def writes(self, tool_name: str) -> bool:
+        """For changes_made, as writes_in for one agent: whether a call of `tool_name` by any agent of the team may
+        have changed something. A handoff or handBack is the team's routing, never a change; a specialist's tool
+        counts unless its registry marks it `read_only`; a name no specialist has counts, so it is never left unsaid."""
+        if is_handoff(tool_name):
+            return False
+        name = tool_name.strip()
+        tool = next((m.registry.get(name) for m in self.members.values() if name in m.registry), None)
+        return not getattr(tool, "read_only", False)
+
     def hand_off(self, member: Specialist, message: str, step: int, lang: str
                  ) -> Iterator[Event]:
         """Run `member` on `message` alone; yields its events (named) between two Handoff events and returns

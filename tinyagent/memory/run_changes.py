@@ -5,7 +5,8 @@ the step cap, the model failing on its next call, lesson 13's context budget). I
 sentence ("Sorry, I could not finish ..."), which knows nothing of a refund written a round before. Whoever keeps or
 shows that answer (a Session, lesson 19's service, `python -m tinyagent ask`) says the changes after it:
 
-    changes_made(trace, guards)        each call of a tool `guards` names that came back without an error, one line
+    changes_made(trace, guards)        each call of a tool `guards` names that came back without an error and did
+                                       not say it changed nothing (changed_nothing: a repeated refund), one line
                                        each: "applyRefund {...} -> {...}"
     writes_in(tools)                   the guards when no gate names them: every tool of a registry not `read_only`
     canned(trace)                      whether the answer is the loop's words for a stop, not the model's
@@ -17,10 +18,11 @@ Lesson 19's toolkit/changes_made.py builds on this (a call cut short by Ctrl-C, 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
-from tinyagent.events import Observation, Stopped, ToolCall
+from tinyagent.events import LlmCall, Observation, Stopped, ToolCall
 from tinyagent.robustness.tolerant_parser import FormatObservation
 from tinyagent.safe_text import one_line
 from tinyagent.trace import Trace
@@ -32,24 +34,48 @@ SAID = {"en": "Before the run stopped, it had already done this:",
 
 
 def changes_made(trace: Trace, guards: Callable[[str], bool]) -> list[str]:
-    """Each call of a tool `guards` names that came back without an error, as one line: "applyRefund
-    {...} -> {...}"."""
+    """Each call of a tool `guards` names that came back without an error and changed something, as one line:
+    "applyRefund {...} -> {...}". A result that says it changed nothing (`changed_nothing`: the shop's second refund
+    of an order) is no change: the first call, which made it, is said."""
     return [shortened(one_line(f"{call.name} {call.input} -> {result.text}"), MAX_CHANGE_CHARS)
             for call, result in calls_and_results(trace)
-            if result is not None and guards(call.name) and not result.error]
+            if result is not None and guards(call.name) and not result.error and not changed_nothing(result.text)]
 
 
 def calls_and_results(trace: Trace) -> list[tuple[ToolCall, Observation | None]]:
-    """Each call with its result, None when the trace has none. A round's calls are paired with its results in
-    order, as both protocols write them; lesson 11's FormatObservation (a reply that could not be read) is no call's
-    result; a round is one agent's (lesson 21's team: a specialist's round 1 sits inside the triage's round 1)."""
-    paired = []
-    for step, agent in dict.fromkeys((call.step, call.agent) for call in trace.of_type(ToolCall)):
-        calls = [call for call in trace.of_type(ToolCall) if (call.step, call.agent) == (step, agent)]
-        results = [o for o in trace.of_type(Observation)
-                   if (o.step, o.agent) == (step, agent) and not isinstance(o, FormatObservation)]
-        paired.extend(zip(calls, results + [None] * (len(calls) - len(results))))
+    """Each call with its result, None when the trace has none. Both protocols write a round's results after its
+    calls, in the same order, before the agent's next model call: a result is its agent's oldest call of the round
+    still waiting. An agent's next LlmCall (or a call of another step) starts its next round, and the calls still
+    waiting got no result (a specialist's handBack ends its loop before the tool runs). Rounds are told apart per
+    agent: in lesson 21's team a specialist's rounds sit inside the triage's round, and a specialist handed two
+    requests numbers the first round of each 1. Lesson 11's FormatObservation (a reply that could not be read) is
+    no call's result."""
+    paired: list[tuple[ToolCall, Observation | None]] = []
+    waiting: dict[str, list[int]] = {}  # per agent: where in `paired` its round's calls without a result are
+    for event in trace.events:
+        calls = waiting.setdefault(event.agent, [])
+        if isinstance(event, LlmCall) or (isinstance(event, ToolCall) and calls
+                                          and paired[calls[0]][0].step != event.step):
+            calls.clear()
+        if isinstance(event, ToolCall):
+            calls.append(len(paired))
+            paired.append((event, None))
+        elif isinstance(event, Observation) and not isinstance(event, FormatObservation) and calls:
+            call, _ = paired[calls[0]]
+            if call.step == event.step:
+                paired[calls.pop(0)] = (call, event)
     return paired
+
+
+def changed_nothing(result: str) -> bool:
+    """Whether a tool's result says it changed nothing: a JSON object with "duplicate": true, the shop's answer to a
+    second refund of an order ("未重复提交", with the first refund's id) and reminder_loop.py's to a reminder
+    already sent (lesson 21)."""
+    try:
+        said = json.loads(result)
+    except (ValueError, RecursionError):  # not JSON (RecursionError: nested deeper than Python reads)
+        return False
+    return isinstance(said, dict) and said.get("duplicate") is True
 
 
 def shortened(line: str, limit: int) -> str:

@@ -175,10 +175,18 @@ class Session:
         # service adds them to its runs' answers before this session keeps them).
         if not canned(trace) or result.answer != trace.end.answer:
             return result
-        tools = getattr(self.agent, "tools", None)  # an agent without a registry: every tool may change something
-        guards = writes_in(tools) if callable(getattr(tools, "get", None)) else lambda name: True
-        changes = changes_made(trace, guards)
+        changes = changes_made(trace, self._writes())
         return replace(result, answer=said_after(result.answer, changes, trace.lang)) if changes else result
+
+    def _writes(self):
+        """The guards for changes_made: the agent's own when it names them (lesson 21's Team.writes: its specialists'
+        tools, never a handoff), else every tool of its registry not `read_only` (writes_in); an agent with neither:
+        every tool may change something."""
+        writes = getattr(self.agent, "writes", None)
+        if callable(writes):
+            return writes
+        tools = getattr(self.agent, "tools", None)
+        return writes_in(tools) if callable(getattr(tools, "get", None)) else lambda name: True
 
     def remember(self, text: str):
         """Keep `text` as a long-term fact about this session's user (needs `facts=` and `user_id=`)."""

@@ -370,7 +370,7 @@ class _RelayingAgent:
                 self._on_event(event)
             if self._cancelled.is_set() or self._stopping.is_set():
                 changes = changes_made(run.trace, self._guards)
-                _close_run(run)
+                _close_run(run, self._agent)
                 raise RunCancelled(changes, run.lang)
         result = run.finish()
         _hang_up(self._agent)
@@ -380,13 +380,15 @@ class _RelayingAgent:
         return result
 
 
-def _close_run(run) -> None:
-    """Close an abandoned run now (`AgentRun.close`, which runs the loop's `finally` and `with` blocks: a
-    streamed reply's connection is closed and the model stops being read at once). Merely dropping it leaves
-    that to the garbage collector, and the exception that carries RunCancelled keeps the frames alive, so
-    every dropped stream held a socket open (CLOSE-WAIT) for as long as the process ran."""
+def _close_run(run, agent: ReActAgent | Team) -> None:
+    """Close an abandoned run of `agent` now (`AgentRun.close`, which runs the loop's `finally` and `with` blocks:
+    a streamed reply's connection is closed and the model stops being read at once; a team's `TeamRun.close` closes
+    the triage's run, and with it a specialist's under way). Merely dropping it leaves that to the garbage
+    collector, and the exception that carries RunCancelled keeps the frames alive, so every dropped stream held a
+    socket open (CLOSE-WAIT) for as long as the process ran. The agent, not the run, names the models to hang up:
+    a TeamRun has no `agent`."""
     run.close()
-    _hang_up(run.agent)
+    _hang_up(agent)
 
 
 def _hang_up(agent: ReActAgent) -> None:

@@ -6,7 +6,8 @@ on its next call (the answer is then the loop's canned MODEL_UNAVAILABLE, "Sorry
 to stop, the client went away, the run took too long. Each of those must still say what was done:
 
     changes_made(trace, guards)     the calls of guarded tools (the ones a person must approve: a refund, a
-                                    message) that ran without an error, with what each returned
+                                    message) that ran without an error, with what each returned; a result that
+                                    says it changed nothing (a repeated refund, "duplicate": true) is not one
     calls_cut_short(trace, guards)  the calls of guarded tools with no result, for a run stopped inside one
                                     (Ctrl-C or a `kill` in `ask`): each may have made its change
     writes_in(tools)                the guards when no gate names them: every tool of a registry not `read_only`
