@@ -320,3 +320,32 @@ def test_a_clients_share_of_waiting_refunds_is_its_share_of_the_connections():
     assert ServiceConfig(max_connections=256, max_connections_per_client=8).approvals_per_client == 2
     assert ServiceConfig(max_connections=512, max_connections_per_client=512).approvals_per_client == 64  # a proxy
     assert ServiceConfig(max_connections=1000, max_connections_per_client=1).approvals_per_client == 1
+
+
+def test_a_closing_reply_at_the_cap_that_leaves_the_refund_out_is_followed_by_it():
+    # The service's runs end at max_steps with one last call for the model's best answer (lesson 10's StopRules);
+    # a reply that does not mention the refund written before it must still not hide it, here or in the turn kept.
+    from tinyagent import ChatResult
+
+    replies = ['Thought: refund\nAction: applyRefund\nAction Input: {"orderId": "88231", "reason": "x"}',
+               'Thought: look\nAction: queryOrder\nAction Input: {"orderId": "88231"}']
+
+    class Scripted:
+        model = "scripted"
+
+        def chat(self, messages, **options):
+            return ChatResult(replies.pop(0) if replies else "Thought: done\nFinal Answer: fine", "stop")
+
+        def close(self):
+            pass
+
+    running = AgentService(config(auto_approve=True, max_steps=2), llm=Scripted)
+    try:
+        outcome = running.submit("请给订单 88231 退款", None).result(60)
+        refund_id = running.shop.refunds()[0]["refundId"]
+        answer = outcome.result.answer
+        assert outcome.result.reason == "max_steps" and answer.startswith("fine\n这次运行做了以下更改：\n- applyRefund")
+        assert refund_id in answer and answer.count("applyRefund") == 1
+        assert running.store.turns(outcome.session_id)[-1].answer == answer
+    finally:
+        running.close()

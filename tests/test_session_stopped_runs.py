@@ -137,3 +137,19 @@ def test_ask_says_a_refund_asked_twice_once():
     result = session.ask("Refund order 88231, please.")
     done = _what_was_done(result.trace, shop_registry(shop, CLOCK), interrupted=True)
     assert done.count("applyRefund") == 1 and shop.refunds()[0]["refundId"] in done
+
+
+def test_a_stops_closing_reply_that_leaves_the_refund_out_is_followed_by_it():
+    # Lesson 10's StopRules end a run at its cap with one last call for the model's best answer; that reply may not
+    # mention the refund written before ("fine"): the answer, the turn and the next history say it after it.
+    from tinyagent.robustness.stop_rules import StopRules
+
+    shop = Shop(":memory:", clock=CLOCK)
+    agent = ReActAgent(Scripted(REFUND, LOOK, "Thought: done\nFinal Answer: fine"), shop_registry(shop, CLOCK),
+                       max_steps=2, parts=[StopRules()])
+    session = Session(agent)
+    result = session.ask("refund order 88231")
+    refund_id = shop.refunds()[0]["refundId"]
+    assert result.reason == "max_steps" and result.answer.startswith("fine\nThe run made these changes:\n- applyRefund")
+    assert refund_id in result.answer and result.answer.count("applyRefund") == 1
+    assert session.turns()[-1].answer == result.answer and refund_id in session.history()[-1]["content"]

@@ -31,6 +31,9 @@ MAX_CHANGE_CHARS = 300  # one change, as a line: the call and the start of its r
 
 SAID = {"en": "Before the run stopped, it had already done this:",
         "zh": "在停下之前，已经完成了以下操作："}
+# Said after an answer the model did give but may not report its changes in: a stop's closing reply (lesson 10's
+# StopRules asks the model for its best answer at a limit), a plan's or a reflection's summary.
+MADE = {"en": "The run made these changes:", "zh": "这次运行做了以下更改："}
 
 
 def changes_made(trace: Trace, guards: Callable[[str], bool]) -> list[str]:
@@ -98,7 +101,7 @@ def canned(trace: Trace) -> bool:
 
 def said_after(answer: str, changes: list[str], lang: str, heading: dict[str, str] = SAID) -> str:
     """`answer`, then the changes, one per line, under `heading` in `lang` ("en" or "zh"): SAID after a stop,
-    lesson 19's MADE after an answer the run gave that may not say them."""
+    MADE after an answer the run gave that may not say them."""
     if not changes:
         return answer
     listed = "\n".join(f"- {change}" for change in changes)

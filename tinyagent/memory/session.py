@@ -47,7 +47,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tinyagent.events import LlmCall
-from tinyagent.memory.run_changes import canned, changes_made, said_after, writes_in
+from tinyagent.memory.run_changes import MADE, SAID, canned, changes_made, said_after, writes_in
 from tinyagent.memory.session_memory import FullHistory, Memory
 from tinyagent.memory.session_store import (
     SessionStore,
@@ -168,15 +168,17 @@ class Session:
         return result
 
     def _with_changes_said(self, result: AgentResult) -> AgentResult:
-        """`result`, whose answer, when it is the loop's canned sentence for a stop, is followed by what the run
-        had changed before it: that sentence knows nothing of a refund written a round earlier."""
+        """`result`, whose answer, when a stop ended the run, is followed by what the run had changed before it:
+        the loop's canned sentence knows nothing of a refund written a round earlier (SAID), and a stop's closing
+        reply, the model's best answer at a limit, may leave it out (MADE)."""
         trace = result.trace
-        # An answer other than the stop's own words is the model's, or already says the changes (lesson 19's
-        # service adds them to its runs' answers before this session keeps them).
-        if not canned(trace) or result.answer != trace.end.answer:
+        # A run that ended on its own answered for itself; an answer other than the end's own words already says
+        # the changes (lesson 19's service adds them to its runs' answers before this session keeps them).
+        if result.ok or result.answer != getattr(trace.end, "answer", None):
             return result
         changes = changes_made(trace, self._writes())
-        return replace(result, answer=said_after(result.answer, changes, trace.lang)) if changes else result
+        heading = SAID if canned(trace) else MADE
+        return replace(result, answer=said_after(result.answer, changes, trace.lang, heading)) if changes else result
 
     def _writes(self):
         """The guards for changes_made: the agent's own when it names them (lesson 21's Team.writes: its specialists'

@@ -44,7 +44,7 @@ from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.serving.approvals import Approvals, PausableClock, new_gate, new_run_id
 from tinyagent.serving.edits import Edit, KeptTraces
 from tinyagent.settings import load_settings
-from tinyagent.toolkit.changes_made import STOPPED, canned, changes_made, said_after
+from tinyagent.toolkit.changes_made import MADE, SAID, STOPPED, canned, changes_made, said_after
 from tinyagent.toolkit.confirmation import ApprovalDecided, ApprovalRequested, ConfirmationGate, GatedAct
 
 log = logging.getLogger("tinyagent.serving")  # the app's logger (app.py, streams.py)
@@ -374,10 +374,13 @@ class _RelayingAgent:
                 raise RunCancelled(changes, run.lang)
         result = run.finish()
         _hang_up(self._agent)
-        if canned(result.trace):  # the loop's words for a stop (the model failed): they must not hide a refund
-            return replace(result, answer=said_after(result.answer, changes_made(result.trace, self._guards),
-                                                     run.lang))
-        return result
+        if result.ok:  # the model's own answer, which reports what it did
+            return result
+        # A stop's answer must not hide a refund: the loop's words for it (the model failed) know nothing of one, and
+        # a closing reply (the model's best answer at a limit) may leave it out.
+        heading = SAID if canned(result.trace) else MADE
+        return replace(result, answer=said_after(result.answer, changes_made(result.trace, self._guards), run.lang,
+                                                 heading))
 
 
 def _close_run(run, agent: ReActAgent | Team) -> None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tinyagent.memory.run_changes import (
+    MADE,
     MAX_CHANGE_CHARS,
     SAID,
     calls_and_results,
@@ -44,7 +45,6 @@ from tinyagent.trace import Trace
 __all__ = ["CUT_SHORT", "MADE", "MAX_CHANGE_CHARS", "SAID", "STOPPED", "calls_cut_short", "canned", "changes_made",
            "said_after", "writes_in"]
 
-MADE = {"en": "The run made these changes:", "zh": "这次运行做了以下更改："}  # said after an answer it did give
 STOPPED = {"en": "The run was stopped before its answer.", "zh": "这次运行在给出回答之前被停下了。"}
 CUT_SHORT = {"en": "(no result: the run stopped while it ran; it may have been made)",
              "zh": "（没有结果：运行在它执行时停下了；它可能已经完成）"}
