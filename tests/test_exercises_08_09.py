@@ -8,9 +8,8 @@ import asyncio
 import functools
 import json
 import time
-from concurrent.futures import ThreadPoolExecutor
 
-from tests.test_exercises import fails, lean_prompt, passes, tool_messages
+from tests.test_exercises import fails, lean_prompt, passes, tool_messages, tool_messages_with
 from tinyagent.checks import check_lean_prompt, check_tool_messages
 
 
@@ -107,12 +106,7 @@ def _one(call, run_tool):
         return json.dumps({"error": f"{type(error).__name__}: {error}"}, ensure_ascii=False)
 
 
-def eight_threads(message, run_tool):  # enough for the reply of five calls, not for the reply of 33
-    calls = message["tool_calls"]
-    if not calls:
-        return []
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        return _answered(message, run_tool, list(pool.map(lambda call: _one(call, run_tool), calls)))
+eight_threads = tool_messages_with(workers=lambda calls: 8)  # enough for the reply of five calls, not for 33
 
 
 def with_asyncio(message, run_tool):  # asyncio.to_thread: asyncio's own pool, min(32, cpus + 4) threads

@@ -11,7 +11,7 @@ import weakref
 
 import pytest
 
-from tests.test_exercises import fails, passes
+from tests.test_exercises import cut_stream, fails, my_rerank, passes, windows
 from tinyagent import Action, ParsedStep, parse_step
 from tinyagent.checks import (
     check_action_over_final,
@@ -21,7 +21,6 @@ from tinyagent.checks import (
     check_overlapping_windows,
 )
 from tinyagent.parser import split_keyed_lines
-from tinyagent.shop.knowledge import query_terms, search_terms
 
 # -- 11 · Robust parsing ------------------------------------------------------------------------------
 
@@ -101,27 +100,6 @@ def test_11_action_as_a_tuple_is_named(check):
 # -- 14 · Streaming -----------------------------------------------------------------------------------
 
 
-def cut_stream(pieces, stop):
-    """The solution of exercise 1."""
-    held = ""
-    for piece in pieces:
-        text = held + piece
-        found = [text.find(s) for s in stop if s in text]
-        if found:
-            yield text[: min(found)]
-            return
-        keep = len(text)
-        for i in range(max(len(text) - max(len(s) for s in stop) + 1, 0), len(text)):
-            if any(s.startswith(text[i:]) for s in stop):
-                keep = i
-                break
-        held = text[keep:]
-        if keep:
-            yield text[:keep]
-    if held:
-        yield held
-
-
 def test_14_text_yielded_for_no_pieces_is_named():
     assert passes(check_cut_stream, cut_stream)
 
@@ -139,20 +117,6 @@ def test_14_text_yielded_for_no_pieces_is_named():
     assert "earlier call" not in str(failure.value), str(failure.value)
 
 
-# -- 16 · Knowledge -----------------------------------------------------------------------------------
-
-
-def windows(text, size, overlap):
-    """The solution of exercise 1."""
-    pieces, start = [], 0
-    while start < len(text):
-        pieces.append(text[start : start + size])
-        if start + size >= len(text):
-            break
-        start += size - overlap
-    return pieces
-
-
 @pytest.mark.skipif(sys.gettrace() is not None, reason="a tracer (coverage, a debugger) is set: the check leaves it "
                                                        "alone, and so has no step budget")
 def test_14_a_stream_that_never_ends_fails_within_its_steps():
@@ -164,6 +128,9 @@ def test_14_a_stream_that_never_ends_fails_within_its_steps():
 
     fails(check_cut_stream, for_ever, says="cut_stream(pieces, stop) did not stop within 1,000,000 steps on [")
     fails(check_cut_stream, for_ever, says="does its loop end?")
+
+
+# -- 16 · Knowledge -----------------------------------------------------------------------------------
 
 
 @pytest.mark.skipif(sys.gettrace() is not None, reason="a tracer (coverage, a debugger) is set: the check leaves it "
@@ -201,17 +168,6 @@ def test_16_out_of_memory_names_the_input_and_lets_the_memory_go():
     fails(check_overlapping_windows, hoarding, says="windows ran out of memory on '")
     fails(check_overlapping_windows, hoarding, says="does its loop end?")
     assert held and all(ref() is None for ref in held)  # the answer's frame went with the traceback
-
-
-def my_rerank(question, passages):
-    """The solution of exercise 2."""
-    terms = query_terms(question)
-
-    def held(passage):
-        words = set(search_terms(f"{passage.section} {passage.content}"))
-        return sum(term in words for term in terms)
-
-    return sorted(passages, key=held, reverse=True)
 
 
 def test_16_rerank_order_given_and_none_are_named():

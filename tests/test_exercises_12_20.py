@@ -9,7 +9,15 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from tests.test_exercises import FirstAndLast, TokenWindow, fails, passes, read_events_solution, turn_pairs
+from tests.test_exercises import (
+    FirstAndLast,
+    TokenWindow,
+    _text_of,
+    fails,
+    passes,
+    read_events_solution,
+    turn_pairs,
+)
 from tinyagent.checks import (
     EVAL_EXERCISE_REQUEST,
     check_eval_task,
@@ -127,12 +135,6 @@ def test_19_an_event_for_every_block_is_told_a_block_without_data_gives_none():
 
 
 # -- 20 · Frameworks --------------------------------------------------------------------------------
-
-
-def _text_of(content):
-    if isinstance(content, str):
-        return content
-    return "\n".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
 
 
 def observations_in_with(customers=("user",), tool_text=_text_of, output=lambda value: value or "",

@@ -10,6 +10,7 @@ shows that answer (a Session, lesson 19's service, `python -m tinyagent ask`) sa
                                        each: "applyRefund {...} -> {...}"
     writes_in(tools)                   the guards when no gate names them: every tool of a registry not `read_only`
     canned(trace)                      whether the answer is the loop's words for a stop, not the model's
+    said_after_stop(answer, changes, trace)  said_after under SAID (after canned words) or MADE (after a closing reply)
     said_after(answer, changes, lang)  the answer with those changes after it, under SAID in the run's language
 
 A change is counted from the trace, where the tool's own result says it happened; the shop is not read again.
@@ -97,6 +98,13 @@ def canned(trace: Trace) -> bool:
     """Whether the run's answer is the loop's own words for a stop (its trace ends with `Stopped`), not the
     model's: a stop with a closing call ends with the model's `Final`, which reports what was done itself."""
     return isinstance(trace.end, Stopped)
+
+
+def said_after_stop(answer: str, changes: list[str], trace: Trace) -> str:
+    """The answer of a run a stop ended, with its changes after it: under SAID after the loop's canned sentence, which
+    knows nothing of them, under MADE after a closing reply (the model's best answer at a limit), which may leave
+    them out."""
+    return said_after(answer, changes, trace.lang, SAID if canned(trace) else MADE)
 
 
 def said_after(answer: str, changes: list[str], lang: str, heading: dict[str, str] = SAID) -> str:

@@ -47,7 +47,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tinyagent.events import LlmCall
-from tinyagent.memory.run_changes import MADE, SAID, canned, changes_made, said_after, writes_in
+from tinyagent.memory.run_changes import changes_made, said_after_stop, writes_in
 from tinyagent.memory.session_memory import FullHistory, Memory
 from tinyagent.memory.session_store import (
     SessionStore,
@@ -177,8 +177,7 @@ class Session:
         if result.ok or result.answer != getattr(trace.end, "answer", None):
             return result
         changes = changes_made(trace, self._writes())
-        heading = SAID if canned(trace) else MADE
-        return replace(result, answer=said_after(result.answer, changes, trace.lang, heading)) if changes else result
+        return replace(result, answer=said_after_stop(result.answer, changes, trace)) if changes else result
 
     def _writes(self):
         """The guards for changes_made: the agent's own when it names them (lesson 21's Team.writes: its specialists'

@@ -35,6 +35,7 @@ from tinyagent.architectures.handoffs import Team, shop_specialists
 from tinyagent.clock import Clock, fixed_clock, system_clock
 from tinyagent.events import Event
 from tinyagent.llm_client import LlmClient, reply_timeouts
+from tinyagent.memory.run_changes import said_after_stop
 from tinyagent.memory.session import Session
 from tinyagent.memory.session_store import SessionStore, SessionStoreError, Turn, open_session_store
 from tinyagent.protocols.streaming import StreamedSend
@@ -44,7 +45,7 @@ from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.serving.approvals import Approvals, PausableClock, new_gate, new_run_id
 from tinyagent.serving.edits import Edit, KeptTraces
 from tinyagent.settings import load_settings
-from tinyagent.toolkit.changes_made import MADE, SAID, STOPPED, canned, changes_made, said_after
+from tinyagent.toolkit.changes_made import STOPPED, changes_made, said_after
 from tinyagent.toolkit.confirmation import ApprovalDecided, ApprovalRequested, ConfirmationGate, GatedAct
 
 log = logging.getLogger("tinyagent.serving")  # the app's logger (app.py, streams.py)
@@ -378,9 +379,8 @@ class _RelayingAgent:
             return result
         # A stop's answer must not hide a refund: the loop's words for it (the model failed) know nothing of one, and
         # a closing reply (the model's best answer at a limit) may leave it out.
-        heading = SAID if canned(result.trace) else MADE
-        return replace(result, answer=said_after(result.answer, changes_made(result.trace, self._guards), run.lang,
-                                                 heading))
+        return replace(result, answer=said_after_stop(result.answer, changes_made(result.trace, self._guards),
+                                                      result.trace))
 
 
 def _close_run(run, agent: ReActAgent | Team) -> None:

@@ -36,6 +36,7 @@ from tinyagent.memory.run_changes import (
     canned,
     changes_made,
     said_after,
+    said_after_stop,
     shortened,
     writes_in,
 )
@@ -43,7 +44,7 @@ from tinyagent.safe_text import one_line
 from tinyagent.trace import Trace
 
 __all__ = ["CUT_SHORT", "MADE", "MAX_CHANGE_CHARS", "SAID", "STOPPED", "calls_cut_short", "canned", "changes_made",
-           "said_after", "writes_in"]
+           "said_after", "said_after_stop", "writes_in"]
 
 STOPPED = {"en": "The run was stopped before its answer.", "zh": "这次运行在给出回答之前被停下了。"}
 CUT_SHORT = {"en": "(no result: the run stopped while it ran; it may have been made)",
