@@ -14,17 +14,21 @@ put its own error in place of the one that says what happened, so it is sent onl
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
 @contextmanager
-def immediate_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """Committed if the block ends, rolled back if it raises (or if the COMMIT fails)."""
-    conn.execute("BEGIN IMMEDIATE")
+def immediate_transaction(conn: sqlite3.Connection,
+                          execute: Callable[[str], object] | None = None) -> Iterator[sqlite3.Connection]:
+    """Committed if the block ends, rolled back if it raises (or if the COMMIT fails). `execute(sql)` sends the
+    BEGIN and the COMMIT, the two statements that may wait for another writer's lock (`conn.execute` by default;
+    the shop's waits in slices, so that a stop can end the wait)."""
+    execute = execute or conn.execute
+    execute("BEGIN IMMEDIATE")
     try:
         yield conn
-        conn.execute("COMMIT")
+        execute("COMMIT")
     except BaseException:
         if conn.in_transaction:  # not when SQLite has rolled back already (a full disk)
             conn.execute("ROLLBACK")

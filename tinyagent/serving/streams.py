@@ -193,8 +193,9 @@ class RunStream:
         self._close()
 
     def _still_running(self) -> str:
-        """A stream cannot wait for a tool a person approved and the run is still running (a refund waiting for the
-        shop's database): it may yet be done after the stream ends, and its client must not read it as not done."""
+        """A stream cannot wait for a tool a person approved and the run is still running (a slow tool; a refund
+        waiting for the shop's lock gives up at the stop, Shop.stop_waiting): it may yet be done after the stream
+        ends, and its client must not read it as not done."""
         if self._running_approved is None:
             return ""
         return (f"; {self._running_approved}, approved above, was still running and may yet be done: the session's "

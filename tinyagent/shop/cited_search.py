@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from tinyagent.registry import error_observation
 from tinyagent.shop.database import MAX_QUERY_CHARS, Shop, checked_limit
-from tinyagent.shop.shop_errors import ShopError
+from tinyagent.shop.shop_errors import InputTooLongError, ShopError
 from tinyagent.toolkit.typed_tool import TypedTool, tool
 
 
@@ -44,8 +44,10 @@ def cited_search_tool(shop: Shop, limit: int = 3, rerank: bool = True) -> TypedT
             return error_observation("请提供检索关键词（a search query is needed）", expected="如 质量问题 退货、warranty")
         try:
             passages = shop.search_passages(query, limit, scope="documents", rerank=rerank)
-        except ShopError as exc:  # too long: the shop states its limit
+        except InputTooLongError as exc:  # the shop states its limit
             return error_observation(str(exc), expected=f"检索词，最多 {MAX_QUERY_CHARS} 个字符，如 质量问题 退货")
+        except ShopError as exc:  # the database is busy: nothing wrong with the query, so no other one is suggested
+            return error_observation(str(exc))
         answer: dict = {"query": query, "results": [passage.as_cited() for passage in passages]}
         if not passages:
             answer["hint"] = (

@@ -20,7 +20,9 @@ lets one process at a time decide (whether to seed, which refund id comes next) 
 A database that cannot be written (a read-only folder or disk) is opened for reading: queries work, and a
 refund is refused with `ShopReadOnlyError`; a write that fails on the way to the disk (a full disk, an I/O
 error) is refused with `ShopWriteError`, and nothing of it is kept. A read or write that waited past
-BUSY_TIMEOUT_SECONDS for another process's lock is refused with `ShopBusyError`, to be tried again. Methods return plain dicts shaped like the JSON the tools print;
+BUSY_TIMEOUT_SECONDS for another process's lock is refused with `ShopBusyError`, to be tried again; so is one
+waiting when the program stops (`stop_waiting`), so that `serve` and `ask` stop at once. Methods return plain dicts
+shaped like the JSON the tools print;
 they raise `ShopError`s for requests the shop refuses, and the tools turn those into error Observations.
 A path that cannot hold a database at all (a folder, a text file, /dev/null, a damaged or unreadable database file)
 raises `ShopDatabaseError`; a damaged file is left as it is, for its owner to restore or move away.
@@ -36,6 +38,7 @@ import re
 import sqlite3
 import stat
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -60,8 +63,13 @@ MAX_REASON_CHARS = 500
 
 # How long a process waits for another one's write transaction before giving up (SQLite's busy timeout).
 # Transactions here take milliseconds; the margin is for a loaded machine with many processes at once.
-# Read when a connection is opened, so a test can set it small (monkeypatch) before making a Shop.
+# Read at each wait, so a test can set it small (monkeypatch).
 BUSY_TIMEOUT_SECONDS = 30.0
+# SQLite waits for a lock inside one C call, which neither Ctrl-C, SIGTERM nor Connection.interrupt() ends: a
+# refund waiting there held `serve` and `ask` for the whole busy timeout after a stop. So a connection waits this
+# long at a time (its own busy timeout), and `Shop._execute_waiting` tries again until BUSY_TIMEOUT_SECONDS in all,
+# looking between two tries for a stop (`Shop.stop_waiting`; Python raises a Ctrl-C there too).
+BUSY_SLICE_SECONDS = 0.1
 
 
 # Statuses from which no refund can be asked: nothing was paid for or everything was already returned.
@@ -164,6 +172,7 @@ class Shop:
         self.clock = clock
         self.read_only = False
         self._lock = threading.RLock()
+        self._stop_waiting = threading.Event()  # set by stop_waiting(): no more waiting for another program's lock
         if self.path == ":memory:":
             self._conn = _connect(self.path)
             self._prepare()
@@ -224,14 +233,15 @@ class Shop:
         so processes opening a new file at the same moment seed it exactly once.
         """
         with self._lock:
-            self._conn.execute("PRAGMA foreign_keys = ON")
-            self._refuse_damaged()
-            if self._is_complete():
-                return
-            if self.read_only:
-                self._prepare_read_only()
-                return
-            self._refuse_another_database()
+            self._conn.execute("PRAGMA foreign_keys = ON")  # outside a transaction: inside one it does nothing
+            with self._read_transaction():
+                self._refuse_damaged()
+                if self._is_complete():
+                    return
+                if self.read_only:
+                    self._prepare_read_only()
+                    return
+                self._refuse_another_database()
             with self._write_transaction():
                 # executescript() would commit first, ending the transaction: one statement at a time.
                 for statement in filter(str.strip, _SCHEMA.split(";")):
@@ -294,18 +304,16 @@ class Shop:
 
         IMMEDIATE takes SQLite's write lock before the first read, so what the block reads (is there a
         refund for this order? which id comes next?) cannot change under it before it writes. Another
-        process that wants to write waits (the busy timeout) until this one commits.
+        process that wants to write waits (`_execute_waiting`, in slices) until this one commits.
         """
         if self.read_only:
             raise ShopReadOnlyError(self._read_only_message())
         try:
-            with immediate_transaction(self._conn):
+            with immediate_transaction(self._conn, execute=self._execute_waiting):
                 yield
         except sqlite3.OperationalError as exc:
             # Writable by its mode but not in fact (a disk remounted read-only, a folder that forbids
             # the journal file): SQLite says so only when it tries to write.
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
             if _is_read_only_error(exc):
                 raise ShopReadOnlyError(self._read_only_message()) from exc
             if _is_write_failure(exc):  # SQLite has rolled back: nothing of the write was kept
@@ -323,12 +331,50 @@ class Shop:
         that claim nothing about changes (nothing was being changed), not the raw "database is locked"."""
         with self._lock:
             try:
-                yield
+                if self._conn.in_transaction:  # a write transaction's own reads (apply_refund's checks): it holds the lock
+                    yield
+                else:
+                    with self._read_transaction():
+                        yield
             except sqlite3.OperationalError as exc:
                 if _is_busy(exc):
                     raise ShopBusyError(f"商店数据库正忙（另一个程序正在使用它），请稍后再试（the shop's database is "
                                         f"busy (another program is using it); try again shortly: {self.path}）") from exc
                 raise
+
+    @contextmanager
+    def _read_transaction(self) -> Iterator[None]:
+        """The block's reads as one transaction, whose first statement takes SQLite's shared lock (waiting as
+        `_execute_waiting` waits): the reads after it find the lock held, so none of them can meet a busy database."""
+        self._conn.execute("BEGIN")  # deferred: it takes no lock by itself
+        try:
+            self._execute_waiting("SELECT COUNT(*) FROM sqlite_schema")
+            yield
+        except BaseException:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")  # lets the lock go, and keeps a read-only file's index in the temp schema
+
+    def _execute_waiting(self, sql: str) -> None:
+        """Execute `sql`, trying again while another program holds the lock (SQLITE_BUSY), for BUSY_TIMEOUT_SECONDS
+        in all or until `stop_waiting()`; then its busy error is raised. Only for a statement that may simply be tried
+        again when busy: BEGIN IMMEDIATE, COMMIT, and the first read of a read transaction. Why in slices: see
+        BUSY_SLICE_SECONDS."""
+        give_up_at = time.monotonic() + BUSY_TIMEOUT_SECONDS
+        while True:
+            try:
+                self._conn.execute(sql).fetchall()
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or self._stop_waiting.is_set() or time.monotonic() >= give_up_at:
+                    raise
+
+    def stop_waiting(self) -> None:
+        """The program is stopping: a read or write waiting for another program's lock gives up within
+        BUSY_SLICE_SECONDS, as if the busy timeout had passed (`ShopBusyError`, nothing changed), and so does every
+        later one. Call it from any thread (a signal's handler, the server's stop): it takes no lock."""
+        self._stop_waiting.set()
 
     def _read_only_message(self) -> str:
         return f"商店数据库是只读的，无法写入（the shop's database is read-only: {self.path}）"
@@ -586,8 +632,9 @@ def _check_query(query: str) -> None:
 def _connect(target: str, uri: bool = False) -> sqlite3.Connection:
     # One connection shared by all threads; the Shop's lock is what makes that safe. isolation_level=None
     # leaves transactions to `_write_transaction` (Python's own would begin them late, after the reads).
-    return sqlite3.connect(target, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, uri=uri,
-                           check_same_thread=False)
+    # Its busy timeout is one slice of the wait: Shop._execute_waiting waits the rest (BUSY_SLICE_SECONDS says why).
+    return sqlite3.connect(target, timeout=min(BUSY_SLICE_SECONDS, BUSY_TIMEOUT_SECONDS), isolation_level=None,
+                           uri=uri, check_same_thread=False)
 
 
 def _file_uri(path: Path) -> str:
