@@ -45,6 +45,12 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 AGAIN = 12
 # Plain data a check can compare after a call; anything else (a shop, a class) is not checked for changes.
 _PLAIN = (str, int, float, bool, type(None), bytes)
+# The lines of Python one call of the learner's answer may run before it fails as a loop that does not end (a loop
+# that appends fills the memory, and the kernel dies, long before anyone presses Interrupt): STEPS_PER_LINE times
+# the lines the reference runs on the same input, so that a right answer however slow (quadratic where the
+# reference is linear) passes, and never fewer than STEPS (a second or so of Python).
+STEPS = 1_000_000
+STEPS_PER_LINE = 50
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,6 @@ def agree_on(
     unchanged: bool = True,
     again: bool = True,
     show: Callable[[tuple], str] | None = None,
-    steps: int | None = None,
 ) -> int:
     """Run `mine` and `reference` on every input of `rules`; fail on the first rule `mine` breaks. Returns how
     many inputs were tried.
@@ -124,8 +129,8 @@ def agree_on(
     `call`: how the failure names the learner's code (`"my_parse_plan(text)"`). `unchanged`: arguments of plain
     data must come back as they were given. `again`: the first inputs are asked again, in reverse order.
     `show(args)`: the input as a failure shows it (default: the one argument, or the tuple, cut short).
-    `steps`: the lines of Python one call of `mine` may run before it fails as a loop that does not end (a loop
-    that appends fills the memory, and the kernel dies, long before anyone presses Interrupt)."""
+    Each call of `mine` may run `_budget` lines of Python (sized from the reference on the same input) before it
+    fails as a loop that does not end."""
     tally = Tally(check)
     for tallies in _recordings:
         tallies.append(tally)
@@ -133,6 +138,7 @@ def agree_on(
     tried = cases(rules, check)
     tally.inputs = len(tried)
     first: dict[int, Outcome] = {}
+    budgets: dict[int, int | None] = {}  # input's index -> the lines `mine` may run on it
     broken: dict[int, list[tuple[int, str]]] = {}  # rule's index -> (input size, what went wrong)
     form_only = True  # every input that failed failed on the form of what was returned (`shape`), not its value
     changed: list[tuple[int, str]] = []  # (input size, the input and what it became): no rule's, every exercise's
@@ -141,7 +147,9 @@ def agree_on(
     rule_index = {id(rule): n for n, rule in enumerate(rules)}
     try:
         for n, (rule, args) in enumerate(tried):
-            expected = _call(reference, args)
+            counted = _Lines(reference)
+            expected = _call(counted, args)
+            budgets[n] = steps = _budget(counted.ran)
             if expected.raised is not None and not issubclass(expected.raised, Exception):
                 raise RuntimeError(f"the reference of {check} raised {expected.raised.__name__}")
             if not expected_kind and expected.raised is None and expected.value is not None:
@@ -163,7 +171,7 @@ def agree_on(
             if wrong is not None:
                 broken.setdefault(rule_index[id(rule)], []).append((len(repr(args)), f"{show(args)}\n{wrong}"))
         if broken:
-            _kept_between_calls(exercise, call, [0, 1, 2], tried, first, mine, read, show, steps)
+            _kept_between_calls(exercise, call, [0, 1, 2], tried, first, mine, read, show, budgets)
             if expected_kind and all(got.raised is None and got.value is None for got in first.values()):
                 # No rule's fault: the answer gives nothing back, whatever it is given (it prints, say).
                 _fail(exercise, f"{call} returned None for every input, where {expected_kind} was expected: return "
@@ -190,7 +198,7 @@ def agree_on(
                             f"a copy. Smallest input it changed: {smallest}")
         if again:
             _kept_between_calls(exercise, call, reversed(range(min(AGAIN, len(tried)))), tried, first, mine, read,
-                                show, steps)
+                                show, budgets)
     except ExerciseFailed as failure:
         tally.failure = str(failure)
         raise
@@ -214,7 +222,7 @@ def _plain_kind(value: Any) -> str | None:
 
 def _kept_between_calls(exercise: str, call: str, indices: Iterable[int], tried: list[tuple[Rule, tuple]],
                         first: dict[int, Outcome], mine: Callable[..., Any], read: Callable[[Any], Any],
-                        show: Callable[[tuple], str], steps: int | None = None) -> None:
+                        show: Callable[[tuple], str], budgets: dict[int, int | None]) -> None:
     """Ask `mine` again on inputs it answered before: an answer that differs from its first one means state kept
     between calls, which is the failure to report, whatever else went wrong."""
     for n in indices:
@@ -224,7 +232,7 @@ def _kept_between_calls(exercise: str, call: str, indices: Iterable[int], tried:
             continue  # an answer of the wrong form (None for a list): that is the failure to report, not state
         args = tried[n][1]
         got = _call_answer(mine, copy.deepcopy(args), exercise, call, partial(show, args), mistakes=False,
-                           steps=steps)
+                           steps=budgets.get(n))
         if _disagreement(first[n], got, None, read) is not None:
             if first[n].raised is None and got.raised is None and _looks_the_same(first[n].value, got.value):
                 _fail(exercise, f"asked again, {call} gave an answer that looks the same but is not == to the "
@@ -255,7 +263,7 @@ def _call_answer(mine: Callable[..., Any], args: tuple, exercise: str, call: str
     a failure that names the input it ran on (`given()`, made only then). `mistakes`: a method their class lacks,
     or a wrong signature, fails the check at once."""
     try:
-        return _call(_within(steps, mine) if steps else mine, args, exercise if mistakes else None)
+        return _call(_Lines(mine, budget=steps), args, exercise if mistakes else None)
     except KeyboardInterrupt:
         stopped_while(exercise, call, given())
         raise
@@ -274,31 +282,39 @@ class _Runaway(BaseException):
     swallow it and loop on."""
 
 
-def _within(steps: int, function: Callable[..., Any]) -> Callable[..., Any]:
-    """`function`, stopped with `_Runaway` once it has run `steps` lines of Python (its own and all it calls), by
-    a trace function (sys.settrace). A tracer already set (a debugger, coverage) is left alone, and then there is
-    no budget."""
+def _budget(reference_ran: int | None) -> int | None:
+    """The lines of Python the answer may run on an input the reference ran `reference_ran` lines on; None (no
+    budget) where they could not be counted."""
+    return None if reference_ran is None else max(STEPS, STEPS_PER_LINE * reference_ran)
 
-    def run(*args: Any) -> Any:
+
+class _Lines:
+    """`function`, run under a trace function (sys.settrace) that counts the lines of Python it runs, its own and
+    all it calls, in `ran`; past `budget` lines (if one is given) it is stopped with `_Runaway`. A tracer already
+    set (a debugger, coverage) is left alone: then nothing is counted (`ran` stays None) and there is no budget."""
+
+    def __init__(self, function: Callable[..., Any], budget: int | None = None):
+        self.function, self.budget, self.ran = function, budget, None
+
+    def __call__(self, *args: Any) -> Any:
         if sys.gettrace() is not None:
-            return function(*args)
-        left = steps
+            return self.function(*args)
+        ran = 0
 
         def line(frame: Any, event: str, arg: Any) -> Any:
-            nonlocal left
+            nonlocal ran
             if event == "line":
-                left -= 1
-                if left < 0:
+                ran += 1
+                if self.budget is not None and ran > self.budget:
                     raise _Runaway
             return line
 
         sys.settrace(lambda frame, event, arg: line)
         try:
-            return function(*args)
+            return self.function(*args)
         finally:
             sys.settrace(None)
-
-    return run
+            self.ran = ran
 
 
 def _call(function: Callable[..., Any], args: tuple, exercise: str | None = None) -> Outcome:

@@ -99,11 +99,6 @@ class _NotAGenerator:
     kind: str
 
 
-# The lines of Python one call may run, the check's own reading of the stream included: the reference needs a few
-# thousand; a generator that yields for ever fills the memory (the kernel dies) long before anyone presses Interrupt.
-_STEPS = 1_000_000
-
-
 def _watched(generator: Callable) -> Callable[[list[str], list[str], str], Any]:
     """`generator` run on pieces handed out one at a time, as a stream delivers them. What comes back is what
     the rule's sentence is about (`watch`): "text", the text it yielded, joined; "at once", what it had yielded
@@ -530,7 +525,7 @@ def check_cut_stream(cut_stream: Callable | None) -> None:
     if not callable(cut_stream):
         _fail(exercise, f"cut_stream should be a function, got {type(cut_stream).__name__}")
     tried = agree_on(exercise, "check_cut_stream", CUT_STREAM_RULES, _watched(cut_stream), _watched(_cut_stream),
-                     shape=_yields_text, call="cut_stream(pieces, stop)", show=_show_pieces, steps=_STEPS)
+                     shape=_yields_text, call="cut_stream(pieces, stop)", show=_show_pieces)
     return _passed(exercise, f"{tried} generated replies in pieces, each cut as the whole reply is; text that cannot "
                              "start a stop string comes out at once, and reading stops at the stop string.")
 
