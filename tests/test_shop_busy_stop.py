@@ -205,3 +205,50 @@ def test_ask_stops_at_once_on_ctrl_c_while_a_refund_waits_for_the_shops_lock(tmp
     assert command.returncode == 130 and "Traceback" not in err, err
     assert err.startswith("interrupted"), err
     assert refunds_in(path) == []
+
+
+# -- a Ctrl-C that lands as a BEGIN returns ---------------------------------------------------------------------------
+class CtrlCAfter:
+    """A connection that raises KeyboardInterrupt just after running `sql` once: where Python raises a Ctrl-C that
+    arrived while SQLite ran it (as the call returns, the transaction begun)."""
+
+    def __init__(self, conn: sqlite3.Connection, sql: str):
+        self.conn, self.sql, self.armed = conn, sql, True
+
+    def execute(self, sql, *args):
+        cursor = self.conn.execute(sql, *args)
+        if self.armed and sql == self.sql:
+            self.armed = False
+            raise KeyboardInterrupt
+        return cursor
+
+    def __getattr__(self, name):
+        return getattr(self.conn, name)
+
+
+@pytest.mark.parametrize("sql", ["BEGIN", "BEGIN IMMEDIATE"], ids=["a read", "a refund"])
+def test_a_ctrl_c_as_a_begin_returns_leaves_no_transaction_open(tmp_path, monkeypatch, sql):
+    # The shop's connection stayed in the transaction: its later reads kept SQLite's lock, another program's refund
+    # waited out the busy timeout, and its own refund failed with "cannot start a transaction within a transaction".
+    path = tmp_path / "shop.sqlite3"
+    shop = Shop(path, clock=fixed_clock(NOW))
+    real = shop._conn
+    try:
+        if sql == "BEGIN":  # a read's BEGIN is the shop's own; BEGIN IMMEDIATE goes through its LockWait
+            monkeypatch.setattr(shop, "_conn", CtrlCAfter(real, sql))
+        else:
+            monkeypatch.setattr(shop._waits, "_conn", CtrlCAfter(real, sql))
+        with pytest.raises(KeyboardInterrupt):
+            shop.get_order("88231") if sql == "BEGIN" else shop.apply_refund("88231", "faulty")
+        monkeypatch.undo()
+        assert not real.in_transaction
+        shop.get_order("88232")
+        monkeypatch.setattr("tinyagent.shop.database.BUSY_TIMEOUT_SECONDS", 2.0)
+        other = Shop(path, clock=fixed_clock(NOW))  # another program on the same file can write
+        try:
+            assert "RF2026" in str(other.apply_refund("88232", "faulty"))
+        finally:
+            other.close()
+        assert "RF2026" in str(shop.apply_refund("88233", "faulty"))  # and so can this one
+    finally:
+        shop.close()

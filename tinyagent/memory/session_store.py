@@ -10,6 +10,7 @@
     store.summary(session_id)                # (covered, text) or None
     store.session_ids()                      # every session that has a turn or a summary
     store.delete(session_id)                 # its turns and its summary, gone
+    store.stop_waiting()                     # the program stops: a wait for another program's lock ends now
     store.close()                            # or use the store as a context manager
 
 A store keeps what a `Session` keeps of each run (a `Turn`: the question, the final answer, and a few
@@ -42,11 +43,12 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from tinyagent.errors import TinyAgentError
-from tinyagent.memory.sqlite_writes import immediate_transaction
+from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, immediate_transaction
 from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
 
 # How long a writer waits for another one's transaction (SQLite's busy timeout; PostgreSQL waits for a row
-# lock without limit). Transactions here take milliseconds; the margin is for a loaded machine.
+# lock without limit). Transactions here take milliseconds; the margin is for a loaded machine. SQLite's wait is
+# made in slices (sqlite_writes.LockWait), so that a stop ends it; read at each wait, so a test can set it small.
 BUSY_TIMEOUT_SECONDS = 30.0
 CONNECT_TIMEOUT_SECONDS = 10
 # PostgreSQL: connections kept per store (a call holds one for milliseconds; more calls wait for one), and how
@@ -190,6 +192,12 @@ class SessionStore:
             run("DELETE FROM session_turns WHERE session_id = ?", (session_id,))
             run("DELETE FROM sessions WHERE id = ?", (session_id,))
 
+    def stop_waiting(self) -> None:
+        """The program is stopping: a call waiting for another program's lock gives up soon, with the store's
+        error (a turn it was appending is not stored, and its Session says so), and so does every later one. Call
+        it from any thread (a signal's handler, a server's stop). Only SQLite's store waits in slices that a stop can
+        end; PostgreSQL's calls are left as they are (at most POOL_WAIT_SECONDS for a connection)."""
+
     def close(self) -> None:
         raise NotImplementedError
 
@@ -255,12 +263,14 @@ class SqliteSessionStore(SessionStore):
                 if where.is_dir():
                     raise SessionStoreError(f"{self.path} is a folder: give the session store a file path")
                 where.parent.mkdir(parents=True, exist_ok=True)
-            # isolation_level=None: transactions are ours (BEGIN IMMEDIATE), not Python's late implicit ones.
-            self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None,
+            # isolation_level=None: transactions are ours (BEGIN IMMEDIATE), not Python's late implicit ones. The
+            # busy timeout is one slice of a wait: self._waits waits the rest, and a stop ends it (sqlite_writes.py).
+            self._conn = sqlite3.connect(self.path, timeout=BUSY_SLICE_SECONDS, isolation_level=None,
                                          check_same_thread=False)
+            self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
             self._conn.execute("PRAGMA foreign_keys = ON")
             try:
-                with self._lock, immediate_transaction(self._conn) as conn:
+                with self._lock, immediate_transaction(self._conn, execute=self._waits.execute) as conn:
                     _refuse_another_database(conn, self.path)
                     for statement in _SCHEMA:
                         conn.execute(statement)
@@ -274,12 +284,15 @@ class SqliteSessionStore(SessionStore):
     def _transaction(self) -> Iterator:
         # IMMEDIATE (sqlite_writes.py): one writer at a time, from the first statement to the commit (the append's
         # upsert counts the turn and returns its number in one statement).
-        with self._failures(), self._lock, immediate_transaction(self._conn) as conn:
+        with self._failures(), self._lock, immediate_transaction(self._conn, execute=self._waits.execute) as conn:
             yield lambda statement, params: conn.execute(statement, params).fetchall()
 
     def _read(self, statement: str, params: tuple) -> list[tuple]:
         with self._failures(), self._lock:
-            return self._conn.execute(statement, params).fetchall()
+            return self._waits.execute(statement, params)  # one statement: tried again while another writer commits
+
+    def stop_waiting(self) -> None:
+        self._waits.stop_waiting()
 
     @contextmanager
     def _failures(self) -> Iterator[None]:

@@ -1,10 +1,17 @@
-"""One SQLite write transaction, as the shop, the session store and the user facts all write.
+"""One SQLite write transaction, and the wait for another program's lock, as the shop, the session store and the
+user facts all write.
 
 `BEGIN IMMEDIATE` takes SQLite's write lock before the first read, so what the block reads (is there a
 refund for this order? which refund id comes next? is this fact already known?) cannot change under it
 before it writes: two processes doing the same thing at once take turns instead of both finding the row
-missing. Another writer waits for the lock (the connection's busy timeout). The connection must be opened
-with `isolation_level=None`, so that the transactions are these and not Python's implicit ones.
+missing. Another writer waits for the lock (`LockWait`, or the connection's busy timeout). The connection must be
+opened with `isolation_level=None`, so that the transactions are these and not Python's implicit ones.
+
+SQLite waits for a lock inside one C call, which neither Ctrl-C, SIGTERM nor `Connection.interrupt()` ends: a
+statement waiting there held `serve` (and a Ctrl-C) for the whole busy timeout, 30 s. So a connection that a
+program must be able to stop is opened with BUSY_SLICE_SECONDS as its busy timeout, and `LockWait.execute` tries
+its statement again until the patience is spent, looking between two tries for a stop (`LockWait.stop_waiting`;
+Python raises a Ctrl-C there too).
 
 On some errors SQLite ends the transaction itself: a full disk (SQLITE_FULL) or an I/O error rolls it back
 before the error reaches Python. A ROLLBACK then would fail ("cannot rollback - no transaction is active") and
@@ -14,8 +21,47 @@ put its own error in place of the one that says what happened, so it is sent onl
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+
+# How long a connection waits for a lock in one C call (its busy timeout, given to sqlite3.connect): the longest
+# a stop or a Ctrl-C waits for a statement to give up.
+BUSY_SLICE_SECONDS = 0.1
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    """SQLITE_BUSY (5, "database is locked"): another connection held the lock past the busy timeout."""
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == 5
+
+
+class LockWait:
+    """How one connection's statements wait for another program's lock: `patience()` seconds in all (read at each
+    wait, so that a test can set its module's timeout small), in slices of the connection's busy timeout, or until
+    `stop_waiting()`. Then the last busy error is raised, as if the whole timeout had passed: each module says it
+    in its own words."""
+
+    def __init__(self, conn: sqlite3.Connection, patience: Callable[[], float]):
+        self._conn = conn
+        self._patience = patience
+        self._stopped = threading.Event()
+
+    def execute(self, sql: str, params: tuple = ()) -> list[tuple]:
+        """The rows of `sql`, tried again while the database is busy. Only for a statement that may simply be
+        tried again: BEGIN IMMEDIATE, COMMIT, the first read of a read transaction, or a read on its own."""
+        give_up_at = time.monotonic() + self._patience()
+        while True:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc) or self._stopped.is_set() or time.monotonic() >= give_up_at:
+                    raise
+
+    def stop_waiting(self) -> None:
+        """The program is stopping: a statement waiting for the lock gives up within BUSY_SLICE_SECONDS, and so
+        does every later one. Call it from any thread (a signal's handler, a server's stop): it takes no lock."""
+        self._stopped.set()
 
 
 @contextmanager
@@ -23,10 +69,12 @@ def immediate_transaction(conn: sqlite3.Connection,
                           execute: Callable[[str], object] | None = None) -> Iterator[sqlite3.Connection]:
     """Committed if the block ends, rolled back if it raises (or if the COMMIT fails). `execute(sql)` sends the
     BEGIN and the COMMIT, the two statements that may wait for another writer's lock (`conn.execute` by default;
-    the shop's waits in slices, so that a stop can end the wait)."""
+    a `LockWait`'s, so that a stop can end the wait)."""
     execute = execute or conn.execute
-    execute("BEGIN IMMEDIATE")
     try:
+        # Inside the try: a Ctrl-C that arrives while SQLite runs the BEGIN is raised as the call returns, with the
+        # transaction begun, and it must be rolled back too (else the connection stays in it, holding the lock).
+        execute("BEGIN IMMEDIATE")
         yield conn
         execute("COMMIT")
     except BaseException:

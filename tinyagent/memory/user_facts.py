@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tinyagent.memory.session_store import BUSY_TIMEOUT_SECONDS, SessionStoreError
-from tinyagent.memory.sqlite_writes import immediate_transaction
+from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, immediate_transaction
 from tinyagent.number_checks import check_whole
 from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.shop.knowledge import match_query, search_terms
@@ -78,8 +78,11 @@ class UserFacts:
                 if Path(self.path).is_dir():
                     raise SessionStoreError(f"{self.path} is a folder: give the facts a file path")
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None,
+            # The busy timeout is one slice of a wait: self._waits waits the rest, and a stop ends it
+            # (sqlite_writes.py); the patience is the session store's, read at each wait.
+            self._conn = sqlite3.connect(self.path, timeout=BUSY_SLICE_SECONDS, isolation_level=None,
                                          check_same_thread=False)
+            self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
             with self._write():
                 for statement in _SCHEMA:
                     self._conn.execute(statement)
@@ -110,12 +113,12 @@ class UserFacts:
         if not expression or limit < 1:
             return []
         with self._lock:
-            rows = self._conn.execute(
+            rows = self._waits.execute(
                 "SELECT f.id, f.text, bm25(user_facts_fts) AS rank FROM user_facts_fts"
                 " JOIN user_facts AS f ON f.id = user_facts_fts.rowid"
                 " WHERE user_facts_fts MATCH ? AND f.user_id = ? ORDER BY rank, f.id LIMIT ?",
                 (expression, user_id, limit),
-            ).fetchall()
+            )
         # bm25() is lower-is-better; its negative, rounded, reads "higher is better" and prints the same every run.
         return [Fact(fact_id, text, round(-rank, 3)) for fact_id, text, rank in rows]
 
@@ -123,9 +126,7 @@ class UserFacts:
         """Everything kept about `user_id`, oldest first."""
         user_id = _check("user_id", user_id, MAX_USER_ID_CHARS)
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT id, text FROM user_facts WHERE user_id = ? ORDER BY id", (user_id,)
-            ).fetchall()
+            rows = self._waits.execute("SELECT id, text FROM user_facts WHERE user_id = ? ORDER BY id", (user_id,))
         return [Fact(fact_id, text) for fact_id, text in rows]
 
     def forget(self, user_id: str, fact_id: int) -> bool:
@@ -138,6 +139,11 @@ class UserFacts:
             if gone:
                 self._conn.execute("DELETE FROM user_facts_fts WHERE rowid = ?", (fact_id,))
         return bool(gone)
+
+    def stop_waiting(self) -> None:
+        """The program is stopping: a call waiting for another program's lock gives up soon (SQLite's "database is
+        locked", nothing changed), and so does every later one. Call it from any thread: it takes no lock."""
+        self._waits.stop_waiting()
 
     def close(self) -> None:
         with self._lock:
@@ -156,7 +162,7 @@ class UserFacts:
     def _write(self) -> Iterator[None]:
         """One write transaction. IMMEDIATE takes SQLite's write lock before the first read, so two processes
         remembering the same fact at once cannot both find it missing and insert it twice."""
-        with self._lock, immediate_transaction(self._conn):
+        with self._lock, immediate_transaction(self._conn, execute=self._waits.execute):
             yield
 
 

@@ -305,9 +305,11 @@ class AgentService:
         """The service stops: every run under way (and any still queued) stops at its next event, as if its
         client had gone (RunCancelled): it stores no turn, unless it had already changed something, and then a
         "cancelled" turn that says what. stopping.py says when. A tool waiting for another program's lock on the
-        shop gives up (nothing changed), so that its run can stop."""
+        shop gives up (nothing changed), and so does a turn waiting for the session store's (its answer says it was
+        not stored), so that its run can stop."""
         self._stopping.set()
         self.shop.stop_waiting()
+        self.store.stop_waiting()
 
     def close(self) -> None:
         """Wait for the runs under way, then close the store and the shop. Runs waiting for a person's yes

@@ -38,14 +38,13 @@ import re
 import sqlite3
 import stat
 import threading
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from tinyagent.clock import Clock, system_clock
 from tinyagent.errors import ShopDatabaseError
-from tinyagent.memory.sqlite_writes import immediate_transaction
+from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, immediate_transaction, is_busy
 from tinyagent.shop import knowledge
 from tinyagent.shop.shop_errors import (
     InputTooLongError,
@@ -63,13 +62,9 @@ MAX_REASON_CHARS = 500
 
 # How long a process waits for another one's write transaction before giving up (SQLite's busy timeout).
 # Transactions here take milliseconds; the margin is for a loaded machine with many processes at once.
-# Read at each wait, so a test can set it small (monkeypatch).
+# Read at each wait, so a test can set it small (monkeypatch). The wait is made in slices (sqlite_writes.LockWait):
+# a refund waiting in one C call for the whole timeout held `serve` and `ask` that long after a stop.
 BUSY_TIMEOUT_SECONDS = 30.0
-# SQLite waits for a lock inside one C call, which neither Ctrl-C, SIGTERM nor Connection.interrupt() ends: a
-# refund waiting there held `serve` and `ask` for the whole busy timeout after a stop. So a connection waits this
-# long at a time (its own busy timeout), and `Shop._execute_waiting` tries again until BUSY_TIMEOUT_SECONDS in all,
-# looking between two tries for a stop (`Shop.stop_waiting`; Python raises a Ctrl-C there too).
-BUSY_SLICE_SECONDS = 0.1
 
 
 # Statuses from which no refund can be asked: nothing was paid for or everything was already returned.
@@ -172,9 +167,9 @@ class Shop:
         self.clock = clock
         self.read_only = False
         self._lock = threading.RLock()
-        self._stop_waiting = threading.Event()  # set by stop_waiting(): no more waiting for another program's lock
         if self.path == ":memory:":
             self._conn = _connect(self.path)
+            self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
             self._prepare()
             return
         self._made_folders: list[Path] = []  # the folders _open_file made for the file, innermost first
@@ -183,6 +178,7 @@ class Shop:
         except (sqlite3.Error, OSError) as exc:
             self._remove_made_folders()
             raise ShopDatabaseError(_why_unusable(self.path, exc)) from exc
+        self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
         try:
             self._prepare()
         except (ShopDatabaseError, ShopWriteError, ShopBusyError):  # says why already (a write failed, the file is busy)
@@ -304,12 +300,12 @@ class Shop:
 
         IMMEDIATE takes SQLite's write lock before the first read, so what the block reads (is there a
         refund for this order? which id comes next?) cannot change under it before it writes. Another
-        process that wants to write waits (`_execute_waiting`, in slices) until this one commits.
+        process that wants to write waits (`LockWait`, in slices) until this one commits.
         """
         if self.read_only:
             raise ShopReadOnlyError(self._read_only_message())
         try:
-            with immediate_transaction(self._conn, execute=self._execute_waiting):
+            with immediate_transaction(self._conn, execute=self._waits.execute):
                 yield
         except sqlite3.OperationalError as exc:
             # Writable by its mode but not in fact (a disk remounted read-only, a folder that forbids
@@ -319,7 +315,7 @@ class Shop:
             if _is_write_failure(exc):  # SQLite has rolled back: nothing of the write was kept
                 raise ShopWriteError(f"商店数据库写入失败，什么都没有改（the shop's database could not be written, "
                                      f"nothing was changed: {exc}: {self.path}）") from exc
-            if _is_busy(exc):  # at BEGIN IMMEDIATE, before anything was written, or at COMMIT, rolled back above
+            if is_busy(exc):  # at BEGIN IMMEDIATE, before anything was written, or at COMMIT, rolled back above
                 raise ShopBusyError(f"商店数据库正忙（另一个程序正在使用它），什么都没有改，请稍后再试（the shop's "
                                     "database is busy (another program is using it); nothing was changed; "
                                     f"try again shortly: {self.path}）") from exc
@@ -337,7 +333,7 @@ class Shop:
                     with self._read_transaction():
                         yield
             except sqlite3.OperationalError as exc:
-                if _is_busy(exc):
+                if is_busy(exc):
                     raise ShopBusyError(f"商店数据库正忙（另一个程序正在使用它），请稍后再试（the shop's database is "
                                         f"busy (another program is using it); try again shortly: {self.path}）") from exc
                 raise
@@ -345,36 +341,22 @@ class Shop:
     @contextmanager
     def _read_transaction(self) -> Iterator[None]:
         """The block's reads as one transaction, whose first statement takes SQLite's shared lock (waiting as
-        `_execute_waiting` waits): the reads after it find the lock held, so none of them can meet a busy database."""
-        self._conn.execute("BEGIN")  # deferred: it takes no lock by itself
-        try:
-            self._execute_waiting("SELECT COUNT(*) FROM sqlite_schema")
+        `LockWait` waits): the reads after it find the lock held, so none of them can meet a busy database."""
+        try:  # the BEGIN and the COMMIT inside it: a Ctrl-C raised as either returns must not leave the lock held
+            self._conn.execute("BEGIN")  # deferred: it takes no lock by itself
+            self._waits.execute("SELECT COUNT(*) FROM sqlite_schema")
             yield
+            self._conn.execute("COMMIT")  # lets the lock go, and keeps a read-only file's index in the temp schema
         except BaseException:
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
             raise
-        self._conn.execute("COMMIT")  # lets the lock go, and keeps a read-only file's index in the temp schema
-
-    def _execute_waiting(self, sql: str) -> None:
-        """Execute `sql`, trying again while another program holds the lock (SQLITE_BUSY), for BUSY_TIMEOUT_SECONDS
-        in all or until `stop_waiting()`; then its busy error is raised. Only for a statement that may simply be tried
-        again when busy: BEGIN IMMEDIATE, COMMIT, and the first read of a read transaction. Why in slices: see
-        BUSY_SLICE_SECONDS."""
-        give_up_at = time.monotonic() + BUSY_TIMEOUT_SECONDS
-        while True:
-            try:
-                self._conn.execute(sql).fetchall()
-                return
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or self._stop_waiting.is_set() or time.monotonic() >= give_up_at:
-                    raise
 
     def stop_waiting(self) -> None:
         """The program is stopping: a read or write waiting for another program's lock gives up within
         BUSY_SLICE_SECONDS, as if the busy timeout had passed (`ShopBusyError`, nothing changed), and so does every
         later one. Call it from any thread (a signal's handler, the server's stop): it takes no lock."""
-        self._stop_waiting.set()
+        self._waits.stop_waiting()
 
     def _read_only_message(self) -> str:
         return f"商店数据库是只读的，无法写入（the shop's database is read-only: {self.path}）"
@@ -410,7 +392,7 @@ class Shop:
         try:
             row = self._conn.execute("SELECT note FROM order_notes WHERE order_id = ?", (order_id,)).fetchone()
         except sqlite3.OperationalError as exc:  # no note was ever written: the table does not exist
-            if _is_busy(exc):
+            if is_busy(exc):
                 raise  # not "no note": _reading says the database is busy
             return None
         return row[0] if row else None
@@ -632,7 +614,7 @@ def _check_query(query: str) -> None:
 def _connect(target: str, uri: bool = False) -> sqlite3.Connection:
     # One connection shared by all threads; the Shop's lock is what makes that safe. isolation_level=None
     # leaves transactions to `_write_transaction` (Python's own would begin them late, after the reads).
-    # Its busy timeout is one slice of the wait: Shop._execute_waiting waits the rest (BUSY_SLICE_SECONDS says why).
+    # Its busy timeout is one slice of the wait: Shop._waits waits the rest (sqlite_writes.py says why).
     return sqlite3.connect(target, timeout=min(BUSY_SLICE_SECONDS, BUSY_TIMEOUT_SECONDS), isolation_level=None,
                            uri=uri, check_same_thread=False)
 
@@ -648,11 +630,6 @@ def _is_read_only_error(exc: sqlite3.Error) -> bool:
     return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (8, 14)
 
 
-def _is_busy(exc: sqlite3.Error) -> bool:
-    # SQLITE_BUSY (5, "database is locked"): another connection held the lock past BUSY_TIMEOUT_SECONDS.
-    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == 5
-
-
 def _is_write_failure(exc: sqlite3.Error) -> bool:
     # SQLITE_FULL (13: the disk, or PRAGMA max_page_count, is full) or SQLITE_IOERR (10, with its extended codes).
     return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (10, 13)
@@ -662,7 +639,7 @@ def _why_unusable(path: str, exc: BaseException) -> str:
     """One line saying why `path` cannot be the shop's database, and what to do instead."""
     if isinstance(exc, ShopDatabaseError):
         return str(exc)
-    if isinstance(exc, sqlite3.Error) and _is_busy(exc):  # a good file, that another program holds locked
+    if isinstance(exc, sqlite3.Error) and is_busy(exc):  # a good file, that another program holds locked
         return (f"the shop's database {path} is busy (another program holds it locked past {BUSY_TIMEOUT_SECONDS:g} s): "
                 "try again shortly")
     try:
