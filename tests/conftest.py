@@ -307,6 +307,8 @@ class ServerProcess:
                 raise AssertionError(f"no line with {text!r} within {timeout:g} s: {self.output()}") from None
             if line is None:
                 self.process.wait(timeout=timeout)
+                for reader in self._readers:  # stderr too is read to its end before anyone reads it
+                    reader.join(timeout=timeout)
                 raise AssertionError(f"exited ({self.process.returncode}) before printing {text!r}: {self.output()}")
             if text in line:
                 return line
