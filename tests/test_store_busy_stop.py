@@ -20,7 +20,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,26 +27,12 @@ import requests
 
 from tests.conftest import DEFAULT_SIGINT_THEN_EXEC, PATIENCE
 from tests.serving_process import serve_process, wait_for
-from tests.test_shop_busy_stop import EventReader
+from tests.test_shop_busy_stop import STOP_WITHIN, EventReader, holding_the_write_lock
 from tinyagent.memory.session_store import SessionStoreError, SqliteSessionStore, Turn
 from tinyagent.memory.user_facts import UserFacts
 
-STOP_WITHIN = 12.0  # seconds: generous for a loaded machine, and far below the busy timeout (30 s) it used to take
 QUESTION = "帮我看看订单 88231 的快递到哪了。"  # the offline classroom model answers it in three rounds, no refund
 NOT_STORED = "the answer was not stored in the session"  # what an answer whose turn was not stored says (app.py)
-
-
-@contextlib.contextmanager
-def holding_the_lock(path: Path, how: str = "BEGIN IMMEDIATE") -> Iterator[sqlite3.Connection]:
-    """Another program's transaction on the file, held until the block ends (or until the test lets it go)."""
-    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    try:
-        other.execute(how)
-        yield other
-    finally:
-        if other.in_transaction:
-            other.execute("ROLLBACK")
-        other.close()
 
 
 def turns_in(path: Path) -> list[tuple]:
@@ -60,7 +45,7 @@ def test_a_stores_wait_nobody_stops_still_gives_up_after_the_busy_timeout(tmp_pa
     monkeypatch.setattr("tinyagent.memory.session_store.BUSY_TIMEOUT_SECONDS", 0.5)
     path = tmp_path / "sessions.db"
     with SqliteSessionStore(path) as store:
-        with holding_the_lock(path):
+        with holding_the_write_lock(path):
             started = time.monotonic()
             with pytest.raises(SessionStoreError, match=f"the session store {path} failed: database is locked"):
                 store.append_turn("s1", Turn("q", "a"))
@@ -72,7 +57,7 @@ def test_a_stores_wait_nobody_stops_still_gives_up_after_the_busy_timeout(tmp_pa
 def test_a_stores_read_nobody_stops_still_gives_up_after_the_busy_timeout(tmp_path, monkeypatch):
     monkeypatch.setattr("tinyagent.memory.session_store.BUSY_TIMEOUT_SECONDS", 0.5)
     path = tmp_path / "sessions.db"
-    with SqliteSessionStore(path) as store, holding_the_lock(path, "BEGIN EXCLUSIVE"):  # no one else may even read
+    with SqliteSessionStore(path) as store, holding_the_write_lock(path, "BEGIN EXCLUSIVE"):  # no one else may even read
         started = time.monotonic()
         with pytest.raises(SessionStoreError, match="database is locked"):
             store.turns("s1")
@@ -83,7 +68,7 @@ def test_a_stores_read_nobody_stops_still_gives_up_after_the_busy_timeout(tmp_pa
 def test_a_stores_append_succeeds_when_the_lock_is_let_go_in_the_middle_of_its_wait(tmp_path, monkeypatch, how):
     monkeypatch.setattr("tinyagent.memory.session_store.BUSY_TIMEOUT_SECONDS", 20.0)
     path = tmp_path / "sessions.db"
-    with SqliteSessionStore(path) as store, holding_the_lock(path, how) as other:
+    with SqliteSessionStore(path) as store, holding_the_write_lock(path, how) as other:
         threading.Timer(0.5, other.execute, ["ROLLBACK"]).start()  # the other program ends its transaction
         assert store.append_turn("s1", Turn("q", "a")).number == 1
         assert [turn.answer for turn in store.turns("s1")] == ["a"]
@@ -92,7 +77,7 @@ def test_a_stores_append_succeeds_when_the_lock_is_let_go_in_the_middle_of_its_w
 def test_stop_waiting_ends_a_stores_wait_at_once_and_stores_nothing(tmp_path):
     # The busy timeout is the real one (30 s): only the stop can end the wait this soon.
     path = tmp_path / "sessions.db"
-    with SqliteSessionStore(path) as store, holding_the_lock(path):
+    with SqliteSessionStore(path) as store, holding_the_write_lock(path):
         threading.Timer(0.5, store.stop_waiting).start()
         started = time.monotonic()
         with pytest.raises(SessionStoreError, match="database is locked"):  # the store's words for a busy file
@@ -103,7 +88,7 @@ def test_stop_waiting_ends_a_stores_wait_at_once_and_stores_nothing(tmp_path):
 
 def test_stop_waiting_ends_the_user_facts_wait_too(tmp_path):
     path = tmp_path / "facts.db"
-    with UserFacts(path) as facts, holding_the_lock(path):
+    with UserFacts(path) as facts, holding_the_write_lock(path):
         threading.Timer(0.5, facts.stop_waiting).start()
         started = time.monotonic()
         with pytest.raises(sqlite3.OperationalError, match="database is locked"):
@@ -116,7 +101,7 @@ def test_stop_waiting_ends_the_user_facts_wait_too(tmp_path):
 def test_the_user_facts_wait_still_gives_up_after_the_busy_timeout(tmp_path, monkeypatch):
     monkeypatch.setattr("tinyagent.memory.user_facts.BUSY_TIMEOUT_SECONDS", 0.5)
     path = tmp_path / "facts.db"
-    with UserFacts(path) as facts, holding_the_lock(path):
+    with UserFacts(path) as facts, holding_the_write_lock(path):
         started = time.monotonic()
         with pytest.raises(sqlite3.OperationalError, match="database is locked"):
             facts.remember("u1", "I live in Hangzhou.")
@@ -129,7 +114,7 @@ def test_serve_stops_at_once_while_a_streamed_runs_turn_waits_for_the_stores_loc
     # It took the rest of the busy timeout (30 s), and uvicorn said "timeout graceful shutdown exceeded".
     pytest.importorskip("starlette")
     sessions = tmp_path / "sessions.sqlite3"
-    with serve_process(tmp_path) as service, holding_the_lock(sessions):  # the service made the file: now it waits
+    with serve_process(tmp_path) as service, holding_the_write_lock(sessions):  # the service made the file: now it waits
         reader = EventReader(service.url, QUESTION)
         try:
             wait_for(lambda: any(kind == "final" for kind, _ in reader.events), "the run's final answer")
@@ -156,7 +141,7 @@ def test_serve_stops_at_once_while_an_invoked_runs_turn_waits_for_the_stores_loc
     pytest.importorskip("starlette")
     sessions = tmp_path / "sessions.sqlite3"
     answers: list[requests.Response] = []
-    with serve_process(tmp_path) as service, holding_the_lock(sessions):
+    with serve_process(tmp_path) as service, holding_the_write_lock(sessions):
         asking = threading.Thread(target=lambda: answers.append(
             requests.post(service.url + "/agent/invoke", json={"query": QUESTION}, timeout=PATIENCE)), daemon=True)
         asking.start()
@@ -202,7 +187,7 @@ def test_ctrl_c_ends_a_turns_wait_for_the_stores_lock_at_once(tmp_path):
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
     try:
         assert command.stdout.readline() == "open\n", command.communicate()
-        with holding_the_lock(path):
+        with holding_the_write_lock(path):
             command.stdin.write("go\n")
             command.stdin.flush()
             assert command.stdout.readline() == "appending\n", command.communicate()
