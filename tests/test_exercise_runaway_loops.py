@@ -1,14 +1,16 @@
 """A learner's loop that never ends on one kind of generated input (an index it forgets to move on, a list it drops
 items from until they fit, a climb up the folders that never reaches the workspace) fails the check with "did not
-stop within … steps on <that input>: does its loop end?" in a second or so, long before what it appends fills the
+stop within … steps on <that input>: does its loop end?" in about two seconds, long before what it appends fills the
 memory and the kernel dies. Every exercise whose natural answer loops over something other than a finite
 collection has one here; each answer is right on every other input, and the solutions still pass."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,7 @@ from tests.test_exercises import (
     pretended_tools,
     read_events_solution,
     split_turns,
+    tool_messages_with,
     trim_to_budget,
 )
 from tinyagent.checks import (
@@ -35,6 +38,7 @@ from tinyagent.checks import (
     check_pretended_calls,
     check_sse_reader,
     check_token_window,
+    check_tool_messages,
     check_trim_to_budget,
 )
 from tinyagent.checks.generated import STEPS, STEPS_PER_LINE, Rule, _budget, agree_on
@@ -48,7 +52,7 @@ pytestmark = pytest.mark.skipif(sys.gettrace() is not None, reason="a tracer (co
 # The test's own bound on each runaway loop, past any budget a check gives (each round runs a line at least): without
 # a budget the answer raises here instead, so this file never fills the memory and the test fails in seconds.
 ROUNDS = 3_000_000
-SECONDS = 120  # far past what the budget takes even on a loaded machine (a second or two quiet)
+SECONDS = 120  # far past what the budget takes even on a loaded machine (two seconds or so quiet)
 
 
 class Bounded(list):
@@ -326,8 +330,168 @@ def _total_again_and_again(times):
 
 
 def test_the_budget_grows_with_the_reference_past_its_floor():
-    # The reference runs about 100,000 lines, so the answer may run 50 times that, past the floor of STEPS.
+    # The reference runs about 100,000 lines, so the answer may run 50 times that, past the floor of STEPS; past
+    # them, it is stopped once it has also run SECONDS (60 times over would end sooner, and pass).
     rules = [Rule("the sum of the numbers below n", lambda rng: [(50_000,)])]
     assert agree_on("Exercise 1", "check_sum", rules, _total_again_and_again(30), _total, again=False) == 1
     with pytest.raises(ExerciseFailed, match=r"did not stop within 5,000,\d{3} steps on 50000"):
-        agree_on("Exercise 1", "check_sum", rules, _total_again_and_again(60), _total, again=False)
+        agree_on("Exercise 1", "check_sum", rules, _total_again_and_again(10_000), _total, again=False)
+
+
+# -- a stop the answer swallows (`except:`, `except BaseException:`) is raised again -----------------------
+
+
+def swallowed_yet_stopped(count_invented, reached) -> None:
+    """04's counter, whose `except` swallows the check's stop, fails as a loop that does not end, and no input ran on
+    to the test's own bound (a stop swallowed, and no other: the loop would run on untraced for ever)."""
+    try:
+        runs_away(check_invented_counter, count_invented, on="Observation:")
+    finally:
+        assert not reached, f"the stop was swallowed: the loop ran on to the test's own bound on {reached[0]!r}"
+
+
+def test_04_a_scan_that_swallows_the_stop_in_a_bare_except_fails_as_runaway():
+    reached = []
+
+    def count_invented(text):
+        lines, i, count, passed = text.splitlines(), 0, 0, Bounded()
+        while i < len(lines):
+            try:
+                line = lines[i].strip()
+                if line.startswith("Observation:"):
+                    count += 1
+                elif "Observation:" in line:
+                    passed.append(i)
+                    continue  # mentioned mid-line: i is not moved on
+                i += 1
+            except RuntimeError:  # the test's own bound, which the handler below would swallow too
+                reached.append(text)
+                raise
+            except:  # noqa: E722, S110 - the learner's "skip whatever goes wrong", the check's stop too
+                pass
+        return count
+
+    swallowed_yet_stopped(count_invented, reached)
+
+
+def test_04_a_scan_that_swallows_the_stop_in_except_base_exception_fails_as_runaway():
+    reached = []
+
+    def count_invented(text):
+        lines, i, count, passed = text.splitlines(), 0, 0, Bounded()
+        while i < len(lines):
+            try:
+                line = lines[i].strip()
+                is_key = line.startswith("Observation:")
+                if is_key:
+                    count += 1
+                elif "Observation:" in line:
+                    passed.append(i)
+                    continue  # mentioned mid-line: i is not moved on
+                i += 1
+            except RuntimeError:  # the test's own bound, which the handler below would swallow too
+                reached.append(text)
+                raise
+            except BaseException:  # noqa: BLE001, S112 - the learner's: it swallows the check's stop
+                continue
+        return count
+
+    swallowed_yet_stopped(count_invented, reached)
+
+
+def test_04_an_inner_loop_whose_stop_a_try_around_it_swallows_fails_as_runaway():
+    reached = []
+
+    def count_invented(text):
+        lines, i, count, passed = text.splitlines(), 0, 0, Bounded()
+        while i < len(lines):
+            try:
+                while "Observation:" in lines[i] and not lines[i].strip().startswith("Observation:"):
+                    passed.append(i)  # mentioned mid-line: it waits for the line to change, for ever
+                if lines[i].strip().startswith("Observation:"):
+                    count += 1
+                i += 1
+            except RuntimeError:  # the test's own bound, which the handler below would swallow too
+                reached.append(text)
+                raise
+            except:  # noqa: E722, S110 - the learner's, around the inner loop: the stop is raised again outside it
+                pass
+        return count
+
+    swallowed_yet_stopped(count_invented, reached)
+
+
+# -- 09 · the lesson's own example, and the threads of a pool ----------------------------------------------
+
+
+def _decoded_again(text):
+    """A call's arguments, decoded again while they are a string (JSON sent as JSON text): but '"SF1234567890"' is
+    a string that is not JSON, and stays one for ever."""
+    arguments, rounds = json.loads(text), Bounded()
+    while isinstance(arguments, str):
+        rounds.append(arguments)
+        arguments = json.loads(arguments) if arguments.strip().startswith(("{", "[", '"')) else arguments
+    return arguments
+
+
+def _in_the_lessons_example(message: str) -> None:
+    assert re.fullmatch(r"Exercise 1: tool_messages\(reply, run_tool\) did not stop within 1,000,000 steps: "
+                        r"does its loop end\?", message), message
+
+
+def test_09_decoding_for_ever_on_the_lessons_example_fails_as_runaway():
+    def one_by_one(message, run_tool):  # in the check's own thread, before any generated input
+        def answer(call):
+            try:
+                arguments = _decoded_again(call["function"]["arguments"] or "{}")
+            except ValueError as error:
+                return json.dumps({"error": f"the arguments are not valid JSON: {error}"})
+            if not isinstance(arguments, dict):
+                return json.dumps({"error": "the arguments are not a JSON object"})
+            try:
+                return run_tool(call["function"]["name"], arguments)
+            except Exception as error:  # noqa: BLE001 - a failing tool is answered with an error
+                return json.dumps({"error": f"{type(error).__name__}: {error}"}, ensure_ascii=False)
+
+        return [{"role": "tool", "tool_call_id": call["id"], "content": answer(call)}
+                for call in message["tool_calls"]]
+
+    with pytest.raises(ExerciseFailed) as failure:
+        check_tool_messages(one_by_one, 0.3)
+    _in_the_lessons_example(str(failure.value))
+
+
+def test_09_decoding_for_ever_in_a_pools_thread_fails_as_runaway():
+    with pytest.raises(ExerciseFailed) as failure:
+        check_tool_messages(tool_messages_with(read_arguments=_decoded_again))
+    _in_the_lessons_example(str(failure.value))
+
+
+# -- a right answer that waits in a busy loop passes on a busy machine -------------------------------------
+
+
+def test_09_a_pool_waited_for_in_a_busy_loop_passes_though_threads_take_turns_slowly():
+    one_call = tool_messages_with()
+
+    def polling(message, run_tool):
+        calls = message["tool_calls"]
+        if not calls:
+            return []
+        pool = ThreadPoolExecutor(len(calls))
+
+        def answer(call):
+            return one_call({"tool_calls": [call]}, run_tool)[0]["content"]
+
+        futures = [pool.submit(answer, call) for call in calls]
+        while not all(future.done() for future in futures):
+            pass  # wait until every call is answered: as many lines as the machine runs meanwhile
+        pool.shutdown()
+        return [{"role": "tool", "tool_call_id": call["id"], "content": future.result()}
+                for call, future in zip(calls, futures)]
+
+    switching = sys.getswitchinterval()
+    sys.setswitchinterval(0.02)  # a loaded machine: the pool's threads get their turns four times as rarely
+    try:
+        assert passes(check_tool_messages, polling)
+    finally:
+        sys.setswitchinterval(switching)

@@ -21,18 +21,20 @@ import contextlib
 import copy
 import random
 import re
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from tinyagent.checks.reporting import (
+    STEPS,
     ExerciseFailed,
     _brief,
     _columns,
     _fail,
     _learners_frame,
+    _Lines,
+    _Runaway,
     learners_mistake,
     said,
     shown,
@@ -45,11 +47,9 @@ _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 AGAIN = 12
 # Plain data a check can compare after a call; anything else (a shop, a class) is not checked for changes.
 _PLAIN = (str, int, float, bool, type(None), bytes)
-# The lines of Python one call of the learner's answer may run before it fails as a loop that does not end (a loop
-# that appends fills the memory, and the kernel dies, long before anyone presses Interrupt): STEPS_PER_LINE times
-# the lines the reference runs on the same input, so that a right answer however slow (quadratic where the
-# reference is linear) passes, and never fewer than STEPS (a second or so of Python).
-STEPS = 1_000_000
+# Through `agree_on`, the learner's answer may run STEPS_PER_LINE times the lines the reference runs on the same
+# input (so that a right answer however slow, quadratic where the reference is linear, passes), and never fewer
+# than STEPS: see `reporting._Lines`.
 STEPS_PER_LINE = 50
 
 
@@ -129,8 +129,8 @@ def agree_on(
     `call`: how the failure names the learner's code (`"my_parse_plan(text)"`). `unchanged`: arguments of plain
     data must come back as they were given. `again`: the first inputs are asked again, in reverse order.
     `show(args)`: the input as a failure shows it (default: the one argument, or the tuple, cut short).
-    Each call of `mine` may run `_budget` lines of Python (sized from the reference on the same input) before it
-    fails as a loop that does not end."""
+    Each call of `mine` may run `_budget` lines of Python (sized from the reference on the same input), and
+    `_Lines`' SECONDS once past them, before it fails as a loop that does not end."""
     tally = Tally(check)
     for tallies in _recordings:
         tallies.append(tally)
@@ -259,9 +259,9 @@ def _readable(read: Callable[[Any], Any], value: Any) -> bool:
 
 def _call_answer(mine: Callable[..., Any], args: tuple, exercise: str, call: str, given: Callable[[], str], *,
                  mistakes: bool = True, steps: int | None = None) -> Outcome:
-    """`_call` on the learner's answer; interrupted in a notebook, out of memory, or past `steps` lines of Python,
-    a failure that names the input it ran on (`given()`, made only then). `mistakes`: a method their class lacks,
-    or a wrong signature, fails the check at once."""
+    """`_call` on the learner's answer; interrupted in a notebook, out of memory, or past `steps` lines of Python
+    (and `_Lines`' SECONDS), a failure that names the input it ran on (`given()`, made only then). `mistakes`: a
+    method their class lacks, or a wrong signature, fails the check at once."""
     try:
         return _call(_Lines(mine, budget=steps), args, exercise if mistakes else None)
     except KeyboardInterrupt:
@@ -277,44 +277,10 @@ def _call_answer(mine: Callable[..., Any], args: tuple, exercise: str, call: str
     raise ExerciseFailed(f"{exercise}: {call} {ran} on {given()}: does its loop end?")
 
 
-class _Runaway(BaseException):
-    """The answer ran past its budget of lines: a BaseException, so that its own `except Exception` does not
-    swallow it and loop on."""
-
-
 def _budget(reference_ran: int | None) -> int | None:
     """The lines of Python the answer may run on an input the reference ran `reference_ran` lines on; None (no
     budget) where they could not be counted."""
     return None if reference_ran is None else max(STEPS, STEPS_PER_LINE * reference_ran)
-
-
-class _Lines:
-    """`function`, run under a trace function (sys.settrace) that counts the lines of Python it runs, its own and
-    all it calls, in `ran`; past `budget` lines (if one is given) it is stopped with `_Runaway`. A tracer already
-    set (a debugger, coverage) is left alone: then nothing is counted (`ran` stays None) and there is no budget."""
-
-    def __init__(self, function: Callable[..., Any], budget: int | None = None):
-        self.function, self.budget, self.ran = function, budget, None
-
-    def __call__(self, *args: Any) -> Any:
-        if sys.gettrace() is not None:
-            return self.function(*args)
-        ran = 0
-
-        def line(frame: Any, event: str, arg: Any) -> Any:
-            nonlocal ran
-            if event == "line":
-                ran += 1
-                if self.budget is not None and ran > self.budget:
-                    raise _Runaway
-            return line
-
-        sys.settrace(lambda frame, event, arg: line)
-        try:
-            return self.function(*args)
-        finally:
-            sys.settrace(None)
-            self.ran = ran
 
 
 def _call(function: Callable[..., Any], args: tuple, exercise: str | None = None) -> Outcome:

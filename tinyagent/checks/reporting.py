@@ -8,6 +8,8 @@ import json
 import re
 import sys
 import sysconfig
+import threading
+import time
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
@@ -145,15 +147,135 @@ def _fail(exercise: str, what: str) -> None:
     raise ExerciseFailed(f"{exercise}: {what}")
 
 
+# The lines of Python one call of the learner's code may run before it fails as a loop that does not end (a loop
+# that appends fills the memory, and the kernel dies, long before anyone presses Interrupt): STEPS through `_run`;
+# through `agree_on`, a number sized from the reference's lines on the same input, and never fewer than STEPS. Past
+# its lines a call is stopped only once it has also run SECONDS: a right answer that waits for its threads in a busy
+# loop (`while not all(f.done() for f in futures): pass`) runs lines as fast as the machine lets it, not as its
+# work grows. A million lines take a fraction of a second, so a runaway is stopped in about SECONDS.
+STEPS = 1_000_000
+SECONDS = 2.0
+_CLOCK_EVERY = 65_536  # lines run between two looks at the clock, once past the budget
+
+
+class _Runaway(BaseException):
+    """The answer ran past its budget of lines: a BaseException, so that its own `except Exception` does not
+    swallow it and loop on."""
+
+
+class _Lines:
+    """`function`, run under a trace function (sys.settrace, and threading.settrace for the threads it starts) that
+    counts the lines of Python it runs, its own and all it calls, in `ran`; past `budget` lines and SECONDS (if a
+    budget is given) it is stopped with `_Runaway`, raised in the learner's own lines (never inside Python's or the
+    package's, whose locks and pools must stay whole for the stop to come back through them). A tracer or profiler
+    already set (a debugger, coverage, cProfile) is left alone: then nothing is counted (`ran` stays None) and there
+    is no budget."""
+
+    def __init__(self, function: Callable[..., Any], budget: int | None = None):
+        self.function, self.budget, self.ran = function, budget, None
+
+    def __call__(self, *args: Any) -> Any:
+        if sys.gettrace() is not None or sys.getprofile() is not None:
+            return self.function(*args)
+        budget = self.budget if self.budget is not None else float("inf")
+        ran, began, look_at, over, swallowed, done = 0, time.monotonic(), budget, False, False, False
+        caller = sys._getframe()
+        at: dict[Any, int] = {}  # once over: the line each of the learner's frames was last seen at
+        raised: dict[Any, int] = {}  # the line each of them was last stopped at
+
+        def start(frame: Any, event: str, arg: Any) -> Any:
+            return None if done else line
+
+        def line(frame: Any, event: str, arg: Any) -> Any:
+            nonlocal ran, look_at, over
+            if done:  # a thread the call started, still running after it returned: no longer counted
+                sys.settrace(None)
+                return None
+            if event == "line":
+                ran += 1
+                if ran > look_at:
+                    look_at = ran + _CLOCK_EVERY
+                    over = time.monotonic() - began >= SECONDS
+                    if over:
+                        _remember_lines(frame, caller, at)
+                if over and _learners(frame.f_code):
+                    # Raised where the learner's code goes back to a loop's head (a line not after the last), or
+                    # starts a function: outside any `try` inside the loop, whose `except:` would swallow it. In a
+                    # frame whose `except:` swallowed it all the same (a `try` around the loop), at the first line
+                    # before the one it was raised at: the `try` itself, or the head of a loop around it.
+                    now, last, at[frame] = frame.f_lineno, at.get(frame), frame.f_lineno
+                    if frame in raised:
+                        stop = now < raised[frame]
+                    else:
+                        stop = now <= last if last is not None else not swallowed
+                    if stop:
+                        raised[frame] = now
+                        if sys.getprofile() is not rearm:
+                            sys.setprofile(rearm)
+                        raise _Runaway
+            return line
+
+        def rearm(frame: Any, event: str, arg: Any) -> None:
+            # The stop was swallowed after all (a `try` around the loop): CPython drops a trace function that
+            # raises, and the loop would run on untraced for ever. A profile function is not dropped (it never
+            # raises) and sees the calls the loop makes (len, append): it sets the tracer again, and the stop is
+            # raised again at the head of a loop around that `try`.
+            nonlocal swallowed
+            if done:
+                sys.setprofile(None)
+            elif sys.gettrace() is None:
+                swallowed = True
+                sys.settrace(start)
+                _remember_lines(frame, caller, at)
+                while frame is not None and frame is not caller:  # the frames running now get no "call" event
+                    frame.f_trace = line
+                    frame = frame.f_back
+
+        threads_tracer = threading.gettrace()
+        sys.settrace(start)
+        threading.settrace(start)  # a pool's threads count into the same budget; a stop there comes back as result()
+        try:
+            value = self.function(*args)
+        except BaseException:
+            if not over:
+                raise
+        finally:
+            done = True
+            sys.setprofile(None)
+            sys.settrace(None)
+            threading.settrace(threads_tracer)
+            self.ran = ran
+            at.clear()  # the frames of a runaway, and all they appended: a thread left running still holds `line`
+            raised.clear()
+        if over:  # it swallowed the stop, and returned or raised something else
+            raise _Runaway
+        return value
+
+
+def _remember_lines(frame: Any, caller: Any, at: dict[Any, int]) -> None:
+    """The line each frame from `frame` out to `caller` (or its thread's first) is at, into `at`."""
+    while frame is not None and frame is not caller:
+        at[frame] = frame.f_lineno
+        frame = frame.f_back
+
+
+def _learners(code: Any) -> bool:
+    """Whether `code` is the learner's (neither this package's nor Python's own)."""
+    return not code.co_filename.startswith(_NOT_THE_LEARNERS)
+
+
 def _run(exercise: str, what: str, function: Callable, *args: Any, **kwargs: Any) -> Any:
-    """Call the learner's code; an exception in it becomes a failure that names the call."""
+    """Call the learner's code; an exception in it becomes a failure that names the call, and so does a loop that
+    does not end (past STEPS lines of Python and SECONDS)."""
     try:
-        return function(*args, **kwargs)
+        return _Lines(functools.partial(function, **kwargs), budget=STEPS)(*args)
     except ExerciseFailed:
         raise
     except KeyboardInterrupt:
         stopped_while(exercise, what)
         raise
+    except _Runaway:
+        _fail(exercise, f"{what} did not stop within {STEPS:,} steps: does its loop end?")
     except Exception as exc:  # noqa: BLE001 - the learner's bug, reported as the check's failure
         _fail(exercise, f"{what} raised {type(exc).__name__}: {said(exc)}")
 
