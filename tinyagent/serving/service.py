@@ -304,10 +304,14 @@ class AgentService:
     def stop_runs(self) -> None:
         """The service stops: every run under way (and any still queued) stops at its next event, as if its
         client had gone (RunCancelled): it stores no turn, unless it had already changed something, and then a
-        "cancelled" turn that says what. stopping.py says when. A tool waiting for another program's lock on the
-        shop gives up (nothing changed), and so does a turn waiting for the session store's (its answer says it was
-        not stored), so that its run can stop."""
+        "cancelled" turn that says what. stopping.py says when."""
         self._stopping.set()
+        self.stop_waiting()
+
+    def stop_waiting(self) -> None:
+        """The service stops: a refund waiting for another program's lock on the shop gives up (nothing changed),
+        and so does a turn waiting for the session store's (its answer says it was not stored), so that their runs
+        can end; each would otherwise wait out its busy timeout (30 s), past uvicorn's grace."""
         self.shop.stop_waiting()
         self.store.stop_waiting()
 

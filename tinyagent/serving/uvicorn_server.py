@@ -97,11 +97,7 @@ class ServiceServer:
 
     def stop(self) -> None:
         """Stop serving (runs under way get GRACEFUL_SECONDS to end), free the port, close the service."""
-        # A refund waiting for another program's lock on the shop gives up now, nothing written, and its run answers
-        # from that; a turn waiting for the session store's lock is not stored, and its answer says so. Either would
-        # otherwise wait out the busy timeout (30 s), past uvicorn's grace.
-        self.service.shop.stop_waiting()
-        self.service.store.stop_waiting()
+        self.service.stop_waiting()  # now, not when the runs are stopped (stopping.py, RUNS_END_WITHIN_S later)
         if self.running:
             self._server.should_exit = True
             self._thread.join()
