@@ -91,7 +91,7 @@ def test_stop_waiting_ends_the_user_facts_wait_too(tmp_path):
     with UserFacts(path) as facts, holding_the_write_lock(path):
         threading.Timer(0.5, facts.stop_waiting).start()
         started = time.monotonic()
-        with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+        with pytest.raises(SessionStoreError, match=f"the facts file {path} failed: database is locked"):
             facts.remember("u1", "I live in Hangzhou.")
         assert time.monotonic() - started < STOP_WITHIN
     with UserFacts(path) as facts:
@@ -103,7 +103,7 @@ def test_the_user_facts_wait_still_gives_up_after_the_busy_timeout(tmp_path, mon
     path = tmp_path / "facts.db"
     with UserFacts(path) as facts, holding_the_write_lock(path):
         started = time.monotonic()
-        with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+        with pytest.raises(SessionStoreError, match=f"the facts file {path} failed: database is locked"):
             facts.remember("u1", "I live in Hangzhou.")
         assert 0.5 <= time.monotonic() - started < STOP_WITHIN
 

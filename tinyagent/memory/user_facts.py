@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tinyagent.memory.session_store import BUSY_TIMEOUT_SECONDS, SessionStoreError
+from tinyagent.memory.session_store import BUSY_TIMEOUT_SECONDS, SessionStoreError, _first_line
 from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, immediate_transaction
 from tinyagent.number_checks import check_whole
 from tinyagent.safe_text import replace_lone_surrogates
@@ -92,7 +92,7 @@ class UserFacts:
     def remember(self, user_id: str, text: str) -> Fact:
         """Keep `text` about `user_id` (a fact kept already is not kept twice); returns it with its id."""
         user_id, text = _check("user_id", user_id, MAX_USER_ID_CHARS), _check("text", text, MAX_FACT_CHARS)
-        with self._write():
+        with self._failures(), self._write():
             row = self._conn.execute("SELECT id FROM user_facts WHERE user_id = ? AND text = ?", (user_id, text))
             found = row.fetchone()
             if found:
@@ -112,7 +112,7 @@ class UserFacts:
         expression = match_query(replace_lone_surrogates(question or ""))
         if not expression or limit < 1:
             return []
-        with self._lock:
+        with self._failures(), self._lock:
             rows = self._waits.execute(
                 "SELECT f.id, f.text, bm25(user_facts_fts) AS rank FROM user_facts_fts"
                 " JOIN user_facts AS f ON f.id = user_facts_fts.rowid"
@@ -125,14 +125,14 @@ class UserFacts:
     def facts(self, user_id: str) -> list[Fact]:
         """Everything kept about `user_id`, oldest first."""
         user_id = _check("user_id", user_id, MAX_USER_ID_CHARS)
-        with self._lock:
+        with self._failures(), self._lock:
             rows = self._waits.execute("SELECT id, text FROM user_facts WHERE user_id = ? ORDER BY id", (user_id,))
         return [Fact(fact_id, text) for fact_id, text in rows]
 
     def forget(self, user_id: str, fact_id: int) -> bool:
         """Delete one fact; True if it existed (and belonged to `user_id`)."""
         user_id = _check("user_id", user_id, MAX_USER_ID_CHARS)
-        with self._write():
+        with self._failures(), self._write():
             gone = self._conn.execute(
                 "DELETE FROM user_facts WHERE id = ? AND user_id = ?", (fact_id, user_id)
             ).rowcount
@@ -141,8 +141,9 @@ class UserFacts:
         return bool(gone)
 
     def stop_waiting(self) -> None:
-        """The program is stopping: a call waiting for another program's lock gives up soon (SQLite's "database is
-        locked", nothing changed), and so does every later one. Call it from any thread: it takes no lock."""
+        """The program is stopping: a call waiting for another program's lock gives up soon (SessionStoreError,
+        "database is locked", nothing changed), and so does every later one. Call it from any thread: it takes no
+        lock."""
         self._waits.stop_waiting()
 
     def close(self) -> None:
@@ -157,6 +158,16 @@ class UserFacts:
 
     def __repr__(self) -> str:
         return f"UserFacts({self.path!r})"
+
+    @contextmanager
+    def _failures(self) -> Iterator[None]:
+        """A file that fails after it was opened (another program's lock held past the busy timeout, a full disk, a
+        disk gone read-only): one line naming the facts' file and saying why, in the session store's error, not
+        SQLite's own. Nothing of a failed write is kept."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise SessionStoreError(f"the facts file {self.path} failed: {_first_line(exc)}") from None
 
     @contextmanager
     def _write(self) -> Iterator[None]:
