@@ -440,21 +440,8 @@ def _in_the_lessons_example(message: str) -> None:
 
 
 def test_09_decoding_for_ever_on_the_lessons_example_fails_as_runaway():
-    def one_by_one(message, run_tool):  # in the check's own thread, before any generated input
-        def answer(call):
-            try:
-                arguments = _decoded_again(call["function"]["arguments"] or "{}")
-            except ValueError as error:
-                return json.dumps({"error": f"the arguments are not valid JSON: {error}"})
-            if not isinstance(arguments, dict):
-                return json.dumps({"error": "the arguments are not a JSON object"})
-            try:
-                return run_tool(call["function"]["name"], arguments)
-            except Exception as error:  # noqa: BLE001 - a failing tool is answered with an error
-                return json.dumps({"error": f"{type(error).__name__}: {error}"}, ensure_ascii=False)
-
-        return [{"role": "tool", "tool_call_id": call["id"], "content": answer(call)}
-                for call in message["tool_calls"]]
+    # in the check's own thread, before any generated input
+    one_by_one = tool_messages_with(read_arguments=_decoded_again, pooled=False)
 
     with pytest.raises(ExerciseFailed) as failure:
         check_tool_messages(one_by_one, 0.3)

@@ -2458,10 +2458,11 @@ def test_08_lean_prompt_long_descriptions_and_the_budgets_own_sentence():
 # -- 09 ---------------------------------------------------------------------------------------------
 def tool_messages_with(read_arguments=json.loads, is_object=lambda value: isinstance(value, dict),
                        content=lambda text: text, workers=None, catching=Exception,
-                       error_text=lambda error: f"{type(error).__name__}: {error}"):
+                       error_text=lambda error: f"{type(error).__name__}: {error}", pooled=True):
     """The solution of 09's exercise 1 (notebooks/solutions/09_function_calling.ipynb), with each piece a wrong answer
     swaps given: how the arguments are read and judged, what becomes of a tool's text, the pool's size (`workers(calls)`;
-    None: one thread a call, and no pool for no calls), what is caught and what its error says."""
+    None: one thread a call, and no pool for no calls), what is caught and what its error says. `pooled=False`: every
+    call answered in the caller's own thread, one after another."""
     from concurrent.futures import ThreadPoolExecutor
 
     def tool_messages(message, run_tool):
@@ -2478,6 +2479,8 @@ def tool_messages_with(read_arguments=json.loads, is_object=lambda value: isinst
                 return json.dumps({"error": error_text(error)}, ensure_ascii=False)
 
         calls = message["tool_calls"]
+        if not pooled:
+            return [{"role": "tool", "tool_call_id": call["id"], "content": answer(call)} for call in calls]
         if workers is None and not calls:  # no calls, no tool messages (and a pool of no threads is an error)
             return []
         with ThreadPoolExecutor((workers or len)(calls)) as pool:
