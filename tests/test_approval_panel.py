@@ -6,6 +6,8 @@ import time
 
 import pytest
 
+from tests.test_session_stopped_runs import LOOK, Scripted
+from tests.test_session_stopped_runs import REFUND as REFUND_REPLY
 from tinyagent import ConfirmationGate, LlmClient, ReActAgent, fixed_clock
 from tinyagent.shop import Shop, refund_gate, shop_registry
 from tinyagent.toolkit.confirmation import GatedAct
@@ -92,3 +94,31 @@ def test_a_run_closed_under_the_panel_turns_the_buttons_off_and_says_the_run_end
     panel.approve_button.click()  # a click that came anyway: said, not acted on
     assert "the run ended" in panel.error and panel.decisions == []
     assert shop.refunds() == [] and panel.approve_button.disabled
+
+
+@pytest.mark.parametrize("question, heading", [
+    ("Refund order 88231, please.", "Before the run stopped, it had already done this:"),
+    ("订单 88231 请退款。", "在停下之前，已经完成了以下操作："),
+], ids=["en", "zh"])
+def test_a_run_the_step_cap_stops_after_an_approved_refund_says_the_refund(shop, question, heading):
+    # The run's answer is the loop's canned sentence, which knows nothing of the refund the click approved a round
+    # before; the panel had said only "the run has ended (max_steps)".
+    agent = ReActAgent(Scripted(REFUND_REPLY, LOOK), shop_registry(shop), max_steps=2,
+                       parts=[GatedAct(refund_gate(shop))])
+    panel = ApprovalPanel(agent.start(question))
+    panel.approve_button.click()
+    (refund,) = shop.refunds()
+    assert panel.run.done and panel.run.trace.reason == "max_steps"
+    said = panel.status_text().splitlines()
+    assert said[:2] == ["the run has ended (max_steps)", heading], said
+    assert len(said) == 3 and said[2].startswith("- applyRefund ") and refund["refundId"] in said[2], said
+    assert refund["refundId"] in panel.status.value and "white-space:pre-line" in panel.status.value
+    assert panel.text().startswith("ApprovalPanel: the run has ended (max_steps)\n" + heading)
+
+
+def test_a_run_the_step_cap_stops_after_a_declined_refund_says_only_that_it_ended(shop):
+    agent = ReActAgent(Scripted(REFUND_REPLY, LOOK), shop_registry(shop), max_steps=2,
+                       parts=[GatedAct(refund_gate(shop))])
+    panel = ApprovalPanel(agent.start("Refund order 88231, please."))
+    panel.decline_button.click()
+    assert shop.refunds() == [] and panel.status_text() == "the run has ended (max_steps)"

@@ -3,7 +3,8 @@
 A run's answer is the model's own report of what it did, unless the run stopped without one (lesson 06's `Stopped`:
 the step cap, the model failing on its next call, lesson 13's context budget). Its answer is then the loop's canned
 sentence ("Sorry, I could not finish ..."), which knows nothing of a refund written a round before. Whoever keeps or
-shows that answer (a Session, lesson 19's service, `python -m tinyagent ask`) says the changes after it:
+shows that answer (a Session, lesson 15's ApprovalPanel, lesson 19's service, `python -m tinyagent ask`) says the
+changes after it:
 
     changes_made(trace, guards)        each call of a tool `guards` names that came back without an error and did
                                        not say it changed nothing (changed_nothing: a repeated refund), one line

@@ -12,8 +12,10 @@ handled and the wait can only time out. So the panel drives the run step by step
 two buttons, and returns, which ends the cell. The click arrives later, as its own message to the kernel:
 it answers the gate (`gate.answer`) and advances the run to the end or to the next request.
 
-A click after the gate's time limit counts as no answer: the tool does not run. State for tests and for
-a notebook under nbval: `.waiting` (the request shown, or None), `.decisions`, `.viewer`, `.text()`.
+A click after the gate's time limit counts as no answer: the tool does not run. A run that a stop ends (the step
+cap) after a refund was approved says the refund in the status line, as a Session does (memory/run_changes.py).
+State for tests and for a notebook under nbval: `.waiting` (the request shown, or None), `.decisions`, `.viewer`,
+`.text()`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from tinyagent.agent import AgentRun
+from tinyagent.memory.run_changes import changes_made, said_after_stop
 from tinyagent.toolkit.confirmation import ERROR, ApprovalRequested, Decision, gate_of
 from tinyagent.widgets.cards import STATUS, esc, tint
 from tinyagent.widgets.trace_viewer import TraceViewer, with_text
@@ -113,7 +116,12 @@ class ApprovalPanel(widgets.VBox):
             return (f"waiting for approval: {self.waiting.tool}: {self.waiting.summary} (a yes after "
                     f"{self.waiting.timeout_s:g} s no longer counts)")
         if self.run.done:
-            return f"the run has ended ({self.run.trace.reason})"
+            result = self.run.finish()  # the run has ended: this only reads how
+            ended = f"the run has ended ({result.reason})"
+            # A stop's answer (the loop's canned sentence, or the model's best answer at a limit) may not say the
+            # refund a click approved a round before; said here, as a Session and the service say it.
+            return ended if result.ok else said_after_stop(ended, changes_made(result.trace, self.gate.guards),
+                                                           result.trace)
         return "the run is stopped between steps"
 
     def _refresh(self) -> None:
@@ -131,7 +139,7 @@ class ApprovalPanel(widgets.VBox):
         else:
             self.request_box.value = ""
         error = f'<div style="color:#c62828"><b>Error:</b> {esc(self.error)}</div>' if self.error else ""
-        self.status.value = f'<div class="ta-status">{esc(self.status_text())}</div>{error}'
+        self.status.value = f'<div class="ta-status" style="white-space:pre-line">{esc(self.status_text())}</div>{error}'
 
     def text(self) -> str:
         self._refresh()  # shown again after the run was closed: the buttons say so too
