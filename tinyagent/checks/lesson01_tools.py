@@ -117,6 +117,17 @@ def _the_parcel(rng: random.Random) -> Iterator[tuple]:
     yield (" SF1234567890\n",)
     for _ in range(8):
         yield (rng.choice(_SPACES) + PARCEL + rng.choice(_SPACES),)
+    # Whitespace that strip() takes and a list of spaces, tabs and line ends misses: the full-width space a Chinese
+    # keyboard types, a form feed.
+    yield ("\u3000SF1234567890",)
+    yield ("SF1234567890\u3000\f",)
+
+
+def _the_parcel_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    answer = _read_answer(got)
+    if isinstance(answer, dict) and "error" in answer and args[0] != PARCEL:
+        return f"strip() with no argument takes all the whitespace around it: {args[0].replace(PARCEL, '', 1)!r} too."
+    return _differs_in(expected, got)
 
 
 def _other_number(rng: random.Random) -> str:
@@ -150,6 +161,7 @@ def _other_numbers(rng: random.Random) -> Iterator[tuple]:
     # The example's digits under another prefix, or none: equal to SF1234567890 only at its end.
     yield ("YT1234567890",)
     yield ("1234567890",)
+    yield ("\u3000YT0000000000\f",)  # the error names the number without the whitespace strip() takes
 
 
 def _found(value: Any) -> bool:
@@ -187,9 +199,15 @@ def _the_parcel_written_otherwise(rng: random.Random) -> Iterator[tuple]:
     yield ("SF 1234 5678 90",)
     yield (" sf1234567890\n",)
     yield ("SF12345\t67890",)
+    # Full-width letters or digits (typed with a Chinese input method on) are other characters: NFKC would make them
+    # SF1234567890, and the toy does not normalise.
+    yield ("ＳＦ１２３４５６７８９０",)
+    yield ("SF１２３４５６７８９０",)
 
 
 def _written_otherwise_hint(args: tuple, expected: Any, got: Any) -> str | None:
+    if _found(got) and not args[0].isascii():
+        return f"Only {PARCEL} exactly has events: full-width characters are other ones; do not normalise (NFKC)."
     if _found(got):
         return (f"Only {PARCEL} exactly has events: compare the number as written (only the spaces around it "
                 "stripped), not upper-cased or with the spaces inside it taken out.")
@@ -200,13 +218,13 @@ def _written_otherwise_hint(args: tuple, expected: Any, got: Any) -> str | None:
 
 
 TRACKING_RULES = (
-    Rule("SF1234567890, also with stray spaces around it, gets its hard-coded events", _the_parcel,
-         hint=lambda args, expected, got: _differs_in(expected, got)),
+    Rule("SF1234567890, also with stray whitespace around it (all that strip() takes, the full-width space too), "
+         "gets its hard-coded events", _the_parcel, hint=_the_parcel_hint),
     Rule("any other number gets the error 运单不存在：<number>, that number (without the spaces)", _other_numbers,
          hint=_other_number_hint),
-    Rule("only SF1234567890 exactly has events: in another case or with spaces inside (sf1234567890, "
-         "SF 1234 5678 90) it is another number, and gets the error", _the_parcel_written_otherwise,
-         hint=_written_otherwise_hint),
+    Rule("only SF1234567890 exactly has events: in another case, full-width or with spaces inside (sf1234567890, "
+         "SF 1234 5678 90) it is another number",
+         _the_parcel_written_otherwise, hint=_written_otherwise_hint),
 )
 
 
@@ -307,6 +325,12 @@ def _blank(value: Any) -> bool:
     return not value or (isinstance(value, str) and not value.strip())
 
 
+def _a_text(value: Any) -> bool:
+    """Whether an "expected" hint says something in words: a text that is not only whitespace (True, a list or a
+    number tell the model nothing it can read as what to send)."""
+    return isinstance(value, str) and not _blank(value)
+
+
 def _no_number_hint(got: Any) -> str:
     try:
         data = json.loads(got)
@@ -314,6 +338,9 @@ def _no_number_hint(got: Any) -> str:
         data = None
     if isinstance(data, dict) and "expected" in data and _blank(data["expected"]):
         return f'Its "expected" hint is {shown(data["expected"])}: say what to send (e.g. 订单号数字，如 88231).'
+    if isinstance(data, dict) and "expected" in data and not _a_text(data["expected"]):
+        return (f'Its "expected" hint is {shown(data["expected"])}: a hint is a text that says what to send '
+                "(e.g. 订单号数字，如 88231).")
     if isinstance(data, dict) and "error" in data and (_blank(data["error"]) or not isinstance(data["error"], str)):
         return f'Its "error" is {shown(data["error"])}: an error is a message, a text that says what went wrong.'
     if isinstance(data, dict) and "expected" not in data and (others := [key for key in data if key != "error"]):
@@ -329,7 +356,7 @@ FORGIVING_RULES = (
          hint=lambda args, expected, got: _differs_in(expected, got) or _order_in_the_text(got)),
     Rule("an id the toy does not have gets 订单不存在：<id>, the id it read", _other_orders,
          hint=_other_order_hint),
-    Rule('no number at all gets an error (a message) with an "expected" hint (not empty)', _no_number,
+    Rule('no number at all gets an error (a message) with an "expected" hint (a text, not empty)', _no_number,
          hint=lambda args, expected, got: _no_number_hint(got)),
 )
 
@@ -367,7 +394,7 @@ def _read_hint(text: str) -> str | None:
     except ValueError:
         return None
     if (isinstance(parsed, dict) and isinstance(parsed.get("error"), str) and not _blank(parsed["error"])
-            and not _blank(parsed.get("expected")) and not _UNKNOWN_ORDER.fullmatch(parsed["error"])):
+            and _a_text(parsed.get("expected")) and not _UNKNOWN_ORDER.fullmatch(parsed["error"])):
         return 'an error with an "expected" hint'
     return None
 

@@ -133,6 +133,13 @@ def check_prompt_share(share: float | None, llm: Any, messages: list[dict]) -> N
     # Measured here, on the same model, so the check holds whatever the prompt's length or the tokenizer.
     if not callable(getattr(llm, "chat", None)):
         _fail(exercise, f"pass the lesson's llm (an LlmClient) as the second argument, got {_brief(llm, 40)}")
+    if (isinstance(messages, list) and messages and all(isinstance(m, dict) for m in messages)
+            and messages[0].get("role") == "user" and not any(m.get("role") == "system" for m in messages)):
+        # The check cell passes the lesson's own `messages`: without its system message, the list was changed in
+        # place (pop, del, remove) to send it without the prompt.
+        _fail(exercise, "pass the lesson's messages whole: they have lost their system message, so your code removed "
+                        "it from the list itself (pop, del). Run the cell that builds messages again, and send "
+                        "messages[1:] (a new list) for the count without the prompt.")
     if not (isinstance(messages, list) and len(messages) >= 2 and all(isinstance(m, dict) for m in messages)
             and messages[0].get("role") == "system"):
         _fail(exercise, "pass the lesson's messages as the third argument: the system prompt first, then the "

@@ -127,7 +127,14 @@ def _run_on_replies(rng: random.Random) -> Iterator[tuple]:
 
 def _run_on_hint(args: tuple, expected: Any, got: Any) -> str | None:
     keyed = [line.strip().startswith("Observation:") for line in args[0].splitlines()]
-    if isinstance(got, int) and got < expected and any(a and b for a, b in itertools.pairwise(keyed)):
+    if not isinstance(got, int) or got >= expected:
+        return None
+    if got == 0 and keyed and not keyed[0]:
+        # none found, and none is the reply's first line: only the start of the text (or of a paragraph) was read
+        return (f"(it counted none of the {expected} lines that start with `Observation:`, none of them the reply's "
+                "first: read every line; a regex's ^ matches at each line only with re.MULTILINE)")
+    runs = sum(1 for a, b in itertools.pairwise([False, *keyed]) if b and not a)  # groups of keyed lines in a row
+    if 0 < got == runs and any(a and b for a, b in itertools.pairwise(keyed)):
         return "(Observation lines one after another count one each)"
     return None
 
@@ -341,6 +348,11 @@ def _colon_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return None  # the failure is the type: the shape check said so
     if any(str(name).endswith("\r") for name in got):
         return "(a reply's lines may end in '\\r\\n': a name is without the '\\r'; strip it)"
+    unstripped = [mine for mine, name in zip(got, expected)
+                  if isinstance(mine, str) and mine != name and mine.strip() == name]
+    if len(got) == len(expected) and unstripped:
+        name = unstripped[0]
+        return f"(a name is stripped of the spaces around it, on both sides: {name!r} is {name.strip()!r})"
     # These replies name no key mid-line, so a name too many most likely came from an `Action Input:` line.
     if len(got) > len(expected) or any(":" in str(name) or str(name).startswith("Input") for name in got):
         return "('Action Input: ...' starts with 'Action' too: match the key with its colon)"
@@ -470,6 +482,9 @@ def check_pretended_calls(pretended_tools: Callable[[str], list[str]] | None, sk
         _fail(exercise, f"skipped={_brief(skipped, 50)}: give a list of tool names (strings)")
     if names is not None:  # a space typed around a name is no other tool (lesson 00's names are read so too)
         names = [name.strip() for name in names]
+    if names is not None and set(names) == {"getCurrentTime", "searchKnowledge"} and len(names) != 2:
+        _fail(exercise, f"skipped={shown(skipped)} names a tool more than once: the invented run skipped two tools, "
+                        "so give the two names, each once")
     if names is None or set(names) != {"getCurrentTime", "searchKnowledge"}:
         _fail(exercise, f"skipped={shown(skipped)}: deciding a refund needs today's date (how many days since "
                         "signing?) and the shop's policy (which windows apply?); which tools give those?")
