@@ -48,24 +48,29 @@ def _action_of(step: Any) -> tuple[str, str] | None:
     return None if action is None else (action.tool_name, action.tool_input)
 
 
-def _reading(action: tuple[str, str] | None, final_answer: Any) -> str:
-    """A reading of a reply in a few words: the action and its input, the final answer, or neither."""
+def _reading(action: tuple[str, str] | None, final_answer: Any, *, whole: bool = False) -> str:
+    """A reading of a reply in a few words: the action and its input, the final answer, or neither. `whole`: the
+    input and the answer as they are, not cut short (for a failure that cuts the two readings where they differ)."""
+    def cut(value: Any, columns: int) -> str:
+        return shown(value) if whole else _brief(value, columns)
+
     if action is not None:
         name, tool_input = action
-        said = f"Action {shown(name)} with input {_brief(tool_input, 40)}"
-        return said if final_answer is None else f"{said} and Final Answer {_brief(final_answer, 30)}"
-    return "no action and no answer" if final_answer is None else f"Final Answer {_brief(final_answer, 50)}"
+        said = f"Action {shown(name)} with input {cut(tool_input, 40)}"
+        return said if final_answer is None else f"{said} and Final Answer {cut(final_answer, 30)}"
+    return "no action and no answer" if final_answer is None else f"Final Answer {cut(final_answer, 50)}"
 
 
 @dataclass(frozen=True)
 class _Read:
-    """What a parse says that the checks compare (the action and the final answer), shown in a few words."""
+    """What a parse says that the checks compare (the action and the final answer), shown whole: a failure cuts two
+    readings where they differ (two inputs cut alike would read the same)."""
 
     action: tuple[str, str] | None
     final_answer: Any
 
     def __repr__(self) -> str:
-        return _reading(self.action, self.final_answer)
+        return _reading(self.action, self.final_answer, whole=True)
 
 
 def _read(step: Any) -> _Read:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import random
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -182,11 +184,16 @@ def _advice(args: tuple, expected: str, got: str) -> str | None:
     if got == expected:
         return None  # the failure is not in the outcome (the framework's own message says what it is)
     kept = ".usages" if "usage" in expected else ".replies"
-    if " of two" in got:
+    if " of two" in got or " more, from " in got:
         if args[0] == "replays, two at once":
             return "Each Replayer keeps its own place in the replies: on self, not on the class."
-        return f"Each object keeps its own list: self{kept} = [] in __init__, not a list on the class."
-    if "earlier" in got:
+        if default := re.search(r"the default (\w+)=\[\]", got):  # see _made_once
+            return (f"A default ({default.group(1)}=[]) is one list, made once, that every instance shares: make a new "
+                    f"one in __init__ (self{kept} = []).")
+        if _OUTSIDE in got:
+            return f"A list made outside the class is shared by every instance: make one in __init__ (self{kept} = [])."
+        if " of two" in got:
+            return f"Each object keeps its own list: self{kept} = [] in __init__, not a list on the class."
         return f"A list made in the class body is shared by every instance: make it in __init__ (self{kept} = [])."
     if got.startswith("item "):
         kept = "reply.usage itself (a dict)" if "usage" in expected else "the reply itself (the ChatResult)"
@@ -217,15 +224,16 @@ def _passed_on(wrapper: Any, model: _Playback, script: list, replies: list[ChatR
     return f"{len(script)} call(s) passed on, replies returned"
 
 
-def _kept(kept: Any, wanted: list, what: str, script: list) -> str:
-    """What a list kept across the conversation holds, against `wanted` (one item per call), in a few words."""
+def _kept(kept: Any, wanted: list, what: str, script: list, made: Any = None, attr: str = "") -> str:
+    """What a list kept across the conversation holds, against `wanted` (one item per call), in a few words.
+    `made`: the object that keeps it, as its .`attr` (to tell where a list it shares was made)."""
     if isinstance(kept, str):
         return kept
     if not isinstance(kept, list):
         return f"a {type(kept).__name__}, not a list"
     calls = len(script)
     if len(kept) > calls and kept[len(kept) - calls:] == wanted:
-        return f"{len(kept) - calls} more, from an earlier object"
+        return f"{len(kept) - calls} more, from {_made_once(made, attr) or 'an earlier object'}"
     if len(kept) != calls:
         return f"{len(kept)} item(s) for {calls} call(s)"
     if kept != wanted and _same_items(kept, wanted):
@@ -234,6 +242,27 @@ def _kept(kept: Any, wanted: list, what: str, script: list) -> str:
         if have is not want and have != want:
             return f"item {n}: {_brief(have, 30)}"
     return f"{calls} {what}, in order"  # "3 usage(s), in order"
+
+
+# How _made_once names a shared list that is neither on the class nor a default of __init__'s.
+_OUTSIDE = "a list outside the class"
+
+
+def _made_once(made: Any, attr: str) -> str:
+    """Where the list `made`.`attr` that every object shares was made, told from the object, in a few words for an
+    outcome: a default value of __init__'s (usages=[]: one list, made when def ran), or outside the class (a
+    module's list); "" when it is on the class (in its body, or set there by __init__) or cannot be told."""
+    if made is None:
+        return ""
+    try:
+        shared = getattr(made, attr)
+        if any(shared is vars(cls).get(attr) for cls in type(made).__mro__):
+            return ""  # on the class: the advice's own words
+        parameters = inspect.signature(type(made).__init__).parameters.values()
+        default = next((p.name for p in parameters if p.default is shared), None)
+    except Exception:  # noqa: BLE001 - the learner's object, read as far as it can be
+        return ""
+    return f"the default {default}=[]" if default else _OUTSIDE
 
 
 def _same_items(kept: list, wanted: list) -> bool:
@@ -256,7 +285,7 @@ def _two_kept(make: Callable[[Any], Any], attr: str, what: str, script: list) ->
     alone = make(_Playback(replies))
     for call in script:
         alone.chat(call["messages"], **call["options"])
-    outcome = _kept(getattr(alone, attr, f"no .{attr} attribute"), wanted, what, script)
+    outcome = _kept(getattr(alone, attr, f"no .{attr} attribute"), wanted, what, script, alone, attr)
     if not outcome.endswith(", in order"):
         return outcome
     model = _Playback(replies)
@@ -274,7 +303,8 @@ def _two_kept(make: Callable[[Any], Any], attr: str, what: str, script: list) ->
                  for have in kept]
         if calls != list(range(which + 1, len(script) + 1, 2)):
             return (f"the {('first', 'second')[which]} of two keeps calls {calls}, not "
-                    f"{list(range(which + 1, len(script) + 1, 2))}")
+                    f"{list(range(which + 1, len(script) + 1, 2))}"
+                    + (f", from {where}" if (where := _made_once(objects[which], attr)) else ""))
     return f"two objects, each its own {what}"
 
 
@@ -331,7 +361,7 @@ def _counting_run(CountingLlm: type) -> Callable[[str, list], str]:
         for call in script:
             counting.chat(call["messages"], **call["options"])
         usages = getattr(counting, "usages", "no .usages attribute")
-        return _kept(usages, [reply.usage for reply in replies], "usage(s)", script)
+        return _kept(usages, [reply.usage for reply in replies], "usage(s)", script, counting, "usages")
     return run
 
 
@@ -522,7 +552,8 @@ def _record_replay_run(Recorder: type, Replayer: type) -> Callable[[str, list], 
                 return _passed_on(recorder, model, script, replies)
             for call in script:
                 recorder.chat(call["messages"], **call["options"])
-            return _kept(getattr(recorder, "replies", "no .replies attribute"), replies, "reply(s)", script)
+            return _kept(getattr(recorder, "replies", "no .replies attribute"), replies, "reply(s)", script, recorder,
+                         "replies")
         given = list(replies)
         replayer = Replayer(given)
         # Asked with the conversation's messages backwards: a replayer answers by position, not by what it is asked.

@@ -660,6 +660,25 @@ def _exactly_the_budget(rng: random.Random) -> Iterator[tuple]:
             break
     # just under by three billionths (¥0.999999997, at a price of ¥0.001 per million): rounded to 7 or 8 places, ¥1
     yield (1.0, (0.001, 0.0), ((999999997, 0),), (0, 1), False)
+    # Costs in fractions of a millionth of a yuan (any token count at ¥0.27 per million, say: 1001 tokens cost
+    # 270.27 millionths): the budget reached exactly, and one just above it, short of the next whole millionth.
+    # A cost cut or rounded to whole millionths (a call's, or the run's) misses the one or the other.
+    yield (0.00081081, (0.27, 1.1), ((1001, 0),) * 3, (0, 1, 2, 3), False)
+    fine, found = random.Random("check_cost_budget: fractions of a millionth"), 0
+    for _ in range(200):
+        prices = fine.choice(((0.27, 1.1), (1.1, 0.27), (0.5, 1.5), (2.5, 0.3)))
+        usages = tuple((fine.randint(1, 3000), fine.randint(0, 900)) for _ in range(fine.randint(1, 3)))
+        exact, tools = _cost(prices, usages), fine.random() < 0.5
+        millionths = exact * 1_000_000
+        if millionths.denominator == 1:
+            continue
+        above = exact + (math.ceil(millionths) - millionths) / 2 / 1_000_000
+        pair = [(float(budget), prices, usages, tuple(range(len(usages) + 1)), tools) for budget in (exact, above)]
+        if all(map(_settled, pair)):
+            yield from pair
+            found += 1
+        if found == 4:
+            break
 
 
 def _nothing_spent_yet(rng: random.Random) -> Iterator[tuple]:
@@ -738,7 +757,7 @@ def _budget_hint(args: tuple, expected: tuple, got: tuple) -> str | None:
         if want != have:
             exact = _cost(prices, usages[:calls])
             spent = f"{float(exact):.6f}"
-            if (Fraction(spent) >= Fraction(yuan)) != (exact >= Fraction(yuan)):  # .6f rounds across the budget
+            if Fraction(spent) != exact:  # .6f would round it (across the budget, or onto it): as many digits as it has
                 spent = f"{float(exact):.10g}"
             why = ""
             if not want and have and exact < Fraction(yuan) and exact * 1000 > Fraction(yuan) * 999:
@@ -755,33 +774,52 @@ _NOT_ROUNDED = "so do not round the cost"
 
 
 def _rounding(CostBudget: type, exercise: str, *, cost_named: bool) -> str | None:
-    """What an answer rounds before it compares, and to how many places, told by probes at ¥1 per million prompt
-    tokens (completion free, one call or none, so no mistake of pricing or summing changes them). Rounded to p
-    places, a budget of 0.4 units of the p-th place is ¥0 (nothing spent stops it) and one of 0.6 units is not; a
-    cost of 0.4 units is ¥0 (it does not stop a budget of 0.1 units), rounded or cut down, and one of 1.2 units is
-    not. A widened boundary (a tolerance) or an answer that never stops shows neither pair. `cost_named`: the
-    failure already says not to round the cost (_NOT_ROUNDED). None when nothing more shows, or a probe fails."""
+    """What an answer rounds or cuts before it compares, and to how many places, told by probes at ¥1 per million
+    prompt tokens (¥0.1 where a cost is a fraction of a millionth; completion free, one call or none, so no mistake
+    of pricing or summing changes them). Rounded to p places, a budget of 0.4 units of the p-th place is ¥0 (nothing
+    spent stops it) and one of 0.6 units is not; cut (int(), floor) both are, and one of 1 unit is not. A cost of
+    0.4 units is ¥0 (it does not stop a budget of 0.1 units), rounded or cut, and one of 1.2 units is not; one of
+    0.6 units is ¥0 cut, not rounded. A widened boundary (a tolerance) or an answer that never stops shows none of
+    these. `cost_named`: the failure already says not to round the cost (_NOT_ROUNDED). None when nothing more
+    shows, or a probe fails."""
 
     def stops(yuan: Decimal, spent: Decimal = Decimal(0)) -> bool:
-        rule = _instance(exercise, CostBudget, float(yuan), 1.0, 0.0)
-        calls = [(int(spent * 1_000_000), 0)] if spent else []
+        tokens = spent * 1_000_000
+        price = Decimal(1) if tokens == tokens.to_integral_value() else Decimal("0.1")
+        rule = _instance(exercise, CostBudget, float(yuan), float(price), 0.0)
+        calls = [(int(tokens / price), 0)] if spent else []
         return isinstance(_run(exercise, "check(trace)", rule.check, _costly_trace(*calls)), Stop)
 
     budget = cost = ""
+    verbs = set()
     try:
-        for places in range(6):  # to a whole yuan, to fen (2), to the detail's 4 places, ...
-            low, high, over, tiny = (Decimal(unit).scaleb(-places) for unit in ("0.4", "0.6", "1.2", "0.1"))
-            where = f"{places} places" + (" (fen)" if places == 2 else "")
-            if not budget and stops(low) and not stops(high):
-                budget = f"the budget to {where}: with nothing spent, a budget of ¥{low} stops it (¥{high} does not)"
+        for places in range(7):  # to a whole yuan, to fen (2), to the detail's 4 places, ..., to a millionth
+            low, high, over, tiny, unit = (Decimal(n).scaleb(-places) for n in ("0.4", "0.6", "1.2", "0.1", "1"))
+            where = f"{places} places" + {2: " (fen)", 6: " (a millionth)"}.get(places, "")
+            if not budget and stops(low) and not stops(unit):
+                if not stops(high):
+                    budget = f"the budget to {where}: with nothing spent, a budget of ¥{low:f} stops it (¥{high:f} does not)"
+                    verbs.add("rounds")
+                else:
+                    budget = (f"the budget to {where}, cutting the rest off (as int() does): with nothing spent, a "
+                              f"budget of ¥{high:f} stops it (¥{unit:f} does not)")
+                    verbs.add("cuts")
             if not cost and not cost_named and not stops(tiny, low) and stops(tiny, over):
-                cost = f"the cost to {where}: ¥{low} spent of ¥{tiny} does not stop it (¥{over} does)"
+                if stops(tiny, high):
+                    cost = f"the cost to {where}: ¥{low:f} spent of ¥{tiny:f} does not stop it (¥{over:f} does)"
+                    verbs.add("rounds")
+                else:
+                    cost = (f"the cost to {where}, cutting the rest off (as int() does): ¥{high:f} spent of "
+                            f"¥{tiny:f} does not stop it (¥{over:f} does)")
+                    verbs.add("cuts")
     except Exception:  # noqa: BLE001 - the answer failed a probe itself: the failure it had already stands
         return None
     if not budget and not cost:
         return None
-    return (f"it rounds before it compares, {'; and '.join(filter(None, (budget, cost)))}. The spec stops once the "
-            "calls have cost `yuan` or more, both as they are: round neither.")
+    did, undo = (("rounds", "round neither") if verbs == {"rounds"} else ("cuts", "cut neither") if verbs == {"cuts"}
+                 else ("rounds and cuts", "round or cut neither"))
+    return (f"it {did} before it compares, {'; and '.join(filter(None, (budget, cost)))}. The spec stops once the "
+            f"calls have cost `yuan` or more, both as they are: {undo}.")
 
 
 def _zero_budget(rng: random.Random) -> Iterator[tuple]:
