@@ -28,11 +28,13 @@ from tinyagent.shop import shop_registry
 
 class _TurnsOnly:
     """A stand-in for a Session that a memory reads: its turns, an id, a store and a language. What else a memory
-    asks of it is answered with what a memory reads, in the lesson's words (`exercise`: whose check asks)."""
+    asks of it is answered with what a memory reads, in the lesson's words (`exercise`: whose check asks). `store`:
+    the `_Store` it is kept in, the same object on every call, as a real Session's is."""
 
-    def __init__(self, turns: list, exercise: str, session_id: str = "check", store: Any = None):
+    def __init__(self, turns: list, exercise: str, session_id: str = "check", store: _Store | None = None):
         self._turns, self.exercise, self.id, self.lang = list(turns), exercise, session_id, "en"
-        self.store = _StoreOf(self, store if store is not None else SqliteSessionStore())
+        self.store = store if store is not None else _Store()
+        self.store.keeps(self)
 
     def turns(self) -> list:
         return list(self._turns)
@@ -46,18 +48,28 @@ class _TurnsOnly:
         raise AttributeError(f"a session has no {name!r} for a memory: session.turns() lists its turns, oldest first")
 
 
-class _StoreOf:
-    """The stand-in's store: `store.turns(session.id)` lists the stand-in's turns, as a real Session's store lists
-    what `session.turns()` does (a memory may read them either way); everything else is the store's own."""
+class _Store:
+    """The stand-ins' store, one object for every call on the sessions kept in it, as a real store is:
+    `store.turns(id)` lists the turns of the session last asked about under that id, as a real Session's store
+    lists what `session.turns()` does (a memory may read them either way), and `delete(id)` forgets them; everything
+    else is a real store's own."""
 
-    def __init__(self, session: _TurnsOnly, store: Any):
-        self._session, self._store = session, store
+    def __init__(self) -> None:
+        self._store, self._sessions = SqliteSessionStore(), {}
+
+    def keeps(self, session: _TurnsOnly) -> None:
+        self._sessions[session.id] = session
 
     def turns(self, session_id: str) -> list:
-        return self._session.turns() if session_id == self._session.id else self._store.turns(session_id)
+        session = self._sessions.get(session_id)
+        return session.turns() if session is not None else self._store.turns(session_id)
+
+    def delete(self, session_id: str) -> None:
+        self._sessions.pop(session_id, None)
+        self._store.delete(session_id)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+        return getattr(self.__dict__["_store"], name)
 
 
 # -- the answers, as each exercise's solution behaves ----------------------------------------------
@@ -156,10 +168,10 @@ def _read_back(messages: Any, turns: list, keys: bool = False) -> Any:
 def _grown(memory_class: Any, argument: int, texts: tuple, exercise: str) -> Any:
     """One memory, asked as a Session asks it: after every turn of a conversation that grows to `texts`; what
     it gives for the whole conversation, read back as turn numbers."""
-    memory, turns = memory_class(argument), _turns_of(texts)
+    memory, turns, store = memory_class(argument), _turns_of(texts), _Store()
     for count in range(len(turns)):
-        memory.history(_TurnsOnly(turns[:count], exercise))
-    return _read_back(memory.history(_TurnsOnly(turns, exercise)), turns, isinstance(texts, _KeysRead))
+        memory.history(_TurnsOnly(turns[:count], exercise, store=store))
+    return _read_back(memory.history(_TurnsOnly(turns, exercise, store=store)), turns, isinstance(texts, _KeysRead))
 
 
 class _InTurn(tuple):
@@ -190,18 +202,31 @@ class _SameId(tuple):
     (`store.delete`) may be made again with its id. B then lives in a store of its own."""
 
 
+class _Remade(_SameId):
+    """Session B's texts, when B has session A's id in A's store: A is deleted (`store.delete`) before B is made, and
+    B before A is made again, so the store and the id are the same for both."""
+
+
 def _one_memory(memory_class: Any, exercise: str) -> Any:
     """The answer as agree_on calls it: on one session (`texts`), as _grown; on two (`other` too), as _in_turn,
-    with one memory for both sessions, and one store (two when B has A's id: a `_SameId`)."""
+    with one memory for both sessions, and one store (two when B has A's id: a `_SameId`; one again, the session of
+    that id deleted when the other is asked, for a `_Remade`)."""
 
     def asked(argument: int, texts: tuple, other: tuple | None = None) -> Any:
         if other is None:
             return _grown(memory_class, argument, texts, exercise)
-        memory, store = memory_class(argument), SqliteSessionStore()
-        stores = {"a": store, "b": SqliteSessionStore() if isinstance(other, _SameId) else store}
+        memory, store, last = memory_class(argument), _Store(), ["a"]
+        remade = isinstance(other, _Remade)
+        stores = {"a": store, "b": _Store() if isinstance(other, _SameId) and not remade else store}
         ids = {"a": "a", "b": "a" if isinstance(other, _SameId) else "b"}
-        return _in_turn(lambda turns, session: memory.history(_TurnsOnly(turns, exercise, ids[session],
-                                                                          stores[session])), texts, other)
+
+        def history(turns: list, session: str) -> Any:
+            if remade and session != last[0]:
+                store.delete("a")  # the other session of that id, before this one is made with it
+            last[0] = session
+            return memory.history(_TurnsOnly(turns, exercise, ids[session], stores[session]))
+
+        return _in_turn(history, texts, other)
 
     return asked
 
@@ -313,18 +338,21 @@ def _in_turn_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return None
     asked, want, have = next(item for item in zip(_ASKED_IN_TURN, expected, got) if item[1] != item[2])
     why = "turns not its own" if isinstance(have, _NotTurns) else f"turns {list(have)}, not {list(want)}"
-    if isinstance(args[2], _SameId):  # the lines a failure shows are full: the numbers above say where
+    if isinstance(args[2], _Remade):  # the lines a failure shows are full: the numbers above say where
+        return "(B had A's id: keep no session's turns on self, not even by store and id)"
+    if isinstance(args[2], _SameId):
         return "(B had A's id: keep no session's turns on self, not even by id)"
     return f"(for {asked}: {why}; keep no session's turns on self)"
 
 
 def _same_id_two_sessions(rng: random.Random) -> Iterator[tuple]:
-    """Sessions A and B with the same id, B in a store of its own; drawn from a generator of their own, so the
-    other rules' inputs stay as they were."""
+    """Sessions A and B with the same id, B in a store of its own, then in A's store (each deleted before the other
+    is made); drawn from a generator of their own, so the other rules' inputs stay as they were."""
     own = random.Random("lesson 12: two sessions, one id")
-    for _ in range(4):
-        a, b = _two_conversations(own)
-        yield (own.choice((0, 1, 2, 3, 5)), a, _SameId(b))
+    for same_id in (_SameId, _Remade):
+        for _ in range(4):
+            a, b = _two_conversations(own)
+            yield (own.choice((0, 1, 2, 3, 5)), a, same_id(b))
 
 
 def _keys_of_messages(budgets: bool) -> Iterator[tuple]:
@@ -354,6 +382,7 @@ def _sessions_shown(args: tuple, name: str) -> str:
     argument, texts, *other = args
     if other:
         same = " with A's id" if isinstance(other[0], _SameId) else ""
+        same += ", in A's store (A deleted first)" if isinstance(other[0], _Remade) else ""
         return f"session A of {len(texts)} turns, then session B of {len(other[0])}{same}, {name}={argument}"
     recorded = f" (recorded with a window of {texts.window} turns)" if isinstance(texts, _Recorded) else ""
     return f"a session of {len(texts)} turn{'' if len(texts) == 1 else 's'}{recorded}, {name}={argument}"
@@ -504,17 +533,21 @@ def _costs_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if not isinstance(got, _InTurn):
         return None
     asked = next(asked for asked, want, have in zip(_ASKED_IN_TURN, expected, got) if want != have)
-    if isinstance(args[2], _SameId):  # the lines a failure shows are full: the numbers above say where
+    if isinstance(args[2], _Remade):  # the lines a failure shows are full: the numbers above say where
+        return "(B had A's id: keep nothing of a session on self, not even by store and id)"
+    if isinstance(args[2], _SameId):
         return "(B had A's id: keep nothing of a session on self, not even by id)"
     return f"(for {asked}: keep nothing of a session on self, not even its token counts)"
 
 
 def _same_id_other_costs(rng: random.Random) -> Iterator[tuple]:
-    """_same_numbers_other_costs and _one_window_two_sessions, with B under A's id in a store of its own: a window
-    or a turn's tokens kept on self by session.id (and turn number) gives B A's. Drawn from a generator of their own."""
+    """_same_numbers_other_costs and _one_window_two_sessions, with B under A's id in a store of its own, then in A's
+    store (each deleted before the other is made): a window or a turn's tokens kept on self by session.id (and the
+    store, and turn number) gives B A's. Drawn from a generator of their own."""
     own = random.Random("lesson 12: two windows, one id")
-    for budget, a, b in (*_same_numbers_other_costs(own), *islice(_one_window_two_sessions(own), 2)):
-        yield (budget, a, _SameId(b))
+    for same_id in (_SameId, _Remade):
+        for budget, a, b in (*_same_numbers_other_costs(own), *islice(_one_window_two_sessions(own), 2)):
+            yield (budget, a, same_id(b))
 
 
 TOKEN_WINDOW_RULES = (

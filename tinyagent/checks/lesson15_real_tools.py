@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import math
 import operator
 import os
 import random
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,13 +82,29 @@ class ValueErrorWithoutMessage(Exception):
     """A ValueError with no message: the tool turns the message into the Observation, so it must say something."""
 
 
+class PowerComputedFirst(Exception):
+    """A refusal that came only after the power was worked out: on a bigger exponent it would not come at all."""
+
+
+# The CPU time a refusal may take. Refusing costs a parse and a walk of a short expression (well under a
+# millisecond); working out the power of _powers_never_computed's int first costs about a second, and the calling
+# thread's CPU time (not the clock's) does not grow on a busy machine.
+REFUSAL_SECONDS = 0.25
+
+
 def _with_message(safe_eval: Callable[[str], Any]) -> Callable[[str], Any]:
-    """`safe_eval`, with a refusal that says nothing turned into a failure of its own."""
+    """`safe_eval`, with a refusal that says nothing, or that came only after the power was computed (it took
+    more than REFUSAL_SECONDS of CPU), turned into a failure of its own."""
 
     def run(text: str) -> Any:
+        began = time.thread_time()
         try:
             return safe_eval(text)
         except ValueError as refusal:
+            took = time.thread_time() - began
+            if took > REFUSAL_SECONDS:
+                raise PowerComputedFirst(f"{text} was worked out ({took:.1f} s of CPU) before it was refused: check "
+                                         "the exponent first, and a bigger one would hang") from None
             if not str(refusal).strip():
                 raise ValueErrorWithoutMessage("say what is refused: the tool turns the message into the "
                                                "Observation the model reads") from None
@@ -252,9 +270,12 @@ def _big_bases(rng: random.Random) -> Iterator[tuple]:
 
 def _powers_never_computed(rng: random.Random) -> Iterator[tuple]:
     """Powers over the limit whose value does not fit a float: computed first (then refused), they raise
-    OverflowError; refused before they are computed, ValueError."""
+    OverflowError; refused before they are computed, ValueError. And an int power, which never overflows but
+    costs about a second of CPU to work out (a result of 11 million bits): refused after that, it took too long."""
     for text in ("10.0 ** 400", "2.5 ** 1000", "(-10.0) ** 401", "1e10 ** 101", "2 ** 1024.5"):
         yield (text,)
+    base = rng.choice((3, 5, 7, 11, 13))  # odd: a power of 2 (or one with many factors 2) is worked out faster
+    yield (f"{base} ** {round(11_000_000 / math.log2(base), -3):.0f}",)
 
 
 def _zero_bases(rng: random.Random) -> Iterator[tuple]:
@@ -285,7 +306,8 @@ SAFE_EVAL_RULES = (
     Rule("0 to a power of 0 or more is computed (0 ** 0 is 1)", _zero_bases),
     Rule("unary plus is computed as unary minus is (+3 is 3)", _unary_plus),
     Rule("a power whose exponent is over 100 is refused, not computed: the exponent is checked before the power is "
-         "worked out (10.0 ** 400 is a ValueError, never an OverflowError)", _powers_never_computed),
+         "worked out (10.0 ** 400 is a ValueError, never an OverflowError; a huge int power is refused at once)",
+         _powers_never_computed),
 )
 
 
