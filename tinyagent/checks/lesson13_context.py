@@ -8,6 +8,7 @@ import json
 import random
 import re
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
@@ -199,6 +200,9 @@ def _fold_read(value: Any) -> Any:
 
 
 def _compact_json(value: Any) -> str | None:
+    if isinstance(value, dict) and "error" in value:  # an error Observation, read and not given back
+        return (f"it returned a dict, {_brief(value, 30)}: an Observation with an \"error\" key comes back "
+                "unchanged, the very text it was given")
     if not isinstance(value, str):
         return (f"it returned {type(value).__name__} {_brief(value, 30)}: return the fold as JSON text "
                 "(json.dumps), not a {type(value).__name__}").replace("{type(value).__name__}", type(value).__name__)
@@ -215,6 +219,8 @@ def _compact_json(value: Any) -> str | None:
             return "the fold has whitespace around it (a newline?): return the compact JSON text alone"
         if "\\u" in value:
             return "the fold's Chinese is written as \\u escapes: ensure_ascii=False keeps it readable (and shorter)"
+        if "\n" in value.strip():
+            return "the fold is not compact JSON: it runs over several lines (indent): leave indent out, one line"
         return 'the fold is not compact JSON: separators=(",", ":") leaves out the spaces after , and :'
     return None
 
@@ -241,7 +247,9 @@ def _fold_form(data: dict) -> str | None:
     return None
 
 
-def _fold_hint(args: tuple, expected: Any, got: Any) -> str | None:
+def _fold_hint(args: tuple, expected: Any, got: Any, about: tuple[str, ...] = ()) -> str | None:
+    """What is wrong with a fold, in a sentence: the key of `about` (the keys the rule's sentence is about) that
+    differs, else the first key that does, saying that the rule's own keys are right."""
     if not isinstance(got, str):
         return None  # the shape's message says it all
     want, have = _fold_read(expected), _fold_read(got)
@@ -258,7 +266,18 @@ def _fold_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return f'It came back unchanged, but it has no "error" key{said}: fold it.'
     if set(have) != set(want):
         return f"The fold has the keys {sorted(have)}; expected {sorted(want)}."
-    wrong = next(key for key in want if want[key] != have[key])
+    differ = [key for key in want if want[key] != have[key]]
+    wrong = next((key for key in about if key in differ), differ[0])
+    said = _key_hint(args, want, have, wrong)
+    if about and wrong not in about:  # the rule's inputs showed a mistake in another key
+        named = [f"`{key}`" for key in about]
+        named_said = " and ".join([", ".join(named[:-1]), named[-1]] if len(named) > 1 else named)
+        return f"{named_said} {'is' if len(about) == 1 else 'are'} right here; {said[:1].lower()}{said[1:]}"
+    return said
+
+
+def _key_hint(args: tuple, want: dict, have: dict, wrong: str) -> str:
+    """What is wrong with the key `wrong` of a fold (`have`), where the reference's fold is `want`."""
     if wrong == "latest" and want["latest"] is None:
         return "A parcel with no trace has latest = null (None)."
     if wrong == "latest" and isinstance(have["latest"], str):
@@ -278,10 +297,15 @@ def _fold_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return "The newest trace has the latest time (date and time), wherever it is in the list."
     if wrong == "traces" and have["traces"] == len({trace["time"] for trace in json.loads(args[0])["traces"]}):
         return f"traces is {have['traces']}, expected {want['traces']}: two traces at the same time are two traces."
+    if wrong == "traces" and isinstance(have["traces"], int) and have["traces"] < want["traces"]:
+        return f"traces is {have['traces']}, expected {want['traces']}: every trace counts, however many there are."
     return f"{wrong} is {_brief(have[wrong], 30)}, expected {_brief(want[wrong], 30)}."
 
 
-FOLD_RULES = tuple(Rule(rule.sentence, rule.inputs, _fold_hint) for rule in FOLD_RULES)
+# the keys each rule's sentence is about: a failure's hint names the one of them that is wrong first
+_ABOUT = (("trackingNo", "carrier", "status"), ("latest",), ("latest",), ("traces",), (), (), (), ())
+FOLD_RULES = tuple(Rule(rule.sentence, rule.inputs, partial(_fold_hint, about=about))
+                   for rule, about in zip(FOLD_RULES, _ABOUT, strict=True))
 
 
 def _parcel_shown(args: tuple) -> str:

@@ -89,22 +89,28 @@ def _observations(body: dict, text_of: Callable[[Any], str] = _text_of, strip: b
     """observations_reference, or (for a failure's hint) a mistaken reading of it: `text_of` reading a message's
     text another way, `strip=False` looking for the label before the text is stripped, `customers` the roles
     whose messages are read as user messages are (a system prompt's or the model's too)."""
-    found = []
+    return [text for text, _ in _results_in(body, text_of, strip, customers)]
+
+
+def _results_in(body: dict, text_of: Callable[[Any], str] = _text_of, strip: bool = True,
+                customers: tuple[str, ...] = ("user",)) -> Iterator[tuple[str, bool]]:
+    """_observations' results, each with whether the spec says its very text: a user message's text after its label
+    (stripped) and a Responses item's output. Of a tool's content and a line of the whole prompt it says no more than
+    "its content" and "the text after the label": white space around those is the answer's to keep or strip."""
     for item in body.get("messages", body.get("input", [])):
         if item.get("type") == "function_call_output":  # the Responses API
-            found.append("" if item["output"] is None else item["output"])  # None: a tool that returned nothing
+            yield ("" if item["output"] is None else item["output"]), True  # None: a tool that returned nothing
             continue
         text = text_of(item.get("content"))
         text = text.strip() if strip else text
         if item.get("role") == "tool":
-            found.append(text)
+            yield text, False
         elif item.get("role") in customers and text.startswith("Observation:"):
-            found.append(text[len("Observation:"):].strip())
+            yield text[len("Observation:"):].strip(), True
         elif item.get("role") in customers and "\nQuestion:" in "\n" + text:  # one prompt with its scratchpad
             scratchpad = ("\n" + text).rsplit("\nQuestion:", 1)[1]  # after its last Question: line, the first too
-            found += [line[len("Observation:"):].strip() for line in scratchpad.splitlines()
-                      if line.startswith("Observation:")]
-    return found
+            yield from ((line[len("Observation:"):].strip(), False) for line in scratchpad.splitlines()
+                        if line.startswith("Observation:"))
 
 
 # -- exercise 1's inputs, drawn from its spec ------------------------------------------------------
@@ -351,7 +357,9 @@ def _first_difference(args: tuple, expected: list[str], got: list[str]) -> str |
         return f"{role} message holds no results: only user and tool messages do."
     if len(expected) != len(got):
         return f"It found {len(got)} result(s), expected {len(expected)}."
-    for place, (want, have) in enumerate(zip(_stripped(expected), _stripped(got))):
+    for place, (given, want, have) in enumerate(zip(got, _stripped(expected), _stripped(got))):
+        if want == have != given:  # compared as given: where the spec says the text after the label is stripped
+            return f"Result {place + 1} keeps white space around it: the text after the label is stripped."
         if want == "" and have == "None":
             return f"Result {place + 1}: content None (null) is a tool that returned nothing, \"\", not 'None'."
         if want != have and want[1:] == have and _right_after_the_label(args[0], want):
@@ -367,10 +375,24 @@ def _first_difference(args: tuple, expected: list[str], got: list[str]) -> str |
                 return f"Result {place + 1}: the result holds Observation: too; cut only the label at the start."
             if want != want.strip("\"'") and want.strip("\"'") == have:
                 return f"Result {place + 1} lost its quotes: return the content as sent, quotes and all."
+            if _first_line_only(args[0], want, have):
+                return f"Result {place + 1} is its first line only: keep all its lines."
             if want in _stripped(got):
                 return f"Result {place + 1} is another result: not in the order sent."
             return f"Result {place + 1} differs."
     return None
+
+
+def _first_line_only(body: dict, want: str, have: str) -> bool:
+    """Whether `have` is the first line alone of the text after a message's label, where the result (`want`) is all
+    of it: the label alone on its line gives ''."""
+    for item in body.get("messages", []):
+        text = _text_of(item.get("content")).strip()
+        if text.startswith("Observation:"):
+            after = text[len("Observation:"):]
+            if after.strip() == want != have == (after.splitlines() or [""])[0].strip():
+                return True
+    return False
 
 
 def _read_as_the_customers(body: dict, got: list[str]) -> str | None:
@@ -616,14 +638,22 @@ def _cut(text: str, columns: int) -> str:
     return _cut_middle(text, columns // 2, columns // 2 - 3)
 
 
-def _a_copy_of(answer: Callable[..., Any]) -> Callable[..., Any]:
-    """`answer`, returning a copy of the list it returns: an answer that hands back one module-level list each
-    call would otherwise change its own first answer too, and the state it keeps would not show. Anything else
-    (a generator, which cannot be copied) comes back as it is, for the shape's message."""
+def _as_compared(answer: Callable[..., Any]) -> Callable[..., Any]:
+    """`answer`, returning a copy of the list it returns (an answer that hands back one module-level list each call
+    would otherwise change its own first answer too, and the state it keeps would not show), stripped where the
+    spec leaves white space to the answer (`_results_in`): a user message's result is compared as returned, so it
+    must come stripped as the spec says. Anything else (a generator, which cannot be copied) comes back as it is,
+    for the shape's message."""
 
-    def run(*args: Any) -> Any:
-        found = answer(*args)
-        return copy.deepcopy(found) if isinstance(found, list) else found
+    def run(body: Any) -> Any:
+        exact = [said for _, said in _results_in(body)]  # read before the answer can change the body
+        found = answer(body)
+        if not isinstance(found, list):
+            return found
+        if len(found) != len(exact):  # a count that is wrong already: that is the failure, whatever the spaces
+            exact = [False] * len(found)
+        return [text.strip() if isinstance(text, str) and not said else copy.deepcopy(text)
+                for text, said in zip(found, exact)]
 
     return run
 
@@ -637,9 +667,8 @@ def check_observations_in(observations_in: Callable[[dict], list[str]] | None) -
         return _not_attempted(exercise, "Write def observations_in(body): ... returning a list of strings.")
     if not callable(observations_in):
         _fail(exercise, f"observations_in should be a function, got {type(observations_in).__name__}")
-    tried = agree_on(exercise, "check_observations_in", OBSERVATION_RULES, _a_copy_of(observations_in),
-                     observations_reference,
-                     shape=_list_of_strings, read=_stripped, call="observations_in(body)",
+    tried = agree_on(exercise, "check_observations_in", OBSERVATION_RULES, _as_compared(observations_in),
+                     observations_reference, shape=_list_of_strings, call="observations_in(body)",
                      show=_show_request)
     return _passed(exercise, f"{tried} generated requests read: the same tool results travel as tool messages, as "
                              "user text, inside one prompt and as Responses items.")
