@@ -9695,7 +9695,8 @@ def test_21_scoped_registry():
     changed = ("scope changed the registry it was given: copy.copy shares its tool dict; build a new ToolRegistry of "
                "registry.get(name) for each name.\nThe input: scope(<shop>, ['queryOrder', 'queryLogistics'])")
     fails(check_scoped_registry, copied, says=changed)
-    fails(check_scoped_registry, pops, says=changed)
+    fails(check_scoped_registry, pops, says="scope changed the registry it was given: leave it as it was; build a new "
+          "ToolRegistry of registry.get(name) for each name.\nThe input: scope(<shop>, ['queryOrder', 'queryLogistics'])")
 
     # the error flag lost on a named tool's error (execute() and invoke() give text only): the expected side was
     # quoted with an "error " prefix, and no hint
@@ -10766,7 +10767,8 @@ def test_23_ids_seen():
     for skipping in (lambda messages, example: _ids_seen_solution([m for m in messages if m["role"] == "user"][1:],
                                                                   example),
                      lambda messages, example: _ids_seen_solution(messages[1:], example)):
-        fails(check_ids_seen, skipping, says="got [] It skipped a user message: read every one")
+        fails(check_ids_seen, skipping, says="got [] It found none, though spaces part them: read every user message "
+                                             "(the customer's messages, the first too)")
 
     # the twelfth audit: \d for a digit (full-width ８ too), and a point before a letter taken for part of a word,
     # passed while no input held them; the text not NFKC-normalised, \d keeps ８８２３１ as typed

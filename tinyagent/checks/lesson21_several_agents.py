@@ -6,7 +6,7 @@ import contextlib
 import json
 import random
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
@@ -75,8 +75,10 @@ def _tool_input(rng: random.Random, tool: str) -> str:
     return rng.choice(("北京 明天", '{"city":"北京","date":"2026-07-01"}', "明天 15:00 带伞", "tomorrow"))
 
 
-# A tool's line in the prompt's list ("1. queryOrder - ..."): its name is the word after the number.
-_LISTED = re.compile(r"^[ \t]*[0-9]+[.)][ \t]*([^ \t\n]+)", re.MULTILINE)
+# A tool's line in the prompt's list: its name is the line's first word, after a number or a mark ("1. queryOrder -
+# ...", as the registry writes it, or "- queryOrder: ...": the spec names no format), and a word that is no tool of
+# the registry (a heading, a description's next line) lists none.
+_LISTED = re.compile(r"^[^A-Za-z0-9\n]*(?:[0-9]+[.)])?[^A-Za-z0-9\n]*([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -122,22 +124,22 @@ def _prober(scope: Callable[[ToolRegistry, list[str]], ToolRegistry], shared: Sh
             held = [(tool.name, id(tool)) for tool in registry]
             given, before = list(names), len(shop.refunds())
             scoped = scope(registry, given)
-            _unchanged(exercise, registry, held, given, names, (extras, names, asked))
+            _unchanged(exercise, registry, held, given, names, (extras, names, asked), scoped)
             if not isinstance(scoped, ToolRegistry):
                 return _Probe("", f"it returned {_brief(scoped, 30)}: return a ToolRegistry, so an agent can use it")
             if asked[0] == "second":  # another scope on the same registry, then the first one's tool run
                 other = list(asked[3])
-                scope(registry, other)
-                _unchanged(exercise, registry, held, other, asked[3], (extras, names, asked))
+                second = scope(registry, other)
+                _unchanged(exercise, registry, held, other, asked[3], (extras, names, asked), second)
             if asked[0] == "list":
                 listed = scoped.build_tool_list(asked[1])
                 if not isinstance(listed, str):
                     return _Probe("", f"build_tool_list() returned {_kind(listed)}: return a str")
-                names = _LISTED.findall(listed)
+                names = [name for name in _LISTED.findall(listed) if name in registry]
                 own = all(registry.get(name).describe(asked[1]) in listed for name in names if name in registry)
                 return _Probe(f"{'' if own else 'not the registry descriptions: '}lists {names}")
             result = scoped.run(_action(asked))
-            _unchanged(exercise, registry, held, given, names, (extras, names, asked))
+            _unchanged(exercise, registry, held, given, names, (extras, names, asked), scoped)
             if not isinstance(result, ToolResult):
                 return _Probe("", f"run() returned {_kind(result)}: return a ToolResult")
             if asked[0] == "no name":  # run(None), or an Action with no name: an error, nothing run
@@ -208,13 +210,19 @@ def _kind(value: object) -> str:
 
 
 def _unchanged(exercise: str, registry: ToolRegistry, held: list[tuple[str, int]], given: list[str],
-               names: tuple[str, ...], args: tuple) -> None:
+               names: tuple[str, ...], args: tuple, scoped: object) -> None:
     """Fail at once when the answer changed the registry (it `held` those tools) or the names list it was given
-    (`given`, a list of `names`); `args`: the probe's input, as the failure shows it."""
+    (`given`, a list of `names`); `args`: the probe's input, as the failure shows it; `scoped`: what scope returned
+    (the registry itself, a copy.copy sharing its tools, or a registry of its own: the failure says which)."""
     where = _show_probe(args)
     if [(tool.name, id(tool)) for tool in registry] != held:
-        _fail(exercise, "scope changed the registry it was given: copy.copy shares its tool dict; build a new "
-                        f"ToolRegistry of registry.get(name) for each name.\nThe input: {where}\n"
+        if scoped is registry:
+            how = "scope changed the registry it was given, and returned it: take no tool out of registry"
+        elif getattr(scoped, "_tools", None) is getattr(registry, "_tools", ()):
+            how = "scope changed the registry it was given: copy.copy shares its tool dict"
+        else:
+            how = "scope changed the registry it was given: leave it as it was"
+        _fail(exercise, f"{how}; build a new ToolRegistry of registry.get(name) for each name.\nThe input: {where}\n"
                         f"It held {len(held)} tools; after it, {len(registry)}: {_brief(registry.names, 50)}")
     if given != list(names):
         _fail(exercise, "scope changed the names list it was given: read it, do not sort or change it (sorted(names) "
@@ -550,6 +558,23 @@ def _lesson_meetings(*which: int) -> Iterator[tuple]:
     return ((dict(RAIN_CASES[n][0]), RAIN_CASES[n][1]) for n in which)
 
 
+def _said_plainly(inputs: Callable[[random.Random], Iterable[tuple]]) -> Callable[[random.Random], Iterator[tuple]]:
+    """`inputs` with each hour said plainly, rain/雨 where it rains and sunny/晴 where it does not. The rules about
+    hours come before the rule about words: a word read wrong (thundershowers missed, cloudy taken for rain) must
+    fail on that rule's inputs, with its hint, not on theirs."""
+
+    def plain(rng: random.Random) -> Iterator[tuple]:
+        for meeting, forecast in inputs(rng):
+            yield meeting, {"hours": [{**hour, **(_PLAIN_RAIN if _rainy(hour) else _PLAIN_DRY)}
+                                      for hour in forecast["hours"]]}
+
+    return plain
+
+
+_PLAIN_RAIN = {"condition": "rain", "condition_zh": "雨"}
+_PLAIN_DRY = {"condition": "sunny", "condition_zh": "晴"}
+
+
 def _start_hours(rng: random.Random) -> Iterator[tuple]:
     yield from _lesson_meetings(0)
     for _ in range(10):  # rain in the start hour of a meeting that starts after the hour (15:30 is in 15:00)
@@ -652,10 +677,14 @@ def _rain_hint(args: tuple, expected: bool, got: object) -> str | None:
         said = [hour.get("condition", "").lower() for hour in _covered(*args) if _rainy(hour)]
         singular = next((f" ({condition!r} holds shower, not showers)" for condition in said
                          if "shower" in condition and "showers" not in condition), "")
-        return f"Each word alone is rain: rain, shower, storm or drizzle in condition, 雨 in condition_zh{singular}."
+        inside = next((f" ({condition!r} holds {word}, inside a longer word)" for condition in said
+                       for word in RAIN_WORDS[:-1] if re.search(rf"[a-z]{word}|{word}[a-z]", condition)), "")
+        return f"Each word alone is rain: rain, shower, storm or drizzle in condition, 雨 in condition_zh{singular or inside}."
     if expected is False and got is True and any(h.get("rain_chance_pct", 0) >= 50
                                                  for h in args[1]["hours"]):
-        return "Rain is in the condition's words, not in rain_chance_pct."
+        # the same True from an answer that reads the chance and from one that takes a dry word for rain: name both
+        dry = " and ".join(f"{h.get('condition', '')}/{h.get('condition_zh', '')}" for h in _covered(*args))
+        return f"Rain is in the condition's words, not in rain_chance_pct{f', and {dry} say none' if dry else ''}."
     return _dry_hint(args, expected, got)
 
 
@@ -688,10 +717,10 @@ def _case_hint(args: tuple, expected: bool, got: object) -> str | None:
 
 RAIN_RULES = (
     Rule("an hour counts from the meeting's start hour (a meeting from 15:30 has the 15:00 hour) up to its end",
-         _start_hours, _dry_hint),
+         _said_plainly(_start_hours), _dry_hint),
     Rule("the hour the meeting ends in counts only if the meeting runs into it (15:00–16:00 does not include "
-         "16:00; 15:00–16:30 does)", _end_hours, _dry_hint),
-    Rule("rain before the start does not count (nor after the end)", _outside, _dry_hint),
+         "16:00; 15:00–16:30 does)", _said_plainly(_end_hours), _dry_hint),
+    Rule("rain before the start does not count (nor after the end)", _said_plainly(_outside), _dry_hint),
     Rule("rain is a condition with rain, shower, storm or drizzle in it, or 雨 in `condition_zh`", _rain_words,
          _rain_hint),
     Rule("the start hour counts however late the meeting starts in it (15:50–16:30 and 15:10–15:50 "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import string
@@ -9,7 +10,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades, shown
+from tinyagent.checks.reporting import _brief, _fail, _json_or_none, _not_attempted, _passed, grades, shown
 from tinyagent.protocols.gbnf import GrammarError, parse_grammar
 
 # The solution's grammar: what the learner's is compared with on every generated text.
@@ -41,6 +42,11 @@ def _tracking_numbers(rng: random.Random) -> Iterator[tuple]:
         yield (_tracking(rng),)
 
 
+# Capitals that are not A to Z, and digits that are not 0 to 9 (str.isupper() and str.isdigit() say yes to them).
+_NOT_A_TO_Z = "ＡＳＺÀÉÖØÞΑΣΩАЯİ"
+_NOT_0_TO_9 = "０５９٠٣٩०७۵๒²①"
+
+
 def _not_the_shape(rng: random.Random) -> Iterator[tuple]:
     for _ in range(3):
         yield (_digits(rng, 5),)  # an order id
@@ -55,6 +61,18 @@ def _not_the_shape(rng: random.Random) -> Iterator[tuple]:
     yield ("88231",)  # the lesson's own order id
     yield ("S01234567890",)  # twelve long, but a digit in the second letter's place
     yield ("SF12345678CN",)  # twelve long, but letters in the last two digits' places (a postal shape's end)
+    # letters that are not A-Z and digits that are not 0-9, each in a place of its kind: full-width (a Chinese
+    # keyboard's), accented, Greek and Cyrillic capitals, other scripts' digits. Drawn apart, so the texts of the
+    # rules after this one stay as they were.
+    more = random.Random("other scripts")
+    for text in ("ＳＦ1234567890", "SF１２３４５６７８９０", "ÉÀ1234567890"):
+        yield (text,)
+    for ch in _NOT_A_TO_Z:
+        number, place = _tracking(more), more.randint(0, 1)
+        yield (number[:place] + ch + number[place + 1:],)
+    for ch in _NOT_0_TO_9:
+        number, place = _tracking(more), more.randint(2, 11)
+        yield (number[:place] + ch + number[place + 1:],)
 
 
 def _wrong_counts(rng: random.Random) -> Iterator[tuple]:
@@ -155,6 +173,9 @@ def _between_hint(args: tuple, expected: str, got: str) -> str | None:
 
 
 def _shape_hint(args: tuple, expected: str, got: str) -> str | None:
+    if got == "allowed" and len(args[0]) == 12 and not args[0].isascii():
+        return (f"It allows {shown(args[0])}: A-Z and 0-9 only, no full-width, accented or other script's letter or "
+                "digit.")
     if got == "allowed" and len(args[0]) == 12:  # the length is right: a place holds the wrong kind of character
         return f"It allows {shown(args[0])}: two capitals A-Z first, then ten digits 0-9."
     return _grammar_hint(args, expected, got)
@@ -180,7 +201,8 @@ def _grammar_hint(args: tuple, expected: str, got: str) -> str | None:
 GRAMMAR_RULES = (
     Rule("a tracking number is two capital letters, then ten digits: any letters, any digits (SF1234567890)",
          _tracking_numbers, _grammar_hint),
-    Rule("not an order id, not lower case: the two letters are capitals from A to Z, and come first",
+    Rule("not an order id, not lower case: the two letters are capitals from A to Z (not É, not a full-width Ｓ), "
+         "the ten digits 0 to 9 (not a full-width ５), and the letters come first",
          _not_the_shape, _shape_hint),
     Rule("exactly two letters and ten digits: not nine or eleven digits, not one or three letters, nor both counts "
          "wrong (three letters and nine digits)", _wrong_counts, _counts_hint),
@@ -456,7 +478,12 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if len(users) > 1 and got == _reference_ids_seen([{"role": "user", "content": "".join(users)}], example):
         return "Read every user message, each on its own: an id at a message's end does not run into the next."
     if _skipped_the_first(messages, example, got):
-        return _SKIPPED_HINT
+        if got:  # it found the others: its shape is right, and the first message is what it left out
+            return _SKIPPED_HINT
+        # none at all, in a message where nothing hides them: a message left out, or a shape that fits no id of this
+        # example's (one written in, \d escaped twice), gives this the same
+        return ("It found none, though spaces part them: read every user message (the customer's messages, the first "
+                "too), and make the shape from example.")
     observed = [text for text in users if text.startswith("Observation:")]
     customers = [text for text in users if text not in observed]
     if all(any(one in text for text in observed) for one in missed) and \
@@ -645,6 +672,33 @@ def _currency_hint(args: tuple, expected: list[str], got: object) -> str | None:
     return _ids_hint(args, expected, got)
 
 
+def _json_texts(rng: random.Random) -> Iterator[tuple]:
+    # a user message that is JSON (a tool's result, a pasted record), an id in its text beside Chinese: read as the
+    # text it is, JSON or not; json.dumps would write 订单88231 as \u8ba2\u535588231, an id glued to the escape
+    yield ([{"role": "user", "content": '{"note":"订单88231已发货"}'}], "88231")
+    for _ in range(6):  # drawn: an object or a list, an order's or a parcel's ids, as an Observation or not
+        example = rng.choice(("88231", "SF1234567890", "A123456"))
+        ids = [_shape_like(rng, example) for _ in range(rng.randint(1, 3))]
+        notes = [rng.choice(("订单{}已发货", "运单{}，已签收", "退款{}处理中", "{}号")).format(one) for one in ids]
+        data = rng.choice(({"status": "ok", "notes": notes}, [{"备注": note} for note in notes]))
+        text = json.dumps(data, ensure_ascii=False)
+        if rng.random() < 0.5:
+            text = "Observation: " + text
+        yield ([{"role": "user", "content": rng.choice(("Where are my parcels?", "我的东西呢"))},
+                {"role": "user", "content": text}], example)
+
+
+def _json_hint(args: tuple, expected: list[str], got: object) -> str | None:
+    if isinstance(got, list):
+        for message in args[0]:
+            text = message["content"].removeprefix("Observation:")
+            missed = [one for one in expected if one not in got and one in message["content"].upper()]
+            if missed and message["role"] == "user" and _json_or_none(text) is not None:
+                return (f"It missed {_brief(missed, 30)} in JSON text: read the text as it came (json.dumps writes "
+                        "订 as \\u8ba2, and the id beside it is glued to that).")
+    return _ids_hint(args, expected, got)
+
+
 IDS_RULES = (
     Rule("the whole words shaped like `example` (letters as letters, digits as digits)", _shapes, _ids_hint),
     Rule("only the `user` messages (the customer's, the Observations), not the system's or the model's",
@@ -667,6 +721,8 @@ IDS_RULES = (
          "٨٨٢٣١ (no 0 to 9 even then) is none", _ascii_digits, _digits_hint),
     Rule("only a decimal point makes digits a number's: ¥12345, with none after it, holds the id 12345",
          _currency_signs, _currency_hint),
+    Rule("each user message read as text, JSON or not: an id in JSON counts where it stands, beside Chinese too "
+         '({"note":"订单88231已发货"} holds 88231)', _json_texts, _json_hint),
 )
 
 
