@@ -23,6 +23,7 @@ from tinyagent.checks.reporting import (
     _instance,
     _not_attempted,
     _passed,
+    _run,
     grades,
     shown,
 )
@@ -546,9 +547,10 @@ def check_suggesting_registry(SuggestingRegistry: type | None) -> None:
 # -- exercise 2's inputs, drawn from its spec ------------------------------------------------------
 CUT_NOTE = re.compile(r"\[cut: (\d+) more characters?\]\s*$")
 # The whole of what follows the kept part, in the form the exercise gives: "… [cut: 812 more characters]"
-# (none between … and [, and "1 more character" are forgiven; spaces before it: `_note_spaces_forgiven`).
-_CUT_TAIL = re.compile(r"(.*?)… ?\[cut: (\d+) more characters?\]\s*\Z", re.DOTALL)
-_NOTE_ONLY = re.compile(r"\s*… ?\[cut: \d+ more characters?\]\s*")
+# (none between … and [, and "1 more character" are forgiven; spaces before it: `_note_spaces_forgiven`). The note
+# is what the Observation ends with ("says at the end"): nothing after the ], not a line break either.
+_CUT_TAIL = re.compile(r"(.*?)… ?\[cut: (\d+) more characters?\]\Z", re.DOTALL)
+_NOTE_ONLY = re.compile(r"\s*… ?\[cut: \d+ more characters?\]")
 # What after the kept part is a note, in another form ('[Cut: …]', '(cut: …)', '… [cut: 1,112 …]', a full stop after
 # it, Chinese words): a hint says the form, not that there is no note.
 _A_NOTE = re.compile(r"cut|trunc|…|\.\.\.|截|省略", re.IGNORECASE)
@@ -731,6 +733,8 @@ def _cut_hint(args: tuple, expected: Any, got: Any) -> str | None:
     if note is None:
         return "It ends without a note such as '… [cut: N more characters]': the model cannot tell text is missing."
     if _NOTE_ONLY.fullmatch(tail) is None:
+        if _NOTE_ONLY.fullmatch(tail.rstrip()):
+            return f"Nothing comes after the note's ], not even {shown(tail[len(tail.rstrip()):])}: it ends the Observation."
         if tail.lstrip().startswith("..."):
             return "The note starts with …, one character (an ellipsis), not three full stops: '… [cut: N more characters]'."
         return f"After the first {_characters_n(limit)} comes only the note, in the form '… [cut: N more characters]'."
@@ -740,7 +744,7 @@ def _cut_hint(args: tuple, expected: Any, got: Any) -> str | None:
 
 
 CAP_RULES = (
-    Rule("over the limit: its first limit characters, then '… [cut: N more characters]'", _longer,
+    Rule("over the limit: its first limit characters, then '… [cut: N more characters]', nothing after it", _longer,
          hint=_cut_hint),
     Rule("within the limit (exactly limit long too): untouched", _within, hint=_cut_hint),
     Rule("limit is 2000 when not given", _default_limit, hint=_cut_hint),
@@ -771,8 +775,9 @@ def check_capped_registry(CappedRegistry: type | None) -> None:
         own_shop = _counting_shop() if writes else shop
         if writes or limit not in registries:
             tools = _cap_tools(own_shop)
-            made = _instance(exercise, CappedRegistry, tools) if limit is None else _instance(
-                exercise, CappedRegistry, tools, limit=limit)
+            # the call as the exercise writes it, limit= too: a parameter named otherwise fails on that name
+            made = _run(exercise, "CappedRegistry(tools)", CappedRegistry, tools) if limit is None else _run(
+                exercise, f"CappedRegistry(tools, limit={limit})", CappedRegistry, tools, limit=limit)
             if not writes:
                 registries[limit] = made
         else:

@@ -515,12 +515,21 @@ def _empty_last_actions(rng: random.Random) -> Iterator[tuple]:
         yield ("\n".join([*lines, _final(rng)] if rng.random() < 0.7 else [lines[0], _final(rng), *lines[1:]]),)
 
 
+# How models quote an Action Input: parse_step keeps the quotes, as written.
+_QUOTED = ('"{}"', "'{}'", "“{}”", "「{}」", "`{}`")
+
+
 def _inputs_as_parse_step_reads(rng: random.Random) -> Iterator[tuple]:
-    """The Action Input as parse_step reads it: ``` fences kept; of two inputs after the Action, the last."""
+    """The Action Input as parse_step reads it: ``` fences and quotes kept; of two inputs after the Action, the
+    last."""
     yield ((f"Thought: It is faulty.\nAction: applyRefund\nAction Input: ```json\n{_REFUND_JSON}\n```\n"
             "Final Answer: Refund submitted."),)
     yield (("Thought: 先查订单。\nAction: queryOrder\nAction Input: 12345\nAction Input: 88231\n"
             "Final Answer: 已签收。"),)
+    for form in _QUOTED:
+        action = [f"Action: {rng.choice(_TOOLS)}", f"Action Input: {form.format(_plain_input(rng))}"]
+        thought, final = rng.choice(_LESSON05_THOUGHTS), _final(rng)
+        yield ("\n".join([thought, *action, final] if rng.random() < 0.7 else [thought, final, *action]),)
 
 
 def _inputs_before(rng: random.Random) -> Iterator[tuple]:
@@ -639,6 +648,8 @@ def _action_first_hint(args: tuple, expected: Any, got: Any) -> str | None:
             return "The 'Action Input:' after the Action is its input, even with other lines between them."
         if got[0][1] == _unfence(expected[0][1]):
             return "The input is as parse_step reads it, ``` fences too: do not unfence it."
+        if isinstance(got[0][1], str) and got[0][1].strip() == expected[0][1][1:-1].strip() != "":
+            return "The input is as parse_step reads it, quotes too: do not take them off."
         if keys[action + 1:].count("Action Input:") > 1:
             return "Of two 'Action Input:' lines after the Action, the last counts, as parse_step reads it."
         if isinstance(got[0][1], str) and got[0][1].startswith(expected[0][1]):
@@ -703,7 +714,8 @@ ACTION_FIRST_RULES = _with_hint((
          _mentions),
     Rule("the Action's input is the `Action Input:` after it, not one written before it", _inputs_before),
     Rule("otherwise it returns what `parse_step(text)` returns", _otherwise),
-    Rule("the Action's input is as parse_step reads it: ``` fences kept; of two `Action Input:`s, the last",
+    Rule("the Action's input is as parse_step reads it: ``` fences and quotes kept; of two `Action Input:`s, the "
+         "last",
          _inputs_as_parse_step_reads),
     Rule("the last `Action:` wins, as in lesson 05, even when it names nothing: then there is no action, and "
          "parse_step's answer stands", _empty_last_actions),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import random
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
@@ -250,6 +251,9 @@ def _texts_in_pieces(rng: random.Random) -> Iterator[tuple]:
     yield (["Done.\n\n", "Observation: x"], ["\n\nObservation:"], "text")
     yield (["好的。\n\n", "User: 还有别的吗？"], ["\n\nUser:"], "text")
     # fixed inputs from here on (no draws: the later rules' inputs stay as they were)
+    # a stop string matches as written: its look-alike with the other colon (full-width for ASCII, or the other way
+    # round) is text, before the stop string itself and split across pieces too
+    yield from _colon_look_alikes()
     # a "\r" is text like any other character: kept, even right before the stop string
     yield (["Action Input: 88231\r\n", "Observation: x"], ["\nObservation:"], "text")
     # a stop string is plain text, not a regular expression: "|" and ">" are characters to find
@@ -264,6 +268,18 @@ def _texts_in_pieces(rng: random.Random) -> Iterator[tuple]:
         for at in range(1, len(text)):
             yield ([text[:at], text[at:]], stop, "text")
         yield (list(text), stop, "text")
+
+
+def _colon_look_alikes() -> Iterator[tuple]:
+    """For each stop string of _STOPS with a colon: a reply that holds it written with the other colon (`：` for
+    `:`, `:` for `：`) before the stop string itself, cut inside the look-alike, in English and Chinese."""
+    stops = [(s, stop) for stop in _STOPS for s in stop if ":" in s or "：" in s]
+    for n, (s, stop) in enumerate(dict.fromkeys((s, tuple(stop)) for s, stop in stops)):
+        look_alike = s.translate(str.maketrans({":": "：", "：": ":"}))
+        thought = _THOUGHTS[n % len(_THOUGHTS)].format(id=88231)
+        text = f"{thought}\n{look_alike.lstrip(chr(10))} 已签收\n{s.lstrip(chr(10))} x"
+        at = len(thought) + 1 + len(look_alike.lstrip("\n")) - 1  # the look-alike's colon starts the second piece
+        yield ([text[:at], text[at:]], list(stop), "text")
 
 
 def _pieces_safe_to_show(rng: random.Random) -> Iterator[tuple]:
@@ -317,6 +333,8 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
         return why
     if why := _slip(pieces, stop, expected, got, earliest):
         return why
+    if why := _stop_changed(stop, expected, got, after, earliest):
+        return why
     if earliest and 0 < len(got) - len(expected) < len(earliest[0]) and earliest[0].startswith(got[len(expected):]):
         return (f"— the start of {shown(earliest[0])} came out before it was complete: of the ends that could "
                 "start a stop string, hold back the longest.")
@@ -330,8 +348,6 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
             return (f"— it cut at a later {shown(cut_at[0])}: " + ("cut at the first one (find, not rfind)." if whole
                     else "the first one cuts, even split across pieces."))
         return f"— {shown(earliest[0])} comes before {shown(cut_at[0])}: every stop string counts, the earliest cuts."
-    if len(got) < len(expected) and any(after.lower().startswith(s.lower()) for s in stop):
-        return "— a stop string matches exactly, case and all, as cut_at_stop matches it."
     if expected.startswith(got):
         if len(expected) < len(text) and got == expected.rstrip():
             return "— keep the text before the stop string as it is: no strip()."
@@ -355,6 +371,27 @@ def _cut_mistake(args: tuple, expected: str, got: Any) -> str | None:
     if "".join(got.split()) == "".join(expected.split()):
         return "— spaces went missing: keep every piece, one of only spaces too."
     return "— keep every character of the pieces as it came: only a stop string changes the text, by ending it."
+
+
+def _stop_changed(stop: list[str], expected: str, got: str, after: str, earliest: list[str]) -> str | None:
+    """A cut at a stop string the answer changed: stripped of its spaces and line ends, or matched loosely (in any
+    case, a full-width colon for a colon), so it cut where no stop string is."""
+    stripped = [s for s in earliest if s.strip() and s != s.strip() and after.startswith(s.strip())
+                and not any(after.startswith(other) for other in stop)]  # where no stop string is, as given
+    if stripped and got == expected + stripped[0][: len(stripped[0]) - len(stripped[0].lstrip())]:
+        return (f"— it cut at {shown(stripped[0].strip())}, not at the stop string {shown(stripped[0])}: "
+                "a stop string is matched as given, its line ends and spaces too (do not strip it).")
+    if len(got) >= len(expected):
+        return None
+    if any(after.lower().startswith(s.lower()) for s in stop):
+        return "— a stop string matches exactly, case and all, as cut_at_stop matches it."
+    if any(_loosely(after).startswith(_loosely(s)) for s in stop):
+        return "— a stop string matches only as written (as cut_at_stop): a full-width ： is not :."
+    return None
+
+
+def _loosely(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 def _as_pattern(stop: list[str]) -> re.Pattern | None:

@@ -267,9 +267,25 @@ def _least_first(args: tuple, expected: Any, got: Any) -> str | None:
     return most_first if got != given else f"{most_first} Here the order given is least first: kept as given, wrong too."
 
 
+def _share_not_count(args: tuple, expected: Any, got: Any) -> str | None:
+    """An order by the share of the passage's terms (or words, or characters) that are the question's: the count
+    divided by the passage's length, so that a longer passage that holds more terms ranks lower."""
+    if got == expected:
+        return None
+    question, passages = args
+    terms = query_terms(question)
+    sizes = (lambda text: len(set(search_terms(text))), lambda text: len(search_terms(text)), len,
+             lambda text: len(text.split()))
+    for size in sizes:
+        if got == _order(passages, lambda p, size=size: _terms_held(terms, p) / max(1, size(f"{p.section} {p.content}"))):
+            return ("— it divided by the passage's length: the order is by how many terms a passage holds, not their "
+                    "share of it (a longer passage is not worth less).")
+    return None
+
+
 def _in_order_hint(args: tuple, expected: Any, got: Any) -> str | None:
-    return _ties_reordered(args, expected, got) or _stop_words_kept(args, expected, got) or _least_first(
-        args, expected, got)
+    return (_ties_reordered(args, expected, got) or _stop_words_kept(args, expected, got)
+            or _least_first(args, expected, got) or _share_not_count(args, expected, got))
 
 
 def rerank_cases() -> list[tuple[str, list, str]]:
@@ -422,6 +438,18 @@ def _mixed_lists(rng: random.Random) -> Iterator[tuple]:
     yield ("Can I return the item?", [Passage("Policies", content, 12.0 - n, 12.0 - n, "made-up.md", "", n)
                                       for n, content in enumerate(("return the item", "item within 7 days",
                                                                    "can I open the box"), start=1)])
+    yield from _long_and_short()
+
+
+def _long_and_short() -> Iterator[tuple]:
+    """A long passage that holds more of the question's terms, a short one that holds fewer and one that holds none,
+    in two orders (no draws: the later rules' inputs stay as they were): a count of terms, not their share of the
+    passage. Each order differs from the order given, from least first and from the order by share."""
+    for terms in (_EN_TERMS[:3], _ZH_TERMS[:3], _EN_TERMS[3:6], _ZH_TERMS[3:6]):
+        short, long, none = terms[:1], [*terms[1:], *(_FILLER * 2)], _FILLER[:4]
+        for contents in ((none, long, short), (long, none, short)):
+            yield (" ".join(terms), [Passage("Policies", " ".join(words), 12.0 - n, 12.0 - n, "made-up.md", "", n)
+                                     for n, words in enumerate(contents, start=1)])
 
 
 def _look_alikes(rng: random.Random) -> Iterator[tuple]:
