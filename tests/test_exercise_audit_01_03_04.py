@@ -3,58 +3,32 @@ named another mistake: each now fails and says what is wrong, and each lesson's 
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import re
 import unicodedata
 
 import pytest
 
+from tests.test_exercises import (
+    LOGISTICS,
+    ORDER_88231,
+    count_invented_observations,
+    failure,
+    passes,
+    pretended_tools,
+    to_json,
+)
 from tinyagent import LlmClient, Tool, build_system_prompt
 from tinyagent.checks import (
-    ExerciseFailed,
     check_forgiving_query_order,
     check_invented_counter,
     check_pretended_calls,
     check_prompt_share,
     check_toy_logistics_tool,
 )
-from tinyagent.checks.reporting import FAILURE_LINES
 from tinyagent.shop import Shop, shop_registry
 
 
-def passes(check, *answer) -> bool:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        check(*answer)
-    return ": passed." in out.getvalue()
-
-
-def failure(check, *answer) -> str:
-    """The check's failure message, which a notebook shows whole in a few lines."""
-    with pytest.raises(ExerciseFailed) as failed:
-        check(*answer)
-    shown = failed.value._render_traceback_()
-    assert len(shown) <= FAILURE_LINES and "is cut" not in shown[-1], "\n".join(shown)
-    return str(failed.value)
-
-
-def to_json(value) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
 # -- 01 ---------------------------------------------------------------------------------------------
-LOGISTICS = {
-    "trackingNo": "SF1234567890", "carrier": "顺丰速运", "status": "已签收",
-    "traces": [
-        {"time": "2026-06-20 18:20:00", "desc": "快件已揽收"},
-        {"time": "2026-06-21 09:10:00", "desc": "快件到达上海转运中心"},
-        {"time": "2026-06-22 11:35:00", "desc": "快件已由本人签收"},
-    ],
-}
-
-
 class QueryLogisticsTool(Tool):  # 01, exercise 1's solution
     name = "queryLogistics"
     description = "Track a parcel. Input: the tracking number, e.g. SF1234567890. Returns JSON with its events."
@@ -87,12 +61,6 @@ def test_01_the_number_is_stripped_of_all_the_whitespace_strip_takes():
     assert "also with stray whitespace around it (all that strip() takes" in said, said
     assert "strip() with no argument takes all the whitespace around it: '\\u3000' too" in said, said
     assert passes(check_toy_logistics_tool, QueryLogisticsTool)
-
-
-ORDER_88231 = {
-    "orderId": "88231", "product": "比特 S10 Pro 扫地机", "price": 1999, "orderTime": "2026-06-20",
-    "signTime": "2026-06-22", "status": "已签收", "trackingNo": "SF1234567890",
-}
 
 
 class ForgivingQueryOrderTool(Tool):  # 01, exercise 2's solution on the lesson's toy
@@ -140,10 +108,6 @@ def test_03_a_system_message_removed_from_the_lessons_list_is_named():
 
 
 # -- 04 ---------------------------------------------------------------------------------------------
-def count_invented_observations(text):
-    return sum(1 for line in text.splitlines() if line.strip().startswith("Observation:"))
-
-
 def test_04_a_count_of_none_is_not_blamed_on_lines_one_after_another():
     def no_multiline(text):  # ^ without re.MULTILINE: only the text's start
         return len(re.findall(r"^\s*Observation:", text))
@@ -161,11 +125,6 @@ def test_04_a_count_of_none_is_not_blamed_on_lines_one_after_another():
 
     assert "Observation lines one after another count one each" in failure(check_invented_counter, adjacent_once)
     assert passes(check_invented_counter, count_invented_observations)
-
-
-def pretended_tools(text):
-    lines = [line.strip() for line in text.splitlines()]
-    return [line[len("Action:"):].strip() for line in lines if line.startswith("Action:")]
 
 
 SKIPPED = ["getCurrentTime", "searchKnowledge"]

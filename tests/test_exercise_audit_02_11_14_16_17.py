@@ -6,16 +6,14 @@ fails and says what is wrong, and each lesson's solution still passes."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 
 import pytest
 
+from tests.test_exercises import failure, passes
 from tinyagent import Action, ParsedStep, parse_step
 from tinyagent.checks import (
-    ExerciseFailed,
     check_action_over_final,
     check_capped_registry,
     check_coverage_rerank,
@@ -23,25 +21,8 @@ from tinyagent.checks import (
     check_plan_parser,
     check_plan_rule,
 )
-from tinyagent.checks.reporting import FAILURE_LINES
 from tinyagent.parser import split_keyed_lines
 from tinyagent.shop.knowledge import query_terms, search_terms
-
-
-def passes(check, *answer) -> bool:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        check(*answer)
-    return ": passed." in out.getvalue()
-
-
-def failure(check, *answer) -> str:
-    """The check's failure message, which a notebook shows whole in a few lines."""
-    with pytest.raises(ExerciseFailed) as failed:
-        check(*answer)
-    shown = failed.value._render_traceback_()
-    assert len(shown) <= FAILURE_LINES and "is cut" not in shown[-1], "\n".join(shown)
-    return str(failed.value)
 
 
 # -- 02, exercise 2 ----------------------------------------------------------------------------------

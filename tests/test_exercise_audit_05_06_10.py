@@ -4,73 +4,31 @@ still passes."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
-from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
-import pytest
-
-from tinyagent import Action, LlmCall, Stop, build_system_prompt, detect_language, parse_step
+from tests.test_exercises import (
+    CountingLlm,
+    Recorder,
+    Replayer,
+    Step,
+    failure,
+    final_answer_of,
+    passes,
+    run_loop,
+    split_sections,
+)
+from tinyagent import Action, LlmCall, Stop
 from tinyagent.checks import (
-    ExerciseFailed,
     check_cost_budget,
     check_counting_llm,
     check_parser_stops_at_observation,
     check_record_replay,
 )
-from tinyagent.checks.reporting import FAILURE_LINES
-
-
-def passes(check, *answer) -> bool:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        check(*answer)
-    return ": passed." in out.getvalue()
-
-
-def failure(check, *answer) -> str:
-    """The check's failure message, which a notebook shows whole in a few lines."""
-    with pytest.raises(ExerciseFailed) as failed:
-        check(*answer)
-    shown = failed.value._render_traceback_()
-    assert len(shown) <= FAILURE_LINES and "is cut" not in shown[-1], "\n".join(shown)
-    return str(failed.value)
 
 
 # -- 05, exercise 1 ----------------------------------------------------------------------------------
-KEYS = sorted(["Thought:", "Action:", "Action Input:", "Observation:", "Final Answer:"], key=len, reverse=True)
-FINAL = "Final Answer:"
-
-
-@dataclass(frozen=True)
-class Step:
-    thought: str
-    action: Action | None
-    final_answer: str | None
-
-
-def split_sections(text):  # the lesson's
-    sections = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        key = next((key for key in KEYS if stripped.startswith(key)), None)
-        if key is not None:
-            sections.append((key, [stripped[len(key):].strip()]))
-        elif sections:
-            sections[-1][1].append(line.rstrip())
-        else:
-            sections.append((None, [line.rstrip()]))
-    return [(key, "\n".join(lines).strip()) for key, lines in sections]
-
-
-def final_answer_of(text):  # the lesson's
-    index = text.find(FINAL)
-    return None if index < 0 else text[index + len(FINAL):].strip()
-
-
 def parsed(sections, text):
     thought = "\n".join(value for key, value in sections if key == "Thought:" and value)
     final = final_answer_of(text)
@@ -104,63 +62,6 @@ def test_05_an_input_changed_where_the_cut_hides_it_is_shown_where_it_differs():
 
 
 # -- 06 ----------------------------------------------------------------------------------------------
-class CountingLlm:  # the solution's
-    def __init__(self, llm):
-        self.llm = llm
-        self.usages = []
-
-    def chat(self, messages, **options):
-        reply = self.llm.chat(messages, **options)
-        self.usages.append(reply.usage)
-        return reply
-
-
-class Recorder:  # the solution's
-    def __init__(self, llm):
-        self.llm = llm
-        self.replies = []
-
-    def chat(self, messages, **options):
-        reply = self.llm.chat(messages, **options)
-        self.replies.append(reply)
-        return reply
-
-
-class Replayer:  # the solution's
-    def __init__(self, replies):
-        self.replies = list(replies)
-
-    def chat(self, messages, **options):
-        return self.replies.pop(0)
-
-
-@dataclass
-class LoopResult:
-    answer: str
-    reason: str
-    rounds: int
-    calls: list
-    messages: list
-
-
-def run_loop(question, llm, tools, max_steps=10, fallback=True, verbose=True):  # the lesson's
-    messages = [{"role": "system", "content": build_system_prompt(tools, detect_language(question))},
-                {"role": "user", "content": question}]
-    calls = []
-    for round_no in range(1, max_steps + 1):
-        reply = llm.chat(messages, stop=["Observation:"])
-        step = parse_step(reply.text)
-        messages.append({"role": "assistant", "content": reply.text})
-        if step.final_answer is not None:
-            return LoopResult(step.final_answer, "final_answer", round_no, calls, messages)
-        if step.action is None and fallback:
-            return LoopResult(reply.text.strip(), "fallback", round_no, calls, messages)
-        if step.action is not None:
-            calls.append((step.action.tool_name, step.action.tool_input))
-        messages.append({"role": "user", "content": f"Observation: {tools.execute(step.action)}"})
-    return LoopResult("give up", "max_steps", max_steps, calls, messages)
-
-
 def test_06_a_list_shared_through_a_default_value_is_named_as_the_default():
     # `usages=[]` in __init__'s signature: one list for every instance, told as "a list made in the class body"
     class DefaultUsages:

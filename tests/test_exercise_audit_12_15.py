@@ -6,31 +6,10 @@ fails and says what is wrong, and each lesson's solution still passes."""
 from __future__ import annotations
 
 import ast
-import contextlib
-import io
-import operator
 
-import pytest
-
-from tinyagent.checks import ExerciseFailed, check_first_and_last, check_safe_eval, check_token_window
-from tinyagent.checks.reporting import FAILURE_LINES
+from tests.test_exercises import ARITHMETIC, failure, passes
+from tinyagent.checks import check_first_and_last, check_safe_eval, check_token_window
 from tinyagent.memory.session import message_tokens
-
-
-def passes(check, *answer) -> bool:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        check(*answer)
-    return ": passed." in out.getvalue()
-
-
-def failure(check, *answer) -> str:
-    """The check's failure message, which a notebook shows whole in a few lines."""
-    with pytest.raises(ExerciseFailed) as failed:
-        check(*answer)
-    shown = failed.value._render_traceback_()
-    assert len(shown) <= FAILURE_LINES and "is cut" not in shown[-1], "\n".join(shown)
-    return str(failed.value)
 
 
 # -- 12, exercises 1 and 2 ---------------------------------------------------------------------------
@@ -123,10 +102,6 @@ def test_12_a_cache_keyed_by_a_turns_own_words_still_passes():
 
 
 # -- 15, exercise 1 ----------------------------------------------------------------------------------
-ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-              ast.Pow: operator.pow}
-
-
 def evaluator(refused_after_computing: bool):
     """The solution of exercise 1; or, with `refused_after_computing`, one that works out each operation first
     (an overflow and a division by zero turned into ValueError) and refuses a big exponent only then."""

@@ -3,31 +3,12 @@ something the answer got right: each now fails and says what is wrong, and each 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from datetime import datetime
 
-import pytest
-
-from tinyagent.checks import ExerciseFailed, check_fold_logistics, check_observations_in
-from tinyagent.checks.reporting import FAILURE_LINES
-
-
-def passes(check, *answer) -> bool:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        check(*answer)
-    return ": passed." in out.getvalue()
-
-
-def failure(check, *answer) -> str:
-    """The check's failure message, which a notebook shows whole in a few lines."""
-    with pytest.raises(ExerciseFailed) as failed:
-        check(*answer)
-    shown = failed.value._render_traceback_()
-    assert len(shown) <= FAILURE_LINES and "is cut" not in shown[-1], "\n".join(shown)
-    return str(failed.value)
+from tests.test_exercises import _text_of as text_of
+from tests.test_exercises import failure, passes
+from tinyagent.checks import check_fold_logistics, check_observations_in
 
 
 # -- 13, exercise 1 ------------------------------------------------------------------------------------
@@ -91,12 +72,6 @@ def test_13_a_capped_count_is_named_under_the_count_s_rule():
 
 
 # -- 20, exercise 1 ------------------------------------------------------------------------------------
-def text_of(content):  # the solution's (notebooks/solutions/20_frameworks.ipynb)
-    if isinstance(content, str):
-        return content
-    return "\n".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
-
-
 def observations_with(after_label=str.strip, tool=str.strip, prompt_line=str.strip):
     """The solution's reader, with what is done to a user message's text after its label, to a tool's content and
     to a whole prompt's line after its label given."""

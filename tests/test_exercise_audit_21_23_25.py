@@ -6,41 +6,22 @@ what is wrong (or, where it met the spec, passes), and each lesson's solution st
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 import unicodedata
 
 import pytest
 
+from tests.test_exercises import failure, passes
 from tinyagent import ToolRegistry
 from tinyagent.checks import (
-    ExerciseFailed,
     check_ids_from_customer,
     check_ids_seen,
     check_rains_during,
     check_scoped_registry,
     check_tracking_grammar,
 )
-from tinyagent.checks.reporting import FAILURE_LINES
 from tinyagent.registry import ToolResult, error_observation
-
-
-def passes(check, *answer) -> bool:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        check(*answer)
-    return ": passed." in out.getvalue()
-
-
-def failure(check, *answer) -> str:
-    """The check's failure message, which a notebook shows whole in a few lines."""
-    with pytest.raises(ExerciseFailed) as failed:
-        check(*answer)
-    shown = failed.value._render_traceback_()
-    assert len(shown) <= FAILURE_LINES and "is cut" not in shown[-1], "\n".join(shown)
-    return str(failed.value)
 
 
 # -- 21, exercises 1 and 2 ---------------------------------------------------------------------------

@@ -204,15 +204,21 @@ def passes(check, *answer) -> bool:
     return ": passed." in out.getvalue()
 
 
-def fails(check, *answer, says: str = "") -> None:
-    """The check raises ExerciseFailed saying `says`, in a message a notebook shows whole in a few lines."""
-    with pytest.raises(ExerciseFailed) as failure:
+def failure(check, *answer) -> str:
+    """The message of the ExerciseFailed the check raises, which a notebook shows whole in a few lines."""
+    with pytest.raises(ExerciseFailed) as failed:
         check(*answer)
-    message = str(failure.value)
-    assert says in message, message
-    shown = failure.value._render_traceback_()
+    message = str(failed.value)
+    shown = failed.value._render_traceback_()
     assert len(shown) <= FAILURE_LINES and "is cut" not in shown[-1], "\n".join(shown)
     assert "tinyagent/" not in message, message
+    return message
+
+
+def fails(check, *answer, says: str = "") -> None:
+    """The check raises ExerciseFailed saying `says`, in a message a notebook shows whole in a few lines."""
+    message = failure(check, *answer)
+    assert says in message, message
 
 
 # The kinds of wrong answer that a check tried only on the lesson's own example let through (issue #36). Every
