@@ -175,7 +175,9 @@ def ids_from_customer(messages, is_observation=lambda text: text.startswith("Obs
     (lambda text: unicodedata.normalize("NFKC", text).startswith("Observation:"),
      "Test for Observation: in the text as sent, before NFKC: 'Ｏｂｓｅｒｖａｔｉｏｎ:' is no label"),
     (lambda text: text.startswith(("Observation:", "观察")),
-     "An Observation starts with exactly Observation: (no space first, that case), in English, with an ASCII colon"),
+     "An Observation starts with exactly Observation: (no space first or before the colon, that case), in English"),
+    (lambda text: re.match(r"Observation\s*:", text) is not None,  # "Observation :" taken for the label
+     "An Observation starts with exactly Observation: (no space first or before the colon, that case), in English"),
 ])
 def test_25_a_label_that_only_looks_like_observation_is_the_customers(is_observation, hint):
     said = failure(check_ids_from_customer, lambda messages: ids_from_customer(messages, is_observation))

@@ -11572,7 +11572,7 @@ def test_25_ids_from_customer():
                     found.append(one)
         return found
 
-    fails(check_ids_from_customer, observation_any_case, says="(no space first, that case)")
+    fails(check_ids_from_customer, observation_any_case, says="(no space first or before the colon, that case)")
 
     def no_full_stop_after(messages):  # "whole numbers" read as "not a decimal": 88236. at a sentence's end missed
         return list(dict.fromkeys(one for m in messages if m["role"] == "user"

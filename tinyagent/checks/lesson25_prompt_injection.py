@@ -242,7 +242,7 @@ def _ids_hint(args: tuple, expected: list[str], got: object) -> str | None:
 
 # Labels that are not `Observation:` as sent, though NFKC, a loose test or a reader of Chinese takes them for it.
 _LOOK_ALIKE_LABELS = ("Observation：", "Ｏｂｓｅｒｖａｔｉｏｎ:", "Ｏｂｓｅｒｖａｔｉｏｎ：", "观察：", "观察:", "Observations:",
-                      "\u3000Observation:", "\tObservation:")
+                      "\u3000Observation:", "\tObservation:", "Observation :", "Observation\t:")
 
 
 def _said_observation(rng: random.Random) -> Iterator[tuple]:
@@ -276,8 +276,8 @@ def _said_hint(args: tuple, expected: list[str], got: object) -> str | None:
         if label is not None:
             return (f"Test for Observation: in the text as sent, before NFKC: {label!r} is no label; this is the "
                     "customer's.")
-        return ("An Observation starts with exactly Observation: (no space first, that case), in English, with an "
-                "ASCII colon; this is the customer's.")
+        return ("An Observation starts with exactly Observation: (no space first or before the colon, that case), "
+                "in English, with an ASCII colon; this is the customer's.")
     return _ids_hint(args, expected, got)
 
 
