@@ -6,6 +6,8 @@ fails and says what is wrong, and each lesson's solution still passes."""
 from __future__ import annotations
 
 import ast
+import gc
+import time
 
 from tests.test_exercises import ARITHMETIC, failure, passes
 from tinyagent.checks import check_first_and_last, check_safe_eval, check_token_window
@@ -147,3 +149,30 @@ def test_15_a_power_worked_out_before_it_is_refused_fails():
     assert "expected ValueError, it raised PowerComputedFirst:" in said, said
     assert "was worked out (" in said and "s of CPU) before it was refused: check the exponent first" in said, said
     assert passes(check_safe_eval, evaluator(refused_after_computing=False))
+
+
+def test_15_the_garbage_collectors_time_is_not_counted_as_the_answers():
+    # A test run holding many objects once spent 0.4 s of one refusal's CPU time in a collection the answer did not
+    # cause, and the solution failed as one that had worked the power out first. The collector is off for each call.
+    solution, enabled = evaluator(refused_after_computing=False), []
+
+    def noting_the_collector(text):
+        enabled.append(gc.isenabled())
+        return solution(text)
+
+    assert gc.isenabled()
+    assert passes(check_safe_eval, noting_the_collector)
+    assert enabled and not any(enabled) and gc.isenabled()
+
+
+def test_15_a_slow_refusal_of_what_is_no_power_is_not_called_a_power_worked_out():
+    solution = evaluator(refused_after_computing=False)
+
+    def slow_on_text(text):  # works a while before refusing a text that holds no power at all
+        if "'" in text and "**" not in text:
+            began = time.thread_time()
+            while time.thread_time() - began < 0.3:
+                pass
+        return solution(text)
+
+    assert passes(check_safe_eval, slow_on_text)
