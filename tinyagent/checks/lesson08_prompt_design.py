@@ -19,7 +19,7 @@ from tinyagent.checks.reporting import (
     grades,
     shown,
 )
-from tinyagent.classroom.tool_list import read_tool_list
+from tinyagent.classroom.tool_list import names_in_one_of, read_tool_list
 from tinyagent.prompts import build_system_prompt
 from tinyagent.protocols.prompt_variants import VARIANTS
 from tinyagent.protocols.token_count import token_counter
@@ -131,6 +131,17 @@ def _unread_line(prompt: str, registry: ToolRegistry, found: list[str]) -> str |
         if line is not None:
             return line.strip()
     return None
+
+
+def _one_of_line(prompt: str, names: list[str]) -> tuple[str, list[str]] | None:
+    """The prompt's "one of [a, b, c]" line and the names it lists, when they are not the registry's `names`: a
+    tool-list reader takes that line for the list of which names are tools, whatever the lines above it say. None:
+    no such line, or it names exactly the tools."""
+    named = names_in_one_of(prompt)
+    if not named or sorted(named) == sorted(names):
+        return None
+    line = next((text for text in prompt.splitlines() if names_in_one_of(text) == named), "")
+    return line.strip(), named
 
 
 def _wrote_description(tool, prompt: str) -> bool:
@@ -281,7 +292,9 @@ def _judged(lean_prompt: Callable) -> Callable[[tuple], _Verdict]:
         if foreign := _not_english(prompt, registry):
             problems.append(f"its own words are {_foreign_words(foreign)}, where English was asked for")
         if sorted(found := list(read_tool_list(prompt).tools)) != sorted(names):  # in any order: the spec says none
-            if len(found) != len(names):
+            if _one_of_line(prompt, names):
+                problems.append('its "one of [...]" line names other tools')
+            elif len(found) != len(names):
                 problems.append(f"a tool-list reader finds {len(found)} tools, not {len(names)}")
             else:
                 extra = next(name for name in found if name not in names)
@@ -359,6 +372,11 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
             _fail(exercise, "say that the tool's result comes back as an Observation: otherwise the model "
                             "cannot know that it should stop after Action Input")
         found = list(read_tool_list(prompt).tools)
+        if sorted(found) != sorted(registry.names) and (one_of := _one_of_line(prompt, registry.names)):
+            line, named = one_of
+            _fail(exercise, f"with {label}, your line {_brief(line, 60)} tells a tool-list reader which names are "
+                            f"tools, and it names {_brief(named, 60)}, expected {registry.names}: build that line "
+                            "from `tools` too, or leave it out")
         if sorted(found) != sorted(registry.names):  # in any order: the spec asks for none
             extra = [name for name in found if name not in registry.names]
             if extra and all(name in found for name in registry.names):  # the list is right; another line reads as one

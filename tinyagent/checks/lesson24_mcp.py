@@ -235,6 +235,49 @@ def _error_key_hint(args: tuple, expected: str, got: object) -> str | None:
     return 'Only the key "error" itself counts: {"errorCode": …} is made error_observation(text).'
 
 
+# An error object's message, for the objects `_no_error_objects` writes and then breaks.
+_MESSAGES = ("订单不存在：99999", "unknown tool: cancelOrder", "timeout", "Order 99999 was not found.")
+# How a text with "error" in it is no JSON object with the key "error" (json.loads fails, or the key is not the
+# object's own): each takes the error object written as JSON, and returns the text a server sends.
+_NOT_AN_OBJECT = (
+    lambda written, rng: written[:-1] + ",}",  # a comma too many
+    lambda written, rng: '{"error": ' + rng.choice(("oops", "undefined", "None")) + "}",  # a value without quotes
+    lambda written, rng: written.replace('"', "'"),  # single quotes, as Python prints a dict
+    lambda written, rng: written[:-1],  # cut short
+    lambda written, rng: written + rng.choice((" (retry later)", "\nretry later")),  # words after it
+    lambda written, rng: '{"result": ' + written + "}",  # the key one level down
+    lambda written, rng: '{"errors": [' + written + "]}",  # in a list one level down
+    lambda written, rng: "[" + written + "]",  # in a list, which is no object
+)
+
+
+def _no_error_objects(rng: random.Random) -> Iterator[tuple]:
+    """Error texts with "error" in them that json.loads does not read as an object with the key "error": broken
+    JSON, the key below the top, and two error objects in two parts (joined, they are no JSON). The last rule:
+    its draws leave every other rule's inputs as they were."""
+    def written() -> str:
+        value = {"error": rng.choice(_MESSAGES), **({"hint": "请核对订单号"} if rng.random() < 0.3 else {})}
+        return json.dumps(value, ensure_ascii=False, separators=rng.choice(((",", ":"), (", ", ": "))))
+
+    for broken in _NOT_AN_OBJECT:
+        yield ({"content": [_text(broken(written(), rng))], "isError": True},)
+    yield ({"content": [_text(written()), _text(written())], "isError": True},)
+
+
+def _no_object_hint(args: tuple, expected: str, got: object) -> str | None:
+    """When the answer passed such a text as it came: why json.loads does not read it as an error object."""
+    text = _joined_text(args)
+    if got != text:
+        return _written_another_way(expected, got, text)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return "json.loads cannot read it, so it is no JSON object (whatever it says): error_observation(text)."
+    if isinstance(value, dict):
+        return 'Its "error" is inside another key, not the object\'s own: error_observation(text).'
+    return "It is JSON, but no object: make it error_observation(text)."
+
+
 OBSERVATION_RULES = (
     Rule('the text of each part of type "text", joined with newlines ("\\n"), in the order sent', _joined,
          _not_flagged_hint),
@@ -256,6 +299,8 @@ OBSERVATION_RULES = (
          _several_lines, _several_lines_hint),
     Rule('a JSON object with "error" and spaces or line ends around it is one too: the text itself, as it came',
          _spaced_objects, _spaced_hint),
+    Rule('a text json.loads cannot read ({"error": oops}), or with "error" one level down, is no error object: '
+         "error_observation(text)", _no_error_objects, _no_object_hint),
 )
 
 
@@ -349,6 +394,28 @@ def _prefixed(rng: random.Random) -> Iterator[tuple]:
             if not offered:
                 offered.append(next(name for other in offers.values() for name in other))
         yield (offers,)
+    yield from _far_apart(random.Random("far apart"))
+
+
+def _far_apart(rng: random.Random) -> Iterator[tuple]:
+    """Servers that share a name with no server next to them (the first and the last): an answer that looks for a
+    clash only among a server's neighbours keeps it. Drawn from a generator of their own, so that the next rules'
+    inputs stay as they were; nothing is kept here either (every name on two servers or more)."""
+    for servers in (3, 3, 4, 4):
+        names, pool = list(_SERVERS), list(_TOOLS)
+        rng.shuffle(names)
+        rng.shuffle(pool)
+        far, *others = names[:servers]
+        last = others[-1]
+        offers: dict[str, list[str]] = {server: [] for server in names[:servers]}
+        offers[far].append(pool[0])
+        offers[last].append(pool[0])
+        for n, server in enumerate(others[:-1], 1):  # each server between them shares a name with another
+            offers[server].append(pool[n])
+            offers[rng.choice([other for other in offers if other != server])].append(pool[n])
+        for offered in offers.values():
+            rng.shuffle(offered)
+        yield (offers,)
 
 
 def _case(rng: random.Random) -> Iterator[tuple]:
@@ -382,7 +449,7 @@ def _merge_hint(args: tuple, expected: list[str], got: object) -> str | None:
     if answer == prefixed:
         return "a name only one server offers is kept as it is: prefix only the names two servers offer."
     if [one.lower() for one in answer] == [one.lower() for one in expected]:
-        return "use the server's name as it is given, capitals and all: GitHub_search, not github_search."
+        return _case_changed(offers, answer, expected)
     if sorted(answer) == sorted(expected):
         return "the right names in the wrong order: server by server, each tool where it comes."
     for server, names in offers.items():
@@ -392,6 +459,23 @@ def _merge_hint(args: tuple, expected: list[str], got: object) -> str | None:
                 return f"{server} lists {name} twice: one server is still one server; count servers, not names."
     if len(answer) < len(expected):
         return "every tool listed is named: it left some out."
+    return None
+
+
+def _case_changed(offers: dict[str, list[str]], answer: list[str], expected: list[str]) -> str | None:
+    """When the answer's names differ from the expected ones in case only: which name's capitals it changed, the
+    server's or the tool's, shown on the first name that differs."""
+    pairs = [(server, name) for server, names in offers.items() for name in names]
+    for (server, name), mine, right in zip(pairs, answer, expected, strict=True):
+        if mine == right:
+            continue
+        if right == name:
+            return f"keep a name only one server offers as it is, capitals and all: {name}, not {mine}."
+        if mine.startswith(f"{server}_"):
+            return f"keep the tool's name as it is given: {name}, not {mine[len(server) + 1:]}."
+        if mine.endswith(f"_{name}"):
+            return f"use the server's name as it is given: {server}, not {mine[:-len(name) - 1]}."
+        return f"keep both names as they are given, capitals and all: {right}, not {mine}."
     return None
 
 
