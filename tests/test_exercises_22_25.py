@@ -112,7 +112,7 @@ def test_24_merge_keeps_the_servers_name_as_given():
 
     fails(check_merged_names, server_lower_cased,
           says="the spec says: <server> is the server's name as it is given (GitHub_search, KB-2_search)")
-    fails(check_merged_names, server_lower_cased, says="use the server's name as it is given, capitals and all")
+    fails(check_merged_names, server_lower_cased, says="use the server's name as it is given: GitHub, not github")
 
 
 def test_24_merge_prefixing_every_name_is_told_to_keep_names_one_server_offers():
