@@ -14,7 +14,7 @@ from tinyagent import ChatResult, FunctionCallingAgent, LlmClient, LlmConnection
 from tinyagent.events import LlmCall
 from tinyagent.memory.session import Session, Turn
 from tinyagent.memory.session_memory import FullHistory, SlidingWindow, SummaryMemory, summary_request
-from tinyagent.memory.session_store import SqliteSessionStore
+from tinyagent.memory.session_store import SessionStoreError, SqliteSessionStore
 from tinyagent.memory.user_facts import UserFacts, facts_message
 from tinyagent.protocols.token_count import classroom_counter, token_counter
 from tinyagent.shop import Shop, shop_registry
@@ -472,3 +472,17 @@ def test_a_store_that_fails_after_the_run_still_returns_the_answer_and_says_why(
     assert result.answer == "refund done" and session.last_result is result
     assert "database is locked" in session.store_error and said[0].category.__name__ == "TurnNotStored"
     assert [row["orderId"] for row in shop.refunds()] == ["88231"] and session.turns() == []
+
+
+def test_a_store_error_without_a_message_is_named_by_its_class_and_the_answer_still_comes_back():
+    # A store of the learner's own may raise its error with no words: the first line of "" was an IndexError,
+    # raised over the answer that reports the refund.
+    class SilentStore(SqliteSessionStore):
+        def append_turn(self, session_id, turn):
+            raise SessionStoreError()
+
+    session, shop = refund_session("Thought: done\nFinal Answer: refund done", store=SilentStore(":memory:"))
+    with pytest.warns(UserWarning, match="the answer was not stored in the session: SessionStoreError"):
+        result = session.ask("refund 88231")
+    assert result.answer == "refund done" and session.store_error == "SessionStoreError"
+    assert [row["orderId"] for row in shop.refunds()] == ["88231"]

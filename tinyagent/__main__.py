@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TextIO
 
 from tinyagent.command_options import OneLineParser, number_of_seconds, output_file, whole_number
-from tinyagent.errors import TinyAgentError
+from tinyagent.errors import TinyAgentError, first_line
 from tinyagent.hosting.signals import StopSignals
 from tinyagent.llm_client import key_problem
 from tinyagent.local_model import MAX_THREADS
@@ -729,7 +729,7 @@ def _serve(args: argparse.Namespace) -> int:
             else:
                 serve_workers(config, args.host, args.port, args.workers, listening=banner, stop=stop)
         except (TinyAgentError, ValueError) as exc:
-            print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
+            print(f"error: {first_line(exc)}", file=sys.stderr)
             return 2
         if args.workers == 1:
             banner(server.port)
@@ -754,7 +754,7 @@ def _mcp_server(args: argparse.Namespace) -> int:
         with _saying_what_it_made(args.db):
             stopped_by = serve_mcp(args.db, clock, port=args.port)
     except TinyAgentError as exc:  # a shop file it cannot use, a port it cannot listen on
-        print(f"error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        print(f"error: {first_line(exc)}", file=sys.stderr)
         return 2
     print(f"MCP server stopped ({stopped_by}).", file=sys.stderr)
     return 0

@@ -22,6 +22,13 @@ class TinyAgentError(Exception):
         return [f"\x1b[1;31m{type(self).__name__}:\x1b[0m {first}", *rest]
 
 
+def first_line(exc: BaseException) -> str:
+    """What a one-line error says of `exc`: its message's first line, or its class's name when the message is empty
+    (an error of SQLite's or of the network may have none)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 class ConfigurationError(TinyAgentError, ValueError):
     """The settings are incomplete, contradictory or malformed (a missing key, a URL without http://).
 

@@ -46,6 +46,7 @@ import warnings
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from tinyagent.errors import first_line
 from tinyagent.events import LlmCall
 from tinyagent.memory.run_changes import changes_made, said_after_stop, writes_in
 from tinyagent.memory.session_memory import FullHistory, Memory
@@ -161,7 +162,7 @@ class Session:
             self.store.append_turn(self.id, turn)
             self.store_error = ""
         except SessionStoreError as exc:  # after the run, whose tools have run: said, never raised over its answer
-            self.store_error = str(exc).splitlines()[0]
+            self.store_error = first_line(exc)
             warnings.warn(f"the answer was not stored in the session: {self.store_error}", TurnNotStored,
                           stacklevel=2)
         self.last_history, self.last_result = history, result

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from tinyagent.errors import TinyAgentError
+from tinyagent.errors import TinyAgentError, first_line
 from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, immediate_transaction
 from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
 
@@ -278,7 +278,7 @@ class SqliteSessionStore(SessionStore):
                 self._conn.close()  # the file is left as it was, and not held open
                 raise
         except (sqlite3.Error, OSError) as exc:
-            raise SessionStoreError(f"cannot use {self.path} as a session store: {_first_line(exc)}") from None
+            raise SessionStoreError(f"cannot use {self.path} as a session store: {first_line(exc)}") from None
 
     @contextmanager
     def _transaction(self) -> Iterator:
@@ -301,7 +301,7 @@ class SqliteSessionStore(SessionStore):
         try:
             yield
         except sqlite3.Error as exc:
-            raise SessionStoreError(f"the session store {self.path} failed: {_first_line(exc)}") from None
+            raise SessionStoreError(f"the session store {self.path} failed: {first_line(exc)}") from None
 
     def close(self) -> None:
         with self._lock:
@@ -395,7 +395,7 @@ class PostgresSessionStore(SessionStore):
                 f"cannot connect to PostgreSQL at {self.url}: {_connect_reason(exc, url)}"
             ) from None
         except psycopg.Error as exc:  # e.g. a user who may not create tables
-            raise SessionStoreError(f"PostgreSQL at {self.url} failed: {_first_line(exc)}") from None
+            raise SessionStoreError(f"PostgreSQL at {self.url} failed: {first_line(exc)}") from None
         self._pool = ConnectionPool(url, min_size=1, max_size=POOL_SIZE, kwargs=options, open=True,
                                     check=ConnectionPool.check_connection, timeout=POOL_WAIT_SECONDS,
                                     name="tinyagent-sessions")
@@ -421,7 +421,7 @@ class PostgresSessionStore(SessionStore):
         try:
             yield
         except self._errors as exc:
-            raise SessionStoreError(f"PostgreSQL at {self.url} failed: {_first_line(exc)}") from None
+            raise SessionStoreError(f"PostgreSQL at {self.url} failed: {first_line(exc)}") from None
 
     def close(self) -> None:
         self._pool.close()
@@ -468,7 +468,7 @@ def safe_url(url: str) -> str:
 
 def _connect_reason(exc: BaseException, url: str) -> str:
     """libpq's reason, without its repetition of the host: "Connection refused (is the server running?)"."""
-    line = _first_line(exc)
+    line = first_line(exc)
     reason = line.rsplit("failed: ", 1)[-1].strip() or line
     password = _password_in(url)
     if password:  # libpq does not echo passwords; this makes sure of it
@@ -483,11 +483,6 @@ def _password_in(url: str) -> str | None:
         return urlsplit(url).password
     match = re.search(r"\bpassword\s*=\s*('(?:[^'\\]|\\.)*'|\S*)", url)
     return match.group(1).strip("'") if match else None
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def open_session_store(target: str | os.PathLike[str]) -> SessionStore:

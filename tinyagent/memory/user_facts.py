@@ -31,7 +31,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tinyagent.memory.session_store import BUSY_TIMEOUT_SECONDS, SessionStoreError, _first_line
+from tinyagent.errors import first_line
+from tinyagent.memory.session_store import BUSY_TIMEOUT_SECONDS, SessionStoreError
 from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, immediate_transaction
 from tinyagent.number_checks import check_whole
 from tinyagent.safe_text import replace_lone_surrogates
@@ -167,7 +168,7 @@ class UserFacts:
         try:
             yield
         except sqlite3.Error as exc:
-            raise SessionStoreError(f"the facts file {self.path} failed: {_first_line(exc)}") from None
+            raise SessionStoreError(f"the facts file {self.path} failed: {first_line(exc)}") from None
 
     @contextmanager
     def _write(self) -> Iterator[None]:

@@ -55,7 +55,7 @@ from starlette.routing import Route
 
 from tinyagent.chat_result import NotJsonNumber, finite_float, no_json_constant
 from tinyagent.editable_trace import EditError
-from tinyagent.errors import TinyAgentError
+from tinyagent.errors import TinyAgentError, first_line
 from tinyagent.number_checks import ascii_number
 from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.serving import edits, openai_chat
@@ -146,7 +146,7 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
             try:
                 return waited.result()
             except TinyAgentError as exc:  # the session store or the shop failed (a database that went away)
-                raise ApiError(503, "unavailable", str(exc).splitlines()[0]) from None
+                raise ApiError(503, "unavailable", first_line(exc)) from None
             except RunCancelled as stopped:  # the service is stopping: the run was stopped before its end
                 raise ApiError(503, "stopping", stopped_message(stopped, "the service is stopping, and the run was "
                                "stopped before it ended")) from None
@@ -626,7 +626,7 @@ async def check_session(service: AgentService, session_id: str | None) -> None:
         # waits up to its busy timeout) holds up this request only, not the event loop that answers all others.
         known = await asyncio.get_running_loop().run_in_executor(None, service.session_exists, session_id)
     except TinyAgentError as exc:
-        raise ApiError(503, "unavailable", str(exc).splitlines()[0]) from None
+        raise ApiError(503, "unavailable", first_line(exc)) from None
     if not known:
         raise ApiError(404, "unknown_session", f"no session {session_id!r}: leave session_id out to start "
                        "a new one, and use the id its answer returns")

@@ -33,6 +33,7 @@ from pathlib import Path
 from tinyagent.agent import AgentResult, ReActAgent
 from tinyagent.architectures.handoffs import Team, shop_specialists
 from tinyagent.clock import Clock, fixed_clock, system_clock
+from tinyagent.errors import first_line
 from tinyagent.events import Event
 from tinyagent.llm_client import LlmClient, reply_timeouts
 from tinyagent.memory.run_changes import said_after_stop
@@ -346,7 +347,7 @@ class _TurnRecordingStore:
         try:
             self.appended = self._store.append_turn(session_id, turn)
         except SessionStoreError as exc:
-            self.error = str(exc).splitlines()[0]
+            self.error = first_line(exc)
             return turn
         return self.appended
 

@@ -27,7 +27,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 
-from tinyagent.errors import TinyAgentError
+from tinyagent.errors import TinyAgentError, first_line
 from tinyagent.events import Observation
 from tinyagent.number_checks import ascii_number
 from tinyagent.serving.approvals import approval_id, new_run_id
@@ -147,7 +147,7 @@ class RunStream:
             self._push("error", {"error": {"code": "stopped", "message": said, "turn": stopped.turn}})
             outcome = None
         except TinyAgentError as exc:
-            self._push("error", {"error": {"code": "unavailable", "message": str(exc).splitlines()[0]}})
+            self._push("error", {"error": {"code": "unavailable", "message": first_line(exc)}})
             outcome = None
         except Exception as exc:
             log.error("unexpected error in a streamed run", exc_info=exc)
