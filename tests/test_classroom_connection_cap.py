@@ -53,6 +53,7 @@ def give_them_back(signum, frame):
 
 signal.signal(signal.SIGUSR1, take_every_descriptor)
 signal.signal(signal.SIGUSR2, give_them_back)
+BEFORE_START
 server = ClassroomServer(tls=TLS).start()
 loop = next(thread for thread in threading.enumerate() if thread.name.startswith("classroom-server"))
 print(f"port {{server.port}} loop {{loop.native_id}}", flush=True)
@@ -65,12 +66,13 @@ REQUEST = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty
 
 
 @contextmanager
-def limited_server(certificate: tuple[str, str] | None = None):
+def limited_server(certificate: tuple[str, str] | None = None, before_start: str = ""):
     """The child's ServerProcess, its port and its serving loop's thread id; stopped (or killed) on the way out.
-    With a (certfile, keyfile), it serves TLS."""
+    With a (certfile, keyfile), it serves TLS; `before_start` is code the child runs before the server starts."""
     tls = ("None" if certificate is None else
            f"__import__('tinyagent.classroom.server').classroom.server.tls_context{certificate!r}")
-    with ServerProcess(code=LIMITED_SERVER.replace("tls=TLS", f"tls={tls}")) as process:
+    code = LIMITED_SERVER.replace("tls=TLS", f"tls={tls}").replace("BEFORE_START", before_start)
+    with ServerProcess(code=code) as process:
         words = process.wait_for_line("port ").split()
         yield process, int(words[1]), int(words[3])
         assert process.stop(signal.SIGTERM) == 0, process.output()
@@ -353,11 +355,28 @@ def test_one_client_address_holds_at_most_a_quarter_of_the_threads_and_this_mach
         wait_for(served_from_the_lan, "the client served once its connections are gone")
 
 
-def test_a_client_at_its_cap_makes_room_with_its_own_idle_connections():
+# Each connection's thread, once its answer has gone out, waits a minute before it looks for the next request: as a
+# thread the loaded machine has not run yet does.
+SLOW_AFTER_ANSWERS = """
+import time
+from tinyagent.classroom import server as classroom_server
+answer_one = classroom_server._Handler.handle_one_request
+def answer_then_wait(self):
+    answer_one(self)
+    time.sleep(60)
+classroom_server._Handler.handle_one_request = answer_then_wait
+"""
+
+
+@pytest.mark.parametrize("threads_after_answers", ["prompt", "slow"])
+def test_a_client_at_its_cap_makes_room_with_its_own_idle_connections(threads_after_answers):
     # A script on a learner's machine that opens a connection per call and never closes one (a Session each time)
-    # is served: each new one closes one of its own, idle between two requests, as the server does for all.
+    # is served: each new one closes one of its own, idle between two requests, as the server does for all. A
+    # connection whose answer is out is idle, though its thread has not got back to wait for the next request: on a
+    # loaded machine the script's next connection came first and got a 429 (the threads made slow here).
     address = lan_address()
-    with limited_server() as (_, port, _), ExitStack() as kept:
+    slow = SLOW_AFTER_ANSWERS if threads_after_answers == "slow" else ""
+    with limited_server(before_start=slow) as (_, port, _), ExitStack() as kept:
         for _ in range(PER_CLIENT + 3):
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=PATIENCE, source_address=(address, 0))
             kept.callback(connection.close)

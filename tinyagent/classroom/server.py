@@ -947,6 +947,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
+        self.clock.answered()  # still in wfile's buffer: handle_one_request flushes it
 
     def _send_events(self, chunks: list[dict], prefill: float = 0.0, named: bool = False) -> None:
         """Server-Sent Events: `data: <json>` and a blank line per event, `data: [DONE]` at the end; or, for the
@@ -1003,6 +1004,7 @@ class _Handler(BaseHTTPRequestHandler):
 
         def end() -> None:
             if chunked:
+                self.clock.answered()
                 self.wfile.write(b"0\r\n\r\n")  # the last chunk: the body is complete
                 self.wfile.flush()
 
@@ -1233,7 +1235,8 @@ class _HTTPServer(ThreadingHTTPServer):
 
         It may if its client holds fewer than max_per_client (a client None is this machine: never capped) and
         fewer than max_connections have one; or if, past either cap, a connection within it (the client's own,
-        for the first) waits idle for its next request, and is closed now to make room. Its thread ends at once. A
+        for the first) is idle, its answer out or going out (RequestClock.answered), and is closed now to make room:
+        its reading side, so that answer still leaves whole, and its thread ends as soon as it reads again. A
         client that sends its next request on it just then finds it closed, as when any server closes an idle
         connection, and sends the request again (LlmClient and OpenAI's clients do).
         """
@@ -1256,7 +1259,7 @@ class _HTTPServer(ThreadingHTTPServer):
             if idle is None:
                 return refusal
             self._open[idle].clock = None  # closed: not one to close again
-        _shut_from_outside(idle)
+        _shut_from_outside(idle, socket.SHUT_RD)  # an answer it is still sending goes out whole (RequestClock.answered)
         return None
 
     def _refuse(self, connection: socket.socket, error: ApiError) -> None:
@@ -1412,12 +1415,12 @@ def _is_ip_address(name: str) -> bool:
     return True
 
 
-def _shut_from_outside(connection: socket.socket) -> None:
-    """End a connection another thread is reading: shut down its socket, which wakes that thread. For a TLS
-    connection, the socket's own shutdown, not SSLSocket.shutdown, which would also drop its TLS state while that
-    thread may be using it."""
+def _shut_from_outside(connection: socket.socket, how: int = socket.SHUT_RDWR) -> None:
+    """End a connection another thread is reading: shut down its socket (both ways, or `how`), which wakes that
+    thread. For a TLS connection, the socket's own shutdown, not SSLSocket.shutdown, which would also drop its TLS
+    state while that thread may be using it."""
     try:
-        socket.socket.shutdown(connection, socket.SHUT_RDWR)
+        socket.socket.shutdown(connection, how)
     except OSError:
         pass
 

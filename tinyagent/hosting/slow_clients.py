@@ -59,6 +59,13 @@ class RequestClock(io.RawIOBase):
         if self.deadline is None:
             self.deadline = time.monotonic() + self.seconds
 
+    def answered(self) -> None:
+        """The answer's last bytes are written, about to go out: from here the server may close the connection for
+        room (its reading side only, so they still leave). Marked before they go, not after: a client that has the
+        whole answer may open its next connection at once, before this thread gets to `between_requests()`, and must
+        find this one closable, or be refused for a connection it no longer uses."""
+        self.idle = True
+
     def between_requests(self) -> None:
         """An answer has gone out: the connection waits, idle, for the next request, whose clock starts at its
         first byte."""
