@@ -372,12 +372,12 @@ def check_lean_prompt(lean_prompt: Callable | None) -> None:
             _fail(exercise, "say that the tool's result comes back as an Observation: otherwise the model "
                             "cannot know that it should stop after Action Input")
         found = list(read_tool_list(prompt).tools)
-        if sorted(found) != sorted(registry.names) and (one_of := _one_of_line(prompt, registry.names)):
-            line, named = one_of
-            _fail(exercise, f"with {label}, your line {_brief(line, 60)} tells a tool-list reader which names are "
-                            f"tools, and it names {_brief(named, 60)}, expected {registry.names}: build that line "
-                            "from `tools` too, or leave it out")
         if sorted(found) != sorted(registry.names):  # in any order: the spec asks for none
+            if one_of := _one_of_line(prompt, registry.names):
+                line, named = one_of
+                _fail(exercise, f"with {label}, your line {_brief(line, 60)} tells a tool-list reader which names are "
+                                f"tools, and it names {_brief(named, 60)}, expected {registry.names}: build that line "
+                                "from `tools` too, or leave it out")
             extra = [name for name in found if name not in registry.names]
             if extra and all(name in found for name in registry.names):  # the list is right; another line reads as one
                 come = "comes" if len(extra) == 1 else "come"
