@@ -256,16 +256,17 @@ def test_429_then_success_waits_as_retry_after_says(scripted_server, make_agent,
 
 
 def test_retry_after_as_an_http_date_is_honoured_and_capped(scripted_server, waits, no_key_anywhere):
-    soon, late = formatdate(time.time() + 3, usegmt=True), formatdate(time.time() + 3600, usegmt=True)
+    # 30 s ahead, so that a slow machine's seconds between writing the date and reading it cannot pass for a bug.
+    soon, late = formatdate(time.time() + 30, usegmt=True), formatdate(time.time() + 3600, usegmt=True)
     scripted_server.reply(
         (429, {"error": {"message": "slow down"}}, {"Retry-After": soon}),
         (503, {"error": {"message": "busy"}}, {"Retry-After": late}),
         (200, completion()),
     )
-    llm = LlmClient(scripted_server.url, KEY, "m", sleep=waits.append, max_retry_wait=10)
+    llm = LlmClient(scripted_server.url, KEY, "m", sleep=waits.append, max_retry_wait=60)
     no_key_anywhere(llm.chat([{"role": "user", "content": "hi"}]))
-    assert 1.0 <= waits[0] <= 3.0  # about 3 s from now (the date has whole seconds)
-    assert waits[1] == 10  # an hour away, capped
+    assert 20.0 <= waits[0] <= 30.0  # about 30 s from now (the date has whole seconds)
+    assert waits[1] == 60  # an hour away, capped
 
 
 def test_5xx_is_retried_with_a_cap_then_the_run_stops_clearly(scripted_server, make_agent, waits, no_key_anywhere):
