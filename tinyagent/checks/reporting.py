@@ -152,7 +152,9 @@ def _fail(exercise: str, what: str) -> None:
 # through `agree_on`, a number sized from the reference's lines on the same input, and never fewer than STEPS. Past
 # its lines a call is stopped only once it has also run SECONDS: a right answer that waits for its threads in a busy
 # loop (`while not all(f.done() for f in futures): pass`) runs lines as fast as the machine lets it, not as its
-# work grows. A million lines take a fraction of a second, so a runaway is stopped in about SECONDS.
+# work grows. A million lines take a fraction of a second, so a runaway is stopped in about SECONDS. The seconds are
+# the processor's, spent by this process (time.process_time), not the wall clock's: on a hub's loaded machine a
+# process gets a share of a core, and that busy-waiting answer took four times as long by the clock, and failed.
 STEPS = 1_000_000
 SECONDS = 2.0
 _CLOCK_EVERY = 65_536  # lines run between two looks at the clock, once past the budget
@@ -178,7 +180,7 @@ class _Lines:
         if sys.gettrace() is not None or sys.getprofile() is not None:
             return self.function(*args)
         budget = self.budget if self.budget is not None else float("inf")
-        ran, began, look_at, over, swallowed, done = 0, time.monotonic(), budget, False, False, False
+        ran, began, look_at, over, swallowed, done = 0, time.process_time(), budget, False, False, False
         caller = sys._getframe()
         at: dict[Any, int] = {}  # once over: the line each of the learner's frames was last seen at
         raised: dict[Any, int] = {}  # the line each of them was last stopped at
@@ -195,7 +197,7 @@ class _Lines:
                 ran += 1
                 if ran > look_at:
                     look_at = ran + _CLOCK_EVERY
-                    over = time.monotonic() - began >= SECONDS
+                    over = time.process_time() - began >= SECONDS
                     if over:
                         _remember_lines(frame, caller, at)
                 if over and _learners(frame.f_code):
