@@ -529,7 +529,7 @@ finally:
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="pins a process to one core (Linux)")
 def test_a_right_answer_that_waits_on_a_loaded_machine_passes_however_long_its_wait_by_the_clock():
     # On a hub's loaded machine a busy-waiting right answer failed as "did not stop within … steps": its 0.6 s of
-    # waiting took over 2 s by the clock (the CI run beside four busy processes: the pool test above).
+    # waiting took over 2 s by the clock (the pool test above, in a test run beside four busy processes).
     done = subprocess.run([sys.executable, "-c", _ON_A_SHARE_OF_ONE_CORE], capture_output=True, text=True,
                           timeout=120, cwd=Path(__file__).resolve().parents[1], check=False)
     assert done.returncode == 0, done.stderr
