@@ -13,6 +13,8 @@ from tinyagent.errors import (
     RateLimitError,
     RedirectError,
     ServerError,
+    first_line,
+    named_first_line,
 )
 from tinyagent.llm_client import DEFAULT_MAX_TOKENS, STEP_MAX_TOKENS, normalize_chat_url
 
@@ -428,3 +430,19 @@ def test_a_negative_token_count_is_no_usage_a_reply_can_have(scripted_server, us
                                  "usage": usage}))
     with pytest.raises(BadResponseError, match="where a count of tokens is 0 or more"):
         LlmClient(scripted_server.url, None, "m", max_retries=0).chat([{"role": "user", "content": "hi"}])
+
+
+@pytest.mark.parametrize(("message", "first", "named"), [
+    ("no such table: turns\nat line 2", "no such table: turns", "OperationalError: no such table: turns"),
+    ("", "OperationalError", "OperationalError: "),
+    ("\nthe reason on line two", "the reason on line two", "OperationalError: "),
+    ("  数据库已锁定  ", "数据库已锁定", "OperationalError:   数据库已锁定  "),
+])
+def test_an_error_in_one_line_names_its_class_where_its_message_has_none(message, first, named):
+    # first_line: a one-line error's text (a command's "error: ...", a service's JSON message); named_first_line: a
+    # table row's "why it failed" (lesson 18's evaluation, lesson 20's frameworks), its class named first.
+    import sqlite3
+
+    exc = sqlite3.OperationalError(message)
+    assert first_line(exc) == first
+    assert named_first_line(exc) == named

@@ -29,6 +29,12 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def named_first_line(exc: BaseException) -> str:
+    """`exc` as one line that names its class: "ValueError: " and its message's first line (nothing after the colon
+    when the message is empty or starts with a line break), as a table row says why a run failed."""
+    return f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
 class ConfigurationError(TinyAgentError, ValueError):
     """The settings are incomplete, contradictory or malformed (a missing key, a URL without http://).
 

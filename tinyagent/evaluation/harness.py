@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
 from tinyagent.agent import MAX_STEPS
+from tinyagent.errors import named_first_line
 from tinyagent.evaluation.grading import CHECKS, Check, RunOutcome, grade
 from tinyagent.evaluation.progress import progress_bar
 from tinyagent.evaluation.report import EvalReport, TaskResult
@@ -35,7 +36,7 @@ def run_eval_task(task: EvalTask, llm: Any, protocol: str = "text", *, now: str 
     try:
         result, refunds = run_on_fresh_shop(task.question, protocol, llm, now=now, max_steps=max_steps, **options)
     except Exception as exc:  # noqa: BLE001 - one task's crash is its failure, not the end of the suite
-        raised = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        raised = named_first_line(exc)
         return TaskResult(
             name=task.name, lang=task.lang, question=task.question,
             checks={name: Check(False, f"the run raised {raised}") for name in CHECKS}, reason=f"error: {raised}",

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tinyagent.clock import fixed_clock
+from tinyagent.errors import named_first_line
 from tinyagent.evaluation.grading import ToolUse
 from tinyagent.frameworks.setup import Setup
 from tinyagent.frameworks.shop_functions import ToolFailed, ToolLog, in_asked_order
@@ -153,7 +154,7 @@ def run_framework(key: str, question: str, *, base_url: str, model: str = "class
     try:
         answer = getattr(_module(key), function)(setup, question, **options)
     except Exception as exc:  # noqa: BLE001 - any framework's failure becomes the run's error
-        error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        error = named_first_line(exc)
     calls = list(setup.wire.calls)
     asked = [tool_call for call in calls for tool_call in call.asked]
     run = FrameworkRun(key, question, answer, error, calls, in_asked_order(setup.tool_log.uses, asked),

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tinyagent.agent import MAX_OBSERVATION_CHARS
+from tinyagent.errors import named_first_line
 from tinyagent.frameworks.agents_sdk_agent import INSTRUCTIONS
 from tinyagent.frameworks.setup import Setup, run_async
 from tinyagent.frameworks.wire import WireCall
@@ -68,7 +69,7 @@ def run_over_mcp(question: str, *, base_url: str, server: dict[str, Any], model:
         run_async(go)
     except Exception as exc:  # noqa: BLE001 - the framework's failure is a result to look at
         exc = first_failure(exc)  # a server that never started fails inside anyio's task group: say what failed there
-        run.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        run.error = named_first_line(exc)
     run.calls = list(setup.wire.calls)
     return run
 
