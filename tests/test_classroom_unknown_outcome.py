@@ -14,8 +14,8 @@ import pytest
 
 from tests.test_classroom_behaviour import REFUND_EN, REFUND_ZH, FakeShop, converse
 from tinyagent.events import Observation
+from tinyagent.memory.run_changes import CUT_SHORT
 from tinyagent.registry import error_observation
-from tinyagent.toolkit.changes_made import CUT_SHORT
 
 mcp_client = pytest.importorskip("tinyagent.toolkit.mcp_client")  # the `mcp` extra
 

@@ -90,7 +90,7 @@ def test_a_guarded_call_the_run_stopped_inside_is_said_as_perhaps_made():
     # A run ended inside applyRefund (its COMMIT had returned, the Observation never came): nothing counted it,
     # while the shop held the refund. Calls that returned an error, or change nothing, stay unsaid.
     from tinyagent.events import Observation, ToolCall
-    from tinyagent.toolkit.changes_made import calls_cut_short, changes_made
+    from tinyagent.memory.run_changes import calls_cut_short, changes_made
     from tinyagent.trace import Trace
 
     def guards(name: str) -> bool:

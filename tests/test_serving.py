@@ -267,7 +267,7 @@ def test_a_specialists_declined_refund_is_no_change_of_the_teams_run():
     # in a team's trace a specialist's round 1 sits inside the triage's: its declined applyRefund was paired with
     # the triage's handoff result, and a stopped run said a refund had been made
     from tinyagent.events import ToolCall
-    from tinyagent.toolkit.changes_made import changes_made
+    from tinyagent.memory.run_changes import changes_made
     from tinyagent.trace import Trace
 
     declined = '{"error":"applyRefund was not run: a person declined it"}'

@@ -7,15 +7,24 @@ answer it returns and in the Turn the next run is told about.
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import threading
+import time
+
 import pytest
 
 from tinyagent import ChatResult, LlmConnectionError, ReActAgent, fixed_clock
 from tinyagent.architectures.handoffs import Team, shop_specialists
 from tinyagent.events import Observation
 from tinyagent.loop_parts import GIVE_UP, MODEL_UNAVAILABLE
-from tinyagent.memory.run_changes import calls_and_results
+from tinyagent.memory.run_changes import CUT_SHORT, STOPPED, calls_and_results
 from tinyagent.memory.session import Session
+from tinyagent.memory.session_store import SessionStoreError, SqliteSessionStore
 from tinyagent.shop import Shop, shop_registry
+
+from .conftest import DEFAULT_SIGINT_THEN_EXEC, PATIENCE, completion
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
 REFUND = 'Thought: refund\nAction: applyRefund\nAction Input: {"orderId": "88231", "reason": "x"}'
@@ -33,7 +42,7 @@ class Scripted:
 
     def chat(self, messages, **options):
         reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
+        if isinstance(reply, BaseException):  # KeyboardInterrupt too: Ctrl-C while the model writes
             raise reply
         return ChatResult(reply, "stop")
 
@@ -153,3 +162,164 @@ def test_a_stops_closing_reply_that_leaves_the_refund_out_is_followed_by_it():
     assert result.reason == "max_steps" and result.answer.startswith("fine\nThe run made these changes:\n- applyRefund")
     assert refund_id in result.answer and result.answer.count("applyRefund") == 1
     assert session.turns()[-1].answer == result.answer and refund_id in session.history()[-1]["content"]
+
+
+# -- a run stopped by Ctrl-C (Kernel > Interrupt) ------------------------------------------------------------------
+# ask raised KeyboardInterrupt and kept nothing: the refund stayed written, and the session's next run, told of no such
+# turn, could contradict the shop ("no refund was made") or make the refund again.
+
+def test_ctrl_c_after_a_refund_keeps_an_interrupted_turn_that_says_it_and_raises():
+    session, shop = session_with(REFUND, KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        session.ask("Refund order 88231, please.")
+    (refund,) = shop.refunds()
+    (turn,) = session.turns()
+    assert turn.reason == "interrupted" and turn.question == "Refund order 88231, please."
+    assert turn.answer.startswith(f"{STOPPED['en']}\nBefore the run stopped, it had already done this:\n- applyRefund ")
+    assert refund["refundId"] in turn.answer and turn.tools == ("applyRefund",) and turn.rounds == 1
+    assert turn.prompt_tokens > 0 and turn.tokens_sent == turn.prompt_tokens  # one model call, its figures counted
+    assert session.history()[-2:] == turn.messages()  # the next run is told
+    (note,) = stopped.value.__notes__  # the learner's traceback says it too
+    assert "the session kept this turn" in note and turn.answer in note
+    assert session.last_result is None
+
+
+def test_ctrl_c_inside_the_refund_keeps_it_as_one_that_may_have_been_made():
+    # Ctrl-C raised as the refund's write returns: the shop holds the refund, the trace has the call and no result.
+    session, shop = session_with(REFUND, "Thought: done\nFinal Answer: done")
+    write = shop.apply_refund
+
+    def written_then_stopped(*args, **kwargs):
+        write(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    shop.apply_refund = written_then_stopped
+    with pytest.raises(KeyboardInterrupt):
+        session.ask("Refund order 88231, please.")
+    assert [row["orderId"] for row in shop.refunds()] == ["88231"]
+    (turn,) = session.turns()
+    said = turn.answer.splitlines()
+    assert turn.reason == "interrupted" and said[0] == STOPPED["en"] and len(said) == 3
+    assert said[2].startswith("- applyRefund ") and said[2].endswith(CUT_SHORT["en"])
+
+
+def test_ctrl_c_in_chinese_keeps_the_turn_in_chinese():
+    session, shop = session_with(REFUND, KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        session.ask("请给订单 88231 退款。")
+    answer = session.turns()[0].answer
+    assert answer.startswith(f"{STOPPED['zh']}\n在停下之前，已经完成了以下操作：\n- applyRefund ")
+    assert shop.refunds()[0]["refundId"] in answer
+
+
+def test_ctrl_c_after_only_look_ups_keeps_no_turn():
+    session, shop = session_with(LOOK, KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        session.ask("Where is order 88231?")
+    assert session.turns() == [] and shop.refunds() == []
+    assert not getattr(stopped.value, "__notes__", None)
+
+
+def test_ctrl_c_whose_turn_the_store_cannot_keep_says_so_in_the_traceback():
+    class FullStore(SqliteSessionStore):
+        def append_turn(self, session_id, turn):
+            raise SessionStoreError("disk full: sessions.db")
+
+    shop = Shop(":memory:", clock=CLOCK)
+    agent = ReActAgent(Scripted(REFUND, KeyboardInterrupt()), shop_registry(shop, CLOCK))
+    session = Session(agent, store=FullStore(":memory:"))
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        session.ask("Refund order 88231, please.")
+    (note,) = stopped.value.__notes__
+    assert note.startswith("The run was stopped after it had changed something; the session could not keep this "
+                           "turn (disk full: sessions.db):")
+    assert shop.refunds()[0]["refundId"] in note and session.store_error.endswith("disk full: sessions.db")
+
+
+def test_ctrl_c_in_a_team_keeps_the_specialists_refund():
+    session, shop = team_session_with(act("handOffToRefunds", "Refund order 88231"), REFUND, KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        session.ask("Refund order 88231 please")
+    (turn,) = session.turns()
+    assert turn.reason == "interrupted" and shop.refunds()[0]["refundId"] in turn.answer
+    assert "handOffToRefunds" not in turn.answer  # a handoff changes nothing
+
+
+def test_ctrl_c_in_an_agent_that_wraps_a_react_agents_run_keeps_the_turn_too():
+    # The trace comes with the Ctrl-C (lesson 06's AgentRun.finish hands it on), so a wrapper that calls run() needs
+    # nothing of its own.
+    class Logged:
+        def __init__(self, agent):
+            self.agent = agent
+
+        def run(self, question, history=None):
+            return self.agent.run(question, history=history)
+
+    shop = Shop(":memory:", clock=CLOCK)
+    session = Session(Logged(ReActAgent(Scripted(REFUND, KeyboardInterrupt()), shop_registry(shop, CLOCK))))
+    with pytest.raises(KeyboardInterrupt):
+        session.ask("Refund order 88231, please.")
+    (turn,) = session.turns()
+    assert turn.reason == "interrupted" and shop.refunds()[0]["refundId"] in turn.answer
+
+
+def test_ctrl_c_from_an_agent_whose_run_hands_on_no_trace_keeps_nothing():
+    class OwnLoop:  # an agent of one's own: its Ctrl-C carries no trace, so there is nothing to read
+        def run(self, question, history=None):
+            raise KeyboardInterrupt
+
+    session = Session(OwnLoop())
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        session.ask("Refund order 88231, please.")
+    assert session.turns() == [] and not getattr(stopped.value, "__notes__", None)
+
+
+ASK_IN_A_NOTEBOOK = """
+import sys
+from tinyagent import LlmClient, ReActAgent, fixed_clock
+from tinyagent.memory.session import Session
+from tinyagent.memory.session_store import SqliteSessionStore
+from tinyagent.shop import Shop, shop_registry
+
+url, folder = sys.argv[1], sys.argv[2]
+clock = fixed_clock("2026-06-25T10:00:00")
+with Shop(folder + "/shop.db", clock=clock) as shop:
+    agent = ReActAgent(LlmClient(url, None, "test-model", max_retries=0), shop_registry(shop, clock))
+    session = Session(agent, store=SqliteSessionStore(folder + "/sessions.db"), session_id="s1")
+    session.ask("Refund order 88231, it is faulty")
+"""
+
+
+def test_a_real_ctrl_c_while_the_model_thinks_after_a_refund_keeps_the_turn(tmp_path, scripted_server):
+    # SIGINT lands in the middle of the second model call, inside requests' read, as Kernel > Interrupt does.
+    second_call_may_end = threading.Event()
+
+    def stall(request):  # the model thinking, until the test is done
+        second_call_may_end.wait(PATIENCE)
+        request.close_connection = True
+
+    scripted_server.reply((200, completion(REFUND)), stall)
+    command = subprocess.Popen([sys.executable, "-c", DEFAULT_SIGINT_THEN_EXEC, sys.executable, "-c",
+                                ASK_IN_A_NOTEBOOK, scripted_server.url, str(tmp_path)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + PATIENCE
+        while len(scripted_server.requests) < 2 and command.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert command.poll() is None and len(scripted_server.requests) == 2, command.communicate()
+        command.send_signal(signal.SIGINT)
+        _, err = command.communicate(timeout=PATIENCE)
+    finally:
+        second_call_may_end.set()
+        if command.poll() is None:
+            command.kill()
+            command.communicate()
+    assert "KeyboardInterrupt" in err and "the session kept this turn, so its next run is told:" in err, err
+    with Shop(tmp_path / "shop.db") as shop:
+        [refund_id] = [refund["refundId"] for refund in shop.refunds()]
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+    try:
+        (turn,) = store.turns("s1")
+    finally:
+        store.close()
+    assert turn.reason == "interrupted" and refund_id in turn.answer and refund_id in err

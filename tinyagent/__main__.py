@@ -579,7 +579,7 @@ def _what_was_done(trace, tools, interrupted: bool = False) -> str:
     """The calls of tools that change something (`read_only` not set: a refund) that worked, for a reader who did
     not get the trace that shows them; "" when there were none. `interrupted`: the run was stopped where it was,
     perhaps inside a call (a refund's write may commit just before Ctrl-C), so a call with no result is said too."""
-    from tinyagent.toolkit.changes_made import calls_cut_short, changes_made, writes_in
+    from tinyagent.memory.run_changes import calls_cut_short, changes_made, writes_in
 
     guards = writes_in(tools)
     changes = changes_made(trace, guards)

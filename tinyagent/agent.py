@@ -169,7 +169,8 @@ class ReActAgent:
         return iter(self.start(question, history))
 
     def run(self, question: str, history: list[dict] | None = None) -> AgentResult:
-        """Run to the end and return the answer with its trace."""
+        """Run to the end and return the answer with its trace (a Ctrl-C in the middle carries the trace so far, as
+        its `trace`)."""
         return self.start(question, history).finish()
 
 
@@ -221,8 +222,12 @@ class AgentRun:
         self._events.close()
 
     def finish(self) -> AgentResult:
-        for _ in self:
-            pass
+        try:
+            for _ in self:
+                pass
+        except KeyboardInterrupt as stop:  # Ctrl-C: what ran before it (a refund among it) goes with it, as `trace`
+            stop.trace = self.trace
+            raise
         end = self.trace.end
         return AgentResult(answer=end.answer, reason=end.reason, trace=self.trace, messages=self.messages)
 

@@ -32,9 +32,9 @@ from tinyagent.architectures.skills import Skill, SkillRegistry, shop_skills
 from tinyagent.events import Event, Final, LlmCall, ToolCall, event_kind
 from tinyagent.llm_client import LlmClient
 from tinyagent.loop_parts import RunInTurn
+from tinyagent.memory.run_changes import changes_made, said_after, writes_in
 from tinyagent.prompts import build_system_prompt
 from tinyagent.registry import ToolRegistry, ToolResult, error_observation
-from tinyagent.toolkit.changes_made import changes_made, said_after, writes_in
 from tinyagent.toolkit.confirmation import GatedAct, settling_part
 from tinyagent.tools import Action, FunctionTool
 from tinyagent.trace import Trace
@@ -413,8 +413,12 @@ class TeamRun:
         self.run.close()
 
     def finish(self) -> AgentResult:
-        for _ in self:
-            pass
+        try:
+            for _ in self:
+                pass
+        except KeyboardInterrupt as stop:  # Ctrl-C: every agent's events so far go with it, as AgentRun.finish's do
+            stop.trace = self.trace
+            raise
         end = self.run.trace.end
         return AgentResult(answer=end.answer, reason=end.reason, trace=self.trace, messages=self.run.messages)
 

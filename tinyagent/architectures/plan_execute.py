@@ -37,10 +37,10 @@ from tinyagent.architectures.plan_text import (
 from tinyagent.errors import LlmError
 from tinyagent.events import Event, Final, LlmCall, Observation, Stopped, event_kind
 from tinyagent.llm_client import ChatResult, LlmClient
+from tinyagent.memory.run_changes import MADE, changes_made, said_after, writes_in
 from tinyagent.number_checks import check_whole
 from tinyagent.prompts import check_language, detect_language
 from tinyagent.registry import ToolRegistry
-from tinyagent.toolkit.changes_made import MADE, changes_made, said_after, writes_in
 from tinyagent.trace import Trace
 
 # What a printed trace says of a plan and its steps.

@@ -25,7 +25,7 @@ A revised answer is the lines after "Revised answer:" up to the next label line 
 it cannot read, or a "revise" with no revised answer, leaves the draft as it is with verdict "unchecked": a
 check that did not work must never replace a right answer with nothing, and a revision never drops what the run
 changed: when it ran a tool that changes something (a refund), those changes are said after the revised answer
-(changes_made.py), which may correct a fact but not deny an effect. `ReflectingAgent` wraps a ReActAgent:
+(memory/run_changes.py), which may correct a fact but not deny an effect. `ReflectingAgent` wraps a ReActAgent:
 the run's Final is held back, checked, and given out as a `Reflected` event and then the Final of the checked
 answer.
 """
@@ -41,8 +41,8 @@ from tinyagent.agent import AgentResult, ReActAgent
 from tinyagent.errors import LlmError
 from tinyagent.events import Event, Final, LlmCall, Observation, ToolCall, event_kind
 from tinyagent.llm_client import LlmClient
+from tinyagent.memory.run_changes import MADE, changes_made, said_after, writes_in
 from tinyagent.robustness.tolerant_parser import FormatObservation
-from tinyagent.toolkit.changes_made import MADE, changes_made, said_after, writes_in
 from tinyagent.trace import Trace
 
 REFLECTION_LABELS = {  # in a printed trace

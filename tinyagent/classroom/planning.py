@@ -190,7 +190,7 @@ def pick(data: object, *keys: str) -> object:
 
 # A tool's error that says no answer came, so the call may have done its work all the same: lesson 24's MCP client
 # (MAYBE_DONE: "it is not known whether the server did it: it may still"), lesson 10's time limit on a tool
-# (ToolTimeout: "It was not stopped and may still finish") and a run stopped inside the call (changes_made.CUT_SHORT:
+# (ToolTimeout: "It was not stopped and may still finish") and a run stopped inside the call (run_changes.CUT_SHORT:
 # "it may have been made", "它可能已经完成"). Read by these notes' own words, as a model reads them, and no looser: a
 # refusal that says "this order may have been refunded already" is a refusal. The classroom imports neither the MCP
 # SDK nor lessons 10 and 19; tests/test_classroom_unknown_outcome.py keeps these words finding each note.

@@ -1,21 +1,26 @@
 """What a run changed, read from its trace: the calls of tools that change something (a refund) that worked.
 
 A run's answer is the model's own report of what it did, unless the run stopped without one (lesson 06's `Stopped`:
-the step cap, the model failing on its next call, lesson 13's context budget). Its answer is then the loop's canned
-sentence ("Sorry, I could not finish ..."), which knows nothing of a refund written a round before. Whoever keeps or
-shows that answer (a Session, lesson 15's ApprovalPanel, lesson 19's service, `python -m tinyagent ask`) says the
-changes after it:
+the step cap, the model failing on its next call, lesson 13's context budget), or was stopped from outside (a Ctrl-C,
+lesson 19's service told to stop or its client gone). Its answer is then the loop's canned sentence ("Sorry, I could
+not finish ...") or none, neither of which knows of a refund written a round before. Whoever keeps or shows that
+answer (a Session, lesson 15's ApprovalPanel, lesson 19's service, `python -m tinyagent ask`, the re-planner,
+composer and triage of lessons 17 and 21) says the changes after it:
 
     changes_made(trace, guards)        each call of a tool `guards` names that came back without an error and did
                                        not say it changed nothing (changed_nothing: a repeated refund), one line
                                        each: "applyRefund {...} -> {...}"
+    calls_cut_short(trace, guards)     each call of such a tool with no result, for a run a Ctrl-C stopped inside
+                                       the call: it may have made its change
     writes_in(tools)                   the guards when no gate names them: every tool of a registry not `read_only`
     canned(trace)                      whether the answer is the loop's words for a stop, not the model's
     said_after_stop(answer, changes, trace)  said_after under SAID (after canned words) or MADE (after a closing reply)
     said_after(answer, changes, lang)  the answer with those changes after it, under SAID in the run's language
 
-A change is counted from the trace, where the tool's own result says it happened; the shop is not read again.
-Lesson 19's toolkit/changes_made.py builds on this (a call cut short by Ctrl-C, the service's headings).
+A change is counted from the trace, where the tool's own result says it happened; the shop is not read again. A call
+cut short has no result to say so, and is said as one that may have been made: a refund's write can commit just before
+a Ctrl-C. Lesson 19's service stops a run between two events, so a call without a result never started there: it asks
+changes_made alone, and answers under STOPPED.
 """
 
 from __future__ import annotations
@@ -36,6 +41,11 @@ SAID = {"en": "Before the run stopped, it had already done this:",
 # Said after an answer the model did give but may not report its changes in: a stop's closing reply (lesson 10's
 # StopRules asks the model for its best answer at a limit), a plan's or a reflection's summary.
 MADE = {"en": "The run made these changes:", "zh": "这次运行做了以下更改："}
+# The answer of a run stopped from outside (Ctrl-C, the service told to stop, its client gone), before its changes,
+# and what a call cut short by it is said to have returned.
+STOPPED = {"en": "The run was stopped before its answer.", "zh": "这次运行在给出回答之前被停下了。"}
+CUT_SHORT = {"en": "(no result: the run stopped while it ran; it may have been made)",
+             "zh": "（没有结果：运行在它执行时停下了；它可能已经完成）"}
 
 
 def changes_made(trace: Trace, guards: Callable[[str], bool]) -> list[str]:
@@ -45,6 +55,18 @@ def changes_made(trace: Trace, guards: Callable[[str], bool]) -> list[str]:
     return [shortened(one_line(f"{call.name} {call.input} -> {result.text}"), MAX_CHANGE_CHARS)
             for call, result in calls_and_results(trace)
             if result is not None and guards(call.name) and not result.error and not changed_nothing(result.text)]
+
+
+def calls_cut_short(trace: Trace, guards: Callable[[str], bool]) -> list[str]:
+    """Each call of a tool `guards` names that has no result in the trace, as one line: "applyRefund {...} ->
+    (no result: the run stopped while it ran; it may have been made)", in the trace's language. For a run that
+    ended inside a call (Ctrl-C or a `kill`, raised while the refund's write waited or had just committed): the shop
+    may hold its change while the trace does not. A run stopped between two events (the service's) has not started
+    the calls it has no result for: it asks changes_made alone."""
+    said = CUT_SHORT.get(trace.lang, CUT_SHORT["en"])
+    room = MAX_CHANGE_CHARS - len(said) - len(" -> ")  # the call is shortened, never the words that it may be made
+    return [f"{shortened(one_line(f'{call.name} {call.input}'), room)} -> {said}"
+            for call, result in calls_and_results(trace) if result is None and guards(call.name)]
 
 
 def calls_and_results(trace: Trace) -> list[tuple[ToolCall, Observation | None]]:

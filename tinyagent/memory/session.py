@@ -30,6 +30,12 @@ Messages given to a run, in order: recalled facts (a system message), then the m
 as a system message, then user/assistant pairs). The agent puts its own system prompt first and the new
 question last.
 
+A run stopped by Ctrl-C (Kernel > Interrupt) still raises KeyboardInterrupt, but a refund it wrote stays written: when
+it had changed something (a refund's result in its trace, or a refund's call it was stopped inside, which may have
+been made), the session keeps an "interrupted" turn that says so, and the traceback ends with the same words. One
+that changed nothing keeps no turn. The run's trace comes with the Ctrl-C (`KeyboardInterrupt.trace`, as lesson 06's
+`AgentRun.finish` hands it on); from an agent whose run does not hand it on, nothing is kept.
+
 A store that fails after the run (a file another process holds locked past the busy timeout, a full disk) does not
 lose the answer, whose tools have run: `ask` still returns it, with a `TurnNotStored` warning and `store_error`
 saying why.
@@ -48,7 +54,14 @@ from typing import TYPE_CHECKING
 
 from tinyagent.errors import first_line
 from tinyagent.events import LlmCall
-from tinyagent.memory.run_changes import changes_made, said_after_stop, writes_in
+from tinyagent.memory.run_changes import (
+    STOPPED,
+    calls_cut_short,
+    changes_made,
+    said_after,
+    said_after_stop,
+    writes_in,
+)
 from tinyagent.memory.session_memory import FullHistory, Memory
 from tinyagent.memory.session_store import (
     SessionStore,
@@ -64,6 +77,7 @@ from tinyagent.safe_text import replace_lone_surrogates
 
 if TYPE_CHECKING:
     from tinyagent.agent import AgentResult
+    from tinyagent.trace import Trace
 
 __all__ = ["Session", "Turn", "TurnNotStored", "message_tokens"]
 
@@ -140,33 +154,66 @@ class Session:
     def ask(self, question: str) -> AgentResult:
         """Run the agent on `question` with this session's memory, store the turn, return the AgentResult (also
         when the turn could not be stored: see `store_error`). After a stop, its answer and the turn's are the
-        canned sentence followed by the changes the run had made (a refund), if it made any."""
+        canned sentence followed by the changes the run had made (a refund), if it made any. A Ctrl-C is raised
+        again, after keeping an "interrupted" turn if the run had changed something (the module's docstring)."""
         if not isinstance(question, str) or not question.strip():
             raise ValueError("the question must be a non-empty string")
         question = replace_lone_surrogates(question)  # as the agent reads it, and as the store can keep it
         history = self.history(question)
-        result = self._with_changes_said(self.agent.run(question, history=history))
-        calls = result.trace.of_type(LlmCall)
-        first_request = result.messages[: len(history) + 2]  # system prompt, history, question
-        turn = Turn(
-            question=question,
-            answer=result.answer,
-            reason=result.reason,
-            rounds=len(calls),
-            tools=tuple(call.name for call in result.trace.tool_calls),
-            history_tokens=message_tokens(history, self.counter),
-            prompt_tokens=self.counter.chat(first_request),
-            tokens_sent=sum(self.counter.chat(list(call.messages)) for call in calls),
-        )
         try:
-            self.store.append_turn(self.id, turn)
-            self.store_error = ""
-        except SessionStoreError as exc:  # after the run, whose tools have run: said, never raised over its answer
-            self.store_error = first_line(exc)
+            result = self.agent.run(question, history=history)
+        except KeyboardInterrupt as stop:  # Ctrl-C (Kernel > Interrupt): a refund the run wrote stays written
+            self.last_history, self.last_result = history, None
+            self._keep_interrupted(question, history, getattr(stop, "trace", None), stop)
+            raise
+        result = self._with_changes_said(result)
+        first_request = result.messages[: len(history) + 2]  # system prompt, history, question
+        self._keep(self._turn(question, result.answer, result.reason, history, result.trace, first_request))
+        if self.store_error:  # after the run, whose tools have run: said, never raised over its answer
             warnings.warn(f"the answer was not stored in the session: {self.store_error}", TurnNotStored,
                           stacklevel=2)
         self.last_history, self.last_result = history, result
         return result
+
+    def _turn(self, question: str, answer: str, reason: str, history: list[dict], trace: Trace,
+              first_request: list[dict]) -> Turn:
+        calls = trace.of_type(LlmCall)
+        return Turn(
+            question=question,
+            answer=answer,
+            reason=reason,
+            rounds=len(calls),
+            tools=tuple(call.name for call in trace.tool_calls),
+            history_tokens=message_tokens(history, self.counter),
+            prompt_tokens=self.counter.chat(first_request),
+            tokens_sent=sum(self.counter.chat(list(call.messages)) for call in calls),
+        )
+
+    def _keep(self, turn: Turn) -> None:
+        """Append `turn` to the store; a store that fails is said in `store_error` ("" when it was kept)."""
+        try:
+            self.store.append_turn(self.id, turn)
+            self.store_error = ""
+        except SessionStoreError as exc:
+            self.store_error = first_line(exc)
+
+    def _keep_interrupted(self, question: str, history: list[dict], trace: Trace | None, stop: KeyboardInterrupt) -> None:
+        """A run stopped by Ctrl-C that had changed something (a refund written, or a refund's call cut short, which
+        may have been written) is kept as an "interrupted" turn that says so, and the same words end the Ctrl-C's
+        traceback: the next run must not contradict the shop. One that changed nothing keeps no turn, as if the
+        question had not been asked (lesson 19's service keeps a run it stops the same way). `trace` is what the
+        run had done: lesson 06's run hands it on with the Ctrl-C (None from an agent whose run does not)."""
+        writes = self._writes()
+        done = changes_made(trace, writes) + calls_cut_short(trace, writes) if trace is not None else []
+        if not done:
+            return
+        answer = said_after(STOPPED.get(trace.lang, STOPPED["en"]), done, trace.lang)
+        calls = trace.of_type(LlmCall)
+        first_request = list(calls[0].messages) if calls else []  # as it was sent: the run's own list went with it
+        self._keep(self._turn(question, answer, "interrupted", history, trace, first_request))
+        kept = (f"the session could not keep this turn ({self.store_error})" if self.store_error
+                else "the session kept this turn, so its next run is told")
+        stop.add_note(f"The run was stopped after it had changed something; {kept}:\n{answer}")
 
     def _with_changes_said(self, result: AgentResult) -> AgentResult:
         """`result`, whose answer, when a stop ended the run, is followed by what the run had changed before it:

@@ -36,7 +36,7 @@ from tinyagent.clock import Clock, fixed_clock, system_clock
 from tinyagent.errors import first_line
 from tinyagent.events import Event
 from tinyagent.llm_client import LlmClient, reply_timeouts
-from tinyagent.memory.run_changes import said_after_stop
+from tinyagent.memory.run_changes import STOPPED, changes_made, said_after, said_after_stop
 from tinyagent.memory.session import Session
 from tinyagent.memory.session_store import SessionStore, SessionStoreError, Turn, open_session_store
 from tinyagent.protocols.streaming import StreamedSend
@@ -46,7 +46,6 @@ from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.serving.approvals import Approvals, PausableClock, new_gate, new_run_id
 from tinyagent.serving.edits import Edit, KeptTraces
 from tinyagent.settings import load_settings
-from tinyagent.toolkit.changes_made import STOPPED, changes_made, said_after
 from tinyagent.toolkit.confirmation import ApprovalDecided, ApprovalRequested, ConfirmationGate, GatedAct
 
 log = logging.getLogger("tinyagent.serving")  # the app's logger (app.py, streams.py)
@@ -142,7 +141,7 @@ class ServiceConfig:
 
 class RunCancelled(Exception):  # a signal between threads, not an error the user sees
     """The client went away (or the service stops, or the run took too long): the run stopped between two events.
-    `changes` are what it had changed by then (changes_made.py: a refund approved and written); when there are
+    `changes` are what it had changed by then (memory/run_changes.py: a refund approved and written); when there are
     any, the session keeps a turn that says them (`turn`), and every answer to the client names them."""
 
     def __init__(self, changes: list[str] | None = None, lang: str = "en"):
