@@ -263,6 +263,18 @@ def test_ctrl_c_in_an_agent_that_wraps_a_react_agents_run_keeps_the_turn_too():
     assert turn.reason == "interrupted" and shop.refunds()[0]["refundId"] in turn.answer
 
 
+def test_ctrl_c_in_a_reflecting_agent_keeps_the_refund_its_draft_made():
+    # Lesson 17's ReflectingAgent collects its events in a trace of its own: the Ctrl-C takes that one along.
+    from tinyagent.architectures.reflection import ReflectingAgent
+
+    shop = Shop(":memory:", clock=CLOCK)
+    session = Session(ReflectingAgent(ReActAgent(Scripted(REFUND, KeyboardInterrupt()), shop_registry(shop, CLOCK))))
+    with pytest.raises(KeyboardInterrupt):
+        session.ask("Refund order 88231, please.")
+    (turn,) = session.turns()
+    assert turn.reason == "interrupted" and shop.refunds()[0]["refundId"] in turn.answer
+
+
 def test_ctrl_c_from_an_agent_whose_run_hands_on_no_trace_keeps_nothing():
     class OwnLoop:  # an agent of one's own: its Ctrl-C carries no trace, so there is nothing to read
         def run(self, question, history=None):

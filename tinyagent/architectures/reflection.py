@@ -232,6 +232,10 @@ class ReflectingAgent:
 
     def run(self, question: str, history: list[dict] | None = None) -> AgentResult:
         trace = Trace(lang=self.agent.language_for(question))
-        for event in self.steps(question, history):
-            trace.append(event)
+        try:
+            for event in self.steps(question, history):
+                trace.append(event)
+        except KeyboardInterrupt as stop:  # Ctrl-C: what ran before it goes with it, as AgentRun.finish's does
+            stop.trace = trace
+            raise
         return AgentResult(trace.answer, trace.reason, trace, [])
