@@ -247,6 +247,37 @@ DEFAULT_SIGINT_THEN_EXEC = (
 PATIENCE = 120.0  # seconds: generous, so a loaded machine slows a test down but never fails it
 
 
+def signalled_while_the_model_thinks(scripted_server: ScriptedServer, first_reply: str, args: list[str],
+                                     signum: int = signal.SIGINT, **popen_options) -> subprocess.CompletedProcess:
+    """`python *args` against `scripted_server`, whose first reply is `first_reply` (a refund, say) and whose second
+    never comes (the model thinking); once the second call has come, `signum` is sent (with SIGINT at its default,
+    however the test run began: Ctrl-C works). Returns the ended process, its stdout and stderr as text."""
+    second_call_may_end = threading.Event()
+
+    def stall(request):  # the model thinking, until the signal has done its work
+        second_call_may_end.wait(PATIENCE)
+        request.close_connection = True
+
+    scripted_server.reply((200, completion(first_reply)), stall)
+    command = subprocess.Popen([sys.executable, "-c", DEFAULT_SIGINT_THEN_EXEC, sys.executable, *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen_options)
+    try:
+        deadline = time.monotonic() + PATIENCE
+        while len(scripted_server.requests) < 2 and command.poll() is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no second model call within {PATIENCE:g} s")
+            time.sleep(0.05)
+        assert command.poll() is None, command.communicate()
+        command.send_signal(signum)
+        out, err = command.communicate(timeout=PATIENCE)
+    finally:
+        second_call_may_end.set()
+        if command.poll() is None:
+            command.kill()
+            command.communicate()
+    return subprocess.CompletedProcess(command.args, command.returncode, out, err)
+
+
 class ServerProcess:
     """A command-line server in a child process: wait for a line it prints, then stop it with a signal.
 

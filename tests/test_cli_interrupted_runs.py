@@ -6,25 +6,15 @@ import os
 import signal
 import subprocess
 import sys
-import threading
-import time
 
 import pytest
 
 from tinyagent.__main__ import main
 
-from .conftest import DEFAULT_SIGINT_THEN_EXEC, PATIENCE, completion
+from .conftest import PATIENCE, signalled_while_the_model_thinks
 
 REFUND_ACTION = ('Thought: refund it.\nAction: applyRefund\n'
                  'Action Input: {"orderId": "88231", "reason": "faulty: does not dock"}')
-
-
-def _wait_for(condition, what: str) -> None:
-    deadline = time.monotonic() + PATIENCE
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what} within {PATIENCE:g} s")
-        time.sleep(0.05)
 
 
 @pytest.mark.parametrize(("signum", "json_flag"), [
@@ -37,30 +27,14 @@ def test_ctrl_c_after_a_refund_says_the_refund_was_made(tmp_path, scripted_serve
     # 130, with nothing on stdout, while the refund stayed in the shop's file.
     from tinyagent.shop import Shop
 
-    second_call_may_end = threading.Event()
-
-    def stall(request):  # the model thinking, until the test is done with the command
-        second_call_may_end.wait(PATIENCE)
-        request.close_connection = True
-
-    scripted_server.reply((200, completion(REFUND_ACTION)), stall)
     env = {name: value for name, value in os.environ.items() if not name.startswith("TINYAGENT_")}
     env.update(HOME=str(tmp_path), TINYAGENT_API_URL=scripted_server.url.removesuffix("/chat/completions"),
                TINYAGENT_API_KEY="", TINYAGENT_MODEL="test-model")
-    command = subprocess.Popen([sys.executable, "-c", DEFAULT_SIGINT_THEN_EXEC,  # Ctrl-C works, however the run began
-                                sys.executable, "-m", "tinyagent", "ask", "Refund order 88231, it is faulty",
-                                "--db", str(tmp_path / "shop.db"), "--now", "2026-06-25T10:00:00", *json_flag],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
-    try:
-        _wait_for(lambda: len(scripted_server.requests) == 2 or command.poll() is not None, "second model call")
-        assert command.poll() is None, command.communicate()
-        command.send_signal(signum)
-        out, err = command.communicate(timeout=PATIENCE)
-    finally:
-        second_call_may_end.set()
-        if command.poll() is None:
-            command.kill()
-            command.communicate()
+    command = signalled_while_the_model_thinks(
+        scripted_server, REFUND_ACTION, ["-m", "tinyagent", "ask", "Refund order 88231, it is faulty", "--db",
+                                         str(tmp_path / "shop.db"), "--now", "2026-06-25T10:00:00", *json_flag],
+        signum, cwd=tmp_path, env=env)
+    out, err = command.stdout, command.stderr
     assert command.returncode == 130 and "Traceback" not in err, err
     [line] = err.strip().splitlines()
     assert line.startswith("interrupted; the run had done this before: applyRefund")

@@ -7,16 +7,11 @@ answer it returns and in the Turn the next run is told about.
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-import threading
-import time
-
 import pytest
 
 from tinyagent import ChatResult, LlmConnectionError, ReActAgent, fixed_clock
 from tinyagent.architectures.handoffs import Team, shop_specialists
+from tinyagent.architectures.reflection import ReflectingAgent
 from tinyagent.events import Observation
 from tinyagent.loop_parts import GIVE_UP, MODEL_UNAVAILABLE
 from tinyagent.memory.run_changes import CUT_SHORT, STOPPED, calls_and_results
@@ -24,7 +19,7 @@ from tinyagent.memory.session import Session
 from tinyagent.memory.session_store import SessionStoreError, SqliteSessionStore
 from tinyagent.shop import Shop, shop_registry
 
-from .conftest import DEFAULT_SIGINT_THEN_EXEC, PATIENCE, completion
+from .conftest import signalled_while_the_model_thinks
 
 CLOCK = fixed_clock("2026-06-30T19:05:23")
 REFUND = 'Thought: refund\nAction: applyRefund\nAction Input: {"orderId": "88231", "reason": "x"}'
@@ -47,10 +42,11 @@ class Scripted:
         return ChatResult(reply, "stop")
 
 
-def session_with(*replies, max_steps: int = 2) -> tuple[Session, Shop]:
+def session_with(*replies, max_steps: int = 2, wrap=lambda agent: agent, **options) -> tuple[Session, Shop]:
+    """A Session over a ReActAgent on a scripted model (wrapped by `wrap`), with the shop its tools change."""
     shop = Shop(":memory:", clock=CLOCK)
     agent = ReActAgent(Scripted(*replies), shop_registry(shop, CLOCK), max_steps=max_steps)
-    return Session(agent), shop
+    return Session(wrap(agent), **options), shop
 
 
 @pytest.mark.parametrize("replies, reason, canned", [
@@ -225,9 +221,7 @@ def test_ctrl_c_whose_turn_the_store_cannot_keep_says_so_in_the_traceback():
         def append_turn(self, session_id, turn):
             raise SessionStoreError("disk full: sessions.db")
 
-    shop = Shop(":memory:", clock=CLOCK)
-    agent = ReActAgent(Scripted(REFUND, KeyboardInterrupt()), shop_registry(shop, CLOCK))
-    session = Session(agent, store=FullStore(":memory:"))
+    session, shop = session_with(REFUND, KeyboardInterrupt(), store=FullStore(":memory:"))
     with pytest.raises(KeyboardInterrupt) as stopped:
         session.ask("Refund order 88231, please.")
     (note,) = stopped.value.__notes__
@@ -245,30 +239,21 @@ def test_ctrl_c_in_a_team_keeps_the_specialists_refund():
     assert "handOffToRefunds" not in turn.answer  # a handoff changes nothing
 
 
-def test_ctrl_c_in_an_agent_that_wraps_a_react_agents_run_keeps_the_turn_too():
-    # The trace comes with the Ctrl-C (lesson 06's AgentRun.finish hands it on), so a wrapper that calls run() needs
-    # nothing of its own.
-    class Logged:
-        def __init__(self, agent):
-            self.agent = agent
+class Logged:
+    """A wrapper of one's own that calls the agent's run(): it needs nothing to hand the trace on."""
 
-        def run(self, question, history=None):
-            return self.agent.run(question, history=history)
+    def __init__(self, agent):
+        self.agent = agent
 
-    shop = Shop(":memory:", clock=CLOCK)
-    session = Session(Logged(ReActAgent(Scripted(REFUND, KeyboardInterrupt()), shop_registry(shop, CLOCK))))
-    with pytest.raises(KeyboardInterrupt):
-        session.ask("Refund order 88231, please.")
-    (turn,) = session.turns()
-    assert turn.reason == "interrupted" and shop.refunds()[0]["refundId"] in turn.answer
+    def run(self, question, history=None):
+        return self.agent.run(question, history=history)
 
 
-def test_ctrl_c_in_a_reflecting_agent_keeps_the_refund_its_draft_made():
-    # Lesson 17's ReflectingAgent collects its events in a trace of its own: the Ctrl-C takes that one along.
-    from tinyagent.architectures.reflection import ReflectingAgent
-
-    shop = Shop(":memory:", clock=CLOCK)
-    session = Session(ReflectingAgent(ReActAgent(Scripted(REFUND, KeyboardInterrupt()), shop_registry(shop, CLOCK))))
+@pytest.mark.parametrize("wrap", [Logged, ReflectingAgent], ids=["own-wrapper", "reflecting-agent"])
+def test_ctrl_c_in_an_agent_built_on_a_react_agent_keeps_the_turn_too(wrap):
+    # The trace comes with the Ctrl-C: lesson 06's AgentRun.finish hands it on, and lesson 17's ReflectingAgent, which
+    # gathers its events in a trace of its own, hands that one on.
+    session, shop = session_with(REFUND, KeyboardInterrupt(), wrap=wrap)
     with pytest.raises(KeyboardInterrupt):
         session.ask("Refund order 88231, please.")
     (turn,) = session.turns()
@@ -304,28 +289,8 @@ with Shop(folder + "/shop.db", clock=clock) as shop:
 
 def test_a_real_ctrl_c_while_the_model_thinks_after_a_refund_keeps_the_turn(tmp_path, scripted_server):
     # SIGINT lands in the middle of the second model call, inside requests' read, as Kernel > Interrupt does.
-    second_call_may_end = threading.Event()
-
-    def stall(request):  # the model thinking, until the test is done
-        second_call_may_end.wait(PATIENCE)
-        request.close_connection = True
-
-    scripted_server.reply((200, completion(REFUND)), stall)
-    command = subprocess.Popen([sys.executable, "-c", DEFAULT_SIGINT_THEN_EXEC, sys.executable, "-c",
-                                ASK_IN_A_NOTEBOOK, scripted_server.url, str(tmp_path)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    try:
-        deadline = time.monotonic() + PATIENCE
-        while len(scripted_server.requests) < 2 and command.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert command.poll() is None and len(scripted_server.requests) == 2, command.communicate()
-        command.send_signal(signal.SIGINT)
-        _, err = command.communicate(timeout=PATIENCE)
-    finally:
-        second_call_may_end.set()
-        if command.poll() is None:
-            command.kill()
-            command.communicate()
+    err = signalled_while_the_model_thinks(scripted_server, REFUND, ["-c", ASK_IN_A_NOTEBOOK, scripted_server.url,
+                                                                     str(tmp_path)], cwd=tmp_path).stderr
     assert "KeyboardInterrupt" in err and "the session kept this turn, so its next run is told:" in err, err
     with Shop(tmp_path / "shop.db") as shop:
         [refund_id] = [refund["refundId"] for refund in shop.refunds()]

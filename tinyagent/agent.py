@@ -49,7 +49,7 @@ from tinyagent.parser import ParsedStep
 from tinyagent.prompts import build_system_prompt, check_language, detect_language
 from tinyagent.registry import ToolRegistry
 from tinyagent.safe_text import replace_lone_surrogates
-from tinyagent.trace import Trace
+from tinyagent.trace import Trace, kept_with_ctrl_c
 
 __all__ = [
     "EMPTY_REPLY",
@@ -222,12 +222,9 @@ class AgentRun:
         self._events.close()
 
     def finish(self) -> AgentResult:
-        try:
+        with kept_with_ctrl_c(self.trace):
             for _ in self:
                 pass
-        except KeyboardInterrupt as stop:  # Ctrl-C: what ran before it (a refund among it) goes with it, as `trace`
-            stop.trace = self.trace
-            raise
         end = self.trace.end
         return AgentResult(answer=end.answer, reason=end.reason, trace=self.trace, messages=self.messages)
 

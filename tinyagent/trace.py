@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from tinyagent.events import Event, Final, LlmCall, Stopped, ToolCall, event_from_dict
@@ -119,3 +120,12 @@ class Trace:
         return cls([event_from_dict(item) for item in data["events"]], lang=check_language(data.get("lang", "en")))
 
 
+@contextmanager
+def kept_with_ctrl_c(trace: Trace) -> Iterator[None]:
+    """Within: a Ctrl-C (KeyboardInterrupt) leaves with `trace` as its `trace`, what the run had done before it (a
+    refund among it), for a caller that has only `run()`'s exception to go on: it can still say what was done."""
+    try:
+        yield
+    except KeyboardInterrupt as stop:
+        stop.trace = trace
+        raise

@@ -37,7 +37,7 @@ from tinyagent.prompts import build_system_prompt
 from tinyagent.registry import ToolRegistry, ToolResult, error_observation
 from tinyagent.toolkit.confirmation import GatedAct, settling_part
 from tinyagent.tools import Action, FunctionTool
-from tinyagent.trace import Trace
+from tinyagent.trace import Trace, kept_with_ctrl_c
 
 HANDOFF_LABELS = {  # in a printed trace
     "en": {"handoff": "[Handoff] {source} -> {target}: {message}", "handback": "[Handed back] {target} -> {source}: {message}"},
@@ -413,12 +413,9 @@ class TeamRun:
         self.run.close()
 
     def finish(self) -> AgentResult:
-        try:
+        with kept_with_ctrl_c(self.trace):  # every agent's events so far
             for _ in self:
                 pass
-        except KeyboardInterrupt as stop:  # Ctrl-C: every agent's events so far go with it, as AgentRun.finish's do
-            stop.trace = self.trace
-            raise
         end = self.run.trace.end
         return AgentResult(answer=end.answer, reason=end.reason, trace=self.trace, messages=self.run.messages)
 

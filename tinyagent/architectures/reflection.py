@@ -43,7 +43,7 @@ from tinyagent.events import Event, Final, LlmCall, Observation, ToolCall, event
 from tinyagent.llm_client import LlmClient
 from tinyagent.memory.run_changes import MADE, changes_made, said_after, writes_in
 from tinyagent.robustness.tolerant_parser import FormatObservation
-from tinyagent.trace import Trace
+from tinyagent.trace import Trace, kept_with_ctrl_c
 
 REFLECTION_LABELS = {  # in a printed trace
     "en": {"draft": "[Draft]", "reflected": "[Reflection: {verdict}]"},
@@ -232,10 +232,7 @@ class ReflectingAgent:
 
     def run(self, question: str, history: list[dict] | None = None) -> AgentResult:
         trace = Trace(lang=self.agent.language_for(question))
-        try:
+        with kept_with_ctrl_c(trace):
             for event in self.steps(question, history):
                 trace.append(event)
-        except KeyboardInterrupt as stop:  # Ctrl-C: what ran before it goes with it, as AgentRun.finish's does
-            stop.trace = trace
-            raise
         return AgentResult(trace.answer, trace.reason, trace, [])

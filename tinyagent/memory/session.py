@@ -33,8 +33,8 @@ question last.
 A run stopped by Ctrl-C (Kernel > Interrupt) still raises KeyboardInterrupt, but a refund it wrote stays written: when
 it had changed something (a refund's result in its trace, or a refund's call it was stopped inside, which may have
 been made), the session keeps an "interrupted" turn that says so, and the traceback ends with the same words. One
-that changed nothing keeps no turn. The run's trace comes with the Ctrl-C (`KeyboardInterrupt.trace`, as lesson 06's
-`AgentRun.finish` hands it on); from an agent whose run does not hand it on, nothing is kept.
+that changed nothing keeps no turn. The run's trace comes with the Ctrl-C as its `trace` (lesson 06's
+`AgentRun.finish` hands it on through `trace.kept_with_ctrl_c`); from an agent whose run does not, nothing is kept.
 
 A store that fails after the run (a file another process holds locked past the busy timeout, a full disk) does not
 lose the answer, whose tools have run: `ask` still returns it, with a `TurnNotStored` warning and `store_error`
