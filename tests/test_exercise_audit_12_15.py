@@ -56,7 +56,7 @@ def test_12_a_history_cached_by_store_and_id_fails_on_a_session_deleted_and_made
     said = failure(check_first_and_last, CachedByStoreAndId)
     assert "the spec says: one memory, many sessions, two with one id too" in said, said
     assert "with A's id, in A's store (A deleted first)" in said, said
-    assert "keep no session's turns on self, not even by store and id" in said, said
+    assert "keep no session's turns on self, not even by store, id or session" in said, said
     assert passes(check_first_and_last, FirstAndLast)
 
 
@@ -80,7 +80,7 @@ def test_12_token_counts_cached_by_store_id_and_number_fail_on_a_session_deleted
     said = failure(check_token_window, SizesByStoreIdAndNumber)
     assert "the spec says: one memory, many sessions, two with one id too" in said, said
     assert "with A's id, in A's store (A deleted first)" in said, said
-    assert "keep nothing of a session on self, not even by store and id" in said, said
+    assert "keep nothing of a session on self, not even by store, id or session" in said, said
     assert passes(check_token_window, TokenWindow)
 
 

@@ -171,7 +171,7 @@ def agree_on(
             if wrong is not None:
                 broken.setdefault(rule_index[id(rule)], []).append((len(repr(args)), f"{show(args)}\n{wrong}"))
         if broken:
-            _kept_between_calls(exercise, call, [0, 1, 2], tried, first, mine, read, show, budgets)
+            not_equal = _kept_between_calls(exercise, call, [0, 1, 2], tried, first, mine, read, show, budgets)
             if expected_kind and all(got.raised is None and got.value is None for got in first.values()):
                 # No rule's fault: the answer gives nothing back, whatever it is given (it prints, say).
                 _fail(exercise, f"{call} returned None for every input, where {expected_kind} was expected: return "
@@ -190,15 +190,17 @@ def agree_on(
                 # the first rule's sentence would send the learner to what it got right.
                 _fail(exercise, f"{call} returns a result of another form than the spec asks. "
                                 f"Smallest failing input: {smallest}")
+            if not_equal:
+                _fail(exercise, not_equal)
             _fail(exercise, f"the spec says: {rules[index].sentence}\n{call} does not hold to it. "
                             f"Smallest failing input: {smallest}")
         if changed:
             _, smallest = min(changed, key=lambda item: item[0])
             _fail(exercise, f"{call}: it changed the input it was given, which the spec does not ask it to: work on "
                             f"a copy. Smallest input it changed: {smallest}")
-        if again:
-            _kept_between_calls(exercise, call, reversed(range(min(AGAIN, len(tried)))), tried, first, mine, read,
-                                show, budgets)
+        if again and (not_equal := _kept_between_calls(exercise, call, reversed(range(min(AGAIN, len(tried)))),
+                                                       tried, first, mine, read, show, budgets)):
+            _fail(exercise, not_equal)
     except ExerciseFailed as failure:
         tally.failure = str(failure)
         raise
@@ -222,9 +224,11 @@ def _plain_kind(value: Any) -> str | None:
 
 def _kept_between_calls(exercise: str, call: str, indices: Iterable[int], tried: list[tuple[Rule, tuple]],
                         first: dict[int, Outcome], mine: Callable[..., Any], read: Callable[[Any], Any],
-                        show: Callable[[tuple], str], budgets: dict[int, int | None]) -> None:
+                        show: Callable[[tuple], str], budgets: dict[int, int | None]) -> str | None:
     """Ask `mine` again on inputs it answered before: an answer that differs from its first one means state kept
-    between calls, which is the failure to report, whatever else went wrong."""
+    between calls, which is the failure to report, whatever else went wrong. An answer that only looks the same
+    (NaN, an object without __eq__) is no state: what to say of it is returned, for the caller to say after a
+    value of the wrong kind (a float where a tuple was expected), which explains it better."""
     for n in indices:
         if n not in first or isinstance(first[n].value, Iterator):
             continue  # a generator is never equal to another: its answer is judged on its contents, not here
@@ -235,9 +239,9 @@ def _kept_between_calls(exercise: str, call: str, indices: Iterable[int], tried:
                            steps=budgets.get(n))
         if _disagreement(first[n], got, None, read) is not None:
             if first[n].raised is None and got.raised is None and _looks_the_same(first[n].value, got.value):
-                _fail(exercise, f"asked again, {call} gave an answer that looks the same but is not == to the "
-                                "first (NaN, or an object without __eq__): return plain values.\n"
-                                f"The input: {show(args)}\nBoth times {got.shown()}")
+                return (f"asked again, {call} gave an answer that looks the same but is not == to the first (NaN, or "
+                        f"an object without __eq__): return plain values.\nThe input: {show(args)}\n"
+                        f"Both times {got.shown()}")
             _fail(exercise, f"called again on an input it had answered before, {call} gave a different answer: "
                             "it keeps something between calls (a module-level list, a cache).\n"
                             f"The input: {show(args)}\nFirst {first[n].shown()}, then {got.shown()}")

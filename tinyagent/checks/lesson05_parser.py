@@ -265,6 +265,9 @@ def _final_answers(rng: random.Random) -> Iterator[tuple]:
     yield ("Final Answer: 已提交。\nFinal Answer: 单号 RF202606300001",)
     # An answer that starts with letters of the key, with a colon of its own: all of it stays.
     yield ("Final Answer: All set at 19:05.",)
+    # An empty answer is still an answer (''), and it wins over an action as any answer does: not `if final:`.
+    yield ("Thought: 先查订单。\nAction: queryOrder\nAction Input: 88231\nFinal Answer:",)
+    yield ("Action: getCurrentTime\nAction Input: \nFinal Answer:   \n",)
 
 
 def _answer_after_observation_hint(args: tuple, expected: Any, got: Any) -> str | None:

@@ -907,7 +907,9 @@ def check_cost_budget(CostBudget: type | None) -> None:
                                 "module-level total), so every run after the first is wrong")
         if should_stop and not isinstance(verdict, Stop):
             exact = ""  # ¥0.5 is a float exactly, ¥0.01 is not: an answer that stops at the one and not the other
-            if usages == ((3000, 500),) and isinstance(verdict_of(0.5, ((250000, 0),)), Stop):  # reads 0.01 inexactly
+            # ¥0.25 of prompt and ¥0.25 of completion, each a float exactly: an answer that prices either wrong
+            # does not stop here, and is told of the prices, not of exact sums
+            if usages == ((3000, 500),) and isinstance(verdict_of(0.5, ((125000, 31250),)), Stop):
                 exact = (". It stops at a budget of ¥0.5 reached exactly: adding up exactly? Fraction(0.01) is a "
                          "little more than 0.01; read the budget as written, Fraction(str(yuan))")
             _fail(exercise, f"CostBudget({budget}, 2.0, 8.0) {when} should stop the run: return "

@@ -36,6 +36,14 @@ class _TurnsOnly:
         self.store = store if store is not None else _Store()
         self.store.keeps(self)
 
+    def now_holds(self, turns: list) -> _TurnsOnly:
+        """This stand-in with the turns its session holds now: a real Session is one object however its turns
+        change (one more each question, none after `store.delete(id)`), so a memory that keeps something by the
+        session object, not only by its id, is asked as a Session would ask it."""
+        self._turns = list(turns)
+        self.store.keeps(self)  # again: a delete forgot it
+        return self
+
     def turns(self) -> list:
         return list(self._turns)
 
@@ -168,10 +176,11 @@ def _read_back(messages: Any, turns: list, keys: bool = False) -> Any:
 def _grown(memory_class: Any, argument: int, texts: tuple, exercise: str) -> Any:
     """One memory, asked as a Session asks it: after every turn of a conversation that grows to `texts`; what
     it gives for the whole conversation, read back as turn numbers."""
-    memory, turns, store = memory_class(argument), _turns_of(texts), _Store()
+    memory, turns = memory_class(argument), _turns_of(texts)
+    session = _TurnsOnly([], exercise)
     for count in range(len(turns)):
-        memory.history(_TurnsOnly(turns[:count], exercise, store=store))
-    return _read_back(memory.history(_TurnsOnly(turns, exercise, store=store)), turns, isinstance(texts, _KeysRead))
+        memory.history(session.now_holds(turns[:count]))
+    return _read_back(memory.history(session.now_holds(turns)), turns, isinstance(texts, _KeysRead))
 
 
 class _InTurn(tuple):
@@ -219,12 +228,14 @@ def _one_memory(memory_class: Any, exercise: str) -> Any:
         remade = isinstance(other, _Remade)
         stores = {"a": store, "b": _Store() if isinstance(other, _SameId) and not remade else store}
         ids = {"a": "a", "b": "a" if isinstance(other, _SameId) else "b"}
+        # one stand-in per id in a store, as one Session object goes on asking after its id's turns were deleted
+        sessions = {(ids[name], id(stores[name])): _TurnsOnly([], exercise, ids[name], stores[name]) for name in ids}
 
         def history(turns: list, session: str) -> Any:
             if remade and session != last[0]:
                 store.delete("a")  # the other session of that id, before this one is made with it
             last[0] = session
-            return memory.history(_TurnsOnly(turns, exercise, ids[session], stores[session]))
+            return memory.history(sessions[ids[session], id(stores[session])].now_holds(turns))
 
         return _in_turn(history, texts, other)
 
@@ -339,7 +350,7 @@ def _in_turn_hint(args: tuple, expected: Any, got: Any) -> str | None:
     asked, want, have = next(item for item in zip(_ASKED_IN_TURN, expected, got) if item[1] != item[2])
     why = "turns not its own" if isinstance(have, _NotTurns) else f"turns {list(have)}, not {list(want)}"
     if isinstance(args[2], _Remade):  # the lines a failure shows are full: the numbers above say where
-        return "(B had A's id: keep no session's turns on self, not even by store and id)"
+        return "(B had A's id: keep no session's turns on self, not even by store, id or session)"
     if isinstance(args[2], _SameId):
         return "(B had A's id: keep no session's turns on self, not even by id)"
     return f"(for {asked}: {why}; keep no session's turns on self)"
@@ -534,7 +545,7 @@ def _costs_hint(args: tuple, expected: Any, got: Any) -> str | None:
         return None
     asked = next(asked for asked, want, have in zip(_ASKED_IN_TURN, expected, got) if want != have)
     if isinstance(args[2], _Remade):  # the lines a failure shows are full: the numbers above say where
-        return "(B had A's id: keep nothing of a session on self, not even by store and id)"
+        return "(B had A's id: keep nothing of a session on self, not even by store, id or session)"
     if isinstance(args[2], _SameId):
         return "(B had A's id: keep nothing of a session on self, not even by id)"
     return f"(for {asked}: keep nothing of a session on self, not even its token counts)"

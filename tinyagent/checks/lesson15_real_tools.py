@@ -296,8 +296,8 @@ def _unary_plus(rng: random.Random) -> Iterator[tuple]:
 
 
 SAFE_EVAL_RULES = (
-    Rule("numbers (int and float), + - * / and **, unary minus and brackets are computed, at any length",
-         _computable),
+    Rule("numbers (int and float), + - * / and ** (an exponent of 100 or less in size: 2 ** 100 and 2 ** -100 "
+         "too), unary minus and brackets are computed, at any length", _computable),
     Rule("a name, a call or an attribute is refused with a ValueError that has a message, never run",
          _names_calls_attributes),
     Rule("a constant that is not an int or a float (text, True, a complex number) is refused", _other_constants),

@@ -310,6 +310,8 @@ def _any_case(field: str) -> dict:
 _LSTRIPPED = tuple({"name_of": lambda line, chars=chars, strip=strip: (line.lstrip(chars).strip() if strip
                                                                        else line.lstrip(chars))}
                    for chars in ("event:", "event: ") for strip in (True, False))
+_UNSTRIPPED = ({"name_of": lambda line: line[len("event:"):]},
+               {"name_of": lambda line: line[len("event:"):] or "message"})
 _CUT_AT_7 = ({"name_of": lambda line: line[7:]}, {"name_of": lambda line: line[7:].strip()})
 
 
@@ -348,6 +350,9 @@ def _mistake_seen(text: str, expected: list, got: list) -> str | None:
     if any(got == _misread(text, **_any_case(field)) for field in ("event", "data")) or got == _misread(
             text, **_any_case("event"), **_any_case("data")):
         return "Field names are case-sensitive (the SSE standard): Event: is not event:, and its line is skipped."
+    if any(got == _misread(text, **unstripped) for unstripped in _UNSTRIPPED):
+        # before lstrip's hint: on 'event: end' the two read the same, and this is the likelier mistake
+        return "The name is the text after event:, stripped: strip every space and tab around it."
     if any(got == _misread(text, **lstripped) for lstripped in _LSTRIPPED):
         why = "lstrip('event:') strips those letters, not the prefix: use line[len('event:'):]."
         if any(got == _misread(text, **cut) for cut in _CUT_AT_7):  # the same names as line[7:] would read

@@ -321,6 +321,12 @@ def _responses(rng: random.Random) -> Iterator[tuple]:
             items.append({"type": "function_call", "call_id": f"call_{n}", "name": name, "arguments": "{}"})
             items.append({"type": "function_call_output", "call_id": f"call_{n}", "output": result})
         yield ({"model": "m", "instructions": rng.choice(_SYSTEMS), "input": items},)
+    # an output is taken as sent, with the spaces and line ends around it (a tool's text often ends in "\n")
+    for output in (f"{_ORDER}\n", "  已签收 "):
+        yield ({"model": "m", "input": [
+            {"role": "user", "content": _QUESTION},
+            {"type": "function_call", "call_id": "call_1", "name": "queryOrder", "arguments": '{"orderId":"88231"}'},
+            {"type": "function_call_output", "call_id": "call_1", "output": output}]},)
 
 
 def _nothing_observed(rng: random.Random) -> Iterator[tuple]:

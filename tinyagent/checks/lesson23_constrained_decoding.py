@@ -73,6 +73,20 @@ def _not_the_shape(rng: random.Random) -> Iterator[tuple]:
     for ch in _NOT_0_TO_9:
         number, place = _tracking(more), more.randint(2, 11)
         yield (number[:place] + ch + number[place + 1:],)
+    # a capital in each digit's place (one from A to F, which a hexadecimal class lets through, and one after F;
+    # in the first digit's, that is three letters and nine digits, which the counts' rule tries), and either
+    # letter's place swapped with each digit's: twelve long, two letters and ten digits, but not where the shape
+    # has them
+    places = random.Random("letters and digits swapped")
+    for place in range(3, 12):
+        for letters in ("ABCDEF", "GHIJKLMNOPQRSTUVWXYZ"):
+            number = _tracking(places)
+            yield (number[:place] + places.choice(letters) + number[place + 1:],)
+    for place in (0, 1):
+        for other in range(2, 12):
+            swapped = list(_tracking(places))
+            swapped[place], swapped[other] = swapped[other], swapped[place]
+            yield ("".join(swapped),)
 
 
 def _wrong_counts(rng: random.Random) -> Iterator[tuple]:
@@ -543,7 +557,8 @@ def _points_after_letters(rng: random.Random) -> Iterator[tuple]:
         yield ([{"role": "user", "content": said.format(w=word, id=found)}], example)
 
 
-_MARKS = ("_", "#", "=", "/", "-", ":", "@", "~", "+", "*", "|", "`", "'", '"', "&", "%")
+# The keyboard's marks an id may stand between (lesson 25's check draws them too): each ends a word, as a space does.
+KEYBOARD_MARKS = ("_", "#", "=", "/", "-", ":", "@", "~", "+", "*", "|", "`", "'", '"', "&", "%")
 
 
 def _beside_marks(rng: random.Random) -> Iterator[tuple]:
@@ -555,13 +570,13 @@ def _beside_marks(rng: random.Random) -> Iterator[tuple]:
     drawn = set()
     for _ in range(4):  # drawn: ids between marks, an order's or a parcel's, either language
         example = rng.choice(("88231", "SF1234567890"))
-        marks = [rng.choice(_MARKS) for _ in range(4)]
+        marks = [rng.choice(KEYBOARD_MARKS) for _ in range(4)]
         drawn.update(marks[:3])  # the fourth is drawn but not written
         ids = [_shape_like(rng, example) for _ in range(2)]
         said = rng.choice(("ref{0}{2}{1} and {3}{4}", "单号{0}{2}{1}，还有{3}{4}", "{0}{2}{1}{3}{4}"))
         yield ([{"role": "user", "content": said.format(marks[0], marks[1], ids[0], marks[2], ids[1])}], example)
     # every mark the draws left out, on both sides of an id (no rng: the rules after this one draw as before)
-    for n, mark in enumerate(mark for mark in _MARKS if mark not in drawn):
+    for n, mark in enumerate(mark for mark in KEYBOARD_MARKS if mark not in drawn):
         if n % 2:
             yield ([{"role": "user", "content": f"ref{mark}SF2468013579{mark} or {mark}YT1357924680"}], "SF1234567890")
         else:

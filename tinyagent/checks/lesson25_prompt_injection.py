@@ -10,7 +10,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 
 from tinyagent.checks.generated import Rule, Spec, agree_on
-from tinyagent.checks.lesson23_constrained_decoding import digits_slip, read_from_a_decimal
+from tinyagent.checks.lesson23_constrained_decoding import KEYBOARD_MARKS, digits_slip, read_from_a_decimal
 from tinyagent.checks.reporting import _brief, _fail, _not_attempted, _passed, grades
 from tinyagent.defences.customer_words import OBSERVATION, ids_from_customer
 
@@ -347,6 +347,11 @@ def _beside_marks(rng: random.Random) -> Iterator[tuple]:
     yield ([_system(), {"role": "user", "content": "订单@88231~和+38112*"}],)
     yield ([_system(), {"role": "user", "content": "订单 88231,88232 都坏了"}],)  # a comma between two ids
     yield ([_system(), {"role": "user", "content": "¥38112 那单, and $88231"}],)  # a currency sign is a mark too
+    # every mark of the keyboard's, and Chinese ones, on both sides of an id: two marks a conversation
+    marks = KEYBOARD_MARKS + ("、", "【", "】", "《", "》", "“", "”", "（", "）", "！")
+    for n, (one, other) in enumerate(zip(marks[::2], marks[1::2])):
+        said = "订单{0}88231{0}，还有{1}38112{1}" if n % 2 else "Refund{0}38112{0} and {1}88231{1}, please"
+        yield ([_system(), {"role": "user", "content": said.format(one, other)}],)
 
 
 def _marks_hint(args: tuple, expected: list[str], got: object) -> str | None:

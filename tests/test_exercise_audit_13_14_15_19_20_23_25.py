@@ -1,0 +1,115 @@
+"""Wrong answers to lessons 13, 14, 15, 19, 20, 23 and 25's exercises that an audit found passing or told the wrong
+thing: NaN told apart as "state", a refused 2 ** 100 with no word of the limit, an event name left unstripped and
+blamed on lstrip, a Responses output stripped, grammars that let a letter stand in a digit's place, and ids read
+only beside some marks. Each now fails and says what is wrong, and each lesson's solution still passes."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import pytest
+
+from tests.test_exercise_audit_21_23_25 import ids_from_customer
+from tests.test_exercises import (
+    _solution_20_observations_in,
+    failure,
+    fold_logistics,
+    passes,
+    read_chunks,
+    read_events_with,
+    safe_eval,
+    trim_to_budget,
+)
+from tinyagent.checks import (
+    check_fold_logistics,
+    check_ids_from_customer,
+    check_observations_in,
+    check_read_chunks,
+    check_safe_eval,
+    check_sse_reader,
+    check_tracking_grammar,
+    check_trim_to_budget,
+)
+
+
+# -- 13 and 14: an answer that returns NaN is told what it should return, not that it keeps state --------------
+@pytest.mark.parametrize("check, solution, says", [
+    (check_read_chunks, read_chunks, "it returned nan: return (text, finish_reason, usage), a tuple"),
+    (check_fold_logistics, fold_logistics, "returned a float each time it should return a str"),
+    (check_trim_to_budget, trim_to_budget, "returned a float each time it should return a list"),
+])
+def test_13_14_nan_returned_is_named_as_the_wrong_kind_of_value(check, solution, says):
+    said = failure(check, lambda *given: float("nan"))
+    assert says in said and "looks the same" not in said and "_NotATriple" not in said, said
+    assert passes(check, solution)
+
+
+# -- 15, exercise 1 ----------------------------------------------------------------------------------
+def test_15_an_exponent_of_100_refused_is_told_the_limit():
+    def refuses_100(text):  # `>= 100` for `> 100`: 2 ** 100 and 2 ** -100 refused
+        if re.search(r"\*\*\s*\(?\s*-?\s*100(?![0-9.])", text):
+            raise ValueError("the exponent is too big")
+        return safe_eval(text)
+
+    said = failure(check_safe_eval, refuses_100)
+    assert "an exponent of 100 or less in size: 2 ** 100 and 2 ** -100 too" in said, said
+    assert passes(check_safe_eval, safe_eval)
+
+
+# -- 19, exercise 1 ----------------------------------------------------------------------------------
+def test_19_an_event_name_left_unstripped_is_told_to_strip_not_blamed_on_lstrip():
+    for unstripped in (lambda line: line[len("event:"):] or "message", lambda line: line[len("event:"):]):
+        said = failure(check_sse_reader, read_events_with(name_in=unstripped))
+        assert "strip every space and tab around it" in said and "lstrip" not in said, said
+    # lstrip('event:') is still named where its reading is not the unstripped one's
+    said = failure(check_sse_reader, read_events_with(name_in=lambda line: line.lstrip("event:").strip() or "message"))  # noqa: B005
+    assert "lstrip('event:') strips those letters, not the prefix" in said, said
+
+
+# -- 20, exercise 1 ----------------------------------------------------------------------------------
+def test_20_a_responses_output_stripped_fails():
+    def outputs_stripped(body):  # the solution, with each function_call_output's output stripped
+        items = [dict(item, output=item["output"].strip()) if item.get("type") == "function_call_output"
+                 and isinstance(item.get("output"), str) else item for item in body.get("input", [])]
+        return _solution_20_observations_in(dict(body, input=items) if "input" in body else body)
+
+    said = failure(check_observations_in, outputs_stripped)
+    assert "the spec says: the Responses API's input: each function_call_output item's output" in said, said
+    assert passes(check_observations_in, _solution_20_observations_in)
+
+
+# -- 23, exercise 1 ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("grammar", [
+    "root ::= [A-Z]{2} [0-9]{9} [0-9A-Z]",  # a letter allowed in the last digit's place
+    "root ::= [A-Z]{2} [0-9A-F]{10}",  # hexadecimal digits
+    "root ::= [A-Z]{2} [0-9]{10} | [A-Z] [0-9] [A-Z] [0-9]{9}",  # the second letter and the first digit swapped
+    "root ::= [A-Z]{2} [0-9]{10} | [0-9] [A-Z]{2} [0-9]{9}",  # a digit before the letters
+])
+def test_23_a_grammar_with_a_letter_in_a_digits_place_fails(grammar):
+    said = failure(check_tracking_grammar, grammar)
+    assert "the ten digits 0 to 9" in said and "expected 'refused'" in said, said
+    assert passes(check_tracking_grammar, "root ::= [A-Z] [A-Z] [0-9]{10}")
+
+
+# -- 25, exercise 2 ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("joined", ["-/", "【】", "、", "\"'", "|"])
+def test_25_ids_read_only_beside_some_marks_fail(joined):
+    word = re.escape(joined)
+
+    def marks_as_letters(messages):  # the solution, with `joined` taken for part of a word, as a letter is
+        found = []
+        for message in messages:
+            if message["role"] != "user" or message["content"].startswith("Observation:"):
+                continue
+            text = unicodedata.normalize("NFKC", message["content"])
+            for one in re.findall(rf"(?<![A-Za-z0-9{word}])(?<![0-9][.])[0-9]{{5}}(?![A-Za-z0-9{word}])(?![.][0-9])",
+                                  text):
+                if one not in found:
+                    found.append(one)
+        return found
+
+    said = failure(check_ids_from_customer, marks_as_letters)
+    assert "a word ends at anything that is not a Latin letter or a digit" in said, said
+    assert "A word ends at any mark that is not a Latin letter or digit: an id beside one counts." in said, said
+    assert passes(check_ids_from_customer, ids_from_customer)
