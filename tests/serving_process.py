@@ -67,7 +67,7 @@ def service_environment(model_url: str | None) -> dict:
     if model_url is None:
         env["TINYAGENT_OFFLINE"] = "1"
     else:
-        env.update(TINYAGENT_API_URL=model_url, TINYAGENT_API_KEY="classroom", TINYAGENT_MODEL="classroom")
+        env.update(TINYAGENT_API_URL=model_url, TINYAGENT_API_KEY="no-key-needed", TINYAGENT_MODEL="classroom")
     return env
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from tinyagent import LlmClient
 from tinyagent.evaluation import EvalReport, evaluate
 
-EARLIER = json.dumps({"an earlier run's results": "x" * 3000}) + "\n"
+EARLIER = json.dumps({"schema": "tinyagent.evaluation/1", "an earlier run's results": "x" * 3000}) + "\n"
 
 # The command, with files it writes limited to 1 KiB (what `ulimit -f 1` does): a disk that fills up halfway
 # through the results. Python ignores SIGXFSZ, so the write fails with EFBIG ("File too large").

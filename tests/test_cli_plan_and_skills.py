@@ -57,7 +57,9 @@ def test_skill_limits_the_tools_and_says_so_in_the_trace(tmp_path):
 def test_an_unknown_skill_is_one_line_and_exit_2(tmp_path):
     done = ask(tmp_path, "Where is order 88231?", "--skill", "shipping")
     assert done.returncode == 2 and "=====" not in done.stdout
-    assert done.stderr.strip() == "error: --skill 'shipping': the shop's skills are logistics, policies, refunds"
+    assert done.stderr.strip() == ("error: --skill 'shipping': the shop's skills are logistics, policies, refunds "
+                                   "(see python -m tinyagent ask --help)")
+    assert not (tmp_path / "shop.db").exists() and not list(tmp_path.glob("*.sqlite3"))  # refused before any file
 
 
 def test_plan_and_skill_together_are_refused(tmp_path):

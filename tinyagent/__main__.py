@@ -43,6 +43,12 @@ DEFAULT_DB = Path.home() / ".cache" / "tinyagent" / "bitmall.sqlite3"
 MAX_STEPS_LIMIT = 100
 
 
+def _shop_db_setting() -> str:
+    """$TINYAGENT_SHOP_DB without the spaces around it, as the other settings are read ("" when unset): a space
+    copied in after the = had made a file whose name starts with one."""
+    return os.environ.get("TINYAGENT_SHOP_DB", "").strip()
+
+
 def _question(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError(
@@ -51,11 +57,14 @@ def _question(text: str) -> str:
 
 
 def _skill_name(text: str) -> str:
-    if not text.strip():  # an empty name would quietly run without any skill
-        from tinyagent.architectures.skills import shop_skills
+    """--skill: one of the shop's skills, checked before anything runs or the shop's file is made."""
+    from tinyagent.architectures.skills import shop_skills
 
-        raise argparse.ArgumentTypeError(f"--skill needs the name of one of the shop's skills: "
-                                         f"{', '.join(shop_skills())}")
+    skills = shop_skills()
+    if not text.strip():  # an empty name would quietly run without any skill
+        raise argparse.ArgumentTypeError(f"--skill needs the name of one of the shop's skills: {', '.join(skills)}")
+    if text not in skills:
+        raise argparse.ArgumentTypeError(f"--skill {text!r}: the shop's skills are {', '.join(skills)}")
     return text
 
 
@@ -171,8 +180,21 @@ def _moment(text: str) -> str:
 
 
 def _output_file(text: str) -> Path | str:
-    """A file the results can be written to (checked before the suite runs for minutes), or "-"."""
-    return text if text == "-" else output_file(text)
+    """A file the results can be written to (checked before the suite runs for minutes), or "-". A file that is
+    there already is written over only when it holds an earlier run's results: a typo must not cost someone's notes."""
+    if text == "-":
+        return text
+    path = output_file(text)
+    from tinyagent.evaluation.report import replaceable_by_a_report
+
+    try:
+        replaceable = not path.is_file() or replaceable_by_a_report(path)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"--json {text!r}: {exc.strerror or exc}") from None
+    if not replaceable:
+        raise argparse.ArgumentTypeError(f"--json {text!r} holds something other than an earlier run's results: "
+                                         "give a new file name, or move that file away first")
+    return path
 
 
 def _ask_arguments(ask: argparse.ArgumentParser) -> None:
@@ -185,7 +207,7 @@ def _ask_arguments(ask: argparse.ArgumentParser) -> None:
     ask.add_argument("--model", help="override TINYAGENT_MODEL (e.g. a classroom variant: classroom-loop)")
     # A run starts from the seeded shop unless told to keep one: with a file shared by every run (and by
     # `serve`), a learner's very first refund could meet an earlier run's refund for the same order.
-    ask.add_argument("--db", default=os.environ.get("TINYAGENT_SHOP_DB") or ":memory:", metavar="FILE",
+    ask.add_argument("--db", default=_shop_db_setting() or ":memory:", metavar="FILE",
                      help="keep the shop in this SQLite file across runs, filled with the course's orders on first use; "
                      "delete it to start afresh (default: $TINYAGENT_SHOP_DB, else a freshly seeded shop in "
                      "memory for every run)")
@@ -274,7 +296,7 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--session-store", type=_session_store, default=None, metavar="FILE_OR_URL",
                        help="an SQLite file or a postgresql:// URL for the sessions (default "
                        "~/.cache/tinyagent/sessions.sqlite3)")
-    serve.add_argument("--db", type=Path, default=Path(os.environ.get("TINYAGENT_SHOP_DB") or DEFAULT_DB),
+    serve.add_argument("--db", type=Path, default=Path(_shop_db_setting() or DEFAULT_DB),
                        help=f"the shop's SQLite file, created on first use (default {DEFAULT_DB})")
     serve.add_argument("--max-steps", type=_steps, default=10,
                        help=f"rounds per run before giving up, 1 to {MAX_STEPS_LIMIT} (default 10)")
@@ -318,7 +340,7 @@ def _mcp_server_arguments(mcp: argparse.ArgumentParser) -> None:
     """Lesson 24: the shop's tools for any MCP host. Without --port it speaks on stdin/stdout, as hosts expect."""
     mcp.add_argument("--port", type=_port, default=None, help="serve Streamable HTTP on 127.0.0.1:PORT/mcp instead "
                      "of stdio (0: any free port)")
-    mcp.add_argument("--db", default=os.environ.get("TINYAGENT_SHOP_DB") or ":memory:", metavar="FILE",
+    mcp.add_argument("--db", default=_shop_db_setting() or ":memory:", metavar="FILE",
                      help="the shop's SQLite file, filled with the course's orders on first use (default: "
                      "$TINYAGENT_SHOP_DB, else a freshly seeded shop in memory)")
     mcp.add_argument("--now", type=_moment, help="pretend it is this time in the shop (China, UTC+8), e.g. 2026-06-30T19:05:23 (default: the real time)")
@@ -347,8 +369,9 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     stderr = sys.stderr
-    if stderr is not None:
-        sys.stderr = BestEffortStream(stderr)
+    # Started with stderr closed (2>&-), print(..., file=sys.stderr) would write to stdout, into the answer
+    # (after --json's JSON): what nobody can read goes nowhere.
+    sys.stderr = BestEffortStream(stderr if stderr is not None else open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
     try:
         return _run_command(sys.argv[1:] if argv is None else list(argv))
     finally:
@@ -543,8 +566,16 @@ def _ask(args: argparse.Namespace) -> int:
     except TinyAgentError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    _write_out(result.trace.to_json() if args.json else result.trace.format(args.lang, usage=args.usage),
-               lost=_what_was_done(result.trace, tools))
+    done = _what_was_done(result.trace, tools)
+    try:
+        # a terminal paused (Ctrl-S) or a pipe nobody reads holds the answer's print: a stop then still says the refund
+        with _ended_as_by_ctrl_c(signal.SIGTERM, signal.SIGHUP):
+            _write_out(result.trace.to_json() if args.json else result.trace.format(args.lang, usage=args.usage),
+                       lost=done)
+    except KeyboardInterrupt:
+        _to_nowhere(sys.stdout)  # what is still buffered would hold the exit too
+        print("interrupted while the answer was printed" + (f"; {done}" if done else ""), file=sys.stderr)
+        return 130
     if result.ok:
         return 0
     detail = (getattr(result.trace.end, "detail", "") or "").splitlines()
@@ -592,7 +623,7 @@ def _what_was_done(trace, tools, interrupted: bool = False) -> str:
 
 def _start_planned_or_scoped(args: argparse.Namespace, llm, tools):
     """Lesson 17: `ask --plan` starts plan-and-execute; `ask --skill NAME` one loop inside that skill (the run,
-    started, for the caller to finish). An unknown skill name raises SkillError (one line, exit 2)."""
+    started, for the caller to finish)."""
     from tinyagent.agent import ReActAgent
     from tinyagent.architectures.skills import SkillActivated
     from tinyagent.prompts import detect_language
@@ -602,12 +633,9 @@ def _start_planned_or_scoped(args: argparse.Namespace, llm, tools):
 
         executor = ReActAgent(llm, tools, max_steps=args.max_steps, lang=args.lang)
         return PlanAndExecuteAgent(llm, executor=executor, lang=args.lang).start(args.question)
-    from tinyagent.architectures.skills import SkillError, shop_skills
+    from tinyagent.architectures.skills import shop_skills
 
-    skills = shop_skills()
-    skill = skills.get(args.skill)
-    if skill is None:
-        raise SkillError(f"--skill {args.skill!r}: the shop's skills are {', '.join(skills)}")
+    skill = shop_skills()[args.skill]  # a name _skill_name let through
     lang = args.lang or detect_language(args.question)
     agent = ReActAgent(llm, skill.scope(tools), max_steps=args.max_steps, lang=args.lang,
                        system_prompt=skill.system_prompt(tools, lang))

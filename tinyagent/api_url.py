@@ -51,8 +51,16 @@ def url_problem(url: str) -> str | None:
         has_port = parts.port != 0  # None (no port given) is fine: the scheme's own
     except ValueError:  # "Port out of range", "could not be cast to integer": :99999, :abc, :-1
         has_port = False
+    if (not has_port or "@" in parts.fragment) and _user_info_misread(url):  # https://alice:s3cr#t@host: the host
+        # read as alice, its port as s3cr (an @ in a fragment, never sent, is a password's too: alice:12#3@host)
+        return "must percent-encode a #, / or ? in its user name or password (as %23, %2F, %3F)"
     if not has_port:
         return "must give a port from 1 to 65535 after the host's colon, as in http://127.0.0.1:8080/v1"
+    if ":" not in (parts.hostname or ""):  # a name or an IPv4 address, as requests will encode it (IDNA) at the call
+        try:
+            (parts.hostname or "").encode("idna")
+        except UnicodeError:  # "api.deepseek..com": requests refuses it with a traceback of urllib3's
+            return "must name its host with parts of 1 to 63 characters between its dots, as in api.deepseek.com"
     return None
 
 
@@ -62,8 +70,23 @@ def models_url(chat_url: str) -> str:
     return urlunsplit(parts._replace(path=parts.path.removesuffix(CHAT_PATH) + "/models"))
 
 
+def _user_info_misread(url: str) -> bool:
+    """Whether `url` has an @ after its host as urlsplit reads it: a #, / or ? in a password (https://alice:s3cr#t@host)
+    ends the host early, so urlsplit finds no password to hide (or an @ in a path or query, shown hidden too)."""
+    rest = url.partition("//")[2]
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:
+        return "@" in rest
+    return "@" in rest and "@" not in netloc
+
+
 def shown_url(url: str) -> str:
-    """`url` as a message or a repr may show it: a password in it (https://user:pw@host) becomes ***."""
+    """`url` as a message or a repr may show it: a password in it (https://user:pw@host) becomes ***, and so does
+    everything before the last @ when the user and password cannot be told apart from the rest (an @ in them)."""
+    if _user_info_misread(url):
+        scheme, _, rest = url.partition("//")
+        return f"{scheme}//***@{rest.rpartition('@')[2]}"
     try:
         parts = urlsplit(url)
     except ValueError:  # not a URL urlsplit reads ("http://u:pw@[::1"), and shown to say so: hide a password by hand

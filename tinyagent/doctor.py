@@ -47,6 +47,7 @@ from tinyagent.errors import (
     NotFoundError,
     RateLimitError,
     ServerError,
+    first_line,
     redact,
 )
 from tinyagent.llm_client import ACCEPT_ENCODING, ChatResult, LlmClient, reply_timeouts
@@ -211,7 +212,7 @@ def _get_models(settings: Settings, llm: LlmClient) -> tuple[int, bytes] | Excep
     try:
         response = requests.get(models_url(llm.api_url), headers=_headers(settings), stream=True,
                                 timeout=(llm.connect_timeout, llm.read_timeout))
-    except requests.RequestException as exc:
+    except OSError as exc:  # requests' own errors, and a TLS certificate bundle that cannot be read
         return exc
     try:
         return response.status_code, llm._read_body(response)
@@ -229,6 +230,8 @@ def _unfinished(exc: LlmError, timeout: float) -> str:
 
 def _reason(exc: Exception) -> str:
     text = str(exc)
+    if "CA certificate bundle" in text:  # REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE naming no file
+        return f"{first_line(exc)} (check REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE)"
     for marker in ("Connection refused", "Name or service not known", "timed out", "Connection reset"):
         if marker in text:
             return marker.lower()

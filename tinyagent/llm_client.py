@@ -54,6 +54,7 @@ from tinyagent.errors import (
     RateLimitError,
     RedirectError,
     ServerError,
+    first_line,
     redact,
 )
 from tinyagent.safe_text import json_may_hold_surrogates, replace_lone_surrogates
@@ -337,6 +338,9 @@ class LlmClient:
                 ) from None
             except requests.exceptions.RequestException as exc:
                 raise LlmConnectionError(f"the request to {host} failed: {_short_reason(exc)}") from None
+            except OSError as exc:  # before any byte is sent: the TLS certificates named by REQUESTS_CA_BUNDLE, say
+                bundle = " (check REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE)" if "CA certificate" in str(exc) else ""
+                raise LlmConnectionError(f"the request to {host} could not start: {first_line(exc)}{bundle}") from None
         raise AssertionError("unreachable: the last try returns or raises")
 
     def raise_for_status(self, response: requests.Response) -> None:

@@ -1738,7 +1738,7 @@ def _print_banner(room: ClassroomServer, host: str, api_key: str | None) -> None
         "Each learner puts these three lines in their .env file:",
         "",
         f"TINYAGENT_API_URL={url}",
-        f"TINYAGENT_API_KEY={api_key or ('<their JupyterHub token>' if room.hub_tokens else 'classroom')}",
+        f"TINYAGENT_API_KEY={api_key or ('<their JupyterHub token>' if room.hub_tokens else 'no-key-needed')}",
         "TINYAGENT_MODEL=classroom",
         "",
         "(this server checks the key: it must be exactly the one above)"

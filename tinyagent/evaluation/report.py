@@ -268,6 +268,19 @@ class EvalReport:
         return cls.from_dict(json.loads(text))
 
 
+def replaceable_by_a_report(path: Path) -> bool:
+    """Whether `save` may write over the file at `path`: an earlier run's results (any version of the schema), or
+    an empty file. Anything else (notes, another program's JSON) is someone's data, not this command's to lose."""
+    text = path.read_bytes()
+    if not text.strip():
+        return True
+    try:
+        data = json.loads(text)
+    except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError is a ValueError too)
+        return False
+    return isinstance(data, dict) and str(data.get("schema", "")).startswith(SCHEMA_VERSION.split("/")[0] + "/")
+
+
 def report_problems(data: Any) -> list[str]:
     """What keeps `data` from being a report of REPORT_SCHEMA, in words; [] when it is one (lesson 07's
     validator does the checking), and one that agrees with itself: a task passed when each of its checks did, no

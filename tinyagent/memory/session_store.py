@@ -362,13 +362,21 @@ class PostgresSessionStore(SessionStore):
         if not isinstance(url, str) or not url.strip():
             raise ValueError("PostgresSessionStore needs a URL such as postgresql://user:password@host:5432/db")
         if "://" in url:
+            # Neither the URL nor urlsplit's words on it are quoted: a password may be in them ("Port could not be
+            # cast to integer value as 's3cr'" for postgresql://alice:s3cr#t@host/db), and safe_url cannot read it.
             try:
-                urlsplit(url).port  # noqa: B018 - reads the host and port, as libpq and safe_url will
-            except ValueError as exc:  # a [ left open, an IPv6 host that is none, a port that is no number
-                # The URL is not quoted: it may hold a password, and safe_url cannot read it either.
+                parts = urlsplit(url)
+                parts.port  # noqa: B018 - reads the host and port, as libpq and safe_url will
+            except ValueError:  # a [ left open, an IPv6 host that is none, a port that is no number
                 raise SessionStoreError(
-                    f"the PostgreSQL URL cannot be read ({exc}): write it as postgresql://user:password@host:5432/db, "
-                    "an IPv6 host between [ and ] (postgresql://user@[::1]:5432/db)") from None
+                    "the PostgreSQL URL cannot be read (its host or port): write it as "
+                    "postgresql://user:password@host:5432/db, an IPv6 host between [ and ] "
+                    "(postgresql://user@[::1]:5432/db), and a password's @ # / ? as %40 %23 %2F %3F") from None
+            if parts.netloc.count("@") > 1 or ("@" in url.partition("://")[2] and "@" not in parts.netloc):
+                # libpq reads such a URL otherwise than urlsplit, and would name part of the password as a host
+                raise SessionStoreError(
+                    "the PostgreSQL URL's user name or password holds an @, #, / or ?: write them as %40, %23, %2F "
+                    "and %3F (postgresql://user:password@host:5432/db)")
         self.url = safe_url(url)  # the only form of the URL this object keeps where it can be seen
         try:
             import psycopg

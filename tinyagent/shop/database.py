@@ -39,7 +39,7 @@ import sqlite3
 import stat
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from tinyagent.clock import Clock, system_clock
@@ -173,6 +173,7 @@ class Shop:
             self._prepare()
             return
         self._made_folders: list[Path] = []  # the folders _open_file made for the file, innermost first
+        self._made_file = not os.path.lexists(self.path)  # the file is this start's to remove if the start fails
         try:
             self._conn = self._open_file()
         except (sqlite3.Error, OSError) as exc:
@@ -212,7 +213,13 @@ class Shop:
         return _connect(_file_uri(path), uri=True)
 
     def _remove_made_folders(self) -> None:
-        """A failed start leaves nothing behind: the folders made for the file go again (if still empty)."""
+        """A failed start leaves nothing behind: the file it made, while still empty (a full disk: nothing could be
+        written; a file with data may be another process's, opened at the same moment), and the folders made for
+        it (if still empty)."""
+        path = Path(self.path)
+        with suppress(OSError):
+            if self._made_file and path.stat().st_size == 0:
+                path.unlink()
         for folder in self._made_folders:
             try:
                 for leftover in folder.glob(Path(self.path).name + "*"):  # the file, its -journal

@@ -388,12 +388,13 @@ def serve_mcp(db: str, clock: Any, port: int | None = None) -> str:
     from tinyagent.hosting.signals import StopSignals
     from tinyagent.shop import Shop, shop_registry
 
+    if port is None and (sys.stdin is None or sys.stdout is None):  # started with one closed (<&- or >&-): said
+        # before the shop's file is made, which no server would then use
+        raise StdioUnusable("stdin or stdout is closed: an MCP client writes requests to the one and "
+                            "reads answers from the other; run it from an MCP host, or give --port")
     with StopSignals() as stop, Shop(db, clock=clock) as shop:  # handlers first: no signal is lost at the start
         registry = shop_registry(shop, clock)
         if port is None:
-            if sys.stdin is None or sys.stdout is None:  # started with one closed (<&- or >&-)
-                raise StdioUnusable("stdin or stdout is closed: an MCP client writes requests to the one and "
-                                    "reads answers from the other; run it from an MCP host, or give --port")
             print("MCP server on stdio: the shop's tools; stop it by closing stdin, Ctrl-C or SIGTERM",
                   file=sys.stderr, flush=True)
             failed: list[BaseException] = []
