@@ -132,13 +132,13 @@ def test_a_stop_while_the_answer_waits_for_its_reader_says_the_refund(tmp_path, 
         while not _blocked_on_its_pipe(process.pid):
             assert process.poll() is None and time.monotonic() < deadline, "never blocked on its full pipe"
             time.sleep(0.05)
-        process.send_signal(signum)
-        os.close(read_end)  # nobody reads: the rest of the answer goes nowhere
+        process.send_signal(signum)  # the pipe stays full and open: the stop alone ends the wait
         err = process.stderr.read()
         assert process.wait(timeout=PATIENCE) == 130 and "Traceback" not in err, err
     finally:
         process.kill()
         process.wait()
+        os.close(read_end)
     [line] = err.strip().splitlines()
     assert line.startswith("interrupted while the answer was printed; the run had done this before: applyRefund"), line
     assert "RF202606300001" in line

@@ -269,6 +269,35 @@ def test_a_request_that_is_not_readable_http_gets_a_json_400(shop, http_server, 
     assert shop[0].refunds() == []
 
 
+def test_a_body_whose_length_is_given_two_ways_is_refused(shop, http_server):
+    # Content-Length and Transfer-Encoding: h11 read the chunks and the SDK opened a session; a proxy in front
+    # reading the length instead would take the rest for the next request (request smuggling)
+    host = f"127.0.0.1:{http_server.port}"
+    body = json.dumps(INITIALIZE).encode()
+    with socket.create_connection(("127.0.0.1", http_server.port), timeout=PATIENCE) as client:
+        client.sendall(f"POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+                       f"Accept: application/json, text/event-stream\r\nContent-Length: 4\r\n"
+                       f"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n".encode()
+                       + f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n")
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+    head, _, reply = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ") and b"mcp-session-id" not in head.lower(), answer[:300]
+    assert "Content-Length and Transfer-Encoding" in json.loads(reply)["error"]
+
+
+def test_the_host_is_read_in_any_case_and_a_browsers_cross_site_word_is_refused(shop, http_server):
+    upper = {"Host": f"LOCALHOST:{http_server.port}"}
+    reply = requests.post(http_server.url, json=INITIALIZE, headers={**ACCEPT, **upper}, timeout=PATIENCE)
+    assert reply.status_code == 200, reply.text  # was 421: a host name has no case
+    for said in ("cross-site", "same-site"):  # a browser's fetch, even one that sent no Origin
+        reply = requests.post(http_server.url, json=REFUND_CALL, headers={**ACCEPT, "Sec-Fetch-Site": said},
+                              timeout=PATIENCE)
+        assert reply.status_code == 403 and "other web sites" in reply.json()["error"]
+    assert shop[0].refunds() == []
+
+
 def test_the_servers_own_origin_is_served(http_server):
     origin = http_server.url.removesuffix("/mcp")
     reply = requests.post(http_server.url, json=INITIALIZE, headers={**ACCEPT, "Origin": origin}, timeout=PATIENCE)

@@ -264,7 +264,8 @@ def test_an_unusable_operator_key_is_one_line_and_exit_code_2(tmp_path, options,
     assert done.stderr.count("\n") == 1 and says in done.stderr and "same" not in done.stderr.replace(says, "")
 
 
-@pytest.mark.parametrize("forwarded", [b"x-forwarded-for", b"forwarded", b"x-real-ip", b"via"])
+@pytest.mark.parametrize("forwarded", [b"x-forwarded-for", b"forwarded", b"x-real-ip", b"via", b"x-forwarded-host",
+                                       b"x-forwarded-proto"])
 def test_a_request_that_says_a_proxy_forwarded_it_is_no_person_at_this_machine(forwarded):
     # a proxy on this machine that names 127.0.0.1 as the host made every customer the operator
     from starlette.requests import Request
@@ -273,3 +274,41 @@ def test_a_request_that_says_a_proxy_forwarded_it_is_no_person_at_this_machine(f
 
     headers = [(b"host", b"127.0.0.1:8000"), (forwarded, b"203.0.113.9")]
     assert from_this_machine(Request({"type": "http", "client": ("127.0.0.1", 50000), "headers": headers})) is False
+
+
+@pytest.mark.parametrize("host", [b"[::1].evil.example:8000", b"[::1]evil.example", b"127.0.0.1:8000@evil.example",
+                                  b"localhost:8000@evil.example", b"127.0.0.1:80x", b"[::1]:8000/x"])
+def test_a_host_no_client_sends_names_no_host_at_all(host):
+    # each was read as a loopback name: the operator's check, and the host check, let it through
+    from starlette.requests import Request
+
+    from tinyagent.hosting.request_heads import host_name
+    from tinyagent.serving.app import from_this_machine
+
+    assert host_name(host.decode()) == ""
+    headers = [(b"host", host)]
+    assert from_this_machine(Request({"type": "http", "client": ("127.0.0.1", 50000), "headers": headers})) is False
+
+
+@pytest.mark.parametrize(("host", "name"), [("127.0.0.1:8000", "127.0.0.1"), ("[::1]:8000", "::1"), ("[::1]", "::1"),
+                                            ("Shop.LAN.:80", "shop.lan"), ("localhost", "localhost")])
+def test_the_host_names_clients_send_are_read(host, name):
+    from tinyagent.hosting.request_heads import host_name
+
+    assert host_name(host) == name
+
+
+def test_a_service_opened_at_another_loopback_address_takes_a_yes_from_its_own_page(tmp_path):
+    # started with --host 127.0.0.2 and no key, every yes was refused ("use http://127.0.0.1:<port>/", where
+    # nothing listened), so each refund the banner's page asked for waited out its time, unpaid
+    with serve_process(tmp_path, "--host", "127.0.0.2", "--approval-timeout", "600") as service:
+        assert service.url.startswith("http://127.0.0.2:")
+        events = sse_events(requests.post(service.url + "/agent/stream", json={"query": REFUND}, stream=True,
+                                          timeout=PATIENCE))
+        approval = until_approval_requested(events)["approval_id"]
+        [waiting] = pending(service, headers={})
+        assert waiting["approval_id"] == approval
+        approved = answer(service, approval, True, headers={})
+        assert approved.status_code == 200 and approved.json()["outcome"] == "approved"
+        assert rest_of(events)["approval_decided"][0]["outcome"] == "approved"
+        assert len(service.refunds()) == 1

@@ -31,7 +31,6 @@ import atexit
 import errno
 import hashlib
 import hmac
-import io
 import ipaddress
 import json
 import selectors
@@ -46,7 +45,7 @@ from collections.abc import Callable
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from itertools import pairwise
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
@@ -55,6 +54,7 @@ from tinyagent.chat_result import NotJsonNumber, finite_float, no_json_constant
 from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 from tinyagent.errors import ConfigurationError
+from tinyagent.hosting.request_heads import HeadCheckingHandler, HeadReader, host_name
 from tinyagent.hosting.slow_clients import CLIENT_GONE, EndingGently, RequestClock, connection_cap
 from tinyagent.hosting.threaded_server import BackgroundServer
 from tinyagent.number_checks import ascii_number
@@ -587,8 +587,7 @@ def model_json(name: str, description: str) -> dict:
 
 # --- HTTP -------------------------------------------------------------------------------------------
 
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(HeadCheckingHandler):
     """One connection. HTTP/1.1 keep-alive: every non-streamed answer carries Content-Length, so the
     client can send its next request on the same connection."""
 
@@ -611,13 +610,15 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
         self.rfile.close()  # the socket's own reader, replaced by one that bounds each request in total
         self.clock = RequestClock(self.connection, self.room.read_timeout)
-        self.rfile = io.BufferedReader(self.clock)
+        self.rfile = HeadReader(self.clock)
         self.server.watch_clock(self.connection, self.clock)
 
     def handle(self) -> None:
         # BaseHTTPRequestHandler.handle, with the wait between two requests marked on the clock: a server
         # with no room left may close a connection idle there for a new one (_HTTPServer._no_room_for).
         self.close_connection = True
+        if self.refused_tls_hello():
+            return
         self.handle_one_request()
         while not self.close_connection:
             self.clock.between_requests()
@@ -626,9 +627,6 @@ class _Handler(BaseHTTPRequestHandler):
     def parse_request(self) -> bool:
         self.clock.start()  # a request line has come, perhaps read with the request before it
         return super().parse_request()
-
-    def version_string(self) -> str:
-        return self.server_version  # not the Python version: nobody needs it, and it varies
 
     def do_GET(self):
         self._handle()
@@ -729,7 +727,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "POST":
             return
         origin = self.headers.get("Origin")
-        if origin is not None and _origin_host(origin) != (self.headers.get("Host") or "").lower():
+        if origin is not None and _origin_host(origin) != self.authority().lower():
             raise ApiError(403, "Requests from web pages of other sites are refused.", code="cross_site")
         media_type = (self.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         if media_type != "application/json":
@@ -737,8 +735,8 @@ class _Handler(BaseHTTPRequestHandler):
                                 "do).", code="unsupported_media_type")
 
     def _check_host(self) -> None:
-        """Without a key, a request must name this server in its Host header: localhost, an IP address, or the
-        name it listens on; anything else is a 403.
+        """Without a key, a request must name this server in its Host header (or its target, when that is a whole
+        URL: authority()): localhost, an IP address, or the name it listens on; anything else is a 403.
 
         A page on another site can point its own name at this machine's address (DNS rebinding): the browser then
         takes this server for the page's own site, and lets the page read what it answers. Its requests still name
@@ -750,9 +748,9 @@ class _Handler(BaseHTTPRequestHandler):
         """
         if self.room.api_key is not None or self.room.hub_tokens is not None:
             return
-        sent = self.headers.get("Host") or ""
-        name = _host_name(sent)
-        if name and (name in ("localhost", _host_name(self.room.host)) or _is_ip_address(name)):
+        sent = self.authority()
+        name = host_name(sent)
+        if name and (name in ("localhost", host_name(self.room.host)) or _is_ip_address(name)):
             return
         raise ApiError(403, f"This classroom model asks no key, so it answers only requests that name it: localhost, "
                             f"an IP address or the name it listens on, not {sent[:80] or '(no Host header)'!r}. Open "
@@ -1387,24 +1385,13 @@ class _HTTPServer(ThreadingHTTPServer):
 
 def _origin_host(origin: str) -> str | None:
     """The host:port of an Origin header, lower-cased; None for one no page sends ("http://[" makes urlsplit
-    raise)."""
+    raise). Its scheme is not compared, as the service of lesson 19 does not: no page of another scheme can be
+    served on this server's own host and port, and behind a proxy that ends TLS (JupyterHub's) the server does not
+    know the scheme its pages were fetched with."""
     try:
         return urlsplit(origin).netloc.lower()
     except ValueError:
         return None
-
-
-def _host_name(host: str) -> str:
-    """The name in a Host header, without its port, lower-cased: "[::1]:8000" -> "::1", "LocalHost.:80" ->
-    "localhost" (as the service reads one: serving/app.py). Anything after "[...]" but a port stays, so
-    "[::1].evil.example" is no address."""
-    text = host.strip().lower()
-    if text.startswith("["):
-        address, _, port = text[1:].partition("]")
-        return address if port == "" or (port[0] == ":" and port[1:].isascii() and port[1:].isdigit()) else text
-    if text.count(":") == 1:
-        text = text.split(":", 1)[0]
-    return text.rstrip(".")
 
 
 def _is_ip_address(name: str) -> bool:

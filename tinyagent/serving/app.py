@@ -56,6 +56,7 @@ from starlette.routing import Route
 from tinyagent.chat_result import NotJsonNumber, finite_float, no_json_constant
 from tinyagent.editable_trace import EditError
 from tinyagent.errors import TinyAgentError, first_line
+from tinyagent.hosting.request_heads import host_name
 from tinyagent.number_checks import ascii_number
 from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.serving import edits, openai_chat
@@ -355,18 +356,19 @@ class OneBodyLength:
 
 # -- which host names are answered -------------------------------------------------------------------------
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
-FORWARDING_HEADERS = ("x-forwarded-for", "forwarded", "x-real-ip", "via")
+FORWARDING_HEADERS = ("x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "forwarded", "x-real-ip", "via")
 _ANY_ADDRESS = ("", "0.0.0.0", "::")
 
 
-def host_name(host_header: str) -> str:
-    """The name in a Host header, without its port: "[::1]:8000" -> "::1", "Shop.LAN.:80" -> "shop.lan"."""
-    text = host_header.strip().lower()
-    if text.startswith("["):
-        return text[1:].split("]", 1)[0]
-    if text.count(":") == 1:
-        text = text.split(":", 1)[0]
-    return text.rstrip(".")
+def is_loopback_name(name: str) -> bool:
+    """Whether a host name (as host_name gives it) is this machine by a loopback name: localhost, or any loopback
+    address (127.0.0.2 too, which a service started with --host 127.0.0.2 is opened at)."""
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 class HostCheck:
@@ -380,7 +382,7 @@ class HostCheck:
 
     def __init__(self, app, allowed: set[str]):
         self.app = app
-        self.allowed = {host_name(name) for name in allowed if name not in _ANY_ADDRESS}
+        self.allowed = {host_name(name) for name in allowed if name not in _ANY_ADDRESS} - {""}
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "http":
@@ -464,7 +466,7 @@ def from_this_machine(request: Request) -> bool:
         return False
     mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 on a dual-stack socket
     loopback = (mapped or address).is_loopback
-    return loopback and host_name(request.headers.get("host", "")) in LOOPBACK_NAMES
+    return loopback and is_loopback_name(host_name(request.headers.get("host", "")))
 
 
 def check_not_cross_site(request: Request) -> None:
@@ -495,7 +497,9 @@ def check_not_cross_site(request: Request) -> None:
 
 
 def _origin_host(origin: str) -> str | None:
-    """The host:port of an Origin header; None for one no page sends ("http://[" makes urlsplit raise)."""
+    """The host:port of an Origin header; None for one no page sends ("http://[" makes urlsplit raise). Its scheme
+    is not compared: no page of another scheme can be served on this service's own host and port, and behind a
+    proxy that ends TLS the service does not know the scheme its pages were fetched with."""
     try:
         return urlsplit(origin).netloc.lower()
     except ValueError:

@@ -33,8 +33,9 @@ def loopback_security(port: int) -> TransportSecuritySettings:
 
 class LoopbackGuard:
     """ASGI middleware in front of the MCP endpoint: a request from anywhere but this machine's own pages is refused
-    before the SDK reads it, with a JSON error. The Host must name this machine and port (a DNS-rebinding name
-    pointing here is 421); an Origin, sent by every browser's cross-site POST, must be this server's (403); a POST
+    before the SDK reads it, with a JSON error. The Host must name this machine and port, in any case (a
+    DNS-rebinding name pointing here is 421); an Origin, sent by every browser's cross-site POST, must be this
+    server's, and a browser's Sec-Fetch-Site must not say another site (403); a POST
     must say application/json (415), which a page cannot send across sites without a preflight this server never
     answers, so a plain form's text/plain POST runs nothing. A POST's body must arrive within `body_timeout_s`
     (408) and hold at most the SDK's limit (413), however it is sent."""
@@ -49,6 +50,8 @@ class LoopbackGuard:
             await self.app(scope, receive, send)
             return
         refusal = self.refusal(scope)
+        if refusal is None:
+            scope = with_host_lower_cased(scope)  # the SDK compares the Host as written: LOCALHOST:port is this one too
         if refusal is None and scope["method"] == "POST":
             # The whole body is read here, so that one too large is a JSON 413 however it comes: the SDK reads it
             # too, and answers a body sent in chunks (no Content-Length) past its limit with a text 413 of its own.
@@ -76,10 +79,17 @@ class LoopbackGuard:
         doubled = [name for name in ("host", "origin", "content-type") if names.count(name) > 1]
         if doubled:
             return 400, f"a request may carry one {doubled[0].title()} header, not {names.count(doubled[0])}"
+        if "content-length" in names and "transfer-encoding" in names:
+            # h11 reads the chunks; a proxy in front may read the length, and take this body's tail for the next
+            # request (request smuggling): refused, as the service of lesson 19 and the classroom model refuse it
+            return 400, ("the request gives its body's length two ways (Content-Length and Transfer-Encoding): "
+                         "send exactly one")
         headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope["headers"]}
-        if headers.get("host", "") not in self.settings.allowed_hosts:
+        if headers.get("host", "").lower() not in self.settings.allowed_hosts:  # a host name has no case
             return 421, "this server answers only for 127.0.0.1, localhost and [::1] on its own port"
         if "origin" in headers and headers["origin"] not in self.settings.allowed_origins:
+            return 403, "requests from other web sites are refused"
+        if headers.get("sec-fetch-site", "none") not in ("same-origin", "none"):  # a browser's word, Origin or not
             return 403, "requests from other web sites are refused"
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if scope["method"] == "POST" and content_type != "application/json":
@@ -138,6 +148,12 @@ class JsonRpcGuard:
             await self.app(scope, receive, send)
         finally:
             self.in_flight.discard(key)
+
+
+def with_host_lower_cased(scope: dict) -> dict:
+    """`scope` with its Host header in lower case, as LoopbackGuard compared it."""
+    headers = [(name, value.lower() if name.lower() == b"host" else value) for name, value in scope["headers"]]
+    return {**scope, "headers": headers}
 
 
 def json_object(body: bytes) -> dict[str, Any] | None:

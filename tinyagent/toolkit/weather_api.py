@@ -21,7 +21,9 @@ fixed table of cities, and can be told to misbehave, which is the point of the l
                                  (hour by hour, 08:00 to 21:00, for the service's today and tomorrow; lesson 21)
                             404 {"error": "no forecast for ...", "dates": [today, tomorrow]}
     GET /health             200 {"ok": true}
-    any GET                 421 {"error": ...} for a Host it does not answer for, when given `hosts`
+    any GET                 400 {"error": ...} with two Host headers
+                            421 {"error": ...} for a Host it does not answer for, when given `hosts` (a target that is
+                                 a whole URL, GET http://host/weather, names its host instead: RFC 9112 §3.2.2)
     any request             503 {"error": ...} with Retry-After: 1 while it serves as many connections as it may
                                  (connection_cap(): a quarter of the process's file descriptors); a request not
                                  whole 30 s after its connection opened is dropped unanswered
@@ -42,7 +44,6 @@ started with SIGINT ignored: hosting/signals.py); `--delay` and `--status` set a
 
 from __future__ import annotations
 
-import io
 import json
 import selectors
 import sys
@@ -50,10 +51,11 @@ import threading
 from dataclasses import dataclass
 from datetime import timedelta
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 from tinyagent.clock import Clock, fixed_clock
+from tinyagent.hosting.request_heads import HeadCheckingHandler, HeadReader, host_name
 from tinyagent.hosting.signals import StopSignals
 from tinyagent.hosting.slow_clients import CLIENT_GONE, EndingGently, RequestClock, connection_cap
 from tinyagent.hosting.threaded_server import BackgroundServer
@@ -71,6 +73,7 @@ REFUSAL_SECONDS = 5.0
 REFUSAL_BYTES = 1024 * 1024
 # "trickle": 16 bytes every 0.1 s, so a report (about 210 bytes) takes about 1.3 s
 TRICKLE_PIECE, TRICKLE_PAUSE_S = 16, 0.1
+LOGGED_CHARS = 300  # of each piece of a logged line (a request line is the client's, up to 64 KiB)
 
 
 @dataclass(frozen=True)
@@ -147,9 +150,10 @@ class Fault:
     times: int | None = None
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(HeadCheckingHandler):
     server: _Server
     protocol_version = "HTTP/1.0"  # one request per connection: nothing idle to clean up at stop()
+    server_version = "tinyagent-weather/1"
     # A client that stalls (half a request line, headers never ended, or a header byte every few seconds) is
     # dropped once its connection has been open this long without a whole request: without it, each such
     # connection held a thread and a file descriptor for ever.
@@ -162,11 +166,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.rfile.close()
         clock = RequestClock(self.connection, self.timeout)
         clock.start()
-        self.rfile = io.BufferedReader(clock)
+        self.rfile = HeadReader(clock)
+
+    def handle(self) -> None:
+        if not self.refused_tls_hello():
+            super().handle()
 
     def do_GET(self) -> None:
         service = self.server.service
-        if service.hosts is not None and (self.headers.get("Host") or "").rsplit(":", 1)[0] not in service.hosts:
+        # Read first-wins, a second Host could name what a proxy in front, reading the last, would refuse.
+        if len(sent := self.headers.get_all("Host") or []) > 1:
+            return self._send(400, {"error": f"a request may carry one Host header, not {len(sent)}"})
+        if service.hosts is not None and host_name(self.authority()) not in map(host_name, service.hosts):
             return self._send(421, {"error": f"this service answers only for {', '.join(service.hosts)}"})
         fault = service._take_fault()
         service._count_request()
@@ -275,9 +286,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args) -> None:
         if self.server.service.verbose:
-            # The request line is the client's: its control characters (a line break, an escape that recolours a
-            # terminal) are written as \x.. escapes, with the table the standard library's own log_message uses.
-            message = (format % args).translate(self._control_char_table)
+            # The request line is the client's, as long as it likes (64 KiB): a long one is cut, or each request
+            # could write that much to the terminal.
+            shown = tuple(arg[:LOGGED_CHARS] + "..." if isinstance(arg, str) and len(arg) > LOGGED_CHARS else arg
+                          for arg in args)
+            # Its control characters (a line break, an escape that recolours a terminal) are written as \x.. escapes,
+            # with the table the standard library's own log_message uses.
+            message = (format % shown).translate(self._control_char_table)
             sys.stderr.write(f"weather-service: {message}\n")
 
 

@@ -1,0 +1,103 @@
+"""The classroom model's HTTP server against what an audit sent it: a request target that is a whole URL, a Host
+with a user in it, an empty line before the request, headers cut by the end of the stream, and a TLS handshake on the
+plain-HTTP port."""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+
+import pytest
+import requests
+
+from tinyagent.classroom.reply import Reply
+from tinyagent.classroom.server import ClassroomServer
+
+from .conftest import PATIENCE
+
+MODELS = {"classroom": "echo"}
+BODY = {"model": "classroom", "messages": [{"role": "user", "content": "hi"}]}
+
+
+def echo(request: dict) -> Reply:
+    return Reply(request["messages"][-1]["content"])
+
+
+@pytest.fixture(scope="module")
+def room():
+    with ClassroomServer(responder=echo, models=MODELS) as server:
+        yield server
+
+
+def answer_to(port: int, data: bytes, *, then_end: bool = False) -> bytes:
+    """Send `data` as it is on a fresh connection (and end our side after it, with `then_end`); what comes back
+    until the server closes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=PATIENCE) as sock:
+        sock.sendall(data)
+        if then_end:
+            sock.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def client_hello() -> bytes:
+    """The first bytes a TLS client sends (its ClientHello), as an https:// URL makes any client send them."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ssl.create_default_context().wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
+    with pytest.raises(ssl.SSLWantReadError):
+        tls.do_handshake()
+    return outgoing.read()
+
+
+def status_and_error(answer: bytes) -> tuple[bytes, dict]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert b"application/json" in head, answer[:300]
+    return head.split(b" ", 2)[1], json.loads(body)["error"]
+
+
+def test_an_absolute_form_target_is_checked_as_the_host_it_names(room):
+    # RFC 9112 §3.2.2: with a whole URL as its target, a request names the URL's host, and Host is ignored. The
+    # room answered "GET http://evil.example/v1/models" as /v1/models for whatever Host came with it.
+    foreign = answer_to(room.port, b"GET http://evil.example/v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                   b"Connection: close\r\n\r\n")
+    status, error = status_and_error(foreign)
+    assert status == b"403" and error["code"] == "host_not_allowed", foreign
+    own = answer_to(room.port, b"GET http://127.0.0.1:%d/v1/models HTTP/1.1\r\nHost: evil.example\r\n"
+                               b"Connection: close\r\n\r\n" % room.port)
+    assert own.startswith(b"HTTP/1.1 200 "), own
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}@evil.example", "localhost:{port}@evil.example",
+                                  "[::1]:{port}@evil.example", "[::1].evil.example:{port}"])
+def test_a_host_with_a_user_or_more_after_an_ipv6_address_is_refused(room, host):
+    # A URL's host is what follows its "@": 127.0.0.1:PORT@evil.example names evil.example, and was taken for
+    # this machine.
+    answer = requests.get(room.base_url + "/models", headers={"Host": host.format(port=room.port)}, timeout=PATIENCE)
+    assert answer.status_code == 403 and answer.json()["error"]["code"] == "host_not_allowed"
+
+
+def test_a_request_after_an_empty_line_is_answered(room):
+    # RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request line. The room took it
+    # for the request line and closed the connection without a word.
+    answer = answer_to(room.port, b"\r\nGET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 200 "), answer
+    assert json.loads(answer.partition(b"\r\n\r\n")[2])["data"][0]["id"] == "classroom"
+
+
+def test_headers_cut_short_by_the_end_of_the_stream_are_not_answered(room):
+    # The headers end at an empty line; the base class also ended them where the stream ended, and answered 200.
+    answer = answer_to(room.port, b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1:%d" % room.port, then_end=True)
+    status, error = status_and_error(answer)
+    assert status == b"400" and "empty line" in error["message"], answer
+
+
+def test_a_tls_handshake_on_the_plain_http_port_gets_a_json_400_at_once(room):
+    # A client given https:// for this plain-HTTP server: its ClientHello holds no line break to end a request line
+    # on, so the room held it until the read timeout (60 s) and then closed without a word.
+    answer = answer_to(room.port, client_hello())
+    status, error = status_and_error(answer)
+    assert status == b"400" and "http://" in error["message"] and "https://" in error["message"], answer
+    assert requests.get(room.base_url + "/models", timeout=PATIENCE).status_code == 200

@@ -1,0 +1,113 @@
+"""The head of an HTTP request, read as RFC 9112 asks, by the course's servers built on http.server (the classroom
+model, classroom/server.py; lesson 15's weather API, toolkit/weather_api.py), and the host a request names, which
+the service of lesson 19 reads the same way (serving/app.py).
+
+http.server alone skipped none of these: it closed without a word on an empty line before the request line, held a
+TLS handshake sent to its plain-HTTP port until its read timeout, answered headers cut short by the end of the stream
+as if whole, and read a Host header as written (a user in it, or anything after an IPv6 address, passed for a name).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler
+from urllib.parse import urlsplit
+
+TLS_HANDSHAKE = b"\x16"  # the first byte of a TLS connection: a handshake record, the client's ClientHello
+# What a client that took a plain-HTTP server for HTTPS is told.
+PLAIN_HTTP_ONLY = "This server speaks plain HTTP, and the client began a TLS handshake: use http://, not https://."
+EMPTY_LINES_IGNORED = 4  # before a request line: RFC 9112 §2.2 asks a server to ignore at least one
+
+
+class HeadReader(io.BufferedReader):
+    """A connection's buffered reader that keeps the last line it read: http.server ends a request's headers at an
+    empty line and at the end of the stream alike, and only `last_line` tells which it was (b"": the end)."""
+
+    last_line = b""
+
+    def readline(self, size: int | None = -1) -> bytes:
+        self.last_line = super().readline(size)
+        return self.last_line
+
+
+class HeadCheckingHandler(BaseHTTPRequestHandler):
+    """BaseHTTPRequestHandler reading a request's head as RFC 9112 asks. Its rfile must be a HeadReader, and its
+    `handle` must call `refused_tls_hello()` first.
+
+        an empty line before the request line     skipped (at most EMPTY_LINES_IGNORED)
+        headers cut short by the end of the stream a 400, never an answer to the part that came
+        a TLS handshake on the plain-HTTP port    a 400 that says to use http://
+        the Server header                         `server_version`, not the Python version
+    """
+
+    def version_string(self) -> str:
+        return self.server_version  # not the Python version: nobody needs it, and it varies
+
+    def refused_tls_hello(self) -> bool:
+        """Whether the connection opened with a TLS handshake, from a client given https:// for this plain-HTTP
+        server; it has its 400 now if so."""
+        try:
+            first = self.rfile.peek(1)[:1]
+        except OSError:  # out of time, or reset: handle_one_request meets the same and ends it as always
+            return False
+        # A ClientHello holds no line break for a request line to end on: it was held until the read timeout, then
+        # closed without a word.
+        if first != TLS_HANDSHAKE:
+            return False
+        self._refuse_unparsed(HTTPStatus.BAD_REQUEST, PLAIN_HTTP_ONLY)
+        return True
+
+    def parse_request(self) -> bool:
+        # RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request line; the base class took
+        # it for a request line of no words, and closed the connection without an answer.
+        for _ in range(EMPTY_LINES_IGNORED):
+            if self.raw_requestline not in (b"\r\n", b"\n"):
+                break
+            self.raw_requestline = self.rfile.readline(65537)
+        if len(self.raw_requestline) > 65536:  # as handle_one_request refuses a first line this long
+            self._refuse_unparsed(HTTPStatus.REQUEST_URI_TOO_LONG)
+            return False
+        if not super().parse_request():
+            return False
+        # The base class ends the headers at the end of the stream too, and the part that came was answered as if whole.
+        if self.rfile.last_line == b"":
+            self.send_error(HTTPStatus.BAD_REQUEST, "The request's headers ended with the connection, not with an "
+                                                    "empty line: send the whole request.")
+            return False
+        return True
+
+    def _refuse_unparsed(self, status: HTTPStatus, message: str | None = None) -> None:
+        """send_error for a request line not parsed yet, with what the answer reads set as handle_one_request sets it
+        for its own 414."""
+        self.requestline = self.request_version = self.command = ""
+        self.send_error(status, message)
+
+    def authority(self) -> str:
+        """The host (and port) the request names: its target's authority when the target is a whole URL
+        ("GET http://host:port/path": RFC 9112 §3.2.2 says a server then uses it and ignores Host), else its Host
+        header; "" for neither, or a target urlsplit cannot read."""
+        try:
+            target = urlsplit(self.path)
+        except ValueError:
+            return ""
+        return target.netloc if target.scheme else self.headers.get("Host") or ""
+
+
+def host_name(host: str) -> str:
+    """The name in a Host header (or a URL's authority), without its port, lower-cased: "[::1]:8000" -> "::1",
+    "Shop.LAN.:80" -> "shop.lan". "" for a value no client sends for a host, which names none: one with a user
+    ("127.0.0.1:8000@evil.example" names evil.example to a URL parser), anything after an IPv6 address but its port
+    ("[::1].evil.example"), a port that is no number."""
+    text = host.strip().lower()
+    if text.startswith("["):
+        address, _, after = text[1:].partition("]")
+        return address if re.fullmatch(r"(:[0-9]*)?", after) else ""
+    if "@" in text:
+        return ""
+    if text.count(":") == 1:
+        text, _, port = text.partition(":")
+        if not re.fullmatch(r"[0-9]*", port):
+            return ""
+    return text.rstrip(".")
