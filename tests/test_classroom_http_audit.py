@@ -101,3 +101,9 @@ def test_a_tls_handshake_on_the_plain_http_port_gets_a_json_400_at_once(room):
     status, error = status_and_error(answer)
     assert status == b"400" and "http://" in error["message"] and "https://" in error["message"], answer
     assert requests.get(room.base_url + "/models", timeout=PATIENCE).status_code == 200
+
+
+def test_a_request_line_without_its_version_gets_a_400_with_a_status_line(room):
+    answer = answer_to(room.port, b"GET /v1/models\r\n\r\n")
+    status, error = status_and_error(answer)
+    assert status == b"400" and "HTTP version" in error["message"], answer

@@ -93,3 +93,10 @@ def test_a_tls_handshake_gets_a_json_400_at_once(service):
     status, error = status_and_error(answer)
     assert status == b"400" and "http://" in error and "https://" in error, answer
     assert service.requests == 0  # refused before any GET was counted
+
+
+def test_a_request_line_without_its_version_gets_a_400_with_a_status_line(service):
+    # HTTP/0.9's "GET /path" alone was answered with the bare report: no status line, no headers
+    answer = answer_to(service.port, b"GET /weather?city=London\r\n\r\n")
+    status, error = status_and_error(answer)
+    assert status == b"400" and "HTTP version" in error, answer

@@ -37,6 +37,7 @@ class HeadCheckingHandler(BaseHTTPRequestHandler):
     `handle` must call `refused_tls_hello()` first.
 
         an empty line before the request line     skipped (at most EMPTY_LINES_IGNORED)
+        a request line with no HTTP version        a 400 (HTTP/0.9's bare answer has no status, no headers)
         headers cut short by the end of the stream a 400, never an answer to the part that came
         a TLS handshake on the plain-HTTP port    a 400 that says to use http://
         the Server header                         `server_version`, not the Python version
@@ -70,6 +71,10 @@ class HeadCheckingHandler(BaseHTTPRequestHandler):
             self._refuse_unparsed(HTTPStatus.REQUEST_URI_TOO_LONG)
             return False
         if not super().parse_request():
+            return False
+        if self.request_version == "HTTP/0.9":  # "GET /health" alone: the base class answers it with a bare body
+            self.request_version = "HTTP/1.0"  # so that the refusal has its status line and headers
+            self.send_error(HTTPStatus.BAD_REQUEST, "A request line needs its HTTP version: GET /path HTTP/1.1.")
             return False
         # The base class ends the headers at the end of the stream too, and the part that came was answered as if whole.
         if self.rfile.last_line == b"":
