@@ -19,7 +19,7 @@ import pytest
 
 from tinyagent.memory.session_store import SessionStoreError
 
-from .conftest import PATIENCE
+from .conftest import DEFAULT_SIGINT_THEN_EXEC, PATIENCE
 from .full_disk import run_on_a_full_disk
 
 REFUND_REQUEST = "我上周买的扫地机不回充了，修不好我想退。订单号 88231。"
@@ -123,8 +123,9 @@ def test_a_stop_while_the_answer_waits_for_its_reader_says_the_refund(tmp_path, 
     fcntl.fcntl(write_end, 1031, 4096)  # F_SETPIPE_SZ: the answer's JSON is far longer than the pipe holds
     env = {name: value for name, value in os.environ.items() if not name.startswith("TINYAGENT_")}
     env.update(HOME=str(tmp_path), TINYAGENT_OFFLINE="1")
-    process = subprocess.Popen([sys.executable, "-m", "tinyagent", "ask", REFUND_REQUEST, "--json", "--now",
-                                "2026-06-30T19:05:23", "--db", str(tmp_path / "shop.db")],
+    # through DEFAULT_SIGINT_THEN_EXEC: a test run started in the background ignores SIGINT, and its children too
+    process = subprocess.Popen([sys.executable, "-c", DEFAULT_SIGINT_THEN_EXEC, sys.executable, "-m", "tinyagent", "ask",
+                                REFUND_REQUEST, "--json", "--now", "2026-06-30T19:05:23", "--db", str(tmp_path / "shop.db")],
                                stdout=write_end, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
     os.close(write_end)
     try:
@@ -133,8 +134,8 @@ def test_a_stop_while_the_answer_waits_for_its_reader_says_the_refund(tmp_path, 
             assert process.poll() is None and time.monotonic() < deadline, "never blocked on its full pipe"
             time.sleep(0.05)
         process.send_signal(signum)  # the pipe stays full and open: the stop alone ends the wait
-        err = process.stderr.read()
-        assert process.wait(timeout=PATIENCE) == 130 and "Traceback" not in err, err
+        _, err = process.communicate(timeout=PATIENCE)
+        assert process.returncode == 130 and "Traceback" not in err, err
     finally:
         process.kill()
         process.wait()
