@@ -3,13 +3,11 @@ on this machine. Read by the settings (which model is configured) and the client
 
 from __future__ import annotations
 
-import re
 from urllib.parse import urlsplit, urlunsplit
 
 from tinyagent.errors import ConfigurationError
 
 CHAT_PATH = "/chat/completions"
-_PASSWORD_IN_URL = re.compile(r"(?<=//)([^/?#@:]*):[^/?#@]*@")  # user:password@ after the scheme's //
 
 
 def normalize_chat_url(url: str) -> str:
@@ -84,13 +82,13 @@ def _user_info_misread(url: str) -> bool:
 def shown_url(url: str) -> str:
     """`url` as a message or a repr may show it: a password in it (https://user:pw@host) becomes ***, and so does
     everything before the last @ when the user and password cannot be told apart from the rest (an @ in them)."""
-    if _user_info_misread(url):
+    if _user_info_misread(url):  # that is also any URL urlsplit cannot read ("http://u:pw@[::1") with an @ in it
         scheme, _, rest = url.partition("//")
         return f"{scheme}//***@{rest.rpartition('@')[2]}"
     try:
         parts = urlsplit(url)
-    except ValueError:  # not a URL urlsplit reads ("http://u:pw@[::1"), and shown to say so: hide a password by hand
-        return _PASSWORD_IN_URL.sub(r"\1:***@", url)
+    except ValueError:  # not a URL urlsplit reads, and no @: no user or password to hide
+        return url
     if parts.password is None:
         return url
     user_info, _, host = parts.netloc.rpartition("@")

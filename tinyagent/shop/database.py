@@ -177,18 +177,18 @@ class Shop:
         try:
             self._conn = self._open_file()
         except (sqlite3.Error, OSError) as exc:
-            self._remove_made_folders()
+            self._remove_what_it_made()
             raise ShopDatabaseError(_why_unusable(self.path, exc)) from exc
         self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
         try:
             self._prepare()
         except (ShopDatabaseError, ShopWriteError, ShopBusyError):  # says why already (a write failed, the file is busy)
             self._conn.close()
-            self._remove_made_folders()
+            self._remove_what_it_made()
             raise
         except (sqlite3.Error, OSError, ShopReadOnlyError) as exc:
             self._conn.close()
-            self._remove_made_folders()
+            self._remove_what_it_made()
             raise ShopDatabaseError(_why_unusable(self.path, exc)) from exc
 
     def _open_file(self) -> sqlite3.Connection:
@@ -212,7 +212,7 @@ class Shop:
             path.parent.mkdir(parents=True, exist_ok=True)
         return _connect(_file_uri(path), uri=True)
 
-    def _remove_made_folders(self) -> None:
+    def _remove_what_it_made(self) -> None:
         """A failed start leaves nothing behind: the file it made, while still empty (a full disk: nothing could be
         written; a file with data may be another process's, opened at the same moment), and the folders made for
         it (if still empty)."""
