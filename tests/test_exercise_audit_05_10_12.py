@@ -6,16 +6,13 @@ solution still passes."""
 from __future__ import annotations
 
 from tests.test_exercises import (
-    Action,
     CostBudget,
     FirstAndLast,
-    Step,
     TokenWindow,
     failure,
     final_answer_of,
     my_parse,
     passes,
-    split_sections,
     turn_pairs,
 )
 from tinyagent.checks import (
@@ -29,21 +26,10 @@ from tinyagent.memory.session import message_tokens
 
 # -- 05, exercise 1 ----------------------------------------------------------------------------------
 def test_05_an_empty_final_answer_taken_for_none_fails():
-    def truthy_answer(text):  # the lesson's my_parse with the Observation's break, `if final:` for `is not None`
-        sections = split_sections(text)
-        thought = "\n".join(value for key, value in sections if key == "Thought:" and value)
-        final = final_answer_of(text)
-        if final:
-            return Step(thought, None, final)
-        name, tool_input = "", ""
-        for key, value in sections:
-            if key == "Action:":
-                name, tool_input = value, ""
-            elif key == "Action Input:" and name:
-                tool_input = value
-            elif key == "Observation:":
-                break
-        return Step(thought, Action(name, tool_input) if name else None, None)
+    def truthy_answer(text):  # the solution with `if final:` for `if final is not None:`
+        if final_answer_of(text) == "":  # an empty answer read as none: the action before its key wins
+            return my_parse(text[:text.index("Final Answer:")], stop_at_observation=True)
+        return my_parse(text, stop_at_observation=True)
 
     said = failure(check_parser_stops_at_observation, truthy_answer)
     assert "makes the reply an answer" in said, said
