@@ -142,6 +142,21 @@ def test_a_bad_input_and_a_closed_connection_are_error_observations(shop):
     assert closed.error and "closed" in json.loads(closed.text)["error"]
 
 
+def test_arguments_too_deep_to_send_are_said_as_never_sent_and_a_long_bad_input_is_echoed_cut(shop):
+    # nested deeper than the SDK's pydantic writes, the call failed inside it and was said as one that "may still" have
+    # been done, though nothing had left; and a bad input came back whole (1,000,176 characters for 1 MB)
+    connection = McpConnection.in_process(registry_server(shop[1]), record=True)
+    tools = mcp_registry(connection)
+    sent_before = len(connection.wire)
+    deep = tools.run(Action("applyRefund", '{"orderId":' + "[" * 300 + "]" * 300 + ',"reason":"x"}'))
+    said = json.loads(deep.text)["error"]
+    assert deep.error and "nothing was sent to the server" in said and "may still" not in said, said
+    assert len(connection.wire) == sent_before and shop[0].refunds() == []
+    flood = tools.run(Action("applyRefund", "x" * 1_000_000))
+    assert flood.error and len(flood.text) < 1000 and json.loads(flood.text)["received"].endswith("…")
+    connection.close()
+
+
 def test_a_call_that_times_out_says_it_may_still_have_been_done():
     # As the shop's server runs an approved refund: in a thread, which a cancelled request does not stop. A yes given
     # just before the client's time ran out wrote the refund, and the model was told only that the call timed out.

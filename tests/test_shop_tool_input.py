@@ -145,3 +145,22 @@ def test_opening_a_shop_another_program_holds_locked_says_it_is_busy(tmp_path, m
                                   "try again shortly")
     with Shop(path) as shop:
         assert shop.get_order("88231")["orderId"] == "88231"
+
+
+@pytest.mark.parametrize("extra", ['"amount": 1', '"customerId": "c-7"', '"kind": "no_reason"', '"order_id": "88232"'])
+def test_a_refund_with_a_field_the_tool_has_no_use_for_is_refused_and_writes_nothing(extra):
+    # "amount": 1 made the order's whole refund (1999), as if the model had not asked for one yuan; the schema says
+    # additionalProperties: false, and the same call over MCP is refused
+    from tinyagent.clock import fixed_clock
+    from tinyagent.shop import Shop, shop_registry
+    from tinyagent.tools import Action
+
+    clock = fixed_clock("2026-06-30T19:05:23")
+    with Shop(":memory:", clock=clock) as shop:
+        said = shop_registry(shop, clock).run(Action("applyRefund", '{"orderId": "88231", "reason": "faulty", '
+                                                                  f"{extra}}}"))
+        assert said.error, said.text
+        message = json.loads(said.text)["error"]
+        assert ("is not a field: give only orderId and reason" in message
+                or "is given more than once" in message), message  # order_id beside orderId: two spellings
+        assert shop.refunds() == []

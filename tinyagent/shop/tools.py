@@ -279,8 +279,15 @@ def read_refund_input(text: str) -> tuple[str, str]:
         raise BadInput("输入不是合法的 JSON（input is not valid JSON）") from None
     if not isinstance(payload, dict):
         raise BadInput("输入应是一个 JSON 对象（expected a JSON object）")
-    for field in ("orderId", "reason"):  # {"orderId": "88232", "order_id": "88234"}: which order is meant?
-        _spellings(payload, field)
+    # Two spellings of one field ({"orderId": "88232", "order_id": "88234"}: which order is meant?) are refused; one
+    # other spelling is read as no field at all (lesson 07 shows this tool's own code asking for orderId).
+    spelled = [key for field in ("orderId", "reason") for key in _spellings(payload, field)]
+    # A field the tool has no use for ("amount": 1, "customerId") would be dropped unsaid, and the refund made as
+    # if the model had not asked for it: refused, as the schema (additionalProperties: false) and MCP refuse it.
+    if extra := [key for key in payload if key not in spelled]:
+        shown = _shorten(extra[0], 30)
+        raise BadInput(f"{shown} 不是 applyRefund 的字段，只需 orderId 和 reason（{shown} is not a field: give only "
+                       "orderId and reason）")
     raw_id = payload.get("orderId")
     if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool):  # True is an int in Python
         raise BadInput("缺少 orderId，或 orderId 不是订单号（orderId is missing）")

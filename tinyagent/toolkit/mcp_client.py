@@ -26,9 +26,11 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Self
 
 import mcp_types as types
+import pydantic_core
 
 from tinyagent.classroom.answer_shapes import check_schema
 from tinyagent.errors import TinyAgentError
+from tinyagent.memory.run_changes import shortened
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.toolkit.action_input import read_arguments
 from tinyagent.toolkit.validation import Problem
@@ -36,6 +38,7 @@ from tinyagent.tools import Tool
 
 DEFAULT_TIMEOUT_S = 30.0
 CLIENT_INFO = types.Implementation(name="tinyagent", version="1.0")
+ECHOED_CHARS = 200  # of a bad input, in an error Observation: the shop's tools echo as much
 
 
 # The codes of the errors the SDK writes itself, in the server's place, when no answer came: the pipe or the HTTP
@@ -340,9 +343,17 @@ class McpTool(Tool):
 
     def invoke(self, input: str) -> str:
         arguments = read_arguments(input, self.parameters)  # lesson 07's reading of an Action Input
-        if isinstance(arguments, Problem):
+        if isinstance(arguments, Problem):  # the input echoed as the shop's tools echo it: enough to see, no flood
             return error_observation(f"invalid input for {self.name}: {arguments.message}",
-                                     expected=arguments.expected, received=input)
+                                     expected=arguments.expected, received=shortened(input, ECHOED_CHARS))
+        try:
+            # Written as the SDK will write the request, first: arguments it cannot write (read from JSON, they can
+            # only be nested deeper than pydantic goes) failed inside the call, and were said as a request that may
+            # have been done. It was never sent.
+            pydantic_core.to_json(arguments)
+        except ValueError:
+            return error_observation(f"invalid input for {self.name}: the arguments are nested too deeply to be sent "
+                                     "as JSON; nothing was sent to the server", tool=self.name)
         try:
             result = self.connection.call_tool(self.remote_name, arguments)
         except McpError as exc:
