@@ -300,6 +300,14 @@ class McpConnection:
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         """One `tools/call`; an error the tool reported comes back as a result with `is_error`, not raised."""
+        try:
+            # Written as the SDK will write the request, first: arguments it cannot write (read from JSON, they can
+            # only be nested deeper than pydantic goes) failed inside the call, and were said as a request that may
+            # have been done. It was never sent.
+            pydantic_core.to_json(arguments)
+        except ValueError:
+            raise McpError(f"MCP server {self.name!r}: the arguments of {name} are nested too deeply to be sent as "
+                           "JSON; nothing was sent") from None
         return self._run(lambda session: session.call_tool(name, arguments), calls_tool=True)
 
     def close(self) -> None:
@@ -343,17 +351,9 @@ class McpTool(Tool):
 
     def invoke(self, input: str) -> str:
         arguments = read_arguments(input, self.parameters)  # lesson 07's reading of an Action Input
-        if isinstance(arguments, Problem):  # the input echoed as the shop's tools echo it: enough to see, no flood
+        if isinstance(arguments, Problem):
             return error_observation(f"invalid input for {self.name}: {arguments.message}",
                                      expected=arguments.expected, received=shortened(input, ECHOED_CHARS))
-        try:
-            # Written as the SDK will write the request, first: arguments it cannot write (read from JSON, they can
-            # only be nested deeper than pydantic goes) failed inside the call, and were said as a request that may
-            # have been done. It was never sent.
-            pydantic_core.to_json(arguments)
-        except ValueError:
-            return error_observation(f"invalid input for {self.name}: the arguments are nested too deeply to be sent "
-                                     "as JSON; nothing was sent to the server", tool=self.name)
         try:
             result = self.connection.call_tool(self.remote_name, arguments)
         except McpError as exc:
