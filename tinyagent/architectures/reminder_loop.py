@@ -8,7 +8,9 @@
 A send is a side effect: the message leaves, and cannot be taken back. So `sendWechat` sits behind lesson 15's
 gate (`reminder_gate`, a ConfirmationGate): declined, nothing is written and the model reads why. The outbox
 is what really happened; `outbox_report` says it in one line per message, whatever the model's answer claims
-and whatever a message holds (a newline in a body is printed as \\n, so a body cannot forge a line).
+and whatever a message holds (a newline in a body is printed as \\n, so a body cannot forge a line). A message
+that cannot be sent as written (no text, a NUL, a bidi override, a lone surrogate) is refused in a sentence
+(`MessageRefused`; the tools say it as an error Observation), and nothing is written.
 
 A message is sent once, as a refund is (shop/database.py): the same message asked again finds the first.
 What makes two sends the same is the send's identity:
@@ -36,8 +38,8 @@ from typing import Annotated
 
 from tinyagent.clock import COURSE_NOW, Clock, fixed_clock
 from tinyagent.memory.sqlite_writes import immediate_transaction
-from tinyagent.registry import ToolRegistry
-from tinyagent.safe_text import one_line
+from tinyagent.registry import ToolRegistry, error_observation
+from tinyagent.safe_text import one_line, terminal_text
 from tinyagent.toolkit.action_input import read_arguments
 from tinyagent.toolkit.confirmation import ConfirmationGate
 from tinyagent.toolkit.http_tool import ApiCallFailed, JsonApi
@@ -67,6 +69,19 @@ ONCE_INDEX = ("CREATE UNIQUE INDEX IF NOT EXISTS outbox_once "
               "ON outbox (channel, recipient, text, substr(sent_at, 1, 10))")
 SAME_MESSAGE = ("SELECT id, channel, recipient, text, sent_at FROM outbox WHERE channel = ? AND recipient = ? "
                 "AND text = ? AND substr(sent_at, 1, 10) = ? ORDER BY id LIMIT 1")
+
+
+class MessageRefused(ValueError):
+    """A message `ReminderStore.send` will not send (no text, no recipient, too long, a hidden character): the
+    sender's mistake, said in a sentence; nothing was written."""
+
+
+def unsendable(text: str) -> str | None:
+    """The first character of `text` that must not be sent, or None. Whitespace (a line break, a tab) is part of
+    a message and `outbox_report` shows it escaped; any other character safe_text would escape before showing it
+    (a NUL, a terminal's escape, a bidi override, a lone surrogate) would reach the recipient unseen or not at all,
+    as the file tool's name check refuses it (workspace_files.check_relative_path)."""
+    return next((char for char in text if not char.isspace() and terminal_text(char) != char), None)
 
 
 class ReminderStore:
@@ -120,13 +135,24 @@ class ReminderStore:
         "duplicate" saying whether the same message had already been sent today.
 
         Idempotent: the same message (the module docstring says what is the same) returns the first row,
-        "duplicate": True, and writes nothing. Raises ValueError for an empty or too long body.
+        "duplicate": True, and writes nothing. Raises MessageRefused (a ValueError) for an empty or too long body,
+        an empty recipient, or a character that cannot be sent (`unsendable`) in either.
         """
         text = text.strip()
         if not text:
-            raise ValueError("a message needs a text")
+            raise MessageRefused("a message needs a text")
         if len(text) > MAX_MESSAGE_CHARS:
-            raise ValueError(f"the message is {len(text)} characters long; the limit is {MAX_MESSAGE_CHARS}")
+            raise MessageRefused(f"the message is {len(text)} characters long; the limit is {MAX_MESSAGE_CHARS}")
+        if not recipient.strip():  # sendMessage's "to" may be spaces only: its minimum length counts them
+            raise MessageRefused("a message needs a recipient")
+        for field, value in (("text", text), ("recipient", recipient)):
+            # Before the insert: SQLite cannot store a lone surrogate (UnicodeEncodeError), and a NUL or a bidi
+            # override would reach the recipient unseen.
+            hidden = unsendable(value)
+            if hidden is not None:
+                raise MessageRefused(f"the {field} holds a character that cannot be sent, {one_line(hidden)} (a "
+                                     "control character such as NUL, a bidi override or a lone surrogate); "
+                                     f"write the {field} without it")
         sent_at = self.clock().isoformat(timespec="seconds")
         # One transaction from the look-up to the insert: another thread waits on the lock, another process
         # on SQLite's write lock, so neither can send the same message in between.
@@ -161,13 +187,16 @@ class ReminderStore:
 def meetings_tool(store: ReminderStore) -> TypedTool:
     @tool(name="getMeetings", descriptions={"zh": "查询我某一天的会议（时间、标题、城市、地点）。"},
           param_descriptions={"zh": {"day": "哪一天：today、tomorrow、明天，或 2026-07-01 这样的日期"}})
-    def get_meetings(day: Annotated[str, {"minLength": 1, "maxLength": 20}]) -> dict:
+    def get_meetings(day: Annotated[str, {"minLength": 1, "maxLength": 20}]) -> dict | str:
         """My meetings on one day: start, end, title, city and place.
 
         Args:
             day: which day: today, tomorrow, 明天, or a date such as 2026-07-01
         """
-        when = store.day(day)
+        try:
+            when = store.day(day)
+        except ValueError as exc:  # the model's word for the day, not a crash: said as this tool's own error
+            return error_observation(str(exc))
         return {"date": when.isoformat(), "meetings": store.meetings_on(when)}
 
     return get_meetings
@@ -198,21 +227,30 @@ def forecast_tool(base_url: str, *, read_timeout: float = 5.0) -> TypedTool:
 def message_tool(store: ReminderStore) -> TypedTool:
     @tool(name="sendWechat", descriptions={"zh": "给我自己发一条微信提醒（会真的发出去）。"},
           param_descriptions={"zh": {"text": "提醒的内容"}})
-    def send_wechat(text: Annotated[str, {"minLength": 1, "maxLength": MAX_MESSAGE_CHARS}]) -> dict:
+    def send_wechat(text: Annotated[str, {"minLength": 1, "maxLength": MAX_MESSAGE_CHARS}]) -> dict | str:
         """Send me a WeChat reminder (it really is sent).
 
         Args:
             text: what the reminder says
         """
-        sent = store.send(text)
-        if sent.pop("duplicate"):
-            # Said as the shop says a second refund: the first message's id, and that nothing left twice.
-            return {"sent": True, **sent, "duplicate": True,
-                    "message": f"这条消息今天已经发过（#{sent['id']}），没有重复发送"
-                               f"（already sent today as #{sent['id']}; not sent again）"}
-        return {"sent": True, **sent}
+        return send_result(store, text)
 
     return send_wechat
+
+
+def send_result(store: ReminderStore, text: str, **where: str) -> dict | str:
+    """What a send tool returns for `store.send(text, **where)`: the message sent; the first one, with a sentence
+    saying it was not sent again; or an error Observation saying why nothing was sent."""
+    try:
+        sent = store.send(text, **where)
+    except MessageRefused as refused:  # the input's mistake, said in the tool's words, not as a crash
+        return error_observation(f"nothing was sent: {refused}")
+    if sent.pop("duplicate"):
+        # Said as the shop says a second refund: the first message's id, and that nothing left twice.
+        return {"sent": True, **sent, "duplicate": True,
+                "message": f"这条消息今天已经发过（#{sent['id']}），没有重复发送"
+                           f"（already sent today as #{sent['id']}; not sent again）"}
+    return {"sent": True, **sent}
 
 
 def reminder_registry(store: ReminderStore, weather_url: str) -> ToolRegistry:

@@ -20,7 +20,13 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Annotated
 
-from tinyagent.architectures.reminder_loop import COURSE_CLOCK, MAX_MESSAGE_CHARS, RECIPIENT, ReminderStore
+from tinyagent.architectures.reminder_loop import (
+    COURSE_CLOCK,
+    MAX_MESSAGE_CHARS,
+    RECIPIENT,
+    ReminderStore,
+    send_result,
+)
 from tinyagent.clock import Clock
 from tinyagent.registry import ToolRegistry
 from tinyagent.safe_text import holds_surrogate
@@ -86,7 +92,7 @@ def message_tool(store: ReminderStore) -> TypedTool:
     @tool(name="sendMessage", descriptions={"zh": "发送一条消息（邮件），会真的发出去。"},
           param_descriptions={"zh": {"to": "收件人，如 me 或邮箱地址", "text": "消息内容"}})
     def send_message(to: Annotated[str, {"minLength": 1, "maxLength": 80}],
-                     text: Annotated[str, {"minLength": 1, "maxLength": MAX_MESSAGE_CHARS}]) -> dict:
+                     text: Annotated[str, {"minLength": 1, "maxLength": MAX_MESSAGE_CHARS}]) -> dict | str:
         """Send a message (an email); it really is sent.
 
         Args:
@@ -94,8 +100,9 @@ def message_tool(store: ReminderStore) -> TypedTool:
             text: what the message says
         """
         # NFKC: the address the defences compared (customer_words.as_read), so a full-width ａｌｉｃｅ@… the customer
-        # never typed cannot pass as their alice@… and go to a mailbox of its own
-        return {"sent": True, **store.send(text, channel="email", recipient=unicodedata.normalize("NFKC", to.strip()))}
+        # never typed cannot pass as their alice@… and go to a mailbox of its own. send_result says a refusal (no
+        # recipient, a hidden character) and a repeat as sendWechat does.
+        return send_result(store, text, channel="email", recipient=unicodedata.normalize("NFKC", to.strip()))
 
     return send_message
 

@@ -542,8 +542,14 @@ def read_step(text: str, tools: Any = None) -> ParsedStep:
         tool = tools.get(data["tool"]) if tools is not None else None
         arguments = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
         key = single_string(tool) if tool is not None else None
-        text_input = str(arguments.get(key, "")) if key and set(arguments) == {key} else (
-            input_from_arguments(tool, arguments) if tool is not None else json.dumps(arguments, ensure_ascii=False))
+        if key and set(arguments) == {key} and isinstance(arguments[key], str):
+            text_input = arguments[key]  # a one-string tool takes its string as the Action Input (88231)
+        elif tool is not None:
+            # Any other value goes on as JSON, as a native call's does, so the tool's check says "text must be a
+            # string ..., got null": str() made null the text "None", and sendWechat sent it.
+            text_input = input_from_arguments(tool, arguments)
+        else:
+            text_input = json.dumps(arguments, ensure_ascii=False)
         return ParsedStep("", Action(data["tool"], text_input), None, "action")
     return ParsedStep("", None, None, "no_format")
 
