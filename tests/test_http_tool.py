@@ -319,7 +319,7 @@ def test_json_nested_too_deeply_is_an_api_call_failed_not_a_recursion_error(stat
 
 def test_a_city_that_cannot_be_put_in_a_url_is_an_error_observation_of_the_tool():
     data = observe(weather_tool("http://127.0.0.1:9"), '{"city": "\\ud800"}')  # a lone surrogate, as JSON spells it
-    assert data["kind"] == "unreachable" and data["retryable"] is False and "could not be sent" in data["error"]
+    assert data["kind"] == "bad_input" and data["retryable"] is False and "could not be sent" in data["error"]
 
 
 def test_nan_in_a_reply_is_no_json_and_a_long_reason_phrase_is_cut():

@@ -100,7 +100,8 @@ class SkillRegistry(ToolRegistry):
         self.outside = [name for name in registry.names if name not in skill.tools]
 
     def _run(self, action: Action | None) -> ToolResult:
-        name = (action.tool_name or "").strip() if action is not None else ""
+        # A name that is not text (a native call's 5) is no tool's: the base registry says no name was found.
+        name = action.tool_name.strip() if action is not None and isinstance(action.tool_name, str) else ""
         if name in self.outside:
             return ToolResult(error_observation(
                 f"tool {name} is not available: the active skill {self.skill.name!r} allows only "

@@ -21,18 +21,25 @@ A key given twice (`{"overwrite": false, "overwrite": true}`) is a `Problem`, ne
 
 `read_arguments` only reads; it does not judge. `{"order_id": 88231}` comes back as it is, and the
 validator (validation.py) then says that order_id must be a string. What it cannot read at all (broken
-JSON, plain text for a tool that needs several fields) comes back as a `Problem` saying so.
+JSON, plain text for a tool that needs several fields) comes back as a `Problem` saying so. For a tool with one
+text parameter, a `{` followed by a quote starts a JSON object, so `{"text": "take an umbrella",}` (a trailing comma)
+is broken JSON too, never a message to send; a `{` followed by anything else (`{not json`) is the text's own.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Mapping
 from typing import Any
 
-from tinyagent.chat_result import no_json_constant
+from tinyagent.chat_result import NotJsonNumber, no_json_constant
 from tinyagent.toolkit.validation import Problem, describe_schema
 from tinyagent.tools import RepeatedKey, keys_once, without_fence
+
+# How a JSON object's first key starts: {"text": or, in Python's quotes, {'text':.
+OBJECT_START = re.compile(r"""\{\s*["']""")
 
 
 def unwrap(text: str) -> str:
@@ -77,8 +84,10 @@ def read_arguments(text: str, parameters: Mapping[str, Any]) -> dict[str, Any] |
         except RepeatedKey as exc:
             return _repeated(exc, names)
         except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than Python reads
-            if single is not None and accepts_strings(properties[single]):
-                return {single: text}  # a text parameter: a "{" is just its first character
+            # A "{" then a quote starts an object's first key: an object broken on the way ({"text": "...",} or
+            # cut off) is refused, never sent as the text. Any other "{" is a text parameter's first character.
+            if single is not None and accepts_strings(properties[single]) and not OBJECT_START.match(text):
+                return {single: text}
             return Problem("", f"the input is not valid JSON: {_json_error(exc)}", _object_expected(names))
         if isinstance(value, dict):
             if len(names) == 1 and value and not set(value) & set(names) and _is_object(properties[names[0]]):
@@ -130,7 +139,14 @@ def _object_expected(names: list[str]) -> str:
     return describe_schema({"type": "object", "properties": {key: {} for key in names}}, False)
 
 
-def _json_error(exc: ValueError) -> str:
+def _json_error(exc: ValueError | RecursionError) -> str:
+    """Why json.loads refused the text, in the lesson's words. Python's own for a long number and a deep nesting
+    speak of Python ("use sys.set_int_max_str_digits()", "maximum recursion depth exceeded"), not of the input."""
     if isinstance(exc, json.JSONDecodeError):
         return f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
-    return str(exc)
+    if isinstance(exc, RecursionError):
+        return "it is nested too deeply to read"
+    if isinstance(exc, NotJsonNumber):
+        return str(exc)  # NaN is not JSON
+    # The one other ValueError json.loads raises: Python reads no integer of more digits than this.
+    return f"a number in it is too long (more than {sys.get_int_max_str_digits()} digits)"

@@ -9,15 +9,19 @@ does not know is refused, so anything that is not arithmetic is refused:
     refused     names, calls, attributes, strings, lists, comparisons, lambdas, True, 2j, ...; and what
                 would be read other than as written: a # comment, a superscript or subscript (3² is not 32)
     limits      MAX_EXPRESSION_CHARS characters; an exponent up to MAX_EXPONENT, of a power (10 ** 1000) and
-                of a number (1e1000) alike; every result (also halfway through) at most MAX_RESULT_BITS bits,
-                checked *before* a power or a number is computed
+                of a number (1e1000) alike; every result (also halfway through) below 2 ** MAX_RESULT_BITS (about
+                1,204 digits) and, unless it is 0, above 2 ** -MAX_RESULT_BITS (about 1,204 zeros after the
+                point), a power's size estimated *before* it is computed
     errors      `CalculatorError` (a ValueError) with one clear sentence: division by zero, a name, a number
-                that is too large, a negative number to a fractional power, text that is not arithmetic
+                that is too large or too small, a negative number to a fractional power, text that is not
+                arithmetic
 
 It computes with fractions (`fractions.Fraction`), each number read as it is written, so a price stays a
 price: 1999 * 0.85 is 1699.15 and 0.1 + 0.2 is 0.3, where floats give 1699.1499999999999 and
 0.30000000000000004. Only a fractional power
-(2 ** 0.5) is computed in floating point, and the result says it is not exact. For convenience, `×` and
+(2 ** 0.5) is computed in floating point, and the result says it is not exact. So is a result whose exact
+fraction would outgrow MAX_RESULT_BITS bits: 1.0001 ** 365 is about 1.037, but exactly a fraction of some 4,850
+bits, so it is computed to ROUNDED_DIGITS significant digits. For convenience, `×` and
 `÷` are read as `*` and `/`, and `^` as `**`: a calculator's power, where Python would read `2 ^ 10` as
 exclusive-or (8). The tool's answer then says so in a "note", so neither the model nor the reader of the trace
 is left to guess which one was computed.
@@ -40,6 +44,8 @@ from tinyagent.toolkit.typed_tool import TypedTool, tool
 MAX_EXPRESSION_CHARS = 200
 MAX_EXPONENT = 1000
 MAX_RESULT_BITS = 4000  # about 1,200 decimal digits: far beyond any shop's sums, and still instant
+RESULT_DIGITS = int(MAX_RESULT_BITS * math.log10(2))  # 1204, as the errors say it
+ROUNDED_DIGITS = 50  # a result too precise to keep exact keeps these significant digits (an answer shows 17)
 MAX_DEPTH = 60  # nested operations; the expression length limits it too
 
 BINARY = {
@@ -176,9 +182,7 @@ def _apply(op: ast.operator, left: Value, right: Value) -> Value:
         return Value(a + b, exact)
     if isinstance(op, ast.Sub):
         return Value(a - b, exact)
-    if isinstance(op, ast.Mult):
-        if _bits(a) + _bits(b) > MAX_RESULT_BITS + 2:  # a product has about as many bits as both together
-            raise _too_large()
+    if isinstance(op, ast.Mult):  # both within the limits (_checked), so the product is quick to compute and judge
         return Value(a * b, exact)
     if isinstance(op, ast.Div):
         return Value(a / b, exact)
@@ -189,15 +193,12 @@ def _apply(op: ast.operator, left: Value, right: Value) -> Value:
 
 def _power(base: Value, exponent: Value) -> Value:
     a, n = base.number, exponent.number
+    if a == 0 and n < 0:  # checked first: float's 0.0 ** -0.5 raises ZeroDivisionError in its own words
+        raise CalculatorError("division by zero (0 to a negative power)")
     if n.denominator == 1:
         if abs(n) > MAX_EXPONENT:
             raise CalculatorError(f"the exponent {_show(n)} is too large; the limit is {MAX_EXPONENT}")
-        if a == 0 and n < 0:
-            raise CalculatorError("division by zero (0 to a negative power)")
-        # Estimated before computing: a number of b bits to the power n has about b*n bits.
-        if _bits(a) * abs(int(n)) > MAX_RESULT_BITS + abs(int(n)):
-            raise _too_large()
-        return Value(a ** int(n), base.exact and exponent.exact)
+        return _whole_power(a, int(n), base.exact and exponent.exact)
     if a < 0:
         raise CalculatorError(f"{_show(a)} ** {_show(n)} is not a real number (a negative number to a "
                               "fractional power)")
@@ -212,10 +213,45 @@ def _power(base: Value, exponent: Value) -> Value:
     return Value(Fraction(result), False)
 
 
-def _checked(value: Value) -> Value:
-    if _bits(value.number) > MAX_RESULT_BITS:
+def _whole_power(a: Fraction, n: int, exact: bool) -> Value:
+    """a ** n, its size judged before it is computed: exact while its fraction stays within MAX_RESULT_BITS bits
+    (about; _checked rounds what is over), else computed to ROUNDED_DIGITS significant digits."""
+    if a == 0 or n == 0:
+        return Value(a**n, exact)
+    # The result's size in bits, from the base's: 9 ** 9 ** 9 is refused without being computed. The 1 allows for
+    # the estimate's rounding; _checked judges the result itself.
+    size = n * (math.log2(abs(a.numerator)) - math.log2(a.denominator))
+    if size > MAX_RESULT_BITS + 1:
         raise _too_large()
+    if size < -MAX_RESULT_BITS - 1:
+        raise _too_small()
+    # A fraction of b bits to the power n has at least (b - 1) * n bits: 1.0001 ** 365, about 1.037, would be exactly
+    # a fraction of some 4,850 bits, and 1.001 ** 1000 one of 9,000; more than is kept exact.
+    if (_bits(a) - 1) * abs(n) > MAX_RESULT_BITS:
+        return Value(_rounded(a, n), False)
+    return Value(a**n, exact)
+
+
+def _checked(value: Value) -> Value:
+    """The value when its size is within the limits, rounded to ROUNDED_DIGITS significant digits (and no longer
+    exact) when its exact fraction has outgrown MAX_RESULT_BITS bits. The limits are on the size a person counts
+    in digits, not on the fraction's: 10 ** 1000 * 10 ** 1000 is too large, 10 ** -1000 * 10 ** -1000 too small,
+    1.0001 ** 365 neither."""
+    size = abs(value.number)
+    if size >= 2**MAX_RESULT_BITS:
+        raise _too_large()
+    if 0 < size < Fraction(1, 2**MAX_RESULT_BITS):
+        raise _too_small()
+    if _bits(value.number) > MAX_RESULT_BITS:
+        return Value(_rounded(value.number), False)
     return value
+
+
+def _rounded(number: Fraction, power: int = 1) -> Fraction:
+    """number ** power, to ROUNDED_DIGITS significant digits (decimal's arithmetic, which rounds as it goes)."""
+    with localcontext() as context:
+        context.prec = ROUNDED_DIGITS
+        return Fraction((Decimal(number.numerator) / Decimal(number.denominator)) ** power)
 
 
 def _bits(number: Fraction) -> int:
@@ -223,8 +259,12 @@ def _bits(number: Fraction) -> int:
 
 
 def _too_large() -> CalculatorError:
-    return CalculatorError(f"the result would be too large (more than about {int(MAX_RESULT_BITS * 0.30103)} "
-                           "digits)")
+    return CalculatorError(f"the result would be too large (more than about {RESULT_DIGITS} digits)")
+
+
+def _too_small() -> CalculatorError:
+    return CalculatorError(f"the result would be too small (more than about {RESULT_DIGITS} zeros after the "
+                           "decimal point)")
 
 
 def _show(number: Fraction) -> str:

@@ -53,8 +53,9 @@ from tinyagent.number_checks import ascii_number, check_seconds, check_whole
 from tinyagent.registry import error_observation
 from tinyagent.toolkit.validation import problems_in
 
-# What went wrong, for the model and for code: the first three may work if tried again.
-KINDS = ("timeout", "unreachable", "status", "too_large", "not_json", "bad_shape")
+# What went wrong, for the model and for code: the first three may work if tried again. The last is the tool's
+# input, which cannot be sent at all (text no URL can hold): tried again, it fails again.
+KINDS = ("timeout", "unreachable", "status", "too_large", "not_json", "bad_shape", "bad_input")
 RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 MAX_BYTES = 256 * 1024  # a weather report is a few hundred bytes; an API reply the model reads, a few KB
 MAX_SERVER_MESSAGE = 160  # how much of a server's own error text goes into the Observation
@@ -130,8 +131,10 @@ class JsonApi:
         except requests.ConnectionError:
             raise self._failed("unreachable", f"{self.name} cannot be reached (connection refused or dropped)",
                                True) from None
-        except (requests.RequestException, UnicodeError) as exc:  # an invalid URL or parameter (a lone surrogate
-            # in the model's text cannot be put in a URL): the tool's own bug or its input's, not the server's
+        except UnicodeEncodeError:  # a lone surrogate in the model's text, which no URL can hold: the input's fault
+            raise self._failed("bad_input", f"the input could not be sent to {self.name}: its text holds an invalid "
+                               "character (a lone surrogate)", False) from None
+        except (requests.RequestException, UnicodeError) as exc:  # an invalid URL: the tool's own bug
             raise self._failed("unreachable", f"the request to {self.name} could not be sent "
                                f"({type(exc).__name__})", False) from None
         with response:
