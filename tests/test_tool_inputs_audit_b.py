@@ -54,6 +54,14 @@ def test_read_step_still_gives_a_one_string_tool_its_string(tools, store):
     assert not tools.run(step.action).error and store.outbox()[0]["text"] == "take an umbrella"
 
 
+@pytest.mark.parametrize("text", ['{"text": "hi"}', "```\nhi\n```", "  spaces kept  "])
+def test_read_step_sends_a_string_the_tool_would_read_otherwise_as_it_was_written(tools, store, text):
+    # '{"text": "hi"}' went on as the Action Input itself, which the tool read as JSON: "hi" was sent, not the text
+    step = read_step(json.dumps({"tool": "sendWechat", "arguments": {"text": text}}), tools)
+    assert not tools.run(step.action).error
+    assert store.outbox()[0]["text"] == text.strip()  # the store keeps a message without its outer spaces
+
+
 # -- 2. lesson 21's reminder tools ----------------------------------------------------------------------------------
 def send(tool: str, text: str, to: str = "me") -> Action:
     arguments = {"text": text} if tool == "sendWechat" else {"to": to, "text": text}

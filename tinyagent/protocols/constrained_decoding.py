@@ -47,6 +47,7 @@ from tinyagent.parser import FINAL_ANSWER, ParsedStep, parse_step
 from tinyagent.protocols.compliance import example_turns
 from tinyagent.protocols.gbnf import MAX_REPETITIONS, GrammarError, char_class, literal, rule_name
 from tinyagent.protocols.tool_rendering import input_from_arguments, parameters_of
+from tinyagent.toolkit.action_input import read_arguments
 from tinyagent.tools import Action, Tool
 
 THOUGHT_CHARS = 160
@@ -542,8 +543,11 @@ def read_step(text: str, tools: Any = None) -> ParsedStep:
         tool = tools.get(data["tool"]) if tools is not None else None
         arguments = data.get("arguments") if isinstance(data.get("arguments"), dict) else {}
         key = single_string(tool) if tool is not None else None
-        if key and set(arguments) == {key} and isinstance(arguments[key], str):
-            text_input = arguments[key]  # a one-string tool takes its string as the Action Input (88231)
+        value = arguments[key] if key and set(arguments) == {key} else None
+        if isinstance(value, str) and read_arguments(value, tool.parameters) == {key: value}:
+            # A one-string tool takes its string as the Action Input (88231), when the tool reads it back as that
+            # string: '{"text": "hi"}' as the text would be read as JSON, and "hi" sent.
+            text_input = value
         elif tool is not None:
             # Any other value goes on as JSON, as a native call's does, so the tool's check says "text must be a
             # string ..., got null": str() made null the text "None", and sendWechat sent it.
