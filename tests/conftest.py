@@ -462,3 +462,12 @@ def port_refuses_connections(port: int) -> bool:
     except ConnectionRefusedError:
         return True
     return False
+
+
+def tool_error_of(result) -> str:
+    """The error a tool's Observation reports (a ToolResult's), after checking it is one line in the tool's words,
+    not a crash's ("tool X failed: ValueError: ...")."""
+    assert result.error, result.text
+    message = json.loads(result.text)["error"]
+    assert "failed" not in message and "Error" not in message and "\n" not in message, message
+    return message

@@ -17,6 +17,8 @@ from tinyagent.toolkit.calculator import calculator_tool
 from tinyagent.toolkit.validation import Problem
 from tinyagent.toolkit.weather_tool import weather_tool
 
+from .conftest import tool_error_of
+
 NOWHERE = "http://127.0.0.1:9"  # nothing listens: a request that left would be "unreachable"
 
 
@@ -24,13 +26,6 @@ NOWHERE = "http://127.0.0.1:9"  # nothing listens: a request that left would be 
 def store():
     with ReminderStore() as store:
         yield store
-
-
-def error_of(result) -> str:
-    """The error an Observation reports: one line in the tool's words, not a crash's ("tool X failed: ValueError")."""
-    message = json.loads(result.text)["error"] if result.error else ""
-    assert message and "failed" not in message and "Error" not in message and "\n" not in message, result.text
-    return message
 
 
 # -- 1. a one-text tool's input that starts a JSON object and breaks it -------------------------------------------
@@ -41,7 +36,7 @@ def error_of(result) -> str:
     ('{"text": "明天北京有雷阵雨，记', "line 1, column 10"),  # cut off
 ])
 def test_a_broken_json_object_for_a_one_text_tool_is_refused_and_nothing_is_sent(store, text, where):
-    message = error_of(ToolRegistry([message_tool(store)]).run(Action("sendWechat", text)))
+    message = tool_error_of(ToolRegistry([message_tool(store)]).run(Action("sendWechat", text)))
     assert message.startswith("invalid input for sendWechat: the input is not valid JSON: ") and where in message
     assert store.outbox() == []
 
@@ -74,7 +69,7 @@ def calculate(expression: str) -> dict:
 
 @pytest.mark.parametrize("expression", ["0**-0.5", "0.0**-1.5", "0 ** -1"])
 def test_zero_to_a_negative_power_is_a_division_by_zero_whatever_the_power(expression):
-    message = error_of(ToolRegistry([calculator_tool()]).run(Action("calculator", expression)))
+    message = tool_error_of(ToolRegistry([calculator_tool()]).run(Action("calculator", expression)))
     assert message == "calculator: division by zero (0 to a negative power)"
 
 
@@ -108,7 +103,7 @@ def test_a_tiny_result_is_said_to_be_too_small_not_too_large():
                                             (forecast_tool(NOWHERE), '{"city": "北京\\ud800", "date": "2026-07-01"}')])
 def test_a_city_with_a_lone_surrogate_is_input_that_cannot_be_sent_not_an_unreachable_service(tool, text):
     result = ToolRegistry([tool]).run(Action(tool.name, text))  # the JSON escape \ud800 reads as a lone surrogate
-    message = error_of(result)
+    message = tool_error_of(result)
     data = json.loads(result.text)
     assert message == (f"{tool.name}: the input could not be sent to the weather API: its text holds an invalid "
                        "character (a lone surrogate)")

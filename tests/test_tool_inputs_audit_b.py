@@ -15,6 +15,8 @@ from tinyagent.protocols.tool_rendering import input_from_arguments
 from tinyagent.registry import Action, ToolRegistry
 from tinyagent.safe_text import one_line
 
+from .conftest import tool_error_of
+
 
 @pytest.fixture
 def store():
@@ -27,15 +29,6 @@ def tools(store):
     return ToolRegistry([meetings_tool(store), wechat_tool(store), email_tool(store)])
 
 
-def error_of(result) -> str:
-    """The error an Observation reports, after checking it is one said in the tool's words, not a crash's."""
-    assert result.error, result.text
-    message = json.loads(result.text)["error"]
-    assert "failed" not in message and "Error" not in message, message
-    assert len(message.splitlines()) == 1
-    return message
-
-
 # -- 1. lesson 23's step reader -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("value", [None, {"a": 1}, True, 5, ["hi"]])
 def test_read_step_refuses_a_non_string_value_for_a_string_parameter_as_the_native_path_does(tools, store, value):
@@ -43,7 +36,7 @@ def test_read_step_refuses_a_non_string_value_for_a_string_parameter_as_the_nati
     step = read_step(json.dumps({"tool": "sendWechat", "arguments": arguments}), tools)
     result = tools.run(step.action)
     native = tools.run(Action("sendWechat", input_from_arguments(tools.get("sendWechat"), arguments)))
-    assert "text must be a string" in error_of(result)
+    assert "text must be a string" in tool_error_of(result)
     assert result == native
     assert store.outbox() == []
 
@@ -70,26 +63,26 @@ def send(tool: str, text: str, to: str = "me") -> Action:
 
 @pytest.mark.parametrize("tool", ["sendWechat", "sendMessage"])
 def test_a_text_with_a_lone_surrogate_is_refused_and_nothing_is_written(tools, store, tool):
-    message = error_of(tools.run(send(tool, "take an umbrella \ud800")))
+    message = tool_error_of(tools.run(send(tool, "take an umbrella \ud800")))
     assert "cannot be sent" in message and "nothing was sent" in message
     assert store.outbox() == []
 
 
 def test_a_day_that_is_not_a_day_is_said_as_the_tools_own_error(tools):
-    message = error_of(tools.run(Action("getMeetings", "bogus")))
+    message = tool_error_of(tools.run(Action("getMeetings", "bogus")))
     assert message.startswith("not a day: 'bogus'") and "2026-07-01" in message
 
 
 @pytest.mark.parametrize("tool", ["sendWechat", "sendMessage"])
 def test_a_blank_text_is_said_as_the_tools_own_error(tools, store, tool):
-    assert error_of(tools.run(send(tool, "   "))) == "nothing was sent: a message needs a text"
+    assert tool_error_of(tools.run(send(tool, "   "))) == "nothing was sent: a message needs a text"
     assert store.outbox() == []
 
 
 @pytest.mark.parametrize("hidden", ["\x00", "\u202e", "\x1b"])
 @pytest.mark.parametrize("tool", ["sendWechat", "sendMessage"])
 def test_a_hidden_character_in_the_text_is_refused(tools, store, tool, hidden):
-    message = error_of(tools.run(send(tool, f"take an{hidden} umbrella")))
+    message = tool_error_of(tools.run(send(tool, f"take an{hidden} umbrella")))
     assert "the text holds a character that cannot be sent" in message
     assert one_line(hidden) in message  # named, and shown as an escape, not obeyed
     assert store.outbox() == []
@@ -97,7 +90,7 @@ def test_a_hidden_character_in_the_text_is_refused(tools, store, tool, hidden):
 
 @pytest.mark.parametrize("hidden", ["\x00", "\u202e"])
 def test_a_hidden_character_in_the_recipient_is_refused(tools, store, hidden):
-    message = error_of(tools.run(send("sendMessage", "hi", to=f"alice@exa{hidden}mple.com")))
+    message = tool_error_of(tools.run(send("sendMessage", "hi", to=f"alice@exa{hidden}mple.com")))
     assert "the recipient holds a character that cannot be sent" in message
     assert store.outbox() == []
 
@@ -109,7 +102,7 @@ def test_a_message_keeps_its_line_breaks(tools, store):
 
 # -- 3. lesson 25's message tool ------------------------------------------------------------------------------------
 def test_send_message_to_a_blank_recipient_is_refused(tools, store):
-    assert error_of(tools.run(send("sendMessage", "x", to="   "))) == "nothing was sent: a message needs a recipient"
+    assert tool_error_of(tools.run(send("sendMessage", "x", to="   "))) == "nothing was sent: a message needs a recipient"
     assert store.outbox() == []
 
 
