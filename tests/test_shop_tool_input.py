@@ -164,3 +164,20 @@ def test_a_refund_with_a_field_the_tool_has_no_use_for_is_refused_and_writes_not
         assert ("is not a field: give only orderId and reason" in message
                 or "is given more than once" in message), message  # order_id beside orderId: two spellings
         assert shop.refunds() == []
+
+
+@pytest.mark.parametrize("reason", ["faulty\u0000", "\u202efaulty", "faulty\x1b[2J"])
+def test_a_refund_reason_with_a_hidden_character_is_refused_and_writes_nothing(reason):
+    # a NUL was kept in the refund's reason, unseen by whoever reads it (lesson 21's messages refuse the same)
+    from tinyagent.clock import fixed_clock
+    from tinyagent.shop import Shop, shop_registry
+    from tinyagent.tools import Action
+
+    clock = fixed_clock("2026-06-30T19:05:23")
+    with Shop(":memory:", clock=clock) as shop:
+        said = shop_registry(shop, clock).run(Action("applyRefund", json.dumps({"orderId": "88231", "reason": reason})))
+        assert said.error and "the reason holds a hidden character" in json.loads(said.text)["error"], said.text
+        assert shop.refunds() == []
+        kept = shop_registry(shop, clock).run(Action("applyRefund", json.dumps({"orderId": "88231",
+                                                                                 "reason": "faulty:\n does not dock"})))
+        assert not kept.error and shop.refunds()[0]["reason"] == "faulty:\n does not dock"  # a line break is seen

@@ -77,6 +77,14 @@ def terminal_text(text: str) -> str:
     return "".join(ch if ch in "\n\t" or not _hidden(ch) else SHORT_ESCAPES.get(ch) or _escape(ch) for ch in text)
 
 
+def hidden_character(text: str) -> str | None:
+    """The first character of `text` that a reader would not see as written, or None: a NUL, a terminal's escape,
+    a bidi override, a lone surrogate, anything `terminal_text` escapes. Whitespace (a line break, a tab) is seen,
+    and is not one. For text that is kept or sent (a message, a refund's reason), where such a character would
+    reach its reader unseen."""
+    return next((ch for ch in text if not ch.isspace() and terminal_text(ch) != ch), None)
+
+
 def json_shown(value: Any) -> str:
     """`value` as JSON a person reads (a question put to them, a log line): Chinese and emoji as they are, and every
     hidden character (a bidi override that would reorder what is shown, a tag character) as its JSON escape, which

@@ -39,7 +39,7 @@ from typing import Annotated
 from tinyagent.clock import COURSE_NOW, Clock, fixed_clock
 from tinyagent.memory.sqlite_writes import immediate_transaction
 from tinyagent.registry import ToolRegistry, error_observation
-from tinyagent.safe_text import one_line, terminal_text
+from tinyagent.safe_text import hidden_character, one_line
 from tinyagent.toolkit.action_input import read_arguments
 from tinyagent.toolkit.confirmation import ConfirmationGate
 from tinyagent.toolkit.http_tool import ApiCallFailed, JsonApi
@@ -74,14 +74,6 @@ SAME_MESSAGE = ("SELECT id, channel, recipient, text, sent_at FROM outbox WHERE 
 class MessageRefused(ValueError):
     """A message `ReminderStore.send` will not send (no text, no recipient, too long, a hidden character): the
     sender's mistake, said in a sentence; nothing was written."""
-
-
-def unsendable(text: str) -> str | None:
-    """The first character of `text` that must not be sent, or None. Whitespace (a line break, a tab) is part of
-    a message and `outbox_report` shows it escaped; any other character safe_text would escape before showing it
-    (a NUL, a terminal's escape, a bidi override, a lone surrogate) would reach the recipient unseen or not at all,
-    as the file tool's name check refuses it (workspace_files.check_relative_path)."""
-    return next((char for char in text if not char.isspace() and terminal_text(char) != char), None)
 
 
 class ReminderStore:
@@ -136,7 +128,7 @@ class ReminderStore:
 
         Idempotent: the same message (the module docstring says what is the same) returns the first row,
         "duplicate": True, and writes nothing. Raises MessageRefused (a ValueError) for an empty or too long body,
-        an empty recipient, or a character that cannot be sent (`unsendable`) in either.
+        an empty recipient, or a character that cannot be sent (`hidden_character`) in either.
         """
         text = text.strip()
         if not text:
@@ -148,7 +140,7 @@ class ReminderStore:
         for field, value in (("text", text), ("recipient", recipient)):
             # Before the insert: SQLite cannot store a lone surrogate (UnicodeEncodeError), and a NUL or a bidi
             # override would reach the recipient unseen.
-            hidden = unsendable(value)
+            hidden = hidden_character(value)
             if hidden is not None:
                 raise MessageRefused(f"the {field} holds a character that cannot be sent, {one_line(hidden)} (a "
                                      "control character such as NUL, a bidi override or a lone surrogate); "

@@ -19,7 +19,7 @@ from types import MappingProxyType
 
 from tinyagent.clock import Clock, system_clock
 from tinyagent.registry import ToolRegistry, error_observation
-from tinyagent.safe_text import holds_surrogate
+from tinyagent.safe_text import hidden_character, holds_surrogate, one_line
 from tinyagent.shop.database import CARRIER_CODES, MAX_QUERY_CHARS, Shop, checked_limit, reason_too_long
 from tinyagent.shop.shop_errors import InputTooLongError, ShopError
 from tinyagent.tools import RepeatedKey, Tool, keys_once, without_fence
@@ -300,6 +300,9 @@ def read_refund_input(text: str) -> tuple[str, str]:
         raise BadInput("缺少 reason，请写明退款原因（reason is missing）")
     if holds_surrogate(reason):  # SQLite could not store it (UTF-8)
         raise BadInput("reason 含有无效字符（the reason holds a lone surrogate, \\ud800-\\udfff: not text）")
+    if (hidden := hidden_character(reason)) is not None:  # a NUL or a bidi override, kept in the refund unseen
+        raise BadInput(f"reason 含有不可见字符 {one_line(hidden)}（the reason holds a hidden character, {one_line(hidden)}: "
+                       "write it without）")
     if (too_long := reason_too_long(reason.strip())) is not None:
         raise BadInput(too_long)
     return order_id, reason
