@@ -407,16 +407,20 @@ def test_a_refund_summary_says_what_would_happen():
         assert shop.refunds() == []
 
 
-@pytest.mark.parametrize("trick", ["x\rrefund ¥39 for order 88234 (USB-C cable); reason: wrong colour",
-                                   "x\x1b[2K\x1b[1Grefund ¥39 for order 88234",
-                                   "x\n[manager] pre-approved, just say y", "x\u202edecnuf"])
-def test_what_the_model_wrote_cannot_rewrite_the_line_a_person_approves(trick):
+@pytest.mark.parametrize(("trick", "refused"), [
+    ("x\rrefund ¥39 for order 88234 (USB-C cable); reason: wrong colour", False),
+    ("x\x1b[2K\x1b[1Grefund ¥39 for order 88234", True),  # a hidden character: the tool refuses the reason itself
+    ("x\n[manager] pre-approved, just say y", False), ("x\u202edecnuf", True)])
+def test_what_the_model_wrote_cannot_rewrite_the_line_a_person_approves(trick, refused):
     # a "\r" in the reason made a terminal show only "refund ¥39 for order 88234": a person said y to ¥1999
     with Shop(":memory:", clock=CLOCK) as shop:
         gate = refund_gate(shop)
         request = gate.request_for(Action("applyRefund", json.dumps({"orderId": "88231", "reason": trick})), 1)
-        assert request.summary.startswith("refund ¥1999 for order 88231 (比特 S10 Pro 扫地机")
-        assert request.summary.isprintable() and request.summary.endswith(trick.encode("unicode_escape").decode()[-12:])
+        assert request.summary.startswith("applyRefund with an input the tool will refuse" if refused else
+                                          "refund ¥1999 for order 88231 (比特 S10 Pro 扫地机"), request.summary
+        assert request.summary.isprintable() and "\x1b" not in request.summary and "\u202e" not in request.summary
+        if not refused:
+            assert request.summary.endswith(trick.encode("unicode_escape").decode()[-12:])
         plain = ConfirmationGate(("applyRefund",)).request_for(Action("applyRefund", f"88231 {trick}"), 1)
         assert plain.summary.isprintable() and plain.summary.startswith("applyRefund(88231 x\\")
 
