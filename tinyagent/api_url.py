@@ -49,7 +49,7 @@ def url_problem(url: str) -> str | None:
         has_port = parts.port != 0  # None (no port given) is fine: the scheme's own
     except ValueError:  # "Port out of range", "could not be cast to integer": :99999, :abc, :-1
         has_port = False
-    if (not has_port or "@" in parts.fragment) and _user_info_misread(url):  # https://alice:s3cr#t@host: the host
+    if (not has_port or "@" in parts.fragment) and user_info_misread(url):  # https://alice:s3cr#t@host: the host
         # read as alice, its port as s3cr (an @ in a fragment, never sent, is a password's too: alice:12#3@host)
         return "must percent-encode a #, / or ? in its user name or password (as %23, %2F, %3F)"
     if not has_port:
@@ -68,7 +68,7 @@ def models_url(chat_url: str) -> str:
     return urlunsplit(parts._replace(path=parts.path.removesuffix(CHAT_PATH) + "/models"))
 
 
-def _user_info_misread(url: str) -> bool:
+def user_info_misread(url: str) -> bool:
     """Whether `url` has an @ after its host as urlsplit reads it: a #, / or ? in a password (https://alice:s3cr#t@host)
     ends the host early, so urlsplit finds no password to hide (or an @ in a path or query, shown hidden too)."""
     rest = url.partition("//")[2]
@@ -82,7 +82,7 @@ def _user_info_misread(url: str) -> bool:
 def shown_url(url: str) -> str:
     """`url` as a message or a repr may show it: a password in it (https://user:pw@host) becomes ***, and so does
     everything before the last @ when the user and password cannot be told apart from the rest (an @ in them)."""
-    if _user_info_misread(url):  # that is also any URL urlsplit cannot read ("http://u:pw@[::1") with an @ in it
+    if user_info_misread(url):  # that is also any URL urlsplit cannot read ("http://u:pw@[::1") with an @ in it
         scheme, _, rest = url.partition("//")
         return f"{scheme}//***@{rest.rpartition('@')[2]}"
     try:

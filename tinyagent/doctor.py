@@ -47,10 +47,9 @@ from tinyagent.errors import (
     NotFoundError,
     RateLimitError,
     ServerError,
-    first_line,
     redact,
 )
-from tinyagent.llm_client import ACCEPT_ENCODING, ChatResult, LlmClient, reply_timeouts
+from tinyagent.llm_client import ACCEPT_ENCODING, ChatResult, LlmClient, reply_timeouts, unsent_reason
 from tinyagent.safe_text import one_line, terminal_text
 from tinyagent.settings import Settings, load_settings
 
@@ -230,8 +229,8 @@ def _unfinished(exc: LlmError, timeout: float) -> str:
 
 def _reason(exc: Exception) -> str:
     text = str(exc)
-    if "CA certificate bundle" in text:  # REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE naming no file
-        return f"{first_line(exc)} (check REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE)"
+    if not isinstance(exc, requests.RequestException) and isinstance(exc, OSError):  # no request started: a TLS bundle
+        return unsent_reason(exc)
     for marker in ("Connection refused", "Name or service not known", "timed out", "Connection reset"):
         if marker in text:
             return marker.lower()

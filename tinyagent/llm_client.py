@@ -118,6 +118,13 @@ DEFAULT_MAX_TOKENS = 512
 STEP_MAX_TOKENS = 160
 
 
+def unsent_reason(exc: OSError) -> str:
+    """Why requests could not start a request (`exc`, not one of its own errors), in one line; a TLS certificate
+    bundle that is not there names the variables that choose it."""
+    bundle = " (check REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE)" if "CA certificate bundle" in str(exc) else ""
+    return first_line(exc) + bundle
+
+
 class LlmClient:
     """A client for any OpenAI-compatible `/chat/completions` endpoint.
 
@@ -339,8 +346,7 @@ class LlmClient:
             except requests.exceptions.RequestException as exc:
                 raise LlmConnectionError(f"the request to {host} failed: {_short_reason(exc)}") from None
             except OSError as exc:  # before any byte is sent: the TLS certificates named by REQUESTS_CA_BUNDLE, say
-                bundle = " (check REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE)" if "CA certificate" in str(exc) else ""
-                raise LlmConnectionError(f"the request to {host} could not start: {first_line(exc)}{bundle}") from None
+                raise LlmConnectionError(f"the request to {host} could not start: {unsent_reason(exc)}") from None
         raise AssertionError("unreachable: the last try returns or raises")
 
     def raise_for_status(self, response: requests.Response) -> None:

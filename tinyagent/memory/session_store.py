@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from tinyagent.api_url import user_info_misread
 from tinyagent.errors import TinyAgentError, first_line
 from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, immediate_transaction
 from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
@@ -372,7 +373,7 @@ class PostgresSessionStore(SessionStore):
                     "the PostgreSQL URL cannot be read (its host or port): write it as "
                     "postgresql://user:password@host:5432/db, an IPv6 host between [ and ] "
                     "(postgresql://user@[::1]:5432/db), and a password's @ # / ? as %40 %23 %2F %3F") from None
-            if parts.netloc.count("@") > 1 or ("@" in url.partition("://")[2] and "@" not in parts.netloc):
+            if parts.netloc.count("@") > 1 or user_info_misread(url):
                 # libpq reads such a URL otherwise than urlsplit, and would name part of the password as a host
                 raise SessionStoreError(
                     "the PostgreSQL URL's user name or password holds an @, #, / or ?: write them as %40, %23, %2F "
