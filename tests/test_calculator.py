@@ -118,7 +118,8 @@ HOSTILE = [
     ("(10 ** 999) * (10 ** 999) * (10 ** 999)", "the result would be too large"),
     ("1e9999", "the exponent of 1e9999 is too large"),  # read as written: 10 ** 9999, not a float's inf
     ("2.0 ** 5000.5", "the exponent 5000.5 is too large"),
-    ("10 ** 999.5", "the result would be too large"),
+    ("(10 ** 1000) ** 1.5", "the result would be too large"),  # a fractional power, judged before it is computed
+    ("(10 ** -1000) ** 1.5", "the result would be too small"),
     ("-" * 150 + "1", "nested more than"),
     ("(" * 120 + "1", "not an arithmetic expression"),
     ("-(" * 66 + "1" + ")" * 66, "nested more than"),
@@ -180,7 +181,11 @@ def test_a_number_is_read_as_it_is_written_not_as_the_float_python_makes_of_it()
     assert format_number(calculate("12345678901234567.89 - 12345678901234567")) == (0.89, True)
     assert format_number(calculate("1_000.5 * 2")) == (2001, True)
     tiny = calculate("1e-400")
-    assert tiny.number == Fraction(1, 10**400) and format_number(tiny) == (0.0, False)  # shown as 0.0, not exact
+    assert tiny.number == Fraction(1, 10**400) and format_number(tiny) == ("1E-400", True)  # a float's 0.0 is not it
+    assert format_number(calculate("1 / 3 * 1e-400")) == ("3.3333333333333333E-401", False)
+    assert format_number(calculate("1e-400 ** 2")) == ("1E-800", True)
+    assert format_number(calculate("1e-310")) == ("1E-310", True)  # a float holds it with fewer digits (subnormal)
+    assert format_number(calculate("2.5e-308")) == (2.5e-308, True)  # the smallest floats with all their digits
 
 
 @pytest.mark.parametrize(
@@ -229,3 +234,10 @@ def test_a_comment_is_refused_not_silently_dropped():
         data = result(written)
         assert data.get("error", "").startswith(f"calculator: {comment} is a comment, which would be skipped"), data
     assert result("１２３×２")["result"] == 246  # full-width digits, which NFKC is there for, still work
+
+
+def test_a_fractional_power_keeps_the_range_a_float_loses():
+    # a float reads 1e-400 as 0.0, so 1e-400 ** -0.5 was a division by zero, and 10 ** 999.5 "too large"
+    assert format_number(calculate("1e-400 ** -0.5")) == (1e200, False)
+    assert format_number(calculate("10 ** 999.5")) == ("3.1622776601683793E+999", False)
+    assert format_number(calculate("2 ** 0.5")) == (2**0.5, False)

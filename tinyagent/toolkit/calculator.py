@@ -18,10 +18,10 @@ does not know is refused, so anything that is not arithmetic is refused:
 
 It computes with fractions (`fractions.Fraction`), each number read as it is written, so a price stays a
 price: 1999 * 0.85 is 1699.15 and 0.1 + 0.2 is 0.3, where floats give 1699.1499999999999 and
-0.30000000000000004. Only a fractional power
-(2 ** 0.5) is computed in floating point, and the result says it is not exact. So is a result whose exact
-fraction would outgrow MAX_RESULT_BITS bits: 1.0001 ** 365 is about 1.037, but exactly a fraction of some 4,850
-bits, so it is computed to ROUNDED_DIGITS significant digits. For convenience, `×` and
+0.30000000000000004. A fractional power (2 ** 0.5) has no exact
+fraction: it is computed to ROUNDED_DIGITS significant digits, and the result says it is not exact. So is a
+result whose exact fraction would outgrow MAX_RESULT_BITS bits: 1.0001 ** 365 is about 1.037, but exactly a
+fraction of some 4,850 bits. For convenience, `×` and
 `÷` are read as `*` and `/`, and `^` as `**`: a calculator's power, where Python would read `2 ^ 10` as
 exclusive-or (8). The tool's answer then says so in a "note", so neither the model nor the reader of the trace
 is left to guess which one was computed.
@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal, localcontext
@@ -204,13 +205,22 @@ def _power(base: Value, exponent: Value) -> Value:
                               "fractional power)")
     if abs(n) > MAX_EXPONENT:
         raise CalculatorError(f"the exponent {_show(n)} is too large; the limit is {MAX_EXPONENT}")
-    try:
-        result = float(a) ** float(n)
-    except OverflowError:
-        raise _too_large() from None
-    if not math.isfinite(result):
+    if a == 0:
+        return Value(a, base.exact and exponent.exact)
+    _judge_power_size(a, n)
+    # Not float's **: 1e-400 is 0.0 to a float, and 1e-400 ** -0.5 (1e200) would be a division by zero.
+    return Value(_rounded(a, n), False)
+
+
+def _judge_power_size(a: Fraction, n: Fraction) -> None:
+    """Refuse a ** n (a not 0) whose size is over the limits, judged from the base's size *before* it is
+    computed: 9 ** 9 ** 9 is refused without being computed. The 1 allows for the estimate's rounding; _checked
+    judges the result itself."""
+    size = n * (math.log2(abs(a.numerator)) - math.log2(a.denominator))
+    if size > MAX_RESULT_BITS + 1:
         raise _too_large()
-    return Value(Fraction(result), False)
+    if size < -MAX_RESULT_BITS - 1:
+        raise _too_small()
 
 
 def _whole_power(a: Fraction, n: int, exact: bool) -> Value:
@@ -218,13 +228,7 @@ def _whole_power(a: Fraction, n: int, exact: bool) -> Value:
     (about; _checked rounds what is over), else computed to ROUNDED_DIGITS significant digits."""
     if a == 0 or n == 0:
         return Value(a**n, exact)
-    # The result's size in bits, from the base's: 9 ** 9 ** 9 is refused without being computed. The 1 allows for
-    # the estimate's rounding; _checked judges the result itself.
-    size = n * (math.log2(abs(a.numerator)) - math.log2(a.denominator))
-    if size > MAX_RESULT_BITS + 1:
-        raise _too_large()
-    if size < -MAX_RESULT_BITS - 1:
-        raise _too_small()
+    _judge_power_size(a, Fraction(n))
     # A fraction of b bits to the power n has at least (b - 1) * n bits: 1.0001 ** 365, about 1.037, would be exactly
     # a fraction of some 4,850 bits, and 1.001 ** 1000 one of 9,000; more than is kept exact.
     if (_bits(a) - 1) * abs(n) > MAX_RESULT_BITS:
@@ -247,11 +251,17 @@ def _checked(value: Value) -> Value:
     return value
 
 
-def _rounded(number: Fraction, power: int = 1) -> Fraction:
-    """number ** power, to ROUNDED_DIGITS significant digits (decimal's arithmetic, which rounds as it goes)."""
+def _rounded(number: Fraction, power: Fraction | int = 1) -> Fraction:
+    """number ** power, to ROUNDED_DIGITS significant digits (decimal's arithmetic, which rounds as it goes, and
+    whose exponents reach far past a float's: the limits hold a result near 10 ** ±1,204). A fractional power
+    needs a positive number."""
+    power = Fraction(power)
     with localcontext() as context:
         context.prec = ROUNDED_DIGITS
-        return Fraction((Decimal(number.numerator) / Decimal(number.denominator)) ** power)
+        decimal_number = Decimal(number.numerator) / Decimal(number.denominator)
+        if power.denominator == 1:
+            return Fraction(decimal_number ** int(power))
+        return Fraction(decimal_number ** (Decimal(power.numerator) / Decimal(power.denominator)))
 
 
 def _bits(number: Fraction) -> int:
@@ -273,9 +283,9 @@ def _show(number: Fraction) -> str:
 
 
 def format_number(value: Value) -> tuple[int | float | str, bool]:
-    """(the number as JSON shows it, whether that is exact): an int when whole and exact, else a float when it
-    is finite (exact only when the float is the value itself), else, too big for a float, 17 significant
-    digits as text."""
+    """(the number as JSON shows it, whether that is exact): an int when whole and exact, else a float when a
+    float holds it to 17 digits (exact only when the float is the value itself), else, too big or too small for a
+    float (1e-400 is 0.0 to a float), 17 significant digits as text (exact when they are the value)."""
     number = value.number
     if number.denominator == 1 and value.exact:
         return number.numerator, True
@@ -283,11 +293,12 @@ def format_number(value: Value) -> tuple[int | float | str, bool]:
         as_float = float(number)
     except OverflowError:
         as_float = math.inf
-    if math.isfinite(as_float):
+    if math.isfinite(as_float) and (number == 0 or abs(as_float) >= sys.float_info.min):
         return as_float, value.exact and Fraction(repr(as_float)) == number
     with localcontext() as context:
         context.prec = 17
-        return str(Decimal(number.numerator) / Decimal(number.denominator)), False
+        shown = str(Decimal(number.numerator) / Decimal(number.denominator))
+    return shown, value.exact and Fraction(shown) == number
 
 
 def calculator_tool(name: str = "calculator") -> TypedTool:
