@@ -87,6 +87,15 @@ def test_a_request_after_an_empty_line_is_answered(room):
     assert json.loads(answer.partition(b"\r\n\r\n")[2])["data"][0]["id"] == "classroom"
 
 
+@pytest.mark.parametrize("blank", [b"\r\n" * 5, b"   \r\n", b"\t\r\n"])
+def test_a_missing_request_line_gets_a_400_not_a_silent_close(room, blank):
+    # More empty lines than are skipped, or a line of spaces, was taken for a request line of no words, and the
+    # connection closed without a word.
+    answer = answer_to(room.port, blank + b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    status, error = status_and_error(answer)
+    assert status == b"400" and "request line is missing" in error["message"], answer
+
+
 def test_headers_cut_short_by_the_end_of_the_stream_are_not_answered(room):
     # The headers end at an empty line; the base class also ended them where the stream ended, and answered 200.
     answer = answer_to(room.port, b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1:%d" % room.port, then_end=True)

@@ -80,6 +80,12 @@ def test_a_request_after_an_empty_line_is_answered(service):
     assert json.loads(answer.partition(b"\r\n\r\n")[2])["city"] == "London"
 
 
+def test_a_line_of_spaces_for_a_request_line_gets_a_400(service):
+    answer = answer_to(service.port, b"  \r\nGET /weather?city=London HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+    status, error = status_and_error(answer)
+    assert status == b"400" and "request line is missing" in error, answer
+
+
 def test_headers_cut_short_by_the_end_of_the_stream_are_not_answered(service):
     answer = answer_to(service.port, b"GET /weather?city=London HTTP/1.0\r\nHost: 127.0.0.1:%d" % service.port,
                        then_end=True)

@@ -36,7 +36,8 @@ class HeadCheckingHandler(BaseHTTPRequestHandler):
     """BaseHTTPRequestHandler reading a request's head as RFC 9112 asks. Its rfile must be a HeadReader, and its
     `handle` must call `refused_tls_hello()` first.
 
-        an empty line before the request line     skipped (at most EMPTY_LINES_IGNORED)
+        an empty line before the request line     skipped (at most EMPTY_LINES_IGNORED; a 400 after more)
+        a request line of spaces                  a 400 (the base class closed without a word)
         a request line with no HTTP version        a 400 (HTTP/0.9's bare answer has no status, no headers)
         headers cut short by the end of the stream a 400, never an answer to the part that came
         a TLS handshake on the plain-HTTP port    a 400 that says to use http://
@@ -67,6 +68,16 @@ class HeadCheckingHandler(BaseHTTPRequestHandler):
             if self.raw_requestline not in (b"\r\n", b"\n"):
                 break
             self.raw_requestline = self.rfile.readline(65537)
+        if not self.raw_requestline:  # the client closed after its empty lines: nobody to answer
+            self.close_connection = True
+            return False
+        # The base class closes without a word on a request line of no words: more empty lines than are skipped,
+        # or a line of spaces.
+        if not self.raw_requestline.strip():
+            self._refuse_unparsed(HTTPStatus.BAD_REQUEST, "The request line is missing: a request starts with a line "
+                                                          "such as GET /path HTTP/1.1, after at most "
+                                                          f"{EMPTY_LINES_IGNORED} empty lines.")
+            return False
         if len(self.raw_requestline) > 65536:  # as handle_one_request refuses a first line this long
             self._refuse_unparsed(HTTPStatus.REQUEST_URI_TOO_LONG)
             return False
