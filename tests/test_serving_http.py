@@ -9,9 +9,12 @@ generous patience.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -24,7 +27,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.conftest import ended_cleanly
+from tests.conftest import completion, ended_cleanly
 from tests.serving_process import PATIENCE, serve_process, wait_for
 from tinyagent import Observation, Trace
 from tinyagent.classroom.server import ClassroomServer
@@ -261,8 +264,16 @@ def test_no_other_site_may_frame_the_pages(service, path):
     page = requests.get(service.url + path, timeout=PATIENCE)
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert page.headers["x-frame-options"] == "DENY"
-    assert page.headers["content-security-policy"] == "frame-ancestors 'none'"
     assert page.headers["x-content-type-options"] == "nosniff"
+    # Only the page's own script and style run (named by their hashes), and it talks only to the service.
+    policy = dict(part.strip().split(" ", 1) for part in page.headers["content-security-policy"].split(";"))
+    assert policy["frame-ancestors"] == policy["default-src"] == "'none'" and policy["connect-src"] == "'self'"
+    for tag in ("script", "style"):  # /docs has no script: none may run there
+        blocks = re.findall(rf"<{tag}>(.*?)</{tag}>", page.text, flags=re.DOTALL)
+        assert policy[f"{tag}-src"].split() == [
+            f"'sha256-{base64.b64encode(hashlib.sha256(block.encode()).digest()).decode()}'" for block in blocks
+        ] or (not blocks and policy[f"{tag}-src"] == "'none'"), (tag, policy)
+    assert "<script" in page.text or path == "/docs"
 
 
 def test_an_oversized_body_is_a_json_413_declared_or_chunked(service):
@@ -406,6 +417,22 @@ def rest_of(events) -> dict[str, list[dict]]:
     for kind, data in events:
         seen.setdefault(kind, []).append(data)
     return seen
+
+
+def test_the_person_is_shown_what_the_refund_will_do_not_the_models_words(tmp_path, scripted_server):
+    # The approval showed the call as the model wrote it: a reason saying "¥12 only" was approved, and ¥1999 paid;
+    # an order id written in JSON escapes ("\u0038...") hid which order was refunded. It now says what the shop's
+    # applyRefund will do (lesson 15's describe_refund): the order as the tool reads it, and the amount.
+    escaped = "".join(f"\\u{ord(digit):04x}" for digit in "88234")
+    call = f'Action: applyRefund\nAction Input: {{"orderId": "{escaped}", "reason": "仅补偿运费 ¥12，订单 88231"}}'
+    scripted_server.reply((200, completion(f"Thought: refund it.\n{call}")),
+                          (200, completion("Thought: done.\nFinal Answer: declined")))
+    with serve_process(tmp_path, model_url=scripted_server.url) as service:
+        events = sse_events(stream(service, {"query": "订单 88231 和 88234，给我退运费"}))
+        asked = until_approval_requested(events)
+        assert asked["summary"].startswith("退款 ¥39，订单 88234（"), asked["summary"]
+        assert answer_approval(service, asked["approval_id"], False).status_code == 200
+        assert rest_of(events)["end"] and service.refunds() == []
 
 
 @pytest.mark.parametrize("approve", [True, False])

@@ -35,7 +35,9 @@ the session, an approval id only to its own run's stream and to the operator: ne
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import hashlib
 import hmac
 import ipaddress
 import json
@@ -277,12 +279,13 @@ def create_app(service: AgentService, *, owns_service: bool = False, listen_host
 
     document = openapi_document()
     docs = docs_page(document)
+    docs_headers = page_headers(docs)
 
     async def openapi(request: Request) -> Response:
         return JSONResponse(document)
 
     async def docs_html(request: Request) -> Response:
-        return HTMLResponse(docs, headers=PAGE_HEADERS)
+        return HTMLResponse(docs, headers=docs_headers)
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", **service.counts}, headers=served_by())
@@ -655,7 +658,24 @@ def served_by() -> dict:
 
 
 PAGE = resources.files(__package__).joinpath("page/index.html").read_text(encoding="utf-8")
-# The page holds the approve button: no other site may frame it under a lure and have a person click through
-# (clickjacking). Nor may a browser read either page as anything but HTML.
-PAGE_HEADERS = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'",
-                "X-Content-Type-Options": "nosniff"}
+
+
+def page_headers(page: str) -> dict[str, str]:
+    """The headers of one of the service's HTML pages. The page holds the approve button: no other site may frame
+    it under a lure and have a person click through (clickjacking), nor may a browser read it as anything but HTML.
+    Its Content-Security-Policy lets run only the page's own script and style (named by their SHA-256), and lets it
+    talk only to this service: were a trace's text ever drawn as HTML by mistake, a script in it would not run,
+    and could send nothing anywhere."""
+    script, style = (_block_hashes(page, tag) or "'none'" for tag in ("script", "style"))
+    policy = (f"default-src 'none'; script-src {script}; style-src {style}; connect-src 'self'; img-src data:; "
+              "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+    return {"X-Frame-Options": "DENY", "Content-Security-Policy": policy, "X-Content-Type-Options": "nosniff"}
+
+
+def _block_hashes(page: str, tag: str) -> str:
+    """The CSP source of each inline <script> or <style> block of `page` (the service's own, without attributes)."""
+    blocks = re.findall(rf"<{tag}>(.*?)</{tag}>", page, flags=re.DOTALL)
+    return " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(block.encode()).digest()).decode()}'" for block in blocks)
+
+
+PAGE_HEADERS = page_headers(PAGE)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from tinyagent.number_checks import ascii_number
@@ -51,15 +52,19 @@ def _always_yes(request) -> bool:
     return True
 
 
-def new_gate(timeout_s: float, auto_approve: bool, sourced: bool = True) -> ConfirmationGate:
-    """A run's gate. `sourced` (lesson 25, on by default): each request also says where its ids came from (the
-    customer's message or a tool's result), listed beside its summary as "sources"."""
+def new_gate(timeout_s: float, auto_approve: bool, sourced: bool = True,
+             describe: Mapping[str, Callable[[str], str]] | None = None) -> ConfirmationGate:
+    """A run's gate. `describe`: per tool, what a call would do in words a person can judge (the service passes
+    lesson 15's describe_refund: the amount, the order as the tool reads its id); without it a person is shown the
+    call as the model wrote it, whose own words may say another amount or order. `sourced` (lesson 25, on by
+    default): each request also says where its ids came from (the customer's message or a tool's result), listed
+    beside its summary as "sources"."""
     ask = _always_yes if auto_approve else None
     if sourced:
         from tinyagent.defences.sourced_gate import SourcedGate
 
-        return SourcedGate(GUARDED_TOOLS, in_summary=False, ask=ask, timeout_s=timeout_s)
-    return ConfirmationGate(GUARDED_TOOLS, ask=ask, timeout_s=timeout_s)
+        return SourcedGate(GUARDED_TOOLS, in_summary=False, ask=ask, timeout_s=timeout_s, describe=describe)
+    return ConfirmationGate(GUARDED_TOOLS, ask=ask, timeout_s=timeout_s, describe=describe)
 
 
 def _sources(request: object) -> dict:

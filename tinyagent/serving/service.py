@@ -178,6 +178,7 @@ class AgentService:
             Shop,
             shop_registry,
         )
+        from tinyagent.shop.refund_review import describe_refund
 
         self.config = config
         self.clock: Clock = fixed_clock(config.now) if config.now else system_clock
@@ -198,6 +199,9 @@ class AgentService:
                 self.store = opened.enter_context(open_session_store(config.session_store))
                 self.shop = opened.enter_context(Shop(config.shop_db, clock=self.clock))
             opened.pop_all()  # both open: the service keeps them (close() closes them)
+        # What a person approves is what the shop's applyRefund will do (the amount, the order as the tool reads its
+        # id), not the model's own words for it, which may name another amount or order.
+        self._describe = {"applyRefund": describe_refund(self.shop)}
         self._pool = ThreadPoolExecutor(max_workers=config.max_runs, thread_name_prefix="agent-run")
         self._lock = threading.Lock()
         self.counts = {"running": 0, "finished": 0, "cancelled": 0, "failed": 0}
@@ -257,7 +261,8 @@ class AgentService:
              history: list[dict] | None = None, edit: Edit | None = None, client: str = "") -> RunOutcome:
         self._count("running", +1)
         ended = "failed"
-        gate = new_gate(self.config.approval_timeout_s, self.config.auto_approve, "sourced gate" in self.config.defences)
+        gate = new_gate(self.config.approval_timeout_s, self.config.auto_approve, "sourced gate" in self.config.defences,
+                        describe=self._describe)
         self.approvals.add(run_id, gate, question, client)
         try:
             clock = PausableClock()

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tinyagent.memory.run_changes import shortened
 from tinyagent.prompts import check_language, detect_language
 from tinyagent.shop.database import Shop
 from tinyagent.shop.tools import BadInput, read_refund_input
@@ -51,9 +52,9 @@ def describe_refund(shop: Shop, lang: str | None = None) -> Callable[[str], str]
         try:
             order_id, reason = read_refund_input(text)
         except BadInput as exc:
-            shown = text[:200].encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate as \ud800
+            shown = shortened(text, 200).encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate as \ud800
             return said["refused"].format(why=exc, text=shown)
-        reason = reason[:200]
+        # The reason whole (the tool takes no longer one): the person approves what the refund will keep.
         outcome, found = shop.refund_outcome(order_id)  # what applyRefund will do, by the shop's own rule
         if outcome == "existing":
             order = shop.get_order(order_id)
