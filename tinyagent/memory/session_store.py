@@ -44,6 +44,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from tinyagent.api_url import user_info_misread
 from tinyagent.errors import TinyAgentError, first_line
+from tinyagent.memory.sqlite_files import columns_of, foreign_tables, table_list
 from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, immediate_transaction
 from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
 
@@ -312,26 +313,19 @@ class SqliteSessionStore(SessionStore):
         return f"SqliteSessionStore({self.path!r})"
 
 
-_SESSION_COLUMNS = {"sessions": {"id", "turn_count", "summary_covered", "summary"},
-                    "session_turns": {"session_id", *_TURN_COLUMNS.split(", ")}}
+_SESSION_COLUMNS = columns_of(";".join(_SCHEMA))  # each table's columns: a table of our name must have them
 
 
 def _refuse_another_database(conn: sqlite3.Connection, path: str) -> None:
     """SessionStoreError for an SQLite file that holds tables of its own (the shop's `--db`, another program's
     file), or a `sessions` table that is not ours: the store's tables would be written into it, and nothing would
-    say so. The shop refuses such a file the same way (Shop's `_refuse_another_database`)."""
-    tables = [row[0] for row in conn.execute(
-        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-    others = [name for name in tables if name not in _SESSION_COLUMNS]
-    for name in set(tables) & _SESSION_COLUMNS.keys():
-        if {row[1] for row in conn.execute(f"PRAGMA table_info({name})")} != _SESSION_COLUMNS[name]:
-            others.append(name)  # a table of that name, another program's (a web framework's `sessions`)
+    say so. The shop, the user facts and lesson 21's outbox refuse such a file the same way (sqlite_files.py)."""
+    others = foreign_tables(conn, _SESSION_COLUMNS)
     if others:
-        shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
         whose = "the shop's database" if "orders" in others else "another program's database"
         raise SessionStoreError(
-            f"{path} is {whose} (its tables: {shown}), not a session store: sessions are not written into it; give "
-            "a new file name, or a file a session store made"
+            f"{path} is {whose} (its tables: {table_list(others)}), not a session store: sessions are not written into "
+            "it; give a new file name, or a file a session store made"
         )
 
 

