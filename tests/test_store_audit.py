@@ -23,7 +23,10 @@ import sys
 
 import pytest
 
+from tinyagent.architectures.reminder_loop import ReminderStore
 from tinyagent.errors import ShopDatabaseError
+from tinyagent.memory.session_store import Turn, open_session_store
+from tinyagent.memory.user_facts import UserFacts
 from tinyagent.shop import Shop
 
 URI_LIKE = "file:sessions.db?mode=memory"  # a file name that this Python's SQLite reads as a URI of a memory database
@@ -65,3 +68,29 @@ def test_a_shop_file_the_shop_made_still_opens(tmp_path):
     Shop(tmp_path / "shop.db").close()
     with Shop(tmp_path / "shop.db") as shop:
         assert shop.get_order("88231")["price"] == 1999
+
+
+# -- 2. a name starting "file:" is a file --------------------------------------------------------------------------
+def test_a_session_store_named_like_a_uri_keeps_its_turns_in_that_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with open_session_store(URI_LIKE) as store:
+        store.append_turn("alice", Turn("refund 88231?", "Done"))
+    with open_session_store(URI_LIKE) as store:
+        assert [turn.answer for turn in store.turns("alice")] == ["Done"]
+    assert (tmp_path / URI_LIKE).is_file()
+
+
+def test_user_facts_named_like_a_uri_are_kept_in_that_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with UserFacts("file:facts.db?mode=memory") as facts:
+        facts.remember("u1", "I live in Hangzhou.")
+    with UserFacts("file:facts.db?mode=memory") as facts:
+        assert [fact.text for fact in facts.facts("u1")] == ["I live in Hangzhou."]
+
+
+def test_an_outbox_named_like_a_uri_keeps_its_messages_in_that_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with ReminderStore("file:me.db?mode=memory") as store:
+        store.send("take an umbrella")
+    with ReminderStore("file:me.db?mode=memory") as store:
+        assert [message["text"] for message in store.outbox()] == ["take an umbrella"]

@@ -37,6 +37,7 @@ from datetime import date, timedelta
 from typing import Annotated
 
 from tinyagent.clock import COURSE_NOW, Clock, fixed_clock
+from tinyagent.memory.sqlite_files import connect_file
 from tinyagent.memory.sqlite_writes import immediate_transaction
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.safe_text import hidden_character, one_line
@@ -86,7 +87,8 @@ class ReminderStore:
     def __init__(self, path: str = ":memory:", *, clock: Clock = COURSE_CLOCK):
         self.clock = clock
         self._lock = threading.Lock()  # one connection, used from the loop's and a gate's threads
-        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        # Always the file of that name, even "file:me.db?mode=memory", which SQLite would read as a URI and keep in memory.
+        self.conn = connect_file(path, timeout=5.0)
         self.conn.row_factory = sqlite3.Row
         self.conn.executescript(SCHEMA)
         try:

@@ -44,8 +44,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from tinyagent.api_url import user_info_misread
 from tinyagent.errors import TinyAgentError, first_line
-from tinyagent.memory.sqlite_files import columns_of, foreign_tables, table_list
-from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, immediate_transaction
+from tinyagent.memory.sqlite_files import columns_of, connect_file, foreign_tables, table_list
+from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
 from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
 
 # How long a writer waits for another one's transaction (SQLite's busy timeout; PostgreSQL waits for a row
@@ -265,10 +265,9 @@ class SqliteSessionStore(SessionStore):
                 if where.is_dir():
                     raise SessionStoreError(f"{self.path} is a folder: give the session store a file path")
                 where.parent.mkdir(parents=True, exist_ok=True)
-            # isolation_level=None: transactions are ours (BEGIN IMMEDIATE), not Python's late implicit ones. The
-            # busy timeout is one slice of a wait: self._waits waits the rest, and a stop ends it (sqlite_writes.py).
-            self._conn = sqlite3.connect(self.path, timeout=BUSY_SLICE_SECONDS, isolation_level=None,
-                                         check_same_thread=False)
+            # Always the file of that name, even "file:x.db?mode=memory"; transactions are ours (BEGIN IMMEDIATE); the
+            # busy timeout is one slice of a wait: self._waits waits the rest, and a stop ends it (sqlite_files.py).
+            self._conn = connect_file(self.path)
             self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
             self._conn.execute("PRAGMA foreign_keys = ON")
             try:

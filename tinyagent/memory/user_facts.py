@@ -33,7 +33,8 @@ from pathlib import Path
 
 from tinyagent.errors import first_line
 from tinyagent.memory.session_store import BUSY_TIMEOUT_SECONDS, SessionStoreError
-from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, immediate_transaction
+from tinyagent.memory.sqlite_files import connect_file
+from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
 from tinyagent.number_checks import check_whole
 from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.shop.knowledge import match_query, search_terms
@@ -79,10 +80,9 @@ class UserFacts:
                 if Path(self.path).is_dir():
                     raise SessionStoreError(f"{self.path} is a folder: give the facts a file path")
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            # The busy timeout is one slice of a wait: self._waits waits the rest, and a stop ends it
-            # (sqlite_writes.py); the patience is the session store's, read at each wait.
-            self._conn = sqlite3.connect(self.path, timeout=BUSY_SLICE_SECONDS, isolation_level=None,
-                                         check_same_thread=False)
+            # Always the file of that name, even "file:x.db?mode=memory" (sqlite_files.py). The busy timeout is one
+            # slice of a wait: self._waits waits the rest, and a stop ends it; the patience is the session store's.
+            self._conn = connect_file(self.path)
             self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
             with self._write():
                 for statement in _SCHEMA:

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from tinyagent.clock import Clock, system_clock
 from tinyagent.errors import ShopDatabaseError
-from tinyagent.memory.sqlite_files import columns_of, other_columns, table_list, table_names
+from tinyagent.memory.sqlite_files import columns_of, connect_file, other_columns, table_list, table_names
 from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, immediate_transaction, is_busy
 from tinyagent.shop import knowledge
 from tinyagent.shop.shop_errors import (
@@ -205,14 +205,14 @@ class Shop:
             # Asking the kernel (not the file mode) is right for root too: on a read-only disk it says no.
             if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
                 self.read_only = True
-                return _connect(_file_uri(path) + "?mode=ro", uri=True)
+                return _connect(path, read_only=True)
         else:
             folder = path.absolute().parent
             while not folder.exists() and folder != folder.parent:
                 self._made_folders.append(folder)
                 folder = folder.parent
             path.parent.mkdir(parents=True, exist_ok=True)
-        return _connect(_file_uri(path), uri=True)
+        return _connect(path)
 
     def _remove_what_it_made(self) -> None:
         """A failed start leaves nothing behind: the file it made, while still empty (a full disk: nothing could be
@@ -623,18 +623,11 @@ def _check_query(query: str) -> None:
         )
 
 
-def _connect(target: str, uri: bool = False) -> sqlite3.Connection:
-    # One connection shared by all threads; the Shop's lock is what makes that safe. isolation_level=None
-    # leaves transactions to `_write_transaction` (Python's own would begin them late, after the reads).
-    # Its busy timeout is one slice of the wait: Shop._waits waits the rest (sqlite_writes.py says why).
-    return sqlite3.connect(target, timeout=min(BUSY_SLICE_SECONDS, BUSY_TIMEOUT_SECONDS), isolation_level=None,
-                           uri=uri, check_same_thread=False)
-
-
-def _file_uri(path: Path) -> str:
-    """The URI of the file `path` names. This Python's SQLite reads a name such as "file:x.db?mode=memory" as a URI
-    even when asked not to, and would keep the shop in memory; a URI built here names the file, whatever its name."""
-    return path.resolve().as_uri()  # "?", "#" and "%" in the name are escaped, so they stay part of it
+def _connect(path: str | Path, read_only: bool = False) -> sqlite3.Connection:
+    # One connection shared by all threads; the Shop's lock is what makes that safe. Its busy timeout is one slice
+    # of the wait: Shop._waits waits the rest (sqlite_writes.py says why). connect_file opens the file `path` names,
+    # even one named "file:x.db?mode=memory", which this Python's SQLite would read as a URI and keep in memory.
+    return connect_file(path, read_only=read_only, timeout=min(BUSY_SLICE_SECONDS, BUSY_TIMEOUT_SECONDS))
 
 
 def _is_read_only_error(exc: sqlite3.Error) -> bool:
