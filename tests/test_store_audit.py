@@ -24,8 +24,8 @@ import sys
 import pytest
 
 from tinyagent.architectures.reminder_loop import ReminderStore
-from tinyagent.errors import ShopDatabaseError
-from tinyagent.memory.session_store import Turn, open_session_store
+from tinyagent.errors import ShopDatabaseError, TinyAgentError
+from tinyagent.memory.session_store import SqliteSessionStore, Turn, open_session_store
 from tinyagent.memory.user_facts import UserFacts
 from tinyagent.shop import Shop
 
@@ -94,3 +94,34 @@ def test_an_outbox_named_like_a_uri_keeps_its_messages_in_that_file(tmp_path, mo
         store.send("take an umbrella")
     with ReminderStore("file:me.db?mode=memory") as store:
         assert [message["text"] for message in store.outbox()] == ["take an umbrella"]
+
+
+# -- 3. the facts and the outbox refuse another program's file ------------------------------------------------------
+@pytest.mark.parametrize("maker", [UserFacts, ReminderStore], ids=["UserFacts", "ReminderStore"])
+def test_a_session_stores_file_is_refused_and_its_sessions_stay_reachable(tmp_path, maker):
+    path = tmp_path / "sessions.db"
+    with SqliteSessionStore(path) as sessions:
+        sessions.append_turn("alice", Turn("q", "a"))
+    before = _bytes_of(path)
+    with pytest.raises(TinyAgentError, match=r"another program's database \(its tables: session_turns, sessions\)"):
+        maker(str(path))
+    assert _bytes_of(path) == before
+    with SqliteSessionStore(path) as sessions:
+        assert len(sessions.turns("alice")) == 1
+
+
+@pytest.mark.parametrize("maker", [UserFacts, ReminderStore], ids=["UserFacts", "ReminderStore"])
+def test_a_table_of_the_stores_name_with_other_columns_is_refused(tmp_path, maker):
+    path = tmp_path / "mine.db"
+    table = "user_facts" if maker is UserFacts else "outbox"
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute(f"CREATE TABLE {table} (note TEXT)")
+    with pytest.raises(TinyAgentError, match=f"its tables: {table}"):
+        maker(str(path))
+
+
+@pytest.mark.parametrize("maker", [UserFacts, ReminderStore], ids=["UserFacts", "ReminderStore"])
+def test_a_file_the_store_made_opens_again(tmp_path, maker):
+    path = str(tmp_path / "mine.db")
+    maker(path).close()
+    maker(path).close()

@@ -37,7 +37,8 @@ from datetime import date, timedelta
 from typing import Annotated
 
 from tinyagent.clock import COURSE_NOW, Clock, fixed_clock
-from tinyagent.memory.sqlite_files import connect_file
+from tinyagent.errors import TinyAgentError
+from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours
 from tinyagent.memory.sqlite_writes import immediate_transaction
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.safe_text import hidden_character, one_line
@@ -65,11 +66,16 @@ CREATE TABLE IF NOT EXISTS outbox (
     id INTEGER PRIMARY KEY, channel TEXT NOT NULL, recipient TEXT NOT NULL, text TEXT NOT NULL,
     sent_at TEXT NOT NULL);
 """
+_STORE_COLUMNS = columns_of(SCHEMA)  # what the tables of the store's names must hold to be the store's
 # A send's identity (the module docstring): the day is sent_at's first ten characters, 2026-06-30.
 ONCE_INDEX = ("CREATE UNIQUE INDEX IF NOT EXISTS outbox_once "
               "ON outbox (channel, recipient, text, substr(sent_at, 1, 10))")
 SAME_MESSAGE = ("SELECT id, channel, recipient, text, sent_at FROM outbox WHERE channel = ? AND recipient = ? "
                 "AND text = ? AND substr(sent_at, 1, 10) = ? ORDER BY id LIMIT 1")
+
+
+class ReminderStoreError(TinyAgentError):
+    """The store's file cannot be used (another program's database): one line saying why."""
 
 
 class MessageRefused(ValueError):
@@ -82,22 +88,38 @@ class ReminderStore:
 
     path:  an SQLite file, or ":memory:" (a fresh store, seeded with MEETINGS)
     clock: what "today" is (default: the course's day)
+
+    Raises `ReminderStoreError` for a file that is another program's database (a session store's, the shop's).
     """
 
     def __init__(self, path: str = ":memory:", *, clock: Clock = COURSE_CLOCK):
         self.clock = clock
+        self.path = str(path)
         self._lock = threading.Lock()  # one connection, used from the loop's and a gate's threads
         # Always the file of that name, even "file:me.db?mode=memory", which SQLite would read as a URI and keep in memory.
         self.conn = connect_file(path, timeout=5.0)
         self.conn.row_factory = sqlite3.Row
-        self.conn.executescript(SCHEMA)
         try:
-            self.conn.execute(ONCE_INDEX)
-        except sqlite3.IntegrityError:
-            # An outbox written before sends were once already holds a duplicate: its rows stay as they
-            # are, and `send` still finds the first inside its transaction, which is what keeps it once.
-            pass
+            self._prepare()
+        except BaseException:
+            self.conn.close()  # a refused file is left as it was, and not held open
+            raise
+
+    def _prepare(self) -> None:
+        """Make the tables and seed the meetings, in one transaction, in a file that holds no other program's tables:
+        pointed at a session store's file, the outbox made its sessions unreachable. Such a file is refused."""
         with self._lock, immediate_transaction(self.conn):
+            refusal = why_not_ours(self.conn, _STORE_COLUMNS, self.path, "a reminder store", "meetings and messages")
+            if refusal:
+                raise ReminderStoreError(refusal)
+            for statement in filter(str.strip, SCHEMA.split(";")):  # executescript() would commit first
+                self.conn.execute(statement)
+            try:
+                self.conn.execute(ONCE_INDEX)
+            except sqlite3.IntegrityError:
+                # An outbox written before sends were once already holds a duplicate: its rows stay as they
+                # are, and `send` still finds the first inside its transaction, which is what keeps it once.
+                pass
             if self.conn.execute("SELECT COUNT(*) FROM meetings").fetchone()[0] == 0:
                 today = self.today()
                 self.conn.executemany(

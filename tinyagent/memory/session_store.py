@@ -44,7 +44,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from tinyagent.api_url import user_info_misread
 from tinyagent.errors import TinyAgentError, first_line
-from tinyagent.memory.sqlite_files import columns_of, connect_file, foreign_tables, table_list
+from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours
 from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
 from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
 
@@ -319,13 +319,9 @@ def _refuse_another_database(conn: sqlite3.Connection, path: str) -> None:
     """SessionStoreError for an SQLite file that holds tables of its own (the shop's `--db`, another program's
     file), or a `sessions` table that is not ours: the store's tables would be written into it, and nothing would
     say so. The shop, the user facts and lesson 21's outbox refuse such a file the same way (sqlite_files.py)."""
-    others = foreign_tables(conn, _SESSION_COLUMNS)
-    if others:
-        whose = "the shop's database" if "orders" in others else "another program's database"
-        raise SessionStoreError(
-            f"{path} is {whose} (its tables: {table_list(others)}), not a session store: sessions are not written into "
-            "it; give a new file name, or a file a session store made"
-        )
+    refusal = why_not_ours(conn, _SESSION_COLUMNS, path, "a session store", "sessions")
+    if refusal:
+        raise SessionStoreError(refusal)
 
 
 # --- PostgreSQL -------------------------------------------------------------------------------------------

@@ -67,6 +67,18 @@ def foreign_tables(conn: sqlite3.Connection, ours: dict[str, set[str]]) -> list[
     return [name for name in table_names(conn) if name not in ours] + other_columns(conn, ours)
 
 
+def why_not_ours(conn: sqlite3.Connection, ours: dict[str, set[str]], path: str, what: str, kept: str) -> str | None:
+    """None when the database holds no tables but `ours` (a new file, or one the store made); otherwise one line
+    saying whose it is and that nothing is written into it, for the store's own error. `what` names the store ("a
+    session store"), `kept` what it keeps ("sessions")."""
+    others = foreign_tables(conn, ours)
+    if not others:
+        return None
+    whose = "the shop's database" if "orders" in others else "another program's database"
+    return (f"{path} is {whose} (its tables: {table_list(others)}), not {what}: {kept} are not written into it; give a "
+            f"new file name, or one made for {kept}")
+
+
 def table_list(names: list[str]) -> str:
     """The first five names, for a one-line message: "notes, orders, ..." when there are more."""
     return ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")

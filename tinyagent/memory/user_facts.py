@@ -33,7 +33,7 @@ from pathlib import Path
 
 from tinyagent.errors import first_line
 from tinyagent.memory.session_store import BUSY_TIMEOUT_SECONDS, SessionStoreError
-from tinyagent.memory.sqlite_files import connect_file
+from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours
 from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
 from tinyagent.number_checks import check_whole
 from tinyagent.safe_text import replace_lone_surrogates
@@ -58,6 +58,7 @@ _SCHEMA = (
     # The fact's terms (bigrams and words, space-separated), indexed by FTS5 under the fact's id.
     "CREATE VIRTUAL TABLE IF NOT EXISTS user_facts_fts USING fts5(terms)",
 )
+_FACT_COLUMNS = columns_of(";".join(_SCHEMA))  # the two tables, and the FTS5 index's own tables, with their columns
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,10 @@ class Fact:
 
 
 class UserFacts:
-    """Facts about users in SQLite, recalled by bm25 ranking. Safe to share between threads and processes."""
+    """Facts about users in SQLite, recalled by bm25 ranking. Safe to share between threads and processes.
+
+    Raises `SessionStoreError` when `path` cannot hold a database, or is another program's (a session store's file):
+    the facts keep a file of their own."""
 
     def __init__(self, path: str | os.PathLike[str] = ":memory:"):
         self.path = str(path)
@@ -84,11 +88,24 @@ class UserFacts:
             # slice of a wait: self._waits waits the rest, and a stop ends it; the patience is the session store's.
             self._conn = connect_file(self.path)
             self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
-            with self._write():
-                for statement in _SCHEMA:
-                    self._conn.execute(statement)
+            self._prepare()
         except (sqlite3.Error, OSError) as exc:
             raise SessionStoreError(f"cannot keep facts in {self.path}: {exc}") from None
+
+    def _prepare(self) -> None:
+        """Make the tables, in a file that holds no other program's: pointed at a session store's file, the facts
+        made its sessions unreachable (the store refuses a file with tables not its own). Such a file is refused,
+        left as it was and not held open."""
+        try:
+            with self._write():
+                refusal = why_not_ours(self._conn, _FACT_COLUMNS, self.path, "a facts file", "facts")
+                if refusal:
+                    raise SessionStoreError(refusal)
+                for statement in _SCHEMA:
+                    self._conn.execute(statement)
+        except BaseException:
+            self._conn.close()
+            raise
 
     def remember(self, user_id: str, text: str) -> Fact:
         """Keep `text` about `user_id` (a fact kept already is not kept twice); returns it with its id."""
