@@ -15,7 +15,13 @@ import sys
 import threading
 
 from tinyagent import LlmClient, ReActAgent
-from tinyagent.architectures.reminder_loop import ReminderStore, reminder_gate, reminder_registry
+from tinyagent.architectures.reminder_loop import (
+    BUSY_TIMEOUT_SECONDS,
+    ReminderStore,
+    reminder_gate,
+    reminder_registry,
+)
+from tinyagent.memory.sqlite_writes import LockWait
 from tinyagent.toolkit.confirmation import GatedAct
 from tinyagent.toolkit.weather_api import WeatherService
 
@@ -50,6 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     path, phase = argv or sys.argv[1:]
     with WeatherService() as weather, ReminderStore(path) as store:
         store.conn = StopsAtCommit(store.conn, phase)  # after the store's own seeding has committed
+        store._waits = LockWait(store.conn, lambda: BUSY_TIMEOUT_SECONDS)  # its BEGIN and COMMIT go through it too
         agent = ReActAgent(LlmClient.classroom(), reminder_registry(store, weather.base_url),
                            parts=[GatedAct(reminder_gate(ask=lambda request: True))])
         agent.run(UMBRELLA)

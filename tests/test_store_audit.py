@@ -15,18 +15,26 @@ Each test failed before its fix:
 
 from __future__ import annotations
 
+import _thread
 import contextlib
+import json
 import os
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
-from tinyagent.architectures.reminder_loop import ReminderStore
+from tests.test_shop_busy_stop import holding_the_write_lock
+from tinyagent import Action
+from tinyagent.architectures import reminder_loop
+from tinyagent.architectures.reminder_loop import ReminderStore, message_tool
 from tinyagent.errors import ShopDatabaseError, TinyAgentError
 from tinyagent.memory.session_store import SqliteSessionStore, Turn, open_session_store
 from tinyagent.memory.user_facts import UserFacts
+from tinyagent.registry import ToolRegistry
 from tinyagent.shop import Shop
 
 URI_LIKE = "file:sessions.db?mode=memory"  # a file name that this Python's SQLite reads as a URI of a memory database
@@ -125,3 +133,60 @@ def test_a_file_the_store_made_opens_again(tmp_path, maker):
     path = str(tmp_path / "mine.db")
     maker(path).close()
     maker(path).close()
+
+
+# -- 4. the outbox's own errors ----------------------------------------------------------------------------------
+def test_an_outbox_path_that_is_a_folder_or_a_text_file_is_one_line(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello\n")
+    for path, words in ((tmp_path, "is a folder"), (tmp_path / "notes.txt", "not an SQLite database")):
+        with pytest.raises(TinyAgentError, match=words) as caught:
+            ReminderStore(str(path))
+        assert "\n" not in str(caught.value)
+
+
+def test_a_busy_outbox_is_an_error_observation_saying_nothing_was_sent(tmp_path, monkeypatch):
+    monkeypatch.setattr(reminder_loop, "BUSY_TIMEOUT_SECONDS", 0.5, raising=False)
+    path = tmp_path / "me.db"
+    with ReminderStore(str(path)) as store:
+        tools = ToolRegistry([message_tool(store)])
+        with holding_the_write_lock(path, "BEGIN EXCLUSIVE"):
+            started = time.monotonic()
+            result = tools.run(Action("sendWechat", '{"text": "take an umbrella"}'))
+            waited = time.monotonic() - started
+        assert result.error and "nothing was sent" in result.text and "try again" in result.text, result.text
+        assert "OperationalError" not in result.text and waited < 4
+        assert store.outbox() == []
+
+
+def test_a_full_outbox_is_an_error_observation_saying_nothing_was_sent(tmp_path):
+    with ReminderStore(str(tmp_path / "me.db")) as store:
+        pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+        store.conn.execute(f"PRAGMA max_page_count = {pages}")  # the file cannot grow: as a full disk
+        tools = ToolRegistry([message_tool(store)])
+        for sent in range(100):  # until the file's last page is full
+            result = tools.run(Action("sendWechat", json.dumps({"text": f"reminder {sent}: " + "y" * 450})))
+            if result.error:
+                break
+        assert "nothing was sent" in result.text and "try again" in result.text, result.text
+        assert len(store.outbox()) == sent
+
+
+def test_an_outbox_wait_ends_at_a_stop_and_at_ctrl_c(tmp_path, monkeypatch):
+    monkeypatch.setattr(reminder_loop, "BUSY_TIMEOUT_SECONDS", 30.0, raising=False)
+    path = tmp_path / "me.db"
+    with ReminderStore(str(path)) as store, holding_the_write_lock(path, "BEGIN EXCLUSIVE"):
+        tools = ToolRegistry([message_tool(store)])
+        timer = threading.Timer(0.5, _thread.interrupt_main)
+        started = time.monotonic()
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            tools.run(Action("sendWechat", '{"text": "take an umbrella"}'))
+            time.sleep(10)  # the old store's wait (5 s in one C call) ends before the Ctrl-C is raised: not here
+        assert time.monotonic() - started < 3
+        stopper = threading.Timer(0.5, getattr(store, "stop_waiting", lambda: None))
+        started = time.monotonic()
+        stopper.start()
+        result = tools.run(Action("sendWechat", '{"text": "take an umbrella"}'))
+        assert time.monotonic() - started < 3 and "nothing was sent" in result.text, result.text
+    with ReminderStore(str(path)) as store:
+        assert store.outbox() == []

@@ -33,13 +33,16 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date, timedelta
+from pathlib import Path
 from typing import Annotated
 
 from tinyagent.clock import COURSE_NOW, Clock, fixed_clock
-from tinyagent.errors import TinyAgentError
+from tinyagent.errors import TinyAgentError, first_line
 from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours
-from tinyagent.memory.sqlite_writes import immediate_transaction
+from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction, is_busy, is_write_failure
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.safe_text import hidden_character, one_line
 from tinyagent.toolkit.action_input import read_arguments
@@ -51,6 +54,9 @@ from tinyagent.toolkit.weather_tool import MAX_CITY_CHARS
 COURSE_CLOCK = fixed_clock(COURSE_NOW)  # the course's day (lesson 00): tomorrow is 2026-07-01
 RECIPIENT = "me"  # a reminder goes to the learner's own WeChat
 MAX_MESSAGE_CHARS = 500
+# How long a send or a look-up waits for another program's lock on the store's file (SQLite's busy timeout), as the
+# shop waits; read at each wait, so that a test can set it small.
+BUSY_TIMEOUT_SECONDS = 30.0
 # The learner's meetings, as days from the store's today: (days ahead, start, end, title, city, place).
 MEETINGS = (
     (1, "15:00", "16:30", "Project review · 项目评审", "北京", "望京 SOHO T1, 12F"),
@@ -75,7 +81,9 @@ SAME_MESSAGE = ("SELECT id, channel, recipient, text, sent_at FROM outbox WHERE 
 
 
 class ReminderStoreError(TinyAgentError):
-    """The store's file cannot be used (another program's database): one line saying why."""
+    """The store's file cannot be used (a folder, not a database, another program's database), or a look-up or a
+    send failed (another program holds the file locked, the disk is full): one line saying why, and for a send that
+    nothing was sent (`send_result` says it as an error Observation)."""
 
 
 class MessageRefused(ValueError):
@@ -89,26 +97,37 @@ class ReminderStore:
     path:  an SQLite file, or ":memory:" (a fresh store, seeded with MEETINGS)
     clock: what "today" is (default: the course's day)
 
-    Raises `ReminderStoreError` for a file that is another program's database (a session store's, the shop's).
+    Raises `ReminderStoreError` for a path that cannot be the store (a folder, a text file, another program's
+    database). A send or a look-up that waits for another program's lock waits BUSY_TIMEOUT_SECONDS, in slices that
+    a Ctrl-C or `stop_waiting()` ends (memory/sqlite_writes.py), as the shop's do.
     """
 
     def __init__(self, path: str = ":memory:", *, clock: Clock = COURSE_CLOCK):
         self.clock = clock
         self.path = str(path)
         self._lock = threading.Lock()  # one connection, used from the loop's and a gate's threads
-        # Always the file of that name, even "file:me.db?mode=memory", which SQLite would read as a URI and keep in memory.
-        self.conn = connect_file(path, timeout=5.0)
+        if Path(self.path).is_dir():
+            raise ReminderStoreError(f"{self.path} is a folder: give the reminder store a file path, such as me.db")
+        try:
+            # Always the file of that name, even "file:me.db?mode=memory", which SQLite would read as a URI and keep
+            # in memory. Its busy timeout is one slice of a wait: self._waits waits the rest, and a stop ends it.
+            self.conn = connect_file(self.path)
+        except (sqlite3.Error, OSError) as exc:
+            raise ReminderStoreError(_why_unusable(self.path, exc)) from None
         self.conn.row_factory = sqlite3.Row
+        self._waits = LockWait(self.conn, lambda: BUSY_TIMEOUT_SECONDS)
         try:
             self._prepare()
-        except BaseException:
+        except BaseException as exc:
             self.conn.close()  # a refused file is left as it was, and not held open
+            if isinstance(exc, sqlite3.Error):
+                raise ReminderStoreError(_why_unusable(self.path, exc)) from None
             raise
 
     def _prepare(self) -> None:
         """Make the tables and seed the meetings, in one transaction, in a file that holds no other program's tables:
         pointed at a session store's file, the outbox made its sessions unreachable. Such a file is refused."""
-        with self._lock, immediate_transaction(self.conn):
+        with self._lock, immediate_transaction(self.conn, execute=self._waits.execute):
             refusal = why_not_ours(self.conn, _STORE_COLUMNS, self.path, "a reminder store", "meetings and messages")
             if refusal:
                 raise ReminderStoreError(refusal)
@@ -141,9 +160,9 @@ class ReminderStore:
             raise ValueError(f"not a day: {text[:40]!r}; write today, tomorrow, 明天 or a date like 2026-07-01") from None
 
     def meetings_on(self, day: date) -> list[dict]:
-        with self._lock:
-            rows = self.conn.execute("SELECT day, start, end, title, city, place FROM meetings WHERE day = ? "
-                                     "ORDER BY start", (day.isoformat(),)).fetchall()
+        with self._lock, self._failures("the meetings could not be read"):
+            rows = self._waits.execute("SELECT day, start, end, title, city, place FROM meetings WHERE day = ? "
+                                       "ORDER BY start", (day.isoformat(),))
         return [dict(row) for row in rows]
 
     def send(self, text: str, channel: str = "wechat", recipient: str = RECIPIENT) -> dict:
@@ -172,7 +191,8 @@ class ReminderStore:
         sent_at = self.clock().isoformat(timespec="seconds")
         # One transaction from the look-up to the insert: another thread waits on the lock, another process
         # on SQLite's write lock, so neither can send the same message in between.
-        with self._lock, immediate_transaction(self.conn):
+        with self._lock, self._failures("nothing was sent"), \
+                immediate_transaction(self.conn, execute=self._waits.execute):
             first = self.conn.execute(SAME_MESSAGE, (channel, recipient, text, sent_at[:10])).fetchone()
             if first is not None:
                 return {**dict(first), "duplicate": True}
@@ -183,9 +203,24 @@ class ReminderStore:
 
     def outbox(self) -> list[dict]:
         """Every message sent, oldest first."""
-        with self._lock:
-            rows = self.conn.execute("SELECT id, channel, recipient, text, sent_at FROM outbox ORDER BY id").fetchall()
+        with self._lock, self._failures("the outbox could not be read"):
+            rows = self._waits.execute("SELECT id, channel, recipient, text, sent_at FROM outbox ORDER BY id")
         return [dict(row) for row in rows]
+
+    def stop_waiting(self) -> None:
+        """The program is stopping: a send or a look-up waiting for another program's lock gives up at once (a send:
+        nothing was sent), and so does every later one. Call it from any thread: it takes no lock."""
+        self._waits.stop_waiting()
+
+    @contextmanager
+    def _failures(self, undone: str) -> Iterator[None]:
+        """A statement that failed on the file (another program's lock held past BUSY_TIMEOUT_SECONDS, a full disk):
+        one line that starts with what was not done (`undone`) and says to try again, not SQLite's own words. A
+        failed send wrote nothing: its transaction is rolled back (immediate_transaction)."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise ReminderStoreError(f"{undone}: {_why_failed(exc)}") from None
 
     def close(self) -> None:
         self.conn.close()
@@ -200,6 +235,20 @@ class ReminderStore:
         return f"<ReminderStore {len(self.outbox())} message(s) in the outbox>"
 
 
+def _why_unusable(path: str, exc: BaseException) -> str:
+    if "file is not a database" in str(exc):
+        return f"{path} is not an SQLite database: give the reminder store a new file, or one it made"
+    return f"cannot use {path} as the reminder store: {first_line(exc)}"
+
+
+def _why_failed(exc: sqlite3.Error) -> str:
+    if is_busy(exc):
+        return "the reminder store is busy (another program is using its file); try again shortly"
+    if is_write_failure(exc):
+        return f"the reminder store could not be written ({first_line(exc)}); try again once the disk has room"
+    return f"the reminder store failed ({first_line(exc)}); try again"
+
+
 def meetings_tool(store: ReminderStore) -> TypedTool:
     @tool(name="getMeetings", descriptions={"zh": "查询我某一天的会议（时间、标题、城市、地点）。"},
           param_descriptions={"zh": {"day": "哪一天：today、tomorrow、明天，或 2026-07-01 这样的日期"}})
@@ -211,9 +260,10 @@ def meetings_tool(store: ReminderStore) -> TypedTool:
         """
         try:
             when = store.day(day)
-        except ValueError as exc:  # the model's word for the day, not a crash: said as this tool's own error
+            return {"date": when.isoformat(), "meetings": store.meetings_on(when)}
+        # the model's word for the day, or a busy store: not a crash, but this tool's own error
+        except (ValueError, ReminderStoreError) as exc:
             return error_observation(str(exc))
-        return {"date": when.isoformat(), "meetings": store.meetings_on(when)}
 
     return get_meetings
 
@@ -261,6 +311,8 @@ def send_result(store: ReminderStore, text: str, **where: str) -> dict | str:
         sent = store.send(text, **where)
     except MessageRefused as refused:  # the input's mistake, said in the tool's words, not as a crash
         return error_observation(f"nothing was sent: {refused}")
+    except ReminderStoreError as failed:  # a busy or full file: its words say nothing was sent, and to try again
+        return error_observation(str(failed))
     if sent.pop("duplicate"):
         # Said as the shop says a second refund: the first message's id, and that nothing left twice.
         return {"sent": True, **sent, "duplicate": True,

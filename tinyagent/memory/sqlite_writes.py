@@ -36,6 +36,12 @@ def is_busy(exc: sqlite3.Error) -> bool:
     return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == 5
 
 
+def is_write_failure(exc: sqlite3.Error) -> bool:
+    """SQLITE_FULL (13: the disk, or PRAGMA max_page_count, is full) or SQLITE_IOERR (10, with its extended codes):
+    SQLite has rolled the transaction back, so nothing of the write was kept."""
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (10, 13)
+
+
 class LockWait:
     """How one connection's statements wait for another program's lock: `patience()` seconds in all (read at each
     wait, so that a test can set its module's timeout small), in slices of the connection's busy timeout, or until

@@ -45,7 +45,13 @@ from pathlib import Path
 from tinyagent.clock import Clock, system_clock
 from tinyagent.errors import ShopDatabaseError
 from tinyagent.memory.sqlite_files import columns_of, connect_file, other_columns, table_list, table_names
-from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, LockWait, immediate_transaction, is_busy
+from tinyagent.memory.sqlite_writes import (
+    BUSY_SLICE_SECONDS,
+    LockWait,
+    immediate_transaction,
+    is_busy,
+    is_write_failure,
+)
 from tinyagent.shop import knowledge
 from tinyagent.shop.shop_errors import (
     InputTooLongError,
@@ -324,7 +330,7 @@ class Shop:
             # the journal file): SQLite says so only when it tries to write.
             if _is_read_only_error(exc):
                 raise ShopReadOnlyError(self._read_only_message()) from exc
-            if _is_write_failure(exc):  # SQLite has rolled back: nothing of the write was kept
+            if is_write_failure(exc):  # SQLite has rolled back: nothing of the write was kept
                 raise ShopWriteError(f"商店数据库写入失败，什么都没有改（the shop's database could not be written, "
                                      f"nothing was changed: {exc}: {self.path}）") from exc
             if is_busy(exc):  # at BEGIN IMMEDIATE, before anything was written, or at COMMIT, rolled back above
@@ -633,11 +639,6 @@ def _connect(path: str | Path, read_only: bool = False) -> sqlite3.Connection:
 def _is_read_only_error(exc: sqlite3.Error) -> bool:
     # SQLITE_READONLY (8, with its extended codes) or SQLITE_CANTOPEN (14): the journal cannot be created.
     return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (8, 14)
-
-
-def _is_write_failure(exc: sqlite3.Error) -> bool:
-    # SQLITE_FULL (13: the disk, or PRAGMA max_page_count, is full) or SQLITE_IOERR (10, with its extended codes).
-    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (10, 13)
 
 
 def _why_unusable(path: str, exc: BaseException) -> str:
