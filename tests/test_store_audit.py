@@ -22,6 +22,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 
@@ -36,6 +37,7 @@ from tinyagent.memory.session_store import SqliteSessionStore, Turn, open_sessio
 from tinyagent.memory.user_facts import UserFacts
 from tinyagent.registry import ToolRegistry
 from tinyagent.shop import Shop
+from tinyagent.toolkit.workspace_files import workspace_tools
 
 URI_LIKE = "file:sessions.db?mode=memory"  # a file name that this Python's SQLite reads as a URI of a memory database
 
@@ -190,3 +192,51 @@ def test_an_outbox_wait_ends_at_a_stop_and_at_ctrl_c(tmp_path, monkeypatch):
         assert time.monotonic() - started < 3 and "nothing was sent" in result.text, result.text
     with ReminderStore(str(path)) as store:
         assert store.outbox() == []
+
+
+# -- 5. writeFile: a new file appears only whole --------------------------------------------------------------------
+KILLED_MID_WRITE = textwrap.dedent("""
+    import json, os, sys
+    real_write = os.write
+    def write_half_then_die(fd, data):
+        real_write(fd, bytes(data[:len(data) // 2]))
+        os._exit(9)  # as a kill -9 in the middle of the write: nothing after it runs
+    os.write = write_half_then_die
+    from tinyagent.toolkit.workspace_files import write_file_tool
+    write_file_tool(sys.argv[1]).invoke(json.dumps({"file_path": sys.argv[2], "content": "x" * 90000,
+                                                    "overwrite": True}))
+""")
+
+
+def _killed_mid_write(workspace, name: str) -> None:
+    done = subprocess.run([sys.executable, "-c", KILLED_MID_WRITE, str(workspace), name], check=False,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 9, done.stderr
+
+
+def _listed(workspace) -> list[str]:
+    tools = {tool.name: tool for tool in workspace_tools(workspace)}
+    return [entry["name"] for entry in json.loads(tools["listFiles"].invoke("{}"))["entries"]]
+
+
+def test_a_new_file_killed_mid_write_is_not_there_and_a_retry_writes_it(tmp_path):
+    _killed_mid_write(tmp_path, "new.txt")
+    assert not (tmp_path / "new.txt").exists()
+    assert _listed(tmp_path) == []
+    tools = {tool.name: tool for tool in workspace_tools(tmp_path)}
+    written = json.loads(tools["writeFile"].invoke(json.dumps({"file_path": "new.txt", "content": "whole"})))
+    assert written.get("created") is True, written
+    assert (tmp_path / "new.txt").read_text() == "whole"
+
+
+def test_an_overwrite_killed_mid_write_keeps_the_old_file_and_lists_nothing_else(tmp_path):
+    (tmp_path / "old.txt").write_text("old content, whole\n")
+    _killed_mid_write(tmp_path, "old.txt")
+    assert (tmp_path / "old.txt").read_text() == "old content, whole\n"
+    assert _listed(tmp_path) == ["old.txt"]
+
+
+def test_write_file_refuses_a_name_of_its_temporary_files_which_list_files_hides(tmp_path):
+    tools = {tool.name: tool for tool in workspace_tools(tmp_path)}
+    answer = json.loads(tools["writeFile"].invoke(json.dumps({"file_path": ".notes.txt.1a2b3c4d.tmp", "content": "x"})))
+    assert "temporary files" in answer["error"] and not list(tmp_path.iterdir())

@@ -18,11 +18,13 @@ given when the tool is made, and every refusal is an error Observation the model
     not a file          a folder, a device, a pipe of that name   refused
 
 How it writes, on POSIX systems: every folder on the way is opened relative to the one before it
-(`dir_fd`) with `O_NOFOLLOW`, so a link swapped in while the tool runs is refused too, not followed. A new
-file is created with `O_EXCL` (it must not exist yet); a replaced file is written to a temporary name in
-the same folder first and then renamed over the old one (`os.replace`): a reader never sees half a file,
-and a hard link to a file elsewhere keeps that file's content. A write that fails half way (a full disk)
-removes what it had written, the new file or the temporary one. Where `dir_fd` is not supported (Windows),
+(`dir_fd`) with `O_NOFOLLOW`, so a link swapped in while the tool runs is refused too, not followed. The content is
+always written to a temporary name in the same folder first (`.NAME.1a2b3c4d.tmp`, created with `O_EXCL`), so that a
+name only ever holds a whole file, even when the process is killed half way. A new file then gets its name by a hard
+link (`os.link`, which refuses a name that exists: a file made there meanwhile is refused, never replaced), and the
+temporary name is removed; a replaced file's temporary is renamed over the old one (`os.replace`), and a hard link to
+a file elsewhere keeps that file's content. A write that fails half way (a full disk) removes its temporary file; one
+killed leaves it, and `listFiles` does not show such names (nor may `writeFile` choose one). Where `dir_fd` is not supported (Windows),
 each folder on the way is checked for links before the write instead; a link put there between that check
 and the write is not caught.
 
@@ -41,6 +43,7 @@ the disk is never shown to it.
 # because one of them holds `max_chars`, a local name that `typing.get_type_hints` could not find later.
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Annotated
@@ -60,6 +63,8 @@ MAX_LIST_ENTRIES = 200  # listFiles: more would drown the model's context
 
 # dir_fd and O_NOFOLLOW on every step: POSIX (Linux, macOS). Tests switch it off to run the other path.
 USE_DIR_FD = os.open in os.supports_dir_fd and os.mkdir in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW")
+# os.link can be told not to follow a symbolic link it is given: POSIX, not Windows.
+LINK_NOFOLLOW = os.link in os.supports_follow_symlinks
 
 
 class Refused(Exception):
@@ -117,6 +122,9 @@ def check_relative_path(file_path: str, *, folder: bool = False, use: str = "wri
 
 def write_in_workspace(root: Path, parts: list[str], data: bytes, overwrite: bool) -> dict:
     """Write `data` to root/parts, following no link. What happened, as the Observation's fields."""
+    if is_temporary(parts[-1]):  # listFiles would not show it
+        raise Refused(f"{'/'.join(parts)} has the form of writeFile's temporary files (.NAME.1a2b3c4d.tmp), which "
+                      "listFiles does not show", "choose another file name")
     return (_write_with_dir_fd if USE_DIR_FD else _write_portably)(root, parts, data, overwrite)
 
 
@@ -175,7 +183,7 @@ def _write_file(fd: int, parts: list[str], data: bytes, overwrite: bool) -> dict
     except FileNotFoundError:
         info = None
     if info is None:
-        _write_new(name, data, fd)
+        _create_whole(name, _temporary_name(name), data, fd, shown)
         return {"written": shown, "bytes": len(data), "created": True}
     previous = _check_replaceable(info, shown, overwrite)
     temporary = _temporary_name(name)
@@ -193,11 +201,38 @@ def _write_file(fd: int, parts: list[str], data: bytes, overwrite: bool) -> dict
     return {"written": shown, "bytes": len(data), "replaced": True, "previous_bytes": previous}
 
 
+def _create_whole(name: str, temporary: str, data: bytes, fd: int | None, shown: str) -> None:
+    """Create `name` holding `data`, so that it appears only whole: written under `temporary`, then linked to `name`
+    (link, unlike rename, refuses a name that exists, so nothing is replaced), then `temporary` removed. Written
+    straight under its name, a process killed half way left half a file there, which a retry found "already exists"."""
+    _write_new(temporary, data, fd)
+    try:
+        # A symbolic link swapped in for the temporary name is linked as itself, never what it points to (Windows
+        # cannot be asked, and its link never follows one).
+        os.link(temporary, name, src_dir_fd=fd, dst_dir_fd=fd, follow_symlinks=not LINK_NOFOLLOW)
+    except FileExistsError:  # made by another writer since this one looked
+        raise Refused(f"{shown} was created by someone else while this was written; it was not changed",
+                      'to replace it, call again with "overwrite": true; or choose another file name') from None
+    finally:
+        os.unlink(temporary, dir_fd=fd)
+
+
+_TEMPORARY = re.compile(r"\..+\.[0-9a-f]{8}\.tmp", re.DOTALL)  # what _temporary_name makes
+
+
 def _temporary_name(name: str) -> str:
     """A fresh name beside `name` for the new content: its first 200 bytes (not characters: a name of 255 bytes
     in Chinese or accented letters must leave room for the rest) and a random part."""
     start = name.encode("utf-8")[:200].decode("utf-8", "ignore")  # a character cut in two is left out
     return f".{start}.{os.urandom(4).hex()}.tmp"
+
+
+def is_temporary(name: str) -> bool:
+    """Whether `name` has the form of writeFile's temporary files. listFiles hides them rather than removing them:
+    one may be a write still running in another thread or process (nothing tells it from one a killed process left),
+    and removing it would fail that write; hidden, a leftover one is harmless (no name holds part of it), and the
+    workspace's owner still sees it (`ls -a`) and may delete it."""
+    return _TEMPORARY.fullmatch(name) is not None
 
 
 def _check_replaceable(info: os.stat_result, shown: str, overwrite: bool) -> int:
@@ -245,7 +280,7 @@ def _write_portably(root: Path, parts: list[str], data: bytes, overwrite: bool) 
     try:
         info = os.lstat(target)
     except FileNotFoundError:
-        _write_new(str(target), data, None)
+        _create_whole(str(target), str(folder / _temporary_name(parts[-1])), data, None, shown)
         return {"written": shown, "bytes": len(data), "created": True}
     previous = _check_replaceable(info, shown, overwrite)
     temporary = folder / _temporary_name(parts[-1])
@@ -346,12 +381,12 @@ def list_in_workspace(root: Path, parts: list[str], max_entries: int) -> dict:
         fd = open_folder(root, parts)
         try:
             with os.scandir(fd) as found:
-                entries = [_entry(item) for item in found]
+                entries = [_entry(item) for item in found if not is_temporary(item.name)]
         finally:
             os.close(fd)
     else:
         with os.scandir(checked_folder(root, parts)) as found:
-            entries = [_entry(item) for item in found]
+            entries = [_entry(item) for item in found if not is_temporary(item.name)]
     entries.sort(key=lambda entry: entry["name"])
     listing: dict = {"folder": "/".join(parts) or ".", "entries": entries[:max_entries]}
     if len(entries) > max_entries:
