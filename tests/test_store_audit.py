@@ -19,6 +19,7 @@ import _thread
 import contextlib
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -33,10 +34,10 @@ from tinyagent import Action
 from tinyagent.architectures import reminder_loop
 from tinyagent.architectures.reminder_loop import ReminderStore, message_tool
 from tinyagent.errors import ShopDatabaseError, TinyAgentError
-from tinyagent.memory.session_store import SqliteSessionStore, Turn, open_session_store
+from tinyagent.memory.session_store import SessionStoreError, SqliteSessionStore, Turn, open_session_store
 from tinyagent.memory.user_facts import UserFacts
 from tinyagent.registry import ToolRegistry
-from tinyagent.shop import Shop
+from tinyagent.shop import Shop, shop_registry
 from tinyagent.toolkit.workspace_files import workspace_tools
 
 URI_LIKE = "file:sessions.db?mode=memory"  # a file name that this Python's SQLite reads as a URI of a memory database
@@ -240,3 +241,27 @@ def test_write_file_refuses_a_name_of_its_temporary_files_which_list_files_hides
     tools = {tool.name: tool for tool in workspace_tools(tmp_path)}
     answer = json.loads(tools["writeFile"].invoke(json.dumps({"file_path": ".notes.txt.1a2b3c4d.tmp", "content": "x"})))
     assert "temporary files" in answer["error"] and not list(tmp_path.iterdir())
+
+
+# -- 6. a file moved or deleted while open --------------------------------------------------------------------------
+def test_a_shop_file_deleted_while_open_says_so_not_read_only(tmp_path):
+    path = tmp_path / "shop.db"
+    Shop(path).close()
+    shop = Shop(path)
+    try:
+        os.remove(path)
+        text = shop_registry(shop).run(Action("applyRefund", '{"orderId": "88236", "reason": "broken"}')).text
+    finally:
+        shop.close()
+    assert "moved or deleted" in text and "restart" in text and "read-only" not in text, text
+
+
+def test_a_session_store_moved_while_open_says_so_not_read_only(tmp_path):
+    path = tmp_path / "sessions.db"
+    with SqliteSessionStore(path) as store:
+        store.append_turn("a", Turn("q", "a"))
+        shutil.move(path, tmp_path / "moved.db")
+        with pytest.raises(SessionStoreError) as caught:
+            store.append_turn("a", Turn("q2", "a2"))
+    message = str(caught.value)
+    assert "moved or deleted" in message and "restart" in message and "readonly" not in message, message

@@ -42,7 +42,13 @@ from typing import Annotated
 from tinyagent.clock import COURSE_NOW, Clock, fixed_clock
 from tinyagent.errors import TinyAgentError, first_line
 from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours
-from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction, is_busy, is_write_failure
+from tinyagent.memory.sqlite_writes import (
+    LockWait,
+    immediate_transaction,
+    is_busy,
+    is_write_failure,
+    why_failed,
+)
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.safe_text import hidden_character, one_line
 from tinyagent.toolkit.action_input import read_arguments
@@ -246,7 +252,7 @@ def _why_failed(exc: sqlite3.Error) -> str:
         return "the reminder store is busy (another program is using its file); try again shortly"
     if is_write_failure(exc):
         return f"the reminder store could not be written ({first_line(exc)}); try again once the disk has room"
-    return f"the reminder store failed ({first_line(exc)}); try again"
+    return f"the reminder store failed: {why_failed(exc)}"  # a file moved away: trying again would not help
 
 
 def meetings_tool(store: ReminderStore) -> TypedTool:

@@ -45,7 +45,7 @@ from urllib.parse import urlsplit, urlunsplit
 from tinyagent.api_url import user_info_misread
 from tinyagent.errors import TinyAgentError, first_line
 from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours
-from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
+from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction, why_failed
 from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
 
 # How long a writer waits for another one's transaction (SQLite's busy timeout; PostgreSQL waits for a row
@@ -302,7 +302,7 @@ class SqliteSessionStore(SessionStore):
         try:
             yield
         except sqlite3.Error as exc:
-            raise SessionStoreError(f"the session store {self.path} failed: {first_line(exc)}") from None
+            raise SessionStoreError(f"the session store {self.path} failed: {why_failed(exc)}") from None
 
     def close(self) -> None:
         with self._lock:

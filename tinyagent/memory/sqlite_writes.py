@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from tinyagent.errors import first_line
+
 # How long a connection waits for a lock in one C call (its busy timeout, given to sqlite3.connect): the longest
 # a stop or a Ctrl-C waits for a statement to give up.
 BUSY_SLICE_SECONDS = 0.1
@@ -40,6 +42,21 @@ def is_write_failure(exc: sqlite3.Error) -> bool:
     """SQLITE_FULL (13: the disk, or PRAGMA max_page_count, is full) or SQLITE_IOERR (10, with its extended codes):
     SQLite has rolled the transaction back, so nothing of the write was kept."""
     return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (10, 13)
+
+
+def was_moved(exc: sqlite3.Error) -> bool:
+    """SQLITE_READONLY_DBMOVED (1032): the file was moved or deleted since it was opened. SQLite then refuses every
+    write in a read-only database's words ("attempt to write a readonly database"), which sent people to look at
+    permissions; `why_failed` says what happened."""
+    return getattr(exc, "sqlite_errorcode", 0) == 1032
+
+
+MOVED = "its file was moved or deleted since it was opened: restart the program to open it again"
+
+
+def why_failed(exc: sqlite3.Error) -> str:
+    """SQLite's reason for a failed statement, in one line; a file moved or deleted said as that (`was_moved`)."""
+    return MOVED if was_moved(exc) else first_line(exc)
 
 
 class LockWait:

@@ -31,10 +31,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tinyagent.errors import first_line
 from tinyagent.memory.session_store import BUSY_TIMEOUT_SECONDS, SessionStoreError
 from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours
-from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
+from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction, why_failed
 from tinyagent.number_checks import check_whole
 from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.shop.knowledge import match_query, search_terms
@@ -185,7 +184,7 @@ class UserFacts:
         try:
             yield
         except sqlite3.Error as exc:
-            raise SessionStoreError(f"the facts file {self.path} failed: {first_line(exc)}") from None
+            raise SessionStoreError(f"the facts file {self.path} failed: {why_failed(exc)}") from None
 
     @contextmanager
     def _write(self) -> Iterator[None]:

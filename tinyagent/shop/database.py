@@ -51,6 +51,7 @@ from tinyagent.memory.sqlite_writes import (
     immediate_transaction,
     is_busy,
     is_write_failure,
+    was_moved,
 )
 from tinyagent.shop import knowledge
 from tinyagent.shop.shop_errors import (
@@ -326,6 +327,10 @@ class Shop:
             with immediate_transaction(self._conn, execute=self._waits.execute):
                 yield
         except sqlite3.OperationalError as exc:
+            if was_moved(exc):  # SQLite says "read-only", and people looked at the file's permissions
+                raise ShopWriteError(f"商店数据库文件在打开之后被移走或删除了，什么都没有改，请重新启动程序（the shop's "
+                                     "database file was moved or deleted since it was opened; nothing was changed: "
+                                     f"restart the program to open it again: {self.path}）") from exc
             # Writable by its mode but not in fact (a disk remounted read-only, a folder that forbids
             # the journal file): SQLite says so only when it tries to write.
             if _is_read_only_error(exc):
