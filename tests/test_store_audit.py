@@ -18,6 +18,7 @@ from __future__ import annotations
 import _thread
 import contextlib
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -265,3 +266,27 @@ def test_a_session_store_moved_while_open_says_so_not_read_only(tmp_path):
             store.append_turn("a", Turn("q2", "a2"))
     message = str(caught.value)
     assert "moved or deleted" in message and "restart" in message and "readonly" not in message, message
+
+
+# -- 7. PostgreSQL down: one line, no pool warnings -------------------------------------------------------------------
+def test_postgres_down_gives_the_stores_line_and_no_pool_warnings(monkeypatch, caplog):
+    from tests.postgres_server import throwaway_postgres
+    from tinyagent.memory import session_store
+    from tinyagent.memory.session_store import PostgresSessionStore
+
+    monkeypatch.setattr(session_store, "POOL_WAIT_SECONDS", 1.0)
+    caplog.set_level(logging.INFO, logger="psycopg.pool")
+    with throwaway_postgres() as server:
+        store = PostgresSessionStore(server.new_database())
+        try:
+            server.stop(keep_data=True)
+            with pytest.raises(SessionStoreError, match="failed: couldn't get a connection"):
+                store.append_turn("p", Turn("q", "a"))
+            time.sleep(3)  # the pool tries to reconnect while idle
+        finally:
+            store.close()
+        # Another pool's warnings are still logged: only the stores' own are quieted.
+        logging.getLogger("psycopg.pool").warning("error connecting in %r: %s", "someone-elses-pool", "refused")
+    pool_records = [record.getMessage() for record in caplog.records if record.name.startswith("psycopg.pool")
+                    and record.levelno >= logging.WARNING]
+    assert pool_records == ["error connecting in 'someone-elses-pool': refused"], pool_records

@@ -32,6 +32,7 @@ with several workers on several machines (lesson 19) needs a database server the
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import sqlite3
@@ -57,6 +58,7 @@ CONNECT_TIMEOUT_SECONDS = 10
 # long a call waits for a working connection before it fails (the server is down, or every connection busy).
 POOL_SIZE = 8
 POOL_WAIT_SECONDS = 5.0
+POOL_NAME = "tinyagent-sessions"  # the stores' pools: their reconnect warnings are not logged (_QuietPool)
 
 
 _URL_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
@@ -394,9 +396,10 @@ class PostgresSessionStore(SessionStore):
             ) from None
         except psycopg.Error as exc:  # e.g. a user who may not create tables
             raise SessionStoreError(f"PostgreSQL at {self.url} failed: {first_line(exc)}") from None
+        _quiet_pool_logging()
         self._pool = ConnectionPool(url, min_size=1, max_size=POOL_SIZE, kwargs=options, open=True,
                                     check=ConnectionPool.check_connection, timeout=POOL_WAIT_SECONDS,
-                                    name="tinyagent-sessions")
+                                    name=POOL_NAME)
 
     @contextmanager
     def _transaction(self) -> Iterator:
@@ -426,6 +429,30 @@ class PostgresSessionStore(SessionStore):
 
     def __repr__(self) -> str:
         return f"PostgresSessionStore({self.url!r})"
+
+
+class _QuietPool(logging.Filter):
+    """Drops psycopg_pool's log records about the session stores' pools, and only theirs: while the server is down,
+    a pool logs a two-line warning at each attempt to reconnect (a dozen a minute, during a call and while idle), on
+    stderr beside the one line the store raises, which says it all. Another pool's records pass as they were."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not any(_is_our_pool(arg) or _is_our_pool(getattr(arg, "_pool", None)) for arg in args)
+
+
+def _is_our_pool(thing: object) -> bool:
+    """The stores' pool's name ("error connecting in %r"), or a pool of that name (a connection's `_pool`)."""
+    return thing == POOL_NAME or getattr(thing, "name", None) == POOL_NAME
+
+
+_QUIET_POOL = _QuietPool()
+
+
+def _quiet_pool_logging() -> None:
+    pool_logger = logging.getLogger("psycopg.pool")
+    if _QUIET_POOL not in pool_logger.filters:  # once, however many stores are made
+        pool_logger.addFilter(_QUIET_POOL)
 
 
 def _refuse_another_programs_table(cursor, url: str) -> None:
