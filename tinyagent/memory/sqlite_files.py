@@ -30,7 +30,7 @@ def file_uri(path: str | os.PathLike[str]) -> str:
 
 
 def connect_file(path: str | os.PathLike[str], *, read_only: bool = False,
-            timeout: float = BUSY_SLICE_SECONDS) -> sqlite3.Connection:
+                 timeout: float = BUSY_SLICE_SECONDS) -> sqlite3.Connection:
     """A connection to the file `path` (":memory:": a fresh database in memory), as the stores use it.
 
     isolation_level=None leaves transactions to the store (sqlite_writes.immediate_transaction: Python's own would

@@ -24,9 +24,10 @@ name only ever holds a whole file, even when the process is killed half way. A n
 link (`os.link`, which refuses a name that exists: a file made there meanwhile is refused, never replaced), and the
 temporary name is removed; a replaced file's temporary is renamed over the old one (`os.replace`), and a hard link to
 a file elsewhere keeps that file's content. A write that fails half way (a full disk) removes its temporary file; one
-killed leaves it, and `listFiles` does not show such names (nor may `writeFile` choose one). Where `dir_fd` is not supported (Windows),
-each folder on the way is checked for links before the write instead; a link put there between that check
-and the write is not caught.
+killed leaves it, and `listFiles` does not show such names (nor may `writeFile` choose one). Where `dir_fd` is not
+supported (Windows), each folder on the way is checked for links before the write instead; a link put there between
+that check and the write is not caught. On a file system without hard links (FAT) a new file cannot be made: writeFile
+says the system's reason in its error Observation.
 
 Lesson 15 adds `readFile` and `listFiles`, on the same path rules (`check_relative_path`) and the same walk
 (`open_folder`): the file is opened with `O_NOFOLLOW` (and `O_NONBLOCK`, so a pipe swapped in cannot hang the
