@@ -94,10 +94,18 @@ def test_429_and_5xx_are_retried_then_succeed(scripted_server):
 
 def test_retries_are_capped(scripted_server):
     waits = []
-    scripted_server.reply((500, {"error": {"message": "boom"}}, {"Retry-After": "999"}))
+    scripted_server.reply((500, {"error": {"message": "boom"}}))
     with pytest.raises(ServerError, match="after 3 attempts"):
+        client(scripted_server, sleep=waits.append, max_retry_wait=1.2).chat(MESSAGES)
+    assert 1.0 <= waits[0] <= 1.2 and waits[1] == 1.2  # the backoff (1 s, 2 s, and jitter), capped
+
+
+def test_a_retry_after_longer_than_the_cap_is_not_waited_for(scripted_server):
+    waits = []
+    scripted_server.reply((500, {"error": {"message": "boom"}}, {"Retry-After": "999"}))
+    with pytest.raises(ServerError, match=r"asked to wait 17 minutes \(Retry-After\), longer than max_retry_wait"):
         client(scripted_server, sleep=waits.append, max_retry_wait=5).chat(MESSAGES)
-    assert waits == [5, 5]
+    assert waits == [] and len(scripted_server.requests) == 1
 
 
 @pytest.mark.parametrize("not_a_number", ["nan", "NaN", "inf", "-inf", "Infinity"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +86,16 @@ class _WrongShape(ValueError):
     """A field the client reads is missing or of the wrong JSON type (reported as a BadResponseError)."""
 
 
+class _NoAnswer(_WrongShape):
+    """A reply of the right shape with neither text nor tool calls: the model's or the provider's doing, which the
+    message says (by its finish_reason), not the URL's."""
+
+
+# The finish_reasons of a reply that may hold no text at all: the model spent max_tokens before it wrote any (a
+# reasoning model's thinking can use them all up), or the provider withheld what it wrote.
+ENDED_WITHOUT_TEXT = ("length", "content_filter")
+
+
 def _reply_fields(data: Any) -> tuple[str | None, tuple[dict, ...], str | None, dict, str | None]:
     """Content, tool calls, finish_reason, usage and model of a decoded reply, each checked for its type.
 
@@ -111,9 +122,13 @@ def _reply_fields(data: Any) -> tuple[str | None, tuple[dict, ...], str | None, 
             copy.deepcopy(call)
         except RecursionError:  # a field nested 600 lists deep: it raised out of the run
             raise _WrongShape(f"{where} is nested too deeply to be a tool call") from None
-    if content is None and not calls:
-        raise _WrongShape("the reply has no choices[0].message.content")
     finish_reason = _expect(choice.get("finish_reason"), "choices[0].finish_reason", str)
+    if content is None and not calls:
+        if finish_reason not in ENDED_WITHOUT_TEXT:
+            ended = f"finish_reason {finish_reason!r}" if finish_reason else "no finish_reason"
+            raise _NoAnswer(f"the reply has no choices[0].message.content and no tool calls, with {ended}: the model "
+                            "ended without an answer; try again")
+        content = ""  # a reply cut before its first word: the loop stops on its finish_reason, as for any cut reply
     usage = _expect(data.get("usage"), "usage", dict) or {}
     _check_counts(usage)
     model = _expect(data.get("model"), "model", str)
@@ -172,15 +187,36 @@ def _server_message(text: str) -> str:
         data = json.loads(text)
     except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads
         return _describe_body(text)
-    if isinstance(data, dict):
-        error = data.get("error", data)
-        if isinstance(error, dict) and error.get("message"):
-            return str(error["message"])
-        if isinstance(error, str):
-            return error
-        if data.get("message"):
-            return str(data["message"])
-    return _clip(text)
+    return _message_of(data) or _clip(text)
+
+
+def _message_of(data: Any) -> str | None:
+    """The message of a decoded error body ({"error": {"message": ...}}, {"error": "..."}, {"message": ...})."""
+    if not isinstance(data, dict):
+        return None
+    error = data.get("error", data)
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"])
+    if isinstance(error, str):
+        return error
+    if data.get("message"):
+        return str(data["message"])
+    return None
+
+
+def provider_error(data: Any) -> tuple[int | None, str] | None:
+    """The error a provider sent where a reply, or a stream's chunk, was due: a top-level `error` that is not empty
+    (OpenRouter answers HTTP 200 with one once generation has started, and sends one in a chunk), as its code when
+    that is an HTTP status (429, "502") or None, and its message. None when `data` holds no error (some servers send
+    "error": null in every chunk)."""
+    if not isinstance(data, dict) or not data.get("error"):
+        return None
+    error = data["error"]
+    code = error.get("code") if isinstance(error, dict) else None
+    if isinstance(code, str) and code.isdigit():
+        code = int(code)
+    status = code if type(code) is int and 100 <= code <= 599 else None  # not "rate_limit_exceeded", not true
+    return status, _message_of(data) or "(an error without a message)"
 
 
 def _describe_body(text: str) -> str:
@@ -194,6 +230,7 @@ def _clip(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+UNTRUSTED_CERTIFICATE = "the server's TLS certificate is not trusted"
 _REASONS = {
     "Connection refused": "connection refused",
     "Connection reset": "connection reset",
@@ -204,11 +241,19 @@ _REASONS = {
     "EOF occurred in violation of protocol": "remote end closed",
     "IncompleteRead": "the body ended early",
     "InvalidChunkLength": "the body ended early",
+    "CERTIFICATE_VERIFY_FAILED": UNTRUSTED_CERTIFICATE,  # in words _CERTIFICATE_REFUSED does not know
 }
+
+
+# Python's ssl says why it refused a certificate after these words: "self-signed certificate", "unable to get local
+# issuer certificate" (a corporate proxy's own authority), "certificate has expired", "Hostname mismatch, ...".
+_CERTIFICATE_REFUSED = re.compile(r"certificate verify failed: (.+?)\.? \(_ssl\.c:\d+\)")
 
 
 def _short_reason(exc: Exception) -> str:
     reason = str(exc)
+    if refused := _CERTIFICATE_REFUSED.search(reason):
+        return f"{UNTRUSTED_CERTIFICATE}: {refused.group(1)}"
     for marker, said in _REASONS.items():
         if marker in reason:
             return said

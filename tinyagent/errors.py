@@ -6,7 +6,7 @@ server's reply pass it through `redact()` first, because some servers echo the r
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 class TinyAgentError(Exception):
@@ -87,6 +87,20 @@ class BadResponseError(LlmError):
     """The reply is not the JSON a Chat Completions server sends."""
 
 
+def error_class(status: int | None) -> type[LlmError]:
+    """The class of the family for an HTTP status, or for a provider's error code that is one (an error sent with
+    HTTP 200, or in a stream): a provider's error without such a code is its own failure, a ServerError."""
+    if status in (401, 403):
+        return AuthenticationError
+    if status == 404:
+        return NotFoundError
+    if status == 429:
+        return RateLimitError
+    if status is not None and 400 <= status < 500:
+        return BadRequestError
+    return ServerError
+
+
 class ShopDatabaseError(TinyAgentError):
     """The shop's database file cannot be used: a folder, not a database, or a place that cannot be written."""
 
@@ -98,6 +112,28 @@ def redact(text: str, secret: str | None) -> str:
     if secret and len(secret) >= 4 and secret in text:
         return text.replace(secret, "***")
     return text
+
+
+def redact_json(value: Any, secret: str | None) -> Any:
+    """A decoded JSON value with `redact` applied to every string in it, names too: what a reply holds is shown (a
+    trace's model, lesson 09's raw reply) and stored, and a server may echo the Authorization header anywhere."""
+    if not secret:
+        return value
+    if isinstance(value, str):
+        return redact(value, secret)
+    # Loops, not comprehensions: a comprehension is a call of its own, and a reply nested a few hundred levels deep
+    # (which the reply's checks name) must not run out of Python's stack here first.
+    if isinstance(value, list):
+        items = []
+        for item in value:
+            items.append(redact_json(item, secret))
+        return items
+    if isinstance(value, dict):
+        fields = {}
+        for name, item in value.items():
+            fields[redact(name, secret)] = redact_json(item, secret)
+        return fields
+    return value
 
 
 class ContextBudgetError(TinyAgentError):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import time
 import unicodedata
@@ -29,10 +30,12 @@ from tinyagent.api_url import CHAT_PATH, LOOPBACK_HOSTS, is_loopback, normalize_
 from tinyagent.chat_result import (
     CHECK_THE_URL,
     MAX_REPLY_BYTES,
+    UNTRUSTED_CERTIFICATE,
     ChatResult,
     NotJsonNumber,
     _clip,
     _describe_body,
+    _NoAnswer,
     _reply_fields,
     _server_message,
     _short_reason,
@@ -40,6 +43,7 @@ from tinyagent.chat_result import (
     cut_at_stop,
     finite_float,
     no_json_constant,
+    provider_error,
     stop_sequences,
 )
 from tinyagent.errors import (
@@ -54,8 +58,10 @@ from tinyagent.errors import (
     RateLimitError,
     RedirectError,
     ServerError,
+    error_class,
     first_line,
     redact,
+    redact_json,
 )
 from tinyagent.safe_text import json_may_hold_surrogates, replace_lone_surrogates
 from tinyagent.settings import load_settings
@@ -102,7 +108,8 @@ def key_problem(key: str) -> str | None:
 def reply_timeouts(seconds: float) -> dict[str, float]:
     """LlmClient options that give each reply `seconds` for each wait: to connect (at most 10 s), between two
     bytes (the reply's first byte too: a server that sends nothing until its reply is done must finish within
-    it), and from the body's first byte to its last. What `ask --timeout` and `doctor --timeout` mean."""
+    it), and from the body's first byte to its last. What `ask --timeout` and `doctor --timeout` mean. The status
+    line and headers have no deadline of their own: see LlmClient's `total_timeout`."""
     return {"connect_timeout": min(seconds, 10.0), "read_timeout": seconds, "total_timeout": seconds}
 
 
@@ -118,11 +125,58 @@ DEFAULT_MAX_TOKENS = 512
 STEP_MAX_TOKENS = 160
 
 
+# The variables that choose the certificate authorities a request trusts (requests reads them in this order).
+CA_BUNDLE_VARIABLES = ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE")
+TRUST_ITS_AUTHORITY = (f"if your organisation or a proxy signs its own certificates, set {CA_BUNDLE_VARIABLES[0]} to "
+                       "that authority's certificate (a .pem file)")
+
+
 def unsent_reason(exc: OSError) -> str:
     """Why requests could not start a request (`exc`, not one of its own errors), in one line; a TLS certificate
     bundle that is not there names the variables that choose it."""
-    bundle = " (check REQUESTS_CA_BUNDLE and CURL_CA_BUNDLE)" if "CA certificate bundle" in str(exc) else ""
+    bundle = f" (check {' and '.join(CA_BUNDLE_VARIABLES)})" if "CA certificate bundle" in str(exc) else ""
     return first_line(exc) + bundle
+
+
+def unreached_advice(reason: str) -> str:
+    """What to do about a server that could not be reached for `reason` (`_short_reason`'s words): a certificate
+    this machine does not trust is no fault of the URL."""
+    if reason.startswith(UNTRUSTED_CERTIFICATE):
+        return TRUST_ITS_AUTHORITY
+    return "check TINYAGENT_API_URL, and that the server is running"
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """The wait a Retry-After header asks for, in seconds (it may say them, or give an HTTP date), or None when there
+    is none or it is garbage ("soon", and "nan" or "inf", which float() reads)."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:  # the other form the standard allows: "Wed, 21 Oct 2026 07:28:00 GMT"
+            seconds = parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError):
+            return None
+    return max(seconds, 0.0) if math.isfinite(seconds) else None
+
+
+def how_long(seconds: float) -> str:
+    """A wait as a person reads it: 90 s, 25 minutes, 3 hours, 12 days."""
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+# What to do about an error a provider sent in place of a reply, by its class.
+_NEXT_STEP = {
+    AuthenticationError: "check TINYAGENT_API_KEY",
+    NotFoundError: "check TINYAGENT_MODEL",
+    RateLimitError: "wait a minute, or check your plan's quota",
+    BadRequestError: "check the request's options against the provider's documentation",
+    ServerError: "try again later",
+}
 
 
 class LlmClient:
@@ -133,11 +187,13 @@ class LlmClient:
                `key_problem` refuses (a space, a zero-width space, "Bearer " in front) is a ConfigurationError here
     model:     the model name the server knows
     max_retries: extra attempts for 429 and 5xx, waiting with exponential backoff and jitter
-               (or the server's Retry-After), each wait capped at `max_retry_wait` seconds
+               (or the server's Retry-After), each wait capped at `max_retry_wait` seconds; a server whose
+               Retry-After asks for longer is not tried again: the error says how long it asked for
     total_timeout: a cap on reading the reply's body, from the end of its headers to its last byte;
                `read_timeout` alone never fires if a server drips one byte at a time. The status line and
                headers are bounded by `read_timeout` between bytes only: requests reads them in one call
-               that no deadline interrupts
+               that no deadline interrupts, so a server that drips its headers a byte at a time holds the
+               call as long as it drips
     max_tokens: the cap on each reply when `chat` is not given one; None sends no cap
 
     llama.cpp's server (`local-model`, `llama-server`) is recognised by its first reply, which carries its
@@ -183,8 +239,10 @@ class LlmClient:
         self._session = session or requests.Session()
         if session is None and is_loopback(self.api_url):
             # Proxies and .netrc never apply to this machine's own servers, and looking them up reads
-            # the whole environment on every request: a third of the client's time on loopback.
+            # the whole environment on every request: a third of the client's time on loopback. The
+            # certificate authority a learner names is still trusted (a TLS server on this machine).
             self._session.trust_env = False
+            self._session.verify = next(filter(None, map(os.environ.get, CA_BUNDLE_VARIABLES)), True)
         self._sleep = sleep
 
     def close(self) -> None:
@@ -262,7 +320,8 @@ class LlmClient:
     def post(self, body: dict, accept: str = "application/json") -> requests.Response:
         """POST `body`; the last response, its body unread. Every request is sent through here (`chat`, and a
         streamed request), so each retries the same way: 429 and 5xx up to `max_retries` times, waiting as
-        `_retry_wait` says. A redirect is not followed: it is a RedirectError naming where it points."""
+        `_retry_wait` says, unless the server's Retry-After asks for longer than `max_retry_wait`: that is an error
+        at once, which says how long. A redirect is not followed: it is a RedirectError naming where it points."""
         attempt = 0
         while True:
             response = self._send(body, accept)
@@ -276,24 +335,19 @@ class LlmClient:
                 )
             if not (status == 429 or status >= 500) or attempt >= self.max_retries:
                 return response
-            retry_after = response.headers.get("Retry-After")
-            self._read_body(response)  # read to the end, so the connection can carry the next attempt
-            self._sleep(self._retry_wait(attempt, retry_after))
+            asked = retry_after_seconds(response.headers.get("Retry-After"))
+            error_body = self._read_body(response)  # read to the end, so the connection can carry the next attempt
+            if asked is not None and asked > self.max_retry_wait:
+                # Trying sooner than the server asked only spends the attempts, in silence: say how long it asked.
+                raise self._http_error(status, error_body.decode("utf-8", errors="replace"), asked_wait=asked)
+            self._sleep(self._retry_wait(attempt, asked))
             attempt += 1
 
-    def _retry_wait(self, attempt: int, retry_after: str | None) -> float:
-        """Honour Retry-After (seconds or an HTTP date) when the server sends it, else back off:
-        1, 2, 4 s (+ jitter). Either way, never longer than `max_retry_wait`."""
-        if retry_after:
-            try:
-                seconds = float(retry_after)
-            except ValueError:
-                try:  # the other form the standard allows: "Wed, 21 Oct 2026 07:28:00 GMT"
-                    seconds = parsedate_to_datetime(retry_after).timestamp() - time.time()
-                except (TypeError, ValueError):
-                    seconds = math.nan  # garbage, like "soon"
-            if math.isfinite(seconds):  # "nan" and "inf" read as floats, and are garbage too
-                return min(max(seconds, 0.0), self.max_retry_wait)
+    def _retry_wait(self, attempt: int, asked: float | None) -> float:
+        """Honour the wait the server asked for (`retry_after_seconds`, at most `max_retry_wait`: `post` checked),
+        else back off: 1, 2, 4 s (+ jitter), never longer than `max_retry_wait`."""
+        if asked is not None:
+            return asked
         return min(2.0**attempt + random.uniform(0, 0.5), self.max_retry_wait)
 
     def _send(self, body: dict, accept: str = "application/json") -> requests.Response:
@@ -339,10 +393,7 @@ class LlmClient:
                         f"{host} closed the connection without replying ({reason}), twice: the server may have "
                         "crashed, or a proxy cut the request; try again"
                     ) from None
-                raise LlmConnectionError(
-                    f"could not reach {host} ({reason}): check TINYAGENT_API_URL, "
-                    "and that the server is running"
-                ) from None
+                raise LlmConnectionError(f"could not reach {host} ({reason}): {unreached_advice(reason)}") from None
             except requests.exceptions.RequestException as exc:
                 raise LlmConnectionError(f"the request to {host} failed: {_short_reason(exc)}") from None
             except OSError as exc:  # before any byte is sent: the TLS certificates named by REQUESTS_CA_BUNDLE, say
@@ -411,12 +462,17 @@ class LlmClient:
             data = json.loads(text, parse_constant=no_json_constant, parse_float=finite_float)
             if json_may_hold_surrogates(text):  # only a \ud800-style escape can put one in
                 data = replace_lone_surrogates(data)
+            data = redact_json(data, self._api_key)  # a server may echo the key into any field: model, raw, text
+            if error := provider_error(data):
+                raise self._provider_error(status, *error)
             content, tool_calls, finish_reason, usage, model = _reply_fields(data)
             self.note_server(data)
         except RecursionError:
             raise BadResponseError(
                 f"the reply is nested too deeply to be a Chat Completions reply: {CHECK_THE_URL}", status
             ) from None
+        except _NoAnswer as exc:  # the reply's shape is right: nothing to do with the URL
+            raise BadResponseError(f"{exc}. The reply: {redact(_clip(text), self._api_key)}", status) from None
         except _WrongShape as exc:
             raise BadResponseError(
                 f"{exc}: {CHECK_THE_URL}. The reply: {redact(_clip(text), self._api_key)}", status
@@ -444,8 +500,22 @@ class LlmClient:
             raw=data,
         )
 
-    def _http_error(self, status: int, text: str) -> LlmError:
+    def _provider_error(self, status: int, code: int | None, message: str) -> LlmError:
+        """An error the provider sent in place of a reply (with HTTP 200: OpenRouter, once generation has begun), as
+        the class its code names (`provider_error`, `error_class`), in its own words."""
+        kind = error_class(code)
+        said = f"error code {code}" if code is not None else "no error code"
+        return kind(f"{self.host} answered HTTP {status} with an error instead of a reply ({said}): "
+                    f"{redact(message, self._api_key)}; {_NEXT_STEP[kind]}", code)
+
+    def _http_error(self, status: int, text: str, asked_wait: float | None = None) -> LlmError:
+        """The error for an HTTP error status; `asked_wait`: the seconds a 429's or 5xx's Retry-After asked for, when
+        that was too long to wait (`post`)."""
         server_says = redact(_server_message(text), self._api_key)
+        tried = f"after {self.max_retries + 1} attempts"
+        if asked_wait is not None:
+            tried = (f"and asked to wait {how_long(asked_wait)} (Retry-After), longer than max_retry_wait "
+                     f"({self.max_retry_wait:g} s), so it was not tried again")
         if status in (401, 403):
             return AuthenticationError(
                 f"the server refused the API key (HTTP {status}): check TINYAGENT_API_KEY in your .env, "
@@ -460,13 +530,13 @@ class LlmClient:
             )
         if status == 429:
             return RateLimitError(
-                f"rate limited (HTTP 429) after {self.max_retries + 1} attempts: wait a minute, or check "
+                f"rate limited (HTTP 429) {tried}: {'try again after that' if asked_wait else 'wait a minute'}, or check "
                 "your plan's quota. Server said: " + server_says,
                 status,
             )
         if status >= 500:
             return ServerError(
-                f"the provider failed (HTTP {status}) after {self.max_retries + 1} attempts: try again "
+                f"the provider failed (HTTP {status}) {tried}: try again "
                 "later. Server said: " + server_says,
                 status,
             )

@@ -27,8 +27,9 @@ Three parts, each usable on its own:
 
 What can go wrong mid-stream becomes the client's usual errors, never a traceback from `requests`: a
 connection that breaks (LlmConnectionError), a stall longer than `read_timeout` between two chunks or a
-reply longer than `total_timeout` in all (LlmTimeoutError), a line that is not a chunk (BadResponseError),
-an error the server sends in the stream itself (ServerError).
+reply whose body takes longer than `total_timeout` in all (LlmTimeoutError), a line that is not a chunk
+(BadResponseError), an error the server sends in the stream itself (the class its code names: a 429 is a
+RateLimitError, a 5xx or no code a ServerError).
 
 And the agent's part: `StreamedSend`, how a request is sent in this lesson
 (`ReActAgent(llm, tools, parts=[StreamedSend()])`, or any other agent): each piece of the reply becomes a
@@ -61,8 +62,17 @@ from tinyagent.chat_result import (
     cut_at_stop,
     finite_float,
     no_json_constant,
+    provider_error,
 )
-from tinyagent.errors import BadResponseError, LlmConnectionError, LlmTimeoutError, ServerError, redact
+from tinyagent.errors import (
+    BadResponseError,
+    LlmConnectionError,
+    LlmError,
+    LlmTimeoutError,
+    error_class,
+    redact,
+    redact_json,
+)
 from tinyagent.events import Event, LlmCall, event_kind
 from tinyagent.llm_client import LlmClient, check_encoding
 from tinyagent.protocols.streamed_stops import StopCutter
@@ -210,7 +220,9 @@ class ReplyStream:
         self._response = response
         self._host = client.host
         self._started = started  # time.perf_counter() when the request was sent
-        self._deadline = time.monotonic() - (time.perf_counter() - started) + client.total_timeout
+        # total_timeout bounds the body, from here (its headers are in), as `chat` counts it: the waits of the
+        # retries before it are the client's own, and no reason to give up on the reply that finally came.
+        self._deadline = time.monotonic() + client.total_timeout
         self._cutter = StopCutter(stop)
         self._chars = 0  # characters of content received so far, for the error messages
         self._chunks: list[dict] = []
@@ -387,7 +399,7 @@ class ReplyStream:
         try:
             if self._high or json_may_hold_surrogates(event.data):
                 chunk = replace_lone_surrogates(self._pair_across_chunks(chunk))
-            return self._read_chunk(chunk)
+            return self._read_chunk(redact_json(chunk, key))  # a server may echo the key into any field
         except RecursionError:  # the repair walks the chunk: two levels of Python's stack for each of its own
             raise BadResponseError(
                 f"a line of the stream from {self._host} is nested too deeply to be a Chat Completions chunk",
@@ -464,11 +476,17 @@ class ReplyStream:
         call["function"]["arguments"].append(_expect(function.get("arguments"), "tool_calls[].function.arguments",
                                                      str) or "")
 
-    def _server_error(self, data: str) -> ServerError:
+    def _server_error(self, data: str) -> LlmError:
+        """The error the server sent in the stream (an `error` object, or an `event: error`), as the class its code
+        names, as `chat` reads one sent in place of a reply (`provider_error`)."""
         message = redact(_server_message(data), self._client._api_key)
-        return ServerError(
+        try:
+            code, _ = provider_error(json.loads(data)) or (None, "")
+        except (ValueError, RecursionError):  # an `event: error` whose data is plain text
+            code = None
+        return error_class(code)(
             f"{self._host} reported an error in the middle of the stream, after {self._chars} characters of "
-            f"the reply: {message}; try again"
+            f"the reply: {message}; try again", code,
         )
 
     def _result(self) -> ChatResult:

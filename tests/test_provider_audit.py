@@ -1,0 +1,175 @@
+"""The path to a real provider, as an audit found it failing: each error names its real cause (never the URL for
+what is not the URL's fault), never shows the key, never waits for nothing, and a command's bad settings exit 2.
+
+Every test runs against fake providers on 127.0.0.1 (`scripted_server`, and the servers below).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from email.utils import formatdate
+
+import pytest
+
+from tinyagent import LlmClient, ReActAgent
+from tinyagent.classroom.server import ClassroomServer, tls_context
+from tinyagent.errors import (
+    AuthenticationError,
+    BadResponseError,
+    LlmConnectionError,
+    RateLimitError,
+    ServerError,
+)
+from tinyagent.protocols.streaming import chat_streamed
+from tinyagent.settings import Settings
+from tinyagent.shop import Shop, shop_registry
+
+from .conftest import completion
+from .test_streaming import chunk, sse
+
+KEY = "sk-audit-SECRET-4e9b21d0"
+MESSAGES = [{"role": "user", "content": "hi"}]
+PLAIN = (200, completion("Hello there, dear customer, how can I help?"))
+
+
+def client(server, **options) -> LlmClient:
+    options.setdefault("sleep", lambda seconds: None)
+    return LlmClient(server.url, KEY, "test-model", **options)
+
+
+def settings_for(url, key=KEY, model="test-model"):
+    return Settings(api_url=url, api_key=key, model=model, source="test")
+
+
+# -- 1. an error object in a reply of HTTP 200 --------------------------------------------------------------------
+@pytest.mark.parametrize(("code", "error"), [(429, RateLimitError), (502, ServerError), ("503", ServerError),
+                                             (401, AuthenticationError), (None, ServerError)])
+def test_an_http_200_holding_an_error_object_is_the_providers_error_with_its_message(scripted_server, code, error):
+    # OpenRouter answers HTTP 200 with {"error": {...}} once generation has begun: it was a BadResponseError that
+    # blamed TINYAGENT_API_URL.
+    scripted_server.reply((200, {"error": {"message": "Provider returned error", "code": code}}))
+    with pytest.raises(error) as info:
+        client(scripted_server).chat(MESSAGES)
+    assert type(info.value) is error
+    assert "Provider returned error" in str(info.value) and "TINYAGENT_API_URL" not in str(info.value)
+
+
+def test_an_error_chunk_in_a_stream_is_read_as_a_reply_of_http_200_is(scripted_server):
+    # One reading of a provider's error: a 429 in a chunk is a RateLimitError, as in a whole reply.
+    error = {"error": {"code": 429, "message": "slow down"}, "choices": []}
+    scripted_server.reply(sse(chunk("Final "), b"data: " + json.dumps(error).encode() + b"\n\n"))
+    with pytest.raises(RateLimitError, match="slow down"):
+        chat_streamed(client(scripted_server), MESSAGES)
+
+
+# -- 2. no content, and a finish_reason that says why ---------------------------------------------------------------
+@pytest.mark.parametrize("finish_reason", ["length", "content_filter"])
+def test_no_content_and_a_finish_reason_that_explains_it_is_an_empty_reply(scripted_server, finish_reason):
+    # A reasoning model whose thinking used up max_tokens: content null, finish_reason "length". It was a
+    # BadResponseError blaming the URL.
+    scripted_server.reply((200, completion(None, finish_reason=finish_reason, reasoning_content="thinking...")))
+    reply = client(scripted_server).chat(MESSAGES)
+    assert (reply.text, reply.finish_reason, reply.tool_calls) == ("", finish_reason, ())
+
+
+def test_an_agent_stops_on_a_reply_cut_before_its_first_word_as_on_any_cut_reply(scripted_server):
+    scripted_server.reply((200, completion(None, finish_reason="length")))
+    result = ReActAgent(client(scripted_server), shop_registry(Shop(":memory:")), lang="en").run("hi")
+    assert result.reason == "length"
+
+
+@pytest.mark.parametrize(("finish_reason", "said"), [("stop", "finish_reason 'stop'"), ("error", "finish_reason 'error'"),
+                                                     (None, "no finish_reason")])
+def test_no_content_otherwise_names_the_finish_reason_not_the_url(scripted_server, finish_reason, said):
+    scripted_server.reply((200, completion(None, finish_reason=finish_reason)))
+    with pytest.raises(BadResponseError) as info:
+        client(scripted_server).chat(MESSAGES)
+    assert said in str(info.value) and "TINYAGENT_API_URL" not in str(info.value)
+
+
+# -- 3. a Retry-After longer than the client waits ---------------------------------------------------------------
+@pytest.mark.parametrize(("retry_after", "said"), [("999999", "12 days"),
+                                                   (formatdate(4_000_000_000, usegmt=True), r"\d{5} days")])
+def test_a_retry_after_longer_than_max_retry_wait_is_an_error_at_once_saying_how_long(scripted_server, retry_after,
+                                                                                      said):
+    # It was retried at max_retry_wait twice, in silence (40 s by default), to fail the same way.
+    waits = []
+    scripted_server.reply((429, {"error": {"message": "Rate limit"}}, {"Retry-After": retry_after}))
+    with pytest.raises(RateLimitError) as info:
+        client(scripted_server, sleep=waits.append).chat(MESSAGES)
+    assert waits == [] and len(scripted_server.requests) == 1
+    assert re.search(f"asked to wait {said} \\(Retry-After\\)", str(info.value)), str(info.value)
+    assert "Rate limit" in str(info.value)
+
+
+# -- 4. a certificate this machine does not trust ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def untrusted_room(tmp_path_factory):
+    """A classroom server over TLS with a self-signed certificate, which no certificate authority vouches for."""
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is not installed")
+    folder = tmp_path_factory.mktemp("tls")
+    certfile, keyfile = folder / "self.crt", folder / "self.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", str(keyfile), "-out", str(certfile), "-days", "2", "-subj", "/CN=self",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
+    with ClassroomServer(tls=tls_context(str(certfile), str(keyfile))) as room:
+        yield room, str(certfile)
+
+
+def test_an_untrusted_certificate_is_named_and_not_blamed_on_the_url(untrusted_room, monkeypatch):
+    room, _ = untrusted_room
+    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(LlmConnectionError) as info:
+        LlmClient(room.chat_url, None, "classroom").chat(MESSAGES)
+    said = str(info.value)
+    assert "TLS certificate is not trusted: self-signed certificate" in said and "REQUESTS_CA_BUNDLE" in said, said
+    assert "TINYAGENT_API_URL" not in said and "SSLError" not in said
+
+
+def test_the_certificate_authority_named_in_requests_ca_bundle_is_trusted_on_this_machine_too(untrusted_room,
+                                                                                              monkeypatch):
+    # The advice must work: a client of a server on this machine read no variable at all (trust_env off).
+    room, certfile = untrusted_room
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", certfile)
+    assert LlmClient(room.chat_url, None, "classroom").chat(MESSAGES).text
+
+
+# -- 8. a stream's total_timeout starts with its headers ---------------------------------------------------------------
+def test_a_streams_total_timeout_does_not_count_the_retry_waits_before_it(scripted_server):
+    # A 429 with Retry-After 2, then a good stream, with total_timeout 1.5: "the stream took longer than 1.5 s in
+    # total (0 characters had arrived)".
+    scripted_server.reply((429, {"error": {"message": "slow down"}}, {"Retry-After": "2"}),
+                          sse(chunk("Final Answer: ok", "stop"), b"data: [DONE]\n\n"))
+    llm = LlmClient(scripted_server.url, KEY, "test-model", total_timeout=1.5, max_retry_wait=5)
+    assert chat_streamed(llm, MESSAGES).text == "Final Answer: ok"
+
+
+# -- 10. a reply's fields that echo the key -------------------------------------------------------------------------
+def echo_the_key_in_model(request):
+    body = completion("Thought: t\nFinal Answer: hi")
+    body["model"] = request.headers["Authorization"]
+    body["debug"] = {"headers": [request.headers["Authorization"]]}
+    payload = json.dumps(body).encode()
+    request.send_response(200)
+    request.send_header("Content-Type", "application/json")
+    request.send_header("Content-Length", str(len(payload)))
+    request.end_headers()
+    request.wfile.write(payload)
+
+
+def test_a_model_field_echoing_the_key_is_redacted_in_the_reply_and_its_raw(scripted_server):
+    scripted_server.reply(echo_the_key_in_model)
+    reply = client(scripted_server).chat(MESSAGES)
+    assert reply.model == "Bearer ***"
+    assert KEY not in json.dumps(reply.raw)
+
+
+def test_a_streamed_model_field_echoing_the_key_is_redacted(scripted_server):
+    scripted_server.reply(sse(chunk("Final Answer: hi", "stop", model=f"Bearer {KEY}"), b"data: [DONE]\n\n"))
+    reply = chat_streamed(client(scripted_server), MESSAGES)
+    assert reply.model == "Bearer ***" and KEY not in json.dumps(reply.raw)
