@@ -154,7 +154,7 @@ def test_model_missing_from_the_models_list_warns(scripted_server, monkeypatch, 
     from tinyagent import doctor
 
     listing = json.dumps({"object": "list", "data": [{"id": name} for name in listed]}).encode()
-    monkeypatch.setattr(doctor, "_get_models", lambda *a, **k: (200, listing))
+    monkeypatch.setattr(doctor, "_get_models", lambda *a, **k: (200, listing, ""))
     scripted_server.reply((200, completion("Hello there, dear customer.")))
     found = statuses(diagnose(settings_for(scripted_server.url)))
     assert found["model exists"] == (WARN if listed else OK)
@@ -211,7 +211,7 @@ def test_a_stream_that_never_ends_warns_once_its_time_is_up(scripted_server):
 def test_a_models_list_of_the_wrong_shape_is_ignored(scripted_server, monkeypatch, listing):
     from tinyagent import doctor
 
-    monkeypatch.setattr(doctor, "_get_models", lambda *a, **k: (200, listing))
+    monkeypatch.setattr(doctor, "_get_models", lambda *a, **k: (200, listing, ""))
     scripted_server.reply((200, completion("Hello there, dear customer.")))
     found = statuses(diagnose(settings_for(scripted_server.url)))
     assert found["model exists"] == OK
@@ -224,7 +224,7 @@ def test_a_stream_holding_nan_warns_and_names_it(scripted_server):
                                                    '{"choices": [], "usage": {"cost": NaN}}'), plain)
     code, text = report(settings_for(scripted_server.url))
     assert code == 0, text
-    assert "streaming      WARN" in text and "a chunk holds NaN, which JSON does not allow" in text
+    assert "streaming      WARN" in text and "holds NaN, which JSON does not allow" in text
 
 
 @pytest.mark.parametrize("key", ["sk-abc def", "sk-ké", "sk-a\nb", "sk-\x01", "sk-\udcff"],

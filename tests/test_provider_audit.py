@@ -6,16 +6,20 @@ Every test runs against fake providers on 127.0.0.1 (`scripted_server`, and the 
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
 import subprocess
+import threading
 from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from tinyagent import LlmClient, ReActAgent
 from tinyagent.classroom.server import ClassroomServer, tls_context
+from tinyagent.doctor import FAIL, WARN, diagnose, run_doctor
 from tinyagent.errors import (
     AuthenticationError,
     BadResponseError,
@@ -44,6 +48,16 @@ def settings_for(url, key=KEY, model="test-model"):
     return Settings(api_url=url, api_key=key, model=model, source="test")
 
 
+def checks_of(settings, timeout=10):
+    return {check.name: check for check in diagnose(settings, timeout=timeout)}
+
+
+def doctor_report(settings, timeout=10):
+    out = io.StringIO()
+    code = run_doctor(settings, out=out, timeout=timeout)
+    return code, out.getvalue()
+
+
 # -- 1. an error object in a reply of HTTP 200 --------------------------------------------------------------------
 @pytest.mark.parametrize(("code", "error"), [(429, RateLimitError), (502, ServerError), ("503", ServerError),
                                              (401, AuthenticationError), (None, ServerError)])
@@ -55,6 +69,14 @@ def test_an_http_200_holding_an_error_object_is_the_providers_error_with_its_mes
         client(scripted_server).chat(MESSAGES)
     assert type(info.value) is error
     assert "Provider returned error" in str(info.value) and "TINYAGENT_API_URL" not in str(info.value)
+
+
+def test_the_doctor_reads_an_http_200_error_object_as_the_providers_error(scripted_server):
+    scripted_server.reply((200, {"error": {"message": "Provider returned error", "code": 429}}))
+    checks = checks_of(settings_for(scripted_server.url))
+    assert checks["reply"].status == FAIL and "Provider returned error" in checks["reply"].detail
+    assert "TINYAGENT_API_URL" not in checks["reply"].detail + checks["reply"].fix
+    assert checks["reply"].fix.startswith("wait a minute")
 
 
 def test_an_error_chunk_in_a_stream_is_read_as_a_reply_of_http_200_is(scripted_server):
@@ -131,12 +153,83 @@ def test_an_untrusted_certificate_is_named_and_not_blamed_on_the_url(untrusted_r
     assert "TINYAGENT_API_URL" not in said and "SSLError" not in said
 
 
+def test_the_doctor_says_the_certificate_is_not_trusted_and_names_requests_ca_bundle(untrusted_room, monkeypatch):
+    room, _ = untrusted_room
+    for name in ("REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"):
+        monkeypatch.delenv(name, raising=False)
+    checks = checks_of(settings_for(room.chat_url, key=None, model="classroom"))
+    assert checks["reachable"].status == FAIL
+    assert "TLS certificate is not trusted" in checks["reachable"].detail, checks["reachable"].detail
+    assert "REQUESTS_CA_BUNDLE" in checks["reachable"].fix and "TINYAGENT_API_URL" not in checks["reachable"].fix
+
+
 def test_the_certificate_authority_named_in_requests_ca_bundle_is_trusted_on_this_machine_too(untrusted_room,
                                                                                               monkeypatch):
     # The advice must work: a client of a server on this machine read no variable at all (trust_env off).
     room, certfile = untrusted_room
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", certfile)
     assert LlmClient(room.chat_url, None, "classroom").chat(MESSAGES).text
+
+
+# -- 6. a redirect, in the doctor -------------------------------------------------------------------------------------
+class RedirectingServer:
+    """Answers every GET and POST with a 301 to the same path on `target` (a URL without its path)."""
+
+    def __init__(self, target: str):
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def moved(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(301)
+                self.send_header("Location", target + self.path)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            do_GET = do_POST = moved
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1/chat/completions"
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def redirecting(scripted_server):
+    """A server that redirects to `scripted_server`, which answers well."""
+    server = RedirectingServer(scripted_server.url.removesuffix("/v1/chat/completions"))
+    yield server
+    server.close()
+
+
+def test_the_doctor_follows_no_redirect_and_says_to_set_the_url_to_its_target(redirecting, scripted_server):
+    # It followed the 301 of GET /models ("reachable OK HTTP 200") and then said "HTTP 404 means a wrong URL or
+    # model", RedirectError being a NotFoundError.
+    scripted_server.reply(PLAIN)
+    checks = checks_of(settings_for(redirecting.url))
+    assert checks["reachable"].detail.startswith("HTTP 301 from GET"), checks["reachable"].detail
+    assert scripted_server.url.removesuffix("/chat/completions") + "/models" in checks["reachable"].detail
+    assert checks["reply"].status == FAIL and "redirect" in checks["reply"].detail
+    assert "set TINYAGENT_API_URL to the redirect's target" in checks["reply"].fix
+    assert not any("404" in check.fix for check in checks.values())
+
+
+# -- 7. the doctor reads a stream with the course's reader --------------------------------------------------------
+def test_the_doctor_warns_of_a_stream_whose_chunk_holds_an_error(scripted_server):
+    # The doctor's own parser passed it; chat_streamed refuses it.
+    error = (b'data: {"error": {"code": 502, "message": "Provider disconnected"}, '
+             b'"choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]}\n\n')
+    scripted_server.reply(PLAIN, PLAIN, PLAIN, sse(chunk("Hello "), error, b"data: [DONE]\n\n"), PLAIN)
+    checks = checks_of(settings_for(scripted_server.url))
+    assert checks["streaming"].status == WARN, checks["streaming"].detail
+    assert "Provider disconnected" in checks["streaming"].detail
 
 
 # -- 8. a stream's total_timeout starts with its headers ---------------------------------------------------------------
@@ -147,6 +240,19 @@ def test_a_streams_total_timeout_does_not_count_the_retry_waits_before_it(script
                           sse(chunk("Final Answer: ok", "stop"), b"data: [DONE]\n\n"))
     llm = LlmClient(scripted_server.url, KEY, "test-model", total_timeout=1.5, max_retry_wait=5)
     assert chat_streamed(llm, MESSAGES).text == "Final Answer: ok"
+
+
+# -- 9. a key sent in clear ------------------------------------------------------------------------------------------
+def test_the_doctor_warns_of_a_key_sent_over_http_to_another_machine(monkeypatch):
+    from tinyagent import doctor
+
+    monkeypatch.setattr(doctor, "diagnose", lambda *args, **kwargs: [])  # the settings' line is the one looked at
+    code, text = doctor_report(settings_for("http://192.0.2.1:8000/v1"))
+    assert "settings  WARN" in text and "sent unencrypted (http://) to 192.0.2.1:8000" in text, text
+    assert code == 0 and KEY not in text
+    for fine in (settings_for("https://192.0.2.1/v1"), settings_for("http://127.0.0.1:8000/v1"),
+                 settings_for("http://192.0.2.1:8000/v1", key=None)):
+        assert "settings  OK" in doctor_report(fine)[1]
 
 
 # -- 10. a reply's fields that echo the key -------------------------------------------------------------------------

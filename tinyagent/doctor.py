@@ -17,10 +17,12 @@ line per check:
                                                                           structured outputs)
 
 The exit code is 1 when a required check fails. The key is never printed: every detail that quotes
-a server passes through `redact()`. Every body the doctor reads (GET /models, the stream) is read as
-`LlmClient` reads a reply, within `--timeout` in all and MAX_REPLY_BYTES, and every detail is printed
-through `one_line`: a server that drips bytes for ever, or writes ESC sequences into its finish_reason,
-cannot hold the doctor or rewrite its report.
+a server passes through `redact()`. Every body the doctor reads (GET /models, the chat replies, the stream)
+is read by `LlmClient`'s own readers, within `--timeout` in all and MAX_REPLY_BYTES, and every detail is
+printed through `one_line`: a server that drips a body for ever, or writes ESC sequences into its
+finish_reason, cannot hold the doctor or rewrite its report. A status line and headers are bounded by
+`--timeout` between two bytes only, as in `LlmClient`: a server that drips them a byte at a time holds
+each request as long as it drips. A redirect is not followed, as the client follows none.
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
+from urllib.parse import urljoin
 
 import requests
 
 from tinyagent.api_url import models_url, shown_url, url_host
-from tinyagent.chat_result import NotJsonNumber, no_json_constant
+from tinyagent.chat_result import CHECK_THE_URL, UNTRUSTED_CERTIFICATE, _short_reason
 from tinyagent.errors import (
     AuthenticationError,
     BadRequestError,
@@ -46,10 +49,19 @@ from tinyagent.errors import (
     LlmTimeoutError,
     NotFoundError,
     RateLimitError,
+    RedirectError,
     ServerError,
     redact,
 )
-from tinyagent.llm_client import ACCEPT_ENCODING, ChatResult, LlmClient, reply_timeouts, unsent_reason
+from tinyagent.llm_client import (
+    ACCEPT_ENCODING,
+    TRUST_ITS_AUTHORITY,
+    ChatResult,
+    LlmClient,
+    reply_timeouts,
+    unsent_reason,
+)
+from tinyagent.protocols.streaming import open_stream
 from tinyagent.safe_text import one_line, terminal_text
 from tinyagent.settings import Settings, load_settings
 
@@ -100,7 +112,7 @@ class Check:
 
 def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
     """Run every check against `settings`' endpoint and return them in order; each reply may go `timeout` seconds
-    without data, and take `timeout` seconds from its first byte to its last (`reply_timeouts`)."""
+    without data, and its body take `timeout` seconds from its first byte to its last (`reply_timeouts`)."""
     secret = settings.api_key
     checks: list[Check] = []
 
@@ -133,11 +145,15 @@ def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
             "TINYAGENT_API_URL", required=True)
         return skip_the_rest("GET /models did not finish")
     if isinstance(listing, Exception):
-        add("reachable", FAIL, f"could not reach {url_host(llm.api_url)}: {_reason(listing)}",
+        reason = _reason(listing)
+        fix = TRUST_ITS_AUTHORITY if reason.startswith(UNTRUSTED_CERTIFICATE) else (
             "check TINYAGENT_API_URL; for a local server (classroom, llama.cpp, Ollama) check that it is "
-            "running and listening on that port", required=True)
+            "running and listening on that port")
+        add("reachable", FAIL, f"could not reach {url_host(llm.api_url)}: {reason}", fix, required=True)
         return skip_the_rest("the server cannot be reached")
-    add("reachable", OK, f"HTTP {listing[0]} from GET {shown_url(models_url(llm.api_url))}", required=True)
+    status, _, moved_to = listing
+    redirect = f", a redirect to {moved_to} (not followed)" if moved_to else ""
+    add("reachable", OK, f"HTTP {status} from GET {shown_url(models_url(llm.api_url))}{redirect}", required=True)
 
     # 2-4: one small chat request, made the way the agent makes them, answers the other required
     # questions, in the order they fail.
@@ -156,7 +172,7 @@ def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
     # 5-10: what the lessons need beyond a plain reply.
     add("stop honoured", *_check_stop(llm))
     add("usage", *_check_usage(ping))
-    add("streaming", *_check_streaming(llm, settings, timeout))
+    add("streaming", *_check_streaming(llm, timeout))
     add("tool_calls", *_check_tools(llm))
     add("grammar", *check_constrained(llm, "grammar"))
     add("json_schema", *check_constrained(llm, "json_schema"))
@@ -176,6 +192,11 @@ def _explain_failure(exc: LlmError, add: Callable) -> None:
             "the server is up but did not answer a tiny request: it may be overloaded or still loading "
             "the model; try again, or raise --timeout", required=True)
         return
+    if isinstance(exc, RedirectError):  # a NotFoundError too, but no 404: the URL answers, from elsewhere
+        add("reply", FAIL, message,
+            "the endpoint answers from another URL: set TINYAGENT_API_URL to the redirect's target, the URL in "
+            "the message (often https:// where you wrote http://), if you trust it", required=True)
+        return
     add("key accepted", OK, "no 401/403", required=True)
     if isinstance(exc, NotFoundError):
         add("model exists", FAIL, message,
@@ -191,30 +212,34 @@ def _explain_failure(exc: LlmError, add: Callable) -> None:
         RateLimitError: "wait a minute and run the doctor again; check your plan's quota",
         ServerError: "the provider is failing right now: try again later",
         BadResponseError: "TINYAGENT_API_URL must point at an OpenAI-compatible /chat/completions "
-                          "endpoint, not a web page or another API",
+                          "endpoint, not a web page or another API" if CHECK_THE_URL in message else "see the message",
         BadRequestError: "the server refused a plain chat request: check TINYAGENT_MODEL and the provider's "
                          "documentation for OpenAI compatibility",
     }.get(type(exc), "see the message")
     add("reply", FAIL, message, fix, required=True)
 
 
-def _headers(settings: Settings, accept: str = "application/json") -> dict[str, str]:
-    headers = {"Accept": accept, "Accept-Encoding": ACCEPT_ENCODING}  # the encodings LlmClient's reader inflates
+def _headers(settings: Settings) -> dict[str, str]:
+    headers = {"Accept": "application/json", "Accept-Encoding": ACCEPT_ENCODING}  # what LlmClient's reader inflates
     if settings.api_key:
         headers["Authorization"] = f"Bearer {settings.api_key}"
     return headers
 
 
-def _get_models(settings: Settings, llm: LlmClient) -> tuple[int, bytes] | Exception:
-    """GET /models: its status and body, or what went wrong. The body is read by the reader `chat` uses, within
-    `llm.total_timeout` and MAX_REPLY_BYTES: requests' own timeout is only the wait for each byte."""
+def _get_models(settings: Settings, llm: LlmClient) -> tuple[int, bytes, str] | Exception:
+    """GET /models: its status, its body and where a redirect points ("" for none), or what went wrong. The body is
+    read by the reader `chat` uses, within `llm.total_timeout` and MAX_REPLY_BYTES: requests' own timeout is only
+    the wait for each byte. A redirect is not followed, as the client follows none: its 200 from elsewhere would
+    pass a URL that every chat request then finds moved."""
+    url = models_url(llm.api_url)
     try:
-        response = requests.get(models_url(llm.api_url), headers=_headers(settings), stream=True,
+        response = requests.get(url, headers=_headers(settings), stream=True, allow_redirects=False,
                                 timeout=(llm.connect_timeout, llm.read_timeout))
     except OSError as exc:  # requests' own errors, and a TLS certificate bundle that cannot be read
         return exc
+    moved_to = shown_url(urljoin(url, response.headers["Location"])) if response.is_redirect else ""
     try:
-        return response.status_code, llm._read_body(response)
+        return response.status_code, llm._read_body(response), redact(moved_to, settings.api_key)
     except LlmError as exc:
         return exc
 
@@ -228,18 +253,18 @@ def _unfinished(exc: LlmError, timeout: float) -> str:
 
 
 def _reason(exc: Exception) -> str:
-    text = str(exc)
+    """Why GET /models got no answer, in the client's words (`_short_reason`: a certificate not trusted, a refused
+    connection), or "timed out"."""
     if not isinstance(exc, requests.RequestException) and isinstance(exc, OSError):  # no request started: a TLS bundle
         return unsent_reason(exc)
-    for marker in ("Connection refused", "Name or service not known", "timed out", "Connection reset"):
-        if marker in text:
-            return marker.lower()
-    return type(exc).__name__
+    if isinstance(exc, requests.Timeout):
+        return "timed out"
+    return _short_reason(exc)
 
 
-def _model_listed(settings: Settings, listing: tuple[int, bytes]) -> tuple[str, str, str]:
+def _model_listed(settings: Settings, listing: tuple[int, bytes, str]) -> tuple[str, str, str]:
     """The chat call worked, so the model exists for the server; /models (its status and body) may say more."""
-    status, body = listing
+    status, body, _ = listing
     try:
         names = [item.get("id") for item in json.loads(body).get("data", [])] if status < 400 else []
     except (ValueError, AttributeError, TypeError, RecursionError):  # not the list OpenAI's /models sends
@@ -293,69 +318,21 @@ def _check_usage(ping: ChatResult) -> tuple[str, str, str]:
             "token counts in traces and the token budget (lesson 10) show 0 with this server")
 
 
-def _check_streaming(llm: LlmClient, settings: Settings, timeout: float) -> tuple[str, str, str]:
-    body = llm.build_request(PING, max_tokens=16, stream=True, **SAME_EVERY_TIME)
-    headers = _headers(settings, accept="text/event-stream")
+def _check_streaming(llm: LlmClient, timeout: float) -> tuple[str, str, str]:
+    """Ask for a stream, and read it with the course's own reader (`open_stream`, lesson 14): what it refuses (a
+    chunk that is not one, an error sent in the stream, a stream that never ends) the doctor must not pass."""
     fix = "streaming (lesson 14) needs a server that answers stream=true with Server-Sent Events"
     try:
-        with requests.post(llm.api_url, json=body, headers=headers, stream=True, timeout=(5, timeout)) as response:
-            kind = response.headers.get("Content-Type", "")
-            if response.status_code != 200:
-                return WARN, f"stream=true answered HTTP {response.status_code}", fix
-            if "text/event-stream" not in kind:
-                return WARN, f"stream=true answered {kind or 'no Content-Type'}, not text/event-stream", fix
-            # Read whole, as `chat` reads a reply: `timeout` without data, `timeout` for the whole body, at most
-            # MAX_REPLY_BYTES, so a server that sends keep-alive comments, or one byte a second, for ever cannot
-            # hold the doctor (iter_lines waits for 512 bytes, or a line's end, before it returns).
-            stream = llm._read_body(response).decode("utf-8", errors="replace")
-        chunks, done, pieces = 0, False, []
-        for line in re.split(r"\r\n|\r|\n", stream):  # SSE's line ends only: not splitlines(), which also
-            # breaks at U+2028, a character JSON lets a chunk's text hold as it is
-            if not line.startswith("data:"):
-                continue  # blank separators, ": keep-alive" comments, event: lines
-            data = line[len("data:"):].strip()
-            if data == "[DONE]":
-                done = True
-                break
-            pieces.append(_chunk_text(data))
-            chunks += 1
-    except requests.RequestException as exc:
-        return WARN, f"the stream broke: {type(exc).__name__}", fix
+        with open_stream(llm, PING, max_tokens=16, **SAME_EVERY_TIME) as stream:
+            reply = stream.finish()
     except LlmTimeoutError:
         return WARN, f"the stream did not end within {timeout:g} s of its first byte, or paused longer", fix
-    except LlmError as exc:  # larger than MAX_REPLY_BYTES, a broken connection, an encoding it cannot inflate
+    except LlmError as exc:
         return WARN, f"the stream broke: {exc}", fix
-    except NotJsonNumber as exc:  # the course's client refuses such a chunk (streaming.py)
-        return WARN, f"the stream broke: a chunk holds {exc.constant}, which JSON does not allow", fix
-    except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python reads
-        return WARN, "the stream broke: a chunk is not a Chat Completions chunk (choices[].delta.content)", fix
-    if not chunks:
-        return WARN, "the stream carried no chunks", fix
-    if not done:
-        return WARN, f"{chunks} chunks, but no final `data: [DONE]`", fix
-    return OK, f"{chunks} chunks, {len(''.join(pieces))} characters, ended with [DONE]", ""
-
-
-class _NotAChunk(ValueError):
-    """A streamed chunk that is JSON, but not shaped like a Chat Completions chunk."""
-
-
-def _chunk_text(data: str) -> str:
-    """The text one streamed chunk adds: {"choices": [{"delta": {"content": "..."}}, ...]}."""
-    chunk = json.loads(data, parse_constant=no_json_constant)  # as the stream's reader reads it
-    choices = chunk.get("choices") if isinstance(chunk, dict) else None
-    if not isinstance(chunk, dict) or not isinstance(choices, (list, type(None))):
-        raise _NotAChunk("a chunk is not an object with a list of choices")
-    pieces = []
-    for choice in choices or ():
-        delta = choice.get("delta") if isinstance(choice, dict) else None
-        if not isinstance(choice, dict) or not isinstance(delta, (dict, type(None))):
-            raise _NotAChunk("a chunk's choices[] is not an object with a delta object")
-        content = (delta or {}).get("content")
-        if not isinstance(content, (str, type(None))):
-            raise _NotAChunk("a chunk's choices[].delta.content is not a string")
-        pieces.append(content or "")
-    return "".join(pieces)
+    if not reply.streamed:  # a whole JSON reply: the reader takes it, but nothing is streamed
+        return WARN, "stream=true answered with one JSON reply, not text/event-stream", fix
+    chunks = len(reply.raw["chunks"])
+    return OK, f"{chunks} chunks, {len(reply.text)} characters, finish_reason={reply.finish_reason}", ""
 
 
 def _check_tools(llm: LlmClient) -> tuple[str, str, str]:
@@ -436,6 +413,8 @@ def run_doctor(settings: Settings | None = None, *, out: TextIO | None = None, t
             check = Check("settings", FAIL, str(exc), "fix .env as the message says (see .env.example)", True)
             print(format_report(None, [check]), file=out)
             return 1
-    checks = [Check("settings", OK, settings.describe(), required=True), *diagnose(settings, timeout=timeout)]
+    in_clear = settings.key_in_clear()
+    checks = [Check("settings", WARN if in_clear else OK, settings.describe(), in_clear or "", required=True),
+              *diagnose(settings, timeout=timeout)]
     print(redact(format_report(settings, checks), settings.api_key), file=out)
     return 1 if any(check.failed for check in checks) else 0

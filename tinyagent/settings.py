@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from tinyagent.api_url import is_loopback, shown_url, url_problem
+from tinyagent.api_url import is_loopback, shown_url, url_host, url_problem
 from tinyagent.errors import ConfigurationError, redact
 
 NAMES = ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL")
@@ -49,6 +49,15 @@ class Settings:
             return f"classroom model {self.model!r}, offline, in this process ({self.source})"
         key = "key set" if self.api_key else "no key"
         return f"model {self.model!r} at {shown_url(self.api_url)} ({key}; from {self.source})"
+
+    def key_in_clear(self) -> str | None:
+        """A warning when the key travels unencrypted: set, and sent over http:// to a host that is not this
+        machine, where anyone on the network between can read it; None otherwise. A warning, not an error: a
+        lab's own server on its own network may serve plain http on purpose."""
+        if not self.api_key or not self.api_url.lower().startswith("http://") or is_loopback(self.api_url):
+            return None
+        return (f"TINYAGENT_API_KEY is sent unencrypted (http://) to {url_host(self.api_url)}, where anyone on the "
+                "network between can read it: use the provider's https:// URL, unless this is your own lab's server")
 
 
 def find_env_file(start: str | os.PathLike | None = None) -> str:
