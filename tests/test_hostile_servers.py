@@ -441,7 +441,7 @@ def test_command_line_with_an_echoing_server_never_prints_the_key(scripted_serve
         code = main(["ask", QUESTION, "--db", str(tmp_path / "shop.sqlite3"), "--now", "2026-06-30T19:05:23",
                      *extra])
         out, err = capsys.readouterr()
-        assert code == 1
+        assert code == 2  # a key the server refused: the settings' mistake
         assert "refused the API key" in out + err
         assert KEY not in out + err and KEY[-10:] not in out + err
     # The key did reach the server, in the one place it belongs.

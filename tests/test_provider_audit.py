@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tinyagent import LlmClient, ReActAgent
+from tinyagent.__main__ import main
 from tinyagent.classroom.server import ClassroomServer, tls_context
 from tinyagent.doctor import FAIL, WARN, diagnose, run_doctor
 from tinyagent.errors import (
@@ -56,6 +57,18 @@ def doctor_report(settings, timeout=10):
     out = io.StringIO()
     code = run_doctor(settings, out=out, timeout=timeout)
     return code, out.getvalue()
+
+
+def ask(argv, url, monkeypatch, tmp_path, capsys, key=KEY):
+    """`python -m tinyagent ask` in this process against `url`: its exit code, stdout and stderr."""
+    monkeypatch.chdir(tmp_path)  # no .env found upward
+    monkeypatch.delenv("TINYAGENT_OFFLINE", raising=False)
+    monkeypatch.setenv("TINYAGENT_API_URL", url)
+    monkeypatch.setenv("TINYAGENT_API_KEY", key)
+    monkeypatch.setenv("TINYAGENT_MODEL", "test-model")
+    code = main(["ask", "Where is order 88231?", "--db", str(tmp_path / "shop.db"), *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 # -- 1. an error object in a reply of HTTP 200 --------------------------------------------------------------------
@@ -171,6 +184,17 @@ def test_the_certificate_authority_named_in_requests_ca_bundle_is_trusted_on_thi
     assert LlmClient(room.chat_url, None, "classroom").chat(MESSAGES).text
 
 
+# -- 5. what --timeout bounds, said as it is -------------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["ask", "doctor", "eval"])
+def test_the_timeout_help_says_the_status_line_and_headers_have_no_deadline(command, capsys):
+    # `--timeout` said it bounds a reply "from its first byte to its last", which a server dripping its headers
+    # a byte at a time outlasts for ever.
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "its status line and headers are bounded only by the wait between two bytes" in said, said
+
+
 # -- 6. a redirect, in the doctor -------------------------------------------------------------------------------------
 class RedirectingServer:
     """Answers every GET and POST with a 301 to the same path on `target` (a URL without its path)."""
@@ -255,6 +279,15 @@ def test_the_doctor_warns_of_a_key_sent_over_http_to_another_machine(monkeypatch
         assert "settings  OK" in doctor_report(fine)[1]
 
 
+def test_ask_notes_a_key_sent_over_http_to_another_machine_in_one_line(monkeypatch, tmp_path, capsys):
+    _, out, err = ask(["--timeout", "1", "--json"], "http://192.0.2.1:9/v1", monkeypatch, tmp_path, capsys)
+    notes = [line for line in err.splitlines() if "unencrypted" in line]
+    assert notes == [("[tinyagent] note: TINYAGENT_API_KEY is sent unencrypted (http://) to 192.0.2.1:9, where anyone "
+                      "on the network between can read it: use the provider's https:// URL, unless this is your own "
+                      "lab's server")], err
+    assert KEY not in out + err
+
+
 # -- 10. a reply's fields that echo the key -------------------------------------------------------------------------
 def echo_the_key_in_model(request):
     body = completion("Thought: t\nFinal Answer: hi")
@@ -279,3 +312,29 @@ def test_a_streamed_model_field_echoing_the_key_is_redacted(scripted_server):
     scripted_server.reply(sse(chunk("Final Answer: hi", "stop", model=f"Bearer {KEY}"), b"data: [DONE]\n\n"))
     reply = chat_streamed(client(scripted_server), MESSAGES)
     assert reply.model == "Bearer ***" and KEY not in json.dumps(reply.raw)
+
+
+def test_ask_json_never_prints_a_key_echoed_in_the_model_field(scripted_server, monkeypatch, tmp_path, capsys):
+    scripted_server.reply(echo_the_key_in_model)
+    code, out, err = ask(["--json"], scripted_server.url, monkeypatch, tmp_path, capsys)
+    assert code == 0, err
+    assert KEY not in out + err and '"model": "Bearer ***"' in out
+
+
+# -- 11. ask's exit code for a wrong setting ------------------------------------------------------------------------
+@pytest.mark.parametrize(("status", "headers"), [(401, {}), (403, {}), (404, {}),
+                                                 (301, {"Location": "https://127.0.0.1:1/v1/chat/completions"})])
+def test_ask_exits_2_when_a_setting_is_wrong(scripted_server, monkeypatch, tmp_path, capsys, status, headers):
+    # A refused key, a wrong URL or model name: exit 1, as if the model had failed, where eval says 2.
+    scripted_server.reply((status, {"error": {"message": "no"}}, headers))
+    code, _, err = ask([], scripted_server.url, monkeypatch, tmp_path, capsys)
+    assert code == 2, err
+    assert err.startswith("stopped: llm_error: ") and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("status", [400, 500])
+def test_ask_exits_1_when_the_model_failed_otherwise(scripted_server, monkeypatch, tmp_path, capsys, status):
+    scripted_server.reply((status, {"error": {"message": "no"}}, {"Retry-After": "0"}))
+    code, _, err = ask([], scripted_server.url, monkeypatch, tmp_path, capsys)
+    assert code == 1, err
+

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import TextIO
 
 from tinyagent.command_options import OneLineParser, number_of_seconds, output_file, whole_number
-from tinyagent.errors import TinyAgentError, first_line
+from tinyagent.errors import AuthenticationError, LlmError, NotFoundError, TinyAgentError, first_line
 from tinyagent.hosting.signals import StopSignals
-from tinyagent.llm_client import key_problem
+from tinyagent.llm_client import LlmClient, key_problem
 from tinyagent.local_model import MAX_THREADS
 from tinyagent.number_checks import ascii_number
 from tinyagent.safe_text import one_line
@@ -213,8 +213,9 @@ def _ask_arguments(ask: argparse.ArgumentParser) -> None:
                      "memory for every run)")
     ask.add_argument("--now", type=_moment, help="pretend it is this time in the shop (China, UTC+8), e.g. 2026-06-30T19:05:23 (default: the real time)")
     ask.add_argument("--usage", action="store_true", help="show token counts per model call")
-    ask.add_argument("--timeout", type=_seconds, help="seconds each model reply may go without data, and take from "
-                     "its first byte to its last (default: 10 to connect, 120 without data, 300 first byte to last)")
+    ask.add_argument("--timeout", type=_seconds, help="seconds each model reply may go without data, and its body take "
+                     "from its first byte to its last; its status line and headers are bounded only by the wait "
+                     "between two bytes (default: 10 to connect, 120 without data, 300 for the body)")
     planned_or_scoped = ask.add_mutually_exclusive_group()  # lesson 17
     planned_or_scoped.add_argument("--plan", action="store_true",
                                    help="plan the request first, then run each step (--max-steps rounds a step)")
@@ -249,7 +250,8 @@ def _local_model_arguments(local: argparse.ArgumentParser) -> None:
 def _doctor_arguments(doctor: argparse.ArgumentParser) -> None:
     doctor.add_argument("--model", help="override TINYAGENT_MODEL for this check")
     doctor.add_argument("--timeout", type=_seconds, default=30.0,
-                        help="seconds each reply may go without data, and take from its first byte to its last (default 30)")
+                        help="seconds each reply may go without data, and its body take from its first byte to its "
+                        "last; its status line and headers are bounded only by the wait between two bytes (default 30)")
 
 
 def _weather_service_arguments(weather: argparse.ArgumentParser) -> None:
@@ -272,8 +274,9 @@ def _eval_arguments(evaluation: argparse.ArgumentParser) -> None:
                             help="also write the results as JSON to FILE (- for stdout, instead of the table)")
     evaluation.add_argument("--max-steps", type=_steps, default=10,
                             help=f"rounds per task before giving up, 1 to {MAX_STEPS_LIMIT} (default 10)")
-    evaluation.add_argument("--timeout", type=_seconds, help="seconds each model reply may go without data, and take "
-                            "from its first byte to its last (default: 10 to connect, 120 without data, 300 first byte to last)")
+    evaluation.add_argument("--timeout", type=_seconds, help="seconds each model reply may go without data, and its "
+                            "body take from its first byte to its last; its status line and headers are bounded only by "
+                            "the wait between two bytes (default: 10 to connect, 120 without data, 300 for the body)")
     evaluation.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
@@ -540,10 +543,30 @@ def _printable_stdout() -> None:
         reconfigure(errors="replace")
 
 
+# A call refused for one of these is the settings' mistake, not the model's (the key; the URL or the model's name,
+# a redirect among them): `ask` then exits 2, as for a bad option, where a run that failed otherwise exits 1.
+SETTINGS_ERRORS = (AuthenticationError, NotFoundError)
+
+
+class _AskClient(LlmClient):
+    """The client `ask` runs with: it keeps the error of its last call, which says whether a failed run is the
+    settings' mistake (exit 2) or not (exit 1)."""
+
+    last_error: LlmError | None = None
+
+    def chat(self, *args, **options):
+        self.last_error = None
+        try:
+            return super().chat(*args, **options)
+        except LlmError as exc:
+            self.last_error = exc
+            raise
+
+
 def _ask(args: argparse.Namespace) -> int:
     from tinyagent.agent import ReActAgent
     from tinyagent.clock import fixed_clock, system_clock
-    from tinyagent.llm_client import LlmClient, reply_timeouts
+    from tinyagent.llm_client import reply_timeouts
     from tinyagent.settings import load_settings
     from tinyagent.shop import Shop, shop_registry
 
@@ -552,8 +575,10 @@ def _ask(args: argparse.Namespace) -> int:
     timeouts = reply_timeouts(args.timeout) if args.timeout else {}
     try:
         settings = load_settings(model=args.model, notice=not args.json)
+        if in_clear := settings.key_in_clear():
+            print(f"[tinyagent] note: {in_clear}", file=sys.stderr)
         with Shop(str(args.db), clock=clock) as shop:
-            llm, tools = LlmClient.from_settings(settings, **timeouts), shop_registry(shop, clock)
+            llm, tools = _AskClient.from_settings(settings, **timeouts), shop_registry(shop, clock)
             if args.plan or args.skill:
                 run = _start_planned_or_scoped(args, llm, tools)
             else:
@@ -581,7 +606,7 @@ def _ask(args: argparse.Namespace) -> int:
     detail = (getattr(result.trace.end, "detail", "") or "").splitlines()
     # one_line: the detail may quote a server's error message, with ESC sequences of its own
     print(f"stopped: {result.reason}" + (f": {one_line(detail[0])}" if detail else ""), file=sys.stderr)
-    return 1
+    return 2 if isinstance(llm.last_error, SETTINGS_ERRORS) else 1
 
 
 @contextlib.contextmanager
@@ -646,7 +671,7 @@ def _start_planned_or_scoped(args: argparse.Namespace, llm, tools):
 
 def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from tinyagent.evaluation import TASK_NAMES, evaluate
-    from tinyagent.llm_client import LlmClient, reply_timeouts
+    from tinyagent.llm_client import reply_timeouts
     from tinyagent.settings import load_settings
 
     _printable_stdout()
