@@ -242,7 +242,7 @@ class LlmClient:
             # the whole environment on every request: a third of the client's time on loopback. The
             # certificate authority a learner names is still trusted (a TLS server on this machine).
             self._session.trust_env = False
-            self._session.verify = next(filter(None, map(os.environ.get, CA_BUNDLE_VARIABLES)), True)
+            self._session.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
         self._sleep = sleep
 
     def close(self) -> None:
