@@ -89,6 +89,9 @@ REFUSAL_SECONDS = 5.0
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 RESPONSES_PATHS = ("/v1/responses", "/responses")
 MODELS_PATHS = ("/v1/models", "/models")
+# The API before chat (a prompt in, text out): clients still default to it (LlamaIndex's OpenAILike, unless told
+# is_chat_model=True), so its 404 says what to use instead.
+LEGACY_COMPLETIONS_PATHS = ("/v1/completions", "/completions")
 
 
 # --- errors -----------------------------------------------------------------------------------------
@@ -195,6 +198,7 @@ def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
         raise _bad_request(
             f"Invalid 'n': the classroom model makes one choice per request (n=1), got {n}.", "n"
         )
+    _refuse_legacy_functions(body)
     _optional(body, "tools", list)
     _optional(body, "response_format", dict)
     _check_sampling_options(body)
@@ -289,11 +293,27 @@ def _parse_max_tokens(body: dict) -> int | None:
     return min(limits) if limits else None
 
 
+def _refuse_legacy_functions(body: dict) -> None:
+    """`functions` and `function_call`, the API's names for tools before `tools` and `tool_choice`: a 400 that says
+    which to send. Taken silently, they left the model with no tool to call ("this request offers no tools")."""
+    instead = {"functions": "'tools' (each function as {\"type\": \"function\", \"function\": {...}})",
+               "function_call": "'tool_choice'"}
+    for name, new_name in instead.items():
+        if body.get(name) is not None:
+            raise _bad_request(f"The classroom model does not take the legacy '{name}' parameter: send {new_name} "
+                               "instead, with the functions in 'tools' and the choice in 'tool_choice'.", name,
+                               "unsupported_parameter")
+
+
 def _check_sampling_options(body: dict) -> None:
     """The options both APIs take that the classroom model reads but does not follow, checked as OpenAI checks
     them: a 400 naming the first one of the wrong type or out of range (the Responses API echoes them back)."""
     _number(body, "temperature", 0, 2)
     _number(body, "top_p", 0, 1)
+    _number(body, "presence_penalty", -2, 2)
+    _number(body, "frequency_penalty", -2, 2)
+    _check_logit_bias(body)
+    _check_logprobs(body)
     _optional(body, "seed", int)
     _optional(body, "parallel_tool_calls", bool)
     metadata = _optional(body, "metadata", dict)
@@ -301,16 +321,40 @@ def _check_sampling_options(body: dict) -> None:
         raise _bad_request("Invalid 'metadata': expected an object of string values.", "metadata", "invalid_type")
 
 
-def _number(body: dict, name: str, low: float, high: float) -> None:
-    """A 400 unless body[name] is missing, null, or a number from `low` to `high`."""
+def _check_logit_bias(body: dict) -> None:
+    """`logit_bias` as OpenAI takes it: token ids written as text ("50256"), each to a number from -100 to 100."""
+    bias = _optional(body, "logit_bias", dict) or {}
+    for token in bias:
+        if not (token.isascii() and token.isdigit()):
+            raise _bad_request(f"Invalid 'logit_bias': its keys must be token ids written as text, such as "
+                               f"\"50256\", got {token[:40]!r}.", "logit_bias")
+        _number(bias, token, -100, 100, inside="logit_bias")
+
+
+def _check_logprobs(body: dict) -> None:
+    """`logprobs: false` and no `top_logprobs` (or 0, which asks for none) are all the classroom model can honour: it
+    samples nothing, so it has no log-probabilities to give (lesson 19's service refuses them the same way)."""
+    logprobs = _optional(body, "logprobs", bool)
+    top_logprobs = _optional(body, "top_logprobs", int)
+    for name, asked in (("logprobs", logprobs), ("top_logprobs", top_logprobs)):
+        if asked:
+            raise _bad_request(f"Invalid '{name}': the classroom model gives no log-probabilities (it is a script, "
+                               "not a sampled model); leave out 'logprobs' and 'top_logprobs', or send "
+                               "\"logprobs\": false.", name, "logprobs_not_supported")
+
+
+def _number(body: dict, name: str, low: float, high: float, inside: str | None = None) -> None:
+    """A 400 unless body[name] is missing, null, or a number from `low` to `high`. `inside` names the parameter
+    `body` is a value of (logit_bias): the 400 then names that parameter, and the key as `inside.name`."""
     value = body.get(name)
     if value is None:
         return
+    param, label = (inside, f"{inside}.{name}") if inside else (name, name)
     if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise _bad_request(f"Invalid type for '{name}': expected a number, got {_json_type(value)}.", name,
+        raise _bad_request(f"Invalid type for '{label}': expected a number, got {_json_type(value)}.", param,
                            "invalid_type")
     if not low <= value <= high:
-        raise _bad_request(f"Invalid '{name}': expected a number from {low} to {high}, got {value}.", name,
+        raise _bad_request(f"Invalid '{label}': expected a number from {low} to {high}, got {value}.", param,
                            "decimal_above_max_value" if value > high else "decimal_below_min_value")
 
 
@@ -698,6 +742,10 @@ class _Handler(HeadCheckingHandler):
             allowed, endpoint = "GET", self._list_models
         elif path.startswith(tuple(p + "/" for p in MODELS_PATHS)):
             allowed, endpoint = "GET", lambda body: self._get_model(path.rsplit("/", 1)[1])
+        elif path in LEGACY_COMPLETIONS_PATHS:
+            raise ApiError(404, "The legacy completions API (POST /v1/completions) is not served: send the prompt as "
+                                "messages to POST /v1/chat/completions (LlamaIndex's OpenAILike needs "
+                                "is_chat_model=True for that).", code="unknown_url")
         else:
             raise ApiError(
                 404,

@@ -1,0 +1,119 @@
+"""The classroom model against what the real OpenAI API does, for any client: an audit's findings, each pinned.
+
+Each test sends what a client may send (with the openai SDK, or plain HTTP where the SDK would not send it) and
+expects what OpenAI's API answers: a 400 in its shape naming the parameter, or the answer's shape it gives."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+openai = pytest.importorskip("openai")
+
+from tinyagent.classroom.server import ClassroomServer
+
+from .conftest import PATIENCE
+
+MODEL = "classroom"
+ORDER_TOOL = {"type": "function", "function": {
+    "name": "queryOrder", "description": "Look up an order by its id.",
+    "parameters": {"type": "object", "properties": {"orderId": {"type": "string"}}, "required": ["orderId"]}}}
+
+
+@pytest.fixture(scope="module")
+def classroom():
+    with ClassroomServer() as server:
+        yield server
+
+
+@pytest.fixture
+def client(classroom):
+    return openai.OpenAI(base_url=classroom.base_url, api_key="classroom", max_retries=0, timeout=PATIENCE)
+
+
+def ask(text: str) -> list[dict]:
+    return [{"role": "user", "content": text}]
+
+
+def post(classroom, path: str, body: dict) -> requests.Response:
+    return requests.post(classroom.base_url + path, json=body, timeout=PATIENCE)
+
+
+def chat(classroom, **fields) -> requests.Response:
+    return post(classroom, "/chat/completions", {"model": MODEL, "messages": ask("Hello"), **fields})
+
+
+def refused(answer: requests.Response, param: str) -> str:
+    """The message of an OpenAI-shaped 400 that names `param`."""
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["type"] == "invalid_request_error" and error["param"] == param, error
+    return error["message"]
+
+
+# 11. the legacy completions API ---------------------------------------------------------------------------------
+
+
+def test_the_legacy_completions_path_says_to_use_chat_completions(classroom):
+    answer = post(classroom, "/completions", {"model": MODEL, "prompt": "Hello"})
+    assert answer.status_code == 404
+    message = answer.json()["error"]["message"]
+    assert "/v1/chat/completions" in message and "is_chat_model=True" in message and "legacy" in message
+
+
+# 6. the legacy functions / function_call parameters -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("param", "value"), [
+    ("functions", [ORDER_TOOL["function"]]),
+    ("function_call", "auto"),
+    ("function_call", {"name": "queryOrder"}),
+])
+def test_the_legacy_function_parameters_are_refused_naming_tools(classroom, param, value):
+    message = refused(chat(classroom, **{param: value}), param)
+    assert f"'{param}'" in message and "'tools'" in message and "'tool_choice'" in message
+
+
+# 7. penalties and logit_bias ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("param", "value"), [
+    ("presence_penalty", 2.5), ("presence_penalty", -3), ("frequency_penalty", 7), ("frequency_penalty", "1"),
+    ("logit_bias", {"50256": 101}), ("logit_bias", {"50256": -100.5}), ("logit_bias", {"hello": 5}),
+    ("logit_bias", {"50256": "5"}), ("logit_bias", [1, 2]),
+])
+def test_a_penalty_or_logit_bias_out_of_range_is_refused(classroom, param, value):
+    assert f"'{param}" in refused(chat(classroom, **{param: value}), param)
+
+
+def test_penalties_and_logit_bias_in_range_are_taken(client):
+    completion = client.chat.completions.create(model=MODEL, messages=ask("Hello"), presence_penalty=-2,
+                                                frequency_penalty=2, logit_bias={"50256": -100, "13": 100})
+    assert completion.choices[0].message.content
+
+
+# 5. logprobs ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("fields", "param"), [
+    ({"logprobs": True}, "logprobs"),
+    ({"logprobs": True, "top_logprobs": 5}, "logprobs"),
+    ({"top_logprobs": 50}, "top_logprobs"),
+])
+def test_logprobs_are_refused_as_the_classroom_model_has_none(classroom, fields, param):
+    answer = chat(classroom, **fields)
+    assert "log-probabilities" in refused(answer, param)
+    assert answer.json()["error"]["code"] == "logprobs_not_supported"
+
+
+@pytest.mark.parametrize(("fields", "param"), [({"logprobs": "yes"}, "logprobs"), ({"top_logprobs": "5"}, "top_logprobs"),
+                                               ({"top_logprobs": 2.5}, "top_logprobs")])
+def test_logprobs_of_the_wrong_type_are_refused_naming_the_type(classroom, fields, param):
+    answer = chat(classroom, **fields)
+    assert "a string" in refused(answer, param) or "a number" in answer.json()["error"]["message"]
+    assert answer.json()["error"]["code"] == "invalid_type"
+
+
+def test_logprobs_false_is_taken(client):
+    completion = client.chat.completions.create(model=MODEL, messages=ask("Hello"), logprobs=False)
+    assert completion.choices[0].message.content and completion.choices[0].logprobs is None
