@@ -117,3 +117,46 @@ def test_logprobs_of_the_wrong_type_are_refused_naming_the_type(classroom, field
 def test_logprobs_false_is_taken(client):
     completion = client.chat.completions.create(model=MODEL, messages=ask("Hello"), logprobs=False)
     assert completion.choices[0].message.content and completion.choices[0].logprobs is None
+
+
+# 8. content parts that are not text -----------------------------------------------------------------------------
+
+IMAGE = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+AUDIO = {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}
+FILE = {"type": "file", "file": {"file_id": "file-abc123"}}
+
+
+@pytest.mark.parametrize("part", [IMAGE, AUDIO, FILE], ids=lambda part: part["type"])
+def test_an_image_audio_or_file_part_is_refused_as_the_model_reads_text_only(classroom, part):
+    messages = [{"role": "user", "content": [{"type": "text", "text": "What is in this?"}, part]}]
+    message = refused(chat(classroom, messages=messages), "messages[0].content[1]")
+    assert f"'{part['type']}'" in message and "text only" in message
+
+
+def test_a_part_of_an_unknown_type_is_refused_naming_it(classroom):
+    messages = [{"role": "user", "content": [{"type": "banana", "text": "Where is order 88231?"}]}]
+    message = refused(chat(classroom, messages=messages), "messages[0].content[0]")
+    assert "'banana'" in message and "'text'" in message
+
+
+@pytest.mark.parametrize("part", [{"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="},
+                                  {"type": "input_file", "file_id": "file-abc123"}], ids=lambda part: part["type"])
+def test_a_responses_image_or_file_part_is_refused_as_the_model_reads_text_only(classroom, part):
+    items = [{"role": "user", "content": [{"type": "input_text", "text": "What is in this?"}, part]}]
+    message = refused(post(classroom, "/responses", {"model": MODEL, "input": items}), "input[0].content[1]")
+    assert f"'{part['type']}'" in message and "text only" in message
+
+
+def test_a_responses_part_of_an_unknown_type_is_refused_naming_it(classroom):
+    items = [{"role": "user", "content": [{"type": "banana", "text": "Where is order 88231?"}]}]
+    message = refused(post(classroom, "/responses", {"model": MODEL, "input": items}), "input[0].content[0]")
+    assert "'banana'" in message and "'input_text'" in message
+
+
+def test_text_parts_are_still_read_on_both_routes(classroom, client):
+    parts = [{"type": "text", "text": "Where is order "}, {"type": "text", "text": "88231?"}]
+    completion = client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": parts}],
+                                                tools=[ORDER_TOOL])
+    assert completion.choices[0].message.tool_calls[0].function.arguments == '{"orderId": "88231"}'
+    items = [{"role": "user", "content": [{"type": "input_text", "text": "Hello"}]}]
+    assert post(classroom, "/responses", {"model": MODEL, "input": items}).status_code == 200

@@ -39,6 +39,8 @@ from tinyagent.tools import without_fence
 # The heading of the note a plan's step is given (lesson 17), in either language.
 PLAN_CONTEXT = tuple(CONTEXT_HEADING.values())
 ROLES = ("system", "developer", "user", "assistant", "tool")  # "developer": newer OpenAI name for system
+# The parts of a message a model that reads images, sound or files takes; the classroom model reads text only.
+NOT_TEXT_PARTS = ("image_url", "input_audio", "file")
 
 _WRAPPED_ERROR = re.compile(r"\ban error occurred\b", re.IGNORECASE)
 
@@ -484,13 +486,12 @@ def _check_message(index: int, message: object) -> None:
                 f"{where}.content is missing: only an assistant message with tool_calls may omit it"
             )
     elif isinstance(content, list):
-        for part in content:
+        for j, part in enumerate(content):
             if not isinstance(part, dict) or not isinstance(part.get("type"), str):
                 raise MalformedRequestError(
                     f"{where}.content must be a string or a list of {{'type': 'text', ...}} parts"
                 )
-            if part["type"] == "text" and not isinstance(part.get("text"), str):
-                raise MalformedRequestError(f"{where}.content has a text part without a 'text' string")
+            _check_part(f"{where}.content[{j}]", role, part)
     elif not isinstance(content, str):
         raise MalformedRequestError(f"{where}.content must be a string, got {type(content).__name__}")
 
@@ -520,6 +521,22 @@ def _check_message(index: int, message: object) -> None:
                 )
     if role == "tool" and not isinstance(message.get("tool_call_id"), str):
         raise MalformedRequestError(f"{where} is a tool message without a 'tool_call_id'")
+
+
+def _check_part(where: str, role: str, part: dict) -> None:
+    """A content part the classroom model can read: text (and, in the model's own earlier messages, a refusal).
+    An image, audio or a file is refused as OpenAI refuses it to a text-only model, rather than dropped unseen (the
+    answer would then be about a picture nobody looked at); a type the API does not have is refused by its name."""
+    kind = part["type"]
+    if kind == "text" or (kind == "refusal" and role == "assistant"):
+        if not isinstance(part.get(kind), str):
+            raise MalformedRequestError(f"{where} is a {kind} part without a '{kind}' string", where)
+    elif kind in NOT_TEXT_PARTS:
+        raise MalformedRequestError(f"{where} is a part of type '{kind}', but the classroom model reads text only: send "
+                                    "what it should read as a 'text' part", where)
+    else:
+        raise MalformedRequestError(f"{where} has the type {kind!r}, which no content part has: send the text as a "
+                                    "part of type 'text'", where)
 
 
 def _check_tool_replies(messages: list[dict]) -> None:

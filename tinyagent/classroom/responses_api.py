@@ -29,6 +29,7 @@ from tinyagent.classroom.tokens import split_tokens
 
 TOKENS_PER_CHUNK = 3
 PART_TYPES = ("input_text", "output_text", "text")
+NOT_TEXT_PARTS = ("input_image", "input_file", "input_audio")  # what a model that reads more than text takes
 SKIPPED_ITEMS = ("reasoning",)  # what a reasoning model wrote to itself: nothing the classroom model reads
 FORMAT_TYPES = ("text", "json_object", "json_schema")
 # The chat route's names of the fields to_chat_body fills, by the name the Responses request gave them.
@@ -95,7 +96,7 @@ def _messages(items: object) -> list[dict]:
             raise ResponsesRequestError(f"'{where}' must be an object.", where)
         kind = item.get("type", "message")
         if kind == "message":
-            messages.append({"role": item.get("role"), "content": _text(item.get("content"), where)})
+            messages.append({"role": item.get("role"), "content": _text(item.get("content"), where, "content")})
         elif kind == "function_call":
             call = {"id": _string(item, "call_id", where), "type": "function",
                     "function": {"name": _string(item, "name", where), "arguments": _string(item, "arguments", where)}}
@@ -106,7 +107,7 @@ def _messages(items: object) -> list[dict]:
                 messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         elif kind == "function_call_output":
             messages.append({"role": "tool", "tool_call_id": item.get("call_id"),
-                             "content": _text(item.get("output"), where)})
+                             "content": _text(item.get("output"), where, "output")})
         elif kind not in SKIPPED_ITEMS:
             raise ResponsesRequestError(
                 f"'{where}.type' is {kind!r}: the classroom model reads messages, function_call and "
@@ -125,14 +126,33 @@ def _string(item: dict, name: str, where: str) -> str:
     return value
 
 
-def _text(content: object, where: str) -> str:
+def _text(content: object, where: str, field: str) -> str:
+    """The text of an item's `field` (its content, or a call's output): a string, or its text parts joined."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        texts = [part.get("text") for part in content if isinstance(part, dict) and part.get("type") in PART_TYPES]
+        texts = [_part_text(part, f"{where}.{field}[{j}]") for j, part in enumerate(content)]
         if all(isinstance(text, str) for text in texts):
             return "".join(texts)
     raise ResponsesRequestError(f"'{where}' must hold a string or a list of text parts.", where)
+
+
+def _part_text(part: object, where: str) -> str | None:
+    """A content part's text ("" for a refusal the model made earlier; None when it has no text string). An image,
+    a file or audio is refused, as OpenAI refuses it to a text-only model, rather than dropped unseen; a type the
+    API does not have is refused by its name."""
+    kind = part.get("type") if isinstance(part, dict) else None
+    if kind in PART_TYPES:
+        return part.get("text")
+    if kind == "refusal":
+        return ""
+    if kind in NOT_TEXT_PARTS:
+        raise ResponsesRequestError(f"'{where}' is a part of type '{kind}', but the classroom model reads text only: "
+                                    "send what it should read as an 'input_text' part.", where)
+    if isinstance(kind, str):
+        raise ResponsesRequestError(f"'{where}' has the type {kind!r}, which no content part has: send the text as a "
+                                    "part of type 'input_text'.", where)
+    return None
 
 
 def _tools(tools: object) -> list[dict]:
