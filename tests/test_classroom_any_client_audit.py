@@ -160,3 +160,32 @@ def test_text_parts_are_still_read_on_both_routes(classroom, client):
     assert completion.choices[0].message.tool_calls[0].function.arguments == '{"orderId": "88231"}'
     items = [{"role": "user", "content": [{"type": "input_text", "text": "Hello"}]}]
     assert post(classroom, "/responses", {"model": MODEL, "input": items}).status_code == 200
+
+
+# 9. response_format: json_object needs the word json, json_schema a name -----------------------------------------
+
+
+def test_json_object_without_the_word_json_in_any_message_is_refused(classroom):
+    message = refused(chat(classroom, messages=ask("Summarise order 88231."),
+                           response_format={"type": "json_object"}), "messages")
+    assert "'json'" in message and "'json_object'" in message
+
+
+def test_json_object_on_the_responses_route_names_its_own_fields(classroom):
+    answer = post(classroom, "/responses", {"model": MODEL, "input": "Summarise order 88231.",
+                                            "text": {"format": {"type": "json_object"}}})
+    message = refused(answer, "input")
+    assert "'json'" in message and "'text.format'" in message and "'input'" in message
+
+
+def test_json_object_with_the_word_json_anywhere_is_taken(client):
+    messages = [{"role": "system", "content": "Answer in Json."}, *ask("Summarise order 88231.")]
+    completion = client.chat.completions.create(model=MODEL, messages=messages, response_format={"type": "json_object"})
+    assert completion.choices[0].message.content.startswith("{")
+
+
+def test_json_schema_without_a_name_is_refused(classroom):
+    schema = {"type": "object", "properties": {"orderId": {"type": "string"}}}
+    answer = chat(classroom, messages=ask("Order 88231 as JSON."),
+                  response_format={"type": "json_schema", "json_schema": {"schema": schema}})
+    assert "'response_format.json_schema.name'" in refused(answer, "response_format.json_schema.name")

@@ -195,6 +195,8 @@ def in_responses_terms(message: str, param: str | None) -> tuple[str, str | None
     if param is None:
         return message, None
     if param.startswith("messages"):  # the messages are input's items, numbered otherwise (instructions come first)
+        for chat_name, own_name in (("'messages'", "'input'"), ("'response_format'", "'text.format'")):
+            message = message.replace(chat_name, own_name)
         return message, "input"
     renamed = re.sub(r"^tools\[(\d+)\]\.function\b", r"tools[\1]", param)
     renamed = CHAT_TO_RESPONSES.get(renamed, renamed)

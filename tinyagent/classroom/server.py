@@ -200,7 +200,7 @@ def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
         )
     _refuse_legacy_functions(body)
     _optional(body, "tools", list)
-    _optional(body, "response_format", dict)
+    _check_response_format(body)
     _check_sampling_options(body)
     _optional(body, "grammar", str)  # llama.cpp's GBNF (lesson 23): read, not followed (the script keeps the format)
 
@@ -291,6 +291,30 @@ def _parse_max_tokens(body: dict) -> int | None:
                 raise _bad_request(f"Invalid '{name}': expected an integer of 1 or more, got {value}.", name)
             limits.append(value)
     return min(limits) if limits else None
+
+
+def _check_response_format(body: dict) -> None:
+    """What OpenAI requires of `response_format` before any model reads it: JSON mode only when a message asks for
+    JSON in words (a model told nothing about it may write whitespace until its limit), and a json_schema's name."""
+    wanted = _optional(body, "response_format", dict) or {}
+    if wanted.get("type") == "json_object" and not any("json" in text.lower() for text in _texts(body["messages"])):
+        raise _bad_request("Invalid 'messages': to use 'response_format' of type 'json_object', some message must "
+                           "contain the word 'json' (in any case); say in the prompt that the answer is JSON.",
+                           "messages")
+    spec = wanted.get("json_schema") if wanted.get("type") == "json_schema" else None
+    if isinstance(spec, dict) and not (isinstance(spec.get("name"), str) and spec["name"]):
+        raise _bad_request("Missing required parameter: 'response_format.json_schema.name'; name the schema, such as "
+                           "\"OrderSummary\".", "response_format.json_schema.name", "missing_required_parameter")
+
+
+def _texts(messages: list[dict]) -> list[str]:
+    """The text of every message: its content string, or its parts' text."""
+    texts = []
+    for message in messages:
+        content = message.get("content")
+        parts = [{"text": content}] if isinstance(content, str) else content if isinstance(content, list) else []
+        texts += [part["text"] for part in parts if isinstance(part, dict) and isinstance(part.get("text"), str)]
+    return texts
 
 
 def _refuse_legacy_functions(body: dict) -> None:
