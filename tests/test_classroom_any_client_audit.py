@@ -189,3 +189,42 @@ def test_json_schema_without_a_name_is_refused(classroom):
     answer = chat(classroom, messages=ask("Order 88231 as JSON."),
                   response_format={"type": "json_schema", "json_schema": {"schema": schema}})
     assert "'response_format.json_schema.name'" in refused(answer, "response_format.json_schema.name")
+
+
+# 3. every tool call answered before the conversation goes on ----------------------------------------------------
+
+
+def calls(*ids: str) -> dict:
+    return {"role": "assistant", "content": None, "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": "queryOrder", "arguments": '{"orderId": "88231"}'}}
+        for call_id in ids]}
+
+
+def result(call_id: str) -> dict:
+    return {"role": "tool", "tool_call_id": call_id, "content": '{"orderId": "88231", "status": "已签收"}'}
+
+
+@pytest.mark.parametrize(("after", "unanswered"), [
+    ([result("call_1")], "call_2"),  # one of two answered, then the conversation ends
+    ([result("call_1"), *ask("And order 88232?")], "call_2"),  # one of two answered, then the user
+    ([*ask("Thanks. And order 88232?")], "call_1, call_2"),  # none answered: the user right after the calls
+], ids=["one missing at the end", "one missing before a user message", "a user message right after"])
+def test_a_tool_call_without_its_tool_message_is_refused_naming_its_id(classroom, after, unanswered):
+    messages = [*ask("Where is order 88231?"), calls("call_1", "call_2"), *after]
+    message = refused(chat(classroom, messages=messages, tools=[ORDER_TOOL]), "messages")
+    assert "'tool_calls'" in message and unanswered in message
+    assert "call_1" not in message if unanswered == "call_2" else True
+
+
+def test_every_call_answered_is_taken(client):
+    messages = [*ask("Where is order 88231?"), calls("call_1", "call_2"), result("call_2"), result("call_1")]
+    completion = client.chat.completions.create(model=MODEL, messages=messages, tools=[ORDER_TOOL])
+    assert completion.choices[0].finish_reason == "stop"
+
+
+def test_a_function_call_without_its_output_is_refused_on_the_responses_route(classroom):
+    call = {"type": "function_call", "call_id": "call_1", "name": "queryOrder", "arguments": '{"orderId": "88231"}'}
+    items = [{"role": "user", "content": "Where is order 88231?"}, call, {"role": "user", "content": "Well?"}]
+    tool = {"type": "function", **ORDER_TOOL["function"]}
+    message = refused(post(classroom, "/responses", {"model": MODEL, "input": items, "tools": [tool]}), "input")
+    assert "No tool output found for function call call_1" in message and "function_call_output" in message

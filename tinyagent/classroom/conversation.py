@@ -540,16 +540,37 @@ def _check_part(where: str, role: str, part: dict) -> None:
 
 
 def _check_tool_replies(messages: list[dict]) -> None:
-    """Every tool message must answer a tool call an earlier assistant message made."""
+    """Every tool message must answer a tool call an earlier assistant message made, and, as OpenAI's API requires,
+    every call must be answered by the tool messages right after its assistant message: a call left without its
+    result (one of two answered, or the user speaking next) is a conversation no real model is sent."""
     made: set[str] = set()
+    waiting: dict[str, int] = {}  # the calls of the latest assistant message not answered yet -> that message's index
     for index, message in enumerate(messages):
+        if message["role"] == "tool":
+            if message["tool_call_id"] not in made:
+                raise MalformedRequestError(
+                    f"messages[{index}] answers tool_call_id {message['tool_call_id']!r}, "
+                    "which no earlier assistant message made"
+                )
+            waiting.pop(message["tool_call_id"], None)
+            continue
+        _check_answered(waiting)
         if message["role"] == "assistant":
-            made.update(call["id"] for call in message.get("tool_calls") or [])
-        elif message["role"] == "tool" and message["tool_call_id"] not in made:
-            raise MalformedRequestError(
-                f"messages[{index}] answers tool_call_id {message['tool_call_id']!r}, "
-                "which no earlier assistant message made"
-            )
+            ids = [call["id"] for call in message.get("tool_calls") or []]
+            made.update(ids)
+            waiting = dict.fromkeys(ids, index)
+    _check_answered(waiting)
+
+
+def _check_answered(waiting: dict[str, int]) -> None:
+    """A 400 naming the calls still `waiting` for a tool message, if any."""
+    if waiting:
+        asked_at = next(iter(waiting.values()))
+        raise MalformedRequestError(
+            f"messages[{asked_at}] is an assistant message with 'tool_calls', so the messages right after it must be "
+            f"tool messages answering each of its calls, and none answers {', '.join(waiting)}: send each call's "
+            "result as a tool message with that 'tool_call_id' before any other message"
+        )
 
 
 def _is_observation(text: str) -> bool:

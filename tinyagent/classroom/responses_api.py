@@ -112,7 +112,19 @@ def _messages(items: object) -> list[dict]:
             raise ResponsesRequestError(
                 f"'{where}.type' is {kind!r}: the classroom model reads messages, function_call and "
                 "function_call_output items.", where)
+    _check_outputs(messages)
     return messages
+
+
+def _check_outputs(messages: list[dict]) -> None:
+    """Every function_call item needs a function_call_output item for its call_id, as the API requires (the chat
+    route then checks where each stands)."""
+    answered = {message["tool_call_id"] for message in messages if message["role"] == "tool"}
+    for message in messages:
+        for call in message.get("tool_calls") or ():
+            if call["id"] not in answered:
+                raise ResponsesRequestError(f"No tool output found for function call {call['id']}: send a "
+                                            "function_call_output item with that call_id after it.", "input")
 
 
 def _string(item: dict, name: str, where: str) -> str:
