@@ -5,6 +5,8 @@ expects what OpenAI's API answers: a 400 in its shape naming the parameter, or t
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import requests
 
@@ -228,3 +230,78 @@ def test_a_function_call_without_its_output_is_refused_on_the_responses_route(cl
     tool = {"type": "function", **ORDER_TOOL["function"]}
     message = refused(post(classroom, "/responses", {"model": MODEL, "input": items, "tools": [tool]}), "input")
     assert "No tool output found for function call call_1" in message and "function_call_output" in message
+
+
+# 2. parallel_tool_calls: false ----------------------------------------------------------------------------------
+
+TWO_ORDERS = ask("What is the status of orders 88231 and 88232?")
+
+
+def test_parallel_tool_calls_false_gives_one_call_a_turn(client):
+    both = client.chat.completions.create(model=MODEL, messages=TWO_ORDERS, tools=[ORDER_TOOL])
+    assert len(both.choices[0].message.tool_calls) == 2  # what the model makes when it may
+    one = client.chat.completions.create(model=MODEL, messages=TWO_ORDERS, tools=[ORDER_TOOL],
+                                         parallel_tool_calls=False)
+    (call,) = one.choices[0].message.tool_calls
+    assert call.function.arguments == '{"orderId": "88231"}' and one.choices[0].finish_reason == "tool_calls"
+
+
+def test_parallel_tool_calls_false_gives_one_call_a_turn_on_the_responses_route(classroom):
+    tool = {"type": "function", **ORDER_TOOL["function"]}
+    body = {"model": MODEL, "input": TWO_ORDERS[0]["content"], "tools": [tool]}
+    assert len(post(classroom, "/responses", body).json()["output"]) == 2
+    (item,) = post(classroom, "/responses", {**body, "parallel_tool_calls": False}).json()["output"]
+    assert item["type"] == "function_call" and item["arguments"] == '{"orderId": "88231"}'
+
+
+# 4. max_tokens caps a tool call too ------------------------------------------------------------------------------
+
+WHERE = ask("Where is order 88231?")
+
+
+@pytest.mark.parametrize("cap", [{"max_tokens": 4}, {"max_completion_tokens": 4}])
+def test_max_tokens_cuts_a_tool_call_s_arguments_with_finish_reason_length(client, cap):
+    completion = client.chat.completions.create(model=MODEL, messages=WHERE, tools=[ORDER_TOOL], **cap)
+    (only,) = completion.choices
+    (call,) = only.message.tool_calls
+    # queryOrder is one token, then { " orderId: the classroom model's count of 4 tokens
+    assert (call.function.name, call.function.arguments) == ("queryOrder", '{"orderId')
+    assert only.finish_reason == "length" and completion.usage.completion_tokens == 4
+
+
+def test_max_tokens_1_leaves_the_name_only(client):
+    completion = client.chat.completions.create(model=MODEL, messages=WHERE, tools=[ORDER_TOOL], max_tokens=1)
+    (call,) = completion.choices[0].message.tool_calls
+    assert call.function.arguments == "" and completion.choices[0].finish_reason == "length"
+    assert completion.usage.completion_tokens <= 1
+
+
+def test_a_stream_cut_by_max_tokens_carries_the_cut_call_and_length(client):
+    chunks = list(client.chat.completions.create(model=MODEL, messages=WHERE, tools=[ORDER_TOOL], max_tokens=4,
+                                                 stream=True, stream_options={"include_usage": True}))
+    arguments = "".join(call.function.arguments or "" for chunk in chunks for choice in chunk.choices
+                        for call in choice.delta.tool_calls or ())
+    assert arguments == '{"orderId' and chunks[-2].choices[0].finish_reason == "length"
+    assert chunks[-1].usage.completion_tokens == 4
+
+
+def test_a_call_within_max_tokens_is_whole(client):
+    completion = client.chat.completions.create(model=MODEL, messages=WHERE, tools=[ORDER_TOOL], max_tokens=10)
+    assert completion.choices[0].finish_reason == "tool_calls" and completion.usage.completion_tokens == 10
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_max_output_tokens_cuts_a_function_call_on_the_responses_route(classroom, stream):
+    tool = {"type": "function", **ORDER_TOOL["function"]}
+    body = {"model": MODEL, "input": "Where is order 88231?", "tools": [tool], "max_output_tokens": 4,
+            "stream": stream}
+    answer = requests.post(classroom.base_url + "/responses", json=body, timeout=PATIENCE)
+    assert answer.status_code == 200, answer.text
+    if stream:
+        events = [line for line in answer.text.splitlines() if line.startswith("data: ")]
+        response = json.loads(events[-1].removeprefix("data: "))["response"]
+    else:
+        response = answer.json()
+    assert response["status"] == "incomplete" and response["incomplete_details"] == {"reason": "max_output_tokens"}
+    (item,) = response["output"]
+    assert item["arguments"] == '{"orderId' and response["usage"]["output_tokens"] == 4

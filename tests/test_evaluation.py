@@ -44,9 +44,10 @@ SHOP_TOOLS = {"queryOrder", "queryLogistics", "applyRefund", "searchKnowledge", 
 # none, so it scores as the careful model does (test_the_gullible_variant_is_careful_where_nothing_is_planted).
 VARIANTS = [model for model in MODELS if model not in ("classroom", "classroom-gullible")]
 # In function calling there is no text format to get wrong: these variants behave like `classroom` there
-# (tinyagent/classroom/variants.py), and the verbose one's long thought goes out beside its calls.
+# (tinyagent/classroom/variants.py). The verbose one's long thought goes out beside its calls, and max_tokens cuts the
+# two together, as a real API does: it fails there too.
 SAME_AS_CAREFUL_IN_FUNCTION_CALLING = {
-    "classroom-sloppy", "classroom-no-final", "classroom-ignores-stop", "classroom-forgets-action", "classroom-verbose",
+    "classroom-sloppy", "classroom-no-final", "classroom-ignores-stop", "classroom-forgets-action",
     "classroom-split-stop",
 }
 

@@ -15,6 +15,7 @@ What maps to what:
     {"type": "function_call_output", ...} a tool message
     tools: [{"type": "function", ...}]    tools (the classroom model has only function tools)
     tool_choice, max_output_tokens        tool_choice, max_tokens
+    parallel_tool_calls                   parallel_tool_calls
     text.format                           response_format (json_schema, json_object, text)
 
 Nothing is stored: `previous_response_id` is refused with a 400 that says to send the whole input.
@@ -69,6 +70,8 @@ def to_chat_body(body: dict) -> dict:
         chat["tool_choice"] = {"type": "function", "function": {"name": choice.get("name")}}
     elif choice is not None:
         chat["tool_choice"] = choice
+    if "parallel_tool_calls" in body:  # the chat route's field of the same name: one call a turn when False
+        chat["parallel_tool_calls"] = body["parallel_tool_calls"]
     limit = body.get("max_output_tokens")
     if limit is not None:
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:

@@ -139,6 +139,7 @@ class ChatRequest:
     stream: bool
     include_usage: bool
     digest: str  # a hash of the request: the seed of every id in the answer
+    parallel_tool_calls: bool = True  # False: at most one tool call a turn
 
 
 def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
@@ -212,6 +213,7 @@ def parse_chat_request(raw: bytes, models: dict[str, str]) -> ChatRequest:
         stream=stream,
         include_usage=include_usage,
         digest=_request_digest(body),
+        parallel_tool_calls=body.get("parallel_tool_calls") is not False,  # its type checked with the sampling options
     )
 
 
@@ -529,13 +531,14 @@ def make_answer(request: ChatRequest, reply: Reply) -> Answer:
         tool_calls, content, finish_reason, deltas = [], None, "stop", []
         completion_tokens = count_tokens(reply.refusal)
     elif reply.tool_calls:
-        # A tool-calling turn: the calls are the answer. Any text the model adds goes out as it is.
-        tool_calls = [_tool_call_json(request, i, call) for i, call in enumerate(reply.tool_calls)]
-        content, finish_reason = reply.text or None, "tool_calls"
-        deltas = [reply.text] if reply.text and request.stream else []
-        completion_tokens = count_tokens(content) + sum(
-            count_tokens(c["function"]["name"]) + count_tokens(c["function"]["arguments"]) for c in tool_calls
-        )
+        # A tool-calling turn: the calls are the answer, the first only when the request allows no parallel calls.
+        # Any text the model adds goes out as it is; all of it is typed within max_tokens.
+        calls = reply.tool_calls if request.parallel_tool_calls else reply.tool_calls[:1]
+        tool_calls = [_tool_call_json(request, i, call) for i, call in enumerate(calls)]
+        content, tool_calls, cut = cap_tool_calls(reply.text or None, tool_calls, request.max_tokens)
+        finish_reason = "length" if cut else "tool_calls"
+        deltas = [content] if content and request.stream else []
+        completion_tokens = count_tokens(content) + sum(_call_tokens(call) for call in tool_calls)
     else:
         tool_calls = []
         text = reply.text or ""
@@ -557,6 +560,37 @@ def make_answer(request: ChatRequest, reply: Reply) -> Answer:
         "total_tokens": prompt_tokens + completion_tokens,
     }
     return Answer(content, tool_calls, finish_reason, usage, deltas, reply.refusal)
+
+
+def cap_tool_calls(content: str | None, tool_calls: list[dict], max_tokens: int | None,
+                   ) -> tuple[str | None, list[dict], bool]:
+    """What a model that types at most `max_tokens` tokens gets out of a tool-calling turn: the text, then each call's
+    name and arguments, in that order, counted as `usage` counts them. Returns the content, the calls (the last one's
+    arguments cut where the budget ran out; a call whose name no longer fits is not begun) and whether it was cut."""
+    if max_tokens is None:
+        return content, tool_calls, False
+    left = max_tokens
+    if content:
+        typed = truncate_to_tokens(content, left)
+        if typed != content:
+            return typed, [], True
+        left -= count_tokens(content)
+    kept: list[dict] = []
+    for call in tool_calls:
+        function = call["function"]
+        name_tokens = count_tokens(function["name"])
+        if name_tokens > left:
+            return content, kept, True
+        arguments = truncate_to_tokens(function["arguments"], left - name_tokens)
+        kept.append({**call, "function": {**function, "arguments": arguments}})
+        if arguments != function["arguments"]:
+            return content, kept, True
+        left -= name_tokens + count_tokens(arguments)
+    return content, kept, False
+
+
+def _call_tokens(call: dict) -> int:
+    return count_tokens(call["function"]["name"]) + count_tokens(call["function"]["arguments"])
 
 
 def _tool_call_json(request: ChatRequest, index: int, call) -> dict:

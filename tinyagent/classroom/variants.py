@@ -22,7 +22,8 @@ and then the fix that handles it, with the same output on every run.
 In function-calling mode (`tools` in the request) every variant returns `tool_calls`: the format
 variants (sloppy, no-final, ignores-stop, split-stop, forgets-action) behave like `classroom` there, `classroom-loop`
 repeats its calls, `classroom-wrong-tool` first calls the non-existent tool, `classroom-verbose` sends its
-long thought as the message content next to the calls, and `classroom-bad-args` makes the same mistakes in
+long thought as the message content next to the calls (max_tokens cuts the two together, as text), and
+`classroom-bad-args` makes the same mistakes in
 its arguments (the wrong type judged by the tool's `parameters`) and fixes them after the error.
 `classroom-rephrase` repeats its calls there (JSON arguments have one wording).
 
