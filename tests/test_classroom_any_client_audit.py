@@ -232,6 +232,60 @@ def test_a_function_call_without_its_output_is_refused_on_the_responses_route(cl
     assert "No tool output found for function call call_1" in message and "function_call_output" in message
 
 
+# 1. a forced call: a call, or a refusal for a strict tool it cannot fill -----------------------------------------
+
+
+def set_status(strict: bool) -> dict:
+    """A tool whose required `status` nothing in a request for an order's update says."""
+    return {"type": "function", "function": {
+        "name": "setStatus", "description": "Set an order's status.", **({"strict": True} if strict else {}),
+        "parameters": {"type": "object", "additionalProperties": False, "required": ["orderId", "status"],
+                       "properties": {"orderId": {"type": "string"}, "status": {"type": "string"}}}}}
+
+
+NAMED = {"type": "function", "function": {"name": "setStatus"}}
+UPDATE = ask("Please update order 88231.")
+
+
+@pytest.mark.parametrize(("tools", "choice"), [([set_status(True)], "required"),
+                                               ([ORDER_TOOL, set_status(True)], NAMED)], ids=["required", "named"])
+def test_a_forced_strict_call_it_cannot_fill_is_a_refusal(client, tools, choice):
+    completion = client.chat.completions.create(model=MODEL, messages=UPDATE, tools=tools, tool_choice=choice)
+    (only,) = completion.choices
+    assert only.finish_reason == "stop" and only.message.content is None and not only.message.tool_calls
+    assert only.message.refusal.startswith("I cannot fill the required field(s) status")
+
+
+@pytest.mark.parametrize(("tools", "choice"), [([set_status(False)], "required"),
+                                               ([ORDER_TOOL, set_status(False)], NAMED)], ids=["required", "named"])
+def test_a_forced_call_to_a_tool_that_is_not_strict_is_made_with_what_it_can_fill(client, tools, choice):
+    completion = client.chat.completions.create(model=MODEL, messages=UPDATE, tools=tools, tool_choice=choice)
+    (only,) = completion.choices
+    assert only.finish_reason == "tool_calls" and only.message.refusal is None
+    ((call_name, arguments),) = [(call.function.name, call.function.arguments) for call in only.message.tool_calls]
+    assert (call_name, arguments) == ("setStatus", '{"orderId": "88231"}')
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_a_forced_call_it_can_fill_is_made_whole_strict_or_not(client, strict):
+    looked_up = [*UPDATE, calls("call_1"), {"role": "tool", "tool_call_id": "call_1",
+                                            "content": '{"orderId": "88231", "status": "shipped"}'}]
+    completion = client.chat.completions.create(model=MODEL, messages=looked_up,
+                                                tools=[ORDER_TOOL, set_status(strict)], tool_choice=NAMED)
+    (call,) = completion.choices[0].message.tool_calls
+    assert (call.function.name, call.function.arguments) == ("setStatus", '{"orderId": "88231", "status": "shipped"}')
+
+
+def test_a_forced_strict_call_it_cannot_fill_is_a_refusal_part_on_the_responses_route(classroom):
+    tool = {"type": "function", **set_status(True)["function"]}
+    answer = post(classroom, "/responses", {"model": MODEL, "input": "Please update order 88231.",
+                                            "tools": [tool], "tool_choice": "required"})
+    assert answer.status_code == 200, answer.text
+    (item,) = answer.json()["output"]
+    assert item["type"] == "message" and item["content"][0]["type"] == "refusal"
+    assert item["content"][0]["refusal"].startswith("I cannot fill the required field(s) status")
+
+
 # 2. parallel_tool_calls: false ----------------------------------------------------------------------------------
 
 TWO_ORDERS = ask("What is the status of orders 88231 and 88232?")

@@ -17,7 +17,9 @@ not for an answer tool: conversation.read_conversation says why), the order id t
 and, for a field that asks for prose (answer, summary, reply, ...), the answer the model would have typed.
 A field it cannot know is null where the schema allows null and left out where the schema does not require it;
 a required field it cannot fill is never invented: the reply says which one instead (the API's `refusal`, or
-prose when the answer goes through a tool).
+prose when the answer goes through a tool the request does not force). When `tool_choice` forces the answer tool's
+call, the reply is a call, as OpenAI's always is: without the fields it cannot fill, or, for a `"strict": true` tool,
+which may not be called without them, a refusal.
 
 A schema the model cannot fill at all is the request's fault, a 400 with one line that says why (`check_schema`):
 a keyword it reads with the wrong type (`"required": 5`, `"anyOf": 5`, `"$defs": []`), a `$ref` that points
@@ -68,12 +70,15 @@ class AnswerShape(NamedTuple):
 
     schema: the JSON Schema of the answer ({} for `json_object`, or an object with the keys the messages ask for by
             name); name: the schema's name
-    tool:   the answer tool to call with the answer as its arguments (its schema is `schema`)
+    tool:   the answer tool to call with the answer as its arguments (its schema is `schema`); forced and strict
+            say what the request asks of a call to it (shape_answer says what each changes)
     """
 
     schema: dict | None = None
     name: str = ""
     tool: str | None = None
+    forced: bool = False  # `tool_choice` makes the answer tool's call the only reply ("required", or its name)
+    strict: bool = False  # the answer tool is `"strict": true`: no call to it may leave out a required field
 
 
 def read_answer_shape(request: dict, tools: dict[str, str], schemas: dict[str, dict],
@@ -89,7 +94,7 @@ def read_answer_shape(request: dict, tools: dict[str, str], schemas: dict[str, d
     if tool is None and request.get("tool_choice") == "required" and len(unplanned) == 1:
         tool = unplanned[0]
     if tool is not None:  # its schema is one tool_list.read_native_tools checked
-        return AnswerShape(schemas.get(tool) or {}, tool, tool)
+        return AnswerShape(schemas.get(tool) or {}, tool, tool, forces_call(request, tool), tool in strict_tools(request))
     wanted = request.get("response_format")
     if wanted is None:
         return AnswerShape()
@@ -479,6 +484,21 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
+def forces_call(request: dict, name: str) -> bool:
+    """Whether the request's `tool_choice` leaves a call to `name` as the only reply: "required" or the name itself."""
+    choice = request.get("tool_choice")
+    named = choice.get("function") if isinstance(choice, dict) else None
+    return choice == "required" or (isinstance(named, dict) and named.get("name") == name)
+
+
+def strict_tools(request: dict) -> frozenset[str]:
+    """The names of the request's tools marked `"strict": true`: a call to one must hold every required field."""
+    tools = request.get("tools") if isinstance(request.get("tools"), list) else []
+    functions = [tool.get("function") for tool in tools if isinstance(tool, dict)]
+    return frozenset(function["name"] for function in functions
+                     if isinstance(function, dict) and function.get("strict") is True)
+
+
 def cannot_fill(missing: list[str], zh: bool) -> str:
     fields = ", ".join(missing)
     if zh:
@@ -491,9 +511,13 @@ def shape_answer(shape: AnswerShape, facts: dict[str, object], prose: str, zh: b
     if shape.schema is None:
         return Reply(prose)
     filled = fill(shape.schema, facts, prose)
-    if filled.missing:
+    # Made to call a tool that is not strict, a model calls it with the fields it has (a careless call: the caller's
+    # validation catches it); free to answer in words, it says what it cannot fill; made to call a strict tool, or to
+    # answer in a schema's shape, it refuses, as OpenAI's models do.
+    careless_call = shape.tool is not None and shape.forced and not shape.strict
+    if filled.missing and not careless_call:
         text = cannot_fill(filled.missing, zh)
-        return Reply(text) if shape.tool else Reply(None, refusal=text)
+        return Reply(text) if shape.tool and not shape.forced else Reply(None, refusal=text)
     if shape.tool:
         return Reply(None, (ToolCallRequest(shape.tool, filled.value),))
     return Reply(json.dumps(filled.value, ensure_ascii=False))

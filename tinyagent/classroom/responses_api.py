@@ -184,6 +184,8 @@ def _tools(tools: object) -> list[dict]:
         parameters = tool.get("parameters")  # checked with the chat route's tools (tool_list.read_native_tools)
         function = {"name": tool.get("name"), "description": tool.get("description") or "",
                     "parameters": {"type": "object", "properties": {}} if parameters is None else parameters}
+        if "strict" in tool:  # a forced call to a strict tool it cannot fill is a refusal (tool_choice.forced_call)
+            function["strict"] = tool["strict"]
         found.append({"type": "function", "function": function})
     return found
 

@@ -6,7 +6,8 @@ reply to what `tool_choice` asks:
 
 - a named function: the plan's calls to it, or, when the plan wanted another tool or an answer, one call to it
   with its arguments filled from what the conversation knows (the order id asked about, a tracking number, the
-  customer's words for a free-text field), under the names its own schema gives;
+  customer's words for a free-text field), under the names its own schema gives (`forced_call`: a required one it
+  cannot fill is left out, or, for a `"strict": true` tool, the reply is a refusal that names it);
 - "required": the plan's calls, or, when the plan wanted to answer, a call to the tool the request most needs:
   the first tool of its kind the request's intent uses that has not been called yet, else the tool whose name and
   description share the most words with the request.
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from tinyagent.classroom.answer_shapes import fill
+from tinyagent.classroom.answer_shapes import Filled, cannot_fill, fill, strict_tools
 from tinyagent.classroom.conversation import TRACKING_NO, Conversation
 from tinyagent.classroom.reply import Reply, ToolCallRequest
 
@@ -62,11 +63,21 @@ def honour_tool_choice(request: dict, conv: Conversation, reply: Reply) -> Reply
     named = forced_function(request)
     if named is not None:
         mine = tuple(call for call in reply.tool_calls if call.name == named)
-        return Reply(None, mine or (ToolCallRequest(named, arguments_for(conv, named)),))
+        return Reply(None, mine) if mine else forced_call(request, conv, named)
     if request.get("tool_choice") == "required" and not reply.tool_calls and conv.tools:
-        name = most_needed_tool(conv)
-        return Reply(None, (ToolCallRequest(name, arguments_for(conv, name)),))
+        return forced_call(request, conv, most_needed_tool(conv))
     return reply
+
+
+def forced_call(request: dict, conv: Conversation, name: str) -> Reply:
+    """The call to `name` that `tool_choice` forces, with the arguments the conversation can fill. A required one it
+    cannot fill is never invented: a `"strict": true` tool may not be called without it, so the reply is a refusal
+    that names it; any other tool is called without it (a careless model's call, which the caller's validation
+    catches)."""
+    filled = arguments_for(conv, name)
+    if filled.missing and name in strict_tools(request):
+        return Reply(None, refusal=cannot_fill(filled.missing, conv.zh))
+    return Reply(None, (ToolCallRequest(name, filled.value),))
 
 
 def most_needed_tool(conv: Conversation) -> str:
@@ -82,10 +93,10 @@ def most_needed_tool(conv: Conversation) -> str:
     return max(conv.tools, key=lambda name: len(asked & set(_words(f"{name} {conv.tools[name]}"))))
 
 
-def arguments_for(conv: Conversation, name: str) -> dict:
+def arguments_for(conv: Conversation, name: str) -> Filled:
     """Arguments for a call to `name`, under its schema's names, from what the conversation knows: the facts of
     every tool result, the order id and tracking number asked about, and the request's words for a field that
-    takes text (a query, a reason, a question)."""
+    takes text (a query, a reason, a question); and the required ones it could not fill."""
     known = dict(conv.facts)
     numbers = conv.tracking_numbers or [str(v).upper() for v in known.values() if TRACKING_NO.fullmatch(str(v))]
     if numbers:
@@ -94,8 +105,8 @@ def arguments_for(conv: Conversation, name: str) -> dict:
         known.setdefault(text_field, conv.request)
     schema = conv.schemas.get(name) or {}
     if not isinstance(schema.get("properties"), dict) or not schema["properties"]:
-        return {}
-    return fill(schema, known, conv.request).value
+        return Filled({}, [])
+    return fill(schema, known, conv.request)
 
 
 def _words(text: str) -> list[str]:
