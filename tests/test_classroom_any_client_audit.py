@@ -359,3 +359,46 @@ def test_max_output_tokens_cuts_a_function_call_on_the_responses_route(classroom
     assert response["status"] == "incomplete" and response["incomplete_details"] == {"reason": "max_output_tokens"}
     (item,) = response["output"]
     assert item["arguments"] == '{"orderId' and response["usage"]["output_tokens"] == 4
+
+
+# 10. a tool result that lacks a field ---------------------------------------------------------------------------
+
+
+def react_step(classroom, question: str, lang: str, *observations: tuple[str, str, str]) -> str:
+    """The classroom model's next reply in text ReAct, after the calls and Observations given as (tool, input,
+    observation)."""
+    from tinyagent import build_system_prompt, fixed_clock
+    from tinyagent.shop import Shop, shop_registry
+
+    tools = shop_registry(Shop(":memory:", clock=fixed_clock("2026-06-30T19:05:23")))
+    messages = [{"role": "system", "content": build_system_prompt(tools, lang)}, *ask(question)]
+    for tool, tool_input, observation in observations:
+        messages += [{"role": "assistant", "content": f"Thought: …\nAction: {tool}\nAction Input: {tool_input}"},
+                     {"role": "user", "content": f"Observation: {observation}"}]
+    answer = chat(classroom, messages=messages, stop=["Observation:"])
+    assert answer.status_code == 200, answer.text
+    return answer.json()["choices"][0]["message"]["content"]
+
+
+QUESTIONS = {"en": "Where is the parcel of order 88232?", "zh": "订单 88232 的包裹到哪了？"}
+NO_PRODUCT = '{"orderId": "88232", "status": "shipped", "trackingNo": "YT2468013579"}'
+NO_STATUS = '{"orderId": "88232", "product": "Robot vacuum", "trackingNo": "YT2468013579"}'
+NOT_SHIPPED_OR_SO = '{"orderId": "88232", "product": "Robot vacuum"}'
+TRACES = '{"trackingNo": "YT2468013579", "traces": [{"time": "2026-06-30 07:50:00", "desc": "Arrived in Shanghai"}]}'
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("order", [NO_PRODUCT, NO_STATUS], ids=["no product", "no status"])
+def test_a_missing_field_is_left_out_of_the_thought_and_the_answer(classroom, lang, order):
+    thought = react_step(classroom, QUESTIONS[lang], lang, ("queryOrder", "88232", order))
+    assert "YT2468013579" in thought and "None" not in thought
+    answer = react_step(classroom, QUESTIONS[lang], lang, ("queryOrder", "88232", order),
+                        ("queryLogistics", "YT2468013579", TRACES))
+    assert "Arrived in Shanghai" in answer and "None" not in answer and "()" not in answer and "（）" not in answer
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_status_and_no_tracking_number_is_not_taken_for_not_shipped(classroom, lang):
+    answer = react_step(classroom, QUESTIONS[lang], lang, ("queryOrder", "88232", NOT_SHIPPED_OR_SO))
+    assert "None" not in answer and "Robot vacuum" in answer
+    assert "not shipped" not in answer and "没有发货" not in answer and "未发货" not in answer

@@ -19,6 +19,7 @@ from tinyagent.classroom.planning import (
     WEEKDAYS_ZH,
     Act,
     Answer,
+    Order,
     act,
     call,
     read_now,
@@ -92,16 +93,18 @@ def _order_summary(conv: Conversation, order_id: str) -> str:
             f"Order {order_id}: not found (the system said: {step.error}). Please check the number.",
         )
     order = read_order(step, order_id)
+    name = _order_name(conv, order_id, order.product)
     if conv.zh:
-        parts = [
-            f"订单 {order_id}（{order.product}）当前状态：{order.status}",
-            f"下单时间 {order.order_time}",
-        ]
+        parts = [f"{name}当前状态：{order.status}" if order.status else name.rstrip()]
+        if order.order_time:
+            parts.append(f"下单时间 {order.order_time}")
         if order.sign_time:
             parts.append(f"{order.sign_time} 签收")
         parts.append(f"运单号 {order.tracking_no}" if order.tracking_no else "还没有运单号")
         return "，".join(parts) + "。"
-    parts = [f"Order {order_id} ({order.product}) is {order.status}", f"ordered on {order.order_time}"]
+    parts = [f"{name} is {order.status}" if order.status else name]
+    if order.order_time:
+        parts.append(f"ordered on {order.order_time}")
     if order.sign_time:
         parts.append(f"signed for on {order.sign_time}")
     parts.append(f"tracking number {order.tracking_no}" if order.tracking_no else "no tracking number yet")
@@ -202,9 +205,10 @@ def _parcel_thought(conv: Conversation, parcels: dict[str, str | None], number: 
             f"运单 {done[-1]} 的轨迹已拿到。接着查订单 {order_id} 的运单 {number}。",
             f"I have the traces of {done[-1]}. Next, tracking number {number} of order {order_id}.",
         )
+    status = conv.say(f"，订单状态：{order.status}", f" (status: {order.status})") if order.status else ""
     return conv.say(
-        f"订单 {order_id} 的运单号是 {number}，订单状态：{order.status}。用运单号查物流轨迹。",
-        f"Order {order_id} has tracking number {number} (status: {order.status}). I track the parcel with it.",
+        f"订单 {order_id} 的运单号是 {number}{status}。用运单号查物流轨迹。",
+        f"Order {order_id} has tracking number {number}{status}. I track the parcel with it.",
     )
 
 
@@ -219,25 +223,44 @@ def _parcel_summary(conv: Conversation, order_id: str) -> str:
         )
     order = read_order(step, order_id)
     if not order.tracking_no:
-        if order.stage == "cancelled":
-            return conv.say(
-                f"订单 {order_id}（{order.product}）已取消，没有物流信息。",
-                f"Order {order_id} ({order.product}) was cancelled, so there is no parcel to track.",
-            )
-        return conv.say(
-            f"订单 {order_id}（{order.product}）还没有发货（状态：{order.status}），暂时没有物流信息，"
-            "发货后会生成运单号。",
-            f"Order {order_id} ({order.product}) has not shipped yet (status: {order.status}), so there "
-            "is no tracking information; a tracking number appears once it ships.",
-        )
+        return _untracked_summary(conv, order)
     return _trace_summary(conv, order.tracking_no, order_id, order.product)
 
 
-def _trace_summary(conv: Conversation, number: str, order_id: str | None, product: str | None = None) -> str:
-    whose = conv.say(
-        f"订单 {order_id}（{product}）" if order_id else f"运单 {number}",
-        f"Order {order_id} ({product})" if order_id else f"Parcel {number}",
+def _untracked_summary(conv: Conversation, order: Order) -> str:
+    """An order with no tracking number: why, when its status says (cancelled, not shipped yet); what it says
+    otherwise. A missing status says nothing: the order may have shipped, and the answer does not guess."""
+    name = _order_name(conv, order.order_id, order.product)
+    if order.stage == "cancelled":
+        return conv.say(f"{name}已取消，没有物流信息。", f"{name} was cancelled, so there is no parcel to track.")
+    if order.stage == "unshipped":
+        return conv.say(
+            f"{name}还没有发货（状态：{order.status}），暂时没有物流信息，发货后会生成运单号。",
+            f"{name} has not shipped yet (status: {order.status}), so there is no tracking information; a tracking "
+            "number appears once it ships.",
+        )
+    if order.status:
+        return conv.say(
+            f"{name}当前状态：{order.status}，但订单信息里没有运单号，我查不了物流。",
+            f"{name} is {order.status}, but the order gives no tracking number, so I cannot track the parcel.",
+        )
+    return conv.say(
+        f"{name.rstrip()}：订单信息里既没有状态也没有运单号，我说不准它是否已发货，也查不了物流。",
+        f"{name}: the order gives neither its status nor a tracking number, so I cannot tell whether it has "
+        "shipped, nor track the parcel.",
     )
+
+
+def _order_name(conv: Conversation, order_id: str, product: str | None) -> str:
+    """ "Order 88231 (the product)", or "Order 88231" when the order did not say what it holds (in Chinese with a
+    space after the id, as the words that follow it are written: "订单 88231 当前状态")."""
+    if not product:
+        return conv.say(f"订单 {order_id} ", f"Order {order_id}")
+    return conv.say(f"订单 {order_id}（{product}）", f"Order {order_id} ({product})")
+
+
+def _trace_summary(conv: Conversation, number: str, order_id: str | None, product: str | None = None) -> str:
+    whose = _order_name(conv, order_id, product) if order_id else conv.say(f"运单 {number}", f"Parcel {number}")
     step = conv.result("logistics", number)
     if step is None:
         return conv.say(
@@ -256,9 +279,11 @@ def _trace_summary(conv: Conversation, number: str, order_id: str | None, produc
     )
     if conv.zh:
         by = f"由{parcel.carrier}配送，" if parcel.carrier else ""
-        return f"{whose}{by}运单号 {number}，当前状态：{parcel.status}。{latest}"
+        status = f"，当前状态：{parcel.status}" if parcel.status else ""
+        return f"{whose}{by}运单号 {number}{status}。{latest}"
     by = f" is with {parcel.carrier}" if parcel.carrier else ""
-    return f"{whose}{by}, tracking number {number}, status: {parcel.status}. {latest}"
+    status = f", status: {parcel.status}" if parcel.status else ""
+    return f"{whose}{by}, tracking number {number}{status}. {latest}"
 
 
 def plan_need_order_id(conv: Conversation) -> Answer:
