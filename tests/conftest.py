@@ -39,7 +39,22 @@ class _RecordingHTTPServer(ThreadingHTTPServer):
         self.errors.append(sys.exc_info()[1])
 
 
-class ScriptedServer:
+class LoopbackHttp:
+    """An HTTP server on 127.0.0.1 at a free port, serving `handler` (a BaseHTTPRequestHandler class) on a thread of
+    its own; `url` is its chat URL. The tests' fake providers are these, each with its own handler."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]):
+        self.httpd = _RecordingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1/chat/completions"
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class ScriptedServer(LoopbackHttp):
     """A loopback HTTP server that answers each POST with the next scripted response.
 
     A response is (status, body, headers) where body is a dict (sent as JSON), str or bytes, or a
@@ -83,18 +98,11 @@ class ScriptedServer:
                 self.end_headers()
                 self.wfile.write(payload)
 
-        self.httpd = _RecordingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1/chat/completions"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        super().__init__(Handler)
 
     def reply(self, *responses) -> ScriptedServer:
         self.responses = list(responses)
         return self
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 def completion(content: str | None = "Thought: done\nFinal Answer: ok", finish_reason: str = "stop",

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -15,7 +14,7 @@ from tinyagent.__main__ import main
 from tinyagent.doctor import FAIL, OK, SKIP, WARN, diagnose, run_doctor
 from tinyagent.settings import Settings
 
-from .conftest import completion
+from .conftest import LoopbackHttp, completion
 
 KEY = "sk-doctor-SECRET-77aa01bc"
 REQUIRED = ("reachable", "key accepted", "model exists", "reply")
@@ -261,7 +260,7 @@ def test_a_password_in_the_url_is_never_shown_by_the_doctor():
 
 
 # -- a hostile server cannot hold the doctor, nor write over its report ---------------------------------------------
-class ModelsServer:
+class ModelsServer(LoopbackHttp):
     """A loopback server whose GET /models is `handler(request)`; every POST gets a plain completion."""
 
     def __init__(self, handler):
@@ -283,14 +282,7 @@ class ModelsServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1/chat/completions"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
 
 
 def drip_for_a_minute(request, content_type="application/json", start=b'{"data": ['):

@@ -11,9 +11,8 @@ import json
 import re
 import shutil
 import subprocess
-import threading
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -32,7 +31,7 @@ from tinyagent.protocols.streaming import chat_streamed
 from tinyagent.settings import Settings
 from tinyagent.shop import Shop, shop_registry
 
-from .conftest import completion
+from .conftest import LoopbackHttp, completion
 from .test_streaming import chunk, sse
 
 KEY = "sk-audit-SECRET-4e9b21d0"
@@ -196,7 +195,7 @@ def test_the_timeout_help_says_the_status_line_and_headers_have_no_deadline(comm
 
 
 # -- 6. a redirect, in the doctor -------------------------------------------------------------------------------------
-class RedirectingServer:
+class RedirectingServer(LoopbackHttp):
     """Answers every GET and POST with a 301 to the same path on `target` (a URL without its path)."""
 
     def __init__(self, target: str):
@@ -215,14 +214,7 @@ class RedirectingServer:
 
             do_GET = do_POST = moved
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1/chat/completions"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
 
 
 @pytest.fixture
