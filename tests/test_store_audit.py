@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -175,7 +176,16 @@ def test_a_full_outbox_is_an_error_observation_saying_nothing_was_sent(tmp_path)
         assert len(store.outbox()) == sent
 
 
-def test_an_outbox_wait_ends_at_a_stop_and_at_ctrl_c(tmp_path, monkeypatch):
+@pytest.fixture
+def python_handles_ctrl_c():
+    """interrupt_main does nothing where SIGINT is ignored, as in a test run started in the background (CI's):
+    Python's own handler, for the test, makes it the Ctrl-C it stands for."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_an_outbox_wait_ends_at_a_stop_and_at_ctrl_c(tmp_path, monkeypatch, python_handles_ctrl_c):
     monkeypatch.setattr(reminder_loop, "BUSY_TIMEOUT_SECONDS", 30.0, raising=False)
     path = tmp_path / "me.db"
     with ReminderStore(str(path)) as store, holding_the_write_lock(path, "BEGIN EXCLUSIVE"):
