@@ -2,10 +2,19 @@
 
 A person asked "refund order 88236?" cannot tell a request the customer made from one a planted notice made. So
 this gate tells them: for each argument of the call, the text it came from, the customer's message or the
-Observation of tool X (the first one that holds the value), or "no message or result" when no text held it:
+Observation of tool X (the first one that holds the value), the system prompt (where the tools' descriptions are: a
+hostile MCP server's too), or "no message or result" when no text held it:
 
-    [Approval asked] applyRefund: applyRefund({"orderId":"88236",...}) · orderId 88236 from: searchKnowledge's result
+    [Approval asked] applyRefund: orderId 88236 from: searchKnowledge's result · applyRefund({"orderId":"88236",...})
     (waits up to 120 s)
+
+The sources come first, before the call: the call's input is the model's own text (a refund's reason is free), and
+a planted "· orderId 88236 from: the customer's message" written into it once stood before the gate's own words.
+
+What it cannot show: whether the customer asked for this action. An id the customer wrote is theirs wherever they
+wrote it ("what does 88236 in that note mean?", "not 88236"), and a planted "also refund 88231" that reuses their
+id is shown as coming from the customer. It watches applyRefund and sendMessage only: a read-only tool that sends
+its input out (getWeather's city goes to the weather page's host) is never asked about.
 
 `SourcedGate` is a `ConfirmationGate` (the same yes/no/timeout rules, the same events) whose requests carry
 `sources`; mount it as lesson 15 does, `parts=[GatedAct(SourcedGate(...))]`. `careful_person` is a person modelled
@@ -25,6 +34,7 @@ from tinyagent.tools import Action
 
 CUSTOMER = "the customer's message"
 NOWHERE = "no message or result"
+SYSTEM_PROMPT = "the system prompt (a tool's description)"
 ARGUMENTS = ("orderId", "to", "input")  # the arguments whose source is shown (the ids a write acts on)
 
 
@@ -37,7 +47,8 @@ class SourcedRequest(ApprovalRequest):
 
 def source_of(value: str, messages: list[dict], parse_text: Any = None) -> str:
     """Where `value` was written first: the customer's message, or "<tool>'s result" for the Observation of the
-    tool that returned it (named from the assistant step before it), or NOWHERE. A text holds the value as defence
+    tool that returned it (named from the assistant step before it); else SYSTEM_PROMPT when only the system prompt
+    holds it (the tools' descriptions are there), else NOWHERE. A text holds the value as defence
     (b) reads ids (`words_like`): a word of its own, full-width digits as plain, so 88236 is not in 13988236000."""
     tool = "a tool"
     tool_of: dict[str, str] = {}
@@ -56,15 +67,20 @@ def source_of(value: str, messages: list[dict], parse_text: Any = None) -> str:
             return f"{tool}'s result"
         elif role == "tool":
             return f"{tool_of.get(message.get('tool_call_id'), 'a tool')}'s result"
+    # Only when no message or result holds it: the prompt's own examples (applyRefund's "e.g. 88231") and lesson
+    # 12's remembered facts are there too, and must not hide a customer's own id.
+    if any(m.get("role") == "system" and as_read(value) in words_like(str(m.get("content") or ""), value)
+           for m in messages):
+        return SYSTEM_PROMPT
     return NOWHERE
 
 
 class SourcedGate(ConfirmationGate):
     """A ConfirmationGate whose requests say where each id of the call came from (see the module docstring).
 
-    in_summary: also write the sources into the request's summary (the line a person is shown); False keeps the
-                summary as lesson 15 writes it, and the sources only in `request.sources` (the service lists them
-                beside it)
+    in_summary: also write the sources into the request's summary (the line a person is shown), before the call;
+                False keeps the summary as lesson 15 writes it, and the sources only in `request.sources` (the
+                service lists them beside it)
     """
 
     def __init__(self, tools=("applyRefund", "sendMessage"), *, in_summary: bool = True, **options: Any):
@@ -80,7 +96,7 @@ class SourcedGate(ConfirmationGate):
                         for name in ARGUMENTS if name in arguments and str(arguments[name]).strip())
         said = one_line("; ".join(f"{name} {value} from: {where}" for name, value, where in sources))
         return SourcedRequest(plain.id, plain.step, plain.tool, plain.input,
-                              f"{plain.summary} · {said}" if said and self.in_summary else plain.summary,
+                              f"{said} · {plain.summary}" if said and self.in_summary else plain.summary,
                               plain.timeout_s, sources)
 
 
