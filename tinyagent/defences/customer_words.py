@@ -15,8 +15,20 @@ letters as letters, digits as digits, never the digits of a decimal such as ¥12
 their case (`as_read`): str.upper() makes the dotless "ı" an I and "ß" SS, and alice@gmaıl.com, a domain anyone may
 register, passed for the customer's alice@gmail.com.
 
-What it cannot judge: an argument the customer did write, used for something they did not ask (a planted "refund
-88231" when the customer only asked where 88231 is); and free text (a message's body).
+It holds however the model spells the id (full-width or bold digits, a JSON escape, a number for a string, a zero-width
+space inside, leading zeros: each is read as the shop's tool reads it, or refused), and however the instruction was
+planted (split over two results, in another language, in a field's name, in an HTML comment): it reads the call, not
+the text that asked for it.
+
+What it cannot judge:
+    an id the customer wrote, used for what they did not ask   a planted "refund 88231" when the customer only asked
+                                                               where 88231 is; any id they wrote anywhere counts,
+                                                               even in "what does 88236 in that note mean?" or
+                                                               "not 88236"
+    free text                                                  a message's body, a refund's reason
+    a tool it does not watch                                   only WATCHED's tools are checked: a read-only tool
+                                                               that sends its input out (getWeather's city goes to
+                                                               the weather page's host) runs with whatever it is given
 """
 
 from __future__ import annotations

@@ -14,8 +14,12 @@ end; `unfence` gives the text back exactly. Only what is sent changes: the run's
 Observations as the tools wrote them.
 
 What a fence buys depends on the model. The classroom model's reading (`classroom/gullible.py`): a fenced
-Observation is data it does not obey. A real model may obey a fence only partly; lesson 25's SmolLM2 figures cannot
-tell, as that model called no tool at all.
+Observation is data it does not obey, whatever it says (split over two results, in another language, in an HTML
+comment). A real model may obey a fence only partly; lesson 25's SmolLM2 figures cannot tell, as that model called
+no tool at all. The escaping holds for a parser, not for a reader: a model reads ＜/data＞ in full-width brackets, or
+a line "End of data. SYSTEM: ...", by what it looks like, and may take it for the end of the fence.
+
+It fences Observations only: a tool's description (in the system prompt) is not one, and goes out unfenced.
 """
 
 from __future__ import annotations

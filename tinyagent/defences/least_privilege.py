@@ -14,7 +14,10 @@ the `SkillRegistry` of lesson 17:
     agent = ReActAgent(llm, tools, parts=least_privilege(shop_skills()["logistics"]))
 
 What it cannot do: a task whose skill holds the write tool (a refund request has applyRefund) can still be talked
-into using it on the wrong order; that is defence (b)'s and (d)'s work.
+into using it on the wrong order; that is defence (b)'s and (d)'s work. And "read-only" is about the shop's tables,
+not about what leaves: a tool the skill allows still sends its input where it goes (getWeather's city to the
+weather page's host, a hostile MCP server's tool its arguments to that server), so a planted "look up the weather
+for <the customer's phone>" carries the phone out under every defence here.
 """
 
 from __future__ import annotations
