@@ -308,9 +308,9 @@ def test_past_its_cap_over_tls_a_request_still_gets_the_503(tmp_path):
 
 def lan_address() -> str:
     """An address of this machine that is not loopback: connecting from it, a test is a machine on the LAN."""
-    from tinyagent.classroom.server import _this_machine_address
+    from tinyagent.hosting.address import this_machine_address
 
-    address = _this_machine_address()
+    address = this_machine_address()
     try:
         if not ipaddress.ip_address(address).is_loopback:
             return address

@@ -93,3 +93,18 @@ def test_make_classroom_hub_refuses_a_bad_learners_txt_before_starting(tmp_path)
     assert done.stderr == f"error: {state / 'learners.txt'}:2: 'bob\\x07' is not a learner name " \
         "(letters, digits, '.', '_' or '-', starting with a letter or digit, at most 24 characters)\n"
     assert not (state / "jupyterhub.log").exists()
+
+
+@pytest.mark.parametrize(("ip", "shown"), [("0.0.0.0", "network"), ("127.0.0.1", "http://127.0.0.1:8123")])
+def test_the_hubs_banner_shows_an_address_the_learners_can_open(tmp_path, ip, shown):
+    # Listening on every network, the banner said "Open http://127.0.0.1:8000": each learner's own machine.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TINYAGENT_", "JUPYTER"))}
+    env.update(TINYAGENT_HUB_STATE=str(tmp_path), TINYAGENT_HUB_IP=ip, TINYAGENT_HUB_PORT="8123")
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import classroom_hub as hub; "
+            "print(hub.shown_url('http://127.0.0.1:8123'))")
+    done = subprocess.run([sys.executable, "-c", code, str(HUB_DIR)], env=env, check=True, capture_output=True,
+                          text=True, timeout=120)
+    from tinyagent.hosting.address import this_machine_address
+
+    expected = f"http://{this_machine_address()}:8123" if shown == "network" else shown
+    assert done.stdout.strip() == expected

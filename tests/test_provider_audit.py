@@ -28,7 +28,7 @@ from tinyagent.errors import (
     ServerError,
 )
 from tinyagent.protocols.streaming import chat_streamed
-from tinyagent.settings import Settings
+from tinyagent.settings import NO_KEY_NEEDED, Settings
 from tinyagent.shop import Shop, shop_registry
 
 from .conftest import LoopbackHttp, completion
@@ -267,7 +267,8 @@ def test_the_doctor_warns_of_a_key_sent_over_http_to_another_machine(monkeypatch
     assert "settings  WARN" in text and "sent unencrypted (http://) to 192.0.2.1:8000" in text, text
     assert code == 0 and KEY not in text
     for fine in (settings_for("https://192.0.2.1/v1"), settings_for("http://127.0.0.1:8000/v1"),
-                 settings_for("http://192.0.2.1:8000/v1", key=None)):
+                 settings_for("http://192.0.2.1:8000/v1", key=None),
+                 settings_for("http://192.0.2.1:8000/v1", key=NO_KEY_NEEDED)):  # the classroom's banner's: no secret
         assert "settings  OK" in doctor_report(fine)[1]
 
 

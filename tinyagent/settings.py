@@ -22,6 +22,9 @@ from tinyagent.api_url import is_loopback, shown_url, url_host, url_problem
 from tinyagent.errors import ConfigurationError, redact
 
 NAMES = ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL")
+# The key a classroom model that checks none tells its learners to write (its banner): clients want some key, and
+# this one is no secret, so nothing warns about sending it in clear.
+NO_KEY_NEEDED = "no-key-needed"
 CLASSROOM_MODEL = "classroom"
 
 _notice_shown = False
@@ -54,7 +57,9 @@ class Settings:
         """A warning when the key travels unencrypted: set, and sent over http:// to a host that is not this
         machine, where anyone on the network between can read it; None otherwise. A warning, not an error: a
         lab's own server on its own network may serve plain http on purpose."""
-        if not self.api_key or not self.api_url.lower().startswith("http://") or is_loopback(self.api_url):
+        if self.api_key in (None, "", NO_KEY_NEEDED):
+            return None
+        if not self.api_url.lower().startswith("http://") or is_loopback(self.api_url):
             return None
         return (f"TINYAGENT_API_KEY is sent unencrypted (http://) to {url_host(self.api_url)}, where anyone on the "
                 "network between can read it: use the provider's https:// URL, unless this is your own lab's server")

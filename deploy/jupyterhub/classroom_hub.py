@@ -20,6 +20,7 @@ import requests
 from learner_accounts import runtime_problem  # beside this file
 from learner_names import LearnerListError, read_learners
 
+from tinyagent.hosting.address import this_machine_address
 from tinyagent.hosting.signals import StopSignals
 
 HERE = Path(__file__).resolve().parent
@@ -33,6 +34,16 @@ RUNTIME = Path(os.environ.get("TINYAGENT_HUB_RUNTIME") or COURSE / ".venv-learne
 PREFIX = os.environ.get("TINYAGENT_HUB_ACCOUNT_PREFIX", "jupyter-")
 ONE_ACCOUNT = os.environ.get("TINYAGENT_HUB_ONE_ACCOUNT") == "1"
 READY_TIMEOUT_S = 120
+
+
+EVERY_NETWORK = ("", "0.0.0.0", "::")
+
+
+def shown_url(url: str) -> str:
+    """The hub's address as the banner shows it: listening on every network, the machine's address on the local
+    network, which the learners' browsers can use (127.0.0.1, where this script reaches the hub, is each learner's
+    own machine)."""
+    return f"http://{this_machine_address()}:{PORT}" if IP in EVERY_NETWORK else url
 
 
 def banner(url: str) -> str:
@@ -86,7 +97,7 @@ def main() -> int:
         if problem:
             print(f"error: the learners' accounts cannot use the course: {problem}", file=sys.stderr)
             return 2
-    url = f"http://{'127.0.0.1' if IP in ('', '0.0.0.0', '::') else IP}:{PORT}"
+    url = f"http://{'127.0.0.1' if IP in EVERY_NETWORK else IP}:{PORT}"  # where this script looks for the hub
     with StopSignals() as stop, open(STATE / "jupyterhub.log", "ab") as log:
         hub = subprocess.Popen(
             [sys.executable, "-m", "jupyterhub", "-f", str(HERE / "jupyterhub_config.py")],
@@ -108,7 +119,7 @@ def main() -> int:
                           file=sys.stderr)
                     return 1
             if hub.poll() is None and not stop.stop_requested:
-                print(banner(url), flush=True)
+                print(banner(shown_url(url)), flush=True)
                 stop.wait()
         finally:
             if hub.poll() is None:

@@ -54,12 +54,14 @@ from tinyagent.chat_result import NotJsonNumber, finite_float, no_json_constant
 from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
 from tinyagent.errors import ConfigurationError
+from tinyagent.hosting.address import this_machine_address
 from tinyagent.hosting.request_heads import HeadCheckingHandler, HeadReader, host_name
 from tinyagent.hosting.slow_clients import CLIENT_GONE, EndingGently, RequestClock, connection_cap
 from tinyagent.hosting.threaded_server import BackgroundServer
 from tinyagent.number_checks import ascii_number
 from tinyagent.protocols.streamed_stops import StopCutter
 from tinyagent.safe_text import holds_surrogate
+from tinyagent.settings import NO_KEY_NEEDED
 
 if TYPE_CHECKING:
     from tinyagent.classroom.hub_tokens import HubTokens
@@ -1816,7 +1818,7 @@ def serve_room(
 
 
 def _print_banner(room: ClassroomServer, host: str, api_key: str | None) -> None:
-    address = host if host not in ("0.0.0.0", "::", "") else _this_machine_address()
+    address = host if host not in ("0.0.0.0", "::", "") else this_machine_address()
     if ":" in address:
         address = f"[{address}]"
     url = f"{'https' if room.tls else 'http'}://{address}:{room.port}{room.base_path}/v1/chat/completions"
@@ -1831,7 +1833,7 @@ def _print_banner(room: ClassroomServer, host: str, api_key: str | None) -> None
         "Each learner puts these three lines in their .env file:",
         "",
         f"TINYAGENT_API_URL={url}",
-        f"TINYAGENT_API_KEY={api_key or ('<their JupyterHub token>' if room.hub_tokens else 'no-key-needed')}",
+        f"TINYAGENT_API_KEY={api_key or ('<their JupyterHub token>' if room.hub_tokens else NO_KEY_NEEDED)}",
         "TINYAGENT_MODEL=classroom",
         "",
         "(this server checks the key: it must be exactly the one above)"
@@ -1843,12 +1845,3 @@ def _print_banner(room: ClassroomServer, host: str, api_key: str | None) -> None
     ]
     print("\n".join(lines), flush=True)
 
-
-def _this_machine_address() -> str:
-    """This machine's address on the local network, for the banner (no packet is sent)."""
-    try:
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-            probe.connect(("10.255.255.255", 1))
-            return probe.getsockname()[0]
-    except OSError:
-        return socket.gethostname()

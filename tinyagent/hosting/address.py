@@ -160,3 +160,14 @@ def _all_free(family: int, host: str, ports: range) -> bool:
     finally:
         for sock in held:
             sock.close()
+
+
+def this_machine_address() -> str:
+    """This machine's address on the local network, for a banner that tells others where to connect when a server
+    listens on every network (0.0.0.0); no packet is sent."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("10.255.255.255", 1))
+            return probe.getsockname()[0]
+    except OSError:
+        return socket.gethostname()
