@@ -21,6 +21,7 @@ from tinyagent.__main__ import main
 from tinyagent.classroom.server import ClassroomServer, tls_context
 from tinyagent.doctor import FAIL, WARN, diagnose, run_doctor
 from tinyagent.errors import (
+    NO_KEY_NEEDED,
     AuthenticationError,
     BadResponseError,
     LlmConnectionError,
@@ -28,7 +29,7 @@ from tinyagent.errors import (
     ServerError,
 )
 from tinyagent.protocols.streaming import chat_streamed
-from tinyagent.settings import NO_KEY_NEEDED, Settings
+from tinyagent.settings import Settings
 from tinyagent.shop import Shop, shop_registry
 
 from .conftest import LoopbackHttp, completion

@@ -287,7 +287,7 @@ def _serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--port", type=_port, default=8000, help="port to listen on (default 8000; 0: any free port)")
     serve.add_argument("--workers", type=_workers, default=1,
                        help="worker processes (default 1); give them a PostgreSQL --session-store to share sessions "
-                       "across machines")
+                       "across the workers")
     serve.add_argument("--api-key", type=_api_key("TINYAGENT_SERVE_API_KEY"),
                        default=os.environ.get("TINYAGENT_SERVE_API_KEY"),
                        help="the client key: require Authorization: Bearer <key> to run the agent (default: "

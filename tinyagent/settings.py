@@ -19,12 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tinyagent.api_url import is_loopback, shown_url, url_host, url_problem
-from tinyagent.errors import ConfigurationError, redact
+from tinyagent.errors import NO_KEY_NEEDED, ConfigurationError, redact
 
 NAMES = ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL")
-# The key a classroom model that checks none tells its learners to write (its banner): clients want some key, and
-# this one is no secret, so nothing warns about sending it in clear.
-NO_KEY_NEEDED = "no-key-needed"
 CLASSROOM_MODEL = "classroom"
 
 _notice_shown = False

@@ -53,7 +53,7 @@ from urllib.parse import unquote, urlsplit
 from tinyagent.chat_result import NotJsonNumber, finite_float, no_json_constant
 from tinyagent.classroom.reply import Reply
 from tinyagent.classroom.tokens import count_prompt_tokens, count_tokens, split_tokens, truncate_to_tokens
-from tinyagent.errors import ConfigurationError
+from tinyagent.errors import NO_KEY_NEEDED, ConfigurationError
 from tinyagent.hosting.address import this_machine_address
 from tinyagent.hosting.request_heads import HeadCheckingHandler, HeadReader, host_name
 from tinyagent.hosting.slow_clients import CLIENT_GONE, EndingGently, RequestClock, connection_cap
@@ -61,7 +61,6 @@ from tinyagent.hosting.threaded_server import BackgroundServer
 from tinyagent.number_checks import ascii_number
 from tinyagent.protocols.streamed_stops import StopCutter
 from tinyagent.safe_text import holds_surrogate
-from tinyagent.settings import NO_KEY_NEEDED
 
 if TYPE_CHECKING:
     from tinyagent.classroom.hub_tokens import HubTokens
