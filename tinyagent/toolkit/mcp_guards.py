@@ -6,12 +6,14 @@ this machine. mcp_server.py puts them in front of the SDK's transports.
 - `JsonRpcGuard` (HTTP): a request id the SDK can answer (a string or an integer), not one still in flight in the
   same session; the SDK dropped the first in silence and lost the first request's answer to the second.
 - `UnreadableLinesAnswered` (stdio): a line that is no JSON-RPC message gets a JSON-RPC error, where the SDK only
-  logged it and the client waited.
+  logged it and the client waited; and JsonRpcGuard's two checks (`id_refusal`, `IdsInFlight`) hold here too.
 """
 
 from __future__ import annotations
 
 import json
+from collections import deque
+from collections.abc import AsyncIterator
 from typing import Any, Self
 
 import anyio
@@ -114,7 +116,7 @@ class JsonRpcGuard:
 
     def __init__(self, app: Any):
         self.app = app
-        self.in_flight: set[tuple[str, str]] = set()  # (session, id): the SDK keys a request's stream by str(id)
+        self.in_flight = IdsInFlight()  # (session, str(id)): the SDK keys a request's stream by str(id)
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -128,26 +130,56 @@ class JsonRpcGuard:
         if message is None or "id" not in message:  # not JSON (the SDK's -32700), a batch, or a notification
             await self.app(scope, receive, send)
             return
-        request_id = message["id"]
-        readable = isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool))
-        if not readable and not (request_id is None and "error" in message):  # a client's error may have no id
-            await send_jsonrpc_error(send, 400, "Invalid request: a JSON-RPC id must be a string or an integer, "
-                                                f"not {json.dumps(request_id)}")
+        refusal = id_refusal(message)
+        if refusal is not None:
+            await send_jsonrpc_error(send, 400, refusal)
             return
         session = Headers(scope=scope).get("mcp-session-id")  # the first one, as the SDK reads it
-        if "method" not in message or session is None or not readable:  # an answer, or a session's opening
+        if "method" not in message or session is None or message["id"] is None:  # an answer, an error, an opening
             await self.app(scope, receive, send)
             return
-        key = (session, str(request_id))
-        if key in self.in_flight:
-            await send_jsonrpc_error(send, 409, f"Invalid request: id {json.dumps(request_id)} is already in use by "
-                                                "a request of this session still being answered; use a new id")
+        key = (session, str(message["id"]))
+        refusal = self.in_flight.claim(key, message["id"])
+        if refusal is not None:
+            await send_jsonrpc_error(send, 409, refusal)
             return
-        self.in_flight.add(key)
         try:
             await self.app(scope, receive, send)
         finally:
-            self.in_flight.discard(key)
+            self.in_flight.release(key)
+
+
+def id_refusal(message: dict[str, Any]) -> str | None:
+    """Why a JSON-RPC message's id cannot be answered (it is not a string or an integer), or None. A client's
+    error may carry id null, as JSON-RPC says for an error about a message whose id could not be read."""
+    if "id" not in message:
+        return None
+    request_id = message["id"]
+    if isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool)):
+        return None
+    if request_id is None and "error" in message:
+        return None
+    return f"Invalid request: a JSON-RPC id must be a string or an integer, not {json.dumps(request_id)}"
+
+
+class IdsInFlight:
+    """The ids of a session's requests still being answered. A request that reuses one is refused: the SDK keeps
+    one entry per id, and the second took the first one's place (its answer stream over HTTP, its cancellation
+    over stdio)."""
+
+    def __init__(self) -> None:
+        self.keys: set[Any] = set()
+
+    def claim(self, key: Any, request_id: Any) -> str | None:
+        """Mark `key` in flight; or, when it already is, the refusal for the request that reused it."""
+        if key in self.keys:
+            return (f"Invalid request: id {json.dumps(request_id)} is already in use by a request of this session "
+                    "still being answered; use a new id")
+        self.keys.add(key)
+        return None
+
+    def release(self, key: Any) -> None:
+        self.keys.discard(key)
 
 
 def with_host_lower_cased(scope: dict) -> dict:
@@ -206,25 +238,76 @@ def replaying(body: bytes, receive: Any) -> Any:
     return receive_again
 
 
+class LinesKept:
+    """stdin's lines as the SDK's stdio transport reads them (`async for line in ...`), each also kept in `kept`
+    until UnreadableLinesAnswered reads the message the SDK made of it: the SDK takes a request whose id is null,
+    a number with a fraction, a bool or an object for a notification, and only the line still shows the id."""
+
+    def __init__(self, lines: Any):
+        self.lines = lines
+        self.kept: deque[str] = deque()
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self.each()
+
+    async def each(self) -> AsyncIterator[str]:
+        async for line in self.lines:
+            self.kept.append(line)
+            yield line
+
+
 class UnreadableLinesAnswered:
-    """The stdio server's read stream, where a line that is not a JSON-RPC message is answered on stdout (id null):
-    -32700 if it is not JSON at all (invalid UTF-8, a lone surrogate, nesting too deep), else -32600.
+    """The stdio server's read stream, where a message the SDK would drop or misread is answered on stdout (id
+    null) and not handed on:
 
-    The SDK's stdio transport hands such a line's error to the dispatcher, which only logs it: the client
-    waited for ever for an answer. (Over HTTP the SDK answers -32700 itself.)"""
+    - a line that is not a JSON-RPC message: -32700 if it is not JSON at all (invalid UTF-8, a lone surrogate,
+      nesting too deep), else -32600. The SDK's stdio transport hands such a line's error to the dispatcher,
+      which only logs it, and the client waited for ever for an answer. (Over HTTP the SDK answers -32700 itself.)
+    - a request whose id is not a string or an integer (-32600, as JsonRpcGuard says it over HTTP): the SDK took it
+      for a notification and the client waited for ever. Read from the line, so only with `lines` (LinesKept.kept).
+    - a request whose id is one still being answered (-32600, JsonRpcGuard's 409 over HTTP): the SDK answered
+      it, and the first request's entry under that id was gone, so a `notifications/cancelled` for the first
+      found nothing to cancel, and a yes that came later still ran a cancelled refund. The answer's id is null,
+      not the reused id: the client would take an error with that id for the first request's answer.
 
-    def __init__(self, read: Any, write: Any):
+    Write the server's answers through `answers`, which sees each request's answer and frees its id."""
+
+    def __init__(self, read: Any, write: Any, lines: deque[str] | None = None):
         self.read = read
         self.write = write
+        self.lines = lines
+        self.in_flight = IdsInFlight()
+        self.answers = AnswersSeen(write, self.in_flight)
 
     @property
     def last_context(self) -> Any:  # the sender's context, which the SDK's loop reads off its read stream
         return getattr(self.read, "last_context", None)
 
     async def receive(self) -> Any:
-        while isinstance(item := await self.read.receive(), Exception):
-            await self.write.send(SessionMessage(unreadable_answer(item)))
-        return item
+        while True:
+            item = await self.read.receive()
+            line = self.lines.popleft() if self.lines else None  # the SDK sends one item for each line it reads
+            refusal = self.refusal(item, line)
+            if refusal is None:
+                return item
+            await self.write.send(SessionMessage(refusal))
+
+    def refusal(self, item: Any, line: str | None) -> types.JSONRPCError | None:
+        """The answer that takes the place of `item` (made from `line`), or None to hand it on."""
+        if isinstance(item, Exception):
+            return unreadable_answer(item)
+        raw = json_object(line.encode()) if line is not None else None
+        refusal = id_refusal(raw) if raw is not None else None
+        message = item.message
+        if refusal is None and isinstance(message, types.JSONRPCRequest):
+            refusal = self.in_flight.claim(str(message.id), message.id)
+        if refusal is not None:
+            return types.JSONRPCError(jsonrpc="2.0", id=None,
+                                      error=types.ErrorData(code=types.INVALID_REQUEST, message=refusal))
+        if isinstance(message, types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            # A request the client cancelled is never answered: its id is free once the SDK has cancelled it.
+            self.in_flight.release(str((message.params or {}).get("requestId")))
+        return None
 
     async def aclose(self) -> None:
         await self.read.aclose()
@@ -237,6 +320,28 @@ class UnreadableLinesAnswered:
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class AnswersSeen:
+    """The stdio server's write stream: an answer to a request frees the request's id in `in_flight`."""
+
+    def __init__(self, write: Any, in_flight: IdsInFlight):
+        self.write = write
+        self.in_flight = in_flight
+
+    async def send(self, item: SessionMessage) -> None:
+        await self.write.send(item)
+        if isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError) and item.message.id is not None:
+            self.in_flight.release(str(item.message.id))
+
+    async def aclose(self) -> None:
+        await self.write.aclose()
 
     async def __aenter__(self) -> Self:
         return self

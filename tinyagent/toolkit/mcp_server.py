@@ -52,6 +52,7 @@ from tinyagent.safe_text import json_shown
 from tinyagent.serving.connections import MAX_HEADER_BYTES, GuardedH11Protocol, guarded_protocol
 from tinyagent.toolkit.mcp_guards import (
     JsonRpcGuard,
+    LinesKept,
     LoopbackGuard,
     UnreadableLinesAnswered,
     loopback_security,
@@ -352,11 +353,15 @@ def serve_stdio(registry: ToolRegistry, **options: Any) -> None:
 
     server = registry_server(registry, **options)
 
-    async def main() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(UnreadableLinesAnswered(read, write), write, server.create_initialization_options())
+    async def main(lines: LinesKept) -> None:
+        async with stdio_server(stdin=lines) as (read, write):
+            read = UnreadableLinesAnswered(read, write, lines.kept)
+            await server.run(read, read.answers, server.create_initialization_options())
 
-    anyio.run(main)
+    # stdin read here, not by the SDK, so that each line is kept for UnreadableLinesAnswered (LinesKept says why);
+    # closefd=False: closing this reader leaves the process's stdin open. The SDK still claims stdout.
+    with open(sys.stdin.fileno(), encoding="utf-8", errors="replace", closefd=False) as stdin:
+        anyio.run(main, LinesKept(anyio.wrap_file(stdin)))
 
 
 class StdioUnusable(TinyAgentError):
