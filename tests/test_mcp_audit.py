@@ -115,3 +115,96 @@ def test_over_stdio_a_request_whose_id_is_not_a_string_or_an_integer_is_answered
     assert [answer["id"] for answer in answers] == [None, 5], answers
     assert answers[0]["error"]["code"] == -32600
     assert "must be a string or an integer" in answers[0]["error"]["message"]
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_the_sdks_default_client_is_asked_for_a_yes_and_the_refund_runs(mode):
+    # At 2026-07-28 (the SDK Client's default, mode="auto") a server cannot send elicitation/create: every refund
+    # failed "asking failed: NoBackChannelError ..." and no person was ever asked.
+    import anyio
+    import mcp_types as types
+    from mcp import Client
+
+    from tinyagent.shop import shop_registry
+    from tinyagent.toolkit.mcp_server import McpHttpServer
+
+    asked: list[str] = []
+
+    async def yes(ctx, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async def call(url: str):
+        async with Client(url, mode=mode, elicitation_callback=yes, read_timeout_seconds=PATIENCE) as client:
+            return await client.call_tool("applyRefund", {"orderId": "88231", "reason": "faulty"})
+
+    clock = fixed_clock(NOW)
+    with Shop(":memory:", clock=clock) as shop, McpHttpServer(shop_registry(shop, clock)) as server:
+        result = anyio.run(call, server.url)
+        assert not result.is_error, result.content[0].text
+        assert asked == ['Allow applyRefund {"orderId": "88231", "reason": "faulty"}?']
+        assert [refund["orderId"] for refund in shop.refunds()] == ["88231"]
+
+
+def test_at_2026_07_28_a_yes_to_other_arguments_does_not_run_the_call():
+    # The answer comes back with the call: it counts only for the question it answers (request_state).
+    import anyio
+    import mcp_types as types
+
+    from tinyagent.shop import shop_registry
+    from tinyagent.toolkit.mcp_server import RegistryServer
+
+    clock = fixed_clock(NOW)
+    with Shop(":memory:", clock=clock) as shop:
+        server = RegistryServer(shop_registry(shop, clock))
+
+        class Ctx:
+            protocol_version = "2026-07-28"
+
+            class session:  # a client that declared elicitation
+                check_client_capability = staticmethod(lambda capabilities: True)
+
+        def call(order: str, **retry) -> object:
+            params = types.CallToolRequestParams(name="applyRefund", arguments={"orderId": order, "reason": "x"},
+                                                 **retry)
+            return anyio.run(server.call_tool, Ctx(), params)
+
+        question = call("88231")
+        assert isinstance(question, types.InputRequiredResult)
+        yes = {"approve": types.ElicitResult(action="accept", content={"approve": True})}
+        assert isinstance(call("88232", input_responses=yes, request_state=question.request_state),
+                          types.InputRequiredResult)
+        assert shop.refunds() == []
+        done = call("88231", input_responses=yes, request_state=question.request_state)
+        assert not done.is_error and [refund["orderId"] for refund in shop.refunds()] == ["88231"]
+
+
+def test_a_host_that_fails_to_ask_is_said_without_the_sdks_class_name():
+    # "asking failed: NoBackChannelError: Cannot send ..." named an SDK class to the model.
+    import anyio
+    import mcp_types as types
+
+    from tinyagent.shop import shop_registry
+    from tinyagent.toolkit.mcp_server import RegistryServer
+
+    class NoBackChannelError(Exception):
+        pass
+
+    class Ctx:
+        protocol_version = "2025-06-18"
+        request = None
+        request_id = 2
+
+        class session:  # a client that declared elicitation, and whose host cannot ask
+            check_client_capability = staticmethod(lambda capabilities: True)
+
+            @staticmethod
+            async def elicit_form(*args, **kwargs):
+                raise NoBackChannelError("Cannot send 'elicitation/create'")
+
+    clock = fixed_clock(NOW)
+    with Shop(":memory:", clock=clock) as shop:
+        params = types.CallToolRequestParams(name="applyRefund", arguments={"orderId": "88231", "reason": "x"})
+        result = anyio.run(RegistryServer(shop_registry(shop, clock)).call_tool, Ctx(), params)
+    text = result.content[0].text
+    assert result.is_error and "asking failed: Cannot send" in text and "NoBackChannelError" not in text, text

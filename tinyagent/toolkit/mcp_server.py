@@ -12,8 +12,10 @@ such; here it is lesson 02's error Observation too, listing the names there are,
 
 A tool that changes something and is named in `needs_yes` (applyRefund) runs only after a person said yes. MCP's
 way for a server to ask the person is *elicitation*: the server sends `elicitation/create` with a message and a
-small form, the host shows it, and answers accept, decline or cancel. A client that did not declare the
-elicitation capability cannot be asked, so the tool does not run and the model reads why. Nor does it run when the
+small form, the host shows it, and answers accept, decline or cancel. From protocol version 2026-07-28 on (the SDK
+Client's default, with no `initialize`) a server sends no request of its own: the call's result is the question (an
+`InputRequiredResult`), and the client sends the same call again with the answer, which counts only for the question
+it answers (RegistryServer.yes_in_retry). A client that did not declare the elicitation capability cannot be asked, so the tool does not run and the model reads why. Nor does it run when the
 client that made the call hangs up before the person answers: the question is withdrawn, and a later yes finds
 nobody waiting for it. Who the person is and how they are asked is the host's business; the protocol only carries
 the question and the answer.
@@ -28,6 +30,7 @@ id still in flight in the same session, and over stdio a line that is not a mess
 
 from __future__ import annotations
 
+import hashlib
 import math
 import sys
 import threading
@@ -42,6 +45,7 @@ import h11
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp_types.version import is_version_at_least
 from starlette.requests import Request
 
 from tinyagent.errors import TinyAgentError
@@ -64,6 +68,8 @@ T = TypeVar("T")
 
 NEEDS_YES = ("applyRefund",)
 # The form the client shows the person before a NEEDS_YES tool runs (MCP elicitation): one box, Approve?, required.
+# From this protocol version on, a server asks in the call's result (InputRequiredResult), not in a request of its own.
+INPUT_REQUIRED_VERSION = "2026-07-28"
 YES_FORM = {"type": "object", "properties": {"approve": {"type": "boolean", "title": "Approve?"}},
             "required": ["approve"]}
 
@@ -111,7 +117,7 @@ class RegistryServer:
     async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[mcp_tool(tool) for tool in self.registry])
 
-    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
         tool = self.registry.get(params.name)
         problems = problems_in(params.arguments or {}, tool.parameters) if tool and tool.parameters else []
         if problems:  # refused before anyone is asked: a person's yes must be to the call that runs, all of it
@@ -119,37 +125,73 @@ class RegistryServer:
                 f"invalid arguments for {params.name}: " + "; ".join(problem.message for problem in problems),
                 field=problems[0].field, expected=problems[0].expected))
         if tool is not None and params.name in self.needs_yes:
-            refusal = await self.ask_for_yes(ctx, params)
+            refusal = self.cannot_ask(ctx, params.name)
+            if refusal is None and is_version_at_least(ctx.protocol_version or "", INPUT_REQUIRED_VERSION):
+                refusal = self.yes_in_retry(params)
+            elif refusal is None:
+                refusal = await self.ask_for_yes(ctx, params)
+            if isinstance(refusal, types.InputRequiredResult):
+                return refusal
             if refusal is not None:
                 return mcp_error_result(refusal)
         action = Action(params.name, registry_input(tool, params.arguments))
         result = await anyio.to_thread.run_sync(self.registry.run, action)
         return types.CallToolResult(content=[types.TextContent(text=result.text)], is_error=result.error)
 
+    def cannot_ask(self, ctx: Any, name: str) -> str | None:
+        """The Observation for a client that cannot ask a person (it declared no elicitation), or None."""
+        capabilities = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+        if ctx.session.check_client_capability(capabilities):
+            return None
+        return error_observation(f"{name} needs a person's yes, and this client cannot ask one (it did not "
+                                 "declare MCP elicitation): nothing was done", tool=name)
+
+    def yes_in_retry(self, params: types.CallToolRequestParams) -> str | types.InputRequiredResult | None:
+        """The 2026-07-28 way to ask, where a server cannot send a request of its own: the call's result is the
+        question (`InputRequiredResult`), and the client asks the person and sends the same call again with the
+        answer (`input_responses`). None when the answer is a yes to this very question, the Observation why not
+        when it is another answer; the question again when there is no answer, or one to another question (the
+        `request_state` that comes back names the question it answers: other arguments are another question)."""
+        question = yes_question(params)
+        shown = hashlib.sha256(question.encode()).hexdigest()
+        answer = (params.input_responses or {}).get("approve")
+        if not isinstance(answer, types.ElicitResult) or params.request_state != shown:
+            form = types.ElicitRequestFormParams(message=question, requested_schema=YES_FORM)
+            return types.InputRequiredResult(input_requests={"approve": types.ElicitRequest(params=form)},
+                                             request_state=shown)
+        return said_yes(params.name, answer)
+
     async def ask_for_yes(self, ctx: Any, params: types.CallToolRequestParams) -> str | None:
         """Ask the person through the client (elicitation); None when they said yes, else the Observation why not."""
         name = params.name
-        capabilities = types.ClientCapabilities(elicitation=types.ElicitationCapability())
-        if not ctx.session.check_client_capability(capabilities):
-            return error_observation(f"{name} needs a person's yes, and this client cannot ask one (it did not "
-                                     "declare MCP elicitation): nothing was done", tool=name)
-        # json_shown: a bidi override in an argument would reorder what the person reads
-        arguments = json_shown(params.arguments or {})
         caller = ctx.request if isinstance(ctx.request, Request) else None  # the HTTP request; None over stdio
         try:
             answer = await while_caller_waits(caller, partial(
-                ctx.session.elicit_form, f"Allow {name} {arguments}?", YES_FORM, related_request_id=ctx.request_id))
+                ctx.session.elicit_form, yes_question(params), YES_FORM, related_request_id=ctx.request_id))
         except Exception as exc:  # noqa: BLE001 - a host that fails to ask is a no, said to the model
-            return error_observation(f"{name} needs a person's yes, and asking failed: {_first_cause(exc)}", tool=name)
+            # the cause's own words only: an SDK class's name (NoBackChannelError) tells the model nothing
+            reason = _first_cause(exc).split(": ", 1)[-1] or "no reason given"
+            return error_observation(f"{name} needs a person's yes, and asking failed: {reason}", tool=name)
         # The answer to this call goes back on its request's stream: with the stream gone (the client hung up while
         # the person read the question), a yes would change the shop in a call whose result nobody reads.
         if answer is None or (caller is not None and await caller.is_disconnected()):
             return error_observation(f"the client that called {name} hung up before the person answered: {name} "
                                      "was not run", tool=name)
-        if answer.action == "accept" and (answer.content or {}).get("approve") is True:
-            return None
-        said = "declined" if answer.action != "cancel" else "dismissed the question"
-        return error_observation(f"the person {said}: {name} was not run", tool=name)
+        return said_yes(name, answer)
+
+
+def yes_question(params: types.CallToolRequestParams) -> str:
+    """What the person is asked before `params` runs: the tool and all its arguments."""
+    # json_shown: a bidi override in an argument would reorder what the person reads
+    return f"Allow {params.name} {json_shown(params.arguments or {})}?"
+
+
+def said_yes(name: str, answer: types.ElicitResult) -> str | None:
+    """None when the person's `answer` is yes, else the Observation that says what they did."""
+    if answer.action == "accept" and (answer.content or {}).get("approve") is True:
+        return None
+    said = "declined" if answer.action != "cancel" else "dismissed the question"
+    return error_observation(f"the person {said}: {name} was not run", tool=name)
 
 
 CALLER_CHECK_S = 0.2  # how often a question to a person looks whether the client that is waiting is still there
