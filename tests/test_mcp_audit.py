@@ -208,3 +208,13 @@ def test_a_host_that_fails_to_ask_is_said_without_the_sdks_class_name():
         result = anyio.run(RegistryServer(shop_registry(shop, clock)).call_tool, Ctx(), params)
     text = result.content[0].text
     assert result.is_error and "asking failed: Cannot send" in text and "NoBackChannelError" not in text, text
+
+
+def test_tools_list_with_a_cursor_is_an_invalid_cursor_error(stdio_server):
+    # There is never a second page, and a cursor got the whole list again.
+    server, _ = stdio_server
+    server.send({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": "page-2"}})
+    server.send({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}})
+    answers = {answer["id"]: answer for answer in server.answers(2)}
+    assert answers[3]["error"]["code"] == -32602 and "invalid cursor" in answers[3]["error"]["message"], answers[3]
+    assert "nextCursor" not in answers[4]["result"] and len(answers[4]["result"]["tools"]) > 1

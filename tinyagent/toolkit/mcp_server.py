@@ -45,6 +45,7 @@ import h11
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import is_version_at_least
 from starlette.requests import Request
 
@@ -114,7 +115,12 @@ class RegistryServer:
         self.server = Server(name, version="1.0", on_list_tools=self.list_tools, on_call_tool=self.call_tool,
                              instructions="The Bit Mall (比特严选) shop's after-sales tools.")
 
-    async def list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+    async def list_tools(self, ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        """Every tool, on one page: no result carries a `nextCursor`, so any cursor a client sends is one this server
+        never gave, -32602 as MCP's pagination says (it was answered with the whole list again)."""
+        if params is not None and params.cursor is not None:
+            raise MCPError(code=types.INVALID_PARAMS, message="invalid cursor: this server lists all its tools on "
+                                                              "one page and gives no cursor")
         return types.ListToolsResult(tools=[mcp_tool(tool) for tool in self.registry])
 
     async def call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult | types.InputRequiredResult:
