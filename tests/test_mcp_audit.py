@@ -218,3 +218,24 @@ def test_tools_list_with_a_cursor_is_an_invalid_cursor_error(stdio_server):
     answers = {answer["id"]: answer for answer in server.answers(2)}
     assert answers[3]["error"]["code"] == -32602 and "invalid cursor" in answers[3]["error"]["message"], answers[3]
     assert "nextCursor" not in answers[4]["result"] and len(answers[4]["result"]["tools"]) > 1
+
+
+@pytest.mark.parametrize("batch", [[{"jsonrpc": "2.0", "id": 7, "method": "ping"}], []], ids=["one-ping", "empty"])
+def test_a_batch_over_http_is_one_plain_invalid_request(batch):
+    # The SDK answered 400 with -32602 and a pydantic validation dump.
+    import requests
+
+    from tinyagent.shop import shop_registry
+    from tinyagent.toolkit.mcp_server import McpHttpServer
+
+    accept = {"Accept": "application/json, text/event-stream"}
+    clock = fixed_clock(NOW)
+    with Shop(":memory:", clock=clock) as shop, McpHttpServer(shop_registry(shop, clock)) as server:
+        opening = requests.post(server.url, json=INITIALIZE, headers=accept, timeout=PATIENCE)
+        session = {**accept, "Mcp-Session-Id": opening.headers["mcp-session-id"]}
+        requests.post(server.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session,
+                      timeout=PATIENCE)
+        reply = requests.post(server.url, json=batch, headers=session, timeout=PATIENCE)
+    error = reply.json()["error"]
+    assert reply.status_code == 400 and error["code"] == -32600, reply.text
+    assert "batch" in error["message"] and "\n" not in error["message"] and "pydantic" not in reply.text

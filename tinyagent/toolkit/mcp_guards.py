@@ -4,7 +4,8 @@ this machine. mcp_server.py puts them in front of the SDK's transports.
 - `LoopbackGuard` (HTTP): only this machine's Host and pages, a JSON body that arrives in time and within the SDK's
   limit, each refused with a JSON error before the SDK reads anything.
 - `JsonRpcGuard` (HTTP): a request id the SDK can answer (a string or an integer), not one still in flight in the
-  same session; the SDK dropped the first in silence and lost the first request's answer to the second.
+  same session; the SDK dropped the first in silence and lost the first request's answer to the second. A batch
+  (a JSON array) is refused in one sentence, where the SDK answered with a pydantic dump.
 - `UnreadableLinesAnswered` (stdio): a line that is no JSON-RPC message gets a JSON-RPC error, where the SDK only
   logged it and the client waited; and JsonRpcGuard's two checks (`id_refusal`, `IdsInFlight`) hold here too.
 """
@@ -126,8 +127,11 @@ class JsonRpcGuard:
         if body is None:
             return
         receive = replaying(body, receive)
+        if is_json_array(body):  # the SDK said -32602 with a pydantic dump of what it expected
+            await send_jsonrpc_error(send, 400, BATCH_REFUSED)
+            return
         message = json_object(body)
-        if message is None or "id" not in message:  # not JSON (the SDK's -32700), a batch, or a notification
+        if message is None or "id" not in message:  # not JSON (the SDK's -32700), or a notification
             await self.app(scope, receive, send)
             return
         refusal = id_refusal(message)
@@ -180,6 +184,22 @@ class IdsInFlight:
 
     def release(self, key: Any) -> None:
         self.keys.discard(key)
+
+
+# JSON-RPC batches came in MCP 2025-03-26 and went in 2025-06-18. The SDK still accepts an `initialize` at
+# 2025-03-26 and answers in that version, which had them: refused here all the same, and said in mcp_server.py's
+# docstring, rather than answering such an initialize with another version, which would mean reaching into the
+# SDK's negotiation for a version no current client asks for.
+BATCH_REFUSED = ("Invalid request: a JSON-RPC batch (an array) is not taken; this server speaks MCP 2025-06-18 and "
+                 "later, which have no batches: send one message per request")
+
+
+def is_json_array(body: bytes) -> bool:
+    """Whether `body` is a JSON array (a JSON-RPC batch); not JSON at all is the SDK's -32700."""
+    try:
+        return isinstance(json.loads(body), list)
+    except (ValueError, RecursionError):
+        return False
 
 
 def with_host_lower_cased(scope: dict) -> dict:

@@ -25,7 +25,9 @@ lesson 19's guards (serving/connections.py): a request's headers within HEADER_T
 BODY_TIMEOUT_S (10 s each), MAX_CONNECTIONS (64) held at once, more get a JSON 503; MAX_SESSIONS (100) sessions, a
 new one taking the place of the one idle longest. A stop (Ctrl-C, SIGTERM) first ends every open stream. A message
 the SDK would drop in silence is answered with a JSON-RPC error: an id that is neither a string nor an integer, an
-id still in flight in the same session, and over stdio a line that is not a message (mcp_guards.py).
+id still in flight in the same session, and over stdio a line that is not a message (mcp_guards.py). A JSON-RPC
+batch (an array) is refused (-32600) in every protocol version, 2025-03-26 too, the one version that had batches
+(mcp_guards.BATCH_REFUSED says why).
 """
 
 from __future__ import annotations
