@@ -15,9 +15,9 @@ way for a server to ask the person is *elicitation*: the server sends `elicitati
 small form, the host shows it, and answers accept, decline or cancel. From protocol version 2026-07-28 on (the SDK
 Client's default, with no `initialize`) a server sends no request of its own: the call's result is the question (an
 `InputRequiredResult`), and the client sends the same call again with the answer, which counts only for the question
-it answers (RegistryServer.yes_in_retry). A client that did not declare the elicitation capability cannot be asked, so the tool does not run and the model reads why. Nor does it run when the
-client that made the call hangs up before the person answers: the question is withdrawn, and a later yes finds
-nobody waiting for it. Who the person is and how they are asked is the host's business; the protocol only carries
+it answers (RegistryServer.yes_in_retry). A client that did not declare the elicitation capability cannot be asked,
+so the tool does not run and the model reads why. Nor does it run when the client that made the call hangs up before
+the person answers: the question is withdrawn, and a later yes finds nobody waiting for it. Who the person is and how they are asked is the host's business; the protocol only carries
 the question and the answer.
 
 Over HTTP the server answers this machine only (mcp_guards.LoopbackGuard), and bounds what one client can hold, with
