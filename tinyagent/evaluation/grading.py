@@ -4,8 +4,9 @@
     checks = grade(task, outcome)                            # {"tools": Check, "database": ..., ...}
 
 tools     the calls the task needs were made (each at least as often as listed; the arguments are not read), no
-          other tool was called (except the task's `may_also_call`), none came back with an error, and no call
-          was repeated as it was
+          other tool was called (except the task's `may_also_call`), none came back with an error, no call
+          was repeated (alike as the tool reads its input: {"orderId": "88231"} is 88231), and applyRefund was
+          called at most once
 database  the refunds table holds a row for exactly the task's `refunds`: none for a question
 answer    the run ended with an answer (not a stop), holding every fact as a fact (see `holds_fact`: 15
           as the whole number 15, not inside 1.15 or 2015), in the customer's language, naming no refund id
@@ -35,6 +36,14 @@ from tinyagent.evaluation.tasks import EvalTask
 from tinyagent.events import LlmCall, Observation, Parsed, ToolCall
 from tinyagent.protocols.protocol_comparison import parse_failures
 from tinyagent.robustness.tolerant_parser import FormatObservation
+from tinyagent.shop.tools import (
+    ORDER_ID,
+    TRACKING_NO,
+    BadInput,
+    read_one_id,
+    read_refund_input,
+    read_search_query,
+)
 from tinyagent.trace import Trace
 
 CHECKS = ("tools", "database", "answer", "format")
@@ -168,10 +177,44 @@ def check_tools(task: EvalTask, outcome: RunOutcome) -> Check:
             problems.append(f"{name} was called, which this task must not call" if name == "applyRefund"
                             else f"{name} was called, which this task does not need")
     problems += [f"{use} came back with an error" for use in outcome.tool_calls if use.error]
-    repeats = Counter((use.name, use.input) for use in outcome.tool_calls)
-    problems += [f"{ToolUse(name, text)} was called {_times(n)}" for (name, text), n in repeats.items() if n > 1]
+    # Alike as the tool reads them: {"orderId": "88231"} and 88231 are one lookup. A retry after an error is not
+    # a repeat (the error fails the run already).
+    first = {}
+    repeats = Counter()
+    for use in outcome.tool_calls:
+        if use.error:
+            continue
+        key = (use.name, call_arguments(use.name, use.input))
+        first.setdefault(key, use)
+        repeats[key] += 1
+    problems += [f"{first[key]} was called {_times(n)}" for key, n in repeats.items() if n > 1]
+    refunds_made = called["applyRefund"]  # once per order: a second call for another order fails too
+    if refunds_made > max(1, len(task.refunds)) and not any(n > 1 for (name, _), n in repeats.items()
+                                                            if name == "applyRefund"):
+        problems.append(f"applyRefund was called {_times(refunds_made)}: a refund is submitted once per order")
     fine = " → ".join(use.name for use in outcome.tool_calls) or "no tool, as the task needs"
     return _verdict(problems, fine)
+
+
+def call_arguments(name: str, text: str) -> str:
+    """A tool call's input as the shop's tool reads it, so that two spellings of one call compare equal:
+    the order id of queryOrder and applyRefund (tools.read_one_id, tools.read_refund_input), the tracking
+    number of queryLogistics, the query of searchKnowledge; getCurrentTime reads nothing. An input the tool
+    cannot read, or another tool's, is its text with the spaces evened out."""
+    try:
+        if name == "queryOrder":
+            return read_one_id(text, ORDER_ID)
+        if name == "queryLogistics":
+            return read_one_id(text, TRACKING_NO).upper()
+        if name == "applyRefund":
+            return read_refund_input(text)[0]
+        if name == "searchKnowledge":
+            return " ".join(read_search_query(text).split())
+        if name == "getCurrentTime":
+            return ""
+    except BadInput:
+        pass
+    return " ".join(text.split())
 
 
 def check_database(task: EvalTask, outcome: RunOutcome) -> Check:

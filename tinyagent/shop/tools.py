@@ -325,6 +325,24 @@ def _unwrap_json(text: str) -> str:
     return without_fence(text)
 
 
+def read_search_query(text: str) -> str:
+    """The query a searchKnowledge input asks for, read as the tool reads it ("" for none): the text without
+    quotes or a fence, or the "query" of a JSON object; `BadInput` when the object gives the query twice."""
+    query = _unwrap(text)
+    if query.startswith("{"):  # {"query": "..."}: the model sent arguments as JSON
+        try:
+            payload = json.loads(query, object_pairs_hook=_keys_once)
+            if isinstance(payload, dict):
+                _spellings(payload, "query")  # {"query": "warranty", "Query": "退货"}
+        except BadInput:
+            raise
+        except (ValueError, RecursionError):  # not JSON after all: the text is the query
+            payload = None
+        if isinstance(payload, dict) and isinstance(payload.get("query"), str):
+            query = payload["query"].strip()
+    return query
+
+
 class SearchKnowledgeTool(Tool):
     name = "searchKnowledge"
     read_only = True  # a look-up: lesson 22 may run it while exploring
@@ -338,18 +356,10 @@ class SearchKnowledgeTool(Tool):
         self.limit = checked_limit(limit)  # refused here, not as a failure of every call
 
     def invoke(self, input: str) -> str:
-        query = _unwrap(input)
-        if query.startswith("{"):  # {"query": "..."}: the model sent arguments as JSON
-            try:
-                payload = json.loads(query, object_pairs_hook=_keys_once)
-                if isinstance(payload, dict):
-                    _spellings(payload, "query")  # {"query": "warranty", "Query": "退货"}
-            except BadInput as exc:  # a key given twice: which query is meant cannot be told
-                return error_observation(str(exc), expected='如 {"query": "退货 政策"}', received=_shorten(input))
-            except (ValueError, RecursionError):
-                payload = None
-            if isinstance(payload, dict) and isinstance(payload.get("query"), str):
-                query = payload["query"].strip()
+        try:
+            query = read_search_query(input)
+        except BadInput as exc:  # a key given twice: which query is meant cannot be told
+            return error_observation(str(exc), expected='如 {"query": "退货 政策"}', received=_shorten(input))
         if not query:
             return error_observation("请提供检索关键词（a search query is needed）", expected="如 退货 政策、warranty")
         try:

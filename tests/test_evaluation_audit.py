@@ -1,0 +1,47 @@
+"""Lesson 18's graders, held to what they say: each test is a wrong run (or a right answer) an audit found graded
+the other way, built by hand as a RunOutcome, so that "passed" means the run did what the task needs."""
+
+from __future__ import annotations
+
+from tinyagent.evaluation import EVAL_TASKS, RunOutcome, ToolUse, grade
+
+REFUND_INPUT = '{"orderId": "88231", "reason": "stopped charging"}'
+SEARCH_RESULT = '{"query":"退货","results":[]}'
+
+
+def task(task_id: str):
+    return next(t for t in EVAL_TASKS if t.id == task_id)
+
+
+def refund_run(*calls: tuple[str, str], answer: str = "Your refund RF202606300001 has been submitted.",
+               refunds: tuple[str, ...] = ("88231",)) -> RunOutcome:
+    return RunOutcome(tool_calls=tuple(ToolUse(name, text) for name, text in calls), refunds=refunds,
+                      answer=answer, refund_ids=("RF202606300001",) if refunds else (), replies=len(calls) + 1)
+
+
+RIGHT_REFUND = (("queryOrder", "88231"), ("getCurrentTime", ""), ("searchKnowledge", "质量问题 退货"),
+                ("applyRefund", REFUND_INPUT))
+
+
+def failed(task_id: str, outcome: RunOutcome) -> dict[str, str]:
+    return {name: check.detail for name, check in grade(task(task_id), outcome).items() if not check.passed}
+
+
+def test_the_right_refund_run_passes_every_check():
+    assert failed("refund (en)", refund_run(*RIGHT_REFUND)) == {}
+
+
+def test_a_refund_submitted_twice_fails_the_tools_check_however_its_json_is_spaced():
+    twice = refund_run(*RIGHT_REFUND, ("applyRefund", '{"orderId":"88231","reason":"stopped charging"}'))
+    assert "applyRefund" in failed("refund (en)", twice)["tools"]
+    other_reason = refund_run(*RIGHT_REFUND, ("applyRefund", '{"orderId": "88231", "reason": "broken"}'))
+    assert failed("refund (en)", other_reason)["tools"] == f"applyRefund({REFUND_INPUT}) was called twice"
+    another_order = refund_run(*RIGHT_REFUND, ("applyRefund", '{"orderId": "88232", "reason": "broken"}'),
+                               refunds=("88231", "88232"))
+    assert "applyRefund was called twice: a refund is submitted once per order" in failed(
+        "refund (en)", another_order)["tools"]
+
+
+def test_one_lookup_spelled_two_ways_is_a_repeat():
+    again = refund_run(RIGHT_REFUND[0], ("queryOrder", '{"orderId": "88231"}'), *RIGHT_REFUND[1:])
+    assert failed("refund (en)", again) == {"tools": "queryOrder(88231) was called twice"}
