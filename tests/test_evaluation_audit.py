@@ -45,3 +45,14 @@ def test_a_refund_submitted_twice_fails_the_tools_check_however_its_json_is_spac
 def test_one_lookup_spelled_two_ways_is_a_repeat():
     again = refund_run(RIGHT_REFUND[0], ("queryOrder", '{"orderId": "88231"}'), *RIGHT_REFUND[1:])
     assert failed("refund (en)", again) == {"tools": "queryOrder(88231) was called twice"}
+
+
+def test_a_refund_submitted_before_the_order_the_date_and_the_policy_were_checked_fails():
+    first = refund_run(RIGHT_REFUND[3], *RIGHT_REFUND[:3])
+    assert failed("refund (en)", first) == {"tools": "applyRefund came before queryOrder, getCurrentTime, "
+                                            "searchKnowledge: a refund is submitted only after the order, the date "
+                                            "and the policy are checked"}
+    policy_after = refund_run(*RIGHT_REFUND[:2], RIGHT_REFUND[3], RIGHT_REFUND[2])
+    assert "applyRefund came before searchKnowledge" in failed("refund (zh)", policy_after)["tools"]
+    checks_in_another_order = refund_run(RIGHT_REFUND[2], RIGHT_REFUND[1], RIGHT_REFUND[0], RIGHT_REFUND[3])
+    assert failed("refund (en)", checks_in_another_order) == {}

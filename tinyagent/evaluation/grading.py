@@ -3,7 +3,8 @@
     outcome = RunOutcome.from_run(result, shop.refunds())     # what happened, read from the trace and the shop
     checks = grade(task, outcome)                            # {"tools": Check, "database": ..., ...}
 
-tools     the calls the task needs were made (each at least as often as listed; the arguments are not read), no
+tools     the calls the task needs were made (each at least as often as listed), a refund only after the task's
+          checks (REFUND_CHECKS: the order, the date, the policy; the other calls in any order), no
           other tool was called (except the task's `may_also_call`), none came back with an error, no call
           was repeated (alike as the tool reads its input: {"orderId": "88231"} is 88231), and applyRefund was
           called at most once
@@ -32,7 +33,7 @@ from dataclasses import dataclass
 
 from tinyagent.agent import AgentResult
 from tinyagent.architectures.handoffs import is_handoff
-from tinyagent.evaluation.tasks import EvalTask
+from tinyagent.evaluation.tasks import REFUND_CHECKS, EvalTask
 from tinyagent.events import LlmCall, Observation, Parsed, ToolCall
 from tinyagent.protocols.protocol_comparison import parse_failures
 from tinyagent.robustness.tolerant_parser import FormatObservation
@@ -177,6 +178,13 @@ def check_tools(task: EvalTask, outcome: RunOutcome) -> Check:
             problems.append(f"{name} was called, which this task must not call" if name == "applyRefund"
                             else f"{name} was called, which this task does not need")
     problems += [f"{use} came back with an error" for use in outcome.tool_calls if use.error]
+    names = [use.name for use in outcome.tool_calls]
+    if "applyRefund" in task.tools and "applyRefund" in names:  # the order, the date and the policy first
+        before = names[:names.index("applyRefund")]
+        late = [name for name in REFUND_CHECKS if name in task.tools and called[name] and name not in before]
+        if late:
+            problems.append(f"applyRefund came before {', '.join(late)}: a refund is submitted only after the "
+                            "order, the date and the policy are checked")
     # Alike as the tool reads them: {"orderId": "88231"} and 88231 are one lookup. A retry after an error is not
     # a repeat (the error fails the run already).
     first = {}

@@ -4,7 +4,8 @@ Lesson 09's task set (shop/tasks.py) gave each request the facts a right answer 
 needs more than its words, so each task here also says which tools a right run calls and what the shop's
 database holds afterwards:
 
-    tools          the calls a right run makes, each at least as often as listed, in any order
+    tools          the calls a right run makes, each at least as often as listed, in any order but one: a task
+                   that submits a refund makes its checks (REFUND_CHECKS) before applyRefund
     may_also_call  lookups that are fine on top of those (a careful model may check the parcel too)
     refunds        the orders that have a refund row at the end: exactly these, and none for a question
     facts          what the final answer must contain: ids, dates and numbers only the tools can give
@@ -33,7 +34,8 @@ class EvalTask(ShopTask):
     """A request of the suite (`name`, `question`, `facts` as in lesson 09) and what a right run does.
 
     lang:          "zh" or "en", the language of the question and of the answer expected
-    tools:         the tool calls a right run makes, each at least as often as it is listed (order free)
+    tools:         the tool calls a right run makes, each at least as often as it is listed (order free, but the
+                   REFUND_CHECKS among them come before applyRefund)
     may_also_call: tools a right run may call besides (harmless lookups); any other tool fails the task
     refunds:       the order ids with a refund row in the database at the end, and no others
     """
