@@ -56,3 +56,18 @@ def test_a_refund_submitted_before_the_order_the_date_and_the_policy_were_checke
     assert "applyRefund came before searchKnowledge" in failed("refund (zh)", policy_after)["tools"]
     checks_in_another_order = refund_run(RIGHT_REFUND[2], RIGHT_REFUND[1], RIGHT_REFUND[0], RIGHT_REFUND[3])
     assert failed("refund (en)", checks_in_another_order) == {}
+
+
+def test_the_checks_must_be_on_the_customers_order_and_the_refund_for_it():
+    wrong_order = refund_run(("queryOrder", "88236"), *RIGHT_REFUND[1:])
+    assert failed("refund (en)", wrong_order) == {
+        "tools": "queryOrder(88236) looked up another order than the customer's (88231)"}
+    wrong_refund = refund_run(*RIGHT_REFUND[:3], ("applyRefund", '{"orderId": "88232", "reason": "x"}'),
+                              refunds=("88232",))
+    assert "refunded another order than the task's (88231)" in failed("refund (en)", wrong_refund)["tools"]
+    both = RunOutcome(tool_calls=(ToolUse("queryOrder", "88232"), ToolUse("queryOrder", '{"orderId": "88235"}')),
+                      answer="88232 运输中 YT2468013579，88235 于 2026-06-18 已取消", replies=3)
+    assert failed("two other orders (zh)", both) == {}
+    assert "looked up another order" in failed("two other orders (zh)", RunOutcome(
+        tool_calls=(ToolUse("queryOrder", "88232"), ToolUse("queryOrder", "88233")),
+        answer="88232 运输中 YT2468013579，88235 于 2026-06-18 已取消", replies=3))["tools"]

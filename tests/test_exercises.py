@@ -6230,7 +6230,7 @@ def test_18_eval_task():
     assert passes(check_eval_task, solution)
     assert passes(check_eval_task, replace(solution, facts=("RF202606300001", "88234")))  # stricter is fine
     fails(check_eval_task, replace(solution, refunds=()), says="a refund was written for 88234, which the task does not ask for")
-    fails(check_eval_task, replace(solution, refunds=("88231",)), says="no refund was written for 88231")
+    fails(check_eval_task, replace(solution, refunds=("88231",)), says="order than the task")
     fails(check_eval_task, replace(solution, tools=refund[:3]), says="applyRefund was called, which this task must not call")
     fails(check_eval_task, replace(solution, tools=("applyRefund",), may_also_call=refund[:3]),
           says="refunded without looking up the order, the date and the policy")

@@ -4,7 +4,9 @@
     checks = grade(task, outcome)                            # {"tools": Check, "database": ..., ...}
 
 tools     the calls the task needs were made (each at least as often as listed), a refund only after the task's
-          checks (REFUND_CHECKS: the order, the date, the policy; the other calls in any order), no
+          checks (REFUND_CHECKS: the order, the date, the policy; the other calls in any order), queryOrder and
+          applyRefund on the customer's orders (the ids in the question; the tracking number and the search
+          query are not read), no
           other tool was called (except the task's `may_also_call`), none came back with an error, no call
           was repeated (alike as the tool reads its input: {"orderId": "88231"} is 88231), and applyRefund was
           called at most once
@@ -178,6 +180,15 @@ def check_tools(task: EvalTask, outcome: RunOutcome) -> Check:
             problems.append(f"{name} was called, which this task must not call" if name == "applyRefund"
                             else f"{name} was called, which this task does not need")
     problems += [f"{use} came back with an error" for use in outcome.tool_calls if use.error]
+    # The ids are read for the order looked up and the order refunded, not for the parcel tracked nor the query.
+    for use in outcome.tool_calls:
+        if use.error or use.name not in ("queryOrder", "applyRefund"):
+            continue  # a call that failed fails the check already
+        order = call_arguments(use.name, use.input)
+        if use.name == "queryOrder" and task.orders and order not in task.orders:
+            problems.append(f"{use} looked up another order than the customer's ({', '.join(task.orders)})")
+        if use.name == "applyRefund" and task.refunds and order not in task.refunds:
+            problems.append(f"{use} refunded another order than the task's ({', '.join(task.refunds)})")
     names = [use.name for use in outcome.tool_calls]
     if "applyRefund" in task.tools and "applyRefund" in names:  # the order, the date and the policy first
         before = names[:names.index("applyRefund")]
@@ -214,8 +225,11 @@ def call_arguments(name: str, text: str) -> str:
             return read_one_id(text, ORDER_ID)
         if name == "queryLogistics":
             return read_one_id(text, TRACKING_NO).upper()
-        if name == "applyRefund":
-            return read_refund_input(text)[0]
+        if name == "applyRefund":  # its order: a second refund for one order is a repeat, whatever its reason
+            try:
+                return read_refund_input(text)[0]
+            except BadInput:  # no reason, say: the order id may still be there
+                return read_one_id(text, ORDER_ID)
         if name == "searchKnowledge":
             return " ".join(read_search_query(text).split())
         if name == "getCurrentTime":

@@ -18,6 +18,7 @@ seeded shop on the course's day, 2026-06-30, which the harness sets up afresh fo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -27,6 +28,7 @@ from tinyagent.shop.tasks import SHOP_TASKS, ShopTask
 LANGS = ("zh", "en")
 REFUND_CHECKS = ("queryOrder", "getCurrentTime", "searchKnowledge")  # what the policy needs before a decision
 REFUND = (*REFUND_CHECKS, "applyRefund")
+ORDER_IN_TEXT = re.compile(r"(?<![0-9A-Za-z.,])[0-9]{5}(?![0-9A-Za-z])")  # an order id: five digits, as the shop's
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,11 @@ class EvalTask(ShopTask):
     tools: tuple[str, ...] = ()
     may_also_call: tuple[str, ...] = ()
     refunds: tuple[str, ...] = ()
+
+    @property
+    def orders(self) -> tuple[str, ...]:
+        """The order ids the customer names in the question (the shop's are five digits): ("88231",)."""
+        return tuple(dict.fromkeys(ORDER_IN_TEXT.findall(self.question)))
 
     @property
     def id(self) -> str:
