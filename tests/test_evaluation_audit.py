@@ -71,3 +71,24 @@ def test_the_checks_must_be_on_the_customers_order_and_the_refund_for_it():
     assert "looked up another order" in failed("two other orders (zh)", RunOutcome(
         tool_calls=(ToolUse("queryOrder", "88232"), ToolUse("queryOrder", "88233")),
         answer="88232 运输中 YT2468013579，88235 于 2026-06-18 已取消", replies=3))["tools"]
+
+
+def test_an_answer_naming_another_order_fails():
+    other = refund_run(*RIGHT_REFUND, answer="Refund RF202606300001 for order 88232 has been submitted: 5 yuan.")
+    assert failed("refund (en)", other) == {"answer": "it names order 88232, which the customer did not ask about"}
+    assert failed("refund (zh)", refund_run(*RIGHT_REFUND, answer="订单 88231 的退款 RF202606300001 已提交。")) == {}
+
+
+CHECKED = RIGHT_REFUND[:3]
+
+
+def test_an_answer_claiming_a_refund_the_table_does_not_hold_fails():
+    for answer in ("Yes, within 15 days - I have submitted your refund; the money will be back soon.",
+                   "Yes (15 days). I've submitted your refund, number RF20260630001.",
+                   "Yes (15 days). Refund submitted, reference 202606300001.",
+                   "可以，15 天内，退款已提交。"):
+        outcome = refund_run(*CHECKED, answer=answer, refunds=())
+        assert failed("return question (zh)" if "退款" in answer else "return question (en)", outcome).get("answer", "").endswith(
+            "it says a refund was submitted, and the refunds table holds none"), answer
+    honest = refund_run(*CHECKED, answer="Yes: within 15 days of signing. Shall I submit the refund?", refunds=())
+    assert failed("return question (en)", honest) == {}

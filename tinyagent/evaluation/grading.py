@@ -13,7 +13,8 @@ tools     the calls the task needs were made (each at least as often as listed),
 database  the refunds table holds a row for exactly the task's `refunds`: none for a question
 answer    the run ended with an answer (not a stop), holding every fact as a fact (see `holds_fact`: 15
           as the whole number 15, not inside 1.15 or 2015), in the customer's language, naming no refund id
-          the refunds table does not hold
+          the refunds table does not hold, no order the customer did not name (five digits), and, in a task that
+          writes no refund, not saying one was submitted when none was (`claims_refund`, a word check)
 format    every reply followed the protocol: each one could be read, none ended at max_tokens (a reply cut
           there is unreadable, whatever its first lines said), none had to be cut at the stop sequence (the
           model wrote past its turn, into an Observation), and the answer came as a Final Answer rather than
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 
 from tinyagent.agent import AgentResult
 from tinyagent.architectures.handoffs import is_handoff
-from tinyagent.evaluation.tasks import REFUND_CHECKS, EvalTask
+from tinyagent.evaluation.tasks import ORDER_IN_TEXT, REFUND_CHECKS, EvalTask
 from tinyagent.events import LlmCall, Observation, Parsed, ToolCall
 from tinyagent.protocols.protocol_comparison import parse_failures
 from tinyagent.robustness.tolerant_parser import FormatObservation
@@ -262,11 +263,26 @@ def check_answer(task: EvalTask, outcome: RunOutcome) -> Check:
         named = dict.fromkeys(_REFUND_ID.findall(unicodedata.normalize("NFKC", outcome.answer).upper()))
         problems += [f"it names the refund {rid}, which was never written" for rid in named
                      if rid not in outcome.refund_ids]
+    answer = unicodedata.normalize("NFKC", outcome.answer)
+    problems += [f"it names order {order}, which the customer did not ask about"
+                 for order in dict.fromkeys(ORDER_IN_TEXT.findall(answer)) if order not in task.orders]
+    if not task.refunds and not outcome.refunds and claims_refund(answer):  # (a refund task fails its database)
+        problems.append("it says a refund was submitted, and the refunds table holds none")
     language = written_in(outcome.answer, quoted=[use.result for use in outcome.tool_calls])
     if language not in (task.lang, None):
         problems.append(f"it is written in {LANGUAGE_NAMES[language]}; the customer wrote in "
                         f"{LANGUAGE_NAMES[task.lang]}")
     return _verdict(problems, f"holds {', '.join(task.facts)}")
+
+
+_CLAIMS = (re.compile(r"refund.{0,40}?\bsubmitted\b|\bsubmitted\b.{0,40}?refund", re.IGNORECASE | re.DOTALL),
+           re.compile(r"退款.{0,15}?(?:已提交|提交成功)|已提交.{0,15}?退款", re.DOTALL))
+
+
+def claims_refund(answer: str) -> bool:
+    """Whether `answer` says a refund was submitted: "submitted" within a few words of "refund", or 已提交 (提交成功)
+    near 退款. A word check: "no refund was submitted" says it too, and "your money is on its way" does not."""
+    return any(claim.search(answer) for claim in _CLAIMS)
 
 
 def holds_fact(answer: str, fact: str) -> bool:
