@@ -206,7 +206,7 @@ def test_the_language_of_an_answer_is_its_own_words_not_what_it_quotes():
     assert written_in("订单 88231（比特 S10 Pro 扫地机）由顺丰速运配送，运单号 SF1234567890。") == "zh"
     assert written_in("Order 88231 (比特 S10 Pro 扫地机) is with 顺丰速运, tracking number SF1234567890.") == "en"
     assert written_in("SF1234567890 2026-06-22") is None
-    assert written_in("退款审核通过后", quoted=[policy]) is None
+    assert written_in("退款审核通过后", quoted=[policy]) == "zh"  # copied, but no English word: not English
 
 
 # -- real wrong runs, through the harness: a scripted model takes each wrong path -------------------------

@@ -92,3 +92,18 @@ def test_an_answer_claiming_a_refund_the_table_does_not_hold_fails():
             "it says a refund was submitted, and the refunds table holds none"), answer
     honest = refund_run(*CHECKED, answer="Yes: within 15 days of signing. Shall I submit the refund?", refunds=())
     assert failed("return question (en)", honest) == {}
+
+
+PARCEL_CALLS = (ToolUse("queryOrder", "88231", result='{"orderId":"88231","status":"已签收","trackingNo":"SF1234567890"}'),
+                ToolUse("queryLogistics", "SF1234567890",
+                        result='{"trackingNo":"SF1234567890","traces":[{"time":"2026-06-22","desc":"快件已由本人签收"}]}'))
+
+
+def test_an_answer_wholly_copied_from_the_tools_is_in_the_language_it_copied():
+    chinese = RunOutcome(tool_calls=PARCEL_CALLS, answer="SF1234567890 快件已由本人签收 2026-06-22", replies=3)
+    assert failed("parcel (en)", chinese) == {
+        "answer": "it is written in Chinese; the customer wrote in English"}
+    logistics = '{"trackingNo":"SF1234567890","carrier":"SF Express","traces":[]}'
+    latin = RunOutcome(tool_calls=(PARCEL_CALLS[0], ToolUse("queryLogistics", "SF1234567890", result=logistics)),
+                       answer="SF Express SF1234567890, 2026-06-22", replies=3)
+    assert failed("parcel (zh)", latin) == {"answer": "it is written in English; the customer wrote in Chinese"}

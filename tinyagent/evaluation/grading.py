@@ -366,19 +366,23 @@ _REFUND_ID = re.compile(r"(?<![0-9A-Z])RF[0-9]{12}(?![0-9A-Z])")  # as the shop 
 
 
 def written_in(text: str, quoted: Iterable[str] = ()) -> str | None:
-    """"zh" or "en": the language the writer of `text` used; None when it wrote no word of its own.
+    """"zh" or "en": the language the writer of `text` used; None when it holds no word at all (ids and dates only).
 
     An answer quotes the shop: an English one the product, the carrier or a policy in Chinese ("比特 S10
     Pro 扫地机"), a Chinese one the ids (SF1234567890) or a product's Latin name ("AirPure"). So the Han
     characters and the Latin words copied from `quoted` (the tools' results) do not count, nor do ids (words
     with a digit); what is left, the writer's own Han characters against the letters of its own Latin words,
-    says which language it wrote in. It tells the two scripts apart, no more: Spanish counts as English here,
+    says which language it wrote in. When every word was copied, the copied words decide: an English customer
+    answered only with the shop's Chinese ("SF1234567890 已签收") got no English. It tells the two scripts apart, no more: Spanish counts as English here,
     and Japanese kanji as Chinese (the suite's customers write Chinese or English).
     """
     quoted = list(quoted)
     copied = {word.lower() for source in quoted for word in _LATIN_WORD.findall(source)}
     own_han = sum(len(run) for run in _HAN_RUN.findall(text) if not any(run in source for source in quoted))
     latin = sum(len(word) for word in _LATIN_WORD.findall(text) if word.lower() not in copied)
+    if own_han == latin == 0:  # every word copied: an answer with no English word is not English, and the same
+        own_han = sum(len(run) for run in _HAN_RUN.findall(text))  # for Chinese, so the copied words decide
+        latin = sum(len(word) for word in _LATIN_WORD.findall(text))
     if own_han == latin == 0:
         return None
     return "zh" if own_han >= latin else "en"
