@@ -107,3 +107,17 @@ def test_an_answer_wholly_copied_from_the_tools_is_in_the_language_it_copied():
     latin = RunOutcome(tool_calls=(PARCEL_CALLS[0], ToolUse("queryLogistics", "SF1234567890", result=logistics)),
                        answer="SF Express SF1234567890, 2026-06-22", replies=3)
     assert failed("parcel (zh)", latin) == {"answer": "it is written in English; the customer wrote in Chinese"}
+
+
+def test_right_answers_in_ordinary_spellings_hold_their_dates_and_times():
+    from tinyagent.evaluation.grading import holds_fact
+
+    for answer in ("signed on 2026-6-22", "signed on June 22", "signed on 22 June.", "签收于 6月22日"):
+        assert holds_fact(answer, "2026-06-22"), answer
+    for answer in ("signed on June 22, 2025", "签收于 2025年6月22日", "June 2", "2026-06-23"):
+        assert not holds_fact(answer, "2026-06-22"), answer
+    for answer in ("It is 7:05 pm.", "It is 7:05 p.m.", "现在是晚上7点05分", "现在是下午 7:05"):
+        assert holds_fact(answer, "19:05"), answer
+    for answer in ("It is 7:05 am.", "现在是早上7点05分", "7:055 pm"):
+        assert not holds_fact(answer, "19:05"), answer
+    assert holds_fact("9:05 am", "09:05") and holds_fact("上午9点05分", "09:05") and not holds_fact("9:05 pm", "09:05")

@@ -289,10 +289,11 @@ def holds_fact(answer: str, fact: str) -> bool:
     """Whether `answer` states `fact` as the fact it is, not as a piece of something longer:
 
     a number (15, 343)        as a whole number: not inside 2015, 1.15, 1.1.15 or 15,000, not in 15.5
-    a date (2026-06-22)       as that date: 2026-06-22, 2026/6/22, 2026.06.22, 2026年6月22日 (or 6月22日, 6月22号),
-                              June 22, 2026, June 22nd 2026, Jun. 22, 2026, 22 June 2026
+    a date (2026-06-22)       as that date: 2026-06-22, 2026-6-22, 2026/6/22, 2026.06.22, 2026年6月22日 (or 6月22日,
+                              6月22号), June 22, 2026, June 22nd 2026, Jun. 22, 2026, 22 June 2026, and without the
+                              year (June 22, 22 June, 6月22日) unless another year is beside it
     a range, a time (1-3, 19:05)  whole: not inside 11-30 or 19:055; 1–3, 1—3, 1~3 and 1到3 say 1-3 too,
-                              19点05分 says 19:05
+                              19点05分, 7:05 pm and 晚上7点05分 say 19:05
     an id (SF1234567890)      as a whole word: not inside SF12345678901
     a word (cancel, 取消)      anywhere, as a word's beginning may be ("cancelled" says cancel)
 
@@ -318,8 +319,12 @@ def fact_patterns(fact: str) -> list[str]:
         year, month, day = date.groups()
         m, d = int(month), int(day)
         month_name = f"{_MONTHS[m - 1][:3]}(?:{_MONTHS[m - 1][3:]}|\\.)?"  # June, Jun or Jun.
-        spellings = [fact, f"{year}/0?{m}/0?{d}", f"{year}\\.0?{m}\\.0?{d}", f"(?:{year}年)?0?{m}月0?{d}[日号]",
-                     f"{month_name} 0?{d}(?:st|nd|rd|th)?,? {year}", f"0?{d}(?:st|nd|rd|th)? {month_name},? {year}"]
+        nth = "(?:st|nd|rd|th)?"
+        no_other_year = r"(?!,?\s*[0-9])"  # "June 22" alone, not "June 22, 2025"
+        spellings = [f"{year}-0?{m}-0?{d}", f"{year}/0?{m}/0?{d}", f"{year}\\.0?{m}\\.0?{d}",
+                     f"{year}年0?{m}月0?{d}[日号]", f"(?<![0-9]年)(?<![0-9]年 )0?{m}月0?{d}[日号]",  # 6月22日 alone too
+                     f"{month_name} 0?{d}{nth},? {year}", f"0?{d}{nth} {month_name},? {year}",
+                     f"{month_name} 0?{d}{nth}{no_other_year}", f"0?{d}{nth} (?:of )?{month_name}{no_other_year}"]
         return [_NUMBER_EDGE_BEFORE + s + _NUMBER_EDGE_AFTER for s in spellings]
     if re.fullmatch(r"\d+", fact):
         return [_NUMBER_EDGE_BEFORE + fact + _NUMBER_EDGE_AFTER]
@@ -330,7 +335,14 @@ def fact_patterns(fact: str) -> list[str]:
                 _NUMBER_EDGE_BEFORE + low + r" to " + high + _NUMBER_EDGE_AFTER]
     if re.fullmatch(r"\d+:\d+", fact):
         hour, minute = fact.split(":")
-        return [_NUMBER_EDGE_BEFORE + fact + r"(?![0-9])", _NUMBER_EDGE_BEFORE + f"{hour}[点點]{minute}(?![0-9])"]
+        # On a twelve-hour clock too: 19:05 is 7:05 pm, 晚上7点05分; 09:05 is 9:05 am, 上午9点05分.
+        h = int(hour) % 12 or 12
+        pm = int(hour) >= 12
+        english = r"\s?(?:pm|p\.m\.)" if pm else r"\s?(?:am|a\.m\.)"
+        chinese = "(?:下午|晚上|傍晚|中午)" if pm else "(?:上午|早上|凌晨|清晨)"
+        return [_NUMBER_EDGE_BEFORE + fact + r"(?![0-9])", _NUMBER_EDGE_BEFORE + f"{hour}[点點]{minute}(?![0-9])",
+                _NUMBER_EDGE_BEFORE + f"0?{h}:{minute}{english}(?![A-Za-z])",
+                chinese + f"\\s?0?{h}(?:[点點]|:){minute}(?![0-9])"]
     if re.search(r"\d", fact):  # an id: a whole word
         return [r"(?<![0-9A-Za-z])" + re.escape(fact) + r"(?![0-9A-Za-z])"]
     return [re.escape(fact)]
