@@ -121,3 +121,21 @@ def test_right_answers_in_ordinary_spellings_hold_their_dates_and_times():
     for answer in ("It is 7:05 am.", "现在是早上7点05分", "7:055 pm"):
         assert not holds_fact(answer, "19:05"), answer
     assert holds_fact("9:05 am", "09:05") and holds_fact("上午9点05分", "09:05") and not holds_fact("9:05 pm", "09:05")
+
+
+def test_the_prose_says_the_answer_check_reads_words_and_names_its_limits():
+    import json
+    from pathlib import Path
+
+    from tinyagent.evaluation import grading
+
+    doc = " ".join(grading.__doc__.split())
+    assert "not how the model worded it" not in doc
+    for said in ("Three checks read behaviour", "The answer check reads words", "a hedge", "the yes or no is not read"):
+        assert said in doc, said
+    lesson = Path(__file__).resolve().parent.parent / "notebooks" / "18_evaluation.ipynb"
+    prose = " ".join(" ".join("".join(cell["source"]).split()) for cell in json.loads(lesson.read_text("utf-8"))["cells"]
+                     if cell["cell_type"] == "markdown")
+    assert "never wording" not in prose and "in any order (plus" not in prose
+    for said in ("The fourth, the answer, reads words", "a hedge", "not the yes or no", "in any order but one"):
+        assert said in prose, said

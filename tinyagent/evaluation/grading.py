@@ -20,10 +20,14 @@ format    every reply followed the protocol: each one could be read, none ended 
           model wrote past its turn, into an Observation), and the answer came as a Final Answer rather than
           as prose the loop's fallback took
 
-A task passes when all four pass. The checks read what happened, not how the model worded it, so they
-hold on any model; the outcome is plain data, so a test can build a wrong run by hand and see each fail.
-What they cannot read is meaning: the answer check finds the facts, not whether the sentence around them is
-true ("order 88235 is not cancelled" holds cancel).
+A task passes when all four pass. Three checks read behaviour, what the run did: tools (the calls and, for
+queryOrder and applyRefund, their order ids), database (the refunds table) and format (the replies). The answer
+check reads words: it finds the facts, the order ids and the refund words as substrings, and cannot read what the
+sentence around them means. So it passes a negation ("order 88235 is not cancelled" holds cancel, and "cancel"
+anywhere passes the cancelled order), a hedge ("Maybe SF1234567890? I am not sure"), and a wrong conclusion when
+the fact is right (the warranty task's "no, not covered" beside the right 343 days: the yes or no is not read);
+and `claims_refund` fails "no refund was submitted" as it fails "your refund was submitted". The outcome is plain
+data, so a test can build a wrong run by hand and see each check fail.
 """
 
 from __future__ import annotations
@@ -167,7 +171,9 @@ def _times(n: int) -> str:
 
 
 def check_tools(task: EvalTask, outcome: RunOutcome) -> Check:
-    """The calls the task needs, nothing it does not allow, no failed call, no call made twice alike."""
+    """The calls the task needs, nothing it does not allow, no failed call, no call made twice alike (as the tool
+    reads it), no second applyRefund, a refund only after the task's REFUND_CHECKS, and queryOrder and applyRefund
+    for the task's orders only."""
     called = Counter(use.name for use in outcome.tool_calls)
     problems = []
     for name, needed in Counter(task.tools).items():
