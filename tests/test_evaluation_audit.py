@@ -139,3 +139,30 @@ def test_the_prose_says_the_answer_check_reads_words_and_names_its_limits():
     assert "never wording" not in prose and "in any order (plus" not in prose
     for said in ("The fourth, the answer, reads words", "a hedge", "not the yes or no", "in any order but one"):
         assert said in prose, said
+
+
+def test_a_reply_with_usage_null_marks_the_tasks_tokens_as_a_lower_bound():
+    import json
+
+    from tinyagent import ChatResult
+    from tinyagent.evaluation import EvalReport, run_eval_task
+
+    class NoUsage:
+        model = "no-usage"
+
+        def __init__(self):
+            self.replies = ["Thought: the time.\nAction: getCurrentTime\nAction Input: \n",
+                            "Thought: done.\nFinal Answer: It is 2026-06-30 19:05."]
+
+        def chat(self, messages, **options):
+            usage = {"prompt_tokens": 100, "completion_tokens": 20} if len(self.replies) == 2 else {}
+            return ChatResult(self.replies.pop(0), "stop", usage=usage)
+
+    result = run_eval_task(task("time (en)"), NoUsage())
+    assert result.tokens == 120 and result.tokens_unreported == 1
+    report = EvalReport("no-usage", "text", [result], "2026-06-30T19:05:00", 10)
+    table = report.table()
+    assert "≥120" in table and "1 model call counted no tokens" in table
+    data = json.loads(report.to_json())
+    assert data["tasks"][0]["tokens_unreported"] == 1
+    assert EvalReport.from_json(report.to_json()).results[0].tokens_unreported == 1

@@ -27,6 +27,7 @@ from tinyagent.evaluation.report import EvalReport, TaskResult
 from tinyagent.evaluation.tasks import EVAL_TASKS, EvalTask, check_task, select_tasks
 from tinyagent.events import LlmCall
 from tinyagent.protocols.protocol_comparison import COURSE_NOW, PROTOCOLS, run_on_fresh_shop
+from tinyagent.trace import Trace
 
 
 def run_eval_task(task: EvalTask, llm: Any, protocol: str = "text", *, now: str = COURSE_NOW,
@@ -52,8 +53,15 @@ def run_eval_task(task: EvalTask, llm: Any, protocol: str = "text", *, now: str 
         reason=result.reason, answer=result.answer, steps=trace.rounds, model_calls=len(trace.of_type(LlmCall)),
         tool_calls=tuple(use.name for use in outcome.tool_calls), refunds=outcome.refunds,
         prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
-        seconds=seconds, trace=trace,
+        seconds=seconds, trace=trace, tokens_unreported=tokens_unreported(trace),
     )
+
+
+def tokens_unreported(trace: Trace) -> int:
+    """The model calls of a run whose reply counted no tokens (`"usage": null`, or no prompt or completion count):
+    the run's tokens are then at least what the others counted, not all of it. A person's reply costs none."""
+    return sum(call.model != "person" and not {"prompt_tokens", "completion_tokens"} <= call.usage.keys()
+               for call in trace.of_type(LlmCall))
 
 
 def evaluate(

@@ -55,10 +55,12 @@ _TASK = {
         "completion_tokens": _COUNT,
         "seconds": _SECONDS,
         "agents": {"type": "array", "items": {"type": "string"}},  # lesson 21: only a team's tasks have it
+        # Only a task with model calls whose reply counted no tokens has it: its tokens are a lower bound.
+        "tokens_unreported": {"type": "integer", "minimum": 1},
     },
     "additionalProperties": False,
 }
-_TASK["required"] = [name for name in _TASK["properties"] if name != "agents"]
+_TASK["required"] = [name for name in _TASK["properties"] if name not in ("agents", "tokens_unreported")]
 _SUMMARY = {
     "type": "object",
     "properties": {
@@ -119,6 +121,8 @@ class TaskResult:
     trace: Trace | None = field(default=None, compare=False, repr=False)
     # Lesson 21: the agents that made model calls, in order (read from the trace); () for a single agent.
     agents: tuple[str, ...] = field(default=(), repr=False)
+    # The model calls whose reply carried no token counts ("usage": null): the tokens are then at least the sum shown.
+    tokens_unreported: int = field(default=0, repr=False)
 
     def __post_init__(self) -> None:
         if not self.agents and self.trace is not None:
@@ -138,6 +142,11 @@ class TaskResult:
         return self.prompt_tokens + self.completion_tokens
 
     @property
+    def tokens_shown(self) -> str:
+        """The tokens as the table prints them: "≥120" when some model call counted none."""
+        return f"≥{self.tokens}" if self.tokens_unreported else str(self.tokens)
+
+    @property
     def failed_checks(self) -> list[str]:
         return [name for name, check in self.checks.items() if not check.passed]
 
@@ -149,6 +158,7 @@ class TaskResult:
             "tool_calls": list(self.tool_calls), "refunds": list(self.refunds),
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "seconds": round(self.seconds, 3), **({"agents": list(self.agents)} if self.agents else {}),
+            **({"tokens_unreported": self.tokens_unreported} if self.tokens_unreported else {}),
         }
 
     @classmethod
@@ -157,7 +167,7 @@ class TaskResult:
         return cls(data["name"], data["lang"], data["question"], checks, data["reason"], data["answer"],
                    data["steps"], data["model_calls"], tuple(data["tool_calls"]), tuple(data["refunds"]),
                    data["prompt_tokens"], data["completion_tokens"], data["seconds"],
-                   agents=tuple(data.get("agents", ())))
+                   agents=tuple(data.get("agents", ())), tokens_unreported=data.get("tokens_unreported", 0))
 
 
 @dataclass
@@ -226,14 +236,19 @@ class EvalReport:
         lines[1] += "  agents" if agents else ""
         for r in self.results:
             marks = " ".join(f"{'ok' if r.checks[name].passed else 'FAIL':<8}" for name in CHECKS)
-            line = f"{r.id:<{width}}  {marks}  {r.steps:>5}  {r.tokens:>6}"
+            line = f"{r.id:<{width}}  {marks}  {r.steps:>5}  {r.tokens_shown:>6}"
             line += f"  {r.seconds:>7.2f}" if latency else ""
             lines.append(line + (f"  {' > '.join(r.agents)}" if agents else ""))
         s = self.summary
         checks = " ".join(f"{_of(n, s['tasks']):<8}" for n in s["checks"].values())
-        total = f"{'passed':<{width}}  {checks}  {s['steps']:>5}  {s['prompt_tokens'] + s['completion_tokens']:>6}"
+        tokens = s["prompt_tokens"] + s["completion_tokens"]
+        tokens_shown = f"≥{tokens}" if any(r.tokens_unreported for r in self.results) else str(tokens)
+        total = f"{'passed':<{width}}  {checks}  {s['steps']:>5}  {tokens_shown:>6}"
         lines.append(total + (f"  {s['seconds']:>7.2f}" if latency else ""))
         lines.append(f"{s['passed']} of {s['tasks']} tasks passed ({percent(s['success_rate'])})")
+        if unreported := sum(r.tokens_unreported for r in self.results):
+            lines.append(f"≥: {unreported} model {'call' if unreported == 1 else 'calls'} counted no tokens "
+                         "(usage null): those tasks used at least the tokens shown")
         if why:
             for r in self.failures():
                 lines += [f"  {r.id}, {name}: {r.checks[name].detail}" for name in r.failed_checks]
@@ -318,6 +333,7 @@ def scoreboard(reports: Iterable[EvalReport]) -> str:
     for report, s, share in zip(reports, summaries, passed):
         n = max(s["tasks"], 1)
         checks = " ".join(f"{_of(v, s['tasks']):<8}" for v in s["checks"].values())
-        tokens = (s["prompt_tokens"] + s["completion_tokens"]) / n
-        lines.append(f"{report.label:<{width}}  {share:<{column}}  {checks}  {s['steps'] / n:>10.1f}  {tokens:>11.0f}")
+        tokens = f"{(s['prompt_tokens'] + s['completion_tokens']) / n:.0f}"
+        tokens = f"≥{tokens}" if any(r.tokens_unreported for r in report.results) else tokens  # some counted none
+        lines.append(f"{report.label:<{width}}  {share:<{column}}  {checks}  {s['steps'] / n:>10.1f}  {tokens:>11}")
     return "\n".join(lines)
