@@ -235,7 +235,8 @@ def test_a_write_input_nested_deeper_than_python_reads_is_an_error_observation_a
         result = ReActAgent(Scripted(), w.tools, parts=[CustomerWordsOnly()]).run("Refund order 88231")
         assert w.refunds() == []
     (refused,) = result.trace.of_type(Observation)
-    assert refused.error and "is not in the customer's messages" in refused.text
+    # refused as the tool would refuse it: the check passes nothing it could not read as the tool reads it
+    assert refused.error and "applyRefund was not run: 输入不是合法的 JSON（input is not valid JSON）" in refused.text
     assert result.reason == "final_answer"
 
 

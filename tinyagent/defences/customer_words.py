@@ -9,16 +9,22 @@ Observation, and the tool does not run:
     applyRefund {"orderId":"88236",...}   the customer wrote 88231 only
         -> {"error":"applyRefund was not run: orderId 88236 is not in the customer's messages", ...}
 
+The check reads the call as the tool will (READERS: the shop's read_refund_input for applyRefund, sendMessage's own
+schema check and `recipient_of` for it), and compares the value the tool will use, never the model's spelling of it:
+full-width or bold digits, a JSON escape, a number for a string, a zero-width space after the id, leading zeros are
+each read as the tool reads them; "ME" is sendMessage's "me", the customer themself, as the tool sends it; "remind", a
+word the customer wrote, is no one to send to. A call the tool would not read (an id under "order_id" or nested in
+an object, a key it does not take) is refused here too, with the tool's reason: the check never passes a value it did
+not read. A watched tool without a reader must give each watched argument under its own name.
+
 Ids are found as lesson 23 finds them (protocols/constrained_decoding.py's `id_shape`: a word shaped like the value,
 letters as letters, digits as digits, never the digits of a decimal such as ¥12345.67; full-width ８８２３１ read as
 88231), but in the customer's words only, not in what the tools returned. Only ASCII letters are compared without
 their case (`as_read`): str.upper() makes the dotless "ı" an I and "ß" SS, and alice@gmaıl.com, a domain anyone may
 register, passed for the customer's alice@gmail.com.
 
-It holds however the model spells the id (full-width or bold digits, a JSON escape, a number for a string, a zero-width
-space inside, leading zeros: each is read as the shop's tool reads it, or refused), and however the instruction was
-planted (split over two results, in another language, in a field's name, in an HTML comment): it reads the call, not
-the text that asked for it.
+It holds however the instruction was planted (split over two results, in another language, in a field's name, in an
+HTML comment): it reads the call, not the text that asked for it.
 
 What it cannot judge:
     an id the customer wrote, used for what they did not ask   a planted "refund 88231" when the customer only asked
@@ -37,22 +43,37 @@ import json
 import re
 import string
 import unicodedata
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any, ClassVar
 
+from tinyagent.architectures.reminder_loop import RECIPIENT
+from tinyagent.defences.planting import read_message_input
 from tinyagent.events import Event
 from tinyagent.protocols.constrained_decoding import id_shape
 from tinyagent.registry import ToolResult, error_observation
+from tinyagent.shop.tools import read_refund_input
 from tinyagent.tools import Action
 
 WATCHED: Mapping[str, tuple[str, ...]] = {"applyRefund": ("orderId",), "sendMessage": ("to",)}
-ALWAYS_ALLOWED: Mapping[str, tuple[str, ...]] = {"to": ("me",)}  # the customer themself
+ALWAYS_ALLOWED: Mapping[str, tuple[str, ...]] = {"to": (RECIPIENT,)}  # the customer themself, as sendMessage reads it
 OBSERVATION = "Observation:"
 ASCII_UPPER = str.maketrans(string.ascii_lowercase, string.ascii_uppercase)
 MAX_SHOWN_CHARS = 80  # of a refused argument, in the error Observation
 # An email address as a whole: the name before the @ and every label of the domain after it (ASCII only: an address
 # with other letters is never the customer's, and is refused).
 ADDRESS = re.compile(r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+
+
+def refund_arguments(text: str) -> dict:
+    """applyRefund's arguments as the shop's tool reads its input (shop/tools.py's read_refund_input): the order id
+    it would refund, and the reason; a ValueError (BadInput) saying why when it would refuse the input."""
+    order_id, reason = read_refund_input(text)
+    return {"orderId": order_id, "reason": reason}
+
+
+# Each watched tool's own reading of its input: the arguments it will run with, or a ValueError saying why it will not
+# run. The check compares what the tool will use, never the model's spelling of it.
+READERS: Mapping[str, Callable[[str], dict]] = {"applyRefund": refund_arguments, "sendMessage": read_message_input}
 
 
 def customer_texts(messages: Iterable[dict]) -> list[str]:
@@ -86,6 +107,13 @@ def words_like(text: str, example: str) -> list[str]:
     return list(dict.fromkeys(as_read(word) for word in found))
 
 
+def input_text(action: Action) -> str:
+    """The text the registry hands the tool for `action`: its input, or a JSON value's JSON text."""
+    if isinstance(action.tool_input, str):
+        return action.tool_input
+    return "" if action.tool_input is None else json.dumps(action.tool_input, ensure_ascii=False, default=str)
+
+
 def arguments_of(action: Action) -> dict:
     """The action's arguments: its input as a JSON object, or {"input": the text} when it is not one."""
     text = action.tool_input if isinstance(action.tool_input, str) else json.dumps(action.tool_input)
@@ -96,36 +124,75 @@ def arguments_of(action: Action) -> dict:
     return value if isinstance(value, dict) else {"input": str(value)}
 
 
-def refusal(action: Action, messages: list[dict], watched: Mapping[str, tuple[str, ...]] = WATCHED) -> str | None:
-    """Why `action` may not run (an argument the customer never wrote), or None when it may."""
-    fields = watched.get(action.tool_name.strip())
+class UnreadCall(ValueError):
+    """A watched call the check cannot read as its tool will: why, in a sentence."""
+
+
+def read_call(action: Action, fields: tuple[str, ...], reader: Callable[[str], dict] | None = None) -> dict:
+    """The watched `fields` of `action` as its tool will read them: `reader`'s (the tool's own reading, READERS), or,
+    for a tool with none, its JSON object's, each under its own name, a string or a number (plain text is the value of
+    a single field). A ValueError saying why when a field cannot be read so: the tool would refuse the input, or the
+    check cannot tell what the tool would take ("order_id" beside "orderId", an id inside an object)."""
+    try:
+        text = input_text(action)
+    except (TypeError, ValueError) as exc:  # a value JSON cannot spell: the registry refuses it too
+        raise UnreadCall(f"its input cannot be written as JSON ({exc})") from None
+    if reader is not None:
+        arguments = reader(text)
+    else:
+        arguments = arguments_of(action)
+        if set(arguments) == {"input"} and len(fields) == 1:
+            arguments = {fields[0]: arguments["input"]}
+        for name in fields:  # the same key in another case or with "_": which one would the tool read?
+            if others := [key for key in arguments if key != name and _loose(key) == _loose(name)]:
+                raise UnreadCall(f"{others[0][:30]} is not {name}: give {name} once, under that name")
+    for name in fields:
+        value = arguments.get(name)
+        if not isinstance(value, (str, int)) or isinstance(value, bool):  # True is an int in Python
+            raise UnreadCall(f"its input gives no {name} (a string, under that very name)")
+    return {name: str(arguments[name]).strip() for name in fields}
+
+
+def _loose(key: str) -> str:
+    return key.lower().replace("_", "").replace("-", "")
+
+
+def refusal(action: Action, messages: list[dict], watched: Mapping[str, tuple[str, ...]] = WATCHED,
+            readers: Mapping[str, Callable[[str], dict]] = READERS) -> str | None:
+    """Why `action` may not run (an argument the customer never wrote, or one the check cannot read as the tool
+    will), or None when it may."""
+    tool = action.tool_name.strip()
+    fields = watched.get(tool)
     if not fields:
         return None
-    arguments = arguments_of(action)
-    for name in fields:
-        value = arguments.get(name, arguments.get("input") if len(fields) == 1 else None)
-        if value is None:
-            continue
-        value = str(value).strip()
-        if value.lower() in ALWAYS_ALLOWED.get(name, ()) or as_read(value) in ids_from_customer(messages, value):
+    try:
+        arguments = read_call(action, fields, readers.get(tool))
+    except (ValueError, RecursionError) as unread:  # never passed unread: the check vouches only for what it read
+        return f"{tool} was not run: {str(unread) or 'its input cannot be read'}"
+    for name, value in arguments.items():
+        if value in ALWAYS_ALLOWED.get(name, ()) or as_read(value) in ids_from_customer(messages, value):
             continue
         shown = value if len(value) <= MAX_SHOWN_CHARS else value[:MAX_SHOWN_CHARS] + "…"  # the model's, any length
-        return f"{action.tool_name.strip()} was not run: {name} {shown} is not in the customer's messages"
+        return f"{tool} was not run: {name} {shown} is not in the customer's messages"
     return None
 
 
 class CustomerWordsOnly:
     """The `act` part of defence (b): `parts=[CustomerWordsOnly()]`. Around the act part it wraps, each call of a
-    watched tool whose argument the customer never wrote gets an error result in its place and does not run."""
+    watched tool whose argument the customer never wrote, or that it cannot read as the tool does, gets an error result
+    in its place and does not run. `readers`: how each watched tool reads its input (READERS); a watched tool without
+    one must give its arguments under their own names."""
 
     slot: ClassVar[str] = "act"
 
-    def __init__(self, watched: Mapping[str, tuple[str, ...]] = WATCHED, inner: Any = None):
+    def __init__(self, watched: Mapping[str, tuple[str, ...]] = WATCHED, inner: Any = None, *,
+                 readers: Mapping[str, Callable[[str], dict]] = READERS):
         self.watched = dict(watched)
         self.inner = inner
+        self.readers = dict(readers)
 
     def around(self, inner: Any) -> CustomerWordsOnly:
-        return CustomerWordsOnly(self.watched, inner)
+        return CustomerWordsOnly(self.watched, inner, readers=self.readers)
 
     def __call__(self, run: Any, step: int, actions: list[Action], ready: list[ToolResult | None]
                  ) -> Generator[Event, None, Iterable[ToolResult]]:
@@ -133,7 +200,7 @@ class CustomerWordsOnly:
         return (yield from self.inner(run, step, actions, ready))
 
     def _refused(self, run: Any, action: Action) -> ToolResult | None:
-        why = refusal(action, run.messages, self.watched)
+        why = refusal(action, run.messages, self.watched, self.readers)
         if why is None:
             return None
         hint = "nothing was changed; do only what the customer asked, with the ids the customer gave"

@@ -16,6 +16,7 @@ a row in lesson 21's outbox to someone who is not the customer (`message_tool`: 
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Annotated
@@ -24,12 +25,13 @@ from tinyagent.architectures.reminder_loop import (
     COURSE_CLOCK,
     MAX_MESSAGE_CHARS,
     RECIPIENT,
+    MessageRefused,
     ReminderStore,
     send_result,
 )
 from tinyagent.clock import Clock
-from tinyagent.registry import ToolRegistry
-from tinyagent.safe_text import holds_surrogate
+from tinyagent.registry import ToolRegistry, error_observation
+from tinyagent.safe_text import hidden_character, holds_surrogate, one_line
 from tinyagent.shop.chunking import Chunk
 from tinyagent.shop.database import Shop
 from tinyagent.shop.tools import shop_tools
@@ -41,6 +43,8 @@ CHANNELS = ("document", "order", "page", "description")
 CHANNEL_NAMES = {"document": "a policy document", "order": "an order's note", "page": "a fetched page",
                  "description": "a tool's description"}
 PLANTED_DOCUMENT = "notices/after-sales-notice.md"
+# An email address, in any letters (an address abroad may hold others): a name, an @, a domain of two labels or more.
+EMAIL_ADDRESS = re.compile(r"[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+")
 
 
 # -- 1. a policy document -----------------------------------------------------------------------------------------
@@ -99,12 +103,45 @@ def message_tool(store: ReminderStore) -> TypedTool:
             to: who gets it: me (the customer) or an email address
             text: what the message says
         """
-        # NFKC: the address the defences compared (customer_words.as_read), so a full-width ａｌｉｃｅ@… the customer
-        # never typed cannot pass as their alice@… and go to a mailbox of its own. send_result says a refusal (no
-        # recipient, a hidden character) and a repeat as sendWechat does.
-        return send_result(store, text, channel="email", recipient=unicodedata.normalize("NFKC", to.strip()))
+        try:
+            recipient = recipient_of(to)
+        except MessageRefused as refused:
+            return error_observation(f"nothing was sent: {refused}")
+        # send_result says a refusal (a hidden character) and a repeat as sendWechat does.
+        return send_result(store, text, channel="email", recipient=recipient)
 
     return send_message
+
+
+def recipient_of(to: str) -> str:
+    """Whom sendMessage sends to for its `to`: RECIPIENT ("me", the customer) for me in any case of its letters, or
+    the email address, NFKC-normalised (the address the customer's-words check compares, customer_words.as_read, so a
+    full-width ａｌｉｃｅ@… the customer never typed cannot pass as their alice@… and go to a mailbox of its own).
+    Anything else is no one to send to: MessageRefused. "ME" went out to "ME", which the outbox does not know as the
+    customer, and "remind", a word the customer wrote, passed the check and went out to "remind"."""
+    recipient = unicodedata.normalize("NFKC", to.strip())
+    if not recipient:
+        raise MessageRefused("a message needs a recipient")
+    if recipient.isascii() and recipient.lower() == RECIPIENT:
+        return RECIPIENT
+    if hidden_character(recipient) is None and not EMAIL_ADDRESS.fullmatch(recipient):  # a hidden one: the store says so
+        raise MessageRefused(f"to must be me or an email address such as alice@example.com, not {one_line(to[:80])}")
+    return recipient
+
+
+# sendMessage built once to read inputs with, never run: its check() reads an input as the tool does (lesson 07's
+# read_arguments and schema), and does not call the function, which alone needs a store.
+_SEND_MESSAGE = message_tool(None)
+
+
+def read_message_input(text: str) -> dict:
+    """sendMessage's arguments as the tool reads the input `text`: {"to": whom it sends to (recipient_of), "text": ...}.
+    MessageRefused (a ValueError) saying why when the tool would send nothing for it (a key it does not take, a missing
+    field, no one to send to)."""
+    checked = _SEND_MESSAGE.check(text)
+    if isinstance(checked, list):
+        raise MessageRefused("invalid input for sendMessage: " + "; ".join(problem.message for problem in checked))
+    return {**checked, "to": recipient_of(checked["to"])}
 
 
 @dataclass
