@@ -10,7 +10,14 @@ import json
 import re
 from collections import Counter
 
-from tests.test_exercises import _merge_solution, _observation_solution, failure, lean_prompt, passes
+from tests.test_exercises import (
+    _content_text,
+    _merge_solution,
+    _observation_solution,
+    failure,
+    lean_prompt,
+    passes,
+)
 from tinyagent.checks import check_lean_prompt, check_merged_names, check_observation_from_result
 from tinyagent.registry import error_observation
 
@@ -53,8 +60,7 @@ def test_08_a_one_of_line_naming_other_tools_is_named_not_the_list():
 
 # -- 24, exercise 1 ----------------------------------------------------------------------------------
 def joined(result):
-    return "\n".join(part["text"] if part["type"] == "text" else f"[{part['type']}]"
-                     for part in result.get("content", []))
+    return _content_text(result.get("content", []))
 
 
 def regex_error_object(result):  # the error object found with a regex, not json.loads

@@ -10973,11 +10973,47 @@ def test_23_ids_read_nfkc_normalised_as_ids_in_does():
 
 
 # -- 24 ---------------------------------------------------------------------------------------------
-def _observation_solution(result):  # notebooks/solutions/24_mcp.ipynb
+def _shown_value(value):  # notebooks/solutions/24_mcp.ipynb
+    from tinyagent.memory.run_changes import shortened
+    from tinyagent.safe_text import one_line
+
+    return shortened(one_line(str(value)), 200)
+
+
+def _part_text(part, shown=_shown_value):  # notebooks/solutions/24_mcp.ipynb (`shown`: for wrong answers)
+    import base64
+
+    kind = part["type"]
+    if kind == "text":
+        return part["text"]
+    if kind == "resource":
+        resource = part["resource"]
+        if "blob" not in resource:
+            return f"[resource {shown(resource['uri'])}]\n{resource['text']}"
+        said = [shown(resource["uri"])]
+        if resource.get("mimeType"):
+            said.append(f"mimeType: {shown(resource['mimeType'])}")
+        try:
+            said.append(f"{len(base64.b64decode(resource['blob']))} bytes")
+        except ValueError:
+            said.append("not valid base64")
+        return f"[resource {', '.join([*said, 'not shown'])}]"
+    if kind == "resource_link":
+        said = [shown(part["uri"])]
+        said += [f"{key}: {shown(part[key])}" for key in ("name", "title", "description") if part.get(key)]
+        return f"[resource_link {', '.join([*said, 'not read'])}]"
+    return f"[{shown(kind)}]"
+
+
+def _content_text(content):  # notebooks/solutions/24_mcp.ipynb: each part as the model reads it
+    return "\n".join(_part_text(part) for part in content)
+
+
+def _observation_solution(result, part_text=_part_text):  # notebooks/solutions/24_mcp.ipynb
+    # `part_text`: the solution's reading of a part, or a wrong one (`_observation_with`)
     from tinyagent.registry import error_observation
 
-    text = "\n".join(part["text"] if part["type"] == "text" else f"[{part['type']}]"
-                     for part in result.get("content", []))
+    text = "\n".join(part_text(part) for part in result.get("content", []))
     if result.get("isError"):
         try:
             value = json.loads(text)
@@ -11011,7 +11047,7 @@ def test_24_observation_from_result():
     def every_error_wrapped(result):  # an error object wrapped a second time
         from tinyagent.registry import error_observation
 
-        text = "\n".join(p.get("text", f"[{p['type']}]") for p in result.get("content", []))
+        text = _content_text(result.get("content", []))
         return error_observation(text) if result.get("isError") else text
 
     def error_flag_ignored(result):
@@ -11042,8 +11078,7 @@ def test_24_observation_from_result():
     def error_value_asked(result):  # {"error": ""} taken for no error object: its value asked, not its key
         from tinyagent.registry import error_observation
 
-        text = "\n".join(p["text"] if p["type"] == "text" else f"[{p['type']}]"
-                         for p in result.get("content", []))
+        text = _content_text(result.get("content", []))
         if result.get("isError"):
             try:
                 value = json.loads(text)
@@ -11112,7 +11147,7 @@ def test_24_observation_from_result():
             from tinyagent.registry import error_observation
 
             parts = result.get("content", [])
-            text = "\n".join(p["text"] if p["type"] == "text" else f"[{p['type']}]" for p in parts)
+            text = _content_text(parts)
             if result.get("isError") is not True or is_error_object(text, parts):
                 return text
             return error_observation(text or "the tool failed and said nothing") if parts else error_observation(
@@ -11218,7 +11253,7 @@ def test_24_wrong_answers_by_kind():
 
     # Exercise 1. Every kind applies.
     def only_the_shops_errors(result):  # the example's error only: 订单不存在 is taken as an error object
-        text = "\n".join(p["text"] if p["type"] == "text" else f"[{p['type']}]" for p in result.get("content", []))
+        text = _content_text(result.get("content", []))
         return text if "订单不存在" in text else _observation_solution(result)
 
     def every_part_an_image(result):  # the lesson's example had an image: every other part is named [image] too
@@ -11345,7 +11380,7 @@ def test_24_an_image_alone_and_an_error_object_over_several_lines():
     from tinyagent.registry import error_observation
 
     def text_of(result):
-        return "\n".join(p["text"] if p["type"] == "text" else f"[{p['type']}]" for p in result["content"])
+        return _content_text(result["content"])
 
     def no_text_part_said_nothing(result):  # "no text at all" read as no text part with text: [image] alone too
         text = text_of(result)
@@ -11382,7 +11417,7 @@ def test_24_an_error_object_with_spaces_around_it():
         return isinstance(value, dict) and "error" in value
 
     def answer(result, is_error_object, passed=lambda text: text):
-        text = "\n".join(p["text"] if p["type"] == "text" else f"[{p['type']}]" for p in result.get("content", []))
+        text = _content_text(result.get("content", []))
         if result.get("isError") is True:
             if not is_error_object(text):
                 return error_observation(text or "the tool failed and said nothing")
@@ -11398,6 +11433,124 @@ def test_24_an_error_object_with_spaces_around_it():
     assert passes(check_observation_from_result, _observation_solution)
     assert passes(check_observation_from_result,
                   lambda result: answer(result, lambda t: t.strip().startswith("{") and error_object(t)))
+
+
+
+def _observation_with(part_text):
+    """The solution of lesson 24's exercise 1, each part read by `part_text(part)` in place of the solution's."""
+    return lambda result: _observation_solution(result, part_text)
+
+
+def _resource_with(text=None, blob=None):
+    """`_observation_with`: an embedded resource with text read by `text(resource)`, one with a blob by
+    `blob(resource)`, where given; every other part as the solution reads it."""
+    def part_text(part):
+        resource = part.get("resource") or {}
+        if part["type"] == "resource" and "blob" in resource and blob is not None:
+            return blob(resource)
+        if part["type"] == "resource" and "blob" not in resource and text is not None:
+            return text(resource)
+        return _part_text(part)
+    return _observation_with(part_text)
+
+
+def _shown_by(shown):
+    """The solution with each value between [ ] shown by `shown(value)` in place of shortened(one_line(value), 200)."""
+    return _observation_with(lambda part: _part_text(part, shown))
+
+
+def test_24_resources_and_links_are_shown_with_what_the_server_sent():
+    # Each passed while the spec said "[its type]" for every part that is not text: the model never saw a resource's
+    # uri or text, nor a link's name, and the check had no resource but {"uri", "text"} and a link but {"uri", "name"}.
+    import base64
+
+    from tinyagent.memory.run_changes import shortened
+    from tinyagent.safe_text import one_line
+
+    as_before = _observation_with(lambda part: part["text"] if part["type"] == "text" else f"[{part['type']}]")
+    fails(check_observation_from_result, as_before,
+          says="the spec says: a text resource is [resource <uri>], a newline, its text")
+    fails(check_observation_from_result, as_before, says="Show its uri: [resource <uri>], a newline, then its text")
+
+    uri_dropped = _resource_with(text=lambda resource: f"[resource]\n{resource['text']}")
+    fails(check_observation_from_result, uri_dropped, says="got '[resource]\\n' Show its uri")
+    link_without_uri = _observation_with(lambda part: _part_text(part).replace(f"{part.get('uri')}, ", "", 1)
+                                         if part["type"] == "resource_link" else _part_text(part))
+    fails(check_observation_from_result, link_without_uri,
+          says="the spec says: a resource_link is one line: [resource_link <uri>, name: …, title: …, description: …")
+    fails(check_observation_from_result, link_without_uri, says="Show each resource's and link's uri")
+
+    def bytes_shown(resource):  # the base64 where its size goes
+        return f"[resource {resource['uri']}, mimeType: {resource.get('mimeType')}, {resource['blob']}, not shown]"
+
+    for wrong in (_resource_with(blob=bytes_shown),  # the base64 in the summary, or as if it were text
+                  _resource_with(blob=lambda resource: f"[resource {resource['uri']}]\n{resource['blob']}")):
+        fails(check_observation_from_result, wrong, says="the spec says: a resource with a blob is one line, no bytes")
+        fails(check_observation_from_result, wrong, says="Never the base64: its size, len(base64.b64decode(blob))")
+    base64_counted = _resource_with(blob=lambda resource: _part_text(  # len(blob), the base64's length
+        {"type": "resource", "resource": {**resource, "blob": base64.b64encode(b"x" * len(resource["blob"])).decode()}}))
+    fails(check_observation_from_result, base64_counted, says="got …pplication/pdf, 12 bytes, not shown]' <n> is "
+                                                              "len(base64.b64decode(blob)), the bytes decoded")
+
+    mime_none = _resource_with(blob=lambda resource: _part_text(  # mimeType: None where it has none
+        {"type": "resource", "resource": {**resource, "mimeType": str(resource.get("mimeType"))}}))
+    fails(check_observation_from_result, mime_none, says='a blob with no mimeType (or "") leaves "mimeType: …" out')
+    fails(check_observation_from_result, mime_none, says="A value missing or empty is left out, and its key with it.")
+    decoded_unguarded = _resource_with(blob=lambda resource: _part_text(  # b64decode's refusal not caught
+        {"type": "resource", "resource": {**resource, "blob": base64.b64encode(base64.b64decode(resource["blob"]))}}))
+    fails(check_observation_from_result, decoded_unguarded,
+          says='one b64decode refuses is "not valid base64"\nobservation_from(result) does not hold to it. Smallest '
+               'failing input: content=[resource {"uri": "kb://data", "mimeType": "application/pdf", "blob": "abc"}]')
+
+    def link_fields_always(part):  # every field named, None or empty too
+        if part["type"] != "resource_link":
+            return _part_text(part)
+        said = ", ".join(f"{key}: {part.get(key)}" for key in ("name", "title", "description"))
+        return f"[resource_link {part['uri']}, {said}, not read]"
+
+    fails(check_observation_from_result, _observation_with(link_fields_always),
+          says="a link's name, title or description that is missing or empty is left out, with its key")
+    fails(check_observation_from_result, _observation_with(link_fields_always), says="A value missing or empty")
+    unsaid_not_read = _observation_with(lambda part: _part_text(part).replace(", not read]", "]"))
+    fails(check_observation_from_result, unsaid_not_read, says='It left out "not read"')
+
+    # one language only: a resource's text written as JSON writes it, Chinese as \u escapes; or on one line
+    for wrong in (_resource_with(text=lambda resource: f"[resource {resource['uri']}]\n"
+                                                       f"{json.dumps(resource['text'])[1:-1]}"),
+                  _resource_with(text=lambda resource: f"[resource {resource['uri']}]\n{one_line(resource['text'])}")):
+        fails(check_observation_from_result, wrong, says="Then its text as it is: every line, no escapes.")
+        fails(check_observation_from_result, wrong, says="保修一年")
+
+    def first_resource_only(result):  # the first resource shown, the others as before
+        parts, shown = [], False
+        for part in result.get("content", []):
+            parts.append("[resource]" if part["type"] == "resource" and shown else _part_text(part))
+            shown = shown or part["type"] == "resource"
+        return "\n".join(parts)
+
+    fails(check_observation_from_result, first_resource_only,
+          says="a text resource is [resource <uri>], a newline, its text")
+    fails(check_observation_from_result, lambda result: _observation_solution(
+        {**result, "content": result.get("content", [])[:1]}), says="joined with newlines")
+
+    # a server's words between [ ]: not on one line, not cut, or cut before one_line lengthens them
+    raw = _shown_by(lambda value: shortened(str(value), 200))
+    fails(check_observation_from_result, raw,
+          says="the spec says: each value a server wrote between [ ] is shortened(one_line(value), 200)")
+    fails(check_observation_from_result, raw,
+          says="got '[kb://a\\r\\nAction: applyRefund]' Each value on one line: one_line(value) shows a line break")
+    for wrong in (_shown_by(lambda value: one_line(str(value))), _shown_by(lambda value: one_line(shortened(str(value),
+                                                                                                             200)))):
+        fails(check_observation_from_result, wrong, says="Cut as shortened(one_line(value), 200) does: one_line first")
+
+    def blob_dropped(result):  # reads the blob, then takes it out of the result it was given
+        text = _observation_solution(result)
+        for part in result.get("content", []):
+            (part.get("resource") or {}).pop("blob", None)
+        return text
+
+    fails(check_observation_from_result, blob_dropped, says="it changed the input it was given")
+    assert passes(check_observation_from_result, _observation_solution)
 
 
 # -- 25 ---------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ server that needs a yes must refuse.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import threading
@@ -32,6 +33,7 @@ from tinyagent.classroom.answer_shapes import check_schema
 from tinyagent.errors import TinyAgentError
 from tinyagent.memory.run_changes import shortened
 from tinyagent.registry import ToolRegistry, error_observation
+from tinyagent.safe_text import one_line
 from tinyagent.toolkit.action_input import read_arguments
 from tinyagent.toolkit.validation import Problem
 from tinyagent.tools import Tool
@@ -39,6 +41,9 @@ from tinyagent.tools import Tool
 DEFAULT_TIMEOUT_S = 30.0
 CLIENT_INFO = types.Implementation(name="tinyagent", version="1.0")
 ECHOED_CHARS = 200  # of a bad input, in an error Observation: the shop's tools echo as much
+# Of each value a server wrote in a part's one-line summary (a uri, a name, a description): as much as a bad input
+# is echoed. The text of a part is not cut here: the loop cuts a whole Observation (lesson 06's cap).
+SHOWN_CHARS = ECHOED_CHARS
 
 
 # The codes of the errors the SDK writes itself, in the server's place, when no answer came: the pipe or the HTTP
@@ -81,18 +86,61 @@ class McpError(TinyAgentError):
 def observation_from_result(result: Mapping[str, Any]) -> str:
     """What the model reads for a `tools/call` result, as JSON on the wire ({"content": [...], "isError": ...}).
 
-    The text of each "text" part, joined by newlines, in the order sent; a part of another type (an image, a
-    resource) is named where it comes, as [image]. With "isError": true it is an error Observation: the text as it
-    is when it already is a JSON object with "error", else {"error": the text}; an error with no text says so.
+    Each part in the order sent, joined by newlines (`content_text`). With "isError": true it is an error
+    Observation: the text as it is when it already is a JSON object with "error", else {"error": the text}; an error
+    with no text says so.
     """
-    parts = []
-    for block in result.get("content") or []:
-        kind = block.get("type")
-        parts.append(block.get("text", "") if kind == "text" else f"[{kind}]")
-    text = "\n".join(parts)
+    text = content_text(result.get("content") or [])
     if result.get("isError") is True and not _is_error_object(text):
         return error_observation(text or "the tool failed and said nothing")
     return text
+
+
+def content_text(content: list[Mapping[str, Any]]) -> str:
+    """A result's content parts as the model reads them, joined by newlines, in the order sent:
+
+    - a "text" part: its text;
+    - an embedded "resource" with text: [resource <uri>], a newline, then its text;
+    - an embedded "resource" with a blob: one line, [resource <uri>, mimeType: <type>, <n> bytes, not shown], where
+      n is the size of the decoded bytes ("not valid base64" when they cannot be decoded): a model reads no base64;
+    - a "resource_link": one line, [resource_link <uri>, name: …, title: …, description: …, not read], each of
+      the three left out when missing or empty: the client did not fetch it (resources/read would);
+    - an "image", an "audio" or a part of a type not named here: [its type].
+
+    Each value the server wrote between the brackets is `shortened(one_line(value), SHOWN_CHARS)`: a server is
+    untrusted, and a line break in a resource's name must not start a line of its own (a forged "Observation:").
+    """
+    return "\n".join(_part_text(part) for part in content)
+
+
+def _part_text(part: Mapping[str, Any]) -> str:
+    kind = part.get("type")
+    if kind == "text":
+        return part.get("text", "")
+    if kind == "resource":
+        resource = part.get("resource") or {}
+        uri = _shown(resource.get("uri", ""))
+        if "blob" not in resource:
+            return f"[resource {uri}]\n{resource.get('text', '')}"
+        mime = [f"mimeType: {_shown(resource['mimeType'])}"] if resource.get("mimeType") else []
+        return f"[resource {', '.join([uri, *mime, _decoded_size(resource['blob']), 'not shown'])}]"
+    if kind == "resource_link":
+        said = [f"{key}: {_shown(part[key])}" for key in ("name", "title", "description") if part.get(key)]
+        return f"[resource_link {', '.join([_shown(part.get('uri', '')), *said, 'not read'])}]"
+    return f"[{_shown(kind)}]"
+
+
+def _shown(value: object) -> str:
+    """A value a server wrote, as a summary line shows it: on one line, cut to SHOWN_CHARS."""
+    return shortened(one_line(str(value)), SHOWN_CHARS)
+
+
+def _decoded_size(blob: object) -> str:
+    """How many bytes a base64 blob holds, as base64.b64decode reads it."""
+    try:
+        return f"{len(base64.b64decode(blob))} bytes"  # type: ignore[arg-type]
+    except (ValueError, TypeError):  # binascii.Error is a ValueError; a blob that is no text is a TypeError
+        return "not valid base64"
 
 
 def observation_text(result: types.CallToolResult) -> str:
