@@ -144,7 +144,8 @@ def assert_told_what_happened(data: dict) -> None:
     assert "88231" in data["answer"] and "database or disk is full" in data["answer"], data["answer"]
     assert data["turn"] is None
     assert data["warning"].startswith("the answer was not stored in the session: the session store ")
-    assert data["warning"].endswith("failed: database or disk is full") and "\n" not in data["warning"]
+    assert data["warning"].endswith("could not be written (database or disk is full): make room on its disk, then try "
+                                    "again") and "\n" not in data["warning"]
 
 
 def test_a_refund_on_a_full_disk_is_answered_with_what_happened_not_a_500(tmp_path):

@@ -240,7 +240,7 @@ def test_a_folder_or_a_text_file_is_not_a_session_store(tmp_path):
         SqliteSessionStore(tmp_path)
     text = tmp_path / "notes.txt"
     text.write_text("not a database, just text that is long enough to be read as a header\n" * 20)
-    with pytest.raises(SessionStoreError, match="cannot use .*notes.txt as a session store") as caught:
+    with pytest.raises(SessionStoreError, match="notes.txt is not an SQLite database: give the session store a new file name") as caught:
         SqliteSessionStore(text)
     assert "\n" not in str(caught.value)
 

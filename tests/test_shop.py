@@ -827,7 +827,7 @@ def test_a_path_that_is_not_a_usable_database_raises_one_clear_error(tmp_path, w
 @pytest.mark.parametrize("blank", ["", "  ", "\t"])
 def test_a_blank_database_path_is_one_clear_error_and_makes_no_file(tmp_path, monkeypatch, blank):
     monkeypatch.chdir(tmp_path)  # "  " was a file of that name in the current folder; "" read as " is a folder"
-    with pytest.raises(ShopDatabaseError, match="the shop's database path is empty: give a file path"):
+    with pytest.raises(ShopDatabaseError, match="the path given for the shop's database is empty: give a file path"):
         Shop(blank)
     assert list(tmp_path.iterdir()) == []
 

@@ -117,8 +117,8 @@ def test_the_cited_search_says_the_shop_is_busy_in_the_shops_words(tmp_path, mon
         registry = shop_registry(shop, citations=True)
         with holding_the_write_lock(path, "BEGIN EXCLUSIVE"):  # no one else may even read
             answer = json.loads(registry.execute(Action("searchKnowledge", '{"query": "质量问题 退货"}')))
-        assert answer == {"error": ("商店数据库正忙（另一个程序正在使用它），请稍后再试（the shop's database is busy "
-                                    f"(another program is using it); try again shortly: {path}）")}
+        assert answer == {"error": (f"商店数据库正忙（另一个程序正在使用它），请稍后再试（the shop's database {path} is busy "
+                                    "(another program holds it locked): try again shortly）")}
         assert json.loads(registry.execute(Action("searchKnowledge", '{"query": "质量问题 退货"}')))["results"]
 
 

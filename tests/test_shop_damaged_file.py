@@ -40,7 +40,7 @@ def test_a_file_with_a_damaged_page_is_refused_and_left_as_it_was(shop_file):
         Shop(shop_file)
     message = str(refused.value)  # SQLite's finding in brackets: "Page 2: btreeInitPage() returns error code 11"
     assert message.startswith(f"the shop's database {shop_file} is damaged (Page 2: ") and "\n" not in message
-    assert message.endswith("): restore it from a copy, or move it away and a new shop is made in its place")
+    assert message.endswith("): restore it from a copy, or move it away and a new one is made in its place")
     assert shop_file.read_bytes() == before
 
 
@@ -50,7 +50,7 @@ def test_a_file_cut_short_is_called_damaged_not_a_file_that_cannot_be_created(sh
     with pytest.raises(ShopDatabaseError) as refused:
         Shop(shop_file)
     assert str(refused.value) == (f"the shop's database {shop_file} is damaged (database disk image is malformed): "
-                                  "restore it from a copy, or move it away and a new shop is made in its place")
+                                  "restore it from a copy, or move it away and a new one is made in its place")
     assert shop_file.stat().st_size == 20000
 
 

@@ -40,15 +40,9 @@ from pathlib import Path
 from typing import Annotated
 
 from tinyagent.clock import COURSE_NOW, Clock, fixed_clock
-from tinyagent.errors import TinyAgentError, first_line
-from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours
-from tinyagent.memory.sqlite_writes import (
-    LockWait,
-    immediate_transaction,
-    is_busy,
-    is_write_failure,
-    why_failed,
-)
+from tinyagent.errors import TinyAgentError
+from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours, why_unusable
+from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
 from tinyagent.registry import ToolRegistry, error_observation
 from tinyagent.safe_text import hidden_character, one_line
 from tinyagent.toolkit.action_input import read_arguments
@@ -63,6 +57,9 @@ MAX_MESSAGE_CHARS = 500
 # How long a send or a look-up waits for another program's lock on the store's file (SQLite's busy timeout), as the
 # shop waits; read at each wait, so that a test can set it small.
 BUSY_TIMEOUT_SECONDS = 30.0
+# What the errors call the store (memory/sqlite_files.why_unusable: every store's words), and the name they suggest.
+NAMED = "the reminder store"
+EXAMPLE = "me.db"
 # The learner's meetings, as days from the store's today: (days ahead, start, end, title, city, place).
 MEETINGS = (
     (1, "15:00", "16:30", "Project review · 项目评审", "北京", "望京 SOHO T1, 12F"),
@@ -112,14 +109,14 @@ class ReminderStore:
         self.clock = clock
         self.path = str(path)
         self._lock = threading.Lock()  # one connection, used from the loop's and a gate's threads
-        if Path(self.path).is_dir():
-            raise ReminderStoreError(f"{self.path} is a folder: give the reminder store a file path, such as me.db")
         try:
+            if Path(self.path).is_dir():  # said by why_unusable (the look itself may fail: a name too long)
+                raise IsADirectoryError(self.path)
             # Always the file of that name, even "file:me.db?mode=memory", which SQLite would read as a URI and keep
             # in memory. Its busy timeout is one slice of a wait: self._waits waits the rest, and a stop ends it.
             self.conn = connect_file(self.path)
         except (sqlite3.Error, OSError) as exc:
-            raise ReminderStoreError(_why_unusable(self.path, exc)) from None
+            raise ReminderStoreError(why_unusable(self.path, exc, NAMED, EXAMPLE)) from None
         self.conn.row_factory = sqlite3.Row
         self._waits = LockWait(self.conn, lambda: BUSY_TIMEOUT_SECONDS)
         try:
@@ -127,7 +124,7 @@ class ReminderStore:
         except BaseException as exc:
             self.conn.close()  # a refused file is left as it was, and not held open
             if isinstance(exc, sqlite3.Error):
-                raise ReminderStoreError(_why_unusable(self.path, exc)) from None
+                raise ReminderStoreError(why_unusable(self.path, exc, NAMED, EXAMPLE)) from None
             raise
 
     def _prepare(self) -> None:
@@ -220,13 +217,14 @@ class ReminderStore:
 
     @contextmanager
     def _failures(self, undone: str) -> Iterator[None]:
-        """A statement that failed on the file (another program's lock held past BUSY_TIMEOUT_SECONDS, a full disk):
-        one line that starts with what was not done (`undone`) and says to try again, not SQLite's own words. A
-        failed send wrote nothing: its transaction is rolled back (immediate_transaction)."""
+        """A statement that failed on the file (another program's lock held past BUSY_TIMEOUT_SECONDS, a full disk,
+        a file moved away): one line that starts with what was not done (`undone`), then names the store and its file
+        and says why and what to do, not in SQLite's own words. A failed send wrote nothing: its transaction is rolled
+        back (immediate_transaction)."""
         try:
             yield
         except sqlite3.Error as exc:
-            raise ReminderStoreError(f"{undone}: {_why_failed(exc)}") from None
+            raise ReminderStoreError(f"{undone}: {why_unusable(self.path, exc, NAMED, EXAMPLE)}") from None
 
     def close(self) -> None:
         self.conn.close()
@@ -239,20 +237,6 @@ class ReminderStore:
 
     def __repr__(self) -> str:
         return f"<ReminderStore {len(self.outbox())} message(s) in the outbox>"
-
-
-def _why_unusable(path: str, exc: BaseException) -> str:
-    if "file is not a database" in str(exc):
-        return f"{path} is not an SQLite database: give the reminder store a new file, or one it made"
-    return f"cannot use {path} as the reminder store: {first_line(exc)}"
-
-
-def _why_failed(exc: sqlite3.Error) -> str:
-    if is_busy(exc):
-        return "the reminder store is busy (another program is using its file); try again shortly"
-    if is_write_failure(exc):
-        return f"the reminder store could not be written ({first_line(exc)}); try again once the disk has room"
-    return f"the reminder store failed: {why_failed(exc)}"  # a file moved away: trying again would not help
 
 
 def meetings_tool(store: ReminderStore) -> TypedTool:

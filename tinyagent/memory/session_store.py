@@ -45,8 +45,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from tinyagent.api_url import user_info_misread
 from tinyagent.errors import TinyAgentError, first_line
-from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours
-from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction, why_failed
+from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours, why_unusable
+from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
 from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
 
 # How long a writer waits for another one's transaction (SQLite's busy timeout; PostgreSQL waits for a row
@@ -59,6 +59,9 @@ CONNECT_TIMEOUT_SECONDS = 10
 POOL_SIZE = 8
 POOL_WAIT_SECONDS = 5.0
 POOL_NAME = "tinyagent-sessions"  # the stores' pools: their reconnect warnings are not logged (_QuietPool)
+# What an SQLite store's errors call it (sqlite_files.why_unusable: every store's words), and the name they suggest.
+NAMED = "the session store"
+EXAMPLE = "sessions.db"
 
 
 _URL_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
@@ -264,8 +267,8 @@ class SqliteSessionStore(SessionStore):
         try:
             if self.path != ":memory:":
                 where = Path(self.path)
-                if where.is_dir():
-                    raise SessionStoreError(f"{self.path} is a folder: give the session store a file path")
+                if where.is_dir():  # said by why_unusable, before a folder is made for it
+                    raise IsADirectoryError(self.path)
                 where.parent.mkdir(parents=True, exist_ok=True)
             # Always the file of that name, even "file:x.db?mode=memory"; transactions are ours (BEGIN IMMEDIATE); the
             # busy timeout is one slice of a wait: self._waits waits the rest, and a stop ends it (sqlite_files.py).
@@ -281,7 +284,7 @@ class SqliteSessionStore(SessionStore):
                 self._conn.close()  # the file is left as it was, and not held open
                 raise
         except (sqlite3.Error, OSError) as exc:
-            raise SessionStoreError(f"cannot use {self.path} as a session store: {first_line(exc)}") from None
+            raise SessionStoreError(why_unusable(self.path, exc, NAMED, EXAMPLE)) from None
 
     @contextmanager
     def _transaction(self) -> Iterator:
@@ -299,12 +302,13 @@ class SqliteSessionStore(SessionStore):
 
     @contextmanager
     def _failures(self) -> Iterator[None]:
-        """A file that fails mid-session (a full disk, a disk that went read-only): one line naming the store and
-        saying why, the store's own error, as PostgresSessionStore says it. Nothing of the failed write is kept."""
+        """A file that fails mid-session (another program's lock held too long, a full disk, a disk that went
+        read-only, a file moved away): one line naming the store and its file, saying why and what to do, the store's
+        own error, as PostgresSessionStore says it. Nothing of the failed write is kept."""
         try:
             yield
         except sqlite3.Error as exc:
-            raise SessionStoreError(f"the session store {self.path} failed: {why_failed(exc)}") from None
+            raise SessionStoreError(why_unusable(self.path, exc, NAMED, EXAMPLE)) from None
 
     def close(self) -> None:
         with self._lock:

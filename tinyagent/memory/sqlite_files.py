@@ -1,12 +1,19 @@
-"""Which file an SQLite store opens, and whether that file is the store's: what the shop, the session store, the user
-facts and lesson 21's outbox share.
+"""Which file an SQLite store opens, whether that file is the store's, and what to say when it cannot be used: what the
+shop, the session store, the user facts and lesson 21's outbox share.
 
     conn = connect_file("sessions.db")        # always the file of that name (":memory:": a database in memory)
     foreign_tables(conn, columns_of(SCHEMA))   # the tables another program made: a store refuses such a file
+    why_unusable(path, exc, "the session store", "sessions.db")   # the one line a store's error says
 
 This Python's SQLite reads a name that starts with "file:" as a URI even when asked not to: a store named
 "file:sessions.db?mode=memory" kept its turns in memory, and lost them without a word when it closed. `connect_file`
 names the file by a URI built from its path, whatever its name holds.
+
+A file a store cannot use (a folder, a text file, another program's lock held too long, a full disk, a read-only file
+or folder, a file moved away while open) is said in one line that names the store and the path and says what to do,
+the same words in every store (`why_unusable`): SQLite's own ("attempt to write a readonly database" for a file that
+was moved, "unable to open database file" for a folder that cannot be written) name neither and send people the
+wrong way.
 
 A store pointed at another program's file (the shop's `--db` given to the session store, the facts pointed at the
 sessions) would write its tables beside that program's, and the file then held two programs' data that neither
@@ -19,9 +26,14 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
-from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS
+from tinyagent.errors import first_line
+from tinyagent.memory.sqlite_writes import BUSY_SLICE_SECONDS, is_busy, was_moved
+
+# SQLite's primary result codes that say what is wrong with a file (the low byte of `sqlite_errorcode`).
+SQLITE_READONLY, SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = 8, 10, 11, 13, 14, 26
 
 
 def file_uri(path: str | os.PathLike[str]) -> str:
@@ -77,6 +89,96 @@ def why_not_ours(conn: sqlite3.Connection, ours: dict[str, set[str]], path: str,
     whose = "the shop's database" if "orders" in others else "another program's database"
     return (f"{path} is {whose} (its tables: {table_list(others)}), not {what}: {kept} are not written into it; give a "
             f"new file name, or one made for {kept}")
+
+
+def why_unusable(path: str, exc: BaseException, what: str, example: str) -> str:
+    """One line for a store's own error when opening its file, or a statement on it, failed with `exc` (an
+    sqlite3.Error or an OSError): what is wrong with the file, naming the store (`what`: "the session store") and
+    `path`, and what to do. `example` is the file name it suggests ("sessions.db")."""
+    if isinstance(exc, sqlite3.Error) and was_moved(exc):  # before a look at the path: another file may be there now
+        return f"{what} {path} was moved or deleted since it was opened: restart the program to open it again"
+    try:
+        said = why_not_a_file(path, what, example) or _sqlite_says(path, exc, what)
+        if said:
+            return said
+        if isinstance(exc, sqlite3.Error) and _code(exc) != SQLITE_CANTOPEN:
+            return f"{what} {path} failed: {first_line(exc)}"  # nothing about the file: SQLite's words
+        return _why_this_path(path, exc, what)
+    except OSError as looking:  # the path itself cannot be looked at: a name past 255 bytes, a loop of links
+        return (f"cannot create {what} {path[:200]} ({looking.strerror or looking}): give a path in a folder you can "
+                "write to")
+
+
+def why_not_a_file(path: str, what: str, example: str) -> str | None:
+    """Why `path` can never be a store's file (empty, a folder, a device or a pipe), in one line; None when it may be.
+    An OSError when the path cannot even be looked at (a name too long)."""
+    if not path.strip():
+        return f"the path given for {what} is empty: give a file path, such as {example}"
+    where = Path(path)
+    if where.is_dir():
+        return f"{path} is a folder: give {what} a file path, such as {where / example}"
+    if where.exists() and not stat.S_ISREG(where.stat().st_mode):  # /dev/null, a pipe: SQLite would misread them
+        return f"{path} is not a regular file: give {what} a file path, such as {example}"
+    return None
+
+
+def why_read_only(path: str, what: str) -> str:
+    """`what`'s file `path` cannot be written (SQLite's "attempt to write a readonly database"), in one line."""
+    return (f"{what} {path} cannot be written (a read-only file, folder or disk): make it writable, or give {what} a "
+            "path in a folder you can write to")
+
+
+def why_damaged(path: str, finding: str, what: str) -> str:
+    """`what`'s file `path` is damaged (SQLite's `finding`: a page overwritten, the file cut short), in one line."""
+    return (f"{what} {path} is damaged ({finding}): restore it from a copy, or move it away and a new one is made in "
+            "its place")
+
+
+def _code(exc: sqlite3.Error) -> int:
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF
+
+
+def _sqlite_says(path: str, exc: BaseException, what: str) -> str | None:
+    """What SQLite's error code says of the file, for the codes that say it alone; None for the others."""
+    if not isinstance(exc, sqlite3.Error):
+        return None
+    if is_busy(exc):
+        return f"{what} {path} is busy (another program holds it locked): try again shortly"
+    if _code(exc) == SQLITE_FULL:  # the disk, or PRAGMA max_page_count: SQLite has rolled the write back
+        return f"{what} {path} could not be written ({first_line(exc)}): make room on its disk, then try again"
+    if _code(exc) == SQLITE_IOERR:
+        return f"{what} {path} could not be read or written ({first_line(exc)}): check its disk, then try again"
+    if _code(exc) == SQLITE_CORRUPT:
+        return why_damaged(path, first_line(exc), what)
+    if _code(exc) == SQLITE_NOTADB:
+        return f"{path} is not an SQLite database: give {what} a new file name, or a file made for it"
+    if _code(exc) == SQLITE_READONLY:
+        return why_read_only(path, what)
+    return None  # SQLITE_CANTOPEN among them: a look at the path tells a new file's folder from the file's own
+
+
+def _why_this_path(path: str, exc: BaseException, what: str) -> str:
+    """The file could not be opened or made (SQLITE_CANTOPEN, or an OSError making its folders): a look at the path
+    says why."""
+    where = Path(path)
+    if where.is_file():  # it exists, so creating it was not what failed
+        if not os.access(where, os.R_OK):
+            return f"{what} {path} cannot be read: give your account permission to read it"
+        if not (os.access(where, os.W_OK) and os.access(where.parent, os.W_OK)):  # SQLite's journal goes beside it
+            return why_read_only(path, what)
+        return f"cannot open {what} {path} ({first_line(exc)}): give {what} a new file name, or a file made for it"
+    folder = where.absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # the nearest folder (or file) that exists: where creating it stopped
+    if not folder.is_dir():
+        reason = f"{folder} is a file, not a folder"
+    elif not os.access(folder, os.W_OK):
+        reason = f"the folder {folder} cannot be written"
+    elif isinstance(exc, OSError) and exc.strerror:
+        reason = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    else:
+        reason = first_line(exc)
+    return f"cannot create {what} {path} ({reason}): give a path in a folder you can write to"
 
 
 def table_list(names: list[str]) -> str:

@@ -26,8 +26,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from tinyagent.errors import first_line
-
 # How long a connection waits for a lock in one C call (its busy timeout, given to sqlite3.connect): the longest
 # a stop or a Ctrl-C waits for a statement to give up.
 BUSY_SLICE_SECONDS = 0.1
@@ -47,23 +45,22 @@ def is_write_failure(exc: sqlite3.Error) -> bool:
 def was_moved(exc: sqlite3.Error) -> bool:
     """SQLITE_READONLY_DBMOVED (1032): the file was moved or deleted since it was opened. SQLite then refuses every
     write in a read-only database's words ("attempt to write a readonly database"), which sent people to look at
-    permissions; `why_failed` says what happened."""
+    permissions; `sqlite_files.why_unusable` says what happened."""
     return getattr(exc, "sqlite_errorcode", 0) == 1032
 
 
-MOVED = "its file was moved or deleted since it was opened: restart the program to open it again"
-
-
-def why_failed(exc: sqlite3.Error) -> str:
-    """SQLite's reason for a failed statement, in one line; a file moved or deleted said as that (`was_moved`)."""
-    return MOVED if was_moved(exc) else first_line(exc)
+def is_read_only(exc: sqlite3.Error) -> bool:
+    """SQLITE_READONLY (8, with its extended codes; a file moved away is one of them, `was_moved`) or SQLITE_CANTOPEN
+    (14: at a write, the journal beside the file cannot be created): the file, its folder or its disk cannot be
+    written."""
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (8, 14)
 
 
 class LockWait:
     """How one connection's statements wait for another program's lock: `patience()` seconds in all (read at each
     wait, so that a test can set its module's timeout small), in slices of the connection's busy timeout, or until
-    `stop_waiting()`. Then the last busy error is raised, as if the whole timeout had passed: each module says it
-    in its own words."""
+    `stop_waiting()`. Then the last busy error is raised, as if the whole timeout had passed: each store says it in
+    the shared words of `sqlite_files.why_unusable`."""
 
     def __init__(self, conn: sqlite3.Connection, patience: Callable[[], float]):
         self._conn = conn

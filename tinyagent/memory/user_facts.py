@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tinyagent.memory.session_store import BUSY_TIMEOUT_SECONDS, SessionStoreError
-from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours
-from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction, why_failed
+from tinyagent.memory.sqlite_files import columns_of, connect_file, why_not_ours, why_unusable
+from tinyagent.memory.sqlite_writes import LockWait, immediate_transaction
 from tinyagent.number_checks import check_whole
 from tinyagent.safe_text import replace_lone_surrogates
 from tinyagent.shop.knowledge import match_query, search_terms
@@ -41,6 +41,9 @@ from tinyagent.shop.knowledge import match_query, search_terms
 MAX_FACT_CHARS = 500
 MAX_USER_ID_CHARS = 200
 RECALL_LIMIT = 3
+# What the errors call the facts' file (sqlite_files.why_unusable: every store's words), and the name they suggest.
+NAMED = "the facts store"
+EXAMPLE = "facts.db"
 
 FACTS_HEADER = {
     "en": "What this customer told us in earlier sessions (most relevant first):",
@@ -80,8 +83,8 @@ class UserFacts:
         self._lock = threading.RLock()
         try:
             if self.path != ":memory:":
-                if Path(self.path).is_dir():
-                    raise SessionStoreError(f"{self.path} is a folder: give the facts a file path")
+                if Path(self.path).is_dir():  # said by why_unusable, before a folder is made for it
+                    raise IsADirectoryError(self.path)
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             # Always the file of that name, even "file:x.db?mode=memory" (sqlite_files.py). The busy timeout is one
             # slice of a wait: self._waits waits the rest, and a stop ends it; the patience is the session store's.
@@ -89,7 +92,7 @@ class UserFacts:
             self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
             self._prepare()
         except (sqlite3.Error, OSError) as exc:
-            raise SessionStoreError(f"cannot keep facts in {self.path}: {exc}") from None
+            raise SessionStoreError(why_unusable(self.path, exc, NAMED, EXAMPLE)) from None
 
     def _prepare(self) -> None:
         """Make the tables, in a file that holds no other program's: pointed at a session store's file, the facts
@@ -97,7 +100,7 @@ class UserFacts:
         left as it was and not held open."""
         try:
             with self._write():
-                refusal = why_not_ours(self._conn, _FACT_COLUMNS, self.path, "a facts file", "facts")
+                refusal = why_not_ours(self._conn, _FACT_COLUMNS, self.path, "a facts store", "facts")
                 if refusal:
                     raise SessionStoreError(refusal)
                 for statement in _SCHEMA:
@@ -179,12 +182,12 @@ class UserFacts:
     @contextmanager
     def _failures(self) -> Iterator[None]:
         """A file that fails after it was opened (another program's lock held past the busy timeout, a full disk, a
-        disk gone read-only): one line naming the facts' file and saying why, in the session store's error, not
-        SQLite's own. Nothing of a failed write is kept."""
+        disk gone read-only, a file moved away): one line naming the facts' file, saying why and what to do, in the
+        session store's error, not SQLite's own. Nothing of a failed write is kept."""
         try:
             yield
         except sqlite3.Error as exc:
-            raise SessionStoreError(f"the facts file {self.path} failed: {why_failed(exc)}") from None
+            raise SessionStoreError(why_unusable(self.path, exc, NAMED, EXAMPLE)) from None
 
     @contextmanager
     def _write(self) -> Iterator[None]:

@@ -25,7 +25,9 @@ waiting when the program stops (`stop_waiting`), so that `serve` and `ask` stop 
 shaped like the JSON the tools print;
 they raise `ShopError`s for requests the shop refuses, and the tools turn those into error Observations.
 A path that cannot hold a database at all (a folder, a text file, /dev/null, a damaged or unreadable database file)
-raises `ShopDatabaseError`; a damaged file is left as it is, for its owner to restore or move away.
+raises `ShopDatabaseError`; a damaged file is left as it is, for its owner to restore or move away. Each of these
+errors says in one line what is wrong with the file, its path and what to do, in the words every store uses
+(memory/sqlite_files.py: `why_unusable`); a read's or a write's `ShopError` says it in Chinese first, for the tools.
 
 Since lesson 16 the knowledge base also takes documents: `import_documents` (documents.py, one transaction per
 call), `search_passages` (results that name their document and section, optionally re-ranked: rerank.py).
@@ -36,7 +38,6 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-import stat
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -44,12 +45,23 @@ from pathlib import Path
 
 from tinyagent.clock import Clock, system_clock
 from tinyagent.errors import ShopDatabaseError
-from tinyagent.memory.sqlite_files import columns_of, connect_file, other_columns, table_list, table_names
+from tinyagent.memory.sqlite_files import (
+    columns_of,
+    connect_file,
+    other_columns,
+    table_list,
+    table_names,
+    why_damaged,
+    why_not_a_file,
+    why_read_only,
+    why_unusable,
+)
 from tinyagent.memory.sqlite_writes import (
     BUSY_SLICE_SECONDS,
     LockWait,
     immediate_transaction,
     is_busy,
+    is_read_only,
     is_write_failure,
     was_moved,
 )
@@ -73,7 +85,10 @@ MAX_REASON_CHARS = 500
 # Read at each wait, so a test can set it small (monkeypatch). The wait is made in slices (sqlite_writes.LockWait):
 # a refund waiting in one C call for the whole timeout held `serve` and `ask` that long after a stop.
 BUSY_TIMEOUT_SECONDS = 30.0
-
+# What the errors call the file (sqlite_files.why_unusable: the words every store says an unusable file in), and the
+# name they suggest for it.
+NAMED = "the shop's database"
+EXAMPLE = "shop.db"
 
 # Statuses from which no refund can be asked: nothing was paid for or everything was already returned.
 NON_REFUNDABLE_STATUSES = frozenset({"已取消", "待付款", "已退款", "已退货"})  # cancelled, unpaid, refunded, returned
@@ -187,7 +202,7 @@ class Shop:
             self._conn = self._open_file()
         except (sqlite3.Error, OSError) as exc:
             self._remove_what_it_made()
-            raise ShopDatabaseError(_why_unusable(self.path, exc)) from exc
+            raise ShopDatabaseError(why_unusable(self.path, exc, NAMED, EXAMPLE)) from exc
         self._waits = LockWait(self._conn, lambda: BUSY_TIMEOUT_SECONDS)
         try:
             self._prepare()
@@ -198,17 +213,17 @@ class Shop:
         except (sqlite3.Error, OSError, ShopReadOnlyError) as exc:
             self._conn.close()
             self._remove_what_it_made()
-            raise ShopDatabaseError(_why_unusable(self.path, exc)) from exc
+            cause = exc.__cause__ or exc  # a ShopReadOnlyError's SQLite error, said as a start's failure
+            raise ShopDatabaseError(why_unusable(self.path, cause, NAMED, EXAMPLE)) from exc
 
     def _open_file(self) -> sqlite3.Connection:
-        if not self.path.strip():  # Path("") is the current folder, and "  " a file named by two spaces
-            raise ShopDatabaseError("the shop's database path is empty: give a file path, such as shop.db")
+        # Refused before anything is made: an empty path (Path("") is the current folder, and "  " a file named by two
+        # spaces), a folder, a device or a pipe (SQLite would misread /dev/null).
+        refusal = why_not_a_file(self.path, NAMED, EXAMPLE)
+        if refusal:
+            raise ShopDatabaseError(refusal)
         path = Path(self.path)
-        if path.is_dir():
-            raise IsADirectoryError(self.path)
         if path.exists():
-            if not stat.S_ISREG(path.stat().st_mode):  # /dev/null, a pipe: SQLite would misread them
-                raise ShopDatabaseError(f"{self.path} is not a regular file: give the shop's database a file path")
             # Asking the kernel (not the file mode) is right for root too: on a read-only disk it says no.
             if not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
                 self.read_only = True
@@ -269,7 +284,7 @@ class Shop:
         quick_check reads each page once; it skips integrity_check's slow part, matching indexes to their tables."""
         finding = self._conn.execute("PRAGMA quick_check(1)").fetchone()[0]
         if finding != "ok":  # "*** in database main ***\nPage 2: btreeInitPage() returns error code 11"
-            raise ShopDatabaseError(_damaged(self.path, finding.splitlines()[-1]))
+            raise ShopDatabaseError(why_damaged(self.path, finding.splitlines()[-1], NAMED))
 
     def _is_complete(self) -> bool:
         return self._is_seeded() and knowledge.index_is_current(self._conn)
@@ -327,21 +342,20 @@ class Shop:
             with immediate_transaction(self._conn, execute=self._waits.execute):
                 yield
         except sqlite3.OperationalError as exc:
+            # In Chinese for the customer's agent, then the words every store says it in (sqlite_files.why_unusable).
+            why = why_unusable(self.path, exc, NAMED, EXAMPLE)
             if was_moved(exc):  # SQLite says "read-only", and people looked at the file's permissions
-                raise ShopWriteError(f"商店数据库文件在打开之后被移走或删除了，什么都没有改，请重新启动程序（the shop's "
-                                     "database file was moved or deleted since it was opened; nothing was changed: "
-                                     f"restart the program to open it again: {self.path}）") from exc
+                raise ShopWriteError(f"商店数据库文件在打开之后被移走或删除了，什么都没有改，请重新启动程序（nothing was "
+                                     f"changed: {why}）") from exc
             # Writable by its mode but not in fact (a disk remounted read-only, a folder that forbids
             # the journal file): SQLite says so only when it tries to write.
-            if _is_read_only_error(exc):
-                raise ShopReadOnlyError(self._read_only_message()) from exc
+            if is_read_only(exc):
+                raise ShopReadOnlyError(f"商店数据库是只读的，无法写入，什么都没有改（nothing was changed: {why}）") from exc
             if is_write_failure(exc):  # SQLite has rolled back: nothing of the write was kept
-                raise ShopWriteError(f"商店数据库写入失败，什么都没有改（the shop's database could not be written, "
-                                     f"nothing was changed: {exc}: {self.path}）") from exc
+                raise ShopWriteError(f"商店数据库写入失败，什么都没有改（nothing was changed: {why}）") from exc
             if is_busy(exc):  # at BEGIN IMMEDIATE, before anything was written, or at COMMIT, rolled back above
-                raise ShopBusyError(f"商店数据库正忙（另一个程序正在使用它），什么都没有改，请稍后再试（the shop's "
-                                    "database is busy (another program is using it); nothing was changed; "
-                                    f"try again shortly: {self.path}）") from exc
+                raise ShopBusyError(f"商店数据库正忙（另一个程序正在使用它），什么都没有改，请稍后再试（nothing was "
+                                    f"changed: {why}）") from exc
             raise
 
     @contextmanager
@@ -357,8 +371,8 @@ class Shop:
                         yield
             except sqlite3.OperationalError as exc:
                 if is_busy(exc):
-                    raise ShopBusyError(f"商店数据库正忙（另一个程序正在使用它），请稍后再试（the shop's database is "
-                                        f"busy (another program is using it); try again shortly: {self.path}）") from exc
+                    raise ShopBusyError(f"商店数据库正忙（另一个程序正在使用它），请稍后再试"
+                                        f"（{why_unusable(self.path, exc, NAMED, EXAMPLE)}）") from exc
                 raise
 
     @contextmanager
@@ -382,7 +396,7 @@ class Shop:
         self._waits.stop_waiting()
 
     def _read_only_message(self) -> str:
-        return f"商店数据库是只读的，无法写入（the shop's database is read-only: {self.path}）"
+        return f"商店数据库是只读的，无法写入，什么都没有改（nothing was changed: {why_read_only(self.path, NAMED)}）"
 
     # --- reading ---------------------------------------------------------------------------------------
 
@@ -639,56 +653,6 @@ def _connect(path: str | Path, read_only: bool = False) -> sqlite3.Connection:
     # of the wait: Shop._waits waits the rest (sqlite_writes.py says why). connect_file opens the file `path` names,
     # even one named "file:x.db?mode=memory", which this Python's SQLite would read as a URI and keep in memory.
     return connect_file(path, read_only=read_only, timeout=min(BUSY_SLICE_SECONDS, BUSY_TIMEOUT_SECONDS))
-
-
-def _is_read_only_error(exc: sqlite3.Error) -> bool:
-    # SQLITE_READONLY (8, with its extended codes) or SQLITE_CANTOPEN (14): the journal cannot be created.
-    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (8, 14)
-
-
-def _why_unusable(path: str, exc: BaseException) -> str:
-    """One line saying why `path` cannot be the shop's database, and what to do instead."""
-    if isinstance(exc, ShopDatabaseError):
-        return str(exc)
-    if isinstance(exc, sqlite3.Error) and is_busy(exc):  # a good file, that another program holds locked
-        return (f"the shop's database {path} is busy (another program holds it locked past {BUSY_TIMEOUT_SECONDS:g} s): "
-                "try again shortly")
-    try:
-        return _why_this_path(path, exc)
-    except OSError as looking:  # the path itself cannot be looked at: a name past 255 bytes, a loop of links
-        return (f"cannot create the shop's database {path[:200]} ({looking.strerror or looking}): give a path in a "
-                "folder you can write to")
-
-
-def _why_this_path(path: str, exc: BaseException) -> str:
-    where = Path(path)
-    if where.is_dir():
-        return f"{path} is a folder: give the shop's database a file path, such as {where / 'shop.db'}"
-    if "file is not a database" in str(exc):
-        return f"{path} is not an SQLite database: give the path of a shop database, or a new file to create"
-    if where.is_file():  # it exists, so creating it was not what failed
-        if "malformed" in str(exc):  # SQLITE_CORRUPT: a page, or the file's end, is missing or overwritten
-            return _damaged(path, str(exc))
-        if not os.access(where, os.R_OK):
-            return f"the shop's database {path} cannot be read: give your account permission to read it"
-        return f"cannot open the shop's database {path} ({exc}): give the path of a shop database, or a new file"
-    folder = where.absolute().parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent  # the nearest folder (or file) that exists: where creating it stopped
-    if not folder.is_dir():
-        reason = f"{folder} is a file, not a folder"
-    elif not os.access(folder, os.W_OK):
-        reason = f"the folder {folder} cannot be written"
-    elif isinstance(exc, OSError) and exc.strerror:
-        reason = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
-    else:
-        reason = str(exc)
-    return f"cannot create the shop's database {path} ({reason}): give a path in a folder you can write to"
-
-
-def _damaged(path: str, finding: str) -> str:
-    return (f"the shop's database {path} is damaged ({finding}): restore it from a copy, or move it away and a new "
-            "shop is made in its place")
 
 
 def _order_dict(row: tuple) -> dict:
