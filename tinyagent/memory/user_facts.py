@@ -161,8 +161,8 @@ class UserFacts:
         return bool(gone)
 
     def stop_waiting(self) -> None:
-        """The program is stopping: a call waiting for another program's lock gives up soon (SessionStoreError,
-        "database is locked", nothing changed), and so does every later one. Call it from any thread: it takes no
+        """The program is stopping: a call waiting for another program's lock gives up soon (SessionStoreError: the
+        facts store is busy, nothing changed), and so does every later one. Call it from any thread: it takes no
         lock."""
         self._waits.stop_waiting()
 
