@@ -247,7 +247,7 @@ def test_the_step_debugger_edits_a_thought_and_carries_on(shop):
     debugger.run_to_end()
     assert debugger.run.trace.reason == "final_answer"
     assert debugger.model_calls == 1 + sum(1 for e in debugger.run.trace.of_type(LlmCall) if e.model != PERSON)
-    assert any(card.notes for card in debugger.viewer.cards)  # the edit is drawn on its round's card
+    assert any(card.placed for card in debugger.viewer.cards)  # the edit is drawn on its round's card
 
 
 def test_the_step_debugger_retries_a_tool_and_refuses_a_round_without_one(shop):

@@ -31,7 +31,7 @@ from tinyagent.robustness.stop_rules import StopRules
 from tinyagent.robustness.tolerant_parser import TolerantRead
 from tinyagent.shop import Shop, shop_registry
 from tinyagent.widgets import ChatPanel, StepDebugger, TraceViewer
-from tinyagent.widgets.cards import typed_thought
+from tinyagent.widgets.streamed_cards import typed_thought
 
 from .test_streaming import chunk, sse
 

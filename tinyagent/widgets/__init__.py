@@ -21,6 +21,9 @@ except ImportError:
         'tinyagent.widgets needs ipywidgets: pip install -e ".[widgets]" in the course folder', name="ipywidgets"
     ) from None
 
+# The card parts of later lessons' events, each registered in cards.CARD_PARTS as its module is imported: here, so
+# that every part is in place before a card is drawn.
+from tinyagent.widgets import approval_cards, architecture_cards, limit_cards, streamed_cards  # noqa: F401
 from tinyagent.widgets.approval_panel import ApprovalPanel
 from tinyagent.widgets.cards import Card, apply_event, build_cards
 from tinyagent.widgets.chat_panel import ChatPanel, Turn, describe_model

@@ -6,16 +6,16 @@ A round is the events that share a step number:
     LlmCall -> Parsed -> Final                        a card that answered
     ... Stopped                                       the run ended without an answer
 
-With a streaming agent (lesson 14) a round starts with ReplyDelta events: the card shows the Thought
-growing as the pieces arrive (status "typing"), then the round as usual once its LlmCall and Parsed come.
+A round may ask for several tools (its card holds every call and every result, in order) or make several model
+calls (its header sums them all, and its fold shows the reply the round read, the last one). When several agents
+share a trace (`Event.agent`), each has its own cards, and a round can come in two cards: a call's result may come
+after another agent's rounds. A call counts as waiting only while its result has come nowhere in the trace: the
+first card says where the result is.
 
-A round of native function calling (lesson 09) may ask for several tools: its card holds every call and
-every result, in order. A round may make several model calls (lesson 22's tree search): its header sums them all,
-and its fold shows the reply the round read, the last one.
-
-A round can come in two cards: in lesson 21 the triage agent's handoff is one card, the refunds agent's rounds
-follow, and the handoff's result arrives in a second card of the triage agent's round. A call counts as waiting only
-while its result has come nowhere in the trace: the first card says where the result is.
+An event of a later lesson shows as the printed trace shows it (`Event.lines`), in a row above the round's Thought.
+A lesson whose events need more (a row in another place, a status of the card, a line in its header) registers a
+`CardPart` for them in `CARD_PARTS`, from a module of its own in this folder; this package's `__init__` imports
+those modules, so every part is registered before a card is drawn. Lesson 14 adds a part for streamed pieces.
 
 `apply_event(cards, event)` files each event into the card of its round, so a viewer can grow
 while the agent runs. The plain text is the trace's own `format()`, which leaves latency out: the
@@ -25,23 +25,12 @@ text a notebook saves is the same on every run, while the HTML in the browser sh
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
-from tinyagent.architectures.handoffs import Handoff
-from tinyagent.architectures.plan_execute import PlanMade, PlanStepDone, PlanStepStarted
-from tinyagent.architectures.reflection import Reflected
-from tinyagent.architectures.router import Routed
-from tinyagent.architectures.skills import SkillActivated
-from tinyagent.architectures.tree_search import TREE_EVENTS
-from tinyagent.editable_trace import PersonEdit
 from tinyagent.events import Event, Final, LlmCall, Observation, Parsed, Stopped, ToolCall
-from tinyagent.protocols.streaming import ReplyDelta
-from tinyagent.robustness.stop_rules import LimitReached
-from tinyagent.robustness.tolerant_parser import FormatObservation
 from tinyagent.safe_text import terminal_text
-from tinyagent.toolkit.confirmation import APPROVAL_LABELS, ApprovalDecided, ApprovalRequested
 from tinyagent.trace import Trace
 
 LABELS = {
@@ -64,13 +53,7 @@ LABELS = {
         "messages_of": "Messages sent ({n}) with call {i} of {total}",
         "raw_of": "Raw reply: the one this round read, call {i} of {total}",
         "tokens": "{prompt} in + {completion} out tokens",
-        "streamed": "streamed in {n} pieces, the first after {first:.2f} s",
-        "typing_rest": "typing",
-        "approval_asked": "Waiting for approval",
-        "approval": "Approval",
         "badges": {
-            "typing": "typing…",
-            "waiting_approval": "waiting for approval",
             "thinking": "model replied",
             "acting": "tool pending",
             "observed": "tool ran",
@@ -78,7 +61,6 @@ LABELS = {
             "final": "final answer",
             "fallback": "fallback answer",
             "after_limit": "answer after a limit",
-            "limit": "limit reached",
             "stopped": "stopped",
         },
     },
@@ -101,13 +83,7 @@ LABELS = {
         "messages_of": "发送的消息（{n} 条），第 {i} 次调用（共 {total} 次）",
         "raw_of": "模型原始回复：这一圈读的那条，第 {i} 次调用（共 {total} 次）",
         "tokens": "输入 {prompt} + 输出 {completion} token",
-        "streamed": "分 {n} 段流式到达，第一段用了 {first:.2f} 秒",
-        "typing_rest": "正在输入",
-        "approval_asked": "等待批准",
-        "approval": "批准结果",
         "badges": {
-            "typing": "正在输入…",
-            "waiting_approval": "等待批准",
             "thinking": "模型已回复",
             "acting": "待执行工具",
             "observed": "工具已执行",
@@ -115,7 +91,6 @@ LABELS = {
             "final": "最终答复",
             "fallback": "兜底答复",
             "after_limit": "到达限制后的答复",
-            "limit": "到达限制",
             "stopped": "已停止",
         },
     },
@@ -123,7 +98,6 @@ LABELS = {
 
 # The colour of each status, strong enough to read on a light or a dark theme.
 STATUS = {
-    "typing": "#5e35b1",
     "thinking": "#757575",
     "acting": "#ef6c00",
     "observed": "#1565c0",
@@ -131,10 +105,21 @@ STATUS = {
     "final": "#2e7d32",
     "fallback": "#9e7700",
     "after_limit": "#9e7700",
-    "limit": "#d84315",
     "stopped": "#ad1457",
-    "waiting_approval": "#6a1b9a",
 }
+
+
+# Lesson 06's statuses, strongest first: a card is stopped once it has a Stopped, whatever else it holds. A part's
+# status stands in for those from `CardPart.outranks` down ("final" covers fallback and after_limit, "observed"
+# covers tool_error).
+RANKS = ("stopped", "final", "observed", "acting", "thinking")
+
+
+def register_status(name: str, colour: str, badges: dict[str, str]) -> None:
+    """A status a card part gives a card: its colour, and its badge in each language."""
+    STATUS[name] = colour
+    for lang, badge_text in badges.items():
+        LABELS[lang]["badges"][name] = badge_text
 
 
 @dataclass
@@ -142,7 +127,9 @@ class Card:
     """The events of one round. Every field is None (or empty) until its event arrives; `parsed` is the
     round's first Parsed (the one with the thought), `tool_calls` and `observations` all of them, in order.
     `llm` is the round's last model call (the reply it read), `calls` all of them. `later_results`: results to
-    this card's calls that came in a later card of the same round (lesson 21's handoff)."""
+    this card's calls that came in a later card of the same round (another agent's rounds came between).
+    `kept`: what each card part keeps of the round's other events; `placed`: those events that a part draws in a
+    row of their own, in the order they came."""
 
     step: int
     llm: LlmCall | None = None
@@ -152,12 +139,10 @@ class Card:
     observations: list[Observation] = field(default_factory=list)
     end: Final | Stopped | None = None
     events: list[Event] = field(default_factory=list)  # every event of the round, as it came
-    typed: str = ""  # a streamed reply so far: its ReplyDelta pieces, joined (lesson 14)
-    pieces: list[ReplyDelta] = field(default_factory=list)
-    approvals: list[ApprovalRequested | ApprovalDecided] = field(default_factory=list)  # lesson 15
-    notes: list[Event] = field(default_factory=list)  # lesson 17: the route, the skill, the plan, the reflection
-    agent: str = ""  # lesson 21: the agent whose round it is (several agents: a card per agent and round)
+    agent: str = ""  # the agent whose round it is (several agents in one trace: a card per agent and round)
     later_results: list[Observation] = field(default_factory=list)
+    kept: dict[CardPart, Any] = field(default_factory=dict)
+    placed: list[Event] = field(default_factory=list)
 
     @property
     def tool_call(self) -> ToolCall | None:
@@ -176,24 +161,25 @@ class Card:
 
     @property
     def status(self) -> str:
-        """typing, thinking, acting, waiting_approval, observed, tool_error, limit, final, fallback, after_limit
-        or stopped."""
+        """thinking, acting, observed, tool_error, final, fallback, after_limit or stopped, or a status a card part
+        gives (see RANKS)."""
+        rank, status = self.own_status()
+        said = [(RANKS.index(part.outranks), name) for part in self.kept if (name := part.status(self)) is not None]
+        strongest = min(said, key=lambda ranked: ranked[0], default=None)
+        return strongest[1] if strongest is not None and strongest[0] <= rank else status
+
+    def own_status(self) -> tuple[int, str]:
+        """The status lesson 06's events give, and its rank in RANKS."""
         if isinstance(self.end, Stopped):
-            return "stopped"
+            return 0, "stopped"
         if isinstance(self.end, Final):
-            return final_key(self.end)
-        if any(isinstance(note, LimitReached) for note in self.notes):
-            return "limit"
+            return 1, final_key(self.end)
         results = self.observations + self.later_results
         if results and not self.pending:
-            return "tool_error" if any(o.error for o in results) else "observed"
-        if self.approvals and isinstance(self.approvals[-1], ApprovalRequested):
-            return "waiting_approval"
+            return 2, "tool_error" if any(o.error for o in results) else "observed"
         if self.tool_calls:
-            return "acting"
-        if self.typed and self.llm is None:
-            return "typing"
-        return "thinking"
+            return 3, "acting"
+        return 4, "thinking"
 
     def text(self, lang: str = "en") -> str:
         """The round as the trace prints it (with token counts, without latency)."""
@@ -203,27 +189,74 @@ class Card:
         return card_html(self, lang)
 
 
+class CardPart:
+    """How a kind of event that lesson 06 does not know shows in a card. This one, the part of every kind that
+    registers none, draws the event as the printed trace shows it, in a row above the round's Thought.
+
+    A later lesson registers a part for a kind of its own with `CARD_PARTS[kind] = part`:
+    `place`      where its events' rows go: "opening" (above the Thought), "after_calls" (between the tool calls
+                 and their results), "closing" (below the results), or "" (no row per event)
+    `file`       what the card keeps of an event (`card.kept[part]`: by default the part's events, in order)
+    `rows`       the rows of one event, at `place`
+    `status`     the card's status this part gives, or None; it stands in for lesson 06's from `outranks` down
+    `thought_rows`  rows that stand for the Thought while the round's reply is not read yet
+    `usage`      a note after the header's tokens and time, once the round's model call came
+    `counted_apart` {"en": noun, "zh": noun}: a viewer's summary counts these events apart from the others
+    """
+
+    place = "opening"
+    outranks = "thinking"
+    colour = "#00695c"
+    counted_apart: ClassVar[dict[str, str]] = {}
+
+    def file(self, card: Card, event: Event) -> None:
+        card.kept.setdefault(self, []).append(event)
+
+    def rows(self, card: Card, event: Event, lang: str) -> list[str]:
+        text = "\n".join(Trace([event], lang=lang).format().splitlines()[1:])  # without the round's heading
+        return [row("", esc(text), self.colour, f"ta-note ta-{event.kind}", tint(self.colour))]
+
+    def status(self, card: Card) -> str | None:
+        return None
+
+    def thought_rows(self, card: Card, lang: str) -> list[str]:
+        return []
+
+    def usage(self, card: Card, lang: str) -> str:
+        return ""
+
+
+class ClosingNote(CardPart):
+    """An event drawn as the printed trace shows it, below the round's results: what closes a round."""
+
+    place = "closing"
+
+
+NOTE = CardPart()
+CARD_PARTS: dict[type[Event], CardPart] = {}  # kind -> its part, filled by the modules of the lessons that add kinds
+
+
+def part_of(event: Event) -> CardPart:
+    return CARD_PARTS.get(type(event), NOTE)
+
+
 def final_key(end: Final) -> str:
-    """How a Final is labelled, as the printed trace labels it: final, fallback, or after_limit (a stop rule's
-    closing call, lesson 10)."""
+    """How a Final is labelled, as the printed trace labels it: final, fallback, or after_limit (the closing call
+    of a stop that still brought an answer)."""
     return {"final_answer": "final", "fallback": "fallback"}.get(end.reason, "after_limit")
 
 
 def apply_event(cards: list[Card], event: Event) -> Card:
     """File `event` into its round's card (the last card, or a new one) and return that card. A result to a call
-    of an earlier card of the same round (lesson 21's handoff) is noted in that card's `later_results` too."""
+    of an earlier card of the same round (another agent's rounds came between) is noted in that card's
+    `later_results` too."""
     if cards and (cards[-1].step, cards[-1].agent) == (event.step, event.agent):
         card = cards[-1]
     else:
         card = Card(event.step, agent=event.agent)
         cards.append(card)
-    if isinstance(event, (LlmCall, Parsed, ToolCall, Observation, Final, Stopped, ReplyDelta, ApprovalRequested,
-                          ApprovalDecided, *NOTE_EVENTS)):
-        card.events.append(event)
-    if isinstance(event, ReplyDelta):
-        card.pieces.append(event)
-        card.typed += event.text
-    elif isinstance(event, LlmCall):
+    card.events.append(event)
+    if isinstance(event, LlmCall):
         card.llm = event
         card.calls.append(event)
     elif isinstance(event, Parsed):
@@ -232,37 +265,29 @@ def apply_event(cards: list[Card], event: Event) -> Card:
         card.tool_calls.append(event)
     elif isinstance(event, Observation):
         card.observations.append(event)
-        # A result to no call of this card answers an earlier card's call of its round (not a format reminder).
-        if len(card.observations) > len(card.tool_calls) and not isinstance(event, FormatObservation):
+        # A result in a card with no model call of its own answers an earlier card's call of its round.
+        if len(card.observations) > len(card.tool_calls) and card.llm is None:
             earlier = next((c for c in reversed(cards[:-1]) if (c.step, c.agent) == (card.step, card.agent)
                             and c.pending), None)
             if earlier is not None:
                 earlier.later_results.append(event)
     elif isinstance(event, (Final, Stopped)):
         card.end = event
-    elif isinstance(event, (ApprovalRequested, ApprovalDecided)):
-        card.approvals.append(event)
-    elif isinstance(event, NOTE_EVENTS):
-        card.notes.append(event)
+    else:
+        part = part_of(event)
+        part.file(card, event)
+        if part.place:
+            card.placed.append(event)
     return card
 
 
-# Lesson 17's events around the loop (and a person's edit, editable_trace.py): shown as the trace prints them, those that open a step above the round's
-# thought, those that close one (a step's result, a reflection) below its last Observation.
-NOTE_EVENTS = (Routed, SkillActivated, PlanMade, PlanStepStarted, PlanStepDone, Reflected,
-               Handoff, PersonEdit, LimitReached,
-               *TREE_EVENTS)  # lesson 22: the round's search, candidate by candidate, above its thought
-# Lesson 21's handoff: below the call that made it; lesson 10's limit: below the reply that reached it.
-_CLOSING_NOTES = (PlanStepDone, Reflected, Handoff, LimitReached)
-
-
-def note_rows(card: Card, lang: str, closing: bool) -> list[str]:
+def placed_rows(card: Card, lang: str, place: str) -> list[str]:
+    """The rows of the card's events whose parts draw them at `place`, in the order the events came."""
     rows = []
-    for note in card.notes:
-        if isinstance(note, _CLOSING_NOTES) == closing:
-            text = "\n".join(Trace([note], lang=lang).format().splitlines()[1:])  # without the round's heading
-            colour = STATUS["limit"] if isinstance(note, LimitReached) else "#00695c"
-            rows.append(row("", esc(text), colour, f"ta-note ta-{note.kind}", tint(colour)))
+    for event in card.placed:
+        part = part_of(event)
+        if part.place == place:
+            rows += part.rows(card, event, lang)
     return rows
 
 
@@ -323,7 +348,7 @@ def usage_line(call: LlmCall, lang: str) -> str:
 
 
 def round_usage_line(card: Card, lang: str) -> str:
-    """The header's line: the one model call's usage_line, or for a round of several calls (lesson 22), their
+    """The header's line: the one model call's usage_line, or for a round of several calls, their
     tokens and time summed, then the finish_reason and model of the reply the round read."""
     if len(card.calls) < 2:
         return usage_line(card.llm, lang)
@@ -338,65 +363,26 @@ def round_usage_line(card: Card, lang: str) -> str:
     return " · ".join(parts)
 
 
-def streamed_line(card: Card, lang: str) -> str:
-    """How the round's reply arrived, when it was streamed (HTML only: the times vary)."""
-    return LABELS[lang]["streamed"].format(n=len(card.pieces), first=card.pieces[0].elapsed_s)
-
-
-# A line that starts the next part of a ReAct step: where a Thought being typed ends.
-_AFTER_THOUGHT = re.compile(r"^[ \t]*(?:\*\*)?(?:Action|Final Answer)\b", re.MULTILINE | re.IGNORECASE)
-_THOUGHT_KEY = re.compile(r"\s*(?:\*\*)?Thought(?:\*\*)?\s*[:：]\s*(?:\*\*)?\s*", re.IGNORECASE)
-NEXT_KEYS = ("action", "final answer")
-
-
-def typed_thought(text: str) -> tuple[str, str]:
-    """A reply still being typed, split into its Thought so far and what follows it (the Action lines as
-    typed). Text with no "Thought:" key is all thought: a model that writes prose is thinking aloud."""
-    key = _THOUGHT_KEY.match(text)
-    body = text[key.end() :] if key else text.lstrip()
-    after = _AFTER_THOUGHT.search(body)
-    if after is None:
-        # A last line that may be the start of "Action" or "Final Answer" ("\nAct") is not thought yet.
-        head, newline, last = body.rpartition("\n")
-        word = last.strip().lstrip("*").lower()
-        if newline and word and any(k.startswith(word) for k in NEXT_KEYS):
-            return head.rstrip(), last
-        return body, ""
-    return body[: after.start()].rstrip(), body[after.start() :]
-
-
 def card_html(card: Card, lang: str = "en") -> str:
     labels = LABELS[lang]
     status = card.status
     colour = STATUS[status]
     head = [f"<b>{esc(labels['round'].format(n=card.step))}</b>", badge(labels["badges"][status], colour)]
-    if card.agent:  # lesson 21: whose round it is
+    if card.agent:  # whose round it is, when several agents share the trace
         head.insert(1, badge(card.agent, "#0b57d0", "ta-agent"))
     if card.llm is not None:
-        line = round_usage_line(card, lang) + (f" · {streamed_line(card, lang)}" if card.pieces else "")
+        line = " · ".join([round_usage_line(card, lang), *filter(None, (part.usage(card, lang) for part in card.kept))])
         head.append(f'<span class="ta-usage" style="opacity:0.75;font-size:90%">{esc(line)}</span>')
-    rows = note_rows(card, lang, closing=False)
+    rows = placed_rows(card, lang, "opening")
     if card.parsed is not None and card.parsed.thought:
         rows.append(row(labels["thought"], esc(card.parsed.thought), "#616161", "ta-thought"))
-    elif card.parsed is None and card.typed:
-        # Lesson 14: the Thought as it is typed, in the same row the parsed Thought will fill.
-        thought, rest = typed_thought(card.typed)
-        caret = '<span class="ta-caret">▌</span>' if card.llm is None and card.end is None else ""
-        rows.append(row(labels["thought"], esc(thought) + caret, "#616161", "ta-thought ta-live"))
-        if rest:
-            rows.append(row(labels["typing_rest"], f"<code>{esc(rest)}</code>", STATUS["typing"], "ta-typing"))
+    elif card.parsed is None:
+        for part in card.kept:
+            rows += part.thought_rows(card, lang)
     for tool_call in card.tool_calls:
         call = f"<code>{esc(tool_call.name)}({esc(tool_call.input)})</code>"
         rows.append(row(labels["action"], call, STATUS["acting"], "ta-action"))
-    c = STATUS["waiting_approval"]
-    for approval in card.approvals:  # lesson 15: the person's yes or no, between the call and its result
-        if isinstance(approval, ApprovalRequested):
-            rows.append(row(labels["approval_asked"], esc(approval.summary), c, "ta-approval-asked", tint(c)))
-        else:
-            outcome = APPROVAL_LABELS[lang]["outcomes"].get(approval.outcome, approval.outcome)
-            detail = f" ({approval.detail})" if approval.detail else ""
-            rows.append(row(labels["approval"], esc(f"{outcome} · {approval.by}{detail}"), c,
-                            f"ta-approval ta-approval-{approval.outcome}"))
+    rows += placed_rows(card, lang, "after_calls")
     if card.pending and card.end is None:
         rows.append(row("…", esc(labels["waiting"]), STATUS["acting"], "ta-waiting"))
     if card.later_results:
@@ -408,7 +394,7 @@ def card_html(card: Card, lang: str = "en") -> str:
         else:
             c = STATUS["observed"]
             rows.append(row(labels["observation"], esc(observation.text), c, "ta-observation", tint(c)))
-    rows += note_rows(card, lang, closing=True)
+    rows += placed_rows(card, lang, "closing")
     if isinstance(card.end, Final):
         key = final_key(card.end)
         c = STATUS[key]
@@ -431,8 +417,8 @@ ROLE_COLOURS = {"system": "#757575", "user": "#1565c0", "assistant": "#2e7d32", 
 
 
 def message_content(message: dict) -> str:
-    """A message's text, with what function calling (lesson 09) adds: an assistant message's tool calls,
-    one line each, and the id of the call a tool message answers."""
+    """A message's text, with the tool calls an assistant message may carry (native function calling), one line
+    each, and the id of the call a tool message answers."""
     content = "" if message.get("content") is None else str(message["content"])
     calls = message.get("tool_calls")
     if isinstance(calls, list) and calls:
@@ -479,7 +465,7 @@ def plural(n: int, word: str) -> str:
 
 
 def messages_text(messages: Iterable[dict], system_lines: int = 1) -> str:
-    """A message list as text; the long system prompt is shortened to its first line."""
+    """A message list as text; the long system prompt is cut to its first line."""
     lines = []
     for message in messages:
         role = message.get("role", "?")

@@ -5,8 +5,8 @@
     viewer.watch(agent.start(question))         # live: each event appears as it happens
 
 Each card shows the thought, the tool call, the observation and the answer, with the tokens and
-latency of its model calls; the exact messages sent and the raw reply the round read sit behind a fold. Watching a
-streaming agent (`parts=[StreamedSend()]`, lesson 14), a card shows its Thought growing while the
+latency of its model calls; the exact messages sent and the raw reply the round read sit behind a fold. A later
+lesson's events show as their card parts draw them (cards.py); lesson 14's part shows a Thought growing while the
 model types it.
 In a notebook file (and under nbval) the viewer saves as its text: the trace's `format()`.
 """
@@ -19,17 +19,26 @@ from collections.abc import Iterable
 import ipywidgets as widgets
 
 from tinyagent.events import Event, Final, LlmCall, Observation, Stopped
-from tinyagent.protocols.streaming import ReplyDelta
 from tinyagent.safe_text import terminal_text
 from tinyagent.trace import Trace
-from tinyagent.widgets.cards import LABELS, Card, apply_event, esc, messages_html, plural, pre_html
+from tinyagent.widgets.cards import (
+    LABELS,
+    Card,
+    CardPart,
+    apply_event,
+    esc,
+    messages_html,
+    part_of,
+    plural,
+    pre_html,
+)
 
 
 class CardView(widgets.VBox):
     """The widget for one card: the round in HTML, and the raw exchange behind two folds (the messages
     sent, the raw reply). Each fold is an Accordion of its own: in one Accordion, opening a fold would
     close the other, and a learner comparing what went in with what came out needs both open.
-    A round of several model calls (lesson 22) folds its last call, the reply the round read, and says so."""
+    A round of several model calls folds its last call, the reply the round read, and says so."""
 
     def __init__(self, card: Card, lang: str):
         self.card = card
@@ -118,7 +127,7 @@ class TraceViewer(widgets.VBox):
             self._show_cards()
         else:
             self.views[-1].refresh()
-        if isinstance(event, Observation):  # it may answer a call of an earlier card of its round (lesson 21)
+        if isinstance(event, Observation):  # it may answer a call of an earlier card of its round (several agents)
             for view in self._by_round[(card.step, card.agent)][:-1]:
                 view.refresh()
         self._refresh_summary()
@@ -157,16 +166,18 @@ class TraceViewer(widgets.VBox):
         self.card_box.children = ()
         self._burst, self._shown_at = False, 0.0
         # The summary's running totals, kept as events arrive (see _count).
-        self._rounds = self._pieces = self._prompt = self._completion = 0
+        self._rounds = self._prompt = self._completion = 0
+        self._apart: dict[CardPart, int] = {}  # events a card part counts apart, by part
         self._latency = 0.0
         self._end: Final | Stopped | None = None
         self._refresh_summary()
 
     def _count(self, event: Event) -> None:
         self._rounds = max(self._rounds, event.step)
-        if isinstance(event, ReplyDelta):
-            self._pieces += 1
-        elif isinstance(event, LlmCall):  # every model call of a round (lesson 22 makes several)
+        part = part_of(event)
+        if part.counted_apart:
+            self._apart[part] = self._apart.get(part, 0) + 1
+        elif isinstance(event, LlmCall):  # every model call of a round (a round may make several)
             usage = event.usage or {}
             self._prompt += int(usage.get("prompt_tokens") or 0)
             self._completion += int(usage.get("completion_tokens") or 0)
@@ -181,15 +192,15 @@ class TraceViewer(widgets.VBox):
         if not self.trace.events:
             return said["empty"]
         ended = said["ended"].format(reason=self._end.reason) if self._end else said["running"]
-        # A streamed run (lesson 14) has many more events, one per piece of text: counted apart.
-        pieces = self._pieces
+        # Events a card part counts apart, each kind after the rest (lesson 14's streamed pieces, many more than the rest).
+        apart = sum(self._apart.values())
         if self.lang == "zh":
-            streamed = f"（另有 {pieces} 段流式文本）" if pieces else ""
-            return (f"{self._rounds} 圈，{len(self.trace) - pieces} 个事件{streamed}，输入 "
+            also = "".join(f"（另有 {n} {part.counted_apart['zh']}）" for part, n in self._apart.items())
+            return (f"{self._rounds} 圈，{len(self.trace) - apart} 个事件{also}，输入 "
                     f"{self._prompt} + 输出 {self._completion} 个 token，{ended}")
-        streamed = f" (+ {plural(pieces, 'streamed piece')})" if pieces else ""
+        also = "".join(f" (+ {plural(n, part.counted_apart['en'])})" for part, n in self._apart.items())
         return (
-            f"{plural(self._rounds, 'round')}, {plural(len(self.trace) - pieces, 'event')}{streamed}, "
+            f"{plural(self._rounds, 'round')}, {plural(len(self.trace) - apart, 'event')}{also}, "
             f"{self._prompt} in + {self._completion} out tokens, {ended}"
         )
 
