@@ -16,6 +16,11 @@ other routes' guards: the host check, and no cross-site request for the POST tha
 gives every gate a callback that says yes, for a demonstration with nobody at hand; the requests and decisions
 are still in the trace.
 
+By default the gate is lesson 25's `SourcedGate` (defences/sourced_gate.py), one of the service's defences against
+planted instructions: each request also says where the call's ids came from (the customer's message, a tool's
+result), so a person can tell an order the customer named from one planted text named. `ServiceConfig.defences`
+without "sourced gate" gives lesson 15's plain `ConfirmationGate`.
+
 While a run waits for a person, its own time limit (WallClock) stands still: `PausableClock`.
 
 A waiting run holds one of the service's run threads until the answer or the time limit. So one client address

@@ -14,6 +14,11 @@ A refund needs a person's yes (lesson 15's gate, one per run; approvals.py): the
 `ApprovalRequested` event until an answer arrives over HTTP or the time runs out, and its own time limit
 stands still meanwhile. `auto_approve` says yes by itself, for a demonstration.
 
+Each run's agent (`AgentService.agent`) is lesson 06's loop on the shop's tools, or with `team` lesson 21's team
+of specialists (handoffs.py). Lesson 25's defences against planted instructions are on unless `defences` leaves
+one out: Observations fenced (FencedData), a refund's order id only from the customer's words (CustomerWordsOnly),
+and each approval saying where its ids came from (the sourced gate, approvals.py).
+
 Sessions are lesson 12's (session.py): a run with a session id reads the session's earlier turns from the
 store and adds its own; without one, a new session is made. The store is SQLite by default (one machine)
 or PostgreSQL by URL (several workers, several machines), so any worker can continue any session.
