@@ -60,10 +60,10 @@ def _always_yes(request) -> bool:
 def new_gate(timeout_s: float, auto_approve: bool, sourced: bool = True,
              describe: Mapping[str, Callable[[str], str]] | None = None) -> ConfirmationGate:
     """A run's gate. `describe`: per tool, what a call would do in words a person can judge (the service passes
-    lesson 15's describe_refund: the amount, the order as the tool reads its id); without it a person is shown the
-    call as the model wrote it, whose own words may say another amount or order. `sourced` (lesson 25, on by
-    default): each request also says where its ids came from (the customer's message or a tool's result), listed
-    beside its summary as "sources"."""
+    describe_refund, the summary lesson 15's refund_gate shows: the amount, the order as the tool reads its id);
+    without it a person is shown the call as the model wrote it, whose own words may say another amount or order.
+    `sourced` (lesson 25, on by default): each request also says where its ids came from (the customer's message or
+    a tool's result), listed beside its summary as "sources"."""
     ask = _always_yes if auto_approve else None
     if sourced:
         from tinyagent.defences.sourced_gate import SourcedGate
