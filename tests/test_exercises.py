@@ -9296,13 +9296,20 @@ def test_20_observations_in():
           says="The label is Observation: as written: 'observation: …' is the customer's.")
 
 
+_PART_LESSONS_20 = {"AgentExecutor": 6, "bind_tools": 9, "StructuredTool.from_function": 7, "max_iterations": 10,
+                    "handle_parsing_errors": 11, "checkpointer": 12, 'stop=["\\nObservation"]': 4, "interrupt": 15}
+
+
 def test_20_part_lessons():
-    solution = {"AgentExecutor": 6, "bind_tools": 9, "with_structured_output": 7, "max_iterations": 10,
-                "handle_parsing_errors": 11, "checkpointer": 12, 'stop=["\\nObservation"]': 4, "interrupt": 15}
+    solution = _PART_LESSONS_20
     assert set(solution) == set(FRAMEWORK_PARTS)
     assert passes(check_part_lessons, solution)
     fails(check_part_lessons, {**solution, "handle_parsing_errors": 5}, says="handle_parsing_errors is not lesson 5")
-    fails(check_part_lessons, {**solution, "with_structured_output": 9}, says="1 of 8 wrong")
+    fails(check_part_lessons, {**solution, "StructuredTool.from_function": 9}, says="1 of 8 wrong")
+    # with_structured_output (a reply held to a JSON Schema) was once a name of the exercise, said to be lesson 07's
+    # part: 07 checked tool arguments only, and the reply's schema is lesson 23's, still to come at lesson 20
+    old_answer = {("with_structured_output" if k.startswith("StructuredTool") else k): v for k, v in solution.items()}
+    fails(check_part_lessons, old_answer, says="not one of its names: 'with_structured_output'")
     fails(check_part_lessons, {**solution, "max_iterations": 6, "AgentExecutor": 10}, says="2 of 8 wrong")
     fails(check_part_lessons, {**solution, "checkpointer": "12"}, says="as an int")
     fails(check_part_lessons, {**solution, "interrupt": True}, says="as an int")
@@ -9310,7 +9317,7 @@ def test_20_part_lessons():
     # the stop key typed as the lesson prints it, in a plain string literal: its \n is a line break, the same name
     typed = {'stop=["\nObservation"]' if k.startswith("stop") else k: v for k, v in solution.items()}
     assert "\n" in next(k for k in typed if k.startswith("stop")) and passes(check_part_lessons, typed)
-    fails(check_part_lessons, {"AgentExecutor": 6}, says="missing 'bind_tools', 'with_structured_output'")
+    fails(check_part_lessons, {"AgentExecutor": 6}, says="missing 'bind_tools', 'StructuredTool.from_function'")
     misspelled = {("interupt" if k == "interrupt" else k): v for k, v in solution.items()}
     fails(check_part_lessons, misspelled, says="missing 'interrupt'; not one of its names: 'interupt'")
 
@@ -9427,8 +9434,7 @@ def test_20_wrong_answers_by_kind():
     fails(check_observations_in, remembers, says="it keeps something between calls")
     fails(check_observations_in, pops_messages, says="it changed the input it was given")
     # Exercise 2 is a lookup of a fixed table: the kind that applies is the stated type (an int per name)
-    part_lessons = {"AgentExecutor": 6, "bind_tools": 9, "with_structured_output": 7, "max_iterations": 10,
-                    "handle_parsing_errors": 11, "checkpointer": 12, 'stop=["\\nObservation"]': 4, "interrupt": 15}
+    part_lessons = _PART_LESSONS_20
     fails_by_kind(check_part_lessons, {
         "a stated type ignored": [{**part_lessons, "bind_tools": "09"}, {**part_lessons, "interrupt": 15.0}],
     }, says="as an int")
@@ -9458,7 +9464,21 @@ def test_20_a_generator_is_told_to_return_a_list():
 def test_20_part_lessons_all_wrong_in_six_lines():
     every_one_13 = {name: 13 for name in FRAMEWORK_PARTS}  # ran past six lines, cut: every part's what-it-does
     fails(check_part_lessons, every_one_13, says="8 of 8 wrong: AgentExecutor is not lesson 13's part")
-    fails(check_part_lessons, every_one_13, says="also wrong: with_structured_output (13), max_iterations (13)")
+    fails(check_part_lessons, every_one_13, says="also wrong: StructuredTool.from_function (13), max_iterations (13)")
+
+
+def test_20_part_lessons_agree_with_the_lessons_table():
+    """Each name of exercise 2 stands in lesson 20's table of names, in a row whose "built in" column names the
+    lesson the check wants, and that lesson comes before 20: the exercise asks for parts built by hand."""
+    notebook = json.loads((Path(__file__).parent.parent / "notebooks" / "20_frameworks.ipynb").read_text("utf-8"))
+    rows = [line for cell in notebook["cells"] if cell["cell_type"] == "markdown"
+            for line in "".join(cell["source"]).splitlines() if line.startswith("| `")]
+    for name in FRAMEWORK_PARTS:
+        row = next((row for row in rows if f"`{name}`" in row.split(" | ")[0]), None)
+        assert row is not None, f"{name} is in no row of lesson 20's table"
+        built_in = row.split(" | ")[2]
+        lesson = int(re.match(r"\d+", built_in).group())
+        assert lesson < 20 and passes(check_part_lessons, {**_PART_LESSONS_20, name: lesson}), (name, built_in)
 
 
 def test_20_results_by_case_quotes_and_full_width_colons():

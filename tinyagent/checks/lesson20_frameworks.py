@@ -684,14 +684,14 @@ def check_observations_in(observations_in: Callable[[dict], list[str]] | None) -
 FRAMEWORK_PARTS: dict[str, str] = {
     "AgentExecutor": "LangChain classic's loop: call the model, parse, run the tool, append the Observation",
     "bind_tools": "LangChain: send the tools' JSON Schemas in the request's `tools` field",
-    "with_structured_output": "LangChain: a reply that must be JSON under a schema, validated",
+    "StructuredTool.from_function": "LangChain: a tool's JSON Schema from a function's type hints and docstring",
     "max_iterations": "AgentExecutor: give up after so many rounds",
     "handle_parsing_errors": "AgentExecutor: a reply it cannot read goes back to the model as an Observation",
     "checkpointer": "LangGraph: keep a conversation's messages between runs, in memory or a database",
     'stop=["\\nObservation"]': "create_react_agent: cut the reply before the model writes its own Observation",
     "interrupt": "LangGraph: pause the run before a step until a person says yes",
 }
-_LESSONS = {"AgentExecutor": 6, "bind_tools": 9, "with_structured_output": 7, "max_iterations": 10,
+_LESSONS = {"AgentExecutor": 6, "bind_tools": 9, "StructuredTool.from_function": 7, "max_iterations": 10,
             "handle_parsing_errors": 11, "checkpointer": 12, 'stop=["\\nObservation"]': 4, "interrupt": 15}
 
 
