@@ -13,8 +13,11 @@ import shutil
 import subprocess
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler
+from itertools import pairwise
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tinyagent import LlmClient, ReActAgent
 from tinyagent.__main__ import main
@@ -27,8 +30,9 @@ from tinyagent.errors import (
     LlmConnectionError,
     RateLimitError,
     ServerError,
+    redact,
 )
-from tinyagent.protocols.streaming import chat_streamed
+from tinyagent.protocols.streaming import SplitKeyRedactor, StreamedSend, chat_streamed, open_stream
 from tinyagent.settings import Settings
 from tinyagent.shop import Shop, shop_registry
 
@@ -332,3 +336,49 @@ def test_ask_exits_1_when_the_model_failed_otherwise(scripted_server, monkeypatc
     code, _, err = ask([], scripted_server.url, monkeypatch, tmp_path, capsys)
     assert code == 1, err
 
+
+
+# -- 12. a key split across two chunks of a stream -------------------------------------------------------------------
+SPLIT_KEY = sse(chunk("Thought: t\nFinal Answer: your key is " + KEY[:9]), chunk(KEY[9:] + ", kept safe."),
+                chunk(finish_reason="stop"), b"data: [DONE]\n\n")
+
+
+def test_a_key_split_across_two_chunks_is_redacted_in_the_pieces_and_the_reply(scripted_server):
+    # Each chunk was redacted alone: "sk-audit-" in one and "SECRET-4e9b21d0" in the next went out whole.
+    scripted_server.reply(SPLIT_KEY)
+    with open_stream(client(scripted_server), MESSAGES) as stream:
+        pieces = list(stream)
+        reply = stream.finish()
+    assert "".join(pieces) == reply.text == "Thought: t\nFinal Answer: your key is ***, kept safe."
+    assert pieces[0] == "Thought: t\nFinal Answer: your key is "  # the text before the key's start is not held
+
+
+def test_a_key_split_across_the_chunks_of_a_tool_calls_arguments_is_redacted(scripted_server):
+    def call(arguments, **function):
+        delta = {"tool_calls": [{"index": 0, "function": {"arguments": arguments, **function}}]}
+        return b"data: " + json.dumps({"choices": [{"index": 0, "delta": delta, "finish_reason": None}]}).encode() + b"\n\n"
+
+    scripted_server.reply(sse(call('{"note": "' + KEY[:5], name="remember"), call(KEY[5:] + '"}'),
+                              chunk(finish_reason="tool_calls"), b"data: [DONE]\n\n"))
+    reply = chat_streamed(client(scripted_server), MESSAGES)
+    assert reply.tool_calls[0]["function"]["arguments"] == '{"note": "***"}'
+
+
+def test_a_streamed_agents_trace_never_holds_a_key_split_across_chunks(scripted_server):
+    scripted_server.reply(SPLIT_KEY)
+    result = ReActAgent(client(scripted_server), shop_registry(Shop(":memory:")), lang="en",
+                        parts=[StreamedSend()]).run("hi")
+    assert result.answer == "your key is ***, kept safe."
+    for shown in (result.trace.to_json(), result.trace.format("en", usage=True), repr(result.trace.events)):
+        assert KEY not in shown and KEY[9:] not in shown
+
+
+@given(st.text(alphabet="ab sk-", max_size=30), st.text(alphabet="ab sk-", max_size=30),
+       st.lists(st.integers(min_value=0, max_value=80), max_size=6))
+def test_the_pieces_joined_are_the_whole_text_redacted_however_it_is_split(before, after, cuts):
+    key = "sk-ab-sk"  # a key whose start comes again inside it: the hold must not release a start too soon
+    whole = before + key + after + key[:3]
+    redactor = SplitKeyRedactor(key)
+    bounds = [0, *sorted(min(cut, len(whole)) for cut in cuts), len(whole)]
+    released = [redactor.feed(whole[start:end]) for start, end in pairwise(bounds)]
+    assert "".join(released) + redactor.finish() == redact(whole, key)

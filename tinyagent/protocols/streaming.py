@@ -17,11 +17,12 @@ true}`, the usage:
     data: {"choices": [], "usage": {"prompt_tokens": 336, "completion_tokens": 52, "total_tokens": 388}}
     data: [DONE]
 
-Three parts, each usable on its own:
+Four parts, each usable on its own:
 
     read_events(byte_chunks)  the SSE line protocol: bytes cut anywhere -> events (type, data)
     StopCutter                (streamed_stops.py) stop strings on text that arrives in pieces: a stop
                               string split across two pieces is still found, and none of it released
+    SplitKeyRedactor          the API key kept out of text that arrives in pieces, split across two too
     ReplyStream               the chunks of one reply -> text pieces, then the ChatResult (finish_reason,
                               usage from the final chunk, tool calls); every failure an LlmError
 
@@ -202,6 +203,41 @@ def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
 
 
 # -- 2. One streamed reply ---------------------------------------------------------------------------------
+class SplitKeyRedactor:
+    """`redact` for text that arrives in pieces. A server that echoes the key may split it across two chunks
+    ("...your key is sk-au" then "dit-SECRET..."), where redacting each chunk alone misses it. As StopCutter holds
+    back the start of a stop string, this holds back the end of a piece when it could be the start of the key, until
+    the next piece (or the end) shows what it is; the rest of the piece is released at once. Joined, everything
+    `feed` and `finish` return equals `redact(whole_text, secret)`, however the text was split.
+    """
+
+    def __init__(self, secret: str | None):
+        self.secret = secret if secret and len(secret) >= 4 else ""  # redact leaves a shorter one alone too
+        self.held = ""
+
+    def feed(self, piece: str) -> str:
+        """Take the next piece; return the text that is now safe to release (maybe "")."""
+        if not self.secret:
+            return piece
+        text = redact(self.held + piece, self.secret)
+        keep = self._possible_start(text)
+        self.held = text[keep:]
+        return text[:keep]
+
+    def finish(self) -> str:
+        """The text is over: what was held back is not the key, and is released."""
+        text, self.held = self.held, ""
+        return text
+
+    def _possible_start(self, text: str) -> int:
+        """The first position from which the rest of `text` begins the key (len(text) if none does)."""
+        secret = self.secret
+        at = text.find(secret[0], max(len(text) - len(secret) + 1, 0))
+        while at != -1 and not secret.startswith(text[at:]):
+            at = text.find(secret[0], at + 1)
+        return len(text) if at == -1 else at
+
+
 class ReplyStream:
     """A reply being streamed: iterate it for the text as it arrives, then `finish()` for the ChatResult.
 
@@ -224,6 +260,8 @@ class ReplyStream:
         # retries before it are the client's own, and no reason to give up on the reply that finally came.
         self._deadline = time.monotonic() + client.total_timeout
         self._cutter = StopCutter(stop)
+        # Each chunk is redacted alone (_take), which misses a key split across two: the text is redacted again as a whole.
+        self._redactor = SplitKeyRedactor(client._api_key)
         self._chars = 0  # characters of content received so far, for the error messages
         self._chunks: list[dict] = []
         self._content: list[str] = []
@@ -291,7 +329,7 @@ class ReplyStream:
                         break
                     piece = self._take(event)
                     if piece:
-                        safe = self._cutter.feed(piece)
+                        safe = self._release(piece)
                         if safe:
                             yield safe
                     if self._cutter.stopped:
@@ -309,15 +347,20 @@ class ReplyStream:
             if self._high:  # a first half whose second half never came
                 self._high = ""
                 self._content.append("\ufffd")
-                safe = self._cutter.feed("\ufffd")
+                safe = self._release("\ufffd")
                 if safe:
                     yield safe
-            rest = self._cutter.finish()
+            rest = self._cutter.feed(self._redactor.finish()) + self._cutter.finish()
             if rest:
                 yield rest
         finally:
             self._response.close()
         self.result = self._result()
+
+    def _release(self, piece: str) -> str:
+        """What of the text so far can be shown now: the key kept out (`SplitKeyRedactor`), then cut at the stop
+        strings (`StopCutter`). Joined, what it returns is the reply's text (`_result`)."""
+        return self._cutter.feed(self._redactor.feed(piece))
 
     def _read_whole_reply(self) -> Iterator[str]:
         """A server that ignores `stream` answers with one JSON reply: read it as `chat` does, one piece."""
@@ -493,10 +536,11 @@ class ReplyStream:
         if self.result is not None:  # a reply that came in one piece
             return self.result
         stopped = self._cutter.stopped
-        text, _ = cut_at_stop("".join(self._content), self._cutter.stop)
+        key = self._client._api_key
+        text, _ = cut_at_stop(redact("".join(self._content), key), self._cutter.stop)  # as the pieces were (_release)
         if self._usage is None:
             self.notes.append(CUT_BEFORE_USAGE if stopped else NO_USAGE)
-        calls = tuple({**self._calls[i], "function": {key: "".join(pieces) for key, pieces in
+        calls = tuple({**self._calls[i], "function": {name: redact("".join(pieces), key) for name, pieces in
                                                      self._calls[i]["function"].items()}}
                       for i in sorted(self._calls))
         for n, call in enumerate(calls):
