@@ -294,8 +294,8 @@ def test_an_agent_run_reads_only_each_prompts_new_end_and_caps_each_step(local_m
 
     llm = local_model.client()
     sent = []  # every body the client posts: what it asks of the server, not what a small model happened to write
-    post = llm.post
-    llm.post = lambda body, accept="application/json": sent.append(body) or post(body, accept)
+    send = llm._send  # every request, chat's and a stream's, is sent through it once per attempt
+    llm._send = lambda body, accept="application/json": sent.append(body) or send(body, accept)
     agent = ReActAgent(llm, shop_registry(Shop(":memory:", clock=CLOCK), CLOCK), lang="en", max_steps=3)
     result = agent.run("Where is the parcel for order 88231?", history=example_turns("en"))
     assert llm.llama_cpp is True

@@ -28,6 +28,7 @@ from tinyagent.errors import (
     AuthenticationError,
     BadResponseError,
     LlmConnectionError,
+    LlmError,
     RateLimitError,
     ServerError,
     redact,
@@ -89,7 +90,7 @@ def test_an_http_200_holding_an_error_object_is_the_providers_error_with_its_mes
 
 
 def test_the_doctor_reads_an_http_200_error_object_as_the_providers_error(scripted_server):
-    scripted_server.reply((200, {"error": {"message": "Provider returned error", "code": 429}}))
+    scripted_server.reply((200, {"error": {"message": "Provider returned error", "code": 429}}, {"Retry-After": "0"}))
     checks = checks_of(settings_for(scripted_server.url))
     assert checks["reply"].status == FAIL and "Provider returned error" in checks["reply"].detail
     assert "TINYAGENT_API_URL" not in checks["reply"].detail + checks["reply"].fix
@@ -103,6 +104,62 @@ def test_an_error_chunk_in_a_stream_is_read_as_a_reply_of_http_200_is(scripted_s
     with pytest.raises(RateLimitError, match="slow down"):
         chat_streamed(client(scripted_server), MESSAGES)
 
+
+
+def an_error_in_200(code, **headers):
+    """A reply of HTTP 200 holding only an error object with `code` (OpenRouter's, once generation has begun)."""
+    return 200, {"error": {"message": "Provider returned error", "code": code}}, headers
+
+
+@pytest.mark.parametrize("code", [429, 502, "503"])
+def test_an_error_in_an_http_200_with_a_code_worth_retrying_is_retried_as_that_status_is(scripted_server, code):
+    # A real 429 or 5xx was retried; the same error sent with HTTP 200 failed the call at once.
+    waits = []
+    scripted_server.reply(an_error_in_200(code, **{"Retry-After": "3"}), PLAIN)
+    assert client(scripted_server, sleep=waits.append).chat(MESSAGES).text == PLAIN[1]["choices"][0]["message"]["content"]
+    assert waits == [3.0] and len(scripted_server.requests) == 2
+
+
+def test_an_error_in_an_http_200_is_retried_within_the_same_bound(scripted_server):
+    waits = []
+    scripted_server.reply(an_error_in_200(429))
+    with pytest.raises(RateLimitError, match="Provider returned error"):
+        client(scripted_server, sleep=waits.append, max_retry_wait=1.2).chat(MESSAGES)
+    assert len(scripted_server.requests) == 3 and 1.0 <= waits[0] <= 1.2 and waits[1] == 1.2  # backoff, capped
+
+
+def test_http_errors_and_errors_in_an_http_200_share_one_count_of_attempts(scripted_server):
+    scripted_server.reply((503, {"error": {"message": "busy"}}), an_error_in_200(502), an_error_in_200(429), PLAIN)
+    with pytest.raises(RateLimitError):
+        client(scripted_server).chat(MESSAGES)
+    assert len(scripted_server.requests) == 3
+
+
+def test_an_error_in_an_http_200_asking_to_wait_too_long_is_not_retried_and_says_how_long(scripted_server):
+    waits = []
+    scripted_server.reply(an_error_in_200(429, **{"Retry-After": "999999"}), PLAIN)
+    with pytest.raises(RateLimitError, match=r"asked to wait 12 days \(Retry-After\)"):
+        client(scripted_server, sleep=waits.append).chat(MESSAGES)
+    assert waits == [] and len(scripted_server.requests) == 1
+
+
+@pytest.mark.parametrize("code", [401, 400, None])
+def test_an_error_in_an_http_200_with_another_code_or_none_is_not_retried(scripted_server, code):
+    # A refused key or request fails the same way again; an error without a code says nothing of trying again.
+    scripted_server.reply(an_error_in_200(code), PLAIN)
+    with pytest.raises(LlmError, match="Provider returned error"):
+        client(scripted_server).chat(MESSAGES)
+    assert len(scripted_server.requests) == 1
+
+
+def test_an_error_chunk_after_text_is_not_retried(scripted_server):
+    # The reader has shown the text before it: a second attempt would show another reply after it.
+    error = {"error": {"code": 503, "message": "overloaded"}, "choices": []}
+    scripted_server.reply(sse(chunk("Thought: "), b"data: " + json.dumps(error).encode() + b"\n\n"), PLAIN)
+    pieces = []
+    with pytest.raises(ServerError, match="overloaded"), open_stream(client(scripted_server), MESSAGES) as stream:
+        pieces.extend(stream)
+    assert pieces == ["Thought: "] and len(scripted_server.requests) == 1
 
 # -- 2. no content, and a finish_reason that says why ---------------------------------------------------------------
 @pytest.mark.parametrize("finish_reason", ["length", "content_filter"])

@@ -43,11 +43,13 @@ class ConfigurationError(TinyAgentError, ValueError):
 
 
 class LlmError(TinyAgentError):
-    """Calling the model failed. `status` is the HTTP status when there was one."""
+    """Calling the model failed. `status` is the HTTP status when there was one (or the provider's error code, for
+    an error it sent with HTTP 200); `retry_after` the seconds its Retry-After header asked to wait, when it did."""
 
-    def __init__(self, message: str, status: int | None = None):
+    def __init__(self, message: str, status: int | None = None, *, retry_after: float | None = None):
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after
 
 
 class AuthenticationError(LlmError):

@@ -20,7 +20,8 @@ import time
 import unicodedata
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
-from typing import Any
+from itertools import count
+from typing import Any, TypeVar
 from urllib.parse import urljoin
 
 import requests
@@ -169,6 +170,8 @@ def how_long(seconds: float) -> str:
     return f"{seconds:.0f} s"
 
 
+Reply = TypeVar("Reply")  # what one attempt of a request gives back (`LlmClient._retrying`)
+
 # What to do about an error a provider sent in place of a reply, by its class.
 _NEXT_STEP = {
     AuthenticationError: "check TINYAGENT_API_KEY",
@@ -186,7 +189,8 @@ class LlmClient:
     api_key:   sent as "Authorization: Bearer ..."; None or "" sends no header (local servers). A key that
                `key_problem` refuses (a space, a zero-width space, "Bearer " in front) is a ConfigurationError here
     model:     the model name the server knows
-    max_retries: extra attempts for 429 and 5xx, waiting with exponential backoff and jitter
+    max_retries: extra attempts for 429 and 5xx (an HTTP status, or the code of an error a provider sends with
+               HTTP 200), waiting with exponential backoff and jitter
                (or the server's Retry-After), each wait capped at `max_retry_wait` seconds; a server whose
                Retry-After asks for longer is not tried again: the error says how long it asked for
     total_timeout: a cap on reading the reply's body, from the end of its headers to its last byte;
@@ -301,10 +305,15 @@ class LlmClient:
         """Send the conversation, return the reply. Raises an `LlmError` subclass on failure."""
         body = self.build_request(messages, stop=stop, max_tokens=max_tokens, **extra)
         started = time.perf_counter()
-        response = self.post(body)
-        payload = self._read_body(response)
-        latency = time.perf_counter() - started
-        return self._read_reply(response.status_code, payload, body.get("stop"), latency)
+
+        def attempt() -> ChatResult:
+            response = self._send(body)
+            payload = self._read_body(response)
+            latency = time.perf_counter() - started
+            return self._read_reply(response.status_code, payload, body.get("stop"), latency,
+                                    response.headers.get("Retry-After"))
+
+        return self._retrying(attempt)
 
     @property
     def host(self) -> str:
@@ -318,40 +327,48 @@ class LlmClient:
         return headers
 
     def post(self, body: dict, accept: str = "application/json") -> requests.Response:
-        """POST `body`; the last response, its body unread. Every request is sent through here (`chat`, and a
-        streamed request), so each retries the same way: 429 and 5xx up to `max_retries` times, waiting as
-        `_retry_wait` says, unless the server's Retry-After asks for longer than `max_retry_wait`: that is an error
-        at once, which says how long. A redirect is not followed: it is a RedirectError naming where it points."""
-        attempt = 0
-        while True:
+        """POST `body`; the response, its body unread (lesson 14 reads a stream from it as it comes). An error status is
+        its LlmError (`raise_for_status`), a 429 or 5xx after the retries `_retrying` makes."""
+
+        def attempt() -> requests.Response:
             response = self._send(body, accept)
-            status = response.status_code
-            if 300 <= status < 400 and "Location" in response.headers:
-                response.close()
-                where = redact(shown_url(urljoin(self.api_url, response.headers["Location"])), self._api_key)
-                raise RedirectError(
-                    f"{self.host} answered HTTP {status}, a redirect to {_clip(where, 200)}: set TINYAGENT_API_URL "
-                    "to that URL if you trust it (tinyagent does not follow redirects)", status,
-                )
-            if not (status == 429 or status >= 500) or attempt >= self.max_retries:
-                return response
-            asked = retry_after_seconds(response.headers.get("Retry-After"))
-            error_body = self._read_body(response)  # read to the end, so the connection can carry the next attempt
-            if asked is not None and asked > self.max_retry_wait:
-                # Trying sooner than the server asked only spends the attempts, in silence: say how long it asked.
-                raise self._http_error(status, error_body.decode("utf-8", errors="replace"), asked_wait=asked)
-            self._sleep(self._retry_wait(attempt, asked))
-            attempt += 1
+            self.raise_for_status(response)
+            return response
+
+        return self._retrying(attempt)
+
+    def _retrying(self, attempt: Callable[[], Reply]) -> Reply:
+        """`attempt()`, made again while it fails with a 429 or a 5xx: an HTTP status, or the code of an error a
+        provider sent with HTTP 200 in place of a reply (`_provider_error`). Up to `max_retries` more times, waiting as
+        `_retry_wait` says, unless the server's Retry-After asks for longer than `max_retry_wait`: that is the error at
+        once, which says how long. Every request is sent through here (`chat`, and `post` for a stream), so each
+        retries the same way. An error sent inside a stream, which its reader may have begun to show, is never retried
+        (lesson 14's module says why)."""
+        for tries in count():
+            try:
+                return attempt()
+            except (RateLimitError, ServerError) as error:
+                # A ServerError without a status: a provider's error in a 200 with no code, which says nothing of trying again.
+                if error.status is None or tries >= self.max_retries or self._asked_too_long(error.retry_after):
+                    raise
+                self._sleep(self._retry_wait(tries, error.retry_after))
+        raise AssertionError("unreachable: count() never ends")
+
+    def _asked_too_long(self, asked: float | None) -> bool:
+        """Whether a Retry-After of `asked` seconds is longer than the client waits: trying sooner than the server
+        asked would only spend the attempts, in silence."""
+        return asked is not None and asked > self.max_retry_wait
 
     def _retry_wait(self, attempt: int, asked: float | None) -> float:
-        """Honour the wait the server asked for (`retry_after_seconds`, at most `max_retry_wait`: `post` checked),
+        """Honour the wait the server asked for (`retry_after_seconds`, at most `max_retry_wait`: `_retrying` checked),
         else back off: 1, 2, 4 s (+ jitter), never longer than `max_retry_wait`."""
         if asked is not None:
             return asked
         return min(2.0**attempt + random.uniform(0, 0.5), self.max_retry_wait)
 
     def _send(self, body: dict, accept: str = "application/json") -> requests.Response:
-        """POST `body`; the response with its body unread. Failures before the status line are LlmErrors."""
+        """POST `body` once; the response with its body unread. Failures before the status line are LlmErrors, and so
+        is a redirect, which is not followed: a RedirectError naming where it points."""
         # A lone surrogate (from a tool, a notebook, a file name) cannot be encoded: repair, don't crash.
         data = json.dumps(replace_lone_surrogates(body), ensure_ascii=False).encode("utf-8")
         host = self.host
@@ -361,13 +378,13 @@ class LlmClient:
         # request changes nothing on the server, which is why the official openai client retries too.
         for last_try in (False, True):
             try:
-                return self._session.post(
+                response = self._session.post(
                     self.api_url,
                     data=data,
                     headers=self._headers(accept),
                     timeout=(self.connect_timeout, self.read_timeout),
                     stream=True,
-                    allow_redirects=False,  # see `post`
+                    allow_redirects=False,  # see `_refuse_redirect`
                 )
             except requests.exceptions.ConnectTimeout:
                 raise LlmTimeoutError(
@@ -398,13 +415,28 @@ class LlmClient:
                 raise LlmConnectionError(f"the request to {host} failed: {_short_reason(exc)}") from None
             except OSError as exc:  # before any byte is sent: the TLS certificates named by REQUESTS_CA_BUNDLE, say
                 raise LlmConnectionError(f"the request to {host} could not start: {unsent_reason(exc)}") from None
+            self._refuse_redirect(response)
+            return response
         raise AssertionError("unreachable: the last try returns or raises")
 
+    def _refuse_redirect(self, response: requests.Response) -> None:
+        """A redirect is a RedirectError naming where it points, not followed: a 302 would send the request again as
+        a GET, without its body."""
+        status = response.status_code
+        if 300 <= status < 400 and "Location" in response.headers:
+            response.close()
+            where = redact(shown_url(urljoin(self.api_url, response.headers["Location"])), self._api_key)
+            raise RedirectError(
+                f"{self.host} answered HTTP {status}, a redirect to {_clip(where, 200)}: set TINYAGENT_API_URL "
+                "to that URL if you trust it (tinyagent does not follow redirects)", status,
+            )
+
     def raise_for_status(self, response: requests.Response) -> None:
-        """A response whose status is an error (4xx, 5xx, after `post`'s retries) as the client's LlmError, read from
-        its body; nothing for any other."""
+        """A response whose status is an error (4xx, 5xx) as the client's LlmError, read from its body (to its end, so
+        the connection can carry the next attempt); nothing for any other."""
         if response.status_code >= 400:
-            raise self._http_error(response.status_code, self._read_body(response).decode("utf-8", errors="replace"))
+            text = self._read_body(response).decode("utf-8", errors="replace")
+            raise self._http_error(response.status_code, text, response.headers.get("Retry-After"))
 
     def _read_body(self, response: requests.Response) -> bytes:
         """Read (and decompress) the body under `total_timeout`, counted from here (the headers are read), so a
@@ -452,10 +484,12 @@ class LlmClient:
         return b"".join(chunks)
 
     # -- the reply -----------------------------------------------------------------------------
-    def _read_reply(self, status: int, payload: bytes, stop, latency: float) -> ChatResult:
+    def _read_reply(self, status: int, payload: bytes, stop, latency: float, retry_after: str | None = None
+                    ) -> ChatResult:
+        """The reply in `payload`, or the LlmError it is; `retry_after`: the response's Retry-After header."""
         text = payload.decode("utf-8", errors="replace")
         if status >= 400:
-            raise self._http_error(status, text)
+            raise self._http_error(status, text, retry_after)
         try:
             # NaN is not JSON (no_json_constant), nor a number a float cannot hold, 1e999 (finite_float): kept, either
             # made the trace and the service's response unwritable as JSON, after the run's tools had run
@@ -464,7 +498,7 @@ class LlmClient:
                 data = replace_lone_surrogates(data)
             data = redact_json(data, self._api_key)  # a server may echo the key into any field: model, raw, text
             if error := provider_error(data):
-                raise self._provider_error(status, *error)
+                raise self._provider_error(status, *error, retry_after)
             content, tool_calls, finish_reason, usage, model = _reply_fields(data)
             self.note_server(data)
         except RecursionError:
@@ -500,22 +534,29 @@ class LlmClient:
             raw=data,
         )
 
-    def _provider_error(self, status: int, code: int | None, message: str) -> LlmError:
+    def _provider_error(self, status: int, code: int | None, message: str, retry_after: str | None = None) -> LlmError:
         """An error the provider sent in place of a reply (with HTTP 200: OpenRouter, once generation has begun), as
-        the class its code names (`provider_error`, `error_class`), in its own words."""
+        the class its code names (`provider_error`, `error_class`), in its own words; a 429 or 5xx is retried as that
+        status is (`_retrying`)."""
         kind = error_class(code)
+        asked = retry_after_seconds(retry_after)
         said = f"error code {code}" if code is not None else "no error code"
+        if self._asked_too_long(asked):
+            said += f", {self._not_tried_again(asked)}"
         return kind(f"{self.host} answered HTTP {status} with an error instead of a reply ({said}): "
-                    f"{redact(message, self._api_key)}; {_NEXT_STEP[kind]}", code)
+                    f"{redact(message, self._api_key)}; {_NEXT_STEP[kind]}", code, retry_after=asked)
 
-    def _http_error(self, status: int, text: str, asked_wait: float | None = None) -> LlmError:
-        """The error for an HTTP error status; `asked_wait`: the seconds a 429's or 5xx's Retry-After asked for, when
-        that was too long to wait (`post`)."""
+    def _not_tried_again(self, asked: float) -> str:
+        """What an error says of a Retry-After that asked for longer than the client waits."""
+        return (f"and asked to wait {how_long(asked)} (Retry-After), longer than max_retry_wait "
+                f"({self.max_retry_wait:g} s), so it was not tried again")
+
+    def _http_error(self, status: int, text: str, retry_after: str | None = None) -> LlmError:
+        """The error for an HTTP error status; `retry_after`: the response's Retry-After header. A 429's or 5xx's is
+        raised after `_retrying`'s attempts, or at once when it asks to wait longer than `max_retry_wait`."""
+        asked = retry_after_seconds(retry_after)
         server_says = redact(_server_message(text), self._api_key)
-        tried = f"after {self.max_retries + 1} attempts"
-        if asked_wait is not None:
-            tried = (f"and asked to wait {how_long(asked_wait)} (Retry-After), longer than max_retry_wait "
-                     f"({self.max_retry_wait:g} s), so it was not tried again")
+        tried = self._not_tried_again(asked) if self._asked_too_long(asked) else f"after {self.max_retries + 1} attempts"
         if status in (401, 403):
             return AuthenticationError(
                 f"the server refused the API key (HTTP {status}): check TINYAGENT_API_KEY in your .env, "
@@ -530,16 +571,14 @@ class LlmClient:
             )
         if status == 429:
             return RateLimitError(
-                f"rate limited (HTTP 429) {tried}: {'try again after that' if asked_wait else 'wait a minute'}, or check "
+                f"rate limited (HTTP 429) {tried}: {'try again after that' if self._asked_too_long(asked) else 'wait a minute'}, or check "
                 "your plan's quota. Server said: " + server_says,
-                status,
+                status, retry_after=asked,
             )
         if status >= 500:
             return ServerError(
                 f"the provider failed (HTTP {status}) {tried}: try again "
                 "later. Server said: " + server_says,
-                status,
+                status, retry_after=asked,
             )
         return BadRequestError(f"the server rejected the request (HTTP {status}): {server_says}", status)
-
-

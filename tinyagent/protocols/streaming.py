@@ -30,7 +30,7 @@ What can go wrong mid-stream becomes the client's usual errors, never a tracebac
 connection that breaks (LlmConnectionError), a stall longer than `read_timeout` between two chunks or a
 reply whose body takes longer than `total_timeout` in all (LlmTimeoutError), a line that is not a chunk
 (BadResponseError), an error the server sends in the stream itself (the class its code names: a 429 is a
-RateLimitError, a 5xx or no code a ServerError).
+RateLimitError, a 5xx or no code a ServerError; never retried, as text may have been shown before it).
 
 And the agent's part: `StreamedSend`, how a request is sent in this lesson
 (`ReActAgent(llm, tools, parts=[StreamedSend()])`, or any other agent): each piece of the reply becomes a
@@ -521,7 +521,12 @@ class ReplyStream:
 
     def _server_error(self, data: str) -> LlmError:
         """The error the server sent in the stream (an `error` object, or an `event: error`), as the class its code
-        names, as `chat` reads one sent in place of a reply (`provider_error`)."""
+        names, as `chat` reads one sent in place of a reply (`provider_error`).
+
+        Never retried, not even a 429 or a 5xx (`chat` retries those): the reader may have shown the pieces before it
+        already (a notebook's print, StreamedSend's ReplyDelta events, a browser's page), and a second attempt would
+        go on with another reply after them, so the text shown would no longer be the reply's. A provider that fails
+        before it has written anything answers with an HTTP status instead (OpenRouter does), which `post` retries."""
         message = redact(_server_message(data), self._client._api_key)
         try:
             code, _ = provider_error(json.loads(data)) or (None, "")
@@ -607,8 +612,7 @@ def open_stream(
     if include_usage:
         body["stream_options"] = {"include_usage": True}
     started = time.perf_counter()
-    response = llm.post(body, accept="text/event-stream")
-    llm.raise_for_status(response)  # the body of an error is a whole JSON error, not a stream
+    response = llm.post(body, accept="text/event-stream")  # an error status raises there: its body is no stream
     return ReplyStream(llm, response, body.get("stop"), started)
 
 
