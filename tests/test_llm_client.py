@@ -10,9 +10,11 @@ from tinyagent.errors import (
     BadRequestError,
     BadResponseError,
     ConfigurationError,
+    LlmError,
     RateLimitError,
     RedirectError,
     ServerError,
+    error_class,
     first_line,
     named_first_line,
 )
@@ -454,3 +456,15 @@ def test_an_error_in_one_line_names_its_class_where_its_message_has_none(message
     exc = sqlite3.OperationalError(message)
     assert first_line(exc) == first
     assert named_first_line(exc) == named
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 409, 422, 429, 500, 502, 503, 599])
+def test_an_http_status_and_the_same_code_in_a_reply_of_http_200_are_the_same_error(scripted_server, status):
+    # One table (errors.error_class) names the class of both; each message still says what to do.
+    classes = []
+    for reply in [(status, {"error": {"message": "no"}}), (200, {"error": {"message": "no", "code": status}})]:
+        scripted_server.reply(reply)
+        with pytest.raises(LlmError) as info:
+            client(scripted_server, max_retries=0).chat(MESSAGES)
+        classes.append(type(info.value))
+    assert classes[0] is classes[1] is error_class(status)

@@ -552,33 +552,25 @@ class LlmClient:
                 f"({self.max_retry_wait:g} s), so it was not tried again")
 
     def _http_error(self, status: int, text: str, retry_after: str | None = None) -> LlmError:
-        """The error for an HTTP error status; `retry_after`: the response's Retry-After header. A 429's or 5xx's is
-        raised after `_retrying`'s attempts, or at once when it asks to wait longer than `max_retry_wait`."""
+        """The error for an HTTP error status, of the class `error_class` names, saying what to do; `retry_after`: the
+        response's Retry-After header. A 429's or 5xx's is raised after `_retrying`'s attempts, or at once when it
+        asks to wait longer than `max_retry_wait`."""
+        kind = error_class(status)
         asked = retry_after_seconds(retry_after)
         server_says = redact(_server_message(text), self._api_key)
         tried = self._not_tried_again(asked) if self._asked_too_long(asked) else f"after {self.max_retries + 1} attempts"
-        if status in (401, 403):
-            return AuthenticationError(
-                f"the server refused the API key (HTTP {status}): check TINYAGENT_API_KEY in your .env, "
-                "or remove it to use the offline classroom model. Server said: " + server_says,
-                status,
-            )
-        if status == 404:
-            return NotFoundError(
-                f"HTTP 404 from {shown_url(self.api_url)} for model {self.model!r}: check TINYAGENT_API_URL and "
-                "TINYAGENT_MODEL. Server said: " + server_says,
-                status,
-            )
-        if status == 429:
-            return RateLimitError(
-                f"rate limited (HTTP 429) {tried}: {'try again after that' if self._asked_too_long(asked) else 'wait a minute'}, or check "
-                "your plan's quota. Server said: " + server_says,
-                status, retry_after=asked,
-            )
-        if status >= 500:
-            return ServerError(
-                f"the provider failed (HTTP {status}) {tried}: try again "
-                "later. Server said: " + server_says,
-                status, retry_after=asked,
-            )
-        return BadRequestError(f"the server rejected the request (HTTP {status}): {server_says}", status)
+        if kind is AuthenticationError:
+            said = (f"the server refused the API key (HTTP {status}): check TINYAGENT_API_KEY in your .env, "
+                    "or remove it to use the offline classroom model")
+        elif kind is NotFoundError:
+            said = (f"HTTP 404 from {shown_url(self.api_url)} for model {self.model!r}: check TINYAGENT_API_URL and "
+                    "TINYAGENT_MODEL")
+        elif kind is RateLimitError:
+            said = (f"rate limited (HTTP 429) {tried}: "
+                    f"{'try again after that' if self._asked_too_long(asked) else 'wait a minute'}, or check your "
+                    "plan's quota")
+        elif kind is ServerError:
+            said = f"the provider failed (HTTP {status}) {tried}: try again later"
+        else:
+            return BadRequestError(f"the server rejected the request (HTTP {status}): {server_says}", status)
+        return kind(f"{said}. Server said: {server_says}", status, retry_after=asked)
