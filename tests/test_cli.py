@@ -123,7 +123,7 @@ BAD_INPUTS = {
     "blank skill": (["ask", "hi", "--skill", "  "], "--skill needs the name of one of the shop's skills"),
     "model with a newline": (["ask", "hi", "--model", "classroom\nevil"], "holds a control character"),
     "eval model with a newline": (["eval", "--model", "classroom\nevil"], "holds a control character"),
-    # doctor exits 1 when a check it ran failed; a --model it cannot use is the command line's mistake, as in ask
+    # doctor exits 1 when the endpoint failed a check it ran; a --model it cannot use is the command line's mistake
     "doctor model with a newline": (["doctor", "--model", "classroom\nevil"], "holds a control character"),
     "doctor misspelt classroom model": (["doctor", "--model", "classroom-lopp"],
                                         "there is no classroom model called 'classroom-lopp'"),
@@ -168,9 +168,9 @@ def test_an_api_url_without_a_scheme_is_one_line_naming_the_variable(tmp_path, m
     assert len(err.strip().splitlines()) == 1, err
     assert "TINYAGENT_API_URL" in err and "https://" in err and "'api.deepseek.com'" in err
     assert "SECRET" not in out + err
-    # The doctor reports it as a failed settings check, the way it reports every settings problem.
+    # The doctor reports it as a failed settings check, the way it reports every settings problem, and exits 2 as ask.
     code, out, err = run_main(["doctor"], capsys)
-    assert code == 1
+    assert code == 2
     assert "settings  FAIL" in out and "TINYAGENT_API_URL" in out and "Traceback" not in err
 
 

@@ -45,6 +45,14 @@ def test_classroom_model_passes_every_check_but_the_grammar_and_schema_it_reads_
     assert "OpenAI's structured outputs" in details["json_schema"].fix
 
 
+def test_the_doctor_says_its_exit_codes_in_its_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["doctor", "--help"])
+    said = " ".join(capsys.readouterr().out.split())
+    assert "Exit code 0 when every required check passed, 1 when the endpoint failed one, 2 for a bad option or " \
+           "settings that cannot be used" in said, said
+
+
 def test_command_line_doctor_on_the_classroom_model_exits_0(capsys):
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
@@ -142,7 +150,7 @@ def test_incomplete_settings_fail_before_any_request(monkeypatch, tmp_path, caps
     monkeypatch.delenv("TINYAGENT_API_URL", raising=False)
     monkeypatch.setenv("TINYAGENT_API_KEY", KEY)
     monkeypatch.setenv("TINYAGENT_MODEL", "m")
-    assert main(["doctor"]) == 1
+    assert main(["doctor"]) == 2  # the settings' mistake, as in ask; 1 says the provider failed a check
     out = capsys.readouterr().out
     assert "settings  FAIL" in out and "TINYAGENT_API_URL is not" in out
     assert KEY not in out
@@ -231,7 +239,7 @@ def test_a_stream_holding_nan_warns_and_names_it(scripted_server):
 def test_a_key_that_cannot_go_in_a_header_is_a_failed_check_not_a_traceback(key):
     # LlmClient's ConfigurationError escaped diagnose(): `python -m tinyagent doctor` ended in a traceback.
     code, text = report(settings_for("http://127.0.0.1:1/v1", key=key))
-    assert code == 1, text
+    assert code == 2, text  # the settings' mistake, found before any request: as a command's bad input
     assert "key accepted   FAIL    the API key cannot be sent in an HTTP header: its character" in text
     assert "reachable      SKIP    not tried: the key cannot be sent" in text
     assert "Required checks failed: key accepted." in text
@@ -244,7 +252,7 @@ def test_the_doctor_command_reports_a_key_with_a_space_as_a_failed_check(tmp_pat
     monkeypatch.setenv("TINYAGENT_API_URL", "http://127.0.0.1:1/v1")
     monkeypatch.setenv("TINYAGENT_API_KEY", "sk-abc def")
     monkeypatch.setenv("TINYAGENT_MODEL", "m")
-    assert main(["doctor"]) == 1
+    assert main(["doctor"]) == 2  # a key no header can carry is the settings' mistake: no request was sent
     out, err = capsys.readouterr()
     assert "key accepted   FAIL    the API key cannot be sent in an HTTP header: its character 7 is a space" in out
     assert err == ""

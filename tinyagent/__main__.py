@@ -354,7 +354,11 @@ COMMANDS = {
     "ask": ("run the shop agent on one request", {}, _ask_arguments),
     "classroom": ("serve the classroom model for a room", {}, _classroom_arguments),
     "local-model": ("serve SmolLM2-135M (llama.cpp) on 127.0.0.1", {}, _local_model_arguments),
-    "doctor": ("check the configured model endpoint and suggest fixes", {}, _doctor_arguments),
+    "doctor": ("check the configured model endpoint and suggest fixes",
+               {"description": "Check the configured model endpoint for real and say how to fix what fails. Exit code "
+                               "0 when every required check passed, 1 when the endpoint failed one, 2 for a bad option "
+                               "or settings that cannot be used."},
+               _doctor_arguments),
     "weather-service": ("serve lesson 15's weather API on 127.0.0.1", {}, _weather_service_arguments),
     "eval": ("run the evaluation suite and print the scores",
              {"description": "Run the evaluation suite (lesson 18) against the configured model. Exit code 0 when "
@@ -849,7 +853,7 @@ def _doctor(args: argparse.Namespace) -> int:
     if args.model:
         try:
             settings = load_settings(model=args.model, notice=False)
-        except TinyAgentError as exc:  # the command line's mistake, as in ask: no check ran (1 says one failed)
+        except TinyAgentError as exc:  # the command line's mistake, as in ask: no check ran
             print(f"error: {exc}", file=sys.stderr)
             return 2
     report = io.StringIO()  # the report is printed once it is whole: a failed print is then one clear line

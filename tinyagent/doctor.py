@@ -16,7 +16,10 @@ line per check:
     json_schema    response_format json_schema is followed                lesson 23 (llama.cpp, vLLM, OpenAI's
                                                                           structured outputs)
 
-The exit code is 1 when a required check fails. The key is never printed: every detail that quotes
+The exit code is 2 when the settings cannot be used as written (a .env line that is not NAME=value, a key no header
+can carry): a command given bad input, as `ask` and `eval` exit for the same settings, and no request is sent. It is
+1 when the endpoint failed a required check (a refused key among them: only the provider can say so), and 0 when
+it passed them all. The key is never printed: every detail that quotes
 a server passes through `redact()`. Every body the doctor reads (GET /models, the chat replies, the stream)
 is read by `LlmClient`'s own readers, within `--timeout` in all and MAX_REPLY_BYTES, and every detail is
 printed through `one_line`: a server that drips a body for ever, or writes ESC sequences into its
@@ -97,13 +100,15 @@ SAME_EVERY_TIME = {"temperature": 0, "seed": 7}
 
 @dataclass(frozen=True)
 class Check:
-    """One line of the report. `fix` says what to do when the status is not OK."""
+    """One line of the report. `fix` says what to do when the status is not OK. `bad_settings`: the check failed on
+    the settings as written, before any request (the doctor then exits 2, as a command given bad input does)."""
 
     name: str
     status: str
     detail: str
     fix: str = ""
     required: bool = False
+    bad_settings: bool = False
 
     @property
     def failed(self) -> bool:
@@ -116,8 +121,8 @@ def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
     secret = settings.api_key
     checks: list[Check] = []
 
-    def add(name, status, detail, fix="", required=False):
-        checks.append(Check(name, status, redact(detail, secret), redact(fix, secret), required))
+    def add(name, status, detail, fix="", required=False, bad_settings=False):
+        checks.append(Check(name, status, redact(detail, secret), redact(fix, secret), required, bad_settings))
 
     def skip_the_rest(why):
         done = {check.name for check in checks}
@@ -133,7 +138,7 @@ def diagnose(settings: Settings, *, timeout: float = 30.0) -> list[Check]:
         )
     except ConfigurationError as exc:  # a key that cannot go in a header (a space, a letter that is not ASCII)
         add("key accepted", FAIL, str(exc), "copy the key again from your provider's page into TINYAGENT_API_KEY "
-            "(in .env), with nothing around it", required=True)
+            "(in .env), with nothing around it", required=True, bad_settings=True)
         return skip_the_rest("the key cannot be sent")
 
     # 1. Reachable: any HTTP answer at all. GET /models is cheap, and its list helps check 3.
@@ -404,17 +409,21 @@ def format_report(settings: Settings | None, checks: list[Check]) -> str:
 
 
 def run_doctor(settings: Settings | None = None, *, out: TextIO | None = None, timeout: float = 30.0) -> int:
-    """Check the endpoint (the configured one by default), print the report; 1 if a required check failed."""
+    """Check the endpoint (the configured one by default), print the report. The exit code: 2 if the settings cannot
+    be used as written, 1 if the endpoint failed a required check, 0 if it passed them all (see the module doc)."""
     out = out or sys.stdout
     if settings is None:
         try:
             settings = load_settings(notice=False)
         except ConfigurationError as exc:
-            check = Check("settings", FAIL, str(exc), "fix .env as the message says (see .env.example)", True)
+            check = Check("settings", FAIL, str(exc), "fix .env as the message says (see .env.example)", True, True)
             print(format_report(None, [check]), file=out)
-            return 1
+            return 2
     in_clear = settings.key_in_clear()
     checks = [Check("settings", WARN if in_clear else OK, settings.describe(), in_clear or "", required=True),
               *diagnose(settings, timeout=timeout)]
     print(redact(format_report(settings, checks), settings.api_key), file=out)
-    return 1 if any(check.failed for check in checks) else 0
+    failed = [check for check in checks if check.failed]
+    if any(check.bad_settings for check in failed):
+        return 2
+    return 1 if failed else 0
