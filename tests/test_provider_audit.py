@@ -439,3 +439,60 @@ def test_the_pieces_joined_are_the_whole_text_redacted_however_it_is_split(befor
     bounds = [0, *sorted(min(cut, len(whole)) for cut in cuts), len(whole)]
     released = [redactor.feed(whole[start:end]) for start, end in pairwise(bounds)]
     assert "".join(released) + redactor.finish() == redact(whole, key)
+
+
+# -- 13. a setting that is not valid text ----------------------------------------------------------------------------
+# Bytes that are not UTF-8 in the environment or on the command line come into Python as lone surrogates
+# (surrogateescape): 'caf\xe9' in Latin-1 is 'caf\udce9', which messages showed as `\udce9`.
+@pytest.mark.parametrize("command", [["ask", "hi", "--db", "shop.db"], ["eval", "--task", "refund", "--no-progress"]],
+                         ids=["ask", "eval"])
+@pytest.mark.parametrize(("model", "url"), [("caf\udce9", "http://127.0.0.1:1/v1"), ("classroom\udcff", None)],
+                         ids=["provider's model", "classroom model"])
+def test_a_model_name_that_is_not_valid_text_is_one_line_and_exit_2(command, model, url, monkeypatch, tmp_path,
+                                                                    capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TINYAGENT_OFFLINE", raising=False)
+    monkeypatch.delenv("TINYAGENT_API_KEY", raising=False)
+    monkeypatch.delenv("TINYAGENT_API_URL", raising=False)
+    if url:
+        monkeypatch.setenv("TINYAGENT_API_URL", url)
+    monkeypatch.setenv("TINYAGENT_MODEL", model)
+    code = main(command)
+    out, err = capsys.readouterr()
+    assert code == 2, (out, err)
+    assert len(err.strip().splitlines()) == 1 and "\\udc" not in err, err
+    assert "TINYAGENT_MODEL (from the environment) is not valid text: it holds bytes that are not UTF-8" in err, err
+    assert f"{model[:-1]}\ufffd" in err  # the name, readable, with the bad byte shown as the replacement character
+
+
+def test_a_model_name_on_the_command_line_that_is_not_valid_text_is_named_so(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("TINYAGENT_OFFLINE", "1")
+    code = main(["ask", "hi", "--db", str(tmp_path / "shop.db"), "--model", "classroom\udcff"])
+    err = capsys.readouterr().err
+    assert code == 2 and "TINYAGENT_MODEL (from the arguments) is not valid text" in err and "\\udc" not in err, err
+
+
+def test_the_doctor_refuses_a_model_name_that_is_not_valid_text_with_exit_2(monkeypatch, tmp_path, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TINYAGENT_OFFLINE", raising=False)
+    monkeypatch.setenv("TINYAGENT_API_URL", "http://127.0.0.1:1/v1")
+    monkeypatch.setenv("TINYAGENT_API_KEY", KEY)
+    monkeypatch.setenv("TINYAGENT_MODEL", "caf\udce9")
+    code = main(["doctor"])
+    out = capsys.readouterr().out
+    assert code == 2 and "settings  FAIL    TINYAGENT_MODEL (from the environment) is not valid text" in out, out
+    assert "\\udc" not in out and KEY not in out
+
+
+@pytest.mark.parametrize("name", ["TINYAGENT_API_URL", "TINYAGENT_API_KEY"])
+def test_a_url_or_key_that_is_not_valid_text_is_named_so_and_a_key_never_shown(name, monkeypatch, tmp_path, capsys):
+    values = {"TINYAGENT_API_URL": "http://127.0.0.1:1/v1", "TINYAGENT_API_KEY": KEY, "TINYAGENT_MODEL": "m"}
+    values[name] += "\udcff"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TINYAGENT_OFFLINE", raising=False)
+    for variable, value in values.items():
+        monkeypatch.setenv(variable, value)
+    code = main(["ask", "hi", "--db", "shop.db"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{name} (from the environment) is not valid text" in err and "\\udc" not in err, err
+    assert KEY not in err

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from tinyagent.api_url import is_loopback, shown_url, url_host, url_problem
 from tinyagent.errors import NO_KEY_NEEDED, ConfigurationError, redact
+from tinyagent.safe_text import holds_surrogate, replace_lone_surrogates
 
 NAMES = ("TINYAGENT_API_URL", "TINYAGENT_API_KEY", "TINYAGENT_MODEL")
 CLASSROOM_MODEL = "classroom"
@@ -110,6 +111,9 @@ def load_settings(
                 values[name], sources[name] = value, layer_name
                 break
 
+    for name, value in values.items():
+        if holds_surrogate(value):
+            raise ConfigurationError(_not_text(name, value, sources[name]))
     url, key, chosen_model = (values.get(name) for name in NAMES)
     if chosen_model and any(ch < " " or ch == "\x7f" for ch in chosen_model):
         # A pasted name with a newline would reach the provider's error, printed over several lines.
@@ -156,6 +160,16 @@ def load_settings(
         )
     described = ", ".join(sorted(set(sources.values())))
     return Settings(api_url=url, api_key=key or None, model=chosen_model, source=described)
+
+
+def _not_text(name: str, value: str, source: str) -> str:
+    """Why a setting holding bytes that are not UTF-8 is refused. The environment and the command line hand such bytes
+    to Python as lone surrogates ('caf\\xe9', written in Latin-1, comes as 'caf\\udce9'): sent, the name would reach
+    the provider changed, and every message would show it as `\\udce9`. The value is shown readably, bad bytes as
+    U+FFFD, and a key not at all."""
+    shown = "" if name == "TINYAGENT_API_KEY" else f" (shown as \ufffd: {replace_lone_surrogates(value)!r})"
+    return (f"{name} (from the {source}) is not valid text: it holds bytes that are not UTF-8{shown}, from a terminal "
+            "or a file in another encoding; set it again as UTF-8 text")
 
 
 OFFLINE_YES, OFFLINE_NO = ("1", "true", "yes"), ("", "0", "false", "no")
